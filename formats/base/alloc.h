@@ -1,0 +1,35 @@
+/* The budgeted allocator. Every allocation in formats/ and agent/ goes through a
+ * struct floe_alloc, which counts the bytes in use against a hard limit and can be told
+ * to fail the Nth allocation (fault tests). Running out is FLOE_ENOMEM for the caller to
+ * handle, never an abort. Not thread-safe: give each thread its own allocator, or a
+ * share of the budget. */
+#ifndef FLOE_ALLOC_H
+#define FLOE_ALLOC_H
+
+#include <stddef.h>
+
+struct floe_alloc {
+	size_t used;        /* bytes currently allocated through this allocator */
+	size_t peak;        /* high-water mark of used */
+	size_t limit;       /* 0 = unlimited */
+	long fail_after;    /* <0 never; otherwise the allocation after this many succeeds fails */
+	unsigned long count; /* allocations made so far */
+};
+
+/* Initialises caller-owned a with a byte limit (0 = unlimited). */
+void floe_alloc_init(struct floe_alloc *a, size_t limit);
+
+/* Returns n bytes, or NULL when the budget or the system is out of memory. a may be
+ * NULL: the allocation is then unbudgeted (used by tools and tests only). */
+void *floe_malloc(struct floe_alloc *a, size_t n);
+/* As floe_malloc, zero-filled; NULL also when n * size overflows. */
+void *floe_calloc(struct floe_alloc *a, size_t n, size_t size);
+/* Resizes p (which may be NULL) to n bytes. On failure returns NULL and p is untouched. */
+void *floe_realloc(struct floe_alloc *a, void *p, size_t n);
+/* Releases p (NULL is fine); a must be the allocator p came from. */
+void floe_free(struct floe_alloc *a, void *p);
+/* Copies len bytes of s into a new NUL-terminated string, or NULL. */
+char *floe_strndup(struct floe_alloc *a, const char *s, size_t len);
+char *floe_strdup(struct floe_alloc *a, const char *s);
+
+#endif

@@ -1,0 +1,43 @@
+/* A growable byte buffer with a hard maximum (curl's dynbuf idea). Caller-owned storage:
+ * floe_buf_init() on a struct you hold; the bytes come from a budgeted allocator. Every
+ * append either fits entirely or fails with FLOE_ELIMIT/FLOE_ENOMEM and leaves the buffer
+ * as it was. Pointers into data are invalidated by any append. */
+#ifndef FLOE_BUF_H
+#define FLOE_BUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct floe_alloc;
+
+struct floe_buf {
+	uint8_t *data;
+	size_t len;
+	size_t cap;
+	size_t max;              /* hard maximum of len */
+	struct floe_alloc *alloc; /* borrowed */
+};
+
+void floe_buf_init(struct floe_buf *b, struct floe_alloc *alloc, size_t max);
+/* Releases the storage; the buffer is empty and reusable afterwards. */
+void floe_buf_fini(struct floe_buf *b);
+/* Empties the buffer, keeping its storage. */
+static inline void floe_buf_reset(struct floe_buf *b) { b->len = 0; }
+/* Makes room for n more bytes. */
+int floe_buf_reserve(struct floe_buf *b, size_t n);
+int floe_buf_append(struct floe_buf *b, const void *p, size_t n);
+int floe_buf_putc(struct floe_buf *b, uint8_t c);
+int floe_buf_puts(struct floe_buf *b, const char *s);
+/* printf-style append. */
+int floe_buf_printf(struct floe_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int floe_buf_put_le32(struct floe_buf *b, uint32_t v);
+int floe_buf_put_le64(struct floe_buf *b, uint64_t v);
+/* Unsigned LEB128 varint. */
+int floe_buf_put_uvarint(struct floe_buf *b, uint64_t v);
+/* Zigzag + LEB128 (Avro int/long, Thrift compact integers). */
+int floe_buf_put_svarint(struct floe_buf *b, int64_t v);
+/* Transfers the bytes to the caller (allocated from b->alloc; free with floe_free) and
+ * leaves b empty. *len receives the length. Returns NULL only if b holds nothing. */
+uint8_t *floe_buf_steal(struct floe_buf *b, size_t *len);
+
+#endif

@@ -1,0 +1,106 @@
+/* Iceberg v2 table metadata: read, create, append a snapshot, write. The model keeps the
+ * parsed JSON document, so fields floe does not understand (statistics, other refs,
+ * properties, future keys) survive a rewrite unchanged. Pure: bytes in, bytes out. */
+#ifndef FLOE_ICE_METADATA_H
+#define FLOE_ICE_METADATA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct floe_alloc;
+struct floe_buf;
+struct floe_json;
+
+struct floe_ice_meta;
+
+/* One field of a table schema (top level, or nested when parent_id != 0). */
+struct floe_ice_field {
+	int32_t id;
+	const char *name;
+	const char *type;  /* Iceberg primitive type string, "map" for maps */
+	bool required;
+	int32_t key_id, value_id;        /* maps only */
+	const char *key_type, *value_type; /* maps only */
+	bool value_required;             /* maps only */
+};
+
+struct floe_ice_partition_field {
+	int32_t source_id;
+	int32_t field_id;   /* 1000, 1001, ... */
+	const char *name;   /* e.g. "ts_day" */
+	const char *transform; /* "identity", "day", "hour", "bucket[16]", ... */
+};
+
+struct floe_ice_kv {
+	const char *key;
+	const char *value;
+};
+
+struct floe_ice_snapshot {
+	int64_t snapshot_id;
+	int64_t parent_id;      /* -1 when none */
+	int64_t sequence_number;
+	int64_t timestamp_ms;
+	const char *manifest_list;
+	const char *operation;  /* "append" */
+	const struct floe_ice_kv *summary; /* extra summary entries besides operation */
+	size_t summary_count;
+	int32_t schema_id;
+};
+
+/* Parses metadata JSON (v1 or v2; format-version above 2 is FLOE_EUNSUPPORTED). */
+int floe_ice_meta_parse(struct floe_alloc *a, const char *json, size_t len, struct floe_ice_meta **out);
+/* A new v2 table: one schema (id 0), one partition spec (id 0), unsorted order, no
+ * snapshots, last-sequence-number 0. Strings are copied. */
+int floe_ice_meta_create(struct floe_alloc *a, const char *table_uuid, const char *location,
+			 const struct floe_ice_field *fields, size_t nfields,
+			 const struct floe_ice_partition_field *pfields, size_t npfields,
+			 const struct floe_ice_kv *props, size_t nprops, int64_t now_ms,
+			 struct floe_ice_meta **out);
+void floe_ice_meta_free(struct floe_ice_meta *m);
+/* Serialises the document. */
+int floe_ice_meta_write(const struct floe_ice_meta *m, struct floe_buf *out);
+
+int floe_ice_meta_format_version(const struct floe_ice_meta *m);
+const char *floe_ice_meta_uuid(const struct floe_ice_meta *m);
+const char *floe_ice_meta_location(const struct floe_ice_meta *m);
+int64_t floe_ice_meta_last_sequence(const struct floe_ice_meta *m);
+int64_t floe_ice_meta_last_updated_ms(const struct floe_ice_meta *m);
+/* -1 when the table has no current snapshot. */
+int64_t floe_ice_meta_current_snapshot_id(const struct floe_ice_meta *m);
+int32_t floe_ice_meta_current_schema_id(const struct floe_ice_meta *m);
+int32_t floe_ice_meta_default_spec_id(const struct floe_ice_meta *m);
+/* The current schema's JSON object and the default spec's fields array (borrowed), for
+ * manifest headers and compatibility checks. */
+const struct floe_json *floe_ice_meta_current_schema(const struct floe_ice_meta *m);
+const struct floe_json *floe_ice_meta_default_spec_fields(const struct floe_ice_meta *m);
+/* Looks up field id in the current schema; returns false if absent, else fills the type
+ * string (borrowed) and whether it is required. */
+bool floe_ice_meta_schema_field(const struct floe_ice_meta *m, int32_t id, const char **type,
+				bool *required, const char **name);
+
+/* Snapshots in file order. Borrowed strings are valid until the metadata changes. */
+size_t floe_ice_meta_snapshot_count(const struct floe_ice_meta *m);
+int floe_ice_meta_snapshot_at(const struct floe_ice_meta *m, size_t i, int64_t *id, int64_t *parent_id,
+			      int64_t *seq, int64_t *timestamp_ms, const char **manifest_list);
+/* Looks up a summary value of snapshot i (NULL if absent). */
+const char *floe_ice_meta_snapshot_summary(const struct floe_ice_meta *m, size_t i, const char *key);
+/* Number of summary entries of snapshot i, and the i-th key/value. */
+size_t floe_ice_meta_snapshot_summary_count(const struct floe_ice_meta *m, size_t i);
+int floe_ice_meta_snapshot_summary_at(const struct floe_ice_meta *m, size_t i, size_t k,
+				      const char **key, const char **value);
+/* Index of the snapshot with this id, or -1. */
+long floe_ice_meta_find_snapshot(const struct floe_ice_meta *m, int64_t snapshot_id);
+
+/* Appends snapshot s and makes it current on branch main: adds it to snapshots, sets
+ * current-snapshot-id and refs.main, raises last-sequence-number to s's, appends to
+ * snapshot-log, appends {prev last-updated-ms, prev_metadata_location} to metadata-log
+ * (trimmed to max_log entries) when prev_metadata_location is not NULL, and sets
+ * last-updated-ms to now_ms. Requires s->sequence_number == last-sequence-number + 1,
+ * s->parent_id == current snapshot id, and timestamp_ms > parent's (else FLOE_EINVAL).
+ * The summary written is {"operation": s->operation, then s->summary in order}. */
+int floe_ice_meta_add_snapshot(struct floe_ice_meta *m, const struct floe_ice_snapshot *s,
+			       const char *prev_metadata_location, int64_t now_ms, size_t max_log);
+
+#endif

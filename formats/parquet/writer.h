@@ -1,0 +1,118 @@
+/* Streaming Parquet file writer. The caller declares a flat schema of top-level columns
+ * (primitive columns and map<string,string> columns), appends rows, and receives the file
+ * bytes through a sink callback as row groups close, so memory is bounded by the row
+ * group size and never by the file size. After finish, per-leaf statistics are available
+ * for Iceberg manifests. Pure: the sink does the I/O. */
+#ifndef FLOE_PQ_WRITER_H
+#define FLOE_PQ_WRITER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct floe_alloc;
+
+enum floe_pq_kind {
+	FLOE_PQ_INT32,      /* Iceberg int */
+	FLOE_PQ_INT64,      /* Iceberg long */
+	FLOE_PQ_TIMESTAMPTZ, /* INT64, TIMESTAMP(isAdjustedToUTC=true, MICROS) */
+	FLOE_PQ_STRING,     /* BYTE_ARRAY, STRING; values must be valid UTF-8 */
+	FLOE_PQ_MAP_STRING, /* map<string,string>: 3-level MAP group, key + optional value */
+};
+
+enum floe_pq_codec {
+	FLOE_PQ_UNCOMPRESSED = 0,
+	FLOE_PQ_ZSTD = 6,
+	FLOE_PQ_LZ4_RAW = 7,
+};
+
+struct floe_pq_column {
+	const char *name;
+	int32_t field_id;
+	enum floe_pq_kind kind;
+	bool optional;
+	/* FLOE_PQ_MAP_STRING only: field ids of the key and value leaves. */
+	int32_t key_field_id;
+	int32_t value_field_id;
+};
+
+struct floe_pq_kv {
+	const char *key;
+	const char *value;
+};
+
+struct floe_pq_options {
+	enum floe_pq_codec codec;
+	int zstd_level;               /* 0 = default (3) */
+	size_t page_size;             /* uncompressed data page target; 0 = 1 MiB */
+	size_t row_group_size;        /* uncompressed bytes per row group; 0 = 64 MiB */
+	size_t dictionary_cap;        /* per column chunk dictionary bytes; 0 = 1 MiB */
+	const char *created_by;       /* e.g. "floe version 0.1.0" */
+	const struct floe_pq_kv *kv;  /* footer key/value metadata (copied), may be NULL */
+	size_t kv_count;
+};
+
+/* One cell. For STRING: s/len. For INT32/INT64/TIMESTAMPTZ: i. For MAP_STRING: n pairs
+ * in keys/key_lens and vals/val_lens (a NULL vals[i] is a null value). is_null is only
+ * allowed on optional columns. Borrowed: the writer copies what it keeps. */
+struct floe_pq_value {
+	bool is_null;
+	int64_t i;
+	const char *s;
+	size_t len;
+	size_t n;
+	const char *const *keys;
+	const size_t *key_lens;
+	const char *const *vals;
+	const size_t *val_lens;
+};
+
+/* Receives the file's bytes in order. Returns 0, or a negative error that aborts the
+ * write and is returned by the writer call that triggered it. */
+typedef int (*floe_pq_sink_fn)(void *ctx, const void *data, size_t len);
+
+/* Statistics of one leaf column over the whole file, for Iceberg metrics. min/max are
+ * the PLAIN bytes of the value (8-byte LE for INT64/TIMESTAMPTZ, 4-byte LE for INT32, raw
+ * UTF-8 for strings), absent when every value was null. */
+struct floe_pq_leaf_stats {
+	int32_t field_id;
+	uint64_t compressed_size;  /* sum of total_compressed_size over row groups */
+	uint64_t value_count;      /* values including nulls (leaf level for maps) */
+	uint64_t null_count;
+	bool has_min_max;
+	const uint8_t *min;
+	size_t min_len;
+	const uint8_t *max;
+	size_t max_len;
+};
+
+struct floe_pq_writer;
+
+/* Creates a writer for ncols columns (the array and its strings are copied). On error
+ * returns NULL with *err set. alloc is borrowed and must outlive the writer. */
+struct floe_pq_writer *floe_pq_writer_new(struct floe_alloc *alloc, const struct floe_pq_column *cols,
+					  size_t ncols, const struct floe_pq_options *opt,
+					  floe_pq_sink_fn sink, void *sink_ctx, int *err);
+/* Appends one row: values has one entry per column, in declaration order. Invalid UTF-8
+ * in STRING values is replaced with U+FFFD and counted (floe_pq_writer_replaced). May
+ * emit bytes to the sink when a row group closes. */
+int floe_pq_writer_add_row(struct floe_pq_writer *w, const struct floe_pq_value *values);
+/* Rows so far and the uncompressed bytes buffered in the open row group. */
+uint64_t floe_pq_writer_rows(const struct floe_pq_writer *w);
+size_t floe_pq_writer_buffered(const struct floe_pq_writer *w);
+/* Bytes emitted to the sink so far (an estimate of the final size before finish). */
+uint64_t floe_pq_writer_written(const struct floe_pq_writer *w);
+/* Invalid UTF-8 sequences replaced so far. */
+uint64_t floe_pq_writer_replaced(const struct floe_pq_writer *w);
+/* Closes the last row group and writes the footer. Afterwards the stats accessors
+ * below are valid until floe_pq_writer_free. */
+int floe_pq_writer_finish(struct floe_pq_writer *w);
+/* Total file size after finish. */
+uint64_t floe_pq_writer_file_size(const struct floe_pq_writer *w);
+/* Leaf statistics after finish: *count gets the number of leaves (map columns have two). */
+const struct floe_pq_leaf_stats *floe_pq_writer_stats(const struct floe_pq_writer *w, size_t *count);
+/* Row group start offsets after finish (Iceberg split_offsets), ascending. */
+const int64_t *floe_pq_writer_row_group_offsets(const struct floe_pq_writer *w, size_t *count);
+void floe_pq_writer_free(struct floe_pq_writer *w);
+
+#endif

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Installs what building and testing floe needs on Debian 12, and nothing that is already
+# there. Usage: install-deps.sh [build|test]. "build" is the compiler and the libraries;
+# "test" adds cmocka, the arm64 cross toolchain with its multiarch libraries, qemu-user,
+# python3-avro and the npm DuckDB reader used by the integration tests.
+set -euo pipefail
+mode=${1:-build}
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+
+native=(build-essential cmake pkg-config libyaml-dev libmbedtls-dev libcurl4-openssl-dev
+        liblz4-dev libzstd-dev zlib1g-dev libxxhash-dev)
+testpk=(libcmocka-dev clang python3-avro nodejs npm qemu-user crossbuild-essential-arm64
+        libyaml-dev:arm64 libmbedtls-dev:arm64 libcurl4-openssl-dev:arm64 liblz4-dev:arm64
+        libzstd-dev:arm64 zlib1g-dev:arm64 libxxhash-dev:arm64 libcmocka-dev:arm64)
+
+want=("${native[@]}")
+if [ "$mode" = test ]; then
+  want+=("${testpk[@]}")
+  if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    $SUDO dpkg --add-architecture arm64
+    need_update=1
+  fi
+fi
+
+missing=()
+for p in "${want[@]}"; do
+  # nodejs/npm may come from elsewhere on a developer's machine; a working binary is enough.
+  case "$p" in
+    nodejs) command -v node >/dev/null 2>&1 && continue ;;
+    npm) command -v npm >/dev/null 2>&1 && continue ;;
+  esac
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -q
+  $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+elif [ "${need_update:-0}" = 1 ]; then
+  $SUDO apt-get update -q
+fi
