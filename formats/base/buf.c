@@ -119,3 +119,14 @@ uint8_t *floe_buf_steal(struct floe_buf *b, size_t *len)
 	b->cap = 0;
 	return p;
 }
+
+int floe_fmt(char *out, size_t cap, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(out, cap, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= cap)
+		return FLOE_ELIMIT;
+	return 0;
+}

@@ -40,4 +40,8 @@ int floe_buf_put_svarint(struct floe_buf *b, int64_t v);
  * leaves b empty. *len receives the length. Returns NULL only if b holds nothing. */
 uint8_t *floe_buf_steal(struct floe_buf *b, size_t *len);
 
+/* snprintf into a fixed array that reports truncation: FLOE_ELIMIT when the result did
+ * not fit (out then holds a truncated string). For composing paths. */
+int floe_fmt(char *out, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 #endif

@@ -1,0 +1,13 @@
+/* The floe subcommands. Each returns the process exit code: 0 success, 1 runtime
+ * failure, 2 usage or configuration error. */
+#ifndef FLOE_COMMANDS_H
+#define FLOE_COMMANDS_H
+
+enum { FLOE_EXIT_OK = 0, FLOE_EXIT_RUNTIME = 1, FLOE_EXIT_USAGE = 2 };
+
+int floe_cmd_run(int argc, char **argv);
+int floe_cmd_check(int argc, char **argv);
+int floe_cmd_inspect(int argc, char **argv);
+int floe_cmd_version(int argc, char **argv);
+
+#endif

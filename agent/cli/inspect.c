@@ -1,0 +1,163 @@
+/* floe inspect: what a table holds, read from its metadata, manifest list and manifests
+ * alone (the way any engine would), so it also shows tables other writers made. */
+#include "agent/cli/commands.h"
+
+#include "agent/lake/table.h"
+#include "formats/base/error.h"
+#include "formats/iceberg/manifest.h"
+#include "formats/iceberg/metadata.h"
+#include "platform/fs.h"
+#include "platform/path.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#define FILE_MAX (256u << 20)
+
+static const char inspect_help[] =
+	"usage: floe inspect LOCATION\n"
+	"\n"
+	"LOCATION is a table directory or file:// URI (<warehouse>/<namespace>/<table>).\n"
+	"Prints the table uuid, the current snapshot, every snapshot with its summary, and\n"
+	"the live data files of the current snapshot with their record counts and sizes.\n";
+
+struct live {
+	int64_t files, records, bytes;
+};
+
+static int print_file(void *ctx, int status, const char *path, int64_t records, int64_t size)
+{
+	struct live *l = ctx;
+	if (status == 2)
+		return 0; /* deleted entries are not live */
+	printf("  %s  records=%" PRId64 " size=%" PRId64 "\n", path, records, size);
+	l->files++;
+	l->records += records;
+	l->bytes += size;
+	return 0;
+}
+
+static int read_uri(const char *uri, void **data, size_t *len)
+{
+	char path[4096];
+	int rc = floe_path_from_uri(uri, path, sizeof(path));
+	if (rc)
+		return rc;
+	return floe_fs_read_file(path, FILE_MAX, data, len);
+}
+
+static void print_time(int64_t ms)
+{
+	time_t s = (time_t)(ms / 1000);
+	struct tm tm;
+	gmtime_r(&s, &tm);
+	printf("%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+	       tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ms % 1000));
+}
+
+static int live_files(const struct floe_ice_meta *m, long idx, struct live *l)
+{
+	int64_t id, parent, seq, ts;
+	const char *list_uri;
+	int rc = floe_ice_meta_snapshot_at(m, (size_t)idx, &id, &parent, &seq, &ts, &list_uri);
+	if (rc || !list_uri)
+		return rc ? rc : FLOE_EUNSUPPORTED;
+	void *data = NULL;
+	size_t len = 0;
+	if ((rc = read_uri(list_uri, &data, &len))) {
+		fprintf(stderr, "floe: %s: %s\n", list_uri, floe_strerror(rc));
+		return rc;
+	}
+	struct floe_ice_manifest_list *list = NULL;
+	rc = floe_ice_manifest_list_read(NULL, data, len, &list);
+	floe_fs_free(data);
+	if (rc) {
+		fprintf(stderr, "floe: %s: %s\n", list_uri, floe_strerror(rc));
+		return rc;
+	}
+	for (size_t i = 0; i < floe_ice_manifest_list_count(list) && rc == 0; i++) {
+		const struct floe_ice_manifest_entry *e = floe_ice_manifest_list_at(list, i);
+		if ((rc = read_uri(e->path, &data, &len))) {
+			fprintf(stderr, "floe: %s: %s\n", e->path, floe_strerror(rc));
+			break;
+		}
+		rc = floe_ice_manifest_read(NULL, data, len, print_file, l);
+		floe_fs_free(data);
+		if (rc)
+			fprintf(stderr, "floe: %s: %s\n", e->path, floe_strerror(rc));
+	}
+	floe_ice_manifest_list_free(list);
+	return rc;
+}
+
+int floe_cmd_inspect(int argc, char **argv)
+{
+	if (argc != 2 || argv[1][0] == '-') {
+		bool help = argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0);
+		fputs(inspect_help, help ? stdout : stderr);
+		return help ? FLOE_EXIT_OK : FLOE_EXIT_USAGE;
+	}
+	char path[4096], abs[4096];
+	int rc = floe_path_from_uri(argv[1], path, sizeof(path));
+	if (rc == 0)
+		rc = floe_path_absolute(path, abs, sizeof(abs));
+	if (rc) {
+		fprintf(stderr, "floe: %s: %s\n", argv[1], floe_strerror(rc));
+		return FLOE_EXIT_USAGE;
+	}
+	struct floe_table *t = NULL;
+	rc = floe_table_load(NULL, abs, &t);
+	if (rc) {
+		fprintf(stderr, "floe: %s: %s\n", abs,
+			rc == FLOE_ENOTFOUND ? "no Iceberg table here (no metadata/v*.metadata.json)"
+					     : floe_strerror(rc));
+		return FLOE_EXIT_RUNTIME;
+	}
+	const struct floe_ice_meta *m = floe_table_meta(t);
+	int64_t current = floe_ice_meta_current_snapshot_id(m);
+	printf("table %s\n", floe_ice_meta_location(m));
+	printf("uuid %s\n", floe_ice_meta_uuid(m));
+	printf("format-version %d\n", floe_ice_meta_format_version(m));
+	printf("metadata v%" PRId64 ".metadata.json\n", floe_table_version(t));
+	printf("last-sequence-number %" PRId64 "\n", floe_ice_meta_last_sequence(m));
+	if (current >= 0)
+		printf("current-snapshot %" PRId64 "\n", current);
+	else
+		printf("current-snapshot none\n");
+	size_t n = floe_ice_meta_snapshot_count(m);
+	printf("snapshots %zu\n", n);
+	for (size_t i = 0; i < n; i++) {
+		int64_t id, parent, seq, ts;
+		const char *ml;
+		if (floe_ice_meta_snapshot_at(m, i, &id, &parent, &seq, &ts, &ml))
+			continue;
+		printf("snapshot %" PRId64 " seq=%" PRId64 " parent=", id, seq);
+		if (parent >= 0)
+			printf("%" PRId64, parent);
+		else
+			printf("none");
+		printf(" time=");
+		print_time(ts);
+		printf("%s\n", id == current ? " (current)" : "");
+		size_t k = floe_ice_meta_snapshot_summary_count(m, i);
+		for (size_t j = 0; j < k; j++) {
+			const char *key, *value;
+			if (floe_ice_meta_snapshot_summary_at(m, i, j, &key, &value) == 0)
+				printf("  %s=%s\n", key, value);
+		}
+	}
+	int status = FLOE_EXIT_OK;
+	if (current >= 0) {
+		struct live l = {0, 0, 0};
+		printf("live data files:\n");
+		rc = live_files(m, floe_ice_meta_find_snapshot(m, current), &l);
+		if (rc)
+			status = FLOE_EXIT_RUNTIME;
+		printf("live files=%" PRId64 " records=%" PRId64 " bytes=%" PRId64 "\n", l.files, l.records,
+		       l.bytes);
+	}
+	floe_table_free(t);
+	return status;
+}

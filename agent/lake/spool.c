@@ -1,0 +1,419 @@
+/* Spool entries: data files plus a checksummed JSON entry file per seal. */
+#include "spool.h"
+
+#include "agent/input/checkpoint.h"
+#include "formats/base/alloc.h"
+#include "formats/base/buf.h"
+#include "formats/base/error.h"
+#include "formats/base/hex.h"
+#include "formats/json/json.h"
+#include "platform/fs.h"
+#include "platform/log.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ENTRY_VERSION 1
+#define ENTRY_MAX_BYTES (64u << 20)
+
+struct floe_spool {
+	struct floe_alloc *alloc;
+	char dir[4096];
+	struct floe_part_spec spec;
+	uint64_t quarantined;
+};
+
+void floe_spool_path(const struct floe_spool *sp, const char *name, char *out, size_t cap)
+{
+	snprintf(out, cap, "%s/%s", sp->dir, name);
+}
+
+const char *floe_spool_dir(const struct floe_spool *sp)
+{
+	return sp->dir;
+}
+
+static int parse_seq(const char *name, const char *suffix, uint64_t *seq)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(name, &end, 10);
+	if (errno || end == name || strcmp(end, suffix) != 0)
+		return -1;
+	*seq = v;
+	return 0;
+}
+
+struct cleanup_ctx {
+	struct floe_spool *sp;
+	uint64_t *seqs;
+	size_t n;
+};
+
+static int has_seq(const struct cleanup_ctx *c, uint64_t seq)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (c->seqs[i] == seq)
+			return 1;
+	return 0;
+}
+
+static int cleanup_one(void *ctx, const char *name)
+{
+	struct cleanup_ctx *c = ctx;
+	char path[4096];
+	size_t len = strlen(name);
+	int debris = 0;
+	if (len > 4 && strcmp(name + len - 4, ".tmp") == 0) {
+		debris = 1;
+	} else if (len > 8 && strcmp(name + len - 8, ".parquet") == 0) {
+		/* <seq>-<k>.parquet belongs to entry seq; without it, it is debris. */
+		char *end;
+		unsigned long long seq = strtoull(name, &end, 10);
+		debris = end == name || *end != '-' || !has_seq(c, seq);
+	} else if (strncmp(name, ".", 1) == 0 || strcmp(name, "quarantine") == 0) {
+		return 0;
+	}
+	if (debris) {
+		floe_spool_path(c->sp, name, path, sizeof(path));
+		floe_debug("spool: removing debris %s", path);
+		floe_fs_unlink(path);
+	}
+	return 0;
+}
+
+int floe_spool_open(struct floe_alloc *a, const char *dir, const struct floe_part_spec *spec,
+		    struct floe_spool **out)
+{
+	struct floe_spool *sp = floe_calloc(a, 1, sizeof(*sp));
+	if (!sp)
+		return FLOE_ENOMEM;
+	sp->alloc = a;
+	sp->spec = *spec;
+	if (strlen(dir) >= sizeof(sp->dir)) {
+		floe_free(a, sp);
+		return -ENAMETOOLONG;
+	}
+	strcpy(sp->dir, dir);
+	int rc = floe_fs_mkdirs(dir);
+	if (rc) {
+		floe_free(a, sp);
+		return rc;
+	}
+	struct cleanup_ctx c = {sp, NULL, 0};
+	rc = floe_spool_list(sp, &c.seqs, &c.n);
+	if (rc == 0)
+		rc = floe_fs_list(dir, cleanup_one, &c);
+	floe_free(a, c.seqs);
+	if (rc) {
+		floe_free(a, sp);
+		return rc;
+	}
+	*out = sp;
+	return 0;
+}
+
+void floe_spool_free(struct floe_spool *sp)
+{
+	if (sp)
+		floe_free(sp->alloc, sp);
+}
+
+struct list_ctx {
+	struct floe_alloc *alloc;
+	uint64_t *seqs;
+	size_t n, cap;
+	int rc;
+};
+
+static int list_one(void *ctx, const char *name)
+{
+	struct list_ctx *l = ctx;
+	uint64_t seq;
+	if (parse_seq(name, ".entry", &seq) != 0)
+		return 0;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 16;
+		uint64_t *p = floe_realloc(l->alloc, l->seqs, cap * sizeof(*p));
+		if (!p)
+			return l->rc = FLOE_ENOMEM;
+		l->seqs = p;
+		l->cap = cap;
+	}
+	l->seqs[l->n++] = seq;
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+int floe_spool_list(struct floe_spool *sp, uint64_t **seqs, size_t *n)
+{
+	struct list_ctx l = {sp->alloc, NULL, 0, 0, 0};
+	int rc = floe_fs_list(sp->dir, list_one, &l);
+	if (rc == 0)
+		rc = l.rc;
+	if (rc) {
+		floe_free(sp->alloc, l.seqs);
+		return rc;
+	}
+	if (l.n)
+		qsort(l.seqs, l.n, sizeof(*l.seqs), cmp_u64);
+	*seqs = l.seqs;
+	*n = l.n;
+	return 0;
+}
+
+static int encode_entry(const struct floe_spool *sp, const struct floe_spool_entry *e, struct floe_buf *b)
+{
+	int rc = 0;
+	rc |= floe_buf_printf(b, "{\"version\":%d,\"seq\":%" PRIu64 ",\"created_us\":%" PRId64
+				 ",\"replaced_utf8\":%" PRIu64 ",\"positions\":\"",
+			      ENTRY_VERSION, e->seq, e->created_us, e->replaced_utf8);
+	rc |= floe_hex_put(b, e->positions, e->positions_len);
+	rc |= floe_buf_puts(b, "\",\"files\":[");
+	for (size_t i = 0; i < e->nfiles && !rc; i++) {
+		const struct floe_spool_file *f = &e->files[i];
+		rc |= floe_buf_puts(b, i ? ",{\"name\":" : "{\"name\":");
+		rc |= floe_json_write_str(b, f->name, strlen(f->name));
+		rc |= floe_buf_printf(b, ",\"records\":%" PRId64 ",\"size\":%" PRId64 ",\"partition\":[",
+				      f->records, f->size);
+		for (size_t k = 0; k < sp->spec.n; k++) {
+			const struct floe_ice_part_value *v = &f->key.v[k];
+			if (k)
+				rc |= floe_buf_putc(b, ',');
+			if (v->is_null)
+				rc |= floe_buf_puts(b, "null");
+			else if (v->s)
+				rc |= floe_json_write_str(b, v->s, v->len);
+			else
+				rc |= floe_buf_printf(b, "%" PRId64, v->i);
+		}
+		rc |= floe_buf_puts(b, "],\"metrics\":[");
+		for (size_t k = 0; k < f->nmetrics; k++) {
+			const struct floe_ice_column_metrics *m = &f->metrics[k];
+			rc |= floe_buf_printf(b, "%s{\"id\":%d,\"size\":%" PRId64 ",\"values\":%" PRId64
+						 ",\"nulls\":%" PRId64,
+					      k ? "," : "", (int)m->field_id, m->column_size, m->value_count,
+					      m->null_count);
+			if (m->has_bounds) {
+				rc |= floe_buf_puts(b, ",\"lower\":\"");
+				rc |= floe_hex_put(b, m->lower, m->lower_len);
+				rc |= floe_buf_puts(b, "\",\"upper\":\"");
+				rc |= floe_hex_put(b, m->upper, m->upper_len);
+				rc |= floe_buf_putc(b, '"');
+			}
+			rc |= floe_buf_putc(b, '}');
+		}
+		rc |= floe_buf_puts(b, "],\"splits\":[");
+		for (size_t k = 0; k < f->nsplits; k++)
+			rc |= floe_buf_printf(b, "%s%" PRId64, k ? "," : "", f->splits[k]);
+		rc |= floe_buf_puts(b, "]}");
+	}
+	rc |= floe_buf_puts(b, "]}");
+	/* The buffer calls fail with distinct negative codes; any failure here means the
+	 * buffer could not grow. */
+	return rc ? FLOE_ENOMEM : 0;
+}
+
+int floe_spool_write_entry(struct floe_spool *sp, const struct floe_spool_entry *e)
+{
+	struct floe_buf b;
+	floe_buf_init(&b, sp->alloc, ENTRY_MAX_BYTES);
+	int rc = encode_entry(sp, e, &b);
+	if (rc == 0) {
+		char name[64], path[4200];
+		snprintf(name, sizeof(name), "%020" PRIu64 ".entry", e->seq);
+		floe_spool_path(sp, name, path, sizeof(path));
+		rc = floe_checkpoint_save(path, b.data, b.len);
+	}
+	floe_buf_fini(&b);
+	return rc;
+}
+
+static int decode_file(struct floe_spool *sp, const struct floe_json *jf, struct floe_spool_file *f)
+{
+	struct floe_alloc *a = sp->alloc;
+	const char *name;
+	const struct floe_json *part = floe_json_get(jf, "partition");
+	const struct floe_json *metrics = floe_json_get(jf, "metrics");
+	const struct floe_json *splits = floe_json_get(jf, "splits");
+	if (floe_json_get_str(jf, "name", &name) || floe_json_get_int(jf, "records", &f->records) ||
+	    floe_json_get_int(jf, "size", &f->size) || floe_json_len(part) != sp->spec.n ||
+	    !floe_json_is(metrics, FLOE_JSON_ARRAY) || !floe_json_is(splits, FLOE_JSON_ARRAY) ||
+	    strchr(name, '/'))
+		return FLOE_ECORRUPT;
+	if (!(f->name = floe_strdup(a, name)))
+		return FLOE_ENOMEM;
+	for (size_t k = 0; k < sp->spec.n; k++) {
+		const struct floe_json *v = floe_json_at(part, k);
+		struct floe_ice_part_value *pv = &f->key.v[k];
+		memset(pv, 0, sizeof(*pv));
+		if (floe_json_is(v, FLOE_JSON_NULL)) {
+			pv->is_null = true;
+		} else if (floe_json_is(v, FLOE_JSON_STRING)) {
+			const char *s;
+			size_t len;
+			floe_json_str(v, &s, &len);
+			if (len >= FLOE_PART_STR_MAX)
+				return FLOE_ECORRUPT;
+			memcpy(f->key.str[k], s, len + 1);
+			pv->s = f->key.str[k];
+			pv->len = len;
+		} else if (floe_json_int(v, &pv->i) != 0) {
+			return FLOE_ECORRUPT;
+		}
+	}
+	f->nmetrics = floe_json_len(metrics);
+	f->metrics = floe_calloc(a, f->nmetrics ? f->nmetrics : 1, sizeof(*f->metrics));
+	f->nsplits = floe_json_len(splits);
+	f->splits = floe_calloc(a, f->nsplits ? f->nsplits : 1, sizeof(*f->splits));
+	if (!f->metrics || !f->splits)
+		return FLOE_ENOMEM;
+	for (size_t k = 0; k < f->nmetrics; k++) {
+		const struct floe_json *jm = floe_json_at(metrics, k);
+		struct floe_ice_column_metrics *m = &f->metrics[k];
+		int64_t id;
+		const char *lo, *hi;
+		if (floe_json_get_int(jm, "id", &id) || floe_json_get_int(jm, "size", &m->column_size) ||
+		    floe_json_get_int(jm, "values", &m->value_count) ||
+		    floe_json_get_int(jm, "nulls", &m->null_count))
+			return FLOE_ECORRUPT;
+		m->field_id = (int32_t)id;
+		if (floe_json_get_str(jm, "lower", &lo) == 0 && floe_json_get_str(jm, "upper", &hi) == 0) {
+			uint8_t *l, *u;
+			int rc = floe_hex_decode(a, lo, strlen(lo), &l, &m->lower_len);
+			if (rc)
+				return rc;
+			m->lower = l;
+			if ((rc = floe_hex_decode(a, hi, strlen(hi), &u, &m->upper_len)))
+				return rc;
+			m->upper = u;
+			m->has_bounds = true;
+		}
+	}
+	for (size_t k = 0; k < f->nsplits; k++)
+		if (floe_json_int(floe_json_at(splits, k), &f->splits[k]))
+			return FLOE_ECORRUPT;
+	return 0;
+}
+
+int floe_spool_load(struct floe_spool *sp, uint64_t seq, struct floe_spool_entry **out)
+{
+	struct floe_alloc *a = sp->alloc;
+	char name[64], path[4200];
+	snprintf(name, sizeof(name), "%020" PRIu64 ".entry", seq);
+	floe_spool_path(sp, name, path, sizeof(path));
+	uint8_t *blob = NULL;
+	size_t len = 0;
+	struct floe_json_doc *doc = NULL;
+	struct floe_spool_entry *e = NULL;
+	int rc = floe_checkpoint_load(a, path, &blob, &len);
+	if (rc)
+		return rc;
+	rc = floe_json_parse(a, (const char *)blob, len, ENTRY_MAX_BYTES, &doc, NULL);
+	if (rc) {
+		rc = rc == FLOE_ENOMEM ? rc : FLOE_ECORRUPT;
+		goto err;
+	}
+	const struct floe_json *root = floe_json_root(doc);
+	const struct floe_json *files = floe_json_get(root, "files");
+	int64_t version, eseq, created, replaced;
+	const char *pos;
+	if (floe_json_get_int(root, "version", &version) || version != ENTRY_VERSION ||
+	    floe_json_get_int(root, "seq", &eseq) || (uint64_t)eseq != seq ||
+	    floe_json_get_int(root, "created_us", &created) ||
+	    floe_json_get_int(root, "replaced_utf8", &replaced) ||
+	    floe_json_get_str(root, "positions", &pos) || !floe_json_is(files, FLOE_JSON_ARRAY)) {
+		rc = FLOE_ECORRUPT;
+		goto err;
+	}
+	rc = FLOE_ENOMEM;
+	if (!(e = floe_calloc(a, 1, sizeof(*e))))
+		goto err;
+	e->seq = seq;
+	e->created_us = created;
+	e->replaced_utf8 = (uint64_t)replaced;
+	if ((rc = floe_hex_decode(a, pos, strlen(pos), &e->positions, &e->positions_len)))
+		goto err;
+	e->nfiles = floe_json_len(files);
+	rc = FLOE_ENOMEM;
+	if (!(e->files = floe_calloc(a, e->nfiles ? e->nfiles : 1, sizeof(*e->files))))
+		goto err;
+	for (size_t i = 0; i < e->nfiles; i++)
+		if ((rc = decode_file(sp, floe_json_at(files, i), &e->files[i])))
+			goto err;
+	floe_json_doc_free(doc);
+	floe_free(a, blob);
+	*out = e;
+	return 0;
+err:
+	floe_spool_entry_free(sp, e);
+	floe_json_doc_free(doc);
+	floe_free(a, blob);
+	return rc;
+}
+
+void floe_spool_entry_fini(struct floe_spool *sp, struct floe_spool_entry *e)
+{
+	for (size_t i = 0; e->files && i < e->nfiles; i++) {
+		struct floe_spool_file *f = &e->files[i];
+		floe_free(sp->alloc, f->name);
+		for (size_t k = 0; f->metrics && k < f->nmetrics; k++) {
+			floe_free(sp->alloc, (void *)f->metrics[k].lower);
+			floe_free(sp->alloc, (void *)f->metrics[k].upper);
+		}
+		floe_free(sp->alloc, f->metrics);
+		floe_free(sp->alloc, f->splits);
+	}
+	floe_free(sp->alloc, e->files);
+	floe_free(sp->alloc, e->positions);
+	e->files = NULL;
+	e->positions = NULL;
+}
+
+void floe_spool_entry_free(struct floe_spool *sp, struct floe_spool_entry *e)
+{
+	if (!e)
+		return;
+	floe_spool_entry_fini(sp, e);
+	floe_free(sp->alloc, e);
+}
+
+int floe_spool_remove(struct floe_spool *sp, const struct floe_spool_entry *e)
+{
+	char name[64], path[4200];
+	snprintf(name, sizeof(name), "%020" PRIu64 ".entry", e->seq);
+	floe_spool_path(sp, name, path, sizeof(path));
+	int rc = floe_fs_unlink(path);
+	if (rc && rc != -ENOENT)
+		return rc;
+	for (size_t i = 0; i < e->nfiles; i++) {
+		floe_spool_path(sp, e->files[i].name, path, sizeof(path));
+		rc = floe_fs_unlink(path);
+		if (rc && rc != -ENOENT)
+			return rc;
+	}
+	return floe_fs_fsync_dir(sp->dir);
+}
+
+int floe_spool_quarantine(struct floe_spool *sp, uint64_t seq)
+{
+	char qdir[4200], name[64], from[4200], to[4300];
+	snprintf(qdir, sizeof(qdir), "%s/quarantine", sp->dir);
+	int rc = floe_fs_mkdirs(qdir);
+	if (rc)
+		return rc;
+	snprintf(name, sizeof(name), "%020" PRIu64 ".entry", seq);
+	floe_spool_path(sp, name, from, sizeof(from));
+	snprintf(to, sizeof(to), "%s/%s", qdir, name);
+	sp->quarantined++;
+	floe_warn("spool: entry %s is corrupt, moved to %s", from, to);
+	return floe_fs_rename(from, to);
+}

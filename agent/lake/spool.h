@@ -1,0 +1,64 @@
+/* The spool: sealed Parquet fragments waiting in state_dir/spool until a commit puts them
+ * in the table. An entry is one seal: its data files (<seq>-<k>.parquet) and an entry
+ * file (<seq>.entry, versioned and checksummed) that records each file's row count,
+ * partition, Iceberg metrics, and the input positions the seal covers. The entry file is
+ * written last, atomically: it is the durability point of the rows and of the offsets,
+ * so a crash at any moment leaves either a whole entry or debris that open() removes. */
+#ifndef FLOE_SPOOL_H
+#define FLOE_SPOOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent/lake/partition.h"
+#include "formats/iceberg/manifest.h"
+
+struct floe_alloc;
+
+struct floe_spool_file {
+	char *name;        /* file name inside the spool directory */
+	int64_t records;
+	int64_t size;
+	struct floe_part_key key;
+	struct floe_ice_column_metrics *metrics; /* bounds point into storage owned here */
+	size_t nmetrics;
+	int64_t *splits;
+	size_t nsplits;
+};
+
+struct floe_spool_entry {
+	uint64_t seq;
+	int64_t created_us;
+	uint8_t *positions; /* input positions after this seal (tail blob) */
+	size_t positions_len;
+	struct floe_spool_file *files;
+	size_t nfiles;
+	uint64_t replaced_utf8; /* invalid UTF-8 sequences replaced in this seal */
+};
+
+struct floe_spool;
+
+/* Opens (creating) dir and removes debris of interrupted seals: temporary files, and
+ * data files that no entry names. */
+int floe_spool_open(struct floe_alloc *a, const char *dir, const struct floe_part_spec *spec,
+		    struct floe_spool **out);
+void floe_spool_free(struct floe_spool *sp);
+const char *floe_spool_dir(const struct floe_spool *sp);
+/* Sequence numbers of the whole entries, ascending. *seqs is owned by the caller
+ * (floe_free with the spool's allocator). */
+int floe_spool_list(struct floe_spool *sp, uint64_t **seqs, size_t *n);
+/* Loads entry seq; FLOE_ECORRUPT if its file fails the checksum. */
+int floe_spool_load(struct floe_spool *sp, uint64_t seq, struct floe_spool_entry **out);
+/* Frees what e owns (entry_fini) and e itself (entry_free). */
+void floe_spool_entry_fini(struct floe_spool *sp, struct floe_spool_entry *e);
+void floe_spool_entry_free(struct floe_spool *sp, struct floe_spool_entry *e);
+/* Writes e's entry file; its data files must already be durable in the directory. */
+int floe_spool_write_entry(struct floe_spool *sp, const struct floe_spool_entry *e);
+/* Deletes entry seq: the entry file first (so a crash leaves only debris), then data. */
+int floe_spool_remove(struct floe_spool *sp, const struct floe_spool_entry *e);
+/* Moves a corrupt entry aside to dir/quarantine/ and counts it. */
+int floe_spool_quarantine(struct floe_spool *sp, uint64_t seq);
+/* Path of a spool file name (out must hold 4096 bytes). */
+void floe_spool_path(const struct floe_spool *sp, const char *name, char *out, size_t cap);
+
+#endif

@@ -1,0 +1,756 @@
+/* Filesystem-catalog Iceberg table: load, create, and the optimistic append commit. */
+#include "table.h"
+
+#include "agent/pipeline/record.h"
+#include "formats/base/alloc.h"
+#include "formats/base/buf.h"
+#include "formats/base/error.h"
+#include "formats/iceberg/manifest.h"
+#include "formats/iceberg/metadata.h"
+#include "formats/json/json.h"
+#include "platform/clock.h"
+#include "platform/fs.h"
+#include "platform/log.h"
+#include "platform/path.h"
+#include "platform/signal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define METADATA_MAX (256u << 20)
+#define MANIFEST_MAX (256u << 20)
+#define PATH_CAP 4096
+
+struct floe_table {
+	struct floe_alloc *alloc;
+	struct floe_table_options opt;
+	char dir[PATH_CAP];
+	char metadir[PATH_CAP];
+	char location[PATH_CAP + 8];
+	char uuid[64];
+	struct floe_ice_meta *meta;
+	int64_t version;
+	struct floe_part_spec spec;
+};
+
+static void meta_path(const struct floe_table *t, int64_t v, char *out, size_t cap)
+{
+	snprintf(out, cap, "%s/v%" PRId64 ".metadata.json", t->metadir, v);
+}
+
+struct max_ctx {
+	int64_t max;
+};
+
+static int find_max_version(void *ctx, const char *name)
+{
+	struct max_ctx *m = ctx;
+	char *end;
+	if (name[0] != 'v')
+		return 0;
+	long long v = strtoll(name + 1, &end, 10);
+	if (end != name + 1 && strcmp(end, ".metadata.json") == 0 && v > m->max)
+		m->max = v;
+	return 0;
+}
+
+/* Finds the newest metadata version: the hint, then probing upwards (the hint is only a
+ * cache and may lag behind a commit), or a directory listing when the hint is absent
+ * or wrong. Returns 0 with *version = 0 when the table has no metadata. */
+static int current_version(const struct floe_table *t, int64_t *version)
+{
+	char path[PATH_CAP + 64];
+	int64_t v = 0;
+	void *hint = NULL;
+	size_t len = 0;
+	snprintf(path, sizeof(path), "%s/version-hint.text", t->metadir);
+	if (floe_fs_read_file(path, 64, &hint, &len) == 0) {
+		char tmp[65];
+		memcpy(tmp, hint, len);
+		tmp[len] = '\0';
+		floe_fs_free(hint);
+		char *end;
+		long long h = strtoll(tmp, &end, 10);
+		while (*end == '\n' || *end == ' ')
+			end++;
+		if (end != tmp && *end == '\0' && h > 0) {
+			meta_path(t, h, path, sizeof(path));
+			if (floe_fs_exists(path) == 1)
+				v = h;
+		}
+	}
+	if (v == 0) {
+		struct max_ctx m = {0};
+		int rc = floe_fs_list(t->metadir, find_max_version, &m);
+		if (rc && rc != -ENOENT)
+			return rc;
+		v = m.max;
+	}
+	if (v > 0) {
+		for (;;) {
+			meta_path(t, v + 1, path, sizeof(path));
+			int e = floe_fs_exists(path);
+			if (e < 0)
+				return e;
+			if (e == 0)
+				break;
+			v++;
+		}
+	}
+	*version = v;
+	return 0;
+}
+
+static int load_version(struct floe_table *t, int64_t v)
+{
+	char path[PATH_CAP + 64];
+	void *data = NULL;
+	size_t len = 0;
+	meta_path(t, v, path, sizeof(path));
+	int rc = floe_fs_read_file(path, METADATA_MAX, &data, &len);
+	if (rc)
+		return rc;
+	struct floe_ice_meta *m = NULL;
+	rc = floe_ice_meta_parse(t->alloc, data, len, &m);
+	floe_fs_free(data);
+	if (rc) {
+		floe_error("table: %s: cannot read metadata: %s", path, floe_strerror(rc));
+		return rc;
+	}
+	const char *uuid = floe_ice_meta_uuid(m);
+	if (t->uuid[0] && uuid && strcmp(uuid, t->uuid) != 0) {
+		floe_error("table: %s: table-uuid changed from %s to %s", path, t->uuid, uuid);
+		floe_ice_meta_free(m);
+		return FLOE_ESCHEMA;
+	}
+	if (uuid && !t->uuid[0])
+		snprintf(t->uuid, sizeof(t->uuid), "%s", uuid);
+	floe_ice_meta_free(t->meta);
+	t->meta = m;
+	t->version = v;
+	return 0;
+}
+
+int floe_table_refresh(struct floe_table *t)
+{
+	int64_t v;
+	int rc = current_version(t, &v);
+	if (rc)
+		return rc;
+	if (v == 0)
+		return FLOE_ENOTFOUND;
+	if (v == t->version && t->meta)
+		return 0;
+	return load_version(t, v);
+}
+
+static void write_hint(const struct floe_table *t, int64_t v)
+{
+	char path[PATH_CAP + 64], text[32];
+	snprintf(path, sizeof(path), "%s/version-hint.text", t->metadir);
+	int n = snprintf(text, sizeof(text), "%" PRId64, v);
+	int rc = floe_fs_write_atomic(path, text, (size_t)n);
+	if (rc)
+		floe_warn("table: updating %s failed: %s (readers probe past it)", path, floe_strerror(rc));
+}
+
+static int create_table(struct floe_table *t)
+{
+	size_t nfields;
+	const struct floe_ice_field *fields = floe_log_fields(&nfields);
+	struct floe_ice_partition_field pf[FLOE_PART_MAX];
+	char tnames[FLOE_PART_MAX][24];
+	floe_part_spec_fields(t->opt.spec, pf, tnames);
+	const struct floe_ice_kv props[] = {
+		{"write.format.default", "parquet"},
+		{"write.parquet.compression-codec", "zstd"},
+	};
+	char uuid[37];
+	floe_uuid4(uuid);
+	struct floe_ice_meta *m = NULL;
+	struct floe_buf b;
+	floe_buf_init(&b, t->alloc, METADATA_MAX);
+	int rc = floe_ice_meta_create(t->alloc, uuid, t->location, fields, nfields, pf, t->opt.spec->n,
+				      props, 2, floe_clock_now_us() / 1000, &m);
+	if (rc == 0)
+		rc = floe_ice_meta_write(m, &b);
+	if (rc == 0)
+		rc = floe_fs_mkdirs(t->metadir);
+	if (rc == 0) {
+		char path[PATH_CAP + 64];
+		meta_path(t, 1, path, sizeof(path));
+		rc = floe_fs_create_excl(path, b.data, b.len);
+		if (rc == 0) {
+			floe_info("table: created %s (uuid %s)", t->location, uuid);
+			write_hint(t, 1);
+		} else if (rc == -EEXIST) {
+			rc = 0; /* another writer created it first: bind to theirs */
+		}
+	}
+	floe_buf_fini(&b);
+	floe_ice_meta_free(m);
+	return rc;
+}
+
+int floe_table_open(struct floe_alloc *a, const struct floe_table_options *opt, struct floe_table **out,
+		    char *why, size_t cap)
+{
+	struct floe_table *t = floe_calloc(a, 1, sizeof(*t));
+	if (!t)
+		return FLOE_ENOMEM;
+	t->alloc = a;
+	t->opt = *opt;
+	if (!t->opt.max_attempts)
+		t->opt.max_attempts = 100;
+	if (!t->opt.max_log)
+		t->opt.max_log = 100;
+	int rc = FLOE_ELIMIT;
+	int n = snprintf(t->dir, sizeof(t->dir), "%s/%s/%s", opt->warehouse, opt->namespace, opt->name);
+	if (n < 0 || (size_t)n >= sizeof(t->dir) - 64)
+		goto err;
+	if (floe_fmt(t->metadir, sizeof(t->metadir), "%s/metadata", t->dir) ||
+	    floe_fmt(t->location, sizeof(t->location), "file://%s", t->dir))
+		goto err;
+	int64_t v;
+	if ((rc = current_version(t, &v)))
+		goto err;
+	if (v == 0) {
+		if ((rc = create_table(t)) || (rc = current_version(t, &v)))
+			goto err;
+		if (v == 0) {
+			rc = FLOE_ENOTFOUND;
+			goto err;
+		}
+	}
+	if ((rc = load_version(t, v)))
+		goto err;
+	if (floe_ice_meta_format_version(t->meta) > 2) {
+		snprintf(why, cap, "the table is format version %d; floe writes version 2",
+			 floe_ice_meta_format_version(t->meta));
+		rc = FLOE_EUNSUPPORTED;
+		goto err;
+	}
+	if ((rc = floe_log_schema_check(t->meta, why, cap)))
+		goto err;
+	if ((rc = floe_part_spec_from_table(&t->spec, t->meta, why, cap)))
+		goto err;
+	if (!floe_part_spec_equal(&t->spec, opt->spec))
+		floe_warn("table: %s is partitioned differently from the configuration; "
+			  "floe follows the table's partition spec", t->location);
+	*out = t;
+	return 0;
+err:
+	floe_table_free(t);
+	return rc;
+}
+
+int floe_table_load(struct floe_alloc *a, const char *dir, struct floe_table **out)
+{
+	struct floe_table *t = floe_calloc(a, 1, sizeof(*t));
+	if (!t)
+		return FLOE_ENOMEM;
+	t->alloc = a;
+	int rc = FLOE_ELIMIT;
+	if (strlen(dir) >= sizeof(t->dir) - 64)
+		goto err;
+	strcpy(t->dir, dir);
+	if (floe_fmt(t->metadir, sizeof(t->metadir), "%s/metadata", t->dir) ||
+	    floe_fmt(t->location, sizeof(t->location), "file://%s", t->dir))
+		goto err;
+	int64_t v;
+	if ((rc = current_version(t, &v)))
+		goto err;
+	rc = FLOE_ENOTFOUND;
+	if (v == 0 || (rc = load_version(t, v)))
+		goto err;
+	*out = t;
+	return 0;
+err:
+	floe_table_free(t);
+	return rc;
+}
+
+void floe_table_free(struct floe_table *t)
+{
+	if (!t)
+		return;
+	floe_ice_meta_free(t->meta);
+	floe_free(t->alloc, t);
+}
+
+const struct floe_ice_meta *floe_table_meta(const struct floe_table *t)
+{
+	return t->meta;
+}
+
+const struct floe_part_spec *floe_table_spec(const struct floe_table *t)
+{
+	return &t->spec;
+}
+
+const char *floe_table_dir(const struct floe_table *t)
+{
+	return t->dir;
+}
+
+int64_t floe_table_version(const struct floe_table *t)
+{
+	return t->version;
+}
+
+int64_t floe_table_committed_seq(const struct floe_table *t, const char *agent_id)
+{
+	const struct floe_ice_meta *m = t->meta;
+	int64_t best = -1;
+	int64_t id = floe_ice_meta_current_snapshot_id(m);
+	size_t guard = floe_ice_meta_snapshot_count(m);
+	while (id >= 0 && guard-- > 0) {
+		long i = floe_ice_meta_find_snapshot(m, id);
+		if (i < 0)
+			break;
+		const char *agent = floe_ice_meta_snapshot_summary(m, (size_t)i, "floe.agent-id");
+		const char *seq = floe_ice_meta_snapshot_summary(m, (size_t)i, "floe.commit-seq");
+		if (agent && seq && strcmp(agent, agent_id) == 0) {
+			long long s = strtoll(seq, NULL, 10);
+			if (s > best)
+				best = s;
+		}
+		int64_t sid, parent, sseq, ts;
+		const char *ml;
+		if (floe_ice_meta_snapshot_at(m, (size_t)i, &sid, &parent, &sseq, &ts, &ml))
+			break;
+		id = parent;
+	}
+	return best;
+}
+
+/* Appendix D single-value encoding of a partition value. */
+static size_t encode_part_value(const struct floe_part_field *f, const struct floe_ice_part_value *v,
+				uint8_t *out)
+{
+	if (strcmp(f->result_type, "string") == 0) {
+		memcpy(out, v->s, v->len);
+		return v->len;
+	}
+	uint32_t x = (uint32_t)(int32_t)v->i;
+	for (int i = 0; i < 4; i++)
+		out[i] = (uint8_t)(x >> (8 * i));
+	return 4;
+}
+
+static int part_cmp(const struct floe_part_field *f, const struct floe_ice_part_value *a,
+		    const struct floe_ice_part_value *b)
+{
+	if (strcmp(f->result_type, "string") == 0) {
+		size_t n = a->len < b->len ? a->len : b->len;
+		int c = memcmp(a->s, b->s, n);
+		return c ? c : (a->len > b->len) - (a->len < b->len);
+	}
+	return (a->i > b->i) - (a->i < b->i);
+}
+
+struct commit_files {
+	struct floe_ice_data_file *files;
+	char (*paths)[PATH_CAP + 16];
+	const struct floe_part_key **keys;
+	size_t n;
+	int64_t records, bytes;
+	size_t changed_partitions;
+};
+
+/* Copies every spool file into the table's data directory under a deterministic name
+ * (a retried copy rewrites the same file), and describes it for the manifest. */
+static int place_files(struct floe_table *t, struct floe_spool *spool, struct floe_spool_entry *const *entries,
+		       size_t n, struct commit_files *cf)
+{
+	size_t total = 0;
+	for (size_t i = 0; i < n; i++)
+		total += entries[i]->nfiles;
+	cf->files = floe_calloc(t->alloc, total ? total : 1, sizeof(*cf->files));
+	cf->paths = floe_calloc(t->alloc, total ? total : 1, sizeof(*cf->paths));
+	cf->keys = floe_calloc(t->alloc, total ? total : 1, sizeof(*cf->keys));
+	if (!cf->files || !cf->paths || !cf->keys)
+		return FLOE_ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		for (size_t k = 0; k < entries[i]->nfiles; k++) {
+			const struct floe_spool_file *sf = &entries[i]->files[k];
+			char part[1024], dir[PATH_CAP], src[PATH_CAP + 64];
+			int rc = floe_part_key_path(&t->spec, &sf->key, part, sizeof(part));
+			if (rc)
+				return rc;
+			if ((rc = floe_fmt(dir, sizeof(dir), "%s/data%s%s", t->dir, part[0] ? "/" : "", part)) ||
+			    (rc = floe_fs_mkdirs(dir)))
+				return rc;
+			char *dst = cf->paths[cf->n];
+			int len = snprintf(dst, PATH_CAP + 16, "file://%s/%s-%s", dir, t->opt.agent_id, sf->name);
+			if (len < 0 || len >= PATH_CAP + 16)
+				return FLOE_ELIMIT;
+			floe_spool_path(spool, sf->name, src, sizeof(src));
+			if ((rc = floe_fs_copy(src, dst + 7))) {
+				floe_error("table: copying %s to %s failed: %s", src, dst + 7, floe_strerror(rc));
+				return rc;
+			}
+			struct floe_ice_data_file *df = &cf->files[cf->n];
+			df->path = dst;
+			df->record_count = sf->records;
+			df->file_size = sf->size;
+			df->partition = sf->key.v;
+			df->metrics = sf->metrics;
+			df->metrics_count = sf->nmetrics;
+			df->split_offsets = sf->splits;
+			df->split_count = sf->nsplits;
+			cf->records += sf->records;
+			cf->bytes += sf->size;
+			bool seen = false;
+			for (size_t j = 0; j < cf->n && !seen; j++)
+				seen = floe_part_key_equal(&t->spec, cf->keys[j], &sf->key);
+			cf->changed_partitions += !seen;
+			cf->keys[cf->n] = &sf->key;
+			cf->n++;
+		}
+	}
+	return 0;
+}
+
+static void commit_files_fini(struct floe_alloc *a, struct commit_files *cf)
+{
+	floe_free(a, cf->files);
+	floe_free(a, cf->paths);
+	floe_free(a, cf->keys);
+}
+
+/* Partition summaries of the new manifest: null presence and value range per field. */
+static void summarize(const struct floe_table *t, const struct commit_files *cf,
+		      struct floe_ice_field_summary *sum, uint8_t (*lo)[FLOE_PART_STR_MAX],
+		      uint8_t (*hi)[FLOE_PART_STR_MAX])
+{
+	for (size_t p = 0; p < t->spec.n; p++) {
+		const struct floe_part_field *f = &t->spec.f[p];
+		const struct floe_ice_part_value *min = NULL, *max = NULL;
+		memset(&sum[p], 0, sizeof(sum[p]));
+		sum[p].contains_nan = -1;
+		for (size_t i = 0; i < cf->n; i++) {
+			const struct floe_ice_part_value *v = &cf->files[i].partition[p];
+			if (v->is_null) {
+				sum[p].contains_null = true;
+				continue;
+			}
+			if (!min || part_cmp(f, v, min) < 0)
+				min = v;
+			if (!max || part_cmp(f, v, max) > 0)
+				max = v;
+		}
+		if (min) {
+			sum[p].has_lower = sum[p].has_upper = true;
+			sum[p].lower_len = encode_part_value(f, min, lo[p]);
+			sum[p].upper_len = encode_part_value(f, max, hi[p]);
+			sum[p].lower = lo[p];
+			sum[p].upper = hi[p];
+		}
+	}
+}
+
+static int write_json(struct floe_alloc *a, const struct floe_json *v, char **out)
+{
+	struct floe_buf b;
+	floe_buf_init(&b, a, METADATA_MAX);
+	int rc = floe_json_write(v, &b);
+	if (rc == 0)
+		rc = floe_buf_putc(&b, '\0');
+	if (rc) {
+		floe_buf_fini(&b);
+		return rc;
+	}
+	size_t len;
+	*out = (char *)floe_buf_steal(&b, &len);
+	return 0;
+}
+
+static int write_manifest(struct floe_table *t, const struct commit_files *cf, int64_t snapshot_id,
+			  const char *commit_uuid, char *path, size_t cap, int64_t *length)
+{
+	struct floe_ice_manifest_part parts[FLOE_PART_MAX];
+	floe_part_spec_manifest_parts(&t->spec, parts);
+	char *schema = NULL, *spec = NULL;
+	struct floe_buf b;
+	floe_buf_init(&b, t->alloc, MANIFEST_MAX);
+	int rc = write_json(t->alloc, floe_ice_meta_current_schema(t->meta), &schema);
+	if (rc == 0)
+		rc = write_json(t->alloc, floe_ice_meta_default_spec_fields(t->meta), &spec);
+	if (rc == 0) {
+		struct floe_ice_manifest_info info = {
+			.schema_json = schema,
+			.schema_id = floe_ice_meta_current_schema_id(t->meta),
+			.partition_spec_json = spec,
+			.partition_spec_id = t->spec.spec_id,
+			.parts = parts,
+			.nparts = t->spec.n,
+			.snapshot_id = snapshot_id,
+		};
+		uint8_t sync[16];
+		floe_random_bytes(sync, sizeof(sync));
+		rc = floe_ice_manifest_write(t->alloc, &info, cf->files, cf->n, sync, &b);
+	}
+	if (rc == 0) {
+		snprintf(path, cap, "%s/%s-m0.avro", t->metadir, commit_uuid);
+		rc = floe_fs_create_excl(path, b.data, b.len);
+		*length = (int64_t)b.len;
+	}
+	floe_buf_fini(&b);
+	floe_free(t->alloc, schema);
+	floe_free(t->alloc, spec);
+	return rc;
+}
+
+static int64_t summary_int(const struct floe_ice_meta *m, long idx, const char *key, bool *ok)
+{
+	if (idx < 0)
+		return 0;
+	const char *v = floe_ice_meta_snapshot_summary(m, (size_t)idx, key);
+	if (!v) {
+		*ok = false;
+		return 0;
+	}
+	return strtoll(v, NULL, 10);
+}
+
+/* Reads the parent's manifest list (NULL when there is no parent). */
+static int read_parent_list(struct floe_table *t, long parent_idx, struct floe_ice_manifest_list **out)
+{
+	*out = NULL;
+	if (parent_idx < 0)
+		return 0;
+	int64_t id, parent, seq, ts;
+	const char *uri;
+	int rc = floe_ice_meta_snapshot_at(t->meta, (size_t)parent_idx, &id, &parent, &seq, &ts, &uri);
+	if (rc)
+		return rc;
+	if (!uri) {
+		floe_error("table: snapshot %" PRId64 " has no manifest list (v1 inline manifests are "
+			   "not supported)", id);
+		return FLOE_EUNSUPPORTED;
+	}
+	char path[PATH_CAP];
+	if ((rc = floe_path_from_uri(uri, path, sizeof(path))))
+		return rc;
+	void *data = NULL;
+	size_t len = 0;
+	if ((rc = floe_fs_read_file(path, MANIFEST_MAX, &data, &len))) {
+		floe_error("table: reading manifest list %s failed: %s", path, floe_strerror(rc));
+		return rc;
+	}
+	rc = floe_ice_manifest_list_read(t->alloc, data, len, out);
+	floe_fs_free(data);
+	return rc;
+}
+
+/* One attempt: 0 committed, -EEXIST lost the race, other errors fatal. */
+static int attempt(struct floe_table *t, const struct commit_files *cf, int64_t snapshot_id,
+		   int64_t commit_seq, const char *commit_uuid, unsigned n, const char *manifest_uri,
+		   int64_t manifest_len)
+{
+	struct floe_ice_meta *m = t->meta;
+	int64_t parent = floe_ice_meta_current_snapshot_id(m);
+	long pidx = parent >= 0 ? floe_ice_meta_find_snapshot(m, parent) : -1;
+	int64_t seq = floe_ice_meta_last_sequence(m) + 1;
+	struct floe_ice_manifest_list *plist = NULL;
+	struct floe_ice_manifest_entry *entries = NULL;
+	struct floe_buf b;
+	floe_buf_init(&b, t->alloc, MANIFEST_MAX);
+	int rc = read_parent_list(t, pidx, &plist);
+	if (rc)
+		goto out;
+	size_t np = plist ? floe_ice_manifest_list_count(plist) : 0;
+	rc = FLOE_ENOMEM;
+	if (!(entries = floe_calloc(t->alloc, np + 1, sizeof(*entries))))
+		goto out;
+
+	struct floe_ice_field_summary sums[FLOE_PART_MAX];
+	uint8_t lo[FLOE_PART_MAX][FLOE_PART_STR_MAX], hi[FLOE_PART_MAX][FLOE_PART_STR_MAX];
+	summarize(t, cf, sums, lo, hi);
+	struct floe_ice_manifest_entry *e = &entries[0];
+	e->path = manifest_uri;
+	e->length = manifest_len;
+	e->spec_id = t->spec.spec_id;
+	e->content = 0;
+	e->sequence_number = seq;
+	e->min_sequence_number = seq;
+	e->added_snapshot_id = snapshot_id;
+	e->added_files = (int32_t)cf->n;
+	e->added_rows = cf->records;
+	e->partitions = sums;
+	e->npartitions = t->spec.n;
+	e->has_partitions = true;
+	for (size_t i = 0; i < np; i++)
+		entries[i + 1] = *floe_ice_manifest_list_at(plist, i);
+
+	uint8_t sync[16];
+	floe_random_bytes(sync, sizeof(sync));
+	if ((rc = floe_ice_manifest_list_write(t->alloc, snapshot_id, parent, seq, entries, np + 1, sync, &b)))
+		goto out;
+	char list_path[PATH_CAP + 128], list_uri[PATH_CAP + 136];
+	snprintf(list_path, sizeof(list_path), "%s/snap-%" PRId64 "-%u-%s.avro", t->metadir, snapshot_id, n,
+		 commit_uuid);
+	snprintf(list_uri, sizeof(list_uri), "file://%s", list_path);
+	if ((rc = floe_fs_write_atomic(list_path, b.data, b.len)))
+		goto out;
+
+	/* Totals continue the parent's; a parent without them (another engine's) means
+	 * floe cannot know them and leaves them out, as Java does. */
+	bool ok = true;
+	int64_t tot_records = summary_int(m, pidx, "total-records", &ok);
+	int64_t tot_size = summary_int(m, pidx, "total-files-size", &ok);
+	int64_t tot_files = summary_int(m, pidx, "total-data-files", &ok);
+	int64_t tot_del = summary_int(m, pidx, "total-delete-files", &ok);
+	int64_t tot_pos = summary_int(m, pidx, "total-position-deletes", &ok);
+	int64_t tot_eq = summary_int(m, pidx, "total-equality-deletes", &ok);
+	char v[16][32];
+	struct floe_ice_kv kv[16];
+	size_t k = 0;
+#define KV(name, fmt, val)                                                                         \
+	do {                                                                                       \
+		snprintf(v[k], sizeof(v[k]), fmt, val);                                            \
+		kv[k].key = name;                                                                  \
+		kv[k].value = v[k];                                                                \
+		k++;                                                                               \
+	} while (0)
+	KV("added-data-files", "%zu", cf->n);
+	KV("added-records", "%" PRId64, cf->records);
+	KV("added-files-size", "%" PRId64, cf->bytes);
+	KV("changed-partition-count", "%zu", cf->changed_partitions);
+	if (ok) {
+		KV("total-records", "%" PRId64, tot_records + cf->records);
+		KV("total-files-size", "%" PRId64, tot_size + cf->bytes);
+		KV("total-data-files", "%" PRId64, tot_files + (int64_t)cf->n);
+		KV("total-delete-files", "%" PRId64, tot_del);
+		KV("total-position-deletes", "%" PRId64, tot_pos);
+		KV("total-equality-deletes", "%" PRId64, tot_eq);
+	}
+	KV("engine-name", "%s", "floe");
+	KV("engine-version", "%s", FLOE_VERSION);
+	KV("floe.agent-id", "%s", t->opt.agent_id);
+	KV("floe.commit-seq", "%" PRId64, commit_seq);
+#undef KV
+
+	/* Clamp the clock: never before the parent snapshot or the last metadata update, so
+	 * a device whose clock lags cannot make the history go backwards. */
+	int64_t now = floe_clock_now_us() / 1000;
+	int64_t floor_ms = floe_ice_meta_last_updated_ms(m);
+	if (pidx >= 0) {
+		int64_t id, pp, ps, pts;
+		const char *ml;
+		if (floe_ice_meta_snapshot_at(m, (size_t)pidx, &id, &pp, &ps, &pts, &ml) == 0 && pts + 1 > floor_ms)
+			floor_ms = pts + 1;
+	}
+	if (now < floor_ms)
+		now = floor_ms;
+	struct floe_ice_snapshot snap = {
+		.snapshot_id = snapshot_id,
+		.parent_id = parent,
+		.sequence_number = seq,
+		.timestamp_ms = now,
+		.manifest_list = list_uri,
+		.operation = "append",
+		.summary = kv,
+		.summary_count = k,
+		.schema_id = floe_ice_meta_current_schema_id(m),
+	};
+	char prev[PATH_CAP + 64], prev_uri[PATH_CAP + 72], next[PATH_CAP + 64];
+	meta_path(t, t->version, prev, sizeof(prev));
+	snprintf(prev_uri, sizeof(prev_uri), "file://%s", prev);
+	if ((rc = floe_ice_meta_add_snapshot(m, &snap, prev_uri, now, t->opt.max_log)))
+		goto out;
+	floe_buf_reset(&b);
+	if ((rc = floe_ice_meta_write(m, &b)))
+		goto out;
+	meta_path(t, t->version + 1, next, sizeof(next));
+	rc = floe_fs_create_excl(next, b.data, b.len);
+	if (rc == 0) {
+		t->version++;
+		write_hint(t, t->version);
+	} else if (rc == -EEXIST) {
+		floe_fs_unlink(list_path);
+	}
+out:
+	floe_buf_fini(&b);
+	floe_free(t->alloc, entries);
+	floe_ice_manifest_list_free(plist);
+	return rc;
+}
+
+static bool already_committed(struct floe_table *t, int64_t snapshot_id, int64_t commit_seq)
+{
+	return floe_ice_meta_find_snapshot(t->meta, snapshot_id) >= 0 ||
+	       floe_table_committed_seq(t, t->opt.agent_id) >= commit_seq;
+}
+
+int floe_table_commit(struct floe_table *t, struct floe_spool *spool,
+		      struct floe_spool_entry *const *entries, size_t n)
+{
+	if (n == 0)
+		return 0;
+	int64_t commit_seq = (int64_t)entries[n - 1]->seq;
+	struct commit_files cf;
+	memset(&cf, 0, sizeof(cf));
+	int rc = floe_table_refresh(t);
+	if (rc)
+		return rc;
+	if (already_committed(t, -1, commit_seq))
+		return 0;
+
+	int64_t snapshot_id;
+	do {
+		uint64_t r;
+		floe_random_bytes(&r, sizeof(r));
+		snapshot_id = (int64_t)(r & INT64_MAX);
+	} while (snapshot_id == 0 || floe_ice_meta_find_snapshot(t->meta, snapshot_id) >= 0);
+	char commit_uuid[37];
+	floe_uuid4(commit_uuid);
+
+	char manifest[PATH_CAP + 64], manifest_uri[PATH_CAP + 72];
+	int64_t manifest_len = 0;
+	if ((rc = place_files(t, spool, entries, n, &cf)) ||
+	    (rc = write_manifest(t, &cf, snapshot_id, commit_uuid, manifest, sizeof(manifest), &manifest_len)))
+		goto out;
+	snprintf(manifest_uri, sizeof(manifest_uri), "file://%s", manifest);
+
+	unsigned delay_ms = 10;
+	for (unsigned i = 1; i <= t->opt.max_attempts; i++) {
+		if (i > 1) {
+			if ((rc = floe_table_refresh(t)))
+				goto out;
+			if (already_committed(t, snapshot_id, commit_seq)) {
+				rc = 0;
+				goto out;
+			}
+		}
+		rc = attempt(t, &cf, snapshot_id, commit_seq, commit_uuid, i, manifest_uri, manifest_len);
+		if (rc == 0) {
+			floe_info("table: committed snapshot %" PRId64 " (commit-seq %" PRId64 ", %zu files, "
+				  "%" PRId64 " rows) as v%" PRId64,
+				  snapshot_id, commit_seq, cf.n, cf.records, t->version);
+			goto out;
+		}
+		if (rc != -EEXIST)
+			goto out;
+		/* Lost the race: back off with full jitter, then rebuild on the new parent. */
+		uint32_t r;
+		floe_random_bytes(&r, sizeof(r));
+		floe_debug("table: commit attempt %u lost the race, retrying", i);
+		floe_signal_sleep_ms(r % delay_ms + 1);
+		if (delay_ms < 1000)
+			delay_ms *= 2;
+		/* The in-memory metadata was edited by the failed attempt; reload it. */
+		t->version = 0;
+	}
+	rc = FLOE_ECONFLICT;
+out:
+	/* A failed attempt may have edited the loaded metadata: force a reload. */
+	if (rc)
+		t->version = 0;
+	commit_files_fini(t->alloc, &cf);
+	return rc;
+}

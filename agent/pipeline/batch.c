@@ -1,0 +1,298 @@
+/* Batch: partitioned streaming writers into the spool. */
+#include "batch.h"
+
+#include "agent/pipeline/record.h"
+#include "formats/base/alloc.h"
+#include "formats/base/error.h"
+#include "formats/iceberg/transform.h"
+#include "platform/fs.h"
+#include "platform/log.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#define BOUND_CODEPOINTS 16
+
+struct fragment {
+	struct floe_part_key key;
+	struct floe_pq_writer *w;
+	struct floe_file *file;
+	char name[64];
+	int err; /* first sink error */
+};
+
+struct floe_batch {
+	struct floe_alloc *alloc;
+	struct floe_part_spec spec;
+	struct floe_batch_options opt;
+	struct floe_spool *spool;
+	struct fragment *frags;
+	size_t nfrags;
+	uint64_t seq;
+	uint64_t rows;
+	size_t last; /* fragment of the previous record: logs arrive mostly in order */
+};
+
+int floe_batch_new(struct floe_alloc *a, const struct floe_part_spec *spec,
+		   const struct floe_batch_options *opt, struct floe_spool *spool, struct floe_batch **out)
+{
+	struct floe_batch *b = floe_calloc(a, 1, sizeof(*b));
+	if (!b)
+		return FLOE_ENOMEM;
+	b->alloc = a;
+	b->spec = *spec;
+	b->opt = *opt;
+	if (b->opt.max_partitions == 0)
+		b->opt.max_partitions = 8;
+	b->spool = spool;
+	b->frags = floe_calloc(a, b->opt.max_partitions, sizeof(*b->frags));
+	if (!b->frags) {
+		floe_free(a, b);
+		return FLOE_ENOMEM;
+	}
+	*out = b;
+	return 0;
+}
+
+static void drop_fragments(struct floe_batch *b)
+{
+	for (size_t i = 0; i < b->nfrags; i++) {
+		struct fragment *f = &b->frags[i];
+		char path[4200];
+		floe_pq_writer_free(f->w);
+		if (f->file)
+			floe_file_close(f->file);
+		snprintf(path, sizeof(path), "%s/%s.tmp", floe_spool_dir(b->spool), f->name);
+		floe_fs_unlink(path);
+		memset(f, 0, sizeof(*f));
+	}
+	b->nfrags = 0;
+	b->rows = 0;
+	b->last = 0;
+}
+
+void floe_batch_abort(struct floe_batch *b)
+{
+	drop_fragments(b);
+}
+
+void floe_batch_free(struct floe_batch *b)
+{
+	if (!b)
+		return;
+	drop_fragments(b);
+	floe_free(b->alloc, b->frags);
+	floe_free(b->alloc, b);
+}
+
+uint64_t floe_batch_rows(const struct floe_batch *b)
+{
+	return b->rows;
+}
+
+static int sink(void *ctx, const void *data, size_t len)
+{
+	struct fragment *f = ctx;
+	int rc = floe_file_write(f->file, data, len);
+	if (rc && !f->err)
+		f->err = rc;
+	return rc;
+}
+
+static int open_fragment(struct floe_batch *b, const struct floe_part_key *key, struct fragment **out)
+{
+	struct fragment *f = &b->frags[b->nfrags];
+	char path[4200];
+	memset(f, 0, sizeof(*f));
+	floe_part_key_copy(&b->spec, &f->key, key);
+	snprintf(f->name, sizeof(f->name), "%020" PRIu64 "-%zu.parquet", b->seq, b->nfrags);
+	snprintf(path, sizeof(path), "%s/%s.tmp", floe_spool_dir(b->spool), f->name);
+	int rc = floe_file_create(path, &f->file);
+	if (rc)
+		return rc;
+	f->w = floe_pq_writer_new(b->alloc, floe_log_columns(), FLOE_LOG_NCOLS, &b->opt.pq, sink, f, &rc);
+	if (!f->w) {
+		floe_file_close(f->file);
+		floe_fs_unlink(path);
+		f->file = NULL;
+		return rc ? rc : FLOE_ENOMEM;
+	}
+	b->nfrags++;
+	*out = f;
+	return 0;
+}
+
+int floe_batch_add(struct floe_batch *b, uint64_t seq, const struct floe_record *rec)
+{
+	struct floe_part_key key;
+	int rc = floe_part_key_of(&b->spec, rec, &key);
+	if (rc)
+		return rc;
+	if (b->nfrags == 0)
+		b->seq = seq;
+	struct fragment *f = NULL;
+	if (b->nfrags && floe_part_key_equal(&b->spec, &b->frags[b->last].key, &key)) {
+		f = &b->frags[b->last];
+	} else {
+		for (size_t i = 0; i < b->nfrags; i++) {
+			if (floe_part_key_equal(&b->spec, &b->frags[i].key, &key)) {
+				f = &b->frags[i];
+				break;
+			}
+		}
+	}
+	if (!f) {
+		if (b->nfrags == b->opt.max_partitions)
+			return 2;
+		if ((rc = open_fragment(b, &key, &f)))
+			return rc;
+	}
+	b->last = (size_t)(f - b->frags);
+	struct floe_pq_value row[FLOE_LOG_NCOLS];
+	floe_record_to_row(rec, row);
+	if ((rc = floe_pq_writer_add_row(f->w, row)))
+		return f->err ? f->err : rc;
+	b->rows++;
+	uint64_t size = floe_pq_writer_written(f->w) + floe_pq_writer_buffered(f->w);
+	return size >= b->opt.target_file_size ? 1 : 0;
+}
+
+/* Appends one metric, copying bounds; strings are truncated as Iceberg's truncate(16). */
+static int add_metric(struct floe_alloc *a, const struct floe_pq_leaf_stats *s, bool is_string,
+		      struct floe_ice_column_metrics *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->field_id = s->field_id;
+	m->column_size = (int64_t)s->compressed_size;
+	m->value_count = (int64_t)s->value_count;
+	m->null_count = (int64_t)s->null_count;
+	/* Map keys and values get counts only, as Java's writers do. */
+	if (!s->has_min_max || s->field_id > FLOE_LOG_NCOLS)
+		return 0;
+	size_t lo_len = s->min_len, hi_len = s->max_len;
+	const uint8_t *hi_src = s->max;
+	char upper[4 * BOUND_CODEPOINTS + 4];
+	if (is_string) {
+		lo_len = floe_ice_truncate_lower((const char *)s->min, s->min_len, BOUND_CODEPOINTS);
+		size_t u = floe_ice_truncate_upper((const char *)s->max, s->max_len, BOUND_CODEPOINTS,
+						   upper, sizeof(upper));
+		if (u > 0) {
+			hi_src = (const uint8_t *)upper;
+			hi_len = u;
+		} else if (floe_ice_truncate_lower((const char *)s->max, s->max_len, BOUND_CODEPOINTS) <
+			   s->max_len) {
+			/* Longer than 16 code points and no upper bound exists: omit bounds. */
+			return 0;
+		}
+	}
+	uint8_t *lo = floe_malloc(a, lo_len + 1), *hi = floe_malloc(a, hi_len + 1);
+	if (!lo || !hi) {
+		floe_free(a, lo);
+		floe_free(a, hi);
+		return FLOE_ENOMEM;
+	}
+	memcpy(lo, s->min, lo_len);
+	memcpy(hi, hi_src, hi_len);
+	m->lower = lo;
+	m->lower_len = lo_len;
+	m->upper = hi;
+	m->upper_len = hi_len;
+	m->has_bounds = true;
+	return 0;
+}
+
+int floe_batch_metrics(struct floe_alloc *a, const struct floe_pq_writer *w,
+		       struct floe_ice_column_metrics **out, size_t *n)
+{
+	size_t count;
+	const struct floe_pq_leaf_stats *st = floe_pq_writer_stats(w, &count);
+	struct floe_ice_column_metrics *m = floe_calloc(a, count ? count : 1, sizeof(*m));
+	if (!m)
+		return FLOE_ENOMEM;
+	const struct floe_pq_column *cols = floe_log_columns();
+	for (size_t i = 0; i < count; i++) {
+		bool is_string = false;
+		for (size_t c = 0; c < FLOE_LOG_NCOLS; c++)
+			if (cols[c].field_id == st[i].field_id)
+				is_string = cols[c].kind == FLOE_PQ_STRING;
+		int rc = add_metric(a, &st[i], is_string, &m[i]);
+		if (rc) {
+			for (size_t k = 0; k < i; k++) {
+				floe_free(a, (void *)m[k].lower);
+				floe_free(a, (void *)m[k].upper);
+			}
+			floe_free(a, m);
+			return rc;
+		}
+	}
+	*out = m;
+	*n = count;
+	return 0;
+}
+
+static int finish_fragment(struct floe_batch *b, struct fragment *f, struct floe_spool_file *sf)
+{
+	char tmp[4200], path[4200];
+	int rc = floe_pq_writer_finish(f->w);
+	if (rc)
+		return f->err ? f->err : rc;
+	if ((rc = floe_file_sync(f->file)))
+		return rc;
+	rc = floe_file_close(f->file);
+	f->file = NULL;
+	if (rc)
+		return rc;
+	snprintf(tmp, sizeof(tmp), "%s/%s.tmp", floe_spool_dir(b->spool), f->name);
+	snprintf(path, sizeof(path), "%s/%s", floe_spool_dir(b->spool), f->name);
+	if ((rc = floe_fs_rename(tmp, path)))
+		return rc;
+	if (!(sf->name = floe_strdup(b->alloc, f->name)))
+		return FLOE_ENOMEM;
+	sf->records = (int64_t)floe_pq_writer_rows(f->w);
+	sf->size = (int64_t)floe_pq_writer_file_size(f->w);
+	floe_part_key_copy(&b->spec, &sf->key, &f->key);
+	if ((rc = floe_batch_metrics(b->alloc, f->w, &sf->metrics, &sf->nmetrics)))
+		return rc;
+	size_t nsplits;
+	const int64_t *splits = floe_pq_writer_row_group_offsets(f->w, &nsplits);
+	if (!(sf->splits = floe_calloc(b->alloc, nsplits ? nsplits : 1, sizeof(int64_t))))
+		return FLOE_ENOMEM;
+	memcpy(sf->splits, splits, nsplits * sizeof(int64_t));
+	sf->nsplits = nsplits;
+	return 0;
+}
+
+int floe_batch_seal(struct floe_batch *b, int64_t now_us, const uint8_t *positions, size_t positions_len)
+{
+	struct floe_spool_entry e;
+	memset(&e, 0, sizeof(e));
+	int rc = FLOE_ENOMEM;
+	e.seq = b->seq;
+	e.created_us = now_us;
+	e.positions = (uint8_t *)positions;
+	e.positions_len = positions_len;
+	e.nfiles = b->nfrags;
+	if (!(e.files = floe_calloc(b->alloc, b->nfrags ? b->nfrags : 1, sizeof(*e.files))))
+		goto out;
+	for (size_t i = 0; i < b->nfrags; i++) {
+		if ((rc = finish_fragment(b, &b->frags[i], &e.files[i])))
+			goto out;
+		e.replaced_utf8 += floe_pq_writer_replaced(b->frags[i].w);
+	}
+	rc = floe_spool_write_entry(b->spool, &e);
+out:
+	if (rc) {
+		floe_error("batch: sealing spool entry %" PRIu64 " failed: %s", e.seq, floe_strerror(rc));
+		for (size_t i = 0; i < b->nfrags; i++) {
+			char path[4200];
+			snprintf(path, sizeof(path), "%s/%s", floe_spool_dir(b->spool), b->frags[i].name);
+			floe_fs_unlink(path);
+		}
+	}
+	/* The entry struct borrowed the positions; detach them before freeing. */
+	e.positions = NULL;
+	floe_spool_entry_fini(b->spool, &e);
+	drop_fragments(b);
+	return rc;
+}

@@ -1,0 +1,50 @@
+/* The batch: records of the logs table on their way to the spool. One streaming Parquet
+ * writer per partition value writes straight into a temporary spool file, so memory is
+ * bounded by the writers' open row groups, not by the batch. Sealing finishes every
+ * writer, makes the files durable, and writes the spool entry that records them with
+ * the input positions they cover. */
+#ifndef FLOE_BATCH_H
+#define FLOE_BATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent/lake/partition.h"
+#include "agent/lake/spool.h"
+#include "formats/parquet/writer.h"
+
+struct floe_alloc;
+struct floe_record;
+
+struct floe_batch_options {
+	struct floe_pq_options pq;  /* codec, level, sizes; kv and created_by borrowed */
+	uint64_t target_file_size;  /* a file this large asks for a seal */
+	size_t max_partitions;      /* open writers at most; one more asks for a seal */
+};
+
+struct floe_batch;
+
+int floe_batch_new(struct floe_alloc *a, const struct floe_part_spec *spec,
+		   const struct floe_batch_options *opt, struct floe_spool *spool, struct floe_batch **out);
+void floe_batch_free(struct floe_batch *b);
+
+/* Adds a record to the batch that will become spool entry seq (fixed by the first add
+ * after a seal). Returns 0 (added), 1 (added, and a file reached its target size: seal
+ * before the next add), 2 (NOT added: every partition slot is taken and rec needs a new
+ * one; seal, then add it again), or a negative error (rec not added). */
+int floe_batch_add(struct floe_batch *b, uint64_t seq, const struct floe_record *rec);
+uint64_t floe_batch_rows(const struct floe_batch *b);
+/* Finishes the files and writes the spool entry (seq, positions). Afterwards the batch
+ * is empty. On error the batch's files are removed and the batch is empty; the caller
+ * must re-read its input from the last durable positions. */
+int floe_batch_seal(struct floe_batch *b, int64_t now_us, const uint8_t *positions, size_t positions_len);
+/* Drops everything not yet sealed (temporary files removed). */
+void floe_batch_abort(struct floe_batch *b);
+
+/* Converts a writer's leaf statistics into Iceberg column metrics with string bounds
+ * truncated to 16 code points (Iceberg's default truncate(16)); bounds are allocated
+ * from a. */
+int floe_batch_metrics(struct floe_alloc *a, const struct floe_pq_writer *w,
+		       struct floe_ice_column_metrics **out, size_t *n);
+
+#endif

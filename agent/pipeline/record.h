@@ -1,0 +1,64 @@
+/* The raw log record and the `logs` table schema (ARCHITECTURE.md "Tables"): Parquet
+ * column declarations, Iceberg schema fields with their fixed ids, and the mapping of a
+ * record onto one Parquet row. A record only borrows its bytes. */
+#ifndef FLOE_RECORD_H
+#define FLOE_RECORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "formats/iceberg/metadata.h"
+#include "formats/parquet/writer.h"
+
+#define FLOE_LOG_NCOLS 12
+#define FLOE_LOG_LAST_COLUMN_ID 14
+
+/* Field ids of the columns used by partitioning and checks. */
+enum {
+	FLOE_COL_TS = 1,
+	FLOE_COL_RECEIVED_AT = 2,
+	FLOE_COL_HOST = 3,
+	FLOE_COL_SOURCE = 4,
+	FLOE_COL_OFFSET = 5,
+	FLOE_COL_APP = 8,
+	FLOE_COL_MESSAGE = 11,
+	FLOE_COL_ATTRS = 12,
+};
+
+struct floe_str {
+	const char *p;
+	size_t len;
+};
+
+struct floe_record {
+	int64_t ts;          /* event time, µs since the epoch, UTC */
+	int64_t received_at; /* µs */
+	struct floe_str host;
+	struct floe_str source;
+	bool has_offset;
+	int64_t offset;
+	bool has_facility, has_severity;
+	int32_t facility, severity;
+	struct floe_str app, proc_id, msg_id; /* p == NULL means null */
+	struct floe_str message;
+	/* Attributes: nattrs pairs; values may be NULL (null value). */
+	size_t nattrs;
+	const char *const *attr_keys;
+	const size_t *attr_key_lens;
+	const char *const *attr_vals;
+	const size_t *attr_val_lens;
+};
+
+/* The Parquet columns of the logs table, in field order. */
+const struct floe_pq_column *floe_log_columns(void);
+/* The Iceberg schema fields of the logs table (for creating a table). */
+const struct floe_ice_field *floe_log_fields(size_t *n);
+/* Fills values[FLOE_LOG_NCOLS] from rec (borrowing rec's bytes). */
+void floe_record_to_row(const struct floe_record *rec, struct floe_pq_value *values);
+/* Checks that an existing table's current schema can take floe's rows: every floe
+ * column exists with the same id, name-independent, same type, and a column floe may
+ * leave null is not required. Writes a reason to why on failure (FLOE_ESCHEMA). */
+int floe_log_schema_check(const struct floe_ice_meta *m, char *why, size_t cap);
+
+#endif

@@ -1,0 +1,550 @@
+/* The agent's main loop and its crash recovery. */
+#include "runner.h"
+
+#include "agent/config/config.h"
+#include "agent/input/checkpoint.h"
+#include "agent/input/tail.h"
+#include "agent/lake/partition.h"
+#include "agent/lake/spool.h"
+#include "agent/lake/table.h"
+#include "agent/pipeline/batch.h"
+#include "agent/pipeline/record.h"
+#include "formats/base/alloc.h"
+#include "formats/base/buf.h"
+#include "formats/base/error.h"
+#include "formats/base/hex.h"
+#include "formats/json/json.h"
+#include "platform/clock.h"
+#include "platform/fs.h"
+#include "platform/log.h"
+#include "platform/path.h"
+#include "platform/signal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#define READ_BUDGET (1u << 20)      /* bytes per read pass before checking timers */
+#define POSITIONS_MAX (64u << 20)
+#define COMMIT_MAX_ENTRIES 256      /* spool entries per snapshot */
+#define IDLE_SLEEP_MS 200
+#define RESCAN_MS 2000
+#define CHECKPOINT_VERSION 1
+
+struct floe_runner {
+	const struct floe_config *cfg;
+	struct floe_alloc alloc;
+	char host[256];
+	char warehouse[4096];
+	char state_dir[4096];
+	char checkpoint_path[4200];
+	struct floe_table *table;
+	struct floe_spool *spool;
+	struct floe_batch *batch;
+	struct floe_tail **tails;
+	size_t ntails;
+	uint64_t next_seq;      /* sequence of the batch being built */
+	int64_t read_us;        /* receive time of the lines being read */
+	bool seal_needed;       /* the batch asked to be sealed */
+	bool line_refused;      /* the batch could not take the current line */
+	int add_error;
+	struct floe_runner_stats stats;
+	char pq_created_by[64];
+};
+
+/* Input positions of every tail, concatenated as (u32 length, blob) pairs. */
+static int collect_positions(struct floe_runner *r, struct floe_buf *out)
+{
+	struct floe_buf one;
+	floe_buf_init(&one, &r->alloc, POSITIONS_MAX);
+	int rc = floe_buf_put_le32(out, (uint32_t)r->ntails);
+	for (size_t i = 0; i < r->ntails && rc == 0; i++) {
+		floe_buf_reset(&one);
+		if ((rc = floe_tail_positions(r->tails[i], &one)))
+			break;
+		if ((rc = floe_buf_put_le32(out, (uint32_t)one.len)) == 0)
+			rc = floe_buf_append(out, one.data, one.len);
+	}
+	floe_buf_fini(&one);
+	return rc;
+}
+
+static uint32_t le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* Restores every tail from collect_positions' format. A blob saved with another number
+ * of inputs restores the inputs it still has in order: the configuration changed. */
+static int restore_positions(struct floe_runner *r, const uint8_t *p, size_t len)
+{
+	if (len < 4)
+		return FLOE_ECORRUPT;
+	uint32_t n = le32(p);
+	size_t off = 4;
+	for (uint32_t i = 0; i < n; i++) {
+		if (len - off < 4)
+			return FLOE_ECORRUPT;
+		uint32_t l = le32(p + off);
+		off += 4;
+		if (l > len - off)
+			return FLOE_ECORRUPT;
+		if (i < r->ntails) {
+			int rc = floe_tail_restore(r->tails[i], p + off, l);
+			if (rc)
+				return rc;
+		}
+		off += l;
+	}
+	if (n != r->ntails)
+		floe_warn("runner: the checkpoint has %u inputs, the configuration %zu", n, r->ntails);
+	return 0;
+}
+
+static int save_checkpoint(struct floe_runner *r, uint64_t last_seq, const uint8_t *pos, size_t len)
+{
+	struct floe_buf b;
+	floe_buf_init(&b, &r->alloc, 2 * POSITIONS_MAX + 4096);
+	int rc = floe_buf_printf(&b, "{\"version\":%d,\"agent_id\":", CHECKPOINT_VERSION);
+	if (rc == 0)
+		rc = floe_json_write_str(&b, r->cfg->agent.id, strlen(r->cfg->agent.id));
+	if (rc == 0)
+		rc = floe_buf_printf(&b, ",\"last_seq\":%" PRIu64 ",\"positions\":\"", last_seq);
+	if (rc == 0)
+		rc = floe_hex_put(&b, pos, len);
+	if (rc == 0)
+		rc = floe_buf_puts(&b, "\"}");
+	if (rc == 0)
+		rc = floe_checkpoint_save(r->checkpoint_path, b.data, b.len);
+	floe_buf_fini(&b);
+	return rc;
+}
+
+/* Loads the checkpoint: *last_seq (0 when there is none) and the positions (NULL). */
+static int load_checkpoint(struct floe_runner *r, uint64_t *last_seq, uint8_t **pos, size_t *len)
+{
+	uint8_t *blob = NULL;
+	size_t blen = 0;
+	struct floe_json_doc *doc = NULL;
+	*last_seq = 0;
+	*pos = NULL;
+	*len = 0;
+	int rc = floe_checkpoint_load(&r->alloc, r->checkpoint_path, &blob, &blen);
+	if (rc == -ENOENT)
+		return 0;
+	if (rc)
+		return rc;
+	rc = floe_json_parse(&r->alloc, (const char *)blob, blen, 2 * POSITIONS_MAX + 4096, &doc, NULL);
+	if (rc == 0) {
+		const struct floe_json *root = floe_json_root(doc);
+		int64_t version, seq;
+		const char *hex, *agent;
+		if (floe_json_get_int(root, "version", &version) || version != CHECKPOINT_VERSION ||
+		    floe_json_get_int(root, "last_seq", &seq) || seq < 0 ||
+		    floe_json_get_str(root, "agent_id", &agent) || floe_json_get_str(root, "positions", &hex)) {
+			rc = FLOE_ECORRUPT;
+		} else if (strcmp(agent, r->cfg->agent.id) != 0) {
+			floe_warn("runner: the checkpoint belongs to agent %s, not %s: starting over", agent,
+				  r->cfg->agent.id);
+		} else {
+			*last_seq = (uint64_t)seq;
+			rc = floe_hex_decode(&r->alloc, hex, strlen(hex), pos, len);
+		}
+	}
+	floe_json_doc_free(doc);
+	floe_free(&r->alloc, blob);
+	return rc;
+}
+
+/* Start-up: drop spool entries that the table already holds, find the newest durable
+ * positions (the checkpoint, or a newer seal in the spool) and the next sequence. */
+static int recover(struct floe_runner *r)
+{
+	uint64_t ck_seq;
+	uint8_t *pos = NULL;
+	size_t pos_len = 0;
+	uint64_t *seqs = NULL;
+	size_t n = 0;
+	int rc = load_checkpoint(r, &ck_seq, &pos, &pos_len);
+	if (rc) {
+		floe_error("runner: checkpoint %s: %s", r->checkpoint_path, floe_strerror(rc));
+		return rc;
+	}
+	int64_t committed = floe_table_committed_seq(r->table, r->cfg->agent.id);
+	uint64_t max_seq = ck_seq;
+	if (committed > 0 && (uint64_t)committed > max_seq)
+		max_seq = (uint64_t)committed;
+	if ((rc = floe_spool_list(r->spool, &seqs, &n)))
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		struct floe_spool_entry *e = NULL;
+		rc = floe_spool_load(r->spool, seqs[i], &e);
+		if (rc == FLOE_ECORRUPT) {
+			floe_spool_quarantine(r->spool, seqs[i]);
+			continue;
+		}
+		if (rc)
+			goto out;
+		if (seqs[i] > ck_seq) {
+			/* A seal newer than the checkpoint (a crash came between the two writes):
+			 * its positions are newer. Entries are in order, so the last one wins. */
+			floe_free(&r->alloc, pos);
+			pos = e->positions;
+			pos_len = e->positions_len;
+			e->positions = NULL;
+			e->positions_len = 0;
+		}
+		if (seqs[i] > max_seq)
+			max_seq = seqs[i];
+		if (committed >= 0 && seqs[i] <= (uint64_t)committed) {
+			floe_info("runner: spool entry %" PRIu64 " is already in the table", seqs[i]);
+			rc = floe_spool_remove(r->spool, e);
+		}
+		floe_spool_entry_free(r->spool, e);
+		if (rc)
+			goto out;
+	}
+	if (pos && (rc = restore_positions(r, pos, pos_len))) {
+		floe_error("runner: input positions are unreadable: %s", floe_strerror(rc));
+		goto out;
+	}
+	r->next_seq = max_seq + 1;
+	floe_info("runner: recovered: next seal %" PRIu64 ", table holds commits up to %" PRId64
+		  ", %zu spool entries", r->next_seq, committed, n);
+out:
+	floe_free(&r->alloc, seqs);
+	floe_free(&r->alloc, pos);
+	return rc;
+}
+
+static enum floe_pq_codec codec_of(enum floe_codec c)
+{
+	switch (c) {
+	case FLOE_CODEC_LZ4_RAW:
+		return FLOE_PQ_LZ4_RAW;
+	case FLOE_CODEC_UNCOMPRESSED:
+		return FLOE_PQ_UNCOMPRESSED;
+	default:
+		return FLOE_PQ_ZSTD;
+	}
+}
+
+int floe_runner_new(const struct floe_config *cfg, struct floe_runner **out, char *why, size_t cap)
+{
+	/* The runner struct itself lives outside the budget it manages. */
+	struct floe_runner *r = floe_calloc(NULL, 1, sizeof(*r));
+	if (!r)
+		return FLOE_ENOMEM;
+	r->cfg = cfg;
+	floe_alloc_init(&r->alloc, cfg->agent.memory_limit);
+	int rc = floe_hostname(r->host, sizeof(r->host));
+	if (rc)
+		snprintf(r->host, sizeof(r->host), "%s", cfg->agent.id);
+	snprintf(r->pq_created_by, sizeof(r->pq_created_by), "floe version %s", FLOE_VERSION);
+
+	char tmp[4096];
+	if ((rc = floe_path_from_uri(cfg->lake.warehouse, tmp, sizeof(tmp))) ||
+	    (rc = floe_path_absolute(tmp, r->warehouse, sizeof(r->warehouse))) ||
+	    (rc = floe_path_absolute(cfg->agent.state_dir, r->state_dir, sizeof(r->state_dir)))) {
+		snprintf(why, cap, "bad path: %s", floe_strerror(rc));
+		goto err;
+	}
+	snprintf(r->checkpoint_path, sizeof(r->checkpoint_path), "%s/checkpoint", r->state_dir);
+	if ((rc = floe_fs_mkdirs(r->state_dir))) {
+		snprintf(why, cap, "cannot create state_dir %s: %s", r->state_dir, floe_strerror(rc));
+		goto err;
+	}
+	if ((rc = floe_fs_mkdirs(r->warehouse))) {
+		snprintf(why, cap, "cannot create warehouse %s: %s", r->warehouse, floe_strerror(rc));
+		goto err;
+	}
+	struct floe_part_spec spec;
+	if ((rc = floe_part_spec_from_config(&spec, cfg->logs.partition_by, cfg->logs.npartition_by, why, cap)))
+		goto err;
+	struct floe_table_options topt = {
+		.warehouse = r->warehouse,
+		.namespace = cfg->lake.namespace,
+		.name = cfg->logs.name,
+		.spec = &spec,
+		.agent_id = cfg->agent.id,
+	};
+	if ((rc = floe_table_open(&r->alloc, &topt, &r->table, why, cap))) {
+		if (!why[0])
+			snprintf(why, cap, "cannot open table %s/%s/%s: %s", r->warehouse, cfg->lake.namespace,
+				 cfg->logs.name, floe_strerror(rc));
+		goto err;
+	}
+	if ((rc = floe_fmt(tmp, sizeof(tmp), "%s/spool", r->state_dir)) ||
+	    (rc = floe_spool_open(&r->alloc, tmp, floe_table_spec(r->table), &r->spool))) {
+		snprintf(why, cap, "cannot open spool %s: %s", tmp, floe_strerror(rc));
+		goto err;
+	}
+
+	/* Memory: the writers' open row groups are the big consumer; give them a quarter of
+	 * the budget between them. */
+	struct floe_batch_options bopt;
+	memset(&bopt, 0, sizeof(bopt));
+	bopt.max_partitions = 4;
+	bopt.target_file_size = cfg->logs.target_file_size;
+	bopt.pq.codec = codec_of(cfg->logs.codec);
+	bopt.pq.zstd_level = cfg->logs.zstd_level;
+	bopt.pq.created_by = r->pq_created_by;
+	uint64_t rg = cfg->agent.memory_limit / 4 / bopt.max_partitions;
+	bopt.pq.row_group_size = (size_t)(cfg->logs.row_group_size < rg ? cfg->logs.row_group_size : rg);
+	bopt.pq.page_size = 256u << 10;
+	bopt.pq.dictionary_cap = 256u << 10;
+	if ((rc = floe_batch_new(&r->alloc, floe_table_spec(r->table), &bopt, r->spool, &r->batch))) {
+		snprintf(why, cap, "cannot allocate the batch: %s", floe_strerror(rc));
+		goto err;
+	}
+
+	r->tails = floe_calloc(&r->alloc, cfg->ninputs ? cfg->ninputs : 1, sizeof(*r->tails));
+	if (!r->tails) {
+		rc = FLOE_ENOMEM;
+		goto err;
+	}
+	for (size_t i = 0; i < cfg->ninputs; i++) {
+		const struct floe_config_input *in = &cfg->inputs[i];
+		struct floe_tail_options to = {
+			.paths = (const char *const *)in->paths,
+			.npaths = in->npaths,
+			.exclude = (const char *const *)in->exclude,
+			.nexclude = in->nexclude,
+			.start_at_end = in->start_at_end,
+			.max_line_bytes = (size_t)in->max_line_bytes,
+			.read_chunk = 64u << 10,
+		};
+		r->tails[i] = floe_tail_new(&r->alloc, &to, &rc);
+		if (!r->tails[i]) {
+			snprintf(why, cap, "input %zu (line %d): %s", i + 1, in->line, floe_strerror(rc));
+			goto err;
+		}
+		r->ntails++;
+	}
+	if ((rc = recover(r))) {
+		snprintf(why, cap, "recovery failed: %s", floe_strerror(rc));
+		goto err;
+	}
+	*out = r;
+	return 0;
+err:
+	floe_runner_free(r);
+	return rc ? rc : FLOE_EINVAL;
+}
+
+void floe_runner_free(struct floe_runner *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->ntails; i++)
+		floe_tail_free(r->tails[i]);
+	floe_free(&r->alloc, r->tails);
+	floe_batch_free(r->batch);
+	floe_spool_free(r->spool);
+	floe_table_free(r->table);
+	floe_free(NULL, r);
+}
+
+void floe_runner_get_stats(const struct floe_runner *r, struct floe_runner_stats *out)
+{
+	*out = r->stats;
+}
+
+/* A line from a tail becomes a record in the batch. Returning a negative code leaves
+ * the line unconsumed in the tail, to be read again after the seal. */
+static int on_line(void *ctx, const struct floe_tail_line *line)
+{
+	struct floe_runner *r = ctx;
+	struct floe_record rec;
+	memset(&rec, 0, sizeof(rec));
+	rec.ts = r->read_us;
+	rec.received_at = r->read_us;
+	rec.host.p = r->host;
+	rec.host.len = strlen(r->host);
+	rec.source.p = line->path;
+	rec.source.len = strlen(line->path);
+	rec.has_offset = true;
+	rec.offset = (int64_t)line->offset;
+	rec.message.p = line->data;
+	rec.message.len = line->len;
+	int rc = floe_batch_add(r->batch, r->next_seq, &rec);
+	if (rc == FLOE_ENOMEM && floe_batch_rows(r->batch) > 0)
+		rc = 2; /* out of budget: seal what we have, then retry this line */
+	if (rc == 2) {
+		r->line_refused = true;
+		r->seal_needed = true;
+		return FLOE_ELIMIT;
+	}
+	if (rc < 0) {
+		r->add_error = rc;
+		return rc;
+	}
+	r->stats.lines++;
+	if (rc == 1) {
+		r->seal_needed = true;
+		return 1;
+	}
+	return 0;
+}
+
+static int seal(struct floe_runner *r)
+{
+	if (floe_batch_rows(r->batch) == 0)
+		return 0;
+	struct floe_buf pos;
+	floe_buf_init(&pos, &r->alloc, POSITIONS_MAX);
+	int rc = collect_positions(r, &pos);
+	if (rc == 0)
+		rc = floe_batch_seal(r->batch, floe_clock_now_us(), pos.data, pos.len);
+	if (rc == 0) {
+		uint64_t seq = r->next_seq++;
+		r->stats.seals++;
+		/* The entry is durable and holds the positions too; the checkpoint must be
+		 * written before a commit may remove the entry, so a failure here stops the
+		 * agent (a restart recovers the positions from the entry). */
+		rc = save_checkpoint(r, seq, pos.data, pos.len);
+		if (rc)
+			floe_error("runner: checkpoint write failed: %s", floe_strerror(rc));
+	}
+	floe_buf_fini(&pos);
+	r->seal_needed = false;
+	return rc;
+}
+
+/* Commits spool entries in order, at most COMMIT_MAX_ENTRIES per snapshot. */
+static int commit(struct floe_runner *r)
+{
+	uint64_t *seqs = NULL;
+	size_t n = 0;
+	int rc = floe_spool_list(r->spool, &seqs, &n);
+	if (rc)
+		return rc;
+	size_t done = 0;
+	while (done < n && rc == 0) {
+		size_t k = n - done < COMMIT_MAX_ENTRIES ? n - done : COMMIT_MAX_ENTRIES;
+		struct floe_spool_entry **es = floe_calloc(&r->alloc, k, sizeof(*es));
+		if (!es) {
+			rc = FLOE_ENOMEM;
+			break;
+		}
+		size_t loaded = 0;
+		for (; loaded < k; loaded++) {
+			rc = floe_spool_load(r->spool, seqs[done + loaded], &es[loaded]);
+			if (rc == FLOE_ECORRUPT) {
+				floe_spool_quarantine(r->spool, seqs[done + loaded]);
+				rc = 0;
+				es[loaded] = NULL;
+				break;
+			}
+			if (rc)
+				break;
+		}
+		if (rc == 0 && loaded > 0)
+			rc = floe_table_commit(r->table, r->spool, es, loaded);
+		for (size_t i = 0; i < loaded; i++) {
+			if (rc == 0) {
+				for (size_t f = 0; f < es[i]->nfiles; f++)
+					r->stats.rows_committed += (uint64_t)es[i]->files[f].records;
+				r->stats.replaced_utf8 += es[i]->replaced_utf8;
+				int rm = floe_spool_remove(r->spool, es[i]);
+				if (rm)
+					floe_warn("runner: removing committed spool entry %" PRIu64 ": %s",
+						  es[i]->seq, floe_strerror(rm));
+			}
+			floe_spool_entry_free(r->spool, es[i]);
+		}
+		floe_free(&r->alloc, es);
+		if (rc == 0 && loaded > 0)
+			r->stats.commits++;
+		/* A quarantined entry counts as handled. */
+		done += loaded + (loaded < k && rc == 0 ? 1 : 0);
+	}
+	floe_free(&r->alloc, seqs);
+	if (rc)
+		floe_error("runner: commit failed: %s (the spool keeps the data; retrying later)",
+			   floe_strerror(rc));
+	return rc;
+}
+
+/* One read pass over every input. *progress gets the bytes consumed. */
+static int read_inputs(struct floe_runner *r, size_t *progress)
+{
+	*progress = 0;
+	r->read_us = floe_clock_now_us();
+	for (size_t i = 0; i < r->ntails; i++) {
+		size_t got = 0;
+		r->line_refused = false;
+		int rc = floe_tail_read(r->tails[i], READ_BUDGET, on_line, r, &got);
+		*progress += got;
+		if (rc < 0 && !r->line_refused) {
+			floe_error("runner: reading input %zu: %s", i + 1,
+				   floe_strerror(r->add_error ? r->add_error : rc));
+			return r->add_error ? r->add_error : rc;
+		}
+		if (r->seal_needed) {
+			if ((rc = seal(r)))
+				return rc;
+			*progress += 1; /* there is more to read */
+		}
+	}
+	return 0;
+}
+
+int floe_runner_run(struct floe_runner *r, bool once)
+{
+	int rc = 0;
+	for (size_t i = 0; i < r->ntails; i++) {
+		if ((rc = floe_tail_scan(r->tails[i]))) {
+			floe_error("runner: scanning input %zu: %s", i + 1, floe_strerror(rc));
+			return rc;
+		}
+	}
+	/* Entries left by an earlier run go in first. */
+	int crc = commit(r);
+	if (crc && once)
+		return crc;
+	int64_t interval_us = (int64_t)r->cfg->logs.commit_interval_ms * 1000;
+	int64_t last_commit = floe_clock_mono_ns() / 1000;
+	int64_t last_scan = last_commit;
+	for (;;) {
+		size_t progress;
+		if ((rc = read_inputs(r, &progress)))
+			break;
+		bool stop = floe_signal_stop_requested();
+		if (once && progress == 0) {
+			for (size_t i = 0; i < r->ntails && rc == 0; i++) {
+				rc = floe_tail_flush_partial(r->tails[i], on_line, r);
+				if (rc < 0 && r->line_refused) {
+					/* The batch was full: seal and flush again. */
+					if ((rc = seal(r)) == 0)
+						rc = floe_tail_flush_partial(r->tails[i], on_line, r);
+				}
+			}
+			if (rc < 0)
+				break;
+			stop = true;
+		}
+		int64_t now = floe_clock_mono_ns() / 1000;
+		if (stop || now - last_commit >= interval_us) {
+			if ((rc = seal(r)))
+				break;
+			rc = commit(r);
+			last_commit = now;
+			if (stop)
+				break;
+			if (rc && !once)
+				rc = 0; /* the spool keeps it; next interval retries */
+		}
+		if (!once && now - last_scan >= (int64_t)RESCAN_MS * 1000) {
+			for (size_t i = 0; i < r->ntails; i++)
+				floe_tail_scan(r->tails[i]);
+			last_scan = now;
+		}
+		if (progress == 0 && !once)
+			floe_signal_sleep_ms(IDLE_SLEEP_MS);
+	}
+	if (rc)
+		floe_batch_abort(r->batch);
+	return rc;
+}

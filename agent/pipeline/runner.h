@@ -1,0 +1,32 @@
+/* The runner: one agent's pipeline from its inputs to its table. It recovers on start
+ * (commits left in the spool, input positions from the newest durable seal), then loops:
+ * read lines, add them to the batch, seal the batch into the spool, commit the spool to
+ * the table on the commit interval, and advance the checkpoint only after a seal is
+ * durable. With once set it reads what is there, commits it and returns. */
+#ifndef FLOE_RUNNER_H
+#define FLOE_RUNNER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct floe_config;
+struct floe_runner;
+
+struct floe_runner_stats {
+	uint64_t lines;
+	uint64_t seals;
+	uint64_t commits;
+	uint64_t rows_committed;
+	uint64_t replaced_utf8;
+};
+
+/* Opens the table, the spool and the inputs. cfg is borrowed and must outlive the
+ * runner. On failure why holds a message for the operator. */
+int floe_runner_new(const struct floe_config *cfg, struct floe_runner **out, char *why, size_t cap);
+void floe_runner_free(struct floe_runner *r);
+/* Runs until a stop signal (or, with once, until the inputs are drained and committed). */
+int floe_runner_run(struct floe_runner *r, bool once);
+void floe_runner_get_stats(const struct floe_runner *r, struct floe_runner_stats *out);
+
+#endif

@@ -1,0 +1,15 @@
+/* Termination signals (SIGINT, SIGTERM) become a flag the run loop polls, so the agent
+ * seals, commits and exits cleanly instead of dying mid-write. */
+#ifndef FLOE_SIGNAL_H
+#define FLOE_SIGNAL_H
+
+#include <stdbool.h>
+
+/* Installs the handlers and ignores SIGPIPE. */
+int floe_signal_install(void);
+/* True once SIGINT or SIGTERM has arrived. */
+bool floe_signal_stop_requested(void);
+/* Sleeps up to ms milliseconds, returning early when a stop is requested. */
+void floe_signal_sleep_ms(unsigned ms);
+
+#endif
