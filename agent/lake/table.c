@@ -9,6 +9,7 @@
 #include "formats/iceberg/metadata.h"
 #include "formats/json/json.h"
 #include "platform/clock.h"
+#include "platform/crash.h"
 #include "platform/fs.h"
 #include "platform/log.h"
 #include "platform/path.h"
@@ -669,6 +670,7 @@ static int attempt(struct floe_table *t, const struct commit_files *cf, int64_t 
 	meta_path(t, t->version + 1, next, sizeof(next));
 	rc = floe_fs_create_excl(next, b.data, b.len);
 	if (rc == 0) {
+		floe_crashpoint("commit-after-metadata");
 		t->version++;
 		write_hint(t, t->version);
 	} else if (rc == -EEXIST) {
@@ -716,6 +718,7 @@ int floe_table_commit(struct floe_table *t, struct floe_spool *spool,
 	    (rc = write_manifest(t, &cf, snapshot_id, commit_uuid, manifest, sizeof(manifest), &manifest_len)))
 		goto out;
 	snprintf(manifest_uri, sizeof(manifest_uri), "file://%s", manifest);
+	floe_crashpoint("commit-after-manifest");
 
 	unsigned delay_ms = 10;
 	for (unsigned i = 1; i <= t->opt.max_attempts; i++) {

@@ -5,6 +5,7 @@
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
 #include "formats/iceberg/transform.h"
+#include "platform/crash.h"
 #include "platform/fs.h"
 #include "platform/log.h"
 
@@ -280,6 +281,7 @@ int floe_batch_seal(struct floe_batch *b, int64_t now_us, const uint8_t *positio
 			goto out;
 		e.replaced_utf8 += floe_pq_writer_replaced(b->frags[i].w);
 	}
+	floe_crashpoint("seal-before-entry");
 	rc = floe_spool_write_entry(b->spool, &e);
 out:
 	if (rc) {

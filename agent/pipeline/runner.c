@@ -15,6 +15,7 @@
 #include "formats/base/hex.h"
 #include "formats/json/json.h"
 #include "platform/clock.h"
+#include "platform/crash.h"
 #include "platform/fs.h"
 #include "platform/log.h"
 #include "platform/path.h"
@@ -403,6 +404,7 @@ static int seal(struct floe_runner *r)
 		/* The entry is durable and holds the positions too; the checkpoint must be
 		 * written before a commit may remove the entry, so a failure here stops the
 		 * agent (a restart recovers the positions from the entry). */
+		floe_crashpoint("seal-before-checkpoint");
 		rc = save_checkpoint(r, seq, pos.data, pos.len);
 		if (rc)
 			floe_error("runner: checkpoint write failed: %s", floe_strerror(rc));
@@ -442,6 +444,8 @@ static int commit(struct floe_runner *r)
 		}
 		if (rc == 0 && loaded > 0)
 			rc = floe_table_commit(r->table, r->spool, es, loaded);
+		if (rc == 0 && loaded > 0)
+			floe_crashpoint("commit-before-spool-remove");
 		for (size_t i = 0; i < loaded; i++) {
 			if (rc == 0) {
 				for (size_t f = 0; f < es[i]->nfiles; f++)

@@ -1,0 +1,87 @@
+/* Checkpoint store: frames a blob with magic, version, length and CRC32C and keeps it in
+ * one file replaced atomically through platform/fs. */
+#include "checkpoint.h"
+
+#include "agent/input/crc32c.h"
+#include "formats/base/alloc.h"
+#include "formats/base/error.h"
+#include "platform/fs.h"
+
+#include <errno.h>
+#include <string.h>
+
+static void put_le32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put_le64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint32_t get_le32(const uint8_t *p)
+{
+	uint32_t v = 0;
+	for (int i = 0; i < 4; i++)
+		v |= (uint32_t)p[i] << (8 * i);
+	return v;
+}
+
+static uint64_t get_le64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+int floe_checkpoint_save(const char *path, const uint8_t *blob, size_t len)
+{
+	if (len > FLOE_CHECKPOINT_MAX)
+		return FLOE_ELIMIT;
+	uint8_t hdr[FLOE_CHECKPOINT_HEADER];
+	memcpy(hdr, "FLCK", 4);
+	put_le32(hdr + 4, FLOE_CHECKPOINT_VERSION);
+	put_le64(hdr + 8, (uint64_t)len);
+	put_le32(hdr + 16, floe_crc32c(0, blob, len));
+	struct floe_fs_piece pieces[2] = {{hdr, sizeof(hdr)}, {blob, len}};
+	return floe_fs_write_atomicv(path, pieces, 2);
+}
+
+int floe_checkpoint_load(struct floe_alloc *a, const char *path, uint8_t **blob, size_t *len)
+{
+	void *data = NULL;
+	size_t n = 0;
+	int rc = floe_fs_read_file(path, FLOE_CHECKPOINT_HEADER + FLOE_CHECKPOINT_MAX, &data, &n);
+	if (rc == -EFBIG)
+		return FLOE_ECORRUPT; /* no checkpoint we write is that large */
+	if (rc)
+		return rc;
+	const uint8_t *p = data;
+	if (n < FLOE_CHECKPOINT_HEADER || memcmp(p, "FLCK", 4) != 0 ||
+	    get_le32(p + 4) != FLOE_CHECKPOINT_VERSION ||
+	    get_le64(p + 8) != (uint64_t)(n - FLOE_CHECKPOINT_HEADER)) {
+		rc = FLOE_ECORRUPT;
+		goto out;
+	}
+	size_t plen = n - FLOE_CHECKPOINT_HEADER;
+	if (floe_crc32c(0, p + FLOE_CHECKPOINT_HEADER, plen) != get_le32(p + 16)) {
+		rc = FLOE_ECORRUPT;
+		goto out;
+	}
+	uint8_t *out = floe_malloc(a, plen ? plen : 1);
+	if (!out) {
+		rc = FLOE_ENOMEM;
+		goto out;
+	}
+	if (plen)
+		memcpy(out, p + FLOE_CHECKPOINT_HEADER, plen);
+	*blob = out;
+	*len = plen;
+out:
+	floe_fs_free(data);
+	return rc;
+}

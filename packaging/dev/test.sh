@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh Debian 12 machine: installs what is missing, then
+# builds and tests floe four ways -- gcc (unit, fuzz replay and integration tests), clang
+# (warnings as errors, unit tests), ASan+UBSan (everything again), and the arm64 cross
+# build (unit tests under qemu-aarch64). Stops at the first failure.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+SRC=$PWD
+OUT=${FLOE_TEST_BUILD:-$SRC/build-test}
+JOBS=$(nproc)
+
+step() { printf '\n=== %s ===\n' "$*"; }
+
+step "dependencies"
+packaging/dev/install-deps.sh test
+(cd tests/integration/reader && npm ci --no-audit --no-fund --loglevel=error)
+
+run_ctest() { # dir [ctest args]
+	local dir=$1
+	shift
+	ctest --test-dir "$dir" --output-on-failure -j"$JOBS" "$@"
+}
+
+step "gcc build and all tests"
+cmake -S . -B "$OUT/gcc" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=gcc >/dev/null
+cmake --build "$OUT/gcc" -j"$JOBS"
+run_ctest "$OUT/gcc"
+
+step "clang build and unit tests"
+cmake -S . -B "$OUT/clang" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang >/dev/null
+cmake --build "$OUT/clang" -j"$JOBS"
+run_ctest "$OUT/clang" -L unit
+
+step "ASan+UBSan build and all tests"
+cmake -S . -B "$OUT/asan" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang -DFLOE_SANITIZE=ON >/dev/null
+cmake --build "$OUT/asan" -j"$JOBS"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	run_ctest "$OUT/asan"
+
+step "arm64 cross build and unit tests under qemu-aarch64"
+cmake -S . -B "$OUT/arm64" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	-DCMAKE_TOOLCHAIN_FILE="$SRC/packaging/toolchain-aarch64-linux-gnu.cmake" >/dev/null
+cmake --build "$OUT/arm64" -j"$JOBS"
+run_ctest "$OUT/arm64" -L unit
+
+step "all test builds passed"

@@ -1,0 +1,59 @@
+# Shared helpers for floe's integration tests (sourced). Each test gets a private
+# directory under /tmp, removed on exit, and stops every process it started by PID.
+set -euo pipefail
+
+: "${FLOE_BIN:?FLOE_BIN must point to the floe binary}"
+: "${FLOE_SRC:?FLOE_SRC must point to the source tree}"
+READER="$FLOE_SRC/tests/integration/reader"
+T=$(mktemp -d /tmp/floe-it.XXXXXX)
+PIDS=()
+PASSED=0
+FAILED=0
+
+cleanup() {
+	for p in "${PIDS[@]:-}"; do
+		[ -n "$p" ] && kill -9 "$p" 2>/dev/null || true
+	done
+	if [ "${KEEP_TMP:-0}" != 1 ]; then rm -rf "$T"; else echo "kept $T"; fi
+}
+trap cleanup EXIT
+
+pass() { PASSED=$((PASSED + 1)); echo "ok - $*"; }
+fail() { FAILED=$((FAILED + 1)); echo "FAIL - $*"; }
+check() { # check "description" command...
+	local what=$1
+	shift
+	if "$@"; then pass "$what"; else fail "$what"; fi
+}
+finish() {
+	echo "$PASSED passed, $FAILED failed"
+	[ "$FAILED" -eq 0 ]
+}
+
+# duck "SQL"...: runs SQL in DuckDB, prints rows as JSON arrays.
+duck() { node "$READER/duck.js" "$@"; }
+
+# write_config FILE STATE WAREHOUSE PATHS-YAML [extra tables.logs keys]
+write_config() {
+	local file=$1 state=$2 wh=$3 paths=$4 extra=${5:-}
+	cat >"$file" <<YAML
+agent:
+  id: ${AGENT_ID:-it-agent}
+  state_dir: $state
+inputs:
+  - type: tail
+    paths: $paths
+    start_at: beginning
+tables:
+  logs:
+    commit_interval: ${COMMIT_INTERVAL:-60s}
+$extra
+lake:
+  warehouse: $wh
+YAML
+}
+
+# live_files TABLE_DIR: the live data files of the current snapshot, as local paths.
+live_files() {
+	"$FLOE_BIN" inspect "$1" | sed -n 's#^  file://\([^ ]*\)  records=.*#\1#p'
+}

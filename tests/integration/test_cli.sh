@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The command line: help, version, exit codes, and configuration errors that name
+# file:line:column.
+source "$(dirname "$0")/lib.sh"
+
+expect_exit() { # expect_exit CODE command...
+	local want=$1
+	shift
+	local got=0
+	"$@" >"$T/out" 2>&1 || got=$?
+	[ "$got" -eq "$want" ] || { echo "exit $got, wanted $want: $*"; cat "$T/out"; return 1; }
+}
+
+check "floe --help exits 0" expect_exit 0 "$FLOE_BIN" --help
+check "floe without a command exits 2" expect_exit 2 "$FLOE_BIN"
+check "unknown command exits 2" expect_exit 2 "$FLOE_BIN" frobnicate
+for c in run check inspect version; do
+	check "floe $c --help exits 0" expect_exit 0 "$FLOE_BIN" $c --help
+done
+check "floe version prints the version" bash -c "'$FLOE_BIN' version | grep -q '^floe [0-9]'"
+check "run without -c exits 2" expect_exit 2 "$FLOE_BIN" run
+check "run with a missing file exits 2" expect_exit 2 "$FLOE_BIN" run -c "$T/nope.yaml"
+
+printf 'agent:\n  id: a\ntables:\n  logs:\n    codec: gzip\n' >"$T/bad.yaml"
+check "a bad value exits 2" expect_exit 2 "$FLOE_BIN" check -c "$T/bad.yaml"
+check "the message names file:line:column and the key" grep -q "bad.yaml:5:12: .*tables.logs.codec" "$T/out"
+
+printf 'agent:\n  id: a\n  colour: blue\n' >"$T/unknown.yaml"
+check "an unknown key exits 2" expect_exit 2 "$FLOE_BIN" check -c "$T/unknown.yaml"
+check "the message names the unknown key" grep -q "unknown.yaml:3:3: .*colour" "$T/out"
+
+printf 'agent: [1, 2\n' >"$T/syntax.yaml"
+check "a YAML syntax error exits 2" expect_exit 2 "$FLOE_BIN" check -c "$T/syntax.yaml"
+
+write_config "$T/good.yaml" "$T/state" "$T/wh" "[\"$T/logs/*.log\"]"
+check "a valid configuration passes check" expect_exit 0 "$FLOE_BIN" check -c "$T/good.yaml"
+check "check prints effective values" grep -q "zstd" "$T/out"
+check "inspect of a directory without a table exits 1" expect_exit 1 "$FLOE_BIN" inspect "$T"
+check "inspect without a location exits 2" expect_exit 2 "$FLOE_BIN" inspect
+finish
