@@ -31,6 +31,11 @@ void floe_spool_path(const struct floe_spool *sp, const char *name, char *out, s
 	snprintf(out, cap, "%s/%s", sp->dir, name);
 }
 
+struct floe_alloc *floe_spool_alloc(const struct floe_spool *sp)
+{
+	return sp->alloc;
+}
+
 const char *floe_spool_dir(const struct floe_spool *sp)
 {
 	return sp->dir;
@@ -237,21 +242,21 @@ int floe_spool_write_entry(struct floe_spool *sp, const struct floe_spool_entry 
 	return rc;
 }
 
-static int decode_file(struct floe_spool *sp, const struct floe_json *jf, struct floe_spool_file *f)
+static int decode_file(struct floe_alloc *a, const struct floe_part_spec *spec, const struct floe_json *jf,
+		       struct floe_spool_file *f)
 {
-	struct floe_alloc *a = sp->alloc;
 	const char *name;
 	const struct floe_json *part = floe_json_get(jf, "partition");
 	const struct floe_json *metrics = floe_json_get(jf, "metrics");
 	const struct floe_json *splits = floe_json_get(jf, "splits");
 	if (floe_json_get_str(jf, "name", &name) || floe_json_get_int(jf, "records", &f->records) ||
-	    floe_json_get_int(jf, "size", &f->size) || floe_json_len(part) != sp->spec.n ||
+	    floe_json_get_int(jf, "size", &f->size) || floe_json_len(part) != spec->n ||
 	    !floe_json_is(metrics, FLOE_JSON_ARRAY) || !floe_json_is(splits, FLOE_JSON_ARRAY) ||
 	    strchr(name, '/'))
 		return FLOE_ECORRUPT;
 	if (!(f->name = floe_strdup(a, name)))
 		return FLOE_ENOMEM;
-	for (size_t k = 0; k < sp->spec.n; k++) {
+	for (size_t k = 0; k < spec->n; k++) {
 		const struct floe_json *v = floe_json_at(part, k);
 		struct floe_ice_part_value *pv = &f->key.v[k];
 		memset(pv, 0, sizeof(*pv));
@@ -304,20 +309,12 @@ static int decode_file(struct floe_spool *sp, const struct floe_json *jf, struct
 	return 0;
 }
 
-int floe_spool_load(struct floe_spool *sp, uint64_t seq, struct floe_spool_entry **out)
+int floe_spool_entry_decode(struct floe_alloc *a, const struct floe_part_spec *spec, const char *text,
+			    size_t len, struct floe_spool_entry **out)
 {
-	struct floe_alloc *a = sp->alloc;
-	char name[64], path[4200];
-	snprintf(name, sizeof(name), "%020" PRIu64 ".entry", seq);
-	floe_spool_path(sp, name, path, sizeof(path));
-	uint8_t *blob = NULL;
-	size_t len = 0;
 	struct floe_json_doc *doc = NULL;
 	struct floe_spool_entry *e = NULL;
-	int rc = floe_checkpoint_load(a, path, &blob, &len);
-	if (rc)
-		return rc;
-	rc = floe_json_parse(a, (const char *)blob, len, ENTRY_MAX_BYTES, &doc, NULL);
+	int rc = floe_json_parse(a, text, len, ENTRY_MAX_BYTES, &doc, NULL);
 	if (rc) {
 		rc = rc == FLOE_ENOMEM ? rc : FLOE_ECORRUPT;
 		goto err;
@@ -327,9 +324,9 @@ int floe_spool_load(struct floe_spool *sp, uint64_t seq, struct floe_spool_entry
 	int64_t version, eseq, created, replaced;
 	const char *pos;
 	if (floe_json_get_int(root, "version", &version) || version != ENTRY_VERSION ||
-	    floe_json_get_int(root, "seq", &eseq) || (uint64_t)eseq != seq ||
+	    floe_json_get_int(root, "seq", &eseq) || eseq < 0 ||
 	    floe_json_get_int(root, "created_us", &created) ||
-	    floe_json_get_int(root, "replaced_utf8", &replaced) ||
+	    floe_json_get_int(root, "replaced_utf8", &replaced) || replaced < 0 ||
 	    floe_json_get_str(root, "positions", &pos) || !floe_json_is(files, FLOE_JSON_ARRAY)) {
 		rc = FLOE_ECORRUPT;
 		goto err;
@@ -337,53 +334,75 @@ int floe_spool_load(struct floe_spool *sp, uint64_t seq, struct floe_spool_entry
 	rc = FLOE_ENOMEM;
 	if (!(e = floe_calloc(a, 1, sizeof(*e))))
 		goto err;
-	e->seq = seq;
+	e->seq = (uint64_t)eseq;
 	e->created_us = created;
 	e->replaced_utf8 = (uint64_t)replaced;
-	if ((rc = floe_hex_decode(a, pos, strlen(pos), &e->positions, &e->positions_len)))
+	if ((rc = floe_hex_decode(a, pos, strlen(pos), &e->positions, &e->positions_len))) {
+		rc = rc == FLOE_EPARSE ? FLOE_ECORRUPT : rc;
 		goto err;
-	e->nfiles = floe_json_len(files);
+	}
 	rc = FLOE_ENOMEM;
-	if (!(e->files = floe_calloc(a, e->nfiles ? e->nfiles : 1, sizeof(*e->files))))
+	size_t nfiles = floe_json_len(files);
+	if (!(e->files = floe_calloc(a, nfiles ? nfiles : 1, sizeof(*e->files))))
 		goto err;
+	e->nfiles = nfiles;
 	for (size_t i = 0; i < e->nfiles; i++)
-		if ((rc = decode_file(sp, floe_json_at(files, i), &e->files[i])))
+		if ((rc = decode_file(a, spec, floe_json_at(files, i), &e->files[i])))
 			goto err;
 	floe_json_doc_free(doc);
-	floe_free(a, blob);
 	*out = e;
 	return 0;
 err:
-	floe_spool_entry_free(sp, e);
+	floe_spool_entry_free(a, e);
 	floe_json_doc_free(doc);
-	floe_free(a, blob);
 	return rc;
 }
 
-void floe_spool_entry_fini(struct floe_spool *sp, struct floe_spool_entry *e)
+int floe_spool_load(struct floe_spool *sp, uint64_t seq, struct floe_spool_entry **out)
+{
+	struct floe_alloc *a = sp->alloc;
+	char name[64], path[4200];
+	snprintf(name, sizeof(name), "%020" PRIu64 ".entry", seq);
+	floe_spool_path(sp, name, path, sizeof(path));
+	uint8_t *blob = NULL;
+	size_t len = 0;
+	int rc = floe_checkpoint_load(a, path, &blob, &len);
+	if (rc)
+		return rc;
+	rc = floe_spool_entry_decode(a, &sp->spec, (const char *)blob, len, out);
+	floe_free(a, blob);
+	if (rc == 0 && (*out)->seq != seq) {
+		floe_spool_entry_free(a, *out);
+		*out = NULL;
+		rc = FLOE_ECORRUPT;
+	}
+	return rc;
+}
+
+void floe_spool_entry_fini(struct floe_alloc *a, struct floe_spool_entry *e)
 {
 	for (size_t i = 0; e->files && i < e->nfiles; i++) {
 		struct floe_spool_file *f = &e->files[i];
-		floe_free(sp->alloc, f->name);
+		floe_free(a, f->name);
 		for (size_t k = 0; f->metrics && k < f->nmetrics; k++) {
-			floe_free(sp->alloc, (void *)f->metrics[k].lower);
-			floe_free(sp->alloc, (void *)f->metrics[k].upper);
+			floe_free(a, (void *)f->metrics[k].lower);
+			floe_free(a, (void *)f->metrics[k].upper);
 		}
-		floe_free(sp->alloc, f->metrics);
-		floe_free(sp->alloc, f->splits);
+		floe_free(a, f->metrics);
+		floe_free(a, f->splits);
 	}
-	floe_free(sp->alloc, e->files);
-	floe_free(sp->alloc, e->positions);
+	floe_free(a, e->files);
+	floe_free(a, e->positions);
 	e->files = NULL;
 	e->positions = NULL;
 }
 
-void floe_spool_entry_free(struct floe_spool *sp, struct floe_spool_entry *e)
+void floe_spool_entry_free(struct floe_alloc *a, struct floe_spool_entry *e)
 {
 	if (!e)
 		return;
-	floe_spool_entry_fini(sp, e);
-	floe_free(sp->alloc, e);
+	floe_spool_entry_fini(a, e);
+	floe_free(a, e);
 }
 
 int floe_spool_remove(struct floe_spool *sp, const struct floe_spool_entry *e)

@@ -49,9 +49,15 @@ const char *floe_spool_dir(const struct floe_spool *sp);
 int floe_spool_list(struct floe_spool *sp, uint64_t **seqs, size_t *n);
 /* Loads entry seq; FLOE_ECORRUPT if its file fails the checksum. */
 int floe_spool_load(struct floe_spool *sp, uint64_t seq, struct floe_spool_entry **out);
-/* Frees what e owns (entry_fini) and e itself (entry_free). */
-void floe_spool_entry_fini(struct floe_spool *sp, struct floe_spool_entry *e);
-void floe_spool_entry_free(struct floe_spool *sp, struct floe_spool_entry *e);
+/* Decodes an entry file's JSON text (pure; the fuzz target's entry point). */
+int floe_spool_entry_decode(struct floe_alloc *a, const struct floe_part_spec *spec, const char *text,
+			    size_t len, struct floe_spool_entry **out);
+/* Frees what e owns (entry_fini) and e itself (entry_free); a is the allocator the
+ * spool (or decode) was given. */
+void floe_spool_entry_fini(struct floe_alloc *a, struct floe_spool_entry *e);
+void floe_spool_entry_free(struct floe_alloc *a, struct floe_spool_entry *e);
+/* The allocator the spool was opened with. */
+struct floe_alloc *floe_spool_alloc(const struct floe_spool *sp);
 /* Writes e's entry file; its data files must already be durable in the directory. */
 int floe_spool_write_entry(struct floe_spool *sp, const struct floe_spool_entry *e);
 /* Deletes entry seq: the entry file first (so a crash leaves only debris), then data. */

@@ -294,7 +294,7 @@ out:
 	}
 	/* The entry struct borrowed the positions; detach them before freeing. */
 	e.positions = NULL;
-	floe_spool_entry_fini(b->spool, &e);
+	floe_spool_entry_fini(b->alloc, &e);
 	drop_fragments(b);
 	return rc;
 }

@@ -202,7 +202,7 @@ static int recover(struct floe_runner *r)
 			floe_info("runner: spool entry %" PRIu64 " is already in the table", seqs[i]);
 			rc = floe_spool_remove(r->spool, e);
 		}
-		floe_spool_entry_free(r->spool, e);
+		floe_spool_entry_free(&r->alloc, e);
 		if (rc)
 			goto out;
 	}
@@ -456,7 +456,7 @@ static int commit(struct floe_runner *r)
 					floe_warn("runner: removing committed spool entry %" PRIu64 ": %s",
 						  es[i]->seq, floe_strerror(rm));
 			}
-			floe_spool_entry_free(r->spool, es[i]);
+			floe_spool_entry_free(&r->alloc, es[i]);
 		}
 		floe_free(&r->alloc, es);
 		if (rc == 0 && loaded > 0)

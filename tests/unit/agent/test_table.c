@@ -166,7 +166,7 @@ static void test_batch_to_spool(void **state)
 		}
 	}
 	assert_int_equal(seen, 2);
-	floe_spool_entry_free(f->spool, e);
+	floe_spool_entry_free(&f->alloc, e);
 
 	/* Reopening the spool keeps whole entries and removes debris. */
 	char debris[256];
@@ -223,8 +223,8 @@ static void test_commit_and_idempotence(void **state)
 	/* The same commit again (a retry after a crash) adds nothing. */
 	assert_int_equal(floe_table_commit(t, f->spool, es, 2), 0);
 	assert_int_equal(floe_table_version(t), 2);
-	floe_spool_entry_free(f->spool, es[0]);
-	floe_spool_entry_free(f->spool, es[1]);
+	floe_spool_entry_free(&f->alloc, es[0]);
+	floe_spool_entry_free(&f->alloc, es[1]);
 
 	/* A second agent's handle, loaded before the next commit, loses the race on its first
 	 * attempt and lands on top of agent-a's commit. */
@@ -250,8 +250,8 @@ static void test_commit_and_idempotence(void **state)
 	assert_true(ts2 > ts1);
 	assert_int_equal(floe_table_committed_seq(t2, "agent-a"), 3);
 	assert_int_equal(floe_table_committed_seq(t2, "agent-b"), 4);
-	floe_spool_entry_free(f->spool, e3);
-	floe_spool_entry_free(f->spool, e4);
+	floe_spool_entry_free(&f->alloc, e3);
+	floe_spool_entry_free(&f->alloc, e4);
 
 	/* Read-only load sees the same. */
 	char dir[256];
