@@ -14,7 +14,7 @@ struct floe_json;
 
 struct floe_ice_meta;
 
-/* One field of a table schema (top level, or nested when parent_id != 0). */
+/* One top-level field of a table schema. */
 struct floe_ice_field {
 	int32_t id;
 	const char *name;

@@ -31,7 +31,8 @@ struct floe_json;
 /* Parses len bytes of text. On success *out owns the document (free with
  * floe_json_doc_free). On failure returns FLOE_EPARSE (or FLOE_ENOMEM / FLOE_ELIMIT) and,
  * if err_offset is not NULL, the byte offset of the error. Nesting deeper than 64 levels
- * and documents over max_bytes are refused with FLOE_ELIMIT. */
+ * and documents over max_bytes (0 = no limit) are refused with FLOE_ELIMIT. Input must be
+ * valid UTF-8; lone surrogate escapes are rejected. */
 int floe_json_parse(struct floe_alloc *a, const char *text, size_t len, size_t max_bytes,
 		    struct floe_json_doc **out, size_t *err_offset);
 /* An empty document for building values from scratch. */
