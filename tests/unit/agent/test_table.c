@@ -20,6 +20,9 @@
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
 #include "formats/iceberg/metadata.h"
+#include "platform/fs.h"
+
+#include <errno.h>
 
 struct fixture {
 	char dir[64];
@@ -284,12 +287,94 @@ static void test_incompatible_table(void **state)
 	assert_non_null(strstr(why, "field 11"));
 }
 
+/* Fault injection: the Nth fsync (or write) fails with EIO. */
+static int faults_left;
+static int failing_fsync(int fd)
+{
+	if (faults_left-- == 0) {
+		errno = EIO;
+		return -1;
+	}
+	return fsync(fd);
+}
+static ssize_t failing_write(int fd, const void *p, size_t n)
+{
+	if (faults_left-- == 0) {
+		errno = ENOSPC;
+		return -1;
+	}
+	return write(fd, p, n);
+}
+
+/* A commit whose k-th fsync fails reports the error and leaves the table as it was or
+ * fully committed; the next commit of the same entries then lands exactly once. */
+static void test_commit_with_failing_fsync(void **state)
+{
+	struct fixture *f = *state;
+	const int64_t day = 86400LL * 1000000;
+	seal(f, 1, 19000 * day, 30);
+	struct floe_spool_entry *e = load(f, 1);
+	struct floe_table *t = open_table(f, "agent-a");
+	int failures = 0;
+	for (int k = 0; k < 64; k++) {
+		faults_left = k;
+		struct floe_fs_faults faults = {NULL, failing_fsync, NULL, NULL, NULL};
+		floe_fs_set_faults(&faults);
+		int rc = floe_table_commit(t, f->spool, &e, 1);
+		floe_fs_set_faults(NULL);
+		if (rc == 0)
+			break;
+		assert_int_equal(rc, -EIO);
+		failures++;
+	}
+	assert_true(failures > 0);
+	/* Whatever failed, one more commit finds the table with exactly one snapshot. */
+	assert_int_equal(floe_table_commit(t, f->spool, &e, 1), 0);
+	assert_int_equal(floe_table_refresh(t), 0);
+	assert_int_equal(floe_ice_meta_snapshot_count(floe_table_meta(t)), 1);
+	assert_int_equal(floe_table_committed_seq(t, "agent-a"), 1);
+	floe_spool_entry_free(&f->alloc, e);
+	floe_table_free(t);
+}
+
+/* A seal whose k-th write fails (disk full) reports it, leaves no entry and no debris that
+ * survives a reopen, and the batch is empty and usable again. */
+static void test_seal_with_failing_write(void **state)
+{
+	struct fixture *f = *state;
+	int failures = 0;
+	for (int k = 0; k < 64; k++) {
+		add_lines(f, 5, 0, 200);
+		faults_left = k;
+		struct floe_fs_faults faults = {failing_write, NULL, NULL, NULL, NULL};
+		floe_fs_set_faults(&faults);
+		const uint8_t pos[] = {1};
+		int rc = floe_batch_seal(f->batch, 1, pos, 1);
+		floe_fs_set_faults(NULL);
+		assert_int_equal(floe_batch_rows(f->batch), 0);
+		uint64_t *seqs;
+		size_t n;
+		assert_int_equal(floe_spool_list(f->spool, &seqs, &n), 0);
+		floe_free(&f->alloc, seqs);
+		if (rc == 0) {
+			assert_int_equal(n, 1);
+			break;
+		}
+		assert_int_equal(rc, -ENOSPC);
+		assert_int_equal(n, 0);
+		failures++;
+	}
+	assert_true(failures > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_batch_to_spool, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_commit_and_idempotence, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_incompatible_table, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_commit_with_failing_fsync, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_seal_with_failing_write, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
