@@ -21,20 +21,20 @@
 #define POS_ENTRY_FIXED (4 + 8 + 8 + 8 + 4 + 8)
 
 struct tfile {
-	char *path;        /* owned; the name the file was last seen under */
+	char *path; /* owned; the name the file was last seen under */
 	int fd;
 	uint64_t dev, ino;
-	uint64_t pos;      /* every byte before pos was delivered */
-	uint64_t fp_hash;  /* hash of the first fp_len bytes */
+	uint64_t pos;	  /* every byte before pos was delivered */
+	uint64_t fp_hash; /* hash of the first fp_len bytes */
 	uint32_t fp_len;
-	uint8_t *buf;      /* NULL while nothing is held; else t->bufcap bytes */
+	uint8_t *buf;	   /* NULL while nothing is held; else t->bufcap bytes */
 	size_t start, len; /* held bytes: buf[start .. start+len) = file [pos .. pos+len) */
-	bool seen;         /* found by the scan in progress */
-	bool draining;     /* replaced at its path or gone from the globs: read to the end */
+	bool seen;	   /* found by the scan in progress */
+	bool draining;	   /* replaced at its path or gone from the globs: read to the end */
 	bool drained_eof;  /* reached end of file since it started draining */
-	bool closing;      /* draining and found at end after a scan: close at the next end */
-	bool done;         /* at end of file for the read call in progress */
-	bool in_long;      /* the last piece delivered was a split of a long line */
+	bool closing;	   /* draining and found at end after a scan: close at the next end */
+	bool done;	   /* at end of file for the read call in progress */
+	bool in_long;	   /* the last piece delivered was a split of a long line */
 };
 
 /* A position not attached to an open file: restored and not matched yet, or kept for a
@@ -256,8 +256,8 @@ int floe_tail_restore(struct floe_tail *t, const uint8_t *blob, size_t len)
 		}
 		uint32_t plen = get_le32(blob + off);
 		off += 4;
-		if (plen == 0 || plen > POS_MAX_PATH || len - off < (size_t)plen + POS_ENTRY_FIXED - 4 ||
-		    memchr(blob + off, 0, plen)) {
+		if (plen == 0 || plen > POS_MAX_PATH ||
+		    len - off < (size_t)plen + POS_ENTRY_FIXED - 4 || memchr(blob + off, 0, plen)) {
 			rc = FLOE_ECORRUPT;
 			goto fail;
 		}
@@ -291,10 +291,25 @@ fail:
 	return rc;
 }
 
+/* Paths that restore accepts; others (never produced by glob in practice) are left out
+ * rather than written into a blob that could not be read back. */
+static bool storable(const char *path)
+{
+	size_t n = strlen(path);
+	return n > 0 && n <= POS_MAX_PATH;
+}
+
+static const char *entry_path(const struct floe_tail *t, size_t i)
+{
+	return i < t->nfiles ? t->files[i]->path : t->saved[i - t->nfiles].path;
+}
+
 int floe_tail_positions(const struct floe_tail *t, struct floe_buf *out)
 {
-	size_t mark = out->len;
-	size_t count = t->nfiles + t->nsaved;
+	size_t mark = out->len, total = t->nfiles + t->nsaved;
+	uint64_t count = 0;
+	for (size_t i = 0; i < total; i++)
+		count += storable(entry_path(t, i));
 	int rc = FLOE_ELIMIT;
 	if (count > UINT32_MAX)
 		goto fail;
@@ -303,7 +318,7 @@ int floe_tail_positions(const struct floe_tail *t, struct floe_buf *out)
 		rc = floe_buf_put_le32(out, POS_VERSION);
 	if (!rc)
 		rc = floe_buf_put_le32(out, (uint32_t)count);
-	for (size_t i = 0; i < count && !rc; i++) {
+	for (size_t i = 0; i < total && !rc; i++) {
 		struct saved s;
 		if (i < t->nfiles) {
 			const struct tfile *f = t->files[i];
@@ -311,9 +326,9 @@ int floe_tail_positions(const struct floe_tail *t, struct floe_buf *out)
 		} else {
 			s = t->saved[i - t->nfiles];
 		}
+		if (!storable(s.path))
+			continue;
 		size_t plen = strlen(s.path);
-		if (plen == 0 || plen > POS_MAX_PATH)
-			continue; /* cannot be restored; never happens with real paths */
 		rc = floe_buf_put_le32(out, (uint32_t)plen);
 		if (!rc)
 			rc = floe_buf_append(out, s.path, plen);
@@ -363,7 +378,8 @@ static int refresh_fingerprint(struct tfile *f, uint64_t known)
 	if (f->fp_len >= FLOE_TAIL_FINGERPRINT || known <= f->fp_len)
 		return 0;
 	uint8_t head[FLOE_TAIL_FINGERPRINT];
-	size_t want = known < FLOE_TAIL_FINGERPRINT ? (size_t)known : FLOE_TAIL_FINGERPRINT, got = 0;
+	size_t want = known < FLOE_TAIL_FINGERPRINT ? (size_t)known : FLOE_TAIL_FINGERPRINT,
+	       got = 0;
 	int rc = read_full(f->fd, head, want, 0, &got);
 	if (rc)
 		return rc;
@@ -626,8 +642,8 @@ static int deliver(struct floe_tail *t, struct tfile *f, size_t len, size_t cons
 }
 
 /* Delivers f's complete held lines while the budget lasts. */
-static int emit_lines(struct floe_tail *t, struct tfile *f, size_t max_bytes,
-		      floe_tail_line_fn fn, void *ctx, size_t *progress)
+static int emit_lines(struct floe_tail *t, struct tfile *f, size_t max_bytes, floe_tail_line_fn fn,
+		      void *ctx, size_t *progress)
 {
 	size_t len, consume;
 	bool split;
@@ -725,8 +741,12 @@ static void close_drained(struct floe_tail *t)
 	for (size_t i = 0; i < t->nfiles; i++) {
 		struct tfile *f = t->files[i];
 		if (f->closing && f->done && f->len == 0) {
+			/* Keep the final position in case the file shows up in the globs again,
+			 * unless it is deleted: then no one will ever see it again. */
+			struct floe_fs_stat st;
+			bool deleted = floe_fs_fstat(f->fd, &st) == 0 && st.nlink == 0;
 			struct saved s = {f->path, f->dev, f->ino, f->pos, f->fp_hash, f->fp_len};
-			if (saved_push(t, &s) == 0)
+			if (!deleted && saved_push(t, &s) == 0)
 				f->path = NULL;
 			tfile_free(t, f);
 			continue;

@@ -14,21 +14,21 @@ struct floe_alloc;
 struct floe_buf;
 
 struct floe_tail_options {
-	const char *const *paths;    /* glob patterns (glob(3) in platform) */
+	const char *const *paths; /* glob patterns (glob(3) in platform) */
 	size_t npaths;
-	const char *const *exclude;  /* fnmatch patterns on full path and basename */
+	const char *const *exclude; /* fnmatch patterns on full path and basename */
 	size_t nexclude;
-	bool start_at_end;           /* for files discovered at the first scan without a saved position */
-	size_t max_line_bytes;       /* a longer line is split at this size (each piece emitted as its own
-					line with its own offset) and counted; 0 = 64 KiB */
-	size_t read_chunk;           /* bytes per read() (0 = 64 KiB) */
+	bool start_at_end;     /* for files discovered at the first scan without a saved position */
+	size_t max_line_bytes; /* a longer line is split at this size (each piece emitted as its own
+				  line with its own offset) and counted; 0 = 64 KiB */
+	size_t read_chunk;     /* bytes per read() (0 = 64 KiB) */
 };
 
 struct floe_tail_line {
-	const char *path;             /* the file's path (valid during the callback) */
-	uint64_t offset;              /* offset of the line's first byte in the file */
-	const char *data;             /* without the LF and without a trailing CR; valid during
-					 the callback only */
+	const char *path; /* the file's path (valid during the callback) */
+	uint64_t offset;  /* offset of the line's first byte in the file */
+	const char *data; /* without the LF and without a trailing CR; valid during
+			     the callback only */
 	size_t len;
 };
 
@@ -39,8 +39,9 @@ typedef int (*floe_tail_line_fn)(void *ctx, const struct floe_tail_line *line);
 
 /* Files opened at once at most; further files wait for a later scan. */
 #define FLOE_TAIL_MAX_OPEN 1024
-/* Positions of files no longer present kept at most (oldest dropped first). */
-#define FLOE_TAIL_MAX_STALE 4096
+/* Positions of files no longer present kept at most (oldest dropped first): each
+ * rotation leaves one behind. */
+#define FLOE_TAIL_MAX_STALE 256
 /* Bytes of a file's beginning hashed into its fingerprint. */
 #define FLOE_TAIL_FINGERPRINT 1024
 
@@ -87,9 +88,10 @@ int floe_tail_flush_partial(struct floe_tail *t, floe_tail_line_fn fn, void *ctx
 
 /* Appends every file's identity and position (the offset just after the last line fn
  * consumed) to out: a versioned binary blob. Entries for files no longer present are kept
- * (up to FLOE_TAIL_MAX_STALE). On failure (FLOE_ELIMIT, FLOE_ENOMEM) out is as it was.
- * Layout, little-endian: "FLTP" | u32 version (1) | u32 count | count × { u32 path length
- * | path | u64 dev | u64 inode | u64 offset | u32 fingerprint length | u64 fingerprint }. */
+ * (up to FLOE_TAIL_MAX_STALE; a drained file that was deleted leaves none). On failure
+ * (FLOE_ELIMIT, FLOE_ENOMEM) out is as it was. Layout, little-endian: "FLTP" | u32 version (1) |
+ * u32 count | count × { u32 path length | path | u64 dev | u64 inode | u64 offset | u32 fingerprint
+ * length | u64 fingerprint }. */
 int floe_tail_positions(const struct floe_tail *t, struct floe_buf *out);
 
 /* Counters: lines, bytes, split long lines, files reset (truncation/new generation). */

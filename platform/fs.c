@@ -1,0 +1,584 @@
+/* POSIX file system layer: durable replace/create, reads, directories, a streaming writer
+ * and read access for tailing. Durability-relevant system calls go through `sys`, which
+ * tests override with floe_fs_set_faults. */
+#ifndef _FILE_OFFSET_BITS
+#define _FILE_OFFSET_BITS 64 /* 32-bit targets (armhf) must handle files over 2 GiB */
+#endif
+#include "fs.h"
+
+#include "clock.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static ssize_t real_write(int fd, const void *p, size_t n)
+{
+	return write(fd, p, n);
+}
+static int real_fsync(int fd)
+{
+	return fsync(fd);
+}
+static int real_rename(const char *from, const char *to)
+{
+	return rename(from, to);
+}
+static int real_link(const char *from, const char *to)
+{
+	return link(from, to);
+}
+static ssize_t real_pread(int fd, void *p, size_t n, int64_t off)
+{
+	return pread(fd, p, n, (off_t)off);
+}
+
+static const struct floe_fs_faults real_sys = {
+    real_write, real_fsync, real_rename, real_link, real_pread,
+};
+static struct floe_fs_faults sys = {
+    real_write, real_fsync, real_rename, real_link, real_pread,
+};
+
+void floe_fs_set_faults(const struct floe_fs_faults *f)
+{
+	sys = real_sys;
+	if (!f)
+		return;
+	if (f->write)
+		sys.write = f->write;
+	if (f->fsync)
+		sys.fsync = f->fsync;
+	if (f->rename)
+		sys.rename = f->rename;
+	if (f->link)
+		sys.link = f->link;
+	if (f->pread)
+		sys.pread = f->pread;
+}
+
+void floe_fs_free(void *p)
+{
+	free(p);
+}
+
+/* Writes all of p[0..n) to fd, retrying short writes and EINTR. A write that returns 0
+ * would loop forever, so it is reported as ENOSPC. */
+static int write_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+	while (n > 0) {
+		ssize_t w = sys.write(fd, c, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (w == 0)
+			return -ENOSPC;
+		c += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static int fsync_fd(int fd)
+{
+	for (;;) {
+		if (sys.fsync(fd) == 0)
+			return 0;
+		if (errno != EINTR)
+			return -errno;
+	}
+}
+
+/* Returns a new string with the directory part of path ("." when there is none). */
+static char *dir_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		return strdup(".");
+	if (slash == path)
+		return strdup("/");
+	return strndup(path, (size_t)(slash - path));
+}
+
+/* Returns a new, unique temp name next to path: "<dir>/.<base>.tmp.<pid>.<random>". Being
+ * hidden keeps directory listings (metadata dirs, spools) from picking it up. */
+static char *temp_name(const char *path)
+{
+	uint8_t r[8];
+	if (floe_random_bytes(r, sizeof(r)) != 0) {
+		/* Fall back to the clock: the pid already separates processes. */
+		int64_t t = floe_clock_mono_ns();
+		memcpy(r, &t, sizeof(r));
+	}
+	uint64_t rnd;
+	memcpy(&rnd, r, sizeof(rnd));
+	const char *slash = strrchr(path, '/');
+	int dirlen = slash ? (int)(slash - path + 1) : 0;
+	const char *base = slash ? slash + 1 : path;
+	char *out = NULL;
+	if (asprintf(&out, "%.*s.%s.tmp.%ld.%016llx", dirlen, path, base, (long)getpid(),
+		     (unsigned long long)rnd) < 0)
+		return NULL;
+	return out;
+}
+
+int floe_fs_fsync_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	int rc = fsync_fd(fd);
+	/* Some file systems cannot fsync a directory; their metadata is then as durable as
+	 * it gets, which is no reason to fail the caller. */
+	if (rc == -EINVAL)
+		rc = 0;
+	close(fd);
+	return rc;
+}
+
+static int fsync_dir_of(const char *path)
+{
+	char *dir = dir_of(path);
+	if (!dir)
+		return -ENOMEM;
+	int rc = floe_fs_fsync_dir(dir);
+	free(dir);
+	return rc;
+}
+
+/* Creates a new temp file next to path holding data, fsynced and closed. *tmp_out is the
+ * owned name on success. */
+static int write_temp(const char *path, const struct floe_fs_piece *pieces, size_t npieces,
+		      char **tmp_out)
+{
+	char *tmp = temp_name(path);
+	if (!tmp)
+		return -ENOMEM;
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		int rc = -errno;
+		free(tmp);
+		return rc;
+	}
+	int rc = 0;
+	for (size_t i = 0; i < npieces && rc == 0; i++)
+		rc = write_all(fd, pieces[i].p, pieces[i].n);
+	if (rc == 0)
+		rc = fsync_fd(fd);
+	if (close(fd) != 0 && rc == 0)
+		rc = -errno;
+	if (rc != 0) {
+		unlink(tmp);
+		free(tmp);
+		return rc;
+	}
+	*tmp_out = tmp;
+	return 0;
+}
+
+int floe_fs_write_atomic(const char *path, const void *data, size_t len)
+{
+	struct floe_fs_piece one = {data, len};
+	return floe_fs_write_atomicv(path, &one, 1);
+}
+
+int floe_fs_write_atomicv(const char *path, const struct floe_fs_piece *pieces, size_t n)
+{
+	char *tmp = NULL;
+	int rc = write_temp(path, pieces, n, &tmp);
+	if (rc)
+		return rc;
+	if (sys.rename(tmp, path) != 0) {
+		rc = -errno;
+		unlink(tmp);
+		goto out;
+	}
+	rc = fsync_dir_of(path);
+out:
+	free(tmp);
+	return rc;
+}
+
+int floe_fs_create_excl(const char *path, const void *data, size_t len)
+{
+	char *tmp = NULL;
+	struct floe_fs_piece one = {data, len};
+	int rc = write_temp(path, &one, 1, &tmp);
+	if (rc)
+		return rc;
+	/* link() fails with EEXIST if path exists, atomically, and never replaces it. */
+	if (sys.link(tmp, path) != 0)
+		rc = -errno;
+	unlink(tmp);
+	free(tmp);
+	if (rc)
+		return rc;
+	return fsync_dir_of(path);
+}
+
+int floe_fs_read_file(const char *path, size_t max, void **data, size_t *len)
+{
+	if (max > SIZE_MAX - 2)
+		max = SIZE_MAX - 2; /* room for the probe byte and the NUL */
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	int rc = 0;
+	char *buf = NULL;
+	size_t n = 0;
+	struct stat st;
+	if (fstat(fd, &st) != 0) {
+		rc = -errno;
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		rc = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+		goto out;
+	}
+	if ((uint64_t)st.st_size > max) {
+		rc = -EFBIG;
+		goto out;
+	}
+	/* The file may grow while we read: read until EOF, but never past max. */
+	size_t cap = (size_t)st.st_size + 1;
+	buf = malloc(cap + 1);
+	if (!buf) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (;;) {
+		if (n == cap) {
+			if (cap > max) {
+				rc = -EFBIG;
+				goto out;
+			}
+			size_t ncap = cap > max / 2 ? max + 1 : cap * 2;
+			char *p = realloc(buf, ncap + 1);
+			if (!p) {
+				rc = -ENOMEM;
+				goto out;
+			}
+			buf = p;
+			cap = ncap;
+		}
+		ssize_t r = read(fd, buf + n, cap - n);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = -errno;
+			goto out;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	if (n > max) {
+		rc = -EFBIG;
+		goto out;
+	}
+	buf[n] = 0;
+	*data = buf;
+	*len = n;
+	buf = NULL;
+out:
+	free(buf);
+	close(fd);
+	return rc;
+}
+
+int floe_fs_mkdirs(const char *path)
+{
+	char *p = strdup(path);
+	if (!p)
+		return -ENOMEM;
+	int rc = 0;
+	size_t n = strlen(p);
+	/* Walk the components left to right, creating each; "a//b" and a trailing '/' are
+	 * fine. */
+	for (size_t i = 1; i <= n; i++) {
+		if (p[i] != '/' && p[i] != 0)
+			continue;
+		if (p[i - 1] == '/')
+			continue;
+		char c = p[i];
+		p[i] = 0;
+		if (mkdir(p, 0755) != 0 && errno != EEXIST) {
+			rc = -errno;
+			break;
+		}
+		p[i] = c;
+	}
+	if (rc == 0) {
+		struct stat st;
+		if (stat(path, &st) != 0)
+			rc = -errno;
+		else if (!S_ISDIR(st.st_mode))
+			rc = -ENOTDIR;
+	}
+	free(p);
+	return rc;
+}
+
+int floe_fs_exists(const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) == 0)
+		return 1;
+	if (errno == ENOENT || errno == ENOTDIR)
+		return 0;
+	return -errno;
+}
+
+int floe_fs_unlink(const char *path)
+{
+	return unlink(path) == 0 ? 0 : -errno;
+}
+
+int floe_fs_rename(const char *from, const char *to)
+{
+	if (sys.rename(from, to) != 0)
+		return -errno;
+	char *a = dir_of(from), *b = dir_of(to);
+	int rc = -ENOMEM;
+	if (a && b) {
+		rc = floe_fs_fsync_dir(b);
+		if (rc == 0 && strcmp(a, b) != 0)
+			rc = floe_fs_fsync_dir(a);
+	}
+	free(a);
+	free(b);
+	return rc;
+}
+
+int floe_fs_copy(const char *from, const char *to)
+{
+	int in = open(from, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return -errno;
+	int rc = 0, out = -1;
+	char *tmp = temp_name(to);
+	char *buf = malloc(64 * 1024);
+	if (!tmp || !buf) {
+		rc = -ENOMEM;
+		goto done;
+	}
+	out = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (out < 0) {
+		rc = -errno;
+		goto done;
+	}
+	for (;;) {
+		ssize_t r = read(in, buf, 64 * 1024);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = -errno;
+			goto done;
+		}
+		if (r == 0)
+			break;
+		rc = write_all(out, buf, (size_t)r);
+		if (rc)
+			goto done;
+	}
+	rc = fsync_fd(out);
+	if (close(out) != 0 && rc == 0)
+		rc = -errno;
+	out = -1;
+	if (rc)
+		goto done;
+	if (sys.rename(tmp, to) != 0) {
+		rc = -errno;
+		goto done;
+	}
+	free(tmp);
+	tmp = NULL;
+	rc = fsync_dir_of(to);
+done:
+	if (out >= 0)
+		close(out);
+	if (tmp) {
+		unlink(tmp);
+		free(tmp);
+	}
+	free(buf);
+	close(in);
+	return rc;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	/* strcmp compares as unsigned char: bytewise order. */
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int floe_fs_list(const char *dir, int (*fn)(void *ctx, const char *name), void *ctx)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return -errno;
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	int rc = 0;
+	for (;;) {
+		errno = 0;
+		struct dirent *e = readdir(d);
+		if (!e) {
+			rc = -errno;
+			break;
+		}
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (n == cap) {
+			size_t ncap = cap ? cap * 2 : 32;
+			char **p = realloc(names, ncap * sizeof(*names));
+			if (!p) {
+				rc = -ENOMEM;
+				break;
+			}
+			names = p;
+			cap = ncap;
+		}
+		if (!(names[n] = strdup(e->d_name))) {
+			rc = -ENOMEM;
+			break;
+		}
+		n++;
+	}
+	closedir(d);
+	if (rc == 0) {
+		if (n > 1)
+			qsort(names, n, sizeof(*names), cmp_names);
+		for (size_t i = 0; i < n && rc == 0; i++)
+			rc = fn(ctx, names[i]);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return rc;
+}
+
+struct floe_file {
+	int fd;
+	uint64_t size;
+};
+
+int floe_file_create(const char *path, struct floe_file **out)
+{
+	struct floe_file *f = malloc(sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	f->fd = open(path, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
+	if (f->fd < 0) {
+		int rc = -errno;
+		free(f);
+		return rc;
+	}
+	f->size = 0;
+	*out = f;
+	return 0;
+}
+
+int floe_file_write(struct floe_file *f, const void *p, size_t n)
+{
+	/* A failed write may have written a prefix; count only what is known to be there. */
+	const char *c = p;
+	while (n > 0) {
+		ssize_t w = sys.write(f->fd, c, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (w == 0)
+			return -ENOSPC;
+		c += w;
+		n -= (size_t)w;
+		f->size += (uint64_t)w;
+	}
+	return 0;
+}
+
+int floe_file_sync(struct floe_file *f)
+{
+	return fsync_fd(f->fd);
+}
+
+int floe_file_close(struct floe_file *f)
+{
+	if (!f)
+		return 0;
+	/* close() is not retried on EINTR: on Linux the descriptor is gone either way. */
+	int rc = close(f->fd) == 0 ? 0 : -errno;
+	free(f);
+	return rc;
+}
+
+uint64_t floe_file_size(const struct floe_file *f)
+{
+	return f->size;
+}
+
+static void fill_stat(const struct stat *s, struct floe_fs_stat *st)
+{
+	st->dev = (uint64_t)s->st_dev;
+	st->ino = (uint64_t)s->st_ino;
+	st->size = s->st_size > 0 ? (uint64_t)s->st_size : 0;
+	st->nlink = (uint64_t)s->st_nlink;
+	st->regular = S_ISREG(s->st_mode);
+}
+
+int floe_fs_stat(const char *path, struct floe_fs_stat *st)
+{
+	struct stat s;
+	if (stat(path, &s) != 0)
+		return -errno;
+	fill_stat(&s, st);
+	return 0;
+}
+
+int floe_fs_open_read(const char *path, int *fd)
+{
+	int f = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (f < 0)
+		return -errno;
+	*fd = f;
+	return 0;
+}
+
+int floe_fs_fstat(int fd, struct floe_fs_stat *st)
+{
+	struct stat s;
+	if (fstat(fd, &s) != 0)
+		return -errno;
+	fill_stat(&s, st);
+	return 0;
+}
+
+int floe_fs_pread(int fd, void *p, size_t n, uint64_t off, size_t *got)
+{
+	if (off > INT64_MAX)
+		return -EINVAL;
+	for (;;) {
+		ssize_t r = sys.pread(fd, p, n, (int64_t)off);
+		if (r >= 0) {
+			*got = (size_t)r;
+			return 0;
+		}
+		if (errno != EINTR)
+			return -errno;
+	}
+}
+
+int floe_fs_close(int fd)
+{
+	return close(fd) == 0 ? 0 : -errno;
+}
