@@ -15,10 +15,14 @@
 #define DEFAULT_CHUNK ((size_t)64 * 1024)
 #define DEFAULT_MAX_LINE ((size_t)64 * 1024)
 #define POS_MAGIC "FLTP"
-#define POS_VERSION 1
+#define POS_VERSION 2
 #define POS_MAX_PATH 4096
-/* u32 path length + u64 dev + u64 ino + u64 offset + u32 fp length + u64 fp hash */
-#define POS_ENTRY_FIXED (4 + 8 + 8 + 8 + 4 + 8)
+/* u32 path length + u64 dev + u64 ino + u64 offset + u32 fp length + u64 fp hash
+ * + u32 flags */
+#define POS_ENTRY_FIXED (4 + 8 + 8 + 8 + 4 + 8 + 4)
+/* Flag: the last line delivered ended without its LF (a partial line flushed at the end
+ * of `floe run --once`); an LF that arrives next ends that line and is not a line. */
+#define POS_UNTERMINATED 1u
 
 struct tfile {
 	char *path; /* owned; the name the file was last seen under */
@@ -35,6 +39,7 @@ struct tfile {
 	bool closing;	   /* draining and found at end after a scan: close at the next end */
 	bool done;	   /* at end of file for the read call in progress */
 	bool in_long;	   /* the last piece delivered was a split of a long line */
+	bool unterminated; /* the last line delivered was flushed without its LF */
 };
 
 /* A position not attached to an open file: restored and not matched yet, or kept for a
@@ -43,6 +48,7 @@ struct saved {
 	char *path;
 	uint64_t dev, ino, pos, fp_hash;
 	uint32_t fp_len;
+	uint32_t flags;
 };
 
 struct floe_tail {
@@ -271,8 +277,10 @@ int floe_tail_restore(struct floe_tail *t, const uint8_t *blob, size_t len)
 		s[n].pos = get_le64(blob + off + 16);
 		s[n].fp_len = get_le32(blob + off + 24);
 		s[n].fp_hash = get_le64(blob + off + 28);
+		s[n].flags = get_le32(blob + off + 36);
 		off += POS_ENTRY_FIXED - 4;
-		if (s[n].fp_len > FLOE_TAIL_FINGERPRINT || s[n].pos > INT64_MAX) {
+		if (s[n].fp_len > FLOE_TAIL_FINGERPRINT || s[n].pos > INT64_MAX ||
+		    (s[n].flags & ~POS_UNTERMINATED)) {
 			n++; /* the path is owned now */
 			rc = FLOE_ECORRUPT;
 			goto fail;
@@ -322,7 +330,8 @@ int floe_tail_positions(const struct floe_tail *t, struct floe_buf *out)
 		struct saved s;
 		if (i < t->nfiles) {
 			const struct tfile *f = t->files[i];
-			s = (struct saved){f->path, f->dev, f->ino, f->pos, f->fp_hash, f->fp_len};
+			s = (struct saved){f->path, f->dev, f->ino, f->pos, f->fp_hash, f->fp_len,
+					   f->unterminated ? POS_UNTERMINATED : 0};
 		} else {
 			s = t->saved[i - t->nfiles];
 		}
@@ -342,6 +351,8 @@ int floe_tail_positions(const struct floe_tail *t, struct floe_buf *out)
 			rc = floe_buf_put_le32(out, s.fp_len);
 		if (!rc)
 			rc = floe_buf_put_le64(out, s.fp_hash);
+		if (!rc)
+			rc = floe_buf_put_le32(out, s.flags);
 	}
 	if (!rc)
 		return 0;
@@ -365,6 +376,7 @@ static void reset_file(struct floe_tail *t, struct tfile *f)
 	f->pos = 0;
 	f->start = f->len = 0;
 	f->in_long = false;
+	f->unterminated = false;
 	f->fp_len = 0;
 	f->fp_hash = fp_hash(NULL, 0);
 	t->st.resets++;
@@ -453,10 +465,12 @@ static int open_new(struct floe_tail *t, const char *path)
 			break;
 	}
 	if (i < t->nsaved) {
-		if (st.size < t->saved[i].pos)
+		if (st.size < t->saved[i].pos) {
 			t->st.resets++; /* truncated while we were away */
-		else
+		} else {
 			f->pos = t->saved[i].pos;
+			f->unterminated = (t->saved[i].flags & POS_UNTERMINATED) != 0;
+		}
 		saved_remove(t, i);
 	} else {
 		/* A position saved under this name belongs to an older generation. */
@@ -637,8 +651,37 @@ static int deliver(struct floe_tail *t, struct tfile *f, size_t len, size_t cons
 	if (split && !f->in_long)
 		t->st.long_lines_split++;
 	f->in_long = split;
+	f->unterminated = false;
 	*progress += consume;
 	return rc;
+}
+
+/* After a line flushed without its LF: an LF (or CRLF) that arrives next ends that line
+ * and is consumed without delivering an empty line. Returns false while it cannot tell
+ * yet (a lone CR held at the end of the data). */
+static bool swallow_terminator(struct floe_tail *t, struct tfile *f, size_t *progress)
+{
+	if (!f->unterminated || f->len == 0)
+		return true;
+	const uint8_t *p = f->buf + f->start;
+	size_t n = 0;
+	if (p[0] == '\n')
+		n = 1;
+	else if (p[0] == '\r' && f->len >= 2 && p[1] == '\n')
+		n = 2;
+	else if (p[0] == '\r' && f->len == 1)
+		return false;
+	f->unterminated = false;
+	if (n) {
+		f->start += n;
+		f->len -= n;
+		f->pos += n;
+		if (f->len == 0)
+			f->start = 0;
+		t->st.bytes += n;
+		*progress += n;
+	}
+	return true;
 }
 
 /* Delivers f's complete held lines while the budget lasts. */
@@ -647,6 +690,8 @@ static int emit_lines(struct floe_tail *t, struct tfile *f, size_t max_bytes, fl
 {
 	size_t len, consume;
 	bool split;
+	if (!swallow_terminator(t, f, progress))
+		return 0;
 	while (f->len && *progress < max_bytes && next_line(t, f, &len, &consume, &split)) {
 		int rc = deliver(t, f, len, consume, split, fn, ctx, progress);
 		if (rc)
@@ -659,6 +704,14 @@ static int emit_lines(struct floe_tail *t, struct tfile *f, size_t max_bytes, fl
 static int emit_all(struct floe_tail *t, struct tfile *f, floe_tail_line_fn fn, void *ctx,
 		    size_t *progress)
 {
+	/* A lone CR after an unterminated line ends it too: nothing more will come now. */
+	if (!swallow_terminator(t, f, progress)) {
+		f->unterminated = false;
+		f->start++;
+		f->len--;
+		f->pos++;
+		*progress += 1;
+	}
 	while (f->len) {
 		size_t len, consume;
 		bool split;
@@ -674,7 +727,12 @@ static int emit_all(struct floe_tail *t, struct tfile *f, floe_tail_line_fn fn, 
 			if (split)
 				len = consume = t->max_line;
 		}
+		bool partial = consume == f->len && !split && f->buf[f->start + consume - 1] != '\n';
 		int rc = deliver(t, f, len, consume, split, fn, ctx, progress);
+		if (rc < 0)
+			return rc;
+		if (partial)
+			f->unterminated = true;
 		if (rc)
 			return rc;
 	}
@@ -745,7 +803,8 @@ static void close_drained(struct floe_tail *t)
 			 * unless it is deleted: then no one will ever see it again. */
 			struct floe_fs_stat st;
 			bool deleted = floe_fs_fstat(f->fd, &st) == 0 && st.nlink == 0;
-			struct saved s = {f->path, f->dev, f->ino, f->pos, f->fp_hash, f->fp_len};
+			struct saved s = {f->path, f->dev, f->ino, f->pos, f->fp_hash, f->fp_len,
+					  f->unterminated ? POS_UNTERMINATED : 0};
 			if (!deleted && saved_push(t, &s) == 0)
 				f->path = NULL;
 			tfile_free(t, f);

@@ -2,7 +2,8 @@
 # Installs what building and testing floe needs on Debian 12, and nothing that is already
 # there. Usage: install-deps.sh [build|test]. "build" is the compiler and the libraries;
 # "test" adds cmocka, the arm64 cross toolchain with its multiarch libraries, qemu-user,
-# python3-avro and the npm DuckDB reader used by the integration tests.
+# python3-avro and Node.js for the DuckDB reader used by the integration tests; "bench"
+# adds the reference tools the benchmarks compare against.
 set -euo pipefail
 mode=${1:-build}
 SUDO=""
@@ -14,9 +15,14 @@ testpk=(libcmocka-dev clang python3-avro nodejs npm qemu-user crossbuild-essenti
         libyaml-dev:arm64 libmbedtls-dev:arm64 libcurl4-openssl-dev:arm64 liblz4-dev:arm64
         libzstd-dev:arm64 zlib1g-dev:arm64 libxxhash-dev:arm64 libcmocka-dev:arm64)
 
+benchpk=(zstd gzip bc rsyslog syslog-ng-core s3cmd)
+
 want=("${native[@]}")
+[ "$mode" = bench ] && want+=("${testpk[@]}" "${benchpk[@]}")
 if [ "$mode" = test ]; then
   want+=("${testpk[@]}")
+fi
+if [ "$mode" = test ] || [ "$mode" = bench ]; then
   if ! dpkg --print-foreign-architectures | grep -qx arm64; then
     $SUDO dpkg --add-architecture arm64
     need_update=1

@@ -700,9 +700,9 @@ static void test_positions_layout(void **state)
 	assert_int_equal(stat(at("a.log"), &st), 0);
 	const char *path = at("a.log");
 	size_t plen = strlen(path);
-	assert_int_equal(b.len, 3 + 12 + 4 + plen + 36);
+	assert_int_equal(b.len, 3 + 12 + 4 + plen + 40);
 	const uint8_t *p = b.data + 3;
-	assert_memory_equal(p, "FLTP\1\0\0\0\1\0\0\0", 12);
+	assert_memory_equal(p, "FLTP\2\0\0\0\1\0\0\0", 12);
 	assert_int_equal(le(p + 12, 4), plen);
 	assert_memory_equal(p + 16, path, plen);
 	p += 16 + plen;
@@ -711,6 +711,7 @@ static void test_positions_layout(void **state)
 	assert_int_equal(le(p + 16, 8), 3);
 	assert_int_equal(le(p + 24, 4), 4);
 	assert_int_equal(le(p + 28, 8), fnv("ab\nc", 4));
+	assert_int_equal(le(p + 36, 4), 0); /* flags */
 	/* A full buffer leaves it as it was. */
 	struct floe_buf small;
 	floe_buf_init(&small, NULL, 20);
@@ -737,13 +738,53 @@ static void test_positions_layout(void **state)
 	floe_tail_free(t);
 }
 
+/* A partial line flushed at the end of --once is a line; when its LF arrives later (in
+ * this process or after a restart) it ends that line and is not an empty line. */
+static void test_flushed_partial_line(void **state)
+{
+	put("a.log", "ab\nc");
+	struct floe_tail *t = make(NULL, "*.log", 64, 64, false);
+	assert_int_equal(floe_tail_scan(t), 0);
+	struct sink s = {0};
+	read_all(t, &s);
+	assert_int_equal(floe_tail_flush_partial(t, on_line, &s), 0);
+	assert_int_equal(s.n, 2);
+	assert_line(&s, 1, "a.log", 3, "c");
+	struct floe_buf b;
+	floe_buf_init(&b, NULL, 1 << 20);
+	assert_int_equal(floe_tail_positions(t, &b), 0);
+	floe_tail_free(t);
+	const uint8_t *flags = b.data + b.len - 4;
+	assert_int_equal(le(flags, 4), 1);
+
+	/* After a restart the LF (here a CRLF) ends "c"; the next line follows. */
+	put("a.log", "\r\nd\n");
+	t = make(NULL, "*.log", 64, 64, false);
+	assert_int_equal(floe_tail_restore(t, b.data, b.len), 0);
+	assert_int_equal(floe_tail_scan(t), 0);
+	read_all(t, &s);
+	assert_int_equal(s.n, 3);
+	assert_line(&s, 2, "a.log", 6, "d");
+	/* Without a flush, text after an unterminated line continues as a new line. */
+	put("a.log", "e");
+	read_all(t, &s);
+	assert_int_equal(floe_tail_flush_partial(t, on_line, &s), 0);
+	put("a.log", "f\n");
+	read_all(t, &s);
+	assert_int_equal(s.n, 5);
+	assert_line(&s, 3, "a.log", 8, "e");
+	assert_line(&s, 4, "a.log", 9, "f");
+	floe_buf_fini(&b);
+	floe_tail_free(t);
+}
+
 static void test_restore_corrupt(void **state)
 {
 	struct floe_alloc a;
 	floe_alloc_init(&a, 0);
 	struct floe_tail *t = make(&a, "*.log", 64, 64, false);
-	uint8_t ok[64] = {'F', 'L', 'T', 'P', 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, '/'};
-	size_t oklen = 12 + 4 + 1 + 36;
+	uint8_t ok[64] = {'F', 'L', 'T', 'P', 2, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, '/'};
+	size_t oklen = 12 + 4 + 1 + 40;
 	assert_int_equal(floe_tail_restore(t, ok, oklen), 0);
 	for (size_t n = 0; n < oklen; n++)
 		assert_int_equal(floe_tail_restore(t, ok, n), FLOE_ECORRUPT);
@@ -752,7 +793,7 @@ static void test_restore_corrupt(void **state)
 	bad[0] = 'X';
 	assert_int_equal(floe_tail_restore(t, bad, oklen), FLOE_ECORRUPT);
 	memcpy(bad, ok, sizeof(ok));
-	bad[4] = 2; /* version */
+	bad[4] = 1; /* an unknown version */
 	assert_int_equal(floe_tail_restore(t, bad, oklen), FLOE_ECORRUPT);
 	memcpy(bad, ok, sizeof(ok));
 	bad[8] = 0xff; /* count larger than the input can hold */
@@ -879,7 +920,7 @@ int main(void)
 	    T(test_budget_round_robin),
 	    T(test_read_error),
 	    T(test_positions_layout),
-	    T(test_restore_corrupt),
+	    T(test_flushed_partial_line), T(test_restore_corrupt),
 	    T(test_alloc_faults),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,194 @@
+/* Parquet writer benchmark: generates log rows from the loghub samples, with every
+ * number in a message replaced by a random one and a unique request id appended (so a
+ * message dictionary cannot cheat), and writes them with floe's writer. Prints rows/s,
+ * bytes/row and the writer's peak memory. Also writes the raw lines (for the zstd/gzip
+ * reference) and, with --dump, an uncompressed Parquet copy that the DuckDB side loads.
+ *
+ * usage: bench_parquet ROWS CODEC(zstd|lz4_raw|uncompressed) OUT.parquet [--level N]
+ *        [--raw LINES.txt] [--samples DIR] [--gen-only] */
+#include <dirent.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "agent/pipeline/record.h"
+#include "formats/base/alloc.h"
+#include "formats/parquet/writer.h"
+
+#define MAX_TEMPLATES 20000
+
+static char *templates[MAX_TEMPLATES];
+static size_t ntemplates;
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+static uint64_t rnd(void)
+{
+	/* xorshift64*: deterministic, so every run writes the same rows. */
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 2685821657736338717ull;
+}
+
+static void load_samples(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d) {
+		perror(dir);
+		exit(2);
+	}
+	struct dirent *e;
+	char path[4096], line[65536];
+	while ((e = readdir(d))) {
+		size_t n = strlen(e->d_name);
+		if (n < 5 || strcmp(e->d_name + n - 4, ".log") != 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		FILE *f = fopen(path, "r");
+		while (f && fgets(line, sizeof(line), f) && ntemplates < MAX_TEMPLATES) {
+			size_t len = strcspn(line, "\r\n");
+			line[len] = '\0';
+			if (len)
+				templates[ntemplates++] = strdup(line);
+		}
+		if (f)
+			fclose(f);
+	}
+	closedir(d);
+	if (ntemplates == 0) {
+		fprintf(stderr, "no samples in %s\n", dir);
+		exit(2);
+	}
+}
+
+/* Message i: template with digit runs randomised, plus a unique request id. */
+static size_t make_message(uint64_t i, char *out, size_t cap)
+{
+	const char *t = templates[i % ntemplates];
+	size_t o = 0;
+	for (; *t && o + 40 < cap; t++) {
+		if (*t >= '0' && *t <= '9')
+			out[o++] = (char)('0' + rnd() % 10);
+		else
+			out[o++] = *t;
+	}
+	o += (size_t)snprintf(out + o, cap - o, " request_id=%016" PRIx64, rnd() ^ i);
+	return o;
+}
+
+static const char *const hosts[] = {"edge-01", "edge-02", "edge-03", "edge-04",
+				    "edge-05", "edge-06", "edge-07", "edge-08"};
+static const char *const sources[] = {"/var/log/syslog", "/var/log/auth.log", "/var/log/app/app.log",
+				      "/var/log/nginx/access.log", "/var/log/kern.log"};
+static const char *const apps[] = {"sshd", "kernel", "nginx", "app", "cron"};
+
+static int file_sink(void *ctx, const void *data, size_t len)
+{
+	return fwrite(data, 1, len, ctx) == len ? 0 : -5;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 4) {
+		fprintf(stderr, "usage: %s ROWS CODEC OUT [--level N] [--raw FILE] [--samples DIR] "
+				"[--gen-only]\n", argv[0]);
+		return 2;
+	}
+	uint64_t rows = strtoull(argv[1], NULL, 10);
+	const char *codec = argv[2], *out = argv[3], *raw = NULL, *samples = "tests/data/loghub";
+	int level = 3, gen_only = 0;
+	for (int i = 4; i < argc; i++) {
+		if (!strcmp(argv[i], "--level") && i + 1 < argc)
+			level = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--raw") && i + 1 < argc)
+			raw = argv[++i];
+		else if (!strcmp(argv[i], "--samples") && i + 1 < argc)
+			samples = argv[++i];
+		else if (!strcmp(argv[i], "--gen-only"))
+			gen_only = 1;
+	}
+	load_samples(samples);
+	struct floe_pq_options opt;
+	memset(&opt, 0, sizeof(opt));
+	opt.codec = !strcmp(codec, "lz4_raw") ? FLOE_PQ_LZ4_RAW
+		    : !strcmp(codec, "uncompressed") ? FLOE_PQ_UNCOMPRESSED : FLOE_PQ_ZSTD;
+	opt.zstd_level = level;
+	opt.row_group_size = 64u << 20;
+	opt.created_by = "floe bench";
+	struct floe_alloc alloc;
+	floe_alloc_init(&alloc, 0);
+	FILE *f = fopen(out, "wb");
+	FILE *rawf = raw ? fopen(raw, "wb") : NULL;
+	if (!f || (raw && !rawf)) {
+		perror("open");
+		return 1;
+	}
+	int err = 0;
+	struct floe_pq_writer *w = NULL;
+	if (!gen_only) {
+		w = floe_pq_writer_new(&alloc, floe_log_columns(), FLOE_LOG_NCOLS, &opt, file_sink, f, &err);
+		if (!w) {
+			fprintf(stderr, "writer: %d\n", err);
+			return 1;
+		}
+	}
+	char msg[70000];
+	int64_t offsets[5] = {0};
+	double t0 = now_s();
+	for (uint64_t i = 0; i < rows; i++) {
+		struct floe_record r;
+		memset(&r, 0, sizeof(r));
+		r.ts = 1764633600000000LL + (int64_t)i * 1000 + (int64_t)(rnd() % 1000);
+		r.received_at = r.ts + 2000 + (int64_t)(rnd() % 5000);
+		const char *h = hosts[i % 8], *s = sources[(i / 3) % 5];
+		r.host = (struct floe_str){h, strlen(h)};
+		r.source = (struct floe_str){s, strlen(s)};
+		r.has_offset = true;
+		r.offset = offsets[(i / 3) % 5];
+		r.has_severity = (i % 4) != 0;
+		r.severity = (int32_t)(rnd() % 8);
+		const char *app = apps[(i / 3) % 5];
+		r.app = (struct floe_str){app, strlen(app)};
+		size_t len = make_message(i, msg, sizeof(msg));
+		r.message = (struct floe_str){msg, len};
+		offsets[(i / 3) % 5] += (int64_t)len + 1;
+		if (rawf) {
+			fwrite(msg, 1, len, rawf);
+			fputc('\n', rawf);
+		}
+		if (w) {
+			struct floe_pq_value v[FLOE_LOG_NCOLS];
+			floe_record_to_row(&r, v);
+			if ((err = floe_pq_writer_add_row(w, v))) {
+				fprintf(stderr, "add_row: %d\n", err);
+				return 1;
+			}
+		}
+	}
+	if (w && (err = floe_pq_writer_finish(w))) {
+		fprintf(stderr, "finish: %d\n", err);
+		return 1;
+	}
+	double secs = now_s() - t0;
+	uint64_t size = w ? floe_pq_writer_file_size(w) : 0;
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	/* One line, key=value, for the driver script. */
+	printf("rows=%" PRIu64 " seconds=%.3f bytes=%" PRIu64 " writer_peak=%zu rss_kib=%ld\n", rows, secs,
+	       size, alloc.peak, ru.ru_maxrss);
+	floe_pq_writer_free(w);
+	fclose(f);
+	if (rawf)
+		fclose(rawf);
+	return 0;
+}
