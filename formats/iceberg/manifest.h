@@ -75,6 +75,15 @@ struct floe_ice_field_summary {
 	const uint8_t *upper; size_t upper_len;
 };
 
+/* Fills out[0..nparts) with the partition field summaries of a new manifest over files
+ * (contains_null, contains_nan = 0, lower/upper = min/max partition value in Appendix D
+ * encoding; no bounds when every value is null). scratch (borrowed, 16 * nparts bytes)
+ * holds the encoded int/date/long/timestamptz bounds; string bounds point into the
+ * files' partition values. out is valid while scratch and files are. */
+int floe_ice_manifest_summarize(const struct floe_ice_manifest_part *parts, size_t nparts,
+				const struct floe_ice_data_file *files, size_t nfiles,
+				struct floe_ice_field_summary *out, uint8_t *scratch);
+
 /* One manifest_file record of a manifest list. */
 struct floe_ice_manifest_entry {
 	const char *path;

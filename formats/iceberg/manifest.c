@@ -1,0 +1,761 @@
+/* Iceberg v2 manifests and manifest lists as Avro object container files. The writers emit
+ * the schemas of Java's V2Metadata byte for byte (field ids, order, record names r2/r102/
+ * r508/k117_v118, docs); the readers resolve fields by name from the file's own schema so
+ * that lists written by Java, Spark or PyIceberg, v1 or v2, are carried forward. */
+#include "manifest.h"
+
+#include "formats/avro/avro.h"
+#include "formats/base/alloc.h"
+#include "formats/base/buf.h"
+#include "formats/base/error.h"
+#include "formats/json/json.h"
+
+#include <stdalign.h>
+#include <stdio.h>
+#include <string.h>
+
+#define SCHEMA_MAX ((size_t)1 << 20)
+
+/* ---- Schemas. ---- */
+
+static const char *const ENTRY_HEAD =
+	"{\"type\":\"record\",\"name\":\"manifest_entry\",\"fields\":["
+	"{\"name\":\"status\",\"type\":\"int\",\"field-id\":0},"
+	"{\"name\":\"snapshot_id\",\"type\":[\"null\",\"long\"],\"default\":null,\"field-id\":1},"
+	"{\"name\":\"sequence_number\",\"type\":[\"null\",\"long\"],\"default\":null,\"field-id\":3},"
+	"{\"name\":\"file_sequence_number\",\"type\":[\"null\",\"long\"],\"default\":null,\"field-id\":4},"
+	"{\"name\":\"data_file\",\"type\":{\"type\":\"record\",\"name\":\"r2\",\"fields\":["
+	"{\"name\":\"content\",\"type\":\"int\",\"doc\":\"Contents of the file: 0=data, 1=position "
+	"deletes, 2=equality deletes\",\"field-id\":134},"
+	"{\"name\":\"file_path\",\"type\":\"string\",\"doc\":\"Location URI with FS scheme\",\"field-id\":100},"
+	"{\"name\":\"file_format\",\"type\":\"string\",\"doc\":\"File format name: avro, orc, or "
+	"parquet\",\"field-id\":101},"
+	"{\"name\":\"partition\",\"type\":{\"type\":\"record\",\"name\":\"r102\",\"fields\":[";
+
+#define INT_MAP(name, id, k, v, vt, doc)                                                             \
+	"{\"name\":\"" name "\",\"type\":[\"null\",{\"type\":\"array\",\"items\":{\"type\":\"record\","   \
+	"\"name\":\"k" #k "_v" #v "\",\"fields\":[{\"name\":\"key\",\"type\":\"int\",\"field-id\":" #k   \
+	"},{\"name\":\"value\",\"type\":\"" vt "\",\"field-id\":" #v "}]},\"logicalType\":\"map\"}],"    \
+	"\"doc\":\"" doc "\",\"default\":null,\"field-id\":" #id "}"
+
+static const char *const ENTRY_TAIL =
+	"]},\"doc\":\"Partition data tuple, schema based on the partition spec\",\"field-id\":102},"
+	"{\"name\":\"record_count\",\"type\":\"long\",\"doc\":\"Number of records in the file\",\"field-id\":103},"
+	"{\"name\":\"file_size_in_bytes\",\"type\":\"long\",\"doc\":\"Total file size in bytes\",\"field-id\":104},"
+	INT_MAP("column_sizes", 108, 117, 118, "long", "Map of column id to total size on disk") ","
+	INT_MAP("value_counts", 109, 119, 120, "long", "Map of column id to total count, including null and NaN") ","
+	INT_MAP("null_value_counts", 110, 121, 122, "long", "Map of column id to null value count") ","
+	INT_MAP("nan_value_counts", 137, 138, 139, "long", "Map of column id to number of NaN values in the column") ","
+	INT_MAP("lower_bounds", 125, 126, 127, "bytes", "Map of column id to lower bound") ","
+	INT_MAP("upper_bounds", 128, 129, 130, "bytes", "Map of column id to upper bound") ","
+	"{\"name\":\"key_metadata\",\"type\":[\"null\",\"bytes\"],\"doc\":\"Encryption key metadata blob\","
+	"\"default\":null,\"field-id\":131},"
+	"{\"name\":\"split_offsets\",\"type\":[\"null\",{\"type\":\"array\",\"items\":\"long\",\"element-id\":133}],"
+	"\"doc\":\"Splittable offsets\",\"default\":null,\"field-id\":132},"
+	"{\"name\":\"equality_ids\",\"type\":[\"null\",{\"type\":\"array\",\"items\":\"int\",\"element-id\":136}],"
+	"\"doc\":\"Equality comparison field IDs\",\"default\":null,\"field-id\":135},"
+	"{\"name\":\"sort_order_id\",\"type\":[\"null\",\"int\"],\"doc\":\"Sort order ID\",\"default\":null,"
+	"\"field-id\":140},"
+	"{\"name\":\"referenced_data_file\",\"type\":[\"null\",\"string\"],\"doc\":\"Fully qualified location "
+	"(URI with FS scheme) of a data file that all deletes reference\",\"default\":null,\"field-id\":143}"
+	"]},\"field-id\":2}]}";
+
+static const char *const LIST_SCHEMA =
+	"{\"type\":\"record\",\"name\":\"manifest_file\",\"fields\":["
+	"{\"name\":\"manifest_path\",\"type\":\"string\",\"doc\":\"Location URI with FS scheme\",\"field-id\":500},"
+	"{\"name\":\"manifest_length\",\"type\":\"long\",\"doc\":\"Total file size in bytes\",\"field-id\":501},"
+	"{\"name\":\"partition_spec_id\",\"type\":\"int\",\"doc\":\"Spec ID used to write\",\"field-id\":502},"
+	"{\"name\":\"content\",\"type\":\"int\",\"doc\":\"Contents of the manifest: 0=data, 1=deletes\","
+	"\"field-id\":517},"
+	"{\"name\":\"sequence_number\",\"type\":\"long\",\"doc\":\"Sequence number when the manifest was "
+	"added\",\"field-id\":515},"
+	"{\"name\":\"min_sequence_number\",\"type\":\"long\",\"doc\":\"Lowest sequence number in the "
+	"manifest\",\"field-id\":516},"
+	"{\"name\":\"added_snapshot_id\",\"type\":\"long\",\"doc\":\"Snapshot ID that added the manifest\","
+	"\"field-id\":503},"
+	"{\"name\":\"added_files_count\",\"type\":\"int\",\"doc\":\"Added entry count\",\"field-id\":504},"
+	"{\"name\":\"existing_files_count\",\"type\":\"int\",\"doc\":\"Existing entry count\",\"field-id\":505},"
+	"{\"name\":\"deleted_files_count\",\"type\":\"int\",\"doc\":\"Deleted entry count\",\"field-id\":506},"
+	"{\"name\":\"added_rows_count\",\"type\":\"long\",\"doc\":\"Added rows count\",\"field-id\":512},"
+	"{\"name\":\"existing_rows_count\",\"type\":\"long\",\"doc\":\"Existing rows count\",\"field-id\":513},"
+	"{\"name\":\"deleted_rows_count\",\"type\":\"long\",\"doc\":\"Deleted rows count\",\"field-id\":514},"
+	"{\"name\":\"partitions\",\"type\":[\"null\",{\"type\":\"array\",\"items\":{\"type\":\"record\","
+	"\"name\":\"r508\",\"fields\":["
+	"{\"name\":\"contains_null\",\"type\":\"boolean\",\"doc\":\"True if any file has a null partition "
+	"value\",\"field-id\":509},"
+	"{\"name\":\"contains_nan\",\"type\":[\"null\",\"boolean\"],\"doc\":\"True if any file has a nan "
+	"partition value\",\"default\":null,\"field-id\":518},"
+	"{\"name\":\"lower_bound\",\"type\":[\"null\",\"bytes\"],\"doc\":\"Partition lower bound for all "
+	"files\",\"default\":null,\"field-id\":510},"
+	"{\"name\":\"upper_bound\",\"type\":[\"null\",\"bytes\"],\"doc\":\"Partition upper bound for all "
+	"files\",\"default\":null,\"field-id\":511}]},\"element-id\":508}],"
+	"\"doc\":\"Summary for each partition\",\"default\":null,\"field-id\":507},"
+	"{\"name\":\"key_metadata\",\"type\":[\"null\",\"bytes\"],\"doc\":\"Encryption key metadata blob\","
+	"\"default\":null,\"field-id\":519}]}";
+
+enum part_kind { PK_INT, PK_DATE, PK_LONG, PK_STRING, PK_TSTZ };
+
+static int part_kind(const char *t, enum part_kind *k)
+{
+	static const struct {
+		const char *name;
+		enum part_kind kind;
+	} kinds[] = {{"int", PK_INT}, {"date", PK_DATE}, {"long", PK_LONG}, {"string", PK_STRING}, {"timestamptz", PK_TSTZ}};
+	for (size_t i = 0; t && i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		if (strcmp(t, kinds[i].name) == 0) {
+			*k = kinds[i].kind;
+			return 0;
+		}
+	}
+	return FLOE_EINVAL;
+}
+
+static int entry_schema(const struct floe_ice_manifest_info *info, struct floe_buf *b)
+{
+	static const char *const types[] = {
+		[PK_INT] = "\"int\"",
+		[PK_DATE] = "{\"type\":\"int\",\"logicalType\":\"date\"}",
+		[PK_LONG] = "\"long\"",
+		[PK_STRING] = "\"string\"",
+		[PK_TSTZ] = "{\"type\":\"long\",\"logicalType\":\"timestamp-micros\",\"adjust-to-utc\":true}",
+	};
+	int rc = floe_buf_puts(b, ENTRY_HEAD);
+	for (size_t i = 0; !rc && i < info->nparts; i++) {
+		const struct floe_ice_manifest_part *p = &info->parts[i];
+		enum part_kind k;
+		if (!p->name || (rc = part_kind(p->result_type, &k)))
+			return FLOE_EINVAL;
+		rc = floe_buf_puts(b, i ? ",{\"name\":" : "{\"name\":");
+		if (!rc)
+			rc = floe_json_write_str(b, p->name, strlen(p->name));
+		if (!rc)
+			rc = floe_buf_printf(b, ",\"type\":[\"null\",%s],\"default\":null,\"field-id\":%d}",
+					     types[k], (int)p->field_id);
+	}
+	if (!rc)
+		rc = floe_buf_puts(b, ENTRY_TAIL);
+	return rc;
+}
+
+/* ---- Manifest writer. ---- */
+
+static int put_part_value(struct floe_buf *b, enum part_kind k, const struct floe_ice_part_value *v)
+{
+	if (v->is_null)
+		return floe_avro_put_union(b, 0);
+	int rc = floe_avro_put_union(b, 1);
+	if (rc)
+		return rc;
+	switch (k) {
+	case PK_INT:
+	case PK_DATE:
+		if (v->i < INT32_MIN || v->i > INT32_MAX)
+			return FLOE_EINVAL;
+		return floe_avro_put_int(b, (int32_t)v->i);
+	case PK_LONG:
+	case PK_TSTZ:
+		return floe_avro_put_long(b, v->i);
+	case PK_STRING:
+		if (!v->s && v->len)
+			return FLOE_EINVAL;
+		return floe_avro_put_bytes(b, v->s, v->len);
+	}
+	return FLOE_EINVAL;
+}
+
+enum metric { M_SIZE, M_VALUES, M_NULLS, M_LOWER, M_UPPER };
+
+/* An int-keyed map (Avro array of k/v records) over the column metrics, or null when no
+ * column has the metric. */
+static int put_metric_map(struct floe_buf *b, const struct floe_ice_data_file *f, enum metric m)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < f->metrics_count; i++)
+		if (m < M_LOWER || f->metrics[i].has_bounds)
+			n++;
+	if (n == 0)
+		return floe_avro_put_union(b, 0);
+	int rc = floe_avro_put_union(b, 1);
+	if (!rc)
+		rc = floe_avro_put_long(b, (int64_t)n);
+	for (size_t i = 0; !rc && i < f->metrics_count; i++) {
+		const struct floe_ice_column_metrics *c = &f->metrics[i];
+		if (m >= M_LOWER && !c->has_bounds)
+			continue;
+		rc = floe_avro_put_int(b, c->field_id);
+		if (rc)
+			break;
+		switch (m) {
+		case M_SIZE: rc = floe_avro_put_long(b, c->column_size); break;
+		case M_VALUES: rc = floe_avro_put_long(b, c->value_count); break;
+		case M_NULLS: rc = floe_avro_put_long(b, c->null_count); break;
+		case M_LOWER: rc = floe_avro_put_bytes(b, c->lower, c->lower_len); break;
+		case M_UPPER: rc = floe_avro_put_bytes(b, c->upper, c->upper_len); break;
+		}
+	}
+	if (!rc)
+		rc = floe_avro_put_long(b, 0);
+	return rc;
+}
+
+static int put_entry(struct floe_buf *b, const struct floe_ice_manifest_info *info,
+		     const struct floe_ice_data_file *f)
+{
+	if (!f->path || (info->nparts && !f->partition) || (f->metrics_count && !f->metrics) ||
+	    (f->split_count && !f->split_offsets))
+		return FLOE_EINVAL;
+	int rc = floe_avro_put_int(b, 1); /* status ADDED */
+	if (!rc)
+		rc = floe_avro_put_union(b, 1);
+	if (!rc)
+		rc = floe_avro_put_long(b, info->snapshot_id);
+	if (!rc)
+		rc = floe_avro_put_union(b, 0); /* sequence_number: inherited */
+	if (!rc)
+		rc = floe_avro_put_union(b, 0); /* file_sequence_number: inherited */
+	if (!rc)
+		rc = floe_avro_put_int(b, 0); /* content DATA */
+	if (!rc)
+		rc = floe_avro_put_str(b, f->path);
+	if (!rc)
+		rc = floe_avro_put_str(b, "PARQUET");
+	for (size_t i = 0; !rc && i < info->nparts; i++) {
+		enum part_kind k;
+		rc = part_kind(info->parts[i].result_type, &k);
+		if (!rc)
+			rc = put_part_value(b, k, &f->partition[i]);
+	}
+	if (!rc)
+		rc = floe_avro_put_long(b, f->record_count);
+	if (!rc)
+		rc = floe_avro_put_long(b, f->file_size);
+	for (enum metric m = M_SIZE; !rc && m <= M_NULLS; m++)
+		rc = put_metric_map(b, f, m);
+	if (!rc)
+		rc = floe_avro_put_union(b, 0); /* nan_value_counts: no float columns tracked */
+	if (!rc)
+		rc = put_metric_map(b, f, M_LOWER);
+	if (!rc)
+		rc = put_metric_map(b, f, M_UPPER);
+	if (!rc)
+		rc = floe_avro_put_union(b, 0); /* key_metadata */
+	if (!rc && f->split_count) {
+		rc = floe_avro_put_union(b, 1);
+		if (!rc)
+			rc = floe_avro_put_long(b, (int64_t)f->split_count);
+		for (size_t i = 0; !rc && i < f->split_count; i++)
+			rc = floe_avro_put_long(b, f->split_offsets[i]);
+		if (!rc)
+			rc = floe_avro_put_long(b, 0);
+	} else if (!rc) {
+		rc = floe_avro_put_union(b, 0);
+	}
+	if (!rc)
+		rc = floe_avro_put_union(b, 0); /* equality_ids */
+	if (!rc)
+		rc = floe_avro_put_union(b, 0); /* sort_order_id */
+	if (!rc)
+		rc = floe_avro_put_union(b, 0); /* referenced_data_file */
+	return rc;
+}
+
+/* Writes the records through an Avro writer; on failure out is back at its old length. */
+static int write_container(struct floe_alloc *a, const struct floe_buf *schema,
+			   const struct floe_avro_meta *meta, size_t nmeta, const uint8_t sync[16],
+			   struct floe_buf *out, size_t n,
+			   int (*put)(struct floe_buf *, const void *, size_t), const void *ctx)
+{
+	struct floe_avro_writer_opts o = {
+		.schema_json = (const char *)schema->data,
+		.schema_len = schema->len,
+		.codec = FLOE_AVRO_CODEC_NULL,
+		.meta = meta,
+		.nmeta = nmeta,
+		.sync = sync,
+	};
+	size_t old = out->len;
+	struct floe_avro_writer *w = NULL;
+	int rc = floe_avro_writer_new(a, &o, out, &w);
+	for (size_t i = 0; !rc && i < n; i++) {
+		rc = put(floe_avro_writer_record(w), ctx, i);
+		if (!rc)
+			rc = floe_avro_writer_end_record(w);
+	}
+	if (!rc)
+		rc = floe_avro_writer_flush(w);
+	floe_avro_writer_free(w);
+	if (rc)
+		out->len = old;
+	return rc;
+}
+
+struct manifest_ctx {
+	const struct floe_ice_manifest_info *info;
+	const struct floe_ice_data_file *files;
+};
+
+static int put_manifest_record(struct floe_buf *b, const void *ctx, size_t i)
+{
+	const struct manifest_ctx *m = ctx;
+	return put_entry(b, m->info, &m->files[i]);
+}
+
+int floe_ice_manifest_write(struct floe_alloc *a, const struct floe_ice_manifest_info *info,
+			    const struct floe_ice_data_file *files, size_t nfiles,
+			    const uint8_t sync[16], struct floe_buf *out)
+{
+	if (!info || !info->schema_json || !info->partition_spec_json || (info->nparts && !info->parts) ||
+	    (nfiles && !files) || !sync || !out)
+		return FLOE_EINVAL;
+	struct floe_buf schema;
+	floe_buf_init(&schema, a, SCHEMA_MAX);
+	char schema_id[16], spec_id[16];
+	snprintf(schema_id, sizeof(schema_id), "%d", (int)info->schema_id);
+	snprintf(spec_id, sizeof(spec_id), "%d", (int)info->partition_spec_id);
+	const struct floe_avro_meta meta[] = {
+		{"schema", info->schema_json, strlen(info->schema_json)},
+		{"schema-id", schema_id, strlen(schema_id)},
+		{"partition-spec", info->partition_spec_json, strlen(info->partition_spec_json)},
+		{"partition-spec-id", spec_id, strlen(spec_id)},
+		{"format-version", "2", 1},
+		{"content", "data", 4},
+	};
+	struct manifest_ctx ctx = {info, files};
+	int rc = entry_schema(info, &schema);
+	if (!rc)
+		rc = write_container(a, &schema, meta, sizeof(meta) / sizeof(meta[0]), sync, out, nfiles,
+				     put_manifest_record, &ctx);
+	floe_buf_fini(&schema);
+	return rc;
+}
+
+/* ---- Partition summaries. ---- */
+
+static void put_le(uint8_t *p, uint64_t v, int n)
+{
+	for (int i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static int cmp_str(const struct floe_ice_part_value *x, const struct floe_ice_part_value *y)
+{
+	size_t n = x->len < y->len ? x->len : y->len;
+	int c = n ? memcmp(x->s, y->s, n) : 0;
+	if (c)
+		return c;
+	return x->len < y->len ? -1 : x->len > y->len;
+}
+
+int floe_ice_manifest_summarize(const struct floe_ice_manifest_part *parts, size_t nparts,
+				const struct floe_ice_data_file *files, size_t nfiles,
+				struct floe_ice_field_summary *out, uint8_t *scratch)
+{
+	if ((nparts && (!parts || !out || !scratch)) || (nfiles && !files))
+		return FLOE_EINVAL;
+	for (size_t p = 0; p < nparts; p++) {
+		enum part_kind k;
+		if (part_kind(parts[p].result_type, &k))
+			return FLOE_EINVAL;
+		const struct floe_ice_part_value *lo = NULL, *hi = NULL;
+		struct floe_ice_field_summary *s = &out[p];
+		memset(s, 0, sizeof(*s));
+		s->contains_nan = 0; /* no partition type floe writes can hold NaN */
+		for (size_t f = 0; f < nfiles; f++) {
+			if (!files[f].partition)
+				return FLOE_EINVAL;
+			const struct floe_ice_part_value *v = &files[f].partition[p];
+			if (v->is_null) {
+				s->contains_null = true;
+				continue;
+			}
+			if (k == PK_STRING) {
+				if (!v->s && v->len)
+					return FLOE_EINVAL;
+				if (!lo || cmp_str(v, lo) < 0)
+					lo = v;
+				if (!hi || cmp_str(v, hi) > 0)
+					hi = v;
+			} else {
+				if (!lo || v->i < lo->i)
+					lo = v;
+				if (!hi || v->i > hi->i)
+					hi = v;
+			}
+		}
+		if (!lo)
+			continue;
+		s->has_lower = s->has_upper = true;
+		if (k == PK_STRING) {
+			s->lower = (const uint8_t *)lo->s;
+			s->lower_len = lo->len;
+			s->upper = (const uint8_t *)hi->s;
+			s->upper_len = hi->len;
+		} else {
+			int w = (k == PK_INT || k == PK_DATE) ? 4 : 8;
+			uint8_t *sl = scratch + 16 * p;
+			put_le(sl, (uint64_t)lo->i, w);
+			put_le(sl + 8, (uint64_t)hi->i, w);
+			s->lower = sl;
+			s->upper = sl + 8;
+			s->lower_len = s->upper_len = (size_t)w;
+		}
+	}
+	return 0;
+}
+
+/* ---- Manifest list writer. ---- */
+
+static int put_opt_bytes(struct floe_buf *b, bool has, const uint8_t *p, size_t len)
+{
+	if (!has)
+		return floe_avro_put_union(b, 0);
+	int rc = floe_avro_put_union(b, 1);
+	return rc ? rc : floe_avro_put_bytes(b, p, len);
+}
+
+static int put_list_record(struct floe_buf *b, const void *ctx, size_t i)
+{
+	const struct floe_ice_manifest_entry *e = (const struct floe_ice_manifest_entry *)ctx + i;
+	if (!e->path || (e->has_partitions && e->npartitions && !e->partitions))
+		return FLOE_EINVAL;
+	int rc = floe_avro_put_str(b, e->path);
+	if (!rc)
+		rc = floe_avro_put_long(b, e->length);
+	if (!rc)
+		rc = floe_avro_put_int(b, e->spec_id);
+	if (!rc)
+		rc = floe_avro_put_int(b, e->content);
+	if (!rc)
+		rc = floe_avro_put_long(b, e->sequence_number);
+	if (!rc)
+		rc = floe_avro_put_long(b, e->min_sequence_number);
+	if (!rc)
+		rc = floe_avro_put_long(b, e->added_snapshot_id);
+	if (!rc)
+		rc = floe_avro_put_int(b, e->added_files);
+	if (!rc)
+		rc = floe_avro_put_int(b, e->existing_files);
+	if (!rc)
+		rc = floe_avro_put_int(b, e->deleted_files);
+	if (!rc)
+		rc = floe_avro_put_long(b, e->added_rows);
+	if (!rc)
+		rc = floe_avro_put_long(b, e->existing_rows);
+	if (!rc)
+		rc = floe_avro_put_long(b, e->deleted_rows);
+	if (!rc && !e->has_partitions) {
+		rc = floe_avro_put_union(b, 0);
+	} else if (!rc) {
+		rc = floe_avro_put_union(b, 1);
+		if (!rc && e->npartitions)
+			rc = floe_avro_put_long(b, (int64_t)e->npartitions);
+		for (size_t k = 0; !rc && k < e->npartitions; k++) {
+			const struct floe_ice_field_summary *s = &e->partitions[k];
+			rc = floe_avro_put_bool(b, s->contains_null);
+			if (!rc && s->contains_nan < 0)
+				rc = floe_avro_put_union(b, 0);
+			else if (!rc && !(rc = floe_avro_put_union(b, 1)))
+				rc = floe_avro_put_bool(b, s->contains_nan > 0);
+			if (!rc)
+				rc = put_opt_bytes(b, s->has_lower, s->lower, s->lower_len);
+			if (!rc)
+				rc = put_opt_bytes(b, s->has_upper, s->upper, s->upper_len);
+		}
+		if (!rc)
+			rc = floe_avro_put_long(b, 0);
+	}
+	if (!rc)
+		rc = put_opt_bytes(b, e->has_key_metadata, e->key_metadata, e->key_metadata_len);
+	return rc;
+}
+
+int floe_ice_manifest_list_write(struct floe_alloc *a, int64_t snapshot_id, int64_t parent_id,
+				 int64_t sequence_number, const struct floe_ice_manifest_entry *entries,
+				 size_t n, const uint8_t sync[16], struct floe_buf *out)
+{
+	if ((n && !entries) || !sync || !out)
+		return FLOE_EINVAL;
+	char snap[24], parent[24], seq[24];
+	snprintf(snap, sizeof(snap), "%lld", (long long)snapshot_id);
+	if (parent_id < 0)
+		snprintf(parent, sizeof(parent), "null");
+	else
+		snprintf(parent, sizeof(parent), "%lld", (long long)parent_id);
+	snprintf(seq, sizeof(seq), "%lld", (long long)sequence_number);
+	const struct floe_avro_meta meta[] = {
+		{"snapshot-id", snap, strlen(snap)},
+		{"parent-snapshot-id", parent, strlen(parent)},
+		{"sequence-number", seq, strlen(seq)},
+		{"format-version", "2", 1},
+	};
+	struct floe_buf schema = {
+		.data = (uint8_t *)(uintptr_t)LIST_SCHEMA,
+		.len = strlen(LIST_SCHEMA),
+	};
+	return write_container(a, &schema, meta, sizeof(meta) / sizeof(meta[0]), sync, out, n,
+			       put_list_record, entries);
+}
+
+/* ---- Manifest list reader. ---- */
+
+struct block {
+	struct block *next;
+	alignas(max_align_t) uint8_t data[];
+};
+
+struct floe_ice_manifest_list {
+	struct floe_alloc *a;
+	struct floe_ice_manifest_entry *entries;
+	size_t n, cap;
+	struct block *blocks; /* every string, byte array and summary array of the entries */
+};
+
+/* Allocations live until the list is freed; each is its own block, which keeps this
+ * simple and is cheap for the few dozen manifests of a list. */
+static void *list_alloc(struct floe_ice_manifest_list *l, size_t n)
+{
+	size_t total;
+	if (__builtin_add_overflow(sizeof(struct block), n, &total))
+		return NULL;
+	struct block *b = floe_malloc(l->a, total);
+	if (!b)
+		return NULL;
+	b->next = l->blocks;
+	l->blocks = b;
+	return b->data;
+}
+
+static int copy_bytes(struct floe_ice_manifest_list *l, const struct floe_avro_value *v,
+		      const uint8_t **out, size_t *len)
+{
+	const uint8_t *p;
+	size_t n;
+	if (floe_avro_value_bytes(v, &p, &n))
+		return FLOE_EFORMAT;
+	uint8_t *c = list_alloc(l, n + 1);
+	if (!c)
+		return FLOE_ENOMEM;
+	if (n)
+		memcpy(c, p, n);
+	c[n] = 0;
+	*out = c;
+	*len = n;
+	return 0;
+}
+
+/* A field by the first of its names present; absent or null fields take def, unless
+ * required. */
+static int get_long(const struct floe_avro_value *rec, const char *const *names, bool required,
+		    int64_t def, int64_t *out)
+{
+	const struct floe_avro_value *v = NULL;
+	for (; *names && !v; names++)
+		v = floe_avro_value_get(rec, *names);
+	if (floe_avro_value_is_null(v)) {
+		if (required)
+			return FLOE_EFORMAT;
+		*out = def;
+		return 0;
+	}
+	return floe_avro_value_long(v, out) ? FLOE_EFORMAT : 0;
+}
+
+static int get_i32(const struct floe_avro_value *rec, const char *const *names, bool required, int32_t *out)
+{
+	int64_t v;
+	int rc = get_long(rec, names, required, 0, &v);
+	if (rc)
+		return rc;
+	if (v < INT32_MIN || v > INT32_MAX)
+		return FLOE_EFORMAT;
+	*out = (int32_t)v;
+	return 0;
+}
+
+static int read_summaries(struct floe_ice_manifest_list *l, const struct floe_avro_value *parts,
+			  struct floe_ice_manifest_entry *e)
+{
+	if (floe_avro_value_is_null(parts))
+		return 0;
+	if (floe_avro_value_type(parts) != FLOE_AVRO_ARRAY)
+		return FLOE_EFORMAT;
+	size_t n = floe_avro_value_len(parts);
+	e->has_partitions = true;
+	e->npartitions = n;
+	if (n == 0)
+		return 0;
+	if (n > SIZE_MAX / sizeof(struct floe_ice_field_summary))
+		return FLOE_ELIMIT;
+	struct floe_ice_field_summary *s = list_alloc(l, n * sizeof(*s));
+	if (!s)
+		return FLOE_ENOMEM;
+	memset(s, 0, n * sizeof(*s));
+	e->partitions = s;
+	for (size_t i = 0; i < n; i++) {
+		const struct floe_avro_value *r = floe_avro_value_at(parts, i);
+		const struct floe_avro_value *cn = floe_avro_value_get(r, "contains_null");
+		const struct floe_avro_value *nan = floe_avro_value_get(r, "contains_nan");
+		const struct floe_avro_value *lo = floe_avro_value_get(r, "lower_bound");
+		const struct floe_avro_value *hi = floe_avro_value_get(r, "upper_bound");
+		bool b;
+		if (floe_avro_value_bool(cn, &s[i].contains_null))
+			return FLOE_EFORMAT;
+		s[i].contains_nan = -1;
+		if (!floe_avro_value_is_null(nan)) {
+			if (floe_avro_value_bool(nan, &b))
+				return FLOE_EFORMAT;
+			s[i].contains_nan = b;
+		}
+		int rc;
+		if (!floe_avro_value_is_null(lo)) {
+			if ((rc = copy_bytes(l, lo, &s[i].lower, &s[i].lower_len)))
+				return rc;
+			s[i].has_lower = true;
+		}
+		if (!floe_avro_value_is_null(hi)) {
+			if ((rc = copy_bytes(l, hi, &s[i].upper, &s[i].upper_len)))
+				return rc;
+			s[i].has_upper = true;
+		}
+	}
+	return 0;
+}
+
+#define NAMES(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static int read_list_entry(struct floe_ice_manifest_list *l, const struct floe_avro_value *rec,
+			   struct floe_ice_manifest_entry *e)
+{
+	memset(e, 0, sizeof(*e));
+	if (floe_avro_value_type(rec) != FLOE_AVRO_RECORD)
+		return FLOE_EFORMAT;
+	const uint8_t *path;
+	size_t len;
+	int rc = copy_bytes(l, floe_avro_value_get(rec, "manifest_path"), &path, &len);
+	if (rc)
+		return rc;
+	e->path = (const char *)path;
+	if ((rc = get_long(rec, NAMES("manifest_length"), true, 0, &e->length)) ||
+	    (rc = get_i32(rec, NAMES("partition_spec_id"), true, &e->spec_id)) ||
+	    (rc = get_i32(rec, NAMES("content"), false, &e->content)) ||
+	    (rc = get_long(rec, NAMES("sequence_number"), false, 0, &e->sequence_number)) ||
+	    (rc = get_long(rec, NAMES("min_sequence_number"), false, 0, &e->min_sequence_number)) ||
+	    (rc = get_long(rec, NAMES("added_snapshot_id"), false, 0, &e->added_snapshot_id)) ||
+	    (rc = get_i32(rec, NAMES("added_files_count", "added_data_files_count"), false, &e->added_files)) ||
+	    (rc = get_i32(rec, NAMES("existing_files_count", "existing_data_files_count"), false,
+			  &e->existing_files)) ||
+	    (rc = get_i32(rec, NAMES("deleted_files_count", "deleted_data_files_count"), false,
+			  &e->deleted_files)) ||
+	    (rc = get_long(rec, NAMES("added_rows_count"), false, 0, &e->added_rows)) ||
+	    (rc = get_long(rec, NAMES("existing_rows_count"), false, 0, &e->existing_rows)) ||
+	    (rc = get_long(rec, NAMES("deleted_rows_count"), false, 0, &e->deleted_rows)))
+		return rc;
+	if ((rc = read_summaries(l, floe_avro_value_get(rec, "partitions"), e)))
+		return rc;
+	const struct floe_avro_value *km = floe_avro_value_get(rec, "key_metadata");
+	if (!floe_avro_value_is_null(km)) {
+		if ((rc = copy_bytes(l, km, &e->key_metadata, &e->key_metadata_len)))
+			return rc;
+		e->has_key_metadata = true;
+	}
+	return 0;
+}
+
+int floe_ice_manifest_list_read(struct floe_alloc *a, const uint8_t *data, size_t len,
+				struct floe_ice_manifest_list **out)
+{
+	if (!data || !out)
+		return FLOE_EINVAL;
+	struct floe_ice_manifest_list *l = floe_calloc(a, 1, sizeof(*l));
+	if (!l)
+		return FLOE_ENOMEM;
+	l->a = a;
+	struct floe_avro_reader *r = NULL;
+	int rc = floe_avro_reader_new(a, data, len, NULL, &r);
+	if (!rc && floe_avro_schema_type(floe_avro_reader_schema(r)) != FLOE_AVRO_RECORD)
+		rc = FLOE_EFORMAT;
+	while (!rc) {
+		const struct floe_avro_value *v;
+		rc = floe_avro_reader_next(r, &v);
+		if (rc <= 0)
+			break;
+		rc = 0;
+		if (l->n == l->cap) {
+			size_t ncap = l->cap ? l->cap * 2 : 8;
+			struct floe_ice_manifest_entry *ne;
+			if (ncap > SIZE_MAX / sizeof(*ne)) {
+				rc = FLOE_ELIMIT;
+				break;
+			}
+			ne = floe_realloc(a, l->entries, ncap * sizeof(*ne));
+			if (!ne) {
+				rc = FLOE_ENOMEM;
+				break;
+			}
+			l->entries = ne;
+			l->cap = ncap;
+		}
+		rc = read_list_entry(l, v, &l->entries[l->n]);
+		if (!rc)
+			l->n++;
+	}
+	floe_avro_reader_free(r);
+	if (rc) {
+		floe_ice_manifest_list_free(l);
+		return rc;
+	}
+	*out = l;
+	return 0;
+}
+
+size_t floe_ice_manifest_list_count(const struct floe_ice_manifest_list *l) { return l ? l->n : 0; }
+
+const struct floe_ice_manifest_entry *floe_ice_manifest_list_at(const struct floe_ice_manifest_list *l, size_t i)
+{
+	return l && i < l->n ? &l->entries[i] : NULL;
+}
+
+void floe_ice_manifest_list_free(struct floe_ice_manifest_list *l)
+{
+	if (!l)
+		return;
+	while (l->blocks) {
+		struct block *b = l->blocks;
+		l->blocks = b->next;
+		floe_free(l->a, b);
+	}
+	floe_free(l->a, l->entries);
+	floe_free(l->a, l);
+}
+
+/* ---- Manifest reader (inspect). ---- */
+
+int floe_ice_manifest_read(struct floe_alloc *a, const uint8_t *data, size_t len,
+			   floe_ice_manifest_fn fn, void *ctx)
+{
+	if (!data || !fn)
+		return FLOE_EINVAL;
+	struct floe_avro_reader *r = NULL;
+	int rc = floe_avro_reader_new(a, data, len, NULL, &r);
+	while (!rc) {
+		const struct floe_avro_value *v;
+		rc = floe_avro_reader_next(r, &v);
+		if (rc <= 0)
+			break;
+		const struct floe_avro_value *df = floe_avro_value_get(v, "data_file");
+		const uint8_t *path;
+		size_t plen;
+		int64_t status, records, size;
+		if (floe_avro_value_long(floe_avro_value_get(v, "status"), &status) ||
+		    floe_avro_value_bytes(floe_avro_value_get(df, "file_path"), &path, &plen) ||
+		    floe_avro_value_long(floe_avro_value_get(df, "record_count"), &records) ||
+		    floe_avro_value_long(floe_avro_value_get(df, "file_size_in_bytes"), &size) ||
+		    status < 0 || status > 2) {
+			rc = FLOE_EFORMAT;
+			break;
+		}
+		rc = fn(ctx, (int)status, (const char *)path, records, size);
+	}
+	floe_avro_reader_free(r);
+	return rc;
+}
