@@ -328,31 +328,6 @@ int64_t floe_table_committed_seq(const struct floe_table *t, const char *agent_i
 	return best;
 }
 
-/* Appendix D single-value encoding of a partition value. */
-static size_t encode_part_value(const struct floe_part_field *f, const struct floe_ice_part_value *v,
-				uint8_t *out)
-{
-	if (strcmp(f->result_type, "string") == 0) {
-		memcpy(out, v->s, v->len);
-		return v->len;
-	}
-	uint32_t x = (uint32_t)(int32_t)v->i;
-	for (int i = 0; i < 4; i++)
-		out[i] = (uint8_t)(x >> (8 * i));
-	return 4;
-}
-
-static int part_cmp(const struct floe_part_field *f, const struct floe_ice_part_value *a,
-		    const struct floe_ice_part_value *b)
-{
-	if (strcmp(f->result_type, "string") == 0) {
-		size_t n = a->len < b->len ? a->len : b->len;
-		int c = memcmp(a->s, b->s, n);
-		return c ? c : (a->len > b->len) - (a->len < b->len);
-	}
-	return (a->i > b->i) - (a->i < b->i);
-}
-
 struct commit_files {
 	struct floe_ice_data_file *files;
 	char (*paths)[PATH_CAP + 16];
@@ -421,37 +396,6 @@ static void commit_files_fini(struct floe_alloc *a, struct commit_files *cf)
 	floe_free(a, cf->files);
 	floe_free(a, cf->paths);
 	floe_free(a, cf->keys);
-}
-
-/* Partition summaries of the new manifest: null presence and value range per field. */
-static void summarize(const struct floe_table *t, const struct commit_files *cf,
-		      struct floe_ice_field_summary *sum, uint8_t (*lo)[FLOE_PART_STR_MAX],
-		      uint8_t (*hi)[FLOE_PART_STR_MAX])
-{
-	for (size_t p = 0; p < t->spec.n; p++) {
-		const struct floe_part_field *f = &t->spec.f[p];
-		const struct floe_ice_part_value *min = NULL, *max = NULL;
-		memset(&sum[p], 0, sizeof(sum[p]));
-		sum[p].contains_nan = -1;
-		for (size_t i = 0; i < cf->n; i++) {
-			const struct floe_ice_part_value *v = &cf->files[i].partition[p];
-			if (v->is_null) {
-				sum[p].contains_null = true;
-				continue;
-			}
-			if (!min || part_cmp(f, v, min) < 0)
-				min = v;
-			if (!max || part_cmp(f, v, max) > 0)
-				max = v;
-		}
-		if (min) {
-			sum[p].has_lower = sum[p].has_upper = true;
-			sum[p].lower_len = encode_part_value(f, min, lo[p]);
-			sum[p].upper_len = encode_part_value(f, max, hi[p]);
-			sum[p].lower = lo[p];
-			sum[p].upper = hi[p];
-		}
-	}
 }
 
 static int write_json(struct floe_alloc *a, const struct floe_json *v, char **out)
@@ -570,8 +514,11 @@ static int attempt(struct floe_table *t, const struct commit_files *cf, int64_t 
 		goto out;
 
 	struct floe_ice_field_summary sums[FLOE_PART_MAX];
-	uint8_t lo[FLOE_PART_MAX][FLOE_PART_STR_MAX], hi[FLOE_PART_MAX][FLOE_PART_STR_MAX];
-	summarize(t, cf, sums, lo, hi);
+	struct floe_ice_manifest_part parts[FLOE_PART_MAX];
+	uint8_t scratch[16 * FLOE_PART_MAX];
+	floe_part_spec_manifest_parts(&t->spec, parts);
+	if ((rc = floe_ice_manifest_summarize(parts, t->spec.n, cf->files, cf->n, sums, scratch)))
+		goto out;
 	struct floe_ice_manifest_entry *e = &entries[0];
 	e->path = manifest_uri;
 	e->length = manifest_len;
