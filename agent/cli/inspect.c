@@ -8,6 +8,7 @@
 #include "formats/iceberg/metadata.h"
 #include "platform/fs.h"
 #include "platform/path.h"
+#include "platform/store.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -39,13 +40,14 @@ static int print_file(void *ctx, int status, const char *path, int64_t records, 
 	return 0;
 }
 
-static int read_uri(const char *uri, void **data, size_t *len)
+/* Reads an object the table names by URI; it must be inside the table's store. */
+static int read_uri(struct floe_store *st, const char *uri, void **data, size_t *len)
 {
-	char path[4096];
-	int rc = floe_path_from_uri(uri, path, sizeof(path));
+	char key[4096];
+	int rc = floe_store_key(st, uri, key, sizeof(key));
 	if (rc)
 		return rc;
-	return floe_fs_read_file(path, FILE_MAX, data, len);
+	return floe_store_get(st, key, FILE_MAX, data, len);
 }
 
 static void print_time(int64_t ms)
@@ -57,7 +59,7 @@ static void print_time(int64_t ms)
 	       tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ms % 1000));
 }
 
-static int live_files(const struct floe_ice_meta *m, long idx, struct live *l)
+static int live_files(struct floe_store *st, const struct floe_ice_meta *m, long idx, struct live *l)
 {
 	int64_t id, parent, seq, ts;
 	const char *list_uri;
@@ -66,25 +68,25 @@ static int live_files(const struct floe_ice_meta *m, long idx, struct live *l)
 		return rc ? rc : FLOE_EUNSUPPORTED;
 	void *data = NULL;
 	size_t len = 0;
-	if ((rc = read_uri(list_uri, &data, &len))) {
+	if ((rc = read_uri(st, list_uri, &data, &len))) {
 		fprintf(stderr, "floe: %s: %s\n", list_uri, floe_strerror(rc));
 		return rc;
 	}
 	struct floe_ice_manifest_list *list = NULL;
 	rc = floe_ice_manifest_list_read(NULL, data, len, &list);
-	floe_fs_free(data);
+	floe_store_free_data(data);
 	if (rc) {
 		fprintf(stderr, "floe: %s: %s\n", list_uri, floe_strerror(rc));
 		return rc;
 	}
 	for (size_t i = 0; i < floe_ice_manifest_list_count(list) && rc == 0; i++) {
 		const struct floe_ice_manifest_entry *e = floe_ice_manifest_list_at(list, i);
-		if ((rc = read_uri(e->path, &data, &len))) {
+		if ((rc = read_uri(st, e->path, &data, &len))) {
 			fprintf(stderr, "floe: %s: %s\n", e->path, floe_strerror(rc));
 			break;
 		}
 		rc = floe_ice_manifest_read(NULL, data, len, print_file, l);
-		floe_fs_free(data);
+		floe_store_free_data(data);
 		if (rc)
 			fprintf(stderr, "floe: %s: %s\n", e->path, floe_strerror(rc));
 	}
@@ -107,9 +109,12 @@ int floe_cmd_inspect(int argc, char **argv)
 		fprintf(stderr, "floe: %s: %s\n", argv[1], floe_strerror(rc));
 		return FLOE_EXIT_USAGE;
 	}
+	struct floe_store *st = NULL;
 	struct floe_table *t = NULL;
-	rc = floe_table_load(NULL, abs, &t);
+	if ((rc = floe_store_local_new(abs, &st)) == 0)
+		rc = floe_table_load(NULL, st, "", &t);
 	if (rc) {
+		floe_store_free(st);
 		fprintf(stderr, "floe: %s: %s\n", abs,
 			rc == FLOE_ENOTFOUND ? "no Iceberg table here (no metadata/v*.metadata.json)"
 					     : floe_strerror(rc));
@@ -152,12 +157,13 @@ int floe_cmd_inspect(int argc, char **argv)
 	if (current >= 0) {
 		struct live l = {0, 0, 0};
 		printf("live data files:\n");
-		rc = live_files(m, floe_ice_meta_find_snapshot(m, current), &l);
+		rc = live_files(st, m, floe_ice_meta_find_snapshot(m, current), &l);
 		if (rc)
 			status = FLOE_EXIT_RUNTIME;
 		printf("live files=%" PRId64 " records=%" PRId64 " bytes=%" PRId64 "\n", l.files, l.records,
 		       l.bytes);
 	}
 	floe_table_free(t);
+	floe_store_free(st);
 	return status;
 }

@@ -26,9 +26,9 @@ struct floe_spool {
 	uint64_t quarantined;
 };
 
-void floe_spool_path(const struct floe_spool *sp, const char *name, char *out, size_t cap)
+int floe_spool_path(const struct floe_spool *sp, const char *name, char *out, size_t cap)
 {
-	snprintf(out, cap, "%s/%s", sp->dir, name);
+	return floe_fmt(out, cap, "%s/%s", sp->dir, name);
 }
 
 struct floe_alloc *floe_spool_alloc(const struct floe_spool *sp)
@@ -83,7 +83,8 @@ static int cleanup_one(void *ctx, const char *name)
 		return 0;
 	}
 	if (debris) {
-		floe_spool_path(c->sp, name, path, sizeof(path));
+		if (floe_spool_path(c->sp, name, path, sizeof(path)))
+			return 0;
 		floe_debug("spool: removing debris %s", path);
 		floe_fs_unlink(path);
 	}
@@ -235,8 +236,9 @@ int floe_spool_write_entry(struct floe_spool *sp, const struct floe_spool_entry 
 	if (rc == 0) {
 		char name[64], path[4200];
 		snprintf(name, sizeof(name), "%020" PRIu64 ".entry", e->seq);
-		floe_spool_path(sp, name, path, sizeof(path));
-		rc = floe_checkpoint_save(path, b.data, b.len);
+		rc = floe_spool_path(sp, name, path, sizeof(path));
+		if (rc == 0)
+			rc = floe_checkpoint_save(path, b.data, b.len);
 	}
 	floe_buf_fini(&b);
 	return rc;
@@ -363,10 +365,11 @@ int floe_spool_load(struct floe_spool *sp, uint64_t seq, struct floe_spool_entry
 	struct floe_alloc *a = sp->alloc;
 	char name[64], path[4200];
 	snprintf(name, sizeof(name), "%020" PRIu64 ".entry", seq);
-	floe_spool_path(sp, name, path, sizeof(path));
 	uint8_t *blob = NULL;
 	size_t len = 0;
-	int rc = floe_checkpoint_load(a, path, &blob, &len);
+	int rc = floe_spool_path(sp, name, path, sizeof(path));
+	if (rc == 0)
+		rc = floe_checkpoint_load(a, path, &blob, &len);
 	if (rc)
 		return rc;
 	rc = floe_spool_entry_decode(a, &sp->spec, (const char *)blob, len, out);
@@ -409,13 +412,15 @@ int floe_spool_remove(struct floe_spool *sp, const struct floe_spool_entry *e)
 {
 	char name[64], path[4200];
 	snprintf(name, sizeof(name), "%020" PRIu64 ".entry", e->seq);
-	floe_spool_path(sp, name, path, sizeof(path));
-	int rc = floe_fs_unlink(path);
+	int rc = floe_spool_path(sp, name, path, sizeof(path));
+	if (rc == 0)
+		rc = floe_fs_unlink(path);
 	if (rc && rc != -ENOENT)
 		return rc;
 	for (size_t i = 0; i < e->nfiles; i++) {
-		floe_spool_path(sp, e->files[i].name, path, sizeof(path));
-		rc = floe_fs_unlink(path);
+		rc = floe_spool_path(sp, e->files[i].name, path, sizeof(path));
+		if (rc == 0)
+			rc = floe_fs_unlink(path);
 		if (rc && rc != -ENOENT)
 			return rc;
 	}
@@ -430,8 +435,8 @@ int floe_spool_quarantine(struct floe_spool *sp, uint64_t seq)
 	if (rc)
 		return rc;
 	snprintf(name, sizeof(name), "%020" PRIu64 ".entry", seq);
-	floe_spool_path(sp, name, from, sizeof(from));
-	snprintf(to, sizeof(to), "%s/%s", qdir, name);
+	if (floe_spool_path(sp, name, from, sizeof(from)) || floe_fmt(to, sizeof(to), "%s/%s", qdir, name))
+		return FLOE_ELIMIT;
 	sp->quarantined++;
 	floe_warn("spool: entry %s is corrupt, moved to %s", from, to);
 	return floe_fs_rename(from, to);

@@ -64,7 +64,7 @@ int floe_spool_write_entry(struct floe_spool *sp, const struct floe_spool_entry 
 int floe_spool_remove(struct floe_spool *sp, const struct floe_spool_entry *e);
 /* Moves a corrupt entry aside to dir/quarantine/ and counts it. */
 int floe_spool_quarantine(struct floe_spool *sp, uint64_t seq);
-/* Path of a spool file name (out must hold 4096 bytes). */
-void floe_spool_path(const struct floe_spool *sp, const char *name, char *out, size_t cap);
+/* Path of a spool file name; FLOE_ELIMIT if it does not fit in cap bytes. */
+int floe_spool_path(const struct floe_spool *sp, const char *name, char *out, size_t cap);
 
 #endif

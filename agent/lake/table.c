@@ -12,7 +12,7 @@
 #include "platform/crash.h"
 #include "platform/fs.h"
 #include "platform/log.h"
-#include "platform/path.h"
+#include "platform/store.h"
 #include "platform/signal.h"
 
 #include <errno.h>
@@ -28,8 +28,9 @@
 struct floe_table {
 	struct floe_alloc *alloc;
 	struct floe_table_options opt;
-	char dir[PATH_CAP];
-	char metadir[PATH_CAP];
+	struct floe_store *store; /* borrowed */
+	char dir[PATH_CAP];       /* key prefix of the table in the store ("" = its root) */
+	char metadir[PATH_CAP];   /* key prefix of metadata/ */
 	char location[PATH_CAP + 8];
 	char uuid[64];
 	struct floe_ice_meta *meta;
@@ -39,16 +40,18 @@ struct floe_table {
 
 static void meta_path(const struct floe_table *t, int64_t v, char *out, size_t cap)
 {
-	snprintf(out, cap, "%s/v%" PRId64 ".metadata.json", t->metadir, v);
+	snprintf(out, cap, "%sv%" PRId64 ".metadata.json", t->metadir, v);
 }
 
 struct max_ctx {
 	int64_t max;
 };
 
-static int find_max_version(void *ctx, const char *name)
+static int find_max_version(void *ctx, const char *key)
 {
 	struct max_ctx *m = ctx;
+	const char *slash = strrchr(key, '/');
+	const char *name = slash ? slash + 1 : key;
 	char *end;
 	if (name[0] != 'v')
 		return 0;
@@ -67,25 +70,26 @@ static int current_version(const struct floe_table *t, int64_t *version)
 	int64_t v = 0;
 	void *hint = NULL;
 	size_t len = 0;
-	snprintf(path, sizeof(path), "%s/version-hint.text", t->metadir);
-	if (floe_fs_read_file(path, 64, &hint, &len) == 0) {
+	snprintf(path, sizeof(path), "%sversion-hint.text", t->metadir);
+	if (floe_store_get(t->store, path, 64, &hint, &len) == 0) {
 		char tmp[65];
 		memcpy(tmp, hint, len);
 		tmp[len] = '\0';
-		floe_fs_free(hint);
+		floe_store_free_data(hint);
 		char *end;
 		long long h = strtoll(tmp, &end, 10);
 		while (*end == '\n' || *end == ' ')
 			end++;
 		if (end != tmp && *end == '\0' && h > 0) {
 			meta_path(t, h, path, sizeof(path));
-			if (floe_fs_exists(path) == 1)
+			if (floe_store_exists(t->store, path) == 1)
 				v = h;
 		}
 	}
 	if (v == 0) {
 		struct max_ctx m = {0};
-		int rc = floe_fs_list(t->metadir, find_max_version, &m);
+		snprintf(path, sizeof(path), "%sv", t->metadir);
+		int rc = floe_store_list(t->store, path, find_max_version, &m);
 		if (rc && rc != -ENOENT)
 			return rc;
 		v = m.max;
@@ -93,7 +97,7 @@ static int current_version(const struct floe_table *t, int64_t *version)
 	if (v > 0) {
 		for (;;) {
 			meta_path(t, v + 1, path, sizeof(path));
-			int e = floe_fs_exists(path);
+			int e = floe_store_exists(t->store, path);
 			if (e < 0)
 				return e;
 			if (e == 0)
@@ -111,12 +115,12 @@ static int load_version(struct floe_table *t, int64_t v)
 	void *data = NULL;
 	size_t len = 0;
 	meta_path(t, v, path, sizeof(path));
-	int rc = floe_fs_read_file(path, METADATA_MAX, &data, &len);
+	int rc = floe_store_get(t->store, path, METADATA_MAX, &data, &len);
 	if (rc)
 		return rc;
 	struct floe_ice_meta *m = NULL;
 	rc = floe_ice_meta_parse(t->alloc, data, len, &m);
-	floe_fs_free(data);
+	floe_store_free_data(data);
 	if (rc) {
 		floe_error("table: %s: cannot read metadata: %s", path, floe_strerror(rc));
 		return rc;
@@ -151,9 +155,9 @@ int floe_table_refresh(struct floe_table *t)
 static void write_hint(const struct floe_table *t, int64_t v)
 {
 	char path[PATH_CAP + 64], text[32];
-	snprintf(path, sizeof(path), "%s/version-hint.text", t->metadir);
+	snprintf(path, sizeof(path), "%sversion-hint.text", t->metadir);
 	int n = snprintf(text, sizeof(text), "%" PRId64, v);
-	int rc = floe_fs_write_atomic(path, text, (size_t)n);
+	int rc = floe_store_put(t->store, path, text, (size_t)n);
 	if (rc)
 		floe_warn("table: updating %s failed: %s (readers probe past it)", path, floe_strerror(rc));
 }
@@ -178,12 +182,10 @@ static int create_table(struct floe_table *t)
 				      props, 2, floe_clock_now_us() / 1000, &m);
 	if (rc == 0)
 		rc = floe_ice_meta_write(m, &b);
-	if (rc == 0)
-		rc = floe_fs_mkdirs(t->metadir);
 	if (rc == 0) {
 		char path[PATH_CAP + 64];
 		meta_path(t, 1, path, sizeof(path));
-		rc = floe_fs_create_excl(path, b.data, b.len);
+		rc = floe_store_put_if_absent(t->store, path, b.data, b.len);
 		if (rc == 0) {
 			floe_info("table: created %s (uuid %s)", t->location, uuid);
 			write_hint(t, 1);
@@ -194,6 +196,17 @@ static int create_table(struct floe_table *t)
 	floe_buf_fini(&b);
 	floe_ice_meta_free(m);
 	return rc;
+}
+
+/* Sets the table's key prefixes and location from its prefix in the store. */
+static int set_names(struct floe_table *t, struct floe_store *store, const char *prefix)
+{
+	t->store = store;
+	if (floe_fmt(t->dir, sizeof(t->dir) - 64, "%s", prefix) ||
+	    floe_fmt(t->metadir, sizeof(t->metadir), "%s%smetadata/", prefix, prefix[0] ? "/" : "") ||
+	    floe_fmt(t->location, sizeof(t->location), "%s%s%s", store->uri, prefix[0] ? "/" : "", prefix))
+		return FLOE_ELIMIT;
+	return 0;
 }
 
 int floe_table_open(struct floe_alloc *a, const struct floe_table_options *opt, struct floe_table **out,
@@ -208,12 +221,10 @@ int floe_table_open(struct floe_alloc *a, const struct floe_table_options *opt, 
 		t->opt.max_attempts = 100;
 	if (!t->opt.max_log)
 		t->opt.max_log = 100;
+	char prefix[PATH_CAP];
 	int rc = FLOE_ELIMIT;
-	int n = snprintf(t->dir, sizeof(t->dir), "%s/%s/%s", opt->warehouse, opt->namespace, opt->name);
-	if (n < 0 || (size_t)n >= sizeof(t->dir) - 64)
-		goto err;
-	if (floe_fmt(t->metadir, sizeof(t->metadir), "%s/metadata", t->dir) ||
-	    floe_fmt(t->location, sizeof(t->location), "file://%s", t->dir))
+	if (floe_fmt(prefix, sizeof(prefix), "%s/%s", opt->namespace, opt->name) ||
+	    (rc = set_names(t, opt->store, prefix)))
 		goto err;
 	int64_t v;
 	if ((rc = current_version(t, &v)))
@@ -248,18 +259,15 @@ err:
 	return rc;
 }
 
-int floe_table_load(struct floe_alloc *a, const char *dir, struct floe_table **out)
+int floe_table_load(struct floe_alloc *a, struct floe_store *store, const char *prefix,
+		    struct floe_table **out)
 {
 	struct floe_table *t = floe_calloc(a, 1, sizeof(*t));
 	if (!t)
 		return FLOE_ENOMEM;
 	t->alloc = a;
-	int rc = FLOE_ELIMIT;
-	if (strlen(dir) >= sizeof(t->dir) - 64)
-		goto err;
-	strcpy(t->dir, dir);
-	if (floe_fmt(t->metadir, sizeof(t->metadir), "%s/metadata", t->dir) ||
-	    floe_fmt(t->location, sizeof(t->location), "file://%s", t->dir))
+	int rc = set_names(t, store, prefix);
+	if (rc)
 		goto err;
 	int64_t v;
 	if ((rc = current_version(t, &v)))
@@ -292,9 +300,9 @@ const struct floe_part_spec *floe_table_spec(const struct floe_table *t)
 	return &t->spec;
 }
 
-const char *floe_table_dir(const struct floe_table *t)
+const char *floe_table_location(const struct floe_table *t)
 {
-	return t->dir;
+	return t->location;
 }
 
 int64_t floe_table_version(const struct floe_table *t)
@@ -353,20 +361,20 @@ static int place_files(struct floe_table *t, struct floe_spool *spool, struct fl
 	for (size_t i = 0; i < n; i++) {
 		for (size_t k = 0; k < entries[i]->nfiles; k++) {
 			const struct floe_spool_file *sf = &entries[i]->files[k];
-			char part[1024], dir[PATH_CAP], src[PATH_CAP + 64];
+			char part[1024], key[PATH_CAP], src[PATH_CAP + 64];
 			int rc = floe_part_key_path(&t->spec, &sf->key, part, sizeof(part));
 			if (rc)
 				return rc;
-			if ((rc = floe_fmt(dir, sizeof(dir), "%s/data%s%s", t->dir, part[0] ? "/" : "", part)) ||
-			    (rc = floe_fs_mkdirs(dir)))
+			if ((rc = floe_fmt(key, sizeof(key), "%s%sdata/%s%s%s-%s", t->dir, t->dir[0] ? "/" : "",
+					   part, part[0] ? "/" : "", t->opt.agent_id, sf->name)))
 				return rc;
 			char *dst = cf->paths[cf->n];
-			int len = snprintf(dst, PATH_CAP + 16, "file://%s/%s-%s", dir, t->opt.agent_id, sf->name);
-			if (len < 0 || len >= PATH_CAP + 16)
-				return FLOE_ELIMIT;
-			floe_spool_path(spool, sf->name, src, sizeof(src));
-			if ((rc = floe_fs_copy(src, dst + 7))) {
-				floe_error("table: copying %s to %s failed: %s", src, dst + 7, floe_strerror(rc));
+			if ((rc = floe_store_uri(t->store, key, dst, PATH_CAP + 16)))
+				return rc;
+			if ((rc = floe_spool_path(spool, sf->name, src, sizeof(src))))
+				return rc;
+			if ((rc = floe_store_put_file(t->store, key, src))) {
+				floe_error("table: storing %s as %s failed: %s", src, dst, floe_strerror(rc));
 				return rc;
 			}
 			struct floe_ice_data_file *df = &cf->files[cf->n];
@@ -440,8 +448,8 @@ static int write_manifest(struct floe_table *t, const struct commit_files *cf, i
 		rc = floe_ice_manifest_write(t->alloc, &info, cf->files, cf->n, sync, &b);
 	}
 	if (rc == 0) {
-		snprintf(path, cap, "%s/%s-m0.avro", t->metadir, commit_uuid);
-		rc = floe_fs_create_excl(path, b.data, b.len);
+		snprintf(path, cap, "%s%s-m0.avro", t->metadir, commit_uuid);
+		rc = floe_store_put_if_absent(t->store, path, b.data, b.len);
 		*length = (int64_t)b.len;
 	}
 	floe_buf_fini(&b);
@@ -478,17 +486,19 @@ static int read_parent_list(struct floe_table *t, long parent_idx, struct floe_i
 			   "not supported)", id);
 		return FLOE_EUNSUPPORTED;
 	}
-	char path[PATH_CAP];
-	if ((rc = floe_path_from_uri(uri, path, sizeof(path))))
+	char key[PATH_CAP];
+	if ((rc = floe_store_key(t->store, uri, key, sizeof(key)))) {
+		floe_error("table: manifest list %s is outside the warehouse %s", uri, t->store->uri);
 		return rc;
+	}
 	void *data = NULL;
 	size_t len = 0;
-	if ((rc = floe_fs_read_file(path, MANIFEST_MAX, &data, &len))) {
-		floe_error("table: reading manifest list %s failed: %s", path, floe_strerror(rc));
+	if ((rc = floe_store_get(t->store, key, MANIFEST_MAX, &data, &len))) {
+		floe_error("table: reading manifest list %s failed: %s", uri, floe_strerror(rc));
 		return rc;
 	}
 	rc = floe_ice_manifest_list_read(t->alloc, data, len, out);
-	floe_fs_free(data);
+	floe_store_free_data(data);
 	return rc;
 }
 
@@ -539,11 +549,11 @@ static int attempt(struct floe_table *t, const struct commit_files *cf, int64_t 
 	floe_random_bytes(sync, sizeof(sync));
 	if ((rc = floe_ice_manifest_list_write(t->alloc, snapshot_id, parent, seq, entries, np + 1, sync, &b)))
 		goto out;
-	char list_path[PATH_CAP + 128], list_uri[PATH_CAP + 136];
-	snprintf(list_path, sizeof(list_path), "%s/snap-%" PRId64 "-%u-%s.avro", t->metadir, snapshot_id, n,
+	char list_path[PATH_CAP + 128], list_uri[2 * PATH_CAP + 160];
+	snprintf(list_path, sizeof(list_path), "%ssnap-%" PRId64 "-%u-%s.avro", t->metadir, snapshot_id, n,
 		 commit_uuid);
-	snprintf(list_uri, sizeof(list_uri), "file://%s", list_path);
-	if ((rc = floe_fs_write_atomic(list_path, b.data, b.len)))
+	if ((rc = floe_store_uri(t->store, list_path, list_uri, sizeof(list_uri))) ||
+	    (rc = floe_store_put(t->store, list_path, b.data, b.len)))
 		goto out;
 
 	/* Totals continue the parent's; a parent without them (another engine's) means
@@ -606,22 +616,22 @@ static int attempt(struct floe_table *t, const struct commit_files *cf, int64_t 
 		.summary_count = k,
 		.schema_id = floe_ice_meta_current_schema_id(m),
 	};
-	char prev[PATH_CAP + 64], prev_uri[PATH_CAP + 72], next[PATH_CAP + 64];
+	char prev[PATH_CAP + 64], prev_uri[2 * PATH_CAP + 80], next[PATH_CAP + 64];
 	meta_path(t, t->version, prev, sizeof(prev));
-	snprintf(prev_uri, sizeof(prev_uri), "file://%s", prev);
-	if ((rc = floe_ice_meta_add_snapshot(m, &snap, prev_uri, now, t->opt.max_log)))
+	if ((rc = floe_store_uri(t->store, prev, prev_uri, sizeof(prev_uri))) ||
+	    (rc = floe_ice_meta_add_snapshot(m, &snap, prev_uri, now, t->opt.max_log)))
 		goto out;
 	floe_buf_reset(&b);
 	if ((rc = floe_ice_meta_write(m, &b)))
 		goto out;
 	meta_path(t, t->version + 1, next, sizeof(next));
-	rc = floe_fs_create_excl(next, b.data, b.len);
+	rc = floe_store_put_if_absent(t->store, next, b.data, b.len);
 	if (rc == 0) {
 		floe_crashpoint("commit-after-metadata");
 		t->version++;
 		write_hint(t, t->version);
 	} else if (rc == -EEXIST) {
-		floe_fs_unlink(list_path);
+		floe_store_remove(t->store, list_path);
 	}
 out:
 	floe_buf_fini(&b);
@@ -659,12 +669,13 @@ int floe_table_commit(struct floe_table *t, struct floe_spool *spool,
 	char commit_uuid[37];
 	floe_uuid4(commit_uuid);
 
-	char manifest[PATH_CAP + 64], manifest_uri[PATH_CAP + 72];
+	char manifest[PATH_CAP + 64], manifest_uri[2 * PATH_CAP + 80];
 	int64_t manifest_len = 0;
 	if ((rc = place_files(t, spool, entries, n, &cf)) ||
 	    (rc = write_manifest(t, &cf, snapshot_id, commit_uuid, manifest, sizeof(manifest), &manifest_len)))
 		goto out;
-	snprintf(manifest_uri, sizeof(manifest_uri), "file://%s", manifest);
+	if ((rc = floe_store_uri(t->store, manifest, manifest_uri, sizeof(manifest_uri))))
+		goto out;
 	floe_crashpoint("commit-after-manifest");
 
 	unsigned delay_ms = 10;

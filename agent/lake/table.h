@@ -1,8 +1,10 @@
-/* An Iceberg table in a filesystem warehouse (Hadoop catalog layout:
- * <warehouse>/<namespace>/<table>/{data,metadata}) and floe's append commit to it.
+/* An Iceberg table in a warehouse (Hadoop catalog layout:
+ * <warehouse>/<namespace>/<table>/{data,metadata}) on an object store (a local directory
+ * or S3), and floe's append commit to it.
  *
- * The commit point is the creation of metadata/v<N+1>.metadata.json with link(), which
- * exactly one of several racing writers wins; version-hint.text is a cache for readers.
+ * The commit point is the creation of metadata/v<N+1>.metadata.json if absent (link() on
+ * a local directory, a conditional PUT on S3), which exactly one of several racing
+ * writers wins; version-hint.text is a cache for readers.
  * Data files and the manifest are written once per commit; every attempt reloads the
  * table, writes a new manifest list from the fresh parent and tries v<N+1>. The snapshot
  * id and floe.commit-seq are fixed before the first attempt, and every attempt first
@@ -18,9 +20,10 @@
 
 struct floe_alloc;
 struct floe_ice_meta;
+struct floe_store;
 
 struct floe_table_options {
-	const char *warehouse;      /* absolute directory */
+	struct floe_store *store;   /* the warehouse (borrowed; outlives the table) */
 	const char *namespace;
 	const char *name;
 	const struct floe_part_spec *spec; /* used when the table is created */
@@ -35,15 +38,17 @@ struct floe_table;
  * existing table's schema or partition spec cannot take floe's rows; why says why. */
 int floe_table_open(struct floe_alloc *a, const struct floe_table_options *opt, struct floe_table **out,
 		    char *why, size_t cap);
-/* Opens an existing table directory read-only (for inspect): FLOE_ENOTFOUND when it has
- * no metadata. Commits through such a handle are not allowed. */
-int floe_table_load(struct floe_alloc *a, const char *dir, struct floe_table **out);
+/* Opens an existing table read-only (for inspect): the table at key prefix (may be "")
+ * in store. FLOE_ENOTFOUND when it has no metadata. No commits through such a handle. */
+int floe_table_load(struct floe_alloc *a, struct floe_store *store, const char *prefix,
+		    struct floe_table **out);
 void floe_table_free(struct floe_table *t);
 /* Reloads the newest metadata version. */
 int floe_table_refresh(struct floe_table *t);
 const struct floe_ice_meta *floe_table_meta(const struct floe_table *t);
 const struct floe_part_spec *floe_table_spec(const struct floe_table *t);
-const char *floe_table_dir(const struct floe_table *t);
+/* The table's location URI ("file:///…/default/logs"). */
+const char *floe_table_location(const struct floe_table *t);
 /* Metadata version currently loaded (N of vN.metadata.json). */
 int64_t floe_table_version(const struct floe_table *t);
 /* The highest floe.commit-seq that agent_id has in the current snapshot's ancestry, or

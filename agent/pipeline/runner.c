@@ -20,6 +20,7 @@
 #include "platform/log.h"
 #include "platform/path.h"
 #include "platform/signal.h"
+#include "platform/store.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -40,6 +41,7 @@ struct floe_runner {
 	char warehouse[4096];
 	char state_dir[4096];
 	char checkpoint_path[4200];
+	struct floe_store *store;
 	struct floe_table *table;
 	struct floe_spool *spool;
 	struct floe_batch *batch;
@@ -256,15 +258,15 @@ int floe_runner_new(const struct floe_config *cfg, struct floe_runner **out, cha
 		snprintf(why, cap, "cannot create state_dir %s: %s", r->state_dir, floe_strerror(rc));
 		goto err;
 	}
-	if ((rc = floe_fs_mkdirs(r->warehouse))) {
-		snprintf(why, cap, "cannot create warehouse %s: %s", r->warehouse, floe_strerror(rc));
+	if ((rc = floe_store_local_new(r->warehouse, &r->store))) {
+		snprintf(why, cap, "cannot use warehouse %s: %s", r->warehouse, floe_strerror(rc));
 		goto err;
 	}
 	struct floe_part_spec spec;
 	if ((rc = floe_part_spec_from_config(&spec, cfg->logs.partition_by, cfg->logs.npartition_by, why, cap)))
 		goto err;
 	struct floe_table_options topt = {
-		.warehouse = r->warehouse,
+		.store = r->store,
 		.namespace = cfg->lake.namespace,
 		.name = cfg->logs.name,
 		.spec = &spec,
@@ -344,6 +346,7 @@ void floe_runner_free(struct floe_runner *r)
 	floe_batch_free(r->batch);
 	floe_spool_free(r->spool);
 	floe_table_free(r->table);
+	floe_store_free(r->store);
 	floe_free(NULL, r);
 }
 

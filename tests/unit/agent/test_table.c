@@ -21,6 +21,7 @@
 #include "formats/base/error.h"
 #include "formats/iceberg/metadata.h"
 #include "platform/fs.h"
+#include "platform/store.h"
 
 #include <errno.h>
 
@@ -32,6 +33,7 @@ struct fixture {
 	struct floe_part_spec spec;
 	struct floe_spool *spool;
 	struct floe_batch *batch;
+	struct floe_store *store;
 };
 
 static int setup(void **state)
@@ -49,6 +51,8 @@ static int setup(void **state)
 		return -1;
 	if (floe_spool_open(&f->alloc, f->spooldir, &f->spec, &f->spool))
 		return -1;
+	if (floe_store_local_new(f->wh, &f->store))
+		return -1;
 	struct floe_batch_options bo;
 	memset(&bo, 0, sizeof(bo));
 	bo.pq.codec = FLOE_PQ_ZSTD;
@@ -65,6 +69,7 @@ static int teardown(void **state)
 	struct fixture *f = *state;
 	floe_batch_free(f->batch);
 	floe_spool_free(f->spool);
+	floe_store_free(f->store);
 	assert_int_equal(f->alloc.used, 0);
 	char cmd[128];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
@@ -106,7 +111,7 @@ static struct floe_spool_entry *load(struct fixture *f, uint64_t seq)
 
 static struct floe_table *open_table(struct fixture *f, const char *agent)
 {
-	struct floe_table_options o = {f->wh, "default", "logs", &f->spec, agent, 0, 0};
+	struct floe_table_options o = {f->store, "default", "logs", &f->spec, agent, 0, 0};
 	struct floe_table *t = NULL;
 	char why[256] = "";
 	assert_int_equal(floe_table_open(&f->alloc, &o, &t, why, sizeof(why)), 0);
@@ -257,10 +262,8 @@ static void test_commit_and_idempotence(void **state)
 	floe_spool_entry_free(&f->alloc, e4);
 
 	/* Read-only load sees the same. */
-	char dir[256];
-	snprintf(dir, sizeof(dir), "%s/default/logs", f->wh);
 	struct floe_table *ro = NULL;
-	assert_int_equal(floe_table_load(&f->alloc, dir, &ro), 0);
+	assert_int_equal(floe_table_load(&f->alloc, f->store, "default/logs", &ro), 0);
 	assert_int_equal(floe_table_version(ro), 4);
 	floe_table_free(ro);
 	floe_table_free(t);
@@ -281,7 +284,7 @@ static void test_incompatible_table(void **state)
 		 path, path);
 	if (system(cmd) != 0)
 		skip(); /* the writer formats the schema differently; covered elsewhere */
-	struct floe_table_options o = {f->wh, "default", "logs", &f->spec, "a", 0, 0};
+	struct floe_table_options o = {f->store, "default", "logs", &f->spec, "a", 0, 0};
 	char why[256] = "";
 	assert_int_equal(floe_table_open(&f->alloc, &o, &t, why, sizeof(why)), FLOE_ESCHEMA);
 	assert_non_null(strstr(why, "field 11"));

@@ -1,0 +1,80 @@
+/* Store dispatch and URI <-> key mapping shared by every backend. */
+#include "store.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int floe_store_get(struct floe_store *s, const char *key, size_t max, void **data, size_t *len)
+{
+	return s->ops->get(s, key, max, data, len);
+}
+
+void floe_store_free_data(void *data)
+{
+	free(data);
+}
+
+int floe_store_put(struct floe_store *s, const char *key, const void *data, size_t len)
+{
+	return s->ops->put(s, key, data, len);
+}
+
+int floe_store_put_if_absent(struct floe_store *s, const char *key, const void *data, size_t len)
+{
+	return s->ops->put_if_absent(s, key, data, len);
+}
+
+int floe_store_put_file(struct floe_store *s, const char *key, const char *path)
+{
+	return s->ops->put_file(s, key, path);
+}
+
+int floe_store_exists(struct floe_store *s, const char *key)
+{
+	return s->ops->exists(s, key);
+}
+
+int floe_store_remove(struct floe_store *s, const char *key)
+{
+	return s->ops->remove(s, key);
+}
+
+int floe_store_list(struct floe_store *s, const char *prefix, int (*fn)(void *ctx, const char *key),
+		    void *ctx)
+{
+	return s->ops->list(s, prefix, fn, ctx);
+}
+
+int floe_store_uri(const struct floe_store *s, const char *key, char *out, size_t cap)
+{
+	int n = snprintf(out, cap, "%s/%s", s->uri, key);
+	return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
+}
+
+int floe_store_key(const struct floe_store *s, const char *uri, char *out, size_t cap)
+{
+	size_t n = strlen(s->uri);
+	const char *rest = NULL;
+	if (strncmp(uri, s->uri, n) == 0 && uri[n] == '/') {
+		rest = uri + n + 1;
+	} else if (strncmp(s->uri, "file:///", 8) == 0 && strncmp(uri, "file:/", 6) == 0 &&
+		   uri[6] != '/' && strncmp(uri + 5, s->uri + 7, n - 7) == 0 && uri[5 + n - 7] == '/') {
+		/* Java writes local paths as file:/abs (one slash). */
+		rest = uri + 5 + (n - 7) + 1;
+	}
+	if (!rest)
+		return -EXDEV;
+	size_t len = strlen(rest);
+	if (len + 1 > cap)
+		return -ENAMETOOLONG;
+	memcpy(out, rest, len + 1);
+	return 0;
+}
+
+void floe_store_free(struct floe_store *s)
+{
+	if (s)
+		s->ops->destroy(s);
+}

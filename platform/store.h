@@ -1,0 +1,57 @@
+/* Object stores: where a warehouse's files live. One interface, two backends: a local
+ * directory (store_local.c) and S3 (store_s3.c). Keys are relative to the warehouse
+ * root ("default/logs/metadata/v1.metadata.json"); a key's URI is the store's URI prefix,
+ * "/", and the key. Every write is all-or-nothing: readers never see a partial object. */
+#ifndef FLOE_STORE_H
+#define FLOE_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct floe_store;
+
+struct floe_store_ops {
+	int (*get)(struct floe_store *s, const char *key, size_t max, void **data, size_t *len);
+	int (*put)(struct floe_store *s, const char *key, const void *data, size_t len);
+	int (*put_if_absent)(struct floe_store *s, const char *key, const void *data, size_t len);
+	int (*put_file)(struct floe_store *s, const char *key, const char *path);
+	int (*exists)(struct floe_store *s, const char *key);
+	int (*remove)(struct floe_store *s, const char *key);
+	int (*list)(struct floe_store *s, const char *prefix, int (*fn)(void *ctx, const char *key), void *ctx);
+	void (*destroy)(struct floe_store *s);
+};
+
+/* Backends embed this as their first member. */
+struct floe_store {
+	const struct floe_store_ops *ops;
+	char uri[4096]; /* "file:///abs/dir" or "s3://bucket/prefix", no trailing slash */
+};
+
+/* A store over the local directory root; directories are created as keys are written. */
+int floe_store_local_new(const char *root, struct floe_store **out);
+
+/* Reads key into a new buffer (free with floe_store_free_data); -ENOENT when absent,
+ * -EFBIG over max. */
+int floe_store_get(struct floe_store *s, const char *key, size_t max, void **data, size_t *len);
+void floe_store_free_data(void *data);
+/* Writes key (replacing it). */
+int floe_store_put(struct floe_store *s, const char *key, const void *data, size_t len);
+/* Creates key only if it does not exist: -EEXIST when it does (another writer won). A
+ * racing create from any number of processes has exactly one winner. */
+int floe_store_put_if_absent(struct floe_store *s, const char *key, const void *data, size_t len);
+/* Uploads a local file as key (replacing it). */
+int floe_store_put_file(struct floe_store *s, const char *key, const char *path);
+/* 1 if key exists, 0 if not, or a negative error. */
+int floe_store_exists(struct floe_store *s, const char *key);
+/* Deletes key; absent is fine. */
+int floe_store_remove(struct floe_store *s, const char *key);
+/* Calls fn for every key that starts with prefix, in byte order. */
+int floe_store_list(struct floe_store *s, const char *prefix, int (*fn)(void *ctx, const char *key),
+		    void *ctx);
+/* The URI of key (out must hold the store URI + key + 2 bytes). -ENAMETOOLONG otherwise. */
+int floe_store_uri(const struct floe_store *s, const char *key, char *out, size_t cap);
+/* The key of a URI inside this store; -EXDEV for a URI outside it. */
+int floe_store_key(const struct floe_store *s, const char *uri, char *out, size_t cap);
+void floe_store_free(struct floe_store *s);
+
+#endif
