@@ -1,0 +1,26 @@
+/* Page compression for the Parquet writer: ZSTD (libzstd, its memory taken from our
+ * allocator), LZ4_RAW (a bare LZ4 block) or none. One compressor per writer, reused for
+ * every page, so compressing allocates nothing once the output buffer has grown. */
+#ifndef FLOE_PQ_COMPRESS_H
+#define FLOE_PQ_COMPRESS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "formats/parquet/writer.h"
+
+struct floe_alloc;
+struct floe_pq_compressor;
+
+/* level is used by ZSTD only (0 = 3). Returns NULL with *err set on failure. alloc is
+ * borrowed and must outlive the compressor. */
+struct floe_pq_compressor *floe_pq_compressor_new(struct floe_alloc *alloc,
+						  enum floe_pq_codec codec, int level, int *err);
+/* Compresses n bytes at src. *out and *out_len receive the result: for UNCOMPRESSED src itself,
+ * otherwise the compressor's own buffer, valid until the next call. Returns 0,
+ * FLOE_ENOMEM, FLOE_ELIMIT or FLOE_ECODEC. */
+int floe_pq_compressor_run(struct floe_pq_compressor *c, const void *src, size_t n,
+			   const uint8_t **out, size_t *out_len);
+void floe_pq_compressor_free(struct floe_pq_compressor *c);
+
+#endif

@@ -1,0 +1,153 @@
+/* Dictionary with open addressing (linear probing, load factor at most 1/2). Each slot
+ * keeps the value's 32-bit hash next to its index so that probing and growth rarely
+ * touch the arena. */
+#include "dict.h"
+
+#include "formats/base/alloc.h"
+#include "formats/base/error.h"
+
+#include <string.h>
+#include <xxhash.h>
+
+void floe_pq_dict_init(struct floe_pq_dict *d, struct floe_alloc *alloc, int width)
+{
+	memset(d, 0, sizeof(*d));
+	d->alloc = alloc;
+	d->width = width;
+	floe_buf_init(&d->plain, alloc, (size_t)INT32_MAX);
+}
+
+void floe_pq_dict_fini(struct floe_pq_dict *d)
+{
+	floe_buf_fini(&d->plain);
+	floe_free(d->alloc, d->off);
+	floe_free(d->alloc, d->slots);
+	d->off = NULL;
+	d->slots = NULL;
+	d->count = d->off_cap = d->mask = 0;
+}
+
+void floe_pq_dict_reset(struct floe_pq_dict *d)
+{
+	floe_buf_reset(&d->plain);
+	d->count = 0;
+	if (d->slots)
+		memset(d->slots, 0, ((size_t)d->mask + 1) * sizeof(*d->slots));
+}
+
+static uint32_t hash_of(const struct floe_pq_dict *d, const void *p, size_t n)
+{
+	if (d->width == 8 || d->width == 4) {
+		uint64_t v = 0;
+		memcpy(&v, p, (size_t)d->width);
+		v ^= v >> 33;
+		v *= 0xff51afd7ed558ccdULL;
+		v ^= v >> 33;
+		v *= 0xc4ceb9fe1a85ec53ULL;
+		v ^= v >> 33;
+		return (uint32_t)v;
+	}
+	return (uint32_t)XXH3_64bits(p, n);
+}
+
+static int grow_slots(struct floe_pq_dict *d)
+{
+	size_t nslots = d->slots ? ((size_t)d->mask + 1) * 2 : 1024;
+	if (nslots > ((size_t)1 << 30))
+		return FLOE_ELIMIT;
+	struct floe_pq_dict_slot *s = floe_calloc(d->alloc, nslots, sizeof(*s));
+	if (!s)
+		return FLOE_ENOMEM;
+	uint32_t mask = (uint32_t)(nslots - 1);
+	if (d->slots) {
+		for (size_t i = 0; i <= d->mask; i++) {
+			if (!d->slots[i].idx1)
+				continue;
+			uint32_t j = d->slots[i].hash & mask;
+			while (s[j].idx1)
+				j = (j + 1) & mask;
+			s[j] = d->slots[i];
+		}
+		floe_free(d->alloc, d->slots);
+	}
+	d->slots = s;
+	d->mask = mask;
+	return 0;
+}
+
+static bool same(const struct floe_pq_dict *d, uint32_t idx, const void *p, size_t n)
+{
+	const uint8_t *e = d->plain.data + d->off[idx];
+	if (d->width)
+		return memcmp(e, p, n) == 0;
+	size_t len = (size_t)e[0] | (size_t)e[1] << 8 | (size_t)e[2] << 16 | (size_t)e[3] << 24;
+	return len == n && memcmp(e + 4, p, n) == 0;
+}
+
+int floe_pq_dict_put(struct floe_pq_dict *d, const void *p, size_t n, size_t cap, uint32_t *idx,
+		     bool *added)
+{
+	int rc;
+	if (!d->slots && (rc = grow_slots(d)))
+		return rc;
+	uint32_t h = hash_of(d, p, n);
+	uint32_t j = h & d->mask;
+	while (d->slots[j].idx1) {
+		if (d->slots[j].hash == h && same(d, d->slots[j].idx1 - 1, p, n)) {
+			*idx = d->slots[j].idx1 - 1;
+			*added = false;
+			return 0;
+		}
+		j = (j + 1) & d->mask;
+	}
+	size_t need = d->width ? n : n + 4;
+	if (n > UINT32_MAX - 4 || need > cap || d->plain.len > cap - need)
+		return FLOE_ELIMIT;
+	if ((size_t)d->count + 1 > ((size_t)d->mask + 1) / 2) {
+		if ((rc = grow_slots(d)))
+			return rc;
+		j = h & d->mask;
+		while (d->slots[j].idx1)
+			j = (j + 1) & d->mask;
+	}
+	if (d->count == d->off_cap) {
+		uint32_t ncap = d->off_cap ? d->off_cap * 2 : 256;
+		uint32_t *o = floe_realloc(d->alloc, d->off, (size_t)ncap * sizeof(*o));
+		if (!o)
+			return FLOE_ENOMEM;
+		d->off = o;
+		d->off_cap = ncap;
+	}
+	if ((rc = floe_buf_reserve(&d->plain, need)))
+		return rc;
+	uint32_t at = (uint32_t)d->plain.len;
+	uint8_t *w = d->plain.data + at;
+	if (!d->width) {
+		/* The PLAIN length prefix is little-endian whatever the host. */
+		uint32_t len = (uint32_t)n;
+		uint8_t le[4] = {(uint8_t)len, (uint8_t)(len >> 8), (uint8_t)(len >> 16),
+				 (uint8_t)(len >> 24)};
+		memcpy(w, le, 4);
+		w += 4;
+	}
+	memcpy(w, p, n);
+	d->plain.len += need;
+	d->off[d->count] = at;
+	d->slots[j].hash = h;
+	d->slots[j].idx1 = d->count + 1;
+	*idx = d->count++;
+	*added = true;
+	return 0;
+}
+
+void floe_pq_dict_entry(const struct floe_pq_dict *d, uint32_t idx, const uint8_t **p, size_t *n)
+{
+	const uint8_t *e = d->plain.data + d->off[idx];
+	*p = e;
+	if (d->width) {
+		*n = (size_t)d->width;
+	} else {
+		*n = 4 +
+		     ((size_t)e[0] | (size_t)e[1] << 8 | (size_t)e[2] << 16 | (size_t)e[3] << 24);
+	}
+}

@@ -1,0 +1,236 @@
+/* FileMetaData encoder. Field ids and types follow apache/parquet-format
+ * src/main/thrift/parquet.thrift; the comments name the struct being written. */
+#include "footer.h"
+
+#include "formats/base/buf.h"
+#include "formats/parquet/thrift.h"
+
+#include <string.h>
+
+enum { CONV_UTF8 = 0, CONV_MAP = 1, CONV_TIMESTAMP_MICROS = 10 };
+
+static void put_schema(struct floe_thrift *t, const struct floe_pq_footer *f)
+{
+	size_t n = 1;
+	for (size_t i = 0; i < f->ncols; i++)
+		n += f->cols[i].kind == FLOE_PQ_MAP_STRING ? 4 : 1;
+	floe_thrift_list(t, 2, FLOE_THRIFT_STRUCT, n);
+	floe_thrift_elem_struct(t);
+	floe_thrift_string(t, 4, "table");
+	floe_thrift_i32(t, 5, (int32_t)f->ncols);
+	floe_thrift_end(t);
+	for (size_t i = 0; i < f->ncols; i++) {
+		const struct floe_pq_column *c = &f->cols[i];
+		int rep = c->optional ? FLOE_PQ_OPTIONAL : FLOE_PQ_REQUIRED;
+		floe_thrift_elem_struct(t);
+		switch (c->kind) {
+		case FLOE_PQ_INT32:
+		case FLOE_PQ_INT64:
+			floe_thrift_i32(
+			    t, 1, c->kind == FLOE_PQ_INT32 ? FLOE_PQ_T_INT32 : FLOE_PQ_T_INT64);
+			floe_thrift_i32(t, 3, rep);
+			floe_thrift_string(t, 4, c->name);
+			floe_thrift_i32(t, 9, c->field_id);
+			break;
+		case FLOE_PQ_TIMESTAMPTZ:
+			floe_thrift_i32(t, 1, FLOE_PQ_T_INT64);
+			floe_thrift_i32(t, 3, rep);
+			floe_thrift_string(t, 4, c->name);
+			floe_thrift_i32(t, 6, CONV_TIMESTAMP_MICROS);
+			floe_thrift_i32(t, 9, c->field_id);
+			floe_thrift_struct(t, 10); /* LogicalType */
+			floe_thrift_struct(t, 8);  /* TIMESTAMP */
+			floe_thrift_bool(t, 1, true);
+			floe_thrift_struct(t, 2); /* TimeUnit */
+			floe_thrift_struct(t, 2); /* MICROS */
+			floe_thrift_end(t);
+			floe_thrift_end(t);
+			floe_thrift_end(t);
+			floe_thrift_end(t);
+			break;
+		case FLOE_PQ_STRING:
+			floe_thrift_i32(t, 1, FLOE_PQ_T_BYTE_ARRAY);
+			floe_thrift_i32(t, 3, rep);
+			floe_thrift_string(t, 4, c->name);
+			floe_thrift_i32(t, 6, CONV_UTF8);
+			floe_thrift_i32(t, 9, c->field_id);
+			floe_thrift_struct(t, 10);
+			floe_thrift_struct(t, 1); /* STRING */
+			floe_thrift_end(t);
+			floe_thrift_end(t);
+			break;
+		case FLOE_PQ_MAP_STRING:
+			floe_thrift_i32(t, 3, rep);
+			floe_thrift_string(t, 4, c->name);
+			floe_thrift_i32(t, 5, 1);
+			floe_thrift_i32(t, 6, CONV_MAP);
+			floe_thrift_i32(t, 9, c->field_id);
+			floe_thrift_struct(t, 10);
+			floe_thrift_struct(t, 2); /* MAP */
+			floe_thrift_end(t);
+			floe_thrift_end(t);
+			floe_thrift_end(t);
+			floe_thrift_elem_struct(t);
+			floe_thrift_i32(t, 3, FLOE_PQ_REPEATED);
+			floe_thrift_string(t, 4, "key_value");
+			floe_thrift_i32(t, 5, 2);
+			floe_thrift_end(t);
+			for (int kv = 0; kv < 2; kv++) {
+				floe_thrift_elem_struct(t);
+				floe_thrift_i32(t, 1, FLOE_PQ_T_BYTE_ARRAY);
+				floe_thrift_i32(t, 3, kv ? FLOE_PQ_OPTIONAL : FLOE_PQ_REQUIRED);
+				floe_thrift_string(t, 4, kv ? "value" : "key");
+				floe_thrift_i32(t, 6, CONV_UTF8);
+				floe_thrift_i32(t, 9, kv ? c->value_field_id : c->key_field_id);
+				floe_thrift_struct(t, 10);
+				floe_thrift_struct(t, 1);
+				floe_thrift_end(t);
+				floe_thrift_end(t);
+				if (kv == 0)
+					floe_thrift_end(t);
+			}
+			break;
+		}
+		floe_thrift_end(t);
+	}
+}
+
+void floe_pq_le_bytes(uint8_t *d, int64_t v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		d[i] = (uint8_t)((uint64_t)v >> (8 * i));
+}
+
+static void put_statistics(struct floe_thrift *t, const struct floe_pq_leaf_desc *l,
+			   const struct floe_pq_chunk_meta *m)
+{
+	floe_thrift_struct(t, 12);
+	if (m->has_minmax && l->ptype != FLOE_PQ_T_BYTE_ARRAY) {
+		/* Signed integers sort the same in the deprecated order: keep old readers happy. */
+		size_t n = l->ptype == FLOE_PQ_T_INT32 ? 4 : 8;
+		uint8_t mn[8], mx[8];
+		floe_pq_le_bytes(mn, m->imin, n);
+		floe_pq_le_bytes(mx, m->imax, n);
+		floe_thrift_binary(t, 1, mx, n);
+		floe_thrift_binary(t, 2, mn, n);
+		floe_thrift_i64(t, 3, m->null_count);
+		floe_thrift_binary(t, 5, mx, n);
+		floe_thrift_binary(t, 6, mn, n);
+		floe_thrift_bool(t, 7, true);
+		floe_thrift_bool(t, 8, true);
+	} else if (m->has_minmax) {
+		bool has_max = !m->hi.unbounded;
+		floe_thrift_i64(t, 3, m->null_count);
+		if (has_max)
+			floe_thrift_binary(t, 5, m->hi.v, m->hi.len);
+		floe_thrift_binary(t, 6, m->lo.v, m->lo.len);
+		if (has_max)
+			floe_thrift_bool(t, 7, m->hi.exact);
+		floe_thrift_bool(t, 8, m->lo.exact);
+	} else {
+		floe_thrift_i64(t, 3, m->null_count);
+	}
+	floe_thrift_end(t);
+}
+
+static void put_column_chunk(struct floe_thrift *t, const struct floe_pq_footer *f,
+			     const struct floe_pq_leaf_desc *l, const struct floe_pq_chunk_rec *r)
+{
+	const struct floe_pq_chunk_meta *m = &r->m;
+	floe_thrift_elem_struct(t);
+	floe_thrift_i64(t, 2, 0);
+	floe_thrift_struct(t, 3);
+	floe_thrift_i32(t, 1, l->ptype);
+	/* Encodings in id order: PLAIN (dictionary page or plain data), RLE (levels),
+	 * RLE_DICTIONARY (indices). */
+	bool plain = m->dict_len > 0 || m->plain_pages > 0;
+	bool dict = m->dict_pages > 0;
+	floe_thrift_list(t, 2, FLOE_THRIFT_I32, (size_t)plain + 1 + (size_t)dict);
+	if (plain)
+		floe_thrift_elem_i32(t, 0);
+	floe_thrift_elem_i32(t, 3);
+	if (dict)
+		floe_thrift_elem_i32(t, 8);
+	floe_thrift_list(t, 3, FLOE_THRIFT_BINARY, (size_t)l->npath);
+	for (int i = 0; i < l->npath; i++)
+		floe_thrift_elem_binary(t, l->path[i], strlen(l->path[i]));
+	floe_thrift_i32(t, 4, (int32_t)f->codec);
+	floe_thrift_i64(t, 5, m->num_values);
+	floe_thrift_i64(t, 6, m->unc_size);
+	floe_thrift_i64(t, 7, m->comp_size);
+	floe_thrift_i64(t, 9, r->data_off);
+	if (m->dict_len > 0)
+		floe_thrift_i64(t, 11, r->dict_off);
+	put_statistics(t, l, m);
+	size_t nstats =
+	    (size_t)(m->dict_len > 0) + (size_t)(m->dict_pages > 0) + (size_t)(m->plain_pages > 0);
+	floe_thrift_list(t, 13, FLOE_THRIFT_STRUCT, nstats);
+	struct {
+		bool on;
+		int page_type, encoding;
+		int32_t count;
+	} es[3] = {
+	    {m->dict_len > 0, 2, 0, 1},
+	    {m->dict_pages > 0, 0, 8, m->dict_pages},
+	    {m->plain_pages > 0, 0, 0, m->plain_pages},
+	};
+	for (int i = 0; i < 3; i++) {
+		if (!es[i].on)
+			continue;
+		floe_thrift_elem_struct(t);
+		floe_thrift_i32(t, 1, es[i].page_type);
+		floe_thrift_i32(t, 2, es[i].encoding);
+		floe_thrift_i32(t, 3, es[i].count);
+		floe_thrift_end(t);
+	}
+	floe_thrift_end(t); /* ColumnMetaData */
+	floe_thrift_end(t); /* ColumnChunk */
+}
+
+static void put_footer(struct floe_thrift *t, const struct floe_pq_footer *f)
+{
+	floe_thrift_i32(t, 1, 1);
+	put_schema(t, f);
+	floe_thrift_i64(t, 3, (int64_t)f->rows);
+	floe_thrift_list(t, 4, FLOE_THRIFT_STRUCT, f->nrgs);
+	for (size_t g = 0; g < f->nrgs; g++) {
+		const struct floe_pq_rg_rec *rg = &f->rgs[g];
+		floe_thrift_elem_struct(t);
+		floe_thrift_list(t, 1, FLOE_THRIFT_STRUCT, f->nleaves);
+		for (size_t j = 0; j < f->nleaves; j++)
+			put_column_chunk(t, f, &f->leaves[j], &f->chunks[g * f->nleaves + j]);
+		floe_thrift_i64(t, 2, rg->total_byte_size);
+		floe_thrift_i64(t, 3, rg->num_rows);
+		floe_thrift_i64(t, 5, rg->file_offset);
+		floe_thrift_i64(t, 6, rg->total_comp);
+		floe_thrift_i16(t, 7, (int16_t)g);
+		floe_thrift_end(t);
+	}
+	if (f->kv_count) {
+		floe_thrift_list(t, 5, FLOE_THRIFT_STRUCT, f->kv_count);
+		for (size_t i = 0; i < f->kv_count; i++) {
+			floe_thrift_elem_struct(t);
+			floe_thrift_string(t, 1, f->kv[i].key);
+			if (f->kv[i].value)
+				floe_thrift_string(t, 2, f->kv[i].value);
+			floe_thrift_end(t);
+		}
+	}
+	floe_thrift_string(t, 6, f->created_by);
+	floe_thrift_list(t, 7, FLOE_THRIFT_STRUCT, f->nleaves);
+	for (size_t j = 0; j < f->nleaves; j++) {
+		floe_thrift_elem_struct(t); /* ColumnOrder */
+		floe_thrift_struct(t, 1);   /* TYPE_ORDER */
+		floe_thrift_end(t);
+		floe_thrift_end(t);
+	}
+	floe_thrift_end(t);
+}
+
+int floe_pq_footer_encode(struct floe_buf *out, const struct floe_pq_footer *f)
+{
+	struct floe_thrift t;
+	floe_thrift_init(&t, out);
+	put_footer(&t, f);
+	return floe_thrift_error(&t);
+}
