@@ -60,7 +60,9 @@ static struct floe_config *load_config(const char *path)
 	char host[256];
 	if (floe_hostname(host, sizeof(host)) != 0)
 		snprintf(host, sizeof(host), "floe");
-	/* An agent id allows [A-Za-z0-9._-]; a host name may carry other bytes. */
+	/* An agent id allows [A-Za-z0-9._-]{1,64}; a host name may be longer or carry other
+	 * bytes. */
+	host[64] = '\0';
 	for (char *p = host; *p; p++)
 		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
 		      *p == '.' || *p == '_' || *p == '-'))

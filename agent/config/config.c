@@ -1,5 +1,6 @@
 /* Configuration loading: libyaml events -> a small node tree with positions (our own
- * allocator, bounded depth and size) -> the key table (keys.c) -> struct floe_config.
+ * allocator, bounded depth and size) -> the key table (keys.c, run by keymap.c) ->
+ * struct floe_config.
  * Only this file talks to libyaml; every libyaml object is released on every path. */
 #include "agent/config/config.h"
 
@@ -105,10 +106,10 @@ static int syntax_error(struct floe_config_ctx *ctx, const yaml_parser_t *p, con
 		at.line = p->problem_mark.line + 1;
 		at.col = p->problem_mark.column + 1;
 		if (p->context)
-			return floe_config_fail(ctx, &at, FLOE_EPARSE,
-						"YAML syntax error: %s (%s at line %zu, column %zu)",
-						problem, p->context, p->context_mark.line + 1,
-						p->context_mark.column + 1);
+			return floe_config_fail(
+			    ctx, &at, FLOE_EPARSE,
+			    "YAML syntax error: %s (%s at line %zu, column %zu)", problem,
+			    p->context, p->context_mark.line + 1, p->context_mark.column + 1);
 		return floe_config_fail(ctx, &at, FLOE_EPARSE, "YAML syntax error: %s", problem);
 	}
 }
@@ -120,8 +121,8 @@ static int add_node(struct floe_config_ctx *ctx, const yaml_event_t *ev, struct 
 {
 	struct floe_cnode pos = {.line = ev->start_mark.line + 1, .col = ev->start_mark.column + 1};
 	if (++*nnodes > MAX_NODES)
-		return floe_config_fail(ctx, &pos, FLOE_EPARSE,
-					"document has more than %d nodes", MAX_NODES);
+		return floe_config_fail(ctx, &pos, FLOE_EPARSE, "document has more than %d nodes",
+					MAX_NODES);
 	if (ev->type != YAML_SCALAR_EVENT && *depth == MAX_DEPTH)
 		return floe_config_fail(ctx, &pos, FLOE_EPARSE,
 					"document is nested deeper than %d levels", MAX_DEPTH);
@@ -218,11 +219,11 @@ int floe_config_parse(struct floe_alloc *a, const char *name, const char *text, 
 		      const char *default_id, struct floe_config **out, char *err, size_t errcap)
 {
 	struct floe_config_ctx ctx = {
-		.a = a,
-		.name = name ? name : "<config>",
-		.default_id = default_id ? default_id : "floe",
-		.err = err,
-		.errcap = errcap,
+	    .a = a,
+	    .name = name ? name : "<config>",
+	    .default_id = default_id ? default_id : "floe",
+	    .err = err,
+	    .errcap = errcap,
 	};
 	struct floe_cnode *root = NULL;
 	struct floe_config *c = NULL;
@@ -242,7 +243,7 @@ int floe_config_parse(struct floe_alloc *a, const char *name, const char *text, 
 		rc = floe_config_fail(&ctx, NULL, FLOE_ENOMEM, "out of memory");
 		goto out;
 	}
-	rc = floe_keys_apply(&ctx, root, c);
+	rc = floe_keymap_apply(&ctx, &floe_config_keys, root, (char *)c);
 out:
 	cnode_free(a, root);
 	if (rc < 0) {
@@ -257,7 +258,7 @@ void floe_config_free(struct floe_config *c)
 {
 	if (!c)
 		return;
-	floe_keys_free(c);
+	floe_keymap_free(c->alloc, &floe_config_keys, (char *)c);
 	floe_free(c->alloc, c->path);
 	floe_free(c->alloc, c);
 }
@@ -265,7 +266,13 @@ void floe_config_free(struct floe_config *c)
 int floe_config_dump(const struct floe_config *c, struct floe_buf *out)
 {
 	size_t old = out->len;
-	int rc = floe_keys_dump(c, out);
+	int rc = floe_buf_puts(out, "# effective configuration of ");
+	for (const char *p = c->path; rc == 0 && *p; p++)
+		rc = floe_buf_putc(out, ((unsigned char)*p < 0x20 || *p == 0x7f) ? '?' : *p);
+	if (rc == 0)
+		rc = floe_buf_putc(out, '\n');
+	if (rc == 0)
+		rc = floe_keymap_dump(out, &floe_config_keys, (const char *)c);
 	if (rc < 0)
 		out->len = old; /* a failing call leaves its arguments as they were */
 	return rc;

@@ -16,65 +16,67 @@ enum floe_catalog_type { FLOE_CATALOG_FILESYSTEM };
 enum floe_input_type { FLOE_INPUT_TAIL };
 
 struct floe_config_input {
-	enum floe_input_type type;            /* type: tail (required) */
-	char **paths;                         /* globs, required, at least one; a single */
-	size_t npaths;                        /* string is accepted as a list of one */
-	char **exclude;                       /* globs matched against the full path and the */
-	size_t nexclude;                      /* basename; default *.gz *.xz *.bz2 *.zst */
-	bool start_at_end;                    /* start_at: beginning|end, default end */
-	uint64_t max_line_bytes;              /* default 1 MiB, range 256 B .. 64 MiB */
-	int line;                             /* where the input was declared (1-based) */
+	enum floe_input_type type; /* type: tail (required) */
+	char **paths;		   /* globs, required, at least one; a single */
+	size_t npaths;		   /* string is accepted as a list of one */
+	char **exclude;		   /* globs matched against the full path and the */
+	size_t nexclude;	   /* basename; default *.gz *.xz *.bz2 *.zst */
+	bool start_at_end;	   /* start_at: beginning|end, default end */
+	uint64_t max_line_bytes;   /* default 1 MiB, range 256 B .. 64 MiB */
+	int line;		   /* where the input was declared (1-based) */
 };
 
 struct floe_config_table {
-	char *name;                           /* "logs" */
-	enum floe_codec codec;                /* default zstd */
-	int zstd_level;                       /* default 3, 1..22 */
+	char *name;	       /* "logs" */
+	enum floe_codec codec; /* default zstd */
+	int zstd_level;	       /* default 3, 1..22 */
 	/* Partition fields in canonical form, each one of "year(ts)", "month(ts)", "day(ts)",
 	 * "hour(ts)", "identity(host)", "identity(app)", "bucket(N, host)" (N 1..1024). The
 	 * file may also say "host" or "app" (= identity) and "bucket(16,host)" (any spacing).
 	 * Default ["day(ts)"]; an empty list means unpartitioned; duplicates are rejected. */
 	char **partition_by;
 	size_t npartition_by;
-	uint64_t target_file_size;            /* default 64 MiB, range 1 MiB .. 2 GiB */
-	uint64_t commit_interval_ms;          /* commit_interval, default 60 s, 1 s .. 24 h */
-	uint64_t row_group_size;              /* default min(target_file_size, 64 MiB), */
-	                                      /* range 1 MiB .. target_file_size */
+	uint64_t target_file_size;   /* default 64 MiB, range 1 MiB .. 2 GiB */
+	uint64_t commit_interval_ms; /* commit_interval, default 60 s, 1 s .. 24 h */
+	uint64_t row_group_size;     /* default min(target_file_size, 64 MiB), */
+				     /* range 1 MiB .. target_file_size */
 };
 
 struct floe_config {
-	char *path;                           /* the name passed to floe_config_parse */
+	char *path; /* the name passed to floe_config_parse */
 	struct {
-		char *id;             /* default: the caller's host name; [A-Za-z0-9._-]{1,64} */
-		char *state_dir;      /* default /var/lib/floe */
+		char *id;	       /* default: the caller's host name; [A-Za-z0-9._-]{1,64} */
+		char *state_dir;       /* default /var/lib/floe */
 		uint64_t memory_limit; /* default 32 MiB, range 4 MiB .. 4 GiB */
 	} agent;
-	struct floe_config_input *inputs;     /* may be empty (ninputs = 0) */
+	struct floe_config_input *inputs; /* may be empty (ninputs = 0) */
 	size_t ninputs;
-	struct floe_config_table logs;        /* tables.logs */
+	struct floe_config_table logs; /* tables.logs */
 	struct {
 		/* A directory path, absolute or relative (to the agent's working directory);
 		 * a file:// URI (empty host or localhost, %XX decoded) is stored as its path.
 		 * Default "<state_dir>/warehouse". */
 		char *warehouse;
-		char *namespace;      /* default "default"; [A-Za-z0-9_]{1,128} */
+		char *namespace;		/* default "default"; [A-Za-z0-9_]{1,128} */
 		enum floe_catalog_type catalog; /* catalog: { type: filesystem } */
 	} lake;
-	struct floe_alloc *alloc;             /* borrowed: what everything above came from */
+	struct floe_alloc *alloc; /* borrowed: what everything above came from */
 };
 
-/* Longest message floe_config_parse writes (err should be at least this big to never
- * truncate; shorter buffers get a truncated, still NUL-terminated line). */
-#define FLOE_CONFIG_ERR_MAX 512
+/* A good size for floe_config_parse's err: any message fits with a file name of up to
+ * 400 bytes; smaller buffers get a truncated, still NUL-terminated line. */
+#define FLOE_CONFIG_ERR_MAX 1024
 
 /* Parses YAML text (pure: no I/O). text need not be NUL-terminated. name (borrowed,
  * copied) is used in messages and stored in path. default_id (borrowed, copied) is the
  * agent id when agent.id is absent; NULL means "floe". On success *out receives an owned
  * config (free with floe_config_free); allocations come from a (may be NULL, must outlive
- * the config). On error returns FLOE_EPARSE (YAML syntax, unsupported YAML features),
- * FLOE_EFORMAT (valid YAML, invalid configuration) or FLOE_ENOMEM, leaves *out untouched
- * and writes one line "file:line:column: message" into err (errcap bytes, NUL-terminated;
- * err may be NULL when errcap is 0). Example:
+ * the config). On error returns FLOE_EPARSE (YAML syntax, unsupported YAML features,
+ * nesting deeper than 32 or more than 100000 nodes), FLOE_EFORMAT (valid YAML, invalid
+ * configuration), FLOE_ENOMEM (message "file: out of memory", no position) or FLOE_EINVAL
+ * (text NULL with len > 0), leaves *out untouched and writes one line
+ * "file:line:column: message" into err (errcap bytes, NUL-terminated; err may be NULL when
+ * errcap is 0). Positions are 1-based; columns count characters. Example:
  *   floe.yaml:7:12: key 'tables.logs.codec': expected one of zstd, lz4_raw, uncompressed,
  *   got 'gzip'
  * YAML notes: one document only; aliases (*x) are rejected (anchors alone are harmless);
@@ -86,8 +88,9 @@ int floe_config_parse(struct floe_alloc *a, const char *name, const char *text, 
 void floe_config_free(struct floe_config *c);
 
 /* Appends the effective configuration (every key with its value, defaults included, help
- * as comments) as YAML to out. The output parses back to an equal configuration. Returns
- * 0, or FLOE_ENOMEM / FLOE_ELIMIT from the buffer (out then holds a partial dump). */
+ * as comments, sizes and durations in their largest exact unit) as YAML to out. The
+ * output parses back to an equal configuration. Returns 0, or FLOE_ENOMEM / FLOE_ELIMIT
+ * from the buffer, and then out is as it was before the call. */
 int floe_config_dump(const struct floe_config *c, struct floe_buf *out);
 
 #endif

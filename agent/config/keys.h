@@ -1,10 +1,12 @@
 /* Internal to agent/config: the YAML node tree that config.c builds from libyaml events,
- * and the key-table engine in keys.c that validates it into a struct floe_config. */
+ * the shape of a key table (keys.c holds floe's), and the engine (keymap.c) that runs a
+ * table over a tree: conversion, defaults, validation, dump and free. */
 #ifndef FLOE_CONFIG_KEYS_H
 #define FLOE_CONFIG_KEYS_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct floe_alloc;
 struct floe_buf;
@@ -15,9 +17,9 @@ enum floe_cnode_kind { FLOE_CNODE_SCALAR, FLOE_CNODE_SEQ, FLOE_CNODE_MAP };
 /* One YAML node. Mappings keep their pairs flat: kids = key, value, key, value, ... */
 struct floe_cnode {
 	enum floe_cnode_kind kind;
-	size_t line, col;             /* 1-based position of the node's first character */
-	bool plain;                   /* a scalar written without quotes (null detection) */
-	char *str;                    /* scalar text, NUL-terminated, may hold inner NULs */
+	size_t line, col; /* 1-based position of the node's first character */
+	bool plain;	  /* a scalar written without quotes (null detection) */
+	char *str;	  /* scalar text, NUL-terminated, may hold inner NULs */
 	size_t len;
 	struct floe_cnode **kids;
 	size_t nkids, capkids;
@@ -26,8 +28,8 @@ struct floe_cnode {
 /* What the parse of one file needs to report errors. */
 struct floe_config_ctx {
 	struct floe_alloc *a;
-	const char *name;             /* file name for messages */
-	const char *default_id;       /* agent.id when absent */
+	const char *name;	/* file name for messages */
+	const char *default_id; /* agent.id when absent */
 	char *err;
 	size_t errcap;
 };
@@ -40,13 +42,92 @@ int floe_config_fail(struct floe_config_ctx *ctx, const struct floe_cnode *at, i
 /* A scalar that YAML reads as null: empty, ~, null, Null or NULL, written plain. */
 bool floe_cnode_is_null(const struct floe_cnode *n);
 
-/* Fills c (zeroed, with alloc and path set) from root (NULL = empty document). On failure
- * c may be partly filled; floe_keys_free releases it. */
-int floe_keys_apply(struct floe_config_ctx *ctx, const struct floe_cnode *root,
-		    struct floe_config *c);
-/* Releases everything the key table says c owns (not c itself, not c->path). */
-void floe_keys_free(struct floe_config *c);
-/* Writes every key of c as YAML (see floe_config_dump). */
-int floe_keys_dump(const struct floe_config *c, struct floe_buf *out);
+/* How a key's value is read and where it is stored (at base + off unless said otherwise). */
+enum floe_key_type {
+	FLOE_KT_SECTION,      /* a mapping of more keys (sub); their base is base + off */
+	FLOE_KT_SECTION_LIST, /* array of size-byte elements, count at off_n
+			       */
+	FLOE_KT_STRING,	      /* char * */
+	FLOE_KT_STRLIST,      /* char **, count at off_n; a lone string is a list of one */
+	FLOE_KT_SIZE,	      /* uint64_t bytes */
+	FLOE_KT_DURATION,     /* uint64_t milliseconds */
+	FLOE_KT_INT,	      /* int */
+	FLOE_KT_ENUM,	      /* index into choices, in size bytes (a bool or an enum) */
+};
+
+enum {
+	FLOE_KF_REQUIRED = 1, /* no default: the key must be given */
+	FLOE_KF_NONEMPTY = 2, /* a list that must hold at least one entry */
+	FLOE_KF_UNIQUE = 4,   /* a list whose entries must all differ */
+	FLOE_KF_COMPUTED = 8, /* default derived from other keys by the section's post hook */
+};
+
+/* Extra validation of a string after its type conversion; may replace *value (owned) with
+ * a normalised form. */
+typedef int (*floe_key_check_fn)(struct floe_config_ctx *ctx, const struct floe_cnode *at,
+				 const char *path, char **value);
+/* Runs after every key of a section is set: computed defaults and cross-key rules. map is
+ * NULL when the section was absent from the file. */
+typedef int (*floe_key_post_fn)(struct floe_config_ctx *ctx, const struct floe_cnode *map,
+				const char *path, char *base);
+
+/* Releases what a post hook allocated outside the keys (base is the section's struct). */
+typedef void (*floe_key_fini_fn)(struct floe_alloc *a, char *base);
+
+struct floe_key_section;
+
+/* One key: where its value lives (off from the section's base), how to read it, its
+ * default and range, and a line of help for the dump. */
+struct floe_key {
+	const char *name;
+	enum floe_key_type type;
+	size_t off;
+	size_t off_n;
+	size_t size;
+	unsigned flags;
+	const char *def;	     /* scalar default, written as in the file */
+	const char *const *def_list; /* FLOE_KT_STRLIST default, NULL-terminated */
+	/* Range of FLOE_KT_SIZE, FLOE_KT_DURATION (ms), FLOE_KT_INT; most entries of a
+	 * FLOE_KT_STRLIST (0 = no limit). */
+	int64_t min, max;
+	const char *const *choices; /* FLOE_KT_ENUM, NULL-terminated; the value is the index */
+	const struct floe_key_section *sub; /* FLOE_KT_SECTION, FLOE_KT_SECTION_LIST */
+	floe_key_check_fn check;
+	const char *help;
+};
+
+struct floe_key_section {
+	const struct floe_key *keys;
+	size_t nkeys;
+	floe_key_post_fn post;
+	floe_key_fini_fn fini;
+};
+
+#define FLOE_KEY_SECTION(keys, post, fini)                                                         \
+	{                                                                                          \
+		keys, sizeof(keys) / sizeof(keys[0]), post, fini                                   \
+	}
+
+/* The key table of struct floe_config (keys.c). */
+extern const struct floe_key_section floe_config_keys;
+
+/* Longest piece of user text quoted in a message, NUL included. */
+#define FLOE_KEYMAP_SHOW_CAP 80
+
+/* Fills base (zeroed) from root (NULL = empty document) by the table sec. On failure
+ * base may be partly filled; floe_keymap_free releases it. */
+int floe_keymap_apply(struct floe_config_ctx *ctx, const struct floe_key_section *sec,
+		      const struct floe_cnode *root, char *base);
+/* Releases everything the table says base owns (not base itself). */
+void floe_keymap_free(struct floe_alloc *a, const struct floe_key_section *sec, char *base);
+/* Appends every key of base as YAML, with help as comments. */
+int floe_keymap_dump(struct floe_buf *out, const struct floe_key_section *sec, const char *base);
+
+/* Helpers for check and post hooks. */
+int floe_keymap_nomem(struct floe_config_ctx *ctx);
+/* Copies user text into buf (FLOE_KEYMAP_SHOW_CAP bytes) fit for a one-line message. */
+const char *floe_keymap_show(const char *s, size_t len, char *buf);
+/* The value of key name in map (NULL if absent or map is NULL). */
+const struct floe_cnode *floe_keymap_find_value(const struct floe_cnode *map, const char *name);
 
 #endif

@@ -13,22 +13,22 @@ struct unit {
 };
 
 static const struct unit size_units[] = {
-	{"B", 1},
-	{"K", 1024ull},
-	{"KiB", 1024ull},
-	{"M", 1024ull * 1024},
-	{"MiB", 1024ull * 1024},
-	{"G", 1024ull * 1024 * 1024},
-	{"GiB", 1024ull * 1024 * 1024},
-	{"T", 1024ull * 1024 * 1024 * 1024},
-	{"TiB", 1024ull * 1024 * 1024 * 1024},
+    {"B", 1},
+    {"K", 1024ull},
+    {"KiB", 1024ull},
+    {"M", 1024ull * 1024},
+    {"MiB", 1024ull * 1024},
+    {"G", 1024ull * 1024 * 1024},
+    {"GiB", 1024ull * 1024 * 1024},
+    {"T", 1024ull * 1024 * 1024 * 1024},
+    {"TiB", 1024ull * 1024 * 1024 * 1024},
 };
 
 static const struct unit duration_units[] = {
-	{"ms", 1},
-	{"s", 1000},
-	{"m", 60ull * 1000},
-	{"h", 3600ull * 1000},
+    {"ms", 1},
+    {"s", 1000},
+    {"m", 60ull * 1000},
+    {"h", 3600ull * 1000},
 };
 
 /* Splits s into a decimal number and a unit; finds the unit in units (n of them). An empty

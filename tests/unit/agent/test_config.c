@@ -1,0 +1,807 @@
+/* Tests for agent/config: a full file with every key, defaults, each class of error with
+ * its exact message and position, size and duration edge cases, file:// warehouses, the
+ * effective-config dump, allocation failures, and the packaged example file. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "agent/config/config.h"
+#include "agent/config/units.h"
+#include "formats/base/alloc.h"
+#include "formats/base/buf.h"
+#include "formats/base/error.h"
+
+#define MiB (1024ull * 1024)
+#define GiB (1024ull * MiB)
+
+static const char full_yaml[] = "# every key, none at its default\n"
+				"agent:\n"
+				"  id: edge-017\n"
+				"  state_dir: /srv/floe\n"
+				"  memory_limit: 64MiB\n"
+				"inputs:\n"
+				"  - type: tail\n"
+				"    paths: [/var/log/syslog, \"/var/log/*.log\"]\n"
+				"    exclude: [\"*.gz\"]\n"
+				"    start_at: beginning\n"
+				"    max_line_bytes: 64KiB\n"
+				"  - { type: tail, paths: /srv/app/current.log }\n"
+				"tables:\n"
+				"  logs:\n"
+				"    codec: lz4_raw\n"
+				"    zstd_level: 19\n"
+				"    partition_by: [\"hour(ts)\", app, \"bucket(16,host)\"]\n"
+				"    target_file_size: 128 MiB\n"
+				"    commit_interval: 5m\n"
+				"    row_group_size: 32M\n"
+				"lake:\n"
+				"  warehouse: file:///srv/lake\n"
+				"  namespace: edge_logs\n"
+				"  catalog:\n"
+				"    type: filesystem\n";
+
+static struct floe_config *parse_ok(struct floe_alloc *a, const char *text)
+{
+	struct floe_config *c = NULL;
+	char err[FLOE_CONFIG_ERR_MAX];
+	int rc = floe_config_parse(a, "t.yaml", text, strlen(text), "host-1", &c, err, sizeof(err));
+	if (rc != 0)
+		print_error("unexpected failure %d: %s\n", rc, err);
+	assert_int_equal(rc, 0);
+	assert_non_null(c);
+	return c;
+}
+
+static void expect_err(const char *text, int code, const char *msg)
+{
+	struct floe_alloc a;
+	struct floe_config *c = NULL;
+	char err[FLOE_CONFIG_ERR_MAX];
+	floe_alloc_init(&a, 0);
+	int rc =
+	    floe_config_parse(&a, "t.yaml", text, strlen(text), "host-1", &c, err, sizeof(err));
+	if (rc != code || strcmp(err, msg) != 0)
+		print_error("input:\n%s\nwant %d '%s'\ngot  %d '%s'\n", text, code, msg, rc, err);
+	assert_int_equal(rc, code);
+	assert_string_equal(err, msg);
+	assert_null(c);
+	assert_int_equal(a.used, 0);
+}
+
+static void assert_defaults_except_inputs(const struct floe_config *c)
+{
+	assert_string_equal(c->agent.id, "host-1");
+	assert_string_equal(c->agent.state_dir, "/var/lib/floe");
+	assert_int_equal(c->agent.memory_limit, 32 * MiB);
+	assert_string_equal(c->logs.name, "logs");
+	assert_int_equal(c->logs.codec, FLOE_CODEC_ZSTD);
+	assert_int_equal(c->logs.zstd_level, 3);
+	assert_int_equal(c->logs.npartition_by, 1);
+	assert_string_equal(c->logs.partition_by[0], "day(ts)");
+	assert_int_equal(c->logs.target_file_size, 64 * MiB);
+	assert_int_equal(c->logs.commit_interval_ms, 60000);
+	assert_int_equal(c->logs.row_group_size, 64 * MiB);
+	assert_string_equal(c->lake.warehouse, "/var/lib/floe/warehouse");
+	assert_string_equal(c->lake.namespace, "default");
+	assert_int_equal(c->lake.catalog, FLOE_CATALOG_FILESYSTEM);
+}
+
+static void test_full(void **state)
+{
+	struct floe_alloc a;
+	floe_alloc_init(&a, 0);
+	struct floe_config *c = parse_ok(&a, full_yaml);
+
+	assert_string_equal(c->path, "t.yaml");
+	assert_string_equal(c->agent.id, "edge-017");
+	assert_string_equal(c->agent.state_dir, "/srv/floe");
+	assert_int_equal(c->agent.memory_limit, 64 * MiB);
+
+	assert_int_equal(c->ninputs, 2);
+	const struct floe_config_input *in = &c->inputs[0];
+	assert_int_equal(in->type, FLOE_INPUT_TAIL);
+	assert_int_equal(in->npaths, 2);
+	assert_string_equal(in->paths[0], "/var/log/syslog");
+	assert_string_equal(in->paths[1], "/var/log/*.log");
+	assert_int_equal(in->nexclude, 1);
+	assert_string_equal(in->exclude[0], "*.gz");
+	assert_false(in->start_at_end);
+	assert_int_equal(in->max_line_bytes, 64 * 1024);
+	assert_int_equal(in->line, 7);
+	in = &c->inputs[1];
+	assert_int_equal(in->npaths, 1);
+	assert_string_equal(in->paths[0], "/srv/app/current.log");
+	assert_int_equal(in->nexclude, 4);
+	assert_string_equal(in->exclude[0], "*.gz");
+	assert_string_equal(in->exclude[1], "*.xz");
+	assert_string_equal(in->exclude[2], "*.bz2");
+	assert_string_equal(in->exclude[3], "*.zst");
+	assert_true(in->start_at_end);
+	assert_int_equal(in->max_line_bytes, MiB);
+	assert_int_equal(in->line, 12);
+
+	assert_string_equal(c->logs.name, "logs");
+	assert_int_equal(c->logs.codec, FLOE_CODEC_LZ4_RAW);
+	assert_int_equal(c->logs.zstd_level, 19);
+	assert_int_equal(c->logs.npartition_by, 3);
+	assert_string_equal(c->logs.partition_by[0], "hour(ts)");
+	assert_string_equal(c->logs.partition_by[1], "identity(app)");
+	assert_string_equal(c->logs.partition_by[2], "bucket(16, host)");
+	assert_int_equal(c->logs.target_file_size, 128 * MiB);
+	assert_int_equal(c->logs.commit_interval_ms, 300000);
+	assert_int_equal(c->logs.row_group_size, 32 * MiB);
+
+	assert_string_equal(c->lake.warehouse, "/srv/lake");
+	assert_string_equal(c->lake.namespace, "edge_logs");
+	assert_int_equal(c->lake.catalog, FLOE_CATALOG_FILESYSTEM);
+	floe_config_free(c);
+	assert_int_equal(a.used, 0);
+}
+
+static void test_defaults(void **state)
+{
+	static const char *const empties[] = {
+	    "",
+	    "# nothing but a comment\n",
+	    "---\n",
+	    "{}",
+	    "---\n...\n",
+	    "~\n",
+	    "agent:\ninputs:\ntables:\n  logs:\nlake:\n  catalog:\n",
+	    "agent: {id: ~, memory_limit: }\n",
+	    "inputs: []\n",
+	};
+	for (size_t i = 0; i < sizeof(empties) / sizeof(empties[0]); i++) {
+		struct floe_alloc a;
+		floe_alloc_init(&a, 0);
+		struct floe_config *c = parse_ok(&a, empties[i]);
+		assert_int_equal(c->ninputs, 0);
+		assert_defaults_except_inputs(c);
+		floe_config_free(c);
+		assert_int_equal(a.used, 0);
+	}
+	/* No default id from the caller. */
+	struct floe_config *c = NULL;
+	assert_int_equal(floe_config_parse(NULL, NULL, NULL, 0, NULL, &c, NULL, 0), 0);
+	assert_string_equal(c->agent.id, "floe");
+	assert_string_equal(c->path, "<config>");
+	floe_config_free(c);
+	floe_config_free(NULL);
+}
+
+static void test_minimal_input(void **state)
+{
+	struct floe_alloc a;
+	floe_alloc_init(&a, 0);
+	struct floe_config *c =
+	    parse_ok(&a, "\n\ninputs:\n- type: tail\n  paths: /var/log/syslog\n");
+	assert_int_equal(c->ninputs, 1);
+	assert_int_equal(c->inputs[0].npaths, 1);
+	assert_string_equal(c->inputs[0].paths[0], "/var/log/syslog");
+	assert_int_equal(c->inputs[0].nexclude, 4);
+	assert_true(c->inputs[0].start_at_end);
+	assert_int_equal(c->inputs[0].max_line_bytes, MiB);
+	assert_int_equal(c->inputs[0].line, 4);
+	assert_defaults_except_inputs(c);
+	floe_config_free(c);
+	assert_int_equal(a.used, 0);
+}
+
+struct err_case {
+	const char *yaml;
+	int code;
+	const char *msg;
+};
+
+static void test_errors(void **state)
+{
+	static const struct err_case cases[] = {
+	    /* unknown keys, at every level, with the valid keys listed */
+	    {"agent:\n  foo: 1\n", FLOE_EFORMAT,
+	     "t.yaml:2:3: unknown key 'agent.foo'; valid keys here: id, state_dir, memory_limit"},
+	    {"outputs: []\n", FLOE_EFORMAT,
+	     "t.yaml:1:1: unknown key 'outputs'; valid keys here: agent, inputs, tables, lake"},
+	    {"tables:\n  metrics: {}\n", FLOE_EFORMAT,
+	     "t.yaml:2:3: unknown key 'tables.metrics'; valid keys here: logs"},
+	    {"inputs:\n  - {type: tail, paths: [a], parser: json}\n", FLOE_EFORMAT,
+	     "t.yaml:2:30: unknown key 'inputs[0].parser'; valid keys here: type, paths, "
+	     "exclude, start_at, max_line_bytes"},
+	    {"lake: {catalog: {type: filesystem, uri: x}}\n", FLOE_EFORMAT,
+	     "t.yaml:1:36: unknown key 'lake.catalog.uri'; valid keys here: type"},
+	    {"agent: {\"i\\nd\": 1}\n", FLOE_EFORMAT,
+	     "t.yaml:1:9: unknown key 'agent.i?d'; valid keys here: id, state_dir, memory_limit"},
+	    /* enum values */
+	    {"tables:\n  logs:\n    codec: gzip\n", FLOE_EFORMAT,
+	     "t.yaml:3:12: key 'tables.logs.codec': expected one of zstd, lz4_raw, "
+	     "uncompressed, got 'gzip'"},
+	    {"inputs: [{type: syslog, paths: [a]}]\n", FLOE_EFORMAT,
+	     "t.yaml:1:17: key 'inputs[0].type': expected one of tail, got 'syslog'"},
+	    {"inputs: [{type: tail, paths: [a], start_at: middle}]\n", FLOE_EFORMAT,
+	     "t.yaml:1:45: key 'inputs[0].start_at': expected one of beginning, end, got "
+	     "'middle'"},
+	    {"lake: {catalog: {type: rest}}\n", FLOE_EFORMAT,
+	     "t.yaml:1:24: key 'lake.catalog.type': expected one of filesystem, got 'rest'"},
+	    /* wrong node types */
+	    {"agent: [1]\n", FLOE_EFORMAT,
+	     "t.yaml:1:8: key 'agent': expected a mapping, got a sequence"},
+	    {"agent: 5\n", FLOE_EFORMAT,
+	     "t.yaml:1:8: key 'agent': expected a mapping, got a scalar"},
+	    {"inputs: {type: tail}\n", FLOE_EFORMAT,
+	     "t.yaml:1:9: key 'inputs': expected a sequence of mappings, got a mapping"},
+	    {"inputs: [5]\n", FLOE_EFORMAT,
+	     "t.yaml:1:10: key 'inputs[0]': expected a mapping, got a scalar"},
+	    {"inputs:\n  -\n", FLOE_EFORMAT,
+	     "t.yaml:2:4: key 'inputs[0]': expected a mapping, got null"},
+	    {"agent: {id: [a]}\n", FLOE_EFORMAT,
+	     "t.yaml:1:13: key 'agent.id': expected a string, got a sequence"},
+	    {"tables: {logs: {codec: {a: 1}}}\n", FLOE_EFORMAT,
+	     "t.yaml:1:24: key 'tables.logs.codec': expected one of zstd, lz4_raw, "
+	     "uncompressed, got a mapping"},
+	    {"inputs: [{type: tail, paths: {a: 1}}]\n", FLOE_EFORMAT,
+	     "t.yaml:1:30: key 'inputs[0].paths': expected a string or a sequence of strings, "
+	     "got a mapping"},
+	    {"inputs: [{type: tail, paths: [a, [b]]}]\n", FLOE_EFORMAT,
+	     "t.yaml:1:34: key 'inputs[0].paths[1]': expected a string, got a sequence"},
+	    {"inputs: [{type: tail, paths: [a, ~]}]\n", FLOE_EFORMAT,
+	     "t.yaml:1:34: key 'inputs[0].paths[1]': expected a string, got null"},
+	    {"- agent\n", FLOE_EFORMAT,
+	     "t.yaml:1:1: expected a mapping at the top level, got a sequence"},
+	    {"agent\n", FLOE_EFORMAT,
+	     "t.yaml:1:1: expected a mapping at the top level, got a scalar"},
+	    {"agent:\n  ? [id]\n  : x\n", FLOE_EFORMAT,
+	     "t.yaml:2:5: key names must be strings, got a sequence"},
+	    /* required keys and empty values */
+	    {"inputs:\n  - type: tail\n", FLOE_EFORMAT,
+	     "t.yaml:2:5: missing required key 'inputs[0].paths'"},
+	    {"inputs:\n  - paths: [a]\n", FLOE_EFORMAT,
+	     "t.yaml:2:5: missing required key 'inputs[0].type'"},
+	    {"inputs:\n  - type: tail\n    paths: []\n", FLOE_EFORMAT,
+	     "t.yaml:3:12: key 'inputs[0].paths': must not be empty"},
+	    {"inputs:\n  - type: tail\n    paths:\n", FLOE_EFORMAT,
+	     "t.yaml:3:11: key 'inputs[0].paths': a value is required"},
+	    {"inputs: [{type: tail, paths: \"\"}]\n", FLOE_EFORMAT,
+	     "t.yaml:1:30: key 'inputs[0].paths': must not be empty"},
+	    {"agent: {state_dir: ''}\n", FLOE_EFORMAT,
+	     "t.yaml:1:20: key 'agent.state_dir': must not be empty"},
+	    {"agent: {id: \"a\\0b\"}\n", FLOE_EFORMAT,
+	     "t.yaml:1:13: key 'agent.id': must not contain NUL characters"},
+	    /* duplicates */
+	    {"agent:\n  id: a\n  id: b\n", FLOE_EFORMAT, "t.yaml:3:3: duplicate key 'agent.id'"},
+	    {"agent: {}\nagent: {}\n", FLOE_EFORMAT, "t.yaml:2:1: duplicate key 'agent'"},
+	    {"tables: {logs: {partition_by: [\"day(ts)\", \"day( ts )\"]}}\n", FLOE_EFORMAT,
+	     "t.yaml:1:43: key 'tables.logs.partition_by[1]': duplicate entry 'day(ts)'"},
+	    /* values out of their domain */
+	    {"agent: {memory_limit: 1MiB}\n", FLOE_EFORMAT,
+	     "t.yaml:1:23: key 'agent.memory_limit': expected a size in 4MiB..4GiB, got '1MiB'"},
+	    {"tables: {logs: {zstd_level: 23}}\n", FLOE_EFORMAT,
+	     "t.yaml:1:29: key 'tables.logs.zstd_level': expected an integer in 1..22, got '23'"},
+	    {"tables: {logs: {zstd_level: 0}}\n", FLOE_EFORMAT,
+	     "t.yaml:1:29: key 'tables.logs.zstd_level': expected an integer in 1..22, got '0'"},
+	    {"tables: {logs: {zstd_level: three}}\n", FLOE_EFORMAT,
+	     "t.yaml:1:29: key 'tables.logs.zstd_level': expected an integer in 1..22, got "
+	     "'three'"},
+	    {"tables: {logs: {zstd_level: 99999999999999999999}}\n", FLOE_EFORMAT,
+	     "t.yaml:1:29: key 'tables.logs.zstd_level': expected an integer in 1..22, got "
+	     "'99999999999999999999'"},
+	    {"tables: {logs: {row_group_size: 128MiB}}\n", FLOE_EFORMAT,
+	     "t.yaml:1:33: key 'tables.logs.row_group_size': 128MiB is larger than "
+	     "target_file_size (64MiB)"},
+	    {"tables: {logs: {partition_by: [\"bucket(1025, host)\"]}}\n", FLOE_EFORMAT,
+	     "t.yaml:1:32: key 'tables.logs.partition_by[0]': expected one of year(ts), "
+	     "month(ts), day(ts), hour(ts), identity(host), host, app, bucket(N, host) with N "
+	     "in 1..1024, got 'bucket(1025, host)'"},
+	    {"tables: {logs: {partition_by: \"day(received_at)\"}}\n", FLOE_EFORMAT,
+	     "t.yaml:1:31: key 'tables.logs.partition_by': expected one of year(ts), "
+	     "month(ts), day(ts), hour(ts), identity(host), host, app, bucket(N, host) with N "
+	     "in 1..1024, got 'day(received_at)'"},
+	    {"tables: {logs: {partition_by: [a, b, c, d, e, f, g, h, i]}}\n", FLOE_EFORMAT,
+	     "t.yaml:1:31: key 'tables.logs.partition_by': at most 8 entries, got 9"},
+	    {"agent: {id: \"edge 17\"}\n", FLOE_EFORMAT,
+	     "t.yaml:1:13: key 'agent.id': expected 1 to 64 characters of A-Z a-z 0-9 . _ -, "
+	     "got 'edge 17'"},
+	    {"lake: {namespace: a-b}\n", FLOE_EFORMAT,
+	     "t.yaml:1:19: key 'lake.namespace': expected 1 to 128 characters of A-Z a-z 0-9 _, "
+	     "got 'a-b'"},
+	    {"lake: {warehouse: \"s3://bucket/edge\"}\n", FLOE_EFORMAT,
+	     "t.yaml:1:19: key 'lake.warehouse': expected a directory path or a file:// URI, "
+	     "got 's3://bucket/edge' (only local warehouses are supported so far)"},
+	    {"agent: {state_dir: \"file:///var/lib/floe\"}\n", FLOE_EFORMAT,
+	     "t.yaml:1:20: key 'agent.state_dir': expected a local directory path, got "
+	     "'file:///var/lib/floe'"},
+	    {"lake: {warehouse: \"file://nas/lake\"}\n", FLOE_EFORMAT,
+	     "t.yaml:1:19: key 'lake.warehouse': a file:// URI needs an empty host or "
+	     "localhost and an absolute path, got 'file://nas/lake'"},
+	    {"lake: {warehouse: \"file:///a%2\"}\n", FLOE_EFORMAT,
+	     "t.yaml:1:19: key 'lake.warehouse': bad %-escape in URI 'file:///a%2'"},
+	    {"lake: {warehouse: \"file:///a%C3\"}\n", FLOE_EFORMAT,
+	     "t.yaml:1:19: key 'lake.warehouse': URI 'file:///a%C3' decodes to invalid UTF-8"},
+	    {"lake: {warehouse: \"file:///%ED%A0%80\"}\n", FLOE_EFORMAT,
+	     "t.yaml:1:19: key 'lake.warehouse': URI 'file:///%ED%A0%80' decodes to invalid "
+	     "UTF-8"},
+	    {"lake: {warehouse: \"file:///%C0%AF\"}\n", FLOE_EFORMAT,
+	     "t.yaml:1:19: key 'lake.warehouse': URI 'file:///%C0%AF' decodes to invalid UTF-8"},
+	    {"lake: {warehouse: \"file:///a%00b\"}\n", FLOE_EFORMAT,
+	     "t.yaml:1:19: key 'lake.warehouse': bad %-escape in URI 'file:///a%00b'"},
+	    /* sizes and durations */
+	    {"agent: {memory_limit: 64MB}\n", FLOE_EFORMAT,
+	     "t.yaml:1:23: key 'agent.memory_limit': expected a size (an integer with an "
+	     "optional unit B, K, KiB, M, MiB, G, GiB, T, TiB; all 1024-based), got '64MB'"},
+	    {"agent: {memory_limit: 99999999999GiB}\n", FLOE_EFORMAT,
+	     "t.yaml:1:23: key 'agent.memory_limit': expected a size in 4MiB..4GiB, got "
+	     "'99999999999GiB'"},
+	    {"tables: {logs: {commit_interval: 60}}\n", FLOE_EFORMAT,
+	     "t.yaml:1:34: key 'tables.logs.commit_interval': expected a duration (an integer "
+	     "with a unit ms, s, m or h), got '60'"},
+	    {"tables: {logs: {commit_interval: 1441m}}\n", FLOE_EFORMAT,
+	     "t.yaml:1:34: key 'tables.logs.commit_interval': expected a duration in 1s..24h, "
+	     "got '1441m'"},
+	    /* YAML itself */
+	    {"agent: {id: a\n", FLOE_EPARSE,
+	     "t.yaml:2:1: YAML syntax error: did not find expected ',' or '}' (while parsing a "
+	     "flow mapping at line 1, column 8)"},
+	    {"a: b: c\n", FLOE_EPARSE,
+	     "t.yaml:1:5: YAML syntax error: mapping values are not allowed in this context"},
+	    {"agent: {}\n\x01\n", FLOE_EPARSE,
+	     "t.yaml:2:1: YAML syntax error: control characters are not allowed"},
+	    {"agent: {id: \"\xc3\x28\"}\n", FLOE_EPARSE,
+	     "t.yaml:1:15: YAML syntax error: invalid trailing UTF-8 octet"},
+	    {"agent: {}\n---\nlake: {}\n", FLOE_EPARSE,
+	     "t.yaml:2:1: multiple YAML documents are not supported"},
+	    {"agent: &a {id: x}\nlake: *a\n", FLOE_EPARSE,
+	     "t.yaml:2:7: YAML aliases (*name) are not supported"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		expect_err(cases[i].yaml, cases[i].code, cases[i].msg);
+}
+
+static void test_hostile_shapes(void **state)
+{
+	/* Deep nesting stops at the depth limit rather than recursing. */
+	char deep[4096];
+	size_t n = 0;
+	n += (size_t)snprintf(deep, sizeof(deep), "agent: ");
+	for (int i = 0; i < 1000; i++)
+		deep[n++] = '[';
+	deep[n] = '\0';
+	expect_err(deep, FLOE_EPARSE, "t.yaml:1:39: document is nested deeper than 32 levels");
+
+	/* Error buffer truncation keeps a terminated prefix; no buffer at all is fine. */
+	char small[12];
+	struct floe_config *c = NULL;
+	const char *bad = "agent: 5\n";
+	assert_int_equal(
+	    floe_config_parse(NULL, "t.yaml", bad, strlen(bad), "h", &c, small, sizeof(small)),
+	    FLOE_EFORMAT);
+	assert_string_equal(small, "t.yaml:1:8:");
+	assert_int_equal(floe_config_parse(NULL, "t.yaml", bad, strlen(bad), "h", &c, NULL, 0),
+			 FLOE_EFORMAT);
+	assert_null(c);
+
+	/* Text without a terminating NUL: only len bytes are read. */
+	char text[] = {'a', 'g', 'e', 'n', 't', ':', ' ', '{', '}', 'X'};
+	assert_int_equal(floe_config_parse(NULL, "t.yaml", text, 9, "h", &c, NULL, 0), 0);
+	floe_config_free(c);
+
+	/* A host name that is not a valid id must be replaced by agent.id. */
+	char err[FLOE_CONFIG_ERR_MAX];
+	c = NULL;
+	assert_int_equal(
+	    floe_config_parse(NULL, "t.yaml", "agent: {}\n", 10, "bad host", &c, err, sizeof(err)),
+	    FLOE_EFORMAT);
+	assert_string_equal(err,
+			    "t.yaml:1:8: key 'agent.id' is not set and the host name "
+			    "'bad host' is not a valid id (1 to 64 characters of A-Z a-z 0-9 . "
+			    "_ -); set agent.id");
+	assert_int_equal(floe_config_parse(NULL, "t.yaml", "agent: {id: ok}\n", 16, "bad host", &c,
+					   err, sizeof(err)),
+			 0);
+	floe_config_free(c);
+}
+
+static void test_units(void **state)
+{
+	uint64_t v = 0;
+	char buf[FLOE_UNITS_FMT_MAX];
+	static const struct {
+		const char *s;
+		int rc;
+		uint64_t v;
+	} sizes[] = {
+	    {"0", 0, 0},
+	    {"1", 0, 1},
+	    {"512B", 0, 512},
+	    {"1K", 0, 1024},
+	    {"1KiB", 0, 1024},
+	    {"3 MiB", 0, 3 * MiB},
+	    {"2M", 0, 2 * MiB},
+	    {"4GiB", 0, 4 * GiB},
+	    {"1G", 0, GiB},
+	    {"2TiB", 0, 2048 * GiB},
+	    {"18446744073709551615", 0, UINT64_MAX},
+	    {"18446744073709551615B", 0, UINT64_MAX},
+	    {"18446744073709551616", FLOE_ELIMIT, 0},
+	    {"16777216TiB", FLOE_ELIMIT, 0}, /* 2^24 * 2^40 = 2^64 */
+	    {"16777215TiB", 0, 16777215ull << 40},
+	    {"99999999999GiB", FLOE_ELIMIT, 0},
+	    {"99999999999999999999999GiB", FLOE_ELIMIT, 0},
+	    {"", FLOE_EPARSE, 0},
+	    {"MiB", FLOE_EPARSE, 0},
+	    {"-1", FLOE_EPARSE, 0},
+	    {"+1", FLOE_EPARSE, 0},
+	    {"1.5MiB", FLOE_EPARSE, 0},
+	    {"1KB", FLOE_EPARSE, 0},
+	    {"1MB", FLOE_EPARSE, 0},
+	    {"1GB", FLOE_EPARSE, 0},
+	    {"1mib", FLOE_EPARSE, 0},
+	    {"1  MiB", FLOE_EPARSE, 0},
+	    {"1 ", FLOE_EPARSE, 0},
+	    {" 1", FLOE_EPARSE, 0},
+	    {"1MiB ", FLOE_EPARSE, 0},
+	    {"0x10", FLOE_EPARSE, 0},
+	};
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		v = 12345;
+		int rc = floe_units_parse_size(sizes[i].s, strlen(sizes[i].s), &v);
+		if (rc != sizes[i].rc)
+			print_error("size '%s'\n", sizes[i].s);
+		assert_int_equal(rc, sizes[i].rc);
+		assert_int_equal(v, rc == 0 ? sizes[i].v : 12345);
+	}
+	/* Only len bytes count. */
+	assert_int_equal(floe_units_parse_size("64MiBx", 6, &v), FLOE_EPARSE);
+	assert_int_equal(floe_units_parse_size("64MiBx", 5, &v), 0);
+	assert_int_equal(v, 64 * MiB);
+	assert_int_equal(floe_units_parse_size("64MiBx", 2, &v), 0);
+	assert_int_equal(v, 64);
+
+	static const struct {
+		const char *s;
+		int rc;
+		uint64_t v;
+	} durs[] = {
+	    {"1ms", 0, 1},
+	    {"1500ms", 0, 1500},
+	    {"60s", 0, 60000},
+	    {"5m", 0, 300000},
+	    {"24h", 0, 86400000},
+	    {"2 h", 0, 7200000},
+	    {"0s", 0, 0},
+	    {"60", FLOE_EPARSE, 0},
+	    {"1d", FLOE_EPARSE, 0},
+	    {"1S", FLOE_EPARSE, 0},
+	    {"1.5s", FLOE_EPARSE, 0},
+	    {"s", FLOE_EPARSE, 0},
+	    {"18446744073709551615ms", 0, UINT64_MAX},
+	    {"18446744073709551615s", FLOE_ELIMIT, 0},
+	    {"5124095576030432h", FLOE_ELIMIT, 0},
+	};
+	for (size_t i = 0; i < sizeof(durs) / sizeof(durs[0]); i++) {
+		v = 12345;
+		int rc = floe_units_parse_duration_ms(durs[i].s, strlen(durs[i].s), &v);
+		if (rc != durs[i].rc)
+			print_error("duration '%s'\n", durs[i].s);
+		assert_int_equal(rc, durs[i].rc);
+		assert_int_equal(v, rc == 0 ? durs[i].v : 12345);
+	}
+
+	assert_string_equal(floe_units_format_size(0, buf), "0B");
+	assert_string_equal(floe_units_format_size(1000, buf), "1000B");
+	assert_string_equal(floe_units_format_size(1024, buf), "1KiB");
+	assert_string_equal(floe_units_format_size(1536 * 1024, buf), "1536KiB");
+	assert_string_equal(floe_units_format_size(64 * MiB, buf), "64MiB");
+	assert_string_equal(floe_units_format_size(4 * GiB, buf), "4GiB");
+	assert_string_equal(floe_units_format_size(1ull << 40, buf), "1TiB");
+	assert_string_equal(floe_units_format_size(UINT64_MAX, buf), "18446744073709551615B");
+	assert_string_equal(floe_units_format_duration_ms(0, buf), "0ms");
+	assert_string_equal(floe_units_format_duration_ms(1500, buf), "1500ms");
+	assert_string_equal(floe_units_format_duration_ms(90000, buf), "90s");
+	assert_string_equal(floe_units_format_duration_ms(60000, buf), "1m");
+	assert_string_equal(floe_units_format_duration_ms(86400000, buf), "24h");
+}
+
+/* Range edges, in the file. */
+static void test_ranges(void **state)
+{
+	static const struct {
+		const char *yaml;
+		bool ok;
+	} cases[] = {
+	    {"agent: {memory_limit: 4MiB}", true},
+	    {"agent: {memory_limit: 4194303}", false},
+	    {"agent: {memory_limit: 4194304}", true},
+	    {"agent: {memory_limit: 4GiB}", true},
+	    {"agent: {memory_limit: 4294967297}", false},
+	    {"inputs: [{type: tail, paths: a, max_line_bytes: 256}]", true},
+	    {"inputs: [{type: tail, paths: a, max_line_bytes: 255B}]", false},
+	    {"inputs: [{type: tail, paths: a, max_line_bytes: 64MiB}]", true},
+	    {"inputs: [{type: tail, paths: a, max_line_bytes: 65537K}]", false},
+	    {"tables: {logs: {target_file_size: 1MiB}}", true},
+	    {"tables: {logs: {target_file_size: 1023K}}", false},
+	    {"tables: {logs: {target_file_size: 2GiB, row_group_size: 2GiB}}", true},
+	    {"tables: {logs: {target_file_size: 2097153K}}", false},
+	    {"tables: {logs: {row_group_size: 64MiB}}", true},
+	    {"tables: {logs: {row_group_size: 1023K}}", false},
+	    {"tables: {logs: {commit_interval: 1s}}", true},
+	    {"tables: {logs: {commit_interval: 999ms}}", false},
+	    {"tables: {logs: {commit_interval: 86400s}}", true},
+	    {"tables: {logs: {commit_interval: 86400001ms}}", false},
+	    {"tables: {logs: {zstd_level: 1}}", true},
+	    {"tables: {logs: {zstd_level: 22}}", true},
+	    {"tables: {logs: {zstd_level: -1}}", false},
+	    {"tables: {logs: {partition_by: []}}", true},
+	    {"tables: {logs: {partition_by: [\"bucket(1024, host)\"]}}", true},
+	    {"tables: {logs: {partition_by: [\"bucket(0, host)\"]}}", false},
+	    {"tables: {logs: {partition_by: [\"bucket(16, app)\"]}}", false},
+	    {"tables: {logs: {partition_by: [\"day(ts\"]}}", false},
+	    {"tables: {logs: {partition_by: [\"day(ts))\"]}}", false},
+	    {"tables: {logs: {partition_by: [\"identity(message)\"]}}", false},
+	    {"tables: {logs: {partition_by: [\"\"]}}", false},
+	    {"agent: {id: a234567890123456789012345678901234567890123456789012345678901234}", true},
+	    {"agent: {id: a2345678901234567890123456789012345678901234567890123456789012345}",
+	     false},
+	    {"agent: {id: A.b_c-9}", true},
+	    {"agent: {id: \"é\"}", false},
+	    {"lake: {namespace: a_B_9}", true},
+	    {"lake: {warehouse: lake/data}", true},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct floe_config *c = NULL;
+		char err[FLOE_CONFIG_ERR_MAX];
+		int rc = floe_config_parse(NULL, "t.yaml", cases[i].yaml, strlen(cases[i].yaml),
+					   "h", &c, err, sizeof(err));
+		if ((rc == 0) != cases[i].ok)
+			print_error("'%s': rc %d %s\n", cases[i].yaml, rc, err);
+		assert_int_equal(rc == 0, cases[i].ok);
+		assert_int_equal(rc, cases[i].ok ? 0 : FLOE_EFORMAT);
+		floe_config_free(c);
+	}
+}
+
+static void test_row_group_default(void **state)
+{
+	struct floe_config *c = parse_ok(NULL, "tables: {logs: {target_file_size: 8MiB}}\n");
+	assert_int_equal(c->logs.row_group_size, 8 * MiB);
+	floe_config_free(c);
+	c = parse_ok(NULL, "tables: {logs: {target_file_size: 1GiB}}\n");
+	assert_int_equal(c->logs.row_group_size, 64 * MiB);
+	floe_config_free(c);
+}
+
+static void test_warehouse(void **state)
+{
+	static const struct {
+		const char *yaml, *want;
+	} cases[] = {
+	    {"lake: {warehouse: \"file:///srv/lake\"}", "/srv/lake"},
+	    {"lake: {warehouse: \"file://localhost/srv/my%20lake/%C3%A9\"}",
+	     "/srv/my lake/\xc3\xa9"},
+	    {"lake: {warehouse: \"file:///\"}", "/"},
+	    {"lake: {warehouse: \"file:///%F0%9F%90%9F%E2%82%AC\"}",
+	     "/\xf0\x9f\x90\x9f\xe2\x82\xac"},
+	    {"lake: {warehouse: /data/lake}", "/data/lake"},
+	    {"lake: {warehouse: ./lake}", "./lake"},
+	    {"lake: {warehouse: \"c:lake\"}", "c:lake"},
+	    {"agent: {state_dir: /srv/floe/}", "/srv/floe/warehouse"},
+	    {"agent: {state_dir: state}", "state/warehouse"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct floe_config *c = parse_ok(NULL, cases[i].yaml);
+		assert_string_equal(c->lake.warehouse, cases[i].want);
+		floe_config_free(c);
+	}
+}
+
+static char *dump(const struct floe_config *c)
+{
+	struct floe_buf b;
+	floe_buf_init(&b, NULL, 1 << 20);
+	assert_int_equal(floe_config_dump(c, &b), 0);
+	assert_int_equal(floe_buf_putc(&b, '\0'), 0);
+	size_t len;
+	return (char *)floe_buf_steal(&b, &len);
+}
+
+static void test_dump(void **state)
+{
+	/* The defaults, byte for byte. */
+	struct floe_config *c = parse_ok(NULL, "");
+	char *d = dump(c);
+	assert_string_equal(
+	    d,
+	    "# effective configuration of t.yaml\n"
+	    "agent:\n"
+	    "  id: \"host-1\"  # names this agent in commits and object keys; default: host name\n"
+	    "  state_dir: \"/var/lib/floe\"  # checkpoints and spool\n"
+	    "  memory_limit: 32MiB  # total memory budget\n"
+	    "inputs: []\n"
+	    "tables:\n"
+	    "  logs:\n"
+	    "    codec: zstd  # Parquet page compression\n"
+	    "    zstd_level: 3  # used when codec is zstd\n"
+	    "    partition_by: [\"day(ts)\"]  # Iceberg partition fields; [] = unpartitioned\n"
+	    "    target_file_size: 64MiB  # data file size to aim for\n"
+	    "    commit_interval: 1m  # how often to commit\n"
+	    "    row_group_size: 64MiB  # Parquet row group; default min(target_file_size, 64MiB)\n"
+	    "lake:\n"
+	    "  warehouse: \"/var/lib/floe/warehouse\"  # directory or file:// URI; default "
+	    "<state_dir>/warehouse\n"
+	    "  namespace: \"default\"  # Iceberg namespace\n"
+	    "  catalog:\n"
+	    "    type: filesystem  # how commits are made atomic\n");
+	floe_free(NULL, d);
+	floe_config_free(c);
+
+	/* The full file: every value shows, and the dump parses back to the same config. */
+	c = parse_ok(NULL, full_yaml);
+	d = dump(c);
+	static const char *const lines[] = {
+	    "  id: \"edge-017\"",
+	    "  state_dir: \"/srv/floe\"",
+	    "  memory_limit: 64MiB",
+	    "  - type: tail",
+	    "    paths: [\"/var/log/syslog\", \"/var/log/*.log\"]",
+	    "    exclude: [\"*.gz\"]",
+	    "    start_at: beginning",
+	    "    max_line_bytes: 64KiB",
+	    "    paths: [\"/srv/app/current.log\"]",
+	    "    exclude: [\"*.gz\", \"*.xz\", \"*.bz2\", \"*.zst\"]",
+	    "    start_at: end",
+	    "    max_line_bytes: 1MiB",
+	    "    codec: lz4_raw",
+	    "    zstd_level: 19",
+	    "    partition_by: [\"hour(ts)\", \"identity(app)\", \"bucket(16, host)\"]",
+	    "    target_file_size: 128MiB",
+	    "    commit_interval: 5m",
+	    "    row_group_size: 32MiB",
+	    "  warehouse: \"/srv/lake\"",
+	    "  namespace: \"edge_logs\"",
+	    "    type: filesystem",
+	};
+	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		if (!strstr(d, lines[i]))
+			print_error("missing '%s' in\n%s", lines[i], d);
+		assert_non_null(strstr(d, lines[i]));
+	}
+	struct floe_config *c2 = parse_ok(NULL, d);
+	char *d2 = dump(c2);
+	assert_string_equal(d, d2);
+	assert_int_equal(c2->inputs[1].line, 12);
+	floe_free(NULL, d);
+	floe_free(NULL, d2);
+	floe_config_free(c2);
+	floe_config_free(c);
+
+	/* Awkward strings survive the round trip. */
+	c = parse_ok(
+	    NULL,
+	    "inputs: [{type: tail, paths: [\"a\\\"b\\\\c\\td\\x7f\\x85\\u2028\\uFFFE\xc3\xa9\"]}]\n"
+	    "agent: {state_dir: \"# not a comment\"}\n");
+	d = dump(c);
+	assert_non_null(
+	    strstr(d, "paths: [\"a\\\"b\\\\c\\x09d\\x7F\\x85\\u2028\\uFFFE\xc3\xa9\"]"));
+	c2 = parse_ok(NULL, d);
+	assert_string_equal(c2->inputs[0].paths[0], c->inputs[0].paths[0]);
+	assert_string_equal(c2->agent.state_dir, "# not a comment");
+	floe_free(NULL, d);
+	floe_config_free(c2);
+	floe_config_free(c);
+
+	/* A dump that does not fit leaves the buffer as it was. */
+	c = parse_ok(NULL, "");
+	struct floe_buf b;
+	floe_buf_init(&b, NULL, 100);
+	assert_int_equal(floe_buf_puts(&b, "x"), 0);
+	assert_int_equal(floe_config_dump(c, &b), FLOE_ELIMIT);
+	assert_int_equal(b.len, 1);
+	floe_buf_fini(&b);
+	floe_config_free(c);
+}
+
+/* Every allocation in turn fails: the parse returns FLOE_ENOMEM with nothing leaked, and
+ * once enough allocations succeed the result equals the unconstrained one. */
+static void test_alloc_failures(void **state)
+{
+	struct floe_config *ref = parse_ok(NULL, full_yaml);
+	char *want = dump(ref);
+	floe_config_free(ref);
+
+	bool done = false;
+	for (long k = 0; !done && k < 100000; k++) {
+		struct floe_alloc a;
+		struct floe_config *c = NULL;
+		char err[FLOE_CONFIG_ERR_MAX];
+		floe_alloc_init(&a, 0);
+		a.fail_after = k;
+		int rc = floe_config_parse(&a, "t.yaml", full_yaml, strlen(full_yaml), "host-1", &c,
+					   err, sizeof(err));
+		if (rc == 0) {
+			/* The dump under the same countdown must also fail cleanly. */
+			struct floe_buf b;
+			floe_buf_init(&b, &a, 1 << 20);
+			rc = floe_config_dump(c, &b);
+			if (rc == 0) {
+				assert_int_equal(floe_buf_putc(&b, '\0'), 0);
+				assert_string_equal((char *)b.data, want);
+				done = true;
+			} else {
+				assert_int_equal(rc, FLOE_ENOMEM);
+				assert_int_equal(b.len, 0);
+			}
+			floe_buf_fini(&b);
+			floe_config_free(c);
+		} else {
+			assert_int_equal(rc, FLOE_ENOMEM);
+			assert_string_equal(err, "t.yaml: out of memory");
+			assert_null(c);
+		}
+		assert_int_equal(a.used, 0);
+	}
+	assert_true(done);
+	floe_free(NULL, want);
+
+	/* Also an error path under allocation failure. */
+	static const char bad[] = "inputs:\n  - type: tail\n    paths: [a, b, c]\n    nope: 1\n";
+	for (long k = 0; k < 200; k++) {
+		struct floe_alloc a;
+		struct floe_config *c = NULL;
+		floe_alloc_init(&a, 0);
+		a.fail_after = k;
+		int rc = floe_config_parse(&a, "t.yaml", bad, strlen(bad), "h", &c, NULL, 0);
+		assert_true(rc == FLOE_ENOMEM || rc == FLOE_EFORMAT);
+		assert_null(c);
+		assert_int_equal(a.used, 0);
+	}
+}
+
+static void test_packaged_example(void **state)
+{
+	const char *path = FLOE_TEST_DATA "/../../packaging/floe.yaml";
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+	static char text[65536];
+	size_t len = fread(text, 1, sizeof(text), f);
+	fclose(f);
+	assert_true(len > 0 && len < sizeof(text));
+
+	struct floe_alloc a;
+	floe_alloc_init(&a, 0);
+	struct floe_config *c = NULL;
+	char err[FLOE_CONFIG_ERR_MAX];
+	int rc = floe_config_parse(&a, path, text, len, "edge-host", &c, err, sizeof(err));
+	if (rc)
+		print_error("%s\n", err);
+	assert_int_equal(rc, 0);
+	assert_string_equal(c->agent.id, "edge-host");
+	assert_string_equal(c->agent.state_dir, "/var/lib/floe");
+	assert_int_equal(c->ninputs, 1);
+	assert_int_equal(c->inputs[0].npaths, 2);
+	assert_string_equal(c->inputs[0].paths[0], "/var/log/syslog");
+	assert_string_equal(c->inputs[0].paths[1], "/var/log/*.log");
+	assert_int_equal(c->inputs[0].nexclude, 4);
+	assert_string_equal(c->inputs[0].exclude[0], "*.gz");
+	assert_true(c->inputs[0].start_at_end);
+	assert_string_equal(c->lake.warehouse, "/var/lib/floe/warehouse");
+	assert_int_equal(c->lake.catalog, FLOE_CATALOG_FILESYSTEM);
+	assert_string_equal(c->logs.partition_by[0], "day(ts)");
+	floe_config_free(c);
+	assert_int_equal(a.used, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_full),	   cmocka_unit_test(test_defaults),
+	    cmocka_unit_test(test_minimal_input),  cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_hostile_shapes), cmocka_unit_test(test_units),
+	    cmocka_unit_test(test_ranges),	   cmocka_unit_test(test_row_group_default),
+	    cmocka_unit_test(test_warehouse),	   cmocka_unit_test(test_dump),
+	    cmocka_unit_test(test_alloc_failures), cmocka_unit_test(test_packaged_example),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
