@@ -78,3 +78,17 @@ void floe_store_free(struct floe_store *s)
 	if (s)
 		s->ops->destroy(s);
 }
+
+int floe_store_probe_conditional(struct floe_store *s, const char *probe_key)
+{
+	static const char body[] = "floe conditional-create probe";
+	floe_store_remove(s, probe_key);
+	int rc = floe_store_put_if_absent(s, probe_key, body, sizeof(body) - 1);
+	if (rc)
+		return rc;
+	rc = floe_store_put_if_absent(s, probe_key, "other", 5);
+	floe_store_remove(s, probe_key);
+	if (rc == -EEXIST)
+		return 0;
+	return rc ? rc : -ENOTSUP;
+}

@@ -30,6 +30,17 @@ struct floe_store {
 /* A store over the local directory root; directories are created as keys are written. */
 int floe_store_local_new(const char *root, struct floe_store **out);
 
+struct floe_s3_options;
+/* A store over an S3 bucket (options borrowed, copied by the client) with keys under
+ * prefix ("" = the bucket's root). */
+int floe_store_s3_new(const struct floe_s3_options *o, const char *prefix, struct floe_store **out);
+
+/* Checks that the store arbitrates creates: a probe key created twice must fail the
+ * second time (some S3 gateways ignore If-None-Match). 0 when it does, FLOE-independent
+ * -ENOTSUP when the second create succeeded, or the store's error. The probe key is
+ * removed afterwards. */
+int floe_store_probe_conditional(struct floe_store *s, const char *probe_key);
+
 /* Reads key into a new buffer (free with floe_store_free_data); -ENOENT when absent,
  * -EFBIG over max. */
 int floe_store_get(struct floe_store *s, const char *key, size_t max, void **data, size_t *len);

@@ -1,0 +1,396 @@
+/* S3 client on libcurl with floe's own SigV4 (see s3.h): construction, object operations
+ * and listing. Requests run through s3_request.c; multipart uploads are in s3_multipart.c. */
+#include "platform/s3.h"
+
+#include "platform/clock.h"
+#include "platform/s3_request.h"
+#include "platform/s3_xml.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+const char *floe_s3_strerror(int err)
+{
+	switch (err) {
+	case FLOE_S3_EPRECONDITION:
+		return "precondition failed (the object exists or changed)";
+	case FLOE_S3_ECONFLICT:
+		return "conflicting concurrent request";
+	case FLOE_S3_EAMBIGUOUS:
+		return "outcome unknown: the request may have been applied";
+	case FLOE_S3_EAUTH:
+		return "access denied or bad credentials/signature";
+	case FLOE_S3_EHTTP:
+		return "unexpected HTTP status";
+	case FLOE_S3_ETRANSPORT:
+		return "connection failed";
+	case FLOE_S3_ETIMEOUT:
+		return "timed out";
+	case FLOE_S3_ETLS:
+		return "TLS handshake or certificate verification failed";
+	case FLOE_S3_EPROTO:
+		return "malformed response";
+	case FLOE_S3_EUNAVAILABLE:
+		return "service unavailable (retries exhausted)";
+	default:
+		return err < 0 ? strerror(-err) : "success";
+	}
+}
+
+/* ---- defaults for the injected functions ------------------------------------------- */
+
+static uint64_t default_random(void *ctx)
+{
+	uint64_t v = 0;
+	if (floe_random_bytes(&v, sizeof(v)) != 0)
+		v = (uint64_t)floe_clock_mono_ns(); /* jitter only; any value will do */
+	return v;
+}
+
+static void default_sleep(void *ctx, int64_t ms)
+{
+	struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+static int64_t default_now(void *ctx)
+{
+	return floe_clock_now_us() / 1000000;
+}
+
+/* ---- construction -------------------------------------------------------------------- */
+
+static char *xstrdup(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+static int copy_creds(struct floe_s3_credentials *dst, const struct floe_s3_credentials *src)
+{
+	if (!src->access_key_id || !*src->access_key_id || !src->secret_access_key ||
+	    !*src->secret_access_key)
+		return -EINVAL;
+	struct floe_s3_credentials c = {0};
+	c.access_key_id = strdup(src->access_key_id);
+	c.secret_access_key = strdup(src->secret_access_key);
+	c.session_token =
+	    src->session_token && *src->session_token ? strdup(src->session_token) : NULL;
+	if (!c.access_key_id || !c.secret_access_key ||
+	    (src->session_token && *src->session_token && !c.session_token)) {
+		floe_s3_credentials_fini(&c);
+		return -ENOMEM;
+	}
+	floe_s3_credentials_fini(dst);
+	*dst = c;
+	return 0;
+}
+
+int floe_s3_set_credentials(struct floe_s3 *s3, const struct floe_s3_credentials *c)
+{
+	return copy_creds(&s3->cred, c);
+}
+
+/* A bucket name usable as a DNS label prefix (virtual-hosted style). */
+static bool dns_safe_bucket(const char *b)
+{
+	for (; *b; b++)
+		if (!((*b >= 'a' && *b <= 'z') || (*b >= '0' && *b <= '9') || *b == '-'))
+			return false;
+	return true;
+}
+
+int floe_s3_new(const struct floe_s3_options *o, struct floe_s3 **out)
+{
+	static bool curl_ready; /* curl_global_init is not thread-safe before 7.84 */
+	if (!o || !o->endpoint || !o->region || !*o->region || !o->bucket || !*o->bucket)
+		return -EINVAL;
+	const char *ep = o->endpoint, *scheme;
+	if (strncmp(ep, "https://", 8) == 0)
+		scheme = "https://";
+	else if (strncmp(ep, "http://", 7) == 0)
+		scheme = "http://";
+	else
+		return -EINVAL;
+	const char *auth = ep + strlen(scheme);
+	size_t alen = strcspn(auth, "/?#");
+	if (alen == 0 || (auth[alen] && strcmp(auth + alen, "/") != 0) || memchr(auth, '@', alen))
+		return -EINVAL;
+	if (strchr(o->bucket, '/') || (!o->path_style && !dns_safe_bucket(o->bucket)))
+		return -EINVAL;
+	if (!curl_ready) {
+		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+			return -EIO;
+		curl_ready = true;
+	}
+
+	int rc = -ENOMEM;
+	struct floe_s3 *s3 = calloc(1, sizeof(*s3));
+	char *authority = NULL;
+	if (!s3)
+		return -ENOMEM;
+	s3->o = *o;
+	s3->o.endpoint = s3->o.region = s3->o.bucket = s3->o.ca_file = s3->o.ca_path = NULL;
+	s3->o.connect_to = NULL;
+	memset(&s3->o.credentials, 0, sizeof(s3->o.credentials));
+	if (!s3->o.random_fn)
+		s3->o.random_fn = default_random;
+	if (!s3->o.sleep_fn)
+		s3->o.sleep_fn = default_sleep;
+	if (!s3->o.now_fn)
+		s3->o.now_fn = default_now;
+	if (s3->o.connect_timeout_ms <= 0)
+		s3->o.connect_timeout_ms = 10000;
+	if (s3->o.stall_timeout_ms <= 0)
+		s3->o.stall_timeout_ms = 30000;
+	if (s3->o.max_retries == 0)
+		s3->o.max_retries = 5;
+	else if (s3->o.max_retries < 0)
+		s3->o.max_retries = 0;
+	if (s3->o.retry_budget_ms <= 0)
+		s3->o.retry_budget_ms = 5 * 60 * 1000;
+	if (s3->o.backoff_base_ms <= 0)
+		s3->o.backoff_base_ms = 100;
+	if (s3->o.backoff_cap_ms <= 0)
+		s3->o.backoff_cap_ms = 20000;
+	if (s3->o.multipart_threshold <= 0)
+		s3->o.multipart_threshold = INT64_C(64) << 20;
+	if (s3->o.part_size <= 0)
+		s3->o.part_size = INT64_C(16) << 20;
+
+	if ((rc = copy_creds(&s3->cred, &o->credentials)) != 0)
+		goto fail;
+	rc = -ENOMEM;
+	authority = strndup(auth, alen);
+	if (!authority)
+		goto fail;
+	for (char *c = authority; *c; c++)
+		if (*c >= 'A' && *c <= 'Z')
+			*c = (char)(*c - 'A' + 'a');
+	if (o->path_style) {
+		s3->host = xstrdup(authority);
+		s3->path_prefix = floe_s3_join3("/", o->bucket, "");
+	} else {
+		s3->host = floe_s3_join3(o->bucket, ".", authority);
+		s3->path_prefix = xstrdup("");
+	}
+	s3->base = s3->host ? floe_s3_join3(scheme, s3->host, "") : NULL;
+	s3->region = xstrdup(o->region);
+	s3->ca_file = xstrdup(o->ca_file);
+	s3->ca_path = xstrdup(o->ca_path);
+	if (!s3->host || !s3->path_prefix || !s3->base || !s3->region ||
+	    (o->ca_file && !s3->ca_file) || (o->ca_path && !s3->ca_path))
+		goto fail;
+	if (o->connect_to && !(s3->connect_to = curl_slist_append(NULL, o->connect_to)))
+		goto fail;
+	s3->curl = curl_easy_init();
+	if (!s3->curl) {
+		rc = -EIO;
+		goto fail;
+	}
+	free(authority);
+	*out = s3;
+	return 0;
+fail:
+	free(authority);
+	floe_s3_free(s3);
+	return rc;
+}
+
+void floe_s3_free(struct floe_s3 *s3)
+{
+	if (!s3)
+		return;
+	if (s3->curl)
+		curl_easy_cleanup(s3->curl);
+	free(s3->base);
+	free(s3->host);
+	free(s3->path_prefix);
+	free(s3->region);
+	free(s3->ca_file);
+	free(s3->ca_path);
+	curl_slist_free_all(s3->connect_to);
+	floe_s3_credentials_fini(&s3->cred);
+	free(s3);
+}
+
+int floe_s3_last_status(const struct floe_s3 *s3)
+{
+	return s3->last_status;
+}
+
+const char *floe_s3_last_error_code(const struct floe_s3 *s3)
+{
+	return s3->last_code;
+}
+
+int floe_s3_last_attempts(const struct floe_s3 *s3)
+{
+	return s3->last_attempts;
+}
+
+int64_t floe_s3_clock_offset(const struct floe_s3 *s3)
+{
+	return s3->clock_offset;
+}
+
+/* ---- operations ---------------------------------------------------------------------- */
+
+bool floe_s3_key_ok(const char *key)
+{
+	return key && *key && strlen(key) <= 1024;
+}
+
+/* If-Match value: RGW 16.2 compares the bare ETag, AWS accepts the quoted form. */
+static int if_match_value(const struct floe_s3 *s3, const char *etag, char *out, size_t cap)
+{
+	size_t n = strlen(etag);
+	if (n >= 2 && etag[0] == '"' && etag[n - 1] == '"') {
+		etag++;
+		n -= 2;
+	}
+	int w = s3->o.quote_if_match ? snprintf(out, cap, "\"%.*s\"", (int)n, etag)
+				     : snprintf(out, cap, "%.*s", (int)n, etag);
+	return w < 0 || (size_t)w >= cap ? -EINVAL : 0;
+}
+
+int floe_s3_put_body(struct floe_s3 *s3, const char *key, struct floe_s3_body body,
+		     const struct floe_s3_put_options *po, struct floe_s3_object_info *info)
+{
+	if (!floe_s3_key_ok(key))
+		return -EINVAL;
+	struct floe_s3_req rq = {.method = "PUT",
+				 .key = key,
+				 .has_body = true,
+				 .body = body,
+				 .max = FLOE_S3_ERR_BODY_MAX};
+	char im[160];
+	if (po && po->if_none_match) {
+		rq.h[rq.nh++] = (struct floe_sigv4_header){"if-none-match", "*"};
+		rq.conditional = true;
+	}
+	if (po && po->if_match) {
+		if (if_match_value(s3, po->if_match, im, sizeof(im)) != 0)
+			return -EINVAL;
+		rq.h[rq.nh++] = (struct floe_sigv4_header){"if-match", im};
+		rq.conditional = true;
+	}
+	if (po && po->content_type)
+		rq.h[rq.nh++] = (struct floe_sigv4_header){"content-type", po->content_type};
+	struct floe_s3_resp r = {0};
+	int rc = floe_s3_request_run(s3, &rq, &r);
+	if (rc == 0 && info) {
+		info->size = body.len;
+		snprintf(info->etag, sizeof(info->etag), "%s", r.etag);
+	}
+	floe_s3_resp_fini(&r);
+	return rc;
+}
+
+int floe_s3_put(struct floe_s3 *s3, const char *key, const void *data, size_t len,
+		const struct floe_s3_put_options *po, struct floe_s3_object_info *info)
+{
+	static const uint8_t empty[1];
+	struct floe_s3_body b = {.mem = len ? data : empty, .fd = -1, .len = (int64_t)len};
+	if (len && !data)
+		return -EINVAL;
+	return floe_s3_put_body(s3, key, b, po, info);
+}
+
+static int get_common(struct floe_s3 *s3, const char *key, const char *range, size_t max,
+		      void **data, size_t *len)
+{
+	if (!floe_s3_key_ok(key) || max > SIZE_MAX - 1)
+		return -EINVAL;
+	struct floe_s3_req rq = {.method = "GET", .key = key, .max = max};
+	if (range)
+		rq.h[rq.nh++] = (struct floe_sigv4_header){"range", range};
+	struct floe_s3_resp r = {0};
+	int rc = floe_s3_request_run(s3, &rq, &r);
+	if (rc == 0) {
+		if (!r.data) {
+			r.data = malloc(1);
+			if (!r.data) {
+				floe_s3_resp_fini(&r);
+				return -ENOMEM;
+			}
+			r.data[0] = '\0';
+		}
+		*data = r.data;
+		*len = r.len;
+		r.data = NULL;
+	}
+	floe_s3_resp_fini(&r);
+	return rc;
+}
+
+int floe_s3_get(struct floe_s3 *s3, const char *key, size_t max, void **data, size_t *len)
+{
+	return get_common(s3, key, NULL, max, data, len);
+}
+
+int floe_s3_get_range(struct floe_s3 *s3, const char *key, int64_t off, int64_t n, void **data,
+		      size_t *len)
+{
+	int64_t last;
+	if (off < 0 || n <= 0 || __builtin_add_overflow(off, n - 1, &last) ||
+	    (uint64_t)n > SIZE_MAX - 1)
+		return -EINVAL;
+	char range[64];
+	snprintf(range, sizeof(range), "bytes=%lld-%lld", (long long)off, (long long)last);
+	return get_common(s3, key, range, (size_t)n, data, len);
+}
+
+int floe_s3_head(struct floe_s3 *s3, const char *key, struct floe_s3_object_info *info)
+{
+	if (!floe_s3_key_ok(key))
+		return -EINVAL;
+	struct floe_s3_req rq = {.method = "HEAD", .key = key, .head = true, .max = 0};
+	struct floe_s3_resp r = {0};
+	int rc = floe_s3_request_run(s3, &rq, &r);
+	if (rc == 0 && info) {
+		info->size = r.content_length;
+		snprintf(info->etag, sizeof(info->etag), "%s", r.etag);
+	}
+	floe_s3_resp_fini(&r);
+	return rc;
+}
+
+int floe_s3_delete(struct floe_s3 *s3, const char *key)
+{
+	if (!floe_s3_key_ok(key))
+		return -EINVAL;
+	struct floe_s3_req rq = {.method = "DELETE", .key = key, .max = FLOE_S3_ERR_BODY_MAX};
+	struct floe_s3_resp r = {0};
+	int rc = floe_s3_request_run(s3, &rq, &r);
+	floe_s3_resp_fini(&r);
+	return rc == -ENOENT ? 0 : rc;
+}
+
+int floe_s3_list(struct floe_s3 *s3, const char *prefix, floe_s3_list_fn fn, void *ctx)
+{
+	char *token = calloc(1, 4096);
+	if (!token)
+		return -ENOMEM;
+	int rc = 0;
+	bool truncated = true;
+	for (int page = 0; truncated && rc == 0; page++) {
+		struct floe_s3_req rq = {.method = "GET", .key = NULL, .max = FLOE_S3_XML_BODY_MAX};
+		rq.q[rq.nq++] = (struct floe_sigv4_param){"list-type", "2"};
+		if (prefix && *prefix)
+			rq.q[rq.nq++] = (struct floe_sigv4_param){"prefix", prefix};
+		if (page > 0)
+			rq.q[rq.nq++] = (struct floe_sigv4_param){"continuation-token", token};
+		struct floe_s3_resp r = {0};
+		rc = floe_s3_request_run(s3, &rq, &r);
+		if (rc == 0)
+			rc = floe_s3_xml_parse_list(r.data ? r.data : "", r.len, fn, ctx,
+						    &truncated, token, 4096);
+		floe_s3_resp_fini(&r);
+	}
+	free(token);
+	return rc;
+}

@@ -1,0 +1,262 @@
+/* Multipart uploads of the S3 client (see s3.h): create, upload parts from a file range,
+ * complete, abort, list in-progress uploads, and floe_s3_put_file which picks a single PUT or
+ * multipart by size. */
+#ifndef _FILE_OFFSET_BITS
+#define _FILE_OFFSET_BITS 64 /* files over 2 GiB on armhf */
+#endif
+#include "platform/s3.h"
+
+#include "platform/s3_request.h"
+#include "platform/s3_xml.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Grows *p to hold need bytes (doubling). */
+static int grow(char **p, size_t *cap, size_t need)
+{
+	if (need <= *cap)
+		return 0;
+	size_t c = *cap ? *cap : 4096;
+	while (c < need)
+		c *= 2;
+	char *n = realloc(*p, c);
+	if (!n)
+		return -1;
+	*p = n;
+	*cap = c;
+	return 0;
+}
+
+/* ---- multipart ----------------------------------------------------------------------- */
+
+int floe_s3_multipart_create(struct floe_s3 *s3, const char *key, char *upload_id, size_t cap)
+{
+	if (!floe_s3_key_ok(key) || !upload_id || !cap)
+		return -EINVAL;
+	struct floe_s3_req rq = {
+	    .method = "POST", .key = key, .max = FLOE_S3_ERR_BODY_MAX, .has_body = true};
+	static const uint8_t empty[1];
+	rq.body = (struct floe_s3_body){.mem = empty, .fd = -1, .len = 0};
+	rq.q[rq.nq++] = (struct floe_sigv4_param){"uploads", ""};
+	struct floe_s3_resp r = {0};
+	int rc = floe_s3_request_run(s3, &rq, &r);
+	if (rc == 0) {
+		rc = floe_s3_xml_find(r.data ? r.data : "", r.len, "UploadId", upload_id, cap);
+		if (rc == -ENOENT || (rc == 0 && !*upload_id))
+			rc = FLOE_S3_EPROTO;
+	}
+	floe_s3_resp_fini(&r);
+	return rc;
+}
+
+int floe_s3_multipart_upload_part(struct floe_s3 *s3, const char *key, const char *upload_id,
+				  int number, int fd, int64_t off, int64_t len,
+				  struct floe_s3_part *part)
+{
+	if (!floe_s3_key_ok(key) || !upload_id || !*upload_id || number < 1 ||
+	    number > FLOE_S3_MAX_PARTS || fd < 0 || off < 0 || len < 0 || !part)
+		return -EINVAL;
+	char num[16];
+	snprintf(num, sizeof(num), "%d", number);
+	struct floe_s3_req rq = {
+	    .method = "PUT", .key = key, .max = FLOE_S3_ERR_BODY_MAX, .has_body = true};
+	rq.body = (struct floe_s3_body){.fd = fd, .off = off, .len = len};
+	rq.q[rq.nq++] = (struct floe_sigv4_param){"partNumber", num};
+	rq.q[rq.nq++] = (struct floe_sigv4_param){"uploadId", upload_id};
+	struct floe_s3_resp r = {0};
+	int rc = floe_s3_request_run(s3, &rq, &r);
+	if (rc == 0) {
+		if (!r.etag[0])
+			rc = FLOE_S3_EPROTO;
+		part->number = number;
+		snprintf(part->etag, sizeof(part->etag), "%s", r.etag);
+	}
+	floe_s3_resp_fini(&r);
+	return rc;
+}
+
+static void xml_escape_into(char **p, size_t *len, size_t *cap, const char *s, int *err)
+{
+	for (; *s && !*err; s++) {
+		const char *rep = *s == '&'   ? "&amp;"
+				  : *s == '<' ? "&lt;"
+				  : *s == '>' ? "&gt;"
+					      : NULL;
+		size_t n = rep ? strlen(rep) : 1;
+		if (grow(p, cap, *len + n + 1) != 0) {
+			*err = -ENOMEM;
+			return;
+		}
+		memcpy(*p + *len, rep ? rep : s, n);
+		*len += n;
+		(*p)[*len] = '\0';
+	}
+}
+
+int floe_s3_multipart_complete(struct floe_s3 *s3, const char *key, const char *upload_id,
+			       const struct floe_s3_part *parts, size_t n)
+{
+	if (!floe_s3_key_ok(key) || !upload_id || !*upload_id || !parts || n == 0 ||
+	    n > FLOE_S3_MAX_PARTS)
+		return -EINVAL;
+	char *doc = NULL;
+	size_t len = 0, cap = 0;
+	int err = 0;
+	const char *open = "<CompleteMultipartUpload>";
+	for (size_t i = 0; i <= n && !err; i++) {
+		char num[64];
+		if (i == n) {
+			snprintf(num, sizeof(num), "</CompleteMultipartUpload>");
+		} else {
+			if (i > 0 && parts[i].number <= parts[i - 1].number)
+				err = -EINVAL;
+			snprintf(num, sizeof(num), "%s<Part><PartNumber>%d</PartNumber><ETag>",
+				 i == 0 ? open : "", parts[i].number);
+		}
+		size_t k = strlen(num);
+		if (grow(&doc, &cap, len + k + 1) != 0) {
+			err = -ENOMEM;
+			break;
+		}
+		memcpy(doc + len, num, k + 1);
+		len += k;
+		if (i < n) {
+			xml_escape_into(&doc, &len, &cap, parts[i].etag, &err);
+			const char *tail = "</ETag></Part>";
+			if (!err && grow(&doc, &cap, len + strlen(tail) + 1) == 0) {
+				memcpy(doc + len, tail, strlen(tail) + 1);
+				len += strlen(tail);
+			} else if (!err) {
+				err = -ENOMEM;
+			}
+		}
+	}
+	if (err) {
+		free(doc);
+		return err;
+	}
+	struct floe_s3_req rq = {
+	    .method = "POST", .key = key, .max = FLOE_S3_XML_BODY_MAX, .has_body = true};
+	rq.body = (struct floe_s3_body){.mem = (const uint8_t *)doc, .fd = -1, .len = (int64_t)len};
+	rq.q[rq.nq++] = (struct floe_sigv4_param){"uploadId", upload_id};
+	rq.h[rq.nh++] = (struct floe_sigv4_header){"content-type", "application/xml"};
+	struct floe_s3_resp r = {0};
+	int rc = floe_s3_request_run(s3, &rq, &r);
+	if (rc == 0 && r.data) {
+		/* S3 may answer 200 and report the failure in the body. */
+		char code[64];
+		if (floe_s3_xml_find(r.data, r.len, "Code", code, sizeof(code)) == 0) {
+			snprintf(s3->last_code, sizeof(s3->last_code), "%s", code);
+			rc = FLOE_S3_EHTTP;
+		}
+	}
+	/* After a retry, NoSuchUpload may mean our first attempt completed it. */
+	if (rc == -ENOENT && s3->last_attempts > 1)
+		rc = FLOE_S3_EAMBIGUOUS;
+	floe_s3_resp_fini(&r);
+	free(doc);
+	return rc;
+}
+
+int floe_s3_multipart_abort(struct floe_s3 *s3, const char *key, const char *upload_id)
+{
+	if (!floe_s3_key_ok(key) || !upload_id || !*upload_id)
+		return -EINVAL;
+	struct floe_s3_req rq = {.method = "DELETE", .key = key, .max = FLOE_S3_ERR_BODY_MAX};
+	rq.q[rq.nq++] = (struct floe_sigv4_param){"uploadId", upload_id};
+	struct floe_s3_resp r = {0};
+	int rc = floe_s3_request_run(s3, &rq, &r);
+	floe_s3_resp_fini(&r);
+	return rc == -ENOENT ? 0 : rc;
+}
+
+int floe_s3_multipart_list(struct floe_s3 *s3, const char *prefix, floe_s3_upload_fn fn, void *ctx)
+{
+	char *km = calloc(1, 4096), *um = calloc(1, 1024);
+	int rc = km && um ? 0 : -ENOMEM;
+	bool truncated = true;
+	for (int page = 0; truncated && rc == 0; page++) {
+		struct floe_s3_req rq = {.method = "GET", .key = NULL, .max = FLOE_S3_XML_BODY_MAX};
+		rq.q[rq.nq++] = (struct floe_sigv4_param){"uploads", ""};
+		if (prefix && *prefix)
+			rq.q[rq.nq++] = (struct floe_sigv4_param){"prefix", prefix};
+		if (page > 0 && *km)
+			rq.q[rq.nq++] = (struct floe_sigv4_param){"key-marker", km};
+		if (page > 0 && *um)
+			rq.q[rq.nq++] = (struct floe_sigv4_param){"upload-id-marker", um};
+		struct floe_s3_resp r = {0};
+		rc = floe_s3_request_run(s3, &rq, &r);
+		if (rc == 0)
+			rc = floe_s3_xml_parse_uploads(r.data ? r.data : "", r.len, fn, ctx,
+						       &truncated, km, 4096, um, 1024);
+		floe_s3_resp_fini(&r);
+	}
+	free(km);
+	free(um);
+	return rc;
+}
+
+int floe_s3_put_file(struct floe_s3 *s3, const char *key, const char *path,
+		     const struct floe_s3_put_options *po, struct floe_s3_object_info *info)
+{
+	if (!floe_s3_key_ok(key) || !path)
+		return -EINVAL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	struct stat st;
+	int rc;
+	if (fstat(fd, &st) != 0) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	int64_t size = (int64_t)st.st_size;
+	if (size <= s3->o.multipart_threshold) {
+		struct floe_s3_body b = {.fd = fd, .off = 0, .len = size};
+		rc = floe_s3_put_body(s3, key, b, po, info);
+		close(fd);
+		return rc;
+	}
+	if (po && (po->if_none_match || po->if_match)) {
+		close(fd); /* RGW ignores conditions on multipart completion */
+		return -EINVAL;
+	}
+	int64_t part = s3->o.part_size;
+	while ((size + part - 1) / part > FLOE_S3_MAX_PARTS)
+		part *= 2;
+	size_t nparts = (size_t)((size + part - 1) / part);
+	struct floe_s3_part *parts = calloc(nparts, sizeof(*parts));
+	char upload_id[1024] = "";
+	if (!parts) {
+		close(fd);
+		return -ENOMEM;
+	}
+	rc = floe_s3_multipart_create(s3, key, upload_id, sizeof(upload_id));
+	for (size_t i = 0; rc == 0 && i < nparts; i++) {
+		int64_t off = (int64_t)i * part;
+		int64_t len = size - off < part ? size - off : part;
+		rc = floe_s3_multipart_upload_part(s3, key, upload_id, (int)i + 1, fd, off, len,
+						   &parts[i]);
+	}
+	if (rc == 0)
+		rc = floe_s3_multipart_complete(s3, key, upload_id, parts, nparts);
+	else if (upload_id[0] && rc != FLOE_S3_EAMBIGUOUS) {
+		/* Best effort; a crash leaves it for floe_s3_multipart_list to find. */
+		int keep_status = s3->last_status;
+		(void)floe_s3_multipart_abort(s3, key, upload_id);
+		s3->last_status = keep_status;
+	}
+	/* RGW's completion answer has an empty ETag: ask for it. */
+	if (rc == 0 && info)
+		rc = floe_s3_head(s3, key, info);
+	free(parts);
+	close(fd);
+	return rc;
+}

@@ -1,0 +1,542 @@
+/* One S3 request on the client's curl easy handle: SigV4 signing with the corrected clock,
+ * curl options, classification of the outcome and the retry loop with full-jitter backoff
+ * (see s3_request.h). */
+#ifndef _FILE_OFFSET_BITS
+#define _FILE_OFFSET_BITS 64 /* pread beyond 2 GiB on armhf */
+#endif
+#include "platform/s3_request.h"
+
+#include "platform/clock.h"
+#include "platform/s3_xml.h"
+#include "platform/sha.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+char *floe_s3_join3(const char *a, const char *b, const char *c)
+{
+	size_t la = strlen(a), lb = strlen(b), lc = strlen(c);
+	char *s = malloc(la + lb + lc + 1);
+	if (s) {
+		memcpy(s, a, la);
+		memcpy(s + la, b, lb);
+		memcpy(s + la + lb, c, lc + 1);
+	}
+	return s;
+}
+
+/* ---- curl callbacks ------------------------------------------------------------------ */
+
+static size_t read_cb(char *dst, size_t size, size_t nmemb, void *ud)
+{
+	struct floe_s3_body *b = ud;
+	size_t want = size * nmemb;
+	int64_t left = b->len - b->pos;
+	if ((int64_t)want > left)
+		want = (size_t)left;
+	if (want == 0)
+		return 0;
+	if (b->mem) {
+		memcpy(dst, b->mem + b->pos, want);
+	} else {
+		ssize_t got;
+		do
+			got = pread(b->fd, dst, want, (off_t)(b->off + b->pos));
+		while (got < 0 && errno == EINTR);
+		if (got <= 0)
+			return CURL_READFUNC_ABORT; /* the file shrank under us */
+		want = (size_t)got;
+	}
+	b->pos += (int64_t)want;
+	return want;
+}
+
+static int seek_cb(void *ud, curl_off_t offset, int origin)
+{
+	struct floe_s3_body *b = ud;
+	if (origin != SEEK_SET || offset < 0 || offset > b->len)
+		return CURL_SEEKFUNC_CANTSEEK;
+	b->pos = offset;
+	return CURL_SEEKFUNC_OK;
+}
+
+static int grow(char **p, size_t *cap, size_t need)
+{
+	if (need <= *cap)
+		return 0;
+	size_t c = *cap ? *cap : 4096;
+	while (c < need)
+		c *= 2;
+	char *n = realloc(*p, c);
+	if (!n)
+		return -1;
+	*p = n;
+	*cap = c;
+	return 0;
+}
+
+static size_t write_cb(char *src, size_t size, size_t nmemb, void *ud)
+{
+	struct floe_s3_resp *r = ud;
+	size_t n = size * nmemb;
+	if (r->status < 200 || r->status > 299) {
+		/* Keep the head of an error document; drop the rest. */
+		size_t room = FLOE_S3_ERR_BODY_MAX - r->err_len;
+		size_t take = n < room ? n : room;
+		if (take) {
+			char *e = realloc(r->err, r->err_len + take + 1);
+			if (!e)
+				return n;
+			r->err = e;
+			memcpy(r->err + r->err_len, src, take);
+			r->err_len += take;
+			r->err[r->err_len] = '\0';
+		}
+		return n;
+	}
+	if (n > r->max - r->len) {
+		r->too_big = true;
+		return 0; /* aborts the transfer with CURLE_WRITE_ERROR */
+	}
+	if (grow(&r->data, &r->cap, r->len + n + 1) != 0)
+		return 0;
+	memcpy(r->data + r->len, src, n);
+	r->len += n;
+	r->data[r->len] = '\0';
+	return n;
+}
+
+static bool header_is(const char *h, size_t n, const char *name, const char **val, size_t *vlen)
+{
+	size_t nl = strlen(name);
+	if (n <= nl || h[nl] != ':' || strncasecmp(h, name, nl) != 0)
+		return false;
+	const char *v = h + nl + 1, *e = h + n;
+	while (v < e && (*v == ' ' || *v == '\t'))
+		v++;
+	while (e > v && (e[-1] == '\r' || e[-1] == '\n' || e[-1] == ' ' || e[-1] == '\t'))
+		e--;
+	*val = v;
+	*vlen = (size_t)(e - v);
+	return true;
+}
+
+static size_t header_cb(char *h, size_t size, size_t nmemb, void *ud)
+{
+	struct floe_s3_resp *r = ud;
+	size_t n = size * nmemb;
+	const char *v;
+	size_t vl;
+	if (n > 9 && memcmp(h, "HTTP/", 5) == 0) {
+		/* A new status line (after "100 Continue" too) starts a new response. */
+		const char *sp = memchr(h, ' ', n);
+		int st = 0;
+		if (sp && sp + 4 <= h + n)
+			for (int i = 1; i <= 3; i++)
+				if (sp[i] >= '0' && sp[i] <= '9')
+					st = st * 10 + (sp[i] - '0');
+		r->status = st;
+		r->etag[0] = '\0';
+		r->content_length = -1;
+		r->has_date = false;
+	} else if (header_is(h, n, "etag", &v, &vl)) {
+		if (vl < sizeof(r->etag)) {
+			memcpy(r->etag, v, vl);
+			r->etag[vl] = '\0';
+		}
+	} else if (header_is(h, n, "content-length", &v, &vl)) {
+		int64_t x = 0;
+		bool ok = vl > 0 && vl < 19;
+		for (size_t i = 0; ok && i < vl; i++) {
+			ok = v[i] >= '0' && v[i] <= '9';
+			x = x * 10 + (v[i] - '0');
+		}
+		r->content_length = ok ? x : -1;
+	} else if (header_is(h, n, "date", &v, &vl)) {
+		r->has_date = floe_sigv4_parse_http_date(v, vl, &r->date) == 0;
+	}
+	return n;
+}
+
+/* ---- one attempt -------------------------------------------------------------------- */
+
+/* Appends s to a header list as "Name: value"; false on allocation failure. */
+static bool add_header(struct curl_slist **list, const char *name, const char *value)
+{
+	size_t ln = strlen(name), lv = strlen(value);
+	char *line = malloc(ln + lv + 3);
+	if (!line)
+		return false;
+	memcpy(line, name, ln);
+	memcpy(line + ln, ": ", 2);
+	memcpy(line + ln + 2, value, lv + 1);
+	struct curl_slist *n = curl_slist_append(*list, line);
+	free(line);
+	if (!n)
+		return false;
+	*list = n;
+	return true;
+}
+
+/* Builds the raw path "/bucket/key" (or "/key") for signing; caller frees. */
+static char *raw_path(const struct floe_s3 *s3, const struct floe_s3_req *rq)
+{
+	if (!rq->key)
+		return floe_s3_join3(s3->path_prefix, *s3->path_prefix ? "" : "/", "");
+	return floe_s3_join3(s3->path_prefix, "/", rq->key);
+}
+
+/* The request URL: base + encoded path + "?" + encoded query. Caller frees. */
+static char *build_url(const struct floe_s3 *s3, const struct floe_s3_req *rq, const char *path)
+{
+	size_t plen = strlen(path);
+	size_t need = strlen(s3->base) + floe_sigv4_uri_encoded_len(path, plen, 1) + 2;
+	for (size_t i = 0; i < rq->nq; i++) {
+		const char *v = rq->q[i].value ? rq->q[i].value : "";
+		need += floe_sigv4_uri_encoded_len(rq->q[i].name, strlen(rq->q[i].name), 0) +
+			floe_sigv4_uri_encoded_len(v, strlen(v), 0) + 2;
+	}
+	char *url = malloc(need);
+	if (!url)
+		return NULL;
+	size_t pos = strlen(s3->base);
+	memcpy(url, s3->base, pos + 1);
+	int rc = floe_sigv4_uri_encode(path, plen, 1, url, need, &pos);
+	for (size_t i = 0; rc == 0 && i < rq->nq; i++) {
+		const char *v = rq->q[i].value ? rq->q[i].value : "";
+		url[pos++] = i ? '&' : '?';
+		rc =
+		    floe_sigv4_uri_encode(rq->q[i].name, strlen(rq->q[i].name), 0, url, need, &pos);
+		if (rc == 0) {
+			url[pos++] = '=';
+			rc = floe_sigv4_uri_encode(v, strlen(v), 0, url, need, &pos);
+		}
+	}
+	if (rc) {
+		free(url);
+		return NULL;
+	}
+	return url;
+}
+
+/* curl takes timeouts as long, which is 32-bit on armhf. */
+static long clamp_long(int64_t v)
+{
+	return v > LONG_MAX ? LONG_MAX : v < 0 ? 0 : (long)v;
+}
+
+/* Signs and performs rq once. Returns the CURLcode (CURLE_OK when a response arrived) or
+ * a negative errno for local failures; *sent tells whether request bytes went out. */
+static int attempt(struct floe_s3 *s3, struct floe_s3_req *rq, const char *payload_hash,
+		   struct floe_s3_resp *r, bool *sent)
+{
+	int rc = -ENOMEM;
+	struct curl_slist *hl = NULL;
+	struct floe_sigv4_result sig = {0};
+	char *path = raw_path(s3, rq);
+	char *url = path ? build_url(s3, rq, path) : NULL;
+	*sent = false;
+	if (!url)
+		goto out;
+
+	char amz_date[17];
+	int64_t now = s3->o.now_fn(s3->o.fn_ctx) + s3->clock_offset;
+	if (floe_sigv4_format_date(now, amz_date) != 0) {
+		rc = -EINVAL;
+		goto out;
+	}
+	struct floe_sigv4_header h[8];
+	size_t nh = 0;
+	h[nh++] = (struct floe_sigv4_header){"host", s3->host};
+	h[nh++] = (struct floe_sigv4_header){"x-amz-date", amz_date};
+	h[nh++] = (struct floe_sigv4_header){"x-amz-content-sha256", payload_hash};
+	if (s3->cred.session_token)
+		h[nh++] =
+		    (struct floe_sigv4_header){"x-amz-security-token", s3->cred.session_token};
+	for (size_t i = 0; i < rq->nh; i++)
+		h[nh++] = rq->h[i];
+	struct floe_sigv4_request sr = {.method = rq->method,
+					.path = path,
+					.query = rq->q,
+					.n_query = rq->nq,
+					.headers = h,
+					.n_headers = nh,
+					.payload_hash = payload_hash,
+					.amz_date = amz_date};
+	struct floe_sigv4_key key = {s3->cred.access_key_id, s3->cred.secret_access_key, s3->region,
+				     "s3"};
+	if ((rc = floe_sigv4_sign(&sr, &key, &sig)) != 0)
+		goto out;
+	rc = -ENOMEM;
+	for (size_t i = 0; i < nh; i++)
+		if (!add_header(&hl, h[i].name, h[i].value))
+			goto out;
+	if (!add_header(&hl, "Authorization", sig.authorization))
+		goto out;
+	/* Bodies go through CURLOPT_UPLOAD (also for POST, via CUSTOMREQUEST), so curl adds
+	 * no form Content-Type of its own that we would not have signed. */
+
+	CURL *c = s3->curl;
+	curl_easy_reset(c); /* keeps the connection cache, so keep-alive survives */
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_PATH_AS_IS, 1L); /* never rewrite "/./" in keys */
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hl);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, s3->errbuf);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, clamp_long(s3->o.connect_timeout_ms));
+	curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME,
+			 clamp_long((s3->o.stall_timeout_ms + 999) / 1000));
+	if (s3->o.request_timeout_ms > 0)
+		curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, clamp_long(s3->o.request_timeout_ms));
+	curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
+	if (s3->ca_file)
+		curl_easy_setopt(c, CURLOPT_CAINFO, s3->ca_file);
+	if (s3->ca_path)
+		curl_easy_setopt(c, CURLOPT_CAPATH, s3->ca_path);
+	if (s3->connect_to)
+		curl_easy_setopt(c, CURLOPT_CONNECT_TO, s3->connect_to);
+	/* On a reused keep-alive connection that turns out dead, curl re-sends the request by
+	 * itself, even one the server may have applied. For a conditional write that could turn
+	 * our own success into a 412, so those get a connection of their own. */
+	if (rq->conditional)
+		curl_easy_setopt(c, CURLOPT_FRESH_CONNECT, 1L);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, header_cb);
+	curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, write_cb);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
+	if (rq->head) {
+		curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+	} else if (rq->has_body) {
+		rq->body.pos = 0;
+		curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
+		curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, (curl_off_t)rq->body.len);
+		curl_easy_setopt(c, CURLOPT_READFUNCTION, read_cb);
+		curl_easy_setopt(c, CURLOPT_READDATA, &rq->body);
+		curl_easy_setopt(c, CURLOPT_SEEKFUNCTION, seek_cb);
+		curl_easy_setopt(c, CURLOPT_SEEKDATA, &rq->body);
+		if (strcmp(rq->method, "PUT") != 0)
+			curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, rq->method);
+	} else if (strcmp(rq->method, "GET") != 0) {
+		curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, rq->method);
+	}
+	s3->errbuf[0] = '\0';
+	CURLcode cc = curl_easy_perform(c);
+	long req_size = 0;
+	curl_easy_getinfo(c, CURLINFO_REQUEST_SIZE, &req_size);
+	*sent = req_size > 0;
+	rc = (int)cc;
+out:
+	curl_slist_free_all(hl);
+	floe_sigv4_result_fini(&sig);
+	free(url);
+	free(path);
+	return rc;
+}
+
+/* ---- the retry loop ------------------------------------------------------------------ */
+
+enum verdict { DONE, RETRY, SKEW };
+
+static void resp_reset(struct floe_s3_resp *r, size_t max)
+{
+	free(r->data);
+	free(r->err);
+	memset(r, 0, sizeof(*r));
+	r->max = max;
+	r->content_length = -1;
+}
+
+void floe_s3_resp_fini(struct floe_s3_resp *r)
+{
+	free(r->data);
+	free(r->err);
+	memset(r, 0, sizeof(*r));
+}
+
+/* Decides what a finished attempt means: *rc is the result if DONE. */
+static enum verdict classify(struct floe_s3 *s3, const struct floe_s3_req *rq, int cc, bool sent,
+			     const struct floe_s3_resp *r, int *rc)
+{
+	if (cc < 0) {
+		*rc = cc;
+		return DONE;
+	}
+	if (cc != CURLE_OK) {
+		switch (cc) {
+		case CURLE_WRITE_ERROR:
+			*rc = r->too_big ? -EFBIG : -ENOMEM;
+			return DONE;
+		case CURLE_PEER_FAILED_VERIFICATION:
+		case CURLE_SSL_CACERT_BADFILE:
+		case CURLE_SSL_CERTPROBLEM:
+		case CURLE_SSL_ISSUER_ERROR:
+			*rc = FLOE_S3_ETLS;
+			return DONE;
+		case CURLE_SSL_CONNECT_ERROR:
+			*rc = FLOE_S3_ETLS;
+			break;
+		case CURLE_OPERATION_TIMEDOUT:
+			*rc = FLOE_S3_ETIMEOUT;
+			break;
+		case CURLE_COULDNT_RESOLVE_HOST:
+		case CURLE_COULDNT_CONNECT:
+		case CURLE_SEND_ERROR:
+		case CURLE_RECV_ERROR:
+		case CURLE_GOT_NOTHING:
+		case CURLE_PARTIAL_FILE:
+		case CURLE_HTTP2:
+		case CURLE_HTTP2_STREAM:
+			*rc = FLOE_S3_ETRANSPORT;
+			break;
+		case CURLE_READ_ERROR:
+		case CURLE_ABORTED_BY_CALLBACK:
+			*rc = -EIO; /* our file failed us: retrying will not help */
+			return DONE;
+		default:
+			*rc = FLOE_S3_ETRANSPORT;
+			break;
+		}
+		/* The request may have reached the server: a conditional write must not be
+		 * repeated blindly (a retried create can hit its own object). */
+		if (rq->conditional && sent) {
+			*rc = FLOE_S3_EAMBIGUOUS;
+			return DONE;
+		}
+		return RETRY;
+	}
+	int st = r->status;
+	if (st >= 200 && st <= 299) {
+		*rc = 0;
+		return DONE;
+	}
+	switch (st) {
+	case 404:
+		*rc = -ENOENT;
+		return DONE;
+	case 412:
+		*rc = FLOE_S3_EPRECONDITION;
+		return DONE;
+	case 409:
+		*rc = FLOE_S3_ECONFLICT;
+		return rq->conditional ? DONE : RETRY;
+	case 401:
+	case 403:
+		*rc = FLOE_S3_EAUTH;
+		/* A HEAD has no body to name RequestTimeTooSkewed: a clock correction learnt
+		 * from this very answer is as good a reason to try once more. */
+		return strcmp(s3->last_code, "RequestTimeTooSkewed") == 0 || s3->offset_changed
+			   ? SKEW
+			   : DONE;
+	case 408:
+	case 429:
+		*rc = FLOE_S3_EUNAVAILABLE;
+		return RETRY; /* the request was not processed */
+	case 503:
+		*rc = FLOE_S3_EUNAVAILABLE;
+		return RETRY; /* SlowDown: rejected before processing */
+	case 500:
+	case 502:
+	case 504:
+		/* RGW answers 500 to some losers of a conditional race: outcome unknown. */
+		if (rq->conditional) {
+			*rc = FLOE_S3_EAMBIGUOUS;
+			return DONE;
+		}
+		*rc = FLOE_S3_EUNAVAILABLE;
+		return RETRY;
+	default:
+		*rc = FLOE_S3_EHTTP;
+		return DONE;
+	}
+}
+
+static int64_t backoff_ms(struct floe_s3 *s3, int retry)
+{
+	int64_t ceil = s3->o.backoff_base_ms;
+	for (int i = 0; i < retry && ceil < s3->o.backoff_cap_ms; i++)
+		ceil *= 2;
+	if (ceil > s3->o.backoff_cap_ms)
+		ceil = s3->o.backoff_cap_ms;
+	/* Full jitter: uniform in [0, ceil]. */
+	return (int64_t)(s3->o.random_fn(s3->o.fn_ctx) % (uint64_t)(ceil + 1));
+}
+
+/* Learns the server's clock from its Date header. Offsets under a minute are noise from
+ * the 1 s resolution and latency; SigV4 allows 15 minutes. */
+static void learn_clock(struct floe_s3 *s3, const struct floe_s3_resp *r)
+{
+	s3->offset_changed = false;
+	if (!r->has_date)
+		return;
+	int64_t diff = r->date - s3->o.now_fn(s3->o.fn_ctx);
+	int64_t next = (diff >= 60 || diff <= -60) ? diff : 0;
+	int64_t moved = next - s3->clock_offset;
+	s3->offset_changed = moved >= 60 || moved <= -60;
+	s3->clock_offset = next;
+}
+
+int floe_s3_request_run(struct floe_s3 *s3, struct floe_s3_req *rq, struct floe_s3_resp *r)
+{
+	char hash[FLOE_SHA256_HEX_LEN + 1];
+	const char *payload_hash = "UNSIGNED-PAYLOAD";
+	int rc = 0;
+	if (!s3->o.unsigned_payload) {
+		if (!rq->has_body)
+			rc = floe_sha256_hex("", 0, hash);
+		else if (rq->body.mem)
+			rc = floe_sha256_hex(rq->body.mem, (size_t)rq->body.len, hash);
+		else
+			rc = floe_sha256_hex_fd(rq->body.fd, rq->body.off, rq->body.len, hash);
+		if (rc)
+			return rc;
+		payload_hash = hash;
+	}
+	bool skew_retried = false;
+	int retries = 0;
+	s3->last_attempts = 0;
+	/* Time spent: real time of the requests plus the backoff we asked for (counted as
+	 * asked, so that an injected sleep keeps tests instant and deterministic). */
+	int64_t start_ns = floe_clock_mono_ns(), slept_ms = 0;
+	for (;;) {
+		resp_reset(r, rq->max);
+		s3->last_status = 0;
+		s3->last_code[0] = '\0';
+		bool sent;
+		int cc = attempt(s3, rq, payload_hash, r, &sent);
+		s3->last_attempts++;
+		if (cc == CURLE_OK) {
+			s3->last_status = r->status;
+			learn_clock(s3, r);
+			if (r->err && floe_s3_xml_find(r->err, r->err_len, "Code", s3->last_code,
+						       sizeof(s3->last_code)) != 0)
+				s3->last_code[0] = '\0';
+		}
+		enum verdict v = classify(s3, rq, cc, sent, r, &rc);
+		if (v == DONE)
+			return rc;
+		if (v == SKEW) {
+			if (skew_retried)
+				return rc;
+			skew_retried = true; /* the offset was learnt from this answer's Date */
+			continue;
+		}
+		if (retries >= s3->o.max_retries)
+			return rc;
+		int64_t pause = backoff_ms(s3, retries);
+		int64_t spent = (floe_clock_mono_ns() - start_ns) / 1000000 + slept_ms;
+		if (spent + pause > s3->o.retry_budget_ms)
+			return rc;
+		s3->o.sleep_fn(s3->o.fn_ctx, pause);
+		slept_ms += pause;
+		retries++;
+	}
+}

@@ -1,0 +1,84 @@
+/* Internal to platform/s3*.c (not for other modules): the S3 client's state and one
+ * signed request run with retries. A request is prepared (signed, curl options set),
+ * performed and classified; with curl's multi interface only the perform step changes. */
+#ifndef FLOE_PLATFORM_S3_REQUEST_H
+#define FLOE_PLATFORM_S3_REQUEST_H
+
+#include "platform/s3.h"
+#include "platform/sigv4.h"
+
+#include <curl/curl.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define FLOE_S3_ERR_BODY_MAX (64 * 1024) /* error documents are small; keep at most this */
+#define FLOE_S3_XML_BODY_MAX (8 << 20)	 /* list pages: 1000 keys of 1 KiB plus markup */
+#define FLOE_S3_MAX_PARTS 10000
+
+struct floe_s3 {
+	CURL *curl;
+	char *base;	   /* "https://bucket.host:port" (virtual) or "https://host:port" */
+	char *host;	   /* Host header value, signed */
+	char *path_prefix; /* "/bucket" (path style) or "" */
+	char *region;
+	char *ca_file, *ca_path;
+	struct curl_slist *connect_to;
+	struct floe_s3_credentials cred;
+	struct floe_s3_options o; /* numbers and functions; string fields not used */
+	int64_t clock_offset;
+	bool offset_changed; /* the last answer moved clock_offset */
+	int last_status;
+	int last_attempts;
+	char last_code[64];
+	char errbuf[CURL_ERROR_SIZE];
+};
+
+/* Where a request body comes from: memory or a range of an open file. */
+struct floe_s3_body {
+	const uint8_t *mem;
+	int fd;
+	int64_t off, len, pos;
+};
+
+struct floe_s3_resp {
+	int status;
+	char *data; /* 2xx body (GET, XML) */
+	size_t len, cap, max;
+	bool too_big;
+	char *err; /* body of a non-2xx answer, for its <Code> */
+	size_t err_len;
+	char etag[128];
+	int64_t content_length;
+	int64_t date; /* server Date, unix seconds */
+	bool has_date;
+};
+
+struct floe_s3_req {
+	const char *method;
+	const char *key; /* NULL: the bucket itself */
+	struct floe_sigv4_param q[5];
+	size_t nq;
+	struct floe_sigv4_header h[4]; /* extra signed headers */
+	size_t nh;
+	bool has_body;
+	struct floe_s3_body body;
+	bool conditional; /* a lost answer cannot be retried blindly */
+	bool head;
+	size_t max; /* limit of a 2xx body */
+};
+
+/* Runs rq (signing each attempt with the corrected clock) with retries and backoff on
+ * transient errors only; r (zeroed by the caller) holds the last response, to be released
+ * with floe_s3_resp_fini. Returns 0 for a 2xx answer, else the classified error. */
+int floe_s3_request_run(struct floe_s3 *s3, struct floe_s3_req *rq, struct floe_s3_resp *r);
+void floe_s3_resp_fini(struct floe_s3_resp *r);
+
+/* Shared by the operations in s3.c and s3_multipart.c. */
+/* a + b + c in a new malloc'd string (NULL when out of memory). */
+char *floe_s3_join3(const char *a, const char *b, const char *c);
+bool floe_s3_key_ok(const char *key);
+int floe_s3_put_body(struct floe_s3 *s3, const char *key, struct floe_s3_body body,
+		     const struct floe_s3_put_options *po, struct floe_s3_object_info *info);
+
+#endif

@@ -1,0 +1,208 @@
+/* The S3 store: keys live under an optional prefix in one bucket. put_if_absent is a
+ * conditional PUT (If-None-Match: *); when its outcome is ambiguous (a 5xx or a cut
+ * connection after the request may have been applied) the object is read back: if it
+ * holds exactly our bytes the create was ours, otherwise another writer won. */
+#include "store.h"
+
+#include "s3.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define CONDITIONAL_TRIES 5
+
+struct s3store {
+	struct floe_store base;
+	struct floe_s3 *s3;
+	char prefix[1024]; /* key prefix in the bucket, no leading or trailing slash */
+};
+
+static int full_key(const struct s3store *s, const char *key, char *out, size_t cap)
+{
+	int n = s->prefix[0] ? snprintf(out, cap, "%s/%s", s->prefix, key) : snprintf(out, cap, "%s", key);
+	return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
+}
+
+/* S3 errors keep their own codes; a missing object is -ENOENT as for local files. */
+static int s_get(struct floe_store *st, const char *key, size_t max, void **data, size_t *len)
+{
+	struct s3store *s = (struct s3store *)st;
+	char k[2048];
+	int rc = full_key(s, key, k, sizeof(k));
+	return rc ? rc : floe_s3_get(s->s3, k, max, data, len);
+}
+
+static int s_put(struct floe_store *st, const char *key, const void *data, size_t len)
+{
+	struct s3store *s = (struct s3store *)st;
+	char k[2048];
+	int rc = full_key(s, key, k, sizeof(k));
+	return rc ? rc : floe_s3_put(s->s3, k, data, len, NULL, NULL);
+}
+
+static void pause_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
+/* Is the object at k exactly data? 1 yes, 0 no (or absent: *absent set), <0 error. */
+static int holds(struct s3store *s, const char *k, const void *data, size_t len, int *absent)
+{
+	void *got = NULL;
+	size_t glen = 0;
+	*absent = 0;
+	int rc = floe_s3_get(s->s3, k, len + 1, &got, &glen);
+	if (rc == -ENOENT) {
+		*absent = 1;
+		return 0;
+	}
+	if (rc == -EFBIG)
+		return 0;
+	if (rc)
+		return rc;
+	int same = glen == len && memcmp(got, data, len) == 0;
+	free(got);
+	return same;
+}
+
+static int s_put_if_absent(struct floe_store *st, const char *key, const void *data, size_t len)
+{
+	struct s3store *s = (struct s3store *)st;
+	char k[2048];
+	int rc = full_key(s, key, k, sizeof(k));
+	if (rc)
+		return rc;
+	struct floe_s3_put_options po = {.if_none_match = true};
+	bool sent_before = false;
+	for (int i = 0; i < CONDITIONAL_TRIES; i++) {
+		rc = floe_s3_put(s->s3, k, data, len, &po, NULL);
+		if (rc == 0)
+			return 0;
+		if (rc == FLOE_S3_EPRECONDITION && !sent_before)
+			return -EEXIST;
+		if (rc == FLOE_S3_EPRECONDITION || rc == FLOE_S3_EAMBIGUOUS) {
+			/* After an ambiguous attempt a 412 may be our own earlier write: the
+			 * object's bytes decide. */
+			int absent;
+			int same = holds(s, k, data, len, &absent);
+			if (same < 0)
+				return same;
+			if (same)
+				return 0;
+			if (!absent)
+				return -EEXIST;
+			sent_before = true; /* not applied: try again */
+			continue;
+		}
+		if (rc == FLOE_S3_ECONFLICT) {
+			/* 409: a concurrent conditional write is in progress; let it finish. */
+			pause_ms(50L << i);
+			continue;
+		}
+		return rc;
+	}
+	return rc;
+}
+
+static int s_put_file(struct floe_store *st, const char *key, const char *path)
+{
+	struct s3store *s = (struct s3store *)st;
+	char k[2048];
+	int rc = full_key(s, key, k, sizeof(k));
+	return rc ? rc : floe_s3_put_file(s->s3, k, path, NULL, NULL);
+}
+
+static int s_exists(struct floe_store *st, const char *key)
+{
+	struct s3store *s = (struct s3store *)st;
+	char k[2048];
+	struct floe_s3_object_info info;
+	int rc = full_key(s, key, k, sizeof(k));
+	if (rc)
+		return rc;
+	rc = floe_s3_head(s->s3, k, &info);
+	if (rc == -ENOENT)
+		return 0;
+	return rc ? rc : 1;
+}
+
+static int s_remove(struct floe_store *st, const char *key)
+{
+	struct s3store *s = (struct s3store *)st;
+	char k[2048];
+	int rc = full_key(s, key, k, sizeof(k));
+	if (rc)
+		return rc;
+	rc = floe_s3_delete(s->s3, k);
+	return rc == -ENOENT ? 0 : rc;
+}
+
+struct list_ctx {
+	size_t strip;
+	int (*fn)(void *ctx, const char *key);
+	void *ctx;
+};
+
+static int list_one(void *ctx, const char *key, int64_t size)
+{
+	struct list_ctx *c = ctx;
+	(void)size;
+	if (strlen(key) < c->strip)
+		return 0;
+	return c->fn(c->ctx, key + c->strip);
+}
+
+static int s_list(struct floe_store *st, const char *prefix, int (*fn)(void *ctx, const char *key),
+		  void *ctx)
+{
+	struct s3store *s = (struct s3store *)st;
+	char k[2048];
+	int rc = full_key(s, prefix, k, sizeof(k));
+	if (rc)
+		return rc;
+	struct list_ctx c = {s->prefix[0] ? strlen(s->prefix) + 1 : 0, fn, ctx};
+	return floe_s3_list(s->s3, k, list_one, &c);
+}
+
+static void s_destroy(struct floe_store *st)
+{
+	struct s3store *s = (struct s3store *)st;
+	floe_s3_free(s->s3);
+	free(s);
+}
+
+static const struct floe_store_ops s3_ops = {
+	s_get, s_put, s_put_if_absent, s_put_file, s_exists, s_remove, s_list, s_destroy,
+};
+
+int floe_store_s3_new(const struct floe_s3_options *o, const char *prefix, struct floe_store **out)
+{
+	struct s3store *s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	while (*prefix == '/')
+		prefix++;
+	size_t n = strlen(prefix);
+	while (n > 0 && prefix[n - 1] == '/')
+		n--;
+	int rc = -ENAMETOOLONG;
+	if (n >= sizeof(s->prefix))
+		goto err;
+	memcpy(s->prefix, prefix, n);
+	s->prefix[n] = '\0';
+	int len = snprintf(s->base.uri, sizeof(s->base.uri), "s3://%s%s%s", o->bucket, n ? "/" : "", s->prefix);
+	if (len < 0 || (size_t)len >= sizeof(s->base.uri))
+		goto err;
+	if ((rc = floe_s3_new(o, &s->s3)))
+		goto err;
+	s->base.ops = &s3_ops;
+	*out = &s->base;
+	return 0;
+err:
+	free(s);
+	return rc;
+}
