@@ -12,18 +12,46 @@ struct floe_alloc;
 struct floe_buf;
 
 enum floe_codec { FLOE_CODEC_ZSTD, FLOE_CODEC_LZ4_RAW, FLOE_CODEC_UNCOMPRESSED };
-enum floe_catalog_type { FLOE_CATALOG_FILESYSTEM };
+enum floe_catalog_type { FLOE_CATALOG_FILESYSTEM, FLOE_CATALOG_S3 };
 enum floe_input_type { FLOE_INPUT_TAIL };
+enum floe_input_format { FLOE_FORMAT_RAW, FLOE_FORMAT_CRI, FLOE_FORMAT_DOCKER };
+enum floe_parser { FLOE_PARSER_NONE, FLOE_PARSER_JSON, FLOE_PARSER_LOGFMT, FLOE_PARSER_REGEX };
+enum floe_long_lines { FLOE_LONG_SPLIT, FLOE_LONG_TRUNCATE };
+enum floe_spool_policy { FLOE_SPOOL_BLOCK, FLOE_SPOOL_DROP_OLDEST };
 
 struct floe_config_input {
-	enum floe_input_type type; /* type: tail (required) */
-	char **paths;		   /* globs, required, at least one; a single */
-	size_t npaths;		   /* string is accepted as a list of one */
-	char **exclude;		   /* globs matched against the full path and the */
-	size_t nexclude;	   /* basename; default *.gz *.xz *.bz2 *.zst */
-	bool start_at_end;	   /* start_at: beginning|end, default end */
-	uint64_t max_line_bytes;   /* default 1 MiB, range 256 B .. 64 MiB */
-	int line;		   /* where the input was declared (1-based) */
+	enum floe_input_type type;     /* type: tail (required) */
+	char **paths;		       /* globs, required, at least one; a single */
+	size_t npaths;		       /* string is accepted as a list of one */
+	char **exclude;		       /* globs matched against the full path and the */
+	size_t nexclude;	       /* basename; default *.gz *.xz *.bz2 *.zst */
+	bool start_at_end;	       /* start_at: beginning|end, default end */
+	uint64_t max_line_bytes;       /* default 1 MiB, range 256 B .. 64 MiB */
+	enum floe_input_format format; /* raw|cri|docker, default raw (container log framing) */
+	enum floe_parser parser;       /* none|json|logfmt|regex, default none */
+	/* POSIX ERE with (?<name>...) groups; set iff parser is regex (at most 4096 bytes). */
+	char *pattern;
+	struct {
+		char *start;		   /* ERE of a first line; NULL = multiline off */
+		uint32_t max_lines;	   /* default 500, 2..100000 */
+		uint64_t max_bytes;	   /* default 1 MiB, 1 KiB .. 64 MiB */
+		uint64_t flush_timeout_ms; /* default 5 s, 100 ms .. 1 h */
+	} multiline;
+	struct {
+		/* "message" (the start of the message; the default) or an attribute name set
+		 * by the parser (which must then not be none). */
+		char *field;
+		/* NULL = no timestamp parsing (ts is the receive time). Otherwise rfc3339,
+		 * iso8601, epoch, epoch_ms, epoch_us, epoch_ns, syslog, apache, clf, or a
+		 * custom format holding at least one '%' conversion. */
+		char *format;
+		int32_t zone_offset_s; /* zone: "UTC" (default) or "+HH:MM"/"-HH:MM" */
+	} timestamp;
+	enum floe_long_lines long_lines; /* split|truncate, default split */
+	uint64_t rotate_wait_ms;	 /* default 5 s, 0 .. 1 h */
+	uint32_t max_open_files;	 /* default 256, 8..65536 */
+	uint64_t forget_after_ms;	 /* default 24 h, 1 m .. 365 d */
+	int line;			 /* where the input was declared (1-based) */
 };
 
 struct floe_config_table {
@@ -55,11 +83,40 @@ struct floe_config {
 	struct {
 		/* A directory path, absolute or relative (to the agent's working directory);
 		 * a file:// URI (empty host or localhost, %XX decoded) is stored as its path.
-		 * Default "<state_dir>/warehouse". */
+		 * Default "<state_dir>/warehouse".
+		 * Or "s3://BUCKET[/PREFIX]" (stored without a trailing slash), which goes
+		 * with catalog type s3 and only with it. */
 		char *warehouse;
 		char *namespace;		/* default "default"; [A-Za-z0-9_]{1,128} */
-		enum floe_catalog_type catalog; /* catalog: { type: filesystem } */
+		enum floe_catalog_type catalog; /* catalog: { type: filesystem|s3 } */
+		/* From an s3:// warehouse: the bucket (3..63 of a-z 0-9 . -) and the key
+		 * prefix without leading or trailing slash ("" when absent); both NULL for a
+		 * local warehouse. */
+		char *s3_bucket;
+		char *s3_prefix;
+		/* lake.s3, only allowed with catalog s3; filled with defaults otherwise. The
+		 * three credentials are references, "env:NAME" or "file:/absolute/path", for
+		 * the runner to resolve; access_key_id and secret_access_key come together
+		 * (session_token needs them); when they are NULL the runner uses the
+		 * environment and the shared credentials file (profile, if set, only then). */
+		struct {
+			char *endpoint;	 /* http(s)://host[:port], default
+					    https://s3.<region>.amazonaws.com */
+			char *region;	 /* default us-east-1 */
+			bool path_style; /* default false */
+			char *ca_file;	 /* NULL: the system's CA bundle */
+			char *access_key_id;
+			char *secret_access_key;
+			char *session_token;
+			char *profile;
+			uint64_t multipart_threshold; /* default 64 MiB, 5 MiB .. 5 GiB */
+			uint64_t part_size;	      /* default 16 MiB, 5 MiB .. 5 GiB */
+		} s3;
 	} lake;
+	struct {
+		uint64_t max_bytes;	       /* default 1 GiB, 16 MiB .. 1 TiB */
+		enum floe_spool_policy policy; /* block|drop_oldest, default block */
+	} spool;
 	struct floe_alloc *alloc; /* borrowed: what everything above came from */
 };
 

@@ -17,7 +17,7 @@
 
 #define PATH_CAP 160 /* longest key path: table names plus a few [index] */
 #define MAX_KEYS 32  /* keys per section */
-#define LIST_CAP 160 /* "zstd, lz4_raw, uncompressed" and the like */
+#define LIST_CAP 256 /* the keys of a section, the choices of an enum */
 
 int floe_keymap_nomem(struct floe_config_ctx *ctx)
 {
@@ -92,6 +92,7 @@ static const char *expected_name(const struct floe_key *k, char *buf, size_t cap
 	case FLOE_KT_SECTION_LIST:
 		return "a sequence of mappings";
 	case FLOE_KT_STRING:
+	case FLOE_KT_CUSTOM:
 		return "a string";
 	case FLOE_KT_STRLIST:
 		return "a string or a sequence of strings";
@@ -154,7 +155,8 @@ static uint64_t get_u64(const char *field)
 	return v;
 }
 
-/* Stores v in a bool (size 1) or an int-sized enum or int. */
+/* Stores v in a bool (size 1) or an int-sized enum, int or uint32_t (the key's range keeps
+ * a uint32_t's value within int, where both have the same representation). */
 static void put_small(char *field, size_t size, int64_t v)
 {
 	if (size == 1) {
@@ -261,7 +263,7 @@ static int convert_scalar(struct floe_config_ctx *ctx, const struct floe_key *k,
 		if (rc == FLOE_EPARSE)
 			return floe_config_fail(ctx, val, FLOE_EFORMAT,
 						"key '%s': expected a duration (an integer with a "
-						"unit ms, s, m or h), got '%s'",
+						"unit ms, s, m, h or d), got '%s'",
 						path, shown);
 		if (rc < 0 || v < (uint64_t)k->min || v > (uint64_t)k->max)
 			return floe_config_fail(
@@ -283,6 +285,8 @@ static int convert_scalar(struct floe_config_ctx *ctx, const struct floe_key *k,
 		put_small(field, k->size, v);
 		return 0;
 	}
+	case FLOE_KT_CUSTOM:
+		return k->parse(ctx, val, path, val->str, val->len, field);
 	case FLOE_KT_ENUM:
 		for (size_t i = 0; k->choices[i]; i++) {
 			if (strlen(k->choices[i]) == val->len &&
@@ -502,9 +506,11 @@ static int apply_section(struct floe_config_ctx *ctx, const struct floe_key_sect
 		if ((k->flags & FLOE_KF_REQUIRED) && vals[idx])
 			return floe_config_fail(ctx, vals[idx], FLOE_EFORMAT,
 						"key '%s': a value is required", kpath);
-		if (k->flags & FLOE_KF_REQUIRED)
+		if ((k->flags & FLOE_KF_REQUIRED) && map)
 			return floe_config_fail(ctx, map, FLOE_EFORMAT, "missing required key '%s'",
 						kpath);
+		if (k->flags & FLOE_KF_REQUIRED)
+			continue; /* the section is absent: the key stays unset ("off") */
 		rc = apply_default(ctx, k, map, kpath, base);
 		if (rc < 0)
 			return rc;
@@ -602,6 +608,10 @@ static int dump_section(struct floe_buf *b, const struct floe_key_section *sec, 
 			rc = floe_buf_printf(b, "%*s%s:", indent, "", k->name);
 		if (rc < 0)
 			break;
+		if (k->shown && !k->shown(base)) {
+			rc = floe_buf_puts(b, " ~");
+			goto help;
+		}
 		switch (k->type) {
 		case FLOE_KT_SECTION:
 			rc = floe_buf_putc(b, '\n');
@@ -631,9 +641,19 @@ static int dump_section(struct floe_buf *b, const struct floe_key_section *sec, 
 			break;
 		}
 		case FLOE_KT_STRING:
+			/* An optional string that is not set is null, as in the file. */
+			if (!get_ptr(field)) {
+				rc = floe_buf_puts(b, " ~");
+				break;
+			}
 			rc = floe_buf_putc(b, ' ');
 			if (rc == 0)
 				rc = put_quoted(b, get_ptr(field));
+			break;
+		case FLOE_KT_CUSTOM:
+			rc = floe_buf_putc(b, ' ');
+			if (rc == 0)
+				rc = k->format(b, field);
 			break;
 		case FLOE_KT_SIZE:
 			rc = floe_buf_printf(b, " %s", floe_units_format_size(get_u64(field), tmp));
@@ -655,6 +675,7 @@ static int dump_section(struct floe_buf *b, const struct floe_key_section *sec, 
 			break;
 		}
 		}
+	help:
 		if (rc == 0 && k->help)
 			rc = floe_buf_printf(b, "  # %s", k->help);
 		if (rc == 0)

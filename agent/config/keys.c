@@ -6,8 +6,10 @@
 #include "agent/config/config.h"
 #include "agent/config/units.h"
 #include "formats/base/alloc.h"
+#include "formats/base/buf.h"
 #include "formats/base/error.h"
 
+#include <regex.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -16,8 +18,11 @@
 #define KiB 1024ll
 #define MiB (1024ll * KiB)
 #define GiB (1024ll * MiB)
+#define TiB (1024ll * GiB)
 #define SEC 1000ll
+#define MINUTE (60ll * SEC)
 #define HOUR (3600ll * SEC)
+#define DAY (24ll * HOUR)
 
 #define CFG(member) offsetof(struct floe_config, member)
 #define TBL(member) offsetof(struct floe_config_table, member)
@@ -32,6 +37,27 @@ static int check_warehouse(struct floe_config_ctx *, const struct floe_cnode *, 
 			   char **);
 static int check_partition(struct floe_config_ctx *, const struct floe_cnode *, const char *,
 			   char **);
+static int check_regex(struct floe_config_ctx *, const struct floe_cnode *, const char *, char **);
+static int check_ts_format(struct floe_config_ctx *, const struct floe_cnode *, const char *,
+			   char **);
+static int check_endpoint(struct floe_config_ctx *, const struct floe_cnode *, const char *,
+			  char **);
+static int check_region(struct floe_config_ctx *, const struct floe_cnode *, const char *, char **);
+static int check_local_file(struct floe_config_ctx *, const struct floe_cnode *, const char *,
+			    char **);
+static int check_secret_ref(struct floe_config_ctx *, const struct floe_cnode *, const char *,
+			    char **);
+static int check_profile(struct floe_config_ctx *, const struct floe_cnode *, const char *,
+			 char **);
+static int parse_zone(struct floe_config_ctx *, const struct floe_cnode *, const char *,
+		      const char *, size_t, char *);
+static int format_zone(struct floe_buf *, const char *);
+static bool multiline_on(const char *);
+static bool timestamp_on(const char *);
+static bool s3_on(const char *);
+static int s3_post(struct floe_config_ctx *, const struct floe_cnode *, const char *, char *);
+static int lake_post(struct floe_config_ctx *, const struct floe_cnode *, const char *, char *);
+static void lake_fini(struct floe_alloc *, char *);
 static int agent_post(struct floe_config_ctx *, const struct floe_cnode *, const char *, char *);
 static int input_post(struct floe_config_ctx *, const struct floe_cnode *, const char *, char *);
 static int table_post(struct floe_config_ctx *, const struct floe_cnode *, const char *, char *);
@@ -41,7 +67,12 @@ static void table_fini(struct floe_alloc *, char *);
 static const char *const codec_names[] = {"zstd", "lz4_raw", "uncompressed", NULL};
 static const char *const start_at_names[] = {"beginning", "end", NULL};
 static const char *const input_type_names[] = {"tail", NULL};
-static const char *const catalog_names[] = {"filesystem", NULL};
+static const char *const catalog_names[] = {"filesystem", "s3", NULL};
+static const char *const format_names[] = {"raw", "cri", "docker", NULL};
+static const char *const parser_names[] = {"none", "json", "logfmt", "regex", NULL};
+static const char *const long_lines_names[] = {"split", "truncate", NULL};
+static const char *const bool_names[] = {"false", "true", NULL};
+static const char *const spool_policy_names[] = {"block", "drop_oldest", NULL};
 static const char *const exclude_default[] = {"*.gz", "*.xz", "*.bz2", "*.zst", NULL};
 static const char *const partition_default[] = {"day(ts)", NULL};
 
@@ -69,6 +100,64 @@ static const struct floe_key agent_keys[] = {
      .help = "total memory budget"},
 };
 static const struct floe_key_section agent_section = FLOE_KEY_SECTION(agent_keys, agent_post, NULL);
+
+static const struct floe_key multiline_keys[] = {
+    {.name = "start",
+     .type = FLOE_KT_STRING,
+     .off = INP(multiline.start),
+     .flags = FLOE_KF_REQUIRED,
+     .check = check_regex,
+     .help = "ERE matching the first line of a record"},
+    {.name = "max_lines",
+     .type = FLOE_KT_INT,
+     .off = INP(multiline.max_lines),
+     .size = sizeof(uint32_t),
+     .def = "500",
+     .min = 2,
+     .max = 100000,
+     .help = "a record is flushed at this many lines"},
+    {.name = "max_bytes",
+     .type = FLOE_KT_SIZE,
+     .off = INP(multiline.max_bytes),
+     .def = "1MiB",
+     .min = 1 * KiB,
+     .max = 64 * MiB,
+     .help = "or at this many bytes"},
+    {.name = "flush_timeout",
+     .type = FLOE_KT_DURATION,
+     .off = INP(multiline.flush_timeout_ms),
+     .def = "5s",
+     .min = 100,
+     .max = 1 * HOUR,
+     .help = "or when no line came for this long"},
+};
+static const struct floe_key_section multiline_section =
+    FLOE_KEY_SECTION(multiline_keys, NULL, NULL);
+
+static const struct floe_key timestamp_keys[] = {
+    {.name = "field",
+     .type = FLOE_KT_STRING,
+     .off = INP(timestamp.field),
+     .def = "message",
+     .help = "message (its start) or a parsed attribute"},
+    {.name = "format",
+     .type = FLOE_KT_STRING,
+     .off = INP(timestamp.format),
+     .flags = FLOE_KF_REQUIRED,
+     .check = check_ts_format,
+     .help = "rfc3339, iso8601, epoch, epoch_ms, epoch_us, epoch_ns, syslog, apache, clf or "
+	     "%-format"},
+    {.name = "zone",
+     .type = FLOE_KT_CUSTOM,
+     .off = INP(timestamp.zone_offset_s),
+     .size = sizeof(int32_t),
+     .def = "UTC",
+     .parse = parse_zone,
+     .format = format_zone,
+     .help = "for times without an offset: UTC or +HH:MM"},
+};
+static const struct floe_key_section timestamp_section =
+    FLOE_KEY_SECTION(timestamp_keys, NULL, NULL);
 
 static const struct floe_key input_keys[] = {
     {.name = "type",
@@ -103,7 +192,65 @@ static const struct floe_key input_keys[] = {
      .def = "1MiB",
      .min = 256,
      .max = 64 * MiB,
-     .help = "longer lines are split"},
+     .help = "longer lines are split or truncated (long_lines)"},
+    {.name = "format",
+     .type = FLOE_KT_ENUM,
+     .off = INP(format),
+     .size = sizeof(enum floe_input_format),
+     .def = "raw",
+     .choices = format_names,
+     .help = "line framing: raw, or container runtime logs"},
+    {.name = "parser",
+     .type = FLOE_KT_ENUM,
+     .off = INP(parser),
+     .size = sizeof(enum floe_parser),
+     .def = "none",
+     .choices = parser_names,
+     .help = "how messages become attributes"},
+    {.name = "pattern",
+     .type = FLOE_KT_STRING,
+     .off = INP(pattern),
+     .check = check_regex,
+     .help = "ERE with (?<name>...) groups; only with parser regex"},
+    {.name = "multiline",
+     .type = FLOE_KT_SECTION,
+     .sub = &multiline_section,
+     .shown = multiline_on,
+     .help = "off: set start to join continuation lines"},
+    {.name = "timestamp",
+     .type = FLOE_KT_SECTION,
+     .sub = &timestamp_section,
+     .shown = timestamp_on,
+     .help = "off: ts is the time a line is read; set format to parse it"},
+    {.name = "long_lines",
+     .type = FLOE_KT_ENUM,
+     .off = INP(long_lines),
+     .size = sizeof(enum floe_long_lines),
+     .def = "split",
+     .choices = long_lines_names,
+     .help = "what happens past max_line_bytes"},
+    {.name = "rotate_wait",
+     .type = FLOE_KT_DURATION,
+     .off = INP(rotate_wait_ms),
+     .def = "5s",
+     .min = 0,
+     .max = 1 * HOUR,
+     .help = "how long a rotated file is still read"},
+    {.name = "max_open_files",
+     .type = FLOE_KT_INT,
+     .off = INP(max_open_files),
+     .size = sizeof(uint32_t),
+     .def = "256",
+     .min = 8,
+     .max = 65536,
+     .help = "files followed at once"},
+    {.name = "forget_after",
+     .type = FLOE_KT_DURATION,
+     .off = INP(forget_after_ms),
+     .def = "24h",
+     .min = 1 * MINUTE,
+     .max = 365 * DAY,
+     .help = "positions of files gone this long are dropped"},
 };
 static const struct floe_key_section input_section = FLOE_KEY_SECTION(input_keys, input_post, NULL);
 
@@ -177,13 +324,75 @@ static const struct floe_key catalog_keys[] = {
 };
 static const struct floe_key_section catalog_section = FLOE_KEY_SECTION(catalog_keys, NULL, NULL);
 
+static const struct floe_key s3_keys[] = {
+    {.name = "endpoint",
+     .type = FLOE_KT_STRING,
+     .off = CFG(lake.s3.endpoint),
+     .flags = FLOE_KF_COMPUTED,
+     .check = check_endpoint,
+     .help = "http(s)://host[:port]; default https://s3.<region>.amazonaws.com"},
+    {.name = "region",
+     .type = FLOE_KT_STRING,
+     .off = CFG(lake.s3.region),
+     .def = "us-east-1",
+     .check = check_region,
+     .help = "signing region"},
+    {.name = "path_style",
+     .type = FLOE_KT_ENUM,
+     .off = CFG(lake.s3.path_style),
+     .size = sizeof(bool),
+     .def = "false",
+     .choices = bool_names,
+     .help = "host/bucket/key instead of bucket.host/key"},
+    {.name = "ca_file",
+     .type = FLOE_KT_STRING,
+     .off = CFG(lake.s3.ca_file),
+     .check = check_local_file,
+     .help = "CA bundle (PEM); default: the system's"},
+    {.name = "access_key_id",
+     .type = FLOE_KT_STRING,
+     .off = CFG(lake.s3.access_key_id),
+     .check = check_secret_ref,
+     .help = "env:NAME or file:/path; default: environment, then shared credentials"},
+    {.name = "secret_access_key",
+     .type = FLOE_KT_STRING,
+     .off = CFG(lake.s3.secret_access_key),
+     .check = check_secret_ref,
+     .help = "env:NAME or file:/path, with access_key_id"},
+    {.name = "session_token",
+     .type = FLOE_KT_STRING,
+     .off = CFG(lake.s3.session_token),
+     .check = check_secret_ref,
+     .help = "env:NAME or file:/path, for temporary keys"},
+    {.name = "profile",
+     .type = FLOE_KT_STRING,
+     .off = CFG(lake.s3.profile),
+     .check = check_profile,
+     .help = "shared credentials profile, when no keys are set"},
+    {.name = "multipart_threshold",
+     .type = FLOE_KT_SIZE,
+     .off = CFG(lake.s3.multipart_threshold),
+     .def = "64MiB",
+     .min = 5 * MiB,
+     .max = 5 * GiB,
+     .help = "larger uploads are multipart"},
+    {.name = "part_size",
+     .type = FLOE_KT_SIZE,
+     .off = CFG(lake.s3.part_size),
+     .def = "16MiB",
+     .min = 5 * MiB,
+     .max = 5 * GiB,
+     .help = "multipart part size"},
+};
+static const struct floe_key_section s3_section = FLOE_KEY_SECTION(s3_keys, s3_post, NULL);
+
 static const struct floe_key lake_keys[] = {
     {.name = "warehouse",
      .type = FLOE_KT_STRING,
      .off = CFG(lake.warehouse),
      .flags = FLOE_KF_COMPUTED,
      .check = check_warehouse,
-     .help = "directory or file:// URI; default <state_dir>/warehouse"},
+     .help = "directory, file:// or s3:// URI; default <state_dir>/warehouse"},
     {.name = "namespace",
      .type = FLOE_KT_STRING,
      .off = CFG(lake.namespace),
@@ -191,8 +400,32 @@ static const struct floe_key lake_keys[] = {
      .check = check_namespace,
      .help = "Iceberg namespace"},
     {.name = "catalog", .type = FLOE_KT_SECTION, .sub = &catalog_section},
+    {.name = "s3",
+     .type = FLOE_KT_SECTION,
+     .sub = &s3_section,
+     .shown = s3_on,
+     .help = "used with catalog type s3"},
 };
-static const struct floe_key_section lake_section = FLOE_KEY_SECTION(lake_keys, NULL, NULL);
+static const struct floe_key_section lake_section =
+    FLOE_KEY_SECTION(lake_keys, lake_post, lake_fini);
+
+static const struct floe_key spool_keys[] = {
+    {.name = "max_bytes",
+     .type = FLOE_KT_SIZE,
+     .off = CFG(spool.max_bytes),
+     .def = "1GiB",
+     .min = 16 * MiB,
+     .max = 1 * TiB,
+     .help = "sealed files waiting for upload"},
+    {.name = "policy",
+     .type = FLOE_KT_ENUM,
+     .off = CFG(spool.policy),
+     .size = sizeof(enum floe_spool_policy),
+     .def = "block",
+     .choices = spool_policy_names,
+     .help = "when full: block (stop reading) or drop_oldest"},
+};
+static const struct floe_key_section spool_section = FLOE_KEY_SECTION(spool_keys, NULL, NULL);
 
 static const struct floe_key root_keys[] = {
     {.name = "agent", .type = FLOE_KT_SECTION, .sub = &agent_section},
@@ -204,6 +437,7 @@ static const struct floe_key root_keys[] = {
      .sub = &input_section},
     {.name = "tables", .type = FLOE_KT_SECTION, .sub = &tables_section},
     {.name = "lake", .type = FLOE_KT_SECTION, .sub = &lake_section},
+    {.name = "spool", .type = FLOE_KT_SECTION, .sub = &spool_section},
 };
 const struct floe_key_section floe_config_keys = FLOE_KEY_SECTION(root_keys, root_post, NULL);
 
@@ -311,6 +545,48 @@ static int hexval(char c)
 	return -1;
 }
 
+static bool bucket_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-';
+}
+
+/* s3://BUCKET[/PREFIX]: the bucket follows S3's naming rules (3 to 63 of a-z 0-9 . -,
+ * starting and ending with a letter or digit) so that a typo fails here rather than at
+ * the first upload; the prefix loses its trailing slashes and may not hold empty
+ * segments (keys with "//" are legal in S3 but never what was meant). The value is
+ * stored as written otherwise: S3 keys are not percent-decoded. */
+static int check_s3_warehouse(struct floe_config_ctx *ctx, const struct floe_cnode *at,
+			      const char *path, char **value)
+{
+	char shown[FLOE_KEYMAP_SHOW_CAP];
+	const char *s = *value, *b = s + 5;
+	size_t n = strlen(s), blen = strcspn(b, "/");
+	floe_keymap_show(s, n, shown);
+	bool ok = blen >= 3 && blen <= 63 && b[0] != '.' && b[0] != '-' && b[blen - 1] != '.' &&
+		  b[blen - 1] != '-';
+	for (size_t i = 0; ok && i < blen; i++)
+		ok = bucket_char(b[i]);
+	if (!ok)
+		return floe_config_fail(
+		    ctx, at, FLOE_EFORMAT,
+		    "key '%s': expected s3://BUCKET[/PREFIX] with a bucket name "
+		    "of 3 to 63 characters of a-z 0-9 . - starting and ending "
+		    "with a letter or digit, got '%s'",
+		    path, shown);
+	while (n > 5 + blen && s[n - 1] == '/')
+		n--; /* the prefix's trailing slashes */
+	for (size_t i = 5 + blen; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if ((c == '/' && s[i + 1] == '/') || c < 0x20 || c == 0x7f)
+			return floe_config_fail(ctx, at, FLOE_EFORMAT,
+						"key '%s': the key prefix in '%s' has an empty "
+						"segment or a control character",
+						path, shown);
+	}
+	(*value)[n] = '\0';
+	return 0;
+}
+
 /* A warehouse is a local directory. file:///dir and file://localhost/dir are accepted
  * and turned into /dir (with %XX decoded), since that is how Iceberg tools print
  * locations; any other scheme is not supported yet. */
@@ -360,12 +636,13 @@ static int check_warehouse(struct floe_config_ctx *ctx, const struct floe_cnode 
 		*value = out;
 		return 0;
 	}
+	if (strncmp(s, "s3://", 5) == 0)
+		return check_s3_warehouse(ctx, at, path, value);
 	if (has_scheme(s))
-		return floe_config_fail(
-		    ctx, at, FLOE_EFORMAT,
-		    "key '%s': expected a directory path or a file:// URI, got '%s' "
-		    "(only local warehouses are supported so far)",
-		    path, shown);
+		return floe_config_fail(ctx, at, FLOE_EFORMAT,
+					"key '%s': expected a directory path, a file:// URI or an "
+					"s3:// URI, got '%s'",
+					path, shown);
 	return 0;
 }
 
@@ -476,11 +753,32 @@ static int agent_post(struct floe_config_ctx *ctx, const struct floe_cnode *map,
 	    floe_keymap_show(c->agent.id, strlen(c->agent.id), shown));
 }
 
+/* Cross-key rules of an input: pattern goes with parser regex, and a timestamp taken from
+ * an attribute needs a parser to make attributes. */
 static int input_post(struct floe_config_ctx *ctx, const struct floe_cnode *map, const char *path,
 		      char *base)
 {
 	struct floe_config_input *in = (struct floe_config_input *)(void *)base;
+	char shown[FLOE_KEYMAP_SHOW_CAP];
 	in->line = map ? (map->line > INT32_MAX ? INT32_MAX : (int)map->line) : 0;
+	if (in->parser == FLOE_PARSER_REGEX && !in->pattern)
+		return floe_config_fail(ctx, floe_keymap_find_value(map, "parser"), FLOE_EFORMAT,
+					"key '%s.parser': regex needs a pattern; set %s.pattern",
+					path, path);
+	if (in->parser != FLOE_PARSER_REGEX && in->pattern)
+		return floe_config_fail(ctx, floe_keymap_find_value(map, "pattern"), FLOE_EFORMAT,
+					"key '%s.pattern': only used with parser regex (parser "
+					"is %s)",
+					path, parser_names[in->parser]);
+	if (in->timestamp.format && in->parser == FLOE_PARSER_NONE &&
+	    strcmp(in->timestamp.field, "message") != 0)
+		return floe_config_fail(
+		    ctx, floe_keymap_find_value(floe_keymap_find_value(map, "timestamp"), "field"),
+		    FLOE_EFORMAT,
+		    "key '%s.timestamp.field': '%s' would be a parsed attribute, but %s.parser is "
+		    "none; use message or set a parser",
+		    path, floe_keymap_show(in->timestamp.field, strlen(in->timestamp.field), shown),
+		    path);
 	return 0;
 }
 
@@ -528,4 +826,383 @@ static int root_post(struct floe_config_ctx *ctx, const struct floe_cnode *map, 
 		return floe_keymap_nomem(ctx);
 	snprintf(c->lake.warehouse, total, "%s%swarehouse", dir, slash ? "" : "/");
 	return 0;
+}
+
+/* ---- inputs: patterns, timestamps ---------------------------------------------------- */
+
+#define PATTERN_MAX 4096
+
+/* A minimal copy of agent/parse/regex.c's translation, enough to ask regcomp whether a
+ * pattern is valid: (?<name>...), (?P<name>...) and (?:...) become plain groups, any other
+ * "(?" is refused. Escapes and bracket expressions ("[()]", "[]()]", "[[:alpha:](]") are
+ * copied untouched. out has room for strlen(in) + 1. Returns 0, or -1 for a bad group. */
+static int strip_named_groups(const char *in, char *out)
+{
+	size_t o = 0;
+	while (*in) {
+		if (*in == '\\' && in[1]) {
+			out[o++] = *in++;
+			out[o++] = *in++;
+		} else if (*in == '[') {
+			const char *p = in + 1;
+			if (*p == '^')
+				p++;
+			if (*p == ']')
+				p++;
+			while (*p && *p != ']') {
+				if (*p == '[' && (p[1] == ':' || p[1] == '.' || p[1] == '=')) {
+					const char *e = strchr(p + 2, p[1]);
+					while (e && e[1] != ']')
+						e = strchr(e + 1, p[1]);
+					p = e ? e + 2 : p + 1;
+				} else {
+					p++;
+				}
+			}
+			if (*p == ']')
+				p++;
+			while (in < p)
+				out[o++] = *in++;
+		} else if (in[0] == '(' && in[1] == '?') {
+			const char *p = in + 2;
+			if (*p == ':') {
+				in = p + 1;
+			} else {
+				if (*p == 'P')
+					p++;
+				if (*p++ != '<')
+					return -1;
+				const char *name = p;
+				while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+				       *p == '_' || (p > name && *p >= '0' && *p <= '9'))
+					p++;
+				if (p == name || p - name > 64 || *p != '>')
+					return -1;
+				in = p + 1;
+			}
+			out[o++] = '(';
+		} else {
+			out[o++] = *in++;
+		}
+	}
+	out[o] = '\0';
+	return 0;
+}
+
+static int check_regex(struct floe_config_ctx *ctx, const struct floe_cnode *at, const char *path,
+		       char **value)
+{
+	size_t n = strlen(*value);
+	if (n > PATTERN_MAX)
+		return floe_config_fail(ctx, at, FLOE_EFORMAT,
+					"key '%s': at most %d bytes, got %zu", path, PATTERN_MAX,
+					n);
+	char *plain = floe_malloc(ctx->a, n + 1);
+	if (!plain)
+		return floe_keymap_nomem(ctx);
+	int rc = 0;
+	if (strip_named_groups(*value, plain) < 0) {
+		rc = floe_config_fail(ctx, at, FLOE_EFORMAT,
+				      "key '%s': a group starting \"(?\" must be (?<name>...), "
+				      "(?P<name>...) or (?:...), names being "
+				      "[A-Za-z_][A-Za-z0-9_]* of at most 64 bytes",
+				      path);
+	} else {
+		regex_t re;
+		int e = regcomp(&re, plain, REG_EXTENDED | REG_NOSUB);
+		if (e == REG_ESPACE) {
+			rc = floe_keymap_nomem(ctx);
+		} else if (e != 0) {
+			char why[128];
+			regerror(e, &re, why, sizeof(why));
+			rc = floe_config_fail(ctx, at, FLOE_EFORMAT,
+					      "key '%s': not a valid POSIX extended regular "
+					      "expression: %s",
+					      path, why);
+		} else {
+			regfree(&re);
+		}
+	}
+	floe_free(ctx->a, plain);
+	return rc;
+}
+
+static const char *const ts_format_names[] = {"rfc3339",  "iso8601",  "epoch",	"epoch_ms",
+					      "epoch_us", "epoch_ns", "syslog", "apache",
+					      "clf",	  NULL};
+
+/* A named format, or a custom one with at least one conversion, every conversion being
+ * one agent/parse/timestamp.c knows. */
+static int check_ts_format(struct floe_config_ctx *ctx, const struct floe_cnode *at,
+			   const char *path, char **value)
+{
+	char shown[FLOE_KEYMAP_SHOW_CAP];
+	const char *s = *value;
+	bool conv = false;
+	for (size_t i = 0; ts_format_names[i]; i++)
+		if (strcmp(s, ts_format_names[i]) == 0)
+			return 0;
+	floe_keymap_show(s, strlen(s), shown);
+	for (const char *p = strchr(s, '%'); p; p = strchr(p + 2, '%')) {
+		if (p[1] == '\0' || !strchr("YymdejHIMSfszbhBaAp%TF", p[1]))
+			return floe_config_fail(
+			    ctx, at, FLOE_EFORMAT,
+			    "key '%s': unknown conversion '%%%.*s' in '%s'; known: %%Y %%y %%m "
+			    "%%d %%e %%j %%H %%I %%p %%M %%S %%f %%s %%z %%b %%h %%B %%a %%A "
+			    "%%T %%F %%%%",
+			    path, p[1] && (unsigned char)p[1] >= 0x20 && p[1] != '\'' ? 1 : 0,
+			    p + 1, shown);
+		conv = conv || p[1] != '%';
+	}
+	if (conv)
+		return 0;
+	return floe_config_fail(ctx, at, FLOE_EFORMAT,
+				"key '%s': expected one of rfc3339, iso8601, epoch, epoch_ms, "
+				"epoch_us, epoch_ns, syslog, apache, clf, or a custom format with "
+				"%% conversions, got '%s'",
+				path, shown);
+}
+
+static int two_digits(const char *s, int max)
+{
+	if (s[0] < '0' || s[0] > '9' || s[1] < '0' || s[1] > '9')
+		return -1;
+	int v = (s[0] - '0') * 10 + (s[1] - '0');
+	return v <= max ? v : -1;
+}
+
+/* "UTC" or a fixed offset "+HH:MM" / "-HH:MM" (HH up to 23): named zones would need the
+ * tz database, which floe never reads. */
+static int parse_zone(struct floe_config_ctx *ctx, const struct floe_cnode *at, const char *path,
+		      const char *s, size_t len, char *field)
+{
+	char shown[FLOE_KEYMAP_SHOW_CAP];
+	int32_t off = 0;
+	if (len == 3 && memcmp(s, "UTC", 3) == 0) {
+		memcpy(field, &off, sizeof(off));
+		return 0;
+	}
+	int h = len == 6 ? two_digits(s + 1, 23) : -1, m = len == 6 ? two_digits(s + 4, 59) : -1;
+	if ((s[0] == '+' || s[0] == '-') && h >= 0 && m >= 0 && s[3] == ':') {
+		off = (int32_t)((h * 60 + m) * 60) * (s[0] == '-' ? -1 : 1);
+		memcpy(field, &off, sizeof(off));
+		return 0;
+	}
+	return floe_config_fail(ctx, at, FLOE_EFORMAT,
+				"key '%s': expected UTC or a fixed offset +HH:MM or -HH:MM, got "
+				"'%s'",
+				path, floe_keymap_show(s, len, shown));
+}
+
+static int format_zone(struct floe_buf *out, const char *field)
+{
+	int32_t off;
+	memcpy(&off, field, sizeof(off));
+	if (off == 0)
+		return floe_buf_puts(out, "\"UTC\"");
+	int32_t a = off < 0 ? -off : off;
+	return floe_buf_printf(out, "\"%c%02d:%02d\"", off < 0 ? '-' : '+', (int)(a / 3600),
+			       (int)(a / 60 % 60));
+}
+
+static bool multiline_on(const char *base)
+{
+	return ((const struct floe_config_input *)(const void *)base)->multiline.start != NULL;
+}
+
+static bool timestamp_on(const char *base)
+{
+	return ((const struct floe_config_input *)(const void *)base)->timestamp.format != NULL;
+}
+
+/* ---- lake: S3 ------------------------------------------------------------------------ */
+
+static bool s3_on(const char *base)
+{
+	return ((const struct floe_config *)(const void *)base)->lake.catalog == FLOE_CATALOG_S3;
+}
+
+/* http(s)://HOST[:PORT] with an optional final '/', which is dropped: the S3 client wants
+ * no path, and bucket and key are added to it. HOST is a name, an IPv4 address or an
+ * IPv6 address in brackets. */
+static int check_endpoint(struct floe_config_ctx *ctx, const struct floe_cnode *at,
+			  const char *path, char **value)
+{
+	char shown[FLOE_KEYMAP_SHOW_CAP];
+	char *s = *value;
+	size_t n = strlen(s);
+	const char *h = strncmp(s, "https://", 8) == 0	? s + 8
+			: strncmp(s, "http://", 7) == 0 ? s + 7
+							: NULL;
+	bool ok = h != NULL;
+	const char *p = h;
+	if (ok && *p == '[') {
+		p++;
+		while ((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f') ||
+		       (*p >= 'A' && *p <= 'F') || *p == ':' || *p == '.')
+			p++;
+		ok = p > h + 1 && *p++ == ']';
+	} else if (ok) {
+		while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		       (*p >= '0' && *p <= '9') || *p == '.' || *p == '-')
+			p++;
+		ok = p > h;
+	}
+	if (ok && *p == ':') {
+		unsigned port = 0;
+		const char *d = ++p;
+		while (*p >= '0' && *p <= '9' && p - d < 5)
+			port = port * 10 + (unsigned)(*p++ - '0');
+		ok = p > d && port >= 1 && port <= 65535;
+	}
+	if (ok && *p == '/' && p[1] == '\0')
+		p++;
+	if (!ok || *p != '\0')
+		return floe_config_fail(ctx, at, FLOE_EFORMAT,
+					"key '%s': expected http://HOST[:PORT] or "
+					"https://HOST[:PORT] (no path), got '%s'",
+					path, floe_keymap_show(s, n, shown));
+	if (n > 0 && s[n - 1] == '/')
+		s[n - 1] = '\0';
+	return 0;
+}
+
+/* The region goes into the default endpoint's host name (hence no '_') and the SigV4
+ * scope. */
+static int check_region(struct floe_config_ctx *ctx, const struct floe_cnode *at, const char *path,
+			char **value)
+{
+	char shown[FLOE_KEYMAP_SHOW_CAP];
+	if (all_of(*value, 1, 64, "-"))
+		return 0;
+	return floe_config_fail(ctx, at, FLOE_EFORMAT,
+				"key '%s': expected 1 to 64 characters of A-Z a-z 0-9 -, got "
+				"'%s'",
+				path, floe_keymap_show(*value, strlen(*value), shown));
+}
+
+static int check_profile(struct floe_config_ctx *ctx, const struct floe_cnode *at, const char *path,
+			 char **value)
+{
+	char shown[FLOE_KEYMAP_SHOW_CAP];
+	if (all_of(*value, 1, 64, "._-"))
+		return 0;
+	return floe_config_fail(ctx, at, FLOE_EFORMAT,
+				"key '%s': expected 1 to 64 characters of A-Z a-z 0-9 . _ -, got "
+				"'%s'",
+				path, floe_keymap_show(*value, strlen(*value), shown));
+}
+
+static int check_local_file(struct floe_config_ctx *ctx, const struct floe_cnode *at,
+			    const char *path, char **value)
+{
+	char shown[FLOE_KEYMAP_SHOW_CAP];
+	if (!has_scheme(*value))
+		return 0;
+	return floe_config_fail(ctx, at, FLOE_EFORMAT,
+				"key '%s': expected a local file path, got '%s'", path,
+				floe_keymap_show(*value, strlen(*value), shown));
+}
+
+/* Credentials are never written in the configuration, which is often world-readable and
+ * gets dumped and logged: only a reference, "env:NAME" or "file:/absolute/path", that
+ * the runner resolves. The message does not repeat the value, which may be the secret. */
+static int check_secret_ref(struct floe_config_ctx *ctx, const struct floe_cnode *at,
+			    const char *path, char **value)
+{
+	const char *s = *value;
+	bool ok = false;
+	if (strncmp(s, "env:", 4) == 0)
+		ok = (s[4] < '0' || s[4] > '9') && all_of(s + 4, 1, 128, "_");
+	else if (strncmp(s, "file:/", 6) == 0)
+		ok = s[6] != '\0' && utf8_valid((const unsigned char *)s);
+	if (ok)
+		return 0;
+	return floe_config_fail(ctx, at, FLOE_EFORMAT,
+				"key '%s': expected a reference, env:NAME (an environment "
+				"variable) or file:/absolute/path (a file holding the value); the "
+				"value itself does not belong in the configuration",
+				path);
+}
+
+/* Defaults and cross-key rules of lake.s3 (also run when the section is absent). */
+static int s3_post(struct floe_config_ctx *ctx, const struct floe_cnode *map, const char *path,
+		   char *base)
+{
+	struct floe_config *c = (struct floe_config *)(void *)base;
+	if (c->lake.s3.access_key_id && !c->lake.s3.secret_access_key)
+		return floe_config_fail(ctx, floe_keymap_find_value(map, "access_key_id"),
+					FLOE_EFORMAT,
+					"key '%s.access_key_id': set without secret_access_key; "
+					"give both or neither",
+					path);
+	if (!c->lake.s3.access_key_id && c->lake.s3.secret_access_key)
+		return floe_config_fail(ctx, floe_keymap_find_value(map, "secret_access_key"),
+					FLOE_EFORMAT,
+					"key '%s.secret_access_key': set without access_key_id; "
+					"give both or neither",
+					path);
+	if (!c->lake.s3.access_key_id && c->lake.s3.session_token)
+		return floe_config_fail(ctx, floe_keymap_find_value(map, "session_token"),
+					FLOE_EFORMAT,
+					"key '%s.session_token': only used with access_key_id and "
+					"secret_access_key",
+					path);
+	if (c->lake.s3.access_key_id && c->lake.s3.profile)
+		return floe_config_fail(ctx, floe_keymap_find_value(map, "profile"), FLOE_EFORMAT,
+					"key '%s.profile': only used when access_key_id and "
+					"secret_access_key are not set",
+					path);
+	if (c->lake.s3.endpoint)
+		return 0;
+	size_t total;
+	if (__builtin_add_overflow(strlen(c->lake.s3.region), sizeof("https://s3..amazonaws.com"),
+				   &total))
+		return floe_keymap_nomem(ctx);
+	if (!(c->lake.s3.endpoint = floe_malloc(ctx->a, total)))
+		return floe_keymap_nomem(ctx);
+	snprintf(c->lake.s3.endpoint, total, "https://s3.%s.amazonaws.com", c->lake.s3.region);
+	return 0;
+}
+
+/* The warehouse, the catalog and lake.s3 must agree: an s3:// warehouse goes with catalog
+ * s3 and the other way round, and lake.s3 is only for catalog s3. Then the bucket and
+ * prefix of an s3:// warehouse are split out for the runner. */
+static int lake_post(struct floe_config_ctx *ctx, const struct floe_cnode *map, const char *path,
+		     char *base)
+{
+	struct floe_config *c = (struct floe_config *)(void *)base;
+	const struct floe_cnode *s3 = floe_keymap_find_value(map, "s3");
+	const char *w = c->lake.warehouse;
+	bool s3_wh = w && strncmp(w, "s3://", 5) == 0;
+
+	if (c->lake.catalog == FLOE_CATALOG_FILESYSTEM && s3 && !floe_cnode_is_null(s3))
+		return floe_config_fail(ctx, s3, FLOE_EFORMAT,
+					"key 'lake.s3': only used with lake.catalog.type s3 (it is "
+					"filesystem)");
+	if (c->lake.catalog == FLOE_CATALOG_FILESYSTEM && s3_wh)
+		return floe_config_fail(ctx, floe_keymap_find_value(map, "warehouse"), FLOE_EFORMAT,
+					"key 'lake.warehouse': an s3:// warehouse needs "
+					"lake.catalog.type s3 (it is filesystem)");
+	if (c->lake.catalog == FLOE_CATALOG_S3 && !s3_wh)
+		return floe_config_fail(
+		    ctx, floe_keymap_find_value(floe_keymap_find_value(map, "catalog"), "type"),
+		    FLOE_EFORMAT,
+		    "key 'lake.catalog.type': s3 needs an s3:// warehouse (lake.warehouse: "
+		    "s3://BUCKET[/PREFIX])");
+	if (!s3_wh)
+		return 0;
+	size_t blen = strcspn(w + 5, "/");
+	const char *prefix = w[5 + blen] ? w + 5 + blen + 1 : "";
+	if (!(c->lake.s3_bucket = floe_strndup(ctx->a, w + 5, blen)) ||
+	    !(c->lake.s3_prefix = floe_strdup(ctx->a, prefix)))
+		return floe_keymap_nomem(ctx);
+	return 0;
+}
+
+static void lake_fini(struct floe_alloc *a, char *base)
+{
+	struct floe_config *c = (struct floe_config *)(void *)base;
+	floe_free(a, c->lake.s3_bucket);
+	floe_free(a, c->lake.s3_prefix);
 }

@@ -51,12 +51,15 @@ enum floe_key_type {
 	FLOE_KT_STRLIST,      /* char **, count at off_n; a lone string is a list of one */
 	FLOE_KT_SIZE,	      /* uint64_t bytes */
 	FLOE_KT_DURATION,     /* uint64_t milliseconds */
-	FLOE_KT_INT,	      /* int */
+	FLOE_KT_INT,	      /* int or uint32_t (size 4; the range keeps it non-negative) */
 	FLOE_KT_ENUM,	      /* index into choices, in size bytes (a bool or an enum) */
+	FLOE_KT_CUSTOM,	      /* a scalar read by parse and written back by format */
 };
 
 enum {
-	FLOE_KF_REQUIRED = 1, /* no default: the key must be given */
+	/* No default: the key must be given when its section is written; in a section
+	 * absent from the file it stays unset (NULL), which a section can use as "off". */
+	FLOE_KF_REQUIRED = 1,
 	FLOE_KF_NONEMPTY = 2, /* a list that must hold at least one entry */
 	FLOE_KF_UNIQUE = 4,   /* a list whose entries must all differ */
 	FLOE_KF_COMPUTED = 8, /* default derived from other keys by the section's post hook */
@@ -73,6 +76,17 @@ typedef int (*floe_key_post_fn)(struct floe_config_ctx *ctx, const struct floe_c
 
 /* Releases what a post hook allocated outside the keys (base is the section's struct). */
 typedef void (*floe_key_fini_fn)(struct floe_alloc *a, char *base);
+
+/* FLOE_KT_CUSTOM: converts s[0..len) (a scalar, NUL-terminated, no inner NUL) into field,
+ * or fails through floe_config_fail at at; and appends field's value as a YAML scalar
+ * that parse reads back to the same value. */
+typedef int (*floe_key_parse_fn)(struct floe_config_ctx *ctx, const struct floe_cnode *at,
+				 const char *path, const char *s, size_t len, char *field);
+typedef int (*floe_key_format_fn)(struct floe_buf *out, const char *field);
+
+/* Whether a key is in use, given the base of the section that holds it; a key that is not
+ * is dumped as "name: ~" (absent, so the dump still parses back to the same values). */
+typedef bool (*floe_key_shown_fn)(const char *base);
 
 struct floe_key_section;
 
@@ -93,6 +107,9 @@ struct floe_key {
 	const char *const *choices; /* FLOE_KT_ENUM, NULL-terminated; the value is the index */
 	const struct floe_key_section *sub; /* FLOE_KT_SECTION, FLOE_KT_SECTION_LIST */
 	floe_key_check_fn check;
+	floe_key_parse_fn parse;   /* FLOE_KT_CUSTOM */
+	floe_key_format_fn format; /* FLOE_KT_CUSTOM */
+	floe_key_shown_fn shown;   /* NULL: always shown */
 	const char *help;
 };
 

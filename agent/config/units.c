@@ -25,10 +25,7 @@ static const struct unit size_units[] = {
 };
 
 static const struct unit duration_units[] = {
-    {"ms", 1},
-    {"s", 1000},
-    {"m", 60ull * 1000},
-    {"h", 3600ull * 1000},
+    {"ms", 1}, {"s", 1000}, {"m", 60ull * 1000}, {"h", 3600ull * 1000}, {"d", 24ull * 3600 * 1000},
 };
 
 /* Splits s into a decimal number and a unit; finds the unit in units (n of them). An empty

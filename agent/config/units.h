@@ -18,15 +18,16 @@
 int floe_units_parse_size(const char *s, size_t len, uint64_t *out);
 
 /* Parses a duration into milliseconds: a decimal integer followed (with or without one
- * space) by ms, s, m or h. The unit is required: a bare "60" is FLOE_EPARSE, because
- * readers disagree on whether it means seconds or milliseconds. FLOE_ELIMIT on overflow. */
+ * space) by ms, s, m, h or d (exactly 24 hours). The unit is required: a bare "60" is
+ * FLOE_EPARSE, because readers disagree on whether it means seconds or milliseconds.
+ * FLOE_ELIMIT on overflow. */
 int floe_units_parse_duration_ms(const char *s, size_t len, uint64_t *out);
 
 /* Writes v in the largest unit that divides it exactly ("64MiB", "1000B", "0B") into buf
  * (FLOE_UNITS_FMT_MAX bytes). Returns buf. */
 char *floe_units_format_size(uint64_t v, char *buf);
-/* Writes ms in the largest unit that divides it exactly ("60s" is written "1m";
- * "1500ms"; "0ms"). Returns buf. */
+/* Writes ms in the largest unit that divides it exactly ("60s" is written "1m", "24h"
+ * "1d"; "1500ms"; "0ms"). Returns buf. */
 char *floe_units_format_duration_ms(uint64_t ms, char *buf);
 
 #endif

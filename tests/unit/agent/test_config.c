@@ -31,6 +31,20 @@ static const char full_yaml[] = "# every key, none at its default\n"
 				"    exclude: [\"*.gz\"]\n"
 				"    start_at: beginning\n"
 				"    max_line_bytes: 64KiB\n"
+				"    format: cri\n"
+				"    parser: regex\n"
+				"    pattern: '^(?<time>[^ ]+ [^ ]+) (?P<level>[A-Z]+) "
+				"(?:\\[[^]()]*\\]) (?<msg>.*)$'\n"
+				"    multiline: {start: \"^[0-9]{4}-\", max_lines: 20, max_bytes: "
+				"64KiB, flush_timeout: 250ms}\n"
+				"    timestamp:\n"
+				"      field: time\n"
+				"      format: \"%Y-%m-%d %H:%M:%S.%f\"\n"
+				"      zone: \"-05:30\"\n"
+				"    long_lines: truncate\n"
+				"    rotate_wait: 0s\n"
+				"    max_open_files: 1024\n"
+				"    forget_after: 7d\n"
 				"  - { type: tail, paths: /srv/app/current.log }\n"
 				"tables:\n"
 				"  logs:\n"
@@ -41,10 +55,23 @@ static const char full_yaml[] = "# every key, none at its default\n"
 				"    commit_interval: 5m\n"
 				"    row_group_size: 32M\n"
 				"lake:\n"
-				"  warehouse: file:///srv/lake\n"
+				"  warehouse: s3://edge-lake.example/floe/logs/\n"
 				"  namespace: edge_logs\n"
 				"  catalog:\n"
-				"    type: filesystem\n";
+				"    type: s3\n"
+				"  s3:\n"
+				"    endpoint: http://127.0.0.1:7480/\n"
+				"    region: eu-west-1\n"
+				"    path_style: true\n"
+				"    ca_file: /etc/floe/ca.pem\n"
+				"    access_key_id: env:FLOE_S3_KEY_ID\n"
+				"    secret_access_key: file:/etc/floe/s3-secret\n"
+				"    session_token: env:AWS_SESSION_TOKEN\n"
+				"    multipart_threshold: 128MiB\n"
+				"    part_size: 8MiB\n"
+				"spool:\n"
+				"  max_bytes: 2GiB\n"
+				"  policy: drop_oldest\n";
 
 static struct floe_config *parse_ok(struct floe_alloc *a, const char *text)
 {
@@ -90,6 +117,42 @@ static void assert_defaults_except_inputs(const struct floe_config *c)
 	assert_string_equal(c->lake.warehouse, "/var/lib/floe/warehouse");
 	assert_string_equal(c->lake.namespace, "default");
 	assert_int_equal(c->lake.catalog, FLOE_CATALOG_FILESYSTEM);
+	assert_null(c->lake.s3_bucket);
+	assert_null(c->lake.s3_prefix);
+	assert_string_equal(c->lake.s3.endpoint, "https://s3.us-east-1.amazonaws.com");
+	assert_string_equal(c->lake.s3.region, "us-east-1");
+	assert_false(c->lake.s3.path_style);
+	assert_null(c->lake.s3.ca_file);
+	assert_null(c->lake.s3.access_key_id);
+	assert_null(c->lake.s3.secret_access_key);
+	assert_null(c->lake.s3.session_token);
+	assert_null(c->lake.s3.profile);
+	assert_int_equal(c->lake.s3.multipart_threshold, 64 * MiB);
+	assert_int_equal(c->lake.s3.part_size, 16 * MiB);
+	assert_int_equal(c->spool.max_bytes, GiB);
+	assert_int_equal(c->spool.policy, FLOE_SPOOL_BLOCK);
+}
+
+/* The keys of an input that has only type and paths. */
+static void assert_input_defaults(const struct floe_config_input *in)
+{
+	assert_int_equal(in->nexclude, 4);
+	assert_true(in->start_at_end);
+	assert_int_equal(in->max_line_bytes, MiB);
+	assert_int_equal(in->format, FLOE_FORMAT_RAW);
+	assert_int_equal(in->parser, FLOE_PARSER_NONE);
+	assert_null(in->pattern);
+	assert_null(in->multiline.start);
+	assert_int_equal(in->multiline.max_lines, 500);
+	assert_int_equal(in->multiline.max_bytes, MiB);
+	assert_int_equal(in->multiline.flush_timeout_ms, 5000);
+	assert_string_equal(in->timestamp.field, "message");
+	assert_null(in->timestamp.format);
+	assert_int_equal(in->timestamp.zone_offset_s, 0);
+	assert_int_equal(in->long_lines, FLOE_LONG_SPLIT);
+	assert_int_equal(in->rotate_wait_ms, 5000);
+	assert_int_equal(in->max_open_files, 256);
+	assert_int_equal(in->forget_after_ms, 86400000ull);
 }
 
 static void test_full(void **state)
@@ -113,6 +176,21 @@ static void test_full(void **state)
 	assert_string_equal(in->exclude[0], "*.gz");
 	assert_false(in->start_at_end);
 	assert_int_equal(in->max_line_bytes, 64 * 1024);
+	assert_int_equal(in->format, FLOE_FORMAT_CRI);
+	assert_int_equal(in->parser, FLOE_PARSER_REGEX);
+	assert_string_equal(
+	    in->pattern, "^(?<time>[^ ]+ [^ ]+) (?P<level>[A-Z]+) (?:\\[[^]()]*\\]) (?<msg>.*)$");
+	assert_string_equal(in->multiline.start, "^[0-9]{4}-");
+	assert_int_equal(in->multiline.max_lines, 20);
+	assert_int_equal(in->multiline.max_bytes, 64 * 1024);
+	assert_int_equal(in->multiline.flush_timeout_ms, 250);
+	assert_string_equal(in->timestamp.field, "time");
+	assert_string_equal(in->timestamp.format, "%Y-%m-%d %H:%M:%S.%f");
+	assert_int_equal(in->timestamp.zone_offset_s, -(5 * 3600 + 30 * 60));
+	assert_int_equal(in->long_lines, FLOE_LONG_TRUNCATE);
+	assert_int_equal(in->rotate_wait_ms, 0);
+	assert_int_equal(in->max_open_files, 1024);
+	assert_int_equal(in->forget_after_ms, 7 * 86400000ull);
 	assert_int_equal(in->line, 7);
 	in = &c->inputs[1];
 	assert_int_equal(in->npaths, 1);
@@ -122,9 +200,8 @@ static void test_full(void **state)
 	assert_string_equal(in->exclude[1], "*.xz");
 	assert_string_equal(in->exclude[2], "*.bz2");
 	assert_string_equal(in->exclude[3], "*.zst");
-	assert_true(in->start_at_end);
-	assert_int_equal(in->max_line_bytes, MiB);
-	assert_int_equal(in->line, 12);
+	assert_input_defaults(in);
+	assert_int_equal(in->line, 24);
 
 	assert_string_equal(c->logs.name, "logs");
 	assert_int_equal(c->logs.codec, FLOE_CODEC_LZ4_RAW);
@@ -137,9 +214,23 @@ static void test_full(void **state)
 	assert_int_equal(c->logs.commit_interval_ms, 300000);
 	assert_int_equal(c->logs.row_group_size, 32 * MiB);
 
-	assert_string_equal(c->lake.warehouse, "/srv/lake");
+	assert_string_equal(c->lake.warehouse, "s3://edge-lake.example/floe/logs");
 	assert_string_equal(c->lake.namespace, "edge_logs");
-	assert_int_equal(c->lake.catalog, FLOE_CATALOG_FILESYSTEM);
+	assert_int_equal(c->lake.catalog, FLOE_CATALOG_S3);
+	assert_string_equal(c->lake.s3_bucket, "edge-lake.example");
+	assert_string_equal(c->lake.s3_prefix, "floe/logs");
+	assert_string_equal(c->lake.s3.endpoint, "http://127.0.0.1:7480");
+	assert_string_equal(c->lake.s3.region, "eu-west-1");
+	assert_true(c->lake.s3.path_style);
+	assert_string_equal(c->lake.s3.ca_file, "/etc/floe/ca.pem");
+	assert_string_equal(c->lake.s3.access_key_id, "env:FLOE_S3_KEY_ID");
+	assert_string_equal(c->lake.s3.secret_access_key, "file:/etc/floe/s3-secret");
+	assert_string_equal(c->lake.s3.session_token, "env:AWS_SESSION_TOKEN");
+	assert_null(c->lake.s3.profile);
+	assert_int_equal(c->lake.s3.multipart_threshold, 128 * MiB);
+	assert_int_equal(c->lake.s3.part_size, 8 * MiB);
+	assert_int_equal(c->spool.max_bytes, 2 * GiB);
+	assert_int_equal(c->spool.policy, FLOE_SPOOL_DROP_OLDEST);
 	floe_config_free(c);
 	assert_int_equal(a.used, 0);
 }
@@ -153,7 +244,8 @@ static void test_defaults(void **state)
 	    "{}",
 	    "---\n...\n",
 	    "~\n",
-	    "agent:\ninputs:\ntables:\n  logs:\nlake:\n  catalog:\n",
+	    "agent:\ninputs:\ntables:\n  logs:\nlake:\n  catalog:\n  s3:\nspool:\n",
+	    "lake: {s3: ~, catalog: {type: filesystem}}\nspool: {}\n",
 	    "agent: {id: ~, memory_limit: }\n",
 	    "inputs: []\n",
 	};
@@ -184,9 +276,7 @@ static void test_minimal_input(void **state)
 	assert_int_equal(c->ninputs, 1);
 	assert_int_equal(c->inputs[0].npaths, 1);
 	assert_string_equal(c->inputs[0].paths[0], "/var/log/syslog");
-	assert_int_equal(c->inputs[0].nexclude, 4);
-	assert_true(c->inputs[0].start_at_end);
-	assert_int_equal(c->inputs[0].max_line_bytes, MiB);
+	assert_input_defaults(&c->inputs[0]);
 	assert_int_equal(c->inputs[0].line, 4);
 	assert_defaults_except_inputs(c);
 	floe_config_free(c);
@@ -206,12 +296,23 @@ static void test_errors(void **state)
 	    {"agent:\n  foo: 1\n", FLOE_EFORMAT,
 	     "t.yaml:2:3: unknown key 'agent.foo'; valid keys here: id, state_dir, memory_limit"},
 	    {"outputs: []\n", FLOE_EFORMAT,
-	     "t.yaml:1:1: unknown key 'outputs'; valid keys here: agent, inputs, tables, lake"},
+	     "t.yaml:1:1: unknown key 'outputs'; valid keys here: agent, inputs, tables, lake, "
+	     "spool"},
 	    {"tables:\n  metrics: {}\n", FLOE_EFORMAT,
 	     "t.yaml:2:3: unknown key 'tables.metrics'; valid keys here: logs"},
-	    {"inputs:\n  - {type: tail, paths: [a], parser: json}\n", FLOE_EFORMAT,
-	     "t.yaml:2:30: unknown key 'inputs[0].parser'; valid keys here: type, paths, "
-	     "exclude, start_at, max_line_bytes"},
+	    {"inputs:\n  - {type: tail, paths: [a], codec: json}\n", FLOE_EFORMAT,
+	     "t.yaml:2:30: unknown key 'inputs[0].codec'; valid keys here: type, paths, "
+	     "exclude, start_at, max_line_bytes, format, parser, pattern, multiline, "
+	     "timestamp, long_lines, rotate_wait, max_open_files, forget_after"},
+	    {"inputs: [{type: tail, paths: a, multiline: {start: x, max: 3}}]\n", FLOE_EFORMAT,
+	     "t.yaml:1:55: unknown key 'inputs[0].multiline.max'; valid keys here: start, "
+	     "max_lines, max_bytes, flush_timeout"},
+	    {"lake:\n  s3: {key: x}\n", FLOE_EFORMAT,
+	     "t.yaml:2:8: unknown key 'lake.s3.key'; valid keys here: endpoint, region, "
+	     "path_style, ca_file, access_key_id, secret_access_key, session_token, profile, "
+	     "multipart_threshold, part_size"},
+	    {"spool: {size: 1GiB}\n", FLOE_EFORMAT,
+	     "t.yaml:1:9: unknown key 'spool.size'; valid keys here: max_bytes, policy"},
 	    {"lake: {catalog: {type: filesystem, uri: x}}\n", FLOE_EFORMAT,
 	     "t.yaml:1:36: unknown key 'lake.catalog.uri'; valid keys here: type"},
 	    {"agent: {\"i\\nd\": 1}\n", FLOE_EFORMAT,
@@ -226,7 +327,22 @@ static void test_errors(void **state)
 	     "t.yaml:1:45: key 'inputs[0].start_at': expected one of beginning, end, got "
 	     "'middle'"},
 	    {"lake: {catalog: {type: rest}}\n", FLOE_EFORMAT,
-	     "t.yaml:1:24: key 'lake.catalog.type': expected one of filesystem, got 'rest'"},
+	     "t.yaml:1:24: key 'lake.catalog.type': expected one of filesystem, s3, got "
+	     "'rest'"},
+	    {"inputs: [{type: tail, paths: a, format: json}]\n", FLOE_EFORMAT,
+	     "t.yaml:1:41: key 'inputs[0].format': expected one of raw, cri, docker, got "
+	     "'json'"},
+	    {"inputs: [{type: tail, paths: a, parser: csv}]\n", FLOE_EFORMAT,
+	     "t.yaml:1:41: key 'inputs[0].parser': expected one of none, json, logfmt, regex, "
+	     "got 'csv'"},
+	    {"inputs: [{type: tail, paths: a, long_lines: drop}]\n", FLOE_EFORMAT,
+	     "t.yaml:1:45: key 'inputs[0].long_lines': expected one of split, truncate, got "
+	     "'drop'"},
+	    {"lake: {s3: {path_style: yes}}\n", FLOE_EFORMAT,
+	     "t.yaml:1:25: key 'lake.s3.path_style': expected one of false, true, got 'yes'"},
+	    {"spool: {policy: drop_newest}\n", FLOE_EFORMAT,
+	     "t.yaml:1:17: key 'spool.policy': expected one of block, drop_oldest, got "
+	     "'drop_newest'"},
 	    /* wrong node types */
 	    {"agent: [1]\n", FLOE_EFORMAT,
 	     "t.yaml:1:8: key 'agent': expected a mapping, got a sequence"},
@@ -308,9 +424,9 @@ static void test_errors(void **state)
 	    {"lake: {namespace: a-b}\n", FLOE_EFORMAT,
 	     "t.yaml:1:19: key 'lake.namespace': expected 1 to 128 characters of A-Z a-z 0-9 _, "
 	     "got 'a-b'"},
-	    {"lake: {warehouse: \"s3://bucket/edge\"}\n", FLOE_EFORMAT,
-	     "t.yaml:1:19: key 'lake.warehouse': expected a directory path or a file:// URI, "
-	     "got 's3://bucket/edge' (only local warehouses are supported so far)"},
+	    {"lake: {warehouse: \"gs://bucket/edge\"}\n", FLOE_EFORMAT,
+	     "t.yaml:1:19: key 'lake.warehouse': expected a directory path, a file:// URI or "
+	     "an s3:// URI, got 'gs://bucket/edge'"},
 	    {"agent: {state_dir: \"file:///var/lib/floe\"}\n", FLOE_EFORMAT,
 	     "t.yaml:1:20: key 'agent.state_dir': expected a local directory path, got "
 	     "'file:///var/lib/floe'"},
@@ -337,9 +453,9 @@ static void test_errors(void **state)
 	     "'99999999999GiB'"},
 	    {"tables: {logs: {commit_interval: 60}}\n", FLOE_EFORMAT,
 	     "t.yaml:1:34: key 'tables.logs.commit_interval': expected a duration (an integer "
-	     "with a unit ms, s, m or h), got '60'"},
+	     "with a unit ms, s, m, h or d), got '60'"},
 	    {"tables: {logs: {commit_interval: 1441m}}\n", FLOE_EFORMAT,
-	     "t.yaml:1:34: key 'tables.logs.commit_interval': expected a duration in 1s..24h, "
+	     "t.yaml:1:34: key 'tables.logs.commit_interval': expected a duration in 1s..1d, "
 	     "got '1441m'"},
 	    /* YAML itself */
 	    {"agent: {id: a\n", FLOE_EPARSE,
@@ -358,6 +474,331 @@ static void test_errors(void **state)
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		expect_err(cases[i].yaml, cases[i].code, cases[i].msg);
+}
+
+#define IN "inputs:\n  - type: tail\n    paths: a\n"
+#define S3 "lake:\n  warehouse: s3://bkt\n  catalog: {type: s3}\n"
+
+/* Inputs' parsing keys, lake.s3 and spool: values out of their domain and the cross-key
+ * rules. */
+static void test_errors_new_keys(void **state)
+{
+	static const struct err_case cases[] = {
+	    /* pattern and parser */
+	    {IN "    parser: regex\n", FLOE_EFORMAT,
+	     "t.yaml:4:13: key 'inputs[0].parser': regex needs a pattern; set "
+	     "inputs[0].pattern"},
+	    {IN "    pattern: \"^(?<a>x)\"\n", FLOE_EFORMAT,
+	     "t.yaml:4:14: key 'inputs[0].pattern': only used with parser regex (parser is "
+	     "none)"},
+	    {IN "    parser: json\n    pattern: x\n", FLOE_EFORMAT,
+	     "t.yaml:5:14: key 'inputs[0].pattern': only used with parser regex (parser is "
+	     "json)"},
+	    {IN "    parser: regex\n    pattern: \"\"\n", FLOE_EFORMAT,
+	     "t.yaml:5:14: key 'inputs[0].pattern': must not be empty"},
+	    {IN "    parser: regex\n    pattern: \"(?<a>x\"\n", FLOE_EFORMAT,
+	     "t.yaml:5:14: key 'inputs[0].pattern': not a valid POSIX extended regular "
+	     "expression: Unmatched ( or \\("},
+	    {IN "    parser: regex\n    pattern: \"(?=x)\"\n", FLOE_EFORMAT,
+	     "t.yaml:5:14: key 'inputs[0].pattern': a group starting \"(?\" must be "
+	     "(?<name>...), (?P<name>...) or (?:...), names being [A-Za-z_][A-Za-z0-9_]* of "
+	     "at most 64 bytes"},
+	    {IN "    parser: regex\n    pattern: \"(?<1a>x)\"\n", FLOE_EFORMAT,
+	     "t.yaml:5:14: key 'inputs[0].pattern': a group starting \"(?\" must be "
+	     "(?<name>...), (?P<name>...) or (?:...), names being [A-Za-z_][A-Za-z0-9_]* of "
+	     "at most 64 bytes"},
+	    /* multiline */
+	    {IN "    multiline: {max_lines: 10}\n", FLOE_EFORMAT,
+	     "t.yaml:4:16: missing required key 'inputs[0].multiline.start'"},
+	    {IN "    multiline: {}\n", FLOE_EFORMAT,
+	     "t.yaml:4:16: missing required key 'inputs[0].multiline.start'"},
+	    {IN "    multiline: {start: ~}\n", FLOE_EFORMAT,
+	     "t.yaml:4:24: key 'inputs[0].multiline.start': a value is required"},
+	    {IN "    multiline: {start: \"a{2\"}\n", FLOE_EFORMAT,
+	     "t.yaml:4:24: key 'inputs[0].multiline.start': not a valid POSIX extended "
+	     "regular expression: Unmatched \\{"},
+	    {IN "    multiline: {start: x, max_lines: 1}\n", FLOE_EFORMAT,
+	     "t.yaml:4:38: key 'inputs[0].multiline.max_lines': expected an integer in "
+	     "2..100000, got '1'"},
+	    {IN "    multiline: {start: x, max_bytes: 1000}\n", FLOE_EFORMAT,
+	     "t.yaml:4:38: key 'inputs[0].multiline.max_bytes': expected a size in "
+	     "1KiB..64MiB, got '1000'"},
+	    {IN "    multiline: {start: x, flush_timeout: 2h}\n", FLOE_EFORMAT,
+	     "t.yaml:4:42: key 'inputs[0].multiline.flush_timeout': expected a duration in "
+	     "100ms..1h, got '2h'"},
+	    {IN "    multiline: x\n", FLOE_EFORMAT,
+	     "t.yaml:4:16: key 'inputs[0].multiline': expected a mapping, got a scalar"},
+	    /* timestamp */
+	    {IN "    timestamp: {zone: UTC}\n", FLOE_EFORMAT,
+	     "t.yaml:4:16: missing required key 'inputs[0].timestamp.format'"},
+	    {IN "    timestamp: {format: unix}\n", FLOE_EFORMAT,
+	     "t.yaml:4:25: key 'inputs[0].timestamp.format': expected one of rfc3339, "
+	     "iso8601, epoch, epoch_ms, epoch_us, epoch_ns, syslog, apache, clf, or a custom "
+	     "format with % conversions, got 'unix'"},
+	    {IN "    timestamp: {format: \"100%%\"}\n", FLOE_EFORMAT,
+	     "t.yaml:4:25: key 'inputs[0].timestamp.format': expected one of rfc3339, "
+	     "iso8601, epoch, epoch_ms, epoch_us, epoch_ns, syslog, apache, clf, or a custom "
+	     "format with % conversions, got '100%%'"},
+	    {IN "    timestamp: {format: \"%Y-%q\"}\n", FLOE_EFORMAT,
+	     "t.yaml:4:25: key 'inputs[0].timestamp.format': unknown conversion '%q' in "
+	     "'%Y-%q'; known: %Y %y %m %d %e %j %H %I %p %M %S %f %s %z %b %h %B %a %A %T %F "
+	     "%%"},
+	    {IN "    timestamp: {format: \"%H:%\"}\n", FLOE_EFORMAT,
+	     "t.yaml:4:25: key 'inputs[0].timestamp.format': unknown conversion '%' in "
+	     "'%H:%'; known: %Y %y %m %d %e %j %H %I %p %M %S %f %s %z %b %h %B %a %A %T %F "
+	     "%%"},
+	    {IN "    timestamp: {format: rfc3339, zone: Europe/Paris}\n", FLOE_EFORMAT,
+	     "t.yaml:4:40: key 'inputs[0].timestamp.zone': expected UTC or a fixed offset "
+	     "+HH:MM or -HH:MM, got 'Europe/Paris'"},
+	    {IN "    timestamp: {format: rfc3339, zone: \"+24:00\"}\n", FLOE_EFORMAT,
+	     "t.yaml:4:40: key 'inputs[0].timestamp.zone': expected UTC or a fixed offset "
+	     "+HH:MM or -HH:MM, got '+24:00'"},
+	    {IN "    timestamp: {format: rfc3339, zone: \"+0530\"}\n", FLOE_EFORMAT,
+	     "t.yaml:4:40: key 'inputs[0].timestamp.zone': expected UTC or a fixed offset "
+	     "+HH:MM or -HH:MM, got '+0530'"},
+	    {IN "    timestamp: {format: rfc3339, zone: \"\"}\n", FLOE_EFORMAT,
+	     "t.yaml:4:40: key 'inputs[0].timestamp.zone': expected UTC or a fixed offset "
+	     "+HH:MM or -HH:MM, got ''"},
+	    {IN "    timestamp: {format: epoch, field: ts}\n", FLOE_EFORMAT,
+	     "t.yaml:4:39: key 'inputs[0].timestamp.field': 'ts' would be a parsed "
+	     "attribute, but inputs[0].parser is none; use message or set a parser"},
+	    /* other input keys */
+	    {IN "    rotate_wait: 61m\n", FLOE_EFORMAT,
+	     "t.yaml:4:18: key 'inputs[0].rotate_wait': expected a duration in 0ms..1h, got "
+	     "'61m'"},
+	    {IN "    max_open_files: 7\n", FLOE_EFORMAT,
+	     "t.yaml:4:21: key 'inputs[0].max_open_files': expected an integer in 8..65536, "
+	     "got '7'"},
+	    {IN "    max_open_files: 4294967552\n", FLOE_EFORMAT,
+	     "t.yaml:4:21: key 'inputs[0].max_open_files': expected an integer in 8..65536, "
+	     "got '4294967552'"},
+	    {IN "    forget_after: 59s\n", FLOE_EFORMAT,
+	     "t.yaml:4:19: key 'inputs[0].forget_after': expected a duration in 1m..365d, got "
+	     "'59s'"},
+	    {IN "    forget_after: 366d\n", FLOE_EFORMAT,
+	     "t.yaml:4:19: key 'inputs[0].forget_after': expected a duration in 1m..365d, got "
+	     "'366d'"},
+	    /* warehouse, catalog and lake.s3 must agree */
+	    {"lake: {warehouse: \"s3://bkt/x\"}\n", FLOE_EFORMAT,
+	     "t.yaml:1:19: key 'lake.warehouse': an s3:// warehouse needs lake.catalog.type s3 "
+	     "(it is filesystem)"},
+	    {"lake:\n  catalog: {type: s3}\n", FLOE_EFORMAT,
+	     "t.yaml:2:19: key 'lake.catalog.type': s3 needs an s3:// warehouse "
+	     "(lake.warehouse: s3://BUCKET[/PREFIX])"},
+	    {"lake:\n  warehouse: /srv/lake\n  catalog: {type: s3}\n", FLOE_EFORMAT,
+	     "t.yaml:3:19: key 'lake.catalog.type': s3 needs an s3:// warehouse "
+	     "(lake.warehouse: s3://BUCKET[/PREFIX])"},
+	    {"lake:\n  s3: {region: eu-west-1}\n", FLOE_EFORMAT,
+	     "t.yaml:2:7: key 'lake.s3': only used with lake.catalog.type s3 (it is "
+	     "filesystem)"},
+	    {"lake: {warehouse: \"s3://ab\", catalog: {type: s3}}\n", FLOE_EFORMAT,
+	     "t.yaml:1:19: key 'lake.warehouse': expected s3://BUCKET[/PREFIX] with a bucket "
+	     "name of 3 to 63 characters of a-z 0-9 . - starting and ending with a letter or "
+	     "digit, got 's3://ab'"},
+	    {"lake: {warehouse: \"s3://My-Bucket/x\"}\n", FLOE_EFORMAT,
+	     "t.yaml:1:19: key 'lake.warehouse': expected s3://BUCKET[/PREFIX] with a bucket "
+	     "name of 3 to 63 characters of a-z 0-9 . - starting and ending with a letter or "
+	     "digit, got 's3://My-Bucket/x'"},
+	    {"lake: {warehouse: \"s3://bucket-/x\"}\n", FLOE_EFORMAT,
+	     "t.yaml:1:19: key 'lake.warehouse': expected s3://BUCKET[/PREFIX] with a bucket "
+	     "name of 3 to 63 characters of a-z 0-9 . - starting and ending with a letter or "
+	     "digit, got 's3://bucket-/x'"},
+	    {"lake: {warehouse: \"s3:///x\"}\n", FLOE_EFORMAT,
+	     "t.yaml:1:19: key 'lake.warehouse': expected s3://BUCKET[/PREFIX] with a bucket "
+	     "name of 3 to 63 characters of a-z 0-9 . - starting and ending with a letter or "
+	     "digit, got 's3:///x'"},
+	    {"lake: {warehouse: \"s3://bucket/a//b\"}\n", FLOE_EFORMAT,
+	     "t.yaml:1:19: key 'lake.warehouse': the key prefix in 's3://bucket/a//b' has an "
+	     "empty segment or a control character"},
+	    {"lake: {warehouse: \"s3://bucket//a\"}\n", FLOE_EFORMAT,
+	     "t.yaml:1:19: key 'lake.warehouse': the key prefix in 's3://bucket//a' has an "
+	     "empty segment or a control character"},
+	    {"lake: {warehouse: \"s3://bucket/a\\tb\"}\n", FLOE_EFORMAT,
+	     "t.yaml:1:19: key 'lake.warehouse': the key prefix in 's3://bucket/a?b' has an "
+	     "empty segment or a control character"},
+	    /* lake.s3 values */
+	    {S3 "  s3: {endpoint: \"ftp://x\"}\n", FLOE_EFORMAT,
+	     "t.yaml:4:18: key 'lake.s3.endpoint': expected http://HOST[:PORT] or "
+	     "https://HOST[:PORT] (no path), got 'ftp://x'"},
+	    {S3 "  s3: {endpoint: \"https://s3.example.com/bucket\"}\n", FLOE_EFORMAT,
+	     "t.yaml:4:18: key 'lake.s3.endpoint': expected http://HOST[:PORT] or "
+	     "https://HOST[:PORT] (no path), got 'https://s3.example.com/bucket'"},
+	    {S3 "  s3: {endpoint: \"http://host:65536\"}\n", FLOE_EFORMAT,
+	     "t.yaml:4:18: key 'lake.s3.endpoint': expected http://HOST[:PORT] or "
+	     "https://HOST[:PORT] (no path), got 'http://host:65536'"},
+	    {S3 "  s3: {endpoint: \"http://:80\"}\n", FLOE_EFORMAT,
+	     "t.yaml:4:18: key 'lake.s3.endpoint': expected http://HOST[:PORT] or "
+	     "https://HOST[:PORT] (no path), got 'http://:80'"},
+	    {S3 "  s3: {region: \"eu west\"}\n", FLOE_EFORMAT,
+	     "t.yaml:4:16: key 'lake.s3.region': expected 1 to 64 characters of A-Z a-z 0-9 -, "
+	     "got 'eu west'"},
+	    {S3 "  s3: {region: eu_west_1}\n", FLOE_EFORMAT,
+	     "t.yaml:4:16: key 'lake.s3.region': expected 1 to 64 characters of A-Z a-z 0-9 -, "
+	     "got 'eu_west_1'"},
+	    {S3 "  s3: {ca_file: \"file:///etc/ca.pem\"}\n", FLOE_EFORMAT,
+	     "t.yaml:4:17: key 'lake.s3.ca_file': expected a local file path, got "
+	     "'file:///etc/ca.pem'"},
+	    {S3 "  s3:\n    access_key_id: AKIAIOSFODNN7EXAMPLE\n", FLOE_EFORMAT,
+	     "t.yaml:5:20: key 'lake.s3.access_key_id': expected a reference, env:NAME (an "
+	     "environment variable) or file:/absolute/path (a file holding the value); the "
+	     "value itself does not belong in the configuration"},
+	    {S3 "  s3:\n    secret_access_key: \"env:1X\"\n", FLOE_EFORMAT,
+	     "t.yaml:5:24: key 'lake.s3.secret_access_key': expected a reference, env:NAME (an "
+	     "environment variable) or file:/absolute/path (a file holding the value); the "
+	     "value itself does not belong in the configuration"},
+	    {S3 "  s3:\n    session_token: \"file:relative\"\n", FLOE_EFORMAT,
+	     "t.yaml:5:20: key 'lake.s3.session_token': expected a reference, env:NAME (an "
+	     "environment variable) or file:/absolute/path (a file holding the value); the "
+	     "value itself does not belong in the configuration"},
+	    {S3 "  s3: {access_key_id: \"env:K\"}\n", FLOE_EFORMAT,
+	     "t.yaml:4:23: key 'lake.s3.access_key_id': set without secret_access_key; give "
+	     "both or neither"},
+	    {S3 "  s3: {secret_access_key: \"env:S\"}\n", FLOE_EFORMAT,
+	     "t.yaml:4:27: key 'lake.s3.secret_access_key': set without access_key_id; give "
+	     "both or neither"},
+	    {S3 "  s3: {session_token: \"env:T\"}\n", FLOE_EFORMAT,
+	     "t.yaml:4:23: key 'lake.s3.session_token': only used with access_key_id and "
+	     "secret_access_key"},
+	    {S3 "  s3: {access_key_id: \"env:K\", secret_access_key: \"env:S\", profile: p}\n",
+	     FLOE_EFORMAT,
+	     "t.yaml:4:69: key 'lake.s3.profile': only used when access_key_id and "
+	     "secret_access_key are not set"},
+	    {S3 "  s3: {profile: \"my profile\"}\n", FLOE_EFORMAT,
+	     "t.yaml:4:17: key 'lake.s3.profile': expected 1 to 64 characters of A-Z a-z 0-9 . "
+	     "_ -, got 'my profile'"},
+	    {S3 "  s3: {part_size: 4MiB}\n", FLOE_EFORMAT,
+	     "t.yaml:4:19: key 'lake.s3.part_size': expected a size in 5MiB..5GiB, got "
+	     "'4MiB'"},
+	    {S3 "  s3: {multipart_threshold: 6GiB}\n", FLOE_EFORMAT,
+	     "t.yaml:4:29: key 'lake.s3.multipart_threshold': expected a size in 5MiB..5GiB, "
+	     "got '6GiB'"},
+	    /* spool */
+	    {"spool: {max_bytes: 15MiB}\n", FLOE_EFORMAT,
+	     "t.yaml:1:20: key 'spool.max_bytes': expected a size in 16MiB..1TiB, got "
+	     "'15MiB'"},
+	    {"spool: {max_bytes: 1025GiB}\n", FLOE_EFORMAT,
+	     "t.yaml:1:20: key 'spool.max_bytes': expected a size in 16MiB..1TiB, got "
+	     "'1025GiB'"},
+	    {"spool: [1]\n", FLOE_EFORMAT,
+	     "t.yaml:1:8: key 'spool': expected a mapping, got a sequence"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		expect_err(cases[i].yaml, cases[i].code, cases[i].msg);
+}
+
+static char *dump(const struct floe_config *c);
+
+/* Accepted values of the new keys and what they become. */
+static void test_new_values(void **state)
+{
+	static const struct {
+		const char *wh, *bucket, *prefix, *stored;
+	} whs[] = {
+	    {"s3://abc", "abc", "", "s3://abc"},
+	    {"s3://abc/", "abc", "", "s3://abc"},
+	    {"s3://abc///", "abc", "", "s3://abc"},
+	    {"s3://my.bucket-1/a/b/", "my.bucket-1", "a/b", "s3://my.bucket-1/a/b"},
+	    {"s3://a23456789012345678901234567890123456789012345678901234567890123/x y/%41",
+	     "a23456789012345678901234567890123456789012345678901234567890123", "x y/%41",
+	     "s3://a23456789012345678901234567890123456789012345678901234567890123/x y/%41"},
+	};
+	for (size_t i = 0; i < sizeof(whs) / sizeof(whs[0]); i++) {
+		char yaml[256];
+		snprintf(yaml, sizeof(yaml), "lake: {warehouse: \"%s\", catalog: {type: s3}}",
+			 whs[i].wh);
+		struct floe_config *c = parse_ok(NULL, yaml);
+		assert_string_equal(c->lake.warehouse, whs[i].stored);
+		assert_string_equal(c->lake.s3_bucket, whs[i].bucket);
+		assert_string_equal(c->lake.s3_prefix, whs[i].prefix);
+		floe_config_free(c);
+	}
+	/* A 64-character bucket is one too many. */
+	expect_err(
+	    "lake: {warehouse: "
+	    "\"s3://a234567890123456789012345678901234567890123456789012345678901234\"}",
+	    FLOE_EFORMAT,
+	    "t.yaml:1:19: key 'lake.warehouse': expected s3://BUCKET[/PREFIX] with a bucket "
+	    "name of 3 to 63 characters of a-z 0-9 . - starting and ending with a letter or "
+	    "digit, got 's3://a234567890123456789012345678901234567890123456789012345678901234'");
+
+	static const struct {
+		const char *endpoint, *want;
+	} eps[] = {
+	    {"https://s3.example.com", "https://s3.example.com"},
+	    {"http://127.0.0.1:7480/", "http://127.0.0.1:7480"},
+	    {"http://[::1]:9000", "http://[::1]:9000"},
+	    {"https://minio-1.lan:1", "https://minio-1.lan:1"},
+	    {"http://h:65535", "http://h:65535"},
+	};
+	for (size_t i = 0; i < sizeof(eps) / sizeof(eps[0]); i++) {
+		char yaml[256];
+		snprintf(yaml, sizeof(yaml),
+			 "lake: {warehouse: \"s3://bkt\", catalog: {type: s3}, s3: {endpoint: "
+			 "\"%s\", profile: ops.prod_1}}",
+			 eps[i].endpoint);
+		struct floe_config *c = parse_ok(NULL, yaml);
+		assert_string_equal(c->lake.s3.endpoint, eps[i].want);
+		assert_string_equal(c->lake.s3.profile, "ops.prod_1");
+		floe_config_free(c);
+	}
+
+	static const struct {
+		const char *zone;
+		int32_t off;
+		const char *dumped;
+	} zones[] = {
+	    {"UTC", 0, "\"UTC\""},
+	    {"\"+00:00\"", 0, "\"UTC\""},
+	    {"\"-00:00\"", 0, "\"UTC\""},
+	    {"\"+05:30\"", 19800, "\"+05:30\""},
+	    {"\"-23:59\"", -86340, "\"-23:59\""},
+	    {"\"+14:00\"", 50400, "\"+14:00\""},
+	};
+	for (size_t i = 0; i < sizeof(zones) / sizeof(zones[0]); i++) {
+		char yaml[256], want[64];
+		snprintf(yaml, sizeof(yaml),
+			 "inputs: [{type: tail, paths: a, timestamp: {format: iso8601, zone: %s}}]",
+			 zones[i].zone);
+		struct floe_config *c = parse_ok(NULL, yaml);
+		assert_int_equal(c->inputs[0].timestamp.zone_offset_s, zones[i].off);
+		assert_string_equal(c->inputs[0].timestamp.format, "iso8601");
+		assert_string_equal(c->inputs[0].timestamp.field, "message");
+		char *d = dump(c);
+		snprintf(want, sizeof(want), "      zone: %s  #", zones[i].dumped);
+		assert_non_null(strstr(d, want));
+		floe_free(NULL, d);
+		floe_config_free(c);
+	}
+
+	/* Patterns regcomp accepts once named groups are plain, including parentheses that
+	 * are literal; timestamp formats; a field named by a parser. */
+	static const char *const ok[] = {
+	    "inputs: [{type: tail, paths: a, parser: regex, pattern: '^(?<a>[()])\\((?P<b>x)'}]",
+	    "inputs: [{type: tail, paths: a, parser: regex, pattern: '[]()](?<c>[[:alpha:](]+)'}]",
+	    "inputs: [{type: tail, paths: a, parser: regex, pattern: '(?:a|b)+(?<_x9>.)'}]",
+	    "inputs: [{type: tail, paths: a, parser: json, timestamp: {field: \"@t\", format: "
+	    "epoch_ms}}]",
+	    "inputs: [{type: tail, paths: a, parser: logfmt, timestamp: {field: ts, format: "
+	    "\"[%d/%b/%Y:%T %z]\"}}]",
+	    "inputs: [{type: tail, paths: a, timestamp: {format: \"%%%s\"}}]",
+	    "inputs: [{type: tail, paths: a, timestamp: {format: clf}}]",
+	    "inputs: [{type: tail, paths: a, multiline: {start: '^\\S', max_lines: 100000, "
+	    "max_bytes: 1K, flush_timeout: 100ms}}]",
+	    "inputs: [{type: tail, paths: a, format: docker, long_lines: truncate}]",
+	};
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		floe_config_free(parse_ok(NULL, ok[i]));
+
+	/* The pattern length limit counts bytes. */
+	static char big[4200];
+	int n =
+	    snprintf(big, sizeof(big), "inputs: [{type: tail, paths: a, parser: regex, pattern: '");
+	memset(big + n, 'x', 4096);
+	memcpy(big + n + 4096, "'}]", 4);
+	floe_config_free(parse_ok(NULL, big));
+	memcpy(big + n + 4096, "x'}]", 5);
+	expect_err(big, FLOE_EFORMAT,
+		   "t.yaml:1:57: key 'inputs[0].pattern': at most 4096 bytes, got 4097");
 }
 
 static void test_hostile_shapes(void **state)
@@ -473,7 +914,11 @@ static void test_units(void **state)
 	    {"2 h", 0, 7200000},
 	    {"0s", 0, 0},
 	    {"60", FLOE_EPARSE, 0},
-	    {"1d", FLOE_EPARSE, 0},
+	    {"1d", 0, 86400000},
+	    {"365d", 0, 365 * 86400000ull},
+	    {"1D", FLOE_EPARSE, 0},
+	    {"213503982334d", 0, 213503982334ull * 86400000},
+	    {"213503982335d", FLOE_ELIMIT, 0},
 	    {"1S", FLOE_EPARSE, 0},
 	    {"1.5s", FLOE_EPARSE, 0},
 	    {"s", FLOE_EPARSE, 0},
@@ -502,7 +947,9 @@ static void test_units(void **state)
 	assert_string_equal(floe_units_format_duration_ms(1500, buf), "1500ms");
 	assert_string_equal(floe_units_format_duration_ms(90000, buf), "90s");
 	assert_string_equal(floe_units_format_duration_ms(60000, buf), "1m");
-	assert_string_equal(floe_units_format_duration_ms(86400000, buf), "24h");
+	assert_string_equal(floe_units_format_duration_ms(86400000, buf), "1d");
+	assert_string_equal(floe_units_format_duration_ms(90000000, buf), "25h");
+	assert_string_equal(floe_units_format_duration_ms(7 * 86400000ull, buf), "7d");
 }
 
 /* Range edges, in the file. */
@@ -549,6 +996,30 @@ static void test_ranges(void **state)
 	    {"agent: {id: \"é\"}", false},
 	    {"lake: {namespace: a_B_9}", true},
 	    {"lake: {warehouse: lake/data}", true},
+	    {"inputs: [{type: tail, paths: a, multiline: {start: x, max_lines: 2}}]", true},
+	    {"inputs: [{type: tail, paths: a, multiline: {start: x, max_lines: 100001}}]", false},
+	    {"inputs: [{type: tail, paths: a, multiline: {start: x, max_bytes: 64MiB}}]", true},
+	    {"inputs: [{type: tail, paths: a, multiline: {start: x, max_bytes: 65537K}}]", false},
+	    {"inputs: [{type: tail, paths: a, multiline: {start: x, flush_timeout: 1h}}]", true},
+	    {"inputs: [{type: tail, paths: a, multiline: {start: x, flush_timeout: 99ms}}]", false},
+	    {"inputs: [{type: tail, paths: a, rotate_wait: 0ms}]", true},
+	    {"inputs: [{type: tail, paths: a, rotate_wait: 3600001ms}]", false},
+	    {"inputs: [{type: tail, paths: a, max_open_files: 8}]", true},
+	    {"inputs: [{type: tail, paths: a, max_open_files: 65536}]", true},
+	    {"inputs: [{type: tail, paths: a, max_open_files: 65537}]", false},
+	    {"inputs: [{type: tail, paths: a, max_open_files: -8}]", false},
+	    {"inputs: [{type: tail, paths: a, forget_after: 1m}]", true},
+	    {"inputs: [{type: tail, paths: a, forget_after: 365d}]", true},
+	    {"inputs: [{type: tail, paths: a, forget_after: 8761h}]", false},
+	    {"lake: {warehouse: \"s3://b.c\", catalog: {type: s3}, s3: {part_size: 5MiB, "
+	     "multipart_threshold: 5GiB}}",
+	     true},
+	    {"lake: {warehouse: \"s3://b.c\", catalog: {type: s3}, s3: {part_size: 5121K}}", true},
+	    {"lake: {warehouse: \"s3://b.c\", catalog: {type: s3}, s3: {part_size: 5119K}}", false},
+	    {"lake: {warehouse: \"s3://b.c\", catalog: {type: s3}, s3: {part_size: 5121M}}", false},
+	    {"spool: {max_bytes: 16MiB}", true},
+	    {"spool: {max_bytes: 1TiB}", true},
+	    {"spool: {max_bytes: 16383K}", false},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct floe_config *c = NULL;
@@ -629,11 +1100,79 @@ static void test_dump(void **state)
 	    "    commit_interval: 1m  # how often to commit\n"
 	    "    row_group_size: 64MiB  # Parquet row group; default min(target_file_size, 64MiB)\n"
 	    "lake:\n"
-	    "  warehouse: \"/var/lib/floe/warehouse\"  # directory or file:// URI; default "
+	    "  warehouse: \"/var/lib/floe/warehouse\"  # directory, file:// or s3:// URI; "
+	    "default <state_dir>/warehouse\n"
+	    "  namespace: \"default\"  # Iceberg namespace\n"
+	    "  catalog:\n"
+	    "    type: filesystem  # how commits are made atomic\n"
+	    "  s3: ~  # used with catalog type s3\n"
+	    "spool:\n"
+	    "  max_bytes: 1GiB  # sealed files waiting for upload\n"
+	    "  policy: block  # when full: block (stop reading) or drop_oldest\n");
+	floe_free(NULL, d);
+	floe_config_free(c);
+
+	/* An input with only its required keys: every default, and the sections that are
+	 * off dumped as null; with S3, the s3 section with its computed endpoint. */
+	c = parse_ok(NULL, "inputs: [{type: tail, paths: /l}]\n"
+			   "lake: {warehouse: \"s3://b-1/p/\", catalog: {type: s3}, s3: {region: "
+			   "eu-north-1}}\n");
+	d = dump(c);
+	const char *from = strstr(d, "inputs:\n");
+	assert_non_null(from);
+	const char *to = strstr(from, "tables:\n");
+	assert_non_null(to);
+	assert_int_equal(
+	    strncmp(
+		from,
+		"inputs:\n"
+		"  - type: tail  # input kind\n"
+		"    paths: [\"/l\"]  # globs of files to follow\n"
+		"    exclude: [\"*.gz\", \"*.xz\", \"*.bz2\", \"*.zst\"]  # globs to skip, matched "
+		"on "
+		"full path and basename\n"
+		"    start_at: end  # where to start in a file seen first\n"
+		"    max_line_bytes: 1MiB  # longer lines are split or truncated (long_lines)\n"
+		"    format: raw  # line framing: raw, or container runtime logs\n"
+		"    parser: none  # how messages become attributes\n"
+		"    pattern: ~  # ERE with (?<name>...) groups; only with parser regex\n"
+		"    multiline: ~  # off: set start to join continuation lines\n"
+		"    timestamp: ~  # off: ts is the time a line is read; set format to parse it\n"
+		"    long_lines: split  # what happens past max_line_bytes\n"
+		"    rotate_wait: 5s  # how long a rotated file is still read\n"
+		"    max_open_files: 256  # files followed at once\n"
+		"    forget_after: 1d  # positions of files gone this long are dropped\n",
+		(size_t)(to - from)),
+	    0);
+	assert_string_equal(
+	    strstr(d, "lake:\n"),
+	    "lake:\n"
+	    "  warehouse: \"s3://b-1/p\"  # directory, file:// or s3:// URI; default "
 	    "<state_dir>/warehouse\n"
 	    "  namespace: \"default\"  # Iceberg namespace\n"
 	    "  catalog:\n"
-	    "    type: filesystem  # how commits are made atomic\n");
+	    "    type: s3  # how commits are made atomic\n"
+	    "  s3:\n"
+	    "    endpoint: \"https://s3.eu-north-1.amazonaws.com\"  # http(s)://host[:port]; "
+	    "default https://s3.<region>.amazonaws.com\n"
+	    "    region: \"eu-north-1\"  # signing region\n"
+	    "    path_style: false  # host/bucket/key instead of bucket.host/key\n"
+	    "    ca_file: ~  # CA bundle (PEM); default: the system's\n"
+	    "    access_key_id: ~  # env:NAME or file:/path; default: environment, then shared "
+	    "credentials\n"
+	    "    secret_access_key: ~  # env:NAME or file:/path, with access_key_id\n"
+	    "    session_token: ~  # env:NAME or file:/path, for temporary keys\n"
+	    "    profile: ~  # shared credentials profile, when no keys are set\n"
+	    "    multipart_threshold: 64MiB  # larger uploads are multipart\n"
+	    "    part_size: 16MiB  # multipart part size\n"
+	    "spool:\n"
+	    "  max_bytes: 1GiB  # sealed files waiting for upload\n"
+	    "  policy: block  # when full: block (stop reading) or drop_oldest\n");
+	struct floe_config *c3 = parse_ok(NULL, d);
+	char *d3 = dump(c3);
+	assert_string_equal(d, d3);
+	floe_free(NULL, d3);
+	floe_config_free(c3);
 	floe_free(NULL, d);
 	floe_config_free(c);
 
@@ -659,9 +1198,39 @@ static void test_dump(void **state)
 	    "    target_file_size: 128MiB",
 	    "    commit_interval: 5m",
 	    "    row_group_size: 32MiB",
-	    "  warehouse: \"/srv/lake\"",
+	    "    format: cri",
+	    "    parser: regex",
+	    ("    pattern: \"^(?<time>[^ ]+ [^ ]+) (?P<level>[A-Z]+) (?:\\\\[[^]()]*\\\\]) "
+	     "(?<msg>.*)$\""),
+	    "    multiline:\n      start: \"^[0-9]{4}-\"",
+	    "      max_lines: 20",
+	    "      max_bytes: 64KiB",
+	    "      flush_timeout: 250ms",
+	    "    timestamp:\n      field: \"time\"",
+	    "      format: \"%Y-%m-%d %H:%M:%S.%f\"",
+	    "      zone: \"-05:30\"",
+	    "    long_lines: truncate",
+	    "    rotate_wait: 0ms",
+	    "    max_open_files: 1024",
+	    "    forget_after: 7d",
+	    "    multiline: ~",
+	    "    timestamp: ~",
+	    "    forget_after: 1d",
+	    "  warehouse: \"s3://edge-lake.example/floe/logs\"",
 	    "  namespace: \"edge_logs\"",
-	    "    type: filesystem",
+	    "    type: s3",
+	    "    endpoint: \"http://127.0.0.1:7480\"",
+	    "    region: \"eu-west-1\"",
+	    "    path_style: true",
+	    "    ca_file: \"/etc/floe/ca.pem\"",
+	    "    access_key_id: \"env:FLOE_S3_KEY_ID\"",
+	    "    secret_access_key: \"file:/etc/floe/s3-secret\"",
+	    "    session_token: \"env:AWS_SESSION_TOKEN\"",
+	    "    profile: ~",
+	    "    multipart_threshold: 128MiB",
+	    "    part_size: 8MiB",
+	    "  max_bytes: 2GiB",
+	    "  policy: drop_oldest",
 	};
 	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
 		if (!strstr(d, lines[i]))
@@ -671,7 +1240,7 @@ static void test_dump(void **state)
 	struct floe_config *c2 = parse_ok(NULL, d);
 	char *d2 = dump(c2);
 	assert_string_equal(d, d2);
-	assert_int_equal(c2->inputs[1].line, 12);
+	assert_int_equal(c2->inputs[1].line, 28);
 	floe_free(NULL, d);
 	floe_free(NULL, d2);
 	floe_config_free(c2);
@@ -789,6 +1358,10 @@ static void test_packaged_example(void **state)
 	assert_string_equal(c->lake.warehouse, "/var/lib/floe/warehouse");
 	assert_int_equal(c->lake.catalog, FLOE_CATALOG_FILESYSTEM);
 	assert_string_equal(c->logs.partition_by[0], "day(ts)");
+	assert_input_defaults(&c->inputs[0]);
+	assert_null(c->lake.s3_bucket);
+	assert_int_equal(c->spool.max_bytes, GiB);
+	assert_int_equal(c->spool.policy, FLOE_SPOOL_BLOCK);
 	floe_config_free(c);
 	assert_int_equal(a.used, 0);
 }
@@ -796,12 +1369,20 @@ static void test_packaged_example(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_full),	   cmocka_unit_test(test_defaults),
-	    cmocka_unit_test(test_minimal_input),  cmocka_unit_test(test_errors),
-	    cmocka_unit_test(test_hostile_shapes), cmocka_unit_test(test_units),
-	    cmocka_unit_test(test_ranges),	   cmocka_unit_test(test_row_group_default),
-	    cmocka_unit_test(test_warehouse),	   cmocka_unit_test(test_dump),
-	    cmocka_unit_test(test_alloc_failures), cmocka_unit_test(test_packaged_example),
+	    cmocka_unit_test(test_full),
+	    cmocka_unit_test(test_defaults),
+	    cmocka_unit_test(test_minimal_input),
+	    cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_errors_new_keys),
+	    cmocka_unit_test(test_new_values),
+	    cmocka_unit_test(test_hostile_shapes),
+	    cmocka_unit_test(test_units),
+	    cmocka_unit_test(test_ranges),
+	    cmocka_unit_test(test_row_group_default),
+	    cmocka_unit_test(test_warehouse),
+	    cmocka_unit_test(test_dump),
+	    cmocka_unit_test(test_alloc_failures),
+	    cmocka_unit_test(test_packaged_example),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
