@@ -47,8 +47,7 @@ static bool is_help(const char *a)
 	return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0;
 }
 
-/* Reads and parses the configuration; prints the error and returns NULL on failure. */
-static struct floe_config *load_config(const char *path)
+struct floe_config *floe_cli_load_config(const char *path)
 {
 	void *text = NULL;
 	size_t len = 0;
@@ -124,7 +123,7 @@ int floe_cmd_run(int argc, char **argv)
 		fputs(run_help, stderr);
 		return FLOE_EXIT_USAGE;
 	}
-	struct floe_config *cfg = load_config(path);
+	struct floe_config *cfg = floe_cli_load_config(path);
 	if (!cfg)
 		return FLOE_EXIT_USAGE;
 	floe_signal_install();
@@ -164,7 +163,7 @@ int floe_cmd_check(int argc, char **argv)
 		fputs(check_help, stderr);
 		return FLOE_EXIT_USAGE;
 	}
-	struct floe_config *cfg = load_config(path);
+	struct floe_config *cfg = floe_cli_load_config(path);
 	if (!cfg)
 		return FLOE_EXIT_USAGE;
 	struct floe_buf b;

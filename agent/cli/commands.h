@@ -5,6 +5,11 @@
 
 enum { FLOE_EXIT_OK = 0, FLOE_EXIT_RUNTIME = 1, FLOE_EXIT_USAGE = 2 };
 
+struct floe_config;
+/* Reads and parses a configuration file; prints the error and returns NULL on failure.
+ * Free with floe_config_free. */
+struct floe_config *floe_cli_load_config(const char *path);
+
 int floe_cmd_run(int argc, char **argv);
 int floe_cmd_check(int argc, char **argv);
 int floe_cmd_inspect(int argc, char **argv);

@@ -2,7 +2,9 @@
  * alone (the way any engine would), so it also shows tables other writers made. */
 #include "agent/cli/commands.h"
 
+#include "agent/config/config.h"
 #include "agent/lake/table.h"
+#include "agent/lake/warehouse.h"
 #include "formats/base/error.h"
 #include "formats/iceberg/manifest.h"
 #include "formats/iceberg/metadata.h"
@@ -19,8 +21,10 @@
 
 static const char inspect_help[] =
 	"usage: floe inspect LOCATION\n"
+	"       floe inspect -c FILE\n"
 	"\n"
-	"LOCATION is a table directory or file:// URI (<warehouse>/<namespace>/<table>).\n"
+	"LOCATION is a table directory or file:// URI (<warehouse>/<namespace>/<table>);\n"
+	"with -c, the table of a configuration file (a local or an S3 warehouse).\n"
 	"Prints the table uuid, the current snapshot, every snapshot with its summary, and\n"
 	"the live data files of the current snapshot with their record counts and sizes.\n";
 
@@ -94,28 +98,13 @@ static int live_files(struct floe_store *st, const struct floe_ice_meta *m, long
 	return rc;
 }
 
-int floe_cmd_inspect(int argc, char **argv)
+/* Prints the table at prefix in st. */
+static int inspect_table(struct floe_store *st, const char *prefix, const char *name)
 {
-	if (argc != 2 || argv[1][0] == '-') {
-		bool help = argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0);
-		fputs(inspect_help, help ? stdout : stderr);
-		return help ? FLOE_EXIT_OK : FLOE_EXIT_USAGE;
-	}
-	char path[4096], abs[4096];
-	int rc = floe_path_from_uri(argv[1], path, sizeof(path));
-	if (rc == 0)
-		rc = floe_path_absolute(path, abs, sizeof(abs));
-	if (rc) {
-		fprintf(stderr, "floe: %s: %s\n", argv[1], floe_strerror(rc));
-		return FLOE_EXIT_USAGE;
-	}
-	struct floe_store *st = NULL;
 	struct floe_table *t = NULL;
-	if ((rc = floe_store_local_new(abs, &st)) == 0)
-		rc = floe_table_load(NULL, st, "", &t);
+	int rc = floe_table_load(NULL, st, prefix, &t);
 	if (rc) {
-		floe_store_free(st);
-		fprintf(stderr, "floe: %s: %s\n", abs,
+		fprintf(stderr, "floe: %s: %s\n", name,
 			rc == FLOE_ENOTFOUND ? "no Iceberg table here (no metadata/v*.metadata.json)"
 					     : floe_strerror(rc));
 		return FLOE_EXIT_RUNTIME;
@@ -157,13 +146,54 @@ int floe_cmd_inspect(int argc, char **argv)
 	if (current >= 0) {
 		struct live l = {0, 0, 0};
 		printf("live data files:\n");
-		rc = live_files(st, m, floe_ice_meta_find_snapshot(m, current), &l);
-		if (rc)
+		if (live_files(st, m, floe_ice_meta_find_snapshot(m, current), &l))
 			status = FLOE_EXIT_RUNTIME;
 		printf("live files=%" PRId64 " records=%" PRId64 " bytes=%" PRId64 "\n", l.files, l.records,
 		       l.bytes);
 	}
 	floe_table_free(t);
+	return status;
+}
+
+int floe_cmd_inspect(int argc, char **argv)
+{
+	bool help = argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0);
+	bool with_config = argc == 3 && strcmp(argv[1], "-c") == 0;
+	if (help || (argc != 2 && !with_config) || (argc == 2 && argv[1][0] == '-')) {
+		fputs(inspect_help, help ? stdout : stderr);
+		return help ? FLOE_EXIT_OK : FLOE_EXIT_USAGE;
+	}
+	struct floe_store *st = NULL;
+	int rc, status;
+	if (with_config) {
+		struct floe_config *cfg = floe_cli_load_config(argv[2]);
+		if (!cfg)
+			return FLOE_EXIT_USAGE;
+		char why[1024] = "", prefix[1024];
+		rc = floe_warehouse_open(cfg, false, &st, why, sizeof(why));
+		if (rc) {
+			fprintf(stderr, "floe: %s\n", why);
+			floe_config_free(cfg);
+			return FLOE_EXIT_RUNTIME;
+		}
+		snprintf(prefix, sizeof(prefix), "%s/%s", cfg->lake.namespace, cfg->logs.name);
+		status = inspect_table(st, prefix, cfg->lake.warehouse);
+		floe_config_free(cfg);
+	} else {
+		char path[4096], abs[4096];
+		rc = floe_path_from_uri(argv[1], path, sizeof(path));
+		if (rc == 0)
+			rc = floe_path_absolute(path, abs, sizeof(abs));
+		if (rc) {
+			fprintf(stderr, "floe: %s: %s\n", argv[1], floe_strerror(rc));
+			return FLOE_EXIT_USAGE;
+		}
+		if ((rc = floe_store_local_new(abs, &st))) {
+			fprintf(stderr, "floe: %s: %s\n", abs, floe_strerror(rc));
+			return FLOE_EXIT_RUNTIME;
+		}
+		status = inspect_table(st, "", abs);
+	}
 	floe_store_free(st);
 	return status;
 }

@@ -24,6 +24,7 @@ struct floe_spool {
 	char dir[4096];
 	struct floe_part_spec spec;
 	uint64_t quarantined;
+	uint64_t bytes; /* data bytes of the whole entries (their files' sizes) */
 };
 
 int floe_spool_path(const struct floe_spool *sp, const char *name, char *out, size_t cap)
@@ -79,6 +80,10 @@ static int cleanup_one(void *ctx, const char *name)
 		char *end;
 		unsigned long long seq = strtoull(name, &end, 10);
 		debris = end == name || *end != '-' || !has_seq(c, seq);
+		struct floe_fs_stat st;
+		if (!debris && floe_spool_path(c->sp, name, path, sizeof(path)) == 0 &&
+		    floe_fs_stat(path, &st) == 0)
+			c->sp->bytes += st.size;
 	} else if (strncmp(name, ".", 1) == 0 || strcmp(name, "quarantine") == 0) {
 		return 0;
 	}
@@ -228,6 +233,42 @@ static int encode_entry(const struct floe_spool *sp, const struct floe_spool_ent
 	return rc ? FLOE_ENOMEM : 0;
 }
 
+static uint64_t entry_bytes(const struct floe_spool_entry *e)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < e->nfiles; i++)
+		n += (uint64_t)e->files[i].size;
+	return n;
+}
+
+uint64_t floe_spool_bytes(const struct floe_spool *sp)
+{
+	return sp->bytes;
+}
+
+uint64_t floe_spool_quarantined(const struct floe_spool *sp)
+{
+	return sp->quarantined;
+}
+
+int floe_spool_check_files(struct floe_spool *sp, const struct floe_spool_entry *e)
+{
+	for (size_t i = 0; i < e->nfiles; i++) {
+		char path[4200];
+		struct floe_fs_stat st;
+		int rc = floe_spool_path(sp, e->files[i].name, path, sizeof(path));
+		if (rc == 0)
+			rc = floe_fs_stat(path, &st);
+		if (rc == -ENOENT || (rc == 0 && (int64_t)st.size != e->files[i].size)) {
+			floe_warn("spool: %s is %s", path, rc ? "missing" : "not the size its entry records");
+			return FLOE_ECORRUPT;
+		}
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 int floe_spool_write_entry(struct floe_spool *sp, const struct floe_spool_entry *e)
 {
 	struct floe_buf b;
@@ -241,6 +282,8 @@ int floe_spool_write_entry(struct floe_spool *sp, const struct floe_spool_entry 
 			rc = floe_checkpoint_save(path, b.data, b.len);
 	}
 	floe_buf_fini(&b);
+	if (rc == 0)
+		sp->bytes += entry_bytes(e);
 	return rc;
 }
 
@@ -424,13 +467,39 @@ int floe_spool_remove(struct floe_spool *sp, const struct floe_spool_entry *e)
 		if (rc && rc != -ENOENT)
 			return rc;
 	}
+	uint64_t n = entry_bytes(e);
+	sp->bytes = sp->bytes > n ? sp->bytes - n : 0;
 	return floe_fs_fsync_dir(sp->dir);
+}
+
+struct move_ctx {
+	struct floe_spool *sp;
+	const char *qdir;
+	char prefix[32]; /* "<seq>-": the entry's data files */
+};
+
+static int move_data(void *ctx, const char *name)
+{
+	struct move_ctx *m = ctx;
+	char from[4200], to[4300];
+	struct floe_fs_stat st;
+	if (strncmp(name, m->prefix, strlen(m->prefix)) != 0 ||
+	    floe_spool_path(m->sp, name, from, sizeof(from)) || floe_fmt(to, sizeof(to), "%s/%s", m->qdir, name))
+		return 0;
+	if (floe_fs_stat(from, &st) == 0 && floe_fs_rename(from, to) == 0) {
+		size_t len = strlen(name);
+		/* Only whole files counted in bytes; temporaries never were. */
+		if (len > 8 && strcmp(name + len - 8, ".parquet") == 0)
+			m->sp->bytes = m->sp->bytes > st.size ? m->sp->bytes - st.size : 0;
+	}
+	return 0;
 }
 
 int floe_spool_quarantine(struct floe_spool *sp, uint64_t seq)
 {
 	char qdir[4200], name[64], from[4200], to[4300];
-	snprintf(qdir, sizeof(qdir), "%s/quarantine", sp->dir);
+	if (floe_fmt(qdir, sizeof(qdir), "%s/quarantine", sp->dir))
+		return FLOE_ELIMIT;
 	int rc = floe_fs_mkdirs(qdir);
 	if (rc)
 		return rc;
@@ -438,6 +507,11 @@ int floe_spool_quarantine(struct floe_spool *sp, uint64_t seq)
 	if (floe_spool_path(sp, name, from, sizeof(from)) || floe_fmt(to, sizeof(to), "%s/%s", qdir, name))
 		return FLOE_ELIMIT;
 	sp->quarantined++;
-	floe_warn("spool: entry %s is corrupt, moved to %s", from, to);
-	return floe_fs_rename(from, to);
+	floe_warn("spool: entry %" PRIu64 " is corrupt or incomplete, moved to %s", seq, qdir);
+	/* The entry first: once it is gone its data files are debris either way. */
+	if ((rc = floe_fs_rename(from, to)))
+		return rc;
+	struct move_ctx m = {sp, qdir, ""};
+	snprintf(m.prefix, sizeof(m.prefix), "%020" PRIu64 "-", seq);
+	return floe_fs_list(sp->dir, move_data, &m);
 }

@@ -62,6 +62,13 @@ struct floe_alloc *floe_spool_alloc(const struct floe_spool *sp);
 int floe_spool_write_entry(struct floe_spool *sp, const struct floe_spool_entry *e);
 /* Deletes entry seq: the entry file first (so a crash leaves only debris), then data. */
 int floe_spool_remove(struct floe_spool *sp, const struct floe_spool_entry *e);
+/* Data bytes of the whole entries in the spool. */
+uint64_t floe_spool_bytes(const struct floe_spool *sp);
+/* Entries moved to quarantine since the spool was opened. */
+uint64_t floe_spool_quarantined(const struct floe_spool *sp);
+/* Checks that e's data files are there with the sizes the entry records: FLOE_ECORRUPT
+ * when one is missing or cut short (quarantine the entry), 0, or an I/O error. */
+int floe_spool_check_files(struct floe_spool *sp, const struct floe_spool_entry *e);
 /* Moves a corrupt entry aside to dir/quarantine/ and counts it. */
 int floe_spool_quarantine(struct floe_spool *sp, uint64_t seq);
 /* Path of a spool file name; FLOE_ELIMIT if it does not fit in cap bytes. */

@@ -7,6 +7,7 @@
 #include "agent/lake/partition.h"
 #include "agent/lake/spool.h"
 #include "agent/lake/table.h"
+#include "agent/lake/warehouse.h"
 #include "agent/pipeline/batch.h"
 #include "agent/pipeline/record.h"
 #include "formats/base/alloc.h"
@@ -38,7 +39,6 @@ struct floe_runner {
 	const struct floe_config *cfg;
 	struct floe_alloc alloc;
 	char host[256];
-	char warehouse[4096];
 	char state_dir[4096];
 	char checkpoint_path[4200];
 	struct floe_store *store;
@@ -54,6 +54,10 @@ struct floe_runner {
 	int add_error;
 	struct floe_runner_stats stats;
 	char pq_created_by[64];
+	uint64_t spool_max;     /* spool.max_bytes */
+	bool drop_oldest;       /* spool.policy: drop_oldest (else block) */
+	bool blocked;           /* the spool is full: inputs wait (policy block) */
+	char metrics_path[4200];
 };
 
 /* Input positions of every tail, concatenated as (u32 length, blob) pairs. */
@@ -247,21 +251,20 @@ int floe_runner_new(const struct floe_config *cfg, struct floe_runner **out, cha
 	snprintf(r->pq_created_by, sizeof(r->pq_created_by), "floe version %s", FLOE_VERSION);
 
 	char tmp[4096];
-	if ((rc = floe_path_from_uri(cfg->lake.warehouse, tmp, sizeof(tmp))) ||
-	    (rc = floe_path_absolute(tmp, r->warehouse, sizeof(r->warehouse))) ||
-	    (rc = floe_path_absolute(cfg->agent.state_dir, r->state_dir, sizeof(r->state_dir)))) {
+	if ((rc = floe_path_absolute(cfg->agent.state_dir, r->state_dir, sizeof(r->state_dir)))) {
 		snprintf(why, cap, "bad path: %s", floe_strerror(rc));
 		goto err;
 	}
 	snprintf(r->checkpoint_path, sizeof(r->checkpoint_path), "%s/checkpoint", r->state_dir);
+	snprintf(r->metrics_path, sizeof(r->metrics_path), "%s/metrics.json", r->state_dir);
+	r->spool_max = cfg->spool.max_bytes;
+	r->drop_oldest = cfg->spool.policy == FLOE_SPOOL_DROP_OLDEST;
 	if ((rc = floe_fs_mkdirs(r->state_dir))) {
 		snprintf(why, cap, "cannot create state_dir %s: %s", r->state_dir, floe_strerror(rc));
 		goto err;
 	}
-	if ((rc = floe_store_local_new(r->warehouse, &r->store))) {
-		snprintf(why, cap, "cannot use warehouse %s: %s", r->warehouse, floe_strerror(rc));
+	if ((rc = floe_warehouse_open(cfg, true, &r->store, why, cap)))
 		goto err;
-	}
 	struct floe_part_spec spec;
 	if ((rc = floe_part_spec_from_config(&spec, cfg->logs.partition_by, cfg->logs.npartition_by, why, cap)))
 		goto err;
@@ -274,7 +277,7 @@ int floe_runner_new(const struct floe_config *cfg, struct floe_runner **out, cha
 	};
 	if ((rc = floe_table_open(&r->alloc, &topt, &r->table, why, cap))) {
 		if (!why[0])
-			snprintf(why, cap, "cannot open table %s/%s/%s: %s", r->warehouse, cfg->lake.namespace,
+			snprintf(why, cap, "cannot open table %s/%s/%s: %s", cfg->lake.warehouse, cfg->lake.namespace,
 				 cfg->logs.name, floe_strerror(rc));
 		goto err;
 	}
@@ -392,6 +395,76 @@ static int on_line(void *ctx, const struct floe_tail_line *line)
 	return 0;
 }
 
+/* Writes state_dir/metrics.json: the counters an operator (or a test) reads to see what
+ * the agent did, including every drop. Replaced atomically; a failure is only logged. */
+static void write_metrics(struct floe_runner *r)
+{
+	struct floe_buf b;
+	floe_buf_init(&b, &r->alloc, 4096);
+	const struct floe_runner_stats *st = &r->stats;
+	int rc = floe_buf_printf(
+		&b,
+		"{\"lines\":%" PRIu64 ",\"seals\":%" PRIu64 ",\"commits\":%" PRIu64
+		",\"commit_failures\":%" PRIu64 ",\"rows_committed\":%" PRIu64 ",\"replaced_utf8\":%" PRIu64
+		",\"dropped_entries\":%" PRIu64 ",\"dropped_rows\":%" PRIu64 ",\"dropped_bytes\":%" PRIu64
+		",\"quarantined\":%" PRIu64 ",\"blocked_ms\":%" PRIu64 ",\"spool_bytes\":%" PRIu64
+		",\"next_seq\":%" PRIu64 "}\n",
+		st->lines, st->seals, st->commits, st->commit_failures, st->rows_committed, st->replaced_utf8,
+		st->dropped_entries, st->dropped_rows, st->dropped_bytes, st->quarantined, st->blocked_ms,
+		floe_spool_bytes(r->spool), r->next_seq);
+	if (rc == 0)
+		rc = floe_fs_write_atomic(r->metrics_path, b.data, b.len);
+	if (rc)
+		floe_warn("runner: writing %s failed: %s", r->metrics_path, floe_strerror(rc));
+	floe_buf_fini(&b);
+}
+
+/* Applies the spool limit after a seal: drop_oldest removes the oldest entries (never
+ * the one just sealed) until the spool fits, counting every row; block makes the inputs
+ * wait until commits make room. */
+static int enforce_spool_limit(struct floe_runner *r)
+{
+	if (floe_spool_bytes(r->spool) <= r->spool_max) {
+		r->blocked = false;
+		return 0;
+	}
+	if (!r->drop_oldest) {
+		if (!r->blocked)
+			floe_warn("runner: spool holds %" PRIu64 " bytes, over its limit of %" PRIu64
+				  ": inputs wait for commits", floe_spool_bytes(r->spool), r->spool_max);
+		r->blocked = true;
+		return 0;
+	}
+	uint64_t *seqs = NULL;
+	size_t n = 0;
+	int rc = floe_spool_list(r->spool, &seqs, &n);
+	for (size_t i = 0; rc == 0 && i + 1 < n && floe_spool_bytes(r->spool) > r->spool_max; i++) {
+		struct floe_spool_entry *e = NULL;
+		rc = floe_spool_load(r->spool, seqs[i], &e);
+		if (rc == FLOE_ECORRUPT) {
+			rc = floe_spool_quarantine(r->spool, seqs[i]);
+			continue;
+		}
+		if (rc)
+			break;
+		uint64_t rows = 0, bytes = 0;
+		for (size_t f = 0; f < e->nfiles; f++) {
+			rows += (uint64_t)e->files[f].records;
+			bytes += (uint64_t)e->files[f].size;
+		}
+		if ((rc = floe_spool_remove(r->spool, e)) == 0) {
+			r->stats.dropped_entries++;
+			r->stats.dropped_rows += rows;
+			r->stats.dropped_bytes += bytes;
+			floe_warn("runner: spool over its limit: dropped entry %" PRIu64 " (%" PRIu64
+				  " rows, %" PRIu64 " bytes; policy drop_oldest)", e->seq, rows, bytes);
+		}
+		floe_spool_entry_free(&r->alloc, e);
+	}
+	floe_free(&r->alloc, seqs);
+	return rc;
+}
+
 static int seal(struct floe_runner *r)
 {
 	if (floe_batch_rows(r->batch) == 0)
@@ -411,6 +484,8 @@ static int seal(struct floe_runner *r)
 		rc = save_checkpoint(r, seq, pos.data, pos.len);
 		if (rc)
 			floe_error("runner: checkpoint write failed: %s", floe_strerror(rc));
+		else
+			rc = enforce_spool_limit(r);
 	}
 	floe_buf_fini(&pos);
 	r->seal_needed = false;
@@ -436,6 +511,10 @@ static int commit(struct floe_runner *r)
 		size_t loaded = 0;
 		for (; loaded < k; loaded++) {
 			rc = floe_spool_load(r->spool, seqs[done + loaded], &es[loaded]);
+			if (rc == 0 && (rc = floe_spool_check_files(r->spool, es[loaded])) != 0) {
+				floe_spool_entry_free(&r->alloc, es[loaded]);
+				es[loaded] = NULL;
+			}
 			if (rc == FLOE_ECORRUPT) {
 				floe_spool_quarantine(r->spool, seqs[done + loaded]);
 				rc = 0;
@@ -468,9 +547,16 @@ static int commit(struct floe_runner *r)
 		done += loaded + (loaded < k && rc == 0 ? 1 : 0);
 	}
 	floe_free(&r->alloc, seqs);
-	if (rc)
+	r->stats.quarantined = floe_spool_quarantined(r->spool);
+	if (rc) {
+		r->stats.commit_failures++;
 		floe_error("runner: commit failed: %s (the spool keeps the data; retrying later)",
 			   floe_strerror(rc));
+	} else if (r->blocked && floe_spool_bytes(r->spool) <= r->spool_max) {
+		floe_info("runner: spool below its limit again: inputs resume");
+		r->blocked = false;
+	}
+	write_metrics(r);
 	return rc;
 }
 
@@ -478,6 +564,8 @@ static int commit(struct floe_runner *r)
 static int read_inputs(struct floe_runner *r, size_t *progress)
 {
 	*progress = 0;
+	if (r->blocked)
+		return 0;
 	r->read_us = floe_clock_now_us();
 	for (size_t i = 0; i < r->ntails; i++) {
 		size_t got = 0;
@@ -513,13 +601,31 @@ int floe_runner_run(struct floe_runner *r, bool once)
 		return crc;
 	int64_t interval_us = (int64_t)r->cfg->logs.commit_interval_ms * 1000;
 	int64_t last_commit = floe_clock_mono_ns() / 1000;
-	int64_t last_scan = last_commit;
+	int64_t last_scan = last_commit, blocked_since = 0;
 	for (;;) {
+		int64_t now = floe_clock_mono_ns() / 1000;
+		if (r->blocked) {
+			if (!blocked_since)
+				blocked_since = now;
+			if (once) {
+				/* --once cannot wait for the next interval: make room now or fail. */
+				if ((rc = commit(r)))
+					break;
+				if (r->blocked) {
+					floe_error("runner: the spool is full and committing did not make room");
+					rc = FLOE_ELIMIT;
+					break;
+				}
+			}
+		} else if (blocked_since) {
+			r->stats.blocked_ms += (uint64_t)(now - blocked_since) / 1000;
+			blocked_since = 0;
+		}
 		size_t progress;
 		if ((rc = read_inputs(r, &progress)))
 			break;
 		bool stop = floe_signal_stop_requested();
-		if (once && progress == 0) {
+		if (once && progress == 0 && !r->blocked) {
 			for (size_t i = 0; i < r->ntails && rc == 0; i++) {
 				rc = floe_tail_flush_partial(r->tails[i], on_line, r);
 				if (rc < 0 && r->line_refused) {
@@ -532,16 +638,15 @@ int floe_runner_run(struct floe_runner *r, bool once)
 				break;
 			stop = true;
 		}
-		int64_t now = floe_clock_mono_ns() / 1000;
+		now = floe_clock_mono_ns() / 1000;
 		if (stop || now - last_commit >= interval_us) {
 			if ((rc = seal(r)))
 				break;
 			rc = commit(r);
 			last_commit = now;
-			if (stop)
+			if (stop || (rc && once))
 				break;
-			if (rc && !once)
-				rc = 0; /* the spool keeps it; next interval retries */
+			rc = 0; /* the spool keeps what failed; the next interval retries */
 		}
 		if (!once && now - last_scan >= (int64_t)RESCAN_MS * 1000) {
 			for (size_t i = 0; i < r->ntails; i++)
@@ -551,6 +656,9 @@ int floe_runner_run(struct floe_runner *r, bool once)
 		if (progress == 0 && !once)
 			floe_signal_sleep_ms(IDLE_SLEEP_MS);
 	}
+	if (blocked_since)
+		r->stats.blocked_ms += (uint64_t)(floe_clock_mono_ns() / 1000 - blocked_since) / 1000;
+	write_metrics(r);
 	if (rc)
 		floe_batch_abort(r->batch);
 	return rc;

@@ -17,8 +17,14 @@ struct floe_runner_stats {
 	uint64_t lines;
 	uint64_t seals;
 	uint64_t commits;
+	uint64_t commit_failures;
 	uint64_t rows_committed;
 	uint64_t replaced_utf8;
+	uint64_t dropped_entries;  /* spool policy drop_oldest */
+	uint64_t dropped_rows;
+	uint64_t dropped_bytes;
+	uint64_t quarantined;      /* corrupt spool entries set aside */
+	uint64_t blocked_ms;       /* time the inputs waited for a full spool */
 };
 
 /* Opens the table, the spool and the inputs. cfg is borrowed and must outlive the

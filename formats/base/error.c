@@ -19,8 +19,26 @@ static const char *const messages[] = {
 	[12] = "already exists",
 };
 
+/* The platform layer's S3 codes (platform/s3.h, -5001 and below); their messages live
+ * here too so that one function describes every code. tests/unit/agent/test_errors.c
+ * checks that both tables agree. */
+static const char *const s3_messages[] = {
+	"precondition failed (the object exists or changed)",
+	"conflicting concurrent request",
+	"outcome unknown: the request may have been applied",
+	"access denied or bad credentials/signature",
+	"unexpected HTTP status",
+	"connection failed",
+	"timed out",
+	"TLS handshake or certificate verification failed",
+	"malformed response",
+	"service unavailable (retries exhausted)",
+};
+
 const char *floe_strerror(int code)
 {
+	if (code <= -5001 && code >= -5010)
+		return s3_messages[-5001 - code];
 	if (code == 0)
 		return "success";
 	if (code < 0 && code > FLOE_EBASE)

@@ -1,0 +1,104 @@
+/* Opening a configured warehouse: a local directory, or an S3 bucket with credentials
+ * from the configuration's references, the environment or the shared credentials file,
+ * checked to honour conditional creates before floe trusts it with commits. */
+#include "warehouse.h"
+
+#include "agent/config/config.h"
+#include "formats/base/error.h"
+#include "platform/clock.h"
+#include "platform/path.h"
+#include "platform/s3.h"
+#include "platform/s3_credentials.h"
+#include "platform/secret.h"
+#include "platform/store.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Credentials for S3: references in the configuration, else the environment, else the
+ * shared credentials file. */
+static int s3_credentials(const struct floe_config *cfg, struct floe_s3_credentials *c, char *why, size_t cap)
+{
+	memset(c, 0, sizeof(*c));
+	const char *refs[3] = {cfg->lake.s3.access_key_id, cfg->lake.s3.secret_access_key,
+			       cfg->lake.s3.session_token};
+	char **dst[3] = {&c->access_key_id, &c->secret_access_key, &c->session_token};
+	if (refs[0] || refs[1]) {
+		for (int i = 0; i < 3; i++) {
+			if (!refs[i])
+				continue;
+			int rc = floe_secret_resolve(refs[i], dst[i]);
+			if (rc) {
+				snprintf(why, cap, "lake.s3: cannot resolve %s: %s", refs[i], floe_strerror(rc));
+				floe_s3_credentials_fini(c);
+				return rc;
+			}
+		}
+		return 0;
+	}
+	if (floe_s3_credentials_from_env(c) == 0)
+		return 0;
+	int rc = floe_s3_credentials_from_shared_file(NULL, cfg->lake.s3.profile, c);
+	if (rc)
+		snprintf(why, cap, "no S3 credentials: set lake.s3.access_key_id and secret_access_key "
+				   "(env:NAME or file:/path), AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
+				   "or a profile in ~/.aws/credentials");
+	return rc;
+}
+
+/* Opens the warehouse's store: a local directory, or S3 after checking that the store
+ * honours conditional creates (the commit point of catalog-less tables). */
+int floe_warehouse_open(const struct floe_config *cfg, bool probe, struct floe_store **out, char *why,
+			size_t cap)
+{
+	int rc;
+	if (cfg->lake.catalog != FLOE_CATALOG_S3) {
+		char abs[4096];
+		if ((rc = floe_path_absolute(cfg->lake.warehouse, abs, sizeof(abs))) == 0)
+			rc = floe_store_local_new(abs, out);
+		if (rc)
+			snprintf(why, cap, "cannot use warehouse %s: %s", cfg->lake.warehouse, floe_strerror(rc));
+		return rc;
+	}
+	struct floe_s3_credentials cred;
+	if ((rc = s3_credentials(cfg, &cred, why, cap)))
+		return rc;
+	struct floe_s3_options o;
+	memset(&o, 0, sizeof(o));
+	o.endpoint = cfg->lake.s3.endpoint;
+	o.region = cfg->lake.s3.region;
+	o.bucket = cfg->lake.s3_bucket;
+	o.path_style = cfg->lake.s3.path_style;
+	o.credentials = cred;
+	o.ca_file = cfg->lake.s3.ca_file;
+	o.multipart_threshold = (int64_t)cfg->lake.s3.multipart_threshold;
+	o.part_size = (int64_t)cfg->lake.s3.part_size;
+	rc = floe_store_s3_new(&o, cfg->lake.s3_prefix, out);
+	floe_s3_credentials_fini(&cred);
+	if (rc) {
+		snprintf(why, cap, "cannot use S3 warehouse %s: %s", cfg->lake.warehouse, floe_strerror(rc));
+		return rc;
+	}
+	if (!probe)
+		return 0;
+	char probe_key[256];
+	uint32_t nonce;
+	floe_random_bytes(&nonce, sizeof(nonce));
+	snprintf(probe_key, sizeof(probe_key), "%s/%s/metadata/.floe-probe-%s-%08x", cfg->lake.namespace,
+		 cfg->logs.name, cfg->agent.id, nonce);
+	rc = floe_store_probe_conditional(*out, probe_key);
+	if (rc == -ENOTSUP)
+		snprintf(why, cap, "the S3 store at %s ignores If-None-Match: a second conditional create "
+				   "succeeded, so it cannot arbitrate commits; use a store that honours "
+				   "conditional writes or a REST catalog", cfg->lake.s3.endpoint);
+	else if (rc)
+		snprintf(why, cap, "cannot reach the S3 warehouse %s: %s", cfg->lake.warehouse,
+			 floe_strerror(rc));
+	if (rc) {
+		floe_store_free(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+

@@ -1,0 +1,17 @@
+/* The configured warehouse as an object store (see warehouse.c). */
+#ifndef FLOE_WAREHOUSE_H
+#define FLOE_WAREHOUSE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct floe_config;
+struct floe_store;
+
+/* Opens cfg's warehouse. With probe, an S3 store must first show that it refuses a
+ * second conditional create of a probe key (-ENOTSUP otherwise). why gets a message for
+ * the operator on failure. */
+int floe_warehouse_open(const struct floe_config *cfg, bool probe, struct floe_store **out, char *why,
+			size_t cap);
+
+#endif
