@@ -1,0 +1,173 @@
+/* Fixed-capacity key/value collector: four parallel arrays and a byte arena carved out of
+ * one allocation, so a parser fills it per line without allocating. */
+#include "fields.h"
+
+#include "agent/pipeline/record.h"
+#include "formats/base/alloc.h"
+#include "formats/base/error.h"
+
+#include <string.h>
+
+struct floe_fields {
+	struct floe_alloc *alloc;
+	size_t cap, n, dropped;
+	size_t arena_cap, arena_len;
+	const char **keys;
+	size_t *klens;
+	const char **vals;
+	size_t *vlens;
+	char *arena;
+};
+
+struct floe_fields *floe_fields_new(struct floe_alloc *a, size_t cap_pairs, size_t cap_bytes,
+				    int *err)
+{
+	int dummy;
+	if (!err)
+		err = &dummy;
+	if (cap_pairs == 0) {
+		*err = FLOE_EINVAL;
+		return NULL;
+	}
+	/* Layout: struct, 2 pointer arrays, 2 size arrays, arena. Pointers and size_t share
+	 * alignment on every target we build for, and the struct is pointer-aligned. */
+	size_t per, arrays, total;
+	if (__builtin_mul_overflow(cap_pairs, 2 * sizeof(char *) + 2 * sizeof(size_t), &per) ||
+	    __builtin_add_overflow(per, sizeof(struct floe_fields), &arrays) ||
+	    __builtin_add_overflow(arrays, cap_bytes, &total)) {
+		*err = FLOE_EINVAL;
+		return NULL;
+	}
+	unsigned char *mem = floe_malloc(a, total);
+	if (!mem) {
+		*err = FLOE_ENOMEM;
+		return NULL;
+	}
+	struct floe_fields *f = (struct floe_fields *)mem;
+	memset(f, 0, sizeof(*f));
+	f->alloc = a;
+	f->cap = cap_pairs;
+	f->arena_cap = cap_bytes;
+	unsigned char *p = mem + sizeof(*f);
+	f->keys = (const char **)p;
+	p += cap_pairs * sizeof(char *);
+	f->vals = (const char **)p;
+	p += cap_pairs * sizeof(char *);
+	f->klens = (size_t *)p;
+	p += cap_pairs * sizeof(size_t);
+	f->vlens = (size_t *)p;
+	p += cap_pairs * sizeof(size_t);
+	f->arena = (char *)p;
+	*err = 0;
+	return f;
+}
+
+void floe_fields_free(struct floe_fields *f)
+{
+	if (f)
+		floe_free(f->alloc, f);
+}
+
+void floe_fields_reset(struct floe_fields *f)
+{
+	f->n = 0;
+	f->dropped = 0;
+	f->arena_len = 0;
+}
+
+int floe_fields_add(struct floe_fields *f, const char *key, size_t klen, const char *val,
+		    size_t vlen)
+{
+	if (!val)
+		vlen = 0;
+	/* Linear duplicate check: pair tables are small (tens), and comparing the length
+	 * first makes a miss cost one load per pair. */
+	for (size_t i = 0; i < f->n; i++) {
+		if (f->klens[i] == klen && (klen == 0 || memcmp(f->keys[i], key, klen) == 0)) {
+			f->vals[i] = val;
+			f->vlens[i] = vlen;
+			return 0;
+		}
+	}
+	if (f->n == f->cap) {
+		f->dropped++;
+		return FLOE_ELIMIT;
+	}
+	f->keys[f->n] = key;
+	f->klens[f->n] = klen;
+	f->vals[f->n] = val;
+	f->vlens[f->n] = vlen;
+	f->n++;
+	return 0;
+}
+
+char *floe_fields_scratch(struct floe_fields *f, size_t *avail)
+{
+	*avail = f->arena_cap - f->arena_len;
+	return f->arena + f->arena_len;
+}
+
+void floe_fields_commit(struct floe_fields *f, size_t used)
+{
+	/* Our invariant, not input: callers never write past what scratch offered. */
+	if (used > f->arena_cap - f->arena_len)
+		used = f->arena_cap - f->arena_len;
+	f->arena_len += used;
+}
+
+void floe_fields_drop(struct floe_fields *f)
+{
+	f->dropped++;
+}
+
+size_t floe_fields_count(const struct floe_fields *f)
+{
+	return f->n;
+}
+
+size_t floe_fields_dropped(const struct floe_fields *f)
+{
+	return f->dropped;
+}
+
+const char *const *floe_fields_keys(const struct floe_fields *f)
+{
+	return f->keys;
+}
+
+const size_t *floe_fields_key_lens(const struct floe_fields *f)
+{
+	return f->klens;
+}
+
+const char *const *floe_fields_vals(const struct floe_fields *f)
+{
+	return f->vals;
+}
+
+const size_t *floe_fields_val_lens(const struct floe_fields *f)
+{
+	return f->vlens;
+}
+
+bool floe_fields_find(const struct floe_fields *f, const char *key, size_t klen, const char **val,
+		      size_t *vlen)
+{
+	for (size_t i = 0; i < f->n; i++) {
+		if (f->klens[i] == klen && (klen == 0 || memcmp(f->keys[i], key, klen) == 0)) {
+			*val = f->vals[i];
+			*vlen = f->vlens[i];
+			return true;
+		}
+	}
+	return false;
+}
+
+void floe_fields_to_record(const struct floe_fields *f, struct floe_record *rec)
+{
+	rec->nattrs = f->n;
+	rec->attr_keys = f->keys;
+	rec->attr_key_lens = f->klens;
+	rec->attr_vals = f->vals;
+	rec->attr_val_lens = f->vlens;
+}

@@ -1,0 +1,725 @@
+/* Timestamp parsing: each format fills a broken-down time, and one function turns that
+ * into µs with our own days-from-civil arithmetic and the string's offset (or the zone
+ * option). Nothing here touches the process time zone. */
+#include "timestamp.h"
+
+#include "formats/base/alloc.h"
+#include "formats/base/buf.h"
+#include "formats/base/error.h"
+
+#include <stdbool.h>
+#include <string.h>
+
+enum ts_kind {
+	TS_RFC3339,
+	TS_ISO8601,
+	TS_EPOCH,
+	TS_EPOCH_MS,
+	TS_EPOCH_US,
+	TS_EPOCH_NS,
+	TS_SYSLOG,
+	TS_APACHE,
+	TS_CUSTOM,
+};
+
+struct floe_ts_format {
+	struct floe_alloc *alloc;
+	enum ts_kind kind;
+	int32_t zone_off;
+	size_t flen;
+	char fmt[]; /* the custom format */
+};
+
+/* A broken-down time as read from a string. */
+struct tsv {
+	int64_t year;
+	int mon, day, yday, hour, min, sec;
+	int64_t frac_us;
+	int32_t off;
+	bool has_year, has_off, has_yday, hour12, pm;
+	bool has_epoch;
+	int64_t epoch_s;
+};
+
+#define US_PER_S INT64_C(1000000)
+#define US_PER_DAY (INT64_C(86400) * US_PER_S)
+
+static const char *const month_names[12] = {"january",	 "february", "march",	 "april",
+					    "may",	 "june",     "july",	 "august",
+					    "september", "october",  "november", "december"};
+
+int64_t floe_days_from_civil(int64_t y, unsigned m, unsigned d)
+{
+	/* Count from 0000-03-01 so the leap day is the last day of the year, in 400-year
+	 * eras of 146097 days. */
+	y -= m <= 2;
+	int64_t era = (y >= 0 ? y : y - 399) / 400;
+	int64_t yoe = y - era * 400;
+	int64_t mp = m > 2 ? (int64_t)m - 3 : (int64_t)m + 9;
+	int64_t doy = (153 * mp + 2) / 5 + (int64_t)d - 1;
+	int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + doe - 719468;
+}
+
+void floe_civil_from_days(int64_t days, int64_t *y, unsigned *m, unsigned *d)
+{
+	int64_t z = days + 719468;
+	int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+	int64_t doe = z - era * 146097;
+	int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	int64_t mp = (5 * doy + 2) / 153;
+	*d = (unsigned)(doy - (153 * mp + 2) / 5 + 1);
+	*m = (unsigned)(mp < 10 ? mp + 3 : mp - 9);
+	*y = yoe + era * 400 + (*m <= 2);
+}
+
+static bool is_leap(int64_t y)
+{
+	return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+}
+
+static int days_in_month(int64_t y, int m)
+{
+	static const int dm[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+	return m == 2 && is_leap(y) ? 29 : dm[m - 1];
+}
+
+static bool isdig(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static char lower(char c)
+{
+	return c >= 'A' && c <= 'Z' ? (char)(c + 32) : c;
+}
+
+/* Reads min..max digits at *i. */
+static bool num(const char *s, size_t n, size_t *i, int min, int max, int *out)
+{
+	int v = 0, k = 0;
+	while (k < max && *i < n && isdig(s[*i])) {
+		v = v * 10 + (s[*i] - '0');
+		(*i)++;
+		k++;
+	}
+	*out = v;
+	return k >= min;
+}
+
+static bool lit(const char *s, size_t n, size_t *i, char c)
+{
+	if (*i < n && s[*i] == c) {
+		(*i)++;
+		return true;
+	}
+	return false;
+}
+
+/* Fraction digits: the first six make µs, the rest are read and dropped. */
+static bool frac(const char *s, size_t n, size_t *i, int64_t *us)
+{
+	int64_t v = 0;
+	int k = 0;
+	while (*i < n && isdig(s[*i])) {
+		if (k < 6)
+			v = v * 10 + (s[*i] - '0');
+		k++;
+		(*i)++;
+	}
+	for (int r = k; r < 6; r++)
+		v *= 10;
+	*us = v;
+	return k > 0;
+}
+
+/* Z, or +HH, +HHMM, +HH:MM (colon_only: only +HH:MM and Z). */
+static bool offset(const char *s, size_t n, size_t *i, bool colon_only, int32_t *off)
+{
+	if (*i < n && (s[*i] == 'Z' || s[*i] == 'z')) {
+		(*i)++;
+		*off = 0;
+		return true;
+	}
+	if (*i >= n || (s[*i] != '+' && s[*i] != '-'))
+		return false;
+	int sign = s[*i] == '-' ? -1 : 1;
+	(*i)++;
+	int h, m = 0;
+	if (!num(s, n, i, 2, 2, &h))
+		return false;
+	if (lit(s, n, i, ':')) {
+		if (!num(s, n, i, 2, 2, &m))
+			return false;
+	} else if (colon_only) {
+		return false;
+	} else if (*i < n && isdig(s[*i])) {
+		if (!num(s, n, i, 2, 2, &m))
+			return false;
+	}
+	if (h > 23 || m > 59)
+		return false;
+	*off = sign * (h * 3600 + m * 60);
+	return true;
+}
+
+static bool month_abbr(const char *s, size_t n, size_t *i, int *mon)
+{
+	if (n - *i < 3)
+		return false;
+	for (int k = 0; k < 12; k++) {
+		if (lower(s[*i]) == month_names[k][0] && lower(s[*i + 1]) == month_names[k][1] &&
+		    lower(s[*i + 2]) == month_names[k][2]) {
+			*mon = k + 1;
+			*i += 3;
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool month_full(const char *s, size_t n, size_t *i, int *mon)
+{
+	for (int k = 0; k < 12; k++) {
+		size_t l = strlen(month_names[k]);
+		if (n - *i < l)
+			continue;
+		size_t j = 0;
+		while (j < l && lower(s[*i + j]) == month_names[k][j])
+			j++;
+		if (j == l) {
+			*mon = k + 1;
+			*i += l;
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool letters(const char *s, size_t n, size_t *i)
+{
+	size_t st = *i;
+	while (*i < n && ((s[*i] >= 'a' && s[*i] <= 'z') || (s[*i] >= 'A' && s[*i] <= 'Z')))
+		(*i)++;
+	return *i > st;
+}
+
+static bool hms(const char *s, size_t n, size_t *i, struct tsv *t)
+{
+	return num(s, n, i, 2, 2, &t->hour) && lit(s, n, i, ':') && num(s, n, i, 2, 2, &t->min) &&
+	       lit(s, n, i, ':') && num(s, n, i, 2, 2, &t->sec);
+}
+
+static bool ymd_ext(const char *s, size_t n, size_t *i, struct tsv *t)
+{
+	int y;
+	if (!num(s, n, i, 4, 4, &y) || !lit(s, n, i, '-') || !num(s, n, i, 2, 2, &t->mon) ||
+	    !lit(s, n, i, '-') || !num(s, n, i, 2, 2, &t->day))
+		return false;
+	t->year = y;
+	t->has_year = true;
+	return true;
+}
+
+static bool p_rfc3339(const char *s, size_t n, size_t *i, struct tsv *t)
+{
+	if (!ymd_ext(s, n, i, t))
+		return false;
+	if (*i >= n || (s[*i] != 'T' && s[*i] != 't' && s[*i] != ' '))
+		return false;
+	(*i)++;
+	if (!hms(s, n, i, t))
+		return false;
+	if (lit(s, n, i, '.') && !frac(s, n, i, &t->frac_us))
+		return false;
+	if (!offset(s, n, i, true, &t->off))
+		return false;
+	t->has_off = true;
+	return true;
+}
+
+static bool p_iso_time(const char *s, size_t n, size_t *i, struct tsv *t, bool ext)
+{
+	if (!num(s, n, i, 2, 2, &t->hour))
+		return false;
+	if (ext ? !lit(s, n, i, ':') : false)
+		return false;
+	if (!num(s, n, i, 2, 2, &t->min))
+		return false;
+	if (ext ? lit(s, n, i, ':') : (*i < n && isdig(s[*i]))) {
+		if (!num(s, n, i, 2, 2, &t->sec))
+			return false;
+		if (*i < n && (s[*i] == '.' || s[*i] == ',')) {
+			(*i)++;
+			if (!frac(s, n, i, &t->frac_us))
+				return false;
+		}
+	}
+	size_t save = *i;
+	if (offset(s, n, i, false, &t->off))
+		t->has_off = true;
+	else
+		*i = save;
+	return true;
+}
+
+static bool p_iso8601(const char *s, size_t n, size_t *i, struct tsv *t)
+{
+	int y;
+	if (!num(s, n, i, 4, 4, &y))
+		return false;
+	t->year = y;
+	t->has_year = true;
+	bool ext = lit(s, n, i, '-');
+	if (!num(s, n, i, 2, 2, &t->mon) || (ext && !lit(s, n, i, '-')) ||
+	    !num(s, n, i, 2, 2, &t->day))
+		return false;
+	size_t save = *i;
+	if (*i < n && (s[*i] == 'T' || s[*i] == 't' || (ext && s[*i] == ' '))) {
+		(*i)++;
+		struct tsv keep = *t;
+		if (p_iso_time(s, n, i, t, ext))
+			return true;
+		*t = keep;
+	}
+	/* A date alone. */
+	*i = save;
+	return true;
+}
+
+static bool p_syslog(const char *s, size_t n, size_t *i, struct tsv *t)
+{
+	if (!month_abbr(s, n, i, &t->mon) || !lit(s, n, i, ' '))
+		return false;
+	lit(s, n, i, ' '); /* "Dec  1": day padded with a space */
+	if (!num(s, n, i, 1, 2, &t->day) || !lit(s, n, i, ' ') || !hms(s, n, i, t))
+		return false;
+	size_t save = *i;
+	if (lit(s, n, i, '.') && !frac(s, n, i, &t->frac_us))
+		*i = save;
+	return true;
+}
+
+static bool p_apache(const char *s, size_t n, size_t *i, struct tsv *t)
+{
+	bool br = lit(s, n, i, '[');
+	int y;
+	if (*i < n && isdig(s[*i])) {
+		/* Common log: 10/Oct/2000:13:55:36 -0700 */
+		if (!num(s, n, i, 2, 2, &t->day) || !lit(s, n, i, '/') ||
+		    !month_abbr(s, n, i, &t->mon) || !lit(s, n, i, '/') ||
+		    !num(s, n, i, 4, 4, &y) || !lit(s, n, i, ':') || !hms(s, n, i, t) ||
+		    !lit(s, n, i, ' ') || !offset(s, n, i, false, &t->off))
+			return false;
+		t->has_off = true;
+	} else {
+		/* Error log: Sun Dec 04 04:47:44 2005, or with .frac after the seconds. */
+		if (!letters(s, n, i) || !lit(s, n, i, ' ') || !month_abbr(s, n, i, &t->mon) ||
+		    !lit(s, n, i, ' '))
+			return false;
+		lit(s, n, i, ' ');
+		if (!num(s, n, i, 1, 2, &t->day) || !lit(s, n, i, ' ') || !hms(s, n, i, t))
+			return false;
+		if (lit(s, n, i, '.') && !frac(s, n, i, &t->frac_us))
+			return false;
+		if (!lit(s, n, i, ' ') || !num(s, n, i, 4, 4, &y))
+			return false;
+	}
+	t->year = y;
+	t->has_year = true;
+	return !br || lit(s, n, i, ']');
+}
+
+/* Integer with optional sign; FLOE_ELIMIT on overflow. */
+static int p_int(const char *s, size_t n, size_t *i, bool *neg, int64_t *v)
+{
+	*neg = lit(s, n, i, '-');
+	if (*i >= n || !isdig(s[*i]))
+		return FLOE_EPARSE;
+	int64_t x = 0;
+	while (*i < n && isdig(s[*i])) {
+		if (__builtin_mul_overflow(x, 10, &x) || __builtin_add_overflow(x, s[*i] - '0', &x))
+			return FLOE_ELIMIT;
+		(*i)++;
+	}
+	*v = x;
+	return 0;
+}
+
+static int p_epoch(enum ts_kind k, const char *s, size_t n, size_t *i, int64_t *out)
+{
+	bool neg;
+	int64_t v, fr = 0, us;
+	int rc = p_int(s, n, i, &neg, &v);
+	if (rc)
+		return rc;
+	int64_t scale = k == TS_EPOCH ? US_PER_S : k == TS_EPOCH_MS ? 1000 : 1;
+	if ((k == TS_EPOCH || k == TS_EPOCH_MS) && *i < n && s[*i] == '.') {
+		size_t save = (*i)++;
+		if (!frac(s, n, i, &fr)) {
+			*i = save;
+			fr = 0;
+		}
+		if (k == TS_EPOCH_MS)
+			fr /= 1000;
+	}
+	if (k == TS_EPOCH_NS) {
+		us = v / 1000;
+		/* Floor toward the past for negative values with a sub-µs part. */
+		if (neg && v % 1000)
+			us++;
+		*out = neg ? -us : us;
+		return 0;
+	}
+	if (__builtin_mul_overflow(v, scale, &us) || __builtin_add_overflow(us, fr, &us))
+		return FLOE_ELIMIT;
+	*out = neg ? -us : us;
+	return 0;
+}
+
+static int p_custom(const struct floe_ts_format *f, const char *s, size_t n, size_t *i,
+		    struct tsv *t)
+{
+	const char *fm = f->fmt;
+	size_t fl = f->flen;
+	int y;
+	for (size_t k = 0; k < fl; k++) {
+		char c = fm[k];
+		if (c == ' ') {
+			if (*i >= n || (s[*i] != ' ' && s[*i] != '\t'))
+				return FLOE_EPARSE;
+			while (*i < n && (s[*i] == ' ' || s[*i] == '\t'))
+				(*i)++;
+			continue;
+		}
+		if (c != '%') {
+			if (!lit(s, n, i, c))
+				return FLOE_EPARSE;
+			continue;
+		}
+		c = fm[++k]; /* validated at compile time: a '%' is never last */
+		bool ok = true;
+		switch (c) {
+		case 'Y':
+			ok = num(s, n, i, 4, 4, &y);
+			t->year = y;
+			t->has_year = true;
+			break;
+		case 'y':
+			ok = num(s, n, i, 2, 2, &y);
+			t->year = y < 69 ? 2000 + y : 1900 + y;
+			t->has_year = true;
+			break;
+		case 'm':
+			ok = num(s, n, i, 1, 2, &t->mon);
+			break;
+		case 'e':
+			lit(s, n, i, ' ');
+			ok = num(s, n, i, 1, 2, &t->day);
+			break;
+		case 'd':
+			ok = num(s, n, i, 1, 2, &t->day);
+			break;
+		case 'j':
+			ok = num(s, n, i, 1, 3, &t->yday);
+			t->has_yday = true;
+			break;
+		case 'H':
+			ok = num(s, n, i, 1, 2, &t->hour);
+			break;
+		case 'I':
+			ok = num(s, n, i, 1, 2, &t->hour);
+			t->hour12 = true;
+			break;
+		case 'M':
+			ok = num(s, n, i, 1, 2, &t->min);
+			break;
+		case 'S':
+			ok = num(s, n, i, 1, 2, &t->sec);
+			break;
+		case 'T':
+			ok = hms(s, n, i, t);
+			break;
+		case 'F':
+			ok = ymd_ext(s, n, i, t);
+			break;
+		case 'f':
+			ok = frac(s, n, i, &t->frac_us);
+			break;
+		case 'z':
+			ok = offset(s, n, i, false, &t->off);
+			t->has_off = true;
+			break;
+		case 'b':
+		case 'h':
+			ok = month_abbr(s, n, i, &t->mon);
+			break;
+		case 'B':
+			ok = month_full(s, n, i, &t->mon);
+			break;
+		case 'a':
+		case 'A':
+			ok = letters(s, n, i);
+			break;
+		case 'p':
+			if (n - *i >= 2 && (lower(s[*i]) == 'a' || lower(s[*i]) == 'p') &&
+			    lower(s[*i + 1]) == 'm') {
+				t->pm = lower(s[*i]) == 'p';
+				*i += 2;
+			} else {
+				ok = false;
+			}
+			break;
+		case 's': {
+			bool neg;
+			int64_t v;
+			int rc = p_int(s, n, i, &neg, &v);
+			if (rc)
+				return rc;
+			t->has_epoch = true;
+			t->epoch_s = neg ? -v : v;
+			break;
+		}
+		case '%':
+			ok = lit(s, n, i, '%');
+			break;
+		default:
+			return FLOE_EPARSE;
+		}
+		if (!ok)
+			return FLOE_EPARSE;
+	}
+	return 0;
+}
+
+/* Time of year (month/day/time) in a given year at offset off, or false if invalid. */
+static bool assemble(const struct tsv *t, int64_t year, int32_t off, int64_t *out)
+{
+	int64_t days;
+	if (t->has_yday) {
+		if (t->yday < 1 || t->yday > (is_leap(year) ? 366 : 365))
+			return false;
+		days = floe_days_from_civil(year, 1, 1) + t->yday - 1;
+	} else {
+		if (t->mon < 1 || t->mon > 12 || t->day < 1 || t->day > days_in_month(year, t->mon))
+			return false;
+		days = floe_days_from_civil(year, (unsigned)t->mon, (unsigned)t->day);
+	}
+	if (t->hour > 23 || t->min > 59 || t->sec > 60)
+		return false;
+	/* Checked: an inferred year comes from the caller's reference time, which may be
+	 * anything. */
+	int64_t secs, us;
+	if (__builtin_mul_overflow(days, 86400, &secs) ||
+	    __builtin_add_overflow(secs, t->hour * 3600 + t->min * 60 + t->sec - off, &secs) ||
+	    __builtin_mul_overflow(secs, US_PER_S, &us) ||
+	    __builtin_add_overflow(us, t->frac_us, &us))
+		return false;
+	*out = us;
+	return true;
+}
+
+static int finish(const struct floe_ts_format *f, struct tsv *t, int64_t ref_us, int64_t *out)
+{
+	if (t->has_epoch) {
+		int64_t us;
+		if (__builtin_mul_overflow(t->epoch_s, US_PER_S, &us) ||
+		    __builtin_add_overflow(us, t->frac_us, &us))
+			return FLOE_ELIMIT;
+		*out = us;
+		return 0;
+	}
+	if (t->hour12) {
+		if (t->hour < 1 || t->hour > 12)
+			return FLOE_EPARSE;
+		t->hour = t->hour % 12 + (t->pm ? 12 : 0);
+	}
+	int32_t off = t->has_off ? t->off : f->zone_off;
+	if (t->has_year)
+		return assemble(t, t->year, off, out) ? 0 : FLOE_EPARSE;
+	/* No year: the latest of the reference's year +1, 0, -1 that is not more than a
+	 * day after the reference (so a Dec 31 line read on Jan 1 lands last year, and a
+	 * Jan 1 line read a little early on Dec 31 lands next year). */
+	int64_t ref_local = ref_us / US_PER_S + off;
+	if (ref_us % US_PER_S < 0)
+		ref_local--;
+	int64_t rdays = ref_local / 86400 - (ref_local % 86400 < 0);
+	int64_t ry;
+	unsigned rm, rd;
+	floe_civil_from_days(rdays, &ry, &rm, &rd);
+	int64_t limit = ref_us > INT64_MAX - US_PER_DAY ? INT64_MAX : ref_us + US_PER_DAY;
+	for (int64_t y = ry + 1; y >= ry - 1; y--) {
+		int64_t us;
+		if (assemble(t, y, off, &us) && us <= limit) {
+			*out = us;
+			return 0;
+		}
+	}
+	/* Feb 29 with no leap year among the candidates, or an invalid date. */
+	return FLOE_EPARSE;
+}
+
+int floe_ts_parse(const struct floe_ts_format *f, const char *s, size_t len, int64_t ref_us,
+		  int64_t *out_us, size_t *consumed)
+{
+	struct tsv t;
+	memset(&t, 0, sizeof(t));
+	t.mon = 1;
+	t.day = 1;
+	size_t i = 0;
+	int rc = 0;
+	int64_t us = 0;
+	bool ok = true;
+	switch (f->kind) {
+	case TS_RFC3339:
+		ok = p_rfc3339(s, len, &i, &t);
+		break;
+	case TS_ISO8601:
+		ok = p_iso8601(s, len, &i, &t);
+		break;
+	case TS_SYSLOG:
+		ok = p_syslog(s, len, &i, &t);
+		break;
+	case TS_APACHE:
+		ok = p_apache(s, len, &i, &t);
+		break;
+	case TS_CUSTOM:
+		rc = p_custom(f, s, len, &i, &t);
+		break;
+	case TS_EPOCH:
+	case TS_EPOCH_MS:
+	case TS_EPOCH_US:
+	case TS_EPOCH_NS:
+		rc = p_epoch(f->kind, s, len, &i, &us);
+		t.has_epoch = true;
+		break;
+	}
+	if (!ok)
+		return FLOE_EPARSE;
+	if (rc)
+		return rc;
+	if (!consumed && i != len)
+		return FLOE_EPARSE;
+	if (t.has_epoch && f->kind != TS_CUSTOM) {
+		*out_us = us;
+	} else {
+		rc = finish(f, &t, ref_us, &us);
+		if (rc)
+			return rc;
+		*out_us = us;
+	}
+	if (consumed)
+		*consumed = i;
+	return 0;
+}
+
+int floe_ts_parse_rfc3339(const char *s, size_t len, int64_t *out_us, size_t *consumed)
+{
+	static const struct floe_ts_format rfc = {.kind = TS_RFC3339};
+	return floe_ts_parse(&rfc, s, len, 0, out_us, consumed);
+}
+
+int floe_ts_zone_parse(const char *z, size_t n, int32_t *off_s)
+{
+	if (!z || n == 0 || (n == 3 && memcmp(z, "UTC", 3) == 0) || (n == 1 && z[0] == 'Z')) {
+		*off_s = 0;
+		return 0;
+	}
+	size_t i = 0;
+	int32_t off;
+	if ((z[0] == '+' || z[0] == '-') && offset(z, n, &i, false, &off) && i == n) {
+		*off_s = off;
+		return 0;
+	}
+	for (size_t k = 0; k < n; k++)
+		if (!((z[k] >= 'A' && z[k] <= 'Z') || (z[k] >= 'a' && z[k] <= 'z') || z[k] == '/' ||
+		      z[k] == '_'))
+			return FLOE_EINVAL;
+	return FLOE_EUNSUPPORTED;
+}
+
+static void say(char *why, size_t cap, const char *msg)
+{
+	if (why && cap)
+		floe_fmt(why, cap, "%s", msg);
+}
+
+struct floe_ts_format *floe_ts_format_new(struct floe_alloc *a, const char *spec, size_t slen,
+					  const char *zone, size_t zlen, char *why, size_t whycap,
+					  int *err)
+{
+	int dummy;
+	if (!err)
+		err = &dummy;
+	static const struct {
+		const char *name;
+		enum ts_kind kind;
+	} named[] = {
+	    {"rfc3339", TS_RFC3339},   {"iso8601", TS_ISO8601},	  {"epoch", TS_EPOCH},
+	    {"epoch_ms", TS_EPOCH_MS}, {"epoch_us", TS_EPOCH_US}, {"epoch_ns", TS_EPOCH_NS},
+	    {"syslog", TS_SYSLOG},     {"apache", TS_APACHE},
+	};
+	enum ts_kind kind = TS_CUSTOM;
+	bool found = false;
+	for (size_t k = 0; k < sizeof(named) / sizeof(named[0]); k++) {
+		if (strlen(named[k].name) == slen && memcmp(named[k].name, spec, slen) == 0) {
+			kind = named[k].kind;
+			found = true;
+		}
+	}
+	if (!found) {
+		if (slen == 0 || !memchr(spec, '%', slen)) {
+			say(why, whycap,
+			    "unknown timestamp format (expected rfc3339, iso8601, epoch, "
+			    "epoch_ms, epoch_us, epoch_ns, syslog, apache or a %-format)");
+			*err = FLOE_EINVAL;
+			return NULL;
+		}
+		for (size_t k = 0; k < slen; k++) {
+			if (spec[k] != '%')
+				continue;
+			if (k + 1 >= slen || !strchr("YymedjHIMSTFfzbhBaAps%", spec[k + 1]) ||
+			    spec[k + 1] == 0) {
+				say(why, whycap, "unsupported % conversion in timestamp format");
+				*err = FLOE_EINVAL;
+				return NULL;
+			}
+			k++;
+		}
+	}
+	int32_t off;
+	int rc = floe_ts_zone_parse(zone, zlen, &off);
+	if (rc) {
+		say(why, whycap,
+		    rc == FLOE_EUNSUPPORTED ? "named time zones are not supported (use UTC or a "
+					      "fixed offset like +02:00)"
+					    : "bad zone (use UTC or a fixed offset like +02:00)");
+		*err = rc;
+		return NULL;
+	}
+	size_t total;
+	if (__builtin_add_overflow(sizeof(struct floe_ts_format), slen, &total)) {
+		*err = FLOE_EINVAL;
+		return NULL;
+	}
+	struct floe_ts_format *f = floe_malloc(a, total);
+	if (!f) {
+		*err = FLOE_ENOMEM;
+		return NULL;
+	}
+	f->alloc = a;
+	f->kind = kind;
+	f->zone_off = off;
+	f->flen = kind == TS_CUSTOM ? slen : 0;
+	if (kind == TS_CUSTOM)
+		memcpy(f->fmt, spec, slen);
+	*err = 0;
+	return f;
+}
+
+void floe_ts_format_free(struct floe_ts_format *f)
+{
+	if (f)
+		floe_free(f->alloc, f);
+}

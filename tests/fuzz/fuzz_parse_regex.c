@@ -1,0 +1,59 @@
+/* Fuzz target: a fixed named-group pattern (Apache combined log) against arbitrary lines;
+ * captures must be slices inside the line. The first byte also picks a pattern for the
+ * translator, so odd patterns are compiled (and rejected cleanly) too. */
+#include "agent/parse/fields.h"
+#include "agent/parse/regex.h"
+#include "formats/base/error.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static const char pattern[] =
+    "^(?<ip>[^ ]+) (?<ident>[^ ]+) (?<user>[^ ]+) \\[(?<ts>[^]]+)\\] "
+    "\"(?<method>[A-Z]+) (?<path>[^ \"]*)(?: (?<proto>[^\"]*))?\" (?<status>[0-9]{3}) "
+    "(?<size>[0-9]+|-)(?: \"(?<referer>[^\"]*)\" \"(?<agent>[^\"]*)\")?";
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct floe_regex *r;
+	static struct floe_fields *f;
+	if (!r) {
+		int err;
+		r = floe_regex_new(NULL, pattern, sizeof(pattern) - 1, 1 << 16, 0, NULL, 0, &err);
+		f = floe_fields_new(NULL, 16, 0, NULL);
+		if (!r || !f)
+			abort();
+	}
+	floe_fields_reset(f);
+	bool m;
+	int rc = floe_regex_capture(r, (const char *)data, size, f, &m);
+	if (rc == 0 && m) {
+		for (size_t i = 0; i < floe_fields_count(f); i++) {
+			const char *v = floe_fields_vals(f)[i];
+			size_t vl = floe_fields_val_lens(f)[i];
+			if (v < (const char *)data || vl > size ||
+			    (size_t)(v - (const char *)data) > size - vl)
+				abort();
+		}
+	} else if (rc != 0 && rc != FLOE_ELIMIT) {
+		abort();
+	}
+	/* The line as a pattern: compiles or is refused with a reason, never crashes. */
+	if (size <= 256) {
+		int err = 0;
+		char why[128];
+		struct floe_regex *p =
+		    floe_regex_new(NULL, (const char *)data, size, 256, 0, why, sizeof(why), &err);
+		if (p) {
+			floe_fields_reset(f);
+			floe_regex_capture(p, (const char *)data, size, f, &m);
+			floe_regex_free(p);
+		} else if (err != FLOE_EINVAL && err != FLOE_ENOMEM) {
+			abort();
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,255 @@
+/* Tests of agent/parse/regex: named-group translation (escaped parens, bracket
+ * expressions, (?:...), nesting), rejected patterns, captures as slices, groups that do
+ * not participate, lines with NUL bytes and no terminator, the length limit, faults. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "agent/parse/fields.h"
+#include "agent/parse/regex.h"
+#include "formats/base/alloc.h"
+#include "formats/base/error.h"
+
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct floe_regex *rx(const char *pat, unsigned flags)
+{
+	int err = 1;
+	char why[160] = "";
+	struct floe_regex *r =
+	    floe_regex_new(NULL, pat, strlen(pat), 4096, flags, why, sizeof(why), &err);
+	if (!r)
+		fail_msg("pattern %s: %d %s", pat, err, why);
+	assert_int_equal(err, 0);
+	return r;
+}
+
+static void expect_val(struct floe_fields *f, const char *k, const char *v, size_t vl)
+{
+	const char *got;
+	size_t gl;
+	if (!floe_fields_find(f, k, strlen(k), &got, &gl))
+		fail_msg("no field %s", k);
+	assert_int_equal(gl, vl);
+	assert_memory_equal(got, v, vl);
+}
+
+static void test_capture(void **state)
+{
+	struct floe_regex *r =
+	    rx("^(?<ip>[0-9.]+) - (?P<user>[^ ]+) \\[(?<ts>[^]]+)\\] "
+	       "\"(?<method>[A-Z]+) (?<path>[^ \"]*)[^\"]*\" (?<status>[0-9]{3})",
+	       0);
+	assert_int_equal(floe_regex_name_count(r), 6);
+	size_t nl;
+	const char *n = floe_regex_name(r, 1, &nl);
+	assert_int_equal(nl, 4);
+	assert_memory_equal(n, "user", 4);
+	struct floe_fields *f = floe_fields_new(NULL, 16, 0, NULL);
+	const char *line = "127.0.0.1 - frank [10/Oct/2000:13:55:36 -0700] \"GET /a.gif HTTP/1.0\" "
+			   "200 2326";
+	bool m = false;
+	assert_int_equal(floe_regex_capture(r, line, strlen(line), f, &m), 0);
+	assert_true(m);
+	assert_int_equal(floe_fields_count(f), 6);
+	assert_memory_equal(floe_fields_keys(f)[0], "ip", 2);
+	assert_ptr_equal(floe_fields_vals(f)[0], line);
+	expect_val(f, "ip", "127.0.0.1", 9);
+	expect_val(f, "user", "frank", 5);
+	expect_val(f, "ts", "10/Oct/2000:13:55:36 -0700", 26);
+	expect_val(f, "method", "GET", 3);
+	expect_val(f, "path", "/a.gif", 6);
+	expect_val(f, "status", "200", 3);
+	/* No match: no fields. */
+	floe_fields_reset(f);
+	assert_int_equal(floe_regex_capture(r, "garbage", 7, f, &m), 0);
+	assert_false(m);
+	assert_int_equal(floe_fields_count(f), 0);
+	floe_regex_free(r);
+	floe_fields_free(f);
+}
+
+static void test_translation(void **state)
+{
+	struct floe_fields *f = floe_fields_new(NULL, 16, 0, NULL);
+	bool m;
+	/* Escaped parens and parens in brackets are not groups; (?:) is counted. */
+	struct floe_regex *r = rx("\\((?:x|y)[()](?<a>[]()]+)[[:alpha:](](?<b>[^]a)]*)$", 0);
+	const char *line = "(y(])(z((zz";
+	assert_int_equal(floe_regex_capture(r, line, strlen(line), f, &m), 0);
+	assert_true(m);
+	expect_val(f, "a", "])(", 3);
+	expect_val(f, "b", "((zz", 4);
+	floe_regex_free(r);
+	/* Nested named groups; a group on the untaken side of | is absent. */
+	floe_fields_reset(f);
+	r = rx("^(?<outer>a(?<inner>b+)c)|(?<other>z)", 0);
+	assert_int_equal(floe_regex_capture(r, "abbbc", 5, f, &m), 0);
+	assert_true(m);
+	assert_int_equal(floe_fields_count(f), 2);
+	expect_val(f, "outer", "abbbc", 5);
+	expect_val(f, "inner", "bbb", 3);
+	floe_fields_reset(f);
+	assert_int_equal(floe_regex_capture(r, "z", 1, f, &m), 0);
+	assert_int_equal(floe_fields_count(f), 1);
+	expect_val(f, "other", "z", 1);
+	floe_regex_free(r);
+	/* An empty capture is an empty value. */
+	floe_fields_reset(f);
+	r = rx("^k=(?<v>[a-z]*);", FLOE_REGEX_ICASE);
+	assert_int_equal(floe_regex_capture(r, "K=;", 3, f, &m), 0);
+	assert_true(m);
+	expect_val(f, "v", "", 0);
+	floe_regex_free(r);
+	floe_fields_free(f);
+}
+
+static void test_rejects(void **state)
+{
+	static const char *const pats[] = {
+	    "(?=x)",
+	    "(?<=x)",
+	    "(?i)x",
+	    "(?<1a>x)",
+	    "(?<a-b>x)",
+	    "(?<a>x)(?<a>y)",
+	    "(?<a>x",
+	    "[abc",
+	    "[[:alpha:]",
+	    "x\\",
+	    "(?<",
+	    "a{2,1}",
+	    "(",
+	    /* Too costly for regcomp, which copies repeated subexpressions. */
+	    "b+++++++++++++++++++++++++++++++++++++.*",
+	    "((a{99}){99}){99}",
+	    "(a|b{70000})",
+	};
+	for (size_t i = 0; i < sizeof(pats) / sizeof(pats[0]); i++) {
+		int err = 0;
+		char why[160] = "";
+		struct floe_regex *r =
+		    floe_regex_new(NULL, pats[i], strlen(pats[i]), 100, 0, why, sizeof(why), &err);
+		if (r || err != FLOE_EINVAL || !why[0])
+			fail_msg("pattern %s: err %d why \"%s\"", pats[i], err, why);
+	}
+	/* 64 nested groups are fine, 65 are not. */
+	char deep[2 * 65 + 2];
+	for (int depth = 64; depth <= 65; depth++) {
+		size_t k = 0;
+		for (int i = 0; i < depth; i++)
+			deep[k++] = '(';
+		deep[k++] = 'a';
+		for (int i = 0; i < depth; i++)
+			deep[k++] = ')';
+		int err = 0;
+		struct floe_regex *d = floe_regex_new(NULL, deep, k, 100, 0, NULL, 0, &err);
+		assert_true(depth == 64 ? d != NULL : err == FLOE_EINVAL);
+		floe_regex_free(d);
+	}
+	/* Many repetitions side by side are cheap (a sum, not a product). */
+	struct floe_regex *ok = rx("^[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}$"
+				   "|([0-9]{1,3}\\.){3}[0-9]{1,3}|x{1000}",
+				   0);
+	floe_regex_free(ok);
+	/* A NUL byte in the pattern. */
+	int err = 0;
+	assert_null(floe_regex_new(NULL, "a\0b", 3, 100, 0, NULL, 0, &err));
+	assert_int_equal(err, FLOE_EINVAL);
+	/* 65 names. */
+	char big[65 * 8 + 1];
+	size_t n = 0;
+	for (int i = 0; i < 65; i++)
+		n += (size_t)snprintf(big + n, sizeof(big) - n, "(?<g%02d>)", i);
+	assert_null(floe_regex_new(NULL, big, n, 100, 0, NULL, 0, &err));
+	assert_int_equal(err, FLOE_EINVAL);
+}
+
+static void test_bytes_and_limits(void **state)
+{
+	struct floe_fields *f = floe_fields_new(NULL, 4, 0, NULL);
+	struct floe_regex *r = rx("^(?<a>[^x]*)x(?<b>.*)$", 0);
+	bool m;
+	/* Not NUL-terminated: the byte after the line is never looked at. */
+	char *buf = malloc(6);
+	memcpy(buf, "abxcdx", 6);
+	assert_int_equal(floe_regex_capture(r, buf, 4, f, &m), 0);
+	assert_true(m);
+	expect_val(f, "b", "c", 1);
+#ifdef REG_STARTEND
+	/* With REG_STARTEND, NUL bytes are subject bytes: bracket expressions match them,
+	 * but glibc's '.' does not (RE_DOT_NOT_NULL in its POSIX syntax). */
+	floe_fields_reset(f);
+	assert_int_equal(floe_regex_capture(r, "a\0bxc\0d", 7, f, &m), 0);
+	assert_false(m);
+	struct floe_regex *r2 = rx("^(?<a>[^x]*)x(?<b>[^x]*)$", 0);
+	assert_int_equal(floe_regex_capture(r2, "a\0bxc\0d", 7, f, &m), 0);
+	assert_true(m);
+	expect_val(f, "a", "a\0b", 3);
+	expect_val(f, "b", "c\0d", 3);
+	floe_regex_free(r2);
+#endif
+	/* Invalid UTF-8 is bytes (the agent runs in the C locale). */
+	floe_fields_reset(f);
+	assert_int_equal(floe_regex_capture(r, "\xff\xfex\xc3", 4, f, &m), 0);
+	assert_true(m);
+	expect_val(f, "a", "\xff\xfe", 2);
+	expect_val(f, "b", "\xc3", 1);
+	/* Empty line. */
+	floe_fields_reset(f);
+	assert_int_equal(floe_regex_capture(r, NULL, 0, f, &m), 0);
+	assert_false(m);
+	/* Over max_line_bytes (4096). */
+	char *longl = calloc(1, 4097);
+	memset(longl, 'x', 4097);
+	assert_int_equal(floe_regex_test(r, longl, 4097, &m), FLOE_ELIMIT);
+	assert_int_equal(floe_regex_test(r, longl, 4096, &m), 0);
+	assert_true(m);
+	free(longl);
+	free(buf);
+	floe_regex_free(r);
+	floe_regex_free(NULL);
+	/* NOSUB: test only; capture adds nothing. */
+	r = rx("^(?<a>x)", FLOE_REGEX_NOSUB);
+	floe_fields_reset(f);
+	assert_int_equal(floe_regex_capture(r, "xy", 2, f, &m), 0);
+	assert_true(m);
+	assert_int_equal(floe_fields_count(f), 0);
+	floe_regex_free(r);
+	floe_fields_free(f);
+}
+
+static void test_faults(void **state)
+{
+	struct floe_alloc a;
+	for (long k = 0;; k++) {
+		floe_alloc_init(&a, 0);
+		a.fail_after = k;
+		int err = 0;
+		struct floe_regex *r = floe_regex_new(&a, "(?<a>x)(y)", 10, 64, 0, NULL, 0, &err);
+		if (r) {
+			floe_regex_free(r);
+			assert_int_equal(a.used, 0);
+			assert_true(k >= 2);
+			break;
+		}
+		assert_int_equal(err, FLOE_ENOMEM);
+		assert_int_equal(a.used, 0);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_capture), cmocka_unit_test(test_translation),
+	    cmocka_unit_test(test_rejects), cmocka_unit_test(test_bytes_and_limits),
+	    cmocka_unit_test(test_faults),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

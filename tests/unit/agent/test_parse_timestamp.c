@@ -1,0 +1,268 @@
+/* Tests of agent/parse/timestamp: calendar arithmetic against known day numbers, every
+ * built-in format and the custom subset with expected µs values computed independently
+ * (Python's datetime), syslog year inference around new year and Feb 29, zone options,
+ * rejected dates and formats, prefix parsing, and epoch overflow. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "agent/parse/timestamp.h"
+#include "formats/base/alloc.h"
+#include "formats/base/error.h"
+
+#include <string.h>
+
+static struct floe_ts_format *fmt(const char *spec, const char *zone)
+{
+	int err = 1;
+	char why[128] = "";
+	struct floe_ts_format *f = floe_ts_format_new(
+	    NULL, spec, strlen(spec), zone, zone ? strlen(zone) : 0, why, sizeof(why), &err);
+	if (!f)
+		fail_msg("format %s: %d %s", spec, err, why);
+	return f;
+}
+
+static int64_t ok(const char *spec, const char *zone, const char *s, int64_t ref)
+{
+	struct floe_ts_format *f = fmt(spec, zone);
+	int64_t us = 0;
+	int rc = floe_ts_parse(f, s, strlen(s), ref, &us, NULL);
+	floe_ts_format_free(f);
+	if (rc)
+		fail_msg("%s \"%s\": rc %d", spec, s, rc);
+	return us;
+}
+
+static int bad(const char *spec, const char *s)
+{
+	struct floe_ts_format *f = fmt(spec, NULL);
+	int64_t us = 0;
+	int rc = floe_ts_parse(f, s, strlen(s), 0, &us, NULL);
+	floe_ts_format_free(f);
+	if (rc == 0)
+		fail_msg("%s \"%s\" accepted as %lld", spec, s, (long long)us);
+	return rc;
+}
+
+static void test_civil(void **state)
+{
+	assert_int_equal(floe_days_from_civil(1970, 1, 1), 0);
+	assert_int_equal(floe_days_from_civil(2000, 3, 1), 11017);
+	assert_int_equal(floe_days_from_civil(1969, 12, 31), -1);
+	assert_int_equal(floe_days_from_civil(2000, 2, 29), 11016);
+	assert_int_equal(floe_days_from_civil(1, 1, 1), -719162);
+	assert_int_equal(floe_days_from_civil(9999, 12, 31), 2932896);
+	/* Round trip over 1600..2400 every 37 days, including negative day numbers. */
+	for (int64_t d = -135000; d < 160000; d += 37) {
+		int64_t y;
+		unsigned m, dd;
+		floe_civil_from_days(d, &y, &m, &dd);
+		assert_int_equal(floe_days_from_civil(y, m, dd), d);
+	}
+	int64_t y;
+	unsigned m, d;
+	floe_civil_from_days(-1, &y, &m, &d);
+	assert_int_equal(y, 1969);
+	assert_int_equal(m, 12);
+	assert_int_equal(d, 31);
+}
+
+static void test_rfc3339(void **state)
+{
+	assert_int_equal(ok("rfc3339", NULL, "1970-01-01T00:00:00Z", 0), 0);
+	assert_int_equal(ok("rfc3339", NULL, "2016-10-06T00:17:09.669794202Z", 0),
+			 1475713029669794);
+	assert_int_equal(ok("rfc3339", NULL, "2016-10-06t02:17:09.669794+02:00", 0),
+			 1475713029669794);
+	assert_int_equal(ok("rfc3339", NULL, "2016-10-05 21:17:09.669794-03:00", 0),
+			 1475713029669794);
+	assert_int_equal(ok("rfc3339", NULL, "2024-02-29T23:59:60.5+02:00", 0), 1709244000500000);
+	assert_int_equal(ok("rfc3339", NULL, "1969-12-31T23:59:59.999999z", 0), -1);
+	/* Digits beyond µs truncate toward the past, also before 1970. */
+	assert_int_equal(ok("rfc3339", NULL, "1969-12-31T23:59:59.9999999Z", 0), -1);
+	assert_int_equal(ok("rfc3339", NULL, "0001-01-01T00:00:00Z", 0), -62135596800000000);
+	assert_int_equal(ok("rfc3339", NULL, "9999-12-31T23:59:59Z", 0), 253402300799000000);
+	/* The zone option does not override an explicit offset. */
+	assert_int_equal(ok("rfc3339", "+05:00", "1970-01-01T00:00:00Z", 0), 0);
+	bad("rfc3339", "2016-10-06T00:17:09");	    /* offset required */
+	bad("rfc3339", "2016-10-06T00:17:09+0200"); /* colon required */
+	bad("rfc3339", "2016-10-06T00:17:09.Z");    /* empty fraction */
+	bad("rfc3339", "2016-13-06T00:17:09Z");
+	bad("rfc3339", "2023-02-29T00:00:00Z");
+	bad("rfc3339", "2016-10-06T24:00:00Z");
+	bad("rfc3339", "2016-10-06T23:60:00Z");
+	bad("rfc3339", "2016-10-06T23:59:61Z");
+	bad("rfc3339", "2016-10-06T00:17:09+24:00");
+	bad("rfc3339", "2016-10-06T00:17:09Zx");
+	bad("rfc3339", "2016-10-6T00:17:09Z");
+	bad("rfc3339", "");
+	bad("rfc3339", "2016-10-06T00:17");
+}
+
+static void test_iso8601(void **state)
+{
+	assert_int_equal(ok("iso8601", NULL, "2024-01-02", 0), 1704153600000000);
+	assert_int_equal(ok("iso8601", "+05:30", "2024-01-02", 0), 1704133800000000);
+	assert_int_equal(ok("iso8601", NULL, "20240102T030405,25-0130", 0), 1704170045250000);
+	assert_int_equal(ok("iso8601", NULL, "2024-01-02T03:04", 0), 1704164640000000);
+	assert_int_equal(ok("iso8601", NULL, "2024-01-02 03:04:00.000Z", 0), 1704164640000000);
+	assert_int_equal(ok("iso8601", NULL, "2024-01-02T05:04:00+02", 0), 1704164640000000);
+	assert_int_equal(ok("iso8601", "-01:00", "2024-01-02T02:04:00", 0), 1704164640000000);
+	bad("iso8601", "2024-01-02T");
+	bad("iso8601", "2024-0102");
+	bad("iso8601", "2024-01-02T03:04:05+5");
+}
+
+static void test_epoch(void **state)
+{
+	assert_int_equal(ok("epoch", NULL, "1700000000", 0), 1700000000000000);
+	assert_int_equal(ok("epoch", NULL, "1700000000.25", 0), 1700000000250000);
+	assert_int_equal(ok("epoch", NULL, "-1.5", 0), -1500000);
+	assert_int_equal(ok("epoch_ms", NULL, "1700000000123", 0), 1700000000123000);
+	assert_int_equal(ok("epoch_ms", NULL, "1700000000123.456789", 0), 1700000000123456);
+	assert_int_equal(ok("epoch_us", NULL, "1700000000123456", 0), 1700000000123456);
+	assert_int_equal(ok("epoch_ns", NULL, "1700000000123456789", 0), 1700000000123456);
+	assert_int_equal(ok("epoch_ns", NULL, "-1", 0), -1);
+	assert_int_equal(ok("epoch_ns", NULL, "-1000", 0), -1);
+	assert_int_equal(ok("epoch_ns", NULL, "-1001", 0), -2);
+	assert_int_equal(bad("epoch", "9223372036855"), FLOE_ELIMIT);
+	assert_int_equal(bad("epoch_us", "99999999999999999999999"), FLOE_ELIMIT);
+	assert_int_equal(bad("epoch", "1e9"), FLOE_EPARSE);
+	assert_int_equal(bad("epoch", "-"), FLOE_EPARSE);
+	assert_int_equal(bad("epoch_us", "1.5"), FLOE_EPARSE);
+	assert_int_equal(bad("epoch", ""), FLOE_EPARSE);
+}
+
+static void test_syslog_year(void **state)
+{
+	/* Read on 2025-03-01: December is last year. */
+	int64_t ref = 1740787200000000;
+	assert_int_equal(ok("syslog", NULL, "Dec 10 06:55:46", ref), 1733813746000000);
+	/* Dec 31 read just after new year: last year. */
+	assert_int_equal(ok("syslog", NULL, "Dec 31 23:59:59", 1767225610000000), 1767225599000000);
+	/* Jan 1 read 10 s before new year (clock skew): next year, within a day. */
+	assert_int_equal(ok("syslog", NULL, "Jan  1 00:00:30", 1767225590000000), 1767225630000000);
+	/* Up to a day ahead stays this year; more goes back a year. */
+	int64_t noon = 1740830400000000; /* 2025-03-01T12:00:00Z */
+	assert_int_equal(ok("syslog", NULL, "Mar  2 10:00:00", noon), 1740909600000000);
+	assert_int_equal(ok("syslog", NULL, "Mar  3 10:00:00", noon), 1709460000000000);
+	/* Feb 29 read in 2025: 2024. */
+	assert_int_equal(ok("syslog", NULL, "Feb 29 12:00:00", 1748736000000000), 1709208000000000);
+	/* Fraction, a 2-digit day, lower case month, a zone option. */
+	assert_int_equal(ok("syslog", "+01:00", "dec 10 07:55:46.5", ref), 1733813746500000);
+	bad("syslog", "Dec 10 06:55");
+	bad("syslog", "Dex 10 06:55:46");
+	bad("syslog", "Dec 32 06:55:46");
+	bad("syslog", "Dec 10 06:55:46 ");
+}
+
+static void test_apache(void **state)
+{
+	assert_int_equal(ok("apache", NULL, "Sun Dec 04 04:47:44 2005", 0), 1133671664000000);
+	assert_int_equal(ok("apache", NULL, "[Sun Dec  4 04:47:44.25 2005]", 0), 1133671664250000);
+	assert_int_equal(ok("apache", NULL, "[10/Oct/2000:13:55:36 -0700]", 0), 971211336000000);
+	assert_int_equal(ok("apache", NULL, "10/Oct/2000:20:55:36 +0000", 0), 971211336000000);
+	bad("apache", "[10/Oct/2000:13:55:36 -0700");
+	bad("apache", "10/Oct/2000:13:55:36");
+	bad("apache", "Sun Dec 04 04:47:44");
+}
+
+static void test_custom(void **state)
+{
+	assert_int_equal(
+	    ok("%d/%b/%y %I:%M:%S.%f %p %z", NULL, "02/Jan/24 3:04:05.123 PM +0100", 0),
+	    1704204245123000);
+	assert_int_equal(ok("%Y %j", NULL, "2024 366", 0), 1735603200000000);
+	assert_int_equal(ok("%F %T", "+00:00", "2024-01-02 00:00:00", 0), 1704153600000000);
+	assert_int_equal(ok("%A, %B %e %Y %H:%M", NULL, "Tuesday, JANUARY  2 2024 00:00", 0),
+			 1704153600000000);
+	assert_int_equal(ok("%s.%f", NULL, "1700000000.5", 0), 1700000000500000);
+	assert_int_equal(ok("[%Y%%%m]", NULL, "[2024%01]", 0), 1704067200000000);
+	/* A space matches a run of blanks. */
+	assert_int_equal(ok("%Y-%m-%d %H", NULL, "2024-01-02 \t 00", 0), 1704153600000000);
+	/* No year: inferred like syslog. */
+	assert_int_equal(ok("%m-%d %H:%M:%S", NULL, "12-10 06:55:46", 1740787200000000),
+			 1733813746000000);
+	/* 12 AM is midnight, 12 PM noon. */
+	assert_int_equal(ok("%Y-%m-%d %I %p", NULL, "1970-01-01 12 am", 0), 0);
+	assert_int_equal(ok("%Y-%m-%d %I %p", NULL, "1970-01-01 12 PM", 0), INT64_C(43200000000));
+	bad("%Y-%m-%d %I %p", "1970-01-01 13 PM");
+	bad("%Y %j", "2023 366");
+	bad("%Y-%m-%d", "2024-01-02x");
+	bad("%Y-%m-%d", "24-01-02");
+	bad("%H:%M", "1:");
+}
+
+static void test_formats_and_zones(void **state)
+{
+	int err = 0;
+	char why[128];
+	assert_null(floe_ts_format_new(NULL, "rfc", 3, NULL, 0, why, sizeof(why), &err));
+	assert_int_equal(err, FLOE_EINVAL);
+	assert_null(floe_ts_format_new(NULL, "%Q", 2, NULL, 0, why, sizeof(why), &err));
+	assert_int_equal(err, FLOE_EINVAL);
+	assert_null(floe_ts_format_new(NULL, "%Y%", 3, NULL, 0, NULL, 0, &err));
+	assert_int_equal(err, FLOE_EINVAL);
+	assert_null(floe_ts_format_new(NULL, "", 0, NULL, 0, NULL, 0, &err));
+	assert_int_equal(err, FLOE_EINVAL);
+	assert_null(floe_ts_format_new(NULL, "epoch", 5, "local", 5, why, sizeof(why), &err));
+	assert_int_equal(err, FLOE_EUNSUPPORTED);
+	assert_null(floe_ts_format_new(NULL, "epoch", 5, "Europe/Paris", 12, NULL, 0, &err));
+	assert_int_equal(err, FLOE_EUNSUPPORTED);
+	assert_null(floe_ts_format_new(NULL, "epoch", 5, "+2", 2, NULL, 0, &err));
+	assert_int_equal(err, FLOE_EINVAL);
+	int32_t off;
+	assert_int_equal(floe_ts_zone_parse("-0530", 5, &off), 0);
+	assert_int_equal(off, -19800);
+	assert_int_equal(floe_ts_zone_parse("+02", 3, &off), 0);
+	assert_int_equal(off, 7200);
+	assert_int_equal(floe_ts_zone_parse("Z", 1, &off), 0);
+	assert_int_equal(off, 0);
+	assert_int_equal(floe_ts_zone_parse("+25:00", 6, &off), FLOE_EINVAL);
+	/* Allocation failure. */
+	struct floe_alloc a;
+	floe_alloc_init(&a, 0);
+	a.fail_after = 0;
+	assert_null(floe_ts_format_new(&a, "%Y", 2, NULL, 0, NULL, 0, &err));
+	assert_int_equal(err, FLOE_ENOMEM);
+	a.fail_after = -1;
+	struct floe_ts_format *f = floe_ts_format_new(&a, "%Y", 2, NULL, 0, NULL, 0, &err);
+	assert_non_null(f);
+	floe_ts_format_free(f);
+	assert_int_equal(a.used, 0);
+	floe_ts_format_free(NULL);
+}
+
+static void test_prefix(void **state)
+{
+	struct floe_ts_format *f = fmt("rfc3339", NULL);
+	const char *s = "2016-10-06T00:17:09.669794202Z stdout F x";
+	int64_t us;
+	size_t used = 0;
+	assert_int_equal(floe_ts_parse(f, s, strlen(s), 0, &us, &used), 0);
+	assert_int_equal(used, 30);
+	assert_int_equal(us, 1475713029669794);
+	assert_int_equal(floe_ts_parse(f, s, strlen(s), 0, &us, NULL), FLOE_EPARSE);
+	/* Every cut of a valid string fails cleanly. */
+	for (size_t k = 0; k < 30; k++)
+		assert_int_not_equal(floe_ts_parse(f, s, k, 0, &us, NULL), 0);
+	floe_ts_format_free(f);
+	assert_int_equal(floe_ts_parse_rfc3339("1970-01-01T00:00:01Z", 20, &us, NULL), 0);
+	assert_int_equal(us, 1000000);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_civil),	cmocka_unit_test(test_rfc3339),
+	    cmocka_unit_test(test_iso8601),	cmocka_unit_test(test_epoch),
+	    cmocka_unit_test(test_syslog_year), cmocka_unit_test(test_apache),
+	    cmocka_unit_test(test_custom),	cmocka_unit_test(test_formats_and_zones),
+	    cmocka_unit_test(test_prefix),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
