@@ -133,7 +133,8 @@ int floe_cmd_run(int argc, char **argv)
 	if (rc) {
 		floe_error("%s", why[0] ? why : floe_strerror(rc));
 		floe_config_free(cfg);
-		return rc == FLOE_ESCHEMA || rc == FLOE_EINVAL ? FLOE_EXIT_USAGE : FLOE_EXIT_RUNTIME;
+		return rc == FLOE_ESCHEMA || rc == FLOE_EINVAL || rc == FLOE_EUNSUPPORTED ? FLOE_EXIT_USAGE
+											  : FLOE_EXIT_RUNTIME;
 	}
 	floe_info("agent %s started (warehouse %s)", cfg->agent.id, cfg->lake.warehouse);
 	rc = floe_runner_run(r, once);

@@ -1,8 +1,9 @@
-/* File tailing: discovers files by glob, follows each by identity (device, inode and a
- * fingerprint of its first bytes), reads complete lines with their exact byte offsets and
- * keeps, per file, the position before which every byte was delivered. Positions are
- * saved as a versioned blob (see floe_tail_positions) and restored after a restart. No
- * threads, no clock: the caller decides when to scan and when to read. */
+/* File tailing: discovers files by glob, follows each by identity (device, inode, a
+ * fingerprint of its first bytes and a hash of the bytes before its position), reads
+ * complete lines with their exact byte offsets and keeps, per file, the position before
+ * which every byte was delivered, across rotations (rename, copytruncate, delete) and
+ * restarts. No threads: the caller decides when to scan and when to read; time comes from
+ * an injectable clock; a platform/watch object may tell it when to look. */
 #ifndef FLOE_INPUT_TAIL_H
 #define FLOE_INPUT_TAIL_H
 
@@ -12,6 +13,8 @@
 
 struct floe_alloc;
 struct floe_buf;
+struct floe_watch;
+struct floe_watch_event;
 
 struct floe_tail_options {
 	const char *const *paths; /* glob patterns (glob(3) in platform) */
@@ -22,6 +25,16 @@ struct floe_tail_options {
 	size_t max_line_bytes; /* a longer line is split at this size (each piece emitted as its own
 				  line with its own offset) and counted; 0 = 64 KiB */
 	size_t read_chunk;     /* bytes per read() (0 = 64 KiB) */
+	/* Added with rotation handling; 0 means the default for each. */
+	int64_t rotate_wait_ms;	 /* a file replaced at its path, deleted or gone from the globs is
+				    still read for this long, then read up to its size at that
+				    moment, its partial line delivered, and closed (5000) */
+	size_t max_open_files;	 /* descriptors held at most: idle files are closed and reopened
+				    by identity when they grow (256) */
+	int64_t forget_after_ms; /* the position of a file that disappeared is kept this long
+				    (24 h), in case it comes back (and across restarts) */
+	int64_t (*clock_ms)(void *ctx); /* wall-clock milliseconds (NULL: the system clock) */
+	void *clock_ctx;
 };
 
 struct floe_tail_line {
@@ -37,13 +50,15 @@ struct floe_tail_line {
  * delivered again by the next one). */
 typedef int (*floe_tail_line_fn)(void *ctx, const struct floe_tail_line *line);
 
-/* Files opened at once at most; further files wait for a later scan. */
-#define FLOE_TAIL_MAX_OPEN 1024
-/* Positions of files no longer present kept at most (oldest dropped first): each
- * rotation leaves one behind. */
-#define FLOE_TAIL_MAX_STALE 256
+/* Upper bound of max_open_files. */
+#define FLOE_TAIL_MAX_OPEN 65536
+/* Positions of files no longer present kept at most (oldest dropped first), whatever
+ * forget_after says: each rotation leaves one behind. */
+#define FLOE_TAIL_MAX_STALE 1024
 /* Bytes of a file's beginning hashed into its fingerprint. */
 #define FLOE_TAIL_FINGERPRINT 1024
+/* Bytes before the position hashed to recognize a file on resume. */
+#define FLOE_TAIL_PREHASH 256
 
 struct floe_tail;
 
@@ -59,17 +74,29 @@ void floe_tail_free(struct floe_tail *t);
  * after). blob is borrowed. Corrupt blob → FLOE_ECORRUPT, and t is left as it was. */
 int floe_tail_restore(struct floe_tail *t, const uint8_t *blob, size_t len);
 
-/* Expands the globs; opens files not yet known. A file with a saved position resumes there
- * if its identity matches ((dev, inode) and a fingerprint = hash of its first up-to-1-KiB
- * bytes, recorded with its length), whatever its path now is; otherwise (or if the file is
- * now shorter than the saved offset) it is treated as a new file read from 0, and counted
- * as a reset. New files at the first scan without saved position start at end if
- * start_at_end, else 0; files appearing at later scans start at 0.
- * Known files: one whose beginning no longer matches its fingerprint (copytruncate) is
- * reset to 0 and counted; one whose path now names another file (rename rotation) or that
- * vanished from the globs keeps being read through its open descriptor until it has been
- * found at end of file after a later scan, then its held partial line is emitted and it is
- * closed (the new file at the path is read from 0). */
+/* Expands the globs and follows what it finds; also runs by itself inside floe_tail_read
+ * when a watch event asked for it (see floe_tail_notify). A file is known by (dev, inode);
+ * its saved position is trusted only if the file still starts with the fingerprinted bytes
+ * (hash of its first up-to-1-KiB, with their length), is at least that long and holds the
+ * same up-to-256 bytes just before it: otherwise it is a new generation read from 0
+ * (counted in generations; a file only shorter than the position counts in truncations).
+ * Saved positions follow the identity whatever the file's name is now; a saved file not
+ * matched by the globs is also looked for, by identity, in its old directory (restart
+ * during a rotation) and then drained. New files at the first scan without a saved
+ * position start at end if start_at_end, else 0; files appearing later start at 0.
+ * Known files: one whose beginning no longer matches (copytruncate) is reset to 0 and
+ * counted; one whose path now names another file (rename rotation), that was deleted or
+ * that left the globs keeps being read through its descriptor for rotate_wait, then is
+ * read up to its size at that moment, its partial line delivered, and closed (its
+ * position kept for forget_after unless it was deleted). A symlink is followed to its
+ * target; re-pointed, the new target is a new file. At most max_open_files descriptors
+ * are held: files at end of file are closed (parked) to make room for others and reopened,
+ * and checked as on resume, when a scan or a watch event shows a change. Known race: lines
+ * appended to a parked file just before it is rotated out of the globs are read only if
+ * the file is found again by identity in its directory; data written to a copytruncate'd
+ * file between the copy and the truncation is lost, and lines written after the
+ * truncation but before floe notices are delivered from the first differing offset (see
+ * tests/integration/test_rotation.sh). */
 int floe_tail_scan(struct floe_tail *t);
 
 /* Reads complete lines from all open files, round robin, calling fn for each, until
@@ -77,6 +104,10 @@ int floe_tail_scan(struct floe_tail *t);
  * line may overshoot), every file is at its end, or fn stops. The last incomplete line of
  * a file is held back (not emitted, not counted in the position) until its LF arrives.
  * A file found shorter than its read position (truncated) is reset to 0 and counted.
+ * Also, first: scans if a watch event asked for it, starts closing the files that drained
+ * for rotate_wait, and opens the files waiting for a descriptor; when every open file is
+ * at its end, files at end of file are closed to open waiting ones (within
+ * max_open_files), which are read in the same call. Drained files are closed at the end.
  * *progress = bytes consumed (line bytes plus their CR/LF). Returns 0, fn's error, or a
  * read error. */
 int floe_tail_read(struct floe_tail *t, size_t max_bytes, floe_tail_line_fn fn, void *ctx,
@@ -88,16 +119,35 @@ int floe_tail_flush_partial(struct floe_tail *t, floe_tail_line_fn fn, void *ctx
 
 /* Appends every file's identity and position (the offset just after the last line fn
  * consumed) to out: a versioned binary blob. Entries for files no longer present are kept
- * (up to FLOE_TAIL_MAX_STALE; a drained file that was deleted leaves none). On failure
- * (FLOE_ELIMIT, FLOE_ENOMEM) out is as it was. Layout, little-endian: "FLTP" | u32 version (1) |
- * u32 count | count × { u32 path length | path | u64 dev | u64 inode | u64 offset | u32 fingerprint
- * length | u64 fingerprint }. */
+ * for forget_after (up to FLOE_TAIL_MAX_STALE; a drained file that was deleted leaves
+ * none). May read up to 256 bytes of a file (the pre-position hash). On failure
+ * (FLOE_ELIMIT, FLOE_ENOMEM) out is as it was. Layout, little-endian: "FLTP" | u32 version
+ * (3) | u32 count | count × { u32 path length | path | u64 dev | u64 inode | u64 offset |
+ * u32 fingerprint length | u64 fingerprint | u32 flags (1 = the last line was delivered
+ * without its LF) | u32 pre-hash length | u64 pre-hash (FNV-1a of the bytes just before
+ * the offset) | u64 gone since (wall-clock ms; 0 = present) }. floe_tail_restore also
+ * reads version 2 (the same without the last three fields). */
 int floe_tail_positions(const struct floe_tail *t, struct floe_buf *out);
 
-/* Counters: lines, bytes, split long lines, files reset (truncation/new generation). */
+/* Counters: lines, bytes, split long lines, files reset (truncation/new generation),
+ * descriptors open; then truncations and new generations (both also in resets), lines
+ * holding a NUL byte, files currently closed but followed (parked), reopens of parked
+ * files, rotated files closed after draining, and copies continued. */
 struct floe_tail_stats {
 	uint64_t lines, bytes, long_lines_split, resets, files_open;
+	uint64_t truncations, generations, lines_with_nul, files_parked, reopens, rotated_closed;
+	uint64_t copies_followed; /* copytruncate copies continued from the old position */
 };
 void floe_tail_get_stats(const struct floe_tail *t, struct floe_tail_stats *out);
+
+/* Registers w (borrowed; it must outlive t or be detached with NULL) to be told about the
+ * directories t reads: the literal directory of each pattern, and the directories of the
+ * files found (and of their symlink targets), at each scan. */
+void floe_tail_set_watch(struct floe_tail *t, struct floe_watch *w);
+/* Hands t one event from floe_watch_next (borrowed): a change to a parked file makes it
+ * reopened at the next read; a file created, renamed or removed where the globs match, or
+ * a rescan event, makes the next floe_tail_read scan first. Cheap; no system call. Several
+ * tails may be handed the same event. */
+void floe_tail_notify(struct floe_tail *t, const struct floe_watch_event *ev);
 
 #endif

@@ -9,6 +9,7 @@
 #include "agent/lake/table.h"
 #include "agent/lake/warehouse.h"
 #include "agent/pipeline/batch.h"
+#include "agent/pipeline/decode.h"
 #include "agent/pipeline/record.h"
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
@@ -22,6 +23,7 @@
 #include "platform/path.h"
 #include "platform/signal.h"
 #include "platform/store.h"
+#include "platform/watch.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -46,7 +48,10 @@ struct floe_runner {
 	struct floe_spool *spool;
 	struct floe_batch *batch;
 	struct floe_tail **tails;
+	struct floe_decoder **decoders; /* one per input, like tails */
+	struct floe_watch *watch;       /* NULL: fixed idle sleeps */
 	size_t ntails;
+	size_t cur_input;               /* the input whose lines on_line receives */
 	uint64_t next_seq;      /* sequence of the batch being built */
 	int64_t read_us;        /* receive time of the lines being read */
 	bool seal_needed;       /* the batch asked to be sealed */
@@ -306,12 +311,29 @@ int floe_runner_new(const struct floe_config *cfg, struct floe_runner **out, cha
 	}
 
 	r->tails = floe_calloc(&r->alloc, cfg->ninputs ? cfg->ninputs : 1, sizeof(*r->tails));
-	if (!r->tails) {
+	r->decoders = floe_calloc(&r->alloc, cfg->ninputs ? cfg->ninputs : 1, sizeof(*r->decoders));
+	if (!r->tails || !r->decoders) {
 		rc = FLOE_ENOMEM;
 		goto err;
 	}
 	for (size_t i = 0; i < cfg->ninputs; i++) {
 		const struct floe_config_input *in = &cfg->inputs[i];
+		/* Grouping lines into records (container runtimes' partial lines, multiline)
+		 * needs input positions that stop at the first held line; until the tail can
+		 * save such positions floe refuses these options rather than ignore them. */
+		if (in->format != FLOE_FORMAT_RAW || in->multiline.start) {
+			snprintf(why, cap, "input %zu (line %d): %s is not supported by this version of floe",
+				 i + 1, in->line, in->multiline.start ? "multiline" : "format cri/docker");
+			rc = FLOE_EUNSUPPORTED;
+			goto err;
+		}
+		r->decoders[i] = floe_decoder_new(&r->alloc, in, why, cap, &rc);
+		if (!r->decoders[i]) {
+			char tmp2[512];
+			snprintf(tmp2, sizeof(tmp2), "%s", why);
+			snprintf(why, cap, "input %zu (line %d): %s", i + 1, in->line, tmp2);
+			goto err;
+		}
 		struct floe_tail_options to = {
 			.paths = (const char *const *)in->paths,
 			.npaths = in->npaths,
@@ -320,6 +342,9 @@ int floe_runner_new(const struct floe_config *cfg, struct floe_runner **out, cha
 			.start_at_end = in->start_at_end,
 			.max_line_bytes = (size_t)in->max_line_bytes,
 			.read_chunk = 64u << 10,
+			.rotate_wait_ms = in->rotate_wait_ms,
+			.max_open_files = in->max_open_files,
+			.forget_after_ms = in->forget_after_ms,
 		};
 		r->tails[i] = floe_tail_new(&r->alloc, &to, &rc);
 		if (!r->tails[i]) {
@@ -327,6 +352,11 @@ int floe_runner_new(const struct floe_config *cfg, struct floe_runner **out, cha
 			goto err;
 		}
 		r->ntails++;
+		/* One watch for every tail; without one (no inotify, no memory) the loop polls. */
+		if (!r->watch && floe_watch_new(0, &r->watch) != 0)
+			r->watch = NULL;
+		if (r->watch)
+			floe_tail_set_watch(r->tails[i], r->watch);
 	}
 	if ((rc = recover(r))) {
 		snprintf(why, cap, "recovery failed: %s", floe_strerror(rc));
@@ -345,7 +375,11 @@ void floe_runner_free(struct floe_runner *r)
 		return;
 	for (size_t i = 0; i < r->ntails; i++)
 		floe_tail_free(r->tails[i]);
+	floe_watch_free(r->watch);
+	for (size_t i = 0; r->decoders && i < r->cfg->ninputs; i++)
+		floe_decoder_free(r->decoders[i]);
 	floe_free(&r->alloc, r->tails);
+	floe_free(&r->alloc, r->decoders);
 	floe_batch_free(r->batch);
 	floe_spool_free(r->spool);
 	floe_table_free(r->table);
@@ -375,6 +409,7 @@ static int on_line(void *ctx, const struct floe_tail_line *line)
 	rec.offset = (int64_t)line->offset;
 	rec.message.p = line->data;
 	rec.message.len = line->len;
+	floe_decoder_apply(r->decoders[r->cur_input], &rec);
 	int rc = floe_batch_add(r->batch, r->next_seq, &rec);
 	if (rc == FLOE_ENOMEM && floe_batch_rows(r->batch) > 0)
 		rc = 2; /* out of budget: seal what we have, then retry this line */
@@ -401,6 +436,13 @@ static void write_metrics(struct floe_runner *r)
 {
 	struct floe_buf b;
 	floe_buf_init(&b, &r->alloc, 4096);
+	r->stats.parse_failures = r->stats.ts_failures = 0;
+	for (size_t i = 0; i < r->ntails; i++) {
+		struct floe_decode_stats ds;
+		floe_decoder_get_stats(r->decoders[i], &ds);
+		r->stats.parse_failures += ds.parse_failures;
+		r->stats.ts_failures += ds.ts_failures;
+	}
 	const struct floe_runner_stats *st = &r->stats;
 	int rc = floe_buf_printf(
 		&b,
@@ -408,10 +450,10 @@ static void write_metrics(struct floe_runner *r)
 		",\"commit_failures\":%" PRIu64 ",\"rows_committed\":%" PRIu64 ",\"replaced_utf8\":%" PRIu64
 		",\"dropped_entries\":%" PRIu64 ",\"dropped_rows\":%" PRIu64 ",\"dropped_bytes\":%" PRIu64
 		",\"quarantined\":%" PRIu64 ",\"blocked_ms\":%" PRIu64 ",\"spool_bytes\":%" PRIu64
-		",\"next_seq\":%" PRIu64 "}\n",
+		",\"next_seq\":%" PRIu64 ",\"parse_failures\":%" PRIu64 ",\"ts_failures\":%" PRIu64 "}\n",
 		st->lines, st->seals, st->commits, st->commit_failures, st->rows_committed, st->replaced_utf8,
 		st->dropped_entries, st->dropped_rows, st->dropped_bytes, st->quarantined, st->blocked_ms,
-		floe_spool_bytes(r->spool), r->next_seq);
+		floe_spool_bytes(r->spool), r->next_seq, st->parse_failures, st->ts_failures);
 	if (rc == 0)
 		rc = floe_fs_write_atomic(r->metrics_path, b.data, b.len);
 	if (rc)
@@ -560,6 +602,23 @@ static int commit(struct floe_runner *r)
 	return rc;
 }
 
+/* Sleeps until a watched directory changes (a file grew, appeared or was rotated), at
+ * most IDLE_SLEEP_MS (which also paces rotate_wait closes), and hands the events to every
+ * tail. */
+static void idle_wait(struct floe_runner *r)
+{
+	if (!r->watch) {
+		floe_signal_sleep_ms(IDLE_SLEEP_MS);
+		return;
+	}
+	if (floe_watch_wait(r->watch, IDLE_SLEEP_MS) <= 0)
+		return;
+	struct floe_watch_event ev;
+	while (floe_watch_next(r->watch, &ev) > 0)
+		for (size_t i = 0; i < r->ntails; i++)
+			floe_tail_notify(r->tails[i], &ev);
+}
+
 /* One read pass over every input. *progress gets the bytes consumed. */
 static int read_inputs(struct floe_runner *r, size_t *progress)
 {
@@ -570,6 +629,7 @@ static int read_inputs(struct floe_runner *r, size_t *progress)
 	for (size_t i = 0; i < r->ntails; i++) {
 		size_t got = 0;
 		r->line_refused = false;
+		r->cur_input = i;
 		int rc = floe_tail_read(r->tails[i], READ_BUDGET, on_line, r, &got);
 		*progress += got;
 		if (rc < 0 && !r->line_refused) {
@@ -627,6 +687,7 @@ int floe_runner_run(struct floe_runner *r, bool once)
 		bool stop = floe_signal_stop_requested();
 		if (once && progress == 0 && !r->blocked) {
 			for (size_t i = 0; i < r->ntails && rc == 0; i++) {
+				r->cur_input = i;
 				rc = floe_tail_flush_partial(r->tails[i], on_line, r);
 				if (rc < 0 && r->line_refused) {
 					/* The batch was full: seal and flush again. */
@@ -654,7 +715,7 @@ int floe_runner_run(struct floe_runner *r, bool once)
 			last_scan = now;
 		}
 		if (progress == 0 && !once)
-			floe_signal_sleep_ms(IDLE_SLEEP_MS);
+			idle_wait(r);
 	}
 	if (blocked_since)
 		r->stats.blocked_ms += (uint64_t)(floe_clock_mono_ns() / 1000 - blocked_since) / 1000;

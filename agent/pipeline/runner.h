@@ -25,6 +25,8 @@ struct floe_runner_stats {
 	uint64_t dropped_bytes;
 	uint64_t quarantined;      /* corrupt spool entries set aside */
 	uint64_t blocked_ms;       /* time the inputs waited for a full spool */
+	uint64_t parse_failures;   /* lines the input's parser rejected (kept as plain lines) */
+	uint64_t ts_failures;      /* lines without a parsable timestamp (receive time used) */
 };
 
 /* Opens the table, the spool and the inputs. cfg is borrowed and must outlive the

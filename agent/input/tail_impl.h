@@ -1,0 +1,100 @@
+/* Private to agent/input/tail*.c: the tail object and its per-file entries, shared by the
+ * reading/discovery code (tail.c) and the positions blob (tail_positions.c). */
+#ifndef FLOE_INPUT_TAIL_IMPL_H
+#define FLOE_INPUT_TAIL_IMPL_H
+
+#include "tail.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* One followed file. Open (fd >= 0), parked (closed, present in the globs), pending
+ * (found, never opened: no fingerprint yet) or saved (restored and not matched yet, or
+ * gone: kept by identity until forget_after). */
+struct tfile {
+	char *path; /* owned; the name the file was last seen under */
+	int fd;	    /* -1 when closed */
+	uint64_t dev, ino;
+	uint64_t pos;	  /* every byte before pos was delivered */
+	uint64_t fp_hash; /* hash of the first fp_len bytes */
+	uint32_t fp_len;
+	uint64_t ph_hash; /* hash of the ph_len bytes before ph_pos, when ph_ok */
+	uint64_t ph_pos;
+	uint32_t ph_len;
+	bool ph_ok;
+	uint8_t *buf;	   /* NULL while nothing is held; else t->bufcap bytes */
+	size_t start, len; /* held bytes: buf[start .. start+len) = file [pos .. pos+len);
+			      buf[0 .. start) are the file bytes just before pos */
+	uint64_t stop_at;  /* closing: the size at which reading stops */
+	int64_t drain_since, gone_since, idle_since; /* clock ms; gone_since 0 = present */
+	bool has_fp;	   /* fingerprint (and position) known: check them when opening */
+	bool present;	   /* matched by the globs at the last scan */
+	bool want_open;	   /* closed and known to have changed (or never opened) */
+	bool orphan;	   /* found outside the globs by identity: drain it once opened */
+	bool copy;	   /* a copytruncate copy, continued from the truncated file's
+			      position if its content matches (dropped if not) */
+	bool seen;	   /* found by the scan in progress */
+	bool draining;	   /* replaced at its path or gone from the globs: read it out */
+	bool closing;	   /* draining for rotate_wait: read up to stop_at, then close */
+	bool done;	   /* at end of file for the read call in progress */
+	bool at_eof;	   /* the last read found end of file (an idle candidate) */
+	bool in_long;	   /* the last piece delivered was a split of a long line */
+	bool unterminated; /* the last line delivered was flushed without its LF */
+	bool nul;	   /* the held bytes may contain NUL bytes */
+};
+
+struct floe_tail {
+	struct floe_alloc *a;
+	char **paths, **exclude;
+	size_t npaths, nexclude;
+	bool start_at_end;
+	size_t max_line, chunk, bufcap, max_open;
+	int64_t rotate_wait, forget_after;
+	int64_t (*clock_ms)(void *ctx);
+	void *clock_ctx;
+	struct floe_watch *watch;
+	struct tfile **files;
+	size_t nfiles, capfiles;
+	size_t nopen;
+	size_t rr;	  /* file the next read call starts with */
+	bool scanned;	  /* a scan has run: later discoveries start at 0 */
+	bool scan_wanted; /* a watch event asked for a scan */
+	struct floe_tail_stats st;
+};
+
+/* FNV-1a, 64 bits. */
+uint64_t floe_tail_hash(const uint8_t *p, size_t n);
+/* Hash of the bytes just before f->pos (*len of them, up to FLOE_TAIL_PREHASH): from the
+ * buffer when it still holds them, else read from the descriptor. 0 and *len 0 when not
+ * available (closed and not cached). */
+int floe_tail_prehash(const struct tfile *f, uint64_t *hash, uint32_t *len);
+/* Frees an entry, closing its descriptor. */
+void floe_tail_entry_free(struct floe_tail *t, struct tfile *f);
+/* Appends an entry (takes it). */
+int floe_tail_entry_push(struct floe_tail *t, struct tfile *f);
+/* Removes the entries whose slot was set to NULL. */
+void floe_tail_compact(struct floe_tail *t);
+
+/* tail.c */
+int64_t floe_tail_now(const struct floe_tail *t);
+/* Reads up to n bytes at off, fewer only at end of file. */
+int floe_tail_read_full(int fd, uint8_t *p, size_t n, uint64_t off, size_t *got);
+/* Caches the pre-position hash before the buffer or the descriptor goes away. */
+void floe_tail_cache_prehash(struct tfile *f);
+bool floe_tail_excluded(const struct floe_tail *t, const char *path);
+
+/* tail_files.c */
+/* Starts f over at 0 (a truncation, or a new generation), counted. */
+void floe_tail_reset_file(struct floe_tail *t, struct tfile *f, bool truncated);
+/* Before a truncated f is reset: continues its copytruncate copy, if there is one, from
+ * f's position. */
+int floe_tail_follow_copy(struct floe_tail *t, struct tfile *f);
+/* Extends f's fingerprint while the file is shorter than FLOE_TAIL_FINGERPRINT. */
+int floe_tail_refresh_fingerprint(struct tfile *f, uint64_t known);
+/* Opens the entries waiting for a descriptor (closing idle ones to make room). */
+int floe_tail_open_wanted(struct floe_tail *t, size_t *opened);
+/* Closes f's descriptor and drops its buffer, keeping its position and identity. */
+void floe_tail_close_entry(struct floe_tail *t, struct tfile *f);
+
+#endif

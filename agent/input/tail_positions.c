@@ -1,0 +1,197 @@
+/* The tail positions blob: every followed file's identity, position, fingerprint and
+ * pre-position hash, written by floe_tail_positions and read back (versions 2 and 3) by
+ * floe_tail_restore. */
+#include "tail_impl.h"
+
+#include "formats/base/alloc.h"
+#include "formats/base/buf.h"
+#include "formats/base/error.h"
+
+#include <string.h>
+
+#define POS_MAGIC "FLTP"
+#define POS_VERSION 3
+#define POS_MAX_PATH 4096
+/* u32 path length + u64 dev + u64 ino + u64 offset + u32 fp length + u64 fp hash
+ * + u32 flags; version 3 adds u32 pre-hash length + u64 pre-hash + u64 gone since. */
+#define POS_ENTRY_V2 (4 + 8 + 8 + 8 + 4 + 8 + 4)
+#define POS_ENTRY_V3 (POS_ENTRY_V2 + 4 + 8 + 8)
+/* Flag: the last line delivered ended without its LF (a partial line flushed at the end
+ * of `floe run --once`); an LF that arrives next ends that line and is not a line. */
+#define POS_UNTERMINATED 1u
+
+static uint32_t get_le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t get_le64(const uint8_t *p)
+{
+	return (uint64_t)get_le32(p) | (uint64_t)get_le32(p + 4) << 32;
+}
+
+int floe_tail_restore(struct floe_tail *t, const uint8_t *blob, size_t len)
+{
+	if (t->scanned)
+		return FLOE_EINVAL;
+	if (len < 12 || memcmp(blob, POS_MAGIC, 4) != 0)
+		return FLOE_ECORRUPT;
+	uint32_t version = get_le32(blob + 4);
+	if (version != 2 && version != 3)
+		return FLOE_ECORRUPT;
+	size_t fixed = version == 2 ? POS_ENTRY_V2 : POS_ENTRY_V3;
+	uint32_t count = get_le32(blob + 8);
+	size_t off = 12;
+	/* Every entry takes at least fixed + 1 bytes, which bounds the count by the input
+	 * before anything is allocated. */
+	if (count > (len - off) / (fixed + 1))
+		return FLOE_ECORRUPT;
+	struct tfile **v = NULL;
+	size_t n = 0;
+	int rc = 0;
+	if (count && !(v = floe_calloc(t->a, count, sizeof(*v))))
+		return FLOE_ENOMEM;
+	for (; n < count; n++) {
+		if (len - off < 4) {
+			rc = FLOE_ECORRUPT;
+			goto fail;
+		}
+		uint32_t plen = get_le32(blob + off);
+		off += 4;
+		if (plen == 0 || plen > POS_MAX_PATH || len - off < (size_t)plen + fixed - 4 ||
+		    memchr(blob + off, 0, plen)) {
+			rc = FLOE_ECORRUPT;
+			goto fail;
+		}
+		struct tfile *f = floe_calloc(t->a, 1, sizeof(*f));
+		if (!f || !(f->path = floe_strndup(t->a, (const char *)blob + off, plen))) {
+			floe_free(t->a, f);
+			rc = FLOE_ENOMEM;
+			goto fail;
+		}
+		v[n] = f;
+		off += plen;
+		const uint8_t *p = blob + off;
+		f->fd = -1;
+		f->has_fp = true;
+		f->dev = get_le64(p);
+		f->ino = get_le64(p + 8);
+		f->pos = get_le64(p + 16);
+		f->fp_len = get_le32(p + 24);
+		f->fp_hash = get_le64(p + 28);
+		uint32_t flags = get_le32(p + 36);
+		f->unterminated = (flags & POS_UNTERMINATED) != 0;
+		if (version >= 3) {
+			f->ph_len = get_le32(p + 40);
+			f->ph_hash = get_le64(p + 44);
+			f->gone_since = (int64_t)get_le64(p + 52);
+			f->ph_pos = f->pos;
+			f->ph_ok = true;
+		}
+		off += fixed - 4;
+		if (f->fp_len > FLOE_TAIL_FINGERPRINT || f->pos > INT64_MAX ||
+		    (flags & ~POS_UNTERMINATED) || f->ph_len > FLOE_TAIL_PREHASH ||
+		    f->ph_len > f->pos || f->gone_since < 0) {
+			n++; /* the entry is owned now */
+			rc = FLOE_ECORRUPT;
+			goto fail;
+		}
+	}
+	if (off != len) {
+		rc = FLOE_ECORRUPT;
+		goto fail;
+	}
+	/* Reserve room for all of them first, so that adopting them cannot fail halfway. */
+	if (t->capfiles < t->nfiles + count) {
+		struct tfile **p = floe_realloc(t->a, t->files, (t->nfiles + count) * sizeof(*p));
+		if (!p) {
+			rc = FLOE_ENOMEM;
+			goto fail;
+		}
+		t->files = p;
+		t->capfiles = t->nfiles + count;
+	}
+	/* Positions restored twice: the later blob replaces the earlier one. */
+	for (size_t i = 0; i < t->nfiles; i++)
+		floe_tail_entry_free(t, t->files[i]);
+	t->nfiles = 0;
+	for (size_t i = 0; i < count; i++)
+		t->files[t->nfiles++] = v[i];
+	floe_free(t->a, v);
+	return 0;
+fail:
+	for (size_t i = 0; i < n; i++)
+		floe_tail_entry_free(t, v[i]);
+	floe_free(t->a, v);
+	return rc;
+}
+
+/* Paths that restore accepts; others (never produced by glob in practice) are left out
+ * rather than written into a blob that could not be read back. */
+static bool storable(const char *path)
+{
+	size_t n = strlen(path);
+	return n > 0 && n <= POS_MAX_PATH;
+}
+
+int floe_tail_positions(const struct floe_tail *t, struct floe_buf *out)
+{
+	size_t mark = out->len;
+	uint64_t count = 0;
+	for (size_t i = 0; i < t->nfiles; i++)
+		count += storable(t->files[i]->path);
+	int rc = FLOE_ELIMIT;
+	if (count > UINT32_MAX)
+		goto fail;
+	rc = floe_buf_append(out, POS_MAGIC, 4);
+	if (!rc)
+		rc = floe_buf_put_le32(out, POS_VERSION);
+	if (!rc)
+		rc = floe_buf_put_le32(out, (uint32_t)count);
+	for (size_t i = 0; i < t->nfiles && !rc; i++) {
+		const struct tfile *f = t->files[i];
+		if (!storable(f->path))
+			continue;
+		uint64_t ph = 0;
+		uint32_t phl = 0;
+		if (f->fd < 0) {
+			if (f->ph_ok && f->ph_pos == f->pos) {
+				ph = f->ph_hash;
+				phl = f->ph_len;
+			}
+		} else if ((rc = floe_tail_prehash(f, &ph, &phl)) != 0) {
+			/* An unreadable file only loses the extra check on resume. */
+			rc = 0;
+			ph = 0;
+			phl = 0;
+		}
+		size_t plen = strlen(f->path);
+		rc = floe_buf_put_le32(out, (uint32_t)plen);
+		if (!rc)
+			rc = floe_buf_append(out, f->path, plen);
+		if (!rc)
+			rc = floe_buf_put_le64(out, f->dev);
+		if (!rc)
+			rc = floe_buf_put_le64(out, f->ino);
+		if (!rc)
+			rc = floe_buf_put_le64(out, f->pos);
+		if (!rc)
+			rc = floe_buf_put_le32(out, f->fp_len);
+		if (!rc)
+			rc = floe_buf_put_le64(out, f->fp_hash);
+		if (!rc)
+			rc = floe_buf_put_le32(out, f->unterminated ? POS_UNTERMINATED : 0);
+		if (!rc)
+			rc = floe_buf_put_le32(out, phl);
+		if (!rc)
+			rc = floe_buf_put_le64(out, ph);
+		if (!rc)
+			rc = floe_buf_put_le64(
+			    out, (uint64_t)(f->present || f->fd >= 0 ? 0 : f->gone_since));
+	}
+	if (!rc)
+		return 0;
+fail:
+	out->len = mark;
+	return rc;
+}

@@ -1,0 +1,179 @@
+/* Per-input line decoding: parser, timestamp, severity. */
+#include "decode.h"
+
+#include "agent/config/config.h"
+#include "agent/parse/fields.h"
+#include "agent/parse/json_line.h"
+#include "agent/parse/logfmt.h"
+#include "agent/parse/regex.h"
+#include "agent/parse/timestamp.h"
+#include "agent/pipeline/record.h"
+#include "formats/base/alloc.h"
+#include "formats/base/error.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_FIELDS 64
+#define FIELD_BYTES (64u << 10)
+#define JSON_DEPTH 4
+
+struct floe_decoder {
+	struct floe_alloc *alloc;
+	enum floe_parser parser;
+	struct floe_fields *fields;
+	struct floe_regex *regex;
+	struct floe_ts_format *ts;
+	bool ts_from_message;
+	const char *ts_field;
+	size_t ts_field_len;
+	struct floe_decode_stats st;
+};
+
+struct floe_decoder *floe_decoder_new(struct floe_alloc *a, const struct floe_config_input *in, char *why,
+				      size_t cap, int *err)
+{
+	struct floe_decoder *d = floe_calloc(a, 1, sizeof(*d));
+	if (!d) {
+		*err = FLOE_ENOMEM;
+		return NULL;
+	}
+	d->alloc = a;
+	d->parser = in->parser;
+	*err = 0;
+	if (in->parser != FLOE_PARSER_NONE && !(d->fields = floe_fields_new(a, MAX_FIELDS, FIELD_BYTES, err)))
+		goto fail;
+	if (in->parser == FLOE_PARSER_REGEX &&
+	    !(d->regex = floe_regex_new(a, in->pattern, strlen(in->pattern), (size_t)in->max_line_bytes, 0, why,
+					cap, err)))
+		goto fail;
+	if (in->timestamp.format) {
+		char zone[16];
+		int32_t off = in->timestamp.zone_offset_s, mag = off < 0 ? -off : off;
+		snprintf(zone, sizeof(zone), "%c%02d:%02d", off < 0 ? '-' : '+', (int)(mag / 3600),
+			 (int)(mag / 60 % 60));
+		/* "clf" (common log format) is the apache parser's bracketed form. */
+		const char *spec = strcmp(in->timestamp.format, "clf") == 0 ? "apache" : in->timestamp.format;
+		if (!(d->ts = floe_ts_format_new(a, spec, strlen(spec), zone, strlen(zone), why, cap, err)))
+			goto fail;
+		d->ts_from_message = strcmp(in->timestamp.field, "message") == 0;
+		d->ts_field = in->timestamp.field;
+		d->ts_field_len = strlen(in->timestamp.field);
+	}
+	return d;
+fail:
+	if (!*err)
+		*err = FLOE_EINVAL;
+	floe_decoder_free(d);
+	return NULL;
+}
+
+void floe_decoder_free(struct floe_decoder *d)
+{
+	if (!d)
+		return;
+	floe_fields_free(d->fields);
+	floe_regex_free(d->regex);
+	floe_ts_format_free(d->ts);
+	floe_free(d->alloc, d);
+}
+
+void floe_decoder_get_stats(const struct floe_decoder *d, struct floe_decode_stats *out)
+{
+	*out = d->st;
+}
+
+static bool eq_nocase(const char *s, size_t n, const char *lit)
+{
+	size_t m = strlen(lit);
+	if (n != m)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (c >= 'A' && c <= 'Z')
+			c = (char)(c - 'A' + 'a');
+		if (c != lit[i])
+			return false;
+	}
+	return true;
+}
+
+/* Syslog severity (RFC 5424: 0 emergency .. 7 debug) of a level name or digit, or -1. */
+static int severity_of(const char *s, size_t n)
+{
+	static const struct {
+		const char *name;
+		int sev;
+	} names[] = {
+		{"emerg", 0}, {"emergency", 0}, {"panic", 0}, {"fatal", 0},   {"alert", 1},   {"crit", 2},
+		{"critical", 2}, {"err", 3},   {"error", 3},   {"warn", 4},    {"warning", 4}, {"notice", 5},
+		{"info", 6},  {"information", 6}, {"informational", 6}, {"debug", 7}, {"trace", 7},
+	};
+	if (n == 1 && s[0] >= '0' && s[0] <= '7')
+		return s[0] - '0';
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (eq_nocase(s, n, names[i].name))
+			return names[i].sev;
+	return -1;
+}
+
+void floe_decoder_apply(struct floe_decoder *d, struct floe_record *rec)
+{
+	rec->nattrs = 0;
+	if (d->fields) {
+		floe_fields_reset(d->fields);
+		size_t off = 0;
+		int rc = 0;
+		bool matched = true;
+		const char *p = rec->message.p;
+		size_t len = rec->message.len;
+		switch (d->parser) {
+		case FLOE_PARSER_JSON:
+			rc = floe_json_line_parse(p, len, JSON_DEPTH, d->fields, &off);
+			break;
+		case FLOE_PARSER_LOGFMT:
+			rc = floe_logfmt_parse(p, len, d->fields, &off);
+			break;
+		case FLOE_PARSER_REGEX:
+			rc = floe_regex_capture(d->regex, p, len, d->fields, &matched);
+			break;
+		default:
+			break;
+		}
+		if (rc || !matched) {
+			d->st.parse_failures++;
+			floe_fields_reset(d->fields);
+		}
+		d->st.fields_dropped += floe_fields_dropped(d->fields);
+		floe_fields_to_record(d->fields, rec);
+		/* A level field becomes the severity column too. */
+		static const char *const level_keys[] = {"level", "severity", "lvl", "loglevel"};
+		for (size_t k = 0; k < 4 && !rec->has_severity; k++) {
+			const char *v;
+			size_t vl;
+			if (floe_fields_find(d->fields, level_keys[k], strlen(level_keys[k]), &v, &vl) && v) {
+				int sev = severity_of(v, vl);
+				if (sev >= 0) {
+					rec->has_severity = true;
+					rec->severity = sev;
+				}
+			}
+		}
+	}
+	if (d->ts) {
+		const char *v = NULL;
+		size_t vl = 0;
+		size_t consumed;
+		int64_t us;
+		int rc = FLOE_EPARSE;
+		if (d->ts_from_message)
+			rc = floe_ts_parse(d->ts, rec->message.p, rec->message.len, rec->received_at, &us, &consumed);
+		else if (d->fields && floe_fields_find(d->fields, d->ts_field, d->ts_field_len, &v, &vl) && v)
+			rc = floe_ts_parse(d->ts, v, vl, rec->received_at, &us, NULL);
+		if (rc == 0)
+			rec->ts = us;
+		else
+			d->st.ts_failures++;
+	}
+}

@@ -1,0 +1,34 @@
+/* Decoding a line into a record's structured parts, per input: the configured parser
+ * (json, logfmt, regex) fills attrs; the timestamp option sets ts from the message's start
+ * or from a parsed field; a level field sets severity. The message stays the line as read,
+ * so nothing is lost when a line does not parse (that is counted instead). Per line it
+ * allocates nothing: the decoder owns a fixed field table that the record borrows until
+ * the next call. */
+#ifndef FLOE_DECODE_H
+#define FLOE_DECODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct floe_alloc;
+struct floe_config_input;
+struct floe_record;
+
+struct floe_decode_stats {
+	uint64_t parse_failures; /* lines the parser rejected or the pattern did not match */
+	uint64_t ts_failures;    /* lines whose timestamp was absent or did not parse */
+	uint64_t fields_dropped; /* fields beyond the table's capacity */
+};
+
+struct floe_decoder;
+
+/* NULL with *err and why when the input's options cannot be compiled. */
+struct floe_decoder *floe_decoder_new(struct floe_alloc *a, const struct floe_config_input *in, char *why,
+				      size_t cap, int *err);
+void floe_decoder_free(struct floe_decoder *d);
+/* Decodes rec->message. rec->ts must hold the receive time, which stays when no
+ * timestamp is configured or found. rec's attrs point into d until the next call. */
+void floe_decoder_apply(struct floe_decoder *d, struct floe_record *rec);
+void floe_decoder_get_stats(const struct floe_decoder *d, struct floe_decode_stats *out);
+
+#endif
