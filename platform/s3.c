@@ -136,6 +136,7 @@ int floe_s3_new(const struct floe_s3_options *o, struct floe_s3 **out)
 	s3->o.endpoint = s3->o.region = s3->o.bucket = s3->o.ca_file = s3->o.ca_path = NULL;
 	s3->o.connect_to = NULL;
 	memset(&s3->o.credentials, 0, sizeof(s3->o.credentials));
+	s3->o.credprov = NULL;
 	if (!s3->o.random_fn)
 		s3->o.random_fn = default_random;
 	if (!s3->o.sleep_fn)
@@ -161,8 +162,12 @@ int floe_s3_new(const struct floe_s3_options *o, struct floe_s3 **out)
 	if (s3->o.part_size <= 0)
 		s3->o.part_size = INT64_C(16) << 20;
 
-	if ((rc = copy_creds(&s3->cred, &o->credentials)) != 0)
+	/* With a provider, static credentials are optional (they serve until the first
+	 * request asks the provider). */
+	if ((!o->credprov || o->credentials.access_key_id || o->credentials.secret_access_key) &&
+	    (rc = copy_creds(&s3->cred, &o->credentials)) != 0)
 		goto fail;
+	s3->credprov = floe_s3_credprov_ref(o->credprov);
 	rc = -ENOMEM;
 	authority = strndup(auth, alen);
 	if (!authority)
@@ -214,6 +219,7 @@ void floe_s3_free(struct floe_s3 *s3)
 	free(s3->ca_path);
 	curl_slist_free_all(s3->connect_to);
 	floe_s3_credentials_fini(&s3->cred);
+	floe_s3_credprov_free(s3->credprov);
 	free(s3);
 }
 

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "platform/s3_credentials.h"
+#include "platform/s3_credprov.h"
 
 /* Error codes of the S3 client (the formats/ codes live at -4000; these are below -5000).
  * Other failures are -errno: -ENOENT (404), -EFBIG (body over the caller's limit),
@@ -28,6 +29,9 @@ enum {
 	FLOE_S3_EPROTO = -5009,	       /* malformed response (XML, headers) */
 	FLOE_S3_EUNAVAILABLE = -5010,  /* 5xx / 429 / SlowDown still after the last retry */
 };
+/* A credential provider that produced nothing fails a request with FLOE_S3_EAUTH (or
+ * FLOE_S3_EUNAVAILABLE when STS or a metadata endpoint could not be reached);
+ * floe_s3_credprov_error says why. */
 
 /* A static description of an error code (ours, or -errno via strerror). */
 const char *floe_s3_strerror(int err);
@@ -46,6 +50,11 @@ struct floe_s3_options {
 	const char *bucket;
 	bool path_style; /* http://host/bucket/key instead of http://bucket.host/key */
 	struct floe_s3_credentials credentials; /* borrowed; copied by floe_s3_new */
+	/* If not NULL, asked for credentials before every signing (so refreshed temporary
+	 * credentials are always used; credentials above may then be empty). The client takes
+	 * a reference (floe_s3_credprov_ref) and drops it in floe_s3_free. A 403 ExpiredToken
+	 * makes it forget its cache and the request is tried once more. */
+	struct floe_s3_credprov *credprov;
 	const char *ca_file;			/* NULL: the system's CA bundle */
 	const char *ca_path;			/* NULL: none */
 	int64_t connect_timeout_ms;		/* 0: 10 s */
@@ -77,7 +86,8 @@ struct floe_s3;
 int floe_s3_new(const struct floe_s3_options *o, struct floe_s3 **out);
 void floe_s3_free(struct floe_s3 *s3);
 
-/* Replaces the credentials (e.g. after a refresh); copied. */
+/* Replaces the credentials; copied. With a provider they last until the next request,
+ * which asks the provider again. */
 int floe_s3_set_credentials(struct floe_s3 *s3, const struct floe_s3_credentials *c);
 
 /* What the last request saw: HTTP status (0 if none), S3 error code from the body ("" if
@@ -148,5 +158,14 @@ int floe_s3_multipart_abort(struct floe_s3 *s3, const char *key, const char *upl
 typedef int (*floe_s3_upload_fn)(void *ctx, const char *key, const char *upload_id,
 				 const char *initiated);
 int floe_s3_multipart_list(struct floe_s3 *s3, const char *prefix, floe_s3_upload_fn fn, void *ctx);
+
+/* Aborts the in-progress multipart uploads under prefix that were initiated more than
+ * older_than_s seconds ago (by the server-corrected clock): parts left by a crashed run.
+ * Uploads whose Initiated time cannot be read are left alone. Keep older_than_s well above
+ * the longest upload any live writer sharing the prefix can take (hours, not minutes).
+ * Every stale upload is tried; *aborted (if not NULL) gets how many were aborted. Returns
+ * 0, the listing's error, or the first abort's error. */
+int floe_s3_abort_stale_uploads(struct floe_s3 *s3, const char *prefix, int64_t older_than_s,
+				size_t *aborted);
 
 #endif

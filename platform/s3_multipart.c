@@ -6,6 +6,7 @@
 #endif
 #include "platform/s3.h"
 
+#include "platform/s3_cred_json.h"
 #include "platform/s3_request.h"
 #include "platform/s3_xml.h"
 
@@ -199,6 +200,73 @@ int floe_s3_multipart_list(struct floe_s3 *s3, const char *prefix, floe_s3_uploa
 	}
 	free(km);
 	free(um);
+	return rc;
+}
+
+/* Stale uploads found by the listing, aborted once it is over (the listing's pages must
+ * not shift under it). Bounded: a prefix with more stale uploads is cleaned in turns. */
+#define STALE_MAX 10000
+
+struct stale {
+	int64_t cutoff;
+	char **keys, **ids;
+	size_t n, cap;
+	int err;
+};
+
+static int collect_stale(void *ctx, const char *key, const char *upload_id, const char *initiated)
+{
+	struct stale *st = ctx;
+	int64_t t;
+	if (floe_s3_cred_parse_time(initiated, strlen(initiated), &t) != 0 || t > st->cutoff ||
+	    st->n >= STALE_MAX)
+		return 0;
+	if (st->n == st->cap) {
+		size_t cap = st->cap ? st->cap * 2 : 16;
+		char **k = realloc(st->keys, cap * sizeof(*k));
+		if (k)
+			st->keys = k;
+		char **i = k ? realloc(st->ids, cap * sizeof(*i)) : NULL;
+		if (!k || !i)
+			return -ENOMEM;
+		st->ids = i;
+		st->cap = cap;
+	}
+	char *k = strdup(key), *i = strdup(upload_id);
+	if (!k || !i) {
+		free(k);
+		free(i);
+		return -ENOMEM;
+	}
+	st->keys[st->n] = k;
+	st->ids[st->n++] = i;
+	return 0;
+}
+
+int floe_s3_abort_stale_uploads(struct floe_s3 *s3, const char *prefix, int64_t older_than_s,
+				size_t *aborted)
+{
+	if (older_than_s < 0)
+		return -EINVAL;
+	if (aborted)
+		*aborted = 0;
+	struct stale st = {0};
+	st.cutoff = s3->o.now_fn(s3->o.fn_ctx) + s3->clock_offset - older_than_s;
+	int rc = floe_s3_multipart_list(s3, prefix, collect_stale, &st);
+	int first = rc;
+	for (size_t i = 0; first == 0 && i < st.n; i++) {
+		int arc = floe_s3_multipart_abort(s3, st.keys[i], st.ids[i]);
+		if (arc == 0 && aborted)
+			(*aborted)++;
+		else if (arc && !rc)
+			rc = arc; /* keep going: each stale upload costs storage */
+	}
+	for (size_t i = 0; i < st.n; i++) {
+		free(st.keys[i]);
+		free(st.ids[i]);
+	}
+	free(st.keys);
+	free(st.ids);
 	return rc;
 }
 

@@ -250,6 +250,14 @@ static int attempt(struct floe_s3 *s3, struct floe_s3_req *rq, const char *paylo
 		rc = -EINVAL;
 		goto out;
 	}
+	/* Ask the provider before every signing: it answers from its cache, and refreshes
+	 * temporary credentials that are about to expire, so none can be missed. */
+	if (s3->credprov && (rc = floe_s3_credprov_get(s3->credprov, now, &s3->cred, NULL)) != 0)
+		goto out;
+	if (!s3->cred.access_key_id || !s3->cred.secret_access_key) {
+		rc = FLOE_S3_EAUTH;
+		goto out;
+	}
 	struct floe_sigv4_header h[8];
 	size_t nh = 0;
 	h[nh++] = (struct floe_sigv4_header){"host", s3->host};
@@ -368,7 +376,8 @@ static enum verdict classify(struct floe_s3 *s3, const struct floe_s3_req *rq, i
 {
 	if (cc < 0) {
 		*rc = cc;
-		return DONE;
+		/* A credential provider whose endpoint did not answer: worth another try. */
+		return cc == FLOE_S3_EUNAVAILABLE ? RETRY : DONE;
 	}
 	if (cc != CURLE_OK) {
 		switch (cc) {
@@ -500,7 +509,7 @@ int floe_s3_request_run(struct floe_s3 *s3, struct floe_s3_req *rq, struct floe_
 			return rc;
 		payload_hash = hash;
 	}
-	bool skew_retried = false;
+	bool skew_retried = false, cred_retried = false;
 	int retries = 0;
 	s3->last_attempts = 0;
 	/* Time spent: real time of the requests plus the backoff we asked for (counted as
@@ -521,6 +530,15 @@ int floe_s3_request_run(struct floe_s3 *s3, struct floe_s3_req *rq, struct floe_
 				s3->last_code[0] = '\0';
 		}
 		enum verdict v = classify(s3, rq, cc, sent, r, &rc);
+		if (v == DONE && rc == FLOE_S3_EAUTH && s3->credprov && !cred_retried &&
+		    (strcmp(s3->last_code, "ExpiredToken") == 0 ||
+		     strcmp(s3->last_code, "TokenRefreshRequired") == 0)) {
+			/* Temporary credentials expired early (revoked, or our clock): fetch
+			 * new ones once. */
+			floe_s3_credprov_invalidate(s3->credprov);
+			cred_retried = true;
+			continue;
+		}
 		if (v == DONE)
 			return rc;
 		if (v == SKEW) {

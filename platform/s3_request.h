@@ -25,6 +25,7 @@ struct floe_s3 {
 	char *ca_file, *ca_path;
 	struct curl_slist *connect_to;
 	struct floe_s3_credentials cred;
+	struct floe_s3_credprov *credprov; /* a reference, or NULL */
 	struct floe_s3_options o; /* numbers and functions; string fields not used */
 	int64_t clock_offset;
 	bool offset_changed; /* the last answer moved clock_offset */

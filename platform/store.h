@@ -35,6 +35,12 @@ struct floe_s3_options;
  * prefix ("" = the bucket's root). */
 int floe_store_s3_new(const struct floe_s3_options *o, const char *prefix, struct floe_store **out);
 
+/* S3 stores only: aborts the multipart uploads under key prefix (relative to the store's
+ * prefix, "" = all of it) initiated more than older_than_s seconds ago, as left by a crashed
+ * run (see floe_s3_abort_stale_uploads). -EINVAL for another kind of store. */
+int floe_store_s3_abort_stale_uploads(struct floe_store *s, const char *prefix,
+				      int64_t older_than_s, size_t *aborted);
+
 /* Checks that the store arbitrates creates: a probe key created twice must fail the
  * second time (some S3 gateways ignore If-None-Match). 0 when it does, FLOE-independent
  * -ENOTSUP when the second create succeeded, or the store's error. The probe key is

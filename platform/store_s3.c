@@ -179,6 +179,17 @@ static const struct floe_store_ops s3_ops = {
 	s_get, s_put, s_put_if_absent, s_put_file, s_exists, s_remove, s_list, s_destroy,
 };
 
+int floe_store_s3_abort_stale_uploads(struct floe_store *st, const char *prefix,
+				      int64_t older_than_s, size_t *aborted)
+{
+	if (!st || st->ops != &s3_ops || !prefix)
+		return -EINVAL;
+	struct s3store *s = (struct s3store *)st;
+	char k[2048];
+	int rc = full_key(s, prefix, k, sizeof(k));
+	return rc ? rc : floe_s3_abort_stale_uploads(s->s3, k, older_than_s, aborted);
+}
+
 int floe_store_s3_new(const struct floe_s3_options *o, const char *prefix, struct floe_store **out)
 {
 	struct s3store *s = calloc(1, sizeof(*s));

@@ -646,6 +646,14 @@ static bool already_committed(struct floe_table *t, int64_t snapshot_id, int64_t
 	       floe_table_committed_seq(t, t->opt.agent_id) >= commit_seq;
 }
 
+/* True when the table already holds some but not all of the entries: committing them
+ * together would duplicate the older ones. The caller drops what the table holds. */
+static bool partly_committed(struct floe_table *t, int64_t first_seq, int64_t commit_seq)
+{
+	int64_t c = floe_table_committed_seq(t, t->opt.agent_id);
+	return c >= first_seq && c < commit_seq;
+}
+
 int floe_table_commit(struct floe_table *t, struct floe_spool *spool,
 		      struct floe_spool_entry *const *entries, size_t n)
 {
@@ -659,6 +667,8 @@ int floe_table_commit(struct floe_table *t, struct floe_spool *spool,
 		return rc;
 	if (already_committed(t, -1, commit_seq))
 		return 0;
+	if (partly_committed(t, (int64_t)entries[0]->seq, commit_seq))
+		return FLOE_ECONFLICT;
 
 	int64_t snapshot_id;
 	do {
@@ -685,6 +695,10 @@ int floe_table_commit(struct floe_table *t, struct floe_spool *spool,
 				goto out;
 			if (already_committed(t, snapshot_id, commit_seq)) {
 				rc = 0;
+				goto out;
+			}
+			if (partly_committed(t, (int64_t)entries[0]->seq, commit_seq)) {
+				rc = FLOE_ECONFLICT;
 				goto out;
 			}
 		}

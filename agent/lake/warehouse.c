@@ -9,6 +9,8 @@
 #include "platform/path.h"
 #include "platform/s3.h"
 #include "platform/s3_credentials.h"
+#include "platform/s3_credprov.h"
+#include "platform/log.h"
 #include "platform/secret.h"
 #include "platform/store.h"
 
@@ -16,34 +18,51 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Credentials for S3: references in the configuration, else the environment, else the
- * shared credentials file. */
-static int s3_credentials(const struct floe_config *cfg, struct floe_s3_credentials *c, char *why, size_t cap)
+/* Credentials for S3: the configuration's references (env:NAME, file:/path) when given,
+ * else the provider chain of the AWS SDKs (environment, web identity token, shared
+ * credentials file, container endpoint, EC2 IMDSv2), refreshed before they expire. */
+static int s3_credprov(const struct floe_config *cfg, struct floe_s3_credprov **out, char *why, size_t cap)
 {
-	memset(c, 0, sizeof(*c));
+	struct floe_s3_credentials c;
+	memset(&c, 0, sizeof(c));
 	const char *refs[3] = {cfg->lake.s3.access_key_id, cfg->lake.s3.secret_access_key,
 			       cfg->lake.s3.session_token};
-	char **dst[3] = {&c->access_key_id, &c->secret_access_key, &c->session_token};
-	if (refs[0] || refs[1]) {
-		for (int i = 0; i < 3; i++) {
-			if (!refs[i])
-				continue;
-			int rc = floe_secret_resolve(refs[i], dst[i]);
-			if (rc) {
-				snprintf(why, cap, "lake.s3: cannot resolve %s: %s", refs[i], floe_strerror(rc));
-				floe_s3_credentials_fini(c);
-				return rc;
-			}
+	char **dst[3] = {&c.access_key_id, &c.secret_access_key, &c.session_token};
+	bool given = refs[0] || refs[1];
+	for (int i = 0; given && i < 3; i++) {
+		if (!refs[i])
+			continue;
+		int rc = floe_secret_resolve(refs[i], dst[i]);
+		if (rc) {
+			snprintf(why, cap, "lake.s3: cannot resolve %s: %s", refs[i], floe_strerror(rc));
+			floe_s3_credentials_fini(&c);
+			return rc;
 		}
-		return 0;
 	}
-	if (floe_s3_credentials_from_env(c) == 0)
-		return 0;
-	int rc = floe_s3_credentials_from_shared_file(NULL, cfg->lake.s3.profile, c);
-	if (rc)
-		snprintf(why, cap, "no S3 credentials: set lake.s3.access_key_id and secret_access_key "
-				   "(env:NAME or file:/path), AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
-				   "or a profile in ~/.aws/credentials");
+	struct floe_s3_credprov_options po;
+	memset(&po, 0, sizeof(po));
+	po.static_credentials = given ? &c : NULL;
+	po.profile = cfg->lake.s3.profile;
+	po.sts_region = cfg->lake.s3.region;
+	int rc = floe_s3_credprov_new(&po, out);
+	floe_s3_credentials_fini(&c);
+	if (rc) {
+		snprintf(why, cap, "cannot set up S3 credentials: %s", floe_strerror(rc));
+		return rc;
+	}
+	/* Ask once now, so that a host without credentials fails at start-up with the
+	 * reasons of every provider rather than at the first commit. */
+	struct floe_s3_credentials probe;
+	memset(&probe, 0, sizeof(probe));
+	rc = floe_s3_credprov_get(*out, floe_clock_now_us() / 1000000, &probe, NULL);
+	floe_s3_credentials_fini(&probe);
+	if (rc) {
+		char reasons[512];
+		floe_s3_credprov_error(*out, reasons, sizeof(reasons));
+		snprintf(why, cap, "no S3 credentials: %s", reasons);
+		floe_s3_credprov_free(*out);
+		*out = NULL;
+	}
 	return rc;
 }
 
@@ -61,8 +80,8 @@ int floe_warehouse_open(const struct floe_config *cfg, bool probe, struct floe_s
 			snprintf(why, cap, "cannot use warehouse %s: %s", cfg->lake.warehouse, floe_strerror(rc));
 		return rc;
 	}
-	struct floe_s3_credentials cred;
-	if ((rc = s3_credentials(cfg, &cred, why, cap)))
+	struct floe_s3_credprov *prov = NULL;
+	if ((rc = s3_credprov(cfg, &prov, why, cap)))
 		return rc;
 	struct floe_s3_options o;
 	memset(&o, 0, sizeof(o));
@@ -70,12 +89,12 @@ int floe_warehouse_open(const struct floe_config *cfg, bool probe, struct floe_s
 	o.region = cfg->lake.s3.region;
 	o.bucket = cfg->lake.s3_bucket;
 	o.path_style = cfg->lake.s3.path_style;
-	o.credentials = cred;
+	o.credprov = prov;
 	o.ca_file = cfg->lake.s3.ca_file;
 	o.multipart_threshold = (int64_t)cfg->lake.s3.multipart_threshold;
 	o.part_size = (int64_t)cfg->lake.s3.part_size;
 	rc = floe_store_s3_new(&o, cfg->lake.s3_prefix, out);
-	floe_s3_credentials_fini(&cred);
+	floe_s3_credprov_free(prov); /* the client holds its own reference */
 	if (rc) {
 		snprintf(why, cap, "cannot use S3 warehouse %s: %s", cfg->lake.warehouse, floe_strerror(rc));
 		return rc;
@@ -98,7 +117,18 @@ int floe_warehouse_open(const struct floe_config *cfg, bool probe, struct floe_s
 	if (rc) {
 		floe_store_free(*out);
 		*out = NULL;
+		return rc;
 	}
-	return rc;
+	/* Parts of uploads a crashed run left behind cost storage until aborted. Other agents
+	 * share the data prefix, so only day-old uploads are taken for abandoned. */
+	char data_prefix[512];
+	size_t aborted = 0;
+	snprintf(data_prefix, sizeof(data_prefix), "%s/%s/data/", cfg->lake.namespace, cfg->logs.name);
+	int arc = floe_store_s3_abort_stale_uploads(*out, data_prefix, 24 * 3600, &aborted);
+	if (arc)
+		floe_warn("warehouse: listing stale multipart uploads failed: %s", floe_strerror(arc));
+	else if (aborted)
+		floe_info("warehouse: aborted %zu stale multipart uploads under %s", aborted, data_prefix);
+	return 0;
 }
 

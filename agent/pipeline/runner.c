@@ -189,30 +189,45 @@ static int recover(struct floe_runner *r)
 		max_seq = (uint64_t)committed;
 	if ((rc = floe_spool_list(r->spool, &seqs, &n)))
 		goto out;
+	/* First the newest positions: a seal newer than the checkpoint (a crash came between
+	 * the two writes) holds newer ones. They go to the checkpoint before any entry is
+	 * removed, here or by the first commit, or a restart would read those lines again. */
+	uint64_t pos_seq = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct floe_spool_entry *e = NULL;
 		rc = floe_spool_load(r->spool, seqs[i], &e);
 		if (rc == FLOE_ECORRUPT) {
 			floe_spool_quarantine(r->spool, seqs[i]);
+			seqs[i] = 0; /* skipped below */
+			rc = 0;
 			continue;
 		}
 		if (rc)
 			goto out;
 		if (seqs[i] > ck_seq) {
-			/* A seal newer than the checkpoint (a crash came between the two writes):
-			 * its positions are newer. Entries are in order, so the last one wins. */
 			floe_free(&r->alloc, pos);
 			pos = e->positions;
 			pos_len = e->positions_len;
+			pos_seq = seqs[i];
 			e->positions = NULL;
 			e->positions_len = 0;
 		}
 		if (seqs[i] > max_seq)
 			max_seq = seqs[i];
-		if (committed >= 0 && seqs[i] <= (uint64_t)committed) {
-			floe_info("runner: spool entry %" PRIu64 " is already in the table", seqs[i]);
-			rc = floe_spool_remove(r->spool, e);
-		}
+		floe_spool_entry_free(&r->alloc, e);
+	}
+	if (pos_seq && (rc = save_checkpoint(r, pos_seq, pos, pos_len))) {
+		floe_error("runner: checkpoint write failed: %s", floe_strerror(rc));
+		goto out;
+	}
+	for (size_t i = 0; committed >= 0 && i < n; i++) {
+		if (seqs[i] == 0 || seqs[i] > (uint64_t)committed)
+			continue;
+		struct floe_spool_entry *e = NULL;
+		if ((rc = floe_spool_load(r->spool, seqs[i], &e)))
+			goto out;
+		floe_info("runner: spool entry %" PRIu64 " is already in the table", seqs[i]);
+		rc = floe_spool_remove(r->spool, e);
 		floe_spool_entry_free(&r->alloc, e);
 		if (rc)
 			goto out;
@@ -542,6 +557,30 @@ static int commit(struct floe_runner *r)
 	int rc = floe_spool_list(r->spool, &seqs, &n);
 	if (rc)
 		return rc;
+	/* An earlier commit whose outcome was unknown (the store went away before floe could
+	 * read back the metadata it wrote) may have landed: entries the table holds go, so
+	 * that they are never committed twice along with newer ones. */
+	if (n > 0 && (rc = floe_table_refresh(r->table)) == 0) {
+		int64_t committed = floe_table_committed_seq(r->table, r->cfg->agent.id);
+		size_t keep = 0;
+		for (size_t i = 0; i < n && rc == 0; i++) {
+			if (committed < 0 || seqs[i] > (uint64_t)committed) {
+				seqs[keep++] = seqs[i];
+				continue;
+			}
+			struct floe_spool_entry *e = NULL;
+			if ((rc = floe_spool_load(r->spool, seqs[i], &e)) == 0) {
+				floe_info("runner: spool entry %" PRIu64 " is already in the table", seqs[i]);
+				for (size_t f = 0; f < e->nfiles; f++)
+					r->stats.rows_committed += (uint64_t)e->files[f].records;
+				rc = floe_spool_remove(r->spool, e);
+				floe_spool_entry_free(&r->alloc, e);
+			} else if (rc == FLOE_ECORRUPT) {
+				rc = floe_spool_quarantine(r->spool, seqs[i]);
+			}
+		}
+		n = keep;
+	}
 	size_t done = 0;
 	while (done < n && rc == 0) {
 		size_t k = n - done < COMMIT_MAX_ENTRIES ? n - done : COMMIT_MAX_ENTRIES;
@@ -662,6 +701,9 @@ int floe_runner_run(struct floe_runner *r, bool once)
 	int64_t interval_us = (int64_t)r->cfg->logs.commit_interval_ms * 1000;
 	int64_t last_commit = floe_clock_mono_ns() / 1000;
 	int64_t last_scan = last_commit, blocked_since = 0;
+	/* After a failed commit the next one waits longer (up to 5 minutes), so that an
+	 * unreachable store does not take the time the inputs need for reading. */
+	int64_t commit_backoff_us = 0;
 	for (;;) {
 		int64_t now = floe_clock_mono_ns() / 1000;
 		if (r->blocked) {
@@ -700,14 +742,21 @@ int floe_runner_run(struct floe_runner *r, bool once)
 			stop = true;
 		}
 		now = floe_clock_mono_ns() / 1000;
-		if (stop || now - last_commit >= interval_us) {
+		if (stop || now - last_commit >= interval_us + commit_backoff_us) {
 			if ((rc = seal(r)))
 				break;
 			rc = commit(r);
-			last_commit = now;
+			last_commit = floe_clock_mono_ns() / 1000;
 			if (stop || (rc && once))
 				break;
-			rc = 0; /* the spool keeps what failed; the next interval retries */
+			if (rc) {
+				commit_backoff_us = commit_backoff_us ? commit_backoff_us * 2 : interval_us;
+				if (commit_backoff_us > 300 * 1000000LL)
+					commit_backoff_us = 300 * 1000000LL;
+			} else {
+				commit_backoff_us = 0;
+			}
+			rc = 0; /* the spool keeps what failed; a later commit retries */
 		}
 		if (!once && now - last_scan >= (int64_t)RESCAN_MS * 1000) {
 			for (size_t i = 0; i < r->ntails; i++)

@@ -1,0 +1,93 @@
+/* A chain of AWS credential providers in the SDKs' order: static (the agent's resolved
+ * configuration), environment, web identity (STS AssumeRoleWithWebIdentity), the shared
+ * credentials file, the container endpoint (ECS/EKS) and EC2 instance metadata (IMDSv2).
+ * Temporary credentials are cached and refreshed when they expire within a margin. One
+ * provider may serve several clients and threads (reference counted, locked). Secrets are
+ * never logged, never put in error messages, and wiped when freed. */
+#ifndef FLOE_PLATFORM_S3_CREDPROV_H
+#define FLOE_PLATFORM_S3_CREDPROV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "platform/s3_credentials.h"
+
+/* Which providers run (bits of floe_s3_credprov_options.providers), in chain order. */
+enum {
+	FLOE_S3_CREDPROV_STATIC = 1 << 0,
+	FLOE_S3_CREDPROV_ENV = 1 << 1,
+	FLOE_S3_CREDPROV_WEB_IDENTITY = 1 << 2,
+	FLOE_S3_CREDPROV_SHARED_FILE = 1 << 3,
+	FLOE_S3_CREDPROV_CONTAINER = 1 << 4,
+	FLOE_S3_CREDPROV_IMDS = 1 << 5,
+	FLOE_S3_CREDPROV_ALL = (1 << 6) - 1,
+};
+
+/* Every string is borrowed and copied by floe_s3_credprov_new. NULL means "from the
+ * environment variable named", as the AWS SDKs read it, at each refresh. */
+struct floe_s3_credprov_options {
+	unsigned providers; /* FLOE_S3_CREDPROV_* bits; 0: all */
+	/* Static credentials (already resolved from the configuration's references); NULL or
+	 * empty keys: that provider is skipped. They never expire. */
+	const struct floe_s3_credentials *static_credentials;
+	/* Shared credentials file: AWS_SHARED_CREDENTIALS_FILE or ~/.aws/credentials;
+	 * profile: AWS_PROFILE or "default". */
+	const char *shared_file, *profile;
+	/* Web identity: AWS_WEB_IDENTITY_TOKEN_FILE, AWS_ROLE_ARN, AWS_ROLE_SESSION_NAME (else
+	 * "floe-<unix time>"). sts_endpoint: AWS_ENDPOINT_URL_STS, else
+	 * https://sts.<sts_region>.amazonaws.com; sts_region: AWS_REGION, AWS_DEFAULT_REGION,
+	 * else "us-east-1". The token file is read again at every refresh (it rotates). */
+	const char *web_identity_token_file, *role_arn, *role_session_name;
+	const char *sts_endpoint, *sts_region;
+	/* Container: AWS_CONTAINER_CREDENTIALS_FULL_URI, or AWS_CONTAINER_CREDENTIALS_RELATIVE_URI
+	 * appended to container_host (NULL: "http://169.254.170.2"); the Authorization header
+	 * from AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE (read at each refresh) or
+	 * AWS_CONTAINER_AUTHORIZATION_TOKEN. A full URI over plain http must name a loopback
+	 * address or one of the ECS/EKS link-local agents. */
+	const char *container_full_uri, *container_relative_uri, *container_host;
+	const char *container_auth_token, *container_auth_token_file;
+	/* IMDSv2: AWS_EC2_METADATA_SERVICE_ENDPOINT, else "http://169.254.169.254"; disabled by
+	 * AWS_EC2_METADATA_DISABLED=true (or imds_disabled). */
+	const char *imds_endpoint;
+	bool imds_disabled;
+	const char *ca_file; /* for https endpoints (STS); NULL: the system's bundle */
+	/* Timeouts of the metadata endpoints (container, IMDS), whose absence should cost
+	 * little: connect 0: 1 s, whole request 0: 3 s. STS: connect 0: 5 s, request 0: 15 s. */
+	int64_t metadata_connect_timeout_ms, metadata_timeout_ms;
+	int64_t sts_connect_timeout_ms, sts_timeout_ms;
+	int64_t refresh_margin_s; /* refresh when expiring within this; 0: 300 (5 minutes) */
+};
+
+struct floe_s3_credprov;
+
+/* Creates a provider holding one reference (floe_s3_credprov_free). Resolves nothing yet:
+ * the first floe_s3_credprov_get does. -ENOMEM, -EINVAL (bad providers bits). */
+int floe_s3_credprov_new(const struct floe_s3_credprov_options *o, struct floe_s3_credprov **out);
+/* Takes another reference (a client holding the provider does); returns p. */
+struct floe_s3_credprov *floe_s3_credprov_ref(struct floe_s3_credprov *p);
+/* Drops a reference; the last one frees (wiping secrets). NULL is fine. */
+void floe_s3_credprov_free(struct floe_s3_credprov *p);
+
+/* Current credentials at unix time now (seconds, ideally corrected to the server's clock):
+ * the cached ones unless they expire within the margin, else the chain runs (first the
+ * provider that served last; if its refresh fails while the cached credentials have not
+ * yet expired, those are kept). *out gets owned copies (floe_s3_credentials_fini); on
+ * failure it is left as it was. *expiration, if not NULL, gets their expiry (0: never).
+ * Returns 0; FLOE_S3_EAUTH when no provider produced credentials (the reason, per provider,
+ * is in floe_s3_credprov_error); FLOE_S3_EUNAVAILABLE when a configured remote provider
+ * (STS, container) could not be reached, so that trying later may succeed; -ENOMEM. */
+int floe_s3_credprov_get(struct floe_s3_credprov *p, int64_t now, struct floe_s3_credentials *out,
+			 int64_t *expiration);
+/* Forgets the cached credentials so that the next get runs the chain (after the server
+ * answered ExpiredToken, say). */
+void floe_s3_credprov_invalidate(struct floe_s3_credprov *p);
+/* The name of the provider that served the cached credentials ("static", "env",
+ * "web-identity", "shared-file", "container", "imds"), or "" if none. */
+const char *floe_s3_credprov_source(struct floe_s3_credprov *p);
+/* Why the last chain run failed (or "" after success): every provider tried and its
+ * reason, e.g. "env: AWS_ACCESS_KEY_ID is not set; web-identity: ...". No secrets. Copied
+ * into out[0..cap), NUL-terminated and truncated; returns out. */
+const char *floe_s3_credprov_error(struct floe_s3_credprov *p, char *out, size_t cap);
+
+#endif
