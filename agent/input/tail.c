@@ -270,7 +270,10 @@ static bool next_line(const struct floe_tail *t, const struct tfile *f, size_t *
 static int deliver(struct floe_tail *t, struct tfile *f, size_t len, size_t consume, bool split,
 		   floe_tail_line_fn fn, void *ctx, size_t *progress)
 {
-	struct floe_tail_line line = {f->path, f->pos, (const char *)f->buf + f->start, len};
+	if (!f->id)
+		f->id = ++t->last_id;
+	struct floe_tail_line line = {f->path, f->pos, (const char *)f->buf + f->start, len,
+				      f->pos + consume, f->id};
 	int rc = fn(ctx, &line);
 	if (rc < 0)
 		return rc;
@@ -553,7 +556,7 @@ int floe_tail_flush_partial(struct floe_tail *t, floe_tail_line_fn fn, void *ctx
 	for (size_t i = 0; i < t->nfiles; i++) {
 		int rc = emit_all(t, t->files[i], fn, ctx, &progress);
 		if (rc)
-			return rc < 0 ? rc : 0;
+			return rc < 0 ? rc : 1;
 	}
 	return 0;
 }

@@ -43,6 +43,10 @@ struct floe_tail_line {
 	const char *data; /* without the LF and without a trailing CR; valid during
 			     the callback only */
 	size_t len;
+	uint64_t end;	  /* offset just past the line's CR/LF (offset + len for a split
+			     piece or a partial line flushed without its LF) */
+	uint64_t file_id; /* the followed file (never 0; unique within this tail object, not
+			     across restarts): the key for floe_tail_hold */
 };
 
 /* fn returns 0 = line consumed, continue; 1 = line consumed, stop reading now; <0 = error,
@@ -114,7 +118,8 @@ int floe_tail_read(struct floe_tail *t, size_t max_bytes, floe_tail_line_fn fn, 
 		   size_t *progress);
 
 /* Emits every byte each file holds that was read but not delivered: complete lines, then
- * the held partial line as a line (used at the end of `floe run --once`). Reads nothing. */
+ * the held partial line as a line (used at the end of `floe run --once`). Reads nothing.
+ * Returns 0, fn's error, or 1 when fn asked to stop (call it again for the rest). */
 int floe_tail_flush_partial(struct floe_tail *t, floe_tail_line_fn fn, void *ctx);
 
 /* Appends every file's identity and position (the offset just after the last line fn
@@ -128,6 +133,18 @@ int floe_tail_flush_partial(struct floe_tail *t, floe_tail_line_fn fn, void *ctx
  * the offset) | u64 gone since (wall-clock ms; 0 = present) }. floe_tail_restore also
  * reads version 2 (the same without the last three fields). */
 int floe_tail_positions(const struct floe_tail *t, struct floe_buf *out);
+
+/* Holding positions back. A consumer that keeps lines of its own before they become
+ * durable (multiline grouping, container partial lines) tells the tail where its oldest
+ * kept line starts: floe_tail_positions then saves min(position, hold) for that file, with
+ * the pre-position hash of the bytes before the hold and no "unterminated" flag (a hold is
+ * a line start), so a restart reads those lines again. floe_tail_hold lowers the file's
+ * hold to offset (the lowest of several calls wins) and returns 0, or -ENOENT when no
+ * followed file has that id (it is gone: nothing to save for it). floe_tail_hold_clear
+ * drops every hold; the intended use is clear, then hold each kept line's file, then
+ * floe_tail_positions. */
+int floe_tail_hold(struct floe_tail *t, uint64_t file_id, uint64_t offset);
+void floe_tail_hold_clear(struct floe_tail *t);
 
 /* Counters: lines, bytes, split long lines, files reset (truncation/new generation),
  * descriptors open; then truncations and new generations (both also in resets), lines

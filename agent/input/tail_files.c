@@ -21,6 +21,10 @@ static bool pattern_match(const struct floe_tail *t, const char *path);
 void floe_tail_reset_file(struct floe_tail *t, struct tfile *f, bool truncated)
 {
 	f->pos = 0;
+	/* A new generation is a new file for whoever groups its lines: a new id. Holds go
+	 * too (the held lines' bytes are gone, or went with a copytruncate copy). */
+	f->id = 0;
+	f->held = false;
 	f->start = f->len = 0;
 	f->in_long = false;
 	f->unterminated = false;
@@ -285,6 +289,10 @@ int floe_tail_follow_copy(struct floe_tail *t, struct tfile *f)
 	g->ph_ok = true;
 	g->unterminated = f->unterminated;
 	g->in_long = f->in_long;
+	/* The copy continues f's lines from f's position: it takes f's id, so lines grouped
+	 * but not yet saved stay grouped, and their hold applies to the copy (f gets a new
+	 * id when it is reset). */
+	g->id = f->id;
 	g->has_fp = g->copy = g->orphan = g->want_open = true;
 	int rc = floe_tail_entry_push(t, g);
 	if (rc)

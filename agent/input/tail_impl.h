@@ -17,6 +17,9 @@ struct tfile {
 	int fd;	    /* -1 when closed */
 	uint64_t dev, ino;
 	uint64_t pos;	  /* every byte before pos was delivered */
+	uint64_t id;	  /* floe_tail_line.file_id; 0 until the first line is delivered */
+	uint64_t hold;	  /* when held: the saved position is min(pos, hold) */
+	bool held;
 	uint64_t fp_hash; /* hash of the first fp_len bytes */
 	uint32_t fp_len;
 	uint64_t ph_hash; /* hash of the ph_len bytes before ph_pos, when ph_ok */
@@ -58,6 +61,7 @@ struct floe_tail {
 	size_t nfiles, capfiles;
 	size_t nopen;
 	size_t rr;	  /* file the next read call starts with */
+	uint64_t last_id; /* the last file id given out */
 	bool scanned;	  /* a scan has run: later discoveries start at 0 */
 	bool scan_wanted; /* a watch event asked for a scan */
 	struct floe_tail_stats st;

@@ -7,6 +7,7 @@
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
 
+#include <errno.h>
 #include <string.h>
 
 #define POS_MAGIC "FLTP"
@@ -134,6 +135,52 @@ static bool storable(const char *path)
 	return n > 0 && n <= POS_MAX_PATH;
 }
 
+int floe_tail_hold(struct floe_tail *t, uint64_t file_id, uint64_t offset)
+{
+	for (size_t i = 0; file_id && i < t->nfiles; i++) {
+		struct tfile *f = t->files[i];
+		if (f->id != file_id)
+			continue;
+		if (!f->held || offset < f->hold)
+			f->hold = offset;
+		f->held = true;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+void floe_tail_hold_clear(struct floe_tail *t)
+{
+	for (size_t i = 0; i < t->nfiles; i++)
+		t->files[i]->held = false;
+}
+
+/* The pre-position hash for a held position off < f->pos: from the buffer when it still
+ * holds the bytes before off, else from the descriptor; none when the file is closed
+ * (restore then only skips that check). */
+static int prehash_at(const struct tfile *f, uint64_t off, uint64_t *hash, uint32_t *len)
+{
+	size_t k = off < FLOE_TAIL_PREHASH ? (size_t)off : FLOE_TAIL_PREHASH;
+	uint64_t back = f->pos - off + k; /* bytes from the first hashed one up to pos */
+	*hash = 0;
+	*len = 0;
+	if (f->buf && back <= f->start) {
+		*hash = floe_tail_hash(f->buf + (f->start - back), k);
+		*len = (uint32_t)k;
+		return 0;
+	}
+	if (f->fd < 0)
+		return 0;
+	uint8_t tmp[FLOE_TAIL_PREHASH];
+	size_t got = 0;
+	int rc = floe_tail_read_full(f->fd, tmp, k, off - k, &got);
+	if (rc == 0 && got == k) {
+		*hash = floe_tail_hash(tmp, k);
+		*len = (uint32_t)k;
+	}
+	return rc;
+}
+
 int floe_tail_positions(const struct floe_tail *t, struct floe_buf *out)
 {
 	size_t mark = out->len;
@@ -154,7 +201,16 @@ int floe_tail_positions(const struct floe_tail *t, struct floe_buf *out)
 			continue;
 		uint64_t ph = 0;
 		uint32_t phl = 0;
-		if (f->fd < 0) {
+		/* A held position is a line start before pos: lines after it are read again
+		 * on restart, so nothing was delivered without its LF there. */
+		bool held = f->held && f->hold < f->pos;
+		uint64_t at = held ? f->hold : f->pos;
+		if (held) {
+			if (prehash_at(f, at, &ph, &phl) != 0) {
+				ph = 0;
+				phl = 0;
+			}
+		} else if (f->fd < 0) {
 			if (f->ph_ok && f->ph_pos == f->pos) {
 				ph = f->ph_hash;
 				phl = f->ph_len;
@@ -174,13 +230,13 @@ int floe_tail_positions(const struct floe_tail *t, struct floe_buf *out)
 		if (!rc)
 			rc = floe_buf_put_le64(out, f->ino);
 		if (!rc)
-			rc = floe_buf_put_le64(out, f->pos);
+			rc = floe_buf_put_le64(out, at);
 		if (!rc)
 			rc = floe_buf_put_le32(out, f->fp_len);
 		if (!rc)
 			rc = floe_buf_put_le64(out, f->fp_hash);
 		if (!rc)
-			rc = floe_buf_put_le32(out, f->unterminated ? POS_UNTERMINATED : 0);
+			rc = floe_buf_put_le32(out, !held && f->unterminated ? POS_UNTERMINATED : 0);
 		if (!rc)
 			rc = floe_buf_put_le32(out, phl);
 		if (!rc)

@@ -8,6 +8,7 @@
 #include "agent/lake/spool.h"
 #include "agent/lake/table.h"
 #include "agent/lake/warehouse.h"
+#include "agent/pipeline/assemble.h"
 #include "agent/pipeline/batch.h"
 #include "agent/pipeline/decode.h"
 #include "agent/pipeline/record.h"
@@ -36,6 +37,25 @@
 #define IDLE_SLEEP_MS 200
 #define RESCAN_MS 2000
 #define CHECKPOINT_VERSION 1
+/* Records an assembler may emit while the batch refuses them: a push completes at most 4
+ * (see floe_assemble_push), a poll or flush step at most 2 per state. */
+#define DEFER_MAX 8
+#define ATTRS_MAX 80 /* the decoder's fields (64) plus the runtime's stream */
+
+/* An assembled record the batch could not take yet (it needs a seal first), copied: the
+ * assembler's buffers move on. Its file is held at its offset until it is added. */
+struct deferred {
+	size_t input;
+	uint64_t file_id;
+	char *path; /* owned */
+	char *msg;  /* owned */
+	size_t len;
+	int64_t offset, received_at;
+	bool has_ts;
+	int64_t ts_us;
+	char stream[16];
+	size_t stream_len;
+};
 
 struct floe_runner {
 	const struct floe_config *cfg;
@@ -49,6 +69,12 @@ struct floe_runner {
 	struct floe_batch *batch;
 	struct floe_tail **tails;
 	struct floe_decoder **decoders; /* one per input, like tails */
+	struct floe_assemble **asm_;    /* one per input; NULL: each line is a record */
+	struct deferred defer[DEFER_MAX]; /* FIFO of records waiting for a seal */
+	size_t ndefer;
+	int64_t mono_us;                /* monotonic time of the read pass (timeouts) */
+	const char *akeys[ATTRS_MAX], *avals[ATTRS_MAX];
+	size_t aklens[ATTRS_MAX], avlens[ATTRS_MAX];
 	struct floe_watch *watch;       /* NULL: fixed idle sleeps */
 	size_t ntails;
 	size_t cur_input;               /* the input whose lines on_line receives */
@@ -65,6 +91,28 @@ struct floe_runner {
 	char metrics_path[4200];
 };
 
+static void hold_cb(void *ctx, uint64_t file_id, int64_t offset)
+{
+	/* A file the tail no longer follows has no position to hold back. */
+	(void)floe_tail_hold(ctx, file_id, offset < 0 ? 0 : (uint64_t)offset);
+}
+
+/* Exactly-once: lines kept by an assembler (grouped, not yet a record) and records
+ * waiting for the next batch are not in the batch being sealed, so their files' saved
+ * positions stop at the first of them; a restart reads them again. */
+static void set_holds(struct floe_runner *r, size_t i)
+{
+	if (!r->asm_ || !r->asm_[i])
+		return;
+	floe_tail_hold_clear(r->tails[i]);
+	floe_assemble_pending(r->asm_[i], hold_cb, r->tails[i]);
+	for (size_t k = 0; k < r->ndefer; k++)
+		if (r->defer[k].input == i)
+			hold_cb(r->tails[i], r->defer[k].file_id, r->defer[k].offset);
+}
+
+static int seal(struct floe_runner *r);
+
 /* Input positions of every tail, concatenated as (u32 length, blob) pairs. */
 static int collect_positions(struct floe_runner *r, struct floe_buf *out)
 {
@@ -73,6 +121,7 @@ static int collect_positions(struct floe_runner *r, struct floe_buf *out)
 	int rc = floe_buf_put_le32(out, (uint32_t)r->ntails);
 	for (size_t i = 0; i < r->ntails && rc == 0; i++) {
 		floe_buf_reset(&one);
+		set_holds(r, i);
 		if ((rc = floe_tail_positions(r->tails[i], &one)))
 			break;
 		if ((rc = floe_buf_put_le32(out, (uint32_t)one.len)) == 0)
@@ -257,6 +306,44 @@ static enum floe_pq_codec codec_of(enum floe_codec c)
 	}
 }
 
+/* Input i groups lines into records (container partial lines, multiline). Every file
+ * with lines in flight has a state of up to two record buffers per joiner, so the number
+ * of states is bounded by half the memory budget as well as by max_open_files. */
+static int assembler_new(struct floe_runner *r, size_t i, char *why, size_t cap)
+{
+	const struct floe_config_input *in = &r->cfg->inputs[i];
+	struct floe_assemble_options ao;
+	memset(&ao, 0, sizeof(ao));
+	ao.format = in->format == FLOE_FORMAT_CRI      ? FLOE_ASSEMBLE_CRI
+		    : in->format == FLOE_FORMAT_DOCKER ? FLOE_ASSEMBLE_DOCKER
+						       : FLOE_ASSEMBLE_RAW;
+	ao.start = in->multiline.start;
+	ao.max_lines = in->multiline.max_lines;
+	ao.max_bytes = (size_t)in->multiline.max_bytes;
+	ao.max_line_bytes = (size_t)in->max_line_bytes;
+	ao.timeout_us = (int64_t)in->multiline.flush_timeout_ms * 1000;
+	uint64_t per = 0;
+	if (ao.start)
+		per += 2 * (uint64_t)(ao.max_bytes ? ao.max_bytes : 1u << 20);
+	if (ao.format != FLOE_ASSEMBLE_RAW)
+		per += 3 * (uint64_t)(ao.max_line_bytes ? ao.max_line_bytes : 1u << 20);
+	uint64_t fit = per ? r->cfg->agent.memory_limit / 2 / per : 0;
+	ao.max_states = in->max_open_files ? in->max_open_files : 256;
+	if (fit < 1)
+		fit = 1;
+	if (fit < ao.max_states)
+		ao.max_states = (size_t)fit;
+	char tmp[256] = "";
+	int rc;
+	r->asm_[i] = floe_assemble_new(&r->alloc, &ao, tmp, sizeof(tmp), &rc);
+	if (!r->asm_[i]) {
+		snprintf(why, cap, "input %zu (line %d): multiline.start: %s", i + 1, in->line,
+			 tmp[0] ? tmp : floe_strerror(rc));
+		return rc ? rc : FLOE_EINVAL;
+	}
+	return 0;
+}
+
 int floe_runner_new(const struct floe_config *cfg, struct floe_runner **out, char *why, size_t cap)
 {
 	/* The runner struct itself lives outside the budget it manages. */
@@ -327,20 +414,16 @@ int floe_runner_new(const struct floe_config *cfg, struct floe_runner **out, cha
 
 	r->tails = floe_calloc(&r->alloc, cfg->ninputs ? cfg->ninputs : 1, sizeof(*r->tails));
 	r->decoders = floe_calloc(&r->alloc, cfg->ninputs ? cfg->ninputs : 1, sizeof(*r->decoders));
-	if (!r->tails || !r->decoders) {
+	r->asm_ = floe_calloc(&r->alloc, cfg->ninputs ? cfg->ninputs : 1, sizeof(*r->asm_));
+	if (!r->tails || !r->decoders || !r->asm_) {
 		rc = FLOE_ENOMEM;
 		goto err;
 	}
 	for (size_t i = 0; i < cfg->ninputs; i++) {
 		const struct floe_config_input *in = &cfg->inputs[i];
-		/* Grouping lines into records (container runtimes' partial lines, multiline)
-		 * needs input positions that stop at the first held line; until the tail can
-		 * save such positions floe refuses these options rather than ignore them. */
 		if (in->format != FLOE_FORMAT_RAW || in->multiline.start) {
-			snprintf(why, cap, "input %zu (line %d): %s is not supported by this version of floe",
-				 i + 1, in->line, in->multiline.start ? "multiline" : "format cri/docker");
-			rc = FLOE_EUNSUPPORTED;
-			goto err;
+			if ((rc = assembler_new(r, i, why, cap)))
+				goto err;
 		}
 		r->decoders[i] = floe_decoder_new(&r->alloc, in, why, cap, &rc);
 		if (!r->decoders[i]) {
@@ -393,6 +476,13 @@ void floe_runner_free(struct floe_runner *r)
 	floe_watch_free(r->watch);
 	for (size_t i = 0; r->decoders && i < r->cfg->ninputs; i++)
 		floe_decoder_free(r->decoders[i]);
+	for (size_t i = 0; r->asm_ && i < r->cfg->ninputs; i++)
+		floe_assemble_free(r->asm_[i]);
+	for (size_t k = 0; k < r->ndefer; k++) {
+		floe_free(&r->alloc, r->defer[k].path);
+		floe_free(&r->alloc, r->defer[k].msg);
+	}
+	floe_free(&r->alloc, r->asm_);
 	floe_free(&r->alloc, r->tails);
 	floe_free(&r->alloc, r->decoders);
 	floe_batch_free(r->batch);
@@ -407,11 +497,15 @@ void floe_runner_get_stats(const struct floe_runner *r, struct floe_runner_stats
 	*out = r->stats;
 }
 
+static int on_line_assembled(struct floe_runner *r, const struct floe_tail_line *line);
+
 /* A line from a tail becomes a record in the batch. Returning a negative code leaves
  * the line unconsumed in the tail, to be read again after the seal. */
 static int on_line(void *ctx, const struct floe_tail_line *line)
 {
 	struct floe_runner *r = ctx;
+	if (r->asm_[r->cur_input])
+		return on_line_assembled(r, line);
 	struct floe_record rec;
 	memset(&rec, 0, sizeof(rec));
 	rec.ts = r->read_us;
@@ -445,6 +539,217 @@ static int on_line(void *ctx, const struct floe_tail_line *line)
 	return 0;
 }
 
+/* Adds the runtime's stream to the decoded attrs (it replaces a parsed "stream"). */
+static void add_stream(struct floe_runner *r, struct floe_record *rec, const char *st, size_t sl)
+{
+	size_t n = rec->nattrs < ATTRS_MAX ? rec->nattrs : ATTRS_MAX - 1;
+	size_t at = n;
+	for (size_t k = 0; k < n; k++) {
+		r->akeys[k] = rec->attr_keys[k];
+		r->aklens[k] = rec->attr_key_lens[k];
+		r->avals[k] = rec->attr_vals[k];
+		r->avlens[k] = rec->attr_val_lens[k];
+		if (r->aklens[k] == 6 && memcmp(r->akeys[k], "stream", 6) == 0)
+			at = k;
+	}
+	if (at == n && n == ATTRS_MAX)
+		return;
+	r->akeys[at] = "stream";
+	r->aklens[at] = 6;
+	r->avals[at] = st;
+	r->avlens[at] = sl;
+	rec->nattrs = at == n ? n + 1 : n;
+	rec->attr_keys = r->akeys;
+	rec->attr_key_lens = r->aklens;
+	rec->attr_vals = r->avals;
+	rec->attr_val_lens = r->avlens;
+}
+
+/* Decodes an assembled record and adds it: floe_batch_add's result (2 also for a full
+ * budget with rows to seal). */
+static int add_assembled(struct floe_runner *r, size_t input, const struct floe_assemble_rec *a,
+			 int64_t received_at)
+{
+	struct floe_record rec;
+	memset(&rec, 0, sizeof(rec));
+	rec.ts = a->has_ts ? a->ts_us : received_at;
+	rec.received_at = received_at;
+	rec.host.p = r->host;
+	rec.host.len = strlen(r->host);
+	rec.source.p = a->path;
+	rec.source.len = strlen(a->path);
+	rec.has_offset = true;
+	rec.offset = a->offset;
+	rec.message.p = a->msg;
+	rec.message.len = a->len;
+	/* The runtime's time stays unless a timestamp option finds one in the message. */
+	floe_decoder_apply(r->decoders[input], &rec);
+	if (a->stream)
+		add_stream(r, &rec, a->stream, a->stream_len);
+	int rc = floe_batch_add(r->batch, r->next_seq, &rec);
+	if (rc == FLOE_ENOMEM && floe_batch_rows(r->batch) > 0)
+		rc = 2;
+	if (rc >= 0 && rc != 2)
+		r->stats.lines++;
+	return rc;
+}
+
+static int defer_rec(struct floe_runner *r, const struct floe_assemble_rec *a)
+{
+	if (r->ndefer == DEFER_MAX) {
+		/* Cannot happen: the runner stops feeding assemblers while records wait. */
+		floe_error("runner: too many records waiting for a seal");
+		return FLOE_ELIMIT;
+	}
+	struct deferred *d = &r->defer[r->ndefer];
+	memset(d, 0, sizeof(*d));
+	d->input = r->cur_input;
+	d->file_id = a->file_id;
+	d->len = a->len;
+	d->offset = a->offset;
+	d->received_at = r->read_us;
+	d->has_ts = a->has_ts;
+	d->ts_us = a->ts_us;
+	d->stream_len = a->stream ? (a->stream_len < sizeof(d->stream) ? a->stream_len : sizeof(d->stream)) : 0;
+	if (d->stream_len)
+		memcpy(d->stream, a->stream, d->stream_len);
+	d->path = floe_strdup(&r->alloc, a->path);
+	d->msg = floe_malloc(&r->alloc, a->len ? a->len : 1);
+	if (!d->path || !d->msg) {
+		floe_free(&r->alloc, d->path);
+		floe_free(&r->alloc, d->msg);
+		floe_error("runner: no memory to keep a record for the next batch");
+		return FLOE_ENOMEM;
+	}
+	if (a->len)
+		memcpy(d->msg, a->msg, a->len);
+	r->ndefer++;
+	r->seal_needed = true;
+	return 0;
+}
+
+/* An assembler's record: into the batch, or kept for after the seal when the batch
+ * refuses it (or records are already waiting, to keep the file order). */
+static int on_record(void *ctx, const struct floe_assemble_rec *a)
+{
+	struct floe_runner *r = ctx;
+	if (r->ndefer == 0) {
+		int rc = add_assembled(r, r->cur_input, a, r->read_us);
+		if (rc == 1)
+			r->seal_needed = true;
+		if (rc == 0 || rc == 1)
+			return 0;
+		if (rc != 2) {
+			r->add_error = rc;
+			return rc;
+		}
+	}
+	int rc = defer_rec(r, a);
+	if (rc)
+		r->add_error = rc;
+	return rc ? rc : 1;
+}
+
+/* Adds the waiting records, in order, until the batch refuses one again. */
+static int add_deferred(struct floe_runner *r)
+{
+	while (r->ndefer) {
+		struct deferred *d = &r->defer[0];
+		struct floe_assemble_rec a = {
+		    .file_id = d->file_id, .path = d->path, .msg = d->msg, .len = d->len,
+		    .offset = d->offset, .has_ts = d->has_ts, .ts_us = d->ts_us,
+		    .stream = d->stream_len ? d->stream : NULL, .stream_len = d->stream_len,
+		};
+		int rc = add_assembled(r, d->input, &a, d->received_at);
+		if (rc == 2) {
+			if (floe_batch_rows(r->batch) == 0)
+				return FLOE_ENOMEM; /* refused by an empty batch: out of budget */
+			r->seal_needed = true;
+			return 0;
+		}
+		if (rc < 0)
+			return rc;
+		if (rc == 1)
+			r->seal_needed = true;
+		floe_free(&r->alloc, d->path);
+		floe_free(&r->alloc, d->msg);
+		memmove(&r->defer[0], &r->defer[1], (r->ndefer - 1) * sizeof(r->defer[0]));
+		r->ndefer--;
+	}
+	return 0;
+}
+
+/* A line of an input with an assembler. The line is consumed once the assembler has it;
+ * while records wait for a seal no line is taken. */
+static int on_line_assembled(struct floe_runner *r, const struct floe_tail_line *line)
+{
+	if (r->ndefer) {
+		r->line_refused = true;
+		r->seal_needed = true;
+		return FLOE_ELIMIT;
+	}
+	int rc = floe_assemble_push(r->asm_[r->cur_input], line->file_id, line->path, line->data,
+				    line->len, (int64_t)line->offset, (int64_t)line->end, r->mono_us,
+				    on_record, r);
+	if (rc == FLOE_ENOMEM && r->add_error == 0 && floe_batch_rows(r->batch) > 0) {
+		/* Not consumed: seal to free the budget, then the line comes again. */
+		r->line_refused = true;
+		r->seal_needed = true;
+		return FLOE_ELIMIT;
+	}
+	if (rc < 0) {
+		if (!r->add_error)
+			r->add_error = rc;
+		return rc;
+	}
+	return r->seal_needed || r->ndefer ? 1 : 0;
+}
+
+/* Seals while asked to and puts the waiting records in the next batch. */
+static int settle(struct floe_runner *r)
+{
+	int rc = 0;
+	while (rc == 0 && (r->seal_needed || r->ndefer)) {
+		bool had = r->seal_needed;
+		if (r->seal_needed && (rc = seal(r)))
+			break;
+		if ((rc = add_deferred(r)))
+			break;
+		if (!had && !r->seal_needed && r->ndefer) {
+			rc = FLOE_ELIMIT; /* no progress possible */
+			break;
+		}
+	}
+	return rc;
+}
+
+/* Timeouts of every assembler; with end = true (--once), everything they hold. */
+static int poll_assemblers(struct floe_runner *r, bool end)
+{
+	int rc = 0;
+	for (size_t i = 0; i < r->ntails && rc == 0; i++) {
+		/* A full spool (policy block) stops records from timeouts too. */
+		if (!r->asm_[i] || (r->blocked && !end))
+			continue;
+		r->cur_input = i;
+		r->read_us = floe_clock_now_us();
+		do {
+			rc = end ? floe_assemble_flush(r->asm_[i], on_record, r)
+				 : floe_assemble_poll(r->asm_[i], floe_clock_mono_ns() / 1000, on_record, r);
+			if (rc >= 0) {
+				int src = settle(r);
+				if (src)
+					return src;
+			}
+		} while (rc == 1 && end);
+		if (rc == 1)
+			rc = 0; /* the rest is polled next time */
+	}
+	if (rc < 0)
+		floe_error("runner: assembling records: %s", floe_strerror(r->add_error ? r->add_error : rc));
+	return rc;
+}
+
 /* Writes state_dir/metrics.json: the counters an operator (or a test) reads to see what
  * the agent did, including every drop. Replaced atomically; a failure is only logged. */
 static void write_metrics(struct floe_runner *r)
@@ -458,6 +763,18 @@ static void write_metrics(struct floe_runner *r)
 		r->stats.parse_failures += ds.parse_failures;
 		r->stats.ts_failures += ds.ts_failures;
 	}
+	/* Record assembly (multiline, container formats), over every input. */
+	struct floe_assemble_stats as = {0}, one;
+	for (size_t i = 0; i < r->ntails; i++) {
+		if (!r->asm_[i])
+			continue;
+		floe_assemble_get_stats(r->asm_[i], &one);
+		as.evictions += one.evictions;
+		as.timeouts += one.timeouts;
+		as.format_errors += one.format_errors;
+		as.truncated += one.truncated;
+		as.incomplete += one.incomplete;
+	}
 	const struct floe_runner_stats *st = &r->stats;
 	int rc = floe_buf_printf(
 		&b,
@@ -465,10 +782,13 @@ static void write_metrics(struct floe_runner *r)
 		",\"commit_failures\":%" PRIu64 ",\"rows_committed\":%" PRIu64 ",\"replaced_utf8\":%" PRIu64
 		",\"dropped_entries\":%" PRIu64 ",\"dropped_rows\":%" PRIu64 ",\"dropped_bytes\":%" PRIu64
 		",\"quarantined\":%" PRIu64 ",\"blocked_ms\":%" PRIu64 ",\"spool_bytes\":%" PRIu64
-		",\"next_seq\":%" PRIu64 ",\"parse_failures\":%" PRIu64 ",\"ts_failures\":%" PRIu64 "}\n",
+		",\"next_seq\":%" PRIu64 ",\"groups_evicted\":%" PRIu64 ",\"group_timeouts\":%" PRIu64
+		",\"container_format_errors\":%" PRIu64 ",\"records_truncated\":%" PRIu64
+		",\"partial_incomplete\":%" PRIu64 ",\"parse_failures\":%" PRIu64 ",\"ts_failures\":%" PRIu64 "}\n",
 		st->lines, st->seals, st->commits, st->commit_failures, st->rows_committed, st->replaced_utf8,
 		st->dropped_entries, st->dropped_rows, st->dropped_bytes, st->quarantined, st->blocked_ms,
-		floe_spool_bytes(r->spool), r->next_seq, st->parse_failures, st->ts_failures);
+		floe_spool_bytes(r->spool), r->next_seq, as.evictions, as.timeouts, as.format_errors,
+		as.truncated, as.incomplete, st->parse_failures, st->ts_failures);
 	if (rc == 0)
 		rc = floe_fs_write_atomic(r->metrics_path, b.data, b.len);
 	if (rc)
@@ -524,6 +844,7 @@ static int enforce_spool_limit(struct floe_runner *r)
 
 static int seal(struct floe_runner *r)
 {
+	r->seal_needed = false;
 	if (floe_batch_rows(r->batch) == 0)
 		return 0;
 	struct floe_buf pos;
@@ -665,6 +986,7 @@ static int read_inputs(struct floe_runner *r, size_t *progress)
 	if (r->blocked)
 		return 0;
 	r->read_us = floe_clock_now_us();
+	r->mono_us = floe_clock_mono_ns() / 1000;
 	for (size_t i = 0; i < r->ntails; i++) {
 		size_t got = 0;
 		r->line_refused = false;
@@ -676,8 +998,8 @@ static int read_inputs(struct floe_runner *r, size_t *progress)
 				   floe_strerror(r->add_error ? r->add_error : rc));
 			return r->add_error ? r->add_error : rc;
 		}
-		if (r->seal_needed) {
-			if ((rc = seal(r)))
+		if (r->seal_needed || r->ndefer) {
+			if ((rc = settle(r)))
 				return rc;
 			*progress += 1; /* there is more to read */
 		}
@@ -726,17 +1048,29 @@ int floe_runner_run(struct floe_runner *r, bool once)
 		size_t progress;
 		if ((rc = read_inputs(r, &progress)))
 			break;
+		if ((rc = poll_assemblers(r, false)))
+			break;
 		bool stop = floe_signal_stop_requested();
 		if (once && progress == 0 && !r->blocked) {
 			for (size_t i = 0; i < r->ntails && rc == 0; i++) {
 				r->cur_input = i;
-				rc = floe_tail_flush_partial(r->tails[i], on_line, r);
-				if (rc < 0 && r->line_refused) {
-					/* The batch was full: seal and flush again. */
-					if ((rc = seal(r)) == 0)
-						rc = floe_tail_flush_partial(r->tails[i], on_line, r);
+				r->read_us = floe_clock_now_us();
+				r->mono_us = floe_clock_mono_ns() / 1000;
+				for (;;) {
+					r->line_refused = false;
+					rc = floe_tail_flush_partial(r->tails[i], on_line, r);
+					if (rc < 0 && !r->line_refused)
+						break;
+					if (rc == 0 && !r->seal_needed && !r->ndefer)
+						break;
+					/* The batch was full, or asked for a seal: seal, go on. */
+					if ((rc = settle(r)))
+						break;
 				}
 			}
+			/* Then what the assemblers still hold: the input is over. */
+			if (rc == 0)
+				rc = poll_assemblers(r, true);
 			if (rc < 0)
 				break;
 			stop = true;

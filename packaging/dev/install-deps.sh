@@ -3,7 +3,10 @@
 # there. Usage: install-deps.sh [build|test]. "build" is the compiler and the libraries;
 # "test" adds cmocka, the arm64 cross toolchain with its multiarch libraries, qemu-user,
 # python3-avro and Node.js for the DuckDB reader used by the integration tests; "bench"
-# adds the reference tools the benchmarks compare against.
+# adds the reference tools the benchmarks compare against. rsyslog and syslog-ng-core
+# conflict with each other (each is "the" system log daemon), so "bench" does not install
+# them: it unpacks both under /opt/floe-bench/<package> (private copies the benchmark runs
+# by path; the machine's own logger is left alone) and installs their libraries.
 set -euo pipefail
 mode=${1:-build}
 SUDO=""
@@ -15,7 +18,12 @@ testpk=(libcmocka-dev clang python3-avro nodejs npm qemu-user crossbuild-essenti
         libyaml-dev:arm64 libmbedtls-dev:arm64 libcurl4-openssl-dev:arm64 liblz4-dev:arm64
         libzstd-dev:arm64 zlib1g-dev:arm64 libxxhash-dev:arm64 libcmocka-dev:arm64)
 
-benchpk=(zstd gzip bc rsyslog syslog-ng-core s3cmd)
+benchpk=(zstd gzip bc time s3cmd
+         libestr0 libfastjson4 liblognorm5 libuuid1 libsystemd0 libzstd1 zlib1g
+         libcap2 libglib2.0-0 libivykis0 libjson-c5 libnet1 libpcre3 libssl3 libwrap0)
+# Unpacked, not installed (see above): their Depends are in benchpk.
+unpack=(rsyslog syslog-ng-core)
+UNPACK_DIR=/opt/floe-bench
 
 want=("${native[@]}")
 [ "$mode" = bench ] && want+=("${testpk[@]}" "${benchpk[@]}")
@@ -46,4 +54,18 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 elif [ "${need_update:-0}" = 1 ]; then
   $SUDO apt-get update -q
+fi
+
+if [ "$mode" = bench ]; then
+  for p in "${unpack[@]}"; do
+    [ -e "$UNPACK_DIR/$p/.complete" ] && continue
+    echo "install-deps: unpacking $p into $UNPACK_DIR/$p"
+    tmp=$(mktemp -d)
+    chmod 777 "$tmp"  # apt downloads as the _apt user
+    (cd "$tmp" && apt-get download -q "$p")
+    $SUDO mkdir -p "$UNPACK_DIR/$p"
+    $SUDO dpkg -x "$tmp"/*.deb "$UNPACK_DIR/$p"
+    $SUDO touch "$UNPACK_DIR/$p/.complete"
+    rm -rf "$tmp"
+  done
 fi

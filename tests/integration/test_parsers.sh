@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # Parsers fill attrs, the timestamp option sets ts and a level field sets severity; lines
-# that do not parse are kept whole and counted. Options floe cannot honour yet are refused
-# with exit code 2 rather than ignored.
+# that do not parse are kept whole and counted.
 source "$(dirname "$0")/lib.sh"
 mkdir -p "$T/json" "$T/logfmt" "$T/regex"
 cat >"$T/json/app.log" <<'LOG'
@@ -57,9 +56,4 @@ q regex "attrs['app'], attrs['pid'], attrs['text'], month(ts), day(ts)" >"$T/reg
 check "regex: named groups and a syslog timestamp" \
 	grep -qx '\["sshd","24200","Invalid user webmaster","12","10"\]' "$T/regex.out"
 
-printf 'agent: { id: m, state_dir: %s/sm }\ninputs:\n  - type: tail\n    paths: [x]\n    multiline: { start: "^[0-9]" }\nlake: { warehouse: %s/wm }\n' "$T" "$T" >"$T/ml.yaml"
-rc=0
-"$FLOE_BIN" run -c "$T/ml.yaml" --once 2>"$T/ml.err" || rc=$?
-check "multiline is refused with exit code 2 until it is supported" test $rc = 2
-check "the refusal says what is not supported" grep -q "multiline is not supported" "$T/ml.err"
 finish
