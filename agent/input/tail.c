@@ -384,9 +384,19 @@ static int emit_all(struct floe_tail *t, struct tfile *f, floe_tail_line_fn fn, 
  * resets a truncated file. */
 static int fill(struct floe_tail *t, struct tfile *f)
 {
+	/* A file's buffer starts at one read chunk and grows only while a line longer than
+	 * that is held, so that a hundred files read in turns cost a hundred chunks, not a
+	 * hundred maximal lines. Without memory the file waits (backpressure), it does not
+	 * fail the read. */
 	if (!f->buf) {
-		if (!(f->buf = floe_malloc(t->a, t->bufcap)))
-			return FLOE_ENOMEM;
+		size_t init = t->chunk + FLOE_TAIL_PREHASH + 256;
+		if (init > t->bufcap)
+			init = t->bufcap;
+		if (!(f->buf = floe_malloc(t->a, init))) {
+			f->starved = true;
+			return 0;
+		}
+		f->cap = init;
 		f->start = f->len = 0;
 	}
 	/* Keep up to FLOE_TAIL_PREHASH bytes before the position in front of the held ones. */
@@ -395,8 +405,23 @@ static int fill(struct floe_tail *t, struct tfile *f)
 		memmove(f->buf, f->buf + f->start - keep, keep + f->len);
 		f->start = keep;
 	}
-	/* next_line cuts any run of max_line + 2 bytes, so at least chunk bytes are free. */
-	size_t room = t->bufcap - f->start - f->len;
+	/* next_line cuts any run of max_line + 2 bytes, so a buffer of bufcap bytes always has
+	 * a chunk free; a smaller one grows when a partial line leaves less than a chunk. */
+	size_t room = f->cap - f->start - f->len;
+	if (room < t->chunk && f->cap < t->bufcap) {
+		size_t ncap = f->cap * 2;
+		if (ncap > t->bufcap || ncap < f->cap)
+			ncap = t->bufcap;
+		uint8_t *nb = floe_realloc(t->a, f->buf, ncap);
+		if (nb) {
+			f->buf = nb;
+			f->cap = ncap;
+			room = f->cap - f->start - f->len;
+		} else if (room == 0) {
+			f->starved = true;
+			return 0;
+		}
+	}
 	size_t want = room < t->chunk ? room : t->chunk, got = 0;
 	uint64_t at = f->pos + f->len;
 	if (f->closing) {
@@ -435,6 +460,7 @@ static int fill(struct floe_tail *t, struct tfile *f)
 		floe_tail_cache_prehash(f);
 		floe_free(t->a, f->buf);
 		f->buf = NULL;
+		f->cap = 0;
 		f->start = 0;
 	}
 	return 0;
@@ -447,7 +473,7 @@ static int turn(struct floe_tail *t, struct tfile *f, size_t max_bytes, floe_tai
 	int rc = emit_lines(t, f, max_bytes, fn, ctx, progress);
 	if (rc || *progress >= max_bytes)
 		return rc;
-	if ((rc = fill(t, f)) != 0)
+	if ((rc = fill(t, f)) != 0 || f->starved)
 		return rc;
 	if (f->done) {
 		/* A closing file will not be read any further: its partial line is complete. */
@@ -506,7 +532,7 @@ int floe_tail_read(struct floe_tail *t, size_t max_bytes, floe_tail_line_fn fn, 
 	int64_t now = floe_tail_now(t);
 	start_closing(t, now);
 	for (size_t i = 0; i < t->nfiles; i++)
-		t->files[i]->done = false;
+		t->files[i]->done = t->files[i]->starved = false;
 	size_t opened;
 	if ((rc = floe_tail_open_wanted(t, &opened)) != 0)
 		return rc;
@@ -522,7 +548,7 @@ int floe_tail_read(struct floe_tail *t, size_t max_bytes, floe_tail_line_fn fn, 
 			for (size_t k = 0; k < n; k++) {
 				size_t i = (first + k) % n;
 				struct tfile *f = t->files[i];
-				if (f->fd < 0 || f->done)
+				if (f->fd < 0 || f->done || f->starved)
 					continue;
 				rc = turn(t, f, max_bytes, fn, ctx, progress);
 				if (rc < 0) {
@@ -534,7 +560,7 @@ int floe_tail_read(struct floe_tail *t, size_t max_bytes, floe_tail_line_fn fn, 
 					t->rr = i + 1;
 					goto out;
 				}
-				if (!f->done)
+				if (!f->done && !f->starved)
 					more = true;
 			}
 		}

@@ -46,6 +46,7 @@ void floe_tail_close_entry(struct floe_tail *t, struct tfile *f)
 	floe_tail_cache_prehash(f);
 	floe_free(t->a, f->buf);
 	f->buf = NULL;
+	f->cap = 0;
 	f->start = f->len = 0;
 	f->nul = false;
 	if (f->fd >= 0) {

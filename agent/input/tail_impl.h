@@ -26,7 +26,9 @@ struct tfile {
 	uint64_t ph_pos;
 	uint32_t ph_len;
 	bool ph_ok;
-	uint8_t *buf;	   /* NULL while nothing is held; else t->bufcap bytes */
+	uint8_t *buf;	   /* NULL while nothing is held; else cap bytes */
+	size_t cap;	   /* grows from one chunk to t->bufcap while a long line needs it */
+	bool starved;	   /* no memory for the buffer in this read call: skipped, retried */
 	size_t start, len; /* held bytes: buf[start .. start+len) = file [pos .. pos+len);
 			      buf[0 .. start) are the file bytes just before pos */
 	uint64_t stop_at;  /* closing: the size at which reading stops */
