@@ -126,6 +126,21 @@ void floe_pq_bound_upper(struct floe_pq_bound *b, const uint8_t *p, size_t n)
 	}
 }
 
+void floe_pq_bound_shorten(struct floe_pq_bound *b, size_t max, bool upper)
+{
+	if (!b->set || b->unbounded || b->len <= max)
+		return;
+	size_t cut = max;
+	while (cut > 0 && (b->v[cut] & 0xC0) == 0x80)
+		cut--;
+	b->len = cut;
+	b->exact = false;
+	if (upper && !increment(b)) {
+		b->unbounded = true;
+		b->len = 0;
+	}
+}
+
 void floe_pq_bound_merge_lower(struct floe_pq_bound *dst, const struct floe_pq_bound *src)
 {
 	if (!src->set)

@@ -30,6 +30,10 @@ static inline void floe_pq_bound_clear(struct floe_pq_bound *b)
 void floe_pq_bound_lower(struct floe_pq_bound *b, const uint8_t *p, size_t n);
 /* Raises b to cover the UTF-8 value (p, n). */
 void floe_pq_bound_upper(struct floe_pq_bound *b, const uint8_t *p, size_t n);
+/* Cuts b to at most max bytes (a UTF-8 character boundary) if it is longer: a lower
+ * bound stays a lower bound; an upper bound gets its last character incremented, or
+ * becomes unbounded when it cannot. */
+void floe_pq_bound_shorten(struct floe_pq_bound *b, size_t max, bool upper);
 /* Merges bound src into dst (both lower, or both upper). */
 void floe_pq_bound_merge_lower(struct floe_pq_bound *dst, const struct floe_pq_bound *src);
 void floe_pq_bound_merge_upper(struct floe_pq_bound *dst, const struct floe_pq_bound *src);

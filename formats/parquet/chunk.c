@@ -1,6 +1,8 @@
 /* Column chunk writer. Levels go straight into RLE encoders, PLAIN values straight into
  * the page's value buffer, dictionary indices into an index array that is RLE-encoded
- * when the page closes (only then is the index bit width known). */
+ * when the page closes (only then is the index bit width known). Delta encodings are
+ * made from the PLAIN buffer when the page closes, so the dictionary fallback works the
+ * same in both profiles. */
 #include "chunk.h"
 
 #include "formats/base/alloc.h"
@@ -8,26 +10,42 @@
 #include "formats/base/error.h"
 #include "formats/parquet/compress.h"
 #include "formats/parquet/crc32.h"
+#include "formats/parquet/delta.h"
 #include "formats/parquet/dict.h"
 #include "formats/parquet/rle.h"
 #include "formats/parquet/thrift.h"
 
+#include <assert.h>
 #include <string.h>
 
 /* Page types and encodings (parquet.thrift). */
-enum { PAGE_DATA = 0, PAGE_DICTIONARY = 2 };
-enum { ENC_PLAIN = 0, ENC_RLE = 3, ENC_RLE_DICTIONARY = 8 };
+enum { PAGE_DATA = 0, PAGE_DICTIONARY = 2, PAGE_DATA_V2 = 3 };
+enum {
+	ENC_PLAIN = FLOE_PQ_ENC_PLAIN,
+	ENC_RLE = FLOE_PQ_ENC_RLE,
+	ENC_RLE_DICTIONARY = FLOE_PQ_ENC_RLE_DICTIONARY
+};
 
-/* A page also closes after this many level entries (parquet-java's default page row
- * limit). This bounds the index array of a dictionary page (4 bytes per value while the
- * page is open) and keeps runs of nulls, which take almost no bytes, from making huge
- * pages. */
-#define MAX_PAGE_VALUES 20000u
+/* Values per miniblock group: DELTA_BYTE_ARRAY is chosen over DELTA_LENGTH_BYTE_ARRAY
+ * for a page when the bytes values share with their predecessor exceed this fraction
+ * (1/n) of the page's string bytes. */
+#define DBA_SHARE 4
+
+/* A page with values also closes after this many level entries. This bounds the index
+ * array of a dictionary page (4 bytes per value while the page is open) and the PLAIN
+ * buffer of 8-byte values to 32 and 64 KiB, a power of two so that they fill their
+ * capacity: measured on 1,000,000 log rows, 8192 instead of parquet-java's 20000 costs
+ * 0.1 % in file size and saves 0.4 MB of writer memory. Pages of nulls only take a few
+ * bytes of levels and have no such limit. */
+#define MAX_PAGE_VALUES 8192u
+#define MAX_NULL_PAGE_VALUES (1u << 30)
 
 /* After this many values in dictionary mode, a chunk whose values were mostly distinct
  * (timestamps, offsets, message text) stops using the dictionary: it would only cost
  * hashing and memory and end up larger than PLAIN. */
 #define DICT_PROBE 4096u
+#define DICT_RETRY 15u
+#define DICT_PROBE_BYTES ((size_t)64 << 10)
 
 struct floe_pq_chunk {
 	struct floe_alloc *alloc;
@@ -35,7 +53,7 @@ struct floe_pq_chunk {
 	struct floe_pq_compressor *comp;
 	struct floe_pq_dict dict;
 	bool dict_on; /* still dictionary-encoding this chunk */
-	struct floe_buf rep, def, vals, idx, hdr;
+	struct floe_buf rep, def, vals, idx, hdr, enc;
 	struct floe_buf *body;	    /* borrowed scratch */
 	struct floe_pq_page *pages; /* finished data pages of this chunk */
 	size_t npages, pages_cap;
@@ -43,7 +61,21 @@ struct floe_pq_chunk {
 	struct floe_rle rep_rle, def_rle;
 	uint32_t page_values;
 	uint32_t dict_seen; /* values that went through the dictionary in this chunk */
+	/* Chunks left to write without a dictionary: after a chunk found its values mostly
+	 * distinct, the next ones skip the probe (its hashing and its memory), and try again
+	 * only now and then in case the data changed. */
+	uint32_t dict_skip;
 	struct floe_pq_chunk_meta m;
+	struct floe_pq_page pst; /* statistics of the open page */
+	int64_t rows;		 /* rows ended in this chunk */
+	int64_t page_nonnull;	 /* values (not nulls) in the open page */
+	int64_t page_nulls;
+	struct floe_pq_bloom bloom;
+	bool bloom_live;	/* the filter exists and takes every value as it comes */
+	size_t held;		/* bytes of finished pages */
+	floe_pq_sink_fn stream; /* see floe_pq_chunk_set_stream */
+	void *stream_ctx;
+	size_t streamed; /* pages already written through stream */
 };
 
 static void start_page(struct floe_pq_chunk *c)
@@ -55,12 +87,20 @@ static void start_page(struct floe_pq_chunk *c)
 	floe_rle_init(&c->rep_rle, &c->rep, floe_rle_bit_width((uint32_t)c->o.max_rep));
 	floe_rle_init(&c->def_rle, &c->def, floe_rle_bit_width((uint32_t)c->o.max_def));
 	c->page_values = 0;
+	c->page_nonnull = 0;
+	c->page_nulls = 0;
+	memset(&c->pst, 0, sizeof(c->pst));
+	c->pst.first_row = c->rows;
+	floe_pq_bound_clear(&c->pst.lo);
+	floe_pq_bound_clear(&c->pst.hi);
 }
 
 void floe_pq_chunk_reset(struct floe_pq_chunk *c)
 {
 	floe_pq_dict_reset(&c->dict);
-	c->dict_on = c->o.dict_cap > 0;
+	c->dict_on = c->o.dict_cap > 0 && c->dict_skip == 0;
+	if (c->dict_skip)
+		c->dict_skip--;
 	c->dict_seen = 0;
 	for (size_t i = 0; i < c->npages; i++)
 		floe_free(c->alloc, c->pages[i].data);
@@ -68,7 +108,15 @@ void floe_pq_chunk_reset(struct floe_pq_chunk *c)
 	floe_free(c->alloc, c->dict_page.data);
 	c->dict_page.data = NULL;
 	c->dict_page.len = 0;
+	floe_pq_bloom_fini(&c->bloom);
+	c->bloom_live = false;
+	c->rows = 0;
+	c->held = 0;
+	c->stream = NULL;
+	c->stream_ctx = NULL;
+	c->streamed = 0;
 	memset(&c->m, 0, sizeof(c->m));
+	c->m.data_page_type = c->o.v2 ? PAGE_DATA_V2 : PAGE_DATA;
 	floe_pq_bound_clear(&c->m.lo);
 	floe_pq_bound_clear(&c->m.hi);
 	start_page(c);
@@ -88,12 +136,13 @@ struct floe_pq_chunk *floe_pq_chunk_new(struct floe_alloc *alloc,
 	c->o = *o;
 	c->comp = comp;
 	c->body = scratch;
+	c->bloom.alloc = alloc;
 	floe_pq_dict_init(&c->dict, alloc,
 			  o->ptype == FLOE_PQ_T_INT32	? 4
 			  : o->ptype == FLOE_PQ_T_INT64 ? 8
 							: 0);
 	/* Page sizes are i32 in the page header: no buffer may grow past that. */
-	struct floe_buf *bufs[] = {&c->rep, &c->def, &c->vals, &c->idx, &c->hdr};
+	struct floe_buf *bufs[] = {&c->rep, &c->def, &c->vals, &c->idx, &c->hdr, &c->enc};
 	for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
 		floe_buf_init(bufs[i], alloc, (size_t)INT32_MAX);
 	floe_pq_chunk_reset(c);
@@ -107,31 +156,73 @@ void floe_pq_chunk_free(struct floe_pq_chunk *c)
 	floe_pq_dict_fini(&c->dict);
 	floe_pq_chunk_reset(c); /* frees the pages */
 	floe_free(c->alloc, c->pages);
-	struct floe_buf *bufs[] = {&c->rep, &c->def, &c->vals, &c->idx, &c->hdr};
+	struct floe_buf *bufs[] = {&c->rep, &c->def, &c->vals, &c->idx, &c->hdr, &c->enc};
 	for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
 		floe_buf_fini(bufs[i]);
 	floe_free(c->alloc, c);
 }
 
-/* Compresses body and stores header + compressed body in *dst (a new block). */
+/* What a v2 data page header needs besides the sizes. */
+struct v2_info {
+	const uint8_t *levels; /* rep then def levels, stored uncompressed */
+	size_t rep_len, def_len;
+	int64_t nulls, rows;
+};
+
+/* Room kept in front of the compressed body for the page header, which can only be
+ * encoded once the compressed size and CRC are known. */
+#define HDR_MAX 96
+
+/* Compresses body and stores header + compressed body in *dst (a new block). For a v2
+ * page, v2->levels go first, uncompressed, and only body is compressed (or stored as it
+ * is when compressing does not make it smaller). The body is compressed straight into
+ * the page's block, which is then cut to size: no page-sized buffer stays behind. */
 static int write_page(struct floe_pq_chunk *c, struct floe_pq_page *dst, int type,
-		      const uint8_t *body, size_t n, uint32_t num_values, int encoding)
+		      const uint8_t *body, size_t n, uint32_t num_values, int encoding,
+		      const struct v2_info *v2)
 {
-	const uint8_t *z;
-	size_t zn;
-	int rc = floe_pq_compressor_run(c->comp, body, n, &z, &zn);
-	if (rc)
-		return rc;
-	if (n > (size_t)INT32_MAX || zn > (size_t)INT32_MAX)
+	size_t lv = v2 ? v2->rep_len + v2->def_len : 0;
+	size_t bound = floe_pq_compressor_bound(c->comp, n);
+	if (bound < n)
+		bound = n;
+	if (n > (size_t)INT32_MAX - lv || bound > (size_t)INT32_MAX - lv)
 		return FLOE_ELIMIT;
+	uint8_t *p = floe_malloc(c->alloc, HDR_MAX + lv + bound);
+	if (!p)
+		return FLOE_ENOMEM;
+	uint8_t *z = p + HDR_MAX + lv;
+	size_t zn;
+	int rc = floe_pq_compressor_into(c->comp, body, n, z, bound, &zn);
+	if (rc)
+		goto fail;
+	bool compressed = floe_pq_compressor_codec(c->comp) != FLOE_PQ_UNCOMPRESSED;
+	if (v2 && zn >= n) {
+		memcpy(z, body, n);
+		zn = n;
+		compressed = false;
+	}
+	if (lv)
+		memcpy(p + HDR_MAX, v2->levels, lv);
+	uint32_t crc = floe_pq_crc32(0, p + HDR_MAX, lv + zn);
 	floe_buf_reset(&c->hdr);
 	struct floe_thrift t;
 	floe_thrift_init(&t, &c->hdr);
 	floe_thrift_i32(&t, 1, type);
-	floe_thrift_i32(&t, 2, (int32_t)n);
-	floe_thrift_i32(&t, 3, (int32_t)zn);
-	floe_thrift_i32(&t, 4, (int32_t)floe_pq_crc32(0, z, zn));
-	if (type == PAGE_DATA) {
+	floe_thrift_i32(&t, 2, (int32_t)(lv + n));
+	floe_thrift_i32(&t, 3, (int32_t)(lv + zn));
+	floe_thrift_i32(&t, 4, (int32_t)crc);
+	if (type == PAGE_DATA_V2) {
+		floe_thrift_struct(&t, 8);
+		floe_thrift_i32(&t, 1, (int32_t)num_values);
+		floe_thrift_i32(&t, 2, (int32_t)v2->nulls);
+		floe_thrift_i32(&t, 3, (int32_t)v2->rows);
+		floe_thrift_i32(&t, 4, encoding);
+		floe_thrift_i32(&t, 5, (int32_t)v2->def_len);
+		floe_thrift_i32(&t, 6, (int32_t)v2->rep_len);
+		if (!compressed)
+			floe_thrift_bool(&t, 7, false);
+		floe_thrift_end(&t);
+	} else if (type == PAGE_DATA) {
 		floe_thrift_struct(&t, 5);
 		floe_thrift_i32(&t, 1, (int32_t)num_values);
 		floe_thrift_i32(&t, 2, encoding);
@@ -147,19 +238,21 @@ static int write_page(struct floe_pq_chunk *c, struct floe_pq_page *dst, int typ
 	}
 	floe_thrift_end(&t);
 	if ((rc = floe_thrift_error(&t)))
-		return rc;
+		goto fail;
 	size_t hdr = c->hdr.len;
-	uint8_t *p = floe_malloc(c->alloc, hdr + zn);
-	if (!p)
-		return FLOE_ENOMEM;
+	assert(hdr <= HDR_MAX);
 	memcpy(p, c->hdr.data, hdr);
-	if (zn)
-		memcpy(p + hdr, z, zn);
-	dst->data = p;
-	dst->len = hdr + zn;
-	c->m.unc_size += (int64_t)(hdr + n);
-	c->m.comp_size += (int64_t)(hdr + zn);
+	memmove(p + hdr, p + HDR_MAX, lv + zn);
+	uint8_t *q = floe_realloc(c->alloc, p, hdr + lv + zn);
+	dst->data = q ? q : p; /* a failed shrink leaves the block as it was */
+	dst->len = hdr + lv + zn;
+	c->m.unc_size += (int64_t)(hdr + lv + n);
+	c->m.comp_size += (int64_t)(hdr + lv + zn);
+	c->held += dst->len;
 	return 0;
+fail:
+	floe_free(c->alloc, p);
+	return rc;
 }
 
 static int put_levels(struct floe_buf *b, struct floe_rle *r)
@@ -173,39 +266,81 @@ static int put_levels(struct floe_buf *b, struct floe_rle *r)
 	return floe_buf_append(b, r->out->data, len);
 }
 
+/* Encodes the open page's values (PLAIN in c->vals) as the profile wants into out and
+ * returns the encoding. */
+static int encode_values(struct floe_pq_chunk *c, struct floe_buf *out, int *enc)
+{
+	if (!c->o.delta || c->vals.len == 0) {
+		*enc = ENC_PLAIN;
+		return floe_buf_append(out, c->vals.data, c->vals.len);
+	}
+	if (c->o.ptype != FLOE_PQ_T_BYTE_ARRAY) {
+		*enc = FLOE_PQ_ENC_DELTA_BINARY_PACKED;
+		return floe_pq_delta_ints(out, c->vals.data, c->vals.len,
+					  c->o.ptype == FLOE_PQ_T_INT32 ? 4 : 8);
+	}
+	uint64_t shared, total;
+	floe_pq_delta_shared(c->vals.data, c->vals.len, &shared, &total);
+	if (shared > total / DBA_SHARE) {
+		*enc = FLOE_PQ_ENC_DELTA_BYTE_ARRAY;
+		return floe_pq_delta_strings(out, c->vals.data, c->vals.len);
+	}
+	*enc = FLOE_PQ_ENC_DELTA_LENGTH_BYTE_ARRAY;
+	return floe_pq_delta_lengths(out, c->vals.data, c->vals.len);
+}
+
+/* Appends the open page's dictionary indices, RLE-encoded after their bit width. */
+static int encode_indices(struct floe_pq_chunk *c, struct floe_buf *out)
+{
+	size_t nidx = c->idx.len / 4;
+	uint32_t n = floe_pq_dict_count(&c->dict);
+	int bw = floe_rle_bit_width(n - 1);
+	if (bw == 0)
+		bw = 1; /* some readers mishandle width 0 */
+	int rc = floe_buf_putc(out, (uint8_t)bw);
+	if (rc)
+		return rc;
+	struct floe_rle r;
+	floe_rle_init(&r, out, bw);
+	const uint8_t *ip = c->idx.data;
+	for (size_t i = 0; i < nidx; i++) {
+		uint32_t v;
+		memcpy(&v, ip + 4 * i, 4);
+		floe_rle_put(&r, v);
+	}
+	return floe_rle_flush(&r);
+}
+
+/* Writes the pages not yet streamed, if streaming is on and no dictionary page can
+ * still be needed in front of them. */
+static int flush_stream(struct floe_pq_chunk *c)
+{
+	if (!c->stream || c->dict_on || c->m.dict_pages > 0)
+		return 0;
+	for (; c->streamed < c->npages; c->streamed++) {
+		struct floe_pq_page *pg = &c->pages[c->streamed];
+		int rc = c->stream(c->stream_ctx, pg->data, pg->len);
+		if (rc)
+			return rc < 0 ? rc : FLOE_EINVAL;
+		floe_free(c->alloc, pg->data);
+		pg->data = NULL;
+		c->held -= pg->len;
+	}
+	return 0;
+}
+
+int floe_pq_chunk_set_stream(struct floe_pq_chunk *c, floe_pq_sink_fn fn, void *ctx)
+{
+	c->stream = fn;
+	c->stream_ctx = ctx;
+	return flush_stream(c);
+}
+
 static int close_page(struct floe_pq_chunk *c)
 {
 	int rc;
 	if (c->page_values == 0)
 		return 0;
-	floe_buf_reset(c->body);
-	if (c->o.max_rep && (rc = put_levels(c->body, &c->rep_rle)))
-		return rc;
-	if (c->o.max_def && (rc = put_levels(c->body, &c->def_rle)))
-		return rc;
-	size_t nidx = c->idx.len / 4;
-	/* A page without values needs no dictionary: PLAIN with an empty value section. */
-	bool dict = c->dict_on && nidx > 0;
-	if (dict) {
-		uint32_t n = floe_pq_dict_count(&c->dict);
-		int bw = floe_rle_bit_width(n - 1);
-		if (bw == 0)
-			bw = 1; /* some readers mishandle width 0 */
-		if ((rc = floe_buf_putc(c->body, (uint8_t)bw)))
-			return rc;
-		struct floe_rle r;
-		floe_rle_init(&r, c->body, bw);
-		const uint8_t *ip = c->idx.data;
-		for (size_t i = 0; i < nidx; i++) {
-			uint32_t v;
-			memcpy(&v, ip + 4 * i, 4);
-			floe_rle_put(&r, v);
-		}
-		if ((rc = floe_rle_flush(&r)))
-			return rc;
-	} else if ((rc = floe_buf_append(c->body, c->vals.data, c->vals.len))) {
-		return rc;
-	}
 	if (c->npages == c->pages_cap) {
 		size_t ncap = c->pages_cap ? c->pages_cap * 2 : 16;
 		struct floe_pq_page *pg = floe_realloc(c->alloc, c->pages, ncap * sizeof(*pg));
@@ -214,17 +349,121 @@ static int close_page(struct floe_pq_chunk *c)
 		c->pages = pg;
 		c->pages_cap = ncap;
 	}
-	rc = write_page(c, &c->pages[c->npages], PAGE_DATA, c->body->data, c->body->len,
-			c->page_values, dict ? ENC_RLE_DICTIONARY : ENC_PLAIN);
+	floe_buf_reset(c->body);
+	struct v2_info v2 = {0};
+	if (c->o.v2) {
+		/* Levels without length prefixes, kept apart from the compressed values. */
+		floe_buf_reset(&c->enc);
+		if (c->o.max_rep && (rc = floe_rle_flush(&c->rep_rle)))
+			return rc;
+		if (c->o.max_def && (rc = floe_rle_flush(&c->def_rle)))
+			return rc;
+		if ((rc = floe_buf_append(&c->enc, c->rep.data, c->rep.len)) ||
+		    (rc = floe_buf_append(&c->enc, c->def.data, c->def.len)))
+			return rc;
+		v2.levels = c->enc.data;
+		v2.rep_len = c->rep.len;
+		v2.def_len = c->def.len;
+		v2.nulls = c->page_nulls;
+		v2.rows = c->rows - c->pst.first_row;
+	} else {
+		if (c->o.max_rep && (rc = put_levels(c->body, &c->rep_rle)))
+			return rc;
+		if (c->o.max_def && (rc = put_levels(c->body, &c->def_rle)))
+			return rc;
+	}
+	/* A page without values needs no dictionary: PLAIN with an empty value section. */
+	bool dict = c->dict_on && c->idx.len > 0;
+	int enc = ENC_RLE_DICTIONARY;
+	/* PLAIN values with nothing before them (a required leaf, or a v2 page): the value
+	 * buffer is the body, no copy needed. */
+	bool direct = !dict && c->body->len == 0 && !c->o.delta;
+	rc = 0;
+	if (dict)
+		rc = encode_indices(c, c->body);
+	else if (direct)
+		enc = ENC_PLAIN;
+	else
+		rc = encode_values(c, c->body, &enc);
 	if (rc)
 		return rc;
+	const uint8_t *src = direct ? c->vals.data : c->body->data;
+	size_t srclen = direct ? c->vals.len : c->body->len;
+	struct floe_pq_page *pg = &c->pages[c->npages];
+	rc = write_page(c, pg, c->o.v2 ? PAGE_DATA_V2 : PAGE_DATA, src, srclen, c->page_values, enc,
+			c->o.v2 ? &v2 : NULL);
+	if (rc)
+		return rc;
+	uint8_t *data = pg->data;
+	size_t len = pg->len;
+	*pg = c->pst;
+	pg->data = data;
+	pg->len = len;
+	pg->null_count = c->page_nulls;
 	c->npages++;
+	c->m.enc_pages[enc]++;
 	if (dict)
 		c->m.dict_pages++;
-	else
+	else if (enc == ENC_PLAIN)
 		c->m.plain_pages++;
+	/* The chunk's statistics are the union of its pages'. */
+	if (pg->has_minmax) {
+		if (c->o.ptype == FLOE_PQ_T_BYTE_ARRAY) {
+			floe_pq_bound_merge_lower(&c->m.lo, &pg->lo);
+			floe_pq_bound_merge_upper(&c->m.hi, &pg->hi);
+		} else if (!c->m.has_minmax) {
+			c->m.imin = pg->imin;
+			c->m.imax = pg->imax;
+		} else {
+			if (pg->imin < c->m.imin)
+				c->m.imin = pg->imin;
+			if (pg->imax > c->m.imax)
+				c->m.imax = pg->imax;
+		}
+		c->m.has_minmax = true;
+	}
 	start_page(c);
+	return flush_stream(c);
+}
+
+static const uint8_t *value_bytes(const struct floe_pq_chunk *c, const uint8_t *p, size_t *n)
+{
+	/* Dictionary entries of byte arrays carry their length prefix; the hash does not. */
+	if (c->o.ptype == FLOE_PQ_T_BYTE_ARRAY) {
+		*n -= 4;
+		return p + 4;
+	}
+	return p;
+}
+
+/* Makes the bloom filter of size nbytes and puts every dictionary entry in it. */
+static int bloom_from_dict(struct floe_pq_chunk *c, size_t nbytes)
+{
+	int rc = floe_pq_bloom_init(&c->bloom, c->alloc, nbytes);
+	if (rc)
+		return rc;
+	uint32_t n = floe_pq_dict_count(&c->dict);
+	for (uint32_t i = 0; i < n; i++) {
+		const uint8_t *p;
+		size_t len;
+		floe_pq_dict_entry(&c->dict, i, &p, &len);
+		p = value_bytes(c, p, &len);
+		floe_pq_bloom_insert(&c->bloom, floe_pq_bloom_hash(p, len));
+	}
 	return 0;
+}
+
+/* The dictionary no longer counts the chunk's distinct values: from here on every value
+ * goes into a filter sized from the configured estimate. */
+static int bloom_go_live(struct floe_pq_chunk *c)
+{
+	uint64_t ndv = c->o.bloom_ndv;
+	if (ndv < (uint64_t)floe_pq_dict_count(&c->dict) * 2)
+		ndv = (uint64_t)floe_pq_dict_count(&c->dict) * 2;
+	int rc = bloom_from_dict(c, floe_pq_bloom_size(ndv, c->o.bloom_max));
+	if (!rc)
+		c->bloom_live = true;
+	return rc;
 }
 
 /* The dictionary is full: rewrite the open page's indices as PLAIN values and encode the
@@ -243,9 +482,17 @@ static int fall_back(struct floe_pq_chunk *c)
 			return rc;
 	}
 	floe_buf_reset(&c->idx);
+	if (c->o.bloom && !c->bloom_live) {
+		int rc = bloom_go_live(c);
+		if (rc)
+			return rc;
+	}
 	c->dict_on = false;
-	if (c->m.dict_pages == 0)
-		floe_pq_dict_reset(&c->dict); /* no page refers to it: no dictionary page */
+	if (c->m.dict_pages == 0) {
+		/* No page refers to it: no dictionary page, and its memory can go. */
+		floe_pq_dict_fini(&c->dict);
+		floe_pq_dict_init(&c->dict, c->alloc, c->dict.width);
+	}
 	return 0;
 }
 
@@ -272,7 +519,7 @@ static int dict_add(struct floe_pq_chunk *c, const uint8_t *p, size_t n, bool *a
 	*added = false;
 	*plain = true;
 	if (!c->dict_on)
-		return 0;
+		return c->o.bloom && !c->bloom_live ? bloom_go_live(c) : 0;
 	int rc = floe_pq_dict_put(&c->dict, p, n, c->o.dict_cap, &idx, added);
 	if (rc == FLOE_ELIMIT)
 		return fall_back(c);
@@ -281,30 +528,57 @@ static int dict_add(struct floe_pq_chunk *c, const uint8_t *p, size_t n, bool *a
 	*plain = false;
 	if ((rc = floe_buf_append(&c->idx, &idx, 4)))
 		return rc;
-	if (++c->dict_seen == DICT_PROBE && floe_pq_dict_count(&c->dict) > DICT_PROBE / 4 * 3)
+	/* Checked every 256 values: after DICT_PROBE values, or earlier once the dictionary
+	 * holds DICT_PROBE_BYTES, so that long distinct values cost little memory. */
+	++c->dict_seen;
+	if ((c->dict_seen & 255) == 0 && floe_pq_dict_count(&c->dict) > c->dict_seen / 4 * 3 &&
+	    (c->dict_seen >= DICT_PROBE || floe_pq_dict_bytes(&c->dict) >= DICT_PROBE_BYTES)) {
+		c->dict_skip = DICT_RETRY;
 		return fall_back(c); /* moves this value too into the PLAIN page */
+	}
 	return 0;
+}
+
+static size_t open_page_bytes(const struct floe_pq_chunk *c);
+
+/* In a leaf without repetition every value starts a row, so the page can close before a
+ * value that would take it past page_size: page buffers then never outgrow the page
+ * size (and its power-of-two capacity). Repeated leaves close pages in end_row. */
+static int make_room(struct floe_pq_chunk *c, size_t n)
+{
+	if (c->o.max_rep || c->page_values == 0 || c->dict_on)
+		return 0;
+	if (open_page_bytes(c) + n <= c->o.page_size)
+		return 0;
+	return close_page(c);
 }
 
 int floe_pq_chunk_put_int(struct floe_pq_chunk *c, int rep, int64_t v)
 {
+	int rc0 = make_room(c, 8);
+	if (rc0)
+		return rc0;
 	put_levels_of(c, rep, c->o.max_def);
 	uint8_t le[8];
 	size_t w = c->o.ptype == FLOE_PQ_T_INT32 ? 4 : 8;
 	for (size_t i = 0; i < w; i++)
 		le[i] = (uint8_t)((uint64_t)v >> (8 * i));
-	if (!c->m.has_minmax) {
-		c->m.imin = c->m.imax = v;
-		c->m.has_minmax = true;
-	} else if (v < c->m.imin) {
-		c->m.imin = v;
-	} else if (v > c->m.imax) {
-		c->m.imax = v;
+	struct floe_pq_page *s = &c->pst;
+	if (!s->has_minmax) {
+		s->imin = s->imax = v;
+		s->has_minmax = true;
+	} else if (v < s->imin) {
+		s->imin = v;
+	} else if (v > s->imax) {
+		s->imax = v;
 	}
+	c->page_nonnull++;
 	bool added, plain;
 	int rc = dict_add(c, le, w, &added, &plain);
 	if (!rc && plain)
 		rc = floe_buf_append(&c->vals, le, w);
+	if (!rc && c->bloom_live)
+		floe_pq_bloom_insert(&c->bloom, floe_pq_bloom_hash(le, w));
 	return rc ? rc : level_err(c);
 }
 
@@ -312,17 +586,21 @@ int floe_pq_chunk_put_bytes(struct floe_pq_chunk *c, int rep, const uint8_t *p, 
 {
 	if (n > (size_t)INT32_MAX)
 		return FLOE_ELIMIT;
+	int rc0 = make_room(c, n + 4);
+	if (rc0)
+		return rc0;
 	put_levels_of(c, rep, c->o.max_def);
 	bool added, plain;
 	int rc = dict_add(c, p, n, &added, &plain);
 	if (rc)
 		return rc;
-	/* With a dictionary only new entries can move the bounds. */
-	if (added || plain) {
-		floe_pq_bound_lower(&c->m.lo, p, n);
-		floe_pq_bound_upper(&c->m.hi, p, n);
-		c->m.has_minmax = true;
-	}
+	/* Every value counts for its page's bounds (the page index needs them). */
+	floe_pq_bound_lower(&c->pst.lo, p, n);
+	floe_pq_bound_upper(&c->pst.hi, p, n);
+	c->pst.has_minmax = true;
+	c->page_nonnull++;
+	if (c->bloom_live)
+		floe_pq_bloom_insert(&c->bloom, floe_pq_bloom_hash(p, n));
 	if (plain) {
 		if ((rc = floe_buf_reserve(&c->vals, n + 4)))
 			return rc;
@@ -342,6 +620,7 @@ int floe_pq_chunk_put_null(struct floe_pq_chunk *c, int rep, int def)
 {
 	put_levels_of(c, rep, def);
 	c->m.null_count++;
+	c->page_nulls++;
 	return level_err(c);
 }
 
@@ -355,10 +634,13 @@ static size_t open_page_bytes(const struct floe_pq_chunk *c)
 	return n;
 }
 
-int floe_pq_chunk_end_row(struct floe_pq_chunk *c, size_t *buffered)
+int floe_pq_chunk_end_row(struct floe_pq_chunk *c, size_t *buffered, size_t *held)
 {
+	c->rows++;
 	size_t open = open_page_bytes(c);
-	if (c->page_values >= MAX_PAGE_VALUES || open >= c->o.page_size) {
+	/* Pages of nulls only take a few bytes of levels: no row limit for them. */
+	bool many = c->page_values >= MAX_PAGE_VALUES && c->page_nonnull > 0;
+	if (many || c->page_values >= MAX_NULL_PAGE_VALUES || open >= c->o.page_size) {
 		int rc = close_page(c);
 		if (rc)
 			return rc;
@@ -366,6 +648,8 @@ int floe_pq_chunk_end_row(struct floe_pq_chunk *c, size_t *buffered)
 	}
 	if (buffered)
 		*buffered = (size_t)c->m.unc_size + open + floe_pq_dict_bytes(&c->dict);
+	if (held)
+		*held = c->held;
 	return 0;
 }
 
@@ -383,15 +667,31 @@ int floe_pq_chunk_finish(struct floe_pq_chunk *c, struct floe_pq_chunk_meta *m,
 		return rc;
 	if (c->m.dict_pages > 0 && c->dict_page.len == 0) {
 		rc = write_page(c, &c->dict_page, PAGE_DICTIONARY, c->dict.plain.data,
-				c->dict.plain.len, floe_pq_dict_count(&c->dict), ENC_PLAIN);
+				c->dict.plain.len, floe_pq_dict_count(&c->dict), ENC_PLAIN, NULL);
 		if (rc)
 			return rc;
 		c->m.dict_len = (int64_t)c->dict_page.len;
 		c->m.dict_entries = (int32_t)floe_pq_dict_count(&c->dict);
+	}
+	if (c->o.bloom && !c->bloom_live && c->bloom.bits == NULL && c->m.num_values > 0) {
+		/* The dictionary held every distinct value: the filter's size is exact. */
+		uint32_t n = floe_pq_dict_count(&c->dict);
+		if ((rc = bloom_from_dict(c, floe_pq_bloom_size(n, c->o.bloom_max))))
+			return rc;
 	}
 	*m = c->m;
 	*dict = &c->dict_page;
 	*pages = c->pages;
 	*npages = c->npages;
 	return 0;
+}
+
+const struct floe_pq_bloom *floe_pq_chunk_bloom(const struct floe_pq_chunk *c)
+{
+	return c->bloom.bits ? &c->bloom : NULL;
+}
+
+size_t floe_pq_chunk_held(const struct floe_pq_chunk *c)
+{
+	return c->held;
 }

@@ -1,10 +1,13 @@
-/* One leaf column's chunk within the open row group: buffers values and levels into v1
- * data pages of about page_size uncompressed bytes, dictionary-encodes them until the
- * dictionary outgrows its cap (then the rest of the chunk is PLAIN), compresses each page
- * as it closes and keeps it, with its header and CRC, until the row group is written. */
+/* One leaf column's chunk within the open row group: buffers values and levels into data
+ * pages (v1, or v2 in the compact profile) of about page_size uncompressed bytes,
+ * dictionary-encodes them until the dictionary outgrows its cap (then the rest of the
+ * chunk is PLAIN, or delta-encoded in the compact profile), compresses each page as it
+ * closes and keeps it, with its header, CRC and page-index statistics, until the row
+ * group is written. Optionally builds the chunk's bloom filter. */
 #ifndef FLOE_PQ_CHUNK_H
 #define FLOE_PQ_CHUNK_H
 
+#include "formats/parquet/bloom.h"
 #include "formats/parquet/bound.h"
 #include "formats/parquet/writer.h"
 
@@ -24,7 +27,23 @@ struct floe_pq_chunk_opts {
 	int max_def; /* 0..3 */
 	int max_rep; /* 0..1 */
 	size_t page_size;
-	size_t dict_cap; /* dictionary PLAIN bytes; 0 disables the dictionary */
+	size_t dict_cap;    /* dictionary PLAIN bytes; 0 disables the dictionary */
+	bool v2;	    /* DATA_PAGE_V2 pages */
+	bool delta;	    /* DELTA_* encodings instead of PLAIN */
+	bool bloom;	    /* build a bloom filter */
+	uint32_t bloom_ndv; /* distinct values expected when the dictionary cannot count */
+	size_t bloom_max;   /* filter size cap in bytes */
+};
+
+/* Encoding ids (parquet.thrift Encoding) that pages can use. */
+enum {
+	FLOE_PQ_ENC_PLAIN = 0,
+	FLOE_PQ_ENC_RLE = 3,
+	FLOE_PQ_ENC_DELTA_BINARY_PACKED = 5,
+	FLOE_PQ_ENC_DELTA_LENGTH_BYTE_ARRAY = 6,
+	FLOE_PQ_ENC_DELTA_BYTE_ARRAY = 7,
+	FLOE_PQ_ENC_RLE_DICTIONARY = 8,
+	FLOE_PQ_NENC = 9,
 };
 
 /* What the footer needs to know about a finished chunk. */
@@ -35,17 +54,25 @@ struct floe_pq_chunk_meta {
 	int64_t comp_size; /* bytes in the file */
 	int64_t dict_len;  /* bytes of the dictionary page at the chunk start; 0 = none */
 	int32_t dict_entries;
-	int32_t dict_pages;  /* data pages encoded RLE_DICTIONARY */
-	int32_t plain_pages; /* data pages encoded PLAIN */
+	int32_t dict_pages;		 /* data pages encoded RLE_DICTIONARY */
+	int32_t plain_pages;		 /* data pages encoded PLAIN */
+	int32_t enc_pages[FLOE_PQ_NENC]; /* data pages per encoding id */
+	int data_page_type;		 /* 0 DATA_PAGE or 3 DATA_PAGE_V2 */
 	bool has_minmax;
 	int64_t imin, imax;	     /* INT32/INT64 */
 	struct floe_pq_bound lo, hi; /* BYTE_ARRAY */
 };
 
-/* One finished page: header + compressed body, as it goes into the file. */
+/* One finished page: header + compressed body, as it goes into the file, and what the
+ * page index says about it (data pages only). */
 struct floe_pq_page {
 	uint8_t *data;
 	size_t len;
+	int64_t first_row; /* within the chunk */
+	int64_t null_count;
+	bool has_minmax; /* false: every entry was null (a null page) */
+	int64_t imin, imax;
+	struct floe_pq_bound lo, hi;
 };
 
 struct floe_pq_chunk;
@@ -65,8 +92,11 @@ int floe_pq_chunk_put_bytes(struct floe_pq_chunk *c, int rep, const uint8_t *p, 
 int floe_pq_chunk_put_null(struct floe_pq_chunk *c, int rep, int def);
 /* Marks the end of a row: the page is closed here if it reached page_size, so pages
  * always start at a row boundary. *buffered (if not NULL) receives
- * floe_pq_chunk_buffered(c) afterwards. */
-int floe_pq_chunk_end_row(struct floe_pq_chunk *c, size_t *buffered);
+ * floe_pq_chunk_buffered(c) afterwards, *held (if not NULL) the bytes of finished pages
+ * held in memory. */
+int floe_pq_chunk_end_row(struct floe_pq_chunk *c, size_t *buffered, size_t *held);
+/* Bytes of finished pages held in memory. */
+size_t floe_pq_chunk_held(const struct floe_pq_chunk *c);
 /* Uncompressed bytes buffered so far (pages, open page, dictionary). */
 size_t floe_pq_chunk_buffered(const struct floe_pq_chunk *c);
 
@@ -76,6 +106,15 @@ size_t floe_pq_chunk_buffered(const struct floe_pq_chunk *c);
 int floe_pq_chunk_finish(struct floe_pq_chunk *c, struct floe_pq_chunk_meta *m,
 			 const struct floe_pq_page **dict, const struct floe_pq_page **pages,
 			 size_t *npages);
+/* Lets the chunk write its finished pages straight to fn(ctx, data, len) instead of
+ * holding them until the row group is written, from the moment its encoding no longer
+ * needs a dictionary page before them (at once, if that is already so). Pages written
+ * this way are left in the page list with data NULL (their len and statistics stay).
+ * Only one chunk of a row group may stream, and its pages then come first in the row
+ * group. Cleared by reset. Returns 0 or fn's error. */
+int floe_pq_chunk_set_stream(struct floe_pq_chunk *c, floe_pq_sink_fn fn, void *ctx);
+/* After finish: the chunk's bloom filter, or NULL when it has none. Valid until reset. */
+const struct floe_pq_bloom *floe_pq_chunk_bloom(const struct floe_pq_chunk *c);
 /* Starts a new chunk (the next row group): frees the pages, keeps the other storage. */
 void floe_pq_chunk_reset(struct floe_pq_chunk *c);
 

@@ -133,28 +133,33 @@ static void put_statistics(struct floe_thrift *t, const struct floe_pq_leaf_desc
 	floe_thrift_end(t);
 }
 
-static void put_column_chunk(struct floe_thrift *t, const struct floe_pq_footer *f,
-			     const struct floe_pq_leaf_desc *l, const struct floe_pq_chunk_rec *r)
+static void put_chunk_head(struct floe_thrift *t, enum floe_pq_codec codec,
+			   const struct floe_pq_leaf_desc *l, const struct floe_pq_chunk_rec *r)
 {
 	const struct floe_pq_chunk_meta *m = &r->m;
 	floe_thrift_elem_struct(t);
 	floe_thrift_i64(t, 2, 0);
 	floe_thrift_struct(t, 3);
 	floe_thrift_i32(t, 1, l->ptype);
-	/* Encodings in id order: PLAIN (dictionary page or plain data), RLE (levels),
-	 * RLE_DICTIONARY (indices). */
-	bool plain = m->dict_len > 0 || m->plain_pages > 0;
-	bool dict = m->dict_pages > 0;
-	floe_thrift_list(t, 2, FLOE_THRIFT_I32, (size_t)plain + 1 + (size_t)dict);
-	if (plain)
-		floe_thrift_elem_i32(t, 0);
-	floe_thrift_elem_i32(t, 3);
-	if (dict)
-		floe_thrift_elem_i32(t, 8);
+	/* Encodings in id order: PLAIN (dictionary page or plain data), RLE (levels), the
+	 * delta encodings, RLE_DICTIONARY (indices). */
+	bool used[FLOE_PQ_NENC] = {false};
+	used[FLOE_PQ_ENC_PLAIN] = m->dict_len > 0;
+	used[FLOE_PQ_ENC_RLE] = true;
+	size_t nenc = 0;
+	for (int e = 0; e < FLOE_PQ_NENC; e++) {
+		used[e] = used[e] || m->enc_pages[e] > 0;
+		nenc += used[e];
+	}
+	floe_thrift_list(t, 2, FLOE_THRIFT_I32, nenc);
+	for (int e = 0; e < FLOE_PQ_NENC; e++) {
+		if (used[e])
+			floe_thrift_elem_i32(t, e);
+	}
 	floe_thrift_list(t, 3, FLOE_THRIFT_BINARY, (size_t)l->npath);
 	for (int i = 0; i < l->npath; i++)
 		floe_thrift_elem_binary(t, l->path[i], strlen(l->path[i]));
-	floe_thrift_i32(t, 4, (int32_t)f->codec);
+	floe_thrift_i32(t, 4, (int32_t)codec);
 	floe_thrift_i64(t, 5, m->num_values);
 	floe_thrift_i64(t, 6, m->unc_size);
 	floe_thrift_i64(t, 7, m->comp_size);
@@ -162,29 +167,66 @@ static void put_column_chunk(struct floe_thrift *t, const struct floe_pq_footer 
 	if (m->dict_len > 0)
 		floe_thrift_i64(t, 11, r->dict_off);
 	put_statistics(t, l, m);
-	size_t nstats =
-	    (size_t)(m->dict_len > 0) + (size_t)(m->dict_pages > 0) + (size_t)(m->plain_pages > 0);
+	/* PageEncodingStats: the dictionary page, then data pages per encoding. */
+	size_t nstats = (size_t)(m->dict_len > 0);
+	for (int e = 0; e < FLOE_PQ_NENC; e++)
+		nstats += m->enc_pages[e] > 0;
 	floe_thrift_list(t, 13, FLOE_THRIFT_STRUCT, nstats);
-	struct {
-		bool on;
-		int page_type, encoding;
-		int32_t count;
-	} es[3] = {
-	    {m->dict_len > 0, 2, 0, 1},
-	    {m->dict_pages > 0, 0, 8, m->dict_pages},
-	    {m->plain_pages > 0, 0, 0, m->plain_pages},
-	};
-	for (int i = 0; i < 3; i++) {
-		if (!es[i].on)
-			continue;
+	if (m->dict_len > 0) {
 		floe_thrift_elem_struct(t);
-		floe_thrift_i32(t, 1, es[i].page_type);
-		floe_thrift_i32(t, 2, es[i].encoding);
-		floe_thrift_i32(t, 3, es[i].count);
+		floe_thrift_i32(t, 1, 2);
+		floe_thrift_i32(t, 2, FLOE_PQ_ENC_PLAIN);
+		floe_thrift_i32(t, 3, 1);
 		floe_thrift_end(t);
 	}
-	floe_thrift_end(t); /* ColumnMetaData */
-	floe_thrift_end(t); /* ColumnChunk */
+	/* RLE_DICTIONARY first: the order floe has always written. */
+	static const int order[] = {FLOE_PQ_ENC_RLE_DICTIONARY, 0, 1, 2, 3, 4, 5, 6, 7};
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		int e = order[i];
+		if (m->enc_pages[e] == 0)
+			continue;
+		floe_thrift_elem_struct(t);
+		floe_thrift_i32(t, 1, m->data_page_type);
+		floe_thrift_i32(t, 2, e);
+		floe_thrift_i32(t, 3, m->enc_pages[e]);
+		floe_thrift_end(t);
+	}
+}
+
+int floe_pq_footer_chunk_head(struct floe_buf *out, enum floe_pq_codec codec,
+			      const struct floe_pq_leaf_desc *l, const struct floe_pq_chunk_rec *r)
+{
+	struct floe_thrift t;
+	floe_thrift_init(&t, out);
+	put_chunk_head(&t, codec, l, r);
+	return floe_thrift_error(&t);
+}
+
+/* The rest of a ColumnChunk after its head: the bloom filter fields of ColumnMetaData
+ * (after field 13), its end, the page index fields of ColumnChunk (after field 3) and
+ * its end. */
+static void put_chunk_tail(struct floe_buf *out, const struct floe_pq_chunk_loc *c, int *err)
+{
+	struct floe_thrift t;
+	floe_thrift_init(&t, out);
+	t.last[0] = 13;
+	if (c->bloom_off >= 0) {
+		floe_thrift_i64(&t, 14, c->bloom_off);
+		floe_thrift_i32(&t, 15, c->bloom_len);
+	}
+	floe_thrift_end(&t); /* ColumnMetaData */
+	t.last[0] = 3;
+	if (c->oi_off >= 0) {
+		floe_thrift_i64(&t, 4, c->oi_off);
+		floe_thrift_i32(&t, 5, c->oi_len);
+	}
+	if (c->ci_off >= 0) {
+		floe_thrift_i64(&t, 6, c->ci_off);
+		floe_thrift_i32(&t, 7, c->ci_len);
+	}
+	floe_thrift_end(&t); /* ColumnChunk */
+	if (!*err)
+		*err = floe_thrift_error(&t);
 }
 
 static void put_footer(struct floe_thrift *t, const struct floe_pq_footer *f)
@@ -193,12 +235,19 @@ static void put_footer(struct floe_thrift *t, const struct floe_pq_footer *f)
 	put_schema(t, f);
 	floe_thrift_i64(t, 3, (int64_t)f->rows);
 	floe_thrift_list(t, 4, FLOE_THRIFT_STRUCT, f->nrgs);
+	const uint8_t *head = f->heads;
 	for (size_t g = 0; g < f->nrgs; g++) {
 		const struct floe_pq_rg_rec *rg = &f->rgs[g];
 		floe_thrift_elem_struct(t);
 		floe_thrift_list(t, 1, FLOE_THRIFT_STRUCT, f->nleaves);
-		for (size_t j = 0; j < f->nleaves; j++)
-			put_column_chunk(t, f, &f->leaves[j], &f->chunks[g * f->nleaves + j]);
+		for (size_t j = 0; j < f->nleaves; j++) {
+			/* Whole elements appended around the encoder, whose state they keep. */
+			const struct floe_pq_chunk_loc *c = &f->locs[g * f->nleaves + j];
+			if (!t->err)
+				t->err = floe_buf_append(t->out, head, c->head_len);
+			head += c->head_len;
+			put_chunk_tail(t->out, c, &t->err);
+		}
 		floe_thrift_i64(t, 2, rg->total_byte_size);
 		floe_thrift_i64(t, 3, rg->num_rows);
 		floe_thrift_i64(t, 5, rg->file_offset);

@@ -30,6 +30,15 @@ struct floe_pq_chunk_rec {
 	int64_t dict_off; /* -1 when there is no dictionary page */
 };
 
+/* What the footer still needs of a chunk once its head (below) is encoded: where its
+ * bloom filter, ColumnIndex and OffsetIndex are (offsets < 0: none). Kept for every
+ * chunk of the file, so it is small. */
+struct floe_pq_chunk_loc {
+	uint32_t head_len;
+	int32_t bloom_len, ci_len, oi_len;
+	int64_t bloom_off, ci_off, oi_off;
+};
+
 struct floe_pq_rg_rec {
 	int64_t num_rows, total_byte_size, total_comp, file_offset;
 };
@@ -42,13 +51,23 @@ struct floe_pq_footer {
 	size_t nleaves;
 	const struct floe_pq_rg_rec *rgs;
 	size_t nrgs;
-	const struct floe_pq_chunk_rec *chunks; /* nleaves per row group, row group major */
+	/* nleaves per row group, row group major: the chunks' encoded heads one after the
+	 * other, and their locations. */
+	const uint8_t *heads;
+	const struct floe_pq_chunk_loc *locs;
 	uint64_t rows;
 	enum floe_pq_codec codec;
 	const struct floe_pq_kv *kv; /* values may be NULL */
 	size_t kv_count;
 	const char *created_by;
 };
+
+/* Appends the head of a ColumnChunk list element to out: the ColumnChunk and its
+ * ColumnMetaData up to encoding_stats, both left open (floe_pq_footer_encode closes
+ * them). Done as each row group is written, so the footer's memory is these bytes
+ * rather than the chunks' records. Returns 0 or FLOE_ENOMEM/FLOE_ELIMIT. */
+int floe_pq_footer_chunk_head(struct floe_buf *out, enum floe_pq_codec codec,
+			      const struct floe_pq_leaf_desc *l, const struct floe_pq_chunk_rec *r);
 
 /* Appends the FileMetaData of f to out (without the length and magic that follow it).
  * Returns 0 or FLOE_ENOMEM/FLOE_ELIMIT from out. */

@@ -1,8 +1,8 @@
 /* Streaming Parquet file writer. The caller declares a flat schema of top-level columns
  * (primitive columns and map<string,string> columns), appends rows, and receives the file
- * bytes through a sink callback as row groups close, so memory is bounded by the row
- * group size and never by the file size. After finish, per-leaf statistics are available
- * for Iceberg manifests. Pure: the sink does the I/O. */
+ * bytes through a sink callback as pages and row groups close, so memory is bounded by
+ * the row group size or the memory budget and never by the file size. After finish,
+ * per-leaf statistics are available for Iceberg manifests. Pure: the sink does the I/O. */
 #ifndef FLOE_PQ_WRITER_H
 #define FLOE_PQ_WRITER_H
 
@@ -41,15 +41,45 @@ struct floe_pq_kv {
 	const char *value;
 };
 
+/* Encoding profiles. DEFAULT is what every reader handles: v1 data pages, PLAIN and
+ * RLE_DICTIONARY. COMPACT (opt-in, some Iceberg readers lack it) uses DATA_PAGE_V2 pages,
+ * DELTA_BINARY_PACKED for integers and timestamps and DELTA_LENGTH_BYTE_ARRAY for strings
+ * whenever the dictionary does not pay, and its own measured defaults for the ZSTD level
+ * and page size. */
+enum floe_pq_profile {
+	FLOE_PQ_PROFILE_DEFAULT = 0,
+	FLOE_PQ_PROFILE_COMPACT = 1,
+};
+
+/* A split-block bloom filter on one column (string or integer leaf). */
+struct floe_pq_bloom_column {
+	int32_t field_id; /* a primitive column's field id (not a map's) */
+	uint32_t ndv;	  /* expected distinct values per row group when the dictionary
+			   * cannot count them; 0 = 100000 */
+};
+
 struct floe_pq_options {
 	enum floe_pq_codec codec;
-	int zstd_level;               /* 0 = default (3) */
-	size_t page_size;             /* uncompressed data page target; 0 = 1 MiB */
+	int zstd_level;               /* 0 = the profile's default (DEFAULT 3, COMPACT 6) */
+	size_t page_size;             /* uncompressed data page target; 0 = 512 KiB */
 	size_t row_group_size;        /* uncompressed bytes per row group; 0 = 64 MiB */
 	size_t dictionary_cap;        /* per column chunk dictionary bytes; 0 = 1 MiB */
 	const char *created_by;       /* e.g. "floe version 0.1.0" */
 	const struct floe_pq_kv *kv;  /* footer key/value metadata (copied), may be NULL */
 	size_t kv_count;
+	/* Added later; zero keeps the earlier behaviour. */
+	enum floe_pq_profile profile;
+	/* Closes the open row group once its finished, compressed pages held in memory
+	 * reach this many bytes. (A column chunk must be contiguous, so pages wait for
+	 * their row group, except those of the one leaf that holds the most, which go to
+	 * the sink as they are made, its chunk first in the row group.) With it, the
+	 * writer's memory no longer depends on the row group or file size; 1 MiB keeps a
+	 * log writer within about 5 MiB. 0 = no limit (row_group_size only). */
+	size_t memory_budget;
+	const struct floe_pq_bloom_column *bloom; /* copied; may be NULL */
+	size_t bloom_count;
+	size_t bloom_max_bytes;       /* cap per filter (power of two); 0 = 1 MiB */
+	bool no_page_index;           /* true = no ColumnIndex/OffsetIndex */
 };
 
 /* One cell. For STRING: s/len. For INT32/INT64/TIMESTAMPTZ: i. For MAP_STRING: n pairs

@@ -5,7 +5,9 @@
  * reference) and, with --dump, an uncompressed Parquet copy that the DuckDB side loads.
  *
  * usage: bench_parquet ROWS CODEC(zstd|lz4_raw|uncompressed) OUT.parquet [--level N]
- *        [--raw LINES.txt] [--samples DIR] [--gen-only] */
+ *        [--raw LINES.txt] [--samples DIR] [--gen-only] [--profile default|compact]
+ *        [--page-size BYTES] [--row-group BYTES] [--budget BYTES] [--bloom host,app]
+ *        [--no-page-index] */
 #include <dirent.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -106,7 +108,13 @@ int main(int argc, char **argv)
 	}
 	uint64_t rows = strtoull(argv[1], NULL, 10);
 	const char *codec = argv[2], *out = argv[3], *raw = NULL, *samples = "tests/data/loghub";
-	int level = 3, gen_only = 0;
+	int level = 0, gen_only = 0;
+	struct floe_pq_options opt;
+	memset(&opt, 0, sizeof(opt));
+	opt.row_group_size = 64u << 20;
+	/* Bloom filter columns by name: host (3), app (8), message (11). */
+	struct floe_pq_bloom_column bloom[3];
+	size_t nbloom = 0;
 	for (int i = 4; i < argc; i++) {
 		if (!strcmp(argv[i], "--level") && i + 1 < argc)
 			level = atoi(argv[++i]);
@@ -116,14 +124,33 @@ int main(int argc, char **argv)
 			samples = argv[++i];
 		else if (!strcmp(argv[i], "--gen-only"))
 			gen_only = 1;
+		else if (!strcmp(argv[i], "--profile") && i + 1 < argc)
+			opt.profile = !strcmp(argv[++i], "compact") ? FLOE_PQ_PROFILE_COMPACT
+								    : FLOE_PQ_PROFILE_DEFAULT;
+		else if (!strcmp(argv[i], "--page-size") && i + 1 < argc)
+			opt.page_size = strtoull(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--row-group") && i + 1 < argc)
+			opt.row_group_size = strtoull(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--budget") && i + 1 < argc)
+			opt.memory_budget = strtoull(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--no-page-index"))
+			opt.no_page_index = true;
+		else if (!strcmp(argv[i], "--bloom") && i + 1 < argc) {
+			const char *b = argv[++i];
+			if (strstr(b, "host"))
+				bloom[nbloom++] = (struct floe_pq_bloom_column){3, 0};
+			if (strstr(b, "app"))
+				bloom[nbloom++] = (struct floe_pq_bloom_column){8, 0};
+			if (strstr(b, "message"))
+				bloom[nbloom++] = (struct floe_pq_bloom_column){11, 0};
+		}
 	}
 	load_samples(samples);
-	struct floe_pq_options opt;
-	memset(&opt, 0, sizeof(opt));
+	opt.bloom = bloom;
+	opt.bloom_count = nbloom;
 	opt.codec = !strcmp(codec, "lz4_raw") ? FLOE_PQ_LZ4_RAW
 		    : !strcmp(codec, "uncompressed") ? FLOE_PQ_UNCOMPRESSED : FLOE_PQ_ZSTD;
-	opt.zstd_level = level;
-	opt.row_group_size = 64u << 20;
+	opt.zstd_level = level; /* 0 = the profile's default */
 	opt.created_by = "floe bench";
 	struct floe_alloc alloc;
 	floe_alloc_init(&alloc, 0);
@@ -144,6 +171,10 @@ int main(int argc, char **argv)
 	}
 	char msg[70000];
 	int64_t offsets[5] = {0};
+	struct rusage ru0;
+	getrusage(RUSAGE_SELF, &ru0);
+	double cpu0 = (double)ru0.ru_utime.tv_sec + (double)ru0.ru_utime.tv_usec / 1e6 +
+		      (double)ru0.ru_stime.tv_sec + (double)ru0.ru_stime.tv_usec / 1e6;
 	double t0 = now_s();
 	for (uint64_t i = 0; i < rows; i++) {
 		struct floe_record r;
@@ -184,8 +215,11 @@ int main(int argc, char **argv)
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
 	/* One line, key=value, for the driver script. */
-	printf("rows=%" PRIu64 " seconds=%.3f bytes=%" PRIu64 " writer_peak=%zu rss_kib=%ld\n", rows, secs,
-	       size, alloc.peak, ru.ru_maxrss);
+	/* CPU time as well: on a loaded machine it is steadier than the wall clock. */
+	double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+		     (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6 - cpu0;
+	printf("rows=%" PRIu64 " seconds=%.3f bytes=%" PRIu64 " writer_peak=%zu rss_kib=%ld cpu=%.3f\n",
+	       rows, secs, size, alloc.peak, ru.ru_maxrss, cpu);
 	floe_pq_writer_free(w);
 	fclose(f);
 	if (rawf)

@@ -13,10 +13,13 @@ async function main() {
   const opts = [`FORMAT parquet`, `COMPRESSION ${codec}`, `ROW_GROUP_SIZE ${rowGroup}`];
   if (codec === 'zstd') opts.push(`COMPRESSION_LEVEL ${level}`);
   const t0 = process.hrtime.bigint();
+  const c0 = process.cpuUsage();
   await c.run(`copy t to '${output}' (${opts.join(', ')})`);
   const secs = Number(process.hrtime.bigint() - t0) / 1e9;
+  const cu = process.cpuUsage(c0);
+  const cpu = (cu.user + cu.system) / 1e6;
   const rows = (await c.runAndReadAll('select count(*) from t')).getRows()[0][0];
-  console.log(`rows=${rows} seconds=${secs.toFixed(3)} bytes=${fs.statSync(output).size}`);
+  console.log(`rows=${rows} seconds=${secs.toFixed(3)} bytes=${fs.statSync(output).size} cpu=${cpu.toFixed(3)}`);
 }
 
 main().catch((e) => { console.error(e.message); process.exit(1); });

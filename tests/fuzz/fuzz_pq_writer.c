@@ -1,5 +1,6 @@
-/* Fuzz target for the Parquet writer: the input is read as writer options followed by
- * rows of a log-like schema (random nulls, strings that may be invalid UTF-8, map sizes).
+/* Fuzz target for the Parquet writer: the input is read as writer options (codec, sizes,
+ * profile, page index, bloom filter columns, memory budget) followed by rows of a
+ * log-like schema (random nulls, strings that may be invalid UTF-8, map sizes).
  * The writer must never crash, and a finished file must be framed by PAR1. */
 #include <stdbool.h>
 #include <stddef.h>
@@ -61,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    {"attrs", 12, FLOE_PQ_MAP_STRING, true, 13, 14},
 	};
 	struct in in = {data, size, 0};
-	uint8_t o0 = byte(&in), o1 = byte(&in);
+	uint8_t o0 = byte(&in), o1 = byte(&in), o2 = byte(&in);
 	static const enum floe_pq_codec codecs[] = {FLOE_PQ_UNCOMPRESSED, FLOE_PQ_ZSTD,
 						    FLOE_PQ_LZ4_RAW};
 	struct floe_pq_options opt = {
@@ -70,7 +71,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    .page_size = (size_t)64 << (o1 & 7),
 	    .row_group_size = (size_t)512 << ((o1 >> 3) & 7),
 	    .dictionary_cap = (size_t)16 << ((o0 >> 2) & 15),
+	    .profile = (o2 & 1) ? FLOE_PQ_PROFILE_COMPACT : FLOE_PQ_PROFILE_DEFAULT,
+	    .no_page_index = (o2 & 2) != 0,
+	    .memory_budget = (o2 & 32) ? (size_t)256 << ((o2 >> 6) & 3) : 0,
+	    .bloom_max_bytes = (size_t)32 << (o1 >> 6),
 	};
+	/* Bloom filters on host, message and the map's keys, as the input says. */
+	struct floe_pq_bloom_column bloom[3];
+	size_t nb = 0;
+	if (o2 & 4)
+		bloom[nb++] = (struct floe_pq_bloom_column){3, 0};
+	if (o2 & 8)
+		bloom[nb++] = (struct floe_pq_bloom_column){11, (uint32_t)o0 * 100};
+	if (o2 & 16)
+		bloom[nb++] = (struct floe_pq_bloom_column){13, 1};
+	opt.bloom = bloom;
+	opt.bloom_count = nb;
 	struct floe_alloc a;
 	floe_alloc_init(&a, (size_t)64 << 20);
 	struct tail t = {0};

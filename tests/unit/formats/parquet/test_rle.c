@@ -127,7 +127,7 @@ static void test_page_bytes(void **state)
 	assert_non_null(c);
 	for (int i = 0; i < 10; i++) {
 		assert_int_equal(floe_pq_chunk_put_int(c, 0, i), 0);
-		assert_int_equal(floe_pq_chunk_end_row(c, NULL), 0);
+		assert_int_equal(floe_pq_chunk_end_row(c, NULL, NULL), 0);
 	}
 	struct floe_pq_chunk_meta m;
 	const struct floe_pq_page *dp, *pages;
