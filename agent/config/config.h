@@ -66,6 +66,9 @@ struct floe_config_table {
 	size_t npartition_by;
 	uint64_t target_file_size;   /* default 64 MiB, range 1 MiB .. 2 GiB */
 	uint64_t commit_interval_ms; /* commit_interval, default 60 s, 1 s .. 24 h */
+	enum floe_table_profile { FLOE_PROFILE_DEFAULT, FLOE_PROFILE_COMPACT } profile;
+	char **bloom_filters;        /* column names with Parquet bloom filters; default host, app */
+	size_t nbloom_filters;
 	uint64_t row_group_size;     /* default min(target_file_size, 64 MiB), */
 				     /* range 1 MiB .. target_file_size */
 };

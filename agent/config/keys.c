@@ -65,6 +65,10 @@ static int root_post(struct floe_config_ctx *, const struct floe_cnode *, const 
 static void table_fini(struct floe_alloc *, char *);
 
 static const char *const codec_names[] = {"zstd", "lz4_raw", "uncompressed", NULL};
+static const char *const profile_names[] = {"default", "compact", NULL};
+static const char *const bloom_default[] = {"host", "app", NULL};
+static int check_bloom_column(struct floe_config_ctx *, const struct floe_cnode *, const char *,
+			      char **);
 static const char *const start_at_names[] = {"beginning", "end", NULL};
 static const char *const input_type_names[] = {"tail", NULL};
 static const char *const catalog_names[] = {"filesystem", "s3", NULL};
@@ -270,6 +274,22 @@ static const struct floe_key table_keys[] = {
      .min = 1,
      .max = 22,
      .help = "used when codec is zstd"},
+    {.name = "profile",
+     .type = FLOE_KT_ENUM,
+     .off = TBL(profile),
+     .size = sizeof(enum floe_table_profile),
+     .def = "default",
+     .choices = profile_names,
+     .help = "Parquet encodings: default (every reader) or compact (v2 pages, delta encodings)"},
+    {.name = "bloom_filters",
+     .type = FLOE_KT_STRLIST,
+     .off = TBL(bloom_filters),
+     .off_n = TBL(nbloom_filters),
+     .flags = FLOE_KF_UNIQUE,
+     .def_list = bloom_default,
+     .max = 11,
+     .check = check_bloom_column,
+     .help = "columns with Parquet bloom filters; [] = none"},
     {.name = "partition_by",
      .type = FLOE_KT_STRLIST,
      .off = TBL(partition_by),
@@ -712,6 +732,22 @@ static int canonical_partition(const char *s, char *out)
 		return snprintf(out, 32, "bucket(%d, host)", nb), 0;
 	}
 	return -1;
+}
+
+/* Bloom filters go on the logs table's primitive columns. */
+static int check_bloom_column(struct floe_config_ctx *ctx, const struct floe_cnode *at,
+			      const char *path, char **value)
+{
+	static const char *const cols[] = {"ts",  "received_at", "host",    "source", "offset", "facility",
+					   "severity", "app", "proc_id", "msg_id", "message"};
+	char shown[FLOE_KEYMAP_SHOW_CAP];
+	for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++)
+		if (strcmp(*value, cols[i]) == 0)
+			return 0;
+	return floe_config_fail(ctx, at, FLOE_EFORMAT,
+				"key '%s': expected a column of the logs table (ts, received_at, host, "
+				"source, offset, facility, severity, app, proc_id, msg_id, message), got '%s'",
+				path, floe_keymap_show(*value, strlen(*value), shown));
 }
 
 static int check_partition(struct floe_config_ctx *ctx, const struct floe_cnode *at,

@@ -89,6 +89,8 @@ struct floe_runner {
 	bool drop_oldest;       /* spool.policy: drop_oldest (else block) */
 	bool blocked;           /* the spool is full: inputs wait (policy block) */
 	char metrics_path[4200];
+	struct floe_pq_bloom_column bloom[FLOE_LOG_NCOLS];
+	size_t nbloom;
 };
 
 static void hold_cb(void *ctx, uint64_t file_id, int64_t offset)
@@ -405,8 +407,19 @@ int floe_runner_new(const struct floe_config *cfg, struct floe_runner **out, cha
 	bopt.pq.created_by = r->pq_created_by;
 	uint64_t rg = cfg->agent.memory_limit / 4 / bopt.max_partitions;
 	bopt.pq.row_group_size = (size_t)(cfg->logs.row_group_size < rg ? cfg->logs.row_group_size : rg);
-	bopt.pq.page_size = 256u << 10;
 	bopt.pq.dictionary_cap = 256u << 10;
+	/* Pages of all but the largest column wait for their row group: a budget per writer
+	 * keeps that at about 1 MiB, whatever the file's size. */
+	bopt.pq.memory_budget = 1u << 20;
+	bopt.pq.profile = cfg->logs.profile == FLOE_PROFILE_COMPACT ? FLOE_PQ_PROFILE_COMPACT
+								    : FLOE_PQ_PROFILE_DEFAULT;
+	const struct floe_pq_column *cols = floe_log_columns();
+	for (size_t b = 0; b < cfg->logs.nbloom_filters && r->nbloom < FLOE_LOG_NCOLS; b++)
+		for (size_t c = 0; c < FLOE_LOG_NCOLS; c++)
+			if (strcmp(cols[c].name, cfg->logs.bloom_filters[b]) == 0)
+				r->bloom[r->nbloom++] = (struct floe_pq_bloom_column){cols[c].field_id, 0};
+	bopt.pq.bloom = r->bloom;
+	bopt.pq.bloom_count = r->nbloom;
 	if ((rc = floe_batch_new(&r->alloc, floe_table_spec(r->table), &bopt, r->spool, &r->batch))) {
 		snprintf(why, cap, "cannot allocate the batch: %s", floe_strerror(rc));
 		goto err;

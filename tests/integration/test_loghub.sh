@@ -23,6 +23,19 @@ for codec in zstd lz4_raw uncompressed; do
 	check "$codec: parquet_metadata shows codec $want" grep -qx "\[\"$want\"\]" "$d/codec"
 done
 
+# The compact profile (v2 pages, delta encodings) reads back the same.
+d="$T/compact"
+mkdir -p "$d/logs"
+cp "$DATA"/*.log "$d/logs/"
+write_config "$d/floe.yaml" "$d/state" "$d/wh" "[\"$d/logs/*.log\"]" "    profile: compact"
+check "compact: floe run --once succeeds" "$FLOE_BIN" run -c "$d/floe.yaml" --once --log-level warn
+live_files "$d/wh/default/logs" >"$d/files"
+check "compact: DuckDB reads every line back exactly once" \
+	node "$READER/check_rows.js" "$d/files" "$d"/logs/*.log
+f=$(head -1 "$d/files")
+duck "select count(*) from parquet_metadata('$f') where encodings like '%DELTA%'" >"$d/enc"
+check "compact: delta encodings are used" bash -c "! grep -qx '\[\"0\"\]' '$d/enc'"
+
 d="$T/zstd"
 table="$d/wh/default/logs"
 "$FLOE_BIN" inspect "$table" >"$d/inspect"
@@ -38,6 +51,9 @@ duck "select name, field_id from parquet_schema('$f') where field_id is not null
 check "every column carries its Iceberg field id" \
 	bash -c "[ \"\$(wc -l <'$d/schema')\" -eq 14 ] && grep -q '\"message\",\"11\"' '$d/schema'"
 duck "select typeof(ts), typeof(attrs), typeof(\"offset\") from read_parquet('$f') limit 1" >"$d/types"
+duck "select path_in_schema, bloom_filter_offset is not null from parquet_metadata('$f') where path_in_schema in ('host', 'app', 'message') order by 1" >"$d/bloom"
+check "bloom filters on host and app (the default), not on message" \
+	bash -c "grep -qx '\[\"app\",true\]' '$d/bloom' && grep -qx '\[\"host\",true\]' '$d/bloom' && grep -qx '\[\"message\",false\]' '$d/bloom'"
 check "ts is a timestamptz, attrs a map, offset a bigint" \
 	grep -q '"TIMESTAMP WITH TIME ZONE","MAP(VARCHAR, VARCHAR)","BIGINT"' "$d/types"
 

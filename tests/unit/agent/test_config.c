@@ -1095,6 +1095,9 @@ static void test_dump(void **state)
 	    "  logs:\n"
 	    "    codec: zstd  # Parquet page compression\n"
 	    "    zstd_level: 3  # used when codec is zstd\n"
+	    "    profile: default  # Parquet encodings: default (every reader) or compact (v2 pages, "
+	    "delta encodings)\n"
+	    "    bloom_filters: [\"host\", \"app\"]  # columns with Parquet bloom filters; [] = none\n"
 	    "    partition_by: [\"day(ts)\"]  # Iceberg partition fields; [] = unpartitioned\n"
 	    "    target_file_size: 64MiB  # data file size to aim for\n"
 	    "    commit_interval: 1m  # how often to commit\n"
@@ -1366,6 +1369,25 @@ static void test_packaged_example(void **state)
 	assert_int_equal(a.used, 0);
 }
 
+static void test_profile_and_bloom(void **state)
+{
+	(void)state;
+	struct floe_config *c = NULL;
+	char err[FLOE_CONFIG_ERR_MAX];
+	const char *ok = "tables:\n  logs:\n    profile: compact\n    bloom_filters: [message, severity]\n";
+	assert_int_equal(floe_config_parse(NULL, "t.yaml", ok, strlen(ok), "h", &c, err, sizeof(err)), 0);
+	assert_int_equal(c->logs.profile, FLOE_PROFILE_COMPACT);
+	assert_int_equal(c->logs.nbloom_filters, 2);
+	assert_string_equal(c->logs.bloom_filters[0], "message");
+	floe_config_free(c);
+	const char *bad = "tables:\n  logs:\n    bloom_filters: [attrs]\n";
+	assert_int_not_equal(floe_config_parse(NULL, "t.yaml", bad, strlen(bad), "h", &c, err, sizeof(err)), 0);
+	assert_non_null(strstr(err, "t.yaml:3:21: key 'tables.logs.bloom_filters"));
+	const char *bad2 = "tables:\n  logs:\n    profile: tiny\n";
+	assert_int_not_equal(floe_config_parse(NULL, "t.yaml", bad2, strlen(bad2), "h", &c, err, sizeof(err)), 0);
+	assert_non_null(strstr(err, "t.yaml:3:14: key 'tables.logs.profile'"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1380,7 +1402,7 @@ int main(void)
 	    cmocka_unit_test(test_ranges),
 	    cmocka_unit_test(test_row_group_default),
 	    cmocka_unit_test(test_warehouse),
-	    cmocka_unit_test(test_dump),
+	    cmocka_unit_test(test_dump), cmocka_unit_test(test_profile_and_bloom),
 	    cmocka_unit_test(test_alloc_failures),
 	    cmocka_unit_test(test_packaged_example),
 	};
