@@ -520,6 +520,24 @@ static void close_drained(struct floe_tail *t, int64_t now)
 	floe_tail_compact(t);
 }
 
+/* With many files read in turns, a buffer that holds only a short partial line after
+ * its file's turn is given back: nothing before f->pos depends on it, and the next turn
+ * reads those bytes again (from the page cache). Memory then follows the files being read
+ * at the moment, not the number of files with a line in progress. */
+#define RELEASE_FILES 8
+#define RELEASE_BYTES (16u << 10)
+
+static void release_partial(struct floe_tail *t, struct tfile *f)
+{
+	if (!f->buf || f->len > RELEASE_BYTES || f->closing)
+		return;
+	floe_tail_cache_prehash(f);
+	floe_free(t->a, f->buf);
+	f->buf = NULL;
+	f->cap = 0;
+	f->start = f->len = 0;
+}
+
 int floe_tail_read(struct floe_tail *t, size_t max_bytes, floe_tail_line_fn fn, void *ctx,
 		   size_t *progress)
 {
@@ -551,6 +569,8 @@ int floe_tail_read(struct floe_tail *t, size_t max_bytes, floe_tail_line_fn fn, 
 				if (f->fd < 0 || f->done || f->starved)
 					continue;
 				rc = turn(t, f, max_bytes, fn, ctx, progress);
+				if (rc >= 0 && t->nfiles > RELEASE_FILES)
+					release_partial(t, f);
 				if (rc < 0) {
 					t->rr = i; /* the refused line comes first next time */
 					goto out;
