@@ -1,6 +1,8 @@
 /* The agent's main loop and its crash recovery. */
 #include "runner.h"
 
+#include "agent/pipeline/runner_impl.h"
+
 #include "agent/config/config.h"
 #include "agent/input/checkpoint.h"
 #include "agent/input/tail.h"
@@ -31,270 +33,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#define READ_BUDGET (1u << 20)      /* bytes per read pass before checking timers */
-#define POSITIONS_MAX (64u << 20)
-#define COMMIT_MAX_ENTRIES 256      /* spool entries per snapshot */
-#define IDLE_SLEEP_MS 200
-#define RESCAN_MS 2000
-#define CHECKPOINT_VERSION 1
-/* Records an assembler may emit while the batch refuses them: a push completes at most 4
- * (see floe_assemble_push), a poll or flush step at most 2 per state. */
-#define DEFER_MAX 8
-#define ATTRS_MAX 80 /* the decoder's fields (64) plus the runtime's stream */
 
-/* An assembled record the batch could not take yet (it needs a seal first), copied: the
- * assembler's buffers move on. Its file is held at its offset until it is added. */
-struct deferred {
-	size_t input;
-	uint64_t file_id;
-	char *path; /* owned */
-	char *msg;  /* owned */
-	size_t len;
-	int64_t offset, received_at;
-	bool has_ts;
-	int64_t ts_us;
-	char stream[16];
-	size_t stream_len;
-};
-
-struct floe_runner {
-	const struct floe_config *cfg;
-	struct floe_alloc alloc;
-	char host[256];
-	char state_dir[4096];
-	char checkpoint_path[4200];
-	struct floe_store *store;
-	struct floe_table *table;
-	struct floe_spool *spool;
-	struct floe_batch *batch;
-	struct floe_tail **tails;
-	struct floe_decoder **decoders; /* one per input, like tails */
-	struct floe_assemble **asm_;    /* one per input; NULL: each line is a record */
-	struct deferred defer[DEFER_MAX]; /* FIFO of records waiting for a seal */
-	size_t ndefer;
-	int64_t mono_us;                /* monotonic time of the read pass (timeouts) */
-	const char *akeys[ATTRS_MAX], *avals[ATTRS_MAX];
-	size_t aklens[ATTRS_MAX], avlens[ATTRS_MAX];
-	struct floe_watch *watch;       /* NULL: fixed idle sleeps */
-	size_t ntails;
-	size_t cur_input;               /* the input whose lines on_line receives */
-	uint64_t next_seq;      /* sequence of the batch being built */
-	int64_t read_us;        /* receive time of the lines being read */
-	bool seal_needed;       /* the batch asked to be sealed */
-	bool line_refused;      /* the batch could not take the current line */
-	int add_error;
-	struct floe_runner_stats stats;
-	char pq_created_by[64];
-	uint64_t spool_max;     /* spool.max_bytes */
-	bool drop_oldest;       /* spool.policy: drop_oldest (else block) */
-	bool blocked;           /* the spool is full: inputs wait (policy block) */
-	char metrics_path[4200];
-	struct floe_pq_bloom_column bloom[FLOE_LOG_NCOLS];
-	size_t nbloom;
-};
-
-static void hold_cb(void *ctx, uint64_t file_id, int64_t offset)
-{
-	/* A file the tail no longer follows has no position to hold back. */
-	(void)floe_tail_hold(ctx, file_id, offset < 0 ? 0 : (uint64_t)offset);
-}
-
-/* Exactly-once: lines kept by an assembler (grouped, not yet a record) and records
- * waiting for the next batch are not in the batch being sealed, so their files' saved
- * positions stop at the first of them; a restart reads them again. */
-static void set_holds(struct floe_runner *r, size_t i)
-{
-	if (!r->asm_ || !r->asm_[i])
-		return;
-	floe_tail_hold_clear(r->tails[i]);
-	floe_assemble_pending(r->asm_[i], hold_cb, r->tails[i]);
-	for (size_t k = 0; k < r->ndefer; k++)
-		if (r->defer[k].input == i)
-			hold_cb(r->tails[i], r->defer[k].file_id, r->defer[k].offset);
-}
 
 static int seal(struct floe_runner *r);
-
-/* Input positions of every tail, concatenated as (u32 length, blob) pairs. */
-static int collect_positions(struct floe_runner *r, struct floe_buf *out)
-{
-	struct floe_buf one;
-	floe_buf_init(&one, &r->alloc, POSITIONS_MAX);
-	int rc = floe_buf_put_le32(out, (uint32_t)r->ntails);
-	for (size_t i = 0; i < r->ntails && rc == 0; i++) {
-		floe_buf_reset(&one);
-		set_holds(r, i);
-		if ((rc = floe_tail_positions(r->tails[i], &one)))
-			break;
-		if ((rc = floe_buf_put_le32(out, (uint32_t)one.len)) == 0)
-			rc = floe_buf_append(out, one.data, one.len);
-	}
-	floe_buf_fini(&one);
-	return rc;
-}
-
-static uint32_t le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-/* Restores every tail from collect_positions' format. A blob saved with another number
- * of inputs restores the inputs it still has in order: the configuration changed. */
-static int restore_positions(struct floe_runner *r, const uint8_t *p, size_t len)
-{
-	if (len < 4)
-		return FLOE_ECORRUPT;
-	uint32_t n = le32(p);
-	size_t off = 4;
-	for (uint32_t i = 0; i < n; i++) {
-		if (len - off < 4)
-			return FLOE_ECORRUPT;
-		uint32_t l = le32(p + off);
-		off += 4;
-		if (l > len - off)
-			return FLOE_ECORRUPT;
-		if (i < r->ntails) {
-			int rc = floe_tail_restore(r->tails[i], p + off, l);
-			if (rc)
-				return rc;
-		}
-		off += l;
-	}
-	if (n != r->ntails)
-		floe_warn("runner: the checkpoint has %u inputs, the configuration %zu", n, r->ntails);
-	return 0;
-}
-
-static int save_checkpoint(struct floe_runner *r, uint64_t last_seq, const uint8_t *pos, size_t len)
-{
-	struct floe_buf b;
-	floe_buf_init(&b, &r->alloc, 2 * POSITIONS_MAX + 4096);
-	int rc = floe_buf_printf(&b, "{\"version\":%d,\"agent_id\":", CHECKPOINT_VERSION);
-	if (rc == 0)
-		rc = floe_json_write_str(&b, r->cfg->agent.id, strlen(r->cfg->agent.id));
-	if (rc == 0)
-		rc = floe_buf_printf(&b, ",\"last_seq\":%" PRIu64 ",\"positions\":\"", last_seq);
-	if (rc == 0)
-		rc = floe_hex_put(&b, pos, len);
-	if (rc == 0)
-		rc = floe_buf_puts(&b, "\"}");
-	if (rc == 0)
-		rc = floe_checkpoint_save(r->checkpoint_path, b.data, b.len);
-	floe_buf_fini(&b);
-	return rc;
-}
-
-/* Loads the checkpoint: *last_seq (0 when there is none) and the positions (NULL). */
-static int load_checkpoint(struct floe_runner *r, uint64_t *last_seq, uint8_t **pos, size_t *len)
-{
-	uint8_t *blob = NULL;
-	size_t blen = 0;
-	struct floe_json_doc *doc = NULL;
-	*last_seq = 0;
-	*pos = NULL;
-	*len = 0;
-	int rc = floe_checkpoint_load(&r->alloc, r->checkpoint_path, &blob, &blen);
-	if (rc == -ENOENT)
-		return 0;
-	if (rc)
-		return rc;
-	rc = floe_json_parse(&r->alloc, (const char *)blob, blen, 2 * POSITIONS_MAX + 4096, &doc, NULL);
-	if (rc == 0) {
-		const struct floe_json *root = floe_json_root(doc);
-		int64_t version, seq;
-		const char *hex, *agent;
-		if (floe_json_get_int(root, "version", &version) || version != CHECKPOINT_VERSION ||
-		    floe_json_get_int(root, "last_seq", &seq) || seq < 0 ||
-		    floe_json_get_str(root, "agent_id", &agent) || floe_json_get_str(root, "positions", &hex)) {
-			rc = FLOE_ECORRUPT;
-		} else if (strcmp(agent, r->cfg->agent.id) != 0) {
-			floe_warn("runner: the checkpoint belongs to agent %s, not %s: starting over", agent,
-				  r->cfg->agent.id);
-		} else {
-			*last_seq = (uint64_t)seq;
-			rc = floe_hex_decode(&r->alloc, hex, strlen(hex), pos, len);
-		}
-	}
-	floe_json_doc_free(doc);
-	floe_free(&r->alloc, blob);
-	return rc;
-}
-
-/* Start-up: drop spool entries that the table already holds, find the newest durable
- * positions (the checkpoint, or a newer seal in the spool) and the next sequence. */
-static int recover(struct floe_runner *r)
-{
-	uint64_t ck_seq;
-	uint8_t *pos = NULL;
-	size_t pos_len = 0;
-	uint64_t *seqs = NULL;
-	size_t n = 0;
-	int rc = load_checkpoint(r, &ck_seq, &pos, &pos_len);
-	if (rc) {
-		floe_error("runner: checkpoint %s: %s", r->checkpoint_path, floe_strerror(rc));
-		return rc;
-	}
-	int64_t committed = floe_table_committed_seq(r->table, r->cfg->agent.id);
-	uint64_t max_seq = ck_seq;
-	if (committed > 0 && (uint64_t)committed > max_seq)
-		max_seq = (uint64_t)committed;
-	if ((rc = floe_spool_list(r->spool, &seqs, &n)))
-		goto out;
-	/* First the newest positions: a seal newer than the checkpoint (a crash came between
-	 * the two writes) holds newer ones. They go to the checkpoint before any entry is
-	 * removed, here or by the first commit, or a restart would read those lines again. */
-	uint64_t pos_seq = 0;
-	for (size_t i = 0; i < n; i++) {
-		struct floe_spool_entry *e = NULL;
-		rc = floe_spool_load(r->spool, seqs[i], &e);
-		if (rc == FLOE_ECORRUPT) {
-			floe_spool_quarantine(r->spool, seqs[i]);
-			seqs[i] = 0; /* skipped below */
-			rc = 0;
-			continue;
-		}
-		if (rc)
-			goto out;
-		if (seqs[i] > ck_seq) {
-			floe_free(&r->alloc, pos);
-			pos = e->positions;
-			pos_len = e->positions_len;
-			pos_seq = seqs[i];
-			e->positions = NULL;
-			e->positions_len = 0;
-		}
-		if (seqs[i] > max_seq)
-			max_seq = seqs[i];
-		floe_spool_entry_free(&r->alloc, e);
-	}
-	if (pos_seq && (rc = save_checkpoint(r, pos_seq, pos, pos_len))) {
-		floe_error("runner: checkpoint write failed: %s", floe_strerror(rc));
-		goto out;
-	}
-	for (size_t i = 0; committed >= 0 && i < n; i++) {
-		if (seqs[i] == 0 || seqs[i] > (uint64_t)committed)
-			continue;
-		struct floe_spool_entry *e = NULL;
-		if ((rc = floe_spool_load(r->spool, seqs[i], &e)))
-			goto out;
-		floe_info("runner: spool entry %" PRIu64 " is already in the table", seqs[i]);
-		rc = floe_spool_remove(r->spool, e);
-		floe_spool_entry_free(&r->alloc, e);
-		if (rc)
-			goto out;
-	}
-	if (pos && (rc = restore_positions(r, pos, pos_len))) {
-		floe_error("runner: input positions are unreadable: %s", floe_strerror(rc));
-		goto out;
-	}
-	r->next_seq = max_seq + 1;
-	floe_info("runner: recovered: next seal %" PRIu64 ", table holds commits up to %" PRId64
-		  ", %zu spool entries", r->next_seq, committed, n);
-out:
-	floe_free(&r->alloc, seqs);
-	floe_free(&r->alloc, pos);
-	return rc;
-}
 
 static enum floe_pq_codec codec_of(enum floe_codec c)
 {
@@ -469,7 +210,7 @@ int floe_runner_new(const struct floe_config *cfg, struct floe_runner **out, cha
 		if (r->watch)
 			floe_tail_set_watch(r->tails[i], r->watch);
 	}
-	if ((rc = recover(r))) {
+	if ((rc = floe_runner_recover(r))) {
 		snprintf(why, cap, "recovery failed: %s", floe_strerror(rc));
 		goto err;
 	}
@@ -763,98 +504,6 @@ static int poll_assemblers(struct floe_runner *r, bool end)
 	return rc;
 }
 
-/* Writes state_dir/metrics.json: the counters an operator (or a test) reads to see what
- * the agent did, including every drop. Replaced atomically; a failure is only logged. */
-static void write_metrics(struct floe_runner *r)
-{
-	struct floe_buf b;
-	floe_buf_init(&b, &r->alloc, 4096);
-	r->stats.parse_failures = r->stats.ts_failures = 0;
-	for (size_t i = 0; i < r->ntails; i++) {
-		struct floe_decode_stats ds;
-		floe_decoder_get_stats(r->decoders[i], &ds);
-		r->stats.parse_failures += ds.parse_failures;
-		r->stats.ts_failures += ds.ts_failures;
-	}
-	/* Record assembly (multiline, container formats), over every input. */
-	struct floe_assemble_stats as = {0}, one;
-	for (size_t i = 0; i < r->ntails; i++) {
-		if (!r->asm_[i])
-			continue;
-		floe_assemble_get_stats(r->asm_[i], &one);
-		as.evictions += one.evictions;
-		as.timeouts += one.timeouts;
-		as.format_errors += one.format_errors;
-		as.truncated += one.truncated;
-		as.incomplete += one.incomplete;
-	}
-	const struct floe_runner_stats *st = &r->stats;
-	int rc = floe_buf_printf(
-		&b,
-		"{\"lines\":%" PRIu64 ",\"seals\":%" PRIu64 ",\"commits\":%" PRIu64
-		",\"commit_failures\":%" PRIu64 ",\"rows_committed\":%" PRIu64 ",\"replaced_utf8\":%" PRIu64
-		",\"dropped_entries\":%" PRIu64 ",\"dropped_rows\":%" PRIu64 ",\"dropped_bytes\":%" PRIu64
-		",\"quarantined\":%" PRIu64 ",\"blocked_ms\":%" PRIu64 ",\"spool_bytes\":%" PRIu64
-		",\"next_seq\":%" PRIu64 ",\"groups_evicted\":%" PRIu64 ",\"group_timeouts\":%" PRIu64
-		",\"container_format_errors\":%" PRIu64 ",\"records_truncated\":%" PRIu64
-		",\"partial_incomplete\":%" PRIu64 ",\"parse_failures\":%" PRIu64 ",\"ts_failures\":%" PRIu64 "}\n",
-		st->lines, st->seals, st->commits, st->commit_failures, st->rows_committed, st->replaced_utf8,
-		st->dropped_entries, st->dropped_rows, st->dropped_bytes, st->quarantined, st->blocked_ms,
-		floe_spool_bytes(r->spool), r->next_seq, as.evictions, as.timeouts, as.format_errors,
-		as.truncated, as.incomplete, st->parse_failures, st->ts_failures);
-	if (rc == 0)
-		rc = floe_fs_write_atomic(r->metrics_path, b.data, b.len);
-	if (rc)
-		floe_warn("runner: writing %s failed: %s", r->metrics_path, floe_strerror(rc));
-	floe_buf_fini(&b);
-}
-
-/* Applies the spool limit after a seal: drop_oldest removes the oldest entries (never
- * the one just sealed) until the spool fits, counting every row; block makes the inputs
- * wait until commits make room. */
-static int enforce_spool_limit(struct floe_runner *r)
-{
-	if (floe_spool_bytes(r->spool) <= r->spool_max) {
-		r->blocked = false;
-		return 0;
-	}
-	if (!r->drop_oldest) {
-		if (!r->blocked)
-			floe_warn("runner: spool holds %" PRIu64 " bytes, over its limit of %" PRIu64
-				  ": inputs wait for commits", floe_spool_bytes(r->spool), r->spool_max);
-		r->blocked = true;
-		return 0;
-	}
-	uint64_t *seqs = NULL;
-	size_t n = 0;
-	int rc = floe_spool_list(r->spool, &seqs, &n);
-	for (size_t i = 0; rc == 0 && i + 1 < n && floe_spool_bytes(r->spool) > r->spool_max; i++) {
-		struct floe_spool_entry *e = NULL;
-		rc = floe_spool_load(r->spool, seqs[i], &e);
-		if (rc == FLOE_ECORRUPT) {
-			rc = floe_spool_quarantine(r->spool, seqs[i]);
-			continue;
-		}
-		if (rc)
-			break;
-		uint64_t rows = 0, bytes = 0;
-		for (size_t f = 0; f < e->nfiles; f++) {
-			rows += (uint64_t)e->files[f].records;
-			bytes += (uint64_t)e->files[f].size;
-		}
-		if ((rc = floe_spool_remove(r->spool, e)) == 0) {
-			r->stats.dropped_entries++;
-			r->stats.dropped_rows += rows;
-			r->stats.dropped_bytes += bytes;
-			floe_warn("runner: spool over its limit: dropped entry %" PRIu64 " (%" PRIu64
-				  " rows, %" PRIu64 " bytes; policy drop_oldest)", e->seq, rows, bytes);
-		}
-		floe_spool_entry_free(&r->alloc, e);
-	}
-	floe_free(&r->alloc, seqs);
-	return rc;
-}
-
 static int seal(struct floe_runner *r)
 {
 	r->seal_needed = false;
@@ -862,7 +511,7 @@ static int seal(struct floe_runner *r)
 		return 0;
 	struct floe_buf pos;
 	floe_buf_init(&pos, &r->alloc, POSITIONS_MAX);
-	int rc = collect_positions(r, &pos);
+	int rc = floe_runner_collect_positions(r, &pos);
 	if (rc == 0)
 		rc = floe_batch_seal(r->batch, floe_clock_now_us(), pos.data, pos.len);
 	if (rc == 0) {
@@ -872,106 +521,14 @@ static int seal(struct floe_runner *r)
 		 * written before a commit may remove the entry, so a failure here stops the
 		 * agent (a restart recovers the positions from the entry). */
 		floe_crashpoint("seal-before-checkpoint");
-		rc = save_checkpoint(r, seq, pos.data, pos.len);
+		rc = floe_runner_save_checkpoint(r, seq, pos.data, pos.len);
 		if (rc)
 			floe_error("runner: checkpoint write failed: %s", floe_strerror(rc));
 		else
-			rc = enforce_spool_limit(r);
+			rc = floe_runner_enforce_spool_limit(r);
 	}
 	floe_buf_fini(&pos);
 	r->seal_needed = false;
-	return rc;
-}
-
-/* Commits spool entries in order, at most COMMIT_MAX_ENTRIES per snapshot. */
-static int commit(struct floe_runner *r)
-{
-	uint64_t *seqs = NULL;
-	size_t n = 0;
-	int rc = floe_spool_list(r->spool, &seqs, &n);
-	if (rc)
-		return rc;
-	/* An earlier commit whose outcome was unknown (the store went away before floe could
-	 * read back the metadata it wrote) may have landed: entries the table holds go, so
-	 * that they are never committed twice along with newer ones. */
-	if (n > 0 && (rc = floe_table_refresh(r->table)) == 0) {
-		int64_t committed = floe_table_committed_seq(r->table, r->cfg->agent.id);
-		size_t keep = 0;
-		for (size_t i = 0; i < n && rc == 0; i++) {
-			if (committed < 0 || seqs[i] > (uint64_t)committed) {
-				seqs[keep++] = seqs[i];
-				continue;
-			}
-			struct floe_spool_entry *e = NULL;
-			if ((rc = floe_spool_load(r->spool, seqs[i], &e)) == 0) {
-				floe_info("runner: spool entry %" PRIu64 " is already in the table", seqs[i]);
-				for (size_t f = 0; f < e->nfiles; f++)
-					r->stats.rows_committed += (uint64_t)e->files[f].records;
-				rc = floe_spool_remove(r->spool, e);
-				floe_spool_entry_free(&r->alloc, e);
-			} else if (rc == FLOE_ECORRUPT) {
-				rc = floe_spool_quarantine(r->spool, seqs[i]);
-			}
-		}
-		n = keep;
-	}
-	size_t done = 0;
-	while (done < n && rc == 0) {
-		size_t k = n - done < COMMIT_MAX_ENTRIES ? n - done : COMMIT_MAX_ENTRIES;
-		struct floe_spool_entry **es = floe_calloc(&r->alloc, k, sizeof(*es));
-		if (!es) {
-			rc = FLOE_ENOMEM;
-			break;
-		}
-		size_t loaded = 0;
-		for (; loaded < k; loaded++) {
-			rc = floe_spool_load(r->spool, seqs[done + loaded], &es[loaded]);
-			if (rc == 0 && (rc = floe_spool_check_files(r->spool, es[loaded])) != 0) {
-				floe_spool_entry_free(&r->alloc, es[loaded]);
-				es[loaded] = NULL;
-			}
-			if (rc == FLOE_ECORRUPT) {
-				floe_spool_quarantine(r->spool, seqs[done + loaded]);
-				rc = 0;
-				es[loaded] = NULL;
-				break;
-			}
-			if (rc)
-				break;
-		}
-		if (rc == 0 && loaded > 0)
-			rc = floe_table_commit(r->table, r->spool, es, loaded);
-		if (rc == 0 && loaded > 0)
-			floe_crashpoint("commit-before-spool-remove");
-		for (size_t i = 0; i < loaded; i++) {
-			if (rc == 0) {
-				for (size_t f = 0; f < es[i]->nfiles; f++)
-					r->stats.rows_committed += (uint64_t)es[i]->files[f].records;
-				r->stats.replaced_utf8 += es[i]->replaced_utf8;
-				int rm = floe_spool_remove(r->spool, es[i]);
-				if (rm)
-					floe_warn("runner: removing committed spool entry %" PRIu64 ": %s",
-						  es[i]->seq, floe_strerror(rm));
-			}
-			floe_spool_entry_free(&r->alloc, es[i]);
-		}
-		floe_free(&r->alloc, es);
-		if (rc == 0 && loaded > 0)
-			r->stats.commits++;
-		/* A quarantined entry counts as handled. */
-		done += loaded + (loaded < k && rc == 0 ? 1 : 0);
-	}
-	floe_free(&r->alloc, seqs);
-	r->stats.quarantined = floe_spool_quarantined(r->spool);
-	if (rc) {
-		r->stats.commit_failures++;
-		floe_error("runner: commit failed: %s (the spool keeps the data; retrying later)",
-			   floe_strerror(rc));
-	} else if (r->blocked && floe_spool_bytes(r->spool) <= r->spool_max) {
-		floe_info("runner: spool below its limit again: inputs resume");
-		r->blocked = false;
-	}
-	write_metrics(r);
 	return rc;
 }
 
@@ -1030,7 +587,7 @@ int floe_runner_run(struct floe_runner *r, bool once)
 		}
 	}
 	/* Entries left by an earlier run go in first. */
-	int crc = commit(r);
+	int crc = floe_runner_commit(r);
 	if (crc && once)
 		return crc;
 	int64_t interval_us = (int64_t)r->cfg->logs.commit_interval_ms * 1000;
@@ -1046,7 +603,7 @@ int floe_runner_run(struct floe_runner *r, bool once)
 				blocked_since = now;
 			if (once) {
 				/* --once cannot wait for the next interval: make room now or fail. */
-				if ((rc = commit(r)))
+				if ((rc = floe_runner_commit(r)))
 					break;
 				if (r->blocked) {
 					floe_error("runner: the spool is full and committing did not make room");
@@ -1092,7 +649,7 @@ int floe_runner_run(struct floe_runner *r, bool once)
 		if (stop || now - last_commit >= interval_us + commit_backoff_us) {
 			if ((rc = seal(r)))
 				break;
-			rc = commit(r);
+			rc = floe_runner_commit(r);
 			last_commit = floe_clock_mono_ns() / 1000;
 			if (stop || (rc && once))
 				break;
@@ -1115,7 +672,7 @@ int floe_runner_run(struct floe_runner *r, bool once)
 	}
 	if (blocked_since)
 		r->stats.blocked_ms += (uint64_t)(floe_clock_mono_ns() / 1000 - blocked_since) / 1000;
-	write_metrics(r);
+	floe_runner_write_metrics(r);
 	if (rc)
 		floe_batch_abort(r->batch);
 	return rc;

@@ -1,0 +1,219 @@
+/* The runner's commits: spool entries into the table, the spool limit and its policies,
+ * and the metrics file. */
+#include "agent/pipeline/runner_impl.h"
+
+#include "agent/config/config.h"
+#include "agent/input/checkpoint.h"
+#include "agent/input/tail.h"
+#include "agent/lake/partition.h"
+#include "agent/lake/spool.h"
+#include "agent/lake/table.h"
+#include "agent/lake/warehouse.h"
+#include "agent/pipeline/assemble.h"
+#include "agent/pipeline/batch.h"
+#include "agent/pipeline/decode.h"
+#include "agent/pipeline/record.h"
+#include "formats/base/alloc.h"
+#include "formats/base/buf.h"
+#include "formats/base/error.h"
+#include "formats/base/hex.h"
+#include "formats/json/json.h"
+#include "platform/clock.h"
+#include "platform/crash.h"
+#include "platform/fs.h"
+#include "platform/log.h"
+#include "platform/path.h"
+#include "platform/signal.h"
+#include "platform/store.h"
+#include "platform/watch.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+
+/* Writes state_dir/metrics.json: the counters an operator (or a test) reads to see what
+ * the agent did, including every drop. Replaced atomically; a failure is only logged. */
+void floe_runner_write_metrics(struct floe_runner *r)
+{
+	struct floe_buf b;
+	floe_buf_init(&b, &r->alloc, 4096);
+	r->stats.parse_failures = r->stats.ts_failures = 0;
+	for (size_t i = 0; i < r->ntails; i++) {
+		struct floe_decode_stats ds;
+		floe_decoder_get_stats(r->decoders[i], &ds);
+		r->stats.parse_failures += ds.parse_failures;
+		r->stats.ts_failures += ds.ts_failures;
+	}
+	/* Record assembly (multiline, container formats), over every input. */
+	struct floe_assemble_stats as = {0}, one;
+	for (size_t i = 0; i < r->ntails; i++) {
+		if (!r->asm_[i])
+			continue;
+		floe_assemble_get_stats(r->asm_[i], &one);
+		as.evictions += one.evictions;
+		as.timeouts += one.timeouts;
+		as.format_errors += one.format_errors;
+		as.truncated += one.truncated;
+		as.incomplete += one.incomplete;
+	}
+	const struct floe_runner_stats *st = &r->stats;
+	int rc = floe_buf_printf(
+		&b,
+		"{\"lines\":%" PRIu64 ",\"seals\":%" PRIu64 ",\"commits\":%" PRIu64
+		",\"commit_failures\":%" PRIu64 ",\"rows_committed\":%" PRIu64 ",\"replaced_utf8\":%" PRIu64
+		",\"dropped_entries\":%" PRIu64 ",\"dropped_rows\":%" PRIu64 ",\"dropped_bytes\":%" PRIu64
+		",\"quarantined\":%" PRIu64 ",\"blocked_ms\":%" PRIu64 ",\"spool_bytes\":%" PRIu64
+		",\"next_seq\":%" PRIu64 ",\"groups_evicted\":%" PRIu64 ",\"group_timeouts\":%" PRIu64
+		",\"container_format_errors\":%" PRIu64 ",\"records_truncated\":%" PRIu64
+		",\"partial_incomplete\":%" PRIu64 ",\"parse_failures\":%" PRIu64 ",\"ts_failures\":%" PRIu64 "}\n",
+		st->lines, st->seals, st->commits, st->commit_failures, st->rows_committed, st->replaced_utf8,
+		st->dropped_entries, st->dropped_rows, st->dropped_bytes, st->quarantined, st->blocked_ms,
+		floe_spool_bytes(r->spool), r->next_seq, as.evictions, as.timeouts, as.format_errors,
+		as.truncated, as.incomplete, st->parse_failures, st->ts_failures);
+	if (rc == 0)
+		rc = floe_fs_write_atomic(r->metrics_path, b.data, b.len);
+	if (rc)
+		floe_warn("runner: writing %s failed: %s", r->metrics_path, floe_strerror(rc));
+	floe_buf_fini(&b);
+}
+
+/* Applies the spool limit after a seal: drop_oldest removes the oldest entries (never
+ * the one just sealed) until the spool fits, counting every row; block makes the inputs
+ * wait until commits make room. */
+int floe_runner_enforce_spool_limit(struct floe_runner *r)
+{
+	if (floe_spool_bytes(r->spool) <= r->spool_max) {
+		r->blocked = false;
+		return 0;
+	}
+	if (!r->drop_oldest) {
+		if (!r->blocked)
+			floe_warn("runner: spool holds %" PRIu64 " bytes, over its limit of %" PRIu64
+				  ": inputs wait for commits", floe_spool_bytes(r->spool), r->spool_max);
+		r->blocked = true;
+		return 0;
+	}
+	uint64_t *seqs = NULL;
+	size_t n = 0;
+	int rc = floe_spool_list(r->spool, &seqs, &n);
+	for (size_t i = 0; rc == 0 && i + 1 < n && floe_spool_bytes(r->spool) > r->spool_max; i++) {
+		struct floe_spool_entry *e = NULL;
+		rc = floe_spool_load(r->spool, seqs[i], &e);
+		if (rc == FLOE_ECORRUPT) {
+			rc = floe_spool_quarantine(r->spool, seqs[i]);
+			continue;
+		}
+		if (rc)
+			break;
+		uint64_t rows = 0, bytes = 0;
+		for (size_t f = 0; f < e->nfiles; f++) {
+			rows += (uint64_t)e->files[f].records;
+			bytes += (uint64_t)e->files[f].size;
+		}
+		if ((rc = floe_spool_remove(r->spool, e)) == 0) {
+			r->stats.dropped_entries++;
+			r->stats.dropped_rows += rows;
+			r->stats.dropped_bytes += bytes;
+			floe_warn("runner: spool over its limit: dropped entry %" PRIu64 " (%" PRIu64
+				  " rows, %" PRIu64 " bytes; policy drop_oldest)", e->seq, rows, bytes);
+		}
+		floe_spool_entry_free(&r->alloc, e);
+	}
+	floe_free(&r->alloc, seqs);
+	return rc;
+}
+
+/* Commits spool entries in order, at most COMMIT_MAX_ENTRIES per snapshot. */
+int floe_runner_commit(struct floe_runner *r)
+{
+	uint64_t *seqs = NULL;
+	size_t n = 0;
+	int rc = floe_spool_list(r->spool, &seqs, &n);
+	if (rc)
+		return rc;
+	/* An earlier commit whose outcome was unknown (the store went away before floe could
+	 * read back the metadata it wrote) may have landed: entries the table holds go, so
+	 * that they are never committed twice along with newer ones. */
+	if (n > 0 && (rc = floe_table_refresh(r->table)) == 0) {
+		int64_t committed = floe_table_committed_seq(r->table, r->cfg->agent.id);
+		size_t keep = 0;
+		for (size_t i = 0; i < n && rc == 0; i++) {
+			if (committed < 0 || seqs[i] > (uint64_t)committed) {
+				seqs[keep++] = seqs[i];
+				continue;
+			}
+			struct floe_spool_entry *e = NULL;
+			if ((rc = floe_spool_load(r->spool, seqs[i], &e)) == 0) {
+				floe_info("runner: spool entry %" PRIu64 " is already in the table", seqs[i]);
+				for (size_t f = 0; f < e->nfiles; f++)
+					r->stats.rows_committed += (uint64_t)e->files[f].records;
+				rc = floe_spool_remove(r->spool, e);
+				floe_spool_entry_free(&r->alloc, e);
+			} else if (rc == FLOE_ECORRUPT) {
+				rc = floe_spool_quarantine(r->spool, seqs[i]);
+			}
+		}
+		n = keep;
+	}
+	size_t done = 0;
+	while (done < n && rc == 0) {
+		size_t k = n - done < COMMIT_MAX_ENTRIES ? n - done : COMMIT_MAX_ENTRIES;
+		struct floe_spool_entry **es = floe_calloc(&r->alloc, k, sizeof(*es));
+		if (!es) {
+			rc = FLOE_ENOMEM;
+			break;
+		}
+		size_t loaded = 0;
+		for (; loaded < k; loaded++) {
+			rc = floe_spool_load(r->spool, seqs[done + loaded], &es[loaded]);
+			if (rc == 0 && (rc = floe_spool_check_files(r->spool, es[loaded])) != 0) {
+				floe_spool_entry_free(&r->alloc, es[loaded]);
+				es[loaded] = NULL;
+			}
+			if (rc == FLOE_ECORRUPT) {
+				floe_spool_quarantine(r->spool, seqs[done + loaded]);
+				rc = 0;
+				es[loaded] = NULL;
+				break;
+			}
+			if (rc)
+				break;
+		}
+		if (rc == 0 && loaded > 0)
+			rc = floe_table_commit(r->table, r->spool, es, loaded);
+		if (rc == 0 && loaded > 0)
+			floe_crashpoint("commit-before-spool-remove");
+		for (size_t i = 0; i < loaded; i++) {
+			if (rc == 0) {
+				for (size_t f = 0; f < es[i]->nfiles; f++)
+					r->stats.rows_committed += (uint64_t)es[i]->files[f].records;
+				r->stats.replaced_utf8 += es[i]->replaced_utf8;
+				int rm = floe_spool_remove(r->spool, es[i]);
+				if (rm)
+					floe_warn("runner: removing committed spool entry %" PRIu64 ": %s",
+						  es[i]->seq, floe_strerror(rm));
+			}
+			floe_spool_entry_free(&r->alloc, es[i]);
+		}
+		floe_free(&r->alloc, es);
+		if (rc == 0 && loaded > 0)
+			r->stats.commits++;
+		/* A quarantined entry counts as handled. */
+		done += loaded + (loaded < k && rc == 0 ? 1 : 0);
+	}
+	floe_free(&r->alloc, seqs);
+	r->stats.quarantined = floe_spool_quarantined(r->spool);
+	if (rc) {
+		r->stats.commit_failures++;
+		floe_error("runner: commit failed: %s (the spool keeps the data; retrying later)",
+			   floe_strerror(rc));
+	} else if (r->blocked && floe_spool_bytes(r->spool) <= r->spool_max) {
+		floe_info("runner: spool below its limit again: inputs resume");
+		r->blocked = false;
+	}
+	floe_runner_write_metrics(r);
+	return rc;
+}
+

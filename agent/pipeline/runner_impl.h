@@ -1,0 +1,91 @@
+/* The runner's state, shared by its three files: runner.c (start-up and the run loop),
+ * runner_state.c (checkpoints, input positions, recovery) and runner_commit.c (commits,
+ * the spool limit, metrics). Internal: nothing outside agent/pipeline/runner*.c includes it. */
+#ifndef FLOE_RUNNER_IMPL_H
+#define FLOE_RUNNER_IMPL_H
+
+#include "agent/pipeline/runner.h"
+
+#include "agent/lake/spool.h"
+#include "formats/base/alloc.h"
+#include "formats/parquet/writer.h"
+#include "agent/pipeline/record.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct floe_buf;
+
+#define READ_BUDGET (1u << 20)      /* bytes per read pass before checking timers */
+#define POSITIONS_MAX (64u << 20)
+#define COMMIT_MAX_ENTRIES 256      /* spool entries per snapshot */
+#define IDLE_SLEEP_MS 200
+#define RESCAN_MS 2000
+#define CHECKPOINT_VERSION 1
+/* Records an assembler may emit while the batch refuses them: a push completes at most 4
+ * (see floe_assemble_push), a poll or flush step at most 2 per state. */
+#define DEFER_MAX 8
+#define ATTRS_MAX 80 /* the decoder's fields (64) plus the runtime's stream */
+
+/* An assembled record the batch could not take yet (it needs a seal first), copied: the
+ * assembler's buffers move on. Its file is held at its offset until it is added. */
+struct deferred {
+	size_t input;
+	uint64_t file_id;
+	char *path; /* owned */
+	char *msg;  /* owned */
+	size_t len;
+	int64_t offset, received_at;
+	bool has_ts;
+	int64_t ts_us;
+	char stream[16];
+	size_t stream_len;
+};
+
+struct floe_runner {
+	const struct floe_config *cfg;
+	struct floe_alloc alloc;
+	char host[256];
+	char state_dir[4096];
+	char checkpoint_path[4200];
+	struct floe_store *store;
+	struct floe_table *table;
+	struct floe_spool *spool;
+	struct floe_batch *batch;
+	struct floe_tail **tails;
+	struct floe_decoder **decoders; /* one per input, like tails */
+	struct floe_assemble **asm_;    /* one per input; NULL: each line is a record */
+	struct deferred defer[DEFER_MAX]; /* FIFO of records waiting for a seal */
+	size_t ndefer;
+	int64_t mono_us;                /* monotonic time of the read pass (timeouts) */
+	const char *akeys[ATTRS_MAX], *avals[ATTRS_MAX];
+	size_t aklens[ATTRS_MAX], avlens[ATTRS_MAX];
+	struct floe_watch *watch;       /* NULL: fixed idle sleeps */
+	size_t ntails;
+	size_t cur_input;               /* the input whose lines on_line receives */
+	uint64_t next_seq;      /* sequence of the batch being built */
+	int64_t read_us;        /* receive time of the lines being read */
+	bool seal_needed;       /* the batch asked to be sealed */
+	bool line_refused;      /* the batch could not take the current line */
+	int add_error;
+	struct floe_runner_stats stats;
+	char pq_created_by[64];
+	uint64_t spool_max;     /* spool.max_bytes */
+	bool drop_oldest;       /* spool.policy: drop_oldest (else block) */
+	bool blocked;           /* the spool is full: inputs wait (policy block) */
+	char metrics_path[4200];
+	struct floe_pq_bloom_column bloom[FLOE_LOG_NCOLS];
+	size_t nbloom;
+};
+
+/* runner_state.c */
+int floe_runner_collect_positions(struct floe_runner *r, struct floe_buf *out);
+int floe_runner_save_checkpoint(struct floe_runner *r, uint64_t last_seq, const uint8_t *pos, size_t len);
+int floe_runner_recover(struct floe_runner *r);
+/* runner_commit.c */
+void floe_runner_write_metrics(struct floe_runner *r);
+int floe_runner_enforce_spool_limit(struct floe_runner *r);
+int floe_runner_commit(struct floe_runner *r);
+
+#endif
