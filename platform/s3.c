@@ -191,8 +191,9 @@ int floe_s3_new(const struct floe_s3_options *o, struct floe_s3 **out)
 		goto fail;
 	if (o->connect_to && !(s3->connect_to = curl_slist_append(NULL, o->connect_to)))
 		goto fail;
+	s3->multi = curl_multi_init();
 	s3->curl = curl_easy_init();
-	if (!s3->curl) {
+	if (!s3->multi || !s3->curl) {
 		rc = -EIO;
 		goto fail;
 	}
@@ -209,8 +210,12 @@ void floe_s3_free(struct floe_s3 *s3)
 {
 	if (!s3)
 		return;
+	/* Requests remove their easy handle from the multi before returning, so the two
+	 * can be cleaned up independently; the multi closes the cached connections. */
 	if (s3->curl)
 		curl_easy_cleanup(s3->curl);
+	if (s3->multi)
+		curl_multi_cleanup(s3->multi);
 	free(s3->base);
 	free(s3->host);
 	free(s3->path_prefix);

@@ -1,8 +1,8 @@
 /* An S3 client on libcurl with floe's own SigV4: objects (put from memory or a file,
  * conditional create, get, head, delete), ListObjectsV2, multipart uploads, retries with
  * exponential backoff and full jitter on transient errors only, and clock-skew correction.
- * One libcurl easy handle per client (keep-alive, one request at a time); every operation
- * is prepare → perform → classify internally so that it can move onto a multi handle. */
+ * Each client owns a libcurl multi handle (its keep-alive connection cache) and runs one
+ * request at a time on it; every operation is prepare → perform → classify internally. */
 #ifndef FLOE_PLATFORM_S3_H
 #define FLOE_PLATFORM_S3_H
 

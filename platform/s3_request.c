@@ -1,6 +1,6 @@
-/* One S3 request on the client's curl easy handle: SigV4 signing with the corrected clock,
- * curl options, classification of the outcome and the retry loop with full-jitter backoff
- * (see s3_request.h). */
+/* One S3 request: SigV4 signing with the corrected clock, curl options on the client's easy
+ * handle, the transfer on its multi handle, classification of the outcome and the retry
+ * loop with full-jitter backoff (see s3_request.h). */
 #ifndef _FILE_OFFSET_BITS
 #define _FILE_OFFSET_BITS 64 /* pread beyond 2 GiB on armhf */
 #endif
@@ -224,6 +224,73 @@ static char *build_url(const struct floe_s3 *s3, const struct floe_s3_req *rq, c
 	return url;
 }
 
+/* ---- the transfer on the multi handle ------------------------------------------------ */
+
+/* Where a transfer learns that it ended; found through CURLOPT_PRIVATE, so completions stay
+ * apart when several easy handles share the multi handle. */
+struct xfer {
+	bool done;
+	CURLcode result;
+};
+
+/* The longest single wait in curl_multi_poll. curl shortens every wait to its own next
+ * timer, and the connect, stall (low speed) and whole-request timeouts are easy-handle
+ * options that curl_multi_perform enforces; this only bounds a wait between two calls. */
+#define POLL_MAX_MS 1000
+
+/* Hands every finished transfer on m its result. */
+static void collect(CURLM *m)
+{
+	CURLMsg *msg;
+	int left;
+	while ((msg = curl_multi_info_read(m, &left)) != NULL) {
+		char *priv = NULL;
+		if (msg->msg != CURLMSG_DONE ||
+		    curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &priv) != CURLE_OK ||
+		    !priv)
+			continue;
+		struct xfer *x = (struct xfer *)(void *)priv;
+		x->done = true;
+		x->result = msg->data.result;
+	}
+}
+
+/* Runs the transfer prepared on c (not on any multi handle) on the client's multi handle
+ * until it ends, and returns its CURLcode; *sent tells whether request bytes went out. c
+ * is off the multi handle again on return, its connection left in the multi's cache. */
+static CURLcode perform(struct floe_s3 *s3, CURL *c, bool *sent)
+{
+	struct xfer x = {false, CURLE_OK};
+	curl_easy_setopt(c, CURLOPT_PRIVATE, (void *)&x);
+	CURLMcode mc = curl_multi_add_handle(s3->multi, c);
+	if (mc != CURLM_OK) {
+		curl_easy_setopt(c, CURLOPT_PRIVATE, NULL);
+		*sent = false;
+		return mc == CURLM_OUT_OF_MEMORY ? CURLE_OUT_OF_MEMORY : CURLE_FAILED_INIT;
+	}
+	for (;;) {
+		int running = 0;
+		if ((mc = curl_multi_perform(s3->multi, &running)) != CURLM_OK)
+			break;
+		collect(s3->multi);
+		/* A transfer that ended has queued its message before running dropped. */
+		if (x.done || running == 0)
+			break;
+		if ((mc = curl_multi_poll(s3->multi, NULL, 0, POLL_MAX_MS, NULL)) != CURLM_OK)
+			break;
+	}
+	long req_size = 0;
+	curl_easy_getinfo(c, CURLINFO_REQUEST_SIZE, &req_size);
+	*sent = req_size > 0;
+	curl_multi_remove_handle(s3->multi, c);
+	curl_easy_setopt(c, CURLOPT_PRIVATE, NULL);
+	if (x.done)
+		return x.result;
+	/* The multi interface itself failed: reported as curl_easy_perform reports it (and so
+	 * classified as a transport error, ambiguous for a conditional write once sent). */
+	return mc == CURLM_OUT_OF_MEMORY ? CURLE_OUT_OF_MEMORY : CURLE_BAD_FUNCTION_ARGUMENT;
+}
+
 /* curl takes timeouts as long, which is 32-bit on armhf. */
 static long clamp_long(int64_t v)
 {
@@ -290,7 +357,7 @@ static int attempt(struct floe_s3 *s3, struct floe_s3_req *rq, const char *paylo
 	 * no form Content-Type of its own that we would not have signed. */
 
 	CURL *c = s3->curl;
-	curl_easy_reset(c); /* keeps the connection cache, so keep-alive survives */
+	curl_easy_reset(c); /* the connection cache is the multi handle's: keep-alive survives */
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_PATH_AS_IS, 1L); /* never rewrite "/./" in keys */
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hl);
@@ -312,7 +379,8 @@ static int attempt(struct floe_s3 *s3, struct floe_s3_req *rq, const char *paylo
 		curl_easy_setopt(c, CURLOPT_CONNECT_TO, s3->connect_to);
 	/* On a reused keep-alive connection that turns out dead, curl re-sends the request by
 	 * itself, even one the server may have applied. For a conditional write that could turn
-	 * our own success into a 412, so those get a connection of their own. */
+	 * our own success into a 412, so those get a connection of their own (not taken from the
+	 * multi handle's cache; it joins the cache afterwards). */
 	if (rq->conditional)
 		curl_easy_setopt(c, CURLOPT_FRESH_CONNECT, 1L);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -337,11 +405,7 @@ static int attempt(struct floe_s3 *s3, struct floe_s3_req *rq, const char *paylo
 		curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, rq->method);
 	}
 	s3->errbuf[0] = '\0';
-	CURLcode cc = curl_easy_perform(c);
-	long req_size = 0;
-	curl_easy_getinfo(c, CURLINFO_REQUEST_SIZE, &req_size);
-	*sent = req_size > 0;
-	rc = (int)cc;
+	rc = (int)perform(s3, c, sent);
 out:
 	curl_slist_free_all(hl);
 	floe_sigv4_result_fini(&sig);

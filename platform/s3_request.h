@@ -1,6 +1,6 @@
 /* Internal to platform/s3*.c (not for other modules): the S3 client's state and one
- * signed request run with retries. A request is prepared (signed, curl options set),
- * performed and classified; with curl's multi interface only the perform step changes. */
+ * signed request run with retries. A request is prepared (signed, curl options set on an
+ * easy handle), performed on the client's multi handle and classified. */
 #ifndef FLOE_PLATFORM_S3_REQUEST_H
 #define FLOE_PLATFORM_S3_REQUEST_H
 
@@ -17,7 +17,12 @@
 #define FLOE_S3_MAX_PARTS 10000
 
 struct floe_s3 {
-	CURL *curl;
+	/* The multi handle owns the connection and DNS caches, so keep-alive connections
+	 * outlive any one easy handle. Today one easy handle at a time is on it (added for an
+	 * attempt, removed after); transfers find their own completion through CURLOPT_PRIVATE
+	 * so that several could share it. */
+	CURLM *multi;
+	CURL *curl;	   /* the easy handle of the current request, reused across requests */
 	char *base;	   /* "https://bucket.host:port" (virtual) or "https://host:port" */
 	char *host;	   /* Host header value, signed */
 	char *path_prefix; /* "/bucket" (path style) or "" */
@@ -26,7 +31,7 @@ struct floe_s3 {
 	struct curl_slist *connect_to;
 	struct floe_s3_credentials cred;
 	struct floe_s3_credprov *credprov; /* a reference, or NULL */
-	struct floe_s3_options o; /* numbers and functions; string fields not used */
+	struct floe_s3_options o;	   /* numbers and functions; string fields not used */
 	int64_t clock_offset;
 	bool offset_changed; /* the last answer moved clock_offset */
 	int last_status;

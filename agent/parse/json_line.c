@@ -440,8 +440,8 @@ static int parse_object(struct jp *j, const char *prefix, size_t plen, unsigned 
 		if (j->i >= j->len)
 			return fail(j, FLOE_EPARSE);
 
-		const char *key;
-		size_t klen;
+		const char *key = NULL;
+		size_t klen = 0;
 		bool have_key = make_key(j, prefix, plen, kb, kl, kesc, &key, &klen);
 		char c = j->p[j->i];
 		size_t vstart = j->i;
