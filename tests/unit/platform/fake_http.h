@@ -152,5 +152,76 @@ static void server_start(struct server *sv, const struct canned *script, size_t 
 	socklen_t al = sizeof(a);
 	assert_int_equal(getsockname(lfd, (struct sockaddr *)&a, &al), 0);
 	sv->port = ntohs(a.sin_port);
+	static int serial;
+	snprintf(sv->log, sizeof(sv->log), "/tmp/floe-test-http-%d-%d.log", (int)getpid(), serial++);
+	fflush(NULL);
+	sv->pid = fork();
+	assert_true(sv->pid >= 0);
+	if (sv->pid == 0)
+		child(lfd, sv->log, script, n);
+	close(lfd);
+}
+
+/* ---- what the server saw ------------------------------------------------------------- */
+
+struct seen {
+	char method[16];
+	char target[2048];
+	char head[8192];
+	char *body;
+	size_t body_len;
+};
+
+/* Waits for the child (which exits after its last scripted answer) and reads its log. */
+static size_t server_finish(struct server *sv, struct seen *out, size_t max)
+{
+	int st = 0;
+	assert_int_equal(waitpid(sv->pid, &st, 0), sv->pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	FILE *f = fopen(sv->log, "r");
+	assert_non_null(f);
+	size_t n = 0;
+	size_t hl, bl;
+	while (n < max && fscanf(f, "REQ %zu %zu\n", &hl, &bl) == 2) {
+		struct seen *s = &out[n++];
+		assert_true(hl < sizeof(s->head));
+		assert_int_equal(fread(s->head, 1, hl, f), hl);
+		s->head[hl] = '\0';
+		s->body = malloc(bl + 1);
+		assert_int_equal(fread(s->body, 1, bl, f), bl);
+		s->body[bl] = '\0';
+		s->body_len = bl;
+		assert_int_equal(sscanf(s->head, "%15s %2047s", s->method, s->target), 2);
+	}
+	fclose(f);
+	unlink(sv->log);
+	return n;
+}
+
+static void seen_free(struct seen *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(s[i].body);
+}
+
+/* Value of header name (case-insensitive) into out; false if absent. */
+static bool header(const struct seen *s, const char *name, char *out, size_t cap)
+{
+	size_t nl = strlen(name);
+	for (const char *p = strstr(s->head, "\r\n") + 2; *p && strncmp(p, "\r\n", 2) != 0;
+	     p = strstr(p, "\r\n") + 2) {
+		if (strncasecmp(p, name, nl) == 0 && p[nl] == ':') {
+			const char *v = p + nl + 1;
+			while (*v == ' ')
+				v++;
+			size_t vl = (size_t)(strstr(v, "\r\n") - v);
+			assert_true(vl < cap);
+			memcpy(out, v, vl);
+			out[vl] = '\0';
+			return true;
+		}
+	}
+	return false;
+}
 
 #endif
