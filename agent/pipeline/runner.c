@@ -98,6 +98,7 @@ int floe_runner_new(const struct floe_config *cfg, struct floe_runner **out, cha
 	int rc = floe_hostname(r->host, sizeof(r->host));
 	if (rc)
 		snprintf(r->host, sizeof(r->host), "%s", cfg->agent.id);
+	r->host_len = strlen(r->host);
 	snprintf(r->pq_created_by, sizeof(r->pq_created_by), "floe version %s", FLOE_VERSION);
 
 	char tmp[4096];
@@ -265,7 +266,7 @@ static int on_line(void *ctx, const struct floe_tail_line *line)
 	rec.ts = r->read_us;
 	rec.received_at = r->read_us;
 	rec.host.p = r->host;
-	rec.host.len = strlen(r->host);
+	rec.host.len = r->host_len;
 	rec.source.p = line->path;
 	rec.source.len = strlen(line->path);
 	rec.has_offset = true;
@@ -329,7 +330,7 @@ static int add_assembled(struct floe_runner *r, size_t input, const struct floe_
 	rec.ts = a->has_ts ? a->ts_us : received_at;
 	rec.received_at = received_at;
 	rec.host.p = r->host;
-	rec.host.len = strlen(r->host);
+	rec.host.len = r->host_len;
 	rec.source.p = a->path;
 	rec.source.len = strlen(a->path);
 	rec.has_offset = true;

@@ -47,6 +47,7 @@ struct floe_runner {
 	const struct floe_config *cfg;
 	struct floe_alloc alloc;
 	char host[256];
+	size_t host_len; /* the host column of every record: fixed for the process */
 	char state_dir[4096];
 	char checkpoint_path[4200];
 	struct floe_store *store;
