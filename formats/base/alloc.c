@@ -2,6 +2,7 @@
  * that free and realloc can keep the budget exact. */
 #include "alloc.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,40 +16,55 @@ void floe_alloc_init(struct floe_alloc *a, size_t limit)
 	a->fail_after = -1;
 }
 
-static int may_take(struct floe_alloc *a, size_t n)
+/* The counters are updated atomically: the Parquet writer's page compression may run on
+ * a worker thread (and zstd allocates through us there) while the owner allocates. */
+#define LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+
+/* Takes n bytes of the budget (and one of the fault countdown), or returns 0. */
+static int reserve(struct floe_alloc *a, size_t n)
 {
 	if (!a)
 		return 1;
-	if (a->fail_after >= 0) {
-		if (a->fail_after == 0)
+	long f = LOAD(&a->fail_after);
+	while (f >= 0) {
+		if (f == 0)
 			return 0;
-		a->fail_after--;
+		if (__atomic_compare_exchange_n(&a->fail_after, &f, f - 1, false, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED))
+			break;
 	}
-	if (a->limit && (n > a->limit || a->used > a->limit - n))
+	if (a->limit && n > a->limit)
 		return 0;
+	size_t used = __atomic_add_fetch(&a->used, n, __ATOMIC_RELAXED);
+	if (a->limit && used > a->limit) {
+		__atomic_sub_fetch(&a->used, n, __ATOMIC_RELAXED);
+		return 0;
+	}
+	__atomic_add_fetch(&a->count, 1, __ATOMIC_RELAXED);
+	size_t peak = LOAD(&a->peak);
+	while (used > peak && !__atomic_compare_exchange_n(&a->peak, &peak, used, false,
+							   __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
 	return 1;
 }
 
-static void took(struct floe_alloc *a, size_t n)
+static void release(struct floe_alloc *a, size_t n)
 {
-	if (!a)
-		return;
-	a->used += n;
-	a->count++;
-	if (a->used > a->peak)
-		a->peak = a->used;
+	if (a)
+		__atomic_sub_fetch(&a->used, n, __ATOMIC_RELAXED);
 }
 
 void *floe_malloc(struct floe_alloc *a, size_t n)
 {
 	size_t total;
-	if (__builtin_add_overflow(n, (size_t)HDR, &total) || !may_take(a, n))
+	if (__builtin_add_overflow(n, (size_t)HDR, &total) || !reserve(a, n))
 		return NULL;
 	unsigned char *p = malloc(total);
-	if (!p)
+	if (!p) {
+		release(a, n);
 		return NULL;
+	}
 	memcpy(p, &n, sizeof(n));
-	took(a, n);
 	return p + HDR;
 }
 
@@ -73,18 +89,17 @@ void *floe_realloc(struct floe_alloc *a, void *p, size_t n)
 	size_t total;
 	if (__builtin_add_overflow(n, (size_t)HDR, &total))
 		return NULL;
-	if (n > old && !may_take(a, n - old))
+	if (n > old && !reserve(a, n - old))
 		return NULL;
 	unsigned char *q = realloc(base, total);
-	if (!q)
-		return NULL;
-	memcpy(q, &n, sizeof(n));
-	if (a) {
+	if (!q) {
 		if (n > old)
-			took(a, n - old);
-		else
-			a->used -= old - n;
+			release(a, n - old);
+		return NULL;
 	}
+	memcpy(q, &n, sizeof(n));
+	if (n < old)
+		release(a, old - n);
 	return q + HDR;
 }
 
@@ -95,8 +110,7 @@ void floe_free(struct floe_alloc *a, void *p)
 	unsigned char *base = (unsigned char *)p - HDR;
 	size_t n;
 	memcpy(&n, base, sizeof(n));
-	if (a)
-		a->used -= n;
+	release(a, n);
 	free(base);
 }
 

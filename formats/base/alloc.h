@@ -1,8 +1,8 @@
 /* The budgeted allocator. Every allocation in formats/ and agent/ goes through a
  * struct floe_alloc, which counts the bytes in use against a hard limit and can be told
  * to fail the Nth allocation (fault tests). Running out is FLOE_ENOMEM for the caller to
- * handle, never an abort. Not thread-safe: give each thread its own allocator, or a
- * share of the budget. */
+ * handle, never an abort. Its counters are updated atomically, so threads may share
+ * one allocator (the Parquet writer's page compression can run on a worker). */
 #ifndef FLOE_ALLOC_H
 #define FLOE_ALLOC_H
 

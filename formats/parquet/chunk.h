@@ -113,6 +113,14 @@ int floe_pq_chunk_finish(struct floe_pq_chunk *c, struct floe_pq_chunk_meta *m,
  * Only one chunk of a row group may stream, and its pages then come first in the row
  * group. Cleared by reset. Returns 0 or fn's error. */
 int floe_pq_chunk_set_stream(struct floe_pq_chunk *c, floe_pq_sink_fn fn, void *ctx);
+/* Compresses the chunk's large pages through acomp (borrowed, shared by the writer's
+ * chunks, an offload set on it), so that encoding goes on while they compress. A page
+ * may then still be in flight after end_row: finish completes it, and the page's slot
+ * has data NULL until then. Before freeing the chunk, drop acomp's job. */
+void floe_pq_chunk_set_async(struct floe_pq_chunk *c, struct floe_pq_compressor *acomp);
+/* Most bytes the page in flight (if any) can add to held once done, and at least the
+ * header bytes it will add to buffered: 0 when none is. */
+size_t floe_pq_chunk_in_flight(const struct floe_pq_chunk *c);
 /* After finish: the chunk's bloom filter, or NULL when it has none. Valid until reset. */
 const struct floe_pq_bloom *floe_pq_chunk_bloom(const struct floe_pq_chunk *c);
 /* Starts a new chunk (the next row group): frees the pages, keeps the other storage. */

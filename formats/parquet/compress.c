@@ -8,6 +8,7 @@
 #include "formats/base/error.h"
 
 #include <limits.h>
+#include <stdbool.h>
 #include <string.h>
 #include <lz4.h>
 #include <zstd.h>
@@ -20,6 +21,16 @@ struct floe_pq_compressor {
 	ZSTD_CCtx *zctx;
 	void *lz4_state;
 	struct floe_buf out;
+	/* Asynchronous jobs: one at a time, its input copied into src. */
+	const struct floe_pq_offload *off;
+	struct floe_buf src;
+	bool busy;
+	void *handle;
+	uint8_t *dst;
+	size_t cap, len;
+	int rc;
+	floe_pq_done_fn done;
+	void *done_ctx;
 };
 
 static void *zalloc(void *opaque, size_t n)
@@ -44,6 +55,7 @@ struct floe_pq_compressor *floe_pq_compressor_new(struct floe_alloc *alloc,
 	c->codec = codec;
 	c->level = level ? level : 3;
 	floe_buf_init(&c->out, alloc, (size_t)INT32_MAX);
+	floe_buf_init(&c->src, alloc, (size_t)INT32_MAX);
 	switch (codec) {
 	case FLOE_PQ_UNCOMPRESSED:
 		break;
@@ -175,10 +187,72 @@ int floe_pq_compressor_into(struct floe_pq_compressor *c, const void *src, size_
 	return 0;
 }
 
+void floe_pq_compressor_set_offload(struct floe_pq_compressor *c, const struct floe_pq_offload *o)
+{
+	c->off = o;
+}
+
+/* The job, on whatever thread the offload runs it: touches only the compression context,
+ * the copied input and the caller's dst. */
+static void run_job(void *arg)
+{
+	struct floe_pq_compressor *c = arg;
+	c->rc = floe_pq_compressor_into(c, c->src.data, c->src.len, c->dst, c->cap, &c->len);
+}
+
+void floe_pq_compressor_drop(struct floe_pq_compressor *c)
+{
+	if (!c->busy)
+		return;
+	if (c->handle)
+		c->off->wait(c->off->ctx, c->handle);
+	c->busy = false;
+	c->handle = NULL;
+}
+
+int floe_pq_compressor_sync(struct floe_pq_compressor *c)
+{
+	if (!c->busy)
+		return 0;
+	floe_pq_compressor_drop(c);
+	return c->done(c->done_ctx, c->rc, c->src.data, c->src.len, c->len);
+}
+
+int floe_pq_compressor_submit(struct floe_pq_compressor *c, const void *src, size_t n, uint8_t *dst,
+			      size_t cap, floe_pq_done_fn done, void *done_ctx)
+{
+	int rc = floe_pq_compressor_sync(c);
+	if (rc)
+		return rc;
+	if (!c->off) {
+		size_t len = 0;
+		rc = floe_pq_compressor_into(c, src, n, dst, cap, &len);
+		return done(done_ctx, rc, src, n, len);
+	}
+	floe_buf_reset(&c->src);
+	if ((rc = floe_buf_append(&c->src, src, n)))
+		return rc;
+	c->dst = dst;
+	c->cap = cap;
+	c->len = 0;
+	c->rc = 0;
+	c->done = done;
+	c->done_ctx = done_ctx;
+	c->busy = true;
+	c->handle = NULL;
+	if (c->off->submit(c->off->ctx, run_job, c, &c->handle)) {
+		c->handle = NULL;
+		run_job(c); /* the offload refused it: run it here */
+	}
+	return 0;
+}
+
 void floe_pq_compressor_free(struct floe_pq_compressor *c)
 {
 	if (!c)
 		return;
+	floe_pq_compressor_drop(c);
+	floe_buf_fini(&c->src);
 	ZSTD_freeCCtx(c->zctx);
 	floe_free(c->alloc, c->lz4_state);
 	floe_buf_fini(&c->out);

@@ -29,6 +29,27 @@ size_t floe_pq_compressor_bound(const struct floe_pq_compressor *c, size_t n);
  * Returns 0, FLOE_ENOMEM, FLOE_ELIMIT or FLOE_ECODEC. */
 int floe_pq_compressor_into(struct floe_pq_compressor *c, const void *src, size_t n, uint8_t *dst,
 			    size_t cap, size_t *out_len);
+/* Frees c; a job in flight is waited for and dropped (its done is not called). */
 void floe_pq_compressor_free(struct floe_pq_compressor *c);
+
+/* Asynchronous use, through an offload (see writer.h). done is called, on the caller's
+ * thread, once a job has finished: rc is the compression's result, src/n the input
+ * (a copy, valid during the call) and len the compressed size in dst. Its return value
+ * becomes the result of the call that completed the job. */
+typedef int (*floe_pq_done_fn)(void *ctx, int rc, const uint8_t *src, size_t n, size_t len);
+
+/* Compresses through o from now on (borrowed; NULL = inline). */
+void floe_pq_compressor_set_offload(struct floe_pq_compressor *c, const struct floe_pq_offload *o);
+/* Starts compressing n bytes at src into dst (cap bytes, at least the bound). src is
+ * copied, so the caller may reuse it at once; dst must stay valid until done has been
+ * called, which happens inside a later _submit, _sync or _drop on c (or in this call,
+ * without an offload). One job at a time: this first completes the job in flight.
+ * Returns 0, an error of that earlier job's done, or FLOE_ENOMEM. */
+int floe_pq_compressor_submit(struct floe_pq_compressor *c, const void *src, size_t n, uint8_t *dst,
+			      size_t cap, floe_pq_done_fn done, void *done_ctx);
+/* Completes the job in flight, if any: waits for it and calls its done. */
+int floe_pq_compressor_sync(struct floe_pq_compressor *c);
+/* Waits for the job in flight, if any, and forgets it without calling done. */
+void floe_pq_compressor_drop(struct floe_pq_compressor *c);
 
 #endif

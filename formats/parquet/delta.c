@@ -64,7 +64,11 @@ static int pack32(struct floe_buf *out, const uint64_t *v, int bw)
 
 static void flush_block(struct floe_pq_delta *d)
 {
-	if (d->err || d->n == 0)
+	if (d->err) {
+		d->n = 0; /* after a failure values are dropped, never past the block's end */
+		return;
+	}
+	if (d->n == 0)
 		return;
 	int64_t min = d->deltas[0];
 	for (uint32_t i = 1; i < d->n; i++)

@@ -69,6 +69,7 @@ struct floe_pq_writer {
 	floe_pq_sink_fn sink;
 	void *sink_ctx;
 	struct floe_pq_compressor *comp;
+	struct floe_pq_compressor *acomp; /* large pages, through opt.offload; or NULL */
 	struct floe_buf scratch; /* repaired UTF-8 */
 	struct floe_buf body;	 /* page bodies, shared by the chunks */
 	int err;		 /* sticky: after a failure the writer only reports it */
@@ -124,6 +125,9 @@ void floe_pq_writer_free(struct floe_pq_writer *w)
 	floe_buf_fini(&w->cis);
 	floe_buf_fini(&w->ois);
 	floe_free(w->alloc, w->created_by);
+	/* A page may be compressing elsewhere: wait for it before its chunk goes. */
+	if (w->acomp)
+		floe_pq_compressor_drop(w->acomp);
 	if (w->leaves) {
 		for (size_t i = 0; i < w->nleaves; i++)
 			floe_pq_chunk_free(w->leaves[i].chunk);
@@ -131,6 +135,7 @@ void floe_pq_writer_free(struct floe_pq_writer *w)
 	floe_free(w->alloc, w->leaves);
 	floe_free(w->alloc, w->descs);
 	floe_pq_compressor_free(w->comp);
+	floe_pq_compressor_free(w->acomp);
 	floe_buf_fini(&w->scratch);
 	floe_buf_fini(&w->body);
 	floe_free(w->alloc, w->recs);
@@ -153,6 +158,8 @@ static int check_args(const struct floe_pq_column *cols, size_t ncols,
 	if (opt->kv_count && !opt->kv)
 		return FLOE_EINVAL;
 	if ((opt->bloom_count && !opt->bloom) || opt->bloom_count > 4096)
+		return FLOE_EINVAL;
+	if (opt->offload && (!opt->offload->submit || !opt->offload->wait))
 		return FLOE_EINVAL;
 	if (opt->profile != FLOE_PQ_PROFILE_DEFAULT && opt->profile != FLOE_PQ_PROFILE_COMPACT)
 		return FLOE_EINVAL;
@@ -287,6 +294,8 @@ static int make_leaves(struct floe_pq_writer *w)
 		int err = 0;
 		if (!(l->chunk = floe_pq_chunk_new(w->alloc, &co, w->comp, &w->body, &err)))
 			return err;
+		if (w->acomp)
+			floe_pq_chunk_set_async(l->chunk, w->acomp);
 		l->st.field_id = l->field_id;
 		w->descs[j].ptype = l->ptype;
 		w->descs[j].npath = l->npath;
@@ -325,6 +334,13 @@ struct floe_pq_writer *floe_pq_writer_new(struct floe_alloc *alloc,
 		goto fail;
 	if (!(w->comp = floe_pq_compressor_new(alloc, w->opt.codec, w->opt.zstd_level, &rc)))
 		goto fail;
+	/* Large pages compress elsewhere while the next ones are encoded: a second context,
+	 * so that the small pages, compressed here, never wait. */
+	if (opt->offload && w->opt.codec != FLOE_PQ_UNCOMPRESSED) {
+		if (!(w->acomp = floe_pq_compressor_new(alloc, w->opt.codec, w->opt.zstd_level, &rc)))
+			goto fail;
+		floe_pq_compressor_set_offload(w->acomp, opt->offload);
+	}
 	if ((rc = make_leaves(w)))
 		goto fail;
 	w->stream_leaf = -1;
@@ -485,12 +501,14 @@ int floe_pq_writer_add_row(struct floe_pq_writer *w, const struct floe_pq_value 
 		else
 			rc = floe_pq_chunk_put_int(l->chunk, 0, v->i);
 	}
-	size_t buffered = 0, held = 0;
+	size_t buffered = 0, held = 0, flying = 0;
 	for (size_t j = 0; j < w->nleaves && !rc; j++) {
 		size_t b, h;
 		rc = floe_pq_chunk_end_row(w->leaves[j].chunk, &b, &h);
 		buffered += b;
 		held += h;
+		if (w->acomp)
+			flying += floe_pq_chunk_in_flight(w->leaves[j].chunk);
 	}
 	if (rc)
 		goto fail;
@@ -500,6 +518,20 @@ int floe_pq_writer_add_row(struct floe_pq_writer *w, const struct floe_pq_value 
 	size_t stream_min = STREAM_MIN;
 	if (w->opt.memory_budget && w->opt.memory_budget / 2 < stream_min)
 		stream_min = w->opt.memory_budget / 2;
+	/* A page in flight adds to these sums once done. When it could tip a decision,
+	 * complete it first: the decisions, and so the file, are then exactly those of an
+	 * inline writer. That happens about once a row group. */
+	if (flying && ((w->stream_leaf < 0 && held + flying >= stream_min) ||
+		       (w->opt.memory_budget && held + flying >= w->opt.memory_budget) ||
+		       buffered + flying >= w->opt.row_group_size)) {
+		if ((rc = floe_pq_compressor_sync(w->acomp)))
+			goto fail;
+		buffered = held = 0;
+		for (size_t j = 0; j < w->nleaves; j++) {
+			buffered += floe_pq_chunk_buffered(w->leaves[j].chunk);
+			held += floe_pq_chunk_held(w->leaves[j].chunk);
+		}
+	}
 	if (w->stream_leaf < 0 && held >= stream_min) {
 		if ((rc = pick_stream_leaf(w)))
 			goto fail;
@@ -630,6 +662,9 @@ static int flush_row_group(struct floe_pq_writer *w)
 			return rc;
 		w->started = true;
 	}
+	/* A page in flight may be the streaming leaf's first: it fixes stream_off. */
+	if (w->acomp && (rc = floe_pq_compressor_sync(w->acomp)))
+		return rc;
 	struct floe_pq_rg_rec *rg = &w->rgs[w->nrgs];
 	struct floe_pq_chunk_rec *recs = w->recs;
 	struct floe_pq_chunk_loc *locs = &w->locs[w->nrgs * w->nleaves];

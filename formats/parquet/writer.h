@@ -58,6 +58,16 @@ struct floe_pq_bloom_column {
 			   * cannot count them; 0 = 100000 */
 };
 
+/* Somewhere else to compress pages: another thread, typically. The writer stays pure: it
+ * hands run(arg) to submit, keeps on encoding the next page, and calls wait before it
+ * needs the result. At most one task per writer is in flight. submit returns 0, or an
+ * error and the writer then runs the task itself; *handle is what wait gets. */
+struct floe_pq_offload {
+	void *ctx;
+	int (*submit)(void *ctx, void (*run)(void *arg), void *arg, void **handle);
+	void (*wait)(void *ctx, void *handle);
+};
+
 struct floe_pq_options {
 	enum floe_pq_codec codec;
 	int zstd_level;               /* 0 = the profile's default (DEFAULT 3, COMPACT 6) */
@@ -80,6 +90,9 @@ struct floe_pq_options {
 	size_t bloom_count;
 	size_t bloom_max_bytes;       /* cap per filter (power of two); 0 = 1 MiB */
 	bool no_page_index;           /* true = no ColumnIndex/OffsetIndex */
+	/* Compress pages through this (borrowed; must outlive the writer); NULL = inline.
+	 * Costs one more page-sized buffer, the copy of the page being compressed. */
+	const struct floe_pq_offload *offload;
 };
 
 /* One cell. For STRING: s/len. For INT32/INT64/TIMESTAMPTZ: i. For MAP_STRING: n pairs

@@ -3,9 +3,11 @@
 # rows: bytes per row and rows per second per codec, their ratios, floe's writer peak
 # memory and RSS, and the raw lines compressed by zstd -3 and gzip -6 for reference.
 # Prints figures only; asserts nothing. Each side's time is the best of REPEAT runs
-# (default 3), wall clock and CPU time (both single-threaded). floe writes with a 1 MiB memory budget (BUDGET=
-# bytes to change it, 0 for none) and bloom filters on host and app; the rows marked
-# /compact use the compact profile (delta encodings, DATA_PAGE_V2, its own ZSTD level).
+# (default 3), wall clock and CPU time. floe is timed single-threaded and with THREADS
+# (default 1) page compression threads beside its own (agent.compress_threads); DuckDB's
+# COPY runs with threads=1. floe writes with a 1 MiB memory budget (BUDGET= bytes to
+# change it, 0 for none) and bloom filters on host and app; the rows marked /compact use
+# the compact profile (delta encodings, DATA_PAGE_V2, its own ZSTD level).
 # usage: tests/bench/parquet.sh [ROWS...]   (default 1000000; the issue also uses 10000000)
 # Needs a build with the benchmarks (build-test/gcc or BUILD=...) and the test readers.
 set -euo pipefail
@@ -18,6 +20,7 @@ W=$(mktemp -d /tmp/floe-bench.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 field() { sed -n "s/.*$1=\([^ ]*\).*/\1/p"; }
 REPEAT=${REPEAT:-3}
+THREADS=${THREADS:-1}
 # best N COMMAND...: runs COMMAND N times and prints its key=value line with the least
 # seconds and the least cpu of the runs (the other fields are the same every run).
 best() {
@@ -35,9 +38,6 @@ best() {
 for rows in "${@:-1000000}"; do
 	echo "== $rows rows =="
 	"$BENCH" "$rows" uncompressed "$W/plain.parquet" --raw "$W/raw.txt" >/dev/null
-	genout=$(best "$REPEAT" "$BENCH" "$rows" zstd /dev/null --gen-only)
-	gen=$(echo "$genout" | field seconds)
-	gencpu=$(echo "$genout" | field cpu)
 	raw=$(stat -c %s "$W/raw.txt")
 	z3=$(zstd -3 -q -c -T1 "$W/raw.txt" | wc -c)
 	g6=$(gzip -6 -c "$W/raw.txt" | wc -c)
@@ -45,28 +45,32 @@ for rows in "${@:-1000000}"; do
 	for r in "raw lines:$raw" "zstd -3:$z3" "gzip -6:$g6"; do
 		printf '%-28s %12d %10.1f\n' "${r%%:*}" "${r##*:}" "$(echo "${r##*:} / $rows" | bc -l)"
 	done
-	printf '\n%-14s %12s %10s %12s %12s %10s %10s %12s %10s\n' codec "floe bytes" "floe B/row" \
-		"floe rows/s" "duck bytes" "duck B/row" "duck rows/s" "bytes ratio" "speed x"
+	printf '\n%-16s %11s %6s %11s %11s %11s %6s %11s %7s %7s %7s\n' codec "floe bytes" "B/row" \
+		"floe rows/s" "+${THREADS} thread" "duck bytes" "B/row" "duck rows/s" "bytes x" "speed x" "+thr x"
 	for run in zstd lz4_raw uncompressed zstd/compact lz4_raw/compact; do
 		codec=${run%/*}
 		profile=default
 		[ "$run" != "$codec" ] && profile=compact
-		# Best of REPEAT runs, each side: on a shared machine the other runs only add noise.
-		out=$(best "$REPEAT" "$BENCH" "$rows" "$codec" "$W/floe.parquet" --profile "$profile" \
-			--budget "${BUDGET:-1048576}" --bloom host,app)
-		fs=$(echo "$out" | field seconds); fb=$(echo "$out" | field bytes)
-		peak=$(echo "$out" | field writer_peak); rss=$(echo "$out" | field rss_kib)
-		fsec=$(echo "$fs - $gen" | bc -l)
+		args=("$rows" "$codec" "$W/floe.parquet" --profile "$profile" --budget "${BUDGET:-1048576}" --bloom host,app)
+		# Timed on rows generated in memory beforehand (--pregen), as DuckDB's COPY is timed
+		# on a table already loaded; best of REPEAT runs each, single-threaded and with
+		# THREADS compression threads.
+		one=$(best "$REPEAT" "$BENCH" "${args[@]}" --pregen --threads 0)
+		par=$(best "$REPEAT" "$BENCH" "${args[@]}" --pregen --threads "$THREADS")
+		# Memory from a streaming run (rows generated as they are written).
+		mem=$("$BENCH" "${args[@]}" --threads "$THREADS")
+		fb=$(echo "$one" | field bytes)
+		f1=$(echo "$one" | field seconds); fp=$(echo "$par" | field seconds)
 		d=$(best "$REPEAT" node tests/bench/duck_copy.js "$W/plain.parquet" "$W/duck.parquet" "$codec" 3 1000000)
 		ds=$(echo "$d" | field seconds); db=$(echo "$d" | field bytes)
-		printf '%-14s %12d %10.1f %12.0f %12d %10.1f %10.0f %12.3f %10.2f\n' "$run" "$fb" \
-			"$(echo "$fb / $rows" | bc -l)" "$(echo "$rows / $fsec" | bc -l)" "$db" \
-			"$(echo "$db / $rows" | bc -l)" "$(echo "$rows / $ds" | bc -l)" \
-			"$(echo "$fb / $db" | bc -l)" "$(echo "$ds / $fsec" | bc -l)"
-		echo "               floe writer peak $((peak / 1024)) KiB, process RSS $rss KiB (generator included)"
-		fc=$(echo "$(echo "$out" | field cpu) - $gencpu" | bc -l); dc=$(echo "$d" | field cpu)
-		printf '               by CPU time: floe %.0f rows/s, duck %.0f rows/s, speed x %.2f\n' \
-			"$(echo "$rows / $fc" | bc -l)" "$(echo "$rows / $dc" | bc -l)" "$(echo "$dc / $fc" | bc -l)"
+		printf '%-16s %11d %6.1f %11.0f %11.0f %11d %6.1f %11.0f %7.3f %7.2f %7.2f\n' "$run" "$fb" \
+			"$(echo "$fb / $rows" | bc -l)" "$(echo "$rows / $f1" | bc -l)" "$(echo "$rows / $fp" | bc -l)" \
+			"$db" "$(echo "$db / $rows" | bc -l)" "$(echo "$rows / $ds" | bc -l)" \
+			"$(echo "$fb / $db" | bc -l)" "$(echo "$ds / $f1" | bc -l)" "$(echo "$ds / $fp" | bc -l)"
+		fc=$(echo "$one" | field cpu); fpc=$(echo "$par" | field cpu); dc=$(echo "$d" | field cpu)
+		printf '                 CPU s: floe %.2f, with threads %.2f, duck %.2f (duck/floe %.2f)\n' \
+			"$fc" "$fpc" "$dc" "$(echo "$dc / $fc" | bc -l)"
+		echo "                 writer peak $(($(echo "$mem" | field writer_peak) / 1024)) KiB with" \
+			"$THREADS thread(s), process RSS $(echo "$mem" | field rss_kib) KiB (generator included)"
 	done
-	echo "(floe rows/s exclude the row generator, measured separately at ${gen}s)"
 done
