@@ -24,13 +24,14 @@ void floe_pq_dict_fini(struct floe_pq_dict *d)
 	floe_free(d->alloc, d->slots);
 	d->off = NULL;
 	d->slots = NULL;
-	d->count = d->off_cap = d->mask = 0;
+	d->count = d->off_cap = d->mask = d->last1 = 0;
 }
 
 void floe_pq_dict_reset(struct floe_pq_dict *d)
 {
 	floe_buf_reset(&d->plain);
 	d->count = 0;
+	d->last1 = 0;
 	if (d->slots)
 		memset(d->slots, 0, ((size_t)d->mask + 1) * sizeof(*d->slots));
 }
@@ -88,6 +89,11 @@ int floe_pq_dict_put(struct floe_pq_dict *d, const void *p, size_t n, size_t cap
 		     bool *added)
 {
 	int rc;
+	if (d->last1 && same(d, d->last1 - 1, p, n)) {
+		*idx = d->last1 - 1;
+		*added = false;
+		return 0;
+	}
 	if (!d->slots && (rc = grow_slots(d)))
 		return rc;
 	uint32_t h = hash_of(d, p, n);
@@ -96,6 +102,7 @@ int floe_pq_dict_put(struct floe_pq_dict *d, const void *p, size_t n, size_t cap
 		if (d->slots[j].hash == h && same(d, d->slots[j].idx1 - 1, p, n)) {
 			*idx = d->slots[j].idx1 - 1;
 			*added = false;
+			d->last1 = *idx + 1;
 			return 0;
 		}
 		j = (j + 1) & d->mask;
@@ -137,6 +144,7 @@ int floe_pq_dict_put(struct floe_pq_dict *d, const void *p, size_t n, size_t cap
 	d->slots[j].idx1 = d->count + 1;
 	*idx = d->count++;
 	*added = true;
+	d->last1 = d->count;
 	return 0;
 }
 

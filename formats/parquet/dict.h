@@ -26,6 +26,8 @@ struct floe_pq_dict {
 	uint32_t count, off_cap;
 	struct floe_pq_dict_slot *slots;
 	uint32_t mask; /* slots - 1; slots is a power of two */
+	uint32_t last1; /* the entry found or added last + 1 (0 = none): logs repeat their
+			 * host, source and app row after row, and one compare beats a hash */
 };
 
 /* width: 0 for byte arrays, 4 or 8 for fixed-width values. alloc is borrowed. */
