@@ -71,6 +71,15 @@ struct floe_config_table {
 	size_t nbloom_filters;
 	uint64_t row_group_size;     /* default min(target_file_size, 64 MiB), */
 				     /* range 1 MiB .. target_file_size */
+	/* Columns the rows of a data file are sorted by, in runs of sort_buffer bytes:
+	 * names of agent/pipeline/sortbuf.h's sortable columns (ts, received_at, host,
+	 * source, offset, facility, severity, app, proc_id, msg_id), no duplicates. Default
+	 * [] = arrival order, no sort buffer. */
+	char **sort_by;
+	size_t nsort_by;
+	/* Default 4 MiB, range 64 KiB .. 1 GiB; with sort_by set, at most a quarter of
+	 * agent.memory_limit. */
+	uint64_t sort_buffer;
 };
 
 struct floe_config {

@@ -5,6 +5,7 @@
 
 #include "agent/config/config.h"
 #include "agent/config/units.h"
+#include "agent/pipeline/sortbuf.h"
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
@@ -69,6 +70,8 @@ static const char *const profile_names[] = {"default", "compact", NULL};
 static const char *const bloom_default[] = {"host", "app", NULL};
 static int check_bloom_column(struct floe_config_ctx *, const struct floe_cnode *, const char *,
 			      char **);
+static int check_sort_column(struct floe_config_ctx *, const struct floe_cnode *, const char *,
+			     char **);
 static const char *const start_at_names[] = {"beginning", "end", NULL};
 static const char *const input_type_names[] = {"tail", NULL};
 static const char *const catalog_names[] = {"filesystem", "s3", NULL};
@@ -320,6 +323,21 @@ static const struct floe_key table_keys[] = {
      .min = 1 * MiB,
      .max = 2 * GiB,
      .help = "Parquet row group; default min(target_file_size, 64MiB)"},
+    {.name = "sort_by",
+     .type = FLOE_KT_STRLIST,
+     .off = TBL(sort_by),
+     .off_n = TBL(nsort_by),
+     .flags = FLOE_KF_UNIQUE,
+     .max = FLOE_SORT_NKEYS,
+     .check = check_sort_column,
+     .help = "columns to sort a file's rows by, in runs of sort_buffer; [] = arrival order"},
+    {.name = "sort_buffer",
+     .type = FLOE_KT_SIZE,
+     .off = TBL(sort_buffer),
+     .def = "4MiB",
+     .min = 64 * KiB,
+     .max = 1 * GiB,
+     .help = "rows held for sorting (with sort_by); at most memory_limit / 4"},
 };
 static const struct floe_key_section table_section =
     FLOE_KEY_SECTION(table_keys, table_post, table_fini);
@@ -750,6 +768,22 @@ static int check_bloom_column(struct floe_config_ctx *ctx, const struct floe_cno
 				path, floe_keymap_show(*value, strlen(*value), shown));
 }
 
+/* Sort keys are the logs table's scalar columns (not message, which would cost a lot of
+ * comparisons for nothing, nor the attrs map); sortbuf.c holds the list. */
+static int check_sort_column(struct floe_config_ctx *ctx, const struct floe_cnode *at,
+			     const char *path, char **value)
+{
+	char shown[FLOE_KEYMAP_SHOW_CAP];
+	enum floe_sort_key k;
+	if (floe_sortbuf_key_parse(*value, strlen(*value), &k) == 0)
+		return 0;
+	return floe_config_fail(ctx, at, FLOE_EFORMAT,
+				"key '%s': expected a sortable column of the logs table (ts, "
+				"received_at, host, source, offset, facility, severity, app, "
+				"proc_id, msg_id), got '%s'",
+				path, floe_keymap_show(*value, strlen(*value), shown));
+}
+
 static int check_partition(struct floe_config_ctx *ctx, const struct floe_cnode *at,
 			   const char *path, char **value)
 {
@@ -851,6 +885,23 @@ static int root_post(struct floe_config_ctx *ctx, const struct floe_cnode *map, 
 		     char *base)
 {
 	struct floe_config *c = (struct floe_config *)(void *)base;
+	/* The sort buffer is held next to the writers' row groups (a quarter of the budget
+	 * between them) and everything else: it may take another quarter at most. Without
+	 * sort_by there is no buffer, and no rule. */
+	if (c->logs.nsort_by && c->logs.sort_buffer > c->agent.memory_limit / 4) {
+		char a[FLOE_UNITS_FMT_MAX], b[FLOE_UNITS_FMT_MAX];
+		const struct floe_cnode *logs =
+		    floe_keymap_find_value(floe_keymap_find_value(map, "tables"), "logs");
+		const struct floe_cnode *at = floe_keymap_find_value(logs, "sort_buffer");
+		if (!at || floe_cnode_is_null(at))
+			at = floe_keymap_find_value(logs, "sort_by");
+		return floe_config_fail(ctx, at, FLOE_EFORMAT,
+					"key 'tables.logs.sort_buffer': %s is more than a quarter "
+					"of agent.memory_limit (%s); lower sort_buffer or raise "
+					"memory_limit",
+					floe_units_format_size(c->logs.sort_buffer, a),
+					floe_units_format_size(c->agent.memory_limit, b));
+	}
 	if (c->lake.warehouse)
 		return 0;
 	const char *dir = c->agent.state_dir;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #define BOUND_CODEPOINTS 16
+#define SORT_BUFFER_DEFAULT (4u << 20)
 
 struct fragment {
 	struct floe_part_key key;
@@ -33,6 +34,7 @@ struct floe_batch {
 	uint64_t seq;
 	uint64_t rows;
 	size_t last; /* fragment of the previous record: logs arrive mostly in order */
+	struct floe_sortbuf *sort; /* NULL without sort_by */
 };
 
 int floe_batch_new(struct floe_alloc *a, const struct floe_part_spec *spec,
@@ -47,13 +49,22 @@ int floe_batch_new(struct floe_alloc *a, const struct floe_part_spec *spec,
 	if (b->opt.max_partitions == 0)
 		b->opt.max_partitions = 8;
 	b->spool = spool;
+	/* The keys are copied by the sort buffer; the options must not keep the caller's. */
+	b->opt.sort_by = NULL;
+	int rc = FLOE_ENOMEM;
 	b->frags = floe_calloc(a, b->opt.max_partitions, sizeof(*b->frags));
-	if (!b->frags) {
-		floe_free(a, b);
-		return FLOE_ENOMEM;
-	}
+	if (!b->frags)
+		goto err;
+	if (opt->nsort_by &&
+	    (rc = floe_sortbuf_new(a, opt->sort_by, opt->nsort_by,
+				   opt->sort_buffer ? opt->sort_buffer : SORT_BUFFER_DEFAULT, &b->sort)))
+		goto err;
 	*out = b;
 	return 0;
+err:
+	floe_free(a, b->frags);
+	floe_free(a, b);
+	return rc;
 }
 
 static void drop_fragments(struct floe_batch *b)
@@ -68,6 +79,8 @@ static void drop_fragments(struct floe_batch *b)
 		floe_fs_unlink(path);
 		memset(f, 0, sizeof(*f));
 	}
+	if (b->sort)
+		floe_sortbuf_clear(b->sort);
 	b->nfrags = 0;
 	b->rows = 0;
 	b->last = 0;
@@ -83,6 +96,7 @@ void floe_batch_free(struct floe_batch *b)
 	if (!b)
 		return;
 	drop_fragments(b);
+	floe_sortbuf_free(b->sort);
 	floe_free(b->alloc, b->frags);
 	floe_free(b->alloc, b);
 }
@@ -124,6 +138,63 @@ static int open_fragment(struct floe_batch *b, const struct floe_part_key *key, 
 	return 0;
 }
 
+static int write_row(struct fragment *f, const struct floe_record *rec)
+{
+	struct floe_pq_value row[FLOE_LOG_NCOLS];
+	floe_record_to_row(rec, row);
+	int rc = floe_pq_writer_add_row(f->w, row);
+	return rc ? (f->err ? f->err : rc) : 0;
+}
+
+static bool at_target(const struct floe_batch *b, const struct fragment *f)
+{
+	uint64_t size = floe_pq_writer_written(f->w) + floe_pq_writer_buffered(f->w);
+	return size >= b->opt.target_file_size;
+}
+
+static int drain_one(void *ctx, uint32_t tag, const struct floe_record *rec)
+{
+	struct floe_batch *b = ctx;
+	return write_row(&b->frags[tag], rec);
+}
+
+/* Sends the sort buffer's rows to their writers. Returns 0, 1 (a file reached its
+ * target size) or a writer's error. */
+static int drain(struct floe_batch *b)
+{
+	int rc = floe_sortbuf_drain(b->sort, drain_one, b);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < b->nfrags; i++)
+		if (at_target(b, &b->frags[i]))
+			return 1;
+	return 0;
+}
+
+/* Adds rec to the sort buffer, which goes to the writers first when full. A record
+ * larger than the whole buffer goes straight to its writer, after the buffer: a run of
+ * its own. */
+static int add_sorted(struct floe_batch *b, struct fragment *f, const struct floe_record *rec)
+{
+	uint32_t tag = (uint32_t)(f - b->frags);
+	int full = 0;
+	int rc = floe_sortbuf_add(b->sort, tag, rec);
+	if (rc == 1) {
+		if ((full = drain(b)) < 0)
+			return full;
+		rc = floe_sortbuf_add(b->sort, tag, rec);
+		if (rc == 1) {
+			if ((rc = write_row(f, rec)))
+				return rc;
+			full = at_target(b, f);
+		}
+	}
+	if (rc < 0)
+		return rc;
+	b->rows++;
+	return full;
+}
+
 int floe_batch_add(struct floe_batch *b, uint64_t seq, const struct floe_record *rec)
 {
 	struct floe_part_key key;
@@ -150,13 +221,12 @@ int floe_batch_add(struct floe_batch *b, uint64_t seq, const struct floe_record 
 			return rc;
 	}
 	b->last = (size_t)(f - b->frags);
-	struct floe_pq_value row[FLOE_LOG_NCOLS];
-	floe_record_to_row(rec, row);
-	if ((rc = floe_pq_writer_add_row(f->w, row)))
-		return f->err ? f->err : rc;
+	if (b->sort)
+		return add_sorted(b, f, rec);
+	if ((rc = write_row(f, rec)))
+		return rc;
 	b->rows++;
-	uint64_t size = floe_pq_writer_written(f->w) + floe_pq_writer_buffered(f->w);
-	return size >= b->opt.target_file_size ? 1 : 0;
+	return at_target(b, f) ? 1 : 0;
 }
 
 /* Appends one metric, copying bounds; strings are truncated as Iceberg's truncate(16). */
@@ -268,8 +338,11 @@ int floe_batch_seal(struct floe_batch *b, int64_t now_us, const uint8_t *positio
 {
 	struct floe_spool_entry e;
 	memset(&e, 0, sizeof(e));
-	int rc = FLOE_ENOMEM;
+	int rc = b->sort ? drain(b) : 0;
 	e.seq = b->seq;
+	if (rc < 0)
+		goto out;
+	rc = FLOE_ENOMEM;
 	e.created_us = now_us;
 	e.positions = (uint8_t *)positions;
 	e.positions_len = positions_len;

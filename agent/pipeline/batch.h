@@ -11,6 +11,7 @@
 
 #include "agent/lake/partition.h"
 #include "agent/lake/spool.h"
+#include "agent/pipeline/sortbuf.h"
 #include "formats/parquet/writer.h"
 
 struct floe_alloc;
@@ -20,6 +21,14 @@ struct floe_batch_options {
 	struct floe_pq_options pq;  /* codec, level, sizes; kv and created_by borrowed */
 	uint64_t target_file_size;  /* a file this large asks for a seal */
 	size_t max_partitions;      /* open writers at most; one more asks for a seal */
+	/* Rows of a fragment sorted by these columns (borrowed, copied), in runs: records
+	 * are copied into a sort buffer of sort_buffer bytes (0 = 4 MiB; at least 4 KiB),
+	 * which goes sorted to the writers whenever it is full and at the seal. A file
+	 * written in one run is fully sorted. nsort_by = 0: no copy, rows go straight to
+	 * the writers in arrival order. */
+	const enum floe_sort_key *sort_by;
+	size_t nsort_by;
+	size_t sort_buffer;
 };
 
 struct floe_batch;
@@ -29,16 +38,22 @@ int floe_batch_new(struct floe_alloc *a, const struct floe_part_spec *spec,
 void floe_batch_free(struct floe_batch *b);
 
 /* Adds a record to the batch that will become spool entry seq (fixed by the first add
- * after a seal). Returns 0 (added), 1 (added, and a file reached its target size: seal
- * before the next add), 2 (NOT added: every partition slot is taken and rec needs a new
- * one; seal, then add it again), or a negative error (rec not added). */
+ * after a seal). rec is borrowed during the call (with sort_by it is copied). Returns 0
+ * (added), 1 (added, and a file reached its target size: seal before the next add; with
+ * sort_by this is noticed when the sort buffer goes to the writers), 2 (NOT added: every
+ * partition slot is taken and rec needs a new one; seal, then add it again), or a
+ * negative error (rec not added). With sort_by, an error of a writer while the full sort
+ * buffer goes to the writers is returned as well: the batch is then only good for
+ * floe_batch_abort (or a seal that will most likely fail). */
 int floe_batch_add(struct floe_batch *b, uint64_t seq, const struct floe_record *rec);
+/* Rows added since the last seal, those waiting in the sort buffer included. */
 uint64_t floe_batch_rows(const struct floe_batch *b);
-/* Finishes the files and writes the spool entry (seq, positions). Afterwards the batch
- * is empty. On error the batch's files are removed and the batch is empty; the caller
- * must re-read its input from the last durable positions. */
+/* Passes the sort buffer's rows to the writers, finishes the files and writes the spool
+ * entry (seq, positions). Afterwards the batch is empty. On error the batch's files are
+ * removed and the batch is empty; the caller must re-read its input from the last
+ * durable positions. */
 int floe_batch_seal(struct floe_batch *b, int64_t now_us, const uint8_t *positions, size_t positions_len);
-/* Drops everything not yet sealed (temporary files removed). */
+/* Drops everything not yet sealed (temporary files removed, sort buffer emptied). */
 void floe_batch_abort(struct floe_batch *b);
 
 /* Converts a writer's leaf statistics into Iceberg column metrics with string bounds

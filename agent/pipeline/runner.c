@@ -162,6 +162,14 @@ int floe_runner_new(const struct floe_config *cfg, struct floe_runner **out, cha
 				r->bloom[r->nbloom++] = (struct floe_pq_bloom_column){cols[c].field_id, 0};
 	bopt.pq.bloom = r->bloom;
 	bopt.pq.bloom_count = r->nbloom;
+	/* sort_by: the configuration checked the names; the batch copies the keys. */
+	enum floe_sort_key sort_keys[FLOE_SORT_NKEYS];
+	for (size_t k = 0; k < cfg->logs.nsort_by && bopt.nsort_by < FLOE_SORT_NKEYS; k++)
+		if (floe_sortbuf_key_parse(cfg->logs.sort_by[k], strlen(cfg->logs.sort_by[k]),
+					   &sort_keys[bopt.nsort_by]) == 0)
+			bopt.nsort_by++;
+	bopt.sort_by = sort_keys;
+	bopt.sort_buffer = (size_t)cfg->logs.sort_buffer;
 	if ((rc = floe_batch_new(&r->alloc, floe_table_spec(r->table), &bopt, r->spool, &r->batch))) {
 		snprintf(why, cap, "cannot allocate the batch: %s", floe_strerror(rc));
 		goto err;

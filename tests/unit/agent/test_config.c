@@ -54,6 +54,8 @@ static const char full_yaml[] = "# every key, none at its default\n"
 				"    target_file_size: 128 MiB\n"
 				"    commit_interval: 5m\n"
 				"    row_group_size: 32M\n"
+				"    sort_by: [app, ts]\n"
+				"    sort_buffer: 1MiB\n"
 				"lake:\n"
 				"  warehouse: s3://edge-lake.example/floe/logs/\n"
 				"  namespace: edge_logs\n"
@@ -213,6 +215,10 @@ static void test_full(void **state)
 	assert_int_equal(c->logs.target_file_size, 128 * MiB);
 	assert_int_equal(c->logs.commit_interval_ms, 300000);
 	assert_int_equal(c->logs.row_group_size, 32 * MiB);
+	assert_int_equal(c->logs.nsort_by, 2);
+	assert_string_equal(c->logs.sort_by[0], "app");
+	assert_string_equal(c->logs.sort_by[1], "ts");
+	assert_int_equal(c->logs.sort_buffer, MiB);
 
 	assert_string_equal(c->lake.warehouse, "s3://edge-lake.example/floe/logs");
 	assert_string_equal(c->lake.namespace, "edge_logs");
@@ -1102,6 +1108,9 @@ static void test_dump(void **state)
 	    "    target_file_size: 64MiB  # data file size to aim for\n"
 	    "    commit_interval: 1m  # how often to commit\n"
 	    "    row_group_size: 64MiB  # Parquet row group; default min(target_file_size, 64MiB)\n"
+	    "    sort_by: []  # columns to sort a file's rows by, in runs of sort_buffer; [] = "
+	    "arrival order\n"
+	    "    sort_buffer: 4MiB  # rows held for sorting (with sort_by); at most memory_limit / 4\n"
 	    "lake:\n"
 	    "  warehouse: \"/var/lib/floe/warehouse\"  # directory, file:// or s3:// URI; "
 	    "default <state_dir>/warehouse\n"
@@ -1388,6 +1397,89 @@ static void test_profile_and_bloom(void **state)
 	assert_non_null(strstr(err, "t.yaml:3:14: key 'tables.logs.profile'"));
 }
 
+/* tables.logs.sort_by and sort_buffer: values, defaults, errors with their positions,
+ * the memory_limit rule (only with sort_by), the dump and its round trip. */
+static void test_sort_by(void **state)
+{
+	(void)state;
+	struct floe_alloc a;
+	floe_alloc_init(&a, 0);
+	struct floe_config *c = parse_ok(&a, "");
+	assert_int_equal(c->logs.nsort_by, 0);
+	assert_int_equal(c->logs.sort_buffer, 4 * MiB);
+	floe_config_free(c);
+
+	c = parse_ok(&a, "tables:\n  logs:\n    sort_by: [app, ts]\n    sort_buffer: 64KiB\n");
+	assert_int_equal(c->logs.nsort_by, 2);
+	assert_string_equal(c->logs.sort_by[0], "app");
+	assert_string_equal(c->logs.sort_by[1], "ts");
+	assert_int_equal(c->logs.sort_buffer, 64 * 1024);
+	char *d = dump(c);
+	assert_non_null(strstr(d, "\n    sort_by: [\"app\", \"ts\"]  # "));
+	assert_non_null(strstr(d, "\n    sort_buffer: 64KiB  # "));
+	struct floe_config *back = parse_ok(&a, d);
+	assert_int_equal(back->logs.nsort_by, 2);
+	assert_string_equal(back->logs.sort_by[1], "ts");
+	assert_int_equal(back->logs.sort_buffer, 64 * 1024);
+	floe_config_free(back);
+	floe_free(NULL, d);
+	floe_config_free(c);
+
+	/* Every sortable column at once, a single string as a list of one. */
+	c = parse_ok(&a, "tables: {logs: {sort_by: [ts, received_at, host, source, offset, "
+			 "facility, severity, app, proc_id, msg_id]}}\n");
+	assert_int_equal(c->logs.nsort_by, 10);
+	assert_string_equal(c->logs.sort_by[9], "msg_id");
+	floe_config_free(c);
+	c = parse_ok(&a, "tables: {logs: {sort_by: host}}\n");
+	assert_int_equal(c->logs.nsort_by, 1);
+	assert_string_equal(c->logs.sort_by[0], "host");
+	floe_config_free(c);
+	/* 8 MiB is a quarter of the default 32 MiB: allowed. */
+	c = parse_ok(&a, "tables: {logs: {sort_by: [ts], sort_buffer: 8MiB}}\n");
+	assert_int_equal(c->logs.sort_buffer, 8 * MiB);
+	floe_config_free(c);
+	/* Without sort_by there is no buffer, so its size is not held against the budget. */
+	c = parse_ok(&a, "agent: {memory_limit: 4MiB}\n");
+	assert_int_equal(c->logs.nsort_by, 0);
+	floe_config_free(c);
+	assert_int_equal(a.used, 0);
+
+	expect_err("tables:\n  logs:\n    sort_by: [app, message]\n", FLOE_EFORMAT,
+		   "t.yaml:3:20: key 'tables.logs.sort_by[1]': expected a sortable column of the "
+		   "logs table (ts, received_at, host, source, offset, facility, severity, app, "
+		   "proc_id, msg_id), got 'message'");
+	expect_err("tables:\n  logs:\n    sort_by: attrs\n", FLOE_EFORMAT,
+		   "t.yaml:3:14: key 'tables.logs.sort_by': expected a sortable column of the "
+		   "logs table (ts, received_at, host, source, offset, facility, severity, app, "
+		   "proc_id, msg_id), got 'attrs'");
+	expect_err("tables:\n  logs:\n    sort_by: [ts, app, ts]\n", FLOE_EFORMAT,
+		   "t.yaml:3:24: key 'tables.logs.sort_by[2]': duplicate entry 'ts'");
+	expect_err("tables:\n  logs:\n    sort_by: {app: 1}\n", FLOE_EFORMAT,
+		   "t.yaml:3:14: key 'tables.logs.sort_by': expected a string or a sequence of "
+		   "strings, got a mapping");
+	expect_err("tables:\n  logs:\n    sort_buffer: 63KiB\n", FLOE_EFORMAT,
+		   "t.yaml:3:18: key 'tables.logs.sort_buffer': expected a size in 64KiB..1GiB, "
+		   "got '63KiB'");
+	expect_err("tables:\n  logs:\n    sort_buffer: 2GiB\n", FLOE_EFORMAT,
+		   "t.yaml:3:18: key 'tables.logs.sort_buffer': expected a size in 64KiB..1GiB, "
+		   "got '2GiB'");
+	expect_err("tables:\n  logs:\n    sort_buffer: lots\n", FLOE_EFORMAT,
+		   "t.yaml:3:18: key 'tables.logs.sort_buffer': expected a size (an integer with "
+		   "an optional unit B, K, KiB, M, MiB, G, GiB, T, TiB; all 1024-based), got "
+		   "'lots'");
+	/* The budget rule points at sort_buffer when it is set, else at sort_by. */
+	expect_err("agent: {memory_limit: 32MiB}\ntables:\n  logs:\n    sort_by: [ts]\n"
+		   "    sort_buffer: 9MiB\n",
+		   FLOE_EFORMAT,
+		   "t.yaml:5:18: key 'tables.logs.sort_buffer': 9MiB is more than a quarter of "
+		   "agent.memory_limit (32MiB); lower sort_buffer or raise memory_limit");
+	expect_err("agent: {memory_limit: 8MiB}\ntables:\n  logs:\n    sort_by: [ts]\n",
+		   FLOE_EFORMAT,
+		   "t.yaml:4:14: key 'tables.logs.sort_buffer': 4MiB is more than a quarter of "
+		   "agent.memory_limit (8MiB); lower sort_buffer or raise memory_limit");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1405,6 +1497,7 @@ int main(void)
 	    cmocka_unit_test(test_dump), cmocka_unit_test(test_profile_and_bloom),
 	    cmocka_unit_test(test_alloc_failures),
 	    cmocka_unit_test(test_packaged_example),
+	    cmocka_unit_test(test_sort_by),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

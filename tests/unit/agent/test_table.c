@@ -370,6 +370,140 @@ static void test_seal_with_failing_write(void **state)
 	assert_true(failures > 0);
 }
 
+/* sort_by: rows wait in the sort buffer (and count), reach the writers when it is full
+ * and at the seal (a record larger than the buffer goes straight to its writer), and a
+ * failure on the way (allocation, write) leaves no file and no entry behind. */
+static struct floe_batch *sorted_batch(struct fixture *f)
+{
+	static const enum floe_sort_key keys[] = {FLOE_SORT_APP, FLOE_SORT_TS};
+	struct floe_batch_options bo;
+	memset(&bo, 0, sizeof(bo));
+	bo.pq.codec = FLOE_PQ_ZSTD;
+	bo.target_file_size = 1u << 20;
+	bo.max_partitions = 2;
+	bo.sort_by = keys;
+	bo.nsort_by = 2;
+	bo.sort_buffer = 8192;
+	struct floe_batch *b = NULL;
+	assert_int_equal(floe_batch_new(&f->alloc, &f->spec, &bo, f->spool, &b), 0);
+	return b;
+}
+
+/* Adds n records over two days, ts descending, apps alternating; record 150 has a 10 KB
+ * message. Returns the first error (or 0). */
+static int add_sorted_lines(struct floe_batch *b, uint64_t seq, int n)
+{
+	static char big[10000];
+	memset(big, 'b', sizeof(big));
+	const int64_t day = 86400LL * 1000000;
+	for (int i = 0; i < n; i++) {
+		char msg[64];
+		struct floe_record r;
+		memset(&r, 0, sizeof(r));
+		r.ts = r.received_at = (i % 2 ? 19001 : 19000) * day + (n - i);
+		r.host = (struct floe_str){"h1", 2};
+		r.source = (struct floe_str){"/var/log/x.log", 14};
+		r.app = i % 3 ? (struct floe_str){"api", 3} : (struct floe_str){"db", 2};
+		r.has_offset = true;
+		r.offset = i * 10;
+		snprintf(msg, sizeof(msg), "line %d", i);
+		r.message = i == 150 ? (struct floe_str){big, sizeof(big)}
+				     : (struct floe_str){msg, strlen(msg)};
+		int rc = floe_batch_add(b, seq, &r);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* Whether a temporary data file is left in the spool. */
+static int tmp_files(struct fixture *f)
+{
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), "ls %s | grep -q '\\.tmp$'", f->spooldir);
+	return system(cmd) == 0;
+}
+
+static void test_sorted_batch(void **state)
+{
+	struct fixture *f = *state;
+	const int64_t day = 86400LL * 1000000;
+	struct floe_batch *b = sorted_batch(f);
+	assert_int_equal(add_sorted_lines(b, 3, 300), 0);
+	assert_int_equal(floe_batch_rows(b), 300);
+	assert_true(tmp_files(f)); /* the check below can see them */
+	struct floe_record r;
+	memset(&r, 0, sizeof(r));
+	r.ts = 19002 * day;
+	r.message = (struct floe_str){"m", 1};
+	assert_int_equal(floe_batch_add(b, 3, &r), 2);
+	assert_int_equal(floe_batch_rows(b), 300);
+	const uint8_t pos[] = {3};
+	assert_int_equal(floe_batch_seal(b, 1, pos, 1), 0);
+	assert_int_equal(floe_batch_rows(b), 0);
+	struct floe_spool_entry *e = load(f, 3);
+	assert_int_equal(e->nfiles, 2);
+	assert_int_equal(e->files[0].records, 150);
+	assert_int_equal(e->files[1].records, 150);
+	assert_int_equal(e->files[0].key.v[0].i, 19000);
+	for (size_t i = 0; i < e->files[1].nmetrics; i++) {
+		const struct floe_ice_column_metrics *m = &e->files[1].metrics[i];
+		if (m->field_id == 1) {
+			int64_t lo, hi;
+			memcpy(&lo, m->lower, 8);
+			memcpy(&hi, m->upper, 8);
+			assert_int_equal(lo, 19001 * day + 1);
+			assert_int_equal(hi, 19001 * day + 299);
+		}
+	}
+	floe_spool_entry_free(&f->alloc, e);
+
+	/* Allocation failures anywhere in the adds or the seal. */
+	int failures = 0;
+	for (long k = 0; k < 100000; k++) {
+		f->alloc.fail_after = k;
+		int rc = add_sorted_lines(b, 4, 300);
+		if (rc == 0)
+			rc = floe_batch_seal(b, 1, pos, 1);
+		else
+			floe_batch_abort(b);
+		f->alloc.fail_after = -1;
+		assert_int_equal(floe_batch_rows(b), 0);
+		if (rc == 0)
+			break;
+		assert_int_equal(rc, FLOE_ENOMEM);
+		uint64_t *seqs;
+		size_t n;
+		assert_int_equal(floe_spool_list(f->spool, &seqs, &n), 0);
+		assert_int_equal(n, 1);
+		floe_free(&f->alloc, seqs);
+		assert_false(tmp_files(f));
+		failures++;
+	}
+	assert_true(failures > 10);
+	e = load(f, 4);
+	assert_int_equal(e->files[0].records + e->files[1].records, 300);
+	floe_spool_entry_free(&f->alloc, e);
+
+	/* A failing write while the sort buffer goes to the writers or the files finish. */
+	failures = 0;
+	for (int k = 0; k < 64; k++) {
+		assert_int_equal(add_sorted_lines(b, 5, 200), 0);
+		faults_left = k;
+		struct floe_fs_faults faults = {failing_write, NULL, NULL, NULL, NULL};
+		floe_fs_set_faults(&faults);
+		int rc = floe_batch_seal(b, 1, pos, 1);
+		floe_fs_set_faults(NULL);
+		assert_int_equal(floe_batch_rows(b), 0);
+		if (rc == 0)
+			break;
+		assert_int_equal(rc, -ENOSPC);
+		failures++;
+	}
+	assert_true(failures > 0);
+	floe_batch_free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -378,6 +512,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_incompatible_table, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_commit_with_failing_fsync, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_seal_with_failing_write, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sorted_batch, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
