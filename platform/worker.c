@@ -159,6 +159,16 @@ void floe_worker_wait(struct floe_worker *w, void *handle)
 	pthread_mutex_unlock(&w->mu);
 }
 
+int floe_worker_submit_cb(void *w, void (*run)(void *arg), void *arg, void **handle)
+{
+	return floe_worker_submit(w, run, arg, handle);
+}
+
+void floe_worker_wait_cb(void *w, void *handle)
+{
+	floe_worker_wait(w, handle);
+}
+
 unsigned long floe_worker_ran(const struct floe_worker *w, unsigned long *by_waiters)
 {
 	struct floe_worker *m = (struct floe_worker *)w;

@@ -14,6 +14,10 @@ int floe_worker_new(unsigned nthreads, struct floe_worker **out);
 int floe_worker_submit(struct floe_worker *w, void (*run)(void *arg), void *arg, void **handle);
 /* Returns once the task has run (running it here if no thread has taken it yet). */
 void floe_worker_wait(struct floe_worker *w, void *handle);
+/* The same two with the pool as a void pointer, for callback tables such as the Parquet
+ * writer's offload. */
+int floe_worker_submit_cb(void *w, void (*run)(void *arg), void *arg, void **handle);
+void floe_worker_wait_cb(void *w, void *handle);
 /* Tasks run by the threads and by waiters so far. */
 unsigned long floe_worker_ran(const struct floe_worker *w, unsigned long *by_waiters);
 /* Stops and joins the threads; every task submitted must have been waited for. NULL ok. */

@@ -88,6 +88,9 @@ struct floe_config {
 		char *id;	       /* default: the caller's host name; [A-Za-z0-9._-]{1,64} */
 		char *state_dir;       /* default /var/lib/floe */
 		uint64_t memory_limit; /* default 32 MiB, range 4 MiB .. 4 GiB */
+		/* Threads compressing Parquet pages while the main thread encodes; default 1,
+		 * range 0..8. The runner starts none on a machine with one CPU. */
+		uint32_t compress_threads;
 	} agent;
 	struct floe_config_input *inputs; /* may be empty (ninputs = 0) */
 	size_t ninputs;

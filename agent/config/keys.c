@@ -105,6 +105,14 @@ static const struct floe_key agent_keys[] = {
      .min = 4 * MiB,
      .max = 4 * GiB,
      .help = "total memory budget"},
+    {.name = "compress_threads",
+     .type = FLOE_KT_INT,
+     .off = CFG(agent.compress_threads),
+     .size = sizeof(uint32_t),
+     .def = "1",
+     .min = 0,
+     .max = 8,
+     .help = "threads compressing Parquet pages beside the main one; none on one CPU"},
 };
 static const struct floe_key_section agent_section = FLOE_KEY_SECTION(agent_keys, agent_post, NULL);
 

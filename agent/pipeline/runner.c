@@ -27,6 +27,7 @@
 #include "platform/signal.h"
 #include "platform/store.h"
 #include "platform/watch.h"
+#include "platform/worker.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -170,6 +171,16 @@ int floe_runner_new(const struct floe_config *cfg, struct floe_runner **out, cha
 			bopt.nsort_by++;
 	bopt.sort_by = sort_keys;
 	bopt.sort_buffer = (size_t)cfg->logs.sort_buffer;
+	/* A second core compresses the pages the main thread has encoded; on one CPU a
+	 * thread would only take turns with it. */
+	if (cfg->agent.compress_threads > 0 && floe_worker_cpus() > 1) {
+		if ((rc = floe_worker_new(cfg->agent.compress_threads, &r->pool))) {
+			snprintf(why, cap, "cannot start compression threads: %s", floe_strerror(rc));
+			goto err;
+		}
+		r->offload = (struct floe_pq_offload){r->pool, floe_worker_submit_cb, floe_worker_wait_cb};
+		bopt.pq.offload = &r->offload;
+	}
 	if ((rc = floe_batch_new(&r->alloc, floe_table_spec(r->table), &bopt, r->spool, &r->batch))) {
 		snprintf(why, cap, "cannot allocate the batch: %s", floe_strerror(rc));
 		goto err;
@@ -249,6 +260,7 @@ void floe_runner_free(struct floe_runner *r)
 	floe_free(&r->alloc, r->tails);
 	floe_free(&r->alloc, r->decoders);
 	floe_batch_free(r->batch);
+	floe_worker_free(r->pool); /* after the writers: they wait for their pages */
 	floe_spool_free(r->spool);
 	floe_table_free(r->table);
 	floe_store_free(r->store);

@@ -54,6 +54,10 @@ struct floe_runner {
 	struct floe_table *table;
 	struct floe_spool *spool;
 	struct floe_batch *batch;
+	/* Page compression threads (agent.compress_threads) and the writers' way to them;
+	 * pool is NULL when pages compress on the main thread. */
+	struct floe_worker *pool;
+	struct floe_pq_offload offload;
 	struct floe_tail **tails;
 	struct floe_decoder **decoders; /* one per input, like tails */
 	struct floe_assemble **asm_;    /* one per input; NULL: each line is a record */

@@ -54,16 +54,6 @@ static const char *const sources[] = {"/var/log/syslog", "/var/log/auth.log", "/
 				      "/var/log/nginx/access.log", "/var/log/kern.log"};
 static const char *const apps[] = {"sshd", "kernel", "nginx", "app", "cron"};
 
-static int offload_submit(void *ctx, void (*run)(void *), void *arg, void **handle)
-{
-	return floe_worker_submit(ctx, run, arg, handle);
-}
-
-static void offload_wait(void *ctx, void *handle)
-{
-	floe_worker_wait(ctx, handle);
-}
-
 /* Row i's fields; the message goes to msg. Returns the message length. */
 static size_t make_row(uint64_t i, struct floe_record *r, char *msg, size_t cap, int64_t *offsets)
 {
@@ -158,7 +148,7 @@ int main(int argc, char **argv)
 	}
 	int err = 0;
 	struct floe_worker *pool = NULL;
-	struct floe_pq_offload off = {NULL, offload_submit, offload_wait};
+	struct floe_pq_offload off = {NULL, floe_worker_submit_cb, floe_worker_wait_cb};
 	if (threads) {
 		if ((err = floe_worker_new(threads, &pool))) {
 			fprintf(stderr, "worker: %d\n", err);

@@ -25,6 +25,7 @@ static const char full_yaml[] = "# every key, none at its default\n"
 				"  id: edge-017\n"
 				"  state_dir: /srv/floe\n"
 				"  memory_limit: 64MiB\n"
+				"  compress_threads: 3\n"
 				"inputs:\n"
 				"  - type: tail\n"
 				"    paths: [/var/log/syslog, \"/var/log/*.log\"]\n"
@@ -108,6 +109,7 @@ static void assert_defaults_except_inputs(const struct floe_config *c)
 	assert_string_equal(c->agent.id, "host-1");
 	assert_string_equal(c->agent.state_dir, "/var/lib/floe");
 	assert_int_equal(c->agent.memory_limit, 32 * MiB);
+	assert_int_equal(c->agent.compress_threads, 1);
 	assert_string_equal(c->logs.name, "logs");
 	assert_int_equal(c->logs.codec, FLOE_CODEC_ZSTD);
 	assert_int_equal(c->logs.zstd_level, 3);
@@ -167,6 +169,7 @@ static void test_full(void **state)
 	assert_string_equal(c->agent.id, "edge-017");
 	assert_string_equal(c->agent.state_dir, "/srv/floe");
 	assert_int_equal(c->agent.memory_limit, 64 * MiB);
+	assert_int_equal(c->agent.compress_threads, 3);
 
 	assert_int_equal(c->ninputs, 2);
 	const struct floe_config_input *in = &c->inputs[0];
@@ -193,7 +196,7 @@ static void test_full(void **state)
 	assert_int_equal(in->rotate_wait_ms, 0);
 	assert_int_equal(in->max_open_files, 1024);
 	assert_int_equal(in->forget_after_ms, 7 * 86400000ull);
-	assert_int_equal(in->line, 7);
+	assert_int_equal(in->line, 8);
 	in = &c->inputs[1];
 	assert_int_equal(in->npaths, 1);
 	assert_string_equal(in->paths[0], "/srv/app/current.log");
@@ -203,7 +206,7 @@ static void test_full(void **state)
 	assert_string_equal(in->exclude[2], "*.bz2");
 	assert_string_equal(in->exclude[3], "*.zst");
 	assert_input_defaults(in);
-	assert_int_equal(in->line, 24);
+	assert_int_equal(in->line, 25);
 
 	assert_string_equal(c->logs.name, "logs");
 	assert_int_equal(c->logs.codec, FLOE_CODEC_LZ4_RAW);
@@ -300,7 +303,7 @@ static void test_errors(void **state)
 	static const struct err_case cases[] = {
 	    /* unknown keys, at every level, with the valid keys listed */
 	    {"agent:\n  foo: 1\n", FLOE_EFORMAT,
-	     "t.yaml:2:3: unknown key 'agent.foo'; valid keys here: id, state_dir, memory_limit"},
+	     "t.yaml:2:3: unknown key 'agent.foo'; valid keys here: id, state_dir, memory_limit, compress_threads"},
 	    {"outputs: []\n", FLOE_EFORMAT,
 	     "t.yaml:1:1: unknown key 'outputs'; valid keys here: agent, inputs, tables, lake, "
 	     "spool"},
@@ -322,7 +325,7 @@ static void test_errors(void **state)
 	    {"lake: {catalog: {type: filesystem, uri: x}}\n", FLOE_EFORMAT,
 	     "t.yaml:1:36: unknown key 'lake.catalog.uri'; valid keys here: type"},
 	    {"agent: {\"i\\nd\": 1}\n", FLOE_EFORMAT,
-	     "t.yaml:1:9: unknown key 'agent.i?d'; valid keys here: id, state_dir, memory_limit"},
+	     "t.yaml:1:9: unknown key 'agent.i?d'; valid keys here: id, state_dir, memory_limit, compress_threads"},
 	    /* enum values */
 	    {"tables:\n  logs:\n    codec: gzip\n", FLOE_EFORMAT,
 	     "t.yaml:3:12: key 'tables.logs.codec': expected one of zstd, lz4_raw, "
@@ -399,6 +402,8 @@ static void test_errors(void **state)
 	    {"tables: {logs: {partition_by: [\"day(ts)\", \"day( ts )\"]}}\n", FLOE_EFORMAT,
 	     "t.yaml:1:43: key 'tables.logs.partition_by[1]': duplicate entry 'day(ts)'"},
 	    /* values out of their domain */
+	    {"agent: {compress_threads: 9}\n", FLOE_EFORMAT,
+	     "t.yaml:1:27: key 'agent.compress_threads': expected an integer in 0..8, got '9'"},
 	    {"agent: {memory_limit: 1MiB}\n", FLOE_EFORMAT,
 	     "t.yaml:1:23: key 'agent.memory_limit': expected a size in 4MiB..4GiB, got '1MiB'"},
 	    {"tables: {logs: {zstd_level: 23}}\n", FLOE_EFORMAT,
@@ -1096,6 +1101,7 @@ static void test_dump(void **state)
 	    "  id: \"host-1\"  # names this agent in commits and object keys; default: host name\n"
 	    "  state_dir: \"/var/lib/floe\"  # checkpoints and spool\n"
 	    "  memory_limit: 32MiB  # total memory budget\n"
+	    "  compress_threads: 1  # threads compressing Parquet pages beside the main one; none on one CPU\n"
 	    "inputs: []\n"
 	    "tables:\n"
 	    "  logs:\n"
@@ -1252,7 +1258,7 @@ static void test_dump(void **state)
 	struct floe_config *c2 = parse_ok(NULL, d);
 	char *d2 = dump(c2);
 	assert_string_equal(d, d2);
-	assert_int_equal(c2->inputs[1].line, 28);
+	assert_int_equal(c2->inputs[1].line, 29);
 	floe_free(NULL, d);
 	floe_free(NULL, d2);
 	floe_config_free(c2);
