@@ -1,4 +1,4 @@
-/* Per-input line decoding: parser, timestamp, severity. */
+/* Per-input line decoding: parser, timestamp, severity, app. */
 #include "decode.h"
 
 #include "agent/config/config.h"
@@ -159,6 +159,15 @@ void floe_decoder_apply(struct floe_decoder *d, struct floe_record *rec)
 					rec->severity = sev;
 				}
 			}
+		}
+		/* So does an application name the app column (for sort_by, bloom filters and
+		 * partitions); the field stays in attrs as well. */
+		static const char *const app_keys[] = {"app", "app_name", "appname", "program", "service"};
+		for (size_t k = 0; k < 5 && !rec->app.p; k++) {
+			const char *v;
+			size_t vl;
+			if (floe_fields_find(d->fields, app_keys[k], strlen(app_keys[k]), &v, &vl) && v && vl)
+				rec->app = (struct floe_str){v, vl};
 		}
 	}
 	if (d->ts) {

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Parsers fill attrs, the timestamp option sets ts and a level field sets severity; lines
-# that do not parse are kept whole and counted.
+# Parsers fill attrs, the timestamp option sets ts, a level field sets severity and an
+# app or service field app; lines that do not parse are kept whole and counted.
 source "$(dirname "$0")/lib.sh"
 mkdir -p "$T/json" "$T/logfmt" "$T/regex"
 cat >"$T/json/app.log" <<'LOG'
 {"time":"2026-03-01T10:00:00.250Z","level":"error","msg":"disk full","dev":{"name":"sda","free":0}}
-{"time":"2026-03-01T10:00:01Z","level":"info","msg":"retry ok","tags":["a","b"]}
+{"time":"2026-03-01T10:00:01Z","level":"info","msg":"retry ok","tags":["a","b"],"service":"api"}
 not json at all
 LOG
 cat >"$T/logfmt/app.log" <<'LOG'
@@ -40,20 +40,20 @@ q() { # q NAME SQL-SELECT
 	list=$(sed "s/.*/'&'/" "$T/$1.files" | paste -sd,)
 	duck "select $2 from read_parquet([$list]) order by \"offset\""
 }
-q json "epoch_ms(ts), severity, attrs['msg'], attrs['dev.name'], attrs['dev.free'], attrs['tags']" >"$T/json.out"
+q json "epoch_ms(ts), severity, attrs['msg'], attrs['dev.name'], attrs['dev.free'], attrs['tags'], app" >"$T/json.out"
 check "json: fields, flattened keys, arrays as JSON, ts and severity" \
-	grep -qx '\["1772359200250",3,"disk full","sda","0",null\]' "$T/json.out"
-check "json: second line" grep -qx '\["1772359201000",6,"retry ok",null,null,"\[\\"a\\",\\"b\\"\]"\]' "$T/json.out"
+	grep -qx '\["1772359200250",3,"disk full","sda","0",null,null\]' "$T/json.out"
+check "json: second line" grep -qx '\["1772359201000",6,"retry ok",null,null,"\[\\"a\\",\\"b\\"\]","api"\]' "$T/json.out"
 check "json: a line that is not JSON is kept with no attrs and receive time" \
-	bash -c "sed -n 3p '$T/json.out' | grep -q '^\[\"[0-9]*\",null,null,null,null,null\]$'"
+	bash -c "sed -n 3p '$T/json.out' | grep -q '^\[\"[0-9]*\",null,null,null,null,null,null\]$'"
 check "json: metrics count one parse failure" grep -q '"parse_failures":1,' "$T/state-json/metrics.json"
 q logfmt "epoch_ms(ts), severity, attrs['msg'], attrs['took']" >"$T/logfmt.out"
 check "logfmt: quoted values, offsets in timestamps, level" \
 	grep -qx '\["1772352002000",4,"slow \\"query\\"","1.5s"\]' "$T/logfmt.out"
 check "logfmt: a bad timestamp keeps the receive time and is counted" \
 	grep -q '"ts_failures":1}' "$T/state-logfmt/metrics.json"
-q regex "attrs['app'], attrs['pid'], attrs['text'], month(ts), day(ts)" >"$T/regex.out"
-check "regex: named groups and a syslog timestamp" \
-	grep -qx '\["sshd","24200","Invalid user webmaster","12","10"\]' "$T/regex.out"
+q regex "attrs['app'], attrs['pid'], attrs['text'], month(ts), day(ts), app" >"$T/regex.out"
+check "regex: named groups, a syslog timestamp, the app column" \
+	grep -qx '\["sshd","24200","Invalid user webmaster","12","10","sshd"\]' "$T/regex.out"
 
 finish
