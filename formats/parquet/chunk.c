@@ -345,9 +345,16 @@ void floe_pq_chunk_set_async(struct floe_pq_chunk *c, struct floe_pq_compressor 
 	c->acomp = acomp;
 }
 
-size_t floe_pq_chunk_in_flight(const struct floe_pq_chunk *c)
+void floe_pq_chunk_in_flight(const struct floe_pq_chunk *c, size_t *held, size_t *buffered)
 {
-	return c->job.busy ? HDR_MAX + c->job.lv + c->job.bound : 0;
+	*held = *buffered = 0;
+	if (!c->job.busy)
+		return;
+	*buffered = HDR_MAX;
+	/* A page that will be streamed once done is never held. */
+	bool streams = c->stream && !c->dict_on && c->m.dict_pages == 0;
+	if (!streams)
+		*held = HDR_MAX + c->job.lv + c->job.bound;
 }
 
 static int put_levels(struct floe_buf *b, struct floe_rle *r)

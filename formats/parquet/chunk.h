@@ -118,9 +118,9 @@ int floe_pq_chunk_set_stream(struct floe_pq_chunk *c, floe_pq_sink_fn fn, void *
  * may then still be in flight after end_row: finish completes it, and the page's slot
  * has data NULL until then. Before freeing the chunk, drop acomp's job. */
 void floe_pq_chunk_set_async(struct floe_pq_chunk *c, struct floe_pq_compressor *acomp);
-/* Most bytes the page in flight (if any) can add to held once done, and at least the
- * header bytes it will add to buffered: 0 when none is. */
-size_t floe_pq_chunk_in_flight(const struct floe_pq_chunk *c);
+/* Most bytes the page in flight (if any) can add to held once done (none when it will be
+ * streamed), and to buffered (its header): 0 when no page is in flight. */
+void floe_pq_chunk_in_flight(const struct floe_pq_chunk *c, size_t *held, size_t *buffered);
 /* After finish: the chunk's bloom filter, or NULL when it has none. Valid until reset. */
 const struct floe_pq_bloom *floe_pq_chunk_bloom(const struct floe_pq_chunk *c);
 /* Starts a new chunk (the next row group): frees the pages, keeps the other storage. */

@@ -210,6 +210,11 @@ void floe_pq_compressor_drop(struct floe_pq_compressor *c)
 	c->handle = NULL;
 }
 
+bool floe_pq_compressor_busy(const struct floe_pq_compressor *c)
+{
+	return c->busy;
+}
+
 int floe_pq_compressor_sync(struct floe_pq_compressor *c)
 {
 	if (!c->busy)

@@ -4,6 +4,7 @@
 #ifndef FLOE_PQ_COMPRESS_H
 #define FLOE_PQ_COMPRESS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -47,6 +48,8 @@ void floe_pq_compressor_set_offload(struct floe_pq_compressor *c, const struct f
  * Returns 0, an error of that earlier job's done, or FLOE_ENOMEM. */
 int floe_pq_compressor_submit(struct floe_pq_compressor *c, const void *src, size_t n, uint8_t *dst,
 			      size_t cap, floe_pq_done_fn done, void *done_ctx);
+/* True while a job is in flight (submitted, its done not yet called). */
+bool floe_pq_compressor_busy(const struct floe_pq_compressor *c);
 /* Completes the job in flight, if any: waits for it and calls its done. */
 int floe_pq_compressor_sync(struct floe_pq_compressor *c);
 /* Waits for the job in flight, if any, and forgets it without calling done. */

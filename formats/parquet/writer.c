@@ -501,14 +501,18 @@ int floe_pq_writer_add_row(struct floe_pq_writer *w, const struct floe_pq_value 
 		else
 			rc = floe_pq_chunk_put_int(l->chunk, 0, v->i);
 	}
-	size_t buffered = 0, held = 0, flying = 0;
+	size_t buffered = 0, held = 0, fly_held = 0, fly_buf = 0;
 	for (size_t j = 0; j < w->nleaves && !rc; j++) {
 		size_t b, h;
 		rc = floe_pq_chunk_end_row(w->leaves[j].chunk, &b, &h);
 		buffered += b;
 		held += h;
-		if (w->acomp)
-			flying += floe_pq_chunk_in_flight(w->leaves[j].chunk);
+	}
+	for (size_t j = 0; w->acomp && floe_pq_compressor_busy(w->acomp) && j < w->nleaves; j++) {
+		size_t b, h;
+		floe_pq_chunk_in_flight(w->leaves[j].chunk, &h, &b);
+		fly_held += h;
+		fly_buf += b;
 	}
 	if (rc)
 		goto fail;
@@ -521,9 +525,9 @@ int floe_pq_writer_add_row(struct floe_pq_writer *w, const struct floe_pq_value 
 	/* A page in flight adds to these sums once done. When it could tip a decision,
 	 * complete it first: the decisions, and so the file, are then exactly those of an
 	 * inline writer. That happens about once a row group. */
-	if (flying && ((w->stream_leaf < 0 && held + flying >= stream_min) ||
-		       (w->opt.memory_budget && held + flying >= w->opt.memory_budget) ||
-		       buffered + flying >= w->opt.row_group_size)) {
+	if (fly_buf && ((w->stream_leaf < 0 && held + fly_held >= stream_min) ||
+			(w->opt.memory_budget && held + fly_held >= w->opt.memory_budget) ||
+			buffered + fly_buf >= w->opt.row_group_size)) {
 		if ((rc = floe_pq_compressor_sync(w->acomp)))
 			goto fail;
 		buffered = held = 0;
