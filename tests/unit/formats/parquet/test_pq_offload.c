@@ -17,27 +17,7 @@
 #include "formats/base/error.h"
 #include "formats/parquet/writer.h"
 
-struct mem {
-	uint8_t *p;
-	size_t n, cap;
-	int fail_at_call; /* sink error on this call (1-based); 0 = never */
-	int calls;
-};
-
-static int mem_sink(void *ctx, const void *d, size_t n)
-{
-	struct mem *m = ctx;
-	if (m->fail_at_call && ++m->calls == m->fail_at_call)
-		return -5;
-	if (m->n + n > m->cap) {
-		m->cap = (m->n + n) * 2;
-		m->p = realloc(m->p, m->cap);
-		assert_non_null(m->p);
-	}
-	memcpy(m->p + m->n, d, n);
-	m->n += n;
-	return 0;
-}
+#include "mem_sink.h"
 
 /* ---- offloads ---- */
 
@@ -293,46 +273,41 @@ static void test_thread_same_bytes(void **state)
 	}
 }
 
+/* Writes 1500 rows with the deferred offload, failing the fail_after-th allocation or the
+ * sink's fail_at_call-th write: either way nothing leaks and every task was waited for. */
+static int write_failing(long fail_after, int fail_at_call)
+{
+	struct deferred d = {0};
+	struct floe_pq_offload off = {&d, def_submit, def_wait};
+	struct floe_pq_options o = opts_of(&shapes[2]);
+	o.offload = &off;
+	struct floe_alloc a;
+	floe_alloc_init(&a, 0);
+	a.fail_after = fail_after;
+	struct mem m = {.fail_at_call = fail_at_call};
+	int rc = write_rows(&a, &o, 1500, &m);
+	free(m.p);
+	assert_int_equal(a.used, 0);
+	assert_int_equal(d.submitted - d.refused, d.waited);
+	return rc;
+}
+
 /* Allocation failures and sink failures at every step, with pages in flight: a clean
  * error, no leak (also of a page whose task had not run when the writer was freed). */
 static void test_failures(void **state)
 {
 	(void)state;
-	const struct shape *sh = &shapes[2];
-	int k;
-	for (k = 0; k < 20000; k++) {
-		struct deferred d = {0};
-		struct floe_pq_offload off = {&d, def_submit, def_wait};
-		struct floe_pq_options o = opts_of(sh);
-		o.offload = &off;
-		struct floe_alloc a;
-		floe_alloc_init(&a, 0);
-		a.fail_after = k;
-		struct mem m = {0};
-		int rc = write_rows(&a, &o, 1500, &m);
-		free(m.p);
-		assert_int_equal(a.used, 0);
-		assert_int_equal(d.submitted - d.refused, d.waited);
-		if (rc == 0)
+	long k;
+	int rc;
+	for (k = 0; k < 20000; k += 1 + k / 50) { /* denser early, sparser later */
+		if ((rc = write_failing(k, 0)) == 0)
 			break;
 		assert_int_equal(rc, FLOE_ENOMEM);
-		k += k / 50; /* denser early, sparser later: the run stays short */
 	}
 	assert_true(k > 20 && k < 20000);
 	int calls;
 	for (calls = 1; calls < 10000; calls++) {
-		struct deferred d = {0};
-		struct floe_pq_offload off = {&d, def_submit, def_wait};
-		struct floe_pq_options o = opts_of(sh);
-		o.offload = &off;
-		struct floe_alloc a;
-		floe_alloc_init(&a, 0);
-		struct mem m = {.fail_at_call = calls};
-		int rc = write_rows(&a, &o, 1500, &m);
-		free(m.p);
-		assert_int_equal(a.used, 0);
-		assert_int_equal(d.submitted - d.refused, d.waited);
-		if (rc == 0)
+		if ((rc = write_failing(-1, calls)) == 0)
 			break;
 		assert_int_equal(rc, -5);
 	}

@@ -20,6 +20,8 @@
 #include "formats/parquet/utf8.h"
 #include "formats/parquet/writer.h"
 
+#include "mem_sink.h"
+
 /* ---- a tiny Thrift compact reader: parses everything into a node tree ---- */
 
 struct tn {
@@ -206,28 +208,6 @@ static int str_is(int node, const char *s)
 }
 
 /* ---- writing into memory ---- */
-
-struct mem {
-	uint8_t *p;
-	size_t n, cap;
-	int fail_at_call; /* sink error injection: fail the Nth call (1-based); 0 = never */
-	int calls;
-};
-
-static int mem_sink(void *ctx, const void *d, size_t n)
-{
-	struct mem *m = ctx;
-	if (m->fail_at_call && ++m->calls == m->fail_at_call)
-		return -5;
-	if (m->n + n > m->cap) {
-		m->cap = (m->n + n) * 2;
-		m->p = realloc(m->p, m->cap);
-		assert_non_null(m->p);
-	}
-	memcpy(m->p + m->n, d, n);
-	m->n += n;
-	return 0;
-}
 
 static const struct floe_pq_column log_cols[] = {
     {"ts", 1, FLOE_PQ_TIMESTAMPTZ, false, 0, 0},
