@@ -139,8 +139,10 @@ int floe_runner_new(const struct floe_config *cfg, struct floe_runner **out, cha
 		goto err;
 	}
 
-	/* Memory: the writers' open row groups are the big consumer; give them a quarter of
-	 * the budget between them. */
+	/* Memory: a writer's open row group holds its open pages, dictionaries (capped) and
+	 * the finished pages of all but its largest column, which the memory budget below
+	 * caps at 1 MiB whatever the row group's size; so row groups can be as large as
+	 * configured. */
 	struct floe_batch_options bopt;
 	memset(&bopt, 0, sizeof(bopt));
 	bopt.max_partitions = 4;
@@ -148,8 +150,7 @@ int floe_runner_new(const struct floe_config *cfg, struct floe_runner **out, cha
 	bopt.pq.codec = codec_of(cfg->logs.codec);
 	bopt.pq.zstd_level = cfg->logs.zstd_level;
 	bopt.pq.created_by = r->pq_created_by;
-	uint64_t rg = cfg->agent.memory_limit / 4 / bopt.max_partitions;
-	bopt.pq.row_group_size = (size_t)(cfg->logs.row_group_size < rg ? cfg->logs.row_group_size : rg);
+	bopt.pq.row_group_size = (size_t)cfg->logs.row_group_size;
 	bopt.pq.dictionary_cap = 256u << 10;
 	/* Pages of all but the largest column wait for their row group: a budget per writer
 	 * keeps that at about 1 MiB, whatever the file's size. */

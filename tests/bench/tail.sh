@@ -4,7 +4,9 @@
 # (file() -> file()) writing the same lines as plain text. Two cases: one 1 GiB file and
 # 100 files of 10 MiB, generated once with unique lines (tests/bench/bench_gen.c). Prints
 # lines, wall seconds, lines/s, MB/s, CPU seconds (per GB), lines per CPU second and peak
-# RSS for each, then floe's ratios to the better of the other two. Asserts nothing.
+# RSS for each, then floe's ratios to the better of the other two. Asserts nothing. floe
+# runs twice: with its defaults (a page compression thread) and as floe-1t
+# (agent.compress_threads: 0).
 # usage: tests/bench/tail.sh [BYTES_PER_CASE]   (default 1073741824; the many-files case
 #        is 100 files of BYTES/100 rounded down to whole MiB, so 100 x 10 MiB by default)
 # Needs a build with the benchmarks (build-test/gcc or BUILD=...); FILES=N changes the
@@ -76,16 +78,19 @@ INLINES[many]=$(echo "$g2" | sed -n 's/.*lines=\([0-9]*\).*/\1/p')
 INBYTES[one]=$(echo "$g1" | sed -n 's/.*bytes=\([0-9]*\).*/\1/p')
 INBYTES[many]=$(echo "$g2" | sed -n 's/.*bytes=\([0-9]*\).*/\1/p')
 
-# floe once over case $1's inputs, with an optional extra input key ($2, e.g.
-# "max_line_bytes: 64KiB"). Returns 1 if floe failed.
+# floe once over case $2's inputs, as TOOL $1: floe (the defaults, with a compression
+# thread) or floe-1t (compress_threads: 0, everything on one thread), with an optional
+# extra input key ($3, e.g. "max_line_bytes: 64KiB"). Returns 1 if floe failed.
 run_floe() {
-	local c=$1 extra=${2:-} d="$W/floe-$1" glob=${GLOB[$1]}
+	local tool=$1 c=$2 extra=${3:-} d="$W/floe-$2" glob=${GLOB[$2]} threads=
+	[ "$tool" = floe-1t ] && threads="compress_threads: 0"
 	rm -rf "$d"
 	mkdir -p "$d"
 	cat >"$d/floe.yaml" <<-EOF
 	agent:
 	  id: bench
 	  state_dir: $d/state
+	  $threads
 	inputs:
 	  - type: tail
 	    paths: ["$glob"]
@@ -109,16 +114,17 @@ run_floe() {
 	sys=$(sed -n 's/.*System time (seconds): //p' "$t")
 	el=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$t" |
 		awk -F: '{ s = 0; for (i = 1; i <= NF; i++) s = s * 60 + $i; print s }')
-	CPU[floe/$c]=$(echo "$user + $sys" | bc -l)
-	WALL[floe/$c]=$el
-	RSS[floe/$c]=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$t")
-	LINES[floe/$c]=$(sed -n 's/.*"lines":\([0-9]*\).*/\1/p' "$d/state/metrics.json")
+	local k=$tool/$c
+	CPU[$k]=$(echo "$user + $sys" | bc -l)
+	WALL[$k]=$el
+	RSS[$k]=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$t")
+	LINES[$k]=$(sed -n 's/.*"lines":\([0-9]*\).*/\1/p' "$d/state/metrics.json")
 	local recs
 	recs=$("$FLOE" inspect "$d/warehouse/default/logs" | sed -n 's/.*total-records=//p' | head -1)
-	if [ "$recs" = "${LINES[floe/$c]}" ]; then
-		echo "    floe: table total-records $recs = lines read"
+	if [ "$recs" = "${LINES[$k]}" ]; then
+		echo "    $tool: table total-records $recs = lines read"
 	else
-		echo "    floe: metrics lines ${LINES[floe/$c]} but table total-records $recs"
+		echo "    $tool: metrics lines ${LINES[$k]} but table total-records $recs"
 	fi
 	rm -rf "$d"
 }
@@ -206,13 +212,14 @@ run_syslogng() {
 }
 
 for c in "${CASES[@]}"; do
-	echo "running ${LABEL[$c]}: floe, rsyslog, syslog-ng (load $(cut -d' ' -f1 /proc/loadavg))"
+	echo "running ${LABEL[$c]}: floe, floe-1t, rsyslog, syslog-ng (load $(cut -d' ' -f1 /proc/loadavg))"
 	# A failed run is reported; the figures then come from a run with shorter lines
 	# allowed (smaller read buffers), marked in the table.
-	if ! run_floe "$c"; then
+	if ! run_floe floe "$c"; then
 		FLOE_NOTE[$c]="max_line_bytes: 64KiB"
-		run_floe "$c" "${FLOE_NOTE[$c]}" || FLOE_NOTE[$c]=failed
+		run_floe floe "$c" "${FLOE_NOTE[$c]}" || FLOE_NOTE[$c]=failed
 	fi
+	[ "${FLOE_NOTE[$c]:-}" = failed ] || run_floe floe-1t "$c" "${FLOE_NOTE[$c]:-}" || FLOE_NOTE[$c]=failed
 	run_rsyslog "$c"
 	run_syslogng "$c"
 done
@@ -222,9 +229,9 @@ printf '%-10s %-14s %10s %8s %10s %8s %7s %9s %12s %9s\n' tool case lines "wall 
 	"MB/s" "CPU s" "CPU s/GB" "lines/CPU s" "RSS MiB"
 for c in "${CASES[@]}"; do
 	inl=${INLINES[$c]}
-	for tool in floe rsyslog syslog-ng; do
+	for tool in floe floe-1t rsyslog syslog-ng; do
 		k=$tool/$c
-		if [ "$tool" = floe ] && [ "${FLOE_NOTE[$c]:-}" = failed ]; then
+		if [ "${tool%-1t}" = floe ] && [ "${FLOE_NOTE[$c]:-}" = failed ]; then
 			printf '%-10s %-14s failed\n' floe "${LABEL[$c]}"
 			continue
 		fi
@@ -235,14 +242,15 @@ for c in "${CASES[@]}"; do
 			"$(echo "${CPU[$k]} / (${INBYTES[$c]} / 1000000000)" | bc -l)" \
 			"$(echo "${LINES[$k]} / ${CPU[$k]}" | bc -l)" "$(echo "${RSS[$k]} / 1024" | bc -l)"
 		[ "${LINES[$k]}" = "$inl" ] || echo "           ^ input had $inl lines"
-		[ "$tool" = floe ] && [ -n "${FLOE_NOTE[$c]:-}" ] &&
+		[ "${tool%-1t}" = floe ] && [ -n "${FLOE_NOTE[$c]:-}" ] &&
 			echo "           ^ default settings failed; this row is with ${FLOE_NOTE[$c]}"
 	done
 done
 
 echo
 echo "floe against the better of rsyslog and syslog-ng (targets: >= 4x lines per CPU second,"
-echo ">= 2x wall-clock lines/s; floe peak RSS <= 16 MiB):"
+echo ">= 2x wall-clock lines/s; floe peak RSS <= 16 MiB). floe-1t (no compression thread)"
+echo "spends the least CPU per line, floe (the default, with one) the least wall-clock time:"
 for c in "${CASES[@]}"; do
 	best_cpu=0; best_wall=0
 	for tool in rsyslog syslog-ng; do
@@ -252,12 +260,14 @@ for c in "${CASES[@]}"; do
 		[ "$(echo "$lc > $best_cpu" | bc)" = 1 ] && best_cpu=$lc
 		[ "$(echo "$lw > $best_wall" | bc)" = 1 ] && best_wall=$lw
 	done
-	k=floe/$c
 	[ "${FLOE_NOTE[$c]:-}" = failed ] && { printf '%-14s floe failed\n' "${LABEL[$c]}"; continue; }
-	printf '%-14s lines/CPU s %.2fx   wall lines/s %.2fx   peak RSS %.1f MiB\n' "${LABEL[$c]}" \
-		"$(echo "${LINES[$k]} / ${CPU[$k]} / $best_cpu" | bc -l)" \
-		"$(echo "${LINES[$k]} / ${WALL[$k]} / $best_wall" | bc -l)" \
-		"$(echo "${RSS[$k]} / 1024" | bc -l)"
+	for tool in floe floe-1t; do
+		k=$tool/$c
+		printf '%-14s %-8s lines/CPU s %.2fx   wall lines/s %.2fx   peak RSS %.1f MiB\n' \
+			"${LABEL[$c]}" "$tool" "$(echo "${LINES[$k]} / ${CPU[$k]} / $best_cpu" | bc -l)" \
+			"$(echo "${LINES[$k]} / ${WALL[$k]} / $best_wall" | bc -l)" \
+			"$(echo "${RSS[$k]} / 1024" | bc -l)"
+	done
 	[ -n "${FLOE_NOTE[$c]:-}" ] && echo "               (floe with ${FLOE_NOTE[$c]}: the default failed)"
 done
 echo "(load average at the end: $(cut -d' ' -f1-3 /proc/loadavg))"
