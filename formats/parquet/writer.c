@@ -75,6 +75,7 @@ struct floe_pq_writer {
 	int err;		 /* sticky: after a failure the writer only reports it */
 	bool started, finished;
 	uint64_t rows, rg_rows, written, replaced;
+	size_t buffered; /* the open row group's uncompressed bytes, as of the last row */
 	struct floe_pq_chunk_rec *recs; /* the open row group's chunks, nleaves */
 	struct floe_pq_chunk_loc *locs; /* nleaves per row group */
 	struct floe_buf heads;		/* encoded ColumnChunk heads, see footer.h */
@@ -543,6 +544,7 @@ int floe_pq_writer_add_row(struct floe_pq_writer *w, const struct floe_pq_value 
 		for (size_t j = 0; j < w->nleaves; j++)
 			held += floe_pq_chunk_held(w->leaves[j].chunk);
 	}
+	w->buffered = buffered;
 	bool full = buffered >= w->opt.row_group_size ||
 		    (w->opt.memory_budget && held >= w->opt.memory_budget);
 	if (full && (rc = flush_row_group(w)))
@@ -714,6 +716,7 @@ static int flush_row_group(struct floe_pq_writer *w)
 	w->rg_offsets[w->nrgs] = rg->file_offset;
 	w->nrgs++;
 	w->rg_rows = 0;
+	w->buffered = 0;
 	w->stream_leaf = -1;
 	w->stream_off = -1;
 	return 0;
@@ -815,10 +818,7 @@ uint64_t floe_pq_writer_rows(const struct floe_pq_writer *w)
 
 size_t floe_pq_writer_buffered(const struct floe_pq_writer *w)
 {
-	size_t n = 0;
-	for (size_t j = 0; j < w->nleaves; j++)
-		n += floe_pq_chunk_buffered(w->leaves[j].chunk);
-	return n;
+	return w->buffered; /* summed over the chunks once per row, by add_row */
 }
 
 uint64_t floe_pq_writer_written(const struct floe_pq_writer *w)
