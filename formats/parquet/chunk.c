@@ -281,8 +281,6 @@ static int async_done(void *ctx, int rc, const uint8_t *src, size_t n, size_t zn
 	return page_done(j->owner, j, rc, src, zn);
 }
 
-
-
 /* Compresses body and stores header + compressed body in the page slot (SIZE_MAX: the
  * dictionary page), a block of its own. For a v2 page, v2->levels go first, uncompressed,
  * and only body is compressed (or stored as it is when compressing does not make it
