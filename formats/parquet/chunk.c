@@ -286,9 +286,11 @@ static int async_done(void *ctx, int rc, const uint8_t *src, size_t n, size_t zn
  * and only body is compressed (or stored as it is when compressing does not make it
  * smaller). The body is compressed straight into the page's block, which is then cut to
  * size: no page-sized buffer stays behind. A large page may be completed later, by the
- * asynchronous compressor: its slot's data stays NULL until then. */
+ * asynchronous compressor: its slot's data stays NULL until then. own (may be NULL) is
+ * the buffer that holds body, which the asynchronous compressor may take in exchange
+ * for an empty one rather than copy body. */
 static int write_page(struct floe_pq_chunk *c, size_t slot, int type, const uint8_t *body, size_t n,
-		      uint32_t num_values, int encoding, const struct v2_info *v2)
+		      struct floe_buf *own, uint32_t num_values, int encoding, const struct v2_info *v2)
 {
 	size_t lv = v2 ? v2->rep_len + v2->def_len : 0;
 	size_t bound = floe_pq_compressor_bound(c->comp, n);
@@ -325,7 +327,7 @@ static int write_page(struct floe_pq_chunk *c, size_t slot, int type, const uint
 	uint8_t *z = j->p + HDR_MAX + lv;
 	if (async) {
 		j->busy = true;
-		rc = floe_pq_compressor_submit(c->acomp, body, n, z, bound, async_done, j);
+		rc = floe_pq_compressor_submit(c->acomp, body, n, own, z, bound, async_done, j);
 		if (rc && j->busy) { /* not started: the block is still ours */
 			j->busy = false;
 			floe_free(c->alloc, j->p);
@@ -496,8 +498,8 @@ static int close_page(struct floe_pq_chunk *c)
 	pg->data = NULL;
 	pg->len = 0;
 	pg->null_count = c->page_nulls;
-	rc = write_page(c, c->npages, c->o.v2 ? PAGE_DATA_V2 : PAGE_DATA, src, srclen, c->page_values, enc,
-			c->o.v2 ? &v2 : NULL);
+	rc = write_page(c, c->npages, c->o.v2 ? PAGE_DATA_V2 : PAGE_DATA, src, srclen,
+			direct ? &c->vals : c->body, c->page_values, enc, c->o.v2 ? &v2 : NULL);
 	if (rc)
 		return rc;
 	c->npages++;
@@ -766,8 +768,9 @@ int floe_pq_chunk_finish(struct floe_pq_chunk *c, struct floe_pq_chunk_meta *m,
 	if (rc)
 		return rc;
 	if (c->m.dict_pages > 0 && c->dict_page.len == 0) {
+		/* The dictionary stays (the bloom filter may be built from it): copied. */
 		rc = write_page(c, SIZE_MAX, PAGE_DICTIONARY, c->dict.plain.data, c->dict.plain.len,
-				floe_pq_dict_count(&c->dict), ENC_PLAIN, NULL);
+				NULL, floe_pq_dict_count(&c->dict), ENC_PLAIN, NULL);
 		if (rc)
 			return rc;
 	}

@@ -223,8 +223,9 @@ int floe_pq_compressor_sync(struct floe_pq_compressor *c)
 	return c->done(c->done_ctx, c->rc, c->src.data, c->src.len, c->len);
 }
 
-int floe_pq_compressor_submit(struct floe_pq_compressor *c, const void *src, size_t n, uint8_t *dst,
-			      size_t cap, floe_pq_done_fn done, void *done_ctx)
+int floe_pq_compressor_submit(struct floe_pq_compressor *c, const void *src, size_t n,
+			      struct floe_buf *own, uint8_t *dst, size_t cap, floe_pq_done_fn done,
+			      void *done_ctx)
 {
 	int rc = floe_pq_compressor_sync(c);
 	if (rc)
@@ -234,9 +235,18 @@ int floe_pq_compressor_submit(struct floe_pq_compressor *c, const void *src, siz
 		rc = floe_pq_compressor_into(c, src, n, dst, cap, &len);
 		return done(done_ctx, rc, src, n, len);
 	}
-	floe_buf_reset(&c->src);
-	if ((rc = floe_buf_append(&c->src, src, n)))
-		return rc;
+	if (own && own->data == src && own->len == n && own->alloc == c->src.alloc &&
+	    own->max == c->src.max) {
+		/* Trade buffers: the job keeps the page, the caller gets the last job's. */
+		struct floe_buf t = *own;
+		*own = c->src;
+		c->src = t;
+		floe_buf_reset(own);
+	} else {
+		floe_buf_reset(&c->src);
+		if ((rc = floe_buf_append(&c->src, src, n)))
+			return rc;
+	}
 	c->dst = dst;
 	c->cap = cap;
 	c->len = 0;

@@ -11,6 +11,7 @@
 #include "formats/parquet/writer.h"
 
 struct floe_alloc;
+struct floe_buf;
 struct floe_pq_compressor;
 
 /* level is used by ZSTD only (0 = 3). Returns NULL with *err set on failure. alloc is
@@ -42,12 +43,15 @@ typedef int (*floe_pq_done_fn)(void *ctx, int rc, const uint8_t *src, size_t n, 
 /* Compresses through o from now on (borrowed; NULL = inline). */
 void floe_pq_compressor_set_offload(struct floe_pq_compressor *c, const struct floe_pq_offload *o);
 /* Starts compressing n bytes at src into dst (cap bytes, at least the bound). src is
- * copied, so the caller may reuse it at once; dst must stay valid until done has been
- * called, which happens inside a later _submit, _sync or _drop on c (or in this call,
- * without an offload). One job at a time: this first completes the job in flight.
- * Returns 0, an error of that earlier job's done, or FLOE_ENOMEM. */
-int floe_pq_compressor_submit(struct floe_pq_compressor *c, const void *src, size_t n, uint8_t *dst,
-			      size_t cap, floe_pq_done_fn done, void *done_ctx);
+ * copied, so the caller may reuse it at once; or, when own (may be NULL) is the buffer
+ * src/n lie in and it can be given up, own's storage is taken instead and own gets an
+ * empty buffer in return: no copy. dst must stay valid until done has been called,
+ * which happens inside a later _submit, _sync or _drop on c (or in this call, without an
+ * offload). One job at a time: this first completes the job in flight. Returns 0, an
+ * error of that earlier job's done, or FLOE_ENOMEM. */
+int floe_pq_compressor_submit(struct floe_pq_compressor *c, const void *src, size_t n,
+			      struct floe_buf *own, uint8_t *dst, size_t cap, floe_pq_done_fn done,
+			      void *done_ctx);
 /* True while a job is in flight (submitted, its done not yet called). */
 bool floe_pq_compressor_busy(const struct floe_pq_compressor *c);
 /* Completes the job in flight, if any: waits for it and calls its done. */
