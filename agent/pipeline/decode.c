@@ -11,6 +11,7 @@
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +100,20 @@ static bool eq_nocase(const char *s, size_t n, const char *lit)
 	return true;
 }
 
+/* The next of the NULL-terminated keys, from *k on, that the fields hold with a non-null
+ * value: true with its value in *v and *vl and *k past it; false when none is left. */
+static bool next_field(const struct floe_fields *f, const char *const *keys, size_t *k,
+		       const char **v, size_t *vl)
+{
+	for (; keys[*k]; ++*k) {
+		if (floe_fields_find(f, keys[*k], strlen(keys[*k]), v, vl) && *v) {
+			++*k;
+			return true;
+		}
+	}
+	return false;
+}
+
 /* Syslog severity (RFC 5424: 0 emergency .. 7 debug) of a level name or digit, or -1. */
 static int severity_of(const char *s, size_t n)
 {
@@ -147,28 +162,23 @@ void floe_decoder_apply(struct floe_decoder *d, struct floe_record *rec)
 		}
 		d->st.fields_dropped += floe_fields_dropped(d->fields);
 		floe_fields_to_record(d->fields, rec);
-		/* A level field becomes the severity column too. */
-		static const char *const level_keys[] = {"level", "severity", "lvl", "loglevel"};
-		for (size_t k = 0; k < 4 && !rec->has_severity; k++) {
-			const char *v;
-			size_t vl;
-			if (floe_fields_find(d->fields, level_keys[k], strlen(level_keys[k]), &v, &vl) && v) {
-				int sev = severity_of(v, vl);
-				if (sev >= 0) {
-					rec->has_severity = true;
-					rec->severity = sev;
-				}
+		/* A level field becomes the severity column too, and an application name the app
+		 * column (for sort_by, bloom filters and partitions); both stay in attrs. */
+		static const char *const level_keys[] = {"level", "severity", "lvl", "loglevel", NULL};
+		static const char *const app_keys[] = {"app", "app_name", "appname", "program", "service",
+						       NULL};
+		const char *v;
+		size_t vl, k = 0;
+		while (!rec->has_severity && next_field(d->fields, level_keys, &k, &v, &vl)) {
+			int sev = severity_of(v, vl);
+			if (sev >= 0) {
+				rec->has_severity = true;
+				rec->severity = sev;
 			}
 		}
-		/* So does an application name the app column (for sort_by, bloom filters and
-		 * partitions); the field stays in attrs as well. */
-		static const char *const app_keys[] = {"app", "app_name", "appname", "program", "service"};
-		for (size_t k = 0; k < 5 && !rec->app.p; k++) {
-			const char *v;
-			size_t vl;
-			if (floe_fields_find(d->fields, app_keys[k], strlen(app_keys[k]), &v, &vl) && v && vl)
+		for (k = 0; !rec->app.p && next_field(d->fields, app_keys, &k, &v, &vl);)
+			if (vl)
 				rec->app = (struct floe_str){v, vl};
-		}
 	}
 	if (d->ts) {
 		const char *v = NULL;
