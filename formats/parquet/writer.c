@@ -509,12 +509,10 @@ int floe_pq_writer_add_row(struct floe_pq_writer *w, const struct floe_pq_value 
 		buffered += b;
 		held += h;
 	}
-	for (size_t j = 0; w->acomp && floe_pq_compressor_busy(w->acomp) && j < w->nleaves; j++) {
-		size_t b, h;
-		floe_pq_chunk_in_flight(w->leaves[j].chunk, &h, &b);
-		fly_held += h;
-		fly_buf += b;
-	}
+	/* One compressor, so one page in flight at most: stop at its chunk. */
+	for (size_t j = 0; w->acomp && floe_pq_compressor_busy(w->acomp) && !fly_buf && j < w->nleaves;
+	     j++)
+		floe_pq_chunk_in_flight(w->leaves[j].chunk, &fly_held, &fly_buf);
 	if (rc)
 		goto fail;
 	w->rows++;
