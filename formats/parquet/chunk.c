@@ -58,7 +58,7 @@ struct page_job {
 	size_t n, lv, bound;
 	size_t rep_len, def_len;
 	int64_t nulls, rows;
-	bool busy;
+	size_t acct; /* what it adds to its chunk's fly_held while in flight */
 };
 
 struct floe_pq_chunk {
@@ -91,7 +91,8 @@ struct floe_pq_chunk {
 	void *stream_ctx;
 	size_t streamed; /* pages already written through stream */
 	struct floe_pq_compressor *acomp; /* see floe_pq_chunk_set_async */
-	struct page_job job;		  /* the page acomp is compressing, if busy */
+	size_t fly;			  /* pages of this chunk queued on acomp */
+	size_t fly_held;		  /* their blocks' sizes, when they will be held */
 };
 
 static void start_page(struct floe_pq_chunk *c)
@@ -118,11 +119,6 @@ void floe_pq_chunk_reset(struct floe_pq_chunk *c)
 	if (c->dict_skip)
 		c->dict_skip--;
 	c->dict_seen = 0;
-	if (c->job.busy) {
-		/* Only after the compressor dropped the job (writer_free): nothing runs on it. */
-		floe_free(c->alloc, c->job.p);
-		c->job.busy = false;
-	}
 	for (size_t i = 0; i < c->npages; i++)
 		floe_free(c->alloc, c->pages[i].data);
 	c->npages = 0;
@@ -194,12 +190,11 @@ struct v2_info {
  * encoded once the compressed size and CRC are known. */
 #define HDR_MAX 96
 
-/* Pages of at least half the page size are compressed through the chunk's asynchronous
- * compressor when it has one; smaller ones (with 512 KiB pages, the integer columns',
- * 64 KiB at most) inline, so that they never wait for the large page in flight.
- * Measured on 1,000,000 log rows: also handing over the integer pages, through a second
- * context, made the writer slower, as the three integer columns close their pages on
- * the same row and the second hand-over waits for the first. */
+/* Pages of at least ASYNC_MIN bytes are compressed through the chunk's asynchronous
+ * compressor when it has one, which queues them: the three integer columns close their
+ * pages on the same row, and the three go to the other thread together. Smaller pages
+ * (dictionary indices, nulls) cost less to compress here than to hand over. */
+#define ASYNC_MIN ((size_t)4 << 10)
 
 static int flush_stream(struct floe_pq_chunk *c);
 
@@ -276,9 +271,13 @@ fail:
 static int async_done(void *ctx, int rc, const uint8_t *src, size_t n, size_t zn)
 {
 	struct page_job *j = ctx;
+	struct floe_pq_chunk *c = j->owner;
 	(void)n;
-	j->busy = false;
-	return page_done(j->owner, j, rc, src, zn);
+	c->fly--;
+	c->fly_held -= j->acct;
+	rc = page_done(c, j, rc, src, zn);
+	floe_free(c->alloc, j);
+	return rc;
 }
 
 /* Compresses body and stores header + compressed body in the page slot (SIZE_MAX: the
@@ -298,16 +297,18 @@ static int write_page(struct floe_pq_chunk *c, size_t slot, int type, const uint
 		bound = n;
 	if (n > (size_t)INT32_MAX - lv || bound > (size_t)INT32_MAX - lv)
 		return FLOE_ELIMIT;
-	bool async = c->acomp && n >= c->o.page_size / 2;
+	bool async = c->acomp && n >= ASYNC_MIN;
 	int rc;
-	/* One job in flight per compressor, and it may be this chunk's previous page. */
-	if (async && (rc = floe_pq_compressor_sync(c->acomp)))
-		return rc;
-	struct page_job inl, *j = async ? &c->job : &inl;
+	struct page_job inl, *j = &inl;
+	if (async && !(j = floe_malloc(c->alloc, sizeof(*j))))
+		return FLOE_ENOMEM;
 	memset(j, 0, sizeof(*j));
 	j->owner = c;
-	if (!(j->p = floe_malloc(c->alloc, HDR_MAX + lv + bound)))
+	if (!(j->p = floe_malloc(c->alloc, HDR_MAX + lv + bound))) {
+		if (j != &inl)
+			floe_free(c->alloc, j);
 		return FLOE_ENOMEM;
+	}
 	j->slot = slot;
 	j->type = type;
 	j->encoding = encoding;
@@ -326,12 +327,21 @@ static int write_page(struct floe_pq_chunk *c, size_t slot, int type, const uint
 	c->m.unc_size += (int64_t)(lv + n); /* the header's bytes are added when it exists */
 	uint8_t *z = j->p + HDR_MAX + lv;
 	if (async) {
-		j->busy = true;
-		rc = floe_pq_compressor_submit(c->acomp, body, n, own, z, bound, async_done, j);
-		if (rc && j->busy) { /* not started: the block is still ours */
-			j->busy = false;
+		/* Counted before the hand-over: the compressor may complete the job (and so
+		 * uncount it) before it returns. */
+		/* A page that will be streamed once done is never held. */
+		bool streams = c->stream && !c->dict_on && c->m.dict_pages == 0;
+		j->acct = slot != SIZE_MAX && !streams ? HDR_MAX + lv + bound : 0;
+		c->fly++;
+		c->fly_held += j->acct;
+		bool queued = false;
+		rc = floe_pq_compressor_submit(c->acomp, body, n, own, z, bound, async_done, j,
+					       &queued);
+		if (!queued) { /* never queued: the block and the job are still ours */
+			c->fly--;
+			c->fly_held -= j->acct;
 			floe_free(c->alloc, j->p);
-			j->p = NULL;
+			floe_free(c->alloc, j);
 		}
 		return rc;
 	}
@@ -347,14 +357,8 @@ void floe_pq_chunk_set_async(struct floe_pq_chunk *c, struct floe_pq_compressor 
 
 void floe_pq_chunk_in_flight(const struct floe_pq_chunk *c, size_t *held, size_t *buffered)
 {
-	*held = *buffered = 0;
-	if (!c->job.busy)
-		return;
-	*buffered = HDR_MAX;
-	/* A page that will be streamed once done is never held. */
-	bool streams = c->stream && !c->dict_on && c->m.dict_pages == 0;
-	if (!streams)
-		*held = HDR_MAX + c->job.lv + c->job.bound;
+	*buffered = c->fly * HDR_MAX;
+	*held = c->fly_held;
 }
 
 static int put_levels(struct floe_buf *b, struct floe_rle *r)
@@ -421,7 +425,7 @@ static int flush_stream(struct floe_pq_chunk *c)
 		return 0;
 	for (; c->streamed < c->npages; c->streamed++) {
 		struct floe_pq_page *pg = &c->pages[c->streamed];
-		if (c->job.busy && c->job.slot == c->streamed)
+		if (!pg->data)
 			break; /* still being compressed: written when it is done */
 		int rc = c->stream(c->stream_ctx, pg->data, pg->len);
 		if (rc)
@@ -774,7 +778,7 @@ int floe_pq_chunk_finish(struct floe_pq_chunk *c, struct floe_pq_chunk_meta *m,
 		if (rc)
 			return rc;
 	}
-	if (c->job.busy && (rc = floe_pq_compressor_sync(c->acomp)))
+	if (c->fly && (rc = floe_pq_compressor_sync(c->acomp)))
 		return rc;
 	if (c->dict_page.len) {
 		c->m.dict_len = (int64_t)c->dict_page.len;

@@ -113,13 +113,13 @@ int floe_pq_chunk_finish(struct floe_pq_chunk *c, struct floe_pq_chunk_meta *m,
  * Only one chunk of a row group may stream, and its pages then come first in the row
  * group. Cleared by reset. Returns 0 or fn's error. */
 int floe_pq_chunk_set_stream(struct floe_pq_chunk *c, floe_pq_sink_fn fn, void *ctx);
-/* Compresses the chunk's large pages through acomp (borrowed, shared by the writer's
- * chunks, an offload set on it), so that encoding goes on while they compress. A page
- * may then still be in flight after end_row: finish completes it, and the page's slot
- * has data NULL until then. Before freeing the chunk, drop acomp's job. */
+/* Compresses the chunk's pages (all but the smallest) through acomp (borrowed, shared
+ * by the writer's chunks, an offload set on it), so that encoding goes on while they
+ * compress. Pages may then still be in flight after end_row: finish completes them, and
+ * a page's slot has data NULL until then. Before freeing the chunk, drop acomp's jobs. */
 void floe_pq_chunk_set_async(struct floe_pq_chunk *c, struct floe_pq_compressor *acomp);
-/* Most bytes the page in flight (if any) can add to held once done (none when it will be
- * streamed), and to buffered (its header): 0 when no page is in flight. */
+/* Most bytes the pages in flight can add to held once done (none for those that will be
+ * streamed), and to buffered (their headers): 0 when no page is in flight. */
 void floe_pq_chunk_in_flight(const struct floe_pq_chunk *c, size_t *held, size_t *buffered);
 /* After finish: the chunk's bloom filter, or NULL when it has none. Valid until reset. */
 const struct floe_pq_bloom *floe_pq_chunk_bloom(const struct floe_pq_chunk *c);

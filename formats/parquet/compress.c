@@ -8,6 +8,7 @@
 #include "formats/base/error.h"
 
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <string.h>
 #include <lz4.h>
@@ -21,16 +22,27 @@ struct floe_pq_compressor {
 	ZSTD_CCtx *zctx;
 	void *lz4_state;
 	struct floe_buf out;
-	/* Asynchronous jobs: one at a time, its input copied into src. */
+	/* Asynchronous jobs, in a ring, completed in the order they came: q[head..head+n)
+	 * are not yet done, and the first batch of them were handed to the offload as one
+	 * task, which compresses them one after the other with zctx and counts them in ran.
+	 * Each job owns a copy of its input (or the caller's buffer, taken in exchange for
+	 * spare). qbytes is their input's size, which qlimit bounds. */
 	const struct floe_pq_offload *off;
-	struct floe_buf src;
-	bool busy;
+	struct floe_pq_job {
+		struct floe_buf src;
+		uint8_t *dst;
+		size_t cap, len;
+		int rc;
+		floe_pq_done_fn done;
+		void *done_ctx;
+	} q[FLOE_PQ_QUEUE];
+	unsigned head, n, batch;
+	unsigned long completed; /* jobs whose done has been called */
+	size_t qbytes, qlimit;
+	atomic_uint ran;
+	bool task; /* the batch's task is submitted and not yet waited for */
 	void *handle;
-	uint8_t *dst;
-	size_t cap, len;
-	int rc;
-	floe_pq_done_fn done;
-	void *done_ctx;
+	struct floe_buf spare;
 };
 
 static void *zalloc(void *opaque, size_t n)
@@ -55,7 +67,9 @@ struct floe_pq_compressor *floe_pq_compressor_new(struct floe_alloc *alloc,
 	c->codec = codec;
 	c->level = level ? level : 3;
 	floe_buf_init(&c->out, alloc, (size_t)INT32_MAX);
-	floe_buf_init(&c->src, alloc, (size_t)INT32_MAX);
+	floe_buf_init(&c->spare, alloc, (size_t)INT32_MAX);
+	for (size_t i = 0; i < FLOE_PQ_QUEUE; i++)
+		floe_buf_init(&c->q[i].src, alloc, (size_t)INT32_MAX);
 	switch (codec) {
 	case FLOE_PQ_UNCOMPRESSED:
 		break;
@@ -190,79 +204,173 @@ int floe_pq_compressor_into(struct floe_pq_compressor *c, const void *src, size_
 	return 0;
 }
 
-void floe_pq_compressor_set_offload(struct floe_pq_compressor *c, const struct floe_pq_offload *o)
+void floe_pq_compressor_set_offload(struct floe_pq_compressor *c, const struct floe_pq_offload *o,
+				   size_t queue_bytes)
 {
 	c->off = o;
+	c->qlimit = queue_bytes;
 }
 
-/* The job, on whatever thread the offload runs it: touches only the compression context,
- * the copied input and the caller's dst. */
-static void run_job(void *arg)
+static struct floe_pq_job *job_at(struct floe_pq_compressor *c, unsigned i)
+{
+	return &c->q[(c->head + i) % FLOE_PQ_QUEUE];
+}
+
+/* The batch, on whatever thread the offload runs it: touches only the compression
+ * context and the batch's jobs, which the caller leaves alone until it is done. */
+static void run_batch(void *arg)
 {
 	struct floe_pq_compressor *c = arg;
-	c->rc = floe_pq_compressor_into(c, c->src.data, c->src.len, c->dst, c->cap, &c->len);
+	for (unsigned i = 0; i < c->batch; i++) {
+		struct floe_pq_job *j = job_at(c, i);
+		j->rc = floe_pq_compressor_into(c, j->src.data, j->src.len, j->dst, j->cap, &j->len);
+		atomic_store_explicit(&c->ran, i + 1, memory_order_release);
+	}
 }
 
-void floe_pq_compressor_drop(struct floe_pq_compressor *c)
+/* Hands every queued job to the offload as one batch (run here if it refuses). */
+static void start_batch(struct floe_pq_compressor *c)
 {
-	if (!c->busy)
-		return;
+	c->batch = c->n;
+	atomic_store_explicit(&c->ran, 0, memory_order_relaxed);
+	c->handle = NULL;
+	c->task = true;
+	if (c->off->submit(c->off->ctx, run_batch, c, &c->handle)) {
+		c->handle = NULL;
+		run_batch(c);
+	}
+}
+
+/* Waits for the batch's task, then completes its jobs in order: each job's done is
+ * called (with rc forced to cancel, when not 0: the job is only being disposed of) and
+ * its input buffer kept as the spare or freed. Returns the first done's error. */
+static int finish_batch(struct floe_pq_compressor *c, int cancel)
+{
 	if (c->handle)
 		c->off->wait(c->off->ctx, c->handle);
-	c->busy = false;
 	c->handle = NULL;
+	c->task = false;
+	int first = 0;
+	for (unsigned i = 0; i < c->batch; i++) {
+		struct floe_pq_job *j = job_at(c, 0);
+		int rc = j->done(j->done_ctx, cancel ? cancel : j->rc, j->src.data, j->src.len,
+				 j->len);
+		if (rc && !first)
+			first = rc;
+		c->qbytes -= j->src.len;
+		floe_buf_reset(&j->src);
+		if (c->spare.cap < j->src.cap) {
+			struct floe_buf t = c->spare;
+			c->spare = j->src;
+			j->src = t;
+		}
+		floe_buf_fini(&j->src);
+		floe_buf_init(&j->src, c->alloc, (size_t)INT32_MAX);
+		c->head = (c->head + 1) % FLOE_PQ_QUEUE;
+		c->n--;
+		c->completed++;
+	}
+	c->batch = 0;
+	return first;
 }
 
 bool floe_pq_compressor_busy(const struct floe_pq_compressor *c)
 {
-	return c->busy;
+	return c->n > 0;
+}
+
+unsigned long floe_pq_compressor_completed(const struct floe_pq_compressor *c)
+{
+	return c->completed;
+}
+
+int floe_pq_compressor_pump(struct floe_pq_compressor *c)
+{
+	int rc = 0;
+	if (c->task && atomic_load_explicit(&c->ran, memory_order_acquire) == c->batch)
+		rc = finish_batch(c, 0);
+	if (!c->task && c->n)
+		start_batch(c);
+	return rc;
 }
 
 int floe_pq_compressor_sync(struct floe_pq_compressor *c)
 {
-	if (!c->busy)
-		return 0;
-	floe_pq_compressor_drop(c);
-	return c->done(c->done_ctx, c->rc, c->src.data, c->src.len, c->len);
+	int first = 0;
+	while (c->n) {
+		if (!c->task)
+			start_batch(c);
+		int rc = finish_batch(c, 0);
+		if (rc && !first)
+			first = rc;
+	}
+	return first;
+}
+
+void floe_pq_compressor_drop(struct floe_pq_compressor *c)
+{
+	while (c->n) {
+		if (!c->task) {
+			/* Never started: nothing to wait for. */
+			c->batch = c->n;
+			c->task = true;
+			c->handle = NULL;
+		}
+		(void)finish_batch(c, FLOE_EINVAL);
+	}
 }
 
 int floe_pq_compressor_submit(struct floe_pq_compressor *c, const void *src, size_t n,
 			      struct floe_buf *own, uint8_t *dst, size_t cap, floe_pq_done_fn done,
-			      void *done_ctx)
+			      void *done_ctx, bool *taken)
 {
-	int rc = floe_pq_compressor_sync(c);
-	if (rc)
-		return rc;
+	*taken = false;
 	if (!c->off) {
+		*taken = true;
 		size_t len = 0;
-		rc = floe_pq_compressor_into(c, src, n, dst, cap, &len);
+		int rc = floe_pq_compressor_into(c, src, n, dst, cap, &len);
 		return done(done_ctx, rc, src, n, len);
 	}
-	if (own && own->data == src && own->len == n && own->alloc == c->src.alloc &&
-	    own->max == c->src.max) {
-		/* Trade buffers: the job keeps the page, the caller gets the last job's. */
-		struct floe_buf t = *own;
-		*own = c->src;
-		c->src = t;
+	int first = 0;
+	/* Room in the ring and within the byte limit: else wait for the oldest batch. */
+	while (c->n == FLOE_PQ_QUEUE || (c->n && c->qlimit && c->qbytes + n > c->qlimit)) {
+		if (!c->task)
+			start_batch(c);
+		int rc = finish_batch(c, 0);
+		if (rc && !first)
+			first = rc;
+	}
+	struct floe_pq_job *j = job_at(c, c->n);
+	if (own && own->data == src && own->len == n && own->alloc == c->spare.alloc &&
+	    own->max == c->spare.max) {
+		/* Trade buffers: the job keeps the page, the caller gets the spare. */
+		j->src = *own;
+		*own = c->spare;
+		floe_buf_init(&c->spare, c->alloc, (size_t)INT32_MAX);
 		floe_buf_reset(own);
 	} else {
-		floe_buf_reset(&c->src);
-		if ((rc = floe_buf_append(&c->src, src, n)))
-			return rc;
+		struct floe_buf t = j->src;
+		j->src = c->spare; /* its storage, if any, serves the copy */
+		c->spare = t;
+		floe_buf_reset(&j->src);
+		int rc = floe_buf_append(&j->src, src, n);
+		if (rc) {
+			floe_buf_fini(&j->src);
+			floe_buf_init(&j->src, c->alloc, (size_t)INT32_MAX);
+			return first ? first : rc;
+		}
 	}
-	c->dst = dst;
-	c->cap = cap;
-	c->len = 0;
-	c->rc = 0;
-	c->done = done;
-	c->done_ctx = done_ctx;
-	c->busy = true;
-	c->handle = NULL;
-	if (c->off->submit(c->off->ctx, run_job, c, &c->handle)) {
-		c->handle = NULL;
-		run_job(c); /* the offload refused it: run it here */
-	}
-	return 0;
+	j->dst = dst;
+	j->cap = cap;
+	j->len = 0;
+	j->rc = 0;
+	j->done = done;
+	j->done_ctx = done_ctx;
+	*taken = true;
+	c->n++;
+	c->qbytes += n;
+	int rc = floe_pq_compressor_pump(c);
+	return first ? first : rc;
 }
 
 void floe_pq_compressor_free(struct floe_pq_compressor *c)
@@ -270,7 +378,9 @@ void floe_pq_compressor_free(struct floe_pq_compressor *c)
 	if (!c)
 		return;
 	floe_pq_compressor_drop(c);
-	floe_buf_fini(&c->src);
+	for (size_t i = 0; i < FLOE_PQ_QUEUE; i++)
+		floe_buf_fini(&c->q[i].src);
+	floe_buf_fini(&c->spare);
 	ZSTD_freeCCtx(c->zctx);
 	floe_free(c->alloc, c->lz4_state);
 	floe_buf_fini(&c->out);

@@ -37,26 +37,41 @@ void floe_pq_compressor_free(struct floe_pq_compressor *c);
 /* Asynchronous use, through an offload (see writer.h). done is called, on the caller's
  * thread, once a job has finished: rc is the compression's result, src/n the input
  * (a copy, valid during the call) and len the compressed size in dst. Its return value
- * becomes the result of the call that completed the job. */
+ * becomes the result of the call that completed the job. Jobs complete in the order
+ * they were submitted. */
 typedef int (*floe_pq_done_fn)(void *ctx, int rc, const uint8_t *src, size_t n, size_t len);
 
-/* Compresses through o from now on (borrowed; NULL = inline). */
-void floe_pq_compressor_set_offload(struct floe_pq_compressor *c, const struct floe_pq_offload *o);
-/* Starts compressing n bytes at src into dst (cap bytes, at least the bound). src is
- * copied, so the caller may reuse it at once; or, when own (may be NULL) is the buffer
- * src/n lie in and it can be given up, own's storage is taken instead and own gets an
- * empty buffer in return: no copy. dst must stay valid until done has been called,
- * which happens inside a later _submit, _sync or _drop on c (or in this call, without an
- * offload). One job at a time: this first completes the job in flight. Returns 0, an
- * error of that earlier job's done, or FLOE_ENOMEM. */
+/* Jobs queued at most: pages closed on the same row go to the offload together. */
+#define FLOE_PQ_QUEUE 8
+
+/* Compresses through o from now on (borrowed; NULL = inline). queue_bytes bounds the
+ * input held by queued jobs (0: only FLOE_PQ_QUEUE does): a job that would pass it
+ * waits for the ones before it. */
+void floe_pq_compressor_set_offload(struct floe_pq_compressor *c, const struct floe_pq_offload *o,
+				   size_t queue_bytes);
+/* Queues the compression of n bytes at src into dst (cap bytes, at least the bound).
+ * src is copied, so the caller may reuse it at once; or, when own (may be NULL) is the
+ * buffer src/n lie in and it can be given up, own's storage is taken instead and own
+ * gets an empty buffer in return: no copy. dst must stay valid until done has been
+ * called, which happens inside a later _submit, _pump, _sync or _drop on c (or in this
+ * call, without an offload). Queued jobs go to the offload as one task whenever none is
+ * running. *taken tells whether the job was queued (or done): when false, its done will
+ * never be called. Returns 0, an error of an earlier job's done, or FLOE_ENOMEM. */
 int floe_pq_compressor_submit(struct floe_pq_compressor *c, const void *src, size_t n,
 			      struct floe_buf *own, uint8_t *dst, size_t cap, floe_pq_done_fn done,
-			      void *done_ctx);
-/* True while a job is in flight (submitted, its done not yet called). */
+			      void *done_ctx, bool *taken);
+/* True while a job is queued or in flight (its done not yet called). */
 bool floe_pq_compressor_busy(const struct floe_pq_compressor *c);
-/* Completes the job in flight, if any: waits for it and calls its done. */
+/* Jobs completed so far (their done called): tells a caller whether any completed. */
+unsigned long floe_pq_compressor_completed(const struct floe_pq_compressor *c);
+/* Without waiting: completes the jobs of a task that has finished and hands the queued
+ * ones to the offload. Returns the first error of the dones it called. */
+int floe_pq_compressor_pump(struct floe_pq_compressor *c);
+/* Completes every job: waits for them and calls their dones. */
 int floe_pq_compressor_sync(struct floe_pq_compressor *c);
-/* Waits for the job in flight, if any, and forgets it without calling done. */
+/* Waits for the jobs in flight and disposes of every job: its done is called with
+ * FLOE_EINVAL as rc, so that the caller can free what it holds for it; its result is
+ * ignored. */
 void floe_pq_compressor_drop(struct floe_pq_compressor *c);
 
 #endif

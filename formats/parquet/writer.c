@@ -340,7 +340,9 @@ struct floe_pq_writer *floe_pq_writer_new(struct floe_alloc *alloc,
 	if (opt->offload && w->opt.codec != FLOE_PQ_UNCOMPRESSED) {
 		if (!(w->acomp = floe_pq_compressor_new(alloc, w->opt.codec, w->opt.zstd_level, &rc)))
 			goto fail;
-		floe_pq_compressor_set_offload(w->acomp, opt->offload);
+		/* Queued input: one large page and two of the small ones closed beside it. */
+		floe_pq_compressor_set_offload(w->acomp, opt->offload,
+					       w->opt.page_size + w->opt.page_size / 4);
 	}
 	if ((rc = make_leaves(w)))
 		goto fail;
@@ -503,16 +505,32 @@ int floe_pq_writer_add_row(struct floe_pq_writer *w, const struct floe_pq_value 
 			rc = floe_pq_chunk_put_int(l->chunk, 0, v->i);
 	}
 	size_t buffered = 0, held = 0, fly_held = 0, fly_buf = 0;
+	unsigned long done0 = w->acomp ? floe_pq_compressor_completed(w->acomp) : 0;
 	for (size_t j = 0; j < w->nleaves && !rc; j++) {
 		size_t b, h;
 		rc = floe_pq_chunk_end_row(w->leaves[j].chunk, &b, &h);
 		buffered += b;
 		held += h;
 	}
-	/* One compressor, so one page in flight at most: stop at its chunk. */
-	for (size_t j = 0; w->acomp && floe_pq_compressor_busy(w->acomp) && !fly_buf && j < w->nleaves;
-	     j++)
-		floe_pq_chunk_in_flight(w->leaves[j].chunk, &fly_held, &fly_buf);
+	/* Pages the other thread has finished are completed here, then the ones still
+	 * queued or in flight are counted. A page completed during the sums above (by a
+	 * hand-over that had to wait) or here moved between them: sum again. */
+	if (!rc && w->acomp && floe_pq_compressor_busy(w->acomp))
+		rc = floe_pq_compressor_pump(w->acomp);
+	if (!rc && w->acomp && floe_pq_compressor_completed(w->acomp) != done0) {
+		buffered = held = 0;
+		for (size_t j = 0; j < w->nleaves; j++) {
+			buffered += floe_pq_chunk_buffered(w->leaves[j].chunk);
+			held += floe_pq_chunk_held(w->leaves[j].chunk);
+		}
+	}
+	for (size_t j = 0; !rc && w->acomp && floe_pq_compressor_busy(w->acomp) && j < w->nleaves;
+	     j++) {
+		size_t fh, fb;
+		floe_pq_chunk_in_flight(w->leaves[j].chunk, &fh, &fb);
+		fly_held += fh;
+		fly_buf += fb;
+	}
 	if (rc)
 		goto fail;
 	w->rows++;
