@@ -49,11 +49,21 @@ static size_t seq_len(const uint8_t *p, size_t n, size_t *bad)
 size_t floe_pq_utf8_valid(const uint8_t *p, size_t n)
 {
 	size_t i = 0;
+	const uint64_t hi = 0x8080808080808080ULL;
 	while (i < n) {
+		/* ASCII, the common case, 32 then 8 bytes at a time. */
+		if (n - i >= 32) {
+			uint64_t w[4];
+			memcpy(w, p + i, 32);
+			if (!((w[0] | w[1] | w[2] | w[3]) & hi)) {
+				i += 32;
+				continue;
+			}
+		}
 		if (n - i >= 8) {
 			uint64_t w;
 			memcpy(&w, p + i, 8);
-			if (!(w & 0x8080808080808080ULL)) {
+			if (!(w & hi)) {
 				i += 8;
 				continue;
 			}

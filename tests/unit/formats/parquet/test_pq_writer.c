@@ -720,6 +720,19 @@ static void test_utf8(void **state)
 	    {"\xf0\x9f\x98\x80", 4, "\xf0\x9f\x98\x80", 0}, /* U+1F600 */
 	    {"\xf4\x8f\xbf\xbf", 4, "\xf4\x8f\xbf\xbf", 0}, /* U+10FFFF */
 	    {"0123456789abcdef\x80", 17, "0123456789abcdef\xef\xbf\xbd", 1},
+	    /* Around the 32- and 8-byte ASCII strides. */
+	    {"0123456789abcdef0123456789abcde\x80", 32,
+	     "0123456789abcdef0123456789abcde\xef\xbf\xbd", 1},
+	    {"0123456789abcdef0123456789abcdef\x80", 33,
+	     "0123456789abcdef0123456789abcdef\xef\xbf\xbd", 1},
+	    {"0123456789abcdef0123456789abcdef0123456\xff", 40,
+	     "0123456789abcdef0123456789abcdef0123456\xef\xbf\xbd", 1},
+	    {"0123456789abcdef0123456789abcdef\xc3\xa9"
+	     "0123456789abcdef0123456789abcde\xc3",
+	     66,
+	     "0123456789abcdef0123456789abcdef\xc3\xa9"
+	     "0123456789abcdef0123456789abcde\xef\xbf\xbd",
+	     1},
 	};
 	struct floe_buf b;
 	floe_buf_init(&b, NULL, 1024);
