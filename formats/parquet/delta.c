@@ -156,7 +156,8 @@ static size_t count_values(const uint8_t *plain, size_t len)
 int floe_pq_delta_lengths(struct floe_buf *out, const uint8_t *plain, size_t len)
 {
 	struct floe_pq_delta d;
-	floe_pq_delta_init(&d, out, 32, count_values(plain, len));
+	size_t n = count_values(plain, len);
+	floe_pq_delta_init(&d, out, 32, n);
 	for (size_t at = 0; at + 4 <= len;) {
 		uint32_t l = rd32(plain + at);
 		floe_pq_delta_put(&d, (int64_t)l);
@@ -165,7 +166,9 @@ int floe_pq_delta_lengths(struct floe_buf *out, const uint8_t *plain, size_t len
 	int rc = floe_pq_delta_finish(&d);
 	if (rc)
 		return rc;
-	if ((rc = floe_buf_reserve(out, len)))
+	/* Room for the bytes alone, without their 4-byte prefixes: a page of page_size
+	 * PLAIN bytes then fits a buffer of page_size, not of twice that. */
+	if ((rc = floe_buf_reserve(out, len >= 4 * n ? len - 4 * n : 0)))
 		return rc;
 	for (size_t at = 0; at + 4 <= len;) {
 		uint32_t l = rd32(plain + at);
