@@ -25,8 +25,8 @@ struct floe_pq_compressor {
 	/* Asynchronous jobs, in a ring, completed in the order they came: q[head..head+n)
 	 * are not yet done, and the first batch of them were handed to the offload as one
 	 * task, which compresses them one after the other with zctx and counts them in ran.
-	 * Each job owns a copy of its input (or the caller's buffer, taken in exchange for
-	 * spare). qbytes is their input's size, which qlimit bounds. */
+	 * Each job owns a copy of its input, or the caller's buffer, which it frees when
+	 * done. qbytes is their input's size, which qlimit bounds. */
 	const struct floe_pq_offload *off;
 	struct floe_pq_job {
 		struct floe_buf src;
@@ -42,7 +42,6 @@ struct floe_pq_compressor {
 	atomic_uint ran;
 	bool task; /* the batch's task is submitted and not yet waited for */
 	void *handle;
-	struct floe_buf spare;
 };
 
 static void *zalloc(void *opaque, size_t n)
@@ -67,7 +66,6 @@ struct floe_pq_compressor *floe_pq_compressor_new(struct floe_alloc *alloc,
 	c->codec = codec;
 	c->level = level ? level : 3;
 	floe_buf_init(&c->out, alloc, (size_t)INT32_MAX);
-	floe_buf_init(&c->spare, alloc, (size_t)INT32_MAX);
 	for (size_t i = 0; i < FLOE_PQ_QUEUE; i++)
 		floe_buf_init(&c->q[i].src, alloc, (size_t)INT32_MAX);
 	switch (codec) {
@@ -243,7 +241,7 @@ static void start_batch(struct floe_pq_compressor *c)
 
 /* Waits for the batch's task, then completes its jobs in order: each job's done is
  * called (with rc forced to cancel, when not 0: the job is only being disposed of) and
- * its input buffer kept as the spare or freed. Returns the first done's error. */
+ * its input buffer freed. Returns the first done's error. */
 static int finish_batch(struct floe_pq_compressor *c, int cancel)
 {
 	if (c->handle)
@@ -258,12 +256,6 @@ static int finish_batch(struct floe_pq_compressor *c, int cancel)
 		if (rc && !first)
 			first = rc;
 		c->qbytes -= j->src.len;
-		floe_buf_reset(&j->src);
-		if (c->spare.cap < j->src.cap) {
-			struct floe_buf t = c->spare;
-			c->spare = j->src;
-			j->src = t;
-		}
 		floe_buf_fini(&j->src);
 		floe_buf_init(&j->src, c->alloc, (size_t)INT32_MAX);
 		c->head = (c->head + 1) % FLOE_PQ_QUEUE;
@@ -341,18 +333,16 @@ int floe_pq_compressor_submit(struct floe_pq_compressor *c, const void *src, siz
 			first = rc;
 	}
 	struct floe_pq_job *j = job_at(c, c->n);
-	if (own && own->data == src && own->len == n && own->alloc == c->spare.alloc &&
-	    own->max == c->spare.max) {
-		/* Trade buffers: the job keeps the page, the caller gets the spare. */
+	if (own && own->data == src && own->len == n && own->alloc == c->alloc &&
+	    own->max == (size_t)INT32_MAX && own->cap / 2 <= n) {
+		/* The job takes the page's buffer (when the page fills most of it); the caller
+		 * gets a new one for as much, in one allocation (if that fails, it grows as it
+		 * fills). Keeping the finished jobs' buffers for this instead would hold one
+		 * more page for good. */
 		j->src = *own;
-		*own = c->spare;
-		floe_buf_init(&c->spare, c->alloc, (size_t)INT32_MAX);
-		floe_buf_reset(own);
+		floe_buf_init(own, c->alloc, (size_t)INT32_MAX);
+		(void)floe_buf_reserve(own, n);
 	} else {
-		struct floe_buf t = j->src;
-		j->src = c->spare; /* its storage, if any, serves the copy */
-		c->spare = t;
-		floe_buf_reset(&j->src);
 		int rc = floe_buf_append(&j->src, src, n);
 		if (rc) {
 			floe_buf_fini(&j->src);
@@ -380,7 +370,6 @@ void floe_pq_compressor_free(struct floe_pq_compressor *c)
 	floe_pq_compressor_drop(c);
 	for (size_t i = 0; i < FLOE_PQ_QUEUE; i++)
 		floe_buf_fini(&c->q[i].src);
-	floe_buf_fini(&c->spare);
 	ZSTD_freeCCtx(c->zctx);
 	floe_free(c->alloc, c->lz4_state);
 	floe_buf_fini(&c->out);

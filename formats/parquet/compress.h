@@ -52,7 +52,7 @@ void floe_pq_compressor_set_offload(struct floe_pq_compressor *c, const struct f
 /* Queues the compression of n bytes at src into dst (cap bytes, at least the bound).
  * src is copied, so the caller may reuse it at once; or, when own (may be NULL) is the
  * buffer src/n lie in and it can be given up, own's storage is taken instead and own
- * gets an empty buffer in return: no copy. dst must stay valid until done has been
+ * gets a new, empty one of the same capacity: no copy. dst must stay valid until done has been
  * called, which happens inside a later _submit, _pump, _sync or _drop on c (or in this
  * call, without an offload). Queued jobs go to the offload as one task whenever none is
  * running. *taken tells whether the job was queued (or done): when false, its done will
