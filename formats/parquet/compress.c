@@ -239,6 +239,13 @@ static void start_batch(struct floe_pq_compressor *c)
 	}
 }
 
+/* Keeps the first error of several. */
+static void keep_first(int *first, int rc)
+{
+	if (rc && !*first)
+		*first = rc;
+}
+
 /* Waits for the batch's task, then completes its jobs in order: each job's done is
  * called (with rc forced to cancel, when not 0: the job is only being disposed of) and
  * its input buffer freed. Returns the first done's error. */
@@ -253,8 +260,7 @@ static int finish_batch(struct floe_pq_compressor *c, int cancel)
 		struct floe_pq_job *j = job_at(c, 0);
 		int rc = j->done(j->done_ctx, cancel ? cancel : j->rc, j->src.data, j->src.len,
 				 j->len);
-		if (rc && !first)
-			first = rc;
+		keep_first(&first, rc);
 		c->qbytes -= j->src.len;
 		floe_buf_fini(&j->src);
 		floe_buf_init(&j->src, c->alloc, (size_t)INT32_MAX);
@@ -264,6 +270,14 @@ static int finish_batch(struct floe_pq_compressor *c, int cancel)
 	}
 	c->batch = 0;
 	return first;
+}
+
+/* Completes the oldest batch, handing the queue over first if no task is running. */
+static int complete_oldest(struct floe_pq_compressor *c)
+{
+	if (!c->task)
+		start_batch(c);
+	return finish_batch(c, 0);
 }
 
 bool floe_pq_compressor_busy(const struct floe_pq_compressor *c)
@@ -289,13 +303,8 @@ int floe_pq_compressor_pump(struct floe_pq_compressor *c)
 int floe_pq_compressor_sync(struct floe_pq_compressor *c)
 {
 	int first = 0;
-	while (c->n) {
-		if (!c->task)
-			start_batch(c);
-		int rc = finish_batch(c, 0);
-		if (rc && !first)
-			first = rc;
-	}
+	while (c->n)
+		keep_first(&first, complete_oldest(c));
 	return first;
 }
 
@@ -325,13 +334,8 @@ int floe_pq_compressor_submit(struct floe_pq_compressor *c, const void *src, siz
 	}
 	int first = 0;
 	/* Room in the ring and within the byte limit: else wait for the oldest batch. */
-	while (c->n == FLOE_PQ_QUEUE || (c->n && c->qlimit && c->qbytes + n > c->qlimit)) {
-		if (!c->task)
-			start_batch(c);
-		int rc = finish_batch(c, 0);
-		if (rc && !first)
-			first = rc;
-	}
+	while (c->n == FLOE_PQ_QUEUE || (c->n && c->qlimit && c->qbytes + n > c->qlimit))
+		keep_first(&first, complete_oldest(c));
 	struct floe_pq_job *j = job_at(c, c->n);
 	if (own && own->data == src && own->len == n && own->alloc == c->alloc &&
 	    own->max == (size_t)INT32_MAX && own->cap / 2 <= n) {

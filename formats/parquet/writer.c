@@ -477,6 +477,16 @@ static int pick_stream_leaf(struct floe_pq_writer *w)
 	return floe_pq_chunk_set_stream(w->leaves[pick].chunk, stream_page, w);
 }
 
+/* The uncompressed bytes the row group holds so far, and the bytes of finished pages. */
+static void sum_chunks(const struct floe_pq_writer *w, size_t *buffered, size_t *held)
+{
+	*buffered = *held = 0;
+	for (size_t j = 0; j < w->nleaves; j++) {
+		*buffered += floe_pq_chunk_buffered(w->leaves[j].chunk);
+		*held += floe_pq_chunk_held(w->leaves[j].chunk);
+	}
+}
+
 int floe_pq_writer_add_row(struct floe_pq_writer *w, const struct floe_pq_value *values)
 {
 	if (w->err)
@@ -518,11 +528,7 @@ int floe_pq_writer_add_row(struct floe_pq_writer *w, const struct floe_pq_value 
 	if (!rc && w->acomp && floe_pq_compressor_busy(w->acomp))
 		rc = floe_pq_compressor_pump(w->acomp);
 	if (!rc && w->acomp && floe_pq_compressor_completed(w->acomp) != done0) {
-		buffered = held = 0;
-		for (size_t j = 0; j < w->nleaves; j++) {
-			buffered += floe_pq_chunk_buffered(w->leaves[j].chunk);
-			held += floe_pq_chunk_held(w->leaves[j].chunk);
-		}
+		sum_chunks(w, &buffered, &held);
 	}
 	for (size_t j = 0; !rc && w->acomp && floe_pq_compressor_busy(w->acomp) && j < w->nleaves;
 	     j++) {
@@ -547,11 +553,7 @@ int floe_pq_writer_add_row(struct floe_pq_writer *w, const struct floe_pq_value 
 			buffered + fly_buf >= w->opt.row_group_size)) {
 		if ((rc = floe_pq_compressor_sync(w->acomp)))
 			goto fail;
-		buffered = held = 0;
-		for (size_t j = 0; j < w->nleaves; j++) {
-			buffered += floe_pq_chunk_buffered(w->leaves[j].chunk);
-			held += floe_pq_chunk_held(w->leaves[j].chunk);
-		}
+		sum_chunks(w, &buffered, &held);
 	}
 	if (w->stream_leaf < 0 && held >= stream_min) {
 		if ((rc = pick_stream_leaf(w)))
