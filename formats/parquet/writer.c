@@ -65,7 +65,7 @@ struct floe_pq_writer {
 	char *created_by;
 	struct floe_pq_kv *kv;
 	struct floe_pq_bloom_column *bloom;
-	struct floe_buf blooms, cis, ois; /* encoded until finish */
+	struct floe_buf blooms, cis, ois; /* one row group's, until it is written */
 	floe_pq_sink_fn sink;
 	void *sink_ctx;
 	struct floe_pq_compressor *comp;
@@ -624,8 +624,8 @@ static void merge_stats(struct leaf *l, const struct floe_pq_chunk_meta *m)
 	l->has_minmax = true;
 }
 
-/* Encodes the chunk's bloom filter and page index into the trailer buffers; r gets
- * their offsets relative to each buffer (made absolute in finish). */
+/* Encodes the chunk's bloom filter and page index into the row group's buffers; r
+ * gets their offsets relative to each buffer (made absolute by emit_extras). */
 static int record_extras(struct floe_pq_writer *w, struct leaf *l, struct floe_pq_chunk_loc *r,
 			 int64_t data_off, const struct floe_pq_page *pages, size_t npages)
 {
@@ -658,19 +658,20 @@ static int record_extras(struct floe_pq_writer *w, struct leaf *l, struct floe_p
 	return 0;
 }
 
-/* Writes one trailer buffer and turns the relative offsets of one kind into file
- * offsets. */
-static int emit_trailer(struct floe_pq_writer *w, struct floe_buf *b, size_t field)
+/* Writes one row group's buffer of one kind (bloom filters, column or offset indexes)
+ * and turns its chunks' offsets of that kind, relative to the buffer, into file offsets.
+ * The buffer keeps its capacity for the next row group. */
+static int emit_extras(struct floe_pq_writer *w, struct floe_pq_chunk_loc *locs,
+		       struct floe_buf *b, size_t field)
 {
 	int64_t base = (int64_t)w->written;
-	size_t n = w->nrgs * w->nleaves;
-	for (size_t i = 0; i < n; i++) {
-		int64_t *off = (int64_t *)((char *)&w->locs[i] + field);
+	for (size_t j = 0; j < w->nleaves; j++) {
+		int64_t *off = (int64_t *)((char *)&locs[j] + field);
 		if (*off >= 0)
 			*off += base;
 	}
 	int rc = emit(w, b->data, b->len);
-	floe_buf_fini(b);
+	b->len = 0;
 	return rc;
 }
 
@@ -724,6 +725,14 @@ static int flush_row_group(struct floe_pq_writer *w)
 		merge_stats(l, &r->m);
 		floe_pq_chunk_reset(l->chunk);
 	}
+	/* Each row group's bloom filters and page index follow its column chunks, so what
+	 * the writer keeps until the footer does not grow with them. Readers find both by
+	 * their offsets; within a row group each kind stays contiguous, as readers that
+	 * fetch a row group's indexes in one range expect. */
+	if ((rc = emit_extras(w, locs, &w->blooms, offsetof(struct floe_pq_chunk_loc, bloom_off))) ||
+	    (rc = emit_extras(w, locs, &w->cis, offsetof(struct floe_pq_chunk_loc, ci_off))) ||
+	    (rc = emit_extras(w, locs, &w->ois, offsetof(struct floe_pq_chunk_loc, oi_off))))
+		return rc;
 	for (size_t j = 0; j < w->nleaves; j++) {
 		size_t at = w->heads.len;
 		rc = floe_pq_footer_chunk_head(&w->heads, w->opt.codec, &w->descs[j], &recs[j]);
@@ -789,10 +798,6 @@ int floe_pq_writer_finish(struct floe_pq_writer *w)
 			goto out;
 		w->started = true;
 	}
-	if ((rc = emit_trailer(w, &w->blooms, offsetof(struct floe_pq_chunk_loc, bloom_off))) ||
-	    (rc = emit_trailer(w, &w->cis, offsetof(struct floe_pq_chunk_loc, ci_off))) ||
-	    (rc = emit_trailer(w, &w->ois, offsetof(struct floe_pq_chunk_loc, oi_off))))
-		goto out;
 	struct floe_pq_footer meta = {
 	    .cols = w->cols,
 	    .ncols = w->ncols,

@@ -866,7 +866,9 @@ static void test_two_row_groups(void **state)
 	struct floe_alloc a;
 	floe_alloc_init(&a, 0);
 	struct mem m = {0};
-	struct floe_pq_options o = {.codec = FLOE_PQ_ZSTD, .row_group_size = 2000};
+	static const struct floe_pq_bloom_column bloom[] = {{3, 0}};
+	struct floe_pq_options o = {
+	    .codec = FLOE_PQ_ZSTD, .row_group_size = 2000, .bloom = bloom, .bloom_count = 1};
 	struct floe_pq_writer *w = NULL;
 	/* Find a row count that makes exactly two row groups. */
 	int rows = 0;
@@ -886,7 +888,29 @@ static void test_two_row_groups(void **state)
 	int rgs = fld(root, 4);
 	assert_int_equal(nodes[rgs].nchild, 2);
 	assert_int_equal(ival(elem(rgs, 1), 5), offs[1]);
-	assert_int_equal(ival(elem(rgs, 0), 5) + ival(elem(rgs, 0), 6), offs[1]);
+	/* Row group 0's bloom filters and page index lie between its chunks and row group
+	 * 1: bloom filters, column indexes, offset indexes, back to back. */
+	int c0 = fld(elem(rgs, 0), 1);
+	int64_t at = ival(elem(rgs, 0), 5) + ival(elem(rgs, 0), 6);
+	int blooms = 0;
+	for (int c = nodes[c0].child; c >= 0; c = nodes[c].next) {
+		int md = fld(c, 3);
+		if (fld(md, 14) < 0)
+			continue; /* no bloom filter for this column */
+		assert_int_equal(ival(md, 14), at);
+		blooms++;
+		at += ival(md, 15);
+	}
+	for (int k = 6; k >= 4; k -= 2) { /* column_index_offset, offset_index_offset */
+		for (int c = nodes[c0].child; c >= 0; c = nodes[c].next) {
+			if (fld(c, k) < 0)
+				continue; /* no column index for this chunk */
+			assert_int_equal(ival(c, k), at);
+			at += ival(c, k + 1);
+		}
+	}
+	assert_int_equal(at, offs[1]);
+	assert_int_equal(blooms, 1);
 	assert_int_equal(ival(elem(rgs, 1), 7), 1);
 	assert_int_equal(ival(elem(rgs, 0), 3) + ival(elem(rgs, 1), 3), rows);
 	assert_int_equal(ival(root, 3), rows);
