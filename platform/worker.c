@@ -88,6 +88,8 @@ int floe_worker_new(unsigned nthreads, struct floe_worker **out)
 	for (unsigned i = 0; i < nthreads; i++) {
 		if ((rc = pthread_create(&w->threads[i], &attr, loop, w)) != 0)
 			break;
+		/* Named for top -H, ps -L and perf; a failure here changes nothing else. */
+		pthread_setname_np(w->threads[i], "floe-worker");
 		w->nthreads++;
 	}
 	pthread_attr_destroy(&attr);
