@@ -75,6 +75,16 @@ static size_t make_row(uint64_t i, struct floe_record *r, char *msg, size_t cap,
 	return len;
 }
 
+/* The offload's wait, timed: how long the calling thread stood waiting for pages (or
+ * ran them itself, when no thread had taken them yet). */
+static double wait_s;
+static void timed_wait(void *pool, void *handle)
+{
+	double t = now_s();
+	floe_worker_wait_cb(pool, handle);
+	wait_s += now_s() - t;
+}
+
 static int file_sink(void *ctx, const void *data, size_t len)
 {
 	return fwrite(data, 1, len, ctx) == len ? 0 : -5;
@@ -148,7 +158,7 @@ int main(int argc, char **argv)
 	}
 	int err = 0;
 	struct floe_worker *pool = NULL;
-	struct floe_pq_offload off = {NULL, floe_worker_submit_cb, floe_worker_wait_cb};
+	struct floe_pq_offload off = {NULL, floe_worker_submit_cb, timed_wait};
 	if (threads) {
 		if ((err = floe_worker_new(threads, &pool))) {
 			fprintf(stderr, "worker: %d\n", err);
@@ -238,9 +248,14 @@ int main(int argc, char **argv)
 			  (double)(rt.ru_stime.tv_sec - rt0.ru_stime.tv_sec) +
 			  (double)(rt.ru_stime.tv_usec - rt0.ru_stime.tv_usec) / 1e6;
 	printf("rows=%" PRIu64 " seconds=%.3f bytes=%" PRIu64 " writer_peak=%zu rss_kib=%ld cpu=%.3f "
-	       "main_cpu=%.3f main_sys=%.3f\n",
+	       "main_cpu=%.3f main_sys=%.3f",
 	       rows, secs, size, alloc.peak, ru.ru_maxrss, cpu, main_cpu,
 	       (double)(rt.ru_stime.tv_sec - rt0.ru_stime.tv_sec) + (double)(rt.ru_stime.tv_usec - rt0.ru_stime.tv_usec) / 1e6);
+	if (pool) {
+		unsigned long by_waiters = 0, ran = floe_worker_ran(pool, &by_waiters);
+		printf(" wait_s=%.3f tasks=%lu run_by_waiter=%lu", wait_s, ran, by_waiters);
+	}
+	printf("\n");
 	floe_pq_writer_free(w);
 	floe_worker_free(pool);
 	free(recs);
