@@ -67,6 +67,12 @@ size_t floe_pq_utf8_valid(const uint8_t *p, size_t n)
 				i += 8;
 				continue;
 			}
+		} else if (n >= 8) {
+			/* The tail: the last 8 bytes at once, overlapping bytes already checked. */
+			uint64_t w;
+			memcpy(&w, p + n - 8, 8);
+			if (!(w & hi))
+				return n;
 		}
 		if (p[i] < 0x80) {
 			i++;

@@ -727,6 +727,12 @@ static void test_utf8(void **state)
 	     "0123456789abcdef0123456789abcdef\xef\xbf\xbd", 1},
 	    {"0123456789abcdef0123456789abcdef0123456\xff", 40,
 	     "0123456789abcdef0123456789abcdef0123456\xef\xbf\xbd", 1},
+	    /* The last 8 bytes checked at once, overlapping checked ones. */
+	    {"0123456789", 10, "0123456789", 0},
+	    {"0123456789\xff", 11, "0123456789\xef\xbf\xbd", 1},
+	    {"0123456789ab\xc3\xa9", 14, "0123456789ab\xc3\xa9", 0},
+	    {"01234567\xc3", 9, "01234567\xef\xbf\xbd", 1},
+	    {"\xc3\xa9" "0123456789", 12, "\xc3\xa9" "0123456789", 0},
 	    {"0123456789abcdef0123456789abcdef\xc3\xa9"
 	     "0123456789abcdef0123456789abcde\xc3",
 	     66,
