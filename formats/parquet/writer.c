@@ -1,10 +1,8 @@
 /* Streaming Parquet writer: maps the floe column kinds onto Parquet leaves (a map column
  * is two leaves, key and value, under a MAP group), routes each row's values and levels
- * to the leaves' chunks, writes a row group when enough is buffered (or its pages reach
- * the memory budget), and finally the bloom filters, the page indexes and the footer
- * (FileMetaData in Thrift compact form). Bloom filters and page indexes are kept encoded
- * until then: a few bytes per page, and the filters are as small as their columns'
- * distinct values allow. */
+ * to the leaves' chunks, closes a row group when enough is buffered (or its pages reach
+ * the memory budget; rowgroup.c writes it), and finally writes the footer (FileMetaData
+ * in Thrift compact form). */
 #include "writer.h"
 
 #include "formats/base/alloc.h"
@@ -14,22 +12,23 @@
 #include "formats/parquet/chunk.h"
 #include "formats/parquet/compress.h"
 #include "formats/parquet/footer.h"
-#include "formats/parquet/pageindex.h"
 #include "formats/parquet/utf8.h"
+#include "formats/parquet/writer_impl.h"
 
 #include <stddef.h>
 #include <string.h>
 
 #define FOOTER_MAX ((size_t)256 << 20)
-/* Bloom filters and page indexes held until the end of the file. */
+/* One row group's bloom filters, or column or offset indexes. */
 #define TRAILER_MAX ((size_t)1 << 30)
 
 /* Profile defaults, chosen by measurement with tests/bench/parquet.sh (1,000,000 log
  * rows, ZSTD): 512 KiB pages compress a little better than 1 MiB pages at level 3
  * (47.63 MB against 47.79 MB) and halve the page buffers; 256 KiB pages fall into zstd's
  * small-input parameters and lose 7 % on the message text. The compact profile trades
- * speed for size: level 6 gives 44.5 MB at about two thirds of DuckDB's single-threaded
- * level-3 speed, level 3 46.2 MB at about its speed, level 9 43.7 MB at half of it. */
+ * speed for size: level 6 gives 43.8 MB, about DuckDB's single-threaded level-3 speed
+ * with the compression thread; level 3 44.7 MB at twice that, level 9 42.9 MB at 0.9 of
+ * it (zstd's parameters as compress.c sets them). */
 #define DEFAULT_ZSTD_LEVEL 3
 #define COMPACT_ZSTD_LEVEL 6
 #define DEFAULT_PAGE_SIZE ((size_t)512 << 10)
@@ -37,59 +36,7 @@
 #define BLOOM_NDV 100000u
 #define BLOOM_MAX ((size_t)1 << 20)
 
-/* parquet.thrift enums */
-
-struct leaf {
-	struct floe_pq_chunk *chunk;
-	int ptype, max_def, max_rep;
-	int col; /* owning column */
-	int npath;
-	const char *path[3]; /* borrowed from the column or static */
-	int32_t field_id;
-	/* Whole-file statistics. */
-	struct floe_pq_leaf_stats st;
-	bool has_minmax;
-	int64_t imin, imax;
-	struct floe_pq_bound lo, hi;
-	uint8_t minb[8], maxb[8];
-};
-
-struct floe_pq_writer {
-	struct floe_alloc *alloc;
-	struct floe_pq_column *cols;
-	size_t ncols;
-	struct leaf *leaves;
-	struct floe_pq_leaf_desc *descs; /* the leaves as the footer names them */
-	size_t nleaves;
-	struct floe_pq_options opt;
-	char *created_by;
-	struct floe_pq_kv *kv;
-	struct floe_pq_bloom_column *bloom;
-	struct floe_buf blooms, cis, ois; /* one row group's, until it is written */
-	floe_pq_sink_fn sink;
-	void *sink_ctx;
-	struct floe_pq_compressor *comp;
-	struct floe_pq_compressor *acomp; /* large pages, through opt.offload; or NULL */
-	struct floe_buf scratch; /* repaired UTF-8 */
-	struct floe_buf body;	 /* page bodies, shared by the chunks */
-	int err;		 /* sticky: after a failure the writer only reports it */
-	bool started, finished;
-	uint64_t rows, rg_rows, written, replaced;
-	size_t buffered; /* the open row group's uncompressed bytes, as of the last row */
-	struct floe_pq_chunk_rec *recs; /* the open row group's chunks, nleaves */
-	struct floe_pq_chunk_loc *locs; /* nleaves per row group */
-	struct floe_buf heads;		/* encoded ColumnChunk heads, see footer.h */
-	struct floe_pq_rg_rec *rgs;
-	int64_t *rg_offsets;
-	size_t nrgs, rg_cap;
-	struct floe_pq_leaf_stats *stats;
-	/* The leaf whose pages go straight to the sink in the open row group (-1: none yet),
-	 * and where its first page went (-1: nothing written yet). */
-	int stream_leaf;
-	int64_t stream_off;
-};
-
-static int emit(struct floe_pq_writer *w, const void *p, size_t n)
+int floe_pq_writer_emit(struct floe_pq_writer *w, const void *p, size_t n)
 {
 	if (n == 0)
 		return 0;
@@ -436,7 +383,6 @@ static int put_map(struct floe_pq_writer *w, struct leaf *k, const struct floe_p
 	return 0;
 }
 
-static int flush_row_group(struct floe_pq_writer *w);
 
 /* Sink of the streaming leaf's pages. */
 static int stream_page(void *ctx, const void *data, size_t len)
@@ -444,13 +390,13 @@ static int stream_page(void *ctx, const void *data, size_t len)
 	struct floe_pq_writer *w = ctx;
 	int rc;
 	if (!w->started) {
-		if ((rc = emit(w, "PAR1", 4)))
+		if ((rc = floe_pq_writer_emit(w, "PAR1", 4)))
 			return rc;
 		w->started = true;
 	}
 	if (w->stream_off < 0)
 		w->stream_off = (int64_t)w->written;
-	return emit(w, data, len);
+	return floe_pq_writer_emit(w, data, len);
 }
 
 /* Pages are held until their row group is written because a column chunk must be
@@ -565,221 +511,12 @@ int floe_pq_writer_add_row(struct floe_pq_writer *w, const struct floe_pq_value 
 	w->buffered = buffered;
 	bool full = buffered >= w->opt.row_group_size ||
 		    (w->opt.memory_budget && held >= w->opt.memory_budget);
-	if (full && (rc = flush_row_group(w)))
+	if (full && (rc = floe_pq_writer_flush_row_group(w)))
 		goto fail;
 	return 0;
 fail:
 	w->err = rc;
 	return rc;
-}
-
-static int grow_records(struct floe_pq_writer *w)
-{
-	if (w->nrgs < w->rg_cap)
-		return 0;
-	/* A quarter more each time: these records are most of what grows with the file. */
-	size_t ncap = w->rg_cap + w->rg_cap / 4 + 4;
-	if (ncap > 32767) /* RowGroup.ordinal is an i16 */
-		ncap = 32767;
-	if (ncap <= w->nrgs)
-		return FLOE_ELIMIT;
-	size_t per;
-	if (__builtin_mul_overflow(ncap, w->nleaves * sizeof(struct floe_pq_chunk_loc), &per))
-		return FLOE_ELIMIT;
-	struct floe_pq_chunk_loc *c = floe_realloc(w->alloc, w->locs, per);
-	if (!c)
-		return FLOE_ENOMEM;
-	w->locs = c;
-	struct floe_pq_rg_rec *r = floe_realloc(w->alloc, w->rgs, ncap * sizeof(*r));
-	if (!r)
-		return FLOE_ENOMEM;
-	w->rgs = r;
-	int64_t *o = floe_realloc(w->alloc, w->rg_offsets, ncap * sizeof(*o));
-	if (!o)
-		return FLOE_ENOMEM;
-	w->rg_offsets = o;
-	w->rg_cap = ncap;
-	return 0;
-}
-
-static void merge_stats(struct leaf *l, const struct floe_pq_chunk_meta *m)
-{
-	l->st.compressed_size += (uint64_t)m->comp_size;
-	l->st.value_count += (uint64_t)m->num_values;
-	l->st.null_count += (uint64_t)m->null_count;
-	if (!m->has_minmax)
-		return;
-	if (l->ptype == FLOE_PQ_T_BYTE_ARRAY) {
-		floe_pq_bound_merge_lower(&l->lo, &m->lo);
-		floe_pq_bound_merge_upper(&l->hi, &m->hi);
-	} else if (!l->has_minmax) {
-		l->imin = m->imin;
-		l->imax = m->imax;
-	} else {
-		if (m->imin < l->imin)
-			l->imin = m->imin;
-		if (m->imax > l->imax)
-			l->imax = m->imax;
-	}
-	l->has_minmax = true;
-}
-
-/* Encodes the chunk's bloom filter and page index into the row group's buffers; r
- * gets their offsets relative to each buffer (made absolute by emit_extras). */
-static int record_extras(struct floe_pq_writer *w, struct leaf *l, struct floe_pq_chunk_loc *r,
-			 int64_t data_off, const struct floe_pq_page *pages, size_t npages)
-{
-	int rc;
-	r->bloom_off = r->ci_off = r->oi_off = -1;
-	r->bloom_len = r->ci_len = r->oi_len = 0;
-	const struct floe_pq_bloom *bf = floe_pq_chunk_bloom(l->chunk);
-	if (bf) {
-		size_t at = w->blooms.len;
-		if ((rc = floe_pq_bloom_write(bf, &w->blooms)))
-			return rc;
-		r->bloom_off = (int64_t)at;
-		r->bloom_len = (int32_t)(w->blooms.len - at);
-	}
-	if (w->opt.no_page_index || npages == 0)
-		return 0;
-	size_t at = w->cis.len;
-	bool written;
-	if ((rc = floe_pq_column_index_encode(&w->cis, l->ptype, pages, npages, &written)))
-		return rc;
-	if (written) {
-		r->ci_off = (int64_t)at;
-		r->ci_len = (int32_t)(w->cis.len - at);
-	}
-	at = w->ois.len;
-	if ((rc = floe_pq_offset_index_encode(&w->ois, pages, npages, data_off)))
-		return rc;
-	r->oi_off = (int64_t)at;
-	r->oi_len = (int32_t)(w->ois.len - at);
-	return 0;
-}
-
-/* Writes one row group's buffer of one kind (bloom filters, column or offset indexes)
- * and turns its chunks' offsets of that kind, relative to the buffer, into file offsets.
- * The buffer keeps its capacity for the next row group. */
-static int emit_extras(struct floe_pq_writer *w, struct floe_pq_chunk_loc *locs,
-		       struct floe_buf *b, size_t field)
-{
-	int64_t base = (int64_t)w->written;
-	for (size_t j = 0; j < w->nleaves; j++) {
-		int64_t *off = (int64_t *)((char *)&locs[j] + field);
-		if (*off >= 0)
-			*off += base;
-	}
-	int rc = emit(w, b->data, b->len);
-	b->len = 0;
-	return rc;
-}
-
-static int flush_row_group(struct floe_pq_writer *w)
-{
-	int rc;
-	if (w->rg_rows == 0)
-		return 0;
-	if ((rc = grow_records(w)))
-		return rc;
-	if (!w->started) {
-		if ((rc = emit(w, "PAR1", 4)))
-			return rc;
-		w->started = true;
-	}
-	/* A page in flight may be the streaming leaf's first: it fixes stream_off. */
-	if (w->acomp && (rc = floe_pq_compressor_sync(w->acomp)))
-		return rc;
-	struct floe_pq_rg_rec *rg = &w->rgs[w->nrgs];
-	struct floe_pq_chunk_rec *recs = w->recs;
-	struct floe_pq_chunk_loc *locs = &w->locs[w->nrgs * w->nleaves];
-	rg->num_rows = (int64_t)w->rg_rows;
-	rg->file_offset = w->stream_off >= 0 ? w->stream_off : (int64_t)w->written;
-	rg->total_byte_size = 0;
-	rg->total_comp = 0;
-	/* The streaming leaf first: its pages are already in the file or must follow. */
-	for (size_t k = 0; k < w->nleaves; k++) {
-		size_t j = w->stream_leaf < 0		 ? k
-			   : k == 0			 ? (size_t)w->stream_leaf
-			   : k <= (size_t)w->stream_leaf ? k - 1
-							 : k;
-		struct leaf *l = &w->leaves[j];
-		struct floe_pq_chunk_rec *r = &recs[j];
-		const struct floe_pq_page *dict, *pages;
-		size_t npages;
-		if ((rc = floe_pq_chunk_finish(l->chunk, &r->m, &dict, &pages, &npages)))
-			return rc;
-		bool streamed = npages > 0 && pages[0].data == NULL;
-		r->dict_off = dict->len ? (int64_t)w->written : -1;
-		if ((rc = emit(w, dict->data, dict->len)))
-			return rc;
-		r->data_off = streamed ? w->stream_off : (int64_t)w->written;
-		for (size_t i = 0; i < npages; i++) {
-			if (pages[i].data && (rc = emit(w, pages[i].data, pages[i].len)))
-				return rc;
-		}
-		if ((rc = record_extras(w, l, &locs[j], r->data_off, pages, npages)))
-			return rc;
-		rg->total_byte_size += r->m.unc_size;
-		rg->total_comp += r->m.comp_size;
-		merge_stats(l, &r->m);
-		floe_pq_chunk_reset(l->chunk);
-	}
-	/* Each row group's bloom filters and page index follow its column chunks, so what
-	 * the writer keeps until the footer does not grow with them. Readers find both by
-	 * their offsets; within a row group each kind stays contiguous, as readers that
-	 * fetch a row group's indexes in one range expect. */
-	if ((rc = emit_extras(w, locs, &w->blooms, offsetof(struct floe_pq_chunk_loc, bloom_off))) ||
-	    (rc = emit_extras(w, locs, &w->cis, offsetof(struct floe_pq_chunk_loc, ci_off))) ||
-	    (rc = emit_extras(w, locs, &w->ois, offsetof(struct floe_pq_chunk_loc, oi_off))))
-		return rc;
-	for (size_t j = 0; j < w->nleaves; j++) {
-		size_t at = w->heads.len;
-		rc = floe_pq_footer_chunk_head(&w->heads, w->opt.codec, &w->descs[j], &recs[j]);
-		if (rc)
-			return rc;
-		locs[j].head_len = (uint32_t)(w->heads.len - at);
-	}
-	w->rg_offsets[w->nrgs] = rg->file_offset;
-	w->nrgs++;
-	w->rg_rows = 0;
-	w->buffered = 0;
-	w->stream_leaf = -1;
-	w->stream_off = -1;
-	return 0;
-}
-
-static int build_stats(struct floe_pq_writer *w)
-{
-	w->stats = floe_calloc(w->alloc, w->nleaves, sizeof(*w->stats));
-	if (!w->stats)
-		return FLOE_ENOMEM;
-	for (size_t j = 0; j < w->nleaves; j++) {
-		struct leaf *l = &w->leaves[j];
-		struct floe_pq_leaf_stats *s = &w->stats[j];
-		*s = l->st;
-		if (!l->has_minmax)
-			continue;
-		if (l->ptype == FLOE_PQ_T_BYTE_ARRAY) {
-			/* Capped bounds: see bound.h. A cut lower bound is still a lower bound; an
-			 * upper bound that cannot be expressed within the cap is left out. */
-			s->min = l->lo.v;
-			s->min_len = l->lo.len;
-			if (!l->hi.unbounded) {
-				s->max = l->hi.v;
-				s->max_len = l->hi.len;
-			}
-		} else {
-			size_t n = l->ptype == FLOE_PQ_T_INT32 ? 4 : 8;
-			floe_pq_le_bytes(l->minb, l->imin, n);
-			floe_pq_le_bytes(l->maxb, l->imax, n);
-			s->min = l->minb;
-			s->max = l->maxb;
-			s->min_len = s->max_len = n;
-		}
-		s->has_min_max = true;
-	}
-	return 0;
 }
 
 int floe_pq_writer_finish(struct floe_pq_writer *w)
@@ -790,11 +527,11 @@ int floe_pq_writer_finish(struct floe_pq_writer *w)
 		return 0;
 	struct floe_buf f;
 	floe_buf_init(&f, w->alloc, FOOTER_MAX);
-	int rc = flush_row_group(w);
+	int rc = floe_pq_writer_flush_row_group(w);
 	if (rc)
 		goto out;
 	if (!w->started) {
-		if ((rc = emit(w, "PAR1", 4)))
+		if ((rc = floe_pq_writer_emit(w, "PAR1", 4)))
 			goto out;
 		w->started = true;
 	}
@@ -822,9 +559,9 @@ int floe_pq_writer_finish(struct floe_pq_writer *w)
 	uint32_t flen = (uint32_t)f.len;
 	if ((rc = floe_buf_put_le32(&f, flen)) || (rc = floe_buf_append(&f, "PAR1", 4)))
 		goto out;
-	if ((rc = build_stats(w)))
+	if ((rc = floe_pq_writer_build_stats(w)))
 		goto out;
-	if ((rc = emit(w, f.data, f.len)))
+	if ((rc = floe_pq_writer_emit(w, f.data, f.len)))
 		goto out;
 	w->finished = true;
 out:

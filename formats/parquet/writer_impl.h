@@ -1,0 +1,75 @@
+/* The streaming Parquet writer's state, shared by writer.c (rows, options, the file's
+ * frame and footer) and rowgroup.c (writing row groups). Private to formats/parquet. */
+#ifndef FLOE_PQ_WRITER_IMPL_H
+#define FLOE_PQ_WRITER_IMPL_H
+
+#include "formats/base/buf.h"
+#include "formats/parquet/bound.h"
+#include "formats/parquet/footer.h"
+#include "formats/parquet/writer.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct floe_pq_chunk;
+struct floe_pq_compressor;
+
+struct leaf {
+	struct floe_pq_chunk *chunk;
+	int ptype, max_def, max_rep;
+	int col; /* owning column */
+	int npath;
+	const char *path[3]; /* borrowed from the column or static */
+	int32_t field_id;
+	/* Whole-file statistics. */
+	struct floe_pq_leaf_stats st;
+	bool has_minmax;
+	int64_t imin, imax;
+	struct floe_pq_bound lo, hi;
+	uint8_t minb[8], maxb[8];
+};
+
+struct floe_pq_writer {
+	struct floe_alloc *alloc;
+	struct floe_pq_column *cols;
+	size_t ncols;
+	struct leaf *leaves;
+	struct floe_pq_leaf_desc *descs; /* the leaves as the footer names them */
+	size_t nleaves;
+	struct floe_pq_options opt;
+	char *created_by;
+	struct floe_pq_kv *kv;
+	struct floe_pq_bloom_column *bloom;
+	struct floe_buf blooms, cis, ois; /* one row group's, until it is written */
+	floe_pq_sink_fn sink;
+	void *sink_ctx;
+	struct floe_pq_compressor *comp;
+	struct floe_pq_compressor *acomp; /* large pages, through opt.offload; or NULL */
+	struct floe_buf scratch; /* repaired UTF-8 */
+	struct floe_buf body;	 /* page bodies, shared by the chunks */
+	int err;		 /* sticky: after a failure the writer only reports it */
+	bool started, finished;
+	uint64_t rows, rg_rows, written, replaced;
+	size_t buffered; /* the open row group's uncompressed bytes, as of the last row */
+	struct floe_pq_chunk_rec *recs; /* the open row group's chunks, nleaves */
+	struct floe_pq_chunk_loc *locs; /* nleaves per row group */
+	struct floe_buf heads;		/* encoded ColumnChunk heads, see footer.h */
+	struct floe_pq_rg_rec *rgs;
+	int64_t *rg_offsets;
+	size_t nrgs, rg_cap;
+	struct floe_pq_leaf_stats *stats;
+	/* The leaf whose pages go straight to the sink in the open row group (-1: none yet),
+	 * and where its first page went (-1: nothing written yet). */
+	int stream_leaf;
+	int64_t stream_off;
+};
+
+/* Hands n bytes to the sink and counts them in written. */
+int floe_pq_writer_emit(struct floe_pq_writer *w, const void *p, size_t n);
+/* Writes the open row group (nothing when it has no rows) and starts the next. */
+int floe_pq_writer_flush_row_group(struct floe_pq_writer *w);
+/* Fills w->stats, the whole file's statistics per leaf, once the last row group is out. */
+int floe_pq_writer_build_stats(struct floe_pq_writer *w);
+
+#endif
