@@ -681,8 +681,9 @@ int floe_pq_chunk_put_int(struct floe_pq_chunk *c, int rep, int64_t v)
 	c->page_nonnull++;
 	bool added, plain;
 	int rc = dict_add(c, le, w, &added, &plain);
+	/* Sizes the compiler can see: a plain move rather than a copy of unknown length. */
 	if (!rc && plain)
-		rc = floe_buf_append(&c->vals, le, w);
+		rc = w == 8 ? floe_buf_append(&c->vals, le, 8) : floe_buf_append(&c->vals, le, 4);
 	if (!rc && c->bloom_live)
 		floe_pq_bloom_insert(&c->bloom, floe_pq_bloom_hash(le, w));
 	return rc ? rc : level_err(c);
