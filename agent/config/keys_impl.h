@@ -1,0 +1,36 @@
+/* Private to agent/config/keys*.c: the units and field macros the key tables are written
+ * with, the sections that keys.c's root table links to from the other files, and the
+ * string tests more than one file's checks share. */
+#ifndef FLOE_CONFIG_KEYS_IMPL_H
+#define FLOE_CONFIG_KEYS_IMPL_H
+
+#include "agent/config/keys.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define KiB 1024ll
+#define MiB (1024ll * KiB)
+#define GiB (1024ll * MiB)
+#define TiB (1024ll * GiB)
+#define SEC 1000ll
+#define MINUTE (60ll * SEC)
+#define HOUR (3600ll * SEC)
+#define DAY (24ll * HOUR)
+
+#define CFG(member) offsetof(struct floe_config, member)
+#define TBL(member) offsetof(struct floe_config_table, member)
+#define INP(member) offsetof(struct floe_config_input, member)
+
+/* The sections below the root, each with its keys, checks and hooks in its own file. */
+extern const struct floe_key_section floe_keys_input_section;  /* keys_inputs.c */
+extern const struct floe_key_section floe_keys_tables_section; /* keys_tables.c */
+extern const struct floe_key_section floe_keys_lake_section;   /* keys_lake.c */
+
+/* Whether s (borrowed, NUL-terminated) is min to max characters, each a letter, a digit
+ * or one of extra. */
+bool floe_keys_all_of(const char *s, size_t min, size_t max, const char *extra);
+/* Whether s (borrowed, NUL-terminated) starts with "scheme://". */
+bool floe_keys_has_scheme(const char *s);
+
+#endif

@@ -1,0 +1,405 @@
+/* The keys of an input (inputs[N], with its multiline and timestamp sections): their
+ * rows, the regular expression, timestamp format and zone checks, and the cross-key rules
+ * of an input. */
+#include "agent/config/keys_impl.h"
+
+#include "agent/config/config.h"
+#include "formats/base/alloc.h"
+#include "formats/base/buf.h"
+#include "formats/base/error.h"
+
+#include <regex.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+static int check_regex(struct floe_config_ctx *, const struct floe_cnode *, const char *, char **);
+static int check_ts_format(struct floe_config_ctx *, const struct floe_cnode *, const char *,
+			   char **);
+static int parse_zone(struct floe_config_ctx *, const struct floe_cnode *, const char *,
+		      const char *, size_t, char *);
+static int format_zone(struct floe_buf *, const char *);
+static bool multiline_on(const char *);
+static bool timestamp_on(const char *);
+static int input_post(struct floe_config_ctx *, const struct floe_cnode *, const char *, char *);
+
+static const char *const start_at_names[] = {"beginning", "end", NULL};
+static const char *const input_type_names[] = {"tail", NULL};
+static const char *const format_names[] = {"raw", "cri", "docker", NULL};
+static const char *const parser_names[] = {"none", "json", "logfmt", "regex", NULL};
+static const char *const long_lines_names[] = {"split", "truncate", NULL};
+static const char *const exclude_default[] = {"*.gz", "*.xz", "*.bz2", "*.zst", NULL};
+
+/* ---- the key table ------------------------------------------------------------------ */
+
+static const struct floe_key multiline_keys[] = {
+    {.name = "start",
+     .type = FLOE_KT_STRING,
+     .off = INP(multiline.start),
+     .flags = FLOE_KF_REQUIRED,
+     .check = check_regex,
+     .help = "ERE matching the first line of a record"},
+    {.name = "max_lines",
+     .type = FLOE_KT_INT,
+     .off = INP(multiline.max_lines),
+     .size = sizeof(uint32_t),
+     .def = "500",
+     .min = 2,
+     .max = 100000,
+     .help = "a record is flushed at this many lines"},
+    {.name = "max_bytes",
+     .type = FLOE_KT_SIZE,
+     .off = INP(multiline.max_bytes),
+     .def = "1MiB",
+     .min = 1 * KiB,
+     .max = 64 * MiB,
+     .help = "or at this many bytes"},
+    {.name = "flush_timeout",
+     .type = FLOE_KT_DURATION,
+     .off = INP(multiline.flush_timeout_ms),
+     .def = "5s",
+     .min = 100,
+     .max = 1 * HOUR,
+     .help = "or when no line came for this long"},
+};
+static const struct floe_key_section multiline_section =
+    FLOE_KEY_SECTION(multiline_keys, NULL, NULL);
+
+static const struct floe_key timestamp_keys[] = {
+    {.name = "field",
+     .type = FLOE_KT_STRING,
+     .off = INP(timestamp.field),
+     .def = "message",
+     .help = "message (its start) or a parsed attribute"},
+    {.name = "format",
+     .type = FLOE_KT_STRING,
+     .off = INP(timestamp.format),
+     .flags = FLOE_KF_REQUIRED,
+     .check = check_ts_format,
+     .help = "rfc3339, iso8601, epoch, epoch_ms, epoch_us, epoch_ns, syslog, apache, clf or "
+	     "%-format"},
+    {.name = "zone",
+     .type = FLOE_KT_CUSTOM,
+     .off = INP(timestamp.zone_offset_s),
+     .size = sizeof(int32_t),
+     .def = "UTC",
+     .parse = parse_zone,
+     .format = format_zone,
+     .help = "for times without an offset: UTC or +HH:MM"},
+};
+static const struct floe_key_section timestamp_section =
+    FLOE_KEY_SECTION(timestamp_keys, NULL, NULL);
+
+static const struct floe_key input_keys[] = {
+    {.name = "type",
+     .type = FLOE_KT_ENUM,
+     .off = INP(type),
+     .size = sizeof(enum floe_input_type),
+     .flags = FLOE_KF_REQUIRED,
+     .choices = input_type_names,
+     .help = "input kind"},
+    {.name = "paths",
+     .type = FLOE_KT_STRLIST,
+     .off = INP(paths),
+     .off_n = INP(npaths),
+     .flags = FLOE_KF_REQUIRED | FLOE_KF_NONEMPTY,
+     .help = "globs of files to follow"},
+    {.name = "exclude",
+     .type = FLOE_KT_STRLIST,
+     .off = INP(exclude),
+     .off_n = INP(nexclude),
+     .def_list = exclude_default,
+     .help = "globs to skip, matched on full path and basename"},
+    {.name = "start_at",
+     .type = FLOE_KT_ENUM,
+     .off = INP(start_at_end),
+     .size = sizeof(bool),
+     .def = "end",
+     .choices = start_at_names,
+     .help = "where to start in a file seen first"},
+    {.name = "max_line_bytes",
+     .type = FLOE_KT_SIZE,
+     .off = INP(max_line_bytes),
+     .def = "1MiB",
+     .min = 256,
+     .max = 64 * MiB,
+     .help = "longer lines are split or truncated (long_lines)"},
+    {.name = "format",
+     .type = FLOE_KT_ENUM,
+     .off = INP(format),
+     .size = sizeof(enum floe_input_format),
+     .def = "raw",
+     .choices = format_names,
+     .help = "line framing: raw, or container runtime logs"},
+    {.name = "parser",
+     .type = FLOE_KT_ENUM,
+     .off = INP(parser),
+     .size = sizeof(enum floe_parser),
+     .def = "none",
+     .choices = parser_names,
+     .help = "how messages become attributes"},
+    {.name = "pattern",
+     .type = FLOE_KT_STRING,
+     .off = INP(pattern),
+     .check = check_regex,
+     .help = "ERE with (?<name>...) groups; only with parser regex"},
+    {.name = "multiline",
+     .type = FLOE_KT_SECTION,
+     .sub = &multiline_section,
+     .shown = multiline_on,
+     .help = "off: set start to join continuation lines"},
+    {.name = "timestamp",
+     .type = FLOE_KT_SECTION,
+     .sub = &timestamp_section,
+     .shown = timestamp_on,
+     .help = "off: ts is the time a line is read; set format to parse it"},
+    {.name = "long_lines",
+     .type = FLOE_KT_ENUM,
+     .off = INP(long_lines),
+     .size = sizeof(enum floe_long_lines),
+     .def = "split",
+     .choices = long_lines_names,
+     .help = "what happens past max_line_bytes"},
+    {.name = "rotate_wait",
+     .type = FLOE_KT_DURATION,
+     .off = INP(rotate_wait_ms),
+     .def = "5s",
+     .min = 0,
+     .max = 1 * HOUR,
+     .help = "how long a rotated file is still read"},
+    {.name = "max_open_files",
+     .type = FLOE_KT_INT,
+     .off = INP(max_open_files),
+     .size = sizeof(uint32_t),
+     .def = "256",
+     .min = 8,
+     .max = 65536,
+     .help = "files followed at once"},
+    {.name = "forget_after",
+     .type = FLOE_KT_DURATION,
+     .off = INP(forget_after_ms),
+     .def = "24h",
+     .min = 1 * MINUTE,
+     .max = 365 * DAY,
+     .help = "positions of files gone this long are dropped"},
+};
+const struct floe_key_section floe_keys_input_section =
+    FLOE_KEY_SECTION(input_keys, input_post, NULL);
+
+/* ---- checks and post hooks ------------------------------------------------------------- */
+
+/* Cross-key rules of an input: pattern goes with parser regex, and a timestamp taken from
+ * an attribute needs a parser to make attributes. */
+static int input_post(struct floe_config_ctx *ctx, const struct floe_cnode *map, const char *path,
+		      char *base)
+{
+	struct floe_config_input *in = (struct floe_config_input *)(void *)base;
+	char shown[FLOE_KEYMAP_SHOW_CAP];
+	in->line = map ? (map->line > INT32_MAX ? INT32_MAX : (int)map->line) : 0;
+	if (in->parser == FLOE_PARSER_REGEX && !in->pattern)
+		return floe_config_fail(ctx, floe_keymap_find_value(map, "parser"), FLOE_EFORMAT,
+					"key '%s.parser': regex needs a pattern; set %s.pattern",
+					path, path);
+	if (in->parser != FLOE_PARSER_REGEX && in->pattern)
+		return floe_config_fail(ctx, floe_keymap_find_value(map, "pattern"), FLOE_EFORMAT,
+					"key '%s.pattern': only used with parser regex (parser "
+					"is %s)",
+					path, parser_names[in->parser]);
+	if (in->timestamp.format && in->parser == FLOE_PARSER_NONE &&
+	    strcmp(in->timestamp.field, "message") != 0)
+		return floe_config_fail(
+		    ctx, floe_keymap_find_value(floe_keymap_find_value(map, "timestamp"), "field"),
+		    FLOE_EFORMAT,
+		    "key '%s.timestamp.field': '%s' would be a parsed attribute, but %s.parser is "
+		    "none; use message or set a parser",
+		    path, floe_keymap_show(in->timestamp.field, strlen(in->timestamp.field), shown),
+		    path);
+	return 0;
+}
+
+/* ---- inputs: patterns, timestamps ---------------------------------------------------- */
+
+#define PATTERN_MAX 4096
+
+/* A minimal copy of agent/parse/regex.c's translation, enough to ask regcomp whether a
+ * pattern is valid: (?<name>...), (?P<name>...) and (?:...) become plain groups, any other
+ * "(?" is refused. Escapes and bracket expressions ("[()]", "[]()]", "[[:alpha:](]") are
+ * copied untouched. out has room for strlen(in) + 1. Returns 0, or -1 for a bad group. */
+static int strip_named_groups(const char *in, char *out)
+{
+	size_t o = 0;
+	while (*in) {
+		if (*in == '\\' && in[1]) {
+			out[o++] = *in++;
+			out[o++] = *in++;
+		} else if (*in == '[') {
+			const char *p = in + 1;
+			if (*p == '^')
+				p++;
+			if (*p == ']')
+				p++;
+			while (*p && *p != ']') {
+				if (*p == '[' && (p[1] == ':' || p[1] == '.' || p[1] == '=')) {
+					const char *e = strchr(p + 2, p[1]);
+					while (e && e[1] != ']')
+						e = strchr(e + 1, p[1]);
+					p = e ? e + 2 : p + 1;
+				} else {
+					p++;
+				}
+			}
+			if (*p == ']')
+				p++;
+			while (in < p)
+				out[o++] = *in++;
+		} else if (in[0] == '(' && in[1] == '?') {
+			const char *p = in + 2;
+			if (*p == ':') {
+				in = p + 1;
+			} else {
+				if (*p == 'P')
+					p++;
+				if (*p++ != '<')
+					return -1;
+				const char *name = p;
+				while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+				       *p == '_' || (p > name && *p >= '0' && *p <= '9'))
+					p++;
+				if (p == name || p - name > 64 || *p != '>')
+					return -1;
+				in = p + 1;
+			}
+			out[o++] = '(';
+		} else {
+			out[o++] = *in++;
+		}
+	}
+	out[o] = '\0';
+	return 0;
+}
+
+static int check_regex(struct floe_config_ctx *ctx, const struct floe_cnode *at, const char *path,
+		       char **value)
+{
+	size_t n = strlen(*value);
+	if (n > PATTERN_MAX)
+		return floe_config_fail(ctx, at, FLOE_EFORMAT,
+					"key '%s': at most %d bytes, got %zu", path, PATTERN_MAX,
+					n);
+	char *plain = floe_malloc(ctx->a, n + 1);
+	if (!plain)
+		return floe_keymap_nomem(ctx);
+	int rc = 0;
+	if (strip_named_groups(*value, plain) < 0) {
+		rc = floe_config_fail(ctx, at, FLOE_EFORMAT,
+				      "key '%s': a group starting \"(?\" must be (?<name>...), "
+				      "(?P<name>...) or (?:...), names being "
+				      "[A-Za-z_][A-Za-z0-9_]* of at most 64 bytes",
+				      path);
+	} else {
+		regex_t re;
+		int e = regcomp(&re, plain, REG_EXTENDED | REG_NOSUB);
+		if (e == REG_ESPACE) {
+			rc = floe_keymap_nomem(ctx);
+		} else if (e != 0) {
+			char why[128];
+			regerror(e, &re, why, sizeof(why));
+			rc = floe_config_fail(ctx, at, FLOE_EFORMAT,
+					      "key '%s': not a valid POSIX extended regular "
+					      "expression: %s",
+					      path, why);
+		} else {
+			regfree(&re);
+		}
+	}
+	floe_free(ctx->a, plain);
+	return rc;
+}
+
+static const char *const ts_format_names[] = {"rfc3339",  "iso8601",  "epoch",	"epoch_ms",
+					      "epoch_us", "epoch_ns", "syslog", "apache",
+					      "clf",	  NULL};
+
+/* A named format, or a custom one with at least one conversion, every conversion being
+ * one agent/parse/timestamp.c knows. */
+static int check_ts_format(struct floe_config_ctx *ctx, const struct floe_cnode *at,
+			   const char *path, char **value)
+{
+	char shown[FLOE_KEYMAP_SHOW_CAP];
+	const char *s = *value;
+	bool conv = false;
+	for (size_t i = 0; ts_format_names[i]; i++)
+		if (strcmp(s, ts_format_names[i]) == 0)
+			return 0;
+	floe_keymap_show(s, strlen(s), shown);
+	for (const char *p = strchr(s, '%'); p; p = strchr(p + 2, '%')) {
+		if (p[1] == '\0' || !strchr("YymdejHIMSfszbhBaAp%TF", p[1]))
+			return floe_config_fail(
+			    ctx, at, FLOE_EFORMAT,
+			    "key '%s': unknown conversion '%%%.*s' in '%s'; known: %%Y %%y %%m "
+			    "%%d %%e %%j %%H %%I %%p %%M %%S %%f %%s %%z %%b %%h %%B %%a %%A "
+			    "%%T %%F %%%%",
+			    path, p[1] && (unsigned char)p[1] >= 0x20 && p[1] != '\'' ? 1 : 0,
+			    p + 1, shown);
+		conv = conv || p[1] != '%';
+	}
+	if (conv)
+		return 0;
+	return floe_config_fail(ctx, at, FLOE_EFORMAT,
+				"key '%s': expected one of rfc3339, iso8601, epoch, epoch_ms, "
+				"epoch_us, epoch_ns, syslog, apache, clf, or a custom format with "
+				"%% conversions, got '%s'",
+				path, shown);
+}
+
+static int two_digits(const char *s, int max)
+{
+	if (s[0] < '0' || s[0] > '9' || s[1] < '0' || s[1] > '9')
+		return -1;
+	int v = (s[0] - '0') * 10 + (s[1] - '0');
+	return v <= max ? v : -1;
+}
+
+/* "UTC" or a fixed offset "+HH:MM" / "-HH:MM" (HH up to 23): named zones would need the
+ * tz database, which floe never reads. */
+static int parse_zone(struct floe_config_ctx *ctx, const struct floe_cnode *at, const char *path,
+		      const char *s, size_t len, char *field)
+{
+	char shown[FLOE_KEYMAP_SHOW_CAP];
+	int32_t off = 0;
+	if (len == 3 && memcmp(s, "UTC", 3) == 0) {
+		memcpy(field, &off, sizeof(off));
+		return 0;
+	}
+	int h = len == 6 ? two_digits(s + 1, 23) : -1, m = len == 6 ? two_digits(s + 4, 59) : -1;
+	if ((s[0] == '+' || s[0] == '-') && h >= 0 && m >= 0 && s[3] == ':') {
+		off = (int32_t)((h * 60 + m) * 60) * (s[0] == '-' ? -1 : 1);
+		memcpy(field, &off, sizeof(off));
+		return 0;
+	}
+	return floe_config_fail(ctx, at, FLOE_EFORMAT,
+				"key '%s': expected UTC or a fixed offset +HH:MM or -HH:MM, got "
+				"'%s'",
+				path, floe_keymap_show(s, len, shown));
+}
+
+static int format_zone(struct floe_buf *out, const char *field)
+{
+	int32_t off;
+	memcpy(&off, field, sizeof(off));
+	if (off == 0)
+		return floe_buf_puts(out, "\"UTC\"");
+	int32_t a = off < 0 ? -off : off;
+	return floe_buf_printf(out, "\"%c%02d:%02d\"", off < 0 ? '-' : '+', (int)(a / 3600),
+			       (int)(a / 60 % 60));
+}
+
+static bool multiline_on(const char *base)
+{
+	return ((const struct floe_config_input *)(const void *)base)->multiline.start != NULL;
+}
+
+static bool timestamp_on(const char *base)
+{
+	return ((const struct floe_config_input *)(const void *)base)->timestamp.format != NULL;
+}

@@ -1,0 +1,272 @@
+/* The keys of the tables section (tables.logs): their rows, the column and partition
+ * checks, and the defaults and cross-key rules of a table. */
+#include "agent/config/keys_impl.h"
+
+#include "agent/config/config.h"
+#include "agent/config/units.h"
+#include "agent/pipeline/sortbuf.h"
+#include "formats/base/alloc.h"
+#include "formats/base/error.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+static int check_partition(struct floe_config_ctx *, const struct floe_cnode *, const char *,
+			   char **);
+static int table_post(struct floe_config_ctx *, const struct floe_cnode *, const char *, char *);
+static void table_fini(struct floe_alloc *, char *);
+static int check_bloom_column(struct floe_config_ctx *, const struct floe_cnode *, const char *,
+			      char **);
+static int check_sort_column(struct floe_config_ctx *, const struct floe_cnode *, const char *,
+			     char **);
+
+static const char *const codec_names[] = {"zstd", "lz4_raw", "uncompressed", NULL};
+static const char *const profile_names[] = {"default", "compact", NULL};
+static const char *const bloom_default[] = {"host", "app", NULL};
+static const char *const partition_default[] = {"day(ts)", NULL};
+
+/* ---- the key table ------------------------------------------------------------------ */
+
+static const struct floe_key table_keys[] = {
+    {.name = "codec",
+     .type = FLOE_KT_ENUM,
+     .off = TBL(codec),
+     .size = sizeof(enum floe_codec),
+     .def = "zstd",
+     .choices = codec_names,
+     .help = "Parquet page compression"},
+    {.name = "zstd_level",
+     .type = FLOE_KT_INT,
+     .off = TBL(zstd_level),
+     .size = sizeof(int),
+     .def = "3",
+     .min = 1,
+     .max = 22,
+     .help = "used when codec is zstd"},
+    {.name = "profile",
+     .type = FLOE_KT_ENUM,
+     .off = TBL(profile),
+     .size = sizeof(enum floe_table_profile),
+     .def = "default",
+     .choices = profile_names,
+     .help = "Parquet encodings: default (every reader) or compact (v2 pages, delta encodings)"},
+    {.name = "bloom_filters",
+     .type = FLOE_KT_STRLIST,
+     .off = TBL(bloom_filters),
+     .off_n = TBL(nbloom_filters),
+     .flags = FLOE_KF_UNIQUE,
+     .def_list = bloom_default,
+     .max = 11,
+     .check = check_bloom_column,
+     .help = "columns with Parquet bloom filters; [] = none"},
+    {.name = "partition_by",
+     .type = FLOE_KT_STRLIST,
+     .off = TBL(partition_by),
+     .off_n = TBL(npartition_by),
+     .flags = FLOE_KF_UNIQUE,
+     .def_list = partition_default,
+     .max = 8,
+     .check = check_partition,
+     .help = "Iceberg partition fields; [] = unpartitioned"},
+    {.name = "target_file_size",
+     .type = FLOE_KT_SIZE,
+     .off = TBL(target_file_size),
+     .def = "64MiB",
+     .min = 1 * MiB,
+     .max = 2 * GiB,
+     .help = "data file size to aim for"},
+    {.name = "commit_interval",
+     .type = FLOE_KT_DURATION,
+     .off = TBL(commit_interval_ms),
+     .def = "60s",
+     .min = 1 * SEC,
+     .max = 24 * HOUR,
+     .help = "how often to commit"},
+    {.name = "row_group_size",
+     .type = FLOE_KT_SIZE,
+     .off = TBL(row_group_size),
+     .flags = FLOE_KF_COMPUTED,
+     .min = 1 * MiB,
+     .max = 2 * GiB,
+     .help = "Parquet row group; default min(target_file_size, 64MiB)"},
+    {.name = "sort_by",
+     .type = FLOE_KT_STRLIST,
+     .off = TBL(sort_by),
+     .off_n = TBL(nsort_by),
+     .flags = FLOE_KF_UNIQUE,
+     .max = FLOE_SORT_NKEYS,
+     .check = check_sort_column,
+     .help = "columns to sort a file's rows by, in runs of sort_buffer; [] = arrival order"},
+    {.name = "sort_buffer",
+     .type = FLOE_KT_SIZE,
+     .off = TBL(sort_buffer),
+     .def = "4MiB",
+     .min = 64 * KiB,
+     .max = 1 * GiB,
+     .help = "rows held for sorting (with sort_by); at most memory_limit / 4"},
+};
+static const struct floe_key_section table_section =
+    FLOE_KEY_SECTION(table_keys, table_post, table_fini);
+
+static const struct floe_key tables_keys[] = {
+    {.name = "logs",
+     .type = FLOE_KT_SECTION,
+     .off = CFG(logs),
+     .sub = &table_section,
+     .help = "the raw log table"},
+};
+const struct floe_key_section floe_keys_tables_section = FLOE_KEY_SECTION(tables_keys, NULL, NULL);
+
+/* ---- checks and post hooks ------------------------------------------------------------- */
+
+static void skip_ws(const char **p, const char *e)
+{
+	while (*p < e && (**p == ' ' || **p == '\t'))
+		(*p)++;
+}
+
+static size_t word(const char **p, const char *e, const char **w)
+{
+	skip_ws(p, e);
+	*w = *p;
+	while (*p < e && ((**p >= 'a' && **p <= 'z') || (**p >= 'A' && **p <= 'Z') ||
+			  (**p >= '0' && **p <= '9') || **p == '_'))
+		(*p)++;
+	return (size_t)(*p - *w);
+}
+
+#define IS(w, l, lit) ((l) == sizeof(lit) - 1 && memcmp((w), (lit), (l)) == 0)
+
+/* Writes the canonical form of partition field s into out (32 bytes); -1 if s is not one
+ * floe supports. */
+static int canonical_partition(const char *s, char *out)
+{
+	const char *p = s, *e = s + strlen(s), *fn, *a1 = "", *a2 = "";
+	size_t fnl, a1l = 0, a2l = 0;
+	int nargs = 0;
+
+	fnl = word(&p, e, &fn);
+	skip_ws(&p, e);
+	if (p < e && *p == '(') {
+		p++;
+		a1l = word(&p, e, &a1);
+		nargs = 1;
+		skip_ws(&p, e);
+		if (p < e && *p == ',') {
+			p++;
+			a2l = word(&p, e, &a2);
+			nargs = 2;
+			skip_ws(&p, e);
+		}
+		if (p >= e || *p != ')')
+			return -1;
+		p++;
+		skip_ws(&p, e);
+	}
+	if (p != e || fnl == 0)
+		return -1;
+	if (nargs == 0 && (IS(fn, fnl, "host") || IS(fn, fnl, "app")))
+		return snprintf(out, 32, "identity(%.*s)", (int)fnl, fn), 0;
+	if (nargs == 1 && IS(fn, fnl, "identity") && (IS(a1, a1l, "host") || IS(a1, a1l, "app")))
+		return snprintf(out, 32, "identity(%.*s)", (int)a1l, a1), 0;
+	if (nargs == 1 && IS(a1, a1l, "ts") &&
+	    (IS(fn, fnl, "year") || IS(fn, fnl, "month") || IS(fn, fnl, "day") ||
+	     IS(fn, fnl, "hour")))
+		return snprintf(out, 32, "%.*s(ts)", (int)fnl, fn), 0;
+	if (nargs == 2 && IS(fn, fnl, "bucket") && IS(a2, a2l, "host") && a1l >= 1 && a1l <= 4) {
+		int nb = 0;
+		for (size_t i = 0; i < a1l; i++) {
+			if (a1[i] < '0' || a1[i] > '9')
+				return -1;
+			nb = nb * 10 + (a1[i] - '0');
+		}
+		if (nb < 1 || nb > 1024)
+			return -1;
+		return snprintf(out, 32, "bucket(%d, host)", nb), 0;
+	}
+	return -1;
+}
+
+/* Bloom filters go on the logs table's primitive columns. */
+static int check_bloom_column(struct floe_config_ctx *ctx, const struct floe_cnode *at,
+			      const char *path, char **value)
+{
+	static const char *const cols[] = {"ts",  "received_at", "host",    "source", "offset", "facility",
+					   "severity", "app", "proc_id", "msg_id", "message"};
+	char shown[FLOE_KEYMAP_SHOW_CAP];
+	for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++)
+		if (strcmp(*value, cols[i]) == 0)
+			return 0;
+	return floe_config_fail(ctx, at, FLOE_EFORMAT,
+				"key '%s': expected a column of the logs table (ts, received_at, host, "
+				"source, offset, facility, severity, app, proc_id, msg_id, message), got '%s'",
+				path, floe_keymap_show(*value, strlen(*value), shown));
+}
+
+/* Sort keys are the logs table's scalar columns (not message, which would cost a lot of
+ * comparisons for nothing, nor the attrs map); sortbuf.c holds the list. */
+static int check_sort_column(struct floe_config_ctx *ctx, const struct floe_cnode *at,
+			     const char *path, char **value)
+{
+	char shown[FLOE_KEYMAP_SHOW_CAP];
+	enum floe_sort_key k;
+	if (floe_sortbuf_key_parse(*value, strlen(*value), &k) == 0)
+		return 0;
+	return floe_config_fail(ctx, at, FLOE_EFORMAT,
+				"key '%s': expected a sortable column of the logs table (ts, "
+				"received_at, host, source, offset, facility, severity, app, "
+				"proc_id, msg_id), got '%s'",
+				path, floe_keymap_show(*value, strlen(*value), shown));
+}
+
+static int check_partition(struct floe_config_ctx *ctx, const struct floe_cnode *at,
+			   const char *path, char **value)
+{
+	char canon[32], shown[FLOE_KEYMAP_SHOW_CAP];
+	if (canonical_partition(*value, canon) < 0)
+		return floe_config_fail(
+		    ctx, at, FLOE_EFORMAT,
+		    "key '%s': expected one of year(ts), month(ts), day(ts), "
+		    "hour(ts), identity(host), host, app, bucket(N, host) with N "
+		    "in 1..1024, got '%s'",
+		    path, floe_keymap_show(*value, strlen(*value), shown));
+	if (strcmp(canon, *value) == 0)
+		return 0;
+	char *c = floe_strdup(ctx->a, canon);
+	if (!c)
+		return floe_keymap_nomem(ctx);
+	floe_free(ctx->a, *value);
+	*value = c;
+	return 0;
+}
+
+static int table_post(struct floe_config_ctx *ctx, const struct floe_cnode *map, const char *path,
+		      char *base)
+{
+	struct floe_config_table *t = (struct floe_config_table *)(void *)base;
+	const char *dot = strrchr(path, '.');
+	char a[FLOE_UNITS_FMT_MAX], b[FLOE_UNITS_FMT_MAX];
+
+	if (!(t->name = floe_strdup(ctx->a, dot ? dot + 1 : path)))
+		return floe_keymap_nomem(ctx);
+	if (t->row_group_size == 0) {
+		t->row_group_size = t->target_file_size < (uint64_t)(64 * MiB)
+					? t->target_file_size
+					: (uint64_t)(64 * MiB);
+	} else if (t->row_group_size > t->target_file_size) {
+		return floe_config_fail(ctx, floe_keymap_find_value(map, "row_group_size"),
+					FLOE_EFORMAT,
+					"key '%s.row_group_size': %s is larger than "
+					"target_file_size (%s)",
+					path, floe_units_format_size(t->row_group_size, a),
+					floe_units_format_size(t->target_file_size, b));
+	}
+	return 0;
+}
+
+static void table_fini(struct floe_alloc *a, char *base)
+{
+	floe_free(a, ((struct floe_config_table *)(void *)base)->name);
+}
