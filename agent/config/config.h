@@ -57,7 +57,7 @@ struct floe_config_input {
 struct floe_config_table {
 	char *name;	       /* "logs" */
 	enum floe_codec codec; /* default zstd */
-	int zstd_level;	       /* default 3, 1..22 */
+	int zstd_level;	       /* 1..22; default 3, 6 with the compact profile */
 	/* Partition fields in canonical form, each one of "year(ts)", "month(ts)", "day(ts)",
 	 * "hour(ts)", "identity(host)", "identity(app)", "bucket(N, host)" (N 1..1024). The
 	 * file may also say "host" or "app" (= identity) and "bucket(16,host)" (any spacing).

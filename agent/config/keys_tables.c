@@ -41,10 +41,10 @@ static const struct floe_key table_keys[] = {
      .type = FLOE_KT_INT,
      .off = TBL(zstd_level),
      .size = sizeof(int),
-     .def = "3",
+     .flags = FLOE_KF_COMPUTED,
      .min = 1,
      .max = 22,
-     .help = "used when codec is zstd"},
+     .help = "used when codec is zstd; default 3, or 6 with profile compact"},
     {.name = "profile",
      .type = FLOE_KT_ENUM,
      .off = TBL(profile),
@@ -251,6 +251,10 @@ static int table_post(struct floe_config_ctx *ctx, const struct floe_cnode *map,
 
 	if (!(t->name = floe_strdup(ctx->a, dot ? dot + 1 : path)))
 		return floe_keymap_nomem(ctx);
+	/* The compact profile trades speed for size; its level was chosen with the
+	 * Parquet benchmark (see formats/parquet/writer.c). */
+	if (t->zstd_level == 0)
+		t->zstd_level = t->profile == FLOE_PROFILE_COMPACT ? 6 : 3;
 	if (t->row_group_size == 0) {
 		t->row_group_size = t->target_file_size < (uint64_t)(64 * MiB)
 					? t->target_file_size

@@ -1106,7 +1106,7 @@ static void test_dump(void **state)
 	    "tables:\n"
 	    "  logs:\n"
 	    "    codec: zstd  # Parquet page compression\n"
-	    "    zstd_level: 3  # used when codec is zstd\n"
+	    "    zstd_level: 3  # used when codec is zstd; default 3, or 6 with profile compact\n"
 	    "    profile: default  # Parquet encodings: default (every reader) or compact (v2 pages, "
 	    "delta encodings)\n"
 	    "    bloom_filters: [\"host\", \"app\"]  # columns with Parquet bloom filters; [] = none\n"
@@ -1394,6 +1394,11 @@ static void test_profile_and_bloom(void **state)
 	assert_int_equal(c->logs.profile, FLOE_PROFILE_COMPACT);
 	assert_int_equal(c->logs.nbloom_filters, 2);
 	assert_string_equal(c->logs.bloom_filters[0], "message");
+	assert_int_equal(c->logs.zstd_level, 6); /* the compact profile's level */
+	floe_config_free(c);
+	const char *lvl = "tables:\n  logs:\n    profile: compact\n    zstd_level: 2\n";
+	assert_int_equal(floe_config_parse(NULL, "t.yaml", lvl, strlen(lvl), "h", &c, err, sizeof(err)), 0);
+	assert_int_equal(c->logs.zstd_level, 2); /* a level given wins */
 	floe_config_free(c);
 	const char *bad = "tables:\n  logs:\n    bloom_filters: [attrs]\n";
 	assert_int_not_equal(floe_config_parse(NULL, "t.yaml", bad, strlen(bad), "h", &c, err, sizeof(err)), 0);
