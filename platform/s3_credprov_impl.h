@@ -1,0 +1,105 @@
+/* Private to platform/s3_credprov*.c: the provider object and what the chain
+ * (s3_credprov.c), the HTTP helper (s3_credprov_http.c) and the remote providers
+ * (s3_credprov_remote.c) share. */
+#ifndef FLOE_PLATFORM_S3_CREDPROV_IMPL_H
+#define FLOE_PLATFORM_S3_CREDPROV_IMPL_H
+
+#include "platform/s3_credprov.h"
+
+#include <curl/curl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ERR_MAX 2048
+
+/* What a provider's attempt came to, beyond 0 = credentials. */
+enum { SKIPPED = 1 }; /* not configured here: tried nothing */
+
+struct floe_s3_credprov {
+	pthread_mutex_t mu;
+	int refs;
+	unsigned providers;
+	struct floe_s3_credentials stat;
+	char *shared_file, *profile;
+	char *wi_token_file, *role_arn, *role_session_name, *sts_endpoint, *sts_region;
+	char *c_full, *c_rel, *c_host, *c_token, *c_token_file;
+	char *imds_endpoint;
+	bool imds_disabled;
+	char *ca_file;
+	int64_t md_connect_ms, md_timeout_ms, sts_connect_ms, sts_timeout_ms, margin;
+	CURL *curl;
+	/* The cache. */
+	struct floe_s3_credentials cur;
+	bool have;
+	int64_t expiration, refresh_at; /* 0: never */
+	int source;			/* index into providers[] of s3_credprov.c, -1 none */
+	char err[ERR_MAX];
+};
+
+/* ---- small helpers (s3_credprov.c) --------------------------------------------------- */
+
+/* Zeroes n bytes at p through a volatile pointer, so that the stores are not dropped. */
+void floe_s3_credprov_wipe(void *p, size_t n);
+/* Wipes and frees a string that may hold a secret (takes s; NULL is fine). */
+void floe_s3_credprov_wipe_str_free(char *s);
+/* The option if given, else the environment variable if set and not empty. */
+const char *floe_s3_credprov_opt_env(const char *o, const char *env);
+/* Appends printf text to the error report (an ERR_MAX buffer; truncating). */
+__attribute__((format(printf, 2, 3))) void floe_s3_credprov_why(char *buf, const char *fmt, ...);
+/* Fills c from four texts; keys must be non-empty, the token may be empty. */
+int floe_s3_credprov_make_creds(const char *ak, const char *sk, const char *tok,
+				struct floe_s3_credentials *c);
+
+/* ---- HTTP and tokens (s3_credprov_http.c) -------------------------------------------- */
+
+/* An answer's body, NUL-terminated, owned (floe_s3_credprov_resp_fini). */
+struct resp {
+	char *data;
+	size_t len;
+	bool too_big;
+};
+
+enum net { NET_OK, NET_UNREACHABLE, NET_FAILED };
+
+/* Trailing whitespace and newlines off a token read from a file. */
+size_t floe_s3_credprov_trim_len(const char *s, size_t n);
+/* A token fit for an HTTP header: printable, no CR/LF. */
+bool floe_s3_credprov_header_safe(const char *s, size_t n);
+/* Reads a token file into a new NUL-terminated string (trailing newline dropped), which the
+ * caller owns and frees with floe_s3_credprov_wipe_str_free. */
+int floe_s3_credprov_read_token(const char *path, char **out);
+/* Wipes and frees r's body and zeroes r. */
+void floe_s3_credprov_resp_fini(struct resp *r);
+/* One request: method on url with headers (NULL-terminated "Name: value" lines, which may
+ * hold secrets: curl copies them into its request, we wipe ours) and an optional body.
+ * metadata: short timeouts and no proxy. *status gets the HTTP status, r the body (appended
+ * to; the caller owns it, floe_s3_credprov_resp_fini). Returns NET_OK when an answer
+ * arrived, else NET_UNREACHABLE (connect failed or timed out) or NET_FAILED (other
+ * transport error; the reason is appended to err). -ENOMEM. */
+int floe_s3_credprov_http(struct floe_s3_credprov *p, const char *method, const char *url,
+			  const char *const *headers, const char *body, bool metadata, int *status,
+			  struct resp *r, char *err);
+/* The outcome of floe_s3_credprov_http() as a provider's result: 0 for a 200 answer, else
+ * the reason is appended to err and a transport failure, 5xx or 429 is
+ * FLOE_S3_EUNAVAILABLE (may pass), another status -EACCES. */
+int floe_s3_credprov_answer_rc(int net, int status, const char *url, const char *neterr, char *err);
+
+/* ---- the providers ------------------------------------------------------------------- */
+
+/* Each returns 0 with *c and *exp filled, SKIPPED (not configured; reason in err),
+ * FLOE_S3_EUNAVAILABLE (a configured remote could not answer now), another negative
+ * error (reason in err), or -ENOMEM. */
+typedef int (*provider_fn)(struct floe_s3_credprov *p, int64_t now, struct floe_s3_credentials *c,
+			   int64_t *exp, char *err);
+
+/* The remote ones (s3_credprov_remote.c); the local ones are static in s3_credprov.c. */
+int floe_s3_credprov_web_identity(struct floe_s3_credprov *p, int64_t now,
+				  struct floe_s3_credentials *c, int64_t *exp, char *err);
+int floe_s3_credprov_container(struct floe_s3_credprov *p, int64_t now,
+			       struct floe_s3_credentials *c, int64_t *exp, char *err);
+int floe_s3_credprov_imds(struct floe_s3_credprov *p, int64_t now, struct floe_s3_credentials *c,
+			  int64_t *exp, char *err);
+
+#endif

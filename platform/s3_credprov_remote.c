@@ -1,0 +1,437 @@
+/* The remote AWS credential providers: web identity (STS AssumeRoleWithWebIdentity), the
+ * container endpoint (ECS/EKS) and EC2 instance metadata (IMDSv2), and the reading of the
+ * credential documents they answer with. Every buffer that held a secret is wiped before
+ * free. */
+#include "platform/s3_credprov_impl.h"
+
+#include "platform/s3.h"
+#include "platform/s3_cred_json.h"
+#include "platform/s3_xml.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define FIELD_MAX 8192 /* session tokens run to a few KiB */
+
+/* ---- credentials from documents ------------------------------------------------------ */
+
+struct fields {
+	char ak[256], sk[256], tok[FIELD_MAX], exp[64], code[64];
+};
+
+static void fields_free(struct fields *f)
+{
+	if (f) {
+		floe_s3_credprov_wipe(f, sizeof(*f));
+		free(f);
+	}
+}
+
+/* Credentials from a container or IMDS JSON answer. Returns 0 or -EINVAL (why in err). */
+static int from_json(const struct resp *r, struct floe_s3_credentials *c, int64_t *exp, char *err)
+{
+	struct fields *f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	const char *d = r->data ? r->data : "";
+	size_t off = 0;
+	int rc = floe_s3_cred_json_string(d, r->len, "AccessKeyId", f->ak, sizeof(f->ak), &off);
+	if (rc == FLOE_S3_EPROTO) {
+		floe_s3_credprov_why(err, "malformed JSON answer at byte %zu", off);
+		rc = -EINVAL;
+		goto out;
+	}
+	/* IMDS says whether the document holds credentials; the container agent does not. */
+	if (floe_s3_cred_json_string(d, r->len, "Code", f->code, sizeof(f->code), NULL) == 0 &&
+	    strcmp(f->code, "Success") != 0) {
+		floe_s3_credprov_why(err, "answer has Code %s", f->code);
+		rc = -EINVAL;
+		goto out;
+	}
+	if (rc == 0)
+		rc = floe_s3_cred_json_string(d, r->len, "SecretAccessKey", f->sk, sizeof(f->sk),
+					      NULL);
+	if (rc == 0 && !f->ak[0])
+		rc = -ENOENT;
+	if (rc == 0 && !f->sk[0])
+		rc = -ENOENT;
+	if (rc) {
+		floe_s3_credprov_why(err, "answer lacks a usable AccessKeyId/SecretAccessKey");
+		rc = -EINVAL;
+		goto out;
+	}
+	rc = floe_s3_cred_json_string(d, r->len, "Token", f->tok, sizeof(f->tok), NULL);
+	if (rc == -ENOENT)
+		f->tok[0] = '\0';
+	else if (rc) {
+		floe_s3_credprov_why(err, "answer has an unusable Token");
+		rc = -EINVAL;
+		goto out;
+	}
+	*exp = 0;
+	rc = floe_s3_cred_json_string(d, r->len, "Expiration", f->exp, sizeof(f->exp), NULL);
+	if (rc == 0 && floe_s3_cred_parse_time(f->exp, strlen(f->exp), exp) != 0) {
+		floe_s3_credprov_why(err, "answer has a bad Expiration");
+		rc = -EINVAL;
+		goto out;
+	}
+	if (rc != 0 && rc != -ENOENT) {
+		floe_s3_credprov_why(err, "answer has an unusable Expiration");
+		rc = -EINVAL;
+		goto out;
+	}
+	rc = floe_s3_credprov_make_creds(f->ak, f->sk, f->tok, c);
+out:
+	fields_free(f);
+	return rc;
+}
+
+/* ---- the providers ------------------------------------------------------------------- */
+
+/* "Code: Message" of an STS or S3 error document into err. */
+static void xml_error(const struct resp *r, char *err)
+{
+	char code[64] = "", msg[256] = "";
+	const char *d = r->data ? r->data : "";
+	if (floe_s3_xml_find(d, r->len, "Code", code, sizeof(code)) != 0)
+		code[0] = '\0';
+	if (floe_s3_xml_find(d, r->len, "Message", msg, sizeof(msg)) != 0)
+		msg[0] = '\0';
+	if (code[0])
+		floe_s3_credprov_why(err, " (%s%s%s)", code, msg[0] ? ": " : "", msg);
+}
+
+static bool dns_label_chars(const char *s)
+{
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '-'))
+			return false;
+	return true;
+}
+
+int floe_s3_credprov_web_identity(struct floe_s3_credprov *p, int64_t now,
+				  struct floe_s3_credentials *c, int64_t *exp, char *err)
+{
+	const char *tf = floe_s3_credprov_opt_env(p->wi_token_file, "AWS_WEB_IDENTITY_TOKEN_FILE");
+	const char *arn = floe_s3_credprov_opt_env(p->role_arn, "AWS_ROLE_ARN");
+	if (!tf && !arn) {
+		floe_s3_credprov_why(err,
+				     "AWS_WEB_IDENTITY_TOKEN_FILE and AWS_ROLE_ARN are not set");
+		return SKIPPED;
+	}
+	if (!tf || !arn) {
+		floe_s3_credprov_why(err, "%s is not set",
+				     tf ? "AWS_ROLE_ARN" : "AWS_WEB_IDENTITY_TOKEN_FILE");
+		return -EINVAL;
+	}
+	char session[80], url[512];
+	const char *sn = floe_s3_credprov_opt_env(p->role_session_name, "AWS_ROLE_SESSION_NAME");
+	if (!sn) {
+		snprintf(session, sizeof(session), "floe-%lld", (long long)now);
+		sn = session;
+	}
+	const char *ep = floe_s3_credprov_opt_env(p->sts_endpoint, "AWS_ENDPOINT_URL_STS");
+	if (ep) {
+		size_t el = strlen(ep);
+		bool has_path = strchr(strstr(ep, "://") ? strstr(ep, "://") + 3 : ep, '/') != NULL;
+		if (snprintf(url, sizeof(url), "%s%s", ep, has_path || el == 0 ? "" : "/") >=
+		    (int)sizeof(url)) {
+			floe_s3_credprov_why(err, "STS endpoint too long");
+			return -EINVAL;
+		}
+	} else {
+		const char *region = floe_s3_credprov_opt_env(p->sts_region, "AWS_REGION");
+		if (!region)
+			region = floe_s3_credprov_opt_env(NULL, "AWS_DEFAULT_REGION");
+		if (!region)
+			region = "us-east-1";
+		if (!dns_label_chars(region) || strlen(region) > 64) {
+			floe_s3_credprov_why(err, "bad region for STS");
+			return -EINVAL;
+		}
+		snprintf(url, sizeof(url), "https://sts.%s.amazonaws.com/", region);
+	}
+	char *token = NULL, *e_arn = NULL, *e_sn = NULL, *e_tok = NULL, *body = NULL;
+	struct resp r = {0};
+	struct fields *f = NULL;
+	int rc = floe_s3_credprov_read_token(tf, &token);
+	if (rc) {
+		floe_s3_credprov_why(err, "%s: %s", tf,
+				     rc == -EINVAL ? "empty or not a token" : strerror(-rc));
+		return rc == -ENOMEM ? rc : -EINVAL;
+	}
+	rc = -ENOMEM;
+	e_arn = curl_easy_escape(p->curl, arn, 0);
+	e_sn = curl_easy_escape(p->curl, sn, 0);
+	e_tok = curl_easy_escape(p->curl, token, 0);
+	if (!e_arn || !e_sn || !e_tok)
+		goto out;
+	static const char head[] = "Action=AssumeRoleWithWebIdentity&Version=2011-06-15&RoleArn=";
+	size_t blen = sizeof(head) + strlen(e_arn) + strlen(e_sn) + strlen(e_tok) + 64;
+	if (!(body = malloc(blen)))
+		goto out;
+	snprintf(body, blen, "%s%s&RoleSessionName=%s&WebIdentityToken=%s", head, e_arn, e_sn,
+		 e_tok);
+	static const char *const hdrs[] = {
+	    "Content-Type: application/x-www-form-urlencoded; charset=utf-8",
+	    "Accept: application/xml", NULL};
+	int status = 0;
+	char neterr[ERR_MAX] = "";
+	int net = floe_s3_credprov_http(p, "POST", url, hdrs, body, false, &status, &r, neterr);
+	if (net < 0) {
+		rc = net;
+		goto out;
+	}
+	if (net != NET_OK) {
+		floe_s3_credprov_why(err, "%s: %s", url, neterr);
+		rc = FLOE_S3_EUNAVAILABLE;
+		goto out;
+	}
+	if (status != 200) {
+		floe_s3_credprov_why(err, "%s answered %d", url, status);
+		xml_error(&r, err);
+		char code[64] = "";
+		(void)floe_s3_xml_find(r.data ? r.data : "", r.len, "Code", code, sizeof(code));
+		rc = status >= 500 || status == 429 || strcmp(code, "IDPCommunicationError") == 0 ||
+			     strcmp(code, "Throttling") == 0
+			 ? FLOE_S3_EUNAVAILABLE
+			 : -EACCES;
+		goto out;
+	}
+	if (!(f = calloc(1, sizeof(*f))))
+		goto out;
+	const char *d = r.data ? r.data : "";
+	if (floe_s3_xml_find(d, r.len, "AccessKeyId", f->ak, sizeof(f->ak)) != 0 ||
+	    floe_s3_xml_find(d, r.len, "SecretAccessKey", f->sk, sizeof(f->sk)) != 0 ||
+	    floe_s3_xml_find(d, r.len, "SessionToken", f->tok, sizeof(f->tok)) != 0 ||
+	    floe_s3_xml_find(d, r.len, "Expiration", f->exp, sizeof(f->exp)) != 0 || !f->ak[0] ||
+	    !f->sk[0] || !f->tok[0] || floe_s3_cred_parse_time(f->exp, strlen(f->exp), exp) != 0) {
+		floe_s3_credprov_why(
+		    err,
+		    "%s: answer lacks usable Credentials (AccessKeyId, SecretAccessKey, "
+		    "SessionToken, Expiration)",
+		    url);
+		rc = -EINVAL;
+		goto out;
+	}
+	rc = floe_s3_credprov_make_creds(f->ak, f->sk, f->tok, c);
+out:
+	fields_free(f);
+	floe_s3_credprov_resp_fini(&r);
+	if (body) {
+		floe_s3_credprov_wipe(body, strlen(body));
+		free(body);
+	}
+	if (e_tok) {
+		floe_s3_credprov_wipe(e_tok, strlen(e_tok));
+		curl_free(e_tok);
+	}
+	curl_free(e_arn);
+	curl_free(e_sn);
+	floe_s3_credprov_wipe_str_free(token);
+	return rc;
+}
+
+/* http:// full URIs must stay on this host or go to the ECS/EKS agents (as the SDKs
+ * require), so that a planted variable cannot send our token elsewhere in clear. */
+static bool container_uri_ok(const char *u)
+{
+	if (strncasecmp(u, "https://", 8) == 0)
+		return true;
+	if (strncasecmp(u, "http://", 7) != 0)
+		return false;
+	const char *h = u + 7;
+	size_t hl;
+	if (*h == '[') {
+		const char *e = strchr(h, ']');
+		if (!e)
+			return false;
+		hl = (size_t)(e - h) + 1;
+	} else {
+		hl = strcspn(h, ":/?#");
+	}
+	static const char *const ok[] = {"localhost", "[::1]", "169.254.170.2", "169.254.170.23",
+					 "[fd00:ec2::23]"};
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		if (hl == strlen(ok[i]) && strncasecmp(h, ok[i], hl) == 0)
+			return true;
+	/* 127.0.0.0/8 */
+	if (hl > 4 && memcmp(h, "127.", 4) == 0) {
+		for (size_t i = 4; i < hl; i++)
+			if (!((h[i] >= '0' && h[i] <= '9') || h[i] == '.'))
+				return false;
+		return true;
+	}
+	return false;
+}
+
+int floe_s3_credprov_container(struct floe_s3_credprov *p, int64_t now,
+			       struct floe_s3_credentials *c, int64_t *exp, char *err)
+{
+	(void)now;
+	const char *rel =
+	    floe_s3_credprov_opt_env(p->c_rel, "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI");
+	const char *full =
+	    floe_s3_credprov_opt_env(p->c_full, "AWS_CONTAINER_CREDENTIALS_FULL_URI");
+	if (!rel && !full) {
+		floe_s3_credprov_why(
+		    err, "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI and _FULL_URI are not set");
+		return SKIPPED;
+	}
+	char url[2048];
+	if (rel) {
+		const char *host = p->c_host ? p->c_host : "http://169.254.170.2";
+		if (snprintf(url, sizeof(url), "%s%s%s", host, rel[0] == '/' ? "" : "/", rel) >=
+		    (int)sizeof(url)) {
+			floe_s3_credprov_why(err, "relative URI too long");
+			return -EINVAL;
+		}
+	} else {
+		if (strlen(full) >= sizeof(url) || !container_uri_ok(full)) {
+			floe_s3_credprov_why(
+			    err, "%s: not https, nor http to a loopback or ECS/EKS agent address",
+			    full);
+			return -EINVAL;
+		}
+		snprintf(url, sizeof(url), "%s", full);
+	}
+	char *token = NULL, *auth = NULL;
+	const char *tfile =
+	    floe_s3_credprov_opt_env(p->c_token_file, "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE");
+	const char *tval =
+	    floe_s3_credprov_opt_env(p->c_token, "AWS_CONTAINER_AUTHORIZATION_TOKEN");
+	int rc = 0;
+	if (tfile) {
+		rc = floe_s3_credprov_read_token(tfile, &token);
+		if (rc) {
+			floe_s3_credprov_why(err, "%s: %s", tfile,
+					     rc == -EINVAL ? "empty or not a header value"
+							   : strerror(-rc));
+			return rc == -ENOMEM ? rc : -EINVAL;
+		}
+	} else if (tval) {
+		if (!floe_s3_credprov_header_safe(tval, strlen(tval))) {
+			floe_s3_credprov_why(
+			    err, "AWS_CONTAINER_AUTHORIZATION_TOKEN is not a header value");
+			return -EINVAL;
+		}
+		if (!(token = strdup(tval)))
+			return -ENOMEM;
+	}
+	struct resp r = {0};
+	const char *hdrs[3] = {"Accept: application/json", NULL, NULL};
+	if (token) {
+		size_t n = strlen(token) + sizeof("Authorization: ");
+		if (!(auth = malloc(n))) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		snprintf(auth, n, "Authorization: %s", token);
+		hdrs[1] = auth;
+	}
+	int status = 0;
+	char neterr[ERR_MAX] = "";
+	int net = floe_s3_credprov_http(p, "GET", url, hdrs, NULL, true, &status, &r, neterr);
+	if ((rc = floe_s3_credprov_answer_rc(net, status, url, neterr, err)) != 0)
+		goto out;
+	size_t mark = strlen(err);
+	floe_s3_credprov_why(err, "%s: ", url);
+	rc = from_json(&r, c, exp, err);
+	if (rc == 0)
+		err[mark] = '\0';
+out:
+	floe_s3_credprov_resp_fini(&r);
+	floe_s3_credprov_wipe_str_free(auth);
+	floe_s3_credprov_wipe_str_free(token);
+	return rc;
+}
+
+int floe_s3_credprov_imds(struct floe_s3_credprov *p, int64_t now, struct floe_s3_credentials *c,
+			  int64_t *exp, char *err)
+{
+	(void)now;
+	const char *dis = getenv("AWS_EC2_METADATA_DISABLED");
+	if (p->imds_disabled || (dis && strcasecmp(dis, "true") == 0)) {
+		floe_s3_credprov_why(err, "disabled by AWS_EC2_METADATA_DISABLED");
+		return SKIPPED;
+	}
+	const char *ep =
+	    floe_s3_credprov_opt_env(p->imds_endpoint, "AWS_EC2_METADATA_SERVICE_ENDPOINT");
+	if (!ep)
+		ep = "http://169.254.169.254";
+	size_t el = strlen(ep);
+	while (el > 0 && ep[el - 1] == '/')
+		el--;
+	if (el > 512) {
+		floe_s3_credprov_why(err, "endpoint too long");
+		return -EINVAL;
+	}
+	char url[1024], tokhdr[1200];
+	struct resp r = {0};
+	int status = 0, rc = 0, net;
+	char neterr[ERR_MAX] = "";
+	static const char *const put_hdrs[] = {"X-aws-ec2-metadata-token-ttl-seconds: 21600", NULL};
+	snprintf(url, sizeof(url), "%.*s/latest/api/token", (int)el, ep);
+	net = floe_s3_credprov_http(p, "PUT", url, put_hdrs, "", true, &status, &r, neterr);
+	if (net < 0)
+		return net;
+	if (net == NET_UNREACHABLE) {
+		/* Most hosts are not EC2 instances: no answer means no IMDS. */
+		floe_s3_credprov_why(err, "%s: no instance metadata service (%s)", url, neterr);
+		return SKIPPED;
+	}
+	if ((rc = floe_s3_credprov_answer_rc(net, status, url, neterr, err)) != 0)
+		goto out;
+	size_t tl = floe_s3_credprov_trim_len(r.data ? r.data : "", r.len);
+	if (tl > 1024 || !floe_s3_credprov_header_safe(r.data, tl)) {
+		floe_s3_credprov_why(err, "%s: not a token", url);
+		rc = -EINVAL;
+		goto out;
+	}
+	snprintf(tokhdr, sizeof(tokhdr), "X-aws-ec2-metadata-token: %.*s", (int)tl, r.data);
+	floe_s3_credprov_resp_fini(&r);
+	const char *get_hdrs[] = {tokhdr, NULL};
+
+	snprintf(url, sizeof(url), "%.*s/latest/meta-data/iam/security-credentials/", (int)el, ep);
+	net = floe_s3_credprov_http(p, "GET", url, get_hdrs, NULL, true, &status, &r, neterr);
+	if (net == NET_OK && status == 404) {
+		floe_s3_credprov_why(err, "no IAM role is attached to this instance");
+		rc = -ENOENT;
+		goto out;
+	}
+	if ((rc = floe_s3_credprov_answer_rc(net, status, url, neterr, err)) != 0)
+		goto out;
+	/* The first line names the role. */
+	const char *d = r.data ? r.data : "";
+	size_t rl = strcspn(d, "\r\n");
+	rl = floe_s3_credprov_trim_len(d, rl);
+	bool role_ok = rl > 0 && rl <= 128 && memchr(d, '\0', r.len) == NULL;
+	for (size_t i = 0; role_ok && i < rl; i++)
+		role_ok = (unsigned char)d[i] > 0x20 && d[i] != '/' && d[i] != '?' && d[i] != '#' &&
+			  d[i] != '%' && d[i] != 0x7f;
+	if (!role_ok) {
+		floe_s3_credprov_why(err, "%s: not a role name", url);
+		rc = -EINVAL;
+		goto out;
+	}
+	snprintf(url, sizeof(url), "%.*s/latest/meta-data/iam/security-credentials/%.*s", (int)el,
+		 ep, (int)rl, d);
+	floe_s3_credprov_resp_fini(&r);
+	net = floe_s3_credprov_http(p, "GET", url, get_hdrs, NULL, true, &status, &r, neterr);
+	if ((rc = floe_s3_credprov_answer_rc(net, status, url, neterr, err)) != 0)
+		goto out;
+	size_t mark = strlen(err);
+	floe_s3_credprov_why(err, "%s: ", url);
+	rc = from_json(&r, c, exp, err);
+	if (rc == 0)
+		err[mark] = '\0';
+out:
+	floe_s3_credprov_wipe(tokhdr, sizeof(tokhdr));
+	floe_s3_credprov_resp_fini(&r);
+	return rc;
+}
