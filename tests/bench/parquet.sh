@@ -9,6 +9,7 @@
 # change it, 0 for none) and bloom filters on host and app; the rows marked /compact use
 # the compact profile (delta encodings, DATA_PAGE_V2, its own ZSTD level).
 # usage: tests/bench/parquet.sh [ROWS...]   (default 1000000; the issue also uses 10000000)
+# Then, unless FRAGMENTS=0, the peak memory of writing a 16 MiB and a 512 MiB fragment.
 # Needs a build with the benchmarks (build-test/gcc or BUILD=...) and the test readers.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -78,3 +79,19 @@ for rows in "${@:-1000000}"; do
 			"$THREADS thread(s), process RSS $(echo "$mem" | field rss_kib) KiB (generator included)"
 	done
 done
+
+# Fixed memory: a 16 MiB and a 512 MiB fragment (ZSTD, default profile, rows generated as
+# they are written), the writer's peak and the process's peak RSS for each.
+if [ "${FRAGMENTS:-1}" = 1 ]; then
+	echo "== fixed memory: a 16 MiB and a 512 MiB fragment (zstd, default profile) =="
+	probe=$("$BENCH" 200000 zstd "$W/floe.parquet" --budget "${BUDGET:-1048576}" --bloom host,app)
+	per=$(echo "$probe" | field bytes)
+	printf '%-10s %10s %12s %16s %14s\n' fragment rows "file bytes" "writer peak KiB" "peak RSS KiB"
+	for mib in 16 512; do
+		n=$(echo "$mib * 1048576 * 200000 / $per" | bc)
+		m=$("$BENCH" "$n" zstd "$W/floe.parquet" --budget "${BUDGET:-1048576}" --bloom host,app --threads "$THREADS")
+		printf '%-10s %10d %12d %16d %14d\n' "$mib MiB" "$n" "$(echo "$m" | field bytes)" \
+			"$(($(echo "$m" | field writer_peak) / 1024))" "$(echo "$m" | field rss_kib)"
+		rm -f "$W/floe.parquet"
+	done
+fi
