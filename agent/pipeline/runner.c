@@ -95,7 +95,11 @@ int floe_runner_new(const struct floe_config *cfg, struct floe_runner **out, cha
 	if (!r)
 		return FLOE_ENOMEM;
 	r->cfg = cfg;
-	floe_alloc_init(&r->alloc, cfg->agent.memory_limit);
+	/* memory_limit may be 4 GiB, which a 32-bit size_t cannot hold: it would wrap to 0,
+	 * the allocator's "unlimited". Such a process cannot address more than SIZE_MAX
+	 * bytes anyway, so that is the same limit. */
+	uint64_t limit = cfg->agent.memory_limit;
+	floe_alloc_init(&r->alloc, limit < SIZE_MAX ? (size_t)limit : SIZE_MAX);
 	int rc = floe_hostname(r->host, sizeof(r->host));
 	if (rc)
 		snprintf(r->host, sizeof(r->host), "%s", cfg->agent.id);

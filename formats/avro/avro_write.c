@@ -7,6 +7,7 @@
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
 
+#include <stdint.h>
 #include <string.h>
 #include <zlib.h>
 
@@ -33,8 +34,11 @@ int floe_avro_put_double(struct floe_buf *b, double v)
 int floe_avro_put_bytes(struct floe_buf *b, const void *p, size_t len)
 {
 	size_t old = b->len;
+#if SIZE_MAX > INT64_MAX
+	/* Only a size_t wider than 63 bits can hold a length that Avro's long cannot. */
 	if ((uint64_t)len > (uint64_t)INT64_MAX)
 		return FLOE_ELIMIT;
+#endif
 	int rc = floe_buf_put_svarint(b, (int64_t)len);
 	if (!rc)
 		rc = floe_buf_append(b, p, len);
