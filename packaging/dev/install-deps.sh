@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs what building and testing floe needs on Debian 12, and nothing that is already
 # there. Usage: install-deps.sh [build|test]. "build" is the compiler and the libraries;
-# "test" adds cmocka, the arm64 cross toolchain with its multiarch libraries, qemu-user,
-# python3-avro and Node.js for the DuckDB reader used by the integration tests; "bench"
-# adds the reference tools the benchmarks compare against. rsyslog and syslog-ng-core
-# conflict with each other (each is "the" system log daemon), so "bench" does not install
-# them: it unpacks both under /opt/floe-bench/<package> (private copies the benchmark runs
-# by path; the machine's own logger is left alone) and installs their libraries.
+# "test" adds cmocka, the arm64 and armhf cross toolchains with their multiarch libraries,
+# qemu-user, python3-avro and Node.js for the DuckDB reader used by the integration tests;
+# "bench" adds the reference tools the benchmarks compare against. rsyslog and
+# syslog-ng-core conflict with each other (each is "the" system log daemon), so "bench"
+# does not install them: it unpacks both under /opt/floe-bench/<package> (private copies
+# the benchmark runs by path; the machine's own logger is left alone) and installs their
+# libraries.
 set -euo pipefail
 mode=${1:-build}
 SUDO=""
@@ -16,7 +17,10 @@ native=(build-essential cmake pkg-config libyaml-dev libmbedtls-dev libcurl4-ope
         liblz4-dev libzstd-dev zlib1g-dev libxxhash-dev)
 testpk=(libcmocka-dev clang python3-avro nodejs npm qemu-user crossbuild-essential-arm64
         libyaml-dev:arm64 libmbedtls-dev:arm64 libcurl4-openssl-dev:arm64 liblz4-dev:arm64
-        libzstd-dev:arm64 zlib1g-dev:arm64 libxxhash-dev:arm64 libcmocka-dev:arm64)
+        libzstd-dev:arm64 zlib1g-dev:arm64 libxxhash-dev:arm64 libcmocka-dev:arm64
+        crossbuild-essential-armhf
+        libyaml-dev:armhf libmbedtls-dev:armhf libcurl4-openssl-dev:armhf liblz4-dev:armhf
+        libzstd-dev:armhf zlib1g-dev:armhf libxxhash-dev:armhf libcmocka-dev:armhf)
 
 benchpk=(zstd gzip bc time s3cmd
          libestr0 libfastjson4 liblognorm5 libuuid1 libsystemd0 libzstd1 zlib1g
@@ -31,10 +35,12 @@ if [ "$mode" = test ]; then
   want+=("${testpk[@]}")
 fi
 if [ "$mode" = test ] || [ "$mode" = bench ]; then
-  if ! dpkg --print-foreign-architectures | grep -qx arm64; then
-    $SUDO dpkg --add-architecture arm64
-    need_update=1
-  fi
+  for arch in arm64 armhf; do
+    if ! dpkg --print-foreign-architectures | grep -qx "$arch"; then
+      $SUDO dpkg --add-architecture "$arch"
+      need_update=1
+    fi
+  done
 fi
 
 missing=()
