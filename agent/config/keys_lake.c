@@ -6,6 +6,7 @@
 #include "agent/config/config.h"
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
+#include "formats/base/hex.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -175,17 +176,6 @@ static bool utf8_valid(const unsigned char *s)
 	return true;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static bool bucket_char(char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-';
@@ -256,7 +246,7 @@ static int check_warehouse(struct floe_config_ctx *ctx, const struct floe_cnode 
 				out[o++] = *p;
 				continue;
 			}
-			int h = hexval(p[1]), l = h < 0 ? -1 : hexval(p[2]);
+			int h = floe_hex_digit(p[1]), l = h < 0 ? -1 : floe_hex_digit(p[2]);
 			if (h < 0 || l < 0 || (h == 0 && l == 0)) {
 				floe_free(ctx->a, out);
 				return floe_config_fail(ctx, at, FLOE_EFORMAT,

@@ -6,6 +6,7 @@
 
 #include "fields.h"
 #include "formats/base/error.h"
+#include "formats/base/hex.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -39,24 +40,13 @@ static void skip_ws(struct jp *j)
 	}
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static bool hex4(const char *s, size_t n, size_t at, unsigned *out)
 {
 	if (n < 4 || at > n - 4)
 		return false;
 	unsigned v = 0;
 	for (size_t k = 0; k < 4; k++) {
-		int h = hexval(s[at + k]);
+		int h = floe_hex_digit(s[at + k]);
 		if (h < 0)
 			return false;
 		v = v << 4 | (unsigned)h;

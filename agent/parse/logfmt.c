@@ -5,6 +5,7 @@
 #include "fields.h"
 #include "json_line.h"
 #include "formats/base/error.h"
+#include "formats/base/hex.h"
 
 #include <stdbool.h>
 #include <string.h>
@@ -12,17 +13,6 @@
 static bool is_sep(unsigned char c)
 {
 	return c <= ' ';
-}
-
-static int hexd(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
 }
 
 int floe_logfmt_parse(const char *p, size_t len, struct floe_fields *f, size_t *err_off)
@@ -67,7 +57,7 @@ int floe_logfmt_parse(const char *p, size_t len, struct floe_fields *f, size_t *
 					char e = p[i + 1];
 					if (e == 'u') {
 						for (size_t k = 2; k < 6; k++) {
-							if (i + k >= len || hexd(p[i + k]) < 0) {
+							if (i + k >= len || floe_hex_digit(p[i + k]) < 0) {
 								i = i + k < len ? i + k : len;
 								rc = FLOE_EPARSE;
 								goto err;

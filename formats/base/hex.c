@@ -21,7 +21,7 @@ int floe_hex_put(struct floe_buf *b, const uint8_t *p, size_t n)
 	return 0;
 }
 
-static int digit(char c)
+int floe_hex_digit(char c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -40,7 +40,7 @@ int floe_hex_decode(struct floe_alloc *a, const char *s, size_t len, uint8_t **o
 	if (!p)
 		return FLOE_ENOMEM;
 	for (size_t i = 0; i < len / 2; i++) {
-		int hi = digit(s[2 * i]), lo = digit(s[2 * i + 1]);
+		int hi = floe_hex_digit(s[2 * i]), lo = floe_hex_digit(s[2 * i + 1]);
 		if (hi < 0 || lo < 0) {
 			floe_free(a, p);
 			return FLOE_EPARSE;

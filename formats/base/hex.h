@@ -8,6 +8,8 @@
 struct floe_alloc;
 struct floe_buf;
 
+/* The value of one hex digit (either case), or -1. */
+int floe_hex_digit(char c);
 /* Appends 2*n hex digits of p to b. */
 int floe_hex_put(struct floe_buf *b, const uint8_t *p, size_t n);
 /* Decodes len hex digits of s into a new allocation from a (*out, *n bytes; free with
