@@ -91,6 +91,25 @@ out:
 	return rc;
 }
 
+/* GETs url and reads credentials from its JSON answer (into r, which the caller frees);
+ * a failure's message in err names url. */
+static int get_creds(struct floe_s3_credprov *p, const char *url, const char *const *hdrs,
+		     struct resp *r, struct floe_s3_credentials *c, int64_t *exp, char *err)
+{
+	int status = 0;
+	char neterr[ERR_MAX] = "";
+	int net = floe_s3_credprov_http(p, "GET", url, hdrs, NULL, true, &status, r, neterr);
+	int rc = floe_s3_credprov_answer_rc(net, status, url, neterr, err);
+	if (rc)
+		return rc;
+	size_t mark = strlen(err);
+	floe_s3_credprov_why(err, "%s: ", url);
+	rc = from_json(r, c, exp, err);
+	if (rc == 0)
+		err[mark] = '\0';
+	return rc;
+}
+
 /* ---- the providers ------------------------------------------------------------------- */
 
 /* "Code: Message" of an STS or S3 error document into err. */
@@ -334,16 +353,7 @@ int floe_s3_credprov_container(struct floe_s3_credprov *p, int64_t now,
 		snprintf(auth, n, "Authorization: %s", token);
 		hdrs[1] = auth;
 	}
-	int status = 0;
-	char neterr[ERR_MAX] = "";
-	int net = floe_s3_credprov_http(p, "GET", url, hdrs, NULL, true, &status, &r, neterr);
-	if ((rc = floe_s3_credprov_answer_rc(net, status, url, neterr, err)) != 0)
-		goto out;
-	size_t mark = strlen(err);
-	floe_s3_credprov_why(err, "%s: ", url);
-	rc = from_json(&r, c, exp, err);
-	if (rc == 0)
-		err[mark] = '\0';
+	rc = get_creds(p, url, hdrs, &r, c, exp, err);
 out:
 	floe_s3_credprov_resp_fini(&r);
 	floe_s3_credprov_wipe_str_free(auth);
@@ -422,14 +432,7 @@ int floe_s3_credprov_imds(struct floe_s3_credprov *p, int64_t now, struct floe_s
 	snprintf(url, sizeof(url), "%.*s/latest/meta-data/iam/security-credentials/%.*s", (int)el,
 		 ep, (int)rl, d);
 	floe_s3_credprov_resp_fini(&r);
-	net = floe_s3_credprov_http(p, "GET", url, get_hdrs, NULL, true, &status, &r, neterr);
-	if ((rc = floe_s3_credprov_answer_rc(net, status, url, neterr, err)) != 0)
-		goto out;
-	size_t mark = strlen(err);
-	floe_s3_credprov_why(err, "%s: ", url);
-	rc = from_json(&r, c, exp, err);
-	if (rc == 0)
-		err[mark] = '\0';
+	rc = get_creds(p, url, get_hdrs, &r, c, exp, err);
 out:
 	floe_s3_credprov_wipe(tokhdr, sizeof(tokhdr));
 	floe_s3_credprov_resp_fini(&r);
