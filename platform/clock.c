@@ -7,6 +7,10 @@
 #include <time.h>
 #include <unistd.h>
 
+/* The build asks for a 64-bit time_t everywhere (CMakeLists.txt): wall-clock times past
+ * 2038 must not wrap on 32-bit devices. */
+_Static_assert(sizeof(time_t) == 8, "time_t must be 64 bits (_TIME_BITS=64)");
+
 int64_t floe_clock_now_us(void)
 {
 	struct timespec ts;
