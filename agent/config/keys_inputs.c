@@ -4,11 +4,11 @@
 #include "agent/config/keys_impl.h"
 
 #include "agent/config/config.h"
+#include "agent/parse/regex.h"
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
 
-#include <regex.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -221,63 +221,10 @@ static int input_post(struct floe_config_ctx *ctx, const struct floe_cnode *map,
 
 #define PATTERN_MAX 4096
 
-/* A minimal copy of agent/parse/regex.c's translation, enough to ask regcomp whether a
- * pattern is valid: (?<name>...), (?P<name>...) and (?:...) become plain groups, any other
- * "(?" is refused. Escapes and bracket expressions ("[()]", "[]()]", "[[:alpha:](]") are
- * copied untouched. out has room for strlen(in) + 1. Returns 0, or -1 for a bad group. */
-static int strip_named_groups(const char *in, char *out)
-{
-	size_t o = 0;
-	while (*in) {
-		if (*in == '\\' && in[1]) {
-			out[o++] = *in++;
-			out[o++] = *in++;
-		} else if (*in == '[') {
-			const char *p = in + 1;
-			if (*p == '^')
-				p++;
-			if (*p == ']')
-				p++;
-			while (*p && *p != ']') {
-				if (*p == '[' && (p[1] == ':' || p[1] == '.' || p[1] == '=')) {
-					const char *e = strchr(p + 2, p[1]);
-					while (e && e[1] != ']')
-						e = strchr(e + 1, p[1]);
-					p = e ? e + 2 : p + 1;
-				} else {
-					p++;
-				}
-			}
-			if (*p == ']')
-				p++;
-			while (in < p)
-				out[o++] = *in++;
-		} else if (in[0] == '(' && in[1] == '?') {
-			const char *p = in + 2;
-			if (*p == ':') {
-				in = p + 1;
-			} else {
-				if (*p == 'P')
-					p++;
-				if (*p++ != '<')
-					return -1;
-				const char *name = p;
-				while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-				       *p == '_' || (p > name && *p >= '0' && *p <= '9'))
-					p++;
-				if (p == name || p - name > 64 || *p != '>')
-					return -1;
-				in = p + 1;
-			}
-			out[o++] = '(';
-		} else {
-			out[o++] = *in++;
-		}
-	}
-	out[o] = '\0';
-	return 0;
-}
-
+/* Compiled exactly as the input will compile it (agent/parse/regex.c), so that a
+ * pattern that passes here cannot fail at start-up: the same translation of named
+ * groups, and the same bound on patterns whose repetitions glibc's regcomp would expand
+ * beyond any memory ("a+++++...", nested counted repetitions). */
 static int check_regex(struct floe_config_ctx *ctx, const struct floe_cnode *at, const char *path,
 		       char **value)
 {
@@ -286,34 +233,17 @@ static int check_regex(struct floe_config_ctx *ctx, const struct floe_cnode *at,
 		return floe_config_fail(ctx, at, FLOE_EFORMAT,
 					"key '%s': at most %d bytes, got %zu", path, PATTERN_MAX,
 					n);
-	char *plain = floe_malloc(ctx->a, n + 1);
-	if (!plain)
-		return floe_keymap_nomem(ctx);
-	int rc = 0;
-	if (strip_named_groups(*value, plain) < 0) {
-		rc = floe_config_fail(ctx, at, FLOE_EFORMAT,
-				      "key '%s': a group starting \"(?\" must be (?<name>...), "
-				      "(?P<name>...) or (?:...), names being "
-				      "[A-Za-z_][A-Za-z0-9_]* of at most 64 bytes",
-				      path);
-	} else {
-		regex_t re;
-		int e = regcomp(&re, plain, REG_EXTENDED | REG_NOSUB);
-		if (e == REG_ESPACE) {
-			rc = floe_keymap_nomem(ctx);
-		} else if (e != 0) {
-			char why[128];
-			regerror(e, &re, why, sizeof(why));
-			rc = floe_config_fail(ctx, at, FLOE_EFORMAT,
-					      "key '%s': not a valid POSIX extended regular "
-					      "expression: %s",
-					      path, why);
-		} else {
-			regfree(&re);
-		}
+	char why[160] = "";
+	int err = 0;
+	struct floe_regex *re =
+	    floe_regex_new(ctx->a, *value, n, 1, FLOE_REGEX_NOSUB, why, sizeof(why), &err);
+	if (re) {
+		floe_regex_free(re);
+		return 0;
 	}
-	floe_free(ctx->a, plain);
-	return rc;
+	if (err == FLOE_ENOMEM)
+		return floe_keymap_nomem(ctx);
+	return floe_config_fail(ctx, at, FLOE_EFORMAT, "key '%s': %s", path, why);
 }
 
 static const char *const ts_format_names[] = {"rfc3339",  "iso8601",  "epoch",	"epoch_ms",

@@ -217,7 +217,8 @@ static int translate(struct floe_regex *r, const char *p, size_t n, struct floe_
 				if (j >= n || p[j] != '<' || j + 1 >= n || !name_start(p[j + 1])) {
 					floe_fmt(why, whycap,
 						 "unsupported \"(?\" construct at offset %zu (only "
-						 "(?<name>...) and (?:...))",
+						 "(?<name>...), (?P<name>...) and (?:...), names being "
+						 "[A-Za-z_][A-Za-z0-9_]*)",
 						 i);
 					return FLOE_EINVAL;
 				}
@@ -226,7 +227,10 @@ static int translate(struct floe_regex *r, const char *p, size_t n, struct floe_
 					j++;
 				size_t nl = j - ns;
 				if (j >= n || p[j] != '>' || nl > 64) {
-					floe_fmt(why, whycap, "bad group name at offset %zu", ns);
+					floe_fmt(why, whycap,
+						 "bad group name at offset %zu (at most 64 bytes of "
+						 "[A-Za-z0-9_], closed by '>')",
+						 ns);
 					return FLOE_EINVAL;
 				}
 				for (size_t k = 0; k < r->nnames; k++) {
