@@ -5,6 +5,7 @@
 
 #include "agent/config/config.h"
 #include "agent/parse/regex.h"
+#include "agent/parse/timestamp.h"
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
@@ -252,6 +253,25 @@ static const char *const ts_format_names[] = {"rfc3339",  "iso8601",  "epoch",	"
 
 /* A named format, or a custom one with at least one conversion, every conversion being
  * one agent/parse/timestamp.c knows. */
+/* The input compiles the format at start-up (agent/parse/timestamp.c): a format that
+ * passes the check must compile then. The check's own messages come first, as they name
+ * the offending conversion; this catches whatever else they and the parser disagree on. */
+static int compile_ts_format(struct floe_config_ctx *ctx, const struct floe_cnode *at,
+			     const char *path, const char *s)
+{
+	char why[160] = "";
+	int err = 0;
+	struct floe_ts_format *f =
+	    floe_ts_format_new(ctx->a, s, strlen(s), NULL, 0, why, sizeof(why), &err);
+	if (f) {
+		floe_ts_format_free(f);
+		return 0;
+	}
+	if (err == FLOE_ENOMEM)
+		return floe_keymap_nomem(ctx);
+	return floe_config_fail(ctx, at, FLOE_EFORMAT, "key '%s': %s", path, why);
+}
+
 static int check_ts_format(struct floe_config_ctx *ctx, const struct floe_cnode *at,
 			   const char *path, char **value)
 {
@@ -260,7 +280,7 @@ static int check_ts_format(struct floe_config_ctx *ctx, const struct floe_cnode 
 	bool conv = false;
 	for (size_t i = 0; ts_format_names[i]; i++)
 		if (strcmp(s, ts_format_names[i]) == 0)
-			return 0;
+			return compile_ts_format(ctx, at, path, s);
 	floe_keymap_show(s, strlen(s), shown);
 	for (const char *p = strchr(s, '%'); p; p = strchr(p + 2, '%')) {
 		if (p[1] == '\0' || !strchr("YymdejHIMSfszbhBaAp%TF", p[1]))
@@ -274,7 +294,7 @@ static int check_ts_format(struct floe_config_ctx *ctx, const struct floe_cnode 
 		conv = conv || p[1] != '%';
 	}
 	if (conv)
-		return 0;
+		return compile_ts_format(ctx, at, path, s);
 	return floe_config_fail(ctx, at, FLOE_EFORMAT,
 				"key '%s': expected one of rfc3339, iso8601, epoch, epoch_ms, "
 				"epoch_us, epoch_ns, syslog, apache, clf, or a custom format with "

@@ -659,6 +659,7 @@ struct floe_ts_format *floe_ts_format_new(struct floe_alloc *a, const char *spec
 	    {"rfc3339", TS_RFC3339},   {"iso8601", TS_ISO8601},	  {"epoch", TS_EPOCH},
 	    {"epoch_ms", TS_EPOCH_MS}, {"epoch_us", TS_EPOCH_US}, {"epoch_ns", TS_EPOCH_NS},
 	    {"syslog", TS_SYSLOG},     {"apache", TS_APACHE},
+	    {"clf", TS_APACHE}, /* the common log format: the apache parser's bracketed form */
 	};
 	enum ts_kind kind = TS_CUSTOM;
 	bool found = false;
@@ -672,7 +673,7 @@ struct floe_ts_format *floe_ts_format_new(struct floe_alloc *a, const char *spec
 		if (slen == 0 || !memchr(spec, '%', slen)) {
 			say(why, whycap,
 			    "unknown timestamp format (expected rfc3339, iso8601, epoch, "
-			    "epoch_ms, epoch_us, epoch_ns, syslog, apache or a %-format)");
+			    "epoch_ms, epoch_us, epoch_ns, syslog, apache, clf or a %-format)");
 			*err = FLOE_EINVAL;
 			return NULL;
 		}

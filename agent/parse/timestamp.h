@@ -22,6 +22,7 @@ struct floe_ts_format;
  *               one that puts the time within the 12 months before ref_us + 1 day
  *   "apache"    "Sun Dec 04 04:47:44 2005" (optionally ".frac" after seconds, error log)
  *               or "10/Oct/2000:13:55:36 -0700" (common log); either may be in [brackets]
+ *   "clf"       the same as "apache" (the name operators know the common log format by)
  *   anything containing '%': a custom format; conversions
  *     %Y 4-digit year   %y 2-digit year (69-99 = 19xx, 00-68 = 20xx)   %m month 1-12
  *     %d day 1-31   %e day, space-padded or not   %j day of year 1-366   %H hour 0-23

@@ -54,8 +54,7 @@ struct floe_decoder *floe_decoder_new(struct floe_alloc *a, const struct floe_co
 		int32_t off = in->timestamp.zone_offset_s, mag = off < 0 ? -off : off;
 		snprintf(zone, sizeof(zone), "%c%02d:%02d", off < 0 ? '-' : '+', (int)(mag / 3600),
 			 (int)(mag / 60 % 60));
-		/* "clf" (common log format) is the apache parser's bracketed form. */
-		const char *spec = strcmp(in->timestamp.format, "clf") == 0 ? "apache" : in->timestamp.format;
+		const char *spec = in->timestamp.format;
 		if (!(d->ts = floe_ts_format_new(a, spec, strlen(spec), zone, strlen(zone), why, cap, err)))
 			goto fail;
 		d->ts_from_message = strcmp(in->timestamp.field, "message") == 0;

@@ -166,6 +166,8 @@ static void test_apache(void **state)
 	assert_int_equal(ok("apache", NULL, "[Sun Dec  4 04:47:44.25 2005]", 0), 1133671664250000);
 	assert_int_equal(ok("apache", NULL, "[10/Oct/2000:13:55:36 -0700]", 0), 971211336000000);
 	assert_int_equal(ok("apache", NULL, "10/Oct/2000:20:55:36 +0000", 0), 971211336000000);
+	/* "clf" names the same parser. */
+	assert_int_equal(ok("clf", NULL, "[10/Oct/2000:13:55:36 -0700]", 0), 971211336000000);
 	bad("apache", "[10/Oct/2000:13:55:36 -0700");
 	bad("apache", "10/Oct/2000:13:55:36");
 	bad("apache", "Sun Dec 04 04:47:44");
