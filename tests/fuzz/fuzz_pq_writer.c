@@ -1,10 +1,17 @@
 /* Fuzz target for the Parquet writer: the input is read as writer options (codec, sizes,
  * profile, page index, bloom filter columns, memory budget) followed by rows of a
  * log-like schema (random nulls, strings that may be invalid UTF-8, map sizes).
- * The writer must never crash, and a finished file must be framed by PAR1. */
+ * The writer must never crash, and a finished file must be framed by PAR1.
+ *
+ * With FLOE_FUZZ_PQ_OUT set to a directory (the integration suite's read-back test, run
+ * through the replay driver), input k's file is also written there as k.parquet, beside
+ * k.rows: the options, then every row the writer took, as given, one JSON object a line
+ * with strings as the hex of their bytes, then the writer's result. The readers must
+ * give those rows back. */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,6 +43,7 @@ static void str(struct in *in, const char **s, size_t *len)
 struct tail {
 	uint64_t total;
 	uint8_t last[4];
+	FILE *file; /* with FLOE_FUZZ_PQ_OUT */
 };
 
 static int sink(void *ctx, const void *data, size_t len)
@@ -48,7 +56,51 @@ static int sink(void *ctx, const void *data, size_t len)
 		t->last[3] = d[i];
 	}
 	t->total += len;
+	if (t->file && fwrite(data, 1, len, t->file) != len)
+		abort(); /* the test's own disk, not the writer */
 	return 0;
+}
+
+/* The read-back dump (FLOE_FUZZ_PQ_OUT): JSON strings as hex, so any bytes go through. */
+static void hex(FILE *f, const char *s, size_t n)
+{
+	fputc('"', f);
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%02x", (unsigned char)s[i]);
+	fputc('"', f);
+}
+
+static void dump_row(FILE *f, const struct floe_pq_value *v)
+{
+	fprintf(f, "{\"ts\":%lld,\"host\":", (long long)v[0].i);
+	hex(f, v[1].s, v[1].len);
+	if (v[2].is_null)
+		fprintf(f, ",\"offset\":null");
+	else
+		fprintf(f, ",\"offset\":%lld", (long long)v[2].i);
+	if (v[3].is_null)
+		fprintf(f, ",\"severity\":null");
+	else
+		fprintf(f, ",\"severity\":%lld", (long long)v[3].i);
+	fprintf(f, ",\"message\":");
+	hex(f, v[4].s, v[4].len);
+	fprintf(f, ",\"attrs\":");
+	if (v[5].is_null) {
+		fprintf(f, "null}\n");
+		return;
+	}
+	fputc('[', f);
+	for (size_t i = 0; i < v[5].n; i++) {
+		fprintf(f, "%s[", i ? "," : "");
+		hex(f, v[5].keys[i], v[5].key_lens[i]);
+		fputc(',', f);
+		if (v[5].vals[i])
+			hex(f, v[5].vals[i], v[5].val_lens[i]);
+		else
+			fprintf(f, "null");
+		fputc(']', f);
+	}
+	fprintf(f, "]}\n");
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -90,10 +142,35 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct floe_alloc a;
 	floe_alloc_init(&a, (size_t)64 << 20);
 	struct tail t = {0};
+	FILE *rows = NULL;
+	const char *dir = getenv("FLOE_FUZZ_PQ_OUT");
+	if (dir) {
+		static unsigned seq;
+		char path[4096];
+		snprintf(path, sizeof(path), "%s/%06u.parquet", dir, seq);
+		t.file = fopen(path, "wb");
+		snprintf(path, sizeof(path), "%s/%06u.rows", dir, seq++);
+		rows = fopen(path, "w");
+		if (!t.file || !rows)
+			abort();
+		static const char *const names[] = {"uncompressed", "zstd", "lz4_raw"};
+		fprintf(rows,
+			"{\"codec\":\"%s\",\"profile\":\"%s\",\"page_index\":%s,\"page_size\":%zu,"
+			"\"row_group_size\":%zu,\"memory_budget\":%zu,\"bloom\":%zu}\n",
+			names[o0 % 3], (o2 & 1) ? "compact" : "default",
+			opt.no_page_index ? "false" : "true", opt.page_size, opt.row_group_size,
+			opt.memory_budget, nb);
+	}
 	int err = 0;
 	struct floe_pq_writer *w = floe_pq_writer_new(&a, cols, 6, &opt, sink, &t, &err);
-	if (!w)
+	if (!w) {
+		if (rows) {
+			fprintf(rows, "{\"result\":%d}\n", err);
+			fclose(rows);
+			fclose(t.file);
+		}
 		return 0;
+	}
 	int rc = 0;
 	while (in.at < in.n && !rc) {
 		struct floe_pq_value v[6];
@@ -129,6 +206,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			v[0].is_null = false;
 		}
 		rc = floe_pq_writer_add_row(w, v);
+		if (!rc && rows)
+			dump_row(rows, v);
 	}
 	if (!rc)
 		rc = floe_pq_writer_finish(w);
@@ -138,6 +217,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (rc && rc != FLOE_ENOMEM && rc != FLOE_ELIMIT)
 		abort();
 	floe_pq_writer_free(w);
+	if (rows) {
+		fprintf(rows, "{\"result\":%d}\n", rc);
+		if (fclose(rows) != 0 || fclose(t.file) != 0)
+			abort();
+	}
 	if (a.used != 0)
 		abort();
 	return 0;
