@@ -1,10 +1,28 @@
 // Checks that a set of Parquet files written by floe holds every line of the source
 // files exactly once: read with DuckDB, ordered by (source, offset), each row's message
 // must equal the line of the file at that byte offset (lines split on LF, one trailing
-// CR removed, the last line counted even without its LF).
+// CR removed, the last line counted even without its LF). arrow-rs (parquet-wasm), a
+// second independent reader, must read the same (source, offset, message) rows.
 // Usage: node check_rows.js FILELIST SOURCE...   (FILELIST: Parquet paths, one a line)
 const fs = require('fs');
 const { DuckDBInstance } = require('@duckdb/node-api');
+const parquet = require('parquet-wasm');
+const arrow = require('apache-arrow');
+
+// The files' (source, offset, message) rows as arrow-rs reads them, in DuckDB's order.
+function arrowRows(files) {
+  const rows = [];
+  for (const f of files) {
+    const t = arrow.tableFromIPC(parquet.readParquet(new Uint8Array(fs.readFileSync(f)),
+      { columns: ['source', 'offset', 'message'] }).intoIPCStream());
+    for (const b of t.batches) {
+      const s = b.getChild('source'), o = b.getChild('offset'), m = b.getChild('message');
+      for (let i = 0; i < b.numRows; i++) rows.push([s.get(i), o.get(i), m.get(i)]);
+    }
+  }
+  const key = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
+  return rows.sort((a, b) => key(a[0], b[0]) || key(a[1], b[1]));
+}
 
 function splitLines(buf) {
   const lines = [];
@@ -31,12 +49,19 @@ async function main() {
   const reader = await conn.runAndReadAll(
     `select source, "offset", message from read_parquet([${list}]) order by source, "offset"`);
   const rows = reader.getRows();
+  let failures = 0;
+  const other = arrowRows(files);
+  const same = other.length === rows.length && rows.every((r, i) =>
+    r[0] === other[i][0] && BigInt(r[1]) === BigInt(other[i][1]) && r[2] === other[i][2]);
+  if (!same) {
+    console.error(`arrow-rs reads ${other.length} rows that differ from DuckDB's ${rows.length}`);
+    failures++;
+  }
   const bySource = new Map();
   for (const [source, offset, message] of rows) {
     if (!bySource.has(source)) bySource.set(source, []);
     bySource.get(source).push([Number(offset), message]);
   }
-  let failures = 0;
   let total = 0;
   for (const src of sources) {
     const expected = splitLines(fs.readFileSync(src));
