@@ -8,6 +8,7 @@
 #include "formats/base/error.h"
 #include "platform/clock.h"
 #include "platform/fs.h"
+#include "platform/heap.h"
 #include "platform/log.h"
 #include "platform/signal.h"
 
@@ -127,6 +128,7 @@ int floe_cmd_run(int argc, char **argv)
 	if (!cfg)
 		return FLOE_EXIT_USAGE;
 	floe_signal_install();
+	floe_heap_tune();
 	struct floe_runner *r = NULL;
 	char why[1024] = "";
 	int rc = floe_runner_new(cfg, &r, why, sizeof(why));

@@ -10,7 +10,9 @@
  *        [--no-page-index] [--threads N] [--pregen]
  * --threads N compresses large pages on N worker threads (0, the default: inline).
  * --pregen generates every row in memory before the clock starts, so the time is the
- * writer's alone even when it runs on several threads (RSS then includes the rows). */
+ * writer's alone even when it runs on several threads (RSS then includes the rows).
+ * The heap is tuned as the agent tunes it (platform/heap.h) unless FLOE_BENCH_NO_HEAP_TUNE
+ * is set. */
 #include <dirent.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -22,6 +24,7 @@
 #include "agent/pipeline/record.h"
 #include "formats/base/alloc.h"
 #include "formats/parquet/writer.h"
+#include "platform/heap.h"
 #include "platform/worker.h"
 
 #include "samples.h"
@@ -142,6 +145,9 @@ int main(int argc, char **argv)
 		}
 	}
 	load_samples(samples);
+	/* As the agent does (floe run): the writer's page buffers stay in the heap. */
+	if (!getenv("FLOE_BENCH_NO_HEAP_TUNE"))
+		floe_heap_tune();
 	opt.bloom = bloom;
 	opt.bloom_count = nbloom;
 	opt.codec = !strcmp(codec, "lz4_raw") ? FLOE_PQ_LZ4_RAW
