@@ -7,8 +7,9 @@
  * usage: bench_parquet ROWS CODEC(zstd|lz4_raw|uncompressed) OUT.parquet [--level N]
  *        [--raw LINES.txt] [--samples DIR] [--gen-only] [--profile default|compact]
  *        [--page-size BYTES] [--row-group BYTES] [--budget BYTES] [--bloom host,app]
- *        [--no-page-index] [--threads N] [--pregen]
+ *        [--no-page-index] [--threads N] [--pregen] [--verbatim]
  * --threads N compresses large pages on N worker threads (0, the default: inline).
+ * --verbatim writes the samples' lines as they are, each once (at most ROWS of them).
  * --pregen generates every row in memory before the clock starts, so the time is the
  * writer's alone even when it runs on several threads (RSS then includes the rows).
  * The heap is tuned as the agent tunes it (platform/heap.h) unless FLOE_BENCH_NO_HEAP_TUNE
@@ -36,10 +37,18 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* --verbatim: the samples' lines as they are, each once. */
+static int verbatim;
+
 /* Message i: template with digit runs randomised, plus a unique request id. */
 static size_t make_message(uint64_t i, char *out, size_t cap)
 {
 	const char *t = templates[i % ntemplates];
+	if (verbatim) {
+		size_t n = strlen(t) < cap ? strlen(t) : cap - 1;
+		memcpy(out, t, n);
+		return n;
+	}
 	size_t o = 0;
 	for (; *t && o + 40 < cap; t++) {
 		if (*t >= '0' && *t <= '9')
@@ -132,6 +141,8 @@ int main(int argc, char **argv)
 			threads = (unsigned)atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--pregen"))
 			pregen = 1;
+		else if (!strcmp(argv[i], "--verbatim"))
+			verbatim = 1;
 		else if (!strcmp(argv[i], "--no-page-index"))
 			opt.no_page_index = true;
 		else if (!strcmp(argv[i], "--bloom") && i + 1 < argc) {
@@ -145,6 +156,8 @@ int main(int argc, char **argv)
 		}
 	}
 	load_samples(samples);
+	if (verbatim && rows > ntemplates)
+		rows = ntemplates;
 	/* As the agent does (floe run): the writer's page buffers stay in the heap. */
 	if (!getenv("FLOE_BENCH_NO_HEAP_TUNE"))
 		floe_heap_tune();

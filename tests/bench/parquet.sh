@@ -9,7 +9,8 @@
 # change it, 0 for none) and bloom filters on host and app; the rows marked /compact use
 # the compact profile (delta encodings, DATA_PAGE_V2, its own ZSTD level).
 # usage: tests/bench/parquet.sh [ROWS...]   (default 1000000; the issue also uses 10000000)
-# Then, unless FRAGMENTS=0, the peak memory of writing a 16 MiB and a 512 MiB fragment.
+# Then, unless VERBATIM=0, the sizes for the loghub samples as they are, and unless
+# FRAGMENTS=0, the peak memory of writing a 16 MiB and a 512 MiB fragment.
 # Needs a build with the benchmarks (build-test/gcc or BUILD=...) and the test readers.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -79,6 +80,25 @@ for rows in "${@:-1000000}"; do
 			"$THREADS thread(s), process RSS $(echo "$mem" | field rss_kib) KiB (generator included)"
 	done
 done
+
+# The loghub samples as they are: each line once, digits unchanged, no request id. Too
+# few rows to time; their sizes show what the profiles do to real log text.
+if [ "${VERBATIM:-1}" = 1 ]; then
+	echo "== the loghub samples as they are (each line once; sizes only) =="
+	"$BENCH" 1000000 uncompressed "$W/vplain.parquet" --verbatim --raw "$W/vraw.txt" >/dev/null
+	vrows=$(wc -l <"$W/vraw.txt")
+	printf '%-28s %12s %10s %10s\n' "$vrows rows" bytes bytes/row "vs duck"
+	node tests/bench/duck_copy.js "$W/vplain.parquet" "$W/vduck.parquet" zstd 3 1000000 >/dev/null
+	vd=$(stat -c %s "$W/vduck.parquet")
+	for r in "DuckDB zstd:$vd" \
+		"floe zstd:$("$BENCH" 1000000 zstd "$W/v.parquet" --verbatim --bloom host,app | field bytes)" \
+		"floe zstd/compact:$("$BENCH" 1000000 zstd "$W/v.parquet" --verbatim --profile compact --bloom host,app | field bytes)" \
+		"raw lines, zstd -3:$(zstd -3 -q -c -T1 "$W/vraw.txt" | wc -c)" \
+		"raw lines, gzip -6:$(gzip -6 -c "$W/vraw.txt" | wc -c)"; do
+		printf '%-28s %12d %10.1f %10.3f\n' "${r%%:*}" "${r##*:}" "$(echo "${r##*:} / $vrows" | bc -l)" \
+			"$(echo "${r##*:} / $vd" | bc -l)"
+	done
+fi
 
 # Fixed memory: a 16 MiB and a 512 MiB fragment (ZSTD, default profile, rows generated as
 # they are written), the writer's peak and the process's peak RSS for each.
