@@ -21,6 +21,8 @@ for codec in zstd lz4_raw uncompressed; do
 	duck "select distinct compression from parquet_metadata([$list])" >"$d/codec"
 	want=$(echo "$codec" | tr a-z A-Z)
 	check "$codec: parquet_metadata shows codec $want" grep -qx "\[\"$want\"\]" "$d/codec"
+	check "$codec: hyparquet finds the statistics, page index and bloom filters true" \
+		xargs -a "$d/files" node "$READER/check_pq_index.mjs"
 done
 
 # The compact profile (v2 pages, delta encodings) reads back the same.
@@ -35,6 +37,8 @@ check "compact: DuckDB reads every line back exactly once" \
 f=$(head -1 "$d/files")
 duck "select count(*) from parquet_metadata('$f') where encodings like '%DELTA%'" >"$d/enc"
 check "compact: delta encodings are used" bash -c "! grep -qx '\[\"0\"\]' '$d/enc'"
+check "compact: hyparquet finds the statistics, page index and bloom filters true" \
+	xargs -a "$d/files" node "$READER/check_pq_index.mjs"
 
 d="$T/zstd"
 table="$d/wh/default/logs"

@@ -5,7 +5,8 @@
 # and row groups). DuckDB must read the same rows as from the uncompressed default file,
 # parquet_metadata must show the codec, the encodings and the bloom filters, the bloom
 # probe must find a present host and rule out an absent one, and the page index (which
-# DuckDB does not expose) is checked by pq_pageindex.py.
+# DuckDB does not expose) is checked by pq_pageindex.py and, with the statistics and
+# bloom filters against the rows, by hyparquet (check_pq_index.mjs).
 source "$(dirname "$0")/lib.sh"
 BENCH=${BENCH:-${FLOE_BUILD:-$(dirname "$FLOE_BIN")}/tests/bench_parquet}
 [ -x "$BENCH" ] || { echo "missing $BENCH (build the bench_parquet target)"; exit 1; }
@@ -71,6 +72,8 @@ JSON
 		check "$k: bloom probe rules out host edge-99" grep -qx '\[true\]' "$T/p2"
 		check "$k: page index covers every data page" python3 \
 			"$FLOE_SRC/tests/integration/pq_pageindex.py" "$f"
+		check "$k: hyparquet finds the statistics, page index and bloom filters true" \
+			node "$READER/check_pq_index.mjs" "$f"
 	done
 done
 
