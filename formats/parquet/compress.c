@@ -195,15 +195,20 @@ int floe_pq_compressor_into(struct floe_pq_compressor *c, const void *src, size_
 		return FLOE_ELIMIT;
 	if (c->codec == FLOE_PQ_ZSTD) {
 		size_t got = ZSTD_compress2(c->zctx, dst, cap, src, n);
-		if (ZSTD_isError(got))
-			return ZSTD_getErrorCode(got) == ZSTD_error_memory_allocation ? FLOE_ENOMEM
-										      : FLOE_ECODEC;
+		if (ZSTD_isError(got)) {
+			if (ZSTD_getErrorCode(got) == ZSTD_error_memory_allocation)
+				return FLOE_ENOMEM;
+			return ZSTD_getErrorCode(got) == ZSTD_error_dstSize_tooSmall &&
+					   cap < ZSTD_compressBound(n)
+				   ? FLOE_ELIMIT
+				   : FLOE_ECODEC;
+		}
 		*out_len = got;
 		return 0;
 	}
 	int r = LZ4_compress_fast_extState(c->lz4_state, src, (char *)dst, (int)n, (int)cap, 1);
 	if (r <= 0 && n > 0)
-		return FLOE_ECODEC;
+		return cap < (size_t)LZ4_compressBound((int)n) ? FLOE_ELIMIT : FLOE_ECODEC;
 	*out_len = r > 0 ? (size_t)r : 0;
 	return 0;
 }

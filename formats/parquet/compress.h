@@ -26,9 +26,10 @@ int floe_pq_compressor_run(struct floe_pq_compressor *c, const void *src, size_t
 enum floe_pq_codec floe_pq_compressor_codec(const struct floe_pq_compressor *c);
 /* The most bytes compressing n bytes can produce (n itself for UNCOMPRESSED). */
 size_t floe_pq_compressor_bound(const struct floe_pq_compressor *c, size_t n);
-/* Compresses n bytes at src into dst (cap bytes, at least the bound), *out_len receiving
- * the size: lets the caller compress straight into the block that keeps the page.
- * Returns 0, FLOE_ENOMEM, FLOE_ELIMIT or FLOE_ECODEC. */
+/* Compresses n bytes at src into dst (cap bytes), *out_len receiving the size: lets the
+ * caller compress straight into the block that keeps the page. With cap below the bound,
+ * output that does not fit is FLOE_ELIMIT (compress again with the bound). Returns 0,
+ * FLOE_ENOMEM, FLOE_ELIMIT or FLOE_ECODEC. */
 int floe_pq_compressor_into(struct floe_pq_compressor *c, const void *src, size_t n, uint8_t *dst,
 			    size_t cap, size_t *out_len);
 /* Frees c; a job in flight is waited for and dropped (its done is not called). */

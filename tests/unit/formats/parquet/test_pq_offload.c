@@ -135,6 +135,10 @@ static uint64_t lcg(uint64_t *s)
 	return *s >> 33;
 }
 
+/* With phased set, msg is the row number and one letter repeated for 700 rows, then
+ * noise for 700, and so on: pages compress very differently from the one before. */
+static bool phased;
+
 /* Writes rows: msg is printable noise of 20..300 bytes (LZ4 cannot shrink it much, so
  * v2 pages fall back to uncompressed bodies), tag one of 3000 values of 40 bytes (a
  * dictionary page of about 130 KB), attrs 0..2 pairs. */
@@ -153,8 +157,11 @@ static int write_rows(struct floe_alloc *a, const struct floe_pq_options *o, int
 	int rc = 0;
 	for (int r = 0; r < rows && !rc; r++) {
 		size_t len = 20 + lcg(&seed) % 280;
+		bool noise = !phased || (r / 700) % 2 == 1;
 		for (size_t i = 0; i < len; i++)
-			msg[i] = (char)(' ' + lcg(&seed) % 95);
+			msg[i] = noise ? (char)(' ' + lcg(&seed) % 95) : 'x';
+		if (!noise) /* unique, so that no dictionary takes them */
+			memcpy(msg, tag, (size_t)snprintf(tag, sizeof(tag), "%08d", r));
 		snprintf(tag, sizeof(tag), "tag-%036d", (int)(lcg(&seed) % 3000));
 		struct floe_pq_value v[4];
 		memset(v, 0, sizeof(v));
@@ -314,6 +321,19 @@ static void test_failures(void **state)
 	assert_true(calls > 3 && calls < 10000);
 }
 
+/* A page in flight has room for about what the chunk's last page compressed to. Pages
+ * that compress far worse than the one before do not fit, and are compressed again with
+ * the bound when they complete: the file is still the inline one, and failures there
+ * (the larger block) are clean too. */
+static void test_refit(void **state)
+{
+	phased = true;
+	test_deferred_same_bytes(state);
+	test_thread_same_bytes(state);
+	test_failures(state);
+	phased = false;
+}
+
 static void test_bad_offload(void **state)
 {
 	(void)state;
@@ -331,6 +351,7 @@ int main(void)
 	    cmocka_unit_test(test_deferred_same_bytes),
 	    cmocka_unit_test(test_thread_same_bytes),
 	    cmocka_unit_test(test_failures),
+	    cmocka_unit_test(test_refit),
 	    cmocka_unit_test(test_bad_offload),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
