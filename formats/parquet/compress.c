@@ -196,12 +196,12 @@ int floe_pq_compressor_into(struct floe_pq_compressor *c, const void *src, size_
 	if (c->codec == FLOE_PQ_ZSTD) {
 		size_t got = ZSTD_compress2(c->zctx, dst, cap, src, n);
 		if (ZSTD_isError(got)) {
-			if (ZSTD_getErrorCode(got) == ZSTD_error_memory_allocation)
+			ZSTD_ErrorCode e = ZSTD_getErrorCode(got);
+			if (e == ZSTD_error_memory_allocation)
 				return FLOE_ENOMEM;
-			return ZSTD_getErrorCode(got) == ZSTD_error_dstSize_tooSmall &&
-					   cap < ZSTD_compressBound(n)
-				   ? FLOE_ELIMIT
-				   : FLOE_ECODEC;
+			if (e == ZSTD_error_dstSize_tooSmall && cap < ZSTD_compressBound(n))
+				return FLOE_ELIMIT;
+			return FLOE_ECODEC;
 		}
 		*out_len = got;
 		return 0;

@@ -9,8 +9,9 @@
 # change it, 0 for none) and bloom filters on host and app; the rows marked /compact use
 # the compact profile (delta encodings, DATA_PAGE_V2, its own ZSTD level).
 # usage: tests/bench/parquet.sh [ROWS...]   (default 1000000; the issue also uses 10000000)
-# RUNS="zstd zstd/compact" limits the codec/profile rows. Then, unless VERBATIM=0, the sizes for the loghub samples as they are, and unless
-# FRAGMENTS=0, the peak memory of writing a 16 MiB and a 512 MiB fragment.
+# RUNS="zstd zstd/compact" limits the codec/profile rows. Then, unless VERBATIM=0, the
+# sizes for the loghub samples as they are, and unless FRAGMENTS=0, the peak memory of
+# writing a 16 MiB and a 512 MiB fragment.
 # Needs a build with the benchmarks (build-test/gcc or BUILD=...) and the test readers.
 set -euo pipefail
 cd "$(dirname "$0")/../.."

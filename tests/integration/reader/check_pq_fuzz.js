@@ -12,17 +12,10 @@ const { DuckDBInstance } = require('@duckdb/node-api');
 const parquet = require('parquet-wasm');
 const arrow = require('apache-arrow');
 
-const decoder = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
-const text = (h) => decoder.decode(Buffer.from(h, 'hex'));
+const { readFuzzRows } = require('./fuzz_rows');
 
 // A row in one comparable form: [ts, host, offset, severity, message, attrs].
-function expected(r) {
-  return [
-    BigInt(r.ts), text(r.host), r.offset === null ? null : BigInt(r.offset),
-    r.severity, text(r.message),
-    r.attrs === null ? null : r.attrs.map(([k, v]) => [text(k), v === null ? null : text(v)]),
-  ];
-}
+const expected = (r) => [r.ts, r.host, r.offset, r.severity, r.message, r.attrs];
 
 const show = (v) => JSON.stringify(v, (_, x) => (typeof x === 'bigint' ? `${x}n` : x));
 
@@ -83,8 +76,7 @@ async function main() {
   let failed = 0, files = 0, refused = 0, rows = 0;
   const seen = new Set();
   for (const n of names) {
-    const lines = fs.readFileSync(path.join(dir, n), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-    const opts = lines[0], result = lines[lines.length - 1].result;
+    const { opts, result, rows: given } = readFuzzRows(path.join(dir, n));
     const name = `${n.replace('.rows', '')} (${opts.codec}/${opts.profile})`;
     if (result !== 0) {
       // The target itself stops on anything but a memory or size limit.
@@ -92,7 +84,7 @@ async function main() {
       continue;
     }
     seen.add(`${opts.codec}/${opts.profile}`);
-    const want = lines.slice(1, -1).map(expected);
+    const want = given.map(expected);
     const file = path.join(dir, n.replace('.rows', '.parquet'));
     let f = 0;
     try {

@@ -18,11 +18,12 @@ import fs from 'fs';
 import { parquetMetadata, parquetReadObjects, readColumnIndex, readOffsetIndex } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
 import { readBloomFilter, hashParquetValue, sbbfContains } from 'hyparquet/src/bloom.js';
+import fuzzRows from './fuzz_rows.js';
+
+const { readFuzzRows } = fuzzRows;
 
 const id = (v) => v;
 const parsers = { timestampFromMilliseconds: id, timestampFromMicroseconds: id, timestampFromNanoseconds: id };
-const decoder = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
-const text = (h) => decoder.decode(Buffer.from(h, 'hex'));
 const UNKNOWN = Symbol('unknown');
 
 // Bytewise for strings (UTF-8 order is code point order), numeric for integers.
@@ -46,13 +47,7 @@ function leafValues(row, path) {
 
 function sidecarRows(file) {
   const side = file.replace(/\.parquet$/, '.rows');
-  if (!fs.existsSync(side)) return null;
-  const lines = fs.readFileSync(side, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-  return lines.slice(1, -1).map((r) => ({
-    ts: BigInt(r.ts), host: text(r.host), offset: r.offset === null ? null : BigInt(r.offset),
-    severity: r.severity, message: text(r.message),
-    attrs: r.attrs === null ? null : r.attrs.map(([k, v]) => [text(k), v === null ? null : text(v)]),
-  }));
+  return fs.existsSync(side) ? readFuzzRows(side).rows : null;
 }
 
 let problems = 0;
