@@ -45,7 +45,7 @@ int floe_buf_reserve(struct floe_buf *b, size_t n)
 	return 0;
 }
 
-int floe_buf_append(struct floe_buf *b, const void *p, size_t n)
+int floe_buf_append_grow(struct floe_buf *b, const void *p, size_t n)
 {
 	if (n == 0)
 		return 0;

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 struct floe_alloc;
 
@@ -25,7 +26,18 @@ void floe_buf_fini(struct floe_buf *b);
 static inline void floe_buf_reset(struct floe_buf *b) { b->len = 0; }
 /* Makes room for n more bytes. */
 int floe_buf_reserve(struct floe_buf *b, size_t n);
-int floe_buf_append(struct floe_buf *b, const void *p, size_t n);
+/* The growing path of floe_buf_append. */
+int floe_buf_append_grow(struct floe_buf *b, const void *p, size_t n);
+/* Appends n bytes: in line when they fit, the common case on the hot paths. */
+static inline int floe_buf_append(struct floe_buf *b, const void *p, size_t n)
+{
+	if (n && n <= b->cap - b->len) {
+		memcpy(b->data + b->len, p, n);
+		b->len += n;
+		return 0;
+	}
+	return floe_buf_append_grow(b, p, n);
+}
 int floe_buf_putc(struct floe_buf *b, uint8_t c);
 int floe_buf_puts(struct floe_buf *b, const char *s);
 /* printf-style append. */

@@ -205,8 +205,10 @@ static int flush_stream(struct floe_pq_chunk *c);
 
 /* Completes a page whose body has been compressed into j->p (zn bytes): header, CRC and
  * the exact-size block, stored in its slot. src/n is the uncompressed body, for a v2 page
- * that compressing did not shrink. */
-static int page_done(struct floe_pq_chunk *c, struct page_job *j, int rc, const uint8_t *src, size_t zn)
+ * that compressing did not shrink. crc, when not NULL, is the CRC of the levels and the
+ * compressed body, computed by the thread that compressed it. */
+static int page_done(struct floe_pq_chunk *c, struct page_job *j, int rc, const uint8_t *src,
+		     size_t zn, const uint32_t *crc)
 {
 	uint8_t *p = j->p;
 	size_t lv = j->lv, n = j->n;
@@ -222,6 +224,7 @@ static int page_done(struct floe_pq_chunk *c, struct page_job *j, int rc, const 
 		p = q;
 		z = p + HDR_MAX + lv;
 		rc = floe_pq_compressor_into(c->comp, src, n, z, j->bound, &zn);
+		crc = NULL;
 	}
 	if (rc)
 		goto fail;
@@ -232,15 +235,16 @@ static int page_done(struct floe_pq_chunk *c, struct page_job *j, int rc, const 
 		memcpy(z, src, n);
 		zn = n;
 		compressed = false;
+		crc = NULL;
 	}
-	uint32_t crc = floe_pq_crc32(0, p + HDR_MAX, lv + zn);
+	uint32_t sum = crc ? *crc : floe_pq_crc32(0, p + HDR_MAX, lv + zn);
 	floe_buf_reset(&c->hdr);
 	struct floe_thrift t;
 	floe_thrift_init(&t, &c->hdr);
 	floe_thrift_i32(&t, 1, j->type);
 	floe_thrift_i32(&t, 2, (int32_t)(lv + n));
 	floe_thrift_i32(&t, 3, (int32_t)(lv + zn));
-	floe_thrift_i32(&t, 4, (int32_t)crc);
+	floe_thrift_i32(&t, 4, (int32_t)sum);
 	if (j->type == PAGE_DATA_V2) {
 		floe_thrift_struct(&t, 8);
 		floe_thrift_i32(&t, 1, (int32_t)j->num_values);
@@ -292,14 +296,14 @@ fail:
 	return rc;
 }
 
-static int async_done(void *ctx, int rc, const uint8_t *src, size_t n, size_t zn)
+static int async_done(void *ctx, int rc, const uint8_t *src, size_t n, size_t zn, uint32_t crc)
 {
 	struct page_job *j = ctx;
 	struct floe_pq_chunk *c = j->owner;
 	(void)n;
 	c->fly--;
 	c->fly_held -= j->acct;
-	rc = page_done(c, j, rc, src, zn);
+	rc = page_done(c, j, rc, src, zn, &crc);
 	floe_free(c->alloc, j);
 	return rc;
 }
@@ -375,7 +379,7 @@ static int write_page(struct floe_pq_chunk *c, size_t slot, int type, const uint
 		c->fly++;
 		c->fly_held += j->acct;
 		bool queued = false;
-		rc = floe_pq_compressor_submit(c->acomp, body, n, own, z, room, async_done, j,
+		rc = floe_pq_compressor_submit(c->acomp, body, n, own, z, room, lv, async_done, j,
 					       &queued);
 		if (!queued) { /* never queued: the block and the job are still ours */
 			c->fly--;
@@ -387,7 +391,7 @@ static int write_page(struct floe_pq_chunk *c, size_t slot, int type, const uint
 	}
 	size_t zn = 0;
 	rc = floe_pq_compressor_into(c->comp, body, n, z, bound, &zn);
-	return page_done(c, j, rc, body, zn);
+	return page_done(c, j, rc, body, zn, NULL);
 }
 
 void floe_pq_chunk_set_async(struct floe_pq_chunk *c, struct floe_pq_compressor *acomp)
@@ -707,8 +711,13 @@ int floe_pq_chunk_put_int(struct floe_pq_chunk *c, int rep, int64_t v)
 	put_levels_of(c, rep, c->o.max_def);
 	uint8_t le[8];
 	size_t w = c->o.ptype == FLOE_PQ_T_INT32 ? 4 : 8;
-	for (size_t i = 0; i < w; i++)
-		le[i] = (uint8_t)((uint64_t)v >> (8 * i));
+	/* Fixed counts, which the compiler makes one store. */
+	if (w == 8)
+		for (size_t i = 0; i < 8; i++)
+			le[i] = (uint8_t)((uint64_t)v >> (8 * i));
+	else
+		for (size_t i = 0; i < 4; i++)
+			le[i] = (uint8_t)((uint64_t)v >> (8 * i));
 	struct floe_pq_page *s = &c->pst;
 	if (!s->has_minmax) {
 		s->imin = s->imax = v;

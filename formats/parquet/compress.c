@@ -2,6 +2,7 @@
  * 16 KiB of stack; zstd gets our allocator through its custom-memory API. */
 #define ZSTD_STATIC_LINKING_ONLY /* ZSTD_createCCtx_advanced, for the budgeted allocator */
 #include "compress.h"
+#include "crc32.h"
 
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
@@ -31,7 +32,8 @@ struct floe_pq_compressor {
 	struct floe_pq_job {
 		struct floe_buf src;
 		uint8_t *dst;
-		size_t cap, len;
+		size_t cap, len, lead;
+		uint32_t crc;
 		int rc;
 		floe_pq_done_fn done;
 		void *done_ctx;
@@ -233,6 +235,8 @@ static void run_batch(void *arg)
 	for (unsigned i = 0; i < c->batch; i++) {
 		struct floe_pq_job *j = job_at(c, i);
 		j->rc = floe_pq_compressor_into(c, j->src.data, j->src.len, j->dst, j->cap, &j->len);
+		if (!j->rc)
+			j->crc = floe_pq_crc32(0, j->dst - j->lead, j->lead + j->len);
 		atomic_store_explicit(&c->ran, i + 1, memory_order_release);
 	}
 }
@@ -270,7 +274,7 @@ static int finish_batch(struct floe_pq_compressor *c, int cancel)
 	for (unsigned i = 0; i < c->batch; i++) {
 		struct floe_pq_job *j = job_at(c, 0);
 		int rc = j->done(j->done_ctx, cancel ? cancel : j->rc, j->src.data, j->src.len,
-				 j->len);
+				 j->len, j->crc);
 		keep_first(&first, rc);
 		c->qbytes -= j->src.len;
 		floe_buf_fini(&j->src);
@@ -333,15 +337,16 @@ void floe_pq_compressor_drop(struct floe_pq_compressor *c)
 }
 
 int floe_pq_compressor_submit(struct floe_pq_compressor *c, const void *src, size_t n,
-			      struct floe_buf *own, uint8_t *dst, size_t cap, floe_pq_done_fn done,
-			      void *done_ctx, bool *taken)
+			      struct floe_buf *own, uint8_t *dst, size_t cap, size_t lead,
+			      floe_pq_done_fn done, void *done_ctx, bool *taken)
 {
 	*taken = false;
 	if (!c->off) {
 		*taken = true;
 		size_t len = 0;
 		int rc = floe_pq_compressor_into(c, src, n, dst, cap, &len);
-		return done(done_ctx, rc, src, n, len);
+		uint32_t crc = rc ? 0 : floe_pq_crc32(0, dst - lead, lead + len);
+		return done(done_ctx, rc, src, n, len, crc);
 	}
 	int first = 0;
 	/* Room in the ring and within the byte limit: else wait for the oldest batch. */
@@ -367,6 +372,8 @@ int floe_pq_compressor_submit(struct floe_pq_compressor *c, const void *src, siz
 	}
 	j->dst = dst;
 	j->cap = cap;
+	j->lead = lead;
+	j->crc = 0;
 	j->len = 0;
 	j->rc = 0;
 	j->done = done;

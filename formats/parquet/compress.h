@@ -37,10 +37,13 @@ void floe_pq_compressor_free(struct floe_pq_compressor *c);
 
 /* Asynchronous use, through an offload (see writer.h). done is called, on the caller's
  * thread, once a job has finished: rc is the compression's result, src/n the input
- * (a copy, valid during the call) and len the compressed size in dst. Its return value
- * becomes the result of the call that completed the job. Jobs complete in the order
- * they were submitted. */
-typedef int (*floe_pq_done_fn)(void *ctx, int rc, const uint8_t *src, size_t n, size_t len);
+ * (a copy, valid during the call), len the compressed size in dst and crc, when rc is 0,
+ * the CRC-32 of the job's lead bytes before dst and the len bytes at dst (a page's
+ * checksum, computed where the page was compressed). Its return value becomes the
+ * result of the call that completed the job. Jobs complete in the order they were
+ * submitted. */
+typedef int (*floe_pq_done_fn)(void *ctx, int rc, const uint8_t *src, size_t n, size_t len,
+			       uint32_t crc);
 
 /* Jobs queued at most: pages closed on the same row go to the offload together. */
 #define FLOE_PQ_QUEUE 8
@@ -50,7 +53,9 @@ typedef int (*floe_pq_done_fn)(void *ctx, int rc, const uint8_t *src, size_t n, 
  * waits for the ones before it. */
 void floe_pq_compressor_set_offload(struct floe_pq_compressor *c, const struct floe_pq_offload *o,
 				   size_t queue_bytes);
-/* Queues the compression of n bytes at src into dst (cap bytes, at least the bound).
+/* Queues the compression of n bytes at src into dst (cap bytes; below the bound, output
+ * that does not fit fails with FLOE_ELIMIT), to be checksummed with the lead bytes that
+ * precede dst.
  * src is copied, so the caller may reuse it at once; or, when own (may be NULL) is the
  * buffer src/n lie in and it can be given up, own's storage is taken instead and own
  * gets a new, empty one of the same capacity: no copy. dst must stay valid until done has been
@@ -59,8 +64,8 @@ void floe_pq_compressor_set_offload(struct floe_pq_compressor *c, const struct f
  * running. *taken tells whether the job was queued (or done): when false, its done will
  * never be called. Returns 0, an error of an earlier job's done, or FLOE_ENOMEM. */
 int floe_pq_compressor_submit(struct floe_pq_compressor *c, const void *src, size_t n,
-			      struct floe_buf *own, uint8_t *dst, size_t cap, floe_pq_done_fn done,
-			      void *done_ctx, bool *taken);
+			      struct floe_buf *own, uint8_t *dst, size_t cap, size_t lead,
+			      floe_pq_done_fn done, void *done_ctx, bool *taken);
 /* True while a job is queued or in flight (its done not yet called). */
 bool floe_pq_compressor_busy(const struct floe_pq_compressor *c);
 /* Jobs completed so far (their done called): tells a caller whether any completed. */
