@@ -711,13 +711,14 @@ int floe_pq_chunk_put_int(struct floe_pq_chunk *c, int rep, int64_t v)
 	put_levels_of(c, rep, c->o.max_def);
 	uint8_t le[8];
 	size_t w = c->o.ptype == FLOE_PQ_T_INT32 ? 4 : 8;
-	/* Fixed counts, which the compiler makes one store. */
-	if (w == 8)
-		for (size_t i = 0; i < 8; i++)
-			le[i] = (uint8_t)((uint64_t)v >> (8 * i));
-	else
-		for (size_t i = 0; i < 4; i++)
-			le[i] = (uint8_t)((uint64_t)v >> (8 * i));
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	/* The value's own bytes (the low four of an INT32): one move. */
+	uint64_t u = (uint64_t)v;
+	memcpy(le, &u, 8);
+#else
+	for (size_t i = 0; i < 8; i++)
+		le[i] = (uint8_t)((uint64_t)v >> (8 * i));
+#endif
 	struct floe_pq_page *s = &c->pst;
 	if (!s->has_minmax) {
 		s->imin = s->imax = v;
