@@ -83,6 +83,11 @@ struct floe_pq_chunk {
 	uint32_t dict_skip;
 	struct floe_pq_chunk_meta m;
 	struct floe_pq_page pst; /* statistics of the open page */
+	/* Dictionary entries below SEEN_MAX already counted in the open page's bounds (and
+	 * bloom filter): in_page[idx] == page_seq. page_seq changes with every page and
+	 * every reset of the dictionary, so a stamp never outlives its page or its entry. */
+	uint32_t page_seq;
+	uint32_t in_page[64];
 	int64_t rows;		 /* rows ended in this chunk */
 	int64_t page_nonnull;	 /* values (not nulls) in the open page */
 	int64_t page_nulls;
@@ -108,6 +113,7 @@ static void start_page(struct floe_pq_chunk *c)
 	c->page_values = 0;
 	c->page_nonnull = 0;
 	c->page_nulls = 0;
+	c->page_seq++;
 	memset(&c->pst, 0, sizeof(c->pst));
 	c->pst.first_row = c->rows;
 	floe_pq_bound_clear(&c->pst.lo);
@@ -117,6 +123,7 @@ static void start_page(struct floe_pq_chunk *c)
 void floe_pq_chunk_reset(struct floe_pq_chunk *c)
 {
 	floe_pq_dict_reset(&c->dict);
+	c->page_seq++;
 	c->dict_on = c->o.dict_cap > 0 && c->dict_skip == 0;
 	if (c->dict_skip)
 		c->dict_skip--;
@@ -674,7 +681,8 @@ static inline int level_err(const struct floe_pq_chunk *c)
 
 /* Adds the value (p, n) — PLAIN bytes for fixed widths — through the dictionary. Sets
  * *added when it is new to the dictionary, *plain when the caller must append it PLAIN. */
-static int dict_add(struct floe_pq_chunk *c, const uint8_t *p, size_t n, bool *added, bool *plain)
+static int dict_add(struct floe_pq_chunk *c, const uint8_t *p, size_t n, bool *added, bool *plain,
+		    uint32_t *pidx)
 {
 	uint32_t idx;
 	*added = false;
@@ -687,6 +695,7 @@ static int dict_add(struct floe_pq_chunk *c, const uint8_t *p, size_t n, bool *a
 	if (rc)
 		return rc;
 	*plain = false;
+	*pidx = idx;
 	if ((rc = floe_buf_append(&c->idx, &idx, 4)))
 		return rc;
 	/* Checked every 256 values: after DICT_PROBE values, or earlier once the dictionary
@@ -741,7 +750,8 @@ int floe_pq_chunk_put_int(struct floe_pq_chunk *c, int rep, int64_t v)
 	}
 	c->page_nonnull++;
 	bool added, plain;
-	int rc = dict_add(c, le, w, &added, &plain);
+	uint32_t idx;
+	int rc = dict_add(c, le, w, &added, &plain, &idx);
 	/* Sizes the compiler can see: a plain move rather than a copy of unknown length. */
 	if (!rc && plain)
 		rc = w == 8 ? floe_buf_append(&c->vals, le, 8) : floe_buf_append(&c->vals, le, 4);
@@ -759,14 +769,22 @@ int floe_pq_chunk_put_bytes(struct floe_pq_chunk *c, int rep, const uint8_t *p, 
 		return rc0;
 	put_levels_of(c, rep, c->o.max_def);
 	bool added, plain;
-	int rc = dict_add(c, p, n, &added, &plain);
+	uint32_t idx = 0;
+	int rc = dict_add(c, p, n, &added, &plain, &idx);
 	if (rc)
 		return rc;
-	/* Every value counts for its page's bounds (the page index needs them). */
+	c->page_nonnull++;
+	/* Every value counts for its page's bounds (the page index needs them), but a
+	 * value the dictionary found, which the page has had before, changes nothing: logs
+	 * repeat their host, source and app row after row. */
+	bool seen = !plain && idx < sizeof(c->in_page) / sizeof(c->in_page[0]);
+	if (seen && c->in_page[idx] == c->page_seq)
+		return level_err(c);
+	if (seen)
+		c->in_page[idx] = c->page_seq;
 	floe_pq_bound_lower(&c->pst.lo, p, n);
 	floe_pq_bound_upper(&c->pst.hi, p, n);
 	c->pst.has_minmax = true;
-	c->page_nonnull++;
 	if (c->bloom_live)
 		floe_pq_bloom_insert(&c->bloom, floe_pq_bloom_hash(p, n));
 	if (plain) {
