@@ -98,6 +98,7 @@ struct floe_pq_chunk {
 	void *stream_ctx;
 	size_t streamed; /* pages already written through stream */
 	struct floe_pq_compressor *acomp; /* see floe_pq_chunk_set_async */
+	bool caller_runs;
 	size_t fly;			  /* pages of this chunk queued on acomp */
 	size_t fly_held;		  /* their blocks' sizes, when they will be held */
 };
@@ -346,7 +347,8 @@ static int write_page(struct floe_pq_chunk *c, size_t slot, int type, const uint
 	if (n > (size_t)INT32_MAX - lv || bound > (size_t)INT32_MAX - lv)
 		return FLOE_ELIMIT;
 	bool big = n >= LARGE_MIN;
-	bool async = c->acomp && n >= async_min(c);
+	bool async = c->acomp && n >= async_min(c) &&
+		     !(c->caller_runs && floe_pq_compressor_would_wait(c->acomp, n));
 	/* A large page gets room for what the chunk's last page compressed to, scaled to
 	 * its size, plus a quarter, rather than the bound: that would sit mostly unused,
 	 * in every page in flight and in the one compressed here (a 512 KiB page of log
@@ -412,9 +414,11 @@ static int write_page(struct floe_pq_chunk *c, size_t slot, int type, const uint
 	return page_done(c, j, rc, body, zn, NULL);
 }
 
-void floe_pq_chunk_set_async(struct floe_pq_chunk *c, struct floe_pq_compressor *acomp)
+void floe_pq_chunk_set_async(struct floe_pq_chunk *c, struct floe_pq_compressor *acomp,
+			     bool caller_runs)
 {
 	c->acomp = acomp;
+	c->caller_runs = caller_runs;
 }
 
 void floe_pq_chunk_in_flight(const struct floe_pq_chunk *c, size_t *held, size_t *buffered)

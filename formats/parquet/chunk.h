@@ -116,8 +116,10 @@ int floe_pq_chunk_set_stream(struct floe_pq_chunk *c, floe_pq_sink_fn fn, void *
 /* Compresses the chunk's pages (all but the smallest) through acomp (borrowed, shared
  * by the writer's chunks, an offload set on it), so that encoding goes on while they
  * compress. Pages may then still be in flight after end_row: finish completes them, and
- * a page's slot has data NULL until then. Before freeing the chunk, drop acomp's jobs. */
-void floe_pq_chunk_set_async(struct floe_pq_chunk *c, struct floe_pq_compressor *acomp);
+ * a page's slot has data NULL until then. Before freeing the chunk, drop acomp's jobs.
+ * caller_runs: a page that would wait for acomp's queue is compressed here instead. */
+void floe_pq_chunk_set_async(struct floe_pq_chunk *c, struct floe_pq_compressor *acomp,
+			     bool caller_runs);
 /* Most bytes the pages in flight can add to held once done (none for those that will be
  * streamed), and to buffered (their headers): 0 when no page is in flight. */
 void floe_pq_chunk_in_flight(const struct floe_pq_chunk *c, size_t *held, size_t *buffered);

@@ -295,6 +295,18 @@ static int complete_oldest(struct floe_pq_compressor *c)
 	return finish_batch(c, 0);
 }
 
+static bool must_wait(const struct floe_pq_compressor *c, size_t n)
+{
+	return c->n == FLOE_PQ_QUEUE || (c->n && c->qlimit && c->qbytes + n > c->qlimit);
+}
+
+bool floe_pq_compressor_would_wait(const struct floe_pq_compressor *c, size_t n)
+{
+	/* A batch that has run only needs completing: no wait. */
+	return c->off && must_wait(c, n) &&
+	       !(c->task && atomic_load_explicit(&c->ran, memory_order_acquire) == c->batch);
+}
+
 bool floe_pq_compressor_busy(const struct floe_pq_compressor *c)
 {
 	return c->n > 0;
@@ -350,7 +362,7 @@ int floe_pq_compressor_submit(struct floe_pq_compressor *c, const void *src, siz
 	}
 	int first = 0;
 	/* Room in the ring and within the byte limit: else wait for the oldest batch. */
-	while (c->n == FLOE_PQ_QUEUE || (c->n && c->qlimit && c->qbytes + n > c->qlimit))
+	while (must_wait(c, n))
 		keep_first(&first, complete_oldest(c));
 	struct floe_pq_job *j = job_at(c, c->n);
 	if (own && own->data == src && own->len == n && own->alloc == c->alloc &&

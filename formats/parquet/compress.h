@@ -66,6 +66,9 @@ void floe_pq_compressor_set_offload(struct floe_pq_compressor *c, const struct f
 int floe_pq_compressor_submit(struct floe_pq_compressor *c, const void *src, size_t n,
 			      struct floe_buf *own, uint8_t *dst, size_t cap, size_t lead,
 			      floe_pq_done_fn done, void *done_ctx, bool *taken);
+/* True when a job of n bytes submitted now would first wait for a job before it that
+ * is still being compressed. */
+bool floe_pq_compressor_would_wait(const struct floe_pq_compressor *c, size_t n);
 /* True while a job is queued or in flight (its done not yet called). */
 bool floe_pq_compressor_busy(const struct floe_pq_compressor *c);
 /* Jobs completed so far (their done called): tells a caller whether any completed. */

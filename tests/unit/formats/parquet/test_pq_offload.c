@@ -15,6 +15,7 @@
 
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
+#include "formats/parquet/compress.h"
 #include "formats/parquet/writer.h"
 
 #include "mem_sink.h"
@@ -334,6 +335,84 @@ static void test_refit(void **state)
 	phased = false;
 }
 
+/* Manual: the test runs the task itself, when it chooses; wait runs it only if the test
+ * has not. */
+struct manual {
+	void (*run)(void *);
+	void *arg;
+	bool ran;
+};
+
+static int man_submit(void *ctx, void (*run)(void *), void *arg, void **handle)
+{
+	struct manual *m = ctx;
+	m->run = run;
+	m->arg = arg;
+	m->ran = false;
+	*handle = m;
+	return 0;
+}
+
+static void man_wait(void *ctx, void *handle)
+{
+	struct manual *m = ctx;
+	assert_ptr_equal(handle, m);
+	if (!m->ran)
+		m->run(m->arg);
+	m->ran = true;
+}
+
+static int count_done(void *ctx, int rc, const uint8_t *src, size_t n, size_t len, uint32_t crc)
+{
+	(void)src;
+	(void)n;
+	(void)len;
+	(void)crc;
+	assert_int_equal(rc, 0);
+	++*(int *)ctx;
+	return 0;
+}
+
+/* would_wait, which decides whether the calling thread compresses a page itself: true
+ * only while a job ahead of it is still being compressed and the new one does not fit
+ * in the queue's bytes. */
+static void test_would_wait(void **state)
+{
+	(void)state;
+	struct floe_alloc a;
+	floe_alloc_init(&a, 0);
+	int err = 0, done = 0;
+	struct floe_pq_compressor *c = floe_pq_compressor_new(&a, FLOE_PQ_ZSTD, 3, &err);
+	assert_non_null(c);
+	static uint8_t src[65536], dst[2][70000];
+	for (size_t i = 0; i < sizeof(src); i++)
+		src[i] = (uint8_t)"floe log line "[i % 14];
+	/* No offload: never waits. */
+	assert_false(floe_pq_compressor_would_wait(c, sizeof(src)));
+	struct manual m = {0};
+	struct floe_pq_offload off = {&m, man_submit, man_wait};
+	floe_pq_compressor_set_offload(c, &off, 100000);
+	assert_false(floe_pq_compressor_would_wait(c, sizeof(src)));
+	bool taken = false;
+	assert_int_equal(floe_pq_compressor_submit(c, src, sizeof(src), NULL, dst[0] + 16,
+						   sizeof(dst[0]) - 16, 16, count_done, &done, &taken),
+			 0);
+	assert_true(taken);
+	/* Queued and not yet run: a second page of the same size would wait; a small one
+	 * fits beside it. */
+	assert_true(floe_pq_compressor_would_wait(c, sizeof(src)));
+	assert_false(floe_pq_compressor_would_wait(c, 1000));
+	/* Run (as a thread would) but not yet completed: submitting only completes it. */
+	m.run(m.arg);
+	m.ran = true;
+	assert_false(floe_pq_compressor_would_wait(c, sizeof(src)));
+	assert_int_equal(floe_pq_compressor_sync(c), 0);
+	assert_int_equal(done, 1);
+	assert_false(floe_pq_compressor_would_wait(c, sizeof(src)));
+	floe_pq_compressor_free(c);
+	assert_int_equal(a.used, 0);
+}
+
 static void test_bad_offload(void **state)
 {
 	(void)state;
@@ -352,6 +431,7 @@ int main(void)
 	    cmocka_unit_test(test_thread_same_bytes),
 	    cmocka_unit_test(test_failures),
 	    cmocka_unit_test(test_refit),
+	    cmocka_unit_test(test_would_wait),
 	    cmocka_unit_test(test_bad_offload),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
