@@ -440,6 +440,30 @@ static int put_levels(struct floe_buf *b, struct floe_rle *r)
 
 /* Encodes the open page's values (PLAIN in c->vals) as the profile wants into out and
  * returns the encoding. */
+/* Chooses between the two delta encodings of strings, as encode_values does. */
+static bool use_dba(const struct floe_pq_chunk *c)
+{
+	uint64_t shared, total;
+	floe_pq_delta_shared(c->vals.data, c->vals.len, &shared, &total);
+	return shared > total / DBA_SHARE;
+}
+
+/* Encodes the open page's strings in c->vals itself (c->body, empty, lends its room for
+ * the lengths). */
+static int encode_strings_in_place(struct floe_pq_chunk *c, int *enc)
+{
+	int rc;
+	if (use_dba(c)) {
+		*enc = FLOE_PQ_ENC_DELTA_BYTE_ARRAY;
+		rc = floe_pq_delta_strings_inplace(&c->vals, c->body);
+	} else {
+		*enc = FLOE_PQ_ENC_DELTA_LENGTH_BYTE_ARRAY;
+		rc = floe_pq_delta_lengths_inplace(&c->vals, c->body);
+	}
+	floe_buf_reset(c->body);
+	return rc;
+}
+
 static int encode_values(struct floe_pq_chunk *c, struct floe_buf *out, int *enc)
 {
 	if (!c->o.delta || c->vals.len == 0) {
@@ -451,9 +475,7 @@ static int encode_values(struct floe_pq_chunk *c, struct floe_buf *out, int *enc
 		return floe_pq_delta_ints(out, c->vals.data, c->vals.len,
 					  c->o.ptype == FLOE_PQ_T_INT32 ? 4 : 8);
 	}
-	uint64_t shared, total;
-	floe_pq_delta_shared(c->vals.data, c->vals.len, &shared, &total);
-	if (shared > total / DBA_SHARE) {
+	if (use_dba(c)) {
 		*enc = FLOE_PQ_ENC_DELTA_BYTE_ARRAY;
 		return floe_pq_delta_strings(out, c->vals.data, c->vals.len);
 	}
@@ -552,15 +574,22 @@ static int close_page(struct floe_pq_chunk *c)
 	/* PLAIN values with nothing before them (a required leaf, or a v2 page): the value
 	 * buffer is the body, no copy needed. */
 	bool direct = !dict && c->body->len == 0 && !c->o.delta;
+	/* Delta-encoded strings with nothing before them are encoded in the value buffer
+	 * itself, which then is the body: a second page-sized buffer would hold a copy. */
+	bool in_place = !dict && !direct && c->body->len == 0 && c->o.delta &&
+			c->o.ptype == FLOE_PQ_T_BYTE_ARRAY && c->vals.len > 0;
 	rc = 0;
 	if (dict)
 		rc = encode_indices(c, c->body);
 	else if (direct)
 		enc = ENC_PLAIN;
+	else if (in_place)
+		rc = encode_strings_in_place(c, &enc);
 	else
 		rc = encode_values(c, c->body, &enc);
 	if (rc)
 		return rc;
+	direct = direct || in_place;
 	const uint8_t *src = direct ? c->vals.data : c->body->data;
 	size_t srclen = direct ? c->vals.len : c->body->len;
 	struct floe_pq_page *pg = &c->pages[c->npages];

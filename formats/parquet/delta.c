@@ -6,6 +6,7 @@
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 #define MINI (FLOE_PQ_DELTA_BLOCK / FLOE_PQ_DELTA_MINIBLOCKS)
@@ -153,17 +154,23 @@ static size_t count_values(const uint8_t *plain, size_t len)
 	return n;
 }
 
-int floe_pq_delta_lengths(struct floe_buf *out, const uint8_t *plain, size_t len)
+/* The delta-packed lengths of the values in (plain, len), at the end of out. */
+static int lengths_header(struct floe_buf *out, const uint8_t *plain, size_t len, size_t n)
 {
 	struct floe_pq_delta d;
-	size_t n = count_values(plain, len);
 	floe_pq_delta_init(&d, out, 32, n);
 	for (size_t at = 0; at + 4 <= len;) {
 		uint32_t l = rd32(plain + at);
 		floe_pq_delta_put(&d, (int64_t)l);
 		at += 4 + (size_t)l;
 	}
-	int rc = floe_pq_delta_finish(&d);
+	return floe_pq_delta_finish(&d);
+}
+
+int floe_pq_delta_lengths(struct floe_buf *out, const uint8_t *plain, size_t len)
+{
+	size_t n = count_values(plain, len);
+	int rc = lengths_header(out, plain, len, n);
 	if (rc)
 		return rc;
 	/* Room for the bytes alone, without their 4-byte prefixes: a page of page_size
@@ -204,12 +211,14 @@ void floe_pq_delta_shared(const uint8_t *plain, size_t len, uint64_t *shared, ui
 	}
 }
 
-int floe_pq_delta_strings(struct floe_buf *out, const uint8_t *plain, size_t len)
+/* The delta-packed prefix lengths, then suffix lengths, of the values in (plain, len),
+ * at the end of out; with suffixes, their bytes after that. */
+static int strings_encode(struct floe_buf *out, const uint8_t *plain, size_t len, size_t n,
+			  bool suffixes)
 {
-	size_t n = count_values(plain, len);
 	struct floe_pq_delta d;
 	/* Pass 1: prefix lengths; pass 2: suffix lengths; pass 3: suffix bytes. */
-	for (int pass = 0; pass < 3; pass++) {
+	for (int pass = 0; pass < (suffixes ? 3 : 2); pass++) {
 		if (pass < 2)
 			floe_pq_delta_init(&d, out, 32, n);
 		const uint8_t *prev = NULL;
@@ -238,4 +247,73 @@ int floe_pq_delta_strings(struct floe_buf *out, const uint8_t *plain, size_t len
 		}
 	}
 	return 0;
+}
+
+int floe_pq_delta_strings(struct floe_buf *out, const uint8_t *plain, size_t len)
+{
+	return strings_encode(out, plain, len, count_values(plain, len), true);
+}
+
+/* Moves the bytes of the PLAIN values in b to its front, without their length prefixes
+ * and, with shared, without the prefix each shares with the value before it. Every
+ * value moves left, and value i moves only once value i+1's shared prefix is known: no
+ * byte is overwritten before it has been read. */
+static void strip(struct floe_buf *b, bool shared)
+{
+	uint8_t *p = b->data;
+	size_t len = b->len, o = 0, from = 0, n = 0; /* the previous value's move */
+	const uint8_t *prev = NULL;
+	uint32_t pl = 0;
+	for (size_t at = 0; at + 4 <= len;) {
+		uint32_t l = rd32(p + at);
+		const uint8_t *v = p + at + 4;
+		uint32_t k = shared && prev ? prefix(prev, pl, v, l) : 0;
+		memmove(p + o, p + from, n);
+		o += n;
+		from = at + 4 + k;
+		n = l - k;
+		prev = v;
+		pl = l;
+		at += 4 + (size_t)l;
+	}
+	memmove(p + o, p + from, n);
+	b->len = o + n;
+}
+
+/* Puts hdr's bytes in front of b's. */
+static int prepend(struct floe_buf *b, const struct floe_buf *hdr)
+{
+	size_t n = b->len;
+	int rc = floe_buf_reserve(b, hdr->len);
+	if (rc)
+		return rc;
+	memmove(b->data + hdr->len, b->data, n);
+	memcpy(b->data, hdr->data, hdr->len);
+	b->len = n + hdr->len;
+	return 0;
+}
+
+int floe_pq_delta_lengths_inplace(struct floe_buf *vals, struct floe_buf *scratch)
+{
+	if (!vals->len)
+		return floe_pq_delta_lengths(vals, NULL, 0);
+	floe_buf_reset(scratch);
+	int rc = lengths_header(scratch, vals->data, vals->len, count_values(vals->data, vals->len));
+	if (rc)
+		return rc;
+	strip(vals, false);
+	return prepend(vals, scratch);
+}
+
+int floe_pq_delta_strings_inplace(struct floe_buf *vals, struct floe_buf *scratch)
+{
+	if (!vals->len)
+		return floe_pq_delta_strings(vals, NULL, 0);
+	floe_buf_reset(scratch);
+	int rc = strings_encode(scratch, vals->data, vals->len,
+				count_values(vals->data, vals->len), false);
+	if (rc)
+		return rc;
+	strip(vals, true);
+	return prepend(vals, scratch);
 }

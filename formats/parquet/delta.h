@@ -41,6 +41,11 @@ int floe_pq_delta_ints(struct floe_buf *out, const uint8_t *plain, size_t len, i
 int floe_pq_delta_lengths(struct floe_buf *out, const uint8_t *plain, size_t len);
 /* Same input, DELTA_BYTE_ARRAY. */
 int floe_pq_delta_strings(struct floe_buf *out, const uint8_t *plain, size_t len);
+/* The same two encodings, made in the buffer that holds the PLAIN values, which then
+ * holds the encoded ones: no second page-sized buffer. scratch takes the lengths while
+ * the bytes move. On failure vals holds neither. */
+int floe_pq_delta_lengths_inplace(struct floe_buf *vals, struct floe_buf *scratch);
+int floe_pq_delta_strings_inplace(struct floe_buf *vals, struct floe_buf *scratch);
 /* Bytes the values in (plain, len) share with their predecessor (what DELTA_BYTE_ARRAY
  * saves before compression) and their total length. */
 void floe_pq_delta_shared(const uint8_t *plain, size_t len, uint64_t *shared, uint64_t *total);

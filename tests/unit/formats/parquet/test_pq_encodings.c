@@ -333,6 +333,71 @@ static void test_page_index(void **state)
 	floe_buf_fini(&b);
 }
 
+/* The in-place encoders give the bytes of the others, for any values: the examples
+ * above, a single value (whose lengths take more room than its prefix gave back), empty
+ * values, long shared prefixes and random ones; and a failure to grow is clean. */
+static void test_delta_in_place(void **state)
+{
+	(void)state;
+	static uint8_t p[1 << 16];
+	uint64_t r = 0x9E3779B97F4A7C15ull;
+	for (int round = 0; round < 400; round++) {
+		size_t n = 0;
+		if (round == 0) {
+			static const char *const s[] = {"axis", "axle", "babble", "babyhood"};
+			n = plain_strings(p, s, 4);
+		} else if (round == 1) {
+			static const char *const s[] = {"x"};
+			n = plain_strings(p, s, 1);
+		} else if (round == 2) {
+			static const char *const s[] = {"", "", "a", "", ""};
+			n = plain_strings(p, s, 5);
+		} else {
+			/* Values of 0-299 bytes, often sharing a prefix with the one before. */
+			size_t count = (size_t)(round % 97) + 1, prev = 0, prevlen = 0;
+			for (size_t i = 0; i < count && n + 304 < sizeof(p); i++) {
+				r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+				uint32_t l = (uint32_t)(r % 300);
+				size_t keep = (r >> 20) % 2 && i ? (r >> 24) % (prevlen + 1) : 0;
+				for (int k = 0; k < 4; k++)
+					p[n + (size_t)k] = (uint8_t)(l >> (8 * k));
+				for (uint32_t j = 0; j < l; j++)
+					p[n + 4 + j] = j < keep ? p[prev + 4 + j] : (uint8_t)"abc\xff"[(r >> (j % 60)) & 3];
+				prev = n;
+				prevlen = l;
+				n += 4 + l;
+			}
+		}
+		for (int dba = 0; dba <= 1; dba++) {
+			struct floe_buf want, got, scratch;
+			floe_buf_init(&want, NULL, 1 << 20);
+			floe_buf_init(&got, NULL, 1 << 20);
+			floe_buf_init(&scratch, NULL, 1 << 20);
+			assert_int_equal(dba ? floe_pq_delta_strings(&want, p, n)
+					     : floe_pq_delta_lengths(&want, p, n),
+					 0);
+			assert_int_equal(floe_buf_append(&got, p, n), 0);
+			assert_int_equal(dba ? floe_pq_delta_strings_inplace(&got, &scratch)
+					     : floe_pq_delta_lengths_inplace(&got, &scratch),
+					 0);
+			expect(&got, want.data, want.len);
+			floe_buf_fini(&want);
+			floe_buf_fini(&got);
+			floe_buf_fini(&scratch);
+		}
+	}
+	/* A buffer that may not grow by the lengths' bytes. */
+	static const char *const one[] = {"x"};
+	size_t n = plain_strings(p, one, 1);
+	struct floe_buf b, scratch;
+	floe_buf_init(&b, NULL, n);
+	floe_buf_init(&scratch, NULL, 1 << 20);
+	assert_int_equal(floe_buf_append(&b, p, n), 0);
+	assert_int_equal(floe_pq_delta_lengths_inplace(&b, &scratch), FLOE_ELIMIT);
+	floe_buf_fini(&b);
+	floe_buf_fini(&scratch);
+}
+
 static void test_delta_faults(void **state)
 {
 	(void)state;
@@ -367,7 +432,7 @@ int main(void)
 	    cmocka_unit_test(test_dbp_examples), cmocka_unit_test(test_dbp_round_trip),
 	    cmocka_unit_test(test_delta_length), cmocka_unit_test(test_delta_byte_array),
 	    cmocka_unit_test(test_bloom),	 cmocka_unit_test(test_page_index),
-	    cmocka_unit_test(test_delta_faults),
+	    cmocka_unit_test(test_delta_faults), cmocka_unit_test(test_delta_in_place),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
