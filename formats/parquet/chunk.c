@@ -83,7 +83,7 @@ struct floe_pq_chunk {
 	uint32_t dict_skip;
 	struct floe_pq_chunk_meta m;
 	struct floe_pq_page pst; /* statistics of the open page */
-	/* Dictionary entries below SEEN_MAX already counted in the open page's bounds (and
+	/* Dictionary entries (the first 64) already counted in the open page's bounds (and
 	 * bloom filter): in_page[idx] == page_seq. page_seq changes with every page and
 	 * every reset of the dictionary, so a stamp never outlives its page or its entry. */
 	uint32_t page_seq;
@@ -438,9 +438,8 @@ static int put_levels(struct floe_buf *b, struct floe_rle *r)
 	return floe_buf_append(b, r->out->data, len);
 }
 
-/* Encodes the open page's values (PLAIN in c->vals) as the profile wants into out and
- * returns the encoding. */
-/* Chooses between the two delta encodings of strings, as encode_values does. */
+/* Whether the open page's strings take DELTA_BYTE_ARRAY rather than
+ * DELTA_LENGTH_BYTE_ARRAY: when they share enough of their bytes with the value before. */
 static bool use_dba(const struct floe_pq_chunk *c)
 {
 	uint64_t shared, total;
@@ -464,6 +463,8 @@ static int encode_strings_in_place(struct floe_pq_chunk *c, int *enc)
 	return rc;
 }
 
+/* Encodes the open page's values (PLAIN in c->vals) as the profile wants into out and
+ * returns the encoding. */
 static int encode_values(struct floe_pq_chunk *c, struct floe_buf *out, int *enc)
 {
 	if (!c->o.delta || c->vals.len == 0) {
