@@ -577,7 +577,7 @@ static int close_page(struct floe_pq_chunk *c)
 	bool direct = !dict && c->body->len == 0 && !c->o.delta;
 	/* Delta-encoded strings with nothing before them are encoded in the value buffer
 	 * itself, which then is the body: a second page-sized buffer would hold a copy. */
-	bool in_place = !dict && !direct && c->body->len == 0 && c->o.delta &&
+	bool in_place = !dict && c->body->len == 0 && c->o.delta &&
 			c->o.ptype == FLOE_PQ_T_BYTE_ARRAY && c->vals.len > 0;
 	rc = 0;
 	if (dict)
@@ -590,16 +590,16 @@ static int close_page(struct floe_pq_chunk *c)
 		rc = encode_values(c, c->body, &enc);
 	if (rc)
 		return rc;
-	direct = direct || in_place;
-	const uint8_t *src = direct ? c->vals.data : c->body->data;
-	size_t srclen = direct ? c->vals.len : c->body->len;
+	bool vals_body = direct || in_place; /* the value buffer holds the body */
+	const uint8_t *src = vals_body ? c->vals.data : c->body->data;
+	size_t srclen = vals_body ? c->vals.len : c->body->len;
 	struct floe_pq_page *pg = &c->pages[c->npages];
 	*pg = c->pst;
 	pg->data = NULL;
 	pg->len = 0;
 	pg->null_count = c->page_nulls;
 	rc = write_page(c, c->npages, c->o.v2 ? PAGE_DATA_V2 : PAGE_DATA, src, srclen,
-			direct ? &c->vals : c->body, c->page_values, enc, c->o.v2 ? &v2 : NULL);
+			vals_body ? &c->vals : c->body, c->page_values, enc, c->o.v2 ? &v2 : NULL);
 	if (rc)
 		return rc;
 	c->npages++;

@@ -301,7 +301,8 @@ struct floe_pq_writer *floe_pq_writer_new(struct floe_alloc *alloc,
 	if (opt->offload && w->opt.codec != FLOE_PQ_UNCOMPRESSED) {
 		if (!(w->acomp = floe_pq_compressor_new(alloc, w->opt.codec, w->opt.zstd_level, &rc)))
 			goto fail;
-		/* Queued input: one large page and two of the small ones closed beside it. */
+		/* Queued input: one page in flight, and beside it at most one of a quarter
+		 * page (the smallest it takes). */
 		floe_pq_compressor_set_offload(w->acomp, opt->offload,
 					       w->opt.page_size + w->opt.page_size / 4);
 	}

@@ -384,7 +384,7 @@ static void test_would_wait(void **state)
 	int err = 0, done = 0;
 	struct floe_pq_compressor *c = floe_pq_compressor_new(&a, FLOE_PQ_ZSTD, 3, &err);
 	assert_non_null(c);
-	static uint8_t src[65536], dst[2][70000];
+	static uint8_t src[65536], dst[70000];
 	for (size_t i = 0; i < sizeof(src); i++)
 		src[i] = (uint8_t)"floe log line "[i % 14];
 	/* No offload: never waits. */
@@ -394,8 +394,8 @@ static void test_would_wait(void **state)
 	floe_pq_compressor_set_offload(c, &off, 100000);
 	assert_false(floe_pq_compressor_would_wait(c, sizeof(src)));
 	bool taken = false;
-	assert_int_equal(floe_pq_compressor_submit(c, src, sizeof(src), NULL, dst[0] + 16,
-						   sizeof(dst[0]) - 16, 16, count_done, &done, &taken),
+	assert_int_equal(floe_pq_compressor_submit(c, src, sizeof(src), NULL, dst + 16,
+						   sizeof(dst) - 16, 16, count_done, &done, &taken),
 			 0);
 	assert_true(taken);
 	/* Queued and not yet run: a second page of the same size would wait; a small one
