@@ -437,6 +437,10 @@ static int fill(struct floe_tail *t, struct tfile *f)
 			f->nul = true;
 		f->len += got;
 		f->at_eof = false;
+		if (at + got > f->read_to) {
+			f->read_to = at + got;
+			t->fresh = true;
+		}
 		return floe_tail_refresh_fingerprint(f, f->pos + f->len);
 	}
 	if (!f->closing) {
@@ -520,16 +524,18 @@ static void close_drained(struct floe_tail *t, int64_t now)
 	floe_tail_compact(t);
 }
 
-/* With many files read in turns, a buffer that holds only a short partial line after
- * its file's turn is given back: nothing before f->pos depends on it, and the next turn
- * reads those bytes again (from the page cache). Memory then follows the files being read
- * at the moment, not the number of files with a line in progress. */
+/* With many files read in turns, a buffer that holds only a short partial line once its
+ * file is at its end for this read call is given back: nothing before f->pos depends on
+ * it, and the next read call reads those bytes again (from the page cache). Memory then
+ * follows the files being read at the moment, not the number of files with a line in
+ * progress. Only a file that is done may let go: one still being read would read the same
+ * bytes again in its next turn, and never reach its end. */
 #define RELEASE_FILES 8
 #define RELEASE_BYTES (16u << 10)
 
 static void release_partial(struct floe_tail *t, struct tfile *f)
 {
-	if (!f->buf || f->len > RELEASE_BYTES || f->closing)
+	if (!f->buf || !f->done || f->len > RELEASE_BYTES || f->closing)
 		return;
 	floe_tail_cache_prehash(f);
 	floe_free(t->a, f->buf);
@@ -561,8 +567,11 @@ int floe_tail_read(struct floe_tail *t, size_t max_bytes, floe_tail_line_fn fn, 
 			break;
 		first = t->rr % n;
 		bool more = true;
+		int idle = 0;
 		while (more) {
 			more = false;
+			size_t before = *progress;
+			t->fresh = false;
 			for (size_t k = 0; k < n; k++) {
 				size_t i = (first + k) % n;
 				struct tfile *f = t->files[i];
@@ -583,6 +592,13 @@ int floe_tail_read(struct floe_tail *t, size_t max_bytes, floe_tail_line_fn fn, 
 				if (!f->done && !f->starved)
 					more = true;
 			}
+			/* Passes that deliver nothing and read no byte not read before would
+			 * only be repeated: after two of them the read call ends, whatever state
+			 * a file is in, so that no file can keep it (and the agent's loop, and
+			 * its stop signal) waiting. */
+			idle = *progress == before && !t->fresh ? idle + 1 : 0;
+			if (idle >= 2)
+				more = false;
 		}
 		/* Every open file is at its end: close the drained ones and make room for the
 		 * files waiting for a descriptor, and read those too. */
@@ -600,7 +616,21 @@ int floe_tail_flush_partial(struct floe_tail *t, floe_tail_line_fn fn, void *ctx
 {
 	size_t progress = 0;
 	for (size_t i = 0; i < t->nfiles; i++) {
-		int rc = emit_all(t, t->files[i], fn, ctx, &progress);
+		struct tfile *f = t->files[i];
+		/* A partial line whose buffer was given back (release_partial) is read again
+		 * first: exactly the bytes that were held. Without memory for it, the file
+		 * keeps its line for a later read (its position does not move). */
+		while (f->fd >= 0 && f->pos + f->len < f->read_to) {
+			uint64_t had = f->pos + f->len;
+			int rc = fill(t, f);
+			if (rc)
+				return rc;
+			if (f->starved || f->pos + f->len == had)
+				break; /* no memory, or the file shrank */
+		}
+		if (f->starved || f->pos + f->len < f->read_to)
+			continue;
+		int rc = emit_all(t, f, fn, ctx, &progress);
 		if (rc)
 			return rc < 0 ? rc : 1;
 	}

@@ -21,6 +21,8 @@ static bool pattern_match(const struct floe_tail *t, const char *path);
 void floe_tail_reset_file(struct floe_tail *t, struct tfile *f, bool truncated)
 {
 	f->pos = 0;
+	f->read_to = 0;
+	t->fresh = true; /* a new generation to read: not a repeated pass */
 	/* A new generation is a new file for whoever groups its lines: a new id. Holds go
 	 * too (the held lines' bytes are gone, or went with a copytruncate copy). */
 	f->id = 0;

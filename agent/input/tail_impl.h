@@ -32,6 +32,7 @@ struct tfile {
 	size_t start, len; /* held bytes: buf[start .. start+len) = file [pos .. pos+len);
 			      buf[0 .. start) are the file bytes just before pos */
 	uint64_t stop_at;  /* closing: the size at which reading stops */
+	uint64_t read_to;  /* the end of the furthest read of this generation */
 	int64_t drain_since, gone_since, idle_since; /* clock ms; gone_since 0 = present */
 	bool has_fp;	   /* fingerprint (and position) known: check them when opening */
 	bool present;	   /* matched by the globs at the last scan */
@@ -66,6 +67,7 @@ struct floe_tail {
 	uint64_t last_id; /* the last file id given out */
 	bool scanned;	  /* a scan has run: later discoveries start at 0 */
 	bool scan_wanted; /* a watch event asked for a scan */
+	bool fresh;	  /* the read pass in progress read bytes not read before */
 	struct floe_tail_stats st;
 };
 

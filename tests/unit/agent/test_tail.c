@@ -1719,6 +1719,37 @@ static void test_many_files_small_budget(void **state)
 	assert_int_equal(a.used, 0);
 }
 
+/* Nine or more files, one of them ending in a short unterminated line: each read call
+ * returns, every complete line comes once, and the partial line is only flushed on
+ * request. (A buffer given back while its file was still being read made the file read
+ * the same bytes again forever.) An alarm turns a livelock into a failure. */
+static void test_many_files_partial_line(void **state)
+{
+	char name[32], line[64];
+	for (int i = 1; i <= 9; i++) {
+		snprintf(name, sizeof(name), "f%d.log", i);
+		snprintf(line, sizeof(line), "line %d\n", i);
+		put(name, line);
+	}
+	put("f1.log", "partial");
+	alarm(20);
+	struct floe_tail *t = make(NULL, "f*.log", 0, 0, false);
+	assert_int_equal(floe_tail_scan(t), 0);
+	size_t n = 0, progress;
+	for (int round = 0; round < 4; round++)
+		assert_int_equal(floe_tail_read(t, SIZE_MAX, count_line, &n, &progress), 0);
+	assert_int_equal(progress, 0);
+	assert_int_equal(n, 9);
+	assert_int_equal(floe_tail_flush_partial(t, count_line, &n), 0);
+	assert_int_equal(n, 10);
+	/* The flushed line stays flushed: what follows it is a line of its own. */
+	put("f1.log", " and more\nline 10\n");
+	assert_int_equal(floe_tail_read(t, SIZE_MAX, count_line, &n, &progress), 0);
+	assert_int_equal(n, 12);
+	alarm(0);
+	floe_tail_free(t);
+}
+
 static void test_alloc_faults_rotation(void **state)
 {
 	put("a.log", "0:0\n");
@@ -1793,6 +1824,7 @@ int main(void)
 	    T(test_symlink),
 	    T(test_watch_events),
 	    T(test_alloc_faults_rotation),
+	    T(test_many_files_partial_line),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
