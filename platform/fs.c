@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -38,11 +39,16 @@ static ssize_t real_pread(int fd, void *p, size_t n, int64_t off)
 	return pread(fd, p, n, (off_t)off);
 }
 
+static int real_open_read(const char *path)
+{
+	return open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+}
+
 static const struct floe_fs_faults real_sys = {
-    real_write, real_fsync, real_rename, real_link, real_pread,
+    real_write, real_fsync, real_rename, real_link, real_pread, real_open_read,
 };
 static struct floe_fs_faults sys = {
-    real_write, real_fsync, real_rename, real_link, real_pread,
+    real_write, real_fsync, real_rename, real_link, real_pread, real_open_read,
 };
 
 void floe_fs_set_faults(const struct floe_fs_faults *f)
@@ -58,6 +64,8 @@ void floe_fs_set_faults(const struct floe_fs_faults *f)
 		sys.rename = f->rename;
 	if (f->link)
 		sys.link = f->link;
+	if (f->open_read)
+		sys.open_read = f->open_read;
 	if (f->pread)
 		sys.pread = f->pread;
 }
@@ -547,7 +555,7 @@ int floe_fs_stat(const char *path, struct floe_fs_stat *st)
 
 int floe_fs_open_read(const char *path, int *fd)
 {
-	int f = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	int f = sys.open_read(path);
 	if (f < 0)
 		return -errno;
 	*fd = f;
@@ -581,4 +589,33 @@ int floe_fs_pread(int fd, void *p, size_t n, uint64_t off, size_t *got)
 int floe_fs_close(int fd)
 {
 	return close(fd) == 0 ? 0 : -errno;
+}
+
+int floe_fs_nofile_limit(uint64_t *soft, uint64_t *hard)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return -errno;
+	*soft = rl.rlim_cur == RLIM_INFINITY ? UINT64_MAX : (uint64_t)rl.rlim_cur;
+	*hard = rl.rlim_max == RLIM_INFINITY ? UINT64_MAX : (uint64_t)rl.rlim_max;
+	return 0;
+}
+
+int floe_fs_raise_nofile(uint64_t want, uint64_t *now)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return -errno;
+	if (rl.rlim_cur != RLIM_INFINITY && (uint64_t)rl.rlim_cur < want) {
+		rlim_t to = (rlim_t)want;
+		if (rl.rlim_max != RLIM_INFINITY && to > rl.rlim_max)
+			to = rl.rlim_max;
+		if (to > rl.rlim_cur) {
+			struct rlimit nl = {to, rl.rlim_max};
+			if (setrlimit(RLIMIT_NOFILE, &nl) == 0)
+				rl.rlim_cur = to;
+		}
+	}
+	*now = rl.rlim_cur == RLIM_INFINITY ? UINT64_MAX : (uint64_t)rl.rlim_cur;
+	return 0;
 }

@@ -81,9 +81,15 @@ int floe_fs_fstat(int fd, struct floe_fs_stat *st);
 /* Reads up to n bytes at offset off; *got = 0 at end of file. Retries EINTR. */
 int floe_fs_pread(int fd, void *p, size_t n, uint64_t off, size_t *got);
 int floe_fs_close(int fd);
+/* The process's limit on open descriptors (RLIMIT_NOFILE): *soft now, *hard the most it
+ * may be raised to. */
+int floe_fs_nofile_limit(uint64_t *soft, uint64_t *hard);
+/* Raises the soft limit on open descriptors towards want (never above the hard limit,
+ * never lowers it); *now gets the limit in force afterwards. */
+int floe_fs_raise_nofile(uint64_t want, uint64_t *now);
 
 /* Test hook (SQLite os_unix style): the system calls fs.c makes for writes, fsync,
- * rename, link and pread. A NULL member, or f == NULL, means the real call. The hooks
+ * rename, link, pread and opening files to read. A NULL member, or f == NULL, means the real call. The hooks
  * follow the system call convention (return -1 and set errno). Process-wide and not
  * thread-safe: for tests only. The table is copied. */
 struct floe_fs_faults {
@@ -92,6 +98,7 @@ struct floe_fs_faults {
 	int (*rename)(const char *from, const char *to);
 	int (*link)(const char *from, const char *to);
 	ssize_t (*pread)(int fd, void *p, size_t n, int64_t off);
+	int (*open_read)(const char *path); /* floe_fs_open_read's open(2) */
 };
 void floe_fs_set_faults(const struct floe_fs_faults *f);
 

@@ -37,3 +37,8 @@ int floe_fnmatch(const char *pattern, const char *s)
 {
 	return fnmatch(pattern, s, 0) == 0;
 }
+
+int floe_fnmatch_name(const char *pattern, const char *name)
+{
+	return fnmatch(pattern, name, FNM_PERIOD) == 0;
+}

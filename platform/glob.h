@@ -9,5 +9,8 @@
 int floe_glob(const char *pattern, int (*fn)(void *ctx, const char *path), void *ctx);
 /* 1 if s matches the shell pattern, else 0 ('*' also matches '/'). */
 int floe_fnmatch(const char *pattern, const char *s);
+/* 1 if the file name (one path component) matches the pattern component as glob(3)
+ * would match it: a leading '.' only by a literal '.'. Braces are not expanded. */
+int floe_fnmatch_name(const char *pattern, const char *name);
 
 #endif

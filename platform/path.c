@@ -1,8 +1,12 @@
-/* Lexical path normalisation and file:// URIs. */
+/* Lexical path normalisation, file:// URIs, and canonical paths. */
 #include "path.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int floe_path_absolute(const char *path, char *out, size_t cap)
@@ -96,4 +100,33 @@ int floe_path_from_uri(const char *s, char *out, size_t cap)
 	}
 	out[o] = '\0';
 	return 0;
+}
+
+int floe_path_real(const char *path, char *out, size_t cap)
+{
+	char *r = realpath(path, NULL);
+	if (!r)
+		return -errno;
+	size_t n = strlen(r);
+	int rc = 0;
+	if (n + 1 > cap)
+		rc = -ENAMETOOLONG;
+	else
+		memcpy(out, r, n + 1);
+	free(r);
+	return rc;
+}
+
+int floe_path_dir_state(const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	DIR *d = opendir(path);
+	if (!d)
+		return -errno;
+	closedir(d);
+	return access(path, X_OK) == 0 ? 0 : -errno;
 }

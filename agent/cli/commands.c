@@ -2,6 +2,8 @@
 #include "agent/cli/commands.h"
 
 #include "agent/config/config.h"
+#include "agent/input/preflight.h"
+#include "agent/input/tail.h"
 #include "agent/pipeline/runner.h"
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
@@ -78,6 +80,36 @@ struct floe_config *floe_cli_load_config(const char *path)
 	return cfg;
 }
 
+static void preflight_log(void *ctx, bool error, const char *msg)
+{
+	(void)ctx;
+	if (error)
+		floe_error("%s", msg);
+	else
+		floe_warn("%s", msg);
+}
+
+/* The inputs against the file system: errors (the agent would read its own output) stop
+ * it; warnings are logged. With scan, each input's patterns are also expanded once, as
+ * the agent would at start-up, so that what it would log about them (nothing matched, a
+ * missing directory, an unreadable file, a refused link) is shown now. */
+static int preflight(const struct floe_config *cfg, bool scan)
+{
+	if (floe_preflight_inputs(cfg, preflight_log, NULL) > 0)
+		return FLOE_EXIT_USAGE;
+	for (size_t i = 0; scan && i < cfg->ninputs; i++) {
+		struct floe_preflight_tail to;
+		floe_preflight_tail_options(cfg, i, 100, &to);
+		to.o.max_open_files = 8; /* only to look: a few descriptors at a time */
+		int err = 0;
+		struct floe_tail *t = floe_tail_new(NULL, &to.o, &err);
+		if (t)
+			(void)floe_tail_scan(t);
+		floe_tail_free(t);
+	}
+	return 0;
+}
+
 /* Parses -c FILE, --once, --log-level. Returns the config path or NULL (usage error). */
 static const char *parse_common(int argc, char **argv, bool *once, bool allow_once)
 {
@@ -127,6 +159,10 @@ int floe_cmd_run(int argc, char **argv)
 	struct floe_config *cfg = floe_cli_load_config(path);
 	if (!cfg)
 		return FLOE_EXIT_USAGE;
+	if (preflight(cfg, false) != 0) {
+		floe_config_free(cfg);
+		return FLOE_EXIT_USAGE;
+	}
 	floe_signal_install();
 	floe_heap_tune();
 	struct floe_runner *r = NULL;
@@ -169,6 +205,10 @@ int floe_cmd_check(int argc, char **argv)
 	struct floe_config *cfg = floe_cli_load_config(path);
 	if (!cfg)
 		return FLOE_EXIT_USAGE;
+	if (preflight(cfg, true) != 0) {
+		floe_config_free(cfg);
+		return FLOE_EXIT_USAGE;
+	}
 	struct floe_buf b;
 	floe_buf_init(&b, NULL, CONFIG_MAX);
 	int rc = floe_config_dump(cfg, &b);

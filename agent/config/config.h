@@ -18,6 +18,7 @@ enum floe_input_format { FLOE_FORMAT_RAW, FLOE_FORMAT_CRI, FLOE_FORMAT_DOCKER };
 enum floe_parser { FLOE_PARSER_NONE, FLOE_PARSER_JSON, FLOE_PARSER_LOGFMT, FLOE_PARSER_REGEX };
 enum floe_long_lines { FLOE_LONG_SPLIT, FLOE_LONG_TRUNCATE };
 enum floe_spool_policy { FLOE_SPOOL_BLOCK, FLOE_SPOOL_DROP_OLDEST };
+enum floe_follow_symlinks { FLOE_SYMLINKS_WITHIN_ROOT, FLOE_SYMLINKS_TRUE, FLOE_SYMLINKS_FALSE };
 
 struct floe_config_input {
 	enum floe_input_type type;     /* type: tail (required) */
@@ -51,6 +52,9 @@ struct floe_config_input {
 	uint64_t rotate_wait_ms;	 /* default 5 s, 0 .. 1 h */
 	uint32_t max_open_files;	 /* default 256, 8..65536 */
 	uint64_t forget_after_ms;	 /* default 24 h, 1 m .. 365 d */
+	/* within_glob_root (default) | true | false: which symbolic links a matched path may
+	 * go through (agent/input/tail.h, enum floe_tail_symlinks). */
+	enum floe_follow_symlinks follow_symlinks;
 	int line;			 /* where the input was declared (1-based) */
 };
 

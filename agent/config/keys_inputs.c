@@ -15,6 +15,7 @@
 #include <string.h>
 
 static int check_regex(struct floe_config_ctx *, const struct floe_cnode *, const char *, char **);
+static int check_glob(struct floe_config_ctx *, const struct floe_cnode *, const char *, char **);
 static int check_ts_format(struct floe_config_ctx *, const struct floe_cnode *, const char *,
 			   char **);
 static int parse_zone(struct floe_config_ctx *, const struct floe_cnode *, const char *,
@@ -29,6 +30,7 @@ static const char *const input_type_names[] = {"tail", NULL};
 static const char *const format_names[] = {"raw", "cri", "docker", NULL};
 static const char *const parser_names[] = {"none", "json", "logfmt", "regex", NULL};
 static const char *const long_lines_names[] = {"split", "truncate", NULL};
+static const char *const symlinks_names[] = {"within_glob_root", "true", "false", NULL};
 static const char *const exclude_default[] = {"*.gz", "*.xz", "*.bz2", "*.zst", NULL};
 
 /* ---- the key table ------------------------------------------------------------------ */
@@ -104,6 +106,7 @@ static const struct floe_key input_keys[] = {
      .off = INP(paths),
      .off_n = INP(npaths),
      .flags = FLOE_KF_REQUIRED | FLOE_KF_NONEMPTY,
+     .check = check_glob,
      .help = "globs of files to follow"},
     {.name = "exclude",
      .type = FLOE_KT_STRLIST,
@@ -183,6 +186,13 @@ static const struct floe_key input_keys[] = {
      .min = 1 * MINUTE,
      .max = 365 * DAY,
      .help = "positions of files gone this long are dropped"},
+    {.name = "follow_symlinks",
+     .type = FLOE_KT_ENUM,
+     .off = INP(follow_symlinks),
+     .size = sizeof(enum floe_follow_symlinks),
+     .def = "within_glob_root",
+     .choices = symlinks_names,
+     .help = "links a matched path may go through: within_glob_root, true (any) or false"},
 };
 const struct floe_key_section floe_keys_input_section =
     FLOE_KEY_SECTION(input_keys, input_post, NULL);
@@ -219,6 +229,58 @@ static int input_post(struct floe_config_ctx *ctx, const struct floe_cnode *map,
 }
 
 /* ---- inputs: patterns, timestamps ---------------------------------------------------- */
+
+/* A glob as glob(3) will read it: brackets and braces that close, no "**" (glob(3) reads
+ * it as "*", one directory level, where users of other agents expect any depth), no
+ * trailing slash (it would match directories only). */
+static int check_glob(struct floe_config_ctx *ctx, const struct floe_cnode *at, const char *path,
+		      char **value)
+{
+	const char *p = *value;
+	size_t n = strlen(p);
+	int braces = 0;
+	if (n == 0)
+		return floe_config_fail(ctx, at, FLOE_EFORMAT, "key '%s': an empty pattern", path);
+	for (size_t i = 0; i < n; i++) {
+		if (p[i] == '\\' && i + 1 < n) {
+			i++;
+		} else if (p[i] == '[') {
+			size_t j = i + 1;
+			if (j < n && (p[j] == '!' || p[j] == '^'))
+				j++;
+			if (j < n && p[j] == ']')
+				j++;
+			while (j < n && p[j] != ']')
+				j++;
+			if (j >= n)
+				return floe_config_fail(ctx, at, FLOE_EFORMAT,
+							"key '%s': '[' at offset %zu is not closed by ']'",
+							path, i);
+			i = j;
+		} else if (p[i] == '{') {
+			braces++;
+		} else if (p[i] == '}') {
+			if (--braces < 0)
+				return floe_config_fail(ctx, at, FLOE_EFORMAT,
+							"key '%s': '}' at offset %zu closes no '{'", path,
+							i);
+		} else if (p[i] == '*' && i + 1 < n && p[i + 1] == '*') {
+			return floe_config_fail(ctx, at, FLOE_EFORMAT,
+						"key '%s': '**' at offset %zu: patterns match one "
+						"directory level per '*'; list the levels (a/*/*.log) "
+						"or several patterns",
+						path, i);
+		}
+	}
+	if (braces)
+		return floe_config_fail(ctx, at, FLOE_EFORMAT, "key '%s': a '{' is not closed", path);
+	if (p[n - 1] == '/')
+		return floe_config_fail(ctx, at, FLOE_EFORMAT,
+					"key '%s': a pattern of files cannot end in '/' (add *.log "
+					"or the file name)",
+					path);
+	return 0;
+}
 
 #define PATTERN_MAX 4096
 

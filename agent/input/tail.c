@@ -178,7 +178,8 @@ struct floe_tail *floe_tail_new(struct floe_alloc *a, const struct floe_tail_opt
 	if (o->nexclude && !(t->exclude = copy_strings(a, o->exclude, o->nexclude, err)))
 		goto fail;
 	t->nexclude = o->nexclude;
-	*err = 0;
+	if ((*err = floe_tail_paths_init(t, o)) != 0)
+		goto fail;
 	return t;
 fail:
 	floe_tail_free(t);
@@ -219,6 +220,7 @@ void floe_tail_free(struct floe_tail *t)
 	for (size_t i = 0; i < t->nfiles; i++)
 		floe_tail_entry_free(t, t->files[i]);
 	floe_free(t->a, t->files);
+	floe_tail_paths_fini(t);
 	free_strings(t->a, t->paths, t->npaths);
 	free_strings(t->a, t->exclude, t->nexclude);
 	floe_free(t->a, t);
@@ -274,7 +276,9 @@ static int deliver(struct floe_tail *t, struct tfile *f, size_t len, size_t cons
 		f->id = ++t->last_id;
 	struct floe_tail_line line = {f->path, f->pos, (const char *)f->buf + f->start, len,
 				      f->pos + consume, f->id};
-	int rc = fn(ctx, &line);
+	/* With truncate_long, the pieces after a long line's first are consumed unseen. */
+	bool drop = t->truncate_long && f->in_long;
+	int rc = drop ? 0 : fn(ctx, &line);
 	if (rc < 0)
 		return rc;
 	/* f->nul is set only for buffers that held a NUL when read: no per-line scan in the
@@ -286,10 +290,14 @@ static int deliver(struct floe_tail *t, struct tfile *f, size_t len, size_t cons
 	f->pos += consume;
 	if (f->len == 0)
 		f->nul = false;
-	t->st.lines++;
+	t->st.lines += !drop;
 	t->st.bytes += consume;
-	if (split && !f->in_long)
-		t->st.long_lines_split++;
+	if (split && !f->in_long) {
+		if (t->truncate_long)
+			t->st.long_lines_truncated++;
+		else
+			t->st.long_lines_split++;
+	}
 	f->in_long = split;
 	f->unterminated = false;
 	*progress += consume;
@@ -641,7 +649,9 @@ void floe_tail_get_stats(const struct floe_tail *t, struct floe_tail_stats *out)
 {
 	*out = t->st;
 	out->files_open = t->nopen;
-	out->files_parked = 0;
-	for (size_t i = 0; i < t->nfiles; i++)
+	out->files_parked = out->files_unreadable = 0;
+	for (size_t i = 0; i < t->nfiles; i++) {
 		out->files_parked += t->files[i]->fd < 0 && t->files[i]->present;
+		out->files_unreadable += t->files[i]->denied;
+	}
 }

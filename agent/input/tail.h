@@ -35,6 +35,23 @@ struct floe_tail_options {
 				    (24 h), in case it comes back (and across restarts) */
 	int64_t (*clock_ms)(void *ctx); /* wall-clock milliseconds (NULL: the system clock) */
 	void *clock_ctx;
+	/* Which matched paths may lead elsewhere through a symbolic link (the file itself or
+	 * a directory matched by a wildcard): see enum floe_tail_symlinks. */
+	enum floe_tail_symlinks {
+		/* The file's real path must lie under the real path of its pattern's root (the
+		 * pattern's directories before the first wildcard): links within the watched
+		 * tree are followed, a link out of it is not. The default. */
+		FLOE_TAIL_SYMLINKS_WITHIN_ROOT = 0,
+		FLOE_TAIL_SYMLINKS_FOLLOW, /* any link is followed */
+		FLOE_TAIL_SYMLINKS_NONE,   /* a path that goes through a link below the root is skipped */
+	} symlinks;
+	/* Directories never read from, whatever the globs say (the agent's own state and
+	 * warehouse): a file whose real path lies under one of them is skipped. */
+	const char *const *skip_dirs;
+	size_t nskip_dirs;
+	bool truncate_long;  /* a line longer than max_line_bytes keeps its first piece only
+				(the rest is consumed and counted) instead of being split */
+	const char *name;    /* names this input in log messages ("input 1"); NULL: "tail" */
 };
 
 struct floe_tail_line {
@@ -154,6 +171,12 @@ struct floe_tail_stats {
 	uint64_t lines, bytes, long_lines_split, resets, files_open;
 	uint64_t truncations, generations, lines_with_nul, files_parked, reopens, rotated_closed;
 	uint64_t copies_followed; /* copytruncate copies continued from the old position */
+	uint64_t long_lines_truncated; /* lines cut to max_line_bytes (truncate_long) */
+	/* The state at the last scan (gauges), each also logged once when it changes: */
+	uint64_t files_unreadable;  /* matched files that cannot be opened (permissions) */
+	uint64_t patterns_unmatched; /* patterns matching no file (their directory may be missing) */
+	uint64_t files_skipped;	     /* matched files refused: a symlink out of bounds, or the
+					agent's own state or warehouse */
 };
 void floe_tail_get_stats(const struct floe_tail *t, struct floe_tail_stats *out);
 

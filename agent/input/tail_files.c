@@ -84,8 +84,10 @@ static int open_entry(struct floe_tail *t, struct tfile *f)
 {
 	f->want_open = false;
 	int fd = -1;
-	if (floe_fs_open_read(f->path, &fd) != 0)
-		return 0; /* vanished since the scan: the next one sorts it out */
+	int orc = floe_fs_open_read(f->path, &fd);
+	floe_tail_note_open(t, f, orc);
+	if (orc != 0)
+		return 0; /* vanished since the scan, or unreadable: the next one sorts it out */
 	struct floe_fs_stat st;
 	uint8_t head[FLOE_TAIL_FINGERPRINT];
 	size_t n = 0;
@@ -406,6 +408,7 @@ struct scan {
 	struct floe_tail *t;
 	struct found *v;
 	size_t n, cap;
+	size_t pattern; /* the pattern being expanded */
 };
 
 static int on_path(void *ctx, const char *path)
@@ -416,6 +419,8 @@ static int on_path(void *ctx, const char *path)
 	struct floe_fs_stat st;
 	if (floe_fs_stat(path, &st) != 0 || !st.regular)
 		return 0; /* gone since the glob, or not a file we can tail */
+	if (!floe_tail_path_allowed(sc->t, sc->pattern, path))
+		return 0;
 	if (sc->n == sc->cap) {
 		size_t cap = sc->cap ? sc->cap * 2 : 16;
 		struct found *p = floe_realloc(sc->t->a, sc->v, cap * sizeof(*p));
@@ -501,10 +506,15 @@ int floe_tail_scan(struct floe_tail *t)
 	t->scan_wanted = false;
 	if (t->watch)
 		watch_patterns(t);
-	struct scan sc = {t, NULL, 0, 0};
+	struct scan sc = {t, NULL, 0, 0, 0};
 	int rc = 0;
-	for (size_t i = 0; i < t->npaths && rc == 0; i++)
+	floe_tail_paths_begin(t);
+	for (size_t i = 0; i < t->npaths && rc == 0; i++) {
+		sc.pattern = i;
 		rc = floe_glob(t->paths[i], on_path, &sc);
+	}
+	if (rc == 0)
+		floe_tail_paths_end(t);
 	/* Files we know by identity first, then new ones: a file renamed while we were away
 	 * claims its saved position before a new file at its old name is judged, whatever the
 	 * glob order. */

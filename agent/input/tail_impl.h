@@ -48,7 +48,10 @@ struct tfile {
 	bool in_long;	   /* the last piece delivered was a split of a long line */
 	bool unterminated; /* the last line delivered was flushed without its LF */
 	bool nul;	   /* the held bytes may contain NUL bytes */
+	bool denied;	   /* the last open failed for want of permission (logged once) */
 };
+
+struct tpattern;
 
 struct floe_tail {
 	struct floe_alloc *a;
@@ -68,7 +71,17 @@ struct floe_tail {
 	bool scanned;	  /* a scan has run: later discoveries start at 0 */
 	bool scan_wanted; /* a watch event asked for a scan */
 	bool fresh;	  /* the read pass in progress read bytes not read before */
+	bool truncate_long;
 	struct floe_tail_stats st;
+	/* tail_paths.c: the path rules and the patterns' health. */
+	char name[32];
+	enum floe_tail_symlinks symlinks;
+	struct tpattern *pats; /* one per pattern */
+	char **skip, **skip_real; /* the agent's own directories, as given and canonical */
+	size_t nskip;
+	uint64_t *refused, *refused_next; /* hashes of refused paths: last scan, this one */
+	size_t nrefused, nrefused_next;
+	uint64_t refused_more, refused_more_logged;
 };
 
 /* FNV-1a, 64 bits. */
@@ -91,6 +104,20 @@ int floe_tail_read_full(int fd, uint8_t *p, size_t n, uint64_t off, size_t *got)
 /* Caches the pre-position hash before the buffer or the descriptor goes away. */
 void floe_tail_cache_prehash(struct tfile *f);
 bool floe_tail_excluded(const struct floe_tail *t, const char *path);
+
+/* tail_paths.c */
+int floe_tail_paths_init(struct floe_tail *t, const struct floe_tail_options *o);
+void floe_tail_paths_fini(struct floe_tail *t);
+/* Before a scan: resolves the roots and the agent's directories again. */
+void floe_tail_paths_begin(struct floe_tail *t);
+/* Whether the file at path, matched by pattern, may be read (counted and logged once
+ * when not). */
+bool floe_tail_path_allowed(struct floe_tail *t, size_t pattern, const char *path);
+/* After a scan: each pattern's state, logged when it changed. */
+void floe_tail_paths_end(struct floe_tail *t);
+/* After opening f failed (rc < 0) or worked (0): logs a permission problem once, and
+ * its end. */
+void floe_tail_note_open(struct floe_tail *t, struct tfile *f, int rc);
 
 /* tail_files.c */
 /* Starts f over at 0 (a truncation, or a new generation), counted. */

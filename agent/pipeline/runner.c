@@ -5,6 +5,7 @@
 
 #include "agent/config/config.h"
 #include "agent/input/checkpoint.h"
+#include "agent/input/preflight.h"
 #include "agent/input/tail.h"
 #include "agent/lake/partition.h"
 #include "agent/lake/spool.h"
@@ -198,6 +199,14 @@ int floe_runner_new(const struct floe_config *cfg, struct floe_runner **out, cha
 		rc = FLOE_ENOMEM;
 		goto err;
 	}
+	/* The inputs' descriptors within the process's limit (raised first if it can be). */
+	unsigned fd_pct;
+	unsigned long long fd_limit;
+	floe_preflight_descriptors(cfg, &fd_pct, &fd_limit);
+	if (fd_pct < 100)
+		floe_warn("runner: the inputs' max_open_files exceed the %llu descriptors allowed "
+			  "(RLIMIT_NOFILE): each input gets %u %% of its max_open_files",
+			  fd_limit, fd_pct);
 	for (size_t i = 0; i < cfg->ninputs; i++) {
 		const struct floe_config_input *in = &cfg->inputs[i];
 		if (in->format != FLOE_FORMAT_RAW || in->multiline.start) {
@@ -211,19 +220,9 @@ int floe_runner_new(const struct floe_config *cfg, struct floe_runner **out, cha
 			snprintf(why, cap, "input %zu (line %d): %s", i + 1, in->line, tmp2);
 			goto err;
 		}
-		struct floe_tail_options to = {
-			.paths = (const char *const *)in->paths,
-			.npaths = in->npaths,
-			.exclude = (const char *const *)in->exclude,
-			.nexclude = in->nexclude,
-			.start_at_end = in->start_at_end,
-			.max_line_bytes = (size_t)in->max_line_bytes,
-			.read_chunk = 64u << 10,
-			.rotate_wait_ms = in->rotate_wait_ms,
-			.max_open_files = in->max_open_files,
-			.forget_after_ms = in->forget_after_ms,
-		};
-		r->tails[i] = floe_tail_new(&r->alloc, &to, &rc);
+		struct floe_preflight_tail to;
+		floe_preflight_tail_options(cfg, i, fd_pct, &to);
+		r->tails[i] = floe_tail_new(&r->alloc, &to.o, &rc);
 		if (!r->tails[i]) {
 			snprintf(why, cap, "input %zu (line %d): %s", i + 1, in->line, floe_strerror(rc));
 			goto err;

@@ -35,6 +35,33 @@
 
 /* Writes state_dir/metrics.json: the counters an operator (or a test) reads to see what
  * the agent did, including every drop. Replaced atomically; a failure is only logged. */
+/* Each input's counters and state, in the order of the configuration: what it read,
+ * what it could not (unreadable files, patterns matching nothing, refused paths, long
+ * lines), and what its parser made of it. Closes the object metrics.json is. */
+static int write_input_metrics(struct floe_runner *r, struct floe_buf *b)
+{
+	int rc = floe_buf_printf(b, ",\"inputs\":[");
+	for (size_t i = 0; i < r->ntails && rc == 0; i++) {
+		struct floe_tail_stats ts;
+		struct floe_decode_stats ds;
+		floe_tail_get_stats(r->tails[i], &ts);
+		floe_decoder_get_stats(r->decoders[i], &ds);
+		rc = floe_buf_printf(
+		    b,
+		    "%s{\"lines\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"files_open\":%" PRIu64
+		    ",\"files_parked\":%" PRIu64 ",\"files_unreadable\":%" PRIu64
+		    ",\"patterns_unmatched\":%" PRIu64 ",\"files_skipped\":%" PRIu64
+		    ",\"long_lines_split\":%" PRIu64 ",\"long_lines_truncated\":%" PRIu64
+		    ",\"truncations\":%" PRIu64 ",\"rotated_closed\":%" PRIu64
+		    ",\"parse_failures\":%" PRIu64 ",\"ts_failures\":%" PRIu64 "}",
+		    i ? "," : "", ts.lines, ts.bytes, ts.files_open, ts.files_parked,
+		    ts.files_unreadable, ts.patterns_unmatched, ts.files_skipped, ts.long_lines_split,
+		    ts.long_lines_truncated, ts.truncations, ts.rotated_closed, ds.parse_failures,
+		    ds.ts_failures);
+	}
+	return rc ? rc : floe_buf_printf(b, "]}\n");
+}
+
 void floe_runner_write_metrics(struct floe_runner *r)
 {
 	struct floe_buf b;
@@ -67,11 +94,13 @@ void floe_runner_write_metrics(struct floe_runner *r)
 		",\"quarantined\":%" PRIu64 ",\"blocked_ms\":%" PRIu64 ",\"spool_bytes\":%" PRIu64
 		",\"next_seq\":%" PRIu64 ",\"groups_evicted\":%" PRIu64 ",\"group_timeouts\":%" PRIu64
 		",\"container_format_errors\":%" PRIu64 ",\"records_truncated\":%" PRIu64
-		",\"partial_incomplete\":%" PRIu64 ",\"parse_failures\":%" PRIu64 ",\"ts_failures\":%" PRIu64 "}\n",
+		",\"partial_incomplete\":%" PRIu64 ",\"parse_failures\":%" PRIu64 ",\"ts_failures\":%" PRIu64,
 		st->lines, st->seals, st->commits, st->commit_failures, st->rows_committed, st->replaced_utf8,
 		st->dropped_entries, st->dropped_rows, st->dropped_bytes, st->quarantined, st->blocked_ms,
 		floe_spool_bytes(r->spool), r->next_seq, as.evictions, as.timeouts, as.format_errors,
 		as.truncated, as.incomplete, st->parse_failures, st->ts_failures);
+	if (rc == 0)
+		rc = write_input_metrics(r, &b);
 	if (rc == 0)
 		rc = floe_fs_write_atomic(r->metrics_path, b.data, b.len);
 	if (rc)

@@ -312,7 +312,7 @@ static void test_errors(void **state)
 	    {"inputs:\n  - {type: tail, paths: [a], codec: json}\n", FLOE_EFORMAT,
 	     "t.yaml:2:30: unknown key 'inputs[0].codec'; valid keys here: type, paths, "
 	     "exclude, start_at, max_line_bytes, format, parser, pattern, multiline, "
-	     "timestamp, long_lines, rotate_wait, max_open_files, forget_after"},
+	     "timestamp, long_lines, rotate_wait, max_open_files, forget_after, follow_symlinks"},
 	    {"inputs: [{type: tail, paths: a, multiline: {start: x, max: 3}}]\n", FLOE_EFORMAT,
 	     "t.yaml:1:55: unknown key 'inputs[0].multiline.max'; valid keys here: start, "
 	     "max_lines, max_bytes, flush_timeout"},
@@ -326,6 +326,20 @@ static void test_errors(void **state)
 	     "t.yaml:1:36: unknown key 'lake.catalog.uri'; valid keys here: type"},
 	    {"agent: {\"i\\nd\": 1}\n", FLOE_EFORMAT,
 	     "t.yaml:1:9: unknown key 'agent.i?d'; valid keys here: id, state_dir, memory_limit, compress_threads"},
+	    /* globs glob(3) would read otherwise than meant */
+	    {"inputs: [{type: tail, paths: [\"/var/log/**/*.log\"]}]\n", FLOE_EFORMAT,
+	     "t.yaml:1:31: key 'inputs[0].paths[0]': '**' at offset 9: patterns match one "
+	     "directory level per '*'; list the levels (a/*/*.log) or several patterns"},
+	    {"inputs: [{type: tail, paths: [\"/l/[ab.log\"]}]\n", FLOE_EFORMAT,
+	     "t.yaml:1:31: key 'inputs[0].paths[0]': '[' at offset 3 is not closed by ']'"},
+	    {"inputs: [{type: tail, paths: [\"/l/{a,b.log\"]}]\n", FLOE_EFORMAT,
+	     "t.yaml:1:31: key 'inputs[0].paths[0]': a '{' is not closed"},
+	    {"inputs: [{type: tail, paths: [\"/var/log/\"]}]\n", FLOE_EFORMAT,
+	     "t.yaml:1:31: key 'inputs[0].paths[0]': a pattern of files cannot end in '/' (add "
+	     "*.log or the file name)"},
+	    {"inputs: [{type: tail, paths: [a], follow_symlinks: yes}]\n", FLOE_EFORMAT,
+	     "t.yaml:1:52: key 'inputs[0].follow_symlinks': expected one of within_glob_root, "
+	     "true, false, got 'yes'"},
 	    /* enum values */
 	    {"tables:\n  logs:\n    codec: gzip\n", FLOE_EFORMAT,
 	     "t.yaml:3:12: key 'tables.logs.codec': expected one of zstd, lz4_raw, "
@@ -1166,7 +1180,9 @@ static void test_dump(void **state)
 		"    long_lines: split  # what happens past max_line_bytes\n"
 		"    rotate_wait: 5s  # how long a rotated file is still read\n"
 		"    max_open_files: 256  # files followed at once\n"
-		"    forget_after: 1d  # positions of files gone this long are dropped\n",
+		"    forget_after: 1d  # positions of files gone this long are dropped\n"
+		"    follow_symlinks: within_glob_root  # links a matched path may go through: "
+		"within_glob_root, true (any) or false\n",
 		(size_t)(to - from)),
 	    0);
 	assert_string_equal(
@@ -1265,7 +1281,7 @@ static void test_dump(void **state)
 	struct floe_config *c2 = parse_ok(NULL, d);
 	char *d2 = dump(c2);
 	assert_string_equal(d, d2);
-	assert_int_equal(c2->inputs[1].line, 29);
+	assert_int_equal(c2->inputs[1].line, 30);
 	floe_free(NULL, d);
 	floe_free(NULL, d2);
 	floe_config_free(c2);

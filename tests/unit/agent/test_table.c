@@ -321,7 +321,7 @@ static void test_commit_with_failing_fsync(void **state)
 	int failures = 0;
 	for (int k = 0; k < 64; k++) {
 		faults_left = k;
-		struct floe_fs_faults faults = {NULL, failing_fsync, NULL, NULL, NULL};
+		struct floe_fs_faults faults = {.fsync = failing_fsync};
 		floe_fs_set_faults(&faults);
 		int rc = floe_table_commit(t, f->spool, &e, 1);
 		floe_fs_set_faults(NULL);
@@ -349,7 +349,7 @@ static void test_seal_with_failing_write(void **state)
 	for (int k = 0; k < 64; k++) {
 		add_lines(f, 5, 0, 200);
 		faults_left = k;
-		struct floe_fs_faults faults = {failing_write, NULL, NULL, NULL, NULL};
+		struct floe_fs_faults faults = {.write = failing_write};
 		floe_fs_set_faults(&faults);
 		const uint8_t pos[] = {1};
 		int rc = floe_batch_seal(f->batch, 1, pos, 1);
@@ -490,7 +490,7 @@ static void test_sorted_batch(void **state)
 	for (int k = 0; k < 64; k++) {
 		assert_int_equal(add_sorted_lines(b, 5, 200), 0);
 		faults_left = k;
-		struct floe_fs_faults faults = {failing_write, NULL, NULL, NULL, NULL};
+		struct floe_fs_faults faults = {.write = failing_write};
 		floe_fs_set_faults(&faults);
 		int rc = floe_batch_seal(b, 1, pos, 1);
 		floe_fs_set_faults(NULL);

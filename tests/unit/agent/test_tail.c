@@ -1719,6 +1719,166 @@ static void test_many_files_small_budget(void **state)
 	assert_int_equal(a.used, 0);
 }
 
+static struct floe_tail *make3(const char *pattern, enum floe_tail_symlinks mode,
+			       const char *skip, size_t max_line, bool truncate)
+{
+	static char pat[256], sk[256];
+	snprintf(pat, sizeof(pat), "%s/%s", dir, pattern);
+	const char *paths[1] = {pat};
+	const char *exclude[1] = {"*secret*"};
+	const char *skips[1] = {sk};
+	if (skip)
+		snprintf(sk, sizeof(sk), "%s/%s", dir, skip);
+	struct floe_tail_options o = {
+	    .paths = paths,
+	    .npaths = 1,
+	    .exclude = exclude,
+	    .nexclude = 1,
+	    .max_line_bytes = max_line,
+	    .read_chunk = 4096,
+	    .clock_ms = fake_clock,
+	    .symlinks = mode,
+	    .skip_dirs = skips,
+	    .nskip_dirs = skip ? 1 : 0,
+	    .truncate_long = truncate,
+	};
+	int err = 1;
+	struct floe_tail *t = floe_tail_new(NULL, &o, &err);
+	assert_non_null(t);
+	return t;
+}
+
+static void mkdir_at(const char *name)
+{
+	assert_int_equal(mkdir(at(name), 0755), 0);
+}
+
+/* Which linked files each follow_symlinks mode reads: a link within the pattern's
+ * directory, a link out of it, a directory link matched by a wildcard, and a link to an
+ * excluded target. */
+static void test_symlink_rules(void **state)
+{
+	mkdir_at("w");
+	mkdir_at("w/sub");
+	mkdir_at("outside");
+	put("w/a.log", "0:0\n");
+	put("w/sub/b.log", "1:0\n");
+	put("outside/c", "2:0\n");
+	put("w/secret-d", "3:0\n");
+	assert_int_equal(symlink(at("w/sub/b.log"), at("w/in.log")), 0);
+	assert_int_equal(symlink(at("outside/c"), at("w/out.log")), 0);
+	assert_int_equal(symlink(at("w/secret-d"), at("w/d.log")), 0);
+	assert_int_equal(symlink(at("outside"), at("w/dirlink")), 0);
+	struct {
+		enum floe_tail_symlinks mode;
+		const char *pattern;
+		unsigned want[4]; /* times each of the four files is read */
+		uint64_t skipped;
+	} cases[] = {
+	    {FLOE_TAIL_SYMLINKS_WITHIN_ROOT, "w/*.log", {1, 1, 0, 0}, 2},
+	    {FLOE_TAIL_SYMLINKS_FOLLOW, "w/*.log", {1, 1, 1, 0}, 1},
+	    {FLOE_TAIL_SYMLINKS_NONE, "w/*.log", {1, 0, 0, 0}, 3},
+	    {FLOE_TAIL_SYMLINKS_WITHIN_ROOT, "w/*/c", {0, 0, 0, 0}, 1},
+	    {FLOE_TAIL_SYMLINKS_FOLLOW, "w/*/c", {0, 0, 1, 0}, 0},
+	};
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		struct floe_tail *t = make3(cases[k].pattern, cases[k].mode, NULL, 0, false);
+		assert_int_equal(floe_tail_scan(t), 0);
+		struct tally *y = calloc(1, sizeof(*y));
+		tally_read(t, y);
+		for (unsigned f = 0; f < 4; f++) {
+			if (y->seen[f][0] != cases[k].want[f])
+				fail_msg("case %zu: file %u read %u times", k, f, y->seen[f][0]);
+		}
+		assert_int_equal(stats(t).files_skipped, cases[k].skipped);
+		free(y);
+		floe_tail_free(t);
+	}
+}
+
+/* The agent's own directories are never read, through a glob or a link. */
+static void test_skip_dirs(void **state)
+{
+	mkdir_at("state");
+	put("state/metrics.json", "0:0\n");
+	put("app.json", "1:0\n");
+	assert_int_equal(symlink(at("state/metrics.json"), at("link.json")), 0);
+	struct floe_tail *t = make3("*.json", FLOE_TAIL_SYMLINKS_FOLLOW, "state", 0, false);
+	assert_int_equal(floe_tail_scan(t), 0);
+	struct tally *y = calloc(1, sizeof(*y));
+	tally_read(t, y);
+	assert_int_equal(y->seen[0][0], 0);
+	assert_int_equal(y->seen[1][0], 1);
+	floe_tail_free(t);
+	t = make3("state/*.json", FLOE_TAIL_SYMLINKS_FOLLOW, "state", 0, false);
+	assert_int_equal(floe_tail_scan(t), 0);
+	tally_read(t, y);
+	assert_int_equal(y->seen[0][0], 0);
+	assert_int_equal(stats(t).files_skipped, 1);
+	assert_int_equal(stats(t).patterns_unmatched, 1);
+	free(y);
+	floe_tail_free(t);
+}
+
+/* truncate_long: a long line keeps its first max_line bytes, the rest is consumed
+ * unseen and counted; the next line is whole. */
+static void test_truncate_long(void **state)
+{
+	char big[300];
+	memset(big, 'x', sizeof(big) - 2);
+	big[sizeof(big) - 2] = '\n';
+	big[sizeof(big) - 1] = 0;
+	put("a.log", "short\n");
+	put("a.log", big);
+	put("a.log", "after\n");
+	struct floe_tail *t = make3("a.log", FLOE_TAIL_SYMLINKS_WITHIN_ROOT, NULL, 256, true);
+	assert_int_equal(floe_tail_scan(t), 0);
+	struct sink s = {0};
+	read_all(t, &s);
+	assert_int_equal(s.n, 3);
+	assert_int_equal(s.v[1].len, 256);
+	assert_line(&s, 2, "a.log", 6 + 299, "after");
+	assert_int_equal(stats(t).long_lines_truncated, 1);
+	assert_int_equal(stats(t).long_lines_split, 0);
+	assert_int_equal(stats(t).lines, 3);
+	floe_tail_free(t);
+}
+
+static int deny_open(const char *path)
+{
+	if (strstr(path, "locked"))
+		return errno = EACCES, -1;
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+/* Health: a pattern whose directory is missing, then present and empty, then matching;
+ * a file that cannot be opened is counted while it cannot, and read once it can. */
+static void test_health(void **state)
+{
+	struct floe_tail *t = make3("d/*.log", FLOE_TAIL_SYMLINKS_WITHIN_ROOT, NULL, 0, false);
+	assert_int_equal(floe_tail_scan(t), 0);
+	assert_int_equal(stats(t).patterns_unmatched, 1);
+	mkdir_at("d");
+	assert_int_equal(floe_tail_scan(t), 0);
+	assert_int_equal(stats(t).patterns_unmatched, 1);
+	put("d/locked.log", "0:0\n");
+	struct floe_fs_faults faults = {.open_read = deny_open};
+	floe_fs_set_faults(&faults);
+	assert_int_equal(floe_tail_scan(t), 0);
+	struct tally *y = calloc(1, sizeof(*y));
+	tally_read(t, y);
+	assert_int_equal(stats(t).patterns_unmatched, 0);
+	assert_int_equal(stats(t).files_unreadable, 1);
+	assert_int_equal(y->lines, 0);
+	floe_fs_set_faults(NULL);
+	assert_int_equal(floe_tail_scan(t), 0);
+	tally_read(t, y);
+	assert_int_equal(stats(t).files_unreadable, 0);
+	assert_once(y, 0, 0, 1);
+	free(y);
+	floe_tail_free(t);
+}
+
 /* Nine or more files, one of them ending in a short unterminated line: each read call
  * returns, every complete line comes once, and the partial line is only flushed on
  * request. (A buffer given back while its file was still being read made the file read
@@ -1825,6 +1985,10 @@ int main(void)
 	    T(test_watch_events),
 	    T(test_alloc_faults_rotation),
 	    T(test_many_files_partial_line),
+	    T(test_symlink_rules),
+	    T(test_skip_dirs),
+	    T(test_truncate_long),
+	    T(test_health),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
