@@ -171,6 +171,82 @@ static int check_cost(const char *p, size_t n, char *why, size_t whycap)
 	return 0;
 }
 
+/* The escapes of Perl-style patterns that people write in configurations, which POSIX
+ * ERE lacks: glibc reads "\d" as a plain "d", so such a pattern would fail on every line
+ * without a word. \d and \D become bracket expressions; \t, \n and \r the characters;
+ * glibc's own \w \W \s \S \b \B \< \> \` \' and back-references \1..\9 stay; any other
+ * letter is refused. A backslash before anything else quotes it, as in ERE. */
+static int escape(char e, size_t at, struct floe_buf *out, char *why, size_t whycap)
+{
+	const char *rep = NULL;
+	switch (e) {
+	case 'd':
+		rep = "[0-9]";
+		break;
+	case 'D':
+		rep = "[^0-9]";
+		break;
+	case 't':
+		rep = "\t";
+		break;
+	case 'n':
+		rep = "\n";
+		break;
+	case 'r':
+		rep = "\r";
+		break;
+	default:
+		break;
+	}
+	if (rep)
+		return floe_buf_append(out, rep, strlen(rep));
+	bool letter = (e >= 'a' && e <= 'z') || (e >= 'A' && e <= 'Z');
+	if (letter && !strchr("wWsSbB", e)) {
+		floe_fmt(why, whycap,
+			 "unsupported escape \\%c at offset %zu (POSIX ERE with \\d \\D \\w \\W "
+			 "\\s \\S \\b \\B \\t \\n \\r; use a bracket expression)",
+			 e, at);
+		return FLOE_EINVAL;
+	}
+	char two[2] = {'\\', e};
+	return floe_buf_append(out, two, 2);
+}
+
+/* Copies the bracket expression p[i..j] (j its ']'), where a backslash is literal in ERE
+ * but means a class in the Perl style: \d, \s and \w become the classes they name, and
+ * \D, \S, \W (which a bracket cannot hold) are refused. */
+static int bracket(const char *p, size_t i, size_t j, struct floe_buf *out, char *why,
+		   size_t whycap)
+{
+	int rc = 0;
+	for (size_t k = i; k <= j && rc == 0; k++) {
+		char e = k < j ? p[k + 1] : 0;
+		const char *rep = NULL;
+		if (p[k] == '\\' && k + 1 < j) {
+			if (e == 'd')
+				rep = "0-9";
+			else if (e == 's')
+				rep = "[:space:]";
+			else if (e == 'w')
+				rep = "[:alnum:]_";
+			else if (e == 'D' || e == 'S' || e == 'W') {
+				floe_fmt(why, whycap,
+					 "\\%c inside a bracket expression at offset %zu cannot be "
+					 "translated to POSIX ERE; write the class out",
+					 e, k);
+				return FLOE_EINVAL;
+			}
+		}
+		if (rep) {
+			rc = floe_buf_append(out, rep, strlen(rep));
+			k++;
+		} else {
+			rc = floe_buf_putc(out, (uint8_t)p[k]);
+		}
+	}
+	return rc;
+}
+
 /* Translates p into out (NUL-terminated), filling r's names. */
 static int translate(struct floe_regex *r, const char *p, size_t n, struct floe_buf *out, char *why,
 		     size_t whycap)
@@ -188,7 +264,7 @@ static int translate(struct floe_regex *r, const char *p, size_t n, struct floe_
 				floe_fmt(why, whycap, "trailing backslash in pattern");
 				return FLOE_EINVAL;
 			}
-			rc = floe_buf_append(out, p + i, 2);
+			rc = escape(p[i + 1], i, out, why, whycap);
 			i += 2;
 			continue;
 		}
@@ -199,7 +275,7 @@ static int translate(struct floe_regex *r, const char *p, size_t n, struct floe_
 					 "unterminated bracket expression at offset %zu", i);
 				return FLOE_EINVAL;
 			}
-			rc = floe_buf_append(out, p + i, j + 1 - i);
+			rc = bracket(p, i, j, out, why, whycap);
 			i = j + 1;
 			continue;
 		}
@@ -282,7 +358,8 @@ struct floe_regex *floe_regex_new(struct floe_alloc *a, const char *pattern, siz
 	bool compiled = false;
 	struct floe_buf tb;
 	size_t tmax;
-	if (__builtin_add_overflow(plen, 1, &tmax)) {
+	/* A translated escape takes at most 10 bytes for 2 ("\\w" in a bracket). */
+	if (__builtin_mul_overflow(plen, 5, &tmax) || __builtin_add_overflow(tmax, 1, &tmax)) {
 		*err = FLOE_EINVAL;
 		return NULL;
 	}

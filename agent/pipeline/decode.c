@@ -10,7 +10,9 @@
 #include "agent/pipeline/record.h"
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
+#include "platform/log.h"
 
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +32,51 @@ struct floe_decoder {
 	const char *ts_field;
 	size_t ts_field_len;
 	struct floe_decode_stats st;
+	char name[32]; /* "input N", for the log */
+	struct failure_log {
+		int64_t since_us; /* start of the minute being counted (receive time) */
+		uint64_t more;	  /* failures after the logged one in that minute */
+	} parse_log, ts_log;
 };
+
+#define FAILURE_LOG_US (60 * 1000000LL)
+#define SAMPLE_BYTES 160
+
+/* Logs a failure: the first of each minute with the line it happened on (escaped, cut at
+ * SAMPLE_BYTES), and with it how many more the previous minute had. A parser that fails
+ * on every line says so once a minute, not once a line. */
+static void log_failure(struct floe_decoder *d, struct failure_log *l, const char *what,
+			const struct floe_record *rec)
+{
+	int64_t now = rec->received_at;
+	if (l->since_us && now - l->since_us < FAILURE_LOG_US && now >= l->since_us) {
+		l->more++;
+		return;
+	}
+	char sample[SAMPLE_BYTES * 4 + 8];
+	size_t o = 0, n = rec->message.len < SAMPLE_BYTES ? rec->message.len : SAMPLE_BYTES;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)rec->message.p[i];
+		if (c >= 0x20 && c < 0x7f && c != '\\')
+			sample[o++] = (char)c;
+		else
+			o += (size_t)snprintf(sample + o, sizeof(sample) - o, "\\x%02x", c);
+	}
+	sample[o] = '\0';
+	if (l->more)
+		floe_warn("%s: %s failed on %" PRIu64 " more lines in the minute before; now on: "
+			  "\"%s\"%s", d->name, what, l->more, sample, n < rec->message.len ? "..." : "");
+	else
+		floe_warn("%s: %s failed on: \"%s\"%s (logged once a minute; counted in "
+			  "metrics.json)", d->name, what, sample, n < rec->message.len ? "..." : "");
+	l->since_us = now;
+	l->more = 0;
+}
+
+void floe_decoder_set_name(struct floe_decoder *d, const char *name)
+{
+	snprintf(d->name, sizeof(d->name), "%s", name);
+}
 
 struct floe_decoder *floe_decoder_new(struct floe_alloc *a, const struct floe_config_input *in, char *why,
 				      size_t cap, int *err)
@@ -42,6 +88,7 @@ struct floe_decoder *floe_decoder_new(struct floe_alloc *a, const struct floe_co
 	}
 	d->alloc = a;
 	d->parser = in->parser;
+	snprintf(d->name, sizeof(d->name), "input");
 	*err = 0;
 	if (in->parser != FLOE_PARSER_NONE && !(d->fields = floe_fields_new(a, MAX_FIELDS, FIELD_BYTES, err)))
 		goto fail;
@@ -157,6 +204,11 @@ void floe_decoder_apply(struct floe_decoder *d, struct floe_record *rec)
 		}
 		if (rc || !matched) {
 			d->st.parse_failures++;
+			log_failure(d, &d->parse_log,
+				    d->parser == FLOE_PARSER_REGEX	 ? "the regex parser"
+				    : d->parser == FLOE_PARSER_JSON ? "the json parser"
+								    : "the logfmt parser",
+				    rec);
 			floe_fields_reset(d->fields);
 		}
 		d->st.fields_dropped += floe_fields_dropped(d->fields);
@@ -189,9 +241,11 @@ void floe_decoder_apply(struct floe_decoder *d, struct floe_record *rec)
 			rc = floe_ts_parse(d->ts, rec->message.p, rec->message.len, rec->received_at, &us, &consumed);
 		else if (d->fields && floe_fields_find(d->fields, d->ts_field, d->ts_field_len, &v, &vl) && v)
 			rc = floe_ts_parse(d->ts, v, vl, rec->received_at, &us, NULL);
-		if (rc == 0)
+		if (rc == 0) {
 			rec->ts = us;
-		else
+		} else {
 			d->st.ts_failures++;
+			log_failure(d, &d->ts_log, "the timestamp", rec);
+		}
 	}
 }

@@ -26,6 +26,8 @@ struct floe_decoder;
 struct floe_decoder *floe_decoder_new(struct floe_alloc *a, const struct floe_config_input *in, char *why,
 				      size_t cap, int *err);
 void floe_decoder_free(struct floe_decoder *d);
+/* Names the input in d's log lines ("input 3"; copied, at most 31 bytes). */
+void floe_decoder_set_name(struct floe_decoder *d, const char *name);
 /* Decodes rec->message. rec->ts must hold the receive time, which stays when no
  * timestamp is configured or found. rec's attrs point into d until the next call. */
 void floe_decoder_apply(struct floe_decoder *d, struct floe_record *rec);

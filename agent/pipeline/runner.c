@@ -220,6 +220,9 @@ int floe_runner_new(const struct floe_config *cfg, struct floe_runner **out, cha
 			snprintf(why, cap, "input %zu (line %d): %s", i + 1, in->line, tmp2);
 			goto err;
 		}
+		char dname[32];
+		snprintf(dname, sizeof(dname), "input %zu", i + 1);
+		floe_decoder_set_name(r->decoders[i], dname);
 		struct floe_preflight_tail to;
 		floe_preflight_tail_options(cfg, i, fd_pct, &to);
 		r->tails[i] = floe_tail_new(&r->alloc, &to.o, &rc);

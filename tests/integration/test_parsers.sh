@@ -31,10 +31,19 @@ cfg logfmt "    parser: logfmt" "    timestamp: { field: ts, format: rfc3339 }"
 cfg regex '    parser: regex
     pattern: "^(?<when>[A-Z][a-z]{2} [ 0-9]{2} [0-9:]{8}) (?<host>[^ ]+) (?<app>[a-z]+)\\[(?<pid>[0-9]+)\\]: (?<text>.*)$"' \
 	"    timestamp: { field: when, format: syslog }"
-for n in json logfmt regex; do
-	check "$n: run succeeds" "$FLOE_BIN" run -c "$T/$n.yaml" --once --log-level warn
+# A pattern written in the Perl style (\d, \s, [\w.]) as many users write it.
+mkdir -p "$T/perl"
+printf '%s\n' '10.1.2.3 - - [10/Oct/2026:13:55:36 +0000] "GET /a.gif HTTP/1.1" 200 2326' >"$T/perl/access.log"
+cfg perl '    parser: regex
+    pattern: '"'"'^(?P<client>\d+\.\d+\.\d+\.\d+) \S+ \S+ \[(?P<time>[^]]+)\] "(?P<method>[A-Z]+) (?P<path>[\w./-]+) [^"]+" (?P<status>\d{3}) (?P<bytes>\d+)$'"'" ""
+for n in json logfmt regex perl; do
+	check "$n: run succeeds" "$FLOE_BIN" run -c "$T/$n.yaml" --once --log-level warn 2>"$T/$n.err"
 	live_files "$T/wh-$n/default/logs" >"$T/$n.files"
 done
+check "json: a parse failure is logged with the line" \
+	grep -q 'input 1: the json parser failed on: "not json at all"' "$T/json.err"
+check "logfmt: a timestamp failure is logged with the line" \
+	grep -q 'input 1: the timestamp failed on: "ts=bogus level=debug msg=x"' "$T/logfmt.err"
 q() { # q NAME SQL-SELECT
 	local list
 	list=$(sed "s/.*/'&'/" "$T/$1.files" | paste -sd,)
@@ -51,9 +60,20 @@ q logfmt "epoch_ms(ts), severity, attrs['msg'], attrs['took']" >"$T/logfmt.out"
 check "logfmt: quoted values, offsets in timestamps, level" \
 	grep -qx '\["1772352002000",4,"slow \\"query\\"","1.5s"\]' "$T/logfmt.out"
 check "logfmt: a bad timestamp keeps the receive time and is counted" \
-	grep -q '"ts_failures":1}' "$T/state-logfmt/metrics.json"
+	grep -q '"ts_failures":1,' "$T/state-logfmt/metrics.json"
 q regex "attrs['app'], attrs['pid'], attrs['text'], month(ts), day(ts), app" >"$T/regex.out"
 check "regex: named groups, a syslog timestamp, the app column" \
 	grep -qx '\["sshd","24200","Invalid user webmaster","12","10","sshd"\]' "$T/regex.out"
+q perl "attrs['client'], attrs['method'], attrs['path'], attrs['status'], attrs['bytes']" >"$T/perl.out"
+check "regex: Perl-style escapes (\\d, \\S, [\\w./-]) match" \
+	grep -qx '\["10.1.2.3","GET","/a.gif","200","2326"\]' "$T/perl.out"
+check "regex: Perl-style escapes leave no parse failure" grep -q '"parse_failures":0,' "$T/state-perl/metrics.json"
 
+# A parser failing on every line says so once a minute, with a sample, not once a line.
+mkdir -p "$T/many"
+for i in $(seq 1 500); do echo "plain line $i"; done >"$T/many/app.log"
+cfg many "    parser: json" ""
+"$FLOE_BIN" run -c "$T/many.yaml" --once --log-level warn 2>"$T/many.err"
+check "500 failures: one log line" test "$(grep -c 'the json parser failed' "$T/many.err")" = 1
+check "500 failures: all counted" grep -q '"parse_failures":500,' "$T/state-many/metrics.json"
 finish

@@ -110,6 +110,37 @@ static void test_translation(void **state)
 	floe_fields_free(f);
 }
 
+/* Perl-style escapes people copy into configurations: \d and \D anywhere, \s and \w in
+ * brackets, \t; glibc's own \w \s \b. Once, "(?P<ip>\d+)" failed on every line. */
+static void test_perl_escapes(void **state)
+{
+	static const struct {
+		const char *pat, *line, *field, *value;
+	} cases[] = {
+	    {"^(?P<ip>\\d+\\.\\d+\\.\\d+\\.\\d+) (?P<m>\\w+) (?P<s>\\d{3})$",
+	     "10.0.0.1 GET 200", "s", "200"},
+	    {"^(?<a>\\D+)\\d", "abc7", "a", "abc"},
+	    {"^(?<a>[\\d.]+)", "1.25x", "a", "1.25"},
+	    {"^(?<a>[\\w-]+)\\s", "my-host_1 rest", "a", "my-host_1"},
+	    {"^(?<a>[^\\s]+)", "word\tx", "a", "word"},
+	    {"^x\\t(?<a>y)", "x\ty", "a", "y"},
+	    {"(?<a>\\bb\\w*)", "a bcd", "a", "bcd"},
+	    {"(?<a>\\.)", "a.b", "a", "."},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct floe_regex *r = rx(cases[i].pat, 0);
+		struct floe_fields *f = floe_fields_new(NULL, 16, 0, NULL);
+		bool m = false;
+		assert_int_equal(
+		    floe_regex_capture(r, cases[i].line, strlen(cases[i].line), f, &m), 0);
+		if (!m)
+			fail_msg("%s did not match %s", cases[i].pat, cases[i].line);
+		expect_val(f, cases[i].field, cases[i].value, strlen(cases[i].value));
+		floe_fields_free(f);
+		floe_regex_free(r);
+	}
+}
+
 static void test_rejects(void **state)
 {
 	static const char *const pats[] = {
@@ -130,6 +161,13 @@ static void test_rejects(void **state)
 	    "b+++++++++++++++++++++++++++++++++++++.*",
 	    "((a{99}){99}){99}",
 	    "(a|b{70000})",
+	    /* Perl escapes POSIX has no form for: refused, not matched as letters. */
+	    "\\h+",
+	    "\\Ax",
+	    "x\\z",
+	    "\\x41",
+	    "[\\D]",
+	    "[a\\W]",
 	};
 	for (size_t i = 0; i < sizeof(pats) / sizeof(pats[0]); i++) {
 		int err = 0;
@@ -249,7 +287,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_capture), cmocka_unit_test(test_translation),
 	    cmocka_unit_test(test_rejects), cmocka_unit_test(test_bytes_and_limits),
-	    cmocka_unit_test(test_faults),
+	    cmocka_unit_test(test_faults), cmocka_unit_test(test_perl_escapes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
