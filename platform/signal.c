@@ -7,11 +7,18 @@
 #include <time.h>
 
 static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t hangup;
 
 static void on_stop(int sig)
 {
 	(void)sig;
 	stop_requested = 1;
+}
+
+static void on_hangup(int sig)
+{
+	(void)sig;
+	hangup = 1;
 }
 
 int floe_signal_install(void)
@@ -22,10 +29,21 @@ int floe_signal_install(void)
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL))
 		return -errno;
+	sa.sa_handler = on_hangup;
+	if (sigaction(SIGHUP, &sa, NULL))
+		return -errno;
 	sa.sa_handler = SIG_IGN;
 	if (sigaction(SIGPIPE, &sa, NULL))
 		return -errno;
 	return 0;
+}
+
+bool floe_signal_take_hangup(void)
+{
+	if (!hangup)
+		return false;
+	hangup = 0;
+	return true;
 }
 
 bool floe_signal_stop_requested(void)

@@ -1,14 +1,17 @@
 /* Termination signals (SIGINT, SIGTERM) become a flag the run loop polls, so the agent
- * seals, commits and exits cleanly instead of dying mid-write. */
+ * seals, commits and exits cleanly instead of dying mid-write; SIGHUP, which would kill
+ * it by default, becomes a flag too. */
 #ifndef FLOE_SIGNAL_H
 #define FLOE_SIGNAL_H
 
 #include <stdbool.h>
 
-/* Installs the handlers and ignores SIGPIPE. */
+/* Installs the handlers (SIGINT, SIGTERM, SIGHUP) and ignores SIGPIPE. */
 int floe_signal_install(void);
 /* True once SIGINT or SIGTERM has arrived. */
 bool floe_signal_stop_requested(void);
+/* True once for each SIGHUP that arrived since the last call (several may count once). */
+bool floe_signal_take_hangup(void);
 /* Sleeps up to ms milliseconds, returning early when a stop is requested. */
 void floe_signal_sleep_ms(unsigned ms);
 

@@ -172,6 +172,8 @@ struct floe_tail_stats {
 	uint64_t truncations, generations, lines_with_nul, files_parked, reopens, rotated_closed;
 	uint64_t copies_followed; /* copytruncate copies continued from the old position */
 	uint64_t long_lines_truncated; /* lines cut to max_line_bytes (truncate_long) */
+	uint64_t started_at_end;       /* files with bytes, first seen at start-up and read from
+					  their end (start_at_end) */
 	/* The state at the last scan (gauges), each also logged once when it changes: */
 	uint64_t files_unreadable;  /* matched files that cannot be opened (permissions) */
 	uint64_t patterns_unmatched; /* patterns matching no file (their directory may be missing) */

@@ -371,8 +371,10 @@ static int follow(struct floe_tail *t, const char *path, const struct floe_fs_st
 			/* A saved position at this name was for another file. */
 			t->st.generations++;
 			t->st.resets++;
-		} else if (!t->scanned && t->start_at_end)
+		} else if (!t->scanned && t->start_at_end) {
 			pos = st->size;
+			t->st.started_at_end += pos > 0;
+		}
 		return new_entry(t, path, st, pos);
 	}
 	if (f->seen)

@@ -336,6 +336,12 @@ int floe_part_key_path(const struct floe_part_spec *spec, const struct floe_part
 		} else if (f->transform.kind == FLOE_ICE_HOUR) {
 			rc = floe_ice_human_hour((int32_t)v->i, val, sizeof(val));
 			len = strlen(val);
+		} else if (f->transform.kind == FLOE_ICE_MONTH) {
+			rc = floe_ice_human_month((int32_t)v->i, val, sizeof(val));
+			len = strlen(val);
+		} else if (f->transform.kind == FLOE_ICE_YEAR) {
+			rc = floe_ice_human_year((int32_t)v->i, val, sizeof(val));
+			len = strlen(val);
 		} else if (f->transform.kind == FLOE_ICE_IDENTITY) {
 			s = v->s;
 			len = v->len;

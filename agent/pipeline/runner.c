@@ -605,6 +605,37 @@ static int read_inputs(struct floe_runner *r, size_t *progress)
 	return 0;
 }
 
+/* `run --once` that read no line says why, input by input, from what the tails know. */
+static void explain_nothing_read(const struct floe_runner *r)
+{
+	for (size_t i = 0; i < r->ntails; i++) {
+		struct floe_tail_stats st;
+		floe_tail_get_stats(r->tails[i], &st);
+		uint64_t followed = st.files_open + st.files_parked;
+		char why[512];
+		int n = snprintf(why, sizeof(why), "%" PRIu64 " files followed", followed);
+		if (st.started_at_end && n > 0 && (size_t)n < sizeof(why))
+			n += snprintf(why + n, sizeof(why) - (size_t)n,
+				      ", %" PRIu64 " of them started at their end (start_at: end; "
+				      "start_at: beginning reads files seen for the first time whole)",
+				      st.started_at_end);
+		else if (followed && n > 0 && (size_t)n < sizeof(why))
+			n += snprintf(why + n, sizeof(why) - (size_t)n,
+				      ", all read up to their end by an earlier run");
+		if (st.patterns_unmatched && n > 0 && (size_t)n < sizeof(why))
+			n += snprintf(why + n, sizeof(why) - (size_t)n,
+				      ", %" PRIu64 " patterns matching no file", st.patterns_unmatched);
+		if (st.files_unreadable && n > 0 && (size_t)n < sizeof(why))
+			n += snprintf(why + n, sizeof(why) - (size_t)n, ", %" PRIu64 " files unreadable",
+				      st.files_unreadable);
+		if (st.files_skipped && n > 0 && (size_t)n < sizeof(why))
+			(void)!snprintf(why + n, sizeof(why) - (size_t)n,
+					", %" PRIu64 " files skipped (links or the agent's own files)",
+					st.files_skipped);
+		floe_info("runner: input %zu read no line: %s", i + 1, why);
+	}
+}
+
 int floe_runner_run(struct floe_runner *r, bool once)
 {
 	int rc = 0;
@@ -649,6 +680,9 @@ int floe_runner_run(struct floe_runner *r, bool once)
 		if ((rc = poll_assemblers(r, false)))
 			break;
 		bool stop = floe_signal_stop_requested();
+		if (floe_signal_take_hangup())
+			floe_info("runner: SIGHUP: nothing is reloaded while running; a changed "
+				  "configuration takes effect at the next start");
 		if (once && progress == 0 && !r->blocked) {
 			for (size_t i = 0; i < r->ntails && rc == 0; i++) {
 				r->cur_input = i;
@@ -700,6 +734,8 @@ int floe_runner_run(struct floe_runner *r, bool once)
 	}
 	if (blocked_since)
 		r->stats.blocked_ms += (uint64_t)(floe_clock_mono_ns() / 1000 - blocked_since) / 1000;
+	if (once && rc == 0 && r->stats.lines == 0)
+		explain_nothing_read(r);
 	floe_runner_write_metrics(r);
 	if (rc)
 		floe_batch_abort(r->batch);

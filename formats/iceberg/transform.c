@@ -223,6 +223,23 @@ int floe_ice_human_hour(int32_t hour, char *out, size_t cap)
 	return (k < 0 || (size_t)k >= cap - (size_t)n) ? FLOE_ELIMIT : 0;
 }
 
+int floe_ice_human_month(int32_t month, char *out, size_t cap)
+{
+	int64_t years = floor_div(month, 12);
+	int m = (int)(month - years * 12) + 1, n;
+	int rc = put_year(out, cap, 1970 + years, &n);
+	if (rc)
+		return rc;
+	int k = snprintf(out + n, cap - (size_t)n, "-%02d", m);
+	return (k < 0 || (size_t)k >= cap - (size_t)n) ? FLOE_ELIMIT : 0;
+}
+
+int floe_ice_human_year(int32_t year, char *out, size_t cap)
+{
+	int n;
+	return put_year(out, cap, 1970 + (int64_t)year, &n);
+}
+
 /* A code point starts at every byte that is not a continuation byte (10xxxxxx). */
 size_t floe_ice_truncate_lower(const char *s, size_t len, size_t n)
 {

@@ -43,6 +43,10 @@ int32_t floe_ice_bucket_bytes(const void *p, size_t len, int32_t n);
  * 467822 -> "2023-05-15-14", as Java's Transform.toHumanString does. */
 int floe_ice_human_day(int32_t day, char *out, size_t cap);
 int floe_ice_human_hour(int32_t hour, char *out, size_t cap);
+/* Months since 1970-01 as "2026-12", years since 1970 as "2026": the folder names
+ * Iceberg's own writers give month(ts) and year(ts) partitions. */
+int floe_ice_human_month(int32_t month, char *out, size_t cap);
+int floe_ice_human_year(int32_t year, char *out, size_t cap);
 
 /* Truncates UTF-8 s to at most n code points for a lower bound (*out_len gets the byte
  * length; s itself is the output). */

@@ -53,13 +53,34 @@ for p in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 
+# apt_get ARGS...: apt-get that waits (up to 10 minutes) for another apt or dpkg holding
+# its locks, as unattended-upgrades does on a freshly booted machine, instead of failing.
+apt_get() {
+  local try out
+  for try in $(seq 1 60); do
+    out=$(mktemp)
+    if $SUDO apt-get -o DPkg::Lock::Timeout=10 "$@" 2> >(tee "$out" >&2); then
+      rm -f "$out"
+      return 0
+    fi
+    if ! grep -q "Could not get lock\|Unable to lock\|is another process using it" "$out"; then
+      rm -f "$out"
+      return 1
+    fi
+    rm -f "$out"
+    echo "install-deps: another apt holds the lock; waiting ($try/60)" >&2
+    sleep 10
+  done
+  return 1
+}
+
 if [ ${#missing[@]} -gt 0 ]; then
   echo "install-deps: installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get update -q
-  $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+  apt_get update -q
+  apt_get install -y -q --no-install-recommends "${missing[@]}"
 elif [ "${need_update:-0}" = 1 ]; then
-  $SUDO apt-get update -q
+  apt_get update -q
 fi
 
 if [ "$mode" = bench ]; then

@@ -57,4 +57,34 @@ for sig in TERM INT; do
 	check "nine files, one unterminated: SIG$sig commits the complete lines first" \
 		test "$(rows "$d/wh/default/logs")" = 9
 done
+# SIGHUP (a closed terminal, or `systemctl reload`) neither kills the agent nor skips
+# the seal: it is logged and the agent goes on, and SIGTERM still ends it cleanly.
+d="$T/hup"
+partial_inputs "$d"
+write_config "$d/floe.yaml" "$d/state" "$d/wh" "[\"$d/in/*.log\"]"
+"$FLOE_BIN" run -c "$d/floe.yaml" --log-level info 2>"$d/err" &
+pid=$!
+PIDS+=($pid)
+sleep 1
+kill -HUP $pid
+sleep 1
+check "SIGHUP: the agent is still running" kill -0 $pid
+rc=0
+stop_within 5 $pid TERM || rc=$?
+check "SIGHUP: logged, and SIGTERM afterwards ends run cleanly (exit $rc)" \
+	bash -c "[ $rc = 0 ] && grep -q 'SIGHUP: nothing is reloaded' '$d/err'"
+check "SIGHUP: the lines are committed" test "$(rows "$d/wh/default/logs")" = 9
+
+# run --once that reads nothing says why.
+d="$T/nothing"
+mkdir -p "$d/in"
+echo "old line" >"$d/in/a.log"
+cat >"$d/floe.yaml" <<YAML
+agent: { id: n, state_dir: $d/state }
+inputs: [{ type: tail, paths: ["$d/in/*.log"] }]
+lake: { warehouse: $d/wh }
+YAML
+"$FLOE_BIN" run -c "$d/floe.yaml" --once 2>"$d/err"
+check "run --once with start_at: end says why it read nothing" \
+	grep -q 'input 1 read no line: 1 files followed, 1 of them started at their end (start_at: end' "$d/err"
 finish

@@ -79,6 +79,15 @@ static void test_keys_and_paths(void **state)
 	assert_non_null(strstr(path, "ts_day=1969-12-31"));
 	char tiny[8];
 	assert_int_equal(floe_part_key_path(&spec, &k1, tiny, sizeof(tiny)), FLOE_ELIMIT);
+	/* month(ts) and year(ts): "2023-05" and "2023", as Iceberg's writers name them (once
+	 * "ts_month=640" and "ts_year=53"). */
+	char *my[] = {"year(ts)", "month(ts)"};
+	struct floe_part_spec spec2;
+	assert_int_equal(floe_part_spec_from_config(&spec2, my, 2, why, sizeof(why)), 0);
+	r.ts = 1684161045000000LL;
+	assert_int_equal(floe_part_key_of(&spec2, &r, &k2), 0);
+	assert_int_equal(floe_part_key_path(&spec2, &k2, path, sizeof(path)), 0);
+	assert_string_equal(path, "ts_year=2023/ts_month=2023-05");
 	/* An identity value too long to be a partition value is refused, not truncated. */
 	char longhost[400];
 	memset(longhost, 'h', sizeof(longhost) - 1);

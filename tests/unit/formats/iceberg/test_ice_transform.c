@@ -108,6 +108,18 @@ static void test_human(void **state)
 	assert_int_equal(floe_ice_human_day(19492, s, 10), FLOE_ELIMIT);
 	assert_int_equal(floe_ice_human_day(19492, s, 11), 0);
 	assert_int_equal(floe_ice_human_hour(467822, s, 13), FLOE_ELIMIT);
+	/* month(ts) and year(ts) folders as Iceberg's own writers name them. */
+	assert_int_equal(floe_ice_human_month(683, s, sizeof(s)), 0);
+	assert_string_equal(s, "2026-12");
+	assert_int_equal(floe_ice_human_month(0, s, sizeof(s)), 0);
+	assert_string_equal(s, "1970-01");
+	assert_int_equal(floe_ice_human_month(-1, s, sizeof(s)), 0);
+	assert_string_equal(s, "1969-12");
+	assert_int_equal(floe_ice_human_year(56, s, sizeof(s)), 0);
+	assert_string_equal(s, "2026");
+	assert_int_equal(floe_ice_human_year(-1, s, sizeof(s)), 0);
+	assert_string_equal(s, "1969");
+	assert_int_equal(floe_ice_human_month(683, s, 7), FLOE_ELIMIT);
 }
 
 static void test_parse(void **state)
