@@ -592,8 +592,14 @@ static int read_inputs(struct floe_runner *r, size_t *progress)
 		int rc = floe_tail_read(r->tails[i], READ_BUDGET, on_line, r, &got);
 		*progress += got;
 		if (rc < 0 && !r->line_refused) {
-			floe_error("runner: reading input %zu: %s", i + 1,
-				   floe_strerror(r->add_error ? r->add_error : rc));
+			/* A failure of the batch is one of writing into the spool (a full or
+			 * read-only state_dir), not of reading the input. */
+			if (r->add_error)
+				floe_error("runner: writing input %zu's lines into the spool (%s/spool) "
+					   "failed: %s",
+					   i + 1, r->state_dir, floe_strerror(r->add_error));
+			else
+				floe_error("runner: reading input %zu: %s", i + 1, floe_strerror(rc));
 			return r->add_error ? r->add_error : rc;
 		}
 		if (r->seal_needed || r->ndefer) {

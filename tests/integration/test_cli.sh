@@ -37,4 +37,29 @@ check "a valid configuration passes check" expect_exit 0 "$FLOE_BIN" check -c "$
 check "check prints effective values" grep -q "zstd" "$T/out"
 check "inspect of a directory without a table exits 1" expect_exit 1 "$FLOE_BIN" inspect "$T"
 check "inspect without a location exits 2" expect_exit 2 "$FLOE_BIN" inspect
+
+# A full or read-only state_dir is named as such, not as a failure to read an input.
+# Needs a small file system of its own: a tmpfs where mounting is allowed.
+mkdir -p "$T/full/in" "$T/full/state"
+if mount -t tmpfs -o size=256k tmpfs "$T/full/state" 2>/dev/null; then
+	trap 'umount "$T/full/state" 2>/dev/null || true; cleanup' EXIT
+	python3 -c "
+import random
+random.seed(1)
+with open('$T/full/in/a.log', 'w') as f:
+    for i in range(20000):
+        f.write('%x line %d %s\\n' % (random.getrandbits(128), i, 'x' * random.randint(10, 80)))
+"
+	write_config "$T/full.yaml" "$T/full/state" "$T/full/wh" "[\"$T/full/in/*.log\"]"
+	check "a full state_dir exits 1" expect_exit 1 "$FLOE_BIN" run -c "$T/full.yaml" --once
+	check "a full state_dir is named as the spool, not as reading the input" \
+		grep -q "writing input 1's lines into the spool ($T/full/state/spool) failed: No space left" "$T/out"
+	umount "$T/full/state"
+	mount -t tmpfs -o ro tmpfs "$T/full/state"
+	check "a read-only state_dir exits 1" expect_exit 1 "$FLOE_BIN" run -c "$T/full.yaml" --once
+	check "a read-only state_dir is named" grep -q "spool $T/full/state/spool: Read-only file system" "$T/out"
+	umount "$T/full/state"
+else
+	echo "skip - a full state_dir (mounting a tmpfs is not allowed here)"
+fi
 finish
