@@ -650,8 +650,16 @@ void floe_tail_get_stats(const struct floe_tail *t, struct floe_tail_stats *out)
 	*out = t->st;
 	out->files_open = t->nopen;
 	out->files_parked = out->files_unreadable = 0;
+	out->lag_bytes = out->files_draining = 0;
 	for (size_t i = 0; i < t->nfiles; i++) {
-		out->files_parked += t->files[i]->fd < 0 && t->files[i]->present;
-		out->files_unreadable += t->files[i]->denied;
+		const struct tfile *f = t->files[i];
+		struct floe_fs_stat st;
+		out->files_parked += f->fd < 0 && f->present;
+		out->files_unreadable += f->denied;
+		if (f->fd < 0)
+			continue;
+		out->files_draining += f->draining;
+		if (floe_fs_fstat(f->fd, &st) == 0 && st.size > f->pos)
+			out->lag_bytes += st.size - f->pos;
 	}
 }

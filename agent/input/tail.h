@@ -179,6 +179,10 @@ struct floe_tail_stats {
 	uint64_t patterns_unmatched; /* patterns matching no file (their directory may be missing) */
 	uint64_t files_skipped;	     /* matched files refused: a symlink out of bounds, or the
 					agent's own state or warehouse */
+	/* Now, from the open files (one fstat each): bytes written to them and not yet
+	 * delivered (how far behind the input is), and files still drained after a rotation
+	 * or deletion. Parked files are at their end. */
+	uint64_t lag_bytes, files_draining;
 };
 void floe_tail_get_stats(const struct floe_tail *t, struct floe_tail_stats *out);
 

@@ -30,7 +30,13 @@ struct tpattern {
 	enum pat_state state;
 	int root_err;	 /* why the root is missing or unreadable */
 	size_t matched;	 /* files found by the scan in progress */
+	int64_t empty_since; /* clock ms when a pattern that matched found nothing; 0 */
 };
+
+/* A pattern that matched files and then matches none is reported only once it stays so
+ * for this long: a log deleted and recreated by its writer, or rotated away before the
+ * new file appears, is empty for a moment at every rotation. */
+#define EMPTY_GRACE_MS 60000
 
 /* The directories of p before its first wildcard: for "/var/log/app*.log" that is
  * "/var/log", for "/srv/app-[0-9]/x.log" "/srv", for "x.log" ".". */
@@ -229,10 +235,19 @@ static enum pat_state state_of(const struct tpattern *p)
 void floe_tail_paths_end(struct floe_tail *t)
 {
 	t->st.patterns_unmatched = 0;
+	int64_t clock = floe_tail_now(t);
 	for (size_t i = 0; i < t->npaths; i++) {
 		struct tpattern *p = &t->pats[i];
 		enum pat_state was = p->state, now = state_of(p);
 		t->st.patterns_unmatched += now != PAT_OK;
+		if (now == PAT_OK) {
+			p->empty_since = 0;
+		} else if (was == PAT_OK) {
+			if (!p->empty_since)
+				p->empty_since = clock;
+			if (clock - p->empty_since < EMPTY_GRACE_MS)
+				continue; /* not yet worth a warning */
+		}
 		p->state = now;
 		if (now == was)
 			continue;

@@ -53,11 +53,12 @@ static int write_input_metrics(struct floe_runner *r, struct floe_buf *b)
 		    ",\"patterns_unmatched\":%" PRIu64 ",\"files_skipped\":%" PRIu64
 		    ",\"long_lines_split\":%" PRIu64 ",\"long_lines_truncated\":%" PRIu64
 		    ",\"truncations\":%" PRIu64 ",\"rotated_closed\":%" PRIu64
-		    ",\"parse_failures\":%" PRIu64 ",\"ts_failures\":%" PRIu64 "}",
+		    ",\"parse_failures\":%" PRIu64 ",\"ts_failures\":%" PRIu64
+		    ",\"lag_bytes\":%" PRIu64 ",\"files_draining\":%" PRIu64 "}",
 		    i ? "," : "", ts.lines, ts.bytes, ts.files_open, ts.files_parked,
 		    ts.files_unreadable, ts.patterns_unmatched, ts.files_skipped, ts.long_lines_split,
 		    ts.long_lines_truncated, ts.truncations, ts.rotated_closed, ds.parse_failures,
-		    ds.ts_failures);
+		    ds.ts_failures, ts.lag_bytes, ts.files_draining);
 	}
 	return rc ? rc : floe_buf_printf(b, "]}\n");
 }

@@ -3,6 +3,8 @@
  * the main thread. */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -83,21 +85,39 @@ static void test_full_queue(void **state)
 	floe_worker_free(w);
 }
 
-/* A long task runs on the pool's thread while the submitter goes on. */
+/* A task that says when it has started, then waits to be let go. */
+struct gate {
+	atomic_int started, go;
+	pthread_t by;
+};
+
+static void run_gate(void *arg)
+{
+	struct gate *g = arg;
+	g->by = pthread_self();
+	atomic_store(&g->started, 1);
+	while (!atomic_load(&g->go))
+		sched_yield();
+}
+
+/* A task runs on the pool's thread while the submitter goes on: the submitter sees it
+ * start, lets it finish, and waiting then returns. */
 static void test_runs_elsewhere(void **state)
 {
 	(void)state;
 	struct floe_worker *w = NULL;
 	assert_int_equal(floe_worker_new(1, &w), 0);
-	struct cell c = {.spin = 1000};
+	struct gate g;
+	atomic_init(&g.started, 0);
+	atomic_init(&g.go, 0);
 	void *h;
-	assert_int_equal(floe_worker_submit(w, run_cell, &c, &h), 0);
-	/* Give the thread time to take it; then waiting finds it running or done. */
-	struct timespec ts = {0, 50 * 1000 * 1000};
-	nanosleep(&ts, NULL);
+	assert_int_equal(floe_worker_submit(w, run_gate, &g, &h), 0);
+	/* The task can only finish once this thread lets it, so it runs elsewhere. */
+	while (!atomic_load(&g.started))
+		sched_yield();
+	assert_false(pthread_equal(g.by, pthread_self()));
+	atomic_store(&g.go, 1);
 	floe_worker_wait(w, h);
-	assert_int_equal(c.runs, 1);
-	assert_false(pthread_equal(c.by, pthread_self()));
 	floe_worker_free(w);
 }
 
