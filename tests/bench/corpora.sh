@@ -13,6 +13,10 @@
 #              families the samples lack (web, kernel, firewall, SQL, Java, k8s, audit;
 #              every digit random), JSON lines, Zipf-distributed parameters, and each
 #              loghub sample repeated with every digit random.
+# Last, per corpus, the string pages floe compressed larger than zstd's own parameters
+# for the page's size would have (bench_pages: 512 KiB pages, PLAIN at level 3 and delta
+# lengths at level 6, the two profiles' layouts and levels): any but 0 breaks the rule
+# that floe's page parameters never lose to zstd's.
 # Each corpus's rows carry its lines as messages and the other columns as floe run fills
 # them for a tailed file (bench_parquet --lines); the suite's generator keeps its own.
 #
@@ -26,7 +30,9 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build-test/gcc}
 BENCH="$BUILD/tests/bench_parquet"
-[ -x "$BENCH" ] || { echo "build $BENCH first (cmake --build $BUILD --target bench_parquet)"; exit 2; }
+PAGES="$BUILD/tests/bench_pages"
+[ -x "$BENCH" ] && [ -x "$PAGES" ] ||
+	{ echo "build $BENCH and $PAGES first (cmake --build $BUILD --target bench_parquet bench_pages)"; exit 2; }
 command -v zstd >/dev/null || packaging/dev/install-deps.sh bench
 LINES=${1:-1000000}
 SAMPLES=${SAMPLES:-}
@@ -67,8 +73,8 @@ for f in "$SAMPLES"/*.log; do
 	tuned+=("$s")
 	held+=("$s-varied")
 done
-printf '%-9s %-18s %8s %11s %10s %10s %10s %10s %10s %7s %7s %7s\n' set corpus rows "raw bytes" \
-	"gzip -6" "zstd -3" DuckDB "floe" "compact" "f/duck" "c/zstd3" "f/zstd3"
+printf '%-9s %-18s %8s %11s %10s %10s %10s %10s %10s %7s %7s %7s %9s\n' set corpus rows "raw bytes" \
+	"gzip -6" "zstd -3" DuckDB "floe" "compact" "f/duck" "c/zstd3" "f/zstd3" "larger"
 for set in tuned held; do
 	declare -n list=$set
 	for name in "${list[@]}"; do
@@ -91,9 +97,11 @@ for set in tuned held; do
 		# Bloom filters on host and app and a 1 MiB budget, as parquet.sh has them.
 		fd=$(bench zstd "$W/floe.parquet" --bloom host,app --budget 1048576 | field bytes)
 		fc=$(bench zstd "$W/floe.parquet" --bloom host,app --budget 1048576 --profile compact | field bytes)
-		printf '%-9s %-18s %8d %11d %10d %10d %10d %10d %10d %7.3f %7.3f %7.3f\n' "$set" "$name" \
+		l3=$("$PAGES" "$t" --level 3 | field larger)
+		l6=$("$PAGES" "$t" --level 6 --delta | field larger)
+		printf '%-9s %-18s %8d %11d %10d %10d %10d %10d %10d %7.3f %7.3f %7.3f %9s\n' "$set" "$name" \
 			"$rows" "$raw" "$g6" "$z3" "$db" "$fd" "$fc" "$(echo "$fd / $db" | bc -l)" \
-			"$(echo "$fc / $z3" | bc -l)" "$(echo "$fd / $z3" | bc -l)"
+			"$(echo "$fc / $z3" | bc -l)" "$(echo "$fd / $z3" | bc -l)" "$l3/$l6"
 		rm -f "$t" "$W"/*.parquet
 	done
 done
