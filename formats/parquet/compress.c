@@ -83,25 +83,15 @@ struct floe_pq_compressor *floe_pq_compressor_new(struct floe_alloc *alloc,
 			*err = FLOE_EINVAL;
 			goto fail;
 		}
-		/* From level 3 up, zstd sizes its match tables for inputs far larger than a
-		 * page: 2^17 hash and 2^16 chain entries at level 3 (1.3 MB of context for a
-		 * 512 KiB page), 2^20 and more above it (3.6 MB at level 6). On pages of log
-		 * text, smaller tables and matches of at least 6 bytes (level 1's minimum)
-		 * give smaller output, faster. Measured on 512 KiB pages of the benchmark's
-		 * lines and of the loghub samples, against zstd's own parameters: at level 3,
-		 * 2^14/2^13 with 6-byte matches made them 3.9 % and 2.4 % smaller, 1.4x as
-		 * fast; at levels 6 and 9, 2^15/2^14 with 6-byte matches made them 1.8-2.5 %
-		 * smaller, 1.3-1.5x as fast. The strategy stays the level's own, so higher
-		 * levels still give smaller pages (level 1, zstd's fast strategy, remains
-		 * smaller than 3 on these pages). The context of a 512 KiB page shrinks too. */
-		int hlog = c->level >= 5 ? 15 : 14;
-		if (c->level >= 3 &&
-		    (ZSTD_isError(ZSTD_CCtx_setParameter(c->zctx, ZSTD_c_hashLog, hlog)) ||
-		     ZSTD_isError(ZSTD_CCtx_setParameter(c->zctx, ZSTD_c_chainLog, hlog - 1)) ||
-		     ZSTD_isError(ZSTD_CCtx_setParameter(c->zctx, ZSTD_c_minMatch, 6)))) {
-			*err = FLOE_EINVAL;
-			goto fail;
-		}
+		/* Nothing else is set: each page is compressed in one call that tells zstd
+		 * its size, so zstd picks its own parameters for that size at this level
+		 * (ZSTD_getCParams(level, size, 0)). Match tables tuned for pages (2^14/2^13
+		 * entries, 6-byte matches) had been chosen on the benchmark's generator and
+		 * five samples, and lost to these elsewhere: measured with tests/bench on
+		 * 512 KiB pages, 2.0 % on log families the samples lack (every page), 2.7 %
+		 * at level 6, and on JSON lines and an Android log. No fixed choice held on
+		 * every page of every corpus: 6-byte matches with zstd's own tables, the
+		 * best of them, still lost 0.6 % on the Android sample as it is. */
 		break;
 	}
 	case FLOE_PQ_LZ4_RAW:

@@ -7,9 +7,12 @@
  * usage: bench_parquet ROWS CODEC(zstd|lz4_raw|uncompressed) OUT.parquet [--level N]
  *        [--raw LINES.txt] [--samples DIR] [--gen-only] [--profile default|compact]
  *        [--page-size BYTES] [--row-group BYTES] [--budget BYTES] [--bloom host,app]
- *        [--no-page-index] [--threads N] [--pregen] [--verbatim]
+ *        [--no-page-index] [--threads N] [--pregen] [--verbatim] [--lines FILE]
  * --threads N compresses large pages on N worker threads (0, the default: inline).
  * --verbatim writes the samples' lines as they are, each once (at most ROWS of them).
+ * --lines FILE takes the messages from FILE's lines as they are (at most ROWS; 0 = all),
+ * the other columns as the agent fills them for a tailed file: one host and source,
+ * the line's byte offset, a read time that advances every 64 KiB, nothing else.
  * --pregen generates every row in memory before the clock starts, so the time is the
  * writer's alone even when it runs on several threads (RSS then includes the rows).
  * The heap is tuned as the agent tunes it (platform/heap.h) unless FLOE_BENCH_NO_HEAP_TUNE
@@ -40,6 +43,61 @@ static double now_s(void)
 /* --verbatim: the samples' lines as they are, each once. */
 static int verbatim;
 
+/* --lines: the file's text, its lines' starts (nlines + 1 of them, the last one past the
+ * end) and how many there are. */
+static char *lines_text;
+static size_t *line_at;
+static size_t nlines;
+
+static void load_lines(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	long size = -1;
+	if (!f || fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+		perror(path);
+		exit(2);
+	}
+	lines_text = malloc((size_t)size + 1);
+	size_t cap = 1024;
+	line_at = malloc(cap * sizeof(*line_at));
+	if (!lines_text || !line_at || fread(lines_text, 1, (size_t)size, f) != (size_t)size) {
+		perror(path);
+		exit(2);
+	}
+	fclose(f);
+	if (size > 0 && lines_text[size - 1] != '\n')
+		lines_text[size++] = '\n';
+	line_at[0] = 0;
+	for (size_t o = 0; o < (size_t)size; o++) {
+		if (lines_text[o] != '\n')
+			continue;
+		if (nlines + 2 > cap && !(line_at = realloc(line_at, (cap *= 2) * sizeof(*line_at)))) {
+			perror("realloc");
+			exit(2);
+		}
+		line_at[++nlines] = o + 1;
+	}
+}
+
+/* Row i of --lines, as floe run makes it from a tailed file. */
+static size_t make_line_row(uint64_t i, struct floe_record *r, char *msg, size_t cap)
+{
+	static const char host[] = "edge-01", source[] = "/var/log/corpus.log";
+	memset(r, 0, sizeof(*r));
+	size_t off = line_at[i], len = line_at[i + 1] - off - 1;
+	r->ts = 1764633600000000LL + (int64_t)(off >> 16) * 2000;
+	r->received_at = r->ts;
+	r->host = (struct floe_str){host, sizeof(host) - 1};
+	r->source = (struct floe_str){source, sizeof(source) - 1};
+	r->has_offset = true;
+	r->offset = (int64_t)off;
+	if (len > cap)
+		len = cap;
+	memcpy(msg, lines_text + off, len);
+	r->message = (struct floe_str){msg, len};
+	return len;
+}
+
 /* Message i: template with digit runs randomised, plus a unique request id. */
 static size_t make_message(uint64_t i, char *out, size_t cap)
 {
@@ -69,6 +127,8 @@ static const char *const apps[] = {"sshd", "kernel", "nginx", "app", "cron"};
 /* Row i's fields; the message goes to msg. Returns the message length. */
 static size_t make_row(uint64_t i, struct floe_record *r, char *msg, size_t cap, int64_t *offsets)
 {
+	if (lines_text)
+		return make_line_row(i, r, msg, cap);
 	memset(r, 0, sizeof(*r));
 	r->ts = 1764633600000000LL + (int64_t)i * 1000 + (int64_t)(rnd() % 1000);
 	r->received_at = r->ts + 2000 + (int64_t)(rnd() % 5000);
@@ -111,6 +171,7 @@ int main(int argc, char **argv)
 	}
 	uint64_t rows = strtoull(argv[1], NULL, 10);
 	const char *codec = argv[2], *out = argv[3], *raw = NULL, *samples = "tests/data/loghub";
+	const char *lines = NULL;
 	int level = 0, gen_only = 0, pregen = 0;
 	unsigned threads = 0;
 	struct floe_pq_options opt;
@@ -143,6 +204,8 @@ int main(int argc, char **argv)
 			pregen = 1;
 		else if (!strcmp(argv[i], "--verbatim"))
 			verbatim = 1;
+		else if (!strcmp(argv[i], "--lines") && i + 1 < argc)
+			lines = argv[++i];
 		else if (!strcmp(argv[i], "--no-page-index"))
 			opt.no_page_index = true;
 		else if (!strcmp(argv[i], "--bloom") && i + 1 < argc) {
@@ -155,7 +218,13 @@ int main(int argc, char **argv)
 				bloom[nbloom++] = (struct floe_pq_bloom_column){11, 0};
 		}
 	}
-	load_samples(samples);
+	if (lines) {
+		load_lines(lines);
+		if (rows == 0 || rows > nlines)
+			rows = nlines;
+	} else {
+		load_samples(samples);
+	}
 	if (verbatim && rows > ntemplates)
 		rows = ntemplates;
 	/* As the agent does (floe run): the writer's page buffers stay in the heap. */
@@ -200,7 +269,7 @@ int main(int argc, char **argv)
 	struct floe_record *recs = NULL;
 	char *text = NULL;
 	if (pregen) {
-		size_t cap = (size_t)rows * 160 + sizeof(msg), used = 0;
+		size_t cap = (lines ? line_at[nlines] : (size_t)rows * 160) + sizeof(msg), used = 0;
 		recs = malloc((size_t)rows * sizeof(*recs));
 		text = malloc(cap);
 		if (!recs || !text) {

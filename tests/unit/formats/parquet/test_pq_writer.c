@@ -624,6 +624,40 @@ static void test_map_levels(void **state)
 
 /* ---- dictionary fallback ---- */
 
+/* A chunk of a small file (fewer values than the dictionary's probe takes) whose values
+ * are mostly distinct is written PLAIN, with no dictionary page; one whose values repeat
+ * keeps its dictionary. */
+static void test_dictionary_small_chunks(void **state)
+{
+	(void)state;
+	for (int distinct = 0; distinct < 2; distinct++) {
+		struct floe_pq_column cols[] = {{"i", 1, FLOE_PQ_INT64, false, 0, 0}};
+		struct floe_pq_options o = {0};
+		struct mem m = {0};
+		int err;
+		struct floe_pq_writer *w = floe_pq_writer_new(NULL, cols, 1, &o, mem_sink, &m, &err);
+		assert_non_null(w);
+		for (int r = 0; r < 2000; r++) {
+			struct floe_pq_value v = {.i = distinct ? 1000 + 137 * r : r % 10};
+			assert_int_equal(floe_pq_writer_add_row(w, &v), 0);
+		}
+		assert_int_equal(floe_pq_writer_finish(w), 0);
+		floe_pq_writer_free(w);
+		int md = fld(elem(fld(elem(fld(footer(&m), 4), 0), 1), 0), 3);
+		int es = fld(md, 13);
+		assert_int_equal(nodes[es].nchild, distinct ? 1 : 2);
+		if (distinct) {
+			assert_int_equal(fld(md, 11), -1); /* no dictionary page */
+			assert_int_equal(ival(elem(es, 0), 1), 0); /* PLAIN data pages */
+			assert_int_equal(ival(elem(es, 0), 2), 0);
+		} else {
+			assert_int_equal(ival(elem(es, 0), 1), 2); /* DICTIONARY_PAGE */
+			assert_int_equal(ival(elem(es, 1), 2), 8); /* RLE_DICTIONARY data pages */
+		}
+		free(m.p);
+	}
+}
+
 static void test_dictionary_fallback(void **state)
 {
 	(void)state;
@@ -1175,6 +1209,7 @@ int main(void)
 	    cmocka_unit_test(test_codecs),
 	    cmocka_unit_test(test_map_levels),
 	    cmocka_unit_test(test_dictionary_fallback),
+	    cmocka_unit_test(test_dictionary_small_chunks),
 	    cmocka_unit_test(test_utf8),
 	    cmocka_unit_test(test_bounds),
 	    cmocka_unit_test(test_two_row_groups),
