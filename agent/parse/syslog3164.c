@@ -207,7 +207,7 @@ static size_t after_timestamp(const char *p, size_t len, size_t i, const struct 
 	size_t e;
 	if (!o->no_hostname && !m->host.p && host_at(p, len, i, &e)) {
 		m->host = slice(p, i, e);
-		i = e + 1;
+		i = skip_sp(p, len, e);
 	}
 	size_t msg = tag_at(p, len, i, true, m);
 	/* `host : msg` (Cisco ASA with a name): an empty TAG. */

@@ -228,6 +228,7 @@ static void test_tags(void **state)
 	expect("<13>Jun 14 15:16:01 h app", FLOE_SYSLOG_3164, 13, "h", NULL, NULL, "app", &m);
 	/* Extra spaces after the timestamp (some senders pad). */
 	expect("<13>Jun 14 15:16:01  h app: x", FLOE_SYSLOG_3164, 13, "h", "app", NULL, "x", &m);
+	expect("<13>Jun 14 15:16:01 h  app: x", FLOE_SYSLOG_3164, 13, "h", "app", NULL, "x", &m);
 }
 
 static void test_cisco(void **state)
