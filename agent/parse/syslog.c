@@ -1,0 +1,370 @@
+/* What both syslog formats share: format detection, PRI, RFC 3339 and BSD timestamps
+ * (with the year inferred from the receive time), and the failure attributes. Calendar
+ * arithmetic is timestamp.c's days-from-civil; nothing here reads a clock or a zone. */
+#include "syslog.h"
+#include "syslog_int.h"
+
+#include "agent/parse/fields.h"
+#include "agent/parse/timestamp.h"
+#include "formats/base/error.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define US_PER_S INT64_C(1000000)
+#define US_PER_DAY (INT64_C(86400) * US_PER_S)
+/* Receive times beyond ±3000 years are not times: refusing them keeps every sum below
+ * far from int64 overflow. */
+#define RECV_LIMIT_US (INT64_C(3000) * 366 * US_PER_DAY)
+
+static bool isdig(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+size_t floe_syslog_trim(const char *p, size_t len)
+{
+	while (len > 0 && (p[len - 1] == '\n' || p[len - 1] == '\r' || p[len - 1] == '\0'))
+		len--;
+	return len;
+}
+
+void floe_syslog_init(struct floe_syslog_msg *m, const char *p, size_t len)
+{
+	memset(m, 0, sizeof(*m));
+	m->format = FLOE_SYSLOG_PLAIN;
+	/* The message column is never null: an empty input still gives a non-NULL slice. */
+	m->message.p = len ? p : "";
+	m->message.len = len;
+}
+
+int floe_syslog_fail(struct floe_syslog_msg *m, const char *p, size_t len, const char *why,
+		     size_t off)
+{
+	floe_syslog_init(m, p, len);
+	m->format = FLOE_SYSLOG_INVALID;
+	m->error = why;
+	m->error_off = off;
+	return FLOE_EPARSE;
+}
+
+int floe_syslog_pri(const char *p, size_t len, int *pri, size_t *end, const char **why)
+{
+	if (len == 0 || p[0] != '<') {
+		*end = 0;
+		*why = "no PRI";
+		return FLOE_EPARSE;
+	}
+	size_t i = 1;
+	int v = 0;
+	while (i < len && i <= 4 && isdig(p[i])) {
+		v = v * 10 + (p[i] - '0');
+		i++;
+	}
+	size_t nd = i - 1;
+	if (nd == 0 || nd > 3 || (nd > 1 && p[1] == '0')) {
+		*end = nd > 3 ? 4 : 1;
+		*why = nd == 0	? "PRI without digits"
+		       : nd > 3 ? "PRI over 3 digits"
+				: "PRI with a leading zero";
+		return FLOE_EPARSE;
+	}
+	if (v > 191) {
+		*end = 1;
+		*why = "PRI over 191";
+		return FLOE_EPARSE;
+	}
+	if (i >= len || p[i] != '>') {
+		*end = i;
+		*why = "PRI without '>'";
+		return FLOE_EPARSE;
+	}
+	*pri = v;
+	*end = i + 1;
+	return 0;
+}
+
+void floe_syslog_set_pri(struct floe_syslog_msg *m, int pri)
+{
+	m->has_facility = m->has_severity = true;
+	m->facility = pri / 8;
+	m->severity = pri % 8;
+}
+
+static bool is_leap(int64_t y)
+{
+	return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+}
+
+static int days_in_month(int64_t y, int m)
+{
+	static const int dm[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+	return m == 2 && is_leap(y) ? 29 : dm[m - 1];
+}
+
+/* Exactly k digits at s[*i]. */
+static bool digits(const char *s, size_t n, size_t *i, int k, int *out)
+{
+	int v = 0;
+	for (int j = 0; j < k; j++, (*i)++) {
+		if (*i >= n || !isdig(s[*i]))
+			return false;
+		v = v * 10 + (s[*i] - '0');
+	}
+	*out = v;
+	return true;
+}
+
+static bool lit(const char *s, size_t n, size_t *i, char c)
+{
+	if (*i < n && s[*i] == c) {
+		(*i)++;
+		return true;
+	}
+	return false;
+}
+
+/* Fraction digits after the '.' at s[*i - 1]: 1 to max digits, the first six kept as µs
+ * (truncated, never rounded). */
+static bool fraction(const char *s, size_t n, size_t *i, int max, int64_t *us)
+{
+	int64_t v = 0;
+	int k = 0;
+	while (*i < n && isdig(s[*i])) {
+		if (k == max)
+			return false;
+		if (k < 6)
+			v = v * 10 + (s[*i] - '0');
+		k++;
+		(*i)++;
+	}
+	for (int j = k; j < 6; j++)
+		v *= 10;
+	*us = v;
+	return k > 0;
+}
+
+/* µs UTC of a validated local date and time at offset off_s. A leap second is clamped
+ * to the last µs of its minute: we know no leap second table, and this keeps the order
+ * of the events around it. */
+static int64_t to_us(int64_t y, int mon, int day, int h, int mi, int s, int64_t frac, int32_t off_s)
+{
+	if (s == 60) {
+		s = 59;
+		frac = US_PER_S - 1;
+	}
+	int64_t secs = floe_days_from_civil(y, (unsigned)mon, (unsigned)day) * 86400 + h * 3600 +
+		       mi * 60 + s - off_s;
+	return secs * US_PER_S + frac;
+}
+
+/* Offsets of each RFC 3339 field, for error offsets. */
+enum { F_MON = 5, F_DAY = 8, F_HOUR = 11, F_MIN = 14, F_SEC = 17 };
+
+static int rfc3339_offset(const char *s, size_t n, size_t *i, const int32_t *zone, int32_t *off)
+{
+	if (*i == n && zone) {
+		*off = *zone;
+		return 0;
+	}
+	if (lit(s, n, i, 'Z') || lit(s, n, i, 'z')) {
+		*off = 0;
+		return 0;
+	}
+	if (*i >= n || (s[*i] != '+' && s[*i] != '-'))
+		return FLOE_EPARSE;
+	int sign = s[*i] == '-' ? -1 : 1;
+	size_t at = ++(*i);
+	int oh, om;
+	if (!digits(s, n, i, 2, &oh) || !lit(s, n, i, ':') || !digits(s, n, i, 2, &om))
+		return FLOE_EPARSE;
+	if (oh > 23 || om > 59) {
+		*i = at;
+		return FLOE_EFORMAT;
+	}
+	*off = sign * (oh * 3600 + om * 60);
+	return 0;
+}
+
+int floe_syslog_ts_rfc3339(const char *s, size_t len, const int32_t *zone_off_s, int64_t *out_us,
+			   size_t *err_off)
+{
+	size_t dummy;
+	if (!err_off)
+		err_off = &dummy;
+	size_t i = 0;
+	int y, mo, d, h, mi, se;
+	int64_t frac = 0;
+	int32_t off = 0;
+	if (!digits(s, len, &i, 4, &y) || !lit(s, len, &i, '-') || !digits(s, len, &i, 2, &mo) ||
+	    !lit(s, len, &i, '-') || !digits(s, len, &i, 2, &d) ||
+	    !(lit(s, len, &i, 'T') || lit(s, len, &i, 't')) || !digits(s, len, &i, 2, &h) ||
+	    !lit(s, len, &i, ':') || !digits(s, len, &i, 2, &mi) || !lit(s, len, &i, ':') ||
+	    !digits(s, len, &i, 2, &se))
+		goto syntax;
+	if (lit(s, len, &i, '.') && !fraction(s, len, &i, 9, &frac))
+		goto syntax;
+	int rc = rfc3339_offset(s, len, &i, zone_off_s, &off);
+	if (rc == FLOE_EFORMAT) {
+		*err_off = i;
+		return rc;
+	}
+	if (rc != 0 || i != len)
+		goto syntax;
+	size_t bad = 0;
+	if (mo < 1 || mo > 12)
+		bad = F_MON;
+	else if (d < 1 || d > days_in_month(y, mo))
+		bad = F_DAY;
+	else if (h > 23)
+		bad = F_HOUR;
+	else if (mi > 59)
+		bad = F_MIN;
+	else if (se > 60)
+		bad = F_SEC;
+	if (bad) {
+		*err_off = bad;
+		return FLOE_EFORMAT;
+	}
+	*out_us = to_us(y, mo, d, h, mi, se, frac, off);
+	return 0;
+syntax:
+	*err_off = i < len ? i : len;
+	return FLOE_EPARSE;
+}
+
+static int month_of(const char *s)
+{
+	static const char names[] = "janfebmaraprmayjunjulaugsepoctnovdec";
+	char l[3];
+	for (int j = 0; j < 3; j++)
+		l[j] = (char)(s[j] >= 'A' && s[j] <= 'Z' ? s[j] + 32 : s[j]);
+	for (int m = 0; m < 12; m++)
+		if (memcmp(names + 3 * m, l, 3) == 0)
+			return m + 1;
+	return 0;
+}
+
+size_t floe_syslog_bsd_scan(const char *s, size_t n, struct floe_syslog_bsd *t)
+{
+	memset(t, 0, sizeof(*t));
+	if (n < 3 || !(t->mon = month_of(s)))
+		return 0;
+	size_t i = 3;
+	if (!lit(s, n, &i, ' '))
+		return 0;
+	(void)lit(s, n, &i, ' ');
+	/* One or two day digits: "Jun  4", "Jun 4" and "Jun 04" are all written. */
+	if (!digits(s, n, &i, 1, &t->day))
+		return 0;
+	int d2;
+	size_t j = i;
+	if (digits(s, n, &j, 1, &d2)) {
+		t->day = t->day * 10 + d2;
+		i = j;
+	}
+	if (!lit(s, n, &i, ' '))
+		return 0;
+	/* Cisco IOS (`service timestamps ... year`) and ASA put the year before the time. */
+	int y;
+	j = i;
+	if (digits(s, n, &j, 4, &y) && lit(s, n, &j, ' ')) {
+		t->year = y;
+		i = j;
+	}
+	if (!digits(s, n, &i, 2, &t->hour) || !lit(s, n, &i, ':') ||
+	    !digits(s, n, &i, 2, &t->min) || !lit(s, n, &i, ':') || !digits(s, n, &i, 2, &t->sec))
+		return 0;
+	if (lit(s, n, &i, '.') && !fraction(s, n, &i, 64, &t->frac_us))
+		return 0;
+	if (i < n && s[i] != ' ' && s[i] != ':')
+		return 0;
+	return i;
+}
+
+static bool bsd_valid(const struct floe_syslog_bsd *t, int64_t y)
+{
+	return t->day >= 1 && t->day <= days_in_month(y, t->mon);
+}
+
+int floe_syslog_bsd_time(const struct floe_syslog_bsd *t, const struct floe_syslog_opts *o,
+			 int32_t zone_off_s, int64_t *out_us, const char **why)
+{
+	if (t->hour > 23 || t->min > 59 || t->sec > 60) {
+		*why = "time out of range";
+		return FLOE_EFORMAT;
+	}
+	if (t->year) {
+		if (!bsd_valid(t, t->year)) {
+			*why = "day out of range";
+			return FLOE_EFORMAT;
+		}
+		*out_us =
+		    to_us(t->year, t->mon, t->day, t->hour, t->min, t->sec, t->frac_us, zone_off_s);
+		return 0;
+	}
+	int64_t recv = o->received_us;
+	if (recv > RECV_LIMIT_US || recv < -RECV_LIMIT_US) {
+		*why = "receive time out of range";
+		return FLOE_EFORMAT;
+	}
+	/* The receive time's year in the sender's zone, then the latest of the years around
+	 * it that is not further in the future than the allowed skew. */
+	int64_t local = recv + (int64_t)zone_off_s * US_PER_S;
+	int64_t days = local / US_PER_DAY - (local % US_PER_DAY < 0);
+	int64_t y;
+	unsigned cm, cd;
+	floe_civil_from_days(days, &y, &cm, &cd);
+	int64_t limit = recv + (int64_t)FLOE_SYSLOG_FUTURE_SKEW_S * US_PER_S;
+	for (int64_t cand = y + 1; cand >= y - 1; cand--) {
+		if (!bsd_valid(t, cand))
+			continue;
+		int64_t us =
+		    to_us(cand, t->mon, t->day, t->hour, t->min, t->sec, t->frac_us, zone_off_s);
+		if (us <= limit) {
+			*out_us = us;
+			return 0;
+		}
+	}
+	*why = "day out of range";
+	return FLOE_EFORMAT;
+}
+
+int floe_syslog_parse(const char *p, size_t len, const struct floe_syslog_opts *o,
+		      struct floe_syslog_msg *m, struct floe_fields *f)
+{
+	size_t n = floe_syslog_trim(p, len);
+	if (n > 0 && p[0] == '<') {
+		int pri;
+		size_t end;
+		const char *why;
+		if (floe_syslog_pri(p, n, &pri, &end, &why) != 0)
+			return floe_syslog_fail(m, p, n, why, end);
+		if (n - end >= 2 && p[end] == '1' && p[end + 1] == ' ')
+			return floe_syslog_parse_5424(p, n, o, m, f);
+	}
+	return floe_syslog_parse_3164(p, n, o, m, f);
+}
+
+static int add_error(struct floe_fields *f, const char *key, const char *why, size_t off)
+{
+	size_t avail;
+	char *dst = floe_fields_scratch(f, &avail);
+	int n = snprintf(dst, avail, "%s at byte %zu", why, off);
+	if (n < 0 || (size_t)n >= avail) {
+		floe_fields_drop(f);
+		return FLOE_ELIMIT;
+	}
+	floe_fields_commit(f, (size_t)n);
+	return floe_fields_add(f, key, strlen(key), dst, (size_t)n);
+}
+
+int floe_syslog_error_attrs(const struct floe_syslog_msg *m, struct floe_fields *f)
+{
+	int rc = 0, rc2 = 0;
+	if (m->error)
+		rc = add_error(f, "syslog.error", m->error, m->error_off);
+	if (m->ts_error)
+		rc2 = add_error(f, "syslog.ts_error", m->ts_error, m->ts_error_off);
+	return rc ? rc : rc2;
+}

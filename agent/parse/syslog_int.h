@@ -1,0 +1,49 @@
+/* Internal to the syslog parsers (syslog.c, syslog5424.c, syslog3164.c): the helpers
+ * both formats share. Not for other modules: use syslog.h. */
+#ifndef FLOE_SYSLOG_INT_H
+#define FLOE_SYSLOG_INT_H
+
+#include "syslog.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A BSD timestamp as written, before a year is chosen. */
+struct floe_syslog_bsd {
+	int mon, day, hour, min, sec; /* mon 1-12 (from the name), the rest as read */
+	int64_t year;		      /* 0 when the message carries none */
+	int64_t frac_us;
+};
+
+/* The length of p[0..len) without its trailing LF, CR and NUL bytes. */
+size_t floe_syslog_trim(const char *p, size_t len);
+
+/* Resets m to "the whole of p[0..len) is the message, nothing else known". */
+void floe_syslog_init(struct floe_syslog_msg *m, const char *p, size_t len);
+
+/* Marks m as failed at off for why: the caller keeps p[0..len) whole. Returns
+ * FLOE_EPARSE. */
+int floe_syslog_fail(struct floe_syslog_msg *m, const char *p, size_t len, const char *why,
+		     size_t off);
+
+/* Reads `<PRIVAL>` at the start of p: 1-3 digits, no leading zero except "0", 0..191.
+ * Returns 0 with *pri and *end (the offset after '>'), or FLOE_EPARSE with *end at the
+ * offending byte and *why set. */
+int floe_syslog_pri(const char *p, size_t len, int *pri, size_t *end, const char **why);
+
+/* Sets facility and severity from a PRI value. */
+void floe_syslog_set_pri(struct floe_syslog_msg *m, int pri);
+
+/* Scans a BSD timestamp at s[0..n): `Mmm dd [yyyy ]hh:mm:ss[.frac]` with a space- or
+ * zero-padded or single-digit day; it must be followed by the end, SP or ':'. Returns the
+ * bytes it takes (0 when s does not start with one). Only the shape is checked here. */
+size_t floe_syslog_bsd_scan(const char *s, size_t n, struct floe_syslog_bsd *t);
+
+/* Turns a scanned BSD timestamp into µs UTC in zone zone_off_s, inferring the year from
+ * o->received_us when t has none (FLOE_SYSLOG_FUTURE_SKEW_S). Returns 0, or FLOE_EFORMAT
+ * with *why for an invalid date or time. */
+int floe_syslog_bsd_time(const struct floe_syslog_bsd *t, const struct floe_syslog_opts *o,
+			 int32_t zone_off_s, int64_t *out_us, const char **why);
+
+#endif
