@@ -102,11 +102,12 @@ static int live_files(struct floe_store *st, const struct floe_ice_meta *m, long
 static int inspect_table(struct floe_store *st, const char *prefix, const char *name)
 {
 	struct floe_table *t = NULL;
-	int rc = floe_table_load(NULL, st, prefix, &t);
+	char why[1024] = "";
+	int rc = floe_table_load(NULL, st, prefix, &t, why, sizeof(why));
 	if (rc) {
-		fprintf(stderr, "floe: %s: %s\n", name,
-			rc == FLOE_ENOTFOUND ? "no Iceberg table here (no metadata/v*.metadata.json)"
-					     : floe_strerror(rc));
+		/* The same decision a commit would make: a history with a gap or a step back is
+		 * shown as refused, not as whatever a probe happens to reach. */
+		fprintf(stderr, "floe: %s: %s\n", name, why[0] ? why : floe_strerror(rc));
 		return FLOE_EXIT_RUNTIME;
 	}
 	const struct floe_ice_meta *m = floe_table_meta(t);
@@ -166,7 +167,7 @@ int floe_cmd_inspect(int argc, char **argv)
 	struct floe_store *st = NULL;
 	int rc, status;
 	if (with_config) {
-		struct floe_config *cfg = floe_cli_load_config(argv[2]);
+		struct floe_config *cfg = floe_cli_load_config(argv[2], false);
 		if (!cfg)
 			return FLOE_EXIT_USAGE;
 		char why[1024] = "", prefix[1024];

@@ -109,13 +109,41 @@ static struct floe_spool_entry *load(struct fixture *f, uint64_t seq)
 	return e;
 }
 
+/* Installation ids for the tests' installations. */
+#define INST_A "aaaaaaaa-0000-4000-8000-00000000000a"
+#define INST_B "bbbbbbbb-0000-4000-8000-00000000000b"
+#define INST_C "cccccccc-0000-4000-8000-00000000000c"
+
+static int try_open(struct fixture *f, const char *agent, const char *inst, const char *replaces,
+		    struct floe_table **t, char *why, size_t cap)
+{
+	struct floe_table_options o = {
+		.store = f->store,
+		.namespace = "default",
+		.name = "logs",
+		.spec = &f->spec,
+		.agent_id = agent,
+		.installation_id = inst,
+		.replaces = replaces,
+	};
+	return floe_table_open(&f->alloc, &o, t, why, cap);
+}
+
+static struct floe_table *open_as(struct fixture *f, const char *agent, const char *inst)
+{
+	struct floe_table *t = NULL;
+	char why[1024] = "";
+	int rc = try_open(f, agent, inst, NULL, &t, why, sizeof(why));
+	if (rc)
+		fprintf(stderr, "open: %s\n", why);
+	assert_int_equal(rc, 0);
+	return t;
+}
+
+/* agent-a is installation A, anything else installation B. */
 static struct floe_table *open_table(struct fixture *f, const char *agent)
 {
-	struct floe_table_options o = {f->store, "default", "logs", &f->spec, agent, 0, 0};
-	struct floe_table *t = NULL;
-	char why[256] = "";
-	assert_int_equal(floe_table_open(&f->alloc, &o, &t, why, sizeof(why)), 0);
-	return t;
+	return open_as(f, agent, strcmp(agent, "agent-a") == 0 ? INST_A : INST_B);
 }
 
 static void test_batch_to_spool(void **state)
@@ -212,15 +240,15 @@ static void test_commit_and_idempotence(void **state)
 	const int64_t day = 86400LL * 1000000;
 	struct floe_table *t = open_table(f, "agent-a");
 	assert_int_equal(floe_table_version(t), 1);
-	assert_int_equal(floe_table_committed_seq(t, "agent-a"), -1);
+	assert_int_equal(floe_table_committed_seq(t, INST_A), -1);
 
 	seal(f, 1, 19000 * day, 100);
 	seal(f, 2, 19000 * day, 50);
 	struct floe_spool_entry *es[2] = {load(f, 1), load(f, 2)};
 	assert_int_equal(floe_table_commit(t, f->spool, es, 2), 0);
 	assert_int_equal(floe_table_version(t), 2);
-	assert_int_equal(floe_table_committed_seq(t, "agent-a"), 2);
-	assert_int_equal(floe_table_committed_seq(t, "agent-b"), -1);
+	assert_int_equal(floe_table_committed_seq(t, INST_A), 2);
+	assert_int_equal(floe_table_committed_seq(t, INST_B), -1);
 	const struct floe_ice_meta *m = floe_table_meta(t);
 	assert_int_equal(floe_ice_meta_snapshot_count(m), 1);
 	assert_string_equal(floe_ice_meta_snapshot_summary(m, 0, "added-records"), "150");
@@ -256,14 +284,15 @@ static void test_commit_and_idempotence(void **state)
 	assert_int_equal(p2, id1);
 	assert_int_equal(s2, s1 + 1);
 	assert_true(ts2 > ts1);
-	assert_int_equal(floe_table_committed_seq(t2, "agent-a"), 3);
-	assert_int_equal(floe_table_committed_seq(t2, "agent-b"), 4);
+	assert_int_equal(floe_table_committed_seq(t2, INST_A), 3);
+	assert_int_equal(floe_table_committed_seq(t2, INST_B), 4);
 	floe_spool_entry_free(&f->alloc, e3);
 	floe_spool_entry_free(&f->alloc, e4);
 
 	/* Read-only load sees the same. */
 	struct floe_table *ro = NULL;
-	assert_int_equal(floe_table_load(&f->alloc, f->store, "default/logs", &ro), 0);
+	char why[512];
+	assert_int_equal(floe_table_load(&f->alloc, f->store, "default/logs", &ro, why, sizeof(why)), 0);
 	assert_int_equal(floe_table_version(ro), 4);
 	floe_table_free(ro);
 	floe_table_free(t);
@@ -284,9 +313,8 @@ static void test_incompatible_table(void **state)
 		 path, path);
 	if (system(cmd) != 0)
 		skip(); /* the writer formats the schema differently; covered elsewhere */
-	struct floe_table_options o = {f->store, "default", "logs", &f->spec, "a", 0, 0};
-	char why[256] = "";
-	assert_int_equal(floe_table_open(&f->alloc, &o, &t, why, sizeof(why)), FLOE_ESCHEMA);
+	char why[1024] = "";
+	assert_int_equal(try_open(f, "a", INST_A, NULL, &t, why, sizeof(why)), FLOE_ESCHEMA);
 	assert_non_null(strstr(why, "field 11"));
 }
 
@@ -335,7 +363,7 @@ static void test_commit_with_failing_fsync(void **state)
 	assert_int_equal(floe_table_commit(t, f->spool, &e, 1), 0);
 	assert_int_equal(floe_table_refresh(t), 0);
 	assert_int_equal(floe_ice_meta_snapshot_count(floe_table_meta(t)), 1);
-	assert_int_equal(floe_table_committed_seq(t, "agent-a"), 1);
+	assert_int_equal(floe_table_committed_seq(t, INST_A), 1);
 	floe_spool_entry_free(&f->alloc, e);
 	floe_table_free(t);
 }
