@@ -12,6 +12,7 @@
 #include "platform/path.h"
 #include "platform/store.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -44,14 +45,19 @@ static int print_file(void *ctx, int status, const char *path, int64_t records, 
 	return 0;
 }
 
-/* Reads an object the table names by URI; it must be inside the table's store. */
+/* Reads an object the table names by URI; it must be inside the table's store. Prints
+ * why not. */
 static int read_uri(struct floe_store *st, const char *uri, void **data, size_t *len)
 {
 	char key[4096];
 	int rc = floe_store_key(st, uri, key, sizeof(key));
-	if (rc)
-		return rc;
-	return floe_store_get(st, key, FILE_MAX, data, len);
+	if (rc == -EXDEV)
+		fprintf(stderr, "floe: %s is not inside %s (the table was written at another location and "
+				"copied or moved here): floe inspect reads files under the table's location only\n",
+			uri, st->uri);
+	else if (rc == 0 && (rc = floe_store_get(st, key, FILE_MAX, data, len)) != 0)
+		fprintf(stderr, "floe: %s: %s\n", uri, floe_strerror(rc));
+	return rc;
 }
 
 static void print_time(int64_t ms)
@@ -72,10 +78,8 @@ static int live_files(struct floe_store *st, const struct floe_ice_meta *m, long
 		return rc ? rc : FLOE_EUNSUPPORTED;
 	void *data = NULL;
 	size_t len = 0;
-	if ((rc = read_uri(st, list_uri, &data, &len))) {
-		fprintf(stderr, "floe: %s: %s\n", list_uri, floe_strerror(rc));
+	if ((rc = read_uri(st, list_uri, &data, &len)))
 		return rc;
-	}
 	struct floe_ice_manifest_list *list = NULL;
 	rc = floe_ice_manifest_list_read(NULL, data, len, &list);
 	floe_store_free_data(data);
@@ -85,10 +89,8 @@ static int live_files(struct floe_store *st, const struct floe_ice_meta *m, long
 	}
 	for (size_t i = 0; i < floe_ice_manifest_list_count(list) && rc == 0; i++) {
 		const struct floe_ice_manifest_entry *e = floe_ice_manifest_list_at(list, i);
-		if ((rc = read_uri(st, e->path, &data, &len))) {
-			fprintf(stderr, "floe: %s: %s\n", e->path, floe_strerror(rc));
+		if ((rc = read_uri(st, e->path, &data, &len)))
 			break;
-		}
 		rc = floe_ice_manifest_read(NULL, data, len, print_file, l);
 		floe_store_free_data(data);
 		if (rc)

@@ -133,6 +133,29 @@ static int set_installation(struct floe_table *t)
 	return n == sizeof(t->inst_hex) - 1 ? 0 : FLOE_EINVAL;
 }
 
+/* A commit reads the current snapshot's manifest list and lists its manifests again: they
+ * must be inside the warehouse, or floe cannot read them (a table written at another
+ * location and copied or moved here still names the old one). */
+static int check_inside(struct floe_table *t)
+{
+	const struct floe_ice_meta *m = t->meta;
+	long i = floe_ice_meta_find_snapshot(m, floe_ice_meta_current_snapshot_id(m));
+	int64_t id, parent, seq, ts;
+	const char *list = NULL;
+	char key[FLOE_TABLE_PATH_CAP], path[2 * FLOE_TABLE_PATH_CAP + 64];
+	if (i < 0 || floe_ice_meta_snapshot_at(m, (size_t)i, &id, &parent, &seq, &ts, &list) || !list ||
+	    floe_store_key(t->store, list, key, sizeof(key)) == 0)
+		return 0;
+	floe_table_meta_uri(t, t->version, path, sizeof(path));
+	return floe_table_fail(
+	    t, FLOE_EUNSUPPORTED,
+	    "%s: the current snapshot %" PRId64 " lists its manifests in %s, which is not inside the "
+	    "warehouse %s (the table was written at another location and copied or moved here): floe "
+	    "can only append to a table whose files are in its warehouse; set lake.warehouse to the "
+	    "table's own location",
+	    path, id, list, t->store->uri);
+}
+
 int floe_table_open(struct floe_alloc *a, const struct floe_table_options *opt, struct floe_table **out,
 		    char *why, size_t cap)
 {
@@ -174,7 +197,7 @@ int floe_table_open(struct floe_alloc *a, const struct floe_table_options *opt, 
 	}
 	if ((rc = floe_log_schema_check(t->meta, t->err, sizeof(t->err))) ||
 	    (rc = floe_part_spec_from_table(&t->spec, t->meta, t->err, sizeof(t->err))) ||
-	    (rc = floe_table_check_identity(t)))
+	    (rc = check_inside(t)) || (rc = floe_table_check_identity(t)))
 		goto err;
 	if (!floe_part_spec_equal(&t->spec, opt->spec))
 		floe_warn("table: %s is partitioned differently from the configuration; "
