@@ -217,6 +217,69 @@ static int read_parent_list(struct floe_table *t, long parent_idx, struct floe_i
 	return 0;
 }
 
+/* A snapshot summary: the strings and their storage. */
+struct summary {
+	char v[17][72]; /* agent ids take up to 64 bytes */
+	struct floe_ice_kv kv[17];
+	size_t n;
+};
+
+/* The summary of an append of cf on the parent at index pidx (-1: none). Totals continue
+ * the parent's; a parent without them (another engine's) means floe cannot know them and
+ * leaves them out, as Java does. */
+static void build_summary(const struct floe_table *t, const struct floe_ice_meta *m, long pidx,
+			  const struct commit_files *cf, int64_t commit_seq, struct summary *s)
+{
+	bool ok = true;
+	int64_t tot_records = summary_int(m, pidx, "total-records", &ok);
+	int64_t tot_size = summary_int(m, pidx, "total-files-size", &ok);
+	int64_t tot_files = summary_int(m, pidx, "total-data-files", &ok);
+	int64_t tot_del = summary_int(m, pidx, "total-delete-files", &ok);
+	int64_t tot_pos = summary_int(m, pidx, "total-position-deletes", &ok);
+	int64_t tot_eq = summary_int(m, pidx, "total-equality-deletes", &ok);
+	s->n = 0;
+#define KV(name, fmt, val)                                                                         \
+	do {                                                                                       \
+		snprintf(s->v[s->n], sizeof(s->v[s->n]), fmt, val);                               \
+		s->kv[s->n].key = name;                                                            \
+		s->kv[s->n].value = s->v[s->n];                                                    \
+		s->n++;                                                                            \
+	} while (0)
+	KV("added-data-files", "%zu", cf->n);
+	KV("added-records", "%" PRId64, cf->records);
+	KV("added-files-size", "%" PRId64, cf->bytes);
+	KV("changed-partition-count", "%zu", cf->changed_partitions);
+	if (ok) {
+		KV("total-records", "%" PRId64, tot_records + cf->records);
+		KV("total-files-size", "%" PRId64, tot_size + cf->bytes);
+		KV("total-data-files", "%" PRId64, tot_files + (int64_t)cf->n);
+		KV("total-delete-files", "%" PRId64, tot_del);
+		KV("total-position-deletes", "%" PRId64, tot_pos);
+		KV("total-equality-deletes", "%" PRId64, tot_eq);
+	}
+	KV("engine-name", "%s", "floe");
+	KV("engine-version", "%s", FLOE_VERSION);
+	KV("floe.agent-id", "%s", t->opt.agent_id);
+	KV("floe.installation-id", "%s", t->opt.installation_id);
+	KV("floe.commit-seq", "%" PRId64, commit_seq);
+#undef KV
+}
+
+/* Now, clamped: never before the parent snapshot or the last metadata update, so a
+ * device whose clock lags cannot make the history go backwards. */
+static int64_t snapshot_time(const struct floe_ice_meta *m, long pidx)
+{
+	int64_t now = floe_clock_now_us() / 1000;
+	int64_t floor_ms = floe_ice_meta_last_updated_ms(m);
+	if (pidx >= 0) {
+		int64_t id, pp, ps, pts;
+		const char *ml;
+		if (floe_ice_meta_snapshot_at(m, (size_t)pidx, &id, &pp, &ps, &pts, &ml) == 0 && pts + 1 > floor_ms)
+			floor_ms = pts + 1;
+	}
+	return now < floor_ms ? floor_ms : now;
+}
+
 /* One attempt: 0 committed, -EEXIST lost the race, other errors fatal. */
 static int attempt(struct floe_table *t, const struct commit_files *cf, int64_t snapshot_id,
 		   int64_t commit_seq, const char *commit_uuid, unsigned n, const char *manifest_uri,
@@ -275,56 +338,10 @@ static int attempt(struct floe_table *t, const struct commit_files *cf, int64_t 
 		goto out;
 	}
 
-	/* Totals continue the parent's; a parent without them (another engine's) means
-	 * floe cannot know them and leaves them out, as Java does. */
-	bool ok = true;
-	int64_t tot_records = summary_int(m, pidx, "total-records", &ok);
-	int64_t tot_size = summary_int(m, pidx, "total-files-size", &ok);
-	int64_t tot_files = summary_int(m, pidx, "total-data-files", &ok);
-	int64_t tot_del = summary_int(m, pidx, "total-delete-files", &ok);
-	int64_t tot_pos = summary_int(m, pidx, "total-position-deletes", &ok);
-	int64_t tot_eq = summary_int(m, pidx, "total-equality-deletes", &ok);
-	char v[17][72]; /* agent ids take up to 64 bytes */
-	struct floe_ice_kv kv[17];
-	size_t k = 0;
-#define KV(name, fmt, val)                                                                         \
-	do {                                                                                       \
-		snprintf(v[k], sizeof(v[k]), fmt, val);                                            \
-		kv[k].key = name;                                                                  \
-		kv[k].value = v[k];                                                                \
-		k++;                                                                               \
-	} while (0)
-	KV("added-data-files", "%zu", cf->n);
-	KV("added-records", "%" PRId64, cf->records);
-	KV("added-files-size", "%" PRId64, cf->bytes);
-	KV("changed-partition-count", "%zu", cf->changed_partitions);
-	if (ok) {
-		KV("total-records", "%" PRId64, tot_records + cf->records);
-		KV("total-files-size", "%" PRId64, tot_size + cf->bytes);
-		KV("total-data-files", "%" PRId64, tot_files + (int64_t)cf->n);
-		KV("total-delete-files", "%" PRId64, tot_del);
-		KV("total-position-deletes", "%" PRId64, tot_pos);
-		KV("total-equality-deletes", "%" PRId64, tot_eq);
-	}
-	KV("engine-name", "%s", "floe");
-	KV("engine-version", "%s", FLOE_VERSION);
-	KV("floe.agent-id", "%s", t->opt.agent_id);
-	KV("floe.installation-id", "%s", t->opt.installation_id);
-	KV("floe.commit-seq", "%" PRId64, commit_seq);
-#undef KV
+	struct summary sum;
+	build_summary(t, m, pidx, cf, commit_seq, &sum);
 
-	/* Clamp the clock: never before the parent snapshot or the last metadata update, so
-	 * a device whose clock lags cannot make the history go backwards. */
-	int64_t now = floe_clock_now_us() / 1000;
-	int64_t floor_ms = floe_ice_meta_last_updated_ms(m);
-	if (pidx >= 0) {
-		int64_t id, pp, ps, pts;
-		const char *ml;
-		if (floe_ice_meta_snapshot_at(m, (size_t)pidx, &id, &pp, &ps, &pts, &ml) == 0 && pts + 1 > floor_ms)
-			floor_ms = pts + 1;
-	}
-	if (now < floor_ms)
-		now = floor_ms;
+	int64_t now = snapshot_time(m, pidx);
 	struct floe_ice_snapshot snap = {
 		.snapshot_id = snapshot_id,
 		.parent_id = parent,
@@ -332,8 +349,8 @@ static int attempt(struct floe_table *t, const struct commit_files *cf, int64_t 
 		.timestamp_ms = now,
 		.manifest_list = list_uri,
 		.operation = "append",
-		.summary = kv,
-		.summary_count = k,
+		.summary = sum.kv,
+		.summary_count = sum.n,
 		.schema_id = floe_ice_meta_current_schema_id(m),
 	};
 	char prev[FLOE_TABLE_PATH_CAP + 64], prev_uri[2 * FLOE_TABLE_PATH_CAP + 80], next[FLOE_TABLE_PATH_CAP + 64];

@@ -245,6 +245,29 @@ static int check_not_behind(struct floe_runner *r, const struct loaded_checkpoin
 	return FLOE_EREGRESS;
 }
 
+/* Removes the spool entries (seqs[0..n), 0 = skipped) that the table already holds. */
+static int drop_committed(struct floe_runner *r, const uint64_t *seqs, size_t n, int64_t committed, char *why,
+			  size_t cap)
+{
+	for (size_t i = 0; committed >= 0 && i < n; i++) {
+		if (seqs[i] == 0 || seqs[i] > (uint64_t)committed)
+			continue;
+		struct floe_spool_entry *e = NULL;
+		int rc = floe_spool_load(r->spool, seqs[i], &e);
+		if (rc == 0) {
+			floe_info("runner: spool entry %" PRIu64 " is already in the table", seqs[i]);
+			rc = floe_spool_remove(r->spool, e);
+			floe_spool_entry_free(&r->alloc, e);
+		}
+		if (rc) {
+			snprintf(why, cap, "spool entry %" PRIu64 " in %s: %s", seqs[i], floe_spool_dir(r->spool),
+				 floe_strerror(rc));
+			return rc;
+		}
+	}
+	return 0;
+}
+
 /* Start-up: drop spool entries that the table already holds, find the newest durable
  * positions (the checkpoint, or a newer seal in the spool) and the next sequence. */
 int floe_runner_recover(struct floe_runner *r, char *why, size_t cap)
@@ -308,21 +331,8 @@ int floe_runner_recover(struct floe_runner *r, char *why, size_t cap)
 		snprintf(why, cap, "writing checkpoint %s failed: %s", r->checkpoint_path, floe_strerror(rc));
 		goto out;
 	}
-	for (size_t i = 0; committed >= 0 && i < n; i++) {
-		if (seqs[i] == 0 || seqs[i] > (uint64_t)committed)
-			continue;
-		struct floe_spool_entry *e = NULL;
-		if ((rc = floe_spool_load(r->spool, seqs[i], &e)) == 0) {
-			floe_info("runner: spool entry %" PRIu64 " is already in the table", seqs[i]);
-			rc = floe_spool_remove(r->spool, e);
-			floe_spool_entry_free(&r->alloc, e);
-		}
-		if (rc) {
-			snprintf(why, cap, "spool entry %" PRIu64 " in %s: %s", seqs[i], floe_spool_dir(r->spool),
-				 floe_strerror(rc));
-			goto out;
-		}
-	}
+	if ((rc = drop_committed(r, seqs, n, committed, why, cap)))
+		goto out;
 	if (pos && (rc = restore_positions(r, pos, pos_len))) {
 		snprintf(why, cap, "checkpoint %s: the input positions are unreadable: %s", r->checkpoint_path,
 			 floe_strerror(rc));
