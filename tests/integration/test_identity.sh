@@ -94,6 +94,9 @@ check "(b) it says how to take over (agent.replaces: $ia)" grep -q "set agent.re
 check "(b) and commits nothing" unchanged "$T/objects.b"
 config "$T/b/floe.yaml" "$T/b/state.b" "$T/b/logs" beginning "id: dev" "replaces: $ia"
 check "(b) with agent.replaces it commits" "$FLOE_BIN" run -c "$T/b/floe.yaml" --once --log-level warn
+"$FLOE_BIN" inspect "$TABLE" >"$T/inspect.b"
+check "(b) floe inspect lists both installations under the shared id" \
+	test "$(grep -c '^  agent dev installation .* (agent id shared by several installations)$' "$T/inspect.b")" = 2
 echo "a line after the takeover" >>"$T/a/logs/app.log"
 rc=0
 "$FLOE_BIN" run -c "$T/a/floe.yaml" --once --log-level warn 2>"$T/a/err.b" || rc=$?
