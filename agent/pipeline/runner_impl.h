@@ -63,6 +63,7 @@ struct floe_runner {
 	uint8_t *ck_pos;
 	size_t ck_pos_len;
 	int64_t ck_committed_seq, ck_committed_version;
+	char ck_table_uuid[64]; /* the table that record is about ("" before any) */
 	struct floe_store *store;
 	struct floe_table *table;
 	struct floe_spool *spool;

@@ -126,8 +126,12 @@ int floe_runner_save_checkpoint(struct floe_runner *r, uint64_t last_seq, const 
 	if (rc == 0)
 		rc = floe_buf_printf(&b,
 				     ",\"last_seq\":%" PRIu64 ",\"committed_seq\":%" PRId64
-				     ",\"committed_version\":%" PRId64 ",\"positions\":\"",
+				     ",\"committed_version\":%" PRId64 ",\"table_uuid\":",
 				     last_seq, r->ck_committed_seq, r->ck_committed_version);
+	if (rc == 0)
+		rc = floe_json_write_str(&b, r->ck_table_uuid, strlen(r->ck_table_uuid));
+	if (rc == 0)
+		rc = floe_buf_puts(&b, ",\"positions\":\"");
 	if (rc == 0)
 		rc = floe_hex_put(&b, r->ck_pos, r->ck_pos_len);
 	if (rc == 0)
@@ -138,6 +142,12 @@ int floe_runner_save_checkpoint(struct floe_runner *r, uint64_t last_seq, const 
 	return rc;
 }
 
+static void table_uuid(const struct floe_runner *r, char out[64])
+{
+	const char *u = floe_ice_meta_uuid(floe_table_meta(r->table));
+	snprintf(out, 64, "%s", u ? u : "");
+}
+
 void floe_runner_note_committed(struct floe_runner *r)
 {
 	int64_t c = floe_table_committed_seq(r->table, r->id.installation);
@@ -145,6 +155,7 @@ void floe_runner_note_committed(struct floe_runner *r)
 		return;
 	r->ck_committed_seq = c;
 	r->ck_committed_version = floe_table_version(r->table);
+	table_uuid(r, r->ck_table_uuid);
 	/* Before the first seal there are no positions to keep: the next seal writes it. */
 	if (!r->ck_pos)
 		return;
@@ -159,6 +170,7 @@ struct loaded_checkpoint {
 	uint64_t last_seq;	   /* 0 when there is none */
 	int64_t committed_seq;	   /* -1: no record (none, or a version 1 checkpoint) */
 	int64_t committed_version; /* 0: no record */
+	char table_uuid[64];	   /* "" with no record */
 	uint8_t *pos;		   /* owned; NULL when there is none */
 	size_t len;
 };
@@ -169,13 +181,14 @@ static int parse_checkpoint(struct floe_runner *r, const struct floe_json *root,
 			    char *why, size_t cap)
 {
 	int64_t version, seq;
-	const char *hex, *agent, *inst = NULL;
+	const char *hex, *agent, *inst = NULL, *uuid = "";
 	if (floe_json_get_int(root, "version", &version) || (version != 1 && version != CHECKPOINT_VERSION) ||
 	    floe_json_get_int(root, "last_seq", &seq) || seq < 0 || floe_json_get_str(root, "agent_id", &agent) ||
 	    floe_json_get_str(root, "positions", &hex) ||
 	    (version == 2 && (floe_json_get_str(root, "installation", &inst) ||
 			      floe_json_get_int(root, "committed_seq", &ck->committed_seq) ||
-			      floe_json_get_int(root, "committed_version", &ck->committed_version)))) {
+			      floe_json_get_int(root, "committed_version", &ck->committed_version) ||
+			      floe_json_get_str(root, "table_uuid", &uuid)))) {
 		snprintf(why, cap, "checkpoint %s: %s (a field is missing or out of range)", r->checkpoint_path,
 			 floe_strerror(FLOE_ECORRUPT));
 		return FLOE_ECORRUPT;
@@ -193,6 +206,7 @@ static int parse_checkpoint(struct floe_runner *r, const struct floe_json *root,
 			  agent, r->cfg->agent.id, r->id.installation);
 	ck->last_seq = (uint64_t)seq;
 	ck->version = (int)version;
+	snprintf(ck->table_uuid, sizeof(ck->table_uuid), "%s", uuid);
 	return floe_hex_decode(&r->alloc, hex, strlen(hex), &ck->pos, &ck->len);
 }
 
@@ -224,10 +238,23 @@ static int load_checkpoint(struct floe_runner *r, struct loaded_checkpoint *ck, 
 /* The table must hold every commit this installation recorded: one found behind the
  * record lost commits (a metadata file deleted, or the table restored from an older
  * copy), and carrying on would commit on top of the loss without a word. */
-static int check_not_behind(struct floe_runner *r, const struct loaded_checkpoint *ck, int64_t committed,
+static int check_not_behind(struct floe_runner *r, struct loaded_checkpoint *ck, int64_t committed,
 			    char *why, size_t cap)
 {
 	int64_t version = floe_table_version(r->table);
+	char uuid[64];
+	table_uuid(r, uuid);
+	if (ck->table_uuid[0] && strcmp(ck->table_uuid, uuid) != 0) {
+		/* Another table: lake.warehouse changed, or the table was made anew after all of
+		 * its metadata was deleted. Nothing of it can be behind; the positions go on. */
+		floe_warn("runner: %s is not the table this installation committed to (table-uuid %s, "
+			  "now %s): the positions are kept, and lines from here on go to this table",
+			  floe_table_location(r->table), ck->table_uuid, uuid);
+		ck->committed_seq = -1;
+		ck->committed_version = 0;
+		snprintf(ck->table_uuid, sizeof(ck->table_uuid), "%s", uuid);
+		return 0;
+	}
 	if (ck->committed_seq <= committed && ck->committed_version <= version)
 		return 0;
 	char held[48] = "none";
@@ -285,6 +312,8 @@ int floe_runner_recover(struct floe_runner *r, char *why, size_t cap)
 		goto out;
 	r->ck_committed_seq = committed > ck.committed_seq ? committed : ck.committed_seq;
 	r->ck_committed_version = committed > ck.committed_seq ? floe_table_version(r->table) : ck.committed_version;
+	if (r->ck_committed_seq >= 0)
+		table_uuid(r, r->ck_table_uuid);
 	uint64_t max_seq = ck.last_seq;
 	if (committed > 0 && (uint64_t)committed > max_seq)
 		max_seq = (uint64_t)committed;
@@ -326,7 +355,9 @@ int floe_runner_recover(struct floe_runner *r, char *why, size_t cap)
 	}
 	/* A checkpoint of an older floe (or a missing committed record) is rewritten in the
 	 * current format now, so that it names this installation from the start. */
-	if (pos && (newer || ck.version != CHECKPOINT_VERSION || ck.committed_seq != r->ck_committed_seq) &&
+	if (pos &&
+	    (newer || ck.version != CHECKPOINT_VERSION || ck.committed_seq != r->ck_committed_seq ||
+	     strcmp(ck.table_uuid, r->ck_table_uuid) != 0) &&
 	    (rc = floe_runner_save_checkpoint(r, pos_seq, pos, pos_len))) {
 		snprintf(why, cap, "writing checkpoint %s failed: %s", r->checkpoint_path, floe_strerror(rc));
 		goto out;

@@ -5,7 +5,7 @@
 # v4; (c) the current metadata file deleted; (d) the current metadata file and the hint
 # deleted: the agent finds the table behind its checkpoint; (e) a table moved from another
 # location; (f) a state_dir whose checkpoint is a directory. After each fix the agent goes
-# on and every line is in the table exactly once.
+# on and every line is in the table exactly once. (g) A new warehouse is not refused.
 source "$(dirname "$0")/lib.sh"
 
 # setup DIR: a table at v3 (two commits of 100 lines) under DIR/wh.
@@ -89,6 +89,18 @@ check "(e) not as a cross-device link" bash -c "! grep -q 'cross-device' '$d/err
 rc=0
 "$FLOE_BIN" inspect "$d/moved/default/logs" >/dev/null 2>"$d/inspect.err" || rc=$?
 check "(e) floe inspect names the file outside the table" grep -q "is not inside file://$d/moved/default/logs" "$d/inspect.err"
+
+# What must keep working: a new warehouse (another table) is not a regression.
+d="$T/g"
+setup "$d"
+write_config "$d/floe.yaml" "$d/state" "$d/wh2" "[\"$d/logs/*.log\"]"
+check "(g) a run against a new warehouse succeeds" \
+	"$FLOE_BIN" run -c "$d/floe.yaml" --once --log-level warn 2>"$d/err"
+check "(g) saying the table is another one" grep -q "is not the table this installation committed to" "$d/err"
+list=$(live_files "$d/wh2/default/logs" | sed "s/.*/'&'/" | paste -sd,)
+duck "select count(*), min(message), max(message) from read_parquet([$list])" >"$d/rows"
+check "(g) the new table holds the lines read since, once ($(cat "$d/rows"))" \
+	grep -qx '\["100","late 1","late 99"\]' "$d/rows"
 
 d="$T/f"
 mkdir -p "$d/state/checkpoint" "$d/logs"
