@@ -15,6 +15,8 @@
  * - each next version must name its predecessor as the last entry of its metadata-log
  *   (every writer records the file it built on there) and must not lower
  *   last-sequence-number, which the spec requires to grow;
+ * - without a hint, the listed versions must have no gap below the newest (cleaning up
+ *   removes the oldest, never one in between);
  * - nothing may exist two versions past the current one while the next is missing (a gap:
  *   probing readers stop before it, listing readers take it, and the next commit would
  *   join the two histories). At open floe lists metadata/ to find such files at any
@@ -199,6 +201,16 @@ static int start_version(struct floe_table *t, struct listing *l, bool *listed, 
 			return rc;
 		*listed = true;
 		*start = l->max;
+		/* Without a hint the newest file is current only if the versions before it are
+		 * all there: cleaning up removes the oldest, never one in between. */
+		if (l->count && l->count != l->max - l->min + 1)
+			return floe_table_fail(
+			    t, FLOE_EREGRESS,
+			    "%s/metadata has no version-hint.text, and of the versions v%" PRId64 " to v%" PRId64 " in it "
+			    "%" PRId64 " are missing: the newest may be a stray or restored file that does not "
+			    "follow the ones before it. Restore the missing metadata files, or write the "
+			    "current version into version-hint.text",
+			    t->location, l->min, l->max, l->max - l->min + 1 - l->count);
 		return 0;
 	}
 	char path[FLOE_TABLE_PATH_CAP + 64];

@@ -156,6 +156,11 @@ static void test_stray_past_a_gap(void **state)
 	sh("mv %s/v5.metadata.json %s/v9.metadata.json", f->meta, f->meta);
 	assert_int_equal(load_ro(f, why, sizeof(why)), FLOE_EREGRESS);
 	assert_non_null(strstr(why, "v9.metadata.json exists but v4.metadata.json does not"));
+	/* Without a hint, a listing that skips v4..v8 does not make v9 current. */
+	sh("mv %s/version-hint.text %s/hint.saved", f->meta, f->meta);
+	assert_int_equal(load_ro(f, why, sizeof(why)), FLOE_EREGRESS);
+	assert_non_null(strstr(why, "has no version-hint.text, and of the versions v1 to v9 in it 5 are missing"));
+	sh("mv %s/hint.saved %s/version-hint.text", f->meta, f->meta);
 	/* Moved aside, the table goes on. */
 	sh("rm %s/v9.metadata.json # %s", f->meta, f->meta);
 	assert_int_equal(commit_one(f, t), 0);
