@@ -366,7 +366,8 @@ int floe_fs_rename(const char *from, const char *to)
 	return rc;
 }
 
-int floe_fs_copy(const char *from, const char *to)
+/* Copies from into a new, fsynced temp file next to to; *tmp_out is its owned name. */
+static int copy_to_temp(const char *from, const char *to, char **tmp_out)
 {
 	int in = open(from, O_RDONLY | O_CLOEXEC);
 	if (in < 0)
@@ -401,25 +402,49 @@ int floe_fs_copy(const char *from, const char *to)
 	if (close(out) != 0 && rc == 0)
 		rc = -errno;
 	out = -1;
-	if (rc)
-		goto done;
-	if (sys.rename(tmp, to) != 0) {
-		rc = -errno;
-		goto done;
-	}
-	free(tmp);
-	tmp = NULL;
-	rc = fsync_dir_of(to);
 done:
 	if (out >= 0)
 		close(out);
-	if (tmp) {
+	if (rc && tmp)
 		unlink(tmp);
+	if (rc) {
 		free(tmp);
+		tmp = NULL;
 	}
+	*tmp_out = tmp;
 	free(buf);
 	close(in);
 	return rc;
+}
+
+int floe_fs_copy(const char *from, const char *to)
+{
+	char *tmp = NULL;
+	int rc = copy_to_temp(from, to, &tmp);
+	if (rc)
+		return rc;
+	if (sys.rename(tmp, to) != 0) {
+		rc = -errno;
+		unlink(tmp);
+	} else {
+		rc = fsync_dir_of(to);
+	}
+	free(tmp);
+	return rc;
+}
+
+int floe_fs_copy_excl(const char *from, const char *to)
+{
+	char *tmp = NULL;
+	int rc = copy_to_temp(from, to, &tmp);
+	if (rc)
+		return rc;
+	/* As in floe_fs_create_excl: link() never replaces an existing name. */
+	if (sys.link(tmp, to) != 0)
+		rc = -errno;
+	unlink(tmp);
+	free(tmp);
+	return rc ? rc : fsync_dir_of(to);
 }
 
 static int cmp_names(const void *a, const void *b)

@@ -47,6 +47,9 @@ int floe_fs_rename(const char *from, const char *to);
 /* Copies from into to durably (temp file in to's directory, fsync, rename, fsync dir),
  * for moves across file systems. from is left in place. */
 int floe_fs_copy(const char *from, const char *to);
+/* As floe_fs_copy, but creates to only if it does not exist (-EEXIST otherwise, also when
+ * several processes race for it): the copy is link()ed into place, never renamed over. */
+int floe_fs_copy_excl(const char *from, const char *to);
 /* Calls fn(ctx, name) for each entry of dir except "." and "..", in bytewise name order.
  * A non-zero return of fn stops the walk and is returned. */
 int floe_fs_list(const char *dir, int (*fn)(void *ctx, const char *name), void *ctx);

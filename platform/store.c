@@ -31,6 +31,16 @@ int floe_store_put_file(struct floe_store *s, const char *key, const char *path)
 	return s->ops->put_file(s, key, path);
 }
 
+int floe_store_put_file_if_absent(struct floe_store *s, const char *key, const char *path)
+{
+	return s->ops->put_file_if_absent(s, key, path);
+}
+
+int floe_store_size(struct floe_store *s, const char *key, int64_t *size)
+{
+	return s->ops->size(s, key, size);
+}
+
 int floe_store_exists(struct floe_store *s, const char *key)
 {
 	return s->ops->exists(s, key);

@@ -15,7 +15,9 @@ struct floe_store_ops {
 	int (*put)(struct floe_store *s, const char *key, const void *data, size_t len);
 	int (*put_if_absent)(struct floe_store *s, const char *key, const void *data, size_t len);
 	int (*put_file)(struct floe_store *s, const char *key, const char *path);
+	int (*put_file_if_absent)(struct floe_store *s, const char *key, const char *path);
 	int (*exists)(struct floe_store *s, const char *key);
+	int (*size)(struct floe_store *s, const char *key, int64_t *size);
 	int (*remove)(struct floe_store *s, const char *key);
 	int (*list)(struct floe_store *s, const char *prefix, int (*fn)(void *ctx, const char *key), void *ctx);
 	void (*destroy)(struct floe_store *s);
@@ -58,8 +60,19 @@ int floe_store_put(struct floe_store *s, const char *key, const void *data, size
 int floe_store_put_if_absent(struct floe_store *s, const char *key, const void *data, size_t len);
 /* Uploads a local file as key (replacing it). */
 int floe_store_put_file(struct floe_store *s, const char *key, const char *path);
+/* Uploads a local file as key only if key does not exist: -EEXIST when it does. A local
+ * directory links the copy into place; S3 sends If-None-Match: * on a single PUT. S3
+ * multipart uploads (files above the multipart threshold) cannot be conditional on every
+ * store (RGW ignores the condition on completion): for those the key is checked with a
+ * HEAD first, so callers must only use keys no other writer can choose (floe's data file
+ * names carry the installation id). When the outcome of a conditional PUT is unknown (a
+ * 5xx or a cut connection), an object of the file's size at key counts as ours: the key
+ * is our own. */
+int floe_store_put_file_if_absent(struct floe_store *s, const char *key, const char *path);
 /* 1 if key exists, 0 if not, or a negative error. */
 int floe_store_exists(struct floe_store *s, const char *key);
+/* The size of key's object in bytes; -ENOENT when absent. */
+int floe_store_size(struct floe_store *s, const char *key, int64_t *size);
 /* Deletes key; absent is fine. */
 int floe_store_remove(struct floe_store *s, const char *key);
 /* Calls fn for every key that starts with prefix, in byte order. */

@@ -1,5 +1,6 @@
 /* The local-directory store: keys are paths under the root. Writes go through a temp
- * file and rename (put) or link() (put_if_absent), so readers never see partial files. */
+ * file and rename (put) or link() (put_if_absent, put_file_if_absent), so readers never
+ * see partial files and an exclusive create never replaces a file. */
 #include "store.h"
 
 #include "fs.h"
@@ -73,6 +74,28 @@ static int l_put_file(struct floe_store *s, const char *key, const char *from)
 	return floe_fs_copy(from, path);
 }
 
+static int l_put_file_if_absent(struct floe_store *s, const char *key, const char *from)
+{
+	char path[4096];
+	int rc = key_path((struct local *)s, key, path, sizeof(path));
+	if (rc || (rc = make_parent(path)))
+		return rc;
+	return floe_fs_copy_excl(from, path);
+}
+
+static int l_size(struct floe_store *s, const char *key, int64_t *size)
+{
+	char path[4096];
+	struct floe_fs_stat st;
+	int rc = key_path((struct local *)s, key, path, sizeof(path));
+	if (rc || (rc = floe_fs_stat(path, &st)))
+		return rc == -ENOTDIR ? -ENOENT : rc;
+	if (!st.regular)
+		return -EISDIR;
+	*size = (int64_t)st.size;
+	return 0;
+}
+
 static int l_exists(struct floe_store *s, const char *key)
 {
 	char path[4096];
@@ -135,7 +158,16 @@ static void l_destroy(struct floe_store *s)
 }
 
 static const struct floe_store_ops local_ops = {
-	l_get, l_put, l_put_if_absent, l_put_file, l_exists, l_remove, l_list, l_destroy,
+	.get = l_get,
+	.put = l_put,
+	.put_if_absent = l_put_if_absent,
+	.put_file = l_put_file,
+	.put_file_if_absent = l_put_file_if_absent,
+	.exists = l_exists,
+	.size = l_size,
+	.remove = l_remove,
+	.list = l_list,
+	.destroy = l_destroy,
 };
 
 int floe_store_local_new(const char *root, struct floe_store **out)

@@ -1,7 +1,8 @@
-/* The S3 store: keys live under an optional prefix in one bucket. put_if_absent is a
- * conditional PUT (If-None-Match: *); when its outcome is ambiguous (a 5xx or a cut
- * connection after the request may have been applied) the object is read back: if it
- * holds exactly our bytes the create was ours, otherwise another writer won. */
+/* The S3 store: keys live under an optional prefix in one bucket. put_if_absent and
+ * put_file_if_absent are conditional PUTs (If-None-Match: *); when the outcome is
+ * ambiguous (a 5xx or a cut connection after the request may have been applied) the
+ * object is read back: if it holds exactly our bytes (a file: has its size, under a key
+ * only its writer uses) the create was ours, otherwise another writer won. */
 #include "store.h"
 
 #include "s3.h"
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #define CONDITIONAL_TRIES 5
@@ -18,6 +20,9 @@ struct s3store {
 	struct floe_store base;
 	struct floe_s3 *s3;
 	char prefix[1024]; /* key prefix in the bucket, no leading or trailing slash */
+	/* Files above this go up in parts (floe_s3_put_file): the client's threshold, kept
+	 * here to know which uploads can carry If-None-Match. */
+	int64_t multipart_threshold;
 };
 
 static int full_key(const struct s3store *s, const char *key, char *out, size_t cap)
@@ -116,6 +121,80 @@ static int s_put_file(struct floe_store *st, const char *key, const char *path)
 	return rc ? rc : floe_s3_put_file(s->s3, k, path, NULL, NULL);
 }
 
+/* After a conditional PUT of a file whose outcome is unknown: 1 when an object of the
+ * file's size is at k (the create landed: the key is the caller's own), 0 when absent,
+ * -EEXIST when another object is there, or an error. */
+static int file_landed(struct s3store *s, const char *k, int64_t size)
+{
+	struct floe_s3_object_info info;
+	int rc = floe_s3_head(s->s3, k, &info);
+	if (rc == -ENOENT)
+		return 0;
+	if (rc)
+		return rc;
+	return info.size == size ? 1 : -EEXIST;
+}
+
+static int s_put_file_if_absent(struct floe_store *st, const char *key, const char *path)
+{
+	struct s3store *s = (struct s3store *)st;
+	char k[2048];
+	struct stat fst;
+	int rc = full_key(s, key, k, sizeof(k));
+	if (rc)
+		return rc;
+	if (stat(path, &fst) != 0)
+		return -errno;
+	int64_t size = (int64_t)fst.st_size;
+	if (size > s->multipart_threshold) {
+		/* No condition can guard a multipart completion on every store: check first.
+		 * Only this installation writes this key, so nothing can come in between. */
+		struct floe_s3_object_info info;
+		rc = floe_s3_head(s->s3, k, &info);
+		if (rc == 0)
+			return -EEXIST;
+		if (rc != -ENOENT)
+			return rc;
+		return floe_s3_put_file(s->s3, k, path, NULL, NULL);
+	}
+	struct floe_s3_put_options po = {.if_none_match = true};
+	bool sent_before = false;
+	for (int i = 0; i < CONDITIONAL_TRIES; i++) {
+		rc = floe_s3_put_file(s->s3, k, path, &po, NULL);
+		if (rc == 0)
+			return 0;
+		if (rc == FLOE_S3_EPRECONDITION && !sent_before)
+			return -EEXIST;
+		if (rc == FLOE_S3_EPRECONDITION || rc == FLOE_S3_EAMBIGUOUS) {
+			int landed = file_landed(s, k, size);
+			if (landed < 0)
+				return landed;
+			if (landed)
+				return 0;
+			sent_before = true; /* not applied: try again */
+			continue;
+		}
+		if (rc == FLOE_S3_ECONFLICT) {
+			pause_ms(50L << i);
+			continue;
+		}
+		return rc;
+	}
+	return rc;
+}
+
+static int s_size(struct floe_store *st, const char *key, int64_t *size)
+{
+	struct s3store *s = (struct s3store *)st;
+	char k[2048];
+	struct floe_s3_object_info info;
+	int rc = full_key(s, key, k, sizeof(k));
+	if (rc || (rc = floe_s3_head(s->s3, k, &info)))
+		return rc;
+	*size = info.size;
+	return 0;
+}
+
 static int s_exists(struct floe_store *st, const char *key)
 {
 	struct s3store *s = (struct s3store *)st;
@@ -176,7 +255,16 @@ static void s_destroy(struct floe_store *st)
 }
 
 static const struct floe_store_ops s3_ops = {
-	s_get, s_put, s_put_if_absent, s_put_file, s_exists, s_remove, s_list, s_destroy,
+	.get = s_get,
+	.put = s_put,
+	.put_if_absent = s_put_if_absent,
+	.put_file = s_put_file,
+	.put_file_if_absent = s_put_file_if_absent,
+	.exists = s_exists,
+	.size = s_size,
+	.remove = s_remove,
+	.list = s_list,
+	.destroy = s_destroy,
 };
 
 int floe_store_s3_abort_stale_uploads(struct floe_store *st, const char *prefix,
@@ -210,6 +298,8 @@ int floe_store_s3_new(const struct floe_s3_options *o, const char *prefix, struc
 		goto err;
 	if ((rc = floe_s3_new(o, &s->s3)))
 		goto err;
+	/* floe_s3_new's default when the option is 0. */
+	s->multipart_threshold = o->multipart_threshold > 0 ? o->multipart_threshold : INT64_C(64) << 20;
 	s->base.ops = &s3_ops;
 	*out = &s->base;
 	return 0;

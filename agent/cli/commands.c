@@ -4,6 +4,7 @@
 #include "agent/config/config.h"
 #include "agent/input/preflight.h"
 #include "agent/input/tail.h"
+#include "agent/pipeline/identity.h"
 #include "agent/pipeline/runner.h"
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
@@ -12,8 +13,10 @@
 #include "platform/fs.h"
 #include "platform/heap.h"
 #include "platform/log.h"
+#include "platform/path.h"
 #include "platform/signal.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -50,7 +53,33 @@ static bool is_help(const char *a)
 	return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0;
 }
 
-struct floe_config *floe_cli_load_config(const char *path)
+/* The default agent id, from the machine id or else the installation id in the
+ * configuration's state_dir (made now when create, as floe run does; floe check only
+ * looks). def is left as it is (the host name) when neither is known yet. Returns 0, or
+ * -1 after printing why the installation file is unusable. */
+static int default_agent_id(const char *host, const struct floe_config *cfg, bool create, char def[65])
+{
+	char machine[17], hex[17], dir[4096], why[1024] = "";
+	if (floe_identity_machine(FLOE_MACHINE_ID_PATH, machine) == 0) {
+		floe_identity_default_agent_id(host, machine, def);
+		return 0;
+	}
+	struct floe_identity id;
+	int rc = floe_path_absolute(cfg->agent.state_dir, dir, sizeof(dir));
+	if (rc == 0)
+		rc = floe_identity_open(NULL, dir, "", create, &id, why, sizeof(why));
+	if (rc == -ENOENT && !create)
+		return 0;
+	if (rc) {
+		fprintf(stderr, "floe: %s\n", why[0] ? why : floe_strerror(rc));
+		return -1;
+	}
+	floe_identity_hex16(&id, hex);
+	floe_identity_default_agent_id(host, hex, def);
+	return 0;
+}
+
+struct floe_config *floe_cli_load_config(const char *path, bool create_identity)
 {
 	void *text = NULL;
 	size_t len = 0;
@@ -64,14 +93,31 @@ struct floe_config *floe_cli_load_config(const char *path)
 		snprintf(host, sizeof(host), "floe");
 	/* An agent id allows [A-Za-z0-9._-]{1,64}; a host name may be longer or carry other
 	 * bytes. */
-	host[64] = '\0';
+	host[47] = '\0';
 	for (char *p = host; *p; p++)
 		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
 		      *p == '.' || *p == '_' || *p == '-'))
 			*p = '-';
 	struct floe_config *cfg = NULL;
-	char err[FLOE_CONFIG_ERR_MAX];
-	rc = floe_config_parse(NULL, path, text, len, host, &cfg, err, sizeof(err));
+	char err[FLOE_CONFIG_ERR_MAX], def[65];
+	/* The default id may come from state_dir, which the file names: parse, find the
+	 * default, and parse again with it when agent.id was not set. */
+	snprintf(def, sizeof(def), "%.47s", host);
+	rc = floe_config_parse(NULL, path, text, len, def, &cfg, err, sizeof(err));
+	if (rc == 0 && strcmp(cfg->agent.id, def) == 0) {
+		char id[65];
+		snprintf(id, sizeof(id), "%s", def);
+		if (default_agent_id(host, cfg, create_identity, id)) {
+			floe_config_free(cfg);
+			floe_fs_free(text);
+			return NULL;
+		}
+		if (strcmp(id, def) != 0) {
+			floe_config_free(cfg);
+			cfg = NULL;
+			rc = floe_config_parse(NULL, path, text, len, id, &cfg, err, sizeof(err));
+		}
+	}
 	floe_fs_free(text);
 	if (rc) {
 		fprintf(stderr, "floe: %s\n", err);
@@ -156,7 +202,7 @@ int floe_cmd_run(int argc, char **argv)
 		fputs(run_help, stderr);
 		return FLOE_EXIT_USAGE;
 	}
-	struct floe_config *cfg = floe_cli_load_config(path);
+	struct floe_config *cfg = floe_cli_load_config(path, true);
 	if (!cfg)
 		return FLOE_EXIT_USAGE;
 	if (preflight(cfg, false) != 0) {
@@ -171,8 +217,9 @@ int floe_cmd_run(int argc, char **argv)
 	if (rc) {
 		floe_error("%s", why[0] ? why : floe_strerror(rc));
 		floe_config_free(cfg);
-		return rc == FLOE_ESCHEMA || rc == FLOE_EINVAL || rc == FLOE_EUNSUPPORTED ? FLOE_EXIT_USAGE
-											  : FLOE_EXIT_RUNTIME;
+		return rc == FLOE_ESCHEMA || rc == FLOE_EINVAL || rc == FLOE_EUNSUPPORTED || rc == FLOE_EIDENTITY
+			   ? FLOE_EXIT_USAGE
+			   : FLOE_EXIT_RUNTIME;
 	}
 	floe_info("agent %s started (warehouse %s)", cfg->agent.id, cfg->lake.warehouse);
 	rc = floe_runner_run(r, once);
@@ -185,9 +232,31 @@ int floe_cmd_run(int argc, char **argv)
 	floe_config_free(cfg);
 	if (rc) {
 		floe_error("run failed: %s", floe_strerror(rc));
-		return FLOE_EXIT_RUNTIME;
+		/* Two agents on one agent.id: a restart cannot help, a configuration change can. */
+		return rc == FLOE_EIDENTITY ? FLOE_EXIT_USAGE : FLOE_EXIT_RUNTIME;
 	}
 	return FLOE_EXIT_OK;
+}
+
+/* floe check: the installation of the configuration's state_dir, without making one. */
+static void print_installation(const struct floe_config *cfg)
+{
+	char dir[4096], why[1024] = "", machine[17];
+	struct floe_identity id;
+	if (floe_identity_machine(FLOE_MACHINE_ID_PATH, machine) != 0)
+		machine[0] = '\0';
+	int rc = floe_path_absolute(cfg->agent.state_dir, dir, sizeof(dir));
+	if (rc == 0)
+		rc = floe_identity_open(NULL, dir, machine, false, &id, why, sizeof(why));
+	if (rc == 0) {
+		printf("# installation %s (%s/%s)\n", id.installation, dir, FLOE_IDENTITY_FILE);
+	} else if (rc == -ENOENT) {
+		printf("# installation: none yet; the first run makes %s/%s%s\n", dir, FLOE_IDENTITY_FILE,
+		       machine[0] ? "" : " and derives the default agent.id from it (shown: the host name)");
+	} else {
+		printf("# installation: unusable\n");
+		fprintf(stderr, "floe: warning: %s\n", why[0] ? why : floe_strerror(rc));
+	}
 }
 
 int floe_cmd_check(int argc, char **argv)
@@ -202,7 +271,7 @@ int floe_cmd_check(int argc, char **argv)
 		fputs(check_help, stderr);
 		return FLOE_EXIT_USAGE;
 	}
-	struct floe_config *cfg = floe_cli_load_config(path);
+	struct floe_config *cfg = floe_cli_load_config(path, false);
 	if (!cfg)
 		return FLOE_EXIT_USAGE;
 	if (preflight(cfg, true) != 0) {
@@ -215,6 +284,7 @@ int floe_cmd_check(int argc, char **argv)
 	if (rc == 0) {
 		printf("%s: OK\n", path);
 		fwrite(b.data, 1, b.len, stdout);
+		print_installation(cfg);
 	}
 	floe_buf_fini(&b);
 	floe_config_free(cfg);

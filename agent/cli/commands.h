@@ -6,9 +6,13 @@
 enum { FLOE_EXIT_OK = 0, FLOE_EXIT_RUNTIME = 1, FLOE_EXIT_USAGE = 2 };
 
 struct floe_config;
+#include <stdbool.h>
+
 /* Reads and parses a configuration file; prints the error and returns NULL on failure.
- * Free with floe_config_free. */
-struct floe_config *floe_cli_load_config(const char *path);
+ * Free with floe_config_free. Without agent.id and without a machine id, the default id
+ * comes from the installation id in state_dir, which create_identity makes if absent
+ * (floe run); otherwise it is the host name until the first run. */
+struct floe_config *floe_cli_load_config(const char *path, bool create_identity);
 
 int floe_cmd_run(int argc, char **argv);
 int floe_cmd_check(int argc, char **argv);

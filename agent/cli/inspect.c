@@ -12,6 +12,7 @@
 #include "platform/path.h"
 #include "platform/store.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -25,8 +26,11 @@ static const char inspect_help[] =
 	"\n"
 	"LOCATION is a table directory or file:// URI (<warehouse>/<namespace>/<table>);\n"
 	"with -c, the table of a configuration file (a local or an S3 warehouse).\n"
-	"Prints the table uuid, the current snapshot, every snapshot with its summary, and\n"
-	"the live data files of the current snapshot with their record counts and sizes.\n";
+	"Prints the table uuid, the current snapshot, every snapshot with its summary, the\n"
+	"agents and installations that committed to it, and the live data files of the\n"
+	"current snapshot with their record counts and sizes. A table whose metadata history\n"
+	"has a gap or goes back (a stray or deleted metadata file) is refused, as floe run\n"
+	"refuses to commit to it.\n";
 
 struct live {
 	int64_t files, records, bytes;
@@ -44,14 +48,19 @@ static int print_file(void *ctx, int status, const char *path, int64_t records, 
 	return 0;
 }
 
-/* Reads an object the table names by URI; it must be inside the table's store. */
+/* Reads an object the table names by URI; it must be inside the table's store. Prints
+ * why not. */
 static int read_uri(struct floe_store *st, const char *uri, void **data, size_t *len)
 {
 	char key[4096];
 	int rc = floe_store_key(st, uri, key, sizeof(key));
-	if (rc)
-		return rc;
-	return floe_store_get(st, key, FILE_MAX, data, len);
+	if (rc == -EXDEV)
+		fprintf(stderr, "floe: %s is not inside %s (the table was written at another location and "
+				"copied or moved here): floe inspect reads files under the table's location only\n",
+			uri, st->uri);
+	else if (rc == 0 && (rc = floe_store_get(st, key, FILE_MAX, data, len)) != 0)
+		fprintf(stderr, "floe: %s: %s\n", uri, floe_strerror(rc));
+	return rc;
 }
 
 static void print_time(int64_t ms)
@@ -72,10 +81,8 @@ static int live_files(struct floe_store *st, const struct floe_ice_meta *m, long
 		return rc ? rc : FLOE_EUNSUPPORTED;
 	void *data = NULL;
 	size_t len = 0;
-	if ((rc = read_uri(st, list_uri, &data, &len))) {
-		fprintf(stderr, "floe: %s: %s\n", list_uri, floe_strerror(rc));
+	if ((rc = read_uri(st, list_uri, &data, &len)))
 		return rc;
-	}
 	struct floe_ice_manifest_list *list = NULL;
 	rc = floe_ice_manifest_list_read(NULL, data, len, &list);
 	floe_store_free_data(data);
@@ -85,10 +92,8 @@ static int live_files(struct floe_store *st, const struct floe_ice_meta *m, long
 	}
 	for (size_t i = 0; i < floe_ice_manifest_list_count(list) && rc == 0; i++) {
 		const struct floe_ice_manifest_entry *e = floe_ice_manifest_list_at(list, i);
-		if ((rc = read_uri(st, e->path, &data, &len))) {
-			fprintf(stderr, "floe: %s: %s\n", e->path, floe_strerror(rc));
+		if ((rc = read_uri(st, e->path, &data, &len)))
 			break;
-		}
 		rc = floe_ice_manifest_read(NULL, data, len, print_file, l);
 		floe_store_free_data(data);
 		if (rc)
@@ -98,15 +103,72 @@ static int live_files(struct floe_store *st, const struct floe_ice_meta *m, long
 	return rc;
 }
 
+/* Prints who commits to the table: one line per agent id and installation in the current
+ * snapshot's ancestry, with its commits and last commit-seq, and a warning for an agent
+ * id that more than one installation uses (what makes floe run stop). */
+static void print_writers(const struct floe_ice_meta *m)
+{
+	enum { MAX_WRITERS = 64 };
+	struct {
+		const char *agent, *inst;
+		long commits;
+		const char *last_seq;
+	} w[MAX_WRITERS];
+	size_t n = 0, more = 0;
+	int64_t id = floe_ice_meta_current_snapshot_id(m);
+	for (size_t guard = floe_ice_meta_snapshot_count(m); id >= 0 && guard > 0; guard--) {
+		long i = floe_ice_meta_find_snapshot(m, id);
+		int64_t sid, parent, seq, ts;
+		const char *ml;
+		if (i < 0 || floe_ice_meta_snapshot_at(m, (size_t)i, &sid, &parent, &seq, &ts, &ml))
+			break;
+		id = parent;
+		const char *agent = floe_ice_meta_snapshot_summary(m, (size_t)i, "floe.agent-id");
+		const char *inst = floe_ice_meta_snapshot_summary(m, (size_t)i, "floe.installation-id");
+		if (!agent)
+			continue;
+		inst = inst ? inst : "(none: an older floe)";
+		size_t k = 0;
+		while (k < n && !(strcmp(w[k].agent, agent) == 0 && strcmp(w[k].inst, inst) == 0))
+			k++;
+		if (k == n && n == MAX_WRITERS) {
+			more++;
+			continue;
+		}
+		if (k == n) {
+			w[n].agent = agent;
+			w[n].inst = inst;
+			w[n].commits = 0;
+			w[n].last_seq = floe_ice_meta_snapshot_summary(m, (size_t)i, "floe.commit-seq");
+			n++;
+		}
+		w[k].commits++;
+	}
+	if (n == 0)
+		return;
+	printf("writers (newest first):\n");
+	for (size_t k = 0; k < n; k++) {
+		size_t shared = 0;
+		for (size_t j = 0; j < n; j++)
+			shared += strcmp(w[j].agent, w[k].agent) == 0;
+		printf("  agent %s installation %s commits=%ld last-commit-seq=%s%s\n", w[k].agent, w[k].inst,
+		       w[k].commits, w[k].last_seq ? w[k].last_seq : "?",
+		       shared > 1 ? "  (agent id shared by several installations)" : "");
+	}
+	if (more)
+		printf("  (%zu more)\n", more);
+}
+
 /* Prints the table at prefix in st. */
 static int inspect_table(struct floe_store *st, const char *prefix, const char *name)
 {
 	struct floe_table *t = NULL;
-	int rc = floe_table_load(NULL, st, prefix, &t);
+	char why[1024] = "";
+	int rc = floe_table_load(NULL, st, prefix, &t, why, sizeof(why));
 	if (rc) {
-		fprintf(stderr, "floe: %s: %s\n", name,
-			rc == FLOE_ENOTFOUND ? "no Iceberg table here (no metadata/v*.metadata.json)"
-					     : floe_strerror(rc));
+		/* The same decision a commit would make: a history with a gap or a step back is
+		 * shown as refused, not as whatever a probe happens to reach. */
+		fprintf(stderr, "floe: %s: %s\n", name, why[0] ? why : floe_strerror(rc));
 		return FLOE_EXIT_RUNTIME;
 	}
 	const struct floe_ice_meta *m = floe_table_meta(t);
@@ -142,6 +204,7 @@ static int inspect_table(struct floe_store *st, const char *prefix, const char *
 				printf("  %s=%s\n", key, value);
 		}
 	}
+	print_writers(m);
 	int status = FLOE_EXIT_OK;
 	if (current >= 0) {
 		struct live l = {0, 0, 0};
@@ -166,7 +229,7 @@ int floe_cmd_inspect(int argc, char **argv)
 	struct floe_store *st = NULL;
 	int rc, status;
 	if (with_config) {
-		struct floe_config *cfg = floe_cli_load_config(argv[2]);
+		struct floe_config *cfg = floe_cli_load_config(argv[2], false);
 		if (!cfg)
 			return FLOE_EXIT_USAGE;
 		char why[1024] = "", prefix[1024];

@@ -89,7 +89,10 @@ struct floe_config_table {
 struct floe_config {
 	char *path; /* the name passed to floe_config_parse */
 	struct {
-		char *id;	       /* default: the caller's host name; [A-Za-z0-9._-]{1,64} */
+		char *id;	       /* default: the caller's default_id; [A-Za-z0-9._-]{1,64} */
+		/* An installation id (or "legacy") whose commits under id this agent takes
+		 * over; NULL: none. */
+		char *replaces;
 		char *state_dir;       /* default /var/lib/floe */
 		uint64_t memory_limit; /* default 32 MiB, range 4 MiB .. 4 GiB */
 		/* Threads compressing Parquet pages while the main thread encodes; default 1,

@@ -16,6 +16,7 @@
 #include <string.h>
 
 static int check_id(struct floe_config_ctx *, const struct floe_cnode *, const char *, char **);
+static int check_replaces(struct floe_config_ctx *, const struct floe_cnode *, const char *, char **);
 static int check_state_dir(struct floe_config_ctx *, const struct floe_cnode *, const char *,
 			   char **);
 static int agent_post(struct floe_config_ctx *, const struct floe_cnode *, const char *, char *);
@@ -31,7 +32,8 @@ static const struct floe_key agent_keys[] = {
      .off = CFG(agent.id),
      .flags = FLOE_KF_COMPUTED,
      .check = check_id,
-     .help = "names this agent in commits and object keys; default: host name"},
+     .help = "names this agent in commits and object keys; default: host name and a hash of "
+	     "/etc/machine-id or the installation id"},
     {.name = "state_dir",
      .type = FLOE_KT_STRING,
      .off = CFG(agent.state_dir),
@@ -53,6 +55,12 @@ static const struct floe_key agent_keys[] = {
      .min = 0,
      .max = 8,
      .help = "threads compressing Parquet pages beside the main one; none on one CPU"},
+    {.name = "replaces",
+     .type = FLOE_KT_STRING,
+     .off = CFG(agent.replaces),
+     .check = check_replaces,
+     .help = "the installation id (or 'legacy') whose commits under agent.id this agent "
+	     "takes over; unset: none"},
 };
 static const struct floe_key_section agent_section = FLOE_KEY_SECTION(agent_keys, agent_post, NULL);
 
@@ -114,6 +122,24 @@ static int check_id(struct floe_config_ctx *ctx, const struct floe_cnode *at, co
 	    ctx, at, FLOE_EFORMAT,
 	    "key '%s': expected 1 to 64 characters of A-Z a-z 0-9 . _ -, got '%s'", path,
 	    floe_keymap_show(*value, strlen(*value), shown));
+}
+
+/* An installation id (a lowercase UUID, as floe prints it) or "legacy". */
+static int check_replaces(struct floe_config_ctx *ctx, const struct floe_cnode *at, const char *path,
+			  char **value)
+{
+	char shown[FLOE_KEYMAP_SHOW_CAP];
+	const char *v = *value;
+	bool ok = strlen(v) == 36;
+	for (size_t i = 0; ok && i < 36; i++)
+		ok = (i == 8 || i == 13 || i == 18 || i == 23) ? v[i] == '-'
+							       : (v[i] >= '0' && v[i] <= '9') || (v[i] >= 'a' && v[i] <= 'f');
+	if (ok || strcmp(v, "legacy") == 0)
+		return 0;
+	return floe_config_fail(ctx, at, FLOE_EFORMAT,
+				"key '%s': expected an installation id (as floe prints it, "
+				"xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx) or 'legacy', got '%s'",
+				path, floe_keymap_show(v, strlen(v), shown));
 }
 
 /* Whether s starts with "scheme://" (RFC 3986: ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )). */

@@ -38,17 +38,34 @@ static uint64_t get_le64(const uint8_t *p)
 	return v;
 }
 
+static void header(uint8_t hdr[FLOE_CHECKPOINT_HEADER], const uint8_t *blob, size_t len)
+{
+	memcpy(hdr, "FLCK", 4);
+	put_le32(hdr + 4, FLOE_CHECKPOINT_VERSION);
+	put_le64(hdr + 8, (uint64_t)len);
+	put_le32(hdr + 16, floe_crc32c(0, blob, len));
+}
+
 int floe_checkpoint_save(const char *path, const uint8_t *blob, size_t len)
 {
 	if (len > FLOE_CHECKPOINT_MAX)
 		return FLOE_ELIMIT;
 	uint8_t hdr[FLOE_CHECKPOINT_HEADER];
-	memcpy(hdr, "FLCK", 4);
-	put_le32(hdr + 4, FLOE_CHECKPOINT_VERSION);
-	put_le64(hdr + 8, (uint64_t)len);
-	put_le32(hdr + 16, floe_crc32c(0, blob, len));
+	header(hdr, blob, len);
 	struct floe_fs_piece pieces[2] = {{hdr, sizeof(hdr)}, {blob, len}};
 	return floe_fs_write_atomicv(path, pieces, 2);
+}
+
+int floe_checkpoint_create(const char *path, const uint8_t *blob, size_t len)
+{
+	/* Small files only (the installation id): one buffer holds header and payload. */
+	uint8_t buf[FLOE_CHECKPOINT_HEADER + 4096];
+	if (len > sizeof(buf) - FLOE_CHECKPOINT_HEADER)
+		return FLOE_ELIMIT;
+	header(buf, blob, len);
+	if (len)
+		memcpy(buf + FLOE_CHECKPOINT_HEADER, blob, len);
+	return floe_fs_create_excl(path, buf, FLOE_CHECKPOINT_HEADER + len);
 }
 
 int floe_checkpoint_load(struct floe_alloc *a, const char *path, uint8_t **blob, size_t *len)

@@ -21,6 +21,10 @@ struct floe_alloc;
  * checkpoint is left intact. FLOE_ELIMIT if len exceeds FLOE_CHECKPOINT_MAX. */
 int floe_checkpoint_save(const char *path, const uint8_t *blob, size_t len);
 
+/* As floe_checkpoint_save for a file made once (up to 4 KiB): created only if path does
+ * not exist (-EEXIST otherwise, also when processes race), never replaced. */
+int floe_checkpoint_create(const char *path, const uint8_t *blob, size_t len);
+
 /* Loads the checkpoint at path: *blob (owned by the caller, from a; free with floe_free;
  * never NULL on success, even when *len is 0). -ENOENT when there is none; FLOE_ECORRUPT
  * on a bad magic, version, length or CRC; FLOE_ENOMEM. On failure *blob is untouched. */

@@ -1,165 +1,72 @@
-/* Filesystem-catalog Iceberg table: load, create, and the optimistic append commit. */
-#include "table.h"
+/* Filesystem-catalog Iceberg table: open, load, create, and whose commits are whose (the
+ * installation attribution and the check that no two installations share an agent id).
+ * The version discovery is in table_version.c, the append in table_commit.c. */
+#include "agent/lake/table_impl.h"
 
 #include "agent/pipeline/record.h"
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
-#include "formats/iceberg/manifest.h"
 #include "formats/iceberg/metadata.h"
-#include "formats/json/json.h"
 #include "platform/clock.h"
-#include "platform/crash.h"
-#include "platform/fs.h"
 #include "platform/log.h"
 #include "platform/store.h"
-#include "platform/signal.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
-#define METADATA_MAX (256u << 20)
-#define MANIFEST_MAX (256u << 20)
-#define PATH_CAP 4096
-
-struct floe_table {
-	struct floe_alloc *alloc;
-	struct floe_table_options opt;
-	struct floe_store *store; /* borrowed */
-	char dir[PATH_CAP];       /* key prefix of the table in the store ("" = its root) */
-	char metadir[PATH_CAP];   /* key prefix of metadata/ */
-	char location[PATH_CAP + 8];
-	char uuid[64];
-	struct floe_ice_meta *meta;
-	int64_t version;
-	struct floe_part_spec spec;
-};
-
-static void meta_path(const struct floe_table *t, int64_t v, char *out, size_t cap)
+void floe_table_meta_path(const struct floe_table *t, int64_t v, char *out, size_t cap)
 {
 	snprintf(out, cap, "%sv%" PRId64 ".metadata.json", t->metadir, v);
 }
 
-struct max_ctx {
-	int64_t max;
-};
-
-static int find_max_version(void *ctx, const char *key)
+void floe_table_meta_uri(const struct floe_table *t, int64_t v, char *out, size_t cap)
 {
-	struct max_ctx *m = ctx;
-	const char *slash = strrchr(key, '/');
-	const char *name = slash ? slash + 1 : key;
-	char *end;
-	if (name[0] != 'v')
-		return 0;
-	long long v = strtoll(name + 1, &end, 10);
-	if (end != name + 1 && strcmp(end, ".metadata.json") == 0 && v > m->max)
-		m->max = v;
-	return 0;
+	snprintf(out, cap, "%s/metadata/v%" PRId64 ".metadata.json", t->location, v);
 }
 
-/* Finds the newest metadata version: the hint, then probing upwards (the hint is only a
- * cache and may lag behind a commit), or a directory listing when the hint is absent
- * or wrong. Returns 0 with *version = 0 when the table has no metadata. */
-static int current_version(const struct floe_table *t, int64_t *version)
+int floe_table_fail(struct floe_table *t, int code, const char *fmt, ...)
 {
-	char path[PATH_CAP + 64];
-	int64_t v = 0;
-	void *hint = NULL;
-	size_t len = 0;
-	snprintf(path, sizeof(path), "%sversion-hint.text", t->metadir);
-	if (floe_store_get(t->store, path, 64, &hint, &len) == 0) {
-		char tmp[65];
-		memcpy(tmp, hint, len);
-		tmp[len] = '\0';
-		floe_store_free_data(hint);
-		char *end;
-		long long h = strtoll(tmp, &end, 10);
-		while (*end == '\n' || *end == ' ')
-			end++;
-		if (end != tmp && *end == '\0' && h > 0) {
-			meta_path(t, h, path, sizeof(path));
-			if (floe_store_exists(t->store, path) == 1)
-				v = h;
-		}
-	}
-	if (v == 0) {
-		struct max_ctx m = {0};
-		snprintf(path, sizeof(path), "%sv", t->metadir);
-		int rc = floe_store_list(t->store, path, find_max_version, &m);
-		if (rc && rc != -ENOENT)
-			return rc;
-		v = m.max;
-	}
-	if (v > 0) {
-		for (;;) {
-			meta_path(t, v + 1, path, sizeof(path));
-			int e = floe_store_exists(t->store, path);
-			if (e < 0)
-				return e;
-			if (e == 0)
-				break;
-			v++;
-		}
-	}
-	*version = v;
-	return 0;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(t->err, sizeof(t->err), fmt, ap);
+	va_end(ap);
+	floe_debug("table: %s", t->err);
+	return code;
 }
 
-static int load_version(struct floe_table *t, int64_t v)
+const char *floe_table_error(const struct floe_table *t)
 {
-	char path[PATH_CAP + 64];
-	void *data = NULL;
-	size_t len = 0;
-	meta_path(t, v, path, sizeof(path));
-	int rc = floe_store_get(t->store, path, METADATA_MAX, &data, &len);
-	if (rc)
-		return rc;
-	struct floe_ice_meta *m = NULL;
-	rc = floe_ice_meta_parse(t->alloc, data, len, &m);
-	floe_store_free_data(data);
-	if (rc) {
-		floe_error("table: %s: cannot read metadata: %s", path, floe_strerror(rc));
-		return rc;
-	}
-	const char *uuid = floe_ice_meta_uuid(m);
-	if (t->uuid[0] && uuid && strcmp(uuid, t->uuid) != 0) {
-		floe_error("table: %s: table-uuid changed from %s to %s", path, t->uuid, uuid);
-		floe_ice_meta_free(m);
-		return FLOE_ESCHEMA;
-	}
-	if (uuid && !t->uuid[0])
-		snprintf(t->uuid, sizeof(t->uuid), "%s", uuid);
-	floe_ice_meta_free(t->meta);
-	t->meta = m;
-	t->version = v;
-	return 0;
-}
-
-int floe_table_refresh(struct floe_table *t)
-{
-	int64_t v;
-	int rc = current_version(t, &v);
-	if (rc)
-		return rc;
-	if (v == 0)
-		return FLOE_ENOTFOUND;
-	if (v == t->version && t->meta)
-		return 0;
-	return load_version(t, v);
+	return t->err;
 }
 
 static void write_hint(const struct floe_table *t, int64_t v)
 {
-	char path[PATH_CAP + 64], text[32];
+	char path[FLOE_TABLE_PATH_CAP + 64], text[32];
 	snprintf(path, sizeof(path), "%sversion-hint.text", t->metadir);
 	int n = snprintf(text, sizeof(text), "%" PRId64, v);
 	int rc = floe_store_put(t->store, path, text, (size_t)n);
 	if (rc)
 		floe_warn("table: updating %s failed: %s (readers probe past it)", path, floe_strerror(rc));
+}
+
+void floe_table_seen(struct floe_table *t)
+{
+	if (t->version > t->seen_version)
+		t->seen_version = t->version;
+	int64_t seq = floe_ice_meta_last_sequence(t->meta);
+	if (seq > t->seen_last_seq)
+		t->seen_last_seq = seq;
+}
+
+void floe_table_write_hint(const struct floe_table *t, int64_t v)
+{
+	write_hint(t, v);
 }
 
 static int create_table(struct floe_table *t)
@@ -177,14 +84,14 @@ static int create_table(struct floe_table *t)
 	floe_uuid4(uuid);
 	struct floe_ice_meta *m = NULL;
 	struct floe_buf b;
-	floe_buf_init(&b, t->alloc, METADATA_MAX);
+	floe_buf_init(&b, t->alloc, FLOE_TABLE_METADATA_MAX);
 	int rc = floe_ice_meta_create(t->alloc, uuid, t->location, fields, nfields, pf, t->opt.spec->n,
 				      props, 2, floe_clock_now_us() / 1000, &m);
 	if (rc == 0)
 		rc = floe_ice_meta_write(m, &b);
 	if (rc == 0) {
-		char path[PATH_CAP + 64];
-		meta_path(t, 1, path, sizeof(path));
+		char path[FLOE_TABLE_PATH_CAP + 64];
+		floe_table_meta_path(t, 1, path, sizeof(path));
 		rc = floe_store_put_if_absent(t->store, path, b.data, b.len);
 		if (rc == 0) {
 			floe_info("table: created %s (uuid %s)", t->location, uuid);
@@ -209,6 +116,46 @@ static int set_names(struct floe_table *t, struct floe_store *store, const char 
 	return 0;
 }
 
+/* The installation id as 32 hex digits, for data file names. */
+static int set_installation(struct floe_table *t)
+{
+	const char *id = t->opt.installation_id;
+	size_t n = 0;
+	for (const char *p = id ? id : ""; *p; p++) {
+		if (*p == '-')
+			continue;
+		bool hex = (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f');
+		if (!hex || n == sizeof(t->inst_hex) - 1)
+			return FLOE_EINVAL;
+		t->inst_hex[n++] = *p;
+	}
+	t->inst_hex[n] = '\0';
+	return n == sizeof(t->inst_hex) - 1 ? 0 : FLOE_EINVAL;
+}
+
+/* A commit reads the current snapshot's manifest list and lists its manifests again: they
+ * must be inside the warehouse, or floe cannot read them (a table written at another
+ * location and copied or moved here still names the old one). */
+static int check_inside(struct floe_table *t)
+{
+	const struct floe_ice_meta *m = t->meta;
+	long i = floe_ice_meta_find_snapshot(m, floe_ice_meta_current_snapshot_id(m));
+	int64_t id, parent, seq, ts;
+	const char *list = NULL;
+	char key[FLOE_TABLE_PATH_CAP], path[2 * FLOE_TABLE_PATH_CAP + 64];
+	if (i < 0 || floe_ice_meta_snapshot_at(m, (size_t)i, &id, &parent, &seq, &ts, &list) || !list ||
+	    floe_store_key(t->store, list, key, sizeof(key)) == 0)
+		return 0;
+	floe_table_meta_uri(t, t->version, path, sizeof(path));
+	return floe_table_fail(
+	    t, FLOE_EUNSUPPORTED,
+	    "%s: the current snapshot %" PRId64 " lists its manifests in %s, which is not inside the "
+	    "warehouse %s (the table was written at another location and copied or moved here): floe "
+	    "can only append to a table whose files are in its warehouse; set lake.warehouse to the "
+	    "table's own location",
+	    path, id, list, t->store->uri);
+}
+
 int floe_table_open(struct floe_alloc *a, const struct floe_table_options *opt, struct floe_table **out,
 		    char *why, size_t cap)
 {
@@ -221,33 +168,36 @@ int floe_table_open(struct floe_alloc *a, const struct floe_table_options *opt, 
 		t->opt.max_attempts = 100;
 	if (!t->opt.max_log)
 		t->opt.max_log = 100;
-	char prefix[PATH_CAP];
-	int rc = FLOE_ELIMIT;
+	char prefix[FLOE_TABLE_PATH_CAP];
+	int rc = FLOE_EINVAL;
+	if (set_installation(t)) {
+		snprintf(t->err, sizeof(t->err), "installation id '%s' is not a UUID",
+			 opt->installation_id ? opt->installation_id : "");
+		goto err;
+	}
+	rc = FLOE_ELIMIT;
 	if (floe_fmt(prefix, sizeof(prefix), "%s/%s", opt->namespace, opt->name) ||
 	    (rc = set_names(t, opt->store, prefix)))
 		goto err;
-	int64_t v;
-	if ((rc = current_version(t, &v)))
+	if ((rc = floe_table_find_current(t, true)))
 		goto err;
-	if (v == 0) {
-		if ((rc = create_table(t)) || (rc = current_version(t, &v)))
+	if (t->version == 0) {
+		if ((rc = create_table(t)) || (rc = floe_table_find_current(t, false)))
 			goto err;
-		if (v == 0) {
+		if (t->version == 0) {
 			rc = FLOE_ENOTFOUND;
 			goto err;
 		}
 	}
-	if ((rc = load_version(t, v)))
-		goto err;
 	if (floe_ice_meta_format_version(t->meta) > 2) {
-		snprintf(why, cap, "the table is format version %d; floe writes version 2",
+		snprintf(t->err, sizeof(t->err), "the table is format version %d; floe writes version 2",
 			 floe_ice_meta_format_version(t->meta));
 		rc = FLOE_EUNSUPPORTED;
 		goto err;
 	}
-	if ((rc = floe_log_schema_check(t->meta, why, cap)))
-		goto err;
-	if ((rc = floe_part_spec_from_table(&t->spec, t->meta, why, cap)))
+	if ((rc = floe_log_schema_check(t->meta, t->err, sizeof(t->err))) ||
+	    (rc = floe_part_spec_from_table(&t->spec, t->meta, t->err, sizeof(t->err))) ||
+	    (rc = check_inside(t)) || (rc = floe_table_check_identity(t)))
 		goto err;
 	if (!floe_part_spec_equal(&t->spec, opt->spec))
 		floe_warn("table: %s is partitioned differently from the configuration; "
@@ -255,29 +205,30 @@ int floe_table_open(struct floe_alloc *a, const struct floe_table_options *opt, 
 	*out = t;
 	return 0;
 err:
+	snprintf(why, cap, "%s", t->err);
 	floe_table_free(t);
 	return rc;
 }
 
 int floe_table_load(struct floe_alloc *a, struct floe_store *store, const char *prefix,
-		    struct floe_table **out)
+		    struct floe_table **out, char *why, size_t cap)
 {
 	struct floe_table *t = floe_calloc(a, 1, sizeof(*t));
 	if (!t)
 		return FLOE_ENOMEM;
 	t->alloc = a;
 	int rc = set_names(t, store, prefix);
-	if (rc)
+	if (rc || (rc = floe_table_find_current(t, true)))
 		goto err;
-	int64_t v;
-	if ((rc = current_version(t, &v)))
+	if (t->version == 0) {
+		snprintf(t->err, sizeof(t->err), "no Iceberg table here (no metadata/v*.metadata.json)");
+		rc = FLOE_ENOTFOUND;
 		goto err;
-	rc = FLOE_ENOTFOUND;
-	if (v == 0 || (rc = load_version(t, v)))
-		goto err;
+	}
 	*out = t;
 	return 0;
 err:
+	snprintf(why, cap, "%s", t->err[0] ? t->err : floe_strerror(rc));
 	floe_table_free(t);
 	return rc;
 }
@@ -288,6 +239,15 @@ void floe_table_free(struct floe_table *t)
 		return;
 	floe_ice_meta_free(t->meta);
 	floe_free(t->alloc, t);
+}
+
+int floe_table_refresh(struct floe_table *t)
+{
+	int rc = floe_table_find_current(t, false);
+	if (rc == 0 && t->version == 0)
+		rc = floe_table_fail(t, FLOE_ENOTFOUND, "%s has no metadata any more (metadata/ is empty)",
+				     t->location);
+	return rc;
 }
 
 const struct floe_ice_meta *floe_table_meta(const struct floe_table *t)
@@ -310,422 +270,140 @@ int64_t floe_table_version(const struct floe_table *t)
 	return t->version;
 }
 
-int64_t floe_table_committed_seq(const struct floe_table *t, const char *agent_id)
+/* Is snapshot i a commit of installation inst? Commits without an installation id (made
+ * by a floe without them) belong to the installation that continues their agent id. */
+static bool made_by(const struct floe_table *t, size_t i, const char *inst)
+{
+	const char *by = floe_ice_meta_snapshot_summary(t->meta, i, "floe.installation-id");
+	if (by)
+		return strcmp(by, inst) == 0;
+	const char *agent = floe_ice_meta_snapshot_summary(t->meta, i, "floe.agent-id");
+	const char *own = t->opt.installation_id;
+	return agent && t->opt.legacy_agent_id && own && strcmp(inst, own) == 0 &&
+	       strcmp(agent, t->opt.legacy_agent_id) == 0;
+}
+
+/* Calls fn for every snapshot of the current snapshot's ancestry, newest first (index in
+ * the metadata, position in the walk); a non-zero return stops the walk. */
+static void walk_ancestry(const struct floe_table *t, bool (*fn)(void *ctx, size_t i, size_t pos), void *ctx)
 {
 	const struct floe_ice_meta *m = t->meta;
-	int64_t best = -1;
 	int64_t id = floe_ice_meta_current_snapshot_id(m);
-	size_t guard = floe_ice_meta_snapshot_count(m);
-	while (id >= 0 && guard-- > 0) {
+	size_t n = floe_ice_meta_snapshot_count(m);
+	for (size_t pos = 0; id >= 0 && pos < n; pos++) {
 		long i = floe_ice_meta_find_snapshot(m, id);
-		if (i < 0)
-			break;
-		const char *agent = floe_ice_meta_snapshot_summary(m, (size_t)i, "floe.agent-id");
-		const char *seq = floe_ice_meta_snapshot_summary(m, (size_t)i, "floe.commit-seq");
-		if (agent && seq && strcmp(agent, agent_id) == 0) {
-			long long s = strtoll(seq, NULL, 10);
-			if (s > best)
-				best = s;
-		}
 		int64_t sid, parent, sseq, ts;
 		const char *ml;
-		if (floe_ice_meta_snapshot_at(m, (size_t)i, &sid, &parent, &sseq, &ts, &ml))
+		if (i < 0 || fn(ctx, (size_t)i, pos) ||
+		    floe_ice_meta_snapshot_at(m, (size_t)i, &sid, &parent, &sseq, &ts, &ml))
 			break;
 		id = parent;
 	}
-	return best;
 }
 
-struct commit_files {
-	struct floe_ice_data_file *files;
-	char (*paths)[PATH_CAP + 16];
-	const struct floe_part_key **keys;
-	size_t n;
-	int64_t records, bytes;
-	size_t changed_partitions;
+struct seq_ctx {
+	const struct floe_table *t;
+	const char *inst;
+	int64_t best;
 };
 
-/* Copies every spool file into the table's data directory under a deterministic name
- * (a retried copy rewrites the same file), and describes it for the manifest. */
-static int place_files(struct floe_table *t, struct floe_spool *spool, struct floe_spool_entry *const *entries,
-		       size_t n, struct commit_files *cf)
+static bool seq_one(void *ctx, size_t i, size_t pos)
 {
-	size_t total = 0;
-	for (size_t i = 0; i < n; i++)
-		total += entries[i]->nfiles;
-	cf->files = floe_calloc(t->alloc, total ? total : 1, sizeof(*cf->files));
-	cf->paths = floe_calloc(t->alloc, total ? total : 1, sizeof(*cf->paths));
-	cf->keys = floe_calloc(t->alloc, total ? total : 1, sizeof(*cf->keys));
-	if (!cf->files || !cf->paths || !cf->keys)
-		return FLOE_ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		for (size_t k = 0; k < entries[i]->nfiles; k++) {
-			const struct floe_spool_file *sf = &entries[i]->files[k];
-			char part[1024], key[PATH_CAP], src[PATH_CAP + 64];
-			int rc = floe_part_key_path(&t->spec, &sf->key, part, sizeof(part));
-			if (rc)
-				return rc;
-			if ((rc = floe_fmt(key, sizeof(key), "%s%sdata/%s%s%s-%s", t->dir, t->dir[0] ? "/" : "",
-					   part, part[0] ? "/" : "", t->opt.agent_id, sf->name)))
-				return rc;
-			char *dst = cf->paths[cf->n];
-			if ((rc = floe_store_uri(t->store, key, dst, PATH_CAP + 16)))
-				return rc;
-			if ((rc = floe_spool_path(spool, sf->name, src, sizeof(src))))
-				return rc;
-			if ((rc = floe_store_put_file(t->store, key, src))) {
-				floe_error("table: storing %s as %s failed: %s", src, dst, floe_strerror(rc));
-				return rc;
-			}
-			struct floe_ice_data_file *df = &cf->files[cf->n];
-			df->path = dst;
-			df->record_count = sf->records;
-			df->file_size = sf->size;
-			df->partition = sf->key.v;
-			df->metrics = sf->metrics;
-			df->metrics_count = sf->nmetrics;
-			df->split_offsets = sf->splits;
-			df->split_count = sf->nsplits;
-			cf->records += sf->records;
-			cf->bytes += sf->size;
-			bool seen = false;
-			for (size_t j = 0; j < cf->n && !seen; j++)
-				seen = floe_part_key_equal(&t->spec, cf->keys[j], &sf->key);
-			cf->changed_partitions += !seen;
-			cf->keys[cf->n] = &sf->key;
-			cf->n++;
-		}
+	struct seq_ctx *c = ctx;
+	(void)pos;
+	const char *seq = floe_ice_meta_snapshot_summary(c->t->meta, i, "floe.commit-seq");
+	if (seq && made_by(c->t, i, c->inst)) {
+		long long s = strtoll(seq, NULL, 10);
+		if (s > c->best)
+			c->best = s;
+	}
+	return false;
+}
+
+int64_t floe_table_committed_seq(const struct floe_table *t, const char *installation_id)
+{
+	struct seq_ctx c = {t, installation_id ? installation_id : "", -1};
+	walk_ancestry(t, seq_one, &c);
+	return c.best;
+}
+
+struct identity_ctx {
+	const struct floe_table *t;
+	long oldest_own;      /* walk position of this installation's oldest commit, or -1 */
+	long newest_foreign;  /* walk position of the newest other installation's, or -1 */
+	long blocking;        /* the newest one opt.replaces does not cover, or -1 */
+	size_t foreign_idx, blocking_idx;
+};
+
+static bool identity_one(void *ctx, size_t i, size_t pos)
+{
+	struct identity_ctx *c = ctx;
+	const struct floe_table *t = c->t;
+	const char *agent = floe_ice_meta_snapshot_summary(t->meta, i, "floe.agent-id");
+	if (!agent || strcmp(agent, t->opt.agent_id) != 0)
+		return false;
+	if (made_by(t, i, t->opt.installation_id)) {
+		c->oldest_own = (long)pos;
+		return false;
+	}
+	const char *by = floe_ice_meta_snapshot_summary(t->meta, i, "floe.installation-id");
+	if (c->newest_foreign < 0) {
+		c->newest_foreign = (long)pos;
+		c->foreign_idx = i;
+	}
+	bool replaced = t->opt.replaces && strcmp(t->opt.replaces, by ? by : "legacy") == 0;
+	if (!replaced && c->blocking < 0) {
+		c->blocking = (long)pos;
+		c->blocking_idx = i;
+	}
+	return false;
+}
+
+/* Describes the commit at snapshot index i for a message: installation, seq and time. */
+static void describe(const struct floe_table *t, size_t i, char *out, size_t cap)
+{
+	const struct floe_ice_meta *m = t->meta;
+	const char *by = floe_ice_meta_snapshot_summary(m, i, "floe.installation-id");
+	const char *seq = floe_ice_meta_snapshot_summary(m, i, "floe.commit-seq");
+	int64_t id = 0, parent, sseq, ts = 0;
+	const char *ml;
+	floe_ice_meta_snapshot_at(m, i, &id, &parent, &sseq, &ts, &ml);
+	time_t s = (time_t)(ts / 1000);
+	struct tm tm;
+	char when[32] = "?";
+	if (gmtime_r(&s, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	if (by)
+		snprintf(out, cap, "installation %s (snapshot %" PRId64 ", commit-seq %s, %s)", by, id,
+			 seq ? seq : "?", when);
+	else
+		snprintf(out, cap, "a floe without installation ids (snapshot %" PRId64 ", commit-seq %s, %s)",
+			 id, seq ? seq : "?", when);
+}
+
+int floe_table_check_identity(struct floe_table *t)
+{
+	struct identity_ctx c = {t, -1, -1, -1, 0, 0};
+	char who[256];
+	walk_ancestry(t, identity_one, &c);
+	if (c.oldest_own >= 0 && c.newest_foreign >= 0 && c.newest_foreign < c.oldest_own) {
+		describe(t, c.foreign_idx, who, sizeof(who));
+		return floe_table_fail(
+		    t, FLOE_EIDENTITY,
+		    "%s: %s committed under agent.id '%s' after this installation (%s) did: two live "
+		    "agents share the id. Stop one of them, or give each agent its own agent.id",
+		    t->location, who, t->opt.agent_id, t->opt.installation_id);
+	}
+	if (c.oldest_own < 0 && c.blocking >= 0) {
+		describe(t, c.blocking_idx, who, sizeof(who));
+		const char *by = floe_ice_meta_snapshot_summary(t->meta, c.blocking_idx, "floe.installation-id");
+		return floe_table_fail(
+		    t, FLOE_EIDENTITY,
+		    "%s: agent.id '%s' already commits from %s; this is installation %s. Two agents "
+		    "are configured with one agent.id (cloned devices share a host name and maybe "
+		    "/etc/machine-id), or this agent's state_dir was wiped or replaced. Give this agent "
+		    "its own agent.id; if it replaces that installation for good, set agent.replaces: %s",
+		    t->location, t->opt.agent_id, who, t->opt.installation_id, by ? by : "legacy");
 	}
 	return 0;
-}
-
-static void commit_files_fini(struct floe_alloc *a, struct commit_files *cf)
-{
-	floe_free(a, cf->files);
-	floe_free(a, cf->paths);
-	floe_free(a, cf->keys);
-}
-
-static int write_json(struct floe_alloc *a, const struct floe_json *v, char **out)
-{
-	struct floe_buf b;
-	floe_buf_init(&b, a, METADATA_MAX);
-	int rc = floe_json_write(v, &b);
-	if (rc == 0)
-		rc = floe_buf_putc(&b, '\0');
-	if (rc) {
-		floe_buf_fini(&b);
-		return rc;
-	}
-	size_t len;
-	*out = (char *)floe_buf_steal(&b, &len);
-	return 0;
-}
-
-static int write_manifest(struct floe_table *t, const struct commit_files *cf, int64_t snapshot_id,
-			  const char *commit_uuid, char *path, size_t cap, int64_t *length)
-{
-	struct floe_ice_manifest_part parts[FLOE_PART_MAX];
-	floe_part_spec_manifest_parts(&t->spec, parts);
-	char *schema = NULL, *spec = NULL;
-	struct floe_buf b;
-	floe_buf_init(&b, t->alloc, MANIFEST_MAX);
-	int rc = write_json(t->alloc, floe_ice_meta_current_schema(t->meta), &schema);
-	if (rc == 0)
-		rc = write_json(t->alloc, floe_ice_meta_default_spec_fields(t->meta), &spec);
-	if (rc == 0) {
-		struct floe_ice_manifest_info info = {
-			.schema_json = schema,
-			.schema_id = floe_ice_meta_current_schema_id(t->meta),
-			.partition_spec_json = spec,
-			.partition_spec_id = t->spec.spec_id,
-			.parts = parts,
-			.nparts = t->spec.n,
-			.snapshot_id = snapshot_id,
-		};
-		uint8_t sync[16];
-		floe_random_bytes(sync, sizeof(sync));
-		rc = floe_ice_manifest_write(t->alloc, &info, cf->files, cf->n, sync, &b);
-	}
-	if (rc == 0) {
-		snprintf(path, cap, "%s%s-m0.avro", t->metadir, commit_uuid);
-		rc = floe_store_put_if_absent(t->store, path, b.data, b.len);
-		*length = (int64_t)b.len;
-	}
-	floe_buf_fini(&b);
-	floe_free(t->alloc, schema);
-	floe_free(t->alloc, spec);
-	return rc;
-}
-
-static int64_t summary_int(const struct floe_ice_meta *m, long idx, const char *key, bool *ok)
-{
-	if (idx < 0)
-		return 0;
-	const char *v = floe_ice_meta_snapshot_summary(m, (size_t)idx, key);
-	if (!v) {
-		*ok = false;
-		return 0;
-	}
-	return strtoll(v, NULL, 10);
-}
-
-/* Reads the parent's manifest list (NULL when there is no parent). */
-static int read_parent_list(struct floe_table *t, long parent_idx, struct floe_ice_manifest_list **out)
-{
-	*out = NULL;
-	if (parent_idx < 0)
-		return 0;
-	int64_t id, parent, seq, ts;
-	const char *uri;
-	int rc = floe_ice_meta_snapshot_at(t->meta, (size_t)parent_idx, &id, &parent, &seq, &ts, &uri);
-	if (rc)
-		return rc;
-	if (!uri) {
-		floe_error("table: snapshot %" PRId64 " has no manifest list (v1 inline manifests are "
-			   "not supported)", id);
-		return FLOE_EUNSUPPORTED;
-	}
-	char key[PATH_CAP];
-	if ((rc = floe_store_key(t->store, uri, key, sizeof(key)))) {
-		floe_error("table: manifest list %s is outside the warehouse %s", uri, t->store->uri);
-		return rc;
-	}
-	void *data = NULL;
-	size_t len = 0;
-	if ((rc = floe_store_get(t->store, key, MANIFEST_MAX, &data, &len))) {
-		floe_error("table: reading manifest list %s failed: %s", uri, floe_strerror(rc));
-		return rc;
-	}
-	rc = floe_ice_manifest_list_read(t->alloc, data, len, out);
-	floe_store_free_data(data);
-	return rc;
-}
-
-/* One attempt: 0 committed, -EEXIST lost the race, other errors fatal. */
-static int attempt(struct floe_table *t, const struct commit_files *cf, int64_t snapshot_id,
-		   int64_t commit_seq, const char *commit_uuid, unsigned n, const char *manifest_uri,
-		   int64_t manifest_len)
-{
-	struct floe_ice_meta *m = t->meta;
-	int64_t parent = floe_ice_meta_current_snapshot_id(m);
-	long pidx = parent >= 0 ? floe_ice_meta_find_snapshot(m, parent) : -1;
-	int64_t seq = floe_ice_meta_last_sequence(m) + 1;
-	struct floe_ice_manifest_list *plist = NULL;
-	struct floe_ice_manifest_entry *entries = NULL;
-	struct floe_buf b;
-	floe_buf_init(&b, t->alloc, MANIFEST_MAX);
-	int rc = read_parent_list(t, pidx, &plist);
-	if (rc)
-		goto out;
-	size_t np = plist ? floe_ice_manifest_list_count(plist) : 0;
-	rc = FLOE_ENOMEM;
-	if (!(entries = floe_calloc(t->alloc, np + 1, sizeof(*entries))))
-		goto out;
-
-	struct floe_ice_field_summary sums[FLOE_PART_MAX];
-	struct floe_ice_manifest_part parts[FLOE_PART_MAX];
-	uint8_t scratch[16 * FLOE_PART_MAX];
-	floe_part_spec_manifest_parts(&t->spec, parts);
-	if ((rc = floe_ice_manifest_summarize(parts, t->spec.n, cf->files, cf->n, sums, scratch)))
-		goto out;
-	struct floe_ice_manifest_entry *e = &entries[0];
-	e->path = manifest_uri;
-	e->length = manifest_len;
-	e->spec_id = t->spec.spec_id;
-	e->content = 0;
-	e->sequence_number = seq;
-	e->min_sequence_number = seq;
-	e->added_snapshot_id = snapshot_id;
-	e->added_files = (int32_t)cf->n;
-	e->added_rows = cf->records;
-	e->partitions = sums;
-	e->npartitions = t->spec.n;
-	e->has_partitions = true;
-	for (size_t i = 0; i < np; i++)
-		entries[i + 1] = *floe_ice_manifest_list_at(plist, i);
-
-	uint8_t sync[16];
-	floe_random_bytes(sync, sizeof(sync));
-	if ((rc = floe_ice_manifest_list_write(t->alloc, snapshot_id, parent, seq, entries, np + 1, sync, &b)))
-		goto out;
-	char list_path[PATH_CAP + 128], list_uri[2 * PATH_CAP + 160];
-	snprintf(list_path, sizeof(list_path), "%ssnap-%" PRId64 "-%u-%s.avro", t->metadir, snapshot_id, n,
-		 commit_uuid);
-	if ((rc = floe_store_uri(t->store, list_path, list_uri, sizeof(list_uri))) ||
-	    (rc = floe_store_put(t->store, list_path, b.data, b.len)))
-		goto out;
-
-	/* Totals continue the parent's; a parent without them (another engine's) means
-	 * floe cannot know them and leaves them out, as Java does. */
-	bool ok = true;
-	int64_t tot_records = summary_int(m, pidx, "total-records", &ok);
-	int64_t tot_size = summary_int(m, pidx, "total-files-size", &ok);
-	int64_t tot_files = summary_int(m, pidx, "total-data-files", &ok);
-	int64_t tot_del = summary_int(m, pidx, "total-delete-files", &ok);
-	int64_t tot_pos = summary_int(m, pidx, "total-position-deletes", &ok);
-	int64_t tot_eq = summary_int(m, pidx, "total-equality-deletes", &ok);
-	char v[16][32];
-	struct floe_ice_kv kv[16];
-	size_t k = 0;
-#define KV(name, fmt, val)                                                                         \
-	do {                                                                                       \
-		snprintf(v[k], sizeof(v[k]), fmt, val);                                            \
-		kv[k].key = name;                                                                  \
-		kv[k].value = v[k];                                                                \
-		k++;                                                                               \
-	} while (0)
-	KV("added-data-files", "%zu", cf->n);
-	KV("added-records", "%" PRId64, cf->records);
-	KV("added-files-size", "%" PRId64, cf->bytes);
-	KV("changed-partition-count", "%zu", cf->changed_partitions);
-	if (ok) {
-		KV("total-records", "%" PRId64, tot_records + cf->records);
-		KV("total-files-size", "%" PRId64, tot_size + cf->bytes);
-		KV("total-data-files", "%" PRId64, tot_files + (int64_t)cf->n);
-		KV("total-delete-files", "%" PRId64, tot_del);
-		KV("total-position-deletes", "%" PRId64, tot_pos);
-		KV("total-equality-deletes", "%" PRId64, tot_eq);
-	}
-	KV("engine-name", "%s", "floe");
-	KV("engine-version", "%s", FLOE_VERSION);
-	KV("floe.agent-id", "%s", t->opt.agent_id);
-	KV("floe.commit-seq", "%" PRId64, commit_seq);
-#undef KV
-
-	/* Clamp the clock: never before the parent snapshot or the last metadata update, so
-	 * a device whose clock lags cannot make the history go backwards. */
-	int64_t now = floe_clock_now_us() / 1000;
-	int64_t floor_ms = floe_ice_meta_last_updated_ms(m);
-	if (pidx >= 0) {
-		int64_t id, pp, ps, pts;
-		const char *ml;
-		if (floe_ice_meta_snapshot_at(m, (size_t)pidx, &id, &pp, &ps, &pts, &ml) == 0 && pts + 1 > floor_ms)
-			floor_ms = pts + 1;
-	}
-	if (now < floor_ms)
-		now = floor_ms;
-	struct floe_ice_snapshot snap = {
-		.snapshot_id = snapshot_id,
-		.parent_id = parent,
-		.sequence_number = seq,
-		.timestamp_ms = now,
-		.manifest_list = list_uri,
-		.operation = "append",
-		.summary = kv,
-		.summary_count = k,
-		.schema_id = floe_ice_meta_current_schema_id(m),
-	};
-	char prev[PATH_CAP + 64], prev_uri[2 * PATH_CAP + 80], next[PATH_CAP + 64];
-	meta_path(t, t->version, prev, sizeof(prev));
-	if ((rc = floe_store_uri(t->store, prev, prev_uri, sizeof(prev_uri))) ||
-	    (rc = floe_ice_meta_add_snapshot(m, &snap, prev_uri, now, t->opt.max_log)))
-		goto out;
-	floe_buf_reset(&b);
-	if ((rc = floe_ice_meta_write(m, &b)))
-		goto out;
-	meta_path(t, t->version + 1, next, sizeof(next));
-	rc = floe_store_put_if_absent(t->store, next, b.data, b.len);
-	if (rc == 0) {
-		floe_crashpoint("commit-after-metadata");
-		t->version++;
-		write_hint(t, t->version);
-	} else if (rc == -EEXIST) {
-		floe_store_remove(t->store, list_path);
-	}
-out:
-	floe_buf_fini(&b);
-	floe_free(t->alloc, entries);
-	floe_ice_manifest_list_free(plist);
-	return rc;
-}
-
-static bool already_committed(struct floe_table *t, int64_t snapshot_id, int64_t commit_seq)
-{
-	return floe_ice_meta_find_snapshot(t->meta, snapshot_id) >= 0 ||
-	       floe_table_committed_seq(t, t->opt.agent_id) >= commit_seq;
-}
-
-/* True when the table already holds some but not all of the entries: committing them
- * together would duplicate the older ones. The caller drops what the table holds. */
-static bool partly_committed(struct floe_table *t, int64_t first_seq, int64_t commit_seq)
-{
-	int64_t c = floe_table_committed_seq(t, t->opt.agent_id);
-	return c >= first_seq && c < commit_seq;
-}
-
-int floe_table_commit(struct floe_table *t, struct floe_spool *spool,
-		      struct floe_spool_entry *const *entries, size_t n)
-{
-	if (n == 0)
-		return 0;
-	int64_t commit_seq = (int64_t)entries[n - 1]->seq;
-	struct commit_files cf;
-	memset(&cf, 0, sizeof(cf));
-	int rc = floe_table_refresh(t);
-	if (rc)
-		return rc;
-	if (already_committed(t, -1, commit_seq))
-		return 0;
-	if (partly_committed(t, (int64_t)entries[0]->seq, commit_seq))
-		return FLOE_ECONFLICT;
-
-	int64_t snapshot_id;
-	do {
-		uint64_t r;
-		floe_random_bytes(&r, sizeof(r));
-		snapshot_id = (int64_t)(r & INT64_MAX);
-	} while (snapshot_id == 0 || floe_ice_meta_find_snapshot(t->meta, snapshot_id) >= 0);
-	char commit_uuid[37];
-	floe_uuid4(commit_uuid);
-
-	char manifest[PATH_CAP + 64], manifest_uri[2 * PATH_CAP + 80];
-	int64_t manifest_len = 0;
-	if ((rc = place_files(t, spool, entries, n, &cf)) ||
-	    (rc = write_manifest(t, &cf, snapshot_id, commit_uuid, manifest, sizeof(manifest), &manifest_len)))
-		goto out;
-	if ((rc = floe_store_uri(t->store, manifest, manifest_uri, sizeof(manifest_uri))))
-		goto out;
-	floe_crashpoint("commit-after-manifest");
-
-	unsigned delay_ms = 10;
-	for (unsigned i = 1; i <= t->opt.max_attempts; i++) {
-		if (i > 1) {
-			if ((rc = floe_table_refresh(t)))
-				goto out;
-			if (already_committed(t, snapshot_id, commit_seq)) {
-				rc = 0;
-				goto out;
-			}
-			if (partly_committed(t, (int64_t)entries[0]->seq, commit_seq)) {
-				rc = FLOE_ECONFLICT;
-				goto out;
-			}
-		}
-		rc = attempt(t, &cf, snapshot_id, commit_seq, commit_uuid, i, manifest_uri, manifest_len);
-		if (rc == 0) {
-			floe_info("table: committed snapshot %" PRId64 " (commit-seq %" PRId64 ", %zu files, "
-				  "%" PRId64 " rows) as v%" PRId64,
-				  snapshot_id, commit_seq, cf.n, cf.records, t->version);
-			goto out;
-		}
-		if (rc != -EEXIST)
-			goto out;
-		/* Lost the race: back off with full jitter, then rebuild on the new parent. */
-		uint32_t r;
-		floe_random_bytes(&r, sizeof(r));
-		floe_debug("table: commit attempt %u lost the race, retrying", i);
-		floe_signal_sleep_ms(r % delay_ms + 1);
-		if (delay_ms < 1000)
-			delay_ms *= 2;
-		/* The in-memory metadata was edited by the failed attempt; reload it. */
-		t->version = 0;
-	}
-	rc = FLOE_ECONFLICT;
-out:
-	/* A failed attempt may have edited the loaded metadata: force a reload. */
-	if (rc)
-		t->version = 0;
-	commit_files_fini(t->alloc, &cf);
-	return rc;
 }

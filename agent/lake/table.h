@@ -8,7 +8,15 @@
  * Data files and the manifest are written once per commit; every attempt reloads the
  * table, writes a new manifest list from the fresh parent and tries v<N+1>. The snapshot
  * id and floe.commit-seq are fixed before the first attempt, and every attempt first
- * checks whether the table already holds that commit, so a retry never appends twice. */
+ * checks whether the table already holds that commit, so a retry never appends twice.
+ *
+ * Every object floe puts in the warehouse is an exclusive create, except
+ * version-hint.text (a cache every writer rewrites, by the spec's design). Data files are
+ * named <agent id>-<installation id>-<seq>-<k>.parquet: only this installation ever
+ * chooses such a name, so an existing object of the same size under it is this
+ * installation's own earlier upload. Commits are attributed to an installation
+ * (floe.installation-id in the snapshot summary), not to the agent id, which an
+ * operator may change or (by mistake) give to two devices. */
 #ifndef FLOE_TABLE_H
 #define FLOE_TABLE_H
 
@@ -28,6 +36,14 @@ struct floe_table_options {
 	const char *name;
 	const struct floe_part_spec *spec; /* used when the table is created */
 	const char *agent_id;
+	const char *installation_id; /* this installation (a UUID, see pipeline/identity.h) */
+	/* Snapshots without floe.installation-id whose floe.agent-id is this are this
+	 * installation's: it continues a state_dir from a floe without installation ids.
+	 * NULL: none. */
+	const char *legacy_agent_id;
+	/* An installation whose commits under agent_id this one takes over ("legacy" for
+	 * commits without an installation id); NULL: none. See floe_table_check_identity. */
+	const char *replaces;
 	unsigned max_attempts;      /* commit attempts before giving up (0 = 100) */
 	unsigned max_log;           /* metadata-log entries kept (0 = 100) */
 };
@@ -35,25 +51,47 @@ struct floe_table_options {
 struct floe_table;
 
 /* Binds to the table, creating it (v1.metadata.json) if absent. FLOE_ESCHEMA when the
- * existing table's schema or partition spec cannot take floe's rows; why says why. */
+ * existing table's schema or partition spec cannot take floe's rows, FLOE_EREGRESS when
+ * its metadata history has a gap or goes backwards (see floe_table_refresh),
+ * FLOE_EIDENTITY when another installation commits under opt->agent_id
+ * (floe_table_check_identity); why says why. */
 int floe_table_open(struct floe_alloc *a, const struct floe_table_options *opt, struct floe_table **out,
 		    char *why, size_t cap);
 /* Opens an existing table read-only (for inspect): the table at key prefix (may be "")
- * in store. FLOE_ENOTFOUND when it has no metadata. No commits through such a handle. */
+ * in store, found and checked as floe_table_open does. FLOE_ENOTFOUND when it has no
+ * metadata; why says why on failure. No commits through such a handle. */
 int floe_table_load(struct floe_alloc *a, struct floe_store *store, const char *prefix,
-		    struct floe_table **out);
+		    struct floe_table **out, char *why, size_t cap);
 void floe_table_free(struct floe_table *t);
-/* Reloads the newest metadata version. */
+/* Reloads the newest metadata version: the one version-hint.text names, then every next
+ * version that exists (the probing rule of Hadoop tables, which readers follow too).
+ * floe refuses, with FLOE_EREGRESS, a history that readers could take differently or
+ * that lost commits: a hint naming a missing version (the current metadata file was
+ * deleted), a next version whose metadata-log does not end with its predecessor or whose
+ * last-sequence-number is lower (a stray or restored copy), and a version two past the
+ * current one while the next is missing (a gap: probing readers stop before it, listing
+ * readers take it). floe_table_error says which file and what was expected. */
 int floe_table_refresh(struct floe_table *t);
+/* Why the last failing call on t failed ("" if it did not say), for messages. */
+const char *floe_table_error(const struct floe_table *t);
 const struct floe_ice_meta *floe_table_meta(const struct floe_table *t);
 const struct floe_part_spec *floe_table_spec(const struct floe_table *t);
 /* The table's location URI ("file:///…/default/logs"). */
 const char *floe_table_location(const struct floe_table *t);
 /* Metadata version currently loaded (N of vN.metadata.json). */
 int64_t floe_table_version(const struct floe_table *t);
-/* The highest floe.commit-seq that agent_id has in the current snapshot's ancestry, or
- * -1 when it has none. */
-int64_t floe_table_committed_seq(const struct floe_table *t, const char *agent_id);
+/* The highest floe.commit-seq that installation_id has in the current snapshot's
+ * ancestry, or -1 when it has none. For this table's own installation, snapshots of its
+ * legacy_agent_id count too. */
+int64_t floe_table_committed_seq(const struct floe_table *t, const char *installation_id);
+/* Checks that no other installation commits under this table's agent id: 0, or
+ * FLOE_EIDENTITY (floe_table_error says which installation, when, and what to do) when
+ * another installation has commits under it and this one has none yet (unless
+ * opt.replaces names that installation), or when another installation committed under
+ * it after this one's first commit (two live agents share the id). Run at open and
+ * before every commit attempt, so of two agents that share an id, the second to commit
+ * stops before its first commit lands. */
+int floe_table_check_identity(struct floe_table *t);
 
 /* Appends the data files of spool entries (in order) as one snapshot whose
  * floe.commit-seq is the last entry's seq. Copies each spool file into the table's data

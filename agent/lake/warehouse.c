@@ -15,6 +15,7 @@
 #include "platform/store.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -101,10 +102,12 @@ int floe_warehouse_open(const struct floe_config *cfg, bool probe, struct floe_s
 	}
 	if (!probe)
 		return 0;
+	/* The probe removes its key before and after: 64 random bits keep it this process's
+	 * own, also among agents that share an id. */
 	char probe_key[256];
-	uint32_t nonce;
+	uint64_t nonce = 0;
 	floe_random_bytes(&nonce, sizeof(nonce));
-	snprintf(probe_key, sizeof(probe_key), "%s/%s/metadata/.floe-probe-%s-%08x", cfg->lake.namespace,
+	snprintf(probe_key, sizeof(probe_key), "%s/%s/metadata/.floe-probe-%s-%016" PRIx64, cfg->lake.namespace,
 		 cfg->logs.name, cfg->agent.id, nonce);
 	rc = floe_store_probe_conditional(*out, probe_key);
 	if (rc == -ENOTSUP)

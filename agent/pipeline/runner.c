@@ -14,6 +14,7 @@
 #include "agent/pipeline/assemble.h"
 #include "agent/pipeline/batch.h"
 #include "agent/pipeline/decode.h"
+#include "agent/pipeline/identity.h"
 #include "agent/pipeline/record.h"
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
@@ -120,6 +121,12 @@ int floe_runner_new(const struct floe_config *cfg, struct floe_runner **out, cha
 		snprintf(why, cap, "cannot create state_dir %s: %s", r->state_dir, floe_strerror(rc));
 		goto err;
 	}
+	char machine[17] = "";
+	if (floe_identity_machine(FLOE_MACHINE_ID_PATH, machine) != 0)
+		machine[0] = '\0';
+	if ((rc = floe_identity_open(&r->alloc, r->state_dir, machine, true, &r->id, why, cap)))
+		goto err;
+	r->ck_committed_seq = -1;
 	if ((rc = floe_warehouse_open(cfg, true, &r->store, why, cap)))
 		goto err;
 	struct floe_part_spec spec;
@@ -131,6 +138,9 @@ int floe_runner_new(const struct floe_config *cfg, struct floe_runner **out, cha
 		.name = cfg->logs.name,
 		.spec = &spec,
 		.agent_id = cfg->agent.id,
+		.installation_id = r->id.installation,
+		.legacy_agent_id = r->id.legacy_agent_id[0] ? r->id.legacy_agent_id : NULL,
+		.replaces = cfg->agent.replaces,
 	};
 	if ((rc = floe_table_open(&r->alloc, &topt, &r->table, why, cap))) {
 		if (!why[0])
@@ -237,8 +247,9 @@ int floe_runner_new(const struct floe_config *cfg, struct floe_runner **out, cha
 		if (r->watch)
 			floe_tail_set_watch(r->tails[i], r->watch);
 	}
-	if ((rc = floe_runner_recover(r))) {
-		snprintf(why, cap, "recovery failed: %s", floe_strerror(rc));
+	if ((rc = floe_runner_recover(r, why, cap))) {
+		if (!why[0])
+			snprintf(why, cap, "recovery failed: %s", floe_strerror(rc));
 		goto err;
 	}
 	*out = r;
@@ -271,6 +282,7 @@ void floe_runner_free(struct floe_runner *r)
 	floe_spool_free(r->spool);
 	floe_table_free(r->table);
 	floe_store_free(r->store);
+	floe_free(&r->alloc, r->ck_pos);
 	floe_free(NULL, r);
 }
 
@@ -653,7 +665,7 @@ int floe_runner_run(struct floe_runner *r, bool once)
 	}
 	/* Entries left by an earlier run go in first. */
 	int crc = floe_runner_commit(r);
-	if (crc && once)
+	if (crc && (once || floe_runner_fatal(crc)))
 		return crc;
 	int64_t interval_us = (int64_t)r->cfg->logs.commit_interval_ms * 1000;
 	int64_t last_commit = floe_clock_mono_ns() / 1000;
@@ -719,7 +731,7 @@ int floe_runner_run(struct floe_runner *r, bool once)
 				break;
 			rc = floe_runner_commit(r);
 			last_commit = floe_clock_mono_ns() / 1000;
-			if (stop || (rc && once))
+			if (stop || (rc && (once || floe_runner_fatal(rc))))
 				break;
 			if (rc) {
 				commit_backoff_us = commit_backoff_us ? commit_backoff_us * 2 : interval_us;

@@ -167,7 +167,7 @@ int floe_runner_commit(struct floe_runner *r)
 	 * read back the metadata it wrote) may have landed: entries the table holds go, so
 	 * that they are never committed twice along with newer ones. */
 	if (n > 0 && (rc = floe_table_refresh(r->table)) == 0) {
-		int64_t committed = floe_table_committed_seq(r->table, r->cfg->agent.id);
+		int64_t committed = floe_table_committed_seq(r->table, r->id.installation);
 		size_t keep = 0;
 		for (size_t i = 0; i < n && rc == 0; i++) {
 			if (committed < 0 || seqs[i] > (uint64_t)committed) {
@@ -235,10 +235,16 @@ int floe_runner_commit(struct floe_runner *r)
 	}
 	floe_free(&r->alloc, seqs);
 	r->stats.quarantined = floe_spool_quarantined(r->spool);
-	if (rc) {
+	if (rc == 0)
+		floe_runner_note_committed(r);
+	if (rc && floe_runner_fatal(rc)) {
+		r->stats.commit_failures++;
+		floe_error("runner: commit refused: %s; the spool keeps the data, and the agent stops",
+			   floe_table_error(r->table)[0] ? floe_table_error(r->table) : floe_strerror(rc));
+	} else if (rc) {
 		r->stats.commit_failures++;
 		floe_error("runner: commit failed: %s (the spool keeps the data; retrying later)",
-			   floe_strerror(rc));
+			   floe_table_error(r->table)[0] ? floe_table_error(r->table) : floe_strerror(rc));
 	} else if (r->blocked && floe_spool_bytes(r->spool) <= r->spool_max) {
 		floe_info("runner: spool below its limit again: inputs resume");
 		r->blocked = false;

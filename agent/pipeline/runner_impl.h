@@ -7,7 +7,9 @@
 #include "agent/pipeline/runner.h"
 
 #include "agent/lake/spool.h"
+#include "agent/pipeline/identity.h"
 #include "formats/base/alloc.h"
+#include "formats/base/error.h"
 #include "formats/parquet/writer.h"
 #include "agent/pipeline/record.h"
 
@@ -22,7 +24,9 @@ struct floe_buf;
 #define COMMIT_MAX_ENTRIES 256      /* spool entries per snapshot */
 #define IDLE_SLEEP_MS 200
 #define RESCAN_MS 2000
-#define CHECKPOINT_VERSION 1
+/* 2: the checkpoint names its installation and records what it committed; 1 (a floe
+ * without installation ids) is still read. */
+#define CHECKPOINT_VERSION 2
 /* Records an assembler may emit while the batch refuses them: a push completes at most 4
  * (see floe_assemble_push), a poll or flush step at most 2 per state. */
 #define DEFER_MAX 8
@@ -50,6 +54,16 @@ struct floe_runner {
 	size_t host_len; /* the host column of every record: fixed for the process */
 	char state_dir[4096];
 	char checkpoint_path[4200];
+	struct floe_identity id; /* this installation (state_dir/installation) */
+	/* What the checkpoint holds, to rewrite it after a commit: the last seal's sequence
+	 * and positions (owned, from alloc), and the newest commit of this installation the
+	 * table was seen to hold (its commit-seq, -1 for none, and the table's metadata
+	 * version then). A table found behind that record lost commits. */
+	uint64_t ck_seq;
+	uint8_t *ck_pos;
+	size_t ck_pos_len;
+	int64_t ck_committed_seq, ck_committed_version;
+	char ck_table_uuid[64]; /* the table that record is about ("" before any) */
 	struct floe_store *store;
 	struct floe_table *table;
 	struct floe_spool *spool;
@@ -84,10 +98,24 @@ struct floe_runner {
 	size_t nbloom;
 };
 
+/* Errors after which the agent must stop rather than retry the commit later: another
+ * installation under this agent id, a table whose history went back or has a gap, an
+ * object in the warehouse where floe would have to replace it. */
+static inline bool floe_runner_fatal(int rc)
+{
+	return rc == FLOE_EIDENTITY || rc == FLOE_EREGRESS || rc == FLOE_EEXIST;
+}
+
 /* runner_state.c */
 int floe_runner_collect_positions(struct floe_runner *r, struct floe_buf *out);
+/* Writes the checkpoint: last_seq and pos (borrowed; pos may be r->ck_pos, else it is
+ * copied there) with the installation and the committed record. */
 int floe_runner_save_checkpoint(struct floe_runner *r, uint64_t last_seq, const uint8_t *pos, size_t len);
-int floe_runner_recover(struct floe_runner *r);
+/* Records that the table now holds this installation's commits up to its current
+ * committed seq, rewriting the checkpoint when that is news (a failure is logged). */
+void floe_runner_note_committed(struct floe_runner *r);
+/* Start-up: see runner_state.c. why gets a message naming the file at fault. */
+int floe_runner_recover(struct floe_runner *r, char *why, size_t cap);
 /* runner_commit.c */
 void floe_runner_write_metrics(struct floe_runner *r);
 int floe_runner_enforce_spool_limit(struct floe_runner *r);

@@ -106,15 +106,34 @@ static int restore_positions(struct floe_runner *r, const uint8_t *p, size_t len
 
 int floe_runner_save_checkpoint(struct floe_runner *r, uint64_t last_seq, const uint8_t *pos, size_t len)
 {
+	if (pos != r->ck_pos) {
+		uint8_t *copy = floe_malloc(&r->alloc, len ? len : 1);
+		if (!copy)
+			return FLOE_ENOMEM;
+		if (len)
+			memcpy(copy, pos, len);
+		floe_free(&r->alloc, r->ck_pos);
+		r->ck_pos = copy;
+		r->ck_pos_len = len;
+	}
+	r->ck_seq = last_seq;
 	struct floe_buf b;
 	floe_buf_init(&b, &r->alloc, 2 * POSITIONS_MAX + 4096);
-	int rc = floe_buf_printf(&b, "{\"version\":%d,\"agent_id\":", CHECKPOINT_VERSION);
+	int rc = floe_buf_printf(&b, "{\"version\":%d,\"installation\":\"%s\",\"agent_id\":", CHECKPOINT_VERSION,
+				 r->id.installation);
 	if (rc == 0)
 		rc = floe_json_write_str(&b, r->cfg->agent.id, strlen(r->cfg->agent.id));
 	if (rc == 0)
-		rc = floe_buf_printf(&b, ",\"last_seq\":%" PRIu64 ",\"positions\":\"", last_seq);
+		rc = floe_buf_printf(&b,
+				     ",\"last_seq\":%" PRIu64 ",\"committed_seq\":%" PRId64
+				     ",\"committed_version\":%" PRId64 ",\"table_uuid\":",
+				     last_seq, r->ck_committed_seq, r->ck_committed_version);
 	if (rc == 0)
-		rc = floe_hex_put(&b, pos, len);
+		rc = floe_json_write_str(&b, r->ck_table_uuid, strlen(r->ck_table_uuid));
+	if (rc == 0)
+		rc = floe_buf_puts(&b, ",\"positions\":\"");
+	if (rc == 0)
+		rc = floe_hex_put(&b, r->ck_pos, r->ck_pos_len);
 	if (rc == 0)
 		rc = floe_buf_puts(&b, "\"}");
 	if (rc == 0)
@@ -123,66 +142,190 @@ int floe_runner_save_checkpoint(struct floe_runner *r, uint64_t last_seq, const 
 	return rc;
 }
 
-/* Loads the checkpoint: *last_seq (0 when there is none) and the positions (NULL). */
-static int load_checkpoint(struct floe_runner *r, uint64_t *last_seq, uint8_t **pos, size_t *len)
+static void table_uuid(const struct floe_runner *r, char out[64])
+{
+	const char *u = floe_ice_meta_uuid(floe_table_meta(r->table));
+	snprintf(out, 64, "%s", u ? u : "");
+}
+
+void floe_runner_note_committed(struct floe_runner *r)
+{
+	int64_t c = floe_table_committed_seq(r->table, r->id.installation);
+	if (c <= r->ck_committed_seq)
+		return;
+	r->ck_committed_seq = c;
+	r->ck_committed_version = floe_table_version(r->table);
+	table_uuid(r, r->ck_table_uuid);
+	/* Before the first seal there are no positions to keep: the next seal writes it. */
+	if (!r->ck_pos)
+		return;
+	int rc = floe_runner_save_checkpoint(r, r->ck_seq, r->ck_pos, r->ck_pos_len);
+	if (rc)
+		floe_warn("runner: recording commit-seq %" PRId64 " in %s failed: %s", c, r->checkpoint_path,
+			  floe_strerror(rc));
+}
+
+struct loaded_checkpoint {
+	int version;		   /* 0 when there is none */
+	uint64_t last_seq;	   /* 0 when there is none */
+	int64_t committed_seq;	   /* -1: no record (none, or a version 1 checkpoint) */
+	int64_t committed_version; /* 0: no record */
+	char table_uuid[64];	   /* "" with no record */
+	uint8_t *pos;		   /* owned; NULL when there is none */
+	size_t len;
+};
+
+/* Reads a version 1 or 2 checkpoint's fields into ck. A checkpoint is this installation's
+ * whatever agent id it names: a changed agent.id keeps the positions. */
+static int parse_checkpoint(struct floe_runner *r, const struct floe_json *root, struct loaded_checkpoint *ck,
+			    char *why, size_t cap)
+{
+	int64_t version, seq;
+	const char *hex, *agent, *inst = NULL, *uuid = "";
+	if (floe_json_get_int(root, "version", &version) || (version != 1 && version != CHECKPOINT_VERSION) ||
+	    floe_json_get_int(root, "last_seq", &seq) || seq < 0 || floe_json_get_str(root, "agent_id", &agent) ||
+	    floe_json_get_str(root, "positions", &hex) ||
+	    (version == 2 && (floe_json_get_str(root, "installation", &inst) ||
+			      floe_json_get_int(root, "committed_seq", &ck->committed_seq) ||
+			      floe_json_get_int(root, "committed_version", &ck->committed_version) ||
+			      floe_json_get_str(root, "table_uuid", &uuid)))) {
+		snprintf(why, cap, "checkpoint %s: %s (a field is missing or out of range)", r->checkpoint_path,
+			 floe_strerror(FLOE_ECORRUPT));
+		return FLOE_ECORRUPT;
+	}
+	if (inst && strcmp(inst, r->id.installation) != 0) {
+		snprintf(why, cap,
+			 "checkpoint %s belongs to installation %s, but this state_dir is installation %s "
+			 "(%s/%s): its files come from two installations; restore the matching "
+			 "installation file, or empty state_dir to start over",
+			 r->checkpoint_path, inst, r->id.installation, r->state_dir, FLOE_IDENTITY_FILE);
+		return FLOE_EIDENTITY;
+	}
+	if (strcmp(agent, r->cfg->agent.id) != 0)
+		floe_warn("runner: agent.id changed from %s to %s; the positions are kept (installation %s)",
+			  agent, r->cfg->agent.id, r->id.installation);
+	ck->last_seq = (uint64_t)seq;
+	ck->version = (int)version;
+	snprintf(ck->table_uuid, sizeof(ck->table_uuid), "%s", uuid);
+	return floe_hex_decode(&r->alloc, hex, strlen(hex), &ck->pos, &ck->len);
+}
+
+/* Loads the checkpoint into ck (all empty when there is none). */
+static int load_checkpoint(struct floe_runner *r, struct loaded_checkpoint *ck, char *why, size_t cap)
 {
 	uint8_t *blob = NULL;
 	size_t blen = 0;
 	struct floe_json_doc *doc = NULL;
-	*last_seq = 0;
-	*pos = NULL;
-	*len = 0;
+	memset(ck, 0, sizeof(*ck));
+	ck->committed_seq = -1;
+	why[0] = '\0';
 	int rc = floe_checkpoint_load(&r->alloc, r->checkpoint_path, &blob, &blen);
 	if (rc == -ENOENT)
 		return 0;
-	if (rc)
-		return rc;
-	rc = floe_json_parse(&r->alloc, (const char *)blob, blen, 2 * POSITIONS_MAX + 4096, &doc, NULL);
-	if (rc == 0) {
-		const struct floe_json *root = floe_json_root(doc);
-		int64_t version, seq;
-		const char *hex, *agent;
-		if (floe_json_get_int(root, "version", &version) || version != CHECKPOINT_VERSION ||
-		    floe_json_get_int(root, "last_seq", &seq) || seq < 0 ||
-		    floe_json_get_str(root, "agent_id", &agent) || floe_json_get_str(root, "positions", &hex)) {
-			rc = FLOE_ECORRUPT;
-		} else if (strcmp(agent, r->cfg->agent.id) != 0) {
-			floe_warn("runner: the checkpoint belongs to agent %s, not %s: starting over", agent,
-				  r->cfg->agent.id);
-		} else {
-			*last_seq = (uint64_t)seq;
-			rc = floe_hex_decode(&r->alloc, hex, strlen(hex), pos, len);
-		}
-	}
+	if (rc == 0)
+		rc = floe_json_parse(&r->alloc, (const char *)blob, blen, 2 * POSITIONS_MAX + 4096, &doc, NULL);
+	if (rc == 0)
+		rc = parse_checkpoint(r, floe_json_root(doc), ck, why, cap);
+	if (rc && !why[0])
+		snprintf(why, cap, "checkpoint %s: %s (expected floe's checkpoint file; move it aside to start "
+				   "over from each input's start_at)",
+			 r->checkpoint_path, floe_strerror(rc));
 	floe_json_doc_free(doc);
 	floe_free(&r->alloc, blob);
 	return rc;
 }
 
+/* The table must hold every commit this installation recorded: one found behind the
+ * record lost commits (a metadata file deleted, or the table restored from an older
+ * copy), and carrying on would commit on top of the loss without a word. */
+static int check_not_behind(struct floe_runner *r, struct loaded_checkpoint *ck, int64_t committed,
+			    char *why, size_t cap)
+{
+	int64_t version = floe_table_version(r->table);
+	char uuid[64];
+	table_uuid(r, uuid);
+	if (ck->table_uuid[0] && strcmp(ck->table_uuid, uuid) != 0) {
+		/* Another table: lake.warehouse changed, or the table was made anew after all of
+		 * its metadata was deleted. Nothing of it can be behind; the positions go on. */
+		floe_warn("runner: %s is not the table this installation committed to (table-uuid %s, "
+			  "now %s): the positions are kept, and lines from here on go to this table",
+			  floe_table_location(r->table), ck->table_uuid, uuid);
+		ck->committed_seq = -1;
+		ck->committed_version = 0;
+		snprintf(ck->table_uuid, sizeof(ck->table_uuid), "%s", uuid);
+		return 0;
+	}
+	if (ck->committed_seq <= committed && ck->committed_version <= version)
+		return 0;
+	char held[48] = "none";
+	if (committed >= 0)
+		snprintf(held, sizeof(held), "up to commit-seq %" PRId64, committed);
+	snprintf(why, cap,
+		 "the table %s is behind this agent: installation %s committed up to commit-seq %" PRId64
+		 " (the table was then at metadata v%" PRId64 "), but the table holds its commits %s and "
+		 "is at v%" PRId64 ". Commits were lost from the table (a metadata file deleted, or the "
+		 "table restored from an older copy); their rows are not in it. Restore the table's "
+		 "metadata; to accept the table as it is, move %s aside (inputs then start again from "
+		 "start_at)",
+		 floe_table_location(r->table), r->id.installation, ck->committed_seq, ck->committed_version,
+		 held, version, r->checkpoint_path);
+	return FLOE_EREGRESS;
+}
+
+/* Removes the spool entries (seqs[0..n), 0 = skipped) that the table already holds. */
+static int drop_committed(struct floe_runner *r, const uint64_t *seqs, size_t n, int64_t committed, char *why,
+			  size_t cap)
+{
+	for (size_t i = 0; committed >= 0 && i < n; i++) {
+		if (seqs[i] == 0 || seqs[i] > (uint64_t)committed)
+			continue;
+		struct floe_spool_entry *e = NULL;
+		int rc = floe_spool_load(r->spool, seqs[i], &e);
+		if (rc == 0) {
+			floe_info("runner: spool entry %" PRIu64 " is already in the table", seqs[i]);
+			rc = floe_spool_remove(r->spool, e);
+			floe_spool_entry_free(&r->alloc, e);
+		}
+		if (rc) {
+			snprintf(why, cap, "spool entry %" PRIu64 " in %s: %s", seqs[i], floe_spool_dir(r->spool),
+				 floe_strerror(rc));
+			return rc;
+		}
+	}
+	return 0;
+}
+
 /* Start-up: drop spool entries that the table already holds, find the newest durable
  * positions (the checkpoint, or a newer seal in the spool) and the next sequence. */
-int floe_runner_recover(struct floe_runner *r)
+int floe_runner_recover(struct floe_runner *r, char *why, size_t cap)
 {
-	uint64_t ck_seq;
-	uint8_t *pos = NULL;
-	size_t pos_len = 0;
+	struct loaded_checkpoint ck;
 	uint64_t *seqs = NULL;
 	size_t n = 0;
-	int rc = load_checkpoint(r, &ck_seq, &pos, &pos_len);
-	if (rc) {
-		floe_error("runner: checkpoint %s: %s", r->checkpoint_path, floe_strerror(rc));
+	int rc = load_checkpoint(r, &ck, why, cap);
+	if (rc)
 		return rc;
-	}
-	int64_t committed = floe_table_committed_seq(r->table, r->cfg->agent.id);
-	uint64_t max_seq = ck_seq;
+	uint8_t *pos = ck.pos;
+	size_t pos_len = ck.len;
+	int64_t committed = floe_table_committed_seq(r->table, r->id.installation);
+	if ((rc = check_not_behind(r, &ck, committed, why, cap)))
+		goto out;
+	r->ck_committed_seq = committed > ck.committed_seq ? committed : ck.committed_seq;
+	r->ck_committed_version = committed > ck.committed_seq ? floe_table_version(r->table) : ck.committed_version;
+	if (r->ck_committed_seq >= 0)
+		table_uuid(r, r->ck_table_uuid);
+	uint64_t max_seq = ck.last_seq;
 	if (committed > 0 && (uint64_t)committed > max_seq)
 		max_seq = (uint64_t)committed;
-	if ((rc = floe_spool_list(r->spool, &seqs, &n)))
+	if ((rc = floe_spool_list(r->spool, &seqs, &n))) {
+		snprintf(why, cap, "spool %s: %s", floe_spool_dir(r->spool), floe_strerror(rc));
 		goto out;
+	}
 	/* First the newest positions: a seal newer than the checkpoint (a crash came between
 	 * the two writes) holds newer ones. They go to the checkpoint before any entry is
 	 * removed, here or by the first commit, or a restart would read those lines again. */
-	uint64_t pos_seq = 0;
+	uint64_t pos_seq = ck.last_seq;
+	bool newer = false;
 	for (size_t i = 0; i < n; i++) {
 		struct floe_spool_entry *e = NULL;
 		rc = floe_spool_load(r->spool, seqs[i], &e);
@@ -192,13 +335,17 @@ int floe_runner_recover(struct floe_runner *r)
 			rc = 0;
 			continue;
 		}
-		if (rc)
+		if (rc) {
+			snprintf(why, cap, "spool entry %" PRIu64 " in %s: %s", seqs[i], floe_spool_dir(r->spool),
+				 floe_strerror(rc));
 			goto out;
-		if (seqs[i] > ck_seq) {
+		}
+		if (seqs[i] > ck.last_seq) {
 			floe_free(&r->alloc, pos);
 			pos = e->positions;
 			pos_len = e->positions_len;
 			pos_seq = seqs[i];
+			newer = true;
 			e->positions = NULL;
 			e->positions_len = 0;
 		}
@@ -206,32 +353,37 @@ int floe_runner_recover(struct floe_runner *r)
 			max_seq = seqs[i];
 		floe_spool_entry_free(&r->alloc, e);
 	}
-	if (pos_seq && (rc = floe_runner_save_checkpoint(r, pos_seq, pos, pos_len))) {
-		floe_error("runner: checkpoint write failed: %s", floe_strerror(rc));
+	/* A checkpoint of an older floe (or a missing committed record) is rewritten in the
+	 * current format now, so that it names this installation from the start. */
+	if (pos &&
+	    (newer || ck.version != CHECKPOINT_VERSION || ck.committed_seq != r->ck_committed_seq ||
+	     strcmp(ck.table_uuid, r->ck_table_uuid) != 0) &&
+	    (rc = floe_runner_save_checkpoint(r, pos_seq, pos, pos_len))) {
+		snprintf(why, cap, "writing checkpoint %s failed: %s", r->checkpoint_path, floe_strerror(rc));
 		goto out;
 	}
-	for (size_t i = 0; committed >= 0 && i < n; i++) {
-		if (seqs[i] == 0 || seqs[i] > (uint64_t)committed)
-			continue;
-		struct floe_spool_entry *e = NULL;
-		if ((rc = floe_spool_load(r->spool, seqs[i], &e)))
-			goto out;
-		floe_info("runner: spool entry %" PRIu64 " is already in the table", seqs[i]);
-		rc = floe_spool_remove(r->spool, e);
-		floe_spool_entry_free(&r->alloc, e);
-		if (rc)
-			goto out;
-	}
+	if ((rc = drop_committed(r, seqs, n, committed, why, cap)))
+		goto out;
 	if (pos && (rc = restore_positions(r, pos, pos_len))) {
-		floe_error("runner: input positions are unreadable: %s", floe_strerror(rc));
+		snprintf(why, cap, "checkpoint %s: the input positions are unreadable: %s", r->checkpoint_path,
+			 floe_strerror(rc));
 		goto out;
+	}
+	if (pos && pos != r->ck_pos) {
+		/* Kept for rewriting the checkpoint after a commit. */
+		floe_free(&r->alloc, r->ck_pos);
+		r->ck_pos = pos;
+		r->ck_pos_len = pos_len;
+		r->ck_seq = pos_seq;
+		pos = NULL;
 	}
 	r->next_seq = max_seq + 1;
-	floe_info("runner: recovered: next seal %" PRIu64 ", table holds commits up to %" PRId64
-		  ", %zu spool entries", r->next_seq, committed, n);
+	floe_info("runner: recovered: installation %s, next seal %" PRIu64 ", table holds its commits up to %" PRId64
+		  ", %zu spool entries",
+		  r->id.installation, r->next_seq, committed, n);
 out:
 	floe_free(&r->alloc, seqs);
-	floe_free(&r->alloc, pos);
+	if (pos != r->ck_pos)
+		floe_free(&r->alloc, pos);
 	return rc;
 }
-

@@ -17,6 +17,8 @@ static const char *const messages[] = {
 	[10] = "incompatible table schema",
 	[11] = "not found",
 	[12] = "already exists",
+	[13] = "agent identity in use by another installation",
+	[14] = "table history went backwards or has a gap",
 };
 
 /* The platform layer's S3 codes (platform/s3.h, -5001 and below); their messages live

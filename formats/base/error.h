@@ -18,7 +18,9 @@ enum {
 	FLOE_ESCHEMA = -4010,    /* a table's schema is incompatible with floe's */
 	FLOE_ENOTFOUND = -4011,  /* a named object (table, file, key) does not exist */
 	FLOE_EEXIST = -4012,     /* an object that must be new already exists */
-	FLOE_ELAST = -4013
+	FLOE_EIDENTITY = -4013,  /* another installation writes under this agent's identity */
+	FLOE_EREGRESS = -4014,   /* a table's history went backwards or has a gap */
+	FLOE_ELAST = -4015
 };
 
 /* Returns a static, human-readable description of code (never NULL). */

@@ -415,6 +415,18 @@ int floe_ice_meta_snapshot_summary_at(const struct floe_ice_meta *m, size_t i, s
 	return 0;
 }
 
+const char *floe_ice_meta_previous_file(const struct floe_ice_meta *m)
+{
+	const struct floe_json *log = floe_json_get(m->v.root, "metadata-log");
+	size_t n = floe_json_is(log, FLOE_JSON_ARRAY) ? floe_json_len(log) : 0;
+	if (n == 0)
+		return NULL;
+	const char *file = NULL;
+	if (floe_json_get_str(floe_json_at(log, n - 1), "metadata-file", &file))
+		return NULL;
+	return file;
+}
+
 long floe_ice_meta_find_snapshot(const struct floe_ice_meta *m, int64_t snapshot_id)
 {
 	for (size_t i = 0; i < floe_json_len(m->v.snapshots); i++) {

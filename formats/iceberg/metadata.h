@@ -90,6 +90,9 @@ const char *floe_ice_meta_snapshot_summary(const struct floe_ice_meta *m, size_t
 size_t floe_ice_meta_snapshot_summary_count(const struct floe_ice_meta *m, size_t i);
 int floe_ice_meta_snapshot_summary_at(const struct floe_ice_meta *m, size_t i, size_t k,
 				      const char **key, const char **value);
+/* The metadata file the last metadata-log entry names (the version this one was made
+ * from), borrowed; NULL when the log is empty or absent, or the entry has no file. */
+const char *floe_ice_meta_previous_file(const struct floe_ice_meta *m);
 /* Index of the snapshot with this id, or -1. */
 long floe_ice_meta_find_snapshot(const struct floe_ice_meta *m, int64_t snapshot_id);
 

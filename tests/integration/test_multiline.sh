@@ -142,7 +142,7 @@ gen "$T/crash/logs" a.log 50 5 7
 check "crash: the restart succeeds" "$FLOE_BIN" run -c "$T/crash/floe.yaml" --once --log-level warn
 check "crash: every record exactly once and whole" same_records crash
 check "crash: the seal before the crash went into the table" \
-	test "$(ls "$T"/crash/wh/default/logs/data/*/ml-crash-00000000000000000001-* | wc -l)" -ge 4
+	test "$(ls "$T"/crash/wh/default/logs/data/*/ml-crash-*-00000000000000000001-* | wc -l)" -ge 4
 
 # --- kill -9 of a continuous run while traces are appended ----------------------------
 # The flush timeout is long: a burst's last record stays held until the next burst, so

@@ -303,7 +303,7 @@ static void test_errors(void **state)
 	static const struct err_case cases[] = {
 	    /* unknown keys, at every level, with the valid keys listed */
 	    {"agent:\n  foo: 1\n", FLOE_EFORMAT,
-	     "t.yaml:2:3: unknown key 'agent.foo'; valid keys here: id, state_dir, memory_limit, compress_threads"},
+	     "t.yaml:2:3: unknown key 'agent.foo'; valid keys here: id, state_dir, memory_limit, compress_threads, replaces"},
 	    {"outputs: []\n", FLOE_EFORMAT,
 	     "t.yaml:1:1: unknown key 'outputs'; valid keys here: agent, inputs, tables, lake, "
 	     "spool"},
@@ -325,7 +325,7 @@ static void test_errors(void **state)
 	    {"lake: {catalog: {type: filesystem, uri: x}}\n", FLOE_EFORMAT,
 	     "t.yaml:1:36: unknown key 'lake.catalog.uri'; valid keys here: type"},
 	    {"agent: {\"i\\nd\": 1}\n", FLOE_EFORMAT,
-	     "t.yaml:1:9: unknown key 'agent.i?d'; valid keys here: id, state_dir, memory_limit, compress_threads"},
+	     "t.yaml:1:9: unknown key 'agent.i?d'; valid keys here: id, state_dir, memory_limit, compress_threads, replaces"},
 	    /* globs glob(3) would read otherwise than meant */
 	    {"inputs: [{type: tail, paths: [\"/var/log/**/*.log\"]}]\n", FLOE_EFORMAT,
 	     "t.yaml:1:31: key 'inputs[0].paths[0]': '**' at offset 9: patterns match one "
@@ -1119,10 +1119,13 @@ static void test_dump(void **state)
 	    d,
 	    "# effective configuration of t.yaml\n"
 	    "agent:\n"
-	    "  id: \"host-1\"  # names this agent in commits and object keys; default: host name\n"
+	    "  id: \"host-1\"  # names this agent in commits and object keys; default: host name and a "
+	    "hash of /etc/machine-id or the installation id\n"
 	    "  state_dir: \"/var/lib/floe\"  # checkpoints and spool\n"
 	    "  memory_limit: 32MiB  # total memory budget\n"
 	    "  compress_threads: 1  # threads compressing Parquet pages beside the main one; none on one CPU\n"
+	    "  replaces: ~  # the installation id (or 'legacy') whose commits under agent.id this agent "
+	    "takes over; unset: none\n"
 	    "inputs: []\n"
 	    "tables:\n"
 	    "  logs:\n"
@@ -1281,7 +1284,7 @@ static void test_dump(void **state)
 	struct floe_config *c2 = parse_ok(NULL, d);
 	char *d2 = dump(c2);
 	assert_string_equal(d, d2);
-	assert_int_equal(c2->inputs[1].line, 30);
+	assert_int_equal(c2->inputs[1].line, 31);
 	floe_free(NULL, d);
 	floe_free(NULL, d2);
 	floe_config_free(c2);

@@ -109,13 +109,41 @@ static struct floe_spool_entry *load(struct fixture *f, uint64_t seq)
 	return e;
 }
 
+/* Installation ids for the tests' installations. */
+#define INST_A "aaaaaaaa-0000-4000-8000-00000000000a"
+#define INST_B "bbbbbbbb-0000-4000-8000-00000000000b"
+#define INST_C "cccccccc-0000-4000-8000-00000000000c"
+
+static int try_open(struct fixture *f, const char *agent, const char *inst, const char *replaces,
+		    struct floe_table **t, char *why, size_t cap)
+{
+	struct floe_table_options o = {
+		.store = f->store,
+		.namespace = "default",
+		.name = "logs",
+		.spec = &f->spec,
+		.agent_id = agent,
+		.installation_id = inst,
+		.replaces = replaces,
+	};
+	return floe_table_open(&f->alloc, &o, t, why, cap);
+}
+
+static struct floe_table *open_as(struct fixture *f, const char *agent, const char *inst)
+{
+	struct floe_table *t = NULL;
+	char why[1024] = "";
+	int rc = try_open(f, agent, inst, NULL, &t, why, sizeof(why));
+	if (rc)
+		fprintf(stderr, "open: %s\n", why);
+	assert_int_equal(rc, 0);
+	return t;
+}
+
+/* agent-a is installation A, anything else installation B. */
 static struct floe_table *open_table(struct fixture *f, const char *agent)
 {
-	struct floe_table_options o = {f->store, "default", "logs", &f->spec, agent, 0, 0};
-	struct floe_table *t = NULL;
-	char why[256] = "";
-	assert_int_equal(floe_table_open(&f->alloc, &o, &t, why, sizeof(why)), 0);
-	return t;
+	return open_as(f, agent, strcmp(agent, "agent-a") == 0 ? INST_A : INST_B);
 }
 
 static void test_batch_to_spool(void **state)
@@ -212,15 +240,15 @@ static void test_commit_and_idempotence(void **state)
 	const int64_t day = 86400LL * 1000000;
 	struct floe_table *t = open_table(f, "agent-a");
 	assert_int_equal(floe_table_version(t), 1);
-	assert_int_equal(floe_table_committed_seq(t, "agent-a"), -1);
+	assert_int_equal(floe_table_committed_seq(t, INST_A), -1);
 
 	seal(f, 1, 19000 * day, 100);
 	seal(f, 2, 19000 * day, 50);
 	struct floe_spool_entry *es[2] = {load(f, 1), load(f, 2)};
 	assert_int_equal(floe_table_commit(t, f->spool, es, 2), 0);
 	assert_int_equal(floe_table_version(t), 2);
-	assert_int_equal(floe_table_committed_seq(t, "agent-a"), 2);
-	assert_int_equal(floe_table_committed_seq(t, "agent-b"), -1);
+	assert_int_equal(floe_table_committed_seq(t, INST_A), 2);
+	assert_int_equal(floe_table_committed_seq(t, INST_B), -1);
 	const struct floe_ice_meta *m = floe_table_meta(t);
 	assert_int_equal(floe_ice_meta_snapshot_count(m), 1);
 	assert_string_equal(floe_ice_meta_snapshot_summary(m, 0, "added-records"), "150");
@@ -256,14 +284,15 @@ static void test_commit_and_idempotence(void **state)
 	assert_int_equal(p2, id1);
 	assert_int_equal(s2, s1 + 1);
 	assert_true(ts2 > ts1);
-	assert_int_equal(floe_table_committed_seq(t2, "agent-a"), 3);
-	assert_int_equal(floe_table_committed_seq(t2, "agent-b"), 4);
+	assert_int_equal(floe_table_committed_seq(t2, INST_A), 3);
+	assert_int_equal(floe_table_committed_seq(t2, INST_B), 4);
 	floe_spool_entry_free(&f->alloc, e3);
 	floe_spool_entry_free(&f->alloc, e4);
 
 	/* Read-only load sees the same. */
 	struct floe_table *ro = NULL;
-	assert_int_equal(floe_table_load(&f->alloc, f->store, "default/logs", &ro), 0);
+	char why[512];
+	assert_int_equal(floe_table_load(&f->alloc, f->store, "default/logs", &ro, why, sizeof(why)), 0);
 	assert_int_equal(floe_table_version(ro), 4);
 	floe_table_free(ro);
 	floe_table_free(t);
@@ -284,9 +313,8 @@ static void test_incompatible_table(void **state)
 		 path, path);
 	if (system(cmd) != 0)
 		skip(); /* the writer formats the schema differently; covered elsewhere */
-	struct floe_table_options o = {f->store, "default", "logs", &f->spec, "a", 0, 0};
-	char why[256] = "";
-	assert_int_equal(floe_table_open(&f->alloc, &o, &t, why, sizeof(why)), FLOE_ESCHEMA);
+	char why[1024] = "";
+	assert_int_equal(try_open(f, "a", INST_A, NULL, &t, why, sizeof(why)), FLOE_ESCHEMA);
 	assert_non_null(strstr(why, "field 11"));
 }
 
@@ -335,7 +363,7 @@ static void test_commit_with_failing_fsync(void **state)
 	assert_int_equal(floe_table_commit(t, f->spool, &e, 1), 0);
 	assert_int_equal(floe_table_refresh(t), 0);
 	assert_int_equal(floe_ice_meta_snapshot_count(floe_table_meta(t)), 1);
-	assert_int_equal(floe_table_committed_seq(t, "agent-a"), 1);
+	assert_int_equal(floe_table_committed_seq(t, INST_A), 1);
 	floe_spool_entry_free(&f->alloc, e);
 	floe_table_free(t);
 }
@@ -504,6 +532,137 @@ static void test_sorted_batch(void **state)
 	floe_batch_free(b);
 }
 
+
+/* The key of a spool file as installation inst of agent stores it in the table. */
+static void data_path(struct fixture *f, const struct floe_spool_file *sf, const char *agent, const char *inst,
+		      char *out, size_t cap)
+{
+	char part[256], hex[33];
+	size_t n = 0;
+	assert_int_equal(floe_part_key_path(&f->spec, &sf->key, part, sizeof(part)), 0);
+	for (const char *p = inst; *p; p++)
+		if (*p != '-')
+			hex[n++] = *p;
+	hex[n] = '\0';
+	snprintf(out, cap, "%s/default/logs/data/%s/%s-%s-%s", f->wh, part, agent, hex, sf->name);
+}
+
+static long file_size(const char *path)
+{
+	FILE *fp = fopen(path, "rb");
+	if (!fp)
+		return -1;
+	fseek(fp, 0, SEEK_END);
+	long n = ftell(fp);
+	fclose(fp);
+	return n;
+}
+
+/* Two installations configured with one agent id: the second stops with a message naming
+ * the first, never commits, and never touches the first's files; with agent.replaces it
+ * takes over, after which the first stops. */
+static void test_two_installations_one_id(void **state)
+{
+	struct fixture *f = *state;
+	const int64_t day = 86400LL * 1000000;
+	struct floe_table *a = open_as(f, "same", INST_A);
+	seal(f, 1, 19000 * day, 100);
+	struct floe_spool_entry *e1 = load(f, 1);
+	assert_int_equal(floe_table_commit(a, f->spool, &e1, 1), 0);
+	char pa[512];
+	data_path(f, &e1->files[0], "same", INST_A, pa, sizeof(pa));
+	long size_a = file_size(pa);
+	assert_true(size_a > 0);
+
+	struct floe_table *b = NULL;
+	char why[1024] = "";
+	assert_int_equal(try_open(f, "same", INST_B, NULL, &b, why, sizeof(why)), FLOE_EIDENTITY);
+	assert_non_null(strstr(why, "already commits from installation " INST_A));
+	assert_non_null(strstr(why, "agent.replaces: " INST_A));
+
+	/* B takes over: same seq, its own file name; A's file is untouched. */
+	assert_int_equal(try_open(f, "same", INST_B, INST_A, &b, why, sizeof(why)), 0);
+	assert_int_equal(floe_table_commit(b, f->spool, &e1, 1), 0);
+	assert_int_equal(floe_table_committed_seq(b, INST_A), 1);
+	assert_int_equal(floe_table_committed_seq(b, INST_B), 1);
+	char pb[512];
+	data_path(f, &e1->files[0], "same", INST_B, pb, sizeof(pb));
+	assert_true(file_size(pb) > 0);
+	assert_int_equal(file_size(pa), size_a);
+	const struct floe_ice_meta *m = floe_table_meta(b);
+	assert_int_equal(floe_ice_meta_snapshot_count(m), 2);
+	assert_string_equal(floe_ice_meta_snapshot_summary(m, 1, "floe.installation-id"), INST_B);
+	assert_string_equal(floe_ice_meta_snapshot_summary(m, 1, "total-records"), "200");
+
+	/* A, still alive, finds B's commit after its own and stops before committing. */
+	seal(f, 2, 19000 * day, 10);
+	struct floe_spool_entry *e2 = load(f, 2);
+	assert_int_equal(floe_table_commit(a, f->spool, &e2, 1), FLOE_EIDENTITY);
+	assert_non_null(strstr(floe_table_error(a), "after this installation"));
+	/* B goes on. */
+	assert_int_equal(floe_table_commit(b, f->spool, &e2, 1), 0);
+	assert_int_equal(floe_table_committed_seq(b, INST_B), 2);
+	floe_spool_entry_free(&f->alloc, e1);
+	floe_spool_entry_free(&f->alloc, e2);
+	floe_table_free(a);
+	floe_table_free(b);
+}
+
+/* Two installations with one id racing for their first commit: the one that commits
+ * second finds the other's commit when it reloads the table, and stops. */
+static void test_racing_installations(void **state)
+{
+	struct fixture *f = *state;
+	const int64_t day = 86400LL * 1000000;
+	struct floe_table *a = open_as(f, "same", INST_A);
+	struct floe_table *b = open_as(f, "same", INST_B);
+	seal(f, 1, 19000 * day, 40);
+	struct floe_spool_entry *e = load(f, 1);
+	assert_int_equal(floe_table_commit(a, f->spool, &e, 1), 0);
+	assert_int_equal(floe_table_commit(b, f->spool, &e, 1), FLOE_EIDENTITY);
+	assert_int_equal(floe_table_refresh(b), 0);
+	assert_int_equal(floe_ice_meta_snapshot_count(floe_table_meta(b)), 1);
+	/* Under another id, B commits the same seq as A: both are in the table. */
+	struct floe_table *c = open_as(f, "other", INST_B);
+	assert_int_equal(floe_table_commit(c, f->spool, &e, 1), 0);
+	assert_int_equal(floe_table_committed_seq(c, INST_A), 1);
+	assert_int_equal(floe_table_committed_seq(c, INST_B), 1);
+	assert_string_equal(floe_ice_meta_snapshot_summary(floe_table_meta(c), 1, "total-records"), "80");
+	floe_spool_entry_free(&f->alloc, e);
+	floe_table_free(a);
+	floe_table_free(b);
+	floe_table_free(c);
+}
+
+/* A data file already at this installation's name: of the spool file's size it is an
+ * earlier upload and is kept; of another size floe refuses to replace it. */
+static void test_data_file_never_replaced(void **state)
+{
+	struct fixture *f = *state;
+	const int64_t day = 86400LL * 1000000;
+	struct floe_table *t = open_as(f, "agent-a", INST_A);
+	seal(f, 1, 19000 * day, 50);
+	struct floe_spool_entry *e = load(f, 1);
+	char dst[512], cmd[1400];
+	data_path(f, &e->files[0], "agent-a", INST_A, dst, sizeof(dst));
+	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\" && printf other > '%s'", dst, dst);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(floe_table_commit(t, f->spool, &e, 1), FLOE_EEXIST);
+	assert_non_null(strstr(floe_table_error(t), "will not replace it"));
+	assert_int_equal(file_size(dst), 5);
+	assert_int_equal(floe_table_refresh(t), 0);
+	assert_int_equal(floe_ice_meta_snapshot_count(floe_table_meta(t)), 0);
+	/* The spool file itself there (a crash after the upload): the commit uses it. */
+	char src[512];
+	assert_int_equal(floe_spool_path(f->spool, e->files[0].name, src, sizeof(src)), 0);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", src, dst);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(floe_table_commit(t, f->spool, &e, 1), 0);
+	assert_int_equal(floe_table_committed_seq(t, INST_A), 1);
+	floe_spool_entry_free(&f->alloc, e);
+	floe_table_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -513,6 +672,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_commit_with_failing_fsync, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_seal_with_failing_write, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sorted_batch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_two_installations_one_id, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_racing_installations, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_data_file_never_replaced, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -232,6 +232,28 @@ static void test_create_excl(void **state)
 	assert_int_equal(entries(dir), 1);
 }
 
+/* floe_fs_copy_excl: a copy that never replaces what is there, and leaves no temp file. */
+static void test_copy_excl(void **state)
+{
+	(void)state;
+	char src[512];
+	snprintf(src, sizeof(src), "%s", at("src"));
+	assert_int_equal(floe_fs_create_excl(src, "payload", 7), 0);
+	const char *p = at("copy");
+	assert_int_equal(floe_fs_copy_excl(src, p), 0);
+	assert_content(p, "payload");
+	assert_int_equal(floe_fs_create_excl(at("other"), "theirs", 6), 0);
+	assert_int_equal(floe_fs_copy_excl(src, at("other")), -EEXIST);
+	assert_content(at("other"), "theirs");
+	fail_errno = EIO;
+	floe_fs_set_faults(&(struct floe_fs_faults){.link = link_fail});
+	assert_int_equal(floe_fs_copy_excl(src, at("d")), -EIO);
+	floe_fs_set_faults(NULL);
+	assert_int_equal(floe_fs_exists(at("d")), 0);
+	assert_int_equal(floe_fs_copy_excl(at("absent"), at("d")), -ENOENT);
+	assert_int_equal(entries(dir), 3);
+}
+
 #define RACERS 8
 #define RACE_LEN (256 * 1024)
 
@@ -437,6 +459,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_short_writes, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_file_writer, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_create_excl, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_copy_excl, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_create_excl_race, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_read_file, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_list_sorted, setup, teardown),

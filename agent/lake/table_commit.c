@@ -1,0 +1,474 @@
+/* The append commit: data files into the table (exclusive creates under this
+ * installation's names), one manifest, then attempts that each write a manifest list from
+ * the freshly loaded parent and create the next metadata version if absent. */
+#include "agent/lake/table_impl.h"
+
+#include "formats/base/alloc.h"
+#include "formats/base/buf.h"
+#include "formats/base/error.h"
+#include "formats/iceberg/manifest.h"
+#include "formats/iceberg/metadata.h"
+#include "formats/json/json.h"
+#include "platform/clock.h"
+#include "platform/crash.h"
+#include "platform/log.h"
+#include "platform/signal.h"
+#include "platform/store.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct commit_files {
+	struct floe_ice_data_file *files;
+	char (*paths)[FLOE_TABLE_PATH_CAP + 16];
+	const struct floe_part_key **keys;
+	size_t n;
+	int64_t records, bytes;
+	size_t changed_partitions;
+};
+
+/* Puts one spool file into the table as key, created only if absent. The key carries this
+ * installation's id, so an object already there with the spool file's size is this
+ * installation's own earlier upload (a commit that failed or crashed after it): it is
+ * kept, not rewritten. Anything else there is refused: floe never replaces an object. */
+static int place_file(struct floe_table *t, const char *key, const char *src, const char *dst, int64_t size)
+{
+	int rc = floe_store_put_file_if_absent(t->store, key, src);
+	if (rc == 0)
+		return 0;
+	if (rc != -EEXIST)
+		return floe_table_fail(t, rc, "storing %s as %s failed: %s", src, dst, floe_strerror(rc));
+	int64_t have = -1;
+	if ((rc = floe_store_size(t->store, key, &have)) == 0 && have == size) {
+		floe_info("table: %s is already there (an earlier attempt of this installation)", dst);
+		return 0;
+	}
+	if (rc && rc != -ENOENT)
+		return floe_table_fail(t, rc, "%s exists, and reading its size failed: %s", dst, floe_strerror(rc));
+	return floe_table_fail(t, FLOE_EEXIST,
+			       "%s exists with %" PRId64 " bytes where this installation (%s) would store %" PRId64
+			       " bytes under its own name: a copy of this state_dir runs elsewhere, or the "
+			       "object was changed; floe will not replace it",
+			       dst, have, t->opt.installation_id, size);
+}
+
+/* Stores every spool file in the table's data directory under this installation's name
+ * for it (<agent>-<installation>-<seq>-<k>.parquet; a retry finds its own upload), and
+ * describes it for the manifest. */
+static int place_files(struct floe_table *t, struct floe_spool *spool, struct floe_spool_entry *const *entries,
+		       size_t n, struct commit_files *cf)
+{
+	size_t total = 0;
+	for (size_t i = 0; i < n; i++)
+		total += entries[i]->nfiles;
+	cf->files = floe_calloc(t->alloc, total ? total : 1, sizeof(*cf->files));
+	cf->paths = floe_calloc(t->alloc, total ? total : 1, sizeof(*cf->paths));
+	cf->keys = floe_calloc(t->alloc, total ? total : 1, sizeof(*cf->keys));
+	if (!cf->files || !cf->paths || !cf->keys)
+		return FLOE_ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		for (size_t k = 0; k < entries[i]->nfiles; k++) {
+			const struct floe_spool_file *sf = &entries[i]->files[k];
+			char part[1024], key[FLOE_TABLE_PATH_CAP], src[FLOE_TABLE_PATH_CAP + 64];
+			int rc = floe_part_key_path(&t->spec, &sf->key, part, sizeof(part));
+			if (rc)
+				return rc;
+			if ((rc = floe_fmt(key, sizeof(key), "%s%sdata/%s%s%s-%s-%s", t->dir, t->dir[0] ? "/" : "",
+					   part, part[0] ? "/" : "", t->opt.agent_id, t->inst_hex, sf->name)))
+				return rc;
+			char *dst = cf->paths[cf->n];
+			if ((rc = floe_store_uri(t->store, key, dst, FLOE_TABLE_PATH_CAP + 16)))
+				return rc;
+			if ((rc = floe_spool_path(spool, sf->name, src, sizeof(src))))
+				return rc;
+			if ((rc = place_file(t, key, src, dst, sf->size)))
+				return rc;
+			struct floe_ice_data_file *df = &cf->files[cf->n];
+			df->path = dst;
+			df->record_count = sf->records;
+			df->file_size = sf->size;
+			df->partition = sf->key.v;
+			df->metrics = sf->metrics;
+			df->metrics_count = sf->nmetrics;
+			df->split_offsets = sf->splits;
+			df->split_count = sf->nsplits;
+			cf->records += sf->records;
+			cf->bytes += sf->size;
+			bool seen = false;
+			for (size_t j = 0; j < cf->n && !seen; j++)
+				seen = floe_part_key_equal(&t->spec, cf->keys[j], &sf->key);
+			cf->changed_partitions += !seen;
+			cf->keys[cf->n] = &sf->key;
+			cf->n++;
+		}
+	}
+	return 0;
+}
+
+static void commit_files_fini(struct floe_alloc *a, struct commit_files *cf)
+{
+	floe_free(a, cf->files);
+	floe_free(a, cf->paths);
+	floe_free(a, cf->keys);
+}
+
+static int write_json(struct floe_alloc *a, const struct floe_json *v, char **out)
+{
+	struct floe_buf b;
+	floe_buf_init(&b, a, FLOE_TABLE_METADATA_MAX);
+	int rc = floe_json_write(v, &b);
+	if (rc == 0)
+		rc = floe_buf_putc(&b, '\0');
+	if (rc) {
+		floe_buf_fini(&b);
+		return rc;
+	}
+	size_t len;
+	*out = (char *)floe_buf_steal(&b, &len);
+	return 0;
+}
+
+static int write_manifest(struct floe_table *t, const struct commit_files *cf, int64_t snapshot_id,
+			  const char *commit_uuid, char *path, size_t cap, int64_t *length)
+{
+	struct floe_ice_manifest_part parts[FLOE_PART_MAX];
+	floe_part_spec_manifest_parts(&t->spec, parts);
+	char *schema = NULL, *spec = NULL;
+	struct floe_buf b;
+	floe_buf_init(&b, t->alloc, FLOE_TABLE_MANIFEST_MAX);
+	int rc = write_json(t->alloc, floe_ice_meta_current_schema(t->meta), &schema);
+	if (rc == 0)
+		rc = write_json(t->alloc, floe_ice_meta_default_spec_fields(t->meta), &spec);
+	if (rc == 0) {
+		struct floe_ice_manifest_info info = {
+			.schema_json = schema,
+			.schema_id = floe_ice_meta_current_schema_id(t->meta),
+			.partition_spec_json = spec,
+			.partition_spec_id = t->spec.spec_id,
+			.parts = parts,
+			.nparts = t->spec.n,
+			.snapshot_id = snapshot_id,
+		};
+		uint8_t sync[16];
+		floe_random_bytes(sync, sizeof(sync));
+		rc = floe_ice_manifest_write(t->alloc, &info, cf->files, cf->n, sync, &b);
+	}
+	if (rc == 0) {
+		snprintf(path, cap, "%s%s-m0.avro", t->metadir, commit_uuid);
+		rc = floe_store_put_if_absent(t->store, path, b.data, b.len);
+		*length = (int64_t)b.len;
+	}
+	floe_buf_fini(&b);
+	floe_free(t->alloc, schema);
+	floe_free(t->alloc, spec);
+	return rc;
+}
+
+static int64_t summary_int(const struct floe_ice_meta *m, long idx, const char *key, bool *ok)
+{
+	if (idx < 0)
+		return 0;
+	const char *v = floe_ice_meta_snapshot_summary(m, (size_t)idx, key);
+	if (!v) {
+		*ok = false;
+		return 0;
+	}
+	return strtoll(v, NULL, 10);
+}
+
+/* Reads the parent's manifest list (NULL when there is no parent). */
+static int read_parent_list(struct floe_table *t, long parent_idx, struct floe_ice_manifest_list **out)
+{
+	*out = NULL;
+	if (parent_idx < 0)
+		return 0;
+	int64_t id, parent, seq, ts;
+	const char *uri;
+	int rc = floe_ice_meta_snapshot_at(t->meta, (size_t)parent_idx, &id, &parent, &seq, &ts, &uri);
+	if (rc)
+		return rc;
+	if (!uri) {
+		floe_error("table: snapshot %" PRId64 " has no manifest list (v1 inline manifests are "
+			   "not supported)", id);
+		return FLOE_EUNSUPPORTED;
+	}
+	char key[FLOE_TABLE_PATH_CAP];
+	if ((rc = floe_store_key(t->store, uri, key, sizeof(key)))) {
+		char path[FLOE_TABLE_PATH_CAP + 64];
+		floe_table_meta_path(t, t->version, path, sizeof(path));
+		return floe_table_fail(
+		    t, FLOE_EUNSUPPORTED,
+		    "%s: the current snapshot %" PRId64 "'s manifest list %s is not inside the warehouse %s "
+		    "(the table was written elsewhere, or moved): floe can only append to a table whose "
+		    "files are in its warehouse; point lake.warehouse at the table's location",
+		    path, id, uri, t->store->uri);
+	}
+	void *data = NULL;
+	size_t len = 0;
+	if ((rc = floe_store_get(t->store, key, FLOE_TABLE_MANIFEST_MAX, &data, &len)))
+		return floe_table_fail(t, rc, "reading manifest list %s failed: %s", uri, floe_strerror(rc));
+	rc = floe_ice_manifest_list_read(t->alloc, data, len, out);
+	floe_store_free_data(data);
+	if (rc)
+		return floe_table_fail(t, rc, "manifest list %s: %s", uri, floe_strerror(rc));
+	return 0;
+}
+
+/* A snapshot summary: the strings and their storage. */
+struct summary {
+	char v[17][72]; /* agent ids take up to 64 bytes */
+	struct floe_ice_kv kv[17];
+	size_t n;
+};
+
+/* The summary of an append of cf on the parent at index pidx (-1: none). Totals continue
+ * the parent's; a parent without them (another engine's) means floe cannot know them and
+ * leaves them out, as Java does. */
+static void build_summary(const struct floe_table *t, const struct floe_ice_meta *m, long pidx,
+			  const struct commit_files *cf, int64_t commit_seq, struct summary *s)
+{
+	bool ok = true;
+	int64_t tot_records = summary_int(m, pidx, "total-records", &ok);
+	int64_t tot_size = summary_int(m, pidx, "total-files-size", &ok);
+	int64_t tot_files = summary_int(m, pidx, "total-data-files", &ok);
+	int64_t tot_del = summary_int(m, pidx, "total-delete-files", &ok);
+	int64_t tot_pos = summary_int(m, pidx, "total-position-deletes", &ok);
+	int64_t tot_eq = summary_int(m, pidx, "total-equality-deletes", &ok);
+	s->n = 0;
+#define KV(name, fmt, val)                                                                         \
+	do {                                                                                       \
+		snprintf(s->v[s->n], sizeof(s->v[s->n]), fmt, val);                               \
+		s->kv[s->n].key = name;                                                            \
+		s->kv[s->n].value = s->v[s->n];                                                    \
+		s->n++;                                                                            \
+	} while (0)
+	KV("added-data-files", "%zu", cf->n);
+	KV("added-records", "%" PRId64, cf->records);
+	KV("added-files-size", "%" PRId64, cf->bytes);
+	KV("changed-partition-count", "%zu", cf->changed_partitions);
+	if (ok) {
+		KV("total-records", "%" PRId64, tot_records + cf->records);
+		KV("total-files-size", "%" PRId64, tot_size + cf->bytes);
+		KV("total-data-files", "%" PRId64, tot_files + (int64_t)cf->n);
+		KV("total-delete-files", "%" PRId64, tot_del);
+		KV("total-position-deletes", "%" PRId64, tot_pos);
+		KV("total-equality-deletes", "%" PRId64, tot_eq);
+	}
+	KV("engine-name", "%s", "floe");
+	KV("engine-version", "%s", FLOE_VERSION);
+	KV("floe.agent-id", "%s", t->opt.agent_id);
+	KV("floe.installation-id", "%s", t->opt.installation_id);
+	KV("floe.commit-seq", "%" PRId64, commit_seq);
+#undef KV
+}
+
+/* Now, clamped: never before the parent snapshot or the last metadata update, so a
+ * device whose clock lags cannot make the history go backwards. */
+static int64_t snapshot_time(const struct floe_ice_meta *m, long pidx)
+{
+	int64_t now = floe_clock_now_us() / 1000;
+	int64_t floor_ms = floe_ice_meta_last_updated_ms(m);
+	if (pidx >= 0) {
+		int64_t id, pp, ps, pts;
+		const char *ml;
+		if (floe_ice_meta_snapshot_at(m, (size_t)pidx, &id, &pp, &ps, &pts, &ml) == 0 && pts + 1 > floor_ms)
+			floor_ms = pts + 1;
+	}
+	return now < floor_ms ? floor_ms : now;
+}
+
+/* One attempt: 0 committed, -EEXIST lost the race, other errors fatal. */
+static int attempt(struct floe_table *t, const struct commit_files *cf, int64_t snapshot_id,
+		   int64_t commit_seq, const char *commit_uuid, unsigned n, const char *manifest_uri,
+		   int64_t manifest_len)
+{
+	struct floe_ice_meta *m = t->meta;
+	int64_t parent = floe_ice_meta_current_snapshot_id(m);
+	long pidx = parent >= 0 ? floe_ice_meta_find_snapshot(m, parent) : -1;
+	int64_t seq = floe_ice_meta_last_sequence(m) + 1;
+	struct floe_ice_manifest_list *plist = NULL;
+	struct floe_ice_manifest_entry *entries = NULL;
+	struct floe_buf b;
+	floe_buf_init(&b, t->alloc, FLOE_TABLE_MANIFEST_MAX);
+	int rc = read_parent_list(t, pidx, &plist);
+	if (rc)
+		goto out;
+	size_t np = plist ? floe_ice_manifest_list_count(plist) : 0;
+	rc = FLOE_ENOMEM;
+	if (!(entries = floe_calloc(t->alloc, np + 1, sizeof(*entries))))
+		goto out;
+
+	struct floe_ice_field_summary sums[FLOE_PART_MAX];
+	struct floe_ice_manifest_part parts[FLOE_PART_MAX];
+	uint8_t scratch[16 * FLOE_PART_MAX];
+	floe_part_spec_manifest_parts(&t->spec, parts);
+	if ((rc = floe_ice_manifest_summarize(parts, t->spec.n, cf->files, cf->n, sums, scratch)))
+		goto out;
+	struct floe_ice_manifest_entry *e = &entries[0];
+	e->path = manifest_uri;
+	e->length = manifest_len;
+	e->spec_id = t->spec.spec_id;
+	e->content = 0;
+	e->sequence_number = seq;
+	e->min_sequence_number = seq;
+	e->added_snapshot_id = snapshot_id;
+	e->added_files = (int32_t)cf->n;
+	e->added_rows = cf->records;
+	e->partitions = sums;
+	e->npartitions = t->spec.n;
+	e->has_partitions = true;
+	for (size_t i = 0; i < np; i++)
+		entries[i + 1] = *floe_ice_manifest_list_at(plist, i);
+
+	uint8_t sync[16];
+	floe_random_bytes(sync, sizeof(sync));
+	if ((rc = floe_ice_manifest_list_write(t->alloc, snapshot_id, parent, seq, entries, np + 1, sync, &b)))
+		goto out;
+	char list_path[FLOE_TABLE_PATH_CAP + 128], list_uri[2 * FLOE_TABLE_PATH_CAP + 160];
+	snprintf(list_path, sizeof(list_path), "%ssnap-%" PRId64 "-%u-%s.avro", t->metadir, snapshot_id, n,
+		 commit_uuid);
+	/* A new name per attempt (snapshot id, attempt, commit uuid): created, never replaced. */
+	if ((rc = floe_store_uri(t->store, list_path, list_uri, sizeof(list_uri))) ||
+	    (rc = floe_store_put_if_absent(t->store, list_path, b.data, b.len))) {
+		if (rc == -EEXIST)
+			rc = floe_table_fail(t, FLOE_EEXIST, "manifest list %s exists already", list_uri);
+		goto out;
+	}
+
+	struct summary sum;
+	build_summary(t, m, pidx, cf, commit_seq, &sum);
+
+	int64_t now = snapshot_time(m, pidx);
+	struct floe_ice_snapshot snap = {
+		.snapshot_id = snapshot_id,
+		.parent_id = parent,
+		.sequence_number = seq,
+		.timestamp_ms = now,
+		.manifest_list = list_uri,
+		.operation = "append",
+		.summary = sum.kv,
+		.summary_count = sum.n,
+		.schema_id = floe_ice_meta_current_schema_id(m),
+	};
+	char prev[FLOE_TABLE_PATH_CAP + 64], prev_uri[2 * FLOE_TABLE_PATH_CAP + 80], next[FLOE_TABLE_PATH_CAP + 64];
+	floe_table_meta_path(t, t->version, prev, sizeof(prev));
+	if ((rc = floe_store_uri(t->store, prev, prev_uri, sizeof(prev_uri))) ||
+	    (rc = floe_ice_meta_add_snapshot(m, &snap, prev_uri, now, t->opt.max_log)))
+		goto out;
+	floe_buf_reset(&b);
+	if ((rc = floe_ice_meta_write(m, &b)))
+		goto out;
+	floe_table_meta_path(t, t->version + 1, next, sizeof(next));
+	rc = floe_store_put_if_absent(t->store, next, b.data, b.len);
+	if (rc == 0) {
+		floe_crashpoint("commit-after-metadata");
+		t->version++;
+		floe_table_seen(t);
+		floe_table_write_hint(t, t->version);
+	} else if (rc == -EEXIST) {
+		floe_store_remove(t->store, list_path);
+	}
+out:
+	floe_buf_fini(&b);
+	floe_free(t->alloc, entries);
+	floe_ice_manifest_list_free(plist);
+	return rc;
+}
+
+static bool already_committed(struct floe_table *t, int64_t snapshot_id, int64_t commit_seq)
+{
+	return floe_ice_meta_find_snapshot(t->meta, snapshot_id) >= 0 ||
+	       floe_table_committed_seq(t, t->opt.installation_id) >= commit_seq;
+}
+
+/* True when the table already holds some but not all of the entries: committing them
+ * together would duplicate the older ones. The caller drops what the table holds. */
+static bool partly_committed(struct floe_table *t, int64_t first_seq, int64_t commit_seq)
+{
+	int64_t c = floe_table_committed_seq(t, t->opt.installation_id);
+	return c >= first_seq && c < commit_seq;
+}
+
+int floe_table_commit(struct floe_table *t, struct floe_spool *spool,
+		      struct floe_spool_entry *const *entries, size_t n)
+{
+	if (n == 0)
+		return 0;
+	int64_t commit_seq = (int64_t)entries[n - 1]->seq;
+	struct commit_files cf;
+	memset(&cf, 0, sizeof(cf));
+	int rc = floe_table_refresh(t);
+	if (rc)
+		return rc;
+	if (already_committed(t, -1, commit_seq))
+		return 0;
+	if (partly_committed(t, (int64_t)entries[0]->seq, commit_seq))
+		return FLOE_ECONFLICT;
+	if ((rc = floe_table_check_identity(t)))
+		return rc;
+
+	int64_t snapshot_id;
+	do {
+		uint64_t r;
+		floe_random_bytes(&r, sizeof(r));
+		snapshot_id = (int64_t)(r & INT64_MAX);
+	} while (snapshot_id == 0 || floe_ice_meta_find_snapshot(t->meta, snapshot_id) >= 0);
+	char commit_uuid[37];
+	floe_uuid4(commit_uuid);
+
+	char manifest[FLOE_TABLE_PATH_CAP + 64], manifest_uri[2 * FLOE_TABLE_PATH_CAP + 80];
+	int64_t manifest_len = 0;
+	if ((rc = place_files(t, spool, entries, n, &cf)) ||
+	    (rc = write_manifest(t, &cf, snapshot_id, commit_uuid, manifest, sizeof(manifest), &manifest_len)))
+		goto out;
+	if ((rc = floe_store_uri(t->store, manifest, manifest_uri, sizeof(manifest_uri))))
+		goto out;
+	floe_crashpoint("commit-after-manifest");
+
+	unsigned delay_ms = 10;
+	for (unsigned i = 1; i <= t->opt.max_attempts; i++) {
+		if (i > 1) {
+			if ((rc = floe_table_refresh(t)))
+				goto out;
+			if (already_committed(t, snapshot_id, commit_seq)) {
+				rc = 0;
+				goto out;
+			}
+			if (partly_committed(t, (int64_t)entries[0]->seq, commit_seq)) {
+				rc = FLOE_ECONFLICT;
+				goto out;
+			}
+			/* Another installation with this agent id may have won the race. */
+			if ((rc = floe_table_check_identity(t)))
+				goto out;
+		}
+		rc = attempt(t, &cf, snapshot_id, commit_seq, commit_uuid, i, manifest_uri, manifest_len);
+		if (rc == 0) {
+			floe_info("table: committed snapshot %" PRId64 " (commit-seq %" PRId64 ", %zu files, "
+				  "%" PRId64 " rows) as v%" PRId64,
+				  snapshot_id, commit_seq, cf.n, cf.records, t->version);
+			goto out;
+		}
+		if (rc != -EEXIST)
+			goto out;
+		/* Lost the race: back off with full jitter, then rebuild on the new parent. */
+		uint32_t r;
+		floe_random_bytes(&r, sizeof(r));
+		floe_debug("table: commit attempt %u lost the race, retrying", i);
+		floe_signal_sleep_ms(r % delay_ms + 1);
+		if (delay_ms < 1000)
+			delay_ms *= 2;
+		/* The in-memory metadata was edited by the failed attempt; reload it. */
+		t->version = 0;
+	}
+	rc = FLOE_ECONFLICT;
+out:
+	/* A failed attempt may have edited the loaded metadata: force a reload. */
+	if (rc)
+		t->version = 0;
+	commit_files_fini(t->alloc, &cf);
+	return rc;
+}

@@ -1,0 +1,253 @@
+/* The installation id (state_dir/installation) and the default agent id; see identity.h. */
+#include "agent/pipeline/identity.h"
+
+#include "agent/input/checkpoint.h"
+#include "formats/base/alloc.h"
+#include "formats/base/buf.h"
+#include "formats/base/error.h"
+#include "formats/json/json.h"
+#include "platform/clock.h"
+#include "platform/fs.h"
+#include "platform/log.h"
+#include "platform/sha.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#define PAYLOAD_MAX 4096
+#define IDENTITY_VERSION 1
+
+static bool is_hex(char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+}
+
+static bool is_uuid(const char *s)
+{
+	if (strlen(s) != 36)
+		return false;
+	for (size_t i = 0; i < 36; i++) {
+		bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+		if (dash ? s[i] != '-' : !is_hex(s[i]))
+			return false;
+	}
+	return true;
+}
+
+static bool is_hex_n(const char *s, size_t n)
+{
+	if (strlen(s) != n)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!is_hex(s[i]))
+			return false;
+	return true;
+}
+
+static bool is_agent_id(const char *s)
+{
+	size_t n = strlen(s);
+	if (n < 1 || n > 64)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+		      c == '_' || c == '-'))
+			return false;
+	}
+	return true;
+}
+
+int floe_identity_encode(const struct floe_identity *id, struct floe_buf *out)
+{
+	int rc = floe_buf_printf(out, "{\"version\":%d,\"installation\":\"%s\",\"created_ms\":%" PRId64
+				 ",\"machine\":\"%s\",\"legacy_agent_id\":\"%s\"}\n",
+				 IDENTITY_VERSION, id->installation, id->created_ms, id->machine,
+				 id->legacy_agent_id);
+	return rc;
+}
+
+int floe_identity_decode(struct floe_alloc *a, const char *text, size_t len, struct floe_identity *out)
+{
+	struct floe_json_doc *doc = NULL;
+	int rc = floe_json_parse(a, text, len, 4 * PAYLOAD_MAX, &doc, NULL);
+	if (rc)
+		return rc;
+	const struct floe_json *root = floe_json_root(doc);
+	int64_t version, created;
+	const char *inst, *machine, *legacy;
+	rc = FLOE_EFORMAT;
+	if (floe_json_get_int(root, "version", &version) || version != IDENTITY_VERSION ||
+	    floe_json_get_str(root, "installation", &inst) || !is_uuid(inst) ||
+	    floe_json_get_int(root, "created_ms", &created) || floe_json_get_str(root, "machine", &machine) ||
+	    (machine[0] && !is_hex_n(machine, 16)) || floe_json_get_str(root, "legacy_agent_id", &legacy) ||
+	    (legacy[0] && !is_agent_id(legacy)))
+		goto out;
+	memset(out, 0, sizeof(*out));
+	memcpy(out->installation, inst, 36);
+	snprintf(out->machine, sizeof(out->machine), "%s", machine);
+	snprintf(out->legacy_agent_id, sizeof(out->legacy_agent_id), "%s", legacy);
+	out->created_ms = created;
+	rc = 0;
+out:
+	floe_json_doc_free(doc);
+	return rc;
+}
+
+int floe_identity_machine(const char *path, char out[17])
+{
+	void *data = NULL;
+	size_t len = 0;
+	int rc = floe_fs_read_file(path, 256, &data, &len);
+	if (rc)
+		return rc == -EFBIG || rc == -EISDIR ? -ENOENT : rc;
+	const char *p = data;
+	bool ok = len >= 32 && (len == 32 || p[32] == '\n');
+	bool zero = true;
+	for (size_t i = 0; ok && i < 32; i++) {
+		ok = is_hex(p[i]);
+		zero = zero && p[i] == '0';
+	}
+	uint8_t mac[FLOE_SHA256_LEN];
+	static const char app[] = "floe agent id";
+	if (ok && !zero)
+		rc = floe_hmac_sha256(p, 32, app, sizeof(app) - 1, mac);
+	floe_fs_free(data);
+	if (!ok || zero)
+		return -ENOENT;
+	if (rc)
+		return rc;
+	floe_hex_lower(mac, 8, out);
+	return 0;
+}
+
+void floe_identity_default_agent_id(const char *host, const char *hex16, char out[65])
+{
+	char h[48];
+	size_t n = 0;
+	for (const char *p = host ? host : ""; *p && n < sizeof(h) - 1; p++) {
+		char c = *p;
+		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+			  c == '_' || c == '-';
+		h[n++] = ok ? c : '-';
+	}
+	h[n] = '\0';
+	snprintf(out, 65, "%s-%.16s", n ? h : "floe", hex16);
+}
+
+void floe_identity_hex16(const struct floe_identity *id, char out[17])
+{
+	size_t n = 0;
+	for (const char *p = id->installation; *p && n < 16; p++)
+		if (*p != '-')
+			out[n++] = *p;
+	out[n] = '\0';
+}
+
+static int load(struct floe_alloc *a, const char *path, struct floe_identity *out)
+{
+	uint8_t *blob = NULL;
+	size_t len = 0;
+	int rc = floe_checkpoint_load(a, path, &blob, &len);
+	if (rc)
+		return rc;
+	rc = len > PAYLOAD_MAX ? FLOE_ECORRUPT : floe_identity_decode(a, (const char *)blob, len, out);
+	floe_free(a, blob);
+	return rc == FLOE_EPARSE || rc == FLOE_EFORMAT ? FLOE_ECORRUPT : rc;
+}
+
+/* What the checkpoint beside a missing installation file says about who made it: the
+ * installation id it names (a checkpoint of this floe) or the agent id of one made by a
+ * floe without installation ids. Both "" when there is no readable checkpoint. */
+static void peek_checkpoint(struct floe_alloc *a, const char *state_dir, char inst[37], char legacy[65])
+{
+	char path[4200];
+	uint8_t *blob = NULL;
+	size_t len = 0;
+	struct floe_json_doc *doc = NULL;
+	inst[0] = legacy[0] = '\0';
+	snprintf(path, sizeof(path), "%s/checkpoint", state_dir);
+	if (floe_checkpoint_load(a, path, &blob, &len) != 0)
+		return;
+	if (floe_json_parse(a, (const char *)blob, len, 2 * FLOE_CHECKPOINT_MAX, &doc, NULL) == 0) {
+		const struct floe_json *root = floe_json_root(doc);
+		const char *s;
+		if (floe_json_get_str(root, "installation", &s) == 0 && is_uuid(s))
+			snprintf(inst, 37, "%s", s);
+		else if (floe_json_get_str(root, "agent_id", &s) == 0 && is_agent_id(s))
+			snprintf(legacy, 65, "%s", s);
+	}
+	floe_json_doc_free(doc);
+	floe_free(a, blob);
+}
+
+/* Makes the installation file: see floe_identity_open. */
+static int create(struct floe_alloc *a, const char *state_dir, const char *path, const char *machine,
+		  struct floe_identity *out)
+{
+	struct floe_identity id;
+	memset(&id, 0, sizeof(id));
+	peek_checkpoint(a, state_dir, id.installation, id.legacy_agent_id);
+	if (id.installation[0]) {
+		floe_warn("identity: %s was missing; the checkpoint names installation %s, which continues",
+			  path, id.installation);
+	} else {
+		uint8_t r[16];
+		int rc = floe_random_bytes(r, sizeof(r));
+		if (rc)
+			return rc; /* no weak fallback for an id that must be unique */
+		r[6] = (uint8_t)((r[6] & 0x0f) | 0x40);
+		r[8] = (uint8_t)((r[8] & 0x3f) | 0x80);
+		char hex[33];
+		floe_hex_lower(r, sizeof(r), hex);
+		snprintf(id.installation, sizeof(id.installation), "%.8s-%.4s-%.4s-%.4s-%.12s", hex, hex + 8,
+			 hex + 12, hex + 16, hex + 20);
+	}
+	snprintf(id.machine, sizeof(id.machine), "%s", machine ? machine : "");
+	id.created_ms = floe_clock_now_us() / 1000;
+	struct floe_buf b;
+	floe_buf_init(&b, a, PAYLOAD_MAX);
+	int rc = floe_identity_encode(&id, &b);
+	if (rc == 0)
+		rc = floe_checkpoint_create(path, b.data, b.len);
+	floe_buf_fini(&b);
+	if (rc == -EEXIST)
+		return load(a, path, out); /* another process made it first: use theirs */
+	if (rc)
+		return rc;
+	floe_info("identity: new installation %s in %s%s%s", id.installation, state_dir,
+		  id.legacy_agent_id[0] ? ", continuing agent " : "", id.legacy_agent_id);
+	*out = id;
+	return 0;
+}
+
+int floe_identity_open(struct floe_alloc *a, const char *state_dir, const char *machine, bool create_it,
+		       struct floe_identity *out, char *why, size_t cap)
+{
+	char path[4200];
+	snprintf(path, sizeof(path), "%s/%s", state_dir, FLOE_IDENTITY_FILE);
+	int rc = load(a, path, out);
+	if (rc == -ENOENT && create_it) {
+		if ((rc = floe_fs_mkdirs(state_dir)) == 0)
+			rc = create(a, state_dir, path, machine, out);
+	}
+	if (rc == -ENOENT && !create_it)
+		return rc;
+	if (rc) {
+		snprintf(why, cap, "%s: %s (expected floe's installation file, made once in state_dir)", path,
+			 floe_strerror(rc));
+		return rc;
+	}
+	if (machine && machine[0] && out->machine[0] && strcmp(machine, out->machine) != 0) {
+		snprintf(why, cap,
+			 "state_dir %s was made on another machine (installation %s, machine %s; this is "
+			 "machine %s): a copied or cloned state_dir would commit another device's data as "
+			 "its own. On a cloned device, empty state_dir; if this device took over the other "
+			 "one's disk for good, remove %s and floe continues that installation here",
+			 state_dir, out->installation, out->machine, machine, path);
+		return FLOE_EIDENTITY;
+	}
+	return 0;
+}
