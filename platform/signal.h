@@ -4,11 +4,15 @@
 #define FLOE_SIGNAL_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 /* Installs the handlers and ignores SIGPIPE. */
 int floe_signal_install(void);
 /* True once SIGINT or SIGTERM has arrived. */
 bool floe_signal_stop_requested(void);
+/* Milliseconds since the first SIGINT or SIGTERM arrived (monotonic clock), or -1 before
+ * one has. Network code uses it to give requests in flight a short grace after a stop. */
+int64_t floe_signal_stop_age_ms(void);
 /* Sleeps up to ms milliseconds, returning early when a stop is requested. */
 void floe_signal_sleep_ms(unsigned ms);
 
