@@ -2,8 +2,9 @@
 # Every S3 loop ends, and S3 errors name the right thing. Against s3_stub.py (a small
 # in-memory S3 on loopback that misbehaves on request):
 # (a) SIGTERM ends `floe run` within 5 s while a data file upload is stalled, (b) while the
-#     commit (the metadata PUT) is stalled, (c) while a listing never ends; after (a) and (b)
-#     the spool holds what was sealed and the next start commits it.
+#     commit (the metadata PUT) is stalled, (c) while a listing never ends or the credential
+#     fetch (STS) is stalled; after (a) and (b) the spool holds what was sealed and the next
+#     start commits it.
 # (d) A listing that repeats its continuation token fails at once, naming bucket and prefix.
 # (e) A server that sends headers and then 2 bytes/s is cut by the deadline and retried.
 # (f) A 307 is reported with its Location and the likely cause; a store answering 412 to
@@ -135,6 +136,20 @@ rc=0
 stop_within 5 "$pid" || rc=$?
 check "(c) SIGTERM ends floe run within 5 s (exit $rc after $STOP_MS ms)" test "$rc" = 0
 check "(c) it says it stopped while starting" grep -q 'stopped while starting' "$d/err"
+
+# SIGTERM while the credential fetch (STS for a web identity, 15 s timeout) is stalled.
+echo "a.jwt.token" >"$d/token"
+ctl "$S" 'stall=^POST /'
+env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY AWS_WEB_IDENTITY_TOKEN_FILE="$d/token" \
+	AWS_ROLE_ARN=arn:aws:iam::123456789012:role/floe AWS_ENDPOINT_URL_STS="http://127.0.0.1:$STUB_PORT" \
+	"$FLOE_BIN" run -c "$d/floe.yaml" 2>"$d/err-sts" &
+pid=$!
+PIDS+=("$pid")
+check "(c) the credential fetch stalls" wait_for 20 grep -q 'FAULT stall POST /' "$S/stub.log"
+rc=0
+stop_within 5 "$pid" || rc=$?
+check "(c) SIGTERM during a stalled credential fetch ends floe run within 5 s (exit $rc after $STOP_MS ms)" \
+	test "$rc" = 0
 
 # --- (d) a repeated continuation token --------------------------------------------------------
 d="$T/d"
