@@ -115,6 +115,37 @@ static bool dns_safe_bucket(const char *b)
 	return true;
 }
 
+/* Fills the zeros of the client's numbers and functions with the documented defaults. */
+static void apply_defaults(struct floe_s3 *s3)
+{
+	if (!s3->o.random_fn)
+		s3->o.random_fn = default_random;
+	if (!s3->o.sleep_fn)
+		s3->o.sleep_fn = default_sleep;
+	if (!s3->o.now_fn)
+		s3->o.now_fn = default_now;
+	if (s3->o.connect_timeout_ms <= 0)
+		s3->o.connect_timeout_ms = 10000;
+	if (s3->o.stall_timeout_ms <= 0)
+		s3->o.stall_timeout_ms = 30000;
+	if (s3->o.max_retries == 0)
+		s3->o.max_retries = 5;
+	else if (s3->o.max_retries < 0)
+		s3->o.max_retries = 0;
+	if (s3->o.retry_budget_ms <= 0)
+		s3->o.retry_budget_ms = 5 * 60 * 1000;
+	if (s3->o.backoff_base_ms <= 0)
+		s3->o.backoff_base_ms = 100;
+	if (s3->o.backoff_cap_ms <= 0)
+		s3->o.backoff_cap_ms = 20000;
+	if (s3->o.multipart_threshold <= 0)
+		s3->o.multipart_threshold = INT64_C(64) << 20;
+	if (s3->o.part_size <= 0)
+		s3->o.part_size = INT64_C(16) << 20;
+	floe_s3_limits_init(&s3->limits, s3->o.request_timeout_ms, s3->o.min_rate,
+			    s3->o.stop_grace_ms, s3->o.stop_fn, s3->o.stop_ctx);
+}
+
 int floe_s3_new(const struct floe_s3_options *o, struct floe_s3 **out)
 {
 	static bool curl_ready; /* curl_global_init is not thread-safe before 7.84 */
@@ -149,32 +180,7 @@ int floe_s3_new(const struct floe_s3_options *o, struct floe_s3 **out)
 	s3->o.connect_to = NULL;
 	memset(&s3->o.credentials, 0, sizeof(s3->o.credentials));
 	s3->o.credprov = NULL;
-	if (!s3->o.random_fn)
-		s3->o.random_fn = default_random;
-	if (!s3->o.sleep_fn)
-		s3->o.sleep_fn = default_sleep;
-	if (!s3->o.now_fn)
-		s3->o.now_fn = default_now;
-	if (s3->o.connect_timeout_ms <= 0)
-		s3->o.connect_timeout_ms = 10000;
-	if (s3->o.stall_timeout_ms <= 0)
-		s3->o.stall_timeout_ms = 30000;
-	if (s3->o.max_retries == 0)
-		s3->o.max_retries = 5;
-	else if (s3->o.max_retries < 0)
-		s3->o.max_retries = 0;
-	if (s3->o.retry_budget_ms <= 0)
-		s3->o.retry_budget_ms = 5 * 60 * 1000;
-	if (s3->o.backoff_base_ms <= 0)
-		s3->o.backoff_base_ms = 100;
-	if (s3->o.backoff_cap_ms <= 0)
-		s3->o.backoff_cap_ms = 20000;
-	if (s3->o.multipart_threshold <= 0)
-		s3->o.multipart_threshold = INT64_C(64) << 20;
-	if (s3->o.part_size <= 0)
-		s3->o.part_size = INT64_C(16) << 20;
-	floe_s3_limits_init(&s3->limits, o->request_timeout_ms, o->min_rate, o->stop_grace_ms,
-			    o->stop_fn, o->stop_ctx);
+	apply_defaults(s3);
 
 	/* With a provider, static credentials are optional (they serve until the first
 	 * request asks the provider). */

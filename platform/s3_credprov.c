@@ -307,7 +307,8 @@ static int run_one(struct floe_s3_credprov *p, size_t i, int64_t now, bool *tran
 	if (rc == FLOE_S3_EUNAVAILABLE)
 		*transient = true;
 	floe_s3_credprov_why(p->err, "%s%s: %s", p->err[0] ? "; " : "", providers[i].name,
-			     rc == SKIPPED || local[0] ? local : floe_s3_strerror(rc < 0 ? rc : -EIO));
+			     rc == SKIPPED || local[0] ? local
+						       : floe_s3_strerror(rc < 0 ? rc : -EIO));
 	return rc == SKIPPED ? -ENOENT : rc;
 }
 

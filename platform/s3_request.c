@@ -341,6 +341,57 @@ static long clamp_long(int64_t v)
 	return v > LONG_MAX ? LONG_MAX : v < 0 ? 0 : (long)v;
 }
 
+/* Sets every option of one attempt on c (reset first), headers hl and url borrowed. */
+static void set_transfer(struct floe_s3 *s3, struct floe_s3_req *rq, CURL *c, const char *url,
+			 struct curl_slist *hl, struct floe_s3_resp *r)
+{
+	curl_easy_reset(c); /* the connection cache is the multi handle's: keep-alive survives */
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_PATH_AS_IS, 1L); /* never rewrite "/./" in keys */
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hl);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, s3->errbuf);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, clamp_long(s3->o.connect_timeout_ms));
+	curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME,
+			 clamp_long((s3->o.stall_timeout_ms + 999) / 1000));
+	curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
+	if (s3->ca_file)
+		curl_easy_setopt(c, CURLOPT_CAINFO, s3->ca_file);
+	if (s3->ca_path)
+		curl_easy_setopt(c, CURLOPT_CAPATH, s3->ca_path);
+	if (s3->connect_to)
+		curl_easy_setopt(c, CURLOPT_CONNECT_TO, s3->connect_to);
+	/* On a reused keep-alive connection that turns out dead, curl re-sends the request by
+	 * itself, even one the server may have applied. For a conditional write that could turn
+	 * our own success into a 412, so those get a connection of their own (not taken from the
+	 * multi handle's cache; it joins the cache afterwards). */
+	if (rq->conditional)
+		curl_easy_setopt(c, CURLOPT_FRESH_CONNECT, 1L);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, header_cb);
+	curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, write_cb);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
+	if (rq->head) {
+		curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+	} else if (rq->has_body) {
+		rq->body.pos = 0;
+		curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
+		curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, (curl_off_t)rq->body.len);
+		curl_easy_setopt(c, CURLOPT_READFUNCTION, read_cb);
+		curl_easy_setopt(c, CURLOPT_READDATA, &rq->body);
+		curl_easy_setopt(c, CURLOPT_SEEKFUNCTION, seek_cb);
+		curl_easy_setopt(c, CURLOPT_SEEKDATA, &rq->body);
+		if (strcmp(rq->method, "PUT") != 0)
+			curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, rq->method);
+	} else if (strcmp(rq->method, "GET") != 0) {
+		curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, rq->method);
+	}
+}
+
 /* Signs and performs rq once. Returns the CURLcode (CURLE_OK when a response arrived) or
  * a negative errno for local failures; *sent tells whether request bytes went out. */
 static int attempt(struct floe_s3 *s3, struct floe_s3_req *rq, const char *payload_hash,
@@ -401,51 +452,7 @@ static int attempt(struct floe_s3 *s3, struct floe_s3_req *rq, const char *paylo
 	 * no form Content-Type of its own that we would not have signed. */
 
 	CURL *c = s3->curl;
-	curl_easy_reset(c); /* the connection cache is the multi handle's: keep-alive survives */
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_PATH_AS_IS, 1L); /* never rewrite "/./" in keys */
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hl);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, s3->errbuf);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, clamp_long(s3->o.connect_timeout_ms));
-	curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
-	curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME,
-			 clamp_long((s3->o.stall_timeout_ms + 999) / 1000));
-	curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
-	curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
-	if (s3->ca_file)
-		curl_easy_setopt(c, CURLOPT_CAINFO, s3->ca_file);
-	if (s3->ca_path)
-		curl_easy_setopt(c, CURLOPT_CAPATH, s3->ca_path);
-	if (s3->connect_to)
-		curl_easy_setopt(c, CURLOPT_CONNECT_TO, s3->connect_to);
-	/* On a reused keep-alive connection that turns out dead, curl re-sends the request by
-	 * itself, even one the server may have applied. For a conditional write that could turn
-	 * our own success into a 412, so those get a connection of their own (not taken from the
-	 * multi handle's cache; it joins the cache afterwards). */
-	if (rq->conditional)
-		curl_easy_setopt(c, CURLOPT_FRESH_CONNECT, 1L);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, header_cb);
-	curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, write_cb);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
-	if (rq->head) {
-		curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
-	} else if (rq->has_body) {
-		rq->body.pos = 0;
-		curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
-		curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, (curl_off_t)rq->body.len);
-		curl_easy_setopt(c, CURLOPT_READFUNCTION, read_cb);
-		curl_easy_setopt(c, CURLOPT_READDATA, &rq->body);
-		curl_easy_setopt(c, CURLOPT_SEEKFUNCTION, seek_cb);
-		curl_easy_setopt(c, CURLOPT_SEEKDATA, &rq->body);
-		if (strcmp(rq->method, "PUT") != 0)
-			curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, rq->method);
-	} else if (strcmp(rq->method, "GET") != 0) {
-		curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, rq->method);
-	}
+	set_transfer(s3, rq, c, url, hl, r);
 	s3->errbuf[0] = '\0';
 	rc = (int)perform(s3, c, sent);
 out:
@@ -477,14 +484,11 @@ void floe_s3_resp_fini(struct floe_s3_resp *r)
 }
 
 /* Decides what a finished attempt means: *rc is the result if DONE. */
-static enum verdict classify(struct floe_s3 *s3, const struct floe_s3_req *rq, int cc, bool sent,
-			     const struct floe_s3_resp *r, int *rc)
+/* An attempt that ended without an answer (cc != CURLE_OK): cut by the limits, or failed
+ * in transport. */
+static enum verdict classify_transport(const struct floe_s3 *s3, const struct floe_s3_req *rq,
+				       int cc, bool sent, const struct floe_s3_resp *r, int *rc)
 {
-	if (cc < 0) {
-		*rc = cc;
-		/* A credential provider whose endpoint did not answer: worth another try. */
-		return cc == FLOE_S3_EUNAVAILABLE ? RETRY : DONE;
-	}
 	if (s3->cut != FLOE_S3_LIMITS_GO) {
 		bool stopped = s3->cut == FLOE_S3_LIMITS_STOPPED;
 		*rc = stopped ? FLOE_S3_ESTOPPED : FLOE_S3_ETIMEOUT;
@@ -495,49 +499,59 @@ static enum verdict classify(struct floe_s3 *s3, const struct floe_s3_req *rq, i
 		}
 		return stopped ? DONE : RETRY;
 	}
-	if (cc != CURLE_OK) {
-		switch (cc) {
-		case CURLE_WRITE_ERROR:
-			*rc = r->too_big ? -EFBIG : -ENOMEM;
-			return DONE;
-		case CURLE_PEER_FAILED_VERIFICATION:
-		case CURLE_SSL_CACERT_BADFILE:
-		case CURLE_SSL_CERTPROBLEM:
-		case CURLE_SSL_ISSUER_ERROR:
-			*rc = FLOE_S3_ETLS;
-			return DONE;
-		case CURLE_SSL_CONNECT_ERROR:
-			*rc = FLOE_S3_ETLS;
-			break;
-		case CURLE_OPERATION_TIMEDOUT:
-			*rc = FLOE_S3_ETIMEOUT;
-			break;
-		case CURLE_COULDNT_RESOLVE_HOST:
-		case CURLE_COULDNT_CONNECT:
-		case CURLE_SEND_ERROR:
-		case CURLE_RECV_ERROR:
-		case CURLE_GOT_NOTHING:
-		case CURLE_PARTIAL_FILE:
-		case CURLE_HTTP2:
-		case CURLE_HTTP2_STREAM:
-			*rc = FLOE_S3_ETRANSPORT;
-			break;
-		case CURLE_READ_ERROR:
-		case CURLE_ABORTED_BY_CALLBACK:
-			*rc = -EIO; /* our file failed us: retrying will not help */
-			return DONE;
-		default:
-			*rc = FLOE_S3_ETRANSPORT;
-			break;
-		}
-		/* The request may have reached the server: a conditional write must not be
-		 * repeated blindly (a retried create can hit its own object). */
-		if (rq->conditional && sent) {
-			*rc = FLOE_S3_EAMBIGUOUS;
-			return DONE;
-		}
-		return RETRY;
+	switch (cc) {
+	case CURLE_WRITE_ERROR:
+		*rc = r->too_big ? -EFBIG : -ENOMEM;
+		return DONE;
+	case CURLE_PEER_FAILED_VERIFICATION:
+	case CURLE_SSL_CACERT_BADFILE:
+	case CURLE_SSL_CERTPROBLEM:
+	case CURLE_SSL_ISSUER_ERROR:
+		*rc = FLOE_S3_ETLS;
+		return DONE;
+	case CURLE_SSL_CONNECT_ERROR:
+		*rc = FLOE_S3_ETLS;
+		break;
+	case CURLE_OPERATION_TIMEDOUT:
+		*rc = FLOE_S3_ETIMEOUT;
+		break;
+	case CURLE_COULDNT_RESOLVE_HOST:
+	case CURLE_COULDNT_CONNECT:
+	case CURLE_SEND_ERROR:
+	case CURLE_RECV_ERROR:
+	case CURLE_GOT_NOTHING:
+	case CURLE_PARTIAL_FILE:
+	case CURLE_HTTP2:
+	case CURLE_HTTP2_STREAM:
+		*rc = FLOE_S3_ETRANSPORT;
+		break;
+	case CURLE_READ_ERROR:
+	case CURLE_ABORTED_BY_CALLBACK:
+		*rc = -EIO; /* our file failed us: retrying will not help */
+		return DONE;
+	default:
+		*rc = FLOE_S3_ETRANSPORT;
+		break;
 	}
+	/* The request may have reached the server: a conditional write must not be
+	 * repeated blindly (a retried create can hit its own object). */
+	if (rq->conditional && sent) {
+		*rc = FLOE_S3_EAMBIGUOUS;
+		return DONE;
+	}
+	return RETRY;
+}
+
+static enum verdict classify(struct floe_s3 *s3, const struct floe_s3_req *rq, int cc, bool sent,
+			     const struct floe_s3_resp *r, int *rc)
+{
+	if (cc < 0) {
+		*rc = cc;
+		/* A credential provider whose endpoint did not answer: worth another try. */
+		return cc == FLOE_S3_EUNAVAILABLE ? RETRY : DONE;
+	}
+	if (cc != CURLE_OK)
+		return classify_transport(s3, rq, cc, sent, r, rc);
 	int st = r->status;
 	if (st >= 200 && st <= 299) {
 		*rc = 0;
@@ -622,8 +636,8 @@ static void learn_clock(struct floe_s3 *s3, const struct floe_s3_resp *r)
  * messages, truncated to cap. */
 static void describe(const struct floe_s3 *s3, const struct floe_s3_req *rq, char *out, size_t cap)
 {
-	int n = snprintf(out, cap, "%s s3://%s/%.300s", rq->method, s3->bucket,
-			 rq->key ? rq->key : "");
+	int n =
+	    snprintf(out, cap, "%s s3://%s/%.300s", rq->method, s3->bucket, rq->key ? rq->key : "");
 	for (size_t i = 0; !rq->key && i < rq->nq && i < 3 && n > 0 && (size_t)n < cap; i++)
 		n += snprintf(out + n, cap - (size_t)n, "%s%s=%.200s", i ? "&" : "?", rq->q[i].name,
 			      rq->q[i].value ? rq->q[i].value : "");
@@ -641,26 +655,28 @@ static void report(const struct floe_s3 *s3, const struct floe_s3_req *rq, int r
 		return;
 	describe(s3, rq, what, sizeof(what));
 	if (s3->cut == FLOE_S3_LIMITS_OVERDUE) {
-		floe_warn("s3: %s: no complete answer within its deadline: cut after %.1f s with "
-			  "%lld bytes moved (deadline %.1f s: %.1f s plus 1 s per %lld bytes moved)%s",
-			  what, (double)s3->cut_elapsed_ms / 1000, (long long)s3->cut_moved,
-			  (double)floe_s3_limits_deadline_ms(&s3->limits, s3->cut_moved) / 1000,
-			  (double)s3->limits.base_ms / 1000, (long long)s3->limits.min_rate,
-			  retrying ? "; retrying" : "");
+		floe_warn(
+		    "s3: %s: no complete answer within its deadline: cut after %.1f s with "
+		    "%lld bytes moved (deadline %.1f s: %.1f s plus 1 s per %lld bytes moved)%s",
+		    what, (double)s3->cut_elapsed_ms / 1000, (long long)s3->cut_moved,
+		    (double)floe_s3_limits_deadline_ms(&s3->limits, s3->cut_moved) / 1000,
+		    (double)s3->limits.base_ms / 1000, (long long)s3->limits.min_rate,
+		    retrying ? "; retrying" : "");
 	} else if (s3->cut == FLOE_S3_LIMITS_STOPPED) {
 		floe_warn("s3: %s: abandoned after %.1f s: the agent is stopping", what,
 			  (double)s3->cut_elapsed_ms / 1000);
 	} else if (rc == FLOE_S3_EREDIRECT) {
-		floe_error("s3: %s: the server answered %d%s%s (Location: %s; bucket region: %s): the "
-			   "bucket is likely in another region or served by another endpoint; check "
-			   "the configured region and endpoint (floe does not follow redirects, which "
-			   "would send its credentials and data elsewhere)",
-			   what, s3->last_status, s3->last_code[0] ? " " : "", s3->last_code,
-			   s3->last_location[0] ? s3->last_location : "none",
-			   s3->resp_region[0] ? s3->resp_region : "not given");
+		floe_error(
+		    "s3: %s: the server answered %d%s%s (Location: %s; bucket region: %s): the "
+		    "bucket is likely in another region or served by another endpoint; check "
+		    "the configured region and endpoint (floe does not follow redirects, which "
+		    "would send its credentials and data elsewhere)",
+		    what, s3->last_status, s3->last_code[0] ? " " : "", s3->last_code,
+		    s3->last_location[0] ? s3->last_location : "none",
+		    s3->resp_region[0] ? s3->resp_region : "not given");
 	} else if (!retrying) {
-		floe_warn("s3: %s: HTTP %d%s%s", what, s3->last_status,
-			  s3->last_code[0] ? " " : "", s3->last_code);
+		floe_warn("s3: %s: HTTP %d%s%s", what, s3->last_status, s3->last_code[0] ? " " : "",
+			  s3->last_code);
 	}
 }
 
@@ -732,8 +748,8 @@ int floe_s3_request_run(struct floe_s3 *s3, struct floe_s3_req *rq, struct floe_
 		int64_t spent = (floe_clock_mono_ns() - start_ns) / 1000000 + slept_ms;
 		/* After a stop, a pause that would outlast the grace is not worth taking. */
 		int64_t grace = floe_s3_limits_grace_left_ms(&s3->limits);
-		bool retry = retries < s3->o.max_retries && spent + pause <= s3->o.retry_budget_ms &&
-			     (grace < 0 || pause < grace);
+		bool retry = retries < s3->o.max_retries &&
+			     spent + pause <= s3->o.retry_budget_ms && (grace < 0 || pause < grace);
 		report(s3, rq, rc, retry);
 		if (!retry)
 			return rc;

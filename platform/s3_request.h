@@ -67,7 +67,7 @@ struct floe_s3_resp {
 	int64_t content_length;
 	int64_t date; /* server Date, unix seconds */
 	bool has_date;
-	char location[512];	 /* Location of a redirect, truncated; "" if none */
+	char location[512];	/* Location of a redirect, truncated; "" if none */
 	char bucket_region[64]; /* x-amz-bucket-region (sent with redirects); "" if none */
 };
 

@@ -73,10 +73,11 @@ static int refused_or_exists(struct s3store *s, const char *k)
 	struct floe_s3_object_info info;
 	int rc = floe_s3_head(s->s3, k, &info);
 	if (rc == -ENOENT) {
-		floe_error("s3: PUT %s/%s with If-None-Match: * was answered 412 Precondition Failed "
-			   "although the key does not exist: the store refuses conditional creates, "
-			   "so it cannot arbitrate commits",
-			   s->base.uri, k + (s->prefix[0] ? strlen(s->prefix) + 1 : 0));
+		floe_error(
+		    "s3: PUT %s/%s with If-None-Match: * was answered 412 Precondition Failed "
+		    "although the key does not exist: the store refuses conditional creates, "
+		    "so it cannot arbitrate commits",
+		    s->base.uri, k + (s->prefix[0] ? strlen(s->prefix) + 1 : 0));
 		return FLOE_S3_EREFUSED;
 	}
 	return rc == 0 ? -EEXIST : rc;

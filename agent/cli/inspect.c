@@ -23,7 +23,7 @@
 
 static const char inspect_help[] =
 	"usage: floe inspect LOCATION\n"
-	"       floe inspect [--endpoint URL] [--region REGION] [--path-style] s3://BUCKET/PREFIX\n"
+	"       floe inspect [--endpoint URL] [--region R] [--path-style] s3://BUCKET/PREFIX\n"
 	"       floe inspect -c FILE\n"
 	"\n"
 	"LOCATION is a table directory or file:// URI (<warehouse>/<namespace>/<table>), or the\n"
@@ -216,18 +216,20 @@ static struct floe_config *s3_location_config(const char *uri, const char *endpo
 	char yaml[8192];
 	size_t len = (size_t)snprintf(yaml, sizeof(yaml), "lake:\n  warehouse: ");
 	bool ok = yaml_quoted(yaml, sizeof(yaml), &len, uri);
-	ok = ok && (len += (size_t)snprintf(yaml + len, sizeof(yaml) - len,
-					     "\n  catalog: {type: s3}\n  s3: {region: ")) < sizeof(yaml);
+	ok = ok &&
+	     (len += (size_t)snprintf(yaml + len, sizeof(yaml) - len,
+				      "\n  catalog: {type: s3}\n  s3: {region: ")) < sizeof(yaml);
 	ok = ok && yaml_quoted(yaml, sizeof(yaml), &len, region);
 	if (ok && endpoint) {
 		/* The operator named this endpoint for this one command: plain HTTP is their
 		 * call (warehouse_open still warns about it). */
-		len += (size_t)snprintf(yaml + len, sizeof(yaml) - len, ", allow_http: true, endpoint: ");
+		len += (size_t)snprintf(yaml + len, sizeof(yaml) - len,
+					", allow_http: true, endpoint: ");
 		ok = len < sizeof(yaml) && yaml_quoted(yaml, sizeof(yaml), &len, endpoint);
 		path_style = path_style || needs_path_style(endpoint);
 	}
 	ok = ok && (len += (size_t)snprintf(yaml + len, sizeof(yaml) - len, ", path_style: %s}\n",
-					     path_style ? "true" : "false")) < sizeof(yaml);
+					    path_style ? "true" : "false")) < sizeof(yaml);
 	if (!ok) {
 		fprintf(stderr, "floe: %s: not a usable s3:// location, endpoint or region\n", uri);
 		return NULL;

@@ -40,10 +40,9 @@ static const char *const bool_names[] = {"false", "true", NULL};
  * rarely an EC2 instance, and probing 169.254.169.254 from one costs a timeout on every
  * credential miss and asks whatever answers at that address on the local network. The
  * other sources are only used when their environment variables or file are there. */
-static const char *const credential_sources[] = {"env", "file", "web_identity", "container",
-						 "imds", NULL};
-static const char *const credential_default[] = {"env", "file", "web_identity", "container",
-						 NULL};
+static const char *const credential_sources[] = {"env",	      "file", "web_identity",
+						 "container", "imds", NULL};
+static const char *const credential_default[] = {"env", "file", "web_identity", "container", NULL};
 
 /* ---- the key table ------------------------------------------------------------------ */
 
@@ -437,12 +436,13 @@ static int check_cleartext(struct floe_config_ctx *ctx, const struct floe_cnode 
 		return 0;
 	if (!c->lake.s3.allow_http) {
 		char shown[FLOE_KEYMAP_SHOW_CAP];
-		return floe_config_fail(ctx, floe_keymap_find_value(map, "endpoint"), FLOE_EFORMAT,
-					"key '%s.endpoint': '%s' is plain HTTP to a host that is not "
-					"loopback: requests, data and any session token would cross "
-					"the network unencrypted; use https://, or set %s.allow_http: "
-					"true to accept that",
-					path, floe_keymap_show(ep, strlen(ep), shown), path);
+		return floe_config_fail(
+		    ctx, floe_keymap_find_value(map, "endpoint"), FLOE_EFORMAT,
+		    "key '%s.endpoint': '%s' is plain HTTP to a host that is not "
+		    "loopback: requests, data and any session token would cross "
+		    "the network unencrypted; use https://, or set %s.allow_http: "
+		    "true to accept that",
+		    path, floe_keymap_show(ep, strlen(ep), shown), path);
 	}
 	c->lake.s3.cleartext = true;
 	return 0;

@@ -61,8 +61,9 @@ static int s3_credprov(const struct floe_config *cfg, struct floe_s3_credprov **
 		int rc = floe_secret_resolve(refs[i], dst[i]);
 		if (rc) {
 			snprintf(why, cap, "lake.s3: cannot resolve %s: %s", refs[i],
-				 rc == -ENOENT && refs[i][0] == 'e' ? "the environment variable is not set"
-								    : floe_strerror(rc));
+				 rc == -ENOENT && refs[i][0] == 'e'
+				     ? "the environment variable is not set"
+				     : floe_strerror(rc));
 			floe_s3_credentials_fini(&c);
 			return rc == -ENOMEM ? rc : FLOE_EINVAL;
 		}
@@ -88,7 +89,8 @@ static int s3_credprov(const struct floe_config *cfg, struct floe_s3_credprov **
 	if (rc) {
 		char reasons[768];
 		floe_s3_credprov_error(*out, reasons, sizeof(reasons));
-		snprintf(why, cap, "no S3 credentials: %s", rc == FLOE_S3_ESTOPPED ? floe_strerror(rc) : reasons);
+		snprintf(why, cap, "no S3 credentials: %s",
+			 rc == FLOE_S3_ESTOPPED ? floe_strerror(rc) : reasons);
 		floe_s3_credprov_free(*out);
 		*out = NULL;
 		if (rc == FLOE_S3_EAUTH)
@@ -114,7 +116,8 @@ int floe_warehouse_open(const struct floe_config *cfg, bool probe, struct floe_s
 	if (cfg->lake.s3.cleartext)
 		floe_warn("lake.s3.endpoint %s is plain HTTP to a host that is not loopback "
 			  "(lake.s3.allow_http): requests, data and any session token cross the "
-			  "network unencrypted", cfg->lake.s3.endpoint);
+			  "network unencrypted",
+			  cfg->lake.s3.endpoint);
 	struct floe_s3_credprov *prov = NULL;
 	if ((rc = s3_credprov(cfg, &prov, why, cap)))
 		return rc;

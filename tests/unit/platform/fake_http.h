@@ -135,7 +135,7 @@ static bool respond(int fd, const struct canned *c)
 
 static void child(int lfd, const char *log_path, const struct canned *script, size_t n)
 {
-	alarm(20); /* never outlive a broken test */
+	alarm(20);		  /* never outlive a broken test */
 	signal(SIGPIPE, SIG_IGN); /* a client that cut a drip: write fails instead */
 	FILE *log = fopen(log_path, "w");
 	size_t cap = 8 << 20;

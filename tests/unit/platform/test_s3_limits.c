@@ -314,7 +314,7 @@ static void test_redirect_is_reported(void **state)
 
 #define PAGE(tok)                                                                                  \
 	R(200, NULL,                                                                               \
-	  "<ListBucketResult><IsTruncated>true</IsTruncated><NextContinuationToken>" tok         \
+	  "<ListBucketResult><IsTruncated>true</IsTruncated><NextContinuationToken>" tok           \
 	  "</NextContinuationToken><Contents><Key>k</Key><Size>1</Size></Contents>"                \
 	  "</ListBucketResult>")
 
@@ -353,7 +353,7 @@ static void test_list_repeated_token(void **state)
 	R(200, NULL,                                                                               \
 	  "<ListMultipartUploadsResult><IsTruncated>true</IsTruncated>"                            \
 	  "<NextKeyMarker>d/a</NextKeyMarker><NextUploadIdMarker>u1</NextUploadIdMarker>"          \
-	  "<Upload><Key>d/a</Key><UploadId>u1</UploadId>"                                         \
+	  "<Upload><Key>d/a</Key><UploadId>u1</UploadId>"                                          \
 	  "<Initiated>2015-08-29T12:00:00.000Z</Initiated></Upload>"                               \
 	  "</ListMultipartUploadsResult>")
 
