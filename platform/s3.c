@@ -3,10 +3,13 @@
 #include "platform/s3.h"
 
 #include "platform/clock.h"
+#include "platform/log.h"
 #include "platform/s3_request.h"
 #include "platform/s3_xml.h"
+#include "platform/signal.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +38,14 @@ const char *floe_s3_strerror(int err)
 		return "malformed response";
 	case FLOE_S3_EUNAVAILABLE:
 		return "service unavailable (retries exhausted)";
+	case FLOE_S3_EREDIRECT:
+		return "redirected: wrong region or endpoint";
+	case FLOE_S3_ESTOPPED:
+		return "abandoned: the agent is stopping";
+	case FLOE_S3_EREFUSED:
+		return "the store refuses conditional creates (412 for a key that does not exist)";
+	case FLOE_S3_ELOOP:
+		return "the listing does not end (a repeated continuation token or too many pages)";
 	default:
 		return err < 0 ? strerror(-err) : "success";
 	}
@@ -50,11 +61,12 @@ static uint64_t default_random(void *ctx)
 	return v;
 }
 
+/* Backoff between attempts: cut short by a stop request, after which the retry loop
+ * decides whether the stop grace leaves room for another attempt. */
 static void default_sleep(void *ctx, int64_t ms)
 {
-	struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
+	(void)ctx;
+	floe_signal_sleep_ms(ms > UINT_MAX ? UINT_MAX : (unsigned)ms);
 }
 
 static int64_t default_now(void *ctx)
@@ -103,6 +115,37 @@ static bool dns_safe_bucket(const char *b)
 	return true;
 }
 
+/* Fills the zeros of the client's numbers and functions with the documented defaults. */
+static void apply_defaults(struct floe_s3 *s3)
+{
+	if (!s3->o.random_fn)
+		s3->o.random_fn = default_random;
+	if (!s3->o.sleep_fn)
+		s3->o.sleep_fn = default_sleep;
+	if (!s3->o.now_fn)
+		s3->o.now_fn = default_now;
+	if (s3->o.connect_timeout_ms <= 0)
+		s3->o.connect_timeout_ms = 10000;
+	if (s3->o.stall_timeout_ms <= 0)
+		s3->o.stall_timeout_ms = 30000;
+	if (s3->o.max_retries == 0)
+		s3->o.max_retries = 5;
+	else if (s3->o.max_retries < 0)
+		s3->o.max_retries = 0;
+	if (s3->o.retry_budget_ms <= 0)
+		s3->o.retry_budget_ms = 5 * 60 * 1000;
+	if (s3->o.backoff_base_ms <= 0)
+		s3->o.backoff_base_ms = 100;
+	if (s3->o.backoff_cap_ms <= 0)
+		s3->o.backoff_cap_ms = 20000;
+	if (s3->o.multipart_threshold <= 0)
+		s3->o.multipart_threshold = INT64_C(64) << 20;
+	if (s3->o.part_size <= 0)
+		s3->o.part_size = INT64_C(16) << 20;
+	floe_s3_limits_init(&s3->limits, s3->o.request_timeout_ms, s3->o.min_rate,
+			    s3->o.stop_grace_ms, s3->o.stop_fn, s3->o.stop_ctx);
+}
+
 int floe_s3_new(const struct floe_s3_options *o, struct floe_s3 **out)
 {
 	static bool curl_ready; /* curl_global_init is not thread-safe before 7.84 */
@@ -137,30 +180,7 @@ int floe_s3_new(const struct floe_s3_options *o, struct floe_s3 **out)
 	s3->o.connect_to = NULL;
 	memset(&s3->o.credentials, 0, sizeof(s3->o.credentials));
 	s3->o.credprov = NULL;
-	if (!s3->o.random_fn)
-		s3->o.random_fn = default_random;
-	if (!s3->o.sleep_fn)
-		s3->o.sleep_fn = default_sleep;
-	if (!s3->o.now_fn)
-		s3->o.now_fn = default_now;
-	if (s3->o.connect_timeout_ms <= 0)
-		s3->o.connect_timeout_ms = 10000;
-	if (s3->o.stall_timeout_ms <= 0)
-		s3->o.stall_timeout_ms = 30000;
-	if (s3->o.max_retries == 0)
-		s3->o.max_retries = 5;
-	else if (s3->o.max_retries < 0)
-		s3->o.max_retries = 0;
-	if (s3->o.retry_budget_ms <= 0)
-		s3->o.retry_budget_ms = 5 * 60 * 1000;
-	if (s3->o.backoff_base_ms <= 0)
-		s3->o.backoff_base_ms = 100;
-	if (s3->o.backoff_cap_ms <= 0)
-		s3->o.backoff_cap_ms = 20000;
-	if (s3->o.multipart_threshold <= 0)
-		s3->o.multipart_threshold = INT64_C(64) << 20;
-	if (s3->o.part_size <= 0)
-		s3->o.part_size = INT64_C(16) << 20;
+	apply_defaults(s3);
 
 	/* With a provider, static credentials are optional (they serve until the first
 	 * request asks the provider). */
@@ -184,9 +204,10 @@ int floe_s3_new(const struct floe_s3_options *o, struct floe_s3 **out)
 	}
 	s3->base = s3->host ? floe_s3_join3(scheme, s3->host, "") : NULL;
 	s3->region = xstrdup(o->region);
+	s3->bucket = xstrdup(o->bucket);
 	s3->ca_file = xstrdup(o->ca_file);
 	s3->ca_path = xstrdup(o->ca_path);
-	if (!s3->host || !s3->path_prefix || !s3->base || !s3->region ||
+	if (!s3->host || !s3->path_prefix || !s3->base || !s3->region || !s3->bucket ||
 	    (o->ca_file && !s3->ca_file) || (o->ca_path && !s3->ca_path))
 		goto fail;
 	if (o->connect_to && !(s3->connect_to = curl_slist_append(NULL, o->connect_to)))
@@ -220,6 +241,7 @@ void floe_s3_free(struct floe_s3 *s3)
 	free(s3->host);
 	free(s3->path_prefix);
 	free(s3->region);
+	free(s3->bucket);
 	free(s3->ca_file);
 	free(s3->ca_path);
 	curl_slist_free_all(s3->connect_to);
@@ -236,6 +258,11 @@ int floe_s3_last_status(const struct floe_s3 *s3)
 const char *floe_s3_last_error_code(const struct floe_s3 *s3)
 {
 	return s3->last_code;
+}
+
+const char *floe_s3_last_location(const struct floe_s3 *s3)
+{
+	return s3->last_location;
 }
 
 int floe_s3_last_attempts(const struct floe_s3 *s3)
@@ -381,6 +408,65 @@ int floe_s3_delete(struct floe_s3 *s3, const char *key)
 	return rc == -ENOENT ? 0 : rc;
 }
 
+/* ---- listings that end --------------------------------------------------------------- */
+
+/* A listing follows the server's continuation tokens, so a server (or a proxy) that hands
+ * back a token it gave before would keep us asking for ever. Brent's cycle detection finds
+ * any such cycle, whatever its length, within twice the pages it takes to enter and go
+ * round it once, holding one saved token: each token is compared with the saved one,
+ * which is replaced by the current token whenever the count since the last save reaches
+ * a power of two. A cap on pages catches a server that makes up new tokens for ever. */
+#define EMPTY_RUN_MAX 1000 /* truncated pages without a key in a row */
+
+int floe_s3_pager_next(struct floe_s3 *s3, struct floe_s3_pager *p, const char *prefix,
+		       const char *token, size_t keys)
+{
+	const char *why = NULL;
+	p->pages++;
+	p->empty_run = keys ? 0 : p->empty_run + 1;
+	if (p->saved && strcmp(p->saved, token) == 0)
+		why = "repeats a continuation token it sent before";
+	else if (p->pages >= FLOE_S3_LIST_MAX_PAGES)
+		why = "is still truncated after " FLOE_S3_STR(FLOE_S3_LIST_MAX_PAGES) " pages";
+	else if (p->empty_run >= EMPTY_RUN_MAX)
+		why = "sent " FLOE_S3_STR(EMPTY_RUN_MAX) " truncated pages in a row without a key";
+	if (why) {
+		floe_error("s3: listing s3://%s/%.300s: page %zu %s: the server's listing does not "
+			   "end (a bug in the server or a proxy in between); giving up",
+			   s3->bucket, prefix ? prefix : "", p->pages, why);
+		return FLOE_S3_ELOOP;
+	}
+	if (++p->since_save >= p->power) {
+		char *t = strdup(token);
+		if (!t)
+			return -ENOMEM;
+		free(p->saved);
+		p->saved = t;
+		p->power = p->power ? p->power * 2 : 1;
+		p->since_save = 0;
+	}
+	return 0;
+}
+
+void floe_s3_pager_fini(struct floe_s3_pager *p)
+{
+	free(p->saved);
+	memset(p, 0, sizeof(*p));
+}
+
+struct counted {
+	floe_s3_list_fn fn;
+	void *ctx;
+	size_t keys;
+};
+
+static int count_key(void *ctx, const char *key, int64_t size)
+{
+	struct counted *c = ctx;
+	c->keys++;
+	return c->fn(c->ctx, key, size);
+}
+
 int floe_s3_list(struct floe_s3 *s3, const char *prefix, floe_s3_list_fn fn, void *ctx)
 {
 	char *token = calloc(1, 4096);
@@ -388,6 +474,7 @@ int floe_s3_list(struct floe_s3 *s3, const char *prefix, floe_s3_list_fn fn, voi
 		return -ENOMEM;
 	int rc = 0;
 	bool truncated = true;
+	struct floe_s3_pager pager = {0};
 	for (int page = 0; truncated && rc == 0; page++) {
 		struct floe_s3_req rq = {.method = "GET", .key = NULL, .max = FLOE_S3_XML_BODY_MAX};
 		rq.q[rq.nq++] = (struct floe_sigv4_param){"list-type", "2"};
@@ -396,12 +483,16 @@ int floe_s3_list(struct floe_s3 *s3, const char *prefix, floe_s3_list_fn fn, voi
 		if (page > 0)
 			rq.q[rq.nq++] = (struct floe_sigv4_param){"continuation-token", token};
 		struct floe_s3_resp r = {0};
+		struct counted c = {fn, ctx, 0};
 		rc = floe_s3_request_run(s3, &rq, &r);
 		if (rc == 0)
-			rc = floe_s3_xml_parse_list(r.data ? r.data : "", r.len, fn, ctx,
+			rc = floe_s3_xml_parse_list(r.data ? r.data : "", r.len, count_key, &c,
 						    &truncated, token, 4096);
+		if (rc == 0 && truncated)
+			rc = floe_s3_pager_next(s3, &pager, prefix, token, c.keys);
 		floe_s3_resp_fini(&r);
 	}
+	floe_s3_pager_fini(&pager);
 	free(token);
 	return rc;
 }

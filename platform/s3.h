@@ -28,6 +28,14 @@ enum {
 	FLOE_S3_ETLS = -5008,	       /* TLS handshake or certificate verification failed */
 	FLOE_S3_EPROTO = -5009,	       /* malformed response (XML, headers) */
 	FLOE_S3_EUNAVAILABLE = -5010,  /* 5xx / 429 / SlowDown still after the last retry */
+	FLOE_S3_EREDIRECT = -5011,     /* 301/302/307/308: wrong region or endpoint (never
+					* followed: it would send our credentials elsewhere) */
+	FLOE_S3_ESTOPPED = -5012,      /* a stop signal ended the request (after the grace) */
+	FLOE_S3_EREFUSED = -5013,      /* 412 to a create of a key that does not exist: the
+					* store refuses every conditional create */
+	FLOE_S3_ELOOP = -5014,	       /* a listing that does not end: a continuation token
+					* seen before, or more pages than any real prefix has */
+	FLOE_S3_ELOWEST = FLOE_S3_ELOOP,
 };
 /* A credential provider that produced nothing fails a request with FLOE_S3_EAUTH (or
  * FLOE_S3_EUNAVAILABLE when STS or a metadata endpoint could not be reached);
@@ -41,6 +49,9 @@ typedef uint64_t (*floe_s3_random_fn)(void *ctx);
 typedef void (*floe_s3_sleep_fn)(void *ctx, int64_t ms);
 /* Wall clock in unix seconds (for x-amz-date); injected for tests. */
 typedef int64_t (*floe_s3_now_fn)(void *ctx);
+/* Milliseconds since a stop was requested, or -1 when none was (floe_signal_stop_age_ms
+ * by default); injected for tests. */
+typedef int64_t (*floe_s3_stop_fn)(void *ctx);
 
 struct floe_s3_options {
 	/* "https://s3.eu-west-1.amazonaws.com" or "http://127.0.0.1:17480"; no path. http://
@@ -59,7 +70,18 @@ struct floe_s3_options {
 	const char *ca_path;			/* NULL: none */
 	int64_t connect_timeout_ms;		/* 0: 10 s */
 	int64_t stall_timeout_ms;   /* abort when no byte moves for this long; 0: 30 s */
-	int64_t request_timeout_ms; /* whole request limit; 0: none */
+	/* Every attempt has a total deadline (connect, send, wait, receive) of
+	 * request_timeout_ms plus one second per min_rate bytes it has moved so far (see
+	 * s3_limits.h for the numbers). An attempt over it is cut, logged and retried like a
+	 * timeout. request_timeout_ms 0: 30 s, negative: no deadline; min_rate 0: 4 KiB/s. */
+	int64_t request_timeout_ms;
+	int64_t min_rate;
+	/* After a stop request, attempts in flight are cut and none is started or retried
+	 * once stop_grace_ms have passed since the stop (0: 2 s); they fail with
+	 * FLOE_S3_ESTOPPED. */
+	int64_t stop_grace_ms;
+	floe_s3_stop_fn stop_fn; /* NULL: floe_signal_stop_age_ms */
+	void *stop_ctx;		 /* passed to stop_fn */
 	int max_retries; /* retries after the first attempt; 0: default 5; negative: none */
 	/* No retry is started once the time spent on an operation (requests plus backoff)
 	 * would pass this; 0: 5 minutes. */
@@ -91,10 +113,12 @@ void floe_s3_free(struct floe_s3 *s3);
 int floe_s3_set_credentials(struct floe_s3 *s3, const struct floe_s3_credentials *c);
 
 /* What the last request saw: HTTP status (0 if none), S3 error code from the body ("" if
- * none), attempts made, and the clock offset (server - local, seconds) now applied. The
- * strings stay valid until the next request. */
+ * none), the Location header of a redirect ("" if none), attempts made, and the clock
+ * offset (server - local, seconds) now applied. The strings stay valid until the next
+ * request. */
 int floe_s3_last_status(const struct floe_s3 *s3);
 const char *floe_s3_last_error_code(const struct floe_s3 *s3);
+const char *floe_s3_last_location(const struct floe_s3 *s3);
 int floe_s3_last_attempts(const struct floe_s3 *s3);
 int64_t floe_s3_clock_offset(const struct floe_s3 *s3);
 
@@ -132,7 +156,11 @@ int floe_s3_delete(struct floe_s3 *s3, const char *key);
 
 /* ListObjectsV2 of every key starting with prefix (NULL/"" = all), following continuation
  * tokens. fn is called per key (borrowed string, valid during the call) with its size; a
- * non-zero return stops the listing and is returned. */
+ * non-zero return stops the listing and is returned. A server that repeats a continuation
+ * token (in any cycle), sends a truncated page without one, or sends more than
+ * FLOE_S3_LIST_MAX_PAGES pages fails the listing with FLOE_S3_ELOOP (logged with the
+ * bucket and prefix). */
+#define FLOE_S3_LIST_MAX_PAGES 100000 /* 100 million keys of 1000-key pages */
 typedef int (*floe_s3_list_fn)(void *ctx, const char *key, int64_t size);
 int floe_s3_list(struct floe_s3 *s3, const char *prefix, floe_s3_list_fn fn, void *ctx);
 

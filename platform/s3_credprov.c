@@ -139,8 +139,25 @@ static const struct {
     {FLOE_S3_CREDPROV_IMDS, "imds", floe_s3_credprov_imds},
 };
 #define NPROV (sizeof(providers) / sizeof(providers[0]))
+_Static_assert(NPROV == 6, "struct floe_s3_credprov's seq and the order option hold six");
 
 /* ---- the chain ----------------------------------------------------------------------- */
+
+/* Fills p->seq: the providers named in order first, then the others in table order. */
+static void set_order(struct floe_s3_credprov *p, const unsigned *order)
+{
+	size_t n = 0;
+	unsigned placed = 0;
+	for (size_t k = 0; k < 6 && order[k]; k++)
+		for (size_t i = 0; i < NPROV; i++)
+			if (order[k] == providers[i].bit && !(placed & providers[i].bit)) {
+				p->seq[n++] = (unsigned char)i;
+				placed |= providers[i].bit;
+			}
+	for (size_t i = 0; i < NPROV; i++)
+		if (!(placed & providers[i].bit))
+			p->seq[n++] = (unsigned char)i;
+}
 
 int floe_s3_credprov_new(const struct floe_s3_credprov_options *o, struct floe_s3_credprov **out)
 {
@@ -163,6 +180,7 @@ int floe_s3_credprov_new(const struct floe_s3_credprov_options *o, struct floe_s
 	p->refs = 1;
 	p->source = -1;
 	p->providers = o->providers ? o->providers : FLOE_S3_CREDPROV_ALL;
+	set_order(p, o->order);
 	p->imds_disabled = o->imds_disabled;
 	p->md_connect_ms =
 	    o->metadata_connect_timeout_ms > 0 ? o->metadata_connect_timeout_ms : 1000;
@@ -170,6 +188,7 @@ int floe_s3_credprov_new(const struct floe_s3_credprov_options *o, struct floe_s
 	p->sts_connect_ms = o->sts_connect_timeout_ms > 0 ? o->sts_connect_timeout_ms : 5000;
 	p->sts_timeout_ms = o->sts_timeout_ms > 0 ? o->sts_timeout_ms : 15000;
 	p->margin = o->refresh_margin_s > 0 ? o->refresh_margin_s : 300;
+	floe_s3_limits_init(&p->limits, -1, 0, o->stop_grace_ms, o->stop_fn, o->stop_ctx);
 	int rc = 0;
 	if (has_static)
 		rc = floe_s3_credprov_make_creds(sc->access_key_id, sc->secret_access_key,
@@ -288,7 +307,8 @@ static int run_one(struct floe_s3_credprov *p, size_t i, int64_t now, bool *tran
 	if (rc == FLOE_S3_EUNAVAILABLE)
 		*transient = true;
 	floe_s3_credprov_why(p->err, "%s%s: %s", p->err[0] ? "; " : "", providers[i].name,
-			     rc == SKIPPED || local[0] ? local : strerror(rc < 0 ? -rc : EIO));
+			     rc == SKIPPED || local[0] ? local
+						       : floe_s3_strerror(rc < 0 ? rc : -EIO));
 	return rc == SKIPPED ? -ENOENT : rc;
 }
 
@@ -308,7 +328,7 @@ int floe_s3_credprov_get(struct floe_s3_credprov *p, int64_t now, struct floe_s3
 		/* Refresh from the provider that served last. */
 		tried = p->source;
 		rc = run_one(p, (size_t)tried, now, &transient);
-		if (rc == -ENOMEM)
+		if (rc == -ENOMEM || (rc == FLOE_S3_ESTOPPED && now >= p->expiration))
 			goto out;
 		/* On failure, credentials that have not yet expired are kept (the report stays
 		 * readable), and the refresh is tried again at the next get. */
@@ -318,12 +338,13 @@ int floe_s3_credprov_get(struct floe_s3_credprov *p, int64_t now, struct floe_s3
 		floe_s3_credentials_fini(&p->cur);
 	}
 	rc = -ENOENT;
-	for (size_t i = 0; i < NPROV && rc != 0; i++) {
+	for (size_t k = 0; k < NPROV && rc != 0; k++) {
+		size_t i = p->seq[k];
 		if (!(p->providers & providers[i].bit) || (int)i == tried)
 			continue;
 		rc = run_one(p, i, now, &transient);
-		if (rc == -ENOMEM)
-			goto out;
+		if (rc == -ENOMEM || rc == FLOE_S3_ESTOPPED)
+			goto out; /* the agent is stopping: the rest of the chain would be too */
 	}
 	if (rc != 0) {
 		rc = transient ? FLOE_S3_EUNAVAILABLE : FLOE_S3_EAUTH;

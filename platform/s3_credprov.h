@@ -28,6 +28,10 @@ enum {
  * environment variable named", as the AWS SDKs read it, at each refresh. */
 struct floe_s3_credprov_options {
 	unsigned providers; /* FLOE_S3_CREDPROV_* bits; 0: all */
+	/* The order the providers run in: single FLOE_S3_CREDPROV_* bits, up to a 0 or six of
+	 * them; order[0] == 0: the SDKs' order above. Providers not in providers are
+	 * skipped; those in providers but not here run after these, in the SDKs' order. */
+	unsigned order[6];
 	/* Static credentials (already resolved from the configuration's references); NULL or
 	 * empty keys: that provider is skipped. They never expire. */
 	const struct floe_s3_credentials *static_credentials;
@@ -57,6 +61,11 @@ struct floe_s3_credprov_options {
 	int64_t metadata_connect_timeout_ms, metadata_timeout_ms;
 	int64_t sts_connect_timeout_ms, sts_timeout_ms;
 	int64_t refresh_margin_s; /* refresh when expiring within this; 0: 300 (5 minutes) */
+	/* After a stop request, a fetch in flight is cut and none is started once
+	 * stop_grace_ms have passed (0: 2 s); get then fails with FLOE_S3_ESTOPPED. */
+	int64_t stop_grace_ms;
+	int64_t (*stop_fn)(void *ctx); /* floe_s3_stop_fn; NULL: floe_signal_stop_age_ms */
+	void *stop_ctx;
 };
 
 struct floe_s3_credprov;
@@ -76,7 +85,8 @@ void floe_s3_credprov_free(struct floe_s3_credprov *p);
  * failure it is left as it was. *expiration, if not NULL, gets their expiry (0: never).
  * Returns 0; FLOE_S3_EAUTH when no provider produced credentials (the reason, per provider,
  * is in floe_s3_credprov_error); FLOE_S3_EUNAVAILABLE when a configured remote provider
- * (STS, container) could not be reached, so that trying later may succeed; -ENOMEM. */
+ * (STS, container) could not be reached, so that trying later may succeed;
+ * FLOE_S3_ESTOPPED after a stop (see stop_grace_ms); -ENOMEM. */
 int floe_s3_credprov_get(struct floe_s3_credprov *p, int64_t now, struct floe_s3_credentials *out,
 			 int64_t *expiration);
 /* Forgets the cached credentials so that the next get runs the chain (after the server

@@ -93,6 +93,18 @@ void floe_s3_credprov_resp_fini(struct resp *r)
 	memset(r, 0, sizeof(*r));
 }
 
+/* Cuts a request in flight once the stop grace has passed. curl calls this at least once
+ * a second, also while nothing moves. */
+static int progress_cb(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+		       curl_off_t ulnow)
+{
+	(void)dltotal;
+	(void)dlnow;
+	(void)ultotal;
+	(void)ulnow;
+	return floe_s3_limits_stopped(ud) ? 1 : 0;
+}
+
 static long clamp_long(int64_t v)
 {
 	return v > LONG_MAX ? LONG_MAX : v < 0 ? 0 : (long)v;
@@ -103,6 +115,8 @@ int floe_s3_credprov_http(struct floe_s3_credprov *p, const char *method, const 
 			  struct resp *r, char *err)
 {
 	struct curl_slist *hl = NULL;
+	if (floe_s3_limits_stopped(&p->limits))
+		return FLOE_S3_ESTOPPED;
 	for (size_t i = 0; headers && headers[i]; i++) {
 		struct curl_slist *n = curl_slist_append(hl, headers[i]);
 		if (!n) {
@@ -139,6 +153,9 @@ int floe_s3_credprov_http(struct floe_s3_credprov *p, const char *method, const 
 		curl_easy_setopt(c, CURLOPT_PROXY, ""); /* link-local agents are never proxied */
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, write_cb);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
+	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, progress_cb);
+	curl_easy_setopt(c, CURLOPT_XFERINFODATA, (void *)&p->limits);
+	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
 	if (body) {
 		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
 		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
@@ -157,6 +174,8 @@ int floe_s3_credprov_http(struct floe_s3_credprov *p, const char *method, const 
 	*status = (int)st;
 	if (cc == CURLE_OK)
 		return NET_OK;
+	if (cc == CURLE_ABORTED_BY_CALLBACK)
+		return FLOE_S3_ESTOPPED;
 	if (cc == CURLE_WRITE_ERROR && !r->too_big)
 		return -ENOMEM;
 	if (r->too_big) {

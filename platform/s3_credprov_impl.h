@@ -5,6 +5,7 @@
 #define FLOE_PLATFORM_S3_CREDPROV_IMPL_H
 
 #include "platform/s3_credprov.h"
+#include "platform/s3_limits.h"
 
 #include <curl/curl.h>
 #include <pthread.h>
@@ -21,6 +22,7 @@ struct floe_s3_credprov {
 	pthread_mutex_t mu;
 	int refs;
 	unsigned providers;
+	unsigned char seq[6]; /* indexes into providers[] of s3_credprov.c, in chain order */
 	struct floe_s3_credentials stat;
 	char *shared_file, *profile;
 	char *wi_token_file, *role_arn, *role_session_name, *sts_endpoint, *sts_region;
@@ -29,6 +31,7 @@ struct floe_s3_credprov {
 	bool imds_disabled;
 	char *ca_file;
 	int64_t md_connect_ms, md_timeout_ms, sts_connect_ms, sts_timeout_ms, margin;
+	struct floe_s3_limits limits; /* the stop grace (the timeouts above are the deadline) */
 	CURL *curl;
 	/* The cache. */
 	struct floe_s3_credentials cur;
@@ -77,7 +80,8 @@ void floe_s3_credprov_resp_fini(struct resp *r);
  * metadata: short timeouts and no proxy. *status gets the HTTP status, r the body (appended
  * to; the caller owns it, floe_s3_credprov_resp_fini). Returns NET_OK when an answer
  * arrived, else NET_UNREACHABLE (connect failed or timed out) or NET_FAILED (other
- * transport error; the reason is appended to err). -ENOMEM. */
+ * transport error; the reason is appended to err). -ENOMEM; FLOE_S3_ESTOPPED when the stop
+ * grace has passed (nothing is sent then, and a request in flight is cut). */
 int floe_s3_credprov_http(struct floe_s3_credprov *p, const char *method, const char *url,
 			  const char *const *headers, const char *body, bool metadata, int *status,
 			  struct resp *r, char *err);

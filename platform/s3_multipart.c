@@ -177,11 +177,27 @@ int floe_s3_multipart_abort(struct floe_s3 *s3, const char *key, const char *upl
 	return rc == -ENOENT ? 0 : rc;
 }
 
+struct counted {
+	floe_s3_upload_fn fn;
+	void *ctx;
+	size_t n;
+};
+
+static int count_upload(void *ctx, const char *key, const char *upload_id, const char *initiated)
+{
+	struct counted *c = ctx;
+	c->n++;
+	return c->fn(c->ctx, key, upload_id, initiated);
+}
+
 int floe_s3_multipart_list(struct floe_s3 *s3, const char *prefix, floe_s3_upload_fn fn, void *ctx)
 {
-	char *km = calloc(1, 4096), *um = calloc(1, 1024);
-	int rc = km && um ? 0 : -ENOMEM;
+	/* km and um hold the two markers and, for the pager, "key-marker\nupload-id-marker"
+	 * (one token naming the next page). */
+	char *km = calloc(1, 4096), *um = calloc(1, 1024), *both = malloc(4096 + 1024);
+	int rc = km && um && both ? 0 : -ENOMEM;
 	bool truncated = true;
+	struct floe_s3_pager pager = {0};
 	for (int page = 0; truncated && rc == 0; page++) {
 		struct floe_s3_req rq = {.method = "GET", .key = NULL, .max = FLOE_S3_XML_BODY_MAX};
 		rq.q[rq.nq++] = (struct floe_sigv4_param){"uploads", ""};
@@ -192,14 +208,21 @@ int floe_s3_multipart_list(struct floe_s3 *s3, const char *prefix, floe_s3_uploa
 		if (page > 0 && *um)
 			rq.q[rq.nq++] = (struct floe_sigv4_param){"upload-id-marker", um};
 		struct floe_s3_resp r = {0};
+		struct counted c = {fn, ctx, 0};
 		rc = floe_s3_request_run(s3, &rq, &r);
 		if (rc == 0)
-			rc = floe_s3_xml_parse_uploads(r.data ? r.data : "", r.len, fn, ctx,
-						       &truncated, km, 4096, um, 1024);
+			rc = floe_s3_xml_parse_uploads(r.data ? r.data : "", r.len, count_upload,
+						       &c, &truncated, km, 4096, um, 1024);
+		if (rc == 0 && truncated) {
+			snprintf(both, 4096 + 1024, "%s\n%s", km, um);
+			rc = floe_s3_pager_next(s3, &pager, prefix, both, c.n);
+		}
 		floe_s3_resp_fini(&r);
 	}
+	floe_s3_pager_fini(&pager);
 	free(km);
 	free(um);
+	free(both);
 	return rc;
 }
 

@@ -7,6 +7,7 @@
 #include "platform/s3_request.h"
 
 #include "platform/clock.h"
+#include "platform/log.h"
 #include "platform/s3_xml.h"
 #include "platform/sha.h"
 
@@ -126,6 +127,16 @@ static bool header_is(const char *h, size_t n, const char *name, const char **va
 	return true;
 }
 
+/* Copies a header value for messages: truncated to cap - 1 bytes, bytes outside printable
+ * ASCII shown as '?', so that a hostile server cannot write control sequences to a log. */
+static void copy_printable(char *dst, size_t cap, const char *v, size_t vl)
+{
+	size_t n = vl < cap - 1 ? vl : cap - 1;
+	for (size_t i = 0; i < n; i++)
+		dst[i] = v[i] >= 0x20 && v[i] < 0x7f ? v[i] : '?';
+	dst[n] = '\0';
+}
+
 static size_t header_cb(char *h, size_t size, size_t nmemb, void *ud)
 {
 	struct floe_s3_resp *r = ud;
@@ -144,6 +155,11 @@ static size_t header_cb(char *h, size_t size, size_t nmemb, void *ud)
 		r->etag[0] = '\0';
 		r->content_length = -1;
 		r->has_date = false;
+		r->location[0] = r->bucket_region[0] = '\0';
+	} else if (header_is(h, n, "location", &v, &vl)) {
+		copy_printable(r->location, sizeof(r->location), v, vl);
+	} else if (header_is(h, n, "x-amz-bucket-region", &v, &vl)) {
+		copy_printable(r->bucket_region, sizeof(r->bucket_region), v, vl);
 	} else if (header_is(h, n, "etag", &v, &vl)) {
 		if (vl < sizeof(r->etag)) {
 			memcpy(r->etag, v, vl);
@@ -234,9 +250,10 @@ struct xfer {
 };
 
 /* The longest single wait in curl_multi_poll. curl shortens every wait to its own next
- * timer, and the connect, stall (low speed) and whole-request timeouts are easy-handle
- * options that curl_multi_perform enforces; this only bounds a wait between two calls. */
-#define POLL_MAX_MS 1000
+ * timer and enforces the connect and stall (low speed) timeouts itself; the deadline and
+ * the stop grace are checked here between two waits, so this bounds how late a cut can
+ * come (and costs ten wake-ups a second only while a request runs). */
+#define POLL_MAX_MS 100
 
 /* Hands every finished transfer on m its result. */
 static void collect(CURLM *m)
@@ -258,9 +275,29 @@ static void collect(CURLM *m)
 /* Runs the transfer prepared on c (not on any multi handle) on the client's multi handle
  * until it ends, and returns its CURLcode; *sent tells whether request bytes went out. c
  * is off the multi handle again on return, its connection left in the multi's cache. */
+/* Whether the limits cut the transfer on c, which has run since start_ns; records why in
+ * s3->cut with the elapsed time and the bytes moved. */
+static bool cut_now(struct floe_s3 *s3, CURL *c, int64_t start_ns)
+{
+	curl_off_t up = 0, down = 0;
+	curl_easy_getinfo(c, CURLINFO_SIZE_UPLOAD_T, &up);
+	curl_easy_getinfo(c, CURLINFO_SIZE_DOWNLOAD_T, &down);
+	int64_t moved = (int64_t)up + (int64_t)down;
+	int64_t elapsed = (floe_clock_mono_ns() - start_ns) / 1000000;
+	int v = floe_s3_limits_check(&s3->limits, elapsed, moved);
+	if (v == FLOE_S3_LIMITS_GO)
+		return false;
+	s3->cut = v;
+	s3->cut_elapsed_ms = elapsed;
+	s3->cut_moved = moved;
+	return true;
+}
+
 static CURLcode perform(struct floe_s3 *s3, CURL *c, bool *sent)
 {
 	struct xfer x = {false, CURLE_OK};
+	int64_t start_ns = floe_clock_mono_ns();
+	s3->cut = FLOE_S3_LIMITS_GO;
 	curl_easy_setopt(c, CURLOPT_PRIVATE, (void *)&x);
 	CURLMcode mc = curl_multi_add_handle(s3->multi, c);
 	if (mc != CURLM_OK) {
@@ -276,6 +313,13 @@ static CURLcode perform(struct floe_s3 *s3, CURL *c, bool *sent)
 		/* A transfer that ended has queued its message before running dropped. */
 		if (x.done || running == 0)
 			break;
+		if (cut_now(s3, c, start_ns)) {
+			/* Removing the handle below aborts the transfer; its connection is
+			 * closed, never reused half-way through an answer. */
+			x.done = true;
+			x.result = CURLE_ABORTED_BY_CALLBACK;
+			break;
+		}
 		if ((mc = curl_multi_poll(s3->multi, NULL, 0, POLL_MAX_MS, NULL)) != CURLM_OK)
 			break;
 	}
@@ -295,6 +339,57 @@ static CURLcode perform(struct floe_s3 *s3, CURL *c, bool *sent)
 static long clamp_long(int64_t v)
 {
 	return v > LONG_MAX ? LONG_MAX : v < 0 ? 0 : (long)v;
+}
+
+/* Sets every option of one attempt on c (reset first), headers hl and url borrowed. */
+static void set_transfer(struct floe_s3 *s3, struct floe_s3_req *rq, CURL *c, const char *url,
+			 struct curl_slist *hl, struct floe_s3_resp *r)
+{
+	curl_easy_reset(c); /* the connection cache is the multi handle's: keep-alive survives */
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_PATH_AS_IS, 1L); /* never rewrite "/./" in keys */
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hl);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, s3->errbuf);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, clamp_long(s3->o.connect_timeout_ms));
+	curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME,
+			 clamp_long((s3->o.stall_timeout_ms + 999) / 1000));
+	curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
+	if (s3->ca_file)
+		curl_easy_setopt(c, CURLOPT_CAINFO, s3->ca_file);
+	if (s3->ca_path)
+		curl_easy_setopt(c, CURLOPT_CAPATH, s3->ca_path);
+	if (s3->connect_to)
+		curl_easy_setopt(c, CURLOPT_CONNECT_TO, s3->connect_to);
+	/* On a reused keep-alive connection that turns out dead, curl re-sends the request by
+	 * itself, even one the server may have applied. For a conditional write that could turn
+	 * our own success into a 412, so those get a connection of their own (not taken from the
+	 * multi handle's cache; it joins the cache afterwards). */
+	if (rq->conditional)
+		curl_easy_setopt(c, CURLOPT_FRESH_CONNECT, 1L);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, header_cb);
+	curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, write_cb);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
+	if (rq->head) {
+		curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+	} else if (rq->has_body) {
+		rq->body.pos = 0;
+		curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
+		curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, (curl_off_t)rq->body.len);
+		curl_easy_setopt(c, CURLOPT_READFUNCTION, read_cb);
+		curl_easy_setopt(c, CURLOPT_READDATA, &rq->body);
+		curl_easy_setopt(c, CURLOPT_SEEKFUNCTION, seek_cb);
+		curl_easy_setopt(c, CURLOPT_SEEKDATA, &rq->body);
+		if (strcmp(rq->method, "PUT") != 0)
+			curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, rq->method);
+	} else if (strcmp(rq->method, "GET") != 0) {
+		curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, rq->method);
+	}
 }
 
 /* Signs and performs rq once. Returns the CURLcode (CURLE_OK when a response arrived) or
@@ -357,53 +452,7 @@ static int attempt(struct floe_s3 *s3, struct floe_s3_req *rq, const char *paylo
 	 * no form Content-Type of its own that we would not have signed. */
 
 	CURL *c = s3->curl;
-	curl_easy_reset(c); /* the connection cache is the multi handle's: keep-alive survives */
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_PATH_AS_IS, 1L); /* never rewrite "/./" in keys */
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hl);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, s3->errbuf);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, clamp_long(s3->o.connect_timeout_ms));
-	curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
-	curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME,
-			 clamp_long((s3->o.stall_timeout_ms + 999) / 1000));
-	if (s3->o.request_timeout_ms > 0)
-		curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, clamp_long(s3->o.request_timeout_ms));
-	curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
-	curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
-	if (s3->ca_file)
-		curl_easy_setopt(c, CURLOPT_CAINFO, s3->ca_file);
-	if (s3->ca_path)
-		curl_easy_setopt(c, CURLOPT_CAPATH, s3->ca_path);
-	if (s3->connect_to)
-		curl_easy_setopt(c, CURLOPT_CONNECT_TO, s3->connect_to);
-	/* On a reused keep-alive connection that turns out dead, curl re-sends the request by
-	 * itself, even one the server may have applied. For a conditional write that could turn
-	 * our own success into a 412, so those get a connection of their own (not taken from the
-	 * multi handle's cache; it joins the cache afterwards). */
-	if (rq->conditional)
-		curl_easy_setopt(c, CURLOPT_FRESH_CONNECT, 1L);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, header_cb);
-	curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, write_cb);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
-	if (rq->head) {
-		curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
-	} else if (rq->has_body) {
-		rq->body.pos = 0;
-		curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
-		curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, (curl_off_t)rq->body.len);
-		curl_easy_setopt(c, CURLOPT_READFUNCTION, read_cb);
-		curl_easy_setopt(c, CURLOPT_READDATA, &rq->body);
-		curl_easy_setopt(c, CURLOPT_SEEKFUNCTION, seek_cb);
-		curl_easy_setopt(c, CURLOPT_SEEKDATA, &rq->body);
-		if (strcmp(rq->method, "PUT") != 0)
-			curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, rq->method);
-	} else if (strcmp(rq->method, "GET") != 0) {
-		curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, rq->method);
-	}
+	set_transfer(s3, rq, c, url, hl, r);
 	s3->errbuf[0] = '\0';
 	rc = (int)perform(s3, c, sent);
 out:
@@ -435,6 +484,64 @@ void floe_s3_resp_fini(struct floe_s3_resp *r)
 }
 
 /* Decides what a finished attempt means: *rc is the result if DONE. */
+/* An attempt that ended without an answer (cc != CURLE_OK): cut by the limits, or failed
+ * in transport. */
+static enum verdict classify_transport(const struct floe_s3 *s3, const struct floe_s3_req *rq,
+				       int cc, bool sent, const struct floe_s3_resp *r, int *rc)
+{
+	if (s3->cut != FLOE_S3_LIMITS_GO) {
+		bool stopped = s3->cut == FLOE_S3_LIMITS_STOPPED;
+		*rc = stopped ? FLOE_S3_ESTOPPED : FLOE_S3_ETIMEOUT;
+		/* As for any cut connection: a conditional write may have been applied. */
+		if (rq->conditional && sent) {
+			*rc = FLOE_S3_EAMBIGUOUS;
+			return DONE;
+		}
+		return stopped ? DONE : RETRY;
+	}
+	switch (cc) {
+	case CURLE_WRITE_ERROR:
+		*rc = r->too_big ? -EFBIG : -ENOMEM;
+		return DONE;
+	case CURLE_PEER_FAILED_VERIFICATION:
+	case CURLE_SSL_CACERT_BADFILE:
+	case CURLE_SSL_CERTPROBLEM:
+	case CURLE_SSL_ISSUER_ERROR:
+		*rc = FLOE_S3_ETLS;
+		return DONE;
+	case CURLE_SSL_CONNECT_ERROR:
+		*rc = FLOE_S3_ETLS;
+		break;
+	case CURLE_OPERATION_TIMEDOUT:
+		*rc = FLOE_S3_ETIMEOUT;
+		break;
+	case CURLE_COULDNT_RESOLVE_HOST:
+	case CURLE_COULDNT_CONNECT:
+	case CURLE_SEND_ERROR:
+	case CURLE_RECV_ERROR:
+	case CURLE_GOT_NOTHING:
+	case CURLE_PARTIAL_FILE:
+	case CURLE_HTTP2:
+	case CURLE_HTTP2_STREAM:
+		*rc = FLOE_S3_ETRANSPORT;
+		break;
+	case CURLE_READ_ERROR:
+	case CURLE_ABORTED_BY_CALLBACK:
+		*rc = -EIO; /* our file failed us: retrying will not help */
+		return DONE;
+	default:
+		*rc = FLOE_S3_ETRANSPORT;
+		break;
+	}
+	/* The request may have reached the server: a conditional write must not be
+	 * repeated blindly (a retried create can hit its own object). */
+	if (rq->conditional && sent) {
+		*rc = FLOE_S3_EAMBIGUOUS;
+		return DONE;
+	}
+	return RETRY;
+}
+
 static enum verdict classify(struct floe_s3 *s3, const struct floe_s3_req *rq, int cc, bool sent,
 			     const struct floe_s3_resp *r, int *rc)
 {
@@ -443,49 +550,8 @@ static enum verdict classify(struct floe_s3 *s3, const struct floe_s3_req *rq, i
 		/* A credential provider whose endpoint did not answer: worth another try. */
 		return cc == FLOE_S3_EUNAVAILABLE ? RETRY : DONE;
 	}
-	if (cc != CURLE_OK) {
-		switch (cc) {
-		case CURLE_WRITE_ERROR:
-			*rc = r->too_big ? -EFBIG : -ENOMEM;
-			return DONE;
-		case CURLE_PEER_FAILED_VERIFICATION:
-		case CURLE_SSL_CACERT_BADFILE:
-		case CURLE_SSL_CERTPROBLEM:
-		case CURLE_SSL_ISSUER_ERROR:
-			*rc = FLOE_S3_ETLS;
-			return DONE;
-		case CURLE_SSL_CONNECT_ERROR:
-			*rc = FLOE_S3_ETLS;
-			break;
-		case CURLE_OPERATION_TIMEDOUT:
-			*rc = FLOE_S3_ETIMEOUT;
-			break;
-		case CURLE_COULDNT_RESOLVE_HOST:
-		case CURLE_COULDNT_CONNECT:
-		case CURLE_SEND_ERROR:
-		case CURLE_RECV_ERROR:
-		case CURLE_GOT_NOTHING:
-		case CURLE_PARTIAL_FILE:
-		case CURLE_HTTP2:
-		case CURLE_HTTP2_STREAM:
-			*rc = FLOE_S3_ETRANSPORT;
-			break;
-		case CURLE_READ_ERROR:
-		case CURLE_ABORTED_BY_CALLBACK:
-			*rc = -EIO; /* our file failed us: retrying will not help */
-			return DONE;
-		default:
-			*rc = FLOE_S3_ETRANSPORT;
-			break;
-		}
-		/* The request may have reached the server: a conditional write must not be
-		 * repeated blindly (a retried create can hit its own object). */
-		if (rq->conditional && sent) {
-			*rc = FLOE_S3_EAMBIGUOUS;
-			return DONE;
-		}
-		return RETRY;
-	}
+	if (cc != CURLE_OK)
+		return classify_transport(s3, rq, cc, sent, r, rc);
 	int st = r->status;
 	if (st >= 200 && st <= 299) {
 		*rc = 0;
@@ -509,6 +575,15 @@ static enum verdict classify(struct floe_s3 *s3, const struct floe_s3_req *rq, i
 		return strcmp(s3->last_code, "RequestTimeTooSkewed") == 0 || s3->offset_changed
 			   ? SKEW
 			   : DONE;
+	case 301:
+	case 302:
+	case 303:
+	case 307:
+	case 308:
+		/* Never followed: the signature names this host, and following would hand our
+		 * credentials and data to wherever the answer points. */
+		*rc = FLOE_S3_EREDIRECT;
+		return DONE;
 	case 408:
 	case 429:
 		*rc = FLOE_S3_EUNAVAILABLE;
@@ -557,6 +632,54 @@ static void learn_clock(struct floe_s3 *s3, const struct floe_s3_resp *r)
 	s3->clock_offset = next;
 }
 
+/* "METHOD s3://bucket/key" (or the bucket and its query for bucket operations) for
+ * messages, truncated to cap. */
+static void describe(const struct floe_s3 *s3, const struct floe_s3_req *rq, char *out, size_t cap)
+{
+	int n =
+	    snprintf(out, cap, "%s s3://%s/%.300s", rq->method, s3->bucket, rq->key ? rq->key : "");
+	for (size_t i = 0; !rq->key && i < rq->nq && i < 3 && n > 0 && (size_t)n < cap; i++)
+		n += snprintf(out + n, cap - (size_t)n, "%s%s=%.200s", i ? "&" : "?", rq->q[i].name,
+			      rq->q[i].value ? rq->q[i].value : "");
+}
+
+/* Logs what an operator needs from a finished attempt: a cut by the deadline or a stop,
+ * and final answers whose status says more than the error code (redirects, refusals,
+ * unexpected statuses). retrying: another attempt follows. */
+static void report(const struct floe_s3 *s3, const struct floe_s3_req *rq, int rc, bool retrying)
+{
+	char what[640];
+	if (s3->cut == FLOE_S3_LIMITS_GO &&
+	    (s3->last_status == 0 ||
+	     (rc != FLOE_S3_EREDIRECT && rc != FLOE_S3_EAUTH && rc != FLOE_S3_EHTTP)))
+		return;
+	describe(s3, rq, what, sizeof(what));
+	if (s3->cut == FLOE_S3_LIMITS_OVERDUE) {
+		floe_warn(
+		    "s3: %s: no complete answer within its deadline: cut after %.1f s with "
+		    "%lld bytes moved (deadline %.1f s: %.1f s plus 1 s per %lld bytes moved)%s",
+		    what, (double)s3->cut_elapsed_ms / 1000, (long long)s3->cut_moved,
+		    (double)floe_s3_limits_deadline_ms(&s3->limits, s3->cut_moved) / 1000,
+		    (double)s3->limits.base_ms / 1000, (long long)s3->limits.min_rate,
+		    retrying ? "; retrying" : "");
+	} else if (s3->cut == FLOE_S3_LIMITS_STOPPED) {
+		floe_warn("s3: %s: abandoned after %.1f s: the agent is stopping", what,
+			  (double)s3->cut_elapsed_ms / 1000);
+	} else if (rc == FLOE_S3_EREDIRECT) {
+		floe_error(
+		    "s3: %s: the server answered %d%s%s (Location: %s; bucket region: %s): the "
+		    "bucket is likely in another region or served by another endpoint; check "
+		    "the configured region and endpoint (floe does not follow redirects, which "
+		    "would send its credentials and data elsewhere)",
+		    what, s3->last_status, s3->last_code[0] ? " " : "", s3->last_code,
+		    s3->last_location[0] ? s3->last_location : "none",
+		    s3->resp_region[0] ? s3->resp_region : "not given");
+	} else if (!retrying) {
+		floe_warn("s3: %s: HTTP %d%s%s", what, s3->last_status, s3->last_code[0] ? " " : "",
+			  s3->last_code);
+	}
+}
+
 int floe_s3_request_run(struct floe_s3 *s3, struct floe_s3_req *rq, struct floe_s3_resp *r)
 {
 	char hash[FLOE_SHA256_HEX_LEN + 1];
@@ -582,7 +705,11 @@ int floe_s3_request_run(struct floe_s3 *s3, struct floe_s3_req *rq, struct floe_
 	for (;;) {
 		resp_reset(r, rq->max);
 		s3->last_status = 0;
-		s3->last_code[0] = '\0';
+		s3->last_code[0] = s3->last_location[0] = s3->resp_region[0] = '\0';
+		s3->cut = FLOE_S3_LIMITS_GO;
+		/* Past the stop grace nothing new starts: the agent is on its way out. */
+		if (floe_s3_limits_stopped(&s3->limits))
+			return FLOE_S3_ESTOPPED;
 		bool sent;
 		int cc = attempt(s3, rq, payload_hash, r, &sent);
 		s3->last_attempts++;
@@ -592,6 +719,8 @@ int floe_s3_request_run(struct floe_s3 *s3, struct floe_s3_req *rq, struct floe_
 			if (r->err && floe_s3_xml_find(r->err, r->err_len, "Code", s3->last_code,
 						       sizeof(s3->last_code)) != 0)
 				s3->last_code[0] = '\0';
+			snprintf(s3->last_location, sizeof(s3->last_location), "%s", r->location);
+			snprintf(s3->resp_region, sizeof(s3->resp_region), "%s", r->bucket_region);
 		}
 		enum verdict v = classify(s3, rq, cc, sent, r, &rc);
 		if (v == DONE && rc == FLOE_S3_EAUTH && s3->credprov && !cred_retried &&
@@ -603,19 +732,26 @@ int floe_s3_request_run(struct floe_s3 *s3, struct floe_s3_req *rq, struct floe_
 			cred_retried = true;
 			continue;
 		}
-		if (v == DONE)
+		if (v == DONE) {
+			report(s3, rq, rc, false);
 			return rc;
+		}
 		if (v == SKEW) {
-			if (skew_retried)
+			if (skew_retried) {
+				report(s3, rq, rc, false);
 				return rc;
+			}
 			skew_retried = true; /* the offset was learnt from this answer's Date */
 			continue;
 		}
-		if (retries >= s3->o.max_retries)
-			return rc;
 		int64_t pause = backoff_ms(s3, retries);
 		int64_t spent = (floe_clock_mono_ns() - start_ns) / 1000000 + slept_ms;
-		if (spent + pause > s3->o.retry_budget_ms)
+		/* After a stop, a pause that would outlast the grace is not worth taking. */
+		int64_t grace = floe_s3_limits_grace_left_ms(&s3->limits);
+		bool retry = retries < s3->o.max_retries &&
+			     spent + pause <= s3->o.retry_budget_ms && (grace < 0 || pause < grace);
+		report(s3, rq, rc, retry);
+		if (!retry)
 			return rc;
 		s3->o.sleep_fn(s3->o.fn_ctx, pause);
 		slept_ms += pause;

@@ -5,6 +5,7 @@
 #define FLOE_PLATFORM_S3_REQUEST_H
 
 #include "platform/s3.h"
+#include "platform/s3_limits.h"
 #include "platform/sigv4.h"
 
 #include <curl/curl.h>
@@ -27,16 +28,24 @@ struct floe_s3 {
 	char *host;	   /* Host header value, signed */
 	char *path_prefix; /* "/bucket" (path style) or "" */
 	char *region;
+	char *bucket; /* for messages: "s3://bucket/key" */
 	char *ca_file, *ca_path;
 	struct curl_slist *connect_to;
 	struct floe_s3_credentials cred;
 	struct floe_s3_credprov *credprov; /* a reference, or NULL */
 	struct floe_s3_options o;	   /* numbers and functions; string fields not used */
+	struct floe_s3_limits limits;	   /* deadline and stop grace of every attempt */
 	int64_t clock_offset;
 	bool offset_changed; /* the last answer moved clock_offset */
 	int last_status;
 	int last_attempts;
 	char last_code[64];
+	char last_location[512];
+	char resp_region[64]; /* x-amz-bucket-region of the last answer */
+	/* How the last attempt was cut by the limits (FLOE_S3_LIMITS_*), its length in ms and
+	 * the bytes it had moved. */
+	int cut;
+	int64_t cut_elapsed_ms, cut_moved;
 	char errbuf[CURL_ERROR_SIZE];
 };
 
@@ -58,6 +67,8 @@ struct floe_s3_resp {
 	int64_t content_length;
 	int64_t date; /* server Date, unix seconds */
 	bool has_date;
+	char location[512];	/* Location of a redirect, truncated; "" if none */
+	char bucket_region[64]; /* x-amz-bucket-region (sent with redirects); "" if none */
 };
 
 struct floe_s3_req {
@@ -81,6 +92,22 @@ int floe_s3_request_run(struct floe_s3 *s3, struct floe_s3_req *rq, struct floe_
 void floe_s3_resp_fini(struct floe_s3_resp *r);
 
 /* Shared by the operations in s3.c and s3_multipart.c. */
+#define FLOE_S3_STR_(x) #x
+#define FLOE_S3_STR(x) FLOE_S3_STR_(x)
+
+/* A listing's guard against pages that never end (s3.c): zero it before the first page,
+ * call floe_s3_pager_next after every truncated page with the token for the next one and
+ * the number of keys the page held, and floe_s3_pager_fini at the end. Returns 0, or
+ * FLOE_S3_ELOOP (logged, naming the bucket and prefix) for a token seen before in any
+ * cycle, FLOE_S3_LIST_MAX_PAGES pages or a long run of empty pages; -ENOMEM. */
+struct floe_s3_pager {
+	char *saved; /* the token the next ones are compared with (Brent) */
+	size_t power, since_save;
+	size_t pages, empty_run;
+};
+int floe_s3_pager_next(struct floe_s3 *s3, struct floe_s3_pager *p, const char *prefix,
+		       const char *token, size_t keys);
+void floe_s3_pager_fini(struct floe_s3_pager *p);
 /* a + b + c in a new malloc'd string (NULL when out of memory). */
 char *floe_s3_join3(const char *a, const char *b, const char *c);
 bool floe_s3_key_ok(const char *key);

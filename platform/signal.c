@@ -2,16 +2,30 @@
 #include "signal.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <signal.h>
 #include <string.h>
 #include <time.h>
 
 static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t hangup;
+/* When the first stop signal arrived (CLOCK_MONOTONIC, ns), published before the flag.
+ * clock_gettime is async-signal-safe, and a lock-free 64-bit atomic store is too (also on
+ * armhf, which has 64-bit exclusive stores). */
+static int64_t stop_at_ns;
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
 
 static void on_stop(int sig)
 {
 	(void)sig;
+	if (!stop_requested)
+		__atomic_store_n(&stop_at_ns, mono_ns(), __ATOMIC_RELEASE);
 	stop_requested = 1;
 }
 
@@ -49,6 +63,17 @@ bool floe_signal_take_hangup(void)
 bool floe_signal_stop_requested(void)
 {
 	return stop_requested != 0;
+}
+
+int64_t floe_signal_stop_age_ms(void)
+{
+	if (!stop_requested)
+		return -1;
+	int64_t at = __atomic_load_n(&stop_at_ns, __ATOMIC_ACQUIRE);
+	if (at == 0)
+		return 0; /* the flag was seen before the time: the stop is just now */
+	int64_t age = (mono_ns() - at) / 1000000;
+	return age < 0 ? 0 : age;
 }
 
 void floe_signal_sleep_ms(unsigned ms)

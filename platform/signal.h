@@ -5,6 +5,7 @@
 #define FLOE_SIGNAL_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 /* Installs the handlers (SIGINT, SIGTERM, SIGHUP) and ignores SIGPIPE. */
 int floe_signal_install(void);
@@ -12,6 +13,9 @@ int floe_signal_install(void);
 bool floe_signal_stop_requested(void);
 /* True once for each SIGHUP that arrived since the last call (several may count once). */
 bool floe_signal_take_hangup(void);
+/* Milliseconds since the first SIGINT or SIGTERM arrived (monotonic clock), or -1 before
+ * one has. Network code uses it to give requests in flight a short grace after a stop. */
+int64_t floe_signal_stop_age_ms(void);
 /* Sleeps up to ms milliseconds, returning early when a stop is requested. */
 void floe_signal_sleep_ms(unsigned ms);
 

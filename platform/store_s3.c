@@ -5,7 +5,9 @@
  * only its writer uses) the create was ours, otherwise another writer won. */
 #include "store.h"
 
+#include "log.h"
 #include "s3.h"
+#include "signal.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -48,11 +50,6 @@ static int s_put(struct floe_store *st, const char *key, const void *data, size_
 	return rc ? rc : floe_s3_put(s->s3, k, data, len, NULL, NULL);
 }
 
-static void pause_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-	nanosleep(&ts, NULL);
-}
 
 /* Is the object at k exactly data? 1 yes, 0 no (or absent: *absent set), <0 error. */
 static int holds(struct s3store *s, const char *k, const void *data, size_t len, int *absent)
@@ -74,6 +71,24 @@ static int holds(struct s3store *s, const char *k, const void *data, size_t len,
 	return same;
 }
 
+/* A first create answered 412: another writer won, unless the key does not exist, in which
+ * case the store refuses every conditional create (a gateway that answers 412 to any
+ * If-None-Match, say) and "File exists" would send the operator the wrong way. */
+static int refused_or_exists(struct s3store *s, const char *k)
+{
+	struct floe_s3_object_info info;
+	int rc = floe_s3_head(s->s3, k, &info);
+	if (rc == -ENOENT) {
+		floe_error(
+		    "s3: PUT %s/%s with If-None-Match: * was answered 412 Precondition Failed "
+		    "although the key does not exist: the store refuses conditional creates, "
+		    "so it cannot arbitrate commits",
+		    s->base.uri, k + (s->prefix[0] ? strlen(s->prefix) + 1 : 0));
+		return FLOE_S3_EREFUSED;
+	}
+	return rc == 0 ? -EEXIST : rc;
+}
+
 static int s_put_if_absent(struct floe_store *st, const char *key, const void *data, size_t len)
 {
 	struct s3store *s = (struct s3store *)st;
@@ -88,7 +103,7 @@ static int s_put_if_absent(struct floe_store *st, const char *key, const void *d
 		if (rc == 0)
 			return 0;
 		if (rc == FLOE_S3_EPRECONDITION && !sent_before)
-			return -EEXIST;
+			return refused_or_exists(s, k);
 		if (rc == FLOE_S3_EPRECONDITION || rc == FLOE_S3_EAMBIGUOUS) {
 			/* After an ambiguous attempt a 412 may be our own earlier write: the
 			 * object's bytes decide. */
@@ -104,8 +119,11 @@ static int s_put_if_absent(struct floe_store *st, const char *key, const void *d
 			continue;
 		}
 		if (rc == FLOE_S3_ECONFLICT) {
-			/* 409: a concurrent conditional write is in progress; let it finish. */
-			pause_ms(50L << i);
+			/* 409: a concurrent conditional write is in progress; let it finish
+			 * (unless the agent is stopping). */
+			floe_signal_sleep_ms(50u << i);
+			if (floe_signal_stop_requested())
+				return rc;
 			continue;
 		}
 		return rc;
@@ -175,7 +193,7 @@ static int s_put_file_if_absent(struct floe_store *st, const char *key, const ch
 			continue;
 		}
 		if (rc == FLOE_S3_ECONFLICT) {
-			pause_ms(50L << i);
+			floe_signal_sleep_ms(50u << i);
 			continue;
 		}
 		return rc;

@@ -214,6 +214,13 @@ int floe_cmd_run(int argc, char **argv)
 	struct floe_runner *r = NULL;
 	char why[1024] = "";
 	int rc = floe_runner_new(cfg, &r, why, sizeof(why));
+	if (rc && floe_signal_stop_requested()) {
+		/* Stopped while starting (a slow or stalled store, say): nothing was read yet,
+		 * so this is a clean stop, not a failure for a service manager to act on. */
+		floe_warn("stopped while starting: %s", why[0] ? why : floe_strerror(rc));
+		floe_config_free(cfg);
+		return FLOE_EXIT_OK;
+	}
 	if (rc) {
 		floe_error("%s", why[0] ? why : floe_strerror(rc));
 		floe_config_free(cfg);
@@ -286,6 +293,12 @@ int floe_cmd_check(int argc, char **argv)
 		fwrite(b.data, 1, b.len, stdout);
 		print_installation(cfg);
 	}
+	if (cfg->lake.s3.cleartext)
+		fprintf(stderr,
+			"floe: warning: lake.s3.endpoint %s is plain HTTP to a host that is not "
+			"loopback (allowed by lake.s3.allow_http): requests, data and any session "
+			"token cross the network unencrypted\n",
+			cfg->lake.s3.endpoint);
 	floe_buf_fini(&b);
 	floe_config_free(cfg);
 	return rc ? FLOE_EXIT_RUNTIME : FLOE_EXIT_OK;

@@ -133,6 +133,19 @@ struct floe_config {
 			char *profile;
 			uint64_t multipart_threshold; /* default 64 MiB, 5 MiB .. 5 GiB */
 			uint64_t part_size;	      /* default 16 MiB, 5 MiB .. 5 GiB */
+			/* Credential sources tried in order when access_key_id is not set: each
+			 * one of "env", "file", "web_identity", "container", "imds", no
+			 * duplicates; default [env, file, web_identity, container]. */
+			char **credentials;
+			size_t ncredentials;
+			/* http:// to a host that is not loopback is refused unless allow_http
+			 * (default false); cleartext (computed) is true when it is so allowed. */
+			bool allow_http;
+			bool cleartext;
+			/* Each request's deadline: request_timeout plus 1 s per min_rate bytes it
+			 * has moved. Defaults 30 s (1 s .. 1 h) and 4 KiB (64 B .. 1 GiB). */
+			uint64_t request_timeout_ms;
+			uint64_t min_rate;
 		} s3;
 	} lake;
 	struct {

@@ -27,6 +27,8 @@ static int check_secret_ref(struct floe_config_ctx *, const struct floe_cnode *,
 			    char **);
 static int check_profile(struct floe_config_ctx *, const struct floe_cnode *, const char *,
 			 char **);
+static int check_credential_source(struct floe_config_ctx *, const struct floe_cnode *,
+				   const char *, char **);
 static bool s3_on(const char *);
 static int s3_post(struct floe_config_ctx *, const struct floe_cnode *, const char *, char *);
 static int lake_post(struct floe_config_ctx *, const struct floe_cnode *, const char *, char *);
@@ -34,6 +36,13 @@ static void lake_fini(struct floe_alloc *, char *);
 
 static const char *const catalog_names[] = {"filesystem", "s3", NULL};
 static const char *const bool_names[] = {"false", "true", NULL};
+/* The EC2 instance metadata service (imds) is not tried unless listed: an edge device is
+ * rarely an EC2 instance, and probing 169.254.169.254 from one costs a timeout on every
+ * credential miss and asks whatever answers at that address on the local network. The
+ * other sources are only used when their environment variables or file are there. */
+static const char *const credential_sources[] = {"env",	      "file", "web_identity",
+						 "container", "imds", NULL};
+static const char *const credential_default[] = {"env", "file", "web_identity", "container", NULL};
 
 /* ---- the key table ------------------------------------------------------------------ */
 
@@ -93,6 +102,37 @@ static const struct floe_key s3_keys[] = {
      .off = CFG(lake.s3.profile),
      .check = check_profile,
      .help = "shared credentials profile, when no keys are set"},
+    {.name = "credentials",
+     .type = FLOE_KT_STRLIST,
+     .off = CFG(lake.s3.credentials),
+     .off_n = CFG(lake.s3.ncredentials),
+     .flags = FLOE_KF_NONEMPTY | FLOE_KF_UNIQUE,
+     .def_list = credential_default,
+     .max = 5,
+     .check = check_credential_source,
+     .help = "sources tried in order without access_key_id: env, file, web_identity, "
+	     "container, imds"},
+    {.name = "allow_http",
+     .type = FLOE_KT_ENUM,
+     .off = CFG(lake.s3.allow_http),
+     .size = sizeof(bool),
+     .def = "false",
+     .choices = bool_names,
+     .help = "allow an http:// endpoint on a host that is not loopback (unencrypted)"},
+    {.name = "request_timeout",
+     .type = FLOE_KT_DURATION,
+     .off = CFG(lake.s3.request_timeout_ms),
+     .def = "30s",
+     .min = 1 * SEC,
+     .max = 1 * HOUR,
+     .help = "a request's deadline: this plus 1 s per min_rate bytes it moves"},
+    {.name = "min_rate",
+     .type = FLOE_KT_SIZE,
+     .off = CFG(lake.s3.min_rate),
+     .def = "4KiB",
+     .min = 64,
+     .max = 1 * GiB,
+     .help = "bytes per second a transfer may take beyond request_timeout"},
     {.name = "multipart_threshold",
      .type = FLOE_KT_SIZE,
      .off = CFG(lake.s3.multipart_threshold),
@@ -355,6 +395,59 @@ static int check_profile(struct floe_config_ctx *ctx, const struct floe_cnode *a
 				path, floe_keymap_show(*value, strlen(*value), shown));
 }
 
+static int check_credential_source(struct floe_config_ctx *ctx, const struct floe_cnode *at,
+				   const char *path, char **value)
+{
+	char shown[FLOE_KEYMAP_SHOW_CAP];
+	for (size_t i = 0; credential_sources[i]; i++)
+		if (strcmp(*value, credential_sources[i]) == 0)
+			return 0;
+	return floe_config_fail(ctx, at, FLOE_EFORMAT,
+				"key '%s': expected one of env, file, web_identity, container, "
+				"imds, got '%s'",
+				path, floe_keymap_show(*value, strlen(*value), shown));
+}
+
+/* Whether the endpoint's host (after "http://") is a loopback address: localhost,
+ * 127.0.0.0/8 or [::1]. Requests to it never leave the machine. */
+static bool loopback_endpoint(const char *ep)
+{
+	const char *h = strstr(ep, "://");
+	h = h ? h + 3 : ep;
+	size_t n = h[0] == '[' ? strcspn(h, "]") + 1 : strcspn(h, ":/");
+	if ((n == 9 && strncmp(h, "localhost", 9) == 0) || (n == 5 && strncmp(h, "[::1]", 5) == 0))
+		return true;
+	if (n < 4 || strncmp(h, "127.", 4) != 0)
+		return false;
+	for (size_t i = 4; i < n; i++)
+		if (!((h[i] >= '0' && h[i] <= '9') || h[i] == '.'))
+			return false;
+	return true;
+}
+
+/* An http:// endpoint sends every request, its signature and the session token of
+ * temporary credentials in the clear: fine on loopback (a local gateway), a choice to make
+ * explicitly anywhere else. */
+static int check_cleartext(struct floe_config_ctx *ctx, const struct floe_cnode *map,
+			   const char *path, struct floe_config *c)
+{
+	const char *ep = c->lake.s3.endpoint;
+	if (strncmp(ep, "http://", 7) != 0 || loopback_endpoint(ep))
+		return 0;
+	if (!c->lake.s3.allow_http) {
+		char shown[FLOE_KEYMAP_SHOW_CAP];
+		return floe_config_fail(
+		    ctx, floe_keymap_find_value(map, "endpoint"), FLOE_EFORMAT,
+		    "key '%s.endpoint': '%s' is plain HTTP to a host that is not "
+		    "loopback: requests, data and any session token would cross "
+		    "the network unencrypted; use https://, or set %s.allow_http: "
+		    "true to accept that",
+		    path, floe_keymap_show(ep, strlen(ep), shown), path);
+	}
+	c->lake.s3.cleartext = true;
+	return 0;
+}
+
 static int check_local_file(struct floe_config_ctx *ctx, const struct floe_cnode *at,
 			    const char *path, char **value)
 {
@@ -415,8 +508,19 @@ static int s3_post(struct floe_config_ctx *ctx, const struct floe_cnode *map, co
 					"key '%s.profile': only used when access_key_id and "
 					"secret_access_key are not set",
 					path);
+	if (c->lake.s3.profile) {
+		bool file = false;
+		for (size_t i = 0; i < c->lake.s3.ncredentials; i++)
+			file = file || strcmp(c->lake.s3.credentials[i], "file") == 0;
+		if (!file)
+			return floe_config_fail(ctx, floe_keymap_find_value(map, "profile"),
+						FLOE_EFORMAT,
+						"key '%s.profile': only used with 'file' in "
+						"%s.credentials",
+						path, path);
+	}
 	if (c->lake.s3.endpoint)
-		return 0;
+		return check_cleartext(ctx, map, path, c);
 	size_t total;
 	if (__builtin_add_overflow(strlen(c->lake.s3.region), sizeof("https://s3..amazonaws.com"),
 				   &total))

@@ -19,9 +19,35 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The sources of lake.s3.credentials as provider bits, in the order given. */
+static unsigned credential_sources(const struct floe_config *cfg, unsigned order[6])
+{
+	static const struct {
+		const char *name;
+		unsigned bit;
+	} map[] = {{"env", FLOE_S3_CREDPROV_ENV},
+		   {"file", FLOE_S3_CREDPROV_SHARED_FILE},
+		   {"web_identity", FLOE_S3_CREDPROV_WEB_IDENTITY},
+		   {"container", FLOE_S3_CREDPROV_CONTAINER},
+		   {"imds", FLOE_S3_CREDPROV_IMDS}};
+	unsigned bits = FLOE_S3_CREDPROV_STATIC;
+	size_t n = 0;
+	order[n++] = FLOE_S3_CREDPROV_STATIC;
+	for (size_t i = 0; i < cfg->lake.s3.ncredentials && n < 6; i++)
+		for (size_t k = 0; k < sizeof(map) / sizeof(map[0]); k++)
+			if (strcmp(cfg->lake.s3.credentials[i], map[k].name) == 0) {
+				bits |= map[k].bit;
+				order[n++] = map[k].bit;
+			}
+	return bits;
+}
+
 /* Credentials for S3: the configuration's references (env:NAME, file:/path) when given,
- * else the provider chain of the AWS SDKs (environment, web identity token, shared
- * credentials file, container endpoint, EC2 IMDSv2), refreshed before they expire. */
+ * else the sources of lake.s3.credentials in their order (environment, shared credentials
+ * file, web identity token, container endpoint, EC2 IMDSv2), refreshed before they
+ * expire. A reference that does not resolve, or no credentials from any source, is a
+ * configuration error (FLOE_EINVAL: exit 2, so that systemd does not restart a host that
+ * cannot work until someone fixes it); an unreachable remote source is a runtime one. */
 static int s3_credprov(const struct floe_config *cfg, struct floe_s3_credprov **out, char *why, size_t cap)
 {
 	struct floe_s3_credentials c;
@@ -35,14 +61,18 @@ static int s3_credprov(const struct floe_config *cfg, struct floe_s3_credprov **
 			continue;
 		int rc = floe_secret_resolve(refs[i], dst[i]);
 		if (rc) {
-			snprintf(why, cap, "lake.s3: cannot resolve %s: %s", refs[i], floe_strerror(rc));
+			snprintf(why, cap, "lake.s3: cannot resolve %s: %s", refs[i],
+				 rc == -ENOENT && refs[i][0] == 'e'
+				     ? "the environment variable is not set"
+				     : floe_strerror(rc));
 			floe_s3_credentials_fini(&c);
-			return rc;
+			return rc == -ENOMEM ? rc : FLOE_EINVAL;
 		}
 	}
 	struct floe_s3_credprov_options po;
 	memset(&po, 0, sizeof(po));
 	po.static_credentials = given ? &c : NULL;
+	po.providers = credential_sources(cfg, po.order);
 	po.profile = cfg->lake.s3.profile;
 	po.sts_region = cfg->lake.s3.region;
 	int rc = floe_s3_credprov_new(&po, out);
@@ -58,11 +88,14 @@ static int s3_credprov(const struct floe_config *cfg, struct floe_s3_credprov **
 	rc = floe_s3_credprov_get(*out, floe_clock_now_us() / 1000000, &probe, NULL);
 	floe_s3_credentials_fini(&probe);
 	if (rc) {
-		char reasons[512];
+		char reasons[768];
 		floe_s3_credprov_error(*out, reasons, sizeof(reasons));
-		snprintf(why, cap, "no S3 credentials: %s", reasons);
+		snprintf(why, cap, "no S3 credentials: %s",
+			 rc == FLOE_S3_ESTOPPED ? floe_strerror(rc) : reasons);
 		floe_s3_credprov_free(*out);
 		*out = NULL;
+		if (rc == FLOE_S3_EAUTH)
+			rc = FLOE_EINVAL;
 	}
 	return rc;
 }
@@ -81,6 +114,11 @@ int floe_warehouse_open(const struct floe_config *cfg, bool probe, struct floe_s
 			snprintf(why, cap, "cannot use warehouse %s: %s", cfg->lake.warehouse, floe_strerror(rc));
 		return rc;
 	}
+	if (cfg->lake.s3.cleartext)
+		floe_warn("lake.s3.endpoint %s is plain HTTP to a host that is not loopback "
+			  "(lake.s3.allow_http): requests, data and any session token cross the "
+			  "network unencrypted",
+			  cfg->lake.s3.endpoint);
 	struct floe_s3_credprov *prov = NULL;
 	if ((rc = s3_credprov(cfg, &prov, why, cap)))
 		return rc;
@@ -92,6 +130,8 @@ int floe_warehouse_open(const struct floe_config *cfg, bool probe, struct floe_s
 	o.path_style = cfg->lake.s3.path_style;
 	o.credprov = prov;
 	o.ca_file = cfg->lake.s3.ca_file;
+	o.request_timeout_ms = (int64_t)cfg->lake.s3.request_timeout_ms;
+	o.min_rate = (int64_t)cfg->lake.s3.min_rate;
 	o.multipart_threshold = (int64_t)cfg->lake.s3.multipart_threshold;
 	o.part_size = (int64_t)cfg->lake.s3.part_size;
 	rc = floe_store_s3_new(&o, cfg->lake.s3_prefix, out);
@@ -114,6 +154,10 @@ int floe_warehouse_open(const struct floe_config *cfg, bool probe, struct floe_s
 		snprintf(why, cap, "the S3 store at %s ignores If-None-Match: a second conditional create "
 				   "succeeded, so it cannot arbitrate commits; use a store that honours "
 				   "conditional writes or a REST catalog", cfg->lake.s3.endpoint);
+	else if (rc == FLOE_S3_EREFUSED)
+		snprintf(why, cap, "the S3 store at %s refuses every conditional create (412 for a key that "
+				   "does not exist), so floe cannot commit to %s; use a store that honours "
+				   "If-None-Match: * or a REST catalog", cfg->lake.s3.endpoint, cfg->lake.warehouse);
 	else if (rc)
 		snprintf(why, cap, "cannot reach the S3 warehouse %s: %s", cfg->lake.warehouse,
 			 floe_strerror(rc));

@@ -35,11 +35,15 @@ static const char *const s3_messages[] = {
 	"TLS handshake or certificate verification failed",
 	"malformed response",
 	"service unavailable (retries exhausted)",
+	"redirected: wrong region or endpoint",
+	"abandoned: the agent is stopping",
+	"the store refuses conditional creates (412 for a key that does not exist)",
+	"the listing does not end (a repeated continuation token or too many pages)",
 };
 
 const char *floe_strerror(int code)
 {
-	if (code <= -5001 && code >= -5010)
+	if (code <= -5001 && code >= -5000 - (int)(sizeof(s3_messages) / sizeof(s3_messages[0])))
 		return s3_messages[-5001 - code];
 	if (code == 0)
 		return "success";

@@ -319,7 +319,7 @@ static void test_errors(void **state)
 	    {"lake:\n  s3: {key: x}\n", FLOE_EFORMAT,
 	     "t.yaml:2:8: unknown key 'lake.s3.key'; valid keys here: endpoint, region, "
 	     "path_style, ca_file, access_key_id, secret_access_key, session_token, profile, "
-	     "multipart_threshold, part_size"},
+	     "credentials, allow_http, request_timeout, min_rate, multipart_threshold, part_size"},
 	    {"spool: {size: 1GiB}\n", FLOE_EFORMAT,
 	     "t.yaml:1:9: unknown key 'spool.size'; valid keys here: max_bytes, policy"},
 	    {"lake: {catalog: {type: filesystem, uri: x}}\n", FLOE_EFORMAT,
@@ -704,6 +704,28 @@ static void test_errors_new_keys(void **state)
 	    {S3 "  s3: {multipart_threshold: 6GiB}\n", FLOE_EFORMAT,
 	     "t.yaml:4:29: key 'lake.s3.multipart_threshold': expected a size in 5MiB..5GiB, "
 	     "got '6GiB'"},
+	    {S3 "  s3: {endpoint: \"http://10.0.0.5:9000\"}\n", FLOE_EFORMAT,
+	     "t.yaml:4:18: key 'lake.s3.endpoint': 'http://10.0.0.5:9000' is plain HTTP to a "
+	     "host that is not loopback: requests, data and any session token would cross the "
+	     "network unencrypted; use https://, or set lake.s3.allow_http: true to accept that"},
+	    {S3 "  s3: {endpoint: \"http://127.0.0.1.evil.com\"}\n", FLOE_EFORMAT,
+	     "t.yaml:4:18: key 'lake.s3.endpoint': 'http://127.0.0.1.evil.com' is plain HTTP to "
+	     "a host that is not loopback: requests, data and any session token would cross the "
+	     "network unencrypted; use https://, or set lake.s3.allow_http: true to accept that"},
+	    {S3 "  s3: {credentials: [env, ec2]}\n", FLOE_EFORMAT,
+	     "t.yaml:4:27: key 'lake.s3.credentials[1]': expected one of env, file, "
+	     "web_identity, container, imds, got 'ec2'"},
+	    {S3 "  s3: {credentials: [env, env]}\n", FLOE_EFORMAT,
+	     "t.yaml:4:27: key 'lake.s3.credentials[1]': duplicate entry 'env'"},
+	    {S3 "  s3: {credentials: []}\n", FLOE_EFORMAT,
+	     "t.yaml:4:21: key 'lake.s3.credentials': must not be empty"},
+	    {S3 "  s3: {credentials: [env, imds], profile: p}\n", FLOE_EFORMAT,
+	     "t.yaml:4:43: key 'lake.s3.profile': only used with 'file' in lake.s3.credentials"},
+	    {S3 "  s3: {request_timeout: 500ms}\n", FLOE_EFORMAT,
+	     "t.yaml:4:25: key 'lake.s3.request_timeout': expected a duration in 1s..1h, got "
+	     "'500ms'"},
+	    {S3 "  s3: {min_rate: 63B}\n", FLOE_EFORMAT,
+	     "t.yaml:4:18: key 'lake.s3.min_rate': expected a size in 64B..1GiB, got '63B'"},
 	    /* spool */
 	    {"spool: {max_bytes: 15MiB}\n", FLOE_EFORMAT,
 	     "t.yaml:1:20: key 'spool.max_bytes': expected a size in 16MiB..1TiB, got "
@@ -760,7 +782,8 @@ static void test_new_values(void **state)
 	    {"http://127.0.0.1:7480/", "http://127.0.0.1:7480"},
 	    {"http://[::1]:9000", "http://[::1]:9000"},
 	    {"https://minio-1.lan:1", "https://minio-1.lan:1"},
-	    {"http://h:65535", "http://h:65535"},
+	    {"http://localhost:65535", "http://localhost:65535"},
+	    {"http://127.1.2.3", "http://127.1.2.3"},
 	};
 	for (size_t i = 0; i < sizeof(eps) / sizeof(eps[0]); i++) {
 		char yaml[256];
@@ -771,8 +794,20 @@ static void test_new_values(void **state)
 		struct floe_config *c = parse_ok(NULL, yaml);
 		assert_string_equal(c->lake.s3.endpoint, eps[i].want);
 		assert_string_equal(c->lake.s3.profile, "ops.prod_1");
+		assert_false(c->lake.s3.cleartext);
 		floe_config_free(c);
 	}
+	/* Plain HTTP elsewhere only when allowed, and then marked for check's warning. */
+	struct floe_config *h = parse_ok(
+	    NULL, "lake: {warehouse: \"s3://bkt\", catalog: {type: s3}, s3: {endpoint: "
+		  "\"http://h:65535\", allow_http: true, credentials: [imds, env], "
+		  "request_timeout: 2m, min_rate: 512B}}");
+	assert_true(h->lake.s3.allow_http && h->lake.s3.cleartext);
+	assert_int_equal(h->lake.s3.ncredentials, 2);
+	assert_string_equal(h->lake.s3.credentials[0], "imds");
+	assert_int_equal(h->lake.s3.request_timeout_ms, 120000);
+	assert_int_equal(h->lake.s3.min_rate, 512);
+	floe_config_free(h);
 
 	static const struct {
 		const char *zone;
@@ -1207,6 +1242,13 @@ static void test_dump(void **state)
 	    "    secret_access_key: ~  # env:NAME or file:/path, with access_key_id\n"
 	    "    session_token: ~  # env:NAME or file:/path, for temporary keys\n"
 	    "    profile: ~  # shared credentials profile, when no keys are set\n"
+	    "    credentials: [\"env\", \"file\", \"web_identity\", \"container\"]  # sources "
+	    "tried in order without access_key_id: env, file, web_identity, container, imds\n"
+	    "    allow_http: false  # allow an http:// endpoint on a host that is not loopback "
+	    "(unencrypted)\n"
+	    "    request_timeout: 30s  # a request's deadline: this plus 1 s per min_rate bytes it "
+	    "moves\n"
+	    "    min_rate: 4KiB  # bytes per second a transfer may take beyond request_timeout\n"
 	    "    multipart_threshold: 64MiB  # larger uploads are multipart\n"
 	    "    part_size: 16MiB  # multipart part size\n"
 	    "spool:\n"

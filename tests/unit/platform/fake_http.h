@@ -24,16 +24,26 @@ struct canned {
 	int status;
 	const char *headers; /* extra "Name: value\r\n" lines */
 	const char *body;
-	bool drop; /* close the connection without answering */
+	bool drop;   /* close the connection without answering */
+	bool stall;  /* never answer: hold the connection until the client hangs up */
+	int drip_ms; /* send the body one byte every drip_ms milliseconds */
 };
 
 #define R(s, h, b)                                                                                 \
 	{                                                                                          \
-		(s), (h), (b), false                                                               \
+		(s), (h), (b), false, false, 0                                                     \
 	}
 #define DROP                                                                                       \
 	{                                                                                          \
-		0, NULL, NULL, true                                                                \
+		0, NULL, NULL, true, false, 0                                                      \
+	}
+#define STALL                                                                                      \
+	{                                                                                          \
+		0, NULL, NULL, false, true, 0                                                      \
+	}
+#define DRIP(s, b, ms)                                                                             \
+	{                                                                                          \
+		(s), NULL, (b), false, false, (ms)                                                 \
 	}
 
 struct server {
@@ -78,11 +88,36 @@ static bool read_request(int fd, char *buf, size_t cap, size_t *head_len, size_t
 	return true;
 }
 
+/* Holds a connection without answering until the client closes it (or 15 s pass). */
+static void hold(int fd)
+{
+	char tmp[4096];
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	for (int i = 0; i < 150 && poll(&p, 1, 100) >= 0; i++)
+		if ((p.revents & POLLIN) && read(fd, tmp, sizeof(tmp)) <= 0)
+			return;
+}
+
+/* Sends the body a byte at a time, drip_ms apart; false once the client has gone. */
+static bool drip(int fd, const char *body, int drip_ms)
+{
+	for (size_t i = 0; body[i]; i++) {
+		if (write(fd, body + i, 1) != 1)
+			return false;
+		usleep((useconds_t)drip_ms * 1000);
+	}
+	return true;
+}
+
 /* Sends the scripted answer; false when the connection is to be closed. */
 static bool respond(int fd, const struct canned *c)
 {
 	if (c->drop)
 		return false;
+	if (c->stall) {
+		hold(fd);
+		return false;
+	}
 	const char *body = c->body ? c->body : "";
 	char head[1024];
 	bool has_len = c->headers && strstr(c->headers, "Content-Length");
@@ -92,13 +127,16 @@ static bool respond(int fd, const struct canned *c)
 		hl += snprintf(head + hl, sizeof(head) - (size_t)hl, "Content-Length: %zu\r\n",
 			       strlen(body));
 	hl += snprintf(head + hl, sizeof(head) - (size_t)hl, "\r\n");
+	if (c->drip_ms)
+		return write(fd, head, (size_t)hl) == hl && drip(fd, body, c->drip_ms);
 	return write(fd, head, (size_t)hl) == hl &&
 	       write(fd, body, strlen(body)) == (ssize_t)strlen(body);
 }
 
 static void child(int lfd, const char *log_path, const struct canned *script, size_t n)
 {
-	alarm(20); /* never outlive a broken test */
+	alarm(20);		  /* never outlive a broken test */
+	signal(SIGPIPE, SIG_IGN); /* a client that cut a drip: write fails instead */
 	FILE *log = fopen(log_path, "w");
 	size_t cap = 8 << 20;
 	char *buf = malloc(cap);
