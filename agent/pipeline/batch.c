@@ -34,6 +34,7 @@ struct floe_batch {
 	uint64_t seq;
 	uint64_t rows;
 	size_t last; /* fragment of the previous record: logs arrive mostly in order */
+	const char *why; /* why the batch asked for a seal (static), or NULL */
 	struct floe_sortbuf *sort; /* NULL without sort_by */
 };
 
@@ -84,6 +85,7 @@ static void drop_fragments(struct floe_batch *b)
 	b->nfrags = 0;
 	b->rows = 0;
 	b->last = 0;
+	b->why = NULL;
 }
 
 void floe_batch_abort(struct floe_batch *b)
@@ -104,6 +106,11 @@ void floe_batch_free(struct floe_batch *b)
 uint64_t floe_batch_rows(const struct floe_batch *b)
 {
 	return b->rows;
+}
+
+const char *floe_batch_seal_reason(const struct floe_batch *b)
+{
+	return b->why;
 }
 
 static int sink(void *ctx, const void *data, size_t len)
@@ -146,10 +153,14 @@ static int write_row(struct fragment *f, const struct floe_record *rec)
 	return rc ? (f->err ? f->err : rc) : 0;
 }
 
+/* Whether f's file has reached its target size. The estimate counts compressed bytes
+ * only, apart from the open pages: adding the open row group's uncompressed bytes (64 MiB
+ * at most, and the row group rarely closes earlier on log text, whose small columns
+ * compress to little) to the bytes written made 1 GiB of log lines 22 files of 12.8 MB
+ * instead of 64 MiB ones, whatever the memory limit. */
 static bool at_target(const struct floe_batch *b, const struct fragment *f)
 {
-	uint64_t size = floe_pq_writer_written(f->w) + floe_pq_writer_buffered(f->w);
-	return size >= b->opt.target_file_size;
+	return floe_pq_writer_size_estimate(f->w) >= b->opt.target_file_size;
 }
 
 static int drain_one(void *ctx, uint32_t tag, const struct floe_record *rec)
@@ -165,9 +176,12 @@ static int drain(struct floe_batch *b)
 	int rc = floe_sortbuf_drain(b->sort, drain_one, b);
 	if (rc)
 		return rc;
-	for (size_t i = 0; i < b->nfrags; i++)
-		if (at_target(b, &b->frags[i]))
+	for (size_t i = 0; i < b->nfrags; i++) {
+		if (at_target(b, &b->frags[i])) {
+			b->why = "target_file_size";
 			return 1;
+		}
+	}
 	return 0;
 }
 
@@ -186,7 +200,8 @@ static int add_sorted(struct floe_batch *b, struct fragment *f, const struct flo
 		if (rc == 1) {
 			if ((rc = write_row(f, rec)))
 				return rc;
-			full = at_target(b, f);
+			if ((full = at_target(b, f)))
+				b->why = "target_file_size";
 		}
 	}
 	if (rc < 0)
@@ -215,8 +230,10 @@ int floe_batch_add(struct floe_batch *b, uint64_t seq, const struct floe_record 
 		}
 	}
 	if (!f) {
-		if (b->nfrags == b->opt.max_partitions)
+		if (b->nfrags == b->opt.max_partitions) {
+			b->why = "every partition slot taken";
 			return 2;
+		}
 		if ((rc = open_fragment(b, &key, &f)))
 			return rc;
 	}
@@ -226,7 +243,10 @@ int floe_batch_add(struct floe_batch *b, uint64_t seq, const struct floe_record 
 	if ((rc = write_row(f, rec)))
 		return rc;
 	b->rows++;
-	return at_target(b, f) ? 1 : 0;
+	if (!at_target(b, f))
+		return 0;
+	b->why = "target_file_size";
+	return 1;
 }
 
 /* Appends one metric, copying bounds; strings are truncated as Iceberg's truncate(16). */

@@ -48,6 +48,9 @@ void floe_batch_free(struct floe_batch *b);
 int floe_batch_add(struct floe_batch *b, uint64_t seq, const struct floe_record *rec);
 /* Rows added since the last seal, those waiting in the sort buffer included. */
 uint64_t floe_batch_rows(const struct floe_batch *b);
+/* Why the batch last asked for a seal ("target_file_size", "every partition slot
+ * taken", ...; static), or NULL when it has not since the last seal. */
+const char *floe_batch_seal_reason(const struct floe_batch *b);
 /* Passes the sort buffer's rows to the writers, finishes the files and writes the spool
  * entry (seq, positions). Afterwards the batch is empty. On error the batch's files are
  * removed and the batch is empty; the caller must re-read its input from the last

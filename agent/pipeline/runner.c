@@ -36,7 +36,7 @@
 
 
 
-static int seal(struct floe_runner *r);
+static int seal(struct floe_runner *r, const char *why);
 
 static enum floe_pq_codec codec_of(enum floe_codec c)
 {
@@ -491,7 +491,7 @@ static int settle(struct floe_runner *r)
 	int rc = 0;
 	while (rc == 0 && (r->seal_needed || r->ndefer)) {
 		bool had = r->seal_needed;
-		if (r->seal_needed && (rc = seal(r)))
+		if (r->seal_needed && (rc = seal(r, NULL)))
 			break;
 		if ((rc = add_deferred(r)))
 			break;
@@ -530,11 +530,19 @@ static int poll_assemblers(struct floe_runner *r, bool end)
 	return rc;
 }
 
-static int seal(struct floe_runner *r)
+/* Seals the batch into the next spool entry. why says what closes it (NULL: the
+ * batch's own reason, else the memory budget): logged, so that files far below
+ * target_file_size can be traced to what sealed them. */
+static int seal(struct floe_runner *r, const char *why)
 {
 	r->seal_needed = false;
-	if (floe_batch_rows(r->batch) == 0)
+	uint64_t rows = floe_batch_rows(r->batch);
+	if (rows == 0)
 		return 0;
+	if (!why)
+		why = floe_batch_seal_reason(r->batch);
+	if (!why)
+		why = "memory budget";
 	struct floe_buf pos;
 	floe_buf_init(&pos, &r->alloc, POSITIONS_MAX);
 	int rc = floe_runner_collect_positions(r, &pos);
@@ -543,6 +551,7 @@ static int seal(struct floe_runner *r)
 	if (rc == 0) {
 		uint64_t seq = r->next_seq++;
 		r->stats.seals++;
+		floe_info("runner: sealed spool entry %" PRIu64 ": %" PRIu64 " rows (%s)", seq, rows, why);
 		/* The entry is durable and holds the positions too; the checkpoint must be
 		 * written before a commit may remove the entry, so a failure here stops the
 		 * agent (a restart recovers the positions from the entry). */
@@ -673,7 +682,7 @@ int floe_runner_run(struct floe_runner *r, bool once)
 		}
 		now = floe_clock_mono_ns() / 1000;
 		if (stop || now - last_commit >= interval_us + commit_backoff_us) {
-			if ((rc = seal(r)))
+			if ((rc = seal(r, stop ? (once ? "end of input" : "stopping") : "commit_interval")))
 				break;
 			rc = floe_runner_commit(r);
 			last_commit = floe_clock_mono_ns() / 1000;

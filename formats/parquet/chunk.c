@@ -878,6 +878,11 @@ size_t floe_pq_chunk_buffered(const struct floe_pq_chunk *c)
 	return (size_t)c->m.unc_size + open_page_bytes(c) + floe_pq_dict_bytes(&c->dict);
 }
 
+size_t floe_pq_chunk_open_bytes(const struct floe_pq_chunk *c)
+{
+	return open_page_bytes(c) + floe_pq_dict_bytes(&c->dict);
+}
+
 int floe_pq_chunk_finish(struct floe_pq_chunk *c, struct floe_pq_chunk_meta *m,
 			 const struct floe_pq_page **dict, const struct floe_pq_page **pages,
 			 size_t *npages)

@@ -145,6 +145,10 @@ uint64_t floe_pq_writer_rows(const struct floe_pq_writer *w);
 size_t floe_pq_writer_buffered(const struct floe_pq_writer *w);
 /* Bytes emitted to the sink so far (an estimate of the final size before finish). */
 uint64_t floe_pq_writer_written(const struct floe_pq_writer *w);
+/* What the file would take if it were finished now, about: the bytes written, the
+ * compressed pages held for the open row group, and the open pages and dictionaries
+ * uncompressed (so at most a page per column above the truth). O(columns). */
+uint64_t floe_pq_writer_size_estimate(const struct floe_pq_writer *w);
 /* Invalid UTF-8 sequences replaced so far. */
 uint64_t floe_pq_writer_replaced(const struct floe_pq_writer *w);
 /* Closes the last row group and writes the footer. Afterwards the stats accessors
