@@ -13,6 +13,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#define XXH_STATIC_LINKING_ONLY /* XXH64_state_t inside struct fragment */
+#include <xxhash.h>
+
 #define BOUND_CODEPOINTS 16
 #define SORT_BUFFER_DEFAULT (4u << 20)
 
@@ -22,6 +25,10 @@ struct fragment {
 	struct floe_file *file;
 	char name[64];
 	int err; /* first sink error */
+	/* The checksum of the file as it will be uploaded, computed as the writer streams
+	 * its bytes out rather than by reading the file again: the spool entry records it
+	 * and the commit checks it before the file leaves the spool. */
+	XXH64_state_t hash;
 };
 
 struct floe_batch {
@@ -35,6 +42,7 @@ struct floe_batch {
 	uint64_t rows;
 	size_t last; /* fragment of the previous record: logs arrive mostly in order */
 	const char *why; /* why the batch asked for a seal (static), or NULL */
+	size_t name_base; /* the first file of a seal is <seq>-<name_base>.parquet */
 	struct floe_sortbuf *sort; /* NULL without sort_by */
 };
 
@@ -86,6 +94,7 @@ static void drop_fragments(struct floe_batch *b)
 	b->rows = 0;
 	b->last = 0;
 	b->why = NULL;
+	b->name_base = 0;
 }
 
 void floe_batch_abort(struct floe_batch *b)
@@ -119,6 +128,8 @@ static int sink(void *ctx, const void *data, size_t len)
 	int rc = floe_file_write(f->file, data, len);
 	if (rc && !f->err)
 		f->err = rc;
+	if (rc == 0)
+		XXH64_update(&f->hash, data, len);
 	return rc;
 }
 
@@ -128,7 +139,8 @@ static int open_fragment(struct floe_batch *b, const struct floe_part_key *key, 
 	char path[4200];
 	memset(f, 0, sizeof(*f));
 	floe_part_key_copy(&b->spec, &f->key, key);
-	snprintf(f->name, sizeof(f->name), "%020" PRIu64 "-%zu.parquet", b->seq, b->nfrags);
+	snprintf(f->name, sizeof(f->name), "%020" PRIu64 "-%zu.parquet", b->seq, b->name_base + b->nfrags);
+	XXH64_reset(&f->hash, 0);
 	snprintf(path, sizeof(path), "%s/%s.tmp", floe_spool_dir(b->spool), f->name);
 	int rc = floe_file_create(path, &f->file);
 	if (rc)
@@ -342,6 +354,8 @@ static int finish_fragment(struct floe_batch *b, struct fragment *f, struct floe
 		return FLOE_ENOMEM;
 	sf->records = (int64_t)floe_pq_writer_rows(f->w);
 	sf->size = (int64_t)floe_pq_writer_file_size(f->w);
+	sf->xxh64 = XXH64_digest(&f->hash);
+	sf->has_xxh64 = true;
 	floe_part_key_copy(&b->spec, &sf->key, &f->key);
 	if ((rc = floe_batch_metrics(b->alloc, f->w, &sf->metrics, &sf->nmetrics)))
 		return rc;
@@ -354,7 +368,18 @@ static int finish_fragment(struct floe_batch *b, struct fragment *f, struct floe
 	return 0;
 }
 
+void floe_batch_set_name_base(struct floe_batch *b, size_t base)
+{
+	b->name_base = base;
+}
+
 int floe_batch_seal(struct floe_batch *b, int64_t now_us, const uint8_t *positions, size_t positions_len)
+{
+	return floe_batch_seal_range(b, now_us, NULL, 0, positions, positions_len);
+}
+
+int floe_batch_seal_range(struct floe_batch *b, int64_t now_us, const uint8_t *from, size_t from_len,
+			  const uint8_t *positions, size_t positions_len)
 {
 	struct floe_spool_entry e;
 	memset(&e, 0, sizeof(e));
@@ -366,6 +391,8 @@ int floe_batch_seal(struct floe_batch *b, int64_t now_us, const uint8_t *positio
 	e.created_us = now_us;
 	e.positions = (uint8_t *)positions;
 	e.positions_len = positions_len;
+	e.from = (uint8_t *)from;
+	e.from_len = from_len;
 	e.nfiles = b->nfrags;
 	if (!(e.files = floe_calloc(b->alloc, b->nfrags ? b->nfrags : 1, sizeof(*e.files))))
 		goto out;
@@ -387,6 +414,7 @@ out:
 	}
 	/* The entry struct borrowed the positions; detach them before freeing. */
 	e.positions = NULL;
+	e.from = NULL;
 	floe_spool_entry_fini(b->alloc, &e);
 	drop_fragments(b);
 	return rc;

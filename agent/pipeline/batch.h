@@ -56,6 +56,14 @@ const char *floe_batch_seal_reason(const struct floe_batch *b);
  * removed and the batch is empty; the caller must re-read its input from the last
  * durable positions. */
 int floe_batch_seal(struct floe_batch *b, int64_t now_us, const uint8_t *positions, size_t positions_len);
+/* As floe_batch_seal, and the entry also records from (borrowed; may be NULL), the input
+ * positions where its rows start, so that they can be read again if a file is damaged. */
+int floe_batch_seal_range(struct floe_batch *b, int64_t now_us, const uint8_t *from, size_t from_len,
+			  const uint8_t *positions, size_t positions_len);
+/* Names the files of the batch being built <seq>-<base + k>.parquet instead of from 0
+ * (for the next seal only; call before its first add): a rebuilt entry's files must not
+ * take the names of the damaged ones it replaces. */
+void floe_batch_set_name_base(struct floe_batch *b, size_t base);
 /* Drops everything not yet sealed (temporary files removed, sort buffer emptied). */
 void floe_batch_abort(struct floe_batch *b);
 

@@ -53,7 +53,24 @@ static enum floe_pq_codec codec_of(enum floe_codec c)
 /* Input i groups lines into records (container partial lines, multiline). Every file
  * with lines in flight has a state of up to two record buffers per joiner, so the number
  * of states is bounded by half the memory budget as well as by max_open_files. */
-static int assembler_new(struct floe_runner *r, size_t i, char *why, size_t cap)
+void floe_runner_tail_options(const struct floe_runner *r, size_t i, struct floe_tail_options *out)
+{
+	const struct floe_config_input *in = &r->cfg->inputs[i];
+	*out = (struct floe_tail_options){
+		.paths = (const char *const *)in->paths,
+		.npaths = in->npaths,
+		.exclude = (const char *const *)in->exclude,
+		.nexclude = in->nexclude,
+		.start_at_end = in->start_at_end,
+		.max_line_bytes = (size_t)in->max_line_bytes,
+		.read_chunk = READ_CHUNK,
+		.rotate_wait_ms = in->rotate_wait_ms,
+		.max_open_files = in->max_open_files,
+		.forget_after_ms = in->forget_after_ms,
+	};
+}
+
+void floe_runner_assemble_options(const struct floe_runner *r, size_t i, struct floe_assemble_options *out)
 {
 	const struct floe_config_input *in = &r->cfg->inputs[i];
 	struct floe_assemble_options ao;
@@ -77,6 +94,14 @@ static int assembler_new(struct floe_runner *r, size_t i, char *why, size_t cap)
 		fit = 1;
 	if (fit < ao.max_states)
 		ao.max_states = (size_t)fit;
+	*out = ao;
+}
+
+static int assembler_new(struct floe_runner *r, size_t i, char *why, size_t cap)
+{
+	const struct floe_config_input *in = &r->cfg->inputs[i];
+	struct floe_assemble_options ao;
+	floe_runner_assemble_options(r, i, &ao);
 	char tmp[256] = "";
 	int rc;
 	r->asm_[i] = floe_assemble_new(&r->alloc, &ao, tmp, sizeof(tmp), &rc);
@@ -211,18 +236,8 @@ int floe_runner_new(const struct floe_config *cfg, struct floe_runner **out, cha
 			snprintf(why, cap, "input %zu (line %d): %s", i + 1, in->line, tmp2);
 			goto err;
 		}
-		struct floe_tail_options to = {
-			.paths = (const char *const *)in->paths,
-			.npaths = in->npaths,
-			.exclude = (const char *const *)in->exclude,
-			.nexclude = in->nexclude,
-			.start_at_end = in->start_at_end,
-			.max_line_bytes = (size_t)in->max_line_bytes,
-			.read_chunk = 64u << 10,
-			.rotate_wait_ms = in->rotate_wait_ms,
-			.max_open_files = in->max_open_files,
-			.forget_after_ms = in->forget_after_ms,
-		};
+		struct floe_tail_options to;
+		floe_runner_tail_options(r, i, &to);
 		r->tails[i] = floe_tail_new(&r->alloc, &to, &rc);
 		if (!r->tails[i]) {
 			snprintf(why, cap, "input %zu (line %d): %s", i + 1, in->line, floe_strerror(rc));
@@ -261,6 +276,7 @@ void floe_runner_free(struct floe_runner *r)
 		floe_free(&r->alloc, r->defer[k].path);
 		floe_free(&r->alloc, r->defer[k].msg);
 	}
+	floe_free(&r->alloc, r->from);
 	floe_free(&r->alloc, r->asm_);
 	floe_free(&r->alloc, r->tails);
 	floe_free(&r->alloc, r->decoders);
@@ -345,10 +361,8 @@ static void add_stream(struct floe_runner *r, struct floe_record *rec, const cha
 	rec->attr_val_lens = r->avlens;
 }
 
-/* Decodes an assembled record and adds it: floe_batch_add's result (2 also for a full
- * budget with rows to seal). */
-static int add_assembled(struct floe_runner *r, size_t input, const struct floe_assemble_rec *a,
-			 int64_t received_at)
+int floe_runner_add_record(struct floe_runner *r, size_t input, const struct floe_assemble_rec *a,
+			   int64_t received_at, uint64_t seq)
 {
 	struct floe_record rec;
 	memset(&rec, 0, sizeof(rec));
@@ -366,9 +380,18 @@ static int add_assembled(struct floe_runner *r, size_t input, const struct floe_
 	floe_decoder_apply(r->decoders[input], &rec);
 	if (a->stream)
 		add_stream(r, &rec, a->stream, a->stream_len);
-	int rc = floe_batch_add(r->batch, r->next_seq, &rec);
+	int rc = floe_batch_add(r->batch, seq, &rec);
 	if (rc == FLOE_ENOMEM && floe_batch_rows(r->batch) > 0)
 		rc = 2;
+	return rc;
+}
+
+/* Decodes an assembled record and adds it: floe_batch_add's result (2 also for a full
+ * budget with rows to seal). */
+static int add_assembled(struct floe_runner *r, size_t input, const struct floe_assemble_rec *a,
+			 int64_t received_at)
+{
+	int rc = floe_runner_add_record(r, input, a, received_at, r->next_seq);
 	if (rc >= 0 && rc != 2)
 		r->stats.lines++;
 	return rc;
@@ -530,6 +553,19 @@ static int poll_assemblers(struct floe_runner *r, bool end)
 	return rc;
 }
 
+/* The next batch starts where this one ended. Without memory for the copy its entry
+ * only records no start (a damaged file of it could not be rebuilt). */
+static void set_from(struct floe_runner *r, const uint8_t *p, size_t len)
+{
+	floe_free(&r->alloc, r->from);
+	r->from = NULL;
+	r->from_len = 0;
+	if ((r->from = floe_malloc(&r->alloc, len ? len : 1))) {
+		memcpy(r->from, p, len);
+		r->from_len = len;
+	}
+}
+
 /* Seals the batch into the next spool entry. why says what closes it (NULL: the
  * batch's own reason, else the memory budget): logged, so that files far below
  * target_file_size can be traced to what sealed them. */
@@ -547,7 +583,9 @@ static int seal(struct floe_runner *r, const char *why)
 	floe_buf_init(&pos, &r->alloc, POSITIONS_MAX);
 	int rc = floe_runner_collect_positions(r, &pos);
 	if (rc == 0)
-		rc = floe_batch_seal(r->batch, floe_clock_now_us(), pos.data, pos.len);
+		rc = floe_batch_seal_range(r->batch, floe_clock_now_us(), r->from, r->from_len, pos.data, pos.len);
+	if (rc == 0)
+		set_from(r, pos.data, pos.len);
 	if (rc == 0) {
 		uint64_t seq = r->next_seq++;
 		r->stats.seals++;
@@ -621,6 +659,12 @@ int floe_runner_run(struct floe_runner *r, bool once)
 			return rc;
 		}
 	}
+	/* The first batch starts at the positions the scans settled on. */
+	struct floe_buf pos;
+	floe_buf_init(&pos, &r->alloc, POSITIONS_MAX);
+	if (floe_runner_collect_positions(r, &pos) == 0)
+		set_from(r, pos.data, pos.len);
+	floe_buf_fini(&pos);
 	/* Entries left by an earlier run go in first. */
 	int crc = floe_runner_commit(r);
 	if (crc && once)

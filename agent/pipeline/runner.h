@@ -27,6 +27,14 @@ struct floe_runner_stats {
 	uint64_t blocked_ms;       /* time the inputs waited for a full spool */
 	uint64_t parse_failures;   /* lines the input's parser rejected (kept as plain lines) */
 	uint64_t ts_failures;      /* lines without a parsable timestamp (receive time used) */
+	/* Spool entries whose data files failed their check (size, XXH64) before upload;
+	 * of those, the ones rebuilt from their inputs and the ones lost with their rows
+	 * (their input no longer held the bytes). */
+	uint64_t spool_damaged;
+	uint64_t spool_reread_entries;
+	uint64_t spool_reread_rows;
+	uint64_t spool_lost_entries;
+	uint64_t spool_lost_rows;
 };
 
 /* Opens the table, the spool and the inputs. cfg is borrowed and must outlive the
