@@ -82,4 +82,33 @@ check "gone: the loss is logged with the file and its byte range" \
 	grep -q "input 1: $d/logs/a.log bytes 0-[0-9]* cannot be read again" "$d/err"
 check "gone: and with the rows lost" grep -q "$lost rows LOST" "$d/err"
 check "gone: the damaged entry is in quarantine" test -f "$d/state/spool/quarantine/$first.entry"
+# 4. An input that groups lines into records (multiline): rebuilt through a fresh
+# assembler, the records come back whole, each at its first line's offset.
+d="$T/multiline"
+mkdir -p "$d/logs"
+python3 - "$d/logs/app.log" "$d/expected" <<'PY'
+import hashlib, random, sys
+rnd, off, recs, exp = random.Random(7), 0, [], []
+for i in range(3000):
+    lines = ["2026-03-01T10:%02d:%02dZ ERROR request failed: id=%d" % (i // 60 % 60, i % 60, i)]
+    lines += ["\tat com.example.Service.call(Service.java:%d)" % rnd.randrange(1, 999) for _ in range(rnd.randrange(0, 6))]
+    text = "\n".join(lines)
+    recs.append(text + "\n")
+    exp.append("%s %d %s\n" % (sys.argv[1], off, hashlib.md5(text.encode()).hexdigest()))
+    off += len(text.encode()) + 1
+open(sys.argv[1], "w").write("".join(recs))
+open(sys.argv[2], "w").write("".join(sorted(exp)))
+PY
+write_config "$d/floe.yaml" "$d/state" "$d/wh" "[\"$d/logs/*.log\"]"
+sed -i 's/^    start_at: beginning$/&\n    multiline: { start: "^[0-9]{4}-" }/' "$d/floe.yaml"
+rc=0
+FLOE_CRASH_AT=commit-before-upload "$FLOE_BIN" run -c "$d/floe.yaml" --once --log-level error 2>/dev/null || rc=$?
+check "multiline: the first run dies before the upload" test $rc = 99
+damage "$(ls "$d"/state/spool/*.parquet | head -1)"
+check "multiline: the restart succeeds" "$FLOE_BIN" run -c "$d/floe.yaml" --once --log-level warn
+list=$(live_files "$d/wh/default/logs" | sed "s/.*/'&'/" | paste -sd,)
+duck "select source || ' ' || \"offset\" || ' ' || md5(message) from read_parquet([$list])" |
+	sed 's/^\["//; s/"\]$//' | sort >"$d/got"
+check "multiline: every record once, whole" cmp -s "$d/expected" "$d/got"
+check "multiline: rebuilt" test "$(metric "$d/state/metrics.json" spool_reread_entries)" = 1
 finish
