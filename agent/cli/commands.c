@@ -71,6 +71,12 @@ struct floe_config *floe_cli_load_config(const char *path)
 	char err[FLOE_CONFIG_ERR_MAX];
 	rc = floe_config_parse(NULL, path, text, len, host, &cfg, err, sizeof(err));
 	floe_fs_free(text);
+	/* The memory rule is checked for every command, so that `check` refuses what `run`
+	 * could not hold. */
+	if (rc == 0 && (rc = floe_config_check_memory(cfg, err, sizeof(err)))) {
+		floe_config_free(cfg);
+		cfg = NULL;
+	}
 	if (rc) {
 		fprintf(stderr, "floe: %s\n", err);
 		return NULL;

@@ -5,6 +5,7 @@
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
 #include "formats/iceberg/transform.h"
+#include "formats/parquet/utf8.h"
 #include "platform/crash.h"
 #include "platform/fs.h"
 #include "platform/log.h"
@@ -18,6 +19,9 @@
 
 #define BOUND_CODEPOINTS 16
 #define SORT_BUFFER_DEFAULT (4u << 20)
+/* Records with a value this long or longer are checked against the memory budget before
+ * they go in (memory_fits). Shorter ones are what the budget is sized for. */
+#define LARGE_VALUE ((size_t)64 << 10)
 
 struct fragment {
 	struct floe_part_key key;
@@ -44,6 +48,7 @@ struct floe_batch {
 	const char *why; /* why the batch asked for a seal (static), or NULL */
 	size_t name_base; /* the first file of a seal is <seq>-<name_base>.parquet */
 	struct floe_sortbuf *sort; /* NULL without sort_by */
+	size_t ctx_bytes; /* a writer's compression contexts (floe_pq_writer_context_bytes) */
 };
 
 int floe_batch_new(struct floe_alloc *a, const struct floe_part_spec *spec,
@@ -68,6 +73,10 @@ int floe_batch_new(struct floe_alloc *a, const struct floe_part_spec *spec,
 	    (rc = floe_sortbuf_new(a, opt->sort_by, opt->nsort_by,
 				   opt->sort_buffer ? opt->sort_buffer : SORT_BUFFER_DEFAULT, &b->sort)))
 		goto err;
+	if ((rc = floe_pq_writer_context_bytes(&b->opt.pq, &b->ctx_bytes))) {
+		floe_sortbuf_free(b->sort);
+		goto err;
+	}
 	*out = b;
 	return 0;
 err:
@@ -222,6 +231,75 @@ static int add_sorted(struct floe_batch *b, struct fragment *f, const struct flo
 	return full;
 }
 
+static size_t attrs_len(const size_t *lens, const char *const *p, size_t n)
+{
+	size_t t = 0;
+	for (size_t i = 0; i < n; i++)
+		t += p && !p[i] ? 0 : lens[i];
+	return t;
+}
+
+/* What adding rec with its message cut to msg_len bytes would take at most, as far as a
+ * large value goes: the leaves it fills (invalid UTF-8 may triple when it is replaced, in
+ * a copy), and a new writer's own state when fresh. */
+static uint64_t record_need(const struct floe_batch *b, const struct floe_record *rec, size_t msg_len, bool fresh)
+{
+	size_t v[5] = {msg_len, attrs_len(rec->attr_key_lens, NULL, rec->nattrs),
+		       attrs_len(rec->attr_val_lens, rec->attr_vals, rec->nattrs), rec->source.len, 0};
+	size_t n = 4;
+	if (floe_pq_utf8_valid((const uint8_t *)rec->message.p, msg_len) != msg_len) {
+		v[0] = 3 * msg_len;
+		v[n++] = 3 * msg_len; /* the repaired copy */
+	}
+	return floe_pq_writer_row_need(&b->opt.pq, v, n, fresh, b->ctx_bytes);
+}
+
+/* Whether the budget can take rec (for a writer that exists, or a fresh one). */
+static bool memory_fits(const struct floe_batch *b, const struct floe_record *rec, size_t msg_len, bool fresh)
+{
+	const struct floe_alloc *a = b->alloc;
+	if (!a || a->limit == 0)
+		return true;
+	size_t used = a->used;
+	uint64_t free = a->limit > used ? a->limit - used : 0;
+	uint64_t need = record_need(b, rec, msg_len, fresh);
+	/* A new writer beside others: they finish at the seal too (one at a time). */
+	if (fresh && b->nfrags)
+		need += floe_pq_writer_row_need(&b->opt.pq, NULL, 0, false, 0);
+	return need <= free;
+}
+
+static bool large(const struct floe_record *rec)
+{
+	if (rec->message.len >= LARGE_VALUE || rec->source.len >= LARGE_VALUE)
+		return true;
+	return attrs_len(rec->attr_val_lens, rec->attr_vals, rec->nattrs) >= LARGE_VALUE ||
+	       attrs_len(rec->attr_key_lens, NULL, rec->nattrs) >= LARGE_VALUE;
+}
+
+size_t floe_batch_room(const struct floe_batch *b, const struct floe_record *rec)
+{
+	size_t lo = 0, hi = rec->message.len;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo + 1) / 2;
+		if (memory_fits(b, rec, mid, true))
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	/* Not in the middle of a UTF-8 sequence: when the first byte left out continues one,
+	 * that sequence's lead byte (at most 3 back) is left out too. */
+	const uint8_t *p = (const uint8_t *)rec->message.p;
+	if (lo < rec->message.len && (p[lo] & 0xc0) == 0x80) {
+		size_t k = lo;
+		while (k > 0 && lo - k < 3 && (p[k] & 0xc0) == 0x80)
+			k--;
+		if ((p[k] & 0xc0) != 0x80)
+			lo = k;
+	}
+	return lo;
+}
+
 int floe_batch_add(struct floe_batch *b, uint64_t seq, const struct floe_record *rec)
 {
 	struct floe_part_key key;
@@ -240,6 +318,17 @@ int floe_batch_add(struct floe_batch *b, uint64_t seq, const struct floe_record 
 				break;
 			}
 		}
+	}
+	/* A large record that the budget cannot take must not go in: a writer that runs out
+	 * of memory in the middle of a row is good for nothing but free, with the batch's
+	 * other rows. The batch is sealed first; an empty batch that cannot take it either
+	 * has it cut (floe_batch_room). */
+	if (large(rec) && !memory_fits(b, rec, rec->message.len, f == NULL)) {
+		if (b->rows > 0) {
+			b->why = "memory budget";
+			return 2;
+		}
+		return 3;
 	}
 	if (!f) {
 		if (b->nfrags == b->opt.max_partitions) {

@@ -180,10 +180,10 @@ int floe_runner_new(const struct floe_config *cfg, struct floe_runner **out, cha
 	bopt.pq.zstd_level = cfg->logs.zstd_level;
 	bopt.pq.created_by = r->pq_created_by;
 	bopt.pq.row_group_size = (size_t)cfg->logs.row_group_size;
-	bopt.pq.dictionary_cap = 256u << 10;
+	bopt.pq.dictionary_cap = FLOE_BATCH_DICTIONARY_CAP;
 	/* Pages of all but the largest column wait for their row group: a budget per writer
 	 * keeps that at about 1 MiB, whatever the file's size. */
-	bopt.pq.memory_budget = 1u << 20;
+	bopt.pq.memory_budget = FLOE_BATCH_PAGE_BUDGET;
 	bopt.pq.profile = cfg->logs.profile == FLOE_PROFILE_COMPACT ? FLOE_PQ_PROFILE_COMPACT
 								    : FLOE_PQ_PROFILE_DEFAULT;
 	const struct floe_pq_column *cols = floe_log_columns();
@@ -315,9 +315,7 @@ static int on_line(void *ctx, const struct floe_tail_line *line)
 	rec.message.p = line->data;
 	rec.message.len = line->len;
 	floe_decoder_apply(r->decoders[r->cur_input], &rec);
-	int rc = floe_batch_add(r->batch, r->next_seq, &rec);
-	if (rc == FLOE_ENOMEM && floe_batch_rows(r->batch) > 0)
-		rc = 2; /* out of budget: seal what we have, then retry this line */
+	int rc = floe_runner_batch_add(r, &rec, r->next_seq);
 	if (rc == 2) {
 		r->line_refused = true;
 		r->seal_needed = true;
@@ -333,57 +331,6 @@ static int on_line(void *ctx, const struct floe_tail_line *line)
 		return 1;
 	}
 	return 0;
-}
-
-/* Adds the runtime's stream to the decoded attrs (it replaces a parsed "stream"). */
-static void add_stream(struct floe_runner *r, struct floe_record *rec, const char *st, size_t sl)
-{
-	size_t n = rec->nattrs < ATTRS_MAX ? rec->nattrs : ATTRS_MAX - 1;
-	size_t at = n;
-	for (size_t k = 0; k < n; k++) {
-		r->akeys[k] = rec->attr_keys[k];
-		r->aklens[k] = rec->attr_key_lens[k];
-		r->avals[k] = rec->attr_vals[k];
-		r->avlens[k] = rec->attr_val_lens[k];
-		if (r->aklens[k] == 6 && memcmp(r->akeys[k], "stream", 6) == 0)
-			at = k;
-	}
-	if (at == n && n == ATTRS_MAX)
-		return;
-	r->akeys[at] = "stream";
-	r->aklens[at] = 6;
-	r->avals[at] = st;
-	r->avlens[at] = sl;
-	rec->nattrs = at == n ? n + 1 : n;
-	rec->attr_keys = r->akeys;
-	rec->attr_key_lens = r->aklens;
-	rec->attr_vals = r->avals;
-	rec->attr_val_lens = r->avlens;
-}
-
-int floe_runner_add_record(struct floe_runner *r, size_t input, const struct floe_assemble_rec *a,
-			   int64_t received_at, uint64_t seq)
-{
-	struct floe_record rec;
-	memset(&rec, 0, sizeof(rec));
-	rec.ts = a->has_ts ? a->ts_us : received_at;
-	rec.received_at = received_at;
-	rec.host.p = r->host;
-	rec.host.len = r->host_len;
-	rec.source.p = a->path;
-	rec.source.len = strlen(a->path);
-	rec.has_offset = true;
-	rec.offset = a->offset;
-	rec.message.p = a->msg;
-	rec.message.len = a->len;
-	/* The runtime's time stays unless a timestamp option finds one in the message. */
-	floe_decoder_apply(r->decoders[input], &rec);
-	if (a->stream)
-		add_stream(r, &rec, a->stream, a->stream_len);
-	int rc = floe_batch_add(r->batch, seq, &rec);
-	if (rc == FLOE_ENOMEM && floe_batch_rows(r->batch) > 0)
-		rc = 2;
-	return rc;
 }
 
 /* Decodes an assembled record and adds it: floe_batch_add's result (2 also for a full

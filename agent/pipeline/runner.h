@@ -35,6 +35,11 @@ struct floe_runner_stats {
 	uint64_t spool_reread_rows;
 	uint64_t spool_lost_entries;
 	uint64_t spool_lost_rows;
+	/* Lines the memory budget could not take whole even in an empty batch: cut to what
+	 * fits (and the bytes cut off), or dropped when nothing fit. */
+	uint64_t lines_truncated_memory;
+	uint64_t bytes_truncated_memory;
+	uint64_t lines_dropped_memory;
 };
 
 /* Opens the table, the spool and the inputs. cfg is borrowed and must outlive the

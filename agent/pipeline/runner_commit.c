@@ -67,14 +67,24 @@ void floe_runner_write_metrics(struct floe_runner *r)
 		",\"quarantined\":%" PRIu64 ",\"blocked_ms\":%" PRIu64 ",\"spool_bytes\":%" PRIu64
 		",\"next_seq\":%" PRIu64 ",\"groups_evicted\":%" PRIu64 ",\"group_timeouts\":%" PRIu64
 		",\"container_format_errors\":%" PRIu64 ",\"records_truncated\":%" PRIu64
-		",\"partial_incomplete\":%" PRIu64 ",\"parse_failures\":%" PRIu64 ",\"ts_failures\":%" PRIu64
-		",\"spool_damaged\":%" PRIu64 ",\"spool_reread_entries\":%" PRIu64 ",\"spool_reread_rows\":%" PRIu64
-		",\"spool_lost_entries\":%" PRIu64 ",\"spool_lost_rows\":%" PRIu64 "}\n",
+		",\"partial_incomplete\":%" PRIu64,
 		st->lines, st->seals, st->commits, st->commit_failures, st->rows_committed, st->replaced_utf8,
 		st->dropped_entries, st->dropped_rows, st->dropped_bytes, st->quarantined, st->blocked_ms,
 		floe_spool_bytes(r->spool), r->next_seq, as.evictions, as.timeouts, as.format_errors,
-		as.truncated, as.incomplete, st->parse_failures, st->ts_failures, st->spool_damaged,
-		st->spool_reread_entries, st->spool_reread_rows, st->spool_lost_entries, st->spool_lost_rows);
+		as.truncated, as.incomplete);
+	/* Damaged spool files, and lines cut or dropped for the memory budget. */
+	if (rc == 0)
+		rc = floe_buf_printf(&b,
+				     ",\"spool_damaged\":%" PRIu64 ",\"spool_reread_entries\":%" PRIu64
+				     ",\"spool_reread_rows\":%" PRIu64 ",\"spool_lost_entries\":%" PRIu64
+				     ",\"spool_lost_rows\":%" PRIu64 ",\"lines_truncated_memory\":%" PRIu64
+				     ",\"bytes_truncated_memory\":%" PRIu64 ",\"lines_dropped_memory\":%" PRIu64,
+				     st->spool_damaged, st->spool_reread_entries, st->spool_reread_rows,
+				     st->spool_lost_entries, st->spool_lost_rows, st->lines_truncated_memory,
+				     st->bytes_truncated_memory, st->lines_dropped_memory);
+	if (rc == 0)
+		rc = floe_buf_printf(&b, ",\"parse_failures\":%" PRIu64 ",\"ts_failures\":%" PRIu64 "}\n",
+				     st->parse_failures, st->ts_failures);
 	if (rc == 0)
 		rc = floe_fs_write_atomic(r->metrics_path, b.data, b.len);
 	if (rc)

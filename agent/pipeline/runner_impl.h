@@ -98,8 +98,14 @@ struct floe_runner {
 /* The tail and assembler options of input i, as the runner makes them. */
 void floe_runner_tail_options(const struct floe_runner *r, size_t i, struct floe_tail_options *out);
 void floe_runner_assemble_options(const struct floe_runner *r, size_t i, struct floe_assemble_options *out);
-/* Decodes record a of input i (borrowed) and adds it to the batch as entry seq's:
- * floe_batch_add's result (2 also for a full budget with rows to seal). Counts nothing. */
+/* runner_record.c */
+/* Adds rec (borrowed; its message may be cut) to the batch as entry seq's: floe_batch_add's
+ * result, except that a record the budget cannot take even in an empty batch is cut to
+ * what fits or dropped (counted, logged), and running out of memory with rows in the
+ * batch is 2 (seal, then add again). */
+int floe_runner_batch_add(struct floe_runner *r, struct floe_record *rec, uint64_t seq);
+/* Decodes record a of input i (borrowed) and adds it to the batch as entry seq's, as
+ * floe_runner_batch_add. Counts no line. */
 int floe_runner_add_record(struct floe_runner *r, size_t input, const struct floe_assemble_rec *a,
 			   int64_t received_at, uint64_t seq);
 /* runner_replay.c */
