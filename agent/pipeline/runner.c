@@ -50,9 +50,6 @@ static enum floe_pq_codec codec_of(enum floe_codec c)
 	}
 }
 
-/* Input i groups lines into records (container partial lines, multiline). Every file
- * with lines in flight has a state of up to two record buffers per joiner, so the number
- * of states is bounded by half the memory budget as well as by max_open_files. */
 void floe_runner_tail_options(const struct floe_runner *r, size_t i, struct floe_tail_options *out)
 {
 	const struct floe_config_input *in = &r->cfg->inputs[i];
@@ -70,6 +67,9 @@ void floe_runner_tail_options(const struct floe_runner *r, size_t i, struct floe
 	};
 }
 
+/* Input i groups lines into records (container partial lines, multiline). Every file
+ * with lines in flight has a state of up to two record buffers per joiner, so the number
+ * of states is bounded by half the memory budget as well as by max_open_files. */
 void floe_runner_assemble_options(const struct floe_runner *r, size_t i, struct floe_assemble_options *out)
 {
 	const struct floe_config_input *in = &r->cfg->inputs[i];
