@@ -182,6 +182,13 @@ int floe_cmd_check(int argc, char **argv)
 		printf("%s: OK\n", path);
 		fwrite(b.data, 1, b.len, stdout);
 	}
+	/* What the memory rule found, as a YAML comment: how close the budget is. */
+	struct floe_memory_need need;
+	if (rc == 0 && cfg->ninputs && floe_config_memory_need(cfg, &need) == 0)
+		printf("# memory: the longest record (%.1fMiB, inputs[%zu]) needs about %.1fMiB through "
+		       "sealing, of agent.memory_limit %.1fMiB\n",
+		       need.record / 1048576.0, need.input, need.total / 1048576.0,
+		       cfg->agent.memory_limit / 1048576.0);
 	floe_buf_fini(&b);
 	floe_config_free(cfg);
 	return rc ? FLOE_EXIT_RUNTIME : FLOE_EXIT_OK;

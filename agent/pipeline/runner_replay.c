@@ -259,10 +259,10 @@ static int reread_input(struct floe_runner *r, const struct floe_spool_entry *e,
 		floe_tail_free(t);
 		t = NULL;
 		if (changed)
-			why = "the file no longer holds the bytes it had (rotated away, truncated or rewritten)";
+			why = "the file no longer holds the bytes it had: rotated away, truncated or rewritten";
 	}
 	if (!why && rc == 0 && (rc = open_tail(r, i, from, from_len, &t, &changed)) == 0 && changed)
-		why = "the file no longer holds the bytes it had (rotated away, truncated or rewritten)";
+		why = "the file no longer holds the bytes it had: rotated away, truncated or rewritten";
 	if (!why && rc == 0 && r->asm_[i]) {
 		struct floe_assemble_options ao;
 		char tmp[128];

@@ -82,6 +82,23 @@ check "gone: the loss is logged with the file and its byte range" \
 	grep -q "input 1: $d/logs/a.log bytes 0-[0-9]* cannot be read again" "$d/err"
 check "gone: and with the rows lost" grep -q "$lost rows LOST" "$d/err"
 check "gone: the damaged entry is in quarantine" test -f "$d/state/spool/quarantine/$first.entry"
+# 3b. The input was rewritten in place since (truncated, other lines written): the bytes
+# before the seal's positions are not the ones read, so nothing is trusted from it.
+d="$T/rewritten"
+mkdir -p "$d/logs"
+sed -e '$a\' "$DATA/OpenSSH_2k.log" >"$d/logs/a.log"
+write_config "$d/floe.yaml" "$d/state" "$d/wh" "[\"$d/logs/*.log\"]"
+rc=0
+FLOE_CRASH_AT=commit-before-upload "$FLOE_BIN" run -c "$d/floe.yaml" --once --log-level error 2>/dev/null || rc=$?
+check "rewritten: the first run dies before the upload" test $rc = 99
+damage "$(ls "$d"/state/spool/*.parquet | head -1)"
+lines=$(wc -l <"$d/logs/a.log")
+: >"$d/logs/a.log"
+sed -e '$a\' "$DATA/Linux_2k.log" >>"$d/logs/a.log"
+check "rewritten: the restart goes on" "$FLOE_BIN" run -c "$d/floe.yaml" --once --log-level warn 2>"$d/err"
+check "rewritten: the entry's rows are counted lost" test "$(metric "$d/state/metrics.json" spool_lost_rows)" = "$lines"
+check "rewritten: logged as such" grep -q "a.log bytes 0-[0-9]* cannot be read again (the file no longer holds the bytes it had: rotated away, truncated or rewritten)" "$d/err"
+
 # 4. An input that groups lines into records (multiline): rebuilt through a fresh
 # assembler, the records come back whole, each at its first line's offset.
 d="$T/multiline"
