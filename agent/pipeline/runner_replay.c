@@ -29,6 +29,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Read passes in a row that may take nothing of a seal's files (see read_span). */
+#define RESCUE_IDLE 1024u
+
 /* A file the tail re-reading an input follows: which span file it is (NULL: none, its
  * lines are not in the seal). */
 struct known {
@@ -159,20 +162,37 @@ static int open_tail(struct floe_runner *r, size_t i, const uint8_t *blob, size_
 	return 0;
 }
 
+/* The sum of the bytes taken from the seal's files so far. */
+static uint64_t taken(const struct replay *p)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < p->nfiles; i++)
+		n += p->reached[i];
+	return n;
+}
+
 /* Reads the seal's bytes of input p->input with tail t into the batch. */
 static int read_span(struct replay *p, struct floe_tail *t)
 {
 	int rc = 0;
 	bool flushed = false;
-	/* Bounded: every pass reads at least a byte or ends the loop, and files are finite;
-	 * a stop signal ends it too (the entry is rebuilt on the next commit). */
-	while (!all_reached(p)) {
+	unsigned idle = 0;
+	uint64_t last = 0;
+	/* Bounded: a pass reads at least a byte or ends the loop, and a stop signal ends it
+	 * (the entry is rebuilt at the next commit). Files that are not the seal's are read
+	 * too (the tail reads them in turn) and may grow while they are: after RESCUE_IDLE
+	 * passes (of up to READ_BUDGET bytes) that took nothing of the seal's files, the
+	 * bytes still missing are taken as gone. */
+	while (!all_reached(p) && idle < RESCUE_IDLE) {
 		if (floe_signal_stop_requested())
 			return FLOE_EINVAL;
 		size_t got = 0;
 		rc = floe_tail_read(t, READ_BUDGET, on_line, p, &got);
 		if (rc < 0)
 			return p->err ? p->err : rc;
+		uint64_t now = taken(p);
+		idle = now == last ? idle + 1 : 0;
+		last = now;
 		if (got > 0)
 			continue;
 		/* At the end of what the files hold: a partial last line counts too. */
