@@ -322,8 +322,9 @@ int floe_batch_add(struct floe_batch *b, uint64_t seq, const struct floe_record 
 	/* A large record that the budget cannot take must not go in: a writer that runs out
 	 * of memory in the middle of a row is good for nothing but free, with the batch's
 	 * other rows. The batch is sealed first; an empty batch that cannot take it either
-	 * has it cut (floe_batch_room). */
-	if (large(rec) && !memory_fits(b, rec, rec->message.len, f == NULL)) {
+	 * has it cut (floe_batch_room). The same goes for a new partition's writer beside
+	 * others: its compression context and their finishing must fit as well. */
+	if ((large(rec) || (!f && b->nfrags > 0)) && !memory_fits(b, rec, rec->message.len, f == NULL)) {
 		if (b->rows > 0) {
 			b->why = "memory budget";
 			return 2;

@@ -178,6 +178,30 @@ static void test_large_record_never_breaks_the_batch(void **state)
 	assert_true(f->alloc.peak <= f->alloc.limit);
 }
 
+/* A new partition's writer beside another is opened only when its context and the
+ * others' finishing fit: else the batch is sealed first, whole. */
+static void test_new_partition_needs_room(void **state)
+{
+	struct fixture *f = *state;
+	assert_int_equal(open_batch(f, 3u << 20, 64u << 20), 0);
+	char msg[256];
+	uint64_t rnd = 7;
+	struct floe_record r;
+	for (int i = 0; i < 2000; i++) {
+		size_t len = log_line((uint64_t)i, &rnd, msg, sizeof(msg));
+		fill_record(&r, msg, len, i * 200);
+		assert_int_equal(floe_batch_add(f->batch, 1, &r), 0);
+	}
+	fill_record(&r, "next day", 8, 0);
+	r.ts += 86400LL * 1000000;
+	assert_int_equal(floe_batch_add(f->batch, 1, &r), 2);
+	assert_string_equal(floe_batch_seal_reason(f->batch), "memory budget");
+	const uint8_t pos[] = {1};
+	assert_int_equal(floe_batch_seal(f->batch, 1, pos, sizeof(pos)), 0);
+	assert_int_equal(floe_batch_add(f->batch, 2, &r), 0);
+	assert_int_equal(floe_batch_seal(f->batch, 2, pos, sizeof(pos)), 0);
+}
+
 /* The cut never splits a UTF-8 sequence. */
 static void test_room_cuts_whole_characters(void **state)
 {
@@ -199,6 +223,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_file_reaches_target, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_large_record_never_breaks_the_batch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_room_cuts_whole_characters, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_new_partition_needs_room, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
