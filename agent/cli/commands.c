@@ -119,6 +119,12 @@ struct floe_config *floe_cli_load_config(const char *path, bool create_identity)
 		}
 	}
 	floe_fs_free(text);
+	/* The memory rule is checked for every command, so that `check` refuses what `run`
+	 * could not hold. */
+	if (rc == 0 && (rc = floe_config_check_memory(cfg, err, sizeof(err)))) {
+		floe_config_free(cfg);
+		cfg = NULL;
+	}
 	if (rc) {
 		fprintf(stderr, "floe: %s\n", err);
 		return NULL;
@@ -299,6 +305,13 @@ int floe_cmd_check(int argc, char **argv)
 			"loopback (allowed by lake.s3.allow_http): requests, data and any session "
 			"token cross the network unencrypted\n",
 			cfg->lake.s3.endpoint);
+	/* What the memory rule found, as a YAML comment: how close the budget is. */
+	struct floe_memory_need need;
+	if (rc == 0 && cfg->ninputs && floe_config_memory_need(cfg, &need) == 0)
+		printf("# memory: the longest record (%.1fMiB, inputs[%zu]) needs about %.1fMiB through "
+		       "sealing, of agent.memory_limit %.1fMiB\n",
+		       need.record / 1048576.0, need.input, need.total / 1048576.0,
+		       cfg->agent.memory_limit / 1048576.0);
 	floe_buf_fini(&b);
 	floe_config_free(cfg);
 	return rc ? FLOE_EXIT_RUNTIME : FLOE_EXIT_OK;

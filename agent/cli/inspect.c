@@ -5,6 +5,7 @@
 #include "agent/config/config.h"
 #include "agent/lake/table.h"
 #include "agent/lake/warehouse.h"
+#include "formats/base/alloc.h"
 #include "formats/base/error.h"
 #include "formats/iceberg/manifest.h"
 #include "formats/iceberg/metadata.h"
@@ -31,7 +32,8 @@ static const char inspect_help[] =
 	"s3:// URI of a table; with -c, the table of a configuration file (a local or an S3\n"
 	"warehouse). Prints the table uuid, the current snapshot, every snapshot with its\n"
 	"summary, the agents and installations that committed to it, and the live data files\n"
-	"of the current snapshot with their record counts and sizes. A table whose metadata\n"
+	"of the current snapshot with their record counts and sizes, and the distribution of\n"
+	"their sizes (count, min, p10, median, p90, max, total). A table whose metadata\n"
 	"history has a gap or goes back (a stray or deleted metadata file) is refused, as\n"
 	"floe run refuses to commit to it.\n"
 	"\n"
@@ -44,7 +46,55 @@ static const char inspect_help[] =
 
 struct live {
 	int64_t files, records, bytes;
+	int64_t *sizes; /* every live file's size, for the distribution; NULL if out of memory */
+	size_t cap;
+	bool lost;	/* a size could not be kept: no distribution */
 };
+
+/* Keeps a file's size for the distribution. A failure only costs the distribution. */
+static void keep_size(struct live *l, int64_t size)
+{
+	if (l->lost)
+		return;
+	if ((size_t)l->files == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 256;
+		int64_t *p = floe_realloc(NULL, l->sizes, cap * sizeof(*p));
+		if (!p) {
+			l->lost = true;
+			return;
+		}
+		l->sizes = p;
+		l->cap = cap;
+	}
+	l->sizes[l->files] = size;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The nearest-rank percentile p (0..100) of n sorted values. */
+static int64_t rank(const int64_t *v, size_t n, unsigned p)
+{
+	size_t k = (n * p + 99) / 100;
+	return v[k ? k - 1 : 0];
+}
+
+/* Small files are what readers and the table's metadata pay for: the distribution of the
+ * live files' sizes shows whether files reach their target size. */
+static void print_sizes(struct live *l)
+{
+	size_t n = (size_t)l->files;
+	if (n == 0 || l->lost)
+		return;
+	qsort(l->sizes, n, sizeof(*l->sizes), cmp_i64);
+	printf("live file-sizes count=%zu min=%" PRId64 " p10=%" PRId64 " median=%" PRId64 " p90=%" PRId64
+	       " max=%" PRId64 " total=%" PRId64 "\n",
+	       n, l->sizes[0], rank(l->sizes, n, 10), rank(l->sizes, n, 50), rank(l->sizes, n, 90),
+	       l->sizes[n - 1], l->bytes);
+}
 
 static int print_file(void *ctx, int status, const char *path, int64_t records, int64_t size)
 {
@@ -52,6 +102,7 @@ static int print_file(void *ctx, int status, const char *path, int64_t records, 
 	if (status == 2)
 		return 0; /* deleted entries are not live */
 	printf("  %s  records=%" PRId64 " size=%" PRId64 "\n", path, records, size);
+	keep_size(l, size);
 	l->files++;
 	l->records += records;
 	l->bytes += size;
@@ -217,12 +268,14 @@ static int inspect_table(struct floe_store *st, const char *prefix, const char *
 	print_writers(m);
 	int status = FLOE_EXIT_OK;
 	if (current >= 0) {
-		struct live l = {0, 0, 0};
+		struct live l = {0, 0, 0, NULL, 0, false};
 		printf("live data files:\n");
 		if (live_files(st, m, floe_ice_meta_find_snapshot(m, current), &l))
 			status = FLOE_EXIT_RUNTIME;
 		printf("live files=%" PRId64 " records=%" PRId64 " bytes=%" PRId64 "\n", l.files, l.records,
 		       l.bytes);
+		print_sizes(&l);
+		floe_free(NULL, l.sizes);
 	}
 	floe_table_free(t);
 	return status;

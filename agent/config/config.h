@@ -56,6 +56,7 @@ struct floe_config_input {
 	 * go through (agent/input/tail.h, enum floe_tail_symlinks). */
 	enum floe_follow_symlinks follow_symlinks;
 	int line;			 /* where the input was declared (1-based) */
+	int col;
 };
 
 struct floe_config_table {
@@ -98,6 +99,9 @@ struct floe_config {
 		/* Threads compressing Parquet pages while the main thread encodes; default 1,
 		 * range 0..8. The runner starts none on a machine with one CPU. */
 		uint32_t compress_threads;
+		/* Where memory_limit was given (1-based; 0 when it was not), for the memory
+		 * rule's message (floe_config_check_memory). */
+		int memory_limit_line, memory_limit_col;
 	} agent;
 	struct floe_config_input *inputs; /* may be empty (ninputs = 0) */
 	size_t ninputs;
@@ -184,5 +188,22 @@ void floe_config_free(struct floe_config *c);
  * output parses back to an equal configuration. Returns 0, or FLOE_ENOMEM / FLOE_ELIMIT
  * from the buffer, and then out is as it was before the call. */
 int floe_config_dump(const struct floe_config *c, struct floe_buf *out);
+
+/* The memory rule (memory.c): what the agent needs at once to read the longest record an
+ * input can make and seal it (its Parquet pages, their compression, the read buffers,
+ * the record assembler's state, the sort buffer and the agent's own state), against
+ * agent.memory_limit. A separate step from floe_config_parse because it measures the
+ * compression context (a few milliseconds). Parts in bytes; input is the input whose
+ * record needs the most. */
+struct floe_memory_need {
+	uint64_t writer, read, assemble, sort, base, total;
+	size_t input;
+	uint64_t record; /* the longest record of that input */
+};
+int floe_config_memory_need(const struct floe_config *c, struct floe_memory_need *out);
+/* Returns 0 when agent.memory_limit holds that, or FLOE_EFORMAT with one line
+ * "file:line:column: message" in err naming the keys, the numbers and what would fit
+ * (another error from the measurement, with a message too). */
+int floe_config_check_memory(const struct floe_config *c, char *err, size_t errcap);
 
 #endif

@@ -171,6 +171,11 @@ static int agent_post(struct floe_config_ctx *ctx, const struct floe_cnode *map,
 {
 	struct floe_config *c = (struct floe_config *)(void *)base;
 	char shown[FLOE_KEYMAP_SHOW_CAP];
+	const struct floe_cnode *limit = floe_keymap_find_value(map, "memory_limit");
+	if (limit && !floe_cnode_is_null(limit)) {
+		c->agent.memory_limit_line = limit->line > INT32_MAX ? INT32_MAX : (int)limit->line;
+		c->agent.memory_limit_col = limit->col > INT32_MAX ? INT32_MAX : (int)limit->col;
+	}
 	if (c->agent.id)
 		return 0;
 	if (!(c->agent.id = floe_strdup(ctx->a, ctx->default_id)))

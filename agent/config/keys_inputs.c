@@ -207,6 +207,7 @@ static int input_post(struct floe_config_ctx *ctx, const struct floe_cnode *map,
 	struct floe_config_input *in = (struct floe_config_input *)(void *)base;
 	char shown[FLOE_KEYMAP_SHOW_CAP];
 	in->line = map ? (map->line > INT32_MAX ? INT32_MAX : (int)map->line) : 0;
+	in->col = map ? (map->col > INT32_MAX ? INT32_MAX : (int)map->col) : 0;
 	if (in->parser == FLOE_PARSER_REGEX && !in->pattern)
 		return floe_config_fail(ctx, floe_keymap_find_value(map, "parser"), FLOE_EFORMAT,
 					"key '%s.parser': regex needs a pattern; set %s.pattern",

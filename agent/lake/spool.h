@@ -1,12 +1,14 @@
 /* The spool: sealed Parquet fragments waiting in state_dir/spool until a commit puts them
  * in the table. An entry is one seal: its data files (<seq>-<k>.parquet) and an entry
  * file (<seq>.entry, versioned and checksummed) that records each file's row count,
- * partition, Iceberg metrics, and the input positions the seal covers. The entry file is
+ * size, checksum (XXH64 of its bytes), partition and Iceberg metrics, and the input
+ * positions the seal covers (where it started and where it ended). The entry file is
  * written last, atomically: it is the durability point of the rows and of the offsets,
  * so a crash at any moment leaves either a whole entry or debris that open() removes. */
 #ifndef FLOE_SPOOL_H
 #define FLOE_SPOOL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,6 +26,10 @@ struct floe_spool_file {
 	size_t nmetrics;
 	int64_t *splits;
 	size_t nsplits;
+	/* XXH64 (seed 0) of the file's bytes, computed as the writer streamed them out;
+	 * entries of version 1 have none. */
+	bool has_xxh64;
+	uint64_t xxh64;
 };
 
 struct floe_spool_entry {
@@ -31,6 +37,10 @@ struct floe_spool_entry {
 	int64_t created_us;
 	uint8_t *positions; /* input positions after this seal (tail blob) */
 	size_t positions_len;
+	/* Input positions where this seal's rows start (those of the seal before, or of the
+	 * start-up), so that its rows can be read again; NULL in version 1 entries. */
+	uint8_t *from;
+	size_t from_len;
 	struct floe_spool_file *files;
 	size_t nfiles;
 	uint64_t replaced_utf8; /* invalid UTF-8 sequences replaced in this seal */
@@ -66,11 +76,19 @@ int floe_spool_remove(struct floe_spool *sp, const struct floe_spool_entry *e);
 uint64_t floe_spool_bytes(const struct floe_spool *sp);
 /* Entries moved to quarantine since the spool was opened. */
 uint64_t floe_spool_quarantined(const struct floe_spool *sp);
-/* Checks that e's data files are there with the sizes the entry records: FLOE_ECORRUPT
- * when one is missing or cut short (quarantine the entry), 0, or an I/O error. */
-int floe_spool_check_files(struct floe_spool *sp, const struct floe_spool_entry *e);
+/* Checks e's data files against the entry immediately before they leave the spool:
+ * each must be there, with the recorded size and (version 2 entries) the recorded XXH64
+ * of all its bytes. Returns 0, FLOE_ECORRUPT (logged once, with the path and what did
+ * not match; why gets the same in short), or an I/O error. Reads each file once, in
+ * 256 KiB pieces from the spool's allocator. */
+int floe_spool_verify(struct floe_spool *sp, const struct floe_spool_entry *e, char *why, size_t cap);
 /* Moves a corrupt entry aside to dir/quarantine/ and counts it. */
 int floe_spool_quarantine(struct floe_spool *sp, uint64_t seq);
+/* Moves e's data files to dir/quarantine/ and copies its entry file there, counting one
+ * quarantined entry, but leaves the entry file in place: for an entry whose rows are
+ * being rebuilt, whose new entry file then replaces it (until then a restart finds the
+ * files missing and rebuilds again). */
+int floe_spool_quarantine_files(struct floe_spool *sp, const struct floe_spool_entry *e);
 /* Path of a spool file name; FLOE_ELIMIT if it does not fit in cap bytes. */
 int floe_spool_path(const struct floe_spool *sp, const char *name, char *out, size_t cap);
 

@@ -5,6 +5,7 @@
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
 #include "formats/iceberg/transform.h"
+#include "formats/parquet/utf8.h"
 #include "platform/crash.h"
 #include "platform/fs.h"
 #include "platform/log.h"
@@ -13,8 +14,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#define XXH_STATIC_LINKING_ONLY /* XXH64_state_t inside struct fragment */
+#include <xxhash.h>
+
 #define BOUND_CODEPOINTS 16
 #define SORT_BUFFER_DEFAULT (4u << 20)
+/* Records with a value this long or longer are checked against the memory budget before
+ * they go in (memory_fits). Shorter ones are what the budget is sized for. */
+#define LARGE_VALUE ((size_t)64 << 10)
 
 struct fragment {
 	struct floe_part_key key;
@@ -22,6 +29,10 @@ struct fragment {
 	struct floe_file *file;
 	char name[64];
 	int err; /* first sink error */
+	/* The checksum of the file as it will be uploaded, computed as the writer streams
+	 * its bytes out rather than by reading the file again: the spool entry records it
+	 * and the commit checks it before the file leaves the spool. */
+	XXH64_state_t hash;
 };
 
 struct floe_batch {
@@ -34,7 +45,10 @@ struct floe_batch {
 	uint64_t seq;
 	uint64_t rows;
 	size_t last; /* fragment of the previous record: logs arrive mostly in order */
+	const char *why; /* why the batch asked for a seal (static), or NULL */
+	size_t name_base; /* the first file of a seal is <seq>-<name_base>.parquet */
 	struct floe_sortbuf *sort; /* NULL without sort_by */
+	size_t ctx_bytes; /* a writer's compression contexts (floe_pq_writer_context_bytes) */
 };
 
 int floe_batch_new(struct floe_alloc *a, const struct floe_part_spec *spec,
@@ -59,6 +73,10 @@ int floe_batch_new(struct floe_alloc *a, const struct floe_part_spec *spec,
 	    (rc = floe_sortbuf_new(a, opt->sort_by, opt->nsort_by,
 				   opt->sort_buffer ? opt->sort_buffer : SORT_BUFFER_DEFAULT, &b->sort)))
 		goto err;
+	if ((rc = floe_pq_writer_context_bytes(&b->opt.pq, &b->ctx_bytes))) {
+		floe_sortbuf_free(b->sort);
+		goto err;
+	}
 	*out = b;
 	return 0;
 err:
@@ -84,6 +102,8 @@ static void drop_fragments(struct floe_batch *b)
 	b->nfrags = 0;
 	b->rows = 0;
 	b->last = 0;
+	b->why = NULL;
+	b->name_base = 0;
 }
 
 void floe_batch_abort(struct floe_batch *b)
@@ -106,12 +126,19 @@ uint64_t floe_batch_rows(const struct floe_batch *b)
 	return b->rows;
 }
 
+const char *floe_batch_seal_reason(const struct floe_batch *b)
+{
+	return b->why;
+}
+
 static int sink(void *ctx, const void *data, size_t len)
 {
 	struct fragment *f = ctx;
 	int rc = floe_file_write(f->file, data, len);
 	if (rc && !f->err)
 		f->err = rc;
+	if (rc == 0)
+		XXH64_update(&f->hash, data, len);
 	return rc;
 }
 
@@ -121,7 +148,8 @@ static int open_fragment(struct floe_batch *b, const struct floe_part_key *key, 
 	char path[4200];
 	memset(f, 0, sizeof(*f));
 	floe_part_key_copy(&b->spec, &f->key, key);
-	snprintf(f->name, sizeof(f->name), "%020" PRIu64 "-%zu.parquet", b->seq, b->nfrags);
+	snprintf(f->name, sizeof(f->name), "%020" PRIu64 "-%zu.parquet", b->seq, b->name_base + b->nfrags);
+	XXH64_reset(&f->hash, 0);
 	snprintf(path, sizeof(path), "%s/%s.tmp", floe_spool_dir(b->spool), f->name);
 	int rc = floe_file_create(path, &f->file);
 	if (rc)
@@ -146,10 +174,14 @@ static int write_row(struct fragment *f, const struct floe_record *rec)
 	return rc ? (f->err ? f->err : rc) : 0;
 }
 
+/* Whether f's file has reached its target size. The estimate counts compressed bytes
+ * only, apart from the open pages: adding the open row group's uncompressed bytes (64 MiB
+ * at most, and the row group rarely closes earlier on log text, whose small columns
+ * compress to little) to the bytes written made 1 GiB of log lines 22 files of 12.8 MB
+ * instead of 64 MiB ones, whatever the memory limit. */
 static bool at_target(const struct floe_batch *b, const struct fragment *f)
 {
-	uint64_t size = floe_pq_writer_written(f->w) + floe_pq_writer_buffered(f->w);
-	return size >= b->opt.target_file_size;
+	return floe_pq_writer_size_estimate(f->w) >= b->opt.target_file_size;
 }
 
 static int drain_one(void *ctx, uint32_t tag, const struct floe_record *rec)
@@ -165,9 +197,12 @@ static int drain(struct floe_batch *b)
 	int rc = floe_sortbuf_drain(b->sort, drain_one, b);
 	if (rc)
 		return rc;
-	for (size_t i = 0; i < b->nfrags; i++)
-		if (at_target(b, &b->frags[i]))
+	for (size_t i = 0; i < b->nfrags; i++) {
+		if (at_target(b, &b->frags[i])) {
+			b->why = "target_file_size";
 			return 1;
+		}
+	}
 	return 0;
 }
 
@@ -186,13 +221,83 @@ static int add_sorted(struct floe_batch *b, struct fragment *f, const struct flo
 		if (rc == 1) {
 			if ((rc = write_row(f, rec)))
 				return rc;
-			full = at_target(b, f);
+			if ((full = at_target(b, f)))
+				b->why = "target_file_size";
 		}
 	}
 	if (rc < 0)
 		return rc;
 	b->rows++;
 	return full;
+}
+
+static size_t attrs_len(const size_t *lens, const char *const *p, size_t n)
+{
+	size_t t = 0;
+	for (size_t i = 0; i < n; i++)
+		t += p && !p[i] ? 0 : lens[i];
+	return t;
+}
+
+/* What adding rec with its message cut to msg_len bytes would take at most, as far as a
+ * large value goes: the leaves it fills (invalid UTF-8 may triple when it is replaced, in
+ * a copy), and a new writer's own state when fresh. */
+static uint64_t record_need(const struct floe_batch *b, const struct floe_record *rec, size_t msg_len, bool fresh)
+{
+	size_t v[5] = {msg_len, attrs_len(rec->attr_key_lens, NULL, rec->nattrs),
+		       attrs_len(rec->attr_val_lens, rec->attr_vals, rec->nattrs), rec->source.len, 0};
+	size_t n = 4;
+	if (floe_pq_utf8_valid((const uint8_t *)rec->message.p, msg_len) != msg_len) {
+		v[0] = 3 * msg_len;
+		v[n++] = 3 * msg_len; /* the repaired copy */
+	}
+	return floe_pq_writer_row_need(&b->opt.pq, v, n, fresh, b->ctx_bytes);
+}
+
+/* Whether the budget can take rec (for a writer that exists, or a fresh one). */
+static bool memory_fits(const struct floe_batch *b, const struct floe_record *rec, size_t msg_len, bool fresh)
+{
+	const struct floe_alloc *a = b->alloc;
+	if (!a || a->limit == 0)
+		return true;
+	size_t used = a->used;
+	uint64_t free = a->limit > used ? a->limit - used : 0;
+	uint64_t need = record_need(b, rec, msg_len, fresh);
+	/* A new writer beside others: they finish at the seal too (one at a time). */
+	if (fresh && b->nfrags)
+		need += floe_pq_writer_row_need(&b->opt.pq, NULL, 0, false, b->ctx_bytes);
+	return need <= free;
+}
+
+static bool large(const struct floe_record *rec)
+{
+	if (rec->message.len >= LARGE_VALUE || rec->source.len >= LARGE_VALUE)
+		return true;
+	return attrs_len(rec->attr_val_lens, rec->attr_vals, rec->nattrs) >= LARGE_VALUE ||
+	       attrs_len(rec->attr_key_lens, NULL, rec->nattrs) >= LARGE_VALUE;
+}
+
+size_t floe_batch_room(const struct floe_batch *b, const struct floe_record *rec)
+{
+	size_t lo = 0, hi = rec->message.len;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo + 1) / 2;
+		if (memory_fits(b, rec, mid, true))
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	/* Not in the middle of a UTF-8 sequence: when the first byte left out continues one,
+	 * that sequence's lead byte (at most 3 back) is left out too. */
+	const uint8_t *p = (const uint8_t *)rec->message.p;
+	if (lo < rec->message.len && (p[lo] & 0xc0) == 0x80) {
+		size_t k = lo;
+		while (k > 0 && lo - k < 3 && (p[k] & 0xc0) == 0x80)
+			k--;
+		if ((p[k] & 0xc0) != 0x80)
+			lo = k;
+	}
+	return lo;
 }
 
 int floe_batch_add(struct floe_batch *b, uint64_t seq, const struct floe_record *rec)
@@ -214,9 +319,23 @@ int floe_batch_add(struct floe_batch *b, uint64_t seq, const struct floe_record 
 			}
 		}
 	}
-	if (!f) {
-		if (b->nfrags == b->opt.max_partitions)
+	/* A large record that the budget cannot take must not go in: a writer that runs out
+	 * of memory in the middle of a row is good for nothing but free, with the batch's
+	 * other rows. The batch is sealed first; an empty batch that cannot take it either
+	 * has it cut (floe_batch_room). The same goes for a new partition's writer beside
+	 * others: its compression context and their finishing must fit as well. */
+	if ((large(rec) || (!f && b->nfrags > 0)) && !memory_fits(b, rec, rec->message.len, f == NULL)) {
+		if (b->rows > 0) {
+			b->why = "memory budget";
 			return 2;
+		}
+		return 3;
+	}
+	if (!f) {
+		if (b->nfrags == b->opt.max_partitions) {
+			b->why = "every partition slot taken";
+			return 2;
+		}
 		if ((rc = open_fragment(b, &key, &f)))
 			return rc;
 	}
@@ -226,7 +345,10 @@ int floe_batch_add(struct floe_batch *b, uint64_t seq, const struct floe_record 
 	if ((rc = write_row(f, rec)))
 		return rc;
 	b->rows++;
-	return at_target(b, f) ? 1 : 0;
+	if (!at_target(b, f))
+		return 0;
+	b->why = "target_file_size";
+	return 1;
 }
 
 /* Appends one metric, copying bounds; strings are truncated as Iceberg's truncate(16). */
@@ -322,6 +444,8 @@ static int finish_fragment(struct floe_batch *b, struct fragment *f, struct floe
 		return FLOE_ENOMEM;
 	sf->records = (int64_t)floe_pq_writer_rows(f->w);
 	sf->size = (int64_t)floe_pq_writer_file_size(f->w);
+	sf->xxh64 = XXH64_digest(&f->hash);
+	sf->has_xxh64 = true;
 	floe_part_key_copy(&b->spec, &sf->key, &f->key);
 	if ((rc = floe_batch_metrics(b->alloc, f->w, &sf->metrics, &sf->nmetrics)))
 		return rc;
@@ -334,7 +458,18 @@ static int finish_fragment(struct floe_batch *b, struct fragment *f, struct floe
 	return 0;
 }
 
+void floe_batch_set_name_base(struct floe_batch *b, size_t base)
+{
+	b->name_base = base;
+}
+
 int floe_batch_seal(struct floe_batch *b, int64_t now_us, const uint8_t *positions, size_t positions_len)
+{
+	return floe_batch_seal_range(b, now_us, NULL, 0, positions, positions_len);
+}
+
+int floe_batch_seal_range(struct floe_batch *b, int64_t now_us, const uint8_t *from, size_t from_len,
+			  const uint8_t *positions, size_t positions_len)
 {
 	struct floe_spool_entry e;
 	memset(&e, 0, sizeof(e));
@@ -346,6 +481,8 @@ int floe_batch_seal(struct floe_batch *b, int64_t now_us, const uint8_t *positio
 	e.created_us = now_us;
 	e.positions = (uint8_t *)positions;
 	e.positions_len = positions_len;
+	e.from = (uint8_t *)from;
+	e.from_len = from_len;
 	e.nfiles = b->nfrags;
 	if (!(e.files = floe_calloc(b->alloc, b->nfrags ? b->nfrags : 1, sizeof(*e.files))))
 		goto out;
@@ -367,6 +504,7 @@ out:
 	}
 	/* The entry struct borrowed the positions; detach them before freeing. */
 	e.positions = NULL;
+	e.from = NULL;
 	floe_spool_entry_fini(b->alloc, &e);
 	drop_fragments(b);
 	return rc;

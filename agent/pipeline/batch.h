@@ -17,6 +17,11 @@
 struct floe_alloc;
 struct floe_record;
 
+/* The writers' dictionary cap per column chunk and their budget for finished pages
+ * waiting for their row group (floe_pq_options), as the runner sets them. */
+#define FLOE_BATCH_DICTIONARY_CAP ((size_t)256 << 10)
+#define FLOE_BATCH_PAGE_BUDGET ((size_t)1 << 20)
+
 struct floe_batch_options {
 	struct floe_pq_options pq;  /* codec, level, sizes; kv and created_by borrowed */
 	uint64_t target_file_size;  /* a file this large asks for a seal */
@@ -41,18 +46,34 @@ void floe_batch_free(struct floe_batch *b);
  * after a seal). rec is borrowed during the call (with sort_by it is copied). Returns 0
  * (added), 1 (added, and a file reached its target size: seal before the next add; with
  * sort_by this is noticed when the sort buffer goes to the writers), 2 (NOT added: every
- * partition slot is taken and rec needs a new one; seal, then add it again), or a
- * negative error (rec not added). With sort_by, an error of a writer while the full sort
+ * partition slot is taken and rec needs a new one, or rec has a large value the memory
+ * budget cannot take beside the batch's rows; seal, then add it again), 3 (NOT added: the
+ * batch is empty and the budget still cannot take rec's large value: cut its message to
+ * floe_batch_room, or drop it), or a negative error (rec not added). With sort_by, an error of a writer while the full sort
  * buffer goes to the writers is returned as well: the batch is then only good for
  * floe_batch_abort (or a seal that will most likely fail). */
 int floe_batch_add(struct floe_batch *b, uint64_t seq, const struct floe_record *rec);
+/* The longest prefix of rec's message (whole UTF-8 sequences) that an empty batch can take
+ * with the memory there is now (0: none). */
+size_t floe_batch_room(const struct floe_batch *b, const struct floe_record *rec);
 /* Rows added since the last seal, those waiting in the sort buffer included. */
 uint64_t floe_batch_rows(const struct floe_batch *b);
+/* Why the batch last asked for a seal ("target_file_size", "every partition slot
+ * taken", ...; static), or NULL when it has not since the last seal. */
+const char *floe_batch_seal_reason(const struct floe_batch *b);
 /* Passes the sort buffer's rows to the writers, finishes the files and writes the spool
  * entry (seq, positions). Afterwards the batch is empty. On error the batch's files are
  * removed and the batch is empty; the caller must re-read its input from the last
  * durable positions. */
 int floe_batch_seal(struct floe_batch *b, int64_t now_us, const uint8_t *positions, size_t positions_len);
+/* As floe_batch_seal, and the entry also records from (borrowed; may be NULL), the input
+ * positions where its rows start, so that they can be read again if a file is damaged. */
+int floe_batch_seal_range(struct floe_batch *b, int64_t now_us, const uint8_t *from, size_t from_len,
+			  const uint8_t *positions, size_t positions_len);
+/* Names the files of the batch being built <seq>-<base + k>.parquet instead of from 0
+ * (for the next seal only; call before its first add): a rebuilt entry's files must not
+ * take the names of the damaged ones it replaces. */
+void floe_batch_set_name_base(struct floe_batch *b, size_t base);
 /* Drops everything not yet sealed (temporary files removed, sort buffer emptied). */
 void floe_batch_abort(struct floe_batch *b);
 

@@ -38,7 +38,7 @@
 
 
 
-static int seal(struct floe_runner *r);
+static int seal(struct floe_runner *r, const char *why);
 
 static enum floe_pq_codec codec_of(enum floe_codec c)
 {
@@ -52,10 +52,15 @@ static enum floe_pq_codec codec_of(enum floe_codec c)
 	}
 }
 
+void floe_runner_tail_options(const struct floe_runner *r, size_t i, struct floe_preflight_tail *out)
+{
+	floe_preflight_tail_options(r->cfg, i, r->fd_pct, out);
+}
+
 /* Input i groups lines into records (container partial lines, multiline). Every file
  * with lines in flight has a state of up to two record buffers per joiner, so the number
  * of states is bounded by half the memory budget as well as by max_open_files. */
-static int assembler_new(struct floe_runner *r, size_t i, char *why, size_t cap)
+void floe_runner_assemble_options(const struct floe_runner *r, size_t i, struct floe_assemble_options *out)
 {
 	const struct floe_config_input *in = &r->cfg->inputs[i];
 	struct floe_assemble_options ao;
@@ -79,6 +84,14 @@ static int assembler_new(struct floe_runner *r, size_t i, char *why, size_t cap)
 		fit = 1;
 	if (fit < ao.max_states)
 		ao.max_states = (size_t)fit;
+	*out = ao;
+}
+
+static int assembler_new(struct floe_runner *r, size_t i, char *why, size_t cap)
+{
+	const struct floe_config_input *in = &r->cfg->inputs[i];
+	struct floe_assemble_options ao;
+	floe_runner_assemble_options(r, i, &ao);
 	char tmp[256] = "";
 	int rc;
 	r->asm_[i] = floe_assemble_new(&r->alloc, &ao, tmp, sizeof(tmp), &rc);
@@ -166,10 +179,10 @@ int floe_runner_new(const struct floe_config *cfg, struct floe_runner **out, cha
 	bopt.pq.zstd_level = cfg->logs.zstd_level;
 	bopt.pq.created_by = r->pq_created_by;
 	bopt.pq.row_group_size = (size_t)cfg->logs.row_group_size;
-	bopt.pq.dictionary_cap = 256u << 10;
+	bopt.pq.dictionary_cap = FLOE_BATCH_DICTIONARY_CAP;
 	/* Pages of all but the largest column wait for their row group: a budget per writer
 	 * keeps that at about 1 MiB, whatever the file's size. */
-	bopt.pq.memory_budget = 1u << 20;
+	bopt.pq.memory_budget = FLOE_BATCH_PAGE_BUDGET;
 	bopt.pq.profile = cfg->logs.profile == FLOE_PROFILE_COMPACT ? FLOE_PQ_PROFILE_COMPACT
 								    : FLOE_PQ_PROFILE_DEFAULT;
 	const struct floe_pq_column *cols = floe_log_columns();
@@ -213,6 +226,7 @@ int floe_runner_new(const struct floe_config *cfg, struct floe_runner **out, cha
 	unsigned fd_pct;
 	unsigned long long fd_limit;
 	floe_preflight_descriptors(cfg, &fd_pct, &fd_limit);
+	r->fd_pct = fd_pct;
 	if (fd_pct < 100)
 		floe_warn("runner: the inputs' max_open_files exceed the %llu descriptors allowed "
 			  "(RLIMIT_NOFILE): each input gets %u %% of its max_open_files",
@@ -234,7 +248,7 @@ int floe_runner_new(const struct floe_config *cfg, struct floe_runner **out, cha
 		snprintf(dname, sizeof(dname), "input %zu", i + 1);
 		floe_decoder_set_name(r->decoders[i], dname);
 		struct floe_preflight_tail to;
-		floe_preflight_tail_options(cfg, i, fd_pct, &to);
+		floe_runner_tail_options(r, i, &to);
 		r->tails[i] = floe_tail_new(&r->alloc, &to.o, &rc);
 		if (!r->tails[i]) {
 			snprintf(why, cap, "input %zu (line %d): %s", i + 1, in->line, floe_strerror(rc));
@@ -274,6 +288,7 @@ void floe_runner_free(struct floe_runner *r)
 		floe_free(&r->alloc, r->defer[k].path);
 		floe_free(&r->alloc, r->defer[k].msg);
 	}
+	floe_free(&r->alloc, r->from);
 	floe_free(&r->alloc, r->asm_);
 	floe_free(&r->alloc, r->tails);
 	floe_free(&r->alloc, r->decoders);
@@ -313,9 +328,7 @@ static int on_line(void *ctx, const struct floe_tail_line *line)
 	rec.message.p = line->data;
 	rec.message.len = line->len;
 	floe_decoder_apply(r->decoders[r->cur_input], &rec);
-	int rc = floe_batch_add(r->batch, r->next_seq, &rec);
-	if (rc == FLOE_ENOMEM && floe_batch_rows(r->batch) > 0)
-		rc = 2; /* out of budget: seal what we have, then retry this line */
+	int rc = floe_runner_batch_add(r, &rec, r->next_seq);
 	if (rc == 2) {
 		r->line_refused = true;
 		r->seal_needed = true;
@@ -333,56 +346,12 @@ static int on_line(void *ctx, const struct floe_tail_line *line)
 	return 0;
 }
 
-/* Adds the runtime's stream to the decoded attrs (it replaces a parsed "stream"). */
-static void add_stream(struct floe_runner *r, struct floe_record *rec, const char *st, size_t sl)
-{
-	size_t n = rec->nattrs < ATTRS_MAX ? rec->nattrs : ATTRS_MAX - 1;
-	size_t at = n;
-	for (size_t k = 0; k < n; k++) {
-		r->akeys[k] = rec->attr_keys[k];
-		r->aklens[k] = rec->attr_key_lens[k];
-		r->avals[k] = rec->attr_vals[k];
-		r->avlens[k] = rec->attr_val_lens[k];
-		if (r->aklens[k] == 6 && memcmp(r->akeys[k], "stream", 6) == 0)
-			at = k;
-	}
-	if (at == n && n == ATTRS_MAX)
-		return;
-	r->akeys[at] = "stream";
-	r->aklens[at] = 6;
-	r->avals[at] = st;
-	r->avlens[at] = sl;
-	rec->nattrs = at == n ? n + 1 : n;
-	rec->attr_keys = r->akeys;
-	rec->attr_key_lens = r->aklens;
-	rec->attr_vals = r->avals;
-	rec->attr_val_lens = r->avlens;
-}
-
 /* Decodes an assembled record and adds it: floe_batch_add's result (2 also for a full
  * budget with rows to seal). */
 static int add_assembled(struct floe_runner *r, size_t input, const struct floe_assemble_rec *a,
 			 int64_t received_at)
 {
-	struct floe_record rec;
-	memset(&rec, 0, sizeof(rec));
-	rec.ts = a->has_ts ? a->ts_us : received_at;
-	rec.received_at = received_at;
-	rec.host.p = r->host;
-	rec.host.len = r->host_len;
-	rec.source.p = a->path;
-	rec.source.len = strlen(a->path);
-	rec.has_offset = true;
-	rec.offset = a->offset;
-	rec.message.p = a->msg;
-	rec.message.len = a->len;
-	/* The runtime's time stays unless a timestamp option finds one in the message. */
-	floe_decoder_apply(r->decoders[input], &rec);
-	if (a->stream)
-		add_stream(r, &rec, a->stream, a->stream_len);
-	int rc = floe_batch_add(r->batch, r->next_seq, &rec);
-	if (rc == FLOE_ENOMEM && floe_batch_rows(r->batch) > 0)
-		rc = 2;
+	int rc = floe_runner_add_record(r, input, a, received_at, r->next_seq);
 	if (rc >= 0 && rc != 2)
 		r->stats.lines++;
 	return rc;
@@ -505,7 +474,7 @@ static int settle(struct floe_runner *r)
 	int rc = 0;
 	while (rc == 0 && (r->seal_needed || r->ndefer)) {
 		bool had = r->seal_needed;
-		if (r->seal_needed && (rc = seal(r)))
+		if (r->seal_needed && (rc = seal(r, NULL)))
 			break;
 		if ((rc = add_deferred(r)))
 			break;
@@ -544,19 +513,43 @@ static int poll_assemblers(struct floe_runner *r, bool end)
 	return rc;
 }
 
-static int seal(struct floe_runner *r)
+/* The next batch starts where this one ended. Without memory for the copy its entry
+ * only records no start (a damaged file of it could not be rebuilt). */
+static void set_from(struct floe_runner *r, const uint8_t *p, size_t len)
+{
+	floe_free(&r->alloc, r->from);
+	r->from = NULL;
+	r->from_len = 0;
+	if ((r->from = floe_malloc(&r->alloc, len ? len : 1))) {
+		memcpy(r->from, p, len);
+		r->from_len = len;
+	}
+}
+
+/* Seals the batch into the next spool entry. why says what closes it (NULL: the
+ * batch's own reason, else the memory budget): logged, so that files far below
+ * target_file_size can be traced to what sealed them. */
+static int seal(struct floe_runner *r, const char *why)
 {
 	r->seal_needed = false;
-	if (floe_batch_rows(r->batch) == 0)
+	uint64_t rows = floe_batch_rows(r->batch);
+	if (rows == 0)
 		return 0;
+	if (!why)
+		why = floe_batch_seal_reason(r->batch);
+	if (!why)
+		why = "memory budget";
 	struct floe_buf pos;
 	floe_buf_init(&pos, &r->alloc, POSITIONS_MAX);
 	int rc = floe_runner_collect_positions(r, &pos);
 	if (rc == 0)
-		rc = floe_batch_seal(r->batch, floe_clock_now_us(), pos.data, pos.len);
+		rc = floe_batch_seal_range(r->batch, floe_clock_now_us(), r->from, r->from_len, pos.data, pos.len);
+	if (rc == 0)
+		set_from(r, pos.data, pos.len);
 	if (rc == 0) {
 		uint64_t seq = r->next_seq++;
 		r->stats.seals++;
+		floe_info("runner: sealed spool entry %" PRIu64 ": %" PRIu64 " rows (%s)", seq, rows, why);
 		/* The entry is durable and holds the positions too; the checkpoint must be
 		 * written before a commit may remove the entry, so a failure here stops the
 		 * agent (a restart recovers the positions from the entry). */
@@ -675,6 +668,12 @@ int floe_runner_run(struct floe_runner *r, bool once)
 			return rc;
 		}
 	}
+	/* The first batch starts at the positions the scans settled on. */
+	struct floe_buf pos;
+	floe_buf_init(&pos, &r->alloc, POSITIONS_MAX);
+	if (floe_runner_collect_positions(r, &pos) == 0)
+		set_from(r, pos.data, pos.len);
+	floe_buf_fini(&pos);
 	/* Entries left by an earlier run go in first. */
 	int crc = floe_runner_commit(r);
 	if (crc && (once || floe_runner_fatal(crc)))
@@ -739,7 +738,7 @@ int floe_runner_run(struct floe_runner *r, bool once)
 		}
 		now = floe_clock_mono_ns() / 1000;
 		if (stop || now - last_commit >= interval_us + commit_backoff_us) {
-			if ((rc = seal(r)))
+			if ((rc = seal(r, stop ? (once ? "end of input" : "stopping") : "commit_interval")))
 				break;
 			rc = floe_runner_commit(r);
 			last_commit = floe_clock_mono_ns() / 1000;

@@ -27,6 +27,19 @@ struct floe_runner_stats {
 	uint64_t blocked_ms;       /* time the inputs waited for a full spool */
 	uint64_t parse_failures;   /* lines the input's parser rejected (kept as plain lines) */
 	uint64_t ts_failures;      /* lines without a parsable timestamp (receive time used) */
+	/* Spool entries whose data files failed their check (size, XXH64) before upload;
+	 * of those, the ones rebuilt from their inputs and the ones lost with their rows
+	 * (their input no longer held the bytes). */
+	uint64_t spool_damaged;
+	uint64_t spool_reread_entries;
+	uint64_t spool_reread_rows;
+	uint64_t spool_lost_entries;
+	uint64_t spool_lost_rows;
+	/* Lines the memory budget could not take whole even in an empty batch: cut to what
+	 * fits (and the bytes cut off), or dropped when nothing fit. */
+	uint64_t lines_truncated_memory;
+	uint64_t bytes_truncated_memory;
+	uint64_t lines_dropped_memory;
 };
 
 /* Opens the table, the spool and the inputs. cfg is borrowed and must outlive the

@@ -95,11 +95,24 @@ void floe_runner_write_metrics(struct floe_runner *r)
 		",\"quarantined\":%" PRIu64 ",\"blocked_ms\":%" PRIu64 ",\"spool_bytes\":%" PRIu64
 		",\"next_seq\":%" PRIu64 ",\"groups_evicted\":%" PRIu64 ",\"group_timeouts\":%" PRIu64
 		",\"container_format_errors\":%" PRIu64 ",\"records_truncated\":%" PRIu64
-		",\"partial_incomplete\":%" PRIu64 ",\"parse_failures\":%" PRIu64 ",\"ts_failures\":%" PRIu64,
+		",\"partial_incomplete\":%" PRIu64,
 		st->lines, st->seals, st->commits, st->commit_failures, st->rows_committed, st->replaced_utf8,
 		st->dropped_entries, st->dropped_rows, st->dropped_bytes, st->quarantined, st->blocked_ms,
 		floe_spool_bytes(r->spool), r->next_seq, as.evictions, as.timeouts, as.format_errors,
-		as.truncated, as.incomplete, st->parse_failures, st->ts_failures);
+		as.truncated, as.incomplete);
+	/* Damaged spool files, and lines cut or dropped for the memory budget. */
+	if (rc == 0)
+		rc = floe_buf_printf(&b,
+				     ",\"spool_damaged\":%" PRIu64 ",\"spool_reread_entries\":%" PRIu64
+				     ",\"spool_reread_rows\":%" PRIu64 ",\"spool_lost_entries\":%" PRIu64
+				     ",\"spool_lost_rows\":%" PRIu64 ",\"lines_truncated_memory\":%" PRIu64
+				     ",\"bytes_truncated_memory\":%" PRIu64 ",\"lines_dropped_memory\":%" PRIu64,
+				     st->spool_damaged, st->spool_reread_entries, st->spool_reread_rows,
+				     st->spool_lost_entries, st->spool_lost_rows, st->lines_truncated_memory,
+				     st->bytes_truncated_memory, st->lines_dropped_memory);
+	if (rc == 0)
+		rc = floe_buf_printf(&b, ",\"parse_failures\":%" PRIu64 ",\"ts_failures\":%" PRIu64,
+				     st->parse_failures, st->ts_failures);
 	if (rc == 0)
 		rc = write_input_metrics(r, &b);
 	if (rc == 0)
@@ -155,6 +168,49 @@ int floe_runner_enforce_spool_limit(struct floe_runner *r)
 	return rc;
 }
 
+/* Loads entry seq for a commit and checks its data files against it, immediately before
+ * they leave the spool (for every store: the table copies or uploads them next). A
+ * damaged entry is rebuilt from its input when the input still holds its bytes, else its
+ * rows are counted lost and it goes to quarantine. Returns 0 (*out loaded and checked),
+ * FLOE_ECORRUPT (quarantined: skip it), or an error (the entry stays for a later try). */
+static int load_checked(struct floe_runner *r, uint64_t seq, struct floe_spool_entry **out)
+{
+	struct floe_spool_entry *e = NULL;
+	char why[512];
+	int rc = floe_spool_load(r->spool, seq, &e);
+	if (rc == 0 && (rc = floe_spool_verify(r->spool, e, why, sizeof(why))) == FLOE_ECORRUPT) {
+		r->stats.spool_damaged++;
+		rc = floe_runner_reread(r, e);
+		if (rc == 0) {
+			floe_spool_entry_free(&r->alloc, e);
+			e = NULL;
+			rc = floe_spool_load(r->spool, seq, &e);
+			if (rc == 0)
+				rc = floe_spool_verify(r->spool, e, why, sizeof(why));
+		} else if (rc == FLOE_ENOTFOUND) {
+			uint64_t rows = 0;
+			for (size_t f = 0; f < e->nfiles; f++)
+				rows += (uint64_t)e->files[f].records;
+			r->stats.spool_lost_entries++;
+			r->stats.spool_lost_rows += rows;
+			floe_error("runner: spool entry %" PRIu64 " is damaged and its input no longer holds its "
+				   "bytes: %" PRIu64 " rows LOST (the damaged files go to quarantine)", seq, rows);
+			rc = FLOE_ECORRUPT;
+		}
+	}
+	if (rc == FLOE_ECORRUPT) {
+		int q = floe_spool_quarantine(r->spool, seq);
+		if (q)
+			floe_error("runner: moving spool entry %" PRIu64 " to quarantine: %s", seq, floe_strerror(q));
+	}
+	if (rc) {
+		floe_spool_entry_free(&r->alloc, e);
+		return rc;
+	}
+	*out = e;
+	return 0;
+}
+
 /* Commits spool entries in order, at most COMMIT_MAX_ENTRIES per snapshot. */
 int floe_runner_commit(struct floe_runner *r)
 {
@@ -196,14 +252,11 @@ int floe_runner_commit(struct floe_runner *r)
 			break;
 		}
 		size_t loaded = 0;
+		/* Tests damage a sealed file here, between seal and upload. */
+		floe_crashpoint("commit-before-upload");
 		for (; loaded < k; loaded++) {
-			rc = floe_spool_load(r->spool, seqs[done + loaded], &es[loaded]);
-			if (rc == 0 && (rc = floe_spool_check_files(r->spool, es[loaded])) != 0) {
-				floe_spool_entry_free(&r->alloc, es[loaded]);
-				es[loaded] = NULL;
-			}
+			rc = load_checked(r, seqs[done + loaded], &es[loaded]);
 			if (rc == FLOE_ECORRUPT) {
-				floe_spool_quarantine(r->spool, seqs[done + loaded]);
 				rc = 0;
 				es[loaded] = NULL;
 				break;

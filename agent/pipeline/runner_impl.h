@@ -6,6 +6,8 @@
 
 #include "agent/pipeline/runner.h"
 
+#include "agent/input/preflight.h"
+
 #include "agent/lake/spool.h"
 #include "agent/pipeline/identity.h"
 #include "formats/base/alloc.h"
@@ -17,9 +19,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct floe_assemble_options;
+struct floe_assemble_rec;
 struct floe_buf;
+struct floe_spool_entry;
+struct floe_tail_options;
 
 #define READ_BUDGET (1u << 20)      /* bytes per read pass before checking timers */
+#define READ_CHUNK (64u << 10)      /* bytes per read() of a tailed file */
 #define POSITIONS_MAX (64u << 20)
 #define COMMIT_MAX_ENTRIES 256      /* spool entries per snapshot */
 #define IDLE_SLEEP_MS 200
@@ -96,6 +103,12 @@ struct floe_runner {
 	char metrics_path[4200];
 	struct floe_pq_bloom_column bloom[FLOE_LOG_NCOLS];
 	size_t nbloom;
+	/* The input positions where the batch being built starts (those of the last seal, or
+	 * of the start-up): its entry records them, so that a damaged file's rows can be read
+	 * again. Owned, from alloc; NULL until the first read pass. */
+	uint8_t *from;
+	size_t from_len;
+	unsigned fd_pct; /* the share of its max_open_files each input may hold */
 };
 
 /* Errors after which the agent must stop rather than retry the commit later: another
@@ -106,6 +119,28 @@ static inline bool floe_runner_fatal(int rc)
 	return rc == FLOE_EIDENTITY || rc == FLOE_EREGRESS || rc == FLOE_EEXIST;
 }
 
+/* runner.c */
+/* The tail and assembler options of input i, as the runner makes them. */
+void floe_runner_tail_options(const struct floe_runner *r, size_t i, struct floe_preflight_tail *out);
+void floe_runner_assemble_options(const struct floe_runner *r, size_t i, struct floe_assemble_options *out);
+/* runner_record.c */
+/* Adds rec (borrowed; its message may be cut) to the batch as entry seq's: floe_batch_add's
+ * result, except that a record the budget cannot take even in an empty batch is cut to
+ * what fits or dropped (counted, logged), and running out of memory with rows in the
+ * batch is 2 (seal, then add again). */
+int floe_runner_batch_add(struct floe_runner *r, struct floe_record *rec, uint64_t seq);
+/* Decodes record a of input i (borrowed) and adds it to the batch as entry seq's, as
+ * floe_runner_batch_add. Counts no line. */
+int floe_runner_add_record(struct floe_runner *r, size_t input, const struct floe_assemble_rec *a,
+			   int64_t received_at, uint64_t seq);
+/* runner_replay.c */
+/* Rebuilds damaged spool entry e (borrowed) from its inputs: reads again the bytes its
+ * start and end positions enclose, if every input still holds them unchanged, into a new
+ * entry with the same seq and positions, after moving the damaged files to quarantine.
+ * The batch must be empty. Returns 0 (rebuilt: load it again), FLOE_ENOTFOUND (the
+ * bytes are gone or changed: the rows are lost; logged with the files and byte ranges),
+ * or an error (nothing changed; try again later). */
+int floe_runner_reread(struct floe_runner *r, const struct floe_spool_entry *e);
 /* runner_state.c */
 int floe_runner_collect_positions(struct floe_runner *r, struct floe_buf *out);
 /* Writes the checkpoint: last_seq and pos (borrowed; pos may be r->ck_pos, else it is

@@ -347,7 +347,11 @@ static int write_page(struct floe_pq_chunk *c, size_t slot, int type, const uint
 	if (n > (size_t)INT32_MAX - lv || bound > (size_t)INT32_MAX - lv)
 		return FLOE_ELIMIT;
 	bool big = n >= LARGE_MIN;
-	bool async = c->acomp && n >= async_min(c) &&
+	/* A page that one huge value made more than twice the page size is compressed here:
+	 * handed over, it would leave behind a new value buffer of its capacity, a third more
+	 * memory for such a line (6.7 instead of 4.6 MB for a line of 1 MiB), when memory is
+	 * what a line that long is short of. */
+	bool async = c->acomp && n >= async_min(c) && n <= 2 * c->o.page_size &&
 		     !(c->caller_runs && floe_pq_compressor_would_wait(c->acomp, n));
 	/* A large page gets room for what the chunk's last page compressed to, scaled to
 	 * its size, plus a quarter, rather than the bound: that would sit mostly unused,
@@ -895,6 +899,11 @@ int floe_pq_chunk_end_row(struct floe_pq_chunk *c, size_t *buffered, size_t *hel
 size_t floe_pq_chunk_buffered(const struct floe_pq_chunk *c)
 {
 	return (size_t)c->m.unc_size + open_page_bytes(c) + floe_pq_dict_bytes(&c->dict);
+}
+
+size_t floe_pq_chunk_open_bytes(const struct floe_pq_chunk *c)
+{
+	return open_page_bytes(c) + floe_pq_dict_bytes(&c->dict);
 }
 
 int floe_pq_chunk_finish(struct floe_pq_chunk *c, struct floe_pq_chunk_meta *m,

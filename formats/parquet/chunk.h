@@ -99,6 +99,8 @@ int floe_pq_chunk_end_row(struct floe_pq_chunk *c, size_t *buffered, size_t *hel
 size_t floe_pq_chunk_held(const struct floe_pq_chunk *c);
 /* Uncompressed bytes buffered so far (pages, open page, dictionary). */
 size_t floe_pq_chunk_buffered(const struct floe_pq_chunk *c);
+/* Uncompressed bytes not yet in a finished page: the open page and the dictionary. */
+size_t floe_pq_chunk_open_bytes(const struct floe_pq_chunk *c);
 
 /* Closes the chunk: fills *m and exposes its bytes: the dictionary page (len 0 if there
  * is none), then the npages data pages in order. Each page is its own exact-size block,

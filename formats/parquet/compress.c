@@ -21,6 +21,7 @@ struct floe_pq_compressor {
 	enum floe_pq_codec codec;
 	int level;
 	ZSTD_CCtx *zctx;
+	bool capped; /* zctx holds the parameters of a CAP_BYTES input (see zstd_prepare) */
 	void *lz4_state;
 	struct floe_buf out;
 	/* Asynchronous jobs, in a ring, completed in the order they came: q[head..head+n)
@@ -111,6 +112,29 @@ fail:
 	return NULL;
 }
 
+/* Inputs larger than a page (one huge value) are compressed with the parameters zstd
+ * gives a CAP_BYTES input, not their own: zstd's tables and window grow with the input up
+ * to the level's (at level 19 a 3 MB value took a 40 MB context), and the writer's memory
+ * must not grow with a line. Pages up to CAP_BYTES keep zstd's own parameters for their
+ * size, so their output is unchanged. */
+#define CAP_BYTES ((size_t)512 << 10)
+
+static int zstd_prepare(struct floe_pq_compressor *c, size_t n)
+{
+	bool cap = n > CAP_BYTES;
+	if (cap == c->capped)
+		return 0;
+	ZSTD_compressionParameters p = ZSTD_getCParams(c->level, CAP_BYTES, 0);
+	/* 0 gives each parameter back to zstd's choice for the input. */
+	if (ZSTD_isError(ZSTD_CCtx_setParameter(c->zctx, ZSTD_c_windowLog, cap ? (int)p.windowLog : 0)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(c->zctx, ZSTD_c_hashLog, cap ? (int)p.hashLog : 0)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(c->zctx, ZSTD_c_chainLog, cap ? (int)p.chainLog : 0)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(c->zctx, ZSTD_c_searchLog, cap ? (int)p.searchLog : 0)))
+		return FLOE_ECODEC;
+	c->capped = cap;
+	return 0;
+}
+
 int floe_pq_compressor_run(struct floe_pq_compressor *c, const void *src, size_t n,
 			   const uint8_t **out, size_t *out_len)
 {
@@ -136,6 +160,8 @@ int floe_pq_compressor_run(struct floe_pq_compressor *c, const void *src, size_t
 		if ((rc = floe_buf_reserve(&c->out, room)))
 			return rc;
 		if (c->codec == FLOE_PQ_ZSTD) {
+			if ((rc = zstd_prepare(c, n)))
+				return rc;
 			got = ZSTD_compress2(c->zctx, c->out.data, room, src, n);
 			if (!ZSTD_isError(got))
 				break;
@@ -186,6 +212,9 @@ int floe_pq_compressor_into(struct floe_pq_compressor *c, const void *src, size_
 	if (n > (size_t)LZ4_MAX_INPUT_SIZE || cap > (size_t)INT32_MAX)
 		return FLOE_ELIMIT;
 	if (c->codec == FLOE_PQ_ZSTD) {
+		int rc = zstd_prepare(c, n);
+		if (rc)
+			return rc;
 		size_t got = ZSTD_compress2(c->zctx, dst, cap, src, n);
 		if (ZSTD_isError(got)) {
 			ZSTD_ErrorCode e = ZSTD_getErrorCode(got);

@@ -145,6 +145,10 @@ uint64_t floe_pq_writer_rows(const struct floe_pq_writer *w);
 size_t floe_pq_writer_buffered(const struct floe_pq_writer *w);
 /* Bytes emitted to the sink so far (an estimate of the final size before finish). */
 uint64_t floe_pq_writer_written(const struct floe_pq_writer *w);
+/* What the file would take if it were finished now, about: the bytes written, the
+ * compressed pages held for the open row group, and the open pages and dictionaries
+ * uncompressed (so at most a page per column above the truth). O(columns). */
+uint64_t floe_pq_writer_size_estimate(const struct floe_pq_writer *w);
 /* Invalid UTF-8 sequences replaced so far. */
 uint64_t floe_pq_writer_replaced(const struct floe_pq_writer *w);
 /* Closes the last row group and writes the footer. Afterwards the stats accessors
@@ -157,5 +161,23 @@ const struct floe_pq_leaf_stats *floe_pq_writer_stats(const struct floe_pq_write
 /* Row group start offsets after finish (Iceberg split_offsets), ascending. */
 const int64_t *floe_pq_writer_row_group_offsets(const struct floe_pq_writer *w, size_t *count);
 void floe_pq_writer_free(struct floe_pq_writer *w);
+
+/* Memory for one large row, so that a caller can refuse a row before the writer runs out
+ * of memory in the middle of it (the writer is then good for nothing but free).
+ *
+ * floe_pq_writer_context_bytes: the bytes the writer's compression contexts take at o's
+ * codec and level (two with an offload), measured by compressing a 256 KiB probe on a
+ * private counter (pure; a few milliseconds). */
+int floe_pq_writer_context_bytes(const struct floe_pq_options *o, size_t *out);
+/* An upper bound of what a writer with options o may allocate while it takes one row
+ * whose values put v[i] bytes (valid UTF-8) into each of n leaves, writes its pages out
+ * and finishes the file: per leaf, the page's value buffer (grown by doubling; with an
+ * offload a second one, which the queue leaves in exchange for the page it takes), the
+ * compressed block and its exact-size copy. fresh adds the writer's own state and
+ * ctx_bytes (floe_pq_writer_context_bytes): for a writer that does not exist yet;
+ * without it, what finishing a writer that holds rows takes beside (4 pages). Valid UTF-8
+ * is assumed: invalid bytes grow up to threefold when they are replaced. */
+uint64_t floe_pq_writer_row_need(const struct floe_pq_options *o, const size_t *v, size_t n, bool fresh,
+				 size_t ctx_bytes);
 
 #endif

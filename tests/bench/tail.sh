@@ -4,7 +4,8 @@
 # (file() -> file()) writing the same lines as plain text. Two cases: one 1 GiB file and
 # 100 files of 10 MiB, generated once with unique lines (tests/bench/bench_gen.c). Prints
 # lines, wall seconds, lines/s, MB/s, CPU seconds (per GB), lines per CPU second and peak
-# RSS for each, then floe's ratios to the better of the other two. Asserts nothing. floe
+# RSS for each, then floe's ratios to the better of the other two, and the sizes of the
+# data files floe wrote (count, min, p10, median, p90, max, total). Asserts nothing. floe
 # runs twice: with its defaults (a page compression thread) and as floe-1t
 # (agent.compress_threads: 0).
 # usage: tests/bench/tail.sh [BYTES_PER_CASE]   (default 1073741824; the many-files case
@@ -119,13 +120,20 @@ run_floe() {
 	WALL[$k]=$el
 	RSS[$k]=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$t")
 	LINES[$k]=$(sed -n 's/.*"lines":\([0-9]*\).*/\1/p' "$d/state/metrics.json")
-	local recs
-	recs=$("$FLOE" inspect "$d/warehouse/default/logs" | sed -n 's/.*total-records=//p' | head -1)
+	local recs insp
+	insp=$("$FLOE" inspect "$d/warehouse/default/logs")
+	recs=$(echo "$insp" | sed -n 's/.*total-records=//p' | head -1)
 	if [ "$recs" = "${LINES[$k]}" ]; then
 		echo "    $tool: table total-records $recs = lines read"
 	else
 		echo "    $tool: metrics lines ${LINES[$k]} but table total-records $recs"
 	fi
+	# Files should reach target_file_size (64 MiB by default) unless the end of the
+	# input closes them: the size distribution of the data files, in MB.
+	echo "$insp" | sed -n 's/^live file-sizes //p' | awk -v tool="$tool" '{
+		printf "    %s: data files", tool
+		for (i = 1; i <= NF; i++) { split($i, kv, "="); printf " %s=%s", kv[1], (kv[1] == "count" ? kv[2] : sprintf("%.1fMB", kv[2] / 1e6)) }
+		printf " (target_file_size 64 MiB = 67.1MB)\n" }'
 	rm -rf "$d"
 }
 

@@ -1,0 +1,173 @@
+/* The memory rule of `floe check` (and of every command that loads a configuration): the
+ * budget must hold the longest record an input can make all the way through sealing.
+ * Without it, a single long line in a small budget ran the Parquet writer out of memory
+ * in the middle of the row, the seal failed, and every restart failed the same way on
+ * the same line (issue 13: 550 KB at memory_limit 4 MiB; 8 MiB at 32 MiB with
+ * max_line_bytes 64 MiB). The writer's part comes from formats/parquet
+ * (floe_pq_writer_row_need, with the compression context measured), the rest from how
+ * the runner and the tail hold a record on its way. */
+#include "agent/config/config.h"
+
+#include "agent/pipeline/batch.h"
+#include "formats/base/error.h"
+#include "formats/parquet/writer.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+/* What the agent holds besides a record's way: the table's metadata and the spool, the
+ * decoders, the tails' file lists. Measured at 42 KB for a new table with two inputs; the
+ * rest is room for the metadata of a table with history. */
+#define AGENT_BASE ((uint64_t)128 << 10)
+/* The tail's read size (floe_runner_tail_options): a file's buffer holds a chunk and the
+ * longest line, plus its CR/LF. */
+#define READ_CHUNK ((uint64_t)64 << 10)
+
+static double mib(uint64_t v)
+{
+	return (double)v / (1024.0 * 1024.0);
+}
+
+/* The Parquet options the runner gives its writers (floe_runner_new), for this check. An
+ * offload is assumed whenever compression threads are configured: the runner starts none
+ * on a machine with one CPU, which only needs less. */
+static void pq_options(const struct floe_config *c, struct floe_pq_options *o, struct floe_pq_offload *off)
+{
+	memset(o, 0, sizeof(*o));
+	o->codec = c->logs.codec == FLOE_CODEC_LZ4_RAW	    ? FLOE_PQ_LZ4_RAW
+		   : c->logs.codec == FLOE_CODEC_UNCOMPRESSED ? FLOE_PQ_UNCOMPRESSED
+							      : FLOE_PQ_ZSTD;
+	o->zstd_level = c->logs.zstd_level;
+	o->profile = c->logs.profile == FLOE_PROFILE_COMPACT ? FLOE_PQ_PROFILE_COMPACT : FLOE_PQ_PROFILE_DEFAULT;
+	o->dictionary_cap = FLOE_BATCH_DICTIONARY_CAP;
+	o->memory_budget = FLOE_BATCH_PAGE_BUDGET;
+	memset(off, 0, sizeof(*off));
+	if (c->agent.compress_threads > 0)
+		o->offload = off;
+}
+
+/* The longest record input in can make: a line, or a multiline group. */
+static uint64_t longest_record(const struct floe_config_input *in)
+{
+	uint64_t rec = in->max_line_bytes;
+	if (in->multiline.start && in->multiline.max_bytes > rec)
+		rec = in->multiline.max_bytes;
+	return rec;
+}
+
+/* The writer's part for a record of rec bytes of input in: its message, and with a
+ * parser the attributes it makes of the same bytes (keys and values, in two leaves). */
+static uint64_t writer_need(const struct floe_pq_options *o, size_t ctx, const struct floe_config_input *in,
+			    uint64_t rec)
+{
+	size_t v[2] = {(size_t)rec, (size_t)rec};
+	return floe_pq_writer_row_need(o, v, in->parser != FLOE_PARSER_NONE ? 2 : 1, true, ctx);
+}
+
+/* Everything but the writer: read buffers of every input, one assembler state each
+ * (runner.c's assembler_new: two multiline buffers, three container ones), the sort
+ * buffer, the agent. max_line replaces input k's max_line_bytes (for the suggestion). */
+static void other_parts(const struct floe_config *c, size_t k, uint64_t max_line, struct floe_memory_need *n)
+{
+	n->read = n->assemble = 0;
+	for (size_t i = 0; i < c->ninputs; i++) {
+		const struct floe_config_input *in = &c->inputs[i];
+		uint64_t line = i == k ? max_line : in->max_line_bytes;
+		n->read += READ_CHUNK + line + 2;
+		if (in->multiline.start)
+			n->assemble += 2 * in->multiline.max_bytes;
+		if (in->format != FLOE_FORMAT_RAW)
+			n->assemble += 3 * line;
+	}
+	n->sort = c->logs.nsort_by ? c->logs.sort_buffer : 0;
+	n->base = AGENT_BASE;
+}
+
+int floe_config_memory_need(const struct floe_config *c, struct floe_memory_need *out)
+{
+	struct floe_pq_options o;
+	struct floe_pq_offload off;
+	pq_options(c, &o, &off);
+	size_t ctx = 0;
+	int rc = floe_pq_writer_context_bytes(&o, &ctx);
+	if (rc)
+		return rc;
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < c->ninputs; i++) {
+		uint64_t rec = longest_record(&c->inputs[i]);
+		uint64_t w = writer_need(&o, ctx, &c->inputs[i], rec);
+		if (w > out->writer || i == 0) {
+			out->writer = w;
+			out->input = i;
+			out->record = rec;
+		}
+	}
+	other_parts(c, SIZE_MAX, 0, out);
+	out->total = out->writer + out->read + out->assemble + out->sort + out->base;
+	return 0;
+}
+
+/* The longest max_line_bytes for input k that fits (0 if none does, down to 256 B). */
+static uint64_t line_that_fits(const struct floe_config *c, const struct floe_pq_options *o, size_t ctx, size_t k)
+{
+	const struct floe_config_input *in = &c->inputs[k];
+	uint64_t lo = 0, hi = in->max_line_bytes;
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo + 1) / 2;
+		struct floe_config_input t = *in;
+		t.max_line_bytes = mid;
+		struct floe_memory_need n;
+		memset(&n, 0, sizeof(n));
+		other_parts(c, k, mid, &n);
+		uint64_t w = 0;
+		for (size_t i = 0; i < c->ninputs; i++) {
+			const struct floe_config_input *x = i == k ? &t : &c->inputs[i];
+			uint64_t wi = writer_need(o, ctx, x, longest_record(x));
+			w = wi > w ? wi : w;
+		}
+		if (w + n.read + n.assemble + n.sort + n.base <= c->agent.memory_limit)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	lo = lo / 1024 * 1024;
+	return lo >= 1024 ? lo : (lo >= 256 ? 256 : 0);
+}
+
+int floe_config_check_memory(const struct floe_config *c, char *err, size_t errcap)
+{
+	struct floe_memory_need n;
+	int rc = floe_config_memory_need(c, &n);
+	if (rc) {
+		snprintf(err, errcap, "%s: measuring the memory a record needs: %s", c->path, floe_strerror(rc));
+		return rc;
+	}
+	if (c->ninputs == 0 || n.total <= c->agent.memory_limit)
+		return 0;
+	const struct floe_config_input *in = &c->inputs[n.input];
+	struct floe_pq_options o;
+	struct floe_pq_offload off;
+	pq_options(c, &o, &off);
+	size_t ctx = 0;
+	floe_pq_writer_context_bytes(&o, &ctx);
+	uint64_t fits = line_that_fits(c, &o, ctx, n.input);
+	bool multi = in->multiline.start && in->multiline.max_bytes > in->max_line_bytes;
+	int line = c->agent.memory_limit_line ? c->agent.memory_limit_line : in->line;
+	int col = c->agent.memory_limit_line ? c->agent.memory_limit_col : in->col;
+	char lower[160] = "";
+	if (fits && !multi)
+		snprintf(lower, sizeof(lower), " or lower inputs[%zu].max_line_bytes to %" PRIu64 "KiB", n.input,
+			 fits / 1024);
+	else if (multi)
+		snprintf(lower, sizeof(lower), " or lower inputs[%zu].multiline.max_bytes", n.input);
+	snprintf(err, errcap,
+		 "%s:%d:%d: key 'agent.memory_limit': %.1fMiB cannot hold a record of %.1fMiB "
+		 "(inputs[%zu].%s) through sealing: it needs %.1fMiB (its Parquet pages and their "
+		 "compression %.1fMiB, read buffers %.1fMiB, record assembly %.1fMiB, sort buffer "
+		 "%.1fMiB, the agent %.1fMiB); raise agent.memory_limit to %" PRIu64 "MiB%s",
+		 c->path, line, col, mib(c->agent.memory_limit), mib(n.record), n.input,
+		 multi ? "multiline.max_bytes" : "max_line_bytes", mib(n.total), mib(n.writer), mib(n.read),
+		 mib(n.assemble), mib(n.sort), mib(n.base), (n.total + (1u << 20) - 1) >> 20, lower);
+	return FLOE_EFORMAT;
+}

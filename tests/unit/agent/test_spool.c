@@ -1,0 +1,224 @@
+/* Unit tests for agent/lake/spool: entries record each file's XXH64 and the positions
+ * where the seal started (version 2), version 1 entries are still read, and a file that
+ * does not match its entry (bytes changed, cut short, missing) fails its check. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent/lake/partition.h"
+#include "agent/lake/spool.h"
+#include "agent/pipeline/batch.h"
+#include "agent/pipeline/record.h"
+#include "formats/base/alloc.h"
+#include "formats/base/error.h"
+
+#define XXH_STATIC_LINKING_ONLY
+#include <xxhash.h>
+
+struct fixture {
+	char dir[64];
+	char spooldir[128];
+	struct floe_alloc alloc;
+	struct floe_part_spec spec;
+	struct floe_spool *spool;
+	struct floe_batch *batch;
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	strcpy(f->dir, "/tmp/floe-test-spool.XXXXXX");
+	if (!mkdtemp(f->dir))
+		return -1;
+	snprintf(f->spooldir, sizeof(f->spooldir), "%s/spool", f->dir);
+	floe_alloc_init(&f->alloc, 64u << 20);
+	char *entries[] = {"day(ts)"};
+	char why[256];
+	if (floe_part_spec_from_config(&f->spec, entries, 1, why, sizeof(why)))
+		return -1;
+	if (floe_spool_open(&f->alloc, f->spooldir, &f->spec, &f->spool))
+		return -1;
+	struct floe_batch_options bo;
+	memset(&bo, 0, sizeof(bo));
+	bo.pq.codec = FLOE_PQ_ZSTD;
+	bo.target_file_size = 1u << 20;
+	if (floe_batch_new(&f->alloc, &f->spec, &bo, f->spool, &f->batch))
+		return -1;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	floe_batch_free(f->batch);
+	floe_spool_free(f->spool);
+	assert_int_equal(f->alloc.used, 0);
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
+	assert_int_equal(system(cmd), 0);
+	free(f);
+	return 0;
+}
+
+static const uint8_t from[] = {1, 0, 0, 0, 2, 0, 0, 0, 0xaa, 0xbb};
+static const uint8_t to[] = {1, 0, 0, 0, 3, 0, 0, 0, 0xaa, 0xbb, 0xcc};
+
+/* Seals n rows as entry seq, from/to as its positions. */
+static void seal(struct fixture *f, uint64_t seq, int n)
+{
+	for (int i = 0; i < n; i++) {
+		char msg[64];
+		struct floe_record r;
+		memset(&r, 0, sizeof(r));
+		r.ts = r.received_at = 19000LL * 86400 * 1000000 + i;
+		r.host = (struct floe_str){"h1", 2};
+		r.source = (struct floe_str){"/var/log/x.log", 14};
+		r.has_offset = true;
+		r.offset = i * 20;
+		snprintf(msg, sizeof(msg), "line %d of seal %llu", i, (unsigned long long)seq);
+		r.message = (struct floe_str){msg, strlen(msg)};
+		assert_int_equal(floe_batch_add(f->batch, seq, &r), 0);
+	}
+	assert_int_equal(floe_batch_seal_range(f->batch, 5, from, sizeof(from), to, sizeof(to)), 0);
+}
+
+static void data_path(struct fixture *f, const struct floe_spool_entry *e, char *out, size_t cap)
+{
+	assert_int_equal(floe_spool_path(f->spool, e->files[0].name, out, cap), 0);
+}
+
+static uint64_t file_hash(const char *path)
+{
+	FILE *fp = fopen(path, "rb");
+	assert_non_null(fp);
+	XXH64_state_t st;
+	XXH64_reset(&st, 0);
+	char buf[4096];
+	size_t n;
+	while ((n = fread(buf, 1, sizeof(buf), fp)) > 0)
+		XXH64_update(&st, buf, n);
+	fclose(fp);
+	return XXH64_digest(&st);
+}
+
+static void test_entry_records_checksum_and_start(void **state)
+{
+	struct fixture *f = *state;
+	seal(f, 4, 50);
+	struct floe_spool_entry *e = NULL;
+	assert_int_equal(floe_spool_load(f->spool, 4, &e), 0);
+	assert_int_equal(e->nfiles, 1);
+	assert_true(e->files[0].has_xxh64);
+	char path[512], why[512] = "";
+	data_path(f, e, path, sizeof(path));
+	/* The checksum taken while the writer streamed the file is the file's. */
+	assert_true(e->files[0].xxh64 == file_hash(path));
+	assert_int_equal(e->from_len, sizeof(from));
+	assert_memory_equal(e->from, from, sizeof(from));
+	assert_int_equal(e->positions_len, sizeof(to));
+	assert_int_equal(floe_spool_verify(f->spool, e, why, sizeof(why)), 0);
+	floe_spool_entry_free(&f->alloc, e);
+}
+
+/* Regression (issue 13, item 4): 4 bytes overwritten in a sealed file went unnoticed and
+ * were committed. */
+static void test_verify_finds_damage(void **state)
+{
+	struct fixture *f = *state;
+	seal(f, 5, 200);
+	struct floe_spool_entry *e = NULL;
+	assert_int_equal(floe_spool_load(f->spool, 5, &e), 0);
+	char path[512], why[512] = "";
+	data_path(f, e, path, sizeof(path));
+
+	FILE *fp = fopen(path, "r+b");
+	assert_non_null(fp);
+	fseek(fp, e->files[0].size / 2, SEEK_SET);
+	fwrite("XXXX", 1, 4, fp);
+	fclose(fp);
+	assert_int_equal(floe_spool_verify(f->spool, e, why, sizeof(why)), FLOE_ECORRUPT);
+	assert_non_null(strstr(why, path));
+	assert_non_null(strstr(why, "XXH64"));
+
+	assert_int_equal(truncate(path, e->files[0].size - 1), 0);
+	assert_int_equal(floe_spool_verify(f->spool, e, why, sizeof(why)), FLOE_ECORRUPT);
+	assert_non_null(strstr(why, "its entry records"));
+
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(floe_spool_verify(f->spool, e, why, sizeof(why)), FLOE_ECORRUPT);
+	assert_non_null(strstr(why, "missing"));
+	floe_spool_entry_free(&f->alloc, e);
+}
+
+/* A rebuilt entry's files take new names: the damaged ones move to quarantine, the entry
+ * file stays until the new one replaces it. */
+static void test_quarantine_files(void **state)
+{
+	struct fixture *f = *state;
+	seal(f, 6, 10);
+	struct floe_spool_entry *e = NULL;
+	assert_int_equal(floe_spool_load(f->spool, 6, &e), 0);
+	uint64_t before = floe_spool_bytes(f->spool);
+	assert_true(before > 0);
+	char path[512], q[600];
+	data_path(f, e, path, sizeof(path));
+	assert_int_equal(floe_spool_quarantine_files(f->spool, e), 0);
+	assert_int_not_equal(access(path, F_OK), 0);
+	snprintf(q, sizeof(q), "%s/quarantine/%s", f->spooldir, e->files[0].name);
+	assert_int_equal(access(q, F_OK), 0);
+	snprintf(q, sizeof(q), "%s/quarantine/00000000000000000006.entry", f->spooldir);
+	assert_int_equal(access(q, F_OK), 0);
+	assert_int_equal(floe_spool_quarantined(f->spool), 1);
+	assert_int_equal(floe_spool_bytes(f->spool), 0);
+	floe_spool_entry_free(&f->alloc, e);
+
+	/* Rebuilt under the same seq with the next name. */
+	floe_batch_set_name_base(f->batch, 1);
+	seal(f, 6, 10);
+	assert_int_equal(floe_spool_load(f->spool, 6, &e), 0);
+	assert_string_equal(e->files[0].name, "00000000000000000006-1.parquet");
+	char why[512];
+	assert_int_equal(floe_spool_verify(f->spool, e, why, sizeof(why)), 0);
+	floe_spool_entry_free(&f->alloc, e);
+}
+
+static void test_version_1_still_read(void **state)
+{
+	struct fixture *f = *state;
+	const char *v1 = "{\"version\":1,\"seq\":3,\"created_us\":1,\"replaced_utf8\":0,\"positions\":\"aabb\","
+			 "\"files\":[{\"name\":\"00000000000000000003-0.parquet\",\"records\":10,\"size\":20,"
+			 "\"partition\":[19000],\"metrics\":[],\"splits\":[4]}]}";
+	struct floe_spool_entry *e = NULL;
+	assert_int_equal(floe_spool_entry_decode(&f->alloc, &f->spec, v1, strlen(v1), &e), 0);
+	assert_false(e->files[0].has_xxh64);
+	assert_null(e->from);
+	floe_spool_entry_free(&f->alloc, e);
+	/* Version 2 needs both; a bad checksum text is corrupt. */
+	const char *v2 = "{\"version\":2,\"seq\":3,\"created_us\":1,\"replaced_utf8\":0,\"positions\":\"aabb\","
+			 "\"from\":\"aa\",\"files\":[{\"name\":\"00000000000000000003-0.parquet\",\"records\":10,"
+			 "\"size\":20,\"xxh64\":\"00000000000000zz\",\"partition\":[19000],\"metrics\":[],"
+			 "\"splits\":[4]}]}";
+	assert_int_equal(floe_spool_entry_decode(&f->alloc, &f->spec, v2, strlen(v2), &e), FLOE_ECORRUPT);
+	const char *v3 = "{\"version\":3,\"seq\":3,\"created_us\":1,\"replaced_utf8\":0,\"positions\":\"\","
+			 "\"from\":\"\",\"files\":[]}";
+	assert_int_equal(floe_spool_entry_decode(&f->alloc, &f->spec, v3, strlen(v3), &e), FLOE_ECORRUPT);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_entry_records_checksum_and_start, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_verify_finds_damage, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_quarantine_files, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_version_1_still_read, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
