@@ -3,9 +3,9 @@
 #include "agent/agg/ddsketch.h"
 #include "agent/agg/ddsketch_impl.h"
 
-#include <math.h>
 #include <string.h>
 
+#include "agent/agg/agg_math.h"
 #include "formats/base/error.h"
 
 /* The mapping follows sketches-js and the Python ddsketch (LogarithmicMapping with index
@@ -53,9 +53,9 @@ int floe_dds_init(struct floe_dds *s, const struct floe_dds_config *c, void *mem
 	s->rel_acc = c->rel_acc;
 	double mantissa = 2.0 * c->rel_acc / (1.0 - c->rel_acc);
 	s->gamma = 1.0 + mantissa;
-	s->multiplier = 1.0 / log1p(mantissa);
+	s->multiplier = 1.0 / floe_agg_log1p(mantissa);
 	/* sketches-js's minPossible: below it log() would leave the int range. */
-	s->min_value = ldexp(1.0, -1023) * s->gamma;
+	s->min_value = floe_agg_pow2(-1023) * s->gamma;
 	s->pos.bins = mem;
 	s->pos.cap = c->pos_bins;
 	s->neg.bins = (uint32_t *)mem + c->pos_bins;
@@ -79,8 +79,8 @@ void floe_dds_reset(struct floe_dds *s)
 	s->zero_count = 0;
 	s->count = 0;
 	s->sum = 0.0;
-	s->min = INFINITY;
-	s->max = -INFINITY;
+	s->min = __builtin_inf();
+	s->max = -__builtin_inf();
 }
 
 bool floe_dds_collapsed(const struct floe_dds *s)
@@ -90,18 +90,18 @@ bool floe_dds_collapsed(const struct floe_dds *s)
 
 int32_t floe_dds_key(const struct floe_dds *s, double magnitude)
 {
-	return (int32_t)ceil(log(magnitude) * s->multiplier);
+	return (int32_t)floe_agg_ceil(floe_agg_log(magnitude) * s->multiplier);
 }
 
 double floe_dds_key_value(const struct floe_dds *s, int64_t key)
 {
-	return exp((double)key / s->multiplier) * (2.0 / (1.0 + s->gamma));
+	return floe_agg_exp((double)key / s->multiplier) * (2.0 / (1.0 + s->gamma));
 }
 
 int64_t floe_dds_key_bound(const struct floe_dds *s)
 {
 	/* |ln v| <= 745 for every positive double, denormals included. */
-	return (int64_t)ceil(745.0 * s->multiplier) + 2;
+	return floe_agg_ceil(745.0 * s->multiplier) + 2;
 }
 
 /* The lowest and highest occupied index of a non-empty store. */
@@ -182,7 +182,7 @@ void floe_dds_store_add(struct floe_dds_store *st, int32_t key, uint32_t n)
 
 int floe_dds_add(struct floe_dds *s, double v)
 {
-	if (!isfinite(v))
+	if (!__builtin_isfinite(v))
 		return FLOE_EINVAL;
 	if (s->count >= UINT32_MAX)
 		return FLOE_ELIMIT;
@@ -222,7 +222,7 @@ static int64_t store_key_at_rank(const struct floe_dds_store *st, double rank, b
 double floe_dds_quantile(const struct floe_dds *s, double q)
 {
 	if (!(q >= 0.0 && q <= 1.0) || s->count == 0)
-		return NAN;
+		return __builtin_nan("");
 	double total = (double)s->neg.count + (double)s->zero_count + (double)s->pos.count;
 	double rank = q * (total - 1.0);
 	double nneg = (double)s->neg.count;

@@ -9,7 +9,6 @@
 #include "agent/agg/ddsketch.h"
 #include "agent/agg/ddsketch_impl.h"
 
-#include <math.h>
 #include <string.h>
 
 #include "formats/base/error.h"
@@ -273,14 +272,20 @@ static int skip_field(struct dec *d, size_t at, size_t *pos, size_t end, unsigne
 	}
 }
 
+/* True when finite c >= 0 is a whole number (every double from 2^52 up is). */
+static bool whole(double c)
+{
+	return c >= 4503599627370496.0 || (double)(uint64_t)c == c;
+}
+
 /* Validates a count (CHECK) or adds it to bucket key - indexOffset (APPLY). */
 static int take_count(struct dec *d, int si, size_t at, int64_t key, double c)
 {
 	if (d->pass == SCAN)
 		return 0;
-	if (!isfinite(c) || c < 0.0)
+	if (!__builtin_isfinite(c) || c < 0.0)
 		return fail(d, at, FLOE_EFORMAT);
-	if (c != floor(c))
+	if (!whole(c))
 		return fail(d, at, FLOE_EUNSUPPORTED);
 	if (c == 0.0)
 		return 0;
@@ -417,9 +422,10 @@ static int dec_sketch(struct dec *d)
 		} else if (field == 4 && wt == WT_I64) {
 			rc = rd_double(d, &pos, end, &d->zero);
 			if (!rc && d->pass == CHECK &&
-			    (!isfinite(d->zero) || d->zero < 0.0 || d->zero != floor(d->zero)))
-				rc = fail(d, at, d->zero == floor(d->zero) ? FLOE_EFORMAT
-									  : FLOE_EUNSUPPORTED);
+			    (!__builtin_isfinite(d->zero) || d->zero < 0.0))
+				rc = fail(d, at, FLOE_EFORMAT);
+			else if (!rc && d->pass == CHECK && !whole(d->zero))
+				rc = fail(d, at, FLOE_EUNSUPPORTED);
 		} else if (field <= 4) {
 			rc = fail(d, at, FLOE_EFORMAT);
 		} else {
@@ -439,11 +445,11 @@ static int check_mapping(struct dec *d)
 	if (d->interp != 0)
 		return fail(d, 0, FLOE_EUNSUPPORTED);
 	/* Writers compute gamma as (1+a)/(1-a) or 1 + 2a/(1-a): equal within rounding. */
-	if (!(fabs(d->gamma - d->s->gamma) <= 1e-9 * d->s->gamma))
+	if (!(__builtin_fabs(d->gamma - d->s->gamma) <= 1e-9 * d->s->gamma))
 		return fail(d, 0, FLOE_EFORMAT);
-	if (!isfinite(d->index_offset) || d->index_offset != floor(d->index_offset))
+	if (!__builtin_isfinite(d->index_offset) || !whole(__builtin_fabs(d->index_offset)))
 		return fail(d, 0, FLOE_EUNSUPPORTED);
-	if (fabs(d->index_offset) > (double)d->bound)
+	if (__builtin_fabs(d->index_offset) > (double)d->bound)
 		return fail(d, 0, FLOE_EFORMAT);
 	d->koff = -(int64_t)d->index_offset;
 	return 0;
@@ -478,8 +484,8 @@ int floe_dds_decode_proto(struct floe_dds *s, const void *p, size_t len, size_t 
 	s->zero_count = (uint64_t)d.zero;
 	s->count = d.total + s->zero_count;
 	/* Not part of the format: the caller restores them from its own columns. */
-	s->sum = NAN;
-	s->min = NAN;
-	s->max = NAN;
+	s->sum = __builtin_nan("");
+	s->min = __builtin_nan("");
+	s->max = __builtin_nan("");
 	return rc;
 }

@@ -2,10 +2,10 @@
  * compact image. See hll.h for the contract and agent/README.md for the bytes. */
 #include "agent/agg/hll.h"
 
-#include <math.h>
 #include <string.h>
 #include <xxhash.h>
 
+#include "agent/agg/agg_math.h"
 #include "formats/base/error.h"
 
 /* Why one byte per register rather than six bits (12 KiB instead of 16 KiB at p = 14):
@@ -110,7 +110,7 @@ int floe_hll_merge(struct floe_hll *dst, const struct floe_hll *src)
 static double ertl_sigma(double x)
 {
 	if (x == 1.0)
-		return INFINITY;
+		return __builtin_inf();
 	double y = 1.0, z = x, prev;
 	do {
 		x *= x;
@@ -129,7 +129,7 @@ static double ertl_tau(double x)
 		return 0.0;
 	double y = 1.0, z = 1.0 - x, prev;
 	do {
-		x = sqrt(x);
+		x = floe_agg_sqrt(x);
 		prev = z;
 		y *= 0.5;
 		z -= (1.0 - x) * (1.0 - x) * y;
@@ -153,7 +153,7 @@ double floe_hll_estimate(const struct floe_hll *h)
 	for (unsigned k = q; k >= 1; k--)
 		z = 0.5 * (z + (double)c[k]);
 	z += m * ertl_sigma((double)c[0] / m);
-	return (0.5 / log(2.0)) * m * m / z;
+	return (0.5 / FLOE_AGG_LN2) * m * m / z;
 }
 
 size_t floe_hll_serialized_size(const struct floe_hll *h)
@@ -190,9 +190,9 @@ int floe_hll_serialize(const struct floe_hll *h, void *out, size_t cap)
 		uint8_t r = h->reg[i];
 		zeros += r == 0;
 		if (r < 32)
-			kxq0 += ldexp(1.0, -(int)r);
+			kxq0 += floe_agg_pow2(-(int)r);
 		else
-			kxq1 += ldexp(1.0, -(int)r);
+			kxq1 += floe_agg_pow2(-(int)r);
 	}
 	memset(o, 0, FLOE_HLL_HEADER_BYTES);
 	o[0] = DS_PREINTS;
@@ -232,8 +232,11 @@ int floe_hll_decode_precision(const void *p, size_t len, unsigned *precision, si
 		return fail_at(err_off, 7, FLOE_EUNSUPPORTED);
 	if (b[0] != DS_PREINTS)
 		return fail_at(err_off, 0, FLOE_EFORMAT);
-	if (b[3] < FLOE_HLL_PMIN || b[3] > FLOE_HLL_PMAX)
-		return fail_at(err_off, 3, b[3] <= 21 ? FLOE_EUNSUPPORTED : FLOE_EFORMAT);
+	/* DataSketches allows lgK 4..21; floe reads up to 18 (256 KiB of registers). */
+	if (b[3] < FLOE_HLL_PMIN || b[3] > 21)
+		return fail_at(err_off, 3, FLOE_EFORMAT);
+	if (b[3] > FLOE_HLL_PMAX)
+		return fail_at(err_off, 3, FLOE_EUNSUPPORTED);
 	*precision = b[3];
 	return 0;
 }
