@@ -99,10 +99,18 @@ static inline double floe_agg_exp(double x)
 	int k = (int)(kd < 0 ? kd - 0.5 : kd + 0.5);
 	double r = (x - k * FLOE_AGG_LN2_HI) - k * FLOE_AGG_LN2_LO;
 	double p = 1.0 / 6227020800.0; /* 1/13! */
-	static const double inv[] = {1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0,
-				     1.0 / 362880.0,	1.0 / 40320.0,	  1.0 / 5040.0,
-				     1.0 / 720.0,	1.0 / 120.0,	  1.0 / 24.0,
-				     1.0 / 6.0,		0.5,		  1.0,
+	static const double inv[] = {1.0 / 479001600.0,
+				     1.0 / 39916800.0,
+				     1.0 / 3628800.0,
+				     1.0 / 362880.0,
+				     1.0 / 40320.0,
+				     1.0 / 5040.0,
+				     1.0 / 720.0,
+				     1.0 / 120.0,
+				     1.0 / 24.0,
+				     1.0 / 6.0,
+				     0.5,
+				     1.0,
 				     1.0};
 	for (unsigned i = 0; i < sizeof(inv) / sizeof(inv[0]); i++)
 		p = p * r + inv[i];

@@ -27,9 +27,9 @@ struct floe_dds_config {
 struct floe_dds_store {
 	uint32_t *bins; /* cap counts in the caller's memory */
 	uint32_t cap;
-	int32_t offset;	 /* bucket index of bins[0] */
-	uint64_t count;	 /* sum of bins */
-	bool collapsed;	 /* buckets below offset were folded into bins[0] */
+	int32_t offset; /* bucket index of bins[0] */
+	uint64_t count; /* sum of bins */
+	bool collapsed; /* buckets below offset were folded into bins[0] */
 };
 
 /* Caller-owned; fields are private to ddsketch.c except the read-only summary below. */

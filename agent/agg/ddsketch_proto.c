@@ -153,12 +153,12 @@ struct dec {
 	bool have_mapping;
 	double gamma, index_offset;
 	uint64_t interp;
-	int64_t koff;		/* -indexOffset, added to every incoming index */
-	int64_t bound;		/* largest index magnitude a double can have */
-	int64_t cont_off[2];	/* final contiguousBinIndexOffset per store */
-	int64_t cont_pos[2];	/* running position in the contiguous counts */
+	int64_t koff;	     /* -indexOffset, added to every incoming index */
+	int64_t bound;	     /* largest index magnitude a double can have */
+	int64_t cont_off[2]; /* final contiguousBinIndexOffset per store */
+	int64_t cont_pos[2]; /* running position in the contiguous counts */
 	double zero;
-	uint64_t total;		/* counts in the stores */
+	uint64_t total; /* counts in the stores */
 };
 
 static int fail(struct dec *d, size_t at, int code)

@@ -25,8 +25,8 @@ enum {
 	DS_FAMILY_HLL = 7,
 	DS_FLAG_COMPACT = 8,
 	DS_FLAG_OUT_OF_ORDER = 16,
-	DS_MODE_HLL = 2,     /* low 2 bits of the mode byte */
-	DS_TYPE_HLL_8 = 2,   /* next 2 bits */
+	DS_MODE_HLL = 2,   /* low 2 bits of the mode byte */
+	DS_TYPE_HLL_8 = 2, /* next 2 bits */
 	DS_OFF_HIP = 8,
 	DS_OFF_KXQ0 = 16,
 	DS_OFF_KXQ1 = 24,

@@ -80,8 +80,7 @@ static uint8_t *key_of(const struct floe_ss *s, uint32_t id)
 
 /* The counter id of a key, or UINT32_MAX; *slot receives its index slot, or the empty
  * slot where it would go. */
-static uint32_t find(const struct floe_ss *s, uint64_t h, const void *p, size_t len,
-		     uint32_t *slot)
+static uint32_t find(const struct floe_ss *s, uint64_t h, const void *p, size_t len, uint32_t *slot)
 {
 	uint32_t mask = s->tsize - 1, i = (uint32_t)h & mask;
 	for (;; i = (i + 1) & mask) {

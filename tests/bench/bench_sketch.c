@@ -169,7 +169,8 @@ static void bench_ss(uint64_t n, unsigned ngroups)
 			double spent = 0;
 			for (uint64_t done = 0; done < n; done += BATCH) {
 				for (int i = 0; i < BATCH; i++) {
-					/* Skewed: half the events among 8 keys, the rest among 10^5. */
+					/* Skewed: half the events among 8 keys, the rest among
+					 * 10^5. */
 					uint64_t r = rng();
 					unsigned key = (r & 1) ? (unsigned)(r >> 1) % 8
 							       : (unsigned)(r >> 1) % 100000;

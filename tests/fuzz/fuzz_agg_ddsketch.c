@@ -15,7 +15,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct floe_dds s, r;
 	struct floe_dds_config c;
 	floe_dds_config_default(&c);
-	if (floe_dds_init(&s, &c, mem, sizeof(mem)) != 0 || floe_dds_init(&r, &c, mem2, sizeof(mem2)))
+	if (floe_dds_init(&s, &c, mem, sizeof(mem)) != 0 ||
+	    floe_dds_init(&r, &c, mem2, sizeof(mem2)))
 		abort();
 	floe_dds_add(&s, 42.0);
 	size_t off = (size_t)-1;

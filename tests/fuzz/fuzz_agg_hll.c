@@ -33,7 +33,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	double e = floe_hll_estimate(&h);
 	if (!(e >= 0.0) || e != e)
 		abort();
-	if (floe_hll_init(&c, FLOE_HLL_PMIN, mem2, sizeof(mem2)) != 0 || floe_hll_merge(&c, &h) != 0)
+	if (floe_hll_init(&c, FLOE_HLL_PMIN, mem2, sizeof(mem2)) != 0 ||
+	    floe_hll_merge(&c, &h) != 0)
 		abort();
 	return 0;
 }

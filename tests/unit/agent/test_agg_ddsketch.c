@@ -108,8 +108,12 @@ static void test_config(void **state)
 	floe_dds_config_default(&c);
 	assert_true(c.rel_acc == 0.01 && c.pos_bins == 2048 && c.neg_bins == 512);
 	assert_int_equal(floe_dds_bytes(&c), (2048 + 512) * 4);
-	struct floe_dds_config bad[] = {{0, 8, 8}, {0.6, 8, 8}, {0.01, 0, 8}, {0.01, 8, 0},
-					{0.01, (1u << 20) + 1, 8}, {__builtin_nan(""), 8, 8}};
+	struct floe_dds_config bad[] = {{0, 8, 8},
+					{0.6, 8, 8},
+					{0.01, 0, 8},
+					{0.01, 8, 0},
+					{0.01, (1u << 20) + 1, 8},
+					{__builtin_nan(""), 8, 8}};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		assert_int_equal(floe_dds_bytes(&bad[i]), 0);
 		assert_int_equal(floe_dds_init(&s, &bad[i], mem_a, sizeof(mem_a)), FLOE_EINVAL);
@@ -148,8 +152,8 @@ static void test_accuracy(void **state)
 				assert_false(floe_dds_collapsed(&s));
 				double w = worst_error(&s, N);
 				if (w > accs[ai] * (1 + 1e-9))
-					fail_msg("%s a=%g seed %llu: error %g", dist_name[d], accs[ai],
-						 (unsigned long long)seed, w);
+					fail_msg("%s a=%g seed %llu: error %g", dist_name[d],
+						 accs[ai], (unsigned long long)seed, w);
 				worst = w > worst ? w : worst;
 				assert_int_equal(s.count, N);
 				assert_true(s.min == sorted[0] && s.max == sorted[N - 1]);

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "agent/agg/agg_math.h"
@@ -19,7 +20,7 @@
 /* floe links no libm: the sketches' own helpers stand in. */
 #define fabs __builtin_fabs
 #define sqrt floe_agg_sqrt
-#define ldexp(x, e) ((x) * floe_agg_pow2(e))
+#define ldexp(x, e) ((x)*floe_agg_pow2(e))
 static double max_d(double a, double b)
 {
 	return a > b ? a : b;
@@ -78,8 +79,8 @@ static double error_sweep(unsigned p, uint64_t n, double *rms_out, int *within2)
 	}
 	double rms = sqrt(sq / 100.0);
 	if (rms > 1.25 * se)
-		fail_msg("p=%u n=%llu rms error %.4f above 1.25 sigma %.4f", p, (unsigned long long)n,
-			 rms, 1.25 * se);
+		fail_msg("p=%u n=%llu rms error %.4f above 1.25 sigma %.4f", p,
+			 (unsigned long long)n, rms, 1.25 * se);
 	*rms_out = rms;
 	return worst;
 }
@@ -185,7 +186,7 @@ static void test_image_bytes(void **state)
 	assert_true(le_double(img + 16) == 1024.0); /* kxq0: 2^-0 per empty register */
 	assert_true(le_double(img + 24) == 0.0);
 	assert_int_equal(le64(img + 32) & 0xffffffff, 1024); /* registers at curMin 0 */
-	assert_int_equal(le64(img + 32) >> 32, 0);	      /* no HLL_4 exceptions */
+	assert_int_equal(le64(img + 32) >> 32, 0);	     /* no HLL_4 exceptions */
 
 	for (uint64_t i = 0; i < 5000; i++)
 		add_item(&h, 9, i);
@@ -240,10 +241,10 @@ static void test_hostile_images(void **state)
 		uint8_t v;
 		int code;
 	} cases[] = {
-	    {0, 2, FLOE_EFORMAT},      {1, 2, FLOE_EUNSUPPORTED}, {2, 15, FLOE_EFORMAT},
-	    {3, 3, FLOE_EFORMAT},      {3, 22, FLOE_EFORMAT},     {3, 20, FLOE_EUNSUPPORTED},
-	    {6, 1, FLOE_EFORMAT},      {7, 0, FLOE_EUNSUPPORTED}, {7, 2 | 1 << 2, FLOE_EUNSUPPORTED},
-	    {36, 1, FLOE_EFORMAT},     {40 + 17, 58, FLOE_EFORMAT},
+	    {0, 2, FLOE_EFORMAT},  {1, 2, FLOE_EUNSUPPORTED},	{2, 15, FLOE_EFORMAT},
+	    {3, 3, FLOE_EFORMAT},  {3, 22, FLOE_EFORMAT},	{3, 20, FLOE_EUNSUPPORTED},
+	    {6, 1, FLOE_EFORMAT},  {7, 0, FLOE_EUNSUPPORTED},	{7, 2 | 1 << 2, FLOE_EUNSUPPORTED},
+	    {36, 1, FLOE_EFORMAT}, {40 + 17, 58, FLOE_EFORMAT},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		memcpy(bad, img, n);

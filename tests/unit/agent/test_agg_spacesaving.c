@@ -96,9 +96,9 @@ static void check_guarantees(const struct floe_ss *s, const uint64_t *f, uint64_
 					assert_true(top[j].err <= m);
 				}
 			if (!found)
-				fail_msg("item %u with frequency %llu (N/k %llu, min %llu) missing", i,
-					 (unsigned long long)f[i], (unsigned long long)(n / s->k),
-					 (unsigned long long)m);
+				fail_msg("item %u with frequency %llu (N/k %llu, min %llu) missing",
+					 i, (unsigned long long)f[i],
+					 (unsigned long long)(n / s->k), (unsigned long long)m);
 			present++;
 		}
 	}
@@ -132,8 +132,10 @@ static void test_known_stream(void **state)
 	for (int i = 0; i < 4; i++)
 		floe_ss_add(&s, stream[i], 1);
 	assert_int_equal(floe_ss_top(&s, top, 8), 2);
-	assert_true(top[0].len == 1 && top[0].key[0] == 'a' && top[0].count == 2 && top[0].err == 0);
-	assert_true(top[1].len == 1 && top[1].key[0] == 'c' && top[1].count == 2 && top[1].err == 1);
+	assert_true(top[0].len == 1 && top[0].key[0] == 'a' && top[0].count == 2 &&
+		    top[0].err == 0);
+	assert_true(top[1].len == 1 && top[1].key[0] == 'c' && top[1].count == 2 &&
+		    top[1].err == 1);
 	assert_int_equal(floe_ss_estimate(&s, "b", 1), 2); /* bounded by the minimum */
 	assert_int_equal(s.total, 4);
 	/* Only the best cap come out, in order. */
@@ -260,7 +262,8 @@ static void test_image(void **state)
 	assert_int_equal(c1, c2);
 	for (size_t i = 0; i < c1; i++) {
 		assert_true(top[i].count == top2[i].count && top[i].err == top2[i].err);
-		assert_true(top[i].len == top2[i].len && !memcmp(top[i].key, top2[i].key, top[i].len));
+		assert_true(top[i].len == top2[i].len &&
+			    !memcmp(top[i].key, top2[i].key, top[i].len));
 		assert_true(top[i].truncated == top2[i].truncated);
 	}
 	assert_int_equal(floe_ss_serialized_size(&r), n);
@@ -304,12 +307,12 @@ static void test_hostile_images(void **state)
 		int code;
 		size_t err_at;
 	} cases[] = {
-	    {0, 'G', FLOE_EFORMAT, 0},		  {3, 2, FLOE_EUNSUPPORTED, 3},
-	    {4, 4, FLOE_EFORMAT, 4},		  {8, 9, FLOE_EFORMAT, 8},
-	    {12, 4, FLOE_EFORMAT, 12},		  {32, 0, FLOE_EFORMAT, 32},  /* count 0 */
-	    {40, 9, FLOE_EFORMAT, 40},		  /* err above count */
-	    {48, 9, FLOE_EFORMAT, 48},		  /* key longer than the slot */
-	    {50, 2, FLOE_EFORMAT, 50},		  /* unknown flag */
+	    {0, 'G', FLOE_EFORMAT, 0}, {3, 2, FLOE_EUNSUPPORTED, 3},
+	    {4, 4, FLOE_EFORMAT, 4},   {8, 9, FLOE_EFORMAT, 8},
+	    {12, 4, FLOE_EFORMAT, 12}, {32, 0, FLOE_EFORMAT, 32}, /* count 0 */
+	    {40, 9, FLOE_EFORMAT, 40},				  /* err above count */
+	    {48, 9, FLOE_EFORMAT, 48},				  /* key longer than the slot */
+	    {50, 2, FLOE_EFORMAT, 50},				  /* unknown flag */
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		memcpy(bad, img, n);
@@ -352,9 +355,9 @@ static void test_no_allocation(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_init_bounds),	 cmocka_unit_test(test_known_stream),
-	    cmocka_unit_test(test_guarantees),	 cmocka_unit_test(test_truncation),
-	    cmocka_unit_test(test_merge),	 cmocka_unit_test(test_image),
+	    cmocka_unit_test(test_init_bounds),	   cmocka_unit_test(test_known_stream),
+	    cmocka_unit_test(test_guarantees),	   cmocka_unit_test(test_truncation),
+	    cmocka_unit_test(test_merge),	   cmocka_unit_test(test_image),
 	    cmocka_unit_test(test_hostile_images), cmocka_unit_test(test_no_allocation),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
