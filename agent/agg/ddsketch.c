@@ -8,10 +8,10 @@
 #include "agent/agg/agg_math.h"
 #include "formats/base/error.h"
 
-/* The mapping follows sketches-js and the Python ddsketch (LogarithmicMapping with index
- * offset 0): a value v > 0 goes to bucket k = ceil(log_gamma(v)), which covers
- * (gamma^(k-1), gamma^k], and bucket k stands for gamma^k * 2 / (1 + gamma), within a
- * factor 1 +- a of everything in the bucket. sketches-go floors instead (bucket k covers
+/* The mapping follows sketches-js (LogarithmicMapping with index offset 0): a value
+ * v > 0 goes to bucket k = ceil(log_gamma(v)), which covers (gamma^(k-1), gamma^k], and
+ * bucket k stands for gamma^k * 2 / (1 + gamma), within a factor 1 +- a of everything in
+ * the bucket. sketches-go floors instead (bucket k covers
  * [gamma^k, gamma^(k+1))); the bytes are the same format, but a Go reader places floe's
  * buckets one step higher (see agent/README.md).
  *
