@@ -88,7 +88,8 @@ static uint32_t find(const struct floe_ss *s, uint64_t h, const void *p, size_t 
 		if (!e)
 			break;
 		const struct floe_ss_counter *c = &s->ctr[e - 1];
-		if (c->hash == h && c->keylen == len && !memcmp(key_of(s, e - 1), p, len)) {
+		if (c->hash == h && c->keylen == len &&
+		    (!len || !memcmp(key_of(s, e - 1), p, len))) {
 			*slot = i;
 			return e - 1;
 		}
@@ -165,7 +166,8 @@ static void set_key(struct floe_ss *s, uint32_t id, uint32_t slot, uint64_t h, c
 	c->hash = h;
 	c->keylen = (uint16_t)len;
 	c->truncated = truncated;
-	memcpy(key_of(s, id), p, len);
+	if (len) /* p may be NULL for the empty key */
+		memcpy(key_of(s, id), p, len);
 	s->index[slot] = id + 1;
 }
 

@@ -203,6 +203,10 @@ static void test_truncation(void **state)
 	assert_int_equal(floe_ss_top(&s, top, 4), 1);
 	assert_true(top[0].len == 16 && top[0].count == 3 && top[0].truncated);
 	assert_int_equal(floe_ss_estimate(&s, b, sizeof(b)), 3);
+	/* The empty key is a key like any other. */
+	floe_ss_add(&s, NULL, 0);
+	floe_ss_add(&s, "", 0);
+	assert_int_equal(floe_ss_estimate(&s, NULL, 0), 2);
 }
 
 static void test_merge(void **state)
