@@ -1,0 +1,269 @@
+/* DDSketch: logarithmic mapping, collapsing-lowest dense stores of fixed budgets, the
+ * quantile walk. The protobuf form is in ddsketch_proto.c. See ddsketch.h. */
+#include "agent/agg/ddsketch.h"
+#include "agent/agg/ddsketch_impl.h"
+
+#include <string.h>
+
+#include "agent/agg/agg_math.h"
+#include "formats/base/error.h"
+
+/* The mapping follows sketches-js (LogarithmicMapping with index offset 0): a value
+ * v > 0 goes to bucket k = ceil(log_gamma(v)), which covers (gamma^(k-1), gamma^k], and
+ * bucket k stands for gamma^k * 2 / (1 + gamma), within a factor 1 +- a of everything in
+ * the bucket. sketches-go floors instead (bucket k covers
+ * [gamma^k, gamma^(k+1))); the bytes are the same format, but a Go reader places floe's
+ * buckets one step higher (see agent/README.md).
+ *
+ * Each store is a window of cap consecutive bucket indices. An index inside the window
+ * costs one subtraction and one compare. An index outside moves the window (centred on
+ * the occupied range, so that it need not move again soon) while the occupied range fits
+ * in cap buckets, and otherwise keeps the cap highest indices and folds everything below
+ * into the lowest bucket kept, as sketches-go's CollapsingLowestDenseStore does: the
+ * high quantiles, the ones latency questions ask about, stay within the accuracy, and a
+ * rank that lands in the folded bucket gets that bucket's value, which is at or above the
+ * true quantile. With a = 1 % and 2048 buckets the window spans a factor gamma^2048,
+ * about 6e17, so real measurements in one unit rarely collapse. */
+
+void floe_dds_config_default(struct floe_dds_config *c)
+{
+	c->rel_acc = FLOE_DDS_DEFAULT_ACCURACY;
+	c->pos_bins = FLOE_DDS_DEFAULT_POS_BINS;
+	c->neg_bins = FLOE_DDS_DEFAULT_NEG_BINS;
+}
+
+size_t floe_dds_bytes(const struct floe_dds_config *c)
+{
+	if (!(c->rel_acc >= FLOE_DDS_MIN_ACCURACY && c->rel_acc <= FLOE_DDS_MAX_ACCURACY))
+		return 0;
+	if (c->pos_bins < 1 || c->pos_bins > FLOE_DDS_MAX_BINS || c->neg_bins < 1 ||
+	    c->neg_bins > FLOE_DDS_MAX_BINS)
+		return 0;
+	return ((size_t)c->pos_bins + c->neg_bins) * sizeof(uint32_t);
+}
+
+int floe_dds_init(struct floe_dds *s, const struct floe_dds_config *c, void *mem, size_t len)
+{
+	size_t need = floe_dds_bytes(c);
+	if (!need || !mem || ((uintptr_t)mem & (sizeof(uint32_t) - 1)))
+		return FLOE_EINVAL;
+	if (len < need)
+		return FLOE_ELIMIT;
+	memset(s, 0, sizeof(*s));
+	s->rel_acc = c->rel_acc;
+	double mantissa = 2.0 * c->rel_acc / (1.0 - c->rel_acc);
+	s->gamma = 1.0 + mantissa;
+	s->multiplier = 1.0 / floe_agg_log1p(mantissa);
+	/* sketches-js's minPossible: below it log() would leave the int range. */
+	s->min_value = floe_agg_pow2(-1023) * s->gamma;
+	s->pos.bins = mem;
+	s->pos.cap = c->pos_bins;
+	s->neg.bins = (uint32_t *)mem + c->pos_bins;
+	s->neg.cap = c->neg_bins;
+	floe_dds_reset(s);
+	return 0;
+}
+
+static void store_reset(struct floe_dds_store *st)
+{
+	memset(st->bins, 0, (size_t)st->cap * sizeof(uint32_t));
+	st->offset = 0;
+	st->count = 0;
+	st->collapsed = false;
+}
+
+void floe_dds_reset(struct floe_dds *s)
+{
+	store_reset(&s->pos);
+	store_reset(&s->neg);
+	s->zero_count = 0;
+	s->count = 0;
+	s->sum = 0.0;
+	s->min = __builtin_inf();
+	s->max = -__builtin_inf();
+}
+
+bool floe_dds_collapsed(const struct floe_dds *s)
+{
+	return s->pos.collapsed || s->neg.collapsed;
+}
+
+int32_t floe_dds_key(const struct floe_dds *s, double magnitude)
+{
+	return (int32_t)floe_agg_ceil(floe_agg_log(magnitude) * s->multiplier);
+}
+
+double floe_dds_key_value(const struct floe_dds *s, int64_t key)
+{
+	return floe_agg_exp((double)key / s->multiplier) * (2.0 / (1.0 + s->gamma));
+}
+
+int64_t floe_dds_key_bound(const struct floe_dds *s)
+{
+	/* |ln v| <= 745 for every positive double, denormals included. */
+	return floe_agg_ceil(745.0 * s->multiplier) + 2;
+}
+
+/* The lowest and highest occupied index of a non-empty store. */
+static void store_range(const struct floe_dds_store *st, int64_t *lo, int64_t *hi)
+{
+	uint32_t a = 0, b = st->cap - 1;
+	while (a < b && !st->bins[a])
+		a++;
+	while (b > a && !st->bins[b])
+		b--;
+	*lo = (int64_t)st->offset + a;
+	*hi = (int64_t)st->offset + b;
+}
+
+/* Moves the window to start at index noff. Occupied buckets below noff fold into the
+ * new lowest bucket; the caller guarantees none lie above noff + cap - 1. */
+static void store_move(struct floe_dds_store *st, int64_t noff)
+{
+	int64_t d = noff - st->offset;
+	uint32_t cap = st->cap;
+	if (d > 0) {
+		uint64_t folded = 0;
+		uint32_t nf = d >= cap ? cap : (uint32_t)d;
+		for (uint32_t i = 0; i < nf; i++)
+			folded += st->bins[i];
+		memmove(st->bins, st->bins + nf, (size_t)(cap - nf) * sizeof(uint32_t));
+		memset(st->bins + (cap - nf), 0, (size_t)nf * sizeof(uint32_t));
+		/* No bucket can exceed the sketch's count, itself below 2^32. */
+		st->bins[0] += (uint32_t)folded;
+		if (folded)
+			st->collapsed = true;
+	} else if (d < 0) {
+		uint32_t e = (uint32_t)-d; /* < cap: the occupied top stays inside */
+		memmove(st->bins + e, st->bins, (size_t)(cap - e) * sizeof(uint32_t));
+		memset(st->bins, 0, (size_t)e * sizeof(uint32_t));
+	}
+	st->offset = (int32_t)noff;
+}
+
+/* The slow path of store_slot: key lies outside the window (or the store is empty). */
+static uint32_t store_make_room(struct floe_dds_store *st, int32_t key)
+{
+	int64_t cap = st->cap;
+	if (st->count == 0) {
+		st->offset = (int32_t)((int64_t)key - cap / 2);
+		return (uint32_t)(key - st->offset);
+	}
+	/* Once folded, everything below the window belongs to its lowest bucket. */
+	if (st->collapsed && key < st->offset)
+		return 0;
+	int64_t lo, hi;
+	store_range(st, &lo, &hi);
+	int64_t nlo = key < lo ? key : lo, nhi = key > hi ? key : hi;
+	int64_t span = nhi - nlo + 1;
+	if (span <= cap) {
+		store_move(st, nlo - (cap - span) / 2);
+		return (uint32_t)(key - st->offset);
+	}
+	store_move(st, nhi - cap + 1);
+	st->collapsed = true;
+	return key < st->offset ? 0 : (uint32_t)(key - st->offset);
+}
+
+/* The bucket of index key, moving or collapsing the window if needed. */
+static inline uint32_t store_slot(struct floe_dds_store *st, int32_t key)
+{
+	int64_t d = (int64_t)key - st->offset;
+	if (d >= 0 && d < st->cap && st->count)
+		return (uint32_t)d;
+	return store_make_room(st, key);
+}
+
+void floe_dds_store_add(struct floe_dds_store *st, int32_t key, uint32_t n)
+{
+	st->bins[store_slot(st, key)] += n;
+	st->count += n;
+}
+
+int floe_dds_add(struct floe_dds *s, double v)
+{
+	if (!__builtin_isfinite(v))
+		return FLOE_EINVAL;
+	if (s->count >= UINT32_MAX)
+		return FLOE_ELIMIT;
+	if (v > s->min_value)
+		floe_dds_store_add(&s->pos, floe_dds_key(s, v), 1);
+	else if (v < -s->min_value)
+		floe_dds_store_add(&s->neg, floe_dds_key(s, -v), 1);
+	else
+		s->zero_count++;
+	s->count++;
+	s->sum += v;
+	if (v < s->min)
+		s->min = v;
+	if (v > s->max)
+		s->max = v;
+	return 0;
+}
+
+/* The index of the bucket holding rank (0-based, fractional): with lower, the first
+ * bucket whose running count exceeds rank; otherwise the first whose running count
+ * reaches rank + 1 (sketches-js DenseStore.keyAtRank). */
+static int64_t store_key_at_rank(const struct floe_dds_store *st, double rank, bool lower)
+{
+	double run = 0.0;
+	int64_t last = st->offset;
+	for (uint32_t i = 0; i < st->cap; i++) {
+		if (!st->bins[i])
+			continue;
+		run += st->bins[i];
+		last = (int64_t)st->offset + i;
+		if ((lower && run > rank) || (!lower && run >= rank + 1.0))
+			return last;
+	}
+	return last;
+}
+
+double floe_dds_quantile(const struct floe_dds *s, double q)
+{
+	if (!(q >= 0.0 && q <= 1.0) || s->count == 0)
+		return __builtin_nan("");
+	double total = (double)s->neg.count + (double)s->zero_count + (double)s->pos.count;
+	double rank = q * (total - 1.0);
+	double nneg = (double)s->neg.count;
+	if (rank < nneg) {
+		int64_t k = store_key_at_rank(&s->neg, nneg - rank - 1.0, false);
+		return -floe_dds_key_value(s, k);
+	}
+	if (rank < nneg + (double)s->zero_count)
+		return 0.0;
+	int64_t k = store_key_at_rank(&s->pos, rank - nneg - (double)s->zero_count, true);
+	return floe_dds_key_value(s, k);
+}
+
+static void store_merge(struct floe_dds_store *dst, const struct floe_dds_store *src)
+{
+	if (!src->count)
+		return;
+	/* Highest first: the first add places the window at the top of src's range, so
+	 * that a union wider than dst's budget folds its low end once rather than sliding
+	 * the window bucket by bucket. */
+	for (uint32_t i = src->cap; i-- > 0;)
+		if (src->bins[i])
+			floe_dds_store_add(dst, (int32_t)((int64_t)src->offset + i), src->bins[i]);
+	if (src->collapsed)
+		dst->collapsed = true;
+}
+
+int floe_dds_merge(struct floe_dds *dst, const struct floe_dds *src)
+{
+	if (dst->gamma != src->gamma)
+		return FLOE_EINVAL;
+	if (src->count > UINT32_MAX - dst->count)
+		return FLOE_ELIMIT;
+	store_merge(&dst->pos, &src->pos);
+	store_merge(&dst->neg, &src->neg);
+	dst->zero_count += src->zero_count;
+	dst->count += src->count;
+	dst->sum += src->sum;
+	if (src->min < dst->min)
+		dst->min = src->min;
+	if (src->max > dst->max)
+		dst->max = src->max;
+	return 0;
+}

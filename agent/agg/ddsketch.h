@@ -1,0 +1,103 @@
+/* DDSketch quantile sketch in caller-owned memory: a logarithmic index mapping with a
+ * configured relative accuracy, a positive and a negative store of fixed bucket budgets
+ * that collapse their lowest buckets when full, a zero count, and count, sum, min and max.
+ * Serialised in the DDSketch protobuf format (sketches-go ddsketch.proto) that Datadog's
+ * libraries decode. No call here allocates; add is the per-event path. */
+#ifndef FLOE_AGG_DDSKETCH_H
+#define FLOE_AGG_DDSKETCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define FLOE_DDS_DEFAULT_ACCURACY 0.01
+#define FLOE_DDS_DEFAULT_POS_BINS 2048
+#define FLOE_DDS_DEFAULT_NEG_BINS 512
+#define FLOE_DDS_MIN_ACCURACY 1e-6 /* keeps every bucket index inside an int32 */
+#define FLOE_DDS_MAX_ACCURACY 0.5
+#define FLOE_DDS_MAX_BINS (1u << 20)
+
+struct floe_dds_config {
+	double rel_acc;	   /* relative accuracy a: every quantile is within a factor 1 +- a */
+	uint32_t pos_bins; /* bucket budget of the positive values' store, >= 1 */
+	uint32_t neg_bins; /* same for the negative values (indexed by magnitude) */
+};
+
+/* One store: a window of cap consecutive bucket indices starting at offset. Private. */
+struct floe_dds_store {
+	uint32_t *bins; /* cap counts in the caller's memory */
+	uint32_t cap;
+	int32_t offset; /* bucket index of bins[0] */
+	uint64_t count; /* sum of bins */
+	bool collapsed; /* buckets below offset were folded into bins[0] */
+};
+
+/* Caller-owned; fields are private to ddsketch.c except the read-only summary below. */
+struct floe_dds {
+	double rel_acc;
+	double gamma;	   /* (1 + a) / (1 - a) */
+	double multiplier; /* 1 / ln(gamma) */
+	double min_value;  /* magnitudes at or below this count as zero */
+	struct floe_dds_store pos, neg;
+	uint64_t zero_count;
+	/* Read-only summary of what was added (merged sketches combine them). */
+	uint64_t count;
+	double sum, min, max;
+};
+
+/* Fills c with the defaults (1 %, 2048 positive and 512 negative buckets). */
+void floe_dds_config_default(struct floe_dds_config *c);
+
+/* Bytes of bucket memory a sketch of config c needs, or 0 when c is out of its domain
+ * (accuracy outside 1e-6..0.5, a budget of 0 or above 2^20). */
+size_t floe_dds_bytes(const struct floe_dds_config *c);
+
+/* Lays an empty sketch over mem (borrowed, 4-byte aligned, len >= floe_dds_bytes(c)).
+ * Returns 0, FLOE_EINVAL (bad config or misaligned mem) or FLOE_ELIMIT (len too small). */
+int floe_dds_init(struct floe_dds *s, const struct floe_dds_config *c, void *mem, size_t len);
+
+/* Empties the sketch, keeping memory and configuration. */
+void floe_dds_reset(struct floe_dds *s);
+
+/* Adds one value. Returns 0, FLOE_EINVAL for NaN or an infinity (the caller counts it
+ * as unparsable), or FLOE_ELIMIT when the sketch already holds 2^32 - 1 values (the
+ * buckets count in 32 bits; the sketch is unchanged). */
+int floe_dds_add(struct floe_dds *s, double v);
+
+/* The value at quantile q (0 <= q <= 1), as sketches-js computes it from the same
+ * buckets: rank q * (count - 1), the bucket holding that rank, the bucket's
+ * representative value. NaN when the sketch is empty or q is out of range. Within the
+ * relative accuracy of the exact quantile unless the rank falls in a collapsed bucket. */
+double floe_dds_quantile(const struct floe_dds *s, double q);
+
+/* Adds src into dst. Both must have the same accuracy; their budgets may differ (dst
+ * collapses what does not fit). Returns 0, FLOE_EINVAL (accuracies differ) or
+ * FLOE_ELIMIT (the union would exceed 2^32 - 1 values); dst is unchanged on failure. */
+int floe_dds_merge(struct floe_dds *dst, const struct floe_dds *src);
+
+/* True when a store had to fold its lowest buckets: quantiles at the low end of that
+ * store (the smallest positive values, the negative values nearest zero) are then only
+ * bounded above by the folded bucket's value. */
+bool floe_dds_collapsed(const struct floe_dds *s);
+
+/* Exact size of the protobuf image floe_dds_encode_proto writes. */
+size_t floe_dds_proto_size(const struct floe_dds *s);
+
+/* Writes the DDSketch protobuf message: mapping {gamma, indexOffset 0, NONE}, both
+ * stores as contiguousBinCounts (packed doubles) with contiguousBinIndexOffset, and
+ * zeroCount. Returns 0 or FLOE_ELIMIT when cap < floe_dds_proto_size(s). */
+int floe_dds_encode_proto(const struct floe_dds *s, void *out, size_t cap);
+
+/* Decodes a DDSketch protobuf message of len bytes at p (borrowed; pure, never reads
+ * past len) into s, which must be initialised with the same relative accuracy (checked
+ * against the message's gamma). Accepts both store encodings (binCounts map and
+ * contiguous counts), fields in any order, repeated and unknown fields. Counts must be
+ * whole numbers (floe's buckets count in 32 bits). Bucket indices outside s's budget are
+ * collapsed as merging would. count is recomputed; sum, min and max are not in the
+ * format and are left NaN for the caller to restore. Errors: FLOE_EPARSE (truncated or
+ * malformed wire data), FLOE_EFORMAT (a value out of its domain, another mapping),
+ * FLOE_EUNSUPPORTED (an interpolated mapping, fractional counts), FLOE_ELIMIT (more
+ * than 2^32 - 1 values), with *err_off at the offending byte; s is unchanged on failure. */
+int floe_dds_decode_proto(struct floe_dds *s, const void *p, size_t len, size_t *err_off);
+
+#endif

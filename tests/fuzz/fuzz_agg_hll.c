@@ -1,0 +1,40 @@
+/* Fuzz target: the HLL image decoder (DataSketches HLL_8 compact form). Any input must
+ * decode or fail cleanly with an offset inside it; a decoded sketch must re-serialise to
+ * the same registers and merge, estimate and fold without trouble. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/agg/hll.h"
+
+static uint8_t mem[1 << FLOE_HLL_PMAX], mem2[1 << FLOE_HLL_PMAX];
+static uint8_t out[FLOE_HLL_HEADER_BYTES + (1 << FLOE_HLL_PMAX)];
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct floe_hll h, c;
+	size_t off = (size_t)-1;
+	unsigned p = 0;
+	int rc = floe_hll_decode_precision(data, size, &p, &off);
+	if (rc != 0 && off > size)
+		abort();
+	off = (size_t)-1;
+	rc = floe_hll_decode(&h, mem, sizeof(mem), data, size, &off);
+	if (rc != 0) {
+		if (off > size)
+			abort();
+		return 0;
+	}
+	if (h.p != p || floe_hll_serialized_size(&h) != size)
+		abort();
+	if (floe_hll_serialize(&h, out, sizeof(out)) != 0 ||
+	    memcmp(out + FLOE_HLL_HEADER_BYTES, data + FLOE_HLL_HEADER_BYTES, h.m) != 0)
+		abort();
+	double e = floe_hll_estimate(&h);
+	if (!(e >= 0.0) || e != e)
+		abort();
+	if (floe_hll_init(&c, FLOE_HLL_PMIN, mem2, sizeof(mem2)) != 0 ||
+	    floe_hll_merge(&c, &h) != 0)
+		abort();
+	return 0;
+}

@@ -1,0 +1,314 @@
+/* Unit tests for agent/agg/hll: the estimator's error across 100 seeds at several
+ * cardinalities and every precision, merge and fold against the sketch of the union, the
+ * DataSketches HLL_8 image byte by byte and round trip, hostile images, and no
+ * allocation on the add/merge/estimate/reset paths. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/agg/agg_math.h"
+#include "agent/agg/hll.h"
+#include "formats/base/error.h"
+#include "agg_nomalloc.h"
+
+/* floe links no libm: the sketches' own helpers stand in. */
+#define fabs __builtin_fabs
+#define sqrt floe_agg_sqrt
+#define ldexp(x, e) ((x)*floe_agg_pow2(e))
+static double max_d(double a, double b)
+{
+	return a > b ? a : b;
+}
+
+static uint8_t mem_a[1 << FLOE_HLL_PMAX], mem_b[1 << FLOE_HLL_PMAX], mem_c[1 << FLOE_HLL_PMAX];
+static uint8_t img[FLOE_HLL_HEADER_BYTES + (1 << FLOE_HLL_PMAX) + 1];
+
+/* Item i of stream seed: distinct for distinct (seed, i), hashed as 8 bytes. */
+static void add_item(struct floe_hll *h, uint64_t seed, uint64_t i)
+{
+	uint64_t v = seed << 40 | i;
+	floe_hll_add(h, &v, sizeof(v));
+}
+
+static void test_init_bounds(void **state)
+{
+	struct floe_hll h;
+	assert_int_equal(floe_hll_bytes(3), 0);
+	assert_int_equal(floe_hll_bytes(19), 0);
+	assert_int_equal(floe_hll_bytes(14), 16384);
+	assert_int_equal(floe_hll_init(&h, 3, mem_a, sizeof(mem_a)), FLOE_EINVAL);
+	assert_int_equal(floe_hll_init(&h, 19, mem_a, sizeof(mem_a)), FLOE_EINVAL);
+	assert_int_equal(floe_hll_init(&h, 14, mem_a, 16383), FLOE_ELIMIT);
+	assert_int_equal(floe_hll_init(&h, 14, mem_a, 16384), 0);
+	assert_true(floe_hll_estimate(&h) == 0.0);
+	add_item(&h, 1, 1);
+	add_item(&h, 1, 1);
+	assert_true(fabs(floe_hll_estimate(&h) - 1.0) < 0.01);
+	floe_hll_reset(&h);
+	assert_true(floe_hll_estimate(&h) == 0.0);
+}
+
+/* 100 seeds at precision p and cardinality n: every error within 3.5 standard errors
+ * (1.04 / sqrt(m)) from p = 8, the root mean square within 1.25 of it; returns the
+ * largest. */
+static double error_sweep(unsigned p, uint64_t n, double *rms_out, int *within2)
+{
+	struct floe_hll h;
+	assert_int_equal(floe_hll_init(&h, p, mem_a, sizeof(mem_a)), 0);
+	double se = 1.04 / sqrt((double)(1u << p)), worst = 0.0, sq = 0.0;
+	*within2 = 0;
+	for (uint64_t seed = 1; seed <= 100; seed++) {
+		floe_hll_reset(&h);
+		for (uint64_t i = 0; i < n; i++)
+			add_item(&h, seed * 7919, i);
+		double err = floe_hll_estimate(&h) / (double)n - 1.0;
+		/* Below p = 8 the estimate's distribution is too skewed for a normal
+		 * bound on single runs; the root mean square is still checked. */
+		if (p >= 8 && fabs(err) > 3.5 * se)
+			fail_msg("p=%u n=%llu seed=%llu error %.4f beyond 3.5 sigma %.4f", p,
+				 (unsigned long long)n, (unsigned long long)seed, err, 3.5 * se);
+		worst = max_d(worst, fabs(err));
+		sq += err * err;
+		*within2 += fabs(err) <= 0.02;
+	}
+	double rms = sqrt(sq / 100.0);
+	if (rms > 1.25 * se)
+		fail_msg("p=%u n=%llu rms error %.4f above 1.25 sigma %.4f", p,
+			 (unsigned long long)n, rms, 1.25 * se);
+	*rms_out = rms;
+	return worst;
+}
+
+static void test_error_default_precision(void **state)
+{
+	/* Small (mostly empty registers), around the old estimators' switch-over, and
+	 * large cardinalities: Ertl's estimator needs no bias table across all of them. */
+	const uint64_t ns[] = {1000, 20000, 200000, 1000000};
+	for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {
+		double rms;
+		int within2;
+		double worst = error_sweep(FLOE_HLL_PDEFAULT, ns[i], &rms, &within2);
+		printf("hll p=14 n=%-8llu 100 seeds: rms %.3f %%, max %.3f %%, %d within 2 %%\n",
+		       (unsigned long long)ns[i], 100 * rms, 100 * worst, within2);
+		/* The issue's target: distinct error <= 2 % at the default precision. 2 % is
+		 * 2.46 standard errors, so about one seed in 70 may exceed it by chance. */
+		assert_true(within2 >= 95);
+	}
+}
+
+static void test_error_every_precision(void **state)
+{
+	for (unsigned p = FLOE_HLL_PMIN; p <= FLOE_HLL_PMAX; p += 2) {
+		double rms;
+		int within2;
+		double worst = error_sweep(p, 50000, &rms, &within2);
+		printf("hll p=%-2u n=50000    100 seeds: rms %.3f %%, max %.3f %%\n", p, 100 * rms,
+		       100 * worst);
+	}
+}
+
+static void test_merge_is_union(void **state)
+{
+	struct floe_hll a, b, u;
+	assert_int_equal(floe_hll_init(&a, 12, mem_a, sizeof(mem_a)), 0);
+	assert_int_equal(floe_hll_init(&b, 12, mem_b, sizeof(mem_b)), 0);
+	assert_int_equal(floe_hll_init(&u, 12, mem_c, sizeof(mem_c)), 0);
+	for (uint64_t i = 0; i < 60000; i++) {
+		if (i < 40000)
+			add_item(&a, 3, i);
+		if (i >= 20000)
+			add_item(&b, 3, i);
+		add_item(&u, 3, i);
+	}
+	assert_int_equal(floe_hll_merge(&a, &b), 0);
+	assert_memory_equal(a.reg, u.reg, 4096);
+	assert_true(fabs(floe_hll_estimate(&a) / 60000.0 - 1.0) < 3.5 * 1.04 / 64);
+}
+
+static void test_fold_is_coarse_sketch(void **state)
+{
+	/* A finer sketch folded into a coarser one equals the coarser sketch of the same
+	 * items, register for register. */
+	for (unsigned fine = 5; fine <= 18; fine += 3) {
+		for (unsigned coarse = 4; coarse < fine; coarse += 2) {
+			struct floe_hll f, c, d;
+			assert_int_equal(floe_hll_init(&f, fine, mem_a, sizeof(mem_a)), 0);
+			assert_int_equal(floe_hll_init(&c, coarse, mem_b, sizeof(mem_b)), 0);
+			assert_int_equal(floe_hll_init(&d, coarse, mem_c, sizeof(mem_c)), 0);
+			for (uint64_t i = 0; i < 30000; i++) {
+				add_item(&f, fine, i);
+				add_item(&d, fine, i);
+			}
+			/* Saturated registers exercise the fold's carry-over of index bits. */
+			floe_hll_add_hash(&f, 0);
+			floe_hll_add_hash(&d, 0);
+			floe_hll_add_hash(&f, (uint64_t)1 << fine);
+			floe_hll_add_hash(&d, (uint64_t)1 << fine);
+			assert_int_equal(floe_hll_merge(&c, &f), 0);
+			assert_memory_equal(c.reg, d.reg, (size_t)1 << coarse);
+			assert_int_equal(floe_hll_merge(&f, &c), FLOE_EINVAL);
+		}
+	}
+}
+
+static uint64_t le64(const uint8_t *b)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		v |= (uint64_t)b[i] << (8 * i);
+	return v;
+}
+
+static double le_double(const uint8_t *b)
+{
+	uint64_t v = le64(b);
+	double d;
+	memcpy(&d, &v, sizeof(d));
+	return d;
+}
+
+static void test_image_bytes(void **state)
+{
+	struct floe_hll h, r;
+	assert_int_equal(floe_hll_init(&h, 10, mem_a, sizeof(mem_a)), 0);
+	assert_int_equal(floe_hll_serialized_size(&h), 40 + 1024);
+	assert_int_equal(floe_hll_serialize(&h, img, 1063), FLOE_ELIMIT);
+	assert_int_equal(floe_hll_serialize(&h, img, sizeof(img)), 0);
+	/* DataSketches' preamble for an HLL-mode, HLL_8, compact, out-of-order image. */
+	const uint8_t head[8] = {10, 1, 7, 10, 0, 8 | 16, 0, 2 | 2 << 2};
+	assert_memory_equal(img, head, 8);
+	assert_true(le_double(img + 16) == 1024.0); /* kxq0: 2^-0 per empty register */
+	assert_true(le_double(img + 24) == 0.0);
+	assert_int_equal(le64(img + 32) & 0xffffffff, 1024); /* registers at curMin 0 */
+	assert_int_equal(le64(img + 32) >> 32, 0);	     /* no HLL_4 exceptions */
+
+	for (uint64_t i = 0; i < 5000; i++)
+		add_item(&h, 9, i);
+	floe_hll_add_hash(&h, 0); /* one register at the largest rank, 55 */
+	assert_int_equal(floe_hll_serialize(&h, img, sizeof(img)), 0);
+	double kxq0 = 0, kxq1 = 0;
+	for (int i = 0; i < 1024; i++)
+		*(h.reg[i] < 32 ? &kxq0 : &kxq1) += ldexp(1.0, -h.reg[i]);
+	assert_true(le_double(img + 16) == kxq0);
+	assert_true(le_double(img + 24) == kxq1 && kxq1 > 0);
+	assert_true(le_double(img + 8) == floe_hll_estimate(&h));
+	assert_memory_equal(img + 40, h.reg, 1024);
+
+	unsigned p = 0;
+	size_t off = 0;
+	assert_int_equal(floe_hll_decode_precision(img, 1064, &p, &off), 0);
+	assert_int_equal(p, 10);
+	assert_int_equal(floe_hll_decode(&r, mem_b, sizeof(mem_b), img, 1064, &off), 0);
+	assert_int_equal(r.p, 10);
+	assert_memory_equal(r.reg, h.reg, 1024);
+	assert_true(floe_hll_estimate(&r) == floe_hll_estimate(&h));
+	assert_int_equal(floe_hll_decode(&r, mem_b, 1023, img, 1064, &off), FLOE_ELIMIT);
+}
+
+static void expect_bad(const uint8_t *b, size_t len, int code, size_t at)
+{
+	struct floe_hll r;
+	size_t off = (size_t)-1;
+	int rc = floe_hll_decode(&r, mem_b, sizeof(mem_b), b, len, &off);
+	if (rc != code || off != at)
+		fail_msg("len %zu: got %d at %zu, want %d at %zu", len, rc, off, code, at);
+}
+
+static void test_hostile_images(void **state)
+{
+	struct floe_hll h;
+	assert_int_equal(floe_hll_init(&h, 8, mem_a, sizeof(mem_a)), 0);
+	for (uint64_t i = 0; i < 300; i++)
+		add_item(&h, 5, i);
+	size_t n = floe_hll_serialized_size(&h);
+	assert_int_equal(floe_hll_serialize(&h, img, sizeof(img)), 0);
+	/* Every truncation fails, at the end of what was given. */
+	for (size_t len = 0; len < n; len++) {
+		struct floe_hll r;
+		size_t off = 0;
+		int rc = floe_hll_decode(&r, mem_b, sizeof(mem_b), img, len, &off);
+		assert_true(rc == FLOE_EPARSE && off == len);
+	}
+	static uint8_t bad[FLOE_HLL_HEADER_BYTES + 257];
+	struct {
+		size_t at;
+		uint8_t v;
+		int code;
+	} cases[] = {
+	    {0, 2, FLOE_EFORMAT},  {1, 2, FLOE_EUNSUPPORTED},	{2, 15, FLOE_EFORMAT},
+	    {3, 3, FLOE_EFORMAT},  {3, 22, FLOE_EFORMAT},	{3, 20, FLOE_EUNSUPPORTED},
+	    {6, 1, FLOE_EFORMAT},  {7, 0, FLOE_EUNSUPPORTED},	{7, 2 | 1 << 2, FLOE_EUNSUPPORTED},
+	    {36, 1, FLOE_EFORMAT}, {40 + 17, 58, FLOE_EFORMAT},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		memcpy(bad, img, n);
+		bad[cases[i].at] = cases[i].v;
+		/* A precision change also changes the expected length: only the byte
+		 * itself is judged first. */
+		expect_bad(bad, n, cases[i].code, cases[i].at);
+	}
+	/* The largest rank at p = 8 is 57; 57 passes, 58 does not. */
+	memcpy(bad, img, n);
+	bad[40 + 17] = 57;
+	struct floe_hll r;
+	size_t off;
+	assert_int_equal(floe_hll_decode(&r, mem_b, sizeof(mem_b), bad, n, &off), 0);
+	/* A trailing byte is an error at its offset. */
+	memcpy(bad, img, n);
+	bad[n] = 0;
+	expect_bad(bad, n + 1, FLOE_EFORMAT, n);
+}
+
+static void test_no_allocation(void **state)
+{
+	/* The check is live: an allocation while armed is seen and fails. */
+	void *(*volatile m)(size_t) = malloc;
+	agg_nomalloc_arm();
+	void *p = m(16);
+	unsigned long seen = agg_nomalloc_disarm();
+#ifndef AGG_NOMALLOC_OFF
+	assert_null(p);
+	assert_int_equal(seen, 1);
+#else
+	free(p);
+	(void)seen;
+#endif
+	struct floe_hll a, b;
+	assert_int_equal(floe_hll_init(&a, 14, mem_a, sizeof(mem_a)), 0);
+	assert_int_equal(floe_hll_init(&b, 12, mem_b, sizeof(mem_b)), 0);
+	agg_nomalloc_arm();
+	for (uint64_t i = 0; i < 100000; i++) {
+		add_item(&a, 11, i);
+		floe_hll_add_hash(&b, i * 0x9E3779B97F4A7C15ull);
+	}
+	int rc = floe_hll_merge(&b, &a);
+	double e = floe_hll_estimate(&b);
+	rc |= floe_hll_serialize(&a, img, sizeof(img));
+	size_t off;
+	rc |= floe_hll_decode(&b, mem_b, sizeof(mem_b), img, floe_hll_serialized_size(&a), &off);
+	floe_hll_reset(&a);
+	assert_int_equal(agg_nomalloc_disarm(), 0);
+	assert_int_equal(rc, 0);
+	assert_true(e > 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_init_bounds),
+	    cmocka_unit_test(test_error_default_precision),
+	    cmocka_unit_test(test_error_every_precision),
+	    cmocka_unit_test(test_merge_is_union),
+	    cmocka_unit_test(test_fold_is_coarse_sketch),
+	    cmocka_unit_test(test_image_bytes),
+	    cmocka_unit_test(test_hostile_images),
+	    cmocka_unit_test(test_no_allocation),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
