@@ -297,6 +297,43 @@ static int drop_committed(struct floe_runner *r, const uint64_t *seqs, size_t n,
 
 /* Start-up: drop spool entries that the table already holds, find the newest durable
  * positions (the checkpoint, or a newer seal in the spool) and the next sequence. */
+/* Every seal after the table's last commit of this installation, up to the checkpoint's,
+ * must still be in the spool (seqs, ascending; 0 for one set aside as corrupt). One that
+ * is not was deleted while the agent was down, or dropped by spool.policy drop_oldest:
+ * its lines are not in the table and the positions are past them, so they cannot be
+ * read again. Said loudly and counted, never silent. */
+static void report_missing(struct floe_runner *r, const uint64_t *seqs, size_t n, int64_t committed,
+			   uint64_t last)
+{
+	uint64_t from = committed < 0 ? 1 : (uint64_t)committed + 1;
+	if (last < from)
+		return;
+	/* Entries set aside as corrupt (0 here) were reported when they were; count them as
+	 * present so as not to report them twice. */
+	uint64_t present = 0, first = from;
+	bool gap = false;
+	for (size_t j = 0; j < n; j++) {
+		if (seqs[j] == 0) {
+			present++;
+		} else if (seqs[j] >= from && seqs[j] <= last) {
+			present++;
+			if (!gap && seqs[j] == first)
+				first++;
+			else
+				gap = true;
+		}
+	}
+	uint64_t want = last - from + 1;
+	if (present >= want)
+		return;
+	uint64_t missing = want - present;
+	r->stats.spool_lost_entries += missing;
+	floe_error("runner: %" PRIu64 " sealed spool entries from %" PRIu64 " to %" PRIu64
+		   " are missing from %s and were never committed (deleted, or dropped by "
+		   "spool.policy drop_oldest): their lines are lost and cannot be read again",
+		   missing, first, last, floe_spool_dir(r->spool));
+}
+
 int floe_runner_recover(struct floe_runner *r, char *why, size_t cap)
 {
 	struct loaded_checkpoint ck;
@@ -330,7 +367,11 @@ int floe_runner_recover(struct floe_runner *r, char *why, size_t cap)
 		struct floe_spool_entry *e = NULL;
 		rc = floe_spool_load(r->spool, seqs[i], &e);
 		if (rc == FLOE_ECORRUPT) {
-			floe_spool_quarantine(r->spool, seqs[i]);
+			int q = floe_spool_quarantine(r->spool, seqs[i]);
+			if (q)
+				floe_error("runner: spool entry %" PRIu64 " is corrupt and could not be "
+					   "moved to %s/quarantine (%s): it stays where it is, skipped",
+					   seqs[i], floe_spool_dir(r->spool), floe_strerror(q));
 			seqs[i] = 0; /* skipped below */
 			rc = 0;
 			continue;
@@ -353,6 +394,7 @@ int floe_runner_recover(struct floe_runner *r, char *why, size_t cap)
 			max_seq = seqs[i];
 		floe_spool_entry_free(&r->alloc, e);
 	}
+	report_missing(r, seqs, n, committed, ck.last_seq);
 	/* A checkpoint of an older floe (or a missing committed record) is rewritten in the
 	 * current format now, so that it names this installation from the start. */
 	if (pos &&

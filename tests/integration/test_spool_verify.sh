@@ -128,4 +128,19 @@ duck "select source || ' ' || \"offset\" || ' ' || md5(message) from read_parque
 	sed 's/^\["//; s/"\]$//' | sort >"$d/got"
 check "multiline: every record once, whole" cmp -s "$d/expected" "$d/got"
 check "multiline: rebuilt" test "$(metric "$d/state/metrics.json" spool_reread_entries)" = 1
+
+# A sealed entry deleted while the agent was down (its positions are in the checkpoint,
+# past its lines): the loss cannot be undone, but it is said and counted, not silent.
+d="$T/deleted"
+mkdir -p "$d/logs"
+seq 1 1000 | sed 's/^/line /' >"$d/logs/a.log"
+write_config "$d/floe.yaml" "$d/state" "$d/wh" "[\"$d/logs/*.log\"]"
+rc=0
+FLOE_CRASH_AT=commit-before-upload "$FLOE_BIN" run -c "$d/floe.yaml" --once --log-level error 2>/dev/null || rc=$?
+check "deleted entry: the first run dies before the upload" test $rc = 99
+rm -f "$d"/state/spool/*.entry "$d"/state/spool/*.parquet
+check "deleted entry: the restart succeeds" "$FLOE_BIN" run -c "$d/floe.yaml" --once --log-level warn 2>"$d/err"
+check "deleted entry: the loss is logged with the entries" \
+	grep -q "1 sealed spool entries from 1 to 1 are missing from $d/state/spool" "$d/err"
+check "deleted entry: the loss is counted" test "$(metric "$d/state/metrics.json" spool_lost_entries)" = 1
 finish
