@@ -1,6 +1,8 @@
 /* floe_strerror: one table for floe's own codes, strerror() for -errno. */
 #include "error.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 static const char *const messages[] = {
@@ -52,4 +54,47 @@ const char *floe_strerror(int code)
 	if (code <= FLOE_EBASE && code > FLOE_ELAST)
 		return messages[FLOE_EBASE - code];
 	return messages[0];
+}
+
+static int err_vset(struct floe_err *e, int code, size_t offset, const char *fmt, va_list ap)
+{
+	if (!e)
+		return code;
+	e->code = code;
+	e->offset = offset;
+	if (vsnprintf(e->msg, sizeof(e->msg), fmt, ap) < 0)
+		e->msg[0] = '\0';
+	return code;
+}
+
+int floe_err_set(struct floe_err *e, int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = err_vset(e, code, FLOE_ERR_NO_OFFSET, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+int floe_err_at(struct floe_err *e, int code, size_t offset, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = err_vset(e, code, offset, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+void floe_err_clear(struct floe_err *e)
+{
+	if (!e)
+		return;
+	e->code = 0;
+	e->offset = FLOE_ERR_NO_OFFSET;
+	e->msg[0] = '\0';
+}
+
+const char *floe_err_text(const struct floe_err *e, int code)
+{
+	return e && e->msg[0] ? e->msg : floe_strerror(code);
 }

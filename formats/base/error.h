@@ -4,6 +4,8 @@
 #ifndef FLOE_ERROR_H
 #define FLOE_ERROR_H
 
+#include <stddef.h>
+
 enum {
 	FLOE_EBASE = -4000,
 	FLOE_ENOMEM = -4001,     /* an allocation failed or the memory budget is spent */
@@ -25,5 +27,31 @@ enum {
 
 /* Returns a static, human-readable description of code (never NULL). */
 const char *floe_strerror(int code);
+
+/* What a failure was, for the person who must act on it: the code the function returns,
+ * where in its input it happened (parsers: the byte offset, else FLOE_ERR_NO_OFFSET), and
+ * a one-line message naming the thing at fault. A function that can explain a failure
+ * takes a `struct floe_err *` (NULL when the caller does not want the detail) instead of
+ * why/cap buffers or offset out-parameters; it fills it only when it fails. */
+#define FLOE_ERR_MSG_MAX 1024
+#define FLOE_ERR_NO_OFFSET ((size_t)-1)
+struct floe_err {
+	int code;
+	size_t offset;
+	char msg[FLOE_ERR_MSG_MAX];
+};
+
+/* Records a failure in e (may be NULL): code, no offset, and the formatted message
+ * (truncated to fit). Returns code, so that `return floe_err_set(e, FLOE_EINVAL, ...)`
+ * reads as one statement. */
+int floe_err_set(struct floe_err *e, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The same with the byte offset in the input where the failure was found. */
+int floe_err_at(struct floe_err *e, int code, size_t offset, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Clears e (may be NULL) to "no failure": code 0, no offset, empty message. */
+void floe_err_clear(struct floe_err *e);
+/* e's message, or floe_strerror(code) when the message is empty; e may be NULL. */
+const char *floe_err_text(const struct floe_err *e, int code);
 
 #endif

@@ -132,12 +132,36 @@ static void test_strerror(void **state)
 	assert_string_equal(floe_strerror(-99999), "unknown floe error");
 }
 
+/* The error detail: set, at, clear, and the text fallback; NULL is accepted. */
+static void test_err(void **state)
+{
+	(void)state;
+	struct floe_err e;
+	floe_err_clear(&e);
+	assert_int_equal(e.code, 0);
+	assert_int_equal(e.offset, FLOE_ERR_NO_OFFSET);
+	assert_string_equal(floe_err_text(&e, FLOE_EPARSE), floe_strerror(FLOE_EPARSE));
+	assert_int_equal(floe_err_set(&e, FLOE_EINVAL, "key %s: bad", "x"), FLOE_EINVAL);
+	assert_int_equal(e.code, FLOE_EINVAL);
+	assert_string_equal(e.msg, "key x: bad");
+	assert_string_equal(floe_err_text(&e, FLOE_EINVAL), "key x: bad");
+	assert_int_equal(floe_err_at(&e, FLOE_EPARSE, 17, "at %d", 17), FLOE_EPARSE);
+	assert_int_equal(e.offset, 17);
+	assert_int_equal(floe_err_set(NULL, FLOE_ENOMEM, "ignored"), FLOE_ENOMEM);
+	char big[2 * FLOE_ERR_MSG_MAX];
+	memset(big, 'a', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	floe_err_set(&e, FLOE_ELIMIT, "%s", big);
+	assert_int_equal(strlen(e.msg), FLOE_ERR_MSG_MAX - 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_alloc_budget), cmocka_unit_test(test_alloc_fail_after),
 		cmocka_unit_test(test_buf_limits),   cmocka_unit_test(test_varints),
 		cmocka_unit_test(test_hex_and_fmt),  cmocka_unit_test(test_strerror),
+		cmocka_unit_test(test_err),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
