@@ -80,8 +80,8 @@ done
 	seq 1 5 | sed 's/^/g after /'
 } >"$d/logs/g.log"
 write_config "$d/floe.yaml" "$d/state" "$d/wh" "[\"$d/logs/*.log\"]"
-sed -i "s/^  state_dir: .*/&\n  memory_limit: 7MiB/" "$d/floe.yaml"
-check "runtime: check accepts 7MiB" quietly "$FLOE_BIN" check -c "$d/floe.yaml"
+sed -i "s/^  state_dir: .*/&\n  memory_limit: 8MiB/" "$d/floe.yaml"
+check "runtime: check accepts 8MiB" quietly "$FLOE_BIN" check -c "$d/floe.yaml"
 check "runtime: the run succeeds" "$FLOE_BIN" run -c "$d/floe.yaml" --once --log-level warn 2>"$d/err"
 m="$d/state/metrics.json"
 check "runtime: every line is a row" test "$(metric "$m" rows_committed)" = 62
