@@ -108,6 +108,13 @@ static int parse_v6(const char *s, size_t len, size_t at, struct floe_listen_uri
 	unsigned char bin[16];
 	if (pct - at == 0 || pct - at >= sizeof(addr))
 		return fail(e, at, "not an IPv6 address");
+	/* inet_pton would stop at a NUL and take what is before it. */
+	for (size_t i = at; i < pct; i++) {
+		char c = s[i];
+		if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') ||
+		      c == ':' || c == '.'))
+			return fail(e, i, "bad character in the IPv6 address");
+	}
 	memcpy(addr, s + at, pct - at);
 	addr[pct - at] = '\0';
 	if (inet_pton(AF_INET6, addr, bin) != 1)

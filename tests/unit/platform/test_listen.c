@@ -148,6 +148,8 @@ static void test_uri_refused(void **state)
 	BAD("unix:///a?b", 9, "query");
 	BAD("unix+stream:///a#b", 16, "fragment");
 	parse_bad("unix:///a\0b", 11, 9, "NUL");
+	/* inet_pton stops at a NUL: "fe80::" before it must not pass for the address. */
+	parse_bad("tcp://[fe80::\0007]:1", 20, 13, "bad character in the IPv6 address");
 #undef BAD
 	char big[400];
 	int n = snprintf(big, sizeof(big), "unix:///%0120d", 0);
