@@ -209,6 +209,10 @@ static bool handshake(struct floe_conn *c)
 		return false;
 	}
 	int rc = floe_tls_session_handshake(c->tls);
+	if (rc == -ENOTCONN) {
+		conn_close(c, FLOE_CLOSE_EOF);
+		return false;
+	}
 	if (rc < 0) {
 		s->st.handshake_failures++;
 		conn_close(c, FLOE_CLOSE_HANDSHAKE);

@@ -464,6 +464,10 @@ int floe_tls_session_handshake(struct floe_tls_session *t)
 		return FLOE_TLS_WANT_READ;
 	if (rc == MBEDTLS_ERR_SSL_WANT_WRITE)
 		return FLOE_TLS_WANT_WRITE;
+	/* Closed before a single byte: a port probe or a TCP health check, not a client
+	 * that failed to speak TLS. */
+	if (rc == MBEDTLS_ERR_SSL_CONN_EOF && t->first_byte < 0)
+		return -ENOTCONN;
 	char why[320];
 	failure_reason(t, rc, why, sizeof(why));
 	floe_tls_server_note_failure(t->srv, &t->peer, why);

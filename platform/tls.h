@@ -91,7 +91,8 @@ void floe_tls_session_free(struct floe_tls_session *t);
 
 /* Moves the handshake on: 0 once it is complete, FLOE_TLS_WANT_READ/_WRITE, or -EPROTO
  * (-ECONNRESET when the peer went away) after recording the failure with
- * floe_tls_server_note_failure. */
+ * floe_tls_server_note_failure; -ENOTCONN, recorded nowhere, when the peer closed without
+ * sending a byte (a port probe, a TCP health check). */
 int floe_tls_session_handshake(struct floe_tls_session *t);
 /* Reads decrypted bytes into buf[0..cap): 0 with *n > 0, or *n == 0 when the peer closed
  * (close_notify or end of stream); FLOE_TLS_WANT_READ/_WRITE; or -ECONNRESET, -EPROTO. */

@@ -475,6 +475,24 @@ static void test_handshake_timeout(void **state)
 	rig_free(r);
 }
 
+/* A connection closed before its first byte (a port probe, a TCP health check) is no
+ * failed handshake: not counted, not logged. */
+static void test_probe_not_a_failure(void **state)
+{
+	struct rig *r = rig_new(false);
+	capture_start();
+	for (int i = 0; i < 3; i++)
+		close(connect_port(floe_listener_port(r->l)));
+	spin_until(r, has_closes, 3);
+	char *log = capture_end();
+	assert_int_equal(r->why, FLOE_CLOSE_EOF);
+	assert_null(strstr(log, "handshake"));
+	struct floe_tls_stats st;
+	floe_tls_server_stats(r->tls, &st);
+	assert_int_equal(st.handshake_failures, 0);
+	rig_free(r);
+}
+
 /* A reload serves the new certificate to new sessions; a session made before goes on. A
  * reload from broken files changes nothing. */
 static void test_reload(void **state)
@@ -634,6 +652,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_roundtrip),	     cmocka_unit_test(test_plain_bytes_on_tls_port),
 	    cmocka_unit_test(test_mutual),	     cmocka_unit_test(test_handshake_timeout),
+	    cmocka_unit_test(test_probe_not_a_failure),
 	    cmocka_unit_test(test_reload),	     cmocka_unit_test(test_bad_files),
 	    cmocka_unit_test(test_openssl_s_client),
 	};
