@@ -24,10 +24,10 @@ struct floe_listener {
 	int fd;
 	uint16_t port;
 	int rcvbuf;
-	bool unix_file;	      /* a socket file of ours to remove at close */
-	dev_t dev;	      /* ... identified by device and inode */
+	bool unix_file; /* a socket file of ours to remove at close */
+	dev_t dev;	/* ... identified by device and inode */
 	ino_t ino;
-	uint32_t drops_seen;  /* the kernel's cumulative drop counter, as last read */
+	uint32_t drops_seen; /* the kernel's cumulative drop counter, as last read */
 	struct floe_listener_stats st;
 };
 
@@ -114,7 +114,7 @@ static int open_inet(struct floe_listener *l, const struct floe_listen_opts *o, 
 		return -errno;
 	}
 	l->port = ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
-						 : ((struct sockaddr_in6 *)&ss)->sin6_port);
+						: ((struct sockaddr_in6 *)&ss)->sin6_port);
 	return 0;
 }
 

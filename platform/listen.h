@@ -15,9 +15,9 @@
 enum floe_listen_transport {
 	FLOE_LISTEN_UDP = 0,
 	FLOE_LISTEN_TCP = 1,
-	FLOE_LISTEN_TLS = 2,		/* TCP carrying TLS (RFC 5425) */
-	FLOE_LISTEN_UNIX = 3,		/* unix datagram socket (/dev/log style) */
-	FLOE_LISTEN_UNIX_STREAM = 4,	/* unix stream socket */
+	FLOE_LISTEN_TLS = 2,	     /* TCP carrying TLS (RFC 5425) */
+	FLOE_LISTEN_UNIX = 3,	     /* unix datagram socket (/dev/log style) */
+	FLOE_LISTEN_UNIX_STREAM = 4, /* unix stream socket */
 };
 
 /* The longest host name (RFC 1035) and unix socket path (sun_path holds 108 bytes with the
@@ -33,7 +33,7 @@ struct floe_listen_uri {
 	/* inet: a host name, an IPv4 literal, or an IPv6 literal written in brackets (kept
 	 * here without them, zone included: "fe80::1%eth0"); "" for unix sockets. */
 	char host[FLOE_LISTEN_HOST_MAX + 1];
-	bool host_v6; /* the host was an IPv6 literal in brackets */
+	bool host_v6;  /* the host was an IPv6 literal in brackets */
 	uint16_t port; /* 0 asks the kernel for a free port (tests); floe_listener_port tells it */
 	char path[FLOE_LISTEN_PATH_MAX + 1]; /* unix: the absolute path; "" otherwise */
 };

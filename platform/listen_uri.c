@@ -74,7 +74,8 @@ static int parse_path(const char *s, size_t len, size_t at, struct floe_listen_u
 	if (at == len)
 		return fail(e, at, "missing socket path (unix:///absolute/path)");
 	if (s[at] != '/')
-		return fail(e, at, "a unix socket URI has no host: unix:///absolute/path (three slashes)");
+		return fail(e, at,
+			    "a unix socket URI has no host: unix:///absolute/path (three slashes)");
 	size_t n = len - at;
 	if (n > FLOE_LISTEN_PATH_MAX)
 		return fail(e, at + FLOE_LISTEN_PATH_MAX, "socket path longer than 107 bytes");
@@ -92,8 +93,8 @@ static int parse_path(const char *s, size_t len, size_t at, struct floe_listen_u
 }
 
 /* An IPv6 literal at s[at] (just after '['): up to ']'. */
-static int parse_v6(const char *s, size_t len, size_t at, struct floe_listen_uri *u,
-		    size_t *end, struct floe_listen_uri_error *e)
+static int parse_v6(const char *s, size_t len, size_t at, struct floe_listen_uri *u, size_t *end,
+		    struct floe_listen_uri_error *e)
 {
 	size_t close = at;
 	while (close < len && s[close] != ']')
@@ -267,8 +268,7 @@ int floe_listen_uri_format(const struct floe_listen_uri *u, uint16_t port, char 
 		int alen = pct ? (int)(pct - u->host) : (int)strlen(u->host);
 		n = snprintf(out, cap, "%s://[%.*s%s%s]:%u", floe_listen_scheme(u->transport), alen,
 			     u->host, pct ? "%25" : "", pct ? pct + 1 : "", (unsigned)port);
-	}
-	else
+	} else
 		n = snprintf(out, cap, "%s://%s:%u", floe_listen_scheme(u->transport), u->host,
 			     (unsigned)port);
 	if (n < 0 || (size_t)n >= cap)

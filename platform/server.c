@@ -411,8 +411,8 @@ int floe_server_init(void *mem, size_t len, struct floe_loop *loop, struct floe_
 	s->stream = stream;
 	s->max = max;
 	s->idle_ms = o->idle_timeout_ms > 0 ? o->idle_timeout_ms : 0;
-	s->handshake_ms =
-	    o->handshake_timeout_ms > 0 ? o->handshake_timeout_ms : FLOE_SERVER_HANDSHAKE_TIMEOUT_MS;
+	s->handshake_ms = o->handshake_timeout_ms > 0 ? o->handshake_timeout_ms
+						      : FLOE_SERVER_HANDSHAKE_TIMEOUT_MS;
 	s->dgram_batch = o->dgram_batch ? o->dgram_batch : FLOE_SERVER_DGRAM_BATCH;
 	s->limit_logged_ms = s->error_logged_ms = INT64_MIN;
 	for (unsigned i = max; i-- > 0;) {

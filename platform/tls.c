@@ -67,8 +67,8 @@ struct floe_tls_session {
 	struct creds *creds;
 	union floe_sockaddr peer;
 	int fd;
-	int sys_errno;	    /* the last socket error, for the failure's reason */
-	int first_byte;	    /* the first byte the peer sent, -1 before it */
+	int sys_errno;	/* the last socket error, for the failure's reason */
+	int first_byte; /* the first byte the peer sent, -1 before it */
 	bool handshake_done;
 };
 
@@ -159,9 +159,9 @@ static int load_certs(const char *file, mbedtls_x509_crt *crt, const char *what,
 /* Builds the TLS configuration of a credential set. */
 static int creds_configure(struct floe_tls_server *s, struct creds *c, char *err, size_t cap)
 {
-	int rc = mbedtls_ssl_config_defaults(&c->conf, MBEDTLS_SSL_IS_SERVER,
-					     MBEDTLS_SSL_TRANSPORT_STREAM,
-					     MBEDTLS_SSL_PRESET_DEFAULT);
+	int rc =
+	    mbedtls_ssl_config_defaults(&c->conf, MBEDTLS_SSL_IS_SERVER,
+					MBEDTLS_SSL_TRANSPORT_STREAM, MBEDTLS_SSL_PRESET_DEFAULT);
 	if (rc) {
 		say(err, cap, s->cert_file, "TLS configuration", rc);
 		return -EINVAL;
@@ -381,7 +381,8 @@ static int bio_recv(void *ctx, unsigned char *p, size_t n)
 		t->sys_errno = errno;
 		if (errno == EAGAIN || errno == EWOULDBLOCK)
 			return MBEDTLS_ERR_SSL_WANT_READ;
-		return errno == ECONNRESET ? MBEDTLS_ERR_NET_CONN_RESET : MBEDTLS_ERR_NET_RECV_FAILED;
+		return errno == ECONNRESET ? MBEDTLS_ERR_NET_CONN_RESET
+					   : MBEDTLS_ERR_NET_RECV_FAILED;
 	}
 }
 
@@ -428,8 +429,10 @@ static void failure_reason(struct floe_tls_session *t, int rc, char *out, size_t
 	char m[128];
 	if (rc == MBEDTLS_ERR_NET_CONN_RESET || rc == MBEDTLS_ERR_NET_RECV_FAILED ||
 	    rc == MBEDTLS_ERR_NET_SEND_FAILED || rc == MBEDTLS_ERR_SSL_CONN_EOF) {
-		snprintf(out, cap, "%s", rc == MBEDTLS_ERR_SSL_CONN_EOF ? "the peer closed the connection" :
-			 t->sys_errno ? strerror(t->sys_errno) : "connection error");
+		snprintf(out, cap, "%s",
+			 rc == MBEDTLS_ERR_SSL_CONN_EOF ? "the peer closed the connection"
+			 : t->sys_errno			? strerror(t->sys_errno)
+							: "connection error");
 		return;
 	}
 	mbedtls_strerror(rc, m, sizeof(m));

@@ -61,8 +61,8 @@ void floe_tls_server_free(struct floe_tls_server *s);
 int floe_tls_server_reload(struct floe_tls_server *s, char *err, size_t cap);
 
 struct floe_tls_stats {
-	uint64_t handshakes;	     /* completed */
-	uint64_t handshake_failures; /* failed, timed out included */
+	uint64_t handshakes;	      /* completed */
+	uint64_t handshake_failures;  /* failed, timed out included */
 	uint64_t failures_not_logged; /* of those, not logged (rate limit) */
 	uint64_t reloads, reload_failures;
 	uint64_t sessions; /* alive now */

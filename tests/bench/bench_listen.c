@@ -149,8 +149,8 @@ static int rig_open(struct rig *r, const char *uri, unsigned maxc, int rcvbuf,
 	r->rs.fr = floe_framer_new(NULL, 8192, NULL);
 	r->rs.so.received_us = INT64_C(1796300000000000);
 	struct floe_server_opts so = {.max_connections = maxc, .tls = tls};
-	struct floe_server_cbs cbs = {.arg = &r->rs, .on_data = on_data, .on_close = on_close,
-				      .on_datagram = on_datagram};
+	struct floe_server_cbs cbs = {
+	    .arg = &r->rs, .on_data = on_data, .on_close = on_close, .on_datagram = on_datagram};
 	size_t need = floe_server_footprint(maxc);
 	r->mem = malloc(need);
 	return !r->rs.fr || floe_server_init(r->mem, need, r->loop, r->l, &so, &cbs, &r->srv);
@@ -201,7 +201,8 @@ static void *stream_sender(void *arg)
 	if (s->tls) {
 		mbedtls_ssl_init(&ssl);
 		mbedtls_ssl_config_init(&conf);
-		mbedtls_ssl_config_defaults(&conf, MBEDTLS_SSL_IS_CLIENT, MBEDTLS_SSL_TRANSPORT_STREAM,
+		mbedtls_ssl_config_defaults(&conf, MBEDTLS_SSL_IS_CLIENT,
+					    MBEDTLS_SSL_TRANSPORT_STREAM,
 					    MBEDTLS_SSL_PRESET_DEFAULT);
 		mbedtls_ssl_conf_authmode(&conf, MBEDTLS_SSL_VERIFY_NONE);
 		mbedtls_ssl_conf_rng(&conf, mbedtls_ctr_drbg_random, test_drbg());
@@ -222,8 +223,9 @@ static void *stream_sender(void *arg)
 		if (len < 64 * 1024 && i + 1 < s->n)
 			continue;
 		for (size_t off = 0; off < len;) {
-			int w = s->tls ? mbedtls_ssl_write(&ssl, (unsigned char *)out + off, len - off)
-				       : (int)write(fd, out + off, len - off);
+			int w = s->tls
+				    ? mbedtls_ssl_write(&ssl, (unsigned char *)out + off, len - off)
+				    : (int)write(fd, out + off, len - off);
 			if (w <= 0) {
 				fprintf(stderr, "sender: write failed\n");
 				exit(1);
@@ -250,7 +252,8 @@ static void *udp_sender(void *arg)
 	char msg[MSG_LEN + 1];
 	struct timespec next;
 	clock_gettime(CLOCK_MONOTONIC, &next);
-	uint64_t total = (uint64_t)((double)s->rate * s->seconds), per_ms = (uint64_t)s->rate / 1000;
+	uint64_t total = (uint64_t)((double)s->rate * s->seconds),
+		 per_ms = (uint64_t)s->rate / 1000;
 	while (s->sent < total) {
 		for (uint64_t k = 0; k < per_ms && s->sent < total; k++) {
 			make_msg(msg, s->sent);
@@ -314,7 +317,8 @@ static int udp_run(double seconds, int rate, int rcvbuf)
 	floe_listener_stats(r.l, &st);
 	uint64_t lost = s.sent - st.datagrams;
 	double cpu = thread_cpu_s() - cpu0;
-	printf("udp  %8" PRIu64 " sent at %d/s for %.0f s, rcvbuf %d (kernel: %d)  received %" PRIu64
+	printf("udp  %8" PRIu64
+	       " sent at %d/s for %.0f s, rcvbuf %d (kernel: %d)  received %" PRIu64
 	       "  kernel drops %" PRIu64 "  lost %" PRIu64 " (%.3f %%)  receiver CPU %.2f s\n",
 	       s.sent, rate, seconds, rcvbuf, floe_listener_rcvbuf(r.l), st.datagrams,
 	       st.kernel_drops, lost, s.sent ? 100.0 * (double)lost / (double)s.sent : 0.0, cpu);
@@ -397,15 +401,17 @@ static int idle_run(unsigned n, struct floe_tls_server *tls)
 		long rss1 = rss_kib();
 		size_t heap1 = mallinfo2().uordblks;
 		if (pass == 0)
-			printf("idle %u TCP connections open: RSS +%ld KiB (%ld -> %ld), server table "
-			       "%zu KiB (%zu B a connection), heap +%zu B\n",
-			       (unsigned)st.open, rss1 - rss0, rss0, rss1,
-			       floe_server_footprint(count) / 1024,
-			       floe_server_footprint(count) / count, heap1 - heap0);
+			printf(
+			    "idle %u TCP connections open: RSS +%ld KiB (%ld -> %ld), server table "
+			    "%zu KiB (%zu B a connection), heap +%zu B\n",
+			    (unsigned)st.open, rss1 - rss0, rss0, rss1,
+			    floe_server_footprint(count) / 1024,
+			    floe_server_footprint(count) / count, heap1 - heap0);
 		else
-			printf("tls  %u idle TLS sessions: mbedtls heap %zu B a session (bound used "
-			       "for budgets: FLOE_TLS_SESSION_BYTES = %u)\n",
-			       (unsigned)ts.sessions, (heap1 - heap0) / count, FLOE_TLS_SESSION_BYTES);
+			printf(
+			    "tls  %u idle TLS sessions: mbedtls heap %zu B a session (bound used "
+			    "for budgets: FLOE_TLS_SESSION_BYTES = %u)\n",
+			    (unsigned)ts.sessions, (heap1 - heap0) / count, FLOE_TLS_SESSION_BYTES);
 		close(ctl);
 		waitpid(pid, NULL, 0);
 		while (st.open > 0 && floe_loop_run_once(r.loop, 100) >= 0)

@@ -19,8 +19,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	bool is_unix = u.transport == FLOE_LISTEN_UNIX || u.transport == FLOE_LISTEN_UNIX_STREAM;
 	if (is_unix) {
 		size_t n = strnlen(u.path, sizeof(u.path));
-		if (n == 0 || n > FLOE_LISTEN_PATH_MAX || u.path[0] != '/' || u.path[n - 1] == '/' ||
-		    u.host[0])
+		if (n == 0 || n > FLOE_LISTEN_PATH_MAX || u.path[0] != '/' ||
+		    u.path[n - 1] == '/' || u.host[0])
 			__builtin_trap();
 	} else if (!u.host[0] || strnlen(u.host, sizeof(u.host)) > FLOE_LISTEN_HOST_MAX ||
 		   u.path[0]) {

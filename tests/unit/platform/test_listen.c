@@ -412,8 +412,8 @@ static void test_unix_dgram(void **state)
 	int s = socket(AF_UNIX, SOCK_DGRAM, 0);
 	struct sockaddr_un sun = {.sun_family = AF_UNIX};
 	strcpy(sun.sun_path, at("log.sock"));
-	assert_int_equal(sendto(s, "<13>Jun 14 15:16:01 sshd[1]: x", 30, 0,
-				(struct sockaddr *)&sun, sizeof(sun)),
+	assert_int_equal(sendto(s, "<13>Jun 14 15:16:01 sshd[1]: x", 30, 0, (struct sockaddr *)&sun,
+				sizeof(sun)),
 			 30);
 	char buf[64];
 	struct floe_dgram d;

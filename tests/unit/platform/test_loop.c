@@ -340,10 +340,10 @@ static void test_wake_and_stop(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_timer_order),	   cmocka_unit_test(test_timer_heap_random),
+	    cmocka_unit_test(test_timer_order),	     cmocka_unit_test(test_timer_heap_random),
 	    cmocka_unit_test(test_timer_rearm_past), cmocka_unit_test(test_timer_real_clock),
-	    cmocka_unit_test(test_io_pause_resume), cmocka_unit_test(test_io_del_pending),
-	    cmocka_unit_test(test_io_kick),	   cmocka_unit_test(test_wake_and_stop),
+	    cmocka_unit_test(test_io_pause_resume),  cmocka_unit_test(test_io_del_pending),
+	    cmocka_unit_test(test_io_kick),	     cmocka_unit_test(test_wake_and_stop),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -132,8 +132,8 @@ static struct rig *rig_new(const char *uri, const struct floe_server_opts *o)
 {
 	struct rig *r = calloc(1, sizeof(*r));
 	assert_non_null(r);
-	struct floe_loop_opts lo = {.clock_ms = clock_ms, .buffer = rbuf,
-				    .buffer_len = sizeof(rbuf)};
+	struct floe_loop_opts lo = {
+	    .clock_ms = clock_ms, .buffer = rbuf, .buffer_len = sizeof(rbuf)};
 	assert_int_equal(floe_loop_new(&lo, &r->loop), 0);
 	struct floe_listen_uri u;
 	assert_int_equal(floe_listen_uri_parse(uri, strlen(uri), &u, NULL), 0);

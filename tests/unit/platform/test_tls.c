@@ -145,23 +145,24 @@ static struct rig *rig_new(bool mutual)
 	assert_non_null(r);
 	copy("a.pem", "server.pem");
 	copy("a.key", "server.key");
-	struct floe_loop_opts lo = {.clock_ms = fake_clock, .buffer = rbuf,
-				    .buffer_len = sizeof(rbuf)};
+	struct floe_loop_opts lo = {
+	    .clock_ms = fake_clock, .buffer = rbuf, .buffer_len = sizeof(rbuf)};
 	assert_int_equal(floe_loop_new(&lo, &r->loop), 0);
 	struct floe_listen_uri u;
 	assert_int_equal(floe_listen_uri_parse("tls://127.0.0.1:0", 17, &u, NULL), 0);
 	assert_int_equal(floe_listener_open(&u, NULL, &r->l, NULL), 0);
 	char err[256] = "";
-	struct floe_tls_opts to = {.cert_file = at("server.pem"), .key_file = at("server.key"),
+	struct floe_tls_opts to = {.cert_file = at("server.pem"),
+				   .key_file = at("server.key"),
 				   .ca_file = mutual ? at("ca.pem") : NULL,
 				   .clock_ms = fake_clock};
 	int rc = floe_tls_server_new(&to, &r->tls, err, sizeof(err));
 	if (rc)
 		fail_msg("tls: %s", err);
-	struct floe_server_opts so = {.max_connections = 8, .tls = r->tls,
-				      .handshake_timeout_ms = 10000};
-	struct floe_server_cbs cbs = {.arg = r, .on_open = on_open, .on_data = on_data,
-				      .on_close = on_close};
+	struct floe_server_opts so = {
+	    .max_connections = 8, .tls = r->tls, .handshake_timeout_ms = 10000};
+	struct floe_server_cbs cbs = {
+	    .arg = r, .on_open = on_open, .on_data = on_data, .on_close = on_close};
 	size_t need = floe_server_footprint(so.max_connections);
 	r->mem = malloc(need);
 	assert_int_equal(floe_server_init(r->mem, need, r->loop, r->l, &so, &cbs, &r->srv), 0);
@@ -581,8 +582,8 @@ static pid_t s_client(uint16_t port, const char *const extra[], int *in)
 	if (pid == 0) {
 		char addr[32];
 		snprintf(addr, sizeof(addr), "127.0.0.1:%u", (unsigned)port);
-		const char *argv[16] = {"openssl", "s_client", "-connect", addr, "-quiet",
-					"-CAfile", at("ca.pem")};
+		const char *argv[16] = {"openssl", "s_client", "-connect",  addr,
+					"-quiet",  "-CAfile",  at("ca.pem")};
 		int n = 7;
 		for (int i = 0; extra[i] && n < 15; i++)
 			argv[n++] = extra[i];
@@ -650,10 +651,13 @@ static void test_openssl_s_client(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_roundtrip),	     cmocka_unit_test(test_plain_bytes_on_tls_port),
-	    cmocka_unit_test(test_mutual),	     cmocka_unit_test(test_handshake_timeout),
+	    cmocka_unit_test(test_roundtrip),
+	    cmocka_unit_test(test_plain_bytes_on_tls_port),
+	    cmocka_unit_test(test_mutual),
+	    cmocka_unit_test(test_handshake_timeout),
 	    cmocka_unit_test(test_probe_not_a_failure),
-	    cmocka_unit_test(test_reload),	     cmocka_unit_test(test_bad_files),
+	    cmocka_unit_test(test_reload),
+	    cmocka_unit_test(test_bad_files),
 	    cmocka_unit_test(test_openssl_s_client),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

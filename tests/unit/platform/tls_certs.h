@@ -64,9 +64,8 @@ static void test_key_free(struct test_key *k)
 
 /* Writes a certificate for subject's key, named subject_dn, signed by issuer's key under
  * issuer_dn (the same key and name for a self-signed CA), to cert_path (PEM). */
-static int test_cert_write(const char *cert_path, struct test_key *subject,
-			   const char *subject_dn, struct test_key *issuer, const char *issuer_dn,
-			   int is_ca, int serial_no)
+static int test_cert_write(const char *cert_path, struct test_key *subject, const char *subject_dn,
+			   struct test_key *issuer, const char *issuer_dn, int is_ca, int serial_no)
 {
 	mbedtls_x509write_cert c;
 	mbedtls_mpi serial;
