@@ -329,7 +329,9 @@ static void keep_peer(union floe_sockaddr *peer, const struct sockaddr_storage *
 
 int floe_listener_accept(struct floe_listener *l, int *fd, union floe_sockaddr *peer)
 {
-	for (;;) {
+	/* Each skipped error took one connection off the queue; the bound only guards
+	 * against an error that would repeat without doing so. */
+	for (int tries = 0;; tries++) {
 		struct sockaddr_storage ss;
 		socklen_t n = sizeof(ss);
 		int c = accept4(l->fd, (struct sockaddr *)&ss, &n, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -359,6 +361,8 @@ int floe_listener_accept(struct floe_listener *l, int *fd, union floe_sockaddr *
 		default:
 			/* ECONNABORTED, EPROTO, EINTR and the network errors accept(2) says
 			 * to treat like EAGAIN and retry: that connection is gone. */
+			if (tries >= 64)
+				return 0;
 			continue;
 		}
 	}

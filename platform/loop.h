@@ -31,7 +31,8 @@ struct floe_io {
 };
 
 /* A one-shot timer in memory the caller owns. The caller sets cb and arg; the rest is
- * the loop's (a node of a pairing heap: arming and disarming allocate nothing). */
+ * the loop's (a node of a pairing heap: arming and disarming allocate nothing). An armed
+ * timer, like an added io, must be disarmed (removed) before its memory is reused. */
 struct floe_timer {
 	void (*cb)(struct floe_timer *t);
 	void *arg;
