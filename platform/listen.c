@@ -28,6 +28,7 @@ struct floe_listener {
 	dev_t dev;	/* ... identified by device and inode */
 	ino_t ino;
 	uint32_t drops_seen; /* the kernel's cumulative drop counter, as last read */
+	bool counts_drops;   /* SO_RXQ_OVFL could be set */
 	struct floe_listener_stats st;
 };
 
@@ -260,11 +261,18 @@ int floe_listener_open(const struct floe_listen_uri *u, const struct floe_listen
 		goto err;
 	}
 	if (!floe_listen_is_stream(u->transport)) {
-		/* The kernel then attaches its drop counter to every datagram it queues. */
+		/* The kernel then attaches its drop counter to every datagram it queues.
+		 * Every Linux since 2.6.33 has it; only an emulator (qemu-user 7.2) says
+		 * ENOPROTOOPT, and the listener then works without the count, which
+		 * floe_listener_counts_drops tells the caller to say. */
+		l->counts_drops = true;
 		if (setsockopt(l->fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one))) {
-			rc = -errno;
-			*what = "SO_RXQ_OVFL";
-			goto err;
+			if (errno != ENOPROTOOPT) {
+				rc = -errno;
+				*what = "SO_RXQ_OVFL";
+				goto err;
+			}
+			l->counts_drops = false;
 		}
 	} else if (listen(l->fd, o->backlog > 0 ? o->backlog : SOMAXCONN)) {
 		rc = -errno;
@@ -314,6 +322,11 @@ uint16_t floe_listener_port(const struct floe_listener *l)
 int floe_listener_rcvbuf(const struct floe_listener *l)
 {
 	return l->rcvbuf;
+}
+
+bool floe_listener_counts_drops(const struct floe_listener *l)
+{
+	return l->counts_drops;
 }
 
 static void keep_peer(union floe_sockaddr *peer, const struct sockaddr_storage *ss, socklen_t n)

@@ -156,6 +156,11 @@ struct floe_listener_stats {
 	uint64_t kernel_drops;
 };
 
+/* True for a datagram listener whose kernel drops are counted (SO_RXQ_OVFL could be set:
+ * always on Linux, not under qemu-user). A caller warns when it is false, so that a
+ * loss the count cannot show is not silent either. */
+bool floe_listener_counts_drops(const struct floe_listener *l);
+
 /* Reads the kernel's drop counter of a datagram listener now and adds what it rose by.
  * Returns 0 or -errno (-ENOPROTOOPT on kernels before 4.12). */
 int floe_listener_sync_drops(struct floe_listener *l);

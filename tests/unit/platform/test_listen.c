@@ -362,6 +362,12 @@ static void test_kernel_drops(void **state)
 	for (int how = 0; how < 2; how++) {
 		struct floe_listen_opts o = {.rcvbuf = 4096};
 		struct floe_listener *l = open_ok("udp://127.0.0.1:0", &o);
+		if (!floe_listener_counts_drops(l)) {
+			/* qemu-user does not pass SO_RXQ_OVFL on: nothing to test here. */
+			printf("no kernel drop counter (emulated?): skipped\n");
+			floe_listener_close(l);
+			return;
+		}
 		int s = socket(AF_INET, SOCK_DGRAM, 0);
 		union floe_sockaddr a = {0};
 		a.in.sin_family = AF_INET;
