@@ -266,7 +266,17 @@ static int probe_up(struct floe_table *t, int64_t *v, struct floe_ice_meta **cur
 			if ((e = floe_store_exists(t->store, path)) < 0)
 				return floe_table_fail(t, e, "checking %s in %s failed: %s", path, t->store->uri,
 						       floe_strerror(e));
-			return e == 1 ? gap_error(t, *v, *v + 2) : 0;
+			if (e == 0)
+				return 0;
+			/* v+2 is only ever made from v+1, so v+1 existed before it: if it is there
+			 * now, other writers committed both between the two looks (no gap). */
+			floe_table_meta_path(t, *v + 1, path, sizeof(path));
+			if ((e = floe_store_exists(t->store, path)) < 0)
+				return floe_table_fail(t, e, "checking %s in %s failed: %s", path, t->store->uri,
+						       floe_strerror(e));
+			if (e == 0)
+				return gap_error(t, *v, *v + 2);
+			continue;
 		}
 		struct floe_ice_meta *next = NULL;
 		int rc = load_meta(t, *v + 1, &next);
@@ -319,8 +329,13 @@ int floe_table_find_current(struct floe_table *t, bool full)
 		rc = probe_up(t, &v, &cur, &owned);
 	if (rc == 0 && full && !listed)
 		rc = list_versions(t, &l);
-	if (rc == 0 && full && l.max > v)
-		rc = gap_error(t, v, l.max);
+	if (rc == 0 && full && l.max > v) {
+		/* Versions committed by others since the probe are no gap: probe again, and
+		 * only what the probe cannot reach is one. */
+		rc = probe_up(t, &v, &cur, &owned);
+		if (rc == 0 && l.max > v)
+			rc = gap_error(t, v, l.max);
+	}
 	if (rc) {
 		if (owned)
 			floe_ice_meta_free(cur);

@@ -27,7 +27,13 @@ for round in $(seq 1 $ROUNDS); do
 		PIDS+=($!)
 	done
 	ok=1
-	for p in "${pids[@]}"; do wait "$p" || ok=0; done
+	for k in "${!pids[@]}"; do
+		if ! wait "${pids[$k]}"; then
+			ok=0
+			echo "# agent-$((k + 1)) failed in round $round:"
+			sed 's/^/#   /' "$T/a$((k + 1))/err.$round" | tail -5
+		fi
+	done
 	check "round $round: all $N committers succeed" test $ok = 1
 done
 

@@ -242,6 +242,68 @@ static void test_lagging_hint(void **state)
 	floe_table_free(t);
 }
 
+/* A store in front of the fixture's that, the first time it is asked whether a chosen key
+ * exists, lets another writer commit twice and then answers as it would have just before:
+ * the race of a reader that looks at v4, then v5, while two commits land in between. */
+struct racing_store {
+	struct floe_store base;
+	struct floe_store *inner;
+	const char *key; /* the key whose first look is stale */
+	struct fixture *f;
+	struct floe_table *other;
+	int fired;
+};
+
+static int rs_get(struct floe_store *s, const char *k, size_t m, void **d, size_t *l)
+{
+	struct racing_store *r = (struct racing_store *)s;
+	return r->inner->ops->get(r->inner, k, m, d, l);
+}
+static int rs_exists(struct floe_store *s, const char *k)
+{
+	struct racing_store *r = (struct racing_store *)s;
+	if (!r->fired && strstr(k, r->key)) {
+		r->fired = 1;
+		int was = r->inner->ops->exists(r->inner, k);
+		assert_int_equal(commit_one(r->f, r->other), 0);
+		assert_int_equal(commit_one(r->f, r->other), 0);
+		return was;
+	}
+	return r->inner->ops->exists(r->inner, k);
+}
+static int rs_list(struct floe_store *s, const char *p, int (*fn)(void *, const char *), void *c)
+{
+	struct racing_store *r = (struct racing_store *)s;
+	return r->inner->ops->list(r->inner, p, fn, c);
+}
+static void rs_destroy(struct floe_store *s)
+{
+	(void)s;
+}
+
+/* Versions that other writers commit while floe probes are no gap: a reader that found v4
+ * absent and then v5 present looks at v4 again, and reaches v5. Once this was refused as
+ * a gap, and the agent stopped. */
+static void test_commits_during_probe(void **state)
+{
+	struct fixture *f = *state;
+	struct floe_table *t = table_at_v3(f);
+	static const struct floe_store_ops ops = {.get = rs_get, .exists = rs_exists, .list = rs_list,
+						  .destroy = rs_destroy};
+	struct racing_store rs = {.base = {.ops = &ops}, .inner = f->store, .key = "v4.metadata.json",
+				  .f = f, .other = t};
+	snprintf(rs.base.uri, sizeof(rs.base.uri), "%s", f->store->uri);
+	struct floe_table *ro = NULL;
+	char why[1024] = "";
+	int rc = floe_table_load(&f->alloc, &rs.base, "default/logs", &ro, why, sizeof(why));
+	if (rc)
+		fail_msg("%s", why);
+	assert_int_equal(rs.fired, 1);
+	assert_int_equal(floe_table_version(ro), 5);
+	floe_table_free(ro);
+	floe_table_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -250,6 +312,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_current_deleted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_seen_version_deleted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lagging_hint, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_commits_during_probe, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
