@@ -622,11 +622,8 @@ int floe_ice_meta_create(struct floe_alloc *a, const char *table_uuid, const cha
 	if (!m)
 		return FLOE_ENOMEM;
 	m->a = a;
-	m->doc = floe_json_doc_new(a);
-	if (!m->doc) {
-		rc = FLOE_ENOMEM;
+	if ((rc = floe_json_doc_new(a, &m->doc)))
 		goto err;
-	}
 	if ((rc = build_root(m->doc, table_uuid, location, fields, nfields, pfields, npfields,
 			     props, nprops, now_ms, last_column_id)))
 		goto err;
