@@ -671,12 +671,12 @@ int floe_ice_manifest_list_read(struct floe_alloc *a, const uint8_t *data, size_
 		return FLOE_ENOMEM;
 	l->a = a;
 	struct floe_avro_reader *r = NULL;
-	int rc = floe_avro_reader_new(a, data, len, NULL, &r);
+	int rc = floe_avro_reader_new(a, data, len, NULL, &r, NULL);
 	if (!rc && floe_avro_schema_type(floe_avro_reader_schema(r)) != FLOE_AVRO_RECORD)
 		rc = FLOE_EFORMAT;
 	while (!rc) {
 		const struct floe_avro_value *v;
-		rc = floe_avro_reader_next(r, &v);
+		rc = floe_avro_reader_next(r, &v, NULL);
 		if (rc <= 0)
 			break;
 		rc = 0;
@@ -736,10 +736,10 @@ int floe_ice_manifest_read(struct floe_alloc *a, const uint8_t *data, size_t len
 	if (!data || !fn)
 		return FLOE_EINVAL;
 	struct floe_avro_reader *r = NULL;
-	int rc = floe_avro_reader_new(a, data, len, NULL, &r);
+	int rc = floe_avro_reader_new(a, data, len, NULL, &r, NULL);
 	while (!rc) {
 		const struct floe_avro_value *v;
-		rc = floe_avro_reader_next(r, &v);
+		rc = floe_avro_reader_next(r, &v, NULL);
 		if (rc <= 0)
 			break;
 		const struct floe_avro_value *df = floe_avro_value_get(v, "data_file");

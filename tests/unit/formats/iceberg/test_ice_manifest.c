@@ -222,14 +222,14 @@ static void test_manifest_schema_unpartitioned(void **state)
 	assert_int_equal(floe_ice_manifest_write(NULL, &info, &f, 1, SYNC, &out), 0);
 	dump("manifest-unpartitioned.avro", &out);
 	struct floe_avro_reader *r;
-	assert_int_equal(floe_avro_reader_new(NULL, out.data, out.len, NULL, &r), 0);
+	assert_int_equal(floe_avro_reader_new(NULL, out.data, out.len, NULL, &r, NULL), 0);
 	expect_meta(r, "avro.schema", JAVA_ENTRY_SCHEMA);
 	expect_meta(r, "partition-spec", "[]");
 	expect_meta(r, "partition-spec-id", "0");
 	const struct floe_avro_value *v;
-	assert_int_equal(floe_avro_reader_next(r, &v), 1);
+	assert_int_equal(floe_avro_reader_next(r, &v, NULL), 1);
 	assert_int_equal(floe_avro_value_len(floe_avro_value_get(floe_avro_value_get(v, "data_file"), "partition")), 0);
-	assert_int_equal(floe_avro_reader_next(r, &v), 0);
+	assert_int_equal(floe_avro_reader_next(r, &v, NULL), 0);
 	floe_avro_reader_free(r);
 	floe_buf_fini(&out);
 }
@@ -251,7 +251,7 @@ static void test_manifest(void **state)
 	snprintf(want, sizeof(want), "%.*s%s%s", (int)at, JAVA_ENTRY_SCHEMA, R102_FIELDS, JAVA_ENTRY_SCHEMA + at);
 
 	struct floe_avro_reader *r;
-	assert_int_equal(floe_avro_reader_new(NULL, out.data, out.len, NULL, &r), 0);
+	assert_int_equal(floe_avro_reader_new(NULL, out.data, out.len, NULL, &r, NULL), 0);
 	expect_meta(r, "avro.schema", want);
 	expect_meta(r, "avro.codec", "null");
 	expect_meta(r, "schema", TABLE_SCHEMA);
@@ -283,7 +283,7 @@ static void test_manifest(void **state)
 	for (size_t k = 0; k < 2; k++) {
 		const struct floe_ice_data_file *f = &FILES[k];
 		const struct floe_avro_value *v;
-		assert_int_equal(floe_avro_reader_next(r, &v), 1);
+		assert_int_equal(floe_avro_reader_next(r, &v, NULL), 1);
 		expect_long(v, "status", 1);
 		expect_long(v, "snapshot_id", 4951213507629824583LL);
 		assert_true(floe_avro_value_is_null(floe_avro_value_get(v, "sequence_number")));
@@ -332,7 +332,7 @@ static void test_manifest(void **state)
 		assert_true(floe_avro_value_is_null(floe_avro_value_get(d, "referenced_data_file")));
 	}
 	const struct floe_avro_value *v;
-	assert_int_equal(floe_avro_reader_next(r, &v), 0);
+	assert_int_equal(floe_avro_reader_next(r, &v, NULL), 0);
 	floe_avro_reader_free(r);
 	floe_buf_fini(&out);
 }
@@ -492,7 +492,7 @@ static void test_manifest_list(void **state)
 	dump("snap-list.avro", &out);
 
 	struct floe_avro_reader *r;
-	assert_int_equal(floe_avro_reader_new(NULL, out.data, out.len, NULL, &r), 0);
+	assert_int_equal(floe_avro_reader_new(NULL, out.data, out.len, NULL, &r, NULL), 0);
 	expect_meta(r, "avro.schema", JAVA_LIST_SCHEMA);
 	expect_meta(r, "snapshot-id", "77");
 	expect_meta(r, "parent-snapshot-id", "66");
@@ -537,7 +537,7 @@ static void test_manifest_list(void **state)
 	/* No parent: "null". */
 	floe_buf_reset(&out);
 	assert_int_equal(floe_ice_manifest_list_write(NULL, 77, -1, 1, e, 1, SYNC, &out), 0);
-	assert_int_equal(floe_avro_reader_new(NULL, out.data, out.len, NULL, &r), 0);
+	assert_int_equal(floe_avro_reader_new(NULL, out.data, out.len, NULL, &r, NULL), 0);
 	expect_meta(r, "parent-snapshot-id", "null");
 	floe_avro_reader_free(r);
 	floe_buf_fini(&out);
