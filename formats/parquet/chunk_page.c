@@ -393,6 +393,26 @@ int floe_pq_chunk_set_stream(struct floe_pq_chunk *c, floe_pq_sink_fn fn, void *
 	return flush_stream(c);
 }
 
+/* The chunk's statistics are the union of its pages': adds page pg's. */
+static void merge_stats(struct floe_pq_chunk *c, const struct floe_pq_page *pg)
+{
+	if (!pg->has_minmax)
+		return;
+	if (c->o.ptype == FLOE_PQ_T_BYTE_ARRAY) {
+		floe_pq_bound_merge_lower(&c->m.lo, &pg->lo);
+		floe_pq_bound_merge_upper(&c->m.hi, &pg->hi);
+	} else if (!c->m.has_minmax) {
+		c->m.imin = pg->imin;
+		c->m.imax = pg->imax;
+	} else {
+		if (pg->imin < c->m.imin)
+			c->m.imin = pg->imin;
+		if (pg->imax > c->m.imax)
+			c->m.imax = pg->imax;
+	}
+	c->m.has_minmax = true;
+}
+
 int floe_pq_chunk_close_page(struct floe_pq_chunk *c)
 {
 	int rc;
@@ -470,22 +490,7 @@ int floe_pq_chunk_close_page(struct floe_pq_chunk *c)
 		c->m.dict_pages++;
 	else if (enc == ENC_PLAIN)
 		c->m.plain_pages++;
-	/* The chunk's statistics are the union of its pages'. */
-	if (pg->has_minmax) {
-		if (c->o.ptype == FLOE_PQ_T_BYTE_ARRAY) {
-			floe_pq_bound_merge_lower(&c->m.lo, &pg->lo);
-			floe_pq_bound_merge_upper(&c->m.hi, &pg->hi);
-		} else if (!c->m.has_minmax) {
-			c->m.imin = pg->imin;
-			c->m.imax = pg->imax;
-		} else {
-			if (pg->imin < c->m.imin)
-				c->m.imin = pg->imin;
-			if (pg->imax > c->m.imax)
-				c->m.imax = pg->imax;
-		}
-		c->m.has_minmax = true;
-	}
+	merge_stats(c, pg);
 	floe_pq_chunk_start_page(c);
 	return flush_stream(c);
 }
