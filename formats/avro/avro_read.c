@@ -401,9 +401,11 @@ static int read_header(struct floe_avro_reader *r, struct floe_err *err)
 	int rc = read_meta(r);
 	if (!rc && c->len - c->pos < 16)
 		rc = FLOE_EPARSE;
+	if (rc == FLOE_ENOMEM)
+		return floe_err_set(err, rc, "Avro header: %s", floe_strerror(rc));
 	if (rc)
-		return floe_err_at(err, rc, c->pos, "Avro header: %s at byte %zu",
-				   rc == FLOE_ENOMEM ? floe_strerror(rc) : "malformed metadata", c->pos);
+		return floe_err_at(err, rc, c->pos, "Avro header: malformed metadata at byte %zu",
+				   c->pos);
 	memcpy(r->sync, c->p + c->pos, 16);
 	c->pos += 16;
 
@@ -427,7 +429,7 @@ int floe_avro_reader_new(struct floe_alloc *a, const uint8_t *data, size_t len,
 		return floe_err_set(err, FLOE_EINVAL, "Avro reader: no data");
 	struct floe_avro_reader *r = floe_calloc(a, 1, sizeof(*r));
 	if (!r)
-		return floe_err_set(err, FLOE_ENOMEM, "Avro reader: %s", floe_strerror(FLOE_ENOMEM));
+		return floe_err_set(err, FLOE_ENOMEM, "Avro: %s", floe_strerror(FLOE_ENOMEM));
 	r->a = a;
 	r->data = data;
 	r->len = len;
@@ -580,20 +582,22 @@ int floe_avro_reader_next(struct floe_avro_reader *r, const struct floe_avro_val
 		/* Every record of the last block decoded: its data must be used up exactly. */
 		if (r->block.pos != r->block.len)
 			return floe_err_at(err, FLOE_EFORMAT, r->block.pos,
-					   "Avro block at byte %zu: %zu bytes left after its records",
+					   "Avro block at byte %zu: %zu bytes after its records",
 					   r->block_at, r->block.len - r->block.pos);
 		rc = next_block(r);
 		if (rc < 0)
-			return floe_err_at(err, rc, r->file.pos, "Avro block at byte %zu: %s (at byte %zu)",
-					   r->block_at, floe_strerror(rc), r->file.pos);
+			return floe_err_at(err, rc, r->file.pos,
+					   "Avro block at byte %zu: %s (at byte %zu)", r->block_at,
+					   floe_strerror(rc), r->file.pos);
 		if (rc == 0)
 			return 0;
 	}
 	struct decoder d = {.c = r->block, .ar = &r->rec_ar};
 	rc = decode(&d, r->schema, &r->value, 0);
 	if (rc)
-		return floe_err_at(err, rc, d.c.pos, "Avro record at byte %zu of the block at byte %zu: %s",
-				   d.c.pos, r->block_at, floe_strerror(rc));
+		return floe_err_at(err, rc, d.c.pos,
+				   "Avro record at byte %zu of the block at byte %zu: %s", d.c.pos,
+				   r->block_at, floe_strerror(rc));
 	r->block.pos = d.c.pos;
 	r->left--;
 	*out = &r->value;

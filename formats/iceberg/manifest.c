@@ -291,8 +291,9 @@ int floe_ice_manifest_write(struct floe_alloc *a, const struct floe_ice_manifest
 	struct manifest_ctx ctx = {info, files};
 	int rc = entry_schema(info, &schema);
 	if (!rc)
-		rc = floe_ice_manifest_write_container(a, &schema, meta, sizeof(meta) / sizeof(meta[0]),
-						       sync, out, nfiles, put_manifest_record, &ctx);
+		rc = floe_ice_manifest_write_container(a, &schema, meta,
+						       sizeof(meta) / sizeof(meta[0]), sync, out,
+						       nfiles, put_manifest_record, &ctx);
 	floe_buf_fini(&schema);
 	return rc;
 }

@@ -323,7 +323,8 @@ int floe_ice_manifest_list_read(struct floe_alloc *a, const uint8_t *data, size_
 	struct floe_avro_reader *r = NULL;
 	int rc = floe_avro_reader_new(a, data, len, NULL, &r, err);
 	if (!rc && floe_avro_schema_type(floe_avro_reader_schema(r)) != FLOE_AVRO_RECORD)
-		rc = floe_err_set(err, FLOE_EFORMAT, "not a manifest list: its items are not records");
+		rc = floe_err_set(err, FLOE_EFORMAT,
+				  "not a manifest list: its items are not records");
 	while (!rc) {
 		const struct floe_avro_value *v;
 		rc = floe_avro_reader_next(r, &v, err);

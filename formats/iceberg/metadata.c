@@ -234,9 +234,9 @@ int floe_ice_meta_parse(struct floe_alloc *a, const char *json, size_t len,
 	}
 	if ((rc = floe_ice_meta_index(&m->v, floe_json_root(m->doc)))) {
 		floe_err_set(err, rc, "%s",
-			     rc == FLOE_EUNSUPPORTED
-				 ? "format-version above 2"
-				 : "not Iceberg table metadata: a required field is missing or of the wrong type");
+			     rc == FLOE_EUNSUPPORTED ? "format-version above 2"
+						     : "not Iceberg table metadata: a required field "
+						       "is missing or of the wrong type");
 		goto out;
 	}
 	*out = m;

@@ -53,8 +53,8 @@ struct floe_ice_snapshot {
 /* Parses metadata JSON (v1 or v2; format-version above 2 is FLOE_EUNSUPPORTED) into *out
  * (owned by the caller; free with floe_ice_meta_free; NULL after a failure). err (may be
  * NULL) says what failed: for malformed JSON, with its byte offset. */
-int floe_ice_meta_parse(struct floe_alloc *a, const char *json, size_t len, struct floe_ice_meta **out,
-			struct floe_err *err);
+int floe_ice_meta_parse(struct floe_alloc *a, const char *json, size_t len,
+			struct floe_ice_meta **out, struct floe_err *err);
 /* A new v2 table: one schema (id 0), one partition spec (id 0), unsorted order, no
  * snapshots, last-sequence-number 0. Strings are copied. */
 int floe_ice_meta_create(struct floe_alloc *a, const char *table_uuid, const char *location,

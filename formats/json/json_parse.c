@@ -268,7 +268,8 @@ static int parse_items(struct parser *p, int depth, bool object, size_t *count)
 			return 0;
 		}
 		if (p->s[p->pos] != ',')
-			return fail(p, p->pos, FLOE_EPARSE, object ? "expected ',' or '}'" : "expected ',' or ']'");
+			return fail(p, p->pos, FLOE_EPARSE,
+				    object ? "expected ',' or '}'" : "expected ',' or ']'");
 		p->pos++;
 	}
 }
@@ -282,7 +283,8 @@ static int parse_container(struct parser *p, int depth, bool object, struct floe
 	int rc = parse_items(p, depth, object, &count);
 	if (rc)
 		return rc;
-	struct floe_json *v = floe_json_new_value(p->d, object ? FLOE_JSON_OBJECT : FLOE_JSON_ARRAY);
+	enum floe_json_type t = object ? FLOE_JSON_OBJECT : FLOE_JSON_ARRAY;
+	struct floe_json *v = floe_json_new_value(p->d, t);
 	if (!v)
 		return nomem(p, p->pos);
 	void *items = NULL;

@@ -294,7 +294,8 @@ int floe_pq_writer_new(struct floe_alloc *alloc, const struct floe_pq_column *co
 	/* Large pages compress elsewhere while the next ones are encoded: a second context,
 	 * so that the small pages, compressed here, never wait. */
 	if (opt->offload && w->opt.codec != FLOE_PQ_UNCOMPRESSED) {
-		if ((rc = floe_pq_compressor_new(alloc, w->opt.codec, w->opt.zstd_level, &w->acomp)))
+		rc = floe_pq_compressor_new(alloc, w->opt.codec, w->opt.zstd_level, &w->acomp);
+		if (rc)
 			goto out;
 		/* Queued input: one page in flight, and beside it at most one of a quarter
 		 * page (the smallest it takes). */
@@ -640,8 +641,8 @@ const int64_t *floe_pq_writer_row_group_offsets(const struct floe_pq_writer *w, 
  * leaves, with room here for long paths and host names. */
 #define WRITER_FIXED ((uint64_t)128 << 10)
 /* A first page that closes before its dictionary probe decided may fall back to PLAIN
- * (chunk.c, probe_at_close) and copy the dictionary's values while both exist: measured
- * at up to 162 KB with one large row in a fresh writer. */
+ * (floe_pq_chunk_probe_at_close in chunk.c) and copy the dictionary's values while both
+ * exist: measured at up to 162 KB with one large row in a fresh writer. */
 #define FALLBACK_SLACK ((uint64_t)256 << 10)
 /* Per-page slack: the page header, the levels and length prefixes of a row's values. */
 #define PAGE_SLACK ((uint64_t)1 << 10)
@@ -727,7 +728,7 @@ uint64_t floe_pq_writer_row_need(const struct floe_pq_options *o, const size_t *
 		uint64_t unit = (uint64_t)v[i] + PAGE_SLACK;
 		/* The compression bound of zstd and LZ4 is below n + n/128 + 1 KiB. */
 		uint64_t block = o->codec == FLOE_PQ_UNCOMPRESSED ? unit : unit + unit / 128 + PAGE_SLACK;
-		/* Pages up to twice the page size go to the offload (chunk.c), which leaves a
+		/* Pages up to twice the page size go to the offload (chunk_page.c), which leaves a
 		 * value buffer of the same capacity behind; larger ones compress in place. A
 		 * page holding a value of v bytes has more than v bytes. */
 		bool handed = o->offload && v[i] < 2 * page;
