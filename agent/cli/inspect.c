@@ -145,20 +145,21 @@ static int live_files(struct floe_store *st, const struct floe_ice_meta *m, long
 	if ((rc = read_uri(st, list_uri, &data, &len)))
 		return rc;
 	struct floe_ice_manifest_list *list = NULL;
-	rc = floe_ice_manifest_list_read(NULL, data, len, &list);
+	struct floe_err err;
+	rc = floe_ice_manifest_list_read(NULL, data, len, &list, &err);
 	floe_store_free_data(data);
 	if (rc) {
-		fprintf(stderr, "floe: %s: %s\n", list_uri, floe_strerror(rc));
+		fprintf(stderr, "floe: %s: %s\n", list_uri, floe_err_text(&err, rc));
 		return rc;
 	}
 	for (size_t i = 0; i < floe_ice_manifest_list_count(list) && rc == 0; i++) {
 		const struct floe_ice_manifest_entry *e = floe_ice_manifest_list_at(list, i);
 		if ((rc = read_uri(st, e->path, &data, &len)))
 			break;
-		rc = floe_ice_manifest_read(NULL, data, len, print_file, l);
+		rc = floe_ice_manifest_read(NULL, data, len, print_file, l, &err);
 		floe_store_free_data(data);
 		if (rc)
-			fprintf(stderr, "floe: %s: %s\n", e->path, floe_strerror(rc));
+			fprintf(stderr, "floe: %s: %s\n", e->path, floe_err_text(&err, rc));
 	}
 	floe_ice_manifest_list_free(list);
 	return rc;

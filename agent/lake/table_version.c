@@ -115,10 +115,11 @@ static int load_meta(struct floe_table *t, int64_t v, struct floe_ice_meta **out
 		return floe_table_fail(t, rc, "reading %s failed: %s (expected a metadata file)", uri,
 				       floe_strerror(rc));
 	struct floe_ice_meta *m = NULL;
-	rc = floe_ice_meta_parse(t->alloc, data, len, &m);
+	struct floe_err e;
+	rc = floe_ice_meta_parse(t->alloc, data, len, &m, &e);
 	floe_store_free_data(data);
 	if (rc)
-		return floe_table_fail(t, rc, "%s: cannot read metadata: %s", uri, floe_strerror(rc));
+		return floe_table_fail(t, rc, "%s: cannot read metadata: %s", uri, floe_err_text(&e, rc));
 	const char *uuid = floe_ice_meta_uuid(m);
 	if (t->uuid[0] && uuid && strcmp(uuid, t->uuid) != 0) {
 		floe_ice_meta_free(m);

@@ -154,12 +154,12 @@ static int open_fragment(struct floe_batch *b, const struct floe_part_key *key, 
 	int rc = floe_file_create(path, &f->file);
 	if (rc)
 		return rc;
-	f->w = floe_pq_writer_new(b->alloc, floe_log_columns(), FLOE_LOG_NCOLS, &b->opt.pq, sink, f, &rc);
-	if (!f->w) {
+	rc = floe_pq_writer_new(b->alloc, floe_log_columns(), FLOE_LOG_NCOLS, &b->opt.pq, sink, f, &f->w);
+	if (rc) {
 		floe_file_close(f->file);
 		floe_fs_unlink(path);
 		f->file = NULL;
-		return rc ? rc : FLOE_ENOMEM;
+		return rc;
 	}
 	b->nfrags++;
 	*out = f;

@@ -11,6 +11,7 @@
 
 struct floe_alloc;
 struct floe_buf;
+struct floe_err;
 
 /* ---- Binary encoding: each appends to b and returns 0 or FLOE_ENOMEM/FLOE_ELIMIT. ---- */
 
@@ -146,17 +147,21 @@ struct floe_avro_reader_opts {
 struct floe_avro_reader;
 /* Parses the header and the writer schema of the container in data[0..len), which is
  * borrowed and must outlive the reader. opts may be NULL. FLOE_EPARSE/FLOE_EFORMAT for
- * a malformed file, FLOE_EUNSUPPORTED for a codec other than null and deflate. */
+ * a malformed file, FLOE_EUNSUPPORTED for a codec other than null and deflate; err (may
+ * be NULL) then says what, and where in the file when it can. */
 int floe_avro_reader_new(struct floe_alloc *a, const uint8_t *data, size_t len,
-			 const struct floe_avro_reader_opts *opts, struct floe_avro_reader **out);
+			 const struct floe_avro_reader_opts *opts, struct floe_avro_reader **out,
+			 struct floe_err *err);
 /* Header metadata value by key (borrowed), or NULL. */
 const uint8_t *floe_avro_reader_meta(const struct floe_avro_reader *r, const char *key, size_t *len);
 const struct floe_avro_schema *floe_avro_reader_schema(const struct floe_avro_reader *r);
 /* Decodes the next record: returns 1 and *out, 0 at the end of the file, or a negative
- * error. The previous record's values are invalidated. */
-int floe_avro_reader_next(struct floe_avro_reader *r, const struct floe_avro_value **out);
-/* Byte offset of the last error in the file (or in the decompressed block). */
-size_t floe_avro_reader_error_offset(const struct floe_avro_reader *r);
+ * error, which err (may be NULL) describes: its offset is the byte in the file, or for a
+ * record that does not decode the byte in its (decompressed) block, and its message
+ * names both. The previous record's values are invalidated. */
+int floe_avro_reader_next(struct floe_avro_reader *r, const struct floe_avro_value **out,
+			  struct floe_err *err);
+/* NULL is a no-op. */
 void floe_avro_reader_free(struct floe_avro_reader *r);
 
 #endif

@@ -324,15 +324,14 @@ struct floe_avro_reader {
 	struct floe_avro_cursor block; /* the current block's data */
 	int64_t left;                 /* records left in the current block */
 	struct floe_avro_value value;
-	size_t err_offset;
+	size_t block_at; /* where the current block starts in the file */
 };
 
-static int read_header(struct floe_avro_reader *r)
+/* The header's metadata map, after the magic: blocks of key/value pairs until an empty
+ * block, copied into meta. */
+static int read_meta(struct floe_avro_reader *r)
 {
 	struct floe_avro_cursor *c = &r->file;
-	if (c->len < 4 || memcmp(c->p, "Obj\x01", 4) != 0)
-		return FLOE_EFORMAT;
-	c->pos = 4;
 	size_t cap = 0;
 	int rc;
 	for (;;) {
@@ -340,7 +339,7 @@ static int read_header(struct floe_avro_reader *r)
 		if ((rc = floe_avro_get_long(c, &count)))
 			return rc;
 		if (count == 0)
-			break;
+			return 0;
 		if (count < 0) {
 			if (count == INT64_MIN)
 				return FLOE_EPARSE;
@@ -372,8 +371,41 @@ static int read_header(struct floe_avro_reader *r)
 			r->nmeta++;
 		}
 	}
-	if (c->len - c->pos < 16)
-		return FLOE_EPARSE;
+}
+
+/* The writer schema, from the avro.schema metadata (JSON). */
+static int read_schema(struct floe_avro_reader *r, struct floe_err *err)
+{
+	size_t len;
+	const uint8_t *sj = floe_avro_reader_meta(r, "avro.schema", &len);
+	if (!sj)
+		return floe_err_set(err, FLOE_EFORMAT, "Avro header: no avro.schema");
+	struct floe_err je;
+	int rc = floe_json_parse(r->a, (const char *)sj, len, len, &r->doc, &je);
+	if (rc) {
+		rc = rc == FLOE_ENOMEM ? rc : FLOE_EFORMAT;
+		return floe_err_set(err, rc, "Avro writer schema: %s", je.msg);
+	}
+	if ((rc = floe_avro_schema_parse(&r->schema_ar, floe_json_root(r->doc), &r->schema)))
+		return floe_err_set(err, rc, "Avro writer schema: %s",
+				    rc == FLOE_ENOMEM ? floe_strerror(rc) : "not a valid schema");
+	return 0;
+}
+
+static int read_header(struct floe_avro_reader *r, struct floe_err *err)
+{
+	struct floe_avro_cursor *c = &r->file;
+	if (c->len < 4 || memcmp(c->p, "Obj\x01", 4) != 0)
+		return floe_err_at(err, FLOE_EFORMAT, 0, "not an Avro object container file");
+	c->pos = 4;
+	int rc = read_meta(r);
+	if (!rc && c->len - c->pos < 16)
+		rc = FLOE_EPARSE;
+	if (rc == FLOE_ENOMEM)
+		return floe_err_set(err, rc, "Avro header: %s", floe_strerror(rc));
+	if (rc)
+		return floe_err_at(err, rc, c->pos, "Avro header: malformed metadata at byte %zu",
+				   c->pos);
 	memcpy(r->sync, c->p + c->pos, 16);
 	c->pos += 16;
 
@@ -384,25 +416,20 @@ static int read_header(struct floe_avro_reader *r)
 	else if (len == 7 && memcmp(codec, "deflate", 7) == 0)
 		r->deflate = true;
 	else
-		return FLOE_EUNSUPPORTED;
-
-	const uint8_t *sj = floe_avro_reader_meta(r, "avro.schema", &len);
-	if (!sj)
-		return FLOE_EFORMAT;
-	rc = floe_json_parse(r->a, (const char *)sj, len, len, &r->doc, NULL);
-	if (rc)
-		return rc == FLOE_ENOMEM ? rc : FLOE_EFORMAT;
-	return floe_avro_schema_parse(&r->schema_ar, floe_json_root(r->doc), &r->schema);
+		return floe_err_set(err, FLOE_EUNSUPPORTED, "Avro codec \"%.*s\" is not supported",
+				    (int)(len < 64 ? len : 64), (const char *)codec);
+	return read_schema(r, err);
 }
 
 int floe_avro_reader_new(struct floe_alloc *a, const uint8_t *data, size_t len,
-			 const struct floe_avro_reader_opts *opts, struct floe_avro_reader **out)
+			 const struct floe_avro_reader_opts *opts, struct floe_avro_reader **out,
+			 struct floe_err *err)
 {
 	if (!data || !out)
-		return FLOE_EINVAL;
+		return floe_err_set(err, FLOE_EINVAL, "Avro reader: no data");
 	struct floe_avro_reader *r = floe_calloc(a, 1, sizeof(*r));
 	if (!r)
-		return FLOE_ENOMEM;
+		return floe_err_set(err, FLOE_ENOMEM, "Avro: %s", floe_strerror(FLOE_ENOMEM));
 	r->a = a;
 	r->data = data;
 	r->len = len;
@@ -414,7 +441,7 @@ int floe_avro_reader_new(struct floe_alloc *a, const uint8_t *data, size_t len,
 	r->rec_ar.max = opts && opts->max_record_bytes ? opts->max_record_bytes : (size_t)16 << 20;
 	r->max_block = opts && opts->max_block_bytes ? opts->max_block_bytes : (size_t)64 << 20;
 	floe_buf_init(&r->inflated, a, r->max_block);
-	int rc = read_header(r);
+	int rc = read_header(r, err);
 	if (rc) {
 		floe_avro_reader_free(r);
 		return rc;
@@ -439,8 +466,6 @@ const struct floe_avro_schema *floe_avro_reader_schema(const struct floe_avro_re
 {
 	return r ? r->schema : NULL;
 }
-
-size_t floe_avro_reader_error_offset(const struct floe_avro_reader *r) { return r ? r->err_offset : 0; }
 
 static int inflate_block(struct floe_avro_reader *r, const uint8_t *p, size_t len)
 {
@@ -510,6 +535,7 @@ static int next_block(struct floe_avro_reader *r)
 			return 0;
 		int64_t count, size;
 		const uint8_t *p;
+		r->block_at = c->pos;
 		int rc = floe_avro_get_long(c, &count);
 		if (!rc)
 			rc = floe_avro_get_long(c, &size);
@@ -547,29 +573,31 @@ static int next_block(struct floe_avro_reader *r)
 	}
 }
 
-int floe_avro_reader_next(struct floe_avro_reader *r, const struct floe_avro_value **out)
+int floe_avro_reader_next(struct floe_avro_reader *r, const struct floe_avro_value **out,
+			  struct floe_err *err)
 {
 	floe_avro_arena_reset(&r->rec_ar);
 	int rc;
 	if (r->left == 0) {
 		/* Every record of the last block decoded: its data must be used up exactly. */
-		if (r->block.pos != r->block.len) {
-			r->err_offset = r->block.pos;
-			return FLOE_EFORMAT;
-		}
+		if (r->block.pos != r->block.len)
+			return floe_err_at(err, FLOE_EFORMAT, r->block.pos,
+					   "Avro block at byte %zu: %zu bytes after its records",
+					   r->block_at, r->block.len - r->block.pos);
 		rc = next_block(r);
-		if (rc <= 0) {
-			if (rc)
-				r->err_offset = r->file.pos;
-			return rc;
-		}
+		if (rc < 0)
+			return floe_err_at(err, rc, r->file.pos,
+					   "Avro block at byte %zu: %s (at byte %zu)", r->block_at,
+					   floe_strerror(rc), r->file.pos);
+		if (rc == 0)
+			return 0;
 	}
 	struct decoder d = {.c = r->block, .ar = &r->rec_ar};
 	rc = decode(&d, r->schema, &r->value, 0);
-	if (rc) {
-		r->err_offset = d.c.pos;
-		return rc;
-	}
+	if (rc)
+		return floe_err_at(err, rc, d.c.pos,
+				   "Avro record at byte %zu of the block at byte %zu: %s", d.c.pos,
+				   r->block_at, floe_strerror(rc));
 	r->block.pos = d.c.pos;
 	r->left--;
 	*out = &r->value;

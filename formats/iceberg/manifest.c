@@ -1,8 +1,10 @@
-/* Iceberg v2 manifests and manifest lists as Avro object container files. The writers emit
- * the schemas of Java's V2Metadata byte for byte (field ids, order, record names r2/r102/
- * r508/k117_v118, docs); the readers resolve fields by name from the file's own schema so
- * that lists written by Java, Spark or PyIceberg, v1 or v2, are carried forward. */
+/* Iceberg v2 manifests as Avro object container files: the writer emits the schema of
+ * Java's V2Metadata byte for byte (field ids, order, record names r2/r102/k117_v118,
+ * docs); the partition summaries a manifest list records for a new manifest; and the
+ * reader of a manifest's entries for `floe inspect`, which resolves fields by name from
+ * the file's own schema. Manifest lists are in manifest_list.c. */
 #include "manifest.h"
+#include "manifest_impl.h"
 
 #include "formats/avro/avro.h"
 #include "formats/base/alloc.h"
@@ -10,7 +12,6 @@
 #include "formats/base/error.h"
 #include "formats/json/json.h"
 
-#include <stdalign.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -59,39 +60,6 @@ static const char *const ENTRY_TAIL =
 	"{\"name\":\"referenced_data_file\",\"type\":[\"null\",\"string\"],\"doc\":\"Fully qualified location "
 	"(URI with FS scheme) of a data file that all deletes reference\",\"default\":null,\"field-id\":143}"
 	"]},\"field-id\":2}]}";
-
-static const char *const LIST_SCHEMA =
-	"{\"type\":\"record\",\"name\":\"manifest_file\",\"fields\":["
-	"{\"name\":\"manifest_path\",\"type\":\"string\",\"doc\":\"Location URI with FS scheme\",\"field-id\":500},"
-	"{\"name\":\"manifest_length\",\"type\":\"long\",\"doc\":\"Total file size in bytes\",\"field-id\":501},"
-	"{\"name\":\"partition_spec_id\",\"type\":\"int\",\"doc\":\"Spec ID used to write\",\"field-id\":502},"
-	"{\"name\":\"content\",\"type\":\"int\",\"doc\":\"Contents of the manifest: 0=data, 1=deletes\","
-	"\"field-id\":517},"
-	"{\"name\":\"sequence_number\",\"type\":\"long\",\"doc\":\"Sequence number when the manifest was "
-	"added\",\"field-id\":515},"
-	"{\"name\":\"min_sequence_number\",\"type\":\"long\",\"doc\":\"Lowest sequence number in the "
-	"manifest\",\"field-id\":516},"
-	"{\"name\":\"added_snapshot_id\",\"type\":\"long\",\"doc\":\"Snapshot ID that added the manifest\","
-	"\"field-id\":503},"
-	"{\"name\":\"added_files_count\",\"type\":\"int\",\"doc\":\"Added entry count\",\"field-id\":504},"
-	"{\"name\":\"existing_files_count\",\"type\":\"int\",\"doc\":\"Existing entry count\",\"field-id\":505},"
-	"{\"name\":\"deleted_files_count\",\"type\":\"int\",\"doc\":\"Deleted entry count\",\"field-id\":506},"
-	"{\"name\":\"added_rows_count\",\"type\":\"long\",\"doc\":\"Added rows count\",\"field-id\":512},"
-	"{\"name\":\"existing_rows_count\",\"type\":\"long\",\"doc\":\"Existing rows count\",\"field-id\":513},"
-	"{\"name\":\"deleted_rows_count\",\"type\":\"long\",\"doc\":\"Deleted rows count\",\"field-id\":514},"
-	"{\"name\":\"partitions\",\"type\":[\"null\",{\"type\":\"array\",\"items\":{\"type\":\"record\","
-	"\"name\":\"r508\",\"fields\":["
-	"{\"name\":\"contains_null\",\"type\":\"boolean\",\"doc\":\"True if any file has a null partition "
-	"value\",\"field-id\":509},"
-	"{\"name\":\"contains_nan\",\"type\":[\"null\",\"boolean\"],\"doc\":\"True if any file has a nan "
-	"partition value\",\"default\":null,\"field-id\":518},"
-	"{\"name\":\"lower_bound\",\"type\":[\"null\",\"bytes\"],\"doc\":\"Partition lower bound for all "
-	"files\",\"default\":null,\"field-id\":510},"
-	"{\"name\":\"upper_bound\",\"type\":[\"null\",\"bytes\"],\"doc\":\"Partition upper bound for all "
-	"files\",\"default\":null,\"field-id\":511}]},\"element-id\":508}],"
-	"\"doc\":\"Summary for each partition\",\"default\":null,\"field-id\":507},"
-	"{\"name\":\"key_metadata\",\"type\":[\"null\",\"bytes\"],\"doc\":\"Encryption key metadata blob\","
-	"\"default\":null,\"field-id\":519}]}";
 
 enum part_kind { PK_INT, PK_DATE, PK_LONG, PK_STRING, PK_TSTZ };
 
@@ -259,11 +227,11 @@ static int put_entry(struct floe_buf *b, const struct floe_ice_manifest_info *in
 	return rc;
 }
 
-/* Writes the records through an Avro writer; on failure out is back at its old length. */
-static int write_container(struct floe_alloc *a, const struct floe_buf *schema,
-			   const struct floe_avro_meta *meta, size_t nmeta, const uint8_t sync[16],
-			   struct floe_buf *out, size_t n,
-			   int (*put)(struct floe_buf *, const void *, size_t), const void *ctx)
+int floe_ice_manifest_write_container(struct floe_alloc *a, const struct floe_buf *schema,
+				      const struct floe_avro_meta *meta, size_t nmeta,
+				      const uint8_t sync[16], struct floe_buf *out, size_t n,
+				      int (*put)(struct floe_buf *, const void *, size_t),
+				      const void *ctx)
 {
 	struct floe_avro_writer_opts o = {
 		.schema_json = (const char *)schema->data,
@@ -323,8 +291,9 @@ int floe_ice_manifest_write(struct floe_alloc *a, const struct floe_ice_manifest
 	struct manifest_ctx ctx = {info, files};
 	int rc = entry_schema(info, &schema);
 	if (!rc)
-		rc = write_container(a, &schema, meta, sizeof(meta) / sizeof(meta[0]), sync, out, nfiles,
-				     put_manifest_record, &ctx);
+		rc = floe_ice_manifest_write_container(a, &schema, meta,
+						       sizeof(meta) / sizeof(meta[0]), sync, out,
+						       nfiles, put_manifest_record, &ctx);
 	floe_buf_fini(&schema);
 	return rc;
 }
@@ -403,343 +372,18 @@ int floe_ice_manifest_summarize(const struct floe_ice_manifest_part *parts, size
 	return 0;
 }
 
-/* ---- Manifest list writer. ---- */
-
-static int put_opt_bytes(struct floe_buf *b, bool has, const uint8_t *p, size_t len)
-{
-	if (!has)
-		return floe_avro_put_union(b, 0);
-	int rc = floe_avro_put_union(b, 1);
-	return rc ? rc : floe_avro_put_bytes(b, p, len);
-}
-
-static int put_list_record(struct floe_buf *b, const void *ctx, size_t i)
-{
-	const struct floe_ice_manifest_entry *e = (const struct floe_ice_manifest_entry *)ctx + i;
-	if (!e->path || (e->has_partitions && e->npartitions && !e->partitions))
-		return FLOE_EINVAL;
-	int rc = floe_avro_put_str(b, e->path);
-	if (!rc)
-		rc = floe_avro_put_long(b, e->length);
-	if (!rc)
-		rc = floe_avro_put_int(b, e->spec_id);
-	if (!rc)
-		rc = floe_avro_put_int(b, e->content);
-	if (!rc)
-		rc = floe_avro_put_long(b, e->sequence_number);
-	if (!rc)
-		rc = floe_avro_put_long(b, e->min_sequence_number);
-	if (!rc)
-		rc = floe_avro_put_long(b, e->added_snapshot_id);
-	if (!rc)
-		rc = floe_avro_put_int(b, e->added_files);
-	if (!rc)
-		rc = floe_avro_put_int(b, e->existing_files);
-	if (!rc)
-		rc = floe_avro_put_int(b, e->deleted_files);
-	if (!rc)
-		rc = floe_avro_put_long(b, e->added_rows);
-	if (!rc)
-		rc = floe_avro_put_long(b, e->existing_rows);
-	if (!rc)
-		rc = floe_avro_put_long(b, e->deleted_rows);
-	if (!rc && !e->has_partitions) {
-		rc = floe_avro_put_union(b, 0);
-	} else if (!rc) {
-		rc = floe_avro_put_union(b, 1);
-		if (!rc && e->npartitions)
-			rc = floe_avro_put_long(b, (int64_t)e->npartitions);
-		for (size_t k = 0; !rc && k < e->npartitions; k++) {
-			const struct floe_ice_field_summary *s = &e->partitions[k];
-			rc = floe_avro_put_bool(b, s->contains_null);
-			if (!rc && s->contains_nan < 0)
-				rc = floe_avro_put_union(b, 0);
-			else if (!rc && !(rc = floe_avro_put_union(b, 1)))
-				rc = floe_avro_put_bool(b, s->contains_nan > 0);
-			if (!rc)
-				rc = put_opt_bytes(b, s->has_lower, s->lower, s->lower_len);
-			if (!rc)
-				rc = put_opt_bytes(b, s->has_upper, s->upper, s->upper_len);
-		}
-		if (!rc)
-			rc = floe_avro_put_long(b, 0);
-	}
-	if (!rc)
-		rc = put_opt_bytes(b, e->has_key_metadata, e->key_metadata, e->key_metadata_len);
-	return rc;
-}
-
-int floe_ice_manifest_list_write(struct floe_alloc *a, int64_t snapshot_id, int64_t parent_id,
-				 int64_t sequence_number, const struct floe_ice_manifest_entry *entries,
-				 size_t n, const uint8_t sync[16], struct floe_buf *out)
-{
-	if ((n && !entries) || !sync || !out)
-		return FLOE_EINVAL;
-	char snap[24], parent[24], seq[24];
-	snprintf(snap, sizeof(snap), "%lld", (long long)snapshot_id);
-	if (parent_id < 0)
-		snprintf(parent, sizeof(parent), "null");
-	else
-		snprintf(parent, sizeof(parent), "%lld", (long long)parent_id);
-	snprintf(seq, sizeof(seq), "%lld", (long long)sequence_number);
-	const struct floe_avro_meta meta[] = {
-		{"snapshot-id", snap, strlen(snap)},
-		{"parent-snapshot-id", parent, strlen(parent)},
-		{"sequence-number", seq, strlen(seq)},
-		{"format-version", "2", 1},
-	};
-	struct floe_buf schema = {
-		.data = (uint8_t *)(uintptr_t)LIST_SCHEMA,
-		.len = strlen(LIST_SCHEMA),
-	};
-	return write_container(a, &schema, meta, sizeof(meta) / sizeof(meta[0]), sync, out, n,
-			       put_list_record, entries);
-}
-
-/* ---- Manifest list reader. ---- */
-
-struct block {
-	struct block *next;
-	alignas(max_align_t) uint8_t data[];
-};
-
-struct floe_ice_manifest_list {
-	struct floe_alloc *a;
-	struct floe_ice_manifest_entry *entries;
-	size_t n, cap;
-	struct block *blocks; /* every string, byte array and summary array of the entries */
-};
-
-/* Allocations live until the list is freed; each is its own block, which keeps this
- * simple and is cheap for the few dozen manifests of a list. */
-static void *list_alloc(struct floe_ice_manifest_list *l, size_t n)
-{
-	size_t total;
-	if (__builtin_add_overflow(sizeof(struct block), n, &total))
-		return NULL;
-	struct block *b = floe_malloc(l->a, total);
-	if (!b)
-		return NULL;
-	b->next = l->blocks;
-	l->blocks = b;
-	return b->data;
-}
-
-static int copy_bytes(struct floe_ice_manifest_list *l, const struct floe_avro_value *v,
-		      const uint8_t **out, size_t *len)
-{
-	const uint8_t *p;
-	size_t n;
-	if (floe_avro_value_bytes(v, &p, &n))
-		return FLOE_EFORMAT;
-	uint8_t *c = list_alloc(l, n + 1);
-	if (!c)
-		return FLOE_ENOMEM;
-	if (n)
-		memcpy(c, p, n);
-	c[n] = 0;
-	*out = c;
-	*len = n;
-	return 0;
-}
-
-/* A field by the first of its names present; absent or null fields take def, unless
- * required. */
-static int get_long(const struct floe_avro_value *rec, const char *const *names, bool required,
-		    int64_t def, int64_t *out)
-{
-	const struct floe_avro_value *v = NULL;
-	for (; *names && !v; names++)
-		v = floe_avro_value_get(rec, *names);
-	if (floe_avro_value_is_null(v)) {
-		if (required)
-			return FLOE_EFORMAT;
-		*out = def;
-		return 0;
-	}
-	return floe_avro_value_long(v, out) ? FLOE_EFORMAT : 0;
-}
-
-static int get_i32(const struct floe_avro_value *rec, const char *const *names, bool required, int32_t *out)
-{
-	int64_t v;
-	int rc = get_long(rec, names, required, 0, &v);
-	if (rc)
-		return rc;
-	if (v < INT32_MIN || v > INT32_MAX)
-		return FLOE_EFORMAT;
-	*out = (int32_t)v;
-	return 0;
-}
-
-static int read_summaries(struct floe_ice_manifest_list *l, const struct floe_avro_value *parts,
-			  struct floe_ice_manifest_entry *e)
-{
-	if (floe_avro_value_is_null(parts))
-		return 0;
-	if (floe_avro_value_type(parts) != FLOE_AVRO_ARRAY)
-		return FLOE_EFORMAT;
-	size_t n = floe_avro_value_len(parts);
-	e->has_partitions = true;
-	e->npartitions = n;
-	if (n == 0)
-		return 0;
-	if (n > SIZE_MAX / sizeof(struct floe_ice_field_summary))
-		return FLOE_ELIMIT;
-	struct floe_ice_field_summary *s = list_alloc(l, n * sizeof(*s));
-	if (!s)
-		return FLOE_ENOMEM;
-	memset(s, 0, n * sizeof(*s));
-	e->partitions = s;
-	for (size_t i = 0; i < n; i++) {
-		const struct floe_avro_value *r = floe_avro_value_at(parts, i);
-		const struct floe_avro_value *cn = floe_avro_value_get(r, "contains_null");
-		const struct floe_avro_value *nan = floe_avro_value_get(r, "contains_nan");
-		const struct floe_avro_value *lo = floe_avro_value_get(r, "lower_bound");
-		const struct floe_avro_value *hi = floe_avro_value_get(r, "upper_bound");
-		bool b;
-		if (floe_avro_value_bool(cn, &s[i].contains_null))
-			return FLOE_EFORMAT;
-		s[i].contains_nan = -1;
-		if (!floe_avro_value_is_null(nan)) {
-			if (floe_avro_value_bool(nan, &b))
-				return FLOE_EFORMAT;
-			s[i].contains_nan = b;
-		}
-		int rc;
-		if (!floe_avro_value_is_null(lo)) {
-			if ((rc = copy_bytes(l, lo, &s[i].lower, &s[i].lower_len)))
-				return rc;
-			s[i].has_lower = true;
-		}
-		if (!floe_avro_value_is_null(hi)) {
-			if ((rc = copy_bytes(l, hi, &s[i].upper, &s[i].upper_len)))
-				return rc;
-			s[i].has_upper = true;
-		}
-	}
-	return 0;
-}
-
-#define NAMES(...) ((const char *const[]){__VA_ARGS__, NULL})
-
-static int read_list_entry(struct floe_ice_manifest_list *l, const struct floe_avro_value *rec,
-			   struct floe_ice_manifest_entry *e)
-{
-	memset(e, 0, sizeof(*e));
-	if (floe_avro_value_type(rec) != FLOE_AVRO_RECORD)
-		return FLOE_EFORMAT;
-	const uint8_t *path;
-	size_t len;
-	int rc = copy_bytes(l, floe_avro_value_get(rec, "manifest_path"), &path, &len);
-	if (rc)
-		return rc;
-	e->path = (const char *)path;
-	if ((rc = get_long(rec, NAMES("manifest_length"), true, 0, &e->length)) ||
-	    (rc = get_i32(rec, NAMES("partition_spec_id"), true, &e->spec_id)) ||
-	    (rc = get_i32(rec, NAMES("content"), false, &e->content)) ||
-	    (rc = get_long(rec, NAMES("sequence_number"), false, 0, &e->sequence_number)) ||
-	    (rc = get_long(rec, NAMES("min_sequence_number"), false, 0, &e->min_sequence_number)) ||
-	    (rc = get_long(rec, NAMES("added_snapshot_id"), false, 0, &e->added_snapshot_id)) ||
-	    (rc = get_i32(rec, NAMES("added_files_count", "added_data_files_count"), false, &e->added_files)) ||
-	    (rc = get_i32(rec, NAMES("existing_files_count", "existing_data_files_count"), false,
-			  &e->existing_files)) ||
-	    (rc = get_i32(rec, NAMES("deleted_files_count", "deleted_data_files_count"), false,
-			  &e->deleted_files)) ||
-	    (rc = get_long(rec, NAMES("added_rows_count"), false, 0, &e->added_rows)) ||
-	    (rc = get_long(rec, NAMES("existing_rows_count"), false, 0, &e->existing_rows)) ||
-	    (rc = get_long(rec, NAMES("deleted_rows_count"), false, 0, &e->deleted_rows)))
-		return rc;
-	if ((rc = read_summaries(l, floe_avro_value_get(rec, "partitions"), e)))
-		return rc;
-	const struct floe_avro_value *km = floe_avro_value_get(rec, "key_metadata");
-	if (!floe_avro_value_is_null(km)) {
-		if ((rc = copy_bytes(l, km, &e->key_metadata, &e->key_metadata_len)))
-			return rc;
-		e->has_key_metadata = true;
-	}
-	return 0;
-}
-
-int floe_ice_manifest_list_read(struct floe_alloc *a, const uint8_t *data, size_t len,
-				struct floe_ice_manifest_list **out)
-{
-	if (!data || !out)
-		return FLOE_EINVAL;
-	struct floe_ice_manifest_list *l = floe_calloc(a, 1, sizeof(*l));
-	if (!l)
-		return FLOE_ENOMEM;
-	l->a = a;
-	struct floe_avro_reader *r = NULL;
-	int rc = floe_avro_reader_new(a, data, len, NULL, &r);
-	if (!rc && floe_avro_schema_type(floe_avro_reader_schema(r)) != FLOE_AVRO_RECORD)
-		rc = FLOE_EFORMAT;
-	while (!rc) {
-		const struct floe_avro_value *v;
-		rc = floe_avro_reader_next(r, &v);
-		if (rc <= 0)
-			break;
-		rc = 0;
-		if (l->n == l->cap) {
-			size_t ncap = l->cap ? l->cap * 2 : 8;
-			struct floe_ice_manifest_entry *ne;
-			if (ncap > SIZE_MAX / sizeof(*ne)) {
-				rc = FLOE_ELIMIT;
-				break;
-			}
-			ne = floe_realloc(a, l->entries, ncap * sizeof(*ne));
-			if (!ne) {
-				rc = FLOE_ENOMEM;
-				break;
-			}
-			l->entries = ne;
-			l->cap = ncap;
-		}
-		rc = read_list_entry(l, v, &l->entries[l->n]);
-		if (!rc)
-			l->n++;
-	}
-	floe_avro_reader_free(r);
-	if (rc) {
-		floe_ice_manifest_list_free(l);
-		return rc;
-	}
-	*out = l;
-	return 0;
-}
-
-size_t floe_ice_manifest_list_count(const struct floe_ice_manifest_list *l) { return l ? l->n : 0; }
-
-const struct floe_ice_manifest_entry *floe_ice_manifest_list_at(const struct floe_ice_manifest_list *l, size_t i)
-{
-	return l && i < l->n ? &l->entries[i] : NULL;
-}
-
-void floe_ice_manifest_list_free(struct floe_ice_manifest_list *l)
-{
-	if (!l)
-		return;
-	while (l->blocks) {
-		struct block *b = l->blocks;
-		l->blocks = b->next;
-		floe_free(l->a, b);
-	}
-	floe_free(l->a, l->entries);
-	floe_free(l->a, l);
-}
-
 /* ---- Manifest reader (inspect). ---- */
 
 int floe_ice_manifest_read(struct floe_alloc *a, const uint8_t *data, size_t len,
-			   floe_ice_manifest_fn fn, void *ctx)
+			   floe_ice_manifest_fn fn, void *ctx, struct floe_err *err)
 {
 	if (!data || !fn)
-		return FLOE_EINVAL;
+		return floe_err_set(err, FLOE_EINVAL, "no data");
 	struct floe_avro_reader *r = NULL;
-	int rc = floe_avro_reader_new(a, data, len, NULL, &r);
-	while (!rc) {
+	int rc = floe_avro_reader_new(a, data, len, NULL, &r, err);
+	for (size_t i = 0; !rc; i++) {
 		const struct floe_avro_value *v;
-		rc = floe_avro_reader_next(r, &v);
+		rc = floe_avro_reader_next(r, &v, err);
 		if (rc <= 0)
 			break;
 		const struct floe_avro_value *df = floe_avro_value_get(v, "data_file");
@@ -751,10 +395,13 @@ int floe_ice_manifest_read(struct floe_alloc *a, const uint8_t *data, size_t len
 		    floe_avro_value_long(floe_avro_value_get(df, "record_count"), &records) ||
 		    floe_avro_value_long(floe_avro_value_get(df, "file_size_in_bytes"), &size) ||
 		    status < 0 || status > 2) {
-			rc = FLOE_EFORMAT;
+			rc = floe_err_set(err, FLOE_EFORMAT,
+					  "entry %zu: status, file_path, record_count or "
+					  "file_size_in_bytes is missing or invalid", i);
 			break;
 		}
-		rc = fn(ctx, (int)status, (const char *)path, records, size);
+		if ((rc = fn(ctx, (int)status, (const char *)path, records, size)))
+			floe_err_set(err, rc, "entry %zu: %s", i, floe_strerror(rc));
 	}
 	floe_avro_reader_free(r);
 	return rc;

@@ -10,6 +10,7 @@
 
 struct floe_alloc;
 struct floe_buf;
+struct floe_err;
 
 /* A partition value of a data file. type is the partition result type: "int", "date",
  * "long", "string", "timestamptz" (identity on ts). */
@@ -113,17 +114,22 @@ int floe_ice_manifest_list_write(struct floe_alloc *a, int64_t snapshot_id, int6
  * own schema; codecs null and deflate). For v1 lists the missing v2 fields are filled as
  * the spec says (sequence numbers 0, content 0). */
 struct floe_ice_manifest_list;
+/* Reads the list in data[0..len) (borrowed) into *out (owned by the caller; free with
+ * floe_ice_manifest_list_free). On failure *out is untouched and err (may be NULL) says
+ * what, with the byte offset of a malformed file. */
 int floe_ice_manifest_list_read(struct floe_alloc *a, const uint8_t *data, size_t len,
-				struct floe_ice_manifest_list **out);
+				struct floe_ice_manifest_list **out, struct floe_err *err);
 size_t floe_ice_manifest_list_count(const struct floe_ice_manifest_list *l);
 const struct floe_ice_manifest_entry *floe_ice_manifest_list_at(const struct floe_ice_manifest_list *l, size_t i);
+/* NULL is a no-op. */
 void floe_ice_manifest_list_free(struct floe_ice_manifest_list *l);
 
 /* Reads a manifest's data file entries for `floe inspect`: calls fn for each entry
- * with its status (0 existing, 1 added, 2 deleted), path, record count and size. */
+ * with its status (0 existing, 1 added, 2 deleted), path, record count and size. A
+ * failure, fn's included, stops the reading; err (may be NULL) then says what. */
 typedef int (*floe_ice_manifest_fn)(void *ctx, int status, const char *path, int64_t records,
 				    int64_t size);
 int floe_ice_manifest_read(struct floe_alloc *a, const uint8_t *data, size_t len,
-			   floe_ice_manifest_fn fn, void *ctx);
+			   floe_ice_manifest_fn fn, void *ctx, struct floe_err *err);
 
 #endif

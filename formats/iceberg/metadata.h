@@ -10,6 +10,7 @@
 
 struct floe_alloc;
 struct floe_buf;
+struct floe_err;
 struct floe_json;
 
 struct floe_ice_meta;
@@ -49,8 +50,11 @@ struct floe_ice_snapshot {
 	int32_t schema_id;
 };
 
-/* Parses metadata JSON (v1 or v2; format-version above 2 is FLOE_EUNSUPPORTED). */
-int floe_ice_meta_parse(struct floe_alloc *a, const char *json, size_t len, struct floe_ice_meta **out);
+/* Parses metadata JSON (v1 or v2; format-version above 2 is FLOE_EUNSUPPORTED) into *out
+ * (owned by the caller; free with floe_ice_meta_free; NULL after a failure). err (may be
+ * NULL) says what failed: for malformed JSON, with its byte offset. */
+int floe_ice_meta_parse(struct floe_alloc *a, const char *json, size_t len,
+			struct floe_ice_meta **out, struct floe_err *err);
 /* A new v2 table: one schema (id 0), one partition spec (id 0), unsorted order, no
  * snapshots, last-sequence-number 0. Strings are copied. */
 int floe_ice_meta_create(struct floe_alloc *a, const char *table_uuid, const char *location,
@@ -58,6 +62,7 @@ int floe_ice_meta_create(struct floe_alloc *a, const char *table_uuid, const cha
 			 const struct floe_ice_partition_field *pfields, size_t npfields,
 			 const struct floe_ice_kv *props, size_t nprops, int64_t now_ms,
 			 struct floe_ice_meta **out);
+/* NULL is a no-op. */
 void floe_ice_meta_free(struct floe_ice_meta *m);
 /* Serialises the document. */
 int floe_ice_meta_write(const struct floe_ice_meta *m, struct floe_buf *out);

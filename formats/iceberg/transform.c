@@ -4,6 +4,7 @@
 #include "transform.h"
 
 #include "formats/base/error.h"
+#include "formats/base/utf8.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -254,60 +255,6 @@ size_t floe_ice_truncate_lower(const char *s, size_t len, size_t n)
 	return len;
 }
 
-/* Decodes one well-formed UTF-8 code point at s[i]; returns its byte length, 0 if the
- * bytes are not valid UTF-8 (overlong, surrogate, above U+10FFFF, truncated). */
-static size_t utf8_decode(const uint8_t *s, size_t len, size_t i, uint32_t *cp)
-{
-	uint8_t c = s[i];
-	size_t n;
-	uint32_t v, min;
-	if (c < 0x80) {
-		*cp = c;
-		return 1;
-	} else if ((c & 0xe0) == 0xc0) {
-		n = 2, v = c & 0x1f, min = 0x80;
-	} else if ((c & 0xf0) == 0xe0) {
-		n = 3, v = c & 0x0f, min = 0x800;
-	} else if ((c & 0xf8) == 0xf0) {
-		n = 4, v = c & 0x07, min = 0x10000;
-	} else {
-		return 0;
-	}
-	if (len - i < n)
-		return 0;
-	for (size_t k = 1; k < n; k++) {
-		if ((s[i + k] & 0xc0) != 0x80)
-			return 0;
-		v = (v << 6) | (s[i + k] & 0x3f);
-	}
-	if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
-		return 0;
-	*cp = v;
-	return n;
-}
-
-static size_t utf8_encode(uint32_t cp, uint8_t *o)
-{
-	if (cp < 0x80) {
-		o[0] = (uint8_t)cp;
-		return 1;
-	} else if (cp < 0x800) {
-		o[0] = (uint8_t)(0xc0 | (cp >> 6));
-		o[1] = (uint8_t)(0x80 | (cp & 0x3f));
-		return 2;
-	} else if (cp < 0x10000) {
-		o[0] = (uint8_t)(0xe0 | (cp >> 12));
-		o[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3f));
-		o[2] = (uint8_t)(0x80 | (cp & 0x3f));
-		return 3;
-	}
-	o[0] = (uint8_t)(0xf0 | (cp >> 18));
-	o[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3f));
-	o[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3f));
-	o[3] = (uint8_t)(0x80 | (cp & 0x3f));
-	return 4;
-}
-
 /* As Java's UnicodeUtil.truncateStringMax: keep n code points, then increment the last
  * one that can be incremented (dropping the ones after it). Invalid UTF-8 gives no bound,
  * since a made-up code point could sort below the real bytes. */
@@ -325,7 +272,7 @@ size_t floe_ice_truncate_upper(const char *s, size_t len, size_t n, char *out, s
 		return 0;
 	for (size_t i = 0; i < cut;) {
 		uint32_t cp;
-		size_t k = utf8_decode(u, len, i, &cp);
+		size_t k = floe_utf8_get(u + i, len - i, &cp);
 		if (k == 0 || i + k > cut)
 			return 0;
 		starts[count] = i;
@@ -340,7 +287,7 @@ size_t floe_ice_truncate_upper(const char *s, size_t len, size_t n, char *out, s
 		if (next > 0x10ffff)
 			continue;
 		uint8_t enc[4];
-		size_t el = utf8_encode(next, enc);
+		size_t el = floe_utf8_put(enc, next);
 		if (starts[j] + el > cap)
 			return 0;
 		memcpy(out, s, starts[j]);

@@ -94,14 +94,15 @@ uint32_t floe_json_hash_key(const char *s, size_t len)
 	return h;
 }
 
-struct floe_json_doc *floe_json_doc_new(struct floe_alloc *a)
+int floe_json_doc_new(struct floe_alloc *a, struct floe_json_doc **out)
 {
 	struct floe_json_doc *d = floe_calloc(a, 1, sizeof(*d));
 	if (!d)
-		return NULL;
+		return FLOE_ENOMEM;
 	d->a = a;
 	d->next_cap = CHUNK_MIN;
-	return d;
+	*out = d;
+	return 0;
 }
 
 void floe_json_doc_free(struct floe_json_doc *doc)

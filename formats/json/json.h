@@ -12,6 +12,7 @@
 
 struct floe_alloc;
 struct floe_buf;
+struct floe_err;
 
 enum floe_json_type {
 	FLOE_JSON_NULL,
@@ -29,14 +30,17 @@ struct floe_json_doc;
 struct floe_json;
 
 /* Parses len bytes of text. On success *out owns the document (free with
- * floe_json_doc_free). On failure returns FLOE_EPARSE (or FLOE_ENOMEM / FLOE_ELIMIT) and,
- * if err_offset is not NULL, the byte offset of the error. Nesting deeper than 64 levels
- * and documents over max_bytes (0 = no limit) are refused with FLOE_ELIMIT. Input must be
- * valid UTF-8; lone surrogate escapes are rejected. */
+ * floe_json_doc_free). On failure returns FLOE_EPARSE (or FLOE_ENOMEM / FLOE_ELIMIT), sets
+ * *out to NULL and fills err (may be NULL) with the byte offset of the error and what it
+ * is. Nesting deeper than 64 levels and documents over max_bytes (0 = no limit) are
+ * refused with FLOE_ELIMIT. Input must be valid UTF-8; lone surrogate escapes are
+ * rejected. */
 int floe_json_parse(struct floe_alloc *a, const char *text, size_t len, size_t max_bytes,
-		    struct floe_json_doc **out, size_t *err_offset);
-/* An empty document for building values from scratch. */
-struct floe_json_doc *floe_json_doc_new(struct floe_alloc *a);
+		    struct floe_json_doc **out, struct floe_err *err);
+/* An empty document for building values from scratch, in *out (owned by the caller;
+ * free with floe_json_doc_free). Returns 0 or FLOE_ENOMEM. */
+int floe_json_doc_new(struct floe_alloc *a, struct floe_json_doc **out);
+/* Frees doc and every value in it; NULL is a no-op. */
 void floe_json_doc_free(struct floe_json_doc *doc);
 /* The root value (NULL for a new, empty document until one is set). */
 struct floe_json *floe_json_root(struct floe_json_doc *doc);

@@ -45,8 +45,5 @@ char *floe_json_arena_strndup(struct floe_json_doc *d, const char *s, size_t len
 uint32_t floe_json_hash_key(const char *s, size_t len);
 /* A zeroed value of type t, owned by d, or NULL when out of memory. */
 struct floe_json *floe_json_new_value(struct floe_json_doc *d, enum floe_json_type t);
-/* Length of the valid UTF-8 sequence at s[0..n) (n >= 1), or 0 if it is not one:
- * overlong forms, surrogates and code points above U+10FFFF are invalid. Borrows s. */
-size_t floe_json_utf8_seq(const uint8_t *s, size_t n);
 
 #endif

@@ -4,6 +4,7 @@
 
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
+#include "formats/base/utf8.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -22,7 +23,7 @@ int floe_json_write_str(struct floe_buf *out, const char *s, size_t len)
 		char esc[6];
 		size_t elen = 0;
 		if (c >= 0x80) {
-			k = floe_json_utf8_seq(u + i, len - i);
+			k = floe_utf8_get(u + i, len - i, NULL);
 			if (!k) {
 				memcpy(esc, "\\ufffd", 6);
 				elen = 6;

@@ -2,6 +2,8 @@
  * order (the order Parquet's TYPE_ORDER and Iceberg both use for strings). */
 #include "bound.h"
 
+#include "formats/base/utf8.h"
+
 #include <string.h>
 
 int floe_pq_bytes_cmp(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
@@ -25,30 +27,6 @@ static size_t cut_point(const uint8_t *p, size_t n)
 	return cut;
 }
 
-static size_t put_cp(uint8_t *d, uint32_t cp)
-{
-	if (cp < 0x80) {
-		d[0] = (uint8_t)cp;
-		return 1;
-	}
-	if (cp < 0x800) {
-		d[0] = (uint8_t)(0xC0 | (cp >> 6));
-		d[1] = (uint8_t)(0x80 | (cp & 0x3F));
-		return 2;
-	}
-	if (cp < 0x10000) {
-		d[0] = (uint8_t)(0xE0 | (cp >> 12));
-		d[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
-		d[2] = (uint8_t)(0x80 | (cp & 0x3F));
-		return 3;
-	}
-	d[0] = (uint8_t)(0xF0 | (cp >> 18));
-	d[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3F));
-	d[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
-	d[3] = (uint8_t)(0x80 | (cp & 0x3F));
-	return 4;
-}
-
 /* Turns the prefix b->v[0..len) into the smallest string above every string with that
  * prefix by incrementing its last character (skipping surrogates; a U+10FFFF is dropped
  * and the one before it incremented). False if no such string exists. */
@@ -59,24 +37,15 @@ static bool increment(struct floe_pq_bound *b)
 		size_t start = len - 1;
 		while (start > 0 && (b->v[start] & 0xC0) == 0x80)
 			start--;
-		const uint8_t *s = b->v + start;
-		size_t cl = len - start;
-		uint32_t cp;
-		if (cl == 1)
-			cp = s[0];
-		else if (cl == 2)
-			cp = (uint32_t)(s[0] & 0x1F) << 6 | (s[1] & 0x3F);
-		else if (cl == 3)
-			cp = (uint32_t)(s[0] & 0x0F) << 12 | (uint32_t)(s[1] & 0x3F) << 6 |
-			     (s[2] & 0x3F);
-		else
-			cp = (uint32_t)(s[0] & 0x07) << 18 | (uint32_t)(s[1] & 0x3F) << 12 |
-			     (uint32_t)(s[2] & 0x3F) << 6 | (s[3] & 0x3F);
+		uint32_t cp = 0;
+		/* Values are valid UTF-8 (the writer repairs them): a character that is not
+		 * is passed over like U+10FFFF. */
+		bool valid = floe_utf8_get(b->v + start, len - start, &cp) == len - start;
 		cp++;
 		if (cp >= 0xD800 && cp <= 0xDFFF)
 			cp = 0xE000;
-		if (cp <= 0x10FFFF && cl <= 4) {
-			b->len = start + put_cp(b->v + start, cp);
+		if (valid && cp <= 0x10FFFF) {
+			b->len = start + floe_utf8_put(b->v + start, cp);
 			return true;
 		}
 		len = start;

@@ -77,12 +77,13 @@ struct floe_pq_page {
 
 struct floe_pq_chunk;
 
-/* comp and scratch (where page bodies are assembled) are borrowed, may be shared by
- * the chunks of one writer, and must outlive the chunk. */
-struct floe_pq_chunk *floe_pq_chunk_new(struct floe_alloc *alloc,
-					const struct floe_pq_chunk_opts *o,
-					struct floe_pq_compressor *comp, struct floe_buf *scratch,
-					int *err);
+/* A new chunk in *out (owned by the caller; free with floe_pq_chunk_free). comp and
+ * scratch (where page bodies are assembled) are borrowed, may be shared by the chunks of
+ * one writer, and must outlive the chunk. Returns 0 or FLOE_ENOMEM. */
+int floe_pq_chunk_new(struct floe_alloc *alloc, const struct floe_pq_chunk_opts *o,
+		      struct floe_pq_compressor *comp, struct floe_buf *scratch,
+		      struct floe_pq_chunk **out);
+/* NULL is a no-op. */
 void floe_pq_chunk_free(struct floe_pq_chunk *c);
 
 /* Appends one level entry. A value is present iff def == max_def: then use _int or

@@ -57,14 +57,13 @@ static void zfree(void *opaque, void *p)
 	floe_free(opaque, p);
 }
 
-struct floe_pq_compressor *floe_pq_compressor_new(struct floe_alloc *alloc,
-						  enum floe_pq_codec codec, int level, int *err)
+int floe_pq_compressor_new(struct floe_alloc *alloc, enum floe_pq_codec codec, int level,
+			   struct floe_pq_compressor **out)
 {
 	struct floe_pq_compressor *c = floe_calloc(alloc, 1, sizeof(*c));
-	if (!c) {
-		*err = FLOE_ENOMEM;
-		return NULL;
-	}
+	int rc = 0;
+	if (!c)
+		return FLOE_ENOMEM;
 	c->alloc = alloc;
 	c->codec = codec;
 	c->level = level ? level : 3;
@@ -77,12 +76,14 @@ struct floe_pq_compressor *floe_pq_compressor_new(struct floe_alloc *alloc,
 	case FLOE_PQ_ZSTD: {
 		ZSTD_customMem mem = {zalloc, zfree, alloc};
 		c->zctx = ZSTD_createCCtx_advanced(mem);
-		if (!c->zctx)
-			goto nomem;
+		if (!c->zctx) {
+			rc = FLOE_ENOMEM;
+			goto out;
+		}
 		if (ZSTD_isError(
 			ZSTD_CCtx_setParameter(c->zctx, ZSTD_c_compressionLevel, c->level))) {
-			*err = FLOE_EINVAL;
-			goto fail;
+			rc = FLOE_EINVAL;
+			goto out;
 		}
 		/* Nothing else is set: each page is compressed in one call that tells zstd
 		 * its size, so zstd picks its own parameters for that size at this level
@@ -97,19 +98,20 @@ struct floe_pq_compressor *floe_pq_compressor_new(struct floe_alloc *alloc,
 	}
 	case FLOE_PQ_LZ4_RAW:
 		c->lz4_state = floe_malloc(alloc, (size_t)LZ4_sizeofState());
-		if (!c->lz4_state)
-			goto nomem;
+		if (!c->lz4_state) {
+			rc = FLOE_ENOMEM;
+			goto out;
+		}
 		break;
 	default:
-		*err = FLOE_EUNSUPPORTED;
-		goto fail;
+		rc = FLOE_EUNSUPPORTED;
+		goto out;
 	}
-	return c;
-nomem:
-	*err = FLOE_ENOMEM;
-fail:
+	*out = c;
+	c = NULL;
+out:
 	floe_pq_compressor_free(c);
-	return NULL;
+	return rc;
 }
 
 /* Inputs larger than a page (one huge value) are compressed with the parameters zstd

@@ -14,10 +14,12 @@ struct floe_alloc;
 struct floe_buf;
 struct floe_pq_compressor;
 
-/* level is used by ZSTD only (0 = 3). Returns NULL with *err set on failure. alloc is
- * borrowed and must outlive the compressor. */
-struct floe_pq_compressor *floe_pq_compressor_new(struct floe_alloc *alloc,
-						  enum floe_pq_codec codec, int level, int *err);
+/* A new compressor in *out (owned by the caller; free with floe_pq_compressor_free).
+ * level is used by ZSTD only (0 = 3). Returns 0, FLOE_ENOMEM, FLOE_EINVAL (a level zstd
+ * refuses) or FLOE_EUNSUPPORTED (codec). alloc is borrowed and must outlive the
+ * compressor. */
+int floe_pq_compressor_new(struct floe_alloc *alloc, enum floe_pq_codec codec, int level,
+			   struct floe_pq_compressor **out);
 /* Compresses n bytes at src. *out and *out_len receive the result: for UNCOMPRESSED src itself,
  * otherwise the compressor's own buffer, valid until the next call. Returns 0,
  * FLOE_ENOMEM, FLOE_ELIMIT or FLOE_ECODEC. */
@@ -32,7 +34,8 @@ size_t floe_pq_compressor_bound(const struct floe_pq_compressor *c, size_t n);
  * FLOE_ENOMEM, FLOE_ELIMIT or FLOE_ECODEC. */
 int floe_pq_compressor_into(struct floe_pq_compressor *c, const void *src, size_t n, uint8_t *dst,
 			    size_t cap, size_t *out_len);
-/* Frees c; a job in flight is waited for and dropped (its done is not called). */
+/* Frees c; a job in flight is waited for and dropped (its done is not called). NULL is
+ * a no-op. */
 void floe_pq_compressor_free(struct floe_pq_compressor *c);
 
 /* Asynchronous use, through an offload (see writer.h). done is called, on the caller's

@@ -253,9 +253,9 @@ static int make_leaves(struct floe_pq_writer *w)
 			co.bloom = true;
 			co.bloom_ndv = w->bloom[b].ndv ? w->bloom[b].ndv : BLOOM_NDV;
 		}
-		int err = 0;
-		if (!(l->chunk = floe_pq_chunk_new(w->alloc, &co, w->comp, &w->body, &err)))
-			return err;
+		int rc = floe_pq_chunk_new(w->alloc, &co, w->comp, &w->body, &l->chunk);
+		if (rc)
+			return rc;
 		if (w->acomp)
 			floe_pq_chunk_set_async(l->chunk, w->acomp, caller_runs(w));
 		l->st.field_id = l->field_id;
@@ -268,21 +268,16 @@ static int make_leaves(struct floe_pq_writer *w)
 	return 0;
 }
 
-struct floe_pq_writer *floe_pq_writer_new(struct floe_alloc *alloc,
-					  const struct floe_pq_column *cols, size_t ncols,
-					  const struct floe_pq_options *opt, floe_pq_sink_fn sink,
-					  void *sink_ctx, int *err)
+int floe_pq_writer_new(struct floe_alloc *alloc, const struct floe_pq_column *cols, size_t ncols,
+		       const struct floe_pq_options *opt, floe_pq_sink_fn sink, void *sink_ctx,
+		       struct floe_pq_writer **out)
 {
 	int rc = check_args(cols, ncols, opt, sink);
-	if (rc) {
-		*err = rc;
-		return NULL;
-	}
+	if (rc)
+		return rc;
 	struct floe_pq_writer *w = floe_calloc(alloc, 1, sizeof(*w));
-	if (!w) {
-		*err = FLOE_ENOMEM;
-		return NULL;
-	}
+	if (!w)
+		return FLOE_ENOMEM;
 	w->alloc = alloc;
 	w->sink = sink;
 	w->sink_ctx = sink_ctx;
@@ -293,28 +288,29 @@ struct floe_pq_writer *floe_pq_writer_new(struct floe_alloc *alloc,
 	floe_buf_init(&w->ois, alloc, TRAILER_MAX);
 	floe_buf_init(&w->heads, alloc, FOOTER_MAX);
 	if ((rc = copy_config(w, cols, ncols, opt)))
-		goto fail;
-	if (!(w->comp = floe_pq_compressor_new(alloc, w->opt.codec, w->opt.zstd_level, &rc)))
-		goto fail;
+		goto out;
+	if ((rc = floe_pq_compressor_new(alloc, w->opt.codec, w->opt.zstd_level, &w->comp)))
+		goto out;
 	/* Large pages compress elsewhere while the next ones are encoded: a second context,
 	 * so that the small pages, compressed here, never wait. */
 	if (opt->offload && w->opt.codec != FLOE_PQ_UNCOMPRESSED) {
-		if (!(w->acomp = floe_pq_compressor_new(alloc, w->opt.codec, w->opt.zstd_level, &rc)))
-			goto fail;
+		rc = floe_pq_compressor_new(alloc, w->opt.codec, w->opt.zstd_level, &w->acomp);
+		if (rc)
+			goto out;
 		/* Queued input: one page in flight, and beside it at most one of a quarter
 		 * page (the smallest it takes). */
 		floe_pq_compressor_set_offload(w->acomp, opt->offload,
 					       w->opt.page_size + w->opt.page_size / 4);
 	}
 	if ((rc = make_leaves(w)))
-		goto fail;
+		goto out;
 	w->stream_leaf = -1;
 	w->stream_off = -1;
-	return w;
-fail:
+	*out = w;
+	w = NULL;
+out:
 	floe_pq_writer_free(w);
-	*err = rc;
-	return NULL;
+	return rc;
 }
 
 /* Checks a row before any of it is written, so that bad input never leaves a half row. */
@@ -499,7 +495,7 @@ int floe_pq_writer_add_row(struct floe_pq_writer *w, const struct floe_pq_value 
 		fly_buf += fb;
 	}
 	if (rc)
-		goto fail;
+		goto out;
 	w->rows++;
 	w->rg_rows++;
 	/* With a small budget, stream before the budget closes the row group. */
@@ -513,12 +509,12 @@ int floe_pq_writer_add_row(struct floe_pq_writer *w, const struct floe_pq_value 
 			(w->opt.memory_budget && held + fly_held >= w->opt.memory_budget) ||
 			buffered + fly_buf >= w->opt.row_group_size)) {
 		if ((rc = floe_pq_compressor_sync(w->acomp)))
-			goto fail;
+			goto out;
 		sum_chunks(w, &buffered, &held);
 	}
 	if (w->stream_leaf < 0 && held >= stream_min) {
 		if ((rc = pick_stream_leaf(w)))
-			goto fail;
+			goto out;
 		held = 0;
 		for (size_t j = 0; j < w->nleaves; j++)
 			held += floe_pq_chunk_held(w->leaves[j].chunk);
@@ -526,11 +522,11 @@ int floe_pq_writer_add_row(struct floe_pq_writer *w, const struct floe_pq_value 
 	w->buffered = buffered;
 	bool full = buffered >= w->opt.row_group_size ||
 		    (w->opt.memory_budget && held >= w->opt.memory_budget);
-	if (full && (rc = floe_pq_writer_flush_row_group(w)))
-		goto fail;
-	return 0;
-fail:
-	w->err = rc;
+	if (full)
+		rc = floe_pq_writer_flush_row_group(w);
+out:
+	if (rc)
+		w->err = rc; /* sticky: the writer only reports it from now on */
 	return rc;
 }
 
@@ -645,8 +641,8 @@ const int64_t *floe_pq_writer_row_group_offsets(const struct floe_pq_writer *w, 
  * leaves, with room here for long paths and host names. */
 #define WRITER_FIXED ((uint64_t)128 << 10)
 /* A first page that closes before its dictionary probe decided may fall back to PLAIN
- * (chunk.c, probe_at_close) and copy the dictionary's values while both exist: measured
- * at up to 162 KB with one large row in a fresh writer. */
+ * (floe_pq_chunk_probe_at_close in chunk.c) and copy the dictionary's values while both
+ * exist: measured at up to 162 KB with one large row in a fresh writer. */
 #define FALLBACK_SLACK ((uint64_t)256 << 10)
 /* Per-page slack: the page header, the levels and length prefixes of a row's values. */
 #define PAGE_SLACK ((uint64_t)1 << 10)
@@ -671,10 +667,10 @@ static int probe_context(enum floe_pq_codec codec, int level, size_t probe, size
 	struct floe_alloc ctx, buf;
 	floe_alloc_init(&ctx, 0);
 	floe_alloc_init(&buf, 0);
-	int rc = 0;
-	struct floe_pq_compressor *c = floe_pq_compressor_new(&ctx, codec, level, &rc);
-	if (!c)
-		return rc ? rc : FLOE_ENOMEM;
+	struct floe_pq_compressor *c = NULL;
+	int rc = floe_pq_compressor_new(&ctx, codec, level, &c);
+	if (rc)
+		return rc;
 	size_t cap = floe_pq_compressor_bound(c, probe);
 	uint8_t *src = floe_malloc(&buf, probe), *dst = floe_malloc(&buf, cap);
 	if (!src || !dst) {
@@ -732,7 +728,7 @@ uint64_t floe_pq_writer_row_need(const struct floe_pq_options *o, const size_t *
 		uint64_t unit = (uint64_t)v[i] + PAGE_SLACK;
 		/* The compression bound of zstd and LZ4 is below n + n/128 + 1 KiB. */
 		uint64_t block = o->codec == FLOE_PQ_UNCOMPRESSED ? unit : unit + unit / 128 + PAGE_SLACK;
-		/* Pages up to twice the page size go to the offload (chunk.c), which leaves a
+		/* Pages up to twice the page size go to the offload (chunk_page.c), which leaves a
 		 * value buffer of the same capacity behind; larger ones compress in place. A
 		 * page holding a value of v bytes has more than v bytes. */
 		bool handed = o->offload && v[i] < 2 * page;

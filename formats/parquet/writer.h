@@ -131,11 +131,13 @@ struct floe_pq_leaf_stats {
 
 struct floe_pq_writer;
 
-/* Creates a writer for ncols columns (the array and its strings are copied). On error
- * returns NULL with *err set. alloc is borrowed and must outlive the writer. */
-struct floe_pq_writer *floe_pq_writer_new(struct floe_alloc *alloc, const struct floe_pq_column *cols,
-					  size_t ncols, const struct floe_pq_options *opt,
-					  floe_pq_sink_fn sink, void *sink_ctx, int *err);
+/* Creates a writer for ncols columns (the array and its strings are copied) in *out
+ * (owned by the caller; free with floe_pq_writer_free). Returns 0, FLOE_EINVAL (bad
+ * columns or options), FLOE_EUNSUPPORTED (codec) or FLOE_ENOMEM. alloc is borrowed and
+ * must outlive the writer. */
+int floe_pq_writer_new(struct floe_alloc *alloc, const struct floe_pq_column *cols, size_t ncols,
+		       const struct floe_pq_options *opt, floe_pq_sink_fn sink, void *sink_ctx,
+		       struct floe_pq_writer **out);
 /* Appends one row: values has one entry per column, in declaration order. Invalid UTF-8
  * in STRING values is replaced with U+FFFD and counted (floe_pq_writer_replaced). May
  * emit bytes to the sink when a row group closes. */
@@ -160,6 +162,7 @@ uint64_t floe_pq_writer_file_size(const struct floe_pq_writer *w);
 const struct floe_pq_leaf_stats *floe_pq_writer_stats(const struct floe_pq_writer *w, size_t *count);
 /* Row group start offsets after finish (Iceberg split_offsets), ascending. */
 const int64_t *floe_pq_writer_row_group_offsets(const struct floe_pq_writer *w, size_t *count);
+/* NULL is a no-op. */
 void floe_pq_writer_free(struct floe_pq_writer *w);
 
 /* Memory for one large row, so that a caller can refuse a row before the writer runs out

@@ -79,8 +79,8 @@ int main(int argc, char **argv)
 	}
 	struct floe_alloc alloc;
 	floe_alloc_init(&alloc, 0);
-	int err = 0;
-	struct floe_pq_compressor *c = floe_pq_compressor_new(&alloc, FLOE_PQ_ZSTD, level, &err);
+	struct floe_pq_compressor *c = NULL;
+	int err = floe_pq_compressor_new(&alloc, FLOE_PQ_ZSTD, level, &c);
 	ZSTD_CCtx *z = ZSTD_createCCtx();
 	size_t cap = ZSTD_compressBound(psize + 70000);
 	uint8_t *page = malloc(psize + 70000), *lens = malloc(psize + 70000), *out = malloc(cap);

@@ -257,8 +257,8 @@ int main(int argc, char **argv)
 	}
 	struct floe_pq_writer *w = NULL;
 	if (!gen_only) {
-		w = floe_pq_writer_new(&alloc, floe_log_columns(), FLOE_LOG_NCOLS, &opt, file_sink, f, &err);
-		if (!w) {
+		err = floe_pq_writer_new(&alloc, floe_log_columns(), FLOE_LOG_NCOLS, &opt, file_sink, f, &w);
+		if (err) {
 			fprintf(stderr, "writer: %d\n", err);
 			return 1;
 		}

@@ -33,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	floe_alloc_init(&a, (size_t)256 << 20);
 	struct floe_avro_reader *r;
 	struct floe_avro_reader_opts o = {.max_record_bytes = (size_t)1 << 20, .max_block_bytes = (size_t)4 << 20};
-	if (floe_avro_reader_new(&a, data, size, &o, &r) == 0) {
+	if (floe_avro_reader_new(&a, data, size, &o, &r, NULL) == 0) {
 		const struct floe_avro_schema *s = floe_avro_reader_schema(r);
 		for (size_t k = 0; k < floe_avro_schema_count(s); k++) {
 			int32_t id;
@@ -42,7 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			(void)floe_avro_schema_at(s, k);
 		}
 		const struct floe_avro_value *v;
-		for (int n = 0; n < 100000 && floe_avro_reader_next(r, &v) == 1; n++)
+		for (int n = 0; n < 100000 && floe_avro_reader_next(r, &v, NULL) == 1; n++)
 			walk(v, 0);
 		floe_avro_reader_free(r);
 	}

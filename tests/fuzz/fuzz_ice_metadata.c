@@ -78,11 +78,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct floe_buf w1, w2;
 	floe_buf_init(&w1, &a, (size_t)32 << 20);
 	floe_buf_init(&w2, &a, (size_t)32 << 20);
-	if (floe_ice_meta_parse(&a, (const char *)data, size, &m) != 0)
+	if (floe_ice_meta_parse(&a, (const char *)data, size, &m, NULL) != 0)
 		goto out;
 	read_all(m);
 	if (floe_ice_meta_write(m, &w1) != 0 ||
-	    floe_ice_meta_parse(&a, (const char *)w1.data, w1.len, &m2) != 0)
+	    floe_ice_meta_parse(&a, (const char *)w1.data, w1.len, &m2, NULL) != 0)
 		abort();
 	if (floe_ice_meta_write(m2, &w2) != 0 || w1.len != w2.len ||
 	    memcmp(w1.data, w2.data, w1.len) != 0)

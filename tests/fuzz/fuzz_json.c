@@ -6,6 +6,7 @@
 
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
+#include "formats/base/error.h"
 #include "formats/json/json.h"
 
 static void write_or_abort(struct floe_json_doc *d, struct floe_buf *b)
@@ -22,15 +23,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct floe_buf w1, w2;
 	floe_buf_init(&w1, &a, (size_t)32 << 20);
 	floe_buf_init(&w2, &a, (size_t)32 << 20);
-	size_t off = 0;
-	int rc = floe_json_parse(&a, (const char *)data, size, 0, &d1, &off);
+	struct floe_err e;
+	int rc = floe_json_parse(&a, (const char *)data, size, 0, &d1, &e);
 	if (rc != 0) {
-		if (d1 || off > size)
+		if (d1 || e.code != rc || e.offset > size)
 			abort();
 		goto out;
 	}
 	write_or_abort(d1, &w1);
-	if (floe_json_parse(&a, (const char *)w1.data, w1.len, 0, &d2, &off) != 0)
+	if (floe_json_parse(&a, (const char *)w1.data, w1.len, 0, &d2, NULL) != 0)
 		abort();
 	write_or_abort(d2, &w2);
 	if (w1.len != w2.len || memcmp(w1.data, w2.data, w1.len) != 0)

@@ -20,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	floe_alloc_init(&a, (size_t)256 << 20);
 	struct floe_ice_manifest_list *l;
 	size_t sum = 0;
-	if (floe_ice_manifest_list_read(&a, data, size, &l) == 0) {
+	if (floe_ice_manifest_list_read(&a, data, size, &l, NULL) == 0) {
 		for (size_t i = 0; i < floe_ice_manifest_list_count(l); i++) {
 			const struct floe_ice_manifest_entry *e = floe_ice_manifest_list_at(l, i);
 			sum += strlen(e->path);
@@ -36,7 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		floe_ice_manifest_list_free(l);
 	}
-	(void)floe_ice_manifest_read(&a, data, size, on_entry, &sum);
+	(void)floe_ice_manifest_read(&a, data, size, on_entry, &sum, NULL);
 	if (a.used != 0)
 		abort();
 	return sum == SIZE_MAX;

@@ -161,9 +161,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			opt.no_page_index ? "false" : "true", opt.page_size, opt.row_group_size,
 			opt.memory_budget, nb);
 	}
-	int err = 0;
-	struct floe_pq_writer *w = floe_pq_writer_new(&a, cols, 6, &opt, sink, &t, &err);
-	if (!w) {
+	struct floe_pq_writer *w = NULL;
+	int err = floe_pq_writer_new(&a, cols, 6, &opt, sink, &t, &w);
+	if (err) {
 		if (rows) {
 			fprintf(rows, "{\"result\":%d}\n", err);
 			fclose(rows);

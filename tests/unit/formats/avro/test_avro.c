@@ -159,7 +159,7 @@ static void test_tiny_container(void **state)
 	dump("tiny.avro", &out);
 
 	struct floe_avro_reader *r;
-	assert_int_equal(floe_avro_reader_new(NULL, out.data, out.len, NULL, &r), 0);
+	assert_int_equal(floe_avro_reader_new(NULL, out.data, out.len, NULL, &r, NULL), 0);
 	size_t len;
 	const uint8_t *m = floe_avro_reader_meta(r, "k", &len);
 	assert_non_null(m);
@@ -171,7 +171,7 @@ static void test_tiny_container(void **state)
 	assert_int_equal(floe_avro_schema_count(s), 2);
 	assert_string_equal(floe_avro_schema_field_name(s, 1), "s");
 	const struct floe_avro_value *v;
-	assert_int_equal(floe_avro_reader_next(r, &v), 1);
+	assert_int_equal(floe_avro_reader_next(r, &v, NULL), 1);
 	int64_t a;
 	const uint8_t *p;
 	assert_int_equal(floe_avro_value_long(floe_avro_value_get(v, "a"), &a), 0);
@@ -181,7 +181,7 @@ static void test_tiny_container(void **state)
 	assert_string_equal((const char *)p, "x");
 	assert_null(floe_avro_value_get(v, "zz"));
 	assert_int_equal(floe_avro_value_long(floe_avro_value_get(v, "s"), &a), FLOE_EFORMAT);
-	assert_int_equal(floe_avro_reader_next(r, &v), 0);
+	assert_int_equal(floe_avro_reader_next(r, &v, NULL), 0);
 	floe_avro_reader_free(r);
 	floe_buf_fini(&want);
 	floe_buf_fini(&out);
@@ -345,12 +345,12 @@ static void check_rich(const struct floe_avro_value *v, int k)
 static int read_all(struct floe_alloc *a, const uint8_t *data, size_t len, bool check)
 {
 	struct floe_avro_reader *r;
-	int rc = floe_avro_reader_new(a, data, len, NULL, &r);
+	int rc = floe_avro_reader_new(a, data, len, NULL, &r, NULL);
 	if (rc)
 		return rc;
 	int n = 0;
 	const struct floe_avro_value *v;
-	while ((rc = floe_avro_reader_next(r, &v)) == 1) {
+	while ((rc = floe_avro_reader_next(r, &v, NULL)) == 1) {
 		if (check)
 			check_rich(v, n);
 		n++;
@@ -371,7 +371,7 @@ static void test_round_trip(void **state)
 		dump(codec ? "rich-deflate.avro" : "rich-null.avro", &out);
 		assert_int_equal(read_all(&a, out.data, out.len, true), NREC);
 		struct floe_avro_reader *r;
-		assert_int_equal(floe_avro_reader_new(&a, out.data, out.len, NULL, &r), 0);
+		assert_int_equal(floe_avro_reader_new(&a, out.data, out.len, NULL, &r, NULL), 0);
 		const struct floe_avro_schema *s = floe_avro_reader_schema(r);
 		assert_string_equal(floe_avro_schema_name(s), "t.ns.Rich");
 		int32_t id;
@@ -446,24 +446,27 @@ static void test_hostile(void **state)
 	struct floe_buf b;
 	const struct floe_avro_value *v;
 	struct floe_avro_reader *r;
+	struct floe_err e;
 
 	build_file(&b, "\"long\"", "snappy", "\x02", 1, 1);
-	assert_int_equal(floe_avro_reader_new(NULL, b.data, b.len, NULL, &r), FLOE_EUNSUPPORTED);
+	assert_int_equal(floe_avro_reader_new(NULL, b.data, b.len, NULL, &r, &e), FLOE_EUNSUPPORTED);
+	assert_string_equal(e.msg, "Avro codec \"snappy\" is not supported");
 	floe_buf_fini(&b);
 
 	build_file(&b, "{\"type\":\"nosuch\"}", "null", "\x02", 1, 1);
-	assert_int_equal(floe_avro_reader_new(NULL, b.data, b.len, NULL, &r), FLOE_EFORMAT);
+	assert_int_equal(floe_avro_reader_new(NULL, b.data, b.len, NULL, &r, NULL), FLOE_EFORMAT);
 	floe_buf_fini(&b);
 
 	build_file(&b, "{\"type\":", "null", "\x02", 1, 1);
-	assert_int_equal(floe_avro_reader_new(NULL, b.data, b.len, NULL, &r), FLOE_EFORMAT);
+	assert_int_equal(floe_avro_reader_new(NULL, b.data, b.len, NULL, &r, &e), FLOE_EFORMAT);
+	assert_string_equal(e.msg, "Avro writer schema: JSON: unexpected end of input at byte 8");
 	floe_buf_fini(&b);
 
 	/* An array claiming 2^62 nulls in no bytes hits the record cap, not the allocator. */
 	build_file(&b, "{\"type\":\"array\",\"items\":\"null\"}", "null",
 		   "\xfe\xff\xff\xff\xff\xff\xff\xff\x7f\x00", 10, 1);
-	assert_int_equal(floe_avro_reader_new(NULL, b.data, b.len, NULL, &r), 0);
-	assert_int_equal(floe_avro_reader_next(r, &v), FLOE_ELIMIT);
+	assert_int_equal(floe_avro_reader_new(NULL, b.data, b.len, NULL, &r, NULL), 0);
+	assert_int_equal(floe_avro_reader_next(r, &v, NULL), FLOE_ELIMIT);
 	floe_avro_reader_free(r);
 	floe_buf_fini(&b);
 
@@ -473,59 +476,64 @@ static void test_hostile(void **state)
 	deep[sizeof(deep) - 1] = 0;
 	build_file(&b, "{\"type\":\"record\",\"name\":\"n\",\"fields\":[{\"name\":\"next\",\"type\":[\"null\",\"n\"]}]}",
 		   "null", deep, sizeof(deep), 1);
-	assert_int_equal(floe_avro_reader_new(NULL, b.data, b.len, NULL, &r), 0);
-	assert_int_equal(floe_avro_reader_next(r, &v), FLOE_ELIMIT);
+	assert_int_equal(floe_avro_reader_new(NULL, b.data, b.len, NULL, &r, NULL), 0);
+	assert_int_equal(floe_avro_reader_next(r, &v, NULL), FLOE_ELIMIT);
 	floe_avro_reader_free(r);
 	floe_buf_fini(&b);
 
 	/* Shallow recursion is fine. */
 	build_file(&b, "{\"type\":\"record\",\"name\":\"n\",\"fields\":[{\"name\":\"next\",\"type\":[\"null\",\"n\"]}]}",
 		   "null", "\x02\x02\x00", 3, 1);
-	assert_int_equal(floe_avro_reader_new(NULL, b.data, b.len, NULL, &r), 0);
-	assert_int_equal(floe_avro_reader_next(r, &v), 1);
+	assert_int_equal(floe_avro_reader_new(NULL, b.data, b.len, NULL, &r, NULL), 0);
+	assert_int_equal(floe_avro_reader_next(r, &v, NULL), 1);
 	assert_true(floe_avro_value_is_null(floe_avro_value_get(floe_avro_value_get(floe_avro_value_get(v, "next"), "next"), "next")));
-	assert_int_equal(floe_avro_reader_next(r, &v), 0);
+	assert_int_equal(floe_avro_reader_next(r, &v, NULL), 0);
 	floe_avro_reader_free(r);
 	floe_buf_fini(&b);
 
 	/* Block data not used up by its records; a wrong sync marker; a bad union index;
 	 * a count of empty records far beyond the block's size. */
 	build_file(&b, "\"long\"", "null", "\x02\x02", 2, 1);
-	assert_int_equal(floe_avro_reader_new(NULL, b.data, b.len, NULL, &r), 0);
-	assert_int_equal(floe_avro_reader_next(r, &v), 1);
-	assert_int_equal(floe_avro_reader_next(r, &v), FLOE_EFORMAT);
+	assert_int_equal(floe_avro_reader_new(NULL, b.data, b.len, NULL, &r, NULL), 0);
+	assert_int_equal(floe_avro_reader_next(r, &v, NULL), 1);
+	assert_int_equal(floe_avro_reader_next(r, &v, NULL), FLOE_EFORMAT);
 	floe_avro_reader_free(r);
 	floe_buf_fini(&b);
 
 	build_file(&b, "\"long\"", "null", "\x02", 1, 1);
 	b.data[b.len - 1] ^= 1;
-	assert_int_equal(floe_avro_reader_new(NULL, b.data, b.len, NULL, &r), 0);
-	assert_int_equal(floe_avro_reader_next(r, &v), FLOE_EFORMAT);
+	assert_int_equal(floe_avro_reader_new(NULL, b.data, b.len, NULL, &r, NULL), 0);
+	assert_int_equal(floe_avro_reader_next(r, &v, NULL), FLOE_EFORMAT);
 	floe_avro_reader_free(r);
 	floe_buf_fini(&b);
 
 	build_file(&b, "[\"null\",\"long\"]", "null", "\x04", 1, 1);
-	assert_int_equal(floe_avro_reader_new(NULL, b.data, b.len, NULL, &r), 0);
-	assert_int_equal(floe_avro_reader_next(r, &v), FLOE_EPARSE);
+	assert_int_equal(floe_avro_reader_new(NULL, b.data, b.len, NULL, &r, NULL), 0);
+	assert_int_equal(floe_avro_reader_next(r, &v, &e), FLOE_EPARSE);
+	assert_int_equal(e.code, FLOE_EPARSE);
+	assert_int_equal(e.offset, 1); /* in the block: the union index read */
+	assert_non_null(strstr(e.msg, "Avro record at byte 1 of the block at byte "));
 	floe_avro_reader_free(r);
 	floe_buf_fini(&b);
 
 	build_file(&b, "{\"type\":\"record\",\"name\":\"e\",\"fields\":[]}", "null", "", 0, 1 << 30);
-	assert_int_equal(floe_avro_reader_new(NULL, b.data, b.len, NULL, &r), 0);
-	assert_int_equal(floe_avro_reader_next(r, &v), FLOE_ELIMIT);
+	assert_int_equal(floe_avro_reader_new(NULL, b.data, b.len, NULL, &r, NULL), 0);
+	assert_int_equal(floe_avro_reader_next(r, &v, NULL), FLOE_ELIMIT);
 	floe_avro_reader_free(r);
 	floe_buf_fini(&b);
 
 	/* Garbage deflate data. */
 	build_file(&b, "\"long\"", "deflate", "\xff\xff\xff", 3, 1);
-	assert_int_equal(floe_avro_reader_new(NULL, b.data, b.len, NULL, &r), 0);
-	assert_int_equal(floe_avro_reader_next(r, &v), FLOE_ECODEC);
+	assert_int_equal(floe_avro_reader_new(NULL, b.data, b.len, NULL, &r, NULL), 0);
+	assert_int_equal(floe_avro_reader_next(r, &v, NULL), FLOE_ECODEC);
 	floe_avro_reader_free(r);
 	floe_buf_fini(&b);
 
 	/* Not a container at all. */
-	assert_int_equal(floe_avro_reader_new(NULL, (const uint8_t *)"Obj", 3, NULL, &r), FLOE_EFORMAT);
-	assert_int_equal(floe_avro_reader_new(NULL, (const uint8_t *)"Obj\x01\x7f", 5, NULL, &r), FLOE_EPARSE);
+	assert_int_equal(floe_avro_reader_new(NULL, (const uint8_t *)"Obj", 3, NULL, &r, NULL), FLOE_EFORMAT);
+	assert_int_equal(floe_avro_reader_new(NULL, (const uint8_t *)"Obj\x01\x7f", 5, NULL, &r, &e), FLOE_EPARSE);
+	assert_int_equal(e.offset, 5);
+	assert_string_equal(e.msg, "Avro header: malformed metadata at byte 5");
 }
 
 static void test_faults(void **state)

@@ -222,14 +222,14 @@ static void test_manifest_schema_unpartitioned(void **state)
 	assert_int_equal(floe_ice_manifest_write(NULL, &info, &f, 1, SYNC, &out), 0);
 	dump("manifest-unpartitioned.avro", &out);
 	struct floe_avro_reader *r;
-	assert_int_equal(floe_avro_reader_new(NULL, out.data, out.len, NULL, &r), 0);
+	assert_int_equal(floe_avro_reader_new(NULL, out.data, out.len, NULL, &r, NULL), 0);
 	expect_meta(r, "avro.schema", JAVA_ENTRY_SCHEMA);
 	expect_meta(r, "partition-spec", "[]");
 	expect_meta(r, "partition-spec-id", "0");
 	const struct floe_avro_value *v;
-	assert_int_equal(floe_avro_reader_next(r, &v), 1);
+	assert_int_equal(floe_avro_reader_next(r, &v, NULL), 1);
 	assert_int_equal(floe_avro_value_len(floe_avro_value_get(floe_avro_value_get(v, "data_file"), "partition")), 0);
-	assert_int_equal(floe_avro_reader_next(r, &v), 0);
+	assert_int_equal(floe_avro_reader_next(r, &v, NULL), 0);
 	floe_avro_reader_free(r);
 	floe_buf_fini(&out);
 }
@@ -251,7 +251,7 @@ static void test_manifest(void **state)
 	snprintf(want, sizeof(want), "%.*s%s%s", (int)at, JAVA_ENTRY_SCHEMA, R102_FIELDS, JAVA_ENTRY_SCHEMA + at);
 
 	struct floe_avro_reader *r;
-	assert_int_equal(floe_avro_reader_new(NULL, out.data, out.len, NULL, &r), 0);
+	assert_int_equal(floe_avro_reader_new(NULL, out.data, out.len, NULL, &r, NULL), 0);
 	expect_meta(r, "avro.schema", want);
 	expect_meta(r, "avro.codec", "null");
 	expect_meta(r, "schema", TABLE_SCHEMA);
@@ -283,7 +283,7 @@ static void test_manifest(void **state)
 	for (size_t k = 0; k < 2; k++) {
 		const struct floe_ice_data_file *f = &FILES[k];
 		const struct floe_avro_value *v;
-		assert_int_equal(floe_avro_reader_next(r, &v), 1);
+		assert_int_equal(floe_avro_reader_next(r, &v, NULL), 1);
 		expect_long(v, "status", 1);
 		expect_long(v, "snapshot_id", 4951213507629824583LL);
 		assert_true(floe_avro_value_is_null(floe_avro_value_get(v, "sequence_number")));
@@ -332,7 +332,7 @@ static void test_manifest(void **state)
 		assert_true(floe_avro_value_is_null(floe_avro_value_get(d, "referenced_data_file")));
 	}
 	const struct floe_avro_value *v;
-	assert_int_equal(floe_avro_reader_next(r, &v), 0);
+	assert_int_equal(floe_avro_reader_next(r, &v, NULL), 0);
 	floe_avro_reader_free(r);
 	floe_buf_fini(&out);
 }
@@ -365,7 +365,7 @@ static void test_manifest_read(void **state)
 	floe_buf_init(&out, NULL, 1 << 20);
 	assert_int_equal(floe_ice_manifest_write(NULL, &info, FILES, 2, SYNC, &out), 0);
 	struct seen s = {0};
-	assert_int_equal(floe_ice_manifest_read(NULL, out.data, out.len, on_entry, &s), 0);
+	assert_int_equal(floe_ice_manifest_read(NULL, out.data, out.len, on_entry, &s, NULL), 0);
 	assert_int_equal(s.n, 2);
 	assert_int_equal(s.status[1], 1);
 	assert_string_equal(s.path[1], FILES[1].path);
@@ -373,7 +373,7 @@ static void test_manifest_read(void **state)
 	assert_int_equal(s.size[1], 777);
 	/* A callback error stops the walk and is returned. */
 	s.n = 4;
-	assert_int_equal(floe_ice_manifest_read(NULL, out.data, out.len, on_entry, &s), FLOE_ELIMIT);
+	assert_int_equal(floe_ice_manifest_read(NULL, out.data, out.len, on_entry, &s, NULL), FLOE_ELIMIT);
 	floe_buf_fini(&out);
 }
 
@@ -492,7 +492,7 @@ static void test_manifest_list(void **state)
 	dump("snap-list.avro", &out);
 
 	struct floe_avro_reader *r;
-	assert_int_equal(floe_avro_reader_new(NULL, out.data, out.len, NULL, &r), 0);
+	assert_int_equal(floe_avro_reader_new(NULL, out.data, out.len, NULL, &r, NULL), 0);
 	expect_meta(r, "avro.schema", JAVA_LIST_SCHEMA);
 	expect_meta(r, "snapshot-id", "77");
 	expect_meta(r, "parent-snapshot-id", "66");
@@ -509,7 +509,7 @@ static void test_manifest_list(void **state)
 	floe_avro_reader_free(r);
 
 	struct floe_ice_manifest_list *l;
-	assert_int_equal(floe_ice_manifest_list_read(NULL, out.data, out.len, &l), 0);
+	assert_int_equal(floe_ice_manifest_list_read(NULL, out.data, out.len, &l, NULL), 0);
 	assert_int_equal(floe_ice_manifest_list_count(l), 3);
 	for (size_t i = 0; i < 3; i++)
 		expect_entry(floe_ice_manifest_list_at(l, i), &e[i]);
@@ -530,14 +530,14 @@ static void test_manifest_list(void **state)
 	/* An empty list has a header and no block. */
 	floe_buf_reset(&out);
 	assert_int_equal(floe_ice_manifest_list_write(NULL, 77, 66, 5, NULL, 0, SYNC, &out), 0);
-	assert_int_equal(floe_ice_manifest_list_read(NULL, out.data, out.len, &l), 0);
+	assert_int_equal(floe_ice_manifest_list_read(NULL, out.data, out.len, &l, NULL), 0);
 	assert_int_equal(floe_ice_manifest_list_count(l), 0);
 	floe_ice_manifest_list_free(l);
 
 	/* No parent: "null". */
 	floe_buf_reset(&out);
 	assert_int_equal(floe_ice_manifest_list_write(NULL, 77, -1, 1, e, 1, SYNC, &out), 0);
-	assert_int_equal(floe_avro_reader_new(NULL, out.data, out.len, NULL, &r), 0);
+	assert_int_equal(floe_avro_reader_new(NULL, out.data, out.len, NULL, &r, NULL), 0);
 	expect_meta(r, "parent-snapshot-id", "null");
 	floe_avro_reader_free(r);
 	floe_buf_fini(&out);
@@ -605,7 +605,7 @@ static void test_manifest_list_v1(void **state)
 	write_v1(&out);
 	dump("snap-v1.avro", &out);
 	struct floe_ice_manifest_list *l;
-	assert_int_equal(floe_ice_manifest_list_read(NULL, out.data, out.len, &l), 0);
+	assert_int_equal(floe_ice_manifest_list_read(NULL, out.data, out.len, &l, NULL), 0);
 	assert_int_equal(floe_ice_manifest_list_count(l), 2);
 	const struct floe_ice_manifest_entry *e = floe_ice_manifest_list_at(l, 1);
 	assert_string_equal(e->path, "file:/t/m1.avro");
@@ -644,7 +644,7 @@ static void test_hostile(void **state)
 	for (size_t n = 0; n < out.len; n++) {
 		uint8_t *copy = malloc(n ? n : 1);
 		memcpy(copy, out.data, n);
-		int rc = floe_ice_manifest_list_read(NULL, copy, n, &l);
+		int rc = floe_ice_manifest_list_read(NULL, copy, n, &l, NULL);
 		if (rc == 0) {
 			assert_true(floe_ice_manifest_list_count(l) < 3);
 			floe_ice_manifest_list_free(l);
@@ -656,9 +656,19 @@ static void test_hostile(void **state)
 	struct floe_buf m;
 	floe_buf_init(&m, NULL, 1 << 20);
 	assert_int_equal(floe_ice_manifest_write(NULL, &info, FILES, 2, SYNC, &m), 0);
-	assert_int_equal(floe_ice_manifest_list_read(NULL, m.data, m.len, &l), FLOE_EFORMAT);
+	struct floe_err err;
+	assert_int_equal(floe_ice_manifest_list_read(NULL, m.data, m.len, &l, &err), FLOE_EFORMAT);
+	assert_string_equal(err.msg, "entry 0: a field is missing or of the wrong type");
 	struct seen s = {0};
-	assert_int_equal(floe_ice_manifest_read(NULL, out.data, out.len, on_entry, &s), FLOE_EFORMAT);
+	assert_int_equal(floe_ice_manifest_read(NULL, out.data, out.len, on_entry, &s, &err),
+			 FLOE_EFORMAT);
+	assert_string_equal(err.msg, "entry 0: status, file_path, record_count or file_size_in_bytes "
+				     "is missing or invalid");
+	/* A truncated list: the Avro reader's detail, with the offset. */
+	assert_int_equal(floe_ice_manifest_list_read(NULL, out.data, out.len - 1, &l, &err),
+			 FLOE_EPARSE);
+	assert_true(err.offset < out.len);
+	assert_non_null(strstr(err.msg, "Avro block at byte "));
 	/* Bad arguments. */
 	struct floe_ice_manifest_part bad = {1000, "x", "float"};
 	info.parts = &bad;
@@ -711,7 +721,7 @@ static void test_faults(void **state)
 		floe_buf_fini(&out);
 		a.fail_after = k;
 		struct floe_ice_manifest_list *l;
-		rc = floe_ice_manifest_list_read(&a, ref_l.data, ref_l.len, &l);
+		rc = floe_ice_manifest_list_read(&a, ref_l.data, ref_l.len, &l, NULL);
 		if (rc == 0) {
 			done |= 4;
 			assert_int_equal(floe_ice_manifest_list_count(l), 3);
@@ -721,7 +731,7 @@ static void test_faults(void **state)
 		}
 		a.fail_after = k;
 		struct seen s = {0};
-		rc = floe_ice_manifest_read(&a, ref_m.data, ref_m.len, on_entry, &s);
+		rc = floe_ice_manifest_read(&a, ref_m.data, ref_m.len, on_entry, &s, NULL);
 		if (rc == 0)
 			done |= 8;
 		else

@@ -173,7 +173,7 @@ static struct floe_ice_meta *reparse(struct floe_alloc *a, const struct floe_ice
 	struct floe_ice_meta *r = NULL;
 	floe_buf_init(&b, NULL, 1 << 20);
 	assert_int_equal(floe_ice_meta_write(m, &b), 0);
-	assert_int_equal(floe_ice_meta_parse(a, (const char *)b.data, b.len, &r), 0);
+	assert_int_equal(floe_ice_meta_parse(a, (const char *)b.data, b.len, &r, NULL), 0);
 	floe_buf_fini(&b);
 	return r;
 }
@@ -427,7 +427,7 @@ static void test_java_v2(void **state)
 	struct floe_alloc a;
 	floe_alloc_init(&a, 0);
 	struct floe_ice_meta *m = NULL;
-	assert_int_equal(floe_ice_meta_parse(&a, JAVA_V2, strlen(JAVA_V2), &m), 0);
+	assert_int_equal(floe_ice_meta_parse(&a, JAVA_V2, strlen(JAVA_V2), &m, NULL), 0);
 	assert_int_equal(floe_ice_meta_format_version(m), 2);
 	assert_string_equal(floe_ice_meta_location(m), "s3://bucket/wh/db/logs");
 	assert_true(floe_ice_meta_current_snapshot_id(m) == INT64_C(8333017788700497002));
@@ -517,7 +517,7 @@ static void test_current_snapshot_forms(void **state)
 			snprintf(text, sizeof(text), "%.*s%s", n, CREATED,
 				 at + strlen("\"current-snapshot-id\":-1,"));
 		struct floe_ice_meta *m = NULL;
-		assert_int_equal(floe_ice_meta_parse(NULL, text, strlen(text), &m), 0);
+		assert_int_equal(floe_ice_meta_parse(NULL, text, strlen(text), &m, NULL), 0);
 		assert_int_equal(floe_ice_meta_current_snapshot_id(m), -1);
 		assert_int_equal(floe_ice_meta_add_snapshot(m, &SNAP1, NULL, 2001, 100), 0);
 		assert_true(floe_ice_meta_current_snapshot_id(m) == SNAP1.snapshot_id);
@@ -529,7 +529,7 @@ static void test_java_v1(void **state)
 {
 	(void)state;
 	struct floe_ice_meta *m = NULL;
-	assert_int_equal(floe_ice_meta_parse(NULL, JAVA_V1, strlen(JAVA_V1), &m), 0);
+	assert_int_equal(floe_ice_meta_parse(NULL, JAVA_V1, strlen(JAVA_V1), &m, NULL), 0);
 	assert_int_equal(floe_ice_meta_format_version(m), 1);
 	assert_int_equal(floe_ice_meta_last_sequence(m), 0);
 	assert_int_equal(floe_ice_meta_current_snapshot_id(m), 42);
@@ -576,7 +576,7 @@ static int parse_edited(const char *base, const char *member, const char *replac
 	floe_buf_init(&b, NULL, 1 << 20);
 	assert_int_equal(floe_json_write(root, &b), 0);
 	struct floe_ice_meta *m = NULL;
-	int rc = floe_ice_meta_parse(NULL, (const char *)b.data, b.len, &m);
+	int rc = floe_ice_meta_parse(NULL, (const char *)b.data, b.len, &m, NULL);
 	assert_true(rc == 0 ? m != NULL : m == NULL);
 	floe_ice_meta_free(m);
 	floe_buf_fini(&b);
@@ -641,10 +641,16 @@ static void test_refused(void **state)
 	    FLOE_EFORMAT);
 
 	struct floe_ice_meta *m = (struct floe_ice_meta *)&m;
-	assert_int_equal(floe_ice_meta_parse(NULL, "[]", 2, &m), FLOE_EFORMAT);
+	struct floe_err e;
+	assert_int_equal(floe_ice_meta_parse(NULL, "[]", 2, &m, &e), FLOE_EFORMAT);
 	assert_null(m);
-	assert_int_equal(floe_ice_meta_parse(NULL, "{", 1, &m), FLOE_EPARSE);
+	assert_int_equal(e.code, FLOE_EFORMAT);
+	assert_string_equal(e.msg, "not Iceberg table metadata: a required field is missing or of "
+				   "the wrong type");
+	assert_int_equal(floe_ice_meta_parse(NULL, "{", 1, &m, &e), FLOE_EPARSE);
 	assert_null(m);
+	assert_int_equal(e.offset, 1);
+	assert_string_equal(e.msg, "JSON: expected a member name at byte 1");
 }
 
 static int create_commit_write(struct floe_alloc *a, struct floe_buf *out)
@@ -707,7 +713,7 @@ static void test_fault_injection(void **state)
 		floe_alloc_init(&a, 0);
 		a.fail_after = k;
 		struct floe_ice_meta *m = NULL;
-		rc = floe_ice_meta_parse(&a, JAVA_V2, strlen(JAVA_V2), &m);
+		rc = floe_ice_meta_parse(&a, JAVA_V2, strlen(JAVA_V2), &m, NULL);
 		if (rc == 0) {
 			floe_ice_meta_free(m);
 			assert_int_equal(a.used, 0);

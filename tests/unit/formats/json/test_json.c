@@ -45,8 +45,7 @@ static const char ICEBERG[] =
 static struct floe_json_doc *parse_ok(struct floe_alloc *a, const char *s)
 {
 	struct floe_json_doc *d = NULL;
-	size_t off = 12345;
-	int rc = floe_json_parse(a, s, strlen(s), 0, &d, &off);
+	int rc = floe_json_parse(a, s, strlen(s), 0, &d, NULL);
 	assert_int_equal(rc, 0);
 	assert_non_null(d);
 	return d;
@@ -143,7 +142,7 @@ static void test_numbers(void **state)
 	floe_json_doc_free(d);
 
 	/* Built integers write exactly too. */
-	d = floe_json_doc_new(NULL);
+	assert_int_equal(floe_json_doc_new(NULL, &d), 0);
 	struct floe_json *arr = floe_json_new_array(d);
 	assert_int_equal(floe_json_push(d, arr, floe_json_new_int(d, INT64_MIN)), 0);
 	assert_int_equal(floe_json_push(d, arr, floe_json_new_int(d, INT64_MAX)), 0);
@@ -257,17 +256,25 @@ static void test_errors(void **state)
 		struct floe_alloc a;
 		floe_alloc_init(&a, 0);
 		struct floe_json_doc *d = (struct floe_json_doc *)&a;
-		size_t off = 9999;
+		struct floe_err e = {.offset = 9999};
 		size_t len = c->len ? c->len : strlen(c->text);
-		int rc = floe_json_parse(&a, c->text, len, 0, &d, &off);
-		if (rc != c->rc || off != c->off)
+		int rc = floe_json_parse(&a, c->text, len, 0, &d, &e);
+		if (rc != c->rc || e.code != c->rc || e.offset != c->off)
 			fail_msg("case %zu (%s): rc %d off %zu, want %d at %zu", k, c->text, rc,
-				 off, c->rc, c->off);
+				 e.offset, c->rc, c->off);
 		assert_null(d);
 		assert_int_equal(a.used, 0);
 	}
-	/* err_offset may be NULL. */
+	/* The detail says what and where. */
 	struct floe_json_doc *d;
+	struct floe_err e;
+	assert_int_equal(floe_json_parse(NULL, "{\"a\":1,}", 8, 0, &d, &e), FLOE_EPARSE);
+	assert_string_equal(e.msg, "JSON: expected a member name at byte 7");
+	assert_int_equal(floe_json_parse(NULL, "[1 2]", 5, 0, &d, &e), FLOE_EPARSE);
+	assert_string_equal(e.msg, "JSON: expected ',' or ']' at byte 3");
+	assert_int_equal(floe_json_parse(NULL, "\"a\xff\"", 4, 0, &d, &e), FLOE_EPARSE);
+	assert_string_equal(e.msg, "JSON: invalid UTF-8 in string at byte 2");
+	/* The detail may be NULL. */
 	assert_int_equal(floe_json_parse(NULL, "[", 1, 0, &d, NULL), FLOE_EPARSE);
 }
 
@@ -276,18 +283,18 @@ static void test_limits(void **state)
 	(void)state;
 	char text[2 * 66 + 1];
 	struct floe_json_doc *d;
-	size_t off;
+	struct floe_err e;
 	for (int depth = 63; depth <= 66; depth++) {
 		memset(text, '[', (size_t)depth);
 		memset(text + depth, ']', (size_t)depth);
-		off = 0;
-		int rc = floe_json_parse(NULL, text, 2 * (size_t)depth, 0, &d, &off);
+		int rc = floe_json_parse(NULL, text, 2 * (size_t)depth, 0, &d, &e);
 		if (depth <= 64) {
 			assert_int_equal(rc, 0);
 			floe_json_doc_free(d);
 		} else {
 			assert_int_equal(rc, FLOE_ELIMIT);
-			assert_int_equal(off, 64);
+			assert_int_equal(e.offset, 64);
+			assert_string_equal(e.msg, "JSON: nested deeper than 64 levels at byte 64");
 		}
 	}
 	/* Mixed objects and arrays count alike. */
@@ -300,18 +307,18 @@ static void test_limits(void **state)
 	mixed[n++] = '[';
 	for (int k = 0; k < 64; k++)
 		mixed[n++] = '}';
-	assert_int_equal(floe_json_parse(NULL, mixed, n, 0, &d, &off), FLOE_ELIMIT);
-	assert_int_equal(off, 64 * 5);
+	assert_int_equal(floe_json_parse(NULL, mixed, n, 0, &d, &e), FLOE_ELIMIT);
+	assert_int_equal(e.offset, 64 * 5);
 
-	assert_int_equal(floe_json_parse(NULL, "[1,2,3]", 7, 6, &d, &off), FLOE_ELIMIT);
-	assert_int_equal(off, 6);
-	assert_int_equal(floe_json_parse(NULL, "[1,2,3]", 7, 7, &d, &off), 0);
+	assert_int_equal(floe_json_parse(NULL, "[1,2,3]", 7, 6, &d, &e), FLOE_ELIMIT);
+	assert_int_equal(e.offset, 6);
+	assert_int_equal(floe_json_parse(NULL, "[1,2,3]", 7, 7, &d, &e), 0);
 	floe_json_doc_free(d);
 
 	/* A budget too small for the document is ENOMEM, not a crash. */
 	struct floe_alloc a;
 	floe_alloc_init(&a, 512);
-	assert_int_equal(floe_json_parse(&a, ICEBERG, strlen(ICEBERG), 0, &d, &off), FLOE_ENOMEM);
+	assert_int_equal(floe_json_parse(&a, ICEBERG, strlen(ICEBERG), 0, &d, &e), FLOE_ENOMEM);
 	assert_int_equal(a.used, 0);
 }
 
@@ -320,7 +327,8 @@ static void test_build(void **state)
 	(void)state;
 	struct floe_alloc a;
 	floe_alloc_init(&a, 0);
-	struct floe_json_doc *d = floe_json_doc_new(&a);
+	struct floe_json_doc *d = NULL;
+	assert_int_equal(floe_json_doc_new(&a, &d), 0);
 	assert_null(floe_json_root(d));
 	struct floe_json *o = floe_json_new_object(d);
 	floe_json_set_root(d, o);
@@ -415,9 +423,9 @@ static void test_large(void **state)
 
 static int build_and_write(struct floe_alloc *a, struct floe_buf *out)
 {
-	struct floe_json_doc *src = NULL, *d = floe_json_doc_new(a);
-	int rc = FLOE_ENOMEM;
-	if (!d)
+	struct floe_json_doc *src = NULL, *d = NULL;
+	int rc = floe_json_doc_new(a, &d);
+	if (rc)
 		goto out;
 	if ((rc = floe_json_parse(a, ICEBERG, strlen(ICEBERG), 0, &src, NULL)))
 		goto out;
@@ -452,8 +460,7 @@ static void test_fault_injection(void **state)
 		floe_alloc_init(&a, 0);
 		a.fail_after = k;
 		struct floe_json_doc *d = NULL;
-		size_t off = 0;
-		rc = floe_json_parse(&a, ICEBERG, strlen(ICEBERG), 0, &d, &off);
+		rc = floe_json_parse(&a, ICEBERG, strlen(ICEBERG), 0, &d, NULL);
 		if (rc == 0) {
 			floe_json_doc_free(d);
 			assert_int_equal(a.used, 0);

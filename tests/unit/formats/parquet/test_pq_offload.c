@@ -145,9 +145,9 @@ static bool phased;
  * dictionary page of about 130 KB), attrs 0..2 pairs. */
 static int write_rows(struct floe_alloc *a, const struct floe_pq_options *o, int rows, struct mem *m)
 {
-	int err = 0;
-	struct floe_pq_writer *w = floe_pq_writer_new(a, cols, 4, o, mem_sink, m, &err);
-	if (!w)
+	struct floe_pq_writer *w = NULL;
+	int err = floe_pq_writer_new(a, cols, 4, o, mem_sink, m, &w);
+	if (err)
 		return err;
 	uint64_t seed = 42;
 	char msg[320], tag[48];
@@ -381,9 +381,9 @@ static void test_would_wait(void **state)
 	(void)state;
 	struct floe_alloc a;
 	floe_alloc_init(&a, 0);
-	int err = 0, done = 0;
-	struct floe_pq_compressor *c = floe_pq_compressor_new(&a, FLOE_PQ_ZSTD, 3, &err);
-	assert_non_null(c);
+	int done = 0;
+	struct floe_pq_compressor *c = NULL;
+	assert_int_equal(floe_pq_compressor_new(&a, FLOE_PQ_ZSTD, 3, &c), 0);
 	static uint8_t src[65536], dst[70000];
 	for (size_t i = 0; i < sizeof(src); i++)
 		src[i] = (uint8_t)"floe log line "[i % 14];
@@ -418,10 +418,10 @@ static void test_bad_offload(void **state)
 	(void)state;
 	struct floe_pq_offload off = {NULL, def_submit, NULL};
 	struct floe_pq_options o = {.codec = FLOE_PQ_ZSTD, .offload = &off};
-	int err = 0;
 	struct mem m = {0};
-	assert_null(floe_pq_writer_new(NULL, cols, 4, &o, mem_sink, &m, &err));
-	assert_int_equal(err, FLOE_EINVAL);
+	struct floe_pq_writer *w = NULL;
+	assert_int_equal(floe_pq_writer_new(NULL, cols, 4, &o, mem_sink, &m, &w), FLOE_EINVAL);
+	assert_null(w);
 }
 
 int main(void)

@@ -124,9 +124,8 @@ static double run(const struct cfg *c, size_t big, char *buf, char *abuf)
 		o.offload = &off;
 	size_t ctx = 0;
 	assert_int_equal(floe_pq_writer_context_bytes(&o, &ctx), 0);
-	int err = 0;
-	struct floe_pq_writer *w = floe_pq_writer_new(&a, cols, NCOLS, &o, sink, NULL, &err);
-	assert_non_null(w);
+	struct floe_pq_writer *w = NULL;
+	assert_int_equal(floe_pq_writer_new(&a, cols, NCOLS, &o, sink, NULL, &w), 0);
 	char small[200];
 	for (size_t i = 0; i < c->prefill; i++) {
 		/* Repeated values, up to the dictionary's cap. */

@@ -263,11 +263,10 @@ static void log_row(int r, struct floe_pq_value *v, char *buf)
 static int write_log(struct floe_alloc *a, const struct floe_pq_options *o, int rows, struct mem *m,
 		     struct floe_pq_writer **out)
 {
-	int err = 0;
-	struct floe_pq_writer *w = floe_pq_writer_new(a, log_cols, NLOG, o, mem_sink, m, &err);
-	if (!w)
-		return err;
-	int rc = 0;
+	struct floe_pq_writer *w = NULL;
+	int rc = floe_pq_writer_new(a, log_cols, NLOG, o, mem_sink, m, &w);
+	if (rc)
+		return rc;
 	for (int r = 0; r < rows && !rc; r++) {
 		struct floe_pq_value v[NLOG];
 		char buf[64];
@@ -567,10 +566,8 @@ static void test_map_levels(void **state)
 		struct floe_pq_options o = {.dictionary_cap =
 						1}; /* too small: PLAIN from the start */
 		struct mem m = {0};
-		int err;
-		struct floe_pq_writer *w =
-		    floe_pq_writer_new(NULL, cols, 1, &o, mem_sink, &m, &err);
-		assert_non_null(w);
+		struct floe_pq_writer *w = NULL;
+		assert_int_equal(floe_pq_writer_new(NULL, cols, 1, &o, mem_sink, &m, &w), 0);
 		const char *k[] = {"a", "b", "c"};
 		size_t kl[] = {1, 1, 1};
 		const char *v[] = {"x", NULL, "w"};
@@ -634,9 +631,8 @@ static void test_dictionary_small_chunks(void **state)
 		struct floe_pq_column cols[] = {{"i", 1, FLOE_PQ_INT64, false, 0, 0}};
 		struct floe_pq_options o = {0};
 		struct mem m = {0};
-		int err;
-		struct floe_pq_writer *w = floe_pq_writer_new(NULL, cols, 1, &o, mem_sink, &m, &err);
-		assert_non_null(w);
+		struct floe_pq_writer *w = NULL;
+		assert_int_equal(floe_pq_writer_new(NULL, cols, 1, &o, mem_sink, &m, &w), 0);
 		for (int r = 0; r < 2000; r++) {
 			struct floe_pq_value v = {.i = distinct ? 1000 + 137 * r : r % 10};
 			assert_int_equal(floe_pq_writer_add_row(w, &v), 0);
@@ -664,9 +660,8 @@ static void test_dictionary_fallback(void **state)
 	struct floe_pq_column cols[] = {{"s", 1, FLOE_PQ_STRING, false, 0, 0}};
 	struct floe_pq_options o = {.dictionary_cap = 200, .page_size = 64};
 	struct mem m = {0};
-	int err;
-	struct floe_pq_writer *w = floe_pq_writer_new(NULL, cols, 1, &o, mem_sink, &m, &err);
-	assert_non_null(w);
+	struct floe_pq_writer *w = NULL;
+	assert_int_equal(floe_pq_writer_new(NULL, cols, 1, &o, mem_sink, &m, &w), 0);
 	char buf[32];
 	/* 100 rows over 4 distinct values (dictionary pages), then 100 distinct values. */
 	for (int r = 0; r < 200; r++) {
@@ -796,8 +791,8 @@ static void test_utf8(void **state)
 					{"m", 2, FLOE_PQ_MAP_STRING, false, 3, 4}};
 	struct floe_pq_options o = {0};
 	struct mem m = {0};
-	int err;
-	struct floe_pq_writer *w = floe_pq_writer_new(NULL, cols, 2, &o, mem_sink, &m, &err);
+	struct floe_pq_writer *w = NULL;
+	assert_int_equal(floe_pq_writer_new(NULL, cols, 2, &o, mem_sink, &m, &w), 0);
 	const char *k[] = {"k\xff", "ok"};
 	size_t kl[] = {2, 2};
 	const char *v[] = {"\xc0", "\xed\xa0\x80"};
@@ -878,8 +873,8 @@ static void test_bounds(void **state)
 	struct floe_pq_column cols[] = {{"s", 1, FLOE_PQ_STRING, false, 0, 0}};
 	struct floe_pq_options o = {0};
 	struct mem m = {0};
-	int err;
-	struct floe_pq_writer *w = floe_pq_writer_new(NULL, cols, 1, &o, mem_sink, &m, &err);
+	struct floe_pq_writer *w = NULL;
+	assert_int_equal(floe_pq_writer_new(NULL, cols, 1, &o, mem_sink, &m, &w), 0);
 	struct floe_pq_value v = {.s = (const char *)big, .len = 100};
 	assert_int_equal(floe_pq_writer_add_row(w, &v), 0);
 	assert_int_equal(floe_pq_writer_finish(w), 0);
@@ -967,15 +962,17 @@ static void test_errors(void **state)
 	(void)state;
 	struct floe_pq_options o = {0};
 	struct mem m = {0};
-	int err = 0;
-	assert_null(floe_pq_writer_new(NULL, log_cols, 0, &o, mem_sink, &m, &err));
-	assert_int_equal(err, FLOE_EINVAL);
+	/* A refused writer leaves *out untouched. */
+	struct floe_pq_writer *w = (struct floe_pq_writer *)&m;
+	assert_int_equal(floe_pq_writer_new(NULL, log_cols, 0, &o, mem_sink, &m, &w), FLOE_EINVAL);
 	struct floe_pq_options bad = {.codec = (enum floe_pq_codec)1};
-	assert_null(floe_pq_writer_new(NULL, log_cols, NLOG, &bad, mem_sink, &m, &err));
-	assert_int_equal(err, FLOE_EUNSUPPORTED);
+	assert_int_equal(floe_pq_writer_new(NULL, log_cols, NLOG, &bad, mem_sink, &m, &w),
+			 FLOE_EUNSUPPORTED);
+	assert_ptr_equal(w, &m);
+	floe_pq_writer_free(NULL);
 
 	/* A null in a required column is refused and leaves the writer usable. */
-	struct floe_pq_writer *w = floe_pq_writer_new(NULL, log_cols, NLOG, &o, mem_sink, &m, &err);
+	assert_int_equal(floe_pq_writer_new(NULL, log_cols, NLOG, &o, mem_sink, &m, &w), 0);
 	struct floe_pq_value v[NLOG];
 	char buf[64];
 	log_row(1, v, buf);
@@ -995,7 +992,7 @@ static void test_errors(void **state)
 
 	/* An empty file is valid: magic, footer, no row groups. */
 	m = (struct mem){0};
-	w = floe_pq_writer_new(NULL, log_cols, NLOG, &o, mem_sink, &m, &err);
+	assert_int_equal(floe_pq_writer_new(NULL, log_cols, NLOG, &o, mem_sink, &m, &w), 0);
 	assert_int_equal(floe_pq_writer_finish(w), 0);
 	root = footer(&m);
 	assert_int_equal(ival(root, 3), 0);
@@ -1062,10 +1059,8 @@ static void test_streaming(void **state)
 		struct mem m = {0};
 		struct floe_alloc a;
 		floe_alloc_init(&a, 0);
-		int err = 0;
-		struct floe_pq_writer *w =
-		    floe_pq_writer_new(&a, log_cols, NLOG, &o, mem_sink, &m, &err);
-		assert_non_null(w);
+		struct floe_pq_writer *w = NULL;
+		assert_int_equal(floe_pq_writer_new(&a, log_cols, NLOG, &o, mem_sink, &m, &w), 0);
 		char text[300];
 		uint64_t x = 88172645463325252ull;
 		for (int r = 0; r < 1500; r++) {

@@ -116,15 +116,14 @@ static void test_page_bytes(void **state)
 	(void)state;
 	struct floe_alloc a;
 	floe_alloc_init(&a, 0);
-	int err = 0;
-	struct floe_pq_compressor *z = floe_pq_compressor_new(&a, FLOE_PQ_UNCOMPRESSED, 0, &err);
-	assert_non_null(z);
+	struct floe_pq_compressor *z = NULL;
+	assert_int_equal(floe_pq_compressor_new(&a, FLOE_PQ_UNCOMPRESSED, 0, &z), 0);
 	struct floe_pq_chunk_opts o = {
 	    .ptype = FLOE_PQ_T_INT32, .max_def = 1, .page_size = 1 << 20};
 	struct floe_buf scratch;
 	floe_buf_init(&scratch, &a, 1 << 20);
-	struct floe_pq_chunk *c = floe_pq_chunk_new(&a, &o, z, &scratch, &err);
-	assert_non_null(c);
+	struct floe_pq_chunk *c = NULL;
+	assert_int_equal(floe_pq_chunk_new(&a, &o, z, &scratch, &c), 0);
 	for (int i = 0; i < 10; i++) {
 		assert_int_equal(floe_pq_chunk_put_int(c, 0, i), 0);
 		assert_int_equal(floe_pq_chunk_end_row(c, NULL, NULL), 0);

@@ -1,0 +1,39 @@
+/* The Iceberg table metadata's model, shared by metadata.c (reading: parsing, validation,
+ * accessors) and metadata_build.c (writing: a new table, a new snapshot). Private to
+ * formats/iceberg. */
+#ifndef FLOE_ICE_METADATA_IMPL_H
+#define FLOE_ICE_METADATA_IMPL_H
+
+#include "formats/iceberg/metadata.h"
+
+#include <stdint.h>
+
+struct floe_json_doc;
+
+/* What floe reads from the document, checked once per root. */
+struct floe_ice_view {
+	struct floe_json *root;
+	int format_version;
+	const char *uuid; /* NULL in v1 tables without one */
+	const char *location;
+	int64_t last_seq;
+	int64_t last_updated_ms;
+	int64_t current_snapshot_id; /* -1: none */
+	int32_t current_schema_id;
+	int32_t default_spec_id;
+	struct floe_json *schema;      /* object */
+	struct floe_json *spec_fields; /* array */
+	struct floe_json *snapshots;   /* array, or NULL when absent */
+};
+
+struct floe_ice_meta {
+	struct floe_alloc *a; /* borrowed */
+	struct floe_json_doc *doc;
+	struct floe_ice_view v;
+};
+
+/* Fills v from root (borrowed; v points into it), or fails with FLOE_EFORMAT /
+ * FLOE_EUNSUPPORTED. */
+int floe_ice_meta_index(struct floe_ice_view *v, struct floe_json *root);
+
+#endif
