@@ -125,10 +125,12 @@ static int open_file(struct floe_pq_reader *r)
 
 int floe_pq_reader_open(struct floe_alloc *alloc, const struct floe_pq_source *src,
 			const struct floe_pq_reader_options *opt, struct floe_pq_reader **out,
-			char *why, size_t cap)
+			char *why, size_t cap, uint64_t *err_off)
 {
 	if (why && cap)
 		why[0] = '\0';
+	if (err_off)
+		*err_off = 0;
 	if (!out)
 		return FLOE_EINVAL;
 	*out = NULL;
@@ -154,6 +156,8 @@ int floe_pq_reader_open(struct floe_alloc *alloc, const struct floe_pq_source *s
 	if (rc) {
 		if (why && cap)
 			snprintf(why, cap, "%s", r->why[0] ? r->why : floe_strerror(rc));
+		if (err_off)
+			*err_off = r->err_off;
 		floe_pq_reader_free(r);
 		return rc;
 	}

@@ -41,12 +41,12 @@ struct floe_pq_reader;
  * src is copied (its ctx borrowed: it must outlive the reader); opt may be NULL; alloc is
  * borrowed and must outlive the reader. On success *out owns a reader; on failure *out
  * is NULL and, when the failure is the file's, *why (if not NULL, cap bytes) says what
- * and where. Errors: FLOE_EPARSE/FLOE_EFORMAT/FLOE_ECORRUPT for a malformed file,
+ * and *err_off (if not NULL) the file offset it concerns. Errors: FLOE_EPARSE/FLOE_EFORMAT/FLOE_ECORRUPT for a malformed file,
  * FLOE_EUNSUPPORTED (naming the feature) for what floe does not read, FLOE_ELIMIT,
  * FLOE_ENOMEM, or the source's error. */
 int floe_pq_reader_open(struct floe_alloc *alloc, const struct floe_pq_source *src,
 			const struct floe_pq_reader_options *opt, struct floe_pq_reader **out,
-			char *why, size_t cap);
+			char *why, size_t cap, uint64_t *err_off);
 
 /* The file's top-level columns as the writer declares them (field ids 0 where the file
  * has none). Borrowed, valid until floe_pq_reader_free. */

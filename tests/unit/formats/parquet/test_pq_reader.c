@@ -126,7 +126,7 @@ static struct floe_pq_reader *open_mem(struct floe_alloc *a, struct pq_memsrc *m
 	struct floe_pq_source src = pq_source(ms, m->p, m->n);
 	struct floe_pq_reader *r = NULL;
 	char why[256];
-	int rc = floe_pq_reader_open(a, &src, NULL, &r, why, sizeof(why));
+	int rc = floe_pq_reader_open(a, &src, NULL, &r, why, sizeof(why), NULL);
 	if (rc)
 		fail_msg("open: %d %s", rc, why);
 	return r;
