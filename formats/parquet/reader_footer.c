@@ -263,19 +263,14 @@ static int build_schema(struct floe_pq_reader *r, const struct elem *el, size_t 
 	if (n < 2 || el[0].nchildren < 1 || el[0].nchildren > MAX_COLS)
 		return pq_fail(r, n < 2 ? FLOE_EFORMAT : FLOE_EUNSUPPORTED, off,
 			       "the schema has no columns or more than %d", MAX_COLS);
+	/* Room for the leaves if every group is a map (checked column by column below). */
 	size_t ncols = (size_t)el[0].nchildren, nleaves = 0;
 	for (size_t i = 1, c = 0; c < ncols; c++) {
 		if (i >= n)
-			return pq_fail(r, FLOE_EFORMAT, off, "the schema ends inside column %zu",
-				       c);
-		size_t step = el[i].nchildren > 0 ? 4 : 1;
-		nleaves += step == 4 ? 2 : 1;
-		i += step;
-		if (c + 1 == ncols && i != n)
-			return pq_fail(r, FLOE_EUNSUPPORTED, off,
-				       "the schema's nesting is not supported (%zu elements where "
-				       "floe expects %zu)",
-				       n, i);
+			return pq_fail(r, FLOE_EFORMAT, off, "the schema ends inside column %zu", c);
+		bool group = el[i].nchildren > 0;
+		nleaves += group ? 2 : 1;
+		i += group ? 4 : 1;
 	}
 	r->cols = floe_calloc(r->alloc, ncols, sizeof(*r->cols));
 	r->col_leaf = floe_calloc(r->alloc, ncols, sizeof(*r->col_leaf));
@@ -283,7 +278,7 @@ static int build_schema(struct floe_pq_reader *r, const struct elem *el, size_t 
 	if (!r->cols || !r->col_leaf || !r->leaves)
 		return FLOE_ENOMEM;
 	r->ncols = ncols;
-	r->nleaves = nleaves;
+	r->nleaves = nleaves; /* zeroed: free takes them as they are until set */
 	size_t i = 1, k = 0;
 	for (size_t c = 0; c < ncols; c++) {
 		const struct elem *e = &el[i];
@@ -316,6 +311,10 @@ static int build_schema(struct floe_pq_reader *r, const struct elem *el, size_t 
 		k++;
 		i++;
 	}
+	r->nleaves = k;
+	if (i != n)
+		return pq_fail(r, FLOE_EFORMAT, off, "the schema has %zu elements past its columns",
+			       n - i);
 	return 0;
 }
 
