@@ -134,6 +134,10 @@ static void parse_elem(struct floe_thrift_rd *t, int type, struct elem *e)
 			break;
 		}
 	}
+	if (!e->name) { /* required by the format; an empty name is as good for floe */
+		e->name = (const uint8_t *)"";
+		e->name_len = 0;
+	}
 }
 
 /* The floe kind of a primitive leaf, or FLOE_EUNSUPPORTED naming what it is. */

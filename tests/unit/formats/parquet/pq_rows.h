@@ -47,7 +47,7 @@ struct pq_row {
 	char kv[2][PQ_MAXKV][2][24];
 };
 
-static uint64_t pq_mix(uint64_t x)
+static inline uint64_t pq_mix(uint64_t x)
 {
 	x += 0x9e3779b97f4a7c15ull;
 	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -59,7 +59,7 @@ static const char *const pq_hosts[] = {"edge-01", "edge-02", "edge-03", "gateway
 static const char *const pq_apps[] = {"sshd", "kernel", "nginx", "cron", ""};
 
 /* A map of up to PQ_MAXKV entries (m = 0 attrs, 1 labels). */
-static void pq_gen_map(struct pq_row *r, int m, uint64_t h, bool optional)
+static inline void pq_gen_map(struct pq_row *r, int m, uint64_t h, bool optional)
 {
 	struct floe_pq_value *v = &r->v[m == 0 ? 11 : 13];
 	*v = (struct floe_pq_value){0};
@@ -98,7 +98,7 @@ static void pq_gen_map(struct pq_row *r, int m, uint64_t h, bool optional)
 }
 
 /* Row i of seed (total rows in the file: for the sorted order). */
-static void pq_gen(struct pq_row *r, uint64_t seed, uint64_t i, uint64_t total, bool sorted)
+static inline void pq_gen(struct pq_row *r, uint64_t seed, uint64_t i, uint64_t total, bool sorted)
 {
 	uint64_t h = pq_mix(seed * 1000003u + i);
 	memset(r->v, 0, sizeof(r->v));
@@ -167,7 +167,7 @@ struct pq_memsrc {
 	int calls, fail_at;
 };
 
-static int pq_memsrc_read(void *ctx, uint64_t off, void *buf, size_t len)
+static inline int pq_memsrc_read(void *ctx, uint64_t off, void *buf, size_t len)
 {
 	struct pq_memsrc *m = ctx;
 	if (m->fail_at && ++m->calls == m->fail_at)
@@ -178,7 +178,7 @@ static int pq_memsrc_read(void *ctx, uint64_t off, void *buf, size_t len)
 	return 0;
 }
 
-static struct floe_pq_source pq_source(struct pq_memsrc *m, const uint8_t *p, size_t n)
+static inline struct floe_pq_source pq_source(struct pq_memsrc *m, const uint8_t *p, size_t n)
 {
 	m->p = p;
 	m->n = n;
