@@ -71,9 +71,8 @@ struct pq_leaf {
 	struct pq_block dict;
 	size_t dict_len;
 	struct pq_span {
-		const uint8_t *p;
-		uint32_t len;
-	} * dent; /* byte array entries */
+		uint32_t off, len; /* in dict */
+	} * dent; /* byte array entries: 8 bytes each, at most 2 per 4 dictionary bytes */
 	uint32_t ndict, dent_cap;
 	bool has_dict;
 	/* The page. */

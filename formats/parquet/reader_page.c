@@ -295,7 +295,7 @@ static int load_dict(struct floe_pq_reader *r, struct pq_leaf *l, const struct p
 			p += 4;
 			if ((size_t)(end - p) < vl)
 				return corrupt(r, l, "truncated dictionary");
-			l->dent[i] = (struct pq_span){p, vl};
+			l->dent[i] = (struct pq_span){(uint32_t)(p - l->dict.p), vl};
 			p += vl;
 		}
 	}
@@ -561,7 +561,7 @@ int pq_leaf_bytes(struct floe_pq_reader *r, struct pq_leaf *l, const uint8_t **p
 	case PQ_ENC_RLE_DICTIONARY:
 		if (floe_pq_rle_dec_next(&l->idx, &i) || i >= l->ndict)
 			break;
-		*p = l->dent[i].p;
+		*p = l->dict.p + l->dent[i].off;
 		*n = l->dent[i].len;
 		*where = PQ_STABLE;
 		return 0;
