@@ -367,15 +367,17 @@ void floe_thrift_rd_skip(struct floe_thrift_rd *r, int type, bool in_list)
 	case FLOE_THRIFT_LIST:
 	case FLOE_THRIFT_SET:
 		floe_thrift_rd_list(r, type, &et, &n);
-		if (n && r->depth + 1 >= FLOE_THRIFT_MAX_DEPTH) {
-			rd_fail(r, FLOE_ELIMIT); /* the elements' own nesting counts too */
+		if (n == 0 || r->err)
+			break;
+		/* The elements' own nesting counts too. */
+		if (r->depth + 1 >= FLOE_THRIFT_MAX_DEPTH) {
+			rd_fail(r, FLOE_ELIMIT);
 			break;
 		}
 		r->depth++;
 		for (size_t i = 0; i < n && !r->err; i++)
 			floe_thrift_rd_skip(r, et, true);
-		if (n)
-			r->depth--;
+		r->depth--;
 		break;
 	case FLOE_THRIFT_MAP: {
 		uint64_t count = rd_uvarint(r);

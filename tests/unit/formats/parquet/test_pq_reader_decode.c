@@ -132,6 +132,37 @@ static void test_thrift_skip(void **state)
 	}
 }
 
+/* Empty lists skipped leave the nesting as it was: field ids go on counting from the
+ * struct's previous field (the fuzzer found the depth growing with each). */
+static void test_thrift_skip_empty_lists(void **state)
+{
+	(void)state;
+	uint8_t in[64];
+	size_t n = 0;
+	for (int i = 0; i < 20; i++) {
+		in[n++] = 0x19; /* next field, a list */
+		in[n++] = 0x08; /* of no binaries */
+	}
+	in[n++] = 0x15; /* field 21: i32 */
+	in[n++] = 0x54;
+	in[n++] = 0x00;
+	struct floe_thrift_rd r;
+	floe_thrift_rd_init(&r, in, n);
+	int16_t id;
+	int ft;
+	for (int i = 1; i <= 20; i++) {
+		assert_true(floe_thrift_rd_field(&r, &id, &ft));
+		assert_int_equal(id, i);
+		floe_thrift_rd_skip(&r, ft, false);
+		assert_int_equal(r.depth, 0);
+	}
+	assert_true(floe_thrift_rd_field(&r, &id, &ft));
+	assert_int_equal(id, 21);
+	assert_int_equal(floe_thrift_rd_i32(&r, ft), 42);
+	assert_false(floe_thrift_rd_field(&r, &id, &ft));
+	assert_int_equal(r.err, 0);
+}
+
 static void test_thrift_hostile(void **state)
 {
 	(void)state;
@@ -389,9 +420,13 @@ static void test_dbp_round_trip(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_thrift_round_trip), cmocka_unit_test(test_thrift_skip),
-	    cmocka_unit_test(test_thrift_hostile),    cmocka_unit_test(test_rle),
-	    cmocka_unit_test(test_rle_hostile),	      cmocka_unit_test(test_dbp_spec_examples),
+	    cmocka_unit_test(test_thrift_round_trip),
+	    cmocka_unit_test(test_thrift_skip),
+	    cmocka_unit_test(test_thrift_skip_empty_lists),
+	    cmocka_unit_test(test_thrift_hostile),
+	    cmocka_unit_test(test_rle),
+	    cmocka_unit_test(test_rle_hostile),
+	    cmocka_unit_test(test_dbp_spec_examples),
 	    cmocka_unit_test(test_dbp_round_trip),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
