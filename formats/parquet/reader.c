@@ -250,7 +250,8 @@ static int bad_levels(struct floe_pq_reader *r, const struct pq_leaf *l, const c
 		       what, l->label, (unsigned long long)l->page_off);
 }
 
-/* A value of a primitive column. */
+/* A value of a primitive column. The row's slot always holds this column's values (the
+ * row starts zeroed): only the fields a primitive value uses are set, the rest stay 0. */
 static int prim_value(struct floe_pq_reader *r, struct pq_leaf *l, enum floe_pq_kind kind,
 		      struct floe_pq_value *v)
 {
@@ -261,18 +262,18 @@ static int prim_value(struct floe_pq_reader *r, struct pq_leaf *l, enum floe_pq_
 	uint32_t def = 0;
 	if (l->max_def && (floe_pq_rle_dec_next(&l->def, &def) || def > (uint32_t)l->max_def))
 		return bad_levels(r, l, "malformed definition levels");
-	if ((int)def < l->max_def) {
-		*v = (struct floe_pq_value){.is_null = true};
+	v->is_null = (int)def < l->max_def;
+	if (v->is_null) {
+		v->i = 0;
+		v->s = NULL;
+		v->len = 0;
 		return 0;
 	}
-	if (kind != FLOE_PQ_STRING) {
-		*v = (struct floe_pq_value){.i = 0};
+	if (kind != FLOE_PQ_STRING)
 		return pq_leaf_int(r, l, &v->i);
-	}
 	const uint8_t *p;
 	size_t n;
 	int where;
-	*v = (struct floe_pq_value){.len = 0};
 	if ((rc = pq_leaf_bytes(r, l, &p, &n, &where)))
 		return rc;
 	v->s = (const char *)p;

@@ -508,9 +508,14 @@ fixed:
 		*v = (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
 			       (uint32_t)p[3] << 24);
 	} else {
-		uint64_t u = 0;
+		uint64_t u;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		memcpy(&u, p, 8); /* one move, where the loop below stayed a loop */
+#else
+		u = 0;
 		for (int k = 7; k >= 0; k--)
 			u = u << 8 | p[k];
+#endif
 		*v = (int64_t)u;
 	}
 	return 0;
