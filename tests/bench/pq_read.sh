@@ -6,10 +6,12 @@
 # compaction makes, read + write with floe's writer (same codec and profile, the agent's
 # 1 MiB budget), in rows/s, side by side with DuckDB rewriting the same file with one
 # thread (COPY (SELECT * FROM read_parquet(...)) TO ... (FORMAT parquet), same codec,
-# ZSTD level 3), and their ratio (above 1: floe is faster). Each time is the best of
-# REPEAT runs (default 3). Prints figures only; asserts nothing.
+# ZSTD level 3), and their ratio (above 1: floe is faster). floe writes at its profile's
+# ZSTD level (default 3, compact 6) unless the run says :LEVEL (zstd/compact:3 is the
+# compact profile at DuckDB's level). Each time is the best of REPEAT runs (default 3).
+# Prints figures only; asserts nothing.
 # usage: tests/bench/pq_read.sh [ROWS]   (default 1000000)
-# RUNS="zstd zstd/compact" limits the codec/profile rows. Needs a build with the
+# RUNS="zstd zstd/compact:3" limits the codec/profile rows. Needs a build with the
 # benchmarks (BUILD=..., default build-test/gcc) and the test readers (node, DuckDB).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -38,16 +40,24 @@ rows=${1:-1000000}
 echo "== $rows rows: read =="
 printf '%-16s %9s %8s %8s %11s %12s %9s\n' run "file MB" "read s" "MB/s" "rows/s" \
 	"reader KiB" "RSS KiB"
-RUNS=${RUNS:-zstd lz4_raw uncompressed zstd/compact lz4_raw/compact}
-for run in $RUNS; do
-	codec=${run%/*}
+RUNS=${RUNS:-zstd lz4_raw uncompressed zstd/compact zstd/compact:3 lz4_raw/compact}
+# parse RUN: sets codec, profile, level ("" = the profile's) and the file f.
+parse() {
+	local spec=${1%%:*}
+	level=""
+	[ "$1" != "$spec" ] && level=${1##*:}
+	codec=${spec%/*}
 	profile=default
-	[ "$run" != "$codec" ] && profile=compact
+	[ "$spec" != "$codec" ] && profile=compact
 	f="$W/$codec-$profile.parquet"
+}
+for run in $RUNS; do
+	parse "$run"
+	[ -e "$f" ] && continue
 	"$GEN" "$rows" "$codec" "$f" --profile "$profile" --budget 1048576 --bloom host,app >/dev/null
 	sync
 	r=$(best "$REPEAT" "$READ" "$f")
-	printf '%-16s %9.1f %8.3f %8.1f %11.0f %12d %9d\n' "$run" \
+	printf '%-16s %9.1f %8.3f %8.1f %11.0f %12d %9d\n' "${run%%:*}" \
 		"$(echo "$(echo "$r" | field file_bytes) / 1000000" | bc -l)" "$(echo "$r" | field seconds)" \
 		"$(echo "$r" | field mb_s)" "$(echo "$r" | field rows_s)" \
 		"$(($(echo "$r" | field reader_peak) / 1024))" "$(echo "$r" | field rss_kib)"
@@ -58,11 +68,10 @@ echo "== $rows rows: rewrite (read + write), floe against DuckDB with one thread
 printf '%-16s %11s %9s %11s %9s %9s %8s %8s\n' run "floe rows/s" "floe RSS" "duck rows/s" \
 	"duck RSS" "speed x" "floe MB" "duck MB"
 for run in $RUNS; do
-	codec=${run%/*}
-	profile=default
-	[ "$run" != "$codec" ] && profile=compact
-	f="$W/$codec-$profile.parquet"
-	fr=$(best "$REPEAT" "$READ" "$f" --rewrite "$W/out.parquet" --codec "$codec" --profile "$profile")
+	parse "$run"
+	lv=()
+	[ -n "$level" ] && lv=(--level "$level")
+	fr=$(best "$REPEAT" "$READ" "$f" --rewrite "$W/out.parquet" --codec "$codec" --profile "$profile" "${lv[@]}")
 	d=$(best "$REPEAT" node tests/bench/duck_rewrite.js "$f" "$W/duck.parquet" "$codec" 3 122880)
 	fs=$(echo "$fr" | field seconds)
 	ds=$(echo "$d" | field seconds)
