@@ -7,7 +7,10 @@
  *
  * usage: bench_pq_read FILE [--rewrite OUT] [--codec zstd|lz4_raw|uncompressed]
  *        [--profile default|compact] [--budget BYTES] [--level N] [--columns N]
- * --columns N reads only the first N columns (projection). The writer's options default
+ *        [--threads N]
+ * --columns N reads only the first N columns (projection). --threads N lets the writer
+ * compress large pages on N worker threads (agent.compress_threads; 0, the default:
+ * inline). The writer's options default
  * to the agent's: ZSTD, default profile, a 1 MiB budget, bloom filters on host and app.
  * Prints one key=value line. */
 #include <fcntl.h>
@@ -24,6 +27,7 @@
 #include "formats/parquet/reader.h"
 #include "formats/parquet/writer.h"
 #include "platform/heap.h"
+#include "platform/worker.h"
 
 static double now_s(void)
 {
@@ -62,6 +66,7 @@ struct args {
 	const char *in, *out;
 	struct floe_pq_options wo;
 	size_t ncols_sel;
+	unsigned threads;
 };
 
 static void parse_args(int argc, char **argv, struct args *a)
@@ -70,6 +75,7 @@ static void parse_args(int argc, char **argv, struct args *a)
 	a->in = argv[1];
 	a->out = NULL;
 	a->ncols_sel = 0;
+	a->threads = 0;
 	a->wo = (struct floe_pq_options){.memory_budget = 1 << 20, .created_by = "floe bench"};
 	for (int i = 2; i < argc; i++) {
 		if (!strcmp(argv[i], "--rewrite") && i + 1 < argc)
@@ -85,6 +91,8 @@ static void parse_args(int argc, char **argv, struct args *a)
 			a->wo.zstd_level = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--columns") && i + 1 < argc)
 			a->ncols_sel = strtoull(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+			a->threads = (unsigned)atoi(argv[++i]);
 	}
 	a->wo.codec = !strcmp(codec, "lz4_raw")	       ? FLOE_PQ_LZ4_RAW
 		      : !strcmp(codec, "uncompressed") ? FLOE_PQ_UNCOMPRESSED
@@ -95,12 +103,40 @@ static void parse_args(int argc, char **argv, struct args *a)
 	a->wo.bloom_count = 2;
 }
 
+/* Reads every row, writing each with w when it is not NULL. */
+static int copy_rows(struct floe_pq_reader *r, struct floe_pq_writer *w, size_t ncols,
+		     uint64_t *rows, uint64_t *bytes)
+{
+	const struct floe_pq_value *row;
+	int rc;
+	while ((rc = floe_pq_reader_next(r, &row)) == 1) {
+		(*rows)++;
+		if (w && (rc = floe_pq_writer_add_row(w, row))) {
+			fprintf(stderr, "add_row: %d\n", rc);
+			return rc;
+		}
+		/* Touch what was read, so that nothing is left undone. */
+		for (size_t c = 0; c < ncols; c++)
+			*bytes += row[c].len + row[c].n + (uint64_t)row[c].i;
+	}
+	if (rc < 0) {
+		fprintf(stderr, "next: %d %s at %" PRIu64 "\n", rc, floe_pq_reader_error(r),
+			floe_pq_reader_error_offset(r));
+		return rc;
+	}
+	if (w && (rc = floe_pq_writer_finish(w))) {
+		fprintf(stderr, "finish: %d\n", rc);
+		return rc;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
 		fprintf(stderr,
 			"usage: %s FILE [--rewrite OUT] [--codec C] [--profile P] "
-			"[--budget BYTES] [--level N] [--columns N]\n",
+			"[--budget BYTES] [--level N] [--columns N] [--threads N]\n",
 			argv[0]);
 		return 2;
 	}
@@ -145,32 +181,24 @@ int main(int argc, char **argv)
 			return 1;
 		ncols = ncols_sel;
 	}
+	struct floe_worker *pool = NULL;
+	struct floe_pq_offload off = {NULL, floe_worker_submit_cb, floe_worker_wait_cb};
+	if (of && args.threads) {
+		if ((rc = floe_worker_new(args.threads, &pool))) {
+			fprintf(stderr, "worker: %d\n", rc);
+			return 1;
+		}
+		off.ctx = pool;
+		wo.offload = &off;
+	}
 	struct floe_pq_writer *w = NULL;
 	if (of && !(w = floe_pq_writer_new(&wa, cols, ncols, &wo, file_sink, of, &rc))) {
 		fprintf(stderr, "writer: %d\n", rc);
 		return 1;
 	}
 	uint64_t rows = 0, bytes = 0;
-	const struct floe_pq_value *row;
-	while ((rc = floe_pq_reader_next(r, &row)) == 1) {
-		rows++;
-		if (w && (rc = floe_pq_writer_add_row(w, row))) {
-			fprintf(stderr, "add_row: %d\n", rc);
-			return 1;
-		}
-		/* Touch what was read, so that nothing is left undone. */
-		for (size_t c = 0; c < ncols; c++)
-			bytes += row[c].len + row[c].n + (uint64_t)row[c].i;
-	}
-	if (rc < 0) {
-		fprintf(stderr, "next: %d %s at %" PRIu64 "\n", rc, floe_pq_reader_error(r),
-			floe_pq_reader_error_offset(r));
+	if (copy_rows(r, w, ncols, &rows, &bytes))
 		return 1;
-	}
-	if (w && (rc = floe_pq_writer_finish(w))) {
-		fprintf(stderr, "finish: %d\n", rc);
-		return 1;
-	}
 	double secs = now_s() - t0, cpu = cpu_s() - cpu0;
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
@@ -181,6 +209,7 @@ int main(int argc, char **argv)
 	       (double)rows / secs, ra.peak, wa.peak, ru.ru_maxrss,
 	       w ? floe_pq_writer_file_size(w) : 0, bytes);
 	floe_pq_writer_free(w);
+	floe_worker_free(pool);
 	floe_pq_reader_free(r);
 	if (of)
 		fclose(of);

@@ -8,7 +8,9 @@
 # thread (COPY (SELECT * FROM read_parquet(...)) TO ... (FORMAT parquet), same codec,
 # ZSTD level 3), and their ratio (above 1: floe is faster). floe writes at its profile's
 # ZSTD level (default 3, compact 6) unless the run says :LEVEL (zstd/compact:3 is the
-# compact profile at DuckDB's level). Each time is the best of REPEAT runs (default 3).
+# compact profile at DuckDB's level). The rewrite is timed with the writer's page
+# compression inline and on THREADS (default 1) worker threads beside it
+# (agent.compress_threads). Each time is the best of REPEAT runs (default 3).
 # Prints figures only; asserts nothing.
 # usage: tests/bench/pq_read.sh [ROWS]   (default 1000000)
 # RUNS="zstd zstd/compact:3" limits the codec/profile rows. Needs a build with the
@@ -25,6 +27,7 @@ W=$(mktemp -d /tmp/floe-bench-read.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 field() { sed -n "s/^\(.* \)\{0,1\}$1=\([^ ]*\).*/\2/p"; }
 REPEAT=${REPEAT:-3}
+THREADS=${THREADS:-1}
 # best N COMMAND...: the key=value line of the fastest of N runs.
 best() {
 	local n=$1 line bl="" bs=""
@@ -65,21 +68,24 @@ done
 
 echo
 echo "== $rows rows: rewrite (read + write), floe against DuckDB with one thread =="
-printf '%-16s %11s %9s %11s %9s %9s %8s %8s\n' run "floe rows/s" "floe RSS" "duck rows/s" \
-	"duck RSS" "speed x" "floe MB" "duck MB"
+printf '%-16s %11s %11s %11s %9s %9s %8s %8s %8s\n' run "floe rows/s" "+$THREADS thread" \
+	"duck rows/s" "floe RSS" "duck RSS" "speed x" "+thr x" "floe MB"
 for run in $RUNS; do
 	parse "$run"
-	lv=()
-	[ -n "$level" ] && lv=(--level "$level")
-	fr=$(best "$REPEAT" "$READ" "$f" --rewrite "$W/out.parquet" --codec "$codec" --profile "$profile" "${lv[@]}")
+	args=("$f" --rewrite "$W/out.parquet" --codec "$codec" --profile "$profile")
+	[ -n "$level" ] && args+=(--level "$level")
+	fr=$(best "$REPEAT" "$READ" "${args[@]}")
+	fp=$(best "$REPEAT" "$READ" "${args[@]}" --threads "$THREADS")
 	d=$(best "$REPEAT" node tests/bench/duck_rewrite.js "$f" "$W/duck.parquet" "$codec" 3 122880)
 	fs=$(echo "$fr" | field seconds)
+	fps=$(echo "$fp" | field seconds)
 	ds=$(echo "$d" | field seconds)
-	printf '%-16s %11.0f %9d %11.0f %9d %9.2f %8.1f %8.1f\n' "$run" "$(echo "$rows / $fs" | bc -l)" \
-		"$(echo "$fr" | field rss_kib)" "$(echo "$rows / $ds" | bc -l)" "$(echo "$d" | field rss_kib)" \
-		"$(echo "$ds / $fs" | bc -l)" "$(echo "$(echo "$fr" | field out_bytes) / 1000000" | bc -l)" \
-		"$(echo "$(echo "$d" | field bytes) / 1000000" | bc -l)"
-	echo "                 CPU s: floe $(echo "$fr" | field cpu), duck $(echo "$d" | field cpu);" \
-		"reader peak $(($(echo "$fr" | field reader_peak) / 1024)) KiB," \
-		"writer peak $(($(echo "$fr" | field writer_peak) / 1024)) KiB"
+	printf '%-16s %11.0f %11.0f %11.0f %9d %9d %8.2f %8.2f %8.1f\n' "$run" "$(echo "$rows / $fs" | bc -l)" \
+		"$(echo "$rows / $fps" | bc -l)" "$(echo "$rows / $ds" | bc -l)" "$(echo "$fp" | field rss_kib)" \
+		"$(echo "$d" | field rss_kib)" "$(echo "$ds / $fs" | bc -l)" "$(echo "$ds / $fps" | bc -l)" \
+		"$(echo "$(echo "$fr" | field out_bytes) / 1000000" | bc -l)"
+	echo "                 CPU s: floe $(echo "$fr" | field cpu), with threads $(echo "$fp" | field cpu)," \
+		"duck $(echo "$d" | field cpu); reader peak $(($(echo "$fr" | field reader_peak) / 1024)) KiB," \
+		"writer peak $(($(echo "$fp" | field writer_peak) / 1024)) KiB; duck MB" \
+		"$(printf '%.1f' "$(echo "$(echo "$d" | field bytes) / 1000000" | bc -l)")"
 done
