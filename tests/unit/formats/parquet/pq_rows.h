@@ -58,6 +58,28 @@ static inline uint64_t pq_mix(uint64_t x)
 static const char *const pq_hosts[] = {"edge-01", "edge-02", "edge-03", "gateway", ""};
 static const char *const pq_apps[] = {"sshd", "kernel", "nginx", "cron", ""};
 
+/* Appends s, or v in base 10 or 16 (at least width digits), at d + at; returns the new
+ * length. snprintf took a third of the time of the 1,000,000-row test. */
+static inline size_t pq_put(char *d, size_t at, const char *s)
+{
+	size_t n = strlen(s);
+	memcpy(d + at, s, n);
+	return at + n;
+}
+
+static inline size_t pq_num(char *d, size_t at, uint64_t v, unsigned base, int width)
+{
+	char tmp[24];
+	int n = 0;
+	do {
+		tmp[n++] = "0123456789abcdef"[v % base];
+		v /= base;
+	} while (v || n < width);
+	while (n)
+		d[at++] = tmp[--n];
+	return at;
+}
+
 /* A map of up to PQ_MAXKV entries (m = 0 attrs, 1 labels). */
 static inline void pq_gen_map(struct pq_row *r, int m, uint64_t h, bool optional)
 {
@@ -72,8 +94,7 @@ static inline void pq_gen_map(struct pq_row *r, int m, uint64_t h, bool optional
 	for (size_t j = 0; j < n; j++) {
 		uint64_t e = pq_mix(h + j);
 		char *k = r->kv[m][j][0], *val = r->kv[m][j][1];
-		r->klen[m][j] =
-		    (size_t)snprintf(k, 24, "%s%u", e % 5 ? "key" : "", (unsigned)(e % 9));
+		r->klen[m][j] = pq_num(k, pq_put(k, 0, e % 5 ? "key" : ""), e % 9, 10, 1);
 		if (e % 11 == 0)
 			r->klen[m][j] = 0; /* an empty key */
 		r->keys[m][j] = k;
@@ -82,10 +103,8 @@ static inline void pq_gen_map(struct pq_row *r, int m, uint64_t h, bool optional
 			r->vlen[m][j] = 0;
 			any_null = true;
 		} else {
-			r->vlen[m][j] = e % 13 == 0
-					    ? 0
-					    : (size_t)snprintf(val, 24, "v%llu",
-							       (unsigned long long)(e % 1000));
+			r->vlen[m][j] =
+			    e % 13 == 0 ? 0 : pq_num(val, pq_put(val, 0, "v"), e % 1000, 10, 1);
 			r->vals[m][j] = val;
 		}
 	}
@@ -106,11 +125,11 @@ static inline void pq_gen(struct pq_row *r, uint64_t seed, uint64_t i, uint64_t 
 	uint64_t hi = sorted ? i * 4 / (total ? total : 1) : h % 5;
 	v[0].i = 1764633600000000LL + (int64_t)(sorted ? i * 1000 : h % 100000000);
 	v[1].i = v[0].i + (int64_t)(h % 5000) - 100;
-	snprintf(r->host, sizeof(r->host), "%s", pq_hosts[hi % 5]);
 	v[2].s = r->host;
-	v[2].len = strlen(r->host);
-	v[3].len = (size_t)snprintf(r->source, sizeof(r->source), "/var/log/app%u.log",
-				    (unsigned)((h >> 3) % 3));
+	v[2].len = pq_put(r->host, 0, pq_hosts[hi % 5]);
+	v[3].len = pq_put(
+	    r->source, pq_num(r->source, pq_put(r->source, 0, "/var/log/app"), (h >> 3) % 3, 10, 1),
+	    ".log");
 	v[3].s = r->source;
 	v[4].is_null = h % 9 == 0;
 	v[4].i = (int64_t)(i * 117) - (int64_t)(h % 3 == 0 ? 1000000000000LL : 0);
@@ -119,27 +138,27 @@ static inline void pq_gen(struct pq_row *r, uint64_t seed, uint64_t i, uint64_t 
 	v[6].is_null = h % 5 == 1;
 	v[6].i = (int64_t)((h >> 9) % 8) - (h % 17 == 0 ? 2147483648LL : 0);
 	v[7].is_null = h % 6 == 0;
-	snprintf(r->app, sizeof(r->app), "%s", pq_apps[(h >> 12) % 5]);
 	v[7].s = r->app;
-	v[7].len = strlen(r->app);
+	v[7].len = pq_put(r->app, 0, pq_apps[(h >> 12) % 5]);
 	v[8].is_null = h % 3 == 0;
-	v[8].len = (size_t)snprintf(r->proc, sizeof(r->proc), "%u", (unsigned)((h >> 20) % 70000));
+	v[8].len = pq_num(r->proc, 0, (h >> 20) % 70000, 10, 1);
 	v[8].s = r->proc;
 	v[9].is_null = h % 10 != 0;
-	v[9].len = (size_t)snprintf(r->msgid, sizeof(r->msgid), "ID%u", (unsigned)(h % 47));
+	v[9].len = pq_num(r->msgid, pq_put(r->msgid, 0, "ID"), h % 47, 10, 1);
 	v[9].s = r->msgid;
 	/* Messages: mostly text with numbers, sometimes long, empty, or invalid UTF-8. */
 	size_t n;
-	if (sorted)
-		n = (size_t)snprintf(r->msg, sizeof(r->msg),
-				     "GET /api/v1/items/%08llu?page=%u HTTP/1.1 200",
-				     (unsigned long long)i, (unsigned)(h % 100));
-	else
-		n = (size_t)snprintf(r->msg, sizeof(r->msg),
-				     "session %llx opened for user u%u from 10.0.%u.%u port %u",
-				     (unsigned long long)h, (unsigned)(h % 97),
-				     (unsigned)((h >> 7) % 256), (unsigned)((h >> 15) % 256),
-				     (unsigned)((h >> 23) % 65536));
+	char *m = r->msg;
+	if (sorted) { /* GET /api/v1/items/%08llu?page=%u HTTP/1.1 200 */
+		n = pq_num(m, pq_put(m, 0, "GET /api/v1/items/"), i, 10, 8);
+		n = pq_put(m, pq_num(m, pq_put(m, n, "?page="), h % 100, 10, 1), " HTTP/1.1 200");
+	} else { /* session %llx opened for user u%u from 10.0.%u.%u port %u */
+		n = pq_num(m, pq_put(m, 0, "session "), h, 16, 1);
+		n = pq_num(m, pq_put(m, n, " opened for user u"), h % 97, 10, 1);
+		n = pq_num(m, pq_put(m, n, " from 10.0."), (h >> 7) % 256, 10, 1);
+		n = pq_num(m, pq_put(m, n, "."), (h >> 15) % 256, 10, 1);
+		n = pq_num(m, pq_put(m, n, " port "), (h >> 23) % 65536, 10, 1);
+	}
 	if (h % 101 == 0) {
 		n = 0;
 	} else if (h % 103 == 0) {
