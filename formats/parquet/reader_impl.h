@@ -69,7 +69,6 @@ struct pq_leaf {
 	bool any_page;	   /* a page of this chunk has been read */
 	/* The dictionary. */
 	struct pq_block dict;
-	size_t dict_len;
 	struct pq_span {
 		uint32_t off, len; /* in dict */
 	} * dent; /* byte array entries: 8 bytes each, at most 2 per 4 dictionary bytes */
@@ -77,7 +76,6 @@ struct pq_leaf {
 	bool has_dict;
 	/* The page. */
 	struct pq_block page;
-	size_t page_len;
 	uint64_t page_off; /* its header's file offset */
 	uint32_t left;	   /* level entries not yet read */
 	int next_rep;	   /* the next entry's repetition level, read ahead; -1: not yet */

@@ -271,7 +271,6 @@ static int load_dict(struct floe_pq_reader *r, struct pq_leaf *l, const struct p
 	if (rc)
 		return rc;
 	size_t n = (size_t)h->num_values, len = (size_t)h->unc;
-	l->dict_len = len;
 	if (l->ptype != FLOE_PQ_T_BYTE_ARRAY) {
 		size_t w = l->ptype == FLOE_PQ_T_INT32 ? 4 : 8;
 		if (n > len / w)
@@ -470,7 +469,6 @@ int pq_leaf_next_page(struct floe_pq_reader *r, struct pq_leaf *l)
 		size_t lead = h.v2 ? (size_t)h.rep_len + (size_t)h.def_len : 0;
 		if ((rc = load_body(r, l, &h, body, lead, &l->page)))
 			return rc;
-		l->page_len = (size_t)h.unc;
 		l->seen += h.num_values;
 		return start_data(r, l, &h);
 	}
