@@ -71,7 +71,7 @@ struct pq_leaf {
 	struct pq_block dict;
 	struct pq_span {
 		uint32_t off, len; /* in dict */
-	} * dent; /* byte array entries: 8 bytes each, at most 2 per 4 dictionary bytes */
+	} * dent; /* byte array entries: at most twice the dictionary page's bytes */
 	uint32_t ndict, dent_cap;
 	bool has_dict;
 	/* The page. */
