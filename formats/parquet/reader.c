@@ -23,10 +23,12 @@ int pq_fail(struct floe_pq_reader *r, int err, uint64_t off, const char *fmt, ..
 	if (r->err)
 		return err;
 	r->err = err;
-	r->err_off = off;
+	r->detail.code = err;
+	r->detail.offset = (size_t)off;
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(r->why, sizeof(r->why), fmt, ap);
+	if (vsnprintf(r->detail.msg, sizeof(r->detail.msg), fmt, ap) < 0)
+		r->detail.msg[0] = '\0';
 	va_end(ap);
 	return err;
 }
@@ -125,12 +127,8 @@ static int open_file(struct floe_pq_reader *r)
 
 int floe_pq_reader_open(struct floe_alloc *alloc, const struct floe_pq_source *src,
 			const struct floe_pq_reader_options *opt, struct floe_pq_reader **out,
-			char *why, size_t cap, uint64_t *err_off)
+			struct floe_err *err)
 {
-	if (why && cap)
-		why[0] = '\0';
-	if (err_off)
-		*err_off = 0;
 	if (!out)
 		return FLOE_EINVAL;
 	*out = NULL;
@@ -152,12 +150,14 @@ int floe_pq_reader_open(struct floe_alloc *alloc, const struct floe_pq_source *s
 	if (!r->opt.max_map_entries)
 		r->opt.max_map_entries = DEFAULT_MAX_MAP;
 	r->rg_left = -1;
+	floe_err_clear(&r->detail);
 	int rc = open_file(r);
 	if (rc) {
-		if (why && cap)
-			snprintf(why, cap, "%s", r->why[0] ? r->why : floe_strerror(rc));
-		if (err_off)
-			*err_off = r->err_off;
+		if (err) {
+			*err = r->detail;
+			if (!r->err)
+				floe_err_set(err, rc, "%s", floe_strerror(rc));
+		}
 		floe_pq_reader_free(r);
 		return rc;
 	}
@@ -192,14 +192,9 @@ const struct floe_pq_kv *floe_pq_reader_kv(const struct floe_pq_reader *r, size_
 	return r->kv;
 }
 
-uint64_t floe_pq_reader_error_offset(const struct floe_pq_reader *r)
+const struct floe_err *floe_pq_reader_error(const struct floe_pq_reader *r)
 {
-	return r->err_off;
-}
-
-const char *floe_pq_reader_error(const struct floe_pq_reader *r)
-{
-	return r->why[0] ? r->why : r->err ? floe_strerror(r->err) : "";
+	return &r->detail;
 }
 
 void floe_pq_reader_free(struct floe_pq_reader *r)

@@ -34,19 +34,20 @@ struct floe_pq_reader_options {
 	size_t max_map_entries; /* entries of one map value; 0 = 1 << 20 */
 };
 
+struct floe_err;
 struct floe_pq_reader;
 
 /* Reads and checks the file's frame and footer: schema (flat top-level columns of the
  * kinds in writer.h, maps as string-to-string 3-level MAP groups), row groups, codecs.
  * src is copied (its ctx borrowed: it must outlive the reader); opt may be NULL; alloc is
  * borrowed and must outlive the reader. On success *out owns a reader; on failure *out
- * is NULL and, when the failure is the file's, *why (if not NULL, cap bytes) says what
- * and *err_off (if not NULL) the file offset it concerns. Errors: FLOE_EPARSE/FLOE_EFORMAT/FLOE_ECORRUPT for a malformed file,
+ * is NULL and err (may be NULL) says what, with the file offset it concerns as its
+ * offset. Errors: FLOE_EPARSE/FLOE_EFORMAT/FLOE_ECORRUPT for a malformed file,
  * FLOE_EUNSUPPORTED (naming the feature) for what floe does not read, FLOE_ELIMIT,
  * FLOE_ENOMEM, or the source's error. */
 int floe_pq_reader_open(struct floe_alloc *alloc, const struct floe_pq_source *src,
 			const struct floe_pq_reader_options *opt, struct floe_pq_reader **out,
-			char *why, size_t cap, uint64_t *err_off);
+			struct floe_err *err);
 
 /* The file's top-level columns as the writer declares them (field ids 0 where the file
  * has none). Borrowed, valid until floe_pq_reader_free. */
@@ -71,11 +72,11 @@ int floe_pq_reader_select(struct floe_pq_reader *r, const size_t *cols, size_t n
  * null value is a NULL vals[i]; an empty string is a non-NULL pointer with length 0. */
 int floe_pq_reader_next(struct floe_pq_reader *r, const struct floe_pq_value **row);
 
-/* After an error: the file offset it concerns (a page's header, a footer field) and a
- * message naming what was wrong, e.g. "page CRC mismatch in column 'message' at offset
- * 1234" or "codec GZIP of column 'host' is not supported". */
-uint64_t floe_pq_reader_error_offset(const struct floe_pq_reader *r);
-const char *floe_pq_reader_error(const struct floe_pq_reader *r);
+/* After an error: its detail (borrowed, valid until free): the code, the file offset it
+ * concerns (a page's header, a footer field) and a message naming what was wrong, e.g.
+ * "page CRC mismatch in column 'message' at offset 1234" or "codec GZIP of column 'host'
+ * is not supported". Code 0 and an empty message before any error. */
+const struct floe_err *floe_pq_reader_error(const struct floe_pq_reader *r);
 
 /* Frees r and everything it returned; NULL is fine. */
 void floe_pq_reader_free(struct floe_pq_reader *r);

@@ -129,9 +129,8 @@ struct floe_pq_reader {
 	/* Buffers shared by the leaves: a page header's bytes, a compressed page. */
 	struct pq_block hdr, raw;
 	void *zctx; /* ZSTD_DCtx, made at the first ZSTD page */
-	int err;
-	uint64_t err_off;
-	char why[192];
+	int err;	     /* sticky: the first failure's code (0: none) */
+	struct floe_err detail; /* and its detail, the offset a file offset */
 };
 
 /* Records the reader's first error, with the file offset it concerns and a message

@@ -37,17 +37,17 @@ cmake --build "$OUT/asan" -j"$JOBS"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	run_ctest "$OUT/asan"
 
-step "arm64 cross build and unit tests under qemu-aarch64 (tests that fork excluded)"
+step "arm64 cross build and unit tests under qemu-aarch64 (tests that fork, and slow ones, excluded)"
 cmake -S . -B "$OUT/arm64" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	-DCMAKE_TOOLCHAIN_FILE="$SRC/packaging/toolchain-aarch64-linux-gnu.cmake" >/dev/null
 cmake --build "$OUT/arm64" -j"$JOBS"
-run_ctest "$OUT/arm64" -L unit -LE forks
+run_ctest "$OUT/arm64" -L unit -LE "forks|slow"
 
 # armhf is the 32-bit target: size_t and long are 32 bits (time_t too, on Debian 12).
-step "armhf cross build and unit tests under qemu-arm (tests that fork excluded)"
+step "armhf cross build and unit tests under qemu-arm (tests that fork, and slow ones, excluded)"
 cmake -S . -B "$OUT/armhf" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	-DCMAKE_TOOLCHAIN_FILE="$SRC/packaging/toolchain-arm-linux-gnueabihf.cmake" >/dev/null
 cmake --build "$OUT/armhf" -j"$JOBS"
-run_ctest "$OUT/armhf" -L unit -LE forks
+run_ctest "$OUT/armhf" -L unit -LE "forks|slow"
 
 step "all test builds passed"

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "formats/base/alloc.h"
+#include "formats/base/error.h"
 #include "formats/parquet/reader.h"
 #include "formats/parquet/writer.h"
 #include "platform/heap.h"
@@ -120,8 +121,8 @@ static int copy_rows(struct floe_pq_reader *r, struct floe_pq_writer *w, size_t 
 			*bytes += row[c].len + row[c].n + (uint64_t)row[c].i;
 	}
 	if (rc < 0) {
-		fprintf(stderr, "next: %d %s at %" PRIu64 "\n", rc, floe_pq_reader_error(r),
-			floe_pq_reader_error_offset(r));
+		fprintf(stderr, "next: %d %s at %zu\n", rc, floe_pq_reader_error(r)->msg,
+			floe_pq_reader_error(r)->offset);
 		return rc;
 	}
 	if (w && (rc = floe_pq_writer_finish(w))) {
@@ -165,10 +166,10 @@ int main(int argc, char **argv)
 	double cpu0 = cpu_s(), t0 = now_s();
 	struct floe_pq_source src = {&fd, (uint64_t)st.st_size, pread_at};
 	struct floe_pq_reader *r = NULL;
-	char why[256];
-	int rc = floe_pq_reader_open(&ra, &src, NULL, &r, why, sizeof(why), NULL);
+	struct floe_err why;
+	int rc = floe_pq_reader_open(&ra, &src, NULL, &r, &why);
 	if (rc) {
-		fprintf(stderr, "open: %d %s\n", rc, why);
+		fprintf(stderr, "open: %d %s\n", rc, why.msg);
 		return 1;
 	}
 	size_t ncols;
@@ -192,7 +193,7 @@ int main(int argc, char **argv)
 		wo.offload = &off;
 	}
 	struct floe_pq_writer *w = NULL;
-	if (of && !(w = floe_pq_writer_new(&wa, cols, ncols, &wo, file_sink, of, &rc))) {
+	if (of && (rc = floe_pq_writer_new(&wa, cols, ncols, &wo, file_sink, of, &w))) {
 		fprintf(stderr, "writer: %d\n", rc);
 		return 1;
 	}

@@ -110,16 +110,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort(); /* the test's own disk, not the reader */
 	struct floe_pq_reader *r = NULL;
 	struct floe_pq_writer *w = NULL;
-	char why[256];
-	int rc = floe_pq_reader_open(&a, &source, &opt, &r, why, sizeof(why), NULL);
+	char why[FLOE_ERR_MSG_MAX];
+	struct floe_err e;
+	floe_err_clear(&e);
+	int rc = floe_pq_reader_open(&a, &source, &opt, &r, &e);
+	snprintf(why, sizeof(why), "%s", e.msg);
 	if (!rc) {
 		size_t ncols;
 		const struct floe_pq_column *cols = floe_pq_reader_columns(r, &ncols);
 		struct floe_pq_options wo = {.codec = FLOE_PQ_UNCOMPRESSED, .page_size = 4096};
-		int err = 0;
-		w = floe_pq_writer_new(&a, cols, ncols, &wo, null_sink, NULL, &err);
+		int err = floe_pq_writer_new(&a, cols, ncols, &wo, null_sink, NULL, &w);
 		/* The writer takes at most 4096 columns, as does the reader. */
-		if (!w && err != FLOE_ENOMEM)
+		if (err && err != FLOE_ENOMEM)
 			abort();
 		const struct floe_pq_value *row;
 		for (size_t i = 0; i < MAX_ROWS && (rc = floe_pq_reader_next(r, &row)) == 1; i++) {
@@ -131,7 +133,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				dump_row(f, cols, ncols, row);
 		}
 		if (rc < 0)
-			snprintf(why, sizeof(why), "%s", floe_pq_reader_error(r));
+			snprintf(why, sizeof(why), "%s", floe_pq_reader_error(r)->msg);
 		else
 			why[0] = '\0';
 	}

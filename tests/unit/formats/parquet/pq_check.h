@@ -12,6 +12,7 @@
 
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
+#include "formats/base/error.h"
 #include "formats/parquet/reader.h"
 #include "formats/parquet/thrift.h"
 #include "formats/parquet/utf8.h"
@@ -57,10 +58,8 @@ static inline void write_file(const struct cfg *c, uint64_t seed, uint64_t n, st
 	struct floe_pq_bloom_column bl[2];
 	opts_of(c, &o, bl);
 	memset(m, 0, sizeof(*m));
-	int err = 0;
-	struct floe_pq_writer *w =
-	    floe_pq_writer_new(NULL, pq_cols, PQ_NCOLS, &o, mem_sink, m, &err);
-	assert_non_null(w);
+	struct floe_pq_writer *w = NULL;
+	assert_int_equal(floe_pq_writer_new(NULL, pq_cols, PQ_NCOLS, &o, mem_sink, m, &w), 0);
 	static struct pq_row row;
 	for (uint64_t i = 0; i < n; i++) {
 		pq_gen(&row, seed, i, n, c->sorted);
@@ -123,10 +122,10 @@ static inline struct floe_pq_reader *open_mem(struct floe_alloc *a, struct pq_me
 {
 	struct floe_pq_source src = pq_source(ms, m->p, m->n);
 	struct floe_pq_reader *r = NULL;
-	char why[256];
-	int rc = floe_pq_reader_open(a, &src, NULL, &r, why, sizeof(why), NULL);
+	struct floe_err why;
+	int rc = floe_pq_reader_open(a, &src, NULL, &r, &why);
 	if (rc)
-		fail_msg("open: %d %s", rc, why);
+		fail_msg("open: %d %s", rc, why.msg);
 	return r;
 }
 
@@ -163,10 +162,9 @@ static inline void check_file_(const struct cfg *c, uint64_t seed, uint64_t n, c
 	opts_of(c, &o, bl);
 	struct mem again;
 	memset(&again, 0, sizeof(again));
-	int err = 0;
-	struct floe_pq_writer *w =
-	    rewrite ? floe_pq_writer_new(NULL, cols, ncols, &o, mem_sink, &again, &err) : NULL;
-	assert_true(w || !rewrite);
+	struct floe_pq_writer *w = NULL;
+	if (rewrite)
+		assert_int_equal(floe_pq_writer_new(NULL, cols, ncols, &o, mem_sink, &again, &w), 0);
 	static struct pq_row want;
 	const struct floe_pq_value *got;
 	uint64_t i = 0;
@@ -181,8 +179,8 @@ static inline void check_file_(const struct cfg *c, uint64_t seed, uint64_t n, c
 		i++;
 	}
 	if (rc)
-		fail_msg("next: %d %s at %llu", rc, floe_pq_reader_error(r),
-			 (unsigned long long)floe_pq_reader_error_offset(r));
+		fail_msg("next: %d %s at %llu", rc, floe_pq_reader_error(r)->msg,
+			 (unsigned long long)floe_pq_reader_error(r)->offset);
 	assert_int_equal(i, n);
 	assert_int_equal(floe_pq_reader_next(r, &got), 0); /* stays at the end */
 	if (w) {

@@ -1,6 +1,7 @@
 /* Parquet reader on large files, apart from test_pq_reader so that each stays well within
  * the test time limit under emulation: a 1,000,000-row file read back row by row, and the
  * reader's memory, which follows the largest page and not the file. */
+/* FLOE_TEST_SLOW: 1,000,000 rows take minutes under qemu-user. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

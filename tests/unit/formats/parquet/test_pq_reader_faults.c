@@ -34,10 +34,8 @@ static void write_file(enum floe_pq_codec codec, enum floe_pq_profile prof, bool
 				    .bloom_count = 2,
 				    .memory_budget = 16 << 10};
 	memset(m, 0, sizeof(*m));
-	int err = 0;
-	struct floe_pq_writer *w =
-	    floe_pq_writer_new(NULL, pq_cols, PQ_NCOLS, &o, mem_sink, m, &err);
-	assert_non_null(w);
+	struct floe_pq_writer *w = NULL;
+	assert_int_equal(floe_pq_writer_new(NULL, pq_cols, PQ_NCOLS, &o, mem_sink, m, &w), 0);
 	static struct pq_row row;
 	for (uint64_t i = 0; i < n; i++) {
 		pq_gen(&row, 11, i, n, sorted);
@@ -58,15 +56,20 @@ static int read_all(struct floe_alloc *a, const uint8_t *p, size_t n,
 	struct floe_pq_reader *r = NULL;
 	*rows = 0;
 	*err_off = 0;
-	int rc = floe_pq_reader_open(a, &src, opt, &r, why, cap, err_off);
-	if (rc)
+	struct floe_err e;
+	floe_err_clear(&e);
+	int rc = floe_pq_reader_open(a, &src, opt, &r, &e);
+	if (rc) {
+		snprintf(why, cap, "%s", e.msg);
+		*err_off = e.offset == FLOE_ERR_NO_OFFSET ? 0 : e.offset;
 		return rc;
+	}
 	const struct floe_pq_value *row;
 	while ((rc = floe_pq_reader_next(r, &row)) == 1)
 		(*rows)++;
 	if (rc) {
-		snprintf(why, cap, "%s", floe_pq_reader_error(r));
-		*err_off = floe_pq_reader_error_offset(r);
+		snprintf(why, cap, "%s", floe_pq_reader_error(r)->msg);
+		*err_off = floe_pq_reader_error(r)->offset;
 		assert_int_equal(floe_pq_reader_next(r, &row), rc); /* sticky */
 	}
 	floe_pq_reader_free(r);

@@ -165,7 +165,10 @@ static struct floe_pq_reader *open_buf(struct floe_alloc *a, struct pq_memsrc *m
 {
 	struct floe_pq_source src = pq_source(ms, f->data, f->len);
 	struct floe_pq_reader *r = NULL;
-	*rc = floe_pq_reader_open(a, &src, NULL, &r, why, 256, NULL);
+	struct floe_err e;
+	floe_err_clear(&e);
+	*rc = floe_pq_reader_open(a, &src, NULL, &r, &e);
+	(void)!snprintf(why, 256, "%s", e.msg);
 	return r;
 }
 
@@ -289,7 +292,7 @@ static void test_int_dictionary(void **state)
 		const struct floe_pq_value *row;
 		if (misplaced) {
 			assert_int_equal(floe_pq_reader_next(r, &row), FLOE_ECORRUPT);
-			assert_non_null(strstr(floe_pq_reader_error(r), "dictionary"));
+			assert_non_null(strstr(floe_pq_reader_error(r)->msg, "dictionary"));
 		} else {
 			static const int64_t want[] = {INT32_MIN, 0, 7, -1, INT32_MIN};
 			for (int i = 0; i < 5; i++) {
