@@ -2,8 +2,8 @@
  * one file replaced atomically through platform/fs. */
 #include "checkpoint.h"
 
-#include "agent/input/crc32c.h"
 #include "formats/base/alloc.h"
+#include "formats/base/crc.h"
 #include "formats/base/error.h"
 #include "platform/fs.h"
 

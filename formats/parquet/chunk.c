@@ -7,9 +7,9 @@
 
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
+#include "formats/base/crc.h"
 #include "formats/base/error.h"
 #include "formats/parquet/compress.h"
-#include "formats/parquet/crc32.h"
 #include "formats/parquet/delta.h"
 #include "formats/parquet/dict.h"
 #include "formats/parquet/rle.h"
@@ -255,7 +255,7 @@ static int page_done(struct floe_pq_chunk *c, struct page_job *j, int rc, const 
 		compressed = false;
 		crc = NULL;
 	}
-	uint32_t sum = crc ? *crc : floe_pq_crc32(0, p + HDR_MAX, lv + zn);
+	uint32_t sum = crc ? *crc : floe_crc32(0, p + HDR_MAX, lv + zn);
 	floe_buf_reset(&c->hdr);
 	struct floe_thrift t;
 	floe_thrift_init(&t, &c->hdr);

@@ -9,8 +9,8 @@
 #include <cmocka.h>
 
 #include "agent/input/checkpoint.h"
-#include "agent/input/crc32c.h"
 #include "formats/base/alloc.h"
+#include "formats/base/crc.h"
 #include "formats/base/error.h"
 #include "platform/fs.h"
 
