@@ -5,6 +5,8 @@
 
 #include "platform/sha.h"
 
+#include "formats/base/hex.h"
+
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -84,7 +86,6 @@ size_t floe_sigv4_uri_encoded_len(const char *p, size_t n, int keep_slash)
 int floe_sigv4_uri_encode(const char *p, size_t n, int keep_slash, char *out, size_t cap,
 			  size_t *pos)
 {
-	static const char hex[] = "0123456789ABCDEF";
 	size_t at = *pos;
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)p[i];
@@ -96,8 +97,8 @@ int floe_sigv4_uri_encode(const char *p, size_t n, int keep_slash, char *out, si
 			if (cap - at < 4)
 				return -ENOSPC;
 			out[at++] = '%';
-			out[at++] = hex[c >> 4];
-			out[at++] = hex[c & 15];
+			out[at++] = floe_hex_char_upper(c >> 4);
+			out[at++] = floe_hex_char_upper(c);
 		}
 	}
 	if (at >= cap)
@@ -349,7 +350,7 @@ int floe_sigv4_sign(const struct floe_sigv4_request *req, const struct floe_sigv
 		free(scope.p);
 		goto out;
 	}
-	floe_hex_lower(sig, sizeof(sig), out->signature);
+	floe_hex_encode(sig, sizeof(sig), out->signature);
 
 	sb_str(&auth, "AWS4-HMAC-SHA256 Credential=");
 	sb_str(&auth, key->access_key_id);

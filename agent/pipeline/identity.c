@@ -5,6 +5,7 @@
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
+#include "formats/base/hex.h"
 #include "formats/json/json.h"
 #include "platform/clock.h"
 #include "platform/fs.h"
@@ -119,7 +120,7 @@ int floe_identity_machine(const char *path, char out[17])
 		return -ENOENT;
 	if (rc)
 		return rc;
-	floe_hex_lower(mac, 8, out);
+	floe_hex_encode(mac, 8, out);
 	return 0;
 }
 
@@ -201,7 +202,7 @@ static int create(struct floe_alloc *a, const char *state_dir, const char *path,
 		r[6] = (uint8_t)((r[6] & 0x0f) | 0x40);
 		r[8] = (uint8_t)((r[8] & 0x3f) | 0x80);
 		char hex[33];
-		floe_hex_lower(r, sizeof(r), hex);
+		floe_hex_encode(r, sizeof(r), hex);
 		snprintf(id.installation, sizeof(id.installation), "%.8s-%.4s-%.4s-%.4s-%.12s", hex, hex + 8,
 			 hex + 12, hex + 16, hex + 20);
 	}

@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "formats/base/hex.h"
 #include "platform/sha.h"
 #include "platform/sigv4.h"
 
@@ -49,7 +50,7 @@ static void test_sha(void **state)
 	uint8_t mac[32];
 	const char *msg = "what do ya want for nothing?";
 	assert_int_equal(floe_hmac_sha256("Jefe", 4, msg, strlen(msg), mac), 0);
-	floe_hex_lower(mac, 32, hex);
+	floe_hex_encode(mac, 32, hex);
 	assert_string_equal(hex,
 			    "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
 }

@@ -118,6 +118,13 @@ static void test_hex_and_fmt(void **state)
 	assert_int_equal(floe_hex_decode(NULL, "abc", 3, &out, &n), FLOE_EPARSE);
 	assert_int_equal(floe_hex_decode(NULL, "zz", 2, &out, &n), FLOE_EPARSE);
 	floe_buf_fini(&b);
+	char text[7];
+	floe_hex_encode(v, 3, text);
+	assert_string_equal(text, "00ab7f");
+	assert_int_equal(floe_hex_char(0xfa), 'a');
+	assert_int_equal(floe_hex_char_upper(0xfa), 'A');
+	assert_int_equal(floe_hex_digit('F'), 15);
+	assert_int_equal(floe_hex_digit('g'), -1);
 	char small[8];
 	assert_int_equal(floe_fmt(small, sizeof(small), "%s", "1234567"), 0);
 	assert_int_equal(floe_fmt(small, sizeof(small), "%s", "12345678"), FLOE_ELIMIT);
