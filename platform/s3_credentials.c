@@ -2,6 +2,7 @@
  * s3_credentials.h). */
 #include "platform/s3_credentials.h"
 
+#include "formats/base/wipe.h"
 #include "platform/fs.h"
 
 #include <errno.h>
@@ -16,9 +17,7 @@ static void wipe_free(char *s)
 {
 	if (!s)
 		return;
-	volatile char *v = s;
-	for (size_t i = 0; s[i]; i++)
-		v[i] = 0;
+	floe_wipe(s, strlen(s));
 	free(s);
 }
 
@@ -211,9 +210,7 @@ int floe_s3_credentials_from_shared_file(const char *path, const char *profile,
 		return rc;
 	rc = floe_s3_credentials_parse_ini(data, len, profile, out, NULL);
 	/* The file holds secrets: wipe our copy before giving the memory back. */
-	volatile char *v = data;
-	for (size_t i = 0; i < len; i++)
-		v[i] = 0;
+	floe_wipe(data, len);
 	floe_fs_free(data);
 	return rc;
 }

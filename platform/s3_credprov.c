@@ -5,6 +5,8 @@
 #include "platform/s3_credprov.h"
 #include "platform/s3_credprov_impl.h"
 
+#include "formats/base/wipe.h"
+
 #include "platform/s3.h"
 
 #include <curl/curl.h>
@@ -17,17 +19,10 @@
 
 /* ---- small helpers ------------------------------------------------------------------- */
 
-void floe_s3_credprov_wipe(void *p, size_t n)
-{
-	volatile unsigned char *v = p;
-	for (size_t i = 0; i < n; i++)
-		v[i] = 0;
-}
-
 void floe_s3_credprov_wipe_str_free(char *s)
 {
 	if (s) {
-		floe_s3_credprov_wipe(s, strlen(s));
+		floe_wipe(s, strlen(s));
 		free(s);
 	}
 }

@@ -4,6 +4,8 @@
  * before free. */
 #include "platform/s3_credprov_impl.h"
 
+#include "formats/base/wipe.h"
+
 #include "platform/fs.h"
 #include "platform/s3.h"
 
@@ -52,7 +54,7 @@ int floe_s3_credprov_read_token(const char *path, char **out)
 			(*out)[n] = '\0';
 		}
 	}
-	floe_s3_credprov_wipe(data, len);
+	floe_wipe(data, len);
 	floe_fs_free(data);
 	return rc;
 }
@@ -76,7 +78,7 @@ static size_t write_cb(char *src, size_t size, size_t nmemb, void *ud)
 	d[r->len + n] = '\0';
 	if (r->data) {
 		/* Copies of secrets must not linger in freed memory. */
-		floe_s3_credprov_wipe(r->data, r->len);
+		floe_wipe(r->data, r->len);
 		free(r->data);
 	}
 	r->data = d;
@@ -87,7 +89,7 @@ static size_t write_cb(char *src, size_t size, size_t nmemb, void *ud)
 void floe_s3_credprov_resp_fini(struct resp *r)
 {
 	if (r->data) {
-		floe_s3_credprov_wipe(r->data, r->len);
+		floe_wipe(r->data, r->len);
 		free(r->data);
 	}
 	memset(r, 0, sizeof(*r));
@@ -168,7 +170,7 @@ int floe_s3_credprov_http(struct floe_s3_credprov *p, const char *method, const 
 	/* The request may have carried a secret in a header or the body: curl keeps no copy
 	 * after perform, but our list does. */
 	for (struct curl_slist *h = hl; h; h = h->next)
-		floe_s3_credprov_wipe(h->data, strlen(h->data));
+		floe_wipe(h->data, strlen(h->data));
 	curl_slist_free_all(hl);
 	curl_easy_reset(c);
 	*status = (int)st;

@@ -43,8 +43,6 @@ struct floe_s3_credprov {
 
 /* ---- small helpers (s3_credprov.c) --------------------------------------------------- */
 
-/* Zeroes n bytes at p through a volatile pointer, so that the stores are not dropped. */
-void floe_s3_credprov_wipe(void *p, size_t n);
 /* Wipes and frees a string that may hold a secret (takes s; NULL is fine). */
 void floe_s3_credprov_wipe_str_free(char *s);
 /* The option if given, else the environment variable if set and not empty. */

@@ -4,6 +4,8 @@
  * free. */
 #include "platform/s3_credprov_impl.h"
 
+#include "formats/base/wipe.h"
+
 #include "platform/s3.h"
 #include "platform/s3_cred_json.h"
 #include "platform/s3_xml.h"
@@ -27,7 +29,7 @@ struct fields {
 static void fields_free(struct fields *f)
 {
 	if (f) {
-		floe_s3_credprov_wipe(f, sizeof(*f));
+		floe_wipe(f, sizeof(*f));
 		free(f);
 	}
 }
@@ -243,11 +245,11 @@ out:
 	fields_free(f);
 	floe_s3_credprov_resp_fini(&r);
 	if (body) {
-		floe_s3_credprov_wipe(body, strlen(body));
+		floe_wipe(body, strlen(body));
 		free(body);
 	}
 	if (e_tok) {
-		floe_s3_credprov_wipe(e_tok, strlen(e_tok));
+		floe_wipe(e_tok, strlen(e_tok));
 		curl_free(e_tok);
 	}
 	curl_free(e_arn);
@@ -434,7 +436,7 @@ int floe_s3_credprov_imds(struct floe_s3_credprov *p, int64_t now, struct floe_s
 	floe_s3_credprov_resp_fini(&r);
 	rc = get_creds(p, url, get_hdrs, &r, c, exp, err);
 out:
-	floe_s3_credprov_wipe(tokhdr, sizeof(tokhdr));
+	floe_wipe(tokhdr, sizeof(tokhdr));
 	floe_s3_credprov_resp_fini(&r);
 	return rc;
 }

@@ -3,6 +3,8 @@
 
 #include "fs.h"
 
+#include "formats/base/wipe.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,13 +27,13 @@ int floe_secret_resolve(const char *ref, char **out)
 		if (rc)
 			return rc;
 		if (!(v = malloc(len + 1))) {
-			memset(data, 0, len);
+			floe_wipe(data, len);
 			floe_fs_free(data);
 			return -ENOMEM;
 		}
 		memcpy(v, data, len);
 		v[len] = '\0';
-		memset(data, 0, len);
+		floe_wipe(data, len);
 		floe_fs_free(data);
 		if (len && v[len - 1] == '\n')
 			v[--len] = '\0';
@@ -52,8 +54,6 @@ void floe_secret_free(char *secret)
 {
 	if (!secret)
 		return;
-	volatile char *p = secret;
-	while (*p)
-		*p++ = '\0';
+	floe_wipe(secret, strlen(secret));
 	free(secret);
 }

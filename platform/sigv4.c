@@ -6,6 +6,7 @@
 #include "platform/sha.h"
 
 #include "formats/base/hex.h"
+#include "formats/base/wipe.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -331,9 +332,7 @@ int floe_sigv4_sign(const struct floe_sigv4_request *req, const struct floe_sigv
 		rc = floe_hmac_sha256(secret.p, secret.len, date8, 8, k);
 	if (secret.p) {
 		/* The secret must not linger in freed heap memory. */
-		volatile char *v = secret.p;
-		for (size_t i = 0; i < secret.len; i++)
-			v[i] = 0;
+		floe_wipe(secret.p, secret.len);
 		free(secret.p);
 	}
 	if (!rc)
@@ -345,7 +344,7 @@ int floe_sigv4_sign(const struct floe_sigv4_request *req, const struct floe_sigv
 	uint8_t sig[FLOE_SHA256_LEN];
 	if (!rc)
 		rc = floe_hmac_sha256(k, sizeof(k), sts.p, sts.len, sig);
-	memset(k, 0, sizeof(k));
+	floe_wipe(k, sizeof(k));
 	if (rc) {
 		free(scope.p);
 		goto out;

@@ -12,6 +12,7 @@
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
 #include "formats/base/hex.h"
+#include "formats/base/wipe.h"
 
 static void test_alloc_budget(void **state)
 {
@@ -130,6 +131,21 @@ static void test_hex_and_fmt(void **state)
 	assert_int_equal(floe_fmt(small, sizeof(small), "%s", "12345678"), FLOE_ELIMIT);
 }
 
+static void test_wipe(void **state)
+{
+	(void)state;
+	struct floe_alloc a;
+	floe_alloc_init(&a, 0);
+	char *s = floe_strdup(&a, "secret");
+	assert_int_equal(floe_alloc_size(s), 7);
+	floe_wipe(s, 6);
+	assert_memory_equal(s, "\0\0\0\0\0\0", 7);
+	floe_wipe_free(&a, s);
+	floe_wipe_free(&a, NULL);
+	floe_wipe(NULL, 0);
+	assert_int_equal(a.used, 0);
+}
+
 static void test_strerror(void **state)
 {
 	(void)state;
@@ -168,7 +184,7 @@ int main(void)
 		cmocka_unit_test(test_alloc_budget), cmocka_unit_test(test_alloc_fail_after),
 		cmocka_unit_test(test_buf_limits),   cmocka_unit_test(test_varints),
 		cmocka_unit_test(test_hex_and_fmt),  cmocka_unit_test(test_strerror),
-		cmocka_unit_test(test_err),
+		cmocka_unit_test(test_err),          cmocka_unit_test(test_wipe),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
