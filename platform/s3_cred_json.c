@@ -1,5 +1,4 @@
-/* A bounded JSON reader for credential documents and an ISO 8601 timestamp parser (see
- * s3_cred_json.h). The JSON scanner validates the whole text with recursion capped at
+/* A bounded JSON reader for credential documents (see s3_cred_json.h). The JSON scanner validates the whole text with recursion capped at
  * FLOE_S3_JSON_MAX_DEPTH, so hostile nesting cannot exhaust the stack. */
 #include "platform/s3_cred_json.h"
 
@@ -343,74 +342,4 @@ int floe_s3_cred_json_string(const char *p, size_t n, const char *name, char *ou
 		return rc;
 	}
 	return w.found == 1 ? 0 : w.found < 0 ? w.found : -ENOENT;
-}
-
-/* ---- ISO 8601 ---------------------------------------------------------------------- */
-
-/* Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm). */
-static int64_t days_from_civil(int64_t y, int m, int d)
-{
-	y -= m <= 2;
-	int64_t era = (y >= 0 ? y : y - 399) / 400;
-	int64_t yoe = y - era * 400;
-	int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + doe - 719468;
-}
-
-static bool digits(const char *p, size_t n, size_t at, int w, int *out)
-{
-	if (at + (size_t)w > n)
-		return false;
-	int v = 0;
-	for (int k = 0; k < w; k++) {
-		char ch = p[at + (size_t)k];
-		if (ch < '0' || ch > '9')
-			return false;
-		v = v * 10 + (ch - '0');
-	}
-	*out = v;
-	return true;
-}
-
-int floe_s3_cred_parse_time(const char *p, size_t n, int64_t *unix_s)
-{
-	int y, mo, d, hh, mi, ss;
-	if (!p || n < 20 || !digits(p, n, 0, 4, &y) || p[4] != '-' || !digits(p, n, 5, 2, &mo) ||
-	    p[7] != '-' || !digits(p, n, 8, 2, &d) ||
-	    (p[10] != 'T' && p[10] != 't' && p[10] != ' ') || !digits(p, n, 11, 2, &hh) ||
-	    p[13] != ':' || !digits(p, n, 14, 2, &mi) || p[16] != ':' || !digits(p, n, 17, 2, &ss))
-		return -EINVAL;
-	static const int mdays[12] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-	if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] || hh > 23 || mi > 59 || ss > 60)
-		return -EINVAL;
-	bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-	if (mo == 2 && d == 29 && !leap)
-		return -EINVAL;
-	size_t i = 19;
-	if (i < n && p[i] == '.') {
-		i++;
-		size_t start = i;
-		while (i < n && p[i] >= '0' && p[i] <= '9')
-			i++;
-		if (i == start)
-			return -EINVAL;
-	}
-	int64_t off = 0;
-	if (i < n && (p[i] == 'Z' || p[i] == 'z')) {
-		i++;
-	} else if (i < n && (p[i] == '+' || p[i] == '-')) {
-		int oh, om;
-		if (!digits(p, n, i + 1, 2, &oh) || i + 3 >= n || p[i + 3] != ':' ||
-		    !digits(p, n, i + 4, 2, &om) || oh > 23 || om > 59)
-			return -EINVAL;
-		off = (int64_t)(oh * 3600 + om * 60) * (p[i] == '-' ? -1 : 1);
-		i += 6;
-	} else {
-		return -EINVAL;
-	}
-	if (i != n)
-		return -EINVAL;
-	*unix_s = days_from_civil(y, mo, d) * 86400 + hh * 3600 + mi * 60 + ss - off;
-	return 0;
 }

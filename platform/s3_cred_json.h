@@ -1,6 +1,5 @@
 /* The small documents temporary credentials arrive in, read without I/O over (ptr, len):
- * one string member of a flat JSON object (container and EC2 instance metadata answers),
- * and ISO 8601 UTC timestamps (their Expiration, STS's, and S3's Initiated). */
+ * one string member of a flat JSON object (container and EC2 instance metadata answers). */
 #ifndef FLOE_PLATFORM_S3_CRED_JSON_H
 #define FLOE_PLATFORM_S3_CRED_JSON_H
 
@@ -18,9 +17,5 @@
  * byte offset). On failure out holds no usable value (it may have been written). */
 int floe_s3_cred_json_string(const char *p, size_t n, const char *name, char *out, size_t cap,
 			     size_t *err_off);
-
-/* "YYYY-MM-DDTHH:MM:SS" with optional fraction, then "Z" or "+HH:MM"/"-HH:MM" ("T" may
- * be a space or lowercase), into unix seconds (fraction dropped). -EINVAL otherwise. */
-int floe_s3_cred_parse_time(const char *p, size_t n, int64_t *unix_s);
 
 #endif

@@ -4,6 +4,7 @@
  * free. */
 #include "platform/s3_credprov_impl.h"
 
+#include "formats/base/civil.h"
 #include "formats/base/wipe.h"
 
 #include "platform/s3.h"
@@ -77,7 +78,7 @@ static int from_json(const struct resp *r, struct floe_s3_credentials *c, int64_
 	}
 	*exp = 0;
 	rc = floe_s3_cred_json_string(d, r->len, "Expiration", f->exp, sizeof(f->exp), NULL);
-	if (rc == 0 && floe_s3_cred_parse_time(f->exp, strlen(f->exp), exp) != 0) {
+	if (rc == 0 && floe_civil_parse_rfc3339(f->exp, strlen(f->exp), exp) != 0) {
 		floe_s3_credprov_why(err, "answer has a bad Expiration");
 		rc = -EINVAL;
 		goto out;
@@ -231,7 +232,7 @@ int floe_s3_credprov_web_identity(struct floe_s3_credprov *p, int64_t now,
 	    floe_s3_xml_find(d, r.len, "SecretAccessKey", f->sk, sizeof(f->sk)) != 0 ||
 	    floe_s3_xml_find(d, r.len, "SessionToken", f->tok, sizeof(f->tok)) != 0 ||
 	    floe_s3_xml_find(d, r.len, "Expiration", f->exp, sizeof(f->exp)) != 0 || !f->ak[0] ||
-	    !f->sk[0] || !f->tok[0] || floe_s3_cred_parse_time(f->exp, strlen(f->exp), exp) != 0) {
+	    !f->sk[0] || !f->tok[0] || floe_civil_parse_rfc3339(f->exp, strlen(f->exp), exp) != 0) {
 		floe_s3_credprov_why(
 		    err,
 		    "%s: answer lacks usable Credentials (AccessKeyId, SecretAccessKey, "

@@ -6,6 +6,8 @@
 #endif
 #include "platform/s3.h"
 
+#include "formats/base/civil.h"
+
 #include "platform/s3_cred_json.h"
 #include "platform/s3_request.h"
 #include "platform/s3_xml.h"
@@ -241,7 +243,7 @@ static int collect_stale(void *ctx, const char *key, const char *upload_id, cons
 {
 	struct stale *st = ctx;
 	int64_t t;
-	if (floe_s3_cred_parse_time(initiated, strlen(initiated), &t) != 0 || t > st->cutoff ||
+	if (floe_civil_parse_rfc3339(initiated, strlen(initiated), &t) != 0 || t > st->cutoff ||
 	    st->n >= STALE_MAX)
 		return 0;
 	if (st->n == st->cap) {

@@ -5,11 +5,13 @@
 
 #include "platform/sha.h"
 
+#include "formats/base/civil.h"
 #include "formats/base/hex.h"
 #include "formats/base/wipe.h"
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -398,58 +400,25 @@ out:
 	return rc;
 }
 
-/* Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm). */
-static int64_t days_from_civil(int64_t y, int m, int d)
-{
-	y -= m <= 2;
-	int64_t era = (y >= 0 ? y : y - 399) / 400;
-	int64_t yoe = y - era * 400;
-	int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + doe - 719468;
-}
-
 int floe_sigv4_format_date(int64_t t, char out[17])
 {
 	/* 0000-01-01 .. 9999-12-31 */
 	if (t < INT64_C(-62167219200) || t > INT64_C(253402300799))
 		return -EINVAL;
-	int64_t days = t >= 0 ? t / 86400 : -((-t + 86399) / 86400);
-	int64_t secs = t - days * 86400;
-	int64_t z = days + 719468;
-	int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-	int64_t doe = z - era * 146097;
-	int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-	int64_t y = yoe + era * 400;
-	int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-	int64_t mp = (5 * doy + 2) / 153;
-	int d = (int)(doy - (153 * mp + 2) / 5 + 1);
-	int m = (int)(mp < 10 ? mp + 3 : mp - 9);
-	y += m <= 2;
-	int v[6] = {(int)y, m, d, (int)(secs / 3600), (int)(secs / 60 % 60), (int)(secs % 60)};
-	int w[6] = {4, 2, 2, 2, 2, 2};
-	char *o = out;
-	for (int i = 0; i < 6; i++) {
-		if (i == 3)
-			*o++ = 'T';
-		for (int j = w[i] - 1; j >= 0; j--) {
-			o[j] = (char)('0' + v[i] % 10);
-			v[i] /= 10;
-		}
-		o += w[i];
-	}
-	*o++ = 'Z';
-	*o = '\0';
+	struct floe_civil_time c;
+	floe_civil_from_unix(t, &c);
+	snprintf(out, 17, "%04u%02u%02uT%02u%02u%02uZ", (unsigned)c.year, c.month, c.day, c.hour,
+		 c.minute, c.second);
 	return 0;
 }
 
-static int num(const char *p, int n, int *out)
+static int num(const char *p, int n, unsigned *out)
 {
-	int v = 0;
+	unsigned v = 0;
 	for (int i = 0; i < n; i++) {
 		if (p[i] < '0' || p[i] > '9')
 			return -EINVAL;
-		v = v * 10 + (p[i] - '0');
+		v = v * 10 + (unsigned)(p[i] - '0');
 	}
 	*out = v;
 	return 0;
@@ -462,14 +431,14 @@ int floe_sigv4_parse_http_date(const char *p, size_t n, int64_t *unix_s)
 	if (n != 29 || p[3] != ',' || p[4] != ' ' || p[7] != ' ' || p[11] != ' ' || p[16] != ' ' ||
 	    p[19] != ':' || p[22] != ':' || p[25] != ' ' || memcmp(p + 26, "GMT", 3) != 0)
 		return -EINVAL;
-	int d, y, hh, mm, ss, m = -1;
-	for (int i = 0; i < 12; i++)
+	unsigned d, y, hh, mm, ss, m = 0;
+	for (unsigned i = 0; i < 12; i++)
 		if (memcmp(p + 8, months + 3 * i, 3) == 0)
 			m = i + 1;
-	if (m < 0 || num(p + 5, 2, &d) || num(p + 12, 4, &y) || num(p + 17, 2, &hh) ||
+	if (m == 0 || num(p + 5, 2, &d) || num(p + 12, 4, &y) || num(p + 17, 2, &hh) ||
 	    num(p + 20, 2, &mm) || num(p + 23, 2, &ss) || d < 1 || d > 31 || hh > 23 || mm > 59 ||
 	    ss > 60)
 		return -EINVAL;
-	*unix_s = days_from_civil(y, m, d) * 86400 + hh * 3600 + mm * 60 + ss;
+	*unix_s = floe_civil_to_days(y, m, d) * 86400 + hh * 3600 + mm * 60 + ss;
 	return 0;
 }

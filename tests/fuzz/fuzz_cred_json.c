@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "formats/base/civil.h"
 #include "platform/s3.h"
 #include "platform/s3_cred_json.h"
 
@@ -27,12 +28,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				__builtin_trap();
 			if (rc == 0) {
 				int64_t t;
-				(void)floe_s3_cred_parse_time(out, strlen(out), &t);
+				(void)floe_civil_parse_rfc3339(out, strlen(out), &t);
 			}
 		}
 	}
 	int64_t t;
-	if (floe_s3_cred_parse_time(p, size, &t) == 0 && size < 20)
+	if (floe_civil_parse_rfc3339(p, size, &t) == 0 && size < 20)
 		__builtin_trap();
 	return 0;
 }

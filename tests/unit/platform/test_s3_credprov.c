@@ -169,32 +169,6 @@ static void test_json_string(void **state)
 			 FLOE_S3_EPROTO);
 }
 
-static void test_parse_time(void **state)
-{
-	(void)state;
-	int64_t t = -1;
-	struct {
-		const char *s;
-		int64_t want;
-	} ok[] = {
-	    {"1970-01-01T00:00:00Z", 0},	 {"2015-08-30T12:36:00Z", T0},
-	    {"2015-08-30T12:36:00.123456Z", T0}, {"2015-08-30T13:36:00+01:00", T0},
-	    {"2015-08-30t11:06:00-01:30", T0},	 {"2024-02-29 00:00:00Z", INT64_C(1709164800)},
-	};
-	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
-		assert_int_equal(floe_s3_cred_parse_time(ok[i].s, strlen(ok[i].s), &t), 0);
-		assert_int_equal(t, ok[i].want);
-	}
-	const char *bad[] = {"2015-08-30T12:36:00",	 "2015-08-30T12:36:00ZZ",
-			     "2023-02-29T00:00:00Z",	 "2015-13-01T00:00:00Z",
-			     "2015-08-30T24:00:00Z",	 "2015-08-30T12:36:00.Z",
-			     "2015-08-30T12:36:00+0100", "15-08-30T12:36:00Z"};
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		assert_int_equal(floe_s3_cred_parse_time(bad[i], strlen(bad[i]), &t), -EINVAL);
-	/* Bounded by n: a valid prefix of a longer buffer is not read past. */
-	assert_int_equal(floe_s3_cred_parse_time("2015-08-30T12:36:00Z", 19, &t), -EINVAL);
-}
-
 /* ---- web identity (STS) -------------------------------------------------------------- */
 
 #define STS_OK(ak, exp)                                                                            \
@@ -806,7 +780,6 @@ int main(void)
 	signal(SIGPIPE, SIG_IGN);
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup(test_json_string, clean_env),
-	    cmocka_unit_test_setup(test_parse_time, clean_env),
 	    cmocka_unit_test_setup(test_web_identity, clean_env),
 	    cmocka_unit_test_setup(test_refresh, clean_env),
 	    cmocka_unit_test_setup(test_container, clean_env),
