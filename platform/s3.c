@@ -15,42 +15,6 @@
 #include <string.h>
 #include <time.h>
 
-const char *floe_s3_strerror(int err)
-{
-	switch (err) {
-	case FLOE_S3_EPRECONDITION:
-		return "precondition failed (the object exists or changed)";
-	case FLOE_S3_ECONFLICT:
-		return "conflicting concurrent request";
-	case FLOE_S3_EAMBIGUOUS:
-		return "outcome unknown: the request may have been applied";
-	case FLOE_S3_EAUTH:
-		return "access denied or bad credentials/signature";
-	case FLOE_S3_EHTTP:
-		return "unexpected HTTP status";
-	case FLOE_S3_ETRANSPORT:
-		return "connection failed";
-	case FLOE_S3_ETIMEOUT:
-		return "timed out";
-	case FLOE_S3_ETLS:
-		return "TLS handshake or certificate verification failed";
-	case FLOE_S3_EPROTO:
-		return "malformed response";
-	case FLOE_S3_EUNAVAILABLE:
-		return "service unavailable (retries exhausted)";
-	case FLOE_S3_EREDIRECT:
-		return "redirected: wrong region or endpoint";
-	case FLOE_S3_ESTOPPED:
-		return "abandoned: the agent is stopping";
-	case FLOE_S3_EREFUSED:
-		return "the store refuses conditional creates (412 for a key that does not exist)";
-	case FLOE_S3_ELOOP:
-		return "the listing does not end (a repeated continuation token or too many pages)";
-	default:
-		return err < 0 ? strerror(-err) : "success";
-	}
-}
-
 /* ---- defaults for the injected functions ------------------------------------------- */
 
 static uint64_t default_random(void *ctx)

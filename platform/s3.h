@@ -10,39 +10,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "formats/base/error.h" /* FLOE_S3_E*: the client's codes */
 #include "platform/s3_credentials.h"
 #include "platform/s3_credprov.h"
 
-/* Error codes of the S3 client (the formats/ codes live at -4000; these are below -5000).
- * Other failures are -errno: -ENOENT (404), -EFBIG (body over the caller's limit),
- * -EINVAL (bad arguments/options), -ENOMEM, -EIO. */
-enum {
-	FLOE_S3_EPRECONDITION = -5001, /* 412: a condition (If-None-Match: *) failed */
-	FLOE_S3_ECONFLICT = -5002,     /* 409: e.g. a concurrent conditional write */
-	FLOE_S3_EAMBIGUOUS = -5003,    /* a conditional write may or may not have been applied
-					* (5xx or a cut connection): read the object to decide */
-	FLOE_S3_EAUTH = -5004,	       /* 403 or 401: credentials, signature, permissions */
-	FLOE_S3_EHTTP = -5005,	       /* another unexpected HTTP status (see last_status) */
-	FLOE_S3_ETRANSPORT = -5006,    /* connection failed or was cut, retries exhausted */
-	FLOE_S3_ETIMEOUT = -5007,      /* connect or transfer timeout, retries exhausted */
-	FLOE_S3_ETLS = -5008,	       /* TLS handshake or certificate verification failed */
-	FLOE_S3_EPROTO = -5009,	       /* malformed response (XML, headers) */
-	FLOE_S3_EUNAVAILABLE = -5010,  /* 5xx / 429 / SlowDown still after the last retry */
-	FLOE_S3_EREDIRECT = -5011,     /* 301/302/307/308: wrong region or endpoint (never
-					* followed: it would send our credentials elsewhere) */
-	FLOE_S3_ESTOPPED = -5012,      /* a stop signal ended the request (after the grace) */
-	FLOE_S3_EREFUSED = -5013,      /* 412 to a create of a key that does not exist: the
-					* store refuses every conditional create */
-	FLOE_S3_ELOOP = -5014,	       /* a listing that does not end: a continuation token
-					* seen before, or more pages than any real prefix has */
-	FLOE_S3_ELOWEST = FLOE_S3_ELOOP,
-};
 /* A credential provider that produced nothing fails a request with FLOE_S3_EAUTH (or
  * FLOE_S3_EUNAVAILABLE when STS or a metadata endpoint could not be reached);
  * floe_s3_credprov_error says why. */
-
-/* A static description of an error code (ours, or -errno via strerror). */
-const char *floe_s3_strerror(int err);
 
 /* Randomness and sleeping are injected so that tests run instantly and deterministically. */
 typedef uint64_t (*floe_s3_random_fn)(void *ctx);

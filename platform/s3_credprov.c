@@ -303,7 +303,7 @@ static int run_one(struct floe_s3_credprov *p, size_t i, int64_t now, bool *tran
 		*transient = true;
 	floe_s3_credprov_why(p->err, "%s%s: %s", p->err[0] ? "; " : "", providers[i].name,
 			     rc == SKIPPED || local[0] ? local
-						       : floe_s3_strerror(rc < 0 ? rc : -EIO));
+						       : floe_strerror(rc < 0 ? rc : -EIO));
 	return rc == SKIPPED ? -ENOENT : rc;
 }
 

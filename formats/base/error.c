@@ -1,58 +1,63 @@
-/* floe_strerror: one table for floe's own codes, strerror() for -errno. */
+/* floe_strerror: a table for each range of codes, strerror() for -errno; and the error
+ * detail of struct floe_err. */
 #include "error.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+/* Keyed by the codes themselves, so that the tables cannot drift from the enums. */
 static const char *const messages[] = {
-	[0] = "unknown floe error",
-	[1] = "out of memory or memory budget exhausted",
-	[2] = "size or count limit exceeded",
-	[3] = "invalid argument",
-	[4] = "malformed input",
-	[5] = "format rule violated",
-	[6] = "unsupported feature or version",
-	[7] = "commit conflict",
-	[8] = "compression codec error",
-	[9] = "corrupt state (bad checksum or magic)",
-	[10] = "incompatible table schema",
-	[11] = "not found",
-	[12] = "already exists",
-	[13] = "agent identity in use by another installation",
-	[14] = "table history went backwards or has a gap",
+	[FLOE_EBASE - FLOE_EBASE] = "unknown floe error",
+	[FLOE_EBASE - FLOE_ENOMEM] = "out of memory or memory budget exhausted",
+	[FLOE_EBASE - FLOE_ELIMIT] = "size or count limit exceeded",
+	[FLOE_EBASE - FLOE_EINVAL] = "invalid argument",
+	[FLOE_EBASE - FLOE_EPARSE] = "malformed input",
+	[FLOE_EBASE - FLOE_EFORMAT] = "format rule violated",
+	[FLOE_EBASE - FLOE_EUNSUPPORTED] = "unsupported feature or version",
+	[FLOE_EBASE - FLOE_ECONFLICT] = "commit conflict",
+	[FLOE_EBASE - FLOE_ECODEC] = "compression codec error",
+	[FLOE_EBASE - FLOE_ECORRUPT] = "corrupt state (bad checksum or magic)",
+	[FLOE_EBASE - FLOE_ESCHEMA] = "incompatible table schema",
+	[FLOE_EBASE - FLOE_ENOTFOUND] = "not found",
+	[FLOE_EBASE - FLOE_EEXIST] = "already exists",
+	[FLOE_EBASE - FLOE_EIDENTITY] = "agent identity in use by another installation",
+	[FLOE_EBASE - FLOE_EREGRESS] = "table history went backwards or has a gap",
 };
+_Static_assert(sizeof(messages) / sizeof(messages[0]) == FLOE_EBASE - FLOE_ELAST,
+	       "every FLOE_E* code has a message");
 
-/* The platform layer's S3 codes (platform/s3.h, -5001 and below); their messages live
- * here too so that one function describes every code. tests/unit/agent/test_errors.c
- * checks that both tables agree. */
 static const char *const s3_messages[] = {
-	"precondition failed (the object exists or changed)",
-	"conflicting concurrent request",
-	"outcome unknown: the request may have been applied",
-	"access denied or bad credentials/signature",
-	"unexpected HTTP status",
-	"connection failed",
-	"timed out",
-	"TLS handshake or certificate verification failed",
-	"malformed response",
-	"service unavailable (retries exhausted)",
-	"redirected: wrong region or endpoint",
-	"abandoned: the agent is stopping",
-	"the store refuses conditional creates (412 for a key that does not exist)",
-	"the listing does not end (a repeated continuation token or too many pages)",
+	[FLOE_S3_EBASE - FLOE_S3_EPRECONDITION] = "precondition failed (the object exists or changed)",
+	[FLOE_S3_EBASE - FLOE_S3_ECONFLICT] = "conflicting concurrent request",
+	[FLOE_S3_EBASE - FLOE_S3_EAMBIGUOUS] = "outcome unknown: the request may have been applied",
+	[FLOE_S3_EBASE - FLOE_S3_EAUTH] = "access denied or bad credentials/signature",
+	[FLOE_S3_EBASE - FLOE_S3_EHTTP] = "unexpected HTTP status",
+	[FLOE_S3_EBASE - FLOE_S3_ETRANSPORT] = "connection failed",
+	[FLOE_S3_EBASE - FLOE_S3_ETIMEOUT] = "timed out",
+	[FLOE_S3_EBASE - FLOE_S3_ETLS] = "TLS handshake or certificate verification failed",
+	[FLOE_S3_EBASE - FLOE_S3_EPROTO] = "malformed response",
+	[FLOE_S3_EBASE - FLOE_S3_EUNAVAILABLE] = "service unavailable (retries exhausted)",
+	[FLOE_S3_EBASE - FLOE_S3_EREDIRECT] = "redirected: wrong region or endpoint",
+	[FLOE_S3_EBASE - FLOE_S3_ESTOPPED] = "abandoned: the agent is stopping",
+	[FLOE_S3_EBASE - FLOE_S3_EREFUSED] =
+	    "the store refuses conditional creates (412 for a key that does not exist)",
+	[FLOE_S3_EBASE - FLOE_S3_ELOOP] =
+	    "the listing does not end (a repeated continuation token or too many pages)",
 };
+_Static_assert(sizeof(s3_messages) / sizeof(s3_messages[0]) == FLOE_S3_EBASE - FLOE_S3_ELOWEST + 1,
+	       "every FLOE_S3_E* code has a message");
 
 const char *floe_strerror(int code)
 {
-	if (code <= -5001 && code >= -5000 - (int)(sizeof(s3_messages) / sizeof(s3_messages[0])))
-		return s3_messages[-5001 - code];
 	if (code == 0)
 		return "success";
 	if (code < 0 && code > FLOE_EBASE)
 		return strerror(-code);
 	if (code <= FLOE_EBASE && code > FLOE_ELAST)
 		return messages[FLOE_EBASE - code];
+	if (code < FLOE_S3_EBASE && code >= FLOE_S3_ELOWEST)
+		return s3_messages[FLOE_S3_EBASE - code];
 	return messages[0];
 }
 

@@ -43,7 +43,7 @@ int main(int argc, char **argv)
 	}
 	struct floe_s3 *s3 = NULL;
 	if ((rc = floe_s3_new(&o, &s3))) {
-		fprintf(stderr, "bench_s3: %s\n", floe_s3_strerror(rc));
+		fprintf(stderr, "bench_s3: %s\n", floe_strerror(rc));
 		floe_s3_credentials_fini(&o.credentials);
 		return 1;
 	}
@@ -61,7 +61,7 @@ int main(int argc, char **argv)
 		char key[1024];
 		snprintf(key, sizeof(key), "%s/%s", prefix, base ? base + 1 : argv[i]);
 		if ((rc = floe_s3_put_file(s3, key, argv[i], NULL, NULL))) {
-			fprintf(stderr, "bench_s3: put %s: %s (HTTP %d)\n", key, floe_s3_strerror(rc),
+			fprintf(stderr, "bench_s3: put %s: %s (HTTP %d)\n", key, floe_strerror(rc),
 				floe_s3_last_status(s3));
 			break;
 		}

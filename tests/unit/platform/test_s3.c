@@ -685,9 +685,9 @@ static void test_options(void **state)
 	o.credentials.secret_access_key = NULL;
 	assert_int_equal(floe_s3_new(&o, &s3), -EINVAL);
 	floe_s3_free(NULL);
-	assert_string_equal(floe_s3_strerror(FLOE_S3_EPRECONDITION),
+	assert_string_equal(floe_strerror(FLOE_S3_EPRECONDITION),
 			    "precondition failed (the object exists or changed)");
-	assert_string_equal(floe_s3_strerror(-ENOENT), strerror(ENOENT));
+	assert_string_equal(floe_strerror(-ENOENT), strerror(ENOENT));
 }
 
 int main(void)

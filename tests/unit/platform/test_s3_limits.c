@@ -302,7 +302,7 @@ static void test_redirect_is_reported(void **state)
 	assert_int_equal(floe_s3_last_status(s3), 301);
 	assert_string_equal(floe_s3_last_location(s3), "");
 	assert_int_equal(f.sleeps, 0);
-	assert_string_equal(floe_s3_strerror(FLOE_S3_EREDIRECT),
+	assert_string_equal(floe_strerror(FLOE_S3_EREDIRECT),
 			    "redirected: wrong region or endpoint");
 	floe_s3_free(s3);
 	struct seen s[2];

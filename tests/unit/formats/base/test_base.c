@@ -153,6 +153,16 @@ static void test_strerror(void **state)
 	assert_string_equal(floe_strerror(FLOE_ECONFLICT), "commit conflict");
 	assert_non_null(strstr(floe_strerror(-2), "No such file"));
 	assert_string_equal(floe_strerror(-99999), "unknown floe error");
+	/* One registry: every code of both ranges has its own message, and the codes
+	 * around each range are unknown. */
+	for (int code = FLOE_EBASE - 1; code > FLOE_ELAST; code--)
+		assert_string_not_equal(floe_strerror(code), "unknown floe error");
+	for (int code = FLOE_S3_EPRECONDITION; code >= FLOE_S3_ELOWEST; code--)
+		assert_string_not_equal(floe_strerror(code), "unknown floe error");
+	assert_string_equal(floe_strerror(FLOE_ELAST), "unknown floe error");
+	assert_string_equal(floe_strerror(FLOE_S3_EBASE), "unknown floe error");
+	assert_string_equal(floe_strerror(FLOE_S3_ELOWEST - 1), "unknown floe error");
+	assert_string_equal(floe_strerror(FLOE_S3_EREDIRECT), "redirected: wrong region or endpoint");
 }
 
 /* The error detail: set, at, clear, and the text fallback; NULL is accepted. */
