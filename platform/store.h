@@ -5,6 +5,8 @@
 #ifndef FLOE_STORE_H
 #define FLOE_STORE_H
 
+#include "formats/base/limits.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,7 +28,7 @@ struct floe_store_ops {
 /* Backends embed this as their first member. */
 struct floe_store {
 	const struct floe_store_ops *ops;
-	char uri[4096]; /* "file:///abs/dir" or "s3://bucket/prefix", no trailing slash */
+	char uri[FLOE_PATH_MAX]; /* "file:///abs/dir" or "s3://bucket/prefix", no trailing slash */
 };
 
 /* A store over the local directory root; directories are created as keys are written. */

@@ -6,6 +6,8 @@
 #include "fs.h"
 #include "path.h"
 
+#include "formats/base/limits.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +15,7 @@
 
 struct local {
 	struct floe_store base;
-	char root[4096];
+	char root[FLOE_PATH_MAX];
 };
 
 /* Rejects keys that would leave the root. */
@@ -28,7 +30,7 @@ static int key_path(const struct local *l, const char *key, char *out, size_t ca
 /* Creates the parent directories of path. */
 static int make_parent(const char *path)
 {
-	char dir[4096];
+	char dir[FLOE_PATH_MAX];
 	size_t n = strlen(path);
 	if (n >= sizeof(dir))
 		return -ENAMETOOLONG;
@@ -42,14 +44,14 @@ static int make_parent(const char *path)
 
 static int l_get(struct floe_store *s, const char *key, size_t max, void **data, size_t *len)
 {
-	char path[4096];
+	char path[FLOE_PATH_MAX];
 	int rc = key_path((struct local *)s, key, path, sizeof(path));
 	return rc ? rc : floe_fs_read_file(path, max, data, len);
 }
 
 static int l_put(struct floe_store *s, const char *key, const void *data, size_t len)
 {
-	char path[4096];
+	char path[FLOE_PATH_MAX];
 	int rc = key_path((struct local *)s, key, path, sizeof(path));
 	if (rc || (rc = make_parent(path)))
 		return rc;
@@ -58,7 +60,7 @@ static int l_put(struct floe_store *s, const char *key, const void *data, size_t
 
 static int l_put_if_absent(struct floe_store *s, const char *key, const void *data, size_t len)
 {
-	char path[4096];
+	char path[FLOE_PATH_MAX];
 	int rc = key_path((struct local *)s, key, path, sizeof(path));
 	if (rc || (rc = make_parent(path)))
 		return rc;
@@ -67,7 +69,7 @@ static int l_put_if_absent(struct floe_store *s, const char *key, const void *da
 
 static int l_put_file(struct floe_store *s, const char *key, const char *from)
 {
-	char path[4096];
+	char path[FLOE_PATH_MAX];
 	int rc = key_path((struct local *)s, key, path, sizeof(path));
 	if (rc || (rc = make_parent(path)))
 		return rc;
@@ -76,7 +78,7 @@ static int l_put_file(struct floe_store *s, const char *key, const char *from)
 
 static int l_put_file_if_absent(struct floe_store *s, const char *key, const char *from)
 {
-	char path[4096];
+	char path[FLOE_PATH_MAX];
 	int rc = key_path((struct local *)s, key, path, sizeof(path));
 	if (rc || (rc = make_parent(path)))
 		return rc;
@@ -85,7 +87,7 @@ static int l_put_file_if_absent(struct floe_store *s, const char *key, const cha
 
 static int l_size(struct floe_store *s, const char *key, int64_t *size)
 {
-	char path[4096];
+	char path[FLOE_PATH_MAX];
 	struct floe_fs_stat st;
 	int rc = key_path((struct local *)s, key, path, sizeof(path));
 	if (rc || (rc = floe_fs_stat(path, &st)))
@@ -98,14 +100,14 @@ static int l_size(struct floe_store *s, const char *key, int64_t *size)
 
 static int l_exists(struct floe_store *s, const char *key)
 {
-	char path[4096];
+	char path[FLOE_PATH_MAX];
 	int rc = key_path((struct local *)s, key, path, sizeof(path));
 	return rc ? rc : floe_fs_exists(path);
 }
 
 static int l_remove(struct floe_store *s, const char *key)
 {
-	char path[4096];
+	char path[FLOE_PATH_MAX];
 	int rc = key_path((struct local *)s, key, path, sizeof(path));
 	if (rc)
 		return rc;
@@ -125,7 +127,7 @@ static int list_one(void *ctx, const char *name)
 	struct list_ctx *c = ctx;
 	if (strncmp(name, c->base, strlen(c->base)) != 0)
 		return 0;
-	char key[4096];
+	char key[FLOE_PATH_MAX];
 	int n = snprintf(key, sizeof(key), "%s%s", c->dirkey, name);
 	if (n < 0 || (size_t)n >= sizeof(key))
 		return 0;
@@ -137,7 +139,7 @@ static int l_list(struct floe_store *s, const char *prefix, int (*fn)(void *ctx,
 		  void *ctx)
 {
 	struct local *l = (struct local *)s;
-	char dirkey[4096], path[4096];
+	char dirkey[FLOE_PATH_MAX], path[FLOE_PATH_MAX];
 	const char *slash = strrchr(prefix, '/');
 	size_t dlen = slash ? (size_t)(slash - prefix) + 1 : 0;
 	if (dlen >= sizeof(dirkey))

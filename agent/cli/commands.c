@@ -9,6 +9,7 @@
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
+#include "formats/base/limits.h"
 #include "platform/clock.h"
 #include "platform/fs.h"
 #include "platform/heap.h"
@@ -59,7 +60,7 @@ static bool is_help(const char *a)
  * -1 after printing why the installation file is unusable. */
 static int default_agent_id(const char *host, const struct floe_config *cfg, bool create, char def[65])
 {
-	char machine[17], hex[17], dir[4096], why[1024] = "";
+	char machine[17], hex[17], dir[FLOE_PATH_MAX], why[1024] = "";
 	if (floe_identity_machine(FLOE_MACHINE_ID_PATH, machine) == 0) {
 		floe_identity_default_agent_id(host, machine, def);
 		return 0;
@@ -254,7 +255,7 @@ int floe_cmd_run(int argc, char **argv)
 /* floe check: the installation of the configuration's state_dir, without making one. */
 static void print_installation(const struct floe_config *cfg)
 {
-	char dir[4096], why[1024] = "", machine[17];
+	char dir[FLOE_PATH_MAX], why[1024] = "", machine[17];
 	struct floe_identity id;
 	if (floe_identity_machine(FLOE_MACHINE_ID_PATH, machine) != 0)
 		machine[0] = '\0';

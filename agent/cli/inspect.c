@@ -7,6 +7,7 @@
 #include "agent/lake/warehouse.h"
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
+#include "formats/base/limits.h"
 #include "formats/iceberg/manifest.h"
 #include "formats/iceberg/metadata.h"
 #include "platform/fs.h"
@@ -113,7 +114,7 @@ static int print_file(void *ctx, int status, const char *path, int64_t records, 
  * why not. */
 static int read_uri(struct floe_store *st, const char *uri, void **data, size_t *len)
 {
-	char key[4096];
+	char key[FLOE_PATH_MAX];
 	int rc = floe_store_key(st, uri, key, sizeof(key));
 	if (rc == -EXDEV)
 		fprintf(stderr, "floe: %s is not inside %s (the table was written at another location and "
@@ -426,7 +427,7 @@ int floe_cmd_inspect(int argc, char **argv)
 		floe_config_free(cfg);
 		return status;
 	}
-	char path[4096], abs[4096];
+	char path[FLOE_PATH_MAX], abs[FLOE_PATH_MAX];
 	rc = floe_path_from_uri(argv[1], path, sizeof(path));
 	if (rc == 0)
 		rc = floe_path_absolute(path, abs, sizeof(abs));

@@ -5,6 +5,7 @@
 
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
+#include "formats/base/limits.h"
 #include "platform/fs.h"
 #include "platform/glob.h"
 #include "platform/watch.h"
@@ -12,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define PATH_CAP 4200
+#define PATH_CAP FLOE_PATH_MAX
 
 static bool pattern_match(const struct floe_tail *t, const char *path);
 

@@ -5,6 +5,7 @@
 
 #include "agent/config/config.h"
 #include "formats/base/error.h"
+#include "formats/base/limits.h"
 #include "platform/clock.h"
 #include "platform/path.h"
 #include "platform/s3.h"
@@ -107,7 +108,7 @@ int floe_warehouse_open(const struct floe_config *cfg, bool probe, struct floe_s
 {
 	int rc;
 	if (cfg->lake.catalog != FLOE_CATALOG_S3) {
-		char abs[4096];
+		char abs[FLOE_PATH_MAX];
 		if ((rc = floe_path_absolute(cfg->lake.warehouse, abs, sizeof(abs))) == 0)
 			rc = floe_store_local_new(abs, out);
 		if (rc)

@@ -6,6 +6,7 @@
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
 #include "formats/base/hex.h"
+#include "formats/base/limits.h"
 #include "formats/json/json.h"
 #include "platform/clock.h"
 #include "platform/fs.h"
@@ -164,7 +165,7 @@ static int load(struct floe_alloc *a, const char *path, struct floe_identity *ou
  * floe without installation ids. Both "" when there is no readable checkpoint. */
 static void peek_checkpoint(struct floe_alloc *a, const char *state_dir, char inst[37], char legacy[65])
 {
-	char path[4200];
+	char path[FLOE_PATH_MAX];
 	uint8_t *blob = NULL;
 	size_t len = 0;
 	struct floe_json_doc *doc = NULL;
@@ -227,7 +228,7 @@ static int create(struct floe_alloc *a, const char *state_dir, const char *path,
 int floe_identity_open(struct floe_alloc *a, const char *state_dir, const char *machine, bool create_it,
 		       struct floe_identity *out, char *why, size_t cap)
 {
-	char path[4200];
+	char path[FLOE_PATH_MAX];
 	snprintf(path, sizeof(path), "%s/%s", state_dir, FLOE_IDENTITY_FILE);
 	int rc = load(a, path, out);
 	if (rc == -ENOENT && create_it) {
