@@ -2,10 +2,10 @@
  * and listing. Requests run through s3_request.c; multipart uploads are in s3_multipart.c. */
 #include "platform/s3.h"
 
+#include "formats/aws/xml.h"
 #include "platform/clock.h"
 #include "platform/log.h"
 #include "platform/s3_request.h"
-#include "platform/s3_xml.h"
 #include "platform/signal.h"
 
 #include <errno.h>
@@ -45,27 +45,22 @@ static char *xstrdup(const char *s)
 	return s ? strdup(s) : NULL;
 }
 
-static int copy_creds(struct floe_s3_credentials *dst, const struct floe_s3_credentials *src)
+static int copy_creds(struct floe_aws_credentials *dst, const struct floe_aws_credentials *src)
 {
 	if (!src->access_key_id || !*src->access_key_id || !src->secret_access_key ||
 	    !*src->secret_access_key)
 		return -EINVAL;
-	struct floe_s3_credentials c = {0};
-	c.access_key_id = strdup(src->access_key_id);
-	c.secret_access_key = strdup(src->secret_access_key);
-	c.session_token =
-	    src->session_token && *src->session_token ? strdup(src->session_token) : NULL;
-	if (!c.access_key_id || !c.secret_access_key ||
-	    (src->session_token && *src->session_token && !c.session_token)) {
-		floe_s3_credentials_fini(&c);
-		return -ENOMEM;
-	}
-	floe_s3_credentials_fini(dst);
+	struct floe_aws_credentials c;
+	int rc = floe_aws_credentials_set(NULL, src->access_key_id, src->secret_access_key,
+					  src->session_token, &c);
+	if (rc)
+		return rc;
+	floe_aws_credentials_fini(dst);
 	*dst = c;
 	return 0;
 }
 
-int floe_s3_set_credentials(struct floe_s3 *s3, const struct floe_s3_credentials *c)
+int floe_s3_set_credentials(struct floe_s3 *s3, const struct floe_aws_credentials *c)
 {
 	return copy_creds(&s3->cred, c);
 }
@@ -209,7 +204,7 @@ void floe_s3_free(struct floe_s3 *s3)
 	free(s3->ca_file);
 	free(s3->ca_path);
 	curl_slist_free_all(s3->connect_to);
-	floe_s3_credentials_fini(&s3->cred);
+	floe_aws_credentials_fini(&s3->cred);
 	floe_s3_credprov_free(s3->credprov);
 	free(s3);
 }
@@ -449,9 +444,13 @@ int floe_s3_list(struct floe_s3 *s3, const char *prefix, floe_s3_list_fn fn, voi
 		struct floe_s3_resp r = {0};
 		struct counted c = {fn, ctx, 0};
 		rc = floe_s3_request_run(s3, &rq, &r);
-		if (rc == 0)
-			rc = floe_s3_xml_parse_list(r.data ? r.data : "", r.len, count_key, &c,
-						    &truncated, token, 4096);
+		if (rc == 0) {
+			struct floe_err e;
+			floe_err_clear(&e);
+			rc = floe_aws_xml_list(NULL, r.data ? r.data : "", r.len, count_key, &c,
+					       &truncated, token, 4096, &e);
+			rc = floe_s3_parser_rc(rc, &e);
+		}
 		if (rc == 0 && truncated)
 			rc = floe_s3_pager_next(s3, &pager, prefix, token, c.keys);
 		floe_s3_resp_fini(&r);

@@ -34,7 +34,7 @@ struct floe_s3_options {
 	const char *region; /* e.g. "us-east-1" */
 	const char *bucket;
 	bool path_style; /* http://host/bucket/key instead of http://bucket.host/key */
-	struct floe_s3_credentials credentials; /* borrowed; copied by floe_s3_new */
+	struct floe_aws_credentials credentials; /* borrowed; copied by floe_s3_new */
 	/* If not NULL, asked for credentials before every signing (so refreshed temporary
 	 * credentials are always used; credentials above may then be empty). The client takes
 	 * a reference (floe_s3_credprov_ref) and drops it in floe_s3_free. A 403 ExpiredToken
@@ -84,7 +84,7 @@ void floe_s3_free(struct floe_s3 *s3);
 
 /* Replaces the credentials; copied. With a provider they last until the next request,
  * which asks the provider again. */
-int floe_s3_set_credentials(struct floe_s3 *s3, const struct floe_s3_credentials *c);
+int floe_s3_set_credentials(struct floe_s3 *s3, const struct floe_aws_credentials *c);
 
 /* What the last request saw: HTTP status (0 if none), S3 error code from the body ("" if
  * none), the Location header of a redirect ("" if none), attempts made, and the clock

@@ -33,7 +33,7 @@ static int dup_opt(char **dst, const char *src)
 	if (!src)
 		return 0;
 	*dst = strdup(src);
-	return *dst ? 0 : -ENOMEM;
+	return *dst ? 0 : FLOE_ENOMEM;
 }
 
 const char *floe_s3_credprov_opt_env(const char *o, const char *env)
@@ -55,23 +55,9 @@ void floe_s3_credprov_why(char *buf, const char *fmt, ...)
 	va_end(ap);
 }
 
-int floe_s3_credprov_make_creds(const char *ak, const char *sk, const char *tok,
-				struct floe_s3_credentials *c)
-{
-	memset(c, 0, sizeof(*c));
-	c->access_key_id = strdup(ak);
-	c->secret_access_key = strdup(sk);
-	c->session_token = *tok ? strdup(tok) : NULL;
-	if (!c->access_key_id || !c->secret_access_key || (*tok && !c->session_token)) {
-		floe_s3_credentials_fini(c);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
 /* ---- the local providers ------------------------------------------------------------- */
 
-static int prov_static(struct floe_s3_credprov *p, int64_t now, struct floe_s3_credentials *c,
+static int prov_static(struct floe_s3_credprov *p, int64_t now, struct floe_aws_credentials *c,
 		       int64_t *exp, char *err)
 {
 	(void)now;
@@ -80,11 +66,11 @@ static int prov_static(struct floe_s3_credprov *p, int64_t now, struct floe_s3_c
 		return SKIPPED;
 	}
 	*exp = 0;
-	return floe_s3_credprov_make_creds(p->stat.access_key_id, p->stat.secret_access_key,
-					   p->stat.session_token ? p->stat.session_token : "", c);
+	return floe_aws_credentials_set(NULL, p->stat.access_key_id, p->stat.secret_access_key,
+					p->stat.session_token, c);
 }
 
-static int prov_env(struct floe_s3_credprov *p, int64_t now, struct floe_s3_credentials *c,
+static int prov_env(struct floe_s3_credprov *p, int64_t now, struct floe_aws_credentials *c,
 		    int64_t *exp, char *err)
 {
 	(void)p;
@@ -98,7 +84,7 @@ static int prov_env(struct floe_s3_credprov *p, int64_t now, struct floe_s3_cred
 	return rc;
 }
 
-static int prov_shared(struct floe_s3_credprov *p, int64_t now, struct floe_s3_credentials *c,
+static int prov_shared(struct floe_s3_credprov *p, int64_t now, struct floe_aws_credentials *c,
 		       int64_t *exp, char *err)
 {
 	(void)now;
@@ -117,8 +103,8 @@ static int prov_shared(struct floe_s3_credprov *p, int64_t now, struct floe_s3_c
 		 * still not an error of the chain, as in the SDKs. */
 		return SKIPPED;
 	}
-	floe_s3_credprov_why(err, "%s: %s", shown, rc == -EINVAL ? "syntax error" : strerror(-rc));
-	return rc == -ENOMEM ? rc : -EINVAL;
+	floe_s3_credprov_why(err, "%s: %s", shown, rc == -EINVAL ? "syntax error" : floe_strerror(rc));
+	return rc == FLOE_ENOMEM ? rc : -EINVAL;
 }
 
 static const struct {
@@ -158,7 +144,7 @@ int floe_s3_credprov_new(const struct floe_s3_credprov_options *o, struct floe_s
 {
 	if (!o || !out || (o->providers & ~(unsigned)FLOE_S3_CREDPROV_ALL))
 		return -EINVAL;
-	const struct floe_s3_credentials *sc = o->static_credentials;
+	const struct floe_aws_credentials *sc = o->static_credentials;
 	bool has_static = sc && sc->access_key_id && *sc->access_key_id && sc->secret_access_key &&
 			  *sc->secret_access_key;
 	if (sc && !has_static && (sc->access_key_id || sc->secret_access_key))
@@ -167,10 +153,10 @@ int floe_s3_credprov_new(const struct floe_s3_credprov_options *o, struct floe_s
 		return -EIO;
 	struct floe_s3_credprov *p = calloc(1, sizeof(*p));
 	if (!p)
-		return -ENOMEM;
+		return FLOE_ENOMEM;
 	if (pthread_mutex_init(&p->mu, NULL) != 0) {
 		free(p);
-		return -ENOMEM;
+		return FLOE_ENOMEM;
 	}
 	p->refs = 1;
 	p->source = -1;
@@ -186,9 +172,8 @@ int floe_s3_credprov_new(const struct floe_s3_credprov_options *o, struct floe_s
 	floe_s3_limits_init(&p->limits, -1, 0, o->stop_grace_ms, o->stop_fn, o->stop_ctx);
 	int rc = 0;
 	if (has_static)
-		rc = floe_s3_credprov_make_creds(sc->access_key_id, sc->secret_access_key,
-						 sc->session_token ? sc->session_token : "",
-						 &p->stat);
+		rc = floe_aws_credentials_set(NULL, sc->access_key_id, sc->secret_access_key,
+					      sc->session_token, &p->stat);
 	char **dst[] = {&p->shared_file,
 			&p->profile,
 			&p->wi_token_file,
@@ -240,8 +225,8 @@ void floe_s3_credprov_free(struct floe_s3_credprov *p)
 {
 	if (!p || __atomic_sub_fetch(&p->refs, 1, __ATOMIC_ACQ_REL) > 0)
 		return;
-	floe_s3_credentials_fini(&p->stat);
-	floe_s3_credentials_fini(&p->cur);
+	floe_aws_credentials_fini(&p->stat);
+	floe_aws_credentials_fini(&p->cur);
 	free(p->shared_file);
 	free(p->profile);
 	free(p->wi_token_file);
@@ -262,13 +247,13 @@ void floe_s3_credprov_free(struct floe_s3_credprov *p)
 	free(p);
 }
 
-static int copy_out(const struct floe_s3_credentials *src, struct floe_s3_credentials *out)
+static int copy_out(const struct floe_aws_credentials *src, struct floe_aws_credentials *out)
 {
-	struct floe_s3_credentials c;
-	int rc = floe_s3_credprov_make_creds(src->access_key_id, src->secret_access_key,
-					     src->session_token ? src->session_token : "", &c);
+	struct floe_aws_credentials c;
+	int rc = floe_aws_credentials_set(NULL, src->access_key_id, src->secret_access_key,
+					  src->session_token, &c);
 	if (rc == 0) {
-		floe_s3_credentials_fini(out);
+		floe_aws_credentials_fini(out);
 		*out = c;
 	}
 	return rc;
@@ -278,12 +263,12 @@ static int copy_out(const struct floe_s3_credentials *src, struct floe_s3_creden
  * way that may pass. The reason of a failure is appended to p->err. */
 static int run_one(struct floe_s3_credprov *p, size_t i, int64_t now, bool *transient)
 {
-	struct floe_s3_credentials c = {0};
+	struct floe_aws_credentials c = {0};
 	int64_t exp = 0;
 	char local[ERR_MAX] = "";
 	int rc = providers[i].fn(p, now, &c, &exp, local);
 	if (rc == 0) {
-		floe_s3_credentials_fini(&p->cur);
+		floe_aws_credentials_fini(&p->cur);
 		p->cur = c;
 		p->have = true;
 		p->source = (int)i;
@@ -307,7 +292,7 @@ static int run_one(struct floe_s3_credprov *p, size_t i, int64_t now, bool *tran
 	return rc == SKIPPED ? -ENOENT : rc;
 }
 
-int floe_s3_credprov_get(struct floe_s3_credprov *p, int64_t now, struct floe_s3_credentials *out,
+int floe_s3_credprov_get(struct floe_s3_credprov *p, int64_t now, struct floe_aws_credentials *out,
 			 int64_t *expiration)
 {
 	if (!p || !out)
@@ -323,14 +308,14 @@ int floe_s3_credprov_get(struct floe_s3_credprov *p, int64_t now, struct floe_s3
 		/* Refresh from the provider that served last. */
 		tried = p->source;
 		rc = run_one(p, (size_t)tried, now, &transient);
-		if (rc == -ENOMEM || (rc == FLOE_S3_ESTOPPED && now >= p->expiration))
+		if (rc == FLOE_ENOMEM || (rc == FLOE_S3_ESTOPPED && now >= p->expiration))
 			goto out;
 		/* On failure, credentials that have not yet expired are kept (the report stays
 		 * readable), and the refresh is tried again at the next get. */
 		if (rc == 0 || now < p->expiration)
 			goto serve;
 		p->have = false;
-		floe_s3_credentials_fini(&p->cur);
+		floe_aws_credentials_fini(&p->cur);
 	}
 	rc = -ENOENT;
 	for (size_t k = 0; k < NPROV && rc != 0; k++) {
@@ -338,7 +323,7 @@ int floe_s3_credprov_get(struct floe_s3_credprov *p, int64_t now, struct floe_s3
 		if (!(p->providers & providers[i].bit) || (int)i == tried)
 			continue;
 		rc = run_one(p, i, now, &transient);
-		if (rc == -ENOMEM || rc == FLOE_S3_ESTOPPED)
+		if (rc == FLOE_ENOMEM || rc == FLOE_S3_ESTOPPED)
 			goto out; /* the agent is stopping: the rest of the chain would be too */
 	}
 	if (rc != 0) {
@@ -361,7 +346,7 @@ void floe_s3_credprov_invalidate(struct floe_s3_credprov *p)
 		return;
 	pthread_mutex_lock(&p->mu);
 	p->have = false;
-	floe_s3_credentials_fini(&p->cur);
+	floe_aws_credentials_fini(&p->cur);
 	pthread_mutex_unlock(&p->mu);
 }
 

@@ -34,7 +34,7 @@ struct floe_s3_credprov_options {
 	unsigned order[6];
 	/* Static credentials (already resolved from the configuration's references); NULL or
 	 * empty keys: that provider is skipped. They never expire. */
-	const struct floe_s3_credentials *static_credentials;
+	const struct floe_aws_credentials *static_credentials;
 	/* Shared credentials file: AWS_SHARED_CREDENTIALS_FILE or ~/.aws/credentials;
 	 * profile: AWS_PROFILE or "default". */
 	const char *shared_file, *profile;
@@ -87,7 +87,7 @@ void floe_s3_credprov_free(struct floe_s3_credprov *p);
  * is in floe_s3_credprov_error); FLOE_S3_EUNAVAILABLE when a configured remote provider
  * (STS, container) could not be reached, so that trying later may succeed;
  * FLOE_S3_ESTOPPED after a stop (see stop_grace_ms); -ENOMEM. */
-int floe_s3_credprov_get(struct floe_s3_credprov *p, int64_t now, struct floe_s3_credentials *out,
+int floe_s3_credprov_get(struct floe_s3_credprov *p, int64_t now, struct floe_aws_credentials *out,
 			 int64_t *expiration);
 /* Forgets the cached credentials so that the next get runs the chain (after the server
  * answered ExpiredToken, say). */

@@ -48,7 +48,7 @@ int floe_s3_credprov_read_token(const char *path, char **out)
 	rc = -EINVAL;
 	if (floe_s3_credprov_header_safe(data, n)) {
 		*out = malloc(n + 1);
-		rc = *out ? 0 : -ENOMEM;
+		rc = *out ? 0 : FLOE_ENOMEM;
 		if (*out) {
 			memcpy(*out, data, n);
 			(*out)[n] = '\0';
@@ -123,7 +123,7 @@ int floe_s3_credprov_http(struct floe_s3_credprov *p, const char *method, const 
 		struct curl_slist *n = curl_slist_append(hl, headers[i]);
 		if (!n) {
 			curl_slist_free_all(hl);
-			return -ENOMEM;
+			return FLOE_ENOMEM;
 		}
 		hl = n;
 	}
@@ -131,7 +131,7 @@ int floe_s3_credprov_http(struct floe_s3_credprov *p, const char *method, const 
 	struct curl_slist *n = curl_slist_append(hl, "Expect:");
 	if (!n) {
 		curl_slist_free_all(hl);
-		return -ENOMEM;
+		return FLOE_ENOMEM;
 	}
 	hl = n;
 	CURL *c = p->curl;
@@ -179,7 +179,7 @@ int floe_s3_credprov_http(struct floe_s3_credprov *p, const char *method, const 
 	if (cc == CURLE_ABORTED_BY_CALLBACK)
 		return FLOE_S3_ESTOPPED;
 	if (cc == CURLE_WRITE_ERROR && !r->too_big)
-		return -ENOMEM;
+		return FLOE_ENOMEM;
 	if (r->too_big) {
 		floe_s3_credprov_why(err, "answer over %d bytes", RESP_MAX);
 		return NET_FAILED;

@@ -23,7 +23,7 @@ struct floe_s3_credprov {
 	int refs;
 	unsigned providers;
 	unsigned char seq[6]; /* indexes into providers[] of s3_credprov.c, in chain order */
-	struct floe_s3_credentials stat;
+	struct floe_aws_credentials stat;
 	char *shared_file, *profile;
 	char *wi_token_file, *role_arn, *role_session_name, *sts_endpoint, *sts_region;
 	char *c_full, *c_rel, *c_host, *c_token, *c_token_file;
@@ -34,7 +34,7 @@ struct floe_s3_credprov {
 	struct floe_s3_limits limits; /* the stop grace (the timeouts above are the deadline) */
 	CURL *curl;
 	/* The cache. */
-	struct floe_s3_credentials cur;
+	struct floe_aws_credentials cur;
 	bool have;
 	int64_t expiration, refresh_at; /* 0: never */
 	int source;			/* index into providers[] of s3_credprov.c, -1 none */
@@ -49,9 +49,6 @@ void floe_s3_credprov_wipe_str_free(char *s);
 const char *floe_s3_credprov_opt_env(const char *o, const char *env);
 /* Appends printf text to the error report (an ERR_MAX buffer; truncating). */
 __attribute__((format(printf, 2, 3))) void floe_s3_credprov_why(char *buf, const char *fmt, ...);
-/* Fills c from four texts; keys must be non-empty, the token may be empty. */
-int floe_s3_credprov_make_creds(const char *ak, const char *sk, const char *tok,
-				struct floe_s3_credentials *c);
 
 /* ---- HTTP and tokens (s3_credprov_http.c) -------------------------------------------- */
 
@@ -78,7 +75,7 @@ void floe_s3_credprov_resp_fini(struct resp *r);
  * metadata: short timeouts and no proxy. *status gets the HTTP status, r the body (appended
  * to; the caller owns it, floe_s3_credprov_resp_fini). Returns NET_OK when an answer
  * arrived, else NET_UNREACHABLE (connect failed or timed out) or NET_FAILED (other
- * transport error; the reason is appended to err). -ENOMEM; FLOE_S3_ESTOPPED when the stop
+ * transport error; the reason is appended to err). FLOE_ENOMEM; FLOE_S3_ESTOPPED when the stop
  * grace has passed (nothing is sent then, and a request in flight is cut). */
 int floe_s3_credprov_http(struct floe_s3_credprov *p, const char *method, const char *url,
 			  const char *const *headers, const char *body, bool metadata, int *status,
@@ -92,16 +89,16 @@ int floe_s3_credprov_answer_rc(int net, int status, const char *url, const char 
 
 /* Each returns 0 with *c and *exp filled, SKIPPED (not configured; reason in err),
  * FLOE_S3_EUNAVAILABLE (a configured remote could not answer now), another negative
- * error (reason in err), or -ENOMEM. */
-typedef int (*provider_fn)(struct floe_s3_credprov *p, int64_t now, struct floe_s3_credentials *c,
+ * error (reason in err), or FLOE_ENOMEM. */
+typedef int (*provider_fn)(struct floe_s3_credprov *p, int64_t now, struct floe_aws_credentials *c,
 			   int64_t *exp, char *err);
 
 /* The remote ones (s3_credprov_remote.c); the local ones are static in s3_credprov.c. */
 int floe_s3_credprov_web_identity(struct floe_s3_credprov *p, int64_t now,
-				  struct floe_s3_credentials *c, int64_t *exp, char *err);
+				  struct floe_aws_credentials *c, int64_t *exp, char *err);
 int floe_s3_credprov_container(struct floe_s3_credprov *p, int64_t now,
-			       struct floe_s3_credentials *c, int64_t *exp, char *err);
-int floe_s3_credprov_imds(struct floe_s3_credprov *p, int64_t now, struct floe_s3_credentials *c,
+			       struct floe_aws_credentials *c, int64_t *exp, char *err);
+int floe_s3_credprov_imds(struct floe_s3_credprov *p, int64_t now, struct floe_aws_credentials *c,
 			  int64_t *exp, char *err);
 
 #endif

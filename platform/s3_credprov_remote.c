@@ -1,15 +1,14 @@
 /* The remote AWS credential providers: web identity (STS AssumeRoleWithWebIdentity), the
- * container endpoint (ECS/EKS) and EC2 instance metadata (IMDSv2), and the reading of the
- * credential documents they answer with. Every buffer that held a secret is wiped before
- * free. */
+ * container endpoint (ECS/EKS) and EC2 instance metadata (IMDSv2). The credential
+ * documents they answer with are read by formats/aws. Every buffer that held a secret is
+ * wiped before free. */
 #include "platform/s3_credprov_impl.h"
 
-#include "formats/base/civil.h"
+#include "formats/aws/credentials.h"
+#include "formats/aws/xml.h"
+#include "formats/base/error.h"
 #include "formats/base/wipe.h"
-
 #include "platform/s3.h"
-#include "platform/s3_cred_json.h"
-#include "platform/s3_xml.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -19,85 +18,12 @@
 #include <string.h>
 #include <strings.h>
 
-#define FIELD_MAX 8192 /* session tokens run to a few KiB */
-
 /* ---- credentials from documents ------------------------------------------------------ */
-
-struct fields {
-	char ak[256], sk[256], tok[FIELD_MAX], exp[64], code[64];
-};
-
-static void fields_free(struct fields *f)
-{
-	if (f) {
-		floe_wipe(f, sizeof(*f));
-		free(f);
-	}
-}
-
-/* Credentials from a container or IMDS JSON answer. Returns 0 or -EINVAL (why in err). */
-static int from_json(const struct resp *r, struct floe_s3_credentials *c, int64_t *exp, char *err)
-{
-	struct fields *f = calloc(1, sizeof(*f));
-	if (!f)
-		return -ENOMEM;
-	const char *d = r->data ? r->data : "";
-	size_t off = 0;
-	int rc = floe_s3_cred_json_string(d, r->len, "AccessKeyId", f->ak, sizeof(f->ak), &off);
-	if (rc == FLOE_S3_EPROTO) {
-		floe_s3_credprov_why(err, "malformed JSON answer at byte %zu", off);
-		rc = -EINVAL;
-		goto out;
-	}
-	/* IMDS says whether the document holds credentials; the container agent does not. */
-	if (floe_s3_cred_json_string(d, r->len, "Code", f->code, sizeof(f->code), NULL) == 0 &&
-	    strcmp(f->code, "Success") != 0) {
-		floe_s3_credprov_why(err, "answer has Code %s", f->code);
-		rc = -EINVAL;
-		goto out;
-	}
-	if (rc == 0)
-		rc = floe_s3_cred_json_string(d, r->len, "SecretAccessKey", f->sk, sizeof(f->sk),
-					      NULL);
-	if (rc == 0 && !f->ak[0])
-		rc = -ENOENT;
-	if (rc == 0 && !f->sk[0])
-		rc = -ENOENT;
-	if (rc) {
-		floe_s3_credprov_why(err, "answer lacks a usable AccessKeyId/SecretAccessKey");
-		rc = -EINVAL;
-		goto out;
-	}
-	rc = floe_s3_cred_json_string(d, r->len, "Token", f->tok, sizeof(f->tok), NULL);
-	if (rc == -ENOENT)
-		f->tok[0] = '\0';
-	else if (rc) {
-		floe_s3_credprov_why(err, "answer has an unusable Token");
-		rc = -EINVAL;
-		goto out;
-	}
-	*exp = 0;
-	rc = floe_s3_cred_json_string(d, r->len, "Expiration", f->exp, sizeof(f->exp), NULL);
-	if (rc == 0 && floe_civil_parse_rfc3339(f->exp, strlen(f->exp), exp) != 0) {
-		floe_s3_credprov_why(err, "answer has a bad Expiration");
-		rc = -EINVAL;
-		goto out;
-	}
-	if (rc != 0 && rc != -ENOENT) {
-		floe_s3_credprov_why(err, "answer has an unusable Expiration");
-		rc = -EINVAL;
-		goto out;
-	}
-	rc = floe_s3_credprov_make_creds(f->ak, f->sk, f->tok, c);
-out:
-	fields_free(f);
-	return rc;
-}
 
 /* GETs url and reads credentials from its JSON answer (into r, which the caller frees);
  * a failure's message in err names url. */
 static int get_creds(struct floe_s3_credprov *p, const char *url, const char *const *hdrs,
-		     struct resp *r, struct floe_s3_credentials *c, int64_t *exp, char *err)
+		     struct resp *r, struct floe_aws_credentials *c, int64_t *exp, char *err)
 {
 	int status = 0;
 	char neterr[ERR_MAX] = "";
@@ -105,24 +31,28 @@ static int get_creds(struct floe_s3_credprov *p, const char *url, const char *co
 	int rc = floe_s3_credprov_answer_rc(net, status, url, neterr, err);
 	if (rc)
 		return rc;
-	size_t mark = strlen(err);
-	floe_s3_credprov_why(err, "%s: ", url);
-	rc = from_json(r, c, exp, err);
-	if (rc == 0)
-		err[mark] = '\0';
-	return rc;
+	struct floe_err e;
+	floe_err_clear(&e);
+	rc = floe_aws_cred_json(NULL, r->data ? r->data : "", r->len, c, exp, &e);
+	if (rc == FLOE_ENOMEM)
+		return rc;
+	if (rc) {
+		floe_s3_credprov_why(err, "%s: %s", url, e.msg);
+		return -EINVAL;
+	}
+	return 0;
 }
 
-/* ---- the providers ------------------------------------------------------------------- */
+/* ---- web identity (STS) -------------------------------------------------------------- */
 
 /* "Code: Message" of an STS or S3 error document into err. */
 static void xml_error(const struct resp *r, char *err)
 {
 	char code[64] = "", msg[256] = "";
 	const char *d = r->data ? r->data : "";
-	if (floe_s3_xml_find(d, r->len, "Code", code, sizeof(code)) != 0)
+	if (floe_aws_xml_find(NULL, d, r->len, "Code", code, sizeof(code), NULL) != 0)
 		code[0] = '\0';
-	if (floe_s3_xml_find(d, r->len, "Message", msg, sizeof(msg)) != 0)
+	if (floe_aws_xml_find(NULL, d, r->len, "Message", msg, sizeof(msg), NULL) != 0)
 		msg[0] = '\0';
 	if (code[0])
 		floe_s3_credprov_why(err, " (%s%s%s)", code, msg[0] ? ": " : "", msg);
@@ -136,8 +66,101 @@ static bool dns_label_chars(const char *s)
 	return true;
 }
 
+/* The STS endpoint's URL into url[0..cap): AWS_ENDPOINT_URL_STS (with a '/' path when it
+ * has none), else the regional endpoint. */
+static int sts_url(struct floe_s3_credprov *p, char *url, size_t cap, char *err)
+{
+	const char *ep = floe_s3_credprov_opt_env(p->sts_endpoint, "AWS_ENDPOINT_URL_STS");
+	if (ep) {
+		size_t el = strlen(ep);
+		bool has_path = strchr(strstr(ep, "://") ? strstr(ep, "://") + 3 : ep, '/') != NULL;
+		if (snprintf(url, cap, "%s%s", ep, has_path || el == 0 ? "" : "/") >= (int)cap) {
+			floe_s3_credprov_why(err, "STS endpoint too long");
+			return -EINVAL;
+		}
+		return 0;
+	}
+	const char *region = floe_s3_credprov_opt_env(p->sts_region, "AWS_REGION");
+	if (!region)
+		region = floe_s3_credprov_opt_env(NULL, "AWS_DEFAULT_REGION");
+	if (!region)
+		region = "us-east-1";
+	if (!dns_label_chars(region) || strlen(region) > 64) {
+		floe_s3_credprov_why(err, "bad region for STS");
+		return -EINVAL;
+	}
+	snprintf(url, cap, "https://sts.%s.amazonaws.com/", region);
+	return 0;
+}
+
+/* The form body of AssumeRoleWithWebIdentity (owned; it holds the token: wipe it). */
+static int sts_body(struct floe_s3_credprov *p, const char *arn, const char *session,
+		    const char *token, char **out)
+{
+	int rc = FLOE_ENOMEM;
+	char *e_arn = curl_easy_escape(p->curl, arn, 0);
+	char *e_sn = curl_easy_escape(p->curl, session, 0);
+	char *e_tok = curl_easy_escape(p->curl, token, 0);
+	if (!e_arn || !e_sn || !e_tok)
+		goto out;
+	static const char head[] = "Action=AssumeRoleWithWebIdentity&Version=2011-06-15&RoleArn=";
+	size_t blen = sizeof(head) + strlen(e_arn) + strlen(e_sn) + strlen(e_tok) + 64;
+	if (!(*out = malloc(blen)))
+		goto out;
+	snprintf(*out, blen, "%s%s&RoleSessionName=%s&WebIdentityToken=%s", head, e_arn, e_sn,
+		 e_tok);
+	rc = 0;
+out:
+	if (e_tok) {
+		floe_wipe(e_tok, strlen(e_tok));
+		curl_free(e_tok);
+	}
+	curl_free(e_arn);
+	curl_free(e_sn);
+	return rc;
+}
+
+/* Posts body to STS at url and reads the credentials of its answer. */
+static int sts_call(struct floe_s3_credprov *p, const char *url, const char *body,
+		    struct floe_aws_credentials *c, int64_t *exp, char *err)
+{
+	static const char *const hdrs[] = {
+	    "Content-Type: application/x-www-form-urlencoded; charset=utf-8",
+	    "Accept: application/xml", NULL};
+	struct resp r = {0};
+	int status = 0, rc;
+	char neterr[ERR_MAX] = "";
+	int net = floe_s3_credprov_http(p, "POST", url, hdrs, body, false, &status, &r, neterr);
+	if (net < 0) {
+		rc = net;
+	} else if (net != NET_OK) {
+		floe_s3_credprov_why(err, "%s: %s", url, neterr);
+		rc = FLOE_S3_EUNAVAILABLE;
+	} else if (status != 200) {
+		floe_s3_credprov_why(err, "%s answered %d", url, status);
+		xml_error(&r, err);
+		char code[64] = "";
+		(void)floe_aws_xml_find(NULL, r.data ? r.data : "", r.len, "Code", code,
+					sizeof(code), NULL);
+		rc = status >= 500 || status == 429 || strcmp(code, "IDPCommunicationError") == 0 ||
+			     strcmp(code, "Throttling") == 0
+			 ? FLOE_S3_EUNAVAILABLE
+			 : -EACCES;
+	} else {
+		struct floe_err e;
+		floe_err_clear(&e);
+		rc = floe_aws_cred_sts(NULL, r.data ? r.data : "", r.len, c, exp, &e);
+		if (rc && rc != FLOE_ENOMEM) {
+			floe_s3_credprov_why(err, "%s: %s", url, e.msg);
+			rc = -EINVAL;
+		}
+	}
+	floe_s3_credprov_resp_fini(&r);
+	return rc;
+}
+
 int floe_s3_credprov_web_identity(struct floe_s3_credprov *p, int64_t now,
-				  struct floe_s3_credentials *c, int64_t *exp, char *err)
+				  struct floe_aws_credentials *c, int64_t *exp, char *err)
 {
 	const char *tf = floe_s3_credprov_opt_env(p->wi_token_file, "AWS_WEB_IDENTITY_TOKEN_FILE");
 	const char *arn = floe_s3_credprov_opt_env(p->role_arn, "AWS_ROLE_ARN");
@@ -157,104 +180,18 @@ int floe_s3_credprov_web_identity(struct floe_s3_credprov *p, int64_t now,
 		snprintf(session, sizeof(session), "floe-%lld", (long long)now);
 		sn = session;
 	}
-	const char *ep = floe_s3_credprov_opt_env(p->sts_endpoint, "AWS_ENDPOINT_URL_STS");
-	if (ep) {
-		size_t el = strlen(ep);
-		bool has_path = strchr(strstr(ep, "://") ? strstr(ep, "://") + 3 : ep, '/') != NULL;
-		if (snprintf(url, sizeof(url), "%s%s", ep, has_path || el == 0 ? "" : "/") >=
-		    (int)sizeof(url)) {
-			floe_s3_credprov_why(err, "STS endpoint too long");
-			return -EINVAL;
-		}
-	} else {
-		const char *region = floe_s3_credprov_opt_env(p->sts_region, "AWS_REGION");
-		if (!region)
-			region = floe_s3_credprov_opt_env(NULL, "AWS_DEFAULT_REGION");
-		if (!region)
-			region = "us-east-1";
-		if (!dns_label_chars(region) || strlen(region) > 64) {
-			floe_s3_credprov_why(err, "bad region for STS");
-			return -EINVAL;
-		}
-		snprintf(url, sizeof(url), "https://sts.%s.amazonaws.com/", region);
-	}
-	char *token = NULL, *e_arn = NULL, *e_sn = NULL, *e_tok = NULL, *body = NULL;
-	struct resp r = {0};
-	struct fields *f = NULL;
-	int rc = floe_s3_credprov_read_token(tf, &token);
-	if (rc) {
+	int rc = sts_url(p, url, sizeof(url), err);
+	if (rc)
+		return rc;
+	char *token = NULL, *body = NULL;
+	if ((rc = floe_s3_credprov_read_token(tf, &token)) != 0) {
 		floe_s3_credprov_why(err, "%s: %s", tf,
-				     rc == -EINVAL ? "empty or not a token" : strerror(-rc));
-		return rc == -ENOMEM ? rc : -EINVAL;
+				     rc == -EINVAL ? "empty or not a token" : floe_strerror(rc));
+		return rc == FLOE_ENOMEM ? rc : -EINVAL;
 	}
-	rc = -ENOMEM;
-	e_arn = curl_easy_escape(p->curl, arn, 0);
-	e_sn = curl_easy_escape(p->curl, sn, 0);
-	e_tok = curl_easy_escape(p->curl, token, 0);
-	if (!e_arn || !e_sn || !e_tok)
-		goto out;
-	static const char head[] = "Action=AssumeRoleWithWebIdentity&Version=2011-06-15&RoleArn=";
-	size_t blen = sizeof(head) + strlen(e_arn) + strlen(e_sn) + strlen(e_tok) + 64;
-	if (!(body = malloc(blen)))
-		goto out;
-	snprintf(body, blen, "%s%s&RoleSessionName=%s&WebIdentityToken=%s", head, e_arn, e_sn,
-		 e_tok);
-	static const char *const hdrs[] = {
-	    "Content-Type: application/x-www-form-urlencoded; charset=utf-8",
-	    "Accept: application/xml", NULL};
-	int status = 0;
-	char neterr[ERR_MAX] = "";
-	int net = floe_s3_credprov_http(p, "POST", url, hdrs, body, false, &status, &r, neterr);
-	if (net < 0) {
-		rc = net;
-		goto out;
-	}
-	if (net != NET_OK) {
-		floe_s3_credprov_why(err, "%s: %s", url, neterr);
-		rc = FLOE_S3_EUNAVAILABLE;
-		goto out;
-	}
-	if (status != 200) {
-		floe_s3_credprov_why(err, "%s answered %d", url, status);
-		xml_error(&r, err);
-		char code[64] = "";
-		(void)floe_s3_xml_find(r.data ? r.data : "", r.len, "Code", code, sizeof(code));
-		rc = status >= 500 || status == 429 || strcmp(code, "IDPCommunicationError") == 0 ||
-			     strcmp(code, "Throttling") == 0
-			 ? FLOE_S3_EUNAVAILABLE
-			 : -EACCES;
-		goto out;
-	}
-	if (!(f = calloc(1, sizeof(*f))))
-		goto out;
-	const char *d = r.data ? r.data : "";
-	if (floe_s3_xml_find(d, r.len, "AccessKeyId", f->ak, sizeof(f->ak)) != 0 ||
-	    floe_s3_xml_find(d, r.len, "SecretAccessKey", f->sk, sizeof(f->sk)) != 0 ||
-	    floe_s3_xml_find(d, r.len, "SessionToken", f->tok, sizeof(f->tok)) != 0 ||
-	    floe_s3_xml_find(d, r.len, "Expiration", f->exp, sizeof(f->exp)) != 0 || !f->ak[0] ||
-	    !f->sk[0] || !f->tok[0] || floe_civil_parse_rfc3339(f->exp, strlen(f->exp), exp) != 0) {
-		floe_s3_credprov_why(
-		    err,
-		    "%s: answer lacks usable Credentials (AccessKeyId, SecretAccessKey, "
-		    "SessionToken, Expiration)",
-		    url);
-		rc = -EINVAL;
-		goto out;
-	}
-	rc = floe_s3_credprov_make_creds(f->ak, f->sk, f->tok, c);
-out:
-	fields_free(f);
-	floe_s3_credprov_resp_fini(&r);
-	if (body) {
-		floe_wipe(body, strlen(body));
-		free(body);
-	}
-	if (e_tok) {
-		floe_wipe(e_tok, strlen(e_tok));
-		curl_free(e_tok);
-	}
-	curl_free(e_arn);
-	curl_free(e_sn);
+	if ((rc = sts_body(p, arn, sn, token, &body)) == 0)
+		rc = sts_call(p, url, body, c, exp, err);
+	floe_s3_credprov_wipe_str_free(body);
 	floe_s3_credprov_wipe_str_free(token);
 	return rc;
 }
@@ -293,7 +230,7 @@ static bool container_uri_ok(const char *u)
 }
 
 int floe_s3_credprov_container(struct floe_s3_credprov *p, int64_t now,
-			       struct floe_s3_credentials *c, int64_t *exp, char *err)
+			       struct floe_aws_credentials *c, int64_t *exp, char *err)
 {
 	(void)now;
 	const char *rel =
@@ -333,8 +270,8 @@ int floe_s3_credprov_container(struct floe_s3_credprov *p, int64_t now,
 		if (rc) {
 			floe_s3_credprov_why(err, "%s: %s", tfile,
 					     rc == -EINVAL ? "empty or not a header value"
-							   : strerror(-rc));
-			return rc == -ENOMEM ? rc : -EINVAL;
+							   : floe_strerror(rc));
+			return rc == FLOE_ENOMEM ? rc : -EINVAL;
 		}
 	} else if (tval) {
 		if (!floe_s3_credprov_header_safe(tval, strlen(tval))) {
@@ -343,14 +280,14 @@ int floe_s3_credprov_container(struct floe_s3_credprov *p, int64_t now,
 			return -EINVAL;
 		}
 		if (!(token = strdup(tval)))
-			return -ENOMEM;
+			return FLOE_ENOMEM;
 	}
 	struct resp r = {0};
 	const char *hdrs[3] = {"Accept: application/json", NULL, NULL};
 	if (token) {
 		size_t n = strlen(token) + sizeof("Authorization: ");
 		if (!(auth = malloc(n))) {
-			rc = -ENOMEM;
+			rc = FLOE_ENOMEM;
 			goto out;
 		}
 		snprintf(auth, n, "Authorization: %s", token);
@@ -364,7 +301,7 @@ out:
 	return rc;
 }
 
-int floe_s3_credprov_imds(struct floe_s3_credprov *p, int64_t now, struct floe_s3_credentials *c,
+int floe_s3_credprov_imds(struct floe_s3_credprov *p, int64_t now, struct floe_aws_credentials *c,
 			  int64_t *exp, char *err)
 {
 	(void)now;

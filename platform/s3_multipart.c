@@ -6,11 +6,11 @@
 #endif
 #include "platform/s3.h"
 
+#include "formats/aws/xml.h"
 #include "formats/base/civil.h"
+#include "formats/base/error.h"
 
-#include "platform/s3_cred_json.h"
 #include "platform/s3_request.h"
-#include "platform/s3_xml.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -50,9 +50,12 @@ int floe_s3_multipart_create(struct floe_s3 *s3, const char *key, char *upload_i
 	struct floe_s3_resp r = {0};
 	int rc = floe_s3_request_run(s3, &rq, &r);
 	if (rc == 0) {
-		rc = floe_s3_xml_find(r.data ? r.data : "", r.len, "UploadId", upload_id, cap);
-		if (rc == -ENOENT || (rc == 0 && !*upload_id))
+		rc = floe_aws_xml_find(NULL, r.data ? r.data : "", r.len, "UploadId", upload_id,
+				       cap, NULL);
+		if (rc == 0 && !*upload_id)
 			rc = FLOE_S3_EPROTO;
+		else if (rc && rc != FLOE_ENOMEM)
+			rc = rc == FLOE_ELIMIT ? -ENOSPC : FLOE_S3_EPROTO;
 	}
 	floe_s3_resp_fini(&r);
 	return rc;
@@ -154,7 +157,7 @@ int floe_s3_multipart_complete(struct floe_s3 *s3, const char *key, const char *
 	if (rc == 0 && r.data) {
 		/* S3 may answer 200 and report the failure in the body. */
 		char code[64];
-		if (floe_s3_xml_find(r.data, r.len, "Code", code, sizeof(code)) == 0) {
+		if (floe_aws_xml_find(NULL, r.data, r.len, "Code", code, sizeof(code), NULL) == 0) {
 			snprintf(s3->last_code, sizeof(s3->last_code), "%s", code);
 			rc = FLOE_S3_EHTTP;
 		}
@@ -212,9 +215,14 @@ int floe_s3_multipart_list(struct floe_s3 *s3, const char *prefix, floe_s3_uploa
 		struct floe_s3_resp r = {0};
 		struct counted c = {fn, ctx, 0};
 		rc = floe_s3_request_run(s3, &rq, &r);
-		if (rc == 0)
-			rc = floe_s3_xml_parse_uploads(r.data ? r.data : "", r.len, count_upload,
-						       &c, &truncated, km, 4096, um, 1024);
+		if (rc == 0) {
+			struct floe_aws_xml_markers next = {km, 4096, um, 1024};
+			struct floe_err e;
+			floe_err_clear(&e);
+			rc = floe_aws_xml_uploads(NULL, r.data ? r.data : "", r.len, count_upload,
+						  &c, &truncated, &next, &e);
+			rc = floe_s3_parser_rc(rc, &e);
+		}
 		if (rc == 0 && truncated) {
 			snprintf(both, 4096 + 1024, "%s\n%s", km, um);
 			rc = floe_s3_pager_next(s3, &pager, prefix, both, c.n);

@@ -6,9 +6,9 @@
 #endif
 #include "platform/s3_request.h"
 
+#include "formats/aws/xml.h"
 #include "platform/clock.h"
 #include "platform/log.h"
-#include "platform/s3_xml.h"
 #include "platform/sha.h"
 
 #include <errno.h>
@@ -18,6 +18,13 @@
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
+
+int floe_s3_parser_rc(int rc, const struct floe_err *e)
+{
+	if (rc == 0 || rc == FLOE_ENOMEM || e->code != rc)
+		return rc;
+	return FLOE_S3_EPROTO;
+}
 
 char *floe_s3_join3(const char *a, const char *b, const char *c)
 {
@@ -716,8 +723,8 @@ int floe_s3_request_run(struct floe_s3 *s3, struct floe_s3_req *rq, struct floe_
 		if (cc == CURLE_OK) {
 			s3->last_status = r->status;
 			learn_clock(s3, r);
-			if (r->err && floe_s3_xml_find(r->err, r->err_len, "Code", s3->last_code,
-						       sizeof(s3->last_code)) != 0)
+			if (r->err && floe_aws_xml_find(NULL, r->err, r->err_len, "Code", s3->last_code,
+							sizeof(s3->last_code), NULL) != 0)
 				s3->last_code[0] = '\0';
 			snprintf(s3->last_location, sizeof(s3->last_location), "%s", r->location);
 			snprintf(s3->resp_region, sizeof(s3->resp_region), "%s", r->bucket_region);

@@ -31,7 +31,7 @@ struct floe_s3 {
 	char *bucket; /* for messages: "s3://bucket/key" */
 	char *ca_file, *ca_path;
 	struct curl_slist *connect_to;
-	struct floe_s3_credentials cred;
+	struct floe_aws_credentials cred;
 	struct floe_s3_credprov *credprov; /* a reference, or NULL */
 	struct floe_s3_options o;	   /* numbers and functions; string fields not used */
 	struct floe_s3_limits limits;	   /* deadline and stop grace of every attempt */
@@ -108,6 +108,11 @@ struct floe_s3_pager {
 int floe_s3_pager_next(struct floe_s3 *s3, struct floe_s3_pager *p, const char *prefix,
 		       const char *token, size_t keys);
 void floe_s3_pager_fini(struct floe_s3_pager *p);
+/* What a formats/aws reader's result rc (e its detail) means for the client: a malformed
+ * or unusable answer is FLOE_S3_EPROTO; running out of memory and the codes of the
+ * caller's own callbacks (which leave e untouched) stay as they are. */
+struct floe_err;
+int floe_s3_parser_rc(int rc, const struct floe_err *e);
 /* a + b + c in a new malloc'd string (NULL when out of memory). */
 char *floe_s3_join3(const char *a, const char *b, const char *c);
 bool floe_s3_key_ok(const char *key);

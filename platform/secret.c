@@ -3,6 +3,8 @@
 
 #include "fs.h"
 
+#include "formats/base/alloc.h"
+#include "formats/base/error.h"
 #include "formats/base/wipe.h"
 
 #include <errno.h>
@@ -18,23 +20,18 @@ int floe_secret_resolve(const char *ref, char **out)
 		if (!e)
 			return -ENOENT;
 		len = strlen(e);
-		if (!(v = malloc(len + 1)))
-			return -ENOMEM;
-		memcpy(v, e, len + 1);
+		if (!(v = floe_strndup(NULL, e, len)))
+			return FLOE_ENOMEM;
 	} else if (strncmp(ref, "file:", 5) == 0) {
 		void *data = NULL;
 		int rc = floe_fs_read_file(ref + 5, 64 * 1024, &data, &len);
 		if (rc)
 			return rc;
-		if (!(v = malloc(len + 1))) {
-			floe_wipe(data, len);
-			floe_fs_free(data);
-			return -ENOMEM;
-		}
-		memcpy(v, data, len);
-		v[len] = '\0';
+		v = floe_strndup(NULL, data, len);
 		floe_wipe(data, len);
 		floe_fs_free(data);
+		if (!v)
+			return FLOE_ENOMEM;
 		if (len && v[len - 1] == '\n')
 			v[--len] = '\0';
 		if (len && v[len - 1] == '\r')
@@ -43,7 +40,7 @@ int floe_secret_resolve(const char *ref, char **out)
 		return -EINVAL;
 	}
 	if (len == 0) {
-		free(v);
+		floe_wipe_free(NULL, v);
 		return -ENODATA;
 	}
 	*out = v;
@@ -52,8 +49,5 @@ int floe_secret_resolve(const char *ref, char **out)
 
 void floe_secret_free(char *secret)
 {
-	if (!secret)
-		return;
-	floe_wipe(secret, strlen(secret));
-	free(secret);
+	floe_wipe_free(NULL, secret);
 }

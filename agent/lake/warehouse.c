@@ -51,7 +51,7 @@ static unsigned credential_sources(const struct floe_config *cfg, unsigned order
  * cannot work until someone fixes it); an unreachable remote source is a runtime one. */
 static int s3_credprov(const struct floe_config *cfg, struct floe_s3_credprov **out, char *why, size_t cap)
 {
-	struct floe_s3_credentials c;
+	struct floe_aws_credentials c;
 	memset(&c, 0, sizeof(c));
 	const char *refs[3] = {cfg->lake.s3.access_key_id, cfg->lake.s3.secret_access_key,
 			       cfg->lake.s3.session_token};
@@ -66,8 +66,8 @@ static int s3_credprov(const struct floe_config *cfg, struct floe_s3_credprov **
 				 rc == -ENOENT && refs[i][0] == 'e'
 				     ? "the environment variable is not set"
 				     : floe_strerror(rc));
-			floe_s3_credentials_fini(&c);
-			return rc == -ENOMEM ? rc : FLOE_EINVAL;
+			floe_aws_credentials_fini(&c);
+			return rc == FLOE_ENOMEM ? rc : FLOE_EINVAL;
 		}
 	}
 	struct floe_s3_credprov_options po;
@@ -77,17 +77,17 @@ static int s3_credprov(const struct floe_config *cfg, struct floe_s3_credprov **
 	po.profile = cfg->lake.s3.profile;
 	po.sts_region = cfg->lake.s3.region;
 	int rc = floe_s3_credprov_new(&po, out);
-	floe_s3_credentials_fini(&c);
+	floe_aws_credentials_fini(&c);
 	if (rc) {
 		snprintf(why, cap, "cannot set up S3 credentials: %s", floe_strerror(rc));
 		return rc;
 	}
 	/* Ask once now, so that a host without credentials fails at start-up with the
 	 * reasons of every provider rather than at the first commit. */
-	struct floe_s3_credentials probe;
+	struct floe_aws_credentials probe;
 	memset(&probe, 0, sizeof(probe));
 	rc = floe_s3_credprov_get(*out, floe_clock_now_us() / 1000000, &probe, NULL);
-	floe_s3_credentials_fini(&probe);
+	floe_aws_credentials_fini(&probe);
 	if (rc) {
 		char reasons[768];
 		floe_s3_credprov_error(*out, reasons, sizeof(reasons));

@@ -44,7 +44,7 @@ int main(int argc, char **argv)
 	struct floe_s3 *s3 = NULL;
 	if ((rc = floe_s3_new(&o, &s3))) {
 		fprintf(stderr, "bench_s3: %s\n", floe_strerror(rc));
-		floe_s3_credentials_fini(&o.credentials);
+		floe_aws_credentials_fini(&o.credentials);
 		return 1;
 	}
 	int64_t bytes = 0;
@@ -73,6 +73,6 @@ int main(int argc, char **argv)
 		printf("files=%d bytes=%" PRId64 " seconds=%.3f mbps=%.1f\n", files, bytes, secs,
 		       (double)bytes / 1048576.0 / secs);
 	floe_s3_free(s3);
-	floe_s3_credentials_fini(&o.credentials);
+	floe_aws_credentials_fini(&o.credentials);
 	return rc ? 1 : 0;
 }

@@ -1,7 +1,7 @@
-/* Tests of platform/s3_credprov (the AWS credential provider chain), the credential
- * document readers (s3_cred_json) and the S3 client's use of a provider, against fake
- * STS, container, instance metadata and S3 servers forked on 127.0.0.1 (the fake server is
- * the one of test_s3.c). Time is injected; nothing sleeps. */
+/* Tests of platform/s3_credprov (the AWS credential provider chain) and the S3 client's
+ * use of a provider, against fake STS, container, instance metadata and S3 servers forked
+ * on 127.0.0.1 (the fake server is the one of test_s3.c). Time is injected; nothing
+ * sleeps. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,7 +10,6 @@
 #include <cmocka.h>
 
 #include "platform/s3.h"
-#include "platform/s3_cred_json.h"
 #include "platform/s3_credprov.h"
 #include "platform/store.h"
 
@@ -86,7 +85,7 @@ static int closed_port(void)
 	return ntohs(a.sin_port);
 }
 
-static void assert_creds(const struct floe_s3_credentials *c, const char *ak, const char *sk,
+static void assert_creds(const struct floe_aws_credentials *c, const char *ak, const char *sk,
 			 const char *tok)
 {
 	assert_string_equal(c->access_key_id, ak);
@@ -95,78 +94,6 @@ static void assert_creds(const struct floe_s3_credentials *c, const char *ak, co
 		assert_string_equal(c->session_token, tok);
 	else
 		assert_null(c->session_token);
-}
-
-/* ---- pure readers --------------------------------------------------------------------- */
-
-static void test_json_string(void **state)
-{
-	(void)state;
-	char out[64];
-	size_t off = 99;
-	const char *doc = " {\"a\":[1,-2.5e+3,{\"AccessKeyId\":\"inner\"},true,null],"
-			  "\"AccessKeyId\" : \"A\\\"\\\\\\/\\n\\u00e9\\ud83d\\ude00\","
-			  "\"AccessKeyId\":\"second\",\"Num\":12} \n";
-	assert_int_equal(
-	    floe_s3_cred_json_string(doc, strlen(doc), "AccessKeyId", out, sizeof(out), &off), 0);
-	/* The first top-level member wins; escapes decode to these exact bytes. */
-	assert_string_equal(out, "A\"\\/\n\xc3\xa9\xf0\x9f\x98\x80");
-	assert_int_equal(floe_s3_cred_json_string(doc, strlen(doc), "Nope", out, sizeof(out), NULL),
-			 -ENOENT);
-	assert_int_equal(floe_s3_cred_json_string(doc, strlen(doc), "Num", out, sizeof(out), NULL),
-			 -EINVAL);
-	/* 11 bytes decoded: a cap of 11 cannot hold the NUL, 12 can. */
-	assert_int_equal(floe_s3_cred_json_string(doc, strlen(doc), "AccessKeyId", out, 11, NULL),
-			 -ENOSPC);
-	assert_int_equal(floe_s3_cred_json_string(doc, strlen(doc), "AccessKeyId", out, 12, NULL),
-			 0);
-	const char *nul = "{\"k\":\"a\\u0000b\"}";
-	assert_int_equal(floe_s3_cred_json_string(nul, strlen(nul), "k", out, sizeof(out), NULL),
-			 -EINVAL);
-	/* Malformed documents, with the offset of the fault. */
-	struct {
-		const char *text;
-		size_t off;
-	} bad[] = {
-	    {"", 0},
-	    {"[]", 0},
-	    {"{\"k\":\"v\"", 8},
-	    {"{\"k\":\"v\",}", 9},
-	    {"{\"k\":\"v\"} x", 10},
-	    {"{\"k\":01}", 6},
-	    {"{\"k\":\"\\x\"}", 7},
-	    {"{\"k\":\"\\ud800\"}", 12},
-	    {"{\"k\":\"a\nb\"}", 7},
-	    {"{\"k\":tru}", 5},
-	    {"{\"k\" \"v\"}", 5},
-	};
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		off = 99;
-		assert_int_equal(floe_s3_cred_json_string(bad[i].text, strlen(bad[i].text), "k",
-							  out, sizeof(out), &off),
-				 FLOE_S3_EPROTO);
-		assert_int_equal(off, bad[i].off);
-	}
-	/* Nesting: 32 levels are fine, 33 are refused. */
-	char deep[128];
-	size_t n = 0;
-	deep[n++] = '{';
-	memcpy(deep + n, "\"x\":", 4), n += 4;
-	for (int i = 0; i < 30; i++)
-		deep[n++] = '[';
-	deep[n++] = '1';
-	for (int i = 0; i < 30; i++)
-		deep[n++] = ']';
-	deep[n++] = '}';
-	assert_int_equal(floe_s3_cred_json_string(deep, n, "k", out, sizeof(out), NULL), -ENOENT);
-	memmove(deep + 6, deep + 5, n - 5);
-	deep[5] = '[';
-	n++;
-	memmove(deep + n - 1, deep + n - 2, 2);
-	deep[n - 2] = ']';
-	n++;
-	assert_int_equal(floe_s3_cred_json_string(deep, n, "k", out, sizeof(out), NULL),
-			 FLOE_S3_EPROTO);
 }
 
 /* ---- web identity (STS) -------------------------------------------------------------- */
@@ -209,7 +136,7 @@ static void test_web_identity(void **state)
 	server_start(&sv, script, 2);
 	char url[64];
 	struct floe_s3_credprov *p = web_identity_prov(&sv, url, sizeof(url));
-	struct floe_s3_credentials c = {0};
+	struct floe_aws_credentials c = {0};
 	int64_t exp = 0;
 	assert_int_equal(floe_s3_credprov_get(p, T0, &c, &exp), 0);
 	assert_creds(&c, "ASIASTS1", "sts/secret+key", "FwoG&tok");
@@ -217,7 +144,7 @@ static void test_web_identity(void **state)
 	assert_string_equal(floe_s3_credprov_source(p), "web-identity");
 	/* After invalidation the chain runs again: STS refuses, and says why. */
 	floe_s3_credprov_invalidate(p);
-	struct floe_s3_credentials keep = c;
+	struct floe_aws_credentials keep = c;
 	assert_int_equal(floe_s3_credprov_get(p, T0, &c, NULL), FLOE_S3_EAUTH);
 	assert_ptr_equal(c.access_key_id, keep.access_key_id); /* untouched on failure */
 	char err[1024], want[256];
@@ -228,7 +155,7 @@ static void test_web_identity(void **state)
 		 url);
 	assert_string_equal(err, want);
 	assert_null(strstr(err, "eyJ"));
-	floe_s3_credentials_fini(&c);
+	floe_aws_credentials_fini(&c);
 	floe_s3_credprov_free(p);
 
 	struct seen s[2];
@@ -263,7 +190,7 @@ static void test_refresh(void **state)
 	server_start(&sv, script, 2);
 	char url[64];
 	struct floe_s3_credprov *p = web_identity_prov(&sv, url, sizeof(url));
-	struct floe_s3_credentials c = {0};
+	struct floe_aws_credentials c = {0};
 	assert_int_equal(floe_s3_credprov_get(p, T0, &c, NULL), 0);
 	assert_string_equal(c.access_key_id, "ASIAONE");
 	/* 301 s before expiry: served from the cache (the server would not answer a third
@@ -285,7 +212,7 @@ static void test_refresh(void **state)
 	/* ...past Expiration they do not, and trying later may help. */
 	assert_int_equal(floe_s3_credprov_get(p, T0 + 7200, &c, NULL), FLOE_S3_EUNAVAILABLE);
 	assert_string_equal(c.access_key_id, "ASIATWO");
-	floe_s3_credentials_fini(&c);
+	floe_aws_credentials_fini(&c);
 	floe_s3_credprov_free(p);
 	unlink(token_path);
 }
@@ -313,7 +240,7 @@ static void test_container(void **state)
 					     .container_auth_token_file = tfile};
 	struct floe_s3_credprov *p = NULL;
 	assert_int_equal(floe_s3_credprov_new(&o, &p), 0);
-	struct floe_s3_credentials c = {0};
+	struct floe_aws_credentials c = {0};
 	int64_t exp = 0;
 	assert_int_equal(floe_s3_credprov_get(p, T0, &c, &exp), 0);
 	assert_creds(&c, "ASIACONT", "c/s", "ctok");
@@ -350,7 +277,7 @@ static void test_container(void **state)
 	assert_int_equal(floe_s3_credprov_get(p, T0, &c, NULL), FLOE_S3_EAUTH);
 	assert_non_null(strstr(floe_s3_credprov_error(p, err, sizeof(err)), "not a header value"));
 	floe_s3_credprov_free(p);
-	floe_s3_credentials_fini(&c);
+	floe_aws_credentials_fini(&c);
 }
 
 /* ---- IMDSv2 --------------------------------------------------------------------------- */
@@ -375,13 +302,13 @@ static void test_imds(void **state)
 	struct floe_s3_credprov_options o = {.providers = FLOE_S3_CREDPROV_IMDS};
 	struct floe_s3_credprov *p = NULL;
 	assert_int_equal(floe_s3_credprov_new(&o, &p), 0);
-	struct floe_s3_credentials c = {0};
+	struct floe_aws_credentials c = {0};
 	int64_t exp = 0;
 	assert_int_equal(floe_s3_credprov_get(p, T0, &c, &exp), 0);
 	assert_creds(&c, "ASIAIMDS", "imds-secret", "itok");
 	assert_int_equal(exp, T0 - 36 * 60 + 6 * 3600);
 	assert_string_equal(floe_s3_credprov_source(p), "imds");
-	floe_s3_credentials_fini(&c);
+	floe_aws_credentials_fini(&c);
 	floe_s3_credprov_free(p);
 
 	struct seen s[3];
@@ -440,7 +367,7 @@ static void test_imds_failures(void **state)
 	struct floe_s3_credprov_options o = {.providers = FLOE_S3_CREDPROV_IMDS,
 					     .imds_endpoint = url};
 	struct floe_s3_credprov *p = NULL;
-	struct floe_s3_credentials c = {0};
+	struct floe_aws_credentials c = {0};
 	char err[512], want[256];
 	assert_int_equal(floe_s3_credprov_new(&o, &p), 0);
 	assert_int_equal(floe_s3_credprov_get(p, T0, &c, NULL), FLOE_S3_EAUTH);
@@ -465,7 +392,7 @@ static void test_chain_order(void **state)
 	(void)state;
 	const char *shared = "/tmp/floe-test-cred-shared";
 	write_file(shared, "[default]\naws_access_key_id = AKIAFILE\naws_secret_access_key = fs\n");
-	struct floe_s3_credentials stat = {"AKIASTATIC", "ss", NULL};
+	struct floe_aws_credentials stat = {"AKIASTATIC", "ss", NULL, NULL};
 	/* Web identity and IMDS point at a port that refuses: reaching them would show. */
 	char dead[64];
 	snprintf(dead, sizeof(dead), "http://127.0.0.1:%d", closed_port());
@@ -480,7 +407,7 @@ static void test_chain_order(void **state)
 	setenv("AWS_SECRET_ACCESS_KEY", "ENVSECRETxyz", 1);
 	setenv("AWS_SESSION_TOKEN", "etok", 1);
 	struct floe_s3_credprov *p = NULL;
-	struct floe_s3_credentials c = {0};
+	struct floe_aws_credentials c = {0};
 	int64_t exp = -1;
 	/* 1. static config beats everything. */
 	assert_int_equal(floe_s3_credprov_new(&o, &p), 0);
@@ -537,12 +464,12 @@ static void test_chain_order(void **state)
 	assert_int_equal(floe_s3_credprov_get(p, T0, &c, NULL), FLOE_S3_EUNAVAILABLE);
 	floe_s3_credprov_free(p);
 	/* Options: one key without the other, unknown provider bits. */
-	struct floe_s3_credentials half = {"AKIA", NULL, NULL};
+	struct floe_aws_credentials half = {"AKIA", NULL, NULL, NULL};
 	struct floe_s3_credprov_options bad = {.static_credentials = &half};
 	assert_int_equal(floe_s3_credprov_new(&bad, &p), -EINVAL);
 	struct floe_s3_credprov_options bits = {.providers = 1u << 9};
 	assert_int_equal(floe_s3_credprov_new(&bits, &p), -EINVAL);
-	floe_s3_credentials_fini(&c);
+	floe_aws_credentials_fini(&c);
 	unlink(shared);
 	unlink(token_path);
 }
@@ -707,7 +634,7 @@ static void test_abort_stale_uploads(void **state)
 	};
 	struct server sv;
 	server_start(&sv, script, 4);
-	struct floe_s3_credentials stat = {"AKIATEST", "s", NULL};
+	struct floe_aws_credentials stat = {"AKIATEST", "s", NULL, NULL};
 	struct floe_s3_credprov_options o = {.providers = FLOE_S3_CREDPROV_STATIC,
 					     .static_credentials = &stat};
 	struct floe_s3_credprov *p = NULL;
@@ -779,7 +706,6 @@ int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup(test_json_string, clean_env),
 	    cmocka_unit_test_setup(test_web_identity, clean_env),
 	    cmocka_unit_test_setup(test_refresh, clean_env),
 	    cmocka_unit_test_setup(test_container, clean_env),

@@ -439,7 +439,7 @@ static void test_credprov_stop(void **state)
 					     .stop_ctx = &f};
 	struct floe_s3_credprov *p = NULL;
 	assert_int_equal(floe_s3_credprov_new(&o, &p), 0);
-	struct floe_s3_credentials c = {0};
+	struct floe_aws_credentials c = {0};
 	int64_t t = floe_clock_mono_ns();
 	f.stop_at_ns = t + 200 * 1000000LL;
 	assert_int_equal(floe_s3_credprov_get(p, T0, &c, NULL), FLOE_S3_ESTOPPED);
@@ -471,7 +471,7 @@ static void test_credprov_order(void **state)
 	    .order = {FLOE_S3_CREDPROV_SHARED_FILE, FLOE_S3_CREDPROV_ENV},
 	    .shared_file = path};
 	struct floe_s3_credprov *p = NULL;
-	struct floe_s3_credentials c = {0};
+	struct floe_aws_credentials c = {0};
 	assert_int_equal(floe_s3_credprov_new(&o, &p), 0);
 	assert_int_equal(floe_s3_credprov_get(p, T0, &c, NULL), 0);
 	assert_string_equal(c.access_key_id, "AKFILE");
@@ -491,7 +491,7 @@ static void test_credprov_order(void **state)
 	char err[512];
 	assert_null(strstr(floe_s3_credprov_error(p, err, sizeof(err)), "env"));
 	floe_s3_credprov_free(p);
-	floe_s3_credentials_fini(&c);
+	floe_aws_credentials_fini(&c);
 	unsetenv("AWS_ACCESS_KEY_ID");
 	unsetenv("AWS_SECRET_ACCESS_KEY");
 	unlink(path);

@@ -1,5 +1,6 @@
-/* Tests of platform/s3_xml: the bounded scanner (entities, CDATA, comments, namespaces,
- * limits, malformed input with offsets) and the S3 list/upload readers. */
+/* Tests of formats/aws/xml: the bounded scanner (entities, CDATA, comments, namespaces,
+ * limits, malformed input with offsets) and the S3 list/upload readers, all allocation
+ * through a budget. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -7,17 +8,23 @@
 
 #include <cmocka.h>
 
-#include "platform/s3.h"
-#include "platform/s3_xml.h"
+#include "formats/aws/xml.h"
+#include "formats/base/alloc.h"
+#include "formats/base/error.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+static struct floe_alloc budget;
+
 static int find(const char *doc, const char *name, char *out, size_t cap)
 {
-	return floe_s3_xml_find(doc, strlen(doc), name, out, cap);
+	floe_alloc_init(&budget, 64 * 1024);
+	int rc = floe_aws_xml_find(&budget, doc, strlen(doc), name, out, cap, NULL);
+	assert_int_equal(budget.used, 0);
+	return rc;
 }
 
 static void test_find_and_entities(void **state)
@@ -30,8 +37,12 @@ static void test_find_and_entities(void **state)
 	assert_string_equal(out, "A&B<>\"'AB\xc3\xa9<raw&>");
 	assert_int_equal(find(doc, "Empty", out, sizeof(out)), 0);
 	assert_string_equal(out, "");
-	assert_int_equal(find(doc, "Missing", out, sizeof(out)), -ENOENT);
-	assert_int_equal(find(doc, "Code", out, 4), -ENOSPC);
+	assert_int_equal(find(doc, "Missing", out, sizeof(out)), FLOE_ENOTFOUND);
+	assert_int_equal(find(doc, "Code", out, 4), FLOE_ELIMIT);
+	/* The scanner's state comes from the budget: none left, none taken. */
+	floe_alloc_init(&budget, 1024);
+	assert_int_equal(floe_aws_xml_find(&budget, doc, strlen(doc), "Code", out, sizeof(out), NULL),
+			 FLOE_ENOMEM);
 }
 
 static void test_malformed(void **state)
@@ -56,25 +67,28 @@ static void test_malformed(void **state)
 	char out[16];
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		int rc = find(bad[i], "zz", out, sizeof(out));
-		if (rc != FLOE_S3_EPROTO)
+		if (rc != FLOE_EPARSE)
 			fail_msg("case %zu (%s): %d", i, bad[i], rc);
 	}
-	size_t off = 0;
-	struct floe_s3_xml_handler h = {0};
-	assert_int_equal(floe_s3_xml_walk("<a><b></c></a>", 14, &h, &off), FLOE_S3_EPROTO);
-	assert_int_equal(off, 6);
+	struct floe_err e;
+	floe_err_clear(&e);
+	struct floe_aws_xml_handler h = {0};
+	assert_int_equal(floe_aws_xml_walk(NULL, "<a><b></c></a>", 14, &h, &e), FLOE_EPARSE);
+	assert_int_equal(e.code, FLOE_EPARSE);
+	assert_int_equal(e.offset, 6);
+	assert_string_equal(e.msg, "XML: an end tag that closes no open element at byte 6");
 
 	/* Nesting beyond the limit, and text beyond the limit. */
 	char deep[40 * 3 + 1] = "";
 	for (int i = 0; i < 40; i++)
 		strcat(deep, "<a>");
-	assert_int_equal(find(deep, "zz", out, sizeof(out)), FLOE_S3_EPROTO);
-	size_t n = FLOE_S3_XML_MAX_TEXT + 16;
+	assert_int_equal(find(deep, "zz", out, sizeof(out)), FLOE_ELIMIT);
+	size_t n = FLOE_AWS_XML_MAX_TEXT + 16;
 	char *big = malloc(n + 8);
 	memcpy(big, "<a>", 3);
 	memset(big + 3, 'x', n);
 	memcpy(big + 3 + n, "</a>", 5);
-	assert_int_equal(find(big, "a", out, sizeof(out)), FLOE_S3_EPROTO);
+	assert_int_equal(find(big, "a", out, sizeof(out)), FLOE_ELIMIT);
 	free(big);
 }
 
@@ -101,13 +115,17 @@ static void test_list(void **state)
 			  "<NextContinuationToken>T</NextContinuationToken></ListBucketResult>";
 	char acc[128] = "", tok[8];
 	bool tr = false;
-	assert_int_equal(floe_s3_xml_parse_list(doc, strlen(doc), collect, acc, &tr, tok, 8), 0);
+	assert_int_equal(floe_aws_xml_list(NULL, doc, strlen(doc), collect, acc, &tr, tok, 8, NULL),
+			 0);
 	assert_string_equal(acc, "a:1,b/ c:2,");
 	assert_true(tr);
 	assert_string_equal(tok, "T");
 	int count = 0;
-	assert_int_equal(floe_s3_xml_parse_list(doc, strlen(doc), stop_at_two, &count, &tr, tok, 8),
-			 77);
+	struct floe_err e;
+	floe_err_clear(&e);
+	assert_int_equal(
+	    floe_aws_xml_list(NULL, doc, strlen(doc), stop_at_two, &count, &tr, tok, 8, &e), 77);
+	assert_int_equal(e.code, 0); /* the callback's code: the reader did not fail */
 	/* Truncated without a token, bad sizes, missing keys, bad booleans. */
 	const char *bad[] = {
 	    "<L><IsTruncated>true</IsTruncated></L>",
@@ -118,10 +136,13 @@ static void test_list(void **state)
 	    "<L><IsTruncated>yes</IsTruncated></L>",
 	    "<L><Contents><Key>a&#0;</Key><Size>1</Size></Contents></L>",
 	};
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		assert_int_equal(
-		    floe_s3_xml_parse_list(bad[i], strlen(bad[i]), collect, acc, &tr, tok, 8),
-		    FLOE_S3_EPROTO);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		floe_err_clear(&e);
+		int rc = floe_aws_xml_list(NULL, bad[i], strlen(bad[i]), collect, acc, &tr, tok, 8, &e);
+		if (rc != FLOE_EFORMAT && rc != FLOE_EPARSE)
+			fail_msg("case %zu (%s): %d", i, bad[i], rc);
+		assert_int_equal(e.code, rc);
+	}
 }
 
 static int collect_up(void *ctx, const char *key, const char *id, const char *when)
@@ -141,8 +162,9 @@ static void test_uploads(void **state)
 			  "</ListMultipartUploadsResult>";
 	char acc[128] = "", km[8], um[8];
 	bool tr = false;
+	struct floe_aws_xml_markers next = {km, 8, um, 8};
 	assert_int_equal(
-	    floe_s3_xml_parse_uploads(doc, strlen(doc), collect_up, acc, &tr, km, 8, um, 8), 0);
+	    floe_aws_xml_uploads(NULL, doc, strlen(doc), collect_up, acc, &tr, &next, NULL), 0);
 	assert_string_equal(acc, "k1/u1/2020,");
 	assert_true(tr);
 	assert_string_equal(km, "k2");
