@@ -1,5 +1,5 @@
 /* Object stores: where a warehouse's files live. One interface, two backends: a local
- * directory (store_local.c) and S3 (store_s3.c). Keys are relative to the warehouse
+ * directory (store_local.c) and S3 (s3/store_s3.c, in the S3 client's library). Keys are relative to the warehouse
  * root ("default/logs/metadata/v1.metadata.json"); a key's URI is the store's URI prefix,
  * "/", and the key. Every write is all-or-nothing: readers never see a partial object. */
 #ifndef FLOE_STORE_H
@@ -33,17 +33,6 @@ struct floe_store {
 
 /* A store over the local directory root; directories are created as keys are written. */
 int floe_store_local_new(const char *root, struct floe_store **out);
-
-struct floe_s3_options;
-/* A store over an S3 bucket (options borrowed, copied by the client) with keys under
- * prefix ("" = the bucket's root). */
-int floe_store_s3_new(const struct floe_s3_options *o, const char *prefix, struct floe_store **out);
-
-/* S3 stores only: aborts the multipart uploads under key prefix (relative to the store's
- * prefix, "" = all of it) initiated more than older_than_s seconds ago, as left by a crashed
- * run (see floe_s3_abort_stale_uploads). -EINVAL for another kind of store. */
-int floe_store_s3_abort_stale_uploads(struct floe_store *s, const char *prefix,
-				      int64_t older_than_s, size_t *aborted);
 
 /* Checks that the store arbitrates creates: a probe key created twice must fail the
  * second time (some S3 gateways ignore If-None-Match). 0 when it does, FLOE-independent

@@ -7,19 +7,23 @@
 #include "formats/base/error.h"
 #include "formats/base/limits.h"
 #include "platform/clock.h"
-#include "platform/path.h"
-#include "platform/s3.h"
-#include "platform/s3_credentials.h"
-#include "platform/s3_credprov.h"
 #include "platform/log.h"
-#include "platform/secret.h"
+#include "platform/path.h"
 #include "platform/store.h"
+#ifndef FLOE_MINIMAL
+#include "platform/s3/s3.h"
+#include "platform/s3/s3_credentials.h"
+#include "platform/s3/s3_credprov.h"
+#include "platform/s3/store_s3.h"
+#include "platform/secret.h"
+#endif
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
+#ifndef FLOE_MINIMAL
 /* The sources of lake.s3.credentials as provider bits, in the order given. */
 static unsigned credential_sources(const struct floe_config *cfg, unsigned order[6])
 {
@@ -101,6 +105,8 @@ static int s3_credprov(const struct floe_config *cfg, struct floe_s3_credprov **
 	return rc;
 }
 
+#endif
+
 /* Opens the warehouse's store: a local directory, or S3 after checking that the store
  * honours conditional creates (the commit point of catalog-less tables). */
 int floe_warehouse_open(const struct floe_config *cfg, bool probe, struct floe_store **out, char *why,
@@ -115,6 +121,14 @@ int floe_warehouse_open(const struct floe_config *cfg, bool probe, struct floe_s
 			snprintf(why, cap, "cannot use warehouse %s: %s", cfg->lake.warehouse, floe_strerror(rc));
 		return rc;
 	}
+#ifdef FLOE_MINIMAL
+	/* A build without the S3 client (FLOE_MINIMAL): a configuration it cannot serve. */
+	snprintf(why, cap,
+		 "lake.warehouse %s: this build of floe has no S3 support (it was built with "
+		 "FLOE_MINIMAL); use a local warehouse, or a floe built with S3",
+		 cfg->lake.warehouse);
+	return FLOE_EINVAL;
+#else
 	if (cfg->lake.s3.cleartext)
 		floe_warn("lake.s3.endpoint %s is plain HTTP to a host that is not loopback "
 			  "(lake.s3.allow_http): requests, data and any session token cross the "
@@ -178,5 +192,5 @@ int floe_warehouse_open(const struct floe_config *cfg, bool probe, struct floe_s
 	else if (aborted)
 		floe_info("warehouse: aborted %zu stale multipart uploads under %s", aborted, data_prefix);
 	return 0;
+#endif
 }
-

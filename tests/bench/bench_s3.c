@@ -3,8 +3,8 @@
  * MB/s. Run by tests/bench/s3.sh; credentials come from AWS_ACCESS_KEY_ID/SECRET.
  * usage: bench_s3 ENDPOINT BUCKET PREFIX [--unsigned] [--multipart BYTES] FILE... */
 #include "platform/clock.h"
-#include "platform/s3.h"
-#include "platform/s3_credentials.h"
+#include "platform/s3/s3.h"
+#include "platform/s3/s3_credentials.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -9,9 +9,9 @@
 
 #include <cmocka.h>
 
-#include "platform/s3.h"
+#include "platform/s3/s3.h"
 #include "platform/sha.h"
-#include "platform/sigv4.h"
+#include "platform/s3/sigv4.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

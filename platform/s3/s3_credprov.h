@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "platform/s3_credentials.h"
+#include "platform/s3/s3_credentials.h"
 
 /* Which providers run (bits of floe_s3_credprov_options.providers), in chain order. */
 enum {

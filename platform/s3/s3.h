@@ -11,8 +11,8 @@
 #include <stdint.h>
 
 #include "formats/base/error.h" /* FLOE_S3_E*: the client's codes */
-#include "platform/s3_credentials.h"
-#include "platform/s3_credprov.h"
+#include "platform/s3/s3_credentials.h"
+#include "platform/s3/s3_credprov.h"
 
 /* A credential provider that produced nothing fails a request with FLOE_S3_EAUTH (or
  * FLOE_S3_EUNAVAILABLE when STS or a metadata endpoint could not be reached);

@@ -4,8 +4,8 @@
 #ifndef FLOE_PLATFORM_S3_CREDPROV_IMPL_H
 #define FLOE_PLATFORM_S3_CREDPROV_IMPL_H
 
-#include "platform/s3_credprov.h"
-#include "platform/s3_limits.h"
+#include "platform/s3/s3_credprov.h"
+#include "platform/s3/s3_limits.h"
 
 #include <curl/curl.h>
 #include <pthread.h>

@@ -2,12 +2,12 @@
  * own (bounded answers, short timeouts and no proxy for the metadata endpoints), and the
  * reading of tokens that go into request headers. Every buffer that held a secret is wiped
  * before free. */
-#include "platform/s3_credprov_impl.h"
+#include "platform/s3/s3_credprov_impl.h"
 
 #include "formats/base/wipe.h"
 
 #include "platform/fs.h"
-#include "platform/s3.h"
+#include "platform/s3/s3.h"
 
 #include <curl/curl.h>
 #include <errno.h>

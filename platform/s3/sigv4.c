@@ -1,7 +1,7 @@
 /* AWS Signature Version 4 (see sigv4.h). The canonical request follows the S3 flavour:
  * the path is percent-encoded once and never normalised, query parameters and header
  * names are sorted bytewise after encoding / lower-casing. */
-#include "platform/sigv4.h"
+#include "platform/s3/sigv4.h"
 
 #include "platform/sha.h"
 

@@ -4,13 +4,13 @@
 #ifndef _FILE_OFFSET_BITS
 #define _FILE_OFFSET_BITS 64 /* files over 2 GiB on armhf */
 #endif
-#include "platform/s3.h"
+#include "platform/s3/s3.h"
 
 #include "formats/aws/xml.h"
 #include "formats/base/civil.h"
 #include "formats/base/error.h"
 
-#include "platform/s3_request.h"
+#include "platform/s3/s3_request.h"
 
 #include <errno.h>
 #include <fcntl.h>

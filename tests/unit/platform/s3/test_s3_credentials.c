@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "platform/s3_credentials.h"
+#include "platform/s3/s3_credentials.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
 #ifndef _FILE_OFFSET_BITS
 #define _FILE_OFFSET_BITS 64 /* pread beyond 2 GiB on armhf */
 #endif
-#include "platform/s3_request.h"
+#include "platform/s3/s3_request.h"
 
 #include "formats/aws/xml.h"
 #include "platform/clock.h"

@@ -4,7 +4,7 @@
 #ifndef FLOE_PLATFORM_S3_LIMITS_H
 #define FLOE_PLATFORM_S3_LIMITS_H
 
-#include "platform/s3.h"
+#include "platform/s3/s3.h"
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,11 +1,11 @@
 /* S3 client on libcurl with floe's own SigV4 (see s3.h): construction, object operations
  * and listing. Requests run through s3_request.c; multipart uploads are in s3_multipart.c. */
-#include "platform/s3.h"
+#include "platform/s3/s3.h"
 
 #include "formats/aws/xml.h"
 #include "platform/clock.h"
 #include "platform/log.h"
-#include "platform/s3_request.h"
+#include "platform/s3/s3_request.h"
 #include "platform/signal.h"
 
 #include <errno.h>

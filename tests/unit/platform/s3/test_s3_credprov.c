@@ -9,8 +9,9 @@
 
 #include <cmocka.h>
 
-#include "platform/s3.h"
-#include "platform/s3_credprov.h"
+#include "platform/s3/s3.h"
+#include "platform/s3/s3_credprov.h"
+#include "platform/s3/store_s3.h"
 #include "platform/store.h"
 
 #include <arpa/inet.h>

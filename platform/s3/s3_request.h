@@ -4,9 +4,9 @@
 #ifndef FLOE_PLATFORM_S3_REQUEST_H
 #define FLOE_PLATFORM_S3_REQUEST_H
 
-#include "platform/s3.h"
-#include "platform/s3_limits.h"
-#include "platform/sigv4.h"
+#include "platform/s3/s3.h"
+#include "platform/s3/s3_limits.h"
+#include "platform/s3/sigv4.h"
 
 #include <curl/curl.h>
 #include <stdbool.h>

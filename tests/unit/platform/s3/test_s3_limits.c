@@ -11,9 +11,10 @@
 #include <cmocka.h>
 
 #include "platform/clock.h"
-#include "platform/s3.h"
-#include "platform/s3_credprov.h"
-#include "platform/s3_limits.h"
+#include "platform/s3/s3.h"
+#include "platform/s3/s3_credprov.h"
+#include "platform/s3/s3_limits.h"
+#include "platform/s3/store_s3.h"
 #include "platform/store.h"
 
 #include <errno.h>

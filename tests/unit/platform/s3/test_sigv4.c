@@ -16,7 +16,7 @@
 
 #include "formats/base/hex.h"
 #include "platform/sha.h"
-#include "platform/sigv4.h"
+#include "platform/s3/sigv4.h"
 
 #include <errno.h>
 #include <string.h>

@@ -2,12 +2,12 @@
  * with its cache and refresh margin, the three local providers (static, environment, shared
  * file) and the small helpers all the providers share. The remote providers are in
  * s3_credprov_remote.c, their HTTP helper in s3_credprov_http.c. */
-#include "platform/s3_credprov.h"
-#include "platform/s3_credprov_impl.h"
+#include "platform/s3/s3_credprov.h"
+#include "platform/s3/s3_credprov_impl.h"
 
 #include "formats/base/wipe.h"
 
-#include "platform/s3.h"
+#include "platform/s3/s3.h"
 
 #include <curl/curl.h>
 #include <errno.h>

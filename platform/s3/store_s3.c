@@ -3,11 +3,12 @@
  * ambiguous (a 5xx or a cut connection after the request may have been applied) the
  * object is read back: if it holds exactly our bytes (a file: has its size, under a key
  * only its writer uses) the create was ours, otherwise another writer won. */
-#include "store.h"
+#include "platform/s3/store_s3.h"
 
-#include "log.h"
-#include "s3.h"
-#include "signal.h"
+#include "platform/log.h"
+#include "platform/s3/s3.h"
+#include "platform/signal.h"
+#include "platform/store.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* The deadline and stop limits of S3 and credential requests (see s3_limits.h). */
-#include "platform/s3_limits.h"
+#include "platform/s3/s3_limits.h"
 
 #include "platform/signal.h"
 

@@ -12,7 +12,8 @@
 #include <strings.h>
 
 #include "fake_http.h"
-#include "platform/s3.h"
+#include "platform/s3/s3.h"
+#include "platform/s3/store_s3.h"
 #include "platform/store.h"
 
 #include <errno.h>

@@ -1,6 +1,6 @@
 /* AWS credentials from the environment and the shared credentials file (see
  * s3_credentials.h). */
-#include "platform/s3_credentials.h"
+#include "platform/s3/s3_credentials.h"
 
 #include "formats/aws/ini.h"
 #include "formats/base/error.h"

@@ -2,13 +2,13 @@
  * container endpoint (ECS/EKS) and EC2 instance metadata (IMDSv2). The credential
  * documents they answer with are read by formats/aws. Every buffer that held a secret is
  * wiped before free. */
-#include "platform/s3_credprov_impl.h"
+#include "platform/s3/s3_credprov_impl.h"
 
 #include "formats/aws/credentials.h"
 #include "formats/aws/xml.h"
 #include "formats/base/error.h"
 #include "formats/base/wipe.h"
-#include "platform/s3.h"
+#include "platform/s3/s3.h"
 
 #include <curl/curl.h>
 #include <errno.h>
