@@ -7,6 +7,7 @@
 #include "platform/s3/s3.h"
 
 #include "formats/aws/xml.h"
+#include "formats/base/buf.h"
 #include "formats/base/civil.h"
 #include "formats/base/error.h"
 
@@ -19,22 +20,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-/* Grows *p to hold need bytes (doubling). */
-static int grow(char **p, size_t *cap, size_t need)
-{
-	if (need <= *cap)
-		return 0;
-	size_t c = *cap ? *cap : 4096;
-	while (c < need)
-		c *= 2;
-	char *n = realloc(*p, c);
-	if (!n)
-		return -1;
-	*p = n;
-	*cap = c;
-	return 0;
-}
 
 /* ---- multipart ----------------------------------------------------------------------- */
 
@@ -87,22 +72,31 @@ int floe_s3_multipart_upload_part(struct floe_s3 *s3, const char *key, const cha
 	return rc;
 }
 
-static void xml_escape_into(char **p, size_t *len, size_t *cap, const char *s, int *err)
+/* Appends s to b with XML's three special characters escaped. */
+static int put_xml_text(struct floe_buf *b, const char *s)
 {
-	for (; *s && !*err; s++) {
-		const char *rep = *s == '&'   ? "&amp;"
-				  : *s == '<' ? "&lt;"
-				  : *s == '>' ? "&gt;"
-					      : NULL;
-		size_t n = rep ? strlen(rep) : 1;
-		if (grow(p, cap, *len + n + 1) != 0) {
-			*err = -ENOMEM;
-			return;
-		}
-		memcpy(*p + *len, rep ? rep : s, n);
-		*len += n;
-		(*p)[*len] = '\0';
+	int rc = 0;
+	for (; *s && rc == 0; s++)
+		rc = *s == '&'	 ? floe_buf_puts(b, "&amp;")
+		     : *s == '<' ? floe_buf_puts(b, "&lt;")
+		     : *s == '>' ? floe_buf_puts(b, "&gt;")
+				 : floe_buf_putc(b, (uint8_t)*s);
+	return rc;
+}
+
+/* The CompleteMultipartUpload document of parts[0..n) (ascending numbers) into b. */
+static int complete_doc(struct floe_buf *b, const struct floe_s3_part *parts, size_t n)
+{
+	int rc = floe_buf_puts(b, "<CompleteMultipartUpload>");
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		if (i > 0 && parts[i].number <= parts[i - 1].number)
+			return -EINVAL;
+		if ((rc = floe_buf_printf(b, "<Part><PartNumber>%d</PartNumber><ETag>",
+					  parts[i].number)) == 0 &&
+		    (rc = put_xml_text(b, parts[i].etag)) == 0)
+			rc = floe_buf_puts(b, "</ETag></Part>");
 	}
+	return rc ? rc : floe_buf_puts(b, "</CompleteMultipartUpload>");
 }
 
 int floe_s3_multipart_complete(struct floe_s3 *s3, const char *key, const char *upload_id,
@@ -111,49 +105,22 @@ int floe_s3_multipart_complete(struct floe_s3 *s3, const char *key, const char *
 	if (!floe_s3_key_ok(key) || !upload_id || !*upload_id || !parts || n == 0 ||
 	    n > FLOE_S3_MAX_PARTS)
 		return -EINVAL;
-	char *doc = NULL;
-	size_t len = 0, cap = 0;
-	int err = 0;
-	const char *open = "<CompleteMultipartUpload>";
-	for (size_t i = 0; i <= n && !err; i++) {
-		char num[64];
-		if (i == n) {
-			snprintf(num, sizeof(num), "</CompleteMultipartUpload>");
-		} else {
-			if (i > 0 && parts[i].number <= parts[i - 1].number)
-				err = -EINVAL;
-			snprintf(num, sizeof(num), "%s<Part><PartNumber>%d</PartNumber><ETag>",
-				 i == 0 ? open : "", parts[i].number);
-		}
-		size_t k = strlen(num);
-		if (grow(&doc, &cap, len + k + 1) != 0) {
-			err = -ENOMEM;
-			break;
-		}
-		memcpy(doc + len, num, k + 1);
-		len += k;
-		if (i < n) {
-			xml_escape_into(&doc, &len, &cap, parts[i].etag, &err);
-			const char *tail = "</ETag></Part>";
-			if (!err && grow(&doc, &cap, len + strlen(tail) + 1) == 0) {
-				memcpy(doc + len, tail, strlen(tail) + 1);
-				len += strlen(tail);
-			} else if (!err) {
-				err = -ENOMEM;
-			}
-		}
-	}
-	if (err) {
-		free(doc);
-		return err;
+	struct floe_buf doc;
+	/* Each part: an ETag under 128 bytes, escaped to at most five times that, in under
+	 * 64 bytes of markup. */
+	floe_buf_init(&doc, NULL, FLOE_S3_MAX_PARTS * (5 * 128 + 64) + 64);
+	int rc = complete_doc(&doc, parts, n);
+	if (rc) {
+		floe_buf_fini(&doc);
+		return rc;
 	}
 	struct floe_s3_req rq = {
 	    .method = "POST", .key = key, .max = FLOE_S3_XML_BODY_MAX, .has_body = true};
-	rq.body = (struct floe_s3_body){.mem = (const uint8_t *)doc, .fd = -1, .len = (int64_t)len};
+	rq.body = (struct floe_s3_body){.mem = doc.data, .fd = -1, .len = (int64_t)doc.len};
 	rq.q[rq.nq++] = (struct floe_sigv4_param){"uploadId", upload_id};
 	rq.h[rq.nh++] = (struct floe_sigv4_header){"content-type", "application/xml"};
 	struct floe_s3_resp r = {0};
-	int rc = floe_s3_request_run(s3, &rq, &r);
+	rc = floe_s3_request_run(s3, &rq, &r);
 	if (rc == 0 && r.data) {
 		/* S3 may answer 200 and report the failure in the body. */
 		char code[64];
@@ -166,7 +133,7 @@ int floe_s3_multipart_complete(struct floe_s3 *s3, const char *key, const char *
 	if (rc == -ENOENT && s3->last_attempts > 1)
 		rc = FLOE_S3_EAMBIGUOUS;
 	floe_s3_resp_fini(&r);
-	free(doc);
+	floe_buf_fini(&doc);
 	return rc;
 }
 

@@ -447,7 +447,7 @@ static int attempt(struct floe_s3 *s3, struct floe_s3_req *rq, const char *paylo
 					.amz_date = amz_date};
 	struct floe_sigv4_key key = {s3->cred.access_key_id, s3->cred.secret_access_key, s3->region,
 				     "s3"};
-	if ((rc = floe_sigv4_sign(&sr, &key, &sig)) != 0)
+	if ((rc = floe_sigv4_sign(NULL, &sr, &key, &sig)) != 0)
 		goto out;
 	rc = -ENOMEM;
 	for (size_t i = 0; i < nh; i++)

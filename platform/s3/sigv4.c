@@ -1,13 +1,16 @@
 /* AWS Signature Version 4 (see sigv4.h). The canonical request follows the S3 flavour:
  * the path is percent-encoded once and never normalised, query parameters and header
- * names are sorted bytewise after encoding / lower-casing. */
+ * names are sorted bytewise after encoding / lower-casing. Signing runs in named steps
+ * (canonical request, string to sign, signature, Authorization) over bounded buffers. */
 #include "platform/s3/sigv4.h"
 
-#include "platform/sha.h"
-
+#include "formats/base/alloc.h"
+#include "formats/base/buf.h"
 #include "formats/base/civil.h"
+#include "formats/base/error.h"
 #include "formats/base/hex.h"
 #include "formats/base/wipe.h"
+#include "platform/sha.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -15,60 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A growable NUL-terminated string; err sticks so callers check once at the end. */
-struct sb {
-	char *p;
-	size_t len, cap;
-	int err;
-};
-
-static void sb_reserve(struct sb *s, size_t extra)
-{
-	if (s->err)
-		return;
-	size_t need;
-	if (__builtin_add_overflow(s->len, extra, &need) ||
-	    __builtin_add_overflow(need, 1, &need)) {
-		s->err = -ENOMEM;
-		return;
-	}
-	if (need <= s->cap)
-		return;
-	size_t cap = s->cap ? s->cap : 256;
-	while (cap < need) {
-		if (__builtin_mul_overflow(cap, 2, &cap)) {
-			s->err = -ENOMEM;
-			return;
-		}
-	}
-	char *p = realloc(s->p, cap);
-	if (!p) {
-		s->err = -ENOMEM;
-		return;
-	}
-	s->p = p;
-	s->cap = cap;
-}
-
-static void sb_add(struct sb *s, const char *p, size_t n)
-{
-	sb_reserve(s, n);
-	if (s->err)
-		return;
-	memcpy(s->p + s->len, p, n);
-	s->len += n;
-	s->p[s->len] = '\0';
-}
-
-static void sb_str(struct sb *s, const char *p)
-{
-	sb_add(s, p, strlen(p));
-}
-
-static void sb_chr(struct sb *s, char c)
-{
-	sb_add(s, &c, 1);
-}
+/* Every string of a signature is far below this: a request's header values, names and
+ * query are bounded by what curl and the server accept. */
+#define SIGV4_TEXT_MAX (1u << 20)
 
 static bool unreserved(unsigned char c)
 {
@@ -111,65 +63,39 @@ int floe_sigv4_uri_encode(const char *p, size_t n, int keep_slash, char *out, si
 	return 0;
 }
 
-static void sb_encode(struct sb *s, const char *p, size_t n, int keep_slash)
+/* Appends the encoding of p[0..n) to b. */
+static int put_encoded(struct floe_buf *b, const char *p, size_t n, int keep_slash)
 {
 	size_t need = floe_sigv4_uri_encoded_len(p, n, keep_slash);
-	sb_reserve(s, need);
-	if (s->err)
-		return;
-	size_t pos = s->len;
-	if (floe_sigv4_uri_encode(p, n, keep_slash, s->p, s->cap, &pos) != 0) {
-		s->err = -ENOMEM; /* cannot happen: reserved above */
-		return;
-	}
-	s->len = pos;
+	int rc = floe_buf_reserve(b, need + 1); /* the encoder writes a NUL after it */
+	if (rc)
+		return rc;
+	size_t pos = b->len;
+	if (floe_sigv4_uri_encode(p, n, keep_slash, (char *)b->data, b->cap, &pos) != 0)
+		return FLOE_ELIMIT; /* cannot happen: reserved above */
+	b->len = pos;
+	return 0;
 }
 
-/* One query parameter in encoded form, for sorting. */
-struct qp {
-	char *name, *value;
-};
-
-static int qp_cmp(const void *a, const void *b)
+/* A new NUL-terminated string from a: the encoding of p (NULL: ""). */
+static char *encode_dup(struct floe_alloc *a, const char *p)
 {
-	const struct qp *x = a, *y = b;
-	int c = strcmp(x->name, y->name);
-	return c ? c : strcmp(x->value, y->value);
-}
-
-/* One header, lower-cased name and folded value; idx keeps duplicates in given order. */
-struct hd {
-	char *name, *value;
-	size_t idx;
-};
-
-static int hd_cmp(const void *a, const void *b)
-{
-	const struct hd *x = a, *y = b;
-	int c = strcmp(x->name, y->name);
-	if (c)
-		return c;
-	return x->idx < y->idx ? -1 : x->idx > y->idx;
-}
-
-static char *encode_dup(const char *p, int keep_slash)
-{
-	struct sb s = {0};
-	sb_encode(&s, p ? p : "", p ? strlen(p) : 0, keep_slash);
-	if (!s.err && !s.p)
-		sb_add(&s, "", 0);
-	if (s.err) {
-		free(s.p);
+	struct floe_buf b;
+	floe_buf_init(&b, a, SIGV4_TEXT_MAX);
+	if (put_encoded(&b, p ? p : "", p ? strlen(p) : 0, 0) || floe_buf_putc(&b, '\0')) {
+		floe_buf_fini(&b);
 		return NULL;
 	}
-	return s.p;
+	size_t len;
+	return (char *)floe_buf_steal(&b, &len);
 }
 
-/* Trims leading/trailing spaces and tabs and folds inner runs into one space. */
-static char *fold_value(const char *v)
+/* A new string from a: v with leading/trailing spaces and tabs trimmed and inner runs
+ * folded into one space. */
+static char *fold_value(struct floe_alloc *a, const char *v)
 {
 	size_t n = strlen(v);
-	char *out = malloc(n + 1);
+	char *out = floe_malloc(a, n + 1);
 	if (!out)
 		return NULL;
 	size_t o = 0;
@@ -187,6 +113,167 @@ static char *fold_value(const char *v)
 	}
 	out[o] = '\0';
 	return out;
+}
+
+/* A name and value pair of the canonical request: a query parameter in encoded form, or
+ * a header with its name lower-cased and its value folded (idx keeps duplicates in the
+ * order given). */
+struct pair {
+	char *name, *value;
+	size_t idx;
+};
+
+static int pair_cmp(const void *a, const void *b)
+{
+	const struct pair *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+	if (c)
+		return c;
+	c = strcmp(x->value, y->value);
+	return c ? c : x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static int header_cmp(const void *a, const void *b)
+{
+	const struct pair *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+	if (c)
+		return c;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static void pairs_free(struct floe_alloc *a, struct pair *p, size_t n)
+{
+	for (size_t i = 0; p && i < n; i++) {
+		floe_free(a, p[i].name);
+		floe_free(a, p[i].value);
+	}
+	floe_free(a, p);
+}
+
+/* What signing builds, from a: the canonical request, the signed header names, the
+ * credential scope, the string to sign and the Authorization value. */
+struct signer {
+	struct floe_alloc *a;
+	const struct floe_sigv4_request *req;
+	const struct floe_sigv4_key *key;
+	struct floe_buf creq, sh, scope, sts, auth;
+	char date8[9];
+};
+
+/* The query: encoded, sorted by name and value, "a=1&b=2". */
+static int put_query(struct signer *s)
+{
+	const struct floe_sigv4_request *req = s->req;
+	struct pair *q = floe_calloc(s->a, req->n_query ? req->n_query : 1, sizeof(*q));
+	int rc = q ? 0 : FLOE_ENOMEM;
+	for (size_t i = 0; rc == 0 && i < req->n_query; i++) {
+		q[i].name = encode_dup(s->a, req->query[i].name);
+		q[i].value = encode_dup(s->a, req->query[i].value);
+		q[i].idx = i;
+		if (!q[i].name || !q[i].value)
+			rc = FLOE_ENOMEM;
+	}
+	if (rc == 0)
+		qsort(q, req->n_query, sizeof(*q), pair_cmp);
+	for (size_t i = 0; rc == 0 && i < req->n_query; i++)
+		if ((i && (rc = floe_buf_putc(&s->creq, '&'))) ||
+		    (rc = floe_buf_printf(&s->creq, "%s=%s", q[i].name, q[i].value)))
+			break;
+	pairs_free(s->a, q, req->n_query);
+	return rc;
+}
+
+/* The sorted headers ("name:v1,v2\n" each, duplicates joined in the order given) into the
+ * canonical request, and their names ("a;b") into sh. */
+static int put_headers(struct signer *s)
+{
+	const struct floe_sigv4_request *req = s->req;
+	struct pair *h = floe_calloc(s->a, req->n_headers ? req->n_headers : 1, sizeof(*h));
+	int rc = h ? 0 : FLOE_ENOMEM;
+	for (size_t i = 0; rc == 0 && i < req->n_headers; i++) {
+		h[i].name = floe_strdup(s->a, req->headers[i].name);
+		h[i].value = fold_value(s->a, req->headers[i].value);
+		h[i].idx = i;
+		if (!h[i].name || !h[i].value)
+			rc = FLOE_ENOMEM;
+		for (char *c = h[i].name; rc == 0 && *c; c++)
+			if (*c >= 'A' && *c <= 'Z')
+				*c = (char)(*c - 'A' + 'a');
+	}
+	if (rc == 0)
+		qsort(h, req->n_headers, sizeof(*h), header_cmp);
+	for (size_t i = 0; rc == 0 && i < req->n_headers; i++) {
+		if (i > 0 && strcmp(h[i].name, h[i - 1].name) == 0) {
+			rc = floe_buf_printf(&s->creq, ",%s", h[i].value);
+			continue;
+		}
+		rc = floe_buf_printf(&s->creq, "%s%s:%s", i ? "\n" : "", h[i].name, h[i].value);
+		if (rc == 0)
+			rc = floe_buf_printf(&s->sh, "%s%s", i ? ";" : "", h[i].name);
+	}
+	if (rc == 0 && req->n_headers)
+		rc = floe_buf_putc(&s->creq, '\n');
+	pairs_free(s->a, h, req->n_headers);
+	return rc;
+}
+
+/* METHOD \n path \n query \n headers \n \n signed headers \n payload hash. */
+static int canonical_request(struct signer *s)
+{
+	const char *path = s->req->path && *s->req->path ? s->req->path : "/";
+	int rc;
+	if ((rc = floe_buf_printf(&s->creq, "%s\n", s->req->method)) ||
+	    (rc = put_encoded(&s->creq, path, strlen(path), 1)) ||
+	    (rc = floe_buf_putc(&s->creq, '\n')) || (rc = put_query(s)) ||
+	    (rc = floe_buf_putc(&s->creq, '\n')) || (rc = put_headers(s)) ||
+	    (rc = floe_buf_putc(&s->sh, '\0')))
+		return rc;
+	s->sh.len--; /* the NUL stays after the names, not counted */
+	return floe_buf_printf(&s->creq, "\n%s\n%s", (const char *)s->sh.data,
+			       s->req->payload_hash);
+}
+
+/* The credential scope and the string to sign. */
+static int string_to_sign(struct signer *s)
+{
+	char creq_hash[FLOE_SHA256_HEX_LEN + 1];
+	int rc = floe_sha256_hex(s->creq.data, s->creq.len, creq_hash);
+	if (rc)
+		return rc;
+	memcpy(s->date8, s->req->amz_date, 8);
+	s->date8[8] = '\0';
+	if ((rc = floe_buf_printf(&s->scope, "%s/%s/%s/aws4_request", s->date8, s->key->region,
+				  s->key->service)))
+		return rc;
+	return floe_buf_printf(&s->sts, "AWS4-HMAC-SHA256\n%s\n%s\n%s", s->req->amz_date,
+			       (const char *)s->scope.data, creq_hash);
+}
+
+/* The signature: HMAC of the string to sign under the key chained from "AWS4" + secret
+ * over date, region, service and "aws4_request". Every copy of the secret is wiped. */
+static int signature(struct signer *s, char out[65])
+{
+	struct floe_buf secret;
+	floe_buf_init(&secret, s->a, SIGV4_TEXT_MAX);
+	uint8_t k[FLOE_SHA256_LEN], sig[FLOE_SHA256_LEN];
+	int rc = floe_buf_printf(&secret, "AWS4%s", s->key->secret_access_key);
+	if (rc == 0)
+		rc = floe_hmac_sha256(secret.data, secret.len, s->date8, 8, k);
+	floe_wipe(secret.data, secret.cap);
+	floe_buf_fini(&secret);
+	if (rc == 0)
+		rc = floe_hmac_sha256(k, sizeof(k), s->key->region, strlen(s->key->region), k);
+	if (rc == 0)
+		rc = floe_hmac_sha256(k, sizeof(k), s->key->service, strlen(s->key->service), k);
+	if (rc == 0)
+		rc = floe_hmac_sha256(k, sizeof(k), "aws4_request", 12, k);
+	if (rc == 0)
+		rc = floe_hmac_sha256(k, sizeof(k), s->sts.data, s->sts.len, sig);
+	floe_wipe(k, sizeof(k));
+	if (rc == 0)
+		floe_hex_encode(sig, sizeof(sig), out);
+	return rc;
 }
 
 static bool valid_amz_date(const char *d)
@@ -211,192 +298,70 @@ static bool valid_token(const char *p)
 	return true;
 }
 
+static bool valid_request(const struct floe_sigv4_request *req, const struct floe_sigv4_key *key)
+{
+	if (!valid_token(req->method) || !valid_amz_date(req->amz_date) || !req->payload_hash ||
+	    !key->access_key_id || !key->secret_access_key || !valid_token(key->region) ||
+	    !valid_token(key->service))
+		return false;
+	for (size_t i = 0; i < req->n_headers; i++)
+		if (!valid_token(req->headers[i].name) || !req->headers[i].value)
+			return false;
+	return true;
+}
+
 void floe_sigv4_result_fini(struct floe_sigv4_result *r)
 {
 	if (!r)
 		return;
-	free(r->canonical_request);
-	free(r->string_to_sign);
-	free(r->signed_headers);
-	free(r->authorization);
+	floe_free(r->alloc, r->canonical_request);
+	floe_free(r->alloc, r->string_to_sign);
+	floe_free(r->alloc, r->signed_headers);
+	floe_free(r->alloc, r->authorization);
 	memset(r, 0, sizeof(*r));
 }
 
-int floe_sigv4_sign(const struct floe_sigv4_request *req, const struct floe_sigv4_key *key,
-		    struct floe_sigv4_result *out)
+/* b's bytes as a new NUL-terminated string (b is left empty). */
+static char *take(struct floe_buf *b)
+{
+	size_t len;
+	if (floe_buf_putc(b, '\0'))
+		return NULL;
+	return (char *)floe_buf_steal(b, &len);
+}
+
+int floe_sigv4_sign(struct floe_alloc *a, const struct floe_sigv4_request *req,
+		    const struct floe_sigv4_key *key, struct floe_sigv4_result *out)
 {
 	memset(out, 0, sizeof(*out));
-	if (!valid_token(req->method) || !valid_amz_date(req->amz_date) || !req->payload_hash ||
-	    !key->access_key_id || !key->secret_access_key || !valid_token(key->region) ||
-	    !valid_token(key->service))
+	if (!valid_request(req, key))
 		return -EINVAL;
-	for (size_t i = 0; i < req->n_headers; i++)
-		if (!valid_token(req->headers[i].name) || !req->headers[i].value)
-			return -EINVAL;
-
-	int rc = -ENOMEM;
-	struct qp *q = calloc(req->n_query ? req->n_query : 1, sizeof(*q));
-	struct hd *h = calloc(req->n_headers ? req->n_headers : 1, sizeof(*h));
-	struct sb creq = {0}, sh = {0}, sts = {0}, auth = {0};
-	if (!q || !h)
+	struct signer s = {.a = a, .req = req, .key = key};
+	struct floe_buf *bufs[] = {&s.creq, &s.sh, &s.scope, &s.sts, &s.auth};
+	for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
+		floe_buf_init(bufs[i], a, SIGV4_TEXT_MAX);
+	int rc;
+	if ((rc = canonical_request(&s)) || (rc = string_to_sign(&s)) ||
+	    (rc = signature(&s, out->signature)))
 		goto out;
-
-	/* Method and path. */
-	sb_str(&creq, req->method);
-	sb_chr(&creq, '\n');
-	const char *path = req->path && *req->path ? req->path : "/";
-	sb_encode(&creq, path, strlen(path), 1);
-	sb_chr(&creq, '\n');
-
-	/* Query: encode, then sort by name and value. */
-	for (size_t i = 0; i < req->n_query; i++) {
-		q[i].name = encode_dup(req->query[i].name, 0);
-		q[i].value = encode_dup(req->query[i].value, 0);
-		if (!q[i].name || !q[i].value)
-			goto out;
-	}
-	qsort(q, req->n_query, sizeof(*q), qp_cmp);
-	for (size_t i = 0; i < req->n_query; i++) {
-		if (i)
-			sb_chr(&creq, '&');
-		sb_str(&creq, q[i].name);
-		sb_chr(&creq, '=');
-		sb_str(&creq, q[i].value);
-	}
-	sb_chr(&creq, '\n');
-
-	/* Headers: lower-case, fold, sort (stable for duplicates), join duplicates. */
-	for (size_t i = 0; i < req->n_headers; i++) {
-		h[i].name = strdup(req->headers[i].name);
-		h[i].value = fold_value(req->headers[i].value);
-		h[i].idx = i;
-		if (!h[i].name || !h[i].value)
-			goto out;
-		for (char *c = h[i].name; *c; c++)
-			if (*c >= 'A' && *c <= 'Z')
-				*c = (char)(*c - 'A' + 'a');
-	}
-	qsort(h, req->n_headers, sizeof(*h), hd_cmp);
-	for (size_t i = 0; i < req->n_headers; i++) {
-		bool same_as_prev = i > 0 && strcmp(h[i].name, h[i - 1].name) == 0;
-		if (same_as_prev) {
-			sb_chr(&creq, ',');
-		} else {
-			if (i > 0) {
-				sb_chr(&creq, '\n');
-				sb_chr(&sh, ';');
-			}
-			sb_str(&creq, h[i].name);
-			sb_chr(&creq, ':');
-			sb_str(&sh, h[i].name);
-		}
-		sb_str(&creq, h[i].value);
-	}
-	if (req->n_headers)
-		sb_chr(&creq, '\n');
-	sb_chr(&creq, '\n');
-	sb_str(&creq, sh.p ? sh.p : "");
-	sb_chr(&creq, '\n');
-	sb_str(&creq, req->payload_hash);
-	if (creq.err || sh.err) {
-		rc = creq.err ? creq.err : sh.err;
+	if ((rc = floe_buf_printf(&s.auth,
+				  "AWS4-HMAC-SHA256 Credential=%s/%s, SignedHeaders=%s, Signature=%s",
+				  key->access_key_id, (const char *)s.scope.data,
+				  (const char *)s.sh.data, out->signature)))
 		goto out;
-	}
-
-	/* String to sign. */
-	char date8[9];
-	memcpy(date8, req->amz_date, 8);
-	date8[8] = '\0';
-	char creq_hash[FLOE_SHA256_HEX_LEN + 1];
-	if ((rc = floe_sha256_hex(creq.p, creq.len, creq_hash)) != 0)
-		goto out;
-	struct sb scope = {0};
-	sb_str(&scope, date8);
-	sb_chr(&scope, '/');
-	sb_str(&scope, key->region);
-	sb_chr(&scope, '/');
-	sb_str(&scope, key->service);
-	sb_str(&scope, "/aws4_request");
-	sb_str(&sts, "AWS4-HMAC-SHA256\n");
-	sb_str(&sts, req->amz_date);
-	sb_chr(&sts, '\n');
-	sb_str(&sts, scope.p ? scope.p : "");
-	sb_chr(&sts, '\n');
-	sb_str(&sts, creq_hash);
-
-	/* Signing key: HMAC chain from "AWS4" + secret over date, region, service. */
-	uint8_t k[FLOE_SHA256_LEN];
-	struct sb secret = {0};
-	sb_str(&secret, "AWS4");
-	sb_str(&secret, key->secret_access_key);
-	rc = secret.err ? secret.err : scope.err ? scope.err : sts.err;
-	if (!rc)
-		rc = floe_hmac_sha256(secret.p, secret.len, date8, 8, k);
-	if (secret.p) {
-		/* The secret must not linger in freed heap memory. */
-		floe_wipe(secret.p, secret.len);
-		free(secret.p);
-	}
-	if (!rc)
-		rc = floe_hmac_sha256(k, sizeof(k), key->region, strlen(key->region), k);
-	if (!rc)
-		rc = floe_hmac_sha256(k, sizeof(k), key->service, strlen(key->service), k);
-	if (!rc)
-		rc = floe_hmac_sha256(k, sizeof(k), "aws4_request", 12, k);
-	uint8_t sig[FLOE_SHA256_LEN];
-	if (!rc)
-		rc = floe_hmac_sha256(k, sizeof(k), sts.p, sts.len, sig);
-	floe_wipe(k, sizeof(k));
-	if (rc) {
-		free(scope.p);
-		goto out;
-	}
-	floe_hex_encode(sig, sizeof(sig), out->signature);
-
-	sb_str(&auth, "AWS4-HMAC-SHA256 Credential=");
-	sb_str(&auth, key->access_key_id);
-	sb_chr(&auth, '/');
-	sb_str(&auth, scope.p);
-	sb_str(&auth, ", SignedHeaders=");
-	sb_str(&auth, sh.p ? sh.p : "");
-	sb_str(&auth, ", Signature=");
-	sb_str(&auth, out->signature);
-	free(scope.p);
-	if (auth.err) {
-		rc = auth.err;
-		goto out;
-	}
-	if (!sh.p)
-		sb_add(&sh, "", 0);
-	if (sh.err) {
-		rc = sh.err;
-		goto out;
-	}
-	out->canonical_request = creq.p;
-	out->string_to_sign = sts.p;
-	out->signed_headers = sh.p;
-	out->authorization = auth.p;
-	creq.p = sts.p = sh.p = auth.p = NULL;
-	rc = 0;
+	out->alloc = a;
+	out->canonical_request = take(&s.creq);
+	out->string_to_sign = take(&s.sts);
+	out->signed_headers = take(&s.sh);
+	out->authorization = take(&s.auth);
+	if (!out->canonical_request || !out->string_to_sign || !out->signed_headers ||
+	    !out->authorization)
+		rc = FLOE_ENOMEM;
 out:
-	if (q)
-		for (size_t i = 0; i < req->n_query; i++) {
-			free(q[i].name);
-			free(q[i].value);
-		}
-	if (h)
-		for (size_t i = 0; i < req->n_headers; i++) {
-			free(h[i].name);
-			free(h[i].value);
-		}
-	free(q);
-	free(h);
-	free(creq.p);
-	free(sts.p);
-	free(sh.p);
-	free(auth.p);
+	for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
+		floe_buf_fini(bufs[i]);
 	if (rc)
-		memset(out, 0, sizeof(*out));
+		floe_sigv4_result_fini(out);
 	return rc;
 }
 

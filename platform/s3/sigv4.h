@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct floe_alloc;
+
 /* A header to sign: name in any case (it is lower-cased), value as sent (it is trimmed and
  * runs of spaces are folded for signing). Duplicate names are joined with ',' in the order
  * given, as SigV4 requires. */
@@ -47,20 +49,23 @@ struct floe_sigv4_key {
 	const char *service; /* "s3" */
 };
 
-/* Everything the signer computed; strings are owned, free with floe_sigv4_result_fini. */
+/* Everything the signer computed; the strings are owned (from alloc), released with
+ * floe_sigv4_result_fini. */
 struct floe_sigv4_result {
 	char *canonical_request;
 	char *string_to_sign;
 	char *signed_headers; /* "host;x-amz-content-sha256;x-amz-date" */
-	char *
-	    authorization; /* "AWS4-HMAC-SHA256 Credential=..., SignedHeaders=..., Signature=..." */
+	/* "AWS4-HMAC-SHA256 Credential=..., SignedHeaders=..., Signature=..." */
+	char *authorization;
 	char signature[65];
+	struct floe_alloc *alloc;
 };
 
-/* Signs req with key into *out (zeroed first). Returns 0, -EINVAL on a malformed amz_date,
- * method or header name, -ENOMEM. On failure *out holds nothing to free. */
-int floe_sigv4_sign(const struct floe_sigv4_request *req, const struct floe_sigv4_key *key,
-		    struct floe_sigv4_result *out);
+/* Signs req with key into *out (zeroed first), allocating from a (NULL: unbudgeted).
+ * Returns 0, -EINVAL on a malformed amz_date, method or header name, FLOE_ENOMEM. On
+ * failure *out holds nothing to free. */
+int floe_sigv4_sign(struct floe_alloc *a, const struct floe_sigv4_request *req,
+		    const struct floe_sigv4_key *key, struct floe_sigv4_result *out);
 void floe_sigv4_result_fini(struct floe_sigv4_result *r);
 
 /* Appends the SigV4 URI encoding of p[0..n) to out[0..cap) at *pos: every byte outside
