@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int floe_secret_resolve(const char *ref, char **out)
+int floe_secret_resolve(struct floe_alloc *a, const char *ref, char **out)
 {
 	char *v = NULL;
 	size_t len = 0;
@@ -20,16 +20,15 @@ int floe_secret_resolve(const char *ref, char **out)
 		if (!e)
 			return -ENOENT;
 		len = strlen(e);
-		if (!(v = floe_strndup(NULL, e, len)))
+		if (!(v = floe_strndup(a, e, len)))
 			return FLOE_ENOMEM;
 	} else if (strncmp(ref, "file:", 5) == 0) {
 		void *data = NULL;
-		int rc = floe_fs_read_file(ref + 5, 64 * 1024, &data, &len);
+		int rc = floe_fs_read_file(a, ref + 5, 64 * 1024, &data, &len);
 		if (rc)
 			return rc;
-		v = floe_strndup(NULL, data, len);
-		floe_wipe(data, len);
-		floe_fs_free(data);
+		v = floe_strndup(a, data, len);
+		floe_wipe_free(a, data);
 		if (!v)
 			return FLOE_ENOMEM;
 		if (len && v[len - 1] == '\n')
@@ -40,14 +39,14 @@ int floe_secret_resolve(const char *ref, char **out)
 		return -EINVAL;
 	}
 	if (len == 0) {
-		floe_wipe_free(NULL, v);
+		floe_wipe_free(a, v);
 		return -ENODATA;
 	}
 	*out = v;
 	return 0;
 }
 
-void floe_secret_free(char *secret)
+void floe_secret_free(struct floe_alloc *a, char *secret)
 {
-	floe_wipe_free(NULL, secret);
+	floe_wipe_free(a, secret);
 }

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct floe_alloc;
+
 struct floe_store;
 
 struct floe_store_ops {
@@ -29,10 +31,14 @@ struct floe_store_ops {
 struct floe_store {
 	const struct floe_store_ops *ops;
 	char uri[FLOE_PATH_MAX]; /* "file:///abs/dir" or "s3://bucket/prefix", no trailing slash */
+	/* Where the store's memory comes from, object bodies and listings included: the
+	 * agent's budget (borrowed; NULL: unbudgeted). */
+	struct floe_alloc *alloc;
 };
 
-/* A store over the local directory root; directories are created as keys are written. */
-int floe_store_local_new(const char *root, struct floe_store **out);
+/* A store over the local directory root, allocating from a; directories are created as
+ * keys are written. */
+int floe_store_local_new(struct floe_alloc *a, const char *root, struct floe_store **out);
 
 /* Checks that the store arbitrates creates: a probe key created twice must fail the
  * second time (some S3 gateways ignore If-None-Match). 0 when it does, FLOE-independent
@@ -40,10 +46,11 @@ int floe_store_local_new(const char *root, struct floe_store **out);
  * removed afterwards. */
 int floe_store_probe_conditional(struct floe_store *s, const char *probe_key);
 
-/* Reads key into a new buffer (free with floe_store_free_data); -ENOENT when absent,
- * -EFBIG over max. */
+/* Reads key into a new buffer from the store's allocator (free with
+ * floe_store_free_data); -ENOENT when absent, -EFBIG over max, FLOE_ENOMEM when the
+ * allocator refuses it (a large object counts against the agent's budget). */
 int floe_store_get(struct floe_store *s, const char *key, size_t max, void **data, size_t *len);
-void floe_store_free_data(void *data);
+void floe_store_free_data(struct floe_store *s, void *data);
 /* Writes key (replacing it). */
 int floe_store_put(struct floe_store *s, const char *key, const void *data, size_t len);
 /* Creates key only if it does not exist: -EEXIST when it does (another writer won). A

@@ -6,6 +6,8 @@
 #include "fs.h"
 #include "path.h"
 
+#include "formats/base/alloc.h"
+#include "formats/base/error.h"
 #include "formats/base/limits.h"
 
 #include <errno.h>
@@ -46,7 +48,7 @@ static int l_get(struct floe_store *s, const char *key, size_t max, void **data,
 {
 	char path[FLOE_PATH_MAX];
 	int rc = key_path((struct local *)s, key, path, sizeof(path));
-	return rc ? rc : floe_fs_read_file(path, max, data, len);
+	return rc ? rc : floe_fs_read_file(s->alloc, path, max, data, len);
 }
 
 static int l_put(struct floe_store *s, const char *key, const void *data, size_t len)
@@ -150,13 +152,13 @@ static int l_list(struct floe_store *s, const char *prefix, int (*fn)(void *ctx,
 	if (rc)
 		return rc;
 	struct list_ctx c = {dirkey, prefix + dlen, fn, ctx};
-	rc = floe_fs_list(path, list_one, &c);
+	rc = floe_fs_list(s->alloc, path, list_one, &c);
 	return rc == -ENOENT ? 0 : rc;
 }
 
 static void l_destroy(struct floe_store *s)
 {
-	free(s);
+	floe_free(s->alloc, s);
 }
 
 static const struct floe_store_ops local_ops = {
@@ -172,18 +174,19 @@ static const struct floe_store_ops local_ops = {
 	.destroy = l_destroy,
 };
 
-int floe_store_local_new(const char *root, struct floe_store **out)
+int floe_store_local_new(struct floe_alloc *a, const char *root, struct floe_store **out)
 {
-	struct local *l = calloc(1, sizeof(*l));
+	struct local *l = floe_calloc(a, 1, sizeof(*l));
 	if (!l)
-		return -ENOMEM;
+		return FLOE_ENOMEM;
+	l->base.alloc = a;
 	int rc = floe_path_absolute(root, l->root, sizeof(l->root));
 	if (rc == 0 && strlen(l->root) > 1 && l->root[strlen(l->root) - 1] == '/')
 		l->root[strlen(l->root) - 1] = '\0';
 	if (rc == 0 && snprintf(l->base.uri, sizeof(l->base.uri), "file://%s", l->root) >= (int)sizeof(l->base.uri))
 		rc = -ENAMETOOLONG;
 	if (rc) {
-		free(l);
+		floe_free(a, l);
 		return rc;
 	}
 	l->base.ops = &local_ops;

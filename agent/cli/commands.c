@@ -84,7 +84,7 @@ struct floe_config *floe_cli_load_config(const char *path, bool create_identity)
 {
 	void *text = NULL;
 	size_t len = 0;
-	int rc = floe_fs_read_file(path, CONFIG_MAX, &text, &len);
+	int rc = floe_fs_read_file(NULL, path, CONFIG_MAX, &text, &len);
 	if (rc) {
 		fprintf(stderr, "floe: %s: %s\n", path, floe_strerror(rc));
 		return NULL;
@@ -110,7 +110,7 @@ struct floe_config *floe_cli_load_config(const char *path, bool create_identity)
 		snprintf(id, sizeof(id), "%s", def);
 		if (default_agent_id(host, cfg, create_identity, id)) {
 			floe_config_free(cfg);
-			floe_fs_free(text);
+			floe_free(NULL, text);
 			return NULL;
 		}
 		if (strcmp(id, def) != 0) {
@@ -119,7 +119,7 @@ struct floe_config *floe_cli_load_config(const char *path, bool create_identity)
 			rc = floe_config_parse(NULL, path, text, len, id, &cfg, err, sizeof(err));
 		}
 	}
-	floe_fs_free(text);
+	floe_free(NULL, text);
 	/* The memory rule is checked for every command, so that `check` refuses what `run`
 	 * could not hold. */
 	if (rc == 0 && (rc = floe_config_check_memory(cfg, err, sizeof(err)))) {

@@ -147,7 +147,7 @@ static int live_files(struct floe_store *st, const struct floe_ice_meta *m, long
 		return rc;
 	struct floe_ice_manifest_list *list = NULL;
 	rc = floe_ice_manifest_list_read(NULL, data, len, &list);
-	floe_store_free_data(data);
+	floe_store_free_data(st, data);
 	if (rc) {
 		fprintf(stderr, "floe: %s: %s\n", list_uri, floe_strerror(rc));
 		return rc;
@@ -157,7 +157,7 @@ static int live_files(struct floe_store *st, const struct floe_ice_meta *m, long
 		if ((rc = read_uri(st, e->path, &data, &len)))
 			break;
 		rc = floe_ice_manifest_read(NULL, data, len, print_file, l);
-		floe_store_free_data(data);
+		floe_store_free_data(st, data);
 		if (rc)
 			fprintf(stderr, "floe: %s: %s\n", e->path, floe_strerror(rc));
 	}
@@ -364,7 +364,7 @@ static int inspect_warehouse(const struct floe_config *cfg, const char *prefix)
 {
 	struct floe_store *st = NULL;
 	char why[1024] = "";
-	int rc = floe_warehouse_open(cfg, false, &st, why, sizeof(why));
+	int rc = floe_warehouse_open(NULL, cfg, false, &st, why, sizeof(why));
 	if (rc) {
 		fprintf(stderr, "floe: %s\n", why);
 		return rc == FLOE_EINVAL ? FLOE_EXIT_USAGE : FLOE_EXIT_RUNTIME;
@@ -436,7 +436,7 @@ int floe_cmd_inspect(int argc, char **argv)
 		return FLOE_EXIT_USAGE;
 	}
 	struct floe_store *st = NULL;
-	if ((rc = floe_store_local_new(abs, &st))) {
+	if ((rc = floe_store_local_new(NULL, abs, &st))) {
 		fprintf(stderr, "floe: %s: %s\n", abs, floe_strerror(rc));
 		return FLOE_EXIT_RUNTIME;
 	}

@@ -124,7 +124,7 @@ int floe_spool_open(struct floe_alloc *a, const char *dir, const struct floe_par
 	struct cleanup_ctx c = {sp, NULL, 0};
 	rc = floe_spool_list(sp, &c.seqs, &c.n);
 	if (rc == 0)
-		rc = floe_fs_list(dir, cleanup_one, &c);
+		rc = floe_fs_list(sp->alloc, dir, cleanup_one, &c);
 	floe_free(a, c.seqs);
 	if (rc) {
 		floe_free(a, sp);
@@ -174,7 +174,7 @@ static int cmp_u64(const void *a, const void *b)
 int floe_spool_list(struct floe_spool *sp, uint64_t **seqs, size_t *n)
 {
 	struct list_ctx l = {sp->alloc, NULL, 0, 0, 0};
-	int rc = floe_fs_list(sp->dir, list_one, &l);
+	int rc = floe_fs_list(sp->alloc, sp->dir, list_one, &l);
 	if (rc == 0)
 		rc = l.rc;
 	if (rc) {
@@ -603,7 +603,7 @@ int floe_spool_quarantine(struct floe_spool *sp, uint64_t seq)
 		return rc;
 	struct move_ctx m = {sp, qdir, ""};
 	snprintf(m.prefix, sizeof(m.prefix), "%020" PRIu64 "-", seq);
-	return floe_fs_list(sp->dir, move_data, &m);
+	return floe_fs_list(sp->alloc, sp->dir, move_data, &m);
 }
 
 int floe_spool_quarantine_files(struct floe_spool *sp, const struct floe_spool_entry *e)

@@ -211,7 +211,7 @@ static int read_parent_list(struct floe_table *t, long parent_idx, struct floe_i
 	if ((rc = floe_store_get(t->store, key, FLOE_TABLE_MANIFEST_MAX, &data, &len)))
 		return floe_table_fail(t, rc, "reading manifest list %s failed: %s", uri, floe_strerror(rc));
 	rc = floe_ice_manifest_list_read(t->alloc, data, len, out);
-	floe_store_free_data(data);
+	floe_store_free_data(t->store, data);
 	if (rc)
 		return floe_table_fail(t, rc, "manifest list %s: %s", uri, floe_strerror(rc));
 	return 0;

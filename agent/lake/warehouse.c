@@ -53,10 +53,12 @@ static unsigned credential_sources(const struct floe_config *cfg, unsigned order
  * expire. A reference that does not resolve, or no credentials from any source, is a
  * configuration error (FLOE_EINVAL: exit 2, so that systemd does not restart a host that
  * cannot work until someone fixes it); an unreachable remote source is a runtime one. */
-static int s3_credprov(const struct floe_config *cfg, struct floe_s3_credprov **out, char *why, size_t cap)
+static int s3_credprov(struct floe_alloc *a, const struct floe_config *cfg, struct floe_s3_credprov **out,
+		       char *why, size_t cap)
 {
 	struct floe_aws_credentials c;
 	memset(&c, 0, sizeof(c));
+	c.alloc = a;
 	const char *refs[3] = {cfg->lake.s3.access_key_id, cfg->lake.s3.secret_access_key,
 			       cfg->lake.s3.session_token};
 	char **dst[3] = {&c.access_key_id, &c.secret_access_key, &c.session_token};
@@ -64,7 +66,7 @@ static int s3_credprov(const struct floe_config *cfg, struct floe_s3_credprov **
 	for (int i = 0; given && i < 3; i++) {
 		if (!refs[i])
 			continue;
-		int rc = floe_secret_resolve(refs[i], dst[i]);
+		int rc = floe_secret_resolve(a, refs[i], dst[i]);
 		if (rc) {
 			snprintf(why, cap, "lake.s3: cannot resolve %s: %s", refs[i],
 				 rc == -ENOENT && refs[i][0] == 'e'
@@ -76,6 +78,7 @@ static int s3_credprov(const struct floe_config *cfg, struct floe_s3_credprov **
 	}
 	struct floe_s3_credprov_options po;
 	memset(&po, 0, sizeof(po));
+	po.alloc = a;
 	po.static_credentials = given ? &c : NULL;
 	po.providers = credential_sources(cfg, po.order);
 	po.profile = cfg->lake.s3.profile;
@@ -109,14 +112,14 @@ static int s3_credprov(const struct floe_config *cfg, struct floe_s3_credprov **
 
 /* Opens the warehouse's store: a local directory, or S3 after checking that the store
  * honours conditional creates (the commit point of catalog-less tables). */
-int floe_warehouse_open(const struct floe_config *cfg, bool probe, struct floe_store **out, char *why,
-			size_t cap)
+int floe_warehouse_open(struct floe_alloc *a, const struct floe_config *cfg, bool probe, struct floe_store **out,
+			char *why, size_t cap)
 {
 	int rc;
 	if (cfg->lake.catalog != FLOE_CATALOG_S3) {
 		char abs[FLOE_PATH_MAX];
 		if ((rc = floe_path_absolute(cfg->lake.warehouse, abs, sizeof(abs))) == 0)
-			rc = floe_store_local_new(abs, out);
+			rc = floe_store_local_new(a, abs, out);
 		if (rc)
 			snprintf(why, cap, "cannot use warehouse %s: %s", cfg->lake.warehouse, floe_strerror(rc));
 		return rc;
@@ -135,10 +138,11 @@ int floe_warehouse_open(const struct floe_config *cfg, bool probe, struct floe_s
 			  "network unencrypted",
 			  cfg->lake.s3.endpoint);
 	struct floe_s3_credprov *prov = NULL;
-	if ((rc = s3_credprov(cfg, &prov, why, cap)))
+	if ((rc = s3_credprov(a, cfg, &prov, why, cap)))
 		return rc;
 	struct floe_s3_options o;
 	memset(&o, 0, sizeof(o));
+	o.alloc = a;
 	o.endpoint = cfg->lake.s3.endpoint;
 	o.region = cfg->lake.s3.region;
 	o.bucket = cfg->lake.s3_bucket;

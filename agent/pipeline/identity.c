@@ -102,7 +102,7 @@ int floe_identity_machine(const char *path, char out[17])
 {
 	void *data = NULL;
 	size_t len = 0;
-	int rc = floe_fs_read_file(path, 256, &data, &len);
+	int rc = floe_fs_read_file(NULL, path, 256, &data, &len);
 	if (rc)
 		return rc == -EFBIG || rc == -EISDIR ? -ENOENT : rc;
 	const char *p = data;
@@ -116,7 +116,7 @@ int floe_identity_machine(const char *path, char out[17])
 	static const char app[] = "floe agent id";
 	if (ok && !zero)
 		rc = floe_hmac_sha256(p, 32, app, sizeof(app) - 1, mac);
-	floe_fs_free(data);
+	floe_free(NULL, data);
 	if (!ok || zero)
 		return -ENOENT;
 	if (rc)

@@ -141,7 +141,7 @@ int floe_runner_new(const struct floe_config *cfg, struct floe_runner **out, cha
 	if ((rc = floe_identity_open(&r->alloc, r->state_dir, machine, true, &r->id, why, cap)))
 		goto err;
 	r->ck_committed_seq = -1;
-	if ((rc = floe_warehouse_open(cfg, true, &r->store, why, cap)))
+	if ((rc = floe_warehouse_open(&r->alloc, cfg, true, &r->store, why, cap)))
 		goto err;
 	struct floe_part_spec spec;
 	if ((rc = floe_part_spec_from_config(&spec, cfg->logs.partition_by, cfg->logs.npartition_by, why, cap)))

@@ -3,6 +3,8 @@
 #include "platform/s3/s3.h"
 
 #include "formats/aws/xml.h"
+#include "formats/base/alloc.h"
+#include "formats/base/buf.h"
 #include "platform/clock.h"
 #include "platform/log.h"
 #include "platform/s3/s3_request.h"
@@ -40,18 +42,19 @@ static int64_t default_now(void *ctx)
 
 /* ---- construction -------------------------------------------------------------------- */
 
-static char *xstrdup(const char *s)
+static char *xstrdup(struct floe_alloc *a, const char *s)
 {
-	return s ? strdup(s) : NULL;
+	return s ? floe_strdup(a, s) : NULL;
 }
 
-static int copy_creds(struct floe_aws_credentials *dst, const struct floe_aws_credentials *src)
+static int copy_creds(struct floe_alloc *a, struct floe_aws_credentials *dst,
+		      const struct floe_aws_credentials *src)
 {
 	if (!src->access_key_id || !*src->access_key_id || !src->secret_access_key ||
 	    !*src->secret_access_key)
 		return -EINVAL;
 	struct floe_aws_credentials c;
-	int rc = floe_aws_credentials_set(NULL, src->access_key_id, src->secret_access_key,
+	int rc = floe_aws_credentials_set(a, src->access_key_id, src->secret_access_key,
 					  src->session_token, &c);
 	if (rc)
 		return rc;
@@ -62,7 +65,7 @@ static int copy_creds(struct floe_aws_credentials *dst, const struct floe_aws_cr
 
 int floe_s3_set_credentials(struct floe_s3 *s3, const struct floe_aws_credentials *c)
 {
-	return copy_creds(&s3->cred, c);
+	return copy_creds(s3->o.alloc, &s3->cred, c);
 }
 
 /* A bucket name usable as a DNS label prefix (virtual-hosted style). */
@@ -129,11 +132,12 @@ int floe_s3_new(const struct floe_s3_options *o, struct floe_s3 **out)
 		curl_ready = true;
 	}
 
-	int rc = -ENOMEM;
-	struct floe_s3 *s3 = calloc(1, sizeof(*s3));
+	struct floe_alloc *a = o->alloc;
+	int rc = FLOE_ENOMEM;
+	struct floe_s3 *s3 = floe_calloc(a, 1, sizeof(*s3));
 	char *authority = NULL;
 	if (!s3)
-		return -ENOMEM;
+		return FLOE_ENOMEM;
 	s3->o = *o;
 	s3->o.endpoint = s3->o.region = s3->o.bucket = s3->o.ca_file = s3->o.ca_path = NULL;
 	s3->o.connect_to = NULL;
@@ -144,45 +148,45 @@ int floe_s3_new(const struct floe_s3_options *o, struct floe_s3 **out)
 	/* With a provider, static credentials are optional (they serve until the first
 	 * request asks the provider). */
 	if ((!o->credprov || o->credentials.access_key_id || o->credentials.secret_access_key) &&
-	    (rc = copy_creds(&s3->cred, &o->credentials)) != 0)
-		goto fail;
+	    (rc = copy_creds(a, &s3->cred, &o->credentials)) != 0)
+		goto out;
 	s3->credprov = floe_s3_credprov_ref(o->credprov);
-	rc = -ENOMEM;
-	authority = strndup(auth, alen);
+	rc = FLOE_ENOMEM;
+	authority = floe_strndup(a, auth, alen);
 	if (!authority)
-		goto fail;
+		goto out;
 	for (char *c = authority; *c; c++)
 		if (*c >= 'A' && *c <= 'Z')
 			*c = (char)(*c - 'A' + 'a');
 	if (o->path_style) {
-		s3->host = xstrdup(authority);
-		s3->path_prefix = floe_s3_join3("/", o->bucket, "");
+		s3->host = xstrdup(a, authority);
+		s3->path_prefix = floe_s3_join3(a, "/", o->bucket, "");
 	} else {
-		s3->host = floe_s3_join3(o->bucket, ".", authority);
-		s3->path_prefix = xstrdup("");
+		s3->host = floe_s3_join3(a, o->bucket, ".", authority);
+		s3->path_prefix = xstrdup(a, "");
 	}
-	s3->base = s3->host ? floe_s3_join3(scheme, s3->host, "") : NULL;
-	s3->region = xstrdup(o->region);
-	s3->bucket = xstrdup(o->bucket);
-	s3->ca_file = xstrdup(o->ca_file);
-	s3->ca_path = xstrdup(o->ca_path);
+	s3->base = s3->host ? floe_s3_join3(a, scheme, s3->host, "") : NULL;
+	s3->region = xstrdup(a, o->region);
+	s3->bucket = xstrdup(a, o->bucket);
+	s3->ca_file = xstrdup(a, o->ca_file);
+	s3->ca_path = xstrdup(a, o->ca_path);
 	if (!s3->host || !s3->path_prefix || !s3->base || !s3->region || !s3->bucket ||
 	    (o->ca_file && !s3->ca_file) || (o->ca_path && !s3->ca_path))
-		goto fail;
+		goto out;
 	if (o->connect_to && !(s3->connect_to = curl_slist_append(NULL, o->connect_to)))
-		goto fail;
+		goto out;
 	s3->multi = curl_multi_init();
 	s3->curl = curl_easy_init();
 	if (!s3->multi || !s3->curl) {
 		rc = -EIO;
-		goto fail;
+		goto out;
 	}
-	free(authority);
+	rc = 0;
 	*out = s3;
-	return 0;
-fail:
-	free(authority);
-	floe_s3_free(s3);
+out:
+	floe_free(a, authority);
+	if (rc)
+		floe_s3_free(s3);
 	return rc;
 }
 
@@ -196,17 +200,15 @@ void floe_s3_free(struct floe_s3 *s3)
 		curl_easy_cleanup(s3->curl);
 	if (s3->multi)
 		curl_multi_cleanup(s3->multi);
-	free(s3->base);
-	free(s3->host);
-	free(s3->path_prefix);
-	free(s3->region);
-	free(s3->bucket);
-	free(s3->ca_file);
-	free(s3->ca_path);
+	struct floe_alloc *a = s3->o.alloc;
+	char *strings[] = {s3->base,   s3->host,    s3->path_prefix, s3->region,
+			   s3->bucket, s3->ca_file, s3->ca_path};
+	for (size_t i = 0; i < sizeof(strings) / sizeof(strings[0]); i++)
+		floe_free(a, strings[i]);
 	curl_slist_free_all(s3->connect_to);
 	floe_aws_credentials_fini(&s3->cred);
 	floe_s3_credprov_free(s3->credprov);
-	free(s3);
+	floe_free(a, s3);
 }
 
 int floe_s3_last_status(const struct floe_s3 *s3)
@@ -307,19 +309,10 @@ static int get_common(struct floe_s3 *s3, const char *key, const char *range, si
 		rq.h[rq.nh++] = (struct floe_sigv4_header){"range", range};
 	struct floe_s3_resp r = {0};
 	int rc = floe_s3_request_run(s3, &rq, &r);
-	if (rc == 0) {
-		if (!r.data) {
-			r.data = malloc(1);
-			if (!r.data) {
-				floe_s3_resp_fini(&r);
-				return -ENOMEM;
-			}
-			r.data[0] = '\0';
-		}
-		*data = r.data;
-		*len = r.len;
-		r.data = NULL;
-	}
+	if (rc == 0)
+		rc = floe_buf_terminate(&r.body); /* an empty object gets its NUL too */
+	if (rc == 0)
+		*data = floe_buf_steal(&r.body, len);
 	floe_s3_resp_fini(&r);
 	return rc;
 }
@@ -396,10 +389,10 @@ int floe_s3_pager_next(struct floe_s3 *s3, struct floe_s3_pager *p, const char *
 		return FLOE_S3_ELOOP;
 	}
 	if (++p->since_save >= p->power) {
-		char *t = strdup(token);
+		char *t = floe_strdup(s3->o.alloc, token);
 		if (!t)
-			return -ENOMEM;
-		free(p->saved);
+			return FLOE_ENOMEM;
+		floe_free(s3->o.alloc, p->saved);
 		p->saved = t;
 		p->power = p->power ? p->power * 2 : 1;
 		p->since_save = 0;
@@ -407,9 +400,9 @@ int floe_s3_pager_next(struct floe_s3 *s3, struct floe_s3_pager *p, const char *
 	return 0;
 }
 
-void floe_s3_pager_fini(struct floe_s3_pager *p)
+void floe_s3_pager_fini(struct floe_s3 *s3, struct floe_s3_pager *p)
 {
-	free(p->saved);
+	floe_free(s3->o.alloc, p->saved);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -426,11 +419,14 @@ static int count_key(void *ctx, const char *key, int64_t size)
 	return c->fn(c->ctx, key, size);
 }
 
+/* S3 continuation tokens are opaque; real ones are well under 1 KiB. */
+#define LIST_TOKEN_MAX 4096
+
 int floe_s3_list(struct floe_s3 *s3, const char *prefix, floe_s3_list_fn fn, void *ctx)
 {
-	char *token = calloc(1, 4096);
+	char *token = floe_calloc(s3->o.alloc, 1, LIST_TOKEN_MAX);
 	if (!token)
-		return -ENOMEM;
+		return FLOE_ENOMEM;
 	int rc = 0;
 	bool truncated = true;
 	struct floe_s3_pager pager = {0};
@@ -447,15 +443,15 @@ int floe_s3_list(struct floe_s3 *s3, const char *prefix, floe_s3_list_fn fn, voi
 		if (rc == 0) {
 			struct floe_err e;
 			floe_err_clear(&e);
-			rc = floe_aws_xml_list(NULL, r.data ? r.data : "", r.len, count_key, &c,
-					       &truncated, token, 4096, &e);
+			rc = floe_aws_xml_list(s3->o.alloc, floe_s3_resp_text(&r), r.body.len,
+					       count_key, &c, &truncated, token, LIST_TOKEN_MAX, &e);
 			rc = floe_s3_parser_rc(rc, &e);
 		}
 		if (rc == 0 && truncated)
 			rc = floe_s3_pager_next(s3, &pager, prefix, token, c.keys);
 		floe_s3_resp_fini(&r);
 	}
-	floe_s3_pager_fini(&pager);
-	free(token);
+	floe_s3_pager_fini(s3, &pager);
+	floe_free(s3->o.alloc, token);
 	return rc;
 }

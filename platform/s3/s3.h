@@ -11,6 +11,8 @@
 #include <stdint.h>
 
 #include "formats/base/error.h" /* FLOE_S3_E*: the client's codes */
+
+struct floe_alloc;
 #include "platform/s3/s3_credentials.h"
 #include "platform/s3/s3_credprov.h"
 
@@ -28,6 +30,10 @@ typedef int64_t (*floe_s3_now_fn)(void *ctx);
 typedef int64_t (*floe_s3_stop_fn)(void *ctx);
 
 struct floe_s3_options {
+	/* Where every allocation of the client comes from, response bodies and listing pages
+	 * included: the agent's budget (borrowed; it must outlive the client; NULL:
+	 * unbudgeted). */
+	struct floe_alloc *alloc;
 	/* "https://s3.eu-west-1.amazonaws.com" or "http://127.0.0.1:17480"; no path. http://
 	 * is only used when written here explicitly. */
 	const char *endpoint;
@@ -77,8 +83,9 @@ struct floe_s3_options {
 
 struct floe_s3;
 
-/* Creates a client; copies everything it needs from o. *out is owned by the caller
- * (floe_s3_free). -EINVAL names no field: bad endpoint, missing bucket/region/keys. */
+/* Creates a client; copies everything it needs from o (but o->alloc, which it borrows).
+ * *out is owned by the caller (floe_s3_free). -EINVAL names no field: bad endpoint,
+ * missing bucket/region/keys; FLOE_ENOMEM. */
 int floe_s3_new(const struct floe_s3_options *o, struct floe_s3 **out);
 void floe_s3_free(struct floe_s3 *s3);
 
@@ -117,8 +124,10 @@ int floe_s3_put(struct floe_s3 *s3, const char *key, const void *data, size_t le
 int floe_s3_put_file(struct floe_s3 *s3, const char *key, const char *path,
 		     const struct floe_s3_put_options *po, struct floe_s3_object_info *info);
 
-/* GET key into a new buffer (*data, malloc'd, owned by the caller, free(); one NUL byte
- * after *len). -ENOENT if absent, -EFBIG over max bytes. On failure *data is untouched. */
+/* GET key into a new buffer (*data, from the client's allocator, owned by the caller:
+ * floe_free(alloc, *data); one NUL byte after *len). -ENOENT if absent, -EFBIG over max
+ * bytes, FLOE_ENOMEM when the allocator refuses the body. On failure *data is
+ * untouched. */
 int floe_s3_get(struct floe_s3 *s3, const char *key, size_t max, void **data, size_t *len);
 /* As floe_s3_get for bytes [off, off+n) (Range request). */
 int floe_s3_get_range(struct floe_s3 *s3, const char *key, int64_t off, int64_t n, void **data,

@@ -3,6 +3,7 @@
 #include "platform/s3/s3_credentials.h"
 
 #include "formats/aws/ini.h"
+#include "formats/base/alloc.h"
 #include "formats/base/error.h"
 #include "formats/base/wipe.h"
 #include "platform/fs.h"
@@ -13,17 +14,17 @@
 
 #define MAX_FILE (1024 * 1024)
 
-int floe_s3_credentials_from_env(struct floe_aws_credentials *out)
+int floe_s3_credentials_from_env(struct floe_alloc *a, struct floe_aws_credentials *out)
 {
 	const char *ak = getenv("AWS_ACCESS_KEY_ID");
 	const char *sk = getenv("AWS_SECRET_ACCESS_KEY");
 	if (!ak || !*ak || !sk || !*sk)
 		return -ENOENT;
-	return floe_aws_credentials_set(NULL, ak, sk, getenv("AWS_SESSION_TOKEN"), out);
+	return floe_aws_credentials_set(a, ak, sk, getenv("AWS_SESSION_TOKEN"), out);
 }
 
-int floe_s3_credentials_from_shared_file(const char *path, const char *profile,
-					 struct floe_aws_credentials *out)
+int floe_s3_credentials_from_shared_file(struct floe_alloc *a, const char *path,
+					 const char *profile, struct floe_aws_credentials *out)
 {
 	char *owned_path = NULL;
 	if (!path || !*path) {
@@ -32,12 +33,10 @@ int floe_s3_credentials_from_shared_file(const char *path, const char *profile,
 			const char *home = getenv("HOME");
 			if (!home || !*home)
 				return -ENOENT;
-			size_t hn = strlen(home);
-			owned_path = malloc(hn + sizeof("/.aws/credentials"));
-			if (!owned_path)
-				return -ENOMEM;
-			memcpy(owned_path, home, hn);
-			memcpy(owned_path + hn, "/.aws/credentials", sizeof("/.aws/credentials"));
+			if (!(owned_path = floe_malloc(a, strlen(home) + sizeof("/.aws/credentials"))))
+				return FLOE_ENOMEM;
+			strcpy(owned_path, home);
+			strcat(owned_path, "/.aws/credentials");
 			path = owned_path;
 		}
 	}
@@ -48,13 +47,12 @@ int floe_s3_credentials_from_shared_file(const char *path, const char *profile,
 	}
 	void *data = NULL;
 	size_t len = 0;
-	int rc = floe_fs_read_file(path, MAX_FILE, &data, &len);
-	free(owned_path);
+	int rc = floe_fs_read_file(a, path, MAX_FILE, &data, &len);
+	floe_free(a, owned_path);
 	if (rc)
 		return rc;
-	rc = floe_aws_ini_credentials(NULL, data, len, profile, out, NULL);
+	rc = floe_aws_ini_credentials(a, data, len, profile, out, NULL);
 	/* The file holds secrets: wipe our copy before giving the memory back. */
-	floe_wipe(data, len);
-	floe_fs_free(data);
+	floe_wipe_free(a, data);
 	return rc == FLOE_ENOTFOUND ? -ENOENT : rc == FLOE_EPARSE || rc == FLOE_ELIMIT ? -EINVAL : rc;
 }

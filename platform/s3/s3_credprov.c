@@ -5,6 +5,8 @@
 #include "platform/s3/s3_credprov.h"
 #include "platform/s3/s3_credprov_impl.h"
 
+#include "formats/base/alloc.h"
+#include "formats/base/error.h"
 #include "formats/base/wipe.h"
 
 #include "platform/s3/s3.h"
@@ -19,20 +21,12 @@
 
 /* ---- small helpers ------------------------------------------------------------------- */
 
-void floe_s3_credprov_wipe_str_free(char *s)
-{
-	if (s) {
-		floe_wipe(s, strlen(s));
-		free(s);
-	}
-}
-
-static int dup_opt(char **dst, const char *src)
+static int dup_opt(struct floe_alloc *a, char **dst, const char *src)
 {
 	*dst = NULL;
 	if (!src)
 		return 0;
-	*dst = strdup(src);
+	*dst = floe_strdup(a, src);
 	return *dst ? 0 : FLOE_ENOMEM;
 }
 
@@ -66,16 +60,15 @@ static int prov_static(struct floe_s3_credprov *p, int64_t now, struct floe_aws_
 		return SKIPPED;
 	}
 	*exp = 0;
-	return floe_aws_credentials_set(NULL, p->stat.access_key_id, p->stat.secret_access_key,
-					p->stat.session_token, c);
+	return floe_aws_credentials_set(p->alloc, p->stat.access_key_id,
+					p->stat.secret_access_key, p->stat.session_token, c);
 }
 
 static int prov_env(struct floe_s3_credprov *p, int64_t now, struct floe_aws_credentials *c,
 		    int64_t *exp, char *err)
 {
-	(void)p;
 	(void)now;
-	int rc = floe_s3_credentials_from_env(c);
+	int rc = floe_s3_credentials_from_env(p->alloc, c);
 	if (rc == -ENOENT) {
 		floe_s3_credprov_why(err, "AWS_ACCESS_KEY_ID or AWS_SECRET_ACCESS_KEY is not set");
 		return SKIPPED;
@@ -90,7 +83,7 @@ static int prov_shared(struct floe_s3_credprov *p, int64_t now, struct floe_aws_
 	(void)now;
 	const char *path = floe_s3_credprov_opt_env(p->shared_file, "AWS_SHARED_CREDENTIALS_FILE");
 	const char *profile = floe_s3_credprov_opt_env(p->profile, "AWS_PROFILE");
-	int rc = floe_s3_credentials_from_shared_file(path, profile, c);
+	int rc = floe_s3_credentials_from_shared_file(p->alloc, path, profile, c);
 	if (rc == 0) {
 		*exp = 0;
 		return 0;
@@ -151,11 +144,12 @@ int floe_s3_credprov_new(const struct floe_s3_credprov_options *o, struct floe_s
 		return -EINVAL; /* one key without the other is a configuration mistake */
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
 		return -EIO;
-	struct floe_s3_credprov *p = calloc(1, sizeof(*p));
+	struct floe_s3_credprov *p = floe_calloc(o->alloc, 1, sizeof(*p));
 	if (!p)
 		return FLOE_ENOMEM;
+	p->alloc = o->alloc;
 	if (pthread_mutex_init(&p->mu, NULL) != 0) {
-		free(p);
+		floe_free(p->alloc, p);
 		return FLOE_ENOMEM;
 	}
 	p->refs = 1;
@@ -172,7 +166,7 @@ int floe_s3_credprov_new(const struct floe_s3_credprov_options *o, struct floe_s
 	floe_s3_limits_init(&p->limits, -1, 0, o->stop_grace_ms, o->stop_fn, o->stop_ctx);
 	int rc = 0;
 	if (has_static)
-		rc = floe_aws_credentials_set(NULL, sc->access_key_id, sc->secret_access_key,
+		rc = floe_aws_credentials_set(p->alloc, sc->access_key_id, sc->secret_access_key,
 					      sc->session_token, &p->stat);
 	char **dst[] = {&p->shared_file,
 			&p->profile,
@@ -203,7 +197,7 @@ int floe_s3_credprov_new(const struct floe_s3_credprov_options *o, struct floe_s
 			     o->imds_endpoint,
 			     o->ca_file};
 	for (size_t i = 0; rc == 0 && i < sizeof(src) / sizeof(src[0]); i++)
-		rc = dup_opt(dst[i], src[i]);
+		rc = dup_opt(p->alloc, dst[i], src[i]);
 	if (rc == 0 && !(p->curl = curl_easy_init()))
 		rc = -EIO;
 	if (rc) {
@@ -227,30 +221,23 @@ void floe_s3_credprov_free(struct floe_s3_credprov *p)
 		return;
 	floe_aws_credentials_fini(&p->stat);
 	floe_aws_credentials_fini(&p->cur);
-	free(p->shared_file);
-	free(p->profile);
-	free(p->wi_token_file);
-	free(p->role_arn);
-	free(p->role_session_name);
-	free(p->sts_endpoint);
-	free(p->sts_region);
-	free(p->c_full);
-	free(p->c_rel);
-	free(p->c_host);
-	floe_s3_credprov_wipe_str_free(p->c_token);
-	free(p->c_token_file);
-	free(p->imds_endpoint);
-	free(p->ca_file);
+	char *strings[] = {p->shared_file, p->profile,	    p->wi_token_file, p->role_arn,
+			   p->role_session_name, p->sts_endpoint, p->sts_region,
+			   p->c_full,	   p->c_rel,		    p->c_host,	       p->c_token_file,
+			   p->imds_endpoint, p->ca_file};
+	for (size_t i = 0; i < sizeof(strings) / sizeof(strings[0]); i++)
+		floe_free(p->alloc, strings[i]);
+	floe_wipe_free(p->alloc, p->c_token);
 	if (p->curl)
 		curl_easy_cleanup(p->curl);
 	pthread_mutex_destroy(&p->mu);
-	free(p);
+	floe_free(p->alloc, p);
 }
 
 static int copy_out(const struct floe_aws_credentials *src, struct floe_aws_credentials *out)
 {
 	struct floe_aws_credentials c;
-	int rc = floe_aws_credentials_set(NULL, src->access_key_id, src->secret_access_key,
+	int rc = floe_aws_credentials_set(src->alloc, src->access_key_id, src->secret_access_key,
 					  src->session_token, &c);
 	if (rc == 0) {
 		floe_aws_credentials_fini(out);

@@ -27,6 +27,9 @@ enum {
 /* Every string is borrowed and copied by floe_s3_credprov_new. NULL means "from the
  * environment variable named", as the AWS SDKs read it, at each refresh. */
 struct floe_s3_credprov_options {
+	/* Where every allocation of the provider comes from, credential documents included:
+	 * the agent's budget (borrowed; it must outlive the provider; NULL: unbudgeted). */
+	struct floe_alloc *alloc;
 	unsigned providers; /* FLOE_S3_CREDPROV_* bits; 0: all */
 	/* The order the providers run in: single FLOE_S3_CREDPROV_* bits, up to a 0 or six of
 	 * them; order[0] == 0: the SDKs' order above. Providers not in providers are

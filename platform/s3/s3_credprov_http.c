@@ -4,6 +4,8 @@
  * before free. */
 #include "platform/s3/s3_credprov_impl.h"
 
+#include "formats/base/alloc.h"
+#include "formats/base/error.h"
 #include "formats/base/wipe.h"
 
 #include "platform/fs.h"
@@ -37,25 +39,20 @@ bool floe_s3_credprov_header_safe(const char *s, size_t n)
 	return n > 0;
 }
 
-int floe_s3_credprov_read_token(const char *path, char **out)
+int floe_s3_credprov_read_token(struct floe_s3_credprov *p, const char *path, char **out)
 {
 	void *data = NULL;
 	size_t len = 0;
-	int rc = floe_fs_read_file(path, TOKEN_FILE_MAX, &data, &len);
+	int rc = floe_fs_read_file(p->alloc, path, TOKEN_FILE_MAX, &data, &len);
 	if (rc)
 		return rc;
 	size_t n = floe_s3_credprov_trim_len(data, len);
 	rc = -EINVAL;
 	if (floe_s3_credprov_header_safe(data, n)) {
-		*out = malloc(n + 1);
+		*out = floe_strndup(p->alloc, data, n);
 		rc = *out ? 0 : FLOE_ENOMEM;
-		if (*out) {
-			memcpy(*out, data, n);
-			(*out)[n] = '\0';
-		}
 	}
-	floe_wipe(data, len);
-	floe_fs_free(data);
+	floe_wipe_free(p->alloc, data);
 	return rc;
 }
 
@@ -69,18 +66,16 @@ static size_t write_cb(char *src, size_t size, size_t nmemb, void *ud)
 		r->too_big = true;
 		return 0;
 	}
-	char *d = malloc(r->len + n + 1);
+	/* A new block rather than a realloc: copies of secrets must not linger in freed
+	 * memory, and realloc would free the old block unwiped. */
+	char *d = floe_malloc(r->alloc, r->len + n + 1);
 	if (!d)
 		return 0;
 	if (r->len)
 		memcpy(d, r->data, r->len);
 	memcpy(d + r->len, src, n);
 	d[r->len + n] = '\0';
-	if (r->data) {
-		/* Copies of secrets must not linger in freed memory. */
-		floe_wipe(r->data, r->len);
-		free(r->data);
-	}
+	floe_wipe_free(r->alloc, r->data);
 	r->data = d;
 	r->len += n;
 	return n;
@@ -88,10 +83,7 @@ static size_t write_cb(char *src, size_t size, size_t nmemb, void *ud)
 
 void floe_s3_credprov_resp_fini(struct resp *r)
 {
-	if (r->data) {
-		floe_wipe(r->data, r->len);
-		free(r->data);
-	}
+	floe_wipe_free(r->alloc, r->data);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -119,6 +111,8 @@ int floe_s3_credprov_http(struct floe_s3_credprov *p, const char *method, const 
 	struct curl_slist *hl = NULL;
 	if (floe_s3_limits_stopped(&p->limits))
 		return FLOE_S3_ESTOPPED;
+	if (!r->data)
+		r->alloc = p->alloc;
 	for (size_t i = 0; headers && headers[i]; i++) {
 		struct curl_slist *n = curl_slist_append(hl, headers[i]);
 		if (!n) {

@@ -19,6 +19,7 @@
 enum { SKIPPED = 1 }; /* not configured here: tried nothing */
 
 struct floe_s3_credprov {
+	struct floe_alloc *alloc; /* every allocation of the provider; borrowed */
 	pthread_mutex_t mu;
 	int refs;
 	unsigned providers;
@@ -43,8 +44,6 @@ struct floe_s3_credprov {
 
 /* ---- small helpers (s3_credprov.c) --------------------------------------------------- */
 
-/* Wipes and frees a string that may hold a secret (takes s; NULL is fine). */
-void floe_s3_credprov_wipe_str_free(char *s);
 /* The option if given, else the environment variable if set and not empty. */
 const char *floe_s3_credprov_opt_env(const char *o, const char *env);
 /* Appends printf text to the error report (an ERR_MAX buffer; truncating). */
@@ -52,11 +51,13 @@ __attribute__((format(printf, 2, 3))) void floe_s3_credprov_why(char *buf, const
 
 /* ---- HTTP and tokens (s3_credprov_http.c) -------------------------------------------- */
 
-/* An answer's body, NUL-terminated, owned (floe_s3_credprov_resp_fini). */
+/* An answer's body, NUL-terminated, owned (floe_s3_credprov_resp_fini), from alloc (set
+ * by floe_s3_credprov_http). */
 struct resp {
 	char *data;
 	size_t len;
 	bool too_big;
+	struct floe_alloc *alloc;
 };
 
 enum net { NET_OK, NET_UNREACHABLE, NET_FAILED };
@@ -65,9 +66,9 @@ enum net { NET_OK, NET_UNREACHABLE, NET_FAILED };
 size_t floe_s3_credprov_trim_len(const char *s, size_t n);
 /* A token fit for an HTTP header: printable, no CR/LF. */
 bool floe_s3_credprov_header_safe(const char *s, size_t n);
-/* Reads a token file into a new NUL-terminated string (trailing newline dropped), which the
- * caller owns and frees with floe_s3_credprov_wipe_str_free. */
-int floe_s3_credprov_read_token(const char *path, char **out);
+/* Reads a token file into a new NUL-terminated string from p's allocator (trailing newline
+ * dropped), which the caller owns and frees with floe_wipe_free. */
+int floe_s3_credprov_read_token(struct floe_s3_credprov *p, const char *path, char **out);
 /* Wipes and frees r's body and zeroes r. */
 void floe_s3_credprov_resp_fini(struct resp *r);
 /* One request: method on url with headers (NULL-terminated "Name: value" lines, which may

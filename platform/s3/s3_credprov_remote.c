@@ -6,6 +6,7 @@
 
 #include "formats/aws/credentials.h"
 #include "formats/aws/xml.h"
+#include "formats/base/alloc.h"
 #include "formats/base/error.h"
 #include "formats/base/wipe.h"
 #include "platform/s3/s3.h"
@@ -33,7 +34,7 @@ static int get_creds(struct floe_s3_credprov *p, const char *url, const char *co
 		return rc;
 	struct floe_err e;
 	floe_err_clear(&e);
-	rc = floe_aws_cred_json(NULL, r->data ? r->data : "", r->len, c, exp, &e);
+	rc = floe_aws_cred_json(p->alloc, r->data ? r->data : "", r->len, c, exp, &e);
 	if (rc == FLOE_ENOMEM)
 		return rc;
 	if (rc) {
@@ -50,9 +51,9 @@ static void xml_error(const struct resp *r, char *err)
 {
 	char code[64] = "", msg[256] = "";
 	const char *d = r->data ? r->data : "";
-	if (floe_aws_xml_find(NULL, d, r->len, "Code", code, sizeof(code), NULL) != 0)
+	if (floe_aws_xml_find(r->alloc, d, r->len, "Code", code, sizeof(code), NULL) != 0)
 		code[0] = '\0';
-	if (floe_aws_xml_find(NULL, d, r->len, "Message", msg, sizeof(msg), NULL) != 0)
+	if (floe_aws_xml_find(r->alloc, d, r->len, "Message", msg, sizeof(msg), NULL) != 0)
 		msg[0] = '\0';
 	if (code[0])
 		floe_s3_credprov_why(err, " (%s%s%s)", code, msg[0] ? ": " : "", msg);
@@ -105,7 +106,7 @@ static int sts_body(struct floe_s3_credprov *p, const char *arn, const char *ses
 		goto out;
 	static const char head[] = "Action=AssumeRoleWithWebIdentity&Version=2011-06-15&RoleArn=";
 	size_t blen = sizeof(head) + strlen(e_arn) + strlen(e_sn) + strlen(e_tok) + 64;
-	if (!(*out = malloc(blen)))
+	if (!(*out = floe_malloc(p->alloc, blen)))
 		goto out;
 	snprintf(*out, blen, "%s%s&RoleSessionName=%s&WebIdentityToken=%s", head, e_arn, e_sn,
 		 e_tok);
@@ -140,7 +141,7 @@ static int sts_call(struct floe_s3_credprov *p, const char *url, const char *bod
 		floe_s3_credprov_why(err, "%s answered %d", url, status);
 		xml_error(&r, err);
 		char code[64] = "";
-		(void)floe_aws_xml_find(NULL, r.data ? r.data : "", r.len, "Code", code,
+		(void)floe_aws_xml_find(p->alloc, r.data ? r.data : "", r.len, "Code", code,
 					sizeof(code), NULL);
 		rc = status >= 500 || status == 429 || strcmp(code, "IDPCommunicationError") == 0 ||
 			     strcmp(code, "Throttling") == 0
@@ -149,7 +150,7 @@ static int sts_call(struct floe_s3_credprov *p, const char *url, const char *bod
 	} else {
 		struct floe_err e;
 		floe_err_clear(&e);
-		rc = floe_aws_cred_sts(NULL, r.data ? r.data : "", r.len, c, exp, &e);
+		rc = floe_aws_cred_sts(p->alloc, r.data ? r.data : "", r.len, c, exp, &e);
 		if (rc && rc != FLOE_ENOMEM) {
 			floe_s3_credprov_why(err, "%s: %s", url, e.msg);
 			rc = -EINVAL;
@@ -184,15 +185,15 @@ int floe_s3_credprov_web_identity(struct floe_s3_credprov *p, int64_t now,
 	if (rc)
 		return rc;
 	char *token = NULL, *body = NULL;
-	if ((rc = floe_s3_credprov_read_token(tf, &token)) != 0) {
+	if ((rc = floe_s3_credprov_read_token(p, tf, &token)) != 0) {
 		floe_s3_credprov_why(err, "%s: %s", tf,
 				     rc == -EINVAL ? "empty or not a token" : floe_strerror(rc));
 		return rc == FLOE_ENOMEM ? rc : -EINVAL;
 	}
 	if ((rc = sts_body(p, arn, sn, token, &body)) == 0)
 		rc = sts_call(p, url, body, c, exp, err);
-	floe_s3_credprov_wipe_str_free(body);
-	floe_s3_credprov_wipe_str_free(token);
+	floe_wipe_free(p->alloc, body);
+	floe_wipe_free(p->alloc, token);
 	return rc;
 }
 
@@ -266,7 +267,7 @@ int floe_s3_credprov_container(struct floe_s3_credprov *p, int64_t now,
 	    floe_s3_credprov_opt_env(p->c_token, "AWS_CONTAINER_AUTHORIZATION_TOKEN");
 	int rc = 0;
 	if (tfile) {
-		rc = floe_s3_credprov_read_token(tfile, &token);
+		rc = floe_s3_credprov_read_token(p, tfile, &token);
 		if (rc) {
 			floe_s3_credprov_why(err, "%s: %s", tfile,
 					     rc == -EINVAL ? "empty or not a header value"
@@ -279,14 +280,14 @@ int floe_s3_credprov_container(struct floe_s3_credprov *p, int64_t now,
 			    err, "AWS_CONTAINER_AUTHORIZATION_TOKEN is not a header value");
 			return -EINVAL;
 		}
-		if (!(token = strdup(tval)))
+		if (!(token = floe_strdup(p->alloc, tval)))
 			return FLOE_ENOMEM;
 	}
 	struct resp r = {0};
 	const char *hdrs[3] = {"Accept: application/json", NULL, NULL};
 	if (token) {
 		size_t n = strlen(token) + sizeof("Authorization: ");
-		if (!(auth = malloc(n))) {
+		if (!(auth = floe_malloc(p->alloc, n))) {
 			rc = FLOE_ENOMEM;
 			goto out;
 		}
@@ -296,8 +297,8 @@ int floe_s3_credprov_container(struct floe_s3_credprov *p, int64_t now,
 	rc = get_creds(p, url, hdrs, &r, c, exp, err);
 out:
 	floe_s3_credprov_resp_fini(&r);
-	floe_s3_credprov_wipe_str_free(auth);
-	floe_s3_credprov_wipe_str_free(token);
+	floe_wipe_free(p->alloc, auth);
+	floe_wipe_free(p->alloc, token);
 	return rc;
 }
 

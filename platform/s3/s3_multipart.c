@@ -7,6 +7,7 @@
 #include "platform/s3/s3.h"
 
 #include "formats/aws/xml.h"
+#include "formats/base/alloc.h"
 #include "formats/base/buf.h"
 #include "formats/base/civil.h"
 #include "formats/base/error.h"
@@ -35,8 +36,8 @@ int floe_s3_multipart_create(struct floe_s3 *s3, const char *key, char *upload_i
 	struct floe_s3_resp r = {0};
 	int rc = floe_s3_request_run(s3, &rq, &r);
 	if (rc == 0) {
-		rc = floe_aws_xml_find(NULL, r.data ? r.data : "", r.len, "UploadId", upload_id,
-				       cap, NULL);
+		rc = floe_aws_xml_find(s3->o.alloc, floe_s3_resp_text(&r), r.body.len, "UploadId",
+				       upload_id, cap, NULL);
 		if (rc == 0 && !*upload_id)
 			rc = FLOE_S3_EPROTO;
 		else if (rc && rc != FLOE_ENOMEM)
@@ -108,7 +109,7 @@ int floe_s3_multipart_complete(struct floe_s3 *s3, const char *key, const char *
 	struct floe_buf doc;
 	/* Each part: an ETag under 128 bytes, escaped to at most five times that, in under
 	 * 64 bytes of markup. */
-	floe_buf_init(&doc, NULL, FLOE_S3_MAX_PARTS * (5 * 128 + 64) + 64);
+	floe_buf_init(&doc, s3->o.alloc, FLOE_S3_MAX_PARTS * (5 * 128 + 64) + 64);
 	int rc = complete_doc(&doc, parts, n);
 	if (rc) {
 		floe_buf_fini(&doc);
@@ -121,10 +122,11 @@ int floe_s3_multipart_complete(struct floe_s3 *s3, const char *key, const char *
 	rq.h[rq.nh++] = (struct floe_sigv4_header){"content-type", "application/xml"};
 	struct floe_s3_resp r = {0};
 	rc = floe_s3_request_run(s3, &rq, &r);
-	if (rc == 0 && r.data) {
+	if (rc == 0 && r.body.len) {
 		/* S3 may answer 200 and report the failure in the body. */
 		char code[64];
-		if (floe_aws_xml_find(NULL, r.data, r.len, "Code", code, sizeof(code), NULL) == 0) {
+		if (floe_aws_xml_find(s3->o.alloc, floe_s3_resp_text(&r), r.body.len, "Code", code,
+				      sizeof(code), NULL) == 0) {
 			snprintf(s3->last_code, sizeof(s3->last_code), "%s", code);
 			rc = FLOE_S3_EHTTP;
 		}
@@ -162,12 +164,19 @@ static int count_upload(void *ctx, const char *key, const char *upload_id, const
 	return c->fn(c->ctx, key, upload_id, initiated);
 }
 
+/* The markers of a ListMultipartUploads page: a key (at most 1024 bytes in S3) and an
+ * upload id. */
+#define KEY_MARKER_MAX 4096
+#define ID_MARKER_MAX 1024
+
 int floe_s3_multipart_list(struct floe_s3 *s3, const char *prefix, floe_s3_upload_fn fn, void *ctx)
 {
 	/* km and um hold the two markers and, for the pager, "key-marker\nupload-id-marker"
 	 * (one token naming the next page). */
-	char *km = calloc(1, 4096), *um = calloc(1, 1024), *both = malloc(4096 + 1024);
-	int rc = km && um && both ? 0 : -ENOMEM;
+	struct floe_alloc *a = s3->o.alloc;
+	char *km = floe_calloc(a, 1, KEY_MARKER_MAX), *um = floe_calloc(a, 1, ID_MARKER_MAX);
+	char *both = floe_malloc(a, KEY_MARKER_MAX + ID_MARKER_MAX);
+	int rc = km && um && both ? 0 : FLOE_ENOMEM;
 	bool truncated = true;
 	struct floe_s3_pager pager = {0};
 	for (int page = 0; truncated && rc == 0; page++) {
@@ -183,23 +192,23 @@ int floe_s3_multipart_list(struct floe_s3 *s3, const char *prefix, floe_s3_uploa
 		struct counted c = {fn, ctx, 0};
 		rc = floe_s3_request_run(s3, &rq, &r);
 		if (rc == 0) {
-			struct floe_aws_xml_markers next = {km, 4096, um, 1024};
+			struct floe_aws_xml_markers next = {km, KEY_MARKER_MAX, um, ID_MARKER_MAX};
 			struct floe_err e;
 			floe_err_clear(&e);
-			rc = floe_aws_xml_uploads(NULL, r.data ? r.data : "", r.len, count_upload,
+			rc = floe_aws_xml_uploads(a, floe_s3_resp_text(&r), r.body.len, count_upload,
 						  &c, &truncated, &next, &e);
 			rc = floe_s3_parser_rc(rc, &e);
 		}
 		if (rc == 0 && truncated) {
-			snprintf(both, 4096 + 1024, "%s\n%s", km, um);
+			snprintf(both, KEY_MARKER_MAX + ID_MARKER_MAX, "%s\n%s", km, um);
 			rc = floe_s3_pager_next(s3, &pager, prefix, both, c.n);
 		}
 		floe_s3_resp_fini(&r);
 	}
-	floe_s3_pager_fini(&pager);
-	free(km);
-	free(um);
-	free(both);
+	floe_s3_pager_fini(s3, &pager);
+	floe_free(a, km);
+	floe_free(a, um);
+	floe_free(a, both);
 	return rc;
 }
 
@@ -208,6 +217,7 @@ int floe_s3_multipart_list(struct floe_s3 *s3, const char *prefix, floe_s3_uploa
 #define STALE_MAX 10000
 
 struct stale {
+	struct floe_alloc *a;
 	int64_t cutoff;
 	char **keys, **ids;
 	size_t n, cap;
@@ -223,20 +233,20 @@ static int collect_stale(void *ctx, const char *key, const char *upload_id, cons
 		return 0;
 	if (st->n == st->cap) {
 		size_t cap = st->cap ? st->cap * 2 : 16;
-		char **k = realloc(st->keys, cap * sizeof(*k));
+		char **k = floe_realloc(st->a, st->keys, cap * sizeof(*k));
 		if (k)
 			st->keys = k;
-		char **i = k ? realloc(st->ids, cap * sizeof(*i)) : NULL;
+		char **i = k ? floe_realloc(st->a, st->ids, cap * sizeof(*i)) : NULL;
 		if (!k || !i)
-			return -ENOMEM;
+			return FLOE_ENOMEM;
 		st->ids = i;
 		st->cap = cap;
 	}
-	char *k = strdup(key), *i = strdup(upload_id);
+	char *k = floe_strdup(st->a, key), *i = floe_strdup(st->a, upload_id);
 	if (!k || !i) {
-		free(k);
-		free(i);
-		return -ENOMEM;
+		floe_free(st->a, k);
+		floe_free(st->a, i);
+		return FLOE_ENOMEM;
 	}
 	st->keys[st->n] = k;
 	st->ids[st->n++] = i;
@@ -251,6 +261,7 @@ int floe_s3_abort_stale_uploads(struct floe_s3 *s3, const char *prefix, int64_t 
 	if (aborted)
 		*aborted = 0;
 	struct stale st = {0};
+	st.a = s3->o.alloc;
 	st.cutoff = s3->o.now_fn(s3->o.fn_ctx) + s3->clock_offset - older_than_s;
 	int rc = floe_s3_multipart_list(s3, prefix, collect_stale, &st);
 	int first = rc;
@@ -262,11 +273,11 @@ int floe_s3_abort_stale_uploads(struct floe_s3 *s3, const char *prefix, int64_t 
 			rc = arc; /* keep going: each stale upload costs storage */
 	}
 	for (size_t i = 0; i < st.n; i++) {
-		free(st.keys[i]);
-		free(st.ids[i]);
+		floe_free(st.a, st.keys[i]);
+		floe_free(st.a, st.ids[i]);
 	}
-	free(st.keys);
-	free(st.ids);
+	floe_free(st.a, st.keys);
+	floe_free(st.a, st.ids);
 	return rc;
 }
 
@@ -300,11 +311,11 @@ int floe_s3_put_file(struct floe_s3 *s3, const char *key, const char *path,
 	while ((size + part - 1) / part > FLOE_S3_MAX_PARTS)
 		part *= 2;
 	size_t nparts = (size_t)((size + part - 1) / part);
-	struct floe_s3_part *parts = calloc(nparts, sizeof(*parts));
+	struct floe_s3_part *parts = floe_calloc(s3->o.alloc, nparts, sizeof(*parts));
 	char upload_id[1024] = "";
 	if (!parts) {
 		close(fd);
-		return -ENOMEM;
+		return FLOE_ENOMEM;
 	}
 	rc = floe_s3_multipart_create(s3, key, upload_id, sizeof(upload_id));
 	for (size_t i = 0; rc == 0 && i < nparts; i++) {
@@ -324,7 +335,7 @@ int floe_s3_put_file(struct floe_s3 *s3, const char *key, const char *path,
 	/* RGW's completion answer has an empty ETag: ask for it. */
 	if (rc == 0 && info)
 		rc = floe_s3_head(s3, key, info);
-	free(parts);
+	floe_free(s3->o.alloc, parts);
 	close(fd);
 	return rc;
 }

@@ -7,6 +7,8 @@
 #include "platform/s3/s3_request.h"
 
 #include "formats/aws/xml.h"
+#include "formats/base/alloc.h"
+#include "formats/base/error.h"
 #include "platform/clock.h"
 #include "platform/log.h"
 #include "platform/sha.h"
@@ -26,14 +28,14 @@ int floe_s3_parser_rc(int rc, const struct floe_err *e)
 	return FLOE_S3_EPROTO;
 }
 
-char *floe_s3_join3(const char *a, const char *b, const char *c)
+char *floe_s3_join3(struct floe_alloc *a, const char *x, const char *y, const char *z)
 {
-	size_t la = strlen(a), lb = strlen(b), lc = strlen(c);
-	char *s = malloc(la + lb + lc + 1);
+	size_t lx = strlen(x), ly = strlen(y), lz = strlen(z);
+	char *s = floe_malloc(a, lx + ly + lz + 1);
 	if (s) {
-		memcpy(s, a, la);
-		memcpy(s + la, b, lb);
-		memcpy(s + la + lb, c, lc + 1);
+		memcpy(s, x, lx);
+		memcpy(s + lx, y, ly);
+		memcpy(s + lx + ly, z, lz + 1);
 	}
 	return s;
 }
@@ -73,49 +75,25 @@ static int seek_cb(void *ud, curl_off_t offset, int origin)
 	return CURL_SEEKFUNC_OK;
 }
 
-static int grow(char **p, size_t *cap, size_t need)
-{
-	if (need <= *cap)
-		return 0;
-	size_t c = *cap ? *cap : 4096;
-	while (c < need)
-		c *= 2;
-	char *n = realloc(*p, c);
-	if (!n)
-		return -1;
-	*p = n;
-	*cap = c;
-	return 0;
-}
-
 static size_t write_cb(char *src, size_t size, size_t nmemb, void *ud)
 {
 	struct floe_s3_resp *r = ud;
 	size_t n = size * nmemb;
 	if (r->status < 200 || r->status > 299) {
-		/* Keep the head of an error document; drop the rest. */
-		size_t room = FLOE_S3_ERR_BODY_MAX - r->err_len;
+		/* Keep the head of an error document (r->err's maximum); drop the rest. */
+		size_t room = r->err.max - 1 - r->err.len;
 		size_t take = n < room ? n : room;
-		if (take) {
-			char *e = realloc(r->err, r->err_len + take + 1);
-			if (!e)
-				return n;
-			r->err = e;
-			memcpy(r->err + r->err_len, src, take);
-			r->err_len += take;
-			r->err[r->err_len] = '\0';
-		}
+		if (take && floe_buf_append(&r->err, src, take) == 0)
+			(void)floe_buf_terminate(&r->err);
 		return n;
 	}
-	if (n > r->max - r->len) {
+	if (n > r->max - r->body.len) {
 		r->too_big = true;
 		return 0; /* aborts the transfer with CURLE_WRITE_ERROR */
 	}
-	if (grow(&r->data, &r->cap, r->len + n + 1) != 0)
+	/* Out of memory (the budget) aborts it too: classify tells the two apart. */
+	if (floe_buf_append(&r->body, src, n) || floe_buf_terminate(&r->body))
 		return 0;
-	memcpy(r->data + r->len, src, n);
-	r->len += n;
-	r->data[r->len] = '\0';
 	return n;
 }
 
@@ -189,17 +167,14 @@ static size_t header_cb(char *h, size_t size, size_t nmemb, void *ud)
 /* ---- one attempt -------------------------------------------------------------------- */
 
 /* Appends s to a header list as "Name: value"; false on allocation failure. */
-static bool add_header(struct curl_slist **list, const char *name, const char *value)
+static bool add_header(struct floe_alloc *a, struct curl_slist **list, const char *name,
+		       const char *value)
 {
-	size_t ln = strlen(name), lv = strlen(value);
-	char *line = malloc(ln + lv + 3);
+	char *line = floe_s3_join3(a, name, ": ", value);
 	if (!line)
 		return false;
-	memcpy(line, name, ln);
-	memcpy(line + ln, ": ", 2);
-	memcpy(line + ln + 2, value, lv + 1);
 	struct curl_slist *n = curl_slist_append(*list, line);
-	free(line);
+	floe_free(a, line);
 	if (!n)
 		return false;
 	*list = n;
@@ -210,8 +185,8 @@ static bool add_header(struct curl_slist **list, const char *name, const char *v
 static char *raw_path(const struct floe_s3 *s3, const struct floe_s3_req *rq)
 {
 	if (!rq->key)
-		return floe_s3_join3(s3->path_prefix, *s3->path_prefix ? "" : "/", "");
-	return floe_s3_join3(s3->path_prefix, "/", rq->key);
+		return floe_s3_join3(s3->o.alloc, s3->path_prefix, *s3->path_prefix ? "" : "/", "");
+	return floe_s3_join3(s3->o.alloc, s3->path_prefix, "/", rq->key);
 }
 
 /* The request URL: base + encoded path + "?" + encoded query. Caller frees. */
@@ -224,7 +199,7 @@ static char *build_url(const struct floe_s3 *s3, const struct floe_s3_req *rq, c
 		need += floe_sigv4_uri_encoded_len(rq->q[i].name, strlen(rq->q[i].name), 0) +
 			floe_sigv4_uri_encoded_len(v, strlen(v), 0) + 2;
 	}
-	char *url = malloc(need);
+	char *url = floe_malloc(s3->o.alloc, need);
 	if (!url)
 		return NULL;
 	size_t pos = strlen(s3->base);
@@ -241,7 +216,7 @@ static char *build_url(const struct floe_s3 *s3, const struct floe_s3_req *rq, c
 		}
 	}
 	if (rc) {
-		free(url);
+		floe_free(s3->o.alloc, url);
 		return NULL;
 	}
 	return url;
@@ -404,7 +379,7 @@ static void set_transfer(struct floe_s3 *s3, struct floe_s3_req *rq, CURL *c, co
 static int attempt(struct floe_s3 *s3, struct floe_s3_req *rq, const char *payload_hash,
 		   struct floe_s3_resp *r, bool *sent)
 {
-	int rc = -ENOMEM;
+	int rc = FLOE_ENOMEM;
 	struct curl_slist *hl = NULL;
 	struct floe_sigv4_result sig = {0};
 	char *path = raw_path(s3, rq);
@@ -447,13 +422,13 @@ static int attempt(struct floe_s3 *s3, struct floe_s3_req *rq, const char *paylo
 					.amz_date = amz_date};
 	struct floe_sigv4_key key = {s3->cred.access_key_id, s3->cred.secret_access_key, s3->region,
 				     "s3"};
-	if ((rc = floe_sigv4_sign(NULL, &sr, &key, &sig)) != 0)
+	if ((rc = floe_sigv4_sign(s3->o.alloc, &sr, &key, &sig)) != 0)
 		goto out;
-	rc = -ENOMEM;
+	rc = FLOE_ENOMEM;
 	for (size_t i = 0; i < nh; i++)
-		if (!add_header(&hl, h[i].name, h[i].value))
+		if (!add_header(s3->o.alloc, &hl, h[i].name, h[i].value))
 			goto out;
-	if (!add_header(&hl, "Authorization", sig.authorization))
+	if (!add_header(s3->o.alloc, &hl, "Authorization", sig.authorization))
 		goto out;
 	/* Bodies go through CURLOPT_UPLOAD (also for POST, via CUSTOMREQUEST), so curl adds
 	 * no form Content-Type of its own that we would not have signed. */
@@ -465,8 +440,8 @@ static int attempt(struct floe_s3 *s3, struct floe_s3_req *rq, const char *paylo
 out:
 	curl_slist_free_all(hl);
 	floe_sigv4_result_fini(&sig);
-	free(url);
-	free(path);
+	floe_free(s3->o.alloc, url);
+	floe_free(s3->o.alloc, path);
 	return rc;
 }
 
@@ -474,19 +449,21 @@ out:
 
 enum verdict { DONE, RETRY, SKEW };
 
-static void resp_reset(struct floe_s3_resp *r, size_t max)
+/* Empties r for an attempt whose body may hold max bytes. */
+static void resp_reset(struct floe_s3 *s3, struct floe_s3_resp *r, size_t max)
 {
-	free(r->data);
-	free(r->err);
-	memset(r, 0, sizeof(*r));
+	floe_s3_resp_fini(r);
+	/* One byte more than the body for the NUL that follows it. */
+	floe_buf_init(&r->body, s3->o.alloc, max + 1);
+	floe_buf_init(&r->err, s3->o.alloc, FLOE_S3_ERR_BODY_MAX + 1);
 	r->max = max;
 	r->content_length = -1;
 }
 
 void floe_s3_resp_fini(struct floe_s3_resp *r)
 {
-	free(r->data);
-	free(r->err);
+	floe_buf_fini(&r->body);
+	floe_buf_fini(&r->err);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -508,7 +485,7 @@ static enum verdict classify_transport(const struct floe_s3 *s3, const struct fl
 	}
 	switch (cc) {
 	case CURLE_WRITE_ERROR:
-		*rc = r->too_big ? -EFBIG : -ENOMEM;
+		*rc = r->too_big ? -EFBIG : FLOE_ENOMEM;
 		return DONE;
 	case CURLE_PEER_FAILED_VERIFICATION:
 	case CURLE_SSL_CACERT_BADFILE:
@@ -710,7 +687,7 @@ int floe_s3_request_run(struct floe_s3 *s3, struct floe_s3_req *rq, struct floe_
 	 * asked, so that an injected sleep keeps tests instant and deterministic). */
 	int64_t start_ns = floe_clock_mono_ns(), slept_ms = 0;
 	for (;;) {
-		resp_reset(r, rq->max);
+		resp_reset(s3, r, rq->max);
 		s3->last_status = 0;
 		s3->last_code[0] = s3->last_location[0] = s3->resp_region[0] = '\0';
 		s3->cut = FLOE_S3_LIMITS_GO;
@@ -723,8 +700,9 @@ int floe_s3_request_run(struct floe_s3 *s3, struct floe_s3_req *rq, struct floe_
 		if (cc == CURLE_OK) {
 			s3->last_status = r->status;
 			learn_clock(s3, r);
-			if (r->err && floe_aws_xml_find(NULL, r->err, r->err_len, "Code", s3->last_code,
-							sizeof(s3->last_code), NULL) != 0)
+			if (r->err.len && floe_aws_xml_find(s3->o.alloc, (const char *)r->err.data,
+							    r->err.len, "Code", s3->last_code,
+							    sizeof(s3->last_code), NULL) != 0)
 				s3->last_code[0] = '\0';
 			snprintf(s3->last_location, sizeof(s3->last_location), "%s", r->location);
 			snprintf(s3->resp_region, sizeof(s3->resp_region), "%s", r->bucket_region);

@@ -4,6 +4,7 @@
 #ifndef FLOE_PLATFORM_S3_REQUEST_H
 #define FLOE_PLATFORM_S3_REQUEST_H
 
+#include "formats/base/buf.h"
 #include "platform/s3/s3.h"
 #include "platform/s3/s3_limits.h"
 #include "platform/s3/sigv4.h"
@@ -58,11 +59,10 @@ struct floe_s3_body {
 
 struct floe_s3_resp {
 	int status;
-	char *data; /* 2xx body (GET, XML) */
-	size_t len, cap, max;
+	struct floe_buf body; /* 2xx body (GET, XML), NUL-terminated after its bytes */
+	size_t max;	      /* the most body bytes the request takes */
 	bool too_big;
-	char *err; /* body of a non-2xx answer, for its <Code> */
-	size_t err_len;
+	struct floe_buf err; /* the head of a non-2xx answer's body, for its <Code> */
 	char etag[128];
 	int64_t content_length;
 	int64_t date; /* server Date, unix seconds */
@@ -86,10 +86,16 @@ struct floe_s3_req {
 };
 
 /* Runs rq (signing each attempt with the corrected clock) with retries and backoff on
- * transient errors only; r (zeroed by the caller) holds the last response, to be released
- * with floe_s3_resp_fini. Returns 0 for a 2xx answer, else the classified error. */
+ * transient errors only; r (zeroed by the caller) holds the last response, its bodies from
+ * the client's allocator, to be released with floe_s3_resp_fini. Returns 0 for a 2xx
+ * answer, else the classified error (FLOE_ENOMEM when the allocator refused the body). */
 int floe_s3_request_run(struct floe_s3 *s3, struct floe_s3_req *rq, struct floe_s3_resp *r);
 void floe_s3_resp_fini(struct floe_s3_resp *r);
+/* The 2xx body as text ("" when there is none). */
+static inline const char *floe_s3_resp_text(const struct floe_s3_resp *r)
+{
+	return r->body.data ? (const char *)r->body.data : "";
+}
 
 /* Shared by the operations in s3.c and s3_multipart.c. */
 #define FLOE_S3_STR_(x) #x
@@ -99,7 +105,7 @@ void floe_s3_resp_fini(struct floe_s3_resp *r);
  * call floe_s3_pager_next after every truncated page with the token for the next one and
  * the number of keys the page held, and floe_s3_pager_fini at the end. Returns 0, or
  * FLOE_S3_ELOOP (logged, naming the bucket and prefix) for a token seen before in any
- * cycle, FLOE_S3_LIST_MAX_PAGES pages or a long run of empty pages; -ENOMEM. */
+ * cycle, FLOE_S3_LIST_MAX_PAGES pages or a long run of empty pages; FLOE_ENOMEM. */
 struct floe_s3_pager {
 	char *saved; /* the token the next ones are compared with (Brent) */
 	size_t power, since_save;
@@ -107,14 +113,14 @@ struct floe_s3_pager {
 };
 int floe_s3_pager_next(struct floe_s3 *s3, struct floe_s3_pager *p, const char *prefix,
 		       const char *token, size_t keys);
-void floe_s3_pager_fini(struct floe_s3_pager *p);
+void floe_s3_pager_fini(struct floe_s3 *s3, struct floe_s3_pager *p);
 /* What a formats/aws reader's result rc (e its detail) means for the client: a malformed
  * or unusable answer is FLOE_S3_EPROTO; running out of memory and the codes of the
  * caller's own callbacks (which leave e untouched) stay as they are. */
 struct floe_err;
 int floe_s3_parser_rc(int rc, const struct floe_err *e);
-/* a + b + c in a new malloc'd string (NULL when out of memory). */
-char *floe_s3_join3(const char *a, const char *b, const char *c);
+/* x + y + z in a new string from a (NULL when out of memory). */
+char *floe_s3_join3(struct floe_alloc *a, const char *x, const char *y, const char *z);
 bool floe_s3_key_ok(const char *key);
 int floe_s3_put_body(struct floe_s3 *s3, const char *key, struct floe_s3_body body,
 		     const struct floe_s3_put_options *po, struct floe_s3_object_info *info);

@@ -82,7 +82,7 @@ static char *encode_dup(struct floe_alloc *a, const char *p)
 {
 	struct floe_buf b;
 	floe_buf_init(&b, a, SIGV4_TEXT_MAX);
-	if (put_encoded(&b, p ? p : "", p ? strlen(p) : 0, 0) || floe_buf_putc(&b, '\0')) {
+	if (put_encoded(&b, p ? p : "", p ? strlen(p) : 0, 0) || floe_buf_terminate(&b)) {
 		floe_buf_fini(&b);
 		return NULL;
 	}
@@ -227,9 +227,8 @@ static int canonical_request(struct signer *s)
 	    (rc = put_encoded(&s->creq, path, strlen(path), 1)) ||
 	    (rc = floe_buf_putc(&s->creq, '\n')) || (rc = put_query(s)) ||
 	    (rc = floe_buf_putc(&s->creq, '\n')) || (rc = put_headers(s)) ||
-	    (rc = floe_buf_putc(&s->sh, '\0')))
+	    (rc = floe_buf_terminate(&s->sh)))
 		return rc;
-	s->sh.len--; /* the NUL stays after the names, not counted */
 	return floe_buf_printf(&s->creq, "\n%s\n%s", (const char *)s->sh.data,
 			       s->req->payload_hash);
 }
@@ -325,7 +324,7 @@ void floe_sigv4_result_fini(struct floe_sigv4_result *r)
 static char *take(struct floe_buf *b)
 {
 	size_t len;
-	if (floe_buf_putc(b, '\0'))
+	if (floe_buf_terminate(b))
 		return NULL;
 	return (char *)floe_buf_steal(b, &len);
 }

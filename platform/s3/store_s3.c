@@ -5,6 +5,8 @@
  * only its writer uses) the create was ours, otherwise another writer won. */
 #include "platform/s3/store_s3.h"
 
+#include "formats/base/alloc.h"
+#include "formats/base/error.h"
 #include "platform/log.h"
 #include "platform/s3/s3.h"
 #include "platform/signal.h"
@@ -68,7 +70,7 @@ static int holds(struct s3store *s, const char *k, const void *data, size_t len,
 	if (rc)
 		return rc;
 	int same = glen == len && memcmp(got, data, len) == 0;
-	free(got);
+	floe_free(s->base.alloc, got);
 	return same;
 }
 
@@ -270,7 +272,7 @@ static void s_destroy(struct floe_store *st)
 {
 	struct s3store *s = (struct s3store *)st;
 	floe_s3_free(s->s3);
-	free(s);
+	floe_free(st->alloc, s);
 }
 
 static const struct floe_store_ops s3_ops = {
@@ -299,9 +301,10 @@ int floe_store_s3_abort_stale_uploads(struct floe_store *st, const char *prefix,
 
 int floe_store_s3_new(const struct floe_s3_options *o, const char *prefix, struct floe_store **out)
 {
-	struct s3store *s = calloc(1, sizeof(*s));
+	struct s3store *s = floe_calloc(o->alloc, 1, sizeof(*s));
 	if (!s)
-		return -ENOMEM;
+		return FLOE_ENOMEM;
+	s->base.alloc = o->alloc;
 	while (*prefix == '/')
 		prefix++;
 	size_t n = strlen(prefix);
@@ -309,20 +312,20 @@ int floe_store_s3_new(const struct floe_s3_options *o, const char *prefix, struc
 		n--;
 	int rc = -ENAMETOOLONG;
 	if (n >= sizeof(s->prefix))
-		goto err;
+		goto out;
 	memcpy(s->prefix, prefix, n);
 	s->prefix[n] = '\0';
 	int len = snprintf(s->base.uri, sizeof(s->base.uri), "s3://%s%s%s", o->bucket, n ? "/" : "", s->prefix);
 	if (len < 0 || (size_t)len >= sizeof(s->base.uri))
-		goto err;
+		goto out;
 	if ((rc = floe_s3_new(o, &s->s3)))
-		goto err;
+		goto out;
 	/* floe_s3_new's default when the option is 0. */
 	s->multipart_threshold = o->multipart_threshold > 0 ? o->multipart_threshold : INT64_C(64) << 20;
 	s->base.ops = &s3_ops;
 	*out = &s->base;
 	return 0;
-err:
-	free(s);
+out:
+	floe_free(o->alloc, s);
 	return rc;
 }

@@ -36,7 +36,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	int rc = floe_s3_credentials_from_env(&o.credentials);
+	int rc = floe_s3_credentials_from_env(NULL, &o.credentials);
 	if (rc) {
 		fprintf(stderr, "bench_s3: no credentials in the environment\n");
 		return 1;

@@ -48,7 +48,7 @@ static int setup(void **state)
 	floe_alloc_init(&f->alloc, 64u << 20);
 	char why[256];
 	if (floe_part_spec_from_config(&f->spec, NULL, 0, why, sizeof(why)) ||
-	    floe_spool_open(&f->alloc, sp, &f->spec, &f->spool) || floe_store_local_new(wh, &f->store))
+	    floe_spool_open(&f->alloc, sp, &f->spec, &f->spool) || floe_store_local_new(&f->alloc, wh, &f->store))
 		return -1;
 	struct floe_batch_options bo;
 	memset(&bo, 0, sizeof(bo));

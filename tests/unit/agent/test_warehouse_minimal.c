@@ -40,7 +40,7 @@ static void test_s3_warehouse(void **state)
 			 0);
 	struct floe_store *st = NULL;
 	char why[512] = "";
-	int rc = floe_warehouse_open(cfg, false, &st, why, sizeof(why));
+	int rc = floe_warehouse_open(&a, cfg, false, &st, why, sizeof(why));
 #ifdef FLOE_MINIMAL
 	assert_int_equal(rc, FLOE_EINVAL);
 	assert_null(st);

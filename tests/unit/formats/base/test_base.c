@@ -119,6 +119,16 @@ static void test_hex_and_fmt(void **state)
 	assert_int_equal(floe_hex_decode(NULL, "abc", 3, &out, &n), FLOE_EPARSE);
 	assert_int_equal(floe_hex_decode(NULL, "zz", 2, &out, &n), FLOE_EPARSE);
 	floe_buf_fini(&b);
+	floe_buf_init(&b, NULL, 4);
+	assert_int_equal(floe_buf_terminate(&b), 0); /* storage for the NUL alone */
+	assert_int_equal(b.len, 0);
+	assert_int_equal(b.data[0], 0);
+	assert_int_equal(floe_buf_puts(&b, "abc"), 0);
+	assert_int_equal(floe_buf_terminate(&b), 0);
+	assert_string_equal((const char *)b.data, "abc");
+	assert_int_equal(floe_buf_putc(&b, 'd'), 0);
+	assert_int_equal(floe_buf_terminate(&b), FLOE_ELIMIT); /* no room under max */
+	floe_buf_fini(&b);
 	char text[7];
 	floe_hex_encode(v, 3, text);
 	assert_string_equal(text, "00ab7f");

@@ -9,6 +9,7 @@
 
 #include <cmocka.h>
 
+#include "formats/base/alloc.h"
 #include "platform/s3/s3.h"
 #include "platform/sha.h"
 #include "platform/s3/sigv4.h"
@@ -214,7 +215,7 @@ static void test_objects(void **state)
 	assert_int_equal(floe_s3_get(s3, "dir/a b.txt", 100, &data, &len), 0);
 	assert_int_equal(len, 5);
 	assert_memory_equal(data, "hello", 5);
-	free(data);
+	floe_free(NULL, data);
 	assert_int_equal(floe_s3_head(s3, "dir/a b.txt", &info), 0);
 	assert_int_equal(info.size, 5);
 	assert_string_equal(info.etag, "\"5d41\"");
@@ -227,7 +228,7 @@ static void test_objects(void **state)
 	assert_int_equal(floe_s3_head(s3, "missing", &info), -ENOENT);
 	assert_int_equal(floe_s3_get_range(s3, "r", 1, 3, &data, &len), 0);
 	assert_int_equal(len, 3);
-	free(data);
+	floe_free(NULL, data);
 	/* A body over the caller's limit. */
 	assert_int_equal(floe_s3_get(s3, "big", 4, &data, &len), -EFBIG);
 	assert_int_equal(f.sleeps, 0);
@@ -632,7 +633,7 @@ static void test_retry_budget_and_cuts(void **state)
 	assert_int_equal(floe_s3_get(s3, "k", 10, &d, &len), 0);
 	assert_int_equal(len, 3);
 	assert_memory_equal(d, "abc", 3);
-	free(d);
+	floe_free(NULL, d);
 	floe_s3_free(s3);
 	struct seen s[7];
 	size_t n = server_finish(&sv, s, 7);
@@ -666,6 +667,49 @@ static void test_large_body(void **state)
 	check_signature(&s[0]);
 	seen_free(s, 1);
 	free(big);
+}
+
+/* Every allocation of the client comes from its budget: a body the budget cannot hold
+ * is refused with FLOE_ENOMEM (and not retried), one it can hold is counted while the
+ * caller keeps it, and nothing is left over once the client is gone. */
+static struct floe_alloc mem;
+
+static void with_budget(struct floe_s3_options *o, const struct server *sv)
+{
+	(void)sv;
+	o->alloc = &mem;
+}
+
+static void test_budget(void **state)
+{
+	(void)state;
+	static char body[100 * 1024 + 1];
+	memset(body, 'b', sizeof(body) - 1);
+	struct canned script[] = {R(200, NULL, body), R(200, NULL, body)};
+	struct server sv;
+	server_start(&sv, script, 2);
+	struct fakes f = {0};
+	floe_alloc_init(&mem, 64 * 1024);
+	struct floe_s3 *s3 = client_with(&sv, &f, NULL, with_budget);
+	size_t held = mem.used; /* the client itself */
+	assert_true(held > 0);
+	void *data = NULL;
+	size_t len = 0;
+	assert_int_equal(floe_s3_get(s3, "k", 1 << 20, &data, &len), FLOE_ENOMEM);
+	assert_null(data);
+	assert_int_equal(floe_s3_last_attempts(s3), 1);
+	assert_int_equal(mem.used, held);
+	mem.limit = 1 << 20;
+	assert_int_equal(floe_s3_get(s3, "k", 1 << 20, &data, &len), 0);
+	assert_int_equal(len, sizeof(body) - 1);
+	assert_true(mem.used >= held + len);
+	floe_free(&mem, data);
+	assert_int_equal(mem.used, held);
+	floe_s3_free(s3);
+	assert_int_equal(mem.used, 0);
+	struct seen s[2];
+	assert_int_equal(server_finish(&sv, s, 2), 2);
+	seen_free(s, 2);
 }
 
 static void test_options(void **state)
@@ -704,6 +748,7 @@ int main(void)
 	    cmocka_unit_test(test_virtual_hosted),
 	    cmocka_unit_test(test_retry_budget_and_cuts),
 	    cmocka_unit_test(test_large_body),
+	    cmocka_unit_test(test_budget),
 	    cmocka_unit_test(test_options),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -698,7 +698,7 @@ static void test_store_abort_stale(void **state)
 	assert_true(header(&s[0], "Authorization", v, sizeof(v)));
 	assert_non_null(strstr(v, "Credential=AKIASTORE/"));
 	seen_free(s, 1);
-	assert_int_equal(floe_store_local_new("/tmp", &st), 0);
+	assert_int_equal(floe_store_local_new(NULL, "/tmp", &st), 0);
 	assert_int_equal(floe_store_s3_abort_stale_uploads(st, "", 1, &n), -EINVAL);
 	floe_store_free(st);
 }

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "platform/clock.h"
+#include "formats/base/alloc.h"
 #include "platform/s3/s3.h"
 #include "platform/s3/s3_credprov.h"
 #include "platform/s3/s3_limits.h"
@@ -155,7 +156,7 @@ static void test_deadline_cuts_a_drip(void **state)
 	assert_int_equal(floe_s3_get(s3, "k", 100, &data, &len), 0);
 	int64_t took = ms_since(t);
 	assert_memory_equal(data, "ok", 2);
-	free(data);
+	floe_free(NULL, data);
 	assert_int_equal(floe_s3_last_attempts(s3), 2);
 	assert_int_equal(f.sleeps, 1);
 	assert_true(took >= 300 && took < 2500); /* the drip alone takes 4 s */
@@ -188,7 +189,7 @@ static void test_deadline_grows_with_bytes(void **state)
 	size_t len = 0;
 	assert_int_equal(floe_s3_get(s3, "k", 100, &data, &len), 0);
 	assert_int_equal(len, 60);
-	free(data);
+	floe_free(NULL, data);
 	assert_int_equal(floe_s3_last_attempts(s3), 1);
 	floe_s3_free(s3);
 	struct seen s[1];
