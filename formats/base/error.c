@@ -6,47 +6,44 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Keyed by the codes themselves, so that the tables cannot drift from the enums. */
-static const char *const messages[] = {
-	[FLOE_EBASE - FLOE_EBASE] = "unknown floe error",
-	[FLOE_EBASE - FLOE_ENOMEM] = "out of memory or memory budget exhausted",
-	[FLOE_EBASE - FLOE_ELIMIT] = "size or count limit exceeded",
-	[FLOE_EBASE - FLOE_EINVAL] = "invalid argument",
-	[FLOE_EBASE - FLOE_EPARSE] = "malformed input",
-	[FLOE_EBASE - FLOE_EFORMAT] = "format rule violated",
-	[FLOE_EBASE - FLOE_EUNSUPPORTED] = "unsupported feature or version",
-	[FLOE_EBASE - FLOE_ECONFLICT] = "commit conflict",
-	[FLOE_EBASE - FLOE_ECODEC] = "compression codec error",
-	[FLOE_EBASE - FLOE_ECORRUPT] = "corrupt state (bad checksum or magic)",
-	[FLOE_EBASE - FLOE_ESCHEMA] = "incompatible table schema",
-	[FLOE_EBASE - FLOE_ENOTFOUND] = "not found",
-	[FLOE_EBASE - FLOE_EEXIST] = "already exists",
-	[FLOE_EBASE - FLOE_EIDENTITY] = "agent identity in use by another installation",
-	[FLOE_EBASE - FLOE_EREGRESS] = "table history went backwards or has a gap",
+/* One table for both ranges of codes, each beside its message, so that none can drift
+ * from the enums; error paths are rare, so a linear search is fast enough. */
+static const struct {
+	int code;
+	const char *msg;
+} messages[] = {
+	{FLOE_ENOMEM, "out of memory or memory budget exhausted"},
+	{FLOE_ELIMIT, "size or count limit exceeded"},
+	{FLOE_EINVAL, "invalid argument"},
+	{FLOE_EPARSE, "malformed input"},
+	{FLOE_EFORMAT, "format rule violated"},
+	{FLOE_EUNSUPPORTED, "unsupported feature or version"},
+	{FLOE_ECONFLICT, "commit conflict"},
+	{FLOE_ECODEC, "compression codec error"},
+	{FLOE_ECORRUPT, "corrupt state (bad checksum or magic)"},
+	{FLOE_ESCHEMA, "incompatible table schema"},
+	{FLOE_ENOTFOUND, "not found"},
+	{FLOE_EEXIST, "already exists"},
+	{FLOE_EIDENTITY, "agent identity in use by another installation"},
+	{FLOE_EREGRESS, "table history went backwards or has a gap"},
+	{FLOE_S3_EPRECONDITION, "precondition failed (the object exists or changed)"},
+	{FLOE_S3_ECONFLICT, "conflicting concurrent request"},
+	{FLOE_S3_EAMBIGUOUS, "outcome unknown: the request may have been applied"},
+	{FLOE_S3_EAUTH, "access denied or bad credentials/signature"},
+	{FLOE_S3_EHTTP, "unexpected HTTP status"},
+	{FLOE_S3_ETRANSPORT, "connection failed"},
+	{FLOE_S3_ETIMEOUT, "timed out"},
+	{FLOE_S3_ETLS, "TLS handshake or certificate verification failed"},
+	{FLOE_S3_EPROTO, "malformed response"},
+	{FLOE_S3_EUNAVAILABLE, "service unavailable (retries exhausted)"},
+	{FLOE_S3_EREDIRECT, "redirected: wrong region or endpoint"},
+	{FLOE_S3_ESTOPPED, "abandoned: the agent is stopping"},
+	{FLOE_S3_EREFUSED, "the store refuses conditional creates (412 for a key that does not exist)"},
+	{FLOE_S3_ELOOP, "the listing does not end (a repeated continuation token or too many pages)"},
 };
-_Static_assert(sizeof(messages) / sizeof(messages[0]) == FLOE_EBASE - FLOE_ELAST,
-	       "every FLOE_E* code has a message");
-
-static const char *const s3_messages[] = {
-	[FLOE_S3_EBASE - FLOE_S3_EPRECONDITION] = "precondition failed (the object exists or changed)",
-	[FLOE_S3_EBASE - FLOE_S3_ECONFLICT] = "conflicting concurrent request",
-	[FLOE_S3_EBASE - FLOE_S3_EAMBIGUOUS] = "outcome unknown: the request may have been applied",
-	[FLOE_S3_EBASE - FLOE_S3_EAUTH] = "access denied or bad credentials/signature",
-	[FLOE_S3_EBASE - FLOE_S3_EHTTP] = "unexpected HTTP status",
-	[FLOE_S3_EBASE - FLOE_S3_ETRANSPORT] = "connection failed",
-	[FLOE_S3_EBASE - FLOE_S3_ETIMEOUT] = "timed out",
-	[FLOE_S3_EBASE - FLOE_S3_ETLS] = "TLS handshake or certificate verification failed",
-	[FLOE_S3_EBASE - FLOE_S3_EPROTO] = "malformed response",
-	[FLOE_S3_EBASE - FLOE_S3_EUNAVAILABLE] = "service unavailable (retries exhausted)",
-	[FLOE_S3_EBASE - FLOE_S3_EREDIRECT] = "redirected: wrong region or endpoint",
-	[FLOE_S3_EBASE - FLOE_S3_ESTOPPED] = "abandoned: the agent is stopping",
-	[FLOE_S3_EBASE - FLOE_S3_EREFUSED] =
-	    "the store refuses conditional creates (412 for a key that does not exist)",
-	[FLOE_S3_EBASE - FLOE_S3_ELOOP] =
-	    "the listing does not end (a repeated continuation token or too many pages)",
-};
-_Static_assert(sizeof(s3_messages) / sizeof(s3_messages[0]) == FLOE_S3_EBASE - FLOE_S3_ELOWEST + 1,
-	       "every FLOE_S3_E* code has a message");
+_Static_assert(sizeof(messages) / sizeof(messages[0]) ==
+		   (FLOE_EBASE - FLOE_ELAST - 1) + (FLOE_S3_EBASE - FLOE_S3_ELOWEST),
+	       "every code has a message");
 
 const char *floe_strerror(int code)
 {
@@ -54,11 +51,10 @@ const char *floe_strerror(int code)
 		return "success";
 	if (code < 0 && code > FLOE_EBASE)
 		return strerror(-code);
-	if (code <= FLOE_EBASE && code > FLOE_ELAST)
-		return messages[FLOE_EBASE - code];
-	if (code < FLOE_S3_EBASE && code >= FLOE_S3_ELOWEST)
-		return s3_messages[FLOE_S3_EBASE - code];
-	return messages[0];
+	for (size_t i = 0; i < sizeof(messages) / sizeof(messages[0]); i++)
+		if (messages[i].code == code)
+			return messages[i].msg;
+	return "unknown floe error";
 }
 
 static int err_vset(struct floe_err *e, int code, size_t offset, const char *fmt, va_list ap)
