@@ -93,13 +93,12 @@ static int s3_credprov(struct floe_alloc *a, const struct floe_config *cfg, stru
 	 * reasons of every provider rather than at the first commit. */
 	struct floe_aws_credentials probe;
 	memset(&probe, 0, sizeof(probe));
-	rc = floe_s3_credprov_get(*out, floe_clock_now_us() / 1000000, &probe, NULL);
+	struct floe_err reasons;
+	rc = floe_s3_credprov_get(*out, floe_clock_now_us() / 1000000, &probe, NULL, &reasons);
 	floe_aws_credentials_fini(&probe);
 	if (rc) {
-		char reasons[768];
-		floe_s3_credprov_error(*out, reasons, sizeof(reasons));
-		snprintf(why, cap, "no S3 credentials: %s",
-			 rc == FLOE_S3_ESTOPPED ? floe_strerror(rc) : reasons);
+		snprintf(why, cap, "no S3 credentials: %.768s",
+			 rc == FLOE_S3_ESTOPPED ? floe_strerror(rc) : reasons.msg);
 		floe_s3_credprov_free(*out);
 		*out = NULL;
 		if (rc == FLOE_S3_EAUTH)

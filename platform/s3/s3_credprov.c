@@ -38,25 +38,25 @@ const char *floe_s3_credprov_opt_env(const char *o, const char *env)
 	return v && *v ? v : NULL;
 }
 
-void floe_s3_credprov_why(char *buf, const char *fmt, ...)
+void floe_s3_credprov_why(struct floe_err *e, const char *fmt, ...)
 {
-	size_t len = strlen(buf);
-	if (len + 1 >= ERR_MAX)
+	size_t len = strlen(e->msg);
+	if (len + 1 >= sizeof(e->msg))
 		return;
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(buf + len, ERR_MAX - len, fmt, ap);
+	vsnprintf(e->msg + len, sizeof(e->msg) - len, fmt, ap);
 	va_end(ap);
 }
 
 /* ---- the local providers ------------------------------------------------------------- */
 
 static int prov_static(struct floe_s3_credprov *p, int64_t now, struct floe_aws_credentials *c,
-		       int64_t *exp, char *err)
+		       int64_t *exp, struct floe_err *why)
 {
 	(void)now;
 	if (!p->stat.access_key_id) {
-		floe_s3_credprov_why(err, "not configured");
+		floe_s3_credprov_why(why, "not configured");
 		return SKIPPED;
 	}
 	*exp = 0;
@@ -65,12 +65,12 @@ static int prov_static(struct floe_s3_credprov *p, int64_t now, struct floe_aws_
 }
 
 static int prov_env(struct floe_s3_credprov *p, int64_t now, struct floe_aws_credentials *c,
-		    int64_t *exp, char *err)
+		    int64_t *exp, struct floe_err *why)
 {
 	(void)now;
 	int rc = floe_s3_credentials_from_env(p->alloc, c);
 	if (rc == -ENOENT) {
-		floe_s3_credprov_why(err, "AWS_ACCESS_KEY_ID or AWS_SECRET_ACCESS_KEY is not set");
+		floe_s3_credprov_why(why, "AWS_ACCESS_KEY_ID or AWS_SECRET_ACCESS_KEY is not set");
 		return SKIPPED;
 	}
 	*exp = 0;
@@ -78,7 +78,7 @@ static int prov_env(struct floe_s3_credprov *p, int64_t now, struct floe_aws_cre
 }
 
 static int prov_shared(struct floe_s3_credprov *p, int64_t now, struct floe_aws_credentials *c,
-		       int64_t *exp, char *err)
+		       int64_t *exp, struct floe_err *why)
 {
 	(void)now;
 	const char *path = floe_s3_credprov_opt_env(p->shared_file, "AWS_SHARED_CREDENTIALS_FILE");
@@ -90,13 +90,13 @@ static int prov_shared(struct floe_s3_credprov *p, int64_t now, struct floe_aws_
 	}
 	const char *shown = path ? path : "~/.aws/credentials";
 	if (rc == -ENOENT) {
-		floe_s3_credprov_why(err, "%s: no such file, or no profile [%s] with both keys",
+		floe_s3_credprov_why(why, "%s: no such file, or no profile [%s] with both keys",
 				     shown, profile ? profile : "default");
 		/* A file that exists but lacks the profile is a configuration the user made:
 		 * still not an error of the chain, as in the SDKs. */
 		return SKIPPED;
 	}
-	floe_s3_credprov_why(err, "%s: %s", shown, rc == -EINVAL ? "syntax error" : floe_strerror(rc));
+	floe_s3_credprov_why(why, "%s: %s", shown, rc == -EINVAL ? "syntax error" : floe_strerror(rc));
 	return rc == FLOE_ENOMEM ? rc : -EINVAL;
 }
 
@@ -154,6 +154,7 @@ int floe_s3_credprov_new(const struct floe_s3_credprov_options *o, struct floe_s
 	}
 	p->refs = 1;
 	p->source = -1;
+	floe_err_clear(&p->err);
 	p->providers = o->providers ? o->providers : FLOE_S3_CREDPROV_ALL;
 	set_order(p, o->order);
 	p->imds_disabled = o->imds_disabled;
@@ -252,8 +253,9 @@ static int run_one(struct floe_s3_credprov *p, size_t i, int64_t now, bool *tran
 {
 	struct floe_aws_credentials c = {0};
 	int64_t exp = 0;
-	char local[ERR_MAX] = "";
-	int rc = providers[i].fn(p, now, &c, &exp, local);
+	struct floe_err local;
+	floe_err_clear(&local);
+	int rc = providers[i].fn(p, now, &c, &exp, &local);
 	if (rc == 0) {
 		floe_aws_credentials_fini(&p->cur);
 		p->cur = c;
@@ -273,34 +275,30 @@ static int run_one(struct floe_s3_credprov *p, size_t i, int64_t now, bool *tran
 	}
 	if (rc == FLOE_S3_EUNAVAILABLE)
 		*transient = true;
-	floe_s3_credprov_why(p->err, "%s%s: %s", p->err[0] ? "; " : "", providers[i].name,
-			     rc == SKIPPED || local[0] ? local
-						       : floe_strerror(rc < 0 ? rc : -EIO));
+	floe_s3_credprov_why(&p->err, "%s%s: %s", p->err.msg[0] ? "; " : "", providers[i].name,
+			     rc == SKIPPED || local.msg[0] ? local.msg
+							   : floe_strerror(rc < 0 ? rc : -EIO));
 	return rc == SKIPPED ? -ENOENT : rc;
 }
 
-int floe_s3_credprov_get(struct floe_s3_credprov *p, int64_t now, struct floe_aws_credentials *out,
-			 int64_t *expiration)
+/* Makes the cache current at now (p->mu held): keeps it while it is fresh, else refreshes
+ * it from the provider that served last (credentials that have not yet expired are kept
+ * when that fails, and the refresh is tried again at the next get), else runs the chain.
+ * Returns 0 when the cache may be served. */
+static int refresh(struct floe_s3_credprov *p, int64_t now)
 {
-	if (!p || !out)
-		return -EINVAL;
-	pthread_mutex_lock(&p->mu);
-	int rc = 0;
 	if (p->have && (p->refresh_at == 0 || now < p->refresh_at))
-		goto serve;
-	p->err[0] = '\0';
+		return 0;
+	floe_err_clear(&p->err);
 	bool transient = false;
-	int tried = -1;
+	int tried = -1, rc;
 	if (p->have && p->source >= 0) {
-		/* Refresh from the provider that served last. */
 		tried = p->source;
 		rc = run_one(p, (size_t)tried, now, &transient);
 		if (rc == FLOE_ENOMEM || (rc == FLOE_S3_ESTOPPED && now >= p->expiration))
-			goto out;
-		/* On failure, credentials that have not yet expired are kept (the report stays
-		 * readable), and the refresh is tried again at the next get. */
+			return rc;
 		if (rc == 0 || now < p->expiration)
-			goto serve;
+			return 0; /* the report of a failed refresh stays readable */
 		p->have = false;
 		floe_aws_credentials_fini(&p->cur);
 	}
@@ -311,18 +309,30 @@ int floe_s3_credprov_get(struct floe_s3_credprov *p, int64_t now, struct floe_aw
 			continue;
 		rc = run_one(p, i, now, &transient);
 		if (rc == FLOE_ENOMEM || rc == FLOE_S3_ESTOPPED)
-			goto out; /* the agent is stopping: the rest of the chain would be too */
+			return rc; /* the agent is stopping: the rest of the chain would be too */
 	}
-	if (rc != 0) {
-		rc = transient ? FLOE_S3_EUNAVAILABLE : FLOE_S3_EAUTH;
-		goto out;
-	}
-	p->err[0] = '\0'; /* success: the reasons of providers skipped on the way are noise */
-serve:
-	rc = copy_out(&p->cur, out);
+	if (rc != 0)
+		return transient ? FLOE_S3_EUNAVAILABLE : FLOE_S3_EAUTH;
+	floe_err_clear(&p->err); /* success: the reasons of providers skipped are noise */
+	return 0;
+}
+
+int floe_s3_credprov_get(struct floe_s3_credprov *p, int64_t now, struct floe_aws_credentials *out,
+			 int64_t *expiration, struct floe_err *e)
+{
+	if (!p || !out)
+		return floe_err_set(e, -EINVAL, "no credential provider");
+	pthread_mutex_lock(&p->mu);
+	int rc = refresh(p, now);
+	if (rc == 0)
+		rc = copy_out(&p->cur, out);
 	if (rc == 0 && expiration)
 		*expiration = p->expiration;
-out:
+	if (rc) {
+		p->err.code = rc;
+		if (e)
+			floe_err_set(e, rc, "%s", p->err.msg[0] ? p->err.msg : floe_strerror(rc));
+	}
 	pthread_mutex_unlock(&p->mu);
 	return rc;
 }
@@ -345,12 +355,9 @@ const char *floe_s3_credprov_source(struct floe_s3_credprov *p)
 	return s;
 }
 
-const char *floe_s3_credprov_error(struct floe_s3_credprov *p, char *out, size_t cap)
+void floe_s3_credprov_error(struct floe_s3_credprov *p, struct floe_err *e)
 {
-	if (!cap)
-		return out;
 	pthread_mutex_lock(&p->mu);
-	snprintf(out, cap, "%s", p->err);
+	*e = p->err;
 	pthread_mutex_unlock(&p->mu);
-	return out;
 }

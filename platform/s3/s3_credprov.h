@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "formats/base/error.h"
 #include "platform/s3/s3_credentials.h"
 
 /* Which providers run (bits of floe_s3_credprov_options.providers), in chain order. */
@@ -84,23 +85,24 @@ void floe_s3_credprov_free(struct floe_s3_credprov *p);
 /* Current credentials at unix time now (seconds, ideally corrected to the server's clock):
  * the cached ones unless they expire within the margin, else the chain runs (first the
  * provider that served last; if its refresh fails while the cached credentials have not
- * yet expired, those are kept). *out gets owned copies (floe_s3_credentials_fini); on
+ * yet expired, those are kept). *out gets owned copies (floe_aws_credentials_fini); on
  * failure it is left as it was. *expiration, if not NULL, gets their expiry (0: never).
- * Returns 0; FLOE_S3_EAUTH when no provider produced credentials (the reason, per provider,
- * is in floe_s3_credprov_error); FLOE_S3_EUNAVAILABLE when a configured remote provider
- * (STS, container) could not be reached, so that trying later may succeed;
- * FLOE_S3_ESTOPPED after a stop (see stop_grace_ms); -ENOMEM. */
+ * Returns 0; FLOE_S3_EAUTH when no provider produced credentials (e, if not NULL, gets
+ * every provider tried and its reason, e.g. "env: AWS_ACCESS_KEY_ID or ... is not set;
+ * web-identity: ...", never a secret); FLOE_S3_EUNAVAILABLE when a configured remote
+ * provider (STS, container) could not be reached, so that trying later may succeed;
+ * FLOE_S3_ESTOPPED after a stop (see stop_grace_ms); FLOE_ENOMEM. */
 int floe_s3_credprov_get(struct floe_s3_credprov *p, int64_t now, struct floe_aws_credentials *out,
-			 int64_t *expiration);
+			 int64_t *expiration, struct floe_err *e);
 /* Forgets the cached credentials so that the next get runs the chain (after the server
  * answered ExpiredToken, say). */
 void floe_s3_credprov_invalidate(struct floe_s3_credprov *p);
 /* The name of the provider that served the cached credentials ("static", "env",
  * "web-identity", "shared-file", "container", "imds"), or "" if none. */
 const char *floe_s3_credprov_source(struct floe_s3_credprov *p);
-/* Why the last chain run failed (or "" after success): every provider tried and its
- * reason, e.g. "env: AWS_ACCESS_KEY_ID is not set; web-identity: ...". No secrets. Copied
- * into out[0..cap), NUL-terminated and truncated; returns out. */
-const char *floe_s3_credprov_error(struct floe_s3_credprov *p, char *out, size_t cap);
+/* Why the last chain run failed, as floe_s3_credprov_get reported it (code 0 and an empty
+ * message after a success): for the client of a request that failed with
+ * FLOE_S3_EAUTH. */
+void floe_s3_credprov_error(struct floe_s3_credprov *p, struct floe_err *e);
 
 #endif

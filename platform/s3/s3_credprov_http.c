@@ -106,7 +106,7 @@ static long clamp_long(int64_t v)
 
 int floe_s3_credprov_http(struct floe_s3_credprov *p, const char *method, const char *url,
 			  const char *const *headers, const char *body, bool metadata, int *status,
-			  struct resp *r, char *err)
+			  struct resp *r, struct floe_err *neterr)
 {
 	struct curl_slist *hl = NULL;
 	if (floe_s3_limits_stopped(&p->limits))
@@ -175,26 +175,27 @@ int floe_s3_credprov_http(struct floe_s3_credprov *p, const char *method, const 
 	if (cc == CURLE_WRITE_ERROR && !r->too_big)
 		return FLOE_ENOMEM;
 	if (r->too_big) {
-		floe_s3_credprov_why(err, "answer over %d bytes", RESP_MAX);
+		floe_s3_credprov_why(neterr, "answer over %d bytes", RESP_MAX);
 		return NET_FAILED;
 	}
-	floe_s3_credprov_why(err, "%s", errbuf[0] ? errbuf : curl_easy_strerror(cc));
+	floe_s3_credprov_why(neterr, "%s", errbuf[0] ? errbuf : curl_easy_strerror(cc));
 	if (cc == CURLE_COULDNT_CONNECT || cc == CURLE_OPERATION_TIMEDOUT ||
 	    cc == CURLE_COULDNT_RESOLVE_HOST)
 		return NET_UNREACHABLE;
 	return NET_FAILED;
 }
 
-int floe_s3_credprov_answer_rc(int net, int status, const char *url, const char *neterr, char *err)
+int floe_s3_credprov_answer_rc(int net, int status, const char *url,
+			       const struct floe_err *neterr, struct floe_err *why)
 {
 	if (net < 0)
 		return net;
 	if (net != NET_OK) {
-		floe_s3_credprov_why(err, "%s: %s", url, neterr);
+		floe_s3_credprov_why(why, "%s: %s", url, neterr->msg);
 		return FLOE_S3_EUNAVAILABLE;
 	}
 	if (status == 200)
 		return 0;
-	floe_s3_credprov_why(err, "%s answered %d", url, status);
+	floe_s3_credprov_why(why, "%s answered %d", url, status);
 	return status >= 500 || status == 429 ? FLOE_S3_EUNAVAILABLE : -EACCES;
 }

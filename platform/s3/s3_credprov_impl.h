@@ -4,6 +4,7 @@
 #ifndef FLOE_PLATFORM_S3_CREDPROV_IMPL_H
 #define FLOE_PLATFORM_S3_CREDPROV_IMPL_H
 
+#include "formats/base/error.h"
 #include "platform/s3/s3_credprov.h"
 #include "platform/s3/s3_limits.h"
 
@@ -12,8 +13,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#define ERR_MAX 2048
 
 /* What a provider's attempt came to, beyond 0 = credentials. */
 enum { SKIPPED = 1 }; /* not configured here: tried nothing */
@@ -39,15 +38,16 @@ struct floe_s3_credprov {
 	bool have;
 	int64_t expiration, refresh_at; /* 0: never */
 	int source;			/* index into providers[] of s3_credprov.c, -1 none */
-	char err[ERR_MAX];
+	struct floe_err err;		/* why the last chain run failed, provider by provider */
 };
 
 /* ---- small helpers (s3_credprov.c) --------------------------------------------------- */
 
 /* The option if given, else the environment variable if set and not empty. */
 const char *floe_s3_credprov_opt_env(const char *o, const char *env);
-/* Appends printf text to the error report (an ERR_MAX buffer; truncating). */
-__attribute__((format(printf, 2, 3))) void floe_s3_credprov_why(char *buf, const char *fmt, ...);
+/* Appends printf text to e's message (truncating); e's code is left as it is. */
+__attribute__((format(printf, 2, 3))) void floe_s3_credprov_why(struct floe_err *e,
+								const char *fmt, ...);
 
 /* ---- HTTP and tokens (s3_credprov_http.c) -------------------------------------------- */
 
@@ -76,30 +76,31 @@ void floe_s3_credprov_resp_fini(struct resp *r);
  * metadata: short timeouts and no proxy. *status gets the HTTP status, r the body (appended
  * to; the caller owns it, floe_s3_credprov_resp_fini). Returns NET_OK when an answer
  * arrived, else NET_UNREACHABLE (connect failed or timed out) or NET_FAILED (other
- * transport error; the reason is appended to err). FLOE_ENOMEM; FLOE_S3_ESTOPPED when the stop
- * grace has passed (nothing is sent then, and a request in flight is cut). */
+ * transport error; the reason is appended to neterr). FLOE_ENOMEM; FLOE_S3_ESTOPPED when
+ * the stop grace has passed (nothing is sent then, and a request in flight is cut). */
 int floe_s3_credprov_http(struct floe_s3_credprov *p, const char *method, const char *url,
 			  const char *const *headers, const char *body, bool metadata, int *status,
-			  struct resp *r, char *err);
+			  struct resp *r, struct floe_err *neterr);
 /* The outcome of floe_s3_credprov_http() as a provider's result: 0 for a 200 answer, else
- * the reason is appended to err and a transport failure, 5xx or 429 is
- * FLOE_S3_EUNAVAILABLE (may pass), another status -EACCES. */
-int floe_s3_credprov_answer_rc(int net, int status, const char *url, const char *neterr, char *err);
+ * the reason (neterr's for a transport failure) is appended to why and a transport
+ * failure, 5xx or 429 is FLOE_S3_EUNAVAILABLE (may pass), another status -EACCES. */
+int floe_s3_credprov_answer_rc(int net, int status, const char *url,
+			       const struct floe_err *neterr, struct floe_err *why);
 
 /* ---- the providers ------------------------------------------------------------------- */
 
-/* Each returns 0 with *c and *exp filled, SKIPPED (not configured; reason in err),
+/* Each returns 0 with *c and *exp filled, SKIPPED (not configured; reason in why),
  * FLOE_S3_EUNAVAILABLE (a configured remote could not answer now), another negative
- * error (reason in err), or FLOE_ENOMEM. */
+ * error (reason in why), or FLOE_ENOMEM. */
 typedef int (*provider_fn)(struct floe_s3_credprov *p, int64_t now, struct floe_aws_credentials *c,
-			   int64_t *exp, char *err);
+			   int64_t *exp, struct floe_err *why);
 
 /* The remote ones (s3_credprov_remote.c); the local ones are static in s3_credprov.c. */
 int floe_s3_credprov_web_identity(struct floe_s3_credprov *p, int64_t now,
-				  struct floe_aws_credentials *c, int64_t *exp, char *err);
+				  struct floe_aws_credentials *c, int64_t *exp, struct floe_err *why);
 int floe_s3_credprov_container(struct floe_s3_credprov *p, int64_t now,
-			       struct floe_aws_credentials *c, int64_t *exp, char *err);
+			       struct floe_aws_credentials *c, int64_t *exp, struct floe_err *why);
 int floe_s3_credprov_imds(struct floe_s3_credprov *p, int64_t now, struct floe_aws_credentials *c,
-			  int64_t *exp, char *err);
+			  int64_t *exp, struct floe_err *why);
 
 #endif

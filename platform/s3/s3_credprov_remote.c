@@ -22,14 +22,15 @@
 /* ---- credentials from documents ------------------------------------------------------ */
 
 /* GETs url and reads credentials from its JSON answer (into r, which the caller frees);
- * a failure's message in err names url. */
+ * a failure's message in why names url. */
 static int get_creds(struct floe_s3_credprov *p, const char *url, const char *const *hdrs,
-		     struct resp *r, struct floe_aws_credentials *c, int64_t *exp, char *err)
+		     struct resp *r, struct floe_aws_credentials *c, int64_t *exp, struct floe_err *why)
 {
 	int status = 0;
-	char neterr[ERR_MAX] = "";
-	int net = floe_s3_credprov_http(p, "GET", url, hdrs, NULL, true, &status, r, neterr);
-	int rc = floe_s3_credprov_answer_rc(net, status, url, neterr, err);
+	struct floe_err neterr;
+	floe_err_clear(&neterr);
+	int net = floe_s3_credprov_http(p, "GET", url, hdrs, NULL, true, &status, r, &neterr);
+	int rc = floe_s3_credprov_answer_rc(net, status, url, &neterr, why);
 	if (rc)
 		return rc;
 	struct floe_err e;
@@ -38,7 +39,7 @@ static int get_creds(struct floe_s3_credprov *p, const char *url, const char *co
 	if (rc == FLOE_ENOMEM)
 		return rc;
 	if (rc) {
-		floe_s3_credprov_why(err, "%s: %s", url, e.msg);
+		floe_s3_credprov_why(why, "%s: %s", url, e.msg);
 		return -EINVAL;
 	}
 	return 0;
@@ -46,8 +47,8 @@ static int get_creds(struct floe_s3_credprov *p, const char *url, const char *co
 
 /* ---- web identity (STS) -------------------------------------------------------------- */
 
-/* "Code: Message" of an STS or S3 error document into err. */
-static void xml_error(const struct resp *r, char *err)
+/* "Code: Message" of an STS or S3 error document into why. */
+static void xml_error(const struct resp *r, struct floe_err *why)
 {
 	char code[64] = "", msg[256] = "";
 	const char *d = r->data ? r->data : "";
@@ -56,7 +57,7 @@ static void xml_error(const struct resp *r, char *err)
 	if (floe_aws_xml_find(r->alloc, d, r->len, "Message", msg, sizeof(msg), NULL) != 0)
 		msg[0] = '\0';
 	if (code[0])
-		floe_s3_credprov_why(err, " (%s%s%s)", code, msg[0] ? ": " : "", msg);
+		floe_s3_credprov_why(why, " (%s%s%s)", code, msg[0] ? ": " : "", msg);
 }
 
 static bool dns_label_chars(const char *s)
@@ -69,14 +70,14 @@ static bool dns_label_chars(const char *s)
 
 /* The STS endpoint's URL into url[0..cap): AWS_ENDPOINT_URL_STS (with a '/' path when it
  * has none), else the regional endpoint. */
-static int sts_url(struct floe_s3_credprov *p, char *url, size_t cap, char *err)
+static int sts_url(struct floe_s3_credprov *p, char *url, size_t cap, struct floe_err *why)
 {
 	const char *ep = floe_s3_credprov_opt_env(p->sts_endpoint, "AWS_ENDPOINT_URL_STS");
 	if (ep) {
 		size_t el = strlen(ep);
 		bool has_path = strchr(strstr(ep, "://") ? strstr(ep, "://") + 3 : ep, '/') != NULL;
 		if (snprintf(url, cap, "%s%s", ep, has_path || el == 0 ? "" : "/") >= (int)cap) {
-			floe_s3_credprov_why(err, "STS endpoint too long");
+			floe_s3_credprov_why(why, "STS endpoint too long");
 			return -EINVAL;
 		}
 		return 0;
@@ -87,7 +88,7 @@ static int sts_url(struct floe_s3_credprov *p, char *url, size_t cap, char *err)
 	if (!region)
 		region = "us-east-1";
 	if (!dns_label_chars(region) || strlen(region) > 64) {
-		floe_s3_credprov_why(err, "bad region for STS");
+		floe_s3_credprov_why(why, "bad region for STS");
 		return -EINVAL;
 	}
 	snprintf(url, cap, "https://sts.%s.amazonaws.com/", region);
@@ -123,23 +124,24 @@ out:
 
 /* Posts body to STS at url and reads the credentials of its answer. */
 static int sts_call(struct floe_s3_credprov *p, const char *url, const char *body,
-		    struct floe_aws_credentials *c, int64_t *exp, char *err)
+		    struct floe_aws_credentials *c, int64_t *exp, struct floe_err *why)
 {
 	static const char *const hdrs[] = {
 	    "Content-Type: application/x-www-form-urlencoded; charset=utf-8",
 	    "Accept: application/xml", NULL};
 	struct resp r = {0};
 	int status = 0, rc;
-	char neterr[ERR_MAX] = "";
-	int net = floe_s3_credprov_http(p, "POST", url, hdrs, body, false, &status, &r, neterr);
+	struct floe_err neterr;
+	floe_err_clear(&neterr);
+	int net = floe_s3_credprov_http(p, "POST", url, hdrs, body, false, &status, &r, &neterr);
 	if (net < 0) {
 		rc = net;
 	} else if (net != NET_OK) {
-		floe_s3_credprov_why(err, "%s: %s", url, neterr);
+		floe_s3_credprov_why(why, "%s: %s", url, neterr.msg);
 		rc = FLOE_S3_EUNAVAILABLE;
 	} else if (status != 200) {
-		floe_s3_credprov_why(err, "%s answered %d", url, status);
-		xml_error(&r, err);
+		floe_s3_credprov_why(why, "%s answered %d", url, status);
+		xml_error(&r, why);
 		char code[64] = "";
 		(void)floe_aws_xml_find(p->alloc, r.data ? r.data : "", r.len, "Code", code,
 					sizeof(code), NULL);
@@ -152,7 +154,7 @@ static int sts_call(struct floe_s3_credprov *p, const char *url, const char *bod
 		floe_err_clear(&e);
 		rc = floe_aws_cred_sts(p->alloc, r.data ? r.data : "", r.len, c, exp, &e);
 		if (rc && rc != FLOE_ENOMEM) {
-			floe_s3_credprov_why(err, "%s: %s", url, e.msg);
+			floe_s3_credprov_why(why, "%s: %s", url, e.msg);
 			rc = -EINVAL;
 		}
 	}
@@ -161,17 +163,17 @@ static int sts_call(struct floe_s3_credprov *p, const char *url, const char *bod
 }
 
 int floe_s3_credprov_web_identity(struct floe_s3_credprov *p, int64_t now,
-				  struct floe_aws_credentials *c, int64_t *exp, char *err)
+				  struct floe_aws_credentials *c, int64_t *exp, struct floe_err *why)
 {
 	const char *tf = floe_s3_credprov_opt_env(p->wi_token_file, "AWS_WEB_IDENTITY_TOKEN_FILE");
 	const char *arn = floe_s3_credprov_opt_env(p->role_arn, "AWS_ROLE_ARN");
 	if (!tf && !arn) {
-		floe_s3_credprov_why(err,
+		floe_s3_credprov_why(why,
 				     "AWS_WEB_IDENTITY_TOKEN_FILE and AWS_ROLE_ARN are not set");
 		return SKIPPED;
 	}
 	if (!tf || !arn) {
-		floe_s3_credprov_why(err, "%s is not set",
+		floe_s3_credprov_why(why, "%s is not set",
 				     tf ? "AWS_ROLE_ARN" : "AWS_WEB_IDENTITY_TOKEN_FILE");
 		return -EINVAL;
 	}
@@ -181,17 +183,17 @@ int floe_s3_credprov_web_identity(struct floe_s3_credprov *p, int64_t now,
 		snprintf(session, sizeof(session), "floe-%lld", (long long)now);
 		sn = session;
 	}
-	int rc = sts_url(p, url, sizeof(url), err);
+	int rc = sts_url(p, url, sizeof(url), why);
 	if (rc)
 		return rc;
 	char *token = NULL, *body = NULL;
 	if ((rc = floe_s3_credprov_read_token(p, tf, &token)) != 0) {
-		floe_s3_credprov_why(err, "%s: %s", tf,
+		floe_s3_credprov_why(why, "%s: %s", tf,
 				     rc == -EINVAL ? "empty or not a token" : floe_strerror(rc));
 		return rc == FLOE_ENOMEM ? rc : -EINVAL;
 	}
 	if ((rc = sts_body(p, arn, sn, token, &body)) == 0)
-		rc = sts_call(p, url, body, c, exp, err);
+		rc = sts_call(p, url, body, c, exp, why);
 	floe_wipe_free(p->alloc, body);
 	floe_wipe_free(p->alloc, token);
 	return rc;
@@ -231,7 +233,7 @@ static bool container_uri_ok(const char *u)
 }
 
 int floe_s3_credprov_container(struct floe_s3_credprov *p, int64_t now,
-			       struct floe_aws_credentials *c, int64_t *exp, char *err)
+			       struct floe_aws_credentials *c, int64_t *exp, struct floe_err *why)
 {
 	(void)now;
 	const char *rel =
@@ -240,7 +242,7 @@ int floe_s3_credprov_container(struct floe_s3_credprov *p, int64_t now,
 	    floe_s3_credprov_opt_env(p->c_full, "AWS_CONTAINER_CREDENTIALS_FULL_URI");
 	if (!rel && !full) {
 		floe_s3_credprov_why(
-		    err, "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI and _FULL_URI are not set");
+		    why, "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI and _FULL_URI are not set");
 		return SKIPPED;
 	}
 	char url[2048];
@@ -248,13 +250,13 @@ int floe_s3_credprov_container(struct floe_s3_credprov *p, int64_t now,
 		const char *host = p->c_host ? p->c_host : "http://169.254.170.2";
 		if (snprintf(url, sizeof(url), "%s%s%s", host, rel[0] == '/' ? "" : "/", rel) >=
 		    (int)sizeof(url)) {
-			floe_s3_credprov_why(err, "relative URI too long");
+			floe_s3_credprov_why(why, "relative URI too long");
 			return -EINVAL;
 		}
 	} else {
 		if (strlen(full) >= sizeof(url) || !container_uri_ok(full)) {
 			floe_s3_credprov_why(
-			    err, "%s: not https, nor http to a loopback or ECS/EKS agent address",
+			    why, "%s: not https, nor http to a loopback or ECS/EKS agent address",
 			    full);
 			return -EINVAL;
 		}
@@ -269,7 +271,7 @@ int floe_s3_credprov_container(struct floe_s3_credprov *p, int64_t now,
 	if (tfile) {
 		rc = floe_s3_credprov_read_token(p, tfile, &token);
 		if (rc) {
-			floe_s3_credprov_why(err, "%s: %s", tfile,
+			floe_s3_credprov_why(why, "%s: %s", tfile,
 					     rc == -EINVAL ? "empty or not a header value"
 							   : floe_strerror(rc));
 			return rc == FLOE_ENOMEM ? rc : -EINVAL;
@@ -277,7 +279,7 @@ int floe_s3_credprov_container(struct floe_s3_credprov *p, int64_t now,
 	} else if (tval) {
 		if (!floe_s3_credprov_header_safe(tval, strlen(tval))) {
 			floe_s3_credprov_why(
-			    err, "AWS_CONTAINER_AUTHORIZATION_TOKEN is not a header value");
+			    why, "AWS_CONTAINER_AUTHORIZATION_TOKEN is not a header value");
 			return -EINVAL;
 		}
 		if (!(token = floe_strdup(p->alloc, tval)))
@@ -294,7 +296,7 @@ int floe_s3_credprov_container(struct floe_s3_credprov *p, int64_t now,
 		snprintf(auth, n, "Authorization: %s", token);
 		hdrs[1] = auth;
 	}
-	rc = get_creds(p, url, hdrs, &r, c, exp, err);
+	rc = get_creds(p, url, hdrs, &r, c, exp, why);
 out:
 	floe_s3_credprov_resp_fini(&r);
 	floe_wipe_free(p->alloc, auth);
@@ -303,12 +305,12 @@ out:
 }
 
 int floe_s3_credprov_imds(struct floe_s3_credprov *p, int64_t now, struct floe_aws_credentials *c,
-			  int64_t *exp, char *err)
+			  int64_t *exp, struct floe_err *why)
 {
 	(void)now;
 	const char *dis = getenv("AWS_EC2_METADATA_DISABLED");
 	if (p->imds_disabled || (dis && strcasecmp(dis, "true") == 0)) {
-		floe_s3_credprov_why(err, "disabled by AWS_EC2_METADATA_DISABLED");
+		floe_s3_credprov_why(why, "disabled by AWS_EC2_METADATA_DISABLED");
 		return SKIPPED;
 	}
 	const char *ep =
@@ -319,28 +321,29 @@ int floe_s3_credprov_imds(struct floe_s3_credprov *p, int64_t now, struct floe_a
 	while (el > 0 && ep[el - 1] == '/')
 		el--;
 	if (el > 512) {
-		floe_s3_credprov_why(err, "endpoint too long");
+		floe_s3_credprov_why(why, "endpoint too long");
 		return -EINVAL;
 	}
 	char url[1024], tokhdr[1200];
 	struct resp r = {0};
 	int status = 0, rc = 0, net;
-	char neterr[ERR_MAX] = "";
+	struct floe_err neterr;
+	floe_err_clear(&neterr);
 	static const char *const put_hdrs[] = {"X-aws-ec2-metadata-token-ttl-seconds: 21600", NULL};
 	snprintf(url, sizeof(url), "%.*s/latest/api/token", (int)el, ep);
-	net = floe_s3_credprov_http(p, "PUT", url, put_hdrs, "", true, &status, &r, neterr);
+	net = floe_s3_credprov_http(p, "PUT", url, put_hdrs, "", true, &status, &r, &neterr);
 	if (net < 0)
 		return net;
 	if (net == NET_UNREACHABLE) {
 		/* Most hosts are not EC2 instances: no answer means no IMDS. */
-		floe_s3_credprov_why(err, "%s: no instance metadata service (%s)", url, neterr);
+		floe_s3_credprov_why(why, "%s: no instance metadata service (%s)", url, neterr.msg);
 		return SKIPPED;
 	}
-	if ((rc = floe_s3_credprov_answer_rc(net, status, url, neterr, err)) != 0)
+	if ((rc = floe_s3_credprov_answer_rc(net, status, url, &neterr, why)) != 0)
 		goto out;
 	size_t tl = floe_s3_credprov_trim_len(r.data ? r.data : "", r.len);
 	if (tl > 1024 || !floe_s3_credprov_header_safe(r.data, tl)) {
-		floe_s3_credprov_why(err, "%s: not a token", url);
+		floe_s3_credprov_why(why, "%s: not a token", url);
 		rc = -EINVAL;
 		goto out;
 	}
@@ -349,13 +352,13 @@ int floe_s3_credprov_imds(struct floe_s3_credprov *p, int64_t now, struct floe_a
 	const char *get_hdrs[] = {tokhdr, NULL};
 
 	snprintf(url, sizeof(url), "%.*s/latest/meta-data/iam/security-credentials/", (int)el, ep);
-	net = floe_s3_credprov_http(p, "GET", url, get_hdrs, NULL, true, &status, &r, neterr);
+	net = floe_s3_credprov_http(p, "GET", url, get_hdrs, NULL, true, &status, &r, &neterr);
 	if (net == NET_OK && status == 404) {
-		floe_s3_credprov_why(err, "no IAM role is attached to this instance");
+		floe_s3_credprov_why(why, "no IAM role is attached to this instance");
 		rc = -ENOENT;
 		goto out;
 	}
-	if ((rc = floe_s3_credprov_answer_rc(net, status, url, neterr, err)) != 0)
+	if ((rc = floe_s3_credprov_answer_rc(net, status, url, &neterr, why)) != 0)
 		goto out;
 	/* The first line names the role. */
 	const char *d = r.data ? r.data : "";
@@ -366,14 +369,14 @@ int floe_s3_credprov_imds(struct floe_s3_credprov *p, int64_t now, struct floe_a
 		role_ok = (unsigned char)d[i] > 0x20 && d[i] != '/' && d[i] != '?' && d[i] != '#' &&
 			  d[i] != '%' && d[i] != 0x7f;
 	if (!role_ok) {
-		floe_s3_credprov_why(err, "%s: not a role name", url);
+		floe_s3_credprov_why(why, "%s: not a role name", url);
 		rc = -EINVAL;
 		goto out;
 	}
 	snprintf(url, sizeof(url), "%.*s/latest/meta-data/iam/security-credentials/%.*s", (int)el,
 		 ep, (int)rl, d);
 	floe_s3_credprov_resp_fini(&r);
-	rc = get_creds(p, url, get_hdrs, &r, c, exp, err);
+	rc = get_creds(p, url, get_hdrs, &r, c, exp, why);
 out:
 	floe_wipe(tokhdr, sizeof(tokhdr));
 	floe_s3_credprov_resp_fini(&r);

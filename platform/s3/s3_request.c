@@ -396,7 +396,7 @@ static int attempt(struct floe_s3 *s3, struct floe_s3_req *rq, const char *paylo
 	}
 	/* Ask the provider before every signing: it answers from its cache, and refreshes
 	 * temporary credentials that are about to expire, so none can be missed. */
-	if (s3->credprov && (rc = floe_s3_credprov_get(s3->credprov, now, &s3->cred, NULL)) != 0)
+	if (s3->credprov && (rc = floe_s3_credprov_get(s3->credprov, now, &s3->cred, NULL, NULL)) != 0)
 		goto out;
 	if (!s3->cred.access_key_id || !s3->cred.secret_access_key) {
 		rc = FLOE_S3_EAUTH;

@@ -31,6 +31,15 @@
 
 #include "fake_http.h"
 
+/* The provider's last failure as text, into out. */
+static const char *prov_error(struct floe_s3_credprov *p, char *out, size_t cap)
+{
+	struct floe_err e;
+	floe_s3_credprov_error(p, &e);
+	snprintf(out, cap, "%s", e.msg);
+	return out;
+}
+
 /* ---- helpers ------------------------------------------------------------------------- */
 
 static const char *const aws_vars[] = {"AWS_ACCESS_KEY_ID",
@@ -139,22 +148,26 @@ static void test_web_identity(void **state)
 	struct floe_s3_credprov *p = web_identity_prov(&sv, url, sizeof(url));
 	struct floe_aws_credentials c = {0};
 	int64_t exp = 0;
-	assert_int_equal(floe_s3_credprov_get(p, T0, &c, &exp), 0);
+	assert_int_equal(floe_s3_credprov_get(p, T0, &c, &exp, NULL), 0);
 	assert_creds(&c, "ASIASTS1", "sts/secret+key", "FwoG&tok");
 	assert_int_equal(exp, T0 + 3600);
 	assert_string_equal(floe_s3_credprov_source(p), "web-identity");
 	/* After invalidation the chain runs again: STS refuses, and says why. */
 	floe_s3_credprov_invalidate(p);
 	struct floe_aws_credentials keep = c;
-	assert_int_equal(floe_s3_credprov_get(p, T0, &c, NULL), FLOE_S3_EAUTH);
+	struct floe_err e;
+	floe_err_clear(&e);
+	assert_int_equal(floe_s3_credprov_get(p, T0, &c, NULL, &e), FLOE_S3_EAUTH);
 	assert_ptr_equal(c.access_key_id, keep.access_key_id); /* untouched on failure */
 	char err[1024], want[256];
-	floe_s3_credprov_error(p, err, sizeof(err));
+	prov_error(p, err, sizeof(err));
 	snprintf(want, sizeof(want),
 		 "web-identity: %s/ answered 403 (AccessDenied: Not authorized "
 		 "to perform sts:AssumeRoleWithWebIdentity)",
 		 url);
 	assert_string_equal(err, want);
+	assert_int_equal(e.code, FLOE_S3_EAUTH); /* get explains its failure the same way */
+	assert_string_equal(e.msg, want);
 	assert_null(strstr(err, "eyJ"));
 	floe_aws_credentials_fini(&c);
 	floe_s3_credprov_free(p);
@@ -192,26 +205,26 @@ static void test_refresh(void **state)
 	char url[64];
 	struct floe_s3_credprov *p = web_identity_prov(&sv, url, sizeof(url));
 	struct floe_aws_credentials c = {0};
-	assert_int_equal(floe_s3_credprov_get(p, T0, &c, NULL), 0);
+	assert_int_equal(floe_s3_credprov_get(p, T0, &c, NULL, NULL), 0);
 	assert_string_equal(c.access_key_id, "ASIAONE");
 	/* 301 s before expiry: served from the cache (the server would not answer a third
 	 * request, so a refresh now would fail the test at server_finish). */
-	assert_int_equal(floe_s3_credprov_get(p, T0 + 3600 - 301, &c, NULL), 0);
+	assert_int_equal(floe_s3_credprov_get(p, T0 + 3600 - 301, &c, NULL, NULL), 0);
 	assert_string_equal(c.access_key_id, "ASIAONE");
-	assert_int_equal(floe_s3_credprov_get(p, T0 + 3600 - 300, &c, NULL), 0);
+	assert_int_equal(floe_s3_credprov_get(p, T0 + 3600 - 300, &c, NULL, NULL), 0);
 	assert_string_equal(c.access_key_id, "ASIATWO");
 	struct seen s[2];
 	assert_int_equal(server_finish(&sv, s, 2), 2);
 	seen_free(s, 2);
 	/* STS is gone now. Inside the margin the old credentials still serve... */
 	int64_t exp = 0;
-	assert_int_equal(floe_s3_credprov_get(p, T0 + 7200 - 10, &c, &exp), 0);
+	assert_int_equal(floe_s3_credprov_get(p, T0 + 7200 - 10, &c, &exp, NULL), 0);
 	assert_string_equal(c.access_key_id, "ASIATWO");
 	assert_int_equal(exp, T0 + 7200);
 	char err[512];
-	assert_non_null(strstr(floe_s3_credprov_error(p, err, sizeof(err)), "web-identity: "));
+	assert_non_null(strstr(prov_error(p, err, sizeof(err)), "web-identity: "));
 	/* ...past Expiration they do not, and trying later may help. */
-	assert_int_equal(floe_s3_credprov_get(p, T0 + 7200, &c, NULL), FLOE_S3_EUNAVAILABLE);
+	assert_int_equal(floe_s3_credprov_get(p, T0 + 7200, &c, NULL, NULL), FLOE_S3_EUNAVAILABLE);
 	assert_string_equal(c.access_key_id, "ASIATWO");
 	floe_aws_credentials_fini(&c);
 	floe_s3_credprov_free(p);
@@ -243,14 +256,14 @@ static void test_container(void **state)
 	assert_int_equal(floe_s3_credprov_new(&o, &p), 0);
 	struct floe_aws_credentials c = {0};
 	int64_t exp = 0;
-	assert_int_equal(floe_s3_credprov_get(p, T0, &c, &exp), 0);
+	assert_int_equal(floe_s3_credprov_get(p, T0, &c, &exp, NULL), 0);
 	assert_creds(&c, "ASIACONT", "c/s", "ctok");
 	assert_int_equal(exp, T0 + 6 * 3600);
 	floe_s3_credprov_invalidate(p);
-	assert_int_equal(floe_s3_credprov_get(p, T0, &c, NULL), FLOE_S3_EAUTH);
+	assert_int_equal(floe_s3_credprov_get(p, T0, &c, NULL, NULL), FLOE_S3_EAUTH);
 	char err[512], want[256];
 	snprintf(want, sizeof(want), "container: %s/v2/credentials/1f2e-3d answered 401", url);
-	assert_string_equal(floe_s3_credprov_error(p, err, sizeof(err)), want);
+	assert_string_equal(prov_error(p, err, sizeof(err)), want);
 	floe_s3_credprov_free(p);
 
 	struct seen s[2];
@@ -268,15 +281,15 @@ static void test_container(void **state)
 	setenv("AWS_CONTAINER_AUTHORIZATION_TOKEN", "secret-token", 1);
 	struct floe_s3_credprov_options o2 = {.providers = FLOE_S3_CREDPROV_CONTAINER};
 	assert_int_equal(floe_s3_credprov_new(&o2, &p), 0);
-	assert_int_equal(floe_s3_credprov_get(p, T0, &c, NULL), FLOE_S3_EAUTH);
-	assert_string_equal(floe_s3_credprov_error(p, err, sizeof(err)),
+	assert_int_equal(floe_s3_credprov_get(p, T0, &c, NULL, NULL), FLOE_S3_EAUTH);
+	assert_string_equal(prov_error(p, err, sizeof(err)),
 			    "container: http://203.0.113.5/creds: not https, nor http to a "
 			    "loopback or ECS/EKS agent address");
 	/* A token with a line break would forge headers. */
 	setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://127.0.0.1:1/creds", 1);
 	setenv("AWS_CONTAINER_AUTHORIZATION_TOKEN", "a\r\nX-Evil: 1", 1);
-	assert_int_equal(floe_s3_credprov_get(p, T0, &c, NULL), FLOE_S3_EAUTH);
-	assert_non_null(strstr(floe_s3_credprov_error(p, err, sizeof(err)), "not a header value"));
+	assert_int_equal(floe_s3_credprov_get(p, T0, &c, NULL, NULL), FLOE_S3_EAUTH);
+	assert_non_null(strstr(prov_error(p, err, sizeof(err)), "not a header value"));
 	floe_s3_credprov_free(p);
 	floe_aws_credentials_fini(&c);
 }
@@ -305,7 +318,7 @@ static void test_imds(void **state)
 	assert_int_equal(floe_s3_credprov_new(&o, &p), 0);
 	struct floe_aws_credentials c = {0};
 	int64_t exp = 0;
-	assert_int_equal(floe_s3_credprov_get(p, T0, &c, &exp), 0);
+	assert_int_equal(floe_s3_credprov_get(p, T0, &c, &exp, NULL), 0);
 	assert_creds(&c, "ASIAIMDS", "imds-secret", "itok");
 	assert_int_equal(exp, T0 - 36 * 60 + 6 * 3600);
 	assert_string_equal(floe_s3_credprov_source(p), "imds");
@@ -333,9 +346,9 @@ static void test_imds(void **state)
 	/* Disabled by the environment: not even tried. */
 	setenv("AWS_EC2_METADATA_DISABLED", "TRUE", 1);
 	assert_int_equal(floe_s3_credprov_new(&o, &p), 0);
-	assert_int_equal(floe_s3_credprov_get(p, T0, &c, NULL), FLOE_S3_EAUTH);
+	assert_int_equal(floe_s3_credprov_get(p, T0, &c, NULL, NULL), FLOE_S3_EAUTH);
 	char err[512];
-	assert_string_equal(floe_s3_credprov_error(p, err, sizeof(err)),
+	assert_string_equal(prov_error(p, err, sizeof(err)),
 			    "imds: disabled by AWS_EC2_METADATA_DISABLED");
 	floe_s3_credprov_free(p);
 	unsetenv("AWS_EC2_METADATA_DISABLED");
@@ -344,8 +357,8 @@ static void test_imds(void **state)
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d", closed_port());
 	setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", url, 1);
 	assert_int_equal(floe_s3_credprov_new(&o, &p), 0);
-	assert_int_equal(floe_s3_credprov_get(p, T0, &c, NULL), FLOE_S3_EAUTH);
-	assert_non_null(strstr(floe_s3_credprov_error(p, err, sizeof(err)),
+	assert_int_equal(floe_s3_credprov_get(p, T0, &c, NULL, NULL), FLOE_S3_EAUTH);
+	assert_non_null(strstr(prov_error(p, err, sizeof(err)),
 			       "/latest/api/token: no instance metadata service ("));
 	floe_s3_credprov_free(p);
 }
@@ -371,15 +384,15 @@ static void test_imds_failures(void **state)
 	struct floe_aws_credentials c = {0};
 	char err[512], want[256];
 	assert_int_equal(floe_s3_credprov_new(&o, &p), 0);
-	assert_int_equal(floe_s3_credprov_get(p, T0, &c, NULL), FLOE_S3_EAUTH);
-	assert_string_equal(floe_s3_credprov_error(p, err, sizeof(err)),
+	assert_int_equal(floe_s3_credprov_get(p, T0, &c, NULL, NULL), FLOE_S3_EAUTH);
+	assert_string_equal(prov_error(p, err, sizeof(err)),
 			    "imds: no IAM role is attached to this instance");
-	assert_int_equal(floe_s3_credprov_get(p, T0, &c, NULL), FLOE_S3_EAUTH);
+	assert_int_equal(floe_s3_credprov_get(p, T0, &c, NULL, NULL), FLOE_S3_EAUTH);
 	snprintf(want, sizeof(want),
 		 "imds: %s/latest/meta-data/iam/security-credentials/r: answer has Code "
 		 "AssumeRoleUnauthorizedAccess",
 		 url);
-	assert_string_equal(floe_s3_credprov_error(p, err, sizeof(err)), want);
+	assert_string_equal(prov_error(p, err, sizeof(err)), want);
 	floe_s3_credprov_free(p);
 	struct seen s[5];
 	assert_int_equal(server_finish(&sv, s, 5), 5);
@@ -412,7 +425,7 @@ static void test_chain_order(void **state)
 	int64_t exp = -1;
 	/* 1. static config beats everything. */
 	assert_int_equal(floe_s3_credprov_new(&o, &p), 0);
-	assert_int_equal(floe_s3_credprov_get(p, T0, &c, &exp), 0);
+	assert_int_equal(floe_s3_credprov_get(p, T0, &c, &exp, NULL), 0);
 	assert_creds(&c, "AKIASTATIC", "ss", NULL);
 	assert_int_equal(exp, 0);
 	assert_string_equal(floe_s3_credprov_source(p), "static");
@@ -420,14 +433,14 @@ static void test_chain_order(void **state)
 	/* 2. then the environment (before web identity, which would fail here). */
 	o.static_credentials = NULL;
 	assert_int_equal(floe_s3_credprov_new(&o, &p), 0);
-	assert_int_equal(floe_s3_credprov_get(p, T0, &c, NULL), 0);
+	assert_int_equal(floe_s3_credprov_get(p, T0, &c, NULL, NULL), 0);
 	assert_creds(&c, "AKIAENV", "ENVSECRETxyz", "etok");
 	floe_s3_credprov_free(p);
 	/* 3. web identity comes before the shared file: its failure is reported, and being
 	 * unreachable, the shared file is used. */
 	unsetenv("AWS_ACCESS_KEY_ID");
 	assert_int_equal(floe_s3_credprov_new(&o, &p), 0);
-	assert_int_equal(floe_s3_credprov_get(p, T0, &c, NULL), 0);
+	assert_int_equal(floe_s3_credprov_get(p, T0, &c, NULL, NULL), 0);
 	assert_creds(&c, "AKIAFILE", "fs", NULL);
 	assert_string_equal(floe_s3_credprov_source(p), "shared-file");
 	floe_s3_credprov_free(p);
@@ -436,9 +449,9 @@ static void test_chain_order(void **state)
 	o.web_identity_token_file = NULL;
 	o.role_arn = NULL;
 	assert_int_equal(floe_s3_credprov_new(&o, &p), 0);
-	assert_int_equal(floe_s3_credprov_get(p, T0, &c, NULL), FLOE_S3_EAUTH);
+	assert_int_equal(floe_s3_credprov_get(p, T0, &c, NULL, NULL), FLOE_S3_EAUTH);
 	char err[2048];
-	floe_s3_credprov_error(p, err, sizeof(err));
+	prov_error(p, err, sizeof(err));
 	const char *order[] = {"static: not configured",
 			       "; env: AWS_ACCESS_KEY_ID or AWS_SECRET_ACCESS_KEY is not set",
 			       "; web-identity: AWS_WEB_IDENTITY_TOKEN_FILE and AWS_ROLE_ARN are "
@@ -462,7 +475,7 @@ static void test_chain_order(void **state)
 	o.role_arn = "arn:aws:iam::1:role/r";
 	o.providers = FLOE_S3_CREDPROV_WEB_IDENTITY | FLOE_S3_CREDPROV_SHARED_FILE;
 	assert_int_equal(floe_s3_credprov_new(&o, &p), 0);
-	assert_int_equal(floe_s3_credprov_get(p, T0, &c, NULL), FLOE_S3_EUNAVAILABLE);
+	assert_int_equal(floe_s3_credprov_get(p, T0, &c, NULL, NULL), FLOE_S3_EUNAVAILABLE);
 	floe_s3_credprov_free(p);
 	/* Options: one key without the other, unknown provider bits. */
 	struct floe_aws_credentials half = {"AKIA", NULL, NULL, NULL};
@@ -592,7 +605,7 @@ static void test_client_without_credentials(void **state)
 	struct floe_s3 *s3 = s3_client(&ss, &clk, p);
 	assert_int_equal(floe_s3_put(s3, "k", "x", 1, NULL, NULL), FLOE_S3_EAUTH);
 	char err[256];
-	assert_string_equal(floe_s3_credprov_error(p, err, sizeof(err)),
+	assert_string_equal(prov_error(p, err, sizeof(err)),
 			    "env: AWS_ACCESS_KEY_ID or AWS_SECRET_ACCESS_KEY is not set");
 	/* The environment gains keys: the next request uses them. */
 	setenv("AWS_ACCESS_KEY_ID", "AKIALATE", 1);

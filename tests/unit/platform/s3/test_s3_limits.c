@@ -26,6 +26,15 @@
 
 #include "fake_http.h"
 
+/* The provider's last failure as text, into out. */
+static const char *prov_error(struct floe_s3_credprov *p, char *out, size_t cap)
+{
+	struct floe_err e;
+	floe_s3_credprov_error(p, &e);
+	snprintf(out, cap, "%s", e.msg);
+	return out;
+}
+
 #define AK "TESTACCESSKEY0000001"
 #define SK "testsecretkey000000000000000000000000001"
 
@@ -444,12 +453,12 @@ static void test_credprov_stop(void **state)
 	struct floe_aws_credentials c = {0};
 	int64_t t = floe_clock_mono_ns();
 	f.stop_at_ns = t + 200 * 1000000LL;
-	assert_int_equal(floe_s3_credprov_get(p, T0, &c, NULL), FLOE_S3_ESTOPPED);
+	assert_int_equal(floe_s3_credprov_get(p, T0, &c, NULL, NULL), FLOE_S3_ESTOPPED);
 	int64_t took = ms_since(t);
 	/* curl asks the progress callback at least once a second while nothing moves. */
 	assert_true(took >= 500 && took < 2600);
 	t = floe_clock_mono_ns();
-	assert_int_equal(floe_s3_credprov_get(p, T0, &c, NULL), FLOE_S3_ESTOPPED);
+	assert_int_equal(floe_s3_credprov_get(p, T0, &c, NULL, NULL), FLOE_S3_ESTOPPED);
 	assert_true(ms_since(t) < 100);
 	floe_s3_credprov_free(p);
 	struct seen s[1];
@@ -475,23 +484,23 @@ static void test_credprov_order(void **state)
 	struct floe_s3_credprov *p = NULL;
 	struct floe_aws_credentials c = {0};
 	assert_int_equal(floe_s3_credprov_new(&o, &p), 0);
-	assert_int_equal(floe_s3_credprov_get(p, T0, &c, NULL), 0);
+	assert_int_equal(floe_s3_credprov_get(p, T0, &c, NULL, NULL), 0);
 	assert_string_equal(c.access_key_id, "AKFILE");
 	assert_string_equal(floe_s3_credprov_source(p), "shared-file");
 	floe_s3_credprov_free(p);
 	/* Without an order: the SDKs' (environment first). */
 	memset(o.order, 0, sizeof(o.order));
 	assert_int_equal(floe_s3_credprov_new(&o, &p), 0);
-	assert_int_equal(floe_s3_credprov_get(p, T0, &c, NULL), 0);
+	assert_int_equal(floe_s3_credprov_get(p, T0, &c, NULL, NULL), 0);
 	assert_string_equal(c.access_key_id, "AKENV");
 	floe_s3_credprov_free(p);
 	/* Only the file: the environment is not looked at. */
 	o.providers = FLOE_S3_CREDPROV_SHARED_FILE;
 	o.shared_file = "/nonexistent/credentials";
 	assert_int_equal(floe_s3_credprov_new(&o, &p), 0);
-	assert_int_equal(floe_s3_credprov_get(p, T0, &c, NULL), FLOE_S3_EAUTH);
+	assert_int_equal(floe_s3_credprov_get(p, T0, &c, NULL, NULL), FLOE_S3_EAUTH);
 	char err[512];
-	assert_null(strstr(floe_s3_credprov_error(p, err, sizeof(err)), "env"));
+	assert_null(strstr(prov_error(p, err, sizeof(err)), "env"));
 	floe_s3_credprov_free(p);
 	floe_aws_credentials_fini(&c);
 	unsetenv("AWS_ACCESS_KEY_ID");
