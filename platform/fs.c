@@ -371,17 +371,17 @@ static int copy_to_temp(const char *from, const char *to, char **tmp_out)
 	int in = open(from, O_RDONLY | O_CLOEXEC);
 	if (in < 0)
 		return -errno;
-	int rc = 0, out = -1;
+	int rc = 0, dst = -1;
 	char *tmp = temp_name(to);
 	char *buf = malloc(64 * 1024);
 	if (!tmp || !buf) {
 		rc = -ENOMEM;
-		goto done;
+		goto out;
 	}
-	out = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (out < 0) {
+	dst = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (dst < 0) {
 		rc = -errno;
-		goto done;
+		goto out;
 	}
 	for (;;) {
 		ssize_t r = read(in, buf, 64 * 1024);
@@ -389,21 +389,21 @@ static int copy_to_temp(const char *from, const char *to, char **tmp_out)
 			if (errno == EINTR)
 				continue;
 			rc = -errno;
-			goto done;
+			goto out;
 		}
 		if (r == 0)
 			break;
-		rc = write_all(out, buf, (size_t)r);
+		rc = write_all(dst, buf, (size_t)r);
 		if (rc)
-			goto done;
+			goto out;
 	}
-	rc = fsync_fd(out);
-	if (close(out) != 0 && rc == 0)
+	rc = fsync_fd(dst);
+	if (close(dst) != 0 && rc == 0)
 		rc = -errno;
-	out = -1;
-done:
-	if (out >= 0)
-		close(out);
+	dst = -1;
+out:
+	if (dst >= 0)
+		close(dst);
 	if (rc && tmp)
 		unlink(tmp);
 	if (rc) {

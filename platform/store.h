@@ -27,6 +27,15 @@ struct floe_store_ops {
 	void (*destroy)(struct floe_store *s);
 };
 
+/* The table of a backend whose functions are named p_get, p_put, ... p_destroy. */
+#define FLOE_STORE_OPS(p)                                                                          \
+	{                                                                                          \
+		.get = p##_get, .put = p##_put, .put_if_absent = p##_put_if_absent,              \
+		.put_file = p##_put_file, .put_file_if_absent = p##_put_file_if_absent,          \
+		.exists = p##_exists, .size = p##_size, .remove = p##_remove, .list = p##_list,  \
+		.destroy = p##_destroy,                                                          \
+	}
+
 /* Backends embed this as their first member. */
 struct floe_store {
 	const struct floe_store_ops *ops;

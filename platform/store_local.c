@@ -161,18 +161,7 @@ static void l_destroy(struct floe_store *s)
 	floe_free(s->alloc, s);
 }
 
-static const struct floe_store_ops local_ops = {
-	.get = l_get,
-	.put = l_put,
-	.put_if_absent = l_put_if_absent,
-	.put_file = l_put_file,
-	.put_file_if_absent = l_put_file_if_absent,
-	.exists = l_exists,
-	.size = l_size,
-	.remove = l_remove,
-	.list = l_list,
-	.destroy = l_destroy,
-};
+static const struct floe_store_ops local_ops = FLOE_STORE_OPS(l);
 
 int floe_store_local_new(struct floe_alloc *a, const char *root, struct floe_store **out)
 {

@@ -275,18 +275,7 @@ static void s_destroy(struct floe_store *st)
 	floe_free(st->alloc, s);
 }
 
-static const struct floe_store_ops s3_ops = {
-	.get = s_get,
-	.put = s_put,
-	.put_if_absent = s_put_if_absent,
-	.put_file = s_put_file,
-	.put_file_if_absent = s_put_file_if_absent,
-	.exists = s_exists,
-	.size = s_size,
-	.remove = s_remove,
-	.list = s_list,
-	.destroy = s_destroy,
-};
+static const struct floe_store_ops s3_ops = FLOE_STORE_OPS(s);
 
 int floe_store_s3_abort_stale_uploads(struct floe_store *st, const char *prefix,
 				      int64_t older_than_s, size_t *aborted)
