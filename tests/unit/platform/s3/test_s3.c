@@ -167,7 +167,7 @@ static struct floe_s3 *client_with(const struct server *sv, struct fakes *f, con
 				    .region = "us-east-1",
 				    .bucket = "bkt",
 				    .path_style = true,
-				    .credentials = {AK, SK, (char *)token},
+				    .credentials = {AK, SK, (char *)token, NULL},
 				    .max_retries = 3,
 				    .backoff_base_ms = 100,
 				    .backoff_cap_ms = 1000,
@@ -716,7 +716,7 @@ static void test_options(void **state)
 {
 	struct floe_s3 *s3 = NULL;
 	struct floe_s3_options o = {
-	    .endpoint = "ftp://x", .region = "r", .bucket = "b", .credentials = {AK, SK, NULL}};
+	    .endpoint = "ftp://x", .region = "r", .bucket = "b", .credentials = {AK, SK, NULL, NULL}};
 	assert_int_equal(floe_s3_new(&o, &s3), -EINVAL);
 	o.endpoint = "https://s3.example.com/some/path";
 	assert_int_equal(floe_s3_new(&o, &s3), -EINVAL);

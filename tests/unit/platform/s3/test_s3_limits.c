@@ -87,7 +87,7 @@ static void options(struct floe_s3_options *o, const struct server *sv, struct f
 				      .region = "us-east-1",
 				      .bucket = "bkt",
 				      .path_style = true,
-				      .credentials = {AK, SK, NULL},
+				      .credentials = {AK, SK, NULL, NULL},
 				      .max_retries = 3,
 				      .backoff_base_ms = 100,
 				      .backoff_cap_ms = 1000,

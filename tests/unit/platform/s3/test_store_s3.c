@@ -49,7 +49,7 @@ static struct floe_store *store(const struct server *sv)
 				    .region = "us-east-1",
 				    .bucket = "bkt",
 				    .path_style = true,
-				    .credentials = {AK, SK, NULL},
+				    .credentials = {AK, SK, NULL, NULL},
 				    .max_retries = 3,
 				    .multipart_threshold = 8,
 				    .part_size = 5,
