@@ -1,6 +1,8 @@
 /* Clocks (clock_gettime), randomness (getrandom) and the host name. */
 #include "clock.h"
 
+#include "formats/base/hex.h"
+
 #include <errno.h>
 #include <string.h>
 #include <sys/random.h>
@@ -73,13 +75,12 @@ void floe_uuid4(char out[37])
 	}
 	b[6] = (unsigned char)((b[6] & 0x0f) | 0x40); /* version 4 */
 	b[8] = (unsigned char)((b[8] & 0x3f) | 0x80); /* RFC 4122 variant */
-	static const char hex[] = "0123456789abcdef";
 	size_t o = 0;
 	for (size_t i = 0; i < 16; i++) {
 		if (i == 4 || i == 6 || i == 8 || i == 10)
 			out[o++] = '-';
-		out[o++] = hex[b[i] >> 4];
-		out[o++] = hex[b[i] & 15];
+		out[o++] = floe_hex_char(b[i] >> 4);
+		out[o++] = floe_hex_char(b[i]);
 	}
 	out[o] = 0;
 }

@@ -8,6 +8,9 @@
 
 #include "clock.h"
 
+#include "formats/base/alloc.h"
+#include "formats/base/error.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -68,11 +71,6 @@ void floe_fs_set_faults(const struct floe_fs_faults *f)
 		sys.open_read = f->open_read;
 	if (f->pread)
 		sys.pread = f->pread;
-}
-
-void floe_fs_free(void *p)
-{
-	free(p);
 }
 
 /* Writes all of p[0..n) to fd, retrying short writes and EINTR. A write that returns 0
@@ -232,7 +230,8 @@ int floe_fs_create_excl(const char *path, const void *data, size_t len)
 	return fsync_dir_of(path);
 }
 
-int floe_fs_read_file(const char *path, size_t max, void **data, size_t *len)
+int floe_fs_read_file(struct floe_alloc *a, const char *path, size_t max, void **data,
+		      size_t *len)
 {
 	if (max > SIZE_MAX - 2)
 		max = SIZE_MAX - 2; /* room for the probe byte and the NUL */
@@ -257,9 +256,9 @@ int floe_fs_read_file(const char *path, size_t max, void **data, size_t *len)
 	}
 	/* The file may grow while we read: read until EOF, but never past max. */
 	size_t cap = (size_t)st.st_size + 1;
-	buf = malloc(cap + 1);
+	buf = floe_malloc(a, cap + 1);
 	if (!buf) {
-		rc = -ENOMEM;
+		rc = FLOE_ENOMEM;
 		goto out;
 	}
 	for (;;) {
@@ -269,9 +268,9 @@ int floe_fs_read_file(const char *path, size_t max, void **data, size_t *len)
 				goto out;
 			}
 			size_t ncap = cap > max / 2 ? max + 1 : cap * 2;
-			char *p = realloc(buf, ncap + 1);
+			char *p = floe_realloc(a, buf, ncap + 1);
 			if (!p) {
-				rc = -ENOMEM;
+				rc = FLOE_ENOMEM;
 				goto out;
 			}
 			buf = p;
@@ -297,7 +296,7 @@ int floe_fs_read_file(const char *path, size_t max, void **data, size_t *len)
 	*len = n;
 	buf = NULL;
 out:
-	free(buf);
+	floe_free(a, buf);
 	close(fd);
 	return rc;
 }
@@ -372,17 +371,17 @@ static int copy_to_temp(const char *from, const char *to, char **tmp_out)
 	int in = open(from, O_RDONLY | O_CLOEXEC);
 	if (in < 0)
 		return -errno;
-	int rc = 0, out = -1;
+	int rc = 0, dst = -1;
 	char *tmp = temp_name(to);
 	char *buf = malloc(64 * 1024);
 	if (!tmp || !buf) {
 		rc = -ENOMEM;
-		goto done;
+		goto out;
 	}
-	out = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (out < 0) {
+	dst = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (dst < 0) {
 		rc = -errno;
-		goto done;
+		goto out;
 	}
 	for (;;) {
 		ssize_t r = read(in, buf, 64 * 1024);
@@ -390,21 +389,21 @@ static int copy_to_temp(const char *from, const char *to, char **tmp_out)
 			if (errno == EINTR)
 				continue;
 			rc = -errno;
-			goto done;
+			goto out;
 		}
 		if (r == 0)
 			break;
-		rc = write_all(out, buf, (size_t)r);
+		rc = write_all(dst, buf, (size_t)r);
 		if (rc)
-			goto done;
+			goto out;
 	}
-	rc = fsync_fd(out);
-	if (close(out) != 0 && rc == 0)
+	rc = fsync_fd(dst);
+	if (close(dst) != 0 && rc == 0)
 		rc = -errno;
-	out = -1;
-done:
-	if (out >= 0)
-		close(out);
+	dst = -1;
+out:
+	if (dst >= 0)
+		close(dst);
 	if (rc && tmp)
 		unlink(tmp);
 	if (rc) {
@@ -453,7 +452,8 @@ static int cmp_names(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int floe_fs_list(const char *dir, int (*fn)(void *ctx, const char *name), void *ctx)
+int floe_fs_list(struct floe_alloc *a, const char *dir, int (*fn)(void *ctx, const char *name),
+		 void *ctx)
 {
 	DIR *d = opendir(dir);
 	if (!d)
@@ -472,16 +472,16 @@ int floe_fs_list(const char *dir, int (*fn)(void *ctx, const char *name), void *
 			continue;
 		if (n == cap) {
 			size_t ncap = cap ? cap * 2 : 32;
-			char **p = realloc(names, ncap * sizeof(*names));
+			char **p = floe_realloc(a, names, ncap * sizeof(*names));
 			if (!p) {
-				rc = -ENOMEM;
+				rc = FLOE_ENOMEM;
 				break;
 			}
 			names = p;
 			cap = ncap;
 		}
-		if (!(names[n] = strdup(e->d_name))) {
-			rc = -ENOMEM;
+		if (!(names[n] = floe_strdup(a, e->d_name))) {
+			rc = FLOE_ENOMEM;
 			break;
 		}
 		n++;
@@ -494,8 +494,8 @@ int floe_fs_list(const char *dir, int (*fn)(void *ctx, const char *name), void *
 			rc = fn(ctx, names[i]);
 	}
 	for (size_t i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
+		floe_free(a, names[i]);
+	floe_free(a, names);
 	return rc;
 }
 

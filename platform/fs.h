@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct floe_alloc;
+
 /* Replaces path with exactly data[0..len): writes a temp file in the same directory,
  * fsyncs it, renames it over path and fsyncs the directory. On failure path is untouched
  * and the temp file is removed. */
@@ -28,11 +30,12 @@ int floe_fs_write_atomicv(const char *path, const struct floe_fs_piece *pieces, 
  * fsynced and then link()ed to path, so readers never see a partial file. */
 int floe_fs_create_excl(const char *path, const void *data, size_t len);
 
-/* Reads a whole file into a new buffer (*data, owned by the caller, free with
- * floe_fs_free; it has one extra NUL byte after *len bytes). -EFBIG when the file holds
- * more than max bytes, -ENOENT when absent. On failure *data is left untouched. */
-int floe_fs_read_file(const char *path, size_t max, void **data, size_t *len);
-void floe_fs_free(void *p);
+/* Reads a whole file into a new buffer from a (*data, owned by the caller, free with
+ * floe_free(a, *data); it has one extra NUL byte after *len bytes). -EFBIG when the file
+ * holds more than max bytes, -ENOENT when absent, FLOE_ENOMEM when a refuses the memory
+ * (the agent's budget counts what it reads). On failure *data is left untouched. */
+int floe_fs_read_file(struct floe_alloc *a, const char *path, size_t max, void **data,
+		      size_t *len);
 
 /* mkdir -p with mode 0755; existing directories are fine. */
 int floe_fs_mkdirs(const char *path);
@@ -50,9 +53,11 @@ int floe_fs_copy(const char *from, const char *to);
 /* As floe_fs_copy, but creates to only if it does not exist (-EEXIST otherwise, also when
  * several processes race for it): the copy is link()ed into place, never renamed over. */
 int floe_fs_copy_excl(const char *from, const char *to);
-/* Calls fn(ctx, name) for each entry of dir except "." and "..", in bytewise name order.
- * A non-zero return of fn stops the walk and is returned. */
-int floe_fs_list(const char *dir, int (*fn)(void *ctx, const char *name), void *ctx);
+/* Calls fn(ctx, name) for each entry of dir except "." and "..", in bytewise name order
+ * (the names are held in memory from a meanwhile). A non-zero return of fn stops the walk
+ * and is returned. */
+int floe_fs_list(struct floe_alloc *a, const char *dir, int (*fn)(void *ctx, const char *name),
+		 void *ctx);
 
 /* A file written sequentially (spool fragments, exports). */
 struct floe_file;

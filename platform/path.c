@@ -1,6 +1,8 @@
 /* Lexical path normalisation, file:// URIs, and canonical paths. */
 #include "path.h"
 
+#include "formats/base/limits.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -11,7 +13,7 @@
 
 int floe_path_absolute(const char *path, char *out, size_t cap)
 {
-	char tmp[4096];
+	char tmp[FLOE_PATH_MAX];
 	size_t n = 0;
 	if (path[0] != '/') {
 		if (!getcwd(tmp, sizeof(tmp)))

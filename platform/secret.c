@@ -3,11 +3,15 @@
 
 #include "fs.h"
 
+#include "formats/base/alloc.h"
+#include "formats/base/error.h"
+#include "formats/base/wipe.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-int floe_secret_resolve(const char *ref, char **out)
+int floe_secret_resolve(struct floe_alloc *a, const char *ref, char **out)
 {
 	char *v = NULL;
 	size_t len = 0;
@@ -16,23 +20,17 @@ int floe_secret_resolve(const char *ref, char **out)
 		if (!e)
 			return -ENOENT;
 		len = strlen(e);
-		if (!(v = malloc(len + 1)))
-			return -ENOMEM;
-		memcpy(v, e, len + 1);
+		if (!(v = floe_strndup(a, e, len)))
+			return FLOE_ENOMEM;
 	} else if (strncmp(ref, "file:", 5) == 0) {
 		void *data = NULL;
-		int rc = floe_fs_read_file(ref + 5, 64 * 1024, &data, &len);
+		int rc = floe_fs_read_file(a, ref + 5, 64 * 1024, &data, &len);
 		if (rc)
 			return rc;
-		if (!(v = malloc(len + 1))) {
-			memset(data, 0, len);
-			floe_fs_free(data);
-			return -ENOMEM;
-		}
-		memcpy(v, data, len);
-		v[len] = '\0';
-		memset(data, 0, len);
-		floe_fs_free(data);
+		v = floe_strndup(a, data, len);
+		floe_wipe_free(a, data);
+		if (!v)
+			return FLOE_ENOMEM;
 		if (len && v[len - 1] == '\n')
 			v[--len] = '\0';
 		if (len && v[len - 1] == '\r')
@@ -41,19 +39,14 @@ int floe_secret_resolve(const char *ref, char **out)
 		return -EINVAL;
 	}
 	if (len == 0) {
-		free(v);
+		floe_wipe_free(a, v);
 		return -ENODATA;
 	}
 	*out = v;
 	return 0;
 }
 
-void floe_secret_free(char *secret)
+void floe_secret_free(struct floe_alloc *a, char *secret)
 {
-	if (!secret)
-		return;
-	volatile char *p = secret;
-	while (*p)
-		*p++ = '\0';
-	free(secret);
+	floe_wipe_free(a, secret);
 }

@@ -4,9 +4,13 @@
 #ifndef FLOE_SECRET_H
 #define FLOE_SECRET_H
 
-/* -EINVAL for a reference of another form, -ENOENT for an unset variable or a missing
- * file, -EFBIG for a file over 64 KiB, -ENODATA for an empty value. */
-int floe_secret_resolve(const char *ref, char **out);
-void floe_secret_free(char *secret);
+struct floe_alloc;
+
+/* The value of ref in a new string from a (owned: floe_secret_free). -EINVAL for a
+ * reference of another form, -ENOENT for an unset variable or a missing file, -EFBIG for
+ * a file over 64 KiB, -ENODATA for an empty value, FLOE_ENOMEM. */
+int floe_secret_resolve(struct floe_alloc *a, const char *ref, char **out);
+/* Wipes and frees a value of floe_secret_resolve from a; NULL is fine. */
+void floe_secret_free(struct floe_alloc *a, char *secret);
 
 #endif

@@ -1,8 +1,10 @@
-/* SHA-256, HMAC-SHA256 and hex on top of mbedtls_md (see sha.h). */
+/* SHA-256 and HMAC-SHA256 on top of mbedtls_md (see sha.h). */
 #ifndef _FILE_OFFSET_BITS
 #define _FILE_OFFSET_BITS 64 /* pread beyond 2 GiB on armhf */
 #endif
 #include "platform/sha.h"
+
+#include "formats/base/hex.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -33,22 +35,12 @@ int floe_hmac_sha256(const void *key, size_t klen, const void *p, size_t n,
 	return 0;
 }
 
-void floe_hex_lower(const uint8_t *in, size_t n, char *out)
-{
-	static const char digits[] = "0123456789abcdef";
-	for (size_t i = 0; i < n; i++) {
-		out[2 * i] = digits[in[i] >> 4];
-		out[2 * i + 1] = digits[in[i] & 15];
-	}
-	out[2 * n] = '\0';
-}
-
 int floe_sha256_hex(const void *p, size_t n, char out[FLOE_SHA256_HEX_LEN + 1])
 {
 	uint8_t h[FLOE_SHA256_LEN];
 	int rc = floe_sha256(p, n, h);
 	if (rc == 0)
-		floe_hex_lower(h, sizeof(h), out);
+		floe_hex_encode(h, sizeof(h), out);
 	return rc;
 }
 
@@ -87,7 +79,7 @@ int floe_sha256_hex_fd(int fd, int64_t off, int64_t len, char out[FLOE_SHA256_HE
 	uint8_t h[FLOE_SHA256_LEN];
 	if (mbedtls_md_finish(&ctx, h) != 0)
 		goto out;
-	floe_hex_lower(h, sizeof(h), out);
+	floe_hex_encode(h, sizeof(h), out);
 	rc = 0;
 out:
 	mbedtls_md_free(&ctx);

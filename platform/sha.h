@@ -1,5 +1,5 @@
 /* SHA-256 and HMAC-SHA256 (through mbedtls' md layer, which has the same interface in
- * mbedtls 2.28 and 3.x) and lowercase hex, for SigV4 signing and payload hashes. */
+ * mbedtls 2.28 and 3.x), for SigV4 signing and payload hashes. */
 #ifndef FLOE_PLATFORM_SHA_H
 #define FLOE_PLATFORM_SHA_H
 
@@ -14,8 +14,6 @@ int floe_sha256(const void *p, size_t n, uint8_t out[FLOE_SHA256_LEN]);
 /* out = HMAC-SHA256(key, p[0..n)). */
 int floe_hmac_sha256(const void *key, size_t klen, const void *p, size_t n,
 		     uint8_t out[FLOE_SHA256_LEN]);
-/* Writes 2*n lowercase hex digits and a NUL into out (capacity 2*n+1). */
-void floe_hex_lower(const uint8_t *in, size_t n, char *out);
 /* hex(SHA-256(p[0..n))) into out[65]. */
 int floe_sha256_hex(const void *p, size_t n, char out[FLOE_SHA256_HEX_LEN + 1]);
 /* Hex SHA-256 of len bytes of the open file fd starting at off (pread, so the file offset is

@@ -1,6 +1,8 @@
 /* Store dispatch and URI <-> key mapping shared by every backend. */
 #include "store.h"
 
+#include "formats/base/alloc.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,9 +13,9 @@ int floe_store_get(struct floe_store *s, const char *key, size_t max, void **dat
 	return s->ops->get(s, key, max, data, len);
 }
 
-void floe_store_free_data(void *data)
+void floe_store_free_data(struct floe_store *s, void *data)
 {
-	free(data);
+	floe_free(s->alloc, data);
 }
 
 int floe_store_put(struct floe_store *s, const char *key, const void *data, size_t len)

@@ -1,12 +1,16 @@
 /* Object stores: where a warehouse's files live. One interface, two backends: a local
- * directory (store_local.c) and S3 (store_s3.c). Keys are relative to the warehouse
+ * directory (store_local.c) and S3 (s3/store_s3.c, in the S3 client's library). Keys are relative to the warehouse
  * root ("default/logs/metadata/v1.metadata.json"); a key's URI is the store's URI prefix,
  * "/", and the key. Every write is all-or-nothing: readers never see a partial object. */
 #ifndef FLOE_STORE_H
 #define FLOE_STORE_H
 
+#include "formats/base/limits.h"
+
 #include <stddef.h>
 #include <stdint.h>
+
+struct floe_alloc;
 
 struct floe_store;
 
@@ -23,25 +27,27 @@ struct floe_store_ops {
 	void (*destroy)(struct floe_store *s);
 };
 
+/* The table of a backend whose functions are named p_get, p_put, ... p_destroy. */
+#define FLOE_STORE_OPS(p)                                                                          \
+	{                                                                                          \
+		.get = p##_get, .put = p##_put, .put_if_absent = p##_put_if_absent,              \
+		.put_file = p##_put_file, .put_file_if_absent = p##_put_file_if_absent,          \
+		.exists = p##_exists, .size = p##_size, .remove = p##_remove, .list = p##_list,  \
+		.destroy = p##_destroy,                                                          \
+	}
+
 /* Backends embed this as their first member. */
 struct floe_store {
 	const struct floe_store_ops *ops;
-	char uri[4096]; /* "file:///abs/dir" or "s3://bucket/prefix", no trailing slash */
+	char uri[FLOE_PATH_MAX]; /* "file:///abs/dir" or "s3://bucket/prefix", no trailing slash */
+	/* Where the store's memory comes from, object bodies and listings included: the
+	 * agent's budget (borrowed; NULL: unbudgeted). */
+	struct floe_alloc *alloc;
 };
 
-/* A store over the local directory root; directories are created as keys are written. */
-int floe_store_local_new(const char *root, struct floe_store **out);
-
-struct floe_s3_options;
-/* A store over an S3 bucket (options borrowed, copied by the client) with keys under
- * prefix ("" = the bucket's root). */
-int floe_store_s3_new(const struct floe_s3_options *o, const char *prefix, struct floe_store **out);
-
-/* S3 stores only: aborts the multipart uploads under key prefix (relative to the store's
- * prefix, "" = all of it) initiated more than older_than_s seconds ago, as left by a crashed
- * run (see floe_s3_abort_stale_uploads). -EINVAL for another kind of store. */
-int floe_store_s3_abort_stale_uploads(struct floe_store *s, const char *prefix,
-				      int64_t older_than_s, size_t *aborted);
+/* A store over the local directory root, allocating from a; directories are created as
+ * keys are written. */
+int floe_store_local_new(struct floe_alloc *a, const char *root, struct floe_store **out);
 
 /* Checks that the store arbitrates creates: a probe key created twice must fail the
  * second time (some S3 gateways ignore If-None-Match). 0 when it does, FLOE-independent
@@ -49,10 +55,11 @@ int floe_store_s3_abort_stale_uploads(struct floe_store *s, const char *prefix,
  * removed afterwards. */
 int floe_store_probe_conditional(struct floe_store *s, const char *probe_key);
 
-/* Reads key into a new buffer (free with floe_store_free_data); -ENOENT when absent,
- * -EFBIG over max. */
+/* Reads key into a new buffer from the store's allocator (free with
+ * floe_store_free_data); -ENOENT when absent, -EFBIG over max, FLOE_ENOMEM when the
+ * allocator refuses it (a large object counts against the agent's budget). */
 int floe_store_get(struct floe_store *s, const char *key, size_t max, void **data, size_t *len);
-void floe_store_free_data(void *data);
+void floe_store_free_data(struct floe_store *s, void *data);
 /* Writes key (replacing it). */
 int floe_store_put(struct floe_store *s, const char *key, const void *data, size_t len);
 /* Creates key only if it does not exist: -EEXIST when it does (another writer won). A

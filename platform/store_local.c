@@ -6,6 +6,10 @@
 #include "fs.h"
 #include "path.h"
 
+#include "formats/base/alloc.h"
+#include "formats/base/error.h"
+#include "formats/base/limits.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +17,7 @@
 
 struct local {
 	struct floe_store base;
-	char root[4096];
+	char root[FLOE_PATH_MAX];
 };
 
 /* Rejects keys that would leave the root. */
@@ -28,7 +32,7 @@ static int key_path(const struct local *l, const char *key, char *out, size_t ca
 /* Creates the parent directories of path. */
 static int make_parent(const char *path)
 {
-	char dir[4096];
+	char dir[FLOE_PATH_MAX];
 	size_t n = strlen(path);
 	if (n >= sizeof(dir))
 		return -ENAMETOOLONG;
@@ -42,14 +46,14 @@ static int make_parent(const char *path)
 
 static int l_get(struct floe_store *s, const char *key, size_t max, void **data, size_t *len)
 {
-	char path[4096];
+	char path[FLOE_PATH_MAX];
 	int rc = key_path((struct local *)s, key, path, sizeof(path));
-	return rc ? rc : floe_fs_read_file(path, max, data, len);
+	return rc ? rc : floe_fs_read_file(s->alloc, path, max, data, len);
 }
 
 static int l_put(struct floe_store *s, const char *key, const void *data, size_t len)
 {
-	char path[4096];
+	char path[FLOE_PATH_MAX];
 	int rc = key_path((struct local *)s, key, path, sizeof(path));
 	if (rc || (rc = make_parent(path)))
 		return rc;
@@ -58,7 +62,7 @@ static int l_put(struct floe_store *s, const char *key, const void *data, size_t
 
 static int l_put_if_absent(struct floe_store *s, const char *key, const void *data, size_t len)
 {
-	char path[4096];
+	char path[FLOE_PATH_MAX];
 	int rc = key_path((struct local *)s, key, path, sizeof(path));
 	if (rc || (rc = make_parent(path)))
 		return rc;
@@ -67,7 +71,7 @@ static int l_put_if_absent(struct floe_store *s, const char *key, const void *da
 
 static int l_put_file(struct floe_store *s, const char *key, const char *from)
 {
-	char path[4096];
+	char path[FLOE_PATH_MAX];
 	int rc = key_path((struct local *)s, key, path, sizeof(path));
 	if (rc || (rc = make_parent(path)))
 		return rc;
@@ -76,7 +80,7 @@ static int l_put_file(struct floe_store *s, const char *key, const char *from)
 
 static int l_put_file_if_absent(struct floe_store *s, const char *key, const char *from)
 {
-	char path[4096];
+	char path[FLOE_PATH_MAX];
 	int rc = key_path((struct local *)s, key, path, sizeof(path));
 	if (rc || (rc = make_parent(path)))
 		return rc;
@@ -85,7 +89,7 @@ static int l_put_file_if_absent(struct floe_store *s, const char *key, const cha
 
 static int l_size(struct floe_store *s, const char *key, int64_t *size)
 {
-	char path[4096];
+	char path[FLOE_PATH_MAX];
 	struct floe_fs_stat st;
 	int rc = key_path((struct local *)s, key, path, sizeof(path));
 	if (rc || (rc = floe_fs_stat(path, &st)))
@@ -98,14 +102,14 @@ static int l_size(struct floe_store *s, const char *key, int64_t *size)
 
 static int l_exists(struct floe_store *s, const char *key)
 {
-	char path[4096];
+	char path[FLOE_PATH_MAX];
 	int rc = key_path((struct local *)s, key, path, sizeof(path));
 	return rc ? rc : floe_fs_exists(path);
 }
 
 static int l_remove(struct floe_store *s, const char *key)
 {
-	char path[4096];
+	char path[FLOE_PATH_MAX];
 	int rc = key_path((struct local *)s, key, path, sizeof(path));
 	if (rc)
 		return rc;
@@ -125,7 +129,7 @@ static int list_one(void *ctx, const char *name)
 	struct list_ctx *c = ctx;
 	if (strncmp(name, c->base, strlen(c->base)) != 0)
 		return 0;
-	char key[4096];
+	char key[FLOE_PATH_MAX];
 	int n = snprintf(key, sizeof(key), "%s%s", c->dirkey, name);
 	if (n < 0 || (size_t)n >= sizeof(key))
 		return 0;
@@ -137,7 +141,7 @@ static int l_list(struct floe_store *s, const char *prefix, int (*fn)(void *ctx,
 		  void *ctx)
 {
 	struct local *l = (struct local *)s;
-	char dirkey[4096], path[4096];
+	char dirkey[FLOE_PATH_MAX], path[FLOE_PATH_MAX];
 	const char *slash = strrchr(prefix, '/');
 	size_t dlen = slash ? (size_t)(slash - prefix) + 1 : 0;
 	if (dlen >= sizeof(dirkey))
@@ -148,40 +152,30 @@ static int l_list(struct floe_store *s, const char *prefix, int (*fn)(void *ctx,
 	if (rc)
 		return rc;
 	struct list_ctx c = {dirkey, prefix + dlen, fn, ctx};
-	rc = floe_fs_list(path, list_one, &c);
+	rc = floe_fs_list(s->alloc, path, list_one, &c);
 	return rc == -ENOENT ? 0 : rc;
 }
 
 static void l_destroy(struct floe_store *s)
 {
-	free(s);
+	floe_free(s->alloc, s);
 }
 
-static const struct floe_store_ops local_ops = {
-	.get = l_get,
-	.put = l_put,
-	.put_if_absent = l_put_if_absent,
-	.put_file = l_put_file,
-	.put_file_if_absent = l_put_file_if_absent,
-	.exists = l_exists,
-	.size = l_size,
-	.remove = l_remove,
-	.list = l_list,
-	.destroy = l_destroy,
-};
+static const struct floe_store_ops local_ops = FLOE_STORE_OPS(l);
 
-int floe_store_local_new(const char *root, struct floe_store **out)
+int floe_store_local_new(struct floe_alloc *a, const char *root, struct floe_store **out)
 {
-	struct local *l = calloc(1, sizeof(*l));
+	struct local *l = floe_calloc(a, 1, sizeof(*l));
 	if (!l)
-		return -ENOMEM;
+		return FLOE_ENOMEM;
+	l->base.alloc = a;
 	int rc = floe_path_absolute(root, l->root, sizeof(l->root));
 	if (rc == 0 && strlen(l->root) > 1 && l->root[strlen(l->root) - 1] == '/')
 		l->root[strlen(l->root) - 1] = '\0';
 	if (rc == 0 && snprintf(l->base.uri, sizeof(l->base.uri), "file://%s", l->root) >= (int)sizeof(l->base.uri))
 		rc = -ENAMETOOLONG;
 	if (rc) {
-		free(l);
+		floe_free(a, l);
 		return rc;
 	}
 	l->base.ops = &local_ops;

@@ -9,6 +9,9 @@
 #include "log.h"
 #include "secret.h"
 
+#include "formats/base/alloc.h"
+#include "formats/base/wipe.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,12 +107,12 @@ static int load_key(struct floe_tls_server *s, mbedtls_pk_context *key, char *er
 	void *data = NULL;
 	size_t len = 0;
 	char *pw = NULL;
-	int rc = floe_fs_read_file(s->key_file, KEY_FILE_MAX, &data, &len);
+	int rc = floe_fs_read_file(NULL, s->key_file, KEY_FILE_MAX, &data, &len);
 	if (rc) {
 		say(err, cap, s->key_file, strerror(-rc), 0);
 		return rc;
 	}
-	if (s->key_password && (rc = floe_secret_resolve(s->key_password, &pw))) {
+	if (s->key_password && (rc = floe_secret_resolve(NULL, s->key_password, &pw))) {
 		say(err, cap, s->key_file, "cannot resolve key_password", 0);
 		goto out;
 	}
@@ -122,9 +125,10 @@ static int load_key(struct floe_tls_server *s, mbedtls_pk_context *key, char *er
 		rc = -EINVAL;
 	}
 out:
-	mbedtls_platform_zeroize(data, len + 1);
-	floe_fs_free(data);
-	floe_secret_free(pw);
+	if (data)
+		floe_wipe(data, len + 1);
+	floe_free(NULL, data);
+	floe_secret_free(NULL, pw);
 	return rc;
 }
 
@@ -135,14 +139,14 @@ static int load_certs(const char *file, mbedtls_x509_crt *crt, const char *what,
 {
 	void *data = NULL;
 	size_t len = 0;
-	int rc = floe_fs_read_file(file, CERT_FILE_MAX, &data, &len);
+	int rc = floe_fs_read_file(NULL, file, CERT_FILE_MAX, &data, &len);
 	if (rc) {
 		say(err, cap, file, strerror(-rc), 0);
 		return rc;
 	}
 	/* The NUL floe_fs_read_file leaves after the bytes is part of a PEM buffer. */
 	int bad = mbedtls_x509_crt_parse(crt, data, len + 1);
-	floe_fs_free(data);
+	floe_free(NULL, data);
 	if (bad < 0) {
 		say(err, cap, file, what, bad);
 		return -EINVAL;

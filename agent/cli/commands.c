@@ -9,6 +9,7 @@
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
+#include "formats/base/limits.h"
 #include "platform/clock.h"
 #include "platform/fs.h"
 #include "platform/heap.h"
@@ -59,7 +60,7 @@ static bool is_help(const char *a)
  * -1 after printing why the installation file is unusable. */
 static int default_agent_id(const char *host, const struct floe_config *cfg, bool create, char def[65])
 {
-	char machine[17], hex[17], dir[4096], why[1024] = "";
+	char machine[17], hex[17], dir[FLOE_PATH_MAX], why[1024] = "";
 	if (floe_identity_machine(FLOE_MACHINE_ID_PATH, machine) == 0) {
 		floe_identity_default_agent_id(host, machine, def);
 		return 0;
@@ -83,7 +84,7 @@ struct floe_config *floe_cli_load_config(const char *path, bool create_identity)
 {
 	void *text = NULL;
 	size_t len = 0;
-	int rc = floe_fs_read_file(path, CONFIG_MAX, &text, &len);
+	int rc = floe_fs_read_file(NULL, path, CONFIG_MAX, &text, &len);
 	if (rc) {
 		fprintf(stderr, "floe: %s: %s\n", path, floe_strerror(rc));
 		return NULL;
@@ -109,7 +110,7 @@ struct floe_config *floe_cli_load_config(const char *path, bool create_identity)
 		snprintf(id, sizeof(id), "%s", def);
 		if (default_agent_id(host, cfg, create_identity, id)) {
 			floe_config_free(cfg);
-			floe_fs_free(text);
+			floe_free(NULL, text);
 			return NULL;
 		}
 		if (strcmp(id, def) != 0) {
@@ -118,7 +119,7 @@ struct floe_config *floe_cli_load_config(const char *path, bool create_identity)
 			rc = floe_config_parse(NULL, path, text, len, id, &cfg, err, sizeof(err));
 		}
 	}
-	floe_fs_free(text);
+	floe_free(NULL, text);
 	/* The memory rule is checked for every command, so that `check` refuses what `run`
 	 * could not hold. */
 	if (rc == 0 && (rc = floe_config_check_memory(cfg, err, sizeof(err)))) {
@@ -254,7 +255,7 @@ int floe_cmd_run(int argc, char **argv)
 /* floe check: the installation of the configuration's state_dir, without making one. */
 static void print_installation(const struct floe_config *cfg)
 {
-	char dir[4096], why[1024] = "", machine[17];
+	char dir[FLOE_PATH_MAX], why[1024] = "", machine[17];
 	struct floe_identity id;
 	if (floe_identity_machine(FLOE_MACHINE_ID_PATH, machine) != 0)
 		machine[0] = '\0';

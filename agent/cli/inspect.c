@@ -7,6 +7,7 @@
 #include "agent/lake/warehouse.h"
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
+#include "formats/base/limits.h"
 #include "formats/iceberg/manifest.h"
 #include "formats/iceberg/metadata.h"
 #include "platform/fs.h"
@@ -113,7 +114,7 @@ static int print_file(void *ctx, int status, const char *path, int64_t records, 
  * why not. */
 static int read_uri(struct floe_store *st, const char *uri, void **data, size_t *len)
 {
-	char key[4096];
+	char key[FLOE_PATH_MAX];
 	int rc = floe_store_key(st, uri, key, sizeof(key));
 	if (rc == -EXDEV)
 		fprintf(stderr, "floe: %s is not inside %s (the table was written at another location and "
@@ -147,7 +148,7 @@ static int live_files(struct floe_store *st, const struct floe_ice_meta *m, long
 	struct floe_ice_manifest_list *list = NULL;
 	struct floe_err err;
 	rc = floe_ice_manifest_list_read(NULL, data, len, &list, &err);
-	floe_store_free_data(data);
+	floe_store_free_data(st, data);
 	if (rc) {
 		fprintf(stderr, "floe: %s: %s\n", list_uri, floe_err_text(&err, rc));
 		return rc;
@@ -157,7 +158,7 @@ static int live_files(struct floe_store *st, const struct floe_ice_meta *m, long
 		if ((rc = read_uri(st, e->path, &data, &len)))
 			break;
 		rc = floe_ice_manifest_read(NULL, data, len, print_file, l, &err);
-		floe_store_free_data(data);
+		floe_store_free_data(st, data);
 		if (rc)
 			fprintf(stderr, "floe: %s: %s\n", e->path, floe_err_text(&err, rc));
 	}
@@ -364,7 +365,7 @@ static int inspect_warehouse(const struct floe_config *cfg, const char *prefix)
 {
 	struct floe_store *st = NULL;
 	char why[1024] = "";
-	int rc = floe_warehouse_open(cfg, false, &st, why, sizeof(why));
+	int rc = floe_warehouse_open(NULL, cfg, false, &st, why, sizeof(why));
 	if (rc) {
 		fprintf(stderr, "floe: %s\n", why);
 		return rc == FLOE_EINVAL ? FLOE_EXIT_USAGE : FLOE_EXIT_RUNTIME;
@@ -427,7 +428,7 @@ int floe_cmd_inspect(int argc, char **argv)
 		floe_config_free(cfg);
 		return status;
 	}
-	char path[4096], abs[4096];
+	char path[FLOE_PATH_MAX], abs[FLOE_PATH_MAX];
 	rc = floe_path_from_uri(argv[1], path, sizeof(path));
 	if (rc == 0)
 		rc = floe_path_absolute(path, abs, sizeof(abs));
@@ -436,7 +437,7 @@ int floe_cmd_inspect(int argc, char **argv)
 		return FLOE_EXIT_USAGE;
 	}
 	struct floe_store *st = NULL;
-	if ((rc = floe_store_local_new(abs, &st))) {
+	if ((rc = floe_store_local_new(NULL, abs, &st))) {
 		fprintf(stderr, "floe: %s: %s\n", abs, floe_strerror(rc));
 		return FLOE_EXIT_RUNTIME;
 	}

@@ -2,8 +2,8 @@
  * one file replaced atomically through platform/fs. */
 #include "checkpoint.h"
 
-#include "agent/input/crc32c.h"
 #include "formats/base/alloc.h"
+#include "formats/base/crc.h"
 #include "formats/base/error.h"
 #include "platform/fs.h"
 
@@ -72,7 +72,7 @@ int floe_checkpoint_load(struct floe_alloc *a, const char *path, uint8_t **blob,
 {
 	void *data = NULL;
 	size_t n = 0;
-	int rc = floe_fs_read_file(path, FLOE_CHECKPOINT_HEADER + FLOE_CHECKPOINT_MAX, &data, &n);
+	int rc = floe_fs_read_file(a, path, FLOE_CHECKPOINT_HEADER + FLOE_CHECKPOINT_MAX, &data, &n);
 	if (rc == -EFBIG)
 		return FLOE_ECORRUPT; /* no checkpoint we write is that large */
 	if (rc)
@@ -99,6 +99,6 @@ int floe_checkpoint_load(struct floe_alloc *a, const char *path, uint8_t **blob,
 	*blob = out;
 	*len = plen;
 out:
-	floe_fs_free(data);
+	floe_free(a, data);
 	return rc;
 }

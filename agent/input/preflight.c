@@ -3,6 +3,7 @@
 #include "agent/input/preflight.h"
 
 #include "agent/config/config.h"
+#include "formats/base/limits.h"
 #include "platform/fs.h"
 #include "platform/glob.h"
 #include "platform/path.h"
@@ -10,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define PATH_CAP 4200
+#define PATH_CAP FLOE_PATH_MAX
 #define MAX_COMPONENTS 128
 #define MAX_EXPANSIONS 256
 /* Descriptors the agent needs besides the inputs' files: the spool, the store, the

@@ -5,6 +5,7 @@
 
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
+#include "formats/base/limits.h"
 #include "platform/fs.h"
 #include "platform/glob.h"
 #include "platform/watch.h"
@@ -12,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define PATH_CAP 4200
+#define PATH_CAP FLOE_PATH_MAX
 
 static bool pattern_match(const struct floe_tail *t, const char *path);
 
@@ -275,7 +276,7 @@ int floe_tail_follow_copy(struct floe_tail *t, struct tfile *f)
 	struct copy_search c;
 	c.t = t;
 	c.f = f;
-	if (dir_of(f->path, c.dir, sizeof(c.dir)) != 0 || floe_fs_list(c.dir, on_copy, &c) != 1)
+	if (dir_of(f->path, c.dir, sizeof(c.dir)) != 0 || floe_fs_list(t->a, c.dir, on_copy, &c) != 1)
 		return 0;
 	struct tfile *g = floe_calloc(t->a, 1, sizeof(*g));
 	if (!g || !(g->path = floe_strdup(t->a, c.found))) {
@@ -468,7 +469,7 @@ static int relocate(struct floe_tail *t, struct tfile *f, bool *moved)
 	r.f = f;
 	if (dir_of(f->path, r.dir, sizeof(r.dir)) != 0)
 		return 0;
-	if (floe_fs_list(r.dir, on_sibling, &r) != 1)
+	if (floe_fs_list(t->a, r.dir, on_sibling, &r) != 1)
 		return 0;
 	char *p = floe_strdup(t->a, r.found);
 	if (!p)

@@ -9,6 +9,7 @@
 
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
+#include "formats/base/limits.h"
 #include "platform/log.h"
 #include "platform/path.h"
 
@@ -17,7 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define REAL_CAP 4200
+#define REAL_CAP FLOE_PATH_MAX
 /* Refused paths remembered between scans, so that each is logged once. Past this many
  * only their number is logged. */
 #define REFUSED_MAX 256

@@ -6,6 +6,7 @@
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
 #include "formats/base/hex.h"
+#include "formats/base/limits.h"
 #include "formats/json/json.h"
 #include "platform/fs.h"
 #include "platform/log.h"
@@ -27,7 +28,7 @@
 
 struct floe_spool {
 	struct floe_alloc *alloc;
-	char dir[4096];
+	char dir[FLOE_PATH_MAX];
 	struct floe_part_spec spec;
 	uint64_t quarantined;
 	uint64_t bytes; /* data bytes of the whole entries (their files' sizes) */
@@ -76,7 +77,7 @@ static int has_seq(const struct cleanup_ctx *c, uint64_t seq)
 static int cleanup_one(void *ctx, const char *name)
 {
 	struct cleanup_ctx *c = ctx;
-	char path[4096];
+	char path[FLOE_PATH_MAX];
 	size_t len = strlen(name);
 	int debris = 0;
 	if (len > 4 && strcmp(name + len - 4, ".tmp") == 0) {
@@ -123,7 +124,7 @@ int floe_spool_open(struct floe_alloc *a, const char *dir, const struct floe_par
 	struct cleanup_ctx c = {sp, NULL, 0};
 	rc = floe_spool_list(sp, &c.seqs, &c.n);
 	if (rc == 0)
-		rc = floe_fs_list(dir, cleanup_one, &c);
+		rc = floe_fs_list(sp->alloc, dir, cleanup_one, &c);
 	floe_free(a, c.seqs);
 	if (rc) {
 		floe_free(a, sp);
@@ -173,7 +174,7 @@ static int cmp_u64(const void *a, const void *b)
 int floe_spool_list(struct floe_spool *sp, uint64_t **seqs, size_t *n)
 {
 	struct list_ctx l = {sp->alloc, NULL, 0, 0, 0};
-	int rc = floe_fs_list(sp->dir, list_one, &l);
+	int rc = floe_fs_list(sp->alloc, sp->dir, list_one, &l);
 	if (rc == 0)
 		rc = l.rc;
 	if (rc) {
@@ -295,7 +296,7 @@ int floe_spool_verify(struct floe_spool *sp, const struct floe_spool_entry *e, c
 {
 	for (size_t i = 0; i < e->nfiles; i++) {
 		const struct floe_spool_file *f = &e->files[i];
-		char path[4200];
+		char path[FLOE_PATH_MAX];
 		struct floe_fs_stat st;
 		uint64_t hash = 0, len = 0;
 		int rc = floe_spool_path(sp, f->name, path, sizeof(path));
@@ -330,7 +331,7 @@ int floe_spool_write_entry(struct floe_spool *sp, const struct floe_spool_entry 
 	floe_buf_init(&b, sp->alloc, ENTRY_MAX_BYTES);
 	int rc = encode_entry(sp, e, &b);
 	if (rc == 0) {
-		char name[64], path[4200];
+		char name[64], path[FLOE_PATH_MAX];
 		snprintf(name, sizeof(name), "%020" PRIu64 ".entry", e->seq);
 		rc = floe_spool_path(sp, name, path, sizeof(path));
 		if (rc == 0)
@@ -493,7 +494,7 @@ err:
 int floe_spool_load(struct floe_spool *sp, uint64_t seq, struct floe_spool_entry **out)
 {
 	struct floe_alloc *a = sp->alloc;
-	char name[64], path[4200];
+	char name[64], path[FLOE_PATH_MAX];
 	snprintf(name, sizeof(name), "%020" PRIu64 ".entry", seq);
 	uint8_t *blob = NULL;
 	size_t len = 0;
@@ -542,7 +543,7 @@ void floe_spool_entry_free(struct floe_alloc *a, struct floe_spool_entry *e)
 
 int floe_spool_remove(struct floe_spool *sp, const struct floe_spool_entry *e)
 {
-	char name[64], path[4200];
+	char name[64], path[FLOE_PATH_MAX];
 	snprintf(name, sizeof(name), "%020" PRIu64 ".entry", e->seq);
 	int rc = floe_spool_path(sp, name, path, sizeof(path));
 	if (rc == 0)
@@ -570,7 +571,7 @@ struct move_ctx {
 static int move_data(void *ctx, const char *name)
 {
 	struct move_ctx *m = ctx;
-	char from[4200], to[4300];
+	char from[FLOE_PATH_MAX], to[FLOE_PATH_MAX];
 	struct floe_fs_stat st;
 	if (strncmp(name, m->prefix, strlen(m->prefix)) != 0 ||
 	    floe_spool_path(m->sp, name, from, sizeof(from)) || floe_fmt(to, sizeof(to), "%s/%s", m->qdir, name))
@@ -586,7 +587,7 @@ static int move_data(void *ctx, const char *name)
 
 int floe_spool_quarantine(struct floe_spool *sp, uint64_t seq)
 {
-	char qdir[4200], name[64], from[4200], to[4300];
+	char qdir[FLOE_PATH_MAX], name[64], from[FLOE_PATH_MAX], to[FLOE_PATH_MAX];
 	if (floe_fmt(qdir, sizeof(qdir), "%s/quarantine", sp->dir))
 		return FLOE_ELIMIT;
 	int rc = floe_fs_mkdirs(qdir);
@@ -602,12 +603,12 @@ int floe_spool_quarantine(struct floe_spool *sp, uint64_t seq)
 		return rc;
 	struct move_ctx m = {sp, qdir, ""};
 	snprintf(m.prefix, sizeof(m.prefix), "%020" PRIu64 "-", seq);
-	return floe_fs_list(sp->dir, move_data, &m);
+	return floe_fs_list(sp->alloc, sp->dir, move_data, &m);
 }
 
 int floe_spool_quarantine_files(struct floe_spool *sp, const struct floe_spool_entry *e)
 {
-	char qdir[4200], name[64], from[4200], to[4300];
+	char qdir[FLOE_PATH_MAX], name[64], from[FLOE_PATH_MAX], to[FLOE_PATH_MAX];
 	if (floe_fmt(qdir, sizeof(qdir), "%s/quarantine", sp->dir))
 		return FLOE_ELIMIT;
 	int rc = floe_fs_mkdirs(qdir);

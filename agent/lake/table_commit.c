@@ -212,7 +212,7 @@ static int read_parent_list(struct floe_table *t, long parent_idx, struct floe_i
 		return floe_table_fail(t, rc, "reading manifest list %s failed: %s", uri, floe_strerror(rc));
 	struct floe_err e;
 	rc = floe_ice_manifest_list_read(t->alloc, data, len, out, &e);
-	floe_store_free_data(data);
+	floe_store_free_data(t->store, data);
 	if (rc)
 		return floe_table_fail(t, rc, "manifest list %s: %s", uri, floe_err_text(&e, rc));
 	return 0;

@@ -5,12 +5,13 @@
 #define FLOE_TABLE_IMPL_H
 
 #include "agent/lake/table.h"
+#include "formats/base/limits.h"
 
 #include <stdbool.h>
 
 #define FLOE_TABLE_METADATA_MAX (256u << 20)
 #define FLOE_TABLE_MANIFEST_MAX (256u << 20)
-#define FLOE_TABLE_PATH_CAP 4096
+#define FLOE_TABLE_PATH_CAP FLOE_PATH_MAX
 
 struct floe_table {
 	struct floe_alloc *alloc;

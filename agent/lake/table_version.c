@@ -87,7 +87,7 @@ static int read_hint(struct floe_table *t, int64_t *out)
 	char text[65];
 	memcpy(text, data, len);
 	text[len] = '\0';
-	floe_store_free_data(data);
+	floe_store_free_data(t->store, data);
 	char *end;
 	long long h = strtoll(text, &end, 10);
 	while (*end == '\n' || *end == ' ' || *end == '\r')
@@ -117,7 +117,7 @@ static int load_meta(struct floe_table *t, int64_t v, struct floe_ice_meta **out
 	struct floe_ice_meta *m = NULL;
 	struct floe_err e;
 	rc = floe_ice_meta_parse(t->alloc, data, len, &m, &e);
-	floe_store_free_data(data);
+	floe_store_free_data(t->store, data);
 	if (rc)
 		return floe_table_fail(t, rc, "%s: cannot read metadata: %s", uri, floe_err_text(&e, rc));
 	const char *uuid = floe_ice_meta_uuid(m);

@@ -5,20 +5,25 @@
 
 #include "agent/config/config.h"
 #include "formats/base/error.h"
+#include "formats/base/limits.h"
 #include "platform/clock.h"
-#include "platform/path.h"
-#include "platform/s3.h"
-#include "platform/s3_credentials.h"
-#include "platform/s3_credprov.h"
 #include "platform/log.h"
-#include "platform/secret.h"
+#include "platform/path.h"
 #include "platform/store.h"
+#ifndef FLOE_MINIMAL
+#include "platform/s3/s3.h"
+#include "platform/s3/s3_credentials.h"
+#include "platform/s3/s3_credprov.h"
+#include "platform/s3/store_s3.h"
+#include "platform/secret.h"
+#endif
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
+#ifndef FLOE_MINIMAL
 /* The sources of lake.s3.credentials as provider bits, in the order given. */
 static unsigned credential_sources(const struct floe_config *cfg, unsigned order[6])
 {
@@ -48,10 +53,12 @@ static unsigned credential_sources(const struct floe_config *cfg, unsigned order
  * expire. A reference that does not resolve, or no credentials from any source, is a
  * configuration error (FLOE_EINVAL: exit 2, so that systemd does not restart a host that
  * cannot work until someone fixes it); an unreachable remote source is a runtime one. */
-static int s3_credprov(const struct floe_config *cfg, struct floe_s3_credprov **out, char *why, size_t cap)
+static int s3_credprov(struct floe_alloc *a, const struct floe_config *cfg, struct floe_s3_credprov **out,
+		       char *why, size_t cap)
 {
-	struct floe_s3_credentials c;
+	struct floe_aws_credentials c;
 	memset(&c, 0, sizeof(c));
+	c.alloc = a;
 	const char *refs[3] = {cfg->lake.s3.access_key_id, cfg->lake.s3.secret_access_key,
 			       cfg->lake.s3.session_token};
 	char **dst[3] = {&c.access_key_id, &c.secret_access_key, &c.session_token};
@@ -59,39 +66,39 @@ static int s3_credprov(const struct floe_config *cfg, struct floe_s3_credprov **
 	for (int i = 0; given && i < 3; i++) {
 		if (!refs[i])
 			continue;
-		int rc = floe_secret_resolve(refs[i], dst[i]);
+		int rc = floe_secret_resolve(a, refs[i], dst[i]);
 		if (rc) {
 			snprintf(why, cap, "lake.s3: cannot resolve %s: %s", refs[i],
 				 rc == -ENOENT && refs[i][0] == 'e'
 				     ? "the environment variable is not set"
 				     : floe_strerror(rc));
-			floe_s3_credentials_fini(&c);
-			return rc == -ENOMEM ? rc : FLOE_EINVAL;
+			floe_aws_credentials_fini(&c);
+			return rc == FLOE_ENOMEM ? rc : FLOE_EINVAL;
 		}
 	}
 	struct floe_s3_credprov_options po;
 	memset(&po, 0, sizeof(po));
+	po.alloc = a;
 	po.static_credentials = given ? &c : NULL;
 	po.providers = credential_sources(cfg, po.order);
 	po.profile = cfg->lake.s3.profile;
 	po.sts_region = cfg->lake.s3.region;
 	int rc = floe_s3_credprov_new(&po, out);
-	floe_s3_credentials_fini(&c);
+	floe_aws_credentials_fini(&c);
 	if (rc) {
 		snprintf(why, cap, "cannot set up S3 credentials: %s", floe_strerror(rc));
 		return rc;
 	}
 	/* Ask once now, so that a host without credentials fails at start-up with the
 	 * reasons of every provider rather than at the first commit. */
-	struct floe_s3_credentials probe;
+	struct floe_aws_credentials probe;
 	memset(&probe, 0, sizeof(probe));
-	rc = floe_s3_credprov_get(*out, floe_clock_now_us() / 1000000, &probe, NULL);
-	floe_s3_credentials_fini(&probe);
+	struct floe_err reasons;
+	rc = floe_s3_credprov_get(*out, floe_clock_now_us() / 1000000, &probe, NULL, &reasons);
+	floe_aws_credentials_fini(&probe);
 	if (rc) {
-		char reasons[768];
-		floe_s3_credprov_error(*out, reasons, sizeof(reasons));
-		snprintf(why, cap, "no S3 credentials: %s",
-			 rc == FLOE_S3_ESTOPPED ? floe_strerror(rc) : reasons);
+		snprintf(why, cap, "no S3 credentials: %.768s",
+			 rc == FLOE_S3_ESTOPPED ? floe_strerror(rc) : reasons.msg);
 		floe_s3_credprov_free(*out);
 		*out = NULL;
 		if (rc == FLOE_S3_EAUTH)
@@ -100,30 +107,41 @@ static int s3_credprov(const struct floe_config *cfg, struct floe_s3_credprov **
 	return rc;
 }
 
+#endif
+
 /* Opens the warehouse's store: a local directory, or S3 after checking that the store
  * honours conditional creates (the commit point of catalog-less tables). */
-int floe_warehouse_open(const struct floe_config *cfg, bool probe, struct floe_store **out, char *why,
-			size_t cap)
+int floe_warehouse_open(struct floe_alloc *a, const struct floe_config *cfg, bool probe, struct floe_store **out,
+			char *why, size_t cap)
 {
 	int rc;
 	if (cfg->lake.catalog != FLOE_CATALOG_S3) {
-		char abs[4096];
+		char abs[FLOE_PATH_MAX];
 		if ((rc = floe_path_absolute(cfg->lake.warehouse, abs, sizeof(abs))) == 0)
-			rc = floe_store_local_new(abs, out);
+			rc = floe_store_local_new(a, abs, out);
 		if (rc)
 			snprintf(why, cap, "cannot use warehouse %s: %s", cfg->lake.warehouse, floe_strerror(rc));
 		return rc;
 	}
+#ifdef FLOE_MINIMAL
+	/* A build without the S3 client (FLOE_MINIMAL): a configuration it cannot serve. */
+	snprintf(why, cap,
+		 "lake.warehouse %s: this build of floe has no S3 support (it was built with "
+		 "FLOE_MINIMAL); use a local warehouse, or a floe built with S3",
+		 cfg->lake.warehouse);
+	return FLOE_EINVAL;
+#else
 	if (cfg->lake.s3.cleartext)
 		floe_warn("lake.s3.endpoint %s is plain HTTP to a host that is not loopback "
 			  "(lake.s3.allow_http): requests, data and any session token cross the "
 			  "network unencrypted",
 			  cfg->lake.s3.endpoint);
 	struct floe_s3_credprov *prov = NULL;
-	if ((rc = s3_credprov(cfg, &prov, why, cap)))
+	if ((rc = s3_credprov(a, cfg, &prov, why, cap)))
 		return rc;
 	struct floe_s3_options o;
 	memset(&o, 0, sizeof(o));
+	o.alloc = a;
 	o.endpoint = cfg->lake.s3.endpoint;
 	o.region = cfg->lake.s3.region;
 	o.bucket = cfg->lake.s3_bucket;
@@ -177,5 +195,5 @@ int floe_warehouse_open(const struct floe_config *cfg, bool probe, struct floe_s
 	else if (aborted)
 		floe_info("warehouse: aborted %zu stale multipart uploads under %s", aborted, data_prefix);
 	return 0;
+#endif
 }
-

@@ -6,6 +6,7 @@
 
 #include "agent/parse/fields.h"
 #include "agent/parse/timestamp.h"
+#include "formats/base/civil.h"
 #include "formats/base/error.h"
 
 #include <stdio.h>
@@ -91,17 +92,6 @@ void floe_syslog_set_pri(struct floe_syslog_msg *m, int pri)
 	m->severity = pri % 8;
 }
 
-static bool is_leap(int64_t y)
-{
-	return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-}
-
-static int days_in_month(int64_t y, int m)
-{
-	static const int dm[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-	return m == 2 && is_leap(y) ? 29 : dm[m - 1];
-}
-
 /* Exactly k digits at s[*i]. */
 static bool digits(const char *s, size_t n, size_t *i, int k, int *out)
 {
@@ -153,7 +143,7 @@ static int64_t to_us(int64_t y, int mon, int day, int h, int mi, int s, int64_t 
 		s = 59;
 		frac = US_PER_S - 1;
 	}
-	int64_t secs = floe_days_from_civil(y, (unsigned)mon, (unsigned)day) * 86400 + h * 3600 +
+	int64_t secs = floe_civil_to_days(y, (unsigned)mon, (unsigned)day) * 86400 + h * 3600 +
 		       mi * 60 + s - off_s;
 	return secs * US_PER_S + frac;
 }
@@ -214,7 +204,7 @@ int floe_syslog_ts_rfc3339(const char *s, size_t len, const int32_t *zone_off_s,
 	size_t bad = 0;
 	if (mo < 1 || mo > 12)
 		bad = F_MON;
-	else if (d < 1 || d > days_in_month(y, mo))
+	else if (d < 1 || d > (int)floe_civil_days_in_month(y, (unsigned)mo))
 		bad = F_DAY;
 	else if (h > 23)
 		bad = F_HOUR;
@@ -284,7 +274,7 @@ size_t floe_syslog_bsd_scan(const char *s, size_t n, struct floe_syslog_bsd *t)
 
 static bool bsd_valid(const struct floe_syslog_bsd *t, int64_t y)
 {
-	return t->day >= 1 && t->day <= days_in_month(y, t->mon);
+	return t->day >= 1 && t->day <= (int)floe_civil_days_in_month(y, (unsigned)t->mon);
 }
 
 int floe_syslog_bsd_time(const struct floe_syslog_bsd *t, const struct floe_syslog_opts *o,

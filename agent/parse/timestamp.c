@@ -5,6 +5,7 @@
 
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
+#include "formats/base/civil.h"
 #include "formats/base/error.h"
 
 #include <stdbool.h>
@@ -47,43 +48,6 @@ struct tsv {
 static const char *const month_names[12] = {"january",	 "february", "march",	 "april",
 					    "may",	 "june",     "july",	 "august",
 					    "september", "october",  "november", "december"};
-
-int64_t floe_days_from_civil(int64_t y, unsigned m, unsigned d)
-{
-	/* Count from 0000-03-01 so the leap day is the last day of the year, in 400-year
-	 * eras of 146097 days. */
-	y -= m <= 2;
-	int64_t era = (y >= 0 ? y : y - 399) / 400;
-	int64_t yoe = y - era * 400;
-	int64_t mp = m > 2 ? (int64_t)m - 3 : (int64_t)m + 9;
-	int64_t doy = (153 * mp + 2) / 5 + (int64_t)d - 1;
-	int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + doe - 719468;
-}
-
-void floe_civil_from_days(int64_t days, int64_t *y, unsigned *m, unsigned *d)
-{
-	int64_t z = days + 719468;
-	int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-	int64_t doe = z - era * 146097;
-	int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-	int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-	int64_t mp = (5 * doy + 2) / 153;
-	*d = (unsigned)(doy - (153 * mp + 2) / 5 + 1);
-	*m = (unsigned)(mp < 10 ? mp + 3 : mp - 9);
-	*y = yoe + era * 400 + (*m <= 2);
-}
-
-static bool is_leap(int64_t y)
-{
-	return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-}
-
-static int days_in_month(int64_t y, int m)
-{
-	static const int dm[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-	return m == 2 && is_leap(y) ? 29 : dm[m - 1];
-}
 
 static bool isdig(char c)
 {
@@ -498,13 +462,13 @@ static bool assemble(const struct tsv *t, int64_t year, int32_t off, int64_t *ou
 {
 	int64_t days;
 	if (t->has_yday) {
-		if (t->yday < 1 || t->yday > (is_leap(year) ? 366 : 365))
+		if (t->yday < 1 || t->yday > (floe_civil_is_leap(year) ? 366 : 365))
 			return false;
-		days = floe_days_from_civil(year, 1, 1) + t->yday - 1;
+		days = floe_civil_to_days(year, 1, 1) + t->yday - 1;
 	} else {
-		if (t->mon < 1 || t->mon > 12 || t->day < 1 || t->day > days_in_month(year, t->mon))
+		if (t->mon < 1 || t->mon > 12 || t->day < 1 || t->day > (int)floe_civil_days_in_month(year, (unsigned)t->mon))
 			return false;
-		days = floe_days_from_civil(year, (unsigned)t->mon, (unsigned)t->day);
+		days = floe_civil_to_days(year, (unsigned)t->mon, (unsigned)t->day);
 	}
 	if (t->hour > 23 || t->min > 59 || t->sec > 60)
 		return false;

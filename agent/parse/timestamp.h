@@ -63,10 +63,4 @@ int floe_ts_parse_rfc3339(const char *s, size_t len, int64_t *out_us, size_t *co
  * Returns 0, FLOE_EUNSUPPORTED for a named zone, FLOE_EINVAL otherwise. */
 int floe_ts_zone_parse(const char *z, size_t n, int32_t *off_s);
 
-/* Days since 1970-01-01 of a proleptic Gregorian date (any year, month 1-12, day 1-31;
- * not validated). */
-int64_t floe_days_from_civil(int64_t y, unsigned m, unsigned d);
-/* The inverse: the date of a day number. */
-void floe_civil_from_days(int64_t days, int64_t *y, unsigned *m, unsigned *d);
-
 #endif

@@ -4,6 +4,7 @@
 #include "agent/pipeline/record.h"
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
+#include "formats/base/limits.h"
 #include "formats/iceberg/transform.h"
 #include "formats/parquet/utf8.h"
 #include "platform/crash.h"
@@ -89,7 +90,7 @@ static void drop_fragments(struct floe_batch *b)
 {
 	for (size_t i = 0; i < b->nfrags; i++) {
 		struct fragment *f = &b->frags[i];
-		char path[4200];
+		char path[FLOE_PATH_MAX];
 		floe_pq_writer_free(f->w);
 		if (f->file)
 			floe_file_close(f->file);
@@ -145,7 +146,7 @@ static int sink(void *ctx, const void *data, size_t len)
 static int open_fragment(struct floe_batch *b, const struct floe_part_key *key, struct fragment **out)
 {
 	struct fragment *f = &b->frags[b->nfrags];
-	char path[4200];
+	char path[FLOE_PATH_MAX];
 	memset(f, 0, sizeof(*f));
 	floe_part_key_copy(&b->spec, &f->key, key);
 	snprintf(f->name, sizeof(f->name), "%020" PRIu64 "-%zu.parquet", b->seq, b->name_base + b->nfrags);
@@ -426,7 +427,7 @@ int floe_batch_metrics(struct floe_alloc *a, const struct floe_pq_writer *w,
 
 static int finish_fragment(struct floe_batch *b, struct fragment *f, struct floe_spool_file *sf)
 {
-	char tmp[4200], path[4200];
+	char tmp[FLOE_PATH_MAX], path[FLOE_PATH_MAX];
 	int rc = floe_pq_writer_finish(f->w);
 	if (rc)
 		return f->err ? f->err : rc;
@@ -497,7 +498,7 @@ out:
 	if (rc) {
 		floe_error("batch: sealing spool entry %" PRIu64 " failed: %s", e.seq, floe_strerror(rc));
 		for (size_t i = 0; i < b->nfrags; i++) {
-			char path[4200];
+			char path[FLOE_PATH_MAX];
 			snprintf(path, sizeof(path), "%s/%s", floe_spool_dir(b->spool), b->frags[i].name);
 			floe_fs_unlink(path);
 		}

@@ -5,6 +5,8 @@
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
+#include "formats/base/hex.h"
+#include "formats/base/limits.h"
 #include "formats/json/json.h"
 #include "platform/clock.h"
 #include "platform/fs.h"
@@ -100,7 +102,7 @@ int floe_identity_machine(const char *path, char out[17])
 {
 	void *data = NULL;
 	size_t len = 0;
-	int rc = floe_fs_read_file(path, 256, &data, &len);
+	int rc = floe_fs_read_file(NULL, path, 256, &data, &len);
 	if (rc)
 		return rc == -EFBIG || rc == -EISDIR ? -ENOENT : rc;
 	const char *p = data;
@@ -114,12 +116,12 @@ int floe_identity_machine(const char *path, char out[17])
 	static const char app[] = "floe agent id";
 	if (ok && !zero)
 		rc = floe_hmac_sha256(p, 32, app, sizeof(app) - 1, mac);
-	floe_fs_free(data);
+	floe_free(NULL, data);
 	if (!ok || zero)
 		return -ENOENT;
 	if (rc)
 		return rc;
-	floe_hex_lower(mac, 8, out);
+	floe_hex_encode(mac, 8, out);
 	return 0;
 }
 
@@ -163,7 +165,7 @@ static int load(struct floe_alloc *a, const char *path, struct floe_identity *ou
  * floe without installation ids. Both "" when there is no readable checkpoint. */
 static void peek_checkpoint(struct floe_alloc *a, const char *state_dir, char inst[37], char legacy[65])
 {
-	char path[4200];
+	char path[FLOE_PATH_MAX];
 	uint8_t *blob = NULL;
 	size_t len = 0;
 	struct floe_json_doc *doc = NULL;
@@ -201,7 +203,7 @@ static int create(struct floe_alloc *a, const char *state_dir, const char *path,
 		r[6] = (uint8_t)((r[6] & 0x0f) | 0x40);
 		r[8] = (uint8_t)((r[8] & 0x3f) | 0x80);
 		char hex[33];
-		floe_hex_lower(r, sizeof(r), hex);
+		floe_hex_encode(r, sizeof(r), hex);
 		snprintf(id.installation, sizeof(id.installation), "%.8s-%.4s-%.4s-%.4s-%.12s", hex, hex + 8,
 			 hex + 12, hex + 16, hex + 20);
 	}
@@ -226,7 +228,7 @@ static int create(struct floe_alloc *a, const char *state_dir, const char *path,
 int floe_identity_open(struct floe_alloc *a, const char *state_dir, const char *machine, bool create_it,
 		       struct floe_identity *out, char *why, size_t cap)
 {
-	char path[4200];
+	char path[FLOE_PATH_MAX];
 	snprintf(path, sizeof(path), "%s/%s", state_dir, FLOE_IDENTITY_FILE);
 	int rc = load(a, path, out);
 	if (rc == -ENOENT && create_it) {

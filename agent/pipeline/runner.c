@@ -20,6 +20,7 @@
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
 #include "formats/base/hex.h"
+#include "formats/base/limits.h"
 #include "formats/json/json.h"
 #include "platform/clock.h"
 #include "platform/crash.h"
@@ -121,13 +122,13 @@ int floe_runner_new(const struct floe_config *cfg, struct floe_runner **out, cha
 	r->host_len = strlen(r->host);
 	snprintf(r->pq_created_by, sizeof(r->pq_created_by), "floe version %s", FLOE_VERSION);
 
-	char tmp[4096];
-	if ((rc = floe_path_absolute(cfg->agent.state_dir, r->state_dir, sizeof(r->state_dir)))) {
+	char tmp[FLOE_PATH_MAX];
+	if ((rc = floe_path_absolute(cfg->agent.state_dir, r->state_dir, sizeof(r->state_dir))) ||
+	    (rc = floe_fmt(r->checkpoint_path, sizeof(r->checkpoint_path), "%s/checkpoint", r->state_dir)) ||
+	    (rc = floe_fmt(r->metrics_path, sizeof(r->metrics_path), "%s/metrics.json", r->state_dir))) {
 		snprintf(why, cap, "bad path: %s", floe_strerror(rc));
 		goto err;
 	}
-	snprintf(r->checkpoint_path, sizeof(r->checkpoint_path), "%s/checkpoint", r->state_dir);
-	snprintf(r->metrics_path, sizeof(r->metrics_path), "%s/metrics.json", r->state_dir);
 	r->spool_max = cfg->spool.max_bytes;
 	r->drop_oldest = cfg->spool.policy == FLOE_SPOOL_DROP_OLDEST;
 	if ((rc = floe_fs_mkdirs(r->state_dir))) {
@@ -140,7 +141,7 @@ int floe_runner_new(const struct floe_config *cfg, struct floe_runner **out, cha
 	if ((rc = floe_identity_open(&r->alloc, r->state_dir, machine, true, &r->id, why, cap)))
 		goto err;
 	r->ck_committed_seq = -1;
-	if ((rc = floe_warehouse_open(cfg, true, &r->store, why, cap)))
+	if ((rc = floe_warehouse_open(&r->alloc, cfg, true, &r->store, why, cap)))
 		goto err;
 	struct floe_part_spec spec;
 	if ((rc = floe_part_spec_from_config(&spec, cfg->logs.partition_by, cfg->logs.npartition_by, why, cap)))

@@ -12,6 +12,7 @@
 #include "agent/pipeline/identity.h"
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
+#include "formats/base/limits.h"
 #include "formats/parquet/writer.h"
 #include "agent/pipeline/record.h"
 
@@ -59,8 +60,8 @@ struct floe_runner {
 	struct floe_alloc alloc;
 	char host[256];
 	size_t host_len; /* the host column of every record: fixed for the process */
-	char state_dir[4096];
-	char checkpoint_path[4200];
+	char state_dir[FLOE_PATH_MAX];
+	char checkpoint_path[FLOE_PATH_MAX];
 	struct floe_identity id; /* this installation (state_dir/installation) */
 	/* What the checkpoint holds, to rewrite it after a commit: the last seal's sequence
 	 * and positions (owned, from alloc), and the newest commit of this installation the
@@ -100,7 +101,7 @@ struct floe_runner {
 	uint64_t spool_max;     /* spool.max_bytes */
 	bool drop_oldest;       /* spool.policy: drop_oldest (else block) */
 	bool blocked;           /* the spool is full: inputs wait (policy block) */
-	char metrics_path[4200];
+	char metrics_path[FLOE_PATH_MAX];
 	struct floe_pq_bloom_column bloom[FLOE_LOG_NCOLS];
 	size_t nbloom;
 	/* The input positions where the batch being built starts (those of the last seal, or

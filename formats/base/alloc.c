@@ -103,6 +103,13 @@ void *floe_realloc(struct floe_alloc *a, void *p, size_t n)
 	return q + HDR;
 }
 
+size_t floe_alloc_size(const void *p)
+{
+	size_t n;
+	memcpy(&n, (const unsigned char *)p - HDR, sizeof(n));
+	return n;
+}
+
 void floe_free(struct floe_alloc *a, void *p)
 {
 	if (!p)

@@ -26,6 +26,8 @@ void *floe_malloc(struct floe_alloc *a, size_t n);
 void *floe_calloc(struct floe_alloc *a, size_t n, size_t size);
 /* Resizes p (which may be NULL) to n bytes. On failure returns NULL and p is untouched. */
 void *floe_realloc(struct floe_alloc *a, void *p, size_t n);
+/* The size p was allocated with (p not NULL). */
+size_t floe_alloc_size(const void *p);
 /* Releases p (NULL is fine); a must be the allocator p came from. */
 void floe_free(struct floe_alloc *a, void *p);
 /* Copies len bytes of s into a new NUL-terminated string, or NULL. */

@@ -61,6 +61,14 @@ int floe_buf_putc(struct floe_buf *b, uint8_t c) { return floe_buf_append(b, &c,
 
 int floe_buf_puts(struct floe_buf *b, const char *s) { return floe_buf_append(b, s, strlen(s)); }
 
+int floe_buf_terminate(struct floe_buf *b)
+{
+	int rc = floe_buf_reserve(b, 1);
+	if (rc == 0)
+		b->data[b->len] = '\0';
+	return rc;
+}
+
 int floe_buf_printf(struct floe_buf *b, const char *fmt, ...)
 {
 	va_list ap;

@@ -39,6 +39,9 @@ static inline int floe_buf_append(struct floe_buf *b, const void *p, size_t n)
 	return floe_buf_append_grow(b, p, n);
 }
 int floe_buf_putc(struct floe_buf *b, uint8_t c);
+/* Writes a NUL after the bytes, not counted in len, so that data reads as a C string (an
+ * empty buffer gets storage for it); it needs len < max. */
+int floe_buf_terminate(struct floe_buf *b);
 int floe_buf_puts(struct floe_buf *b, const char *s);
 /* printf-style append. */
 int floe_buf_printf(struct floe_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

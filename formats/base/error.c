@@ -1,59 +1,60 @@
-/* floe_strerror: one table for floe's own codes, strerror() for -errno. */
+/* floe_strerror: a table for each range of codes, strerror() for -errno; and the error
+ * detail of struct floe_err. */
 #include "error.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-static const char *const messages[] = {
-	[0] = "unknown floe error",
-	[1] = "out of memory or memory budget exhausted",
-	[2] = "size or count limit exceeded",
-	[3] = "invalid argument",
-	[4] = "malformed input",
-	[5] = "format rule violated",
-	[6] = "unsupported feature or version",
-	[7] = "commit conflict",
-	[8] = "compression codec error",
-	[9] = "corrupt state (bad checksum or magic)",
-	[10] = "incompatible table schema",
-	[11] = "not found",
-	[12] = "already exists",
-	[13] = "agent identity in use by another installation",
-	[14] = "table history went backwards or has a gap",
+/* One table for both ranges of codes, each beside its message, so that none can drift
+ * from the enums; error paths are rare, so a linear search is fast enough. */
+static const struct {
+	int code;
+	const char *msg;
+} messages[] = {
+	{FLOE_ENOMEM, "out of memory or memory budget exhausted"},
+	{FLOE_ELIMIT, "size or count limit exceeded"},
+	{FLOE_EINVAL, "invalid argument"},
+	{FLOE_EPARSE, "malformed input"},
+	{FLOE_EFORMAT, "format rule violated"},
+	{FLOE_EUNSUPPORTED, "unsupported feature or version"},
+	{FLOE_ECONFLICT, "commit conflict"},
+	{FLOE_ECODEC, "compression codec error"},
+	{FLOE_ECORRUPT, "corrupt state (bad checksum or magic)"},
+	{FLOE_ESCHEMA, "incompatible table schema"},
+	{FLOE_ENOTFOUND, "not found"},
+	{FLOE_EEXIST, "already exists"},
+	{FLOE_EIDENTITY, "agent identity in use by another installation"},
+	{FLOE_EREGRESS, "table history went backwards or has a gap"},
+	{FLOE_S3_EPRECONDITION, "precondition failed (the object exists or changed)"},
+	{FLOE_S3_ECONFLICT, "conflicting concurrent request"},
+	{FLOE_S3_EAMBIGUOUS, "outcome unknown: the request may have been applied"},
+	{FLOE_S3_EAUTH, "access denied or bad credentials/signature"},
+	{FLOE_S3_EHTTP, "unexpected HTTP status"},
+	{FLOE_S3_ETRANSPORT, "connection failed"},
+	{FLOE_S3_ETIMEOUT, "timed out"},
+	{FLOE_S3_ETLS, "TLS handshake or certificate verification failed"},
+	{FLOE_S3_EPROTO, "malformed response"},
+	{FLOE_S3_EUNAVAILABLE, "service unavailable (retries exhausted)"},
+	{FLOE_S3_EREDIRECT, "redirected: wrong region or endpoint"},
+	{FLOE_S3_ESTOPPED, "abandoned: the agent is stopping"},
+	{FLOE_S3_EREFUSED, "the store refuses conditional creates (412 for a key that does not exist)"},
+	{FLOE_S3_ELOOP, "the listing does not end (a repeated continuation token or too many pages)"},
 };
-
-/* The platform layer's S3 codes (platform/s3.h, -5001 and below); their messages live
- * here too so that one function describes every code. tests/unit/agent/test_errors.c
- * checks that both tables agree. */
-static const char *const s3_messages[] = {
-	"precondition failed (the object exists or changed)",
-	"conflicting concurrent request",
-	"outcome unknown: the request may have been applied",
-	"access denied or bad credentials/signature",
-	"unexpected HTTP status",
-	"connection failed",
-	"timed out",
-	"TLS handshake or certificate verification failed",
-	"malformed response",
-	"service unavailable (retries exhausted)",
-	"redirected: wrong region or endpoint",
-	"abandoned: the agent is stopping",
-	"the store refuses conditional creates (412 for a key that does not exist)",
-	"the listing does not end (a repeated continuation token or too many pages)",
-};
+_Static_assert(sizeof(messages) / sizeof(messages[0]) ==
+		   (FLOE_EBASE - FLOE_ELAST - 1) + (FLOE_S3_EBASE - FLOE_S3_ELOWEST),
+	       "every code has a message");
 
 const char *floe_strerror(int code)
 {
-	if (code <= -5001 && code >= -5000 - (int)(sizeof(s3_messages) / sizeof(s3_messages[0])))
-		return s3_messages[-5001 - code];
 	if (code == 0)
 		return "success";
 	if (code < 0 && code > FLOE_EBASE)
 		return strerror(-code);
-	if (code <= FLOE_EBASE && code > FLOE_ELAST)
-		return messages[FLOE_EBASE - code];
-	return messages[0];
+	for (size_t i = 0; i < sizeof(messages) / sizeof(messages[0]); i++)
+		if (messages[i].code == code)
+			return messages[i].msg;
+	return "unknown floe error";
 }
 
 static int err_vset(struct floe_err *e, int code, size_t offset, const char *fmt, va_list ap)

@@ -1,6 +1,7 @@
-/* Error codes shared by every layer of floe. Functions return 0 on success and a
- * negative code on failure: -errno for system errors, or one of the FLOE_E* codes below
- * (all below -4000, so they never collide with errno values). */
+/* The error codes of every layer of floe, in one registry. Functions return 0 on success
+ * and a negative code on failure: -errno for system errors, or one of the codes below
+ * (all below -4000, so they never collide with errno values): floe's own from -4001 and
+ * the object store client's from -5001. floe_strerror describes every one of them. */
 #ifndef FLOE_ERROR_H
 #define FLOE_ERROR_H
 
@@ -25,7 +26,33 @@ enum {
 	FLOE_ELAST = -4015
 };
 
-/* Returns a static, human-readable description of code (never NULL). */
+/* The S3 client's codes (platform/s3/). Its other failures are -errno: -ENOENT (404),
+ * -EFBIG (a body over the caller's limit), -EINVAL (bad arguments or options), -EIO. */
+enum {
+	FLOE_S3_EBASE = -5000,
+	FLOE_S3_EPRECONDITION = -5001, /* 412: a condition (If-None-Match: *) failed */
+	FLOE_S3_ECONFLICT = -5002,     /* 409: e.g. a concurrent conditional write */
+	FLOE_S3_EAMBIGUOUS = -5003,    /* a conditional write may or may not have been applied
+					* (5xx or a cut connection): read the object to decide */
+	FLOE_S3_EAUTH = -5004,	       /* 403 or 401: credentials, signature, permissions */
+	FLOE_S3_EHTTP = -5005,	       /* another unexpected HTTP status (see last_status) */
+	FLOE_S3_ETRANSPORT = -5006,    /* connection failed or was cut, retries exhausted */
+	FLOE_S3_ETIMEOUT = -5007,      /* connect or transfer timeout, retries exhausted */
+	FLOE_S3_ETLS = -5008,	       /* TLS handshake or certificate verification failed */
+	FLOE_S3_EPROTO = -5009,	       /* malformed response (XML, headers) */
+	FLOE_S3_EUNAVAILABLE = -5010,  /* 5xx / 429 / SlowDown still after the last retry */
+	FLOE_S3_EREDIRECT = -5011,     /* 301/302/307/308: wrong region or endpoint (never
+					* followed: it would send our credentials elsewhere) */
+	FLOE_S3_ESTOPPED = -5012,      /* a stop signal ended the request (after the grace) */
+	FLOE_S3_EREFUSED = -5013,      /* 412 to a create of a key that does not exist: the
+					* store refuses every conditional create */
+	FLOE_S3_ELOOP = -5014,	       /* a listing that does not end: a continuation token
+					* seen before, or more pages than any real prefix has */
+	FLOE_S3_ELOWEST = FLOE_S3_ELOOP,
+};
+
+/* Returns a static, human-readable description of code (never NULL): 0, -errno (through
+ * strerror) and every code above. */
 const char *floe_strerror(int code);
 
 /* What a failure was, for the person who must act on it: the code the function returns,

@@ -7,7 +7,6 @@
 
 int floe_hex_put(struct floe_buf *b, const uint8_t *p, size_t n)
 {
-	static const char digits[] = "0123456789abcdef";
 	size_t need;
 	if (__builtin_mul_overflow(n, (size_t)2, &need))
 		return FLOE_ELIMIT;
@@ -15,10 +14,19 @@ int floe_hex_put(struct floe_buf *b, const uint8_t *p, size_t n)
 	if (rc)
 		return rc;
 	for (size_t i = 0; i < n; i++) {
-		b->data[b->len++] = (uint8_t)digits[p[i] >> 4];
-		b->data[b->len++] = (uint8_t)digits[p[i] & 15];
+		b->data[b->len++] = (uint8_t)floe_hex_char(p[i] >> 4);
+		b->data[b->len++] = (uint8_t)floe_hex_char(p[i]);
 	}
 	return 0;
+}
+
+void floe_hex_encode(const uint8_t *in, size_t n, char *out)
+{
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = floe_hex_char(in[i] >> 4);
+		out[2 * i + 1] = floe_hex_char(in[i]);
+	}
+	out[2 * n] = '\0';
 }
 
 int floe_hex_digit(char c)

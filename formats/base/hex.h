@@ -1,4 +1,6 @@
-/* Lowercase hexadecimal encoding for binary values kept in JSON state files. */
+/* Hexadecimal, the one implementation every layer uses: binary values kept in JSON state
+ * files, digests, UUIDs, JSON and XML escapes, and percent-encoding. Lowercase unless a
+ * name says otherwise. */
 #ifndef FLOE_HEX_H
 #define FLOE_HEX_H
 
@@ -10,6 +12,18 @@ struct floe_buf;
 
 /* The value of one hex digit (either case), or -1. */
 int floe_hex_digit(char c);
+/* The hex digit of v's low four bits: lowercase, and uppercase for percent-encoding
+ * (RFC 3986 and SigV4 write %2F, not %2f). */
+static inline char floe_hex_char(unsigned v)
+{
+	return "0123456789abcdef"[v & 15];
+}
+static inline char floe_hex_char_upper(unsigned v)
+{
+	return "0123456789ABCDEF"[v & 15];
+}
+/* Writes the 2*n hex digits of in[0..n) and a NUL into out (2*n + 1 bytes). */
+void floe_hex_encode(const uint8_t *in, size_t n, char *out);
 /* Appends 2*n hex digits of p to b. */
 int floe_hex_put(struct floe_buf *b, const uint8_t *p, size_t n);
 /* Decodes len hex digits of s into a new allocation from a (*out, *n bytes; free with

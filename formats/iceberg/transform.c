@@ -3,6 +3,7 @@
  * hash of spec Appendix B, partition path strings and UTF-8 bound truncation. */
 #include "transform.h"
 
+#include "formats/base/civil.h"
 #include "formats/base/error.h"
 #include "formats/base/utf8.h"
 
@@ -94,21 +95,6 @@ int floe_ice_transform_name(const struct floe_ice_transform *t, char *out, size_
 	return 0;
 }
 
-/* Proleptic Gregorian civil date from days since 1970-01-01 (Howard Hinnant's
- * days-from-civil inverse, valid for the whole int32 day range). */
-static void civil_from_days(int64_t z, int64_t *y, int *m, int *d)
-{
-	z += 719468;
-	int64_t era = floor_div(z, 146097);
-	int64_t doe = z - era * 146097;
-	int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-	int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-	int64_t mp = (5 * doy + 2) / 153;
-	*d = (int)(doy - (153 * mp + 2) / 5 + 1);
-	*m = (int)(mp < 10 ? mp + 3 : mp - 9);
-	*y = yoe + era * 400 + (*m <= 2);
-}
-
 int32_t floe_ice_day_from_us(int64_t us) { return (int32_t)floor_div(us, US_PER_DAY); }
 
 int32_t floe_ice_hour_from_us(int64_t us) { return (int32_t)floor_div(us, US_PER_HOUR); }
@@ -116,16 +102,16 @@ int32_t floe_ice_hour_from_us(int64_t us) { return (int32_t)floor_div(us, US_PER
 int32_t floe_ice_year_from_us(int64_t us)
 {
 	int64_t y;
-	int m, d;
-	civil_from_days(floor_div(us, US_PER_DAY), &y, &m, &d);
+	unsigned m, d;
+	floe_civil_from_days(floor_div(us, US_PER_DAY), &y, &m, &d);
 	return (int32_t)(y - 1970);
 }
 
 int32_t floe_ice_month_from_us(int64_t us)
 {
 	int64_t y;
-	int m, d;
-	civil_from_days(floor_div(us, US_PER_DAY), &y, &m, &d);
+	unsigned m, d;
+	floe_civil_from_days(floor_div(us, US_PER_DAY), &y, &m, &d);
 	return (int32_t)((y - 1970) * 12 + (m - 1));
 }
 
@@ -201,12 +187,13 @@ static int put_year(char *out, size_t cap, int64_t y, int *n)
 int floe_ice_human_day(int32_t day, char *out, size_t cap)
 {
 	int64_t y;
-	int m, d, n;
-	civil_from_days(day, &y, &m, &d);
+	unsigned m, d;
+	int n;
+	floe_civil_from_days(day, &y, &m, &d);
 	int rc = put_year(out, cap, y, &n);
 	if (rc)
 		return rc;
-	int k = snprintf(out + n, cap - (size_t)n, "-%02d-%02d", m, d);
+	int k = snprintf(out + n, cap - (size_t)n, "-%02u-%02u", m, d);
 	return (k < 0 || (size_t)k >= cap - (size_t)n) ? FLOE_ELIMIT : 0;
 }
 
@@ -215,12 +202,13 @@ int floe_ice_human_hour(int32_t hour, char *out, size_t cap)
 	int64_t day = floor_div(hour, 24);
 	int h = (int)(hour - day * 24);
 	int64_t y;
-	int m, d, n;
-	civil_from_days(day, &y, &m, &d);
+	unsigned m, d;
+	int n;
+	floe_civil_from_days(day, &y, &m, &d);
 	int rc = put_year(out, cap, y, &n);
 	if (rc)
 		return rc;
-	int k = snprintf(out + n, cap - (size_t)n, "-%02d-%02d-%02d", m, d, h);
+	int k = snprintf(out + n, cap - (size_t)n, "-%02u-%02u-%02d", m, d, h);
 	return (k < 0 || (size_t)k >= cap - (size_t)n) ? FLOE_ELIMIT : 0;
 }
 

@@ -6,6 +6,7 @@
 
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
+#include "formats/base/wipe.h"
 
 #include <stdalign.h>
 #include <string.h>
@@ -105,17 +106,27 @@ int floe_json_doc_new(struct floe_alloc *a, struct floe_json_doc **out)
 	return 0;
 }
 
-void floe_json_doc_free(struct floe_json_doc *doc)
+static void doc_free(struct floe_json_doc *doc, void (*release)(struct floe_alloc *, void *))
 {
 	if (!doc)
 		return;
 	struct chunk *c = doc->chunks;
 	while (c) {
 		struct chunk *n = c->next;
-		floe_free(doc->a, c);
+		release(doc->a, c);
 		c = n;
 	}
-	floe_free(doc->a, doc);
+	release(doc->a, doc);
+}
+
+void floe_json_doc_free(struct floe_json_doc *doc)
+{
+	doc_free(doc, floe_free);
+}
+
+void floe_json_doc_free_wiped(struct floe_json_doc *doc)
+{
+	doc_free(doc, floe_wipe_free);
 }
 
 struct floe_json *floe_json_root(struct floe_json_doc *doc)

@@ -42,6 +42,9 @@ int floe_json_parse(struct floe_alloc *a, const char *text, size_t len, size_t m
 int floe_json_doc_new(struct floe_alloc *a, struct floe_json_doc **out);
 /* Frees doc and every value in it; NULL is a no-op. */
 void floe_json_doc_free(struct floe_json_doc *doc);
+/* As floe_json_doc_free, wiping the document's memory first (a document that held
+ * secrets: credentials, tokens). */
+void floe_json_doc_free_wiped(struct floe_json_doc *doc);
 /* The root value (NULL for a new, empty document until one is set). */
 struct floe_json *floe_json_root(struct floe_json_doc *doc);
 void floe_json_set_root(struct floe_json_doc *doc, struct floe_json *v);

@@ -5,6 +5,7 @@
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
 #include "formats/base/utf8.h"
+#include "formats/base/hex.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -13,7 +14,6 @@
  * so that the output is always valid JSON. */
 int floe_json_write_str(struct floe_buf *out, const char *s, size_t len)
 {
-	static const char hex[] = "0123456789abcdef";
 	const uint8_t *u = (const uint8_t *)s;
 	size_t start = out->len, run = 0, i = 0;
 	int rc = floe_buf_putc(out, '"');
@@ -54,8 +54,8 @@ int floe_json_write_str(struct floe_buf *out, const char *s, size_t len)
 				break;
 			default:
 				memcpy(esc, "\\u00", 4);
-				esc[4] = hex[c >> 4];
-				esc[5] = hex[c & 15];
+				esc[4] = floe_hex_char(c >> 4);
+				esc[5] = floe_hex_char(c);
 				elen = 6;
 			}
 		}

@@ -9,7 +9,7 @@
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
 #include "formats/parquet/compress.h"
-#include "formats/parquet/crc32.h"
+#include "formats/base/crc.h"
 #include "formats/parquet/delta.h"
 #include "formats/parquet/thrift.h"
 
@@ -144,7 +144,7 @@ static int page_done(struct floe_pq_chunk *c, struct page_job *j, int rc, const 
 		compressed = false;
 		crc = NULL;
 	}
-	uint32_t sum = crc ? *crc : floe_pq_crc32(0, p + HDR_MAX, lv + zn);
+	uint32_t sum = crc ? *crc : floe_crc32(0, p + HDR_MAX, lv + zn);
 	if ((rc = encode_header(c, j, zn, sum, compressed)))
 		goto out;
 	size_t hdr = c->hdr.len;

@@ -2,10 +2,10 @@
  * 16 KiB of stack; zstd gets our allocator through its custom-memory API. */
 #define ZSTD_STATIC_LINKING_ONLY /* ZSTD_createCCtx_advanced, for the budgeted allocator */
 #include "compress.h"
-#include "crc32.h"
 
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
+#include "formats/base/crc.h"
 #include "formats/base/error.h"
 
 #include <limits.h>
@@ -257,7 +257,7 @@ static void run_batch(void *arg)
 		struct floe_pq_job *j = job_at(c, i);
 		j->rc = floe_pq_compressor_into(c, j->src.data, j->src.len, j->dst, j->cap, &j->len);
 		if (!j->rc)
-			j->crc = floe_pq_crc32(0, j->dst - j->lead, j->lead + j->len);
+			j->crc = floe_crc32(0, j->dst - j->lead, j->lead + j->len);
 		atomic_store_explicit(&c->ran, i + 1, memory_order_release);
 	}
 }
@@ -378,7 +378,7 @@ int floe_pq_compressor_submit(struct floe_pq_compressor *c, const void *src, siz
 		*taken = true;
 		size_t len = 0;
 		int rc = floe_pq_compressor_into(c, src, n, dst, cap, &len);
-		uint32_t crc = rc ? 0 : floe_pq_crc32(0, dst - lead, lead + len);
+		uint32_t crc = rc ? 0 : floe_crc32(0, dst - lead, lead + len);
 		return done(done_ctx, rc, src, n, len, crc);
 	}
 	int first = 0;

@@ -9,7 +9,7 @@
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
 #include "formats/parquet/chunk.h"
-#include "formats/parquet/crc32.h"
+#include "formats/base/crc.h"
 #include "formats/parquet/rle.h"
 #include "formats/parquet/thrift.h"
 
@@ -239,7 +239,7 @@ static int load_body(struct floe_pq_reader *r, struct pq_leaf *l, const struct p
 			return rc;
 		stored = r->raw.p;
 	}
-	if (h->has_crc && floe_pq_crc32(0, stored, comp) != h->crc)
+	if (h->has_crc && floe_crc32(0, stored, comp) != h->crc)
 		return pq_fail(r, FLOE_ECORRUPT, l->page_off,
 			       "page CRC mismatch in column '%s' at offset %llu", l->label,
 			       (unsigned long long)l->page_off);

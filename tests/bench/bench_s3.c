@@ -3,8 +3,8 @@
  * MB/s. Run by tests/bench/s3.sh; credentials come from AWS_ACCESS_KEY_ID/SECRET.
  * usage: bench_s3 ENDPOINT BUCKET PREFIX [--unsigned] [--multipart BYTES] FILE... */
 #include "platform/clock.h"
-#include "platform/s3.h"
-#include "platform/s3_credentials.h"
+#include "platform/s3/s3.h"
+#include "platform/s3/s3_credentials.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -36,15 +36,15 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	int rc = floe_s3_credentials_from_env(&o.credentials);
+	int rc = floe_s3_credentials_from_env(NULL, &o.credentials);
 	if (rc) {
 		fprintf(stderr, "bench_s3: no credentials in the environment\n");
 		return 1;
 	}
 	struct floe_s3 *s3 = NULL;
 	if ((rc = floe_s3_new(&o, &s3))) {
-		fprintf(stderr, "bench_s3: %s\n", floe_s3_strerror(rc));
-		floe_s3_credentials_fini(&o.credentials);
+		fprintf(stderr, "bench_s3: %s\n", floe_strerror(rc));
+		floe_aws_credentials_fini(&o.credentials);
 		return 1;
 	}
 	int64_t bytes = 0;
@@ -61,7 +61,7 @@ int main(int argc, char **argv)
 		char key[1024];
 		snprintf(key, sizeof(key), "%s/%s", prefix, base ? base + 1 : argv[i]);
 		if ((rc = floe_s3_put_file(s3, key, argv[i], NULL, NULL))) {
-			fprintf(stderr, "bench_s3: put %s: %s (HTTP %d)\n", key, floe_s3_strerror(rc),
+			fprintf(stderr, "bench_s3: put %s: %s (HTTP %d)\n", key, floe_strerror(rc),
 				floe_s3_last_status(s3));
 			break;
 		}
@@ -73,6 +73,6 @@ int main(int argc, char **argv)
 		printf("files=%d bytes=%" PRId64 " seconds=%.3f mbps=%.1f\n", files, bytes, secs,
 		       (double)bytes / 1048576.0 / secs);
 	floe_s3_free(s3);
-	floe_s3_credentials_fini(&o.credentials);
+	floe_aws_credentials_fini(&o.credentials);
 	return rc ? 1 : 0;
 }

@@ -1,21 +1,31 @@
-/* Fuzz target for the shared-credentials INI parser (platform/s3_credentials): any bytes,
- * for the default profile and for a profile named by the input's first line. */
+/* Fuzz target for the shared-credentials INI reader (formats/aws/ini): any bytes, for the
+ * default profile and for a profile named by the input's first line, through a budget
+ * that must end empty. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "platform/s3_credentials.h"
+#include "formats/aws/credentials.h"
+#include "formats/aws/ini.h"
+#include "formats/base/alloc.h"
+#include "formats/base/error.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct floe_s3_credentials c = {0};
-	size_t line = 0;
-	if (floe_s3_credentials_parse_ini((const char *)data, size, NULL, &c, &line) == 0) {
+	struct floe_alloc a;
+	floe_alloc_init(&a, 8 << 20);
+	struct floe_aws_credentials c = {0};
+	struct floe_err e;
+	floe_err_clear(&e);
+	int rc = floe_aws_ini_credentials(&a, (const char *)data, size, NULL, &c, &e);
+	if (rc == 0) {
 		/* Success promises both keys, non-empty. */
 		if (!c.access_key_id || !*c.access_key_id || !c.secret_access_key ||
 		    !*c.secret_access_key)
 			__builtin_trap();
-		floe_s3_credentials_fini(&c);
+		floe_aws_credentials_fini(&c);
+	} else if (e.code != rc || (e.offset != FLOE_ERR_NO_OFFSET && e.offset > size)) {
+		__builtin_trap();
 	}
 	char profile[32];
 	size_t n = 0;
@@ -24,7 +34,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		n++;
 	}
 	profile[n] = 0;
-	if (floe_s3_credentials_parse_ini((const char *)data, size, profile, &c, &line) == 0)
-		floe_s3_credentials_fini(&c);
+	if (floe_aws_ini_credentials(&a, (const char *)data, size, profile, &c, NULL) == 0)
+		floe_aws_credentials_fini(&c);
+	if (a.used != 0)
+		__builtin_trap();
 	return 0;
 }

@@ -51,7 +51,7 @@ static int setup(void **state)
 		return -1;
 	if (floe_spool_open(&f->alloc, f->spooldir, &f->spec, &f->spool))
 		return -1;
-	if (floe_store_local_new(f->wh, &f->store))
+	if (floe_store_local_new(&f->alloc, f->wh, &f->store))
 		return -1;
 	struct floe_batch_options bo;
 	memset(&bo, 0, sizeof(bo));

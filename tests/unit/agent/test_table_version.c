@@ -48,7 +48,7 @@ static int setup(void **state)
 	floe_alloc_init(&f->alloc, 64u << 20);
 	char why[256];
 	if (floe_part_spec_from_config(&f->spec, NULL, 0, why, sizeof(why)) ||
-	    floe_spool_open(&f->alloc, sp, &f->spec, &f->spool) || floe_store_local_new(wh, &f->store))
+	    floe_spool_open(&f->alloc, sp, &f->spec, &f->spool) || floe_store_local_new(&f->alloc, wh, &f->store))
 		return -1;
 	struct floe_batch_options bo;
 	memset(&bo, 0, sizeof(bo));
@@ -290,8 +290,11 @@ static void test_commits_during_probe(void **state)
 	struct floe_table *t = table_at_v3(f);
 	static const struct floe_store_ops ops = {.get = rs_get, .exists = rs_exists, .list = rs_list,
 						  .destroy = rs_destroy};
-	struct racing_store rs = {.base = {.ops = &ops}, .inner = f->store, .key = "v4.metadata.json",
-				  .f = f, .other = t};
+	struct racing_store rs = {.base = {.ops = &ops, .alloc = f->store->alloc},
+				  .inner = f->store,
+				  .key = "v4.metadata.json",
+				  .f = f,
+				  .other = t};
 	snprintf(rs.base.uri, sizeof(rs.base.uri), "%s", f->store->uri);
 	struct floe_table *ro = NULL;
 	char why[1024] = "";

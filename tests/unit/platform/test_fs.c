@@ -8,6 +8,7 @@
 
 #include <cmocka.h>
 
+#include "formats/base/alloc.h"
 #include "platform/fs.h"
 #include "platform/glob.h"
 
@@ -54,11 +55,11 @@ static void assert_content(const char *path, const char *s)
 {
 	void *data = NULL;
 	size_t len = 0;
-	assert_int_equal(floe_fs_read_file(path, 1 << 20, &data, &len), 0);
+	assert_int_equal(floe_fs_read_file(NULL, path, 1 << 20, &data, &len), 0);
 	assert_int_equal(len, strlen(s));
 	assert_memory_equal(data, s, len);
 	assert_int_equal(((char *)data)[len], 0);
-	floe_fs_free(data);
+	floe_free(NULL, data);
 }
 
 static int count_cb(void *ctx, const char *name)
@@ -70,7 +71,7 @@ static int count_cb(void *ctx, const char *name)
 static int entries(const char *d)
 {
 	int n = 0;
-	assert_int_equal(floe_fs_list(d, count_cb, &n), 0);
+	assert_int_equal(floe_fs_list(NULL, d, count_cb, &n), 0);
 	return n;
 }
 
@@ -295,12 +296,12 @@ static void test_create_excl_race(void **state)
 	assert_int_equal(losers, RACERS - 1);
 	void *data = NULL;
 	size_t len = 0;
-	assert_int_equal(floe_fs_read_file(p, RACE_LEN, &data, &len), 0);
+	assert_int_equal(floe_fs_read_file(NULL, p, RACE_LEN, &data, &len), 0);
 	assert_int_equal(len, RACE_LEN);
 	for (size_t i = 0; i < len; i++)
 		if (((char *)data)[i] != 'A' + winner)
 			fail_msg("byte %zu is not the winner's", i);
-	floe_fs_free(data);
+	floe_free(NULL, data);
 	assert_int_equal(entries(dir), 1); /* every temp file removed */
 }
 
@@ -312,19 +313,19 @@ static void test_read_file(void **state)
 	assert_int_equal(floe_fs_write_atomic(p, hundred, sizeof(hundred)), 0);
 	void *data = (void *)1;
 	size_t len = 7;
-	assert_int_equal(floe_fs_read_file(p, 99, &data, &len), -EFBIG);
+	assert_int_equal(floe_fs_read_file(NULL, p, 99, &data, &len), -EFBIG);
 	assert_ptr_equal(data, (void *)1);
 	assert_int_equal(len, 7);
-	assert_int_equal(floe_fs_read_file(p, 100, &data, &len), 0);
+	assert_int_equal(floe_fs_read_file(NULL, p, 100, &data, &len), 0);
 	assert_int_equal(len, 100);
 	assert_memory_equal(data, hundred, 100);
-	floe_fs_free(data);
-	assert_int_equal(floe_fs_read_file(at("absent"), 100, &data, &len), -ENOENT);
-	assert_int_equal(floe_fs_read_file(dir, 100, &data, &len), -EISDIR);
+	floe_free(NULL, data);
+	assert_int_equal(floe_fs_read_file(NULL, at("absent"), 100, &data, &len), -ENOENT);
+	assert_int_equal(floe_fs_read_file(NULL, dir, 100, &data, &len), -EISDIR);
 	assert_int_equal(floe_fs_write_atomic(p, "", 0), 0);
-	assert_int_equal(floe_fs_read_file(p, 0, &data, &len), 0);
+	assert_int_equal(floe_fs_read_file(NULL, p, 0, &data, &len), 0);
 	assert_int_equal(len, 0);
-	floe_fs_free(data);
+	floe_free(NULL, data);
 }
 
 struct names {
@@ -348,15 +349,15 @@ static void test_list_sorted(void **state)
 		assert_int_equal(floe_fs_write_atomic(at(names[i]), "", 0), 0);
 	assert_int_equal(floe_fs_mkdirs(at("sub")), 0);
 	struct names s = {.stop_at = -1};
-	assert_int_equal(floe_fs_list(dir, collect, &s), 0);
+	assert_int_equal(floe_fs_list(NULL, dir, collect, &s), 0);
 	const char *want[] = {"B", "_", "a", "a0", "b", "sub", "\xc3\xa9"};
 	assert_int_equal(s.n, 7);
 	for (int i = 0; i < 7; i++)
 		assert_string_equal(s.v[i], want[i]);
 	struct names t = {.stop_at = 2};
-	assert_int_equal(floe_fs_list(dir, collect, &t), 42);
+	assert_int_equal(floe_fs_list(NULL, dir, collect, &t), 42);
 	assert_int_equal(t.n, 2);
-	assert_int_equal(floe_fs_list(at("absent"), collect, &t), -ENOENT);
+	assert_int_equal(floe_fs_list(NULL, at("absent"), collect, &t), -ENOENT);
 }
 
 static void test_dirs_and_moves(void **state)

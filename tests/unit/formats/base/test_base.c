@@ -12,6 +12,7 @@
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
 #include "formats/base/hex.h"
+#include "formats/base/wipe.h"
 
 static void test_alloc_budget(void **state)
 {
@@ -118,9 +119,41 @@ static void test_hex_and_fmt(void **state)
 	assert_int_equal(floe_hex_decode(NULL, "abc", 3, &out, &n), FLOE_EPARSE);
 	assert_int_equal(floe_hex_decode(NULL, "zz", 2, &out, &n), FLOE_EPARSE);
 	floe_buf_fini(&b);
+	floe_buf_init(&b, NULL, 4);
+	assert_int_equal(floe_buf_terminate(&b), 0); /* storage for the NUL alone */
+	assert_int_equal(b.len, 0);
+	assert_int_equal(b.data[0], 0);
+	assert_int_equal(floe_buf_puts(&b, "abc"), 0);
+	assert_int_equal(floe_buf_terminate(&b), 0);
+	assert_string_equal((const char *)b.data, "abc");
+	assert_int_equal(floe_buf_putc(&b, 'd'), 0);
+	assert_int_equal(floe_buf_terminate(&b), FLOE_ELIMIT); /* no room under max */
+	floe_buf_fini(&b);
+	char text[7];
+	floe_hex_encode(v, 3, text);
+	assert_string_equal(text, "00ab7f");
+	assert_int_equal(floe_hex_char(0xfa), 'a');
+	assert_int_equal(floe_hex_char_upper(0xfa), 'A');
+	assert_int_equal(floe_hex_digit('F'), 15);
+	assert_int_equal(floe_hex_digit('g'), -1);
 	char small[8];
 	assert_int_equal(floe_fmt(small, sizeof(small), "%s", "1234567"), 0);
 	assert_int_equal(floe_fmt(small, sizeof(small), "%s", "12345678"), FLOE_ELIMIT);
+}
+
+static void test_wipe(void **state)
+{
+	(void)state;
+	struct floe_alloc a;
+	floe_alloc_init(&a, 0);
+	char *s = floe_strdup(&a, "secret");
+	assert_int_equal(floe_alloc_size(s), 7);
+	floe_wipe(s, 6);
+	assert_memory_equal(s, "\0\0\0\0\0\0", 7);
+	floe_wipe_free(&a, s);
+	floe_wipe_free(&a, NULL);
+	floe_wipe(NULL, 0);
+	assert_int_equal(a.used, 0);
 }
 
 static void test_strerror(void **state)
@@ -130,6 +163,16 @@ static void test_strerror(void **state)
 	assert_string_equal(floe_strerror(FLOE_ECONFLICT), "commit conflict");
 	assert_non_null(strstr(floe_strerror(-2), "No such file"));
 	assert_string_equal(floe_strerror(-99999), "unknown floe error");
+	/* One registry: every code of both ranges has its own message, and the codes
+	 * around each range are unknown. */
+	for (int code = FLOE_EBASE - 1; code > FLOE_ELAST; code--)
+		assert_string_not_equal(floe_strerror(code), "unknown floe error");
+	for (int code = FLOE_S3_EPRECONDITION; code >= FLOE_S3_ELOWEST; code--)
+		assert_string_not_equal(floe_strerror(code), "unknown floe error");
+	assert_string_equal(floe_strerror(FLOE_ELAST), "unknown floe error");
+	assert_string_equal(floe_strerror(FLOE_S3_EBASE), "unknown floe error");
+	assert_string_equal(floe_strerror(FLOE_S3_ELOWEST - 1), "unknown floe error");
+	assert_string_equal(floe_strerror(FLOE_S3_EREDIRECT), "redirected: wrong region or endpoint");
 }
 
 /* The error detail: set, at, clear, and the text fallback; NULL is accepted. */
@@ -161,7 +204,7 @@ int main(void)
 		cmocka_unit_test(test_alloc_budget), cmocka_unit_test(test_alloc_fail_after),
 		cmocka_unit_test(test_buf_limits),   cmocka_unit_test(test_varints),
 		cmocka_unit_test(test_hex_and_fmt),  cmocka_unit_test(test_strerror),
-		cmocka_unit_test(test_err),
+		cmocka_unit_test(test_err),          cmocka_unit_test(test_wipe),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

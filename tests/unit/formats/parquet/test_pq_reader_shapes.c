@@ -15,7 +15,7 @@
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
-#include "formats/parquet/crc32.h"
+#include "formats/base/crc.h"
 #include "formats/parquet/reader.h"
 #include "formats/parquet/rle.h"
 #include "formats/parquet/thrift.h"
@@ -51,7 +51,7 @@ static void page(struct floe_buf *f, int type, int max_rep, int max_def, const u
 	floe_thrift_i32(&t, 1, type);
 	floe_thrift_i32(&t, 2, (int32_t)body.len);
 	floe_thrift_i32(&t, 3, (int32_t)body.len);
-	floe_thrift_i32(&t, 4, (int32_t)floe_pq_crc32(0, body.data, body.len));
+	floe_thrift_i32(&t, 4, (int32_t)floe_crc32(0, body.data, body.len));
 	if (type == 0) {
 		floe_thrift_struct(&t, 5);
 		floe_thrift_i32(&t, 1, (int32_t)n);

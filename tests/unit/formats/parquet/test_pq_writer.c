@@ -14,9 +14,9 @@
 
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
+#include "formats/base/crc.h"
 #include "formats/base/error.h"
 #include "formats/parquet/bound.h"
-#include "formats/parquet/crc32.h"
 #include "formats/parquet/utf8.h"
 #include "formats/parquet/writer.h"
 
@@ -308,7 +308,7 @@ static int read_page(const struct mem *m, size_t off, int codec, uint8_t **body,
 	size_t unc = (size_t)ival(h, 2), comp = (size_t)ival(h, 3);
 	const uint8_t *z = m->p + off + hlen;
 	assert_true(off + hlen + comp <= m->n);
-	assert_int_equal((uint32_t)ival(h, 4), floe_pq_crc32(0, z, comp));
+	assert_int_equal((uint32_t)ival(h, 4), floe_crc32(0, z, comp));
 	*body = malloc(unc + 1);
 	if (codec == 0) {
 		assert_int_equal(unc, comp);
@@ -1137,7 +1137,7 @@ static void test_streaming(void **state)
 						int h = parse(m.p + off, m.n - off, &hlen);
 						next = off + hlen + (size_t)ival(h, 3);
 						assert_int_equal((uint32_t)ival(h, 4),
-								 floe_pq_crc32(0, m.p + off + hlen,
+								 floe_crc32(0, m.p + off + hlen,
 									       (size_t)ival(h, 3)));
 					}
 					off = next;

@@ -10,10 +10,10 @@
 
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
+#include "formats/base/crc.h"
 #include "formats/base/error.h"
 #include "formats/parquet/chunk.h"
 #include "formats/parquet/compress.h"
-#include "formats/parquet/crc32.h"
 #include "formats/parquet/rle.h"
 
 static void encode(int bw, const uint32_t *v, size_t n, struct floe_buf *b)
@@ -139,7 +139,7 @@ static void test_page_bytes(void **state)
 	uint8_t body[46] = {0x02, 0x00, 0x00, 0x00, 0x14, 0x01};
 	for (int i = 0; i < 10; i++)
 		body[6 + 4 * i] = (uint8_t)i;
-	uint32_t crc = floe_pq_crc32(0, body, sizeof(body));
+	uint32_t crc = floe_crc32(0, body, sizeof(body));
 	/* PageHeader{1: DATA_PAGE, 2: 46, 3: 46, 4: crc, 5: {1: 10, 2: PLAIN, 3: RLE, 4: RLE}} */
 	uint8_t hdr[32];
 	size_t h = 0;
@@ -176,22 +176,11 @@ static void test_page_bytes(void **state)
 	assert_int_equal(a.used, 0);
 }
 
-static void test_crc32(void **state)
-{
-	(void)state;
-	/* The standard check value of CRC-32/ISO-HDLC (zlib's crc32). */
-	assert_int_equal(floe_pq_crc32(0, "123456789", 9), 0xCBF43926u);
-	assert_int_equal(floe_pq_crc32(0, "", 0), 0);
-	uint32_t c = floe_pq_crc32(0, "1234", 4);
-	assert_int_equal(floe_pq_crc32(c, "56789", 5), 0xCBF43926u);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_bit_width), cmocka_unit_test(test_runs),
 	    cmocka_unit_test(test_limit),     cmocka_unit_test(test_page_bytes),
-	    cmocka_unit_test(test_crc32),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,22 @@
+/* The S3 backend of the object store (platform/store.h): keys under an optional prefix in
+ * one bucket, creates arbitrated by conditional PUTs. Part of the S3 client's library. */
+#ifndef FLOE_PLATFORM_S3_STORE_S3_H
+#define FLOE_PLATFORM_S3_STORE_S3_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct floe_s3_options;
+struct floe_store;
+
+/* A store over an S3 bucket (options borrowed, copied by the client) with keys under
+ * prefix ("" = the bucket's root). */
+int floe_store_s3_new(const struct floe_s3_options *o, const char *prefix, struct floe_store **out);
+
+/* S3 stores only: aborts the multipart uploads under key prefix (relative to the store's
+ * prefix, "" = all of it) initiated more than older_than_s seconds ago, as left by a crashed
+ * run (see floe_s3_abort_stale_uploads). -EINVAL for another kind of store. */
+int floe_store_s3_abort_stale_uploads(struct floe_store *s, const char *prefix,
+				      int64_t older_than_s, size_t *aborted);
+
+#endif
