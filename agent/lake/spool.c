@@ -1,7 +1,7 @@
 /* Spool entries: data files plus a checksummed JSON entry file per seal. */
 #include "spool.h"
 
-#include "agent/input/checkpoint.h"
+#include "agent/state/blobfile.h"
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
 #include "formats/base/error.h"

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent/lake/partition.h"
+#include "agent/schema/partition.h"
 #include "formats/iceberg/manifest.h"
 
 struct floe_alloc;

@@ -3,7 +3,7 @@
  * The version discovery is in table_version.c, the append in table_commit.c. */
 #include "agent/lake/table_impl.h"
 
-#include "agent/pipeline/record.h"
+#include "agent/schema/record.h"
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
 #include "formats/base/error.h"

@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent/lake/partition.h"
+#include "agent/schema/partition.h"
 #include "agent/lake/spool.h"
 
 struct floe_alloc;

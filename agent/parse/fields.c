@@ -2,7 +2,7 @@
  * one allocation, so a parser fills it per line without allocating. */
 #include "fields.h"
 
-#include "agent/pipeline/record.h"
+#include "agent/schema/record.h"
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
 

@@ -1,7 +1,7 @@
 /* Batch: partitioned streaming writers into the spool. */
 #include "batch.h"
 
-#include "agent/pipeline/record.h"
+#include "agent/schema/record.h"
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
 #include "formats/iceberg/transform.h"

@@ -7,7 +7,7 @@
 #include "agent/parse/logfmt.h"
 #include "agent/parse/regex.h"
 #include "agent/parse/timestamp.h"
-#include "agent/pipeline/record.h"
+#include "agent/schema/record.h"
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
 #include "platform/log.h"

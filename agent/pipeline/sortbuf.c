@@ -3,7 +3,7 @@
  * the input is already in order, as logs mostly are). */
 #include "sortbuf.h"
 
-#include "agent/pipeline/record.h"
+#include "agent/schema/record.h"
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
 

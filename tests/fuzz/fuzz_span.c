@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "agent/pipeline/span.h"
+#include "agent/run/span.h"
 #include "formats/base/alloc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -3,7 +3,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "agent/lake/partition.h"
+#include "agent/schema/partition.h"
 #include "agent/lake/spool.h"
 #include "formats/base/alloc.h"
 

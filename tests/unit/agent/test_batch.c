@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/lake/partition.h"
+#include "agent/schema/partition.h"
 #include "agent/lake/spool.h"
 #include "agent/pipeline/batch.h"
-#include "agent/pipeline/record.h"
+#include "agent/schema/record.h"
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
 

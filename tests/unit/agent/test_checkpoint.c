@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "agent/input/checkpoint.h"
+#include "agent/state/blobfile.h"
 #include "agent/input/crc32c.h"
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"

@@ -14,8 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "agent/input/checkpoint.h"
-#include "agent/pipeline/identity.h"
+#include "agent/state/blobfile.h"
+#include "agent/state/identity.h"
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
 #include "formats/base/error.h"

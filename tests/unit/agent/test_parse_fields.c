@@ -8,7 +8,7 @@
 #include <cmocka.h>
 
 #include "agent/parse/fields.h"
-#include "agent/pipeline/record.h"
+#include "agent/schema/record.h"
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
 

@@ -7,8 +7,8 @@
 
 #include <string.h>
 
-#include "agent/lake/partition.h"
-#include "agent/pipeline/record.h"
+#include "agent/schema/partition.h"
+#include "agent/schema/record.h"
 #include "formats/base/error.h"
 
 static struct floe_record rec_at(int64_t ts_us, const char *host)

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/pipeline/record.h"
+#include "agent/schema/record.h"
 #include "agent/pipeline/sortbuf.h"
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"

@@ -8,7 +8,7 @@
 
 #include <string.h>
 
-#include "agent/pipeline/span.h"
+#include "agent/run/span.h"
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
 #include "formats/base/error.h"

@@ -1,18 +1,18 @@
 /* The runner's commits: spool entries into the table, the spool limit and its policies,
  * and the metrics file. */
-#include "agent/pipeline/runner_impl.h"
+#include "agent/run/runner_impl.h"
 
 #include "agent/config/config.h"
-#include "agent/input/checkpoint.h"
+#include "agent/state/blobfile.h"
 #include "agent/input/tail.h"
-#include "agent/lake/partition.h"
+#include "agent/schema/partition.h"
 #include "agent/lake/spool.h"
 #include "agent/lake/table.h"
 #include "agent/lake/warehouse.h"
 #include "agent/pipeline/assemble.h"
 #include "agent/pipeline/batch.h"
 #include "agent/pipeline/decode.h"
-#include "agent/pipeline/record.h"
+#include "agent/schema/record.h"
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
 #include "formats/base/error.h"

@@ -9,14 +9,14 @@
  * exactly at the end positions (and, for inputs without an assembler, give as many
  * rows as the entry recorded). Otherwise the rows are lost, and that is counted and
  * logged with the files and byte ranges. */
-#include "agent/pipeline/runner_impl.h"
+#include "agent/run/runner_impl.h"
 
 #include "agent/config/config.h"
 #include "agent/input/tail.h"
 #include "agent/lake/spool.h"
 #include "agent/pipeline/assemble.h"
 #include "agent/pipeline/batch.h"
-#include "agent/pipeline/span.h"
+#include "agent/run/span.h"
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
 #include "platform/clock.h"

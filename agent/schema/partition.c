@@ -1,7 +1,7 @@
 /* Partition specs, keys and paths for the logs table. */
 #include "partition.h"
 
-#include "agent/pipeline/record.h"
+#include "agent/schema/record.h"
 #include "formats/base/error.h"
 #include "formats/json/json.h"
 

@@ -4,16 +4,16 @@
 #ifndef FLOE_RUNNER_IMPL_H
 #define FLOE_RUNNER_IMPL_H
 
-#include "agent/pipeline/runner.h"
+#include "agent/run/runner.h"
 
 #include "agent/input/preflight.h"
 
 #include "agent/lake/spool.h"
-#include "agent/pipeline/identity.h"
+#include "agent/state/identity.h"
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
 #include "formats/parquet/writer.h"
-#include "agent/pipeline/record.h"
+#include "agent/schema/record.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,6 +1,6 @@
 /* Checkpoint store: frames a blob with magic, version, length and CRC32C and keeps it in
  * one file replaced atomically through platform/fs. */
-#include "checkpoint.h"
+#include "agent/state/blobfile.h"
 
 #include "agent/input/crc32c.h"
 #include "formats/base/alloc.h"

@@ -1,7 +1,7 @@
 /* The installation id (state_dir/installation) and the default agent id; see identity.h. */
-#include "agent/pipeline/identity.h"
+#include "agent/state/identity.h"
 
-#include "agent/input/checkpoint.h"
+#include "agent/state/blobfile.h"
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
 #include "formats/base/error.h"

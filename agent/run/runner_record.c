@@ -1,11 +1,11 @@
 /* Records on their way into the batch: decoded from an assembled record, and cut to what
  * the memory budget can take when even an empty batch cannot take them whole. */
-#include "agent/pipeline/runner_impl.h"
+#include "agent/run/runner_impl.h"
 
 #include "agent/pipeline/assemble.h"
 #include "agent/pipeline/batch.h"
 #include "agent/pipeline/decode.h"
-#include "agent/pipeline/record.h"
+#include "agent/schema/record.h"
 #include "formats/base/error.h"
 #include "platform/log.h"
 
