@@ -4,7 +4,7 @@
 
 #include "agent/config/config.h"
 #include "agent/config/units.h"
-#include "agent/pipeline/sortbuf.h"
+#include "agent/schema/record.h"
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
 
@@ -193,12 +193,9 @@ static int canonical_partition(const char *s, char *out)
 static int check_bloom_column(struct floe_config_ctx *ctx, const struct floe_cnode *at,
 			      const char *path, char **value)
 {
-	static const char *const cols[] = {"ts",  "received_at", "host",    "source", "offset", "facility",
-					   "severity", "app", "proc_id", "msg_id", "message"};
 	char shown[FLOE_KEYMAP_SHOW_CAP];
-	for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++)
-		if (strcmp(*value, cols[i]) == 0)
-			return 0;
+	if (floe_log_column_id(*value, strlen(*value)) != 0)
+		return 0;
 	return floe_config_fail(ctx, at, FLOE_EFORMAT,
 				"key '%s': expected a column of the logs table (ts, received_at, host, "
 				"source, offset, facility, severity, app, proc_id, msg_id, message), got '%s'",
@@ -206,13 +203,13 @@ static int check_bloom_column(struct floe_config_ctx *ctx, const struct floe_cno
 }
 
 /* Sort keys are the logs table's scalar columns (not message, which would cost a lot of
- * comparisons for nothing, nor the attrs map); sortbuf.c holds the list. */
+ * comparisons for nothing, nor the attrs map); agent/schema/record.h holds the list. */
 static int check_sort_column(struct floe_config_ctx *ctx, const struct floe_cnode *at,
 			     const char *path, char **value)
 {
 	char shown[FLOE_KEYMAP_SHOW_CAP];
 	enum floe_sort_key k;
-	if (floe_sortbuf_key_parse(*value, strlen(*value), &k) == 0)
+	if (floe_log_sort_key_parse(*value, strlen(*value), &k) == 0)
 		return 0;
 	return floe_config_fail(ctx, at, FLOE_EFORMAT,
 				"key '%s': expected a sortable column of the logs table (ts, "

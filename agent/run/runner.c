@@ -195,7 +195,7 @@ int floe_runner_new(const struct floe_config *cfg, struct floe_runner **out, cha
 	/* sort_by: the configuration checked the names; the batch copies the keys. */
 	enum floe_sort_key sort_keys[FLOE_SORT_NKEYS];
 	for (size_t k = 0; k < cfg->logs.nsort_by && bopt.nsort_by < FLOE_SORT_NKEYS; k++)
-		if (floe_sortbuf_key_parse(cfg->logs.sort_by[k], strlen(cfg->logs.sort_by[k]),
+		if (floe_log_sort_key_parse(cfg->logs.sort_by[k], strlen(cfg->logs.sort_by[k]),
 					   &sort_keys[bopt.nsort_by]) == 0)
 			bopt.nsort_by++;
 	bopt.sort_by = sort_keys;

@@ -2,6 +2,8 @@
 #include "record.h"
 
 #include "formats/base/error.h"
+#include "formats/iceberg/metadata.h"
+#include "formats/parquet/writer.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -35,6 +37,32 @@ static const struct floe_ice_field fields[FLOE_LOG_NCOLS] = {
 	{11, "message", "string", true, 0, 0, NULL, NULL, false},
 	{12, "attrs", "map", false, 13, 14, "string", "string", false},
 };
+
+int floe_log_sort_key_parse(const char *name, size_t len, enum floe_sort_key *out)
+{
+	/* The sort keys are the first FLOE_SORT_NKEYS columns, in order. */
+	for (size_t i = 0; i < FLOE_SORT_NKEYS; i++) {
+		if (strlen(columns[i].name) == len && memcmp(columns[i].name, name, len) == 0) {
+			*out = (enum floe_sort_key)i;
+			return 0;
+		}
+	}
+	return FLOE_EINVAL;
+}
+
+const char *floe_log_sort_key_name(enum floe_sort_key k)
+{
+	return (unsigned)k < FLOE_SORT_NKEYS ? columns[k].name : NULL;
+}
+
+int32_t floe_log_column_id(const char *name, size_t len)
+{
+	for (size_t i = 0; i < FLOE_LOG_NCOLS; i++)
+		if (columns[i].kind != FLOE_PQ_MAP_STRING && strlen(columns[i].name) == len &&
+		    memcmp(columns[i].name, name, len) == 0)
+			return columns[i].field_id;
+	return 0;
+}
 
 const struct floe_pq_column *floe_log_columns(void)
 {
