@@ -334,7 +334,7 @@ int floe_spool_write_entry(struct floe_spool *sp, const struct floe_spool_entry 
 		snprintf(name, sizeof(name), "%020" PRIu64 ".entry", e->seq);
 		rc = floe_spool_path(sp, name, path, sizeof(path));
 		if (rc == 0)
-			rc = floe_checkpoint_save(path, b.data, b.len);
+			rc = floe_blobfile_save(path, b.data, b.len);
 	}
 	floe_buf_fini(&b);
 	if (rc == 0)
@@ -499,7 +499,7 @@ int floe_spool_load(struct floe_spool *sp, uint64_t seq, struct floe_spool_entry
 	size_t len = 0;
 	int rc = floe_spool_path(sp, name, path, sizeof(path));
 	if (rc == 0)
-		rc = floe_checkpoint_load(a, path, &blob, &len);
+		rc = floe_blobfile_load(a, path, &blob, &len);
 	if (rc)
 		return rc;
 	rc = floe_spool_entry_decode(a, &sp->spec, (const char *)blob, len, out);

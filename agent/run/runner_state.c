@@ -137,7 +137,7 @@ int floe_runner_save_checkpoint(struct floe_runner *r, uint64_t last_seq, const 
 	if (rc == 0)
 		rc = floe_buf_puts(&b, "\"}");
 	if (rc == 0)
-		rc = floe_checkpoint_save(r->checkpoint_path, b.data, b.len);
+		rc = floe_blobfile_save(r->checkpoint_path, b.data, b.len);
 	floe_buf_fini(&b);
 	return rc;
 }
@@ -219,7 +219,7 @@ static int load_checkpoint(struct floe_runner *r, struct loaded_checkpoint *ck, 
 	memset(ck, 0, sizeof(*ck));
 	ck->committed_seq = -1;
 	why[0] = '\0';
-	int rc = floe_checkpoint_load(&r->alloc, r->checkpoint_path, &blob, &blen);
+	int rc = floe_blobfile_load(&r->alloc, r->checkpoint_path, &blob, &blen);
 	if (rc == -ENOENT)
 		return 0;
 	if (rc == 0)

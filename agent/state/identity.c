@@ -150,7 +150,7 @@ static int load(struct floe_alloc *a, const char *path, struct floe_identity *ou
 {
 	uint8_t *blob = NULL;
 	size_t len = 0;
-	int rc = floe_checkpoint_load(a, path, &blob, &len);
+	int rc = floe_blobfile_load(a, path, &blob, &len);
 	if (rc)
 		return rc;
 	rc = len > PAYLOAD_MAX ? FLOE_ECORRUPT : floe_identity_decode(a, (const char *)blob, len, out);
@@ -169,9 +169,9 @@ static void peek_checkpoint(struct floe_alloc *a, const char *state_dir, char in
 	struct floe_json_doc *doc = NULL;
 	inst[0] = legacy[0] = '\0';
 	snprintf(path, sizeof(path), "%s/checkpoint", state_dir);
-	if (floe_checkpoint_load(a, path, &blob, &len) != 0)
+	if (floe_blobfile_load(a, path, &blob, &len) != 0)
 		return;
-	if (floe_json_parse(a, (const char *)blob, len, 2 * FLOE_CHECKPOINT_MAX, &doc, NULL) == 0) {
+	if (floe_json_parse(a, (const char *)blob, len, 2 * FLOE_BLOBFILE_MAX, &doc, NULL) == 0) {
 		const struct floe_json *root = floe_json_root(doc);
 		const char *s;
 		if (floe_json_get_str(root, "installation", &s) == 0 && is_uuid(s))
@@ -211,7 +211,7 @@ static int create(struct floe_alloc *a, const char *state_dir, const char *path,
 	floe_buf_init(&b, a, PAYLOAD_MAX);
 	int rc = floe_identity_encode(&id, &b);
 	if (rc == 0)
-		rc = floe_checkpoint_create(path, b.data, b.len);
+		rc = floe_blobfile_create(path, b.data, b.len);
 	floe_buf_fini(&b);
 	if (rc == -EEXIST)
 		return load(a, path, out); /* another process made it first: use theirs */

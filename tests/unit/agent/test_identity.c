@@ -164,7 +164,7 @@ static void save_checkpoint(const char *json)
 {
 	char path[256];
 	snprintf(path, sizeof(path), "%s/checkpoint", dir);
-	assert_int_equal(floe_checkpoint_save(path, (const uint8_t *)json, strlen(json)), 0);
+	assert_int_equal(floe_blobfile_save(path, (const uint8_t *)json, strlen(json)), 0);
 }
 
 /* A lost installation file comes back from the checkpoint; a checkpoint of a floe without
