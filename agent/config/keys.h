@@ -34,6 +34,7 @@ struct floe_config_ctx {
 	size_t errcap;
 };
 
+/* cnode.c, below every other file of agent/config. */
 /* Writes "name:line:col: <message>" into ctx->err (at may be NULL: then 1:1, or no
  * position at all for FLOE_ENOMEM) and returns code. */
 int floe_config_fail(struct floe_config_ctx *ctx, const struct floe_cnode *at, int code,
@@ -146,5 +147,10 @@ int floe_keymap_nomem(struct floe_config_ctx *ctx);
 const char *floe_keymap_show(const char *s, size_t len, char *buf);
 /* The value of key name in map (NULL if absent or map is NULL). */
 const struct floe_cnode *floe_keymap_find_value(const struct floe_cnode *map, const char *name);
+/* Whether s (borrowed, NUL-terminated) is min to max characters, each a letter, a digit
+ * or one of extra. */
+bool floe_keymap_all_of(const char *s, size_t min, size_t max, const char *extra);
+/* Whether s (borrowed, NUL-terminated) starts with "scheme://". */
+bool floe_keymap_has_scheme(const char *s);
 
 #endif
