@@ -1,6 +1,7 @@
 /* Filesystem-catalog Iceberg table: open, load, create, and whose commits are whose (the
  * installation attribution and the check that no two installations share an agent id).
- * The version discovery is in table_version.c, the append in table_commit.c. */
+ * The version discovery is in table_version.c, the append in table_commit.c; the three
+ * call one way: table_commit.c -> table.c -> table_version.c. */
 #include "agent/lake/table_impl.h"
 
 #include "agent/schema/record.h"
@@ -14,60 +15,10 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-void floe_table_meta_path(const struct floe_table *t, int64_t v, char *out, size_t cap)
-{
-	snprintf(out, cap, "%sv%" PRId64 ".metadata.json", t->metadir, v);
-}
-
-void floe_table_meta_uri(const struct floe_table *t, int64_t v, char *out, size_t cap)
-{
-	snprintf(out, cap, "%s/metadata/v%" PRId64 ".metadata.json", t->location, v);
-}
-
-int floe_table_fail(struct floe_table *t, int code, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(t->err, sizeof(t->err), fmt, ap);
-	va_end(ap);
-	floe_debug("table: %s", t->err);
-	return code;
-}
-
-const char *floe_table_error(const struct floe_table *t)
-{
-	return t->err;
-}
-
-static void write_hint(const struct floe_table *t, int64_t v)
-{
-	char path[FLOE_TABLE_PATH_CAP + 64], text[32];
-	snprintf(path, sizeof(path), "%sversion-hint.text", t->metadir);
-	int n = snprintf(text, sizeof(text), "%" PRId64, v);
-	int rc = floe_store_put(t->store, path, text, (size_t)n);
-	if (rc)
-		floe_warn("table: updating %s failed: %s (readers probe past it)", path, floe_strerror(rc));
-}
-
-void floe_table_seen(struct floe_table *t)
-{
-	if (t->version > t->seen_version)
-		t->seen_version = t->version;
-	int64_t seq = floe_ice_meta_last_sequence(t->meta);
-	if (seq > t->seen_last_seq)
-		t->seen_last_seq = seq;
-}
-
-void floe_table_write_hint(const struct floe_table *t, int64_t v)
-{
-	write_hint(t, v);
-}
 
 static int create_table(struct floe_table *t)
 {
@@ -95,7 +46,7 @@ static int create_table(struct floe_table *t)
 		rc = floe_store_put_if_absent(t->store, path, b.data, b.len);
 		if (rc == 0) {
 			floe_info("table: created %s (uuid %s)", t->location, uuid);
-			write_hint(t, 1);
+			floe_table_write_hint(t, 1);
 		} else if (rc == -EEXIST) {
 			rc = 0; /* another writer created it first: bind to theirs */
 		}

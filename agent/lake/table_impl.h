@@ -1,6 +1,7 @@
 /* The table's internals, shared by its three files: table.c (open, load, identity,
- * accessors), table_version.c (finding and checking the current metadata version) and
- * table_commit.c (the append). Internal: nothing outside agent/lake/table*.c includes it. */
+ * accessors), table_version.c (names, messages, finding and checking the current metadata
+ * version) and table_commit.c (the append), which call one way: table_commit.c ->
+ * table.c -> table_version.c. Internal: nothing outside agent/lake/table*.c includes it. */
 #ifndef FLOE_TABLE_IMPL_H
 #define FLOE_TABLE_IMPL_H
 
@@ -30,6 +31,7 @@ struct floe_table {
 	char err[1024]; /* why the last failing call failed (floe_table_error) */
 };
 
+/* table_version.c */
 /* The key of metadata/v<v>.metadata.json, and its URI (for messages). */
 void floe_table_meta_path(const struct floe_table *t, int64_t v, char *out, size_t cap);
 void floe_table_meta_uri(const struct floe_table *t, int64_t v, char *out, size_t cap);
@@ -42,7 +44,7 @@ void floe_table_seen(struct floe_table *t);
 /* Rewrites version-hint.text with v (best effort: a failure is logged). */
 void floe_table_write_hint(const struct floe_table *t, int64_t v);
 
-/* table_version.c: finds the current metadata version and loads it into t->meta and
+/* Finds the current metadata version and loads it into t->meta and
  * t->version (0 and no meta when the table has none). With full, also lists metadata/ to
  * find versions past the current one. FLOE_EREGRESS (t->err says which file and what was
  * expected) when the history has a gap or goes backwards. */
