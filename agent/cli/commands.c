@@ -153,9 +153,8 @@ static int preflight(const struct floe_config *cfg, bool scan)
 		struct floe_preflight_tail to;
 		floe_preflight_tail_options(cfg, i, 100, &to);
 		to.o.max_open_files = 8; /* only to look: a few descriptors at a time */
-		int err = 0;
-		struct floe_tail *t = floe_tail_new(NULL, &to.o, &err);
-		if (t)
+		struct floe_tail *t = NULL;
+		if (floe_tail_new(NULL, &to.o, &t) == 0)
 			(void)floe_tail_scan(t);
 		floe_tail_free(t);
 	}

@@ -38,42 +38,32 @@ static void free_strings(struct floe_alloc *a, char **v, size_t n)
 	floe_free(a, v);
 }
 
-static char **copy_strings(struct floe_alloc *a, const char *const *src, size_t n, int *err)
+/* Copies src[0..n) (n > 0) into *out: 0, FLOE_EINVAL (a NULL string) or FLOE_ENOMEM. */
+static int copy_strings(struct floe_alloc *a, const char *const *src, size_t n, char ***out)
 {
-	if (n == 0)
-		return NULL;
 	char **v = floe_calloc(a, n, sizeof(*v));
-	if (!v) {
-		*err = FLOE_ENOMEM;
-		return NULL;
-	}
+	if (!v)
+		return FLOE_ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		if (!src[i]) {
-			*err = FLOE_EINVAL;
+		int rc = !src[i] ? FLOE_EINVAL : !(v[i] = floe_strdup(a, src[i])) ? FLOE_ENOMEM : 0;
+		if (rc) {
 			free_strings(a, v, n);
-			return NULL;
-		}
-		if (!(v[i] = floe_strdup(a, src[i]))) {
-			*err = FLOE_ENOMEM;
-			free_strings(a, v, n);
-			return NULL;
+			return rc;
 		}
 	}
-	return v;
+	*out = v;
+	return 0;
 }
 
-struct floe_tail *floe_tail_new(struct floe_alloc *a, const struct floe_tail_options *o, int *err)
+int floe_tail_new(struct floe_alloc *a, const struct floe_tail_options *o, struct floe_tail **out)
 {
-	*err = FLOE_EINVAL;
 	if (!o || (o->npaths && !o->paths) || (o->nexclude && !o->exclude) ||
 	    o->rotate_wait_ms < 0 || o->forget_after_ms < 0 ||
 	    o->max_open_files > FLOE_TAIL_MAX_OPEN)
-		return NULL;
+		return FLOE_EINVAL;
 	struct floe_tail *t = floe_calloc(a, 1, sizeof(*t));
-	if (!t) {
-		*err = FLOE_ENOMEM;
-		return NULL;
-	}
+	if (!t)
+		return FLOE_ENOMEM;
 	t->a = a;
 	t->start_at_end = o->start_at_end;
 	t->max_line = o->max_line_bytes ? o->max_line_bytes : DEFAULT_MAX_LINE;
@@ -88,20 +78,23 @@ struct floe_tail *floe_tail_new(struct floe_alloc *a, const struct floe_tail_opt
 	if (__builtin_add_overflow(t->max_line, t->chunk, &t->bufcap) ||
 	    __builtin_add_overflow(t->bufcap, (size_t)2 + FLOE_TAIL_PREHASH, &t->bufcap)) {
 		floe_free(a, t);
-		return NULL;
+		return FLOE_EINVAL;
 	}
-	if (o->npaths && !(t->paths = copy_strings(a, o->paths, o->npaths, err)))
-		goto fail;
+	int rc = 0;
+	if (o->npaths && (rc = copy_strings(a, o->paths, o->npaths, &t->paths)))
+		goto out;
 	t->npaths = o->npaths;
-	if (o->nexclude && !(t->exclude = copy_strings(a, o->exclude, o->nexclude, err)))
-		goto fail;
+	if (o->nexclude && (rc = copy_strings(a, o->exclude, o->nexclude, &t->exclude)))
+		goto out;
 	t->nexclude = o->nexclude;
-	if ((*err = floe_tail_paths_init(t, o)) != 0)
-		goto fail;
-	return t;
-fail:
-	floe_tail_free(t);
-	return NULL;
+	rc = floe_tail_paths_init(t, o);
+out:
+	if (rc) {
+		floe_tail_free(t);
+		return rc;
+	}
+	*out = t;
+	return 0;
 }
 
 void floe_tail_free(struct floe_tail *t)

@@ -106,17 +106,11 @@ int floe_docker_parse(const char *p, size_t len, struct floe_fields *f,
 	return 0;
 }
 
-struct floe_container *floe_container_new(struct floe_alloc *a, const struct floe_container_opts *o,
-					  int *err)
+int floe_container_new(struct floe_alloc *a, const struct floe_container_opts *o, struct floe_container **out)
 {
-	int dummy;
-	if (!err)
-		err = &dummy;
 	struct floe_container *c = floe_calloc(a, 1, sizeof(*c));
-	if (!c) {
-		*err = FLOE_ENOMEM;
-		return NULL;
-	}
+	if (!c)
+		return FLOE_ENOMEM;
 	c->alloc = a;
 	c->format = o->format ? o->format : FLOE_CONTAINER_AUTO;
 	c->max_bytes = o->max_bytes ? o->max_bytes : (size_t)1 << 20;
@@ -126,14 +120,14 @@ struct floe_container *floe_container_new(struct floe_alloc *a, const struct flo
 	if (c->format != FLOE_CONTAINER_CRI) {
 		/* A piece's unescaped log text is never longer than the line, and lines
 		 * that become messages are capped by max_bytes anyway. */
-		c->docker = floe_fields_new(a, 16, c->max_bytes, err);
-		if (!c->docker) {
+		int rc = floe_fields_new(a, 16, c->max_bytes, &c->docker);
+		if (rc) {
 			floe_free(a, c);
-			return NULL;
+			return rc;
 		}
 	}
-	*err = 0;
-	return c;
+	*out = c;
+	return 0;
 }
 
 void floe_container_free(struct floe_container *c)

@@ -67,11 +67,10 @@ struct floe_container_opts {
 	int64_t timeout_us; /* flush partial pieces after this long; 0 = 5 s */
 };
 
-/* Returns a joiner (owned; floe_container_free) or NULL with *err (FLOE_ENOMEM). Its two
- * join buffers (2 x max_bytes) are allocated on the first partial piece and kept, so steady state
- * does not allocate. */
-struct floe_container *floe_container_new(struct floe_alloc *a, const struct floe_container_opts *o,
-					  int *err);
+/* Makes a joiner: 0 and *out (owned; floe_container_free), or FLOE_ENOMEM (*out
+ * untouched). Its two join buffers (2 x max_bytes) are allocated on the first partial
+ * piece and kept, so steady state does not allocate. */
+int floe_container_new(struct floe_alloc *a, const struct floe_container_opts *o, struct floe_container **out);
 void floe_container_free(struct floe_container *c);
 
 /* Feeds one line (without its newline; borrowed for the call) occupying file bytes

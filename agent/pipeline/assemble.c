@@ -297,7 +297,7 @@ static int state_new(struct floe_assemble *as, uint64_t id, const char *path, st
 		    .max_bytes = as->o.max_line_bytes,
 		    .timeout_us = as->o.timeout_us,
 		};
-		if (!(s->c = floe_container_new(as->a, &co, &rc)))
+		if ((rc = floe_container_new(as->a, &co, &s->c)))
 			goto fail;
 	}
 	if (as->start) {

@@ -90,7 +90,7 @@ struct floe_decoder *floe_decoder_new(struct floe_alloc *a, const struct floe_co
 	d->parser = in->parser;
 	snprintf(d->name, sizeof(d->name), "input");
 	*err = 0;
-	if (in->parser != FLOE_PARSER_NONE && !(d->fields = floe_fields_new(a, MAX_FIELDS, FIELD_BYTES, err)))
+	if (in->parser != FLOE_PARSER_NONE && (*err = floe_fields_new(a, MAX_FIELDS, FIELD_BYTES, &d->fields)))
 		goto fail;
 	if (in->parser == FLOE_PARSER_REGEX &&
 	    !(d->regex = floe_regex_new(a, in->pattern, strlen(in->pattern), (size_t)in->max_line_bytes, 0, why,

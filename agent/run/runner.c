@@ -249,8 +249,7 @@ int floe_runner_new(const struct floe_config *cfg, struct floe_runner **out, cha
 		floe_decoder_set_name(r->decoders[i], dname);
 		struct floe_preflight_tail to;
 		floe_runner_tail_options(r, i, &to);
-		r->tails[i] = floe_tail_new(&r->alloc, &to.o, &rc);
-		if (!r->tails[i]) {
+		if ((rc = floe_tail_new(&r->alloc, &to.o, &r->tails[i]))) {
 			snprintf(why, cap, "input %zu (line %d): %s", i + 1, in->line, floe_strerror(rc));
 			goto err;
 		}

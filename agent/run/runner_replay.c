@@ -145,10 +145,10 @@ static int open_tail(struct floe_runner *r, size_t i, const uint8_t *blob, size_
 	struct floe_preflight_tail to;
 	floe_runner_tail_options(r, i, &to);
 	to.o.start_at_end = false; /* files found during the seal were read from 0 */
-	int rc = 0;
-	struct floe_tail *t = floe_tail_new(&r->alloc, &to.o, &rc);
-	if (!t)
-		return rc ? rc : FLOE_ENOMEM;
+	struct floe_tail *t = NULL;
+	int rc = floe_tail_new(&r->alloc, &to.o, &t);
+	if (rc)
+		return rc;
 	if ((rc = floe_tail_restore(t, blob, len)) == 0)
 		rc = floe_tail_scan(t);
 	if (rc) {

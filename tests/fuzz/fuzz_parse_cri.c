@@ -32,9 +32,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	floe_alloc_init(&a, 1 << 20);
 	struct floe_container_opts o = {
 	    .format = FLOE_CONTAINER_AUTO, .max_bytes = 48, .timeout_us = 10};
-	int err;
-	struct floe_container *c = floe_container_new(&a, &o, &err);
-	if (!c)
+	struct floe_container *c = NULL;
+	if (floe_container_new(&a, &o, &c) != 0)
 		abort();
 	int64_t last_end = 0, now = 0;
 	size_t pos = 0;

@@ -29,7 +29,7 @@ static void touch(const char *p, size_t n)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct floe_fields *f;
-	if (!f && !(f = floe_fields_new(NULL, 32, 512, NULL)))
+	if (!f && floe_fields_new(NULL, 32, 512, &f) != 0)
 		abort();
 	int ours = 0;
 	for (unsigned depth = 1; depth <= 3; depth += 2) {

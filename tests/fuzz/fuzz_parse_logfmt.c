@@ -14,7 +14,7 @@ static volatile uint8_t sink;
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct floe_fields *f;
-	if (!f && !(f = floe_fields_new(NULL, 32, 256, NULL)))
+	if (!f && floe_fields_new(NULL, 32, 256, &f) != 0)
 		abort();
 	floe_fields_reset(f);
 	size_t off = SIZE_MAX;

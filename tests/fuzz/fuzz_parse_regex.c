@@ -23,7 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!r) {
 		int err;
 		r = floe_regex_new(NULL, pattern, sizeof(pattern) - 1, 1 << 16, 0, NULL, 0, &err);
-		f = floe_fields_new(NULL, 16, 0, NULL);
+		(void)floe_fields_new(NULL, 16, 0, &f);
 		if (!r || !f)
 			abort();
 	}

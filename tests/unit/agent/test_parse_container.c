@@ -75,7 +75,8 @@ static void test_cri_parse(void **state)
 
 static void test_docker_parse(void **state)
 {
-	struct floe_fields *f = floe_fields_new(NULL, 8, 256, NULL);
+	struct floe_fields *f = NULL;
+	assert_int_equal(floe_fields_new(NULL, 8, 256, &f), 0);
 	struct floe_container_piece p;
 	size_t off;
 	const char *l = "{\"log\":\"hello \\\"x\\\"\\n\",\"stream\":\"stderr\","
@@ -112,7 +113,8 @@ static void test_docker_parse(void **state)
 	assert_int_equal(floe_docker_parse(l, strlen(l), f, &p, &off), FLOE_EPARSE);
 	assert_int_equal(off, 19);
 	/* A log value larger than the scratch arena. */
-	struct floe_fields *small = floe_fields_new(NULL, 8, 4, NULL);
+	struct floe_fields *small = NULL;
+	assert_int_equal(floe_fields_new(NULL, 8, 4, &small), 0);
 	l = "{\"log\":\"\\t123456\"}";
 	assert_int_equal(floe_docker_parse(l, strlen(l), small, &p, &off), FLOE_ELIMIT);
 	floe_fields_free(small);
@@ -122,10 +124,9 @@ static void test_docker_parse(void **state)
 static struct floe_container *joiner(enum floe_container_format fmt, size_t max_bytes)
 {
 	struct floe_container_opts o = {.format = fmt, .max_bytes = max_bytes, .timeout_us = 100};
-	int err = 1;
-	struct floe_container *c = floe_container_new(NULL, &o, &err);
+	struct floe_container *c = NULL;
+	assert_int_equal(floe_container_new(NULL, &o, &c), 0);
 	assert_non_null(c);
-	assert_int_equal(err, 0);
 	return c;
 }
 
@@ -280,10 +281,11 @@ static void test_faults(void **state)
 	for (long k = 0;; k++) {
 		floe_alloc_init(&a, 0);
 		a.fail_after = k;
-		int err = 0;
-		struct floe_container *c = floe_container_new(&a, &o, &err);
-		if (!c) {
+		struct floe_container *c = NULL;
+		int err = floe_container_new(&a, &o, &c);
+		if (err) {
 			assert_int_equal(err, FLOE_ENOMEM);
+			assert_null(c);
 			assert_int_equal(a.used, 0);
 			continue;
 		}

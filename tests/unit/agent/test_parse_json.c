@@ -56,7 +56,8 @@ static int parse(struct floe_fields *f, const char *s, unsigned depth, size_t *o
 
 static void test_kinds(void **state)
 {
-	struct floe_fields *f = floe_fields_new(NULL, 16, 256, NULL);
+	struct floe_fields *f = NULL;
+	assert_int_equal(floe_fields_new(NULL, 16, 256, &f), 0);
 	const char *s = " {\"a\":\"x\", \"b\" : 1,\"c\":true,\"d\":null,\"e\":[1, {\"x\":2}],"
 			"\"f\":-1.5e+10,\"g\":false,\"h\":\"\",\"i\":[]}\r\n";
 	size_t off = 0;
@@ -84,7 +85,8 @@ static void test_kinds(void **state)
 
 static void test_flatten(void **state)
 {
-	struct floe_fields *f = floe_fields_new(NULL, 16, 256, NULL);
+	struct floe_fields *f = NULL;
+	assert_int_equal(floe_fields_new(NULL, 16, 256, &f), 0);
 	const char *s = "{\"a\":{\"b\":{\"c\":1},\"d\":\"x\"},\"e\":{},\"f\":{ }}";
 	size_t off;
 	assert_int_equal(parse(f, s, 1, &off), 0);
@@ -115,7 +117,8 @@ static void test_flatten(void **state)
 
 static void test_escapes(void **state)
 {
-	struct floe_fields *f = floe_fields_new(NULL, 8, 256, NULL);
+	struct floe_fields *f = NULL;
+	assert_int_equal(floe_fields_new(NULL, 8, 256, &f), 0);
 	size_t off;
 	const char *s = "{\"k\\u00e9y\":\"l\\u00e9\\n\\\"q\\\"\\\\\\/\\b\\f\\r\\t "
 			"\\ud83d\\ude00 \\ud800x \\udc00\\u0000\",\"raw\":\"\xff\xfe\xc3\"}";
@@ -136,7 +139,8 @@ static void test_escapes(void **state)
 
 static void test_errors(void **state)
 {
-	struct floe_fields *f = floe_fields_new(NULL, 8, 256, NULL);
+	struct floe_fields *f = NULL;
+	assert_int_equal(floe_fields_new(NULL, 8, 256, &f), 0);
 	static const struct {
 		const char *s;
 		size_t len; /* 0 = strlen */
@@ -204,7 +208,8 @@ static void test_errors(void **state)
 
 static void test_nesting_and_sizes(void **state)
 {
-	struct floe_fields *f = floe_fields_new(NULL, 8, 64, NULL);
+	struct floe_fields *f = NULL;
+	assert_int_equal(floe_fields_new(NULL, 8, 64, &f), 0);
 	char *s = malloc(4096);
 	size_t n = 0, off;
 	/* 200 arrays deep: fine, kept raw. */
@@ -246,7 +251,8 @@ static void test_nesting_and_sizes(void **state)
 static void test_capacity(void **state)
 {
 	/* 2 pairs, 8 arena bytes. */
-	struct floe_fields *f = floe_fields_new(NULL, 2, 8, NULL);
+	struct floe_fields *f = NULL;
+	assert_int_equal(floe_fields_new(NULL, 2, 8, &f), 0);
 	size_t off;
 	assert_int_equal(parse(f, "{\"a\":1,\"b\":2,\"c\":3,\"a\":4}", 1, &off), 0);
 	const struct kv w1[] = {KV("a", "4"), KV("b", "2")};

@@ -47,7 +47,8 @@ static int parse(struct floe_fields *f, const char *s, size_t *off)
 
 static void test_basic(void **state)
 {
-	struct floe_fields *f = floe_fields_new(NULL, 16, 256, NULL);
+	struct floe_fields *f = NULL;
+	assert_int_equal(floe_fields_new(NULL, 16, 256, &f), 0);
 	size_t off;
 	const char *s = "ts=2024-01-02T03:04:05Z level=info msg=\"hello \\\"world\\\"\" "
 			"flag  empty= url=/a?b=c&d=e q=\"\" \tn=-1.5";
@@ -83,7 +84,8 @@ static void test_basic(void **state)
 
 static void test_bytes(void **state)
 {
-	struct floe_fields *f = floe_fields_new(NULL, 16, 256, NULL);
+	struct floe_fields *f = NULL;
+	assert_int_equal(floe_fields_new(NULL, 16, 256, &f), 0);
 	size_t off;
 	/* Invalid UTF-8 passes through; NUL is a separator (a byte <= ' '). */
 	const char s[] = "k\xff=\xfe\xc3 a=b\0c=d";
@@ -101,7 +103,8 @@ static void test_bytes(void **state)
 
 static void test_errors(void **state)
 {
-	struct floe_fields *f = floe_fields_new(NULL, 16, 256, NULL);
+	struct floe_fields *f = NULL;
+	assert_int_equal(floe_fields_new(NULL, 16, 256, &f), 0);
 	static const struct {
 		const char *s;
 		size_t off;
@@ -125,7 +128,8 @@ static void test_errors(void **state)
 
 static void test_capacity(void **state)
 {
-	struct floe_fields *f = floe_fields_new(NULL, 2, 4, NULL);
+	struct floe_fields *f = NULL;
+	assert_int_equal(floe_fields_new(NULL, 2, 4, &f), 0);
 	size_t off;
 	assert_int_equal(parse(f, "a=1 b=2 c=3 d", &off), 0);
 	assert_int_equal(floe_fields_count(f), 2);
