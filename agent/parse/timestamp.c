@@ -639,19 +639,9 @@ int floe_ts_zone_parse(const char *z, size_t n, int32_t *off_s)
 	return FLOE_EUNSUPPORTED;
 }
 
-static void say(char *why, size_t cap, const char *msg)
+int floe_ts_format_new(struct floe_alloc *a, const char *spec, size_t slen, const char *zone,
+		       size_t zlen, struct floe_ts_format **out, struct floe_err *err)
 {
-	if (why && cap)
-		floe_fmt(why, cap, "%s", msg);
-}
-
-struct floe_ts_format *floe_ts_format_new(struct floe_alloc *a, const char *spec, size_t slen,
-					  const char *zone, size_t zlen, char *why, size_t whycap,
-					  int *err)
-{
-	int dummy;
-	if (!err)
-		err = &dummy;
 	static const struct {
 		const char *name;
 		enum ts_kind kind;
@@ -670,53 +660,44 @@ struct floe_ts_format *floe_ts_format_new(struct floe_alloc *a, const char *spec
 		}
 	}
 	if (!found) {
-		if (slen == 0 || !memchr(spec, '%', slen)) {
-			say(why, whycap,
+		if (slen == 0 || !memchr(spec, '%', slen))
+			return floe_err_set(
+			    err, FLOE_EINVAL, "%s",
 			    "unknown timestamp format (expected rfc3339, iso8601, epoch, "
-			    "epoch_ms, epoch_us, epoch_ns, syslog, apache, clf or a %-format)");
-			*err = FLOE_EINVAL;
-			return NULL;
-		}
+			    "epoch_ms, epoch_us, epoch_ns, syslog, apache, clf or a "
+			    "%-format)");
 		for (size_t k = 0; k < slen; k++) {
 			if (spec[k] != '%')
 				continue;
 			if (k + 1 >= slen || !strchr("YymedjHIMSTFfzbhBaAps%", spec[k + 1]) ||
-			    spec[k + 1] == 0) {
-				say(why, whycap, "unsupported % conversion in timestamp format");
-				*err = FLOE_EINVAL;
-				return NULL;
-			}
+			    spec[k + 1] == 0)
+				return floe_err_at(err, FLOE_EINVAL, k,
+						   "unsupported %% conversion in timestamp format");
 			k++;
 		}
 	}
 	int32_t off;
 	int rc = floe_ts_zone_parse(zone, zlen, &off);
-	if (rc) {
-		say(why, whycap,
-		    rc == FLOE_EUNSUPPORTED ? "named time zones are not supported (use UTC or a "
-					      "fixed offset like +02:00)"
-					    : "bad zone (use UTC or a fixed offset like +02:00)");
-		*err = rc;
-		return NULL;
-	}
+	if (rc)
+		return floe_err_set(err, rc, "%s",
+				    rc == FLOE_EUNSUPPORTED
+					? "named time zones are not supported (use UTC or a fixed "
+					  "offset like +02:00)"
+					: "bad zone (use UTC or a fixed offset like +02:00)");
 	size_t total;
-	if (__builtin_add_overflow(sizeof(struct floe_ts_format), slen, &total)) {
-		*err = FLOE_EINVAL;
-		return NULL;
-	}
+	if (__builtin_add_overflow(sizeof(struct floe_ts_format), slen, &total))
+		return floe_err_set(err, FLOE_EINVAL, "timestamp format too long");
 	struct floe_ts_format *f = floe_malloc(a, total);
-	if (!f) {
-		*err = FLOE_ENOMEM;
-		return NULL;
-	}
+	if (!f)
+		return floe_err_set(err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));
 	f->alloc = a;
 	f->kind = kind;
 	f->zone_off = off;
 	f->flen = kind == TS_CUSTOM ? slen : 0;
 	if (kind == TS_CUSTOM)
 		memcpy(f->fmt, spec, slen);
-	*err = 0;
-	return f;
+	*out = f;
+	return 0;
 }
 
 void floe_ts_format_free(struct floe_ts_format *f)

@@ -68,14 +68,12 @@ static void meta_set(struct meta *m, bool has_ts, int64_t ts, const char *s, siz
 		memcpy(m->stream, s, m->stream_len);
 }
 
-struct floe_assemble *floe_assemble_new(struct floe_alloc *a, const struct floe_assemble_options *o,
-					char *why, size_t whycap, int *err)
+int floe_assemble_new(struct floe_alloc *a, const struct floe_assemble_options *o,
+		      struct floe_assemble **out, struct floe_err *err)
 {
 	struct floe_assemble *as = floe_calloc(a, 1, sizeof(*as));
-	if (!as) {
-		*err = FLOE_ENOMEM;
-		return NULL;
-	}
+	if (!as)
+		return floe_err_set(err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));
 	as->a = a;
 	as->o = *o;
 	if (!as->o.max_lines)
@@ -89,15 +87,16 @@ struct floe_assemble *floe_assemble_new(struct floe_alloc *a, const struct floe_
 	if (!as->o.max_states)
 		as->o.max_states = DEFAULT_STATES;
 	as->cap = as->o.max_states;
+	int rc = 0;
 	if (!(as->st = floe_calloc(a, as->cap, sizeof(*as->st)))) {
-		*err = FLOE_ENOMEM;
-		goto fail;
+		rc = floe_err_set(err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));
+		goto out;
 	}
 	if (o->start) {
 		as->start_len = strlen(o->start);
 		if (!(as->start = floe_strdup(a, o->start))) {
-			*err = FLOE_ENOMEM;
-			goto fail;
+			rc = floe_err_set(err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));
+			goto out;
 		}
 		as->o.start = as->start;
 		/* Compile once now so that a bad pattern is a configuration error, not a
@@ -108,16 +107,18 @@ struct floe_assemble *floe_assemble_new(struct floe_alloc *a, const struct floe_
 						 .max_bytes = 1024,
 						 .timeout_us = as->o.timeout_us,
 						 .max_line_bytes = 1024};
-		struct floe_multiline *m = floe_multiline_new(a, &mo, why, whycap, err);
-		if (!m)
-			goto fail;
+		struct floe_multiline *m = NULL;
+		if ((rc = floe_multiline_new(a, &mo, &m, err)))
+			goto out;
 		floe_multiline_free(m);
 	}
-	*err = 0;
-	return as;
-fail:
-	floe_assemble_free(as);
-	return NULL;
+out:
+	if (rc) {
+		floe_assemble_free(as);
+		return rc;
+	}
+	*out = as;
+	return 0;
 }
 
 static void state_free(struct floe_assemble *as, struct state *s)
@@ -309,8 +310,7 @@ static int state_new(struct floe_assemble *as, uint64_t id, const char *path, st
 		    .timeout_us = as->o.timeout_us,
 		    .max_line_bytes = as->o.max_line_bytes < START_TEST_MAX ? as->o.max_line_bytes
 									    : START_TEST_MAX};
-		char why[128];
-		if (!(s->m = floe_multiline_new(as->a, &mo, why, sizeof(why), &rc)))
+		if ((rc = floe_multiline_new(as->a, &mo, &s->m, NULL)))
 			goto fail;
 	}
 	*out_s = s;

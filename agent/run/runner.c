@@ -92,15 +92,12 @@ static int assembler_new(struct floe_runner *r, size_t i, char *why, size_t cap)
 	const struct floe_config_input *in = &r->cfg->inputs[i];
 	struct floe_assemble_options ao;
 	floe_runner_assemble_options(r, i, &ao);
-	char tmp[256] = "";
-	int rc;
-	r->asm_[i] = floe_assemble_new(&r->alloc, &ao, tmp, sizeof(tmp), &rc);
-	if (!r->asm_[i]) {
+	struct floe_err e = {0};
+	int rc = floe_assemble_new(&r->alloc, &ao, &r->asm_[i], &e);
+	if (rc)
 		snprintf(why, cap, "input %zu (line %d): multiline.start: %s", i + 1, in->line,
-			 tmp[0] ? tmp : floe_strerror(rc));
-		return rc ? rc : FLOE_EINVAL;
-	}
-	return 0;
+			 floe_err_text(&e, rc));
+	return rc;
 }
 
 int floe_runner_new(const struct floe_config *cfg, struct floe_runner **out, char *why, size_t cap)
@@ -237,11 +234,10 @@ int floe_runner_new(const struct floe_config *cfg, struct floe_runner **out, cha
 			if ((rc = assembler_new(r, i, why, cap)))
 				goto err;
 		}
-		r->decoders[i] = floe_decoder_new(&r->alloc, in, why, cap, &rc);
-		if (!r->decoders[i]) {
-			char tmp2[512];
-			snprintf(tmp2, sizeof(tmp2), "%s", why);
-			snprintf(why, cap, "input %zu (line %d): %s", i + 1, in->line, tmp2);
+		struct floe_err e = {0};
+		if ((rc = floe_decoder_new(&r->alloc, in, &r->decoders[i], &e))) {
+			snprintf(why, cap, "input %zu (line %d): %s", i + 1, in->line,
+				 floe_err_text(&e, rc));
 			goto err;
 		}
 		char dname[32];

@@ -285,10 +285,8 @@ static int reread_input(struct floe_runner *r, const struct floe_spool_entry *e,
 		why = "the file no longer holds the bytes it had: rotated away, truncated or rewritten";
 	if (!why && rc == 0 && r->asm_[i]) {
 		struct floe_assemble_options ao;
-		char tmp[128];
 		floe_runner_assemble_options(r, i, &ao);
-		if (!(p.as = floe_assemble_new(&r->alloc, &ao, tmp, sizeof(tmp), &rc)))
-			rc = rc ? rc : FLOE_ENOMEM;
+		rc = floe_assemble_new(&r->alloc, &ao, &p.as, NULL);
 	}
 	if (!why && rc == 0)
 		rc = read_span(&p, t);

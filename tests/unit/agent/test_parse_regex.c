@@ -20,13 +20,12 @@
 
 static struct floe_regex *rx(const char *pat, unsigned flags)
 {
-	int err = 1;
-	char why[160] = "";
-	struct floe_regex *r =
-	    floe_regex_new(NULL, pat, strlen(pat), 4096, flags, why, sizeof(why), &err);
-	if (!r)
-		fail_msg("pattern %s: %d %s", pat, err, why);
-	assert_int_equal(err, 0);
+	struct floe_err why = {0};
+	struct floe_regex *r = NULL;
+	int err = floe_regex_new(NULL, pat, strlen(pat), 4096, flags, &r, &why);
+	if (err)
+		fail_msg("pattern %s: %d %s", pat, err, why.msg);
+	assert_non_null(r);
 	return r;
 }
 
@@ -173,12 +172,11 @@ static void test_rejects(void **state)
 	    "[a\\W]",
 	};
 	for (size_t i = 0; i < sizeof(pats) / sizeof(pats[0]); i++) {
-		int err = 0;
-		char why[160] = "";
-		struct floe_regex *r =
-		    floe_regex_new(NULL, pats[i], strlen(pats[i]), 100, 0, why, sizeof(why), &err);
-		if (r || err != FLOE_EINVAL || !why[0])
-			fail_msg("pattern %s: err %d why \"%s\"", pats[i], err, why);
+		struct floe_err why = {0};
+		struct floe_regex *r = NULL;
+		int err = floe_regex_new(NULL, pats[i], strlen(pats[i]), 100, 0, &r, &why);
+		if (r || err != FLOE_EINVAL || !why.msg[0] || why.code != FLOE_EINVAL)
+			fail_msg("pattern %s: err %d why \"%s\"", pats[i], err, why.msg);
 	}
 	/* 64 nested groups are fine, 65 are not. */
 	char deep[2 * 65 + 2];
@@ -189,8 +187,8 @@ static void test_rejects(void **state)
 		deep[k++] = 'a';
 		for (int i = 0; i < depth; i++)
 			deep[k++] = ')';
-		int err = 0;
-		struct floe_regex *d = floe_regex_new(NULL, deep, k, 100, 0, NULL, 0, &err);
+		struct floe_regex *d = NULL;
+		int err = floe_regex_new(NULL, deep, k, 100, 0, &d, NULL);
 		assert_true(depth == 64 ? d != NULL : err == FLOE_EINVAL);
 		floe_regex_free(d);
 	}
@@ -200,16 +198,15 @@ static void test_rejects(void **state)
 				   0);
 	floe_regex_free(ok);
 	/* A NUL byte in the pattern. */
-	int err = 0;
-	assert_null(floe_regex_new(NULL, "a\0b", 3, 100, 0, NULL, 0, &err));
-	assert_int_equal(err, FLOE_EINVAL);
+	struct floe_regex *none = NULL;
+	assert_int_equal(floe_regex_new(NULL, "a\0b", 3, 100, 0, &none, NULL), FLOE_EINVAL);
 	/* 65 names. */
 	char big[65 * 8 + 1];
 	size_t n = 0;
 	for (int i = 0; i < 65; i++)
 		n += (size_t)snprintf(big + n, sizeof(big) - n, "(?<g%02d>)", i);
-	assert_null(floe_regex_new(NULL, big, n, 100, 0, NULL, 0, &err));
-	assert_int_equal(err, FLOE_EINVAL);
+	assert_int_equal(floe_regex_new(NULL, big, n, 100, 0, &none, NULL), FLOE_EINVAL);
+	assert_null(none);
 }
 
 static void test_bytes_and_limits(void **state)
@@ -273,8 +270,8 @@ static void test_faults(void **state)
 	for (long k = 0;; k++) {
 		floe_alloc_init(&a, 0);
 		a.fail_after = k;
-		int err = 0;
-		struct floe_regex *r = floe_regex_new(&a, "(?<a>x)(y)", 10, 64, 0, NULL, 0, &err);
+		struct floe_regex *r = NULL;
+		int err = floe_regex_new(&a, "(?<a>x)(y)", 10, 64, 0, &r, NULL);
 		if (r) {
 			floe_regex_free(r);
 			assert_int_equal(a.used, 0);
