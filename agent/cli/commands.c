@@ -5,6 +5,7 @@
 #include "agent/input/preflight.h"
 #include "agent/input/tail.h"
 #include "agent/state/identity.h"
+#include "agent/run/memory.h"
 #include "agent/run/runner.h"
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
@@ -99,11 +100,12 @@ struct floe_config *floe_cli_load_config(const char *path, bool create_identity)
 		      *p == '.' || *p == '_' || *p == '-'))
 			*p = '-';
 	struct floe_config *cfg = NULL;
-	char err[FLOE_CONFIG_ERR_MAX], def[65];
+	struct floe_err err = {0};
+	char def[65];
 	/* The default id may come from state_dir, which the file names: parse, find the
 	 * default, and parse again with it when agent.id was not set. */
 	snprintf(def, sizeof(def), "%.47s", host);
-	rc = floe_config_parse(NULL, path, text, len, def, &cfg, err, sizeof(err));
+	rc = floe_config_parse(NULL, path, text, len, def, &cfg, &err);
 	if (rc == 0 && strcmp(cfg->agent.id, def) == 0) {
 		char id[65];
 		snprintf(id, sizeof(id), "%s", def);
@@ -115,18 +117,18 @@ struct floe_config *floe_cli_load_config(const char *path, bool create_identity)
 		if (strcmp(id, def) != 0) {
 			floe_config_free(cfg);
 			cfg = NULL;
-			rc = floe_config_parse(NULL, path, text, len, id, &cfg, err, sizeof(err));
+			rc = floe_config_parse(NULL, path, text, len, id, &cfg, &err);
 		}
 	}
 	floe_fs_free(text);
 	/* The memory rule is checked for every command, so that `check` refuses what `run`
 	 * could not hold. */
-	if (rc == 0 && (rc = floe_config_check_memory(cfg, err, sizeof(err)))) {
+	if (rc == 0 && (rc = floe_memory_check(cfg, &err))) {
 		floe_config_free(cfg);
 		cfg = NULL;
 	}
 	if (rc) {
-		fprintf(stderr, "floe: %s\n", err);
+		fprintf(stderr, "floe: %s\n", floe_err_text(&err, rc));
 		return NULL;
 	}
 	return cfg;
@@ -306,7 +308,7 @@ int floe_cmd_check(int argc, char **argv)
 			cfg->lake.s3.endpoint);
 	/* What the memory rule found, as a YAML comment: how close the budget is. */
 	struct floe_memory_need need;
-	if (rc == 0 && cfg->ninputs && floe_config_memory_need(cfg, &need) == 0)
+	if (rc == 0 && cfg->ninputs && floe_memory_need(cfg, &need) == 0)
 		printf("# memory: the longest record (%.1fMiB, inputs[%zu]) needs about %.1fMiB through "
 		       "sealing, of agent.memory_limit %.1fMiB\n",
 		       need.record / 1048576.0, need.input, need.total / 1048576.0,

@@ -350,9 +350,10 @@ static struct floe_config *s3_location_config(const char *uri, const char *endpo
 		return NULL;
 	}
 	struct floe_config *cfg = NULL;
-	char err[FLOE_CONFIG_ERR_MAX];
-	if (floe_config_parse(NULL, "inspect", yaml, len, "inspect", &cfg, err, sizeof(err))) {
-		fprintf(stderr, "floe: %s\n", err);
+	struct floe_err err = {0};
+	int prc = floe_config_parse(NULL, "inspect", yaml, len, "inspect", &cfg, &err);
+	if (prc) {
+		fprintf(stderr, "floe: %s\n", floe_err_text(&err, prc));
 		return NULL;
 	}
 	return cfg;

@@ -12,20 +12,23 @@
 int floe_config_fail(struct floe_config_ctx *ctx, const struct floe_cnode *at, int code,
 		     const char *fmt, ...)
 {
-	if (!ctx->err || ctx->errcap == 0)
+	struct floe_err *e = ctx->err;
+	if (!e)
 		return code;
 	int n;
 	if (code == FLOE_ENOMEM && !at)
-		n = snprintf(ctx->err, ctx->errcap, "%s: ", ctx->name);
+		n = snprintf(e->msg, sizeof(e->msg), "%s: ", ctx->name);
 	else
-		n = snprintf(ctx->err, ctx->errcap, "%s:%zu:%zu: ", ctx->name, at ? at->line : 1,
+		n = snprintf(e->msg, sizeof(e->msg), "%s:%zu:%zu: ", ctx->name, at ? at->line : 1,
 			     at ? at->col : 1);
-	if (n >= 0 && (size_t)n < ctx->errcap) {
+	if (n >= 0 && (size_t)n < sizeof(e->msg)) {
 		va_list ap;
 		va_start(ap, fmt);
-		vsnprintf(ctx->err + n, ctx->errcap - (size_t)n, fmt, ap);
+		vsnprintf(e->msg + n, sizeof(e->msg) - (size_t)n, fmt, ap);
 		va_end(ap);
 	}
+	e->code = code;
+	e->offset = FLOE_ERR_NO_OFFSET; /* the position is line:column, in the message */
 	return code;
 }
 

@@ -189,21 +189,18 @@ static int load_tree(struct floe_config_ctx *ctx, const char *text, size_t len,
 }
 
 int floe_config_parse(struct floe_alloc *a, const char *name, const char *text, size_t len,
-		      const char *default_id, struct floe_config **out, char *err, size_t errcap)
+		      const char *default_id, struct floe_config **out, struct floe_err *err)
 {
 	struct floe_config_ctx ctx = {
 	    .a = a,
 	    .name = name ? name : "<config>",
 	    .default_id = default_id ? default_id : "floe",
 	    .err = err,
-	    .errcap = errcap,
 	};
 	struct floe_cnode *root = NULL;
 	struct floe_config *c = NULL;
 	int rc;
 
-	if (err && errcap)
-		err[0] = '\0';
 	if (!text && len)
 		return floe_config_fail(&ctx, NULL, FLOE_EINVAL, "no text");
 	rc = load_tree(&ctx, text ? text : "", len, &root);

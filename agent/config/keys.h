@@ -11,6 +11,7 @@
 struct floe_alloc;
 struct floe_buf;
 struct floe_config;
+struct floe_err;
 
 enum floe_cnode_kind { FLOE_CNODE_SCALAR, FLOE_CNODE_SEQ, FLOE_CNODE_MAP };
 
@@ -30,13 +31,12 @@ struct floe_config_ctx {
 	struct floe_alloc *a;
 	const char *name;	/* file name for messages */
 	const char *default_id; /* agent.id when absent */
-	char *err;
-	size_t errcap;
+	struct floe_err *err;	/* may be NULL */
 };
 
 /* cnode.c, below every other file of agent/config. */
-/* Writes "name:line:col: <message>" into ctx->err (at may be NULL: then 1:1, or no
- * position at all for FLOE_ENOMEM) and returns code. */
+/* Records code and "name:line:col: <message>" in ctx->err (at may be NULL: then 1:1, or
+ * no position at all for FLOE_ENOMEM) and returns code. */
 int floe_config_fail(struct floe_config_ctx *ctx, const struct floe_cnode *at, int code,
 		     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 

@@ -6,6 +6,8 @@
  * max_line_bytes 64 MiB). The writer's part comes from formats/parquet
  * (floe_pq_writer_row_need, with the compression context measured), the rest from how
  * the runner and the tail hold a record on its way. */
+#include "agent/run/memory.h"
+
 #include "agent/config/config.h"
 
 #include "agent/pipeline/batch.h"
@@ -84,7 +86,7 @@ static void other_parts(const struct floe_config *c, size_t k, uint64_t max_line
 	n->base = AGENT_BASE;
 }
 
-int floe_config_memory_need(const struct floe_config *c, struct floe_memory_need *out)
+int floe_memory_need(const struct floe_config *c, struct floe_memory_need *out)
 {
 	struct floe_pq_options o;
 	struct floe_pq_offload off;
@@ -135,14 +137,13 @@ static uint64_t line_that_fits(const struct floe_config *c, const struct floe_pq
 	return lo >= 1024 ? lo : (lo >= 256 ? 256 : 0);
 }
 
-int floe_config_check_memory(const struct floe_config *c, char *err, size_t errcap)
+int floe_memory_check(const struct floe_config *c, struct floe_err *err)
 {
 	struct floe_memory_need n;
-	int rc = floe_config_memory_need(c, &n);
-	if (rc) {
-		snprintf(err, errcap, "%s: measuring the memory a record needs: %s", c->path, floe_strerror(rc));
-		return rc;
-	}
+	int rc = floe_memory_need(c, &n);
+	if (rc)
+		return floe_err_set(err, rc, "%s: measuring the memory a record needs: %s", c->path,
+				    floe_strerror(rc));
 	if (c->ninputs == 0 || n.total <= c->agent.memory_limit)
 		return 0;
 	const struct floe_config_input *in = &c->inputs[n.input];
@@ -161,13 +162,14 @@ int floe_config_check_memory(const struct floe_config *c, char *err, size_t errc
 			 fits / 1024);
 	else if (multi)
 		snprintf(lower, sizeof(lower), " or lower inputs[%zu].multiline.max_bytes", n.input);
-	snprintf(err, errcap,
-		 "%s:%d:%d: key 'agent.memory_limit': %.1fMiB cannot hold a record of %.1fMiB "
-		 "(inputs[%zu].%s) through sealing: it needs %.1fMiB (its Parquet pages and their "
-		 "compression %.1fMiB, read buffers %.1fMiB, record assembly %.1fMiB, sort buffer "
-		 "%.1fMiB, the agent %.1fMiB); raise agent.memory_limit to %" PRIu64 "MiB%s",
-		 c->path, line, col, mib(c->agent.memory_limit), mib(n.record), n.input,
-		 multi ? "multiline.max_bytes" : "max_line_bytes", mib(n.total), mib(n.writer), mib(n.read),
-		 mib(n.assemble), mib(n.sort), mib(n.base), (n.total + (1u << 20) - 1) >> 20, lower);
-	return FLOE_EFORMAT;
+	return floe_err_set(
+	    err, FLOE_EFORMAT,
+	    "%s:%d:%d: key 'agent.memory_limit': %.1fMiB cannot hold a record of %.1fMiB "
+	    "(inputs[%zu].%s) through sealing: it needs %.1fMiB (its Parquet pages and their "
+	    "compression %.1fMiB, read buffers %.1fMiB, record assembly %.1fMiB, sort buffer "
+	    "%.1fMiB, the agent %.1fMiB); raise agent.memory_limit to %" PRIu64 "MiB%s",
+	    c->path, line, col, mib(c->agent.memory_limit), mib(n.record), n.input,
+	    multi ? "multiline.max_bytes" : "max_line_bytes", mib(n.total), mib(n.writer),
+	    mib(n.read), mib(n.assemble), mib(n.sort), mib(n.base),
+	    (n.total + (1u << 20) - 1) >> 20, lower);
 }
