@@ -60,7 +60,8 @@ static bool is_help(const char *a)
  * -1 after printing why the installation file is unusable. */
 static int default_agent_id(const char *host, const struct floe_config *cfg, bool create, char def[65])
 {
-	char machine[17], hex[17], dir[4096], why[1024] = "";
+	char machine[17], hex[17], dir[4096];
+	struct floe_err why = {0};
 	if (floe_identity_machine(FLOE_MACHINE_ID_PATH, machine) == 0) {
 		floe_identity_default_agent_id(host, machine, def);
 		return 0;
@@ -68,11 +69,11 @@ static int default_agent_id(const char *host, const struct floe_config *cfg, boo
 	struct floe_identity id;
 	int rc = floe_path_absolute(cfg->agent.state_dir, dir, sizeof(dir));
 	if (rc == 0)
-		rc = floe_identity_open(NULL, dir, "", create, &id, why, sizeof(why));
+		rc = floe_identity_open(NULL, dir, "", create, NULL, &id, &why);
 	if (rc == -ENOENT && !create)
 		return 0;
 	if (rc) {
-		fprintf(stderr, "floe: %s\n", why[0] ? why : floe_strerror(rc));
+		fprintf(stderr, "floe: %s\n", floe_err_text(&why, rc));
 		return -1;
 	}
 	floe_identity_hex16(&id, hex);
@@ -255,13 +256,14 @@ int floe_cmd_run(int argc, char **argv)
 /* floe check: the installation of the configuration's state_dir, without making one. */
 static void print_installation(const struct floe_config *cfg)
 {
-	char dir[4096], why[1024] = "", machine[17];
+	char dir[4096], machine[17];
+	struct floe_err why = {0};
 	struct floe_identity id;
 	if (floe_identity_machine(FLOE_MACHINE_ID_PATH, machine) != 0)
 		machine[0] = '\0';
 	int rc = floe_path_absolute(cfg->agent.state_dir, dir, sizeof(dir));
 	if (rc == 0)
-		rc = floe_identity_open(NULL, dir, machine, false, &id, why, sizeof(why));
+		rc = floe_identity_open(NULL, dir, machine, false, NULL, &id, &why);
 	if (rc == 0) {
 		printf("# installation %s (%s/%s)\n", id.installation, dir, FLOE_IDENTITY_FILE);
 	} else if (rc == -ENOENT) {
@@ -269,7 +271,7 @@ static void print_installation(const struct floe_config *cfg)
 		       machine[0] ? "" : " and derives the default agent.id from it (shown: the host name)");
 	} else {
 		printf("# installation: unusable\n");
-		fprintf(stderr, "floe: warning: %s\n", why[0] ? why : floe_strerror(rc));
+		fprintf(stderr, "floe: warning: %s\n", floe_err_text(&why, rc));
 	}
 }
 

@@ -8,6 +8,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "agent/schema/partition.h"
+#include "agent/schema/record.h"
+
 struct floe_alloc;
 struct floe_buf;
 struct floe_err;
@@ -78,7 +81,7 @@ struct floe_config_table {
 	uint64_t row_group_size;     /* default min(target_file_size, 64 MiB), */
 				     /* range 1 MiB .. target_file_size */
 	/* Columns the rows of a data file are sorted by, in runs of sort_buffer bytes:
-	 * names of agent/pipeline/sortbuf.h's sortable columns (ts, received_at, host,
+	 * names of agent/schema/record.h's sortable columns (ts, received_at, host,
 	 * source, offset, facility, severity, app, proc_id, msg_id), no duplicates. Default
 	 * [] = arrival order, no sort buffer. */
 	char **sort_by;
@@ -86,6 +89,13 @@ struct floe_config_table {
 	/* Default 4 MiB, range 64 KiB .. 1 GiB; with sort_by set, at most a quarter of
 	 * agent.memory_limit. */
 	uint64_t sort_buffer;
+	/* The three lists above as the agent uses them, parsed once when the configuration
+	 * is (computed, never in the file): the partition spec (field ids from 1000), the
+	 * sort keys (nsort_by of them) and the field ids with a bloom filter (nbloom_filters
+	 * of them). */
+	struct floe_part_spec partition;
+	enum floe_sort_key sort_keys[FLOE_SORT_NKEYS];
+	int32_t bloom_ids[FLOE_LOG_NCOLS];
 };
 
 struct floe_config {

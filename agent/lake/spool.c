@@ -291,8 +291,11 @@ static int hash_file(struct floe_spool *sp, const char *path, uint64_t *hash, ui
  * file is also read again (from the page cache, as a rule). 1 GiB of log lines makes
  * about 270 MB of Parquet: some 0.05 s at the seals and 0.1 s at the commit, against
  * 7-9 s to read, encode and compress those lines. */
-int floe_spool_verify(struct floe_spool *sp, const struct floe_spool_entry *e, char *why, size_t cap)
+int floe_spool_verify(struct floe_spool *sp, const struct floe_spool_entry *e, struct floe_err *err)
 {
+	struct floe_err local;
+	if (!err)
+		err = &local; /* the log line says why in any case */
 	for (size_t i = 0; i < e->nfiles; i++) {
 		const struct floe_spool_file *f = &e->files[i];
 		char path[4200];
@@ -302,23 +305,26 @@ int floe_spool_verify(struct floe_spool *sp, const struct floe_spool_entry *e, c
 		if (rc == 0)
 			rc = floe_fs_stat(path, &st);
 		if (rc == -ENOENT) {
-			snprintf(why, cap, "%s is missing", path);
+			floe_err_set(err, FLOE_ECORRUPT, "%s is missing", path);
 		} else if (rc) {
-			return rc;
+			return floe_err_set(err, rc, "%s: %s", path, floe_strerror(rc));
 		} else if ((int64_t)st.size != f->size) {
-			snprintf(why, cap, "%s is %" PRIu64 " bytes, its entry records %" PRId64, path,
-				 (uint64_t)st.size, f->size);
+			floe_err_set(err, FLOE_ECORRUPT,
+				     "%s is %" PRIu64 " bytes, its entry records %" PRId64, path,
+				     (uint64_t)st.size, f->size);
 		} else if (!f->has_xxh64) {
 			continue;
 		} else if ((rc = hash_file(sp, path, &hash, &len))) {
-			return rc;
+			return floe_err_set(err, rc, "reading %s: %s", path, floe_strerror(rc));
 		} else if (len != (uint64_t)f->size || hash != f->xxh64) {
-			snprintf(why, cap, "%s has XXH64 %016" PRIx64 " over %" PRIu64 " bytes, its entry records %016" PRIx64
-				 " over %" PRId64, path, hash, len, f->xxh64, f->size);
+			floe_err_set(err, FLOE_ECORRUPT,
+				     "%s has XXH64 %016" PRIx64 " over %" PRIu64
+				     " bytes, its entry records %016" PRIx64 " over %" PRId64,
+				     path, hash, len, f->xxh64, f->size);
 		} else {
 			continue;
 		}
-		floe_warn("spool: entry %" PRIu64 " is damaged: %s", e->seq, why);
+		floe_warn("spool: entry %" PRIu64 " is damaged: %s", e->seq, err->msg);
 		return FLOE_ECORRUPT;
 	}
 	return 0;

@@ -7,6 +7,8 @@
 
 #include "agent/lake/table.h"
 
+#include "formats/base/error.h"
+
 #include <stdbool.h>
 
 #define FLOE_TABLE_METADATA_MAX (256u << 20)
@@ -28,16 +30,25 @@ struct floe_table {
 	 * last-sequence-number: the table must never be found behind them. */
 	int64_t seen_version, seen_last_seq;
 	struct floe_part_spec spec;
-	char err[1024]; /* why the last failing call failed (floe_table_error) */
+	const struct floe_clock *clock; /* opt's, or the system's */
+	const struct floe_rand *rand;
+	struct floe_err err; /* why the call in progress failed (floe_table_fail) */
 };
 
 /* table_version.c */
 /* The key of metadata/v<v>.metadata.json, and its URI (for messages). */
 void floe_table_meta_path(const struct floe_table *t, int64_t v, char *out, size_t cap);
 void floe_table_meta_uri(const struct floe_table *t, int64_t v, char *out, size_t cap);
-/* Sets t->err (the caller logs or reports it) and returns code. */
+/* Sets t->err (the public function reports it) and returns code. */
 int floe_table_fail(struct floe_table *t, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* At the end of a public function: rc, with t->err copied to err (may be NULL) when it
+ * failed (floe_strerror's text when nothing more was said). */
+int floe_table_report(const struct floe_table *t, int rc, struct floe_err *err);
+/* The checks of floe_table_check_identity and floe_table_refresh, for the functions
+ * here that call them (failures in t->err). */
+int floe_table_identity(struct floe_table *t);
+int floe_table_reload(struct floe_table *t);
 
 /* Records t->meta at t->version as seen whole. */
 void floe_table_seen(struct floe_table *t);

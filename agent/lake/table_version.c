@@ -53,15 +53,23 @@ int floe_table_fail(struct floe_table *t, int code, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(t->err, sizeof(t->err), fmt, ap);
+	vsnprintf(t->err.msg, sizeof(t->err.msg), fmt, ap);
 	va_end(ap);
-	floe_debug("table: %s", t->err);
+	t->err.code = code;
+	t->err.offset = FLOE_ERR_NO_OFFSET;
+	floe_debug("table: %s", t->err.msg);
 	return code;
 }
 
-const char *floe_table_error(const struct floe_table *t)
+int floe_table_report(const struct floe_table *t, int rc, struct floe_err *err)
 {
-	return t->err;
+	if (rc && err) {
+		if (t->err.code == rc && t->err.msg[0])
+			*err = t->err;
+		else
+			floe_err_set(err, rc, "%s", floe_strerror(rc));
+	}
+	return rc;
 }
 
 void floe_table_write_hint(const struct floe_table *t, int64_t v)
@@ -340,7 +348,7 @@ int floe_table_find_current(struct floe_table *t, bool full)
 	bool listed = false, owned = false;
 	int64_t v = 0;
 	struct floe_ice_meta *cur = NULL;
-	t->err[0] = '\0';
+	floe_err_clear(&t->err);
 	int rc = start_version(t, &l, &listed, &v);
 	if (rc || v == 0) {
 		if (rc == 0) {

@@ -6,12 +6,14 @@
 #include <stddef.h>
 
 struct floe_config;
+struct floe_err;
 struct floe_store;
 
 /* Opens cfg's warehouse. With probe, an S3 store must first show that it refuses a
- * second conditional create of a probe key (-ENOTSUP otherwise). why gets a message for
- * the operator on failure. */
-int floe_warehouse_open(const struct floe_config *cfg, bool probe, struct floe_store **out, char *why,
-			size_t cap);
+ * second conditional create of a probe key (-ENOTSUP otherwise). err (may be NULL) gets
+ * the code and a message for the operator on failure; FLOE_EINVAL is a configuration
+ * error (a credential reference that does not resolve, no credentials at all). */
+int floe_warehouse_open(const struct floe_config *cfg, bool probe, struct floe_store **out,
+			struct floe_err *err);
 
 #endif

@@ -134,28 +134,28 @@ int floe_runner_new(const struct floe_config *cfg, struct floe_runner **out, cha
 	char machine[17] = "";
 	if (floe_identity_machine(FLOE_MACHINE_ID_PATH, machine) != 0)
 		machine[0] = '\0';
-	if ((rc = floe_identity_open(&r->alloc, r->state_dir, machine, true, &r->id, why, cap)))
+	struct floe_err e = {0};
+	if ((rc = floe_identity_open(&r->alloc, r->state_dir, machine, true, NULL, &r->id, &e))) {
+		snprintf(why, cap, "%s", floe_err_text(&e, rc));
 		goto err;
+	}
 	r->ck_committed_seq = -1;
-	if ((rc = floe_warehouse_open(cfg, true, &r->store, why, cap)))
+	if ((rc = floe_warehouse_open(cfg, true, &r->store, &e))) {
+		snprintf(why, cap, "%s", floe_err_text(&e, rc));
 		goto err;
-	struct floe_part_spec spec;
-	if ((rc = floe_part_spec_from_config(&spec, cfg->logs.partition_by, cfg->logs.npartition_by, why, cap)))
-		goto err;
+	}
 	struct floe_table_options topt = {
-		.store = r->store,
-		.namespace = cfg->lake.namespace,
-		.name = cfg->logs.name,
-		.spec = &spec,
-		.agent_id = cfg->agent.id,
-		.installation_id = r->id.installation,
-		.legacy_agent_id = r->id.legacy_agent_id[0] ? r->id.legacy_agent_id : NULL,
-		.replaces = cfg->agent.replaces,
+	    .store = r->store,
+	    .namespace = cfg->lake.namespace,
+	    .name = cfg->logs.name,
+	    .spec = &cfg->logs.partition,
+	    .agent_id = cfg->agent.id,
+	    .installation_id = r->id.installation,
+	    .legacy_agent_id = r->id.legacy_agent_id[0] ? r->id.legacy_agent_id : NULL,
+	    .replaces = cfg->agent.replaces,
 	};
-	if ((rc = floe_table_open(&r->alloc, &topt, &r->table, why, cap))) {
-		if (!why[0])
-			snprintf(why, cap, "cannot open table %s/%s/%s: %s", cfg->lake.warehouse, cfg->lake.namespace,
-				 cfg->logs.name, floe_strerror(rc));
+	if ((rc = floe_table_open(&r->alloc, &topt, &r->table, &e))) {
+		snprintf(why, cap, "%s", e.msg[0] ? e.msg : floe_strerror(rc));
 		goto err;
 	}
 	if ((rc = floe_fmt(tmp, sizeof(tmp), "%s/spool", r->state_dir)) ||
@@ -234,7 +234,6 @@ int floe_runner_new(const struct floe_config *cfg, struct floe_runner **out, cha
 			if ((rc = assembler_new(r, i, why, cap)))
 				goto err;
 		}
-		struct floe_err e = {0};
 		if ((rc = floe_decoder_new(&r->alloc, in, &r->decoders[i], &e))) {
 			snprintf(why, cap, "input %zu (line %d): %s", i + 1, in->line,
 				 floe_err_text(&e, rc));

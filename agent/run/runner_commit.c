@@ -176,9 +176,8 @@ int floe_runner_enforce_spool_limit(struct floe_runner *r)
 static int load_checked(struct floe_runner *r, uint64_t seq, struct floe_spool_entry **out)
 {
 	struct floe_spool_entry *e = NULL;
-	char why[512];
 	int rc = floe_spool_load(r->spool, seq, &e);
-	if (rc == 0 && (rc = floe_spool_verify(r->spool, e, why, sizeof(why))) == FLOE_ECORRUPT) {
+	if (rc == 0 && (rc = floe_spool_verify(r->spool, e, NULL)) == FLOE_ECORRUPT) {
 		r->stats.spool_damaged++;
 		rc = floe_runner_reread(r, e);
 		if (rc == 0) {
@@ -186,7 +185,7 @@ static int load_checked(struct floe_runner *r, uint64_t seq, struct floe_spool_e
 			e = NULL;
 			rc = floe_spool_load(r->spool, seq, &e);
 			if (rc == 0)
-				rc = floe_spool_verify(r->spool, e, why, sizeof(why));
+				rc = floe_spool_verify(r->spool, e, NULL);
 		} else if (rc == FLOE_ENOTFOUND) {
 			uint64_t rows = 0;
 			for (size_t f = 0; f < e->nfiles; f++)
@@ -216,13 +215,14 @@ int floe_runner_commit(struct floe_runner *r)
 {
 	uint64_t *seqs = NULL;
 	size_t n = 0;
+	struct floe_err terr = {0}; /* why the table refused, for the log */
 	int rc = floe_spool_list(r->spool, &seqs, &n);
 	if (rc)
 		return rc;
 	/* An earlier commit whose outcome was unknown (the store went away before floe could
 	 * read back the metadata it wrote) may have landed: entries the table holds go, so
 	 * that they are never committed twice along with newer ones. */
-	if (n > 0 && (rc = floe_table_refresh(r->table)) == 0) {
+	if (n > 0 && (rc = floe_table_refresh(r->table, &terr)) == 0) {
 		int64_t committed = floe_table_committed_seq(r->table, r->id.installation);
 		size_t keep = 0;
 		for (size_t i = 0; i < n && rc == 0; i++) {
@@ -265,7 +265,7 @@ int floe_runner_commit(struct floe_runner *r)
 				break;
 		}
 		if (rc == 0 && loaded > 0)
-			rc = floe_table_commit(r->table, r->spool, es, loaded);
+			rc = floe_table_commit(r->table, r->spool, es, loaded, &terr);
 		if (rc == 0 && loaded > 0)
 			floe_crashpoint("commit-before-spool-remove");
 		for (size_t i = 0; i < loaded; i++) {
@@ -292,12 +292,13 @@ int floe_runner_commit(struct floe_runner *r)
 		floe_runner_note_committed(r);
 	if (rc && floe_runner_fatal(rc)) {
 		r->stats.commit_failures++;
-		floe_error("runner: commit refused: %s; the spool keeps the data, and the agent stops",
-			   floe_table_error(r->table)[0] ? floe_table_error(r->table) : floe_strerror(rc));
+		floe_error(
+		    "runner: commit refused: %s; the spool keeps the data, and the agent stops",
+		    floe_err_text(&terr, rc));
 	} else if (rc) {
 		r->stats.commit_failures++;
 		floe_error("runner: commit failed: %s (the spool keeps the data; retrying later)",
-			   floe_table_error(r->table)[0] ? floe_table_error(r->table) : floe_strerror(rc));
+			   floe_err_text(&terr, rc));
 	} else if (r->blocked && floe_spool_bytes(r->spool) <= r->spool_max) {
 		floe_info("runner: spool below its limit again: inputs resume");
 		r->blocked = false;

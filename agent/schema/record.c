@@ -102,27 +102,26 @@ void floe_record_to_row(const struct floe_record *rec, struct floe_pq_value *val
 					    .val_lens = rec->attr_val_lens};
 }
 
-int floe_log_schema_check(const struct floe_ice_meta *m, char *why, size_t cap)
+int floe_log_schema_check(const struct floe_ice_meta *m, struct floe_err *err)
 {
 	for (size_t i = 0; i < FLOE_LOG_NCOLS; i++) {
 		const struct floe_ice_field *f = &fields[i];
 		const char *type = NULL, *name = NULL;
 		bool required = false;
-		if (!floe_ice_meta_schema_field(m, f->id, &type, &required, &name)) {
-			snprintf(why, cap, "the table has no field with id %d (floe writes '%s' there)",
-				 (int)f->id, f->name);
-			return FLOE_ESCHEMA;
-		}
-		if (strcmp(type, f->type) != 0) {
-			snprintf(why, cap, "field %d '%s' is %s in the table, floe writes %s", (int)f->id,
-				 name ? name : "?", type, f->type);
-			return FLOE_ESCHEMA;
-		}
-		if (required && !f->required) {
-			snprintf(why, cap, "field %d '%s' is required in the table, floe may leave it null",
-				 (int)f->id, name ? name : "?");
-			return FLOE_ESCHEMA;
-		}
+		if (!floe_ice_meta_schema_field(m, f->id, &type, &required, &name))
+			return floe_err_set(
+			    err, FLOE_ESCHEMA,
+			    "the table has no field with id %d (floe writes '%s' there)",
+			    (int)f->id, f->name);
+		if (strcmp(type, f->type) != 0)
+			return floe_err_set(err, FLOE_ESCHEMA,
+					    "field %d '%s' is %s in the table, floe writes %s",
+					    (int)f->id, name ? name : "?", type, f->type);
+		if (required && !f->required)
+			return floe_err_set(
+			    err, FLOE_ESCHEMA,
+			    "field %d '%s' is required in the table, floe may leave it null",
+			    (int)f->id, name ? name : "?");
 	}
 	return 0;
 }

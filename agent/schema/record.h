@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct floe_err;
 struct floe_ice_field;
 struct floe_ice_meta;
 struct floe_pq_column;
@@ -86,7 +87,7 @@ const struct floe_ice_field *floe_log_fields(size_t *n);
 void floe_record_to_row(const struct floe_record *rec, struct floe_pq_value *values);
 /* Checks that an existing table's current schema can take floe's rows: every floe
  * column exists with the same id, name-independent, same type, and a column floe may
- * leave null is not required. Writes a reason to why on failure (FLOE_ESCHEMA). */
-int floe_log_schema_check(const struct floe_ice_meta *m, char *why, size_t cap);
+ * leave null is not required. FLOE_ESCHEMA with the reason in err (may be NULL). */
+int floe_log_schema_check(const struct floe_ice_meta *m, struct floe_err *err);
 
 #endif

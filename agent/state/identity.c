@@ -1,6 +1,7 @@
 /* The installation id (state_dir/installation) and the default agent id; see identity.h. */
 #include "agent/state/identity.h"
 
+#include "agent/env/env.h"
 #include "agent/state/blobfile.h"
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
@@ -184,8 +185,8 @@ static void peek_checkpoint(struct floe_alloc *a, const char *state_dir, char in
 }
 
 /* Makes the installation file: see floe_identity_open. */
-static int create(struct floe_alloc *a, const char *state_dir, const char *path, const char *machine,
-		  struct floe_identity *out)
+static int create(struct floe_alloc *a, const char *state_dir, const char *path,
+		  const char *machine, const struct floe_rand *rand, struct floe_identity *out)
 {
 	struct floe_identity id;
 	memset(&id, 0, sizeof(id));
@@ -194,16 +195,9 @@ static int create(struct floe_alloc *a, const char *state_dir, const char *path,
 		floe_warn("identity: %s was missing; the checkpoint names installation %s, which continues",
 			  path, id.installation);
 	} else {
-		uint8_t r[16];
-		int rc = floe_random_bytes(r, sizeof(r));
+		int rc = floe_env_uuid4(rand, id.installation);
 		if (rc)
 			return rc; /* no weak fallback for an id that must be unique */
-		r[6] = (uint8_t)((r[6] & 0x0f) | 0x40);
-		r[8] = (uint8_t)((r[8] & 0x3f) | 0x80);
-		char hex[33];
-		floe_hex_lower(r, sizeof(r), hex);
-		snprintf(id.installation, sizeof(id.installation), "%.8s-%.4s-%.4s-%.4s-%.12s", hex, hex + 8,
-			 hex + 12, hex + 16, hex + 20);
 	}
 	snprintf(id.machine, sizeof(id.machine), "%s", machine ? machine : "");
 	id.created_ms = floe_clock_now_us() / 1000;
@@ -223,31 +217,35 @@ static int create(struct floe_alloc *a, const char *state_dir, const char *path,
 	return 0;
 }
 
-int floe_identity_open(struct floe_alloc *a, const char *state_dir, const char *machine, bool create_it,
-		       struct floe_identity *out, char *why, size_t cap)
+int floe_identity_open(struct floe_alloc *a, const char *state_dir, const char *machine,
+		       bool create_it, const struct floe_rand *rand, struct floe_identity *out,
+		       struct floe_err *err)
 {
 	char path[4200];
 	snprintf(path, sizeof(path), "%s/%s", state_dir, FLOE_IDENTITY_FILE);
 	int rc = load(a, path, out);
 	if (rc == -ENOENT && create_it) {
 		if ((rc = floe_fs_mkdirs(state_dir)) == 0)
-			rc = create(a, state_dir, path, machine, out);
+			rc =
+			    create(a, state_dir, path, machine, rand ? rand : floe_env_rand(), out);
 	}
 	if (rc == -ENOENT && !create_it)
 		return rc;
-	if (rc) {
-		snprintf(why, cap, "%s: %s (expected floe's installation file, made once in state_dir)", path,
-			 floe_strerror(rc));
-		return rc;
-	}
+	if (rc)
+		return floe_err_set(
+		    err, rc, "%s: %s (expected floe's installation file, made once in state_dir)",
+		    path, floe_strerror(rc));
 	if (machine && machine[0] && out->machine[0] && strcmp(machine, out->machine) != 0) {
-		snprintf(why, cap,
-			 "state_dir %s was made on another machine (installation %s, machine %s; this is "
-			 "machine %s): a copied or cloned state_dir would commit another device's data as "
-			 "its own. On a cloned device, empty state_dir; if this device took over the other "
-			 "one's disk for good, remove %s and floe continues that installation here",
-			 state_dir, out->installation, out->machine, machine, path);
-		return FLOE_EIDENTITY;
+		return floe_err_set(
+		    err, FLOE_EIDENTITY,
+		    "state_dir %s was made on another machine (installation %s, machine %s; this "
+		    "is "
+		    "machine %s): a copied or cloned state_dir would commit another device's data "
+		    "as "
+		    "its own. On a cloned device, empty state_dir; if this device took over the "
+		    "other "
+		    "one's disk for good, remove %s and floe continues that installation here",
+		    state_dir, out->installation, out->machine, machine, path);
 	}
 	return 0;
 }

@@ -10,7 +10,7 @@ cd "$ROOT"
 
 # Order within each layer: a folder may include itself and those listed before it.
 FORMATS_ORDER=(base json avro parquet iceberg)
-AGENT_ORDER=(schema parse config input state lake pipeline agg run cli)
+AGENT_ORDER=(env schema parse config input state lake pipeline agg run cli)
 
 index_of() { # index_of NAME LIST...: its position, or -1
 	local name=$1 i=0
