@@ -220,17 +220,17 @@ int floe_cmd_run(int argc, char **argv)
 	floe_signal_install();
 	floe_heap_tune();
 	struct floe_runner *r = NULL;
-	char why[1024] = "";
-	int rc = floe_runner_new(cfg, &r, why, sizeof(why));
+	struct floe_err why = {0};
+	int rc = floe_runner_new(cfg, NULL, &r, &why);
 	if (rc && floe_signal_stop_requested()) {
 		/* Stopped while starting (a slow or stalled store, say): nothing was read yet,
 		 * so this is a clean stop, not a failure for a service manager to act on. */
-		floe_warn("stopped while starting: %s", why[0] ? why : floe_strerror(rc));
+		floe_warn("stopped while starting: %s", floe_err_text(&why, rc));
 		floe_config_free(cfg);
 		return FLOE_EXIT_OK;
 	}
 	if (rc) {
-		floe_error("%s", why[0] ? why : floe_strerror(rc));
+		floe_error("%s", floe_err_text(&why, rc));
 		floe_config_free(cfg);
 		return rc == FLOE_ESCHEMA || rc == FLOE_EINVAL || rc == FLOE_EUNSUPPORTED || rc == FLOE_EIDENTITY
 			   ? FLOE_EXIT_USAGE

@@ -7,10 +7,10 @@
  * (floe_pq_writer_row_need, with the compression context measured), the rest from how
  * the runner and the tail hold a record on its way. */
 #include "agent/run/memory.h"
+#include "agent/run/settings.h"
 
 #include "agent/config/config.h"
 
-#include "agent/pipeline/batch.h"
 #include "formats/base/error.h"
 #include "formats/parquet/writer.h"
 
@@ -31,19 +31,12 @@ static double mib(uint64_t v)
 	return (double)v / (1024.0 * 1024.0);
 }
 
-/* The Parquet options the runner gives its writers (floe_runner_new), for this check. An
+/* The Parquet options the runner gives its writers (settings.c), for this check. An
  * offload is assumed whenever compression threads are configured: the runner starts none
  * on a machine with one CPU, which only needs less. */
 static void pq_options(const struct floe_config *c, struct floe_pq_options *o, struct floe_pq_offload *off)
 {
-	memset(o, 0, sizeof(*o));
-	o->codec = c->logs.codec == FLOE_CODEC_LZ4_RAW	    ? FLOE_PQ_LZ4_RAW
-		   : c->logs.codec == FLOE_CODEC_UNCOMPRESSED ? FLOE_PQ_UNCOMPRESSED
-							      : FLOE_PQ_ZSTD;
-	o->zstd_level = c->logs.zstd_level;
-	o->profile = c->logs.profile == FLOE_PROFILE_COMPACT ? FLOE_PQ_PROFILE_COMPACT : FLOE_PQ_PROFILE_DEFAULT;
-	o->dictionary_cap = FLOE_BATCH_DICTIONARY_CAP;
-	o->memory_budget = FLOE_BATCH_PAGE_BUDGET;
+	floe_run_pq_options(c, o);
 	memset(off, 0, sizeof(*off));
 	if (c->agent.compress_threads > 0)
 		o->offload = off;
