@@ -1558,6 +1558,48 @@ static void test_sort_by(void **state)
 		   "agent.memory_limit (8MiB); lower sort_buffer or raise memory_limit");
 }
 
+/* partition_by, sort_by and bloom_filters parsed once, here: the configuration holds the
+ * spec, the sort keys and the field ids the agent uses. */
+static void test_typed_lists(void **state)
+{
+	(void)state;
+	const char *text =
+	    "tables:\n  logs:\n    partition_by: [\"hour(ts)\", app, \"bucket( 16 ,host)\"]\n"
+	    "    sort_by: [app, ts]\n    bloom_filters: [message, host]\n";
+	struct floe_config *c = NULL;
+	struct floe_err err = {0};
+	assert_int_equal(floe_config_parse(NULL, "t.yaml", text, strlen(text), "h", &c, &err), 0);
+	const struct floe_part_spec *p = &c->logs.partition;
+	assert_int_equal(p->n, 3);
+	assert_int_equal(p->f[0].source_id, FLOE_COL_TS);
+	assert_int_equal(p->f[0].transform.kind, FLOE_ICE_HOUR);
+	assert_int_equal(p->f[0].field_id, 1000);
+	assert_string_equal(p->f[0].name, "ts_hour");
+	assert_int_equal(p->f[1].source_id, FLOE_COL_APP);
+	assert_int_equal(p->f[1].transform.kind, FLOE_ICE_IDENTITY);
+	assert_string_equal(p->f[1].name, "app");
+	assert_int_equal(p->f[2].transform.kind, FLOE_ICE_BUCKET);
+	assert_int_equal(p->f[2].transform.param, 16);
+	assert_int_equal(p->f[2].field_id, 1002);
+	/* The canonical text stays for the dump. */
+	assert_string_equal(c->logs.partition_by[2], "bucket(16, host)");
+	assert_int_equal(c->logs.nsort_by, 2);
+	assert_int_equal(c->logs.sort_keys[0], FLOE_SORT_APP);
+	assert_int_equal(c->logs.sort_keys[1], FLOE_SORT_TS);
+	assert_int_equal(c->logs.nbloom_filters, 2);
+	assert_int_equal(c->logs.bloom_ids[0], FLOE_COL_MESSAGE);
+	assert_int_equal(c->logs.bloom_ids[1], FLOE_COL_HOST);
+	floe_config_free(c);
+	/* The defaults: day(ts); bloom filters on host and app; no sort. */
+	assert_int_equal(floe_config_parse(NULL, "t.yaml", "", 0, "h", &c, &err), 0);
+	assert_int_equal(c->logs.partition.n, 1);
+	assert_int_equal(c->logs.partition.f[0].transform.kind, FLOE_ICE_DAY);
+	assert_int_equal(c->logs.bloom_ids[0], FLOE_COL_HOST);
+	assert_int_equal(c->logs.bloom_ids[1], FLOE_COL_APP);
+	assert_int_equal(c->logs.nsort_by, 0);
+	floe_config_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1572,10 +1614,12 @@ int main(void)
 	    cmocka_unit_test(test_ranges),
 	    cmocka_unit_test(test_row_group_default),
 	    cmocka_unit_test(test_warehouse),
-	    cmocka_unit_test(test_dump), cmocka_unit_test(test_profile_and_bloom),
+	    cmocka_unit_test(test_dump),
+	    cmocka_unit_test(test_profile_and_bloom),
 	    cmocka_unit_test(test_alloc_failures),
 	    cmocka_unit_test(test_packaged_example),
 	    cmocka_unit_test(test_sort_by),
+	    cmocka_unit_test(test_typed_lists),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
