@@ -445,7 +445,7 @@ int floe_spool_entry_decode(struct floe_alloc *a, const struct floe_part_spec *s
 	int rc = floe_json_parse(a, text, len, ENTRY_MAX_BYTES, &doc, NULL);
 	if (rc) {
 		rc = rc == FLOE_ENOMEM ? rc : FLOE_ECORRUPT;
-		goto err;
+		goto out;
 	}
 	const struct floe_json *root = floe_json_root(doc);
 	const struct floe_json *files = floe_json_get(root, "files");
@@ -457,43 +457,45 @@ int floe_spool_entry_decode(struct floe_alloc *a, const struct floe_part_spec *s
 	    floe_json_get_int(root, "replaced_utf8", &replaced) || replaced < 0 ||
 	    floe_json_get_str(root, "positions", &pos) || !floe_json_is(files, FLOE_JSON_ARRAY)) {
 		rc = FLOE_ECORRUPT;
-		goto err;
+		goto out;
 	}
 	rc = FLOE_ENOMEM;
 	if (!(e = floe_calloc(a, 1, sizeof(*e))))
-		goto err;
+		goto out;
 	e->seq = (uint64_t)eseq;
 	e->created_us = created;
 	e->replaced_utf8 = (uint64_t)replaced;
 	if ((rc = floe_hex_decode(a, pos, strlen(pos), &e->positions, &e->positions_len))) {
 		rc = rc == FLOE_EPARSE ? FLOE_ECORRUPT : rc;
-		goto err;
+		goto out;
 	}
 	if (version >= 2) {
 		const char *from;
 		rc = FLOE_ECORRUPT;
 		if (floe_json_get_str(root, "from", &from))
-			goto err;
+			goto out;
 		if ((rc = floe_hex_decode(a, from, strlen(from), &e->from, &e->from_len))) {
 			rc = rc == FLOE_EPARSE ? FLOE_ECORRUPT : rc;
-			goto err;
+			goto out;
 		}
 	}
 	rc = FLOE_ENOMEM;
 	size_t nfiles = floe_json_len(files);
 	if (!(e->files = floe_calloc(a, nfiles ? nfiles : 1, sizeof(*e->files))))
-		goto err;
+		goto out;
 	e->nfiles = nfiles;
 	for (size_t i = 0; i < e->nfiles; i++)
 		if ((rc = decode_file(a, spec, floe_json_at(files, i), version, &e->files[i])))
-			goto err;
+			goto out;
+	rc = 0;
+out:
 	floe_json_doc_free(doc);
+	if (rc) {
+		floe_spool_entry_free(a, e);
+		return rc;
+	}
 	*out = e;
 	return 0;
-err:
-	floe_spool_entry_free(a, e);
-	floe_json_doc_free(doc);
-	return rc;
 }
 
 int floe_spool_load(struct floe_spool *sp, uint64_t seq, struct floe_spool_entry **out)

@@ -282,19 +282,14 @@ static int64_t snapshot_time(const struct floe_table *t, const struct floe_ice_m
 	return now < floor_ms ? floor_ms : now;
 }
 
-/* One attempt: 0 committed, FLOE_ECONFLICT lost the race, other errors fatal. */
-static int attempt(struct floe_table *t, const struct commit_files *cf, int64_t snapshot_id,
-		   int64_t commit_seq, const char *commit_uuid, unsigned n, const char *manifest_uri,
-		   int64_t manifest_len)
+/* The manifest list of an attempt into b: this commit's manifest first (sequence seq),
+ * then the manifests of the parent snapshot (index pidx, -1: none) verbatim. */
+static int write_list(struct floe_table *t, const struct commit_files *cf, int64_t snapshot_id,
+		      int64_t parent, long pidx, int64_t seq, const char *manifest_uri,
+		      int64_t manifest_len, struct floe_buf *b)
 {
-	struct floe_ice_meta *m = t->meta;
-	int64_t parent = floe_ice_meta_current_snapshot_id(m);
-	long pidx = parent >= 0 ? floe_ice_meta_find_snapshot(m, parent) : -1;
-	int64_t seq = floe_ice_meta_last_sequence(m) + 1;
 	struct floe_ice_manifest_list *plist = NULL;
 	struct floe_ice_manifest_entry *entries = NULL;
-	struct floe_buf b;
-	floe_buf_init(&b, t->alloc, FLOE_TABLE_MANIFEST_MAX);
 	int rc = read_parent_list(t, pidx, &plist);
 	if (rc)
 		goto out;
@@ -302,7 +297,6 @@ static int attempt(struct floe_table *t, const struct commit_files *cf, int64_t 
 	rc = FLOE_ENOMEM;
 	if (!(entries = floe_calloc(t->alloc, np + 1, sizeof(*entries))))
 		goto out;
-
 	struct floe_ice_field_summary sums[FLOE_PART_MAX];
 	struct floe_ice_manifest_part parts[FLOE_PART_MAX];
 	uint8_t scratch[16 * FLOE_PART_MAX];
@@ -324,11 +318,29 @@ static int attempt(struct floe_table *t, const struct commit_files *cf, int64_t 
 	e->has_partitions = true;
 	for (size_t i = 0; i < np; i++)
 		entries[i + 1] = *floe_ice_manifest_list_at(plist, i);
-
 	uint8_t sync[16];
-	if ((rc = t->rand->fill(t->rand->ctx, sync, sizeof(sync))) ||
-	    (rc = floe_ice_manifest_list_write(t->alloc, snapshot_id, parent, seq, entries, np + 1,
-					       sync, &b)))
+	if ((rc = t->rand->fill(t->rand->ctx, sync, sizeof(sync))) == 0)
+		rc = floe_ice_manifest_list_write(t->alloc, snapshot_id, parent, seq, entries,
+						  np + 1, sync, b);
+out:
+	floe_free(t->alloc, entries);
+	floe_ice_manifest_list_free(plist);
+	return rc;
+}
+
+/* One attempt: 0 committed, FLOE_ECONFLICT lost the race, other errors fatal. */
+static int attempt(struct floe_table *t, const struct commit_files *cf, int64_t snapshot_id,
+		   int64_t commit_seq, const char *commit_uuid, unsigned n,
+		   const char *manifest_uri, int64_t manifest_len)
+{
+	struct floe_ice_meta *m = t->meta;
+	int64_t parent = floe_ice_meta_current_snapshot_id(m);
+	long pidx = parent >= 0 ? floe_ice_meta_find_snapshot(m, parent) : -1;
+	int64_t seq = floe_ice_meta_last_sequence(m) + 1;
+	struct floe_buf b;
+	floe_buf_init(&b, t->alloc, FLOE_TABLE_MANIFEST_MAX);
+	int rc = write_list(t, cf, snapshot_id, parent, pidx, seq, manifest_uri, manifest_len, &b);
+	if (rc)
 		goto out;
 	char list_path[FLOE_TABLE_PATH_CAP + 128], list_uri[2 * FLOE_TABLE_PATH_CAP + 160];
 	snprintf(list_path, sizeof(list_path), "%ssnap-%" PRId64 "-%u-%s.avro", t->metadir, snapshot_id, n,
@@ -379,8 +391,6 @@ static int attempt(struct floe_table *t, const struct commit_files *cf, int64_t 
 	}
 out:
 	floe_buf_fini(&b);
-	floe_free(t->alloc, entries);
-	floe_ice_manifest_list_free(plist);
 	return rc;
 }
 

@@ -38,20 +38,21 @@ int floe_cri_parse(const char *p, size_t len, struct floe_container_piece *out, 
 	int rc = floe_ts_parse_rfc3339(p, len, &out->ts_us, &i);
 	if (rc) {
 		i = 0;
-		goto bad;
+		goto out;
 	}
+	rc = FLOE_EPARSE;
 	if (i >= len || p[i] != ' ')
-		goto bad;
+		goto out;
 	size_t ss = ++i;
 	while (i < len && p[i] != ' ')
 		i++;
 	if (i == ss || i >= len)
-		goto bad;
+		goto out;
 	out->stream = p + ss;
 	out->stream_len = i - ss;
 	i++;
 	if (i >= len || (p[i] != 'P' && p[i] != 'F'))
-		goto bad;
+		goto out;
 	out->partial = p[i] == 'P';
 	i++;
 	if (i < len && p[i] == ':') {
@@ -60,16 +61,16 @@ int floe_cri_parse(const char *p, size_t len, struct floe_container_piece *out, 
 	}
 	if (i < len) {
 		if (p[i] != ' ')
-			goto bad;
+			goto out;
 		i++;
 	}
 	out->msg = p + i;
 	out->len = len - i;
-	return 0;
-bad:
-	if (err_off)
+	rc = 0;
+out:
+	if (rc && err_off)
 		*err_off = i;
-	return FLOE_EPARSE;
+	return rc ? FLOE_EPARSE : 0;
 }
 
 int floe_docker_parse(const char *p, size_t len, struct floe_fields *f,

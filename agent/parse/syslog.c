@@ -196,21 +196,20 @@ int floe_syslog_ts_rfc3339(const char *s, size_t len, const int32_t *zone_off_s,
 	int y, mo, d, h, mi, se;
 	int64_t frac = 0;
 	int32_t off = 0;
+	int rc = FLOE_EPARSE;
 	if (!digits(s, len, &i, 4, &y) || !lit(s, len, &i, '-') || !digits(s, len, &i, 2, &mo) ||
 	    !lit(s, len, &i, '-') || !digits(s, len, &i, 2, &d) ||
 	    !(lit(s, len, &i, 'T') || lit(s, len, &i, 't')) || !digits(s, len, &i, 2, &h) ||
 	    !lit(s, len, &i, ':') || !digits(s, len, &i, 2, &mi) || !lit(s, len, &i, ':') ||
 	    !digits(s, len, &i, 2, &se))
-		goto syntax;
+		goto out;
 	if (lit(s, len, &i, '.') && !fraction(s, len, &i, 9, &frac))
-		goto syntax;
-	int rc = rfc3339_offset(s, len, &i, zone_off_s, &off);
-	if (rc == FLOE_EFORMAT) {
-		*err_off = i;
-		return rc;
-	}
-	if (rc != 0 || i != len)
-		goto syntax;
+		goto out;
+	rc = rfc3339_offset(s, len, &i, zone_off_s, &off);
+	if (rc == 0 && i != len)
+		rc = FLOE_EPARSE;
+	if (rc)
+		goto out; /* i is where it went wrong */
 	size_t bad = 0;
 	if (mo < 1 || mo > 12)
 		bad = F_MON;
@@ -223,14 +222,15 @@ int floe_syslog_ts_rfc3339(const char *s, size_t len, const int32_t *zone_off_s,
 	else if (se > 60)
 		bad = F_SEC;
 	if (bad) {
-		*err_off = bad;
-		return FLOE_EFORMAT;
+		i = bad;
+		rc = FLOE_EFORMAT;
+		goto out;
 	}
 	*out_us = to_us(y, mo, d, h, mi, se, frac, off);
-	return 0;
-syntax:
-	*err_off = i < len ? i : len;
-	return FLOE_EPARSE;
+out:
+	if (rc)
+		*err_off = i < len ? i : len;
+	return rc;
 }
 
 static int month_of(const char *s)

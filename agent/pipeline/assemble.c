@@ -288,7 +288,7 @@ static int state_new(struct floe_assemble *as, uint64_t id, const char *path, st
 	struct state *s = floe_calloc(as->a, 1, sizeof(*s));
 	int rc = FLOE_ENOMEM;
 	if (!s || !(s->path = floe_strdup(as->a, path)))
-		goto fail;
+		goto out;
 	s->id = id;
 	s->last_end = -1;
 	if (as->o.format != FLOE_ASSEMBLE_RAW) {
@@ -299,7 +299,7 @@ static int state_new(struct floe_assemble *as, uint64_t id, const char *path, st
 		    .timeout_us = as->o.timeout_us,
 		};
 		if ((rc = floe_container_new(as->a, &co, &s->c)))
-			goto fail;
+			goto out;
 	}
 	if (as->start) {
 		struct floe_multiline_opts mo = {
@@ -311,13 +311,16 @@ static int state_new(struct floe_assemble *as, uint64_t id, const char *path, st
 		    .max_line_bytes = as->o.max_line_bytes < START_TEST_MAX ? as->o.max_line_bytes
 									    : START_TEST_MAX};
 		if ((rc = floe_multiline_new(as->a, &mo, &s->m, NULL)))
-			goto fail;
+			goto out;
+	}
+	rc = 0;
+out:
+	if (rc) {
+		state_free(as, s);
+		return rc;
 	}
 	*out_s = s;
 	return 0;
-fail:
-	state_free(as, s);
-	return rc;
 }
 
 /* Finds or makes the state of file id, evicting to make room. */

@@ -342,6 +342,52 @@ static void report_missing(struct floe_runner *r, const uint64_t *seqs, size_t n
 		   missing, first, last, floe_spool_dir(r->lake.spool));
 }
 
+/* The newest positions and the highest sequence in the spool. */
+struct newest {
+	uint8_t *pos; /* owned: the checkpoint's, or a newer entry's */
+	size_t len;
+	uint64_t seq;
+	uint64_t max_seq;
+	bool newer; /* a spool entry is newer than the checkpoint */
+};
+
+/* Loads every entry of seqs[0..n) (a corrupt one goes to quarantine, its seq set to 0):
+ * one newer than the checkpoint's last_seq gives its positions to nw. */
+static int newest_in_spool(struct floe_runner *r, uint64_t *seqs, size_t n, uint64_t last_seq,
+			   struct newest *nw, struct floe_err *err)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct floe_spool_entry *e = NULL;
+		int rc = floe_spool_load(r->lake.spool, seqs[i], &e);
+		if (rc == FLOE_ECORRUPT) {
+			int q = floe_spool_quarantine(r->lake.spool, seqs[i]);
+			if (q)
+				floe_error(
+				    "runner: spool entry %" PRIu64 " is corrupt and could not be "
+				    "moved to %s/quarantine (%s): it stays where it is, skipped",
+				    seqs[i], floe_spool_dir(r->lake.spool), floe_strerror(q));
+			seqs[i] = 0; /* skipped below */
+			continue;
+		}
+		if (rc)
+			return floe_err_set(err, rc, "spool entry %" PRIu64 " in %s: %s", seqs[i],
+					    floe_spool_dir(r->lake.spool), floe_strerror(rc));
+		if (seqs[i] > last_seq) {
+			floe_free(&r->alloc, nw->pos);
+			nw->pos = e->positions;
+			nw->len = e->positions_len;
+			nw->seq = seqs[i];
+			nw->newer = true;
+			e->positions = NULL;
+			e->positions_len = 0;
+		}
+		if (seqs[i] > nw->max_seq)
+			nw->max_seq = seqs[i];
+		floe_spool_entry_free(&r->alloc, e);
+	}
+	return 0;
+}
+
 int floe_runner_recover(struct floe_runner *r, struct floe_err *err)
 {
 	struct loaded_checkpoint ck;
@@ -371,40 +417,15 @@ int floe_runner_recover(struct floe_runner *r, struct floe_err *err)
 	/* First the newest positions: a seal newer than the checkpoint (a crash came between
 	 * the two writes) holds newer ones. They go to the checkpoint before any entry is
 	 * removed, here or by the first commit, or a restart would read those lines again. */
-	uint64_t pos_seq = ck.last_seq;
-	bool newer = false;
-	for (size_t i = 0; i < n; i++) {
-		struct floe_spool_entry *e = NULL;
-		rc = floe_spool_load(r->lake.spool, seqs[i], &e);
-		if (rc == FLOE_ECORRUPT) {
-			int q = floe_spool_quarantine(r->lake.spool, seqs[i]);
-			if (q)
-				floe_error(
-				    "runner: spool entry %" PRIu64 " is corrupt and could not be "
-				    "moved to %s/quarantine (%s): it stays where it is, skipped",
-				    seqs[i], floe_spool_dir(r->lake.spool), floe_strerror(q));
-			seqs[i] = 0; /* skipped below */
-			rc = 0;
-			continue;
-		}
-		if (rc) {
-			floe_err_set(err, rc, "spool entry %" PRIu64 " in %s: %s", seqs[i],
-				     floe_spool_dir(r->lake.spool), floe_strerror(rc));
-			goto out;
-		}
-		if (seqs[i] > ck.last_seq) {
-			floe_free(&r->alloc, pos);
-			pos = e->positions;
-			pos_len = e->positions_len;
-			pos_seq = seqs[i];
-			newer = true;
-			e->positions = NULL;
-			e->positions_len = 0;
-		}
-		if (seqs[i] > max_seq)
-			max_seq = seqs[i];
-		floe_spool_entry_free(&r->alloc, e);
-	}
+	struct newest nw = {pos, pos_len, ck.last_seq, max_seq, false};
+	rc = newest_in_spool(r, seqs, n, ck.last_seq, &nw, err);
+	pos = nw.pos;
+	pos_len = nw.len;
+	uint64_t pos_seq = nw.seq;
+	bool newer = nw.newer;
+	max_seq = nw.max_seq;
+	if (rc)
+		goto out;
 	report_missing(r, seqs, n, committed, ck.last_seq);
 	/* A checkpoint of an older floe (or a missing committed record) is rewritten in the
 	 * current format now, so that it names this installation from the start. */
