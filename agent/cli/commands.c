@@ -198,25 +198,37 @@ static const char *parse_common(int argc, char **argv, bool *once, bool allow_on
 	return path;
 }
 
-int floe_cmd_run(int argc, char **argv)
+/* What run and check do first: help, the options, the configuration (run makes the
+ * installation, check only looks) and the inputs' preflight (check also scans them).
+ * Returns -1 with *cfg loaded (owned) to go on, or the exit code. */
+static int start(int argc, char **argv, const char *help, bool run, bool *once,
+		 struct floe_config **cfg)
 {
 	if (argc > 1 && is_help(argv[1])) {
-		fputs(run_help, stdout);
+		fputs(help, stdout);
 		return FLOE_EXIT_OK;
 	}
-	bool once = false;
-	const char *path = parse_common(argc, argv, &once, true);
+	const char *path = parse_common(argc, argv, once, run);
 	if (!path) {
-		fputs(run_help, stderr);
+		fputs(help, stderr);
 		return FLOE_EXIT_USAGE;
 	}
-	struct floe_config *cfg = floe_cli_load_config(path, true);
-	if (!cfg)
+	if (!(*cfg = floe_cli_load_config(path, run)))
 		return FLOE_EXIT_USAGE;
-	if (preflight(cfg, false) != 0) {
-		floe_config_free(cfg);
+	if (preflight(*cfg, !run) != 0) {
+		floe_config_free(*cfg);
 		return FLOE_EXIT_USAGE;
 	}
+	return -1;
+}
+
+int floe_cmd_run(int argc, char **argv)
+{
+	bool once = false;
+	struct floe_config *cfg = NULL;
+	int status = start(argc, argv, run_help, true, &once, &cfg);
+	if (status >= 0)
+		return status;
 	floe_signal_install();
 	floe_heap_tune();
 	struct floe_runner *r = NULL;
@@ -277,28 +289,16 @@ static void print_installation(const struct floe_config *cfg)
 
 int floe_cmd_check(int argc, char **argv)
 {
-	if (argc > 1 && is_help(argv[1])) {
-		fputs(check_help, stdout);
-		return FLOE_EXIT_OK;
-	}
 	bool once = false;
-	const char *path = parse_common(argc, argv, &once, false);
-	if (!path) {
-		fputs(check_help, stderr);
-		return FLOE_EXIT_USAGE;
-	}
-	struct floe_config *cfg = floe_cli_load_config(path, false);
-	if (!cfg)
-		return FLOE_EXIT_USAGE;
-	if (preflight(cfg, true) != 0) {
-		floe_config_free(cfg);
-		return FLOE_EXIT_USAGE;
-	}
+	struct floe_config *cfg = NULL;
+	int status = start(argc, argv, check_help, false, &once, &cfg);
+	if (status >= 0)
+		return status;
 	struct floe_buf b;
 	floe_buf_init(&b, NULL, CONFIG_MAX);
 	int rc = floe_config_dump(cfg, &b);
 	if (rc == 0) {
-		printf("%s: OK\n", path);
+		printf("%s: OK\n", cfg->path);
 		fwrite(b.data, 1, b.len, stdout);
 		print_installation(cfg);
 	}

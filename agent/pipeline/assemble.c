@@ -121,23 +121,31 @@ out:
 	return 0;
 }
 
-static void state_free(struct floe_assemble *as, struct state *s)
+/* Adds state s's joiners' counters to the four totals. */
+static void add_counts(const struct state *s, uint64_t *truncated, uint64_t *incomplete,
+		       uint64_t *by_max_lines, uint64_t *timeouts)
 {
-	if (!s)
-		return;
 	if (s->c) {
 		uint64_t tr, inc;
 		floe_container_counts(s->c, &tr, &inc);
-		as->gone_truncated += tr;
-		as->gone_incomplete += inc;
+		*truncated += tr;
+		*incomplete += inc;
 	}
 	if (s->m) {
 		struct floe_multiline_stats ms;
 		floe_multiline_get_stats(s->m, &ms);
-		as->gone_truncated += ms.truncated;
-		as->gone_by_max_lines += ms.by_max_lines;
-		as->gone_timeouts += ms.by_timeout;
+		*truncated += ms.truncated;
+		*by_max_lines += ms.by_max_lines;
+		*timeouts += ms.by_timeout;
 	}
+}
+
+static void state_free(struct floe_assemble *as, struct state *s)
+{
+	if (!s)
+		return;
+	add_counts(s, &as->gone_truncated, &as->gone_incomplete, &as->gone_by_max_lines,
+		   &as->gone_timeouts);
 	floe_container_free(s->c);
 	floe_multiline_free(s->m);
 	floe_free(as->a, s->path);
@@ -479,20 +487,8 @@ void floe_assemble_get_stats(const struct floe_assemble *as, struct floe_assembl
 	o->by_max_lines = as->gone_by_max_lines;
 	o->timeouts += as->gone_timeouts;
 	for (size_t i = 0; i < as->n; i++) {
-		const struct state *s = as->st[i];
-		if (s->c) {
-			uint64_t tr, inc;
-			floe_container_counts(s->c, &tr, &inc);
-			o->truncated += tr;
-			o->incomplete += inc;
-		}
-		if (s->m) {
-			struct floe_multiline_stats ms;
-			floe_multiline_get_stats(s->m, &ms);
-			o->truncated += ms.truncated;
-			o->by_max_lines += ms.by_max_lines;
-			o->timeouts += ms.by_timeout;
-		}
+		add_counts(as->st[i], &o->truncated, &o->incomplete, &o->by_max_lines,
+			   &o->timeouts);
 	}
 	o->states = as->n;
 }

@@ -1,6 +1,7 @@
 /* The runner's durable state: input positions, the checkpoint, and recovery at start-up
  * (what the spool and the table already hold). */
 #include "agent/run/runner_impl.h"
+#include "agent/run/span.h"
 
 #include "agent/config/config.h"
 #include "agent/state/blobfile.h"
@@ -72,33 +73,22 @@ int floe_runner_collect_positions(struct floe_runner *r, struct floe_buf *out)
 	return rc;
 }
 
-static uint32_t le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-/* Restores every tail from collect_positions' format. A blob saved with another number
- * of inputs restores the inputs it still has in order: the configuration changed. */
+/* Restores every tail from collect_positions' format (read by span.c). A blob saved with
+ * another number of inputs restores the inputs it still has in order: the configuration
+ * changed. */
 static int restore_positions(struct floe_runner *r, const uint8_t *p, size_t len)
 {
-	if (len < 4)
-		return FLOE_ECORRUPT;
-	uint32_t n = le32(p);
-	size_t off = 4;
-	for (uint32_t i = 0; i < n; i++) {
-		if (len - off < 4)
-			return FLOE_ECORRUPT;
-		uint32_t l = le32(p + off);
-		off += 4;
-		if (l > len - off)
-			return FLOE_ECORRUPT;
-		if (i < r->in.n) {
-			int rc = floe_tail_restore(r->in.tails[i], p + off, l);
-			if (rc)
-				return rc;
-		}
-		off += l;
-	}
+	uint32_t n = 0;
+	const uint8_t *blob;
+	size_t blen;
+	int rc = floe_span_input(p, len, 0, &n, &blob, &blen);
+	if (rc == FLOE_ENOTFOUND && n == 0)
+		rc = 0; /* no input at all */
+	for (uint32_t i = 0; i < n && rc == 0; i++)
+		if ((rc = floe_span_input(p, len, i, &n, &blob, &blen)) == 0 && i < r->in.n)
+			rc = floe_tail_restore(r->in.tails[i], blob, blen);
+	if (rc)
+		return rc;
 	if (n != r->in.n)
 		floe_warn("runner: the checkpoint has %u inputs, the configuration %zu", n,
 			  r->in.n);
