@@ -4,6 +4,7 @@
 
 #include <string.h>
 #include <xxhash.h>
+#include <math.h>
 
 #include "agent/agg/agg_math.h"
 #include "formats/base/error.h"
@@ -129,7 +130,7 @@ static double ertl_tau(double x)
 		return 0.0;
 	double y = 1.0, z = 1.0 - x, prev;
 	do {
-		x = floe_agg_sqrt(x);
+		x = sqrt(x);
 		prev = z;
 		y *= 0.5;
 		z -= (1.0 - x) * (1.0 - x) * y;
@@ -153,7 +154,7 @@ double floe_hll_estimate(const struct floe_hll *h)
 	for (unsigned k = q; k >= 1; k--)
 		z = 0.5 * (z + (double)c[k]);
 	z += m * ertl_sigma((double)c[0] / m);
-	return (0.5 / FLOE_AGG_LN2) * m * m / z;
+	return (0.5 / M_LN2) * m * m / z;
 }
 
 size_t floe_hll_serialized_size(const struct floe_hll *h)

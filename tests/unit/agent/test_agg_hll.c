@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,10 +18,6 @@
 #include "formats/base/error.h"
 #include "agg_nomalloc.h"
 
-/* floe links no libm: the sketches' own helpers stand in. */
-#define fabs __builtin_fabs
-#define sqrt floe_agg_sqrt
-#define ldexp(x, e) ((x)*floe_agg_pow2(e))
 static double max_d(double a, double b)
 {
 	return a > b ? a : b;

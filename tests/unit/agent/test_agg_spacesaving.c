@@ -10,6 +10,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <math.h>
 
 #include "agent/agg/agg_math.h"
 #include "agent/agg/spacesaving.h"
@@ -53,7 +54,7 @@ static void zipf_init(void)
 {
 	double sum = 0;
 	for (unsigned i = 0; i < ITEMS; i++) {
-		sum += floe_agg_exp(-1.1 * floe_agg_log(i + 1.0));
+		sum += exp(-1.1 * log(i + 1.0));
 		cdf[i] = sum;
 	}
 	for (unsigned i = 0; i < ITEMS; i++)
