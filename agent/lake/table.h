@@ -39,7 +39,7 @@ struct floe_table_options {
 	const char *name;
 	const struct floe_part_spec *spec; /* used when the table is created */
 	const char *agent_id;
-	const char *installation_id; /* this installation (a UUID, see pipeline/identity.h) */
+	const char *installation_id; /* this installation (a UUID, see state/identity.h) */
 	/* Snapshots without floe.installation-id whose floe.agent-id is this are this
 	 * installation's: it continues a state_dir from a floe without installation ids.
 	 * NULL: none. */

@@ -22,7 +22,7 @@
  * decoders, the tails' file lists. Measured at 42 KB for a new table with two inputs; the
  * rest is room for the metadata of a table with history. */
 #define AGENT_BASE ((uint64_t)128 << 10)
-/* The tail's read size (floe_runner_tail_options): a file's buffer holds a chunk and the
+/* The tail's read size (settings.c, floe_run_tail_options): a file's buffer holds a chunk and the
  * longest line, plus its CR/LF. */
 #define READ_CHUNK ((uint64_t)64 << 10)
 
@@ -61,8 +61,8 @@ static uint64_t writer_need(const struct floe_pq_options *o, size_t ctx, const s
 }
 
 /* Everything but the writer: read buffers of every input, one assembler state each
- * (runner.c's assembler_new: two multiline buffers, three container ones), the sort
- * buffer, the agent. max_line replaces input k's max_line_bytes (for the suggestion). */
+ * (settings.c's floe_run_assemble_options: two multiline buffers, three container ones),
+ * the sort buffer, the agent. max_line replaces input k's max_line_bytes (for the suggestion). */
 static void other_parts(const struct floe_config *c, size_t k, uint64_t max_line, struct floe_memory_need *n)
 {
 	n->read = n->assemble = 0;

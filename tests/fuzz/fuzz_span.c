@@ -1,4 +1,4 @@
-/* Fuzz target: the byte ranges of a seal from two tail position blobs (agent/pipeline/span).
+/* Fuzz target: the byte ranges of a seal from two tail position blobs (agent/run/span).
  * Input: u16 little-endian length of the start blob, the start blob, then the end blob.
  * Any input must decode or fail cleanly, and release what it took. */
 #include <stdint.h>

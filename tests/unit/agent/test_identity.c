@@ -1,4 +1,4 @@
-/* Unit tests for agent/pipeline/identity: the installation file (made once, restored from
+/* Unit tests for agent/state/identity: the installation file (made once, restored from
  * the checkpoint, continuing a checkpoint of a floe without installation ids, refused when
  * made on another machine), the machine id and the default agent id. */
 #include <setjmp.h>

@@ -1,4 +1,4 @@
-/* Unit tests for agent/lake/partition: specs from config, keys, Hive-style paths. */
+/* Unit tests for agent/schema/partition: specs from config, keys, Hive-style paths. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
