@@ -496,7 +496,7 @@ static int parse_object(struct jp *j, const char *prefix, size_t plen, unsigned 
 }
 
 int floe_json_line_parse(const char *p, size_t len, unsigned max_depth, struct floe_fields *f,
-			 size_t *err_off)
+			 struct floe_err *err)
 {
 	struct jp j = {.p = p, .len = len, .f = f};
 	j.max_depth = max_depth == 0 ? 1 : max_depth;
@@ -512,9 +512,9 @@ int floe_json_line_parse(const char *p, size_t len, unsigned max_depth, struct f
 	}
 	if (j.err) {
 		floe_fields_reset(f);
-		if (err_off)
-			*err_off = j.err_off;
-		return j.err;
+		return floe_err_at(err, j.err, j.err_off, "%s at byte %zu",
+				   j.err == FLOE_ELIMIT ? "JSON nested too deeply" : "invalid JSON",
+				   j.err_off);
 	}
 	return 0;
 }

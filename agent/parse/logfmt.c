@@ -67,7 +67,7 @@ static void add_unescaped(struct floe_fields *f, const char *key, size_t klen, c
 	floe_fields_add(f, key, klen, d, n);
 }
 
-int floe_logfmt_parse(const char *p, size_t len, struct floe_fields *f, size_t *err_off)
+int floe_logfmt_parse(const char *p, size_t len, struct floe_fields *f, struct floe_err *err)
 {
 	size_t i = 0;
 	int rc = 0;
@@ -115,8 +115,7 @@ int floe_logfmt_parse(const char *p, size_t len, struct floe_fields *f, size_t *
 	}
 	if (rc) {
 		floe_fields_reset(f);
-		if (err_off)
-			*err_off = i;
+		floe_err_at(err, rc, i, "invalid logfmt at byte %zu", i);
 	}
 	return rc;
 }

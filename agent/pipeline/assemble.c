@@ -397,9 +397,9 @@ int floe_assemble_push(struct floe_assemble *as, uint64_t file_id, const char *p
 		rc = feed(as, s, &p, now_us, fn, ctx);
 	} else {
 		struct floe_container_rec cr[2];
-		size_t n = 0, eoff = 0;
+		size_t n = 0;
 		int prc =
-		    floe_container_push(s->c, line, len, offset, end_offset, now_us, cr, &n, &eoff);
+		    floe_container_push(s->c, line, len, offset, end_offset, now_us, cr, &n, NULL);
 		if (prc == FLOE_ENOMEM)
 			return prc; /* nothing changed */
 		for (size_t i = 0; i < n && rc == 0; i++)

@@ -187,17 +187,16 @@ void floe_decoder_apply(struct floe_decoder *d, struct floe_record *rec)
 	rec->nattrs = 0;
 	if (d->fields) {
 		floe_fields_reset(d->fields);
-		size_t off = 0;
 		int rc = 0;
 		bool matched = true;
 		const char *p = rec->message.p;
 		size_t len = rec->message.len;
 		switch (d->parser) {
 		case FLOE_PARSER_JSON:
-			rc = floe_json_line_parse(p, len, JSON_DEPTH, d->fields, &off);
+			rc = floe_json_line_parse(p, len, JSON_DEPTH, d->fields, NULL);
 			break;
 		case FLOE_PARSER_LOGFMT:
-			rc = floe_logfmt_parse(p, len, d->fields, &off);
+			rc = floe_logfmt_parse(p, len, d->fields, NULL);
 			break;
 		case FLOE_PARSER_REGEX:
 			rc = floe_regex_capture(d->regex, p, len, d->fields, &matched);
