@@ -249,7 +249,7 @@ int floe_hll_decode(struct floe_hll *h, void *mem, size_t memlen, const void *p,
 		    struct floe_err *err)
 {
 	const uint8_t *b = p;
-	unsigned prec;
+	unsigned prec = 0; /* set when the call succeeds; compilers cannot always see it */
 	int rc = floe_hll_decode_precision(p, len, &prec, err);
 	if (rc)
 		return rc;
