@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct floe_err;
+
 #define FLOE_DDS_DEFAULT_ACCURACY 0.01
 #define FLOE_DDS_DEFAULT_POS_BINS 2048
 #define FLOE_DDS_DEFAULT_NEG_BINS 512
@@ -97,7 +99,8 @@ int floe_dds_encode_proto(const struct floe_dds *s, void *out, size_t cap);
  * format and are left NaN for the caller to restore. Errors: FLOE_EPARSE (truncated or
  * malformed wire data), FLOE_EFORMAT (a value out of its domain, another mapping),
  * FLOE_EUNSUPPORTED (an interpolated mapping, fractional counts), FLOE_ELIMIT (more
- * than 2^32 - 1 values), with *err_off at the offending byte; s is unchanged on failure. */
-int floe_dds_decode_proto(struct floe_dds *s, const void *p, size_t len, size_t *err_off);
+ * than 2^32 - 1 values), with err (may be NULL) holding the offset of the offending byte; s is
+ * unchanged on failure. */
+int floe_dds_decode_proto(struct floe_dds *s, const void *p, size_t len, struct floe_err *err);
 
 #endif

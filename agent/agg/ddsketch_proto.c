@@ -455,7 +455,7 @@ static int check_mapping(struct dec *d)
 	return 0;
 }
 
-int floe_dds_decode_proto(struct floe_dds *s, const void *p, size_t len, size_t *err_off)
+int floe_dds_decode_proto(struct floe_dds *s, const void *p, size_t len, struct floe_err *err)
 {
 	struct dec d;
 	memset(&d, 0, sizeof(d));
@@ -473,11 +473,9 @@ int floe_dds_decode_proto(struct floe_dds *s, const void *p, size_t len, size_t 
 	}
 	if (!rc && d.zero > (double)(UINT32_MAX - d.total))
 		rc = fail(&d, 0, FLOE_ELIMIT);
-	if (rc) {
-		if (err_off)
-			*err_off = d.err;
-		return rc;
-	}
+	if (rc)
+		return floe_err_at(err, rc, d.err, "DDSketch protobuf: %s at byte %zu",
+				   floe_strerror(rc), d.err);
 	floe_dds_reset(s);
 	d.pass = APPLY;
 	rc = dec_sketch(&d);

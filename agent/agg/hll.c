@@ -4,6 +4,7 @@
 
 #include <string.h>
 #include <xxhash.h>
+#include <math.h>
 
 #include "agent/agg/agg_math.h"
 #include "formats/base/error.h"
@@ -129,7 +130,7 @@ static double ertl_tau(double x)
 		return 0.0;
 	double y = 1.0, z = 1.0 - x, prev;
 	do {
-		x = floe_agg_sqrt(x);
+		x = sqrt(x);
 		prev = z;
 		y *= 0.5;
 		z -= (1.0 - x) * (1.0 - x) * y;
@@ -153,7 +154,7 @@ double floe_hll_estimate(const struct floe_hll *h)
 	for (unsigned k = q; k >= 1; k--)
 		z = 0.5 * (z + (double)c[k]);
 	z += m * ertl_sigma((double)c[0] / m);
-	return (0.5 / FLOE_AGG_LN2) * m * m / z;
+	return (0.5 / M_LN2) * m * m / z;
 }
 
 size_t floe_hll_serialized_size(const struct floe_hll *h)
@@ -212,31 +213,29 @@ int floe_hll_serialize(const struct floe_hll *h, void *out, size_t cap)
 	return 0;
 }
 
-static int fail_at(size_t *err_off, size_t off, int code)
+static int fail_at(struct floe_err *err, size_t off, int code)
 {
-	if (err_off)
-		*err_off = off;
-	return code;
+	return floe_err_at(err, code, off, "HLL image: %s at byte %zu", floe_strerror(code), off);
 }
 
-int floe_hll_decode_precision(const void *p, size_t len, unsigned *precision, size_t *err_off)
+int floe_hll_decode_precision(const void *p, size_t len, unsigned *precision, struct floe_err *err)
 {
 	const uint8_t *b = p;
 	if (len < 8)
-		return fail_at(err_off, len, FLOE_EPARSE);
+		return fail_at(err, len, FLOE_EPARSE);
 	if (b[2] != DS_FAMILY_HLL)
-		return fail_at(err_off, 2, FLOE_EFORMAT);
+		return fail_at(err, 2, FLOE_EFORMAT);
 	if (b[1] != DS_SER_VER)
-		return fail_at(err_off, 1, FLOE_EUNSUPPORTED);
+		return fail_at(err, 1, FLOE_EUNSUPPORTED);
 	if ((b[7] & 3) != DS_MODE_HLL || ((b[7] >> 2) & 3) != DS_TYPE_HLL_8)
-		return fail_at(err_off, 7, FLOE_EUNSUPPORTED);
+		return fail_at(err, 7, FLOE_EUNSUPPORTED);
 	if (b[0] != DS_PREINTS)
-		return fail_at(err_off, 0, FLOE_EFORMAT);
+		return fail_at(err, 0, FLOE_EFORMAT);
 	/* DataSketches allows lgK 4..21; floe reads up to 18 (256 KiB of registers). */
 	if (b[3] < FLOE_HLL_PMIN || b[3] > 21)
-		return fail_at(err_off, 3, FLOE_EFORMAT);
+		return fail_at(err, 3, FLOE_EFORMAT);
 	if (b[3] > FLOE_HLL_PMAX)
-		return fail_at(err_off, 3, FLOE_EUNSUPPORTED);
+		return fail_at(err, 3, FLOE_EUNSUPPORTED);
 	*precision = b[3];
 	return 0;
 }
@@ -247,35 +246,37 @@ static uint32_t get_le32(const uint8_t *b)
 }
 
 int floe_hll_decode(struct floe_hll *h, void *mem, size_t memlen, const void *p, size_t len,
-		    size_t *err_off)
+		    struct floe_err *err)
 {
 	const uint8_t *b = p;
-	unsigned prec;
-	int rc = floe_hll_decode_precision(p, len, &prec, err_off);
+	unsigned prec = 0; /* set when the call succeeds; compilers cannot always see it */
+	int rc = floe_hll_decode_precision(p, len, &prec, err);
 	if (rc)
 		return rc;
 	if (len < FLOE_HLL_HEADER_BYTES)
-		return fail_at(err_off, len, FLOE_EPARSE);
+		return fail_at(err, len, FLOE_EPARSE);
 	/* HLL_8 keeps its minimum at zero; a non-zero curMin or an exception table
 	 * belongs to HLL_4 and is not a valid HLL_8 image. */
 	if (b[6] != 0)
-		return fail_at(err_off, 6, FLOE_EFORMAT);
+		return fail_at(err, 6, FLOE_EFORMAT);
 	if (get_le32(b + DS_OFF_AUX_COUNT) != 0)
-		return fail_at(err_off, DS_OFF_AUX_COUNT, FLOE_EFORMAT);
+		return fail_at(err, DS_OFF_AUX_COUNT, FLOE_EFORMAT);
 	size_t m = (size_t)1 << prec;
 	if (len - FLOE_HLL_HEADER_BYTES < m)
-		return fail_at(err_off, len, FLOE_EPARSE);
+		return fail_at(err, len, FLOE_EPARSE);
 	if (len - FLOE_HLL_HEADER_BYTES > m)
-		return fail_at(err_off, FLOE_HLL_HEADER_BYTES + m, FLOE_EFORMAT);
+		return fail_at(err, FLOE_HLL_HEADER_BYTES + m, FLOE_EFORMAT);
 	/* A register can hold at most 65 - p (a hash whose top 64 - p bits are zero). */
 	const uint8_t *r = b + FLOE_HLL_HEADER_BYTES;
 	for (size_t i = 0; i < m; i++)
 		if (r[i] > 65 - prec)
-			return fail_at(err_off, FLOE_HLL_HEADER_BYTES + i, FLOE_EFORMAT);
+			return fail_at(err, FLOE_HLL_HEADER_BYTES + i, FLOE_EFORMAT);
 	if (!mem)
-		return FLOE_EINVAL;
+		return floe_err_set(err, FLOE_EINVAL,
+				    "HLL image: no memory given for the registers");
 	if (memlen < m)
-		return FLOE_ELIMIT;
+		return floe_err_set(err, FLOE_ELIMIT, "HLL image: %zu registers, memory for %zu", m,
+				    memlen);
 	/* The estimator fields (HIP, kxq, numAtCurMin) are derived from the registers and
 	 * are recomputed rather than trusted. */
 	h->reg = mem;

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct floe_err;
+
 #define FLOE_HLL_PMIN 4
 #define FLOE_HLL_PMAX 18
 #define FLOE_HLL_PDEFAULT 14
@@ -69,16 +71,16 @@ size_t floe_hll_serialized_size(const struct floe_hll *h);
 int floe_hll_serialize(const struct floe_hll *h, void *out, size_t cap);
 
 /* Reads the precision from an image's preamble so that the caller can size memory for
- * floe_hll_decode. Returns 0 or FLOE_EPARSE/FLOE_EFORMAT/FLOE_EUNSUPPORTED with *err_off
+ * floe_hll_decode. Returns 0 or FLOE_EPARSE/FLOE_EFORMAT/FLOE_EUNSUPPORTED with err (may be NULL)
  * at the offending byte. */
-int floe_hll_decode_precision(const void *p, size_t len, unsigned *precision, size_t *err_off);
+int floe_hll_decode_precision(const void *p, size_t len, unsigned *precision, struct floe_err *err);
 
 /* Decodes the image of len bytes at p (borrowed; pure, never reads past len) into h,
  * laid over mem (borrowed) as floe_hll_init would. Hostile input gets FLOE_EPARSE
  * (truncated), FLOE_EFORMAT (a field out of its domain) or FLOE_EUNSUPPORTED (a valid
- * DataSketches image floe does not read: list/set modes, HLL_4/HLL_6), with *err_off at
- * the first offending byte; FLOE_ELIMIT when memlen is too small. */
+ * DataSketches image floe does not read: list/set modes, HLL_4/HLL_6), with err (may be NULL)
+ * holding the offset of the first offending byte; FLOE_ELIMIT when memlen is too small. */
 int floe_hll_decode(struct floe_hll *h, void *mem, size_t memlen, const void *p, size_t len,
-		    size_t *err_off);
+		    struct floe_err *err);
 
 #endif

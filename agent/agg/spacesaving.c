@@ -371,73 +371,72 @@ int floe_ss_serialize(const struct floe_ss *s, void *out, size_t cap)
 	return 0;
 }
 
-static int ss_fail(struct floe_ss *s, size_t *err_off, size_t at, int code)
+static int ss_fail(struct floe_ss *s, struct floe_err *err, size_t at, int code)
 {
 	floe_ss_reset(s);
-	if (err_off)
-		*err_off = at;
-	return code;
+	return floe_err_at(err, code, at, "SpaceSaving image: %s at byte %zu", floe_strerror(code),
+			   at);
 }
 
 /* Validates and adds one counter image at b[pos..]; *pos moves past it. */
 static int decode_entry(struct floe_ss *s, const uint8_t *b, size_t len, size_t *pos,
-			size_t *err_off)
+			struct floe_err *err)
 {
 	size_t at = *pos;
 	if (len - at < SS_ENTRY)
-		return ss_fail(s, err_off, len, FLOE_EPARSE);
-	uint64_t count = get_le(b + at, 8), err = get_le(b + at + 8, 8);
+		return ss_fail(s, err, len, FLOE_EPARSE);
+	uint64_t count = get_le(b + at, 8), error = get_le(b + at + 8, 8);
 	size_t klen = (size_t)get_le(b + at + 16, 2);
 	uint8_t flags = b[at + 18];
 	if (count == 0)
-		return ss_fail(s, err_off, at, FLOE_EFORMAT);
-	if (err > count)
-		return ss_fail(s, err_off, at + 8, FLOE_EFORMAT);
+		return ss_fail(s, err, at, FLOE_EFORMAT);
+	if (error > count)
+		return ss_fail(s, err, at + 8, FLOE_EFORMAT);
 	if (klen > s->key_bytes)
-		return ss_fail(s, err_off, at + 16, FLOE_EFORMAT);
+		return ss_fail(s, err, at + 16, FLOE_EFORMAT);
 	if (flags > 1)
-		return ss_fail(s, err_off, at + 18, FLOE_EFORMAT);
+		return ss_fail(s, err, at + 18, FLOE_EFORMAT);
 	if (len - at - SS_ENTRY < klen)
-		return ss_fail(s, err_off, len, FLOE_EPARSE);
+		return ss_fail(s, err, len, FLOE_EPARSE);
 	const uint8_t *key = b + at + SS_ENTRY;
 	uint64_t h = XXH3_64bits(key, klen);
 	uint32_t slot;
 	if (find(s, h, key, klen, &slot) != UINT32_MAX)
-		return ss_fail(s, err_off, at, FLOE_EFORMAT);
+		return ss_fail(s, err, at, FLOE_EFORMAT);
 	uint32_t id = s->n++;
 	s->ctr[id].count = count;
-	s->ctr[id].err = err;
+	s->ctr[id].err = error;
 	set_key(s, id, slot, h, key, klen, flags & 1);
 	*pos = at + SS_ENTRY + klen;
 	return 0;
 }
 
-int floe_ss_decode(struct floe_ss *s, const void *p, size_t len, size_t *err_off)
+int floe_ss_decode(struct floe_ss *s, const void *p, size_t len, struct floe_err *err)
 {
 	const uint8_t *b = p;
 	floe_ss_reset(s);
 	if (len < SS_HEADER)
-		return ss_fail(s, err_off, len, FLOE_EPARSE);
+		return ss_fail(s, err, len, FLOE_EPARSE);
 	if (memcmp(b, "FSS", 3) != 0)
-		return ss_fail(s, err_off, 0, FLOE_EFORMAT);
+		return ss_fail(s, err, 0, FLOE_EFORMAT);
 	if (b[3] != SS_VERSION)
-		return ss_fail(s, err_off, 3, FLOE_EUNSUPPORTED);
+		return ss_fail(s, err, 3, FLOE_EUNSUPPORTED);
 	if (get_le(b + 4, 4) != s->k)
-		return ss_fail(s, err_off, 4, FLOE_EFORMAT);
+		return ss_fail(s, err, 4, FLOE_EFORMAT);
 	if (get_le(b + 8, 4) != s->key_bytes)
-		return ss_fail(s, err_off, 8, FLOE_EFORMAT);
+		return ss_fail(s, err, 8, FLOE_EFORMAT);
 	uint64_t n = get_le(b + 12, 4);
 	if (n > s->k)
-		return ss_fail(s, err_off, 12, FLOE_EFORMAT);
+		return ss_fail(s, err, 12, FLOE_EFORMAT);
 	uint64_t total = get_le(b + 16, 8), truncated = get_le(b + 24, 8);
 	size_t pos = SS_HEADER;
 	for (uint64_t i = 0; i < n; i++) {
-		int rc = decode_entry(s, b, len, &pos, err_off);
+		int rc = decode_entry(s, b, len, &pos, err);
 		if (rc)
 			return rc;
 	}
 	if (pos != len)
-		return ss_fail(s, err_off, pos, FLOE_EFORMAT);
+		return ss_fail(s, err, pos, FLOE_EFORMAT);
 	heapify(s);
 	s->total = total;
 	s->truncated = truncated;

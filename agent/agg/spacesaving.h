@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct floe_err;
+
 #define FLOE_SS_DEFAULT_K 10
 #define FLOE_SS_DEFAULT_KEY_BYTES 64
 #define FLOE_SS_MAX_K 65536
@@ -92,8 +94,8 @@ int floe_ss_serialize(const struct floe_ss *s, void *out, size_t cap);
 /* Decodes an image of len bytes at p (borrowed; pure, never reads past len) into s,
  * initialised with the image's k and key_bytes. Errors: FLOE_EPARSE (truncated),
  * FLOE_EFORMAT (bad magic, another k or key size, err above count, a zero count, a
- * repeated key, trailing bytes), FLOE_EUNSUPPORTED (another version), with *err_off at
- * the offending byte; s is empty after a failure. */
-int floe_ss_decode(struct floe_ss *s, const void *p, size_t len, size_t *err_off);
+ * repeated key, trailing bytes), FLOE_EUNSUPPORTED (another version), with err (may be NULL)
+ * holding the offset of the offending byte; s is empty after a failure. */
+int floe_ss_decode(struct floe_ss *s, const void *p, size_t len, struct floe_err *err);
 
 #endif

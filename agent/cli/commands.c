@@ -4,8 +4,9 @@
 #include "agent/config/config.h"
 #include "agent/input/preflight.h"
 #include "agent/input/tail.h"
-#include "agent/pipeline/identity.h"
-#include "agent/pipeline/runner.h"
+#include "agent/state/identity.h"
+#include "agent/run/memory.h"
+#include "agent/run/runner.h"
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
@@ -60,7 +61,8 @@ static bool is_help(const char *a)
  * -1 after printing why the installation file is unusable. */
 static int default_agent_id(const char *host, const struct floe_config *cfg, bool create, char def[65])
 {
-	char machine[17], hex[17], dir[FLOE_PATH_MAX], why[1024] = "";
+	char machine[17], hex[17], dir[FLOE_PATH_MAX];
+	struct floe_err why = {0};
 	if (floe_identity_machine(FLOE_MACHINE_ID_PATH, machine) == 0) {
 		floe_identity_default_agent_id(host, machine, def);
 		return 0;
@@ -68,11 +70,11 @@ static int default_agent_id(const char *host, const struct floe_config *cfg, boo
 	struct floe_identity id;
 	int rc = floe_path_absolute(cfg->agent.state_dir, dir, sizeof(dir));
 	if (rc == 0)
-		rc = floe_identity_open(NULL, dir, "", create, &id, why, sizeof(why));
+		rc = floe_identity_open(NULL, dir, "", create, NULL, &id, &why);
 	if (rc == -ENOENT && !create)
 		return 0;
 	if (rc) {
-		fprintf(stderr, "floe: %s\n", why[0] ? why : floe_strerror(rc));
+		fprintf(stderr, "floe: %s\n", floe_err_text(&why, rc));
 		return -1;
 	}
 	floe_identity_hex16(&id, hex);
@@ -100,11 +102,12 @@ struct floe_config *floe_cli_load_config(const char *path, bool create_identity)
 		      *p == '.' || *p == '_' || *p == '-'))
 			*p = '-';
 	struct floe_config *cfg = NULL;
-	char err[FLOE_CONFIG_ERR_MAX], def[65];
+	struct floe_err err = {0};
+	char def[65];
 	/* The default id may come from state_dir, which the file names: parse, find the
 	 * default, and parse again with it when agent.id was not set. */
 	snprintf(def, sizeof(def), "%.47s", host);
-	rc = floe_config_parse(NULL, path, text, len, def, &cfg, err, sizeof(err));
+	rc = floe_config_parse(NULL, path, text, len, def, &cfg, &err);
 	if (rc == 0 && strcmp(cfg->agent.id, def) == 0) {
 		char id[65];
 		snprintf(id, sizeof(id), "%s", def);
@@ -116,18 +119,18 @@ struct floe_config *floe_cli_load_config(const char *path, bool create_identity)
 		if (strcmp(id, def) != 0) {
 			floe_config_free(cfg);
 			cfg = NULL;
-			rc = floe_config_parse(NULL, path, text, len, id, &cfg, err, sizeof(err));
+			rc = floe_config_parse(NULL, path, text, len, id, &cfg, &err);
 		}
 	}
 	floe_free(NULL, text);
 	/* The memory rule is checked for every command, so that `check` refuses what `run`
 	 * could not hold. */
-	if (rc == 0 && (rc = floe_config_check_memory(cfg, err, sizeof(err)))) {
+	if (rc == 0 && (rc = floe_memory_check(cfg, &err))) {
 		floe_config_free(cfg);
 		cfg = NULL;
 	}
 	if (rc) {
-		fprintf(stderr, "floe: %s\n", err);
+		fprintf(stderr, "floe: %s\n", floe_err_text(&err, rc));
 		return NULL;
 	}
 	return cfg;
@@ -154,9 +157,8 @@ static int preflight(const struct floe_config *cfg, bool scan)
 		struct floe_preflight_tail to;
 		floe_preflight_tail_options(cfg, i, 100, &to);
 		to.o.max_open_files = 8; /* only to look: a few descriptors at a time */
-		int err = 0;
-		struct floe_tail *t = floe_tail_new(NULL, &to.o, &err);
-		if (t)
+		struct floe_tail *t = NULL;
+		if (floe_tail_new(NULL, &to.o, &t) == 0)
 			(void)floe_tail_scan(t);
 		floe_tail_free(t);
 	}
@@ -197,39 +199,51 @@ static const char *parse_common(int argc, char **argv, bool *once, bool allow_on
 	return path;
 }
 
-int floe_cmd_run(int argc, char **argv)
+/* What run and check do first: help, the options, the configuration (run makes the
+ * installation, check only looks) and the inputs' preflight (check also scans them).
+ * Returns -1 with *cfg loaded (owned) to go on, or the exit code. */
+static int start(int argc, char **argv, const char *help, bool run, bool *once,
+		 struct floe_config **cfg)
 {
 	if (argc > 1 && is_help(argv[1])) {
-		fputs(run_help, stdout);
+		fputs(help, stdout);
 		return FLOE_EXIT_OK;
 	}
-	bool once = false;
-	const char *path = parse_common(argc, argv, &once, true);
+	const char *path = parse_common(argc, argv, once, run);
 	if (!path) {
-		fputs(run_help, stderr);
+		fputs(help, stderr);
 		return FLOE_EXIT_USAGE;
 	}
-	struct floe_config *cfg = floe_cli_load_config(path, true);
-	if (!cfg)
+	if (!(*cfg = floe_cli_load_config(path, run)))
 		return FLOE_EXIT_USAGE;
-	if (preflight(cfg, false) != 0) {
-		floe_config_free(cfg);
+	if (preflight(*cfg, !run) != 0) {
+		floe_config_free(*cfg);
 		return FLOE_EXIT_USAGE;
 	}
+	return -1;
+}
+
+int floe_cmd_run(int argc, char **argv)
+{
+	bool once = false;
+	struct floe_config *cfg = NULL;
+	int status = start(argc, argv, run_help, true, &once, &cfg);
+	if (status >= 0)
+		return status;
 	floe_signal_install();
 	floe_heap_tune();
 	struct floe_runner *r = NULL;
-	char why[1024] = "";
-	int rc = floe_runner_new(cfg, &r, why, sizeof(why));
+	struct floe_err why = {0};
+	int rc = floe_runner_new(cfg, NULL, &r, &why);
 	if (rc && floe_signal_stop_requested()) {
 		/* Stopped while starting (a slow or stalled store, say): nothing was read yet,
 		 * so this is a clean stop, not a failure for a service manager to act on. */
-		floe_warn("stopped while starting: %s", why[0] ? why : floe_strerror(rc));
+		floe_warn("stopped while starting: %s", floe_err_text(&why, rc));
 		floe_config_free(cfg);
 		return FLOE_EXIT_OK;
 	}
 	if (rc) {
-		floe_error("%s", why[0] ? why : floe_strerror(rc));
+		floe_error("%s", floe_err_text(&why, rc));
 		floe_config_free(cfg);
 		return rc == FLOE_ESCHEMA || rc == FLOE_EINVAL || rc == FLOE_EUNSUPPORTED || rc == FLOE_EIDENTITY
 			   ? FLOE_EXIT_USAGE
@@ -255,13 +269,14 @@ int floe_cmd_run(int argc, char **argv)
 /* floe check: the installation of the configuration's state_dir, without making one. */
 static void print_installation(const struct floe_config *cfg)
 {
-	char dir[FLOE_PATH_MAX], why[1024] = "", machine[17];
+	char dir[FLOE_PATH_MAX], machine[17];
+	struct floe_err why = {0};
 	struct floe_identity id;
 	if (floe_identity_machine(FLOE_MACHINE_ID_PATH, machine) != 0)
 		machine[0] = '\0';
 	int rc = floe_path_absolute(cfg->agent.state_dir, dir, sizeof(dir));
 	if (rc == 0)
-		rc = floe_identity_open(NULL, dir, machine, false, &id, why, sizeof(why));
+		rc = floe_identity_open(NULL, dir, machine, false, NULL, &id, &why);
 	if (rc == 0) {
 		printf("# installation %s (%s/%s)\n", id.installation, dir, FLOE_IDENTITY_FILE);
 	} else if (rc == -ENOENT) {
@@ -269,34 +284,22 @@ static void print_installation(const struct floe_config *cfg)
 		       machine[0] ? "" : " and derives the default agent.id from it (shown: the host name)");
 	} else {
 		printf("# installation: unusable\n");
-		fprintf(stderr, "floe: warning: %s\n", why[0] ? why : floe_strerror(rc));
+		fprintf(stderr, "floe: warning: %s\n", floe_err_text(&why, rc));
 	}
 }
 
 int floe_cmd_check(int argc, char **argv)
 {
-	if (argc > 1 && is_help(argv[1])) {
-		fputs(check_help, stdout);
-		return FLOE_EXIT_OK;
-	}
 	bool once = false;
-	const char *path = parse_common(argc, argv, &once, false);
-	if (!path) {
-		fputs(check_help, stderr);
-		return FLOE_EXIT_USAGE;
-	}
-	struct floe_config *cfg = floe_cli_load_config(path, false);
-	if (!cfg)
-		return FLOE_EXIT_USAGE;
-	if (preflight(cfg, true) != 0) {
-		floe_config_free(cfg);
-		return FLOE_EXIT_USAGE;
-	}
+	struct floe_config *cfg = NULL;
+	int status = start(argc, argv, check_help, false, &once, &cfg);
+	if (status >= 0)
+		return status;
 	struct floe_buf b;
 	floe_buf_init(&b, NULL, CONFIG_MAX);
 	int rc = floe_config_dump(cfg, &b);
 	if (rc == 0) {
-		printf("%s: OK\n", path);
+		printf("%s: OK\n", cfg->path);
 		fwrite(b.data, 1, b.len, stdout);
 		print_installation(cfg);
 	}
@@ -308,7 +311,7 @@ int floe_cmd_check(int argc, char **argv)
 			cfg->lake.s3.endpoint);
 	/* What the memory rule found, as a YAML comment: how close the budget is. */
 	struct floe_memory_need need;
-	if (rc == 0 && cfg->ninputs && floe_config_memory_need(cfg, &need) == 0)
+	if (rc == 0 && cfg->ninputs && floe_memory_need(cfg, &need) == 0)
 		printf("# memory: the longest record (%.1fMiB, inputs[%zu]) needs about %.1fMiB through "
 		       "sealing, of agent.memory_limit %.1fMiB\n",
 		       need.record / 1048576.0, need.input, need.total / 1048576.0,

@@ -226,12 +226,12 @@ static void print_writers(const struct floe_ice_meta *m)
 static int inspect_table(struct floe_store *st, const char *prefix, const char *name)
 {
 	struct floe_table *t = NULL;
-	char why[1024] = "";
-	int rc = floe_table_load(NULL, st, prefix, &t, why, sizeof(why));
+	struct floe_err why = {0};
+	int rc = floe_table_load(NULL, st, prefix, &t, &why);
 	if (rc) {
 		/* The same decision a commit would make: a history with a gap or a step back is
 		 * shown as refused, not as whatever a probe happens to reach. */
-		fprintf(stderr, "floe: %s: %s\n", name, why[0] ? why : floe_strerror(rc));
+		fprintf(stderr, "floe: %s: %s\n", name, floe_err_text(&why, rc));
 		return FLOE_EXIT_RUNTIME;
 	}
 	const struct floe_ice_meta *m = floe_table_meta(t);
@@ -352,9 +352,10 @@ static struct floe_config *s3_location_config(const char *uri, const char *endpo
 		return NULL;
 	}
 	struct floe_config *cfg = NULL;
-	char err[FLOE_CONFIG_ERR_MAX];
-	if (floe_config_parse(NULL, "inspect", yaml, len, "inspect", &cfg, err, sizeof(err))) {
-		fprintf(stderr, "floe: %s\n", err);
+	struct floe_err err = {0};
+	int prc = floe_config_parse(NULL, "inspect", yaml, len, "inspect", &cfg, &err);
+	if (prc) {
+		fprintf(stderr, "floe: %s\n", floe_err_text(&err, prc));
 		return NULL;
 	}
 	return cfg;
@@ -364,10 +365,10 @@ static struct floe_config *s3_location_config(const char *uri, const char *endpo
 static int inspect_warehouse(const struct floe_config *cfg, const char *prefix)
 {
 	struct floe_store *st = NULL;
-	char why[1024] = "";
-	int rc = floe_warehouse_open(NULL, cfg, false, &st, why, sizeof(why));
+	struct floe_err why = {0};
+	int rc = floe_warehouse_open(NULL, cfg, false, &st, &why);
 	if (rc) {
-		fprintf(stderr, "floe: %s\n", why);
+		fprintf(stderr, "floe: %s\n", floe_err_text(&why, rc));
 		return rc == FLOE_EINVAL ? FLOE_EXIT_USAGE : FLOE_EXIT_RUNTIME;
 	}
 	int status = inspect_table(st, prefix, cfg->lake.warehouse);

@@ -1,7 +1,9 @@
 /* Configuration loading: libyaml events -> a small node tree with positions (our own
  * allocator, bounded depth and size) -> the key table (keys.c, run by keymap.c) ->
  * struct floe_config.
- * Only this file talks to libyaml; every libyaml object is released on every path. */
+ * Only this file talks to libyaml; every libyaml object is released on every path. The
+ * files of agent/config call one another one way: config.c -> keys.c (the root table) ->
+ * keys_<section>.c -> keymap.c (the engine) -> cnode.c and units.c. */
 #include "agent/config/config.h"
 
 #include "agent/config/keys.h"
@@ -9,7 +11,6 @@
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <yaml.h>
@@ -17,34 +18,6 @@
 /* A configuration is a handful of keys; these limits only stop hostile input early. */
 #define MAX_DEPTH 32
 #define MAX_NODES 100000
-
-int floe_config_fail(struct floe_config_ctx *ctx, const struct floe_cnode *at, int code,
-		     const char *fmt, ...)
-{
-	if (!ctx->err || ctx->errcap == 0)
-		return code;
-	int n;
-	if (code == FLOE_ENOMEM && !at)
-		n = snprintf(ctx->err, ctx->errcap, "%s: ", ctx->name);
-	else
-		n = snprintf(ctx->err, ctx->errcap, "%s:%zu:%zu: ", ctx->name, at ? at->line : 1,
-			     at ? at->col : 1);
-	if (n >= 0 && (size_t)n < ctx->errcap) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(ctx->err + n, ctx->errcap - (size_t)n, fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
-
-bool floe_cnode_is_null(const struct floe_cnode *n)
-{
-	if (n->kind != FLOE_CNODE_SCALAR || !n->plain)
-		return false;
-	return n->len == 0 || strcmp(n->str, "~") == 0 || strcmp(n->str, "null") == 0 ||
-	       strcmp(n->str, "Null") == 0 || strcmp(n->str, "NULL") == 0;
-}
 
 static void cnode_free(struct floe_alloc *a, struct floe_cnode *n)
 {
@@ -216,21 +189,18 @@ static int load_tree(struct floe_config_ctx *ctx, const char *text, size_t len,
 }
 
 int floe_config_parse(struct floe_alloc *a, const char *name, const char *text, size_t len,
-		      const char *default_id, struct floe_config **out, char *err, size_t errcap)
+		      const char *default_id, struct floe_config **out, struct floe_err *err)
 {
 	struct floe_config_ctx ctx = {
 	    .a = a,
 	    .name = name ? name : "<config>",
 	    .default_id = default_id ? default_id : "floe",
 	    .err = err,
-	    .errcap = errcap,
 	};
 	struct floe_cnode *root = NULL;
 	struct floe_config *c = NULL;
 	int rc;
 
-	if (err && errcap)
-		err[0] = '\0';
 	if (!text && len)
 		return floe_config_fail(&ctx, NULL, FLOE_EINVAL, "no text");
 	rc = load_tree(&ctx, text ? text : "", len, &root);

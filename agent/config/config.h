@@ -8,8 +8,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "agent/schema/partition.h"
+#include "agent/schema/record.h"
+
 struct floe_alloc;
 struct floe_buf;
+struct floe_err;
 
 enum floe_codec { FLOE_CODEC_ZSTD, FLOE_CODEC_LZ4_RAW, FLOE_CODEC_UNCOMPRESSED };
 enum floe_catalog_type { FLOE_CATALOG_FILESYSTEM, FLOE_CATALOG_S3 };
@@ -77,7 +81,7 @@ struct floe_config_table {
 	uint64_t row_group_size;     /* default min(target_file_size, 64 MiB), */
 				     /* range 1 MiB .. target_file_size */
 	/* Columns the rows of a data file are sorted by, in runs of sort_buffer bytes:
-	 * names of agent/pipeline/sortbuf.h's sortable columns (ts, received_at, host,
+	 * names of agent/schema/record.h's sortable columns (ts, received_at, host,
 	 * source, offset, facility, severity, app, proc_id, msg_id), no duplicates. Default
 	 * [] = arrival order, no sort buffer. */
 	char **sort_by;
@@ -85,6 +89,13 @@ struct floe_config_table {
 	/* Default 4 MiB, range 64 KiB .. 1 GiB; with sort_by set, at most a quarter of
 	 * agent.memory_limit. */
 	uint64_t sort_buffer;
+	/* The three lists above as the agent uses them, parsed once when the configuration
+	 * is (computed, never in the file): the partition spec (field ids from 1000), the
+	 * sort keys (nsort_by of them) and the field ids with a bloom filter (nbloom_filters
+	 * of them). */
+	struct floe_part_spec partition;
+	enum floe_sort_key sort_keys[FLOE_SORT_NKEYS];
+	int32_t bloom_ids[FLOE_LOG_NCOLS];
 };
 
 struct floe_config {
@@ -100,7 +111,7 @@ struct floe_config {
 		 * range 0..8. The runner starts none on a machine with one CPU. */
 		uint32_t compress_threads;
 		/* Where memory_limit was given (1-based; 0 when it was not), for the memory
-		 * rule's message (floe_config_check_memory). */
+		 * rule's message (floe_memory_check, agent/run/memory.h). */
 		int memory_limit_line, memory_limit_col;
 	} agent;
 	struct floe_config_input *inputs; /* may be empty (ninputs = 0) */
@@ -159,10 +170,6 @@ struct floe_config {
 	struct floe_alloc *alloc; /* borrowed: what everything above came from */
 };
 
-/* A good size for floe_config_parse's err: any message fits with a file name of up to
- * 400 bytes; smaller buffers get a truncated, still NUL-terminated line. */
-#define FLOE_CONFIG_ERR_MAX 1024
-
 /* Parses YAML text (pure: no I/O). text need not be NUL-terminated. name (borrowed,
  * copied) is used in messages and stored in path. default_id (borrowed, copied) is the
  * agent id when agent.id is absent; NULL means "floe". On success *out receives an owned
@@ -170,15 +177,15 @@ struct floe_config {
  * the config). On error returns FLOE_EPARSE (YAML syntax, unsupported YAML features,
  * nesting deeper than 32 or more than 100000 nodes), FLOE_EFORMAT (valid YAML, invalid
  * configuration), FLOE_ENOMEM (message "file: out of memory", no position) or FLOE_EINVAL
- * (text NULL with len > 0), leaves *out untouched and writes one line
- * "file:line:column: message" into err (errcap bytes, NUL-terminated; err may be NULL when
- * errcap is 0). Positions are 1-based; columns count characters. Example:
+ * (text NULL with len > 0), leaves *out untouched and records the code and one line
+ * "file:line:column: message" in err (may be NULL; the line fits with a file name of up to
+ * 400 bytes, else it is cut). Positions are 1-based; columns count characters. Example:
  *   floe.yaml:7:12: key 'tables.logs.codec': expected one of zstd, lz4_raw, uncompressed,
  *   got 'gzip'
  * YAML notes: one document only; aliases (*x) are rejected (anchors alone are harmless);
  * tags are ignored; an empty value or ~/null counts as absent (the default applies). */
 int floe_config_parse(struct floe_alloc *a, const char *name, const char *text, size_t len,
-		      const char *default_id, struct floe_config **out, char *err, size_t errcap);
+		      const char *default_id, struct floe_config **out, struct floe_err *err);
 
 /* Releases c and everything it owns. c may be NULL. */
 void floe_config_free(struct floe_config *c);
@@ -188,22 +195,5 @@ void floe_config_free(struct floe_config *c);
  * output parses back to an equal configuration. Returns 0, or FLOE_ENOMEM / FLOE_ELIMIT
  * from the buffer, and then out is as it was before the call. */
 int floe_config_dump(const struct floe_config *c, struct floe_buf *out);
-
-/* The memory rule (memory.c): what the agent needs at once to read the longest record an
- * input can make and seal it (its Parquet pages, their compression, the read buffers,
- * the record assembler's state, the sort buffer and the agent's own state), against
- * agent.memory_limit. A separate step from floe_config_parse because it measures the
- * compression context (a few milliseconds). Parts in bytes; input is the input whose
- * record needs the most. */
-struct floe_memory_need {
-	uint64_t writer, read, assemble, sort, base, total;
-	size_t input;
-	uint64_t record; /* the longest record of that input */
-};
-int floe_config_memory_need(const struct floe_config *c, struct floe_memory_need *out);
-/* Returns 0 when agent.memory_limit holds that, or FLOE_EFORMAT with one line
- * "file:line:column: message" in err naming the keys, the numbers and what would fit
- * (another error from the measurement, with a message too). */
-int floe_config_check_memory(const struct floe_config *c, char *err, size_t errcap);
 
 #endif

@@ -46,6 +46,31 @@ const char *floe_keymap_show(const char *s, size_t len, char *buf)
 	return buf;
 }
 
+bool floe_keymap_all_of(const char *s, size_t min, size_t max, const char *extra)
+{
+	size_t n = strlen(s);
+	if (n < min || n > max)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      strchr(extra, c)))
+			return false;
+	}
+	return true;
+}
+
+/* Whether s starts with "scheme://" (RFC 3986: ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )). */
+bool floe_keymap_has_scheme(const char *s)
+{
+	size_t i = 0;
+	if ((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z'))
+		while (s[i] && (strchr("+-.", s[i]) || (s[i] >= 'a' && s[i] <= 'z') ||
+				(s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9')))
+			i++;
+	return i > 0 && strncmp(s + i, "://", 3) == 0;
+}
+
 /* Key paths are built from table names and indexes, so they fit; were one ever cut, only
  * a message would be shorter. */
 static void path_key(char *dst, const char *prefix, const char *name)

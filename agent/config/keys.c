@@ -98,25 +98,11 @@ const struct floe_key_section floe_config_keys = FLOE_KEY_SECTION(root_keys, roo
 
 /* ---- checks and post hooks ------------------------------------------------------------- */
 
-bool floe_keys_all_of(const char *s, size_t min, size_t max, const char *extra)
-{
-	size_t n = strlen(s);
-	if (n < min || n > max)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		      strchr(extra, c)))
-			return false;
-	}
-	return true;
-}
-
 static int check_id(struct floe_config_ctx *ctx, const struct floe_cnode *at, const char *path,
 		    char **value)
 {
 	char shown[FLOE_KEYMAP_SHOW_CAP];
-	if (floe_keys_all_of(*value, 1, 64, "._-"))
+	if (floe_keymap_all_of(*value, 1, 64, "._-"))
 		return 0;
 	return floe_config_fail(
 	    ctx, at, FLOE_EFORMAT,
@@ -142,24 +128,13 @@ static int check_replaces(struct floe_config_ctx *ctx, const struct floe_cnode *
 				path, floe_keymap_show(v, strlen(v), shown));
 }
 
-/* Whether s starts with "scheme://" (RFC 3986: ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )). */
-bool floe_keys_has_scheme(const char *s)
-{
-	size_t i = 0;
-	if ((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z'))
-		while (s[i] && (strchr("+-.", s[i]) || (s[i] >= 'a' && s[i] <= 'z') ||
-				(s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9')))
-			i++;
-	return i > 0 && strncmp(s + i, "://", 3) == 0;
-}
-
 /* The state directory is always local; a URI there is a mistake, and the default
  * warehouse, <state_dir>/warehouse, must stay a plain path too. */
 static int check_state_dir(struct floe_config_ctx *ctx, const struct floe_cnode *at,
 			   const char *path, char **value)
 {
 	char shown[FLOE_KEYMAP_SHOW_CAP];
-	if (!floe_keys_has_scheme(*value))
+	if (!floe_keymap_has_scheme(*value))
 		return 0;
 	return floe_config_fail(ctx, at, FLOE_EFORMAT,
 				"key '%s': expected a local directory path, got '%s'", path,
@@ -180,7 +155,7 @@ static int agent_post(struct floe_config_ctx *ctx, const struct floe_cnode *map,
 		return 0;
 	if (!(c->agent.id = floe_strdup(ctx->a, ctx->default_id)))
 		return floe_keymap_nomem(ctx);
-	if (floe_keys_all_of(c->agent.id, 1, 64, "._-"))
+	if (floe_keymap_all_of(c->agent.id, 1, 64, "._-"))
 		return 0;
 	return floe_config_fail(
 	    ctx, map, FLOE_EFORMAT,

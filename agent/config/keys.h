@@ -11,6 +11,7 @@
 struct floe_alloc;
 struct floe_buf;
 struct floe_config;
+struct floe_err;
 
 enum floe_cnode_kind { FLOE_CNODE_SCALAR, FLOE_CNODE_SEQ, FLOE_CNODE_MAP };
 
@@ -30,12 +31,12 @@ struct floe_config_ctx {
 	struct floe_alloc *a;
 	const char *name;	/* file name for messages */
 	const char *default_id; /* agent.id when absent */
-	char *err;
-	size_t errcap;
+	struct floe_err *err;	/* may be NULL */
 };
 
-/* Writes "name:line:col: <message>" into ctx->err (at may be NULL: then 1:1, or no
- * position at all for FLOE_ENOMEM) and returns code. */
+/* cnode.c, below every other file of agent/config. */
+/* Records code and "name:line:col: <message>" in ctx->err (at may be NULL: then 1:1, or
+ * no position at all for FLOE_ENOMEM) and returns code. */
 int floe_config_fail(struct floe_config_ctx *ctx, const struct floe_cnode *at, int code,
 		     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
@@ -146,5 +147,10 @@ int floe_keymap_nomem(struct floe_config_ctx *ctx);
 const char *floe_keymap_show(const char *s, size_t len, char *buf);
 /* The value of key name in map (NULL if absent or map is NULL). */
 const struct floe_cnode *floe_keymap_find_value(const struct floe_cnode *map, const char *name);
+/* Whether s (borrowed, NUL-terminated) is min to max characters, each a letter, a digit
+ * or one of extra. */
+bool floe_keymap_all_of(const char *s, size_t min, size_t max, const char *extra);
+/* Whether s (borrowed, NUL-terminated) starts with "scheme://". */
+bool floe_keymap_has_scheme(const char *s);
 
 #endif

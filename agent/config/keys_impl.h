@@ -1,6 +1,5 @@
 /* Private to agent/config/keys*.c: the units and field macros the key tables are written
- * with, the sections that keys.c's root table links to from the other files, and the
- * string tests more than one file's checks share. */
+ * with, and the sections that keys.c's root table links to from the other files. */
 #ifndef FLOE_CONFIG_KEYS_IMPL_H
 #define FLOE_CONFIG_KEYS_IMPL_H
 
@@ -26,11 +25,5 @@
 extern const struct floe_key_section floe_keys_input_section;  /* keys_inputs.c */
 extern const struct floe_key_section floe_keys_tables_section; /* keys_tables.c */
 extern const struct floe_key_section floe_keys_lake_section;   /* keys_lake.c */
-
-/* Whether s (borrowed, NUL-terminated) is min to max characters, each a letter, a digit
- * or one of extra. */
-bool floe_keys_all_of(const char *s, size_t min, size_t max, const char *extra);
-/* Whether s (borrowed, NUL-terminated) starts with "scheme://". */
-bool floe_keys_has_scheme(const char *s);
 
 #endif

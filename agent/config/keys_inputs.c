@@ -297,17 +297,16 @@ static int check_regex(struct floe_config_ctx *ctx, const struct floe_cnode *at,
 		return floe_config_fail(ctx, at, FLOE_EFORMAT,
 					"key '%s': at most %d bytes, got %zu", path, PATTERN_MAX,
 					n);
-	char why[160] = "";
-	int err = 0;
-	struct floe_regex *re =
-	    floe_regex_new(ctx->a, *value, n, 1, FLOE_REGEX_NOSUB, why, sizeof(why), &err);
-	if (re) {
+	struct floe_err why = {0};
+	struct floe_regex *re = NULL;
+	int err = floe_regex_new(ctx->a, *value, n, 1, FLOE_REGEX_NOSUB, &re, &why);
+	if (err == 0) {
 		floe_regex_free(re);
 		return 0;
 	}
 	if (err == FLOE_ENOMEM)
 		return floe_keymap_nomem(ctx);
-	return floe_config_fail(ctx, at, FLOE_EFORMAT, "key '%s': %s", path, why);
+	return floe_config_fail(ctx, at, FLOE_EFORMAT, "key '%s': %s", path, why.msg);
 }
 
 static const char *const ts_format_names[] = {"rfc3339",  "iso8601",  "epoch",	"epoch_ms",
@@ -322,17 +321,16 @@ static const char *const ts_format_names[] = {"rfc3339",  "iso8601",  "epoch",	"
 static int compile_ts_format(struct floe_config_ctx *ctx, const struct floe_cnode *at,
 			     const char *path, const char *s)
 {
-	char why[160] = "";
-	int err = 0;
-	struct floe_ts_format *f =
-	    floe_ts_format_new(ctx->a, s, strlen(s), NULL, 0, why, sizeof(why), &err);
-	if (f) {
+	struct floe_err why = {0};
+	struct floe_ts_format *f = NULL;
+	int err = floe_ts_format_new(ctx->a, s, strlen(s), NULL, 0, &f, &why);
+	if (err == 0) {
 		floe_ts_format_free(f);
 		return 0;
 	}
 	if (err == FLOE_ENOMEM)
 		return floe_keymap_nomem(ctx);
-	return floe_config_fail(ctx, at, FLOE_EFORMAT, "key '%s': %s", path, why);
+	return floe_config_fail(ctx, at, FLOE_EFORMAT, "key '%s': %s", path, why.msg);
 }
 
 static int check_ts_format(struct floe_config_ctx *ctx, const struct floe_cnode *at,

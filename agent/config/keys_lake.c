@@ -179,7 +179,7 @@ static int check_namespace(struct floe_config_ctx *ctx, const struct floe_cnode 
 			   const char *path, char **value)
 {
 	char shown[FLOE_KEYMAP_SHOW_CAP];
-	if (floe_keys_all_of(*value, 1, 128, "_"))
+	if (floe_keymap_all_of(*value, 1, 128, "_"))
 		return 0;
 	return floe_config_fail(ctx, at, FLOE_EFORMAT,
 				"key '%s': expected 1 to 128 characters of A-Z a-z 0-9 _, got '%s'",
@@ -309,7 +309,7 @@ static int check_warehouse(struct floe_config_ctx *ctx, const struct floe_cnode 
 	}
 	if (strncmp(s, "s3://", 5) == 0)
 		return check_s3_warehouse(ctx, at, path, value);
-	if (floe_keys_has_scheme(s))
+	if (floe_keymap_has_scheme(s))
 		return floe_config_fail(ctx, at, FLOE_EFORMAT,
 					"key '%s': expected a directory path, a file:// URI or an "
 					"s3:// URI, got '%s'",
@@ -375,7 +375,7 @@ static int check_region(struct floe_config_ctx *ctx, const struct floe_cnode *at
 			char **value)
 {
 	char shown[FLOE_KEYMAP_SHOW_CAP];
-	if (floe_keys_all_of(*value, 1, 64, "-"))
+	if (floe_keymap_all_of(*value, 1, 64, "-"))
 		return 0;
 	return floe_config_fail(ctx, at, FLOE_EFORMAT,
 				"key '%s': expected 1 to 64 characters of A-Z a-z 0-9 -, got "
@@ -387,7 +387,7 @@ static int check_profile(struct floe_config_ctx *ctx, const struct floe_cnode *a
 			 char **value)
 {
 	char shown[FLOE_KEYMAP_SHOW_CAP];
-	if (floe_keys_all_of(*value, 1, 64, "._-"))
+	if (floe_keymap_all_of(*value, 1, 64, "._-"))
 		return 0;
 	return floe_config_fail(ctx, at, FLOE_EFORMAT,
 				"key '%s': expected 1 to 64 characters of A-Z a-z 0-9 . _ -, got "
@@ -452,7 +452,7 @@ static int check_local_file(struct floe_config_ctx *ctx, const struct floe_cnode
 			    const char *path, char **value)
 {
 	char shown[FLOE_KEYMAP_SHOW_CAP];
-	if (!floe_keys_has_scheme(*value))
+	if (!floe_keymap_has_scheme(*value))
 		return 0;
 	return floe_config_fail(ctx, at, FLOE_EFORMAT,
 				"key '%s': expected a local file path, got '%s'", path,
@@ -468,7 +468,7 @@ static int check_secret_ref(struct floe_config_ctx *ctx, const struct floe_cnode
 	const char *s = *value;
 	bool ok = false;
 	if (strncmp(s, "env:", 4) == 0)
-		ok = (s[4] < '0' || s[4] > '9') && floe_keys_all_of(s + 4, 1, 128, "_");
+		ok = (s[4] < '0' || s[4] > '9') && floe_keymap_all_of(s + 4, 1, 128, "_");
 	else if (strncmp(s, "file:/", 6) == 0)
 		ok = s[6] != '\0' && utf8_valid((const unsigned char *)s);
 	if (ok)

@@ -4,7 +4,8 @@
 
 #include "agent/config/config.h"
 #include "agent/config/units.h"
-#include "agent/pipeline/sortbuf.h"
+#include "agent/schema/partition.h"
+#include "agent/schema/record.h"
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
 
@@ -121,84 +122,13 @@ const struct floe_key_section floe_keys_tables_section = FLOE_KEY_SECTION(tables
 
 /* ---- checks and post hooks ------------------------------------------------------------- */
 
-static void skip_ws(const char **p, const char *e)
-{
-	while (*p < e && (**p == ' ' || **p == '\t'))
-		(*p)++;
-}
-
-static size_t word(const char **p, const char *e, const char **w)
-{
-	skip_ws(p, e);
-	*w = *p;
-	while (*p < e && ((**p >= 'a' && **p <= 'z') || (**p >= 'A' && **p <= 'Z') ||
-			  (**p >= '0' && **p <= '9') || **p == '_'))
-		(*p)++;
-	return (size_t)(*p - *w);
-}
-
-#define IS(w, l, lit) ((l) == sizeof(lit) - 1 && memcmp((w), (lit), (l)) == 0)
-
-/* Writes the canonical form of partition field s into out (32 bytes); -1 if s is not one
- * floe supports. */
-static int canonical_partition(const char *s, char *out)
-{
-	const char *p = s, *e = s + strlen(s), *fn, *a1 = "", *a2 = "";
-	size_t fnl, a1l = 0, a2l = 0;
-	int nargs = 0;
-
-	fnl = word(&p, e, &fn);
-	skip_ws(&p, e);
-	if (p < e && *p == '(') {
-		p++;
-		a1l = word(&p, e, &a1);
-		nargs = 1;
-		skip_ws(&p, e);
-		if (p < e && *p == ',') {
-			p++;
-			a2l = word(&p, e, &a2);
-			nargs = 2;
-			skip_ws(&p, e);
-		}
-		if (p >= e || *p != ')')
-			return -1;
-		p++;
-		skip_ws(&p, e);
-	}
-	if (p != e || fnl == 0)
-		return -1;
-	if (nargs == 0 && (IS(fn, fnl, "host") || IS(fn, fnl, "app")))
-		return snprintf(out, 32, "identity(%.*s)", (int)fnl, fn), 0;
-	if (nargs == 1 && IS(fn, fnl, "identity") && (IS(a1, a1l, "host") || IS(a1, a1l, "app")))
-		return snprintf(out, 32, "identity(%.*s)", (int)a1l, a1), 0;
-	if (nargs == 1 && IS(a1, a1l, "ts") &&
-	    (IS(fn, fnl, "year") || IS(fn, fnl, "month") || IS(fn, fnl, "day") ||
-	     IS(fn, fnl, "hour")))
-		return snprintf(out, 32, "%.*s(ts)", (int)fnl, fn), 0;
-	if (nargs == 2 && IS(fn, fnl, "bucket") && IS(a2, a2l, "host") && a1l >= 1 && a1l <= 4) {
-		int nb = 0;
-		for (size_t i = 0; i < a1l; i++) {
-			if (a1[i] < '0' || a1[i] > '9')
-				return -1;
-			nb = nb * 10 + (a1[i] - '0');
-		}
-		if (nb < 1 || nb > 1024)
-			return -1;
-		return snprintf(out, 32, "bucket(%d, host)", nb), 0;
-	}
-	return -1;
-}
-
 /* Bloom filters go on the logs table's primitive columns. */
 static int check_bloom_column(struct floe_config_ctx *ctx, const struct floe_cnode *at,
 			      const char *path, char **value)
 {
-	static const char *const cols[] = {"ts",  "received_at", "host",    "source", "offset", "facility",
-					   "severity", "app", "proc_id", "msg_id", "message"};
 	char shown[FLOE_KEYMAP_SHOW_CAP];
-	for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++)
-		if (strcmp(*value, cols[i]) == 0)
-			return 0;
+	if (floe_log_column_id(*value, strlen(*value)) != 0)
+		return 0;
 	return floe_config_fail(ctx, at, FLOE_EFORMAT,
 				"key '%s': expected a column of the logs table (ts, received_at, host, "
 				"source, offset, facility, severity, app, proc_id, msg_id, message), got '%s'",
@@ -206,13 +136,13 @@ static int check_bloom_column(struct floe_config_ctx *ctx, const struct floe_cno
 }
 
 /* Sort keys are the logs table's scalar columns (not message, which would cost a lot of
- * comparisons for nothing, nor the attrs map); sortbuf.c holds the list. */
+ * comparisons for nothing, nor the attrs map); agent/schema/record.h holds the list. */
 static int check_sort_column(struct floe_config_ctx *ctx, const struct floe_cnode *at,
 			     const char *path, char **value)
 {
 	char shown[FLOE_KEYMAP_SHOW_CAP];
 	enum floe_sort_key k;
-	if (floe_sortbuf_key_parse(*value, strlen(*value), &k) == 0)
+	if (floe_log_sort_key_parse(*value, strlen(*value), &k) == 0)
 		return 0;
 	return floe_config_fail(ctx, at, FLOE_EFORMAT,
 				"key '%s': expected a sortable column of the logs table (ts, "
@@ -221,11 +151,15 @@ static int check_sort_column(struct floe_config_ctx *ctx, const struct floe_cnod
 				path, floe_keymap_show(*value, strlen(*value), shown));
 }
 
+/* A partition field, parsed by agent/schema/partition.c (the one parser of that text) and
+ * stored in its canonical form; table_post builds the spec from those. */
 static int check_partition(struct floe_config_ctx *ctx, const struct floe_cnode *at,
 			   const char *path, char **value)
 {
 	char canon[32], shown[FLOE_KEYMAP_SHOW_CAP];
-	if (canonical_partition(*value, canon) < 0)
+	struct floe_part_field f;
+	if (floe_part_field_parse(*value, &f, NULL) != 0 ||
+	    floe_part_field_text(&f, canon, sizeof(canon)) != 0)
 		return floe_config_fail(
 		    ctx, at, FLOE_EFORMAT,
 		    "key '%s': expected one of year(ts), month(ts), day(ts), "
@@ -251,6 +185,17 @@ static int table_post(struct floe_config_ctx *ctx, const struct floe_cnode *map,
 
 	if (!(t->name = floe_strdup(ctx->a, dot ? dot + 1 : path)))
 		return floe_keymap_nomem(ctx);
+	/* partition_by, sort_by and bloom_filters as the agent uses them, from the entries
+	 * their checks accepted (so none of these can fail). */
+	if (floe_part_spec_from_config(&t->partition, t->partition_by, t->npartition_by, NULL) != 0)
+		return floe_config_fail(ctx, map, FLOE_EFORMAT, "key '%s.partition_by': bad entry",
+					path);
+	for (size_t i = 0; i < t->nsort_by; i++)
+		(void)floe_log_sort_key_parse(t->sort_by[i], strlen(t->sort_by[i]),
+					      &t->sort_keys[i]);
+	for (size_t i = 0; i < t->nbloom_filters; i++)
+		t->bloom_ids[i] =
+		    floe_log_column_id(t->bloom_filters[i], strlen(t->bloom_filters[i]));
 	/* The compact profile trades speed for size; its level was chosen with the
 	 * Parquet benchmark (see formats/parquet/writer.c). */
 	if (t->zstd_level == 0)

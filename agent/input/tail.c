@@ -3,7 +3,9 @@
  * offset pos, so the position always means "every byte before it was delivered as a
  * line", and the bytes before buf[start] are kept (up to FLOE_TAIL_PREHASH) to hash the
  * bytes before the position without reading the file again. Discovery and rotation are
- * in tail_files.c, the positions blob in tail_positions.c. */
+ * in tail_files.c, the positions blob in tail_positions.c, the path rules in
+ * tail_paths.c, and what they all share about an entry in tail_entry.c: this file calls
+ * them, none of them calls this one. */
 #include "tail_impl.h"
 
 #include "formats/base/alloc.h"
@@ -21,94 +23,10 @@
 #define DEFAULT_MAX_OPEN 256
 #define DEFAULT_FORGET_MS ((int64_t)24 * 3600 * 1000)
 
-uint64_t floe_tail_hash(const uint8_t *p, size_t n)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (size_t i = 0; i < n; i++) {
-		h ^= p[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
-
 static int64_t system_ms(void *ctx)
 {
 	(void)ctx;
 	return floe_clock_now_us() / 1000;
-}
-
-int64_t floe_tail_now(const struct floe_tail *t)
-{
-	return t->clock_ms(t->clock_ctx);
-}
-
-/* Reads up to n bytes at off, fewer only at end of file. */
-int floe_tail_read_full(int fd, uint8_t *p, size_t n, uint64_t off, size_t *got)
-{
-	size_t total = 0;
-	while (total < n) {
-		size_t g = 0;
-		int rc = floe_fs_pread(fd, p + total, n - total, off + total, &g);
-		if (rc)
-			return rc;
-		if (g == 0)
-			break;
-		total += g;
-	}
-	*got = total;
-	return 0;
-}
-
-int floe_tail_prehash(const struct tfile *f, uint64_t *hash, uint32_t *len)
-{
-	size_t k = f->pos < FLOE_TAIL_PREHASH ? (size_t)f->pos : FLOE_TAIL_PREHASH;
-	if (f->ph_ok && f->ph_pos == f->pos) {
-		*hash = f->ph_hash;
-		*len = f->ph_len;
-		return 0;
-	}
-	if (f->buf && f->start >= k) {
-		*hash = floe_tail_hash(f->buf + f->start - k, k);
-		*len = (uint32_t)k;
-		return 0;
-	}
-	*hash = 0;
-	*len = 0;
-	if (f->fd < 0)
-		return 0;
-	uint8_t tmp[FLOE_TAIL_PREHASH];
-	size_t got = 0;
-	int rc = floe_tail_read_full(f->fd, tmp, k, f->pos - k, &got);
-	if (rc)
-		return rc;
-	if (got == k) {
-		*hash = floe_tail_hash(tmp, k);
-		*len = (uint32_t)k;
-	}
-	return 0;
-}
-
-/* Caches the pre-position hash before the buffer or the descriptor goes away. */
-void floe_tail_cache_prehash(struct tfile *f)
-{
-	uint64_t h;
-	uint32_t l;
-	if (floe_tail_prehash(f, &h, &l) == 0 && (l > 0 || f->pos == 0)) {
-		f->ph_hash = h;
-		f->ph_len = l;
-		f->ph_pos = f->pos;
-		f->ph_ok = true;
-	}
-}
-
-bool floe_tail_excluded(const struct floe_tail *t, const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	const char *base = slash ? slash + 1 : path;
-	for (size_t i = 0; i < t->nexclude; i++)
-		if (floe_fnmatch(t->exclude[i], path) || floe_fnmatch(t->exclude[i], base))
-			return true;
-	return false;
 }
 
 static void free_strings(struct floe_alloc *a, char **v, size_t n)
@@ -120,42 +38,32 @@ static void free_strings(struct floe_alloc *a, char **v, size_t n)
 	floe_free(a, v);
 }
 
-static char **copy_strings(struct floe_alloc *a, const char *const *src, size_t n, int *err)
+/* Copies src[0..n) (n > 0) into *out: 0, FLOE_EINVAL (a NULL string) or FLOE_ENOMEM. */
+static int copy_strings(struct floe_alloc *a, const char *const *src, size_t n, char ***out)
 {
-	if (n == 0)
-		return NULL;
 	char **v = floe_calloc(a, n, sizeof(*v));
-	if (!v) {
-		*err = FLOE_ENOMEM;
-		return NULL;
-	}
+	if (!v)
+		return FLOE_ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		if (!src[i]) {
-			*err = FLOE_EINVAL;
+		int rc = !src[i] ? FLOE_EINVAL : !(v[i] = floe_strdup(a, src[i])) ? FLOE_ENOMEM : 0;
+		if (rc) {
 			free_strings(a, v, n);
-			return NULL;
-		}
-		if (!(v[i] = floe_strdup(a, src[i]))) {
-			*err = FLOE_ENOMEM;
-			free_strings(a, v, n);
-			return NULL;
+			return rc;
 		}
 	}
-	return v;
+	*out = v;
+	return 0;
 }
 
-struct floe_tail *floe_tail_new(struct floe_alloc *a, const struct floe_tail_options *o, int *err)
+int floe_tail_new(struct floe_alloc *a, const struct floe_tail_options *o, struct floe_tail **out)
 {
-	*err = FLOE_EINVAL;
 	if (!o || (o->npaths && !o->paths) || (o->nexclude && !o->exclude) ||
 	    o->rotate_wait_ms < 0 || o->forget_after_ms < 0 ||
 	    o->max_open_files > FLOE_TAIL_MAX_OPEN)
-		return NULL;
+		return FLOE_EINVAL;
 	struct floe_tail *t = floe_calloc(a, 1, sizeof(*t));
-	if (!t) {
-		*err = FLOE_ENOMEM;
-		return NULL;
-	}
+	if (!t)
+		return FLOE_ENOMEM;
 	t->a = a;
 	t->start_at_end = o->start_at_end;
 	t->max_line = o->max_line_bytes ? o->max_line_bytes : DEFAULT_MAX_LINE;
@@ -170,46 +78,22 @@ struct floe_tail *floe_tail_new(struct floe_alloc *a, const struct floe_tail_opt
 	if (__builtin_add_overflow(t->max_line, t->chunk, &t->bufcap) ||
 	    __builtin_add_overflow(t->bufcap, (size_t)2 + FLOE_TAIL_PREHASH, &t->bufcap)) {
 		floe_free(a, t);
-		return NULL;
+		return FLOE_EINVAL;
 	}
-	if (o->npaths && !(t->paths = copy_strings(a, o->paths, o->npaths, err)))
-		goto fail;
+	int rc = 0;
+	if (o->npaths && (rc = copy_strings(a, o->paths, o->npaths, &t->paths)))
+		goto out;
 	t->npaths = o->npaths;
-	if (o->nexclude && !(t->exclude = copy_strings(a, o->exclude, o->nexclude, err)))
-		goto fail;
+	if (o->nexclude && (rc = copy_strings(a, o->exclude, o->nexclude, &t->exclude)))
+		goto out;
 	t->nexclude = o->nexclude;
-	if ((*err = floe_tail_paths_init(t, o)) != 0)
-		goto fail;
-	return t;
-fail:
-	floe_tail_free(t);
-	return NULL;
-}
-
-void floe_tail_entry_free(struct floe_tail *t, struct tfile *f)
-{
-	if (!f)
-		return;
-	if (f->fd >= 0) {
-		floe_fs_close(f->fd);
-		t->nopen--;
+	rc = floe_tail_paths_init(t, o);
+out:
+	if (rc) {
+		floe_tail_free(t);
+		return rc;
 	}
-	floe_free(t->a, f->buf);
-	floe_free(t->a, f->path);
-	floe_free(t->a, f);
-}
-
-int floe_tail_entry_push(struct floe_tail *t, struct tfile *f)
-{
-	if (t->nfiles == t->capfiles) {
-		size_t cap = t->capfiles ? t->capfiles * 2 : 8;
-		struct tfile **p = floe_realloc(t->a, t->files, cap * sizeof(*p));
-		if (!p)
-			return FLOE_ENOMEM;
-		t->files = p;
-		t->capfiles = cap;
-	}
-	t->files[t->nfiles++] = f;
+	*out = t;
 	return 0;
 }
 
@@ -224,18 +108,6 @@ void floe_tail_free(struct floe_tail *t)
 	free_strings(t->a, t->paths, t->npaths);
 	free_strings(t->a, t->exclude, t->nexclude);
 	floe_free(t->a, t);
-}
-
-/* Removes the entries marked by a NULL slot. */
-void floe_tail_compact(struct floe_tail *t)
-{
-	size_t j = 0;
-	for (size_t i = 0; i < t->nfiles; i++)
-		if (t->files[i])
-			t->files[j++] = t->files[i];
-	t->nfiles = j;
-	if (t->rr >= j)
-		t->rr = 0;
 }
 
 /* --- reading -------------------------------------------------------------------------- */

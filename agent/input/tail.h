@@ -83,11 +83,11 @@ typedef int (*floe_tail_line_fn)(void *ctx, const struct floe_tail_line *line);
 
 struct floe_tail;
 
-/* Creates a tail over the options (copied; o may be freed afterwards). Memory comes from
- * a (borrowed, may be NULL): per open file a read buffer of at most read_chunk +
- * max_line_bytes + 2 bytes, held only while the file has unconsumed bytes. Returns NULL
- * and *err (FLOE_ENOMEM, FLOE_EINVAL) on failure. Nothing is opened before floe_tail_scan. */
-struct floe_tail *floe_tail_new(struct floe_alloc *a, const struct floe_tail_options *o, int *err);
+/* Creates a tail over the options (copied; o may be freed afterwards): 0 and *out (owned),
+ * or FLOE_ENOMEM / FLOE_EINVAL (*out untouched). Memory comes from a (borrowed, may be
+ * NULL): per open file a read buffer of at most read_chunk + max_line_bytes + 2 bytes,
+ * held only while the file has unconsumed bytes. Nothing is opened before floe_tail_scan. */
+int floe_tail_new(struct floe_alloc *a, const struct floe_tail_options *o, struct floe_tail **out);
 /* Closes every file and frees t (NULL is fine). */
 void floe_tail_free(struct floe_tail *t);
 

@@ -499,16 +499,11 @@ static void watch_patterns(struct floe_tail *t)
 	}
 }
 
-int floe_tail_scan(struct floe_tail *t)
+/* Expands every pattern and follows what it finds: files known by identity first, then
+ * new ones (a file renamed while we were away claims its saved position before a new
+ * file at its old name is judged, whatever the glob order). */
+static int glob_and_follow(struct floe_tail *t)
 {
-	int64_t now = floe_tail_now(t);
-	for (size_t i = 0; i < t->nfiles; i++) {
-		t->files[i]->seen = false;
-		t->files[i]->done = false; /* may have grown since: not a file to park now */
-	}
-	t->scan_wanted = false;
-	if (t->watch)
-		watch_patterns(t);
 	struct scan sc = {t, NULL, 0, 0, 0};
 	int rc = 0;
 	floe_tail_paths_begin(t);
@@ -518,9 +513,6 @@ int floe_tail_scan(struct floe_tail *t)
 	}
 	if (rc == 0)
 		floe_tail_paths_end(t);
-	/* Files we know by identity first, then new ones: a file renamed while we were away
-	 * claims its saved position before a new file at its old name is judged, whatever the
-	 * glob order. */
 	for (int pass = 0; pass < 2 && rc == 0; pass++) {
 		for (size_t i = 0; i < sc.n && rc == 0; i++) {
 			struct found *r = &sc.v[i];
@@ -534,9 +526,15 @@ int floe_tail_scan(struct floe_tail *t)
 	for (size_t i = 0; i < sc.n; i++)
 		floe_free(t->a, sc.v[i].path);
 	floe_free(t->a, sc.v);
-	if (rc)
-		return rc;
-	/* What the globs did not find. */
+	return rc;
+}
+
+/* What the globs did not find: open files drain, a file that just disappeared is looked
+ * for under another name, positions of files gone longer than forget_after go (and the
+ * oldest ones beyond FLOE_TAIL_MAX_STALE). */
+static int sweep_unseen(struct floe_tail *t, int64_t now)
+{
+	int rc = 0;
 	size_t gone = 0;
 	for (size_t i = 0; i < t->nfiles && rc == 0; i++) {
 		struct tfile *f = t->files[i];
@@ -593,6 +591,22 @@ int floe_tail_scan(struct floe_tail *t)
 		gone--;
 	}
 	floe_tail_compact(t);
+	return rc;
+}
+
+int floe_tail_scan(struct floe_tail *t)
+{
+	int64_t now = floe_tail_now(t);
+	for (size_t i = 0; i < t->nfiles; i++) {
+		t->files[i]->seen = false;
+		t->files[i]->done = false; /* may have grown since: not a file to park now */
+	}
+	t->scan_wanted = false;
+	if (t->watch)
+		watch_patterns(t);
+	int rc = glob_and_follow(t);
+	if (rc == 0)
+		rc = sweep_unseen(t, now);
 	if (rc)
 		return rc;
 	t->scanned = true;

@@ -1,5 +1,7 @@
-/* Private to agent/input/tail*.c: the tail object and its per-file entries, shared by the
- * reading/discovery code (tail.c) and the positions blob (tail_positions.c). */
+/* Private to agent/input/tail*.c: the tail object and its per-file entries. The files call
+ * one another one way only: tail.c (the object, reading) uses tail_files.c (discovery,
+ * rotation), which uses tail_paths.c (path rules); those three and tail_positions.c (the
+ * positions blob) use tail_entry.c, which uses none of them. */
 #ifndef FLOE_INPUT_TAIL_IMPL_H
 #define FLOE_INPUT_TAIL_IMPL_H
 
@@ -84,26 +86,27 @@ struct floe_tail {
 	uint64_t refused_more, refused_more_logged;
 };
 
+/* tail_entry.c: below every other tail file. */
 /* FNV-1a, 64 bits. */
 uint64_t floe_tail_hash(const uint8_t *p, size_t n);
+/* The tail's clock, in milliseconds. */
+int64_t floe_tail_now(const struct floe_tail *t);
+/* Reads up to n bytes at off, fewer only at end of file. */
+int floe_tail_read_full(int fd, uint8_t *p, size_t n, uint64_t off, size_t *got);
 /* Hash of the bytes just before f->pos (*len of them, up to FLOE_TAIL_PREHASH): from the
  * buffer when it still holds them, else read from the descriptor. 0 and *len 0 when not
  * available (closed and not cached). */
 int floe_tail_prehash(const struct tfile *f, uint64_t *hash, uint32_t *len);
+/* Caches the pre-position hash before the buffer or the descriptor goes away. */
+void floe_tail_cache_prehash(struct tfile *f);
+/* Whether path (or its basename) matches an exclude glob. */
+bool floe_tail_excluded(const struct floe_tail *t, const char *path);
 /* Frees an entry, closing its descriptor. */
 void floe_tail_entry_free(struct floe_tail *t, struct tfile *f);
 /* Appends an entry (takes it). */
 int floe_tail_entry_push(struct floe_tail *t, struct tfile *f);
 /* Removes the entries whose slot was set to NULL. */
 void floe_tail_compact(struct floe_tail *t);
-
-/* tail.c */
-int64_t floe_tail_now(const struct floe_tail *t);
-/* Reads up to n bytes at off, fewer only at end of file. */
-int floe_tail_read_full(int fd, uint8_t *p, size_t n, uint64_t off, size_t *got);
-/* Caches the pre-position hash before the buffer or the descriptor goes away. */
-void floe_tail_cache_prehash(struct tfile *f);
-bool floe_tail_excluded(const struct floe_tail *t, const char *path);
 
 /* tail_paths.c */
 int floe_tail_paths_init(struct floe_tail *t, const struct floe_tail_options *o);

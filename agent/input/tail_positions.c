@@ -31,6 +31,51 @@ static uint64_t get_le64(const uint8_t *p)
 	return (uint64_t)get_le32(p) | (uint64_t)get_le32(p + 4) << 32;
 }
 
+/* Reads the entry at blob[*off..len) of a version 2 or 3 blob (fixed bytes after the
+ * path) into *out (owned) and moves *off past it: 0, FLOE_ECORRUPT or FLOE_ENOMEM. */
+static int read_entry(struct floe_tail *t, const uint8_t *blob, size_t len, size_t *off,
+		      uint32_t version, struct tfile **out)
+{
+	size_t fixed = version == 2 ? POS_ENTRY_V2 : POS_ENTRY_V3;
+	if (len - *off < 4)
+		return FLOE_ECORRUPT;
+	uint32_t plen = get_le32(blob + *off);
+	*off += 4;
+	if (plen == 0 || plen > POS_MAX_PATH || len - *off < (size_t)plen + fixed - 4 ||
+	    memchr(blob + *off, 0, plen))
+		return FLOE_ECORRUPT;
+	struct tfile *f = floe_calloc(t->a, 1, sizeof(*f));
+	if (!f || !(f->path = floe_strndup(t->a, (const char *)blob + *off, plen))) {
+		floe_free(t->a, f);
+		return FLOE_ENOMEM;
+	}
+	*off += plen;
+	const uint8_t *p = blob + *off;
+	f->fd = -1;
+	f->has_fp = true;
+	f->dev = get_le64(p);
+	f->ino = get_le64(p + 8);
+	f->pos = get_le64(p + 16);
+	f->fp_len = get_le32(p + 24);
+	f->fp_hash = get_le64(p + 28);
+	uint32_t flags = get_le32(p + 36);
+	f->unterminated = (flags & POS_UNTERMINATED) != 0;
+	if (version >= 3) {
+		f->ph_len = get_le32(p + 40);
+		f->ph_hash = get_le64(p + 44);
+		f->gone_since = (int64_t)get_le64(p + 52);
+		f->ph_pos = f->pos;
+		f->ph_ok = true;
+	}
+	*off += fixed - 4;
+	*out = f; /* owned by the caller from here, valid or not */
+	if (f->fp_len > FLOE_TAIL_FINGERPRINT || f->pos > INT64_MAX ||
+	    (flags & ~POS_UNTERMINATED) || f->ph_len > FLOE_TAIL_PREHASH || f->ph_len > f->pos ||
+	    f->gone_since < 0)
+		return FLOE_ECORRUPT;
+	return 0;
+}
+
 int floe_tail_restore(struct floe_tail *t, const uint8_t *blob, size_t len)
 {
 	if (t->scanned)
@@ -52,75 +97,31 @@ int floe_tail_restore(struct floe_tail *t, const uint8_t *blob, size_t len)
 	int rc = 0;
 	if (count && !(v = floe_calloc(t->a, count, sizeof(*v))))
 		return FLOE_ENOMEM;
-	for (; n < count; n++) {
-		if (len - off < 4) {
-			rc = FLOE_ECORRUPT;
-			goto fail;
-		}
-		uint32_t plen = get_le32(blob + off);
-		off += 4;
-		if (plen == 0 || plen > POS_MAX_PATH || len - off < (size_t)plen + fixed - 4 ||
-		    memchr(blob + off, 0, plen)) {
-			rc = FLOE_ECORRUPT;
-			goto fail;
-		}
-		struct tfile *f = floe_calloc(t->a, 1, sizeof(*f));
-		if (!f || !(f->path = floe_strndup(t->a, (const char *)blob + off, plen))) {
-			floe_free(t->a, f);
-			rc = FLOE_ENOMEM;
-			goto fail;
-		}
-		v[n] = f;
-		off += plen;
-		const uint8_t *p = blob + off;
-		f->fd = -1;
-		f->has_fp = true;
-		f->dev = get_le64(p);
-		f->ino = get_le64(p + 8);
-		f->pos = get_le64(p + 16);
-		f->fp_len = get_le32(p + 24);
-		f->fp_hash = get_le64(p + 28);
-		uint32_t flags = get_le32(p + 36);
-		f->unterminated = (flags & POS_UNTERMINATED) != 0;
-		if (version >= 3) {
-			f->ph_len = get_le32(p + 40);
-			f->ph_hash = get_le64(p + 44);
-			f->gone_since = (int64_t)get_le64(p + 52);
-			f->ph_pos = f->pos;
-			f->ph_ok = true;
-		}
-		off += fixed - 4;
-		if (f->fp_len > FLOE_TAIL_FINGERPRINT || f->pos > INT64_MAX ||
-		    (flags & ~POS_UNTERMINATED) || f->ph_len > FLOE_TAIL_PREHASH ||
-		    f->ph_len > f->pos || f->gone_since < 0) {
-			n++; /* the entry is owned now */
-			rc = FLOE_ECORRUPT;
-			goto fail;
-		}
+	while (n < count && rc == 0) {
+		rc = read_entry(t, blob, len, &off, version, &v[n]);
+		n += v[n] != NULL;
 	}
-	if (off != len) {
+	if (rc == 0 && off != len)
 		rc = FLOE_ECORRUPT;
-		goto fail;
-	}
 	/* Reserve room for all of them first, so that adopting them cannot fail halfway. */
-	if (t->capfiles < t->nfiles + count) {
+	if (rc == 0 && t->capfiles < t->nfiles + count) {
 		struct tfile **p = floe_realloc(t->a, t->files, (t->nfiles + count) * sizeof(*p));
-		if (!p) {
+		if (p) {
+			t->files = p;
+			t->capfiles = t->nfiles + count;
+		} else {
 			rc = FLOE_ENOMEM;
-			goto fail;
 		}
-		t->files = p;
-		t->capfiles = t->nfiles + count;
 	}
-	/* Positions restored twice: the later blob replaces the earlier one. */
-	for (size_t i = 0; i < t->nfiles; i++)
-		floe_tail_entry_free(t, t->files[i]);
-	t->nfiles = 0;
-	for (size_t i = 0; i < count; i++)
-		t->files[t->nfiles++] = v[i];
-	floe_free(t->a, v);
-	return 0;
-fail:
+	if (rc == 0) {
+		/* Positions restored twice: the later blob replaces the earlier one. */
+		for (size_t i = 0; i < t->nfiles; i++)
+			floe_tail_entry_free(t, t->files[i]);
+		t->nfiles = 0;
+		for (size_t i = 0; i < count; i++)
+			t->files[t->nfiles++] = v[i];
+		n = 0; /* adopted */
+	}
 	for (size_t i = 0; i < n; i++)
 		floe_tail_entry_free(t, v[i]);
 	floe_free(t->a, v);
@@ -189,7 +190,7 @@ int floe_tail_positions(const struct floe_tail *t, struct floe_buf *out)
 		count += storable(t->files[i]->path);
 	int rc = FLOE_ELIMIT;
 	if (count > UINT32_MAX)
-		goto fail;
+		goto out;
 	rc = floe_buf_append(out, POS_MAGIC, 4);
 	if (!rc)
 		rc = floe_buf_put_le32(out, POS_VERSION);
@@ -245,9 +246,8 @@ int floe_tail_positions(const struct floe_tail *t, struct floe_buf *out)
 			rc = floe_buf_put_le64(
 			    out, (uint64_t)(f->present || f->fd >= 0 ? 0 : f->gone_since));
 	}
-	if (!rc)
-		return 0;
-fail:
-	out->len = mark;
+out:
+	if (rc)
+		out->len = mark;
 	return rc;
 }

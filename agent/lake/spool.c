@@ -1,7 +1,7 @@
 /* Spool entries: data files plus a checksummed JSON entry file per seal. */
 #include "spool.h"
 
-#include "agent/input/checkpoint.h"
+#include "agent/state/blobfile.h"
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
@@ -292,8 +292,11 @@ static int hash_file(struct floe_spool *sp, const char *path, uint64_t *hash, ui
  * file is also read again (from the page cache, as a rule). 1 GiB of log lines makes
  * about 270 MB of Parquet: some 0.05 s at the seals and 0.1 s at the commit, against
  * 7-9 s to read, encode and compress those lines. */
-int floe_spool_verify(struct floe_spool *sp, const struct floe_spool_entry *e, char *why, size_t cap)
+int floe_spool_verify(struct floe_spool *sp, const struct floe_spool_entry *e, struct floe_err *err)
 {
+	struct floe_err local;
+	if (!err)
+		err = &local; /* the log line says why in any case */
 	for (size_t i = 0; i < e->nfiles; i++) {
 		const struct floe_spool_file *f = &e->files[i];
 		char path[FLOE_PATH_MAX];
@@ -303,23 +306,26 @@ int floe_spool_verify(struct floe_spool *sp, const struct floe_spool_entry *e, c
 		if (rc == 0)
 			rc = floe_fs_stat(path, &st);
 		if (rc == -ENOENT) {
-			snprintf(why, cap, "%s is missing", path);
+			floe_err_set(err, FLOE_ECORRUPT, "%s is missing", path);
 		} else if (rc) {
-			return rc;
+			return floe_err_set(err, rc, "%s: %s", path, floe_strerror(rc));
 		} else if ((int64_t)st.size != f->size) {
-			snprintf(why, cap, "%s is %" PRIu64 " bytes, its entry records %" PRId64, path,
-				 (uint64_t)st.size, f->size);
+			floe_err_set(err, FLOE_ECORRUPT,
+				     "%s is %" PRIu64 " bytes, its entry records %" PRId64, path,
+				     (uint64_t)st.size, f->size);
 		} else if (!f->has_xxh64) {
 			continue;
 		} else if ((rc = hash_file(sp, path, &hash, &len))) {
-			return rc;
+			return floe_err_set(err, rc, "reading %s: %s", path, floe_strerror(rc));
 		} else if (len != (uint64_t)f->size || hash != f->xxh64) {
-			snprintf(why, cap, "%s has XXH64 %016" PRIx64 " over %" PRIu64 " bytes, its entry records %016" PRIx64
-				 " over %" PRId64, path, hash, len, f->xxh64, f->size);
+			floe_err_set(err, FLOE_ECORRUPT,
+				     "%s has XXH64 %016" PRIx64 " over %" PRIu64
+				     " bytes, its entry records %016" PRIx64 " over %" PRId64,
+				     path, hash, len, f->xxh64, f->size);
 		} else {
 			continue;
 		}
-		floe_warn("spool: entry %" PRIu64 " is damaged: %s", e->seq, why);
+		floe_warn("spool: entry %" PRIu64 " is damaged: %s", e->seq, err->msg);
 		return FLOE_ECORRUPT;
 	}
 	return 0;
@@ -335,7 +341,7 @@ int floe_spool_write_entry(struct floe_spool *sp, const struct floe_spool_entry 
 		snprintf(name, sizeof(name), "%020" PRIu64 ".entry", e->seq);
 		rc = floe_spool_path(sp, name, path, sizeof(path));
 		if (rc == 0)
-			rc = floe_checkpoint_save(path, b.data, b.len);
+			rc = floe_blobfile_save(path, b.data, b.len);
 	}
 	floe_buf_fini(&b);
 	if (rc == 0)
@@ -440,7 +446,7 @@ int floe_spool_entry_decode(struct floe_alloc *a, const struct floe_part_spec *s
 	int rc = floe_json_parse(a, text, len, ENTRY_MAX_BYTES, &doc, NULL);
 	if (rc) {
 		rc = rc == FLOE_ENOMEM ? rc : FLOE_ECORRUPT;
-		goto err;
+		goto out;
 	}
 	const struct floe_json *root = floe_json_root(doc);
 	const struct floe_json *files = floe_json_get(root, "files");
@@ -452,43 +458,45 @@ int floe_spool_entry_decode(struct floe_alloc *a, const struct floe_part_spec *s
 	    floe_json_get_int(root, "replaced_utf8", &replaced) || replaced < 0 ||
 	    floe_json_get_str(root, "positions", &pos) || !floe_json_is(files, FLOE_JSON_ARRAY)) {
 		rc = FLOE_ECORRUPT;
-		goto err;
+		goto out;
 	}
 	rc = FLOE_ENOMEM;
 	if (!(e = floe_calloc(a, 1, sizeof(*e))))
-		goto err;
+		goto out;
 	e->seq = (uint64_t)eseq;
 	e->created_us = created;
 	e->replaced_utf8 = (uint64_t)replaced;
 	if ((rc = floe_hex_decode(a, pos, strlen(pos), &e->positions, &e->positions_len))) {
 		rc = rc == FLOE_EPARSE ? FLOE_ECORRUPT : rc;
-		goto err;
+		goto out;
 	}
 	if (version >= 2) {
 		const char *from;
 		rc = FLOE_ECORRUPT;
 		if (floe_json_get_str(root, "from", &from))
-			goto err;
+			goto out;
 		if ((rc = floe_hex_decode(a, from, strlen(from), &e->from, &e->from_len))) {
 			rc = rc == FLOE_EPARSE ? FLOE_ECORRUPT : rc;
-			goto err;
+			goto out;
 		}
 	}
 	rc = FLOE_ENOMEM;
 	size_t nfiles = floe_json_len(files);
 	if (!(e->files = floe_calloc(a, nfiles ? nfiles : 1, sizeof(*e->files))))
-		goto err;
+		goto out;
 	e->nfiles = nfiles;
 	for (size_t i = 0; i < e->nfiles; i++)
 		if ((rc = decode_file(a, spec, floe_json_at(files, i), version, &e->files[i])))
-			goto err;
+			goto out;
+	rc = 0;
+out:
 	floe_json_doc_free(doc);
+	if (rc) {
+		floe_spool_entry_free(a, e);
+		return rc;
+	}
 	*out = e;
 	return 0;
-err:
-	floe_spool_entry_free(a, e);
-	floe_json_doc_free(doc);
-	return rc;
 }
 
 int floe_spool_load(struct floe_spool *sp, uint64_t seq, struct floe_spool_entry **out)
@@ -500,7 +508,7 @@ int floe_spool_load(struct floe_spool *sp, uint64_t seq, struct floe_spool_entry
 	size_t len = 0;
 	int rc = floe_spool_path(sp, name, path, sizeof(path));
 	if (rc == 0)
-		rc = floe_checkpoint_load(a, path, &blob, &len);
+		rc = floe_blobfile_load(a, path, &blob, &len);
 	if (rc)
 		return rc;
 	rc = floe_spool_entry_decode(a, &sp->spec, (const char *)blob, len, out);

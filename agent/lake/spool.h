@@ -12,10 +12,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent/lake/partition.h"
+#include "agent/schema/partition.h"
 #include "formats/iceberg/manifest.h"
 
 struct floe_alloc;
+struct floe_err;
 
 struct floe_spool_file {
 	char *name;        /* file name inside the spool directory */
@@ -79,9 +80,10 @@ uint64_t floe_spool_quarantined(const struct floe_spool *sp);
 /* Checks e's data files against the entry immediately before they leave the spool:
  * each must be there, with the recorded size and (version 2 entries) the recorded XXH64
  * of all its bytes. Returns 0, FLOE_ECORRUPT (logged once, with the path and what did
- * not match; why gets the same in short), or an I/O error. Reads each file once, in
- * 256 KiB pieces from the spool's allocator. */
-int floe_spool_verify(struct floe_spool *sp, const struct floe_spool_entry *e, char *why, size_t cap);
+ * not match; err, may be NULL, gets the same), or an I/O error (in err too). Reads each
+ * file once, in 256 KiB pieces from the spool's allocator. */
+int floe_spool_verify(struct floe_spool *sp, const struct floe_spool_entry *e,
+		      struct floe_err *err);
 /* Moves a corrupt entry aside to dir/quarantine/ and counts it. */
 int floe_spool_quarantine(struct floe_spool *sp, uint64_t seq);
 /* Moves e's data files to dir/quarantine/ and copies its entry file there, counting one

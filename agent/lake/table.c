@@ -1,73 +1,24 @@
 /* Filesystem-catalog Iceberg table: open, load, create, and whose commits are whose (the
  * installation attribution and the check that no two installations share an agent id).
- * The version discovery is in table_version.c, the append in table_commit.c. */
+ * The version discovery is in table_version.c, the append in table_commit.c; the three
+ * call one way: table_commit.c -> table.c -> table_version.c. */
 #include "agent/lake/table_impl.h"
 
-#include "agent/pipeline/record.h"
+#include "agent/schema/record.h"
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
 #include "formats/iceberg/metadata.h"
-#include "platform/clock.h"
+#include "agent/env/env.h"
 #include "platform/log.h"
 #include "platform/store.h"
 
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-void floe_table_meta_path(const struct floe_table *t, int64_t v, char *out, size_t cap)
-{
-	snprintf(out, cap, "%sv%" PRId64 ".metadata.json", t->metadir, v);
-}
-
-void floe_table_meta_uri(const struct floe_table *t, int64_t v, char *out, size_t cap)
-{
-	snprintf(out, cap, "%s/metadata/v%" PRId64 ".metadata.json", t->location, v);
-}
-
-int floe_table_fail(struct floe_table *t, int code, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(t->err, sizeof(t->err), fmt, ap);
-	va_end(ap);
-	floe_debug("table: %s", t->err);
-	return code;
-}
-
-const char *floe_table_error(const struct floe_table *t)
-{
-	return t->err;
-}
-
-static void write_hint(const struct floe_table *t, int64_t v)
-{
-	char path[FLOE_TABLE_PATH_CAP + 64], text[32];
-	snprintf(path, sizeof(path), "%sversion-hint.text", t->metadir);
-	int n = snprintf(text, sizeof(text), "%" PRId64, v);
-	int rc = floe_store_put(t->store, path, text, (size_t)n);
-	if (rc)
-		floe_warn("table: updating %s failed: %s (readers probe past it)", path, floe_strerror(rc));
-}
-
-void floe_table_seen(struct floe_table *t)
-{
-	if (t->version > t->seen_version)
-		t->seen_version = t->version;
-	int64_t seq = floe_ice_meta_last_sequence(t->meta);
-	if (seq > t->seen_last_seq)
-		t->seen_last_seq = seq;
-}
-
-void floe_table_write_hint(const struct floe_table *t, int64_t v)
-{
-	write_hint(t, v);
-}
 
 static int create_table(struct floe_table *t)
 {
@@ -81,12 +32,14 @@ static int create_table(struct floe_table *t)
 		{"write.parquet.compression-codec", "zstd"},
 	};
 	char uuid[37];
-	floe_uuid4(uuid);
+	int rc = floe_env_uuid4(t->rand, uuid);
+	if (rc)
+		return floe_table_fail(t, rc, "no random table uuid: %s", floe_strerror(rc));
 	struct floe_ice_meta *m = NULL;
 	struct floe_buf b;
 	floe_buf_init(&b, t->alloc, FLOE_TABLE_METADATA_MAX);
-	int rc = floe_ice_meta_create(t->alloc, uuid, t->location, fields, nfields, pf, t->opt.spec->n,
-				      props, 2, floe_clock_now_us() / 1000, &m);
+	rc = floe_ice_meta_create(t->alloc, uuid, t->location, fields, nfields, pf, t->opt.spec->n,
+				  props, 2, t->clock->wall_us(t->clock->ctx) / 1000, &m);
 	if (rc == 0)
 		rc = floe_ice_meta_write(m, &b);
 	if (rc == 0) {
@@ -95,7 +48,7 @@ static int create_table(struct floe_table *t)
 		rc = floe_store_put_if_absent(t->store, path, b.data, b.len);
 		if (rc == 0) {
 			floe_info("table: created %s (uuid %s)", t->location, uuid);
-			write_hint(t, 1);
+			floe_table_write_hint(t, 1);
 		} else if (rc == -EEXIST) {
 			rc = 0; /* another writer created it first: bind to theirs */
 		}
@@ -156,13 +109,25 @@ static int check_inside(struct floe_table *t)
 	    path, id, list, t->store->uri);
 }
 
-int floe_table_open(struct floe_alloc *a, const struct floe_table_options *opt, struct floe_table **out,
-		    char *why, size_t cap)
+/* A handle with nothing loaded yet; NULL without memory. */
+static struct floe_table *table_new(struct floe_alloc *a, const struct floe_clock *clock,
+				    const struct floe_rand *rand)
 {
 	struct floe_table *t = floe_calloc(a, 1, sizeof(*t));
+	if (t) {
+		t->alloc = a;
+		t->clock = clock ? clock : floe_env_clock();
+		t->rand = rand ? rand : floe_env_rand();
+	}
+	return t;
+}
+
+int floe_table_open(struct floe_alloc *a, const struct floe_table_options *opt,
+		    struct floe_table **out, struct floe_err *err)
+{
+	struct floe_table *t = table_new(a, opt->clock, opt->rand);
 	if (!t)
-		return FLOE_ENOMEM;
-	t->alloc = a;
+		return floe_err_set(err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));
 	t->opt = *opt;
 	if (!t->opt.max_attempts)
 		t->opt.max_attempts = 100;
@@ -171,66 +136,66 @@ int floe_table_open(struct floe_alloc *a, const struct floe_table_options *opt, 
 	char prefix[FLOE_TABLE_PATH_CAP];
 	int rc = FLOE_EINVAL;
 	if (set_installation(t)) {
-		snprintf(t->err, sizeof(t->err), "installation id '%s' is not a UUID",
-			 opt->installation_id ? opt->installation_id : "");
-		goto err;
+		rc = floe_table_fail(t, FLOE_EINVAL, "installation id '%s' is not a UUID",
+				     opt->installation_id ? opt->installation_id : "");
+		goto out;
 	}
 	rc = FLOE_ELIMIT;
 	if (floe_fmt(prefix, sizeof(prefix), "%s/%s", opt->namespace, opt->name) ||
 	    (rc = set_names(t, opt->store, prefix)))
-		goto err;
+		goto out;
 	if ((rc = floe_table_find_current(t, true)))
-		goto err;
+		goto out;
 	if (t->version == 0) {
 		if ((rc = create_table(t)) || (rc = floe_table_find_current(t, false)))
-			goto err;
+			goto out;
 		if (t->version == 0) {
 			rc = FLOE_ENOTFOUND;
-			goto err;
+			goto out;
 		}
 	}
 	if (floe_ice_meta_format_version(t->meta) > 2) {
-		snprintf(t->err, sizeof(t->err), "the table is format version %d; floe writes version 2",
-			 floe_ice_meta_format_version(t->meta));
-		rc = FLOE_EUNSUPPORTED;
-		goto err;
+		rc = floe_table_fail(t, FLOE_EUNSUPPORTED,
+				     "the table is format version %d; floe writes version 2",
+				     floe_ice_meta_format_version(t->meta));
+		goto out;
 	}
-	if ((rc = floe_log_schema_check(t->meta, t->err, sizeof(t->err))) ||
-	    (rc = floe_part_spec_from_table(&t->spec, t->meta, t->err, sizeof(t->err))) ||
-	    (rc = check_inside(t)) || (rc = floe_table_check_identity(t)))
-		goto err;
+	if ((rc = floe_log_schema_check(t->meta, &t->err)) ||
+	    (rc = floe_part_spec_from_table(&t->spec, t->meta, &t->err)) ||
+	    (rc = check_inside(t)) || (rc = floe_table_identity(t)))
+		goto out;
 	if (!floe_part_spec_equal(&t->spec, opt->spec))
 		floe_warn("table: %s is partitioned differently from the configuration; "
 			  "floe follows the table's partition spec", t->location);
-	*out = t;
-	return 0;
-err:
-	snprintf(why, cap, "%s", t->err);
-	floe_table_free(t);
-	return rc;
-}
-
-int floe_table_load(struct floe_alloc *a, struct floe_store *store, const char *prefix,
-		    struct floe_table **out, char *why, size_t cap)
-{
-	struct floe_table *t = floe_calloc(a, 1, sizeof(*t));
-	if (!t)
-		return FLOE_ENOMEM;
-	t->alloc = a;
-	int rc = set_names(t, store, prefix);
-	if (rc || (rc = floe_table_find_current(t, true)))
-		goto err;
-	if (t->version == 0) {
-		snprintf(t->err, sizeof(t->err), "no Iceberg table here (no metadata/v*.metadata.json)");
-		rc = FLOE_ENOTFOUND;
-		goto err;
+out:
+	if (rc) {
+		floe_table_report(t, rc, err);
+		floe_table_free(t);
+		return rc;
 	}
 	*out = t;
 	return 0;
-err:
-	snprintf(why, cap, "%s", t->err[0] ? t->err : floe_strerror(rc));
-	floe_table_free(t);
-	return rc;
+}
+
+int floe_table_load(struct floe_alloc *a, struct floe_store *store, const char *prefix,
+		    struct floe_table **out, struct floe_err *err)
+{
+	struct floe_table *t = table_new(a, NULL, NULL);
+	if (!t)
+		return floe_err_set(err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));
+	int rc = set_names(t, store, prefix);
+	if (rc == 0)
+		rc = floe_table_find_current(t, true);
+	if (rc == 0 && t->version == 0)
+		rc = floe_table_fail(t, FLOE_ENOTFOUND,
+				     "no Iceberg table here (no metadata/v*.metadata.json)");
+	if (rc) {
+		floe_table_report(t, rc, err);
+		floe_table_free(t);
+		return rc;
+	}
+	*out = t;
+	return 0;
 }
 
 void floe_table_free(struct floe_table *t)
@@ -241,13 +206,18 @@ void floe_table_free(struct floe_table *t)
 	floe_free(t->alloc, t);
 }
 
-int floe_table_refresh(struct floe_table *t)
+int floe_table_reload(struct floe_table *t)
 {
 	int rc = floe_table_find_current(t, false);
 	if (rc == 0 && t->version == 0)
 		rc = floe_table_fail(t, FLOE_ENOTFOUND, "%s has no metadata any more (metadata/ is empty)",
 				     t->location);
 	return rc;
+}
+
+int floe_table_refresh(struct floe_table *t, struct floe_err *err)
+{
+	return floe_table_report(t, floe_table_reload(t), err);
 }
 
 const struct floe_ice_meta *floe_table_meta(const struct floe_table *t)
@@ -381,7 +351,12 @@ static void describe(const struct floe_table *t, size_t i, char *out, size_t cap
 			 id, seq ? seq : "?", when);
 }
 
-int floe_table_check_identity(struct floe_table *t)
+int floe_table_check_identity(struct floe_table *t, struct floe_err *err)
+{
+	return floe_table_report(t, floe_table_identity(t), err);
+}
+
+int floe_table_identity(struct floe_table *t)
 {
 	struct identity_ctx c = {t, -1, -1, -1, 0, 0};
 	char who[256];

@@ -23,11 +23,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent/lake/partition.h"
+#include "agent/schema/partition.h"
 #include "agent/lake/spool.h"
 
 struct floe_alloc;
+struct floe_clock;
+struct floe_err;
 struct floe_ice_meta;
+struct floe_rand;
 struct floe_store;
 
 struct floe_table_options {
@@ -36,7 +39,7 @@ struct floe_table_options {
 	const char *name;
 	const struct floe_part_spec *spec; /* used when the table is created */
 	const char *agent_id;
-	const char *installation_id; /* this installation (a UUID, see pipeline/identity.h) */
+	const char *installation_id; /* this installation (a UUID, see state/identity.h) */
 	/* Snapshots without floe.installation-id whose floe.agent-id is this are this
 	 * installation's: it continues a state_dir from a floe without installation ids.
 	 * NULL: none. */
@@ -46,22 +49,30 @@ struct floe_table_options {
 	const char *replaces;
 	unsigned max_attempts;      /* commit attempts before giving up (0 = 100) */
 	unsigned max_log;           /* metadata-log entries kept (0 = 100) */
+	/* Snapshot and metadata times, and the backoff between attempts (NULL: the system
+	 * clock); snapshot ids, UUIDs and Avro sync markers (NULL: the kernel's randomness).
+	 * Borrowed: they outlive the table. */
+	const struct floe_clock *clock;
+	const struct floe_rand *rand;
 };
 
 struct floe_table;
+
+/* Every function here that fails says why in err (may be NULL): the code it returns and a
+ * message naming the file and what was expected. */
 
 /* Binds to the table, creating it (v1.metadata.json) if absent. FLOE_ESCHEMA when the
  * existing table's schema or partition spec cannot take floe's rows, FLOE_EREGRESS when
  * its metadata history has a gap or goes backwards (see floe_table_refresh),
  * FLOE_EIDENTITY when another installation commits under opt->agent_id
- * (floe_table_check_identity); why says why. */
-int floe_table_open(struct floe_alloc *a, const struct floe_table_options *opt, struct floe_table **out,
-		    char *why, size_t cap);
+ * (floe_table_check_identity). */
+int floe_table_open(struct floe_alloc *a, const struct floe_table_options *opt,
+		    struct floe_table **out, struct floe_err *err);
 /* Opens an existing table read-only (for inspect): the table at key prefix (may be "")
  * in store, found and checked as floe_table_open does. FLOE_ENOTFOUND when it has no
- * metadata; why says why on failure. No commits through such a handle. */
+ * metadata. No commits through such a handle. */
 int floe_table_load(struct floe_alloc *a, struct floe_store *store, const char *prefix,
-		    struct floe_table **out, char *why, size_t cap);
+		    struct floe_table **out, struct floe_err *err);
 void floe_table_free(struct floe_table *t);
 /* Reloads the newest metadata version: the one version-hint.text names, then every next
  * version that exists (the probing rule of Hadoop tables, which readers follow too).
@@ -70,10 +81,8 @@ void floe_table_free(struct floe_table *t);
  * deleted), a next version whose metadata-log does not end with its predecessor or whose
  * last-sequence-number is lower (a stray or restored copy), and a version two past the
  * current one while the next is missing (a gap: probing readers stop before it, listing
- * readers take it). floe_table_error says which file and what was expected. */
-int floe_table_refresh(struct floe_table *t);
-/* Why the last failing call on t failed ("" if it did not say), for messages. */
-const char *floe_table_error(const struct floe_table *t);
+ * readers take it). */
+int floe_table_refresh(struct floe_table *t, struct floe_err *err);
 const struct floe_ice_meta *floe_table_meta(const struct floe_table *t);
 const struct floe_part_spec *floe_table_spec(const struct floe_table *t);
 /* The table's location URI ("file:///…/default/logs"). */
@@ -85,19 +94,21 @@ int64_t floe_table_version(const struct floe_table *t);
  * legacy_agent_id count too. */
 int64_t floe_table_committed_seq(const struct floe_table *t, const char *installation_id);
 /* Checks that no other installation commits under this table's agent id: 0, or
- * FLOE_EIDENTITY (floe_table_error says which installation, when, and what to do) when
+ * FLOE_EIDENTITY (err says which installation, when, and what to do) when
  * another installation has commits under it and this one has none yet (unless
  * opt.replaces names that installation), or when another installation committed under
  * it after this one's first commit (two live agents share the id). Run at open and
  * before every commit attempt, so of two agents that share an id, the second to commit
  * stops before its first commit lands. */
-int floe_table_check_identity(struct floe_table *t);
+int floe_table_check_identity(struct floe_table *t, struct floe_err *err);
 
 /* Appends the data files of spool entries (in order) as one snapshot whose
  * floe.commit-seq is the last entry's seq. Copies each spool file into the table's data
  * directory first. Returns 0 when the commit is in the table (including when an earlier
- * attempt or process already put it there). */
+ * attempt or process already put it there), FLOE_ECONFLICT when every attempt lost the
+ * race to another writer (or the table holds only some of the entries), FLOE_EEXIST when
+ * an object floe would have to replace is there. */
 int floe_table_commit(struct floe_table *t, struct floe_spool *spool,
-		      struct floe_spool_entry *const *entries, size_t n);
+		      struct floe_spool_entry *const *entries, size_t n, struct floe_err *err);
 
 #endif

@@ -9,10 +9,9 @@
 #include "formats/iceberg/manifest.h"
 #include "formats/iceberg/metadata.h"
 #include "formats/json/json.h"
-#include "platform/clock.h"
+#include "agent/env/env.h"
 #include "platform/crash.h"
 #include "platform/log.h"
-#include "platform/signal.h"
 #include "platform/store.h"
 
 #include <errno.h>
@@ -153,12 +152,15 @@ static int write_manifest(struct floe_table *t, const struct commit_files *cf, i
 			.snapshot_id = snapshot_id,
 		};
 		uint8_t sync[16];
-		floe_random_bytes(sync, sizeof(sync));
-		rc = floe_ice_manifest_write(t->alloc, &info, cf->files, cf->n, sync, &b);
+		rc = t->rand->fill(t->rand->ctx, sync, sizeof(sync));
+		if (rc == 0)
+			rc = floe_ice_manifest_write(t->alloc, &info, cf->files, cf->n, sync, &b);
 	}
 	if (rc == 0) {
 		snprintf(path, cap, "%s%s-m0.avro", t->metadir, commit_uuid);
 		rc = floe_store_put_if_absent(t->store, path, b.data, b.len);
+		if (rc == -EEXIST) /* named by this commit's random uuid: never there before */
+			rc = floe_table_fail(t, FLOE_EEXIST, "manifest %s exists already", path);
 		*length = (int64_t)b.len;
 	}
 	floe_buf_fini(&b);
@@ -268,9 +270,9 @@ static void build_summary(const struct floe_table *t, const struct floe_ice_meta
 
 /* Now, clamped: never before the parent snapshot or the last metadata update, so a
  * device whose clock lags cannot make the history go backwards. */
-static int64_t snapshot_time(const struct floe_ice_meta *m, long pidx)
+static int64_t snapshot_time(const struct floe_table *t, const struct floe_ice_meta *m, long pidx)
 {
-	int64_t now = floe_clock_now_us() / 1000;
+	int64_t now = t->clock->wall_us(t->clock->ctx) / 1000;
 	int64_t floor_ms = floe_ice_meta_last_updated_ms(m);
 	if (pidx >= 0) {
 		int64_t id, pp, ps, pts;
@@ -281,19 +283,14 @@ static int64_t snapshot_time(const struct floe_ice_meta *m, long pidx)
 	return now < floor_ms ? floor_ms : now;
 }
 
-/* One attempt: 0 committed, -EEXIST lost the race, other errors fatal. */
-static int attempt(struct floe_table *t, const struct commit_files *cf, int64_t snapshot_id,
-		   int64_t commit_seq, const char *commit_uuid, unsigned n, const char *manifest_uri,
-		   int64_t manifest_len)
+/* The manifest list of an attempt into b: this commit's manifest first (sequence seq),
+ * then the manifests of the parent snapshot (index pidx, -1: none) verbatim. */
+static int write_list(struct floe_table *t, const struct commit_files *cf, int64_t snapshot_id,
+		      int64_t parent, long pidx, int64_t seq, const char *manifest_uri,
+		      int64_t manifest_len, struct floe_buf *b)
 {
-	struct floe_ice_meta *m = t->meta;
-	int64_t parent = floe_ice_meta_current_snapshot_id(m);
-	long pidx = parent >= 0 ? floe_ice_meta_find_snapshot(m, parent) : -1;
-	int64_t seq = floe_ice_meta_last_sequence(m) + 1;
 	struct floe_ice_manifest_list *plist = NULL;
 	struct floe_ice_manifest_entry *entries = NULL;
-	struct floe_buf b;
-	floe_buf_init(&b, t->alloc, FLOE_TABLE_MANIFEST_MAX);
 	int rc = read_parent_list(t, pidx, &plist);
 	if (rc)
 		goto out;
@@ -301,7 +298,6 @@ static int attempt(struct floe_table *t, const struct commit_files *cf, int64_t 
 	rc = FLOE_ENOMEM;
 	if (!(entries = floe_calloc(t->alloc, np + 1, sizeof(*entries))))
 		goto out;
-
 	struct floe_ice_field_summary sums[FLOE_PART_MAX];
 	struct floe_ice_manifest_part parts[FLOE_PART_MAX];
 	uint8_t scratch[16 * FLOE_PART_MAX];
@@ -323,10 +319,29 @@ static int attempt(struct floe_table *t, const struct commit_files *cf, int64_t 
 	e->has_partitions = true;
 	for (size_t i = 0; i < np; i++)
 		entries[i + 1] = *floe_ice_manifest_list_at(plist, i);
-
 	uint8_t sync[16];
-	floe_random_bytes(sync, sizeof(sync));
-	if ((rc = floe_ice_manifest_list_write(t->alloc, snapshot_id, parent, seq, entries, np + 1, sync, &b)))
+	if ((rc = t->rand->fill(t->rand->ctx, sync, sizeof(sync))) == 0)
+		rc = floe_ice_manifest_list_write(t->alloc, snapshot_id, parent, seq, entries,
+						  np + 1, sync, b);
+out:
+	floe_free(t->alloc, entries);
+	floe_ice_manifest_list_free(plist);
+	return rc;
+}
+
+/* One attempt: 0 committed, FLOE_ECONFLICT lost the race, other errors fatal. */
+static int attempt(struct floe_table *t, const struct commit_files *cf, int64_t snapshot_id,
+		   int64_t commit_seq, const char *commit_uuid, unsigned n,
+		   const char *manifest_uri, int64_t manifest_len)
+{
+	struct floe_ice_meta *m = t->meta;
+	int64_t parent = floe_ice_meta_current_snapshot_id(m);
+	long pidx = parent >= 0 ? floe_ice_meta_find_snapshot(m, parent) : -1;
+	int64_t seq = floe_ice_meta_last_sequence(m) + 1;
+	struct floe_buf b;
+	floe_buf_init(&b, t->alloc, FLOE_TABLE_MANIFEST_MAX);
+	int rc = write_list(t, cf, snapshot_id, parent, pidx, seq, manifest_uri, manifest_len, &b);
+	if (rc)
 		goto out;
 	char list_path[FLOE_TABLE_PATH_CAP + 128], list_uri[2 * FLOE_TABLE_PATH_CAP + 160];
 	snprintf(list_path, sizeof(list_path), "%ssnap-%" PRId64 "-%u-%s.avro", t->metadir, snapshot_id, n,
@@ -342,7 +357,7 @@ static int attempt(struct floe_table *t, const struct commit_files *cf, int64_t 
 	struct summary sum;
 	build_summary(t, m, pidx, cf, commit_seq, &sum);
 
-	int64_t now = snapshot_time(m, pidx);
+	int64_t now = snapshot_time(t, m, pidx);
 	struct floe_ice_snapshot snap = {
 		.snapshot_id = snapshot_id,
 		.parent_id = parent,
@@ -370,12 +385,13 @@ static int attempt(struct floe_table *t, const struct commit_files *cf, int64_t 
 		floe_table_seen(t);
 		floe_table_write_hint(t, t->version);
 	} else if (rc == -EEXIST) {
+		/* Another writer created this version first: the race is lost, not the commit. */
 		floe_store_remove(t->store, list_path);
+		rc = floe_table_fail(t, FLOE_ECONFLICT, "%s was created by another writer first",
+				     next);
 	}
 out:
 	floe_buf_fini(&b);
-	floe_free(t->alloc, entries);
-	floe_ice_manifest_list_free(plist);
 	return rc;
 }
 
@@ -393,32 +409,57 @@ static bool partly_committed(struct floe_table *t, int64_t first_seq, int64_t co
 	return c >= first_seq && c < commit_seq;
 }
 
+/* A snapshot id no snapshot of the table has, and the commit's UUID (names its files). */
+static int commit_ids(struct floe_table *t, int64_t *snapshot_id, char commit_uuid[37])
+{
+	int rc;
+	do {
+		uint64_t r = 0;
+		if ((rc = t->rand->fill(t->rand->ctx, &r, sizeof(r))))
+			return rc;
+		*snapshot_id = (int64_t)(r & INT64_MAX);
+	} while (*snapshot_id == 0 || floe_ice_meta_find_snapshot(t->meta, *snapshot_id) >= 0);
+	return floe_env_uuid4(t->rand, commit_uuid);
+}
+
+/* Lost the race: back off with full jitter (up to *delay_ms, which doubles up to 1 s),
+ * then rebuild on the new parent. */
+static void back_off(struct floe_table *t, unsigned attempt_no, unsigned *delay_ms)
+{
+	uint32_t r = 0;
+	(void)t->rand->fill(t->rand->ctx, &r, sizeof(r));
+	floe_debug("table: commit attempt %u lost the race, retrying", attempt_no);
+	t->clock->sleep_ms(t->clock->ctx, r % *delay_ms + 1);
+	if (*delay_ms < 1000)
+		*delay_ms *= 2;
+}
+
 int floe_table_commit(struct floe_table *t, struct floe_spool *spool,
-		      struct floe_spool_entry *const *entries, size_t n)
+		      struct floe_spool_entry *const *entries, size_t n, struct floe_err *err)
 {
 	if (n == 0)
 		return 0;
 	int64_t commit_seq = (int64_t)entries[n - 1]->seq;
 	struct commit_files cf;
 	memset(&cf, 0, sizeof(cf));
-	int rc = floe_table_refresh(t);
+	floe_err_clear(&t->err);
+	int rc = floe_table_reload(t);
 	if (rc)
-		return rc;
+		return floe_table_report(t, rc, err);
 	if (already_committed(t, -1, commit_seq))
 		return 0;
 	if (partly_committed(t, (int64_t)entries[0]->seq, commit_seq))
-		return FLOE_ECONFLICT;
-	if ((rc = floe_table_check_identity(t)))
-		return rc;
+		return floe_err_set(err, FLOE_ECONFLICT,
+				    "the table holds some of the entries %" PRIu64 " to %" PRId64
+				    " already",
+				    entries[0]->seq, commit_seq);
+	if ((rc = floe_table_identity(t)))
+		return floe_table_report(t, rc, err);
 
 	int64_t snapshot_id;
-	do {
-		uint64_t r;
-		floe_random_bytes(&r, sizeof(r));
-		snapshot_id = (int64_t)(r & INT64_MAX);
-	} while (snapshot_id == 0 || floe_ice_meta_find_snapshot(t->meta, snapshot_id) >= 0);
 	char commit_uuid[37];
-	floe_uuid4(commit_uuid);
+	if ((rc = commit_ids(t, &snapshot_id, commit_uuid)))
+		return floe_err_set(err, rc, "no random snapshot id: %s", floe_strerror(rc));
 
 	char manifest[FLOE_TABLE_PATH_CAP + 64], manifest_uri[2 * FLOE_TABLE_PATH_CAP + 80];
 	int64_t manifest_len = 0;
@@ -432,18 +473,21 @@ int floe_table_commit(struct floe_table *t, struct floe_spool *spool,
 	unsigned delay_ms = 10;
 	for (unsigned i = 1; i <= t->opt.max_attempts; i++) {
 		if (i > 1) {
-			if ((rc = floe_table_refresh(t)))
+			if ((rc = floe_table_reload(t)))
 				goto out;
 			if (already_committed(t, snapshot_id, commit_seq)) {
 				rc = 0;
 				goto out;
 			}
 			if (partly_committed(t, (int64_t)entries[0]->seq, commit_seq)) {
-				rc = FLOE_ECONFLICT;
+				rc = floe_table_fail(t, FLOE_ECONFLICT,
+						     "the table holds some of the entries %" PRIu64
+						     " to %" PRId64 " already",
+						     entries[0]->seq, commit_seq);
 				goto out;
 			}
 			/* Another installation with this agent id may have won the race. */
-			if ((rc = floe_table_check_identity(t)))
+			if ((rc = floe_table_identity(t)))
 				goto out;
 		}
 		rc = attempt(t, &cf, snapshot_id, commit_seq, commit_uuid, i, manifest_uri, manifest_len);
@@ -453,23 +497,18 @@ int floe_table_commit(struct floe_table *t, struct floe_spool *spool,
 				  snapshot_id, commit_seq, cf.n, cf.records, t->version);
 			goto out;
 		}
-		if (rc != -EEXIST)
+		if (rc != FLOE_ECONFLICT)
 			goto out;
-		/* Lost the race: back off with full jitter, then rebuild on the new parent. */
-		uint32_t r;
-		floe_random_bytes(&r, sizeof(r));
-		floe_debug("table: commit attempt %u lost the race, retrying", i);
-		floe_signal_sleep_ms(r % delay_ms + 1);
-		if (delay_ms < 1000)
-			delay_ms *= 2;
+		back_off(t, i, &delay_ms);
 		/* The in-memory metadata was edited by the failed attempt; reload it. */
 		t->version = 0;
 	}
-	rc = FLOE_ECONFLICT;
+	rc = floe_table_fail(t, FLOE_ECONFLICT, "%u commit attempts lost the race to other writers",
+			     t->opt.max_attempts);
 out:
 	/* A failed attempt may have edited the loaded metadata: force a reload. */
 	if (rc)
 		t->version = 0;
 	commit_files_fini(t->alloc, &cf);
-	return rc;
+	return floe_table_report(t, rc, err);
 }

@@ -31,10 +31,67 @@
 #include "platform/store.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* ---- names, messages and what was seen, for every table*.c file ---------------------- */
+
+void floe_table_meta_path(const struct floe_table *t, int64_t v, char *out, size_t cap)
+{
+	snprintf(out, cap, "%sv%" PRId64 ".metadata.json", t->metadir, v);
+}
+
+void floe_table_meta_uri(const struct floe_table *t, int64_t v, char *out, size_t cap)
+{
+	snprintf(out, cap, "%s/metadata/v%" PRId64 ".metadata.json", t->location, v);
+}
+
+int floe_table_fail(struct floe_table *t, int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(t->err.msg, sizeof(t->err.msg), fmt, ap);
+	va_end(ap);
+	t->err.code = code;
+	t->err.offset = FLOE_ERR_NO_OFFSET;
+	floe_debug("table: %s", t->err.msg);
+	return code;
+}
+
+int floe_table_report(const struct floe_table *t, int rc, struct floe_err *err)
+{
+	if (rc && err) {
+		if (t->err.code == rc && t->err.msg[0])
+			*err = t->err;
+		else
+			floe_err_set(err, rc, "%s", floe_strerror(rc));
+	}
+	return rc;
+}
+
+void floe_table_write_hint(const struct floe_table *t, int64_t v)
+{
+	char path[FLOE_TABLE_PATH_CAP + 64], text[32];
+	snprintf(path, sizeof(path), "%sversion-hint.text", t->metadir);
+	int n = snprintf(text, sizeof(text), "%" PRId64, v);
+	int rc = floe_store_put(t->store, path, text, (size_t)n);
+	if (rc)
+		floe_warn("table: updating %s failed: %s (readers probe past it)", path, floe_strerror(rc));
+}
+
+void floe_table_seen(struct floe_table *t)
+{
+	if (t->version > t->seen_version)
+		t->seen_version = t->version;
+	int64_t seq = floe_ice_meta_last_sequence(t->meta);
+	if (seq > t->seen_last_seq)
+		t->seen_last_seq = seq;
+}
+
+/* ---- finding the current version ----------------------------------------------------- */
 
 struct listing {
 	int64_t max, min, count;
@@ -302,7 +359,7 @@ int floe_table_find_current(struct floe_table *t, bool full)
 	bool listed = false, owned = false;
 	int64_t v = 0;
 	struct floe_ice_meta *cur = NULL;
-	t->err[0] = '\0';
+	floe_err_clear(&t->err);
 	int rc = start_version(t, &l, &listed, &v);
 	if (rc || v == 0) {
 		if (rc == 0) {

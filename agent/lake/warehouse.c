@@ -53,8 +53,8 @@ static unsigned credential_sources(const struct floe_config *cfg, unsigned order
  * expire. A reference that does not resolve, or no credentials from any source, is a
  * configuration error (FLOE_EINVAL: exit 2, so that systemd does not restart a host that
  * cannot work until someone fixes it); an unreachable remote source is a runtime one. */
-static int s3_credprov(struct floe_alloc *a, const struct floe_config *cfg, struct floe_s3_credprov **out,
-		       char *why, size_t cap)
+static int s3_credprov(struct floe_alloc *a, const struct floe_config *cfg,
+		       struct floe_s3_credprov **out, struct floe_err *err)
 {
 	struct floe_aws_credentials c;
 	memset(&c, 0, sizeof(c));
@@ -68,12 +68,12 @@ static int s3_credprov(struct floe_alloc *a, const struct floe_config *cfg, stru
 			continue;
 		int rc = floe_secret_resolve(a, refs[i], dst[i]);
 		if (rc) {
-			snprintf(why, cap, "lake.s3: cannot resolve %s: %s", refs[i],
-				 rc == -ENOENT && refs[i][0] == 'e'
-				     ? "the environment variable is not set"
-				     : floe_strerror(rc));
 			floe_aws_credentials_fini(&c);
-			return rc == FLOE_ENOMEM ? rc : FLOE_EINVAL;
+			return floe_err_set(err, rc == FLOE_ENOMEM ? rc : FLOE_EINVAL,
+					    "lake.s3: cannot resolve %s: %s", refs[i],
+					    rc == -ENOENT && refs[i][0] == 'e'
+						? "the environment variable is not set"
+						: floe_strerror(rc));
 		}
 	}
 	struct floe_s3_credprov_options po;
@@ -85,10 +85,8 @@ static int s3_credprov(struct floe_alloc *a, const struct floe_config *cfg, stru
 	po.sts_region = cfg->lake.s3.region;
 	int rc = floe_s3_credprov_new(&po, out);
 	floe_aws_credentials_fini(&c);
-	if (rc) {
-		snprintf(why, cap, "cannot set up S3 credentials: %s", floe_strerror(rc));
-		return rc;
-	}
+	if (rc)
+		return floe_err_set(err, rc, "cannot set up S3 credentials: %s", floe_strerror(rc));
 	/* Ask once now, so that a host without credentials fails at start-up with the
 	 * reasons of every provider rather than at the first commit. */
 	struct floe_aws_credentials probe;
@@ -97,12 +95,12 @@ static int s3_credprov(struct floe_alloc *a, const struct floe_config *cfg, stru
 	rc = floe_s3_credprov_get(*out, floe_clock_now_us() / 1000000, &probe, NULL, &reasons);
 	floe_aws_credentials_fini(&probe);
 	if (rc) {
-		snprintf(why, cap, "no S3 credentials: %.768s",
-			 rc == FLOE_S3_ESTOPPED ? floe_strerror(rc) : reasons.msg);
 		floe_s3_credprov_free(*out);
 		*out = NULL;
 		if (rc == FLOE_S3_EAUTH)
 			rc = FLOE_EINVAL;
+		floe_err_set(err, rc, "no S3 credentials: %.768s",
+			     rc == FLOE_S3_ESTOPPED ? floe_strerror(rc) : reasons.msg);
 	}
 	return rc;
 }
@@ -111,8 +109,8 @@ static int s3_credprov(struct floe_alloc *a, const struct floe_config *cfg, stru
 
 /* Opens the warehouse's store: a local directory, or S3 after checking that the store
  * honours conditional creates (the commit point of catalog-less tables). */
-int floe_warehouse_open(struct floe_alloc *a, const struct floe_config *cfg, bool probe, struct floe_store **out,
-			char *why, size_t cap)
+int floe_warehouse_open(struct floe_alloc *a, const struct floe_config *cfg, bool probe,
+			struct floe_store **out, struct floe_err *err)
 {
 	int rc;
 	if (cfg->lake.catalog != FLOE_CATALOG_S3) {
@@ -120,16 +118,16 @@ int floe_warehouse_open(struct floe_alloc *a, const struct floe_config *cfg, boo
 		if ((rc = floe_path_absolute(cfg->lake.warehouse, abs, sizeof(abs))) == 0)
 			rc = floe_store_local_new(a, abs, out);
 		if (rc)
-			snprintf(why, cap, "cannot use warehouse %s: %s", cfg->lake.warehouse, floe_strerror(rc));
+			floe_err_set(err, rc, "cannot use warehouse %s: %s", cfg->lake.warehouse,
+				     floe_strerror(rc));
 		return rc;
 	}
 #ifdef FLOE_MINIMAL
 	/* A build without the S3 client (FLOE_MINIMAL): a configuration it cannot serve. */
-	snprintf(why, cap,
-		 "lake.warehouse %s: this build of floe has no S3 support (it was built with "
-		 "FLOE_MINIMAL); use a local warehouse, or a floe built with S3",
-		 cfg->lake.warehouse);
-	return FLOE_EINVAL;
+	return floe_err_set(err, FLOE_EINVAL,
+			    "lake.warehouse %s: this build of floe has no S3 support (it was built "
+			    "with FLOE_MINIMAL); use a local warehouse, or a floe built with S3",
+			    cfg->lake.warehouse);
 #else
 	if (cfg->lake.s3.cleartext)
 		floe_warn("lake.s3.endpoint %s is plain HTTP to a host that is not loopback "
@@ -137,7 +135,7 @@ int floe_warehouse_open(struct floe_alloc *a, const struct floe_config *cfg, boo
 			  "network unencrypted",
 			  cfg->lake.s3.endpoint);
 	struct floe_s3_credprov *prov = NULL;
-	if ((rc = s3_credprov(a, cfg, &prov, why, cap)))
+	if ((rc = s3_credprov(a, cfg, &prov, err)))
 		return rc;
 	struct floe_s3_options o;
 	memset(&o, 0, sizeof(o));
@@ -154,10 +152,9 @@ int floe_warehouse_open(struct floe_alloc *a, const struct floe_config *cfg, boo
 	o.part_size = (int64_t)cfg->lake.s3.part_size;
 	rc = floe_store_s3_new(&o, cfg->lake.s3_prefix, out);
 	floe_s3_credprov_free(prov); /* the client holds its own reference */
-	if (rc) {
-		snprintf(why, cap, "cannot use S3 warehouse %s: %s", cfg->lake.warehouse, floe_strerror(rc));
-		return rc;
-	}
+	if (rc)
+		return floe_err_set(err, rc, "cannot use S3 warehouse %s: %s", cfg->lake.warehouse,
+				    floe_strerror(rc));
 	if (!probe)
 		return 0;
 	/* The probe removes its key before and after: 64 random bits keep it this process's
@@ -169,16 +166,20 @@ int floe_warehouse_open(struct floe_alloc *a, const struct floe_config *cfg, boo
 		 cfg->logs.name, cfg->agent.id, nonce);
 	rc = floe_store_probe_conditional(*out, probe_key);
 	if (rc == -ENOTSUP)
-		snprintf(why, cap, "the S3 store at %s ignores If-None-Match: a second conditional create "
-				   "succeeded, so it cannot arbitrate commits; use a store that honours "
-				   "conditional writes or a REST catalog", cfg->lake.s3.endpoint);
+		floe_err_set(err, rc,
+			     "the S3 store at %s ignores If-None-Match: a second conditional create "
+			     "succeeded, so it cannot arbitrate commits; use a store that honours "
+			     "conditional writes or a REST catalog",
+			     cfg->lake.s3.endpoint);
 	else if (rc == FLOE_S3_EREFUSED)
-		snprintf(why, cap, "the S3 store at %s refuses every conditional create (412 for a key that "
-				   "does not exist), so floe cannot commit to %s; use a store that honours "
-				   "If-None-Match: * or a REST catalog", cfg->lake.s3.endpoint, cfg->lake.warehouse);
+		floe_err_set(err, rc,
+			     "the S3 store at %s refuses every conditional create (412 for a key that "
+			     "does not exist), so floe cannot commit to %s; use a store that honours "
+			     "If-None-Match: * or a REST catalog",
+			     cfg->lake.s3.endpoint, cfg->lake.warehouse);
 	else if (rc)
-		snprintf(why, cap, "cannot reach the S3 warehouse %s: %s", cfg->lake.warehouse,
-			 floe_strerror(rc));
+		floe_err_set(err, rc, "cannot reach the S3 warehouse %s: %s", cfg->lake.warehouse,
+			     floe_strerror(rc));
 	if (rc) {
 		floe_store_free(*out);
 		*out = NULL;

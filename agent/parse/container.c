@@ -32,26 +32,28 @@ struct floe_container {
 	uint64_t n_truncated, n_incomplete;
 };
 
-int floe_cri_parse(const char *p, size_t len, struct floe_container_piece *out, size_t *err_off)
+int floe_cri_parse(const char *p, size_t len, struct floe_container_piece *out,
+		   struct floe_err *err)
 {
 	size_t i = 0;
 	int rc = floe_ts_parse_rfc3339(p, len, &out->ts_us, &i);
 	if (rc) {
 		i = 0;
-		goto bad;
+		goto out;
 	}
+	rc = FLOE_EPARSE;
 	if (i >= len || p[i] != ' ')
-		goto bad;
+		goto out;
 	size_t ss = ++i;
 	while (i < len && p[i] != ' ')
 		i++;
 	if (i == ss || i >= len)
-		goto bad;
+		goto out;
 	out->stream = p + ss;
 	out->stream_len = i - ss;
 	i++;
 	if (i >= len || (p[i] != 'P' && p[i] != 'F'))
-		goto bad;
+		goto out;
 	out->partial = p[i] == 'P';
 	i++;
 	if (i < len && p[i] == ':') {
@@ -60,32 +62,30 @@ int floe_cri_parse(const char *p, size_t len, struct floe_container_piece *out, 
 	}
 	if (i < len) {
 		if (p[i] != ' ')
-			goto bad;
+			goto out;
 		i++;
 	}
 	out->msg = p + i;
 	out->len = len - i;
+	rc = 0;
+out:
+	if (rc)
+		return floe_err_at(err, FLOE_EPARSE, i, "not a CRI log line (byte %zu)", i);
 	return 0;
-bad:
-	if (err_off)
-		*err_off = i;
-	return FLOE_EPARSE;
 }
 
 int floe_docker_parse(const char *p, size_t len, struct floe_fields *f,
-		      struct floe_container_piece *out, size_t *err_off)
+		      struct floe_container_piece *out, struct floe_err *err)
 {
 	floe_fields_reset(f);
-	int rc = floe_json_line_parse(p, len, 1, f, err_off);
+	int rc = floe_json_line_parse(p, len, 1, f, err);
 	if (rc)
 		return rc;
 	const char *v;
 	size_t vl;
-	if (!floe_fields_find(f, "log", 3, &v, &vl) || !v) {
-		if (err_off)
-			*err_off = 0;
-		return floe_fields_dropped(f) ? FLOE_ELIMIT : FLOE_EPARSE;
-	}
+	if (!floe_fields_find(f, "log", 3, &v, &vl) || !v)
+		return floe_err_at(err, floe_fields_dropped(f) ? FLOE_ELIMIT : FLOE_EPARSE, 0,
+				   "no \"log\" string in a Docker log line");
 	out->partial = !(vl > 0 && v[vl - 1] == '\n');
 	out->msg = v;
 	out->len = out->partial ? vl : vl - 1;
@@ -98,25 +98,19 @@ int floe_docker_parse(const char *p, size_t len, struct floe_fields *f,
 	out->ts_us = 0;
 	if (floe_fields_find(f, "time", 4, &v, &vl) && v) {
 		if (floe_ts_parse_rfc3339(v, vl, &out->ts_us, NULL)) {
-			if (err_off)
-				*err_off = (size_t)(v - p) < len ? (size_t)(v - p) : 0;
-			return FLOE_EPARSE;
+			size_t at = (size_t)(v - p) < len ? (size_t)(v - p) : 0;
+			return floe_err_at(err, FLOE_EPARSE, at,
+					   "bad \"time\" in a Docker log line (byte %zu)", at);
 		}
 	}
 	return 0;
 }
 
-struct floe_container *floe_container_new(struct floe_alloc *a, const struct floe_container_opts *o,
-					  int *err)
+int floe_container_new(struct floe_alloc *a, const struct floe_container_opts *o, struct floe_container **out)
 {
-	int dummy;
-	if (!err)
-		err = &dummy;
 	struct floe_container *c = floe_calloc(a, 1, sizeof(*c));
-	if (!c) {
-		*err = FLOE_ENOMEM;
-		return NULL;
-	}
+	if (!c)
+		return FLOE_ENOMEM;
 	c->alloc = a;
 	c->format = o->format ? o->format : FLOE_CONTAINER_AUTO;
 	c->max_bytes = o->max_bytes ? o->max_bytes : (size_t)1 << 20;
@@ -126,14 +120,14 @@ struct floe_container *floe_container_new(struct floe_alloc *a, const struct flo
 	if (c->format != FLOE_CONTAINER_CRI) {
 		/* A piece's unescaped log text is never longer than the line, and lines
 		 * that become messages are capped by max_bytes anyway. */
-		c->docker = floe_fields_new(a, 16, c->max_bytes, err);
-		if (!c->docker) {
+		int rc = floe_fields_new(a, 16, c->max_bytes, &c->docker);
+		if (rc) {
 			floe_free(a, c);
-			return NULL;
+			return rc;
 		}
 	}
-	*err = 0;
-	return c;
+	*out = c;
+	return 0;
 }
 
 void floe_container_free(struct floe_container *c)
@@ -180,7 +174,7 @@ static void append(struct floe_container *c, const char *p, size_t n)
 
 int floe_container_push(struct floe_container *c, const char *line, size_t len, int64_t offset,
 			int64_t end_offset, int64_t now_us, struct floe_container_rec out[2],
-			size_t *nout, size_t *err_off)
+			size_t *nout, struct floe_err *err)
 {
 	*nout = 0;
 	struct floe_container_piece pc;
@@ -188,9 +182,9 @@ int floe_container_push(struct floe_container *c, const char *line, size_t len, 
 	bool docker = c->format == FLOE_CONTAINER_DOCKER ||
 		      (c->format == FLOE_CONTAINER_AUTO && len > 0 && line[0] == '{');
 	if (docker)
-		rc = floe_docker_parse(line, len, c->docker, &pc, err_off);
+		rc = floe_docker_parse(line, len, c->docker, &pc, err);
 	else
-		rc = floe_cri_parse(line, len, &pc, err_off);
+		rc = floe_cri_parse(line, len, &pc, err);
 	if (rc) {
 		/* The caller keeps the bad line as a message of its own; the held message
 		 * goes out first so that messages stay in file order. */
@@ -207,7 +201,7 @@ int floe_container_push(struct floe_container *c, const char *line, size_t len, 
 			if (c->buf[k].cap < c->max_bytes) {
 				rc = floe_buf_reserve(&c->buf[k], c->max_bytes);
 				if (rc)
-					return rc;
+					return floe_err_set(err, rc, "%s", floe_strerror(rc));
 			}
 		}
 	}

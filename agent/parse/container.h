@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 struct floe_alloc;
+struct floe_err;
 struct floe_fields;
 struct floe_container;
 
@@ -33,18 +34,19 @@ struct floe_container_piece {
 /* Parses a CRI line: RFC 3339 time (nanoseconds truncated to µs), one space, the stream,
  * one space, tags ("P" or "F", optionally followed by ":"-separated tags which are
  * ignored), then one space and the message (the rest of the line, may be empty; the
- * space may be missing when it is). Returns 0 or FLOE_EPARSE with *err_off (may be
- * NULL). */
-int floe_cri_parse(const char *p, size_t len, struct floe_container_piece *out, size_t *err_off);
+ * space may be missing when it is). Returns 0 or FLOE_EPARSE with err (may be NULL)
+ * holding the offset of the offending byte. */
+int floe_cri_parse(const char *p, size_t len, struct floe_container_piece *out,
+		   struct floe_err *err);
 
 /* Parses a Docker json-file line with f as scratch (reset first; must hold at least the
  * line's members, 8 pairs is plenty, and an arena as large as the escaped "log" value):
  * "log" unescaped, one trailing "\n" removed (its absence marks a partial piece, as
  * Docker splits lines at 16 KiB), "stream", "time" (RFC 3339). Returns 0, FLOE_EPARSE
- * (invalid JSON, no "log" string, bad time; *err_off set), or FLOE_ELIMIT (the log value
- * did not fit f). */
+ * (invalid JSON, no "log" string, bad time; err holds the byte offset), or FLOE_ELIMIT
+ * (the log value did not fit f). */
 int floe_docker_parse(const char *p, size_t len, struct floe_fields *f,
-		      struct floe_container_piece *out, size_t *err_off);
+		      struct floe_container_piece *out, struct floe_err *err);
 
 /* A joined message. msg borrows the line or the joiner's buffers: valid until the next
  * call on the joiner. */
@@ -67,11 +69,10 @@ struct floe_container_opts {
 	int64_t timeout_us; /* flush partial pieces after this long; 0 = 5 s */
 };
 
-/* Returns a joiner (owned; floe_container_free) or NULL with *err (FLOE_ENOMEM). Its two
- * join buffers (2 x max_bytes) are allocated on the first partial piece and kept, so steady state
- * does not allocate. */
-struct floe_container *floe_container_new(struct floe_alloc *a, const struct floe_container_opts *o,
-					  int *err);
+/* Makes a joiner: 0 and *out (owned; floe_container_free), or FLOE_ENOMEM (*out
+ * untouched). Its two join buffers (2 x max_bytes) are allocated on the first partial
+ * piece and kept, so steady state does not allocate. */
+int floe_container_new(struct floe_alloc *a, const struct floe_container_opts *o, struct floe_container **out);
 void floe_container_free(struct floe_container *c);
 
 /* Feeds one line (without its newline; borrowed for the call) occupying file bytes
@@ -83,15 +84,15 @@ void floe_container_free(struct floe_container *c);
  * out of file order, which the exactly-once rule below cannot express. A whole line
  * (final piece, nothing held) is emitted without a copy. Messages borrow the line, the
  * joiner's buffers or its fields arena: valid until the next call on the joiner.
- * Returns 0; FLOE_EPARSE with *err_off (may be NULL) for a line that is not in the
- * format, or FLOE_ELIMIT for a Docker line whose members or log text do not fit the
+ * Returns 0; FLOE_EPARSE with err (may be NULL) holding the offset, for a line that is
+ * not in the format, or FLOE_ELIMIT for a Docker line whose members or log text do not fit the
  * scratch: in both cases the held message, if any, is flushed (incomplete) into out[0]
  * with *nout = 1, and the caller then keeps the bad line as a plain message of its own,
  * so messages stay in file order; or FLOE_ENOMEM (first use of the join buffers; nothing
  * changed, *nout = 0). */
 int floe_container_push(struct floe_container *c, const char *line, size_t len, int64_t offset,
 			int64_t end_offset, int64_t now_us, struct floe_container_rec out[2],
-			size_t *nout, size_t *err_off);
+			size_t *nout, struct floe_err *err);
 /* Emits the held message (incomplete) if no piece came for timeout_us. */
 void floe_container_poll(struct floe_container *c, int64_t now_us, struct floe_container_rec *out,
 			 bool *emitted);

@@ -2,7 +2,7 @@
  * one allocation, so a parser fills it per line without allocating. */
 #include "fields.h"
 
-#include "agent/pipeline/record.h"
+#include "agent/schema/record.h"
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
 
@@ -19,30 +19,20 @@ struct floe_fields {
 	char *arena;
 };
 
-struct floe_fields *floe_fields_new(struct floe_alloc *a, size_t cap_pairs, size_t cap_bytes,
-				    int *err)
+int floe_fields_new(struct floe_alloc *a, size_t cap_pairs, size_t cap_bytes, struct floe_fields **out)
 {
-	int dummy;
-	if (!err)
-		err = &dummy;
-	if (cap_pairs == 0) {
-		*err = FLOE_EINVAL;
-		return NULL;
-	}
+	if (cap_pairs == 0)
+		return FLOE_EINVAL;
 	/* Layout: struct, 2 pointer arrays, 2 size arrays, arena. Pointers and size_t share
 	 * alignment on every target we build for, and the struct is pointer-aligned. */
 	size_t per, arrays, total;
 	if (__builtin_mul_overflow(cap_pairs, 2 * sizeof(char *) + 2 * sizeof(size_t), &per) ||
 	    __builtin_add_overflow(per, sizeof(struct floe_fields), &arrays) ||
-	    __builtin_add_overflow(arrays, cap_bytes, &total)) {
-		*err = FLOE_EINVAL;
-		return NULL;
-	}
+	    __builtin_add_overflow(arrays, cap_bytes, &total))
+		return FLOE_EINVAL;
 	unsigned char *mem = floe_malloc(a, total);
-	if (!mem) {
-		*err = FLOE_ENOMEM;
-		return NULL;
-	}
+	if (!mem)
+		return FLOE_ENOMEM;
 	struct floe_fields *f = (struct floe_fields *)mem;
 	memset(f, 0, sizeof(*f));
 	f->alloc = a;
@@ -58,8 +48,8 @@ struct floe_fields *floe_fields_new(struct floe_alloc *a, size_t cap_pairs, size
 	f->vlens = (size_t *)p;
 	p += cap_pairs * sizeof(size_t);
 	f->arena = (char *)p;
-	*err = 0;
-	return f;
+	*out = f;
+	return 0;
 }
 
 void floe_fields_free(struct floe_fields *f)

@@ -14,11 +14,10 @@ struct floe_alloc;
 struct floe_record;
 struct floe_fields;
 
-/* Returns a collector for at most cap_pairs pairs and cap_bytes of arena, in one block
- * from a (may be NULL = unbudgeted), or NULL (FLOE_ENOMEM/FLOE_EINVAL in *err, err may be
- * NULL). cap_pairs must be >= 1. */
-struct floe_fields *floe_fields_new(struct floe_alloc *a, size_t cap_pairs, size_t cap_bytes,
-				    int *err);
+/* Makes a collector for at most cap_pairs pairs and cap_bytes of arena, in one block from
+ * a (may be NULL = unbudgeted): 0 and *out (owned), or FLOE_ENOMEM / FLOE_EINVAL (*out
+ * untouched). cap_pairs must be >= 1. */
+int floe_fields_new(struct floe_alloc *a, size_t cap_pairs, size_t cap_bytes, struct floe_fields **out);
 /* Releases f (NULL is fine). */
 void floe_fields_free(struct floe_fields *f);
 /* Forgets every pair and the arena (per line). Pointers given out before are invalid. */

@@ -40,27 +40,20 @@ size_t floe_framer_footprint(size_t max_message_bytes)
 	return n;
 }
 
-struct floe_framer *floe_framer_new(struct floe_alloc *a, size_t max_message_bytes, int *err)
+int floe_framer_new(struct floe_alloc *a, size_t max_message_bytes, struct floe_framer **out)
 {
-	int dummy;
-	if (!err)
-		err = &dummy;
 	size_t total = floe_framer_footprint(max_message_bytes);
-	if (max_message_bytes < FLOE_FRAMER_MIN_MESSAGE || total == 0) {
-		*err = FLOE_EINVAL;
-		return NULL;
-	}
+	if (max_message_bytes < FLOE_FRAMER_MIN_MESSAGE || total == 0)
+		return FLOE_EINVAL;
 	struct floe_framer *fr = floe_malloc(a, total);
-	if (!fr) {
-		*err = FLOE_ENOMEM;
-		return NULL;
-	}
+	if (!fr)
+		return FLOE_ENOMEM;
 	memset(fr, 0, sizeof(*fr));
 	fr->alloc = a;
 	fr->max = max_message_bytes;
 	fr->st = S_START;
-	*err = 0;
-	return fr;
+	*out = fr;
+	return 0;
 }
 
 void floe_framer_free(struct floe_framer *fr)

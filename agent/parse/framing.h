@@ -50,10 +50,10 @@ struct floe_framer_stats {
  * planning), or 0 when that overflows. */
 size_t floe_framer_footprint(size_t max_message_bytes);
 
-/* Returns a framer for frames of at most max_message_bytes (>= FLOE_FRAMER_MIN_MESSAGE),
- * in one block from a (may be NULL = unbudgeted), or NULL with *err (may be NULL):
- * FLOE_EINVAL for a bad size, FLOE_ENOMEM when the budget is spent. */
-struct floe_framer *floe_framer_new(struct floe_alloc *a, size_t max_message_bytes, int *err);
+/* Makes a framer for frames of at most max_message_bytes (>= FLOE_FRAMER_MIN_MESSAGE), in
+ * one block from a (may be NULL = unbudgeted): 0 and *out (owned), or FLOE_EINVAL for a bad
+ * size, FLOE_ENOMEM when the budget is spent (*out untouched). */
+int floe_framer_new(struct floe_alloc *a, size_t max_message_bytes, struct floe_framer **out);
 /* Releases fr (NULL is fine). */
 void floe_framer_free(struct floe_framer *fr);
 /* Forgets any partial frame (a new connection); the counters stay. */

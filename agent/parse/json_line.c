@@ -214,22 +214,23 @@ static int scan_number(struct jp *j)
 	size_t i = j->i;
 	const char *p = j->p;
 	size_t n = j->len;
+	int rc = FLOE_EPARSE;
 	if (i < n && p[i] == '-')
 		i++;
 	if (i >= n)
-		goto bad;
+		goto out;
 	if (p[i] == '0') {
 		i++;
 	} else if (p[i] >= '1' && p[i] <= '9') {
 		while (i < n && p[i] >= '0' && p[i] <= '9')
 			i++;
 	} else {
-		goto bad;
+		goto out;
 	}
 	if (i < n && p[i] == '.') {
 		i++;
 		if (i >= n || p[i] < '0' || p[i] > '9')
-			goto bad;
+			goto out;
 		while (i < n && p[i] >= '0' && p[i] <= '9')
 			i++;
 	}
@@ -238,15 +239,14 @@ static int scan_number(struct jp *j)
 		if (i < n && (p[i] == '+' || p[i] == '-'))
 			i++;
 		if (i >= n || p[i] < '0' || p[i] > '9')
-			goto bad;
+			goto out;
 		while (i < n && p[i] >= '0' && p[i] <= '9')
 			i++;
 	}
+	rc = 0;
+out:
 	j->i = i;
-	return 0;
-bad:
-	j->i = i;
-	return fail(j, FLOE_EPARSE);
+	return rc ? fail(j, rc) : 0;
 }
 
 static int scan_literal(struct jp *j, const char *lit, size_t n)
@@ -496,7 +496,7 @@ static int parse_object(struct jp *j, const char *prefix, size_t plen, unsigned 
 }
 
 int floe_json_line_parse(const char *p, size_t len, unsigned max_depth, struct floe_fields *f,
-			 size_t *err_off)
+			 struct floe_err *err)
 {
 	struct jp j = {.p = p, .len = len, .f = f};
 	j.max_depth = max_depth == 0 ? 1 : max_depth;
@@ -512,9 +512,9 @@ int floe_json_line_parse(const char *p, size_t len, unsigned max_depth, struct f
 	}
 	if (j.err) {
 		floe_fields_reset(f);
-		if (err_off)
-			*err_off = j.err_off;
-		return j.err;
+		return floe_err_at(err, j.err, j.err_off, "%s at byte %zu",
+				   j.err == FLOE_ELIMIT ? "JSON nested too deeply" : "invalid JSON",
+				   j.err_off);
 	}
 	return 0;
 }

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 
+struct floe_err;
 struct floe_fields;
 
 /* Largest flattening depth accepted (larger values are clamped). */
@@ -29,11 +30,11 @@ struct floe_fields;
  * Keys are unescaped the same way; duplicate keys keep the last value (floe_fields_add).
  * Pairs that do not fit f's capacity are dropped and counted there, not errors.
  * Returns 0; FLOE_EPARSE for invalid JSON or a top level that is not an object, and
- * FLOE_ELIMIT for nesting beyond FLOE_JSON_LINE_MAX_NEST, both with *err_off (may be NULL)
- * set to the byte offset of the problem. On failure f is reset (empty): the caller keeps
+ * FLOE_ELIMIT for nesting beyond FLOE_JSON_LINE_MAX_NEST, both with err (may be NULL)
+ * holding the byte offset of the problem. On failure f is reset (empty): the caller keeps
  * the line as the message and counts the failure. Borrows p: values point into it. */
 int floe_json_line_parse(const char *p, size_t len, unsigned max_depth, struct floe_fields *f,
-			 size_t *err_off);
+			 struct floe_err *err);
 
 /* Unescapes the body of a JSON string (between the quotes, validated or not) into dst
  * (cap bytes); *out_len receives the length, never more than n. Returns 0, FLOE_EPARSE

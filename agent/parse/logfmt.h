@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 
+struct floe_err;
 struct floe_fields;
 
 /* Parses p[0..len) (no NUL needed) and appends its pairs to f. Rules:
@@ -21,10 +22,10 @@ struct floe_fields;
  *     absent key for SQL readers, and "flag present" is what a bare key means;
  *   - bytes >= 0x80 (UTF-8 or not) are ordinary key/value bytes.
  * Values are slices of p except quoted values with escapes (unescaped into f's arena).
- * Duplicate keys keep the last value. Returns 0, or FLOE_EPARSE with *err_off (may be
- * NULL) at the offending byte for: a pair starting with '=' (empty key), a '"' inside a
+ * Duplicate keys keep the last value. Returns 0, or FLOE_EPARSE with err (may be NULL)
+ * holding the offending byte's offset, for: a pair starting with '=' (empty key), a '"' inside a
  * key, an unterminated quoted value, an invalid escape, or a quoted value followed by
  * something other than a separator. On failure f is reset. Borrows p. */
-int floe_logfmt_parse(const char *p, size_t len, struct floe_fields *f, size_t *err_off);
+int floe_logfmt_parse(const char *p, size_t len, struct floe_fields *f, struct floe_err *err);
 
 #endif

@@ -28,17 +28,12 @@ struct floe_multiline {
 	struct floe_multiline_stats st;
 };
 
-struct floe_multiline *floe_multiline_new(struct floe_alloc *a, const struct floe_multiline_opts *o,
-					  char *why, size_t whycap, int *err)
+int floe_multiline_new(struct floe_alloc *a, const struct floe_multiline_opts *o,
+		       struct floe_multiline **out, struct floe_err *err)
 {
-	int dummy, rc;
-	if (!err)
-		err = &dummy;
 	struct floe_multiline *m = floe_calloc(a, 1, sizeof(*m));
-	if (!m) {
-		*err = FLOE_ENOMEM;
-		return NULL;
-	}
+	if (!m)
+		return floe_err_set(err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));
 	m->alloc = a;
 	m->max_lines = o->max_lines ? o->max_lines : 500;
 	m->max_bytes = o->max_bytes ? o->max_bytes : (size_t)1 << 20;
@@ -46,21 +41,17 @@ struct floe_multiline *floe_multiline_new(struct floe_alloc *a, const struct flo
 	m->timeout_us = o->timeout_us > 0 ? o->timeout_us : 1000000;
 	for (int k = 0; k < 2; k++)
 		floe_buf_init(&m->slot[k].buf, a, m->max_bytes);
-	m->start = floe_regex_new(a, o->start, o->start_len, m->max_line, FLOE_REGEX_NOSUB, why,
-				  whycap, &rc);
-	if (!m->start)
-		goto err;
-	for (int k = 0; k < 2; k++) {
-		rc = floe_buf_reserve(&m->slot[k].buf, m->max_bytes);
-		if (rc)
-			goto err;
+	int rc = floe_regex_new(a, o->start, o->start_len, m->max_line, FLOE_REGEX_NOSUB, &m->start,
+				err);
+	for (int k = 0; k < 2 && rc == 0; k++)
+		if ((rc = floe_buf_reserve(&m->slot[k].buf, m->max_bytes)))
+			floe_err_set(err, rc, "%s", floe_strerror(rc));
+	if (rc) {
+		floe_multiline_free(m);
+		return rc;
 	}
-	*err = 0;
-	return m;
-err:
-	floe_multiline_free(m);
-	*err = rc;
-	return NULL;
+	*out = m;
+	return 0;
 }
 
 void floe_multiline_free(struct floe_multiline *m)

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 struct floe_alloc;
+struct floe_err;
 struct floe_multiline;
 
 struct floe_multiline_opts {
@@ -41,10 +42,11 @@ struct floe_multiline_stats {
 };
 
 /* Compiles the start pattern and reserves both record buffers (2 x max_bytes) from a,
- * so pushing never allocates. Returns the object (owned; floe_multiline_free) or NULL
- * with *err: FLOE_EINVAL (bad pattern, reason in why), FLOE_ENOMEM. */
-struct floe_multiline *floe_multiline_new(struct floe_alloc *a, const struct floe_multiline_opts *o,
-					  char *why, size_t whycap, int *err);
+ * so pushing never allocates. Returns 0 and the object in *out (owned;
+ * floe_multiline_free), or FLOE_EINVAL (bad pattern, the reason in err, may be NULL),
+ * FLOE_ENOMEM (*out untouched). */
+int floe_multiline_new(struct floe_alloc *a, const struct floe_multiline_opts *o,
+		       struct floe_multiline **out, struct floe_err *err);
 void floe_multiline_free(struct floe_multiline *m);
 
 /* Feeds one line (without its newline; borrowed for the call only) occupying file bytes

@@ -92,7 +92,7 @@ static size_t bracket_end(const char *p, size_t n, size_t i)
 #define FLOE_REGEX_MAX_COST 65536u
 #define FLOE_REGEX_MAX_NEST 64
 
-static int check_cost(const char *p, size_t n, char *why, size_t whycap)
+static int check_cost(const char *p, size_t n, struct floe_err *err)
 {
 	struct {
 		uint64_t sum, last;
@@ -108,8 +108,8 @@ static int check_cost(const char *p, size_t n, char *why, size_t whycap)
 			i = bracket_end(p, n, i) + 1;
 		} else if (c == '(') {
 			if (d == FLOE_REGEX_MAX_NEST) {
-				floe_fmt(why, whycap, "groups nested deeper than %d",
-					 FLOE_REGEX_MAX_NEST);
+				floe_err_set(err, FLOE_EINVAL, "groups nested deeper than %d",
+					     FLOE_REGEX_MAX_NEST);
 				return FLOE_EINVAL;
 			}
 			fr[d].sum += fr[d].last;
@@ -162,9 +162,9 @@ static int check_cost(const char *p, size_t n, char *why, size_t whycap)
 	check:
 		/* Every step checks, so operands stay below about 2^20 and nothing wraps. */
 		if (fr[d].last > FLOE_REGEX_MAX_COST || fr[d].sum > FLOE_REGEX_MAX_COST) {
-			floe_fmt(why, whycap,
-				 "pattern too complex (repetitions expand beyond %u elements)",
-				 FLOE_REGEX_MAX_COST);
+			floe_err_set(err, FLOE_EINVAL,
+				     "pattern too complex (repetitions expand beyond %u elements)",
+				     FLOE_REGEX_MAX_COST);
 			return FLOE_EINVAL;
 		}
 	}
@@ -176,7 +176,7 @@ static int check_cost(const char *p, size_t n, char *why, size_t whycap)
  * without a word. \d and \D become bracket expressions; \t, \n and \r the characters;
  * glibc's own \w \W \s \S \b \B \< \> \` \' and back-references \1..\9 stay; any other
  * letter is refused. A backslash before anything else quotes it, as in ERE. */
-static int escape(char e, size_t at, struct floe_buf *out, char *why, size_t whycap)
+static int escape(char e, size_t at, struct floe_buf *out, struct floe_err *err)
 {
 	const char *rep = NULL;
 	switch (e) {
@@ -202,10 +202,11 @@ static int escape(char e, size_t at, struct floe_buf *out, char *why, size_t why
 		return floe_buf_append(out, rep, strlen(rep));
 	bool letter = (e >= 'a' && e <= 'z') || (e >= 'A' && e <= 'Z');
 	if (letter && !strchr("wWsSbB", e)) {
-		floe_fmt(why, whycap,
-			 "unsupported escape \\%c at offset %zu (POSIX ERE with \\d \\D \\w \\W "
-			 "\\s \\S \\b \\B \\t \\n \\r; use a bracket expression)",
-			 e, at);
+		floe_err_set(
+		    err, FLOE_EINVAL,
+		    "unsupported escape \\%c at offset %zu (POSIX ERE with \\d \\D \\w \\W "
+		    "\\s \\S \\b \\B \\t \\n \\r; use a bracket expression)",
+		    e, at);
 		return FLOE_EINVAL;
 	}
 	char two[2] = {'\\', e};
@@ -215,8 +216,7 @@ static int escape(char e, size_t at, struct floe_buf *out, char *why, size_t why
 /* Copies the bracket expression p[i..j] (j its ']'), where a backslash is literal in ERE
  * but means a class in the Perl style: \d, \s and \w become the classes they name, and
  * \D, \S, \W (which a bracket cannot hold) are refused. */
-static int bracket(const char *p, size_t i, size_t j, struct floe_buf *out, char *why,
-		   size_t whycap)
+static int bracket(const char *p, size_t i, size_t j, struct floe_buf *out, struct floe_err *err)
 {
 	int rc = 0;
 	for (size_t k = i; k <= j && rc == 0; k++) {
@@ -230,10 +230,11 @@ static int bracket(const char *p, size_t i, size_t j, struct floe_buf *out, char
 			else if (e == 'w')
 				rep = "[:alnum:]_";
 			else if (e == 'D' || e == 'S' || e == 'W') {
-				floe_fmt(why, whycap,
-					 "\\%c inside a bracket expression at offset %zu cannot be "
-					 "translated to POSIX ERE; write the class out",
-					 e, k);
+				floe_err_set(
+				    err, FLOE_EINVAL,
+				    "\\%c inside a bracket expression at offset %zu cannot be "
+				    "translated to POSIX ERE; write the class out",
+				    e, k);
 				return FLOE_EINVAL;
 			}
 		}
@@ -248,34 +249,34 @@ static int bracket(const char *p, size_t i, size_t j, struct floe_buf *out, char
 }
 
 /* Translates p into out (NUL-terminated), filling r's names. */
-static int translate(struct floe_regex *r, const char *p, size_t n, struct floe_buf *out, char *why,
-		     size_t whycap)
+static int translate(struct floe_regex *r, const char *p, size_t n, struct floe_buf *out,
+		     struct floe_err *err)
 {
 	size_t group = 0, nb = 0;
 	int rc = 0;
 	for (size_t i = 0; i < n && rc == 0;) {
 		char c = p[i];
 		if (c == 0) {
-			floe_fmt(why, whycap, "NUL byte in pattern at offset %zu", i);
+			floe_err_set(err, FLOE_EINVAL, "NUL byte in pattern at offset %zu", i);
 			return FLOE_EINVAL;
 		}
 		if (c == '\\') {
 			if (i + 1 >= n || p[i + 1] == 0) {
-				floe_fmt(why, whycap, "trailing backslash in pattern");
+				floe_err_set(err, FLOE_EINVAL, "trailing backslash in pattern");
 				return FLOE_EINVAL;
 			}
-			rc = escape(p[i + 1], i, out, why, whycap);
+			rc = escape(p[i + 1], i, out, err);
 			i += 2;
 			continue;
 		}
 		if (c == '[') {
 			size_t j = bracket_end(p, n, i);
 			if (j >= n || p[j] != ']') {
-				floe_fmt(why, whycap,
-					 "unterminated bracket expression at offset %zu", i);
+				floe_err_set(err, FLOE_EINVAL,
+					     "unterminated bracket expression at offset %zu", i);
 				return FLOE_EINVAL;
 			}
-			rc = bracket(p, i, j, out, why, whycap);
+			rc = bracket(p, i, j, out, err);
 			i = j + 1;
 			continue;
 		}
@@ -291,11 +292,12 @@ static int translate(struct floe_regex *r, const char *p, size_t n, struct floe_
 				if (j < n && p[j] == 'P')
 					j++;
 				if (j >= n || p[j] != '<' || j + 1 >= n || !name_start(p[j + 1])) {
-					floe_fmt(why, whycap,
-						 "unsupported \"(?\" construct at offset %zu (only "
-						 "(?<name>...), (?P<name>...) and (?:...), names being "
-						 "[A-Za-z_][A-Za-z0-9_]*)",
-						 i);
+					floe_err_set(
+					    err, FLOE_EINVAL,
+					    "unsupported \"(?\" construct at offset %zu (only "
+					    "(?<name>...), (?P<name>...) and (?:...), names being "
+					    "[A-Za-z_][A-Za-z0-9_]*)",
+					    i);
 					return FLOE_EINVAL;
 				}
 				size_t ns = ++j;
@@ -303,25 +305,26 @@ static int translate(struct floe_regex *r, const char *p, size_t n, struct floe_
 					j++;
 				size_t nl = j - ns;
 				if (j >= n || p[j] != '>' || nl > 64) {
-					floe_fmt(why, whycap,
-						 "bad group name at offset %zu (at most 64 bytes of "
-						 "[A-Za-z0-9_], closed by '>')",
-						 ns);
+					floe_err_set(
+					    err, FLOE_EINVAL,
+					    "bad group name at offset %zu (at most 64 bytes of "
+					    "[A-Za-z0-9_], closed by '>')",
+					    ns);
 					return FLOE_EINVAL;
 				}
 				for (size_t k = 0; k < r->nnames; k++) {
 					if (r->names[k].len == nl &&
 					    memcmp(r->name_bytes + r->names[k].off, p + ns, nl) ==
 						0) {
-						floe_fmt(why, whycap,
-							 "duplicate group name \"%.*s\"", (int)nl,
-							 p + ns);
+						floe_err_set(err, FLOE_EINVAL,
+							     "duplicate group name \"%.*s\"",
+							     (int)nl, p + ns);
 						return FLOE_EINVAL;
 					}
 				}
 				if (r->nnames == FLOE_REGEX_MAX_NAMES) {
-					floe_fmt(why, whycap, "more than %d named groups",
-						 FLOE_REGEX_MAX_NAMES);
+					floe_err_set(err, FLOE_EINVAL, "more than %d named groups",
+						     FLOE_REGEX_MAX_NAMES);
 					return FLOE_EINVAL;
 				}
 				memcpy(r->name_bytes + nb, p + ns, nl);
@@ -343,42 +346,32 @@ static int translate(struct floe_regex *r, const char *p, size_t n, struct floe_
 	return rc;
 }
 
-struct floe_regex *floe_regex_new(struct floe_alloc *a, const char *pattern, size_t plen,
-				  size_t max_line_bytes, unsigned flags, char *why, size_t whycap,
-				  int *err)
+int floe_regex_new(struct floe_alloc *a, const char *pattern, size_t plen, size_t max_line_bytes,
+		   unsigned flags, struct floe_regex **out, struct floe_err *err)
 {
-	int dummy, rc = 0;
-	char whybuf[1];
-	if (!err)
-		err = &dummy;
-	if (!why) {
-		why = whybuf;
-		whycap = sizeof(whybuf);
-	}
+	int rc = 0;
 	bool compiled = false;
 	struct floe_buf tb;
 	size_t tmax;
 	/* A translated escape takes at most 10 bytes for 2 ("\\w" in a bracket). */
-	if (__builtin_mul_overflow(plen, 5, &tmax) || __builtin_add_overflow(tmax, 1, &tmax)) {
-		*err = FLOE_EINVAL;
-		return NULL;
-	}
+	if (__builtin_mul_overflow(plen, 5, &tmax) || __builtin_add_overflow(tmax, 1, &tmax))
+		return floe_err_set(err, FLOE_EINVAL, "pattern too long");
 	floe_buf_init(&tb, a, tmax);
 	struct floe_regex *r = floe_calloc(a, 1, sizeof(*r));
 	if (!r) {
 		rc = FLOE_ENOMEM;
-		goto err;
+		goto out;
 	}
 	r->alloc = a;
 	r->nosub = flags & FLOE_REGEX_NOSUB;
 	r->max_line = max_line_bytes;
-	rc = check_cost(pattern, plen, why, whycap);
+	rc = check_cost(pattern, plen, err);
 	if (rc == 0)
-		rc = translate(r, pattern, plen, &tb, why, whycap);
+		rc = translate(r, pattern, plen, &tb, err);
 	if (rc) {
 		if (rc == FLOE_ELIMIT)
 			rc = FLOE_EINVAL;
-		goto err;
+		goto out;
 	}
 	int cf =
 	    REG_EXTENDED | (r->nosub ? REG_NOSUB : 0) | (flags & FLOE_REGEX_ICASE ? REG_ICASE : 0);
@@ -389,39 +382,40 @@ struct floe_regex *floe_regex_new(struct floe_alloc *a, const char *pattern, siz
 		} else {
 			char msg[128];
 			regerror(e, &r->re, msg, sizeof(msg));
-			floe_fmt(why, whycap, "bad regular expression: %s", msg);
+			floe_err_set(err, FLOE_EINVAL, "bad regular expression: %s", msg);
 			rc = FLOE_EINVAL;
 		}
-		goto err;
+		goto out;
 	}
 	compiled = true;
 	/* regcomp counted the groups itself; ours must agree or names would point at the
 	 * wrong sub-matches. */
 	for (size_t k = 0; k < r->nnames; k++) {
 		if (r->names[k].group > r->re.re_nsub) {
-			floe_fmt(why, whycap, "group count mismatch");
+			floe_err_set(err, FLOE_EINVAL, "group count mismatch");
 			rc = FLOE_EINVAL;
-			goto err;
+			goto out;
 		}
 	}
 	r->nmatch = r->nosub ? 1 : r->re.re_nsub + 1;
 	r->pm = floe_calloc(a, r->nmatch, sizeof(regmatch_t));
 	if (!r->pm) {
 		rc = FLOE_ENOMEM;
-		goto err;
+		goto out;
 	}
 #ifdef FLOE_REGEX_COPY
 	size_t cl;
 	if (__builtin_add_overflow(max_line_bytes, 1, &cl) || !(r->copy = floe_malloc(a, cl))) {
 		rc = FLOE_ENOMEM;
-		goto err;
+		goto out;
 	}
 #endif
+out:
 	floe_buf_fini(&tb);
-	*err = 0;
-	return r;
-err:
-	floe_buf_fini(&tb);
+	if (rc == 0) {
+		*out = r;
+		return 0;
+	}
 	if (r) {
 		if (compiled)
 			regfree(&r->re);
@@ -429,8 +423,9 @@ err:
 		floe_free(a, r->copy);
 		floe_free(a, r);
 	}
-	*err = rc;
-	return NULL;
+	if (!err || err->code != rc)
+		floe_err_set(err, rc, "%s", floe_strerror(rc));
+	return rc;
 }
 
 void floe_regex_free(struct floe_regex *r)

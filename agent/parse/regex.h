@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 struct floe_alloc;
+struct floe_err;
 struct floe_fields;
 struct floe_regex;
 
@@ -28,12 +29,11 @@ struct floe_regex;
  * literal and not counted. Named groups may nest; each name maps to its own sub-match.
  * Lines longer than max_line_bytes are refused at match time (FLOE_ELIMIT); the bound is
  * also the size of the copy buffer used when the C library lacks REG_STARTEND.
- * Returns the compiled regex (owned; floe_regex_free) or NULL with *err: FLOE_EINVAL for
- * a bad pattern (reason in why, may be NULL), FLOE_ENOMEM. Borrows pattern only during
- * the call. */
-struct floe_regex *floe_regex_new(struct floe_alloc *a, const char *pattern, size_t plen,
-				  size_t max_line_bytes, unsigned flags, char *why, size_t whycap,
-				  int *err);
+ * Returns 0 and the compiled regex in *out (owned; floe_regex_free), or FLOE_EINVAL for a
+ * bad pattern (the reason in err, may be NULL), FLOE_ENOMEM (*out untouched). Borrows
+ * pattern only during the call. */
+int floe_regex_new(struct floe_alloc *a, const char *pattern, size_t plen, size_t max_line_bytes,
+		   unsigned flags, struct floe_regex **out, struct floe_err *err);
 void floe_regex_free(struct floe_regex *r);
 
 /* Number of named groups, and the k-th name (borrowed, not NUL-terminated). */

@@ -1,15 +1,15 @@
-/* What both syslog formats share: format detection, PRI, RFC 3339 and BSD timestamps
- * (with the year inferred from the receive time), and the failure attributes. Calendar
- * arithmetic is timestamp.c's days-from-civil; nothing here reads a clock or a zone. */
+/* What both syslog formats share: PRI, RFC 3339 and BSD timestamps (with the year
+ * inferred from the receive time) and the message's defaults. Calendar arithmetic is
+ * timestamp.c's days-from-civil; nothing here reads a clock or a zone. The files call one
+ * way: syslog_detect.c (format detection, failure attributes) -> syslog5424.c and
+ * syslog3164.c -> this file. */
 #include "syslog.h"
 #include "syslog_int.h"
 
-#include "agent/parse/fields.h"
 #include "agent/parse/timestamp.h"
 #include "formats/base/civil.h"
 #include "formats/base/error.h"
 
-#include <stdio.h>
 #include <string.h>
 
 #define US_PER_S INT64_C(1000000)
@@ -186,21 +186,20 @@ int floe_syslog_ts_rfc3339(const char *s, size_t len, const int32_t *zone_off_s,
 	int y, mo, d, h, mi, se;
 	int64_t frac = 0;
 	int32_t off = 0;
+	int rc = FLOE_EPARSE;
 	if (!digits(s, len, &i, 4, &y) || !lit(s, len, &i, '-') || !digits(s, len, &i, 2, &mo) ||
 	    !lit(s, len, &i, '-') || !digits(s, len, &i, 2, &d) ||
 	    !(lit(s, len, &i, 'T') || lit(s, len, &i, 't')) || !digits(s, len, &i, 2, &h) ||
 	    !lit(s, len, &i, ':') || !digits(s, len, &i, 2, &mi) || !lit(s, len, &i, ':') ||
 	    !digits(s, len, &i, 2, &se))
-		goto syntax;
+		goto out;
 	if (lit(s, len, &i, '.') && !fraction(s, len, &i, 9, &frac))
-		goto syntax;
-	int rc = rfc3339_offset(s, len, &i, zone_off_s, &off);
-	if (rc == FLOE_EFORMAT) {
-		*err_off = i;
-		return rc;
-	}
-	if (rc != 0 || i != len)
-		goto syntax;
+		goto out;
+	rc = rfc3339_offset(s, len, &i, zone_off_s, &off);
+	if (rc == 0 && i != len)
+		rc = FLOE_EPARSE;
+	if (rc)
+		goto out; /* i is where it went wrong */
 	size_t bad = 0;
 	if (mo < 1 || mo > 12)
 		bad = F_MON;
@@ -213,14 +212,15 @@ int floe_syslog_ts_rfc3339(const char *s, size_t len, const int32_t *zone_off_s,
 	else if (se > 60)
 		bad = F_SEC;
 	if (bad) {
-		*err_off = bad;
-		return FLOE_EFORMAT;
+		i = bad;
+		rc = FLOE_EFORMAT;
+		goto out;
 	}
 	*out_us = to_us(y, mo, d, h, mi, se, frac, off);
-	return 0;
-syntax:
-	*err_off = i < len ? i : len;
-	return FLOE_EPARSE;
+out:
+	if (rc)
+		*err_off = i < len ? i : len;
+	return rc;
 }
 
 static int month_of(const char *s)
@@ -318,43 +318,4 @@ int floe_syslog_bsd_time(const struct floe_syslog_bsd *t, const struct floe_sysl
 	}
 	*why = "day out of range";
 	return FLOE_EFORMAT;
-}
-
-int floe_syslog_parse(const char *p, size_t len, const struct floe_syslog_opts *o,
-		      struct floe_syslog_msg *m, struct floe_fields *f)
-{
-	size_t n = floe_syslog_trim(p, len);
-	if (n > 0 && p[0] == '<') {
-		int pri;
-		size_t end;
-		const char *why;
-		if (floe_syslog_pri(p, n, &pri, &end, &why) != 0)
-			return floe_syslog_fail(m, p, n, why, end);
-		if (n - end >= 2 && p[end] == '1' && p[end + 1] == ' ')
-			return floe_syslog_parse_5424(p, n, o, m, f);
-	}
-	return floe_syslog_parse_3164(p, n, o, m, f);
-}
-
-static int add_error(struct floe_fields *f, const char *key, const char *why, size_t off)
-{
-	size_t avail;
-	char *dst = floe_fields_scratch(f, &avail);
-	int n = snprintf(dst, avail, "%s at byte %zu", why, off);
-	if (n < 0 || (size_t)n >= avail) {
-		floe_fields_drop(f);
-		return FLOE_ELIMIT;
-	}
-	floe_fields_commit(f, (size_t)n);
-	return floe_fields_add(f, key, strlen(key), dst, (size_t)n);
-}
-
-int floe_syslog_error_attrs(const struct floe_syslog_msg *m, struct floe_fields *f)
-{
-	int rc = 0, rc2 = 0;
-	if (m->error)
-		rc = add_error(f, "syslog.error", m->error, m->error_off);
-	if (m->ts_error)
-		rc2 = add_error(f, "syslog.ts_error", m->ts_error, m->ts_error_off);
-	return rc ? rc : rc2;
 }

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent/pipeline/record.h"
+#include "agent/schema/record.h"
 
 struct floe_fields;
 

@@ -1,5 +1,6 @@
-/* Internal to the syslog parsers (syslog.c, syslog5424.c, syslog3164.c): the helpers
- * both formats share. Not for other modules: use syslog.h. */
+/* Internal to the syslog parsers (syslog_detect.c, syslog5424.c, syslog3164.c, syslog.c):
+ * the helpers both formats share, which syslog.c defines. Not for other modules: use
+ * syslog.h. */
 #ifndef FLOE_SYSLOG_INT_H
 #define FLOE_SYSLOG_INT_H
 

@@ -342,12 +342,107 @@ static int p_epoch(enum ts_kind k, const char *s, size_t n, size_t *i, int64_t *
 	return 0;
 }
 
+/* Reads one %-conversion c of a custom format at s[*i..n) into t: 0 or FLOE_EPARSE (and
+ * FLOE_ELIMIT from %s). */
+static int conversion(char c, const char *s, size_t n, size_t *i, struct tsv *t)
+{
+	bool ok = true;
+	int y;
+	switch (c) {
+	case 'Y':
+		ok = num(s, n, i, 4, 4, &y);
+		t->year = y;
+		t->has_year = true;
+		break;
+	case 'y':
+		ok = num(s, n, i, 2, 2, &y);
+		t->year = y < 69 ? 2000 + y : 1900 + y;
+		t->has_year = true;
+		break;
+	case 'm':
+		ok = num(s, n, i, 1, 2, &t->mon);
+		break;
+	case 'e':
+		lit(s, n, i, ' ');
+		ok = num(s, n, i, 1, 2, &t->day);
+		break;
+	case 'd':
+		ok = num(s, n, i, 1, 2, &t->day);
+		break;
+	case 'j':
+		ok = num(s, n, i, 1, 3, &t->yday);
+		t->has_yday = true;
+		break;
+	case 'H':
+		ok = num(s, n, i, 1, 2, &t->hour);
+		break;
+	case 'I':
+		ok = num(s, n, i, 1, 2, &t->hour);
+		t->hour12 = true;
+		break;
+	case 'M':
+		ok = num(s, n, i, 1, 2, &t->min);
+		break;
+	case 'S':
+		ok = num(s, n, i, 1, 2, &t->sec);
+		break;
+	case 'T':
+		ok = hms(s, n, i, t);
+		break;
+	case 'F':
+		ok = ymd_ext(s, n, i, t);
+		break;
+	case 'f':
+		ok = frac(s, n, i, &t->frac_us);
+		break;
+	case 'z':
+		ok = offset(s, n, i, false, &t->off);
+		t->has_off = true;
+		break;
+	case 'b':
+	case 'h':
+		ok = month_abbr(s, n, i, &t->mon);
+		break;
+	case 'B':
+		ok = month_full(s, n, i, &t->mon);
+		break;
+	case 'a':
+	case 'A':
+		ok = letters(s, n, i);
+		break;
+	case 'p':
+		if (n - *i >= 2 && (lower(s[*i]) == 'a' || lower(s[*i]) == 'p') &&
+		    lower(s[*i + 1]) == 'm') {
+			t->pm = lower(s[*i]) == 'p';
+			*i += 2;
+		} else {
+			ok = false;
+		}
+		break;
+	case 's': {
+		bool neg;
+		int64_t v;
+		int rc = p_int(s, n, i, &neg, &v);
+		if (rc)
+			return rc;
+		t->has_epoch = true;
+		t->epoch_s = neg ? -v : v;
+		break;
+	}
+	case '%':
+		ok = lit(s, n, i, '%');
+		break;
+	default:
+		return FLOE_EPARSE;
+	}
+	return ok ? 0 : FLOE_EPARSE;
+}
+
 static int p_custom(const struct floe_ts_format *f, const char *s, size_t n, size_t *i,
 		    struct tsv *t)
 {
 	const char *fm = f->fmt;
 	size_t fl = f->flen;
-	int y;
 	for (size_t k = 0; k < fl; k++) {
 		char c = fm[k];
 		if (c == ' ') {
@@ -362,97 +457,10 @@ static int p_custom(const struct floe_ts_format *f, const char *s, size_t n, siz
 				return FLOE_EPARSE;
 			continue;
 		}
-		c = fm[++k]; /* validated at compile time: a '%' is never last */
-		bool ok = true;
-		switch (c) {
-		case 'Y':
-			ok = num(s, n, i, 4, 4, &y);
-			t->year = y;
-			t->has_year = true;
-			break;
-		case 'y':
-			ok = num(s, n, i, 2, 2, &y);
-			t->year = y < 69 ? 2000 + y : 1900 + y;
-			t->has_year = true;
-			break;
-		case 'm':
-			ok = num(s, n, i, 1, 2, &t->mon);
-			break;
-		case 'e':
-			lit(s, n, i, ' ');
-			ok = num(s, n, i, 1, 2, &t->day);
-			break;
-		case 'd':
-			ok = num(s, n, i, 1, 2, &t->day);
-			break;
-		case 'j':
-			ok = num(s, n, i, 1, 3, &t->yday);
-			t->has_yday = true;
-			break;
-		case 'H':
-			ok = num(s, n, i, 1, 2, &t->hour);
-			break;
-		case 'I':
-			ok = num(s, n, i, 1, 2, &t->hour);
-			t->hour12 = true;
-			break;
-		case 'M':
-			ok = num(s, n, i, 1, 2, &t->min);
-			break;
-		case 'S':
-			ok = num(s, n, i, 1, 2, &t->sec);
-			break;
-		case 'T':
-			ok = hms(s, n, i, t);
-			break;
-		case 'F':
-			ok = ymd_ext(s, n, i, t);
-			break;
-		case 'f':
-			ok = frac(s, n, i, &t->frac_us);
-			break;
-		case 'z':
-			ok = offset(s, n, i, false, &t->off);
-			t->has_off = true;
-			break;
-		case 'b':
-		case 'h':
-			ok = month_abbr(s, n, i, &t->mon);
-			break;
-		case 'B':
-			ok = month_full(s, n, i, &t->mon);
-			break;
-		case 'a':
-		case 'A':
-			ok = letters(s, n, i);
-			break;
-		case 'p':
-			if (n - *i >= 2 && (lower(s[*i]) == 'a' || lower(s[*i]) == 'p') &&
-			    lower(s[*i + 1]) == 'm') {
-				t->pm = lower(s[*i]) == 'p';
-				*i += 2;
-			} else {
-				ok = false;
-			}
-			break;
-		case 's': {
-			bool neg;
-			int64_t v;
-			int rc = p_int(s, n, i, &neg, &v);
-			if (rc)
-				return rc;
-			t->has_epoch = true;
-			t->epoch_s = neg ? -v : v;
-			break;
-		}
-		case '%':
-			ok = lit(s, n, i, '%');
-			break;
-		default:
-			return FLOE_EPARSE;
-		}
-		if (!ok)
-			return FLOE_EPARSE;
+		/* Validated at compile time: a '%' is never last. */
+		int rc = conversion(fm[++k], s, n, i, t);
+		if (rc)
+			return rc;
 	}
 	return 0;
 }
@@ -603,19 +611,9 @@ int floe_ts_zone_parse(const char *z, size_t n, int32_t *off_s)
 	return FLOE_EUNSUPPORTED;
 }
 
-static void say(char *why, size_t cap, const char *msg)
+int floe_ts_format_new(struct floe_alloc *a, const char *spec, size_t slen, const char *zone,
+		       size_t zlen, struct floe_ts_format **out, struct floe_err *err)
 {
-	if (why && cap)
-		floe_fmt(why, cap, "%s", msg);
-}
-
-struct floe_ts_format *floe_ts_format_new(struct floe_alloc *a, const char *spec, size_t slen,
-					  const char *zone, size_t zlen, char *why, size_t whycap,
-					  int *err)
-{
-	int dummy;
-	if (!err)
-		err = &dummy;
 	static const struct {
 		const char *name;
 		enum ts_kind kind;
@@ -634,53 +632,44 @@ struct floe_ts_format *floe_ts_format_new(struct floe_alloc *a, const char *spec
 		}
 	}
 	if (!found) {
-		if (slen == 0 || !memchr(spec, '%', slen)) {
-			say(why, whycap,
+		if (slen == 0 || !memchr(spec, '%', slen))
+			return floe_err_set(
+			    err, FLOE_EINVAL, "%s",
 			    "unknown timestamp format (expected rfc3339, iso8601, epoch, "
-			    "epoch_ms, epoch_us, epoch_ns, syslog, apache, clf or a %-format)");
-			*err = FLOE_EINVAL;
-			return NULL;
-		}
+			    "epoch_ms, epoch_us, epoch_ns, syslog, apache, clf or a "
+			    "%-format)");
 		for (size_t k = 0; k < slen; k++) {
 			if (spec[k] != '%')
 				continue;
 			if (k + 1 >= slen || !strchr("YymedjHIMSTFfzbhBaAps%", spec[k + 1]) ||
-			    spec[k + 1] == 0) {
-				say(why, whycap, "unsupported % conversion in timestamp format");
-				*err = FLOE_EINVAL;
-				return NULL;
-			}
+			    spec[k + 1] == 0)
+				return floe_err_at(err, FLOE_EINVAL, k,
+						   "unsupported %% conversion in timestamp format");
 			k++;
 		}
 	}
 	int32_t off;
 	int rc = floe_ts_zone_parse(zone, zlen, &off);
-	if (rc) {
-		say(why, whycap,
-		    rc == FLOE_EUNSUPPORTED ? "named time zones are not supported (use UTC or a "
-					      "fixed offset like +02:00)"
-					    : "bad zone (use UTC or a fixed offset like +02:00)");
-		*err = rc;
-		return NULL;
-	}
+	if (rc)
+		return floe_err_set(err, rc, "%s",
+				    rc == FLOE_EUNSUPPORTED
+					? "named time zones are not supported (use UTC or a fixed "
+					  "offset like +02:00)"
+					: "bad zone (use UTC or a fixed offset like +02:00)");
 	size_t total;
-	if (__builtin_add_overflow(sizeof(struct floe_ts_format), slen, &total)) {
-		*err = FLOE_EINVAL;
-		return NULL;
-	}
+	if (__builtin_add_overflow(sizeof(struct floe_ts_format), slen, &total))
+		return floe_err_set(err, FLOE_EINVAL, "timestamp format too long");
 	struct floe_ts_format *f = floe_malloc(a, total);
-	if (!f) {
-		*err = FLOE_ENOMEM;
-		return NULL;
-	}
+	if (!f)
+		return floe_err_set(err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));
 	f->alloc = a;
 	f->kind = kind;
 	f->zone_off = off;
 	f->flen = kind == TS_CUSTOM ? slen : 0;
 	if (kind == TS_CUSTOM)
 		memcpy(f->fmt, spec, slen);
-	*err = 0;
-	return f;
+	*out = f;
+	return 0;
 }
 
 void floe_ts_format_free(struct floe_ts_format *f)

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 struct floe_alloc;
+struct floe_err;
 struct floe_ts_format;
 
 /* Compiles a format. spec is one of:
@@ -36,12 +37,11 @@ struct floe_ts_format;
  * zone applies when the string carries no offset: NULL/empty or "UTC" or "Z" for UTC, or
  * a fixed offset "+HH:MM", "-HHMM", "+HH". Named zones other than UTC ("local",
  * "Europe/Paris") are FLOE_EUNSUPPORTED: floe never reads the system tz database.
- * Returns the format (owned; floe_ts_format_free) or NULL with *err (FLOE_EINVAL for an
- * unknown spec or bad conversion, FLOE_EUNSUPPORTED, FLOE_ENOMEM); why (may be NULL)
- * receives a reason. Borrows spec and zone only during the call. */
-struct floe_ts_format *floe_ts_format_new(struct floe_alloc *a, const char *spec, size_t slen,
-					  const char *zone, size_t zlen, char *why, size_t whycap,
-					  int *err);
+ * Returns 0 and the format in *out (owned; floe_ts_format_free), or FLOE_EINVAL for an
+ * unknown spec or bad conversion, FLOE_EUNSUPPORTED, FLOE_ENOMEM (*out untouched); err
+ * (may be NULL) receives the reason. Borrows spec and zone only during the call. */
+int floe_ts_format_new(struct floe_alloc *a, const char *spec, size_t slen, const char *zone,
+		       size_t zlen, struct floe_ts_format **out, struct floe_err *err);
 void floe_ts_format_free(struct floe_ts_format *f);
 
 /* Parses s[0..len) (no NUL needed). ref_us is the reference time for year inference

@@ -68,14 +68,12 @@ static void meta_set(struct meta *m, bool has_ts, int64_t ts, const char *s, siz
 		memcpy(m->stream, s, m->stream_len);
 }
 
-struct floe_assemble *floe_assemble_new(struct floe_alloc *a, const struct floe_assemble_options *o,
-					char *why, size_t whycap, int *err)
+int floe_assemble_new(struct floe_alloc *a, const struct floe_assemble_options *o,
+		      struct floe_assemble **out, struct floe_err *err)
 {
 	struct floe_assemble *as = floe_calloc(a, 1, sizeof(*as));
-	if (!as) {
-		*err = FLOE_ENOMEM;
-		return NULL;
-	}
+	if (!as)
+		return floe_err_set(err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));
 	as->a = a;
 	as->o = *o;
 	if (!as->o.max_lines)
@@ -89,15 +87,16 @@ struct floe_assemble *floe_assemble_new(struct floe_alloc *a, const struct floe_
 	if (!as->o.max_states)
 		as->o.max_states = DEFAULT_STATES;
 	as->cap = as->o.max_states;
+	int rc = 0;
 	if (!(as->st = floe_calloc(a, as->cap, sizeof(*as->st)))) {
-		*err = FLOE_ENOMEM;
-		goto fail;
+		rc = floe_err_set(err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));
+		goto out;
 	}
 	if (o->start) {
 		as->start_len = strlen(o->start);
 		if (!(as->start = floe_strdup(a, o->start))) {
-			*err = FLOE_ENOMEM;
-			goto fail;
+			rc = floe_err_set(err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));
+			goto out;
 		}
 		as->o.start = as->start;
 		/* Compile once now so that a bad pattern is a configuration error, not a
@@ -108,35 +107,45 @@ struct floe_assemble *floe_assemble_new(struct floe_alloc *a, const struct floe_
 						 .max_bytes = 1024,
 						 .timeout_us = as->o.timeout_us,
 						 .max_line_bytes = 1024};
-		struct floe_multiline *m = floe_multiline_new(a, &mo, why, whycap, err);
-		if (!m)
-			goto fail;
+		struct floe_multiline *m = NULL;
+		if ((rc = floe_multiline_new(a, &mo, &m, err)))
+			goto out;
 		floe_multiline_free(m);
 	}
-	*err = 0;
-	return as;
-fail:
-	floe_assemble_free(as);
-	return NULL;
+out:
+	if (rc) {
+		floe_assemble_free(as);
+		return rc;
+	}
+	*out = as;
+	return 0;
+}
+
+/* Adds state s's joiners' counters to the four totals. */
+static void add_counts(const struct state *s, uint64_t *truncated, uint64_t *incomplete,
+		       uint64_t *by_max_lines, uint64_t *timeouts)
+{
+	if (s->c) {
+		uint64_t tr, inc;
+		floe_container_counts(s->c, &tr, &inc);
+		*truncated += tr;
+		*incomplete += inc;
+	}
+	if (s->m) {
+		struct floe_multiline_stats ms;
+		floe_multiline_get_stats(s->m, &ms);
+		*truncated += ms.truncated;
+		*by_max_lines += ms.by_max_lines;
+		*timeouts += ms.by_timeout;
+	}
 }
 
 static void state_free(struct floe_assemble *as, struct state *s)
 {
 	if (!s)
 		return;
-	if (s->c) {
-		uint64_t tr, inc;
-		floe_container_counts(s->c, &tr, &inc);
-		as->gone_truncated += tr;
-		as->gone_incomplete += inc;
-	}
-	if (s->m) {
-		struct floe_multiline_stats ms;
-		floe_multiline_get_stats(s->m, &ms);
-		as->gone_truncated += ms.truncated;
-		as->gone_by_max_lines += ms.by_max_lines;
-		as->gone_timeouts += ms.by_timeout;
-	}
+	add_counts(s, &as->gone_truncated, &as->gone_incomplete, &as->gone_by_max_lines,
+		   &as->gone_timeouts);
 	floe_container_free(s->c);
 	floe_multiline_free(s->m);
 	floe_free(as->a, s->path);
@@ -287,7 +296,7 @@ static int state_new(struct floe_assemble *as, uint64_t id, const char *path, st
 	struct state *s = floe_calloc(as->a, 1, sizeof(*s));
 	int rc = FLOE_ENOMEM;
 	if (!s || !(s->path = floe_strdup(as->a, path)))
-		goto fail;
+		goto out;
 	s->id = id;
 	s->last_end = -1;
 	if (as->o.format != FLOE_ASSEMBLE_RAW) {
@@ -297,8 +306,8 @@ static int state_new(struct floe_assemble *as, uint64_t id, const char *path, st
 		    .max_bytes = as->o.max_line_bytes,
 		    .timeout_us = as->o.timeout_us,
 		};
-		if (!(s->c = floe_container_new(as->a, &co, &rc)))
-			goto fail;
+		if ((rc = floe_container_new(as->a, &co, &s->c)))
+			goto out;
 	}
 	if (as->start) {
 		struct floe_multiline_opts mo = {
@@ -309,15 +318,17 @@ static int state_new(struct floe_assemble *as, uint64_t id, const char *path, st
 		    .timeout_us = as->o.timeout_us,
 		    .max_line_bytes = as->o.max_line_bytes < START_TEST_MAX ? as->o.max_line_bytes
 									    : START_TEST_MAX};
-		char why[128];
-		if (!(s->m = floe_multiline_new(as->a, &mo, why, sizeof(why), &rc)))
-			goto fail;
+		if ((rc = floe_multiline_new(as->a, &mo, &s->m, NULL)))
+			goto out;
+	}
+	rc = 0;
+out:
+	if (rc) {
+		state_free(as, s);
+		return rc;
 	}
 	*out_s = s;
 	return 0;
-fail:
-	state_free(as, s);
-	return rc;
 }
 
 /* Finds or makes the state of file id, evicting to make room. */
@@ -386,9 +397,9 @@ int floe_assemble_push(struct floe_assemble *as, uint64_t file_id, const char *p
 		rc = feed(as, s, &p, now_us, fn, ctx);
 	} else {
 		struct floe_container_rec cr[2];
-		size_t n = 0, eoff = 0;
+		size_t n = 0;
 		int prc =
-		    floe_container_push(s->c, line, len, offset, end_offset, now_us, cr, &n, &eoff);
+		    floe_container_push(s->c, line, len, offset, end_offset, now_us, cr, &n, NULL);
 		if (prc == FLOE_ENOMEM)
 			return prc; /* nothing changed */
 		for (size_t i = 0; i < n && rc == 0; i++)
@@ -476,20 +487,8 @@ void floe_assemble_get_stats(const struct floe_assemble *as, struct floe_assembl
 	o->by_max_lines = as->gone_by_max_lines;
 	o->timeouts += as->gone_timeouts;
 	for (size_t i = 0; i < as->n; i++) {
-		const struct state *s = as->st[i];
-		if (s->c) {
-			uint64_t tr, inc;
-			floe_container_counts(s->c, &tr, &inc);
-			o->truncated += tr;
-			o->incomplete += inc;
-		}
-		if (s->m) {
-			struct floe_multiline_stats ms;
-			floe_multiline_get_stats(s->m, &ms);
-			o->truncated += ms.truncated;
-			o->by_max_lines += ms.by_max_lines;
-			o->timeouts += ms.by_timeout;
-		}
+		add_counts(as->st[i], &o->truncated, &o->incomplete, &o->by_max_lines,
+			   &o->timeouts);
 	}
 	o->states = as->n;
 }

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 struct floe_alloc;
+struct floe_err;
 struct floe_assemble;
 
 enum floe_assemble_format {
@@ -64,11 +65,12 @@ struct floe_assemble_stats {
 	uint64_t states;	/* states held now */
 };
 
-/* Validates o (the start pattern is compiled once here; why gets the reason) and returns
- * an assembler (owned; floe_assemble_free) or NULL with *err (FLOE_EINVAL, FLOE_ENOMEM).
- * Memory for per-file states comes from a (borrowed) as files appear. */
-struct floe_assemble *floe_assemble_new(struct floe_alloc *a, const struct floe_assemble_options *o,
-					char *why, size_t whycap, int *err);
+/* Validates o (the start pattern is compiled once here; err, may be NULL, gets the
+ * reason) and makes an assembler: 0 and *out (owned; floe_assemble_free), or FLOE_EINVAL,
+ * FLOE_ENOMEM (*out untouched). Memory for per-file states comes from a (borrowed) as
+ * files appear. */
+int floe_assemble_new(struct floe_alloc *a, const struct floe_assemble_options *o,
+		      struct floe_assemble **out, struct floe_err *err);
 /* Frees everything, dropping held lines (their files' holds keep them for a restart). */
 void floe_assemble_free(struct floe_assemble *as);
 

@@ -1,7 +1,7 @@
 /* Batch: partitioned streaming writers into the spool. */
 #include "batch.h"
 
-#include "agent/pipeline/record.h"
+#include "agent/schema/record.h"
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
 #include "formats/base/limits.h"
@@ -69,21 +69,21 @@ int floe_batch_new(struct floe_alloc *a, const struct floe_part_spec *spec,
 	int rc = FLOE_ENOMEM;
 	b->frags = floe_calloc(a, b->opt.max_partitions, sizeof(*b->frags));
 	if (!b->frags)
-		goto err;
+		goto out;
 	if (opt->nsort_by &&
 	    (rc = floe_sortbuf_new(a, opt->sort_by, opt->nsort_by,
 				   opt->sort_buffer ? opt->sort_buffer : SORT_BUFFER_DEFAULT, &b->sort)))
-		goto err;
-	if ((rc = floe_pq_writer_context_bytes(&b->opt.pq, &b->ctx_bytes))) {
+		goto out;
+	rc = floe_pq_writer_context_bytes(&b->opt.pq, &b->ctx_bytes);
+out:
+	if (rc) {
 		floe_sortbuf_free(b->sort);
-		goto err;
+		floe_free(a, b->frags);
+		floe_free(a, b);
+		return rc;
 	}
 	*out = b;
 	return 0;
-err:
-	floe_free(a, b->frags);
-	floe_free(a, b);
-	return rc;
 }
 
 static void drop_fragments(struct floe_batch *b)

@@ -7,7 +7,7 @@
 #include "agent/parse/logfmt.h"
 #include "agent/parse/regex.h"
 #include "agent/parse/timestamp.h"
-#include "agent/pipeline/record.h"
+#include "agent/schema/record.h"
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
 #include "platform/log.h"
@@ -78,42 +78,45 @@ void floe_decoder_set_name(struct floe_decoder *d, const char *name)
 	snprintf(d->name, sizeof(d->name), "%s", name);
 }
 
-struct floe_decoder *floe_decoder_new(struct floe_alloc *a, const struct floe_config_input *in, char *why,
-				      size_t cap, int *err)
+int floe_decoder_new(struct floe_alloc *a, const struct floe_config_input *in,
+		     struct floe_decoder **out, struct floe_err *err)
 {
 	struct floe_decoder *d = floe_calloc(a, 1, sizeof(*d));
-	if (!d) {
-		*err = FLOE_ENOMEM;
-		return NULL;
-	}
+	if (!d)
+		return floe_err_set(err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));
 	d->alloc = a;
 	d->parser = in->parser;
 	snprintf(d->name, sizeof(d->name), "input");
-	*err = 0;
-	if (in->parser != FLOE_PARSER_NONE && !(d->fields = floe_fields_new(a, MAX_FIELDS, FIELD_BYTES, err)))
-		goto fail;
+	int rc = 0;
+	if (in->parser != FLOE_PARSER_NONE &&
+	    (rc = floe_fields_new(a, MAX_FIELDS, FIELD_BYTES, &d->fields))) {
+		floe_err_set(err, rc, "%s", floe_strerror(rc));
+		goto out;
+	}
 	if (in->parser == FLOE_PARSER_REGEX &&
-	    !(d->regex = floe_regex_new(a, in->pattern, strlen(in->pattern), (size_t)in->max_line_bytes, 0, why,
-					cap, err)))
-		goto fail;
+	    (rc = floe_regex_new(a, in->pattern, strlen(in->pattern), (size_t)in->max_line_bytes, 0,
+				 &d->regex, err)))
+		goto out;
 	if (in->timestamp.format) {
 		char zone[16];
 		int32_t off = in->timestamp.zone_offset_s, mag = off < 0 ? -off : off;
 		snprintf(zone, sizeof(zone), "%c%02d:%02d", off < 0 ? '-' : '+', (int)(mag / 3600),
 			 (int)(mag / 60 % 60));
 		const char *spec = in->timestamp.format;
-		if (!(d->ts = floe_ts_format_new(a, spec, strlen(spec), zone, strlen(zone), why, cap, err)))
-			goto fail;
+		if ((rc = floe_ts_format_new(a, spec, strlen(spec), zone, strlen(zone), &d->ts,
+					     err)))
+			goto out;
 		d->ts_from_message = strcmp(in->timestamp.field, "message") == 0;
 		d->ts_field = in->timestamp.field;
 		d->ts_field_len = strlen(in->timestamp.field);
 	}
-	return d;
-fail:
-	if (!*err)
-		*err = FLOE_EINVAL;
-	floe_decoder_free(d);
-	return NULL;
+out:
+	if (rc) {
+		floe_decoder_free(d);
+		return rc;
+	}
+	*out = d;
+	return 0;
 }
 
 void floe_decoder_free(struct floe_decoder *d)
@@ -184,17 +187,16 @@ void floe_decoder_apply(struct floe_decoder *d, struct floe_record *rec)
 	rec->nattrs = 0;
 	if (d->fields) {
 		floe_fields_reset(d->fields);
-		size_t off = 0;
 		int rc = 0;
 		bool matched = true;
 		const char *p = rec->message.p;
 		size_t len = rec->message.len;
 		switch (d->parser) {
 		case FLOE_PARSER_JSON:
-			rc = floe_json_line_parse(p, len, JSON_DEPTH, d->fields, &off);
+			rc = floe_json_line_parse(p, len, JSON_DEPTH, d->fields, NULL);
 			break;
 		case FLOE_PARSER_LOGFMT:
-			rc = floe_logfmt_parse(p, len, d->fields, &off);
+			rc = floe_logfmt_parse(p, len, d->fields, NULL);
 			break;
 		case FLOE_PARSER_REGEX:
 			rc = floe_regex_capture(d->regex, p, len, d->fields, &matched);

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 struct floe_alloc;
+struct floe_err;
 struct floe_config_input;
 struct floe_record;
 
@@ -22,9 +23,11 @@ struct floe_decode_stats {
 
 struct floe_decoder;
 
-/* NULL with *err and why when the input's options cannot be compiled. */
-struct floe_decoder *floe_decoder_new(struct floe_alloc *a, const struct floe_config_input *in, char *why,
-				      size_t cap, int *err);
+/* Makes the decoder of input in (borrowed; it must outlive the decoder): 0 and *out
+ * (owned), or an error with err (may be NULL) saying why when the input's options cannot
+ * be compiled (*out untouched). */
+int floe_decoder_new(struct floe_alloc *a, const struct floe_config_input *in,
+		     struct floe_decoder **out, struct floe_err *err);
 void floe_decoder_free(struct floe_decoder *d);
 /* Names the input in d's log lines ("input 3"; copied, at most 31 bytes). */
 void floe_decoder_set_name(struct floe_decoder *d, const char *name);

@@ -3,7 +3,7 @@
  * the input is already in order, as logs mostly are). */
 #include "sortbuf.h"
 
-#include "agent/pipeline/record.h"
+#include "agent/schema/record.h"
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
 
@@ -50,29 +50,8 @@ struct floe_sortbuf {
 	size_t rows;
 };
 
-static const char *const key_names[FLOE_SORT_NKEYS] = {
-    "ts",	"received_at", "host", "source",  "offset",
-    "facility", "severity",    "app",  "proc_id", "msg_id",
-};
-
 /* Non-null strings of length 0 point here: the copy keeps them distinct from null. */
 static const char empty[1] = "";
-
-int floe_sortbuf_key_parse(const char *name, size_t len, enum floe_sort_key *out)
-{
-	for (size_t i = 0; i < FLOE_SORT_NKEYS; i++) {
-		if (strlen(key_names[i]) == len && memcmp(key_names[i], name, len) == 0) {
-			*out = (enum floe_sort_key)i;
-			return 0;
-		}
-	}
-	return FLOE_EINVAL;
-}
-
-const char *floe_sortbuf_key_name(enum floe_sort_key k)
-{
-	return (unsigned)k < FLOE_SORT_NKEYS ? key_names[k] : NULL;
-}
 
 int floe_sortbuf_new(struct floe_alloc *alloc, const enum floe_sort_key *keys, size_t nkeys,
 		     size_t max_bytes, struct floe_sortbuf **out)

@@ -1,38 +1,17 @@
 /* The sort buffer: a bounded run of copied log records, each tagged with a small integer
  * (the batch's fragment index), handed back sorted by tag, then by the configured sort_by
- * columns, in a stable order. Memory never holds a whole batch, so a batch is sorted in
- * runs of at most max_bytes: the caller drains the buffer whenever it is full. */
+ * columns (enum floe_sort_key, agent/schema/record.h), in a stable order. Memory never
+ * holds a whole batch, so a batch is sorted in runs of at most max_bytes: the caller
+ * drains the buffer whenever it is full. */
 #ifndef FLOE_SORTBUF_H
 #define FLOE_SORTBUF_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "agent/schema/record.h"
+
 struct floe_alloc;
-struct floe_record;
-
-/* The columns rows can be sorted by (tables.logs.sort_by). Every key sorts ascending,
- * nulls first (Iceberg's default for ascending order); strings compare bytewise, which is
- * UTF-8 code point order. */
-enum floe_sort_key {
-	FLOE_SORT_TS,
-	FLOE_SORT_RECEIVED_AT,
-	FLOE_SORT_HOST,
-	FLOE_SORT_SOURCE,
-	FLOE_SORT_OFFSET,
-	FLOE_SORT_FACILITY,
-	FLOE_SORT_SEVERITY,
-	FLOE_SORT_APP,
-	FLOE_SORT_PROC_ID,
-	FLOE_SORT_MSG_ID,
-};
-#define FLOE_SORT_NKEYS 10
-
-/* Finds the key of column name (len bytes, need not be NUL-terminated). Returns 0, or
- * FLOE_EINVAL for a name that is not a sortable column. */
-int floe_sortbuf_key_parse(const char *name, size_t len, enum floe_sort_key *out);
-/* The column name of key k (a static string), or NULL for a value outside the enum. */
-const char *floe_sortbuf_key_name(enum floe_sort_key k);
 
 struct floe_sortbuf;
 

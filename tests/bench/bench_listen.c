@@ -146,7 +146,8 @@ static int rig_open(struct rig *r, const char *uri, unsigned maxc, int rcvbuf,
 		fprintf(stderr, "%s: cannot listen (%s)\n", uri, what);
 		return 1;
 	}
-	r->rs.fr = floe_framer_new(NULL, 8192, NULL);
+	if (floe_framer_new(NULL, 8192, &r->rs.fr))
+		return 1;
 	r->rs.so.received_us = INT64_C(1796300000000000);
 	struct floe_server_opts so = {.max_connections = maxc, .tls = tls};
 	struct floe_server_cbs cbs = {

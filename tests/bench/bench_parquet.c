@@ -25,7 +25,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "agent/pipeline/record.h"
+#include "agent/schema/record.h"
 #include "formats/base/alloc.h"
 #include "formats/parquet/writer.h"
 #include "platform/heap.h"

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <math.h>
 
 #include "agent/agg/agg_math.h"
 #include "agent/agg/ddsketch.h"
@@ -47,7 +48,7 @@ static double now(void)
  * of two uniforms' logs is skewed enough for a benchmark). */
 static double latency(void)
 {
-	return 20.0 * floe_agg_exp(0.8 * (floe_agg_log(unif()) - floe_agg_log(unif())));
+	return 20.0 * exp(0.8 * (log(unif()) - log(unif())));
 }
 
 static void report(const char *what, uint64_t n, double secs, size_t bytes)
@@ -209,9 +210,9 @@ static double interop_value(int w)
 	case 0:
 		return latency();
 	case 1: /* Pareto(1.2) from 0.5: heavy tail */
-		return 0.5 * floe_agg_exp(-floe_agg_log(unif()) / 1.2);
+		return 0.5 * exp(-log(unif()) / 1.2);
 	case 2:
-		return rng() % 20 == 0 ? 0.0 : -3.0 * floe_agg_log(unif());
+		return rng() % 20 == 0 ? 0.0 : -3.0 * log(unif());
 	default:
 		return 1000.0 * unif();
 	}

@@ -116,7 +116,8 @@ static int frame_run(uint64_t n)
 	/* A stream of octet-counted messages, read again and again in 64 KiB chunks. */
 	size_t cap = (size_t)POOL * (MSG_MAX + 8), len = 0;
 	char *stream = malloc(cap);
-	struct floe_framer *fr = floe_framer_new(NULL, 65536, NULL);
+	struct floe_framer *fr = NULL;
+	(void)floe_framer_new(NULL, 65536, &fr);
 	if (!stream || !fr)
 		return 1;
 	for (size_t k = 0; k < POOL; k++)
@@ -148,7 +149,9 @@ static int frame_run(uint64_t n)
 int main(int argc, char **argv)
 {
 	uint64_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : 1000000;
-	struct floe_fields *f = floe_fields_new(NULL, 64, 4096, NULL);
+	struct floe_fields *f = NULL;
+	if (floe_fields_new(NULL, 64, 4096, &f) != 0)
+		return 1;
 	if (!f || n == 0)
 		return 1;
 	int rc = 0;

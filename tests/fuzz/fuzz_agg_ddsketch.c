@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "agent/agg/ddsketch.h"
+#include "formats/base/error.h"
 
 static uint32_t mem[2048 + 512], mem2[2048 + 512];
 static uint8_t out[65536], out2[65536];
@@ -19,17 +20,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    floe_dds_init(&r, &c, mem2, sizeof(mem2)))
 		abort();
 	floe_dds_add(&s, 42.0);
-	size_t off = (size_t)-1;
-	int rc = floe_dds_decode_proto(&s, data, size, &off);
+	struct floe_err e;
+	int rc = floe_dds_decode_proto(&s, data, size, &e);
 	if (rc != 0) {
-		if (off > size || s.count != 1 || s.pos.count != 1)
+		if (e.code != rc || e.offset > size || s.count != 1 || s.pos.count != 1)
 			abort();
 		return 0;
 	}
 	size_t n = floe_dds_proto_size(&s);
 	if (n > sizeof(out) || floe_dds_encode_proto(&s, out, sizeof(out)) != 0)
 		return 0;
-	if (floe_dds_decode_proto(&r, out, n, &off) != 0 || r.count != s.count)
+	if (floe_dds_decode_proto(&r, out, n, NULL) != 0 || r.count != s.count)
 		abort();
 	if (floe_dds_proto_size(&r) != n || floe_dds_encode_proto(&r, out2, sizeof(out2)) != 0 ||
 	    memcmp(out, out2, n) != 0)

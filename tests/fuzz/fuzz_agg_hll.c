@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "agent/agg/hll.h"
+#include "formats/base/error.h"
 
 static uint8_t mem[1 << FLOE_HLL_PMAX], mem2[1 << FLOE_HLL_PMAX];
 static uint8_t out[FLOE_HLL_HEADER_BYTES + (1 << FLOE_HLL_PMAX)];
@@ -13,15 +14,14 @@ static uint8_t out[FLOE_HLL_HEADER_BYTES + (1 << FLOE_HLL_PMAX)];
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct floe_hll h, c;
-	size_t off = (size_t)-1;
+	struct floe_err ferr;
 	unsigned p = 0;
-	int rc = floe_hll_decode_precision(data, size, &p, &off);
-	if (rc != 0 && off > size)
+	int rc = floe_hll_decode_precision(data, size, &p, &ferr);
+	if (rc != 0 && (ferr.code != rc || ferr.offset > size))
 		abort();
-	off = (size_t)-1;
-	rc = floe_hll_decode(&h, mem, sizeof(mem), data, size, &off);
+	rc = floe_hll_decode(&h, mem, sizeof(mem), data, size, &ferr);
 	if (rc != 0) {
-		if (off > size)
+		if (ferr.code != rc || ferr.offset > size)
 			abort();
 		return 0;
 	}

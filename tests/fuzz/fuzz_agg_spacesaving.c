@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "agent/agg/spacesaving.h"
+#include "formats/base/error.h"
 
 static uint64_t mem[4096];
 static uint8_t out[4096];
@@ -16,10 +17,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct floe_ss s;
 	if (floe_ss_init(&s, 10, 64, mem, sizeof(mem)) != 0)
 		abort();
-	size_t off = (size_t)-1;
-	int rc = floe_ss_decode(&s, data, size, &off);
+	struct floe_err e;
+	int rc = floe_ss_decode(&s, data, size, &e);
 	if (rc != 0) {
-		if (off > size || s.n != 0)
+		if (e.code != rc || e.offset > size || s.n != 0)
 			abort();
 		return 0;
 	}

@@ -4,6 +4,7 @@
 #include "agent/config/config.h"
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
+#include "formats/base/error.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -14,17 +15,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct floe_alloc a;
 	struct floe_config *c = NULL, *c2 = NULL;
 	struct floe_buf b1, b2;
-	char err[FLOE_CONFIG_ERR_MAX];
+	struct floe_err err = {0};
 
 	floe_alloc_init(&a, 64u << 20);
 	floe_buf_init(&b1, &a, 1u << 20);
 	floe_buf_init(&b2, &a, 1u << 20);
-	if (floe_config_parse(&a, "fuzz.yaml", (const char *)data, size, "fuzz-host", &c, err,
-			      sizeof(err)) == 0) {
+	if (floe_config_parse(&a, "fuzz.yaml", (const char *)data, size, "fuzz-host", &c, &err) ==
+	    0) {
 		if (floe_config_dump(c, &b1) != 0)
 			abort();
 		if (floe_config_parse(&a, "dump.yaml", (const char *)b1.data, b1.len, "other-host",
-				      &c2, err, sizeof(err)) != 0)
+				      &c2, &err) != 0)
 			abort();
 		/* The first line names the file, so compare from the second. */
 		if (floe_config_dump(c2, &b2) != 0)
@@ -35,7 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    b1.len - (size_t)(p1 - b1.data) != b2.len - (size_t)(p2 - b2.data) ||
 		    memcmp(p1, p2, b1.len - (size_t)(p1 - b1.data)) != 0)
 			abort();
-	} else if (err[0] == '\0' || strchr(err, '\n')) {
+	} else if (err.msg[0] == '\0' || strchr(err.msg, '\n') || err.code == 0) {
 		abort(); /* every failure explains itself in one line */
 	}
 	floe_config_free(c);

@@ -39,7 +39,8 @@ static void mix(struct digest *d, const struct floe_frame *f, size_t max)
 static void run(const char *p, size_t n, size_t max, const uint8_t *sizes, size_t nsizes,
 		struct digest *d, struct floe_framer_stats *st)
 {
-	struct floe_framer *fr = floe_framer_new(NULL, max, NULL);
+	struct floe_framer *fr = NULL;
+	(void)floe_framer_new(NULL, max, &fr);
 	if (!fr)
 		abort();
 	memset(d, 0, sizeof(*d));

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/pipeline/identity.h"
+#include "agent/state/identity.h"
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
 

@@ -32,9 +32,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	floe_alloc_init(&a, 1 << 20);
 	struct floe_container_opts o = {
 	    .format = FLOE_CONTAINER_AUTO, .max_bytes = 48, .timeout_us = 10};
-	int err;
-	struct floe_container *c = floe_container_new(&a, &o, &err);
-	if (!c)
+	struct floe_container *c = NULL;
+	if (floe_container_new(&a, &o, &c) != 0)
 		abort();
 	int64_t last_end = 0, now = 0;
 	size_t pos = 0;
@@ -47,13 +46,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		memcpy(line, data + pos, len);
 		struct floe_container_rec out[2];
-		size_t n = 0, off = SIZE_MAX;
+		size_t n = 0;
+		struct floe_err ferr;
 		int64_t end = (int64_t)(pos + len + 1);
-		int rc = floe_container_push(c, line, len, (int64_t)pos, end, now++, out, &n, &off);
+		int rc =
+		    floe_container_push(c, line, len, (int64_t)pos, end, now++, out, &n, &ferr);
 		if (rc == 0) {
 			for (size_t i = 0; i < n; i++)
 				check(&out[i], &last_end);
-		} else if ((rc == FLOE_EPARSE && off > len) ||
+		} else if ((rc == FLOE_EPARSE && (ferr.code != rc || ferr.offset > len)) ||
 			   (rc != FLOE_EPARSE && rc != FLOE_ELIMIT) || n > 1) {
 			abort();
 		} else {

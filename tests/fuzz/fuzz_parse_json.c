@@ -29,13 +29,13 @@ static void touch(const char *p, size_t n)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct floe_fields *f;
-	if (!f && !(f = floe_fields_new(NULL, 32, 512, NULL)))
+	if (!f && floe_fields_new(NULL, 32, 512, &f) != 0)
 		abort();
 	int ours = 0;
 	for (unsigned depth = 1; depth <= 3; depth += 2) {
 		floe_fields_reset(f);
-		size_t off = SIZE_MAX;
-		int rc = floe_json_line_parse((const char *)data, size, depth, f, &off);
+		struct floe_err e;
+		int rc = floe_json_line_parse((const char *)data, size, depth, f, &e);
 		if (depth > 1 && rc != ours)
 			abort(); /* validity must not depend on the flattening depth */
 		ours = rc;
@@ -51,8 +51,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				else if (vl != 0)
 					abort();
 			}
-		} else if ((rc != FLOE_EPARSE && rc != FLOE_ELIMIT) || off > size ||
-			   floe_fields_count(f) != 0) {
+		} else if ((rc != FLOE_EPARSE && rc != FLOE_ELIMIT) || e.code != rc ||
+			   e.offset > size || floe_fields_count(f) != 0) {
 			abort();
 		}
 	}

@@ -14,11 +14,11 @@ static volatile uint8_t sink;
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct floe_fields *f;
-	if (!f && !(f = floe_fields_new(NULL, 32, 256, NULL)))
+	if (!f && floe_fields_new(NULL, 32, 256, &f) != 0)
 		abort();
 	floe_fields_reset(f);
-	size_t off = SIZE_MAX;
-	int rc = floe_logfmt_parse((const char *)data, size, f, &off);
+	struct floe_err e;
+	int rc = floe_logfmt_parse((const char *)data, size, f, &e);
 	if (rc == 0) {
 		for (size_t i = 0; i < floe_fields_count(f); i++) {
 			const char *k = floe_fields_keys(f)[i], *v = floe_fields_vals(f)[i];
@@ -32,7 +32,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				x ^= (uint8_t)v[j];
 			sink = x;
 		}
-	} else if (rc != FLOE_EPARSE || off > size || floe_fields_count(f) != 0) {
+	} else if (rc != FLOE_EPARSE || e.code != rc || e.offset > size ||
+		   floe_fields_count(f) != 0) {
 		abort();
 	}
 	return 0;

@@ -40,8 +40,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					.max_bytes = 40,
 					.timeout_us = 10,
 					.max_line_bytes = 16};
-	struct floe_multiline *m = floe_multiline_new(&a, &o, NULL, 0, NULL);
-	if (!m)
+	struct floe_multiline *m = NULL;
+	if (floe_multiline_new(&a, &o, &m, NULL) != 0)
 		abort();
 	struct state st = {0, 0};
 	size_t pos = 0, pushed = 0;

@@ -21,9 +21,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static struct floe_regex *r;
 	static struct floe_fields *f;
 	if (!r) {
-		int err;
-		r = floe_regex_new(NULL, pattern, sizeof(pattern) - 1, 1 << 16, 0, NULL, 0, &err);
-		f = floe_fields_new(NULL, 16, 0, NULL);
+		(void)floe_regex_new(NULL, pattern, sizeof(pattern) - 1, 1 << 16, 0, &r, NULL);
+		(void)floe_fields_new(NULL, 16, 0, &f);
 		if (!r || !f)
 			abort();
 	}
@@ -43,10 +42,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	/* The line as a pattern: compiles or is refused with a reason, never crashes. */
 	if (size <= 256) {
-		int err = 0;
-		char why[128];
-		struct floe_regex *p =
-		    floe_regex_new(NULL, (const char *)data, size, 256, 0, why, sizeof(why), &err);
+		struct floe_err why;
+		struct floe_regex *p = NULL;
+		int err = floe_regex_new(NULL, (const char *)data, size, 256, 0, &p, &why);
 		if (p) {
 			floe_fields_reset(f);
 			floe_regex_capture(p, (const char *)data, size, f, &m);

@@ -32,11 +32,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static struct floe_ts_format *fmts[NSPECS];
 	if (!fmts[0]) {
 		for (size_t k = 0; k < NSPECS; k++) {
-			int err;
-			fmts[k] = floe_ts_format_new(NULL, specs[k], strlen(specs[k]),
-						     k % 2 ? "+05:30" : "UTC", k % 2 ? 6 : 3, NULL,
-						     0, &err);
-			if (!fmts[k])
+			if (floe_ts_format_new(NULL, specs[k], strlen(specs[k]),
+					       k % 2 ? "+05:30" : "UTC", k % 2 ? 6 : 3, &fmts[k],
+					       NULL))
 				abort();
 		}
 	}

@@ -1,10 +1,10 @@
-/* Fuzz target: the byte ranges of a seal from two tail position blobs (agent/pipeline/span).
+/* Fuzz target: the byte ranges of a seal from two tail position blobs (agent/run/span).
  * Input: u16 little-endian length of the start blob, the start blob, then the end blob.
  * Any input must decode or fail cleanly, and release what it took. */
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "agent/pipeline/span.h"
+#include "agent/run/span.h"
 #include "formats/base/alloc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

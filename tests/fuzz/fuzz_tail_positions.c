@@ -18,9 +18,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct floe_alloc a;
 	floe_alloc_init(&a, (size_t)256 << 20);
 	struct floe_tail_options o = {0};
-	int err = 0;
-	struct floe_tail *t = floe_tail_new(&a, &o, &err);
-	if (!t)
+	struct floe_tail *t = NULL;
+	if (floe_tail_new(&a, &o, &t) != 0)
 		abort();
 	int rc = floe_tail_restore(t, data, size);
 	if (rc == 0) {
@@ -37,10 +36,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					 (uint32_t)data[10] << 16 | (uint32_t)data[11] << 24;
 			if (b.len != size + (size_t)count * 20)
 				abort();
-			struct floe_tail *t2 = floe_tail_new(&a, &o, &err);
+			struct floe_tail *t2 = NULL;
 			struct floe_buf b2;
 			floe_buf_init(&b2, &a, (size_t)256 << 20);
-			if (!t2)
+			if (floe_tail_new(&a, &o, &t2) != 0)
 				abort();
 			rc = floe_tail_restore(t2, b.data, b.len);
 			if (rc == 0)

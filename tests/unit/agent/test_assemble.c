@@ -104,11 +104,9 @@ static struct floe_assemble *ml_new(struct floe_alloc *a, size_t max_states)
 					  .max_line_bytes = 1024,
 					  .timeout_us = 1000,
 					  .max_states = max_states};
-	char why[128];
-	int err = 0;
-	struct floe_assemble *as = floe_assemble_new(a, &o, why, sizeof(why), &err);
+	struct floe_assemble *as = NULL;
+	assert_int_equal(floe_assemble_new(a, &o, &as, NULL), 0);
 	assert_non_null(as);
-	assert_int_equal(err, 0);
 	return as;
 }
 
@@ -199,9 +197,8 @@ static struct floe_assemble *fmt_new(struct floe_alloc *a, enum floe_assemble_fo
 					  .max_bytes = 4096,
 					  .timeout_us = 1000,
 					  .max_states = 4};
-	char why[128];
-	int err = 0;
-	struct floe_assemble *as = floe_assemble_new(a, &o, why, sizeof(why), &err);
+	struct floe_assemble *as = NULL;
+	assert_int_equal(floe_assemble_new(a, &o, &as, NULL), 0);
 	assert_non_null(as);
 	return as;
 }
@@ -421,11 +418,12 @@ static void test_bad_pattern(void **state)
 {
 	(void)state;
 	struct floe_assemble_options o = {.start = "(unclosed"};
-	char why[128] = "";
-	int err = 0;
-	assert_null(floe_assemble_new(NULL, &o, why, sizeof(why), &err));
-	assert_int_equal(err, FLOE_EINVAL);
-	assert_true(why[0] != 0);
+	struct floe_err why = {0};
+	struct floe_assemble *as = NULL;
+	assert_int_equal(floe_assemble_new(NULL, &o, &as, &why), FLOE_EINVAL);
+	assert_null(as);
+	assert_int_equal(why.code, FLOE_EINVAL);
+	assert_true(why.msg[0] != 0);
 }
 
 /* Every allocation failing in turn: push reports FLOE_ENOMEM without consuming the line
@@ -442,10 +440,9 @@ static void test_faults(void **state)
 						  .max_bytes = 1024,
 						  .timeout_us = 1000,
 						  .max_states = 2};
-		char why[128];
-		int err = 0;
 		a.fail_after = k;
-		struct floe_assemble *as = floe_assemble_new(&a, &o, why, sizeof(why), &err);
+		struct floe_assemble *as = NULL;
+		int err = floe_assemble_new(&a, &o, &as, NULL);
 		if (!as) {
 			assert_int_equal(err, FLOE_ENOMEM);
 			assert_int_equal(a.used, 0);

@@ -79,10 +79,10 @@ static const char full_yaml[] = "# every key, none at its default\n"
 static struct floe_config *parse_ok(struct floe_alloc *a, const char *text)
 {
 	struct floe_config *c = NULL;
-	char err[FLOE_CONFIG_ERR_MAX];
-	int rc = floe_config_parse(a, "t.yaml", text, strlen(text), "host-1", &c, err, sizeof(err));
+	struct floe_err err = {0};
+	int rc = floe_config_parse(a, "t.yaml", text, strlen(text), "host-1", &c, &err);
 	if (rc != 0)
-		print_error("unexpected failure %d: %s\n", rc, err);
+		print_error("unexpected failure %d: %s\n", rc, err.msg);
 	assert_int_equal(rc, 0);
 	assert_non_null(c);
 	return c;
@@ -92,14 +92,14 @@ static void expect_err(const char *text, int code, const char *msg)
 {
 	struct floe_alloc a;
 	struct floe_config *c = NULL;
-	char err[FLOE_CONFIG_ERR_MAX];
+	struct floe_err err = {0};
 	floe_alloc_init(&a, 0);
-	int rc =
-	    floe_config_parse(&a, "t.yaml", text, strlen(text), "host-1", &c, err, sizeof(err));
-	if (rc != code || strcmp(err, msg) != 0)
-		print_error("input:\n%s\nwant %d '%s'\ngot  %d '%s'\n", text, code, msg, rc, err);
+	int rc = floe_config_parse(&a, "t.yaml", text, strlen(text), "host-1", &c, &err);
+	if (rc != code || strcmp(err.msg, msg) != 0)
+		print_error("input:\n%s\nwant %d '%s'\ngot  %d '%s'\n", text, code, msg, rc,
+			    err.msg);
 	assert_int_equal(rc, code);
-	assert_string_equal(err, msg);
+	assert_string_equal(err.msg, msg);
 	assert_null(c);
 	assert_int_equal(a.used, 0);
 }
@@ -269,7 +269,7 @@ static void test_defaults(void **state)
 	}
 	/* No default id from the caller. */
 	struct floe_config *c = NULL;
-	assert_int_equal(floe_config_parse(NULL, NULL, NULL, 0, NULL, &c, NULL, 0), 0);
+	assert_int_equal(floe_config_parse(NULL, NULL, NULL, 0, NULL, &c, NULL), 0);
 	assert_string_equal(c->agent.id, "floe");
 	assert_string_equal(c->path, "<config>");
 	floe_config_free(c);
@@ -879,36 +879,34 @@ static void test_hostile_shapes(void **state)
 	deep[n] = '\0';
 	expect_err(deep, FLOE_EPARSE, "t.yaml:1:39: document is nested deeper than 32 levels");
 
-	/* Error buffer truncation keeps a terminated prefix; no buffer at all is fine. */
-	char small[12];
+	/* The error detail holds the code and the line; no detail at all is fine. */
+	struct floe_err small = {0};
 	struct floe_config *c = NULL;
 	const char *bad = "agent: 5\n";
-	assert_int_equal(
-	    floe_config_parse(NULL, "t.yaml", bad, strlen(bad), "h", &c, small, sizeof(small)),
-	    FLOE_EFORMAT);
-	assert_string_equal(small, "t.yaml:1:8:");
-	assert_int_equal(floe_config_parse(NULL, "t.yaml", bad, strlen(bad), "h", &c, NULL, 0),
+	assert_int_equal(floe_config_parse(NULL, "t.yaml", bad, strlen(bad), "h", &c, &small),
+			 FLOE_EFORMAT);
+	assert_int_equal(small.code, FLOE_EFORMAT);
+	assert_non_null(strstr(small.msg, "t.yaml:1:8: key 'agent'"));
+	assert_int_equal(floe_config_parse(NULL, "t.yaml", bad, strlen(bad), "h", &c, NULL),
 			 FLOE_EFORMAT);
 	assert_null(c);
 
 	/* Text without a terminating NUL: only len bytes are read. */
 	char text[] = {'a', 'g', 'e', 'n', 't', ':', ' ', '{', '}', 'X'};
-	assert_int_equal(floe_config_parse(NULL, "t.yaml", text, 9, "h", &c, NULL, 0), 0);
+	assert_int_equal(floe_config_parse(NULL, "t.yaml", text, 9, "h", &c, NULL), 0);
 	floe_config_free(c);
 
 	/* A host name that is not a valid id must be replaced by agent.id. */
-	char err[FLOE_CONFIG_ERR_MAX];
+	struct floe_err err = {0};
 	c = NULL;
-	assert_int_equal(
-	    floe_config_parse(NULL, "t.yaml", "agent: {}\n", 10, "bad host", &c, err, sizeof(err)),
-	    FLOE_EFORMAT);
-	assert_string_equal(err,
+	assert_int_equal(floe_config_parse(NULL, "t.yaml", "agent: {}\n", 10, "bad host", &c, &err),
+			 FLOE_EFORMAT);
+	assert_string_equal(err.msg,
 			    "t.yaml:1:8: key 'agent.id' is not set and the host name "
 			    "'bad host' is not a valid id (1 to 64 characters of A-Z a-z 0-9 . "
 			    "_ -); set agent.id");
-	assert_int_equal(floe_config_parse(NULL, "t.yaml", "agent: {id: ok}\n", 16, "bad host", &c,
-					   err, sizeof(err)),
-			 0);
+	assert_int_equal(
+	    floe_config_parse(NULL, "t.yaml", "agent: {id: ok}\n", 16, "bad host", &c, &err), 0);
 	floe_config_free(c);
 }
 
@@ -1090,11 +1088,11 @@ static void test_ranges(void **state)
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct floe_config *c = NULL;
-		char err[FLOE_CONFIG_ERR_MAX];
+		struct floe_err err = {0};
 		int rc = floe_config_parse(NULL, "t.yaml", cases[i].yaml, strlen(cases[i].yaml),
-					   "h", &c, err, sizeof(err));
+					   "h", &c, &err);
 		if ((rc == 0) != cases[i].ok)
-			print_error("'%s': rc %d %s\n", cases[i].yaml, rc, err);
+			print_error("'%s': rc %d %s\n", cases[i].yaml, rc, err.msg);
 		assert_int_equal(rc == 0, cases[i].ok);
 		assert_int_equal(rc, cases[i].ok ? 0 : FLOE_EFORMAT);
 		floe_config_free(c);
@@ -1370,11 +1368,11 @@ static void test_alloc_failures(void **state)
 	for (long k = 0; !done && k < 100000; k++) {
 		struct floe_alloc a;
 		struct floe_config *c = NULL;
-		char err[FLOE_CONFIG_ERR_MAX];
+		struct floe_err err = {0};
 		floe_alloc_init(&a, 0);
 		a.fail_after = k;
 		int rc = floe_config_parse(&a, "t.yaml", full_yaml, strlen(full_yaml), "host-1", &c,
-					   err, sizeof(err));
+					   &err);
 		if (rc == 0) {
 			/* The dump under the same countdown must also fail cleanly. */
 			struct floe_buf b;
@@ -1392,7 +1390,7 @@ static void test_alloc_failures(void **state)
 			floe_config_free(c);
 		} else {
 			assert_int_equal(rc, FLOE_ENOMEM);
-			assert_string_equal(err, "t.yaml: out of memory");
+			assert_string_equal(err.msg, "t.yaml: out of memory");
 			assert_null(c);
 		}
 		assert_int_equal(a.used, 0);
@@ -1407,7 +1405,7 @@ static void test_alloc_failures(void **state)
 		struct floe_config *c = NULL;
 		floe_alloc_init(&a, 0);
 		a.fail_after = k;
-		int rc = floe_config_parse(&a, "t.yaml", bad, strlen(bad), "h", &c, NULL, 0);
+		int rc = floe_config_parse(&a, "t.yaml", bad, strlen(bad), "h", &c, NULL);
 		assert_true(rc == FLOE_ENOMEM || rc == FLOE_EFORMAT);
 		assert_null(c);
 		assert_int_equal(a.used, 0);
@@ -1427,10 +1425,10 @@ static void test_packaged_example(void **state)
 	struct floe_alloc a;
 	floe_alloc_init(&a, 0);
 	struct floe_config *c = NULL;
-	char err[FLOE_CONFIG_ERR_MAX];
-	int rc = floe_config_parse(&a, path, text, len, "edge-host", &c, err, sizeof(err));
+	struct floe_err err = {0};
+	int rc = floe_config_parse(&a, path, text, len, "edge-host", &c, &err);
 	if (rc)
-		print_error("%s\n", err);
+		print_error("%s\n", err.msg);
 	assert_int_equal(rc, 0);
 	assert_string_equal(c->agent.id, "edge-host");
 	assert_string_equal(c->agent.state_dir, "/var/lib/floe");
@@ -1456,24 +1454,25 @@ static void test_profile_and_bloom(void **state)
 {
 	(void)state;
 	struct floe_config *c = NULL;
-	char err[FLOE_CONFIG_ERR_MAX];
+	struct floe_err err = {0};
 	const char *ok = "tables:\n  logs:\n    profile: compact\n    bloom_filters: [message, severity]\n";
-	assert_int_equal(floe_config_parse(NULL, "t.yaml", ok, strlen(ok), "h", &c, err, sizeof(err)), 0);
+	assert_int_equal(floe_config_parse(NULL, "t.yaml", ok, strlen(ok), "h", &c, &err), 0);
 	assert_int_equal(c->logs.profile, FLOE_PROFILE_COMPACT);
 	assert_int_equal(c->logs.nbloom_filters, 2);
 	assert_string_equal(c->logs.bloom_filters[0], "message");
 	assert_int_equal(c->logs.zstd_level, 6); /* the compact profile's level */
 	floe_config_free(c);
 	const char *lvl = "tables:\n  logs:\n    profile: compact\n    zstd_level: 2\n";
-	assert_int_equal(floe_config_parse(NULL, "t.yaml", lvl, strlen(lvl), "h", &c, err, sizeof(err)), 0);
+	assert_int_equal(floe_config_parse(NULL, "t.yaml", lvl, strlen(lvl), "h", &c, &err), 0);
 	assert_int_equal(c->logs.zstd_level, 2); /* a level given wins */
 	floe_config_free(c);
 	const char *bad = "tables:\n  logs:\n    bloom_filters: [attrs]\n";
-	assert_int_not_equal(floe_config_parse(NULL, "t.yaml", bad, strlen(bad), "h", &c, err, sizeof(err)), 0);
-	assert_non_null(strstr(err, "t.yaml:3:21: key 'tables.logs.bloom_filters"));
+	assert_int_not_equal(floe_config_parse(NULL, "t.yaml", bad, strlen(bad), "h", &c, &err), 0);
+	assert_non_null(strstr(err.msg, "t.yaml:3:21: key 'tables.logs.bloom_filters"));
 	const char *bad2 = "tables:\n  logs:\n    profile: tiny\n";
-	assert_int_not_equal(floe_config_parse(NULL, "t.yaml", bad2, strlen(bad2), "h", &c, err, sizeof(err)), 0);
-	assert_non_null(strstr(err, "t.yaml:3:14: key 'tables.logs.profile'"));
+	assert_int_not_equal(floe_config_parse(NULL, "t.yaml", bad2, strlen(bad2), "h", &c, &err),
+			     0);
+	assert_non_null(strstr(err.msg, "t.yaml:3:14: key 'tables.logs.profile'"));
 }
 
 /* tables.logs.sort_by and sort_buffer: values, defaults, errors with their positions,
@@ -1559,6 +1558,48 @@ static void test_sort_by(void **state)
 		   "agent.memory_limit (8MiB); lower sort_buffer or raise memory_limit");
 }
 
+/* partition_by, sort_by and bloom_filters parsed once, here: the configuration holds the
+ * spec, the sort keys and the field ids the agent uses. */
+static void test_typed_lists(void **state)
+{
+	(void)state;
+	const char *text =
+	    "tables:\n  logs:\n    partition_by: [\"hour(ts)\", app, \"bucket( 16 ,host)\"]\n"
+	    "    sort_by: [app, ts]\n    bloom_filters: [message, host]\n";
+	struct floe_config *c = NULL;
+	struct floe_err err = {0};
+	assert_int_equal(floe_config_parse(NULL, "t.yaml", text, strlen(text), "h", &c, &err), 0);
+	const struct floe_part_spec *p = &c->logs.partition;
+	assert_int_equal(p->n, 3);
+	assert_int_equal(p->f[0].source_id, FLOE_COL_TS);
+	assert_int_equal(p->f[0].transform.kind, FLOE_ICE_HOUR);
+	assert_int_equal(p->f[0].field_id, 1000);
+	assert_string_equal(p->f[0].name, "ts_hour");
+	assert_int_equal(p->f[1].source_id, FLOE_COL_APP);
+	assert_int_equal(p->f[1].transform.kind, FLOE_ICE_IDENTITY);
+	assert_string_equal(p->f[1].name, "app");
+	assert_int_equal(p->f[2].transform.kind, FLOE_ICE_BUCKET);
+	assert_int_equal(p->f[2].transform.param, 16);
+	assert_int_equal(p->f[2].field_id, 1002);
+	/* The canonical text stays for the dump. */
+	assert_string_equal(c->logs.partition_by[2], "bucket(16, host)");
+	assert_int_equal(c->logs.nsort_by, 2);
+	assert_int_equal(c->logs.sort_keys[0], FLOE_SORT_APP);
+	assert_int_equal(c->logs.sort_keys[1], FLOE_SORT_TS);
+	assert_int_equal(c->logs.nbloom_filters, 2);
+	assert_int_equal(c->logs.bloom_ids[0], FLOE_COL_MESSAGE);
+	assert_int_equal(c->logs.bloom_ids[1], FLOE_COL_HOST);
+	floe_config_free(c);
+	/* The defaults: day(ts); bloom filters on host and app; no sort. */
+	assert_int_equal(floe_config_parse(NULL, "t.yaml", "", 0, "h", &c, &err), 0);
+	assert_int_equal(c->logs.partition.n, 1);
+	assert_int_equal(c->logs.partition.f[0].transform.kind, FLOE_ICE_DAY);
+	assert_int_equal(c->logs.bloom_ids[0], FLOE_COL_HOST);
+	assert_int_equal(c->logs.bloom_ids[1], FLOE_COL_APP);
+	assert_int_equal(c->logs.nsort_by, 0);
+	floe_config_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1573,10 +1614,12 @@ int main(void)
 	    cmocka_unit_test(test_ranges),
 	    cmocka_unit_test(test_row_group_default),
 	    cmocka_unit_test(test_warehouse),
-	    cmocka_unit_test(test_dump), cmocka_unit_test(test_profile_and_bloom),
+	    cmocka_unit_test(test_dump),
+	    cmocka_unit_test(test_profile_and_bloom),
 	    cmocka_unit_test(test_alloc_failures),
 	    cmocka_unit_test(test_packaged_example),
 	    cmocka_unit_test(test_sort_by),
+	    cmocka_unit_test(test_typed_lists),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

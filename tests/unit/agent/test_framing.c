@@ -84,7 +84,8 @@ struct want {
 static void expect_frames(size_t max, const char *p, size_t n, bool close, const struct want *w,
 			  size_t nw)
 {
-	struct floe_framer *fr = floe_framer_new(NULL, max, NULL);
+	struct floe_framer *fr = NULL;
+	assert_int_equal(floe_framer_new(NULL, max, &fr), 0);
 	assert_non_null(fr);
 	struct got g = {0};
 	feed(fr, p, n, NULL, 0, close, &g);
@@ -179,7 +180,8 @@ static void test_close(void **state)
 	EXPECT(8, "19 abcdefghijk", true, {"abcdefgh", T});
 	EXPECT(8, "abcdefghijk", true, {"abcdefgh", T});
 	/* Close resets for the next connection; counters stay. */
-	struct floe_framer *fr = floe_framer_new(NULL, 16, NULL);
+	struct floe_framer *fr = NULL;
+	assert_int_equal(floe_framer_new(NULL, 16, &fr), 0);
 	struct got g = {0};
 	feed(fr, "10 abc", 6, NULL, 0, true, &g);
 	feed(fr, "3 xyz", 5, NULL, 0, true, &g);
@@ -215,7 +217,8 @@ static const char stream[] = "5 hello<13>x\n3 abc<14>y\0\n\r\n"
 static void frames_of(const size_t *sizes, size_t nsizes, struct got *g,
 		      struct floe_framer_stats *st)
 {
-	struct floe_framer *fr = floe_framer_new(NULL, 10, NULL);
+	struct floe_framer *fr = NULL;
+	assert_int_equal(floe_framer_new(NULL, 10, &fr), 0);
 	feed(fr, stream, sizeof(stream) - 1, sizes, nsizes, true, g);
 	floe_framer_stats(fr, st);
 	floe_framer_free(fr);
@@ -288,7 +291,8 @@ static void test_memory(void **state)
 {
 	struct floe_alloc a;
 	floe_alloc_init(&a, 0);
-	struct floe_framer *fr = floe_framer_new(&a, 65536, NULL);
+	struct floe_framer *fr = NULL;
+	assert_int_equal(floe_framer_new(&a, 65536, &fr), 0);
 	assert_non_null(fr);
 	size_t foot = floe_framer_footprint(65536);
 	assert_int_equal(a.used, foot);
@@ -311,14 +315,12 @@ static void test_memory(void **state)
 	floe_framer_free(fr);
 	assert_int_equal(a.used, 0);
 
-	int err;
 	floe_alloc_init(&a, foot - 1);
-	assert_null(floe_framer_new(&a, 65536, &err));
-	assert_int_equal(err, FLOE_ENOMEM);
-	assert_null(floe_framer_new(NULL, FLOE_FRAMER_MIN_MESSAGE - 1, &err));
-	assert_int_equal(err, FLOE_EINVAL);
-	assert_null(floe_framer_new(NULL, SIZE_MAX, &err));
-	assert_int_equal(err, FLOE_EINVAL);
+	fr = NULL;
+	assert_int_equal(floe_framer_new(&a, 65536, &fr), FLOE_ENOMEM);
+	assert_int_equal(floe_framer_new(NULL, FLOE_FRAMER_MIN_MESSAGE - 1, &fr), FLOE_EINVAL);
+	assert_int_equal(floe_framer_new(NULL, SIZE_MAX, &fr), FLOE_EINVAL);
+	assert_null(fr); /* untouched on failure */
 	assert_int_equal(floe_framer_footprint(SIZE_MAX), 0);
 	floe_framer_free(NULL);
 }

@@ -1,4 +1,4 @@
-/* Unit tests for agent/pipeline/identity: the installation file (made once, restored from
+/* Unit tests for agent/state/identity: the installation file (made once, restored from
  * the checkpoint, continuing a checkpoint of a floe without installation ids, refused when
  * made on another machine), the machine id and the default agent id. */
 #include <setjmp.h>
@@ -14,8 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "agent/input/checkpoint.h"
-#include "agent/pipeline/identity.h"
+#include "agent/state/blobfile.h"
+#include "agent/state/identity.h"
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
@@ -97,25 +97,28 @@ static void test_create_once(void **state)
 {
 	(void)state;
 	struct floe_identity a, b;
-	char why[1024] = "";
-	assert_int_equal(floe_identity_open(NULL, dir, "0123456789abcdef", false, &a, why, sizeof(why)), -ENOENT);
-	assert_int_equal(floe_identity_open(NULL, dir, "0123456789abcdef", true, &a, why, sizeof(why)), 0);
+	struct floe_err why = {0};
+	assert_int_equal(floe_identity_open(NULL, dir, "0123456789abcdef", false, NULL, &a, &why),
+			 -ENOENT);
+	assert_int_equal(floe_identity_open(NULL, dir, "0123456789abcdef", true, NULL, &a, &why),
+			 0);
 	assert_int_equal(strlen(a.installation), 36);
 	assert_int_equal(a.installation[14], '4'); /* a version 4 UUID */
 	assert_string_equal(a.machine, "0123456789abcdef");
 	assert_string_equal(a.legacy_agent_id, "");
-	assert_int_equal(floe_identity_open(NULL, dir, "0123456789abcdef", true, &b, why, sizeof(why)), 0);
+	assert_int_equal(floe_identity_open(NULL, dir, "0123456789abcdef", true, NULL, &b, &why),
+			 0);
 	assert_string_equal(a.installation, b.installation);
 	char hex[17];
 	floe_identity_hex16(&a, hex);
 	assert_int_equal(strlen(hex), 16);
 	assert_int_equal(memcmp(hex, a.installation, 8), 0);
 	/* On another machine: refused, saying what to do. */
-	assert_int_equal(floe_identity_open(NULL, dir, "fedcba9876543210", true, &b, why, sizeof(why)),
+	assert_int_equal(floe_identity_open(NULL, dir, "fedcba9876543210", true, NULL, &b, &why),
 			 FLOE_EIDENTITY);
-	assert_non_null(strstr(why, "was made on another machine"));
+	assert_non_null(strstr(why.msg, "was made on another machine"));
 	/* A machine without an id accepts it (containers). */
-	assert_int_equal(floe_identity_open(NULL, dir, "", true, &b, why, sizeof(why)), 0);
+	assert_int_equal(floe_identity_open(NULL, dir, "", true, NULL, &b, &why), 0);
 	/* Damaged: refused with the path. */
 	char path[256];
 	snprintf(path, sizeof(path), "%s/installation", dir);
@@ -123,8 +126,8 @@ static void test_create_once(void **state)
 	fseek(fp, 30, SEEK_SET);
 	fputc('X', fp);
 	fclose(fp);
-	assert_int_equal(floe_identity_open(NULL, dir, "", true, &b, why, sizeof(why)), FLOE_ECORRUPT);
-	assert_non_null(strstr(why, path));
+	assert_int_equal(floe_identity_open(NULL, dir, "", true, NULL, &b, &why), FLOE_ECORRUPT);
+	assert_non_null(strstr(why.msg, path));
 }
 
 /* Processes racing to make the file agree on one id. */
@@ -139,8 +142,8 @@ static void test_create_race(void **state)
 		assert_true(pids[i] >= 0);
 		if (pids[i] == 0) {
 			struct floe_identity id;
-			char why[1024];
-			if (floe_identity_open(NULL, dir, "", true, &id, why, sizeof(why)) != 0)
+			struct floe_err why;
+			if (floe_identity_open(NULL, dir, "", true, NULL, &id, &why) != 0)
 				_exit(1);
 			_exit(write(fds[i][1], id.installation, 36) == 36 ? 0 : 1);
 		}
@@ -164,7 +167,7 @@ static void save_checkpoint(const char *json)
 {
 	char path[256];
 	snprintf(path, sizeof(path), "%s/checkpoint", dir);
-	assert_int_equal(floe_checkpoint_save(path, (const uint8_t *)json, strlen(json)), 0);
+	assert_int_equal(floe_blobfile_save(path, (const uint8_t *)json, strlen(json)), 0);
 }
 
 /* A lost installation file comes back from the checkpoint; a checkpoint of a floe without
@@ -173,18 +176,18 @@ static void test_from_checkpoint(void **state)
 {
 	(void)state;
 	struct floe_identity id;
-	char why[1024] = "";
+	struct floe_err why = {0};
 	save_checkpoint("{\"version\":2,\"installation\":\"5c1e3a9f-0b2d-4e6f-8a1b-2c3d4e5f6a7b\","
 			"\"agent_id\":\"x\",\"last_seq\":3,\"committed_seq\":2,\"committed_version\":3,"
 			"\"positions\":\"\"}");
-	assert_int_equal(floe_identity_open(NULL, dir, "", true, &id, why, sizeof(why)), 0);
+	assert_int_equal(floe_identity_open(NULL, dir, "", true, NULL, &id, &why), 0);
 	assert_string_equal(id.installation, "5c1e3a9f-0b2d-4e6f-8a1b-2c3d4e5f6a7b");
 	assert_string_equal(id.legacy_agent_id, "");
 	char cmd[256];
 	snprintf(cmd, sizeof(cmd), "rm %s/installation", dir);
 	assert_int_equal(system(cmd), 0);
 	save_checkpoint("{\"version\":1,\"agent_id\":\"edge-017\",\"last_seq\":3,\"positions\":\"\"}");
-	assert_int_equal(floe_identity_open(NULL, dir, "", true, &id, why, sizeof(why)), 0);
+	assert_int_equal(floe_identity_open(NULL, dir, "", true, NULL, &id, &why), 0);
 	assert_string_not_equal(id.installation, "5c1e3a9f-0b2d-4e6f-8a1b-2c3d4e5f6a7b");
 	assert_string_equal(id.legacy_agent_id, "edge-017");
 }

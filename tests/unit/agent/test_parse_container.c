@@ -15,6 +15,57 @@
 
 #include <string.h>
 
+/* floe_cri_parse with the old offset out-parameter these tests check (written only on
+ * failure), and the error detail checked to agree with the code. */
+static int cri_parse(const char *s, size_t len, struct floe_container_piece *p, size_t *off)
+{
+	struct floe_err e;
+	floe_err_clear(&e);
+	int rc = floe_cri_parse(s, len, p, &e);
+	if (rc) {
+		assert_int_equal(e.code, rc);
+		assert_true(e.msg[0] != '\0');
+		if (off)
+			*off = e.offset;
+	}
+	return rc;
+}
+
+/* floe_docker_parse with the old offset out-parameter these tests check (written only on
+ * failure), and the error detail checked to agree with the code. */
+static int docker_parse(const char *s, size_t len, struct floe_fields *f,
+			struct floe_container_piece *p, size_t *off)
+{
+	struct floe_err e;
+	floe_err_clear(&e);
+	int rc = floe_docker_parse(s, len, f, p, &e);
+	if (rc) {
+		assert_int_equal(e.code, rc);
+		assert_true(e.msg[0] != '\0');
+		if (off)
+			*off = e.offset;
+	}
+	return rc;
+}
+
+/* floe_container_push with the old offset out-parameter these tests check (written only on
+ * failure), and the error detail checked to agree with the code. */
+static int container_push(struct floe_container *c, const char *line, size_t len, int64_t offset,
+			  int64_t end, int64_t now, struct floe_container_rec out[2], size_t *n,
+			  size_t *off)
+{
+	struct floe_err e;
+	floe_err_clear(&e);
+	int rc = floe_container_push(c, line, len, offset, end, now, out, n, &e);
+	if (rc) {
+		assert_int_equal(e.code, rc);
+		assert_true(e.msg[0] != '\0');
+		if (off)
+			*off = e.offset;
+	}
+	return rc;
+}
+
 #define T0 "2016-10-06T00:17:09.669794202Z"
 #define T0_US INT64_C(1475713029669794)
 
@@ -23,7 +74,7 @@ static void test_cri_parse(void **state)
 	struct floe_container_piece p;
 	size_t off = 99;
 	const char *l = T0 " stdout F hello world";
-	assert_int_equal(floe_cri_parse(l, strlen(l), &p, &off), 0);
+	assert_int_equal(cri_parse(l, strlen(l), &p, &off), 0);
 	assert_int_equal(p.ts_us, T0_US);
 	assert_int_equal(p.stream_len, 6);
 	assert_memory_equal(p.stream, "stdout", 6);
@@ -31,20 +82,20 @@ static void test_cri_parse(void **state)
 	assert_ptr_equal(p.msg, l + 40);
 	assert_int_equal(p.len, 11);
 	l = T0 " stderr P ";
-	assert_int_equal(floe_cri_parse(l, strlen(l), &p, &off), 0);
+	assert_int_equal(cri_parse(l, strlen(l), &p, &off), 0);
 	assert_true(p.partial);
 	assert_int_equal(p.len, 0);
 	l = T0 " stdout F";
-	assert_int_equal(floe_cri_parse(l, strlen(l), &p, &off), 0);
+	assert_int_equal(cri_parse(l, strlen(l), &p, &off), 0);
 	assert_int_equal(p.len, 0);
 	l = T0 " stdout F:a:b  two spaces";
-	assert_int_equal(floe_cri_parse(l, strlen(l), &p, &off), 0);
+	assert_int_equal(cri_parse(l, strlen(l), &p, &off), 0);
 	assert_int_equal(p.len, strlen(" two spaces"));
 	assert_false(p.partial);
 	/* NUL bytes and invalid UTF-8 in the message pass through as bytes. */
 	const char raw[] = T0 " stdout F a\0\xff\xc3"
 			      "b";
-	assert_int_equal(floe_cri_parse(raw, sizeof(raw) - 1, &p, &off), 0);
+	assert_int_equal(cri_parse(raw, sizeof(raw) - 1, &p, &off), 0);
 	assert_int_equal(p.len, 5);
 	assert_memory_equal(p.msg,
 			    "a\0\xff\xc3"
@@ -67,7 +118,7 @@ static void test_cri_parse(void **state)
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		off = 999;
-		int rc = floe_cri_parse(bad[i].s, strlen(bad[i].s), &p, &off);
+		int rc = cri_parse(bad[i].s, strlen(bad[i].s), &p, &off);
 		if (rc != FLOE_EPARSE || off != bad[i].off)
 			fail_msg("case %zu \"%s\": rc %d off %zu", i, bad[i].s, rc, off);
 	}
@@ -75,12 +126,13 @@ static void test_cri_parse(void **state)
 
 static void test_docker_parse(void **state)
 {
-	struct floe_fields *f = floe_fields_new(NULL, 8, 256, NULL);
+	struct floe_fields *f = NULL;
+	assert_int_equal(floe_fields_new(NULL, 8, 256, &f), 0);
 	struct floe_container_piece p;
 	size_t off;
 	const char *l = "{\"log\":\"hello \\\"x\\\"\\n\",\"stream\":\"stderr\","
 			"\"time\":\"2019-01-01T00:00:00.5Z\"}";
-	assert_int_equal(floe_docker_parse(l, strlen(l), f, &p, &off), 0);
+	assert_int_equal(docker_parse(l, strlen(l), f, &p, &off), 0);
 	assert_int_equal(p.len, 9);
 	assert_memory_equal(p.msg, "hello \"x\"", 9);
 	assert_false(p.partial);
@@ -89,7 +141,7 @@ static void test_docker_parse(void **state)
 	assert_int_equal(p.ts_us, 1546300800500000);
 	/* No trailing newline: a partial piece. No stream or time. */
 	l = "{\"log\":\"a\\tb\\u00e9\"}";
-	assert_int_equal(floe_docker_parse(l, strlen(l), f, &p, &off), 0);
+	assert_int_equal(docker_parse(l, strlen(l), f, &p, &off), 0);
 	assert_true(p.partial);
 	assert_int_equal(p.len, 5);
 	assert_memory_equal(p.msg, "a\tb\xc3\xa9", 5);
@@ -97,24 +149,25 @@ static void test_docker_parse(void **state)
 	assert_int_equal(p.ts_us, 0);
 	/* Only one newline is removed. */
 	l = "{\"log\":\"\\n\\n\"}";
-	assert_int_equal(floe_docker_parse(l, strlen(l), f, &p, &off), 0);
+	assert_int_equal(docker_parse(l, strlen(l), f, &p, &off), 0);
 	assert_false(p.partial);
 	assert_int_equal(p.len, 1);
 	/* Errors. */
 	l = "{\"log\":\"x\\n\",}";
-	assert_int_equal(floe_docker_parse(l, strlen(l), f, &p, &off), FLOE_EPARSE);
+	assert_int_equal(docker_parse(l, strlen(l), f, &p, &off), FLOE_EPARSE);
 	assert_int_equal(off, 13);
 	l = "{\"stream\":\"stdout\"}";
-	assert_int_equal(floe_docker_parse(l, strlen(l), f, &p, &off), FLOE_EPARSE);
+	assert_int_equal(docker_parse(l, strlen(l), f, &p, &off), FLOE_EPARSE);
 	l = "{\"log\":null}";
-	assert_int_equal(floe_docker_parse(l, strlen(l), f, &p, &off), FLOE_EPARSE);
+	assert_int_equal(docker_parse(l, strlen(l), f, &p, &off), FLOE_EPARSE);
 	l = "{\"log\":\"x\",\"time\":\"yesterday\"}";
-	assert_int_equal(floe_docker_parse(l, strlen(l), f, &p, &off), FLOE_EPARSE);
+	assert_int_equal(docker_parse(l, strlen(l), f, &p, &off), FLOE_EPARSE);
 	assert_int_equal(off, 19);
 	/* A log value larger than the scratch arena. */
-	struct floe_fields *small = floe_fields_new(NULL, 8, 4, NULL);
+	struct floe_fields *small = NULL;
+	assert_int_equal(floe_fields_new(NULL, 8, 4, &small), 0);
 	l = "{\"log\":\"\\t123456\"}";
-	assert_int_equal(floe_docker_parse(l, strlen(l), small, &p, &off), FLOE_ELIMIT);
+	assert_int_equal(docker_parse(l, strlen(l), small, &p, &off), FLOE_ELIMIT);
 	floe_fields_free(small);
 	floe_fields_free(f);
 }
@@ -122,10 +175,9 @@ static void test_docker_parse(void **state)
 static struct floe_container *joiner(enum floe_container_format fmt, size_t max_bytes)
 {
 	struct floe_container_opts o = {.format = fmt, .max_bytes = max_bytes, .timeout_us = 100};
-	int err = 1;
-	struct floe_container *c = floe_container_new(NULL, &o, &err);
+	struct floe_container *c = NULL;
+	assert_int_equal(floe_container_new(NULL, &o, &c), 0);
 	assert_non_null(c);
-	assert_int_equal(err, 0);
 	return c;
 }
 
@@ -135,8 +187,7 @@ static size_t push(struct floe_container *c, const char *line, int64_t *pos, int
 	size_t n = 0, off;
 	size_t len = strlen(line);
 	assert_int_equal(
-	    floe_container_push(c, line, len, *pos, *pos + (int64_t)len + 1, now, out, &n, &off),
-	    0);
+	    container_push(c, line, len, *pos, *pos + (int64_t)len + 1, now, out, &n, &off), 0);
 	*pos += (int64_t)len + 1;
 	return n;
 }
@@ -205,15 +256,13 @@ static void test_join_cri(void **state)
 	p0 = pos;
 	assert_int_equal(push(c, T0 " stdout P held", &pos, 8, out), 0);
 	size_t n = 9, off = 9;
-	assert_int_equal(floe_container_push(c, "junk", 4, pos, pos + 5, 9, out, &n, &off),
-			 FLOE_EPARSE);
+	assert_int_equal(container_push(c, "junk", 4, pos, pos + 5, 9, out, &n, &off), FLOE_EPARSE);
 	assert_int_equal(off, 0);
 	assert_int_equal(n, 1);
 	expect_msg(&out[0], "held", "stdout", p0, p0 + 45, 1);
 	assert_true(out[0].incomplete);
 	assert_false(floe_container_pending(c, &pend));
-	assert_int_equal(floe_container_push(c, "junk", 4, pos, pos + 5, 9, out, &n, &off),
-			 FLOE_EPARSE);
+	assert_int_equal(container_push(c, "junk", 4, pos, pos + 5, 9, out, &n, &off), FLOE_EPARSE);
 	assert_int_equal(n, 0);
 	floe_container_flush(c, &out[0], &e);
 	assert_false(e);
@@ -267,7 +316,7 @@ static void test_join_docker_auto(void **state)
 	struct floe_container *d = joiner(FLOE_CONTAINER_DOCKER, 0);
 	size_t n, off;
 	const char *l = T0 " stderr F cri";
-	assert_int_equal(floe_container_push(d, l, strlen(l), 0, 1, 0, out, &n, &off), FLOE_EPARSE);
+	assert_int_equal(container_push(d, l, strlen(l), 0, 1, 0, out, &n, &off), FLOE_EPARSE);
 	assert_int_equal(off, 0);
 	floe_container_free(d);
 	floe_container_free(c);
@@ -280,10 +329,11 @@ static void test_faults(void **state)
 	for (long k = 0;; k++) {
 		floe_alloc_init(&a, 0);
 		a.fail_after = k;
-		int err = 0;
-		struct floe_container *c = floe_container_new(&a, &o, &err);
-		if (!c) {
+		struct floe_container *c = NULL;
+		int err = floe_container_new(&a, &o, &c);
+		if (err) {
 			assert_int_equal(err, FLOE_ENOMEM);
+			assert_null(c);
 			assert_int_equal(a.used, 0);
 			continue;
 		}
@@ -291,7 +341,7 @@ static void test_faults(void **state)
 		struct floe_container_rec out[2];
 		size_t n, off;
 		const char *l = T0 " stdout P x";
-		int rc = floe_container_push(c, l, strlen(l), 0, 1, 0, out, &n, &off);
+		int rc = container_push(c, l, strlen(l), 0, 1, 0, out, &n, &off);
 		int64_t pend;
 		if (rc) {
 			assert_int_equal(rc, FLOE_ENOMEM);

@@ -8,7 +8,7 @@
 #include <cmocka.h>
 
 #include "agent/parse/fields.h"
-#include "agent/pipeline/record.h"
+#include "agent/schema/record.h"
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
 
@@ -18,10 +18,9 @@ static void test_add_find(void **state)
 {
 	struct floe_alloc a;
 	floe_alloc_init(&a, 0);
-	int err = 1;
-	struct floe_fields *f = floe_fields_new(&a, 3, 16, &err);
+	struct floe_fields *f = NULL;
+	assert_int_equal(floe_fields_new(&a, 3, 16, &f), 0);
 	assert_non_null(f);
-	assert_int_equal(err, 0);
 	const char *line = "k=v x=yy";
 	assert_int_equal(floe_fields_add(f, line, 1, line + 2, 1), 0);
 	assert_int_equal(floe_fields_add(f, line + 4, 1, NULL, 99), 0);
@@ -67,7 +66,8 @@ static void test_add_find(void **state)
 
 static void test_arena(void **state)
 {
-	struct floe_fields *f = floe_fields_new(NULL, 4, 10, NULL);
+	struct floe_fields *f = NULL;
+	assert_int_equal(floe_fields_new(NULL, 4, 10, &f), 0);
 	assert_non_null(f);
 	size_t avail;
 	char *d = floe_fields_scratch(f, &avail);
@@ -91,25 +91,24 @@ static void test_arena(void **state)
 
 static void test_bad_args_and_faults(void **state)
 {
-	int err = 0;
-	assert_null(floe_fields_new(NULL, 0, 10, &err));
-	assert_int_equal(err, FLOE_EINVAL);
-	assert_null(floe_fields_new(NULL, SIZE_MAX / 4, 10, &err));
-	assert_int_equal(err, FLOE_EINVAL);
+	struct floe_fields *f = NULL;
+	assert_int_equal(floe_fields_new(NULL, 0, 10, &f), FLOE_EINVAL);
+	assert_int_equal(floe_fields_new(NULL, SIZE_MAX / 4, 10, &f), FLOE_EINVAL);
+	assert_null(f); /* untouched on failure */
 	struct floe_alloc a;
 	floe_alloc_init(&a, 0);
 	a.fail_after = 0;
-	assert_null(floe_fields_new(&a, 8, 64, &err));
-	assert_int_equal(err, FLOE_ENOMEM);
+	assert_int_equal(floe_fields_new(&a, 8, 64, &f), FLOE_ENOMEM);
 	a.fail_after = 1;
-	struct floe_fields *f = floe_fields_new(&a, 8, 64, &err);
+	assert_int_equal(floe_fields_new(&a, 8, 64, &f), 0);
 	assert_non_null(f);
 	floe_fields_free(f);
 	assert_int_equal(a.used, 0);
 	/* A budget too small for the block. */
 	floe_alloc_init(&a, 100);
-	assert_null(floe_fields_new(&a, 8, 64, &err));
-	assert_int_equal(err, FLOE_ENOMEM);
+	f = NULL;
+	assert_int_equal(floe_fields_new(&a, 8, 64, &f), FLOE_ENOMEM);
+	assert_null(f);
 }
 
 int main(void)

@@ -21,8 +21,8 @@ static struct floe_multiline *ml(const char *start, size_t max_lines, size_t max
 					.max_lines = max_lines,
 					.max_bytes = max_bytes,
 					.timeout_us = 1000};
-	int err = 1;
-	struct floe_multiline *m = floe_multiline_new(NULL, &o, NULL, 0, &err);
+	struct floe_multiline *m = NULL;
+	assert_int_equal(floe_multiline_new(NULL, &o, &m, NULL), 0);
 	assert_non_null(m);
 	return m;
 }
@@ -161,7 +161,8 @@ static void test_long_line_start_test(void **state)
 {
 	/* The start pattern sees only the first max_line_bytes of a line. */
 	struct floe_multiline_opts o = {.start = "^S", .start_len = 2, .max_line_bytes = 4};
-	struct floe_multiline *m = floe_multiline_new(NULL, &o, NULL, 0, NULL);
+	struct floe_multiline *m = NULL;
+	assert_int_equal(floe_multiline_new(NULL, &o, &m, NULL), 0);
 	assert_non_null(m);
 	struct floe_multiline_rec r;
 	bool e;
@@ -175,11 +176,12 @@ static void test_long_line_start_test(void **state)
 static void test_bad_and_faults(void **state)
 {
 	struct floe_multiline_opts o = {.start = "(", .start_len = 1};
-	int err = 0;
-	char why[128] = "";
-	assert_null(floe_multiline_new(NULL, &o, why, sizeof(why), &err));
-	assert_int_equal(err, FLOE_EINVAL);
-	assert_true(why[0] != 0);
+	struct floe_err why = {0};
+	struct floe_multiline *none = NULL;
+	assert_int_equal(floe_multiline_new(NULL, &o, &none, &why), FLOE_EINVAL);
+	assert_null(none);
+	assert_int_equal(why.code, FLOE_EINVAL);
+	assert_true(why.msg[0] != 0);
 	o.start = "^x";
 	o.start_len = 2;
 	o.max_bytes = 64;
@@ -187,7 +189,8 @@ static void test_bad_and_faults(void **state)
 	for (long k = 0;; k++) {
 		floe_alloc_init(&a, 0);
 		a.fail_after = k;
-		struct floe_multiline *m = floe_multiline_new(&a, &o, NULL, 0, &err);
+		struct floe_multiline *m = NULL;
+		int err = floe_multiline_new(&a, &o, &m, NULL);
 		if (m) {
 			floe_multiline_free(m);
 			assert_int_equal(a.used, 0);
@@ -198,8 +201,7 @@ static void test_bad_and_faults(void **state)
 	}
 	/* A budget below the two buffers. */
 	floe_alloc_init(&a, 100);
-	assert_null(floe_multiline_new(&a, &o, NULL, 0, &err));
-	assert_int_equal(err, FLOE_ENOMEM);
+	assert_int_equal(floe_multiline_new(&a, &o, &none, NULL), FLOE_ENOMEM);
 }
 
 int main(void)

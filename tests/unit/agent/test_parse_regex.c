@@ -20,13 +20,12 @@
 
 static struct floe_regex *rx(const char *pat, unsigned flags)
 {
-	int err = 1;
-	char why[160] = "";
-	struct floe_regex *r =
-	    floe_regex_new(NULL, pat, strlen(pat), 4096, flags, why, sizeof(why), &err);
-	if (!r)
-		fail_msg("pattern %s: %d %s", pat, err, why);
-	assert_int_equal(err, 0);
+	struct floe_err why = {0};
+	struct floe_regex *r = NULL;
+	int err = floe_regex_new(NULL, pat, strlen(pat), 4096, flags, &r, &why);
+	if (err)
+		fail_msg("pattern %s: %d %s", pat, err, why.msg);
+	assert_non_null(r);
 	return r;
 }
 
@@ -51,7 +50,8 @@ static void test_capture(void **state)
 	const char *n = floe_regex_name(r, 1, &nl);
 	assert_int_equal(nl, 4);
 	assert_memory_equal(n, "user", 4);
-	struct floe_fields *f = floe_fields_new(NULL, 16, 0, NULL);
+	struct floe_fields *f = NULL;
+	assert_int_equal(floe_fields_new(NULL, 16, 0, &f), 0);
 	const char *line = "127.0.0.1 - frank [10/Oct/2000:13:55:36 -0700] \"GET /a.gif HTTP/1.0\" "
 			   "200 2326";
 	bool m = false;
@@ -77,7 +77,8 @@ static void test_capture(void **state)
 
 static void test_translation(void **state)
 {
-	struct floe_fields *f = floe_fields_new(NULL, 16, 0, NULL);
+	struct floe_fields *f = NULL;
+	assert_int_equal(floe_fields_new(NULL, 16, 0, &f), 0);
 	bool m;
 	/* Escaped parens and parens in brackets are not groups; (?:) is counted. */
 	struct floe_regex *r = rx("\\((?:x|y)[()](?<a>[]()]+)[[:alpha:](](?<b>[^]a)]*)$", 0);
@@ -129,7 +130,8 @@ static void test_perl_escapes(void **state)
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct floe_regex *r = rx(cases[i].pat, 0);
-		struct floe_fields *f = floe_fields_new(NULL, 16, 0, NULL);
+		struct floe_fields *f = NULL;
+		assert_int_equal(floe_fields_new(NULL, 16, 0, &f), 0);
 		bool m = false;
 		assert_int_equal(
 		    floe_regex_capture(r, cases[i].line, strlen(cases[i].line), f, &m), 0);
@@ -170,12 +172,11 @@ static void test_rejects(void **state)
 	    "[a\\W]",
 	};
 	for (size_t i = 0; i < sizeof(pats) / sizeof(pats[0]); i++) {
-		int err = 0;
-		char why[160] = "";
-		struct floe_regex *r =
-		    floe_regex_new(NULL, pats[i], strlen(pats[i]), 100, 0, why, sizeof(why), &err);
-		if (r || err != FLOE_EINVAL || !why[0])
-			fail_msg("pattern %s: err %d why \"%s\"", pats[i], err, why);
+		struct floe_err why = {0};
+		struct floe_regex *r = NULL;
+		int err = floe_regex_new(NULL, pats[i], strlen(pats[i]), 100, 0, &r, &why);
+		if (r || err != FLOE_EINVAL || !why.msg[0] || why.code != FLOE_EINVAL)
+			fail_msg("pattern %s: err %d why \"%s\"", pats[i], err, why.msg);
 	}
 	/* 64 nested groups are fine, 65 are not. */
 	char deep[2 * 65 + 2];
@@ -186,8 +187,8 @@ static void test_rejects(void **state)
 		deep[k++] = 'a';
 		for (int i = 0; i < depth; i++)
 			deep[k++] = ')';
-		int err = 0;
-		struct floe_regex *d = floe_regex_new(NULL, deep, k, 100, 0, NULL, 0, &err);
+		struct floe_regex *d = NULL;
+		int err = floe_regex_new(NULL, deep, k, 100, 0, &d, NULL);
 		assert_true(depth == 64 ? d != NULL : err == FLOE_EINVAL);
 		floe_regex_free(d);
 	}
@@ -197,21 +198,21 @@ static void test_rejects(void **state)
 				   0);
 	floe_regex_free(ok);
 	/* A NUL byte in the pattern. */
-	int err = 0;
-	assert_null(floe_regex_new(NULL, "a\0b", 3, 100, 0, NULL, 0, &err));
-	assert_int_equal(err, FLOE_EINVAL);
+	struct floe_regex *none = NULL;
+	assert_int_equal(floe_regex_new(NULL, "a\0b", 3, 100, 0, &none, NULL), FLOE_EINVAL);
 	/* 65 names. */
 	char big[65 * 8 + 1];
 	size_t n = 0;
 	for (int i = 0; i < 65; i++)
 		n += (size_t)snprintf(big + n, sizeof(big) - n, "(?<g%02d>)", i);
-	assert_null(floe_regex_new(NULL, big, n, 100, 0, NULL, 0, &err));
-	assert_int_equal(err, FLOE_EINVAL);
+	assert_int_equal(floe_regex_new(NULL, big, n, 100, 0, &none, NULL), FLOE_EINVAL);
+	assert_null(none);
 }
 
 static void test_bytes_and_limits(void **state)
 {
-	struct floe_fields *f = floe_fields_new(NULL, 4, 0, NULL);
+	struct floe_fields *f = NULL;
+	assert_int_equal(floe_fields_new(NULL, 4, 0, &f), 0);
 	struct floe_regex *r = rx("^(?<a>[^x]*)x(?<b>.*)$", 0);
 	bool m;
 	/* Not NUL-terminated: the byte after the line is never looked at. */
@@ -269,8 +270,8 @@ static void test_faults(void **state)
 	for (long k = 0;; k++) {
 		floe_alloc_init(&a, 0);
 		a.fail_after = k;
-		int err = 0;
-		struct floe_regex *r = floe_regex_new(&a, "(?<a>x)(y)", 10, 64, 0, NULL, 0, &err);
+		struct floe_regex *r = NULL;
+		int err = floe_regex_new(&a, "(?<a>x)(y)", 10, 64, 0, &r, NULL);
 		if (r) {
 			floe_regex_free(r);
 			assert_int_equal(a.used, 0);

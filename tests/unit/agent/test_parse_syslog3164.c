@@ -234,7 +234,8 @@ static void test_tags(void **state)
 static void test_cisco(void **state)
 {
 	setup_opts();
-	struct floe_fields *f = floe_fields_new(NULL, 8, 64, NULL);
+	struct floe_fields *f = NULL;
+	assert_int_equal(floe_fields_new(NULL, 8, 64, &f), 0);
 	struct floe_syslog_msg m;
 	const char *v;
 	size_t vl;
@@ -428,7 +429,8 @@ static void test_prefixes(void **state)
 	    "<13>2024-02-30T10:00:00Z h app: x",
 	    "<166>Jun 05 2024 12:00:00 asa-1 : %ASA-6-302013: Built",
 	};
-	struct floe_fields *f = floe_fields_new(NULL, 4, 32, NULL);
+	struct floe_fields *f = NULL;
+	assert_int_equal(floe_fields_new(NULL, 4, 32, &f), 0);
 	for (size_t s = 0; s < sizeof(samples) / sizeof(samples[0]); s++) {
 		size_t n = strlen(samples[s]);
 		for (size_t k = 0; k <= n; k++) {

@@ -17,12 +17,12 @@
 
 static struct floe_ts_format *fmt(const char *spec, const char *zone)
 {
-	int err = 1;
-	char why[128] = "";
-	struct floe_ts_format *f = floe_ts_format_new(
-	    NULL, spec, strlen(spec), zone, zone ? strlen(zone) : 0, why, sizeof(why), &err);
-	if (!f)
-		fail_msg("format %s: %d %s", spec, err, why);
+	struct floe_err why = {0};
+	struct floe_ts_format *f = NULL;
+	int err =
+	    floe_ts_format_new(NULL, spec, strlen(spec), zone, zone ? strlen(zone) : 0, &f, &why);
+	if (err)
+		fail_msg("format %s: %d %s", spec, err, why.msg);
 	return f;
 }
 
@@ -178,22 +178,17 @@ static void test_custom(void **state)
 
 static void test_formats_and_zones(void **state)
 {
-	int err = 0;
-	char why[128];
-	assert_null(floe_ts_format_new(NULL, "rfc", 3, NULL, 0, why, sizeof(why), &err));
-	assert_int_equal(err, FLOE_EINVAL);
-	assert_null(floe_ts_format_new(NULL, "%Q", 2, NULL, 0, why, sizeof(why), &err));
-	assert_int_equal(err, FLOE_EINVAL);
-	assert_null(floe_ts_format_new(NULL, "%Y%", 3, NULL, 0, NULL, 0, &err));
-	assert_int_equal(err, FLOE_EINVAL);
-	assert_null(floe_ts_format_new(NULL, "", 0, NULL, 0, NULL, 0, &err));
-	assert_int_equal(err, FLOE_EINVAL);
-	assert_null(floe_ts_format_new(NULL, "epoch", 5, "local", 5, why, sizeof(why), &err));
-	assert_int_equal(err, FLOE_EUNSUPPORTED);
-	assert_null(floe_ts_format_new(NULL, "epoch", 5, "Europe/Paris", 12, NULL, 0, &err));
-	assert_int_equal(err, FLOE_EUNSUPPORTED);
-	assert_null(floe_ts_format_new(NULL, "epoch", 5, "+2", 2, NULL, 0, &err));
-	assert_int_equal(err, FLOE_EINVAL);
+	struct floe_err why = {0};
+	struct floe_ts_format *none = NULL;
+	assert_int_equal(floe_ts_format_new(NULL, "rfc", 3, NULL, 0, &none, &why), FLOE_EINVAL);
+	assert_int_equal(floe_ts_format_new(NULL, "%Q", 2, NULL, 0, &none, &why), FLOE_EINVAL);
+	assert_int_equal(floe_ts_format_new(NULL, "%Y%", 3, NULL, 0, &none, &why), FLOE_EINVAL);
+	assert_int_equal(floe_ts_format_new(NULL, "", 0, NULL, 0, &none, &why), FLOE_EINVAL);
+	assert_int_equal(floe_ts_format_new(NULL, "epoch", 5, "local", 5, &none, &why),
+			 FLOE_EUNSUPPORTED);
+	assert_int_equal(floe_ts_format_new(NULL, "epoch", 5, "Europe/Paris", 12, &none, &why),
+			 FLOE_EUNSUPPORTED);
+	assert_int_equal(floe_ts_format_new(NULL, "epoch", 5, "+2", 2, &none, &why), FLOE_EINVAL);
 	int32_t off;
 	assert_int_equal(floe_ts_zone_parse("-0530", 5, &off), 0);
 	assert_int_equal(off, -19800);
@@ -202,14 +197,16 @@ static void test_formats_and_zones(void **state)
 	assert_int_equal(floe_ts_zone_parse("Z", 1, &off), 0);
 	assert_int_equal(off, 0);
 	assert_int_equal(floe_ts_zone_parse("+25:00", 6, &off), FLOE_EINVAL);
+	assert_null(none); /* untouched on failure */
+	assert_true(why.msg[0] != 0);
 	/* Allocation failure. */
 	struct floe_alloc a;
 	floe_alloc_init(&a, 0);
 	a.fail_after = 0;
-	assert_null(floe_ts_format_new(&a, "%Y", 2, NULL, 0, NULL, 0, &err));
-	assert_int_equal(err, FLOE_ENOMEM);
+	assert_int_equal(floe_ts_format_new(&a, "%Y", 2, NULL, 0, &none, &why), FLOE_ENOMEM);
 	a.fail_after = -1;
-	struct floe_ts_format *f = floe_ts_format_new(&a, "%Y", 2, NULL, 0, NULL, 0, &err);
+	struct floe_ts_format *f = NULL;
+	assert_int_equal(floe_ts_format_new(&a, "%Y", 2, NULL, 0, &f, NULL), 0);
 	assert_non_null(f);
 	floe_ts_format_free(f);
 	assert_int_equal(a.used, 0);

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/pipeline/record.h"
+#include "agent/schema/record.h"
 #include "agent/pipeline/sortbuf.h"
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
@@ -87,19 +87,19 @@ static void test_key_names(void **state)
 					    "facility", "severity",    "app",  "proc_id", "msg_id"};
 	for (size_t i = 0; i < FLOE_SORT_NKEYS; i++) {
 		enum floe_sort_key k = FLOE_SORT_MSG_ID;
-		assert_int_equal(floe_sortbuf_key_parse(names[i], strlen(names[i]), &k), 0);
+		assert_int_equal(floe_log_sort_key_parse(names[i], strlen(names[i]), &k), 0);
 		assert_int_equal(k, (enum floe_sort_key)i);
-		assert_string_equal(floe_sortbuf_key_name(k), names[i]);
+		assert_string_equal(floe_log_sort_key_name(k), names[i]);
 	}
 	enum floe_sort_key k = FLOE_SORT_APP;
 	static const char *const bad[] = {"message", "attrs", "", "t", "tss", "ts ", "TS", "App"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		assert_int_equal(floe_sortbuf_key_parse(bad[i], strlen(bad[i]), &k), FLOE_EINVAL);
+		assert_int_equal(floe_log_sort_key_parse(bad[i], strlen(bad[i]), &k), FLOE_EINVAL);
 	assert_int_equal(k, FLOE_SORT_APP); /* untouched */
 	/* Length, not NUL, ends the name. */
-	assert_int_equal(floe_sortbuf_key_parse("appx", 3, &k), 0);
+	assert_int_equal(floe_log_sort_key_parse("appx", 3, &k), 0);
 	assert_int_equal(k, FLOE_SORT_APP);
-	assert_null(floe_sortbuf_key_name((enum floe_sort_key)FLOE_SORT_NKEYS));
+	assert_null(floe_log_sort_key_name((enum floe_sort_key)FLOE_SORT_NKEYS));
 }
 
 static void test_new_args(void **state)

@@ -12,10 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agent/lake/partition.h"
+#include "agent/schema/partition.h"
 #include "agent/lake/spool.h"
 #include "agent/pipeline/batch.h"
-#include "agent/pipeline/record.h"
+#include "agent/schema/record.h"
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
 
@@ -40,8 +40,7 @@ static int setup(void **state)
 	snprintf(f->spooldir, sizeof(f->spooldir), "%s/spool", f->dir);
 	floe_alloc_init(&f->alloc, 64u << 20);
 	char *entries[] = {"day(ts)"};
-	char why[256];
-	if (floe_part_spec_from_config(&f->spec, entries, 1, why, sizeof(why)))
+	if (floe_part_spec_from_config(&f->spec, entries, 1, NULL))
 		return -1;
 	if (floe_spool_open(&f->alloc, f->spooldir, &f->spec, &f->spool))
 		return -1;
@@ -117,14 +116,15 @@ static void test_entry_records_checksum_and_start(void **state)
 	assert_int_equal(floe_spool_load(f->spool, 4, &e), 0);
 	assert_int_equal(e->nfiles, 1);
 	assert_true(e->files[0].has_xxh64);
-	char path[512], why[512] = "";
+	char path[512];
+	struct floe_err why = {0};
 	data_path(f, e, path, sizeof(path));
 	/* The checksum taken while the writer streamed the file is the file's. */
 	assert_true(e->files[0].xxh64 == file_hash(path));
 	assert_int_equal(e->from_len, sizeof(from));
 	assert_memory_equal(e->from, from, sizeof(from));
 	assert_int_equal(e->positions_len, sizeof(to));
-	assert_int_equal(floe_spool_verify(f->spool, e, why, sizeof(why)), 0);
+	assert_int_equal(floe_spool_verify(f->spool, e, &why), 0);
 	floe_spool_entry_free(&f->alloc, e);
 }
 
@@ -136,7 +136,8 @@ static void test_verify_finds_damage(void **state)
 	seal(f, 5, 200);
 	struct floe_spool_entry *e = NULL;
 	assert_int_equal(floe_spool_load(f->spool, 5, &e), 0);
-	char path[512], why[512] = "";
+	char path[512];
+	struct floe_err why = {0};
 	data_path(f, e, path, sizeof(path));
 
 	FILE *fp = fopen(path, "r+b");
@@ -144,17 +145,17 @@ static void test_verify_finds_damage(void **state)
 	fseek(fp, e->files[0].size / 2, SEEK_SET);
 	fwrite("XXXX", 1, 4, fp);
 	fclose(fp);
-	assert_int_equal(floe_spool_verify(f->spool, e, why, sizeof(why)), FLOE_ECORRUPT);
-	assert_non_null(strstr(why, path));
-	assert_non_null(strstr(why, "XXH64"));
+	assert_int_equal(floe_spool_verify(f->spool, e, &why), FLOE_ECORRUPT);
+	assert_non_null(strstr(why.msg, path));
+	assert_non_null(strstr(why.msg, "XXH64"));
 
 	assert_int_equal(truncate(path, e->files[0].size - 1), 0);
-	assert_int_equal(floe_spool_verify(f->spool, e, why, sizeof(why)), FLOE_ECORRUPT);
-	assert_non_null(strstr(why, "its entry records"));
+	assert_int_equal(floe_spool_verify(f->spool, e, &why), FLOE_ECORRUPT);
+	assert_non_null(strstr(why.msg, "its entry records"));
 
 	assert_int_equal(unlink(path), 0);
-	assert_int_equal(floe_spool_verify(f->spool, e, why, sizeof(why)), FLOE_ECORRUPT);
-	assert_non_null(strstr(why, "missing"));
+	assert_int_equal(floe_spool_verify(f->spool, e, &why), FLOE_ECORRUPT);
+	assert_non_null(strstr(why.msg, "missing"));
 	floe_spool_entry_free(&f->alloc, e);
 }
 
@@ -185,8 +186,7 @@ static void test_quarantine_files(void **state)
 	seal(f, 6, 10);
 	assert_int_equal(floe_spool_load(f->spool, 6, &e), 0);
 	assert_string_equal(e->files[0].name, "00000000000000000006-1.parquet");
-	char why[512];
-	assert_int_equal(floe_spool_verify(f->spool, e, why, sizeof(why)), 0);
+	assert_int_equal(floe_spool_verify(f->spool, e, NULL), 0);
 	floe_spool_entry_free(&f->alloc, e);
 }
 

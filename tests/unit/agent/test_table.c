@@ -12,11 +12,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agent/lake/partition.h"
+#include "agent/env/env.h"
+#include "agent/schema/partition.h"
 #include "agent/lake/spool.h"
 #include "agent/lake/table.h"
 #include "agent/pipeline/batch.h"
-#include "agent/pipeline/record.h"
+#include "agent/schema/record.h"
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
 #include "formats/iceberg/metadata.h"
@@ -24,6 +25,9 @@
 #include "platform/store.h"
 
 #include <errno.h>
+
+/* Why the last table call failed (every call here passes it). */
+static struct floe_err terr;
 
 struct fixture {
 	char dir[64];
@@ -46,8 +50,7 @@ static int setup(void **state)
 	snprintf(f->spooldir, sizeof(f->spooldir), "%s/spool", f->dir);
 	floe_alloc_init(&f->alloc, 64u << 20);
 	char *entries[] = {"day(ts)"};
-	char why[256];
-	if (floe_part_spec_from_config(&f->spec, entries, 1, why, sizeof(why)))
+	if (floe_part_spec_from_config(&f->spec, entries, 1, NULL))
 		return -1;
 	if (floe_spool_open(&f->alloc, f->spooldir, &f->spec, &f->spool))
 		return -1;
@@ -126,7 +129,10 @@ static int try_open(struct fixture *f, const char *agent, const char *inst, cons
 		.installation_id = inst,
 		.replaces = replaces,
 	};
-	return floe_table_open(&f->alloc, &o, t, why, cap);
+	struct floe_err e = {0};
+	int rc = floe_table_open(&f->alloc, &o, t, &e);
+	snprintf(why, cap, "%s", e.msg);
+	return rc;
 }
 
 static struct floe_table *open_as(struct fixture *f, const char *agent, const char *inst)
@@ -245,7 +251,7 @@ static void test_commit_and_idempotence(void **state)
 	seal(f, 1, 19000 * day, 100);
 	seal(f, 2, 19000 * day, 50);
 	struct floe_spool_entry *es[2] = {load(f, 1), load(f, 2)};
-	assert_int_equal(floe_table_commit(t, f->spool, es, 2), 0);
+	assert_int_equal(floe_table_commit(t, f->spool, es, 2, &terr), 0);
 	assert_int_equal(floe_table_version(t), 2);
 	assert_int_equal(floe_table_committed_seq(t, INST_A), 2);
 	assert_int_equal(floe_table_committed_seq(t, INST_B), -1);
@@ -257,7 +263,7 @@ static void test_commit_and_idempotence(void **state)
 	assert_string_equal(floe_ice_meta_snapshot_summary(m, 0, "floe.commit-seq"), "2");
 
 	/* The same commit again (a retry after a crash) adds nothing. */
-	assert_int_equal(floe_table_commit(t, f->spool, es, 2), 0);
+	assert_int_equal(floe_table_commit(t, f->spool, es, 2, &terr), 0);
 	assert_int_equal(floe_table_version(t), 2);
 	floe_spool_entry_free(&f->alloc, es[0]);
 	floe_spool_entry_free(&f->alloc, es[1]);
@@ -267,11 +273,11 @@ static void test_commit_and_idempotence(void **state)
 	struct floe_table *t2 = open_table(f, "agent-b");
 	seal(f, 3, 19001 * day, 10);
 	struct floe_spool_entry *e3 = load(f, 3);
-	assert_int_equal(floe_table_commit(t, f->spool, &e3, 1), 0);
+	assert_int_equal(floe_table_commit(t, f->spool, &e3, 1, &terr), 0);
 	assert_int_equal(floe_table_version(t), 3);
 	seal(f, 4, 19001 * day, 20);
 	struct floe_spool_entry *e4 = load(f, 4);
-	assert_int_equal(floe_table_commit(t2, f->spool, &e4, 1), 0);
+	assert_int_equal(floe_table_commit(t2, f->spool, &e4, 1, &terr), 0);
 	assert_int_equal(floe_table_version(t2), 4);
 	m = floe_table_meta(t2);
 	assert_int_equal(floe_ice_meta_snapshot_count(m), 3);
@@ -291,8 +297,7 @@ static void test_commit_and_idempotence(void **state)
 
 	/* Read-only load sees the same. */
 	struct floe_table *ro = NULL;
-	char why[512];
-	assert_int_equal(floe_table_load(&f->alloc, f->store, "default/logs", &ro, why, sizeof(why)), 0);
+	assert_int_equal(floe_table_load(&f->alloc, f->store, "default/logs", &ro, NULL), 0);
 	assert_int_equal(floe_table_version(ro), 4);
 	floe_table_free(ro);
 	floe_table_free(t);
@@ -351,7 +356,7 @@ static void test_commit_with_failing_fsync(void **state)
 		faults_left = k;
 		struct floe_fs_faults faults = {.fsync = failing_fsync};
 		floe_fs_set_faults(&faults);
-		int rc = floe_table_commit(t, f->spool, &e, 1);
+		int rc = floe_table_commit(t, f->spool, &e, 1, &terr);
 		floe_fs_set_faults(NULL);
 		if (rc == 0)
 			break;
@@ -360,8 +365,8 @@ static void test_commit_with_failing_fsync(void **state)
 	}
 	assert_true(failures > 0);
 	/* Whatever failed, one more commit finds the table with exactly one snapshot. */
-	assert_int_equal(floe_table_commit(t, f->spool, &e, 1), 0);
-	assert_int_equal(floe_table_refresh(t), 0);
+	assert_int_equal(floe_table_commit(t, f->spool, &e, 1, &terr), 0);
+	assert_int_equal(floe_table_refresh(t, &terr), 0);
 	assert_int_equal(floe_ice_meta_snapshot_count(floe_table_meta(t)), 1);
 	assert_int_equal(floe_table_committed_seq(t, INST_A), 1);
 	floe_spool_entry_free(&f->alloc, e);
@@ -568,7 +573,7 @@ static void test_two_installations_one_id(void **state)
 	struct floe_table *a = open_as(f, "same", INST_A);
 	seal(f, 1, 19000 * day, 100);
 	struct floe_spool_entry *e1 = load(f, 1);
-	assert_int_equal(floe_table_commit(a, f->spool, &e1, 1), 0);
+	assert_int_equal(floe_table_commit(a, f->spool, &e1, 1, &terr), 0);
 	char pa[512];
 	data_path(f, &e1->files[0], "same", INST_A, pa, sizeof(pa));
 	long size_a = file_size(pa);
@@ -582,7 +587,7 @@ static void test_two_installations_one_id(void **state)
 
 	/* B takes over: same seq, its own file name; A's file is untouched. */
 	assert_int_equal(try_open(f, "same", INST_B, INST_A, &b, why, sizeof(why)), 0);
-	assert_int_equal(floe_table_commit(b, f->spool, &e1, 1), 0);
+	assert_int_equal(floe_table_commit(b, f->spool, &e1, 1, &terr), 0);
 	assert_int_equal(floe_table_committed_seq(b, INST_A), 1);
 	assert_int_equal(floe_table_committed_seq(b, INST_B), 1);
 	char pb[512];
@@ -597,10 +602,10 @@ static void test_two_installations_one_id(void **state)
 	/* A, still alive, finds B's commit after its own and stops before committing. */
 	seal(f, 2, 19000 * day, 10);
 	struct floe_spool_entry *e2 = load(f, 2);
-	assert_int_equal(floe_table_commit(a, f->spool, &e2, 1), FLOE_EIDENTITY);
-	assert_non_null(strstr(floe_table_error(a), "after this installation"));
+	assert_int_equal(floe_table_commit(a, f->spool, &e2, 1, &terr), FLOE_EIDENTITY);
+	assert_non_null(strstr(terr.msg, "after this installation"));
 	/* B goes on. */
-	assert_int_equal(floe_table_commit(b, f->spool, &e2, 1), 0);
+	assert_int_equal(floe_table_commit(b, f->spool, &e2, 1, &terr), 0);
 	assert_int_equal(floe_table_committed_seq(b, INST_B), 2);
 	floe_spool_entry_free(&f->alloc, e1);
 	floe_spool_entry_free(&f->alloc, e2);
@@ -618,13 +623,13 @@ static void test_racing_installations(void **state)
 	struct floe_table *b = open_as(f, "same", INST_B);
 	seal(f, 1, 19000 * day, 40);
 	struct floe_spool_entry *e = load(f, 1);
-	assert_int_equal(floe_table_commit(a, f->spool, &e, 1), 0);
-	assert_int_equal(floe_table_commit(b, f->spool, &e, 1), FLOE_EIDENTITY);
-	assert_int_equal(floe_table_refresh(b), 0);
+	assert_int_equal(floe_table_commit(a, f->spool, &e, 1, &terr), 0);
+	assert_int_equal(floe_table_commit(b, f->spool, &e, 1, &terr), FLOE_EIDENTITY);
+	assert_int_equal(floe_table_refresh(b, &terr), 0);
 	assert_int_equal(floe_ice_meta_snapshot_count(floe_table_meta(b)), 1);
 	/* Under another id, B commits the same seq as A: both are in the table. */
 	struct floe_table *c = open_as(f, "other", INST_B);
-	assert_int_equal(floe_table_commit(c, f->spool, &e, 1), 0);
+	assert_int_equal(floe_table_commit(c, f->spool, &e, 1, &terr), 0);
 	assert_int_equal(floe_table_committed_seq(c, INST_A), 1);
 	assert_int_equal(floe_table_committed_seq(c, INST_B), 1);
 	assert_string_equal(floe_ice_meta_snapshot_summary(floe_table_meta(c), 1, "total-records"), "80");
@@ -647,34 +652,173 @@ static void test_data_file_never_replaced(void **state)
 	data_path(f, &e->files[0], "agent-a", INST_A, dst, sizeof(dst));
 	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\" && printf other > '%s'", dst, dst);
 	assert_int_equal(system(cmd), 0);
-	assert_int_equal(floe_table_commit(t, f->spool, &e, 1), FLOE_EEXIST);
-	assert_non_null(strstr(floe_table_error(t), "will not replace it"));
+	assert_int_equal(floe_table_commit(t, f->spool, &e, 1, &terr), FLOE_EEXIST);
+	assert_non_null(strstr(terr.msg, "will not replace it"));
 	assert_int_equal(file_size(dst), 5);
-	assert_int_equal(floe_table_refresh(t), 0);
+	assert_int_equal(floe_table_refresh(t, &terr), 0);
 	assert_int_equal(floe_ice_meta_snapshot_count(floe_table_meta(t)), 0);
 	/* The spool file itself there (a crash after the upload): the commit uses it. */
 	char src[512];
 	assert_int_equal(floe_spool_path(f->spool, e->files[0].name, src, sizeof(src)), 0);
 	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", src, dst);
 	assert_int_equal(system(cmd), 0);
-	assert_int_equal(floe_table_commit(t, f->spool, &e, 1), 0);
+	assert_int_equal(floe_table_commit(t, f->spool, &e, 1, &terr), 0);
 	assert_int_equal(floe_table_committed_seq(t, INST_A), 1);
 	floe_spool_entry_free(&f->alloc, e);
+	floe_table_free(t);
+}
+
+/* A fake clock and counter randomness for the committer: the wall clock stands still at
+ * wall_us, sleeps are counted (and take no time), and random bytes count up from seed.
+ * The first fill can run a hook: another writer's commit, landing between this one's
+ * reload and its attempt. */
+struct fake_env {
+	int64_t wall_us;
+	unsigned sleeps, sleep_ms;
+	uint8_t next;
+	void (*hook)(struct fake_env *e);
+	struct fixture *f;
+	struct floe_table *other;
+	uint64_t other_seq;
+};
+
+static int64_t fake_wall(void *ctx)
+{
+	return ((struct fake_env *)ctx)->wall_us;
+}
+
+static int64_t fake_mono(void *ctx)
+{
+	return ((struct fake_env *)ctx)->wall_us;
+}
+
+static void fake_sleep(void *ctx, unsigned ms)
+{
+	struct fake_env *e = ctx;
+	e->sleeps++;
+	e->sleep_ms += ms;
+}
+
+static int fake_fill(void *ctx, void *p, size_t n)
+{
+	struct fake_env *e = ctx;
+	for (size_t i = 0; i < n; i++)
+		((uint8_t *)p)[i] = e->next++;
+	if (e->hook) {
+		void (*hook)(struct fake_env *) = e->hook;
+		e->hook = NULL;
+		hook(e);
+	}
+	return 0;
+}
+
+static int open_with(struct fixture *f, struct fake_env *e, unsigned max_attempts,
+		     struct floe_table **t, struct floe_clock *clock, struct floe_rand *rand)
+{
+	*clock = (struct floe_clock){fake_wall, fake_mono, fake_sleep, e};
+	*rand = (struct floe_rand){fake_fill, e};
+	struct floe_table_options o = {
+	    .store = f->store,
+	    .namespace = "default",
+	    .name = "logs",
+	    .spec = &f->spec,
+	    .agent_id = "agent-a",
+	    .installation_id = INST_A,
+	    .max_attempts = max_attempts,
+	    .clock = clock,
+	    .rand = rand,
+	};
+	return floe_table_open(&f->alloc, &o, t, &terr);
+}
+
+/* Times, UUIDs and snapshot ids come from what the table is given: the same inputs make
+ * the same table. */
+static void test_injected_clock_and_rand(void **state)
+{
+	struct fixture *f = *state;
+	const int64_t day = 86400LL * 1000000;
+	struct fake_env e = {.wall_us = 1700000000123456LL, .next = 1};
+	struct floe_clock clock;
+	struct floe_rand rand;
+	struct floe_table *t = NULL;
+	assert_int_equal(open_with(f, &e, 0, &t, &clock, &rand), 0);
+	const struct floe_ice_meta *m = floe_table_meta(t);
+	/* The table's uuid: the first 16 bytes (1..16) with the version and variant bits. */
+	assert_string_equal(floe_ice_meta_uuid(m), "01020304-0506-4708-890a-0b0c0d0e0f10");
+	seal(f, 1, 19000 * day, 10);
+	struct floe_spool_entry *e1 = load(f, 1);
+	assert_int_equal(floe_table_commit(t, f->spool, &e1, 1, &terr), 0);
+	floe_spool_entry_free(&f->alloc, e1);
+	m = floe_table_meta(t);
+	int64_t id, parent, seq, ts;
+	const char *ml;
+	assert_int_equal(floe_ice_meta_snapshot_at(m, 0, &id, &parent, &seq, &ts, &ml), 0);
+	assert_int_equal(ts, 1700000000123LL); /* the fake wall clock, in ms */
+	/* The snapshot id: the next 8 bytes (17..24), little-endian, without the sign bit. */
+	assert_int_equal(id, 0x1817161514131211LL);
+	assert_int_equal(e.sleeps, 0);
+	floe_table_free(t);
+}
+
+/* Another writer's commit lands between this one's reload and its attempt: with one
+ * attempt allowed the commit returns FLOE_ECONFLICT; with two it backs off through the
+ * injected clock (no real sleep) and lands on top. */
+static void other_commits(struct fake_env *e)
+{
+	const int64_t day = 86400LL * 1000000;
+	uint64_t seq = ++e->other_seq;
+	seal(e->f, seq, 19003 * day, 3);
+	struct floe_spool_entry *x = load(e->f, seq);
+	assert_int_equal(floe_table_commit(e->other, e->f->spool, &x, 1, NULL), 0);
+	floe_spool_entry_free(&e->f->alloc, x);
+}
+
+static void test_lost_race_is_conflict(void **state)
+{
+	struct fixture *f = *state;
+	const int64_t day = 86400LL * 1000000;
+	struct fake_env e = {.wall_us = 1700000000000000LL, .next = 1, .f = f, .other_seq = 8};
+	struct floe_clock clock;
+	struct floe_rand rand;
+	struct floe_table *t = NULL;
+	assert_int_equal(open_with(f, &e, 1, &t, &clock, &rand), 0);
+	e.other = open_table(f, "agent-b");
+	seal(f, 1, 19000 * day, 10);
+	struct floe_spool_entry *e1 = load(f, 1);
+	e.hook = other_commits;
+	assert_int_equal(floe_table_commit(t, f->spool, &e1, 1, &terr), FLOE_ECONFLICT);
+	assert_int_equal(terr.code, FLOE_ECONFLICT);
+	assert_non_null(strstr(terr.msg, "lost the race"));
+	floe_table_free(t);
+
+	/* Two attempts: the second lands, after one back-off through the fake clock. */
+	assert_int_equal(open_with(f, &e, 2, &t, &clock, &rand), 0);
+	e.sleeps = e.sleep_ms = 0;
+	e.hook = other_commits;
+	assert_int_equal(floe_table_commit(t, f->spool, &e1, 1, &terr), 0);
+	assert_int_equal(e.sleeps, 1);
+	assert_true(e.sleep_ms >= 1 && e.sleep_ms <= 10);
+	assert_int_equal(floe_table_committed_seq(t, INST_A), 1);
+	assert_int_equal(floe_table_version(t), 4);
+	floe_spool_entry_free(&f->alloc, e1);
+	floe_table_free(e.other);
 	floe_table_free(t);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_batch_to_spool, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_commit_and_idempotence, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_incompatible_table, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_commit_with_failing_fsync, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_seal_with_failing_write, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_sorted_batch, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_two_installations_one_id, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_racing_installations, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_data_file_never_replaced, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_batch_to_spool, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_commit_and_idempotence, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_incompatible_table, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_commit_with_failing_fsync, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_seal_with_failing_write, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sorted_batch, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_two_installations_one_id, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_racing_installations, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_data_file_never_replaced, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_injected_clock_and_rand, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_lost_race_is_conflict, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

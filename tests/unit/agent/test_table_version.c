@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/lake/partition.h"
+#include "agent/schema/partition.h"
 #include "agent/lake/spool.h"
 #include "agent/lake/table.h"
 #include "agent/pipeline/batch.h"
-#include "agent/pipeline/record.h"
+#include "agent/schema/record.h"
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
 #include "formats/iceberg/metadata.h"
@@ -23,6 +23,9 @@
 
 #define INST "aaaaaaaa-0000-4000-8000-00000000000a"
 #define DAY (86400LL * 1000000)
+
+/* Why the last table call failed (every call here passes it). */
+static struct floe_err terr;
 
 struct fixture {
 	char dir[64];
@@ -46,9 +49,9 @@ static int setup(void **state)
 	snprintf(sp, sizeof(sp), "%s/spool", f->dir);
 	snprintf(f->meta, sizeof(f->meta), "%s/wh/default/logs/metadata", f->dir);
 	floe_alloc_init(&f->alloc, 64u << 20);
-	char why[256];
-	if (floe_part_spec_from_config(&f->spec, NULL, 0, why, sizeof(why)) ||
-	    floe_spool_open(&f->alloc, sp, &f->spec, &f->spool) || floe_store_local_new(&f->alloc, wh, &f->store))
+	if (floe_part_spec_from_config(&f->spec, NULL, 0, NULL) ||
+	    floe_spool_open(&f->alloc, sp, &f->spec, &f->spool) ||
+	    floe_store_local_new(&f->alloc, wh, &f->store))
 		return -1;
 	struct floe_batch_options bo;
 	memset(&bo, 0, sizeof(bo));
@@ -81,7 +84,10 @@ static int open_table(struct fixture *f, struct floe_table **t, char *why, size_
 		.store = f->store, .namespace = "default", .name = "logs", .spec = &f->spec,
 		.agent_id = "a", .installation_id = INST,
 	};
-	return floe_table_open(&f->alloc, &o, t, why, cap);
+	struct floe_err e = {0};
+	int rc = floe_table_open(&f->alloc, &o, t, &e);
+	snprintf(why, cap, "%s", e.msg);
+	return rc;
 }
 
 /* Seals ten rows and commits them: returns floe_table_commit's result. */
@@ -101,7 +107,7 @@ static int commit_one(struct fixture *f, struct floe_table *t)
 	assert_int_equal(floe_batch_seal(f->batch, 1, pos, 1), 0);
 	struct floe_spool_entry *e = NULL;
 	assert_int_equal(floe_spool_load(f->spool, seq, &e), 0);
-	int rc = floe_table_commit(t, f->spool, &e, 1);
+	int rc = floe_table_commit(t, f->spool, &e, 1, &terr);
 	if (rc == 0)
 		assert_int_equal(floe_spool_remove(f->spool, e), 0);
 	floe_spool_entry_free(&f->alloc, e);
@@ -130,7 +136,9 @@ static struct floe_table *table_at_v3(struct fixture *f)
 static int load_ro(struct fixture *f, char *why, size_t cap)
 {
 	struct floe_table *ro = NULL;
-	int rc = floe_table_load(&f->alloc, f->store, "default/logs", &ro, why, cap);
+	struct floe_err e = {0};
+	int rc = floe_table_load(&f->alloc, f->store, "default/logs", &ro, &e);
+	snprintf(why, cap, "%s", e.msg);
 	floe_table_free(ro);
 	return rc;
 }
@@ -143,7 +151,7 @@ static void test_stray_past_a_gap(void **state)
 	struct floe_table *t = table_at_v3(f);
 	sh("cp %s/v3.metadata.json %s/v5.metadata.json", f->meta, f->meta);
 	assert_int_equal(commit_one(f, t), FLOE_EREGRESS);
-	assert_non_null(strstr(floe_table_error(t), "v5.metadata.json exists but v4.metadata.json does not"));
+	assert_non_null(strstr(terr.msg, "v5.metadata.json exists but v4.metadata.json does not"));
 	sh("test ! -e %s/v4.metadata.json # %s", f->meta, f->meta);
 	/* A new agent and floe inspect decide the same. */
 	struct floe_table *t2 = NULL;
@@ -174,8 +182,8 @@ static void test_stray_after_current(void **state)
 	struct fixture *f = *state;
 	struct floe_table *t = table_at_v3(f);
 	sh("cp %s/v2.metadata.json %s/v4.metadata.json", f->meta, f->meta);
-	assert_int_equal(floe_table_refresh(t), FLOE_EREGRESS);
-	assert_non_null(strstr(floe_table_error(t), "v4.metadata.json was not made from v3.metadata.json"));
+	assert_int_equal(floe_table_refresh(t, &terr), FLOE_EREGRESS);
+	assert_non_null(strstr(terr.msg, "v4.metadata.json was not made from v3.metadata.json"));
 	char why[1024] = "";
 	assert_int_equal(load_ro(f, why, sizeof(why)), FLOE_EREGRESS);
 	assert_non_null(strstr(why, "its metadata-log ends with"));
@@ -194,8 +202,8 @@ static void test_current_deleted(void **state)
 	struct floe_table *t = table_at_v3(f);
 	sh("rm %s/v3.metadata.json # %s", f->meta, f->meta);
 	assert_int_equal(commit_one(f, t), FLOE_EREGRESS);
-	assert_non_null(strstr(floe_table_error(t), "version-hint.text names v3 but"));
-	assert_non_null(strstr(floe_table_error(t), "v3.metadata.json is missing (the newest is v2)"));
+	assert_non_null(strstr(terr.msg, "version-hint.text names v3 but"));
+	assert_non_null(strstr(terr.msg, "v3.metadata.json is missing (the newest is v2)"));
 	char why[1024] = "";
 	struct floe_table *t2 = NULL;
 	assert_int_equal(open_table(f, &t2, why, sizeof(why)), FLOE_EREGRESS);
@@ -215,9 +223,9 @@ static void test_seen_version_deleted(void **state)
 	struct fixture *f = *state;
 	struct floe_table *t = table_at_v3(f);
 	sh("printf 2 > %s/version-hint.text; rm %s/v3.metadata.json", f->meta, f->meta);
-	assert_int_equal(floe_table_refresh(t), FLOE_EREGRESS);
-	assert_non_null(strstr(floe_table_error(t), "v3.metadata.json, the current version when floe last "
-						    "read the table, is gone (the newest is v2)"));
+	assert_int_equal(floe_table_refresh(t, &terr), FLOE_EREGRESS);
+	assert_non_null(strstr(terr.msg, "v3.metadata.json, the current version when floe last "
+					 "read the table, is gone (the newest is v2)"));
 	floe_table_free(t);
 }
 
@@ -236,7 +244,7 @@ static void test_lagging_hint(void **state)
 	/* A hint at v1, whose file maintenance deleted, with v2..v4 there. */
 	sh("printf 1 > %s/version-hint.text; rm %s/v1.metadata.json", f->meta, f->meta);
 	struct floe_table *ro = NULL;
-	assert_int_equal(floe_table_load(&f->alloc, f->store, "default/logs", &ro, why, sizeof(why)), 0);
+	assert_int_equal(floe_table_load(&f->alloc, f->store, "default/logs", &ro, NULL), 0);
 	assert_int_equal(floe_table_version(ro), 4);
 	floe_table_free(ro);
 	floe_table_free(t);
@@ -297,10 +305,11 @@ static void test_commits_during_probe(void **state)
 				  .other = t};
 	snprintf(rs.base.uri, sizeof(rs.base.uri), "%s", f->store->uri);
 	struct floe_table *ro = NULL;
-	char why[1024] = "";
-	int rc = floe_table_load(&f->alloc, &rs.base, "default/logs", &ro, why, sizeof(why));
+	struct floe_err why;
+	floe_err_clear(&why);
+	int rc = floe_table_load(&f->alloc, &rs.base, "default/logs", &ro, &why);
 	if (rc)
-		fail_msg("%s", why);
+		fail_msg("%s", why.msg);
 	assert_int_equal(rs.fired, 1);
 	assert_int_equal(floe_table_version(ro), 5);
 	floe_table_free(ro);

@@ -157,10 +157,9 @@ static struct floe_tail *make(struct floe_alloc *a, const char *pattern, size_t 
 	    .read_chunk = chunk,
 	    .clock_ms = fake_clock,
 	};
-	int err = 1;
-	struct floe_tail *t = floe_tail_new(a, &o, &err);
+	struct floe_tail *t = NULL;
+	assert_int_equal(floe_tail_new(a, &o, &t), 0);
 	assert_non_null(t);
-	assert_int_equal(err, 0);
 	return t;
 }
 
@@ -561,8 +560,8 @@ static void test_glob_exclude(void **state)
 	const char *exclude[] = {"*.gz", "*/b.log"};
 	struct floe_tail_options o = {
 	    .paths = paths, .npaths = 3, .exclude = exclude, .nexclude = 2};
-	int err = 0;
-	struct floe_tail *t = floe_tail_new(NULL, &o, &err);
+	struct floe_tail *t = NULL;
+	assert_int_equal(floe_tail_new(NULL, &o, &t), 0);
 	assert_non_null(t);
 	assert_int_equal(floe_tail_scan(t), 0);
 	struct sink s = {0};
@@ -576,7 +575,8 @@ static void test_glob_exclude(void **state)
 	o.exclude = exclude2;
 	o.nexclude = 1;
 	o.npaths = 1;
-	t = floe_tail_new(NULL, &o, &err);
+	t = NULL;
+	assert_int_equal(floe_tail_new(NULL, &o, &t), 0);
 	assert_int_equal(floe_tail_scan(t), 0);
 	struct sink s2 = {0};
 	read_all(t, &s2);
@@ -1001,15 +1001,13 @@ static void test_restore_corrupt(void **state)
 	assert_int_equal(a.used, 0);
 
 	/* Options that cannot work. */
-	int err = 0;
-	assert_null(floe_tail_new(NULL, NULL, &err));
-	assert_int_equal(err, FLOE_EINVAL);
+	t = NULL;
+	assert_int_equal(floe_tail_new(NULL, NULL, &t), FLOE_EINVAL);
 	struct floe_tail_options o = {.npaths = 1};
-	assert_null(floe_tail_new(NULL, &o, &err));
-	assert_int_equal(err, FLOE_EINVAL);
+	assert_int_equal(floe_tail_new(NULL, &o, &t), FLOE_EINVAL);
 	o = (struct floe_tail_options){.max_line_bytes = SIZE_MAX};
-	assert_null(floe_tail_new(NULL, &o, &err));
-	assert_int_equal(err, FLOE_EINVAL);
+	assert_int_equal(floe_tail_new(NULL, &o, &t), FLOE_EINVAL);
+	assert_null(t); /* untouched on failure */
 	floe_tail_free(NULL);
 }
 
@@ -1028,7 +1026,8 @@ static int session(struct floe_alloc *a, const struct floe_buf *blob, struct sin
 				      .read_chunk = 8,
 				      .max_line_bytes = 8};
 	int err = 0;
-	struct floe_tail *t = floe_tail_new(a, &o, &err);
+	struct floe_tail *t = NULL;
+	err = floe_tail_new(a, &o, &t);
 	if (!t)
 		return err;
 	struct floe_buf out;
@@ -1100,8 +1099,8 @@ static struct floe_tail *make2(const char *pattern, size_t max_line, size_t max_
 	    .max_open_files = max_open,
 	    .clock_ms = fake_clock,
 	};
-	int err = 1;
-	struct floe_tail *t = floe_tail_new(NULL, &o, &err);
+	struct floe_tail *t = NULL;
+	assert_int_equal(floe_tail_new(NULL, &o, &t), 0);
 	assert_non_null(t);
 	return t;
 }
@@ -1661,7 +1660,8 @@ static int session2(struct floe_alloc *a, const struct floe_buf *blob, struct ta
 				      .max_open_files = 1,
 				      .clock_ms = fake_clock};
 	int err = 0;
-	struct floe_tail *t = floe_tail_new(a, &o, &err);
+	struct floe_tail *t = NULL;
+	err = floe_tail_new(a, &o, &t);
 	if (!t)
 		return err;
 	struct floe_buf out;
@@ -1742,8 +1742,8 @@ static struct floe_tail *make3(const char *pattern, enum floe_tail_symlinks mode
 	    .nskip_dirs = skip ? 1 : 0,
 	    .truncate_long = truncate,
 	};
-	int err = 1;
-	struct floe_tail *t = floe_tail_new(NULL, &o, &err);
+	struct floe_tail *t = NULL;
+	assert_int_equal(floe_tail_new(NULL, &o, &t), 0);
 	assert_non_null(t);
 	return t;
 }

@@ -34,17 +34,17 @@ static void test_s3_warehouse(void **state)
 	struct floe_alloc a;
 	floe_alloc_init(&a, 0);
 	struct floe_config *cfg = NULL;
-	char err[FLOE_CONFIG_ERR_MAX];
-	assert_int_equal(floe_config_parse(&a, "t.yaml", yaml, strlen(yaml), "host-1", &cfg, err,
-					   sizeof(err)),
+	struct floe_err err;
+	assert_int_equal(floe_config_parse(&a, "t.yaml", yaml, strlen(yaml), "host-1", &cfg, &err),
 			 0);
 	struct floe_store *st = NULL;
-	char why[512] = "";
-	int rc = floe_warehouse_open(&a, cfg, false, &st, why, sizeof(why));
+	struct floe_err why;
+	floe_err_clear(&why);
+	int rc = floe_warehouse_open(&a, cfg, false, &st, &why);
 #ifdef FLOE_MINIMAL
 	assert_int_equal(rc, FLOE_EINVAL);
 	assert_null(st);
-	assert_string_equal(why, "lake.warehouse s3://bucket/prefix: this build of floe has no S3 "
+	assert_string_equal(why.msg, "lake.warehouse s3://bucket/prefix: this build of floe has no S3 "
 				 "support (it was built with FLOE_MINIMAL); use a local warehouse, "
 				 "or a floe built with S3");
 #else

@@ -1,5 +1,5 @@
-/* Tests of agent/input/checkpoint and crc32c: known CRC32C vectors, the exact bytes of a
- * saved checkpoint, round trips, every single-byte corruption detected, a missing file,
+/* Tests of agent/state/blobfile and crc32c: known CRC32C vectors, the exact bytes of a
+ * saved blob file, round trips, every single-byte corruption detected, a missing file,
  * allocation faults and a failed save leaving the previous checkpoint intact. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "agent/input/checkpoint.h"
+#include "agent/state/blobfile.h"
 #include "formats/base/alloc.h"
 #include "formats/base/crc.h"
 #include "formats/base/error.h"
@@ -62,7 +62,7 @@ static void test_crc32c_vectors(void **state)
 
 static void test_exact_bytes(void **state)
 {
-	assert_int_equal(floe_checkpoint_save(path, (const uint8_t *)"hello", 5), 0);
+	assert_int_equal(floe_blobfile_save(path, (const uint8_t *)"hello", 5), 0);
 	static const uint8_t want[] = {
 	    'F',  'L',	'C',  'K',  1,	 0, 0, 0, /* magic, version 1 */
 	    5,	  0,	0,    0,    0,	 0, 0, 0, /* payload length */
@@ -84,16 +84,16 @@ static void test_round_trip(void **state)
 	uint8_t blob[3000];
 	for (size_t i = 0; i < sizeof(blob); i++)
 		blob[i] = (uint8_t)(i * 7 + 1);
-	assert_int_equal(floe_checkpoint_save(path, blob, sizeof(blob)), 0);
+	assert_int_equal(floe_blobfile_save(path, blob, sizeof(blob)), 0);
 	uint8_t *got = NULL;
 	size_t len = 0;
-	assert_int_equal(floe_checkpoint_load(&a, path, &got, &len), 0);
+	assert_int_equal(floe_blobfile_load(&a, path, &got, &len), 0);
 	assert_int_equal(len, sizeof(blob));
 	assert_memory_equal(got, blob, len);
 	floe_free(&a, got);
 	/* Replaced by a newer one; an empty blob is fine too. */
-	assert_int_equal(floe_checkpoint_save(path, NULL, 0), 0);
-	assert_int_equal(floe_checkpoint_load(&a, path, &got, &len), 0);
+	assert_int_equal(floe_blobfile_save(path, NULL, 0), 0);
+	assert_int_equal(floe_blobfile_load(&a, path, &got, &len), 0);
 	assert_int_equal(len, 0);
 	assert_non_null(got);
 	floe_free(&a, got);
@@ -105,7 +105,7 @@ static void test_corruption(void **state)
 	struct floe_alloc a;
 	floe_alloc_init(&a, 0);
 	const uint8_t blob[] = "some positions";
-	assert_int_equal(floe_checkpoint_save(path, blob, sizeof(blob)), 0);
+	assert_int_equal(floe_blobfile_save(path, blob, sizeof(blob)), 0);
 	void *data = NULL;
 	size_t len = 0;
 	assert_int_equal(floe_fs_read_file(NULL, path, 1024, &data, &len), 0);
@@ -119,7 +119,7 @@ static void test_corruption(void **state)
 			assert_int_equal(floe_fs_write_atomic(path, file, len), 0);
 			uint8_t *got = (uint8_t *)1;
 			size_t glen = 99;
-			assert_int_equal(floe_checkpoint_load(&a, path, &got, &glen),
+			assert_int_equal(floe_blobfile_load(&a, path, &got, &glen),
 					 FLOE_ECORRUPT);
 			assert_ptr_equal(got, (uint8_t *)1);
 			assert_int_equal(glen, 99);
@@ -131,17 +131,17 @@ static void test_corruption(void **state)
 		assert_int_equal(floe_fs_write_atomic(path, file, n), 0);
 		uint8_t *got = NULL;
 		size_t glen = 0;
-		assert_int_equal(floe_checkpoint_load(&a, path, &got, &glen), FLOE_ECORRUPT);
+		assert_int_equal(floe_blobfile_load(&a, path, &got, &glen), FLOE_ECORRUPT);
 	}
 	file[len] = 0;
 	assert_int_equal(floe_fs_write_atomic(path, file, len + 1), 0);
 	uint8_t *got = NULL;
 	size_t glen = 0;
-	assert_int_equal(floe_checkpoint_load(&a, path, &got, &glen), FLOE_ECORRUPT);
+	assert_int_equal(floe_blobfile_load(&a, path, &got, &glen), FLOE_ECORRUPT);
 	/* An unknown version, even with a valid CRC. */
 	memcpy(file, "FLCK\x02\0\0\0", 8);
 	assert_int_equal(floe_fs_write_atomic(path, file, len), 0);
-	assert_int_equal(floe_checkpoint_load(&a, path, &got, &glen), FLOE_ECORRUPT);
+	assert_int_equal(floe_blobfile_load(&a, path, &got, &glen), FLOE_ECORRUPT);
 	assert_int_equal(a.used, 0);
 }
 
@@ -149,10 +149,10 @@ static void test_missing(void **state)
 {
 	uint8_t *got = NULL;
 	size_t len = 0;
-	assert_int_equal(floe_checkpoint_load(NULL, path, &got, &len), -ENOENT);
+	assert_int_equal(floe_blobfile_load(NULL, path, &got, &len), -ENOENT);
 	char bad[160];
 	snprintf(bad, sizeof(bad), "%s/no/such/dir/positions", dir);
-	assert_int_equal(floe_checkpoint_save(bad, (const uint8_t *)"x", 1), -ENOENT);
+	assert_int_equal(floe_blobfile_save(bad, (const uint8_t *)"x", 1), -ENOENT);
 }
 
 static int fail_fsync(int fd)
@@ -165,13 +165,13 @@ static void test_failed_save_keeps_old(void **state)
 {
 	struct floe_alloc a;
 	floe_alloc_init(&a, 0);
-	assert_int_equal(floe_checkpoint_save(path, (const uint8_t *)"old", 3), 0);
+	assert_int_equal(floe_blobfile_save(path, (const uint8_t *)"old", 3), 0);
 	floe_fs_set_faults(&(struct floe_fs_faults){.fsync = fail_fsync});
-	assert_int_equal(floe_checkpoint_save(path, (const uint8_t *)"new", 3), -EIO);
+	assert_int_equal(floe_blobfile_save(path, (const uint8_t *)"new", 3), -EIO);
 	floe_fs_set_faults(NULL);
 	uint8_t *got = NULL;
 	size_t len = 0;
-	assert_int_equal(floe_checkpoint_load(&a, path, &got, &len), 0);
+	assert_int_equal(floe_blobfile_load(&a, path, &got, &len), 0);
 	assert_int_equal(len, 3);
 	assert_memory_equal(got, "old", 3);
 	floe_free(&a, got);
@@ -179,14 +179,14 @@ static void test_failed_save_keeps_old(void **state)
 
 static void test_alloc_faults(void **state)
 {
-	assert_int_equal(floe_checkpoint_save(path, (const uint8_t *)"abc", 3), 0);
+	assert_int_equal(floe_blobfile_save(path, (const uint8_t *)"abc", 3), 0);
 	for (long k = 0;; k++) {
 		struct floe_alloc a;
 		floe_alloc_init(&a, 0);
 		a.fail_after = k;
 		uint8_t *got = NULL;
 		size_t len = 0;
-		int rc = floe_checkpoint_load(&a, path, &got, &len);
+		int rc = floe_blobfile_load(&a, path, &got, &len);
 		if (rc == FLOE_ENOMEM) {
 			assert_int_equal(a.used, 0);
 			continue;
@@ -203,7 +203,7 @@ static void test_alloc_faults(void **state)
 	floe_alloc_init(&small, 2);
 	uint8_t *got = NULL;
 	size_t len = 0;
-	assert_int_equal(floe_checkpoint_load(&small, path, &got, &len), FLOE_ENOMEM);
+	assert_int_equal(floe_blobfile_load(&small, path, &got, &len), FLOE_ENOMEM);
 }
 
 int main(void)

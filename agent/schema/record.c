@@ -2,6 +2,8 @@
 #include "record.h"
 
 #include "formats/base/error.h"
+#include "formats/iceberg/metadata.h"
+#include "formats/parquet/writer.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -35,6 +37,32 @@ static const struct floe_ice_field fields[FLOE_LOG_NCOLS] = {
 	{11, "message", "string", true, 0, 0, NULL, NULL, false},
 	{12, "attrs", "map", false, 13, 14, "string", "string", false},
 };
+
+int floe_log_sort_key_parse(const char *name, size_t len, enum floe_sort_key *out)
+{
+	/* The sort keys are the first FLOE_SORT_NKEYS columns, in order. */
+	for (size_t i = 0; i < FLOE_SORT_NKEYS; i++) {
+		if (strlen(columns[i].name) == len && memcmp(columns[i].name, name, len) == 0) {
+			*out = (enum floe_sort_key)i;
+			return 0;
+		}
+	}
+	return FLOE_EINVAL;
+}
+
+const char *floe_log_sort_key_name(enum floe_sort_key k)
+{
+	return (unsigned)k < FLOE_SORT_NKEYS ? columns[k].name : NULL;
+}
+
+int32_t floe_log_column_id(const char *name, size_t len)
+{
+	for (size_t i = 0; i < FLOE_LOG_NCOLS; i++)
+		if (columns[i].kind != FLOE_PQ_MAP_STRING && strlen(columns[i].name) == len &&
+		    memcmp(columns[i].name, name, len) == 0)
+			return columns[i].field_id;
+	return 0;
+}
 
 const struct floe_pq_column *floe_log_columns(void)
 {
@@ -74,27 +102,26 @@ void floe_record_to_row(const struct floe_record *rec, struct floe_pq_value *val
 					    .val_lens = rec->attr_val_lens};
 }
 
-int floe_log_schema_check(const struct floe_ice_meta *m, char *why, size_t cap)
+int floe_log_schema_check(const struct floe_ice_meta *m, struct floe_err *err)
 {
 	for (size_t i = 0; i < FLOE_LOG_NCOLS; i++) {
 		const struct floe_ice_field *f = &fields[i];
 		const char *type = NULL, *name = NULL;
 		bool required = false;
-		if (!floe_ice_meta_schema_field(m, f->id, &type, &required, &name)) {
-			snprintf(why, cap, "the table has no field with id %d (floe writes '%s' there)",
-				 (int)f->id, f->name);
-			return FLOE_ESCHEMA;
-		}
-		if (strcmp(type, f->type) != 0) {
-			snprintf(why, cap, "field %d '%s' is %s in the table, floe writes %s", (int)f->id,
-				 name ? name : "?", type, f->type);
-			return FLOE_ESCHEMA;
-		}
-		if (required && !f->required) {
-			snprintf(why, cap, "field %d '%s' is required in the table, floe may leave it null",
-				 (int)f->id, name ? name : "?");
-			return FLOE_ESCHEMA;
-		}
+		if (!floe_ice_meta_schema_field(m, f->id, &type, &required, &name))
+			return floe_err_set(
+			    err, FLOE_ESCHEMA,
+			    "the table has no field with id %d (floe writes '%s' there)",
+			    (int)f->id, f->name);
+		if (strcmp(type, f->type) != 0)
+			return floe_err_set(err, FLOE_ESCHEMA,
+					    "field %d '%s' is %s in the table, floe writes %s",
+					    (int)f->id, name ? name : "?", type, f->type);
+		if (required && !f->required)
+			return floe_err_set(
+			    err, FLOE_ESCHEMA,
+			    "field %d '%s' is required in the table, floe may leave it null",
+			    (int)f->id, name ? name : "?");
 	}
 	return 0;
 }

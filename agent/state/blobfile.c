@@ -1,6 +1,6 @@
-/* Checkpoint store: frames a blob with magic, version, length and CRC32C and keeps it in
+/* Blob files: frames a blob with magic, version, length and CRC32C and keeps it in
  * one file replaced atomically through platform/fs. */
-#include "checkpoint.h"
+#include "agent/state/blobfile.h"
 
 #include "formats/base/alloc.h"
 #include "formats/base/crc.h"
@@ -38,54 +38,54 @@ static uint64_t get_le64(const uint8_t *p)
 	return v;
 }
 
-static void header(uint8_t hdr[FLOE_CHECKPOINT_HEADER], const uint8_t *blob, size_t len)
+static void header(uint8_t hdr[FLOE_BLOBFILE_HEADER], const uint8_t *blob, size_t len)
 {
 	memcpy(hdr, "FLCK", 4);
-	put_le32(hdr + 4, FLOE_CHECKPOINT_VERSION);
+	put_le32(hdr + 4, FLOE_BLOBFILE_VERSION);
 	put_le64(hdr + 8, (uint64_t)len);
 	put_le32(hdr + 16, floe_crc32c(0, blob, len));
 }
 
-int floe_checkpoint_save(const char *path, const uint8_t *blob, size_t len)
+int floe_blobfile_save(const char *path, const uint8_t *blob, size_t len)
 {
-	if (len > FLOE_CHECKPOINT_MAX)
+	if (len > FLOE_BLOBFILE_MAX)
 		return FLOE_ELIMIT;
-	uint8_t hdr[FLOE_CHECKPOINT_HEADER];
+	uint8_t hdr[FLOE_BLOBFILE_HEADER];
 	header(hdr, blob, len);
 	struct floe_fs_piece pieces[2] = {{hdr, sizeof(hdr)}, {blob, len}};
 	return floe_fs_write_atomicv(path, pieces, 2);
 }
 
-int floe_checkpoint_create(const char *path, const uint8_t *blob, size_t len)
+int floe_blobfile_create(const char *path, const uint8_t *blob, size_t len)
 {
 	/* Small files only (the installation id): one buffer holds header and payload. */
-	uint8_t buf[FLOE_CHECKPOINT_HEADER + 4096];
-	if (len > sizeof(buf) - FLOE_CHECKPOINT_HEADER)
+	uint8_t buf[FLOE_BLOBFILE_HEADER + 4096];
+	if (len > sizeof(buf) - FLOE_BLOBFILE_HEADER)
 		return FLOE_ELIMIT;
 	header(buf, blob, len);
 	if (len)
-		memcpy(buf + FLOE_CHECKPOINT_HEADER, blob, len);
-	return floe_fs_create_excl(path, buf, FLOE_CHECKPOINT_HEADER + len);
+		memcpy(buf + FLOE_BLOBFILE_HEADER, blob, len);
+	return floe_fs_create_excl(path, buf, FLOE_BLOBFILE_HEADER + len);
 }
 
-int floe_checkpoint_load(struct floe_alloc *a, const char *path, uint8_t **blob, size_t *len)
+int floe_blobfile_load(struct floe_alloc *a, const char *path, uint8_t **blob, size_t *len)
 {
 	void *data = NULL;
 	size_t n = 0;
-	int rc = floe_fs_read_file(a, path, FLOE_CHECKPOINT_HEADER + FLOE_CHECKPOINT_MAX, &data, &n);
+	int rc = floe_fs_read_file(a, path, FLOE_BLOBFILE_HEADER + FLOE_BLOBFILE_MAX, &data, &n);
 	if (rc == -EFBIG)
-		return FLOE_ECORRUPT; /* no checkpoint we write is that large */
+		return FLOE_ECORRUPT; /* no blob file we write is that large */
 	if (rc)
 		return rc;
 	const uint8_t *p = data;
-	if (n < FLOE_CHECKPOINT_HEADER || memcmp(p, "FLCK", 4) != 0 ||
-	    get_le32(p + 4) != FLOE_CHECKPOINT_VERSION ||
-	    get_le64(p + 8) != (uint64_t)(n - FLOE_CHECKPOINT_HEADER)) {
+	if (n < FLOE_BLOBFILE_HEADER || memcmp(p, "FLCK", 4) != 0 ||
+	    get_le32(p + 4) != FLOE_BLOBFILE_VERSION ||
+	    get_le64(p + 8) != (uint64_t)(n - FLOE_BLOBFILE_HEADER)) {
 		rc = FLOE_ECORRUPT;
 		goto out;
 	}
-	size_t plen = n - FLOE_CHECKPOINT_HEADER;
-	if (floe_crc32c(0, p + FLOE_CHECKPOINT_HEADER, plen) != get_le32(p + 16)) {
+	size_t plen = n - FLOE_BLOBFILE_HEADER;
+	if (floe_crc32c(0, p + FLOE_BLOBFILE_HEADER, plen) != get_le32(p + 16)) {
 		rc = FLOE_ECORRUPT;
 		goto out;
 	}
@@ -95,7 +95,7 @@ int floe_checkpoint_load(struct floe_alloc *a, const char *path, uint8_t **blob,
 		goto out;
 	}
 	if (plen)
-		memcpy(out, p + FLOE_CHECKPOINT_HEADER, plen);
+		memcpy(out, p + FLOE_BLOBFILE_HEADER, plen);
 	*blob = out;
 	*len = plen;
 out:

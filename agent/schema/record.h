@@ -8,8 +8,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "formats/iceberg/metadata.h"
-#include "formats/parquet/writer.h"
+struct floe_err;
+struct floe_ice_field;
+struct floe_ice_meta;
+struct floe_pq_column;
+struct floe_pq_value;
 
 #define FLOE_LOG_NCOLS 12
 #define FLOE_LOG_LAST_COLUMN_ID 14
@@ -50,6 +53,32 @@ struct floe_record {
 	const size_t *attr_val_lens;
 };
 
+/* The columns rows can be sorted by (tables.logs.sort_by): the scalar columns but message,
+ * in field order. Every key sorts ascending, nulls first (Iceberg's default for ascending
+ * order); strings compare bytewise, which is UTF-8 code point order. */
+enum floe_sort_key {
+	FLOE_SORT_TS,
+	FLOE_SORT_RECEIVED_AT,
+	FLOE_SORT_HOST,
+	FLOE_SORT_SOURCE,
+	FLOE_SORT_OFFSET,
+	FLOE_SORT_FACILITY,
+	FLOE_SORT_SEVERITY,
+	FLOE_SORT_APP,
+	FLOE_SORT_PROC_ID,
+	FLOE_SORT_MSG_ID,
+};
+#define FLOE_SORT_NKEYS 10
+
+/* Finds the sort key of column name (len bytes, need not be NUL-terminated). Returns 0, or
+ * FLOE_EINVAL for a name that is not a sortable column (*out untouched). */
+int floe_log_sort_key_parse(const char *name, size_t len, enum floe_sort_key *out);
+/* The column name of key k (a static string), or NULL for a value outside the enum. */
+const char *floe_log_sort_key_name(enum floe_sort_key k);
+/* The field id of the logs table's primitive column name (len bytes: every column but
+ * attrs, the ones that can carry a Parquet bloom filter), or 0 for any other name. */
+int32_t floe_log_column_id(const char *name, size_t len);
+
 /* The Parquet columns of the logs table, in field order. */
 const struct floe_pq_column *floe_log_columns(void);
 /* The Iceberg schema fields of the logs table (for creating a table). */
@@ -58,7 +87,7 @@ const struct floe_ice_field *floe_log_fields(size_t *n);
 void floe_record_to_row(const struct floe_record *rec, struct floe_pq_value *values);
 /* Checks that an existing table's current schema can take floe's rows: every floe
  * column exists with the same id, name-independent, same type, and a column floe may
- * leave null is not required. Writes a reason to why on failure (FLOE_ESCHEMA). */
-int floe_log_schema_check(const struct floe_ice_meta *m, char *why, size_t cap);
+ * leave null is not required. FLOE_ESCHEMA with the reason in err (may be NULL). */
+int floe_log_schema_check(const struct floe_ice_meta *m, struct floe_err *err);
 
 #endif

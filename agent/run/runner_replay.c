@@ -9,20 +9,18 @@
  * exactly at the end positions (and, for inputs without an assembler, give as many
  * rows as the entry recorded). Otherwise the rows are lost, and that is counted and
  * logged with the files and byte ranges. */
-#include "agent/pipeline/runner_impl.h"
+#include "agent/run/runner_impl.h"
 
 #include "agent/config/config.h"
 #include "agent/input/tail.h"
 #include "agent/lake/spool.h"
 #include "agent/pipeline/assemble.h"
 #include "agent/pipeline/batch.h"
-#include "agent/pipeline/span.h"
+#include "agent/run/span.h"
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
-#include "platform/clock.h"
 #include "platform/fs.h"
 #include "platform/log.h"
-#include "platform/signal.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -143,12 +141,12 @@ static int open_tail(struct floe_runner *r, size_t i, const uint8_t *blob, size_
 		     bool *changed)
 {
 	struct floe_preflight_tail to;
-	floe_runner_tail_options(r, i, &to);
+	floe_run_tail_options(&r->set, i, r->env.clock, &to);
 	to.o.start_at_end = false; /* files found during the seal were read from 0 */
-	int rc = 0;
-	struct floe_tail *t = floe_tail_new(&r->alloc, &to.o, &rc);
-	if (!t)
-		return rc ? rc : FLOE_ENOMEM;
+	struct floe_tail *t = NULL;
+	int rc = floe_tail_new(&r->alloc, &to.o, &t);
+	if (rc)
+		return rc;
 	if ((rc = floe_tail_restore(t, blob, len)) == 0)
 		rc = floe_tail_scan(t);
 	if (rc) {
@@ -184,7 +182,7 @@ static int read_span(struct replay *p, struct floe_tail *t)
 	 * passes (of up to READ_BUDGET bytes) that took nothing of the seal's files, the
 	 * bytes still missing are taken as gone. */
 	while (!all_reached(p) && idle < RESCUE_IDLE) {
-		if (floe_signal_stop_requested())
+		if (floe_run_stopping(p->r))
 			return FLOE_EINVAL;
 		size_t got = 0;
 		rc = floe_tail_read(t, READ_BUDGET, on_line, p, &got);
@@ -283,12 +281,10 @@ static int reread_input(struct floe_runner *r, const struct floe_spool_entry *e,
 	}
 	if (!why && rc == 0 && (rc = open_tail(r, i, from, from_len, &t, &changed)) == 0 && changed)
 		why = "the file no longer holds the bytes it had: rotated away, truncated or rewritten";
-	if (!why && rc == 0 && r->asm_[i]) {
+	if (!why && rc == 0 && r->in.asm_[i]) {
 		struct floe_assemble_options ao;
-		char tmp[128];
-		floe_runner_assemble_options(r, i, &ao);
-		if (!(p.as = floe_assemble_new(&r->alloc, &ao, tmp, sizeof(tmp), &rc)))
-			rc = rc ? rc : FLOE_ENOMEM;
+		floe_run_assemble_options(&r->set, i, &ao);
+		rc = floe_assemble_new(&r->alloc, &ao, &p.as, NULL);
 	}
 	if (!why && rc == 0)
 		rc = read_span(&p, t);
@@ -335,21 +331,24 @@ int floe_runner_reread(struct floe_runner *r, const struct floe_spool_entry *e)
 			   e->seq, recorded);
 		return FLOE_ENOTFOUND;
 	}
-	if (floe_batch_rows(r->batch) > 0)
+	if (floe_batch_rows(r->b.batch) > 0)
 		return FLOE_EINVAL; /* commits run between seals; try again at the next one */
 	uint32_t n = 0;
 	const uint8_t *blob;
 	size_t blen;
-	if (floe_span_input(e->positions, e->positions_len, 0, &n, &blob, &blen) == FLOE_ECORRUPT || n != r->ntails) {
-		floe_error("runner: spool entry %" PRIu64 " (%" PRIu64 " rows) was read from %u inputs, the "
-			   "configuration has %zu: its rows cannot be read again", e->seq, recorded, n, r->ntails);
+	if (floe_span_input(e->positions, e->positions_len, 0, &n, &blob, &blen) == FLOE_ECORRUPT ||
+	    n != r->in.n) {
+		floe_error("runner: spool entry %" PRIu64 " (%" PRIu64
+			   " rows) was read from %u inputs, the "
+			   "configuration has %zu: its rows cannot be read again",
+			   e->seq, recorded, n, r->in.n);
 		return FLOE_ENOTFOUND;
 	}
-	floe_batch_set_name_base(r->batch, next_name(e));
+	floe_batch_set_name_base(r->b.batch, next_name(e));
 	bool raw = true;
 	int rc = 0;
-	for (size_t i = 0; i < r->ntails && rc == 0; i++) {
-		raw = raw && !r->asm_[i];
+	for (size_t i = 0; i < r->in.n && rc == 0; i++) {
+		raw = raw && !r->in.asm_[i];
 		rc = reread_input(r, e, i, &rows);
 	}
 	/* Without assemblers one line is one row: another count means other bytes. (An
@@ -360,12 +359,12 @@ int floe_runner_reread(struct floe_runner *r, const struct floe_spool_entry *e)
 		rc = FLOE_ENOTFOUND;
 	}
 	if (rc == 0)
-		rc = floe_spool_quarantine_files(r->spool, e);
+		rc = floe_spool_quarantine_files(r->lake.spool, e);
 	if (rc == 0)
-		rc = floe_batch_seal_range(r->batch, e->created_us, e->from, e->from_len, e->positions,
-					   e->positions_len);
+		rc = floe_batch_seal_range(r->b.batch, e->created_us, e->from, e->from_len,
+					   e->positions, e->positions_len);
 	if (rc) {
-		floe_batch_abort(r->batch);
+		floe_batch_abort(r->b.batch);
 		return rc;
 	}
 	floe_warn("runner: spool entry %" PRIu64 " rebuilt from its input: %" PRIu64 " rows read again", e->seq,

@@ -1,24 +1,14 @@
 /* Partition specs, keys and paths for the logs table. */
 #include "partition.h"
 
-#include "agent/pipeline/record.h"
+#include "agent/schema/record.h"
+#include "formats/base/buf.h"
 #include "formats/base/error.h"
 #include "formats/json/json.h"
 
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
-
-static int source_column(const char *name, size_t len)
-{
-	if (len == 2 && memcmp(name, "ts", 2) == 0)
-		return FLOE_COL_TS;
-	if (len == 4 && memcmp(name, "host", 4) == 0)
-		return FLOE_COL_HOST;
-	if (len == 3 && memcmp(name, "app", 3) == 0)
-		return FLOE_COL_APP;
-	return 0;
-}
 
 static const char *column_name(int32_t id)
 {
@@ -36,7 +26,7 @@ static const char *column_name(int32_t id)
 
 /* Checks that transform t may apply to column source and sets the result type and the
  * field's conventional name (Java's naming: ts_day, host_bucket, host). */
-static int finish_field(struct floe_part_field *f, char *why, size_t cap)
+static int finish_field(struct floe_part_field *f, struct floe_err *err)
 {
 	const char *col = column_name(f->source_id);
 	bool time_transform = true;
@@ -68,15 +58,17 @@ static int finish_field(struct floe_part_field *f, char *why, size_t cap)
 		time_transform = false;
 		break;
 	default:
-		snprintf(why, cap, "partition transform of field %s is not supported by floe", f->name);
-		return FLOE_EINVAL;
+		return floe_err_set(err, FLOE_EINVAL,
+				    "partition transform of field %s is not supported by floe",
+				    f->name);
 	}
 	/* Time transforms read ts; identity and bucket read the string columns. */
-	if (!col || (f->source_id == FLOE_COL_TS) != time_transform) {
-		snprintf(why, cap, "partition field %s: floe supports day/hour/month/year on ts and "
-				   "identity/bucket on host or app", f->name[0] ? f->name : "?");
-		return FLOE_EINVAL;
-	}
+	if (!col || (f->source_id == FLOE_COL_TS) != time_transform)
+		return floe_err_set(
+		    err, FLOE_EINVAL,
+		    "partition field %s: floe supports day/hour/month/year on ts and "
+		    "identity/bucket on host or app",
+		    f->name[0] ? f->name : "?");
 	if (!f->name[0]) {
 		if (suffix)
 			snprintf(f->name, sizeof(f->name), "%s_%s", col, suffix);
@@ -86,96 +78,173 @@ static int finish_field(struct floe_part_field *f, char *why, size_t cap)
 	return 0;
 }
 
+/* ---- the configuration's text: the one parser of partition_by ---------------------- */
+
+static void skip_ws(const char **p, const char *e)
+{
+	while (*p < e && (**p == ' ' || **p == '\t'))
+		(*p)++;
+}
+
+/* A word of letters, digits and '_' at *p (after blanks): its length, *w its start. */
+static size_t word(const char **p, const char *e, const char **w)
+{
+	skip_ws(p, e);
+	*w = *p;
+	while (*p < e && ((**p >= 'a' && **p <= 'z') || (**p >= 'A' && **p <= 'Z') ||
+			  (**p >= '0' && **p <= '9') || **p == '_'))
+		(*p)++;
+	return (size_t)(*p - *w);
+}
+
+#define IS(w, l, lit) ((l) == sizeof(lit) - 1 && memcmp((w), (lit), (l)) == 0)
+
+/* Splits "fn", "fn(a1)" or "fn(a1, a2)" (any blanks around the words); -1 if s is not one
+ * of those shapes. */
+static int split_call(const char *s, const char **fn, size_t *fnl, const char **a1, size_t *a1l,
+		      const char **a2, size_t *a2l)
+{
+	const char *p = s, *e = s + strlen(s);
+	int nargs = 0;
+	*a1 = *a2 = "";
+	*a1l = *a2l = 0;
+	*fnl = word(&p, e, fn);
+	skip_ws(&p, e);
+	if (p < e && *p == '(') {
+		p++;
+		*a1l = word(&p, e, a1);
+		nargs = 1;
+		skip_ws(&p, e);
+		if (p < e && *p == ',') {
+			p++;
+			*a2l = word(&p, e, a2);
+			nargs = 2;
+			skip_ws(&p, e);
+		}
+		if (p >= e || *p != ')')
+			return -1;
+		p++;
+		skip_ws(&p, e);
+	}
+	return p != e || *fnl == 0 ? -1 : nargs;
+}
+
+/* The transform of a time function name on ts, or -1. */
+static int time_kind(const char *fn, size_t fnl)
+{
+	if (IS(fn, fnl, "year"))
+		return FLOE_ICE_YEAR;
+	if (IS(fn, fnl, "month"))
+		return FLOE_ICE_MONTH;
+	if (IS(fn, fnl, "day"))
+		return FLOE_ICE_DAY;
+	if (IS(fn, fnl, "hour"))
+		return FLOE_ICE_HOUR;
+	return -1;
+}
+
+int floe_part_field_parse(const char *s, struct floe_part_field *f, struct floe_err *err)
+{
+	const char *fn, *a1, *a2;
+	size_t fnl, a1l, a2l;
+	int nargs = split_call(s, &fn, &fnl, &a1, &a1l, &a2, &a2l);
+	struct floe_part_field g;
+	memset(&g, 0, sizeof(g));
+	if (nargs == 0 && (IS(fn, fnl, "host") || IS(fn, fnl, "app"))) {
+		g.transform.kind = FLOE_ICE_IDENTITY;
+		g.source_id = IS(fn, fnl, "host") ? FLOE_COL_HOST : FLOE_COL_APP;
+	} else if (nargs == 1 && IS(fn, fnl, "identity") &&
+		   (IS(a1, a1l, "host") || IS(a1, a1l, "app"))) {
+		g.transform.kind = FLOE_ICE_IDENTITY;
+		g.source_id = IS(a1, a1l, "host") ? FLOE_COL_HOST : FLOE_COL_APP;
+	} else if (nargs == 1 && IS(a1, a1l, "ts") && time_kind(fn, fnl) >= 0) {
+		g.transform.kind = (enum floe_ice_transform_kind)time_kind(fn, fnl);
+		g.source_id = FLOE_COL_TS;
+	} else if (nargs == 2 && IS(fn, fnl, "bucket") && IS(a2, a2l, "host") && a1l >= 1 &&
+		   a1l <= 4) {
+		int nb = 0;
+		for (size_t i = 0; i < a1l && nb >= 0; i++)
+			nb = a1[i] < '0' || a1[i] > '9' ? -1 : nb * 10 + (a1[i] - '0');
+		if (nb < 1 || nb > 1024)
+			return floe_err_set(err, FLOE_EINVAL,
+					    "partition field '%s': bucket count out of 1..1024", s);
+		g.transform = (struct floe_ice_transform){FLOE_ICE_BUCKET, nb};
+		g.source_id = FLOE_COL_HOST;
+	} else {
+		return floe_err_set(
+		    err, FLOE_EINVAL,
+		    "partition field '%s': expected one of year(ts), month(ts), day(ts), "
+		    "hour(ts), identity(host), host, app, bucket(N, host)",
+		    s);
+	}
+	int rc = finish_field(&g, err);
+	if (rc == 0)
+		*f = g;
+	return rc;
+}
+
+int floe_part_field_text(const struct floe_part_field *f, char *out, size_t cap)
+{
+	const char *col = column_name(f->source_id);
+	char t[24];
+	int rc = floe_ice_transform_name(&f->transform, t, sizeof(t));
+	if (rc || !col)
+		return rc ? rc : FLOE_EINVAL;
+	if (f->transform.kind == FLOE_ICE_BUCKET)
+		return floe_fmt(out, cap, "bucket(%d, %s)", (int)f->transform.param, col);
+	return floe_fmt(out, cap, "%s(%s)", t, col);
+}
+
 int floe_part_spec_from_config(struct floe_part_spec *spec, char *const *entries, size_t n,
-			       char *why, size_t cap)
+			       struct floe_err *err)
 {
 	memset(spec, 0, sizeof(*spec));
-	if (n > FLOE_PART_MAX) {
-		snprintf(why, cap, "at most %d partition fields", FLOE_PART_MAX);
-		return FLOE_EINVAL;
-	}
+	if (n > FLOE_PART_MAX)
+		return floe_err_set(err, FLOE_EINVAL, "at most %d partition fields", FLOE_PART_MAX);
 	for (size_t i = 0; i < n; i++) {
-		struct floe_part_field *f = &spec->f[i];
-		const char *e = entries[i];
-		const char *open = strchr(e, '(');
-		f->field_id = 1000 + (int32_t)i;
-		if (!open) {
-			f->transform.kind = FLOE_ICE_IDENTITY;
-			f->source_id = source_column(e, strlen(e));
-		} else {
-			const char *close = strrchr(e, ')');
-			if (!close || close[1] != '\0') {
-				snprintf(why, cap, "partition_by '%s': expected transform(column)", e);
-				return FLOE_EINVAL;
-			}
-			const char *arg = open + 1;
-			const char *comma = memchr(arg, ',', (size_t)(close - arg));
-			char tname[32];
-			size_t tlen = (size_t)(open - e);
-			if (comma) {
-				/* bucket(N, col) in the config becomes bucket[N]. */
-				int len = snprintf(tname, sizeof(tname), "%.*s[%.*s]", (int)tlen, e,
-						   (int)(comma - arg), arg);
-				if (len < 0 || (size_t)len >= sizeof(tname))
-					return FLOE_EINVAL;
-				arg = comma + 1;
-			} else {
-				if (tlen >= sizeof(tname))
-					return FLOE_EINVAL;
-				memcpy(tname, e, tlen);
-				tname[tlen] = '\0';
-			}
-			while (*arg == ' ')
-				arg++;
-			if (floe_ice_transform_parse(tname, strlen(tname), &f->transform) != 0) {
-				snprintf(why, cap, "partition_by '%s': unknown transform", e);
-				return FLOE_EINVAL;
-			}
-			f->source_id = source_column(arg, (size_t)(close - arg));
-		}
-		if (!f->source_id) {
-			snprintf(why, cap, "partition_by '%s': floe partitions by ts, host or app", e);
-			return FLOE_EINVAL;
-		}
-		int rc = finish_field(f, why, cap);
+		int rc = floe_part_field_parse(entries[i], &spec->f[i], err);
 		if (rc)
 			return rc;
+		spec->f[i].field_id = 1000 + (int32_t)i;
 	}
 	spec->n = n;
 	return 0;
 }
 
-int floe_part_spec_from_table(struct floe_part_spec *spec, const struct floe_ice_meta *m, char *why,
-			      size_t cap)
+int floe_part_spec_from_table(struct floe_part_spec *spec, const struct floe_ice_meta *m,
+			      struct floe_err *err)
 {
 	memset(spec, 0, sizeof(*spec));
 	spec->spec_id = floe_ice_meta_default_spec_id(m);
 	const struct floe_json *fields = floe_ice_meta_default_spec_fields(m);
 	size_t n = floe_json_len(fields);
-	if (n > FLOE_PART_MAX) {
-		snprintf(why, cap, "the table has %zu partition fields, floe supports %d", n,
-			 FLOE_PART_MAX);
-		return FLOE_ESCHEMA;
-	}
+	if (n > FLOE_PART_MAX)
+		return floe_err_set(err, FLOE_ESCHEMA,
+				    "the table has %zu partition fields, floe supports %d", n,
+				    FLOE_PART_MAX);
 	for (size_t i = 0; i < n; i++) {
 		const struct floe_json *pf = floe_json_at(fields, i);
 		struct floe_part_field *f = &spec->f[i];
 		int64_t source = 0, id = 0;
 		const char *name = NULL, *transform = NULL;
-		if (floe_json_get_int(pf, "source-id", &source) || floe_json_get_int(pf, "field-id", &id) ||
-		    floe_json_get_str(pf, "name", &name) || floe_json_get_str(pf, "transform", &transform)) {
-			snprintf(why, cap, "partition field %zu of the table is incomplete", i);
-			return FLOE_ESCHEMA;
-		}
+		if (floe_json_get_int(pf, "source-id", &source) ||
+		    floe_json_get_int(pf, "field-id", &id) ||
+		    floe_json_get_str(pf, "name", &name) ||
+		    floe_json_get_str(pf, "transform", &transform))
+			return floe_err_set(err, FLOE_ESCHEMA,
+					    "partition field %zu of the table is incomplete", i);
 		f->source_id = (int32_t)source;
 		f->field_id = (int32_t)id;
 		snprintf(f->name, sizeof(f->name), "%s", name);
-		if (floe_ice_transform_parse(transform, strlen(transform), &f->transform) != 0) {
-			snprintf(why, cap, "partition field %s: unknown transform %s", name, transform);
+		if (floe_ice_transform_parse(transform, strlen(transform), &f->transform) != 0)
+			return floe_err_set(err, FLOE_ESCHEMA,
+					    "partition field %s: unknown transform %s", name,
+					    transform);
+		if (finish_field(f, err) != 0) {
+			if (err)
+				err->code = FLOE_ESCHEMA; /* the message stays */
 			return FLOE_ESCHEMA;
 		}
-		if (finish_field(f, why, cap) != 0)
-			return FLOE_ESCHEMA;
 	}
 	spec->n = n;
 	return 0;

@@ -6,9 +6,11 @@
  * max_line_bytes 64 MiB). The writer's part comes from formats/parquet
  * (floe_pq_writer_row_need, with the compression context measured), the rest from how
  * the runner and the tail hold a record on its way. */
+#include "agent/run/memory.h"
+#include "agent/run/settings.h"
+
 #include "agent/config/config.h"
 
-#include "agent/pipeline/batch.h"
 #include "formats/base/error.h"
 #include "formats/parquet/writer.h"
 
@@ -20,7 +22,7 @@
  * decoders, the tails' file lists. Measured at 42 KB for a new table with two inputs; the
  * rest is room for the metadata of a table with history. */
 #define AGENT_BASE ((uint64_t)128 << 10)
-/* The tail's read size (floe_runner_tail_options): a file's buffer holds a chunk and the
+/* The tail's read size (settings.c, floe_run_tail_options): a file's buffer holds a chunk and the
  * longest line, plus its CR/LF. */
 #define READ_CHUNK ((uint64_t)64 << 10)
 
@@ -29,19 +31,12 @@ static double mib(uint64_t v)
 	return (double)v / (1024.0 * 1024.0);
 }
 
-/* The Parquet options the runner gives its writers (floe_runner_new), for this check. An
+/* The Parquet options the runner gives its writers (settings.c), for this check. An
  * offload is assumed whenever compression threads are configured: the runner starts none
  * on a machine with one CPU, which only needs less. */
 static void pq_options(const struct floe_config *c, struct floe_pq_options *o, struct floe_pq_offload *off)
 {
-	memset(o, 0, sizeof(*o));
-	o->codec = c->logs.codec == FLOE_CODEC_LZ4_RAW	    ? FLOE_PQ_LZ4_RAW
-		   : c->logs.codec == FLOE_CODEC_UNCOMPRESSED ? FLOE_PQ_UNCOMPRESSED
-							      : FLOE_PQ_ZSTD;
-	o->zstd_level = c->logs.zstd_level;
-	o->profile = c->logs.profile == FLOE_PROFILE_COMPACT ? FLOE_PQ_PROFILE_COMPACT : FLOE_PQ_PROFILE_DEFAULT;
-	o->dictionary_cap = FLOE_BATCH_DICTIONARY_CAP;
-	o->memory_budget = FLOE_BATCH_PAGE_BUDGET;
+	floe_run_pq_options(c, o);
 	memset(off, 0, sizeof(*off));
 	if (c->agent.compress_threads > 0)
 		o->offload = off;
@@ -66,8 +61,8 @@ static uint64_t writer_need(const struct floe_pq_options *o, size_t ctx, const s
 }
 
 /* Everything but the writer: read buffers of every input, one assembler state each
- * (runner.c's assembler_new: two multiline buffers, three container ones), the sort
- * buffer, the agent. max_line replaces input k's max_line_bytes (for the suggestion). */
+ * (settings.c's floe_run_assemble_options: two multiline buffers, three container ones),
+ * the sort buffer, the agent. max_line replaces input k's max_line_bytes (for the suggestion). */
 static void other_parts(const struct floe_config *c, size_t k, uint64_t max_line, struct floe_memory_need *n)
 {
 	n->read = n->assemble = 0;
@@ -84,7 +79,7 @@ static void other_parts(const struct floe_config *c, size_t k, uint64_t max_line
 	n->base = AGENT_BASE;
 }
 
-int floe_config_memory_need(const struct floe_config *c, struct floe_memory_need *out)
+int floe_memory_need(const struct floe_config *c, struct floe_memory_need *out)
 {
 	struct floe_pq_options o;
 	struct floe_pq_offload off;
@@ -135,14 +130,13 @@ static uint64_t line_that_fits(const struct floe_config *c, const struct floe_pq
 	return lo >= 1024 ? lo : (lo >= 256 ? 256 : 0);
 }
 
-int floe_config_check_memory(const struct floe_config *c, char *err, size_t errcap)
+int floe_memory_check(const struct floe_config *c, struct floe_err *err)
 {
 	struct floe_memory_need n;
-	int rc = floe_config_memory_need(c, &n);
-	if (rc) {
-		snprintf(err, errcap, "%s: measuring the memory a record needs: %s", c->path, floe_strerror(rc));
-		return rc;
-	}
+	int rc = floe_memory_need(c, &n);
+	if (rc)
+		return floe_err_set(err, rc, "%s: measuring the memory a record needs: %s", c->path,
+				    floe_strerror(rc));
 	if (c->ninputs == 0 || n.total <= c->agent.memory_limit)
 		return 0;
 	const struct floe_config_input *in = &c->inputs[n.input];
@@ -161,13 +155,14 @@ int floe_config_check_memory(const struct floe_config *c, char *err, size_t errc
 			 fits / 1024);
 	else if (multi)
 		snprintf(lower, sizeof(lower), " or lower inputs[%zu].multiline.max_bytes", n.input);
-	snprintf(err, errcap,
-		 "%s:%d:%d: key 'agent.memory_limit': %.1fMiB cannot hold a record of %.1fMiB "
-		 "(inputs[%zu].%s) through sealing: it needs %.1fMiB (its Parquet pages and their "
-		 "compression %.1fMiB, read buffers %.1fMiB, record assembly %.1fMiB, sort buffer "
-		 "%.1fMiB, the agent %.1fMiB); raise agent.memory_limit to %" PRIu64 "MiB%s",
-		 c->path, line, col, mib(c->agent.memory_limit), mib(n.record), n.input,
-		 multi ? "multiline.max_bytes" : "max_line_bytes", mib(n.total), mib(n.writer), mib(n.read),
-		 mib(n.assemble), mib(n.sort), mib(n.base), (n.total + (1u << 20) - 1) >> 20, lower);
-	return FLOE_EFORMAT;
+	return floe_err_set(
+	    err, FLOE_EFORMAT,
+	    "%s:%d:%d: key 'agent.memory_limit': %.1fMiB cannot hold a record of %.1fMiB "
+	    "(inputs[%zu].%s) through sealing: it needs %.1fMiB (its Parquet pages and their "
+	    "compression %.1fMiB, read buffers %.1fMiB, record assembly %.1fMiB, sort buffer "
+	    "%.1fMiB, the agent %.1fMiB); raise agent.memory_limit to %" PRIu64 "MiB%s",
+	    c->path, line, col, mib(c->agent.memory_limit), mib(n.record), n.input,
+	    multi ? "multiline.max_bytes" : "max_line_bytes", mib(n.total), mib(n.writer),
+	    mib(n.read), mib(n.assemble), mib(n.sort), mib(n.base),
+	    (n.total + (1u << 20) - 1) >> 20, lower);
 }

@@ -1,18 +1,19 @@
 /* The runner's durable state: input positions, the checkpoint, and recovery at start-up
  * (what the spool and the table already hold). */
-#include "agent/pipeline/runner_impl.h"
+#include "agent/run/runner_impl.h"
+#include "agent/run/span.h"
 
 #include "agent/config/config.h"
-#include "agent/input/checkpoint.h"
+#include "agent/state/blobfile.h"
 #include "agent/input/tail.h"
-#include "agent/lake/partition.h"
+#include "agent/schema/partition.h"
 #include "agent/lake/spool.h"
 #include "agent/lake/table.h"
 #include "agent/lake/warehouse.h"
 #include "agent/pipeline/assemble.h"
 #include "agent/pipeline/batch.h"
 #include "agent/pipeline/decode.h"
-#include "agent/pipeline/record.h"
+#include "agent/schema/record.h"
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
@@ -45,13 +46,13 @@ static void hold_cb(void *ctx, uint64_t file_id, int64_t offset)
  * positions stop at the first of them; a restart reads them again. */
 static void set_holds(struct floe_runner *r, size_t i)
 {
-	if (!r->asm_ || !r->asm_[i])
+	if (!r->in.asm_ || !r->in.asm_[i])
 		return;
-	floe_tail_hold_clear(r->tails[i]);
-	floe_assemble_pending(r->asm_[i], hold_cb, r->tails[i]);
-	for (size_t k = 0; k < r->ndefer; k++)
-		if (r->defer[k].input == i)
-			hold_cb(r->tails[i], r->defer[k].file_id, r->defer[k].offset);
+	floe_tail_hold_clear(r->in.tails[i]);
+	floe_assemble_pending(r->in.asm_[i], hold_cb, r->in.tails[i]);
+	for (size_t k = 0; k < r->b.ndefer; k++)
+		if (r->b.defer[k].input == i)
+			hold_cb(r->in.tails[i], r->b.defer[k].file_id, r->b.defer[k].offset);
 }
 
 /* Input positions of every tail, concatenated as (u32 length, blob) pairs. */
@@ -59,11 +60,11 @@ int floe_runner_collect_positions(struct floe_runner *r, struct floe_buf *out)
 {
 	struct floe_buf one;
 	floe_buf_init(&one, &r->alloc, POSITIONS_MAX);
-	int rc = floe_buf_put_le32(out, (uint32_t)r->ntails);
-	for (size_t i = 0; i < r->ntails && rc == 0; i++) {
+	int rc = floe_buf_put_le32(out, (uint32_t)r->in.n);
+	for (size_t i = 0; i < r->in.n && rc == 0; i++) {
 		floe_buf_reset(&one);
 		set_holds(r, i);
-		if ((rc = floe_tail_positions(r->tails[i], &one)))
+		if ((rc = floe_tail_positions(r->in.tails[i], &one)))
 			break;
 		if ((rc = floe_buf_put_le32(out, (uint32_t)one.len)) == 0)
 			rc = floe_buf_append(out, one.data, one.len);
@@ -72,97 +73,87 @@ int floe_runner_collect_positions(struct floe_runner *r, struct floe_buf *out)
 	return rc;
 }
 
-static uint32_t le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-/* Restores every tail from collect_positions' format. A blob saved with another number
- * of inputs restores the inputs it still has in order: the configuration changed. */
+/* Restores every tail from collect_positions' format (read by span.c). A blob saved with
+ * another number of inputs restores the inputs it still has in order: the configuration
+ * changed. */
 static int restore_positions(struct floe_runner *r, const uint8_t *p, size_t len)
 {
-	if (len < 4)
-		return FLOE_ECORRUPT;
-	uint32_t n = le32(p);
-	size_t off = 4;
-	for (uint32_t i = 0; i < n; i++) {
-		if (len - off < 4)
-			return FLOE_ECORRUPT;
-		uint32_t l = le32(p + off);
-		off += 4;
-		if (l > len - off)
-			return FLOE_ECORRUPT;
-		if (i < r->ntails) {
-			int rc = floe_tail_restore(r->tails[i], p + off, l);
-			if (rc)
-				return rc;
-		}
-		off += l;
-	}
-	if (n != r->ntails)
-		floe_warn("runner: the checkpoint has %u inputs, the configuration %zu", n, r->ntails);
+	uint32_t n = 0;
+	const uint8_t *blob;
+	size_t blen;
+	int rc = floe_span_input(p, len, 0, &n, &blob, &blen);
+	if (rc == FLOE_ENOTFOUND && n == 0)
+		rc = 0; /* no input at all */
+	for (uint32_t i = 0; i < n && rc == 0; i++)
+		if ((rc = floe_span_input(p, len, i, &n, &blob, &blen)) == 0 && i < r->in.n)
+			rc = floe_tail_restore(r->in.tails[i], blob, blen);
+	if (rc)
+		return rc;
+	if (n != r->in.n)
+		floe_warn("runner: the checkpoint has %u inputs, the configuration %zu", n,
+			  r->in.n);
 	return 0;
 }
 
 int floe_runner_save_checkpoint(struct floe_runner *r, uint64_t last_seq, const uint8_t *pos, size_t len)
 {
-	if (pos != r->ck_pos) {
+	if (pos != r->ck.pos) {
 		uint8_t *copy = floe_malloc(&r->alloc, len ? len : 1);
 		if (!copy)
 			return FLOE_ENOMEM;
 		if (len)
 			memcpy(copy, pos, len);
-		floe_free(&r->alloc, r->ck_pos);
-		r->ck_pos = copy;
-		r->ck_pos_len = len;
+		floe_free(&r->alloc, r->ck.pos);
+		r->ck.pos = copy;
+		r->ck.pos_len = len;
 	}
-	r->ck_seq = last_seq;
+	r->ck.seq = last_seq;
 	struct floe_buf b;
 	floe_buf_init(&b, &r->alloc, 2 * POSITIONS_MAX + 4096);
-	int rc = floe_buf_printf(&b, "{\"version\":%d,\"installation\":\"%s\",\"agent_id\":", CHECKPOINT_VERSION,
-				 r->id.installation);
+	int rc = floe_buf_printf(&b, "{\"version\":%d,\"installation\":\"%s\",\"agent_id\":",
+				 CHECKPOINT_VERSION, r->ck.id.installation);
 	if (rc == 0)
-		rc = floe_json_write_str(&b, r->cfg->agent.id, strlen(r->cfg->agent.id));
+		rc = floe_json_write_str(&b, r->set.cfg->agent.id, strlen(r->set.cfg->agent.id));
 	if (rc == 0)
 		rc = floe_buf_printf(&b,
 				     ",\"last_seq\":%" PRIu64 ",\"committed_seq\":%" PRId64
 				     ",\"committed_version\":%" PRId64 ",\"table_uuid\":",
-				     last_seq, r->ck_committed_seq, r->ck_committed_version);
+				     last_seq, r->ck.committed_seq, r->ck.committed_version);
 	if (rc == 0)
-		rc = floe_json_write_str(&b, r->ck_table_uuid, strlen(r->ck_table_uuid));
+		rc = floe_json_write_str(&b, r->ck.table_uuid, strlen(r->ck.table_uuid));
 	if (rc == 0)
 		rc = floe_buf_puts(&b, ",\"positions\":\"");
 	if (rc == 0)
-		rc = floe_hex_put(&b, r->ck_pos, r->ck_pos_len);
+		rc = floe_hex_put(&b, r->ck.pos, r->ck.pos_len);
 	if (rc == 0)
 		rc = floe_buf_puts(&b, "\"}");
 	if (rc == 0)
-		rc = floe_checkpoint_save(r->checkpoint_path, b.data, b.len);
+		rc = floe_blobfile_save(r->set.checkpoint_path, b.data, b.len);
 	floe_buf_fini(&b);
 	return rc;
 }
 
 static void table_uuid(const struct floe_runner *r, char out[64])
 {
-	const char *u = floe_ice_meta_uuid(floe_table_meta(r->table));
+	const char *u = floe_ice_meta_uuid(floe_table_meta(r->lake.table));
 	snprintf(out, 64, "%s", u ? u : "");
 }
 
 void floe_runner_note_committed(struct floe_runner *r)
 {
-	int64_t c = floe_table_committed_seq(r->table, r->id.installation);
-	if (c <= r->ck_committed_seq)
+	int64_t c = floe_table_committed_seq(r->lake.table, r->ck.id.installation);
+	if (c <= r->ck.committed_seq)
 		return;
-	r->ck_committed_seq = c;
-	r->ck_committed_version = floe_table_version(r->table);
-	table_uuid(r, r->ck_table_uuid);
+	r->ck.committed_seq = c;
+	r->ck.committed_version = floe_table_version(r->lake.table);
+	table_uuid(r, r->ck.table_uuid);
 	/* Before the first seal there are no positions to keep: the next seal writes it. */
-	if (!r->ck_pos)
+	if (!r->ck.pos)
 		return;
-	int rc = floe_runner_save_checkpoint(r, r->ck_seq, r->ck_pos, r->ck_pos_len);
+	int rc = floe_runner_save_checkpoint(r, r->ck.seq, r->ck.pos, r->ck.pos_len);
 	if (rc)
-		floe_warn("runner: recording commit-seq %" PRId64 " in %s failed: %s", c, r->checkpoint_path,
-			  floe_strerror(rc));
+		floe_warn("runner: recording commit-seq %" PRId64 " in %s failed: %s", c,
+			  r->set.checkpoint_path, floe_strerror(rc));
 }
 
 struct loaded_checkpoint {
@@ -177,8 +168,8 @@ struct loaded_checkpoint {
 
 /* Reads a version 1 or 2 checkpoint's fields into ck. A checkpoint is this installation's
  * whatever agent id it names: a changed agent.id keeps the positions. */
-static int parse_checkpoint(struct floe_runner *r, const struct floe_json *root, struct loaded_checkpoint *ck,
-			    char *why, size_t cap)
+static int parse_checkpoint(struct floe_runner *r, const struct floe_json *root,
+			    struct loaded_checkpoint *ck, struct floe_err *err)
 {
 	int64_t version, seq;
 	const char *hex, *agent, *inst = NULL, *uuid = "";
@@ -189,21 +180,22 @@ static int parse_checkpoint(struct floe_runner *r, const struct floe_json *root,
 			      floe_json_get_int(root, "committed_seq", &ck->committed_seq) ||
 			      floe_json_get_int(root, "committed_version", &ck->committed_version) ||
 			      floe_json_get_str(root, "table_uuid", &uuid)))) {
-		snprintf(why, cap, "checkpoint %s: %s (a field is missing or out of range)", r->checkpoint_path,
-			 floe_strerror(FLOE_ECORRUPT));
-		return FLOE_ECORRUPT;
+		return floe_err_set(err, FLOE_ECORRUPT,
+				    "checkpoint %s: %s (a field is missing or out of range)",
+				    r->set.checkpoint_path, floe_strerror(FLOE_ECORRUPT));
 	}
-	if (inst && strcmp(inst, r->id.installation) != 0) {
-		snprintf(why, cap,
-			 "checkpoint %s belongs to installation %s, but this state_dir is installation %s "
-			 "(%s/%s): its files come from two installations; restore the matching "
-			 "installation file, or empty state_dir to start over",
-			 r->checkpoint_path, inst, r->id.installation, r->state_dir, FLOE_IDENTITY_FILE);
-		return FLOE_EIDENTITY;
-	}
-	if (strcmp(agent, r->cfg->agent.id) != 0)
-		floe_warn("runner: agent.id changed from %s to %s; the positions are kept (installation %s)",
-			  agent, r->cfg->agent.id, r->id.installation);
+	if (inst && strcmp(inst, r->ck.id.installation) != 0)
+		return floe_err_set(
+		    err, FLOE_EIDENTITY,
+		    "checkpoint %s belongs to installation %s, but this state_dir is installation "
+		    "%s (%s/%s): its files come from two installations; restore the matching "
+		    "installation file, or empty state_dir to start over",
+		    r->set.checkpoint_path, inst, r->ck.id.installation, r->set.state_dir,
+		    FLOE_IDENTITY_FILE);
+	if (strcmp(agent, r->set.cfg->agent.id) != 0)
+		floe_warn("runner: agent.id changed from %s to %s; the positions are kept "
+			  "(installation %s)",
+			  agent, r->set.cfg->agent.id, r->ck.id.installation);
 	ck->last_seq = (uint64_t)seq;
 	ck->version = (int)version;
 	snprintf(ck->table_uuid, sizeof(ck->table_uuid), "%s", uuid);
@@ -211,25 +203,30 @@ static int parse_checkpoint(struct floe_runner *r, const struct floe_json *root,
 }
 
 /* Loads the checkpoint into ck (all empty when there is none). */
-static int load_checkpoint(struct floe_runner *r, struct loaded_checkpoint *ck, char *why, size_t cap)
+static int load_checkpoint(struct floe_runner *r, struct loaded_checkpoint *ck,
+			   struct floe_err *err)
 {
 	uint8_t *blob = NULL;
 	size_t blen = 0;
 	struct floe_json_doc *doc = NULL;
+	struct floe_err e = {0};
 	memset(ck, 0, sizeof(*ck));
 	ck->committed_seq = -1;
-	why[0] = '\0';
-	int rc = floe_checkpoint_load(&r->alloc, r->checkpoint_path, &blob, &blen);
+	int rc = floe_blobfile_load(&r->alloc, r->set.checkpoint_path, &blob, &blen);
 	if (rc == -ENOENT)
 		return 0;
 	if (rc == 0)
 		rc = floe_json_parse(&r->alloc, (const char *)blob, blen, 2 * POSITIONS_MAX + 4096, &doc, NULL);
 	if (rc == 0)
-		rc = parse_checkpoint(r, floe_json_root(doc), ck, why, cap);
-	if (rc && !why[0])
-		snprintf(why, cap, "checkpoint %s: %s (expected floe's checkpoint file; move it aside to start "
-				   "over from each input's start_at)",
-			 r->checkpoint_path, floe_strerror(rc));
+		rc = parse_checkpoint(r, floe_json_root(doc), ck, &e);
+	if (rc && e.msg[0] && err)
+		*err = e;
+	else if (rc)
+		floe_err_set(
+		    err, rc,
+		    "checkpoint %s: %s (expected floe's checkpoint file; move it aside to start "
+		    "over from each input's start_at)",
+		    r->set.checkpoint_path, floe_strerror(rc));
 	floe_json_doc_free(doc);
 	floe_free(&r->alloc, blob);
 	return rc;
@@ -239,17 +236,18 @@ static int load_checkpoint(struct floe_runner *r, struct loaded_checkpoint *ck, 
  * record lost commits (a metadata file deleted, or the table restored from an older
  * copy), and carrying on would commit on top of the loss without a word. */
 static int check_not_behind(struct floe_runner *r, struct loaded_checkpoint *ck, int64_t committed,
-			    char *why, size_t cap)
+			    struct floe_err *err)
 {
-	int64_t version = floe_table_version(r->table);
+	int64_t version = floe_table_version(r->lake.table);
 	char uuid[64];
 	table_uuid(r, uuid);
 	if (ck->table_uuid[0] && strcmp(ck->table_uuid, uuid) != 0) {
 		/* Another table: lake.warehouse changed, or the table was made anew after all of
 		 * its metadata was deleted. Nothing of it can be behind; the positions go on. */
-		floe_warn("runner: %s is not the table this installation committed to (table-uuid %s, "
-			  "now %s): the positions are kept, and lines from here on go to this table",
-			  floe_table_location(r->table), ck->table_uuid, uuid);
+		floe_warn(
+		    "runner: %s is not the table this installation committed to (table-uuid %s, "
+		    "now %s): the positions are kept, and lines from here on go to this table",
+		    floe_table_location(r->lake.table), ck->table_uuid, uuid);
 		ck->committed_seq = -1;
 		ck->committed_version = 0;
 		snprintf(ck->table_uuid, sizeof(ck->table_uuid), "%s", uuid);
@@ -260,36 +258,36 @@ static int check_not_behind(struct floe_runner *r, struct loaded_checkpoint *ck,
 	char held[48] = "none";
 	if (committed >= 0)
 		snprintf(held, sizeof(held), "up to commit-seq %" PRId64, committed);
-	snprintf(why, cap,
-		 "the table %s is behind this agent: installation %s committed up to commit-seq %" PRId64
-		 " (the table was then at metadata v%" PRId64 "), but the table holds its commits %s and "
-		 "is at v%" PRId64 ". Commits were lost from the table (a metadata file deleted, or the "
-		 "table restored from an older copy); their rows are not in it. Restore the table's "
-		 "metadata; to accept the table as it is, move %s aside (inputs then start again from "
-		 "start_at)",
-		 floe_table_location(r->table), r->id.installation, ck->committed_seq, ck->committed_version,
-		 held, version, r->checkpoint_path);
-	return FLOE_EREGRESS;
+	return floe_err_set(
+	    err, FLOE_EREGRESS,
+	    "the table %s is behind this agent: installation %s committed up to commit-seq %" PRId64
+	    " (the table was then at metadata v%" PRId64
+	    "), but the table holds its commits %s and "
+	    "is at v%" PRId64 ". Commits were lost from the table (a metadata file deleted, or the "
+	    "table restored from an older copy); their rows are not in it. Restore the table's "
+	    "metadata; to accept the table as it is, move %s aside (inputs then start again from "
+	    "start_at)",
+	    floe_table_location(r->lake.table), r->ck.id.installation, ck->committed_seq,
+	    ck->committed_version, held, version, r->set.checkpoint_path);
 }
 
 /* Removes the spool entries (seqs[0..n), 0 = skipped) that the table already holds. */
-static int drop_committed(struct floe_runner *r, const uint64_t *seqs, size_t n, int64_t committed, char *why,
-			  size_t cap)
+static int drop_committed(struct floe_runner *r, const uint64_t *seqs, size_t n, int64_t committed,
+			  struct floe_err *err)
 {
 	for (size_t i = 0; committed >= 0 && i < n; i++) {
 		if (seqs[i] == 0 || seqs[i] > (uint64_t)committed)
 			continue;
 		struct floe_spool_entry *e = NULL;
-		int rc = floe_spool_load(r->spool, seqs[i], &e);
+		int rc = floe_spool_load(r->lake.spool, seqs[i], &e);
 		if (rc == 0) {
 			floe_info("runner: spool entry %" PRIu64 " is already in the table", seqs[i]);
-			rc = floe_spool_remove(r->spool, e);
+			rc = floe_spool_remove(r->lake.spool, e);
 			floe_spool_entry_free(&r->alloc, e);
 		}
 		if (rc) {
-			snprintf(why, cap, "spool entry %" PRIu64 " in %s: %s", seqs[i], floe_spool_dir(r->spool),
-				 floe_strerror(rc));
-			return rc;
+			return floe_err_set(err, rc, "spool entry %" PRIu64 " in %s: %s", seqs[i],
+					    floe_spool_dir(r->lake.spool), floe_strerror(rc));
 		}
 	}
 	return 0;
@@ -331,101 +329,126 @@ static void report_missing(struct floe_runner *r, const uint64_t *seqs, size_t n
 	floe_error("runner: %" PRIu64 " sealed spool entries from %" PRIu64 " to %" PRIu64
 		   " are missing from %s and were never committed (deleted, or dropped by "
 		   "spool.policy drop_oldest): their lines are lost and cannot be read again",
-		   missing, first, last, floe_spool_dir(r->spool));
+		   missing, first, last, floe_spool_dir(r->lake.spool));
 }
 
-int floe_runner_recover(struct floe_runner *r, char *why, size_t cap)
+/* The newest positions and the highest sequence in the spool. */
+struct newest {
+	uint8_t *pos; /* owned: the checkpoint's, or a newer entry's */
+	size_t len;
+	uint64_t seq;
+	uint64_t max_seq;
+	bool newer; /* a spool entry is newer than the checkpoint */
+};
+
+/* Loads every entry of seqs[0..n) (a corrupt one goes to quarantine, its seq set to 0):
+ * one newer than the checkpoint's last_seq gives its positions to nw. */
+static int newest_in_spool(struct floe_runner *r, uint64_t *seqs, size_t n, uint64_t last_seq,
+			   struct newest *nw, struct floe_err *err)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct floe_spool_entry *e = NULL;
+		int rc = floe_spool_load(r->lake.spool, seqs[i], &e);
+		if (rc == FLOE_ECORRUPT) {
+			int q = floe_spool_quarantine(r->lake.spool, seqs[i]);
+			if (q)
+				floe_error(
+				    "runner: spool entry %" PRIu64 " is corrupt and could not be "
+				    "moved to %s/quarantine (%s): it stays where it is, skipped",
+				    seqs[i], floe_spool_dir(r->lake.spool), floe_strerror(q));
+			seqs[i] = 0; /* skipped below */
+			continue;
+		}
+		if (rc)
+			return floe_err_set(err, rc, "spool entry %" PRIu64 " in %s: %s", seqs[i],
+					    floe_spool_dir(r->lake.spool), floe_strerror(rc));
+		if (seqs[i] > last_seq) {
+			floe_free(&r->alloc, nw->pos);
+			nw->pos = e->positions;
+			nw->len = e->positions_len;
+			nw->seq = seqs[i];
+			nw->newer = true;
+			e->positions = NULL;
+			e->positions_len = 0;
+		}
+		if (seqs[i] > nw->max_seq)
+			nw->max_seq = seqs[i];
+		floe_spool_entry_free(&r->alloc, e);
+	}
+	return 0;
+}
+
+int floe_runner_recover(struct floe_runner *r, struct floe_err *err)
 {
 	struct loaded_checkpoint ck;
 	uint64_t *seqs = NULL;
 	size_t n = 0;
-	int rc = load_checkpoint(r, &ck, why, cap);
+	int rc = load_checkpoint(r, &ck, err);
 	if (rc)
 		return rc;
 	uint8_t *pos = ck.pos;
 	size_t pos_len = ck.len;
-	int64_t committed = floe_table_committed_seq(r->table, r->id.installation);
-	if ((rc = check_not_behind(r, &ck, committed, why, cap)))
+	int64_t committed = floe_table_committed_seq(r->lake.table, r->ck.id.installation);
+	if ((rc = check_not_behind(r, &ck, committed, err)))
 		goto out;
-	r->ck_committed_seq = committed > ck.committed_seq ? committed : ck.committed_seq;
-	r->ck_committed_version = committed > ck.committed_seq ? floe_table_version(r->table) : ck.committed_version;
-	if (r->ck_committed_seq >= 0)
-		table_uuid(r, r->ck_table_uuid);
+	r->ck.committed_seq = committed > ck.committed_seq ? committed : ck.committed_seq;
+	r->ck.committed_version =
+	    committed > ck.committed_seq ? floe_table_version(r->lake.table) : ck.committed_version;
+	if (r->ck.committed_seq >= 0)
+		table_uuid(r, r->ck.table_uuid);
 	uint64_t max_seq = ck.last_seq;
 	if (committed > 0 && (uint64_t)committed > max_seq)
 		max_seq = (uint64_t)committed;
-	if ((rc = floe_spool_list(r->spool, &seqs, &n))) {
-		snprintf(why, cap, "spool %s: %s", floe_spool_dir(r->spool), floe_strerror(rc));
+	if ((rc = floe_spool_list(r->lake.spool, &seqs, &n))) {
+		floe_err_set(err, rc, "spool %s: %s", floe_spool_dir(r->lake.spool),
+			     floe_strerror(rc));
 		goto out;
 	}
 	/* First the newest positions: a seal newer than the checkpoint (a crash came between
 	 * the two writes) holds newer ones. They go to the checkpoint before any entry is
 	 * removed, here or by the first commit, or a restart would read those lines again. */
-	uint64_t pos_seq = ck.last_seq;
-	bool newer = false;
-	for (size_t i = 0; i < n; i++) {
-		struct floe_spool_entry *e = NULL;
-		rc = floe_spool_load(r->spool, seqs[i], &e);
-		if (rc == FLOE_ECORRUPT) {
-			int q = floe_spool_quarantine(r->spool, seqs[i]);
-			if (q)
-				floe_error("runner: spool entry %" PRIu64 " is corrupt and could not be "
-					   "moved to %s/quarantine (%s): it stays where it is, skipped",
-					   seqs[i], floe_spool_dir(r->spool), floe_strerror(q));
-			seqs[i] = 0; /* skipped below */
-			rc = 0;
-			continue;
-		}
-		if (rc) {
-			snprintf(why, cap, "spool entry %" PRIu64 " in %s: %s", seqs[i], floe_spool_dir(r->spool),
-				 floe_strerror(rc));
-			goto out;
-		}
-		if (seqs[i] > ck.last_seq) {
-			floe_free(&r->alloc, pos);
-			pos = e->positions;
-			pos_len = e->positions_len;
-			pos_seq = seqs[i];
-			newer = true;
-			e->positions = NULL;
-			e->positions_len = 0;
-		}
-		if (seqs[i] > max_seq)
-			max_seq = seqs[i];
-		floe_spool_entry_free(&r->alloc, e);
-	}
+	struct newest nw = {pos, pos_len, ck.last_seq, max_seq, false};
+	rc = newest_in_spool(r, seqs, n, ck.last_seq, &nw, err);
+	pos = nw.pos;
+	pos_len = nw.len;
+	uint64_t pos_seq = nw.seq;
+	bool newer = nw.newer;
+	max_seq = nw.max_seq;
+	if (rc)
+		goto out;
 	report_missing(r, seqs, n, committed, ck.last_seq);
 	/* A checkpoint of an older floe (or a missing committed record) is rewritten in the
 	 * current format now, so that it names this installation from the start. */
 	if (pos &&
-	    (newer || ck.version != CHECKPOINT_VERSION || ck.committed_seq != r->ck_committed_seq ||
-	     strcmp(ck.table_uuid, r->ck_table_uuid) != 0) &&
+	    (newer || ck.version != CHECKPOINT_VERSION || ck.committed_seq != r->ck.committed_seq ||
+	     strcmp(ck.table_uuid, r->ck.table_uuid) != 0) &&
 	    (rc = floe_runner_save_checkpoint(r, pos_seq, pos, pos_len))) {
-		snprintf(why, cap, "writing checkpoint %s failed: %s", r->checkpoint_path, floe_strerror(rc));
+		floe_err_set(err, rc, "writing checkpoint %s failed: %s", r->set.checkpoint_path,
+			     floe_strerror(rc));
 		goto out;
 	}
-	if ((rc = drop_committed(r, seqs, n, committed, why, cap)))
+	if ((rc = drop_committed(r, seqs, n, committed, err)))
 		goto out;
 	if (pos && (rc = restore_positions(r, pos, pos_len))) {
-		snprintf(why, cap, "checkpoint %s: the input positions are unreadable: %s", r->checkpoint_path,
-			 floe_strerror(rc));
+		floe_err_set(err, rc, "checkpoint %s: the input positions are unreadable: %s",
+			     r->set.checkpoint_path, floe_strerror(rc));
 		goto out;
 	}
-	if (pos && pos != r->ck_pos) {
+	if (pos && pos != r->ck.pos) {
 		/* Kept for rewriting the checkpoint after a commit. */
-		floe_free(&r->alloc, r->ck_pos);
-		r->ck_pos = pos;
-		r->ck_pos_len = pos_len;
-		r->ck_seq = pos_seq;
+		floe_free(&r->alloc, r->ck.pos);
+		r->ck.pos = pos;
+		r->ck.pos_len = pos_len;
+		r->ck.seq = pos_seq;
 		pos = NULL;
 	}
-	r->next_seq = max_seq + 1;
-	floe_info("runner: recovered: installation %s, next seal %" PRIu64 ", table holds its commits up to %" PRId64
-		  ", %zu spool entries",
-		  r->id.installation, r->next_seq, committed, n);
+	r->b.next_seq = max_seq + 1;
+	floe_info("runner: recovered: installation %s, next seal %" PRIu64
+		  ", table holds its commits up to %" PRId64 ", %zu spool entries",
+		  r->ck.id.installation, r->b.next_seq, committed, n);
 out:
 	floe_free(&r->alloc, seqs);
-	if (pos != r->ck_pos)
+	if (pos != r->ck.pos)
 		floe_free(&r->alloc, pos);
 	return rc;
 }

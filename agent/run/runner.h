@@ -10,8 +10,27 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct floe_clock;
 struct floe_config;
+struct floe_err;
+struct floe_rand;
 struct floe_runner;
+
+/* What the runner takes from outside; a NULL options pointer, or a NULL member, means the
+ * system's. Borrowed: it must outlive the runner. Tests drive a run with a fake clock. */
+struct floe_runner_options {
+	/* Receive times, seal times, the commit interval, timeouts, idle waits (the clock's
+	 * sleep), and the tails' clock: agent/env/env.h. */
+	const struct floe_clock *clock;
+	/* A new installation id, snapshot ids, UUIDs and back-off jitter. */
+	const struct floe_rand *rand;
+	/* Whether to stop now: seal, commit and return (NULL: once SIGINT or SIGTERM came,
+	 * floe_signal_stop_requested). */
+	bool (*stop)(void *ctx);
+	void *stop_ctx;
+	/* Wait for lines with the clock's sleep alone, not with inotify (tests). */
+	bool poll;
+};
 
 struct floe_runner_stats {
 	uint64_t lines;
@@ -42,11 +61,13 @@ struct floe_runner_stats {
 	uint64_t lines_dropped_memory;
 };
 
-/* Opens the table, the spool and the inputs. cfg is borrowed and must outlive the
- * runner. On failure why holds a message for the operator. */
-int floe_runner_new(const struct floe_config *cfg, struct floe_runner **out, char *why, size_t cap);
+/* Opens the table, the spool and the inputs, and recovers (see runner_state.c). cfg and
+ * opt (may be NULL) are borrowed and must outlive the runner. 0 and *out, or an error with
+ * err (may be NULL) holding the code and a message for the operator. */
+int floe_runner_new(const struct floe_config *cfg, const struct floe_runner_options *opt,
+		    struct floe_runner **out, struct floe_err *err);
 void floe_runner_free(struct floe_runner *r);
-/* Runs until a stop signal (or, with once, until the inputs are drained and committed). */
+/* Runs until a stop (or, with once, until the inputs are drained and committed). */
 int floe_runner_run(struct floe_runner *r, bool once);
 void floe_runner_get_stats(const struct floe_runner *r, struct floe_runner_stats *out);
 

@@ -13,6 +13,7 @@
 #include "formats/iceberg/metadata.h"
 #include "formats/iceberg/transform.h"
 
+struct floe_err;
 struct floe_json;
 struct floe_record;
 
@@ -39,14 +40,25 @@ struct floe_part_key {
 	char str[FLOE_PART_MAX][FLOE_PART_STR_MAX];
 };
 
-/* Builds a spec from config entries ("day(ts)", "hour(ts)", "host", "identity(app)",
- * "bucket(16, host)"). why receives a message on FLOE_EINVAL. */
+/* Parses one partition field as the configuration writes it (tables.logs.partition_by):
+ * year(ts), month(ts), day(ts), hour(ts), identity(host), identity(app), host or app (=
+ * identity), bucket(N, host) with N in 1..1024, blanks allowed around the words. The one
+ * parser of that text: the configuration runs it once per entry (agent/config), which
+ * then holds the spec. Fills f (field id 0) or returns FLOE_EINVAL with err (may be NULL)
+ * saying why; f is untouched then. */
+int floe_part_field_parse(const char *s, struct floe_part_field *f, struct floe_err *err);
+/* Writes f's canonical text ("day(ts)", "identity(host)", "bucket(16, host)"), which
+ * floe_part_field_parse reads back to the same field, into out (cap bytes; FLOE_ELIMIT if
+ * it does not fit, FLOE_EINVAL for a field that text cannot express). */
+int floe_part_field_text(const struct floe_part_field *f, char *out, size_t cap);
+/* Builds a spec from configuration entries (each as floe_part_field_parse reads them) with
+ * field ids from 1000. FLOE_EINVAL with err (may be NULL) on a bad entry. */
 int floe_part_spec_from_config(struct floe_part_spec *spec, char *const *entries, size_t n,
-			       char *why, size_t cap);
+			       struct floe_err *err);
 /* Reads the default spec of an existing table; FLOE_ESCHEMA when a field is one floe
- * cannot compute (why says which). */
-int floe_part_spec_from_table(struct floe_part_spec *spec, const struct floe_ice_meta *m, char *why,
-			      size_t cap);
+ * cannot compute (err, may be NULL, says which). */
+int floe_part_spec_from_table(struct floe_part_spec *spec, const struct floe_ice_meta *m,
+			      struct floe_err *err);
 /* The spec as Iceberg partition fields (names and transform strings borrowed from spec,
  * tnames provides storage for the transform names). */
 void floe_part_spec_fields(const struct floe_part_spec *spec, struct floe_ice_partition_field *out,

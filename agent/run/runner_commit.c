@@ -1,18 +1,18 @@
 /* The runner's commits: spool entries into the table, the spool limit and its policies,
  * and the metrics file. */
-#include "agent/pipeline/runner_impl.h"
+#include "agent/run/runner_impl.h"
 
 #include "agent/config/config.h"
-#include "agent/input/checkpoint.h"
+#include "agent/state/blobfile.h"
 #include "agent/input/tail.h"
-#include "agent/lake/partition.h"
+#include "agent/schema/partition.h"
 #include "agent/lake/spool.h"
 #include "agent/lake/table.h"
 #include "agent/lake/warehouse.h"
 #include "agent/pipeline/assemble.h"
 #include "agent/pipeline/batch.h"
 #include "agent/pipeline/decode.h"
-#include "agent/pipeline/record.h"
+#include "agent/schema/record.h"
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
@@ -41,11 +41,11 @@
 static int write_input_metrics(struct floe_runner *r, struct floe_buf *b)
 {
 	int rc = floe_buf_printf(b, ",\"inputs\":[");
-	for (size_t i = 0; i < r->ntails && rc == 0; i++) {
+	for (size_t i = 0; i < r->in.n && rc == 0; i++) {
 		struct floe_tail_stats ts;
 		struct floe_decode_stats ds;
-		floe_tail_get_stats(r->tails[i], &ts);
-		floe_decoder_get_stats(r->decoders[i], &ds);
+		floe_tail_get_stats(r->in.tails[i], &ts);
+		floe_decoder_get_stats(r->in.decoders[i], &ds);
 		rc = floe_buf_printf(
 		    b,
 		    "%s{\"lines\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"files_open\":%" PRIu64
@@ -68,18 +68,18 @@ void floe_runner_write_metrics(struct floe_runner *r)
 	struct floe_buf b;
 	floe_buf_init(&b, &r->alloc, 4096);
 	r->stats.parse_failures = r->stats.ts_failures = 0;
-	for (size_t i = 0; i < r->ntails; i++) {
+	for (size_t i = 0; i < r->in.n; i++) {
 		struct floe_decode_stats ds;
-		floe_decoder_get_stats(r->decoders[i], &ds);
+		floe_decoder_get_stats(r->in.decoders[i], &ds);
 		r->stats.parse_failures += ds.parse_failures;
 		r->stats.ts_failures += ds.ts_failures;
 	}
 	/* Record assembly (multiline, container formats), over every input. */
 	struct floe_assemble_stats as = {0}, one;
-	for (size_t i = 0; i < r->ntails; i++) {
-		if (!r->asm_[i])
+	for (size_t i = 0; i < r->in.n; i++) {
+		if (!r->in.asm_[i])
 			continue;
-		floe_assemble_get_stats(r->asm_[i], &one);
+		floe_assemble_get_stats(r->in.asm_[i], &one);
 		as.evictions += one.evictions;
 		as.timeouts += one.timeouts;
 		as.format_errors += one.format_errors;
@@ -88,18 +88,19 @@ void floe_runner_write_metrics(struct floe_runner *r)
 	}
 	const struct floe_runner_stats *st = &r->stats;
 	int rc = floe_buf_printf(
-		&b,
-		"{\"lines\":%" PRIu64 ",\"seals\":%" PRIu64 ",\"commits\":%" PRIu64
-		",\"commit_failures\":%" PRIu64 ",\"rows_committed\":%" PRIu64 ",\"replaced_utf8\":%" PRIu64
-		",\"dropped_entries\":%" PRIu64 ",\"dropped_rows\":%" PRIu64 ",\"dropped_bytes\":%" PRIu64
-		",\"quarantined\":%" PRIu64 ",\"blocked_ms\":%" PRIu64 ",\"spool_bytes\":%" PRIu64
-		",\"next_seq\":%" PRIu64 ",\"groups_evicted\":%" PRIu64 ",\"group_timeouts\":%" PRIu64
-		",\"container_format_errors\":%" PRIu64 ",\"records_truncated\":%" PRIu64
-		",\"partial_incomplete\":%" PRIu64,
-		st->lines, st->seals, st->commits, st->commit_failures, st->rows_committed, st->replaced_utf8,
-		st->dropped_entries, st->dropped_rows, st->dropped_bytes, st->quarantined, st->blocked_ms,
-		floe_spool_bytes(r->spool), r->next_seq, as.evictions, as.timeouts, as.format_errors,
-		as.truncated, as.incomplete);
+	    &b,
+	    "{\"lines\":%" PRIu64 ",\"seals\":%" PRIu64 ",\"commits\":%" PRIu64
+	    ",\"commit_failures\":%" PRIu64 ",\"rows_committed\":%" PRIu64
+	    ",\"replaced_utf8\":%" PRIu64 ",\"dropped_entries\":%" PRIu64
+	    ",\"dropped_rows\":%" PRIu64 ",\"dropped_bytes\":%" PRIu64 ",\"quarantined\":%" PRIu64
+	    ",\"blocked_ms\":%" PRIu64 ",\"spool_bytes\":%" PRIu64 ",\"next_seq\":%" PRIu64
+	    ",\"groups_evicted\":%" PRIu64 ",\"group_timeouts\":%" PRIu64
+	    ",\"container_format_errors\":%" PRIu64 ",\"records_truncated\":%" PRIu64
+	    ",\"partial_incomplete\":%" PRIu64,
+	    st->lines, st->seals, st->commits, st->commit_failures, st->rows_committed,
+	    st->replaced_utf8, st->dropped_entries, st->dropped_rows, st->dropped_bytes,
+	    st->quarantined, st->blocked_ms, floe_spool_bytes(r->lake.spool), r->b.next_seq,
+	    as.evictions, as.timeouts, as.format_errors, as.truncated, as.incomplete);
 	/* Damaged spool files, and lines cut or dropped for the memory budget. */
 	if (rc == 0)
 		rc = floe_buf_printf(&b,
@@ -116,9 +117,9 @@ void floe_runner_write_metrics(struct floe_runner *r)
 	if (rc == 0)
 		rc = write_input_metrics(r, &b);
 	if (rc == 0)
-		rc = floe_fs_write_atomic(r->metrics_path, b.data, b.len);
+		rc = floe_fs_write_atomic(r->set.metrics_path, b.data, b.len);
 	if (rc)
-		floe_warn("runner: writing %s failed: %s", r->metrics_path, floe_strerror(rc));
+		floe_warn("runner: writing %s failed: %s", r->set.metrics_path, floe_strerror(rc));
 	floe_buf_fini(&b);
 }
 
@@ -127,25 +128,27 @@ void floe_runner_write_metrics(struct floe_runner *r)
  * wait until commits make room. */
 int floe_runner_enforce_spool_limit(struct floe_runner *r)
 {
-	if (floe_spool_bytes(r->spool) <= r->spool_max) {
-		r->blocked = false;
+	if (floe_spool_bytes(r->lake.spool) <= r->set.spool_max) {
+		r->lake.blocked = false;
 		return 0;
 	}
-	if (!r->drop_oldest) {
-		if (!r->blocked)
-			floe_warn("runner: spool holds %" PRIu64 " bytes, over its limit of %" PRIu64
-				  ": inputs wait for commits", floe_spool_bytes(r->spool), r->spool_max);
-		r->blocked = true;
+	if (!r->set.drop_oldest) {
+		if (!r->lake.blocked)
+			floe_warn("runner: spool holds %" PRIu64
+				  " bytes, over its limit of %" PRIu64 ": inputs wait for commits",
+				  floe_spool_bytes(r->lake.spool), r->set.spool_max);
+		r->lake.blocked = true;
 		return 0;
 	}
 	uint64_t *seqs = NULL;
 	size_t n = 0;
-	int rc = floe_spool_list(r->spool, &seqs, &n);
-	for (size_t i = 0; rc == 0 && i + 1 < n && floe_spool_bytes(r->spool) > r->spool_max; i++) {
+	int rc = floe_spool_list(r->lake.spool, &seqs, &n);
+	for (size_t i = 0;
+	     rc == 0 && i + 1 < n && floe_spool_bytes(r->lake.spool) > r->set.spool_max; i++) {
 		struct floe_spool_entry *e = NULL;
-		rc = floe_spool_load(r->spool, seqs[i], &e);
+		rc = floe_spool_load(r->lake.spool, seqs[i], &e);
 		if (rc == FLOE_ECORRUPT) {
-			rc = floe_spool_quarantine(r->spool, seqs[i]);
+			rc = floe_spool_quarantine(r->lake.spool, seqs[i]);
 			continue;
 		}
 		if (rc)
@@ -155,7 +158,7 @@ int floe_runner_enforce_spool_limit(struct floe_runner *r)
 			rows += (uint64_t)e->files[f].records;
 			bytes += (uint64_t)e->files[f].size;
 		}
-		if ((rc = floe_spool_remove(r->spool, e)) == 0) {
+		if ((rc = floe_spool_remove(r->lake.spool, e)) == 0) {
 			r->stats.dropped_entries++;
 			r->stats.dropped_rows += rows;
 			r->stats.dropped_bytes += bytes;
@@ -176,17 +179,16 @@ int floe_runner_enforce_spool_limit(struct floe_runner *r)
 static int load_checked(struct floe_runner *r, uint64_t seq, struct floe_spool_entry **out)
 {
 	struct floe_spool_entry *e = NULL;
-	char why[512];
-	int rc = floe_spool_load(r->spool, seq, &e);
-	if (rc == 0 && (rc = floe_spool_verify(r->spool, e, why, sizeof(why))) == FLOE_ECORRUPT) {
+	int rc = floe_spool_load(r->lake.spool, seq, &e);
+	if (rc == 0 && (rc = floe_spool_verify(r->lake.spool, e, NULL)) == FLOE_ECORRUPT) {
 		r->stats.spool_damaged++;
 		rc = floe_runner_reread(r, e);
 		if (rc == 0) {
 			floe_spool_entry_free(&r->alloc, e);
 			e = NULL;
-			rc = floe_spool_load(r->spool, seq, &e);
+			rc = floe_spool_load(r->lake.spool, seq, &e);
 			if (rc == 0)
-				rc = floe_spool_verify(r->spool, e, why, sizeof(why));
+				rc = floe_spool_verify(r->lake.spool, e, NULL);
 		} else if (rc == FLOE_ENOTFOUND) {
 			uint64_t rows = 0;
 			for (size_t f = 0; f < e->nfiles; f++)
@@ -199,7 +201,7 @@ static int load_checked(struct floe_runner *r, uint64_t seq, struct floe_spool_e
 		}
 	}
 	if (rc == FLOE_ECORRUPT) {
-		int q = floe_spool_quarantine(r->spool, seq);
+		int q = floe_spool_quarantine(r->lake.spool, seq);
 		if (q)
 			floe_error("runner: moving spool entry %" PRIu64 " to quarantine: %s", seq, floe_strerror(q));
 	}
@@ -216,14 +218,15 @@ int floe_runner_commit(struct floe_runner *r)
 {
 	uint64_t *seqs = NULL;
 	size_t n = 0;
-	int rc = floe_spool_list(r->spool, &seqs, &n);
+	struct floe_err terr = {0}; /* why the table refused, for the log */
+	int rc = floe_spool_list(r->lake.spool, &seqs, &n);
 	if (rc)
 		return rc;
 	/* An earlier commit whose outcome was unknown (the store went away before floe could
 	 * read back the metadata it wrote) may have landed: entries the table holds go, so
 	 * that they are never committed twice along with newer ones. */
-	if (n > 0 && (rc = floe_table_refresh(r->table)) == 0) {
-		int64_t committed = floe_table_committed_seq(r->table, r->id.installation);
+	if (n > 0 && (rc = floe_table_refresh(r->lake.table, &terr)) == 0) {
+		int64_t committed = floe_table_committed_seq(r->lake.table, r->ck.id.installation);
 		size_t keep = 0;
 		for (size_t i = 0; i < n && rc == 0; i++) {
 			if (committed < 0 || seqs[i] > (uint64_t)committed) {
@@ -231,14 +234,14 @@ int floe_runner_commit(struct floe_runner *r)
 				continue;
 			}
 			struct floe_spool_entry *e = NULL;
-			if ((rc = floe_spool_load(r->spool, seqs[i], &e)) == 0) {
+			if ((rc = floe_spool_load(r->lake.spool, seqs[i], &e)) == 0) {
 				floe_info("runner: spool entry %" PRIu64 " is already in the table", seqs[i]);
 				for (size_t f = 0; f < e->nfiles; f++)
 					r->stats.rows_committed += (uint64_t)e->files[f].records;
-				rc = floe_spool_remove(r->spool, e);
+				rc = floe_spool_remove(r->lake.spool, e);
 				floe_spool_entry_free(&r->alloc, e);
 			} else if (rc == FLOE_ECORRUPT) {
-				rc = floe_spool_quarantine(r->spool, seqs[i]);
+				rc = floe_spool_quarantine(r->lake.spool, seqs[i]);
 			}
 		}
 		n = keep;
@@ -265,7 +268,7 @@ int floe_runner_commit(struct floe_runner *r)
 				break;
 		}
 		if (rc == 0 && loaded > 0)
-			rc = floe_table_commit(r->table, r->spool, es, loaded);
+			rc = floe_table_commit(r->lake.table, r->lake.spool, es, loaded, &terr);
 		if (rc == 0 && loaded > 0)
 			floe_crashpoint("commit-before-spool-remove");
 		for (size_t i = 0; i < loaded; i++) {
@@ -273,7 +276,7 @@ int floe_runner_commit(struct floe_runner *r)
 				for (size_t f = 0; f < es[i]->nfiles; f++)
 					r->stats.rows_committed += (uint64_t)es[i]->files[f].records;
 				r->stats.replaced_utf8 += es[i]->replaced_utf8;
-				int rm = floe_spool_remove(r->spool, es[i]);
+				int rm = floe_spool_remove(r->lake.spool, es[i]);
 				if (rm)
 					floe_warn("runner: removing committed spool entry %" PRIu64 ": %s",
 						  es[i]->seq, floe_strerror(rm));
@@ -287,20 +290,21 @@ int floe_runner_commit(struct floe_runner *r)
 		done += loaded + (loaded < k && rc == 0 ? 1 : 0);
 	}
 	floe_free(&r->alloc, seqs);
-	r->stats.quarantined = floe_spool_quarantined(r->spool);
+	r->stats.quarantined = floe_spool_quarantined(r->lake.spool);
 	if (rc == 0)
 		floe_runner_note_committed(r);
 	if (rc && floe_runner_fatal(rc)) {
 		r->stats.commit_failures++;
-		floe_error("runner: commit refused: %s; the spool keeps the data, and the agent stops",
-			   floe_table_error(r->table)[0] ? floe_table_error(r->table) : floe_strerror(rc));
+		floe_error(
+		    "runner: commit refused: %s; the spool keeps the data, and the agent stops",
+		    floe_err_text(&terr, rc));
 	} else if (rc) {
 		r->stats.commit_failures++;
 		floe_error("runner: commit failed: %s (the spool keeps the data; retrying later)",
-			   floe_table_error(r->table)[0] ? floe_table_error(r->table) : floe_strerror(rc));
-	} else if (r->blocked && floe_spool_bytes(r->spool) <= r->spool_max) {
+			   floe_err_text(&terr, rc));
+	} else if (r->lake.blocked && floe_spool_bytes(r->lake.spool) <= r->set.spool_max) {
 		floe_info("runner: spool below its limit again: inputs resume");
-		r->blocked = false;
+		r->lake.blocked = false;
 	}
 	floe_runner_write_metrics(r);
 	return rc;

@@ -17,6 +17,8 @@
 
 struct floe_alloc;
 struct floe_buf;
+struct floe_err;
+struct floe_rand;
 
 #define FLOE_IDENTITY_FILE "installation"
 #define FLOE_MACHINE_ID_PATH "/etc/machine-id"
@@ -53,8 +55,10 @@ void floe_identity_hex16(const struct floe_identity *id, char out[17]);
  * a checkpoint of a floe without installation ids is continued (legacy_agent_id). machine
  * is this machine's floe_identity_machine value or "" without one. Returns -ENOENT when
  * absent and !create; FLOE_ECORRUPT for a damaged file; FLOE_EIDENTITY when the file was
- * made on another machine (a copied or cloned state_dir); why says why and what to do. */
-int floe_identity_open(struct floe_alloc *a, const char *state_dir, const char *machine, bool create,
-		       struct floe_identity *out, char *why, size_t cap);
+ * made on another machine (a copied or cloned state_dir); err (may be NULL) says why and
+ * what to do. A new id comes from rand (NULL: the kernel's randomness). */
+int floe_identity_open(struct floe_alloc *a, const char *state_dir, const char *machine,
+		       bool create, const struct floe_rand *rand, struct floe_identity *out,
+		       struct floe_err *err);
 
 #endif

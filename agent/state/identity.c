@@ -1,7 +1,8 @@
 /* The installation id (state_dir/installation) and the default agent id; see identity.h. */
-#include "agent/pipeline/identity.h"
+#include "agent/state/identity.h"
 
-#include "agent/input/checkpoint.h"
+#include "agent/env/env.h"
+#include "agent/state/blobfile.h"
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
@@ -152,7 +153,7 @@ static int load(struct floe_alloc *a, const char *path, struct floe_identity *ou
 {
 	uint8_t *blob = NULL;
 	size_t len = 0;
-	int rc = floe_checkpoint_load(a, path, &blob, &len);
+	int rc = floe_blobfile_load(a, path, &blob, &len);
 	if (rc)
 		return rc;
 	rc = len > PAYLOAD_MAX ? FLOE_ECORRUPT : floe_identity_decode(a, (const char *)blob, len, out);
@@ -171,9 +172,9 @@ static void peek_checkpoint(struct floe_alloc *a, const char *state_dir, char in
 	struct floe_json_doc *doc = NULL;
 	inst[0] = legacy[0] = '\0';
 	snprintf(path, sizeof(path), "%s/checkpoint", state_dir);
-	if (floe_checkpoint_load(a, path, &blob, &len) != 0)
+	if (floe_blobfile_load(a, path, &blob, &len) != 0)
 		return;
-	if (floe_json_parse(a, (const char *)blob, len, 2 * FLOE_CHECKPOINT_MAX, &doc, NULL) == 0) {
+	if (floe_json_parse(a, (const char *)blob, len, 2 * FLOE_BLOBFILE_MAX, &doc, NULL) == 0) {
 		const struct floe_json *root = floe_json_root(doc);
 		const char *s;
 		if (floe_json_get_str(root, "installation", &s) == 0 && is_uuid(s))
@@ -186,8 +187,8 @@ static void peek_checkpoint(struct floe_alloc *a, const char *state_dir, char in
 }
 
 /* Makes the installation file: see floe_identity_open. */
-static int create(struct floe_alloc *a, const char *state_dir, const char *path, const char *machine,
-		  struct floe_identity *out)
+static int create(struct floe_alloc *a, const char *state_dir, const char *path,
+		  const char *machine, const struct floe_rand *rand, struct floe_identity *out)
 {
 	struct floe_identity id;
 	memset(&id, 0, sizeof(id));
@@ -196,16 +197,9 @@ static int create(struct floe_alloc *a, const char *state_dir, const char *path,
 		floe_warn("identity: %s was missing; the checkpoint names installation %s, which continues",
 			  path, id.installation);
 	} else {
-		uint8_t r[16];
-		int rc = floe_random_bytes(r, sizeof(r));
+		int rc = floe_env_uuid4(rand, id.installation);
 		if (rc)
 			return rc; /* no weak fallback for an id that must be unique */
-		r[6] = (uint8_t)((r[6] & 0x0f) | 0x40);
-		r[8] = (uint8_t)((r[8] & 0x3f) | 0x80);
-		char hex[33];
-		floe_hex_encode(r, sizeof(r), hex);
-		snprintf(id.installation, sizeof(id.installation), "%.8s-%.4s-%.4s-%.4s-%.12s", hex, hex + 8,
-			 hex + 12, hex + 16, hex + 20);
 	}
 	snprintf(id.machine, sizeof(id.machine), "%s", machine ? machine : "");
 	id.created_ms = floe_clock_now_us() / 1000;
@@ -213,7 +207,7 @@ static int create(struct floe_alloc *a, const char *state_dir, const char *path,
 	floe_buf_init(&b, a, PAYLOAD_MAX);
 	int rc = floe_identity_encode(&id, &b);
 	if (rc == 0)
-		rc = floe_checkpoint_create(path, b.data, b.len);
+		rc = floe_blobfile_create(path, b.data, b.len);
 	floe_buf_fini(&b);
 	if (rc == -EEXIST)
 		return load(a, path, out); /* another process made it first: use theirs */
@@ -225,31 +219,35 @@ static int create(struct floe_alloc *a, const char *state_dir, const char *path,
 	return 0;
 }
 
-int floe_identity_open(struct floe_alloc *a, const char *state_dir, const char *machine, bool create_it,
-		       struct floe_identity *out, char *why, size_t cap)
+int floe_identity_open(struct floe_alloc *a, const char *state_dir, const char *machine,
+		       bool create_it, const struct floe_rand *rand, struct floe_identity *out,
+		       struct floe_err *err)
 {
 	char path[FLOE_PATH_MAX];
 	snprintf(path, sizeof(path), "%s/%s", state_dir, FLOE_IDENTITY_FILE);
 	int rc = load(a, path, out);
 	if (rc == -ENOENT && create_it) {
 		if ((rc = floe_fs_mkdirs(state_dir)) == 0)
-			rc = create(a, state_dir, path, machine, out);
+			rc =
+			    create(a, state_dir, path, machine, rand ? rand : floe_env_rand(), out);
 	}
 	if (rc == -ENOENT && !create_it)
 		return rc;
-	if (rc) {
-		snprintf(why, cap, "%s: %s (expected floe's installation file, made once in state_dir)", path,
-			 floe_strerror(rc));
-		return rc;
-	}
+	if (rc)
+		return floe_err_set(
+		    err, rc, "%s: %s (expected floe's installation file, made once in state_dir)",
+		    path, floe_strerror(rc));
 	if (machine && machine[0] && out->machine[0] && strcmp(machine, out->machine) != 0) {
-		snprintf(why, cap,
-			 "state_dir %s was made on another machine (installation %s, machine %s; this is "
-			 "machine %s): a copied or cloned state_dir would commit another device's data as "
-			 "its own. On a cloned device, empty state_dir; if this device took over the other "
-			 "one's disk for good, remove %s and floe continues that installation here",
-			 state_dir, out->installation, out->machine, machine, path);
-		return FLOE_EIDENTITY;
+		return floe_err_set(
+		    err, FLOE_EIDENTITY,
+		    "state_dir %s was made on another machine (installation %s, machine %s; this "
+		    "is "
+		    "machine %s): a copied or cloned state_dir would commit another device's data "
+		    "as "
+		    "its own. On a cloned device, empty state_dir; if this device took over the "
+		    "other "
+		    "one's disk for good, remove %s and floe continues that installation here",
+		    state_dir, out->installation, out->machine, machine, path);
 	}
 	return 0;
 }

@@ -1,4 +1,4 @@
-/* Unit tests for agent/config/memory.c, the memory rule of `floe check`: a budget that
+/* Unit tests for agent/run/memory.c, the memory rule of `floe check`: a budget that
  * cannot hold an input's longest record through sealing is refused with the keys and the
  * numbers (issue 13, item 5: memory_limit 4MiB with the default max_line_bytes, and 32MiB
  * with max_line_bytes 64MiB, crash-looped on one long line), and what the message
@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "agent/config/config.h"
+#include "agent/run/memory.h"
 #include "formats/base/error.h"
 
 static struct floe_config *parse(const char *agent, const char *input)
@@ -27,10 +28,10 @@ static struct floe_config *parse(const char *agent, const char *input)
 		 "%s",
 		 agent, input);
 	struct floe_config *c = NULL;
-	char err[FLOE_CONFIG_ERR_MAX];
-	int rc = floe_config_parse(NULL, "floe.yaml", text, strlen(text), "h", &c, err, sizeof(err));
+	struct floe_err err = {0};
+	int rc = floe_config_parse(NULL, "floe.yaml", text, strlen(text), "h", &c, &err);
 	if (rc)
-		fail_msg("%s", err);
+		fail_msg("%s", err.msg);
 	return c;
 }
 
@@ -38,8 +39,9 @@ static struct floe_config *parse(const char *agent, const char *input)
 static int rule(const char *agent, const char *input, char *err, size_t cap)
 {
 	struct floe_config *c = parse(agent, input);
-	err[0] = '\0';
-	int rc = floe_config_check_memory(c, err, cap);
+	struct floe_err e = {0};
+	int rc = floe_memory_check(c, &e);
+	snprintf(err, cap, "%s", e.msg);
 	floe_config_free(c);
 	return rc;
 }
@@ -47,13 +49,13 @@ static int rule(const char *agent, const char *input, char *err, size_t cap)
 static void test_defaults_pass(void **state)
 {
 	(void)state;
-	char err[FLOE_CONFIG_ERR_MAX];
+	char err[FLOE_ERR_MSG_MAX];
 	/* 32 MiB, and 8 MiB too (the file-size benchmark runs there with every default). */
 	assert_int_equal(rule("", "", err, sizeof(err)), 0);
 	assert_int_equal(rule(", memory_limit: 8MiB", "", err, sizeof(err)), 0);
 	struct floe_config *c = parse(", memory_limit: 8MiB", "");
 	struct floe_memory_need n;
-	assert_int_equal(floe_config_memory_need(c, &n), 0);
+	assert_int_equal(floe_memory_need(c, &n), 0);
 	assert_true(n.total <= c->agent.memory_limit);
 	assert_int_equal(n.record, 1u << 20);
 	assert_true(n.writer > 4 * n.record); /* the page, its doubling, its compressed copies */
@@ -63,19 +65,22 @@ static void test_defaults_pass(void **state)
 static void test_issue_budgets_refused(void **state)
 {
 	(void)state;
-	char err[FLOE_CONFIG_ERR_MAX];
+	char err[FLOE_ERR_MSG_MAX];
 	assert_int_equal(rule(", memory_limit: 4MiB", "", err, sizeof(err)), FLOE_EFORMAT);
 	/* At the key, with the numbers and what would fit. */
 	assert_non_null(strstr(err, "floe.yaml:1:"));
-	assert_non_null(strstr(err, "key 'agent.memory_limit': 4.0MiB cannot hold a record of 1.0MiB "
-				   "(inputs[0].max_line_bytes) through sealing"));
+	assert_non_null(strstr(err,
+			       "key 'agent.memory_limit': 4.0MiB cannot hold a record of 1.0MiB "
+			       "(inputs[0].max_line_bytes) through sealing"));
 	assert_non_null(strstr(err, "raise agent.memory_limit to "));
 	assert_non_null(strstr(err, "or lower inputs[0].max_line_bytes to "));
 	unsigned long mib = 0, kib = 0;
 	const char *p = strstr(err, "raise agent.memory_limit to ");
-	assert_int_equal(sscanf(p, "raise agent.memory_limit to %luMiB or lower inputs[0].max_line_bytes to %luKiB",
-				&mib, &kib),
-			 2);
+	assert_int_equal(
+	    sscanf(p,
+		   "raise agent.memory_limit to %luMiB or lower inputs[0].max_line_bytes to %luKiB",
+		   &mib, &kib),
+	    2);
 	char a[64], in[64];
 	snprintf(a, sizeof(a), ", memory_limit: %luMiB", mib);
 	assert_int_equal(rule(a, "", err, sizeof(err)), 0);
@@ -86,31 +91,35 @@ static void test_issue_budgets_refused(void **state)
 
 	/* 64 MiB lines in 32 MiB; the message points at the input when memory_limit is not set. */
 	assert_int_equal(rule("", "    max_line_bytes: 64MiB\n", err, sizeof(err)), FLOE_EFORMAT);
-	assert_non_null(strstr(err, "floe.yaml:3:5: key 'agent.memory_limit': 32.0MiB cannot hold a record of 64.0MiB"));
+	assert_non_null(strstr(
+	    err,
+	    "floe.yaml:3:5: key 'agent.memory_limit': 32.0MiB cannot hold a record of 64.0MiB"));
 }
 
 static void test_what_else_counts(void **state)
 {
 	(void)state;
-	char err[FLOE_CONFIG_ERR_MAX];
+	char err[FLOE_ERR_MSG_MAX];
 	/* A parser puts the line's bytes into attrs too: twice the pages. */
 	struct floe_config *plain = parse(", memory_limit: 64MiB", "    max_line_bytes: 4MiB\n");
-	struct floe_config *json = parse(", memory_limit: 64MiB", "    max_line_bytes: 4MiB\n    parser: json\n");
+	struct floe_config *json =
+	    parse(", memory_limit: 64MiB", "    max_line_bytes: 4MiB\n    parser: json\n");
 	struct floe_memory_need a, b;
-	assert_int_equal(floe_config_memory_need(plain, &a), 0);
-	assert_int_equal(floe_config_memory_need(json, &b), 0);
+	assert_int_equal(floe_memory_need(plain, &a), 0);
+	assert_int_equal(floe_memory_need(json, &b), 0);
 	assert_true(b.writer > a.writer + 2 * (4u << 20));
 	floe_config_free(plain);
 	floe_config_free(json);
 	/* A multiline record longer than a line is the longest record, and named. */
 	assert_int_equal(rule(", memory_limit: 8MiB",
-			      "    multiline: { start: \"^[0-9]\", max_bytes: 4MiB }\n", err, sizeof(err)),
+			      "    multiline: { start: \"^[0-9]\", max_bytes: 4MiB }\n", err,
+			      sizeof(err)),
 			 FLOE_EFORMAT);
 	assert_non_null(strstr(err, "(inputs[0].multiline.max_bytes)"));
 	assert_non_null(strstr(err, "or lower inputs[0].multiline.max_bytes"));
 	/* Every input's read buffer counts. */
 	struct floe_config *two = parse("", "  - type: tail\n    paths: [\"/b/*.log\"]\n");
-	assert_int_equal(floe_config_memory_need(two, &a), 0);
+	assert_int_equal(floe_memory_need(two, &a), 0);
 	assert_true(a.read >= 2 * (1u << 20));
 	floe_config_free(two);
 }
@@ -118,9 +127,9 @@ static void test_what_else_counts(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_defaults_pass),
-		cmocka_unit_test(test_issue_budgets_refused),
-		cmocka_unit_test(test_what_else_counts),
+	    cmocka_unit_test(test_defaults_pass),
+	    cmocka_unit_test(test_issue_budgets_refused),
+	    cmocka_unit_test(test_what_else_counts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,41 @@
+/* The bottom of agent/config: what every other file of it needs about the YAML node tree
+ * (null scalars) and about reporting a failure at a node ("file:line:column: message").
+ * It calls no other file of agent/config. */
+#include "agent/config/keys.h"
+
+#include "formats/base/error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+int floe_config_fail(struct floe_config_ctx *ctx, const struct floe_cnode *at, int code,
+		     const char *fmt, ...)
+{
+	struct floe_err *e = ctx->err;
+	if (!e)
+		return code;
+	int n;
+	if (code == FLOE_ENOMEM && !at)
+		n = snprintf(e->msg, sizeof(e->msg), "%s: ", ctx->name);
+	else
+		n = snprintf(e->msg, sizeof(e->msg), "%s:%zu:%zu: ", ctx->name, at ? at->line : 1,
+			     at ? at->col : 1);
+	if (n >= 0 && (size_t)n < sizeof(e->msg)) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(e->msg + n, sizeof(e->msg) - (size_t)n, fmt, ap);
+		va_end(ap);
+	}
+	e->code = code;
+	e->offset = FLOE_ERR_NO_OFFSET; /* the position is line:column, in the message */
+	return code;
+}
+
+bool floe_cnode_is_null(const struct floe_cnode *n)
+{
+	if (n->kind != FLOE_CNODE_SCALAR || !n->plain)
+		return false;
+	return n->len == 0 || strcmp(n->str, "~") == 0 || strcmp(n->str, "null") == 0 ||
+	       strcmp(n->str, "Null") == 0 || strcmp(n->str, "NULL") == 0;
+}

@@ -1,0 +1,226 @@
+/* The runner's start-up and the lives of its objects: settings from the configuration,
+ * the installation, the warehouse and the table, the spool and the batch, the inputs,
+ * then recovery (runner_state.c). The run loop is in runner_loop.c. */
+#include "agent/run/runner.h"
+
+#include "agent/run/runner_impl.h"
+
+#include "agent/config/config.h"
+#include "agent/input/tail.h"
+#include "agent/lake/spool.h"
+#include "agent/lake/table.h"
+#include "agent/lake/warehouse.h"
+#include "agent/pipeline/assemble.h"
+#include "agent/pipeline/decode.h"
+#include "platform/fs.h"
+#include "platform/signal.h"
+#include "platform/store.h"
+#include "platform/watch.h"
+#include "platform/worker.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static bool signal_stop(void *ctx)
+{
+	(void)ctx;
+	return floe_signal_stop_requested();
+}
+
+static void set_env(struct run_env *env, const struct floe_runner_options *opt)
+{
+	static const struct floe_runner_options none;
+	if (!opt)
+		opt = &none;
+	env->clock = opt->clock ? opt->clock : floe_env_clock();
+	env->rand = opt->rand ? opt->rand : floe_env_rand();
+	env->stop = opt->stop ? opt->stop : signal_stop;
+	env->stop_ctx = opt->stop ? opt->stop_ctx : NULL;
+	env->poll = opt->poll;
+}
+
+/* state_dir and this installation in it. */
+static int open_state(struct floe_runner *r, struct floe_err *err)
+{
+	const char *dir = r->set.state_dir;
+	int rc = floe_fs_mkdirs(dir);
+	if (rc)
+		return floe_err_set(err, rc, "cannot create state_dir %s: %s", dir,
+				    floe_strerror(rc));
+	char machine[17] = "";
+	if (floe_identity_machine(FLOE_MACHINE_ID_PATH, machine) != 0)
+		machine[0] = '\0';
+	r->ck.committed_seq = -1;
+	return floe_identity_open(&r->alloc, dir, machine, true, r->env.rand, &r->ck.id, err);
+}
+
+/* The warehouse, the table in it and the spool. */
+static int open_lake(struct floe_runner *r, struct floe_err *err)
+{
+	const struct floe_config *cfg = r->set.cfg;
+	int rc = floe_warehouse_open(&r->alloc, cfg, true, &r->lake.store, err);
+	if (rc)
+		return rc;
+	struct floe_table_options topt = {
+	    .store = r->lake.store,
+	    .namespace = cfg->lake.namespace,
+	    .name = cfg->logs.name,
+	    .spec = &cfg->logs.partition,
+	    .agent_id = cfg->agent.id,
+	    .installation_id = r->ck.id.installation,
+	    .legacy_agent_id = r->ck.id.legacy_agent_id[0] ? r->ck.id.legacy_agent_id : NULL,
+	    .replaces = cfg->agent.replaces,
+	    .clock = r->env.clock,
+	    .rand = r->env.rand,
+	};
+	struct floe_err e = {0};
+	if ((rc = floe_table_open(&r->alloc, &topt, &r->lake.table, &e))) {
+		if (e.msg[0] && strcmp(e.msg, floe_strerror(rc)) != 0)
+			return floe_err_set(err, rc, "%s", e.msg);
+		return floe_err_set(err, rc, "cannot open table %s/%s/%s: %s", cfg->lake.warehouse,
+				    cfg->lake.namespace, cfg->logs.name, floe_strerror(rc));
+	}
+	if ((rc = floe_spool_open(&r->alloc, r->set.spool_dir, floe_table_spec(r->lake.table),
+				  &r->lake.spool)))
+		return floe_err_set(err, rc, "cannot open spool %s: %s", r->set.spool_dir,
+				    floe_strerror(rc));
+	return 0;
+}
+
+/* The batch and, on a machine with more than one CPU, the threads that compress its
+ * pages (on one CPU a thread would only take turns with the main one). */
+static int open_batch(struct floe_runner *r, struct floe_err *err)
+{
+	uint32_t threads = r->set.cfg->agent.compress_threads;
+	int rc;
+	if (threads > 0 && floe_worker_cpus() > 1) {
+		if ((rc = floe_worker_new(threads, &r->lake.pool)))
+			return floe_err_set(err, rc, "cannot start compression threads: %s",
+					    floe_strerror(rc));
+		r->lake.offload = (struct floe_pq_offload){r->lake.pool, floe_worker_submit_cb,
+							   floe_worker_wait_cb};
+		r->set.batch.pq.offload = &r->lake.offload;
+	}
+	rc = floe_batch_new(&r->alloc, floe_table_spec(r->lake.table), &r->set.batch, r->lake.spool,
+			    &r->b.batch);
+	if (rc)
+		return floe_err_set(err, rc, "cannot allocate the batch: %s", floe_strerror(rc));
+	return 0;
+}
+
+/* Input i: its assembler (when it joins lines into records), decoder and tail, watched
+ * with the other tails' watch. */
+static int open_input(struct floe_runner *r, size_t i, struct floe_err *err)
+{
+	const struct floe_config_input *in = &r->set.cfg->inputs[i];
+	struct floe_err e = {0};
+	int rc = 0;
+	if (in->format != FLOE_FORMAT_RAW || in->multiline.start) {
+		struct floe_assemble_options ao;
+		floe_run_assemble_options(&r->set, i, &ao);
+		if ((rc = floe_assemble_new(&r->alloc, &ao, &r->in.asm_[i], &e)))
+			return floe_err_set(err, rc, "input %zu (line %d): multiline.start: %s",
+					    i + 1, in->line, floe_err_text(&e, rc));
+	}
+	if ((rc = floe_decoder_new(&r->alloc, in, &r->in.decoders[i], &e)))
+		return floe_err_set(err, rc, "input %zu (line %d): %s", i + 1, in->line,
+				    floe_err_text(&e, rc));
+	char dname[32];
+	snprintf(dname, sizeof(dname), "input %zu", i + 1);
+	floe_decoder_set_name(r->in.decoders[i], dname);
+	struct floe_preflight_tail to;
+	floe_run_tail_options(&r->set, i, r->env.clock, &to);
+	if ((rc = floe_tail_new(&r->alloc, &to.o, &r->in.tails[i])))
+		return floe_err_set(err, rc, "input %zu (line %d): %s", i + 1, in->line,
+				    floe_strerror(rc));
+	r->in.n++;
+	/* One watch for every tail; without one (no inotify, no memory) the loop polls. */
+	if (!r->env.poll && !r->in.watch && floe_watch_new(0, &r->in.watch) != 0)
+		r->in.watch = NULL;
+	if (r->in.watch)
+		floe_tail_set_watch(r->in.tails[i], r->in.watch);
+	return 0;
+}
+
+static int open_inputs(struct floe_runner *r, struct floe_err *err)
+{
+	size_t n = r->set.cfg->ninputs ? r->set.cfg->ninputs : 1;
+	r->in.tails = floe_calloc(&r->alloc, n, sizeof(*r->in.tails));
+	r->in.decoders = floe_calloc(&r->alloc, n, sizeof(*r->in.decoders));
+	r->in.asm_ = floe_calloc(&r->alloc, n, sizeof(*r->in.asm_));
+	if (!r->in.tails || !r->in.decoders || !r->in.asm_)
+		return floe_err_set(err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));
+	int rc = 0;
+	for (size_t i = 0; i < r->set.cfg->ninputs && rc == 0; i++)
+		rc = open_input(r, i, err);
+	return rc;
+}
+
+int floe_runner_new(const struct floe_config *cfg, const struct floe_runner_options *opt,
+		    struct floe_runner **out, struct floe_err *err)
+{
+	/* The runner struct itself lives outside the budget it manages. */
+	struct floe_runner *r = floe_calloc(NULL, 1, sizeof(*r));
+	if (!r)
+		return floe_err_set(err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));
+	set_env(&r->env, opt);
+	/* memory_limit may be 4 GiB, which a 32-bit size_t cannot hold: it would wrap to 0,
+	 * the allocator's "unlimited". Such a process cannot address more than SIZE_MAX
+	 * bytes anyway, so that is the same limit. */
+	uint64_t limit = cfg->agent.memory_limit;
+	floe_alloc_init(&r->alloc, limit < SIZE_MAX ? (size_t)limit : SIZE_MAX);
+	int rc = floe_run_settings_init(&r->set, cfg, err);
+	if (rc == 0)
+		rc = open_state(r, err);
+	if (rc == 0)
+		rc = open_lake(r, err);
+	if (rc == 0)
+		rc = open_batch(r, err);
+	if (rc == 0)
+		rc = open_inputs(r, err);
+	if (rc == 0) {
+		struct floe_err e = {0};
+		if ((rc = floe_runner_recover(r, &e)) && e.msg[0])
+			floe_err_set(err, rc, "%s", e.msg);
+		else if (rc)
+			floe_err_set(err, rc, "recovery failed: %s", floe_strerror(rc));
+	}
+	if (rc) {
+		if (err && err->code != rc)
+			floe_err_set(err, rc, "%s", floe_strerror(rc));
+		floe_runner_free(r);
+		return rc;
+	}
+	*out = r;
+	return 0;
+}
+
+void floe_runner_free(struct floe_runner *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->in.n; i++)
+		floe_tail_free(r->in.tails[i]);
+	floe_watch_free(r->in.watch);
+	for (size_t i = 0; r->in.decoders && i < r->set.cfg->ninputs; i++)
+		floe_decoder_free(r->in.decoders[i]);
+	for (size_t i = 0; r->in.asm_ && i < r->set.cfg->ninputs; i++)
+		floe_assemble_free(r->in.asm_[i]);
+	floe_runner_drop_deferred(r);
+	floe_free(&r->alloc, r->b.from);
+	floe_free(&r->alloc, r->in.asm_);
+	floe_free(&r->alloc, r->in.tails);
+	floe_free(&r->alloc, r->in.decoders);
+	floe_batch_free(r->b.batch);
+	floe_worker_free(r->lake.pool); /* after the writers: they wait for their pages */
+	floe_spool_free(r->lake.spool);
+	floe_table_free(r->lake.table);
+	floe_store_free(r->lake.store);
+	floe_free(&r->alloc, r->ck.pos);
+	floe_free(NULL, r);
+}
+
+void floe_runner_get_stats(const struct floe_runner *r, struct floe_runner_stats *out)
+{
+	*out = r->stats;
+}

@@ -1,0 +1,250 @@
+/* The runner's state, split by concern, and what its files share. Internal: nothing
+ * outside agent/run/ includes it. The files call one another one way:
+ *   runner.c (start-up, the objects' lives) -> settings.c, runner_state.c,
+ *                                               runner_record.c
+ *   runner_loop.c (the run loop, seals)      -> runner_record.c, runner_commit.c,
+ *                                               runner_state.c
+ *   runner_commit.c (commits, spool limit)   -> runner_replay.c, runner_state.c
+ *   runner_replay.c (rebuilding an entry)    -> runner_record.c, settings.c, span.c
+ *   runner_record.c (records into the batch), runner_state.c (positions, checkpoint,
+ *   recovery), settings.c and span.c call no other file of the runner. */
+#ifndef FLOE_RUNNER_IMPL_H
+#define FLOE_RUNNER_IMPL_H
+
+#include "agent/run/runner.h"
+
+#include "agent/env/env.h"
+#include "agent/input/preflight.h"
+#include "agent/pipeline/batch.h"
+#include "agent/schema/record.h"
+#include "agent/state/identity.h"
+#include "formats/base/alloc.h"
+#include "formats/base/error.h"
+#include "formats/base/limits.h"
+#include "formats/parquet/writer.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct floe_assemble_options;
+struct floe_assemble_rec;
+struct floe_buf;
+struct floe_spool_entry;
+struct floe_tail_line;
+
+#define READ_BUDGET (1u << 20)      /* bytes per read pass before checking timers */
+#define READ_CHUNK (64u << 10)      /* bytes per read() of a tailed file */
+#define POSITIONS_MAX (64u << 20)
+#define COMMIT_MAX_ENTRIES 256      /* spool entries per snapshot */
+#define IDLE_SLEEP_MS 200
+#define RESCAN_MS 2000
+/* 2: the checkpoint names its installation and records what it committed; 1 (a floe
+ * without installation ids) is still read. */
+#define CHECKPOINT_VERSION 2
+/* Records an assembler may emit while the batch refuses them: a push completes at most 4
+ * (see floe_assemble_push), a poll or flush step at most 2 per state. */
+#define DEFER_MAX 8
+#define ATTRS_MAX 80 /* the decoder's fields (64) plus the runtime's stream */
+
+/* Settings taken from the configuration once, at start-up (settings.c); read-only after. */
+struct run_settings {
+	const struct floe_config *cfg; /* borrowed: outlives the runner */
+	char host[256];
+	size_t host_len; /* the host column of every record: fixed for the process */
+	char state_dir[FLOE_PATH_MAX];
+	char checkpoint_path[FLOE_PATH_MAX];
+	char metrics_path[FLOE_PATH_MAX];
+	char spool_dir[FLOE_PATH_MAX];
+	char pq_created_by[64];
+	/* The writers' options; pq.bloom points at bloom, pq.created_by at pq_created_by,
+	 * sort_by into cfg. The page offload is set when the compression threads start. */
+	struct floe_batch_options batch;
+	struct floe_pq_bloom_column bloom[FLOE_LOG_NCOLS];
+	uint64_t spool_max; /* spool.max_bytes */
+	bool drop_oldest;   /* spool.policy: drop_oldest (else block) */
+	int64_t commit_interval_us;
+	unsigned fd_pct; /* the share of its max_open_files each input may hold */
+};
+
+/* What the runner is given from outside (runner.h's options, defaults filled in). */
+struct run_env {
+	const struct floe_clock *clock;
+	const struct floe_rand *rand;
+	bool (*stop)(void *ctx);
+	void *stop_ctx;
+	bool poll;
+};
+
+/* The inputs: per input a tail, its decoder and its assembler (NULL: each line is a
+ * record), and what the read pass in progress is about. */
+struct run_inputs {
+	size_t n; /* inputs opened so far (all of them once the runner is made) */
+	struct floe_tail **tails;
+	struct floe_decoder **decoders;
+	struct floe_assemble **asm_;
+	struct floe_watch *watch; /* NULL: fixed idle sleeps */
+	size_t cur;		  /* the input whose lines on_line receives */
+	int64_t read_us;	  /* receive time of the lines being read */
+	int64_t mono_us;	  /* monotonic time of the read pass (assemblers' timeouts) */
+};
+
+/* An assembled record the batch could not take yet (it needs a seal first), copied: the
+ * assembler's buffers move on. Its file is held at its offset until it is added. */
+struct deferred {
+	size_t input;
+	uint64_t file_id;
+	char *path; /* owned */
+	char *msg;  /* owned */
+	size_t len;
+	int64_t offset, received_at;
+	bool has_ts;
+	int64_t ts_us;
+	char stream[16];
+	size_t stream_len;
+};
+
+/* The batch being built: its sequence, what asks for a seal, the records waiting for
+ * one, and the input positions where it starts. */
+struct run_batch {
+	struct floe_batch *batch;
+	uint64_t next_seq;		  /* sequence of the batch being built */
+	bool seal_needed;		  /* the batch asked to be sealed */
+	bool line_refused;		  /* the batch could not take the current line */
+	int add_error;			  /* why adding failed, for the read loop's message */
+	struct deferred defer[DEFER_MAX]; /* FIFO of records waiting for a seal */
+	size_t ndefer;
+	/* The input positions where the batch being built starts (those of the last seal, or
+	 * of the start-up): its entry records them, so that a damaged file's rows can be read
+	 * again. Owned, from alloc; NULL until the first read pass. */
+	uint8_t *from;
+	size_t from_len;
+};
+
+/* Where sealed batches go, and the threads that compress their pages. */
+struct run_lake {
+	struct floe_store *store;
+	struct floe_table *table;
+	struct floe_spool *spool;
+	/* Page compression threads (agent.compress_threads) and the writers' way to them;
+	 * pool is NULL when pages compress on the main thread. */
+	struct floe_worker *pool;
+	struct floe_pq_offload offload;
+	bool blocked; /* the spool is full: inputs wait (policy block) */
+};
+
+/* This installation and what the checkpoint holds, to rewrite it after a commit: the last
+ * seal's sequence and positions (owned, from alloc), and the newest commit of this
+ * installation the table was seen to hold (its commit-seq, -1 for none, and the table's
+ * metadata version then). A table found behind that record lost commits. */
+struct run_checkpoint {
+	struct floe_identity id; /* state_dir/installation */
+	uint64_t seq;
+	uint8_t *pos;
+	size_t pos_len;
+	int64_t committed_seq, committed_version;
+	char table_uuid[64]; /* the table that record is about ("" before any) */
+};
+
+/* Per-record scratch: the decoded attrs with the runtime's stream added. */
+struct run_scratch {
+	const char *akeys[ATTRS_MAX], *avals[ATTRS_MAX];
+	size_t aklens[ATTRS_MAX], avlens[ATTRS_MAX];
+};
+
+struct floe_runner {
+	struct floe_alloc alloc; /* agent.memory_limit; the runner struct itself is outside */
+	struct run_settings set;
+	struct run_env env;
+	struct run_inputs in;
+	struct run_batch b;
+	struct run_lake lake;
+	struct run_checkpoint ck;
+	struct run_scratch scratch;
+	struct floe_runner_stats stats;
+};
+
+/* Errors after which the agent must stop rather than retry the commit later: another
+ * installation under this agent id, a table whose history went back or has a gap, an
+ * object in the warehouse where floe would have to replace it. */
+static inline bool floe_runner_fatal(int rc)
+{
+	return rc == FLOE_EIDENTITY || rc == FLOE_EREGRESS || rc == FLOE_EEXIST;
+}
+
+/* The injected clock and stop, for the runner's files. */
+static inline int64_t floe_run_wall_us(const struct floe_runner *r)
+{
+	return r->env.clock->wall_us(r->env.clock->ctx);
+}
+static inline int64_t floe_run_mono_us(const struct floe_runner *r)
+{
+	return r->env.clock->mono_us(r->env.clock->ctx);
+}
+static inline bool floe_run_stopping(const struct floe_runner *r)
+{
+	return r->env.stop(r->env.stop_ctx);
+}
+
+/* settings.c */
+/* Fills s from cfg (borrowed; s points into it): paths under state_dir, the host, the
+ * writers' options, the spool policy, the descriptor share (raising the process's limit
+ * if it can). FLOE_EINVAL with err for a state_dir that cannot be made absolute. */
+int floe_run_settings_init(struct run_settings *s, const struct floe_config *cfg,
+			   struct floe_err *err);
+/* The tail options of input i (clock: the tail's wall clock, borrowed). */
+void floe_run_tail_options(const struct run_settings *s, size_t i, const struct floe_clock *clock,
+			   struct floe_preflight_tail *out);
+/* The assembler options of input i. */
+void floe_run_assemble_options(const struct run_settings *s, size_t i,
+			       struct floe_assemble_options *out);
+
+/* runner_record.c */
+/* Adds rec (borrowed; its message may be cut) to the batch as entry seq's: floe_batch_add's
+ * result, except that a record the budget cannot take even in an empty batch is cut to
+ * what fits or dropped (counted, logged), and running out of memory with rows in the
+ * batch is 2 (seal, then add again). */
+int floe_runner_batch_add(struct floe_runner *r, struct floe_record *rec, uint64_t seq);
+/* Decodes record a of input i (borrowed) and adds it to the batch as entry seq's, as
+ * floe_runner_batch_add. Counts no line. */
+int floe_runner_add_record(struct floe_runner *r, size_t input, const struct floe_assemble_rec *a,
+			   int64_t received_at, uint64_t seq);
+/* The tails' line callback (ctx: the runner): a line of input r->in.cur into the batch,
+ * or into its assembler. A negative return leaves the line in the tail (to be read again
+ * after a seal, r->b.line_refused), 1 asks the tail to stop for a seal. */
+int floe_runner_on_line(void *ctx, const struct floe_tail_line *line);
+/* The assemblers' record callback (ctx: the runner): into the batch, or kept for after
+ * the seal when the batch refuses it. */
+int floe_runner_on_record(void *ctx, const struct floe_assemble_rec *a);
+/* Adds the records kept for after the seal, in order, until the batch refuses one
+ * again. */
+int floe_runner_add_deferred(struct floe_runner *r);
+/* Frees the records kept for after the seal. */
+void floe_runner_drop_deferred(struct floe_runner *r);
+
+/* runner_replay.c */
+/* Rebuilds damaged spool entry e (borrowed) from its inputs: reads again the bytes its
+ * start and end positions enclose, if every input still holds them unchanged, into a new
+ * entry with the same seq and positions, after moving the damaged files to quarantine.
+ * The batch must be empty. Returns 0 (rebuilt: load it again), FLOE_ENOTFOUND (the
+ * bytes are gone or changed: the rows are lost; logged with the files and byte ranges),
+ * or an error (nothing changed; try again later). */
+int floe_runner_reread(struct floe_runner *r, const struct floe_spool_entry *e);
+
+/* runner_state.c */
+int floe_runner_collect_positions(struct floe_runner *r, struct floe_buf *out);
+/* Writes the checkpoint: last_seq and pos (borrowed; pos may be r->ck.pos, else it is
+ * copied there) with the installation and the committed record. */
+int floe_runner_save_checkpoint(struct floe_runner *r, uint64_t last_seq, const uint8_t *pos, size_t len);
+/* Records that the table now holds this installation's commits up to its current
+ * committed seq, rewriting the checkpoint when that is news (a failure is logged). */
+void floe_runner_note_committed(struct floe_runner *r);
+/* Start-up: see runner_state.c. err gets a message naming the file at fault. */
+int floe_runner_recover(struct floe_runner *r, struct floe_err *err);
+
+/* runner_commit.c */
+void floe_runner_write_metrics(struct floe_runner *r);
+int floe_runner_enforce_spool_limit(struct floe_runner *r);
+int floe_runner_commit(struct floe_runner *r);
+
+#endif

@@ -1,0 +1,391 @@
+/* The agent's main loop: read passes over the inputs, seals, commits on the interval,
+ * rescans, idle waits, and the end of a run (a stop, or the end of input with --once).
+ * Time, waiting and stopping come from the runner's env (runner.h's options). */
+#include "agent/run/runner_impl.h"
+
+#include "agent/config/config.h"
+#include "agent/input/tail.h"
+#include "agent/lake/spool.h"
+#include "agent/pipeline/assemble.h"
+#include "agent/pipeline/batch.h"
+#include "formats/base/buf.h"
+#include "platform/crash.h"
+#include "platform/log.h"
+#include "platform/signal.h"
+#include "platform/watch.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+/* The loop's clocks, all monotonic µs. */
+struct loop {
+	bool once;
+	int64_t last_commit, last_scan, blocked_since;
+	/* After a failed commit the next one waits longer (up to 5 minutes), so that an
+	 * unreachable store does not take the time the inputs need for reading. */
+	int64_t commit_backoff_us;
+};
+
+/* The next batch starts where this one ended. Without memory for the copy its entry
+ * only records no start (a damaged file of it could not be rebuilt). */
+static void set_from(struct floe_runner *r, const uint8_t *p, size_t len)
+{
+	floe_free(&r->alloc, r->b.from);
+	r->b.from = NULL;
+	r->b.from_len = 0;
+	if ((r->b.from = floe_malloc(&r->alloc, len ? len : 1))) {
+		memcpy(r->b.from, p, len);
+		r->b.from_len = len;
+	}
+}
+
+/* Seals the batch into the next spool entry. why says what closes it (NULL: the
+ * batch's own reason, else the memory budget): logged, so that files far below
+ * target_file_size can be traced to what sealed them. */
+static int seal(struct floe_runner *r, const char *why)
+{
+	r->b.seal_needed = false;
+	uint64_t rows = floe_batch_rows(r->b.batch);
+	if (rows == 0)
+		return 0;
+	if (!why)
+		why = floe_batch_seal_reason(r->b.batch);
+	if (!why)
+		why = "memory budget";
+	struct floe_buf pos;
+	floe_buf_init(&pos, &r->alloc, POSITIONS_MAX);
+	int rc = floe_runner_collect_positions(r, &pos);
+	if (rc == 0)
+		rc = floe_batch_seal_range(r->b.batch, floe_run_wall_us(r), r->b.from,
+					   r->b.from_len, pos.data, pos.len);
+	if (rc == 0)
+		set_from(r, pos.data, pos.len);
+	if (rc == 0) {
+		uint64_t seq = r->b.next_seq++;
+		r->stats.seals++;
+		floe_info("runner: sealed spool entry %" PRIu64 ": %" PRIu64 " rows (%s)", seq,
+			  rows, why);
+		/* The entry is durable and holds the positions too; the checkpoint must be
+		 * written before a commit may remove the entry, so a failure here stops the
+		 * agent (a restart recovers the positions from the entry). */
+		floe_crashpoint("seal-before-checkpoint");
+		rc = floe_runner_save_checkpoint(r, seq, pos.data, pos.len);
+		if (rc)
+			floe_error("runner: checkpoint write failed: %s", floe_strerror(rc));
+		else
+			rc = floe_runner_enforce_spool_limit(r);
+	}
+	floe_buf_fini(&pos);
+	r->b.seal_needed = false;
+	return rc;
+}
+
+/* Seals while asked to and puts the waiting records in the next batch. */
+static int settle(struct floe_runner *r)
+{
+	int rc = 0;
+	while (rc == 0 && (r->b.seal_needed || r->b.ndefer)) {
+		bool had = r->b.seal_needed;
+		if (r->b.seal_needed && (rc = seal(r, NULL)))
+			break;
+		if ((rc = floe_runner_add_deferred(r)))
+			break;
+		if (!had && !r->b.seal_needed && r->b.ndefer) {
+			rc = FLOE_ELIMIT; /* no progress possible */
+			break;
+		}
+	}
+	return rc;
+}
+
+/* Timeouts of every assembler; with end = true (--once), everything they hold. */
+static int poll_assemblers(struct floe_runner *r, bool end)
+{
+	int rc = 0;
+	for (size_t i = 0; i < r->in.n && rc == 0; i++) {
+		/* A full spool (policy block) stops records from timeouts too. */
+		if (!r->in.asm_[i] || (r->lake.blocked && !end))
+			continue;
+		r->in.cur = i;
+		r->in.read_us = floe_run_wall_us(r);
+		do {
+			rc = end ? floe_assemble_flush(r->in.asm_[i], floe_runner_on_record, r)
+				 : floe_assemble_poll(r->in.asm_[i], floe_run_mono_us(r),
+						      floe_runner_on_record, r);
+			if (rc >= 0) {
+				int src = settle(r);
+				if (src)
+					return src;
+			}
+		} while (rc == 1 && end);
+		if (rc == 1)
+			rc = 0; /* the rest is polled next time */
+	}
+	if (rc < 0)
+		floe_error("runner: assembling records: %s",
+			   floe_strerror(r->b.add_error ? r->b.add_error : rc));
+	return rc;
+}
+
+/* Sleeps until a watched directory changes (a file grew, appeared or was rotated), at
+ * most IDLE_SLEEP_MS (which also paces rotate_wait closes), and hands the events to every
+ * tail. Without a watch the clock's sleep waits. */
+static void idle_wait(struct floe_runner *r)
+{
+	if (!r->in.watch) {
+		r->env.clock->sleep_ms(r->env.clock->ctx, IDLE_SLEEP_MS);
+		return;
+	}
+	if (floe_watch_wait(r->in.watch, IDLE_SLEEP_MS) <= 0)
+		return;
+	struct floe_watch_event ev;
+	while (floe_watch_next(r->in.watch, &ev) > 0)
+		for (size_t i = 0; i < r->in.n; i++)
+			floe_tail_notify(r->in.tails[i], &ev);
+}
+
+/* One read pass over every input. *progress gets the bytes consumed. */
+static int read_inputs(struct floe_runner *r, size_t *progress)
+{
+	*progress = 0;
+	if (r->lake.blocked)
+		return 0;
+	r->in.read_us = floe_run_wall_us(r);
+	r->in.mono_us = floe_run_mono_us(r);
+	for (size_t i = 0; i < r->in.n; i++) {
+		size_t got = 0;
+		r->b.line_refused = false;
+		r->in.cur = i;
+		int rc = floe_tail_read(r->in.tails[i], READ_BUDGET, floe_runner_on_line, r, &got);
+		*progress += got;
+		if (rc < 0 && !r->b.line_refused) {
+			/* A failure of the batch is one of writing into the spool (a full or
+			 * read-only state_dir), not of reading the input. */
+			if (r->b.add_error)
+				floe_error(
+				    "runner: writing input %zu's lines into the spool (%s/spool) "
+				    "failed: %s",
+				    i + 1, r->set.state_dir, floe_strerror(r->b.add_error));
+			else
+				floe_error("runner: reading input %zu: %s", i + 1,
+					   floe_strerror(rc));
+			return r->b.add_error ? r->b.add_error : rc;
+		}
+		if (r->b.seal_needed || r->b.ndefer) {
+			if ((rc = settle(r)))
+				return rc;
+			*progress += 1; /* there is more to read */
+		}
+	}
+	return 0;
+}
+
+/* --once at the end of input: each tail's partial last line, then what the assemblers
+ * still hold (the input is over). */
+static int flush_inputs(struct floe_runner *r)
+{
+	int rc = 0;
+	for (size_t i = 0; i < r->in.n && rc == 0; i++) {
+		r->in.cur = i;
+		r->in.read_us = floe_run_wall_us(r);
+		r->in.mono_us = floe_run_mono_us(r);
+		for (;;) {
+			r->b.line_refused = false;
+			rc = floe_tail_flush_partial(r->in.tails[i], floe_runner_on_line, r);
+			if (rc < 0 && !r->b.line_refused)
+				break;
+			if (rc == 0 && !r->b.seal_needed && !r->b.ndefer)
+				break;
+			/* The batch was full, or asked for a seal: seal, go on. */
+			if ((rc = settle(r)))
+				break;
+		}
+	}
+	if (rc == 0)
+		rc = poll_assemblers(r, true);
+	return rc;
+}
+
+/* `run --once` that read no line says why, input by input, from what the tails know. */
+static void explain_nothing_read(const struct floe_runner *r)
+{
+	for (size_t i = 0; i < r->in.n; i++) {
+		struct floe_tail_stats st;
+		floe_tail_get_stats(r->in.tails[i], &st);
+		uint64_t followed = st.files_open + st.files_parked;
+		char why[512];
+		int n = snprintf(why, sizeof(why), "%" PRIu64 " files followed", followed);
+		if (st.started_at_end && n > 0 && (size_t)n < sizeof(why))
+			n += snprintf(
+			    why + n, sizeof(why) - (size_t)n,
+			    ", %" PRIu64 " of them started at their end (start_at: end; "
+			    "start_at: beginning reads files seen for the first time whole)",
+			    st.started_at_end);
+		else if (followed && n > 0 && (size_t)n < sizeof(why))
+			n += snprintf(why + n, sizeof(why) - (size_t)n,
+				      ", all read up to their end by an earlier run");
+		if (st.patterns_unmatched && n > 0 && (size_t)n < sizeof(why))
+			n += snprintf(why + n, sizeof(why) - (size_t)n,
+				      ", %" PRIu64 " patterns matching no file",
+				      st.patterns_unmatched);
+		if (st.files_unreadable && n > 0 && (size_t)n < sizeof(why))
+			n += snprintf(why + n, sizeof(why) - (size_t)n,
+				      ", %" PRIu64 " files unreadable", st.files_unreadable);
+		if (st.files_skipped && n > 0 && (size_t)n < sizeof(why))
+			(void)!snprintf(why + n, sizeof(why) - (size_t)n,
+					", %" PRIu64
+					" files skipped (links or the agent's own files)",
+					st.files_skipped);
+		floe_info("runner: input %zu read no line: %s", i + 1, why);
+	}
+}
+
+/* A stop whose commit failed: says what waits in the spool. */
+static void stopped_uncommitted(struct floe_runner *r, int rc)
+{
+	uint64_t *seqs = NULL;
+	size_t n = 0;
+	if (floe_spool_list(r->lake.spool, &seqs, &n) == 0)
+		floe_free(&r->alloc, seqs);
+	floe_warn("runner: stopping without the last commit (%s): the spool holds %zu entries "
+		  "(%" PRIu64 " bytes) that the next start commits",
+		  floe_strerror(rc), n, floe_spool_bytes(r->lake.spool));
+}
+
+/* Before the loop: every input scanned, the first batch's start positions, and what an
+ * earlier run left in the spool committed. */
+static int start(struct floe_runner *r, bool once)
+{
+	int rc;
+	for (size_t i = 0; i < r->in.n; i++) {
+		if ((rc = floe_tail_scan(r->in.tails[i]))) {
+			floe_error("runner: scanning input %zu: %s", i + 1, floe_strerror(rc));
+			return rc;
+		}
+	}
+	/* The first batch starts at the positions the scans settled on. */
+	struct floe_buf pos;
+	floe_buf_init(&pos, &r->alloc, POSITIONS_MAX);
+	if (floe_runner_collect_positions(r, &pos) == 0)
+		set_from(r, pos.data, pos.len);
+	floe_buf_fini(&pos);
+	/* Entries left by an earlier run go in first. */
+	rc = floe_runner_commit(r);
+	return rc && (once || floe_runner_fatal(rc)) ? rc : 0;
+}
+
+/* Counts the time the inputs wait for a full spool; with --once, which cannot wait for
+ * the next interval, commits now to make room, or fails. */
+static int while_blocked(struct floe_runner *r, struct loop *l, int64_t now)
+{
+	if (!r->lake.blocked) {
+		if (l->blocked_since)
+			r->stats.blocked_ms += (uint64_t)(now - l->blocked_since) / 1000;
+		l->blocked_since = 0;
+		return 0;
+	}
+	if (!l->blocked_since)
+		l->blocked_since = now;
+	if (!l->once)
+		return 0;
+	int rc = floe_runner_commit(r);
+	if (rc == 0 && r->lake.blocked) {
+		floe_error("runner: the spool is full and committing did not make room");
+		rc = FLOE_ELIMIT;
+	}
+	return rc;
+}
+
+/* Seals and commits at a stop or when the interval (stretched after failures) is over.
+ * *done: the loop ends (with the returned code). */
+static int commit_due(struct floe_runner *r, struct loop *l, bool stop, int64_t now, bool *done)
+{
+	*done = false;
+	if (!stop && now - l->last_commit < r->set.commit_interval_us + l->commit_backoff_us)
+		return 0;
+	int rc = seal(r, stop ? (l->once ? "end of input" : "stopping") : "commit_interval");
+	if (rc) {
+		*done = true;
+		return rc;
+	}
+	rc = floe_runner_commit(r);
+	l->last_commit = floe_run_mono_us(r);
+	if (rc && stop && floe_run_stopping(r)) {
+		/* The store did not take the last commit within the stop grace: the spool keeps
+		 * it for the next start, which is no failure. */
+		stopped_uncommitted(r, rc);
+		rc = 0;
+	}
+	if (stop || (rc && (l->once || floe_runner_fatal(rc)))) {
+		*done = true;
+		return rc;
+	}
+	if (rc) {
+		int64_t max = 300 * 1000000LL, i = r->set.commit_interval_us;
+		l->commit_backoff_us = l->commit_backoff_us ? l->commit_backoff_us * 2 : i;
+		if (l->commit_backoff_us > max)
+			l->commit_backoff_us = max;
+	} else {
+		l->commit_backoff_us = 0;
+	}
+	return 0; /* the spool keeps what failed; a later commit retries */
+}
+
+/* One turn of the loop: read, time out, maybe flush (--once), maybe seal and commit,
+ * maybe rescan, maybe wait. *done: the loop ends. */
+static int turn(struct floe_runner *r, struct loop *l, bool *done)
+{
+	int rc = while_blocked(r, l, floe_run_mono_us(r));
+	size_t progress = 0;
+	if (rc == 0)
+		rc = read_inputs(r, &progress);
+	if (rc == 0)
+		rc = poll_assemblers(r, false);
+	if (rc) {
+		*done = true;
+		return rc;
+	}
+	bool stop = floe_run_stopping(r);
+	if (floe_signal_take_hangup())
+		floe_info("runner: SIGHUP: nothing is reloaded while running; a changed "
+			  "configuration takes effect at the next start");
+	if (l->once && progress == 0 && !r->lake.blocked) {
+		if ((rc = flush_inputs(r)) < 0) {
+			*done = true;
+			return rc;
+		}
+		stop = true;
+	}
+	int64_t now = floe_run_mono_us(r);
+	if ((rc = commit_due(r, l, stop, now, done)) || *done)
+		return rc;
+	if (!l->once && now - l->last_scan >= (int64_t)RESCAN_MS * 1000) {
+		for (size_t i = 0; i < r->in.n; i++)
+			floe_tail_scan(r->in.tails[i]);
+		l->last_scan = now;
+	}
+	if (progress == 0 && !l->once)
+		idle_wait(r);
+	return 0;
+}
+
+int floe_runner_run(struct floe_runner *r, bool once)
+{
+	int rc = start(r, once);
+	if (rc)
+		return rc;
+	struct loop l = {.once = once};
+	l.last_commit = l.last_scan = floe_run_mono_us(r);
+	bool done = false;
+	while (!done)
+		rc = turn(r, &l, &done);
+	if (l.blocked_since)
+		r->stats.blocked_ms += (uint64_t)(floe_run_mono_us(r) - l.blocked_since) / 1000;
+	if (once && rc == 0 && r->stats.lines == 0)
+		explain_nothing_read(r);
+	floe_runner_write_metrics(r);
+	if (rc)
+		floe_batch_abort(r->b.batch);
+	return rc;
+}

@@ -1,0 +1,132 @@
+/* The runner's settings, taken from the configuration once at start-up: paths under
+ * state_dir, the host column, the Parquet writers' options, the spool policy, and each
+ * input's tail and assembler options. Nothing here reads the configuration again later. */
+#include "agent/run/runner_impl.h"
+#include "agent/run/settings.h"
+
+#include "agent/config/config.h"
+#include "agent/pipeline/assemble.h"
+#include "formats/base/buf.h"
+#include "platform/clock.h"
+#include "platform/log.h"
+#include "platform/path.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+void floe_run_pq_options(const struct floe_config *cfg, struct floe_pq_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->codec = cfg->logs.codec == FLOE_CODEC_LZ4_RAW	? FLOE_PQ_LZ4_RAW
+		   : cfg->logs.codec == FLOE_CODEC_UNCOMPRESSED ? FLOE_PQ_UNCOMPRESSED
+								: FLOE_PQ_ZSTD;
+	o->zstd_level = cfg->logs.zstd_level;
+	o->row_group_size = (size_t)cfg->logs.row_group_size;
+	/* Memory: a writer's open row group holds its open pages, dictionaries (capped) and
+	 * the finished pages of all but its largest column, which a budget per writer keeps
+	 * at about 1 MiB whatever the file's size; so row groups can be as large as
+	 * configured. */
+	o->dictionary_cap = FLOE_BATCH_DICTIONARY_CAP;
+	o->memory_budget = FLOE_BATCH_PAGE_BUDGET;
+	o->profile = cfg->logs.profile == FLOE_PROFILE_COMPACT ? FLOE_PQ_PROFILE_COMPACT
+							       : FLOE_PQ_PROFILE_DEFAULT;
+}
+
+/* The batch's options: the writers', the seal rules, the sort keys and bloom filters the
+ * configuration parsed (agent/config holds them typed). */
+static void batch_options(struct run_settings *s, const struct floe_config *cfg)
+{
+	struct floe_batch_options *b = &s->batch;
+	memset(b, 0, sizeof(*b));
+	floe_run_pq_options(cfg, &b->pq);
+	b->pq.created_by = s->pq_created_by;
+	b->max_partitions = 4;
+	b->target_file_size = cfg->logs.target_file_size;
+	for (size_t i = 0; i < cfg->logs.nbloom_filters && i < FLOE_LOG_NCOLS; i++)
+		s->bloom[i] = (struct floe_pq_bloom_column){cfg->logs.bloom_ids[i], 0};
+	b->pq.bloom = s->bloom;
+	b->pq.bloom_count =
+	    cfg->logs.nbloom_filters < FLOE_LOG_NCOLS ? cfg->logs.nbloom_filters : FLOE_LOG_NCOLS;
+	b->sort_by = cfg->logs.sort_keys;
+	b->nsort_by = cfg->logs.nsort_by;
+	b->sort_buffer = (size_t)cfg->logs.sort_buffer;
+}
+
+int floe_run_settings_init(struct run_settings *s, const struct floe_config *cfg,
+			   struct floe_err *err)
+{
+	memset(s, 0, sizeof(*s));
+	s->cfg = cfg;
+	if (floe_hostname(s->host, sizeof(s->host)) != 0)
+		snprintf(s->host, sizeof(s->host), "%s", cfg->agent.id);
+	s->host_len = strlen(s->host);
+	snprintf(s->pq_created_by, sizeof(s->pq_created_by), "floe version %s", FLOE_VERSION);
+	int rc = floe_path_absolute(cfg->agent.state_dir, s->state_dir, sizeof(s->state_dir));
+	if (rc)
+		return floe_err_set(err, rc, "bad path: %s", floe_strerror(rc));
+	if ((rc = floe_fmt(s->checkpoint_path, sizeof(s->checkpoint_path), "%s/checkpoint",
+			   s->state_dir)) ||
+	    (rc = floe_fmt(s->metrics_path, sizeof(s->metrics_path), "%s/metrics.json",
+			   s->state_dir)) ||
+	    (rc = floe_fmt(s->spool_dir, sizeof(s->spool_dir), "%s/spool", s->state_dir)))
+		return floe_err_set(err, rc, "state_dir %s: path too long", s->state_dir);
+	s->spool_max = cfg->spool.max_bytes;
+	s->drop_oldest = cfg->spool.policy == FLOE_SPOOL_DROP_OLDEST;
+	s->commit_interval_us = (int64_t)cfg->logs.commit_interval_ms * 1000;
+	batch_options(s, cfg);
+	/* The inputs' descriptors within the process's limit (raised first if it can be). */
+	unsigned long long fd_limit;
+	floe_preflight_descriptors(cfg, &s->fd_pct, &fd_limit);
+	if (s->fd_pct < 100)
+		floe_warn("runner: the inputs' max_open_files exceed the %llu descriptors allowed "
+			  "(RLIMIT_NOFILE): each input gets %u %% of its max_open_files",
+			  fd_limit, s->fd_pct);
+	return 0;
+}
+
+/* The tails' clock: the runner's wall clock in milliseconds. */
+static int64_t tail_clock_ms(void *ctx)
+{
+	const struct floe_clock *c = ctx;
+	return c->wall_us(c->ctx) / 1000;
+}
+
+void floe_run_tail_options(const struct run_settings *s, size_t i, const struct floe_clock *clock,
+			   struct floe_preflight_tail *out)
+{
+	floe_preflight_tail_options(s->cfg, i, s->fd_pct, out);
+	out->o.clock_ms = tail_clock_ms;
+	out->o.clock_ctx = (void *)(uintptr_t)clock; /* only ever read */
+}
+
+/* Input i groups lines into records (container partial lines, multiline). Every file
+ * with lines in flight has a state of up to two record buffers per joiner, so the number
+ * of states is bounded by half the memory budget as well as by max_open_files. */
+void floe_run_assemble_options(const struct run_settings *s, size_t i,
+			       struct floe_assemble_options *out)
+{
+	const struct floe_config_input *in = &s->cfg->inputs[i];
+	struct floe_assemble_options ao;
+	memset(&ao, 0, sizeof(ao));
+	ao.format = in->format == FLOE_FORMAT_CRI      ? FLOE_ASSEMBLE_CRI
+		    : in->format == FLOE_FORMAT_DOCKER ? FLOE_ASSEMBLE_DOCKER
+						       : FLOE_ASSEMBLE_RAW;
+	ao.start = in->multiline.start;
+	ao.max_lines = in->multiline.max_lines;
+	ao.max_bytes = (size_t)in->multiline.max_bytes;
+	ao.max_line_bytes = (size_t)in->max_line_bytes;
+	ao.timeout_us = (int64_t)in->multiline.flush_timeout_ms * 1000;
+	uint64_t per = 0;
+	if (ao.start)
+		per += 2 * (uint64_t)(ao.max_bytes ? ao.max_bytes : 1u << 20);
+	if (ao.format != FLOE_ASSEMBLE_RAW)
+		per += 3 * (uint64_t)(ao.max_line_bytes ? ao.max_line_bytes : 1u << 20);
+	uint64_t fit = per ? s->cfg->agent.memory_limit / 2 / per : 0;
+	ao.max_states = in->max_open_files ? in->max_open_files : 256;
+	if (fit < 1)
+		fit = 1;
+	if (fit < ao.max_states)
+		ao.max_states = (size_t)fit;
+	*out = ao;
+}

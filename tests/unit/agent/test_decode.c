@@ -1,0 +1,237 @@
+/* Unit tests for agent/pipeline/decode: each parser's attrs, the level and app fields
+ * copied to their columns, timestamps from the message or a field (with a zone), failures
+ * counted while the line stays whole, more fields than the table holds, bad options
+ * explained through struct floe_err, and every allocation failing in turn. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "agent/config/config.h"
+#include "agent/pipeline/decode.h"
+#include "agent/schema/record.h"
+#include "formats/base/alloc.h"
+#include "formats/base/error.h"
+
+#define RECV 1700000000000000LL /* the receive time every record starts with */
+
+static struct floe_config_input input(enum floe_parser parser)
+{
+	struct floe_config_input in;
+	memset(&in, 0, sizeof(in));
+	in.parser = parser;
+	in.max_line_bytes = 1 << 20;
+	in.timestamp.field = "message";
+	return in;
+}
+
+static struct floe_decoder *decoder(const struct floe_config_input *in)
+{
+	struct floe_decoder *d = NULL;
+	struct floe_err err = {0};
+	if (floe_decoder_new(NULL, in, &d, &err))
+		fail_msg("%s", err.msg);
+	return d;
+}
+
+static struct floe_record apply(struct floe_decoder *d, const char *line)
+{
+	struct floe_record rec;
+	memset(&rec, 0, sizeof(rec));
+	rec.ts = rec.received_at = RECV;
+	rec.message = (struct floe_str){line, strlen(line)};
+	floe_decoder_apply(d, &rec);
+	return rec;
+}
+
+/* The value of attr key in rec, or NULL (a null value is "(null)"). */
+static const char *attr(const struct floe_record *rec, const char *key, char *buf, size_t cap)
+{
+	for (size_t i = 0; i < rec->nattrs; i++) {
+		if (rec->attr_key_lens[i] == strlen(key) &&
+		    memcmp(rec->attr_keys[i], key, strlen(key)) == 0) {
+			if (!rec->attr_vals[i])
+				return "(null)";
+			snprintf(buf, cap, "%.*s", (int)rec->attr_val_lens[i], rec->attr_vals[i]);
+			return buf;
+		}
+	}
+	return NULL;
+}
+
+static void test_none_keeps_the_line(void **state)
+{
+	(void)state;
+	struct floe_config_input in = input(FLOE_PARSER_NONE);
+	struct floe_decoder *d = decoder(&in);
+	struct floe_record rec = apply(d, "level=error app=x just text");
+	assert_int_equal(rec.nattrs, 0);
+	assert_int_equal(rec.ts, RECV);
+	assert_false(rec.has_severity);
+	assert_null(rec.app.p);
+	struct floe_decode_stats st;
+	floe_decoder_get_stats(d, &st);
+	assert_int_equal(st.parse_failures, 0);
+	floe_decoder_free(d);
+}
+
+static void test_json_level_app(void **state)
+{
+	(void)state;
+	char buf[64];
+	struct floe_config_input in = input(FLOE_PARSER_JSON);
+	struct floe_decoder *d = decoder(&in);
+	const char *line = "{\"level\":\"WARNING\",\"service\":\"billing\",\"n\":3,\"x\":null}";
+	struct floe_record rec = apply(d, line);
+	assert_string_equal(attr(&rec, "level", buf, sizeof(buf)), "WARNING");
+	assert_string_equal(attr(&rec, "n", buf, sizeof(buf)), "3");
+	assert_string_equal(attr(&rec, "x", buf, sizeof(buf)), "(null)");
+	assert_true(rec.has_severity);
+	assert_int_equal(rec.severity, 4);
+	assert_int_equal(rec.app.len, 7);
+	assert_memory_equal(rec.app.p, "billing", 7);
+	assert_ptr_equal(rec.message.p, line); /* the message stays the line */
+	/* A digit level, and a level name it does not know (no severity). */
+	rec = apply(d, "{\"lvl\":\"2\"}");
+	assert_int_equal(rec.severity, 2);
+	rec = apply(d, "{\"level\":\"loud\"}");
+	assert_false(rec.has_severity);
+	/* A line that is not JSON: kept whole, no attrs, counted. */
+	rec = apply(d, "not json {");
+	assert_int_equal(rec.nattrs, 0);
+	assert_int_equal(rec.message.len, 10);
+	struct floe_decode_stats st;
+	floe_decoder_get_stats(d, &st);
+	assert_int_equal(st.parse_failures, 1);
+	floe_decoder_free(d);
+}
+
+static void test_logfmt_and_regex(void **state)
+{
+	(void)state;
+	char buf[64];
+	struct floe_config_input in = input(FLOE_PARSER_LOGFMT);
+	struct floe_decoder *d = decoder(&in);
+	struct floe_record rec = apply(d, "level=debug program=cron msg=\"a b\"");
+	assert_string_equal(attr(&rec, "msg", buf, sizeof(buf)), "a b");
+	assert_int_equal(rec.severity, 7);
+	assert_memory_equal(rec.app.p, "cron", 4);
+	floe_decoder_free(d);
+
+	in = input(FLOE_PARSER_REGEX);
+	in.pattern = "^(?<user>[a-z]+) did (?<what>.*)$";
+	d = decoder(&in);
+	rec = apply(d, "alice did it");
+	assert_string_equal(attr(&rec, "user", buf, sizeof(buf)), "alice");
+	assert_string_equal(attr(&rec, "what", buf, sizeof(buf)), "it");
+	rec = apply(d, "no match here");
+	assert_int_equal(rec.nattrs, 0);
+	struct floe_decode_stats st;
+	floe_decoder_get_stats(d, &st);
+	assert_int_equal(st.parse_failures, 1);
+	floe_decoder_free(d);
+}
+
+static void test_timestamps(void **state)
+{
+	(void)state;
+	/* From the start of the message. */
+	struct floe_config_input in = input(FLOE_PARSER_NONE);
+	in.timestamp.format = "rfc3339";
+	struct floe_decoder *d = decoder(&in);
+	struct floe_record rec = apply(d, "2023-05-15T14:30:45.5Z started");
+	assert_int_equal(rec.ts, 1684161045500000LL);
+	assert_int_equal(rec.received_at, RECV);
+	rec = apply(d, "no time here");
+	assert_int_equal(rec.ts, RECV); /* the receive time stays */
+	struct floe_decode_stats st;
+	floe_decoder_get_stats(d, &st);
+	assert_int_equal(st.ts_failures, 1);
+	floe_decoder_free(d);
+
+	/* From a parsed field, in a fixed zone. */
+	in = input(FLOE_PARSER_JSON);
+	in.timestamp.field = "time";
+	in.timestamp.format = "%Y-%m-%d %H:%M:%S";
+	in.timestamp.zone_offset_s = 2 * 3600;
+	d = decoder(&in);
+	rec = apply(d, "{\"time\":\"2023-05-15 16:30:45\",\"m\":1}");
+	assert_int_equal(rec.ts, 1684161045000000LL);
+	rec = apply(d, "{\"m\":1}"); /* no such field */
+	assert_int_equal(rec.ts, RECV);
+	floe_decoder_get_stats(d, &st);
+	assert_int_equal(st.ts_failures, 1);
+	floe_decoder_free(d);
+}
+
+static void test_too_many_fields(void **state)
+{
+	(void)state;
+	struct floe_config_input in = input(FLOE_PARSER_LOGFMT);
+	struct floe_decoder *d = decoder(&in);
+	char line[2048];
+	size_t n = 0;
+	for (int i = 0; i < 70; i++)
+		n += (size_t)snprintf(line + n, sizeof(line) - n, "k%d=v ", i);
+	struct floe_record rec = apply(d, line);
+	assert_int_equal(rec.nattrs, 64);
+	struct floe_decode_stats st;
+	floe_decoder_get_stats(d, &st);
+	assert_int_equal(st.fields_dropped, 6);
+	floe_decoder_free(d);
+}
+
+static void test_bad_options_and_faults(void **state)
+{
+	(void)state;
+	struct floe_config_input in = input(FLOE_PARSER_REGEX);
+	in.pattern = "(unclosed";
+	struct floe_decoder *d = NULL;
+	struct floe_err err = {0};
+	assert_int_equal(floe_decoder_new(NULL, &in, &d, &err), FLOE_EINVAL);
+	assert_null(d);
+	assert_int_equal(err.code, FLOE_EINVAL);
+	assert_true(err.msg[0] != '\0');
+	in = input(FLOE_PARSER_NONE);
+	in.timestamp.format = "nonsense";
+	assert_int_equal(floe_decoder_new(NULL, &in, &d, &err), FLOE_EINVAL);
+	assert_non_null(strstr(err.msg, "unknown timestamp format"));
+
+	/* Every allocation failing in turn: an error, nothing held. */
+	in = input(FLOE_PARSER_REGEX);
+	in.pattern = "^(?<a>x)";
+	in.timestamp.format = "epoch";
+	in.timestamp.field = "a";
+	for (long k = 0;; k++) {
+		struct floe_alloc a;
+		floe_alloc_init(&a, 0);
+		a.fail_after = k;
+		d = NULL;
+		int rc = floe_decoder_new(&a, &in, &d, NULL);
+		if (rc == 0) {
+			floe_decoder_free(d);
+			assert_int_equal(a.used, 0);
+			break;
+		}
+		assert_int_equal(rc, FLOE_ENOMEM);
+		assert_null(d);
+		assert_int_equal(a.used, 0);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_none_keeps_the_line),
+	    cmocka_unit_test(test_json_level_app),
+	    cmocka_unit_test(test_logfmt_and_regex),
+	    cmocka_unit_test(test_timestamps),
+	    cmocka_unit_test(test_too_many_fields),
+	    cmocka_unit_test(test_bad_options_and_faults),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
