@@ -38,7 +38,7 @@ static int get_svarint(const uint8_t **p, const uint8_t *end, int64_t *out)
 void floe_pq_rle_dec_init(struct floe_pq_rle_dec *d, const uint8_t *p, size_t n, int bw)
 {
 	d->p = p;
-	d->end = p + n;
+	d->end = n ? p + n : p; /* NULL + 0 is undefined in C */
 	d->bw = bw;
 	d->run = d->val = d->lit = 0;
 	d->nbuf = d->ibuf = 0;
