@@ -26,13 +26,35 @@
 #define ENTRY_MAX_BYTES (64u << 20)
 #define VERIFY_CHUNK ((size_t)256 << 10)
 
+/* What the handles of one spool share: the runner's main thread seals into it while its
+ * committer thread removes from it, each through its own handle (floe_spool_share), so
+ * the counters are updated atomically. */
+struct spool_counts {
+	uint64_t quarantined;
+	uint64_t bytes; /* data bytes of the whole entries (their files' sizes) */
+};
+
 struct floe_spool {
 	struct floe_alloc *alloc;
 	char dir[FLOE_PATH_MAX];
 	struct floe_part_spec spec;
-	uint64_t quarantined;
-	uint64_t bytes; /* data bytes of the whole entries (their files' sizes) */
+	struct spool_counts own;
+	struct spool_counts *counts; /* &own, or the first handle's for a share */
 };
+
+static void count_add(uint64_t *c, uint64_t n)
+{
+	__atomic_add_fetch(c, n, __ATOMIC_RELAXED);
+}
+
+/* Subtracts n, stopping at 0 (a file whose size changed since it was counted). */
+static void count_sub(uint64_t *c, uint64_t n)
+{
+	uint64_t v = __atomic_load_n(c, __ATOMIC_RELAXED);
+	while (!__atomic_compare_exchange_n(c, &v, v > n ? v - n : 0, false, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED))
+		;
+}
 
 int floe_spool_path(const struct floe_spool *sp, const char *name, char *out, size_t cap)
 {
@@ -90,7 +112,7 @@ static int cleanup_one(void *ctx, const char *name)
 		struct floe_fs_stat st;
 		if (!debris && floe_spool_path(c->sp, name, path, sizeof(path)) == 0 &&
 		    floe_fs_stat(path, &st) == 0)
-			c->sp->bytes += st.size;
+			count_add(&c->sp->counts->bytes, st.size);
 	} else if (strncmp(name, ".", 1) == 0 || strcmp(name, "quarantine") == 0) {
 		return 0;
 	}
@@ -111,6 +133,7 @@ int floe_spool_open(struct floe_alloc *a, const char *dir, const struct floe_par
 		return FLOE_ENOMEM;
 	sp->alloc = a;
 	sp->spec = *spec;
+	sp->counts = &sp->own;
 	if (strlen(dir) >= sizeof(sp->dir)) {
 		floe_free(a, sp);
 		return -ENAMETOOLONG;
@@ -131,6 +154,18 @@ int floe_spool_open(struct floe_alloc *a, const char *dir, const struct floe_par
 		return rc;
 	}
 	*out = sp;
+	return 0;
+}
+
+int floe_spool_share(struct floe_spool *sp, struct floe_alloc *a, struct floe_spool **out)
+{
+	struct floe_spool *s = floe_malloc(a, sizeof(*s));
+	if (!s)
+		return FLOE_ENOMEM;
+	*s = *sp;
+	s->alloc = a;
+	s->counts = sp->counts;
+	*out = s;
 	return 0;
 }
 
@@ -253,12 +288,12 @@ static uint64_t entry_bytes(const struct floe_spool_entry *e)
 
 uint64_t floe_spool_bytes(const struct floe_spool *sp)
 {
-	return sp->bytes;
+	return __atomic_load_n(&sp->counts->bytes, __ATOMIC_RELAXED);
 }
 
 uint64_t floe_spool_quarantined(const struct floe_spool *sp)
 {
-	return sp->quarantined;
+	return __atomic_load_n(&sp->counts->quarantined, __ATOMIC_RELAXED);
 }
 
 /* The XXH64 and length of the file at path, read in VERIFY_CHUNK pieces. */
@@ -345,7 +380,7 @@ int floe_spool_write_entry(struct floe_spool *sp, const struct floe_spool_entry 
 	}
 	floe_buf_fini(&b);
 	if (rc == 0)
-		sp->bytes += entry_bytes(e);
+		count_add(&sp->counts->bytes, entry_bytes(e));
 	return rc;
 }
 
@@ -565,8 +600,7 @@ int floe_spool_remove(struct floe_spool *sp, const struct floe_spool_entry *e)
 		if (rc && rc != -ENOENT)
 			return rc;
 	}
-	uint64_t n = entry_bytes(e);
-	sp->bytes = sp->bytes > n ? sp->bytes - n : 0;
+	count_sub(&sp->counts->bytes, entry_bytes(e));
 	return floe_fs_fsync_dir(sp->dir);
 }
 
@@ -588,7 +622,7 @@ static int move_data(void *ctx, const char *name)
 		size_t len = strlen(name);
 		/* Only whole files counted in bytes; temporaries never were. */
 		if (len > 8 && strcmp(name + len - 8, ".parquet") == 0)
-			m->sp->bytes = m->sp->bytes > st.size ? m->sp->bytes - st.size : 0;
+			count_sub(&m->sp->counts->bytes, st.size);
 	}
 	return 0;
 }
@@ -604,7 +638,7 @@ int floe_spool_quarantine(struct floe_spool *sp, uint64_t seq)
 	snprintf(name, sizeof(name), "%020" PRIu64 ".entry", seq);
 	if (floe_spool_path(sp, name, from, sizeof(from)) || floe_fmt(to, sizeof(to), "%s/%s", qdir, name))
 		return FLOE_ELIMIT;
-	sp->quarantined++;
+	count_add(&sp->counts->quarantined, 1);
 	floe_warn("spool: entry %" PRIu64 " is corrupt or incomplete, moved to %s", seq, qdir);
 	/* The entry first: once it is gone its data files are debris either way. */
 	if ((rc = floe_fs_rename(from, to)))
@@ -638,9 +672,9 @@ int floe_spool_quarantine_files(struct floe_spool *sp, const struct floe_spool_e
 			continue; /* missing already */
 		if ((rc = floe_fs_rename(from, to)))
 			return rc;
-		sp->bytes = sp->bytes > st.size ? sp->bytes - st.size : 0;
+		count_sub(&sp->counts->bytes, st.size);
 	}
-	sp->quarantined++;
+	count_add(&sp->counts->quarantined, 1);
 	floe_warn("spool: the data files of entry %" PRIu64 " moved to %s", e->seq, qdir);
 	return floe_fs_fsync_dir(sp->dir);
 }

@@ -53,6 +53,13 @@ struct floe_spool;
  * data files that no entry names. */
 int floe_spool_open(struct floe_alloc *a, const char *dir, const struct floe_part_spec *spec,
 		    struct floe_spool **out);
+/* Another handle on sp's directory and counters that allocates from a (entries it loads,
+ * its verify buffer), for another thread: the runner's committer thread commits through
+ * one while the main thread seals through sp. The two threads must never work on the
+ * same entry at once (the runner lends entries to its committer and takes them back);
+ * the byte and quarantine counts are shared and atomic. Freed with floe_spool_free,
+ * before sp. */
+int floe_spool_share(struct floe_spool *sp, struct floe_alloc *a, struct floe_spool **out);
 void floe_spool_free(struct floe_spool *sp);
 const char *floe_spool_dir(const struct floe_spool *sp);
 /* Sequence numbers of the whole entries, ascending. *seqs is owned by the caller

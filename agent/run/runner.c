@@ -13,6 +13,7 @@
 #include "agent/pipeline/assemble.h"
 #include "agent/pipeline/decode.h"
 #include "platform/fs.h"
+#include "platform/loop.h"
 #include "platform/signal.h"
 #include "platform/store.h"
 #include "platform/watch.h"
@@ -54,7 +55,9 @@ static int open_state(struct floe_runner *r, struct floe_err *err)
 	return floe_identity_open(&r->alloc, dir, machine, true, r->env.rand, &r->ck.id, err);
 }
 
-/* The warehouse, the table in it and the spool. */
+/* The warehouse, the table in it and the spool, with a second handle on the spool for
+ * the committer thread (after start-up only the committer uses the table and the store).
+ * Both threads allocate from the one budget, whose counters are atomic. */
 static int open_lake(struct floe_runner *r, struct floe_err *err)
 {
 	const struct floe_config *cfg = r->set.cfg;
@@ -81,9 +84,38 @@ static int open_lake(struct floe_runner *r, struct floe_err *err)
 				    cfg->lake.namespace, cfg->logs.name, floe_strerror(rc));
 	}
 	if ((rc = floe_spool_open(&r->alloc, r->set.spool_dir, floe_table_spec(r->lake.table),
-				  &r->lake.spool)))
+				  &r->lake.spool)) ||
+	    (rc = floe_spool_share(r->lake.spool, &r->alloc, &r->com.spool)))
 		return floe_err_set(err, rc, "cannot open spool %s: %s", r->set.spool_dir,
 				    floe_strerror(rc));
+	return 0;
+}
+
+/* The main thread's loop (the tails' watch, the committer's wake-ups) and the committer
+ * thread. */
+static void watch_ready(struct floe_io *io, unsigned events)
+{
+	(void)events;
+	struct floe_runner *r = io->arg;
+	r->in.watch_ready = true;
+}
+
+static int open_loop(struct floe_runner *r, struct floe_err *err)
+{
+	int rc = floe_loop_new(NULL, &r->loop);
+	if (rc == 0 && r->in.watch && floe_watch_fd(r->in.watch) >= 0) {
+		r->in.watch_io.cb = watch_ready;
+		r->in.watch_io.arg = r;
+		rc = floe_loop_io_add(r->loop, &r->in.watch_io, floe_watch_fd(r->in.watch),
+				      FLOE_IO_READ);
+		r->in.watch_added = rc == 0;
+	}
+	if (rc == 0)
+		rc = floe_worker_new(1, &r->com.thread);
+	if (rc)
+		return floe_err_set(err, rc, "cannot start the event loop and the committer thread: %s",
+				    floe_strerror(rc));
+	r->com.wake = r->loop;
 	return 0;
 }
 
@@ -178,6 +210,8 @@ int floe_runner_new(const struct floe_config *cfg, const struct floe_runner_opti
 		rc = open_batch(r, err);
 	if (rc == 0)
 		rc = open_inputs(r, err);
+	if (rc == 0)
+		rc = open_loop(r, err);
 	if (rc == 0) {
 		struct floe_err e = {0};
 		if ((rc = floe_runner_recover(r, &e)) && e.msg[0])
@@ -199,6 +233,12 @@ void floe_runner_free(struct floe_runner *r)
 {
 	if (!r)
 		return;
+	if (r->com.task)
+		floe_worker_wait(r->com.thread, r->com.task); /* a stop ends it within its grace */
+	floe_worker_free(r->com.thread);
+	if (r->in.watch_added)
+		floe_loop_io_del(r->loop, &r->in.watch_io);
+	floe_loop_free(r->loop);
 	for (size_t i = 0; i < r->in.n; i++)
 		floe_tail_free(r->in.tails[i]);
 	floe_watch_free(r->in.watch);
@@ -213,6 +253,7 @@ void floe_runner_free(struct floe_runner *r)
 	floe_free(&r->alloc, r->in.decoders);
 	floe_batch_free(r->b.batch);
 	floe_worker_free(r->lake.pool); /* after the writers: they wait for their pages */
+	floe_spool_free(r->com.spool);
 	floe_spool_free(r->lake.spool);
 	floe_table_free(r->lake.table);
 	floe_store_free(r->lake.store);

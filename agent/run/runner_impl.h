@@ -2,9 +2,11 @@
  * outside agent/run/ includes it. The files call one another one way:
  *   runner.c (start-up, the objects' lives) -> settings.c, runner_state.c,
  *                                               runner_record.c
- *   runner_loop.c (the run loop, seals)      -> runner_record.c, runner_commit.c,
+ *   runner_loop.c (the run loop, seals)      -> runner_record.c, runner_handoff.c,
  *                                               runner_state.c
- *   runner_commit.c (commits, spool limit)   -> runner_replay.c, runner_state.c
+ *   runner_handoff.c (the main thread's side -> runner_commit.c, runner_replay.c,
+ *     of commits, spool limit, metrics)         runner_state.c
+ *   runner_commit.c (the committer thread)     calls no other file of the runner
  *   runner_replay.c (rebuilding an entry)    -> runner_record.c, settings.c, span.c
  *   runner_record.c (records into the batch), runner_state.c (positions, checkpoint,
  *   recovery), settings.c and span.c call no other file of the runner. */
@@ -22,6 +24,7 @@
 #include "formats/base/error.h"
 #include "formats/base/limits.h"
 #include "formats/parquet/writer.h"
+#include "platform/loop.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -84,6 +87,8 @@ struct run_inputs {
 	struct floe_decoder **decoders;
 	struct floe_assemble **asm_;
 	struct floe_watch *watch; /* NULL: fixed idle sleeps */
+	struct floe_io watch_io;  /* the watch's descriptor in the main loop */
+	bool watch_added, watch_ready;
 	size_t cur;		  /* the input whose lines on_line receives */
 	int64_t read_us;	  /* receive time of the lines being read */
 	int64_t mono_us;	  /* monotonic time of the read pass (assemblers' timeouts) */
@@ -121,6 +126,41 @@ struct run_batch {
 	size_t from_len;
 };
 
+/* What a commit on the committer thread did, for the main thread (runner_commit.c fills
+ * it, runner_handoff.c takes it): counters to add, the result, and the table's record of
+ * this installation's commits afterwards. */
+struct commit_report {
+	int rc; /* 0, or why the commit failed (logged by the committer) */
+	uint64_t commits, rows_committed, replaced_utf8, spool_damaged;
+	/* An entry whose data files failed their check before upload (0: none): nothing from
+	 * it on was committed, and the main thread rebuilds it from its inputs. */
+	uint64_t damaged;
+	int64_t committed_seq, committed_version; /* -1, 0: the table was not read */
+	char table_uuid[64];
+};
+
+/* The committer: one thread that uploads and commits sealed entries, so that the main
+ * thread never waits on the warehouse's network while it reads. The main thread lends it
+ * the entries sealed so far (a lease: every entry up to seq lease), one commit at a time;
+ * until the report comes back it touches none of them (no drop_oldest, no rebuild), and
+ * the committer touches no other. The report comes back through rep and done, and
+ * floe_loop_wake wakes the main thread's loop. Memory: the table, the store and the
+ * committer's handle on the spool allocate from the runner's one budget (its counters are
+ * atomic), as they did when commits ran on the main thread. A fixed share of its own
+ * would either take a megabyte from the reading side's minimum (8 MiB holds the defaults
+ * with 0.3 MiB to spare) or, as a table's metadata grows with its history, fail every
+ * commit once it outgrew the share; shared, a commit in flight only leaves the batch less
+ * room (an earlier seal, at worst a cut line, both counted). */
+struct run_committer {
+	struct floe_worker *thread; /* one thread */
+	struct floe_spool *spool;   /* the committer's handle (floe_spool_share) */
+	void *task;		    /* the commit in flight (the worker's handle), or NULL */
+	uint64_t lease;		    /* with task: entries up to this seq are the committer's */
+	int done;		    /* atomic: rep is filled (release by the committer) */
+	struct commit_report rep;
+	struct floe_loop *wake; /* the main thread's loop (borrowed) */
+};
+
 /* Where sealed batches go, and the threads that compress their pages. */
 struct run_lake {
 	struct floe_store *store;
@@ -153,12 +193,16 @@ struct run_scratch {
 };
 
 struct floe_runner {
-	struct floe_alloc alloc; /* agent.memory_limit; the runner struct itself is outside */
+	/* agent.memory_limit, shared by both threads; the runner struct itself is outside */
+	struct floe_alloc alloc;
 	struct run_settings set;
 	struct run_env env;
 	struct run_inputs in;
 	struct run_batch b;
 	struct run_lake lake;
+	struct run_committer com;
+	/* The main thread's event loop: the tails' watch, the committer's wake-ups. */
+	struct floe_loop *loop;
 	struct run_checkpoint ck;
 	struct run_scratch scratch;
 	struct floe_runner_stats stats;
@@ -236,15 +280,39 @@ int floe_runner_collect_positions(struct floe_runner *r, struct floe_buf *out);
 /* Writes the checkpoint: last_seq and pos (borrowed; pos may be r->ck.pos, else it is
  * copied there) with the installation and the committed record. */
 int floe_runner_save_checkpoint(struct floe_runner *r, uint64_t last_seq, const uint8_t *pos, size_t len);
-/* Records that the table now holds this installation's commits up to its current
- * committed seq, rewriting the checkpoint when that is news (a failure is logged). */
-void floe_runner_note_committed(struct floe_runner *r);
+/* Records that the table now holds this installation's commits up to seq, at metadata
+ * version, in the table uuid names (the committer's report), rewriting the checkpoint
+ * when that is news (a failure is logged). The main thread is the checkpoint's only
+ * writer. */
+void floe_runner_note_committed(struct floe_runner *r, int64_t seq, int64_t version,
+				const char *uuid);
 /* Start-up: see runner_state.c. err gets a message naming the file at fault. */
 int floe_runner_recover(struct floe_runner *r, struct floe_err *err);
 
-/* runner_commit.c */
+/* runner_commit.c: the committer thread's side. */
+/* The worker task of one commit (arg: the runner): commits every entry of the lease in
+ * order through the committer's spool handle, table and allocator, at most
+ * COMMIT_MAX_ENTRIES per snapshot, removes what is committed, stops before a damaged
+ * entry, fills r->com.rep, publishes it and wakes the main loop. Touches nothing else of
+ * the runner. */
+void floe_committer_task(void *arg);
+
+/* runner_handoff.c: the main thread's side of commits. */
+/* Lends the committer every entry sealed so far and starts a commit (none may be in
+ * flight). Returns 0, or an error (nothing started). */
+int floe_runner_commit_start(struct floe_runner *r);
+/* True while a commit is in flight. */
+bool floe_runner_committing(const struct floe_runner *r);
+/* Takes the report of the commit in flight if it is done (with wait: once it is): adds
+ * its counters, records what the table holds in the checkpoint, resumes inputs a full
+ * spool held, writes metrics.json. Returns 1 with *rc (the commit's result) and *damaged
+ * (an entry to rebuild, 0 for none), or 0 when there is no report (yet). */
+int floe_runner_commit_take(struct floe_runner *r, bool wait, int *rc, uint64_t *damaged);
+/* Rebuilds damaged entry seq from its inputs (floe_runner_reread; the batch must be
+ * empty), or counts its rows lost and moves it to quarantine when its bytes are gone.
+ * Returns 0 (either way: commit again), or an error (the entry stays). */
+int floe_runner_rebuild(struct floe_runner *r, uint64_t seq);
 void floe_runner_write_metrics(struct floe_runner *r);
 int floe_runner_enforce_spool_limit(struct floe_runner *r);
-int floe_runner_commit(struct floe_runner *r);
 
 #endif

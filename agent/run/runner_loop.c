@@ -11,6 +11,7 @@
 #include "formats/base/buf.h"
 #include "platform/crash.h"
 #include "platform/log.h"
+#include "platform/loop.h"
 #include "platform/signal.h"
 #include "platform/watch.h"
 
@@ -128,21 +129,34 @@ static int poll_assemblers(struct floe_runner *r, bool end)
 	return rc;
 }
 
-/* Sleeps until a watched directory changes (a file grew, appeared or was rotated), at
- * most IDLE_SLEEP_MS (which also paces rotate_wait closes), and hands the events to every
- * tail. Without a watch the clock's sleep waits. */
-static void idle_wait(struct floe_runner *r)
+/* Hands the watch's events to every tail. */
+static void take_watch_events(struct floe_runner *r)
 {
-	if (!r->in.watch) {
-		r->env.clock->sleep_ms(r->env.clock->ctx, IDLE_SLEEP_MS);
-		return;
-	}
-	if (floe_watch_wait(r->in.watch, IDLE_SLEEP_MS) <= 0)
-		return;
 	struct floe_watch_event ev;
+	r->in.watch_ready = false;
+	if (floe_watch_wait(r->in.watch, 1) <= 0)
+		return;
 	while (floe_watch_next(r->in.watch, &ev) > 0)
 		for (size_t i = 0; i < r->in.n; i++)
 			floe_tail_notify(r->in.tails[i], &ev);
+}
+
+/* Sleeps until a watched directory changes (a file grew, appeared or was rotated), the
+ * committer reports, or IDLE_SLEEP_MS passed (which also paces rotate_wait closes), and
+ * hands the watch's events to every tail. Without a watch (tests) the clock's sleep
+ * waits, after the commit in flight is done: a test's script of sleeps then sees the same
+ * states on every run. */
+static void idle_wait(struct floe_runner *r)
+{
+	if (!r->in.watch) {
+		/* An idle round in a test (poll) ran check_commit with wait first. */
+		r->env.clock->sleep_ms(r->env.clock->ctx, IDLE_SLEEP_MS);
+		floe_loop_run_once(r->loop, 0);
+		return;
+	}
+	floe_loop_run_once(r->loop, IDLE_SLEEP_MS);
+	/* Polled directories (no inotify, or over its limit) are looked at here too. */
+	take_watch_events(r);
 }
 
 /* One read pass over every input. *progress gets the bytes consumed. */
@@ -253,8 +267,68 @@ static void stopped_uncommitted(struct floe_runner *r, int rc)
 		  floe_strerror(rc), n, floe_spool_bytes(r->lake.spool));
 }
 
+/* Seals the batch before a damaged entry is read again into it, then rebuilds the entry
+ * (or counts it lost). */
+static int rebuild(struct floe_runner *r, uint64_t seq)
+{
+	char why[64];
+	snprintf(why, sizeof(why), "rebuilding damaged spool entry %" PRIu64, seq);
+	int rc = seal(r, why);
+	return rc ? rc : floe_runner_rebuild(r, seq);
+}
+
+/* A commit from start to end, waited for (the start and end of --once, a stop, a full
+ * spool with --once): the one in flight first, then one of everything sealed since,
+ * again after each damaged entry is rebuilt. Returns the last commit's result. */
+static int commit_now(struct floe_runner *r)
+{
+	int rc = 0;
+	uint64_t damaged = 0;
+	if (floe_runner_commit_take(r, true, &rc, &damaged) && damaged && (rc = rebuild(r, damaged)))
+		return rc;
+	do {
+		if ((rc = floe_runner_commit_start(r)))
+			return rc;
+		floe_runner_commit_take(r, true, &rc, &damaged);
+	} while (damaged && (rc = rebuild(r, damaged)) == 0);
+	return rc;
+}
+
+/* Takes the committer's report when it is there (with wait: once it is): a damaged entry
+ * is rebuilt and committed again at once, a refusal ends the loop (*done), a failure
+ * stretches the wait for the next commit. */
+static int check_commit(struct floe_runner *r, struct loop *l, bool wait, bool *done)
+{
+	int rc = 0;
+	uint64_t damaged = 0;
+	if (!floe_runner_commit_take(r, wait, &rc, &damaged))
+		return 0;
+	if (damaged) {
+		if ((rc = rebuild(r, damaged)) == 0)
+			return floe_runner_commit_start(r);
+	}
+	if (rc && floe_runner_fatal(rc)) {
+		*done = true;
+		return rc;
+	}
+	if (rc) {
+		int64_t max = 300 * 1000000LL, i = r->set.commit_interval_us;
+		l->commit_backoff_us = l->commit_backoff_us ? l->commit_backoff_us * 2 : i;
+		if (l->commit_backoff_us > max)
+			l->commit_backoff_us = max;
+		return 0; /* the spool keeps what failed; a later commit retries */
+	}
+	l->commit_backoff_us = 0;
+	/* Entries sealed while this commit was in flight go next, at once: a slow store
+	 * makes commits larger, not later. */
+	if (r->b.next_seq - 1 > r->com.lease)
+		return floe_runner_commit_start(r);
+	return 0;
+}
+
 /* Before the loop: every input scanned, the first batch's start positions, and what an
- * earlier run left in the spool committed. */
+ * earlier run left in the spool handed to the committer (with --once, committed before
+ * anything is read, as a run that must commit what it reads would). */
 static int start(struct floe_runner *r, bool once)
 {
 	int rc;
@@ -271,8 +345,14 @@ static int start(struct floe_runner *r, bool once)
 		set_from(r, pos.data, pos.len);
 	floe_buf_fini(&pos);
 	/* Entries left by an earlier run go in first. */
-	rc = floe_runner_commit(r);
-	return rc && (once || floe_runner_fatal(rc)) ? rc : 0;
+	uint64_t *seqs = NULL;
+	size_t n = 0;
+	if ((rc = floe_spool_list(r->lake.spool, &seqs, &n)))
+		return rc;
+	floe_free(&r->alloc, seqs);
+	if (n == 0)
+		return 0;
+	return once ? commit_now(r) : floe_runner_commit_start(r);
 }
 
 /* Counts the time the inputs wait for a full spool; with --once, which cannot wait for
@@ -289,7 +369,7 @@ static int while_blocked(struct floe_runner *r, struct loop *l, int64_t now)
 		l->blocked_since = now;
 	if (!l->once)
 		return 0;
-	int rc = floe_runner_commit(r);
+	int rc = commit_now(r);
 	if (rc == 0 && r->lake.blocked) {
 		floe_error("runner: the spool is full and committing did not make room");
 		rc = FLOE_ELIMIT;
@@ -297,46 +377,61 @@ static int while_blocked(struct floe_runner *r, struct loop *l, int64_t now)
 	return rc;
 }
 
-/* Seals and commits at a stop or when the interval (stretched after failures) is over.
- * *done: the loop ends (with the returned code). */
-static int commit_due(struct floe_runner *r, struct loop *l, bool stop, int64_t now, bool *done)
+/* The last seal and commit, waited for: at a stop, or at the end of input with --once. A
+ * commit the store did not take within the stop grace stays in the spool for the next
+ * start, which is no failure. */
+static int commit_last(struct floe_runner *r, struct loop *l)
 {
-	*done = false;
-	if (!stop && now - l->last_commit < r->set.commit_interval_us + l->commit_backoff_us)
-		return 0;
-	int rc = seal(r, stop ? (l->once ? "end of input" : "stopping") : "commit_interval");
-	if (rc) {
-		*done = true;
-		return rc;
-	}
-	rc = floe_runner_commit(r);
+	int rc = seal(r, l->once ? "end of input" : "stopping");
+	if (rc == 0)
+		rc = commit_now(r);
 	l->last_commit = floe_run_mono_us(r);
-	if (rc && stop && floe_run_stopping(r)) {
-		/* The store did not take the last commit within the stop grace: the spool keeps
-		 * it for the next start, which is no failure. */
+	if (rc && floe_run_stopping(r)) {
 		stopped_uncommitted(r, rc);
 		rc = 0;
 	}
-	if (stop || (rc && (l->once || floe_runner_fatal(rc)))) {
+	return rc;
+}
+
+/* Seals when the interval (stretched after failures) is over, and hands a commit to the
+ * committer unless one is in flight; at a stop, the last one. *done: the loop ends
+ * (with the returned code). */
+static int commit_due(struct floe_runner *r, struct loop *l, bool stop, int64_t now, bool *done)
+{
+	*done = false;
+	if (stop) {
+		*done = true;
+		return commit_last(r, l);
+	}
+	if (now - l->last_commit < r->set.commit_interval_us + l->commit_backoff_us)
+		return 0;
+	/* The batch is sealed on the interval even while a commit is in flight: the rows
+	 * are then durable in the spool, and the report of that commit hands them on. */
+	int rc = seal(r, "commit_interval");
+	if (rc) {
 		*done = true;
 		return rc;
 	}
-	if (rc) {
-		int64_t max = 300 * 1000000LL, i = r->set.commit_interval_us;
-		l->commit_backoff_us = l->commit_backoff_us ? l->commit_backoff_us * 2 : i;
-		if (l->commit_backoff_us > max)
-			l->commit_backoff_us = max;
-	} else {
-		l->commit_backoff_us = 0;
+	l->last_commit = now;
+	if (floe_runner_committing(r)) {
+		/* The report rewrites the metrics; until then, so does every interval, so that
+		 * they show the reading go on while a slow store holds a commit. */
+		floe_runner_write_metrics(r);
+		return 0;
 	}
-	return 0; /* the spool keeps what failed; a later commit retries */
+	if ((rc = floe_runner_commit_start(r)))
+		*done = true;
+	return rc;
 }
 
-/* One turn of the loop: read, time out, maybe flush (--once), maybe seal and commit,
- * maybe rescan, maybe wait. *done: the loop ends. */
+/* One turn of the loop: the committer's report, read, time out, maybe flush (--once),
+ * maybe seal and commit, maybe rescan, maybe wait. *done: the loop ends. */
 static int turn(struct floe_runner *r, struct loop *l, bool *done)
 {
-	int rc = while_blocked(r, l, floe_run_mono_us(r));
+	int rc = check_commit(r, l, false, done);
+	if (rc || *done)
+		return rc;
+	rc = while_blocked(r, l, floe_run_mono_us(r));
 	size_t progress = 0;
 	if (rc == 0)
 		rc = read_inputs(r, &progress);
@@ -365,8 +460,12 @@ static int turn(struct floe_runner *r, struct loop *l, bool *done)
 			floe_tail_scan(r->in.tails[i]);
 		l->last_scan = now;
 	}
-	if (progress == 0 && !l->once)
-		idle_wait(r);
+	if (progress == 0 && !l->once) {
+		if (!r->in.watch && (rc = check_commit(r, l, true, done)))
+			return rc;
+		if (!*done)
+			idle_wait(r);
+	}
 	return 0;
 }
 

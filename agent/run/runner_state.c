@@ -139,20 +139,20 @@ static void table_uuid(const struct floe_runner *r, char out[64])
 	snprintf(out, 64, "%s", u ? u : "");
 }
 
-void floe_runner_note_committed(struct floe_runner *r)
+void floe_runner_note_committed(struct floe_runner *r, int64_t seq, int64_t version,
+				const char *uuid)
 {
-	int64_t c = floe_table_committed_seq(r->lake.table, r->ck.id.installation);
-	if (c <= r->ck.committed_seq)
+	if (seq <= r->ck.committed_seq)
 		return;
-	r->ck.committed_seq = c;
-	r->ck.committed_version = floe_table_version(r->lake.table);
-	table_uuid(r, r->ck.table_uuid);
+	r->ck.committed_seq = seq;
+	r->ck.committed_version = version;
+	snprintf(r->ck.table_uuid, sizeof(r->ck.table_uuid), "%s", uuid);
 	/* Before the first seal there are no positions to keep: the next seal writes it. */
 	if (!r->ck.pos)
 		return;
 	int rc = floe_runner_save_checkpoint(r, r->ck.seq, r->ck.pos, r->ck.pos_len);
 	if (rc)
-		floe_warn("runner: recording commit-seq %" PRId64 " in %s failed: %s", c,
+		floe_warn("runner: recording commit-seq %" PRId64 " in %s failed: %s", seq,
 			  r->set.checkpoint_path, floe_strerror(rc));
 }
 

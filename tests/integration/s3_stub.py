@@ -13,6 +13,7 @@ create a table and commit to it.
 Misbehaviour, from the control file (lines of key=value, read again whenever it changes;
 REGEX is matched against "METHOD PATH"):
   stall=REGEX        read the request, then never answer (until the client hangs up)
+  delay=REGEX        read the request, hold it delay_ms (default 3000), then serve it
   drip=REGEX         answer 200 with a 600-byte body sent at 2 bytes/s
   drip_count=N       only the first N matching requests drip (default: every one)
   redirect=REGEX     answer 307 Temporary Redirect with a Location in another region
@@ -20,7 +21,8 @@ REGEX is matched against "METHOD PATH"):
   list=endless       every ListObjectsV2 page says IsTruncated=true with a new token
   refuse_create=1    answer 412 to every If-None-Match: * PUT, even for absent keys
 Every request is logged as "METHOD PATH" (the query included), and every scripted fault
-as "FAULT KIND METHOD PATH".
+as "FAULT KIND METHOD PATH" (a delayed one also as "DELAYED METHOD PATH" when it is
+served), each line after the time it was written (seconds since the epoch).
 """
 import argparse
 import hashlib
@@ -173,6 +175,10 @@ class Handler(BaseHTTPRequestHandler):
         if ctl.matches("stall", what):
             self.note("FAULT stall " + what)
             return self.hold()
+        if ctl.matches("delay", what):
+            self.note("FAULT delay " + what)
+            time.sleep(int(ctl.get("delay_ms") or 3000) / 1000.0)
+            self.note("DELAYED " + what)
         if ctl.matches("redirect", what):
             self.note("FAULT redirect " + what)
             loc = "https://%s.s3.eu-west-1.amazonaws.com/%s" % (bucket, urllib.parse.quote(key))
