@@ -114,22 +114,6 @@ static void commit_files_fini(struct floe_alloc *a, struct commit_files *cf)
 	floe_free(a, cf->keys);
 }
 
-static int write_json(struct floe_alloc *a, const struct floe_json *v, char **out)
-{
-	struct floe_buf b;
-	floe_buf_init(&b, a, FLOE_TABLE_METADATA_MAX);
-	int rc = floe_json_write(v, &b);
-	if (rc == 0)
-		rc = floe_buf_putc(&b, '\0');
-	if (rc) {
-		floe_buf_fini(&b);
-		return rc;
-	}
-	size_t len;
-	*out = (char *)floe_buf_steal(&b, &len);
-	return 0;
-}
-
 static int write_manifest(struct floe_table *t, const struct commit_files *cf, int64_t snapshot_id,
 			  const char *commit_uuid, char *path, size_t cap, int64_t *length)
 {
@@ -138,9 +122,9 @@ static int write_manifest(struct floe_table *t, const struct commit_files *cf, i
 	char *schema = NULL, *spec = NULL;
 	struct floe_buf b;
 	floe_buf_init(&b, t->alloc, FLOE_TABLE_MANIFEST_MAX);
-	int rc = write_json(t->alloc, floe_ice_meta_current_schema(t->meta), &schema);
+	int rc = floe_table_write_json(t->alloc, floe_ice_meta_current_schema(t->meta), &schema);
 	if (rc == 0)
-		rc = write_json(t->alloc, floe_ice_meta_default_spec_fields(t->meta), &spec);
+		rc = floe_table_write_json(t->alloc, floe_ice_meta_default_spec_fields(t->meta), &spec);
 	if (rc == 0) {
 		struct floe_ice_manifest_info info = {
 			.schema_json = schema,
@@ -210,8 +194,10 @@ static int read_parent_list(struct floe_table *t, long parent_idx, struct floe_i
 	}
 	void *data = NULL;
 	size_t len = 0;
+	/* Gone: a concurrent commit expired the snapshot we took for current; lost race. */
 	if ((rc = floe_store_get(t->store, key, FLOE_TABLE_MANIFEST_MAX, &data, &len)))
-		return floe_table_fail(t, rc, "reading manifest list %s failed: %s", uri, floe_strerror(rc));
+		return floe_table_fail(t, rc == -ENOENT ? FLOE_ECONFLICT : rc, "reading manifest list %s failed: %s",
+				       uri, floe_strerror(rc));
 	struct floe_err e;
 	rc = floe_ice_manifest_list_read(t->alloc, data, len, out, &e);
 	floe_store_free_data(t->store, data);
@@ -285,12 +271,14 @@ static int64_t snapshot_time(const struct floe_table *t, const struct floe_ice_m
 
 /* The manifest list of an attempt into b: this commit's manifest first (sequence seq),
  * then the manifests of the parent snapshot (index pidx, -1: none) verbatim. */
-static int write_list(struct floe_table *t, const struct commit_files *cf, int64_t snapshot_id,
-		      int64_t parent, long pidx, int64_t seq, const char *manifest_uri,
-		      int64_t manifest_len, struct floe_buf *b)
+static int write_list(struct floe_table *t, const struct commit_files *cf,
+		      const struct floe_table_merge_in *mi, int64_t parent, long pidx,
+		      const char *manifest_uri, int64_t manifest_len, struct floe_table_merge *mg,
+		      struct floe_buf *b)
 {
 	struct floe_ice_manifest_list *plist = NULL;
 	struct floe_ice_manifest_entry *entries = NULL;
+	int64_t snapshot_id = mi->snapshot_id, seq = mi->seq;
 	int rc = read_parent_list(t, pidx, &plist);
 	if (rc)
 		goto out;
@@ -319,14 +307,27 @@ static int write_list(struct floe_table *t, const struct commit_files *cf, int64
 	e->has_partitions = true;
 	for (size_t i = 0; i < np; i++)
 		entries[i + 1] = *floe_ice_manifest_list_at(plist, i);
+	size_t n = np + 1;
+	if ((rc = floe_table_merge(t, mi, entries, &n, mg)))
+		goto out;
 	uint8_t sync[16];
 	if ((rc = t->rand->fill(t->rand->ctx, sync, sizeof(sync))) == 0)
-		rc = floe_ice_manifest_list_write(t->alloc, snapshot_id, parent, seq, entries,
-						  np + 1, sync, b);
+		rc = floe_ice_manifest_list_write(t->alloc, snapshot_id, parent, seq, entries, n,
+						  sync, b);
 out:
 	floe_free(t->alloc, entries);
 	floe_ice_manifest_list_free(plist);
 	return rc;
+}
+
+/* Metadata-log entries kept: write.metadata.previous-versions-max. */
+static size_t max_log(const struct floe_table *t)
+{
+	const struct floe_table_props *p = t->opt.props;
+	if (!p)
+		return t->opt.max_log;
+	int64_t v = floe_table_prop(t, "write.metadata.previous-versions-max", p->previous_versions_max);
+	return v < 1 ? 1 : (size_t)(v > 100000 ? 100000 : v);
 }
 
 /* One attempt: 0 committed, FLOE_ECONFLICT lost the race, other errors fatal. */
@@ -340,7 +341,18 @@ static int attempt(struct floe_table *t, const struct commit_files *cf, int64_t 
 	int64_t seq = floe_ice_meta_last_sequence(m) + 1;
 	struct floe_buf b;
 	floe_buf_init(&b, t->alloc, FLOE_TABLE_MANIFEST_MAX);
-	int rc = write_list(t, cf, snapshot_id, parent, pidx, seq, manifest_uri, manifest_len, &b);
+	struct floe_table_merge mg = {0};
+	struct floe_table_expiry x = {0};
+	bool unknown = false;
+	struct floe_table_merge_in mi = {snapshot_id, seq, commit_uuid, n, NULL, NULL};
+	char *schema = NULL, *spec = NULL;
+	int rc = floe_table_write_json(t->alloc, floe_ice_meta_current_schema(m), &schema);
+	if (rc == 0)
+		rc = floe_table_write_json(t->alloc, floe_ice_meta_default_spec_fields(m), &spec);
+	mi.schema_json = schema;
+	mi.spec_json = spec;
+	if (rc == 0)
+		rc = write_list(t, cf, &mi, parent, pidx, manifest_uri, manifest_len, &mg, &b);
 	if (rc)
 		goto out;
 	char list_path[FLOE_TABLE_PATH_CAP + 128], list_uri[2 * FLOE_TABLE_PATH_CAP + 160];
@@ -372,25 +384,40 @@ static int attempt(struct floe_table *t, const struct commit_files *cf, int64_t 
 	char prev[FLOE_TABLE_PATH_CAP + 64], prev_uri[2 * FLOE_TABLE_PATH_CAP + 80], next[FLOE_TABLE_PATH_CAP + 64];
 	floe_table_meta_path(t, t->version, prev, sizeof(prev));
 	if ((rc = floe_store_uri(t->store, prev, prev_uri, sizeof(prev_uri))) ||
-	    (rc = floe_ice_meta_add_snapshot(m, &snap, prev_uri, now, t->opt.max_log)))
+	    (rc = floe_table_expire_log(t, m, max_log(t), &x)) ||
+	    (rc = floe_ice_meta_add_snapshot(m, &snap, prev_uri, now, max_log(t))) ||
+	    (rc = floe_table_expire_plan(t, m, now, &x)))
 		goto out;
 	floe_buf_reset(&b);
 	if ((rc = floe_ice_meta_write(m, &b)))
 		goto out;
 	floe_table_meta_path(t, t->version + 1, next, sizeof(next));
+	/* From here a failure may hide a commit that landed: merged manifests stay. */
+	unknown = true;
 	rc = floe_store_put_if_absent(t->store, next, b.data, b.len);
 	if (rc == 0) {
 		floe_crashpoint("commit-after-metadata");
 		t->version++;
 		floe_table_seen(t);
 		floe_table_write_hint(t, t->version);
+		floe_table_expire_clean(t, &x);
+		/* Merged into another, the commit's own manifest is listed nowhere. */
+		char key[FLOE_TABLE_PATH_CAP];
+		if (mg.own_merged && floe_store_key(t->store, manifest_uri, key, sizeof(key)) == 0)
+			floe_store_remove(t->store, key);
 	} else if (rc == -EEXIST) {
 		/* Another writer created this version first: the race is lost, not the commit. */
 		floe_store_remove(t->store, list_path);
+		unknown = false;
 		rc = floe_table_fail(t, FLOE_ECONFLICT, "%s was created by another writer first",
 				     next);
 	}
 out:
+	/* Merged manifests of an attempt that did not commit are nobody's. */
+	floe_table_merge_fini(t, &mg, rc != 0 && !unknown);
+	floe_table_expiry_fini(t, &x);
+	floe_free(t->alloc, schema);
+	floe_free(t->alloc, spec);
 	floe_buf_fini(&b);
 	return rc;
 }
