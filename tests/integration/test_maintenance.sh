@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Table maintenance on commit: manifest merging and snapshot expiry keep the metadata
+# bounded over many commits, every row stays in the table exactly once, every manifest
+# floe merged decodes with python3-avro; and an agent offline past the retention (its
+# commit in the table but still in its spool, its snapshots expired by another agent)
+# commits nothing twice when it comes back.
+# MAINT_COMMITS sets the number of commits of the first part (short by default; a few
+# thousand for a soak). Retention is shortened by the table properties, not skipped.
+source "$(dirname "$0")/lib.sh"
+COMMITS=${MAINT_COMMITS:-120}
+PROPS="    properties:
+      commit.manifest.min-count-to-merge: 10
+      commit.manifest.target-size-bytes: 64KiB
+      history.expire.max-snapshot-age-ms: 1ms
+      history.expire.min-snapshots-to-keep: 5
+      write.metadata.previous-versions-max: 5
+      write.metadata.delete-after-commit.enabled: true"
+
+# ---- many commits ----
+d="$T/many"
+meta="$d/wh/default/logs/metadata"
+mkdir -p "$d/logs"
+write_config "$d/floe.yaml" "$d/state" "$d/wh" "[\"$d/logs/*.log\"]" "$PROPS"
+max_meta=0 max_entries=0 max_files=0 failed=0
+for i in $(seq 1 "$COMMITS"); do
+	printf 'commit %d line a\ncommit %d line b\n' "$i" "$i" >>"$d/logs/app.log"
+	"$FLOE_BIN" run -c "$d/floe.yaml" --once --log-level error || failed=$((failed + 1))
+	# From commit 50 on (merging and expiry have kicked in) nothing may grow.
+	if [ "$i" -ge 50 ]; then
+		v=$(cat "$meta/version-hint.text")
+		size=$(stat -c %s "$meta/v$v.metadata.json")
+		files=$(ls "$meta" | wc -l)
+		[ "$size" -gt "$max_meta" ] && max_meta=$size
+		[ "$files" -gt "$max_files" ] && max_files=$files
+	fi
+done
+check "$COMMITS commits succeed" test "$failed" = 0
+# The manifests the current snapshot's list holds, read by python3-avro.
+entries=$(/usr/bin/python3 - "$meta" <<'PY'
+import json, os, sys, avro.datafile, avro.io
+meta = sys.argv[1]
+v = open(os.path.join(meta, "version-hint.text")).read().strip()
+m = json.load(open(os.path.join(meta, "v%s.metadata.json" % v)))
+cur = [s for s in m["snapshots"] if s["snapshot-id"] == m["current-snapshot-id"]][0]
+print(sum(1 for _ in avro.datafile.DataFileReader(open(cur["manifest-list"][7:], "rb"), avro.io.DatumReader())))
+PY
+)
+echo "# after $COMMITS commits: largest metadata.json $max_meta bytes, at most $max_files files in metadata/, $entries manifests listed"
+check "metadata.json stays small (under 16 KiB)" test "$max_meta" -lt 16384
+check "metadata/ holds a bounded number of files" test "$max_files" -lt 60
+check "the manifest list holds at most min-count-to-merge manifests" test "$entries" -le 10
+check "5 snapshots are kept" test "$("$FLOE_BIN" inspect "$d/wh/default/logs" | sed -n 's/^snapshots //p')" = 5
+live_files "$d/wh/default/logs" >"$d/files"
+check "every line of every commit exactly once" node "$READER/check_rows.js" "$d/files" "$d/logs/app.log"
+merged=$(find "$meta" -name '*-m[1-9]*.avro' | wc -l)
+check "floe merged manifests" test "$merged" -gt 0
+check "python3-avro decodes every manifest and list, merged ones included" \
+	/usr/bin/python3 "$FLOE_SRC/tests/integration/check_avro.py" "$meta"/*.avro
+# Every manifest a retained snapshot lists is there, and nothing else but the files of
+# the metadata-log is left: expiry deleted exactly what no snapshot needs.
+listed=$(/usr/bin/python3 - "$meta" <<'PY'
+import glob, json, os, sys, avro.datafile, avro.io
+meta = sys.argv[1]
+v = open(os.path.join(meta, "version-hint.text")).read().strip()
+m = json.load(open(os.path.join(meta, "v%s.metadata.json" % v)))
+need = set()
+for s in m["snapshots"]:
+    lst = s["manifest-list"].replace("file://", "")
+    need.add(lst)
+    for r in avro.datafile.DataFileReader(open(lst, "rb"), avro.io.DatumReader()):
+        need.add(r["manifest_path"].replace("file://", ""))
+have = set(glob.glob(os.path.join(meta, "*.avro")))
+print(len(need - have), len(have - need))
+PY
+)
+check "no manifest a retained snapshot needs was deleted" test "${listed% *}" = 0
+check "no manifest or list is left that no snapshot lists (got ${listed#* })" test "${listed#* }" = 0
+
+# ---- an agent offline past the retention ----
+d="$T/offline"
+mkdir -p "$d/a" "$d/b"
+for i in $(seq 1 20); do echo "agent a line $i"; done >"$d/a/a.log"
+AGENT_ID=agent-a write_config "$d/a.yaml" "$d/state-a" "$d/wh" "[\"$d/a/*.log\"]" "$PROPS"
+AGENT_ID=agent-b write_config "$d/b.yaml" "$d/state-b" "$d/wh" "[\"$d/b/*.log\"]" "$PROPS"
+rc=0
+FLOE_CRASH_AT=commit-after-metadata "$FLOE_BIN" run -c "$d/a.yaml" --once --log-level error || rc=$?
+check "agent a dies after its commit landed, its batch still in its spool" test $rc = 99
+check "agent a's spool holds the committed batch" test -n "$(ls "$d/state-a/spool" 2>/dev/null)"
+# Lines keep arriving while agent a is down; agent b commits past the retention.
+for i in $(seq 21 30); do echo "agent a line $i"; done >>"$d/a/a.log"
+for i in $(seq 1 8); do
+	echo "agent b line $i" >>"$d/b/b.log"
+	"$FLOE_BIN" run -c "$d/b.yaml" --once --log-level error
+done
+check "agent a's snapshot has expired" \
+	test "$("$FLOE_BIN" inspect "$d/wh/default/logs" | grep -c 'floe.agent-id=agent-a')" = 0
+check "agent a comes back" "$FLOE_BIN" run -c "$d/a.yaml" --once --log-level warn
+live_files "$d/wh/default/logs" >"$d/files"
+check "every line of both agents exactly once" node "$READER/check_rows.js" "$d/files" "$d/a/a.log" "$d/b/b.log"
+finish
