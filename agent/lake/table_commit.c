@@ -27,13 +27,15 @@ struct commit_files {
 	size_t n;
 	int64_t records, bytes;
 	size_t changed_partitions;
+	size_t reused; /* files an earlier upload of this installation left in place */
 };
 
 /* Puts one spool file into the table as key, created only if absent. The key carries this
  * installation's id, so an object already there with the spool file's size is this
  * installation's own earlier upload (a commit that failed or crashed after it): it is
  * kept, not rewritten. Anything else there is refused: floe never replaces an object. */
-static int place_file(struct floe_table *t, const char *key, const char *src, const char *dst, int64_t size)
+static int place_file(struct floe_table *t, const char *key, const char *src, const char *dst, int64_t size,
+		      size_t *reused)
 {
 	int rc = floe_store_put_file_if_absent(t->store, key, src);
 	if (rc == 0)
@@ -43,6 +45,7 @@ static int place_file(struct floe_table *t, const char *key, const char *src, co
 	int64_t have = -1;
 	if ((rc = floe_store_size(t->store, key, &have)) == 0 && have == size) {
 		floe_info("table: %s is already there (an earlier attempt of this installation)", dst);
+		(*reused)++;
 		return 0;
 	}
 	if (rc && rc != -ENOENT)
@@ -83,7 +86,7 @@ static int place_files(struct floe_table *t, struct floe_spool *spool, struct fl
 				return rc;
 			if ((rc = floe_spool_path(spool, sf->name, src, sizeof(src))))
 				return rc;
-			if ((rc = place_file(t, key, src, dst, sf->size)))
+			if ((rc = place_file(t, key, src, dst, sf->size, &cf->reused)))
 				return rc;
 			struct floe_ice_data_file *df = &cf->files[cf->n];
 			df->path = dst;
@@ -436,6 +439,32 @@ static bool partly_committed(struct floe_table *t, int64_t first_seq, int64_t co
 	return c >= first_seq && c < commit_seq;
 }
 
+/* Files of an earlier upload are in the table when a commit of them landed whose
+ * snapshot has since expired, by an engine that did not keep floe.committed-seq (floe's
+ * own expiry does): the current manifests tell. All live is a commit done (1); some is
+ * refused, as committing the rest with them would not match any earlier commit. */
+static int check_live(struct floe_table *t, const struct commit_files *cf)
+{
+	const char **paths = floe_calloc(t->alloc, cf->n, sizeof(*paths));
+	if (!paths)
+		return FLOE_ENOMEM;
+	for (size_t i = 0; i < cf->n; i++)
+		paths[i] = cf->files[i].path;
+	size_t live = 0;
+	int rc = floe_table_live_count(t, paths, cf->n, &live);
+	floe_free(t->alloc, paths);
+	if (rc || live == 0)
+		return rc;
+	if (live < cf->n)
+		return floe_table_fail(t, FLOE_ECONFLICT,
+				       "%zu of the %zu data files of this commit are in the table already, "
+				       "committed by this installation in a snapshot that has expired",
+				       live, cf->n);
+	floe_info("table: the %zu data files are in the table already (a commit of this installation "
+		  "whose snapshot has expired)", cf->n);
+	return 1;
+}
+
 /* A snapshot id no snapshot of the table has, and the commit's UUID (names its files). */
 static int commit_ids(struct floe_table *t, int64_t *snapshot_id, char commit_uuid[37])
 {
@@ -490,7 +519,7 @@ int floe_table_commit(struct floe_table *t, struct floe_spool *spool,
 
 	char manifest[FLOE_TABLE_PATH_CAP + 64], manifest_uri[2 * FLOE_TABLE_PATH_CAP + 80];
 	int64_t manifest_len = 0;
-	if ((rc = place_files(t, spool, entries, n, &cf)) ||
+	if ((rc = place_files(t, spool, entries, n, &cf)) || (cf.reused && (rc = check_live(t, &cf))) ||
 	    (rc = write_manifest(t, &cf, snapshot_id, commit_uuid, manifest, sizeof(manifest), &manifest_len)))
 		goto out;
 	if ((rc = floe_store_uri(t->store, manifest, manifest_uri, sizeof(manifest_uri))))
@@ -533,6 +562,8 @@ int floe_table_commit(struct floe_table *t, struct floe_spool *spool,
 	rc = floe_table_fail(t, FLOE_ECONFLICT, "%u commit attempts lost the race to other writers",
 			     t->opt.max_attempts);
 out:
+	if (rc == 1) /* check_live: committed before */
+		rc = 0;
 	/* A failed attempt may have edited the loaded metadata: force a reload. */
 	if (rc)
 		t->version = 0;

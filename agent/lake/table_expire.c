@@ -17,7 +17,10 @@
  * Expiry must not cost exactly-once: recovery finds an installation's last commit by its
  * floe.commit-seq in the ancestry. The highest commit-seq of each installation among the
  * removed snapshots goes to the table property floe.committed-seq.<installation id> in
- * the same metadata, so floe_table_committed_seq still finds it. */
+ * the same metadata, so floe_table_committed_seq still finds it. Another engine's expiry
+ * does not keep it: then a commit that finds its data files already uploaded (its own
+ * names) looks for them in the current manifests (floe_table_live_count) and takes them
+ * as committed when they are live. */
 #include "agent/lake/table_impl.h"
 
 #include "formats/base/alloc.h"
@@ -285,4 +288,66 @@ void floe_table_expire_clean(struct floe_table *t, const struct floe_table_expir
 			  removed);
 	paths_fini(&keep);
 	paths_fini(&gone);
+}
+
+/* ---- finding data files in the current snapshot ---- */
+
+/* Counts into *live the entries of the manifest listed as e that are live and name one
+ * of paths[0..n). */
+static int count_in_manifest(struct floe_table *t, const struct floe_ice_manifest_entry *e,
+			     const char *const *paths, size_t n, size_t *live)
+{
+	char key[FLOE_TABLE_PATH_CAP];
+	void *data = NULL;
+	size_t len = 0;
+	struct floe_ice_entry_reader *r = NULL;
+	struct floe_ice_entry ent;
+	int rc = floe_store_key(t->store, e->path, key, sizeof(key));
+	if (rc == 0)
+		rc = floe_store_get(t->store, key, FLOE_TABLE_MANIFEST_MAX, &data, &len);
+	if (rc == 0)
+		rc = floe_ice_entry_reader_new(t->alloc, data, len, e, &r, NULL);
+	while (rc == 0 && (rc = floe_ice_entry_reader_next(r, &ent, NULL)) == 1) {
+		rc = 0;
+		for (size_t i = 0; ent.status != 2 && i < n; i++)
+			if (strcmp(ent.path, paths[i]) == 0) {
+				(*live)++;
+				break;
+			}
+	}
+	floe_ice_entry_reader_free(r);
+	floe_store_free_data(t->store, data);
+	if (rc)
+		return floe_table_fail(t, rc, "reading manifest %s failed: %s", e->path, floe_strerror(rc));
+	return 0;
+}
+
+int floe_table_live_count(struct floe_table *t, const char *const *paths, size_t n, size_t *live)
+{
+	*live = 0;
+	int64_t cur = floe_ice_meta_current_snapshot_id(t->meta);
+	long i = cur >= 0 ? floe_ice_meta_find_snapshot(t->meta, cur) : -1;
+	int64_t id, parent, seq, ts;
+	const char *uri = NULL;
+	if (i < 0 || floe_ice_meta_snapshot_at(t->meta, (size_t)i, &id, &parent, &seq, &ts, &uri) || !uri)
+		return 0;
+	char key[FLOE_TABLE_PATH_CAP];
+	void *data = NULL;
+	size_t len = 0;
+	struct floe_ice_manifest_list *l = NULL;
+	int rc = floe_store_key(t->store, uri, key, sizeof(key));
+	if (rc == 0)
+		rc = floe_store_get(t->store, key, FLOE_TABLE_MANIFEST_MAX, &data, &len);
+	if (rc == 0)
+		rc = floe_ice_manifest_list_read(t->alloc, data, len, &l, NULL);
+	if (rc)
+		rc = floe_table_fail(t, rc, "reading manifest list %s failed: %s", uri, floe_strerror(rc));
+	for (size_t k = 0; rc == 0 && k < floe_ice_manifest_list_count(l); k++) {
+		const struct floe_ice_manifest_entry *e = floe_ice_manifest_list_at(l, k);
+		if (e->content == 0)
+			rc = count_in_manifest(t, e, paths, n, live);
+	}
+	floe_ice_manifest_list_free(l);
+	floe_store_free_data(t->store, data);
+	return rc;
 }

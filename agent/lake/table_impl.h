@@ -101,6 +101,9 @@ int floe_table_expire_plan(struct floe_table *t, struct floe_ice_meta *m, int64_
  * effort: a failure leaves an unused file and is logged). */
 void floe_table_expire_clean(struct floe_table *t, const struct floe_table_expiry *x);
 void floe_table_expiry_fini(struct floe_table *t, struct floe_table_expiry *x);
+/* How many of the data files paths[0..n) the current snapshot holds live (each counted
+ * once per live entry). Reads every manifest of the current snapshot: for recovery only. */
+int floe_table_live_count(struct floe_table *t, const char *const *paths, size_t n, size_t *live);
 
 /* table_version.c */
 /* The key of metadata/v<v>.metadata.json, and its URI (for messages). */

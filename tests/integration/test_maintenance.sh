@@ -77,24 +77,39 @@ check "no manifest a retained snapshot needs was deleted" test "${listed% *}" = 
 check "no manifest or list is left that no snapshot lists (got ${listed#* })" test "${listed#* }" = 0
 
 # ---- an agent offline past the retention ----
-d="$T/offline"
-mkdir -p "$d/a" "$d/b"
-for i in $(seq 1 20); do echo "agent a line $i"; done >"$d/a/a.log"
-AGENT_ID=agent-a write_config "$d/a.yaml" "$d/state-a" "$d/wh" "[\"$d/a/*.log\"]" "$PROPS"
-AGENT_ID=agent-b write_config "$d/b.yaml" "$d/state-b" "$d/wh" "[\"$d/b/*.log\"]" "$PROPS"
-rc=0
-FLOE_CRASH_AT=commit-after-metadata "$FLOE_BIN" run -c "$d/a.yaml" --once --log-level error || rc=$?
-check "agent a dies after its commit landed, its batch still in its spool" test $rc = 99
-check "agent a's spool holds the committed batch" test -n "$(ls "$d/state-a/spool" 2>/dev/null)"
-# Lines keep arriving while agent a is down; agent b commits past the retention.
-for i in $(seq 21 30); do echo "agent a line $i"; done >>"$d/a/a.log"
-for i in $(seq 1 8); do
-	echo "agent b line $i" >>"$d/b/b.log"
-	"$FLOE_BIN" run -c "$d/b.yaml" --once --log-level error
-done
-check "agent a's snapshot has expired" \
-	test "$("$FLOE_BIN" inspect "$d/wh/default/logs" | grep -c 'floe.agent-id=agent-a')" = 0
-check "agent a comes back" "$FLOE_BIN" run -c "$d/a.yaml" --once --log-level warn
-live_files "$d/wh/default/logs" >"$d/files"
-check "every line of both agents exactly once" node "$READER/check_rows.js" "$d/files" "$d/a/a.log" "$d/b/b.log"
+# offline NAME FOREIGN: with FOREIGN=1 the expiry is taken as another engine's, which does
+# not keep floe.committed-seq.<installation>: the agent must find its files live instead.
+offline() {
+	local d="$T/$1" foreign=$2 rc=0
+	mkdir -p "$d/a" "$d/b"
+	for i in $(seq 1 20); do echo "agent a line $i"; done >"$d/a/a.log"
+	AGENT_ID=agent-a write_config "$d/a.yaml" "$d/state-a" "$d/wh" "[\"$d/a/*.log\"]" "$PROPS"
+	AGENT_ID=agent-b write_config "$d/b.yaml" "$d/state-b" "$d/wh" "[\"$d/b/*.log\"]" "$PROPS"
+	FLOE_CRASH_AT=commit-after-metadata "$FLOE_BIN" run -c "$d/a.yaml" --once --log-level error || rc=$?
+	check "$1: agent a dies after its commit landed" test $rc = 99
+	check "$1: agent a's spool holds the committed batch" test -n "$(ls "$d/state-a/spool")"
+	# Lines keep arriving while agent a is down; agent b commits past the retention.
+	for i in $(seq 21 30); do echo "agent a line $i"; done >>"$d/a/a.log"
+	for i in $(seq 1 8); do
+		echo "agent b line $i" >>"$d/b/b.log"
+		"$FLOE_BIN" run -c "$d/b.yaml" --once --log-level error
+	done
+	local meta="$d/wh/default/logs/metadata"
+	if [ "$foreign" = 1 ]; then
+		/usr/bin/python3 - "$meta/v$(cat "$meta/version-hint.text").metadata.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["properties"] = {k: v for k, v in m.get("properties", {}).items() if not k.startswith("floe.committed-seq.")}
+json.dump(m, open(sys.argv[1], "w"))
+PY
+	fi
+	check "$1: agent a's snapshot has expired" \
+		test "$("$FLOE_BIN" inspect "$d/wh/default/logs" | grep -c 'floe.agent-id=agent-a')" = 0
+	check "$1: agent a comes back" "$FLOE_BIN" run -c "$d/a.yaml" --once --log-level warn
+	live_files "$d/wh/default/logs" >"$d/files"
+	check "$1: every line of both agents exactly once" \
+		node "$READER/check_rows.js" "$d/files" "$d/a/a.log" "$d/b/b.log"
+}
+offline offline 0
+offline offline-foreign 1
 finish
