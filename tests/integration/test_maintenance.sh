@@ -56,6 +56,32 @@ merged=$(find "$meta" -name '*-m[1-9]*.avro' | wc -l)
 check "floe merged manifests" test "$merged" -gt 0
 check "python3-avro decodes every manifest and list, merged ones included" \
 	/usr/bin/python3 "$FLOE_SRC/tests/integration/check_avro.py" "$meta"/*.avro
+# Merged entries keep their snapshot id and sequence numbers: one agent's commit-seq N is
+# the table's sequence number N here, and its data file's name carries N.
+check "merged entries keep their sequence numbers and snapshot ids" /usr/bin/python3 - "$meta" <<'PY'
+import json, os, re, sys, avro.datafile, avro.io
+meta = sys.argv[1]
+read = lambda p: list(avro.datafile.DataFileReader(open(p[7:] if p.startswith("file://") else p, "rb"), avro.io.DatumReader()))
+v = open(os.path.join(meta, "version-hint.text")).read().strip()
+m = json.load(open(os.path.join(meta, "v%s.metadata.json" % v)))
+cur = [s for s in m["snapshots"] if s["snapshot-id"] == m["current-snapshot-id"]][0]
+bad = existing = 0
+for mf in read(cur["manifest-list"]):
+    for e in read(mf["manifest_path"]):
+        n = int(re.search(r"-(\d{20})-\d+\.parquet$", e["data_file"]["file_path"]).group(1))
+        if e["status"] == 0:
+            existing += 1
+            ok = e["snapshot_id"] is not None and e["sequence_number"] == n and e["file_sequence_number"] == n
+        else:
+            # ADDED: inherited from the manifest's list entry.
+            ok = (e["status"] == 1 and e["snapshot_id"] in (None, mf["added_snapshot_id"])
+                  and e["sequence_number"] in (None, n) and mf["sequence_number"] == n)
+        if not ok:
+            print("# wrong entry:", e["status"], e["snapshot_id"], e["sequence_number"], n)
+        bad += not ok
+print("# %d EXISTING entries checked, %d wrong" % (existing, bad))
+sys.exit(1 if bad or not existing else 0)
+PY
 # Every manifest a retained snapshot lists is there, and nothing else but the files of
 # the metadata-log is left: expiry deleted exactly what no snapshot needs.
 listed=$(/usr/bin/python3 - "$meta" <<'PY'
