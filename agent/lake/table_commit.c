@@ -311,7 +311,21 @@ static int write_list(struct floe_table *t, const struct commit_files *cf,
 	for (size_t i = 0; i < np; i++)
 		entries[i + 1] = *floe_ice_manifest_list_at(plist, i);
 	size_t n = np + 1;
-	if ((rc = floe_table_merge(t, mi, entries, &n, mg)))
+	struct floe_ice_manifest_entry own = entries[0];
+	/* A merge that cannot be made (the memory budget, another engine's manifest floe
+	 * cannot rewrite) costs only the merge: this list carries the manifests as they are.
+	 * A lost race stays one. */
+	if ((rc = floe_table_merge(t, mi, entries, &n, mg)) && rc != FLOE_ECONFLICT) {
+		floe_warn("table: manifests not merged: %s", floe_err_text(&t->err, rc));
+		floe_table_merge_fini(t, mg, true);
+		floe_err_clear(&t->err);
+		entries[0] = own;
+		for (size_t i = 0; i < np; i++)
+			entries[i + 1] = *floe_ice_manifest_list_at(plist, i);
+		n = np + 1;
+		rc = 0;
+	}
+	if (rc)
 		goto out;
 	uint8_t sync[16];
 	if ((rc = t->rand->fill(t->rand->ctx, sync, sizeof(sync))) == 0)

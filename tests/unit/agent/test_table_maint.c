@@ -218,10 +218,54 @@ static void test_merge_race_and_expiry(void **state)
 	floe_table_free(a);
 }
 
+/* Overwrites the first file of the metadata directory whose name contains s. */
+static void spoil_meta(struct fixture *f, const char *s)
+{
+	char dir[192], path[512];
+	snprintf(dir, sizeof(dir), "%s/default/logs/metadata", f->wh);
+	DIR *d = opendir(dir);
+	assert_non_null(d);
+	struct dirent *e;
+	while ((e = readdir(d)) && !strstr(e->d_name, s))
+		;
+	assert_non_null(e);
+	snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+	closedir(d);
+	FILE *fp = fopen(path, "w");
+	assert_non_null(fp);
+	fputs("not avro", fp);
+	fclose(fp);
+}
+
+/* A merge that cannot be made costs the merge, not the commit: the list carries the
+ * manifests as they are. */
+static void test_unmergeable_commits_unmerged(void **state)
+{
+	struct fixture *f = *state;
+	struct floe_table_props props = {
+	    .merge_enabled = true,
+	    .merge_min_count = 3,
+	    .merge_target_bytes = 8u << 20,
+	    .max_snapshot_age_ms = 1000000,
+	    .min_snapshots = 100,
+	    .previous_versions_max = 100,
+	};
+	struct floe_table *a = open_as(f, "agent-a", INST_A, &props);
+	commit(f, a, 1, 0);
+	spoil_meta(f, "-m0.avro");
+	commit(f, a, 2, 0);
+	commit(f, a, 3, 0);
+	assert_int_equal(count_meta(f, "-m1.avro"), 0);
+	assert_int_equal(count_meta(f, "-m0.avro"), 3);
+	assert_int_equal(floe_table_committed_seq(a, INST_A), 3);
+	floe_table_free(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_merge_race_and_expiry, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_unmergeable_commits_unmerged, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
