@@ -16,6 +16,25 @@ PROPS="    properties:
       write.metadata.previous-versions-max: 5
       write.metadata.delete-after-commit.enabled: true"
 
+# meta_exact META: "MISSING LEFTOVER": the lists and manifests the retained snapshots
+# name that are not in META, and the ones in META that no retained snapshot names.
+meta_exact() {
+	/usr/bin/python3 - "$1" <<'PY'
+import glob, json, os, sys, avro.datafile, avro.io
+meta = sys.argv[1]
+v = open(os.path.join(meta, "version-hint.text")).read().strip()
+m = json.load(open(os.path.join(meta, "v%s.metadata.json" % v)))
+need = set()
+for s in m["snapshots"]:
+    lst = s["manifest-list"].replace("file://", "")
+    need.add(lst)
+    for r in avro.datafile.DataFileReader(open(lst, "rb"), avro.io.DatumReader()):
+        need.add(r["manifest_path"].replace("file://", ""))
+have = set(glob.glob(os.path.join(meta, "*.avro")))
+print(len(need - have), len(have - need))
+PY
+}
+
 # ---- many commits ----
 d="$T/many"
 meta="$d/wh/default/logs/metadata"
@@ -92,21 +111,7 @@ sys.exit(1 if bad or not existing else 0)
 PY
 # Every manifest a retained snapshot lists is there, and nothing else but the files of
 # the metadata-log is left: expiry deleted exactly what no snapshot needs.
-listed=$(/usr/bin/python3 - "$meta" <<'PY'
-import glob, json, os, sys, avro.datafile, avro.io
-meta = sys.argv[1]
-v = open(os.path.join(meta, "version-hint.text")).read().strip()
-m = json.load(open(os.path.join(meta, "v%s.metadata.json" % v)))
-need = set()
-for s in m["snapshots"]:
-    lst = s["manifest-list"].replace("file://", "")
-    need.add(lst)
-    for r in avro.datafile.DataFileReader(open(lst, "rb"), avro.io.DatumReader()):
-        need.add(r["manifest_path"].replace("file://", ""))
-have = set(glob.glob(os.path.join(meta, "*.avro")))
-print(len(need - have), len(have - need))
-PY
-)
+listed=$(meta_exact "$meta")
 check "no manifest a retained snapshot needs was deleted" test "${listed% *}" = 0
 check "no manifest or list is left that no snapshot lists (got ${listed#* })" test "${listed#* }" = 0
 
@@ -146,4 +151,27 @@ PY
 }
 offline offline 0
 offline offline-foreign 1
+
+# ---- a fleet: 4 agents commit at once, each merging the others' manifests too ----
+d="$T/fleet"
+for a in 1 2 3 4; do
+	mkdir -p "$d/l$a"
+	AGENT_ID=agent-$a write_config "$d/a$a.yaml" "$d/s$a" "$d/wh" "[\"$d/l$a/*.log\"]" "$PROPS"
+done
+for a in 1 2 3 4; do
+	(
+		for i in $(seq 1 15); do
+			echo "agent $a line $i" >>"$d/l$a/x.log"
+			"$FLOE_BIN" run -c "$d/a$a.yaml" --once --log-level error || echo "agent $a commit $i failed"
+		done
+	) >"$d/out$a" 2>&1 &
+	PIDS+=($!)
+done
+for p in "${PIDS[@]}"; do wait "$p" || true; done
+PIDS=()
+check "fleet: every commit succeeds" test -z "$(cat "$d"/out*)"
+live_files "$d/wh/default/logs" >"$d/files"
+check "fleet: every line of every agent exactly once" node "$READER/check_rows.js" "$d/files" "$d"/l*/x.log
+check "fleet: the metadata holds exactly what the retained snapshots name" \
+	test "$(meta_exact "$d/wh/default/logs/metadata")" = "0 0"
 finish
