@@ -34,7 +34,9 @@ static const char inspect_help[] =
 	"warehouse). Prints the table uuid, the current snapshot, every snapshot with its\n"
 	"summary, the agents and installations that committed to it, and the live data files\n"
 	"of the current snapshot with their record counts and sizes, and the distribution of\n"
-	"their sizes (count, min, p10, median, p90, max, total). A table whose metadata\n"
+	"their sizes (count, min, p10, median, p90, max, total), by size bucket, and the share\n"
+	"of small files (under 32 MiB, half the default target_file_size); and the current\n"
+	"snapshot's manifests (count and bytes). A table whose metadata\n"
 	"history has a gap or goes back (a stray or deleted metadata file) is refused, as\n"
 	"floe run refuses to commit to it.\n"
 	"\n"
@@ -45,8 +47,16 @@ static const char inspect_help[] =
 	"AWS_SECRET_ACCESS_KEY (AWS_SESSION_TOKEN), ~/.aws/credentials (AWS_PROFILE), a web\n"
 	"identity token or the container endpoint, as lake.s3.credentials' default.\n";
 
+/* Size buckets of the health report: under 1 MiB, 8 MiB, 32 MiB, 128 MiB, and above; the
+ * first three are small files (under half the default target_file_size). */
+#define NBUCKETS 5
+static const int64_t bucket_top[NBUCKETS - 1] = {1 << 20, 8 << 20, 32 << 20, 128 << 20};
+static const char *const bucket_name[NBUCKETS] = {"<1MiB", "1-8MiB", "8-32MiB", "32-128MiB", ">=128MiB"};
+
 struct live {
 	int64_t files, records, bytes;
+	int64_t buckets[NBUCKETS];
+	int64_t manifests, manifest_bytes;
 	int64_t *sizes; /* every live file's size, for the distribution; NULL if out of memory */
 	size_t cap;
 	bool lost;	/* a size could not be kept: no distribution */
@@ -97,6 +107,19 @@ static void print_sizes(struct live *l)
 	       l->sizes[n - 1], l->bytes);
 }
 
+/* The table's health: how many files are small, and what the current snapshot's
+ * manifests weigh (what every query plans over). */
+static void print_health(const struct live *l)
+{
+	printf("live file-buckets");
+	for (size_t b = 0; b < NBUCKETS; b++)
+		printf(" %s=%" PRId64, bucket_name[b], l->buckets[b]);
+	int64_t small = l->buckets[0] + l->buckets[1] + l->buckets[2];
+	printf("\nsmall-files count=%" PRId64 " ratio=%.3f\n", small,
+	       l->files ? (double)small / (double)l->files : 0.0);
+	printf("manifests count=%" PRId64 " bytes=%" PRId64 "\n", l->manifests, l->manifest_bytes);
+}
+
 static int print_file(void *ctx, int status, const char *path, int64_t records, int64_t size)
 {
 	struct live *l = ctx;
@@ -104,6 +127,10 @@ static int print_file(void *ctx, int status, const char *path, int64_t records, 
 		return 0; /* deleted entries are not live */
 	printf("  %s  records=%" PRId64 " size=%" PRId64 "\n", path, records, size);
 	keep_size(l, size);
+	size_t b = 0;
+	while (b < NBUCKETS - 1 && size >= bucket_top[b])
+		b++;
+	l->buckets[b]++;
 	l->files++;
 	l->records += records;
 	l->bytes += size;
@@ -155,6 +182,8 @@ static int live_files(struct floe_store *st, const struct floe_ice_meta *m, long
 	}
 	for (size_t i = 0; i < floe_ice_manifest_list_count(list) && rc == 0; i++) {
 		const struct floe_ice_manifest_entry *e = floe_ice_manifest_list_at(list, i);
+		l->manifests++;
+		l->manifest_bytes += e->length;
 		if ((rc = read_uri(st, e->path, &data, &len)))
 			break;
 		rc = floe_ice_manifest_read(NULL, data, len, print_file, l, &err);
@@ -270,13 +299,14 @@ static int inspect_table(struct floe_store *st, const char *prefix, const char *
 	print_writers(m);
 	int status = FLOE_EXIT_OK;
 	if (current >= 0) {
-		struct live l = {0, 0, 0, NULL, 0, false};
+		struct live l = {0};
 		printf("live data files:\n");
 		if (live_files(st, m, floe_ice_meta_find_snapshot(m, current), &l))
 			status = FLOE_EXIT_RUNTIME;
 		printf("live files=%" PRId64 " records=%" PRId64 " bytes=%" PRId64 "\n", l.files, l.records,
 		       l.bytes);
 		print_sizes(&l);
+		print_health(&l);
 		floe_free(NULL, l.sizes);
 	}
 	floe_table_free(t);

@@ -63,6 +63,19 @@ struct floe_config_input {
 	int col;
 };
 
+/* The Iceberg table properties floe follows (tables.logs.properties), named and
+ * defaulted as Iceberg's TableProperties. The table's own property of the same name, when
+ * it has one, takes precedence (agent/lake/table.h). */
+struct floe_table_props {
+	bool merge_enabled;		/* commit.manifest-merge.enabled, default true */
+	uint32_t merge_min_count;	/* commit.manifest.min-count-to-merge, default 100 */
+	uint64_t merge_target_bytes;	/* commit.manifest.target-size-bytes, default 8 MiB */
+	uint64_t max_snapshot_age_ms;	/* history.expire.max-snapshot-age-ms, default 5 days */
+	uint32_t min_snapshots;		/* history.expire.min-snapshots-to-keep, default 1 */
+	uint32_t previous_versions_max; /* write.metadata.previous-versions-max, default 100 */
+	bool delete_after_commit;	/* write.metadata.delete-after-commit.enabled, default false */
+};
+
 struct floe_config_table {
 	char *name;	       /* "logs" */
 	enum floe_codec codec; /* default zstd */
@@ -96,6 +109,7 @@ struct floe_config_table {
 	struct floe_part_spec partition;
 	enum floe_sort_key sort_keys[FLOE_SORT_NKEYS];
 	int32_t bloom_ids[FLOE_LOG_NCOLS];
+	struct floe_table_props props; /* properties */
 };
 
 struct floe_config {

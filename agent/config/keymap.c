@@ -17,7 +17,7 @@
 
 #define PATH_CAP 160 /* longest key path: table names plus a few [index] */
 #define MAX_KEYS 32  /* keys per section */
-#define LIST_CAP 256 /* the keys of a section, the choices of an enum */
+#define LIST_CAP 512 /* the keys of a section (Iceberg property names are long), the choices of an enum */
 
 int floe_keymap_nomem(struct floe_config_ctx *ctx)
 {

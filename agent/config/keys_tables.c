@@ -27,6 +27,64 @@ static const char *const codec_names[] = {"zstd", "lz4_raw", "uncompressed", NUL
 static const char *const profile_names[] = {"default", "compact", NULL};
 static const char *const bloom_default[] = {"host", "app", NULL};
 static const char *const partition_default[] = {"day(ts)", NULL};
+static const char *const bool_names[] = {"false", "true", NULL};
+
+/* Iceberg's own names and defaults (TableProperties.java). */
+static const struct floe_key prop_keys[] = {
+    {.name = "commit.manifest-merge.enabled",
+     .type = FLOE_KT_ENUM,
+     .off = offsetof(struct floe_table_props, merge_enabled),
+     .size = sizeof(bool),
+     .def = "true",
+     .choices = bool_names,
+     .help = "merge small manifests into larger ones on commit"},
+    {.name = "commit.manifest.min-count-to-merge",
+     .type = FLOE_KT_INT,
+     .off = offsetof(struct floe_table_props, merge_min_count),
+     .size = sizeof(uint32_t),
+     .def = "100",
+     .min = 2,
+     .max = 1000000,
+     .help = "manifests a commit's newest bin must hold before it is merged"},
+    {.name = "commit.manifest.target-size-bytes",
+     .type = FLOE_KT_SIZE,
+     .off = offsetof(struct floe_table_props, merge_target_bytes),
+     .def = "8MiB",
+     .min = 4 * KiB,
+     .max = 256 * MiB,
+     .help = "size of a merged manifest"},
+    {.name = "history.expire.max-snapshot-age-ms",
+     .type = FLOE_KT_DURATION,
+     .off = offsetof(struct floe_table_props, max_snapshot_age_ms),
+     .def = "5d",
+     .min = 1,
+     .max = 3650 * DAY,
+     .help = "snapshots older than this expire (beyond min-snapshots-to-keep)"},
+    {.name = "history.expire.min-snapshots-to-keep",
+     .type = FLOE_KT_INT,
+     .off = offsetof(struct floe_table_props, min_snapshots),
+     .size = sizeof(uint32_t),
+     .def = "1",
+     .min = 1,
+     .max = 100000000,
+     .help = "the newest snapshots kept whatever their age"},
+    {.name = "write.metadata.previous-versions-max",
+     .type = FLOE_KT_INT,
+     .off = offsetof(struct floe_table_props, previous_versions_max),
+     .size = sizeof(uint32_t),
+     .def = "100",
+     .min = 1,
+     .max = 100000,
+     .help = "metadata-log entries kept"},
+    {.name = "write.metadata.delete-after-commit.enabled",
+     .type = FLOE_KT_ENUM,
+     .off = offsetof(struct floe_table_props, delete_after_commit),
+     .size = sizeof(bool),
+     .def = "false",
+     .choices = bool_names,
+     .help = "delete metadata files that fall off the metadata-log"},
+};
+static const struct floe_key_section prop_section = FLOE_KEY_SECTION(prop_keys, NULL, NULL);
 
 /* ---- the key table ------------------------------------------------------------------ */
 
@@ -107,6 +165,11 @@ static const struct floe_key table_keys[] = {
      .min = 64 * KiB,
      .max = 1 * GiB,
      .help = "rows held for sorting (with sort_by); at most memory_limit / 4"},
+    {.name = "properties",
+     .type = FLOE_KT_SECTION,
+     .off = TBL(props),
+     .sub = &prop_section,
+     .help = "Iceberg table properties floe follows; the table's own values take precedence"},
 };
 static const struct floe_key_section table_section =
     FLOE_KEY_SECTION(table_keys, table_post, table_fini);

@@ -294,7 +294,15 @@ int64_t floe_table_committed_seq(const struct floe_table *t, const char *install
 {
 	struct seq_ctx c = {t, installation_id ? installation_id : "", -1};
 	walk_ancestry(t, seq_one, &c);
-	return c.best;
+	/* Snapshot expiry (table_expire.c) keeps the commit-seqs of the snapshots it removes
+	 * here, so that exactly-once outlives the history. */
+	char key[128];
+	const char *v = NULL;
+	if (installation_id &&
+	    snprintf(key, sizeof(key), "floe.committed-seq.%s", installation_id) < (int)sizeof(key))
+		v = floe_ice_meta_property(t->meta, key);
+	long long w = v ? strtoll(v, NULL, 10) : -1;
+	return w > c.best ? w : c.best;
 }
 
 struct identity_ctx {

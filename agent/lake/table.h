@@ -32,6 +32,7 @@ struct floe_err;
 struct floe_ice_meta;
 struct floe_rand;
 struct floe_store;
+struct floe_table_props;
 
 struct floe_table_options {
 	struct floe_store *store;   /* the warehouse (borrowed; outlives the table) */
@@ -49,6 +50,9 @@ struct floe_table_options {
 	const char *replaces;
 	unsigned max_attempts;      /* commit attempts before giving up (0 = 100) */
 	unsigned max_log;           /* metadata-log entries kept (0 = 100) */
+	/* Manifest merging and snapshot expiry on commit (borrowed; NULL: neither, and
+	 * max_log as above). A property of the same name in the table wins over these. */
+	const struct floe_table_props *props;
 	/* Snapshot and metadata times, and the backoff between attempts (NULL: the system
 	 * clock); snapshot ids, UUIDs and Avro sync markers (NULL: the kernel's randomness).
 	 * Borrowed: they outlive the table. */

@@ -27,13 +27,15 @@ struct commit_files {
 	size_t n;
 	int64_t records, bytes;
 	size_t changed_partitions;
+	size_t reused; /* files an earlier upload of this installation left in place */
 };
 
 /* Puts one spool file into the table as key, created only if absent. The key carries this
  * installation's id, so an object already there with the spool file's size is this
  * installation's own earlier upload (a commit that failed or crashed after it): it is
  * kept, not rewritten. Anything else there is refused: floe never replaces an object. */
-static int place_file(struct floe_table *t, const char *key, const char *src, const char *dst, int64_t size)
+static int place_file(struct floe_table *t, const char *key, const char *src, const char *dst, int64_t size,
+		      size_t *reused)
 {
 	int rc = floe_store_put_file_if_absent(t->store, key, src);
 	if (rc == 0)
@@ -43,6 +45,7 @@ static int place_file(struct floe_table *t, const char *key, const char *src, co
 	int64_t have = -1;
 	if ((rc = floe_store_size(t->store, key, &have)) == 0 && have == size) {
 		floe_info("table: %s is already there (an earlier attempt of this installation)", dst);
+		(*reused)++;
 		return 0;
 	}
 	if (rc && rc != -ENOENT)
@@ -83,7 +86,7 @@ static int place_files(struct floe_table *t, struct floe_spool *spool, struct fl
 				return rc;
 			if ((rc = floe_spool_path(spool, sf->name, src, sizeof(src))))
 				return rc;
-			if ((rc = place_file(t, key, src, dst, sf->size)))
+			if ((rc = place_file(t, key, src, dst, sf->size, &cf->reused)))
 				return rc;
 			struct floe_ice_data_file *df = &cf->files[cf->n];
 			df->path = dst;
@@ -114,22 +117,6 @@ static void commit_files_fini(struct floe_alloc *a, struct commit_files *cf)
 	floe_free(a, cf->keys);
 }
 
-static int write_json(struct floe_alloc *a, const struct floe_json *v, char **out)
-{
-	struct floe_buf b;
-	floe_buf_init(&b, a, FLOE_TABLE_METADATA_MAX);
-	int rc = floe_json_write(v, &b);
-	if (rc == 0)
-		rc = floe_buf_putc(&b, '\0');
-	if (rc) {
-		floe_buf_fini(&b);
-		return rc;
-	}
-	size_t len;
-	*out = (char *)floe_buf_steal(&b, &len);
-	return 0;
-}
-
 static int write_manifest(struct floe_table *t, const struct commit_files *cf, int64_t snapshot_id,
 			  const char *commit_uuid, char *path, size_t cap, int64_t *length)
 {
@@ -138,9 +125,9 @@ static int write_manifest(struct floe_table *t, const struct commit_files *cf, i
 	char *schema = NULL, *spec = NULL;
 	struct floe_buf b;
 	floe_buf_init(&b, t->alloc, FLOE_TABLE_MANIFEST_MAX);
-	int rc = write_json(t->alloc, floe_ice_meta_current_schema(t->meta), &schema);
+	int rc = floe_table_write_json(t->alloc, floe_ice_meta_current_schema(t->meta), &schema);
 	if (rc == 0)
-		rc = write_json(t->alloc, floe_ice_meta_default_spec_fields(t->meta), &spec);
+		rc = floe_table_write_json(t->alloc, floe_ice_meta_default_spec_fields(t->meta), &spec);
 	if (rc == 0) {
 		struct floe_ice_manifest_info info = {
 			.schema_json = schema,
@@ -210,8 +197,10 @@ static int read_parent_list(struct floe_table *t, long parent_idx, struct floe_i
 	}
 	void *data = NULL;
 	size_t len = 0;
+	/* Gone: a concurrent commit expired the snapshot we took for current; lost race. */
 	if ((rc = floe_store_get(t->store, key, FLOE_TABLE_MANIFEST_MAX, &data, &len)))
-		return floe_table_fail(t, rc, "reading manifest list %s failed: %s", uri, floe_strerror(rc));
+		return floe_table_fail(t, rc == -ENOENT ? FLOE_ECONFLICT : rc, "reading manifest list %s failed: %s",
+				       uri, floe_strerror(rc));
 	struct floe_err e;
 	rc = floe_ice_manifest_list_read(t->alloc, data, len, out, &e);
 	floe_store_free_data(t->store, data);
@@ -285,12 +274,14 @@ static int64_t snapshot_time(const struct floe_table *t, const struct floe_ice_m
 
 /* The manifest list of an attempt into b: this commit's manifest first (sequence seq),
  * then the manifests of the parent snapshot (index pidx, -1: none) verbatim. */
-static int write_list(struct floe_table *t, const struct commit_files *cf, int64_t snapshot_id,
-		      int64_t parent, long pidx, int64_t seq, const char *manifest_uri,
-		      int64_t manifest_len, struct floe_buf *b)
+static int write_list(struct floe_table *t, const struct commit_files *cf,
+		      const struct floe_table_merge_in *mi, int64_t parent, long pidx,
+		      const char *manifest_uri, int64_t manifest_len, struct floe_table_merge *mg,
+		      struct floe_buf *b)
 {
 	struct floe_ice_manifest_list *plist = NULL;
 	struct floe_ice_manifest_entry *entries = NULL;
+	int64_t snapshot_id = mi->snapshot_id, seq = mi->seq;
 	int rc = read_parent_list(t, pidx, &plist);
 	if (rc)
 		goto out;
@@ -319,14 +310,41 @@ static int write_list(struct floe_table *t, const struct commit_files *cf, int64
 	e->has_partitions = true;
 	for (size_t i = 0; i < np; i++)
 		entries[i + 1] = *floe_ice_manifest_list_at(plist, i);
+	size_t n = np + 1;
+	struct floe_ice_manifest_entry own = entries[0];
+	/* A merge that cannot be made (the memory budget, another engine's manifest floe
+	 * cannot rewrite) costs only the merge: this list carries the manifests as they are.
+	 * A lost race stays one. */
+	if ((rc = floe_table_merge(t, mi, entries, &n, mg)) && rc != FLOE_ECONFLICT) {
+		floe_warn("table: manifests not merged: %s", floe_err_text(&t->err, rc));
+		floe_table_merge_fini(t, mg, true);
+		floe_err_clear(&t->err);
+		entries[0] = own;
+		for (size_t i = 0; i < np; i++)
+			entries[i + 1] = *floe_ice_manifest_list_at(plist, i);
+		n = np + 1;
+		rc = 0;
+	}
+	if (rc)
+		goto out;
 	uint8_t sync[16];
 	if ((rc = t->rand->fill(t->rand->ctx, sync, sizeof(sync))) == 0)
-		rc = floe_ice_manifest_list_write(t->alloc, snapshot_id, parent, seq, entries,
-						  np + 1, sync, b);
+		rc = floe_ice_manifest_list_write(t->alloc, snapshot_id, parent, seq, entries, n,
+						  sync, b);
 out:
 	floe_free(t->alloc, entries);
 	floe_ice_manifest_list_free(plist);
 	return rc;
+}
+
+/* Metadata-log entries kept: write.metadata.previous-versions-max. */
+static size_t max_log(const struct floe_table *t)
+{
+	const struct floe_table_props *p = t->opt.props;
+	if (!p)
+		return t->opt.max_log;
+	int64_t v = floe_table_prop(t, "write.metadata.previous-versions-max", p->previous_versions_max);
+	return v < 1 ? 1 : (size_t)(v > 100000 ? 100000 : v);
 }
 
 /* One attempt: 0 committed, FLOE_ECONFLICT lost the race, other errors fatal. */
@@ -340,7 +358,18 @@ static int attempt(struct floe_table *t, const struct commit_files *cf, int64_t 
 	int64_t seq = floe_ice_meta_last_sequence(m) + 1;
 	struct floe_buf b;
 	floe_buf_init(&b, t->alloc, FLOE_TABLE_MANIFEST_MAX);
-	int rc = write_list(t, cf, snapshot_id, parent, pidx, seq, manifest_uri, manifest_len, &b);
+	struct floe_table_merge mg = {0};
+	struct floe_table_expiry x = {0};
+	bool unknown = false;
+	struct floe_table_merge_in mi = {snapshot_id, seq, commit_uuid, n, NULL, NULL};
+	char *schema = NULL, *spec = NULL;
+	int rc = floe_table_write_json(t->alloc, floe_ice_meta_current_schema(m), &schema);
+	if (rc == 0)
+		rc = floe_table_write_json(t->alloc, floe_ice_meta_default_spec_fields(m), &spec);
+	mi.schema_json = schema;
+	mi.spec_json = spec;
+	if (rc == 0)
+		rc = write_list(t, cf, &mi, parent, pidx, manifest_uri, manifest_len, &mg, &b);
 	if (rc)
 		goto out;
 	char list_path[FLOE_TABLE_PATH_CAP + 128], list_uri[2 * FLOE_TABLE_PATH_CAP + 160];
@@ -372,25 +401,40 @@ static int attempt(struct floe_table *t, const struct commit_files *cf, int64_t 
 	char prev[FLOE_TABLE_PATH_CAP + 64], prev_uri[2 * FLOE_TABLE_PATH_CAP + 80], next[FLOE_TABLE_PATH_CAP + 64];
 	floe_table_meta_path(t, t->version, prev, sizeof(prev));
 	if ((rc = floe_store_uri(t->store, prev, prev_uri, sizeof(prev_uri))) ||
-	    (rc = floe_ice_meta_add_snapshot(m, &snap, prev_uri, now, t->opt.max_log)))
+	    (rc = floe_table_expire_log(t, m, max_log(t), &x)) ||
+	    (rc = floe_ice_meta_add_snapshot(m, &snap, prev_uri, now, max_log(t))) ||
+	    (rc = floe_table_expire_plan(t, m, now, &x)))
 		goto out;
 	floe_buf_reset(&b);
 	if ((rc = floe_ice_meta_write(m, &b)))
 		goto out;
 	floe_table_meta_path(t, t->version + 1, next, sizeof(next));
+	/* From here a failure may hide a commit that landed: merged manifests stay. */
+	unknown = true;
 	rc = floe_store_put_if_absent(t->store, next, b.data, b.len);
 	if (rc == 0) {
 		floe_crashpoint("commit-after-metadata");
 		t->version++;
 		floe_table_seen(t);
 		floe_table_write_hint(t, t->version);
+		floe_table_expire_clean(t, &x);
+		/* Merged into another, the commit's own manifest is listed nowhere. */
+		char key[FLOE_TABLE_PATH_CAP];
+		if (mg.own_merged && floe_store_key(t->store, manifest_uri, key, sizeof(key)) == 0)
+			floe_store_remove(t->store, key);
 	} else if (rc == -EEXIST) {
 		/* Another writer created this version first: the race is lost, not the commit. */
 		floe_store_remove(t->store, list_path);
+		unknown = false;
 		rc = floe_table_fail(t, FLOE_ECONFLICT, "%s was created by another writer first",
 				     next);
 	}
 out:
+	/* Merged manifests of an attempt that did not commit are nobody's. */
+	floe_table_merge_fini(t, &mg, rc != 0 && !unknown);
+	floe_table_expiry_fini(t, &x);
+	floe_free(t->alloc, schema);
+	floe_free(t->alloc, spec);
 	floe_buf_fini(&b);
 	return rc;
 }
@@ -407,6 +451,32 @@ static bool partly_committed(struct floe_table *t, int64_t first_seq, int64_t co
 {
 	int64_t c = floe_table_committed_seq(t, t->opt.installation_id);
 	return c >= first_seq && c < commit_seq;
+}
+
+/* Files of an earlier upload are in the table when a commit of them landed whose
+ * snapshot has since expired, by an engine that did not keep floe.committed-seq (floe's
+ * own expiry does): the current manifests tell. All live is a commit done (1); some is
+ * refused, as committing the rest with them would not match any earlier commit. */
+static int check_live(struct floe_table *t, const struct commit_files *cf)
+{
+	const char **paths = floe_calloc(t->alloc, cf->n, sizeof(*paths));
+	if (!paths)
+		return FLOE_ENOMEM;
+	for (size_t i = 0; i < cf->n; i++)
+		paths[i] = cf->files[i].path;
+	size_t live = 0;
+	int rc = floe_table_live_count(t, paths, cf->n, &live);
+	floe_free(t->alloc, paths);
+	if (rc || live == 0)
+		return rc;
+	if (live < cf->n)
+		return floe_table_fail(t, FLOE_ECONFLICT,
+				       "%zu of the %zu data files of this commit are in the table already, "
+				       "committed by this installation in a snapshot that has expired",
+				       live, cf->n);
+	floe_info("table: the %zu data files are in the table already (a commit of this installation "
+		  "whose snapshot has expired)", cf->n);
+	return 1;
 }
 
 /* A snapshot id no snapshot of the table has, and the commit's UUID (names its files). */
@@ -463,7 +533,7 @@ int floe_table_commit(struct floe_table *t, struct floe_spool *spool,
 
 	char manifest[FLOE_TABLE_PATH_CAP + 64], manifest_uri[2 * FLOE_TABLE_PATH_CAP + 80];
 	int64_t manifest_len = 0;
-	if ((rc = place_files(t, spool, entries, n, &cf)) ||
+	if ((rc = place_files(t, spool, entries, n, &cf)) || (cf.reused && (rc = check_live(t, &cf))) ||
 	    (rc = write_manifest(t, &cf, snapshot_id, commit_uuid, manifest, sizeof(manifest), &manifest_len)))
 		goto out;
 	if ((rc = floe_store_uri(t->store, manifest, manifest_uri, sizeof(manifest_uri))))
@@ -506,6 +576,8 @@ int floe_table_commit(struct floe_table *t, struct floe_spool *spool,
 	rc = floe_table_fail(t, FLOE_ECONFLICT, "%u commit attempts lost the race to other writers",
 			     t->opt.max_attempts);
 out:
+	if (rc == 1) /* check_live: committed before */
+		rc = 0;
 	/* A failed attempt may have edited the loaded metadata: force a reload. */
 	if (rc)
 		t->version = 0;

@@ -5,6 +5,7 @@
 #ifndef FLOE_TABLE_IMPL_H
 #define FLOE_TABLE_IMPL_H
 
+#include "agent/config/config.h"
 #include "agent/lake/table.h"
 #include "formats/base/limits.h"
 
@@ -35,6 +36,74 @@ struct floe_table {
 	const struct floe_rand *rand;
 	struct floe_err err; /* why the call in progress failed (floe_table_fail) */
 };
+
+struct floe_alloc;
+struct floe_json;
+struct floe_ice_field_summary;
+struct floe_ice_manifest_entry;
+
+/* table_merge.c (called by table_commit.c; calls table_version.c) */
+/* The compact JSON of v into *out (owned by the caller, from a). */
+int floe_table_write_json(struct floe_alloc *a, const struct floe_json *v, char **out);
+/* The table's property key as a number ("true"/"false" as 1/0), else configured. */
+int64_t floe_table_prop(const struct floe_table *t, const char *key, int64_t configured);
+/* What a merge writes for: the commit's snapshot, the list's sequence number, the names
+ * of its files, and the manifest header's schema and spec JSON. */
+struct floe_table_merge_in {
+	int64_t snapshot_id, seq;
+	const char *commit_uuid;
+	unsigned attempt;
+	const char *schema_json, *spec_json;
+};
+/* The manifests a merge wrote: keys (to remove when the attempt loses), URIs and
+ * partition summaries (which the merged list entries point into). */
+struct floe_table_merge {
+	char (*keys)[FLOE_TABLE_PATH_CAP + 64];
+	char (*uris)[2 * FLOE_TABLE_PATH_CAP + 80];
+	struct floe_ice_field_summary **sums;
+	size_t n;
+	bool own_merged; /* the commit's own manifest went into a merged one */
+};
+/* Merges the manifest-list entries e[0..*n) in place as opt.props says (nothing without
+ * props or below min-count-to-merge), setting *n to the new count. mg (filled here) owns
+ * what merged entries point to: release it with floe_table_merge_fini after the list is
+ * written, removing the merged files when the attempt did not commit. */
+int floe_table_merge(struct floe_table *t, const struct floe_table_merge_in *mi,
+		     struct floe_ice_manifest_entry *e, size_t *n, struct floe_table_merge *mg);
+void floe_table_merge_fini(struct floe_table *t, struct floe_table_merge *mg, bool remove);
+
+/* table_expire.c (called by table_commit.c; calls table_merge.c) */
+/* Strings (URIs), NUL-separated in one buffer, found by their offsets. */
+struct floe_table_paths {
+	struct floe_alloc *a;
+	char *buf;
+	size_t len, cap;
+	size_t *off;
+	size_t n, ncap;
+};
+/* What a commit expires: the manifest lists of the expired snapshots (entry 0: the
+ * oldest retained snapshot's) and the metadata files that fall off the metadata-log. */
+struct floe_table_expiry {
+	struct floe_table_paths lists, logs;
+	size_t nexpired;
+};
+/* Before the new snapshot is added to m: the metadata-log entries that adding it with
+ * max_log entries kept drops, when write.metadata.delete-after-commit.enabled. */
+int floe_table_expire_log(struct floe_table *t, const struct floe_ice_meta *m, size_t max_log,
+			  struct floe_table_expiry *x);
+/* After it is added: removes from m the snapshots history.expire.* expire (at most 100,
+ * oldest first; none on a table with more than main's line of history), raising each
+ * installation's floe.committed-seq.<id> property to their commit-seqs. */
+int floe_table_expire_plan(struct floe_table *t, struct floe_ice_meta *m, int64_t now_ms,
+			   struct floe_table_expiry *x);
+/* Once the metadata is committed: deletes the expired snapshots' lists, their manifests
+ * that the oldest retained snapshot does not list, and the dropped metadata files (best
+ * effort: a failure leaves an unused file and is logged). */
+void floe_table_expire_clean(struct floe_table *t, const struct floe_table_expiry *x);
+void floe_table_expiry_fini(struct floe_table *t, struct floe_table_expiry *x);
+/* How many of the data files paths[0..n) the current snapshot holds live (each counted
+ * once per live entry). Reads every manifest of the current snapshot: for recovery only. */
+int floe_table_live_count(struct floe_table *t, const char *const *paths, size_t n, size_t *live);
 
 /* table_version.c */
 /* The key of metadata/v<v>.metadata.json, and its URI (for messages). */

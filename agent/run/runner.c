@@ -73,6 +73,7 @@ static int open_lake(struct floe_runner *r, struct floe_err *err)
 	    .installation_id = r->ck.id.installation,
 	    .legacy_agent_id = r->ck.id.legacy_agent_id[0] ? r->ck.id.legacy_agent_id : NULL,
 	    .replaces = cfg->agent.replaces,
+	    .props = &cfg->logs.props,
 	    .clock = r->env.clock,
 	    .rand = r->env.rand,
 	};

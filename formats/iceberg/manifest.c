@@ -61,14 +61,12 @@ static const char *const ENTRY_TAIL =
 	"(URI with FS scheme) of a data file that all deletes reference\",\"default\":null,\"field-id\":143}"
 	"]},\"field-id\":2}]}";
 
-enum part_kind { PK_INT, PK_DATE, PK_LONG, PK_STRING, PK_TSTZ };
-
-static int part_kind(const char *t, enum part_kind *k)
+int floe_ice_part_kind(const char *t, enum floe_ice_part_kind *k)
 {
 	static const struct {
 		const char *name;
-		enum part_kind kind;
-	} kinds[] = {{"int", PK_INT}, {"date", PK_DATE}, {"long", PK_LONG}, {"string", PK_STRING}, {"timestamptz", PK_TSTZ}};
+		enum floe_ice_part_kind kind;
+	} kinds[] = {{"int", FLOE_ICE_PK_INT}, {"date", FLOE_ICE_PK_DATE}, {"long", FLOE_ICE_PK_LONG}, {"string", FLOE_ICE_PK_STRING}, {"timestamptz", FLOE_ICE_PK_TSTZ}};
 	for (size_t i = 0; t && i < sizeof(kinds) / sizeof(kinds[0]); i++) {
 		if (strcmp(t, kinds[i].name) == 0) {
 			*k = kinds[i].kind;
@@ -78,20 +76,20 @@ static int part_kind(const char *t, enum part_kind *k)
 	return FLOE_EINVAL;
 }
 
-static int entry_schema(const struct floe_ice_manifest_info *info, struct floe_buf *b)
+int floe_ice_entry_schema(const struct floe_ice_manifest_info *info, struct floe_buf *b)
 {
 	static const char *const types[] = {
-		[PK_INT] = "\"int\"",
-		[PK_DATE] = "{\"type\":\"int\",\"logicalType\":\"date\"}",
-		[PK_LONG] = "\"long\"",
-		[PK_STRING] = "\"string\"",
-		[PK_TSTZ] = "{\"type\":\"long\",\"logicalType\":\"timestamp-micros\",\"adjust-to-utc\":true}",
+		[FLOE_ICE_PK_INT] = "\"int\"",
+		[FLOE_ICE_PK_DATE] = "{\"type\":\"int\",\"logicalType\":\"date\"}",
+		[FLOE_ICE_PK_LONG] = "\"long\"",
+		[FLOE_ICE_PK_STRING] = "\"string\"",
+		[FLOE_ICE_PK_TSTZ] = "{\"type\":\"long\",\"logicalType\":\"timestamp-micros\",\"adjust-to-utc\":true}",
 	};
 	int rc = floe_buf_puts(b, ENTRY_HEAD);
 	for (size_t i = 0; !rc && i < info->nparts; i++) {
 		const struct floe_ice_manifest_part *p = &info->parts[i];
-		enum part_kind k;
-		if (!p->name || (rc = part_kind(p->result_type, &k)))
+		enum floe_ice_part_kind k;
+		if (!p->name || (rc = floe_ice_part_kind(p->result_type, &k)))
 			return FLOE_EINVAL;
 		rc = floe_buf_puts(b, i ? ",{\"name\":" : "{\"name\":");
 		if (!rc)
@@ -107,7 +105,7 @@ static int entry_schema(const struct floe_ice_manifest_info *info, struct floe_b
 
 /* ---- Manifest writer. ---- */
 
-static int put_part_value(struct floe_buf *b, enum part_kind k, const struct floe_ice_part_value *v)
+int floe_ice_put_part_value(struct floe_buf *b, enum floe_ice_part_kind k, const struct floe_ice_part_value *v)
 {
 	if (v->is_null)
 		return floe_avro_put_union(b, 0);
@@ -115,15 +113,15 @@ static int put_part_value(struct floe_buf *b, enum part_kind k, const struct flo
 	if (rc)
 		return rc;
 	switch (k) {
-	case PK_INT:
-	case PK_DATE:
+	case FLOE_ICE_PK_INT:
+	case FLOE_ICE_PK_DATE:
 		if (v->i < INT32_MIN || v->i > INT32_MAX)
 			return FLOE_EINVAL;
 		return floe_avro_put_int(b, (int32_t)v->i);
-	case PK_LONG:
-	case PK_TSTZ:
+	case FLOE_ICE_PK_LONG:
+	case FLOE_ICE_PK_TSTZ:
 		return floe_avro_put_long(b, v->i);
-	case PK_STRING:
+	case FLOE_ICE_PK_STRING:
 		if (!v->s && v->len)
 			return FLOE_EINVAL;
 		return floe_avro_put_bytes(b, v->s, v->len);
@@ -166,8 +164,8 @@ static int put_metric_map(struct floe_buf *b, const struct floe_ice_data_file *f
 	return rc;
 }
 
-static int put_entry(struct floe_buf *b, const struct floe_ice_manifest_info *info,
-		     const struct floe_ice_data_file *f)
+int floe_ice_put_added_entry(struct floe_buf *b, const struct floe_ice_manifest_info *info,
+			     const struct floe_ice_data_file *f)
 {
 	if (!f->path || (info->nparts && !f->partition) || (f->metrics_count && !f->metrics) ||
 	    (f->split_count && !f->split_offsets))
@@ -188,10 +186,10 @@ static int put_entry(struct floe_buf *b, const struct floe_ice_manifest_info *in
 	if (!rc)
 		rc = floe_avro_put_str(b, "PARQUET");
 	for (size_t i = 0; !rc && i < info->nparts; i++) {
-		enum part_kind k;
-		rc = part_kind(info->parts[i].result_type, &k);
+		enum floe_ice_part_kind k;
+		rc = floe_ice_part_kind(info->parts[i].result_type, &k);
 		if (!rc)
-			rc = put_part_value(b, k, &f->partition[i]);
+			rc = floe_ice_put_part_value(b, k, &f->partition[i]);
 	}
 	if (!rc)
 		rc = floe_avro_put_long(b, f->record_count);
@@ -257,6 +255,22 @@ int floe_ice_manifest_write_container(struct floe_alloc *a, const struct floe_bu
 	return rc;
 }
 
+void floe_ice_manifest_meta(const struct floe_ice_manifest_info *info, char schema_id[16],
+			    char spec_id[16], struct floe_avro_meta *meta)
+{
+	snprintf(schema_id, 16, "%d", (int)info->schema_id);
+	snprintf(spec_id, 16, "%d", (int)info->partition_spec_id);
+	const struct floe_avro_meta m[FLOE_ICE_MANIFEST_NMETA] = {
+		{"schema", info->schema_json, strlen(info->schema_json)},
+		{"schema-id", schema_id, strlen(schema_id)},
+		{"partition-spec", info->partition_spec_json, strlen(info->partition_spec_json)},
+		{"partition-spec-id", spec_id, strlen(spec_id)},
+		{"format-version", "2", 1},
+		{"content", "data", 4},
+	};
+	memcpy(meta, m, sizeof(m));
+}
+
 struct manifest_ctx {
 	const struct floe_ice_manifest_info *info;
 	const struct floe_ice_data_file *files;
@@ -265,7 +279,7 @@ struct manifest_ctx {
 static int put_manifest_record(struct floe_buf *b, const void *ctx, size_t i)
 {
 	const struct manifest_ctx *m = ctx;
-	return put_entry(b, m->info, &m->files[i]);
+	return floe_ice_put_added_entry(b, m->info, &m->files[i]);
 }
 
 int floe_ice_manifest_write(struct floe_alloc *a, const struct floe_ice_manifest_info *info,
@@ -278,22 +292,13 @@ int floe_ice_manifest_write(struct floe_alloc *a, const struct floe_ice_manifest
 	struct floe_buf schema;
 	floe_buf_init(&schema, a, SCHEMA_MAX);
 	char schema_id[16], spec_id[16];
-	snprintf(schema_id, sizeof(schema_id), "%d", (int)info->schema_id);
-	snprintf(spec_id, sizeof(spec_id), "%d", (int)info->partition_spec_id);
-	const struct floe_avro_meta meta[] = {
-		{"schema", info->schema_json, strlen(info->schema_json)},
-		{"schema-id", schema_id, strlen(schema_id)},
-		{"partition-spec", info->partition_spec_json, strlen(info->partition_spec_json)},
-		{"partition-spec-id", spec_id, strlen(spec_id)},
-		{"format-version", "2", 1},
-		{"content", "data", 4},
-	};
+	struct floe_avro_meta meta[FLOE_ICE_MANIFEST_NMETA];
+	floe_ice_manifest_meta(info, schema_id, spec_id, meta);
 	struct manifest_ctx ctx = {info, files};
-	int rc = entry_schema(info, &schema);
+	int rc = floe_ice_entry_schema(info, &schema);
 	if (!rc)
-		rc = floe_ice_manifest_write_container(a, &schema, meta,
-						       sizeof(meta) / sizeof(meta[0]), sync, out,
-						       nfiles, put_manifest_record, &ctx);
+		rc = floe_ice_manifest_write_container(a, &schema, meta, FLOE_ICE_MANIFEST_NMETA, sync,
+						       out, nfiles, put_manifest_record, &ctx);
 	floe_buf_fini(&schema);
 	return rc;
 }
@@ -322,8 +327,8 @@ int floe_ice_manifest_summarize(const struct floe_ice_manifest_part *parts, size
 	if ((nparts && (!parts || !out || !scratch)) || (nfiles && !files))
 		return FLOE_EINVAL;
 	for (size_t p = 0; p < nparts; p++) {
-		enum part_kind k;
-		if (part_kind(parts[p].result_type, &k))
+		enum floe_ice_part_kind k;
+		if (floe_ice_part_kind(parts[p].result_type, &k))
 			return FLOE_EINVAL;
 		const struct floe_ice_part_value *lo = NULL, *hi = NULL;
 		struct floe_ice_field_summary *s = &out[p];
@@ -337,7 +342,7 @@ int floe_ice_manifest_summarize(const struct floe_ice_manifest_part *parts, size
 				s->contains_null = true;
 				continue;
 			}
-			if (k == PK_STRING) {
+			if (k == FLOE_ICE_PK_STRING) {
 				if (!v->s && v->len)
 					return FLOE_EINVAL;
 				if (!lo || cmp_str(v, lo) < 0)
@@ -354,13 +359,13 @@ int floe_ice_manifest_summarize(const struct floe_ice_manifest_part *parts, size
 		if (!lo)
 			continue;
 		s->has_lower = s->has_upper = true;
-		if (k == PK_STRING) {
+		if (k == FLOE_ICE_PK_STRING) {
 			s->lower = (const uint8_t *)lo->s;
 			s->lower_len = lo->len;
 			s->upper = (const uint8_t *)hi->s;
 			s->upper_len = hi->len;
 		} else {
-			int w = (k == PK_INT || k == PK_DATE) ? 4 : 8;
+			int w = (k == FLOE_ICE_PK_INT || k == FLOE_ICE_PK_DATE) ? 4 : 8;
 			uint8_t *sl = scratch + 16 * p;
 			put_le(sl, (uint64_t)lo->i, w);
 			put_le(sl + 8, (uint64_t)hi->i, w);

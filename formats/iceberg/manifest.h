@@ -132,4 +132,85 @@ typedef int (*floe_ice_manifest_fn)(void *ctx, int status, const char *path, int
 int floe_ice_manifest_read(struct floe_alloc *a, const uint8_t *data, size_t len,
 			   floe_ice_manifest_fn fn, void *ctx, struct floe_err *err);
 
+/* ---- Rewriting manifests (merging them, compaction) ---- */
+
+struct floe_avro_value;
+
+/* A manifest entry as a rewrite needs it: its status, and its snapshot id and sequence
+ * numbers with inheritance applied (null values take the listing manifest's
+ * added_snapshot_id and, for ADDED entries, its sequence_number; v1 manifests' missing
+ * sequence numbers are 0), and its data_file record as decoded (borrowed from the reader,
+ * valid until its next call). */
+struct floe_ice_entry {
+	int status; /* 0 EXISTING, 1 ADDED, 2 DELETED */
+	int64_t snapshot_id;
+	int64_t sequence_number;      /* the data sequence number */
+	int64_t file_sequence_number;
+	int32_t content; /* of the file: 0 data */
+	const char *path; /* NUL-terminated, borrowed as data_file */
+	int64_t record_count, file_size;
+	const struct floe_avro_value *data_file;
+};
+
+struct floe_ice_entry_reader;
+/* Reads the entries of the manifest in data[0..len) (borrowed: it must outlive the
+ * reader) that a manifest list lists as listed (borrowed during the call; its
+ * added_snapshot_id and sequence_number are copied for inheritance). Any engine's v1 or v2
+ * manifest; fields are found by name. err (may be NULL) says why it failed. */
+int floe_ice_entry_reader_new(struct floe_alloc *a, const uint8_t *data, size_t len,
+			      const struct floe_ice_manifest_entry *listed,
+			      struct floe_ice_entry_reader **out, struct floe_err *err);
+/* The header metadata value of key (borrowed; NULL when absent), e.g. "partition-spec-id". */
+const uint8_t *floe_ice_entry_reader_meta(const struct floe_ice_entry_reader *r, const char *key,
+					  size_t *len);
+/* 1 with *e filled, 0 after the last entry, or a negative error (err says which entry). */
+int floe_ice_entry_reader_next(struct floe_ice_entry_reader *r, struct floe_ice_entry *e,
+			       struct floe_err *err);
+/* NULL is a no-op. */
+void floe_ice_entry_reader_free(struct floe_ice_entry_reader *r);
+
+/* A manifest written one entry at a time, for info's spec and snapshot (the snapshot that
+ * writes it). Its bytes go to out (borrowed; it must outlive the writer). */
+struct floe_ice_manifest_writer;
+int floe_ice_manifest_writer_new(struct floe_alloc *a, const struct floe_ice_manifest_info *info,
+				 const uint8_t sync[16], struct floe_buf *out,
+				 struct floe_ice_manifest_writer **w);
+/* A new file, ADDED by info->snapshot_id (sequence numbers inherited). */
+int floe_ice_manifest_writer_add(struct floe_ice_manifest_writer *w, const struct floe_ice_data_file *f);
+/* An entry read from another manifest, written with status: EXISTING (0) keeps its
+ * snapshot id and both sequence numbers, written explicitly as the spec requires;
+ * DELETED (2) is recorded as deleted by info->snapshot_id, with its sequence numbers;
+ * ADDED (1) is allowed only for an entry info->snapshot_id itself added (its sequence
+ * numbers stay null, inherited from the list again). Every data_file field is carried
+ * over as it was. FLOE_EINVAL for another ADDED entry; FLOE_EFORMAT when the record lacks
+ * a required field or a partition field of info's spec, or holds one of another type. */
+int floe_ice_manifest_writer_copy(struct floe_ice_manifest_writer *w, const struct floe_ice_entry *e,
+				  int status);
+/* Entries written so far. */
+size_t floe_ice_manifest_writer_count(const struct floe_ice_manifest_writer *w);
+
+/* What a finished manifest's manifest-list entry needs beyond the entry itself: the
+ * lowest data sequence number of its EXISTING entries (INT64_MAX: none) and whether it
+ * has ADDED ones (which take the list's sequence number), so that the entry can be
+ * rebuilt for another sequence number (a retried commit). */
+struct floe_ice_manifest_stats {
+	int64_t min_existing_seq;
+	bool has_added;
+};
+/* Finishes the file in out and fills listed (all but path) for a list of sequence number
+ * seq: length, spec, content 0, sequence numbers, added_snapshot_id, the counts and the
+ * partition summaries of every entry (pointing into the writer: valid until it is freed). */
+int floe_ice_manifest_writer_finish(struct floe_ice_manifest_writer *w, int64_t seq,
+				    struct floe_ice_manifest_entry *listed,
+				    struct floe_ice_manifest_stats *st);
+/* The min_sequence_number of a manifest with stats st in a list of sequence number seq. */
+int64_t floe_ice_manifest_min_seq(const struct floe_ice_manifest_stats *st, int64_t seq);
+/* NULL is a no-op. */
+void floe_ice_manifest_writer_free(struct floe_ice_manifest_writer *w);
+
+/* A copy of n field summaries and their bound bytes in one allocation from a (free it
+ * with floe_free(a, *out)). */
+int floe_ice_field_summaries_copy(struct floe_alloc *a, const struct floe_ice_field_summary *src,
+				  size_t n, struct floe_ice_field_summary **out);
+
 #endif

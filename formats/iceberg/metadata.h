@@ -111,4 +111,23 @@ long floe_ice_meta_find_snapshot(const struct floe_ice_meta *m, int64_t snapshot
 int floe_ice_meta_add_snapshot(struct floe_ice_meta *m, const struct floe_ice_snapshot *s,
 			       const char *prev_metadata_location, int64_t now_ms, size_t max_log);
 
+/* ---- Expiry and cleanup (metadata_expire.c) ---- */
+
+/* The table property key (borrowed until the metadata changes), or NULL. */
+const char *floe_ice_meta_property(const struct floe_ice_meta *m, const char *key);
+/* Sets each property kv[i].key to kv[i].value (copied), or removes it where the value is
+ * NULL. */
+int floe_ice_meta_set_properties(struct floe_ice_meta *m, const struct floe_ice_kv *kv, size_t n);
+/* The snapshot ids the refs (branches and tags, main among them) point at: fills
+ * ids[0..cap) and returns how many refs there are. */
+size_t floe_ice_meta_ref_heads(const struct floe_ice_meta *m, int64_t *ids, size_t cap);
+/* The metadata-log: its length and the file of entry i (borrowed; NULL when absent). */
+size_t floe_ice_meta_log_count(const struct floe_ice_meta *m);
+const char *floe_ice_meta_log_file(const struct floe_ice_meta *m, size_t i);
+/* Removes the snapshots ids[0..n) (as snapshot expiry does): from snapshots, from the
+ * snapshot-log (with the history before a removed entry, as Java does) and from
+ * statistics. Refuses (FLOE_EINVAL) to remove a ref's head, the current snapshot among
+ * them, or from a table with more than 64 refs; ids not in the table are ignored. */
+int floe_ice_meta_remove_snapshots(struct floe_ice_meta *m, const int64_t *ids, size_t n);
+
 #endif

@@ -213,8 +213,7 @@ out:
 
 /* ---- add_snapshot ---- */
 
-/* A new object with the members of src (may be NULL) in order; values are shared. */
-static struct floe_json *copy_object(struct floe_json_doc *d, const struct floe_json *src)
+struct floe_json *floe_ice_json_copy_object(struct floe_json_doc *d, const struct floe_json *src)
 {
 	struct floe_json *o = floe_json_new_object(d);
 	for (size_t i = 0; o && i < floe_json_len(src); i++)
@@ -223,8 +222,8 @@ static struct floe_json *copy_object(struct floe_json_doc *d, const struct floe_
 	return o;
 }
 
-static struct floe_json *copy_array(struct floe_json_doc *d, const struct floe_json *src,
-				    size_t from)
+struct floe_json *floe_ice_json_copy_array(struct floe_json_doc *d, const struct floe_json *src,
+					  size_t from)
 {
 	struct floe_json *o = floe_json_new_array(d);
 	for (size_t i = from; o && i < floe_json_len(src); i++)
@@ -303,18 +302,18 @@ int floe_ice_meta_add_snapshot(struct floe_ice_meta *m, const struct floe_ice_sn
 	if (max_log == 0)
 		max_log = 1;
 
-	if (!(root = copy_object(d, old)))
+	if (!(root = floe_ice_json_copy_object(d, old)))
 		return FLOE_ENOMEM;
 	if ((rc = snapshot_json(d, s, &snap)))
 		return rc;
-	if (!(snaps = copy_array(d, m->v.snapshots, 0)) || (rc = floe_json_push(d, snaps, snap)))
+	if (!(snaps = floe_ice_json_copy_array(d, m->v.snapshots, 0)) || (rc = floe_json_push(d, snaps, snap)))
 		return FLOE_ENOMEM;
 
 	/* refs.main keeps any retention settings it had. */
 	const struct floe_json *old_refs = floe_json_get(old, "refs");
 	const struct floe_json *old_main = floe_json_get(old_refs, "main");
-	if (!(refs = copy_object(d, old_refs)) ||
-	    !(main = copy_object(d, floe_json_is(old_main, FLOE_JSON_OBJECT) ? old_main : NULL)))
+	if (!(refs = floe_ice_json_copy_object(d, old_refs)) ||
+	    !(main = floe_ice_json_copy_object(d, floe_json_is(old_main, FLOE_JSON_OBJECT) ? old_main : NULL)))
 		return FLOE_ENOMEM;
 	if ((rc = set_int(d, main, "snapshot-id", s->snapshot_id)) ||
 	    (rc = set_str(d, main, "type", "branch")) ||
@@ -322,7 +321,7 @@ int floe_ice_meta_add_snapshot(struct floe_ice_meta *m, const struct floe_ice_sn
 		return rc;
 
 	const struct floe_json *old_slog = floe_json_get(old, "snapshot-log");
-	if (!(slog = copy_array(d, floe_json_is(old_slog, FLOE_JSON_ARRAY) ? old_slog : NULL, 0)) ||
+	if (!(slog = floe_ice_json_copy_array(d, floe_json_is(old_slog, FLOE_JSON_ARRAY) ? old_slog : NULL, 0)) ||
 	    !(entry = floe_json_new_object(d)))
 		return FLOE_ENOMEM;
 	if ((rc = set_int(d, entry, "timestamp-ms", s->timestamp_ms)) ||
@@ -335,7 +334,7 @@ int floe_ice_meta_add_snapshot(struct floe_ice_meta *m, const struct floe_ice_sn
 		old_mlog = NULL;
 	size_t mlen = floe_json_len(old_mlog) + (prev_metadata_location ? 1 : 0);
 	size_t drop = mlen > max_log ? mlen - max_log : 0;
-	if (!(mlog = copy_array(d, old_mlog, drop)))
+	if (!(mlog = floe_ice_json_copy_array(d, old_mlog, drop)))
 		return FLOE_ENOMEM;
 	if (prev_metadata_location) {
 		if (!(entry = floe_json_new_object(d)))

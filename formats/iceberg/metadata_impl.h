@@ -36,4 +36,11 @@ struct floe_ice_meta {
  * FLOE_EUNSUPPORTED. */
 int floe_ice_meta_index(struct floe_ice_view *v, struct floe_json *root);
 
+/* A new object with the members of src (may be NULL) in order, and a new array with the
+ * items of src from index from; values are shared (metadata_build.c). NULL without
+ * memory. */
+struct floe_json *floe_ice_json_copy_object(struct floe_json_doc *d, const struct floe_json *src);
+struct floe_json *floe_ice_json_copy_array(struct floe_json_doc *d, const struct floe_json *src,
+					  size_t from);
+
 #endif

@@ -307,6 +307,19 @@ static void test_errors(void **state)
 	    {"outputs: []\n", FLOE_EFORMAT,
 	     "t.yaml:1:1: unknown key 'outputs'; valid keys here: agent, inputs, tables, lake, "
 	     "spool"},
+	    /* the Iceberg properties floe follows, by Iceberg's names, and their ranges */
+	    {"tables: {logs: {properties: {history.expire.max-snapshot-age: 1d}}}\n", FLOE_EFORMAT,
+	     "t.yaml:1:30: unknown key 'tables.logs.properties.history.expire.max-snapshot-age'; valid "
+	     "keys here: commit.manifest-merge.enabled, commit.manifest.min-count-to-merge, "
+	     "commit.manifest.target-size-bytes, history.expire.max-snapshot-age-ms, "
+	     "history.expire.min-snapshots-to-keep, write.metadata.previous-versions-max, "
+	     "write.metadata.delete-after-commit.enabled"},
+	    {"tables: {logs: {properties: {history.expire.min-snapshots-to-keep: 0}}}\n", FLOE_EFORMAT,
+	     "t.yaml:1:68: key 'tables.logs.properties.history.expire.min-snapshots-to-keep': "
+	     "expected an integer in 1..100000000, got '0'"},
+	    {"tables: {logs: {properties: {commit.manifest-merge.enabled: yes}}}\n", FLOE_EFORMAT,
+	     "t.yaml:1:61: key 'tables.logs.properties.commit.manifest-merge.enabled': expected one of "
+	     "false, true, got 'yes'"},
 	    {"tables:\n  metrics: {}\n", FLOE_EFORMAT,
 	     "t.yaml:2:3: unknown key 'tables.metrics'; valid keys here: logs"},
 	    {"inputs:\n  - {type: tail, paths: [a], codec: json}\n", FLOE_EFORMAT,
@@ -1174,6 +1187,17 @@ static void test_dump(void **state)
 	    "    sort_by: []  # columns to sort a file's rows by, in runs of sort_buffer; [] = "
 	    "arrival order\n"
 	    "    sort_buffer: 4MiB  # rows held for sorting (with sort_by); at most memory_limit / 4\n"
+	    "    properties:\n"
+	    "      commit.manifest-merge.enabled: true  # merge small manifests into larger ones on commit\n"
+	    "      commit.manifest.min-count-to-merge: 100  # manifests a commit's newest bin must hold "
+	    "before it is merged\n"
+	    "      commit.manifest.target-size-bytes: 8MiB  # size of a merged manifest\n"
+	    "      history.expire.max-snapshot-age-ms: 5d  # snapshots older than this expire (beyond "
+	    "min-snapshots-to-keep)\n"
+	    "      history.expire.min-snapshots-to-keep: 1  # the newest snapshots kept whatever their age\n"
+	    "      write.metadata.previous-versions-max: 100  # metadata-log entries kept\n"
+	    "      write.metadata.delete-after-commit.enabled: false  # delete metadata files that fall off "
+	    "the metadata-log\n"
 	    "lake:\n"
 	    "  warehouse: \"/var/lib/floe/warehouse\"  # directory, file:// or s3:// URI; "
 	    "default <state_dir>/warehouse\n"

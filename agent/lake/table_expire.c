@@ -1,0 +1,353 @@
+/* Snapshot expiry and metadata cleanup on commit, by Iceberg's table properties:
+ * history.expire.max-snapshot-age-ms and history.expire.min-snapshots-to-keep choose the
+ * snapshots a commit removes from the metadata it writes; once that metadata is the
+ * table's, their manifest lists, the manifests no retained snapshot lists, and (with
+ * write.metadata.delete-after-commit.enabled) the metadata files that fell off the
+ * metadata-log are deleted. Data files are never deleted here: an append removes none.
+ *
+ * Which manifests are safe to delete is decided without reading every retained
+ * snapshot's list: expiry runs only on a table whose snapshots are all ancestors of the
+ * current one and whose only ref is main, and it removes the oldest ancestors. Along one
+ * line of history a manifest is listed by a contiguous run of snapshots (each list is its
+ * parent's, less what was merged, plus new manifests), so a manifest of an expired
+ * snapshot that the oldest retained snapshot does not list is listed by no retained one.
+ * A table with branches, tags or snapshots off main's line (another engine's rollback) is
+ * left alone: that needs a full scan, which belongs to a maintenance command.
+ *
+ * Expiry must not cost exactly-once: recovery finds an installation's last commit by its
+ * floe.commit-seq in the ancestry. The highest commit-seq of each installation among the
+ * removed snapshots goes to the table property floe.committed-seq.<installation id> in
+ * the same metadata, so floe_table_committed_seq still finds it. Another engine's expiry
+ * does not keep it: then a commit that finds its data files already uploaded (its own
+ * names) looks for them in the current manifests (floe_table_live_count) and takes them
+ * as committed when they are live. */
+#include "agent/lake/table_impl.h"
+
+#include "formats/base/alloc.h"
+#include "formats/base/error.h"
+#include "formats/iceberg/manifest.h"
+#include "formats/iceberg/metadata.h"
+#include "platform/log.h"
+#include "platform/store.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Snapshots one commit expires at most, oldest first: a table that turns expiry on with a
+ * long history catches up over several commits, each with bounded work. */
+#define EXPIRE_MAX 100
+
+#define PATH(p, i) ((p)->buf + (p)->off[i])
+
+static int paths_add(struct floe_table_paths *p, const char *s)
+{
+	size_t l = strlen(s) + 1;
+	if (p->len + l > p->cap) {
+		size_t cap = (p->cap ? p->cap * 2 : 4096) + l;
+		char *b = floe_realloc(p->a, p->buf, cap);
+		if (!b)
+			return FLOE_ENOMEM;
+		p->buf = b;
+		p->cap = cap;
+	}
+	if (p->n == p->ncap) {
+		size_t cap = p->ncap ? p->ncap * 2 : 64;
+		size_t *o = cap > SIZE_MAX / sizeof(*o) ? NULL : floe_realloc(p->a, p->off, cap * sizeof(*o));
+		if (!o)
+			return FLOE_ENOMEM;
+		p->off = o;
+		p->ncap = cap;
+	}
+	memcpy(p->buf + p->len, s, l);
+	p->off[p->n++] = p->len;
+	p->len += l;
+	return 0;
+}
+
+static bool paths_has(const struct floe_table_paths *p, const char *s)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (strcmp(p->buf + p->off[i], s) == 0)
+			return true;
+	return false;
+}
+
+static void paths_fini(struct floe_table_paths *p)
+{
+	floe_free(p->a, p->buf);
+	floe_free(p->a, p->off);
+}
+
+void floe_table_expiry_fini(struct floe_table *t, struct floe_table_expiry *x)
+{
+	paths_fini(&x->lists);
+	paths_fini(&x->logs);
+	memset(x, 0, sizeof(*x));
+}
+
+int floe_table_expire_log(struct floe_table *t, const struct floe_ice_meta *m, size_t max_log,
+			  struct floe_table_expiry *x)
+{
+	const struct floe_table_props *p = t->opt.props;
+	if (!p || !floe_table_prop(t, "write.metadata.delete-after-commit.enabled", p->delete_after_commit))
+		return 0;
+	size_t have = floe_ice_meta_log_count(m);
+	if (have + 1 <= max_log)
+		return 0;
+	size_t drop = have + 1 - max_log;
+	int rc = 0;
+	x->logs.a = t->alloc;
+	for (size_t i = 0; i < drop && rc == 0; i++) {
+		const char *f = floe_ice_meta_log_file(m, i);
+		if (f)
+			rc = paths_add(&x->logs, f);
+	}
+	return rc;
+}
+
+/* The snapshots of m's current ancestry, newest first, into anc (indices); false when
+ * they are not all of m's snapshots. */
+static bool ancestry(const struct floe_ice_meta *m, long *anc, size_t cap, size_t *na)
+{
+	int64_t id = floe_ice_meta_current_snapshot_id(m);
+	*na = 0;
+	while (id >= 0 && *na < cap) {
+		long i = floe_ice_meta_find_snapshot(m, id);
+		int64_t sid, seq, ts;
+		const char *ml;
+		if (i < 0 || floe_ice_meta_snapshot_at(m, (size_t)i, &sid, &id, &seq, &ts, &ml))
+			break;
+		anc[(*na)++] = i;
+	}
+	return *na == cap;
+}
+
+/* Raises floe.committed-seq.<installation> to the commit-seq of snapshot i if it is a
+ * floe commit. */
+static int keep_watermark(struct floe_ice_meta *m, size_t i)
+{
+	const char *inst = floe_ice_meta_snapshot_summary(m, i, "floe.installation-id");
+	const char *seq = floe_ice_meta_snapshot_summary(m, i, "floe.commit-seq");
+	if (!inst || !seq)
+		return 0;
+	char key[128], val[24];
+	if (snprintf(key, sizeof(key), "floe.committed-seq.%s", inst) >= (int)sizeof(key))
+		return 0;
+	const char *old = floe_ice_meta_property(m, key);
+	long long s = strtoll(seq, NULL, 10);
+	if (old && strtoll(old, NULL, 10) >= s)
+		return 0;
+	snprintf(val, sizeof(val), "%lld", s);
+	struct floe_ice_kv kv = {key, val};
+	return floe_ice_meta_set_properties(m, &kv, 1);
+}
+
+/* The first ancestry position to expire: past min_keep, and older than the age limit. */
+static size_t first_expired(const struct floe_ice_meta *m, const long *anc, size_t na, int64_t min_keep,
+			    int64_t cutoff)
+{
+	size_t k = 0;
+	for (; k < na; k++) {
+		int64_t id, parent, seq, ts;
+		const char *ml;
+		if (floe_ice_meta_snapshot_at(m, (size_t)anc[k], &id, &parent, &seq, &ts, &ml))
+			return na;
+		if ((int64_t)k >= min_keep && ts < cutoff)
+			break;
+	}
+	return k;
+}
+
+/* Fills x with the expired snapshots anc[from..na) and the oldest kept one anc[from-1],
+ * records their watermarks and removes them from m. */
+static int expire_range(struct floe_table *t, struct floe_ice_meta *m, const long *anc, size_t from,
+			size_t na, struct floe_table_expiry *x)
+{
+	int64_t ids[EXPIRE_MAX];
+	size_t n = na - from;
+	x->lists.a = t->alloc;
+	for (size_t k = from - 1; k < na; k++) {
+		int64_t parent, seq, ts;
+		const char *ml;
+		int64_t *id = k >= from ? &ids[k - from] : &parent;
+		int rc = floe_ice_meta_snapshot_at(m, (size_t)anc[k], id, &parent, &seq, &ts, &ml);
+		if (rc)
+			return rc;
+		/* Entry 0 is the oldest kept snapshot's list; an unnamed list stays "". */
+		if ((rc = paths_add(&x->lists, ml ? ml : "")) ||
+		    (k >= from && (rc = keep_watermark(m, (size_t)anc[k]))))
+			return rc;
+	}
+	x->nexpired = n;
+	return floe_ice_meta_remove_snapshots(m, ids, n);
+}
+
+int floe_table_expire_plan(struct floe_table *t, struct floe_ice_meta *m, int64_t now_ms,
+			   struct floe_table_expiry *x)
+{
+	const struct floe_table_props *p = t->opt.props;
+	if (!p)
+		return 0;
+	int64_t max_age = floe_table_prop(t, "history.expire.max-snapshot-age-ms", (int64_t)p->max_snapshot_age_ms);
+	int64_t min_keep = floe_table_prop(t, "history.expire.min-snapshots-to-keep", p->min_snapshots);
+	if (min_keep < 1)
+		min_keep = 1;
+	size_t total = floe_ice_meta_snapshot_count(m);
+	if ((int64_t)total <= min_keep)
+		return 0;
+	int64_t head;
+	if (floe_ice_meta_ref_heads(m, &head, 1) != 1) {
+		floe_debug("table: the table has branches or tags: snapshots are not expired on commit");
+		return 0;
+	}
+	long *anc = floe_calloc(t->alloc, total, sizeof(*anc));
+	if (!anc)
+		return FLOE_ENOMEM;
+	size_t na = 0;
+	int rc = 0;
+	if (!ancestry(m, anc, total, &na)) {
+		floe_debug("table: snapshots off main's line: snapshots are not expired on commit");
+		goto out;
+	}
+	size_t from = first_expired(m, anc, na, min_keep, now_ms - max_age);
+	if (from < na && na - from > EXPIRE_MAX)
+		from = na - EXPIRE_MAX;
+	if (from < na)
+		rc = expire_range(t, m, anc, from, na, x);
+out:
+	floe_free(t->alloc, anc);
+	return rc;
+}
+
+/* ---- deleting what the committed metadata no longer names ---- */
+
+/* Adds the manifests the list at uri names to p, or those not in keep (may be NULL). */
+static int read_list(struct floe_table *t, const char *uri, const struct floe_table_paths *keep, struct floe_table_paths *p)
+{
+	char key[FLOE_TABLE_PATH_CAP];
+	void *data = NULL;
+	size_t len = 0;
+	struct floe_ice_manifest_list *l = NULL;
+	int rc = floe_store_key(t->store, uri, key, sizeof(key));
+	if (rc == 0)
+		rc = floe_store_get(t->store, key, FLOE_TABLE_MANIFEST_MAX, &data, &len);
+	if (rc == 0)
+		rc = floe_ice_manifest_list_read(t->alloc, data, len, &l, NULL);
+	for (size_t i = 0; rc == 0 && i < floe_ice_manifest_list_count(l); i++) {
+		const char *m = floe_ice_manifest_list_at(l, i)->path;
+		if ((!keep || !paths_has(keep, m)) && !paths_has(p, m))
+			rc = paths_add(p, m);
+	}
+	floe_ice_manifest_list_free(l);
+	floe_store_free_data(t->store, data);
+	return rc;
+}
+
+/* Deletes the object at uri if it is in the warehouse; counts what went. */
+static void remove_uri(struct floe_table *t, const char *uri, size_t *removed)
+{
+	char key[FLOE_TABLE_PATH_CAP];
+	if (floe_store_key(t->store, uri, key, sizeof(key)))
+		return; /* not floe's to delete */
+	int rc = floe_store_remove(t->store, key);
+	if (rc)
+		floe_warn("table: deleting %s failed: %s (it stays, unused)", uri, floe_strerror(rc));
+	else
+		(*removed)++;
+}
+
+void floe_table_expire_clean(struct floe_table *t, const struct floe_table_expiry *x)
+{
+	struct floe_table_paths keep = {.a = t->alloc}, gone = {.a = t->alloc};
+	size_t removed = 0;
+	int rc = 0;
+	if (x->nexpired) {
+		/* Without the oldest kept list nothing proves a manifest unused: keep them all. */
+		const char *oldest = PATH(&x->lists, 0);
+		rc = oldest[0] ? read_list(t, oldest, NULL, &keep) : FLOE_ENOTFOUND;
+		for (size_t i = 1; rc == 0 && i < x->lists.n; i++)
+			if (PATH(&x->lists, i)[0])
+				rc = read_list(t, PATH(&x->lists, i), &keep, &gone);
+		if (rc)
+			floe_warn("table: reading the manifest lists of expired snapshots failed: %s; "
+				  "their manifests stay", floe_strerror(rc));
+		for (size_t i = 0; rc == 0 && i < gone.n; i++)
+			remove_uri(t, PATH(&gone, i), &removed);
+		/* A snapshot's list is its own: it goes whatever its manifests' fate. */
+		for (size_t i = 1; i < x->lists.n; i++)
+			if (PATH(&x->lists, i)[0])
+				remove_uri(t, PATH(&x->lists, i), &removed);
+	}
+	for (size_t i = 0; i < x->logs.n; i++)
+		remove_uri(t, PATH(&x->logs, i), &removed);
+	if (x->nexpired || x->logs.n)
+		floe_info("table: expired %zu snapshots; deleted %zu files (one DELETE each)", x->nexpired,
+			  removed);
+	paths_fini(&keep);
+	paths_fini(&gone);
+}
+
+/* ---- finding data files in the current snapshot ---- */
+
+/* Counts into *live the entries of the manifest listed as e that are live and name one
+ * of paths[0..n). */
+static int count_in_manifest(struct floe_table *t, const struct floe_ice_manifest_entry *e,
+			     const char *const *paths, size_t n, size_t *live)
+{
+	char key[FLOE_TABLE_PATH_CAP];
+	void *data = NULL;
+	size_t len = 0;
+	struct floe_ice_entry_reader *r = NULL;
+	struct floe_ice_entry ent;
+	int rc = floe_store_key(t->store, e->path, key, sizeof(key));
+	if (rc == 0)
+		rc = floe_store_get(t->store, key, FLOE_TABLE_MANIFEST_MAX, &data, &len);
+	if (rc == 0)
+		rc = floe_ice_entry_reader_new(t->alloc, data, len, e, &r, NULL);
+	while (rc == 0 && (rc = floe_ice_entry_reader_next(r, &ent, NULL)) == 1) {
+		rc = 0;
+		for (size_t i = 0; ent.status != 2 && i < n; i++)
+			if (strcmp(ent.path, paths[i]) == 0) {
+				(*live)++;
+				break;
+			}
+	}
+	floe_ice_entry_reader_free(r);
+	floe_store_free_data(t->store, data);
+	if (rc)
+		return floe_table_fail(t, rc, "reading manifest %s failed: %s", e->path, floe_strerror(rc));
+	return 0;
+}
+
+int floe_table_live_count(struct floe_table *t, const char *const *paths, size_t n, size_t *live)
+{
+	*live = 0;
+	int64_t cur = floe_ice_meta_current_snapshot_id(t->meta);
+	long i = cur >= 0 ? floe_ice_meta_find_snapshot(t->meta, cur) : -1;
+	int64_t id, parent, seq, ts;
+	const char *uri = NULL;
+	if (i < 0 || floe_ice_meta_snapshot_at(t->meta, (size_t)i, &id, &parent, &seq, &ts, &uri) || !uri)
+		return 0;
+	char key[FLOE_TABLE_PATH_CAP];
+	void *data = NULL;
+	size_t len = 0;
+	struct floe_ice_manifest_list *l = NULL;
+	int rc = floe_store_key(t->store, uri, key, sizeof(key));
+	if (rc == 0)
+		rc = floe_store_get(t->store, key, FLOE_TABLE_MANIFEST_MAX, &data, &len);
+	if (rc == 0)
+		rc = floe_ice_manifest_list_read(t->alloc, data, len, &l, NULL);
+	if (rc)
+		rc = floe_table_fail(t, rc, "reading manifest list %s failed: %s", uri, floe_strerror(rc));
+	for (size_t k = 0; rc == 0 && k < floe_ice_manifest_list_count(l); k++) {
+		const struct floe_ice_manifest_entry *e = floe_ice_manifest_list_at(l, k);
+		if (e->content == 0)
+			rc = count_in_manifest(t, e, paths, n, live);
+	}
+	floe_ice_manifest_list_free(l);
+	floe_store_free_data(t->store, data);
+	return rc;
+}
