@@ -53,16 +53,18 @@ static uint64_t index_slots(uint32_t max_groups)
 
 int floe_agg_plan(const struct floe_config_agg *c, struct floe_agg_plan *out, struct floe_err *err)
 {
-	/* Windows starting after newest - lateness - window are open: that span over slide,
-	 * rounded up, plus the one being filled. */
+	/* Open windows start in (newest - lateness - window, newest]: windows end past the
+	 * watermark, and none starts after the newest event. Windows are closed before a
+	 * record opens one, so that span over slide, rounded up, is all that is open. */
 	uint64_t span = c->window_ms + c->allowed_lateness_ms;
-	uint64_t windows = (span + c->slide_ms - 1) / c->slide_ms + 1;
+	uint64_t windows = (span + c->slide_ms - 1) / c->slide_ms;
 	if (windows > FLOE_AGG_MAX_WINDOWS)
-		return floe_err_set(err, FLOE_ELIMIT,
-				    "window + allowed_lateness is %llu slides: %llu windows would be "
-				    "open at once (at most %d)",
-				    (unsigned long long)(span / c->slide_ms),
-				    (unsigned long long)windows, FLOE_AGG_MAX_WINDOWS);
+		return floe_err_set(
+		    err, FLOE_ELIMIT,
+		    "window + allowed_lateness is %llu slides: %llu windows would be "
+		    "open at once (at most %d)",
+		    (unsigned long long)(span / c->slide_ms), (unsigned long long)windows,
+		    FLOE_AGG_MAX_WINDOWS);
 	uint64_t gb = sizeof(struct agg_group) + ROUND8(c->max_key_bytes);
 	for (size_t i = 0; i < c->nmetrics; i++)
 		gb += metric_bytes(&c->metrics[i]);
@@ -72,10 +74,11 @@ int floe_agg_plan(const struct floe_config_agg *c, struct floe_agg_plan *out, st
 	uint64_t per_window = groups * gb + index_slots(c->max_groups) * sizeof(uint32_t);
 	uint64_t total = windows * (per_window + sizeof(struct agg_window)) + 64 * 1024;
 	if (total > SIZE_MAX / 2)
-		return floe_err_set(err, FLOE_ELIMIT,
-				    "%llu windows of %llu groups of %llu bytes do not fit in memory",
-				    (unsigned long long)windows, (unsigned long long)groups,
-				    (unsigned long long)gb);
+		return floe_err_set(
+		    err, FLOE_ELIMIT,
+		    "%llu windows of %llu groups of %llu bytes do not fit in memory",
+		    (unsigned long long)windows, (unsigned long long)groups,
+		    (unsigned long long)gb);
 	*out = (struct floe_agg_plan){(uint32_t)windows, gb, groups, total};
 	return 0;
 }
@@ -102,7 +105,7 @@ static void metric_cols(const struct floe_config_metric *m, colname *names, size
 			vals[(*nv)++] = (struct floe_aggcol){names[(*nn)++], FLOE_AGGCOL_DOUBLE};
 		}
 	} else {
-		enum floe_aggcol_type t = m->kind == FLOE_METRIC_COUNT	   ? FLOE_AGGCOL_LONG
+		enum floe_aggcol_type t = m->kind == FLOE_METRIC_COUNT	    ? FLOE_AGGCOL_LONG
 					  : m->kind == FLOE_METRIC_DISTINCT ? FLOE_AGGCOL_LONG
 					  : m->kind == FLOE_METRIC_TOP_K    ? FLOE_AGGCOL_MAP_LONG
 									    : FLOE_AGGCOL_DOUBLE;
@@ -204,8 +207,8 @@ static int make_windows(struct floe_aggregator *g, struct floe_err *err)
 	return 0;
 }
 
-int floe_agg_new(struct floe_alloc *a, const struct floe_config_agg *c, struct floe_aggregator **out,
-		 struct floe_err *err)
+int floe_agg_new(struct floe_alloc *a, const struct floe_config_agg *c,
+		 struct floe_aggregator **out, struct floe_err *err)
 {
 	struct floe_aggregator *g = floe_calloc(a, 1, sizeof(*g));
 	if (!g)
@@ -434,7 +437,8 @@ static void metrics_reset(struct floe_aggregator *g, uint8_t *grp)
 					   floe_ss_bytes(m->cfg->k, m->cfg->key_bytes));
 			break;
 		default:
-			memset(st, 0, m->cfg->kind == FLOE_METRIC_COUNT ? 8 : sizeof(struct agg_num));
+			memset(st, 0,
+			       m->cfg->kind == FLOE_METRIC_COUNT ? 8 : sizeof(struct agg_num));
 		}
 	}
 }

@@ -47,11 +47,19 @@ struct floe_agg_plan {
  * than FLOE_AGG_MAX_WINDOWS windows would be open at once or the size overflows. */
 int floe_agg_plan(const struct floe_config_agg *c, struct floe_agg_plan *out, struct floe_err *err);
 
+struct floe_config;
+/* The aggregations' rule for `floe check` and start-up (agg_check.c): every aggregation
+ * has a plan, and together they reserve at most a quarter of agent.memory_limit (the
+ * writers' row groups and the sort buffer take the other shares). FLOE_EFORMAT with one
+ * line "file:line:column: message" in err (may be NULL) naming the aggregation, its
+ * figures and what would fit. */
+int floe_agg_check(const struct floe_config *c, struct floe_err *err);
+
 /* Counters of one aggregator since it was made. */
 struct floe_agg_stats {
-	uint64_t events;     /* records taken (after where) */
-	uint64_t filtered;   /* records `where` left out */
-	uint64_t late;	     /* late events (in some row's late_events) */
+	uint64_t events;   /* records taken (after where) */
+	uint64_t filtered; /* records `where` left out */
+	uint64_t late;	   /* late events (in some row's late_events) */
 	uint64_t late_dropped;
 	uint64_t unparsable; /* metric values that were not numbers: not aggregated */
 	uint64_t overflowed; /* events aggregated in an __overflow__ group */
@@ -69,8 +77,8 @@ struct floe_aggregator;
 /* Makes the aggregator of c (borrowed: must outlive it) with all its memory from a.
  * Errors: FLOE_ELIMIT (see floe_agg_plan), FLOE_EINVAL (a regex that does not compile),
  * FLOE_ENOMEM, with err (may be NULL) saying which. */
-int floe_agg_new(struct floe_alloc *a, const struct floe_config_agg *c, struct floe_aggregator **out,
-		 struct floe_err *err);
+int floe_agg_new(struct floe_alloc *a, const struct floe_config_agg *c,
+		 struct floe_aggregator **out, struct floe_err *err);
 void floe_agg_free(struct floe_aggregator *g);
 
 /* The aggregate table's columns (borrowed from g). */

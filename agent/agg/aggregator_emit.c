@@ -117,7 +117,8 @@ static size_t put_values(const struct agg_metric *m, const uint8_t *st, struct f
 	if (s.n == 0)
 		*v = (struct floe_pq_value){.is_null = true};
 	else
-		*v = (struct floe_pq_value){.d = c->kind == FLOE_METRIC_AVG ? s.v / (double)s.n : s.v};
+		*v = (struct floe_pq_value){.d = c->kind == FLOE_METRIC_AVG ? s.v / (double)s.n
+									    : s.v};
 	return 1;
 }
 

@@ -53,8 +53,8 @@ struct agg_window {
 	bool open;
 	uint32_t ngroups; /* taken, the overflow group excluded */
 	uint64_t late;
-	uint8_t *groups;  /* max_groups + 1 strides; the last is the overflow group */
-	uint32_t *index;  /* cap slots: group + 1, or 0 */
+	uint8_t *groups; /* max_groups + 1 strides; the last is the overflow group */
+	uint32_t *index; /* cap slots: group + 1, or 0 */
 };
 
 struct floe_aggregator {
@@ -62,20 +62,20 @@ struct floe_aggregator {
 	const struct floe_config_agg *cfg;
 	struct floe_agg_plan plan;
 	struct floe_aggtable *table;
-	struct floe_regex *re;		    /* where.matches */
-	struct floe_field_ref where_ref;    /* where.field */
-	struct floe_field_ref keys[8];	    /* group_by */
-	struct agg_metric *metrics;	    /* cfg->nmetrics */
-	size_t stride, key_cap, cap;	    /* group bytes, key bytes, index slots (2^k) */
+	struct floe_regex *re;		 /* where.matches */
+	struct floe_field_ref where_ref; /* where.field */
+	struct floe_field_ref keys[8];	 /* group_by */
+	struct agg_metric *metrics;	 /* cfg->nmetrics */
+	size_t stride, key_cap, cap;	 /* group bytes, key bytes, index slots (2^k) */
 	int64_t window_us, slide_us, lateness_us, idle_us;
 	struct agg_window *win; /* plan.windows */
 	uint8_t *slab;
-	uint8_t *key; /* key_cap bytes: the key of the record being added */
-	bool seen;	       /* a record was taken */
-	int64_t max_ts;	       /* newest event time taken */
-	int64_t closed_until;  /* windows ending at or before this are closed */
-	int64_t last_received; /* processing time of the newest record */
-	uint64_t pending_late; /* late events with no open window to be counted in */
+	uint8_t *key;		   /* key_cap bytes: the key of the record being added */
+	bool seen;		   /* a record was taken */
+	int64_t max_ts;		   /* newest event time taken */
+	int64_t closed_until;	   /* windows ending at or before this are closed */
+	int64_t last_received;	   /* processing time of the newest record */
+	uint64_t pending_late;	   /* late events with no open window to be counted in */
 	struct floe_pq_value *row; /* the row being emitted */
 	size_t ncols;
 	struct floe_agg_stats stats;

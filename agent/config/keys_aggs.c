@@ -49,10 +49,10 @@ static const char *const q_default[] = {"0.5", "0.9", "0.99", NULL};
 
 /* The shorthand keys: { sum: FIELD } is { metric: sum, field: FIELD }. Never dumped (the
  * dump writes metric and field), hence never shown. */
-#define KIND_KEY(i)                                                                                \
+#define KIND_KEY(i, name_)                                                                         \
 	{                                                                                          \
-		.name = kind_names[i], .type = FLOE_KT_STRING, .off = MET(by_kind[i]),             \
-		.check = check_field, .shown = never, .flags = FLOE_KF_QUIET                        \
+		.name = name_, .type = FLOE_KT_STRING, .off = MET(by_kind[i]),                     \
+		.check = check_field, .shown = never, .flags = FLOE_KF_QUIET                       \
 	}
 
 /* ---- the key tables ----------------------------------------------------------------- */
@@ -125,14 +125,14 @@ static const struct floe_key metric_keys[] = {
      .shown = for_top_k,
      .flags = FLOE_KF_QUIET,
      .help = "bytes of a value kept (longer ones are cut and counted)"},
-    KIND_KEY(FLOE_METRIC_COUNT),
-    KIND_KEY(FLOE_METRIC_SUM),
-    KIND_KEY(FLOE_METRIC_MIN),
-    KIND_KEY(FLOE_METRIC_MAX),
-    KIND_KEY(FLOE_METRIC_AVG),
-    KIND_KEY(FLOE_METRIC_DISTINCT),
-    KIND_KEY(FLOE_METRIC_QUANTILES),
-    KIND_KEY(FLOE_METRIC_TOP_K),
+    KIND_KEY(FLOE_METRIC_COUNT, "count"),
+    KIND_KEY(FLOE_METRIC_SUM, "sum"),
+    KIND_KEY(FLOE_METRIC_MIN, "min"),
+    KIND_KEY(FLOE_METRIC_MAX, "max"),
+    KIND_KEY(FLOE_METRIC_AVG, "avg"),
+    KIND_KEY(FLOE_METRIC_DISTINCT, "distinct"),
+    KIND_KEY(FLOE_METRIC_QUANTILES, "quantiles"),
+    KIND_KEY(FLOE_METRIC_TOP_K, "top_k"),
 };
 static const struct floe_key_section metric_section = {
     .keys = metric_keys,
@@ -166,8 +166,7 @@ static const struct floe_key where_keys[] = {
      .choices = bool_names,
      .help = "true: keep events that have the field"},
 };
-static const struct floe_key_section where_section =
-    FLOE_KEY_SECTION(where_keys, where_post, NULL);
+static const struct floe_key_section where_section = FLOE_KEY_SECTION(where_keys, where_post, NULL);
 
 static const struct floe_key agg_keys[] = {
     {.name = "name",
@@ -290,8 +289,8 @@ static int check_agg_name(struct floe_config_ctx *ctx, const struct floe_cnode *
 /* Column names: printable, not a fixed column's, at most FLOE_AGG_NAME_MAX bytes (the
  * suffixes _p99_9 and _ddsketch must fit too: check_columns says when they do not).
  * Names derived from attribute keys meet the same rule when a dump is read back. */
-static int check_column(struct floe_config_ctx *ctx, const struct floe_cnode *at,
-			const char *path, char **value)
+static int check_column(struct floe_config_ctx *ctx, const struct floe_cnode *at, const char *path,
+			char **value)
 {
 	char shown[FLOE_KEYMAP_SHOW_CAP];
 	size_t n = strlen(*value);
@@ -354,8 +353,8 @@ static int check_quantile(struct floe_config_ctx *ctx, const struct floe_cnode *
 
 /* Compiled as the aggregator will (agent/parse/regex.c), so a pattern that passes here
  * compiles at start-up. */
-static int check_matches(struct floe_config_ctx *ctx, const struct floe_cnode *at,
-			 const char *path, char **value)
+static int check_matches(struct floe_config_ctx *ctx, const struct floe_cnode *at, const char *path,
+			 char **value)
 {
 	size_t n = strlen(*value);
 	if (n > 4096)
@@ -391,10 +390,11 @@ static int parse_accuracy(struct floe_config_ctx *ctx, const struct floe_cnode *
 		memcpy(field, &v, sizeof(v));
 		return 0;
 	}
-	return floe_config_fail(ctx, at, FLOE_EFORMAT,
-				"key '%s': expected a relative accuracy from 0.001 to 0.2 (or 0.1%% "
-				"to 20%%), got '%s'",
-				path, floe_keymap_show(s, len, shown));
+	return floe_config_fail(
+	    ctx, at, FLOE_EFORMAT,
+	    "key '%s': expected a relative accuracy from 0.001 to 0.2 (or 0.1%% "
+	    "to 20%%), got '%s'",
+	    path, floe_keymap_show(s, len, shown));
 }
 
 /* The shortest form that reads back to the same double. */
@@ -458,8 +458,8 @@ static int pos(size_t v)
 
 /* The kind from `metric`, or from the one shorthand key (sum: FIELD), whose field then
  * moves to `field`. */
-static int metric_kind(struct floe_config_ctx *ctx, const struct floe_cnode *map,
-		       const char *path, struct floe_config_metric *m)
+static int metric_kind(struct floe_config_ctx *ctx, const struct floe_cnode *map, const char *path,
+		       struct floe_config_metric *m)
 {
 	int n = given(map, "metric") ? 1 : 0, which = -1;
 	for (int i = 0; i < FLOE_METRIC_NKINDS; i++)
@@ -468,11 +468,12 @@ static int metric_kind(struct floe_config_ctx *ctx, const struct floe_cnode *map
 			which = i;
 		}
 	if (n != 1)
-		return floe_config_fail(ctx, map, FLOE_EFORMAT,
-					"key '%s': expected one of count, sum, min, max, avg, "
-					"distinct, quantiles, top_k (as KIND: FIELD, or metric: KIND "
-					"with field), got %s",
-					path, n ? "several" : "none");
+		return floe_config_fail(
+		    ctx, map, FLOE_EFORMAT,
+		    "key '%s': expected one of count, sum, min, max, avg, "
+		    "distinct, quantiles, top_k (as KIND: FIELD, or metric: KIND "
+		    "with field), got %s",
+		    path, n ? "several" : "none");
 	if (which >= 0) {
 		if (given(map, "field"))
 			return floe_config_fail(ctx, given(map, "field"), FLOE_EFORMAT,
@@ -496,8 +497,10 @@ static int metric_options(struct floe_config_ctx *ctx, const struct floe_cnode *
 	static const struct {
 		const char *key;
 		enum floe_agg_metric_kind kind;
-	} opts[] = {{"precision", FLOE_METRIC_DISTINCT}, {"accuracy", FLOE_METRIC_QUANTILES},
-		    {"q", FLOE_METRIC_QUANTILES},	     {"k", FLOE_METRIC_TOP_K},
+	} opts[] = {{"precision", FLOE_METRIC_DISTINCT},
+		    {"accuracy", FLOE_METRIC_QUANTILES},
+		    {"q", FLOE_METRIC_QUANTILES},
+		    {"k", FLOE_METRIC_TOP_K},
 		    {"key_bytes", FLOE_METRIC_TOP_K}};
 	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
 		if (m->kind != opts[i].kind && given(map, opts[i].key))
@@ -534,8 +537,8 @@ static int metric_name(struct floe_config_ctx *ctx, struct floe_config_metric *m
 	return 0;
 }
 
-static int metric_post(struct floe_config_ctx *ctx, const struct floe_cnode *map,
-		       const char *path, char *base)
+static int metric_post(struct floe_config_ctx *ctx, const struct floe_cnode *map, const char *path,
+		       char *base)
 {
 	struct floe_config_metric *m = (struct floe_config_metric *)(void *)base;
 	m->line = map ? pos(map->line) : 0;
@@ -559,8 +562,8 @@ static void metric_fini(struct floe_alloc *a, char *base)
 	floe_free(a, ((struct floe_config_metric *)(void *)base)->qv);
 }
 
-static int where_post(struct floe_config_ctx *ctx, const struct floe_cnode *map,
-		      const char *path, char *base)
+static int where_post(struct floe_config_ctx *ctx, const struct floe_cnode *map, const char *path,
+		      char *base)
 {
 	/* The where keys' offsets are the aggregation's (the section has no offset). */
 	struct floe_config_agg *g = (struct floe_config_agg *)(void *)base;
@@ -569,9 +572,10 @@ static int where_post(struct floe_config_ctx *ctx, const struct floe_cnode *map,
 	int n = (g->where.equals != NULL) + (g->where.matches != NULL) + g->where.present;
 	if (n == 1)
 		return 0;
-	return floe_config_fail(ctx, map, FLOE_EFORMAT,
-				"key '%s': expected one of equals, matches or present: true, got %s",
-				path, n ? "several" : "none");
+	return floe_config_fail(
+	    ctx, map, FLOE_EFORMAT,
+	    "key '%s': expected one of equals, matches or present: true, got %s", path,
+	    n ? "several" : "none");
 }
 
 /* Every column of the table by name: the four fixed ones, the group keys, each metric's
@@ -586,17 +590,18 @@ static int add_column(struct floe_config_ctx *ctx, const struct floe_cnode *at, 
 {
 	char shown[FLOE_KEYMAP_SHOW_CAP];
 	if (len > FLOE_AGG_NAME_MAX)
-		return floe_config_fail(ctx, at, FLOE_EFORMAT,
-					"key '%s': the column name '%s' is longer than %d bytes", path,
-					floe_keymap_show(name, strlen(name), shown), FLOE_AGG_NAME_MAX);
+		return floe_config_fail(
+		    ctx, at, FLOE_EFORMAT, "key '%s': the column name '%s' is longer than %d bytes",
+		    path, floe_keymap_show(name, strlen(name), shown), FLOE_AGG_NAME_MAX);
 	bool clash = floe_aggtable_fixed_name(name, len);
 	for (size_t i = 0; !clash && i < c->n; i++)
 		clash = strlen(c->names[i]) == len && memcmp(c->names[i], name, len) == 0;
 	if (clash)
-		return floe_config_fail(ctx, at, FLOE_EFORMAT,
-					"key '%s': a second column named '%s' in the aggregate table "
-					"(set the metric's name)",
-					path, floe_keymap_show(name, len, shown));
+		return floe_config_fail(
+		    ctx, at, FLOE_EFORMAT,
+		    "key '%s': a second column named '%s' in the aggregate table "
+		    "(set the metric's name)",
+		    path, floe_keymap_show(name, len, shown));
 	memcpy(c->names[c->n], name, len);
 	c->names[c->n++][len] = '\0';
 	return 0;
@@ -756,10 +761,11 @@ static int check_agg(struct floe_config_ctx *ctx, const struct floe_cnode *root,
 						c->ninputs == 1 ? "" : "s");
 	for (size_t j = 0; j < i; j++) {
 		if (strcmp(c->aggs[j].name, g->name) == 0)
-			return floe_config_fail(ctx, agg_node(root, i, "name"), FLOE_EFORMAT,
-						"key 'aggregations[%zu].name': '%s' is also the name "
-						"of aggregations[%zu]",
-						i, g->name, j);
+			return floe_config_fail(
+			    ctx, agg_node(root, i, "name"), FLOE_EFORMAT,
+			    "key 'aggregations[%zu].name': '%s' is also the name "
+			    "of aggregations[%zu]",
+			    i, g->name, j);
 		if (strcmp(c->aggs[j].table, g->table) == 0)
 			return floe_config_fail(ctx, agg_node(root, i, "table"), FLOE_EFORMAT,
 						"key 'aggregations[%zu].table': aggregations[%zu] "

@@ -147,8 +147,7 @@ static const struct row *find(const struct sink *s, int64_t start_s, const char 
 	return NULL;
 }
 
-#define NUMS                                                                                       \
-	"metrics: [count, {sum: v}, {min: v}, {max: v}, {avg: v}]"
+#define NUMS "metrics: [count, {sum: v}, {min: v}, {max: v}, {avg: v}]"
 
 static void late_case(bool oldest_open)
 {
@@ -173,7 +172,7 @@ static void late_case(bool oldest_open)
 	r = find(&f.sink, 0, "b");
 	assert_true(r->v[0] == 1 && r->v[1] == 2);
 	add(&f, 8, "a", "100"); /* late: [0, 10) has closed */
-	add(&f, 9, "c", "x");   /* late too, and not a number */
+	add(&f, 9, "c", "x");	/* late too, and not a number */
 	assert_int_equal(floe_agg_flush(f.g, collect, &f.sink), 0);
 	r = find(&f.sink, 10, "a");
 	assert_true(r->partial);
@@ -312,9 +311,9 @@ static void test_plan(void **state)
 	struct floe_agg_plan p;
 	struct floe_err err = {0};
 	assert_int_equal(floe_agg_plan(&c->aggs[0], &p, &err), FLOE_ELIMIT);
-	assert_non_null(strstr(err.msg, "3602 windows would be open at once (at most 256)"));
+	assert_non_null(strstr(err.msg, "3601 windows would be open at once (at most 256)"));
 	assert_int_equal(floe_agg_plan(&c->aggs[1], &p, &err), 0);
-	assert_int_equal(p.windows, 3);
+	assert_int_equal(p.windows, 2);
 	assert_int_equal(p.groups, 11);
 	assert_int_equal(p.group_bytes, 16 + 256 + 8);
 	struct floe_alloc a;
@@ -323,6 +322,27 @@ static void test_plan(void **state)
 	assert_int_equal(floe_agg_new(&a, &c->aggs[1], &g, &err), 0);
 	assert_true(a.used <= p.total);
 	floe_agg_free(g);
+	/* The rule across aggregations: the first one's window span, then their memory. */
+	assert_int_equal(floe_agg_check(c, &err), FLOE_EFORMAT);
+	assert_string_equal(err.msg,
+			    "t.yaml:1:16: key 'aggregations[0]': window + allowed_lateness "
+			    "is 3601 slides: 3601 windows would be open at once (at most "
+			    "256); lower allowed_lateness or raise slide");
+	floe_config_free(c);
+	y = "agent: {memory_limit: 8MiB}\n"
+	    "aggregations: [{name: a, metrics: [{distinct: x}]}, {name: b, max_groups: 100000}]\n";
+	assert_int_equal(floe_config_parse(NULL, "t.yaml", y, strlen(y), "h", &c, NULL), 0);
+	assert_int_equal(floe_agg_check(c, &err), FLOE_EFORMAT);
+	/* A group's bytes depend on the sketches' struct sizes (32 or 64-bit). */
+	assert_non_null(strstr(err.msg, "t.yaml:2:16: key 'aggregations[0].max_groups': 1 "
+					"window(s) x 1001 groups x 166"));
+	assert_non_null(strstr(err.msg, "more than a quarter of agent.memory_limit (2.0MiB); "
+					"lower max_groups to 12"));
+	floe_config_free(c);
+	y = "agent: {memory_limit: 64MiB}\n"
+	    "aggregations: [{name: a, metrics: [{distinct: x, precision: 10}]}, {name: b}]\n";
+	assert_int_equal(floe_config_parse(NULL, "t.yaml", y, strlen(y), "h", &c, NULL), 0);
+	assert_int_equal(floe_agg_check(c, &err), 0);
 	floe_config_free(c);
 }
 
