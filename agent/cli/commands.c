@@ -233,17 +233,6 @@ int floe_cmd_run(int argc, char **argv)
 	int status = start(argc, argv, run_help, true, &once, &cfg);
 	if (status >= 0)
 		return status;
-	/* The aggregators exist (agent/agg) but their tables' commit path does not yet
-	 * (issue 17): refusing beats reading every line and aggregating nothing. */
-	if (cfg->naggs) {
-		fprintf(stderr,
-			"floe: %s:%d:%d: key 'aggregations': floe run does not run aggregations "
-			"yet (floe check validates them and prints their memory); remove them to "
-			"run\n",
-			cfg->path, cfg->aggs[0].line, cfg->aggs[0].col);
-		floe_config_free(cfg);
-		return FLOE_EXIT_USAGE;
-	}
 	floe_signal_install();
 	floe_heap_tune();
 	struct floe_runner *r = NULL;

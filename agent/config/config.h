@@ -59,9 +59,6 @@ struct floe_config_input {
 	/* within_glob_root (default) | true | false: which symbolic links a matched path may
 	 * go through (agent/input/tail.h, enum floe_tail_symlinks). */
 	enum floe_follow_symlinks follow_symlinks;
-	/* raw: false keeps no rows of this input in the logs table: its records only feed
-	 * the aggregations that take from it (at least one must). Default true. */
-	bool raw;
 	int line;			 /* where the input was declared (1-based) */
 	int col;
 };

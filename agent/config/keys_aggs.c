@@ -1,7 +1,7 @@
 /* The keys of an aggregation (aggregations[N], with its where filter and its metrics):
  * their rows, the field, quantile and accuracy checks, the defaults computed from other
  * keys (table, slide, idle_timeout, column names), and the rules that span the file
- * (unique names and tables, `from` and `raw`). What an aggregation costs in memory is
+ * (unique names and tables, `from`). What an aggregation costs in memory is
  * agent/agg's to say (it knows the sketches); `floe check` prints it. */
 #include "agent/config/keys_impl.h"
 
@@ -740,14 +740,6 @@ static const struct floe_cnode *agg_node(const struct floe_cnode *root, size_t i
 	return v ? v : item;
 }
 
-static bool takes(const struct floe_config_agg *g, size_t input)
-{
-	for (size_t k = 0; k < g->nfrom; k++)
-		if (g->from_idx[k] == input)
-			return true;
-	return g->nfrom == 0;
-}
-
 static int check_agg(struct floe_config_ctx *ctx, const struct floe_cnode *root,
 		     const struct floe_config *c, size_t i)
 {
@@ -786,19 +778,6 @@ int floe_keys_aggs_check(struct floe_config_ctx *ctx, const struct floe_cnode *r
 		int rc = check_agg(ctx, root, c, i);
 		if (rc < 0)
 			return rc;
-	}
-	for (size_t k = 0; k < c->ninputs; k++) {
-		bool fed = false;
-		for (size_t i = 0; !fed && i < c->naggs; i++)
-			fed = takes(&c->aggs[i], k);
-		if (c->inputs[k].raw || fed)
-			continue;
-		const struct floe_cnode *in = given(root, "inputs");
-		in = in && k < in->nkids ? in->kids[k] : in;
-		return floe_config_fail(ctx, given(in, "raw"), FLOE_EFORMAT,
-					"key 'inputs[%zu].raw': false, but no aggregation takes "
-					"from this input: its lines would go nowhere",
-					k);
 	}
 	return 0;
 }

@@ -31,8 +31,8 @@ extern const struct floe_key_section floe_keys_aggs_section;   /* keys_aggs.c */
 
 struct floe_config;
 /* The rules of aggregations that span the file (keys_aggs.c), for the root's post hook:
- * names and tables unique, `from` naming inputs that exist, and every input with raw:
- * false feeding an aggregation. root is the document's mapping (may be NULL). */
+ * names and tables unique, not the logs table, and `from` naming inputs that exist.
+ * root is the document's mapping (may be NULL). */
 int floe_keys_aggs_check(struct floe_config_ctx *ctx, const struct floe_cnode *root,
 			 struct floe_config *c);
 

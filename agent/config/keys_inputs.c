@@ -32,7 +32,6 @@ static const char *const parser_names[] = {"none", "json", "logfmt", "regex", NU
 static const char *const long_lines_names[] = {"split", "truncate", NULL};
 static const char *const symlinks_names[] = {"within_glob_root", "true", "false", NULL};
 static const char *const exclude_default[] = {"*.gz", "*.xz", "*.bz2", "*.zst", NULL};
-static const char *const raw_names[] = {"false", "true", NULL};
 
 /* ---- the key table ------------------------------------------------------------------ */
 
@@ -194,13 +193,6 @@ static const struct floe_key input_keys[] = {
      .def = "within_glob_root",
      .choices = symlinks_names,
      .help = "links a matched path may go through: within_glob_root, true (any) or false"},
-    {.name = "raw",
-     .type = FLOE_KT_ENUM,
-     .off = INP(raw),
-     .size = sizeof(bool),
-     .def = "true",
-     .choices = raw_names,
-     .help = "false: no rows in the logs table, only the aggregations that take from it"},
 };
 const struct floe_key_section floe_keys_input_section =
     FLOE_KEY_SECTION(input_keys, input_post, NULL);

@@ -310,6 +310,8 @@ static int commit_due(struct floe_runner *r, struct loop *l, bool stop, int64_t 
 		return rc;
 	}
 	rc = floe_runner_commit(r);
+	int ag = floe_run_aggs_commit(r, stop);
+	rc = rc ? rc : ag;
 	l->last_commit = floe_run_mono_us(r);
 	if (rc && stop && floe_run_stopping(r)) {
 		/* The store did not take the last commit within the stop grace: the spool keeps

@@ -312,8 +312,7 @@ static void test_errors(void **state)
 	    {"inputs:\n  - {type: tail, paths: [a], codec: json}\n", FLOE_EFORMAT,
 	     "t.yaml:2:30: unknown key 'inputs[0].codec'; valid keys here: type, paths, "
 	     "exclude, start_at, max_line_bytes, format, parser, pattern, multiline, "
-	     "timestamp, long_lines, rotate_wait, max_open_files, forget_after, follow_symlinks, "
-	     "raw"},
+	     "timestamp, long_lines, rotate_wait, max_open_files, forget_after, follow_symlinks"},
 	    {"inputs: [{type: tail, paths: a, multiline: {start: x, max: 3}}]\n", FLOE_EFORMAT,
 	     "t.yaml:1:55: unknown key 'inputs[0].multiline.max'; valid keys here: start, "
 	     "max_lines, max_bytes, flush_timeout"},
@@ -1220,9 +1219,7 @@ static void test_dump(void **state)
 		"    max_open_files: 256  # files followed at once\n"
 		"    forget_after: 1d  # positions of files gone this long are dropped\n"
 		"    follow_symlinks: within_glob_root  # links a matched path may go through: "
-		"within_glob_root, true (any) or false\n"
-		"    raw: true  # false: no rows in the logs table, only the aggregations that take "
-		"from it\n",
+		"within_glob_root, true (any) or false\n",
 		(size_t)(to - from)),
 	    0);
 	assert_string_equal(
@@ -1329,7 +1326,7 @@ static void test_dump(void **state)
 	struct floe_config *c2 = parse_ok(NULL, d);
 	char *d2 = dump(c2);
 	assert_string_equal(d, d2);
-	assert_int_equal(c2->inputs[1].line, 32);
+	assert_int_equal(c2->inputs[1].line, 31);
 	floe_free(NULL, d);
 	floe_free(NULL, d2);
 	floe_config_free(c2);
@@ -1611,7 +1608,7 @@ static void test_aggregations(void **state)
 {
 	(void)state;
 	struct floe_config *c = parse_ok(
-	    NULL, "inputs: [{type: tail, paths: /a}, {type: tail, paths: /b, raw: false}]\n"
+	    NULL, "inputs: [{type: tail, paths: /a}, {type: tail, paths: /b}]\n"
 		  "aggregations:\n"
 		  "  - name: errs\n"
 		  "    from: [1]\n"
@@ -1642,8 +1639,6 @@ static void test_aggregations(void **state)
 	assert_true(g->metrics[2].qv[1] == 0.999);
 	assert_int_equal(g->metrics[3].precision, 12);
 	assert_int_equal(g->metrics[4].k, 3);
-	assert_false(c->inputs[1].raw);
-	assert_true(c->inputs[0].raw);
 	assert_string_equal(c->aggs[1].table, "all_t");
 	assert_int_equal(c->aggs[1].nmetrics, 1);
 	assert_int_equal(c->aggs[1].slide_ms, 60000);
@@ -1690,14 +1685,6 @@ static void test_aggregations(void **state)
 	     "t.yaml:1:54: key 'aggregations[0].metrics[0]': a second column named 'host' in "
 	     "the aggregate table (set the metric's name)"},
 	    {"aggregations: [{name: a, where: {field: x, matches: '('}}]\n", FLOE_EFORMAT, NULL},
-	    {"inputs: [{type: tail, paths: /a, raw: false}]\n"
-	     "aggregations: [{name: a, from: []}, {name: b, from: [0]}]\n",
-	     0, NULL},
-	    {"inputs: [{type: tail, paths: /a}, {type: tail, paths: /b, raw: false}]\n"
-	     "aggregations: [{name: a, from: [0]}]\n",
-	     FLOE_EFORMAT,
-	     "t.yaml:1:64: key 'inputs[1].raw': false, but no aggregation takes from this input: "
-	     "its lines would go nowhere"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		if (cases[i].code == 0) {
