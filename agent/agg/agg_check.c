@@ -13,9 +13,12 @@ static double mib(uint64_t v)
 	return (double)v / 1048576.0;
 }
 
-int floe_agg_check(const struct floe_config *c, struct floe_err *err)
+int floe_agg_check(const struct floe_config *c, uint64_t rest, struct floe_err *err)
 {
-	uint64_t share = c->agent.memory_limit / 4, sum = 0;
+	uint64_t limit = c->agent.memory_limit, sum = 0;
+	uint64_t share = limit / 4 < limit - (rest < limit ? rest : limit)
+			     ? limit / 4
+			     : limit - (rest < limit ? rest : limit);
 	for (size_t i = 0; i < c->naggs; i++) {
 		const struct floe_config_agg *g = &c->aggs[i];
 		struct floe_agg_plan p;
@@ -37,13 +40,16 @@ int floe_agg_check(const struct floe_config *c, struct floe_err *err)
 		    err, FLOE_EFORMAT,
 		    "%s:%d:%d: key 'aggregations[%zu].max_groups': %u window(s) x %llu groups x "
 		    "%llu "
-		    "bytes = %.1fMiB, and the aggregations together %.1fMiB: more than a quarter "
-		    "of agent.memory_limit (%.1fMiB); lower max_groups to %llu or raise "
-		    "agent.memory_limit to %lluMiB",
+		    "bytes = %.1fMiB, and the aggregations together %.1fMiB: more than their "
+		    "share of agent.memory_limit (%.1fMiB: at most a quarter, and what the "
+		    "%.1fMiB the rest of the agent needs leaves); lower max_groups to %llu or "
+		    "raise agent.memory_limit to %lluMiB",
 		    c->path, g->line, g->col, i, p.windows, (unsigned long long)p.groups,
 		    (unsigned long long)p.group_bytes, mib(p.total), mib(sum), mib(share),
-		    (unsigned long long)(fit > 1 ? fit - 1 : 0),
-		    (unsigned long long)((sum * 4 + (1u << 20) - 1) >> 20));
+		    mib(rest), (unsigned long long)(fit > 1 ? fit - 1 : 0),
+		    (unsigned long long)(((sum * 4 > rest + sum ? sum * 4 : rest + sum) +
+					  (1u << 20) - 1) >>
+					 20));
 	}
 	return 0;
 }

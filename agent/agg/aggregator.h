@@ -49,11 +49,11 @@ int floe_agg_plan(const struct floe_config_agg *c, struct floe_agg_plan *out, st
 
 struct floe_config;
 /* The aggregations' rule for `floe check` and start-up (agg_check.c): every aggregation
- * has a plan, and together they reserve at most a quarter of agent.memory_limit (the
- * writers' row groups and the sort buffer take the other shares). FLOE_EFORMAT with one
- * line "file:line:column: message" in err (may be NULL) naming the aggregation, its
- * figures and what would fit. */
-int floe_agg_check(const struct floe_config *c, struct floe_err *err);
+ * has a plan, and together they reserve at most a quarter of agent.memory_limit, and no
+ * more than what rest (the bytes the rest of the agent needs, run/memory.h) leaves of it.
+ * FLOE_EFORMAT with one line "file:line:column: message" in err (may be NULL) naming the
+ * aggregation, its figures and what would fit. */
+int floe_agg_check(const struct floe_config *c, uint64_t rest, struct floe_err *err);
 
 /* Counters of one aggregator since it was made. */
 struct floe_agg_stats {

@@ -126,8 +126,12 @@ struct floe_config *floe_cli_load_config(const char *path, bool create_identity)
 	floe_free(NULL, text);
 	/* The memory rule is checked for every command, so that `check` refuses what `run`
 	 * could not hold. */
-	if (rc == 0 && !(rc = floe_memory_check(cfg, &err)))
-		rc = floe_agg_check(cfg, &err);
+	struct floe_memory_need need = {0};
+	if (rc == 0 && !(rc = floe_memory_check(cfg, &err)) && cfg->naggs) {
+		if (cfg->ninputs)
+			(void)floe_memory_need(cfg, &need);
+		rc = floe_agg_check(cfg, need.total, &err);
+	}
 	if (rc) {
 		floe_config_free(cfg);
 		cfg = NULL;

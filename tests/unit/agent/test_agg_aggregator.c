@@ -323,7 +323,7 @@ static void test_plan(void **state)
 	assert_true(a.used <= p.total);
 	floe_agg_free(g);
 	/* The rule across aggregations: the first one's window span, then their memory. */
-	assert_int_equal(floe_agg_check(c, &err), FLOE_EFORMAT);
+	assert_int_equal(floe_agg_check(c, 0, &err), FLOE_EFORMAT);
 	assert_string_equal(err.msg,
 			    "t.yaml:1:16: key 'aggregations[0]': window + allowed_lateness "
 			    "is 3601 slides: 3601 windows would be open at once (at most "
@@ -332,17 +332,22 @@ static void test_plan(void **state)
 	y = "agent: {memory_limit: 8MiB}\n"
 	    "aggregations: [{name: a, metrics: [{distinct: x}]}, {name: b, max_groups: 100000}]\n";
 	assert_int_equal(floe_config_parse(NULL, "t.yaml", y, strlen(y), "h", &c, NULL), 0);
-	assert_int_equal(floe_agg_check(c, &err), FLOE_EFORMAT);
+	assert_int_equal(floe_agg_check(c, 0, &err), FLOE_EFORMAT);
 	/* A group's bytes depend on the sketches' struct sizes (32 or 64-bit). */
 	assert_non_null(strstr(err.msg, "t.yaml:2:16: key 'aggregations[0].max_groups': 1 "
 					"window(s) x 1001 groups x 166"));
-	assert_non_null(strstr(err.msg, "more than a quarter of agent.memory_limit (2.0MiB); "
-					"lower max_groups to 12"));
+	assert_non_null(strstr(err.msg, "more than their share of agent.memory_limit (2.0MiB: "
+					"at most a quarter, and what the 0.0MiB the rest of the "
+					"agent needs leaves); lower max_groups to 12"));
 	floe_config_free(c);
 	y = "agent: {memory_limit: 64MiB}\n"
 	    "aggregations: [{name: a, metrics: [{distinct: x, precision: 10}]}, {name: b}]\n";
 	assert_int_equal(floe_config_parse(NULL, "t.yaml", y, strlen(y), "h", &c, NULL), 0);
-	assert_int_equal(floe_agg_check(c, &err), 0);
+	assert_int_equal(floe_agg_check(c, 0, &err), 0);
+	/* What the rest of the agent needs comes first: 63 of 64 MiB leave 1 MiB. */
+	assert_int_equal(floe_agg_check(c, 63u << 20, &err), FLOE_EFORMAT);
+	assert_non_null(strstr(err.msg, "(1.0MiB: at most a quarter, and what the 63.0MiB the "
+					"rest of the agent needs leaves)"));
 	floe_config_free(c);
 }
 
