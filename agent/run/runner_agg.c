@@ -315,6 +315,15 @@ int floe_run_aggs_commit(struct floe_runner *r, bool stop)
 			one = commit_one(r, o);
 		if (one && !rc)
 			rc = one;
+		/* What the aggregation could not use, said once at the stop. */
+		const struct floe_agg_stats *st = floe_agg_stats(o->g);
+		if (stop)
+			floe_info("runner: aggregation %s: %" PRIu64 " events (%" PRIu64
+				  " filtered out), %" PRIu64 " rows in %" PRIu64 " windows; %" PRIu64
+				  " late (%" PRIu64 " dropped), %" PRIu64 " values not numbers, %" PRIu64
+				  " events in __overflow__",
+				  o->cfg->name, st->events, st->filtered, st->rows, st->windows,
+				  st->late, st->late_dropped, st->unparsable, st->overflowed);
 	}
 	return rc;
 }
