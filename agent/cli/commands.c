@@ -5,6 +5,7 @@
 #include "agent/input/preflight.h"
 #include "agent/input/tail.h"
 #include "agent/state/identity.h"
+#include "agent/agg/aggregator.h"
 #include "agent/run/memory.h"
 #include "agent/run/runner.h"
 #include "formats/base/alloc.h"
@@ -125,7 +126,13 @@ struct floe_config *floe_cli_load_config(const char *path, bool create_identity)
 	floe_free(NULL, text);
 	/* The memory rule is checked for every command, so that `check` refuses what `run`
 	 * could not hold. */
-	if (rc == 0 && (rc = floe_memory_check(cfg, &err))) {
+	struct floe_memory_need need = {0};
+	if (rc == 0 && !(rc = floe_memory_check(cfg, &err)) && cfg->naggs) {
+		if (cfg->ninputs)
+			(void)floe_memory_need(cfg, &need);
+		rc = floe_agg_check(cfg, need.total, &err);
+	}
+	if (rc) {
 		floe_config_free(cfg);
 		cfg = NULL;
 	}
@@ -316,6 +323,14 @@ int floe_cmd_check(int argc, char **argv)
 		       "sealing, of agent.memory_limit %.1fMiB\n",
 		       need.record / 1048576.0, need.input, need.total / 1048576.0,
 		       cfg->agent.memory_limit / 1048576.0);
+	for (size_t i = 0; rc == 0 && i < cfg->naggs; i++) {
+		struct floe_agg_plan p;
+		if (floe_agg_plan(&cfg->aggs[i], &p, NULL) == 0)
+			printf("# memory: aggregations[%zu] '%s' reserves %.1fMiB: %u window(s) x %llu "
+			       "groups x %llu bytes\n",
+			       i, cfg->aggs[i].name, p.total / 1048576.0, p.windows,
+			       (unsigned long long)p.groups, (unsigned long long)p.group_bytes);
+	}
 	floe_buf_fini(&b);
 	floe_config_free(cfg);
 	return rc ? FLOE_EXIT_RUNTIME : FLOE_EXIT_OK;

@@ -112,6 +112,67 @@ struct floe_config_table {
 	struct floe_table_props props; /* properties */
 };
 
+/* An aggregation's metric (aggregations[N].metrics[M]). In the file, "count" alone or a
+ * mapping { KIND: FIELD, options } with KIND one of count, sum, min, max, avg, distinct,
+ * quantiles, top_k; the dump writes the canonical { metric: KIND, field: FIELD }. */
+enum floe_agg_metric_kind {
+	FLOE_METRIC_COUNT, /* events (with field: events where it is present) */
+	FLOE_METRIC_SUM,
+	FLOE_METRIC_MIN,
+	FLOE_METRIC_MAX,
+	FLOE_METRIC_AVG,
+	FLOE_METRIC_DISTINCT,  /* HyperLogLog */
+	FLOE_METRIC_QUANTILES, /* DDSketch */
+	FLOE_METRIC_TOP_K,     /* SpaceSaving */
+};
+#define FLOE_METRIC_NKINDS 8
+
+struct floe_config_metric {
+	enum floe_agg_metric_kind kind; /* metric */
+	char *field;			/* a field reference (schema/aggtable.h); NULL: count */
+	/* The column (quantiles: the prefix of its columns; distinct and quantiles: of the
+	 * sketch column too). Default <kind>_<field>, count, or <field> for quantiles. */
+	char *name;
+	uint32_t precision; /* distinct: HLL precision, default 14, 4..18 */
+	double accuracy;    /* quantiles: relative accuracy, default 0.01, 0.001..0.2 */
+	char **q;	    /* quantiles: as written, default 0.5 0.9 0.99, each in 0..1 */
+	size_t nq;
+	double *qv; /* the same as numbers (computed) */
+	uint32_t k;	    /* top_k: counters kept, default 10, 1..1000 */
+	uint32_t key_bytes; /* top_k: bytes of a value kept, default 64, 8..1024 */
+	/* The shorthand keys (count, sum, ...: FIELD), folded into kind and field. */
+	char *by_kind[FLOE_METRIC_NKINDS];
+	int line, col;
+};
+
+enum floe_agg_late { FLOE_LATE_DROP, FLOE_LATE_OLDEST_OPEN };
+
+struct floe_config_agg {
+	char *name;	   /* required, [A-Za-z0-9_]{1,64}, unique */
+	char *table;	   /* default: name; [A-Za-z0-9_]{1,128}, not logs, unique */
+	char **from;	   /* input indexes as written; [] = every input */
+	size_t nfrom;
+	uint32_t *from_idx; /* the same as numbers (computed) */
+	struct {
+		char *field; /* NULL: no filter */
+		char *equals;
+		char *matches; /* a POSIX ERE */
+		bool present;
+	} where;
+	uint64_t window_ms;	      /* default 1m, 1s .. 7d */
+	uint64_t slide_ms;	      /* default window (tumbling); divides window, >= window/64 */
+	uint64_t allowed_lateness_ms; /* default 0, 0 .. 7d */
+	enum floe_agg_late late;      /* drop|oldest_open, default drop */
+	uint64_t idle_timeout_ms;     /* default window + allowed_lateness, 1s .. 30d */
+	char **group_by;	      /* field references, at most 8, unique */
+	size_t ngroup_by;
+	struct floe_config_metric *metrics; /* default [count] */
+	size_t nmetrics;
+	uint32_t max_groups;	/* per window, default 1000, 1 .. 10000000 */
+	uint64_t max_key_bytes; /* a group's key values together, default 256B, 16B .. 64KiB */
+	int line, col;		/* where the aggregation was declared */
+};
+
 struct floe_config {
 	char *path; /* the name passed to floe_config_parse */
 	struct {
@@ -131,6 +192,8 @@ struct floe_config {
 	struct floe_config_input *inputs; /* may be empty (ninputs = 0) */
 	size_t ninputs;
 	struct floe_config_table logs; /* tables.logs */
+	struct floe_config_agg *aggs;	/* aggregations; may be empty */
+	size_t naggs;
 	struct {
 		/* A directory path, absolute or relative (to the agent's working directory);
 		 * a file:// URI (empty host or localhost, %XX decoded) is stored as its path.

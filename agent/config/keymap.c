@@ -414,6 +414,19 @@ static int convert_section_list(struct floe_config_ctx *ctx, const struct floe_k
 	for (size_t i = 0; i < val->nkids; i++) {
 		const struct floe_cnode *item = val->kids[i];
 		path_index(ipath, path, i);
+		/* The shorthand: a scalar X read as the mapping { shorthand: X }, positioned
+		 * at X, so that every message about it points at what the user wrote. */
+		struct floe_cnode key = {.kind = FLOE_CNODE_SCALAR, .plain = true};
+		struct floe_cnode *pair[2] = {&key, (struct floe_cnode *)item};
+		struct floe_cnode map = {.kind = FLOE_CNODE_MAP, .kids = pair, .nkids = 2};
+		if (item->kind == FLOE_CNODE_SCALAR && !floe_cnode_is_null(item) &&
+		    k->sub->shorthand) {
+			key.str = (char *)k->sub->shorthand;
+			key.len = strlen(key.str);
+			key.line = map.line = item->line;
+			key.col = map.col = item->col;
+			item = &map;
+		}
 		if (item->kind != FLOE_CNODE_MAP)
 			return floe_config_fail(ctx, item, FLOE_EFORMAT,
 						"key '%s': expected a mapping, got %s", ipath,
@@ -627,6 +640,8 @@ static int dump_section(struct floe_buf *b, const struct floe_key_section *sec, 
 	for (size_t i = 0; rc == 0 && i < sec->nkeys; i++) {
 		const struct floe_key *k = &sec->keys[i];
 		const char *field = base + k->off;
+		if (i > 0 && (k->flags & FLOE_KF_QUIET) && k->shown && !k->shown(base))
+			continue;
 		if (list_item && i == 0)
 			rc = floe_buf_printf(b, "%*s- %s:", indent - 2, "", k->name);
 		else

@@ -93,6 +93,12 @@ static const struct floe_key root_keys[] = {
     {.name = "tables", .type = FLOE_KT_SECTION, .sub = &floe_keys_tables_section},
     {.name = "lake", .type = FLOE_KT_SECTION, .sub = &floe_keys_lake_section},
     {.name = "spool", .type = FLOE_KT_SECTION, .sub = &spool_section},
+    {.name = "aggregations",
+     .type = FLOE_KT_SECTION_LIST,
+     .off = CFG(aggs),
+     .off_n = CFG(naggs),
+     .size = sizeof(struct floe_config_agg),
+     .sub = &floe_keys_aggs_section},
 };
 const struct floe_key_section floe_config_keys = FLOE_KEY_SECTION(root_keys, root_post, NULL);
 
@@ -168,6 +174,9 @@ static int root_post(struct floe_config_ctx *ctx, const struct floe_cnode *map, 
 		     char *base)
 {
 	struct floe_config *c = (struct floe_config *)(void *)base;
+	int rc = floe_keys_aggs_check(ctx, map, c);
+	if (rc < 0)
+		return rc;
 	/* The sort buffer is held next to the writers' row groups (a quarter of the budget
 	 * between them) and everything else: it may take another quarter at most. Without
 	 * sort_by there is no buffer, and no rule. */

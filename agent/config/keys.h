@@ -64,6 +64,7 @@ enum {
 	FLOE_KF_NONEMPTY = 2, /* a list that must hold at least one entry */
 	FLOE_KF_UNIQUE = 4,   /* a list whose entries must all differ */
 	FLOE_KF_COMPUTED = 8, /* default derived from other keys by the section's post hook */
+	FLOE_KF_QUIET = 16,   /* not in use (shown is false): left out of the dump, not "~" */
 };
 
 /* Extra validation of a string after its type conversion; may replace *value (owned) with
@@ -119,11 +120,16 @@ struct floe_key_section {
 	size_t nkeys;
 	floe_key_post_fn post;
 	floe_key_fini_fn fini;
+	/* In a list of these sections, a plain scalar item X stands for the mapping
+	 * { shorthand: X } (metrics: "- count" is { metric: count }). NULL: items must be
+	 * mappings. */
+	const char *shorthand;
 };
 
-#define FLOE_KEY_SECTION(keys, post, fini)                                                         \
+#define FLOE_KEY_SECTION(keys_, post_, fini_)                                                      \
 	{                                                                                          \
-		keys, sizeof(keys) / sizeof(keys[0]), post, fini                                   \
+		.keys = keys_, .nkeys = sizeof(keys_) / sizeof(keys_[0]), .post = post_,           \
+		.fini = fini_                                                                      \
 	}
 
 /* The key table of struct floe_config (keys.c). */

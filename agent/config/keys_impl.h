@@ -20,10 +20,20 @@
 #define CFG(member) offsetof(struct floe_config, member)
 #define TBL(member) offsetof(struct floe_config_table, member)
 #define INP(member) offsetof(struct floe_config_input, member)
+#define AGG(member) offsetof(struct floe_config_agg, member)
+#define MET(member) offsetof(struct floe_config_metric, member)
 
 /* The sections below the root, each with its keys, checks and hooks in its own file. */
 extern const struct floe_key_section floe_keys_input_section;  /* keys_inputs.c */
 extern const struct floe_key_section floe_keys_tables_section; /* keys_tables.c */
 extern const struct floe_key_section floe_keys_lake_section;   /* keys_lake.c */
+extern const struct floe_key_section floe_keys_aggs_section;   /* keys_aggs.c */
+
+struct floe_config;
+/* The rules of aggregations that span the file (keys_aggs.c), for the root's post hook:
+ * names and tables unique, not the logs table, and `from` naming inputs that exist.
+ * root is the document's mapping (may be NULL). */
+int floe_keys_aggs_check(struct floe_config_ctx *ctx, const struct floe_cnode *root,
+			 struct floe_config *c);
 
 #endif

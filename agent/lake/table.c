@@ -22,8 +22,9 @@
 
 static int create_table(struct floe_table *t)
 {
-	size_t nfields;
-	const struct floe_ice_field *fields = floe_log_fields(&nfields);
+	size_t nfields = t->opt.nfields;
+	const struct floe_ice_field *fields =
+	    t->opt.fields ? t->opt.fields : floe_log_fields(&nfields);
 	struct floe_ice_partition_field pf[FLOE_PART_MAX];
 	char tnames[FLOE_PART_MAX][24];
 	floe_part_spec_fields(t->opt.spec, pf, tnames);
@@ -160,7 +161,8 @@ int floe_table_open(struct floe_alloc *a, const struct floe_table_options *opt,
 				     floe_ice_meta_format_version(t->meta));
 		goto out;
 	}
-	if ((rc = floe_log_schema_check(t->meta, &t->err)) ||
+	if ((rc = opt->schema_check ? opt->schema_check(opt->schema_ctx, t->meta, &t->err)
+				    : floe_log_schema_check(t->meta, &t->err)) ||
 	    (rc = floe_part_spec_from_table(&t->spec, t->meta, &t->err)) ||
 	    (rc = check_inside(t)) || (rc = floe_table_identity(t)))
 		goto out;

@@ -29,6 +29,7 @@
 struct floe_alloc;
 struct floe_clock;
 struct floe_err;
+struct floe_ice_field;
 struct floe_ice_meta;
 struct floe_rand;
 struct floe_store;
@@ -58,6 +59,14 @@ struct floe_table_options {
 	 * Borrowed: they outlive the table. */
 	const struct floe_clock *clock;
 	const struct floe_rand *rand;
+	/* Another table than logs (the aggregate tables): its fields, used when the table is
+	 * created, and the check that an existing table's schema takes floe's rows
+	 * (schema_ctx is its first argument). NULL fields: the logs table's. */
+	const struct floe_ice_field *fields;
+	size_t nfields;
+	int (*schema_check)(const void *schema_ctx, const struct floe_ice_meta *m,
+			    struct floe_err *err);
+	const void *schema_ctx;
 };
 
 struct floe_table;

@@ -354,15 +354,16 @@ int floe_batch_add(struct floe_batch *b, uint64_t seq, const struct floe_record 
 
 /* Appends one metric, copying bounds; strings are truncated as Iceberg's truncate(16). */
 static int add_metric(struct floe_alloc *a, const struct floe_pq_leaf_stats *s, bool is_string,
-		      struct floe_ice_column_metrics *m)
+		      bool bounds, struct floe_ice_column_metrics *m)
 {
 	memset(m, 0, sizeof(*m));
 	m->field_id = s->field_id;
 	m->column_size = (int64_t)s->compressed_size;
 	m->value_count = (int64_t)s->value_count;
 	m->null_count = (int64_t)s->null_count;
-	/* Map keys and values get counts only, as Java's writers do. */
-	if (!s->has_min_max || s->field_id > FLOE_LOG_NCOLS)
+	/* Map keys and values get counts only, as Java's writers do; so do binary columns
+	 * (sketches: their bytes are no useful bound). */
+	if (!s->has_min_max || !bounds)
 		return 0;
 	size_t lo_len = s->min_len, hi_len = s->max_len;
 	const uint8_t *hi_src = s->max;
@@ -399,18 +400,29 @@ static int add_metric(struct floe_alloc *a, const struct floe_pq_leaf_stats *s, 
 int floe_batch_metrics(struct floe_alloc *a, const struct floe_pq_writer *w,
 		       struct floe_ice_column_metrics **out, size_t *n)
 {
+	return floe_batch_metrics_of(a, w, floe_log_columns(), FLOE_LOG_NCOLS, out, n);
+}
+
+int floe_batch_metrics_of(struct floe_alloc *a, const struct floe_pq_writer *w,
+			  const struct floe_pq_column *cols, size_t ncols,
+			  struct floe_ice_column_metrics **out, size_t *n)
+{
 	size_t count;
 	const struct floe_pq_leaf_stats *st = floe_pq_writer_stats(w, &count);
 	struct floe_ice_column_metrics *m = floe_calloc(a, count ? count : 1, sizeof(*m));
 	if (!m)
 		return FLOE_ENOMEM;
-	const struct floe_pq_column *cols = floe_log_columns();
 	for (size_t i = 0; i < count; i++) {
-		bool is_string = false;
-		for (size_t c = 0; c < FLOE_LOG_NCOLS; c++)
-			if (cols[c].field_id == st[i].field_id)
+		bool is_string = false, bounds = false;
+		for (size_t c = 0; c < ncols; c++) {
+			if (cols[c].field_id == st[i].field_id) {
 				is_string = cols[c].kind == FLOE_PQ_STRING;
-		int rc = add_metric(a, &st[i], is_string, &m[i]);
+				bounds = cols[c].kind != FLOE_PQ_BINARY &&
+					 cols[c].kind != FLOE_PQ_MAP_STRING &&
+					 cols[c].kind != FLOE_PQ_MAP_STRING_LONG;
+			}
+		}
+		int rc = add_metric(a, &st[i], is_string, bounds, &m[i]);
 		if (rc) {
 			for (size_t k = 0; k < i; k++) {
 				floe_free(a, (void *)m[k].lower);

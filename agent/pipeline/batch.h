@@ -82,5 +82,10 @@ void floe_batch_abort(struct floe_batch *b);
  * from a. */
 int floe_batch_metrics(struct floe_alloc *a, const struct floe_pq_writer *w,
 		       struct floe_ice_column_metrics **out, size_t *n);
+/* The same for a writer of other columns than the logs table's (cols, ncols: those the
+ * writer was made with). */
+int floe_batch_metrics_of(struct floe_alloc *a, const struct floe_pq_writer *w,
+			  const struct floe_pq_column *cols, size_t ncols,
+			  struct floe_ice_column_metrics **out, size_t *n);
 
 #endif

@@ -210,6 +210,8 @@ int floe_runner_new(const struct floe_config *cfg, const struct floe_runner_opti
 	if (rc == 0)
 		rc = open_batch(r, err);
 	if (rc == 0)
+		rc = floe_run_aggs_open(r, err);
+	if (rc == 0)
 		rc = open_inputs(r, err);
 	if (rc == 0)
 		rc = open_loop(r, err);
@@ -255,6 +257,7 @@ void floe_runner_free(struct floe_runner *r)
 	floe_batch_free(r->b.batch);
 	floe_worker_free(r->lake.pool); /* after the writers: they wait for their pages */
 	floe_spool_free(r->com.spool);
+	floe_run_aggs_free(r);
 	floe_spool_free(r->lake.spool);
 	floe_table_free(r->lake.table);
 	floe_store_free(r->lake.store);

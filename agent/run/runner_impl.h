@@ -206,6 +206,7 @@ struct floe_runner {
 	struct run_checkpoint ck;
 	struct run_scratch scratch;
 	struct floe_runner_stats stats;
+	struct run_aggs *aggs; /* the aggregations (runner_agg.c); NULL: none */
 };
 
 /* Errors after which the agent must stop rather than retry the commit later: another
@@ -229,6 +230,16 @@ static inline bool floe_run_stopping(const struct floe_runner *r)
 {
 	return r->env.stop(r->env.stop_ctx);
 }
+
+/* runner_agg.c: the aggregations, their tables and spools (nothing without any). */
+struct run_aggs;
+int floe_run_aggs_open(struct floe_runner *r, struct floe_err *err);
+void floe_run_aggs_free(struct floe_runner *r);
+/* Feeds rec (added to the batch from input) to the aggregations that take from it. */
+int floe_run_aggs_record(struct floe_runner *r, size_t input, const struct floe_record *rec);
+/* Closes idle windows (at a stop: flushes every open one, partial), seals what closed
+ * into the aggregations' spools and commits them. */
+int floe_run_aggs_commit(struct floe_runner *r, bool stop);
 
 /* settings.c */
 /* Fills s from cfg (borrowed; s points into it): paths under state_dir, the host, the

@@ -94,25 +94,31 @@ static void add_stream(struct floe_runner *r, struct floe_record *rec, const cha
 	rec->attr_val_lens = r->scratch.avlens;
 }
 
+static void assembled_record(struct floe_runner *r, size_t input, const struct floe_assemble_rec *a,
+			     int64_t received_at, struct floe_record *rec)
+{
+	memset(rec, 0, sizeof(*rec));
+	rec->ts = a->has_ts ? a->ts_us : received_at;
+	rec->received_at = received_at;
+	rec->host.p = r->set.host;
+	rec->host.len = r->set.host_len;
+	rec->source.p = a->path;
+	rec->source.len = strlen(a->path);
+	rec->has_offset = true;
+	rec->offset = a->offset;
+	rec->message.p = a->msg;
+	rec->message.len = a->len;
+	/* The runtime's time stays unless a timestamp option finds one in the message. */
+	floe_decoder_apply(r->in.decoders[input], rec);
+	if (a->stream)
+		add_stream(r, rec, a->stream, a->stream_len);
+}
+
 int floe_runner_add_record(struct floe_runner *r, size_t input, const struct floe_assemble_rec *a,
 			   int64_t received_at, uint64_t seq)
 {
 	struct floe_record rec;
-	memset(&rec, 0, sizeof(rec));
-	rec.ts = a->has_ts ? a->ts_us : received_at;
-	rec.received_at = received_at;
-	rec.host.p = r->set.host;
-	rec.host.len = r->set.host_len;
-	rec.source.p = a->path;
-	rec.source.len = strlen(a->path);
-	rec.has_offset = true;
-	rec.offset = a->offset;
-	rec.message.p = a->msg;
-	rec.message.len = a->len;
-	/* The runtime's time stays unless a timestamp option finds one in the message. */
-	floe_decoder_apply(r->in.decoders[input], &rec);
-	if (a->stream)
-		add_stream(r, &rec, a->stream, a->stream_len);
+	assembled_record(r, input, a, received_at, &rec);
 	return floe_runner_batch_add(r, &rec, seq);
 }
 
@@ -144,9 +150,10 @@ int floe_runner_on_line(void *ctx, const struct floe_tail_line *line)
 		r->b.seal_needed = true;
 		return FLOE_ELIMIT;
 	}
-	if (rc < 0) {
-		r->b.add_error = rc;
-		return rc;
+	int ag = rc < 0 ? 0 : floe_run_aggs_record(r, r->in.cur, &rec);
+	if (rc < 0 || ag < 0) {
+		r->b.add_error = rc < 0 ? rc : ag;
+		return r->b.add_error;
 	}
 	r->stats.lines++;
 	if (rc == 1) {
@@ -161,10 +168,14 @@ int floe_runner_on_line(void *ctx, const struct floe_tail_line *line)
 static int add_assembled(struct floe_runner *r, size_t input, const struct floe_assemble_rec *a,
 			 int64_t received_at)
 {
-	int rc = floe_runner_add_record(r, input, a, received_at, r->b.next_seq);
+	/* Not floe_runner_add_record: a replayed entry's records were aggregated already. */
+	struct floe_record rec;
+	assembled_record(r, input, a, received_at, &rec);
+	int rc = floe_runner_batch_add(r, &rec, r->b.next_seq);
+	int ag = rc >= 0 && rc != 2 ? floe_run_aggs_record(r, input, &rec) : 0;
 	if (rc >= 0 && rc != 2)
 		r->stats.lines++;
-	return rc;
+	return ag < 0 ? ag : rc;
 }
 
 static int defer_rec(struct floe_runner *r, const struct floe_assemble_rec *a)

@@ -11,6 +11,7 @@
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
 #include "formats/parquet/compress.h"
+#include "formats/parquet/footer.h"
 
 #include <string.h>
 
@@ -89,9 +90,9 @@ int floe_pq_chunk_new(struct floe_alloc *alloc, const struct floe_pq_chunk_opts 
 	c->body = scratch;
 	c->bloom.alloc = alloc;
 	floe_pq_dict_init(&c->dict, alloc,
-			  o->ptype == FLOE_PQ_T_INT32	? 4
-			  : o->ptype == FLOE_PQ_T_INT64 ? 8
-							: 0);
+			  o->ptype == FLOE_PQ_T_INT32					  ? 4
+			  : o->ptype == FLOE_PQ_T_INT64 || o->ptype == FLOE_PQ_T_DOUBLE ? 8
+											  : 0);
 	/* Page sizes are i32 in the page header: no buffer may grow past that. */
 	struct floe_buf *bufs[] = {&c->rep, &c->def, &c->vals, &c->idx, &c->hdr, &c->enc};
 	for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
@@ -260,7 +261,9 @@ static int make_room(struct floe_pq_chunk *c, size_t n)
 	return floe_pq_chunk_close_page(c);
 }
 
-int floe_pq_chunk_put_int(struct floe_pq_chunk *c, int rep, int64_t v)
+/* A fixed-width value: the 8 bytes of bits (the low four of an INT32) are its PLAIN
+ * form, key its place in the statistics' order. */
+static inline int put_fixed(struct floe_pq_chunk *c, int rep, uint64_t bits, int64_t key)
 {
 	int rc0 = make_room(c, 8);
 	if (rc0)
@@ -269,21 +272,20 @@ int floe_pq_chunk_put_int(struct floe_pq_chunk *c, int rep, int64_t v)
 	uint8_t le[8];
 	size_t w = c->o.ptype == FLOE_PQ_T_INT32 ? 4 : 8;
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	/* The value's own bytes (the low four of an INT32): one move. */
-	uint64_t u = (uint64_t)v;
-	memcpy(le, &u, 8);
+	/* The value's own bytes: one move. */
+	memcpy(le, &bits, 8);
 #else
 	for (size_t i = 0; i < 8; i++)
-		le[i] = (uint8_t)((uint64_t)v >> (8 * i));
+		le[i] = (uint8_t)(bits >> (8 * i));
 #endif
 	struct floe_pq_page *s = &c->pst;
 	if (!s->has_minmax) {
-		s->imin = s->imax = v;
+		s->imin = s->imax = key;
 		s->has_minmax = true;
-	} else if (v < s->imin) {
-		s->imin = v;
-	} else if (v > s->imax) {
-		s->imax = v;
+	} else if (key < s->imin) {
+		s->imin = key;
+	} else if (key > s->imax) {
+		s->imax = key;
 	}
 	c->page_nonnull++;
 	bool added, plain;
@@ -295,6 +297,43 @@ int floe_pq_chunk_put_int(struct floe_pq_chunk *c, int rep, int64_t v)
 	if (!rc && c->bloom_live)
 		floe_pq_bloom_insert(&c->bloom, floe_pq_bloom_hash(le, w));
 	return rc ? rc : level_err(c);
+}
+
+int floe_pq_chunk_put_int(struct floe_pq_chunk *c, int rep, int64_t v)
+{
+	return put_fixed(c, rep, (uint64_t)v, v);
+}
+
+int floe_pq_chunk_put_double(struct floe_pq_chunk *c, int rep, double v)
+{
+	uint64_t bits;
+	memcpy(&bits, &v, sizeof(bits));
+	return put_fixed(c, rep, bits, floe_pq_double_key(bits));
+}
+
+/* PLAIN booleans are bits, the first value in the lowest bit of the first byte. */
+int floe_pq_chunk_put_bool(struct floe_pq_chunk *c, int rep, bool v)
+{
+	int rc = make_room(c, 1);
+	if (rc)
+		return rc;
+	put_levels_of(c, rep, c->o.max_def);
+	struct floe_pq_page *s = &c->pst;
+	if (!s->has_minmax) {
+		s->imin = s->imax = v;
+		s->has_minmax = true;
+	} else if (v < s->imin) {
+		s->imin = v;
+	} else if (v > s->imax) {
+		s->imax = v;
+	}
+	unsigned bit = (unsigned)(c->page_nonnull % 8);
+	if (bit == 0 && (rc = floe_buf_putc(&c->vals, 0)))
+		return rc;
+	if (v)
+		c->vals.data[c->vals.len - 1] |= (uint8_t)(1u << bit);
+	c->page_nonnull++;
+	return level_err(c);
 }
 
 int floe_pq_chunk_put_bytes(struct floe_pq_chunk *c, int rep, const uint8_t *p, size_t n)

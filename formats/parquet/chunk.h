@@ -20,7 +20,13 @@ struct floe_pq_compressor;
 struct floe_buf;
 
 /* Parquet physical types used here (parquet.thrift Type). */
-enum { FLOE_PQ_T_INT32 = 1, FLOE_PQ_T_INT64 = 2, FLOE_PQ_T_BYTE_ARRAY = 6 };
+enum {
+	FLOE_PQ_T_BOOLEAN = 0,
+	FLOE_PQ_T_INT32 = 1,
+	FLOE_PQ_T_INT64 = 2,
+	FLOE_PQ_T_DOUBLE = 5,
+	FLOE_PQ_T_BYTE_ARRAY = 6
+};
 
 struct floe_pq_chunk_opts {
 	int ptype;   /* FLOE_PQ_T_* */
@@ -59,7 +65,9 @@ struct floe_pq_chunk_meta {
 	int32_t enc_pages[FLOE_PQ_NENC]; /* data pages per encoding id */
 	int data_page_type;		 /* 0 DATA_PAGE or 3 DATA_PAGE_V2 */
 	bool has_minmax;
-	int64_t imin, imax;	     /* INT32/INT64 */
+	/* INT32/INT64, BOOLEAN as 0/1, DOUBLE as floe_pq_double_key's order-keeping
+	 * integers (floe_pq_stat_bytes turns them back into values). */
+	int64_t imin, imax;
 	struct floe_pq_bound lo, hi; /* BYTE_ARRAY */
 };
 
@@ -89,6 +97,10 @@ void floe_pq_chunk_free(struct floe_pq_chunk *c);
 /* Appends one level entry. A value is present iff def == max_def: then use _int or
  * _bytes; otherwise _null. Bytes are borrowed. */
 int floe_pq_chunk_put_int(struct floe_pq_chunk *c, int rep, int64_t v);
+/* DOUBLE leaves: v must not be NaN (the writer refuses it before). */
+int floe_pq_chunk_put_double(struct floe_pq_chunk *c, int rep, double v);
+/* BOOLEAN leaves (PLAIN, bit-packed; no dictionary, no bloom filter). */
+int floe_pq_chunk_put_bool(struct floe_pq_chunk *c, int rep, bool v);
 int floe_pq_chunk_put_bytes(struct floe_pq_chunk *c, int rep, const uint8_t *p, size_t n);
 int floe_pq_chunk_put_null(struct floe_pq_chunk *c, int rep, int def);
 /* Marks the end of a row: the page is closed here if it reached page_size, so pages

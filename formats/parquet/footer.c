@@ -9,11 +9,56 @@
 
 enum { CONV_UTF8 = 0, CONV_MAP = 1, CONV_TIMESTAMP_MICROS = 10 };
 
+/* A MAP group (the column's element, opened by the caller), its repeated key_value
+ * group, and the key and value leaves; the value's element is left open for the caller
+ * to close, as every column's element is. map<string,string> values are optional
+ * strings, map<string,long> values required INT64. */
+static void put_map_schema(struct floe_thrift *t, const struct floe_pq_column *c, int rep)
+{
+	bool longs = c->kind == FLOE_PQ_MAP_STRING_LONG;
+	floe_thrift_i32(t, 3, rep);
+	floe_thrift_string(t, 4, c->name);
+	floe_thrift_i32(t, 5, 1);
+	floe_thrift_i32(t, 6, CONV_MAP);
+	floe_thrift_i32(t, 9, c->field_id);
+	floe_thrift_struct(t, 10);
+	floe_thrift_struct(t, 2); /* MAP */
+	floe_thrift_end(t);
+	floe_thrift_end(t);
+	floe_thrift_end(t);
+	floe_thrift_elem_struct(t);
+	floe_thrift_i32(t, 3, FLOE_PQ_REPEATED);
+	floe_thrift_string(t, 4, "key_value");
+	floe_thrift_i32(t, 5, 2);
+	floe_thrift_end(t);
+	for (int kv = 0; kv < 2; kv++) {
+		bool str = kv == 0 || !longs;
+		floe_thrift_elem_struct(t);
+		floe_thrift_i32(t, 1, str ? FLOE_PQ_T_BYTE_ARRAY : FLOE_PQ_T_INT64);
+		floe_thrift_i32(t, 3, kv && !longs ? FLOE_PQ_OPTIONAL : FLOE_PQ_REQUIRED);
+		floe_thrift_string(t, 4, kv ? "value" : "key");
+		if (str)
+			floe_thrift_i32(t, 6, CONV_UTF8);
+		floe_thrift_i32(t, 9, kv ? c->value_field_id : c->key_field_id);
+		if (str) {
+			floe_thrift_struct(t, 10);
+			floe_thrift_struct(t, 1);
+			floe_thrift_end(t);
+			floe_thrift_end(t);
+		}
+		if (kv == 0)
+			floe_thrift_end(t);
+	}
+}
+
 static void put_schema(struct floe_thrift *t, const struct floe_pq_footer *f)
 {
 	size_t n = 1;
 	for (size_t i = 0; i < f->ncols; i++)
-		n += f->cols[i].kind == FLOE_PQ_MAP_STRING ? 4 : 1;
+		n += f->cols[i].kind == FLOE_PQ_MAP_STRING ||
+			     f->cols[i].kind == FLOE_PQ_MAP_STRING_LONG
+			 ? 4
+			 : 1;
 	floe_thrift_list(t, 2, FLOE_THRIFT_STRUCT, n);
 	floe_thrift_elem_struct(t);
 	floe_thrift_string(t, 4, "table");
@@ -48,6 +93,17 @@ static void put_schema(struct floe_thrift *t, const struct floe_pq_footer *f)
 			floe_thrift_end(t);
 			floe_thrift_end(t);
 			break;
+		case FLOE_PQ_DOUBLE:
+		case FLOE_PQ_BOOLEAN:
+		case FLOE_PQ_BINARY:
+			floe_thrift_i32(t, 1,
+					c->kind == FLOE_PQ_DOUBLE    ? FLOE_PQ_T_DOUBLE
+					: c->kind == FLOE_PQ_BOOLEAN ? FLOE_PQ_T_BOOLEAN
+								     : FLOE_PQ_T_BYTE_ARRAY);
+			floe_thrift_i32(t, 3, rep);
+			floe_thrift_string(t, 4, c->name);
+			floe_thrift_i32(t, 9, c->field_id);
+			break;
 		case FLOE_PQ_STRING:
 			floe_thrift_i32(t, 1, FLOE_PQ_T_BYTE_ARRAY);
 			floe_thrift_i32(t, 3, rep);
@@ -60,35 +116,8 @@ static void put_schema(struct floe_thrift *t, const struct floe_pq_footer *f)
 			floe_thrift_end(t);
 			break;
 		case FLOE_PQ_MAP_STRING:
-			floe_thrift_i32(t, 3, rep);
-			floe_thrift_string(t, 4, c->name);
-			floe_thrift_i32(t, 5, 1);
-			floe_thrift_i32(t, 6, CONV_MAP);
-			floe_thrift_i32(t, 9, c->field_id);
-			floe_thrift_struct(t, 10);
-			floe_thrift_struct(t, 2); /* MAP */
-			floe_thrift_end(t);
-			floe_thrift_end(t);
-			floe_thrift_end(t);
-			floe_thrift_elem_struct(t);
-			floe_thrift_i32(t, 3, FLOE_PQ_REPEATED);
-			floe_thrift_string(t, 4, "key_value");
-			floe_thrift_i32(t, 5, 2);
-			floe_thrift_end(t);
-			for (int kv = 0; kv < 2; kv++) {
-				floe_thrift_elem_struct(t);
-				floe_thrift_i32(t, 1, FLOE_PQ_T_BYTE_ARRAY);
-				floe_thrift_i32(t, 3, kv ? FLOE_PQ_OPTIONAL : FLOE_PQ_REQUIRED);
-				floe_thrift_string(t, 4, kv ? "value" : "key");
-				floe_thrift_i32(t, 6, CONV_UTF8);
-				floe_thrift_i32(t, 9, kv ? c->value_field_id : c->key_field_id);
-				floe_thrift_struct(t, 10);
-				floe_thrift_struct(t, 1);
-				floe_thrift_end(t);
-				floe_thrift_end(t);
-				if (kv == 0)
-					floe_thrift_end(t);
-			}
+		case FLOE_PQ_MAP_STRING_LONG:
+			put_map_schema(t, c, rep);
 			break;
 		}
 		floe_thrift_end(t);
@@ -101,18 +130,43 @@ void floe_pq_le_bytes(uint8_t *d, int64_t v, size_t n)
 		d[i] = (uint8_t)((uint64_t)v >> (8 * i));
 }
 
+size_t floe_pq_stat_bytes(uint8_t *d, int ptype, int64_t v, bool max)
+{
+	switch (ptype) {
+	case FLOE_PQ_T_BOOLEAN:
+		d[0] = v != 0;
+		return 1;
+	case FLOE_PQ_T_INT32:
+		floe_pq_le_bytes(d, v, 4);
+		return 4;
+	case FLOE_PQ_T_DOUBLE: {
+		/* The key's transform is its own inverse. */
+		uint64_t bits = (uint64_t)floe_pq_double_key((uint64_t)v);
+		if ((bits << 1) == 0) /* a zero of either sign */
+			bits = max ? 0 : (uint64_t)1 << 63;
+		floe_pq_le_bytes(d, (int64_t)bits, 8);
+		return 8;
+	}
+	default:
+		floe_pq_le_bytes(d, v, 8);
+		return 8;
+	}
+}
+
 static void put_statistics(struct floe_thrift *t, const struct floe_pq_leaf_desc *l,
 			   const struct floe_pq_chunk_meta *m)
 {
 	floe_thrift_struct(t, 12);
 	if (m->has_minmax && l->ptype != FLOE_PQ_T_BYTE_ARRAY) {
-		/* Signed integers sort the same in the deprecated order: keep old readers happy. */
-		size_t n = l->ptype == FLOE_PQ_T_INT32 ? 4 : 8;
 		uint8_t mn[8], mx[8];
-		floe_pq_le_bytes(mn, m->imin, n);
-		floe_pq_le_bytes(mx, m->imax, n);
-		floe_thrift_binary(t, 1, mx, n);
-		floe_thrift_binary(t, 2, mn, n);
+		size_t n = floe_pq_stat_bytes(mn, l->ptype, m->imin, false);
+		floe_pq_stat_bytes(mx, l->ptype, m->imax, true);
+		/* Signed integers sort the same in the deprecated order: keep old readers
+		 * happy. Doubles and booleans get the new fields only. */
+		if (l->ptype == FLOE_PQ_T_INT32 || l->ptype == FLOE_PQ_T_INT64) {
+			floe_thrift_binary(t, 1, mx, n);
+			floe_thrift_binary(t, 2, mn, n);
+		}
 		floe_thrift_i64(t, 3, m->null_count);
 		floe_thrift_binary(t, 5, mx, n);
 		floe_thrift_binary(t, 6, mn, n);

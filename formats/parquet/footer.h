@@ -76,4 +76,16 @@ int floe_pq_footer_encode(struct floe_buf *out, const struct floe_pq_footer *f);
 /* n little-endian bytes of v (the PLAIN form of INT32/INT64 statistics). */
 void floe_pq_le_bytes(uint8_t *d, int64_t v, size_t n);
 
+/* A double's bits as an integer whose signed order is the double's order (-0.0 just
+ * below +0.0), so that statistics of DOUBLE leaves are kept with the integers' code. */
+static inline int64_t floe_pq_double_key(uint64_t bits)
+{
+	return (int64_t)(bits ^ ((uint64_t)((int64_t)bits >> 63) >> 1));
+}
+
+/* The PLAIN bytes of a statistic v of a non-BYTE_ARRAY leaf of type ptype into d (8
+ * bytes of room); returns their count. A DOUBLE zero is written -0.0 as a minimum and
+ * +0.0 as a maximum, as the format asks. */
+size_t floe_pq_stat_bytes(uint8_t *d, int ptype, int64_t v, bool max);
+
 #endif

@@ -49,8 +49,7 @@ static void put_bound(struct floe_thrift *t, int ptype, const struct floe_pq_pag
 		floe_thrift_elem_binary(t, b.v, b.len);
 	} else {
 		uint8_t le[8];
-		size_t w = ptype == FLOE_PQ_T_INT32 ? 4 : 8;
-		floe_pq_le_bytes(le, max ? p->imax : p->imin, w);
+		size_t w = floe_pq_stat_bytes(le, ptype, max ? p->imax : p->imin, max);
 		floe_thrift_elem_binary(t, le, w);
 	}
 }

@@ -212,9 +212,8 @@ int floe_pq_writer_build_stats(struct floe_pq_writer *w)
 				s->max_len = l->hi.len;
 			}
 		} else {
-			size_t n = l->ptype == FLOE_PQ_T_INT32 ? 4 : 8;
-			floe_pq_le_bytes(l->minb, l->imin, n);
-			floe_pq_le_bytes(l->maxb, l->imax, n);
+			size_t n = floe_pq_stat_bytes(l->minb, l->ptype, l->imin, false);
+			floe_pq_stat_bytes(l->maxb, l->ptype, l->imax, true);
 			s->min = l->minb;
 			s->max = l->maxb;
 			s->min_len = s->max_len = n;

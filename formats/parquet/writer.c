@@ -117,7 +117,7 @@ static int check_args(const struct floe_pq_column *cols, size_t ncols,
 	}
 	for (size_t i = 0; i < ncols; i++) {
 		if (!cols[i].name || cols[i].kind < FLOE_PQ_INT32 ||
-		    cols[i].kind > FLOE_PQ_MAP_STRING)
+		    cols[i].kind > FLOE_PQ_MAP_STRING_LONG)
 			return FLOE_EINVAL;
 	}
 	return 0;
@@ -190,11 +190,33 @@ static bool caller_runs(const struct floe_pq_writer *w)
 	return w->opt.codec == FLOE_PQ_ZSTD && w->opt.zstd_level >= 5;
 }
 
+static bool is_map(enum floe_pq_kind k)
+{
+	return k == FLOE_PQ_MAP_STRING || k == FLOE_PQ_MAP_STRING_LONG;
+}
+
+static int leaf_ptype(enum floe_pq_kind k)
+{
+	switch (k) {
+	case FLOE_PQ_INT32:
+		return FLOE_PQ_T_INT32;
+	case FLOE_PQ_STRING:
+	case FLOE_PQ_BINARY:
+		return FLOE_PQ_T_BYTE_ARRAY;
+	case FLOE_PQ_DOUBLE:
+		return FLOE_PQ_T_DOUBLE;
+	case FLOE_PQ_BOOLEAN:
+		return FLOE_PQ_T_BOOLEAN;
+	default:
+		return FLOE_PQ_T_INT64;
+	}
+}
+
 static int make_leaves(struct floe_pq_writer *w)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < w->ncols; i++)
-		n += w->cols[i].kind == FLOE_PQ_MAP_STRING ? 2 : 1;
+		n += is_map(w->cols[i].kind) ? 2 : 1;
 	w->leaves = floe_calloc(w->alloc, n, sizeof(*w->leaves));
 	w->descs = floe_calloc(w->alloc, n, sizeof(*w->descs));
 	w->recs = floe_calloc(w->alloc, n, sizeof(*w->recs));
@@ -208,27 +230,28 @@ static int make_leaves(struct floe_pq_writer *w)
 		struct leaf *l = &w->leaves[k];
 		l->col = (int)i;
 		l->path[0] = c->name;
-		if (c->kind == FLOE_PQ_MAP_STRING) {
-			/* key: the map's own level (if optional) + the repeated key_value level. */
+		if (is_map(c->kind)) {
+			/* key: the map's own level (if optional) + the repeated key_value level;
+			 * a string value is optional, a long one required. */
 			struct leaf *v = &w->leaves[k + 1];
+			bool longs = c->kind == FLOE_PQ_MAP_STRING_LONG;
 			v->col = (int)i;
 			l->npath = v->npath = 3;
 			v->path[0] = c->name;
 			l->path[1] = v->path[1] = "key_value";
 			l->path[2] = "key";
 			v->path[2] = "value";
-			l->ptype = v->ptype = FLOE_PQ_T_BYTE_ARRAY;
+			l->ptype = FLOE_PQ_T_BYTE_ARRAY;
+			v->ptype = longs ? FLOE_PQ_T_INT64 : FLOE_PQ_T_BYTE_ARRAY;
 			l->max_rep = v->max_rep = 1;
 			l->max_def = opt + 1;
-			v->max_def = opt + 2;
+			v->max_def = longs ? opt + 1 : opt + 2;
 			l->field_id = c->key_field_id;
 			v->field_id = c->value_field_id;
 			k += 2;
 		} else {
 			l->npath = 1;
-			l->ptype = c->kind == FLOE_PQ_INT32    ? FLOE_PQ_T_INT32
-				   : c->kind == FLOE_PQ_STRING ? FLOE_PQ_T_BYTE_ARRAY
-							       : FLOE_PQ_T_INT64;
+			l->ptype = leaf_ptype(c->kind);
 			l->max_def = opt;
 			l->field_id = c->field_id;
 			k++;
@@ -247,8 +270,14 @@ static int make_leaves(struct floe_pq_writer *w)
 		    .delta = compact,
 		    .bloom_max = w->opt.bloom_max_bytes,
 		};
+		/* Doubles and booleans have no delta encoding; booleans are bits, PLAIN,
+		 * with neither dictionary nor bloom filter. */
+		if (l->ptype == FLOE_PQ_T_DOUBLE || l->ptype == FLOE_PQ_T_BOOLEAN)
+			co.delta = false;
+		if (l->ptype == FLOE_PQ_T_BOOLEAN)
+			co.dict_cap = 0;
 		for (size_t b = 0; b < w->opt.bloom_count; b++) {
-			if (w->bloom[b].field_id != l->field_id)
+			if (w->bloom[b].field_id != l->field_id || l->ptype == FLOE_PQ_T_BOOLEAN)
 				continue;
 			co.bloom = true;
 			co.bloom_ndv = w->bloom[b].ndv ? w->bloom[b].ndv : BLOOM_NDV;
@@ -332,8 +361,23 @@ static int check_row(const struct floe_pq_writer *w, const struct floe_pq_value 
 				return FLOE_EINVAL;
 			break;
 		case FLOE_PQ_STRING:
+		case FLOE_PQ_BINARY:
 			if (!v->s && v->len)
 				return FLOE_EINVAL;
+			break;
+		case FLOE_PQ_DOUBLE:
+			if (v->d != v->d) /* NaN: its statistics are unordered; write a null */
+				return FLOE_EINVAL;
+			break;
+		case FLOE_PQ_MAP_STRING_LONG:
+			if (v->n && (!v->keys || !v->key_lens || !v->ivals))
+				return FLOE_EINVAL;
+			if (v->n > (size_t)INT32_MAX)
+				return FLOE_ELIMIT;
+			for (size_t j = 0; j < v->n; j++) {
+				if (!v->keys[j] && v->key_lens[j])
+					return FLOE_EINVAL;
+			}
 			break;
 		case FLOE_PQ_MAP_STRING:
 			if (v->n && (!v->keys || !v->key_lens || (v->vals && !v->val_lens)))
@@ -384,7 +428,9 @@ static int put_map(struct floe_pq_writer *w, struct leaf *k, const struct floe_p
 		int rep = j > 0;
 		if ((rc = put_string(w, k, rep, v->keys[j], v->key_lens[j])))
 			return rc;
-		if (v->vals && v->vals[j])
+		if (v->ivals)
+			rc = floe_pq_chunk_put_int(val->chunk, rep, v->ivals[j]);
+		else if (v->vals && v->vals[j])
 			rc = put_string(w, val, rep, v->vals[j], v->val_lens[j]);
 		else
 			rc = floe_pq_chunk_put_null(val->chunk, rep, base + 1);
@@ -458,7 +504,7 @@ int floe_pq_writer_add_row(struct floe_pq_writer *w, const struct floe_pq_value 
 		const struct floe_pq_column *c = &w->cols[i];
 		const struct floe_pq_value *v = &values[i];
 		struct leaf *l = &w->leaves[k];
-		if (c->kind == FLOE_PQ_MAP_STRING) {
+		if (is_map(c->kind)) {
 			rc = put_map(w, l, v, c->optional ? 1 : 0);
 			k += 2;
 			continue;
@@ -468,6 +514,13 @@ int floe_pq_writer_add_row(struct floe_pq_writer *w, const struct floe_pq_value 
 			rc = floe_pq_chunk_put_null(l->chunk, 0, 0);
 		else if (c->kind == FLOE_PQ_STRING)
 			rc = put_string(w, l, 0, v->s, v->len);
+		else if (c->kind == FLOE_PQ_BINARY)
+			rc = floe_pq_chunk_put_bytes(l->chunk, 0, (const uint8_t *)(v->s ? v->s : ""),
+						     v->len);
+		else if (c->kind == FLOE_PQ_DOUBLE)
+			rc = floe_pq_chunk_put_double(l->chunk, 0, v->d);
+		else if (c->kind == FLOE_PQ_BOOLEAN)
+			rc = floe_pq_chunk_put_bool(l->chunk, 0, v->i != 0);
 		else
 			rc = floe_pq_chunk_put_int(l->chunk, 0, v->i);
 	}

@@ -18,6 +18,11 @@ enum floe_pq_kind {
 	FLOE_PQ_TIMESTAMPTZ, /* INT64, TIMESTAMP(isAdjustedToUTC=true, MICROS) */
 	FLOE_PQ_STRING,     /* BYTE_ARRAY, STRING; values must be valid UTF-8 */
 	FLOE_PQ_MAP_STRING, /* map<string,string>: 3-level MAP group, key + optional value */
+	/* The aggregate tables' kinds (agent/schema/aggtable.h). */
+	FLOE_PQ_DOUBLE,	      /* Iceberg double: DOUBLE */
+	FLOE_PQ_BOOLEAN,      /* Iceberg boolean: BOOLEAN */
+	FLOE_PQ_BINARY,	      /* Iceberg binary: BYTE_ARRAY without a logical type, any bytes */
+	FLOE_PQ_MAP_STRING_LONG, /* map<string,long>: as MAP_STRING, INT64 values */
 };
 
 enum floe_pq_codec {
@@ -95,9 +100,11 @@ struct floe_pq_options {
 	const struct floe_pq_offload *offload;
 };
 
-/* One cell. For STRING: s/len. For INT32/INT64/TIMESTAMPTZ: i. For MAP_STRING: n pairs
- * in keys/key_lens and vals/val_lens (a NULL vals[i] is a null value). is_null is only
- * allowed on optional columns. Borrowed: the writer copies what it keeps. */
+/* One cell. For STRING and BINARY: s/len. For INT32/INT64/TIMESTAMPTZ: i; for BOOLEAN, i
+ * != 0; for DOUBLE: d. For MAP_STRING: n pairs in keys/key_lens and vals/val_lens (a NULL
+ * vals[i] is a null value); for MAP_STRING_LONG: n pairs in keys/key_lens and ivals (never
+ * null). is_null is only allowed on optional columns. Borrowed: the writer copies what it
+ * keeps. */
 struct floe_pq_value {
 	bool is_null;
 	int64_t i;
@@ -108,6 +115,8 @@ struct floe_pq_value {
 	const size_t *key_lens;
 	const char *const *vals;
 	const size_t *val_lens;
+	double d;
+	const int64_t *ivals;
 };
 
 /* Receives the file's bytes in order. Returns 0, or a negative error that aborts the

@@ -306,7 +306,7 @@ static void test_errors(void **state)
 	     "t.yaml:2:3: unknown key 'agent.foo'; valid keys here: id, state_dir, memory_limit, compress_threads, replaces"},
 	    {"outputs: []\n", FLOE_EFORMAT,
 	     "t.yaml:1:1: unknown key 'outputs'; valid keys here: agent, inputs, tables, lake, "
-	     "spool"},
+	     "spool, aggregations"},
 	    /* the Iceberg properties floe follows, by Iceberg's names, and their ranges */
 	    {"tables: {logs: {properties: {history.expire.max-snapshot-age: 1d}}}\n", FLOE_EFORMAT,
 	     "t.yaml:1:30: unknown key 'tables.logs.properties.history.expire.max-snapshot-age'; valid "
@@ -1207,7 +1207,8 @@ static void test_dump(void **state)
 	    "  s3: ~  # used with catalog type s3\n"
 	    "spool:\n"
 	    "  max_bytes: 1GiB  # sealed files waiting for upload\n"
-	    "  policy: block  # when full: block (stop reading) or drop_oldest\n");
+	    "  policy: block  # when full: block (stop reading) or drop_oldest\n"
+	    "aggregations: []\n");
 	floe_free(NULL, d);
 	floe_config_free(c);
 
@@ -1275,7 +1276,8 @@ static void test_dump(void **state)
 	    "    part_size: 16MiB  # multipart part size\n"
 	    "spool:\n"
 	    "  max_bytes: 1GiB  # sealed files waiting for upload\n"
-	    "  policy: block  # when full: block (stop reading) or drop_oldest\n");
+	    "  policy: block  # when full: block (stop reading) or drop_oldest\n"
+	    "aggregations: []\n");
 	struct floe_config *c3 = parse_ok(NULL, d);
 	char *d3 = dump(c3);
 	assert_string_equal(d, d3);
@@ -1624,6 +1626,107 @@ static void test_typed_lists(void **state)
 	floe_config_free(c);
 }
 
+/* aggregations: the shorthands folded, the computed defaults, the dump read back, and
+ * the errors at their file:line:column. */
+static void test_aggregations(void **state)
+{
+	(void)state;
+	struct floe_config *c = parse_ok(
+	    NULL, "inputs: [{type: tail, paths: /a}, {type: tail, paths: /b}]\n"
+		  "aggregations:\n"
+		  "  - name: errs\n"
+		  "    from: [1]\n"
+		  "    window: 5m\n"
+		  "    slide: 1m\n"
+		  "    allowed_lateness: 30s\n"
+		  "    group_by: [host, attrs.level]\n"
+		  "    where: {field: app, matches: '^ssh'}\n"
+		  "    metrics: [count, {sum: attrs.bytes}, {quantiles: lat, q: [0.5, 0.999]},"
+		  " {distinct: attrs.user, precision: 12}, {top_k: app, k: 3}]\n"
+		  "  - {name: all, table: all_t}\n");
+	assert_int_equal(c->naggs, 2);
+	const struct floe_config_agg *g = &c->aggs[0];
+	assert_string_equal(g->table, "errs");
+	assert_int_equal(g->window_ms, 300000);
+	assert_int_equal(g->slide_ms, 60000);
+	assert_int_equal(g->idle_timeout_ms, 330000);
+	assert_int_equal(g->nfrom, 1);
+	assert_int_equal(g->from_idx[0], 1);
+	assert_int_equal(g->ngroup_by, 2);
+	assert_string_equal(g->where.matches, "^ssh");
+	assert_int_equal(g->nmetrics, 5);
+	assert_int_equal(g->metrics[0].kind, FLOE_METRIC_COUNT);
+	assert_string_equal(g->metrics[1].name, "sum_bytes");
+	assert_string_equal(g->metrics[1].field, "attrs.bytes");
+	assert_string_equal(g->metrics[2].name, "lat");
+	assert_int_equal(g->metrics[2].nq, 2);
+	assert_true(g->metrics[2].qv[1] == 0.999);
+	assert_int_equal(g->metrics[3].precision, 12);
+	assert_int_equal(g->metrics[4].k, 3);
+	assert_string_equal(c->aggs[1].table, "all_t");
+	assert_int_equal(c->aggs[1].nmetrics, 1);
+	assert_int_equal(c->aggs[1].slide_ms, 60000);
+	char *d = dump(c);
+	struct floe_config *c2 = parse_ok(NULL, d);
+	char *d2 = dump(c2);
+	assert_string_equal(d, d2);
+	floe_free(NULL, d);
+	floe_free(NULL, d2);
+	floe_config_free(c2);
+	floe_config_free(c);
+
+	static const struct err_case cases[] = {
+	    {"aggregations: [{name: a, metrics: [{sum: x, k: 3}]}]\n", FLOE_EFORMAT,
+	     "t.yaml:1:48: key 'aggregations[0].metrics[0].k': only for top_k metrics (this one "
+	     "is sum)"},
+	    {"aggregations: [{name: a, slide: 7s}]\n", FLOE_EFORMAT,
+	     "t.yaml:1:33: key 'aggregations[0].slide': expected a divisor of window (60000 ms) "
+	     "of at least window/64, got 7000 ms"},
+	    {"aggregations: [{name: a, from: [2]}]\n", FLOE_EFORMAT,
+	     "t.yaml:1:32: key 'aggregations[0].from[0]': there is no inputs[2] (0 inputs)"},
+	    {"aggregations: [{name: a}, {name: a}]\n", FLOE_EFORMAT,
+	     "t.yaml:1:34: key 'aggregations[1].name': 'a' is also the name of aggregations[0]"},
+	    {"aggregations: [{name: logs}]\n", FLOE_EFORMAT,
+	     "t.yaml:1:16: key 'aggregations[0].table': 'logs' is the raw table"},
+	    {"aggregations: [{name: a, where: {field: x}}]\n", FLOE_EFORMAT,
+	     "t.yaml:1:33: key 'aggregations[0].where': expected one of equals, matches or "
+	     "present: true, got none"},
+	    {"aggregations: [{name: a, metrics: [bogus]}]\n", FLOE_EFORMAT,
+	     "t.yaml:1:36: key 'aggregations[0].metrics[0].metric': expected one of count, sum, "
+	     "min, max, avg, distinct, quantiles, top_k, got 'bogus'"},
+	    {"aggregations: [{name: a, metrics: [{sum: x, max: y}]}]\n", FLOE_EFORMAT,
+	     "t.yaml:1:36: key 'aggregations[0].metrics[0]': expected one of count, sum, min, "
+	     "max, avg, distinct, quantiles, top_k (as KIND: FIELD, or metric: KIND with field), "
+	     "got several"},
+	    {"aggregations: [{name: a, group_by: [ts]}]\n", FLOE_EFORMAT,
+	     "t.yaml:1:37: key 'aggregations[0].group_by[0]': 'ts' is the time: the window "
+	     "groups by it already"},
+	    {"aggregations: [{name: a, metrics: [count, count]}]\n", FLOE_EFORMAT,
+	     "t.yaml:1:43: key 'aggregations[0].metrics[1]': a second column named 'count' in "
+	     "the aggregate table (set the metric's name)"},
+	    {"aggregations: [{name: a, group_by: [host], metrics: [{max: x, name: host}]}]\n",
+	     FLOE_EFORMAT,
+	     "t.yaml:1:54: key 'aggregations[0].metrics[0]': a second column named 'host' in "
+	     "the aggregate table (set the metric's name)"},
+	    {"aggregations: [{name: a, where: {field: x, matches: '('}}]\n", FLOE_EFORMAT, NULL},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (cases[i].code == 0) {
+			floe_config_free(parse_ok(NULL, cases[i].yaml));
+		} else if (!cases[i].msg) {
+			struct floe_config *bad = NULL;
+			struct floe_err err = {0};
+			assert_int_equal(floe_config_parse(NULL, "t.yaml", cases[i].yaml,
+							   strlen(cases[i].yaml), "host-1", &bad,
+							   &err),
+					 cases[i].code);
+			assert_null(bad);
+		} else {
+			expect_err(cases[i].yaml, cases[i].code, cases[i].msg);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1644,6 +1747,7 @@ int main(void)
 	    cmocka_unit_test(test_packaged_example),
 	    cmocka_unit_test(test_sort_by),
 	    cmocka_unit_test(test_typed_lists),
+	    cmocka_unit_test(test_aggregations),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

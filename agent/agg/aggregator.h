@@ -1,0 +1,100 @@
+/* The streaming aggregator (issue 17): one per entry of `aggregations:`. Records go in,
+ * rows of the aggregate table (agent/schema/aggtable.h) come out when their window
+ * closes. All memory is reserved by floe_agg_new: per open window a group table of
+ * max_groups groups plus the __overflow__ group, each group holding its key and every
+ * metric's state (sketches included) at a fixed stride, and the buffers rows are made
+ * in. Nothing on the per-event path allocates (a `where: matches` filter runs the C
+ * library's regexec, which may).
+ *
+ * Time is the records' ts (event time, µs). Windows start at multiples of slide from
+ * the epoch and last window; an event lands in window/slide windows. The watermark is the
+ * newest ts seen minus allowed_lateness; a window closes (its rows are emitted, in
+ * window order) once the watermark reaches its end. An event whose windows have all
+ * closed is late: it is counted in the late_events of the oldest open window and, with
+ * late: oldest_open, aggregated there; with late: drop it is not aggregated. With
+ * hopping windows an event some of whose windows are still open is added to those and
+ * is not late. Windows also close when no event came for idle_timeout of processing
+ * time (the records' received_at, and floe_agg_tick's clock). */
+#ifndef FLOE_AGG_AGGREGATOR_H
+#define FLOE_AGG_AGGREGATOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct floe_alloc;
+struct floe_aggtable;
+struct floe_config_agg;
+struct floe_err;
+struct floe_pq_value;
+struct floe_record;
+
+/* Windows open at once: at most this many (window + allowed_lateness over slide). */
+#define FLOE_AGG_MAX_WINDOWS 256
+/* The group every key goes to once a window has max_groups groups (or whose key values
+ * exceed max_key_bytes): its string key columns hold this, its other key columns null. */
+#define FLOE_AGG_OVERFLOW "__overflow__"
+
+/* What an aggregation reserves, from its configuration alone. */
+struct floe_agg_plan {
+	uint32_t windows;     /* window slots: windows open at once */
+	uint64_t group_bytes; /* one group: key, counters, sketches */
+	uint64_t groups;      /* per window: max_groups + 1 (the overflow group) */
+	uint64_t total;	      /* everything floe_agg_new reserves */
+};
+
+/* Computes the plan of c. FLOE_ELIMIT with the reason in err (may be NULL) when more
+ * than FLOE_AGG_MAX_WINDOWS windows would be open at once or the size overflows. */
+int floe_agg_plan(const struct floe_config_agg *c, struct floe_agg_plan *out, struct floe_err *err);
+
+struct floe_config;
+/* The aggregations' rule for `floe check` and start-up (agg_check.c): every aggregation
+ * has a plan, and together they reserve at most a quarter of agent.memory_limit, and no
+ * more than what rest (the bytes the rest of the agent needs, run/memory.h) leaves of it.
+ * FLOE_EFORMAT with one line "file:line:column: message" in err (may be NULL) naming the
+ * aggregation, its figures and what would fit. */
+int floe_agg_check(const struct floe_config *c, uint64_t rest, struct floe_err *err);
+
+/* Counters of one aggregator since it was made. */
+struct floe_agg_stats {
+	uint64_t events;   /* records taken (after where) */
+	uint64_t filtered; /* records `where` left out */
+	uint64_t late;	   /* late events (in some row's late_events) */
+	uint64_t late_dropped;
+	uint64_t unparsable; /* metric values that were not numbers: not aggregated */
+	uint64_t overflowed; /* events aggregated in an __overflow__ group */
+	uint64_t windows;    /* windows emitted */
+	uint64_t rows;	     /* rows emitted */
+};
+
+/* Receives one row of the aggregate table (ncols values, borrowed until the call
+ * returns). partial is in the row. A negative return stops the emission and is
+ * returned by the call that emitted. */
+typedef int (*floe_agg_emit_fn)(void *arg, const struct floe_pq_value *row, size_t ncols);
+
+struct floe_aggregator;
+
+/* Makes the aggregator of c (borrowed: must outlive it) with all its memory from a.
+ * Errors: FLOE_ELIMIT (see floe_agg_plan), FLOE_EINVAL (a regex that does not compile),
+ * FLOE_ENOMEM, with err (may be NULL) saying which. */
+int floe_agg_new(struct floe_alloc *a, const struct floe_config_agg *c,
+		 struct floe_aggregator **out, struct floe_err *err);
+void floe_agg_free(struct floe_aggregator *g);
+
+/* The aggregate table's columns (borrowed from g). */
+const struct floe_aggtable *floe_agg_table(const struct floe_aggregator *g);
+const struct floe_agg_stats *floe_agg_stats(const struct floe_aggregator *g);
+/* Whether the aggregation takes records of input i (its `from`). */
+bool floe_agg_takes(const struct floe_aggregator *g, size_t input);
+
+/* Aggregates one record (borrowed during the call); windows the record's time closes
+ * are emitted first. Returns 0 or emit's error. */
+int floe_agg_add(struct floe_aggregator *g, const struct floe_record *r, floe_agg_emit_fn emit,
+		 void *arg);
+/* Closes every open window when no record came for idle_timeout before now_us
+ * (processing time, as the records' received_at). Returns 0 or emit's error. */
+int floe_agg_tick(struct floe_aggregator *g, int64_t now_us, floe_agg_emit_fn emit, void *arg);
+/* Emits every open window with partial = true and empties them (on exit). */
+int floe_agg_flush(struct floe_aggregator *g, floe_agg_emit_fn emit, void *arg);
+
+#endif

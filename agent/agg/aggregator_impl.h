@@ -1,0 +1,98 @@
+/* The aggregator's state, shared by aggregator.c (windows, groups, the per-event path)
+ * and aggregator_emit.c (a closed window's rows). aggregator.c calls aggregator_emit.c,
+ * never the other way. Internal to agent/agg/. */
+#ifndef FLOE_AGG_AGGREGATOR_IMPL_H
+#define FLOE_AGG_AGGREGATOR_IMPL_H
+
+#include "agent/agg/aggregator.h"
+#include "agent/agg/ddsketch.h"
+#include "agent/agg/hll.h"
+#include "agent/agg/spacesaving.h"
+#include "agent/config/config.h"
+#include "agent/schema/aggtable.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct floe_regex;
+
+/* A group's header, at the start of its stride: the hash of its key and the key's
+ * encoded bytes after it (per group_by field: 0 for null; 1, a 4-byte length and the
+ * bytes for a string; 2 and 8 bytes for an integer). */
+struct agg_group {
+	uint64_t hash;
+	uint32_t keylen;
+	uint32_t used; /* 1 once the group took its first event in this window */
+};
+
+/* sum, min, max, avg: how many values and their sum, minimum or maximum. */
+struct agg_num {
+	uint64_t n;
+	double v;
+};
+
+/* One metric: what it reads, where its state sits in a group, and its columns. */
+struct agg_metric {
+	const struct floe_config_metric *cfg;
+	struct floe_field_ref ref; /* unused for count without a field */
+	bool has_field;
+	size_t off; /* of its state in a group */
+	struct floe_dds_config dds;
+	uint8_t *sketch_buf; /* distinct, quantiles: a serialised sketch */
+	size_t sketch_cap;
+	struct floe_ss_item *items; /* top_k: k of each */
+	const char **keys;
+	size_t *key_lens;
+	int64_t *ivals;
+};
+
+/* One window slot of the ring: a window's groups while it is open. */
+struct agg_window {
+	int64_t start; /* µs */
+	bool open;
+	uint32_t ngroups; /* taken, the overflow group excluded */
+	uint64_t late;
+	uint8_t *groups; /* max_groups + 1 strides; the last is the overflow group */
+	uint32_t *index; /* cap slots: group + 1, or 0 */
+};
+
+struct floe_aggregator {
+	struct floe_alloc *a;
+	const struct floe_config_agg *cfg;
+	struct floe_agg_plan plan;
+	struct floe_aggtable *table;
+	struct floe_regex *re;		 /* where.matches */
+	struct floe_field_ref where_ref; /* where.field */
+	struct floe_field_ref keys[8];	 /* group_by */
+	struct agg_metric *metrics;	 /* cfg->nmetrics */
+	size_t stride, key_cap, cap;	 /* group bytes, key bytes, index slots (2^k) */
+	int64_t window_us, slide_us, lateness_us, idle_us;
+	struct agg_window *win; /* plan.windows */
+	uint8_t *slab;
+	uint8_t *key;		   /* key_cap bytes: the key of the record being added */
+	bool seen;		   /* a record was taken */
+	int64_t max_ts;		   /* newest event time taken */
+	int64_t closed_until;	   /* windows ending at or before this are closed */
+	int64_t last_received;	   /* processing time of the newest record */
+	uint64_t pending_late;	   /* late events with no open window to be counted in */
+	struct floe_pq_value *row; /* the row being emitted */
+	size_t ncols;
+	struct floe_agg_stats stats;
+};
+
+static inline struct agg_group *agg_group_at(const struct floe_aggregator *g,
+					     const struct agg_window *w, size_t i)
+{
+	return (struct agg_group *)(void *)(w->groups + i * g->stride);
+}
+
+/* aggregator_emit.c */
+/* Sets up the row buffers and the per-metric emission buffers (start-up only). */
+int floe_agg_emit_init(struct floe_aggregator *g);
+/* Emits the rows of window w (every taken group, then the overflow group if it took
+ * events), partial as given. Returns 0 or emit's error. */
+int floe_agg_emit_window(struct floe_aggregator *g, const struct agg_window *w, bool partial,
+			 floe_agg_emit_fn emit, void *arg);
+
+#endif

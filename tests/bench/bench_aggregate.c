@@ -1,0 +1,146 @@
+/* Benchmark of the aggregator (issue 17): events per CPU second through three group keys
+ * with count, sum, quantiles and distinct, one-minute windows, max_groups 1000, for a
+ * given number of distinct key combinations, and the process's peak RSS. Run once per
+ * key count (the peak is the process's): `bench_aggregate 1000` and
+ * `bench_aggregate 10000000` side by side show the memory staying flat while keys beyond
+ * max_groups go to the __overflow__ group. Prints figures; asserts nothing about speed.
+ * DuckDB's figures for the same GROUP BY are not part of this program yet.
+ *
+ * usage: bench_aggregate [KEYS [EVENTS]]   (defaults 1000 and 5,000,000) */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "agent/agg/aggregator.h"
+#include "agent/config/config.h"
+#include "agent/schema/record.h"
+#include "formats/base/alloc.h"
+#include "formats/base/error.h"
+
+static uint64_t rng_state = 42;
+static uint64_t rng(void)
+{
+	uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+static double cpu_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static long peak_rss_kib(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_maxrss;
+}
+
+static uint64_t rows;
+static int count_row(void *arg, const struct floe_pq_value *row, size_t ncols)
+{
+	(void)arg;
+	(void)row;
+	(void)ncols;
+	rows++;
+	return 0;
+}
+
+/* Events are made in batches ahead of the timed loop, so that the figure is the
+ * aggregator's: their text is formatted outside the clock. */
+#define BATCH 65536
+struct ev {
+	char a[12], b[12], c[12], v[16], u[16];
+	size_t la, lb, lc, lv, lu;
+};
+
+static void make(struct ev *e, uint64_t keys)
+{
+	uint64_t k = rng() % keys;
+	e->la = (size_t)snprintf(e->a, sizeof(e->a), "h%" PRIu64, k % 1000);
+	e->lb = (size_t)snprintf(e->b, sizeof(e->b), "s%" PRIu64, (k / 1000) % 1000);
+	e->lc = (size_t)snprintf(e->c, sizeof(e->c), "c%" PRIu64, k / 1000000);
+	e->lv = (size_t)snprintf(e->v, sizeof(e->v), "%" PRIu64, 1 + rng() % 5000);
+	e->lu = (size_t)snprintf(e->u, sizeof(e->u), "u%" PRIu64, rng() % 100000);
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t keys = argc > 1 ? strtoull(argv[1], NULL, 10) : 1000;
+	uint64_t events = argc > 2 ? strtoull(argv[2], NULL, 10) : 5000000;
+	if (keys == 0 || events == 0)
+		return 2;
+	const char *y =
+	    "agent: {memory_limit: 512MiB}\n"
+	    "aggregations: [{name: b, window: 1m, group_by: [a, b, c], max_groups: 1000,\n"
+	    "  metrics: [count, {sum: v}, {quantiles: v}, {distinct: u}]}]\n";
+	struct floe_config *cfg = NULL;
+	struct floe_err err = {0};
+	struct floe_alloc a;
+	struct floe_aggregator *g = NULL;
+	floe_alloc_init(&a, 0);
+	if (floe_config_parse(NULL, "bench.yaml", y, strlen(y), "h", &cfg, &err) ||
+	    floe_agg_new(&a, &cfg->aggs[0], &g, &err)) {
+		fprintf(stderr, "bench_aggregate: %s\n", err.msg);
+		return 1;
+	}
+	long rss_start = peak_rss_kib();
+	struct ev *batch = calloc(BATCH, sizeof(*batch));
+	if (!batch)
+		return 1;
+	const char *akeys[5] = {"a", "b", "c", "v", "u"};
+	size_t aklens[5] = {1, 1, 1, 1, 1};
+	const char *avals[5];
+	size_t avlens[5];
+	struct floe_record r = {.host = {"h", 1},
+				.message = {"m", 1},
+				.nattrs = 5,
+				.attr_keys = akeys,
+				.attr_key_lens = aklens,
+				.attr_vals = avals,
+				.attr_val_lens = avlens};
+	double spent = 0;
+	/* 20,000 events per second of event time: a window every 1.2 M events. */
+	for (uint64_t done = 0; done < events;) {
+		size_t n = events - done < BATCH ? (size_t)(events - done) : BATCH;
+		for (size_t i = 0; i < n; i++)
+			make(&batch[i], keys);
+		double t0 = cpu_now();
+		for (size_t i = 0; i < n; i++, done++) {
+			struct ev *e = &batch[i];
+			avals[0] = e->a, avlens[0] = e->la;
+			avals[1] = e->b, avlens[1] = e->lb;
+			avals[2] = e->c, avlens[2] = e->lc;
+			avals[3] = e->v, avlens[3] = e->lv;
+			avals[4] = e->u, avlens[4] = e->lu;
+			r.ts = r.received_at = (int64_t)(done * 50);
+			floe_agg_add(g, &r, count_row, NULL);
+		}
+		spent += cpu_now() - t0;
+	}
+	double t0 = cpu_now();
+	floe_agg_flush(g, count_row, NULL);
+	spent += cpu_now() - t0;
+	const struct floe_agg_stats *st = floe_agg_stats(g);
+	struct floe_agg_plan p;
+	floe_agg_plan(&cfg->aggs[0], &p, NULL);
+	printf("keys %" PRIu64 ": %" PRIu64 " events in %.2f CPU s: %.2f M events/s; %" PRIu64
+	       " windows, %" PRIu64 " rows, %" PRIu64 " events in __overflow__\n",
+	       keys, events, spent, (double)events / spent / 1e6, st->windows, rows,
+	       st->overflowed);
+	printf("keys %" PRIu64 ": reserved %.1f MiB (%u window(s) x %" PRIu64 " groups x %" PRIu64
+	       " bytes); peak RSS %.1f MiB (%.1f MiB before the first event)\n",
+	       keys, p.total / 1048576.0, p.windows, p.groups, p.group_bytes,
+	       peak_rss_kib() / 1024.0, rss_start / 1024.0);
+	free(batch);
+	floe_agg_free(g);
+	floe_config_free(cfg);
+	return 0;
+}

@@ -1,0 +1,366 @@
+/* The aggregator against known answers: windows by event time with out-of-order and late
+ * events under both policies, hopping windows, the overflow group's exact count, where
+ * filters, unparsable values, the sketches' columns, idle windows, partial flushes, and no
+ * allocation after start-up. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "agent/agg/aggregator.h"
+#include "agent/config/config.h"
+#include "agent/schema/aggtable.h"
+#include "agent/schema/record.h"
+#include "formats/base/alloc.h"
+#include "formats/base/error.h"
+#include "formats/parquet/writer.h"
+
+#include "agg_nomalloc.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define SEC 1000000LL
+#define MAXROWS 64
+
+/* What the emit callback keeps of each row: the first key as text, the window, and the
+ * value columns as numbers (NAN for null). */
+struct row {
+	int64_t start, end;
+	char key[32];
+	double v[12];
+	int64_t late;
+	bool partial;
+	size_t top_n;
+	char top0[16];
+	int64_t top0_count;
+	size_t sketch_len[2];
+};
+
+struct sink {
+	const struct floe_aggtable *t;
+	size_t nkeys, nvals;
+	struct row rows[MAXROWS];
+	size_t n;
+};
+
+static int collect(void *arg, const struct floe_pq_value *v, size_t ncols)
+{
+	struct sink *s = arg;
+	const struct floe_pq_column *cols;
+	size_t n;
+	cols = floe_aggtable_columns(s->t, &n);
+	assert_int_equal(n, ncols);
+	assert_true(s->n < MAXROWS);
+	struct row *r = &s->rows[s->n++];
+	memset(r, 0, sizeof(*r));
+	r->start = v[0].i;
+	r->end = v[1].i;
+	size_t k = floe_aggtable_first_key(s->t), fv = floe_aggtable_first_value(s->t);
+	if (fv > k && !v[k].is_null) {
+		if (cols[k].kind == FLOE_PQ_STRING)
+			snprintf(r->key, sizeof(r->key), "%.*s", (int)v[k].len, v[k].s);
+		else
+			snprintf(r->key, sizeof(r->key), "%lld", (long long)v[k].i);
+	}
+	size_t late = floe_aggtable_late_col(s->t);
+	for (size_t i = fv, j = 0; i < late && j < 12; i++, j++) {
+		if (v[i].is_null)
+			r->v[j] = NAN;
+		else if (cols[i].kind == FLOE_PQ_DOUBLE)
+			r->v[j] = v[i].d;
+		else if (cols[i].kind == FLOE_PQ_MAP_STRING_LONG) {
+			r->top_n = v[i].n;
+			if (v[i].n) {
+				snprintf(r->top0, sizeof(r->top0), "%.*s", (int)v[i].key_lens[0],
+					 v[i].keys[0]);
+				r->top0_count = v[i].ivals[0];
+			}
+			r->v[j] = (double)v[i].n;
+		} else
+			r->v[j] = (double)v[i].i;
+	}
+	r->late = v[late].i;
+	r->partial = v[floe_aggtable_partial_col(s->t)].i != 0;
+	size_t sk = floe_aggtable_first_sketch(s->t);
+	for (size_t i = sk, j = 0; i < ncols && j < 2; i++, j++)
+		r->sketch_len[j] = v[i].is_null ? 0 : v[i].len;
+	return 0;
+}
+
+struct fixture {
+	struct floe_config *cfg;
+	struct floe_alloc a;
+	struct floe_aggregator *g;
+	struct sink sink;
+};
+
+static void setup(struct fixture *f, const char *yaml)
+{
+	struct floe_err err = {0};
+	memset(f, 0, sizeof(*f));
+	int rc = floe_config_parse(NULL, "t.yaml", yaml, strlen(yaml), "host-1", &f->cfg, &err);
+	if (rc)
+		print_error("%s\n", err.msg);
+	assert_int_equal(rc, 0);
+	floe_alloc_init(&f->a, 0);
+	rc = floe_agg_new(&f->a, &f->cfg->aggs[0], &f->g, &err);
+	if (rc)
+		print_error("%s\n", err.msg);
+	assert_int_equal(rc, 0);
+	f->sink.t = floe_agg_table(f->g);
+}
+
+static void teardown(struct fixture *f)
+{
+	floe_agg_free(f->g);
+	assert_int_equal(f->a.used, 0);
+	floe_config_free(f->cfg);
+}
+
+/* One event at ts seconds with attributes k and v (v may be NULL). */
+static void add(struct fixture *f, double ts, const char *k, const char *v)
+{
+	const char *keys[2] = {"k", "v"}, *vals[2] = {k, v};
+	size_t klens[2] = {1, 1}, vlens[2] = {k ? strlen(k) : 0, v ? strlen(v) : 0};
+	struct floe_record r = {.ts = (int64_t)(ts * SEC),
+				.received_at = (int64_t)(ts * SEC),
+				.host = {"h", 1},
+				.message = {"m", 1},
+				.nattrs = v ? 2 : 1,
+				.attr_keys = keys,
+				.attr_key_lens = klens,
+				.attr_vals = vals,
+				.attr_val_lens = vlens};
+	assert_int_equal(floe_agg_add(f->g, &r, collect, &f->sink), 0);
+}
+
+static const struct row *find(const struct sink *s, int64_t start_s, const char *key)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->rows[i].start == start_s * SEC && strcmp(s->rows[i].key, key) == 0)
+			return &s->rows[i];
+	print_error("no row for window %lld key %s\n", (long long)start_s, key);
+	fail();
+	return NULL;
+}
+
+#define NUMS "metrics: [count, {sum: v}, {min: v}, {max: v}, {avg: v}]"
+
+static void late_case(bool oldest_open)
+{
+	struct fixture f;
+	char yaml[512];
+	snprintf(yaml, sizeof(yaml),
+		 "aggregations: [{name: a, window: 10s, allowed_lateness: 5s, late: %s, "
+		 "group_by: [k], " NUMS "}]\n",
+		 oldest_open ? "oldest_open" : "drop");
+	setup(&f, yaml);
+	add(&f, 1, "a", "1");
+	add(&f, 3, "b", "2");
+	add(&f, 12, "a", "5");
+	add(&f, 2, "a", "4"); /* out of order, its window still open (watermark 7) */
+	assert_int_equal(f.sink.n, 0);
+	add(&f, 16, "a", "1"); /* watermark 11: [0, 10) closes */
+	assert_int_equal(f.sink.n, 2);
+	const struct row *r = find(&f.sink, 0, "a");
+	assert_int_equal(r->end, 10 * SEC);
+	assert_true(r->v[0] == 2 && r->v[1] == 5 && r->v[2] == 1 && r->v[3] == 4 && r->v[4] == 2.5);
+	assert_false(r->partial);
+	r = find(&f.sink, 0, "b");
+	assert_true(r->v[0] == 1 && r->v[1] == 2);
+	add(&f, 8, "a", "100"); /* late: [0, 10) has closed */
+	add(&f, 9, "c", "x");	/* late too, and not a number */
+	assert_int_equal(floe_agg_flush(f.g, collect, &f.sink), 0);
+	r = find(&f.sink, 10, "a");
+	assert_true(r->partial);
+	assert_int_equal(r->late, 2);
+	if (oldest_open) {
+		assert_true(r->v[0] == 3 && r->v[1] == 106 && r->v[3] == 100);
+		r = find(&f.sink, 10, "c");
+		assert_true(r->v[0] == 1 && isnan(r->v[1]) && isnan(r->v[2]));
+		assert_int_equal(floe_agg_stats(f.g)->late_dropped, 0);
+		assert_int_equal(floe_agg_stats(f.g)->unparsable, 4);
+	} else {
+		assert_true(r->v[0] == 2 && r->v[1] == 6 && r->v[2] == 1 && r->v[3] == 5);
+		assert_int_equal(f.sink.n, 3);
+		assert_int_equal(floe_agg_stats(f.g)->late_dropped, 2);
+	}
+	assert_int_equal(floe_agg_stats(f.g)->late, 2);
+	teardown(&f);
+}
+
+static void test_late_drop(void **state)
+{
+	(void)state;
+	late_case(false);
+}
+
+static void test_late_oldest_open(void **state)
+{
+	(void)state;
+	late_case(true);
+}
+
+static void test_hopping(void **state)
+{
+	(void)state;
+	struct fixture f;
+	setup(&f, "aggregations: [{name: a, window: 10s, slide: 5s, " NUMS "}]\n");
+	add(&f, 7, NULL, NULL);
+	add(&f, 12, NULL, NULL);
+	add(&f, 3, NULL, NULL); /* [0, 10) closed at 12: [-5, 5) is older still: late */
+	add(&f, 21, NULL, NULL);
+	assert_int_equal(floe_agg_flush(f.g, collect, &f.sink), 0);
+	/* [5, 15): 7 and 12; [0, 10): 7; [10, 20): 12; [15, 25) and [20, 30): 21 */
+	assert_true(find(&f.sink, 0, "")->v[0] == 1);
+	assert_true(find(&f.sink, 5, "")->v[0] == 2);
+	assert_true(find(&f.sink, 10, "")->v[0] == 1);
+	assert_true(find(&f.sink, 15, "")->v[0] == 1);
+	assert_true(find(&f.sink, 20, "")->v[0] == 1);
+	assert_int_equal(f.sink.n, 5);
+	assert_int_equal(floe_agg_stats(f.g)->late, 1);
+	/* Windows come out oldest first. */
+	for (size_t i = 1; i < f.sink.n; i++)
+		assert_true(f.sink.rows[i - 1].start <= f.sink.rows[i].start);
+	teardown(&f);
+}
+
+/* 3 groups kept, 10 keys: the overflow row counts exactly the other 7 keys' events, and
+ * nothing is allocated from the first event to the last row. */
+static void test_overflow_fixed_memory(void **state)
+{
+	(void)state;
+	struct fixture f;
+	setup(&f, "aggregations: [{name: a, window: 1m, max_groups: 3, group_by: [k], "
+		  "metrics: [count, {sum: v}, {quantiles: v}, {distinct: v}, {top_k: k}]}]\n");
+	char k[8], v[8];
+	uint64_t want_over = 0;
+	agg_nomalloc_arm();
+	for (int i = 0; i < 1000; i++) {
+		int key = i % 10;
+		snprintf(k, sizeof(k), "k%d", key);
+		snprintf(v, sizeof(v), "%d", i);
+		add(&f, 1 + i * 0.01, k, v);
+		want_over += key >= 3;
+	}
+	add(&f, 61, "k0", "1"); /* closes [0, 60) */
+	assert_int_equal(agg_nomalloc_disarm(), 0);
+	assert_int_equal(f.sink.n, 4);
+	assert_true(find(&f.sink, 0, "k0")->v[0] == 100);
+	const struct row *o = find(&f.sink, 0, FLOE_AGG_OVERFLOW);
+	assert_true(o->v[0] == (double)want_over);
+	assert_int_equal(floe_agg_stats(f.g)->overflowed, want_over);
+	/* The overflow's top_k sees its seven keys, 100 events each. */
+	assert_true(o->top_n == 7 && o->top0_count == 100);
+	/* distinct of the values: 700 in the overflow, within 2 %. */
+	assert_true(fabs(o->v[5] - 700) <= 14);
+	assert_true(o->sketch_len[0] > 0 && o->sketch_len[1] == 40 + (1u << 14));
+	teardown(&f);
+}
+
+static void test_quantiles_where(void **state)
+{
+	(void)state;
+	struct fixture f;
+	setup(&f, "aggregations: [{name: a, window: 1m, where: {field: k, matches: '^ok'}, "
+		  "metrics: [count, {quantiles: v, q: [0.5, 0.99]}]}]\n");
+	char v[16];
+	for (int i = 1; i <= 1000; i++) {
+		snprintf(v, sizeof(v), "%d", i);
+		add(&f, 1, i % 2 ? "ok" : "no", v);
+		add(&f, 1, "ok", v);
+	}
+	assert_int_equal(floe_agg_flush(f.g, collect, &f.sink), 0);
+	assert_int_equal(f.sink.n, 1);
+	const struct row *r = &f.sink.rows[0];
+	assert_true(r->v[0] == 1500);
+	assert_true(fabs(r->v[1] - 500) <= 0.01 * 500 + 1);
+	assert_true(fabs(r->v[2] - 990) <= 0.01 * 990 + 1);
+	assert_int_equal(floe_agg_stats(f.g)->filtered, 500);
+	teardown(&f);
+}
+
+static void test_idle(void **state)
+{
+	(void)state;
+	struct fixture f;
+	setup(&f, "aggregations: [{name: a, window: 10s, idle_timeout: 30s}]\n");
+	add(&f, 1, NULL, NULL);
+	assert_int_equal(floe_agg_tick(f.g, 20 * SEC, collect, &f.sink), 0);
+	assert_int_equal(f.sink.n, 0);
+	assert_int_equal(floe_agg_tick(f.g, 31 * SEC, collect, &f.sink), 0);
+	assert_int_equal(f.sink.n, 1);
+	assert_false(f.sink.rows[0].partial);
+	add(&f, 2, NULL, NULL); /* its window was closed by the timeout: late */
+	assert_int_equal(floe_agg_stats(f.g)->late, 1);
+	assert_int_equal(floe_agg_flush(f.g, collect, &f.sink), 0);
+	assert_int_equal(f.sink.n, 1);
+	teardown(&f);
+}
+
+static void test_plan(void **state)
+{
+	(void)state;
+	struct floe_config *c = NULL;
+	const char *y = "aggregations: [{name: a, window: 1s, allowed_lateness: 1h}, "
+			"{name: b, window: 1m, allowed_lateness: 30s, max_groups: 10}]\n";
+	assert_int_equal(floe_config_parse(NULL, "t.yaml", y, strlen(y), "h", &c, NULL), 0);
+	struct floe_agg_plan p;
+	struct floe_err err = {0};
+	assert_int_equal(floe_agg_plan(&c->aggs[0], &p, &err), FLOE_ELIMIT);
+	assert_non_null(strstr(err.msg, "3601 windows would be open at once (at most 256)"));
+	assert_int_equal(floe_agg_plan(&c->aggs[1], &p, &err), 0);
+	assert_int_equal(p.windows, 2);
+	assert_int_equal(p.groups, 11);
+	assert_int_equal(p.group_bytes, 16 + 256 + 8);
+	struct floe_alloc a;
+	floe_alloc_init(&a, 0);
+	struct floe_aggregator *g = NULL;
+	assert_int_equal(floe_agg_new(&a, &c->aggs[1], &g, &err), 0);
+	assert_true(a.used <= p.total);
+	floe_agg_free(g);
+	/* The rule across aggregations: the first one's window span, then their memory. */
+	assert_int_equal(floe_agg_check(c, 0, &err), FLOE_EFORMAT);
+	assert_string_equal(err.msg,
+			    "t.yaml:1:16: key 'aggregations[0]': window + allowed_lateness "
+			    "is 3601 slides: 3601 windows would be open at once (at most "
+			    "256); lower allowed_lateness or raise slide");
+	floe_config_free(c);
+	y = "agent: {memory_limit: 8MiB}\n"
+	    "aggregations: [{name: a, metrics: [{distinct: x}]}, {name: b, max_groups: 100000}]\n";
+	assert_int_equal(floe_config_parse(NULL, "t.yaml", y, strlen(y), "h", &c, NULL), 0);
+	assert_int_equal(floe_agg_check(c, 0, &err), FLOE_EFORMAT);
+	/* A group's bytes depend on the sketches' struct sizes (32 or 64-bit). */
+	assert_non_null(strstr(err.msg, "t.yaml:2:16: key 'aggregations[0].max_groups': 1 "
+					"window(s) x 1001 groups x 166"));
+	assert_non_null(strstr(err.msg, "more than their share of agent.memory_limit (2.0MiB: "
+					"at most a quarter, and what the 0.0MiB the rest of the "
+					"agent needs leaves); lower max_groups to 12"));
+	floe_config_free(c);
+	y = "agent: {memory_limit: 64MiB}\n"
+	    "aggregations: [{name: a, metrics: [{distinct: x, precision: 10}]}, {name: b}]\n";
+	assert_int_equal(floe_config_parse(NULL, "t.yaml", y, strlen(y), "h", &c, NULL), 0);
+	assert_int_equal(floe_agg_check(c, 0, &err), 0);
+	/* What the rest of the agent needs comes first: 63 of 64 MiB leave 1 MiB. */
+	assert_int_equal(floe_agg_check(c, 63u << 20, &err), FLOE_EFORMAT);
+	assert_non_null(strstr(err.msg, "(1.0MiB: at most a quarter, and what the 63.0MiB the "
+					"rest of the agent needs leaves)"));
+	floe_config_free(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_late_drop),
+	    cmocka_unit_test(test_late_oldest_open),
+	    cmocka_unit_test(test_hopping),
+	    cmocka_unit_test(test_overflow_fixed_memory),
+	    cmocka_unit_test(test_quantiles_where),
+	    cmocka_unit_test(test_idle),
+	    cmocka_unit_test(test_plan),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
