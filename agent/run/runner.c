@@ -185,6 +185,8 @@ int floe_runner_new(const struct floe_config *cfg, const struct floe_runner_opti
 		else if (rc)
 			floe_err_set(err, rc, "recovery failed: %s", floe_strerror(rc));
 	}
+	if (rc == 0)
+		rc = floe_runner_status_start(r, err);
 	if (rc) {
 		if (err && err->code != rc)
 			floe_err_set(err, rc, "%s", floe_strerror(rc));
@@ -199,6 +201,7 @@ void floe_runner_free(struct floe_runner *r)
 {
 	if (!r)
 		return;
+	floe_runner_status_stop(r);
 	for (size_t i = 0; i < r->in.n; i++)
 		floe_tail_free(r->in.tails[i]);
 	floe_watch_free(r->in.watch);
