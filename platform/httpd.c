@@ -30,13 +30,10 @@ struct doc {
 	int64_t at_ms; /* monotonic, when it was published */
 };
 
-/* A connection's request as it arrives: the request line, and how far the blank line
- * ending the headers has been matched. */
+/* A connection slot: its request reader. */
 struct req {
-	bool used, line_done;
-	char line[FLOE_HTTPD_LINE_MAX];
-	size_t line_len, total;
-	unsigned crlf; /* bytes of "\r\n\r\n" (or of "\n\n") matched so far */
+	bool used;
+	struct floe_httpd_req r;
 };
 
 struct floe_httpd {
@@ -118,22 +115,20 @@ static void reply_text(struct floe_httpd *h, struct floe_conn *c, int status, bo
 	reply(h, c, status, "text/plain; charset=utf-8", len, head);
 }
 
-/* The request line "METHOD TARGET HTTP/x.y" is complete: answers it. */
+/* The request line is complete: answers it. */
 static void serve(struct floe_httpd *h, struct floe_conn *c, struct req *q)
 {
-	char method[8], target[FLOE_HTTPD_LINE_MAX], version[16];
-	q->line[q->line_len] = '\0';
-	if (sscanf(q->line, "%7s %255s %15s", method, target, version) != 3 ||
-	    strncmp(version, "HTTP/1.", 7) != 0) {
-		reply_text(h, c, 400, false, "bad request\n");
-		return;
-	}
-	bool head = strcmp(method, "HEAD") == 0;
-	if (!head && strcmp(method, "GET") != 0) {
+	char target[FLOE_HTTPD_LINE_MAX];
+	bool head = false;
+	int bad = floe_httpd_req_target(&q->r, &head, target, sizeof(target));
+	if (bad == 405) {
 		reply_text(h, c, 405, false, "only GET and HEAD\n");
 		return;
 	}
-	target[strcspn(target, "?#")] = '\0';
+	if (bad) {
+		reply_text(h, c, 400, false, "bad request\n");
+		return;
+	}
 	size_t i = 0;
 	while (i < h->ndocs && strcmp(h->docs[i].path, target) != 0)
 		i++;
@@ -167,44 +162,83 @@ static void serve(struct floe_httpd *h, struct floe_conn *c, struct req *q)
 	}
 }
 
-/* Takes the bytes of a request: the request line, then everything up to the blank line
- * that ends the headers, which are ignored. */
-static void on_data(void *arg, struct floe_conn *c, const char *p, size_t n)
+int floe_httpd_req_feed(struct floe_httpd_req *q, const char *p, size_t n, size_t *used)
 {
-	struct floe_httpd *h = arg;
-	struct req *q = floe_conn_data(c);
-	if (!q || q->crlf == 4)
-		return; /* answered: the rest of what the client sends is ignored */
-	for (size_t i = 0; i < n; i++) {
-		char ch = p[i];
+	size_t i = 0;
+	int rc = 0;
+	while (i < n && rc == 0) {
+		char ch = p[i++];
 		if (++q->total > FLOE_HTTPD_REQUEST_MAX) {
-			reply_text(h, c, 431, false, "request too large\n");
-			q->crlf = 4;
-			return;
-		}
-		if (!q->line_done) {
+			rc = 431;
+		} else if (!q->line_done) {
 			if (ch == '\n') {
 				q->line_done = true;
 				if (q->line_len && q->line[q->line_len - 1] == '\r')
 					q->line_len--;
+				q->line[q->line_len] = '\0';
+			} else if ((unsigned char)ch < 0x20 && ch != '\r' && ch != '\t') {
+				rc = 400; /* a NUL or another control byte in the request line */
 			} else if (q->line_len + 1 >= sizeof(q->line)) {
-				reply_text(h, c, 414, false, "request line too long\n");
-				q->crlf = 4;
-				return;
+				rc = 414;
 			} else {
 				q->line[q->line_len++] = ch;
 			}
 		}
 		/* "\r\n\r\n" or "\n\n" (a bare LF ends a line too). */
-		if (ch == '\n')
-			q->crlf = (q->crlf >= 1) ? 4 : 1;
-		else if (ch != '\r')
+		if (rc == 0 && ch == '\n')
+			q->crlf = q->crlf >= 1 ? 2 : 1;
+		else if (rc == 0 && ch != '\r')
 			q->crlf = 0;
-		if (q->crlf == 4) {
-			serve(h, c, q);
-			return;
-		}
+		if (rc == 0 && q->crlf == 2)
+			rc = 1;
 	}
+	if (used)
+		*used = i;
+	return rc;
+}
+
+int floe_httpd_req_target(const struct floe_httpd_req *q, bool *head, char *target, size_t cap)
+{
+	char method[8], path[FLOE_HTTPD_LINE_MAX], version[16];
+	if (!q->line_done || cap == 0)
+		return 400;
+	/* Each field fits its buffer: the line is shorter than path, %7s and %15s stop
+	 * at the widths (a longer method or version is then malformed below). */
+	char rest;
+	int k = sscanf(q->line, "%7s %255s %15s %c", method, path, version, &rest);
+	if (k != 3 || strncmp(version, "HTTP/1.", 7) != 0 || strlen(version) != 8 ||
+	    path[0] != '/')
+		return 400;
+	*head = strcmp(method, "HEAD") == 0;
+	if (!*head && strcmp(method, "GET") != 0)
+		return 405;
+	path[strcspn(path, "?#")] = '\0';
+	if (strlen(path) >= cap)
+		return 400;
+	memcpy(target, path, strlen(path) + 1);
+	return 0;
+}
+
+/* Takes the bytes of a request: the request line, then everything up to the blank line
+ * that ends the headers, which are ignored. Bytes after it are ignored too. */
+static void on_data(void *arg, struct floe_conn *c, const char *p, size_t n)
+{
+	struct floe_httpd *h = arg;
+	struct req *q = floe_conn_data(c);
+	if (!q || q->r.done)
+		return; /* answered: the rest of what the client sends is ignored */
+	int rc = floe_httpd_req_feed(&q->r, p, n, NULL);
+	if (rc == 0)
+		return;
+	q->r.done = true;
+	if (rc == 1)
+		serve(h, c, q);
+	else if (rc == 400)
+		reply_text(h, c, 400, false, "bad request\n");
+	else if (rc == 414)
+		reply_text(h, c, 414, false, "request line too long\n");
+	else
+		reply_text(h, c, 431, false, "request too large\n");
 }
 
 static int on_open(void *arg, struct floe_conn *c)

@@ -11,6 +11,7 @@
 #ifndef FLOE_PLATFORM_HTTPD_H
 #define FLOE_PLATFORM_HTTPD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -57,6 +58,25 @@ uint16_t floe_httpd_port(const struct floe_httpd *h);
  * answered with 500 until a publish fits), or -EINVAL. */
 int floe_httpd_publish(struct floe_httpd *h, size_t i, int status, const char *content_type,
 		       const char *body, size_t len);
+
+/* The request reader, pure, for the server and its fuzz target: a request as it
+ * arrives, the request line kept (NUL-terminated once complete), the headers counted
+ * and ignored. Zeroed to start. */
+struct floe_httpd_req {
+	bool line_done, done;
+	char line[FLOE_HTTPD_LINE_MAX];
+	size_t line_len, total;
+	unsigned crlf; /* line ends seen in a row (CR ignored): 2 ends the request */
+};
+/* Feeds p[0..n) to q; *used (may be NULL) gets the bytes taken. Returns 0 (more is
+ * needed), 1 (the request is complete: the rest of p is not taken), 400 (a control
+ * byte in the request line), 414 (the request line reached FLOE_HTTPD_LINE_MAX) or 431
+ * (more than FLOE_HTTPD_REQUEST_MAX bytes). */
+int floe_httpd_req_feed(struct floe_httpd_req *q, const char *p, size_t n, size_t *used);
+/* Reads q's complete request line "METHOD /PATH HTTP/1.x": *head for HEAD, the path
+ * without query or fragment into target[0..cap). Returns 0, 405 for a method other than
+ * GET and HEAD, or 400 for anything malformed. */
+int floe_httpd_req_target(const struct floe_httpd_req *q, bool *head, char *target, size_t cap);
 
 struct floe_httpd_stats {
 	uint64_t requests; /* answered, whatever the status */

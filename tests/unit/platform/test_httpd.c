@@ -1,7 +1,8 @@
 /* Tests of platform/httpd with real sockets on loopback: a published document is served
  * to GET (and its head to HEAD) with its status and type; a document never published is
- * 503, one over the buffer 500; unknown paths, other methods, malformed, long and
- * oversized requests get 404, 405, 400, 414 and 431, each counted; a client that sends
+ * 503, one over the buffer 500; unknown paths, other methods, malformed requests (a NUL
+ * in the line among them), long lines and oversized requests get 404, 405, 400, 414 and
+ * 431, each counted; a client that sends
  * nothing does not hold the others up; every byte comes from the caller's allocator and
  * goes back at stop. The server runs a thread of its own (pthread_create inside
  * floe_httpd_start), so the emulated cross runs leave this test out. */
@@ -120,9 +121,11 @@ static void test_refusals(void **state)
 	status_of(h, "GET /metrics\r\n\r\n", "HTTP/1.1 400 ");
 	status_of(h, "GET /metrics SPDY/3\r\n\r\n", "HTTP/1.1 400 ");
 	status_of(h, "\r\n\r\n", "HTTP/1.1 400 ");
+	char out[4096];
+	ask(h, "GET /metrics\0 HTTP/1.1\r\n\r\n", 27, out, sizeof(out));
+	assert_memory_equal(out, "HTTP/1.1 400 ", 13);
 	char req[FLOE_HTTPD_REQUEST_MAX + 64];
 	int n = snprintf(req, sizeof(req), "GET /%0300d HTTP/1.1\r\n\r\n", 0);
-	char out[4096];
 	ask(h, req, (size_t)n, out, sizeof(out));
 	assert_memory_equal(out, "HTTP/1.1 414 ", 13);
 	/* Headers that never end within the limit: one byte over it, so that the server
@@ -133,8 +136,8 @@ static void test_refusals(void **state)
 	assert_memory_equal(out, "HTTP/1.1 431 ", 13);
 	struct floe_httpd_stats st;
 	floe_httpd_get_stats(h, &st);
-	assert_int_equal(st.bad, 6);
-	assert_int_equal(st.requests, 7);
+	assert_int_equal(st.bad, 7);
+	assert_int_equal(st.requests, 8);
 	floe_httpd_stop(h);
 	assert_int_equal(alloc.used, 0);
 }
