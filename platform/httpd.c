@@ -66,15 +66,24 @@ static int64_t mono_ms(void)
 static const char *reason(int status)
 {
 	switch (status) {
-	case 200: return "OK";
-	case 400: return "Bad Request";
-	case 404: return "Not Found";
-	case 405: return "Method Not Allowed";
-	case 414: return "URI Too Long";
-	case 431: return "Request Header Fields Too Large";
-	case 500: return "Internal Server Error";
-	case 503: return "Service Unavailable";
-	default: return "Status";
+	case 200:
+		return "OK";
+	case 400:
+		return "Bad Request";
+	case 404:
+		return "Not Found";
+	case 405:
+		return "Method Not Allowed";
+	case 414:
+		return "URI Too Long";
+	case 431:
+		return "Request Header Fields Too Large";
+	case 500:
+		return "Internal Server Error";
+	case 503:
+		return "Service Unavailable";
+	default:
+		return "Status";
 	}
 }
 
@@ -155,7 +164,8 @@ static void serve(struct floe_httpd *h, struct floe_conn *c, struct req *q)
 	} else if (too_big) {
 		reply_text(h, c, 500, head, "the document is larger than the server's buffer\n");
 	} else if (h->max_age_ms > 0 && age > h->max_age_ms) {
-		snprintf(text, sizeof(text), "stale: not updated for %lld s\n", (long long)(age / 1000));
+		snprintf(text, sizeof(text), "stale: not updated for %lld s\n",
+			 (long long)(age / 1000));
 		reply_text(h, c, 503, head, text);
 	} else {
 		reply(h, c, status, ctype, len, head);
@@ -206,8 +216,7 @@ int floe_httpd_req_target(const struct floe_httpd_req *q, bool *head, char *targ
 	 * at the widths (a longer method or version is then malformed below). */
 	char rest;
 	int k = sscanf(q->line, "%7s %255s %15s %c", method, path, version, &rest);
-	if (k != 3 || strncmp(version, "HTTP/1.", 7) != 0 || strlen(version) != 8 ||
-	    path[0] != '/')
+	if (k != 3 || strncmp(version, "HTTP/1.", 7) != 0 || strlen(version) != 8 || path[0] != '/')
 		return 400;
 	*head = strcmp(method, "HEAD") == 0;
 	if (!*head && strcmp(method, "GET") != 0)

@@ -37,9 +37,9 @@ struct floe_httpd_opts {
 	/* A document not published for this long is answered with 503 and the age (the
 	 * caller stopped publishing: stuck); 0: never. */
 	int64_t max_age_ms;
-	unsigned max_connections;  /* 0: 8 */
-	int64_t idle_timeout_ms;   /* a client that sends no complete request; 0: 10 s */
-	int write_timeout_ms;	   /* a reply must be taken within this; 0: 2 s */
+	unsigned max_connections; /* 0: 8 */
+	int64_t idle_timeout_ms;  /* a client that sends no complete request; 0: 10 s */
+	int write_timeout_ms;	  /* a reply must be taken within this; 0: 2 s */
 };
 
 /* Opens a listener for u (a tcp:// URI; copied) and starts the thread serving it.

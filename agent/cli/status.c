@@ -20,14 +20,14 @@
 #define METRICS_MAX (4u << 20)
 
 static const char status_help[] =
-	"usage: floe status -c FILE\n"
-	"\n"
-	"Prints what the agent of configuration FILE did, from its state directory\n"
-	"(state_dir/metrics.json, rewritten after every commit cycle): lines read, commits,\n"
-	"the spool, every input, and whether it is healthy as /healthz tells it (the spool\n"
-	"is not over spool.max_bytes, no input matches files it cannot open, and the file\n"
-	"is younger than three commit intervals, i.e. an agent runs). Exit code 0 when\n"
-	"healthy, 1 when not or when the agent never ran, 2 for a bad configuration.\n";
+    "usage: floe status -c FILE\n"
+    "\n"
+    "Prints what the agent of configuration FILE did, from its state directory\n"
+    "(state_dir/metrics.json, rewritten after every commit cycle): lines read, commits,\n"
+    "the spool, every input, and whether it is healthy as /healthz tells it (the spool\n"
+    "is not over spool.max_bytes, no input matches files it cannot open, and the file\n"
+    "is younger than three commit intervals, i.e. an agent runs). Exit code 0 when\n"
+    "healthy, 1 when not or when the agent never ran, 2 for a bad configuration.\n";
 
 /* A counter of obj; 0 when absent (a metrics.json of an older floe). */
 static uint64_t num(const struct floe_json *obj, const char *name)
@@ -55,8 +55,9 @@ static unsigned print_inputs(const struct floe_config *cfg, const struct floe_js
 		       i < cfg->ninputs && cfg->inputs[i].npaths ? ")" : "", num(o, "lines"),
 		       num(o, "bytes"), num(o, "lag_bytes"), num(o, "files_open"),
 		       num(o, "files_parked"));
-		printf("  %" PRIu64 " files unreadable, %" PRIu64 " patterns matching nothing, %" PRIu64
-		       " parse failures, %" PRIu64 " long lines split, %" PRIu64 " truncated\n",
+		printf("  %" PRIu64 " files unreadable, %" PRIu64
+		       " patterns matching nothing, %" PRIu64 " parse failures, %" PRIu64
+		       " long lines split, %" PRIu64 " truncated\n",
 		       num(o, "files_unreadable"), num(o, "patterns_unmatched"),
 		       num(o, "parse_failures"), num(o, "long_lines_split"),
 		       num(o, "long_lines_truncated"));
@@ -91,7 +92,8 @@ static int report(const struct floe_config *cfg, const char *path, const struct 
 		printf("health: unhealthy: %u inputs match files they cannot open\n", failing);
 	else if (age_s > stale)
 		printf("health: unhealthy: no update for %" PRId64 " s (3 commit intervals): the "
-		       "agent is not running, or stuck\n", age_s);
+		       "agent is not running, or stuck\n",
+		       age_s);
 	else
 		printf("health: ok\n");
 	return spool > cfg->spool.max_bytes || failing || age_s > stale ? FLOE_EXIT_RUNTIME
@@ -122,7 +124,8 @@ int floe_cmd_status(int argc, char **argv)
 	if (rc == 0 && snprintf(path, sizeof(path), "%s/metrics.json", dir) >= (int)sizeof(path))
 		rc = -ENAMETOOLONG;
 	if (rc == 0 && (rc = floe_fs_read_file(NULL, path, METRICS_MAX, &text, &len)) == -ENOENT) {
-		fprintf(stderr, "floe: %s does not exist: the agent has not run with this state_dir\n",
+		fprintf(stderr,
+			"floe: %s does not exist: the agent has not run with this state_dir\n",
 			path);
 		goto out;
 	}

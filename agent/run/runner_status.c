@@ -70,8 +70,11 @@ int floe_runner_status_start(struct floe_runner *r, struct floe_err *err)
 	    __builtin_add_overflow(cap, (size_t)DOC_BASE, &cap))
 		return floe_err_set(err, FLOE_ENOMEM, "agent.http.listen: too many inputs");
 	static const char *const paths[] = {"/metrics", "/healthz"};
-	struct floe_httpd_opts o = {
-	    .alloc = &r->alloc, .paths = paths, .npaths = 2, .doc_cap = cap, .max_age_ms = STALE_MS};
+	struct floe_httpd_opts o = {.alloc = &r->alloc,
+				    .paths = paths,
+				    .npaths = 2,
+				    .doc_cap = cap,
+				    .max_age_ms = STALE_MS};
 	const char *what = "listen";
 	int rc = floe_httpd_start(&u, &o, &s->httpd, &what);
 	if (rc)
@@ -131,10 +134,10 @@ static int input_metrics(struct floe_runner *r, struct floe_buf *b)
 			struct floe_decode_stats ds;
 			floe_tail_get_stats(r->in.tails[i], &ts);
 			floe_decoder_get_stats(r->in.decoders[i], &ds);
-			uint64_t v[] = {ts.lines,	  ts.bytes,	    ds.parse_failures,
-					ts.lag_bytes,	  ts.files_open, ts.files_unreadable};
-			rc = floe_buf_printf(b, "%s{input=\"%zu\"} %" PRIu64 "\n", fam[f].name, i + 1,
-					     v[f]);
+			uint64_t v[] = {ts.lines,     ts.bytes,	     ds.parse_failures,
+					ts.lag_bytes, ts.files_open, ts.files_unreadable};
+			rc = floe_buf_printf(b, "%s{input=\"%zu\"} %" PRIu64 "\n", fam[f].name,
+					     i + 1, v[f]);
 		}
 	}
 	return rc;
@@ -193,15 +196,18 @@ static bool healthy(struct floe_runner *r, int64_t now_us, char *why, size_t cap
 	struct run_status *s = r->status;
 	uint64_t spool = floe_spool_bytes(r->lake.spool);
 	if (r->lake.blocked) {
-		snprintf(why, cap, "spool full: %" PRIu64 " bytes, over spool.max_bytes (%" PRIu64
-			 "); the inputs wait for commits\n", spool, r->set.spool_max);
+		snprintf(why, cap,
+			 "spool full: %" PRIu64 " bytes, over spool.max_bytes (%" PRIu64
+			 "); the inputs wait for commits\n",
+			 spool, r->set.spool_max);
 		return false;
 	}
-	int64_t since = s->last_commit_us > s->pending_since_us ? s->last_commit_us
-								: s->pending_since_us;
+	int64_t since =
+	    s->last_commit_us > s->pending_since_us ? s->last_commit_us : s->pending_since_us;
 	int64_t limit = 3 * r->set.commit_interval_us;
 	if (spool > 0 && s->pending_since_us && now_us - since > limit) {
-		snprintf(why, cap, "no commit for %" PRId64 " s (3 commit intervals) while the spool "
+		snprintf(why, cap,
+			 "no commit for %" PRId64 " s (3 commit intervals) while the spool "
 			 "holds %" PRIu64 " bytes; %" PRIu64 " commits failed so far\n",
 			 (now_us - since) / 1000000, spool, r->stats.commit_failures);
 		return false;
@@ -210,8 +216,10 @@ static bool healthy(struct floe_runner *r, int64_t now_us, char *why, size_t cap
 		struct floe_tail_stats ts;
 		floe_tail_get_stats(r->in.tails[i], &ts);
 		if (ts.files_unreadable) {
-			snprintf(why, cap, "input %zu: %" PRIu64 " matched files cannot be opened "
-				 "(permissions)\n", i + 1, ts.files_unreadable);
+			snprintf(why, cap,
+				 "input %zu: %" PRIu64 " matched files cannot be opened "
+				 "(permissions)\n",
+				 i + 1, ts.files_unreadable);
 			return false;
 		}
 	}

@@ -26,7 +26,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			__builtin_trap();
 		off += used;
 	}
-	if ((rc != 0 && rc != 1 && rc != 400 && rc != 414 && rc != 431) || q.total > FLOE_HTTPD_REQUEST_MAX + 1)
+	if ((rc != 0 && rc != 1 && rc != 400 && rc != 414 && rc != 431) ||
+	    q.total > FLOE_HTTPD_REQUEST_MAX + 1)
 		__builtin_trap();
 	if (rc != 1)
 		return 0;
