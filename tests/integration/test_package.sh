@@ -146,6 +146,21 @@ systemd-analyze verify "$UNIT" >"$T/verify.out" 2>&1 || rc=$?
 check "systemd-analyze verify floe.service" test $rc = 0
 [ $rc = 0 ] || cat "$T/verify.out"
 
+# --- the service, where systemd runs (a CI machine; not in a container) ---
+# The package started it, sandbox and all: it must be running. It is stopped for the
+# rest of the test, which runs the unit's command lines itself on the same state.
+if [ -d /run/systemd/system ]; then
+	for i in $(seq 1 50); do
+		systemctl is-active --quiet floe && break
+		sleep 0.2
+	done
+	check "systemd: the package started floe.service, and it runs" systemctl is-active --quiet floe
+	systemctl is-active --quiet floe || journalctl -u floe --no-pager -n 30 || true
+	systemctl stop floe
+else
+	echo "systemd is not running here: the service's start is not checked, only its command lines"
+fi
+
 # --- the service's own command lines, as its user ---
 pre=$(unit_line ExecStartPre)
 rc=0
@@ -170,6 +185,10 @@ check "build.sh amd64 $newver" test $rc = 0
 rc=0
 apt-get -o DPkg::Lock::Timeout=120 install -y -q "$OUT/floe_${newver}_amd64.deb" >"$T/upgrade.out" 2>&1 || rc=$?
 check "upgrade to $newver" test $rc = 0
+if [ -d /run/systemd/system ]; then
+	check "systemd: the upgrade restarted floe.service" systemctl is-active --quiet floe
+	systemctl stop floe
+fi
 check "upgrade: the installed version is $newver" test "$(dpkg-query -W -f='${Version}' floe)" = "$newver"
 check "upgrade keeps the installation id" \
 	test "$(cat /var/lib/floe/installation | od -An -tx1 | tr -d ' \n')" = "$inst"
