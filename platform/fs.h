@@ -79,6 +79,7 @@ struct floe_fs_stat {
 	uint64_t size;
 	uint64_t nlink; /* 0 once an open file has been deleted */
 	bool regular;	/* a regular file (not a FIFO, device or directory) */
+	int64_t mtime_us; /* last modification, µs since the epoch */
 };
 /* stat(2) of path (following symlinks). */
 int floe_fs_stat(const char *path, struct floe_fs_stat *st);

@@ -8,9 +8,12 @@
 #include "tls.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdalign.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Connections accepted in one round: the rest wait for the next, after the others. */
@@ -520,4 +523,39 @@ bool floe_conn_paused(const struct floe_conn *c)
 void floe_conn_close(struct floe_conn *c)
 {
 	conn_close(c, FLOE_CLOSE_LOCAL);
+}
+
+/* Milliseconds on CLOCK_MONOTONIC, for floe_conn_write's deadline. */
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int floe_conn_write(struct floe_conn *c, const void *p, size_t n, int timeout_ms)
+{
+	if (c->tls)
+		return -ENOTSUP;
+	const char *b = p;
+	int64_t deadline = mono_ms() + timeout_ms;
+	while (n > 0) {
+		ssize_t w = send(c->fd, b, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (w > 0) {
+			b += w;
+			n -= (size_t)w;
+			continue;
+		}
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+			return -errno;
+		int64_t left = deadline - mono_ms();
+		if (left <= 0)
+			return -ETIMEDOUT;
+		struct pollfd pfd = {.fd = c->fd, .events = POLLOUT};
+		if (poll(&pfd, 1, (int)left) < 0 && errno != EINTR)
+			return -errno;
+	}
+	return 0;
 }

@@ -116,6 +116,11 @@ struct floe_tls_session *floe_conn_tls(const struct floe_conn *c);
 void floe_conn_pause(struct floe_conn *c);
 void floe_conn_resume(struct floe_conn *c);
 bool floe_conn_paused(const struct floe_conn *c);
+/* Writes p[0..n) to plain connection c, waiting for the socket to take it for at most
+ * timeout_ms in all: for short replies (a status page), whose writer may block its loop
+ * that long. Returns 0, -ETIMEDOUT, -ENOTSUP for a TLS connection, or -errno (a peer that
+ * went away: -EPIPE, -ECONNRESET). The caller closes c after a failure. */
+int floe_conn_write(struct floe_conn *c, const void *p, size_t n, int timeout_ms);
 /* Closes c: on_close runs (with FLOE_CLOSE_LOCAL) now, or, from one of c's own callbacks,
  * as soon as that returns. */
 void floe_conn_close(struct floe_conn *c);

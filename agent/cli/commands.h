@@ -17,6 +17,7 @@ struct floe_config *floe_cli_load_config(const char *path, bool create_identity)
 int floe_cmd_run(int argc, char **argv);
 int floe_cmd_check(int argc, char **argv);
 int floe_cmd_inspect(int argc, char **argv);
+int floe_cmd_status(int argc, char **argv); /* status.c */
 int floe_cmd_version(int argc, char **argv);
 
 #endif

@@ -185,6 +185,9 @@ struct floe_config {
 		/* Threads compressing Parquet pages while the main thread encodes; default 1,
 		 * range 0..8. The runner starts none on a machine with one CPU. */
 		uint32_t compress_threads;
+		/* agent.http.listen: HOST:PORT of the HTTP listener serving /metrics and
+		 * /healthz (agent/run/status.c); NULL: none (the default). */
+		char *http_listen;
 		/* Where memory_limit was given (1-based; 0 when it was not), for the memory
 		 * rule's message (floe_memory_check, agent/run/memory.h). */
 		int memory_limit_line, memory_limit_col;

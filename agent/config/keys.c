@@ -9,6 +9,7 @@
 #include "agent/config/units.h"
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
+#include "platform/listen.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -19,12 +20,23 @@ static int check_id(struct floe_config_ctx *, const struct floe_cnode *, const c
 static int check_replaces(struct floe_config_ctx *, const struct floe_cnode *, const char *, char **);
 static int check_state_dir(struct floe_config_ctx *, const struct floe_cnode *, const char *,
 			   char **);
+static int check_listen(struct floe_config_ctx *, const struct floe_cnode *, const char *, char **);
+static bool http_on(const char *);
 static int agent_post(struct floe_config_ctx *, const struct floe_cnode *, const char *, char *);
 static int root_post(struct floe_config_ctx *, const struct floe_cnode *, const char *, char *);
 
 static const char *const spool_policy_names[] = {"block", "drop_oldest", NULL};
 
 /* ---- the key table ------------------------------------------------------------------ */
+
+static const struct floe_key http_keys[] = {
+    {.name = "listen",
+     .type = FLOE_KT_STRING,
+     .off = CFG(agent.http_listen),
+     .check = check_listen,
+     .help = "HOST:PORT serving /metrics and /healthz; unset: no listener"},
+};
+static const struct floe_key_section http_section = FLOE_KEY_SECTION(http_keys, NULL, NULL);
 
 static const struct floe_key agent_keys[] = {
     {.name = "id",
@@ -61,6 +73,11 @@ static const struct floe_key agent_keys[] = {
      .check = check_replaces,
      .help = "the installation id (or 'legacy') whose commits under agent.id this agent "
 	     "takes over; unset: none"},
+    {.name = "http",
+     .type = FLOE_KT_SECTION,
+     .sub = &http_section,
+     .shown = http_on,
+     .help = "off: set listen to serve /metrics and /healthz"},
 };
 static const struct floe_key_section agent_section = FLOE_KEY_SECTION(agent_keys, agent_post, NULL);
 
@@ -145,6 +162,30 @@ static int check_state_dir(struct floe_config_ctx *ctx, const struct floe_cnode 
 	return floe_config_fail(ctx, at, FLOE_EFORMAT,
 				"key '%s': expected a local directory path, got '%s'", path,
 				floe_keymap_show(*value, strlen(*value), shown));
+}
+
+/* HOST:PORT, as a tcp:// listen URI takes it (an IPv6 host in brackets), with a port:
+ * the status pages have no well-known one (Prometheus' registry suggests 9464). */
+static int check_listen(struct floe_config_ctx *ctx, const struct floe_cnode *at,
+			const char *path, char **value)
+{
+	char shown[FLOE_KEYMAP_SHOW_CAP], uri[FLOE_LISTEN_URI_MAX + 8];
+	struct floe_listen_uri u;
+	struct floe_listen_uri_error e = {0};
+	size_t n = strlen(*value);
+	int len = snprintf(uri, sizeof(uri), "tcp://%s", *value);
+	if (len > 0 && (size_t)len < sizeof(uri) && !strchr(*value, '/') &&
+	    floe_listen_uri_parse(uri, (size_t)len, &u, &e) == 0)
+		return 0;
+	return floe_config_fail(ctx, at, FLOE_EFORMAT,
+				"key '%s': expected HOST:PORT (e.g. 127.0.0.1:9464 or [::1]:9464)%s%s, "
+				"got '%s'", path, e.msg ? ": " : "", e.msg ? e.msg : "",
+				floe_keymap_show(*value, n, shown));
+}
+
+static bool http_on(const char *base)
+{
+	return ((const struct floe_config *)(const void *)base)->agent.http_listen != NULL;
 }
 
 static int agent_post(struct floe_config_ctx *ctx, const struct floe_cnode *map, const char *path,

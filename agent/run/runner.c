@@ -222,6 +222,8 @@ int floe_runner_new(const struct floe_config *cfg, const struct floe_runner_opti
 		else if (rc)
 			floe_err_set(err, rc, "recovery failed: %s", floe_strerror(rc));
 	}
+	if (rc == 0)
+		rc = floe_runner_status_start(r, err);
 	if (rc) {
 		if (err && err->code != rc)
 			floe_err_set(err, rc, "%s", floe_strerror(rc));
@@ -236,6 +238,7 @@ void floe_runner_free(struct floe_runner *r)
 {
 	if (!r)
 		return;
+	floe_runner_status_stop(r);
 	if (r->com.task)
 		floe_worker_wait(r->com.thread, r->com.task); /* a stop ends it within its grace */
 	floe_worker_free(r->com.thread);

@@ -9,7 +9,8 @@
  *   runner_commit.c (the committer thread)     calls no other file of the runner
  *   runner_replay.c (rebuilding an entry)    -> runner_record.c, settings.c, span.c
  *   runner_record.c (records into the batch), runner_state.c (positions, checkpoint,
- *   recovery), settings.c and span.c call no other file of the runner. */
+ *   recovery), settings.c, span.c and runner_status.c (the HTTP status pages, called by
+ *   runner.c and runner_loop.c) call no other file of the runner. */
 #ifndef FLOE_RUNNER_IMPL_H
 #define FLOE_RUNNER_IMPL_H
 
@@ -31,6 +32,7 @@
 #include <stdint.h>
 
 struct floe_assemble_options;
+struct run_status;
 struct floe_assemble_rec;
 struct floe_buf;
 struct floe_spool_entry;
@@ -207,6 +209,7 @@ struct floe_runner {
 	struct run_scratch scratch;
 	struct floe_runner_stats stats;
 	struct run_aggs *aggs; /* the aggregations (runner_agg.c); NULL: none */
+	struct run_status *status; /* runner_status.c: agent.http.listen; NULL: off */
 };
 
 /* Errors after which the agent must stop rather than retry the commit later: another
@@ -240,6 +243,12 @@ int floe_run_aggs_record(struct floe_runner *r, size_t input, const struct floe_
 /* Closes idle windows (at a stop: flushes every open one, partial), seals what closed
  * into the aggregations' spools and commits them. */
 int floe_run_aggs_commit(struct floe_runner *r, bool stop);
+/* runner_status.c: the listener of agent.http.listen (none when unset), started once the
+ * runner is made and stopped before it is freed; publish renders /metrics and /healthz
+ * from the main loop, at most once a second unless now. */
+int floe_runner_status_start(struct floe_runner *r, struct floe_err *err);
+void floe_runner_status_publish(struct floe_runner *r, bool now);
+void floe_runner_status_stop(struct floe_runner *r);
 
 /* settings.c */
 /* Fills s from cfg (borrowed; s points into it): paths under state_dir, the host, the

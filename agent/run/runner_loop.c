@@ -468,6 +468,7 @@ static int turn(struct floe_runner *r, struct loop *l, bool *done)
 			floe_tail_scan(r->in.tails[i]);
 		l->last_scan = now;
 	}
+	floe_runner_status_publish(r, false);
 	if (progress == 0 && !l->once) {
 		if (!r->in.watch && (rc = check_commit(r, l, true, done)))
 			return rc;

@@ -2,7 +2,10 @@
 # Installs what building and testing floe needs on Debian 12, and nothing that is already
 # there. Usage: install-deps.sh [build|test]. "build" is the compiler and the libraries;
 # "test" adds cmocka, the arm64 and armhf cross toolchains with their multiarch libraries,
-# qemu-user, python3-avro and Node.js for the DuckDB reader used by the integration tests;
+# qemu-user, python3-avro and Node.js for the DuckDB reader used by the integration tests,
+# and what the package tests use (dpkg-dev, debhelper, lintian, systemd-analyze, man-db,
+# file, and promtool: the prometheus package is unpacked under /opt/floe-bench/prometheus,
+# not installed, as installing it would start a Prometheus server on the machine);
 # "bench" adds the reference tools the benchmarks compare against. rsyslog and
 # syslog-ng-core conflict with each other (each is "the" system log daemon), so "bench"
 # does not install them: it unpacks both under /opt/floe-bench/<package> (private copies
@@ -20,13 +23,16 @@ testpk=(libcmocka-dev clang python3-avro nodejs npm qemu-user crossbuild-essenti
         libzstd-dev:arm64 zlib1g-dev:arm64 libxxhash-dev:arm64 libcmocka-dev:arm64
         crossbuild-essential-armhf
         libyaml-dev:armhf libmbedtls-dev:armhf libcurl4-openssl-dev:armhf liblz4-dev:armhf
-        libzstd-dev:armhf zlib1g-dev:armhf libxxhash-dev:armhf libcmocka-dev:armhf)
+        libzstd-dev:armhf zlib1g-dev:armhf libxxhash-dev:armhf libcmocka-dev:armhf
+        dpkg-dev debhelper fakeroot lintian systemd man-db file)
 
 benchpk=(zstd gzip bc time s3cmd
          libestr0 libfastjson4 liblognorm5 libuuid1 libsystemd0 libzstd1 zlib1g
          libcap2 libglib2.0-0 libivykis0 libjson-c5 libnet1 libpcre3 libssl3 libwrap0)
 # Unpacked, not installed (see above): their Depends are in benchpk.
 unpack=(rsyslog syslog-ng-core)
+[ "$mode" = test ] && unpack=(prometheus)
+[ "$mode" = bench ] && unpack+=(prometheus)
 UNPACK_DIR=/opt/floe-bench
 
 want=("${native[@]}")
@@ -83,7 +89,7 @@ elif [ "${need_update:-0}" = 1 ]; then
   apt_get update -q
 fi
 
-if [ "$mode" = bench ]; then
+if [ "$mode" = test ] || [ "$mode" = bench ]; then
   for p in "${unpack[@]}"; do
     [ -e "$UNPACK_DIR/$p/.complete" ] && continue
     echo "install-deps: unpacking $p into $UNPACK_DIR/$p"

@@ -303,7 +303,19 @@ static void test_errors(void **state)
 	static const struct err_case cases[] = {
 	    /* unknown keys, at every level, with the valid keys listed */
 	    {"agent:\n  foo: 1\n", FLOE_EFORMAT,
-	     "t.yaml:2:3: unknown key 'agent.foo'; valid keys here: id, state_dir, memory_limit, compress_threads, replaces"},
+	     "t.yaml:2:3: unknown key 'agent.foo'; valid keys here: id, state_dir, memory_limit, compress_threads, replaces, http"},
+	    /* agent.http.listen: HOST:PORT as a tcp:// listen URI takes it */
+	    {"agent:\n  http: {listen: \"127.0.0.1\"}\n", FLOE_EFORMAT,
+	     "t.yaml:2:18: key 'agent.http.listen': expected HOST:PORT (e.g. 127.0.0.1:9464 or "
+	     "[::1]:9464): missing port (HOST:PORT), got '127.0.0.1'"},
+	    {"agent:\n  http: {listen: \"localhost:99999\"}\n", FLOE_EFORMAT,
+	     "t.yaml:2:18: key 'agent.http.listen': expected HOST:PORT (e.g. 127.0.0.1:9464 or "
+	     "[::1]:9464): port above 65535, got 'localhost:99999'"},
+	    {"agent:\n  http: {listen: \"127.0.0.1:9464/metrics\"}\n", FLOE_EFORMAT,
+	     "t.yaml:2:18: key 'agent.http.listen': expected HOST:PORT (e.g. 127.0.0.1:9464 or "
+	     "[::1]:9464), got '127.0.0.1:9464/metrics'"},
+	    {"agent:\n  http: {port: 1}\n", FLOE_EFORMAT,
+	     "t.yaml:2:10: unknown key 'agent.http.port'; valid keys here: listen"},
 	    {"outputs: []\n", FLOE_EFORMAT,
 	     "t.yaml:1:1: unknown key 'outputs'; valid keys here: agent, inputs, tables, lake, "
 	     "spool, aggregations"},
@@ -338,7 +350,7 @@ static void test_errors(void **state)
 	    {"lake: {catalog: {type: filesystem, uri: x}}\n", FLOE_EFORMAT,
 	     "t.yaml:1:36: unknown key 'lake.catalog.uri'; valid keys here: type"},
 	    {"agent: {\"i\\nd\": 1}\n", FLOE_EFORMAT,
-	     "t.yaml:1:9: unknown key 'agent.i?d'; valid keys here: id, state_dir, memory_limit, compress_threads, replaces"},
+	     "t.yaml:1:9: unknown key 'agent.i?d'; valid keys here: id, state_dir, memory_limit, compress_threads, replaces, http"},
 	    /* globs glob(3) would read otherwise than meant */
 	    {"inputs: [{type: tail, paths: [\"/var/log/**/*.log\"]}]\n", FLOE_EFORMAT,
 	     "t.yaml:1:31: key 'inputs[0].paths[0]': '**' at offset 9: patterns match one "
@@ -1172,6 +1184,7 @@ static void test_dump(void **state)
 	    "  compress_threads: 1  # threads compressing Parquet pages beside the main one; none on one CPU\n"
 	    "  replaces: ~  # the installation id (or 'legacy') whose commits under agent.id this agent "
 	    "takes over; unset: none\n"
+	    "  http: ~  # off: set listen to serve /metrics and /healthz\n"
 	    "inputs: []\n"
 	    "tables:\n"
 	    "  logs:\n"
@@ -1350,7 +1363,7 @@ static void test_dump(void **state)
 	struct floe_config *c2 = parse_ok(NULL, d);
 	char *d2 = dump(c2);
 	assert_string_equal(d, d2);
-	assert_int_equal(c2->inputs[1].line, 31);
+	assert_int_equal(c2->inputs[1].line, 32);
 	floe_free(NULL, d);
 	floe_free(NULL, d2);
 	floe_config_free(c2);

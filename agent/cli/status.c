@@ -1,0 +1,147 @@
+/* floe status -c FILE: the facts of the agent's /metrics and /healthz, for a person, from
+ * the state directory alone (state_dir/metrics.json, which the agent rewrites after every
+ * commit cycle), so it works without agent.http.listen and after the agent stopped. */
+#include "agent/cli/commands.h"
+
+#include "agent/config/config.h"
+#include "formats/base/alloc.h"
+#include "formats/base/error.h"
+#include "formats/base/limits.h"
+#include "formats/json/json.h"
+#include "platform/clock.h"
+#include "platform/fs.h"
+#include "platform/path.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#define METRICS_MAX (4u << 20)
+
+static const char status_help[] =
+    "usage: floe status -c FILE\n"
+    "\n"
+    "Prints what the agent of configuration FILE did, from its state directory\n"
+    "(state_dir/metrics.json, rewritten after every commit cycle): lines read, commits,\n"
+    "the spool, every input, and whether it is healthy as /healthz tells it (the spool\n"
+    "is not over spool.max_bytes, no input matches files it cannot open, and the file\n"
+    "is younger than three commit intervals, i.e. an agent runs). Exit code 0 when\n"
+    "healthy, 1 when not or when the agent never ran, 2 for a bad configuration.\n";
+
+/* A counter of obj; 0 when absent (a metrics.json of an older floe). */
+static uint64_t num(const struct floe_json *obj, const char *name)
+{
+	int64_t v = 0;
+	if (floe_json_get_int(obj, name, &v) != 0 || v < 0)
+		return 0;
+	return (uint64_t)v;
+}
+
+/* One line per input, with its patterns from the configuration. Returns the number of
+ * inputs matching files they cannot open. */
+static unsigned print_inputs(const struct floe_config *cfg, const struct floe_json *root)
+{
+	const struct floe_json *in = floe_json_get(root, "inputs");
+	unsigned failing = 0;
+	for (size_t i = 0; in && i < floe_json_len(in); i++) {
+		const struct floe_json *o = floe_json_at(in, i);
+		printf("input %zu", i + 1);
+		if (i < cfg->ninputs)
+			for (size_t p = 0; p < cfg->inputs[i].npaths; p++)
+				printf("%s%s", p ? ", " : " (", cfg->inputs[i].paths[p]);
+		printf("%s:\n  %" PRIu64 " lines, %" PRIu64 " bytes read; %" PRIu64
+		       " bytes behind; %" PRIu64 " files open, %" PRIu64 " parked\n",
+		       i < cfg->ninputs && cfg->inputs[i].npaths ? ")" : "", num(o, "lines"),
+		       num(o, "bytes"), num(o, "lag_bytes"), num(o, "files_open"),
+		       num(o, "files_parked"));
+		printf("  %" PRIu64 " files unreadable, %" PRIu64
+		       " patterns matching nothing, %" PRIu64 " parse failures, %" PRIu64
+		       " long lines split, %" PRIu64 " truncated\n",
+		       num(o, "files_unreadable"), num(o, "patterns_unmatched"),
+		       num(o, "parse_failures"), num(o, "long_lines_split"),
+		       num(o, "long_lines_truncated"));
+		if (num(o, "files_unreadable"))
+			failing++;
+	}
+	return failing;
+}
+
+/* Prints the facts and the health; returns the exit code. */
+static int report(const struct floe_config *cfg, const char *path, const struct floe_json *root,
+		  int64_t age_s)
+{
+	printf("%s: written %" PRId64 " s ago\n", path, age_s);
+	printf("agent: %" PRIu64 " lines read, %" PRIu64 " seals, %" PRIu64 " commits (%" PRIu64
+	       " failed), %" PRIu64 " rows committed\n",
+	       num(root, "lines"), num(root, "seals"), num(root, "commits"),
+	       num(root, "commit_failures"), num(root, "rows_committed"));
+	uint64_t spool = num(root, "spool_bytes");
+	printf("spool: %" PRIu64 " bytes of %" PRIu64 " (policy %s); dropped %" PRIu64
+	       " entries (%" PRIu64 " rows); %" PRIu64 " quarantined; inputs waited %" PRIu64
+	       " s for room\n",
+	       spool, cfg->spool.max_bytes,
+	       cfg->spool.policy == FLOE_SPOOL_DROP_OLDEST ? "drop_oldest" : "block",
+	       num(root, "dropped_entries"), num(root, "dropped_rows"), num(root, "quarantined"),
+	       num(root, "blocked_ms") / 1000);
+	unsigned failing = print_inputs(cfg, root);
+	int64_t stale = 3 * (int64_t)(cfg->logs.commit_interval_ms / 1000);
+	if (spool > cfg->spool.max_bytes)
+		printf("health: unhealthy: the spool is over spool.max_bytes; the inputs wait\n");
+	else if (failing)
+		printf("health: unhealthy: %u inputs match files they cannot open\n", failing);
+	else if (age_s > stale)
+		printf("health: unhealthy: no update for %" PRId64 " s (3 commit intervals): the "
+		       "agent is not running, or stuck\n",
+		       age_s);
+	else
+		printf("health: ok\n");
+	return spool > cfg->spool.max_bytes || failing || age_s > stale ? FLOE_EXIT_RUNTIME
+									: FLOE_EXIT_OK;
+}
+
+int floe_cmd_status(int argc, char **argv)
+{
+	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		fputs(status_help, stdout);
+		return FLOE_EXIT_OK;
+	}
+	if (argc != 3 || strcmp(argv[1], "-c") != 0) {
+		fputs(status_help, stderr);
+		return FLOE_EXIT_USAGE;
+	}
+	struct floe_config *cfg = floe_cli_load_config(argv[2], false);
+	if (!cfg)
+		return FLOE_EXIT_USAGE;
+	int code = FLOE_EXIT_RUNTIME;
+	char dir[FLOE_PATH_MAX], path[FLOE_PATH_MAX + 16];
+	void *text = NULL;
+	size_t len = 0;
+	struct floe_json_doc *doc = NULL;
+	struct floe_err why = {0};
+	struct floe_fs_stat st;
+	int rc = floe_path_absolute(cfg->agent.state_dir, dir, sizeof(dir));
+	if (rc == 0 && snprintf(path, sizeof(path), "%s/metrics.json", dir) >= (int)sizeof(path))
+		rc = -ENAMETOOLONG;
+	if (rc == 0 && (rc = floe_fs_read_file(NULL, path, METRICS_MAX, &text, &len)) == -ENOENT) {
+		fprintf(stderr,
+			"floe: %s does not exist: the agent has not run with this state_dir\n",
+			path);
+		goto out;
+	}
+	if (rc == 0)
+		rc = floe_fs_stat(path, &st);
+	if (rc == 0)
+		rc = floe_json_parse(NULL, text, len, METRICS_MAX, &doc, &why);
+	if (rc) {
+		fprintf(stderr, "floe: reading %s: %s\n", path, floe_err_text(&why, rc));
+		goto out;
+	}
+	int64_t age = (floe_clock_now_us() - st.mtime_us) / 1000000;
+	code = report(cfg, path, floe_json_root(doc), age < 0 ? 0 : age);
+out:
+	floe_json_doc_free(doc);
+	floe_free(NULL, text);
+	floe_config_free(cfg);
+	return code;
+}

@@ -1,0 +1,276 @@
+/* The agent's status pages (agent.http.listen): /metrics in the Prometheus text format
+ * (version 0.0.4) and /healthz, served by platform/httpd.c's thread from documents the
+ * main loop renders and publishes at most once a second. The counters are metrics.json's
+ * (runner_commit.c), read the same way; nothing here changes the runner's state.
+ *
+ * What /healthz calls unhealthy, each with its reason in the body (503):
+ * - the spool is over spool.max_bytes, so the inputs wait (policy block);
+ * - sealed data has waited in the spool for three commit intervals without a commit
+ *   (the store refuses or is unreachable); an idle agent with an empty spool is fine;
+ * - an input matches files it cannot open (permissions);
+ * - the main loop published nothing for STALE_MS (stuck), which the server itself
+ *   answers for both pages. That allowance is long because a commit to a slow store runs
+ *   on the main loop (request deadlines and retries) and is no failure. */
+#include "agent/run/runner_impl.h"
+
+#include "agent/config/config.h"
+#include "agent/input/tail.h"
+#include "agent/lake/spool.h"
+#include "agent/pipeline/decode.h"
+#include "formats/base/alloc.h"
+#include "formats/base/buf.h"
+#include "formats/base/error.h"
+#include "platform/httpd.h"
+#include "platform/listen.h"
+#include "platform/log.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#define PUBLISH_US 1000000LL
+#define STALE_MS (10 * 60 * 1000LL)
+/* The /metrics document: the runner's lines, and about 1 KiB more per input. */
+#define DOC_BASE (16u << 10)
+#define DOC_PER_INPUT 1536u
+#define REASON_MAX 512
+
+enum { DOC_METRICS, DOC_HEALTHZ };
+
+struct run_status {
+	struct floe_httpd *httpd;
+	int64_t published_us; /* monotonic, the last publish; 0: none yet */
+	int64_t started_us;
+	int64_t last_commit_us;	     /* monotonic; 0: none by this process */
+	int64_t last_commit_wall_us; /* for the timestamp gauge */
+	int64_t pending_since_us;    /* the spool was first seen holding data since then */
+	uint64_t commits_seen;
+};
+
+int floe_runner_status_start(struct floe_runner *r, struct floe_err *err)
+{
+	const char *listen = r->set.cfg->agent.http_listen;
+	if (!listen)
+		return 0;
+	char uri[FLOE_LISTEN_URI_MAX + 8];
+	struct floe_listen_uri u;
+	int len = snprintf(uri, sizeof(uri), "tcp://%s", listen);
+	if (len < 0 || (size_t)len >= sizeof(uri) ||
+	    floe_listen_uri_parse(uri, (size_t)len, &u, NULL) != 0)
+		return floe_err_set(err, FLOE_EINVAL, "agent.http.listen: '%s' is not HOST:PORT",
+				    listen);
+	struct run_status *s = floe_calloc(&r->alloc, 1, sizeof(*s));
+	if (!s)
+		return floe_err_set(err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));
+	r->status = s;
+	s->started_us = floe_run_mono_us(r);
+	size_t cap = DOC_BASE;
+	if (__builtin_mul_overflow((size_t)DOC_PER_INPUT, r->in.n, &cap) ||
+	    __builtin_add_overflow(cap, (size_t)DOC_BASE, &cap))
+		return floe_err_set(err, FLOE_ENOMEM, "agent.http.listen: too many inputs");
+	static const char *const paths[] = {"/metrics", "/healthz"};
+	struct floe_httpd_opts o = {.alloc = &r->alloc,
+				    .paths = paths,
+				    .npaths = 2,
+				    .doc_cap = cap,
+				    .max_age_ms = STALE_MS};
+	const char *what = "listen";
+	int rc = floe_httpd_start(&u, &o, &s->httpd, &what);
+	if (rc)
+		return floe_err_set(err, rc, "agent.http.listen %s: %s: %s", listen, what,
+				    floe_strerror(rc));
+	/* With port 0 the kernel chose one (tests): the log says which. */
+	char bound[FLOE_LISTEN_URI_MAX];
+	if (floe_listen_uri_format(&u, floe_httpd_port(s->httpd), bound, sizeof(bound)) < 0)
+		snprintf(bound, sizeof(bound), "tcp://%s", listen);
+	floe_info("status: serving /metrics and /healthz on %s", bound);
+	floe_runner_status_publish(r, true);
+	return 0;
+}
+
+void floe_runner_status_stop(struct floe_runner *r)
+{
+	if (!r->status)
+		return;
+	floe_httpd_stop(r->status->httpd);
+	floe_free(&r->alloc, r->status);
+	r->status = NULL;
+}
+
+/* One metric family: its HELP and TYPE lines. */
+static int family(struct floe_buf *b, const char *name, const char *type, const char *help)
+{
+	return floe_buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static int metric(struct floe_buf *b, const char *name, const char *type, const char *help,
+		  uint64_t v)
+{
+	int rc = family(b, name, type, help);
+	return rc ? rc : floe_buf_printf(b, "%s %" PRIu64 "\n", name, v);
+}
+
+/* The per-input families: one sample per input, labelled with its 1-based position in
+ * the configuration (as the log names it). */
+static int input_metrics(struct floe_runner *r, struct floe_buf *b)
+{
+	static const struct {
+		const char *name, *type, *help;
+	} fam[] = {
+	    {"floe_input_lines_total", "counter", "Lines read."},
+	    {"floe_input_bytes_total", "counter", "Bytes read."},
+	    {"floe_input_parse_failures_total", "counter",
+	     "Lines the input's parser rejected (kept as plain lines)."},
+	    {"floe_input_lag_bytes", "gauge", "Bytes written to the open files and not read yet."},
+	    {"floe_input_files_open", "gauge", "Files followed with an open descriptor."},
+	    {"floe_input_files_unreadable", "gauge", "Matched files that cannot be opened."},
+	};
+	int rc = 0;
+	for (size_t f = 0; f < sizeof(fam) / sizeof(fam[0]) && rc == 0; f++) {
+		rc = family(b, fam[f].name, fam[f].type, fam[f].help);
+		for (size_t i = 0; i < r->in.n && rc == 0; i++) {
+			struct floe_tail_stats ts;
+			struct floe_decode_stats ds;
+			floe_tail_get_stats(r->in.tails[i], &ts);
+			floe_decoder_get_stats(r->in.decoders[i], &ds);
+			uint64_t v[] = {ts.lines,     ts.bytes,	     ds.parse_failures,
+					ts.lag_bytes, ts.files_open, ts.files_unreadable};
+			rc = floe_buf_printf(b, "%s{input=\"%zu\"} %" PRIu64 "\n", fam[f].name,
+					     i + 1, v[f]);
+		}
+	}
+	return rc;
+}
+
+/* The runner's, the spool's and the memory budget's families. */
+static int runner_metrics(struct floe_runner *r, struct floe_buf *b, uint64_t entries,
+			  int64_t now_us)
+{
+	const struct floe_runner_stats *st = &r->stats;
+	struct run_status *s = r->status;
+	int64_t since = s->last_commit_us ? s->last_commit_us : s->started_us;
+	struct {
+		const char *name, *type, *help;
+		uint64_t v;
+	} m[] = {
+	    {"floe_lines_total", "counter", "Lines read by every input.", st->lines},
+	    {"floe_seals_total", "counter", "Batches sealed into the spool.", st->seals},
+	    {"floe_commits_total", "counter", "Successful commits to the table.", st->commits},
+	    {"floe_commit_failures_total", "counter", "Commits that failed (retried later).",
+	     st->commit_failures},
+	    {"floe_rows_committed_total", "counter", "Rows committed to the table.",
+	     st->rows_committed},
+	    {"floe_last_commit_age_seconds", "gauge",
+	     "Seconds since the last successful commit (since the start before one).",
+	     (uint64_t)(now_us - since) / 1000000},
+	    {"floe_last_commit_timestamp_seconds", "gauge",
+	     "Unix time of the last successful commit by this process; 0: none yet.",
+	     (uint64_t)s->last_commit_wall_us / 1000000},
+	    {"floe_spool_bytes", "gauge", "Bytes of sealed files waiting in the spool.",
+	     floe_spool_bytes(r->lake.spool)},
+	    {"floe_spool_max_bytes", "gauge", "spool.max_bytes.", r->set.spool_max},
+	    {"floe_spool_entries", "gauge", "Sealed batches waiting in the spool.", entries},
+	    {"floe_spool_dropped_entries_total", "counter",
+	     "Spool entries dropped by policy drop_oldest.", st->dropped_entries},
+	    {"floe_spool_dropped_rows_total", "counter", "Rows of the dropped entries.",
+	     st->dropped_rows},
+	    {"floe_spool_blocked_seconds_total", "counter",
+	     "Time the inputs waited for a full spool (policy block).", st->blocked_ms / 1000},
+	    {"floe_spool_quarantined_entries", "gauge", "Damaged spool entries set aside.",
+	     st->quarantined},
+	    {"floe_memory_used_bytes", "gauge", "Bytes allocated against agent.memory_limit.",
+	     r->alloc.used},
+	    {"floe_memory_peak_bytes", "gauge", "Most bytes allocated at once.", r->alloc.peak},
+	    {"floe_memory_limit_bytes", "gauge", "agent.memory_limit.", r->alloc.limit},
+	};
+	int rc = 0;
+	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]) && rc == 0; i++)
+		rc = metric(b, m[i].name, m[i].type, m[i].help, m[i].v);
+	return rc;
+}
+
+/* /healthz: "ok", or the first reason found (see the top of the file) into why. */
+static bool healthy(struct floe_runner *r, int64_t now_us, char *why, size_t cap)
+{
+	struct run_status *s = r->status;
+	uint64_t spool = floe_spool_bytes(r->lake.spool);
+	if (r->lake.blocked) {
+		snprintf(why, cap,
+			 "spool full: %" PRIu64 " bytes, over spool.max_bytes (%" PRIu64
+			 "); the inputs wait for commits\n",
+			 spool, r->set.spool_max);
+		return false;
+	}
+	int64_t since =
+	    s->last_commit_us > s->pending_since_us ? s->last_commit_us : s->pending_since_us;
+	int64_t limit = 3 * r->set.commit_interval_us;
+	if (spool > 0 && s->pending_since_us && now_us - since > limit) {
+		snprintf(why, cap,
+			 "no commit for %" PRId64 " s (3 commit intervals) while the spool "
+			 "holds %" PRIu64 " bytes; %" PRIu64 " commits failed so far\n",
+			 (now_us - since) / 1000000, spool, r->stats.commit_failures);
+		return false;
+	}
+	for (size_t i = 0; i < r->in.n; i++) {
+		struct floe_tail_stats ts;
+		floe_tail_get_stats(r->in.tails[i], &ts);
+		if (ts.files_unreadable) {
+			snprintf(why, cap,
+				 "input %zu: %" PRIu64 " matched files cannot be opened "
+				 "(permissions)\n",
+				 i + 1, ts.files_unreadable);
+			return false;
+		}
+	}
+	snprintf(why, cap, "ok\n");
+	return true;
+}
+
+/* Notes commits and the spool's first data since the last look, for the ages. */
+static void observe(struct floe_runner *r, int64_t now_us)
+{
+	struct run_status *s = r->status;
+	if (r->stats.commits != s->commits_seen) {
+		s->commits_seen = r->stats.commits;
+		s->last_commit_us = now_us;
+		s->last_commit_wall_us = floe_run_wall_us(r);
+	}
+	if (floe_spool_bytes(r->lake.spool) == 0)
+		s->pending_since_us = 0;
+	else if (!s->pending_since_us)
+		s->pending_since_us = now_us;
+}
+
+void floe_runner_status_publish(struct floe_runner *r, bool now)
+{
+	struct run_status *s = r->status;
+	int64_t t = floe_run_mono_us(r);
+	if (!s || (!now && s->published_us && t - s->published_us < PUBLISH_US))
+		return;
+	s->published_us = t;
+	observe(r, t);
+	uint64_t *seqs = NULL;
+	size_t entries = 0;
+	if (floe_spool_list(r->lake.spool, &seqs, &entries) == 0)
+		floe_free(&r->alloc, seqs);
+	char why[REASON_MAX];
+	bool ok = healthy(r, t, why, sizeof(why));
+	struct floe_buf b;
+	floe_buf_init(&b, &r->alloc, DOC_BASE);
+	int rc = input_metrics(r, &b);
+	if (rc == 0)
+		rc = runner_metrics(r, &b, entries, t);
+	if (rc == 0)
+		rc = metric(&b, "floe_healthy", "gauge", "1 when /healthz answers 200.", ok);
+	if (rc == 0)
+		rc = floe_httpd_publish(s->httpd, DOC_METRICS, 200,
+					"text/plain; version=0.0.4; charset=utf-8", (char *)b.data,
+					b.len);
+	if (rc)
+		floe_warn("status: /metrics not updated: %s",
+			  rc == -E2BIG ? "larger than its buffer" : floe_strerror(rc));
+	floe_buf_fini(&b);
+	floe_httpd_publish(s->httpd, DOC_HEALTHZ, ok ? 200 : 503, "text/plain; charset=utf-8", why,
+			   strlen(why));
+}

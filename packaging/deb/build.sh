@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Builds floe's Debian package for one architecture: packaging/deb/build.sh ARCH [VERSION]
+# with ARCH amd64, arm64 or armhf (the last two cross-built on an amd64 machine with the
+# multiarch libraries packaging/dev/install-deps.sh test installs). VERSION (default: the
+# newest entry of packaging/debian/changelog) adds a changelog entry, for test upgrades.
+# The package lands in $FLOE_DEB_OUT (default build-deb/), with its lintian report when
+# lintian is installed. dpkg-buildpackage builds in a copy of the tree, made from git's
+# file list (or a plain copy outside git), with packaging/debian as debian/.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+SRC=$PWD
+ARCH=${1:?usage: packaging/deb/build.sh amd64|arm64|armhf [VERSION]}
+VERSION=${2:-}
+OUT=${FLOE_DEB_OUT:-$SRC/build-deb}
+case "$ARCH" in amd64 | arm64 | armhf) ;; *) echo "build.sh: unknown architecture $ARCH" >&2; exit 2 ;; esac
+
+WORK=$OUT/work-$ARCH
+rm -rf "$WORK"
+mkdir -p "$WORK/floe"
+if git -C "$SRC" rev-parse --git-dir >/dev/null 2>&1; then
+	# Tracked and new files, as they are in the work tree; build directories and
+	# node_modules are ignored by .gitignore.
+	git -C "$SRC" ls-files -z --cached --others --exclude-standard |
+		(cd "$SRC" && xargs -0 cp --parents -t "$WORK/floe" 2>/dev/null || true)
+else
+	tar -C "$SRC" --exclude='./build*' --exclude=node_modules -cf - . | tar -C "$WORK/floe" -xf -
+fi
+cp -r "$SRC/packaging/debian" "$WORK/floe/debian"
+if [ -n "$VERSION" ]; then
+	entry=$(mktemp)
+	{
+		echo "floe ($VERSION) unstable; urgency=medium"
+		echo
+		echo "  * Built by packaging/deb/build.sh."
+		echo
+		echo " -- floe developers <floe-devel@example.org>  $(date -R)"
+		echo
+		cat "$WORK/floe/debian/changelog"
+	} >"$entry"
+	mv "$entry" "$WORK/floe/debian/changelog"
+fi
+
+jobs=${FLOE_DEB_JOBS:-2}
+(cd "$WORK/floe" && DEB_BUILD_OPTIONS="nocheck parallel=$jobs" \
+	dpkg-buildpackage -b -us -uc --host-arch="$ARCH" -Pnocheck >"$WORK/build.log" 2>&1) || {
+	tail -40 "$WORK/build.log" >&2
+	echo "build.sh: dpkg-buildpackage failed; the log is $WORK/build.log" >&2
+	exit 1
+}
+version=$(cd "$WORK/floe" && dpkg-parsechangelog -S Version)
+deb=floe_${version}_${ARCH}.deb
+mv -f "$WORK/$deb" "$OUT/"
+mv -f "$WORK"/floe-dbgsym_"${version}"_"${ARCH}".deb "$OUT/" 2>/dev/null || true
+echo "$OUT/$deb"
+if command -v lintian >/dev/null 2>&1; then
+	# The report is kept next to the package; the tests read it.
+	lintian --fail-on error,warning "$OUT/$deb" >"$OUT/lintian-$ARCH.txt" 2>&1 || {
+		cat "$OUT/lintian-$ARCH.txt" >&2
+		echo "build.sh: lintian found errors or warnings in $deb" >&2
+		exit 1
+	}
+fi
+rm -rf "$WORK"
