@@ -34,10 +34,10 @@ struct floe_config_input {
 	uint64_t max_line_bytes;       /* default 1 MiB, range 256 B .. 64 MiB */
 	enum floe_input_format format; /* raw|cri|docker, default raw (container log framing) */
 	enum floe_parser parser;       /* none|json|logfmt|regex, default none */
-	/* POSIX ERE with (?<name>...) groups; set iff parser is regex (at most 4096 bytes). */
+	/* PCRE2 pattern with (?<name>...) groups; set iff parser is regex (at most 4096 bytes). */
 	char *pattern;
 	struct {
-		char *start;		   /* ERE of a first line; NULL = multiline off */
+		char *start;		   /* regex of a first line; NULL = multiline off */
 		uint32_t max_lines;	   /* default 500, 2..100000 */
 		uint64_t max_bytes;	   /* default 1 MiB, 1 KiB .. 64 MiB */
 		uint64_t flush_timeout_ms; /* default 5 s, 100 ms .. 1 h */
