@@ -28,7 +28,9 @@ static int input_post(struct floe_config_ctx *, const struct floe_cnode *, const
 static const char *const start_at_names[] = {"beginning", "end", NULL};
 static const char *const input_type_names[] = {"tail", NULL};
 static const char *const format_names[] = {"raw", "cri", "docker", NULL};
-static const char *const parser_names[] = {"none", "json", "logfmt", "regex", NULL};
+static const char *const parser_names[] = {"none",	       "json",		 "logfmt",
+					   "regex",	       "apache_common", "apache_combined",
+					   "nginx_combined", NULL};
 static const char *const long_lines_names[] = {"split", "truncate", NULL};
 static const char *const symlinks_names[] = {"within_glob_root", "true", "false", NULL};
 static const char *const exclude_default[] = {"*.gz", "*.xz", "*.bz2", "*.zst", NULL};

@@ -2,6 +2,7 @@
 #include "decode.h"
 
 #include "agent/config/config.h"
+#include "agent/parse/access_log.h"
 #include "agent/parse/fields.h"
 #include "agent/parse/json_line.h"
 #include "agent/parse/logfmt.h"
@@ -182,6 +183,16 @@ static int severity_of(const char *s, size_t n)
 	return -1;
 }
 
+/* The parser, as the failure log names it. */
+static const char *const parser_what[] = {
+    [FLOE_PARSER_JSON] = "the json parser",
+    [FLOE_PARSER_LOGFMT] = "the logfmt parser",
+    [FLOE_PARSER_REGEX] = "the regex parser",
+    [FLOE_PARSER_APACHE_COMMON] = "the apache_common parser",
+    [FLOE_PARSER_APACHE_COMBINED] = "the apache_combined parser",
+    [FLOE_PARSER_NGINX_COMBINED] = "the nginx_combined parser",
+};
+
 void floe_decoder_apply(struct floe_decoder *d, struct floe_record *rec)
 {
 	rec->nattrs = 0;
@@ -189,6 +200,7 @@ void floe_decoder_apply(struct floe_decoder *d, struct floe_record *rec)
 		floe_fields_reset(d->fields);
 		int rc = 0;
 		bool matched = true;
+		int64_t parsed_ts;
 		const char *p = rec->message.p;
 		size_t len = rec->message.len;
 		switch (d->parser) {
@@ -201,16 +213,20 @@ void floe_decoder_apply(struct floe_decoder *d, struct floe_record *rec)
 		case FLOE_PARSER_REGEX:
 			rc = floe_regex_capture(d->regex, p, len, d->fields, &matched);
 			break;
+		case FLOE_PARSER_APACHE_COMMON:
+		case FLOE_PARSER_APACHE_COMBINED:
+		case FLOE_PARSER_NGINX_COMBINED:
+			rc = floe_access_log_parse(p, len, d->parser != FLOE_PARSER_APACHE_COMMON,
+						   d->fields, &parsed_ts, NULL);
+			if (rc == 0)
+				rec->ts = parsed_ts;
+			break;
 		default:
 			break;
 		}
 		if (rc || !matched) {
 			d->st.parse_failures++;
-			log_failure(d, &d->parse_log,
-				    d->parser == FLOE_PARSER_REGEX	 ? "the regex parser"
-				    : d->parser == FLOE_PARSER_JSON ? "the json parser"
-								    : "the logfmt parser",
-				    rec);
+			log_failure(d, &d->parse_log, parser_what[d->parser], rec);
 			floe_fields_reset(d->fields);
 		}
 		d->st.fields_dropped += floe_fields_dropped(d->fields);
