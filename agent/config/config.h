@@ -27,6 +27,7 @@ enum floe_parser {
 	FLOE_PARSER_APACHE_COMMON,
 	FLOE_PARSER_APACHE_COMBINED,
 	FLOE_PARSER_NGINX_COMBINED, /* the same format as apache_combined, by nginx's name */
+	FLOE_PARSER_SYSLOG_FILE,
 };
 enum floe_long_lines { FLOE_LONG_SPLIT, FLOE_LONG_TRUNCATE };
 enum floe_spool_policy { FLOE_SPOOL_BLOCK, FLOE_SPOOL_DROP_OLDEST };

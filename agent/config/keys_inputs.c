@@ -30,7 +30,7 @@ static const char *const input_type_names[] = {"tail", NULL};
 static const char *const format_names[] = {"raw", "cri", "docker", NULL};
 static const char *const parser_names[] = {"none",	       "json",		 "logfmt",
 					   "regex",	       "apache_common", "apache_combined",
-					   "nginx_combined", NULL};
+					   "nginx_combined", "syslog_file",	  NULL};
 static const char *const long_lines_names[] = {"split", "truncate", NULL};
 static const char *const symlinks_names[] = {"within_glob_root", "true", "false", NULL};
 static const char *const exclude_default[] = {"*.gz", "*.xz", "*.bz2", "*.zst", NULL};

@@ -7,6 +7,7 @@
 #include "agent/parse/json_line.h"
 #include "agent/parse/logfmt.h"
 #include "agent/parse/regex.h"
+#include "agent/parse/syslog_file.h"
 #include "agent/parse/timestamp.h"
 #include "agent/schema/record.h"
 #include "formats/base/alloc.h"
@@ -191,6 +192,7 @@ static const char *const parser_what[] = {
     [FLOE_PARSER_APACHE_COMMON] = "the apache_common parser",
     [FLOE_PARSER_APACHE_COMBINED] = "the apache_combined parser",
     [FLOE_PARSER_NGINX_COMBINED] = "the nginx_combined parser",
+    [FLOE_PARSER_SYSLOG_FILE] = "the syslog_file parser",
 };
 
 void floe_decoder_apply(struct floe_decoder *d, struct floe_record *rec)
@@ -201,6 +203,7 @@ void floe_decoder_apply(struct floe_decoder *d, struct floe_record *rec)
 		int rc = 0;
 		bool matched = true;
 		int64_t parsed_ts;
+		struct floe_str pid;
 		const char *p = rec->message.p;
 		size_t len = rec->message.len;
 		switch (d->parser) {
@@ -220,6 +223,16 @@ void floe_decoder_apply(struct floe_decoder *d, struct floe_record *rec)
 						   d->fields, &parsed_ts, NULL);
 			if (rc == 0)
 				rec->ts = parsed_ts;
+			break;
+		case FLOE_PARSER_SYSLOG_FILE:
+			/* A BSD time has no zone: UTC, unless a timestamp option reads it again. */
+			rc = floe_syslog_file_parse(p, len, rec->received_at, 0, d->fields,
+						    &parsed_ts, &pid, NULL);
+			if (rc == 0) {
+				rec->ts = parsed_ts;
+				if (pid.p)
+					rec->proc_id = pid;
+			}
 			break;
 		default:
 			break;

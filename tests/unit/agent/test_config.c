@@ -357,7 +357,7 @@ static void test_errors(void **state)
 	     "'json'"},
 	    {"inputs: [{type: tail, paths: a, parser: csv}]\n", FLOE_EFORMAT,
 	     "t.yaml:1:41: key 'inputs[0].parser': expected one of none, json, logfmt, regex, "
-	     "apache_common, apache_combined, nginx_combined, "
+	     "apache_common, apache_combined, nginx_combined, syslog_file, "
 	     "got 'csv'"},
 	    {"inputs: [{type: tail, paths: a, long_lines: drop}]\n", FLOE_EFORMAT,
 	     "t.yaml:1:45: key 'inputs[0].long_lines': expected one of split, truncate, got "
