@@ -15,7 +15,7 @@ int floe_regex_new(struct floe_alloc *a, const char *pattern, size_t plen, size_
 	return floe_err_set(err, FLOE_EUNSUPPORTED,
 			    "this floe was built without PCRE2 (FLOE_MINIMAL): regular expressions "
 			    "are not available; use a built-in parser (json, logfmt, apache_common, "
-			    "apache_combined, nginx_combined) or a floe built "
+			    "apache_combined, nginx_combined, syslog_file) or a floe built "
 			    "with PCRE2");
 }
 
