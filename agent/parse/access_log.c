@@ -72,8 +72,8 @@ static bool digits(const char *p, size_t n, unsigned *out)
 static bool clf_time(const char *t, size_t n, int64_t *us)
 {
 	static const char months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
-	if (n != 26 || t[2] != '/' || t[6] != '/' || t[11] != ':' || t[14] != ':' ||
-	    t[17] != ':' || t[20] != ' ' || (t[21] != '+' && t[21] != '-'))
+	if (n != 26 || t[2] != '/' || t[6] != '/' || t[11] != ':' || t[14] != ':' || t[17] != ':' ||
+	    t[20] != ' ' || (t[21] != '+' && t[21] != '-'))
 		return false;
 	unsigned day, year, hour, min, sec, zh, zm, month = 0;
 	if (!digits(t, 2, &day) || !digits(t + 7, 4, &year) || !digits(t + 12, 2, &hour) ||

@@ -77,8 +77,9 @@ static int compile_error(struct floe_err *err, int code, size_t off, const char 
 		}
 	}
 	ctx[k] = '\0';
-	return floe_err_at(err, FLOE_EINVAL, off, "%s at offset %zu of the pattern (after \"%s%s\")",
-			   (const char *)msg, off, from ? "..." : "", ctx);
+	return floe_err_at(err, FLOE_EINVAL, off,
+			   "%s at offset %zu of the pattern (after \"%s%s\")", (const char *)msg,
+			   off, from ? "..." : "", ctx);
 }
 
 /* The start-of-pattern settings PCRE2 accepts only at the very start ("(*UTF)",
@@ -86,16 +87,33 @@ static int compile_error(struct floe_err *err, int code, size_t off, const char 
  * verbs such as (*COMMIT) are not among them. Returns the bytes they take. */
 static size_t leading_settings(const char *p, size_t n)
 {
-	static const char *const names[] = {
-	    "UTF",	   "UTF8",	   "UCP",	     "NOTEMPTY",    "NOTEMPTY_ATSTART",
-	    "NO_AUTO_POSSESS", "NO_DOTSTAR_ANCHOR", "NO_JIT",   "NO_START_OPT", "CR",
-	    "LF",	   "CRLF",	   "ANYCRLF",	     "ANY",	    "NUL",
-	    "BSR_ANYCRLF", "BSR_UNICODE",	   "LIMIT_MATCH", "LIMIT_DEPTH", "LIMIT_HEAP",
-	    "LIMIT_RECURSION", NULL};
+	static const char *const names[] = {"UTF",
+					    "UTF8",
+					    "UCP",
+					    "NOTEMPTY",
+					    "NOTEMPTY_ATSTART",
+					    "NO_AUTO_POSSESS",
+					    "NO_DOTSTAR_ANCHOR",
+					    "NO_JIT",
+					    "NO_START_OPT",
+					    "CR",
+					    "LF",
+					    "CRLF",
+					    "ANYCRLF",
+					    "ANY",
+					    "NUL",
+					    "BSR_ANYCRLF",
+					    "BSR_UNICODE",
+					    "LIMIT_MATCH",
+					    "LIMIT_DEPTH",
+					    "LIMIT_HEAP",
+					    "LIMIT_RECURSION",
+					    NULL};
 	size_t at = 0;
 	while (at + 3 < n && p[at] == '(' && p[at + 1] == '*') {
 		size_t s = at + 2, e = s;
-		while (e < n && ((p[e] >= 'A' && p[e] <= 'Z') || p[e] == '_' || (p[e] >= '0' && p[e] <= '9')))
+		while (e < n && ((p[e] >= 'A' && p[e] <= 'Z') || p[e] == '_' ||
+				 (p[e] >= '0' && p[e] <= '9')))
 			e++;
 		bool known = false;
 		for (size_t k = 0; names[k] && !known; k++)
@@ -133,9 +151,10 @@ static int wrap(struct floe_regex *r, const char *p, size_t n, uint32_t opts, st
 {
 	if (contains(p, n, "(?R") || contains(p, n, "(?0)") || contains(p, n, "\\g<0>") ||
 	    contains(p, n, "\\g'0'"))
-		return floe_err_set(err, FLOE_EINVAL,
-				    "a pattern that recurses into itself as a whole must be anchored "
-				    "(start it with ^)");
+		return floe_err_set(
+		    err, FLOE_EINVAL,
+		    "a pattern that recurses into itself as a whole must be anchored "
+		    "(start it with ^)");
 	static const char pre[] = "(?:(?s:.))*?(?:", post1[] = "\\E)", post2[] = "\\E\n)";
 	size_t lead = leading_settings(p, n), cap = n + sizeof(pre) + sizeof(post2);
 	char *w = floe_malloc(r->alloc, cap);
@@ -158,7 +177,8 @@ static int wrap(struct floe_regex *r, const char *p, size_t n, uint32_t opts, st
 		/* The scan's two groups nest around the pattern, which was already held to
 		 * FLOE_REGEX_MAX_NEST on its own. */
 		pcre2_set_parens_nest_limit(r->cctx, FLOE_REGEX_MAX_NEST + 2);
-		pcre2_code *c = pcre2_compile((PCRE2_SPTR)w, k, opts | PCRE2_ANCHORED, &ec, &eo, r->cctx);
+		pcre2_code *c =
+		    pcre2_compile((PCRE2_SPTR)w, k, opts | PCRE2_ANCHORED, &ec, &eo, r->cctx);
 		pcre2_set_parens_nest_limit(r->cctx, FLOE_REGEX_MAX_NEST);
 		uint32_t a = 0, b = 1;
 		if (c && pcre2_pattern_info(r->code, PCRE2_INFO_CAPTURECOUNT, &a) == 0 &&
@@ -268,7 +288,8 @@ int floe_regex_new(struct floe_alloc *a, const char *pattern, size_t plen, size_
 	const char *nul = plen ? memchr(pattern, 0, plen) : NULL;
 	if (nul)
 		return floe_err_at(err, FLOE_EINVAL, (size_t)(nul - pattern),
-				   "NUL byte at offset %zu of the pattern", (size_t)(nul - pattern));
+				   "NUL byte at offset %zu of the pattern",
+				   (size_t)(nul - pattern));
 	struct floe_regex *r = floe_calloc(a, 1, sizeof(*r));
 	if (!r)
 		return floe_err_set(err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));

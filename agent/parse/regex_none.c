@@ -12,16 +12,15 @@ bool floe_regex_available(void)
 int floe_regex_new(struct floe_alloc *a, const char *pattern, size_t plen, size_t max_line_bytes,
 		   unsigned flags, struct floe_regex **out, struct floe_err *err)
 {
-	return floe_err_set(err, FLOE_EUNSUPPORTED,
-			    "this floe was built without PCRE2 (FLOE_MINIMAL): regular expressions "
-			    "are not available; use a built-in parser (json, logfmt, apache_common, "
-			    "apache_combined, nginx_combined, syslog_file) or a floe built "
-			    "with PCRE2");
+	return floe_err_set(
+	    err, FLOE_EUNSUPPORTED,
+	    "this floe was built without PCRE2 (FLOE_MINIMAL): regular expressions "
+	    "are not available; use a built-in parser (json, logfmt, apache_common, "
+	    "apache_combined, nginx_combined, syslog_file) or a floe built "
+	    "with PCRE2");
 }
 
-void floe_regex_free(struct floe_regex *r)
-{
-}
+void floe_regex_free(struct floe_regex *r) {}
 
 bool floe_regex_jit(const struct floe_regex *r)
 {

@@ -48,7 +48,8 @@ int floe_syslog_file_parse(const char *p, size_t len, int64_t received_us, int32
 		goto bad_start;
 	if (!m.has_ts) {
 		floe_fields_reset(f);
-		return floe_err_at(err, FLOE_EPARSE, m.ts_error_off, "syslog_file: %s at offset %zu",
+		return floe_err_at(err, FLOE_EPARSE, m.ts_error_off,
+				   "syslog_file: %s at offset %zu",
 				   m.ts_error ? m.ts_error : "no timestamp", m.ts_error_off);
 	}
 	if (!m.app.p && !loose_tag(&m)) {
@@ -67,5 +68,6 @@ int floe_syslog_file_parse(const char *p, size_t len, int64_t received_us, int32
 	return 0;
 bad_start:
 	floe_fields_reset(f);
-	return floe_err_at(err, FLOE_EPARSE, 0, "syslog_file: no timestamp at the start of the line");
+	return floe_err_at(err, FLOE_EPARSE, 0,
+			   "syslog_file: no timestamp at the start of the line");
 }

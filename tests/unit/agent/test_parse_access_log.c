@@ -174,7 +174,8 @@ static void test_near_misses(void **state)
 		assert_int_equal(floe_fields_count(f), 0);
 	}
 	/* Every proper prefix of a combined line fails, and reads nothing past its end. */
-	const char *full = "h - u [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.0\" 200 1 \"r\" \"a\"";
+	const char *full =
+	    "h - u [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.0\" 200 1 \"r\" \"a\"";
 	for (size_t n = 0; n < strlen(full); n++) {
 		char *cut = malloc(n ? n : 1);
 		memcpy(cut, full, n);
@@ -196,7 +197,8 @@ static void test_loghub_error_log(void **state)
 	while (fgets(line, sizeof(line), in)) {
 		size_t len = strcspn(line, "\n");
 		int64_t ts;
-		assert_int_equal(floe_access_log_parse(line, len, false, f, &ts, NULL), FLOE_EPARSE);
+		assert_int_equal(floe_access_log_parse(line, len, false, f, &ts, NULL),
+				 FLOE_EPARSE);
 		assert_int_equal(floe_access_log_parse(line, len, true, f, &ts, NULL), FLOE_EPARSE);
 		assert_int_equal(floe_fields_count(f), 0);
 		n++;

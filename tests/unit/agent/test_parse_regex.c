@@ -118,8 +118,8 @@ static void test_perl_escapes(void **state)
 	static const struct {
 		const char *pat, *line, *field, *value;
 	} cases[] = {
-	    {"^(?P<ip>\\d+\\.\\d+\\.\\d+\\.\\d+) (?P<m>\\w+) (?P<s>\\d{3})$",
-	     "10.0.0.1 GET 200", "s", "200"},
+	    {"^(?P<ip>\\d+\\.\\d+\\.\\d+\\.\\d+) (?P<m>\\w+) (?P<s>\\d{3})$", "10.0.0.1 GET 200",
+	     "s", "200"},
 	    {"^(?<a>\\D+)\\d", "abc7", "a", "abc"},
 	    {"^(?<a>[\\d.]+)", "1.25x", "a", "1.25"},
 	    {"^(?<a>[\\w-]+)\\s", "my-host_1 rest", "a", "my-host_1"},
@@ -133,8 +133,8 @@ static void test_perl_escapes(void **state)
 		struct floe_fields *f = NULL;
 		assert_int_equal(floe_fields_new(NULL, 16, 0, &f), 0);
 		bool m = false;
-		assert_int_equal(
-		    floe_regex_capture(r, cases[i].line, strlen(cases[i].line), f, &m), 0);
+		assert_int_equal(floe_regex_capture(r, cases[i].line, strlen(cases[i].line), f, &m),
+				 0);
 		if (!m)
 			fail_msg("%s did not match %s", cases[i].pat, cases[i].line);
 		expect_val(f, cases[i].field, cases[i].value, strlen(cases[i].value));
@@ -146,8 +146,9 @@ static void test_perl_escapes(void **state)
 static void test_rejects(void **state)
 {
 	static const char *const pats[] = {
-	    "(?<1a>x)", "(?<a-b>x)", "(?<a>x)(?<a>y)", "(?<a>x", "[abc", "[[:alpha:]", "x\\",
-	    "(?<",	"a{2,1}",	"(",		   "*x",     "a**",  "(?<=x+)y",
+	    "(?<1a>x)", "(?<a-b>x)", "(?<a>x)(?<a>y)", "(?<a>x", "[abc", "[[:alpha:]",
+	    "x\\",	"(?<",	     "a{2,1}",	       "(",	 "*x",	 "a**",
+	    "(?<=x+)y",
 	};
 	for (size_t i = 0; i < sizeof(pats) / sizeof(pats[0]); i++) {
 		struct floe_err why = {0};
@@ -190,8 +191,9 @@ static void test_rejects(void **state)
 	/* Longer than FLOE_REGEX_MAX_PATTERN. */
 	char *huge = malloc(FLOE_REGEX_MAX_PATTERN + 1);
 	memset(huge, 'a', FLOE_REGEX_MAX_PATTERN + 1);
-	assert_int_equal(floe_regex_new(NULL, huge, FLOE_REGEX_MAX_PATTERN + 1, 100, 0, &none, NULL),
-			 FLOE_EINVAL);
+	assert_int_equal(
+	    floe_regex_new(NULL, huge, FLOE_REGEX_MAX_PATTERN + 1, 100, 0, &none, NULL),
+	    FLOE_EINVAL);
 	free(huge);
 }
 
@@ -216,8 +218,8 @@ static void test_perl_dialect(void **state)
 		struct floe_fields *f = NULL;
 		assert_int_equal(floe_fields_new(NULL, 16, 0, &f), 0);
 		bool m = false;
-		assert_int_equal(
-		    floe_regex_capture(r, cases[i].line, strlen(cases[i].line), f, &m), 0);
+		assert_int_equal(floe_regex_capture(r, cases[i].line, strlen(cases[i].line), f, &m),
+				 0);
 		if (!m)
 			fail_msg("%s did not match %s", cases[i].pat, cases[i].line);
 		expect_val(f, cases[i].field, cases[i].value, strlen(cases[i].value));
@@ -334,9 +336,9 @@ static void test_faults(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_capture), cmocka_unit_test(test_translation),
-	    cmocka_unit_test(test_rejects), cmocka_unit_test(test_bytes_and_limits),
-	    cmocka_unit_test(test_faults), cmocka_unit_test(test_perl_escapes),
+	    cmocka_unit_test(test_capture),	 cmocka_unit_test(test_translation),
+	    cmocka_unit_test(test_rejects),	 cmocka_unit_test(test_bytes_and_limits),
+	    cmocka_unit_test(test_faults),	 cmocka_unit_test(test_perl_escapes),
 	    cmocka_unit_test(test_perl_dialect), cmocka_unit_test(test_work_budget),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -61,9 +61,9 @@ static void test_lines(void **state)
 	 * of +01:00 for the zone-less time. */
 	l = "Dec 31 23:30:00 h kernel: [ 1.5] eth0: link up";
 	floe_fields_reset(f);
-	assert_int_equal(floe_syslog_file_parse(l, strlen(l), 1798761600LL * 1000000, 3600, f, &ts,
-						&pid, &why),
-			 0);
+	assert_int_equal(
+	    floe_syslog_file_parse(l, strlen(l), 1798761600LL * 1000000, 3600, f, &ts, &pid, &why),
+	    0);
 	assert_int_equal(ts, (1798759800LL - 3600) * 1000000);
 	assert_null(pid.p);
 	expect_val("app", "kernel");
