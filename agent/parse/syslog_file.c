@@ -53,7 +53,8 @@ int floe_syslog_file_parse(const char *p, size_t len, int64_t received_us, int32
 				   m.ts_error ? m.ts_error : "no timestamp", m.ts_error_off);
 	}
 	if (!m.app.p && !loose_tag(&m)) {
-		size_t at = (size_t)(m.message.p - p);
+		/* An empty message may be a static "" rather than the end of the line. */
+		size_t at = m.message.len ? (size_t)(m.message.p - p) : len;
 		floe_fields_reset(f);
 		return floe_err_at(err, FLOE_EPARSE, at, "syslog_file: no tag at offset %zu", at);
 	}
@@ -64,7 +65,8 @@ int floe_syslog_file_parse(const char *p, size_t len, int64_t received_us, int32
 	floe_fields_add(f, "app", 3, m.app.p, m.app.len);
 	if (m.proc_id.p)
 		floe_fields_add(f, "pid", 3, m.proc_id.p, m.proc_id.len);
-	floe_fields_add(f, "msg", 3, m.message.p, m.message.len);
+	/* An empty message stays a slice of the line (its end), as every field is. */
+	floe_fields_add(f, "msg", 3, m.message.len ? m.message.p : p + len, m.message.len);
 	return 0;
 bad_start:
 	floe_fields_reset(f);
