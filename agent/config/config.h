@@ -19,7 +19,16 @@ enum floe_codec { FLOE_CODEC_ZSTD, FLOE_CODEC_LZ4_RAW, FLOE_CODEC_UNCOMPRESSED }
 enum floe_catalog_type { FLOE_CATALOG_FILESYSTEM, FLOE_CATALOG_S3 };
 enum floe_input_type { FLOE_INPUT_TAIL };
 enum floe_input_format { FLOE_FORMAT_RAW, FLOE_FORMAT_CRI, FLOE_FORMAT_DOCKER };
-enum floe_parser { FLOE_PARSER_NONE, FLOE_PARSER_JSON, FLOE_PARSER_LOGFMT, FLOE_PARSER_REGEX };
+enum floe_parser {
+	FLOE_PARSER_NONE,
+	FLOE_PARSER_JSON,
+	FLOE_PARSER_LOGFMT,
+	FLOE_PARSER_REGEX,
+	FLOE_PARSER_APACHE_COMMON,
+	FLOE_PARSER_APACHE_COMBINED,
+	FLOE_PARSER_NGINX_COMBINED, /* the same format as apache_combined, by nginx's name */
+	FLOE_PARSER_SYSLOG_FILE,
+};
 enum floe_long_lines { FLOE_LONG_SPLIT, FLOE_LONG_TRUNCATE };
 enum floe_spool_policy { FLOE_SPOOL_BLOCK, FLOE_SPOOL_DROP_OLDEST };
 enum floe_follow_symlinks { FLOE_SYMLINKS_WITHIN_ROOT, FLOE_SYMLINKS_TRUE, FLOE_SYMLINKS_FALSE };
@@ -33,11 +42,11 @@ struct floe_config_input {
 	bool start_at_end;	       /* start_at: beginning|end, default end */
 	uint64_t max_line_bytes;       /* default 1 MiB, range 256 B .. 64 MiB */
 	enum floe_input_format format; /* raw|cri|docker, default raw (container log framing) */
-	enum floe_parser parser;       /* none|json|logfmt|regex, default none */
-	/* POSIX ERE with (?<name>...) groups; set iff parser is regex (at most 4096 bytes). */
+	enum floe_parser parser;       /* none|json|logfmt|regex|access logs, default none */
+	/* PCRE2 pattern with (?<name>...) groups; set iff parser is regex (at most 4096 bytes). */
 	char *pattern;
 	struct {
-		char *start;		   /* ERE of a first line; NULL = multiline off */
+		char *start;		   /* regex of a first line; NULL = multiline off */
 		uint32_t max_lines;	   /* default 500, 2..100000 */
 		uint64_t max_bytes;	   /* default 1 MiB, 1 KiB .. 64 MiB */
 		uint64_t flush_timeout_ms; /* default 5 s, 100 ms .. 1 h */

@@ -28,7 +28,9 @@ static int input_post(struct floe_config_ctx *, const struct floe_cnode *, const
 static const char *const start_at_names[] = {"beginning", "end", NULL};
 static const char *const input_type_names[] = {"tail", NULL};
 static const char *const format_names[] = {"raw", "cri", "docker", NULL};
-static const char *const parser_names[] = {"none", "json", "logfmt", "regex", NULL};
+static const char *const parser_names[] = {"none",	       "json",		 "logfmt",
+					   "regex",	       "apache_common", "apache_combined",
+					   "nginx_combined", "syslog_file",	  NULL};
 static const char *const long_lines_names[] = {"split", "truncate", NULL};
 static const char *const symlinks_names[] = {"within_glob_root", "true", "false", NULL};
 static const char *const exclude_default[] = {"*.gz", "*.xz", "*.bz2", "*.zst", NULL};
@@ -41,7 +43,7 @@ static const struct floe_key multiline_keys[] = {
      .off = INP(multiline.start),
      .flags = FLOE_KF_REQUIRED,
      .check = check_regex,
-     .help = "ERE matching the first line of a record"},
+     .help = "regex (PCRE2) matching the first line of a record"},
     {.name = "max_lines",
      .type = FLOE_KT_INT,
      .off = INP(multiline.max_lines),
@@ -146,7 +148,7 @@ static const struct floe_key input_keys[] = {
      .type = FLOE_KT_STRING,
      .off = INP(pattern),
      .check = check_regex,
-     .help = "ERE with (?<name>...) groups; only with parser regex"},
+     .help = "regex (PCRE2) with (?<name>...) groups; only with parser regex"},
     {.name = "multiline",
      .type = FLOE_KT_SECTION,
      .sub = &multiline_section,
@@ -283,30 +285,32 @@ static int check_glob(struct floe_config_ctx *ctx, const struct floe_cnode *at, 
 	return 0;
 }
 
-#define PATTERN_MAX 4096
-
 /* Compiled exactly as the input will compile it (agent/parse/regex.c), so that a
- * pattern that passes here cannot fail at start-up: the same translation of named
- * groups, and the same bound on patterns whose repetitions glibc's regcomp would expand
- * beyond any memory ("a+++++...", nested counted repetitions). */
+ * pattern that passes here cannot fail at start-up. PCRE2's message comes with its byte
+ * offset in the pattern; for a plain (unquoted) scalar on one line that offset is also
+ * the column the error is reported at. */
 static int check_regex(struct floe_config_ctx *ctx, const struct floe_cnode *at, const char *path,
 		       char **value)
 {
 	size_t n = strlen(*value);
-	if (n > PATTERN_MAX)
+	if (n > FLOE_REGEX_MAX_PATTERN)
 		return floe_config_fail(ctx, at, FLOE_EFORMAT,
-					"key '%s': at most %d bytes, got %zu", path, PATTERN_MAX,
-					n);
+					"key '%s': at most %d bytes, got %zu", path,
+					FLOE_REGEX_MAX_PATTERN, n);
 	struct floe_err why = {0};
 	struct floe_regex *re = NULL;
-	int err = floe_regex_new(ctx->a, *value, n, 1, FLOE_REGEX_NOSUB, &re, &why);
+	int err = floe_regex_new(ctx->a, *value, n, 1, 0, &re, &why);
 	if (err == 0) {
 		floe_regex_free(re);
 		return 0;
 	}
 	if (err == FLOE_ENOMEM)
 		return floe_keymap_nomem(ctx);
-	return floe_config_fail(ctx, at, FLOE_EFORMAT, "key '%s': %s", path, why.msg);
+	struct floe_cnode here = *at;
+	if (at->plain && why.offset != FLOE_ERR_NO_OFFSET && why.offset <= n &&
+	    !memchr(*value, '\n', n))
+		here.col += why.offset;
+	return floe_config_fail(ctx, &here, FLOE_EFORMAT, "key '%s': %s", path, why.msg);
 }
 
 static const char *const ts_format_names[] = {"rfc3339",  "iso8601",  "epoch",	"epoch_ms",

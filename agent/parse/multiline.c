@@ -93,8 +93,12 @@ int floe_multiline_push(struct floe_multiline *m, const char *line, size_t len, 
 	/* The start pattern looks at a line's beginning; a longer line is tested on its
 	 * first max_line bytes rather than refused. */
 	int rc = floe_regex_test(m->start, line, len < m->max_line ? len : m->max_line, &is_start);
-	if (rc)
+	if (rc == FLOE_ENOMEM)
 		return rc;
+	/* A line that exhausts the pattern's work budget is not taken for a start: it joins
+	 * the record being held, as a continuation would, and is counted. */
+	if (rc)
+		m->st.start_errors++;
 	struct held *h = &m->slot[m->hold];
 	if (h->nlines) {
 		bool full_lines = h->nlines >= m->max_lines;

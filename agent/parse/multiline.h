@@ -1,6 +1,6 @@
 /* Multiline grouping: consecutive lines become one record, a new record starting at each
- * line that matches a start pattern (POSIX ERE); the lines in between are appended with
- * '\n'. Records are capped by max_lines and max_bytes and flushed after a quiet period
+ * line that matches a start pattern (agent/parse/regex.h); the lines in between are
+ * appended with '\n'. Records are capped by max_lines and max_bytes and flushed after a quiet period
  * measured on an injected clock. Pure: no I/O, no clock of its own. */
 #ifndef FLOE_MULTILINE_H
 #define FLOE_MULTILINE_H
@@ -14,7 +14,7 @@ struct floe_err;
 struct floe_multiline;
 
 struct floe_multiline_opts {
-	const char *start; /* ERE; a matching line starts a new record (borrowed) */
+	const char *start; /* regex; a matching line starts a new record (borrowed) */
 	size_t start_len;
 	size_t max_lines;      /* lines per record; 0 = 500 */
 	size_t max_bytes;      /* bytes per record, '\n' separators included; 0 = 1 MiB */
@@ -39,6 +39,7 @@ struct floe_multiline_stats {
 	uint64_t by_max_bytes; /* records ended because the next line would not fit */
 	uint64_t by_timeout;   /* records ended by floe_multiline_poll */
 	uint64_t truncated;    /* records with bytes cut (a single line over max_bytes) */
+	uint64_t start_errors; /* lines the start pattern could not decide (work budget) */
 };
 
 /* Compiles the start pattern and reserves both record buffers (2 x max_bytes) from a,
@@ -54,8 +55,9 @@ void floe_multiline_free(struct floe_multiline *m);
  * pattern, or the held record is at max_lines, or the line would push it past
  * max_bytes), that record is emitted: *emitted = true and *out is filled. The line itself
  * is then held. At most one record per call. A line longer than max_bytes on its own is
- * cut to max_bytes (counted). Returns 0 or FLOE_ENOMEM (regex engine), in which case
- * nothing changed and the line may be pushed again. */
+ * cut to max_bytes (counted). A line the start pattern cannot decide within its work budget
+ * is taken as a continuation (counted in start_errors). Returns 0 or FLOE_ENOMEM (regex
+ * engine), in which case nothing changed and the line may be pushed again. */
 int floe_multiline_push(struct floe_multiline *m, const char *line, size_t len, int64_t offset,
 			int64_t end_offset, int64_t now_us, struct floe_multiline_rec *out,
 			bool *emitted);

@@ -1,441 +1,338 @@
-/* Named-group translation in front of regcomp/regexec. The translator walks the pattern
- * once, understanding just enough ERE (escapes, bracket expressions) to count capturing
- * parens the way regcomp will. */
+/* PCRE2 behind floe_regex: compile once (JIT where PCRE2 has it), match under a work
+ * budget scaled to the line, and map named groups to fields. PCRE2's own allocations go
+ * through the regex's struct floe_alloc by a general context. */
 #include "regex.h"
 
 #include "fields.h"
 #include "formats/base/alloc.h"
-#include "formats/base/buf.h"
 #include "formats/base/error.h"
 
-#include <limits.h>
-#include <regex.h>
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
 #include <stdint.h>
 #include <string.h>
 
-/* Sanitizer runtimes intercept regexec and check strlen(string) + 1 readable bytes,
- * whatever REG_STARTEND says; under them (and without REG_STARTEND) the line is copied
- * into a terminated scratch buffer first. */
-#if defined(__SANITIZE_ADDRESS__)
-#define FLOE_REGEX_COPY 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer)
-#define FLOE_REGEX_COPY 1
-#endif
-#endif
-#if !defined(REG_STARTEND) && !defined(FLOE_REGEX_COPY)
-#define FLOE_REGEX_COPY 1
-#endif
+#define FLOE_REGEX_MAX_NEST 64
 
 struct name {
-	size_t off, len; /* into names */
-	size_t group;	 /* sub-match index */
+	const char *p; /* into the compiled pattern's name table */
+	size_t len;
+	uint32_t group;
 };
 
 struct floe_regex {
 	struct floe_alloc *alloc;
-	regex_t re;
-	bool nosub;
+	pcre2_general_context *gctx;
+	pcre2_compile_context *cctx;
+	pcre2_match_context *mctx;
+	pcre2_code *code;
+	pcre2_match_data *md;
+	pcre2_jit_stack *jstack;
+	bool jit, nosub;
 	size_t max_line;
 	size_t nnames;
 	struct name names[FLOE_REGEX_MAX_NAMES];
-	char name_bytes[FLOE_REGEX_MAX_NAMES * 64];
-	size_t nmatch;
-	regmatch_t *pm; /* nmatch entries */
-	char *copy;	/* max_line + 1 bytes, only without REG_STARTEND */
 };
 
-static bool name_start(char c)
+static void *gmalloc(PCRE2_SIZE n, void *data)
 {
-	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+	return floe_malloc(data, n);
 }
 
-static bool name_char(char c)
+static void gfree(void *p, void *data)
 {
-	return name_start(c) || (c >= '0' && c <= '9');
+	floe_free(data, p);
 }
 
-/* Index of the ']' closing the bracket expression opened at p[i], or n (or the index of
- * a NUL) if there is none. A ']' first (after an optional '^') is literal; "[:", "[." and
- * "[=" open classes that end at ":]", ".]" and "=]". */
-static size_t bracket_end(const char *p, size_t n, size_t i)
+bool floe_regex_available(void)
 {
-	size_t j = i + 1;
-	if (j < n && p[j] == '^')
-		j++;
-	if (j < n && p[j] == ']')
-		j++;
-	while (j < n && p[j] != ']') {
-		if (p[j] == '[' && j + 1 < n &&
-		    (p[j + 1] == ':' || p[j + 1] == '.' || p[j + 1] == '=')) {
-			char d = p[j + 1];
-			size_t k = j + 2;
-			while (k + 1 < n && !(p[k] == d && p[k + 1] == ']'))
-				k++;
-			if (k + 1 >= n)
-				return n;
-			j = k + 2;
+	return true;
+}
+
+/* Fills err with PCRE2's message for code at offset off of the pattern, and the bytes
+ * before it so that the place can be found in a long pattern. */
+static int compile_error(struct floe_err *err, int code, size_t off, const char *p, size_t n)
+{
+	if (code == PCRE2_ERROR_NOMEMORY || code == PCRE2_ERROR_HEAP_FAILED)
+		return floe_err_set(err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));
+	PCRE2_UCHAR msg[256];
+	if (pcre2_get_error_message(code, msg, sizeof(msg)) < 0)
+		strcpy((char *)msg, "unknown PCRE2 error");
+	if (off > n)
+		off = n;
+	size_t from = off > 24 ? off - 24 : 0;
+	char ctx[80];
+	size_t k = 0;
+	for (size_t i = from; i < off && k + 5 < sizeof(ctx); i++) {
+		unsigned char c = (unsigned char)p[i];
+		if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
+			ctx[k++] = (char)c;
 		} else {
-			if (p[j] == 0)
-				return j;
-			j++;
+			static const char hex[] = "0123456789abcdef";
+			ctx[k++] = '\\';
+			ctx[k++] = 'x';
+			ctx[k++] = hex[c >> 4];
+			ctx[k++] = hex[c & 15];
 		}
 	}
-	return j;
+	ctx[k] = '\0';
+	return floe_err_at(err, FLOE_EINVAL, off,
+			   "%s at offset %zu of the pattern (after \"%s%s\")", (const char *)msg,
+			   off, from ? "..." : "", ctx);
 }
 
-/* glibc's regcomp copies a repeated subexpression once per repetition, so stacked and
- * nested repetitions ("a+++++", "((a{99}){99}){99}") grow exponentially, in memory outside
- * our budget. This estimates the expanded size (an element's cost is multiplied by its
- * repetition bound, a group's cost is the sum of its elements) and refuses patterns
- * above FLOE_REGEX_MAX_COST. Runs before translation on the original pattern. */
-#define FLOE_REGEX_MAX_COST 65536u
-#define FLOE_REGEX_MAX_NEST 64
-
-static int check_cost(const char *p, size_t n, struct floe_err *err)
+/* The start-of-pattern settings PCRE2 accepts only at the very start ("(*UTF)",
+ * "(*LIMIT_MATCH=9)"): they must stay in front of the scan that wrap() adds. Backtracking
+ * verbs such as (*COMMIT) are not among them. Returns the bytes they take. */
+static size_t leading_settings(const char *p, size_t n)
 {
-	struct {
-		uint64_t sum, last;
-	} fr[FLOE_REGEX_MAX_NEST + 1];
-	size_t d = 0;
-	fr[0].sum = fr[0].last = 0;
-	for (size_t i = 0; i < n;) {
-		char c = p[i];
-		uint64_t factor = 0; /* a repetition, when non-zero */
-		if (c == '\\') {
-			i += 2;
-		} else if (c == '[') {
-			i = bracket_end(p, n, i) + 1;
-		} else if (c == '(') {
-			if (d == FLOE_REGEX_MAX_NEST) {
-				floe_err_set(err, FLOE_EINVAL, "groups nested deeper than %d",
-					     FLOE_REGEX_MAX_NEST);
-				return FLOE_EINVAL;
-			}
-			fr[d].sum += fr[d].last;
-			fr[d].last = 0;
-			d++;
-			fr[d].sum = fr[d].last = 0;
-			i++;
-			continue; /* nothing grew */
-		} else if (c == ')' && d > 0) {
-			uint64_t g = fr[d].sum + fr[d].last;
-			d--;
-			fr[d].sum += fr[d].last;
-			fr[d].last = g ? g : 1;
-			i++;
-			goto check;
-		} else if (c == '|') {
-			fr[d].sum += fr[d].last;
-			fr[d].last = 0;
-			i++;
-			goto check;
-		} else if (c == '*' || c == '+' || c == '?') {
-			factor = 2;
-			i++;
-		} else if (c == '{' && i + 1 < n && p[i + 1] >= '0' && p[i + 1] <= '9') {
-			uint64_t lo = 0, hi = 0;
-			size_t j = i + 1;
-			while (j < n && p[j] >= '0' && p[j] <= '9' && lo <= FLOE_REGEX_MAX_COST)
-				lo = lo * 10 + (uint64_t)(p[j++] - '0');
-			hi = lo;
-			if (j < n && p[j] == ',') {
-				j++;
-				hi = 0;
-				while (j < n && p[j] >= '0' && p[j] <= '9' &&
-				       hi <= FLOE_REGEX_MAX_COST)
-					hi = hi * 10 + (uint64_t)(p[j++] - '0');
-				if (hi < lo)
-					hi = lo;
-			}
-			factor = hi + 1;
-			i = j < n && p[j] == '}' ? j + 1 : j;
+	static const char *const names[] = {"UTF",
+					    "UTF8",
+					    "UCP",
+					    "NOTEMPTY",
+					    "NOTEMPTY_ATSTART",
+					    "NO_AUTO_POSSESS",
+					    "NO_DOTSTAR_ANCHOR",
+					    "NO_JIT",
+					    "NO_START_OPT",
+					    "CR",
+					    "LF",
+					    "CRLF",
+					    "ANYCRLF",
+					    "ANY",
+					    "NUL",
+					    "BSR_ANYCRLF",
+					    "BSR_UNICODE",
+					    "LIMIT_MATCH",
+					    "LIMIT_DEPTH",
+					    "LIMIT_HEAP",
+					    "LIMIT_RECURSION",
+					    NULL};
+	size_t at = 0;
+	while (at + 3 < n && p[at] == '(' && p[at + 1] == '*') {
+		size_t s = at + 2, e = s;
+		while (e < n && ((p[e] >= 'A' && p[e] <= 'Z') || p[e] == '_' ||
+				 (p[e] >= '0' && p[e] <= '9')))
+			e++;
+		bool known = false;
+		for (size_t k = 0; names[k] && !known; k++)
+			known = strlen(names[k]) == e - s && memcmp(names[k], p + s, e - s) == 0;
+		if (!known)
+			break;
+		if (e < n && p[e] == '=')
+			for (e++; e < n && p[e] >= '0' && p[e] <= '9'; e++)
+				;
+		if (e >= n || p[e] != ')')
+			break;
+		at = e + 1;
+	}
+	return at;
+}
+
+static bool contains(const char *p, size_t n, const char *lit)
+{
+	size_t m = strlen(lit);
+	for (size_t i = 0; i + m <= n; i++)
+		if (memcmp(p + i, lit, m) == 0)
+			return true;
+	return false;
+}
+
+/* PCRE2 restarts its match limit at each position it tries, so an unanchored pattern
+ * could spend the budget once per byte of the line. The pattern is compiled again as
+ * "settings (?:(?s:.))*?(?:pattern\E)", anchored: one match in which every position
+ * skipped is one counted step of the same budget. The lazy group finds the leftmost
+ * position, as PCRE2's own scan does, and captures keep their numbers (the groups added
+ * capture nothing). "\E" ends a "\Q" left open; when the ")" falls into a "#" comment of
+ * (?x), a newline ends the comment. Recursion into the whole pattern would recurse
+ * into the scan, so such patterns must be anchored. */
+static int wrap(struct floe_regex *r, const char *p, size_t n, uint32_t opts, struct floe_err *err)
+{
+	if (contains(p, n, "(?R") || contains(p, n, "(?0)") || contains(p, n, "\\g<0>") ||
+	    contains(p, n, "\\g'0'"))
+		return floe_err_set(
+		    err, FLOE_EINVAL,
+		    "a pattern that recurses into itself as a whole must be anchored "
+		    "(start it with ^)");
+	static const char pre[] = "(?:(?s:.))*?(?:", post1[] = "\\E)", post2[] = "\\E\n)";
+	size_t lead = leading_settings(p, n), cap = n + sizeof(pre) + sizeof(post2);
+	char *w = floe_malloc(r->alloc, cap);
+	if (!w)
+		return floe_err_set(err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));
+	int rc = FLOE_EINVAL;
+	for (int attempt = 0; attempt < 2 && rc; attempt++) {
+		const char *post = attempt ? post2 : post1;
+		size_t k = 0;
+		memcpy(w + k, p, lead);
+		k += lead;
+		memcpy(w + k, pre, sizeof(pre) - 1);
+		k += sizeof(pre) - 1;
+		memcpy(w + k, p + lead, n - lead);
+		k += n - lead;
+		memcpy(w + k, post, strlen(post));
+		k += strlen(post);
+		int ec = 0;
+		PCRE2_SIZE eo;
+		/* The scan's two groups nest around the pattern, which was already held to
+		 * FLOE_REGEX_MAX_NEST on its own. */
+		pcre2_set_parens_nest_limit(r->cctx, FLOE_REGEX_MAX_NEST + 2);
+		pcre2_code *c =
+		    pcre2_compile((PCRE2_SPTR)w, k, opts | PCRE2_ANCHORED, &ec, &eo, r->cctx);
+		pcre2_set_parens_nest_limit(r->cctx, FLOE_REGEX_MAX_NEST);
+		uint32_t a = 0, b = 1;
+		if (c && pcre2_pattern_info(r->code, PCRE2_INFO_CAPTURECOUNT, &a) == 0 &&
+		    pcre2_pattern_info(c, PCRE2_INFO_CAPTURECOUNT, &b) == 0 && a == b) {
+			pcre2_code_free(r->code);
+			r->code = c;
+			rc = 0;
 		} else {
-			i++;
+			pcre2_code_free(c);
+			if (ec == PCRE2_ERROR_NOMEMORY || ec == PCRE2_ERROR_HEAP_FAILED)
+				rc = FLOE_ENOMEM;
 		}
-		if (factor) {
-			fr[d].last *= factor;
-		} else {
-			fr[d].sum += fr[d].last;
-			fr[d].last = 1;
+	}
+	floe_free(r->alloc, w);
+	if (rc == FLOE_ENOMEM)
+		return floe_err_set(err, rc, "%s", floe_strerror(rc));
+	if (rc)
+		return floe_err_set(err, rc,
+				    "the pattern cannot be tried at every position of a line; "
+				    "anchor it (start it with ^)");
+	return 0;
+}
+
+/* The named groups, in group order (PCRE2's table is sorted by name). */
+static int read_names(struct floe_regex *r, struct floe_err *err)
+{
+	uint32_t count = 0, size = 0;
+	PCRE2_SPTR table = NULL;
+	pcre2_pattern_info(r->code, PCRE2_INFO_NAMECOUNT, &count);
+	if (count == 0 || r->nosub)
+		return 0;
+	if (count > FLOE_REGEX_MAX_NAMES)
+		return floe_err_set(err, FLOE_EINVAL, "more than %d named groups",
+				    FLOE_REGEX_MAX_NAMES);
+	pcre2_pattern_info(r->code, PCRE2_INFO_NAMEENTRYSIZE, &size);
+	pcre2_pattern_info(r->code, PCRE2_INFO_NAMETABLE, &table);
+	for (uint32_t i = 0; i < count; i++) {
+		const unsigned char *e = table + (size_t)i * size;
+		struct name nm = {(const char *)e + 2, strlen((const char *)e + 2),
+				  (uint32_t)e[0] << 8 | e[1]};
+		size_t at = r->nnames++;
+		while (at > 0 && r->names[at - 1].group > nm.group) {
+			r->names[at] = r->names[at - 1];
+			at--;
 		}
-	check:
-		/* Every step checks, so operands stay below about 2^20 and nothing wraps. */
-		if (fr[d].last > FLOE_REGEX_MAX_COST || fr[d].sum > FLOE_REGEX_MAX_COST) {
-			floe_err_set(err, FLOE_EINVAL,
-				     "pattern too complex (repetitions expand beyond %u elements)",
-				     FLOE_REGEX_MAX_COST);
-			return FLOE_EINVAL;
-		}
+		r->names[at] = nm;
 	}
 	return 0;
 }
 
-/* The escapes of Perl-style patterns that people write in configurations, which POSIX
- * ERE lacks: glibc reads "\d" as a plain "d", so such a pattern would fail on every line
- * without a word. \d and \D become bracket expressions; \t, \n and \r the characters;
- * glibc's own \w \W \s \S \b \B \< \> \` \' and back-references \1..\9 stay; any other
- * letter is refused. A backslash before anything else quotes it, as in ERE. */
-static int escape(char e, size_t at, struct floe_buf *out, struct floe_err *err)
+/* Compiles, JIT-compiles where possible, and sets up the match: r->code on success. */
+static int compile(struct floe_regex *r, const char *p, size_t n, unsigned flags,
+		   struct floe_err *err)
 {
-	const char *rep = NULL;
-	switch (e) {
-	case 'd':
-		rep = "[0-9]";
-		break;
-	case 'D':
-		rep = "[^0-9]";
-		break;
-	case 't':
-		rep = "\t";
-		break;
-	case 'n':
-		rep = "\n";
-		break;
-	case 'r':
-		rep = "\r";
-		break;
-	default:
-		break;
+	uint32_t opts = flags & FLOE_REGEX_ICASE ? PCRE2_CASELESS : 0;
+	if (r->nosub)
+		opts |= PCRE2_NO_AUTO_CAPTURE;
+	int ec;
+	PCRE2_SIZE eo;
+	r->code = pcre2_compile((PCRE2_SPTR)p, n, opts, &ec, &eo, r->cctx);
+	if (!r->code)
+		return compile_error(err, ec, eo, p, n);
+	uint32_t all = 0;
+	pcre2_pattern_info(r->code, PCRE2_INFO_ALLOPTIONS, &all);
+	/* Lines are bytes (the agent runs in the C locale): only a pattern that asks for
+	 * (*UTF) itself is compiled in UTF mode, and then again so that invalid UTF-8 in a
+	 * line is a non-match where it stands rather than an error for the whole line.
+	 * (PCRE2_MATCH_INVALID_UTF implies UTF, so it cannot be set for every pattern.) */
+	if (all & PCRE2_UTF) {
+		opts |= PCRE2_MATCH_INVALID_UTF;
+		pcre2_code_free(r->code);
+		r->code = pcre2_compile((PCRE2_SPTR)p, n, opts, &ec, &eo, r->cctx);
+		if (!r->code)
+			return compile_error(err, ec, eo, p, n);
+		pcre2_pattern_info(r->code, PCRE2_INFO_ALLOPTIONS, &all);
 	}
-	if (rep)
-		return floe_buf_append(out, rep, strlen(rep));
-	bool letter = (e >= 'a' && e <= 'z') || (e >= 'A' && e <= 'Z');
-	if (letter && !strchr("wWsSbB", e)) {
-		floe_err_set(
-		    err, FLOE_EINVAL,
-		    "unsupported escape \\%c at offset %zu (POSIX ERE with \\d \\D \\w \\W "
-		    "\\s \\S \\b \\B \\t \\n \\r; use a bracket expression)",
-		    e, at);
-		return FLOE_EINVAL;
-	}
-	char two[2] = {'\\', e};
-	return floe_buf_append(out, two, 2);
-}
-
-/* Copies the bracket expression p[i..j] (j its ']'), where a backslash is literal in ERE
- * but means a class in the Perl style: \d, \s and \w become the classes they name, and
- * \D, \S, \W (which a bracket cannot hold) are refused. */
-static int bracket(const char *p, size_t i, size_t j, struct floe_buf *out, struct floe_err *err)
-{
-	int rc = 0;
-	for (size_t k = i; k <= j && rc == 0; k++) {
-		char e = k < j ? p[k + 1] : 0;
-		const char *rep = NULL;
-		if (p[k] == '\\' && k + 1 < j) {
-			if (e == 'd')
-				rep = "0-9";
-			else if (e == 's')
-				rep = "[:space:]";
-			else if (e == 'w')
-				rep = "[:alnum:]_";
-			else if (e == 'D' || e == 'S' || e == 'W') {
-				floe_err_set(
-				    err, FLOE_EINVAL,
-				    "\\%c inside a bracket expression at offset %zu cannot be "
-				    "translated to POSIX ERE; write the class out",
-				    e, k);
-				return FLOE_EINVAL;
-			}
-		}
-		if (rep) {
-			rc = floe_buf_append(out, rep, strlen(rep));
-			k++;
-		} else {
-			rc = floe_buf_putc(out, (uint8_t)p[k]);
-		}
-	}
-	return rc;
-}
-
-/* Translates p into out (NUL-terminated), filling r's names. */
-static int translate(struct floe_regex *r, const char *p, size_t n, struct floe_buf *out,
-		     struct floe_err *err)
-{
-	size_t group = 0, nb = 0;
-	int rc = 0;
-	for (size_t i = 0; i < n && rc == 0;) {
-		char c = p[i];
-		if (c == 0) {
-			floe_err_set(err, FLOE_EINVAL, "NUL byte in pattern at offset %zu", i);
-			return FLOE_EINVAL;
-		}
-		if (c == '\\') {
-			if (i + 1 >= n || p[i + 1] == 0) {
-				floe_err_set(err, FLOE_EINVAL, "trailing backslash in pattern");
-				return FLOE_EINVAL;
-			}
-			rc = escape(p[i + 1], i, out, err);
-			i += 2;
-			continue;
-		}
-		if (c == '[') {
-			size_t j = bracket_end(p, n, i);
-			if (j >= n || p[j] != ']') {
-				floe_err_set(err, FLOE_EINVAL,
-					     "unterminated bracket expression at offset %zu", i);
-				return FLOE_EINVAL;
-			}
-			rc = bracket(p, i, j, out, err);
-			i = j + 1;
-			continue;
-		}
-		if (c == '(') {
-			group++;
-			if (i + 1 < n && p[i + 1] == '?') {
-				size_t j = i + 2;
-				if (j < n && p[j] == ':') {
-					rc = floe_buf_putc(out, '(');
-					i = j + 1;
-					continue;
-				}
-				if (j < n && p[j] == 'P')
-					j++;
-				if (j >= n || p[j] != '<' || j + 1 >= n || !name_start(p[j + 1])) {
-					floe_err_set(
-					    err, FLOE_EINVAL,
-					    "unsupported \"(?\" construct at offset %zu (only "
-					    "(?<name>...), (?P<name>...) and (?:...), names being "
-					    "[A-Za-z_][A-Za-z0-9_]*)",
-					    i);
-					return FLOE_EINVAL;
-				}
-				size_t ns = ++j;
-				while (j < n && name_char(p[j]))
-					j++;
-				size_t nl = j - ns;
-				if (j >= n || p[j] != '>' || nl > 64) {
-					floe_err_set(
-					    err, FLOE_EINVAL,
-					    "bad group name at offset %zu (at most 64 bytes of "
-					    "[A-Za-z0-9_], closed by '>')",
-					    ns);
-					return FLOE_EINVAL;
-				}
-				for (size_t k = 0; k < r->nnames; k++) {
-					if (r->names[k].len == nl &&
-					    memcmp(r->name_bytes + r->names[k].off, p + ns, nl) ==
-						0) {
-						floe_err_set(err, FLOE_EINVAL,
-							     "duplicate group name \"%.*s\"",
-							     (int)nl, p + ns);
-						return FLOE_EINVAL;
-					}
-				}
-				if (r->nnames == FLOE_REGEX_MAX_NAMES) {
-					floe_err_set(err, FLOE_EINVAL, "more than %d named groups",
-						     FLOE_REGEX_MAX_NAMES);
-					return FLOE_EINVAL;
-				}
-				memcpy(r->name_bytes + nb, p + ns, nl);
-				r->names[r->nnames].off = nb;
-				r->names[r->nnames].len = nl;
-				r->names[r->nnames].group = group;
-				r->nnames++;
-				nb += nl;
-				rc = floe_buf_putc(out, '(');
-				i = j + 1;
-				continue;
-			}
-		}
-		rc = floe_buf_putc(out, (uint8_t)c);
-		i++;
-	}
+	int rc = all & PCRE2_ANCHORED ? 0 : wrap(r, p, n, opts, err);
 	if (rc == 0)
-		rc = floe_buf_putc(out, 0);
-	return rc;
+		rc = read_names(r, err);
+	if (rc)
+		return rc;
+	uint32_t have_jit = 0;
+	pcre2_config(PCRE2_CONFIG_JIT, &have_jit);
+	/* A pattern PCRE2's JIT cannot take (or no memory for its code) still matches,
+	 * interpreted. */
+	r->jit = have_jit && pcre2_jit_compile(r->code, PCRE2_JIT_COMPLETE) == 0;
+	r->md = r->nosub ? pcre2_match_data_create(1, r->gctx)
+			 : pcre2_match_data_create_from_pattern(r->code, r->gctx);
+	if (!r->md)
+		return floe_err_set(err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));
+	if (r->jit) {
+		r->jstack = pcre2_jit_stack_create(32 << 10, FLOE_REGEX_JIT_STACK, r->gctx);
+		if (!r->jstack)
+			return floe_err_set(err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));
+		pcre2_jit_stack_assign(r->mctx, NULL, r->jstack);
+	}
+	return 0;
 }
 
 int floe_regex_new(struct floe_alloc *a, const char *pattern, size_t plen, size_t max_line_bytes,
 		   unsigned flags, struct floe_regex **out, struct floe_err *err)
 {
 	int rc = 0;
-	bool compiled = false;
-	struct floe_buf tb;
-	size_t tmax;
-	/* A translated escape takes at most 10 bytes for 2 ("\\w" in a bracket). */
-	if (__builtin_mul_overflow(plen, 5, &tmax) || __builtin_add_overflow(tmax, 1, &tmax))
-		return floe_err_set(err, FLOE_EINVAL, "pattern too long");
-	floe_buf_init(&tb, a, tmax);
+	if (plen > FLOE_REGEX_MAX_PATTERN)
+		return floe_err_set(err, FLOE_EINVAL, "pattern longer than %d bytes",
+				    FLOE_REGEX_MAX_PATTERN);
+	const char *nul = plen ? memchr(pattern, 0, plen) : NULL;
+	if (nul)
+		return floe_err_at(err, FLOE_EINVAL, (size_t)(nul - pattern),
+				   "NUL byte at offset %zu of the pattern",
+				   (size_t)(nul - pattern));
 	struct floe_regex *r = floe_calloc(a, 1, sizeof(*r));
-	if (!r) {
-		rc = FLOE_ENOMEM;
-		goto out;
-	}
+	if (!r)
+		return floe_err_set(err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));
 	r->alloc = a;
 	r->nosub = flags & FLOE_REGEX_NOSUB;
 	r->max_line = max_line_bytes;
-	rc = check_cost(pattern, plen, err);
-	if (rc == 0)
-		rc = translate(r, pattern, plen, &tb, err);
-	if (rc) {
-		if (rc == FLOE_ELIMIT)
-			rc = FLOE_EINVAL;
+	r->gctx = pcre2_general_context_create(gmalloc, gfree, a);
+	r->cctx = r->gctx ? pcre2_compile_context_create(r->gctx) : NULL;
+	r->mctx = r->gctx ? pcre2_match_context_create(r->gctx) : NULL;
+	if (!r->cctx || !r->mctx) {
+		rc = floe_err_set(err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));
 		goto out;
 	}
-	int cf =
-	    REG_EXTENDED | (r->nosub ? REG_NOSUB : 0) | (flags & FLOE_REGEX_ICASE ? REG_ICASE : 0);
-	int e = regcomp(&r->re, (const char *)tb.data, cf);
-	if (e) {
-		if (e == REG_ESPACE) {
-			rc = FLOE_ENOMEM;
-		} else {
-			char msg[128];
-			regerror(e, &r->re, msg, sizeof(msg));
-			floe_err_set(err, FLOE_EINVAL, "bad regular expression: %s", msg);
-			rc = FLOE_EINVAL;
-		}
-		goto out;
-	}
-	compiled = true;
-	/* regcomp counted the groups itself; ours must agree or names would point at the
-	 * wrong sub-matches. */
-	for (size_t k = 0; k < r->nnames; k++) {
-		if (r->names[k].group > r->re.re_nsub) {
-			floe_err_set(err, FLOE_EINVAL, "group count mismatch");
-			rc = FLOE_EINVAL;
-			goto out;
-		}
-	}
-	r->nmatch = r->nosub ? 1 : r->re.re_nsub + 1;
-	r->pm = floe_calloc(a, r->nmatch, sizeof(regmatch_t));
-	if (!r->pm) {
-		rc = FLOE_ENOMEM;
-		goto out;
-	}
-#ifdef FLOE_REGEX_COPY
-	size_t cl;
-	if (__builtin_add_overflow(max_line_bytes, 1, &cl) || !(r->copy = floe_malloc(a, cl))) {
-		rc = FLOE_ENOMEM;
-		goto out;
-	}
-#endif
+	/* Nesting beyond this is no real log format, and bounds the compiler's recursion. */
+	pcre2_set_parens_nest_limit(r->cctx, FLOE_REGEX_MAX_NEST);
+	pcre2_set_heap_limit(r->mctx, FLOE_REGEX_HEAP_KIB);
+	pcre2_set_depth_limit(r->mctx, FLOE_REGEX_MAX_STEPS);
+	rc = compile(r, pattern, plen, flags, err);
 out:
-	floe_buf_fini(&tb);
-	if (rc == 0) {
-		*out = r;
-		return 0;
+	if (rc) {
+		floe_regex_free(r);
+		return rc;
 	}
-	if (r) {
-		if (compiled)
-			regfree(&r->re);
-		floe_free(a, r->pm);
-		floe_free(a, r->copy);
-		floe_free(a, r);
-	}
-	if (!err || err->code != rc)
-		floe_err_set(err, rc, "%s", floe_strerror(rc));
-	return rc;
+	*out = r;
+	return 0;
 }
 
 void floe_regex_free(struct floe_regex *r)
 {
 	if (!r)
 		return;
-	regfree(&r->re);
-	floe_free(r->alloc, r->pm);
-	floe_free(r->alloc, r->copy);
+	pcre2_jit_stack_free(r->jstack);
+	pcre2_match_data_free(r->md);
+	pcre2_code_free(r->code);
+	pcre2_match_context_free(r->mctx);
+	pcre2_compile_context_free(r->cctx);
+	pcre2_general_context_free(r->gctx);
 	floe_free(r->alloc, r);
+}
+
+bool floe_regex_jit(const struct floe_regex *r)
+{
+	return r->jit;
 }
 
 size_t floe_regex_name_count(const struct floe_regex *r)
@@ -446,43 +343,40 @@ size_t floe_regex_name_count(const struct floe_regex *r)
 const char *floe_regex_name(const struct floe_regex *r, size_t k, size_t *len)
 {
 	*len = r->names[k].len;
-	return r->name_bytes + r->names[k].off;
+	return r->names[k].p;
 }
 
 static int run(struct floe_regex *r, const char *line, size_t len, bool *matched)
 {
 	*matched = false;
-	if (len > r->max_line || len > (size_t)INT_MAX)
+	if (len > r->max_line)
 		return FLOE_ELIMIT;
-	int e;
-	const char *subject = line;
+	size_t steps = FLOE_REGEX_WORK / (len + 1);
+	if (steps < FLOE_REGEX_MIN_STEPS)
+		steps = FLOE_REGEX_MIN_STEPS;
+	if (steps > FLOE_REGEX_MAX_STEPS)
+		steps = FLOE_REGEX_MAX_STEPS;
+	pcre2_set_match_limit(r->mctx, (uint32_t)steps);
+	/* PCRE2 refuses a NULL subject even when it is empty. */
 	static const char empty[1] = {0};
-	if (!len)
-		subject = empty;
-#ifdef FLOE_REGEX_COPY
-	if (len)
-		memcpy(r->copy, line, len);
-	r->copy[len] = 0;
-	subject = r->copy;
-#endif
-#ifdef REG_STARTEND
-	/* glibc and the BSDs read exactly [rm_so, rm_eo): no NUL needed, and NUL bytes in
-	 * the line are subject bytes. */
-	r->pm[0].rm_so = 0;
-	r->pm[0].rm_eo = (regoff_t)len;
-	e = regexec(&r->re, subject, r->nmatch, r->pm, REG_STARTEND);
-#else
-	/* A NUL in the copy ends the subject early. */
-	e = regexec(&r->re, subject, r->nmatch, r->pm, 0);
-#endif
-	if (e == REG_NOMATCH)
+	int rc = pcre2_match(r->code, (PCRE2_SPTR)(len ? line : empty), len, 0, 0, r->md, r->mctx);
+	if (rc >= 0) {
+		*matched = true;
 		return 0;
-	if (e == REG_ESPACE)
+	}
+	switch (rc) {
+	case PCRE2_ERROR_NOMATCH:
+		return 0;
+	case PCRE2_ERROR_MATCHLIMIT:
+	case PCRE2_ERROR_DEPTHLIMIT:
+	case PCRE2_ERROR_HEAPLIMIT:
+	case PCRE2_ERROR_JIT_STACKLIMIT:
+		return FLOE_ELIMIT;
+	case PCRE2_ERROR_NOMEMORY:
 		return FLOE_ENOMEM;
-	if (e)
-		return FLOE_EINVAL;
-	*matched = true;
-	return 0;
+	default:
+		return FLOE_EPARSE;
+	}
 }
 
 int floe_regex_test(struct floe_regex *r, const char *line, size_t len, bool *matched)
@@ -496,12 +390,15 @@ int floe_regex_capture(struct floe_regex *r, const char *line, size_t len, struc
 	int rc = run(r, line, len, matched);
 	if (rc || !*matched || r->nosub)
 		return rc;
+	const PCRE2_SIZE *ov = pcre2_get_ovector_pointer(r->md);
+	uint32_t pairs = pcre2_get_ovector_count(r->md);
 	for (size_t k = 0; k < r->nnames; k++) {
-		const regmatch_t *m = &r->pm[r->names[k].group];
-		if (m->rm_so < 0 || m->rm_eo < m->rm_so || (size_t)m->rm_eo > len)
+		uint32_t g = r->names[k].group;
+		if (g >= pairs || ov[2 * g] == PCRE2_UNSET || ov[2 * g + 1] < ov[2 * g] ||
+		    ov[2 * g + 1] > len)
 			continue;
-		floe_fields_add(f, r->name_bytes + r->names[k].off, r->names[k].len,
-				line + m->rm_so, (size_t)(m->rm_eo - m->rm_so));
+		floe_fields_add(f, r->names[k].p, r->names[k].len, line + ov[2 * g],
+				(size_t)(ov[2 * g + 1] - ov[2 * g]));
 	}
 	return 0;
 }

@@ -23,7 +23,7 @@ enum floe_assemble_format {
 
 struct floe_assemble_options {
 	enum floe_assemble_format format;
-	const char *start;     /* multiline start ERE (borrowed; NULL = no grouping) */
+	const char *start;     /* multiline start regex (borrowed; NULL = no grouping) */
 	size_t max_lines;      /* multiline: 0 = 500 */
 	size_t max_bytes;      /* multiline record cap: 0 = 1 MiB */
 	size_t max_line_bytes; /* joined container message cap, and the part of a line

@@ -2,10 +2,12 @@
 #include "decode.h"
 
 #include "agent/config/config.h"
+#include "agent/parse/access_log.h"
 #include "agent/parse/fields.h"
 #include "agent/parse/json_line.h"
 #include "agent/parse/logfmt.h"
 #include "agent/parse/regex.h"
+#include "agent/parse/syslog_file.h"
 #include "agent/parse/timestamp.h"
 #include "agent/schema/record.h"
 #include "formats/base/alloc.h"
@@ -182,6 +184,17 @@ static int severity_of(const char *s, size_t n)
 	return -1;
 }
 
+/* The parser, as the failure log names it. */
+static const char *const parser_what[] = {
+    [FLOE_PARSER_JSON] = "the json parser",
+    [FLOE_PARSER_LOGFMT] = "the logfmt parser",
+    [FLOE_PARSER_REGEX] = "the regex parser",
+    [FLOE_PARSER_APACHE_COMMON] = "the apache_common parser",
+    [FLOE_PARSER_APACHE_COMBINED] = "the apache_combined parser",
+    [FLOE_PARSER_NGINX_COMBINED] = "the nginx_combined parser",
+    [FLOE_PARSER_SYSLOG_FILE] = "the syslog_file parser",
+};
+
 void floe_decoder_apply(struct floe_decoder *d, struct floe_record *rec)
 {
 	rec->nattrs = 0;
@@ -189,6 +202,8 @@ void floe_decoder_apply(struct floe_decoder *d, struct floe_record *rec)
 		floe_fields_reset(d->fields);
 		int rc = 0;
 		bool matched = true;
+		int64_t parsed_ts;
+		struct floe_str pid;
 		const char *p = rec->message.p;
 		size_t len = rec->message.len;
 		switch (d->parser) {
@@ -201,16 +216,30 @@ void floe_decoder_apply(struct floe_decoder *d, struct floe_record *rec)
 		case FLOE_PARSER_REGEX:
 			rc = floe_regex_capture(d->regex, p, len, d->fields, &matched);
 			break;
+		case FLOE_PARSER_APACHE_COMMON:
+		case FLOE_PARSER_APACHE_COMBINED:
+		case FLOE_PARSER_NGINX_COMBINED:
+			rc = floe_access_log_parse(p, len, d->parser != FLOE_PARSER_APACHE_COMMON,
+						   d->fields, &parsed_ts, NULL);
+			if (rc == 0)
+				rec->ts = parsed_ts;
+			break;
+		case FLOE_PARSER_SYSLOG_FILE:
+			/* A BSD time has no zone: UTC, unless a timestamp option reads it again. */
+			rc = floe_syslog_file_parse(p, len, rec->received_at, 0, d->fields,
+						    &parsed_ts, &pid, NULL);
+			if (rc == 0) {
+				rec->ts = parsed_ts;
+				if (pid.p)
+					rec->proc_id = pid;
+			}
+			break;
 		default:
 			break;
 		}
 		if (rc || !matched) {
 			d->st.parse_failures++;
-			log_failure(d, &d->parse_log,
-				    d->parser == FLOE_PARSER_REGEX	 ? "the regex parser"
-				    : d->parser == FLOE_PARSER_JSON ? "the json parser"
-								    : "the logfmt parser",
-				    rec);
+			log_failure(d, &d->parse_log, parser_what[d->parser], rec);
 			floe_fields_reset(d->fields);
 		}
 		d->st.fields_dropped += floe_fields_dropped(d->fields);

@@ -1,9 +1,9 @@
 /* Decoding a line into a record's structured parts, per input: the configured parser
- * (json, logfmt, regex) fills attrs; the timestamp option sets ts from the message's start
- * or from a parsed field; a level field sets severity. The message stays the line as read,
- * so nothing is lost when a line does not parse (that is counted instead). Per line it
- * allocates nothing: the decoder owns a fixed field table that the record borrows until
- * the next call. */
+ * (json, logfmt, regex, access logs, syslog_file) fills attrs (the built-in formats set ts
+ * too); the timestamp option sets ts from the message's start or from a parsed field; a
+ * level field sets severity. The message stays the line as read, so nothing is lost when
+ * a line does not parse (that is counted instead). Per line it allocates nothing: the
+ * decoder owns a fixed field table that the record borrows until the next call. */
 #ifndef FLOE_DECODE_H
 #define FLOE_DECODE_H
 

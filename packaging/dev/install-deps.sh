@@ -17,13 +17,15 @@ SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 
 native=(build-essential cmake pkg-config libyaml-dev libmbedtls-dev libcurl4-openssl-dev
-        liblz4-dev libzstd-dev zlib1g-dev libxxhash-dev)
+        liblz4-dev libzstd-dev zlib1g-dev libxxhash-dev libpcre2-dev)
 testpk=(libcmocka-dev clang python3-avro nodejs npm qemu-user crossbuild-essential-arm64
         libyaml-dev:arm64 libmbedtls-dev:arm64 libcurl4-openssl-dev:arm64 liblz4-dev:arm64
         libzstd-dev:arm64 zlib1g-dev:arm64 libxxhash-dev:arm64 libcmocka-dev:arm64
+        libpcre2-dev:arm64
         crossbuild-essential-armhf
         libyaml-dev:armhf libmbedtls-dev:armhf libcurl4-openssl-dev:armhf liblz4-dev:armhf
         libzstd-dev:armhf zlib1g-dev:armhf libxxhash-dev:armhf libcmocka-dev:armhf
+        libpcre2-dev:armhf
         dpkg-dev debhelper fakeroot lintian systemd man-db file)
 
 benchpk=(zstd gzip bc time s3cmd

@@ -36,7 +36,19 @@ mkdir -p "$T/perl"
 printf '%s\n' '10.1.2.3 - - [10/Oct/2026:13:55:36 +0000] "GET /a.gif HTTP/1.1" 200 2326' >"$T/perl/access.log"
 cfg perl '    parser: regex
     pattern: '"'"'^(?P<client>\d+\.\d+\.\d+\.\d+) \S+ \S+ \[(?P<time>[^]]+)\] "(?P<method>[A-Z]+) (?P<path>[\w./-]+) [^"]+" (?P<status>\d{3}) (?P<bytes>\d+)$'"'" ""
-for n in json logfmt regex perl; do
+# The built-in access-log parser: the same fields without a pattern, ts from the line;
+# an error-log line among them is kept and counted.
+mkdir -p "$T/nginx"
+cat >"$T/nginx/access.log" <<'LOG'
+10.1.2.3 - bob [10/Oct/2026:13:55:36 +0200] "GET /a.gif?x=1 HTTP/1.1" 200 2326 "-" "curl/8.5"
+[Sun Dec 04 04:47:44 2005] [notice] workerEnv.init() ok
+LOG
+cfg nginx "    parser: nginx_combined" ""
+# The built-in syslog_file parser on the line the regex case parses with a pattern.
+mkdir -p "$T/sysfile"
+cp "$T/regex/auth.log" "$T/sysfile/auth.log"
+cfg sysfile "    parser: syslog_file" ""
+for n in json logfmt regex perl nginx sysfile; do
 	check "$n: run succeeds" "$FLOE_BIN" run -c "$T/$n.yaml" --once --log-level warn 2>"$T/$n.err"
 	live_files "$T/wh-$n/default/logs" >"$T/$n.files"
 done
@@ -68,6 +80,14 @@ q perl "attrs['client'], attrs['method'], attrs['path'], attrs['status'], attrs[
 check "regex: Perl-style escapes (\\d, \\S, [\\w./-]) match" \
 	grep -qx '\["10.1.2.3","GET","/a.gif","200","2326"\]' "$T/perl.out"
 check "regex: Perl-style escapes leave no parse failure" grep -q '"parse_failures":0,' "$T/state-perl/metrics.json"
+
+q nginx "epoch_ms(ts), attrs['client'], attrs['user'], attrs['method'], attrs['path'], attrs['protocol'], attrs['status'], attrs['bytes'], attrs['referer'], attrs['user_agent']" >"$T/nginx.out"
+check "nginx_combined: fields, the request split, ts from the line" \
+	grep -qx '\["1791633336000","10.1.2.3","bob","GET","/a.gif?x=1","HTTP/1.1","200","2326",null,"curl/8.5"\]' "$T/nginx.out"
+check "nginx_combined: an error-log line is counted" grep -q '"parse_failures":1,' "$T/state-nginx/metrics.json"
+q sysfile "attrs['host'], attrs['app'], attrs['pid'], attrs['msg'], month(ts), day(ts), app, proc_id" >"$T/sysfile.out"
+check "syslog_file: host, tag, pid, text, a syslog timestamp, the app and proc_id columns" \
+	grep -qx '\["LabSZ","sshd","24200","Invalid user webmaster","12","10","sshd","24200"\]' "$T/sysfile.out"
 
 # A parser failing on every line says so once a minute, with a sample, not once a line.
 mkdir -p "$T/many"

@@ -1,0 +1,191 @@
+/* The access-log scanner: one pass over the line, each field a slice of it. */
+#include "access_log.h"
+
+#include "fields.h"
+#include "formats/base/civil.h"
+#include "formats/base/error.h"
+
+#include <string.h>
+
+struct scan {
+	const char *p;
+	size_t len, at;
+	const char *what; /* the field being read, for the error */
+};
+
+static int fail(struct scan *s, struct floe_err *err)
+{
+	return floe_err_at(err, FLOE_EPARSE, s->at, "access log: bad %s at offset %zu", s->what,
+			   s->at);
+}
+
+/* A run of bytes other than space up to the next space or the end; none is an error. */
+static bool token(struct scan *s, const char **v, size_t *vl)
+{
+	size_t b = s->at;
+	while (s->at < s->len && s->p[s->at] != ' ')
+		s->at++;
+	*v = s->p + b;
+	*vl = s->at - b;
+	return *vl > 0;
+}
+
+static bool space(struct scan *s)
+{
+	if (s->at >= s->len || s->p[s->at] != ' ')
+		return false;
+	s->at++;
+	return true;
+}
+
+/* A "..." string; a backslash keeps the byte after it inside (Apache's \" and \\). The
+ * value is the bytes between the quotes, as written. */
+static bool quoted(struct scan *s, const char **v, size_t *vl)
+{
+	if (s->at >= s->len || s->p[s->at] != '"')
+		return false;
+	size_t b = ++s->at;
+	while (s->at < s->len && s->p[s->at] != '"')
+		s->at += s->p[s->at] == '\\' && s->at + 1 < s->len ? 2 : 1;
+	if (s->at >= s->len)
+		return false;
+	*v = s->p + b;
+	*vl = s->at - b;
+	s->at++;
+	return true;
+}
+
+static bool digits(const char *p, size_t n, unsigned *out)
+{
+	unsigned v = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (p[i] < '0' || p[i] > '9')
+			return false;
+		v = v * 10 + (unsigned)(p[i] - '0');
+	}
+	*out = v;
+	return n > 0;
+}
+
+/* "10/Oct/2000:13:55:36 -0700" exactly (26 bytes), the time Apache's %t and nginx's
+ * $time_local write, into µs since the epoch. */
+static bool clf_time(const char *t, size_t n, int64_t *us)
+{
+	static const char months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
+	if (n != 26 || t[2] != '/' || t[6] != '/' || t[11] != ':' || t[14] != ':' || t[17] != ':' ||
+	    t[20] != ' ' || (t[21] != '+' && t[21] != '-'))
+		return false;
+	unsigned day, year, hour, min, sec, zh, zm, month = 0;
+	if (!digits(t, 2, &day) || !digits(t + 7, 4, &year) || !digits(t + 12, 2, &hour) ||
+	    !digits(t + 15, 2, &min) || !digits(t + 18, 2, &sec) || !digits(t + 22, 2, &zh) ||
+	    !digits(t + 24, 2, &zm))
+		return false;
+	for (unsigned m = 0; m < 12 && !month; m++)
+		if (memcmp(months + 3 * m, t + 3, 3) == 0)
+			month = m + 1;
+	if (!month || day < 1 || day > floe_civil_days_in_month(year, month) || hour > 23 ||
+	    min > 59 || sec > 60 || zh > 23 || zm > 59)
+		return false;
+	int64_t zone = ((int64_t)zh * 60 + zm) * 60 * (t[21] == '-' ? -1 : 1);
+	int64_t s = floe_civil_to_days(year, month, day) * 86400 + hour * 3600 + min * 60 + sec;
+	*us = (s - zone) * 1000000;
+	return true;
+}
+
+static void add(struct floe_fields *f, const char *k, const char *v, size_t vl)
+{
+	if (vl == 1 && v[0] == '-')
+		return;
+	floe_fields_add(f, k, strlen(k), v, vl);
+}
+
+/* "METHOD PATH PROTOCOL" (or "METHOD PATH") into three fields, else the whole request. */
+static void request(struct floe_fields *f, const char *r, size_t n)
+{
+	const char *sp1 = memchr(r, ' ', n);
+	const char *sp2 = sp1 ? memchr(sp1 + 1, ' ', n - (size_t)(sp1 + 1 - r)) : NULL;
+	const char *end = r + n;
+	bool ok = sp1 && sp1 > r && sp1 + 1 < (sp2 ? sp2 : end) &&
+		  (!sp2 || (sp2 + 1 < end && !memchr(sp2 + 1, ' ', (size_t)(end - sp2 - 1))));
+	for (const char *c = r; ok && c < sp1; c++)
+		ok = (*c >= 'A' && *c <= 'Z') || *c == '-' || *c == '_';
+	if (!ok) {
+		add(f, "request", r, n);
+		return;
+	}
+	floe_fields_add(f, "method", 6, r, (size_t)(sp1 - r));
+	const char *pe = sp2 ? sp2 : end;
+	floe_fields_add(f, "path", 4, sp1 + 1, (size_t)(pe - sp1 - 1));
+	if (sp2)
+		floe_fields_add(f, "protocol", 8, sp2 + 1, (size_t)(end - sp2 - 1));
+}
+
+int floe_access_log_parse(const char *p, size_t len, bool combined, struct floe_fields *f,
+			  int64_t *ts_us, struct floe_err *err)
+{
+	struct scan s = {p, len, 0, "client"};
+	const char *v[9];
+	size_t vl[9];
+	/* client ident user [time] "request" status bytes */
+	if (!token(&s, &v[0], &vl[0]) || !space(&s))
+		goto bad;
+	s.what = "ident";
+	if (!token(&s, &v[1], &vl[1]) || !space(&s))
+		goto bad;
+	s.what = "user";
+	if (!token(&s, &v[2], &vl[2]) || !space(&s))
+		goto bad;
+	s.what = "time";
+	if (s.at >= len || p[s.at] != '[')
+		goto bad;
+	const char *close = memchr(p + s.at, ']', len - s.at);
+	if (!close || !clf_time(p + s.at + 1, (size_t)(close - p - s.at - 1), ts_us))
+		goto bad;
+	s.at = (size_t)(close - p) + 1;
+	s.what = "request";
+	if (!space(&s) || !quoted(&s, &v[3], &vl[3]) || !space(&s))
+		goto bad;
+	/* A bad status or byte count is reported at its first byte. */
+	s.what = "status";
+	size_t from = s.at;
+	unsigned number;
+	if (!token(&s, &v[4], &vl[4]) || vl[4] != 3 || !digits(v[4], 3, &number))
+		goto bad_token;
+	s.what = "bytes";
+	if (!space(&s))
+		goto bad;
+	from = s.at;
+	if (!token(&s, &v[5], &vl[5]) ||
+	    !((vl[5] == 1 && v[5][0] == '-') || (vl[5] <= 20 && digits(v[5], vl[5], &number))))
+		goto bad_token;
+	if (combined) {
+		s.what = "referer";
+		if (!space(&s) || !quoted(&s, &v[6], &vl[6]))
+			goto bad;
+		s.what = "user_agent";
+		if (!space(&s) || !quoted(&s, &v[7], &vl[7]))
+			goto bad;
+	} else {
+		s.what = "end of line";
+		while (s.at < len && p[s.at] == ' ')
+			s.at++;
+		if (s.at < len)
+			goto bad;
+	}
+	add(f, "client", v[0], vl[0]);
+	add(f, "ident", v[1], vl[1]);
+	add(f, "user", v[2], vl[2]);
+	request(f, v[3], vl[3]);
+	floe_fields_add(f, "status", 6, v[4], vl[4]);
+	add(f, "bytes", v[5], vl[5]);
+	if (combined) {
+		add(f, "referer", v[6], vl[6]);
+		add(f, "user_agent", v[7], vl[7]);
+	}
+	return 0;
+bad_token:
+	s.at = from;
+bad:
+	floe_fields_reset(f);
+	return fail(&s, err);
+}

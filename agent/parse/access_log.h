@@ -1,0 +1,33 @@
+/* Web server access logs, scanned byte by byte (no regex): Apache's common log format and
+ * the combined format that Apache and nginx share:
+ *   common:    client ident user [10/Oct/2000:13:55:36 -0700] "GET /a HTTP/1.0" 200 2326
+ *   combined:  common + ` "referer" "user agent"`
+ * Fields are slices of the line (nothing is copied or unescaped: Apache writes `\"` and
+ * nginx `\x22` for a quote inside a string, and both stay as written), with the names a
+ * regex user would give them: client, ident, user, method, path, protocol, status,
+ * bytes, referer, user_agent. The request is split into method, path and protocol when it
+ * has exactly those three parts (or two, HTTP/0.9: no protocol); otherwise, as for the
+ * bytes nginx logs for a TLS handshake sent to a plain port, it is kept whole as
+ * `request`. A "-" (the formats' "none") leaves its field out, except in status. The
+ * time goes to the record's ts, not to a field. Pure. */
+#ifndef FLOE_ACCESS_LOG_H
+#define FLOE_ACCESS_LOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct floe_err;
+struct floe_fields;
+
+/* Parses p[0..len) (no NUL needed) as one access-log line, common or (combined == true)
+ * combined. Common takes the line up to the bytes field and allows nothing after it but
+ * spaces; combined needs referer and user agent and ignores what follows them (nginx
+ * configurations often append fields; the message column keeps the whole line).
+ * Returns 0 with the fields appended to f and *ts_us set (µs since the epoch, UTC), or
+ * FLOE_EPARSE with err (may be NULL) holding the offset of the first byte that does not
+ * fit; then f is reset. Borrows p. */
+int floe_access_log_parse(const char *p, size_t len, bool combined, struct floe_fields *f,
+			  int64_t *ts_us, struct floe_err *err);
+
+#endif

@@ -1,0 +1,26 @@
+/* The lines rsyslog and syslog-ng write into /var/log/syslog, /var/log/messages and
+ * auth.log in their traditional file format, `Mmm dd hh:mm:ss host tag[pid]: text` (or
+ * with an RFC 3339 time, rsyslog's high-precision format), read by the RFC 3164 parser
+ * (agent/parse/syslog.h) and mapped onto fields: host, app, pid, msg. The time goes to
+ * ts: a BSD time has no year (inferred from the receive time) and no zone (the zone
+ * given applies). Pure. */
+#ifndef FLOE_SYSLOG_FILE_H
+#define FLOE_SYSLOG_FILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct floe_err;
+struct floe_fields;
+struct floe_str;
+
+/* Parses p[0..len) (no NUL needed). Returns 0 with the fields appended to f (slices of
+ * p), *ts_us set and *pid the process id (p == NULL when the line has none), or
+ * FLOE_EPARSE with err (may be NULL) holding the offset where the line stopped being a
+ * syslog file line (no timestamp at its start, an impossible date, no tag); f is then
+ * reset. Borrows p. */
+int floe_syslog_file_parse(const char *p, size_t len, int64_t received_us, int32_t zone_off_s,
+			   struct floe_fields *f, int64_t *ts_us, struct floe_str *pid,
+			   struct floe_err *err);
+
+#endif

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# Parser benchmark: floe reading 1,000,000 generated Apache access lines (common log
+# format, unique lines) end to end into ZSTD Parquet in a local warehouse, once per
+# parser: none, json and logfmt (the same fields written as JSON and logfmt lines), regex
+# (issue 19's named-group pattern, PCRE2) and the built-in apache_common scanner. Prints,
+# per case, lines, CPU seconds (user + system), lines per CPU second, wall seconds, peak
+# RSS and the parse failures counted (0 expected), then fixed references: floe's regex
+# before PCRE2 (glibc regexec, measured at 92 k lines per CPU second) and Fluent Bit 5.1's
+# regex parser (Onigmo, 118 k lines per CPU second, writing JSON text), both on the same
+# pattern and a million such lines. Asserts nothing.
+# Measured 2026-12-03 (Release, 2 shared CPUs under load 6-11, lines per CPU second):
+# none 1.03 M, json 375 k, logfmt 418 k, regex (PCRE2 JIT) 386 k, apache_common 457 k;
+# main's glibc regex side by side (OTHER=) 96 k. perf on the regex case: zstd 41 %,
+# Parquet encoding most of the rest, PCRE2 and its JIT code about 6 %.
+# usage: tests/bench/parse.sh [LINES]   (default 1000000)
+# BUILD=dir picks the build (default build-rel; a Release build gives the real figures);
+# OTHER=path/to/floe also runs another floe's regex case side by side (main's, say);
+# KEEP=1 keeps the work directory.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+BUILD=${BUILD:-build-rel}
+FLOE="$BUILD/floe"
+[ -x "$FLOE" ] || { echo "build $FLOE first (cmake --build $BUILD --target floe)"; exit 2; }
+FLOE=$(realpath "$FLOE")
+N=${1:-1000000}
+W=$(mktemp -d /tmp/floe-bench-parse.XXXXXX)
+cleanup() { if [ "${KEEP:-0}" = 1 ]; then echo "work directory kept: $W"; else rm -rf "$W"; fi; }
+trap cleanup EXIT
+
+# The same N requests three ways, over one day; addresses, paths and sizes vary so that
+# no line repeats.
+python3 - "$W" "$N" <<'PY'
+import random, sys
+w, n = sys.argv[1], int(sys.argv[2])
+r = random.Random(19)
+months = "Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split()
+methods = ["GET"] * 8 + ["POST", "HEAD"]
+paths = ["/", "/index.html", "/api/v1/items", "/static/app.js", "/img/logo.png", "/login"]
+with open(f"{w}/access.log", "w") as a, open(f"{w}/access.json", "w") as j, \
+     open(f"{w}/access.logfmt", "w") as l:
+    for i in range(n):
+        ip = f"{r.randrange(1, 224)}.{r.randrange(256)}.{r.randrange(256)}.{r.randrange(1, 255)}"
+        # One day in order, as a real log: the table partitions by day.
+        t = i * 86400 // n
+        day, mon, h, m, s = 3, 11, t // 3600, t // 60 % 60, t % 60
+        clf = f"{day:02d}/{months[mon]}/2026:{h:02d}:{m:02d}:{s:02d} +0000"
+        iso = f"2026-{mon + 1:02d}-{day:02d}T{h:02d}:{m:02d}:{s:02d}Z"
+        meth, path = r.choice(methods), f"{r.choice(paths)}?id={i}"
+        status, size = r.choice(["200"] * 6 + ["304", "404", "500"]), r.randrange(0, 100000)
+        a.write(f'{ip} - - [{clf}] "{meth} {path} HTTP/1.1" {status} {size}\n')
+        j.write(f'{{"client":"{ip}","time":"{iso}","method":"{meth}","path":"{path}",'
+                f'"status":"{status}","bytes":"{size}"}}\n')
+        l.write(f'client={ip} time={iso} method={meth} path="{path}" status={status} bytes={size}\n')
+PY
+
+PATTERN='^(?<client>[0-9.]+) [^ ]+ [^ ]+ \[(?<time>[^]]+)\] "(?<method>[A-Z]+) (?<path>[^ ]+) [^"]+" (?<status>[0-9]{3}) (?<bytes>[0-9]+)$'
+declare -A FILE=([none]=access.log [json]=access.json [logfmt]=access.logfmt [regex]=access.log
+	[apache_common]=access.log [regex-other]=access.log)
+declare -A OPTS=(
+	[none]=""
+	[json]="parser: json
+    timestamp: { field: time, format: rfc3339 }"
+	[logfmt]="parser: logfmt
+    timestamp: { field: time, format: rfc3339 }"
+	[regex]="parser: regex
+    pattern: '$PATTERN'
+    timestamp: { field: time, format: clf }"
+	[apache_common]="parser: apache_common")
+OPTS[regex-other]=${OPTS[regex]}
+
+printf '== parse benchmark: %d lines, %s CPUs, load average %s ==\n' "$N" "$(nproc)" \
+	"$(cut -d' ' -f1-3 /proc/loadavg)"
+printf '%-16s %9s %8s %14s %8s %8s %9s\n' case lines CPU-s lines/CPU-s wall-s RSS-MiB failures
+run() { # run CASE FLOE-BINARY
+	local c=$1 bin=$2 d=$W/$1
+	mkdir -p "$d"
+	cat >"$d/floe.yaml" <<-EOF
+	agent: { id: bench-parse, state_dir: $d/state }
+	inputs:
+	  - type: tail
+	    paths: ["$W/${FILE[$c]}"]
+	    start_at: beginning
+	    ${OPTS[$c]}
+	tables:
+	  logs:
+	    codec: zstd
+	lake:
+	  warehouse: $d/warehouse
+	EOF
+	cat "$W/${FILE[$c]}" >/dev/null
+	if ! /usr/bin/time -f '%U %S %e %M' -o "$d/time.txt" "$bin" run -c "$d/floe.yaml" --once \
+		>"$d/log" 2>&1; then
+		echo "$c: floe failed:"; sed 's/^/    /' "$d/log" | tail -5
+		return 0
+	fi
+	local user sys wall rss lines fails cpu
+	read -r user sys wall rss <"$d/time.txt"
+	lines=$(sed -n 's/.*"lines":\([0-9]*\).*/\1/p' "$d/state/metrics.json")
+	fails=$(sed -n 's/.*"parse_failures":\([0-9]*\).*/\1/p' "$d/state/metrics.json")
+	cpu=$(echo "$user + $sys" | bc -l)
+	printf '%-16s %9d %8.2f %14.0f %8.2f %8.1f %9s\n' "$c" "$lines" "$cpu" \
+		"$(echo "$lines / $cpu" | bc -l)" "$wall" "$(echo "$rss / 1024" | bc -l)" "${fails:--}"
+}
+for c in none json logfmt regex apache_common; do
+	run "$c" "$FLOE"
+done
+if [ -n "${OTHER:-}" ]; then
+	run regex-other "$(realpath "$OTHER")"
+fi
+printf '%-16s %9s %8s %14s   %s\n' "regex (glibc)" 1000000 10.9 92000 \
+	"floe before PCRE2, fixed reference (issue 19)"
+printf '%-16s %9s %8s %14s   %s\n' "fluent-bit" 1000000 8.5 118000 \
+	"Fluent Bit 5.1 regex parser (Onigmo), fixed reference (issue 19)"

@@ -1,0 +1,219 @@
+/* Tests of agent/parse/access_log: hand-checked common and combined lines (Apache's
+ * documentation example, nginx lines with escapes, IPv6, HTTP/0.9, a TLS handshake sent
+ * to a plain port), near misses with the offset they fail at, every prefix of a line, and
+ * the loghub Apache sample (an error log: every line refused, none crashes). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "agent/parse/access_log.h"
+#include "agent/parse/fields.h"
+#include "formats/base/error.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct floe_fields *f;
+
+static int setup(void **state)
+{
+	return floe_fields_new(NULL, 16, 0, &f);
+}
+
+static int teardown(void **state)
+{
+	floe_fields_free(f);
+	return 0;
+}
+
+static void expect_val(const char *k, const char *v)
+{
+	const char *got;
+	size_t gl;
+	if (!floe_fields_find(f, k, strlen(k), &got, &gl))
+		fail_msg("no field %s", k);
+	if (gl != strlen(v) || memcmp(got, v, gl) != 0)
+		fail_msg("field %s: got '%.*s', want '%s'", k, (int)gl, got, v);
+}
+
+static void expect_absent(const char *k)
+{
+	const char *got;
+	size_t gl;
+	assert_false(floe_fields_find(f, k, strlen(k), &got, &gl));
+}
+
+static void parse_ok(const char *line, bool combined, int64_t want_ts)
+{
+	floe_fields_reset(f);
+	int64_t ts = 0;
+	struct floe_err why = {0};
+	int rc = floe_access_log_parse(line, strlen(line), combined, f, &ts, &why);
+	if (rc)
+		fail_msg("%s: %s", line, why.msg);
+	assert_int_equal(ts, want_ts);
+}
+
+static void test_common(void **state)
+{
+	const char *line = "127.0.0.1 - frank [10/Oct/2000:13:55:36 -0700] "
+			   "\"GET /apache_pb.gif HTTP/1.0\" 200 2326";
+	parse_ok(line, false, 971211336LL * 1000000);
+	assert_int_equal(floe_fields_count(f), 7);
+	expect_val("client", "127.0.0.1");
+	expect_absent("ident");
+	expect_val("user", "frank");
+	expect_val("method", "GET");
+	expect_val("path", "/apache_pb.gif");
+	expect_val("protocol", "HTTP/1.0");
+	expect_val("status", "200");
+	expect_val("bytes", "2326");
+	expect_absent("request");
+	/* Slices of the line, not copies. */
+	assert_ptr_equal(floe_fields_vals(f)[0], line);
+	/* Trailing spaces are fine; a response without a body has bytes "-". */
+	parse_ok("::1 - - [01/Jan/1970:00:00:00 +0000] \"HEAD / HTTP/1.1\" 304 -  ", false, 0);
+	expect_val("client", "::1");
+	expect_absent("user");
+	expect_absent("bytes");
+	expect_val("status", "304");
+	/* HTTP/0.9: no protocol. */
+	parse_ok("h - - [29/Feb/2024:23:59:60 +0100] \"GET /x\" 200 0", false,
+		 1709247600LL * 1000000);
+	expect_val("path", "/x");
+	expect_absent("protocol");
+}
+
+static void test_combined(void **state)
+{
+	/* nginx's default format; $time_local in UTC+2. */
+	parse_ok("203.0.113.7 - alice [03/Dec/2026:14:05:09 +0200] \"POST /api/v1/items?id=3&x=%20 "
+		 "HTTP/2.0\" 201 17 \"https://example.com/a b\" \"Mozilla/5.0 (X11; Linux x86_64) "
+		 "curl/8.5\"",
+		 true, (1796306709LL - 7200) * 1000000);
+	assert_int_equal(floe_fields_count(f), 9);
+	expect_val("client", "203.0.113.7");
+	expect_val("user", "alice");
+	expect_val("method", "POST");
+	expect_val("path", "/api/v1/items?id=3&x=%20");
+	expect_val("protocol", "HTTP/2.0");
+	expect_val("status", "201");
+	expect_val("bytes", "17");
+	expect_val("referer", "https://example.com/a b");
+	expect_val("user_agent", "Mozilla/5.0 (X11; Linux x86_64) curl/8.5");
+	/* Apache escapes a quote as \", nginx as \x22; both stay as written. A referer of
+	 * "-" is absent. What nginx configurations append after the agent is ignored. */
+	parse_ok("10.0.0.1 - - [10/Oct/2000:13:55:36 -0700] \"GET /q?\\\"a\\\" HTTP/1.1\" 200 5 "
+		 "\"-\" \"say \\\"hi\\\" \\x22x\\x22\" \"10.1.1.1\" rt=0.003",
+		 true, 971211336LL * 1000000);
+	expect_val("path", "/q?\\\"a\\\"");
+	expect_absent("referer");
+	expect_val("user_agent", "say \\\"hi\\\" \\x22x\\x22");
+	/* A TLS handshake sent to a plain-text port: the request kept whole; an empty one
+	 * too; a request of "-" absent. */
+	parse_ok("198.51.100.2 - - [10/Oct/2000:13:55:36 -0700] \"\\x16\\x03\\x01\\x00\\xA5\" 400 "
+		 "157 \"-\" \"-\"",
+		 true, 971211336LL * 1000000);
+	expect_val("request", "\\x16\\x03\\x01\\x00\\xA5");
+	expect_absent("method");
+	expect_absent("user_agent");
+	parse_ok("h - - [10/Oct/2000:13:55:36 -0700] \"\" 400 0 \"-\" \"-\"", true,
+		 971211336LL * 1000000);
+	expect_val("request", "");
+	parse_ok("h - - [10/Oct/2000:13:55:36 -0700] \"-\" 408 0 \"-\" \"-\"", true,
+		 971211336LL * 1000000);
+	expect_absent("request");
+	parse_ok("h - - [10/Oct/2000:13:55:36 -0700] \"get / HTTP/1.1 extra\" 400 0 \"-\" \"-\"",
+		 true, 971211336LL * 1000000);
+	expect_val("request", "get / HTTP/1.1 extra");
+}
+
+static void test_near_misses(void **state)
+{
+	static const struct {
+		const char *line;
+		bool combined;
+		size_t off;
+	} bad[] = {
+	    {"", false, 0},
+	    {" - - [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.0\" 200 1", false, 0},
+	    {"h - - 10/Oct/2000:13:55:36 -0700 \"GET / HTTP/1.0\" 200 1", false, 6},
+	    {"h - - [10/Foo/2000:13:55:36 -0700] \"GET / HTTP/1.0\" 200 1", false, 6},
+	    {"h - - [30/Feb/2000:13:55:36 -0700] \"GET / HTTP/1.0\" 200 1", false, 6},
+	    {"h - - [10/Oct/2000:24:55:36 -0700] \"GET / HTTP/1.0\" 200 1", false, 6},
+	    {"h - - [10/Oct/2000:13:55:36] \"GET / HTTP/1.0\" 200 1", false, 6},
+	    {"h - - [10/Oct/2000:13:55:36 -0700 \"GET / HTTP/1.0\" 200 1", false, 6},
+	    {"h - - [10/Oct/2000:13:55:36 -0700] GET / HTTP/1.0 200 1", false, 35},
+	    {"h - - [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.0 200 1", false, 56},
+	    {"h - - [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.0\" 20 1", false, 52},
+	    {"h - - [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.0\" 2000 1", false, 52},
+	    {"h - - [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.0\" 200 1k", false, 56},
+	    {"h - - [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.0\" 200", false, 55},
+	    /* Combined fed to the common parser, and the other way round. */
+	    {"h - - [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.0\" 200 1 \"-\" \"-\"", false, 58},
+	    {"h - - [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.0\" 200 1", true, 57},
+	    {"h - - [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.0\" 200 1 \"-\" \"-", true, 64},
+	    {"h - - [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.0\" 200 1 - \"-\"", true, 58},
+	    /* Two spaces where one belongs. */
+	    {"h  - - [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.0\" 200 1", false, 2},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		floe_fields_reset(f);
+		floe_fields_add(f, "k", 1, "v", 1);
+		struct floe_err why = {0};
+		int64_t ts;
+		int rc = floe_access_log_parse(bad[i].line, strlen(bad[i].line), bad[i].combined, f,
+					       &ts, &why);
+		if (rc != FLOE_EPARSE || why.code != FLOE_EPARSE || why.offset != bad[i].off)
+			fail_msg("case %zu: rc %d offset %zu (%s), want offset %zu", i, rc,
+				 why.offset, why.msg, bad[i].off);
+		assert_int_equal(floe_fields_count(f), 0);
+	}
+	/* Every proper prefix of a combined line fails, and reads nothing past its end. */
+	const char *full =
+	    "h - u [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.0\" 200 1 \"r\" \"a\"";
+	for (size_t n = 0; n < strlen(full); n++) {
+		char *cut = malloc(n ? n : 1);
+		memcpy(cut, full, n);
+		int64_t ts;
+		assert_int_equal(floe_access_log_parse(cut, n, true, f, &ts, NULL), FLOE_EPARSE);
+		(void)floe_access_log_parse(cut, n, false, f, &ts, NULL);
+		free(cut);
+	}
+}
+
+/* loghub's Apache sample is Apache's error log: no line of it is an access-log line, and
+ * each is refused at the first byte that tells (no crash, fields left empty). */
+static void test_loghub_error_log(void **state)
+{
+	FILE *in = fopen(FLOE_TEST_DATA "/loghub/Apache_2k.log", "r");
+	assert_non_null(in);
+	char line[4096];
+	size_t n = 0;
+	while (fgets(line, sizeof(line), in)) {
+		size_t len = strcspn(line, "\n");
+		int64_t ts;
+		assert_int_equal(floe_access_log_parse(line, len, false, f, &ts, NULL),
+				 FLOE_EPARSE);
+		assert_int_equal(floe_access_log_parse(line, len, true, f, &ts, NULL), FLOE_EPARSE);
+		assert_int_equal(floe_fields_count(f), 0);
+		n++;
+	}
+	fclose(in);
+	assert_int_equal(n, 2000);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_common),
+	    cmocka_unit_test(test_combined),
+	    cmocka_unit_test(test_near_misses),
+	    cmocka_unit_test(test_loghub_error_log),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
