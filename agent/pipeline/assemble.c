@@ -12,8 +12,8 @@
 
 #define STREAM_CAP 16
 #define DEFAULT_STATES 256
-/* A start pattern sees at most this much of a line: it matches a line's beginning, and
- * where the regex engine needs a copy of the line, that copy is per state. */
+/* A start pattern sees at most this much of a line: it decides on a line's beginning, and
+ * bounding what it sees bounds the time a pattern can take on any line. */
 #define START_TEST_MAX ((size_t)64 << 10)
 /* An empty state is freed after this many timeouts without a line. */
 #define IDLE_TIMEOUTS 4
