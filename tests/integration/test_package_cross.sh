@@ -17,6 +17,15 @@ SAMPLE=$FLOE_SRC/tests/data/loghub/Linux_2k.log
 # Its last line has no newline: run --once takes it too (awk counts it, wc -l does not).
 want_rows=$(awk 'END { print NR }' "$SAMPLE")
 
+# qemu_threads TRIPLET QEMU: whether the emulator runs a program that starts and joins one
+# thread (within 10 s).
+qemu_threads() {
+	local src=$T/probe.c exe=$T/probe-$1
+	printf '%s\n' '#include <pthread.h>' 'static void *f(void *a) { return a; }' \
+		'int main(void) { pthread_t t; return pthread_create(&t, 0, f, 0) || pthread_join(t, 0); }' >"$src"
+	"$1-gcc" -pthread -o "$exe" "$src" && timeout -k 1 10 "$2" -L "/usr/$1" "$exe" >/dev/null 2>&1
+}
+
 for arch in arm64 armhf; do
 	case $arch in
 	arm64) triplet=aarch64-linux-gnu qemu=qemu-aarch64 ;;
@@ -52,15 +61,23 @@ for arch in arm64 armhf; do
 	emu "$bin" check -c "$x/etc/floe/floe.yaml" >"$T/check-$arch.out" 2>&1 || rc=$?
 	check "$arch: floe check on the shipped configuration" test $rc = 0
 	[ $rc = 0 ] || cat "$T/check-$arch.out"
-	# qemu-user 7.2 hangs on threads (README, Dependencies): no compression thread.
+	# floe run starts threads (the committer, and compression threads when set), and
+	# Debian 12's qemu-user 7.2 hangs (arm64) or crashes (armhf) in pthread_create on this
+	# kind of machine. A two-line probe decides: where the emulator can run a thread, the
+	# packaged binary runs --once over the sample; where it cannot, that step is skipped
+	# with the reason, and the arm64/armhf unit tests are the check of the code itself.
+	if ! qemu_threads "$triplet" "$qemu"; then
+		echo "skipped: $arch: run --once under $qemu (this qemu-user cannot run a thread: a pthread_create probe did not return)"
+		continue
+	fi
 	d=$T/run-$arch
 	mkdir -p "$d"
 	cat >"$d/floe.yaml" <<YAML
-agent: { state_dir: $d/state, compress_threads: 0 }
+agent: { state_dir: $d/state }
 inputs: [ { type: tail, paths: ["$SAMPLE"], start_at: beginning } ]
 YAML
 	rc=0
-	timeout -k 5 300 $qemu -L /usr/$triplet "$bin" run -c "$d/floe.yaml" --once \
+	timeout -k 5 120 $qemu -L /usr/$triplet "$bin" run -c "$d/floe.yaml" --once \
 		>"$d/run.out" 2>&1 || rc=$?
 	check "$arch: run --once over a sample log" test $rc = 0
 	[ $rc = 0 ] || tail -20 "$d/run.out"
