@@ -438,7 +438,7 @@ int pq_leaf_next_page(struct floe_pq_reader *r, struct pq_leaf *l)
 	/* Each pass moves past a page: bounded by the chunk's length. */
 	while (l->pos < l->end) {
 		struct page_hdr h;
-		size_t hlen;
+		size_t hlen = 0; /* set by read_header; gcc -O3 without LTO cannot see that */
 		int rc = read_header(r, l, &h, &hlen);
 		if (rc)
 			return rc;

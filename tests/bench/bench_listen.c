@@ -387,7 +387,7 @@ static int idle_run(unsigned n, struct floe_tls_server *tls)
 			return 1;
 		long rss0 = rss_kib();
 		size_t heap0 = mallinfo2().uordblks;
-		int ctl;
+		int ctl = -1;
 		pid_t pid = hold_connections(floe_listener_port(r.l), count, pass == 1, &ctl);
 		struct floe_server_stats st = {0};
 		struct floe_tls_stats ts0, ts = {0};

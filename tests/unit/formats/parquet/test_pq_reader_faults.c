@@ -60,7 +60,7 @@ static int read_all(struct floe_alloc *a, const uint8_t *p, size_t n,
 	floe_err_clear(&e);
 	int rc = floe_pq_reader_open(a, &src, opt, &r, &e);
 	if (rc) {
-		snprintf(why, cap, "%s", e.msg);
+		snprintf(why, cap, "%.200s", e.msg);
 		*err_off = e.offset == FLOE_ERR_NO_OFFSET ? 0 : e.offset;
 		return rc;
 	}
@@ -68,7 +68,7 @@ static int read_all(struct floe_alloc *a, const uint8_t *p, size_t n,
 	while ((rc = floe_pq_reader_next(r, &row)) == 1)
 		(*rows)++;
 	if (rc) {
-		snprintf(why, cap, "%s", floe_pq_reader_error(r)->msg);
+		snprintf(why, cap, "%.200s", floe_pq_reader_error(r)->msg);
 		*err_off = floe_pq_reader_error(r)->offset;
 		assert_int_equal(floe_pq_reader_next(r, &row), rc); /* sticky */
 	}

@@ -168,7 +168,7 @@ static struct floe_pq_reader *open_buf(struct floe_alloc *a, struct pq_memsrc *m
 	struct floe_err e;
 	floe_err_clear(&e);
 	*rc = floe_pq_reader_open(a, &src, NULL, &r, &e);
-	(void)!snprintf(why, 256, "%s", e.msg);
+	(void)!snprintf(why, 256, "%.200s", e.msg);
 	return r;
 }
 

@@ -31,7 +31,7 @@ static const char *prov_error(struct floe_s3_credprov *p, char *out, size_t cap)
 {
 	struct floe_err e;
 	floe_s3_credprov_error(p, &e);
-	snprintf(out, cap, "%s", e.msg);
+	snprintf(out, cap, "%.*s", (int)cap - 1, e.msg);
 	return out;
 }
 
