@@ -12,6 +12,7 @@
 #include "agent/parse/access_log.h"
 #include "agent/parse/fields.h"
 #include "formats/base/error.h"
+#include "fields_expect.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,12 +33,7 @@ static int teardown(void **state)
 
 static void expect_val(const char *k, const char *v)
 {
-	const char *got;
-	size_t gl;
-	if (!floe_fields_find(f, k, strlen(k), &got, &gl))
-		fail_msg("no field %s", k);
-	if (gl != strlen(v) || memcmp(got, v, gl) != 0)
-		fail_msg("field %s: got '%.*s', want '%s'", k, (int)gl, got, v);
+	expect_field(f, k, v, strlen(v));
 }
 
 static void expect_absent(const char *k)

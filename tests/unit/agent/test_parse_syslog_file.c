@@ -12,6 +12,7 @@
 #include "agent/parse/syslog_file.h"
 #include "agent/schema/record.h"
 #include "formats/base/error.h"
+#include "fields_expect.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -31,12 +32,7 @@ static int teardown(void **state)
 
 static void expect_val(const char *k, const char *v)
 {
-	const char *got;
-	size_t gl;
-	if (!floe_fields_find(f, k, strlen(k), &got, &gl))
-		fail_msg("no field %s", k);
-	if (gl != strlen(v) || memcmp(got, v, gl) != 0)
-		fail_msg("field %s: got '%.*s', want '%s'", k, (int)gl, got, v);
+	expect_field(f, k, v, strlen(v));
 }
 
 /* 2026-12-03T12:00:00Z, the receive time of the tests. */
