@@ -5,7 +5,8 @@
 
 #include <string.h>
 
-static inline void expect_field(const struct floe_fields *f, const char *k, const char *v, size_t vl)
+static inline void expect_field(const struct floe_fields *f, const char *k, const char *v,
+				size_t vl)
 {
 	const char *got;
 	size_t gl;
