@@ -1,7 +1,11 @@
 /* The RFC 6587 framer: a byte-driven state machine whose output depends only on the
  * bytes, never on how they were split into chunks (the unit tests feed every split).
- * Frames are assembled in one buffer of max_message_bytes + 1 (the extra byte holds a CR
- * that may turn out to be half of a CRLF trailer). */
+ * Frames are assembled in a buffer that grows with the frame, up to max_message_bytes + 1
+ * (the extra byte holds a CR that may turn out to be half of a CRLF trailer), and that
+ * floe_framer_trim gives back once no frame is in progress: a listener keeps one framer
+ * per connection, and a thousand idle connections must not hold a thousand messages'
+ * worth of memory. A small buffer inside the framer serves short frames and the digits
+ * of a bad length without any allocation. */
 #include "framing.h"
 
 #include "formats/base/alloc.h"
@@ -9,6 +13,9 @@
 
 #include <stdbool.h>
 #include <string.h>
+
+/* Bytes of the buffer inside the framer (at least FLOE_FRAMER_MAX_DIGITS + 1). */
+#define FRAMER_INLINE 256
 
 enum state {
 	S_START,       /* before the first byte of a frame */
@@ -29,7 +36,9 @@ struct floe_framer {
 	unsigned ndigits;
 	char digits[FLOE_FRAMER_MAX_DIGITS];
 	struct floe_framer_stats stats;
-	char buf[]; /* max + 1 */
+	char *buf;  /* inline, or from alloc */
+	size_t cap; /* of buf */
+	char inline_buf[FRAMER_INLINE];
 };
 
 size_t floe_framer_footprint(size_t max_message_bytes)
@@ -40,16 +49,57 @@ size_t floe_framer_footprint(size_t max_message_bytes)
 	return n;
 }
 
+size_t floe_framer_idle_footprint(void)
+{
+	return sizeof(struct floe_framer);
+}
+
+/* Room for want more bytes in buf (want <= max + 1 - len), growing it (doubling, at most
+ * to max + 1) when it is short. Returns the room there is: less than want when the
+ * budget refused the growth. */
+static size_t room(struct floe_framer *fr, size_t want)
+{
+	size_t need = fr->len + want;
+	if (need <= fr->cap)
+		return want;
+	size_t cap = fr->cap;
+	while (cap < need)
+		cap = cap > (fr->max + 1) / 2 ? fr->max + 1 : cap * 2;
+	char *nb = floe_malloc(fr->alloc, cap);
+	if (!nb) {
+		fr->stats.truncated_memory++;
+		return fr->cap - fr->len;
+	}
+	memcpy(nb, fr->buf, fr->len);
+	if (fr->buf != fr->inline_buf)
+		floe_free(fr->alloc, fr->buf);
+	fr->buf = nb;
+	fr->cap = cap;
+	return want;
+}
+
+void floe_framer_trim(struct floe_framer *fr)
+{
+	if (fr->buf == fr->inline_buf || (fr->st != S_START && fr->st != S_SKIP_OCTETS &&
+					  fr->st != S_SKIP_TEXT && fr->st != S_COUNT))
+		return;
+	floe_free(fr->alloc, fr->buf);
+	fr->buf = fr->inline_buf;
+	fr->cap = sizeof(fr->inline_buf);
+}
+
 int floe_framer_new(struct floe_alloc *a, size_t max_message_bytes, struct floe_framer **out)
 {
-	size_t total = floe_framer_footprint(max_message_bytes);
-	if (max_message_bytes < FLOE_FRAMER_MIN_MESSAGE || total == 0)
+	if (max_message_bytes < FLOE_FRAMER_MIN_MESSAGE ||
+	    floe_framer_footprint(max_message_bytes) == 0)
 		return FLOE_EINVAL;
-	struct floe_framer *fr = floe_malloc(a, total);
+	struct floe_framer *fr = floe_malloc(a, sizeof(*fr));
 	if (!fr)
 		return FLOE_ENOMEM;
 	memset(fr, 0, sizeof(*fr));
 	fr->alloc = a;
+	fr->buf = fr->inline_buf;
+	fr->cap = sizeof(fr->inline_buf);
 	fr->max = max_message_bytes;
 	fr->st = S_START;
 	*out = fr;
@@ -58,8 +108,11 @@ int floe_framer_new(struct floe_alloc *a, size_t max_message_bytes, struct floe_
 
 void floe_framer_free(struct floe_framer *fr)
 {
-	if (fr)
-		floe_free(fr->alloc, fr);
+	if (!fr)
+		return;
+	if (fr->buf != fr->inline_buf)
+		floe_free(fr->alloc, fr->buf);
+	floe_free(fr->alloc, fr);
 }
 
 void floe_framer_reset(struct floe_framer *fr)
@@ -147,8 +200,10 @@ static int octets(struct floe_framer *fr, const char *p, size_t n, size_t *i,
 		  struct floe_frame *out)
 {
 	size_t take = n - *i < fr->remain ? n - *i : fr->remain;
-	size_t room = fr->max - fr->len;
-	size_t copy = take < room ? take : room;
+	size_t left = fr->max - fr->len;
+	size_t copy = room(fr, take < left ? take : left);
+	if (copy > take)
+		copy = take;
 	memcpy(fr->buf + fr->len, p + *i, copy);
 	fr->len += copy;
 	*i += copy;
@@ -157,7 +212,8 @@ static int octets(struct floe_framer *fr, const char *p, size_t n, size_t *i,
 		fr->st = S_START;
 		return fr->len ? emit(fr, fr->len, fr->flags, out) : 0;
 	}
-	if (fr->len == fr->max) {
+	if (fr->len == fr->max || copy < (take < left ? take : left)) {
+		/* At max, or the budget would not hold more: the rest is skipped. */
 		fr->st = S_SKIP_OCTETS;
 		return emit(fr, fr->len, fr->flags | FLOE_FRAME_TRUNCATED, out);
 	}
@@ -181,14 +237,20 @@ static int text(struct floe_framer *fr, const char *p, size_t n, size_t *i, stru
 	 * the frame is over max. */
 	bool over = chunk > 0 && fr->len > fr->max;
 	if (!over) {
-		size_t room = fr->max - fr->len, copy = chunk < room ? chunk : room;
+		size_t left = fr->max - fr->len, copy = chunk < left ? chunk : left;
+		/* One byte more for a CR at max; short of the budget, the frame ends here. */
+		size_t got = room(fr, copy + (copy < chunk ? 1 : 0));
+		if (got < copy) {
+			copy = got;
+			over = true;
+		}
 		memcpy(fr->buf + fr->len, p + *i, copy);
 		fr->len += copy;
 		*i += copy;
-		if (copy < chunk) {
+		if (!over && copy < chunk) {
 			/* At max: only a CR just before a trailer (or the chunk's end) may go on.
 			 */
-			if (p[*i] == '\r' && *i + 1 == j) {
+			if (p[*i] == '\r' && *i + 1 == j && fr->len < fr->cap) {
 				fr->buf[fr->len++] = '\r';
 				(*i)++;
 			} else {
@@ -198,7 +260,8 @@ static int text(struct floe_framer *fr, const char *p, size_t n, size_t *i, stru
 	}
 	if (over) {
 		fr->st = S_SKIP_TEXT;
-		return emit(fr, fr->max, fr->flags | FLOE_FRAME_TRUNCATED, out);
+		return emit(fr, fr->len < fr->max ? fr->len : fr->max, fr->flags | FLOE_FRAME_TRUNCATED,
+			    out);
 	}
 	if (j == n)
 		return 0;

@@ -2,8 +2,9 @@
  * per-connection state machine fed chunks of any size (1 byte up) that hands back whole
  * frames, each either octet-counted (`LEN SP MSG`) or non-transparent (MSG ended by LF,
  * CRLF or NUL), told apart on the first byte of each frame: a digit means octet counting
- * (RFC 6587 section 3.4.1, and what rsyslog does). Memory is one block of
- * max_message_bytes plus a small constant, allocated at creation, never more. */
+ * (RFC 6587 section 3.4.1, and what rsyslog does). Memory is a small constant, plus a
+ * buffer that grows with a frame in progress up to max_message_bytes, given back by
+ * floe_framer_trim; when the budget refuses the growth the frame is cut there (counted). */
 #ifndef FLOE_FRAMING_H
 #define FLOE_FRAMING_H
 
@@ -44,11 +45,16 @@ struct floe_frame {
  * which counts every frame handed back. */
 struct floe_framer_stats {
 	uint64_t frames, truncated, bad_length, flushed_at_close;
+	/* Frames cut short because the budget would not let the buffer grow (also counted
+	 * in truncated). */
+	uint64_t truncated_memory;
 };
 
-/* The bytes floe_framer_new takes from the allocator for max_message_bytes (for budget
- * planning), or 0 when that overflows. */
+/* The most bytes a framer for max_message_bytes takes from the allocator (its buffer
+ * grown for the longest frame; for budget planning), or 0 when that overflows. */
 size_t floe_framer_footprint(size_t max_message_bytes);
+/* The bytes a framer holds with no frame in progress after floe_framer_trim. */
+size_t floe_framer_idle_footprint(void);
 
 /* Makes a framer for frames of at most max_message_bytes (>= FLOE_FRAMER_MIN_MESSAGE), in
  * one block from a (may be NULL = unbudgeted): 0 and *out (owned), or FLOE_EINVAL for a bad
@@ -56,6 +62,9 @@ size_t floe_framer_footprint(size_t max_message_bytes);
 int floe_framer_new(struct floe_alloc *a, size_t max_message_bytes, struct floe_framer **out);
 /* Releases fr (NULL is fine). */
 void floe_framer_free(struct floe_framer *fr);
+/* Gives the buffer grown for a long frame back to the allocator when no frame is in
+ * progress (call it once the frames of a chunk are used). */
+void floe_framer_trim(struct floe_framer *fr);
 /* Forgets any partial frame (a new connection); the counters stay. */
 void floe_framer_reset(struct floe_framer *fr);
 

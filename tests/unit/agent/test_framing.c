@@ -289,18 +289,21 @@ static void test_chunking(void **state)
 
 static void test_memory(void **state)
 {
+	(void)state;
 	struct floe_alloc a;
 	floe_alloc_init(&a, 0);
 	struct floe_framer *fr = NULL;
 	assert_int_equal(floe_framer_new(&a, 65536, &fr), 0);
 	assert_non_null(fr);
-	size_t foot = floe_framer_footprint(65536);
-	assert_int_equal(a.used, foot);
-	/* A small constant over max. */
-	assert_true(foot - 65536 <= 128);
-	/* A long stream never allocates again. */
+	size_t idle = floe_framer_idle_footprint(), foot = floe_framer_footprint(65536);
+	assert_int_equal(a.used, idle);
+	/* An idle framer is small: a thousand connections hold a thousand of them. */
+	assert_true(idle <= 512);
+	assert_true(foot - 65536 <= 512);
+	/* A frame in progress grows the buffer, never past max + 1 ... */
 	char buf[4096];
 	memset(buf, 'x', sizeof(buf));
+	size_t peak = 0;
 	for (int i = 0; i < 100; i++) {
 		size_t at = 0;
 		while (at < sizeof(buf)) {
@@ -308,14 +311,52 @@ static void test_memory(void **state)
 			size_t used;
 			floe_framer_push(fr, buf + at, sizeof(buf) - at, &used, &f);
 			at += used;
+			if (a.used > peak)
+				peak = a.used;
 		}
 	}
-	assert_int_equal(a.used, foot);
-	assert_int_equal(a.count, 1);
+	assert_true(peak <= idle + 65537);
+	assert_true(peak > idle + 32768);
+	/* ... and trim gives it back once the frame is over. */
+	size_t used;
+	struct floe_frame f;
+	assert_int_equal(floe_framer_push(fr, "\n", 1, &used, &f), 0); /* end of the skipped rest */
+	floe_framer_trim(fr);
+	assert_int_equal(a.used, idle);
+	/* Short frames use the framer's own buffer: no allocation. */
+	size_t count = a.count;
+	assert_int_equal(floe_framer_push(fr, "hello\n", 6, &used, &f), 1);
+	assert_int_equal(f.len, 5);
+	assert_int_equal(a.count, count);
 	floe_framer_free(fr);
 	assert_int_equal(a.used, 0);
 
-	floe_alloc_init(&a, foot - 1);
+	/* A budget that refuses the growth cuts the frame there, counted. */
+	floe_alloc_init(&a, idle + 1024);
+	fr = NULL;
+	assert_int_equal(floe_framer_new(&a, 65536, &fr), 0);
+	int got = 0;
+	size_t at = 0;
+	while (at < sizeof(buf)) {
+		got += floe_framer_push(fr, buf + at, sizeof(buf) - at, &used, &f);
+		if (got == 1 && f.flags) {
+			assert_true(f.flags & FLOE_FRAME_TRUNCATED);
+			assert_true(f.len < 4096);
+		}
+		at += used;
+	}
+	assert_int_equal(got, 1);
+	/* The skipped rest ends at the LF; the next frame is whole. */
+	assert_int_equal(floe_framer_push(fr, "\nok\n", 4, &used, &f), 1);
+	assert_int_equal(f.len, 2);
+	assert_int_equal(f.flags, 0);
+	struct floe_framer_stats st;
+	floe_framer_stats(fr, &st);
+	assert_true(st.truncated_memory >= 1);
+	assert_int_equal(st.truncated, 1);
+	floe_framer_free(fr);
+
+	floe_alloc_init(&a, idle - 1);
 	fr = NULL;
 	assert_int_equal(floe_framer_new(&a, 65536, &fr), FLOE_ENOMEM);
 	assert_int_equal(floe_framer_new(NULL, FLOE_FRAMER_MIN_MESSAGE - 1, &fr), FLOE_EINVAL);
