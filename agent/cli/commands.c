@@ -161,6 +161,8 @@ static int preflight(const struct floe_config *cfg, bool scan)
 	if (floe_preflight_inputs(cfg, preflight_log, NULL) > 0)
 		return FLOE_EXIT_USAGE;
 	for (size_t i = 0; scan && i < cfg->ninputs; i++) {
+		if (cfg->inputs[i].type != FLOE_INPUT_TAIL)
+			continue;
 		struct floe_preflight_tail to;
 		floe_preflight_tail_options(cfg, i, 100, &to);
 		to.o.max_open_files = 8; /* only to look: a few descriptors at a time */

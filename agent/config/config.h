@@ -17,7 +17,8 @@ struct floe_err;
 
 enum floe_codec { FLOE_CODEC_ZSTD, FLOE_CODEC_LZ4_RAW, FLOE_CODEC_UNCOMPRESSED };
 enum floe_catalog_type { FLOE_CATALOG_FILESYSTEM, FLOE_CATALOG_S3 };
-enum floe_input_type { FLOE_INPUT_TAIL };
+enum floe_input_type { FLOE_INPUT_TAIL, FLOE_INPUT_SYSLOG };
+enum floe_syslog_host { FLOE_SYSLOG_HOST_MESSAGE, FLOE_SYSLOG_HOST_PEER };
 enum floe_input_format { FLOE_FORMAT_RAW, FLOE_FORMAT_CRI, FLOE_FORMAT_DOCKER };
 enum floe_parser {
 	FLOE_PARSER_NONE,
@@ -34,8 +35,8 @@ enum floe_spool_policy { FLOE_SPOOL_BLOCK, FLOE_SPOOL_DROP_OLDEST };
 enum floe_follow_symlinks { FLOE_SYMLINKS_WITHIN_ROOT, FLOE_SYMLINKS_TRUE, FLOE_SYMLINKS_FALSE };
 
 struct floe_config_input {
-	enum floe_input_type type;     /* type: tail (required) */
-	char **paths;		       /* globs, required, at least one; a single */
+	enum floe_input_type type;     /* type: tail or syslog (required) */
+	char **paths;		       /* tail: globs, required, at least one; a single */
 	size_t npaths;		       /* string is accepted as a list of one */
 	char **exclude;		       /* globs matched against the full path and the */
 	size_t nexclude;	       /* basename; default *.gz *.xz *.bz2 *.zst */
@@ -68,6 +69,23 @@ struct floe_config_input {
 	/* within_glob_root (default) | true | false: which symbolic links a matched path may
 	 * go through (agent/input/tail.h, enum floe_tail_symlinks). */
 	enum floe_follow_symlinks follow_symlinks;
+	/* type: syslog (agent/input/syslog_in.h); the tail keys above do not apply, except
+	 * that the defaults are set. */
+	struct {
+		char **listen; /* URIs (platform/listen.h), at least one, all different */
+		size_t nlisten;
+		uint32_t max_connections;     /* per stream listener, default 1024 */
+		uint64_t idle_timeout_ms;     /* default 1 h, 0 = never */
+		uint64_t max_message_bytes;   /* default 64 KiB, 480 B .. 1 MiB */
+		uint64_t receive_buffer;      /* socket_receive_buffer, default 4 MiB, 0 = kernel's */
+		enum floe_syslog_host host_from; /* message (default) or peer */
+		int32_t zone_offset_s;	      /* zone of BSD times, default UTC */
+		uint32_t socket_mode;	      /* unix sockets: chmod bits, 0 = umask's */
+		char *socket_owner, *socket_group; /* unix sockets: chown, NULL = unchanged */
+		struct {
+			char *cert, *key, *key_password, *ca; /* tls://: cert and key required */
+		} tls;
+	} syslog;
 	int line;			 /* where the input was declared (1-based) */
 	int col;
 };

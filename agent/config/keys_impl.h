@@ -23,11 +23,25 @@
 #define AGG(member) offsetof(struct floe_config_agg, member)
 #define MET(member) offsetof(struct floe_config_metric, member)
 
+struct floe_config_input;
+struct floe_buf;
+
 /* The sections below the root, each with its keys, checks and hooks in its own file. */
 extern const struct floe_key_section floe_keys_input_section;  /* keys_inputs.c */
 extern const struct floe_key_section floe_keys_tables_section; /* keys_tables.c */
 extern const struct floe_key_section floe_keys_lake_section;   /* keys_lake.c */
 extern const struct floe_key_section floe_keys_aggs_section;   /* keys_aggs.c */
+/* keys_syslog.c: what the syslog keys of an input need beyond the table rows. */
+extern const struct floe_key_section floe_keys_syslog_tls_section;
+int floe_config_check_listen(struct floe_config_ctx *ctx, const struct floe_cnode *at,
+			     const char *path, char **value);
+int floe_config_parse_mode(struct floe_config_ctx *ctx, const struct floe_cnode *at,
+			   const char *path, const char *s, size_t len, char *field);
+int floe_config_format_mode(struct floe_buf *out, const char *field);
+/* The rules that tie an input's keys to its type (input_post calls it first): each type's
+ * required keys, and no key of the other type given. */
+int floe_config_input_type_rules(struct floe_config_ctx *ctx, const struct floe_cnode *map,
+				 const char *path, struct floe_config_input *in);
 
 struct floe_config;
 /* The rules of aggregations that span the file (keys_aggs.c), for the root's post hook:

@@ -24,9 +24,13 @@ static int format_zone(struct floe_buf *, const char *);
 static bool multiline_on(const char *);
 static bool timestamp_on(const char *);
 static int input_post(struct floe_config_ctx *, const struct floe_cnode *, const char *, char *);
+static bool is_tail(const char *);
+static bool is_syslog(const char *);
+static bool tls_on(const char *);
 
 static const char *const start_at_names[] = {"beginning", "end", NULL};
-static const char *const input_type_names[] = {"tail", NULL};
+static const char *const input_type_names[] = {"tail", "syslog", NULL};
+static const char *const host_from_names[] = {"message", "peer", NULL};
 static const char *const format_names[] = {"raw", "cri", "docker", NULL};
 static const char *const parser_names[] = {"none",	       "json",		 "logfmt",
 					   "regex",	       "apache_common", "apache_combined",
@@ -107,7 +111,8 @@ static const struct floe_key input_keys[] = {
      .type = FLOE_KT_STRLIST,
      .off = INP(paths),
      .off_n = INP(npaths),
-     .flags = FLOE_KF_REQUIRED | FLOE_KF_NONEMPTY,
+     .flags = FLOE_KF_QUIET | FLOE_KF_NONEMPTY, /* required for tail inputs: input_post */
+     .shown = is_tail,
      .check = check_glob,
      .help = "globs of files to follow"},
     {.name = "exclude",
@@ -115,6 +120,8 @@ static const struct floe_key input_keys[] = {
      .off = INP(exclude),
      .off_n = INP(nexclude),
      .def_list = exclude_default,
+     .flags = FLOE_KF_QUIET,
+     .shown = is_tail,
      .help = "globs to skip, matched on full path and basename"},
     {.name = "start_at",
      .type = FLOE_KT_ENUM,
@@ -122,6 +129,8 @@ static const struct floe_key input_keys[] = {
      .size = sizeof(bool),
      .def = "end",
      .choices = start_at_names,
+     .flags = FLOE_KF_QUIET,
+     .shown = is_tail,
      .help = "where to start in a file seen first"},
     {.name = "max_line_bytes",
      .type = FLOE_KT_SIZE,
@@ -129,6 +138,8 @@ static const struct floe_key input_keys[] = {
      .def = "1MiB",
      .min = 256,
      .max = 64 * MiB,
+     .flags = FLOE_KF_QUIET,
+     .shown = is_tail,
      .help = "longer lines are split or truncated (long_lines)"},
     {.name = "format",
      .type = FLOE_KT_ENUM,
@@ -136,6 +147,8 @@ static const struct floe_key input_keys[] = {
      .size = sizeof(enum floe_input_format),
      .def = "raw",
      .choices = format_names,
+     .flags = FLOE_KF_QUIET,
+     .shown = is_tail,
      .help = "line framing: raw, or container runtime logs"},
     {.name = "parser",
      .type = FLOE_KT_ENUM,
@@ -143,6 +156,8 @@ static const struct floe_key input_keys[] = {
      .size = sizeof(enum floe_parser),
      .def = "none",
      .choices = parser_names,
+     .flags = FLOE_KF_QUIET,
+     .shown = is_tail,
      .help = "how messages become attributes"},
     {.name = "pattern",
      .type = FLOE_KT_STRING,
@@ -165,6 +180,8 @@ static const struct floe_key input_keys[] = {
      .size = sizeof(enum floe_long_lines),
      .def = "split",
      .choices = long_lines_names,
+     .flags = FLOE_KF_QUIET,
+     .shown = is_tail,
      .help = "what happens past max_line_bytes"},
     {.name = "rotate_wait",
      .type = FLOE_KT_DURATION,
@@ -172,6 +189,8 @@ static const struct floe_key input_keys[] = {
      .def = "5s",
      .min = 0,
      .max = 1 * HOUR,
+     .flags = FLOE_KF_QUIET,
+     .shown = is_tail,
      .help = "how long a rotated file is still read"},
     {.name = "max_open_files",
      .type = FLOE_KT_INT,
@@ -180,6 +199,8 @@ static const struct floe_key input_keys[] = {
      .def = "256",
      .min = 8,
      .max = 65536,
+     .flags = FLOE_KF_QUIET,
+     .shown = is_tail,
      .help = "files followed at once"},
     {.name = "forget_after",
      .type = FLOE_KT_DURATION,
@@ -187,6 +208,8 @@ static const struct floe_key input_keys[] = {
      .def = "24h",
      .min = 1 * MINUTE,
      .max = 365 * DAY,
+     .flags = FLOE_KF_QUIET,
+     .shown = is_tail,
      .help = "positions of files gone this long are dropped"},
     {.name = "follow_symlinks",
      .type = FLOE_KT_ENUM,
@@ -194,7 +217,102 @@ static const struct floe_key input_keys[] = {
      .size = sizeof(enum floe_follow_symlinks),
      .def = "within_glob_root",
      .choices = symlinks_names,
+     .flags = FLOE_KF_QUIET,
+     .shown = is_tail,
      .help = "links a matched path may go through: within_glob_root, true (any) or false"},
+    {.name = "listen",
+     .type = FLOE_KT_STRLIST,
+     .off = INP(syslog.listen),
+     .off_n = INP(syslog.nlisten),
+     .flags = FLOE_KF_QUIET | FLOE_KF_UNIQUE, /* required for syslog inputs: input_post */
+     .max = 64,
+     .check = floe_config_check_listen,
+     .shown = is_syslog,
+     .help = "syslog: udp://, tcp://, tls://HOST:PORT, unix:///path, unix+stream:///path"},
+    {.name = "max_connections",
+     .type = FLOE_KT_INT,
+     .off = INP(syslog.max_connections),
+     .size = sizeof(uint32_t),
+     .def = "1024",
+     .min = 1,
+     .max = 65536,
+     .flags = FLOE_KF_QUIET,
+     .shown = is_syslog,
+     .help = "syslog: connections open at once per stream listener"},
+    {.name = "idle_timeout",
+     .type = FLOE_KT_DURATION,
+     .off = INP(syslog.idle_timeout_ms),
+     .def = "1h",
+     .min = 0,
+     .max = 7 * DAY,
+     .flags = FLOE_KF_QUIET,
+     .shown = is_syslog,
+     .help = "syslog: a connection silent this long is closed (0: never)"},
+    {.name = "max_message_bytes",
+     .type = FLOE_KT_SIZE,
+     .off = INP(syslog.max_message_bytes),
+     .def = "64KiB",
+     .min = 480,
+     .max = 1 * MiB,
+     .flags = FLOE_KF_QUIET,
+     .shown = is_syslog,
+     .help = "syslog: longer messages are cut and counted"},
+    {.name = "socket_receive_buffer",
+     .type = FLOE_KT_SIZE,
+     .off = INP(syslog.receive_buffer),
+     .def = "4MiB",
+     .min = 0,
+     .max = 1 * GiB,
+     .flags = FLOE_KF_QUIET,
+     .shown = is_syslog,
+     .help = "syslog: SO_RCVBUF of each socket (0: the kernel's default)"},
+    {.name = "host_from",
+     .type = FLOE_KT_ENUM,
+     .off = INP(syslog.host_from),
+     .size = sizeof(enum floe_syslog_host),
+     .def = "message",
+     .choices = host_from_names,
+     .flags = FLOE_KF_QUIET,
+     .shown = is_syslog,
+     .help = "syslog: the host column from the message (else the peer) or the peer"},
+    {.name = "zone",
+     .type = FLOE_KT_CUSTOM,
+     .off = INP(syslog.zone_offset_s),
+     .size = sizeof(int32_t),
+     .def = "UTC",
+     .parse = parse_zone,
+     .format = format_zone,
+     .flags = FLOE_KF_QUIET,
+     .shown = is_syslog,
+     .help = "syslog: zone of timestamps without an offset: UTC or +HH:MM"},
+    {.name = "socket_mode",
+     .type = FLOE_KT_CUSTOM,
+     .off = INP(syslog.socket_mode),
+     .size = sizeof(uint32_t),
+     .def = "0",
+     .parse = floe_config_parse_mode,
+     .format = floe_config_format_mode,
+     .flags = FLOE_KF_QUIET,
+     .shown = is_syslog,
+     .help = "syslog unix sockets: permission bits in octal, 0666 for every local user"},
+    {.name = "socket_owner",
+     .type = FLOE_KT_STRING,
+     .off = INP(syslog.socket_owner),
+     .flags = FLOE_KF_QUIET,
+     .shown = is_syslog,
+     .help = "syslog unix sockets: owner (name or id)"},
+    {.name = "socket_group",
+     .type = FLOE_KT_STRING,
+     .off = INP(syslog.socket_group),
+     .flags = FLOE_KF_QUIET,
+     .shown = is_syslog,
+     .help = "syslog unix sockets: group (name or id)"},
+    {.name = "tls",
+     .type = FLOE_KT_SECTION,
+     .sub = &floe_keys_syslog_tls_section,
+     .flags = FLOE_KF_QUIET,
+     .shown = tls_on,
+     .help = "syslog tls://: {cert, key, key_password, ca} (ca: clients must present a certificate)"},
 };
 const struct floe_key_section floe_keys_input_section =
     FLOE_KEY_SECTION(input_keys, input_post, NULL);
@@ -210,6 +328,9 @@ static int input_post(struct floe_config_ctx *ctx, const struct floe_cnode *map,
 	char shown[FLOE_KEYMAP_SHOW_CAP];
 	in->line = map ? (map->line > INT32_MAX ? INT32_MAX : (int)map->line) : 0;
 	in->col = map ? (map->col > INT32_MAX ? INT32_MAX : (int)map->col) : 0;
+	int rc = floe_config_input_type_rules(ctx, map, path, in);
+	if (rc)
+		return rc;
 	if (in->parser == FLOE_PARSER_REGEX && !in->pattern)
 		return floe_config_fail(ctx, floe_keymap_find_value(map, "parser"), FLOE_EFORMAT,
 					"key '%s.parser': regex needs a pattern; set %s.pattern",
@@ -407,6 +528,21 @@ static int format_zone(struct floe_buf *out, const char *field)
 	int32_t a = off < 0 ? -off : off;
 	return floe_buf_printf(out, "\"%c%02d:%02d\"", off < 0 ? '-' : '+', (int)(a / 3600),
 			       (int)(a / 60 % 60));
+}
+
+static bool is_tail(const char *base)
+{
+	return ((const struct floe_config_input *)(const void *)base)->type == FLOE_INPUT_TAIL;
+}
+
+static bool is_syslog(const char *base)
+{
+	return ((const struct floe_config_input *)(const void *)base)->type == FLOE_INPUT_SYSLOG;
+}
+
+static bool tls_on(const char *base)
+{
+	return ((const struct floe_config_input *)(const void *)base)->syslog.tls.cert != NULL;
 }
 
 static bool multiline_on(const char *base)

@@ -193,7 +193,10 @@ void floe_preflight_descriptors(const struct floe_config *cfg, unsigned *scale_p
 {
 	uint64_t want = DESCRIPTORS_RESERVED, now = 0;
 	for (size_t i = 0; i < cfg->ninputs; i++)
-		want += cfg->inputs[i].max_open_files;
+		want += cfg->inputs[i].type == FLOE_INPUT_SYSLOG
+			    ? (uint64_t)cfg->inputs[i].syslog.nlisten *
+				  (cfg->inputs[i].syslog.max_connections + 1u)
+			    : cfg->inputs[i].max_open_files;
 	*scale_pct = 100;
 	*limit = 0;
 	if (floe_fs_raise_nofile(want, &now) != 0)

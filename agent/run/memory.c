@@ -10,6 +10,7 @@
 #include "agent/run/settings.h"
 
 #include "agent/config/config.h"
+#include "agent/input/syslog_in.h"
 
 #include "formats/base/error.h"
 #include "formats/parquet/writer.h"
@@ -45,6 +46,8 @@ static void pq_options(const struct floe_config *c, struct floe_pq_options *o, s
 /* The longest record input in can make: a line, or a multiline group. */
 static uint64_t longest_record(const struct floe_config_input *in)
 {
+	if (in->type == FLOE_INPUT_SYSLOG)
+		return in->syslog.max_message_bytes; /* its structured data is a part of it */
 	uint64_t rec = in->max_line_bytes;
 	if (in->multiline.start && in->multiline.max_bytes > rec)
 		rec = in->multiline.max_bytes;
@@ -57,7 +60,8 @@ static uint64_t writer_need(const struct floe_pq_options *o, size_t ctx, const s
 			    uint64_t rec)
 {
 	size_t v[2] = {(size_t)rec, (size_t)rec};
-	return floe_pq_writer_row_need(o, v, in->parser != FLOE_PARSER_NONE ? 2 : 1, true, ctx);
+	bool attrs = in->parser != FLOE_PARSER_NONE || in->type == FLOE_INPUT_SYSLOG;
+	return floe_pq_writer_row_need(o, v, attrs ? 2 : 1, true, ctx);
 }
 
 /* Everything but the writer: read buffers of every input, one assembler state each
@@ -68,6 +72,13 @@ static void other_parts(const struct floe_config *c, size_t k, uint64_t max_line
 	n->read = n->assemble = 0;
 	for (size_t i = 0; i < c->ninputs; i++) {
 		const struct floe_config_input *in = &c->inputs[i];
+		if (in->type == FLOE_INPUT_SYSLOG) {
+			/* The queue, the listeners' tables, a framer per connection, the loop's
+			 * read buffer (shared by every syslog input) and one frame in progress. */
+			n->read += floe_syslog_in_footprint(in) + FLOE_SYSLOG_READ_BYTES +
+				   in->syslog.max_message_bytes;
+			continue;
+		}
 		uint64_t line = i == k ? max_line : in->max_line_bytes;
 		n->read += READ_CHUNK + line + 2;
 		if (in->multiline.start)
@@ -150,7 +161,10 @@ int floe_memory_check(const struct floe_config *c, struct floe_err *err)
 	int line = c->agent.memory_limit_line ? c->agent.memory_limit_line : in->line;
 	int col = c->agent.memory_limit_line ? c->agent.memory_limit_col : in->col;
 	char lower[160] = "";
-	if (fits && !multi)
+	bool sys = in->type == FLOE_INPUT_SYSLOG;
+	if (sys)
+		snprintf(lower, sizeof(lower), " or lower inputs[%zu].max_message_bytes", n.input);
+	else if (fits && !multi)
 		snprintf(lower, sizeof(lower), " or lower inputs[%zu].max_line_bytes to %" PRIu64 "KiB", n.input,
 			 fits / 1024);
 	else if (multi)
@@ -162,7 +176,8 @@ int floe_memory_check(const struct floe_config *c, struct floe_err *err)
 	    "compression %.1fMiB, read buffers %.1fMiB, record assembly %.1fMiB, sort buffer "
 	    "%.1fMiB, the agent %.1fMiB); raise agent.memory_limit to %" PRIu64 "MiB%s",
 	    c->path, line, col, mib(c->agent.memory_limit), mib(n.record), n.input,
-	    multi ? "multiline.max_bytes" : "max_line_bytes", mib(n.total), mib(n.writer),
+	    sys ? "max_message_bytes" : multi ? "multiline.max_bytes" : "max_line_bytes",
+	    mib(n.total), mib(n.writer),
 	    mib(n.read), mib(n.assemble), mib(n.sort), mib(n.base),
 	    (n.total + (1u << 20) - 1) >> 20, lower);
 }

@@ -6,11 +6,13 @@
 #include "agent/run/runner_impl.h"
 
 #include "agent/config/config.h"
+#include "agent/input/syslog_in.h"
 #include "agent/input/tail.h"
 #include "agent/lake/spool.h"
 #include "agent/lake/table.h"
 #include "agent/lake/warehouse.h"
 #include "agent/pipeline/assemble.h"
+#include "agent/parse/fields.h"
 #include "agent/pipeline/decode.h"
 #include "platform/fs.h"
 #include "platform/loop.h"
@@ -103,8 +105,26 @@ static void watch_ready(struct floe_io *io, unsigned events)
 
 static int open_loop(struct floe_runner *r, struct floe_err *err)
 {
-	int rc = floe_loop_new(NULL, &r->loop);
-	if (rc == 0 && r->in.watch && floe_watch_fd(r->in.watch) >= 0) {
+	/* The syslog listeners read into one buffer on this loop. */
+	struct floe_loop_opts lo = {0};
+	for (size_t i = 0; i < r->set.cfg->ninputs && !lo.buffer; i++) {
+		if (r->set.cfg->inputs[i].type != FLOE_INPUT_SYSLOG)
+			continue;
+		if (!(r->in.loop_buf = floe_malloc(&r->alloc, FLOE_SYSLOG_READ_BYTES)))
+			return floe_err_set(err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));
+		lo.buffer = r->in.loop_buf;
+		lo.buffer_len = FLOE_SYSLOG_READ_BYTES;
+	}
+	int rc = floe_loop_new(&lo, &r->loop);
+	if (rc)
+		return floe_err_set(err, rc, "cannot start the event loop: %s", floe_strerror(rc));
+	return 0;
+}
+
+static int open_committer(struct floe_runner *r, struct floe_err *err)
+{
+	int rc = 0;
+	if (r->in.watch && floe_watch_fd(r->in.watch) >= 0) {
 		r->in.watch_io.cb = watch_ready;
 		r->in.watch_io.arg = r;
 		rc = floe_loop_io_add(r->loop, &r->in.watch_io, floe_watch_fd(r->in.watch),
@@ -143,11 +163,26 @@ static int open_batch(struct floe_runner *r, struct floe_err *err)
 
 /* Input i: its assembler (when it joins lines into records), decoder and tail, watched
  * with the other tails' watch. */
+/* A syslog input: its listeners on the main loop. */
+static int open_syslog(struct floe_runner *r, size_t i, struct floe_err *err)
+{
+	const struct floe_config_input *in = &r->set.cfg->inputs[i];
+	char name[32];
+	snprintf(name, sizeof(name), "input %zu", i + 1);
+	int rc = floe_syslog_in_new(&r->alloc, in, name, r->loop, r->env.clock, &r->in.syslogs[i],
+				    err);
+	if (rc == 0)
+		r->in.n++;
+	return rc;
+}
+
 static int open_input(struct floe_runner *r, size_t i, struct floe_err *err)
 {
 	const struct floe_config_input *in = &r->set.cfg->inputs[i];
 	struct floe_err e = {0};
 	int rc = 0;
+	if (in->type == FLOE_INPUT_SYSLOG)
+		return open_syslog(r, i, err);
 	if (in->format != FLOE_FORMAT_RAW || in->multiline.start) {
 		struct floe_assemble_options ao;
 		floe_run_assemble_options(&r->set, i, &ao);
@@ -181,7 +216,20 @@ static int open_inputs(struct floe_runner *r, struct floe_err *err)
 	r->in.tails = floe_calloc(&r->alloc, n, sizeof(*r->in.tails));
 	r->in.decoders = floe_calloc(&r->alloc, n, sizeof(*r->in.decoders));
 	r->in.asm_ = floe_calloc(&r->alloc, n, sizeof(*r->in.asm_));
-	if (!r->in.tails || !r->in.decoders || !r->in.asm_)
+	r->in.syslogs = floe_calloc(&r->alloc, n, sizeof(*r->in.syslogs));
+	if (!r->in.tails || !r->in.decoders || !r->in.asm_ || !r->in.syslogs)
+		return floe_err_set(err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));
+	uint64_t longest = 0;
+	for (size_t i = 0; i < r->set.cfg->ninputs; i++) {
+		const struct floe_config_input *in = &r->set.cfg->inputs[i];
+		if (in->type != FLOE_INPUT_SYSLOG)
+			continue;
+		r->in.nsyslog++;
+		if (in->syslog.max_message_bytes > longest)
+			longest = in->syslog.max_message_bytes;
+	}
+	if (r->in.nsyslog &&
+	    floe_fields_new(&r->alloc, 64, (size_t)longest, &r->in.sysfields) != 0)
 		return floe_err_set(err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));
 	int rc = 0;
 	for (size_t i = 0; i < r->set.cfg->ninputs && rc == 0; i++)
@@ -212,9 +260,11 @@ int floe_runner_new(const struct floe_config *cfg, const struct floe_runner_opti
 	if (rc == 0)
 		rc = floe_run_aggs_open(r, err);
 	if (rc == 0)
+		rc = open_loop(r, err);
+	if (rc == 0)
 		rc = open_inputs(r, err);
 	if (rc == 0)
-		rc = open_loop(r, err);
+		rc = open_committer(r, err);
 	if (rc == 0) {
 		struct floe_err e = {0};
 		if ((rc = floe_runner_recover(r, &e)) && e.msg[0])
@@ -244,8 +294,12 @@ void floe_runner_free(struct floe_runner *r)
 	floe_worker_free(r->com.thread);
 	if (r->in.watch_added)
 		floe_loop_io_del(r->loop, &r->in.watch_io);
+	for (size_t i = 0; r->in.syslogs && i < r->set.cfg->ninputs; i++)
+		floe_syslog_in_free(r->in.syslogs[i]);
 	floe_loop_free(r->loop);
-	for (size_t i = 0; i < r->in.n; i++)
+	floe_free(&r->alloc, r->in.loop_buf);
+	floe_fields_free(r->in.sysfields);
+	for (size_t i = 0; r->in.tails && i < r->set.cfg->ninputs; i++)
 		floe_tail_free(r->in.tails[i]);
 	floe_watch_free(r->in.watch);
 	for (size_t i = 0; r->in.decoders && i < r->set.cfg->ninputs; i++)
@@ -256,6 +310,7 @@ void floe_runner_free(struct floe_runner *r)
 	floe_free(&r->alloc, r->b.from);
 	floe_free(&r->alloc, r->in.asm_);
 	floe_free(&r->alloc, r->in.tails);
+	floe_free(&r->alloc, r->in.syslogs);
 	floe_free(&r->alloc, r->in.decoders);
 	floe_batch_free(r->b.batch);
 	floe_worker_free(r->lake.pool); /* after the writers: they wait for their pages */

@@ -20,6 +20,24 @@
 #include <stdio.h>
 #include <string.h>
 
+/* A syslog input's counters (metrics.json). */
+static int write_syslog_metrics(struct floe_runner *r, size_t i, struct floe_buf *b)
+{
+	struct floe_syslog_in_stats s;
+	floe_syslog_in_stats(r->in.syslogs[i], &s);
+	return floe_buf_printf(
+	    b,
+	    "%s{\"type\":\"syslog\",\"lines\":%" PRIu64 ",\"bytes\":%" PRIu64
+	    ",\"truncated\":%" PRIu64 ",\"bad_length\":%" PRIu64 ",\"at_close\":%" PRIu64
+	    ",\"dropped\":%" PRIu64 ",\"kernel_drops\":%" PRIu64 ",\"connections\":%" PRIu64
+	    ",\"rejected\":%" PRIu64 ",\"open\":%" PRIu64 ",\"closed_idle\":%" PRIu64
+	    ",\"handshake_failures\":%" PRIu64 ",\"read_errors\":%" PRIu64
+	    ",\"paused\":%" PRIu64 "}",
+	    i ? "," : "", s.messages, s.bytes, s.truncated, s.bad_length, s.at_close, s.dropped,
+	    s.kernel_drops, s.connections, s.rejected, s.open, s.closed_idle, s.handshake_failures,
+	    s.read_errors, s.paused);
+}
+
 /* Each input's counters and state, in the order of the configuration: what it read,
  * what it could not (unreadable files, patterns matching nothing, refused paths, long
  * lines), and what its parser made of it. Closes the object metrics.json is. */
@@ -29,8 +47,11 @@ static int write_input_metrics(struct floe_runner *r, struct floe_buf *b)
 	for (size_t i = 0; i < r->in.n && rc == 0; i++) {
 		struct floe_tail_stats ts;
 		struct floe_decode_stats ds;
-		floe_tail_get_stats(r->in.tails[i], &ts);
-		floe_decoder_get_stats(r->in.decoders[i], &ds);
+		floe_run_input_counts(r, i, &ts, &ds);
+		if (r->in.syslogs[i]) {
+			rc = write_syslog_metrics(r, i, b);
+			continue;
+		}
 		rc = floe_buf_printf(
 		    b,
 		    "%s{\"lines\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"files_open\":%" PRIu64
@@ -54,9 +75,12 @@ void floe_runner_write_metrics(struct floe_runner *r)
 {
 	struct floe_buf b;
 	floe_buf_init(&b, &r->alloc, 4096);
-	r->stats.parse_failures = r->stats.ts_failures = 0;
+	r->stats.parse_failures = r->in.sys_parse_failures;
+	r->stats.ts_failures = 0;
 	for (size_t i = 0; i < r->in.n; i++) {
 		struct floe_decode_stats ds;
+		if (!r->in.decoders[i])
+			continue;
 		floe_decoder_get_stats(r->in.decoders[i], &ds);
 		r->stats.parse_failures += ds.parse_failures;
 		r->stats.ts_failures += ds.ts_failures;

@@ -18,6 +18,9 @@
 
 #include "agent/env/env.h"
 #include "agent/input/preflight.h"
+#include "agent/input/syslog_in.h"
+#include "agent/input/tail.h"
+#include "agent/pipeline/decode.h"
 #include "agent/pipeline/batch.h"
 #include "agent/schema/record.h"
 #include "agent/state/identity.h"
@@ -30,6 +33,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 struct floe_assemble_options;
 struct run_status;
@@ -37,6 +41,8 @@ struct floe_assemble_rec;
 struct floe_buf;
 struct floe_spool_entry;
 struct floe_tail_line;
+struct floe_syslog_in_msg;
+struct floe_fields;
 
 #define READ_BUDGET (1u << 20)      /* bytes per read pass before checking timers */
 #define READ_CHUNK (64u << 10)      /* bytes per read() of a tailed file */
@@ -85,7 +91,14 @@ struct run_env {
  * record), and what the read pass in progress is about. */
 struct run_inputs {
 	size_t n; /* inputs opened so far (all of them once the runner is made) */
-	struct floe_tail **tails;
+	struct floe_tail **tails; /* NULL for an input of another type */
+	/* type: syslog (agent/input/syslog_in.h), NULL for the others; their listeners are on
+	 * the main loop, whose read buffer (loop_buf) they share. */
+	struct floe_syslog_in **syslogs;
+	size_t nsyslog;
+	char *loop_buf;
+	struct floe_fields *sysfields; /* a syslog message's structured data */
+	uint64_t sys_parse_failures;   /* syslog messages kept whole (no or a broken header) */
 	struct floe_decoder **decoders;
 	struct floe_assemble **asm_;
 	struct floe_watch *watch; /* NULL: fixed idle sleeps */
@@ -234,6 +247,24 @@ static inline bool floe_run_stopping(const struct floe_runner *r)
 	return r->env.stop(r->env.stop_ctx);
 }
 
+/* Input i's counters as a tail's and a decoder's: a syslog input's messages are its
+ * lines (its own counters come from floe_syslog_in_stats). */
+static inline void floe_run_input_counts(const struct floe_runner *r, size_t i,
+					 struct floe_tail_stats *ts, struct floe_decode_stats *ds)
+{
+	memset(ts, 0, sizeof(*ts));
+	memset(ds, 0, sizeof(*ds));
+	if (r->in.syslogs[i]) {
+		struct floe_syslog_in_stats ss;
+		floe_syslog_in_stats(r->in.syslogs[i], &ss);
+		ts->lines = ss.messages;
+		ts->bytes = ss.bytes;
+		return;
+	}
+	floe_tail_get_stats(r->in.tails[i], ts);
+	floe_decoder_get_stats(r->in.decoders[i], ds);
+}
+
 /* runner_agg.c: the aggregations, their tables and spools (nothing without any). */
 struct run_aggs;
 int floe_run_aggs_open(struct floe_runner *r, struct floe_err *err);
@@ -277,6 +308,10 @@ int floe_runner_add_record(struct floe_runner *r, size_t input, const struct flo
  * or into its assembler. A negative return leaves the line in the tail (to be read again
  * after a seal, r->b.line_refused), 1 asks the tail to stop for a seal. */
 int floe_runner_on_line(void *ctx, const struct floe_tail_line *line);
+/* The syslog inputs' message callback (ctx: the runner): the message of input r->in.cur
+ * parsed (RFC 5424 or 3164, agent/parse/syslog.h) into a record in the batch, with
+ * floe_runner_on_line's returns. */
+int floe_runner_on_message(void *ctx, const struct floe_syslog_in_msg *m);
 /* The assemblers' record callback (ctx: the runner): into the batch, or kept for after
  * the seal when the batch refuses it. */
 int floe_runner_on_record(void *ctx, const struct floe_assemble_rec *a);

@@ -4,6 +4,7 @@
 #include "agent/run/runner_impl.h"
 
 #include "agent/config/config.h"
+#include "agent/input/syslog_in.h"
 #include "agent/input/tail.h"
 #include "agent/lake/spool.h"
 #include "agent/pipeline/assemble.h"
@@ -138,7 +139,8 @@ static void take_watch_events(struct floe_runner *r)
 		return;
 	while (floe_watch_next(r->in.watch, &ev) > 0)
 		for (size_t i = 0; i < r->in.n; i++)
-			floe_tail_notify(r->in.tails[i], &ev);
+			if (r->in.tails[i])
+				floe_tail_notify(r->in.tails[i], &ev);
 }
 
 /* Sleeps until a watched directory changes (a file grew, appeared or was rotated), the
@@ -148,30 +150,42 @@ static void take_watch_events(struct floe_runner *r)
  * states on every run. */
 static void idle_wait(struct floe_runner *r)
 {
-	if (!r->in.watch) {
+	if (!r->in.watch && !r->in.nsyslog) {
 		/* An idle round in a test (poll) ran check_commit with wait first. */
 		r->env.clock->sleep_ms(r->env.clock->ctx, IDLE_SLEEP_MS);
 		floe_loop_run_once(r->loop, 0);
 		return;
 	}
+	/* Sockets wake it too: a datagram waits no longer than the loop takes to turn. */
 	floe_loop_run_once(r->loop, IDLE_SLEEP_MS);
 	/* Polled directories (no inotify, or over its limit) are looked at here too. */
-	take_watch_events(r);
+	if (r->in.watch)
+		take_watch_events(r);
 }
 
 /* One read pass over every input. *progress gets the bytes consumed. */
 static int read_inputs(struct floe_runner *r, size_t *progress)
 {
 	*progress = 0;
+	/* A full spool stops the sockets too: senders wait, the kernel counts datagrams. */
+	for (size_t i = 0; i < r->in.n; i++)
+		if (r->in.syslogs[i])
+			floe_syslog_in_hold(r->in.syslogs[i], r->lake.blocked);
 	if (r->lake.blocked)
 		return 0;
+	/* What the sockets have now, into the syslog inputs' queues. */
+	if (r->in.nsyslog)
+		floe_loop_run_once(r->loop, 0);
 	r->in.read_us = floe_run_wall_us(r);
 	r->in.mono_us = floe_run_mono_us(r);
 	for (size_t i = 0; i < r->in.n; i++) {
 		size_t got = 0;
 		r->b.line_refused = false;
 		r->in.cur = i;
-		int rc = floe_tail_read(r->in.tails[i], READ_BUDGET, floe_runner_on_line, r, &got);
+		int rc = r->in.syslogs[i] ? floe_syslog_in_read(r->in.syslogs[i], READ_BUDGET,
+								 floe_runner_on_message, r, &got)
+					  : floe_tail_read(r->in.tails[i], READ_BUDGET,
+							   floe_runner_on_line, r, &got);
 		*progress += got;
 		if (rc < 0 && !r->b.line_refused) {
 			/* A failure of the batch is one of writing into the spool (a full or
@@ -195,6 +209,25 @@ static int read_inputs(struct floe_runner *r, size_t *progress)
 	return 0;
 }
 
+/* Everything syslog input i's queue holds, into the batch (sealing as needed), its
+ * sockets held first: at the end of --once and at a stop, so that nothing a sender's
+ * connection delivered stays behind in floe's memory. */
+static int drain_syslog(struct floe_runner *r, size_t i)
+{
+	floe_syslog_in_hold(r->in.syslogs[i], true);
+	int rc = 0;
+	while (rc == 0 && floe_syslog_in_pending(r->in.syslogs[i])) {
+		size_t got = 0;
+		r->b.line_refused = false;
+		rc = floe_syslog_in_read(r->in.syslogs[i], READ_BUDGET, floe_runner_on_message, r,
+					 &got);
+		if (rc < 0 && !r->b.line_refused)
+			break;
+		rc = settle(r);
+	}
+	return rc;
+}
+
 /* --once at the end of input: each tail's partial last line, then what the assemblers
  * still hold (the input is over). */
 static int flush_inputs(struct floe_runner *r)
@@ -206,6 +239,10 @@ static int flush_inputs(struct floe_runner *r)
 		r->in.mono_us = floe_run_mono_us(r);
 		for (;;) {
 			r->b.line_refused = false;
+			if (!r->in.tails[i]) {
+				rc = drain_syslog(r, i);
+				break;
+			}
 			rc = floe_tail_flush_partial(r->in.tails[i], floe_runner_on_line, r);
 			if (rc < 0 && !r->b.line_refused)
 				break;
@@ -225,6 +262,8 @@ static int flush_inputs(struct floe_runner *r)
 static void explain_nothing_read(const struct floe_runner *r)
 {
 	for (size_t i = 0; i < r->in.n; i++) {
+		if (!r->in.tails[i])
+			continue;
 		struct floe_tail_stats st;
 		floe_tail_get_stats(r->in.tails[i], &st);
 		uint64_t followed = st.files_open + st.files_parked;
@@ -333,7 +372,7 @@ static int start(struct floe_runner *r, bool once)
 {
 	int rc;
 	for (size_t i = 0; i < r->in.n; i++) {
-		if ((rc = floe_tail_scan(r->in.tails[i]))) {
+		if (r->in.tails[i] && (rc = floe_tail_scan(r->in.tails[i]))) {
 			floe_error("runner: scanning input %zu: %s", i + 1, floe_strerror(rc));
 			return rc;
 		}
@@ -382,7 +421,14 @@ static int while_blocked(struct floe_runner *r, struct loop *l, int64_t now)
  * start, which is no failure. */
 static int commit_last(struct floe_runner *r, struct loop *l)
 {
-	int rc = seal(r, l->once ? "end of input" : "stopping");
+	int rc = 0;
+	for (size_t i = 0; i < r->in.n && rc == 0; i++)
+		if (r->in.syslogs[i]) {
+			r->in.cur = i;
+			rc = drain_syslog(r, i);
+		}
+	if (rc == 0)
+		rc = seal(r, l->once ? "end of input" : "stopping");
 	if (rc == 0)
 		rc = commit_now(r);
 	int ag = floe_run_aggs_commit(r, true);
@@ -450,9 +496,13 @@ static int turn(struct floe_runner *r, struct loop *l, bool *done)
 		return rc;
 	}
 	bool stop = floe_run_stopping(r);
-	if (floe_signal_take_hangup())
-		floe_info("runner: SIGHUP: nothing is reloaded while running; a changed "
-			  "configuration takes effect at the next start");
+	if (floe_signal_take_hangup()) {
+		floe_info("runner: SIGHUP: TLS certificates are reloaded; a changed configuration "
+			  "takes effect at the next start");
+		for (size_t i = 0; i < r->in.n; i++)
+			if (r->in.syslogs[i])
+				(void)floe_syslog_in_reload(r->in.syslogs[i]);
+	}
 	if (l->once && progress == 0 && !r->lake.blocked) {
 		if ((rc = flush_inputs(r)) < 0) {
 			*done = true;
@@ -465,12 +515,13 @@ static int turn(struct floe_runner *r, struct loop *l, bool *done)
 		return rc;
 	if (!l->once && now - l->last_scan >= (int64_t)RESCAN_MS * 1000) {
 		for (size_t i = 0; i < r->in.n; i++)
-			floe_tail_scan(r->in.tails[i]);
+			if (r->in.tails[i])
+				floe_tail_scan(r->in.tails[i]);
 		l->last_scan = now;
 	}
 	floe_runner_status_publish(r, false);
 	if (progress == 0 && !l->once) {
-		if (!r->in.watch && (rc = check_commit(r, l, true, done)))
+		if (!r->in.watch && !r->in.nsyslog && (rc = check_commit(r, l, true, done)))
 			return rc;
 		if (!*done)
 			idle_wait(r);

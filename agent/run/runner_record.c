@@ -3,7 +3,11 @@
  * memory budget can take when even an empty batch cannot take it whole. */
 #include "agent/run/runner_impl.h"
 
+#include "agent/config/config.h"
+#include "agent/input/syslog_in.h"
 #include "agent/input/tail.h"
+#include "agent/parse/fields.h"
+#include "agent/parse/syslog.h"
 #include "agent/pipeline/assemble.h"
 #include "agent/pipeline/batch.h"
 #include "agent/pipeline/decode.h"
@@ -144,6 +148,78 @@ int floe_runner_on_line(void *ctx, const struct floe_tail_line *line)
 	rec.message.p = line->data;
 	rec.message.len = line->len;
 	floe_decoder_apply(r->in.decoders[r->in.cur], &rec);
+	int rc = floe_runner_batch_add(r, &rec, r->b.next_seq);
+	if (rc == 2) {
+		r->b.line_refused = true;
+		r->b.seal_needed = true;
+		return FLOE_ELIMIT;
+	}
+	int ag = rc < 0 ? 0 : floe_run_aggs_record(r, r->in.cur, &rec);
+	if (rc < 0 || ag < 0) {
+		r->b.add_error = rc < 0 ? rc : ag;
+		return r->b.add_error;
+	}
+	r->stats.lines++;
+	if (rc == 1) {
+		r->b.seal_needed = true;
+		return 1;
+	}
+	return 0;
+}
+
+/* A syslog message's record: the header's fields in their columns, structured data (and
+ * what went wrong) in attrs, the message part as the message. A message without a syslog
+ * header, or one that broke its grammar, is kept whole with facility and severity null,
+ * `syslog.error` saying why, and counted. */
+static void message_record(struct floe_runner *r, const struct floe_syslog_in_msg *m,
+			   struct floe_record *rec)
+{
+	const struct floe_config_input *in = &r->set.cfg->inputs[r->in.cur];
+	struct floe_syslog_opts o = {
+	    .received_us = m->received_us,
+	    .zone_off_s = in->syslog.zone_offset_s,
+	    .no_hostname = m->local,
+	};
+	struct floe_syslog_msg sm;
+	struct floe_fields *f = r->in.sysfields;
+	floe_fields_reset(f);
+	int rc = floe_syslog_parse(m->data, m->len, &o, &sm, f);
+	if (rc == 0 && sm.format == FLOE_SYSLOG_PLAIN) {
+		sm.error = "no syslog header (PRI or timestamp)";
+		sm.error_off = 0;
+	}
+	if (sm.error || sm.ts_error) {
+		r->in.sys_parse_failures++;
+		(void)floe_syslog_error_attrs(&sm, f);
+	}
+	if (m->truncated)
+		(void)floe_fields_add(f, "syslog.truncated", 16, "true", 4);
+	memset(rec, 0, sizeof(*rec));
+	rec->received_at = m->received_us;
+	rec->ts = sm.has_ts ? sm.ts_us : m->received_us;
+	if (in->syslog.host_from == FLOE_SYSLOG_HOST_MESSAGE && sm.host.p && sm.host.len)
+		rec->host = sm.host;
+	else if (m->peer_len)
+		rec->host = (struct floe_str){m->peer, m->peer_len};
+	else
+		rec->host = (struct floe_str){r->set.host, r->set.host_len};
+	rec->source = (struct floe_str){m->source, m->source_len};
+	rec->has_facility = sm.has_facility;
+	rec->facility = sm.facility;
+	rec->has_severity = sm.has_severity;
+	rec->severity = sm.severity;
+	rec->app = sm.app;
+	rec->proc_id = sm.proc_id;
+	rec->msg_id = sm.msg_id;
+	rec->message = sm.message;
+	floe_fields_to_record(f, rec);
+}
+
+int floe_runner_on_message(void *ctx, const struct floe_syslog_in_msg *m)
+{
+	struct floe_runner *r = ctx;
+	struct floe_record rec;
+	message_record(r, m, &rec);
 	int rc = floe_runner_batch_add(r, &rec, r->b.next_seq);
 	if (rc == 2) {
 		r->b.line_refused = true;

@@ -12,6 +12,7 @@
 #include "agent/run/runner_impl.h"
 
 #include "agent/config/config.h"
+#include "agent/input/syslog_in.h"
 #include "agent/input/tail.h"
 #include "agent/lake/spool.h"
 #include "agent/pipeline/assemble.h"
@@ -239,6 +240,23 @@ static void log_ranges(const struct replay *p, size_t i, const char *why)
 	}
 }
 
+/* A syslog input's part of entry e: nothing to read again when it took no message between
+ * the entry's start and end; otherwise those messages are gone (nobody can send them
+ * again), which is logged and FLOE_ENOTFOUND. */
+static int reread_syslog(const struct floe_spool_entry *e, size_t i, const uint8_t *from,
+			 size_t from_len, const uint8_t *to, size_t to_len)
+{
+	uint64_t a = 0, b = 0;
+	if (floe_syslog_in_blob_taken(from, from_len, &a) || floe_syslog_in_blob_taken(to, to_len, &b))
+		return FLOE_ENOTFOUND;
+	if (a == b)
+		return 0;
+	floe_error("runner: spool entry %" PRIu64 ": input %zu: %" PRIu64 " syslog messages "
+		   "received over the network cannot be read again",
+		   e->seq, i + 1, b - a);
+	return FLOE_ENOTFOUND;
+}
+
 /* Re-reads input i's part of entry e into the batch. FLOE_ENOTFOUND when the bytes are
  * not there any more (logged). */
 static int reread_input(struct floe_runner *r, const struct floe_spool_entry *e, size_t i, uint64_t *rows)
@@ -254,6 +272,8 @@ static int reread_input(struct floe_runner *r, const struct floe_spool_entry *e,
 	int rc = floe_span_input(e->from, e->from_len, i, &nf, &from, &from_len);
 	if (rc == 0)
 		rc = floe_span_input(e->positions, e->positions_len, i, &nt, &to, &to_len);
+	if (rc == 0 && r->in.syslogs[i])
+		return reread_syslog(e, i, from, from_len, to, to_len);
 	if (rc == 0)
 		rc = floe_span_files(&r->alloc, from, from_len, to, to_len, &p.files, &p.nfiles);
 	if (rc)

@@ -5,6 +5,7 @@
 
 #include "agent/config/config.h"
 #include "agent/state/blobfile.h"
+#include "agent/input/syslog_in.h"
 #include "agent/input/tail.h"
 #include "agent/schema/partition.h"
 #include "agent/lake/spool.h"
@@ -46,7 +47,7 @@ static void hold_cb(void *ctx, uint64_t file_id, int64_t offset)
  * positions stop at the first of them; a restart reads them again. */
 static void set_holds(struct floe_runner *r, size_t i)
 {
-	if (!r->in.asm_ || !r->in.asm_[i])
+	if (!r->in.asm_ || !r->in.asm_[i] || !r->in.tails[i])
 		return;
 	floe_tail_hold_clear(r->in.tails[i]);
 	floe_assemble_pending(r->in.asm_[i], hold_cb, r->in.tails[i]);
@@ -64,7 +65,11 @@ int floe_runner_collect_positions(struct floe_runner *r, struct floe_buf *out)
 	for (size_t i = 0; i < r->in.n && rc == 0; i++) {
 		floe_buf_reset(&one);
 		set_holds(r, i);
-		if ((rc = floe_tail_positions(r->in.tails[i], &one)))
+		if (r->in.syslogs[i])
+			rc = floe_syslog_in_positions(r->in.syslogs[i], &one);
+		else
+			rc = floe_tail_positions(r->in.tails[i], &one);
+		if (rc)
 			break;
 		if ((rc = floe_buf_put_le32(out, (uint32_t)one.len)) == 0)
 			rc = floe_buf_append(out, one.data, one.len);
@@ -84,9 +89,20 @@ static int restore_positions(struct floe_runner *r, const uint8_t *p, size_t len
 	int rc = floe_span_input(p, len, 0, &n, &blob, &blen);
 	if (rc == FLOE_ENOTFOUND && n == 0)
 		rc = 0; /* no input at all */
-	for (uint32_t i = 0; i < n && rc == 0; i++)
-		if ((rc = floe_span_input(p, len, i, &n, &blob, &blen)) == 0 && i < r->in.n)
+	for (uint32_t i = 0; i < n && rc == 0; i++) {
+		if ((rc = floe_span_input(p, len, i, &n, &blob, &blen)) || i >= r->in.n)
+			continue;
+		uint64_t taken;
+		bool sys_blob = floe_syslog_in_blob_taken(blob, blen, &taken) == 0;
+		if (r->in.syslogs[i] && sys_blob)
+			rc = floe_syslog_in_restore(r->in.syslogs[i], blob, blen);
+		else if (r->in.tails[i] && !sys_blob)
 			rc = floe_tail_restore(r->in.tails[i], blob, blen);
+		else
+			floe_warn("runner: input %u changed its type since the checkpoint: it "
+				  "starts afresh",
+				  i + 1);
+	}
 	if (rc)
 		return rc;
 	if (n != r->in.n)

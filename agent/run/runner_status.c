@@ -132,10 +132,43 @@ static int input_metrics(struct floe_runner *r, struct floe_buf *b)
 		for (size_t i = 0; i < r->in.n && rc == 0; i++) {
 			struct floe_tail_stats ts;
 			struct floe_decode_stats ds;
-			floe_tail_get_stats(r->in.tails[i], &ts);
-			floe_decoder_get_stats(r->in.decoders[i], &ds);
+			floe_run_input_counts(r, i, &ts, &ds);
 			uint64_t v[] = {ts.lines,     ts.bytes,	     ds.parse_failures,
 					ts.lag_bytes, ts.files_open, ts.files_unreadable};
+			rc = floe_buf_printf(b, "%s{input=\"%zu\"} %" PRIu64 "\n", fam[f].name,
+					     i + 1, v[f]);
+		}
+	}
+	return rc;
+}
+
+/* The syslog inputs' own families (none without syslog inputs). */
+static int syslog_metrics(struct floe_runner *r, struct floe_buf *b)
+{
+	static const struct {
+		const char *name, *type, *help;
+	} fam[] = {
+	    {"floe_syslog_kernel_drops_total", "counter",
+	     "Datagrams the kernel dropped, the socket's receive buffer full."},
+	    {"floe_syslog_dropped_total", "counter", "Messages that found no room in the queue."},
+	    {"floe_syslog_truncated_total", "counter", "Messages cut at max_message_bytes."},
+	    {"floe_syslog_connections_open", "gauge", "Stream connections open."},
+	    {"floe_syslog_connections_rejected_total", "counter",
+	     "Connections refused: max_connections, or no memory."},
+	    {"floe_syslog_handshake_failures_total", "counter", "TLS handshakes that failed."},
+	};
+	int rc = 0;
+	if (!r->in.nsyslog)
+		return 0;
+	for (size_t f = 0; f < sizeof(fam) / sizeof(fam[0]) && rc == 0; f++) {
+		rc = family(b, fam[f].name, fam[f].type, fam[f].help);
+		for (size_t i = 0; i < r->in.n && rc == 0; i++) {
+			if (!r->in.syslogs[i])
+				continue;
+			struct floe_syslog_in_stats s;
+			floe_syslog_in_stats(r->in.syslogs[i], &s);
+			uint64_t v[] = {s.kernel_drops, s.dropped,	      s.truncated,
+					s.open,		s.rejected,	      s.handshake_failures};
 			rc = floe_buf_printf(b, "%s{input=\"%zu\"} %" PRIu64 "\n", fam[f].name,
 					     i + 1, v[f]);
 		}
@@ -214,7 +247,8 @@ static bool healthy(struct floe_runner *r, int64_t now_us, char *why, size_t cap
 	}
 	for (size_t i = 0; i < r->in.n; i++) {
 		struct floe_tail_stats ts;
-		floe_tail_get_stats(r->in.tails[i], &ts);
+		struct floe_decode_stats ds;
+		floe_run_input_counts(r, i, &ts, &ds);
 		if (ts.files_unreadable) {
 			snprintf(why, cap,
 				 "input %zu: %" PRIu64 " matched files cannot be opened "
@@ -259,6 +293,8 @@ void floe_runner_status_publish(struct floe_runner *r, bool now)
 	struct floe_buf b;
 	floe_buf_init(&b, &r->alloc, DOC_BASE);
 	int rc = input_metrics(r, &b);
+	if (rc == 0)
+		rc = syslog_metrics(r, &b);
 	if (rc == 0)
 		rc = runner_metrics(r, &b, entries, t);
 	if (rc == 0)

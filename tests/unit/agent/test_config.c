@@ -337,7 +337,9 @@ static void test_errors(void **state)
 	    {"inputs:\n  - {type: tail, paths: [a], codec: json}\n", FLOE_EFORMAT,
 	     "t.yaml:2:30: unknown key 'inputs[0].codec'; valid keys here: type, paths, "
 	     "exclude, start_at, max_line_bytes, format, parser, pattern, multiline, "
-	     "timestamp, long_lines, rotate_wait, max_open_files, forget_after, follow_symlinks"},
+	     "timestamp, long_lines, rotate_wait, max_open_files, forget_after, follow_symlinks, "
+	     "listen, max_connections, idle_timeout, max_message_bytes, socket_receive_buffer, "
+	     "host_from, zone, socket_mode, socket_owner, socket_group, tls"},
 	    {"inputs: [{type: tail, paths: a, multiline: {start: x, max: 3}}]\n", FLOE_EFORMAT,
 	     "t.yaml:1:55: unknown key 'inputs[0].multiline.max'; valid keys here: start, "
 	     "max_lines, max_bytes, flush_timeout"},
@@ -369,8 +371,31 @@ static void test_errors(void **state)
 	    {"tables:\n  logs:\n    codec: gzip\n", FLOE_EFORMAT,
 	     "t.yaml:3:12: key 'tables.logs.codec': expected one of zstd, lz4_raw, "
 	     "uncompressed, got 'gzip'"},
+	    {"inputs: [{type: journald, paths: [a]}]\n", FLOE_EFORMAT,
+	     "t.yaml:1:17: key 'inputs[0].type': expected one of tail, syslog, got 'journald'"},
+	    /* the keys of one input type on the other */
 	    {"inputs: [{type: syslog, paths: [a]}]\n", FLOE_EFORMAT,
-	     "t.yaml:1:17: key 'inputs[0].type': expected one of tail, got 'syslog'"},
+	     "t.yaml:1:32: key 'inputs[0].paths': not a key of a syslog input (a syslog message "
+	     "is read by its header: RFC 5424 or 3164)"},
+	    {"inputs: [{type: syslog}]\n", FLOE_EFORMAT,
+	     "t.yaml:1:10: missing required key 'inputs[0].listen' (a syslog input listens on "
+	     "udp://, tcp://, tls://HOST:PORT, unix:///path or unix+stream:///path)"},
+	    {"inputs: [{type: tail, paths: [a], listen: udp://127.0.0.1:514}]\n", FLOE_EFORMAT,
+	     "t.yaml:1:43: key 'inputs[0].listen': not a key of a tail input (it is one of type "
+	     "syslog)"},
+	    {"inputs: [{type: syslog, listen: [udp://127.0.0.1:514, udp://127.0.0.1:514]}]\n",
+	     FLOE_EFORMAT, "t.yaml:1:55: key 'inputs[0].listen[1]': duplicate entry "
+			   "'udp://127.0.0.1:514'"},
+	    {"inputs: [{type: syslog, listen: \"udp://127.0.0.1:99999\"}]\n", FLOE_EFORMAT,
+	     "t.yaml:1:33: key 'inputs[0].listen': 'udp://127.0.0.1:99999': port above 65535 (at "
+	     "byte 16)"},
+	    {"inputs: [{type: syslog, listen: \"tls://127.0.0.1:6514\"}]\n", FLOE_EFORMAT,
+	     "t.yaml:1:33: key 'inputs[0].listen': a tls:// listener needs inputs[0].tls with "
+	     "cert and key"},
+	    {"inputs: [{type: syslog, listen: \"unix:///run/x\", socket_mode: \"0999\"}]\n",
+	     FLOE_EFORMAT,
+	     "t.yaml:1:63: key 'inputs[0].socket_mode': expected permission bits in octal (0660, "
+	     "0666), got '0999'"},
 	    {"inputs: [{type: tail, paths: [a], start_at: middle}]\n", FLOE_EFORMAT,
 	     "t.yaml:1:45: key 'inputs[0].start_at': expected one of beginning, end, got "
 	     "'middle'"},

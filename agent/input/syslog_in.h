@@ -1,0 +1,110 @@
+/* The syslog input (inputs[].type: syslog): its listeners on the runner's event loop,
+ * a framer per stream connection (RFC 6587), and a queue of received messages that the
+ * runner drains into the batch the way it reads a tail's lines.
+ *
+ * Why a queue: the server hands over bytes as they are read and must take all of them,
+ * while the batch may refuse a record until it is sealed. The queue (one block from the
+ * budget, FLOE_SYSLOG_QUEUE_BYTES) holds complete messages between the two; when it runs
+ * low the input stops reading its sockets (floe_server_pause), so stream senders block
+ * and datagrams wait in the kernel's receive buffer, whose drops the kernel counts and
+ * floe reports. Nothing is ever dropped silently: a message that finds no room (a
+ * connection closing while the queue is full) is counted.
+ *
+ * Positions: a syslog message cannot be read again, so the input's "position" is the
+ * count of messages it handed over (floe_syslog_in_taken). The runner records it like a
+ * tail's offsets; an entry whose count moved cannot be rebuilt from its input. */
+#ifndef FLOE_SYSLOG_IN_H
+#define FLOE_SYSLOG_IN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct floe_alloc;
+struct floe_buf;
+struct floe_clock;
+struct floe_config_input;
+struct floe_err;
+struct floe_loop;
+struct floe_syslog_in;
+
+/* The queue of received messages, per input. */
+#define FLOE_SYSLOG_QUEUE_BYTES (1u << 20)
+/* The read buffer the runner's loop must share with its readers: the longest datagram
+ * (65,507 bytes of UDP payload) and then some; also each stream read. */
+#define FLOE_SYSLOG_READ_BYTES (64u * 1024u + 1u)
+
+/* One message as the input hands it over; everything is valid during the call only. */
+struct floe_syslog_in_msg {
+	const char *data; /* the frame or datagram */
+	size_t len;
+	const char *source; /* "syslog+udp://192.0.2.1", "syslog+unix:///dev/log" */
+	size_t source_len;
+	const char *peer; /* the sender's address ("192.0.2.1"); "" on unix sockets */
+	size_t peer_len;
+	bool local;	   /* a unix socket: BSD messages carry no HOSTNAME there */
+	bool truncated;	   /* cut at max_message_bytes (or by the budget), counted */
+	int64_t received_us;
+};
+
+/* Returns 0 (consumed, go on), 1 (consumed, stop now) or < 0 (not consumed: the message
+ * stays first in the queue and the error is returned by floe_syslog_in_read). */
+typedef int (*floe_syslog_in_fn)(void *ctx, const struct floe_syslog_in_msg *m);
+
+struct floe_syslog_in_stats {
+	uint64_t messages;	   /* handed over */
+	uint64_t bytes;		   /* of those messages */
+	uint64_t truncated;	   /* over max_message_bytes (or the budget): cut, counted */
+	uint64_t bad_length;	   /* octet counts that were none (read as text) */
+	uint64_t at_close;	   /* frames a closing connection left half sent, kept */
+	uint64_t dropped;	   /* found no room in the queue (a close while it was full) */
+	uint64_t kernel_drops;	   /* datagrams the kernel dropped, its receive buffer full */
+	uint64_t connections;	   /* accepted */
+	uint64_t rejected;	   /* over max_connections, or no memory for their framer */
+	uint64_t open;		   /* connections open now */
+	uint64_t closed_idle;	   /* closed by idle_timeout */
+	uint64_t handshake_failures; /* TLS */
+	uint64_t read_errors;
+	uint64_t paused;	   /* times the queue ran low and reading stopped */
+};
+
+/* Opens every listener of input cfg (borrowed; it must outlive the input) on loop
+ * (borrowed; its shared buffer at least FLOE_SYSLOG_READ_BYTES), with the queue, the
+ * servers and the framers in a's budget. name names the input in log lines ("input 2").
+ * Returns 0 with *out, or an error with err naming the listener and the step that failed
+ * (a port in use, a certificate that does not load). */
+int floe_syslog_in_new(struct floe_alloc *a, const struct floe_config_input *cfg,
+		       const char *name, struct floe_loop *loop, const struct floe_clock *clock,
+		       struct floe_syslog_in **out, struct floe_err *err);
+/* Closes the listeners (removing unix socket files) and frees in. NULL is fine. */
+void floe_syslog_in_free(struct floe_syslog_in *in);
+
+/* Hands queued messages to fn, oldest first, until the queue is empty, fn stops, or
+ * about budget bytes went; then reads what a full queue left of a stream's bytes and
+ * resumes the listeners once there is room. *got gets the bytes handed over. Returns 0
+ * or fn's error. */
+int floe_syslog_in_read(struct floe_syslog_in *in, size_t budget, floe_syslog_in_fn fn, void *ctx,
+			size_t *got);
+/* Stops (true) or resumes reading the sockets: a full spool, or a stop. */
+void floe_syslog_in_hold(struct floe_syslog_in *in, bool hold);
+/* True when messages wait in the queue. */
+bool floe_syslog_in_pending(const struct floe_syslog_in *in);
+
+/* The count of messages handed over and consumed, as a position blob (appended to out),
+ * and restoring it from one (a blob of another kind is FLOE_ECORRUPT). */
+int floe_syslog_in_positions(const struct floe_syslog_in *in, struct floe_buf *out);
+int floe_syslog_in_restore(struct floe_syslog_in *in, const uint8_t *blob, size_t len);
+/* Reads a position blob: 0 with *taken, FLOE_ECORRUPT when it is not one of ours. */
+int floe_syslog_in_blob_taken(const uint8_t *blob, size_t len, uint64_t *taken);
+
+/* Reloads the TLS certificate and key (SIGHUP); connections keep their sessions. Returns
+ * 0 (or nothing to reload) or an error (logged; the old ones stay). */
+int floe_syslog_in_reload(struct floe_syslog_in *in);
+
+void floe_syslog_in_stats(struct floe_syslog_in *in, struct floe_syslog_in_stats *st);
+
+/* The bytes of the budget an input of cfg needs at most besides its framers' partial
+ * frames: queue, servers, idle framers of max_connections (memory.c). */
+uint64_t floe_syslog_in_footprint(const struct floe_config_input *cfg);
+
+#endif
