@@ -209,12 +209,13 @@ static int read_inputs(struct floe_runner *r, size_t *progress)
 	return 0;
 }
 
-/* Everything syslog input i's queue holds, into the batch (sealing as needed), its
- * sockets held first: at the end of --once and at a stop, so that nothing a sender's
+/* Everything syslog input i's queue holds, into the batch (sealing as needed), with hold
+ * its sockets held first: at the end of --once and at a stop, so that nothing a sender's
  * connection delivered stays behind in floe's memory. */
-static int drain_syslog(struct floe_runner *r, size_t i)
+static int drain_syslog(struct floe_runner *r, size_t i, bool hold)
 {
-	floe_syslog_in_hold(r->in.syslogs[i], true);
+	if (hold)
+		floe_syslog_in_hold(r->in.syslogs[i], true);
 	int rc = 0;
 	while (rc == 0 && floe_syslog_in_pending(r->in.syslogs[i])) {
 		size_t got = 0;
@@ -240,7 +241,7 @@ static int flush_inputs(struct floe_runner *r)
 		for (;;) {
 			r->b.line_refused = false;
 			if (!r->in.tails[i]) {
-				rc = drain_syslog(r, i);
+				rc = drain_syslog(r, i, true);
 				break;
 			}
 			rc = floe_tail_flush_partial(r->in.tails[i], floe_runner_on_line, r);
@@ -422,10 +423,24 @@ static int while_blocked(struct floe_runner *r, struct loop *l, int64_t now)
 static int commit_last(struct floe_runner *r, struct loop *l)
 {
 	int rc = 0;
+	/* What the sockets hold at the stop is read first (senders saw it written); the
+	 * rounds end when a round brings nothing, or after a bounded number. */
+	for (int round = 0; round < 64 && r->in.nsyslog && rc == 0; round++) {
+		floe_loop_run_once(r->loop, 0);
+		bool any = false;
+		for (size_t i = 0; i < r->in.n && rc == 0; i++)
+			if (r->in.syslogs[i] && floe_syslog_in_pending(r->in.syslogs[i])) {
+				any = true;
+				r->in.cur = i;
+				rc = drain_syslog(r, i, false);
+			}
+		if (!any)
+			break;
+	}
 	for (size_t i = 0; i < r->in.n && rc == 0; i++)
 		if (r->in.syslogs[i]) {
 			r->in.cur = i;
-			rc = drain_syslog(r, i);
+			rc = drain_syslog(r, i, true);
 		}
 	if (rc == 0)
 		rc = seal(r, l->once ? "end of input" : "stopping");
