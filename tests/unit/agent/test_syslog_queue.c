@@ -1,0 +1,96 @@
+/* The syslog input's ring of entries (agent/input/syslog_queue.c) against a model: random
+ * puts and pops of random sizes, in a small ring so that every wrap case comes up; what
+ * comes out is what went in, in order, and a put refused is one that could not fit. */
+#include "agent/input/syslog_queue.h"
+
+#include "formats/base/alloc.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#define CAP 4096
+#define MAXN 2000
+
+struct model {
+	size_t len[MAXN];
+	uint8_t tag[MAXN];
+	size_t head, n;
+};
+
+static void test_model(void **state)
+{
+	(void)state;
+	struct floe_alloc a;
+	floe_alloc_init(&a, 0);
+	struct sq q;
+	assert_int_equal(sq_init(&q, &a, CAP), 0);
+	static struct model m;
+	memset(&m, 0, sizeof(m));
+	char buf[1024];
+	uint32_t seed = 12345;
+	size_t puts = 0, refused = 0;
+	for (int step = 0; step < 200000; step++) {
+		seed = seed * 1103515245u + 12345u;
+		bool put = (seed >> 16) % 3 != 0 && m.head + m.n < MAXN;
+		if (put) {
+			size_t len = (seed >> 8) % 700;
+			uint8_t tag = (uint8_t)step;
+			memset(buf, tag, len);
+			size_t room = sq_room(&q);
+			bool ok = sq_put(&q, SQ_MSG, 0, tag, buf, len);
+			/* A put fits exactly when the room says so. */
+			assert_int_equal(ok, sq_entry_size(len) <= room);
+			if (ok) {
+				m.len[m.head + m.n] = len;
+				m.tag[m.head + m.n] = tag;
+				m.n++;
+				puts++;
+			} else {
+				refused++;
+			}
+		} else {
+			const char *p;
+			const struct sq_hdr *h = sq_peek(&q, &p);
+			if (m.n == 0) {
+				assert_null(h);
+				continue;
+			}
+			assert_non_null(h);
+			assert_int_equal(h->len, m.len[m.head]);
+			assert_int_equal(h->listener, m.tag[m.head]);
+			for (size_t k = 0; k < h->len; k++)
+				assert_int_equal((uint8_t)p[k], m.tag[m.head]);
+			sq_pop(&q);
+			m.head++;
+			m.n--;
+			if (m.head + m.n == MAXN || m.n == 0) {
+				memmove(m.len, m.len + m.head, m.n * sizeof(m.len[0]));
+				memmove(m.tag, m.tag + m.head, m.n);
+				m.head = 0;
+			}
+		}
+	}
+	assert_true(puts > 50000);
+	assert_true(refused > 100); /* the full cases came up too */
+	/* An empty queue has all its room again. */
+	const char *p;
+	while (sq_peek(&q, &p))
+		sq_pop(&q);
+	assert_int_equal(sq_room(&q), CAP);
+	sq_fini(&q, &a);
+	assert_int_equal(a.used, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_model),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
