@@ -17,7 +17,7 @@ struct floe_err;
 
 enum floe_codec { FLOE_CODEC_ZSTD, FLOE_CODEC_LZ4_RAW, FLOE_CODEC_UNCOMPRESSED };
 enum floe_catalog_type { FLOE_CATALOG_FILESYSTEM, FLOE_CATALOG_S3 };
-enum floe_input_type { FLOE_INPUT_TAIL, FLOE_INPUT_SYSLOG };
+enum floe_input_type { FLOE_INPUT_TAIL, FLOE_INPUT_SYSLOG, FLOE_INPUT_JOURNAL };
 enum floe_syslog_host { FLOE_SYSLOG_HOST_MESSAGE, FLOE_SYSLOG_HOST_PEER };
 enum floe_input_format { FLOE_FORMAT_RAW, FLOE_FORMAT_CRI, FLOE_FORMAT_DOCKER };
 enum floe_parser {
@@ -35,7 +35,7 @@ enum floe_spool_policy { FLOE_SPOOL_BLOCK, FLOE_SPOOL_DROP_OLDEST };
 enum floe_follow_symlinks { FLOE_SYMLINKS_WITHIN_ROOT, FLOE_SYMLINKS_TRUE, FLOE_SYMLINKS_FALSE };
 
 struct floe_config_input {
-	enum floe_input_type type;     /* type: tail or syslog (required) */
+	enum floe_input_type type;     /* type: tail, syslog or journal (required) */
 	char **paths;		       /* tail: globs, required, at least one; a single */
 	size_t npaths;		       /* string is accepted as a list of one */
 	char **exclude;		       /* globs matched against the full path and the */
@@ -86,6 +86,14 @@ struct floe_config_input {
 			char *cert, *key, *key_password, *ca; /* tls://: cert and key required */
 		} tls;
 	} syslog;
+	/* type: journal (agent/input/journal_in.h); start_at applies too. */
+	struct {
+		char **matches; /* FIELD=value filters; [] = every entry */
+		size_t nmatches;
+		char *directory; /* journal files to read; NULL = the system's */
+		char **fields;	 /* fields kept in attrs, default [_SYSTEMD_UNIT] */
+		size_t nfields;
+	} journal;
 	int line;			 /* where the input was declared (1-based) */
 	int col;
 };

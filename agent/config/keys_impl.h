@@ -35,6 +35,10 @@ extern const struct floe_key_section floe_keys_aggs_section;   /* keys_aggs.c */
 extern const struct floe_key_section floe_keys_syslog_tls_section;
 int floe_config_check_listen(struct floe_config_ctx *ctx, const struct floe_cnode *at,
 			     const char *path, char **value);
+int floe_config_check_match(struct floe_config_ctx *ctx, const struct floe_cnode *at,
+			    const char *path, char **value);
+int floe_config_check_field_name(struct floe_config_ctx *ctx, const struct floe_cnode *at,
+				 const char *path, char **value);
 int floe_config_parse_mode(struct floe_config_ctx *ctx, const struct floe_cnode *at,
 			   const char *path, const char *s, size_t len, char *field);
 int floe_config_format_mode(struct floe_buf *out, const char *field);

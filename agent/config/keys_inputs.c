@@ -26,10 +26,13 @@ static bool timestamp_on(const char *);
 static int input_post(struct floe_config_ctx *, const struct floe_cnode *, const char *, char *);
 static bool is_tail(const char *);
 static bool is_syslog(const char *);
+static bool is_journal(const char *);
+static bool reads_from_start(const char *);
 static bool tls_on(const char *);
 
 static const char *const start_at_names[] = {"beginning", "end", NULL};
-static const char *const input_type_names[] = {"tail", "syslog", NULL};
+static const char *const input_type_names[] = {"tail", "syslog", "journal", NULL};
+static const char *const journal_fields_default[] = {"_SYSTEMD_UNIT", NULL};
 static const char *const host_from_names[] = {"message", "peer", NULL};
 static const char *const format_names[] = {"raw", "cri", "docker", NULL};
 static const char *const parser_names[] = {"none",	       "json",		 "logfmt",
@@ -130,7 +133,7 @@ static const struct floe_key input_keys[] = {
      .def = "end",
      .choices = start_at_names,
      .flags = FLOE_KF_QUIET,
-     .shown = is_tail,
+     .shown = reads_from_start,
      .help = "where to start in a file seen first"},
     {.name = "max_line_bytes",
      .type = FLOE_KT_SIZE,
@@ -307,6 +310,31 @@ static const struct floe_key input_keys[] = {
      .flags = FLOE_KF_QUIET,
      .shown = is_syslog,
      .help = "syslog unix sockets: group (name or id)"},
+    {.name = "matches",
+     .type = FLOE_KT_STRLIST,
+     .off = INP(journal.matches),
+     .off_n = INP(journal.nmatches),
+     .flags = FLOE_KF_QUIET,
+     .max = 64,
+     .check = floe_config_check_match,
+     .shown = is_journal,
+     .help = "journal: FIELD=value filters (same field ORed, different fields ANDed)"},
+    {.name = "directory",
+     .type = FLOE_KT_STRING,
+     .off = INP(journal.directory),
+     .flags = FLOE_KF_QUIET,
+     .shown = is_journal,
+     .help = "journal: a directory of journal files instead of the system's journal"},
+    {.name = "fields",
+     .type = FLOE_KT_STRLIST,
+     .off = INP(journal.fields),
+     .off_n = INP(journal.nfields),
+     .flags = FLOE_KF_QUIET | FLOE_KF_UNIQUE,
+     .def_list = journal_fields_default,
+     .max = 64,
+     .check = floe_config_check_field_name,
+     .shown = is_journal,
+     .help = "journal: fields kept in attrs besides the mapped ones"},
     {.name = "tls",
      .type = FLOE_KT_SECTION,
      .sub = &floe_keys_syslog_tls_section,
@@ -538,6 +566,16 @@ static bool is_tail(const char *base)
 static bool is_syslog(const char *base)
 {
 	return ((const struct floe_config_input *)(const void *)base)->type == FLOE_INPUT_SYSLOG;
+}
+
+static bool is_journal(const char *base)
+{
+	return ((const struct floe_config_input *)(const void *)base)->type == FLOE_INPUT_JOURNAL;
+}
+
+static bool reads_from_start(const char *base)
+{
+	return is_tail(base) || is_journal(base);
 }
 
 static bool tls_on(const char *base)

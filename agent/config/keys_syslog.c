@@ -1,4 +1,4 @@
-/* The syslog keys of an input (inputs[N] with type: syslog): listen URIs checked by the
+/* The syslog and journal keys of an input (inputs[N] with type: syslog or journal): listen URIs checked by the
  * same pure parser the listeners use (platform/listen.h), so that a URI that passes
  * `floe check` cannot fail to parse at start-up; unix socket modes; the tls section; and
  * the rules that keep tail keys off syslog inputs and syslog keys off tail inputs. */
@@ -7,6 +7,7 @@
 #include "agent/config/config.h"
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
+#include "platform/journal.h"
 #include "platform/listen.h"
 
 #include <stddef.h>
@@ -86,6 +87,48 @@ static const char *const syslog_only[] = {
     "listen",	   "max_connections", "idle_timeout", "max_message_bytes", "socket_receive_buffer",
     "host_from",   "zone",	      "socket_mode",  "socket_owner",	   "socket_group",
     "tls",	   NULL};
+static const char *const journal_only[] = {"matches", "directory", "fields", NULL};
+/* Of the tail keys, what a journal input reads too. */
+static const char *const tail_not_journal[] = {
+    "paths",	  "exclude",	   "max_line_bytes", "format",	      "parser",
+    "pattern",	  "multiline",	   "timestamp",	     "long_lines",    "rotate_wait",
+    "max_open_files", "forget_after", "follow_symlinks", NULL};
+
+/* A journal field name as journald accepts it: upper-case letters, digits and '_', not
+ * starting with a digit, at most 64 bytes. */
+static bool field_name_ok(const char *s, size_t n)
+{
+	if (n == 0 || n > 64 || (s[0] >= '0' && s[0] <= '9'))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+			return false;
+	return true;
+}
+
+int floe_config_check_match(struct floe_config_ctx *ctx, const struct floe_cnode *at,
+			    const char *path, char **value)
+{
+	const char *eq = strchr(*value, '=');
+	if (eq && field_name_ok(*value, (size_t)(eq - *value)))
+		return 0;
+	char shown[FLOE_KEYMAP_SHOW_CAP];
+	return floe_config_fail(ctx, at, FLOE_EFORMAT,
+				"key '%s': expected FIELD=value with a journal field name "
+				"(A-Z, 0-9, _), got '%s'",
+				path, floe_keymap_show(*value, strlen(*value), shown));
+}
+
+int floe_config_check_field_name(struct floe_config_ctx *ctx, const struct floe_cnode *at,
+				 const char *path, char **value)
+{
+	if (field_name_ok(*value, strlen(*value)))
+		return 0;
+	char shown[FLOE_KEYMAP_SHOW_CAP];
+	return floe_config_fail(ctx, at, FLOE_EFORMAT,
+				"key '%s': expected a journal field name (A-Z, 0-9, _), got '%s'",
+				path, floe_keymap_show(*value, strlen(*value), shown));
+}
 
 static const struct floe_cnode *given(const struct floe_cnode *map, const char *name)
 {
@@ -142,10 +185,28 @@ static int syslog_rules(struct floe_config_ctx *ctx, const struct floe_cnode *ma
 int floe_config_input_type_rules(struct floe_config_ctx *ctx, const struct floe_cnode *map,
 				 const char *path, struct floe_config_input *in)
 {
-	if (in->type == FLOE_INPUT_SYSLOG)
+	int rc;
+	if (in->type == FLOE_INPUT_SYSLOG) {
+		if ((rc = refuse_others(ctx, map, path, journal_only, "syslog",
+					" (it is one of type journal)")))
+			return rc;
 		return syslog_rules(ctx, map, path, in);
-	int rc = refuse_others(ctx, map, path, syslog_only, "tail", " (it is one of type syslog)");
-	if (rc)
+	}
+	if (in->type == FLOE_INPUT_JOURNAL) {
+		if (!floe_journal_supported())
+			return floe_config_fail(ctx, given(map, "type"), FLOE_EFORMAT,
+						"key '%s.type': this floe was built without the "
+						"systemd journal (libsystemd)",
+						path);
+		if ((rc = refuse_others(ctx, map, path, tail_not_journal, "journal",
+					" (journal entries come with their fields)")) ||
+		    (rc = refuse_others(ctx, map, path, syslog_only, "journal",
+					" (it is one of type syslog)")))
+			return rc;
+		return 0;
+	}
+	if ((rc = refuse_others(ctx, map, path, syslog_only, "tail", " (it is one of type syslog)")) ||
+	    (rc = refuse_others(ctx, map, path, journal_only, "tail", " (it is one of type journal)")))
 		return rc;
 	const struct floe_cnode *v = floe_keymap_find_value(map, "paths");
 	if (in->npaths == 0 && v)

@@ -196,7 +196,8 @@ void floe_preflight_descriptors(const struct floe_config *cfg, unsigned *scale_p
 		want += cfg->inputs[i].type == FLOE_INPUT_SYSLOG
 			    ? (uint64_t)cfg->inputs[i].syslog.nlisten *
 				  (cfg->inputs[i].syslog.max_connections + 1u)
-			    : cfg->inputs[i].max_open_files;
+			: cfg->inputs[i].type == FLOE_INPUT_JOURNAL ? 16 /* its files, inotify */
+								    : cfg->inputs[i].max_open_files;
 	*scale_pct = 100;
 	*limit = 0;
 	if (floe_fs_raise_nofile(want, &now) != 0)

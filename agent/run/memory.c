@@ -48,6 +48,8 @@ static uint64_t longest_record(const struct floe_config_input *in)
 {
 	if (in->type == FLOE_INPUT_SYSLOG)
 		return in->syslog.max_message_bytes; /* its structured data is a part of it */
+	if (in->type == FLOE_INPUT_JOURNAL)
+		return 64 * 1024; /* sd-journal's field threshold (platform/journal_sd.c) */
 	uint64_t rec = in->max_line_bytes;
 	if (in->multiline.start && in->multiline.max_bytes > rec)
 		rec = in->multiline.max_bytes;
@@ -60,7 +62,7 @@ static uint64_t writer_need(const struct floe_pq_options *o, size_t ctx, const s
 			    uint64_t rec)
 {
 	size_t v[2] = {(size_t)rec, (size_t)rec};
-	bool attrs = in->parser != FLOE_PARSER_NONE || in->type == FLOE_INPUT_SYSLOG;
+	bool attrs = in->parser != FLOE_PARSER_NONE || in->type != FLOE_INPUT_TAIL;
 	return floe_pq_writer_row_need(o, v, attrs ? 2 : 1, true, ctx);
 }
 
@@ -77,6 +79,10 @@ static void other_parts(const struct floe_config *c, size_t k, uint64_t max_line
 			 * read buffer (shared by every syslog input) and one frame in progress. */
 			n->read += floe_syslog_in_footprint(in) + FLOE_SYSLOG_READ_BYTES +
 				   in->syslog.max_message_bytes;
+			continue;
+		}
+		if (in->type == FLOE_INPUT_JOURNAL) {
+			n->read += 160 * 1024 + 64 * 1024; /* the fields' scratch, the library's */
 			continue;
 		}
 		uint64_t line = i == k ? max_line : in->max_line_bytes;

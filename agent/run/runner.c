@@ -6,6 +6,7 @@
 #include "agent/run/runner_impl.h"
 
 #include "agent/config/config.h"
+#include "agent/input/journal_in.h"
 #include "agent/input/syslog_in.h"
 #include "agent/input/tail.h"
 #include "agent/lake/spool.h"
@@ -176,6 +177,20 @@ static int open_syslog(struct floe_runner *r, size_t i, struct floe_err *err)
 	return rc;
 }
 
+/* A journal input: its reader, its descriptor on the main loop. */
+static int open_journal(struct floe_runner *r, size_t i, struct floe_err *err)
+{
+	char name[32];
+	snprintf(name, sizeof(name), "input %zu", i + 1);
+	int rc = floe_journal_in_new(&r->alloc, &r->set.cfg->inputs[i], name, r->loop,
+				     &r->in.journals[i], err);
+	if (rc == 0) {
+		r->in.n++;
+		r->in.njournal++;
+	}
+	return rc;
+}
+
 static int open_input(struct floe_runner *r, size_t i, struct floe_err *err)
 {
 	const struct floe_config_input *in = &r->set.cfg->inputs[i];
@@ -183,6 +198,8 @@ static int open_input(struct floe_runner *r, size_t i, struct floe_err *err)
 	int rc = 0;
 	if (in->type == FLOE_INPUT_SYSLOG)
 		return open_syslog(r, i, err);
+	if (in->type == FLOE_INPUT_JOURNAL)
+		return open_journal(r, i, err);
 	if (in->format != FLOE_FORMAT_RAW || in->multiline.start) {
 		struct floe_assemble_options ao;
 		floe_run_assemble_options(&r->set, i, &ao);
@@ -217,7 +234,8 @@ static int open_inputs(struct floe_runner *r, struct floe_err *err)
 	r->in.decoders = floe_calloc(&r->alloc, n, sizeof(*r->in.decoders));
 	r->in.asm_ = floe_calloc(&r->alloc, n, sizeof(*r->in.asm_));
 	r->in.syslogs = floe_calloc(&r->alloc, n, sizeof(*r->in.syslogs));
-	if (!r->in.tails || !r->in.decoders || !r->in.asm_ || !r->in.syslogs)
+	r->in.journals = floe_calloc(&r->alloc, n, sizeof(*r->in.journals));
+	if (!r->in.tails || !r->in.decoders || !r->in.asm_ || !r->in.syslogs || !r->in.journals)
 		return floe_err_set(err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));
 	uint64_t longest = 0;
 	for (size_t i = 0; i < r->set.cfg->ninputs; i++) {
@@ -296,6 +314,8 @@ void floe_runner_free(struct floe_runner *r)
 		floe_loop_io_del(r->loop, &r->in.watch_io);
 	for (size_t i = 0; r->in.syslogs && i < r->set.cfg->ninputs; i++)
 		floe_syslog_in_free(r->in.syslogs[i]);
+	for (size_t i = 0; r->in.journals && i < r->set.cfg->ninputs; i++)
+		floe_journal_in_free(r->in.journals[i]);
 	floe_loop_free(r->loop);
 	floe_free(&r->alloc, r->in.loop_buf);
 	floe_fields_free(r->in.sysfields);
@@ -311,6 +331,7 @@ void floe_runner_free(struct floe_runner *r)
 	floe_free(&r->alloc, r->in.asm_);
 	floe_free(&r->alloc, r->in.tails);
 	floe_free(&r->alloc, r->in.syslogs);
+	floe_free(&r->alloc, r->in.journals);
 	floe_free(&r->alloc, r->in.decoders);
 	floe_batch_free(r->b.batch);
 	floe_worker_free(r->lake.pool); /* after the writers: they wait for their pages */

@@ -52,6 +52,16 @@ static int write_input_metrics(struct floe_runner *r, struct floe_buf *b)
 			rc = write_syslog_metrics(r, i, b);
 			continue;
 		}
+		if (r->in.journals[i]) {
+			struct floe_journal_in_stats js;
+			floe_journal_in_stats(r->in.journals[i], &js);
+			rc = floe_buf_printf(b,
+					     "%s{\"type\":\"journal\",\"lines\":%" PRIu64
+					     ",\"bytes\":%" PRIu64 ",\"resets\":%" PRIu64
+					     ",\"truncated\":%" PRIu64 "}",
+					     i ? "," : "", js.entries, js.bytes, js.resets, js.truncated);
+			continue;
+		}
 		rc = floe_buf_printf(
 		    b,
 		    "%s{\"lines\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"files_open\":%" PRIu64

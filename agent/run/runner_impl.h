@@ -18,6 +18,7 @@
 
 #include "agent/env/env.h"
 #include "agent/input/preflight.h"
+#include "agent/input/journal_in.h"
 #include "agent/input/syslog_in.h"
 #include "agent/input/tail.h"
 #include "agent/pipeline/decode.h"
@@ -96,6 +97,8 @@ struct run_inputs {
 	 * the main loop, whose read buffer (loop_buf) they share. */
 	struct floe_syslog_in **syslogs;
 	size_t nsyslog;
+	struct floe_journal_in **journals; /* type: journal, NULL for the others */
+	size_t njournal;
 	char *loop_buf;
 	struct floe_fields *sysfields; /* a syslog message's structured data */
 	uint64_t sys_parse_failures;   /* syslog messages kept whole (no or a broken header) */
@@ -261,6 +264,13 @@ static inline void floe_run_input_counts(const struct floe_runner *r, size_t i,
 		ts->bytes = ss.bytes;
 		return;
 	}
+	if (r->in.journals[i]) {
+		struct floe_journal_in_stats js;
+		floe_journal_in_stats(r->in.journals[i], &js);
+		ts->lines = js.entries;
+		ts->bytes = js.bytes;
+		return;
+	}
 	floe_tail_get_stats(r->in.tails[i], ts);
 	floe_decoder_get_stats(r->in.decoders[i], ds);
 }
@@ -312,6 +322,8 @@ int floe_runner_on_line(void *ctx, const struct floe_tail_line *line);
  * parsed (RFC 5424 or 3164, agent/parse/syslog.h) into a record in the batch, with
  * floe_runner_on_line's returns. */
 int floe_runner_on_message(void *ctx, const struct floe_syslog_in_msg *m);
+/* The journal inputs' entry callback (ctx: the runner), likewise. */
+int floe_runner_on_journal(void *ctx, const struct floe_journal_in_msg *m);
 /* The assemblers' record callback (ctx: the runner): into the batch, or kept for after
  * the seal when the batch refuses it. */
 int floe_runner_on_record(void *ctx, const struct floe_assemble_rec *a);

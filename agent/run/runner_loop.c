@@ -150,7 +150,7 @@ static void take_watch_events(struct floe_runner *r)
  * states on every run. */
 static void idle_wait(struct floe_runner *r)
 {
-	if (!r->in.watch && !r->in.nsyslog) {
+	if (!r->in.watch && !r->in.nsyslog && !r->in.njournal) {
 		/* An idle round in a test (poll) ran check_commit with wait first. */
 		r->env.clock->sleep_ms(r->env.clock->ctx, IDLE_SLEEP_MS);
 		floe_loop_run_once(r->loop, 0);
@@ -174,7 +174,7 @@ static int read_inputs(struct floe_runner *r, size_t *progress)
 	if (r->lake.blocked)
 		return 0;
 	/* What the sockets have now, into the syslog inputs' queues. */
-	if (r->in.nsyslog)
+	if (r->in.nsyslog || r->in.njournal)
 		floe_loop_run_once(r->loop, 0);
 	r->in.read_us = floe_run_wall_us(r);
 	r->in.mono_us = floe_run_mono_us(r);
@@ -182,10 +182,15 @@ static int read_inputs(struct floe_runner *r, size_t *progress)
 		size_t got = 0;
 		r->b.line_refused = false;
 		r->in.cur = i;
-		int rc = r->in.syslogs[i] ? floe_syslog_in_read(r->in.syslogs[i], READ_BUDGET,
-								 floe_runner_on_message, r, &got)
-					  : floe_tail_read(r->in.tails[i], READ_BUDGET,
-							   floe_runner_on_line, r, &got);
+		int rc;
+		if (r->in.syslogs[i])
+			rc = floe_syslog_in_read(r->in.syslogs[i], READ_BUDGET, floe_runner_on_message,
+						 r, &got);
+		else if (r->in.journals[i])
+			rc = floe_journal_in_read(r->in.journals[i], READ_BUDGET,
+						  floe_runner_on_journal, r, &got);
+		else
+			rc = floe_tail_read(r->in.tails[i], READ_BUDGET, floe_runner_on_line, r, &got);
 		*progress += got;
 		if (rc < 0 && !r->b.line_refused) {
 			/* A failure of the batch is one of writing into the spool (a full or
@@ -240,10 +245,12 @@ static int flush_inputs(struct floe_runner *r)
 		r->in.mono_us = floe_run_mono_us(r);
 		for (;;) {
 			r->b.line_refused = false;
-			if (!r->in.tails[i]) {
+			if (r->in.syslogs[i]) {
 				rc = drain_syslog(r, i, true);
 				break;
 			}
+			if (!r->in.tails[i])
+				break; /* a journal holds nothing back */
 			rc = floe_tail_flush_partial(r->in.tails[i], floe_runner_on_line, r);
 			if (rc < 0 && !r->b.line_refused)
 				break;
@@ -536,7 +543,8 @@ static int turn(struct floe_runner *r, struct loop *l, bool *done)
 	}
 	floe_runner_status_publish(r, false);
 	if (progress == 0 && !l->once) {
-		if (!r->in.watch && !r->in.nsyslog && (rc = check_commit(r, l, true, done)))
+		if (!r->in.watch && !r->in.nsyslog && !r->in.njournal &&
+		    (rc = check_commit(r, l, true, done)))
 			return rc;
 		if (!*done)
 			idle_wait(r);

@@ -215,18 +215,16 @@ static void message_record(struct floe_runner *r, const struct floe_syslog_in_ms
 	floe_fields_to_record(f, rec);
 }
 
-int floe_runner_on_message(void *ctx, const struct floe_syslog_in_msg *m)
+/* The record of rec, already filled, into the batch: floe_runner_on_line's returns. */
+static int add_input_record(struct floe_runner *r, struct floe_record *rec)
 {
-	struct floe_runner *r = ctx;
-	struct floe_record rec;
-	message_record(r, m, &rec);
-	int rc = floe_runner_batch_add(r, &rec, r->b.next_seq);
+	int rc = floe_runner_batch_add(r, rec, r->b.next_seq);
 	if (rc == 2) {
 		r->b.line_refused = true;
 		r->b.seal_needed = true;
 		return FLOE_ELIMIT;
 	}
-	int ag = rc < 0 ? 0 : floe_run_aggs_record(r, r->in.cur, &rec);
+	int ag = rc < 0 ? 0 : floe_run_aggs_record(r, r->in.cur, rec);
 	if (rc < 0 || ag < 0) {
 		r->b.add_error = rc < 0 ? rc : ag;
 		return r->b.add_error;
@@ -237,6 +235,39 @@ int floe_runner_on_message(void *ctx, const struct floe_syslog_in_msg *m)
 		return 1;
 	}
 	return 0;
+}
+
+int floe_runner_on_message(void *ctx, const struct floe_syslog_in_msg *m)
+{
+	struct floe_runner *r = ctx;
+	struct floe_record rec;
+	message_record(r, m, &rec);
+	return add_input_record(r, &rec);
+}
+
+int floe_runner_on_journal(void *ctx, const struct floe_journal_in_msg *m)
+{
+	struct floe_runner *r = ctx;
+	struct floe_record rec;
+	memset(&rec, 0, sizeof(rec));
+	rec.ts = m->ts_us;
+	rec.received_at = m->received_us;
+	rec.host = m->host.p ? m->host : (struct floe_str){r->set.host, r->set.host_len};
+	rec.source = m->source;
+	rec.has_facility = m->has_facility;
+	rec.facility = m->facility;
+	rec.has_severity = m->has_severity;
+	rec.severity = m->severity;
+	rec.app = m->app;
+	rec.proc_id = m->proc_id;
+	rec.msg_id = m->msg_id;
+	rec.message = m->message.p ? m->message : (struct floe_str){"", 0};
+	rec.nattrs = m->nattrs;
+	rec.attr_keys = m->attr_keys;
+	rec.attr_key_lens = m->attr_key_lens;
+	rec.attr_vals = m->attr_vals;
+	rec.attr_val_lens = m->attr_val_lens;
+	return add_input_record(r, &rec);
 }
 
 /* Decodes an assembled record and adds it: floe_batch_add's result (2 also for a full

@@ -12,6 +12,7 @@
 #include "agent/run/runner_impl.h"
 
 #include "agent/config/config.h"
+#include "agent/input/journal_in.h"
 #include "agent/input/syslog_in.h"
 #include "agent/input/tail.h"
 #include "agent/lake/spool.h"
@@ -257,6 +258,25 @@ static int reread_syslog(const struct floe_spool_entry *e, size_t i, const uint8
 	return FLOE_ENOTFOUND;
 }
 
+/* A journal input's part of entry e: nothing when the cursor did not move. Reading the
+ * journal again between two cursors is not done yet: those entries are counted lost,
+ * logged with both cursors (journalctl --after-cursor shows them). */
+static int reread_journal(const struct floe_spool_entry *e, size_t i, const uint8_t *from,
+			  size_t from_len, const uint8_t *to, size_t to_len)
+{
+	const char *a, *b;
+	size_t al, bl;
+	if (floe_journal_in_blob_cursor(from, from_len, &a, &al) ||
+	    floe_journal_in_blob_cursor(to, to_len, &b, &bl))
+		return FLOE_ENOTFOUND;
+	if (al == bl && memcmp(a, b, al) == 0)
+		return 0;
+	floe_error("runner: spool entry %" PRIu64 ": input %zu: the journal entries after cursor "
+		   "'%.*s' up to '%.*s' are not read again",
+		   e->seq, i + 1, (int)al, a, (int)bl, b);
+	return FLOE_ENOTFOUND;
+}
+
 /* Re-reads input i's part of entry e into the batch. FLOE_ENOTFOUND when the bytes are
  * not there any more (logged). */
 static int reread_input(struct floe_runner *r, const struct floe_spool_entry *e, size_t i, uint64_t *rows)
@@ -274,6 +294,8 @@ static int reread_input(struct floe_runner *r, const struct floe_spool_entry *e,
 		rc = floe_span_input(e->positions, e->positions_len, i, &nt, &to, &to_len);
 	if (rc == 0 && r->in.syslogs[i])
 		return reread_syslog(e, i, from, from_len, to, to_len);
+	if (rc == 0 && r->in.journals[i])
+		return reread_journal(e, i, from, from_len, to, to_len);
 	if (rc == 0)
 		rc = floe_span_files(&r->alloc, from, from_len, to, to_len, &p.files, &p.nfiles);
 	if (rc)

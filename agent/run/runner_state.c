@@ -5,6 +5,7 @@
 
 #include "agent/config/config.h"
 #include "agent/state/blobfile.h"
+#include "agent/input/journal_in.h"
 #include "agent/input/syslog_in.h"
 #include "agent/input/tail.h"
 #include "agent/schema/partition.h"
@@ -67,6 +68,8 @@ int floe_runner_collect_positions(struct floe_runner *r, struct floe_buf *out)
 		set_holds(r, i);
 		if (r->in.syslogs[i])
 			rc = floe_syslog_in_positions(r->in.syslogs[i], &one);
+		else if (r->in.journals[i])
+			rc = floe_journal_in_positions(r->in.journals[i], &one);
 		else
 			rc = floe_tail_positions(r->in.tails[i], &one);
 		if (rc)
@@ -93,10 +96,15 @@ static int restore_positions(struct floe_runner *r, const uint8_t *p, size_t len
 		if ((rc = floe_span_input(p, len, i, &n, &blob, &blen)) || i >= r->in.n)
 			continue;
 		uint64_t taken;
+		const char *cur;
+		size_t clen;
 		bool sys_blob = floe_syslog_in_blob_taken(blob, blen, &taken) == 0;
+		bool jrn_blob = floe_journal_in_blob_cursor(blob, blen, &cur, &clen) == 0;
 		if (r->in.syslogs[i] && sys_blob)
 			rc = floe_syslog_in_restore(r->in.syslogs[i], blob, blen);
-		else if (r->in.tails[i] && !sys_blob)
+		else if (r->in.journals[i] && jrn_blob)
+			rc = floe_journal_in_restore(r->in.journals[i], blob, blen);
+		else if (r->in.tails[i] && !sys_blob && !jrn_blob)
 			rc = floe_tail_restore(r->in.tails[i], blob, blen);
 		else
 			floe_warn("runner: input %u changed its type since the checkpoint: it "

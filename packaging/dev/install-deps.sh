@@ -17,7 +17,7 @@ SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 
 native=(build-essential cmake pkg-config libyaml-dev libmbedtls-dev libcurl4-openssl-dev
-        liblz4-dev libzstd-dev zlib1g-dev libxxhash-dev libpcre2-dev)
+        liblz4-dev libzstd-dev zlib1g-dev libxxhash-dev libpcre2-dev libsystemd-dev)
 testpk=(libcmocka-dev clang python3-avro nodejs npm qemu-user crossbuild-essential-arm64
         libyaml-dev:arm64 libmbedtls-dev:arm64 libcurl4-openssl-dev:arm64 liblz4-dev:arm64
         libzstd-dev:arm64 zlib1g-dev:arm64 libxxhash-dev:arm64 libcmocka-dev:arm64
@@ -26,14 +26,16 @@ testpk=(libcmocka-dev clang python3-avro nodejs npm qemu-user crossbuild-essenti
         libyaml-dev:armhf libmbedtls-dev:armhf libcurl4-openssl-dev:armhf liblz4-dev:armhf
         libzstd-dev:armhf zlib1g-dev:armhf libxxhash-dev:armhf libcmocka-dev:armhf
         libpcre2-dev:armhf
-        dpkg-dev debhelper fakeroot lintian systemd man-db file)
+        dpkg-dev debhelper fakeroot lintian systemd man-db file libmicrohttpd12)
 
 benchpk=(zstd gzip bc time s3cmd
          libestr0 libfastjson4 liblognorm5 libuuid1 libsystemd0 libzstd1 zlib1g
          libcap2 libglib2.0-0 libivykis0 libjson-c5 libnet1 libpcre3 libssl3 libwrap0)
 # Unpacked, not installed (see above): their Depends are in benchpk.
 unpack=(rsyslog syslog-ng-core)
-[ "$mode" = test ] && unpack=(prometheus)
+# systemd-journal-remote writes the journal files test_journal.sh reads; unpacked, since
+# installing it would set up a journal receiver on the machine.
+[ "$mode" = test ] && unpack=(prometheus systemd-journal-remote)
 [ "$mode" = bench ] && unpack+=(prometheus)
 UNPACK_DIR=/opt/floe-bench
 

@@ -339,7 +339,8 @@ static void test_errors(void **state)
 	     "exclude, start_at, max_line_bytes, format, parser, pattern, multiline, "
 	     "timestamp, long_lines, rotate_wait, max_open_files, forget_after, follow_symlinks, "
 	     "listen, max_connections, idle_timeout, max_message_bytes, socket_receive_buffer, "
-	     "host_from, zone, socket_mode, socket_owner, socket_group, tls"},
+	     "host_from, zone, socket_mode, socket_owner, socket_group, matches, directory, fields, "
+	     "tls"},
 	    {"inputs: [{type: tail, paths: a, multiline: {start: x, max: 3}}]\n", FLOE_EFORMAT,
 	     "t.yaml:1:55: unknown key 'inputs[0].multiline.max'; valid keys here: start, "
 	     "max_lines, max_bytes, flush_timeout"},
@@ -371,8 +372,8 @@ static void test_errors(void **state)
 	    {"tables:\n  logs:\n    codec: gzip\n", FLOE_EFORMAT,
 	     "t.yaml:3:12: key 'tables.logs.codec': expected one of zstd, lz4_raw, "
 	     "uncompressed, got 'gzip'"},
-	    {"inputs: [{type: journald, paths: [a]}]\n", FLOE_EFORMAT,
-	     "t.yaml:1:17: key 'inputs[0].type': expected one of tail, syslog, got 'journald'"},
+	    {"inputs: [{type: journalx, paths: [a]}]\n", FLOE_EFORMAT,
+	     "t.yaml:1:17: key 'inputs[0].type': expected one of tail, syslog, journal, got 'journalx'"},
 	    /* the keys of one input type on the other */
 	    {"inputs: [{type: syslog, paths: [a]}]\n", FLOE_EFORMAT,
 	     "t.yaml:1:32: key 'inputs[0].paths': not a key of a syslog input (a syslog message "

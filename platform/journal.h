@@ -1,0 +1,54 @@
+/* The systemd journal, read through libsystemd's sd-journal: a reader over the local
+ * journal (or one directory of journal files, for tests and containers), filtered by
+ * matches, positioned by cursors, with a descriptor the event loop watches for new
+ * entries. Optional at build time (FLOE_JOURNAL, on when libsystemd is found): without
+ * it floe_journal_open fails with -ENOTSUP. Everything runs on one thread. */
+#ifndef FLOE_PLATFORM_JOURNAL_H
+#define FLOE_PLATFORM_JOURNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct floe_journal;
+
+/* True when this build reads journals. */
+bool floe_journal_supported(void);
+
+/* Opens the local journal (dir NULL: the system's and the current user's files, as
+ * `journalctl` shows them) or the journal files in dir. Returns 0 with *out, or -errno
+ * with a message in err[0..cap). */
+int floe_journal_open(const char *dir, struct floe_journal **out, char *err, size_t cap);
+void floe_journal_close(struct floe_journal *j);
+
+/* Adds a "FIELD=value" match: matches of the same field are ORed, of different fields
+ * ANDed (sd_journal_add_match). Returns 0 or -errno (-EINVAL for a malformed one). */
+int floe_journal_add_match(struct floe_journal *j, const char *m, size_t len);
+
+/* Positions before the first entry, after the last one, or just after the entry cursor
+ * names (when that entry is gone, at the first entry after where it was). 0 or -errno. */
+int floe_journal_seek_head(struct floe_journal *j);
+int floe_journal_seek_tail(struct floe_journal *j);
+int floe_journal_seek_after(struct floe_journal *j, const char *cursor);
+
+/* Moves to the next entry: 1, 0 at the end, or -errno. */
+int floe_journal_next(struct floe_journal *j);
+/* The current entry's field name (without "=") or NULL: *p, *len point into the
+ * library's memory, valid until the next call on j. 1 found, 0 absent, -errno. */
+int floe_journal_field(struct floe_journal *j, const char *name, const void **p, size_t *len);
+/* Enumerates the current entry's fields: restart first, then each call gives one
+ * "NAME=value" as name and value slices (1), until 0. */
+void floe_journal_fields_restart(struct floe_journal *j);
+int floe_journal_fields_next(struct floe_journal *j, const char **name, size_t *nlen,
+			     const void **val, size_t *vlen);
+/* The current entry's wall-clock time (µs since the epoch) and cursor (into buf,
+ * NUL-terminated; -ENOSPC when it does not fit). */
+int floe_journal_realtime_us(struct floe_journal *j, int64_t *us);
+int floe_journal_cursor(struct floe_journal *j, char *buf, size_t cap);
+
+/* The descriptor to watch (readable when the journal changed), or -errno; after it was
+ * readable, floe_journal_process takes the change in. */
+int floe_journal_fd(struct floe_journal *j);
+void floe_journal_process(struct floe_journal *j);
+
+#endif
