@@ -5,6 +5,8 @@
  * with the flags seen. */
 #include "agent/parse/framing.h"
 
+#include "formats/base/alloc.h"
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,11 +38,11 @@ static void mix(struct digest *d, const struct floe_frame *f, size_t max)
 	d->at_close += !!(f->flags & FLOE_FRAME_AT_CLOSE);
 }
 
-static void run(const char *p, size_t n, size_t max, const uint8_t *sizes, size_t nsizes,
-		struct digest *d, struct floe_framer_stats *st)
+static void run(struct floe_alloc *a, const char *p, size_t n, size_t max, const uint8_t *sizes,
+		size_t nsizes, struct digest *d, struct floe_framer_stats *st)
 {
 	struct floe_framer *fr = NULL;
-	(void)floe_framer_new(NULL, max, &fr);
+	(void)floe_framer_new(a, max, &fr);
 	if (!fr)
 		abort();
 	memset(d, 0, sizeof(*d));
@@ -63,6 +65,7 @@ static void run(const char *p, size_t n, size_t max, const uint8_t *sizes, size_
 				abort();
 			at += used;
 		}
+		floe_framer_trim(fr); /* as a listener does after each read */
 		off += c;
 	}
 	struct floe_frame f;
@@ -85,12 +88,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(p, data + 1, n);
 	struct digest whole, chunked;
 	struct floe_framer_stats sw, sc;
-	run(p, n, max, NULL, 0, &whole, &sw);
-	run(p, n, max, data, size, &chunked, &sc);
+	run(NULL, p, n, max, NULL, 0, &whole, &sw);
+	run(NULL, p, n, max, data, size, &chunked, &sc);
 	if (memcmp(&whole, &chunked, sizeof(whole)) != 0 || memcmp(&sw, &sc, sizeof(sw)) != 0)
 		abort();
 	if (sw.frames != whole.n || sw.truncated != whole.truncated || sw.bad_length != whole.bad ||
 	    sw.flushed_at_close != whole.at_close || whole.at_close > 1)
+		abort();
+	/* A budget that refuses to let the buffer grow: frames may come out shorter (cut,
+	 * counted), never longer than max, and nothing is left allocated. */
+	struct floe_alloc tight;
+	floe_alloc_init(&tight, floe_framer_idle_footprint() + data[0] % 32);
+	struct digest small;
+	struct floe_framer_stats ss;
+	run(&tight, p, n, max, data, size, &small, &ss);
+	if (tight.used != 0 || ss.frames != small.n || ss.truncated < whole.truncated)
 		abort();
 	free(p);
 	return 0;
