@@ -152,22 +152,59 @@ if command -v openssl >/dev/null; then
 	write_syslog_config "$d" "\"tls://127.0.0.1:$P\"" \
 		"    tls: {cert: $d/srv.pem, key: $d/srv.key, ca: $d/ca.pem}"
 	start_agent "$d"
+	# A client that connects and never speaks holds its handshake open meanwhile: it
+	# must not hold up the others.
+	python3 -c "
+import socket, time
+s = socket.create_connection(('127.0.0.1', $P)); s.send(b'\x16\x03\x01'); time.sleep(20)" &
+	STALL=$!
+	PIDS+=($STALL)
+	sleep 0.3
 	printf '<13>1 2026-01-02T03:04:05Z tlshost app - - - over mutual tls\n' |
 		timeout 10 openssl s_client -quiet -connect 127.0.0.1:$P -cert "$d/cli.pem" -key "$d/cli.key" \
 			-CAfile "$d/ca.pem" >/dev/null 2>&1 || true
 	printf '<13>1 2026-01-02T03:04:05Z nocert app - - - refused\n' |
 		timeout 10 openssl s_client -quiet -connect 127.0.0.1:$P -CAfile "$d/ca.pem" >/dev/null 2>&1 || true
 	sleep 0.5
+	kill $STALL 2>/dev/null || true
+	wait $STALL 2>/dev/null || true
 	kill -HUP $PID
 	check "tls: SIGHUP reloads the certificate" wait_for "$d/err" "TLS certificate and key reloaded"
 	check "tls: SIGTERM exit 0" stop $PID
 	W="$d/wh/default/logs"
-	check "tls: the client with a certificate gets its message in" \
+	check "tls: the client with a certificate gets its message in (a stalled handshake beside it)" \
 		test "$(rows_sql "$W" "SELECT host, message FROM t")" = '["tlshost","over mutual tls"]'
 	check "tls: the client without one fails its handshake, counted" \
 		python3 -c "
 import json,sys; m=json.load(open('$d/state/metrics.json'))
 sys.exit(0 if m['inputs'][0]['handshake_failures']>=1 else 1)"
+fi
+
+# ---- two inputs, IPv6 ---------------------------------------------------------------------
+if python3 -c "import socket; s=socket.socket(socket.AF_INET6, socket.SOCK_DGRAM); s.bind(('::1', 0))" 2>/dev/null; then
+	d="$T/v6"
+	mkdir -p "$d"
+	P=$((PORT_BASE + 5))
+	cat >"$d/floe.yaml" <<YAML
+agent: {id: sl-v6, state_dir: $d/state}
+inputs:
+  - type: syslog
+    listen: ["udp://[::1]:$P", "tcp://[::1]:$P"]
+  - type: syslog
+    listen: "udp://127.0.0.1:$P"
+    host_from: peer
+lake: {warehouse: $d/wh}
+YAML
+	start_agent "$d"
+	logger -n ::1 -P $P -d --rfc5424 -t v6udp "over udp6"
+	logger -n ::1 -P $P -T --rfc5424 -t v6tcp "over tcp6"
+	logger -n 127.0.0.1 -P $P -d --rfc5424 -t v4udp "over udp4, host from the peer"
+	sleep 0.5
+	check "v6: SIGTERM exit 0" stop $PID
+	W="$d/wh/default/logs"
+	check "two inputs, IPv6 and IPv4 listeners on one port: every message, the peer as host where asked" \
+		test "$(rows_sql "$W" "SELECT string_agg(app || ' ' || source || ' ' || (host = '127.0.0.1'), '|' ORDER BY app) FROM t")" = \
+		'["v4udp syslog+udp://127.0.0.1 true|v6tcp syslog+tcp://::1 false|v6udp syslog+udp://::1 false"]'
 fi
 
 # ---- kill -9 and restart: what was durable stays, nothing twice ------------------------
