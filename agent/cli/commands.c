@@ -232,6 +232,36 @@ static int start(int argc, char **argv, const char *help, bool run, bool *once,
 	return -1;
 }
 
+/* SIGHUP's new configuration: read and checked as at a start (the memory rule, the
+ * preflight); kept for the next runner when it passes, refused with its errors (the
+ * running configuration stays) when it does not. */
+struct reload {
+	const char *path;
+	struct floe_config *next; /* owned: the configuration that takes over */
+};
+
+static bool reload_config(void *ctx)
+{
+	struct reload *rl = ctx;
+	floe_info("SIGHUP: reading %s again", rl->path);
+	struct floe_config *c = floe_cli_load_config(rl->path, true);
+	if (c && preflight(c, false) != 0) {
+		floe_config_free(c);
+		c = NULL;
+	}
+	if (!c) {
+		floe_error("SIGHUP: %s has errors (above): the running configuration stays",
+			   rl->path);
+		return false;
+	}
+	floe_config_free(rl->next);
+	rl->next = c;
+	return true;
+}
+
+/* One runner over cfg until it stops (or a reload ends it: rl->next is then set). */
+static int run_once_over(struct floe_config *cfg, bool once, struct reload *rl);
+
 int floe_cmd_run(int argc, char **argv)
 {
 	bool once = false;
@@ -241,19 +271,38 @@ int floe_cmd_run(int argc, char **argv)
 		return status;
 	floe_signal_install();
 	floe_heap_tune();
+	struct reload rl = {.path = cfg->path, .next = NULL};
+	for (;;) {
+		status = run_once_over(cfg, once, &rl);
+		if (!rl.next || status != FLOE_EXIT_OK || floe_signal_stop_requested())
+			break;
+		/* The new configuration takes over: inputs, limits and table settings anew,
+		 * the positions from the checkpoint the stop just wrote. */
+		floe_config_free(cfg);
+		cfg = rl.next;
+		rl.next = NULL;
+		rl.path = cfg->path;
+		floe_info("SIGHUP: starting again with the new configuration");
+	}
+	floe_config_free(rl.next);
+	floe_config_free(cfg);
+	return status;
+}
+
+static int run_once_over(struct floe_config *cfg, bool once, struct reload *rl)
+{
 	struct floe_runner *r = NULL;
 	struct floe_err why = {0};
-	int rc = floe_runner_new(cfg, NULL, &r, &why);
+	struct floe_runner_options opt = {.reload = once ? NULL : reload_config, .reload_ctx = rl};
+	int rc = floe_runner_new(cfg, &opt, &r, &why);
 	if (rc && floe_signal_stop_requested()) {
 		/* Stopped while starting (a slow or stalled store, say): nothing was read yet,
 		 * so this is a clean stop, not a failure for a service manager to act on. */
 		floe_warn("stopped while starting: %s", floe_err_text(&why, rc));
-		floe_config_free(cfg);
 		return FLOE_EXIT_OK;
 	}
 	if (rc) {
 		floe_error("%s", floe_err_text(&why, rc));
-		floe_config_free(cfg);
 		return rc == FLOE_ESCHEMA || rc == FLOE_EINVAL || rc == FLOE_EUNSUPPORTED || rc == FLOE_EIDENTITY
 			   ? FLOE_EXIT_USAGE
 			   : FLOE_EXIT_RUNTIME;
@@ -266,7 +315,6 @@ int floe_cmd_run(int argc, char **argv)
 		  " rows committed, %" PRIu64 " invalid UTF-8 sequences replaced",
 		  cfg->agent.id, st.lines, st.seals, st.commits, st.rows_committed, st.replaced_utf8);
 	floe_runner_free(r);
-	floe_config_free(cfg);
 	if (rc) {
 		floe_error("run failed: %s", floe_strerror(rc));
 		/* Two agents on one agent.id: a restart cannot help, a configuration change can. */

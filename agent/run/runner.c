@@ -41,6 +41,8 @@ static void set_env(struct run_env *env, const struct floe_runner_options *opt)
 	env->stop = opt->stop ? opt->stop : signal_stop;
 	env->stop_ctx = opt->stop ? opt->stop_ctx : NULL;
 	env->poll = opt->poll;
+	env->reload = opt->reload;
+	env->reload_ctx = opt->reload_ctx;
 }
 
 /* state_dir and this installation in it. */

@@ -30,6 +30,12 @@ struct floe_runner_options {
 	void *stop_ctx;
 	/* Wait for lines with the clock's sleep alone, not with inotify (tests). */
 	bool poll;
+	/* SIGHUP: whether a new configuration takes over (NULL: none ever does; TLS
+	 * certificates are reloaded either way). Returning true ends the run as a stop
+	 * would (seal, commit, return 0), for the caller to start a runner on the new one;
+	 * false keeps this one running (the caller logged why). */
+	bool (*reload)(void *ctx);
+	void *reload_ctx;
 };
 
 struct floe_runner_stats {

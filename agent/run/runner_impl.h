@@ -86,6 +86,9 @@ struct run_env {
 	bool (*stop)(void *ctx);
 	void *stop_ctx;
 	bool poll;
+	bool (*reload)(void *ctx);
+	void *reload_ctx;
+	bool reloading; /* a new configuration takes over: the run ends as at a stop */
 };
 
 /* The inputs: per input a tail, its decoder and its assembler (NULL: each line is a
@@ -247,7 +250,7 @@ static inline int64_t floe_run_mono_us(const struct floe_runner *r)
 }
 static inline bool floe_run_stopping(const struct floe_runner *r)
 {
-	return r->env.stop(r->env.stop_ctx);
+	return r->env.reloading || r->env.stop(r->env.stop_ctx);
 }
 
 /* Input i's counters as a tail's and a decoder's: a syslog input's messages are its

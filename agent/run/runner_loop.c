@@ -500,6 +500,24 @@ static int commit_due(struct floe_runner *r, struct loop *l, bool stop, int64_t 
 	return rc;
 }
 
+/* SIGHUP: TLS certificates again, and a new configuration if the caller accepts one
+ * (then the run ends as at a stop, for the caller to start again on it). */
+static void hangup(struct floe_runner *r, bool *stop)
+{
+	for (size_t i = 0; i < r->in.n; i++)
+		if (r->in.syslogs[i])
+			(void)floe_syslog_in_reload(r->in.syslogs[i]);
+	if (r->env.reload && r->env.reload(r->env.reload_ctx)) {
+		floe_info("runner: SIGHUP: the new configuration takes over: sealing and "
+			  "committing first");
+		r->env.reloading = true;
+		*stop = true;
+	} else if (!r->env.reload) {
+		floe_info("runner: SIGHUP: TLS certificates are reloaded; a changed configuration "
+			  "takes effect at the next start");
+	}
+}
+
 /* One turn of the loop: the committer's report, read, time out, maybe flush (--once),
  * maybe seal and commit, maybe rescan, maybe wait. *done: the loop ends. */
 static int turn(struct floe_runner *r, struct loop *l, bool *done)
@@ -518,13 +536,8 @@ static int turn(struct floe_runner *r, struct loop *l, bool *done)
 		return rc;
 	}
 	bool stop = floe_run_stopping(r);
-	if (floe_signal_take_hangup()) {
-		floe_info("runner: SIGHUP: TLS certificates are reloaded; a changed configuration "
-			  "takes effect at the next start");
-		for (size_t i = 0; i < r->in.n; i++)
-			if (r->in.syslogs[i])
-				(void)floe_syslog_in_reload(r->in.syslogs[i]);
-	}
+	if (floe_signal_take_hangup())
+		hangup(r, &stop);
 	if (l->once && progress == 0 && !r->lake.blocked) {
 		if ((rc = flush_inputs(r)) < 0) {
 			*done = true;

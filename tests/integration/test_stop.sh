@@ -72,7 +72,7 @@ check "SIGHUP: the agent is still running" kill -0 $pid
 rc=0
 stop_within 5 $pid TERM || rc=$?
 check "SIGHUP: logged, and SIGTERM afterwards ends run cleanly (exit $rc)" \
-	bash -c "[ $rc = 0 ] && grep -q 'SIGHUP: TLS certificates are reloaded; a changed configuration' '$d/err'"
+	bash -c "[ $rc = 0 ] && grep -q 'SIGHUP: starting again with the new configuration' '$d/err'"
 check "SIGHUP: the lines are committed" test "$(rows "$d/wh/default/logs")" = 9
 
 # run --once that reads nothing says why.
