@@ -1,6 +1,6 @@
-/* The syslog input (inputs[].type: syslog): its listeners on the runner's event loop,
- * a framer per stream connection (RFC 6587), and a queue of received messages that the
- * runner drains into the batch the way it reads a tail's lines.
+/* The syslog input (inputs[].type: syslog): its listeners on the receiver thread's
+ * event loop, a framer per stream connection (RFC 6587), and a queue of received
+ * messages that the runner drains into the batch the way it reads a tail's lines.
  *
  * Why a queue: the server hands over bytes as they are read and must take all of them,
  * while the batch may refuse a record until it is sealed. The queue (one block from the
@@ -68,15 +68,29 @@ struct floe_syslog_in_stats {
 	uint64_t paused;	   /* times the queue ran low and reading stopped */
 };
 
-/* Opens every listener of input cfg (borrowed; it must outlive the input) on loop
- * (borrowed; its shared buffer at least FLOE_SYSLOG_READ_BYTES), with the queue, the
- * servers and the framers in a's budget. name names the input in log lines ("input 2").
- * Returns 0 with *out, or an error with err naming the listener and the step that failed
- * (a port in use, a certificate that does not load). */
+/* The receiver: one thread reading every syslog input's sockets into their queues, so
+ * that sealing, fsync and encoding on the runner's thread never leave a socket unread
+ * (a UDP socket's buffer holds well under a second of a busy sender). Made first, the
+ * inputs open their listeners on it, then it starts; stopped before the inputs are
+ * freed, freed last. Its read buffer (FLOE_SYSLOG_READ_BYTES) comes from a's budget. */
+struct floe_syslog_rx;
+int floe_syslog_rx_new(struct floe_alloc *a, struct floe_syslog_rx **out, struct floe_err *err);
+int floe_syslog_rx_start(struct floe_syslog_rx *rx, struct floe_err *err);
+void floe_syslog_rx_stop(struct floe_syslog_rx *rx);
+void floe_syslog_rx_free(struct floe_syslog_rx *rx);
+
+/* Opens every listener of input cfg (borrowed; it must outlive the input) on rx (not yet
+ * started), with the queue, the servers and the framers in a's budget; notify (the
+ * runner's loop) is woken when messages wait for a runner that was about to sleep.
+ * name names the input in log lines ("input 2"). Returns 0 with *out, or an error with
+ * err naming the listener and the step that failed (a port in use, a certificate that
+ * does not load). */
 int floe_syslog_in_new(struct floe_alloc *a, const struct floe_config_input *cfg,
-		       const char *name, struct floe_loop *loop, const struct floe_clock *clock,
-		       struct floe_syslog_in **out, struct floe_err *err);
-/* Closes the listeners (removing unix socket files) and frees in. NULL is fine. */
+		       const char *name, struct floe_syslog_rx *rx, struct floe_loop *notify,
+		       const struct floe_clock *clock, struct floe_syslog_in **out,
+		       struct floe_err *err);
+/* Closes the listeners (removing unix socket files) and frees in, after
+ * floe_syslog_rx_stop. NULL is fine. */
 void floe_syslog_in_free(struct floe_syslog_in *in);
 
 /* Hands queued messages to fn, oldest first, until the queue is empty, fn stops, or
@@ -85,10 +99,18 @@ void floe_syslog_in_free(struct floe_syslog_in *in);
  * or fn's error. */
 int floe_syslog_in_read(struct floe_syslog_in *in, size_t budget, floe_syslog_in_fn fn, void *ctx,
 			size_t *got);
-/* Stops (true) or resumes reading the sockets: a full spool, or a stop. */
+/* Asks the receiver to stop (true) or resume reading the sockets: a full spool, or a
+ * stop. It takes effect soon, not at once: floe_syslog_in_held says when. */
 void floe_syslog_in_hold(struct floe_syslog_in *in, bool hold);
-/* True when messages wait in the queue. */
+/* Whether the receiver applied the hold last asked for. */
+bool floe_syslog_in_held(const struct floe_syslog_in *in);
+/* True when messages wait in the queue (or a chunk waits for room in it). */
 bool floe_syslog_in_pending(const struct floe_syslog_in *in);
+/* The runner is about to sleep: true when messages already wait (do not sleep), else the
+ * next message wakes the runner's loop. */
+bool floe_syslog_in_arm_wake(struct floe_syslog_in *in);
+/* Bytes the receiver read so far (a stop waits until they stop coming). */
+uint64_t floe_syslog_in_received(const struct floe_syslog_in *in);
 
 /* The count of messages handed over and consumed, as a position blob (appended to out),
  * and restoring it from one (a blob of another kind is FLOE_ECORRUPT). */
@@ -97,11 +119,11 @@ int floe_syslog_in_restore(struct floe_syslog_in *in, const uint8_t *blob, size_
 /* Reads a position blob: 0 with *taken, FLOE_ECORRUPT when it is not one of ours. */
 int floe_syslog_in_blob_taken(const uint8_t *blob, size_t len, uint64_t *taken);
 
-/* Reloads the TLS certificate and key (SIGHUP); connections keep their sessions. Returns
- * 0 (or nothing to reload) or an error (logged; the old ones stay). */
-int floe_syslog_in_reload(struct floe_syslog_in *in);
+/* Asks the receiver to reload the TLS certificate and key (SIGHUP); connections keep
+ * their sessions; the outcome is logged. */
+void floe_syslog_in_reload(struct floe_syslog_in *in);
 
-void floe_syslog_in_stats(struct floe_syslog_in *in, struct floe_syslog_in_stats *st);
+void floe_syslog_in_stats(const struct floe_syslog_in *in, struct floe_syslog_in_stats *st);
 
 /* The bytes of the budget an input of cfg needs at most besides its framers' partial
  * frames: queue, servers, idle framers of max_connections (memory.c). */

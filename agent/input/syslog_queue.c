@@ -6,6 +6,16 @@
 
 #include <string.h>
 
+static inline size_t load_acq(const size_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+static inline void store_rel(size_t *p, size_t v)
+{
+	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+
 int sq_init(struct sq *q, struct floe_alloc *a, size_t cap)
 {
 	memset(q, 0, sizeof(*q));
@@ -24,82 +34,89 @@ void sq_fini(struct sq *q, struct floe_alloc *a)
 	memset(q, 0, sizeof(*q));
 }
 
+bool sq_empty(const struct sq *q)
+{
+	return load_acq(&q->head) == load_acq(&q->tail);
+}
+
+/* Where an entry of need bytes goes with the consumer at h and the producer at t, or
+ * SIZE_MAX when it does not fit; *wrap when it goes at 0 past the end. An entry never
+ * makes tail reach head (that would read as empty). */
+static size_t place(const struct sq *q, size_t h, size_t t, size_t need, bool *wrap)
+{
+	*wrap = false;
+	if (t >= h) {
+		size_t end = q->cap - t;
+		if (need < end || (need == end && h > 0))
+			return t;
+		if (need < h) {
+			*wrap = true;
+			return 0;
+		}
+		return SIZE_MAX;
+	}
+	return need < h - t ? t : SIZE_MAX;
+}
+
 size_t sq_room(const struct sq *q)
 {
-	if (q->fill == 0)
-		return q->cap;
-	if (q->tail > q->head)
-		return q->cap - q->tail > q->head ? q->cap - q->tail : q->head;
-	return q->head - q->tail; /* wrapped: the gap between tail and head */
+	size_t h = load_acq(&q->head), t = q->tail;
+	if (t >= h) {
+		size_t end = q->cap - t;
+		size_t a = h > 0 ? end : (end ? end - 8 : 0);
+		size_t b = h ? h - 8 : 0;
+		return a > b ? a : b;
+	}
+	return h - t - 8;
 }
 
 bool sq_put(struct sq *q, uint8_t kind, uint8_t flags, uint16_t listener, const void *p,
 	    size_t len)
 {
-	if (len > UINT32_MAX)
+	if (len > UINT32_MAX || len > q->cap)
 		return false;
 	size_t need = sq_entry_size(len);
-	if (q->fill == 0)
-		q->head = q->tail = 0;
-	size_t at;
-	if (q->fill == 0 || q->tail > q->head) {
-		if (q->cap - q->tail >= need) {
-			at = q->tail;
-		} else if (q->head >= need) {
-			/* The end cannot take it: a wrap marker (when a header fits), then 0. */
-			if (q->cap - q->tail >= sizeof(struct sq_hdr)) {
-				struct sq_hdr w = {0, SQ_WRAP, 0, 0};
-				memcpy(q->buf + q->tail, &w, sizeof(w));
-			}
-			q->fill += q->cap - q->tail;
-			at = 0;
-		} else {
-			return false;
-		}
-	} else if (q->head - q->tail >= need) {
-		at = q->tail;
-	} else {
+	size_t h = load_acq(&q->head), t = q->tail;
+	bool wrap;
+	size_t at = place(q, h, t, need, &wrap);
+	if (at == SIZE_MAX)
 		return false;
+	if (wrap && q->cap - t >= sizeof(struct sq_hdr)) {
+		struct sq_hdr w = {0, SQ_WRAP, 0, 0};
+		memcpy(q->buf + t, &w, sizeof(w));
 	}
-	struct sq_hdr h = {(uint32_t)len, kind, flags, listener};
-	memcpy(q->buf + at, &h, sizeof(h));
+	struct sq_hdr hd = {(uint32_t)len, kind, flags, listener};
+	memcpy(q->buf + at, &hd, sizeof(hd));
 	if (len)
-		memcpy(q->buf + at + sizeof(h), p, len);
-	q->tail = at + need;
-	q->fill += need;
-	if (q->tail == q->cap)
-		q->tail = 0;
+		memcpy(q->buf + at + sizeof(hd), p, len);
+	size_t nt = at + need;
+	store_rel(&q->tail, nt == q->cap ? 0 : nt);
 	return true;
 }
 
 const struct sq_hdr *sq_peek(struct sq *q, const char **payload)
 {
-	for (;;) {
-		if (q->fill == 0)
+	size_t t = load_acq(&q->tail), h = q->head;
+	if (h == t)
+		return NULL;
+	if (q->cap - h < sizeof(struct sq_hdr) ||
+	    ((const struct sq_hdr *)(const void *)(q->buf + h))->kind == SQ_WRAP) {
+		/* The producer went on at 0 (it wrote past this point only after the entry
+		 * there, so that one is complete). */
+		h = 0;
+		store_rel(&q->head, 0);
+		if (h == t)
 			return NULL;
-		if (q->cap - q->head < sizeof(struct sq_hdr) ||
-		    ((const struct sq_hdr *)(const void *)(q->buf + q->head))->kind == SQ_WRAP) {
-			q->fill -= q->cap - q->head;
-			q->head = 0;
-			continue;
-		}
-		const struct sq_hdr *h = (const struct sq_hdr *)(const void *)(q->buf + q->head);
-		*payload = q->buf + q->head + sizeof(*h);
-		return h;
 	}
+	const struct sq_hdr *hd = (const struct sq_hdr *)(const void *)(q->buf + h);
+	*payload = q->buf + h + sizeof(*hd);
+	return hd;
 }
 
 void sq_pop(struct sq *q)
 {
-	const char *p;
-	const struct sq_hdr *h = sq_peek(q, &p);
-	if (!h)
-		return;
-	size_t n = sq_entry_size(h->len);
-	q->head += n;
-	q->fill -= n;
-	if (q->head == q->cap)
-		q->head = 0;
-	if (q->fill == 0)
-		q->head = q->tail = 0;
+	size_t h = q->head;
+	const struct sq_hdr *hd = (const struct sq_hdr *)(const void *)(q->buf + h);
+	size_t n = h + sq_entry_size(hd->len);
+	store_rel(&q->head, n == q->cap ? 0 : n);
 }

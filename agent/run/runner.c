@@ -108,19 +108,14 @@ static void watch_ready(struct floe_io *io, unsigned events)
 
 static int open_loop(struct floe_runner *r, struct floe_err *err)
 {
-	/* The syslog listeners read into one buffer on this loop. */
-	struct floe_loop_opts lo = {0};
-	for (size_t i = 0; i < r->set.cfg->ninputs && !lo.buffer; i++) {
-		if (r->set.cfg->inputs[i].type != FLOE_INPUT_SYSLOG)
-			continue;
-		if (!(r->in.loop_buf = floe_malloc(&r->alloc, FLOE_SYSLOG_READ_BYTES)))
-			return floe_err_set(err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));
-		lo.buffer = r->in.loop_buf;
-		lo.buffer_len = FLOE_SYSLOG_READ_BYTES;
-	}
-	int rc = floe_loop_new(&lo, &r->loop);
+	int rc = floe_loop_new(NULL, &r->loop);
 	if (rc)
 		return floe_err_set(err, rc, "cannot start the event loop: %s", floe_strerror(rc));
+	/* The syslog inputs' sockets are read on a thread of their own (the receiver). */
+	for (size_t i = 0; i < r->set.cfg->ninputs && !r->in.rx; i++)
+		if (r->set.cfg->inputs[i].type == FLOE_INPUT_SYSLOG &&
+		    (rc = floe_syslog_rx_new(&r->alloc, &r->in.rx, err)))
+			return rc;
 	return 0;
 }
 
@@ -172,8 +167,8 @@ static int open_syslog(struct floe_runner *r, size_t i, struct floe_err *err)
 	const struct floe_config_input *in = &r->set.cfg->inputs[i];
 	char name[32];
 	snprintf(name, sizeof(name), "input %zu", i + 1);
-	int rc = floe_syslog_in_new(&r->alloc, in, name, r->loop, r->env.clock, &r->in.syslogs[i],
-				    err);
+	int rc = floe_syslog_in_new(&r->alloc, in, name, r->in.rx, r->loop, r->env.clock,
+				    &r->in.syslogs[i], err);
 	if (rc == 0)
 		r->in.n++;
 	return rc;
@@ -285,6 +280,8 @@ int floe_runner_new(const struct floe_config *cfg, const struct floe_runner_opti
 		rc = open_inputs(r, err);
 	if (rc == 0)
 		rc = open_committer(r, err);
+	if (rc == 0 && r->in.rx)
+		rc = floe_syslog_rx_start(r->in.rx, err);
 	if (rc == 0) {
 		struct floe_err e = {0};
 		if ((rc = floe_runner_recover(r, &e)) && e.msg[0])
@@ -314,12 +311,13 @@ void floe_runner_free(struct floe_runner *r)
 	floe_worker_free(r->com.thread);
 	if (r->in.watch_added)
 		floe_loop_io_del(r->loop, &r->in.watch_io);
+	floe_syslog_rx_stop(r->in.rx);
 	for (size_t i = 0; r->in.syslogs && i < r->set.cfg->ninputs; i++)
 		floe_syslog_in_free(r->in.syslogs[i]);
+	floe_syslog_rx_free(r->in.rx);
 	for (size_t i = 0; r->in.journals && i < r->set.cfg->ninputs; i++)
 		floe_journal_in_free(r->in.journals[i]);
 	floe_loop_free(r->loop);
-	floe_free(&r->alloc, r->in.loop_buf);
 	floe_fields_free(r->in.sysfields);
 	for (size_t i = 0; r->in.tails && i < r->set.cfg->ninputs; i++)
 		floe_tail_free(r->in.tails[i]);

@@ -97,12 +97,12 @@ struct run_inputs {
 	size_t n; /* inputs opened so far (all of them once the runner is made) */
 	struct floe_tail **tails; /* NULL for an input of another type */
 	/* type: syslog (agent/input/syslog_in.h), NULL for the others; their listeners are on
-	 * the main loop, whose read buffer (loop_buf) they share. */
+	 * the receiver thread (rx). */
 	struct floe_syslog_in **syslogs;
 	size_t nsyslog;
 	struct floe_journal_in **journals; /* type: journal, NULL for the others */
 	size_t njournal;
-	char *loop_buf;
+	struct floe_syslog_rx *rx; /* the syslog inputs' receiver thread, NULL without them */
 	struct floe_fields *sysfields; /* a syslog message's structured data */
 	uint64_t sys_parse_failures;   /* syslog messages kept whole (no or a broken header) */
 	struct floe_decoder **decoders;

@@ -156,8 +156,12 @@ static void idle_wait(struct floe_runner *r)
 		floe_loop_run_once(r->loop, 0);
 		return;
 	}
-	/* Sockets wake it too: a datagram waits no longer than the loop takes to turn. */
-	floe_loop_run_once(r->loop, IDLE_SLEEP_MS);
+	/* The syslog receiver wakes it for the next message (when none waits already). */
+	bool pending = false;
+	for (size_t i = 0; i < r->in.n; i++)
+		if (r->in.syslogs[i] && floe_syslog_in_arm_wake(r->in.syslogs[i]))
+			pending = true;
+	floe_loop_run_once(r->loop, pending ? 0 : IDLE_SLEEP_MS);
 	/* Polled directories (no inotify, or over its limit) are looked at here too. */
 	if (r->in.watch)
 		take_watch_events(r);
@@ -173,8 +177,8 @@ static int read_inputs(struct floe_runner *r, size_t *progress)
 			floe_syslog_in_hold(r->in.syslogs[i], r->lake.blocked);
 	if (r->lake.blocked)
 		return 0;
-	/* What the sockets have now, into the syslog inputs' queues. */
-	if (r->in.nsyslog || r->in.njournal)
+	/* The journals' change notifications (the syslog sockets are the receiver's). */
+	if (r->in.njournal)
 		floe_loop_run_once(r->loop, 0);
 	r->in.read_us = floe_run_wall_us(r);
 	r->in.mono_us = floe_run_mono_us(r);
@@ -214,22 +218,64 @@ static int read_inputs(struct floe_runner *r, size_t *progress)
 	return 0;
 }
 
-/* Everything syslog input i's queue holds, into the batch (sealing as needed), with hold
- * its sockets held first: at the end of --once and at a stop, so that nothing a sender's
- * connection delivered stays behind in floe's memory. */
+/* Everything syslog input i has, into the batch (sealing as needed): with hold, its
+ * receiver is held first, and what it had read by the time it answered goes in too (at
+ * the end of --once, at a stop, so that nothing a sender's connection delivered stays
+ * behind in floe's memory). Bounded: a receiver that does not answer within 2 s is
+ * logged and left. */
 static int drain_syslog(struct floe_runner *r, size_t i, bool hold)
 {
+	struct floe_syslog_in *in = r->in.syslogs[i];
 	if (hold)
-		floe_syslog_in_hold(r->in.syslogs[i], true);
+		floe_syslog_in_hold(in, true);
+	int64_t until = floe_run_mono_us(r) + 2000000;
 	int rc = 0;
-	while (rc == 0 && floe_syslog_in_pending(r->in.syslogs[i])) {
-		size_t got = 0;
-		r->b.line_refused = false;
-		rc = floe_syslog_in_read(r->in.syslogs[i], READ_BUDGET, floe_runner_on_message, r,
-					 &got);
-		if (rc < 0 && !r->b.line_refused)
+	for (;;) {
+		/* Held first, then empty: what came before the hold is in the queue by then. */
+		bool held = !hold || floe_syslog_in_held(in);
+		if (floe_syslog_in_pending(in)) {
+			size_t got = 0;
+			r->b.line_refused = false;
+			r->in.cur = i;
+			rc = floe_syslog_in_read(in, READ_BUDGET, floe_runner_on_message, r, &got);
+			if (rc < 0 && !r->b.line_refused)
+				break;
+			if ((rc = settle(r)))
+				break;
+			continue;
+		}
+		if (held)
 			break;
-		rc = settle(r);
+		if (floe_run_mono_us(r) > until) {
+			floe_warn("runner: input %zu: the syslog receiver did not stop reading within "
+				  "2 s",
+				  i + 1);
+			break;
+		}
+		floe_loop_run_once(r->loop, 1);
+	}
+	return rc;
+}
+
+/* At a stop: the syslog inputs' messages go in while their senders' bytes still arrive
+ * (what the sockets held at the signal), until nothing new came for 50 ms, at most 1 s. */
+static int quiesce_syslog(struct floe_runner *r)
+{
+	int64_t until = floe_run_mono_us(r) + 1000000;
+	uint64_t last = UINT64_MAX;
+	int rc = 0;
+	while (rc == 0 && floe_run_mono_us(r) < until) {
+		uint64_t seen = 0;
+		for (size_t i = 0; i < r->in.n; i++)
+			if (r->in.syslogs[i])
+				seen += floe_syslog_in_received(r->in.syslogs[i]);
+		if (seen == last)
+			break;
+		last = seen;
+		for (size_t i = 0; i < r->in.n && rc == 0; i++)
+			if (r->in.syslogs[i])
+				rc = drain_syslog(r, i, false);
+		floe_loop_run_once(r->loop, 50);
 	}
 	return rc;
 }
@@ -429,21 +475,8 @@ static int while_blocked(struct floe_runner *r, struct loop *l, int64_t now)
  * start, which is no failure. */
 static int commit_last(struct floe_runner *r, struct loop *l)
 {
-	int rc = 0;
-	/* What the sockets hold at the stop is read first (senders saw it written); the
-	 * rounds end when a round brings nothing, or after a bounded number. */
-	for (int round = 0; round < 64 && r->in.nsyslog && rc == 0; round++) {
-		floe_loop_run_once(r->loop, 0);
-		bool any = false;
-		for (size_t i = 0; i < r->in.n && rc == 0; i++)
-			if (r->in.syslogs[i] && floe_syslog_in_pending(r->in.syslogs[i])) {
-				any = true;
-				r->in.cur = i;
-				rc = drain_syslog(r, i, false);
-			}
-		if (!any)
-			break;
-	}
+	/* What the sockets hold at the stop is read first (senders saw it written). */
+	int rc = r->in.nsyslog ? quiesce_syslog(r) : 0;
 	for (size_t i = 0; i < r->in.n && rc == 0; i++)
 		if (r->in.syslogs[i]) {
 			r->in.cur = i;
@@ -506,7 +539,7 @@ static void hangup(struct floe_runner *r, bool *stop)
 {
 	for (size_t i = 0; i < r->in.n; i++)
 		if (r->in.syslogs[i])
-			(void)floe_syslog_in_reload(r->in.syslogs[i]);
+			floe_syslog_in_reload(r->in.syslogs[i]);
 	if (r->env.reload && r->env.reload(r->env.reload_ctx)) {
 		floe_info("runner: SIGHUP: the new configuration takes over: sealing and "
 			  "committing first");

@@ -1,0 +1,537 @@
+/* The syslog input's receiver thread (syslog_impl.h): listeners and their servers on
+ * its own event loop, a framer per stream connection, and the messages framed into each
+ * input's queue. The runner's thread drains the queues (syslog_in.c).
+ *
+ * Memory, all from the budget: each input's queue (FLOE_SYSLOG_QUEUE_BYTES), each stream
+ * listener's table of max_connections slots (platform/server.h, about 200 bytes a slot),
+ * a framer per open connection (0.3 KiB idle; its buffer grows only while a frame is in
+ * progress and is given back when it is over), the loop's read buffer, and the stash:
+ * when the queue runs out of room in the middle of a stream chunk, what is left of the
+ * chunk is kept there (at most one read, FLOE_SYSLOG_READ_BYTES) and every listener of
+ * the input is paused until the runner has drained the queue and the stash went in. So
+ * a chunk is never split from its connection's order, and nothing waits anywhere but in
+ * the kernel.
+ *
+ * Pausing happens before the queue is full: when it has less room than the largest entry
+ * a read can make twice over, so that a datagram, a closing connection's last frame and
+ * a source entry always fit.
+ *
+ * The runner asks for things through atomics and floe_loop_wake (hold, resume, reload);
+ * on_wake applies them here, on this thread, which alone touches the servers, the TLS
+ * server and the framers. */
+#include "agent/input/syslog_impl.h"
+
+#include "agent/config/config.h"
+#include "agent/env/env.h"
+#include "formats/base/alloc.h"
+#include "formats/base/error.h"
+#include "platform/log.h"
+#include "platform/server.h"
+#include "platform/tls.h"
+#include "platform/worker.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+/* How often the servers' and listeners' counters are copied for the runner. */
+#define STATS_MS 1000
+
+static int64_t wall_us(const struct floe_syslog_in *in)
+{
+	return in->clock->wall_us(in->clock->ctx);
+}
+
+static void sync_pause(struct floe_syslog_in *in)
+{
+	bool p = sl_load(&in->ctl_hold) || sl_load(&in->full);
+	if (p != in->paused_now) {
+		in->paused_now = p;
+		for (size_t i = 0; i < in->nlst; i++)
+			floe_server_pause(in->lst[i].srv, p);
+	}
+	sl_store(&in->held, sl_load(&in->ctl_hold));
+}
+
+static void set_full(struct floe_syslog_in *in)
+{
+	if (sl_load(&in->full))
+		return;
+	sl_store(&in->full, 1);
+	sl_add(&in->c.paused, 1);
+	sync_pause(in);
+}
+
+/* Writes a source entry when the listener, the peer or the time changed. */
+static bool put_src(struct floe_syslog_in *in, uint16_t listener, const union floe_sockaddr *peer,
+		    int64_t now)
+{
+	if (in->have_src && in->src_listener == listener && in->src.received_us / 1000 == now / 1000 &&
+	    memcmp(&in->src.peer, peer, sizeof(*peer)) == 0)
+		return true;
+	struct sq_src s;
+	memset(&s, 0, sizeof(s));
+	s.received_us = now;
+	s.peer = *peer;
+	if (!sq_put(&in->q, SQ_SRC, 0, listener, &s, sizeof(s)))
+		return false;
+	in->have_src = true;
+	in->src_listener = listener;
+	in->src = s;
+	return true;
+}
+
+static bool put_msg(struct floe_syslog_in *in, const char *p, size_t len, unsigned flags)
+{
+	if (len > in->cfg->syslog.max_message_bytes) {
+		len = (size_t)in->cfg->syslog.max_message_bytes;
+		flags |= FLOE_FRAME_TRUNCATED;
+	}
+	return sq_put(&in->q, SQ_MSG, (uint8_t)flags, 0, p, len);
+}
+
+/* After messages went in: the runner's loop is woken if it is about to sleep (the
+ * exchange pairs with floe_syslog_in_arm_wake's store and check, both sequentially
+ * consistent, so that no message waits for the runner's idle timeout), and reading
+ * stops when room runs low. */
+static void check_room(struct floe_syslog_in *in)
+{
+	if (__atomic_exchange_n(&in->want_wake, 0, __ATOMIC_SEQ_CST))
+		floe_loop_wake(in->notify);
+	if (sq_room(&in->q) < in->low)
+		set_full(in);
+}
+
+/* Frames p[0..n) of connection c (of listener l) into the queue. Returns the bytes
+ * consumed: fewer than n when the queue ran out of room (the caller stashes the rest). */
+static size_t frame_into(struct sl_lst *l, struct floe_conn *c, const char *p, size_t n, int64_t now)
+{
+	struct floe_syslog_in *in = l->in;
+	struct floe_framer *fr = floe_conn_data(c);
+	size_t at = 0;
+	while (at < n) {
+		/* Room for a source entry and the longest frame this chunk can end. */
+		if (sq_room(&in->q) < sq_entry_size(sizeof(struct sq_src)) +
+					  sq_entry_size((size_t)in->cfg->syslog.max_message_bytes))
+			break;
+		if (!put_src(in, l->index, floe_conn_peer(c), now))
+			break;
+		struct floe_frame f;
+		size_t used;
+		int got = floe_framer_push(fr, p + at, n - at, &used, &f);
+		at += used;
+		if (got && !put_msg(in, f.p, f.len, f.flags))
+			sl_add(&in->c.dropped, 1); /* cannot happen: the room was checked */
+	}
+	floe_framer_trim(fr);
+	return at;
+}
+
+static void on_data(void *arg, struct floe_conn *c, const char *p, size_t n)
+{
+	struct sl_lst *l = arg;
+	struct floe_syslog_in *in = l->in;
+	sl_add(&in->c.rx_bytes, n);
+	int64_t now = wall_us(in);
+	size_t used = in->stash_len ? 0 : frame_into(l, c, p, n, now);
+	if (used < n) {
+		/* Only one chunk can wait: every listener stops until it is in. */
+		if (in->stash_len) {
+			sl_add(&in->c.dropped, 1); /* cannot happen: the listeners were paused */
+			floe_error("%s: a second read while the queue was full: %zu bytes dropped",
+				   in->name, n);
+		} else {
+			memcpy(in->stash, p + used, n - used);
+			in->stash_len = n - used;
+			in->stash_off = 0;
+			in->stash_conn = c;
+		}
+		set_full(in);
+		return;
+	}
+	check_room(in);
+}
+
+static int on_open(void *arg, struct floe_conn *c)
+{
+	struct sl_lst *l = arg;
+	struct floe_framer *fr = NULL;
+	if (floe_framer_new(l->in->a, (size_t)l->in->cfg->syslog.max_message_bytes, &fr)) {
+		l->in->framer_refused++;
+		return -1;
+	}
+	floe_conn_set_data(c, fr);
+	if (l->in->paused_now)
+		floe_conn_pause(c);
+	return 0;
+}
+
+static void add_framer_stats(struct floe_syslog_in *in, const struct floe_framer *fr)
+{
+	struct floe_framer_stats fs;
+	floe_framer_stats(fr, &fs);
+	in->fst.truncated += fs.truncated;
+	in->fst.bad_length += fs.bad_length;
+	in->fst.flushed_at_close += fs.flushed_at_close;
+	in->fst.truncated_memory += fs.truncated_memory;
+}
+
+static void on_close(void *arg, struct floe_conn *c, enum floe_conn_close why)
+{
+	(void)why;
+	struct sl_lst *l = arg;
+	struct floe_syslog_in *in = l->in;
+	struct floe_framer *fr = floe_conn_data(c);
+	if (!fr)
+		return;
+	int64_t now = wall_us(in);
+	if (in->stash_conn == c) {
+		/* Closed with bytes waiting (the input is being freed): in, as far as room goes. */
+		in->stash_off += frame_into(l, c, in->stash + in->stash_off,
+					    in->stash_len - in->stash_off, now);
+		if (in->stash_off < in->stash_len)
+			sl_add(&in->c.dropped, 1);
+		in->stash_len = in->stash_off = 0;
+		in->stash_conn = NULL;
+	}
+	struct floe_frame f;
+	if (floe_framer_close(fr, &f) &&
+	    (!put_src(in, l->index, floe_conn_peer(c), now) || !put_msg(in, f.p, f.len, f.flags)))
+		sl_add(&in->c.dropped, 1);
+	add_framer_stats(in, fr);
+	floe_framer_free(fr);
+	floe_conn_set_data(c, NULL);
+	check_room(in);
+}
+
+static void on_datagram(void *arg, const struct floe_dgram *d)
+{
+	struct sl_lst *l = arg;
+	struct floe_syslog_in *in = l->in;
+	sl_add(&in->c.rx_bytes, d->len);
+	if (d->len == 0)
+		return;
+	int64_t now = wall_us(in);
+	/* A datagram is one message; trailing LF, CR and NUL bytes are the parser's. */
+	unsigned flags = d->truncated || d->len > in->cfg->syslog.max_message_bytes
+			     ? FLOE_FRAME_TRUNCATED
+			     : 0;
+	if (!put_src(in, l->index, &d->peer, now) || !put_msg(in, d->p, d->len, flags))
+		sl_add(&in->c.dropped, 1); /* cannot happen: reading stops while there is less room */
+	if (flags)
+		in->dgram_truncated++;
+	check_room(in);
+}
+
+/* ---- listeners ----------------------------------------------------------------------- */
+
+static int open_listener(struct floe_syslog_in *in, size_t i, struct floe_err *err)
+{
+	const struct floe_config_input *c = in->cfg;
+	struct sl_lst *l = &in->lst[i];
+	l->in = in;
+	l->index = (uint16_t)i;
+	const char *s = c->syslog.listen[i];
+	struct floe_listen_uri u;
+	if (floe_listen_uri_parse(s, strlen(s), &u, NULL))
+		return floe_err_set(err, FLOE_EINVAL, "%s: listen '%s': not a listen URI", in->name,
+				    s);
+	struct floe_listen_opts lo = {
+	    .rcvbuf = c->syslog.receive_buffer > INT32_MAX / 2 ? INT32_MAX / 2
+							    : (int)c->syslog.receive_buffer,
+	    .mode = c->syslog.socket_mode,
+	    .owner = c->syslog.socket_owner,
+	    .group = c->syslog.socket_group,
+	};
+	const char *what = NULL;
+	int rc = floe_listener_open(&u, &lo, &l->l, &what);
+	if (rc)
+		return floe_err_set(err, rc, "%s: listen %s: %s: %s", in->name, s,
+				    what ? what : "cannot open", strerror(-rc));
+	floe_listen_uri_format(&u, floe_listener_port(l->l), l->uri, sizeof(l->uri));
+	bool stream = floe_listen_is_stream(u.transport);
+	size_t mem = floe_server_footprint(stream ? c->syslog.max_connections : 0);
+	if (!mem || !(l->mem = floe_malloc(in->a, mem)))
+		return floe_err_set(err, FLOE_ENOMEM,
+				    "%s: %s: no memory for %u connections in agent.memory_limit",
+				    in->name, l->uri, c->syslog.max_connections);
+	struct floe_server_opts so = {
+	    .max_connections = c->syslog.max_connections,
+	    .idle_timeout_ms = (int64_t)c->syslog.idle_timeout_ms,
+	    .tls = in->tls,
+	};
+	struct floe_server_cbs cbs = {.arg = l,
+				      .on_open = on_open,
+				      .on_data = on_data,
+				      .on_close = on_close,
+				      .on_datagram = on_datagram};
+	if ((rc = floe_server_init(l->mem, mem, in->rx->loop, l->l, &so, &cbs, &l->srv)))
+		return floe_err_set(err, rc, "%s: %s: %s", in->name, l->uri, strerror(-rc));
+	if (!stream && !floe_listener_counts_drops(l->l))
+		floe_warn("%s: %s: this kernel does not count the datagrams it drops "
+			  "(SO_RXQ_OVFL): a full receive buffer loses messages uncounted",
+			  in->name, l->uri);
+	int got = floe_listener_rcvbuf(l->l) / 2;
+	if (c->syslog.receive_buffer && got >= 0 && (uint64_t)got < c->syslog.receive_buffer)
+		floe_info("%s: %s: receive buffer %d bytes, not the %" PRIu64
+			  " configured (net.core.rmem_max caps it without CAP_NET_ADMIN)",
+			  in->name, l->uri, got, c->syslog.receive_buffer);
+	floe_info("%s: listening on %s", in->name, l->uri);
+	return 0;
+}
+
+static int open_tls(struct floe_syslog_in *in, struct floe_err *err)
+{
+	const struct floe_config_input *c = in->cfg;
+	if (!c->syslog.tls.cert)
+		return 0;
+	struct floe_tls_opts o = {
+	    .cert_file = c->syslog.tls.cert,
+	    .key_file = c->syslog.tls.key,
+	    .key_password = c->syslog.tls.key_password,
+	    .ca_file = c->syslog.tls.ca,
+	};
+	char why[256] = "";
+	int rc = floe_tls_server_new(&o, &in->tls, why, sizeof(why));
+	if (rc)
+		return floe_err_set(err, FLOE_EINVAL, "%s: tls: %s", in->name, why);
+	return 0;
+}
+
+
+int floe_syslog_in_new(struct floe_alloc *a, const struct floe_config_input *cfg,
+		       const char *name, struct floe_syslog_rx *rx, struct floe_loop *notify,
+		       const struct floe_clock *clock, struct floe_syslog_in **out,
+		       struct floe_err *err)
+{
+	struct floe_syslog_in *in = floe_calloc(a, 1, sizeof(*in));
+	if (!in)
+		return floe_err_set(err, FLOE_ENOMEM, "%s: %s", name, floe_strerror(FLOE_ENOMEM));
+	in->a = a;
+	in->cfg = cfg;
+	snprintf(in->name, sizeof(in->name), "%s", name);
+	in->rx = rx;
+	in->notify = notify;
+	in->clock = clock;
+	/* Room for two of the largest reads' worth of entries and a source entry each. */
+	in->low = 2 * (sq_entry_size(sizeof(struct sq_src)) +
+		       sq_entry_size((size_t)cfg->syslog.max_message_bytes));
+	size_t qcap = FLOE_SYSLOG_QUEUE_BYTES;
+	if (qcap < 4 * in->low)
+		qcap = 4 * in->low;
+	int rc = sq_init(&in->q, a, qcap);
+	if (rc == 0 && !(in->stash = floe_malloc(a, FLOE_SYSLOG_READ_BYTES)))
+		rc = FLOE_ENOMEM;
+	if (rc == 0 && !(in->lst = floe_calloc(a, cfg->syslog.nlisten, sizeof(*in->lst))))
+		rc = FLOE_ENOMEM;
+	if (rc) {
+		floe_syslog_in_free(in);
+		return floe_err_set(err, rc,
+				    "%s: no memory for the message queue in agent.memory_limit",
+				    name);
+	}
+	rc = open_tls(in, err);
+	for (size_t i = 0; rc == 0 && i < cfg->syslog.nlisten; i++) {
+		rc = open_listener(in, i, err);
+		in->nlst = i + 1;
+	}
+	if (rc) {
+		floe_syslog_in_free(in);
+		return rc;
+	}
+	in->next = rx->ins;
+	rx->ins = in;
+	*out = in;
+	return 0;
+}
+
+void floe_syslog_in_free(struct floe_syslog_in *in)
+{
+	if (!in)
+		return;
+	for (struct floe_syslog_in **p = in->rx ? &in->rx->ins : NULL; p && *p; p = &(*p)->next)
+		if (*p == in) {
+			*p = in->next;
+			break;
+		}
+	for (size_t i = 0; i < in->nlst; i++) {
+		floe_server_fini(in->lst[i].srv);
+		floe_listener_close(in->lst[i].l);
+		floe_free(in->a, in->lst[i].mem);
+	}
+	floe_tls_server_free(in->tls);
+	floe_free(in->a, in->lst);
+	floe_free(in->a, in->stash);
+	sq_fini(&in->q, in->a);
+	floe_free(in->a, in);
+}
+
+/* ---- the receiver's control and counters ------------------------------------------------- */
+
+/* Frames the stash into the queue as far as it goes; true when it is all in. */
+static bool drain_stash(struct floe_syslog_in *in)
+{
+	if (!in->stash_len)
+		return true;
+	struct floe_server *srv = floe_conn_server(in->stash_conn);
+	struct sl_lst *l = NULL;
+	for (size_t i = 0; i < in->nlst && !l; i++)
+		if (in->lst[i].srv == srv)
+			l = &in->lst[i];
+	if (l)
+		in->stash_off += frame_into(l, in->stash_conn, in->stash + in->stash_off,
+					    in->stash_len - in->stash_off, in->src.received_us);
+	if (l && in->stash_off < in->stash_len)
+		return false;
+	in->stash_len = in->stash_off = 0;
+	in->stash_conn = NULL;
+	return true;
+}
+
+/* Copies the servers' and listeners' counters for the runner. */
+static void snapshot(struct floe_syslog_in *in)
+{
+	uint64_t acc = 0, rej = 0, open = 0, idle = 0, hs = 0, rd = 0, kd = 0;
+	for (size_t i = 0; i < in->nlst; i++) {
+		struct floe_server_stats ss;
+		floe_server_stats(in->lst[i].srv, &ss);
+		acc += ss.accepted;
+		rej += ss.rejected;
+		open += ss.open;
+		idle += ss.closed_idle;
+		hs += ss.handshake_failures;
+		rd += ss.read_errors;
+		if (!floe_listen_is_stream(floe_listener_transport(in->lst[i].l))) {
+			struct floe_listener_stats ls;
+			(void)floe_listener_sync_drops(in->lst[i].l);
+			floe_listener_stats(in->lst[i].l, &ls);
+			kd += ls.kernel_drops;
+		}
+	}
+	sl_set(&in->c.connections, acc);
+	sl_set(&in->c.open, open);
+	sl_set(&in->c.closed_idle, idle);
+	sl_set(&in->c.handshake_failures, hs);
+	sl_set(&in->c.read_errors, rd);
+	sl_set(&in->c.kernel_drops, kd);
+	/* rejected also counts framers the budget refused (on_open); a live connection's
+	 * framer adds its counts when it closes. */
+	sl_set(&in->c.rejected, rej + in->framer_refused);
+	sl_set(&in->c.truncated, in->dgram_truncated + in->fst.truncated);
+	sl_set(&in->c.bad_length, in->fst.bad_length);
+	sl_set(&in->c.at_close, in->fst.flushed_at_close);
+}
+
+/* What the runner asked for, on this thread: a hold, room again, the TLS files. */
+static void control(struct floe_syslog_in *in)
+{
+	if (sl_load(&in->full) && drain_stash(in) && sq_room(&in->q) >= 2 * in->low) {
+		sl_store(&in->full, 0);
+		check_room(in); /* the stash's messages may wait for a sleeping runner */
+	}
+	sync_pause(in);
+	if (__atomic_exchange_n(&in->ctl_reload, 0, __ATOMIC_ACQ_REL) && in->tls) {
+		char why[256] = "";
+		if (floe_tls_server_reload(in->tls, why, sizeof(why)))
+			floe_error("%s: SIGHUP: the TLS certificate and key were not reloaded (the "
+				   "old ones stay): %s",
+				   in->name, why);
+		else
+			floe_info("%s: SIGHUP: TLS certificate and key reloaded", in->name);
+	}
+	snapshot(in);
+}
+
+static void on_wake(void *arg)
+{
+	struct floe_syslog_rx *rx = arg;
+	for (struct floe_syslog_in *in = rx->ins; in; in = in->next)
+		control(in);
+}
+
+static void on_stats(struct floe_timer *t)
+{
+	struct floe_syslog_rx *rx = t->arg;
+	for (struct floe_syslog_in *in = rx->ins; in; in = in->next)
+		snapshot(in);
+	floe_loop_timer_arm(rx->loop, t, floe_loop_now(rx->loop) + STATS_MS);
+}
+
+int floe_syslog_rx_new(struct floe_alloc *a, struct floe_syslog_rx **out, struct floe_err *err)
+{
+	struct floe_syslog_rx *rx = floe_calloc(a, 1, sizeof(*rx));
+	if (!rx || !(rx->buf = floe_malloc(a, FLOE_SYSLOG_READ_BYTES))) {
+		floe_free(a, rx);
+		return floe_err_set(err, FLOE_ENOMEM, "syslog: no memory for the receive buffer");
+	}
+	rx->a = a;
+	struct floe_loop_opts lo = {.on_wake = on_wake,
+				    .wake_arg = rx,
+				    .buffer = rx->buf,
+				    .buffer_len = FLOE_SYSLOG_READ_BYTES};
+	int rc = floe_loop_new(&lo, &rx->loop);
+	if (rc) {
+		floe_syslog_rx_free(rx);
+		return floe_err_set(err, rc, "syslog: cannot make the receiver's loop: %s",
+				    floe_strerror(rc));
+	}
+	rx->stats_timer.cb = on_stats;
+	rx->stats_timer.arg = rx;
+	*out = rx;
+	return 0;
+}
+
+static void run_loop(void *arg)
+{
+	struct floe_syslog_rx *rx = arg;
+	(void)floe_loop_run(rx->loop);
+}
+
+int floe_syslog_rx_start(struct floe_syslog_rx *rx, struct floe_err *err)
+{
+	floe_loop_timer_arm(rx->loop, &rx->stats_timer, floe_loop_now(rx->loop) + STATS_MS);
+	int rc = floe_worker_new(1, &rx->thread);
+	if (rc == 0)
+		rc = floe_worker_submit(rx->thread, run_loop, rx, &rx->task);
+	if (rc)
+		return floe_err_set(err, rc, "syslog: cannot start the receiver thread: %s",
+				    floe_strerror(rc));
+	return 0;
+}
+
+void floe_syslog_rx_stop(struct floe_syslog_rx *rx)
+{
+	if (!rx || !rx->task)
+		return;
+	floe_loop_stop(rx->loop);
+	floe_worker_wait(rx->thread, rx->task);
+	rx->task = NULL;
+	/* The last counters, now that nothing else runs on the loop. */
+	for (struct floe_syslog_in *in = rx->ins; in; in = in->next)
+		snapshot(in);
+}
+
+void floe_syslog_rx_free(struct floe_syslog_rx *rx)
+{
+	if (!rx)
+		return;
+	floe_syslog_rx_stop(rx);
+	floe_worker_free(rx->thread);
+	if (rx->loop)
+		floe_loop_timer_disarm(rx->loop, &rx->stats_timer);
+	floe_loop_free(rx->loop);
+	floe_free(rx->a, rx->buf);
+	floe_free(rx->a, rx);
+}
+
+uint64_t floe_syslog_in_footprint(const struct floe_config_input *cfg)
+{
+	uint64_t low = 2 * (sq_entry_size(sizeof(struct sq_src)) +
+			    sq_entry_size((size_t)cfg->syslog.max_message_bytes));
+	uint64_t q = FLOE_SYSLOG_QUEUE_BYTES > 4 * low ? FLOE_SYSLOG_QUEUE_BYTES : 4 * low;
+	uint64_t n = q + FLOE_SYSLOG_READ_BYTES + sizeof(struct floe_syslog_in);
+	for (size_t i = 0; i < cfg->syslog.nlisten; i++)
+		n += floe_server_footprint(cfg->syslog.max_connections) +
+		     (uint64_t)cfg->syslog.max_connections * floe_framer_idle_footprint();
+	return n;
+}
