@@ -94,7 +94,36 @@ int floe_agg_add(struct floe_aggregator *g, const struct floe_record *r, floe_ag
 /* Closes every open window when no record came for idle_timeout before now_us
  * (processing time, as the records' received_at). Returns 0 or emit's error. */
 int floe_agg_tick(struct floe_aggregator *g, int64_t now_us, floe_agg_emit_fn emit, void *arg);
-/* Emits every open window with partial = true and empties them (on exit). */
+/* Emits every open window with partial = true and empties them (at a stop). They do not
+ * count as closed: events of theirs that come later (after a restart restored the
+ * image) open them again, for another row. */
 int floe_agg_flush(struct floe_aggregator *g, floe_agg_emit_fn emit, void *arg);
+
+/* The open windows' image (aggregator_state.c): what a restart needs to go on exactly
+ * where this aggregator is, so that the caller can write it beside the input positions
+ * its events came from. It holds the counters, the watermark and every open window's
+ * groups verbatim (sketches included), in this build's memory layout: it is read back
+ * only by the same build of floe with the same aggregation (a fingerprint of the layout
+ * and configuration says so), never exchanged. The last 8 bytes are an XXH64 of the
+ * rest. */
+struct floe_agg_piece {
+	const void *p;
+	size_t n;
+};
+/* The most pieces floe_agg_save describes an image with. */
+size_t floe_agg_save_pieces(const struct floe_aggregator *g);
+/* Describes g's image, with tag (the caller's: any number restored with it), as *n pieces
+ * in out (cap >= floe_agg_save_pieces), to be written in order. The pieces are borrowed
+ * from g and valid until g is next changed. */
+void floe_agg_save(struct floe_aggregator *g, uint64_t tag, struct floe_agg_piece *out, size_t cap,
+		   size_t *n);
+/* Reads exactly n bytes into p (0), or fails (a negative code). */
+typedef int (*floe_agg_read_fn)(void *ctx, void *p, size_t n);
+/* Restores an image written from floe_agg_save's pieces into g, which must be new (no
+ * record added), reading it through read; *tag gets its tag. On failure g is left new:
+ * FLOE_EFORMAT when the image is of another aggregation or layout, FLOE_ECORRUPT when it
+ * is damaged (err, may be NULL, says what), or read's error. */
+int floe_agg_load(struct floe_aggregator *g, floe_agg_read_fn read, void *ctx, uint64_t *tag,
+		  struct floe_err *err);
 
 #endif

@@ -1,11 +1,26 @@
 /* The aggregations in the run (issue 17): per aggregation its aggregator, its table, its
  * spool (state_dir/agg/<table>) and the Parquet file its closed windows are written to.
- * Records added to the batch feed the aggregations that take from their input; at every
- * commit of the logs table the file is sealed into a spool entry and the entries are
- * committed to the aggregate table with floe_table_commit, the same commit path and
- * exactly-once rule (floe.commit-seq per installation) as the raw rows. At a stop open
- * windows are flushed with partial = true. Open windows are not checkpointed: a crash
- * loses them (see the README). Calls no other file of the runner. */
+ * Records added to the batch feed the aggregations that take from their input; the
+ * entries of the aggregate spool are committed to the aggregate table with
+ * floe_table_commit, the same commit path and exactly-once rule (floe.commit-seq per
+ * installation) as the raw rows. At a stop open windows are flushed with partial = true.
+ *
+ * Exactly once across a crash: the aggregators' state must always be restored to what
+ * the events before the input positions the runner resumes from made of it. Those
+ * positions are a raw seal's (its spool entry or the checkpoint after it), so every raw
+ * seal S first persists the aggregations as of its last row (floe_run_aggs_seal): the
+ * rows of windows closed since the last one go into an aggregate spool entry, then the
+ * open windows' image (agg/aggregator.h), tagged with the last aggregate entry, into
+ * state_dir/agg/<name>.windows.<S> (write-temp, fsync, rename). Only then is raw entry S
+ * written. The image of the previous seal is kept until the next one is written, since a
+ * crash before entry S is durable resumes from the previous seal's positions. Between
+ * seals, windows that close while the batch is empty (an idle timeout, a stop) are
+ * persisted under the current seal's number again, replacing its image. At start-up
+ * (floe_run_aggs_restore) the image of the seal whose positions were restored is loaded,
+ * and the aggregate entries sealed after its tag, which belong to a seal that never
+ * became durable, are removed; the events they came from are read again. An aggregate
+ * entry is committed only once the image that records it is durable. Calls no other file
+ * of the runner. */
 #include "agent/run/runner_impl.h"
 
 #include "agent/agg/aggregator.h"
@@ -16,8 +31,11 @@
 #include "formats/iceberg/metadata.h"
 #include "platform/fs.h"
 #include "platform/log.h"
+#include "platform/crash.h"
 
+#include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #define XXH_STATIC_LINKING_ONLY /* XXH64_state_t inside struct agg_out */
@@ -37,11 +55,19 @@ struct agg_out {
 	XXH64_state_t hash;
 	char name[48];
 	int err;
+	/* The open windows' images: pieces to write them with (npieces), and the seals of
+	 * the newest image and the one before it (has_*: written by this run or found). */
+	struct floe_agg_piece *ap;
+	struct floe_fs_piece *fp;
+	size_t npieces;
+	uint64_t state_seq, prev_seq;
+	bool has_state, has_prev;
 };
 
 struct run_aggs {
 	size_t n;
 	struct agg_out *o;
+	uint64_t seal; /* the raw seal whose positions the open windows go with */
 };
 
 static int schema_check(const void *ctx, const struct floe_ice_meta *m, struct floe_err *err)
@@ -100,6 +126,11 @@ static int open_one(struct floe_runner *r, const struct floe_config_agg *c, stru
 	o->pq.bloom = NULL;
 	o->pq.bloom_count = 0;
 	o->pq.offload = NULL;
+	o->npieces = floe_agg_save_pieces(o->g);
+	o->ap = floe_calloc(&r->alloc, o->npieces, sizeof(*o->ap));
+	o->fp = floe_calloc(&r->alloc, o->npieces, sizeof(*o->fp));
+	if (!o->ap || !o->fp)
+		return floe_err_set(err, FLOE_ENOMEM, "out of memory for aggregation %s", c->name);
 	return 0;
 }
 
@@ -148,6 +179,8 @@ void floe_run_aggs_free(struct floe_runner *r)
 		floe_spool_free(a->o[i].spool);
 		floe_table_free(a->o[i].table);
 		floe_agg_free(a->o[i].g);
+		floe_free(&r->alloc, a->o[i].ap);
+		floe_free(&r->alloc, a->o[i].fp);
 	}
 	floe_free(&r->alloc, a->o);
 	floe_free(&r->alloc, a);
@@ -256,6 +289,184 @@ static int seal_one(struct floe_runner *r, struct agg_out *o)
 	return rc;
 }
 
+/* ---- the open windows' images ------------------------------------------------------ */
+
+static int state_path(const struct floe_runner *r, const struct agg_out *o, uint64_t seq, char *out,
+		      size_t cap)
+{
+	int n = snprintf(out, cap, "%s/agg/%s.windows.%020" PRIu64, r->set.state_dir, o->cfg->name,
+			 seq);
+	return n < 0 || (size_t)n >= cap ? FLOE_ELIMIT : 0;
+}
+
+/* Seals o's closed windows' rows into an aggregate entry, then writes the image of its
+ * open windows as seal seq's, tagged with the newest aggregate entry; forgets the image
+ * before the previous one (a resume can only be from seq or the seal before it). */
+static int persist(struct floe_runner *r, struct agg_out *o, uint64_t seq)
+{
+	char path[FLOE_PATH_MAX];
+	size_t n = 0;
+	int rc = o->w ? seal_one(r, o) : 0;
+	if (rc == 0)
+		rc = state_path(r, o, seq, path, sizeof(path));
+	if (rc)
+		return rc;
+	floe_agg_save(o->g, o->next_seq - 1, o->ap, o->npieces, &n);
+	for (size_t i = 0; i < n; i++)
+		o->fp[i] = (struct floe_fs_piece){o->ap[i].p, o->ap[i].n};
+	floe_crashpoint("agg-before-windows");
+	if ((rc = floe_fs_write_atomicv(path, o->fp, n))) {
+		floe_error("runner: writing the open windows of aggregation %s to %s failed: %s",
+			   o->cfg->name, path, floe_strerror(rc));
+		return rc;
+	}
+	if (o->has_state && o->state_seq != seq) {
+		if (o->has_prev && o->prev_seq != seq &&
+		    state_path(r, o, o->prev_seq, path, sizeof(path)) == 0)
+			(void)floe_fs_unlink(path);
+		o->prev_seq = o->state_seq;
+		o->has_prev = true;
+	}
+	o->state_seq = seq;
+	o->has_state = true;
+	return 0;
+}
+
+int floe_run_aggs_seal(struct floe_runner *r, uint64_t seq)
+{
+	struct run_aggs *a = r->aggs;
+	int rc = 0;
+	for (size_t i = 0; a && i < a->n && rc == 0; i++)
+		rc = persist(r, &a->o[i], seq);
+	if (a && rc == 0)
+		a->seal = seq;
+	return rc;
+}
+
+struct image_file {
+	int fd;
+	uint64_t off;
+};
+
+static int read_image(void *ctx, void *p, size_t n)
+{
+	struct image_file *f = ctx;
+	while (n > 0) {
+		size_t got = 0;
+		int rc = floe_fs_pread(f->fd, p, n, f->off, &got);
+		if (rc)
+			return rc;
+		if (got == 0)
+			return FLOE_ECORRUPT; /* cut short */
+		p = (uint8_t *)p + got;
+		n -= got;
+		f->off += got;
+	}
+	return 0;
+}
+
+struct stale {
+	const struct floe_runner *r;
+	const struct agg_out *o;
+	uint64_t keep;
+};
+
+/* Removes images of o's aggregation other than keep's (later seals that never became
+ * durable, earlier ones that are superseded). */
+static int drop_stale(void *ctx, const char *name)
+{
+	struct stale *s = ctx;
+	size_t nl = strlen(s->o->cfg->name);
+	char path[FLOE_PATH_MAX];
+	if (strncmp(name, s->o->cfg->name, nl) != 0 || strncmp(name + nl, ".windows.", 9) != 0)
+		return 0;
+	char *end = NULL;
+	unsigned long long seq = strtoull(name + nl + 9, &end, 10);
+	if (!end || *end || seq == s->keep)
+		return 0;
+	int w = snprintf(path, sizeof(path), "%s/agg/%s", s->r->set.state_dir, name);
+	if (w > 0 && (size_t)w < sizeof(path))
+		(void)floe_fs_unlink(path);
+	return 0;
+}
+
+/* Removes o's aggregate entries after tag: sealed by a seal that did not become durable,
+ * their rows will be made again from the events read again. */
+static int drop_after(struct floe_runner *r, struct agg_out *o, uint64_t tag)
+{
+	uint64_t *seqs = NULL;
+	size_t n = 0;
+	int rc = floe_spool_list(o->spool, &seqs, &n);
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		struct floe_spool_entry *e = NULL;
+		if (seqs[i] <= tag)
+			continue;
+		floe_info("runner: aggregation %s: removing spool entry %" PRIu64
+			  ", sealed after the open windows it restores",
+			  o->cfg->name, seqs[i]);
+		int l = floe_spool_load(o->spool, seqs[i], &e);
+		rc = l == 0 ? floe_spool_remove(o->spool, e)
+			    : floe_spool_quarantine(o->spool, seqs[i]);
+		floe_spool_entry_free(&r->alloc, e);
+	}
+	floe_free(&r->alloc, seqs);
+	return rc;
+}
+
+static int restore_one(struct floe_runner *r, struct agg_out *o, uint64_t seq, struct floe_err *err)
+{
+	char path[FLOE_PATH_MAX];
+	struct stale st = {r, o, seq};
+	int rc = snprintf(path, sizeof(path), "%s/agg", r->set.state_dir) > 0
+		     ? floe_fs_list(&r->alloc, path, drop_stale, &st)
+		     : FLOE_ELIMIT;
+	if (rc == 0)
+		rc = state_path(r, o, seq, path, sizeof(path));
+	struct image_file f = {-1, 0};
+	if (rc == 0 && (rc = floe_fs_open_read(path, &f.fd)) == -ENOENT) {
+		if (seq > 0)
+			floe_info("runner: aggregation %s: no open windows saved at seal %" PRIu64
+				  ": it starts empty",
+				  o->cfg->name, seq);
+		return 0;
+	}
+	if (rc)
+		return floe_err_set(err, rc, "cannot open %s: %s", path, floe_strerror(rc));
+	uint64_t tag = 0;
+	struct floe_err le = {0};
+	rc = floe_agg_load(o->g, read_image, &f, &tag, &le);
+	floe_fs_close(f.fd);
+	o->has_state = true;
+	o->state_seq = seq;
+	if (rc == FLOE_EFORMAT || rc == FLOE_ECORRUPT) {
+		/* Nothing can bring those events back: said, and the aggregation goes on. */
+		floe_error("runner: aggregation %s: the open windows in %s are lost: %s",
+			   o->cfg->name, path, floe_err_text(&le, rc));
+		return 0;
+	}
+	if (rc)
+		return floe_err_set(err, rc, "cannot read %s: %s", path, floe_err_text(&le, rc));
+	if ((rc = drop_after(r, o, tag)))
+		return floe_err_set(err, rc, "cannot clean spool %s: %s", floe_spool_dir(o->spool),
+				    floe_strerror(rc));
+	int64_t committed = floe_table_committed_seq(o->table, r->ck.id.installation);
+	o->next_seq = tag + 1;
+	if (committed >= 0 && (uint64_t)committed >= o->next_seq)
+		o->next_seq = (uint64_t)committed + 1;
+	return 0;
+}
+
+int floe_run_aggs_restore(struct floe_runner *r, uint64_t seq, struct floe_err *err)
+{
+	struct run_aggs *a = r->aggs;
+	int rc = 0;
+	for (size_t i = 0; a && i < a->n && rc == 0; i++)
+		rc = restore_one(r, &a->o[i], seq, err);
+	if (a)
+		a->seal = seq;
+	return rc;
+}
+
 /* Commits every entry of o's spool, oldest first, skipping those the table holds. */
 static int commit_one(struct floe_runner *r, struct agg_out *o)
 {
@@ -304,13 +515,17 @@ int floe_run_aggs_commit(struct floe_runner *r, bool stop)
 {
 	struct run_aggs *a = r->aggs;
 	int rc = 0;
+	/* Windows close here only when the batch is empty: the open windows then cover the
+	 * events up to the last seal's positions, and their image can be its. */
+	bool settled = floe_batch_rows(r->b.batch) == 0;
 	for (size_t i = 0; a && i < a->n; i++) {
 		struct agg_out *o = &a->o[i];
 		struct emit_ctx e = {r, o};
-		int one = stop ? floe_agg_flush(o->g, emit_row, &e)
-			       : floe_agg_tick(o->g, floe_run_wall_us(r), emit_row, &e);
+		int one = !settled ? 0
+			  : stop   ? floe_agg_flush(o->g, emit_row, &e)
+				   : floe_agg_tick(o->g, floe_run_wall_us(r), emit_row, &e);
 		if (one == 0 && o->w)
-			one = seal_one(r, o);
+			one = persist(r, o, a->seal);
 		if (one == 0)
 			one = commit_one(r, o);
 		if (one && !rc)
@@ -319,9 +534,9 @@ int floe_run_aggs_commit(struct floe_runner *r, bool stop)
 		const struct floe_agg_stats *st = floe_agg_stats(o->g);
 		if (stop)
 			floe_info("runner: aggregation %s: %" PRIu64 " events (%" PRIu64
-				  " filtered out), %" PRIu64 " rows in %" PRIu64 " windows; %" PRIu64
-				  " late (%" PRIu64 " dropped), %" PRIu64 " values not numbers, %" PRIu64
-				  " events in __overflow__",
+				  " filtered out), %" PRIu64 " rows in %" PRIu64
+				  " windows; %" PRIu64 " late (%" PRIu64 " dropped), %" PRIu64
+				  " values not numbers, %" PRIu64 " events in __overflow__",
 				  o->cfg->name, st->events, st->filtered, st->rows, st->windows,
 				  st->late, st->late_dropped, st->unparsable, st->overflowed);
 	}

@@ -8,9 +8,11 @@
  *     of commits, spool limit, metrics)         runner_state.c
  *   runner_commit.c (the committer thread)     calls no other file of the runner
  *   runner_replay.c (rebuilding an entry)    -> runner_record.c, settings.c, span.c
- *   runner_record.c (records into the batch), runner_state.c (positions, checkpoint,
- *   recovery), settings.c, span.c and runner_status.c (the HTTP status pages, called by
- *   runner.c and runner_loop.c) call no other file of the runner. */
+ *   runner_state.c (positions, checkpoint,   -> runner_agg.c
+ *     recovery)
+ *   runner_record.c (records into the batch), runner_agg.c (the aggregations),
+ *   settings.c, span.c and runner_status.c (the HTTP status pages, called by runner.c and
+ *   runner_loop.c) call no other file of the runner. */
 #ifndef FLOE_RUNNER_IMPL_H
 #define FLOE_RUNNER_IMPL_H
 
@@ -240,9 +242,17 @@ int floe_run_aggs_open(struct floe_runner *r, struct floe_err *err);
 void floe_run_aggs_free(struct floe_runner *r);
 /* Feeds rec (added to the batch from input) to the aggregations that take from it. */
 int floe_run_aggs_record(struct floe_runner *r, size_t input, const struct floe_record *rec);
-/* Closes idle windows (at a stop: flushes every open one, partial), seals what closed
- * into the aggregations' spools and commits them. */
+/* Closes idle windows (at a stop: flushes every open one, partial) when the batch is
+ * empty, seals what closed into the aggregations' spools with the open windows' image
+ * (as the last seal's), and commits them. */
 int floe_run_aggs_commit(struct floe_runner *r, bool stop);
+/* Before raw entry seq is written: seals the aggregations' closed windows and writes the
+ * image of their open windows as seal seq's (see runner_agg.c). An error stops the seal. */
+int floe_run_aggs_seal(struct floe_runner *r, uint64_t seq);
+/* Start-up, once the positions of seal seq are restored: restores the aggregations' open
+ * windows saved at that seal and drops aggregate entries sealed after them. An image that
+ * cannot be used is logged as lost (the aggregation starts empty); other errors fail. */
+int floe_run_aggs_restore(struct floe_runner *r, uint64_t seq, struct floe_err *err);
 /* runner_status.c: the listener of agent.http.listen (none when unset), started once the
  * runner is made and stopped before it is freed; publish renders /metrics and /healthz
  * from the main loop, at most once a second unless now. */

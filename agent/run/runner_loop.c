@@ -58,6 +58,8 @@ static int seal(struct floe_runner *r, const char *why)
 	floe_buf_init(&pos, &r->alloc, POSITIONS_MAX);
 	int rc = floe_runner_collect_positions(r, &pos);
 	if (rc == 0)
+		rc = floe_run_aggs_seal(r, r->b.next_seq);
+	if (rc == 0)
 		rc = floe_batch_seal_range(r->b.batch, floe_run_wall_us(r), r->b.from,
 					   r->b.from_len, pos.data, pos.len);
 	if (rc == 0)
