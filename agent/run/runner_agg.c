@@ -3,7 +3,11 @@
  * Records added to the batch feed the aggregations that take from their input; the
  * entries of the aggregate spool are committed to the aggregate table with
  * floe_table_commit, the same commit path and exactly-once rule (floe.commit-seq per
- * installation) as the raw rows. At a stop open windows are flushed with partial = true.
+ * installation) as the raw rows, on the committer thread: each commit the main thread
+ * hands over lends it the aggregate entries sealed so far too (floe_run_aggs_lend; the
+ * committer uses its own handle on each aggregate spool, and until the report the main
+ * thread touches neither those entries nor the aggregate tables). At a stop open windows
+ * are flushed with partial = true before the last commit.
  *
  * Exactly once across a crash: the aggregators' state must always be restored to what
  * the events before the input positions the runner resumes from made of it. Those
@@ -45,7 +49,9 @@ struct agg_out {
 	const struct floe_config_agg *cfg;
 	struct floe_aggregator *g;
 	struct floe_table *table;
-	struct floe_spool *spool;
+	struct floe_spool *spool;   /* the main thread's handle: seals */
+	struct floe_spool *cspool;  /* the committer's (floe_spool_share): commits */
+	uint64_t lease;		    /* entries up to this seq are the committer's while it runs */
 	struct floe_part_spec spec; /* unpartitioned */
 	struct floe_pq_options pq;
 	uint64_t next_seq;
@@ -109,7 +115,8 @@ static int open_one(struct floe_runner *r, const struct floe_config_agg *c, stru
 	if (w < 0 || (size_t)w >= sizeof(dir))
 		return floe_err_set(err, FLOE_ELIMIT, "state_dir is too long for %s", c->table);
 	if ((rc = floe_fs_mkdirs(dir)) ||
-	    (rc = floe_spool_open(&r->alloc, dir, &o->spec, &o->spool)))
+	    (rc = floe_spool_open(&r->alloc, dir, &o->spec, &o->spool)) ||
+	    (rc = floe_spool_share(o->spool, &r->alloc, &o->cspool)))
 		return floe_err_set(err, rc, "cannot open spool %s: %s", dir, floe_strerror(rc));
 	uint64_t *seqs = NULL;
 	size_t n = 0;
@@ -176,6 +183,7 @@ void floe_run_aggs_free(struct floe_runner *r)
 		return;
 	for (size_t i = 0; i < a->n; i++) {
 		drop_file(r, &a->o[i]);
+		floe_spool_free(a->o[i].cspool);
 		floe_spool_free(a->o[i].spool);
 		floe_table_free(a->o[i].table);
 		floe_agg_free(a->o[i].g);
@@ -467,41 +475,66 @@ int floe_run_aggs_restore(struct floe_runner *r, uint64_t seq, struct floe_err *
 	return rc;
 }
 
-/* Commits every entry of o's spool, oldest first, skipping those the table holds. */
-static int commit_one(struct floe_runner *r, struct agg_out *o)
+/* ---- commits, on the committer thread ---------------------------------------------- */
+
+void floe_run_aggs_lend(struct floe_runner *r)
+{
+	struct run_aggs *a = r->aggs;
+	for (size_t i = 0; a && i < a->n; i++)
+		a->o[i].lease = a->o[i].next_seq - 1;
+}
+
+/* Commits es[0..n) as one snapshot and removes them from the committer's spool handle. */
+static int commit_some(struct floe_runner *r, struct agg_out *o, struct floe_spool_entry **es,
+		       size_t n, struct floe_err *terr)
+{
+	int rc = floe_table_commit(o->table, o->cspool, es, n, terr);
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		(void)floe_spool_remove(o->cspool, es[i]);
+	for (size_t i = 0; i < n; i++)
+		floe_spool_entry_free(&r->alloc, es[i]);
+	return rc;
+}
+
+/* Commits o's lent entries (up to its lease), oldest first, at most COMMIT_MAX_ENTRIES
+ * per snapshot, removing those the table already holds (a commit that landed before a
+ * crash). */
+static int commit_lent(struct floe_runner *r, struct agg_out *o)
 {
 	uint64_t *seqs = NULL;
-	size_t n = 0;
+	size_t n = 0, k = 0;
 	struct floe_err terr = {0};
-	int rc = floe_spool_list(o->spool, &seqs, &n);
-	if (rc || n == 0) {
-		floe_free(&r->alloc, seqs);
-		return rc;
-	}
-	if (n > COMMIT_MAX_ENTRIES)
-		n = COMMIT_MAX_ENTRIES;
-	struct floe_spool_entry **es = floe_calloc(&r->alloc, n, sizeof(*es));
-	size_t k = 0;
+	struct floe_spool_entry **es = NULL;
+	int rc = floe_spool_list(o->cspool, &seqs, &n);
+	while (rc == 0 && n > 0 && seqs[n - 1] > o->lease)
+		n--; /* sealed since the lease: the main thread's */
+	if (rc || n == 0)
+		goto out;
+	size_t cap = n < COMMIT_MAX_ENTRIES ? n : COMMIT_MAX_ENTRIES;
+	es = floe_calloc(&r->alloc, cap, sizeof(*es));
 	rc = es ? floe_table_refresh(o->table, &terr) : FLOE_ENOMEM;
 	int64_t committed = floe_table_committed_seq(o->table, r->ck.id.installation);
 	for (size_t i = 0; rc == 0 && i < n; i++) {
 		struct floe_spool_entry *e = NULL;
-		if ((rc = floe_spool_load(o->spool, seqs[i], &e)))
+		if ((rc = floe_spool_load(o->cspool, seqs[i], &e)))
 			break;
 		if (committed >= 0 && seqs[i] <= (uint64_t)committed) {
-			rc = floe_spool_remove(o->spool, e); /* an earlier commit landed */
+			rc = floe_spool_remove(o->cspool, e); /* an earlier commit landed */
 			floe_spool_entry_free(&r->alloc, e);
-		} else {
-			es[k++] = e;
+			continue;
+		}
+		es[k++] = e;
+		if (k == cap) {
+			rc = commit_some(r, o, es, k, &terr);
+			k = 0;
 		}
 	}
-	if (rc == 0 && k > 0)
-		rc = floe_table_commit(o->table, o->spool, es, k, &terr);
-	for (size_t i = 0; i < k; i++) {
-		if (rc == 0)
-			(void)floe_spool_remove(o->spool, es[i]);
-		floe_spool_entry_free(&r->alloc, es[i]);
-	}
+	if (k > 0 && rc == 0)
+		rc = commit_some(r, o, es, k, &terr);
+	else
+		for (size_t i = 0; i < k; i++)
+			floe_spool_entry_free(&r->alloc, es[i]);
+out:
 	floe_free(&r->alloc, es);
 	floe_free(&r->alloc, seqs);
 	if (rc)
@@ -511,7 +544,21 @@ static int commit_one(struct floe_runner *r, struct agg_out *o)
 	return rc;
 }
 
-int floe_run_aggs_commit(struct floe_runner *r, bool stop)
+int floe_run_aggs_commit_lent(struct floe_runner *r)
+{
+	struct run_aggs *a = r->aggs;
+	int rc = 0;
+	for (size_t i = 0; a && i < a->n; i++) {
+		int one = commit_lent(r, &a->o[i]);
+		if (one && (!rc || floe_runner_fatal(one)))
+			rc = one;
+	}
+	return rc;
+}
+
+/* ---- closing windows between seals, on the main thread --------------------------------- */
+
+int floe_run_aggs_close(struct floe_runner *r, bool stop)
 {
 	struct run_aggs *a = r->aggs;
 	int rc = 0;
@@ -526,8 +573,6 @@ int floe_run_aggs_commit(struct floe_runner *r, bool stop)
 				   : floe_agg_tick(o->g, floe_run_wall_us(r), emit_row, &e);
 		if (one == 0 && o->w)
 			one = persist(r, o, a->seal);
-		if (one == 0)
-			one = commit_one(r, o);
 		if (one && !rc)
 			rc = one;
 		/* What the aggregation could not use, said once at the stop. */

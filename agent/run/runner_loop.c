@@ -386,9 +386,9 @@ static int commit_last(struct floe_runner *r, struct loop *l)
 {
 	int rc = seal(r, l->once ? "end of input" : "stopping");
 	if (rc == 0)
+		rc = floe_run_aggs_close(r, true);
+	if (rc == 0)
 		rc = commit_now(r);
-	int ag = floe_run_aggs_commit(r, true);
-	rc = rc ? rc : ag;
 	l->last_commit = floe_run_mono_us(r);
 	if (rc && floe_run_stopping(r)) {
 		stopped_uncommitted(r, rc);
@@ -417,9 +417,8 @@ static int commit_due(struct floe_runner *r, struct loop *l, bool stop, int64_t 
 		return rc;
 	}
 	l->last_commit = now;
-	/* The aggregate tables commit here, on this thread (a failure is retried at the next
-	 * interval: their spools keep the rows). */
-	if ((rc = floe_run_aggs_commit(r, false)) && (l->once || floe_runner_fatal(rc))) {
+	/* Idle windows close into the aggregate spools, for the commit to take. */
+	if ((rc = floe_run_aggs_close(r, false))) {
 		*done = true;
 		return rc;
 	}
