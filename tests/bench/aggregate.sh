@@ -9,7 +9,7 @@
 # bytes one hour of input puts in the raw table and in aggregate tables, on the OpenSSH
 # loghub sample (4.15 hours of event time). Prints figures only; asserts nothing.
 # usage: tests/bench/aggregate.sh [EVENTS]   (default 1,000,000: DuckDB holds a quantile
-# sketch for each of the ~1 M groups of the 10 M-key run, about 3 GiB)
+# sketch for each of the ~1 M groups of the 10 M-key run: 7 GiB of RSS)
 # Needs a build with the benchmarks (build-test/gcc or BUILD=...) and the test readers.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
