@@ -121,8 +121,9 @@ void floe_agg_save(struct floe_aggregator *g, uint64_t tag, struct floe_agg_piec
 typedef int (*floe_agg_read_fn)(void *ctx, void *p, size_t n);
 /* Restores an image written from floe_agg_save's pieces into g, which must be new (no
  * record added), reading it through read; *tag gets its tag. On failure g is left new:
- * FLOE_EFORMAT when the image is of another aggregation or layout, FLOE_ECORRUPT when it
- * is damaged (err, may be NULL, says what), or read's error. */
+ * FLOE_EFORMAT when the image is of another aggregation or layout (*tag is set all the
+ * same when the header was an image's), FLOE_ECORRUPT when it is damaged (err, may be
+ * NULL, says what), or read's error. */
 int floe_agg_load(struct floe_aggregator *g, floe_agg_read_fn read, void *ctx, uint64_t *tag,
 		  struct floe_err *err);
 

@@ -266,6 +266,7 @@ static int load(struct floe_aggregator *g, struct loader *l, uint64_t *tag, stru
 		return floe_err_set(err, rc, "cannot read the image: %s", floe_strerror(rc));
 	if (memcmp(h.magic, IMG_MAGIC, 4) != 0 || h.version != IMG_VERSION)
 		return floe_err_set(err, FLOE_EFORMAT, "not an image of open windows (version 1)");
+	*tag = h.tag;
 	if (h.fingerprint != fingerprint(g))
 		return floe_err_set(err, FLOE_EFORMAT,
 				    "the image is of another configuration of the aggregation, or "

@@ -431,33 +431,40 @@ static int restore_one(struct floe_runner *r, struct agg_out *o, uint64_t seq, s
 	if (rc == 0)
 		rc = state_path(r, o, seq, path, sizeof(path));
 	struct image_file f = {-1, 0};
+	int64_t committed = floe_table_committed_seq(o->table, r->ck.id.installation);
+	uint64_t tag = committed > 0 ? (uint64_t)committed : 0;
 	if (rc == 0 && (rc = floe_fs_open_read(path, &f.fd)) == -ENOENT) {
+		/* No image of that seal (the aggregation is new, or that seal's image was never
+		 * written): the aggregation starts empty there, and entries the table does not
+		 * hold yet are of a seal that never became durable. */
 		if (seq > 0)
 			floe_info("runner: aggregation %s: no open windows saved at seal %" PRIu64
 				  ": it starts empty",
 				  o->cfg->name, seq);
-		return 0;
-	}
-	if (rc)
+		rc = 0;
+	} else if (rc) {
 		return floe_err_set(err, rc, "cannot open %s: %s", path, floe_strerror(rc));
-	uint64_t tag = 0;
-	struct floe_err le = {0};
-	rc = floe_agg_load(o->g, read_image, &f, &tag, &le);
-	floe_fs_close(f.fd);
-	o->has_state = true;
-	o->state_seq = seq;
-	if (rc == FLOE_EFORMAT || rc == FLOE_ECORRUPT) {
-		/* Nothing can bring those events back: said, and the aggregation goes on. */
-		floe_error("runner: aggregation %s: the open windows in %s are lost: %s",
-			   o->cfg->name, path, floe_err_text(&le, rc));
-		return 0;
+	} else {
+		struct floe_err le = {0};
+		rc = floe_agg_load(o->g, read_image, &f, &tag, &le);
+		floe_fs_close(f.fd);
+		o->has_state = true;
+		o->state_seq = seq;
+		if (rc == FLOE_EFORMAT || rc == FLOE_ECORRUPT)
+			/* Nothing can bring those events back: said, and the aggregation goes on.
+			 * The entries a damaged image names are unknown: all are kept. */
+			floe_error("runner: aggregation %s: the open windows in %s are lost: %s",
+				   o->cfg->name, path, floe_err_text(&le, rc));
+		if (rc == FLOE_ECORRUPT)
+			return 0;
+		if (rc && rc != FLOE_EFORMAT)
+			return floe_err_set(err, rc, "cannot read %s: %s", path,
+					    floe_err_text(&le, rc));
+		rc = 0;
 	}
-	if (rc)
-		return floe_err_set(err, rc, "cannot read %s: %s", path, floe_err_text(&le, rc));
 	if ((rc = drop_after(r, o, tag)))
 		return floe_err_set(err, rc, "cannot clean spool %s: %s", floe_spool_dir(o->spool),
 				    floe_strerror(rc));
-	int64_t committed = floe_table_committed_seq(o->table, r->ck.id.installation);
 	o->next_seq = tag + 1;
 	if (committed >= 0 && (uint64_t)committed >= o->next_seq)
 		o->next_seq = (uint64_t)committed + 1;

@@ -8,9 +8,10 @@
 # leaves no partial row), distinct users within 2 % (+1) and the median and p99 within
 # 1 % of the exact ones (a rank either side), no event late. Before open windows were
 # checkpointed with the positions they cover, each kill lost them. First, the crash
-# points around a seal (after the open windows' image, before and after the raw entry)
-# between --once runs: there each stop flushes partial rows, so only count, sum, min and
-# max are compared, summed over a window's rows.
+# points around a seal (after the open windows' image, before and after the raw entry,
+# and before the very first raw entry) between --once runs: there each stop flushes
+# partial rows, so only count, sum, min and max are compared, summed over a window's
+# rows.
 source "$(dirname "$0")/lib.sh"
 KILLS=${AGG_KILLS:-10}
 LINES_PER_ROUND=2000
@@ -107,19 +108,26 @@ compare() {
 }
 
 # Crash points: 1000 lines in a first run, 1000 more in a run that dies at the point in
-# its first seal, then the restart.
-for point in agg-before-windows seal-before-entry seal-before-checkpoint; do
-	d="$T/$point"
+# its first seal, then the restart; and a first run that dies before its first seal's
+# raw entry (its aggregate entry then belongs to no durable seal).
+for c in agg-before-windows seal-before-entry seal-before-checkpoint first-seal; do
+	d="$T/$c"
 	config "$d"
-	head -n 1000 "$T/all" >"$d/logs/app.log"
-	check "$point: the first run succeeds" "$FLOE_BIN" run -c "$d/floe.yaml" --once --log-level warn
-	sed -n '1001,2000p' "$T/all" >>"$d/logs/app.log"
+	point=$c
+	if [ "$c" = first-seal ]; then
+		point=seal-before-entry
+		head -n 2000 "$T/all" >"$d/logs/app.log"
+	else
+		head -n 1000 "$T/all" >"$d/logs/app.log"
+		check "$c: the first run succeeds" "$FLOE_BIN" run -c "$d/floe.yaml" --once --log-level warn
+		sed -n '1001,2000p' "$T/all" >>"$d/logs/app.log"
+	fi
 	rc=0
 	FLOE_CRASH_AT=$point "$FLOE_BIN" run -c "$d/floe.yaml" --once --log-level error 2>/dev/null || rc=$?
-	check "$point: the second run dies at the crash point" test $rc = 99
+	check "$c: the run dies at $point" test $rc = 99
 	sed -n '2001,3000p' "$T/all" >>"$d/logs/app.log"
-	check "$point: the restart succeeds" "$FLOE_BIN" run -c "$d/floe.yaml" --once --log-level warn
-	compare "$d" "$point" 0
+	check "$c: the restart succeeds" "$FLOE_BIN" run -c "$d/floe.yaml" --once --log-level warn
+	compare "$d" "$c" 0
 done
 
 # kill -9 at random moments of continuous runs while the stream is appended.
