@@ -33,14 +33,14 @@
 #include "agent/lake/table.h"
 #include "agent/schema/aggtable.h"
 #include "formats/iceberg/metadata.h"
+#include "platform/crash.h"
 #include "platform/fs.h"
 #include "platform/log.h"
-#include "platform/crash.h"
 
 #include <errno.h>
 #include <inttypes.h>
-#include <stdlib.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #define XXH_STATIC_LINKING_ONLY /* XXH64_state_t inside struct agg_out */
 #include <xxhash.h>
