@@ -102,21 +102,18 @@ int floe_agg_flush(struct floe_aggregator *g, floe_agg_emit_fn emit, void *arg);
 /* The open windows' image (aggregator_state.c): what a restart needs to go on exactly
  * where this aggregator is, so that the caller can write it beside the input positions
  * its events came from. It holds the counters, the watermark and every open window's
- * groups verbatim (sketches included), in this build's memory layout: it is read back
- * only by the same build of floe with the same aggregation (a fingerprint of the layout
- * and configuration says so), never exchanged. The last 8 bytes are an XXH64 of the
- * rest. */
-struct floe_agg_piece {
-	const void *p;
-	size_t n;
-};
-/* The most pieces floe_agg_save describes an image with. */
-size_t floe_agg_save_pieces(const struct floe_aggregator *g);
-/* Describes g's image, with tag (the caller's: any number restored with it), as *n pieces
- * in out (cap >= floe_agg_save_pieces), to be written in order. The pieces are borrowed
- * from g and valid until g is next changed. */
-void floe_agg_save(struct floe_aggregator *g, uint64_t tag, struct floe_agg_piece *out, size_t cap,
-		   size_t *n);
+ * groups: header, key and counters verbatim, the sketches' headers verbatim with their
+ * counted part only (HLL registers as (index, value) pairs while fewer than a fifth are
+ * set, DDSketch buckets from the first to the last counted, SpaceSaving whole), in this
+ * build's memory layout: it is read back only by the same build of floe with the same
+ * aggregation (a fingerprint of the layout and configuration says so), never exchanged.
+ * The last 8 bytes are an XXH64 of the rest. */
+/* Takes the next n bytes of an image (borrowed during the call): 0, or a negative code. */
+typedef int (*floe_agg_write_fn)(void *ctx, const void *p, size_t n);
+/* Writes g's image, with tag (the caller's: any number restored with it), through write,
+ * in pieces of up to 16 KiB (larger ones for a group's SpaceSaving or dense HLL come
+ * whole). Allocates nothing. Returns 0 or write's error. */
+int floe_agg_save(struct floe_aggregator *g, uint64_t tag, floe_agg_write_fn write, void *ctx);
 /* Reads exactly n bytes into p (0), or fails (a negative code). */
 typedef int (*floe_agg_read_fn)(void *ctx, void *p, size_t n);
 /* Restores an image written from floe_agg_save's pieces into g, which must be new (no

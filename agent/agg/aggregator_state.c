@@ -1,7 +1,8 @@
-/* The open windows' image (see aggregator.h): saved as pieces that point into the
- * aggregator's own memory, so that a checkpoint of thousands of groups costs no copy and
- * no allocation; restored by reading the groups back into their slots and moving the
- * sketches' pointers to where their memory now is. */
+/* The open windows' image (see aggregator.h): saved group by group through a small
+ * staging buffer, with only the counted part of each sketch, so that a checkpoint of
+ * thousands of groups costs no allocation and little more than what the groups hold;
+ * restored by reading the groups back into their slots and moving the sketches'
+ * pointers to where their memory now is. */
 #include "agent/agg/aggregator_impl.h"
 
 #include "formats/base/alloc.h"
@@ -39,10 +40,14 @@ struct img_win {
 	uint32_t overflow;
 };
 
+/* Bytes staged before they go to the caller's write function. */
+#define STAGE_BYTES (16u << 10)
+#define ROUND8(n) (((n) + 7u) & ~(size_t)7u)
+
 int floe_agg_state_init(struct floe_aggregator *g)
 {
-	g->img_cap = sizeof(struct img_head) + g->plan.windows * sizeof(struct img_win) + 8;
-	g->img = floe_calloc(g->a, 1, g->img_cap);
+	g->img_cap = STAGE_BYTES;
+	g->img = floe_malloc(g->a, g->img_cap);
 	return g->img ? 0 : FLOE_ENOMEM;
 }
 
@@ -86,50 +91,146 @@ static uint64_t fingerprint(const struct floe_aggregator *g)
 	return h;
 }
 
-size_t floe_agg_save_pieces(const struct floe_aggregator *g)
+/* ---- saving ---------------------------------------------------------------------------- */
+
+/* The image goes out through g->img, STAGE_BYTES at a time, hashed on the way. */
+struct saver {
+	struct floe_aggregator *g;
+	floe_agg_write_fn write;
+	void *ctx;
+	size_t len;
+	int rc;
+	XXH64_state_t x;
+};
+
+static void flush(struct saver *sv)
 {
-	return 2 + 3 * (size_t)g->plan.windows;
+	if (sv->len && !sv->rc)
+		sv->rc = sv->write(sv->ctx, sv->g->img, sv->len);
+	sv->len = 0;
 }
 
-void floe_agg_save(struct floe_aggregator *g, uint64_t tag, struct floe_agg_piece *out, size_t cap,
-		   size_t *n)
+static void put(struct saver *sv, const void *p, size_t n)
 {
-	struct img_head *h = (struct img_head *)(void *)g->img;
-	struct img_win *iw = (struct img_win *)(void *)(h + 1);
-	size_t k = 1;
-	memset(h, 0, sizeof(*h));
-	memcpy(h->magic, IMG_MAGIC, 4);
-	h->version = IMG_VERSION;
-	h->fingerprint = fingerprint(g);
-	h->tag = tag;
-	h->max_ts = g->max_ts;
-	h->closed_until = g->closed_until;
-	h->last_received = g->last_received;
-	h->pending_late = g->pending_late;
-	h->stats = g->stats;
-	h->seen = g->seen;
-	for (uint32_t i = 0; i < g->plan.windows && k + 4 <= cap; i++) {
+	XXH64_update(&sv->x, p, n);
+	if (n > sv->g->img_cap - sv->len)
+		flush(sv);
+	if (n >= sv->g->img_cap) {
+		if (!sv->rc)
+			sv->rc = sv->write(sv->ctx, p, n);
+		return;
+	}
+	memcpy(sv->g->img + sv->len, p, n);
+	sv->len += n;
+}
+
+static void put_u32(struct saver *sv, uint32_t v)
+{
+	put(sv, &v, 4);
+}
+
+/* HLL registers: (index, value) pairs while fewer than a fifth of them are set, which is
+ * how most groups' sketches are, else all of them. */
+static void put_hll(struct saver *sv, const struct floe_hll *h)
+{
+	uint32_t nnz = 0;
+	for (uint32_t i = 0; i < h->m; i++)
+		nnz += h->reg[i] != 0;
+	put_u32(sv, nnz);
+	if ((uint64_t)nnz * 5 >= h->m) {
+		put(sv, h->reg, h->m);
+		return;
+	}
+	for (uint32_t i = 0; i < h->m; i++) {
+		if (h->reg[i]) {
+			put_u32(sv, i);
+			put(sv, &h->reg[i], 1);
+		}
+	}
+}
+
+/* A DDSketch store: its buckets from the first to the last one counted. */
+static void put_store(struct saver *sv, const struct floe_dds_store *st)
+{
+	uint32_t lo = 0, hi = st->cap;
+	while (lo < hi && st->bins[lo] == 0)
+		lo++;
+	while (hi > lo && st->bins[hi - 1] == 0)
+		hi--;
+	put_u32(sv, lo);
+	put_u32(sv, hi - lo);
+	put(sv, st->bins + lo, (size_t)(hi - lo) * 4);
+}
+
+/* One group: its header and key, then per metric its state, a sketch as its header
+ * (pointers and all: moved on restore) and its counted part. */
+static void put_group(struct saver *sv, const struct agg_group *h)
+{
+	struct floe_aggregator *g = sv->g;
+	put(sv, h, sizeof(*h) + h->keylen);
+	for (size_t i = 0; i < g->cfg->nmetrics; i++) {
+		const struct agg_metric *m = &g->metrics[i];
+		const uint8_t *st = (const uint8_t *)h + m->off;
+		const struct floe_hll *hll = (const void *)st;
+		const struct floe_dds *d = (const void *)st;
+		switch (m->cfg->kind) {
+		case FLOE_METRIC_COUNT:
+			put(sv, st, 8);
+			break;
+		case FLOE_METRIC_DISTINCT:
+			put(sv, st, sizeof(struct floe_hll));
+			put_hll(sv, hll);
+			break;
+		case FLOE_METRIC_QUANTILES:
+			put(sv, st, sizeof(struct floe_dds));
+			put_store(sv, &d->pos);
+			put_store(sv, &d->neg);
+			break;
+		case FLOE_METRIC_TOP_K:
+			put(sv, st,
+			    ROUND8(sizeof(struct floe_ss)) +
+				floe_ss_bytes(m->cfg->k, m->cfg->key_bytes));
+			break;
+		default:
+			put(sv, st, sizeof(struct agg_num));
+		}
+	}
+}
+
+int floe_agg_save(struct floe_aggregator *g, uint64_t tag, floe_agg_write_fn write, void *ctx)
+{
+	struct saver sv = {.g = g, .write = write, .ctx = ctx};
+	struct img_head h = {.version = IMG_VERSION,
+			     .fingerprint = fingerprint(g),
+			     .tag = tag,
+			     .max_ts = g->max_ts,
+			     .closed_until = g->closed_until,
+			     .last_received = g->last_received,
+			     .pending_late = g->pending_late,
+			     .stats = g->stats,
+			     .seen = g->seen};
+	memcpy(h.magic, IMG_MAGIC, 4);
+	for (uint32_t i = 0; i < g->plan.windows; i++)
+		h.nopen += g->win[i].open;
+	XXH64_reset(&sv.x, 0);
+	put(&sv, &h, sizeof(h));
+	for (uint32_t i = 0; i < g->plan.windows; i++) {
 		const struct agg_window *w = &g->win[i];
 		if (!w->open)
 			continue;
-		struct agg_group *over = agg_group_at(g, w, g->cfg->max_groups);
-		*iw = (struct img_win){w->start, w->late, (uint64_t)(uintptr_t)w->groups,
-				       w->ngroups, over->used ? 1u : 0u};
-		out[k++] = (struct floe_agg_piece){iw++, sizeof(struct img_win)};
-		out[k++] = (struct floe_agg_piece){w->groups, (size_t)w->ngroups * g->stride};
+		const struct agg_group *over = agg_group_at(g, w, g->cfg->max_groups);
+		struct img_win iw = {w->start, w->late, (uint64_t)(uintptr_t)w->groups, w->ngroups,
+				     over->used ? 1u : 0u};
+		put(&sv, &iw, sizeof(iw));
+		for (uint32_t k = 0; k < w->ngroups; k++)
+			put_group(&sv, agg_group_at(g, w, k));
 		if (over->used)
-			out[k++] = (struct floe_agg_piece){over, g->stride};
-		h->nopen++;
+			put_group(&sv, over);
 	}
-	out[0] = (struct floe_agg_piece){h, sizeof(*h)};
-	XXH64_state_t x;
-	XXH64_reset(&x, 0);
-	for (size_t i = 0; i < k; i++)
-		XXH64_update(&x, out[i].p, out[i].n);
-	uint64_t sum = XXH64_digest(&x);
-	memcpy(iw, &sum, 8);
-	out[k++] = (struct floe_agg_piece){iw, 8};
-	*n = k;
+	uint64_t sum = XXH64_digest(&sv.x);
+	put(&sv, &sum, 8);
+	flush(&sv);
+	return sv.rc;
 }
 
 /* ---- restoring ------------------------------------------------------------------------- */
@@ -193,24 +294,111 @@ static int relocate(struct floe_aggregator *g, uint8_t *grp, uint64_t old)
 	return rc;
 }
 
-/* The groups of window w just read: each checked, its sketches moved, its key indexed. */
-static int fix_groups(struct floe_aggregator *g, struct agg_window *w, uint64_t base)
+static int get_u32(struct loader *l, uint32_t *v)
 {
-	size_t mask = g->cap - 1;
-	memset(w->index, 0, g->cap * sizeof(uint32_t));
-	for (uint32_t i = 0; i < w->ngroups; i++) {
-		struct agg_group *h = agg_group_at(g, w, i);
-		if (h->used != 1 || h->keylen > g->key_cap)
-			return FLOE_ECORRUPT;
-		int rc = relocate(g, (uint8_t *)h, base + (uint64_t)i * g->stride);
-		if (rc)
-			return rc;
-		size_t s = (size_t)h->hash & mask;
-		while (w->index[s])
-			s = (s + 1) & mask;
-		w->index[s] = i + 1;
+	return rd(l, v, 4);
+}
+
+static int get_hll(struct loader *l, uint8_t *reg, uint32_t m)
+{
+	uint32_t nnz, idx;
+	int rc = get_u32(l, &nnz);
+	if (rc || nnz > m)
+		return rc ? rc : FLOE_ECORRUPT;
+	if ((uint64_t)nnz * 5 >= m)
+		return rd(l, reg, m);
+	memset(reg, 0, m);
+	for (uint32_t i = 0; i < nnz && rc == 0; i++) {
+		if ((rc = get_u32(l, &idx)) == 0 && idx >= m)
+			rc = FLOE_ECORRUPT;
+		if (rc == 0)
+			rc = rd(l, &reg[idx], 1);
 	}
-	return 0;
+	return rc;
+}
+
+static int get_store(struct loader *l, uint32_t *bins, uint32_t cap)
+{
+	uint32_t lo, n;
+	int rc = get_u32(l, &lo);
+	if (rc == 0)
+		rc = get_u32(l, &n);
+	if (rc == 0 && (lo > cap || n > cap - lo))
+		rc = FLOE_ECORRUPT;
+	if (rc == 0) {
+		memset(bins, 0, (size_t)cap * 4);
+		rc = rd(l, bins + lo, (size_t)n * 4);
+	}
+	return rc;
+}
+
+/* A sketch's memory, as the group's layout places it (after its header). */
+#define SKETCH_MEM(st, type) ((st) + ROUND8(sizeof(struct type)))
+
+static int get_metric(struct loader *l, const struct agg_metric *m, uint8_t *st)
+{
+	int rc;
+	uint8_t *mem;
+	switch (m->cfg->kind) {
+	case FLOE_METRIC_COUNT:
+		return rd(l, st, 8);
+	case FLOE_METRIC_DISTINCT:
+		mem = SKETCH_MEM(st, floe_hll);
+		rc = rd(l, st, sizeof(struct floe_hll));
+		return rc ? rc : get_hll(l, mem, (uint32_t)floe_hll_bytes(m->cfg->precision));
+	case FLOE_METRIC_QUANTILES:
+		mem = SKETCH_MEM(st, floe_dds);
+		if ((rc = rd(l, st, sizeof(struct floe_dds))) == 0 &&
+		    (rc = get_store(l, (uint32_t *)(void *)mem, m->dds.pos_bins)) == 0)
+			rc = get_store(l, (uint32_t *)(void *)mem + m->dds.pos_bins,
+				       m->dds.neg_bins);
+		return rc;
+	case FLOE_METRIC_TOP_K:
+		return rd(l, st,
+			  ROUND8(sizeof(struct floe_ss)) +
+			      floe_ss_bytes(m->cfg->k, m->cfg->key_bytes));
+	default:
+		return rd(l, st, sizeof(struct agg_num));
+	}
+}
+
+/* After relocation the sketches must sit exactly where the layout puts their memory. */
+static bool sketches_in_place(const struct floe_aggregator *g, uint8_t *grp)
+{
+	for (size_t i = 0; i < g->cfg->nmetrics; i++) {
+		const struct agg_metric *m = &g->metrics[i];
+		uint8_t *st = grp + m->off;
+		const struct floe_hll *h = (const void *)st;
+		const struct floe_dds *d = (const void *)st;
+		uint32_t *bins = (uint32_t *)(void *)SKETCH_MEM(st, floe_dds);
+		if (m->cfg->kind == FLOE_METRIC_DISTINCT &&
+		    (h->reg != SKETCH_MEM(st, floe_hll) ||
+		     h->m != floe_hll_bytes(m->cfg->precision)))
+			return false;
+		if (m->cfg->kind == FLOE_METRIC_QUANTILES &&
+		    (d->pos.bins != bins || d->pos.cap != m->dds.pos_bins ||
+		     d->neg.bins != bins + m->dds.pos_bins || d->neg.cap != m->dds.neg_bins))
+			return false;
+	}
+	return true;
+}
+
+/* One group into grp, whose image was at old when saved. */
+static int get_group(struct floe_aggregator *g, struct loader *l, uint8_t *grp, uint64_t old)
+{
+	struct agg_group *h = (struct agg_group *)(void *)grp;
+	int rc = rd(l, h, sizeof(*h));
+	if (rc == 0 && (h->used != 1 || h->keylen > g->key_cap))
+		rc = FLOE_ECORRUPT;
+	if (rc == 0)
+		rc = rd(l, h + 1, h->keylen);
+	for (size_t i = 0; i < g->cfg->nmetrics && rc == 0; i++)
+		rc = get_metric(l, &g->metrics[i], grp + g->metrics[i].off);
+	if (rc == 0)
+		rc = relocate(g, grp, old);
+	if (rc == 0 && !sketches_in_place(g, grp))
+		rc = FLOE_ECORRUPT;
+	return rc;
 }
 
 static int load_window(struct floe_aggregator *g, struct loader *l)
@@ -229,20 +417,23 @@ static int load_window(struct floe_aggregator *g, struct loader *l)
 	w->start = iw.start;
 	w->late = iw.late;
 	w->ngroups = iw.ngroups;
+	memset(w->index, 0, g->cap * sizeof(uint32_t));
+	size_t mask = g->cap - 1;
+	for (uint32_t i = 0; i < w->ngroups; i++) {
+		struct agg_group *h = agg_group_at(g, w, i);
+		if ((rc = get_group(g, l, (uint8_t *)h, iw.base + (uint64_t)i * g->stride)))
+			return rc;
+		size_t s = (size_t)h->hash & mask;
+		while (w->index[s])
+			s = (s + 1) & mask;
+		w->index[s] = i + 1;
+	}
 	struct agg_group *over = agg_group_at(g, w, g->cfg->max_groups);
 	over->used = 0;
-	if ((rc = rd(l, w->groups, (size_t)iw.ngroups * g->stride)))
-		return rc;
-	if (iw.overflow) {
-		if ((rc = rd(l, over, g->stride)))
-			return rc;
-		if (over->used != 1)
-			return FLOE_ECORRUPT;
-		uint64_t old = iw.base + (uint64_t)g->cfg->max_groups * g->stride;
-		if ((rc = relocate(g, (uint8_t *)over, old)))
-			return rc;
-	}
-	return fix_groups(g, w, iw.base);
+	if (iw.overflow)
+		rc = get_group(g, l, (uint8_t *)over,
+			       iw.base + (uint64_t)g->cfg->max_groups * g->stride);
+	return rc;
 }
 
 /* Back to a new aggregator's state, as floe_agg_new leaves it. */

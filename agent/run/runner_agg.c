@@ -61,11 +61,8 @@ struct agg_out {
 	XXH64_state_t hash;
 	char name[48];
 	int err;
-	/* The open windows' images: pieces to write them with (npieces), and the seals of
-	 * the newest image and the one before it (has_*: written by this run or found). */
-	struct floe_agg_piece *ap;
-	struct floe_fs_piece *fp;
-	size_t npieces;
+	/* The seals of the newest open windows' image and of the one before it (has_*:
+	 * written by this run or found at start-up). */
 	uint64_t state_seq, prev_seq;
 	bool has_state, has_prev;
 };
@@ -133,11 +130,6 @@ static int open_one(struct floe_runner *r, const struct floe_config_agg *c, stru
 	o->pq.bloom = NULL;
 	o->pq.bloom_count = 0;
 	o->pq.offload = NULL;
-	o->npieces = floe_agg_save_pieces(o->g);
-	o->ap = floe_calloc(&r->alloc, o->npieces, sizeof(*o->ap));
-	o->fp = floe_calloc(&r->alloc, o->npieces, sizeof(*o->fp));
-	if (!o->ap || !o->fp)
-		return floe_err_set(err, FLOE_ENOMEM, "out of memory for aggregation %s", c->name);
 	return 0;
 }
 
@@ -187,8 +179,6 @@ void floe_run_aggs_free(struct floe_runner *r)
 		floe_spool_free(a->o[i].spool);
 		floe_table_free(a->o[i].table);
 		floe_agg_free(a->o[i].g);
-		floe_free(&r->alloc, a->o[i].ap);
-		floe_free(&r->alloc, a->o[i].fp);
 	}
 	floe_free(&r->alloc, a->o);
 	floe_free(&r->alloc, a);
@@ -310,20 +300,42 @@ static int state_path(const struct floe_runner *r, const struct agg_out *o, uint
 /* Seals o's closed windows' rows into an aggregate entry, then writes the image of its
  * open windows as seal seq's, tagged with the newest aggregate entry; forgets the image
  * before the previous one (a resume can only be from seq or the seal before it). */
+static int write_image(void *ctx, const void *p, size_t n)
+{
+	return floe_file_write(ctx, p, n);
+}
+
+/* Writes o's image to path: a temporary file, fsynced, renamed into place. */
+static int save_image(struct agg_out *o, const char *path)
+{
+	char tmp[FLOE_PATH_MAX + 8];
+	struct floe_file *f = NULL;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	int rc = floe_file_create(tmp, &f);
+	if (rc)
+		return rc;
+	rc = floe_agg_save(o->g, o->next_seq - 1, write_image, f);
+	if (rc == 0)
+		rc = floe_file_sync(f);
+	int c = floe_file_close(f);
+	rc = rc ? rc : c;
+	if (rc == 0)
+		rc = floe_fs_rename(tmp, path);
+	if (rc)
+		(void)floe_fs_unlink(tmp);
+	return rc;
+}
+
 static int persist(struct floe_runner *r, struct agg_out *o, uint64_t seq)
 {
 	char path[FLOE_PATH_MAX];
-	size_t n = 0;
 	int rc = o->w ? seal_one(r, o) : 0;
 	if (rc == 0)
 		rc = state_path(r, o, seq, path, sizeof(path));
 	if (rc)
 		return rc;
-	floe_agg_save(o->g, o->next_seq - 1, o->ap, o->npieces, &n);
-	for (size_t i = 0; i < n; i++)
-		o->fp[i] = (struct floe_fs_piece){o->ap[i].p, o->ap[i].n};
 	floe_crashpoint("agg-before-windows");
-	if ((rc = floe_fs_write_atomicv(path, o->fp, n))) {
+	if ((rc = save_image(o, path))) {
 		floe_error("runner: writing the open windows of aggregation %s to %s failed: %s",
 			   o->cfg->name, path, floe_strerror(rc));
 		return rc;
@@ -351,24 +363,34 @@ int floe_run_aggs_seal(struct floe_runner *r, uint64_t seq)
 	return rc;
 }
 
+/* An image being read, through a buffer: restoring makes many small reads. */
 struct image_file {
 	int fd;
-	uint64_t off;
+	uint64_t off; /* of the file, after buf's bytes */
+	size_t pos, len;
+	uint8_t buf[16384];
 };
 
 static int read_image(void *ctx, void *p, size_t n)
 {
 	struct image_file *f = ctx;
 	while (n > 0) {
-		size_t got = 0;
-		int rc = floe_fs_pread(f->fd, p, n, f->off, &got);
-		if (rc)
-			return rc;
-		if (got == 0)
-			return FLOE_ECORRUPT; /* cut short */
-		p = (uint8_t *)p + got;
-		n -= got;
-		f->off += got;
+		if (f->pos == f->len) {
+			size_t got = 0;
+			int rc = floe_fs_pread(f->fd, f->buf, sizeof(f->buf), f->off, &got);
+			if (rc)
+				return rc;
+			if (got == 0)
+				return FLOE_ECORRUPT; /* cut short */
+			f->off += got;
+			f->pos = 0;
+			f->len = got;
+		}
+		size_t k = f->len - f->pos < n ? f->len - f->pos : n;
+		memcpy(p, f->buf + f->pos, k);
+		f->pos += k;
+		p = (uint8_t *)p + k;
+		n -= k;
 	}
 	return 0;
 }
@@ -380,7 +402,7 @@ struct stale {
 };
 
 /* Removes images of o's aggregation other than keep's (later seals that never became
- * durable, earlier ones that are superseded). */
+ * durable, earlier ones that are superseded) and temporary files a crash left. */
 static int drop_stale(void *ctx, const char *name)
 {
 	struct stale *s = ctx;
@@ -390,7 +412,7 @@ static int drop_stale(void *ctx, const char *name)
 		return 0;
 	char *end = NULL;
 	unsigned long long seq = strtoull(name + nl + 9, &end, 10);
-	if (!end || *end || seq == s->keep)
+	if (!end || (*end && strcmp(end, ".tmp") != 0) || (!*end && seq == s->keep))
 		return 0;
 	int w = snprintf(path, sizeof(path), "%s/agg/%s", s->r->set.state_dir, name);
 	if (w > 0 && (size_t)w < sizeof(path))
@@ -430,7 +452,7 @@ static int restore_one(struct floe_runner *r, struct agg_out *o, uint64_t seq, s
 		     : FLOE_ELIMIT;
 	if (rc == 0)
 		rc = state_path(r, o, seq, path, sizeof(path));
-	struct image_file f = {-1, 0};
+	struct image_file f = {.fd = -1};
 	int64_t committed = floe_table_committed_seq(o->table, r->ck.id.installation);
 	uint64_t tag = committed > 0 ? (uint64_t)committed : 0;
 	if (rc == 0 && (rc = floe_fs_open_read(path, &f.fd)) == -ENOENT) {
