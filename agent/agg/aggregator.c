@@ -233,6 +233,8 @@ int floe_agg_new(struct floe_alloc *a, const struct floe_config_agg *c,
 		rc = make_windows(g, err);
 	if (!rc)
 		rc = floe_agg_emit_init(g);
+	if (!rc)
+		rc = floe_agg_state_init(g);
 	if (rc == FLOE_ENOMEM)
 		floe_err_set(err, rc, "out of memory for aggregation '%s'", c->name);
 	if (rc) {
@@ -257,6 +259,7 @@ void floe_agg_free(struct floe_aggregator *g)
 	}
 	floe_free(g->a, g->metrics);
 	floe_free(g->a, g->row);
+	floe_free(g->a, g->img);
 	floe_free(g->a, g->slab);
 	floe_free(g->a, g->key);
 	floe_free(g->a, g->win);
@@ -523,23 +526,11 @@ static void metrics_add(struct floe_aggregator *g, uint8_t *grp, const struct fl
 
 /* ---- windows ----------------------------------------------------------------------------- */
 
-static int64_t floor_div(int64_t a, int64_t b)
-{
-	int64_t q = a / b;
-	return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
-}
-
-static struct agg_window *slot_of(struct floe_aggregator *g, int64_t start)
-{
-	int64_t k = floor_div(start, g->slide_us) % (int64_t)g->plan.windows;
-	return &g->win[k < 0 ? k + (int64_t)g->plan.windows : k];
-}
-
 /* The open window of start, opened if need be (its slot is free: windows are closed
  * before a newer one can need their slot). */
 static struct agg_window *window_for(struct floe_aggregator *g, int64_t start)
 {
-	struct agg_window *w = slot_of(g, start);
+	struct agg_window *w = agg_slot_of(g, start);
 	if (w->open && w->start == start)
 		return w;
 	w->open = true;
@@ -571,7 +562,8 @@ static int close_until(struct floe_aggregator *g, int64_t until, bool partial,
 		if (rc)
 			return rc;
 		w->open = false;
-		if (w->start + g->window_us > g->closed_until)
+		/* A flushed window may open again (events after a restart add a row to it). */
+		if (!partial && w->start + g->window_us > g->closed_until)
 			g->closed_until = w->start + g->window_us;
 	}
 	if (until > g->closed_until)
@@ -605,7 +597,7 @@ int floe_agg_add(struct floe_aggregator *g, const struct floe_record *r, floe_ag
 	size_t len = 0;
 	bool fits = make_key(g, r, key, &len);
 	bool added = false;
-	int64_t last = floor_div(r->ts, g->slide_us) * g->slide_us;
+	int64_t last = agg_floor_div(r->ts, g->slide_us) * g->slide_us;
 	for (int64_t s = last; s > r->ts - g->window_us; s -= g->slide_us) {
 		if (s + g->window_us <= g->closed_until)
 			break; /* this and every earlier window closed */

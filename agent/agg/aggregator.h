@@ -94,7 +94,34 @@ int floe_agg_add(struct floe_aggregator *g, const struct floe_record *r, floe_ag
 /* Closes every open window when no record came for idle_timeout before now_us
  * (processing time, as the records' received_at). Returns 0 or emit's error. */
 int floe_agg_tick(struct floe_aggregator *g, int64_t now_us, floe_agg_emit_fn emit, void *arg);
-/* Emits every open window with partial = true and empties them (on exit). */
+/* Emits every open window with partial = true and empties them (at a stop). They do not
+ * count as closed: events of theirs that come later (after a restart restored the
+ * image) open them again, for another row. */
 int floe_agg_flush(struct floe_aggregator *g, floe_agg_emit_fn emit, void *arg);
+
+/* The open windows' image (aggregator_state.c): what a restart needs to go on exactly
+ * where this aggregator is, so that the caller can write it beside the input positions
+ * its events came from. It holds the counters, the watermark and every open window's
+ * groups: header, key and counters verbatim, the sketches' headers verbatim with their
+ * counted part only (HLL registers as (index, value) pairs while fewer than a fifth are
+ * set, DDSketch buckets from the first to the last counted, SpaceSaving whole), in this
+ * build's memory layout: it is read back only by the same build of floe with the same
+ * aggregation (a fingerprint of the layout and configuration says so), never exchanged.
+ * The last 8 bytes are an XXH64 of the rest. */
+/* Takes the next n bytes of an image (borrowed during the call): 0, or a negative code. */
+typedef int (*floe_agg_write_fn)(void *ctx, const void *p, size_t n);
+/* Writes g's image, with tag (the caller's: any number restored with it), through write,
+ * in pieces of up to 16 KiB (larger ones for a group's SpaceSaving or dense HLL come
+ * whole). Allocates nothing. Returns 0 or write's error. */
+int floe_agg_save(struct floe_aggregator *g, uint64_t tag, floe_agg_write_fn write, void *ctx);
+/* Reads exactly n bytes into p (0), or fails (a negative code). */
+typedef int (*floe_agg_read_fn)(void *ctx, void *p, size_t n);
+/* Restores an image written from floe_agg_save's pieces into g, which must be new (no
+ * record added), reading it through read; *tag gets its tag. On failure g is left new:
+ * FLOE_EFORMAT when the image is of another aggregation or layout (*tag is set all the
+ * same when the header was an image's), FLOE_ECORRUPT when it is damaged (err, may be
+ * NULL, says what), or read's error. */
+int floe_agg_load(struct floe_aggregator *g, floe_agg_read_fn read, void *ctx, uint64_t *tag,
+		  struct floe_err *err);
 
 #endif

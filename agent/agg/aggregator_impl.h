@@ -1,6 +1,6 @@
-/* The aggregator's state, shared by aggregator.c (windows, groups, the per-event path)
- * and aggregator_emit.c (a closed window's rows). aggregator.c calls aggregator_emit.c,
- * never the other way. Internal to agent/agg/. */
+/* The aggregator's state, shared by aggregator.c (windows, groups, the per-event path),
+ * aggregator_emit.c (a closed window's rows) and aggregator_state.c (the open windows'
+ * image). aggregator.c calls the other two, never the other way. Internal to agent/agg/. */
 #ifndef FLOE_AGG_AGGREGATOR_IMPL_H
 #define FLOE_AGG_AGGREGATOR_IMPL_H
 
@@ -79,6 +79,8 @@ struct floe_aggregator {
 	struct floe_pq_value *row; /* the row being emitted */
 	size_t ncols;
 	struct floe_agg_stats stats;
+	uint8_t *img; /* the headers of the open windows' image (aggregator_state.c) */
+	size_t img_cap;
 };
 
 static inline struct agg_group *agg_group_at(const struct floe_aggregator *g,
@@ -86,6 +88,23 @@ static inline struct agg_group *agg_group_at(const struct floe_aggregator *g,
 {
 	return (struct agg_group *)(void *)(w->groups + i * g->stride);
 }
+
+static inline int64_t agg_floor_div(int64_t a, int64_t b)
+{
+	int64_t q = a / b;
+	return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
+/* The ring slot of the window starting at start. */
+static inline struct agg_window *agg_slot_of(const struct floe_aggregator *g, int64_t start)
+{
+	int64_t k = agg_floor_div(start, g->slide_us) % (int64_t)g->plan.windows;
+	return &g->win[k < 0 ? k + (int64_t)g->plan.windows : k];
+}
+
+/* aggregator_state.c */
+/* Reserves the image's header buffer (start-up only). */
+int floe_agg_state_init(struct floe_aggregator *g);
 
 /* aggregator_emit.c */
 /* Sets up the row buffers and the per-metric emission buffers (start-up only). */

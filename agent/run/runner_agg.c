@@ -1,11 +1,30 @@
 /* The aggregations in the run (issue 17): per aggregation its aggregator, its table, its
  * spool (state_dir/agg/<table>) and the Parquet file its closed windows are written to.
- * Records added to the batch feed the aggregations that take from their input; at every
- * commit of the logs table the file is sealed into a spool entry and the entries are
- * committed to the aggregate table with floe_table_commit, the same commit path and
- * exactly-once rule (floe.commit-seq per installation) as the raw rows. At a stop open
- * windows are flushed with partial = true. Open windows are not checkpointed: a crash
- * loses them (see the README). Calls no other file of the runner. */
+ * Records added to the batch feed the aggregations that take from their input; the
+ * entries of the aggregate spool are committed to the aggregate table with
+ * floe_table_commit, the same commit path and exactly-once rule (floe.commit-seq per
+ * installation) as the raw rows, on the committer thread: each commit the main thread
+ * hands over lends it the aggregate entries sealed so far too (floe_run_aggs_lend; the
+ * committer uses its own handle on each aggregate spool, and until the report the main
+ * thread touches neither those entries nor the aggregate tables). At a stop open windows
+ * are flushed with partial = true before the last commit.
+ *
+ * Exactly once across a crash: the aggregators' state must always be restored to what
+ * the events before the input positions the runner resumes from made of it. Those
+ * positions are a raw seal's (its spool entry or the checkpoint after it), so every raw
+ * seal S first persists the aggregations as of its last row (floe_run_aggs_seal): the
+ * rows of windows closed since the last one go into an aggregate spool entry, then the
+ * open windows' image (agg/aggregator.h), tagged with the last aggregate entry, into
+ * state_dir/agg/<name>.windows.<S> (write-temp, fsync, rename). Only then is raw entry S
+ * written. The image of the previous seal is kept until the next one is written, since a
+ * crash before entry S is durable resumes from the previous seal's positions. Between
+ * seals, windows that close while the batch is empty (an idle timeout, a stop) are
+ * persisted under the current seal's number again, replacing its image. At start-up
+ * (floe_run_aggs_restore) the image of the seal whose positions were restored is loaded,
+ * and the aggregate entries sealed after its tag, which belong to a seal that never
+ * became durable, are removed; the events they came from are read again. An aggregate
+ * entry is committed only once the image that records it is durable. Calls no other file
+ * of the runner. */
 #include "agent/run/runner_impl.h"
 
 #include "agent/agg/aggregator.h"
@@ -14,11 +33,14 @@
 #include "agent/lake/table.h"
 #include "agent/schema/aggtable.h"
 #include "formats/iceberg/metadata.h"
+#include "platform/crash.h"
 #include "platform/fs.h"
 #include "platform/log.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #define XXH_STATIC_LINKING_ONLY /* XXH64_state_t inside struct agg_out */
 #include <xxhash.h>
@@ -27,7 +49,9 @@ struct agg_out {
 	const struct floe_config_agg *cfg;
 	struct floe_aggregator *g;
 	struct floe_table *table;
-	struct floe_spool *spool;
+	struct floe_spool *spool;   /* the main thread's handle: seals */
+	struct floe_spool *cspool;  /* the committer's (floe_spool_share): commits */
+	uint64_t lease;		    /* entries up to this seq are the committer's while it runs */
 	struct floe_part_spec spec; /* unpartitioned */
 	struct floe_pq_options pq;
 	uint64_t next_seq;
@@ -37,11 +61,16 @@ struct agg_out {
 	XXH64_state_t hash;
 	char name[48];
 	int err;
+	/* The seals of the newest open windows' image and of the one before it (has_*:
+	 * written by this run or found at start-up). */
+	uint64_t state_seq, prev_seq;
+	bool has_state, has_prev;
 };
 
 struct run_aggs {
 	size_t n;
 	struct agg_out *o;
+	uint64_t seal; /* the raw seal whose positions the open windows go with */
 };
 
 static int schema_check(const void *ctx, const struct floe_ice_meta *m, struct floe_err *err)
@@ -83,7 +112,8 @@ static int open_one(struct floe_runner *r, const struct floe_config_agg *c, stru
 	if (w < 0 || (size_t)w >= sizeof(dir))
 		return floe_err_set(err, FLOE_ELIMIT, "state_dir is too long for %s", c->table);
 	if ((rc = floe_fs_mkdirs(dir)) ||
-	    (rc = floe_spool_open(&r->alloc, dir, &o->spec, &o->spool)))
+	    (rc = floe_spool_open(&r->alloc, dir, &o->spec, &o->spool)) ||
+	    (rc = floe_spool_share(o->spool, &r->alloc, &o->cspool)))
 		return floe_err_set(err, rc, "cannot open spool %s: %s", dir, floe_strerror(rc));
 	uint64_t *seqs = NULL;
 	size_t n = 0;
@@ -145,6 +175,7 @@ void floe_run_aggs_free(struct floe_runner *r)
 		return;
 	for (size_t i = 0; i < a->n; i++) {
 		drop_file(r, &a->o[i]);
+		floe_spool_free(a->o[i].cspool);
 		floe_spool_free(a->o[i].spool);
 		floe_table_free(a->o[i].table);
 		floe_agg_free(a->o[i].g);
@@ -256,41 +287,283 @@ static int seal_one(struct floe_runner *r, struct agg_out *o)
 	return rc;
 }
 
-/* Commits every entry of o's spool, oldest first, skipping those the table holds. */
-static int commit_one(struct floe_runner *r, struct agg_out *o)
+/* ---- the open windows' images ------------------------------------------------------ */
+
+static int state_path(const struct floe_runner *r, const struct agg_out *o, uint64_t seq, char *out,
+		      size_t cap)
+{
+	int n = snprintf(out, cap, "%s/agg/%s.windows.%020" PRIu64, r->set.state_dir, o->cfg->name,
+			 seq);
+	return n < 0 || (size_t)n >= cap ? FLOE_ELIMIT : 0;
+}
+
+/* Seals o's closed windows' rows into an aggregate entry, then writes the image of its
+ * open windows as seal seq's, tagged with the newest aggregate entry; forgets the image
+ * before the previous one (a resume can only be from seq or the seal before it). */
+static int write_image(void *ctx, const void *p, size_t n)
+{
+	return floe_file_write(ctx, p, n);
+}
+
+/* Writes o's image to path: a temporary file, fsynced, renamed into place. */
+static int save_image(struct agg_out *o, const char *path)
+{
+	char tmp[FLOE_PATH_MAX + 8];
+	struct floe_file *f = NULL;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	int rc = floe_file_create(tmp, &f);
+	if (rc)
+		return rc;
+	rc = floe_agg_save(o->g, o->next_seq - 1, write_image, f);
+	if (rc == 0)
+		rc = floe_file_sync(f);
+	int c = floe_file_close(f);
+	rc = rc ? rc : c;
+	if (rc == 0)
+		rc = floe_fs_rename(tmp, path);
+	if (rc)
+		(void)floe_fs_unlink(tmp);
+	return rc;
+}
+
+static int persist(struct floe_runner *r, struct agg_out *o, uint64_t seq)
+{
+	char path[FLOE_PATH_MAX];
+	int rc = o->w ? seal_one(r, o) : 0;
+	if (rc == 0)
+		rc = state_path(r, o, seq, path, sizeof(path));
+	if (rc)
+		return rc;
+	floe_crashpoint("agg-before-windows");
+	if ((rc = save_image(o, path))) {
+		floe_error("runner: writing the open windows of aggregation %s to %s failed: %s",
+			   o->cfg->name, path, floe_strerror(rc));
+		return rc;
+	}
+	if (o->has_state && o->state_seq != seq) {
+		if (o->has_prev && o->prev_seq != seq &&
+		    state_path(r, o, o->prev_seq, path, sizeof(path)) == 0)
+			(void)floe_fs_unlink(path);
+		o->prev_seq = o->state_seq;
+		o->has_prev = true;
+	}
+	o->state_seq = seq;
+	o->has_state = true;
+	return 0;
+}
+
+int floe_run_aggs_seal(struct floe_runner *r, uint64_t seq)
+{
+	struct run_aggs *a = r->aggs;
+	int rc = 0;
+	for (size_t i = 0; a && i < a->n && rc == 0; i++)
+		rc = persist(r, &a->o[i], seq);
+	if (a && rc == 0)
+		a->seal = seq;
+	return rc;
+}
+
+/* An image being read, through a buffer: restoring makes many small reads. */
+struct image_file {
+	int fd;
+	uint64_t off; /* of the file, after buf's bytes */
+	size_t pos, len;
+	uint8_t buf[16384];
+};
+
+static int read_image(void *ctx, void *p, size_t n)
+{
+	struct image_file *f = ctx;
+	while (n > 0) {
+		if (f->pos == f->len) {
+			size_t got = 0;
+			int rc = floe_fs_pread(f->fd, f->buf, sizeof(f->buf), f->off, &got);
+			if (rc)
+				return rc;
+			if (got == 0)
+				return FLOE_ECORRUPT; /* cut short */
+			f->off += got;
+			f->pos = 0;
+			f->len = got;
+		}
+		size_t k = f->len - f->pos < n ? f->len - f->pos : n;
+		memcpy(p, f->buf + f->pos, k);
+		f->pos += k;
+		p = (uint8_t *)p + k;
+		n -= k;
+	}
+	return 0;
+}
+
+struct stale {
+	const struct floe_runner *r;
+	const struct agg_out *o;
+	uint64_t keep;
+};
+
+/* Removes images of o's aggregation other than keep's (later seals that never became
+ * durable, earlier ones that are superseded) and temporary files a crash left. */
+static int drop_stale(void *ctx, const char *name)
+{
+	struct stale *s = ctx;
+	size_t nl = strlen(s->o->cfg->name);
+	char path[FLOE_PATH_MAX];
+	if (strncmp(name, s->o->cfg->name, nl) != 0 || strncmp(name + nl, ".windows.", 9) != 0)
+		return 0;
+	char *end = NULL;
+	unsigned long long seq = strtoull(name + nl + 9, &end, 10);
+	if (!end || (*end && strcmp(end, ".tmp") != 0) || (!*end && seq == s->keep))
+		return 0;
+	int w = snprintf(path, sizeof(path), "%s/agg/%s", s->r->set.state_dir, name);
+	if (w > 0 && (size_t)w < sizeof(path))
+		(void)floe_fs_unlink(path);
+	return 0;
+}
+
+/* Removes o's aggregate entries after tag: sealed by a seal that did not become durable,
+ * their rows will be made again from the events read again. */
+static int drop_after(struct floe_runner *r, struct agg_out *o, uint64_t tag)
 {
 	uint64_t *seqs = NULL;
 	size_t n = 0;
-	struct floe_err terr = {0};
 	int rc = floe_spool_list(o->spool, &seqs, &n);
-	if (rc || n == 0) {
-		floe_free(&r->alloc, seqs);
-		return rc;
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		struct floe_spool_entry *e = NULL;
+		if (seqs[i] <= tag)
+			continue;
+		floe_info("runner: aggregation %s: removing spool entry %" PRIu64
+			  ", sealed after the open windows it restores",
+			  o->cfg->name, seqs[i]);
+		int l = floe_spool_load(o->spool, seqs[i], &e);
+		rc = l == 0 ? floe_spool_remove(o->spool, e)
+			    : floe_spool_quarantine(o->spool, seqs[i]);
+		floe_spool_entry_free(&r->alloc, e);
 	}
-	if (n > COMMIT_MAX_ENTRIES)
-		n = COMMIT_MAX_ENTRIES;
-	struct floe_spool_entry **es = floe_calloc(&r->alloc, n, sizeof(*es));
-	size_t k = 0;
+	floe_free(&r->alloc, seqs);
+	return rc;
+}
+
+static int restore_one(struct floe_runner *r, struct agg_out *o, uint64_t seq, struct floe_err *err)
+{
+	char path[FLOE_PATH_MAX];
+	struct stale st = {r, o, seq};
+	int rc = snprintf(path, sizeof(path), "%s/agg", r->set.state_dir) > 0
+		     ? floe_fs_list(&r->alloc, path, drop_stale, &st)
+		     : FLOE_ELIMIT;
+	if (rc == 0)
+		rc = state_path(r, o, seq, path, sizeof(path));
+	struct image_file f = {.fd = -1};
+	int64_t committed = floe_table_committed_seq(o->table, r->ck.id.installation);
+	uint64_t tag = committed > 0 ? (uint64_t)committed : 0;
+	if (rc == 0 && (rc = floe_fs_open_read(path, &f.fd)) == -ENOENT) {
+		/* No image of that seal (the aggregation is new, or that seal's image was never
+		 * written): the aggregation starts empty there, and entries the table does not
+		 * hold yet are of a seal that never became durable. */
+		if (seq > 0)
+			floe_info("runner: aggregation %s: no open windows saved at seal %" PRIu64
+				  ": it starts empty",
+				  o->cfg->name, seq);
+		rc = 0;
+	} else if (rc) {
+		return floe_err_set(err, rc, "cannot open %s: %s", path, floe_strerror(rc));
+	} else {
+		struct floe_err le = {0};
+		rc = floe_agg_load(o->g, read_image, &f, &tag, &le);
+		floe_fs_close(f.fd);
+		o->has_state = true;
+		o->state_seq = seq;
+		if (rc == FLOE_EFORMAT || rc == FLOE_ECORRUPT)
+			/* Nothing can bring those events back: said, and the aggregation goes on.
+			 * The entries a damaged image names are unknown: all are kept. */
+			floe_error("runner: aggregation %s: the open windows in %s are lost: %s",
+				   o->cfg->name, path, floe_err_text(&le, rc));
+		if (rc == FLOE_ECORRUPT)
+			return 0;
+		if (rc && rc != FLOE_EFORMAT)
+			return floe_err_set(err, rc, "cannot read %s: %s", path,
+					    floe_err_text(&le, rc));
+		rc = 0;
+	}
+	if ((rc = drop_after(r, o, tag)))
+		return floe_err_set(err, rc, "cannot clean spool %s: %s", floe_spool_dir(o->spool),
+				    floe_strerror(rc));
+	o->next_seq = tag + 1;
+	if (committed >= 0 && (uint64_t)committed >= o->next_seq)
+		o->next_seq = (uint64_t)committed + 1;
+	return 0;
+}
+
+int floe_run_aggs_restore(struct floe_runner *r, uint64_t seq, struct floe_err *err)
+{
+	struct run_aggs *a = r->aggs;
+	int rc = 0;
+	for (size_t i = 0; a && i < a->n && rc == 0; i++)
+		rc = restore_one(r, &a->o[i], seq, err);
+	if (a)
+		a->seal = seq;
+	return rc;
+}
+
+/* ---- commits, on the committer thread ---------------------------------------------- */
+
+void floe_run_aggs_lend(struct floe_runner *r)
+{
+	struct run_aggs *a = r->aggs;
+	for (size_t i = 0; a && i < a->n; i++)
+		a->o[i].lease = a->o[i].next_seq - 1;
+}
+
+/* Commits es[0..n) as one snapshot and removes them from the committer's spool handle. */
+static int commit_some(struct floe_runner *r, struct agg_out *o, struct floe_spool_entry **es,
+		       size_t n, struct floe_err *terr)
+{
+	int rc = floe_table_commit(o->table, o->cspool, es, n, terr);
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		(void)floe_spool_remove(o->cspool, es[i]);
+	for (size_t i = 0; i < n; i++)
+		floe_spool_entry_free(&r->alloc, es[i]);
+	return rc;
+}
+
+/* Commits o's lent entries (up to its lease), oldest first, at most COMMIT_MAX_ENTRIES
+ * per snapshot, removing those the table already holds (a commit that landed before a
+ * crash). */
+static int commit_lent(struct floe_runner *r, struct agg_out *o)
+{
+	uint64_t *seqs = NULL;
+	size_t n = 0, k = 0;
+	struct floe_err terr = {0};
+	struct floe_spool_entry **es = NULL;
+	int rc = floe_spool_list(o->cspool, &seqs, &n);
+	while (rc == 0 && n > 0 && seqs[n - 1] > o->lease)
+		n--; /* sealed since the lease: the main thread's */
+	if (rc || n == 0)
+		goto out;
+	size_t cap = n < COMMIT_MAX_ENTRIES ? n : COMMIT_MAX_ENTRIES;
+	es = floe_calloc(&r->alloc, cap, sizeof(*es));
 	rc = es ? floe_table_refresh(o->table, &terr) : FLOE_ENOMEM;
 	int64_t committed = floe_table_committed_seq(o->table, r->ck.id.installation);
 	for (size_t i = 0; rc == 0 && i < n; i++) {
 		struct floe_spool_entry *e = NULL;
-		if ((rc = floe_spool_load(o->spool, seqs[i], &e)))
+		if ((rc = floe_spool_load(o->cspool, seqs[i], &e)))
 			break;
 		if (committed >= 0 && seqs[i] <= (uint64_t)committed) {
-			rc = floe_spool_remove(o->spool, e); /* an earlier commit landed */
+			rc = floe_spool_remove(o->cspool, e); /* an earlier commit landed */
 			floe_spool_entry_free(&r->alloc, e);
-		} else {
-			es[k++] = e;
+			continue;
+		}
+		es[k++] = e;
+		if (k == cap) {
+			rc = commit_some(r, o, es, k, &terr);
+			k = 0;
 		}
 	}
-	if (rc == 0 && k > 0)
-		rc = floe_table_commit(o->table, o->spool, es, k, &terr);
-	for (size_t i = 0; i < k; i++) {
-		if (rc == 0)
-			(void)floe_spool_remove(o->spool, es[i]);
-		floe_spool_entry_free(&r->alloc, es[i]);
-	}
+	if (k > 0 && rc == 0)
+		rc = commit_some(r, o, es, k, &terr);
+	else
+		for (size_t i = 0; i < k; i++)
+			floe_spool_entry_free(&r->alloc, es[i]);
+out:
 	floe_free(&r->alloc, es);
 	floe_free(&r->alloc, seqs);
 	if (rc)
@@ -300,28 +573,44 @@ static int commit_one(struct floe_runner *r, struct agg_out *o)
 	return rc;
 }
 
-int floe_run_aggs_commit(struct floe_runner *r, bool stop)
+int floe_run_aggs_commit_lent(struct floe_runner *r)
 {
 	struct run_aggs *a = r->aggs;
 	int rc = 0;
 	for (size_t i = 0; a && i < a->n; i++) {
+		int one = commit_lent(r, &a->o[i]);
+		if (one && (!rc || floe_runner_fatal(one)))
+			rc = one;
+	}
+	return rc;
+}
+
+/* ---- closing windows between seals, on the main thread --------------------------------- */
+
+int floe_run_aggs_close(struct floe_runner *r, bool stop)
+{
+	struct run_aggs *a = r->aggs;
+	int rc = 0;
+	/* Windows close here only when the batch is empty: the open windows then cover the
+	 * events up to the last seal's positions, and their image can be its. */
+	bool settled = floe_batch_rows(r->b.batch) == 0;
+	for (size_t i = 0; a && i < a->n; i++) {
 		struct agg_out *o = &a->o[i];
 		struct emit_ctx e = {r, o};
-		int one = stop ? floe_agg_flush(o->g, emit_row, &e)
-			       : floe_agg_tick(o->g, floe_run_wall_us(r), emit_row, &e);
+		int one = !settled ? 0
+			  : stop   ? floe_agg_flush(o->g, emit_row, &e)
+				   : floe_agg_tick(o->g, floe_run_wall_us(r), emit_row, &e);
 		if (one == 0 && o->w)
-			one = seal_one(r, o);
-		if (one == 0)
-			one = commit_one(r, o);
+			one = persist(r, o, a->seal);
 		if (one && !rc)
 			rc = one;
 		/* What the aggregation could not use, said once at the stop. */
 		const struct floe_agg_stats *st = floe_agg_stats(o->g);
 		if (stop)
 			floe_info("runner: aggregation %s: %" PRIu64 " events (%" PRIu64
-				  " filtered out), %" PRIu64 " rows in %" PRIu64 " windows; %" PRIu64
-				  " late (%" PRIu64 " dropped), %" PRIu64 " values not numbers, %" PRIu64
-				  " events in __overflow__",
+				  " filtered out), %" PRIu64 " rows in %" PRIu64
+				  " windows; %" PRIu64 " late (%" PRIu64 " dropped), %" PRIu64
+				  " values not numbers, %" PRIu64 " events in __overflow__",
 				  o->cfg->name, st->events, st->filtered, st->rows, st->windows,
 				  st->late, st->late_dropped, st->unparsable, st->overflowed);
 	}

@@ -3,7 +3,8 @@
  * worker, one commit per task, and touches only what commits need: the table (and its
  * store), its own handle on the spool, the shared budget and the report. Everything the
  * main thread owns (the batch, the inputs, the checkpoint, the counters) stays there:
- * the report tells the main thread what happened. */
+ * the report tells the main thread what happened. The aggregate tables' entries lent
+ * with the commit go after the logs table's (runner_agg.c). */
 #include "agent/run/runner_impl.h"
 
 #include "agent/lake/spool.h"
@@ -186,6 +187,10 @@ void floe_committer_task(void *arg)
 	floe_free(c.a, seqs);
 	log_result(&c, rc);
 	c.rep->rc = rc;
+	/* The aggregate tables' entries, lent with the same lease: after the logs table's,
+	 * unless that was refused for good (another installation, a table gone back). */
+	if (!floe_runner_fatal(rc))
+		c.rep->agg_rc = floe_run_aggs_commit_lent(r);
 	c.rep->committed_seq = floe_table_committed_seq(r->lake.table, r->ck.id.installation);
 	c.rep->committed_version = floe_table_version(r->lake.table);
 	const char *u = floe_ice_meta_uuid(floe_table_meta(r->lake.table));

@@ -204,6 +204,7 @@ int floe_runner_commit_start(struct floe_runner *r)
 	if (r->com.task)
 		return FLOE_EINVAL;
 	r->com.lease = r->b.next_seq - 1;
+	floe_run_aggs_lend(r);
 	__atomic_store_n(&r->com.done, 0, __ATOMIC_RELAXED);
 	int rc = floe_worker_submit(r->com.thread, floe_committer_task, r, &r->com.task);
 	if (rc) {
@@ -227,7 +228,7 @@ static void take(struct floe_runner *r, const struct commit_report *rep)
 	r->stats.replaced_utf8 += rep->replaced_utf8;
 	r->stats.spool_damaged += rep->spool_damaged;
 	r->stats.quarantined = floe_spool_quarantined(r->lake.spool);
-	if (rep->rc)
+	if (rep->rc || rep->agg_rc)
 		r->stats.commit_failures++;
 	if (rep->rc == 0 && rep->committed_seq >= 0)
 		floe_runner_note_committed(r, rep->committed_seq, rep->committed_version,
@@ -250,7 +251,8 @@ int floe_runner_commit_take(struct floe_runner *r, bool wait, int *rc, uint64_t 
 	floe_worker_wait(r->com.thread, r->com.task);
 	r->com.task = NULL;
 	take(r, &r->com.rep);
-	*rc = r->com.rep.rc;
+	/* A failed aggregate commit is retried like a failed one of the logs table. */
+	*rc = r->com.rep.rc ? r->com.rep.rc : r->com.rep.agg_rc;
 	*damaged = r->com.rep.damaged;
 	return 1;
 }

@@ -5,12 +5,14 @@
  *   runner_loop.c (the run loop, seals)      -> runner_record.c, runner_handoff.c,
  *                                               runner_state.c
  *   runner_handoff.c (the main thread's side -> runner_commit.c, runner_replay.c,
- *     of commits, spool limit, metrics)         runner_state.c
- *   runner_commit.c (the committer thread)     calls no other file of the runner
+ *     of commits, spool limit, metrics)         runner_state.c, runner_agg.c
+ *   runner_commit.c (the committer thread)   -> runner_agg.c
  *   runner_replay.c (rebuilding an entry)    -> runner_record.c, settings.c, span.c
- *   runner_record.c (records into the batch), runner_state.c (positions, checkpoint,
- *   recovery), settings.c, span.c and runner_status.c (the HTTP status pages, called by
- *   runner.c and runner_loop.c) call no other file of the runner. */
+ *   runner_state.c (positions, checkpoint,   -> runner_agg.c
+ *     recovery)
+ *   runner_record.c (records into the batch), runner_agg.c (the aggregations),
+ *   settings.c, span.c and runner_status.c (the HTTP status pages, called by runner.c and
+ *   runner_loop.c) call no other file of the runner. */
 #ifndef FLOE_RUNNER_IMPL_H
 #define FLOE_RUNNER_IMPL_H
 
@@ -158,6 +160,7 @@ struct commit_report {
 	uint64_t damaged;
 	int64_t committed_seq, committed_version; /* -1, 0: the table was not read */
 	char table_uuid[64];
+	int agg_rc; /* 0, or why committing the aggregate tables failed (logged) */
 };
 
 /* The committer: one thread that uploads and commits sealed entries, so that the main
@@ -284,9 +287,23 @@ int floe_run_aggs_open(struct floe_runner *r, struct floe_err *err);
 void floe_run_aggs_free(struct floe_runner *r);
 /* Feeds rec (added to the batch from input) to the aggregations that take from it. */
 int floe_run_aggs_record(struct floe_runner *r, size_t input, const struct floe_record *rec);
-/* Closes idle windows (at a stop: flushes every open one, partial), seals what closed
- * into the aggregations' spools and commits them. */
-int floe_run_aggs_commit(struct floe_runner *r, bool stop);
+/* Closes idle windows (at a stop: flushes every open one, partial) when the batch is
+ * empty and seals what closed into the aggregations' spools with the open windows' image
+ * (as the last seal's), for the next commit to take. Main thread. */
+int floe_run_aggs_close(struct floe_runner *r, bool stop);
+/* With floe_runner_commit_start: lends the committer every aggregate entry sealed so far. */
+void floe_run_aggs_lend(struct floe_runner *r);
+/* On the committer thread, after the logs table's commit: commits the lent aggregate
+ * entries to their tables and removes them from the spools. Returns 0, or the first
+ * failure (a fatal one before others); the rest stays for the next commit. */
+int floe_run_aggs_commit_lent(struct floe_runner *r);
+/* Before raw entry seq is written: seals the aggregations' closed windows and writes the
+ * image of their open windows as seal seq's (see runner_agg.c). An error stops the seal. */
+int floe_run_aggs_seal(struct floe_runner *r, uint64_t seq);
+/* Start-up, once the positions of seal seq are restored: restores the aggregations' open
+ * windows saved at that seal and drops aggregate entries sealed after them. An image that
+ * cannot be used is logged as lost (the aggregation starts empty); other errors fail. */
+int floe_run_aggs_restore(struct floe_runner *r, uint64_t seq, struct floe_err *err);
 /* runner_status.c: the listener of agent.http.listen (none when unset), started once the
  * runner is made and stopped before it is freed; publish renders /metrics and /healthz
  * from the main loop, at most once a second unless now. */
@@ -363,8 +380,8 @@ int floe_runner_recover(struct floe_runner *r, struct floe_err *err);
 /* The worker task of one commit (arg: the runner): commits every entry of the lease in
  * order through the committer's spool handle, table and allocator, at most
  * COMMIT_MAX_ENTRIES per snapshot, removes what is committed, stops before a damaged
- * entry, fills r->com.rep, publishes it and wakes the main loop. Touches nothing else of
- * the runner. */
+ * entry, then the aggregate tables' lent entries (floe_run_aggs_commit_lent), fills
+ * r->com.rep, publishes it and wakes the main loop. Touches nothing else of the runner. */
 void floe_committer_task(void *arg);
 
 /* runner_handoff.c: the main thread's side of commits. */

@@ -59,6 +59,8 @@ static int seal(struct floe_runner *r, const char *why)
 	floe_buf_init(&pos, &r->alloc, POSITIONS_MAX);
 	int rc = floe_runner_collect_positions(r, &pos);
 	if (rc == 0)
+		rc = floe_run_aggs_seal(r, r->b.next_seq);
+	if (rc == 0)
 		rc = floe_batch_seal_range(r->b.batch, floe_run_wall_us(r), r->b.from,
 					   r->b.from_len, pos.data, pos.len);
 	if (rc == 0)
@@ -485,9 +487,9 @@ static int commit_last(struct floe_runner *r, struct loop *l)
 	if (rc == 0)
 		rc = seal(r, l->once ? "end of input" : "stopping");
 	if (rc == 0)
+		rc = floe_run_aggs_close(r, true);
+	if (rc == 0)
 		rc = commit_now(r);
-	int ag = floe_run_aggs_commit(r, true);
-	rc = rc ? rc : ag;
 	l->last_commit = floe_run_mono_us(r);
 	if (rc && floe_run_stopping(r)) {
 		stopped_uncommitted(r, rc);
@@ -516,9 +518,8 @@ static int commit_due(struct floe_runner *r, struct loop *l, bool stop, int64_t 
 		return rc;
 	}
 	l->last_commit = now;
-	/* The aggregate tables commit here, on this thread (a failure is retried at the next
-	 * interval: their spools keep the rows). */
-	if ((rc = floe_run_aggs_commit(r, false)) && (l->once || floe_runner_fatal(rc))) {
+	/* Idle windows close into the aggregate spools, for the commit to take. */
+	if ((rc = floe_run_aggs_close(r, false))) {
 		*done = true;
 		return rc;
 	}

@@ -467,6 +467,10 @@ int floe_runner_recover(struct floe_runner *r, struct floe_err *err)
 		pos = NULL;
 	}
 	r->b.next_seq = max_seq + 1;
+	/* The aggregations' open windows as they were at the seal whose positions reading
+	 * resumes from. */
+	if ((rc = floe_run_aggs_restore(r, pos_seq, err)))
+		goto out;
 	floe_info("runner: recovered: installation %s, next seal %" PRIu64
 		  ", table holds its commits up to %" PRId64 ", %zu spool entries",
 		  r->ck.id.installation, r->b.next_seq, committed, n);

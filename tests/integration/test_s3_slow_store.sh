@@ -9,6 +9,9 @@
 #     seconds: the entries sealed while a commit is in flight go in together, so there are
 #     more seals than snapshots; SIGTERM then ends the agent and every line is in the table
 #     exactly once.
+# (c) With an aggregation: while the server holds the aggregate table's upload (12 s), new
+#     lines are read, then committed; the aggregate commits run on the committer thread
+#     too (they used to run on the reading thread, which then read nothing).
 # Functional assertions only: the figures (the longest read stall) are tests/bench/uplink.sh's.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/s3lib.sh"
@@ -124,6 +127,41 @@ stop "$pid" || rc=$?
 check "(b) SIGTERM ends the agent (exit $rc)" test "$rc" = 0
 check "(b) the table holds every line once ($(records b))" test "$(records b)" = 1000
 check "(b) no commit failed" metric_is "$m" commit_failures 0
+
+# --- (c) an aggregate table's commit is held: reading goes on too -----------------------------
+# Event times in the lines close windows by content: a line of second 2 closes second 0's.
+d="$T/c"
+mkdir -p "$d/in"
+ctl
+line() { printf '{"ts":"2025-12-01T00:00:%02dZ","m":"%s"}\n' "$1" "$2"; }
+{ for i in 1 2 3; do line 0 "first $i"; done; line 2 closes; } >"$d/in/c.log"
+config "$d/floe.yaml" "$d" c
+sed -i 's/start_at: beginning }/start_at: beginning, parser: json,\n      timestamp: { field: ts, format: rfc3339 } }/' "$d/floe.yaml"
+cat >>"$d/floe.yaml" <<YAML
+aggregations:
+  - { name: apps, window: 1s, idle_timeout: 1h, metrics: [count] }
+YAML
+"$FLOE_BIN" run -c "$d/floe.yaml" 2>"$d/err" &
+pid=$!
+PIDS+=("$pid")
+check "(c) the aggregate table is made" \
+	wait_for 20 grep -q "PUT .*/c/default/apps/metadata/v1.metadata.json" "$S/stub.log"
+ctl "delay=^PUT .*/c/default/apps/data/" "delay_ms=12000"
+for i in $(seq 1 50); do line 4 "held $i"; done >>"$d/in/c.log"
+check "(c) the next aggregate commit's upload is held by the server" \
+	wait_for 20 grep -q "FAULT delay PUT .*/c/default/apps/data/" "$S/stub.log"
+for i in $(seq 1 50); do line 6 "meanwhile $i"; done >>"$d/in/c.log"
+check "(c) lines written during the held aggregate commit are read (lines = 104)" \
+	wait_for 8 metric_is "$d/state/metrics.json" lines 104
+check "(c) while its upload is still unanswered" \
+	test "$(grep -c "DELAYED PUT .*/c/default/apps/" "$S/stub.log")" = 0
+ctl
+check "(c) then every line is committed" wait_for 40 metric_is "$d/state/metrics.json" rows_committed 104
+rc=0
+stop "$pid" || rc=$?
+check "(c) SIGTERM ends the agent (exit $rc)" test "$rc" = 0
+check "(c) the table holds every line once ($(records c))" test "$(records c)" = 104
+check "(c) no commit failed" metric_is "$d/state/metrics.json" commit_failures 0
 ctl
 kill -TERM "$STUB_PID" 2>/dev/null || true
 wait "$STUB_PID" 2>/dev/null || true

@@ -1,0 +1,496 @@
+/* The open windows' image (see aggregator.h): saved group by group through a small
+ * staging buffer, with only the counted part of each sketch, so that a checkpoint of
+ * thousands of groups costs no allocation and little more than what the groups hold;
+ * restored by reading the groups back into their slots and moving the sketches'
+ * pointers to where their memory now is. */
+#include "agent/agg/aggregator_impl.h"
+
+#include "formats/base/alloc.h"
+#include "formats/base/error.h"
+
+#include <string.h>
+#define XXH_STATIC_LINKING_ONLY /* XXH64_state_t on the stack */
+#include <xxhash.h>
+
+#define IMG_MAGIC "FAGW"
+#define IMG_VERSION 1u
+
+/* The image's header: the aggregator's scalars. Native byte order and padding: the image
+ * is read only by the build that wrote it (the fingerprint holds the layout). */
+struct img_head {
+	char magic[4];
+	uint32_t version;
+	uint64_t fingerprint;
+	uint64_t tag;
+	int64_t max_ts, closed_until, last_received;
+	uint64_t pending_late;
+	struct floe_agg_stats stats;
+	uint32_t seen;
+	uint32_t nopen;
+};
+
+/* Before each open window's groups (ngroups strides, then the overflow group's stride
+ * when it took events). base is where the groups were when saved: the sketches in them
+ * point into that memory and are moved by the difference. */
+struct img_win {
+	int64_t start;
+	uint64_t late;
+	uint64_t base;
+	uint32_t ngroups;
+	uint32_t overflow;
+};
+
+/* Bytes staged before they go to the caller's write function. */
+#define STAGE_BYTES (16u << 10)
+#define ROUND8(n) (((n) + 7u) & ~(size_t)7u)
+
+int floe_agg_state_init(struct floe_aggregator *g)
+{
+	g->img_cap = STAGE_BYTES;
+	g->img = floe_malloc(g->a, g->img_cap);
+	return g->img ? 0 : FLOE_ENOMEM;
+}
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	return (h ^ v) * 0x100000001b3ull + (h >> 29);
+}
+
+/* What an image depends on: the memory layout of this build and every setting that
+ * places or sizes a group's state. */
+static uint64_t fingerprint(const struct floe_aggregator *g)
+{
+	const struct floe_config_agg *c = g->cfg;
+	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t v[] = {sizeof(void *),
+			sizeof(struct img_head),
+			g->stride,
+			g->key_cap,
+			g->cap,
+			g->plan.windows,
+			g->plan.groups,
+			(uint64_t)g->window_us,
+			(uint64_t)g->slide_us,
+			(uint64_t)g->lateness_us,
+			c->ngroup_by,
+			c->nmetrics};
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		h = mix(h, v[i]);
+	for (size_t i = 0; i < c->ngroup_by; i++)
+		h = mix(h, floe_hll_hash(c->group_by[i], strlen(c->group_by[i])));
+	for (size_t i = 0; i < c->nmetrics; i++) {
+		const struct agg_metric *m = &g->metrics[i];
+		uint64_t acc;
+		memcpy(&acc, &m->dds.rel_acc, 8);
+		h = mix(mix(mix(h, m->cfg->kind), m->off), acc);
+		h = mix(mix(mix(h, m->cfg->precision), m->cfg->k), m->cfg->key_bytes);
+		h = mix(mix(h, m->dds.pos_bins), m->dds.neg_bins);
+		if (m->cfg->field)
+			h = mix(h, floe_hll_hash(m->cfg->field, strlen(m->cfg->field)));
+	}
+	return h;
+}
+
+/* ---- saving ---------------------------------------------------------------------------- */
+
+/* The image goes out through g->img, STAGE_BYTES at a time, hashed on the way. */
+struct saver {
+	struct floe_aggregator *g;
+	floe_agg_write_fn write;
+	void *ctx;
+	size_t len;
+	int rc;
+	XXH64_state_t x;
+};
+
+static void flush(struct saver *sv)
+{
+	if (sv->len && !sv->rc)
+		sv->rc = sv->write(sv->ctx, sv->g->img, sv->len);
+	sv->len = 0;
+}
+
+static void put(struct saver *sv, const void *p, size_t n)
+{
+	XXH64_update(&sv->x, p, n);
+	if (n > sv->g->img_cap - sv->len)
+		flush(sv);
+	if (n >= sv->g->img_cap) {
+		if (!sv->rc)
+			sv->rc = sv->write(sv->ctx, p, n);
+		return;
+	}
+	memcpy(sv->g->img + sv->len, p, n);
+	sv->len += n;
+}
+
+static void put_u32(struct saver *sv, uint32_t v)
+{
+	put(sv, &v, 4);
+}
+
+/* HLL registers: (index, value) pairs while fewer than a fifth of them are set, which is
+ * how most groups' sketches are, else all of them. */
+static void put_hll(struct saver *sv, const struct floe_hll *h)
+{
+	uint32_t nnz = 0;
+	for (uint32_t i = 0; i < h->m; i++)
+		nnz += h->reg[i] != 0;
+	put_u32(sv, nnz);
+	if ((uint64_t)nnz * 5 >= h->m) {
+		put(sv, h->reg, h->m);
+		return;
+	}
+	for (uint32_t i = 0; i < h->m; i++) {
+		if (h->reg[i]) {
+			put_u32(sv, i);
+			put(sv, &h->reg[i], 1);
+		}
+	}
+}
+
+/* A DDSketch store: its buckets from the first to the last one counted. */
+static void put_store(struct saver *sv, const struct floe_dds_store *st)
+{
+	uint32_t lo = 0, hi = st->cap;
+	while (lo < hi && st->bins[lo] == 0)
+		lo++;
+	while (hi > lo && st->bins[hi - 1] == 0)
+		hi--;
+	put_u32(sv, lo);
+	put_u32(sv, hi - lo);
+	put(sv, st->bins + lo, (size_t)(hi - lo) * 4);
+}
+
+/* One group: its header and key, then per metric its state, a sketch as its header
+ * (pointers and all: moved on restore) and its counted part. */
+static void put_group(struct saver *sv, const struct agg_group *h)
+{
+	struct floe_aggregator *g = sv->g;
+	put(sv, h, sizeof(*h) + h->keylen);
+	for (size_t i = 0; i < g->cfg->nmetrics; i++) {
+		const struct agg_metric *m = &g->metrics[i];
+		const uint8_t *st = (const uint8_t *)h + m->off;
+		const struct floe_hll *hll = (const void *)st;
+		const struct floe_dds *d = (const void *)st;
+		switch (m->cfg->kind) {
+		case FLOE_METRIC_COUNT:
+			put(sv, st, 8);
+			break;
+		case FLOE_METRIC_DISTINCT:
+			put(sv, st, sizeof(struct floe_hll));
+			put_hll(sv, hll);
+			break;
+		case FLOE_METRIC_QUANTILES:
+			put(sv, st, sizeof(struct floe_dds));
+			put_store(sv, &d->pos);
+			put_store(sv, &d->neg);
+			break;
+		case FLOE_METRIC_TOP_K:
+			put(sv, st,
+			    ROUND8(sizeof(struct floe_ss)) +
+				floe_ss_bytes(m->cfg->k, m->cfg->key_bytes));
+			break;
+		default:
+			put(sv, st, sizeof(struct agg_num));
+		}
+	}
+}
+
+int floe_agg_save(struct floe_aggregator *g, uint64_t tag, floe_agg_write_fn write, void *ctx)
+{
+	struct saver sv = {.g = g, .write = write, .ctx = ctx};
+	struct img_head h = {.version = IMG_VERSION,
+			     .fingerprint = fingerprint(g),
+			     .tag = tag,
+			     .max_ts = g->max_ts,
+			     .closed_until = g->closed_until,
+			     .last_received = g->last_received,
+			     .pending_late = g->pending_late,
+			     .stats = g->stats,
+			     .seen = g->seen};
+	memcpy(h.magic, IMG_MAGIC, 4);
+	for (uint32_t i = 0; i < g->plan.windows; i++)
+		h.nopen += g->win[i].open;
+	XXH64_reset(&sv.x, 0);
+	put(&sv, &h, sizeof(h));
+	for (uint32_t i = 0; i < g->plan.windows; i++) {
+		const struct agg_window *w = &g->win[i];
+		if (!w->open)
+			continue;
+		const struct agg_group *over = agg_group_at(g, w, g->cfg->max_groups);
+		struct img_win iw = {w->start, w->late, (uint64_t)(uintptr_t)w->groups, w->ngroups,
+				     over->used ? 1u : 0u};
+		put(&sv, &iw, sizeof(iw));
+		for (uint32_t k = 0; k < w->ngroups; k++)
+			put_group(&sv, agg_group_at(g, w, k));
+		if (over->used)
+			put_group(&sv, over);
+	}
+	uint64_t sum = XXH64_digest(&sv.x);
+	put(&sv, &sum, 8);
+	flush(&sv);
+	return sv.rc;
+}
+
+/* ---- restoring ------------------------------------------------------------------------- */
+
+struct loader {
+	floe_agg_read_fn read;
+	void *ctx;
+	XXH64_state_t x;
+};
+
+static int rd(struct loader *l, void *p, size_t n)
+{
+	int rc = l->read(l->ctx, p, n);
+	if (rc == 0)
+		XXH64_update(&l->x, p, n);
+	return rc;
+}
+
+/* Moves the pointer at field (a sketch's, into its group's memory saved at old) into the
+ * same place of the group now at grp. */
+static int reloc(void *field, uint64_t old, uint8_t *grp, size_t stride)
+{
+	void *p;
+	memcpy(&p, field, sizeof(p));
+	uint64_t off = (uint64_t)(uintptr_t)p - old;
+	if (off >= stride)
+		return FLOE_ECORRUPT;
+	p = grp + off;
+	memcpy(field, &p, sizeof(p));
+	return 0;
+}
+
+static int relocate(struct floe_aggregator *g, uint8_t *grp, uint64_t old)
+{
+	int rc = 0;
+	size_t s = g->stride;
+	for (size_t i = 0; i < g->cfg->nmetrics && rc == 0; i++) {
+		uint8_t *st = grp + g->metrics[i].off;
+		struct floe_hll *h = (struct floe_hll *)(void *)st;
+		struct floe_dds *d = (struct floe_dds *)(void *)st;
+		struct floe_ss *ss = (struct floe_ss *)(void *)st;
+		switch (g->metrics[i].cfg->kind) {
+		case FLOE_METRIC_DISTINCT:
+			rc = reloc(&h->reg, old, grp, s);
+			break;
+		case FLOE_METRIC_QUANTILES:
+			if (!(rc = reloc(&d->pos.bins, old, grp, s)))
+				rc = reloc(&d->neg.bins, old, grp, s);
+			break;
+		case FLOE_METRIC_TOP_K:
+			if (!(rc = reloc(&ss->ctr, old, grp, s)) &&
+			    !(rc = reloc(&ss->heap, old, grp, s)) &&
+			    !(rc = reloc(&ss->index, old, grp, s)) &&
+			    !(rc = reloc(&ss->mark, old, grp, s)))
+				rc = reloc(&ss->keys, old, grp, s);
+			break;
+		default:
+			break;
+		}
+	}
+	return rc;
+}
+
+static int get_u32(struct loader *l, uint32_t *v)
+{
+	return rd(l, v, 4);
+}
+
+static int get_hll(struct loader *l, uint8_t *reg, uint32_t m)
+{
+	uint32_t nnz, idx;
+	int rc = get_u32(l, &nnz);
+	if (rc || nnz > m)
+		return rc ? rc : FLOE_ECORRUPT;
+	if ((uint64_t)nnz * 5 >= m)
+		return rd(l, reg, m);
+	memset(reg, 0, m);
+	for (uint32_t i = 0; i < nnz && rc == 0; i++) {
+		if ((rc = get_u32(l, &idx)) == 0 && idx >= m)
+			rc = FLOE_ECORRUPT;
+		if (rc == 0)
+			rc = rd(l, &reg[idx], 1);
+	}
+	return rc;
+}
+
+static int get_store(struct loader *l, uint32_t *bins, uint32_t cap)
+{
+	uint32_t lo, n;
+	int rc = get_u32(l, &lo);
+	if (rc == 0)
+		rc = get_u32(l, &n);
+	if (rc == 0 && (lo > cap || n > cap - lo))
+		rc = FLOE_ECORRUPT;
+	if (rc == 0) {
+		memset(bins, 0, (size_t)cap * 4);
+		rc = rd(l, bins + lo, (size_t)n * 4);
+	}
+	return rc;
+}
+
+/* A sketch's memory, as the group's layout places it (after its header). */
+#define SKETCH_MEM(st, type) ((st) + ROUND8(sizeof(struct type)))
+
+static int get_metric(struct loader *l, const struct agg_metric *m, uint8_t *st)
+{
+	int rc;
+	uint8_t *mem;
+	switch (m->cfg->kind) {
+	case FLOE_METRIC_COUNT:
+		return rd(l, st, 8);
+	case FLOE_METRIC_DISTINCT:
+		mem = SKETCH_MEM(st, floe_hll);
+		rc = rd(l, st, sizeof(struct floe_hll));
+		return rc ? rc : get_hll(l, mem, (uint32_t)floe_hll_bytes(m->cfg->precision));
+	case FLOE_METRIC_QUANTILES:
+		mem = SKETCH_MEM(st, floe_dds);
+		if ((rc = rd(l, st, sizeof(struct floe_dds))) == 0 &&
+		    (rc = get_store(l, (uint32_t *)(void *)mem, m->dds.pos_bins)) == 0)
+			rc = get_store(l, (uint32_t *)(void *)mem + m->dds.pos_bins,
+				       m->dds.neg_bins);
+		return rc;
+	case FLOE_METRIC_TOP_K:
+		return rd(l, st,
+			  ROUND8(sizeof(struct floe_ss)) +
+			      floe_ss_bytes(m->cfg->k, m->cfg->key_bytes));
+	default:
+		return rd(l, st, sizeof(struct agg_num));
+	}
+}
+
+/* After relocation the sketches must sit exactly where the layout puts their memory. */
+static bool sketches_in_place(const struct floe_aggregator *g, uint8_t *grp)
+{
+	for (size_t i = 0; i < g->cfg->nmetrics; i++) {
+		const struct agg_metric *m = &g->metrics[i];
+		uint8_t *st = grp + m->off;
+		const struct floe_hll *h = (const void *)st;
+		const struct floe_dds *d = (const void *)st;
+		uint32_t *bins = (uint32_t *)(void *)SKETCH_MEM(st, floe_dds);
+		if (m->cfg->kind == FLOE_METRIC_DISTINCT &&
+		    (h->reg != SKETCH_MEM(st, floe_hll) ||
+		     h->m != floe_hll_bytes(m->cfg->precision)))
+			return false;
+		if (m->cfg->kind == FLOE_METRIC_QUANTILES &&
+		    (d->pos.bins != bins || d->pos.cap != m->dds.pos_bins ||
+		     d->neg.bins != bins + m->dds.pos_bins || d->neg.cap != m->dds.neg_bins))
+			return false;
+	}
+	return true;
+}
+
+/* One group into grp, whose image was at old when saved. */
+static int get_group(struct floe_aggregator *g, struct loader *l, uint8_t *grp, uint64_t old)
+{
+	struct agg_group *h = (struct agg_group *)(void *)grp;
+	int rc = rd(l, h, sizeof(*h));
+	if (rc == 0 && (h->used != 1 || h->keylen > g->key_cap))
+		rc = FLOE_ECORRUPT;
+	if (rc == 0)
+		rc = rd(l, h + 1, h->keylen);
+	for (size_t i = 0; i < g->cfg->nmetrics && rc == 0; i++)
+		rc = get_metric(l, &g->metrics[i], grp + g->metrics[i].off);
+	if (rc == 0)
+		rc = relocate(g, grp, old);
+	if (rc == 0 && !sketches_in_place(g, grp))
+		rc = FLOE_ECORRUPT;
+	return rc;
+}
+
+static int load_window(struct floe_aggregator *g, struct loader *l)
+{
+	struct img_win iw;
+	int rc = rd(l, &iw, sizeof(iw));
+	if (rc)
+		return rc;
+	if (iw.ngroups > g->cfg->max_groups || iw.overflow > 1 ||
+	    agg_floor_div(iw.start, g->slide_us) * g->slide_us != iw.start)
+		return FLOE_ECORRUPT;
+	struct agg_window *w = agg_slot_of(g, iw.start);
+	if (w->open)
+		return FLOE_ECORRUPT; /* two windows in one slot */
+	w->open = true;
+	w->start = iw.start;
+	w->late = iw.late;
+	w->ngroups = iw.ngroups;
+	memset(w->index, 0, g->cap * sizeof(uint32_t));
+	size_t mask = g->cap - 1;
+	for (uint32_t i = 0; i < w->ngroups; i++) {
+		struct agg_group *h = agg_group_at(g, w, i);
+		if ((rc = get_group(g, l, (uint8_t *)h, iw.base + (uint64_t)i * g->stride)))
+			return rc;
+		size_t s = (size_t)h->hash & mask;
+		while (w->index[s])
+			s = (s + 1) & mask;
+		w->index[s] = i + 1;
+	}
+	struct agg_group *over = agg_group_at(g, w, g->cfg->max_groups);
+	over->used = 0;
+	if (iw.overflow)
+		rc = get_group(g, l, (uint8_t *)over,
+			       iw.base + (uint64_t)g->cfg->max_groups * g->stride);
+	return rc;
+}
+
+/* Back to a new aggregator's state, as floe_agg_new leaves it. */
+static void reset_new(struct floe_aggregator *g)
+{
+	for (uint32_t i = 0; i < g->plan.windows; i++)
+		g->win[i].open = false;
+	g->seen = false;
+	g->max_ts = 0;
+	g->closed_until = INT64_MIN;
+	g->last_received = 0;
+	g->pending_late = 0;
+	memset(&g->stats, 0, sizeof(g->stats));
+}
+
+static int load(struct floe_aggregator *g, struct loader *l, uint64_t *tag, struct floe_err *err)
+{
+	struct img_head h;
+	int rc = rd(l, &h, sizeof(h));
+	if (rc)
+		return floe_err_set(err, rc, "cannot read the image: %s", floe_strerror(rc));
+	if (memcmp(h.magic, IMG_MAGIC, 4) != 0 || h.version != IMG_VERSION)
+		return floe_err_set(err, FLOE_EFORMAT, "not an image of open windows (version 1)");
+	*tag = h.tag;
+	if (h.fingerprint != fingerprint(g))
+		return floe_err_set(err, FLOE_EFORMAT,
+				    "the image is of another configuration of the aggregation, or "
+				    "of another build");
+	if (h.nopen > g->plan.windows)
+		return floe_err_set(err, FLOE_ECORRUPT, "the image has %u windows (at most %u)",
+				    h.nopen, g->plan.windows);
+	for (uint32_t i = 0; i < h.nopen; i++)
+		if ((rc = load_window(g, l)))
+			return floe_err_set(err, rc, "window %u of the image: %s", i,
+					    floe_strerror(rc));
+	uint64_t sum;
+	if ((rc = l->read(l->ctx, &sum, 8)))
+		return floe_err_set(err, rc, "cannot read the image: %s", floe_strerror(rc));
+	if (sum != XXH64_digest(&l->x))
+		return floe_err_set(err, FLOE_ECORRUPT, "the image fails its checksum");
+	g->seen = h.seen != 0;
+	g->max_ts = h.max_ts;
+	g->closed_until = h.closed_until;
+	g->last_received = h.last_received;
+	g->pending_late = h.pending_late;
+	g->stats = h.stats;
+	*tag = h.tag;
+	return 0;
+}
+
+int floe_agg_load(struct floe_aggregator *g, floe_agg_read_fn read, void *ctx, uint64_t *tag,
+		  struct floe_err *err)
+{
+	struct loader l = {.read = read, .ctx = ctx};
+	XXH64_reset(&l.x, 0);
+	int rc = load(g, &l, tag, err);
+	if (rc)
+		reset_new(g);
+	return rc;
+}
