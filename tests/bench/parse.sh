@@ -7,7 +7,9 @@
 # RSS and the parse failures counted (0 expected), then fixed references: floe's regex
 # before PCRE2 (glibc regexec, measured at 92 k lines per CPU second) and Fluent Bit 5.1's
 # regex parser (Onigmo, 118 k lines per CPU second, writing JSON text), both on the same
-# pattern and a million such lines. Asserts nothing.
+# pattern and a million such lines; and syslog-ng's regexp-parser() on the same pattern and
+# lines, run side by side (it writes the fields as text, floe ZSTD Parquet). Asserts
+# nothing.
 # Measured 2026-12-03 (Release, 2 shared CPUs under load 6-11, lines per CPU second):
 # none 1.03 M, json 375 k, logfmt 418 k, regex (PCRE2 JIT) 386 k, apache_common 457 k;
 # main's glibc regex side by side (OTHER=) 96 k. perf on the regex case: zstd 41 %,
@@ -100,12 +102,78 @@ run() { # run CASE FLOE-BINARY
 	cpu=$(echo "$user + $sys" | bc -l)
 	printf '%-16s %9d %8.2f %14.0f %8.2f %8.1f %9s\n' "$c" "$lines" "$cpu" \
 		"$(echo "$lines / $cpu" | bc -l)" "$wall" "$(echo "$rss / 1024" | bc -l)" "${fails:--}"
+	RATE[$c]=$(echo "$lines / $cpu" | bc -l)
 }
+declare -A RATE=()
 for c in none json logfmt regex apache_common; do
 	run "$c" "$FLOE"
 done
 if [ -n "${OTHER:-}" ]; then
 	run regex-other "$(realpath "$OTHER")"
+fi
+# syslog-ng's regexp-parser() (PCRE) on the same pattern and lines, side by side: a
+# private instance (Debian's, unpacked under /opt/floe-bench by install-deps.sh bench)
+# reads the file, parses each line and writes the fields as text; its CPU time is taken
+# from /proc once the output holds every line. It writes text, floe compressed Parquet.
+SYSLOGNG=/opt/floe-bench/syslog-ng-core/usr/sbin/syslog-ng
+SNG_LIB=/opt/floe-bench/syslog-ng-core/usr/lib/syslog-ng
+if [ ! -x "$SYSLOGNG" ] && command -v syslog-ng >/dev/null; then
+	SYSLOGNG=$(command -v syslog-ng); SNG_LIB=
+fi
+run_syslogng() {
+	local d=$W/syslog-ng
+	mkdir -p "$d"
+	# syslog-ng names groups (?<name>...) too; ']' inside a class is escaped for its parser.
+	local pat=${PATTERN//\\/\\\\}
+	cat >"$d/syslog-ng.conf" <<-EOF
+	@version: 3.38
+	options { stats-freq(0); log-msg-size(65536); };
+	source s { file("$W/access.log" follow-freq(1) flags(no-parse)); };
+	parser p { regexp-parser(patterns("${pat//\"/\\\"}") prefix("")); };
+	destination d { file("$d/out" template("\${client} \${time} \${method} \${path} \${status} \${bytes}\n")); };
+	log { source(s); parser(p); destination(d); flags(flow-control); };
+	EOF
+	local args=(-F --no-caps -f "$d/syslog-ng.conf" -R "$d/persist" -p "$d/pid" -c "$d/ctl")
+	[ -n "$SNG_LIB" ] && args+=(--module-path="$SNG_LIB/3.38")
+	cat "$W/access.log" >/dev/null
+	local t0 t1 pid n=0 last=0 still=0
+	t0=$(date +%s.%N)
+	LD_LIBRARY_PATH=${SNG_LIB:+$SNG_LIB:}${LD_LIBRARY_PATH:-} "$SYSLOGNG" "${args[@]}" \
+		>"$d/stderr" 2>&1 &
+	pid=$!
+	while :; do
+		n=0; [ -f "$d/out" ] && n=$(wc -l <"$d/out")
+		[ "$n" -ge "$N" ] && break
+		kill -0 "$pid" 2>/dev/null || { echo "syslog-ng exited:"; tail -3 "$d/stderr"; return 0; }
+		if [ "$n" -eq "$last" ]; then
+			still=$((still + 1))
+			[ "$still" -ge 300 ] && { echo "syslog-ng stalled at $n lines"; break; }
+		else
+			still=0; last=$n
+		fi
+		sleep 0.2
+	done
+	t1=$(date +%s.%N)
+	local st tck rss cpu
+	tck=$(getconf CLK_TCK)
+	st=$(cat "/proc/$pid/stat"); st=${st##*) }
+	# shellcheck disable=SC2086
+	set -- $st
+	cpu=$(echo "(${12} + ${13}) / $tck" | bc -l)
+	rss=$(sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$pid/status")
+	kill -TERM "$pid"; wait "$pid" 2>/dev/null || true
+	head -2 "$d/out" | sed "s/^/    syslog-ng wrote: /"
+	printf '%-16s %9d %8.2f %14.0f %8.2f %8.1f %9s\n' "syslog-ng regex" "$n" "$cpu" \
+		"$(echo "$n / $cpu" | bc -l)" "$(echo "$t1 - $t0" | bc -l)" "$(echo "$rss / 1024" | bc -l)" -
+	SNG_RATE=$(echo "$n / $cpu" | bc -l)
+}
+if [ -x "$SYSLOGNG" ]; then
+	run_syslogng
+	[ -n "${SNG_RATE:-}" ] && [ -n "${RATE[regex]:-}" ] &&
+		printf 'floe regex into ZSTD Parquet / syslog-ng regexp-parser() into text: %.2fx (target >= 2x)\n' \
+			"$(echo "${RATE[regex]} / $SNG_RATE" | bc -l)"
+else
+	echo "syslog-ng: not found (packaging/dev/install-deps.sh bench unpacks it)"
 fi
 printf '%-16s %9s %8s %14s   %s\n' "regex (glibc)" 1000000 10.9 92000 \
 	"floe before PCRE2, fixed reference (issue 19)"
