@@ -91,7 +91,8 @@ wait_port() {
 
 # send CASE: loggen's messages for CASE; sets SENT[$tool/$case] from what loggen says.
 send() {
-	local c=$1 args=(--syslog-proto --size "$SIZE")
+	# --interval: loggen stops after 10 s by default, whatever --number says.
+	local c=$1 args=(--syslog-proto --size "$SIZE" --interval 600)
 	# loggen takes one plugin: the socket one (--inet) or the TLS one (--use-ssl, TCP).
 	case $c in
 	tcp) args+=(--inet --stream --rate 100000000 --number "$N") ;;
