@@ -5,12 +5,14 @@
 # unpacked -> omfile) and syslog-ng (syslog() source -> file()), which write each message
 # text as a line. Prints, per tool and case: messages received, wall seconds, messages/s,
 # CPU seconds, peak RSS, UDP loss (sent minus rows in floe's table or lines in the
-# others' files; for floe also its kernel_drops counter); then the peak RSS of each with
+# others' files; for floe also its kernel_drops and paused counters); then the peak RSS of each with
 # 1,000 idle TCP connections open, and floe's ratios. Asserts nothing.
 # usage: tests/bench/syslog.sh [MESSAGES]   (default 1000000, for TCP and TLS)
-# SIZE=bytes per message (default 256), UDP_RATE=messages/s (default 100000) for
+# SIZE=bytes per message (default 256), ACTIVE=loggen's TCP and TLS connections (default
+# 1; --number is per connection, so each sends MESSAGES/ACTIVE), UDP_RATE=messages/s (default 100000) for
 # UDP_SECS seconds (default 10), IDLE=idle connections (default 1000), BUILD=the build
-# directory with floe (default build-test/gcc), KEEP=1 keeps the work directory. The
+# directory with floe (default build-test/gcc), CASES="tcp tls udp" (a subset runs fewer),
+# IDLE=0 skips the idle connections, KEEP=1 keeps the work directory. The
 # daemons and loggen run from /opt/floe-bench (packaging/dev/install-deps.sh bench).
 # Wall time runs from loggen's start to the last message written: for rsyslog and
 # syslog-ng the moment their file holds every message (or stopped growing, for UDP), for
@@ -26,6 +28,7 @@ SIZE=${SIZE:-256}
 UDP_RATE=${UDP_RATE:-100000}
 UDP_SECS=${UDP_SECS:-10}
 IDLE=${IDLE:-1000}
+ACTIVE=${ACTIVE:-1}
 OPT=/opt/floe-bench
 MULTIARCH=$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 RSYSLOGD=$OPT/rsyslog/usr/sbin/rsyslogd
@@ -74,7 +77,7 @@ ln -s "$RS_MODS"/*.so "$W/rs-mods/"
 [ -e "$RS_GTLS" ] && ln -s "$RS_GTLS" "$W/rs-mods/" && RS_TLS=1
 
 declare -A MSGS SENT WALL CPU RSS DROPS IDLE_RSS
-CASES=(tcp tls udp)
+read -r -a CASES <<<"${CASES:-tcp tls udp}"
 TOOLS=(floe rsyslog syslog-ng)
 
 # wait_port PROTO: until something listens on $PORT (at most 10 s).
@@ -95,8 +98,8 @@ send() {
 	local c=$1 args=(--syslog-proto --size "$SIZE" --interval 600)
 	# loggen takes one plugin: the socket one (--inet) or the TLS one (--use-ssl, TCP).
 	case $c in
-	tcp) args+=(--inet --stream --rate 100000000 --number "$N") ;;
-	tls) args+=(--use-ssl --rate 100000000 --number "$N") ;;
+	tcp) args+=(--inet --stream --rate 100000000 --active-connections "$ACTIVE" --number $((N / ACTIVE))) ;;
+	tls) args+=(--use-ssl --rate 100000000 --active-connections "$ACTIVE" --number $((N / ACTIVE))) ;;
 	udp) args+=(--inet --dgram --rate "$UDP_RATE" --number $((UDP_RATE * UDP_SECS))) ;;
 	esac
 	LD_LIBRARY_PATH=$SNG_LD "$SNG/bin/loggen" "${args[@]}" 127.0.0.1 "$PORT" \
@@ -176,8 +179,9 @@ run_floe() {
 	RSS[$k]=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$d/time.txt")
 	MSGS[$k]=$("$FLOE" inspect "$d/warehouse/default/logs" | sed -n 's/.*total-records=//p' | head -n 1)
 	MSGS[$k]=${MSGS[$k]:-0}
-	DROPS[$k]=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['inputs'][0]['kernel_drops'])" \
-		"$d/state/metrics.json" 2>/dev/null || echo "?")
+	# The kernel's drops, and how often floe itself stopped reading (its queue ran low).
+	DROPS[$k]=$(python3 -c "import json,sys; i=json.load(open(sys.argv[1]))['inputs'][0]
+print('%d/%d' % (i['kernel_drops'], i['paused']))" "$d/state/metrics.json" 2>/dev/null || echo "?")
 	rm -rf "$d"
 }
 
@@ -322,10 +326,11 @@ run_idle() {
 
 echo "== syslog benchmark: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)," \
 	"net.core.rmem_max $(cat /proc/sys/net/core/rmem_max) =="
-echo "$N messages of $SIZE bytes over TCP and TLS, $UDP_RATE/s for $UDP_SECS s over UDP"
+echo "$((N / ACTIVE * ACTIVE)) messages of $SIZE bytes over TCP and TLS ($ACTIVE connections)," \
+	"$UDP_RATE/s for $UDP_SECS s over UDP"
 [ $RS_TLS = 1 ] || echo "(rsyslog-gnutls not unpacked: no rsyslog TLS figures)"
 for c in "${CASES[@]}"; do
-	if [ "$c" = udp ]; then N_SENT_MAX=$((UDP_RATE * UDP_SECS)); else N_SENT_MAX=$N; fi
+	if [ "$c" = udp ]; then N_SENT_MAX=$((UDP_RATE * UDP_SECS)); else N_SENT_MAX=$((N / ACTIVE * ACTIVE)); fi
 	echo "running $c: floe, rsyslog, syslog-ng (load $(cut -d' ' -f1 /proc/loadavg))"
 	tool=floe; run_floe "$c"
 	PORT=$((PORT + 1))
@@ -334,12 +339,14 @@ for c in "${CASES[@]}"; do
 	tool=syslog-ng; run_syslogng "$c"
 	PORT=$((PORT + 1))
 done
-echo "running $IDLE idle TCP connections: floe, rsyslog, syslog-ng"
-run_idle
+if [ "$IDLE" -gt 0 ]; then
+	echo "running $IDLE idle TCP connections: floe, rsyslog, syslog-ng"
+	run_idle
+fi
 
 echo
 printf '%-10s %-5s %9s %9s %8s %10s %7s %9s %9s %8s %12s\n' tool case sent received "wall s" \
-	"msgs/s" "CPU s" "msgs/CPUs" "RSS MiB" lost "kernel_drops"
+	"msgs/s" "CPU s" "msgs/CPUs" "RSS MiB" lost "drops/pauses"
 for c in "${CASES[@]}"; do
 	for tool in "${TOOLS[@]}"; do
 		k=$tool/$c
@@ -352,6 +359,7 @@ for c in "${CASES[@]}"; do
 	done
 done
 for tool in "${TOOLS[@]}"; do
+	[ "$IDLE" -gt 0 ] || break
 	printf '%-10s peak RSS with %d idle TCP connections: %.1f MiB\n' "$tool" "$IDLE" \
 		"$(echo "${IDLE_RSS[$tool]:-0} / 1024" | bc -l)"
 done
