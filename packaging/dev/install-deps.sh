@@ -10,7 +10,7 @@
 # syslog-ng-core conflict with each other (each is "the" system log daemon), so "bench"
 # does not install them: it unpacks both under /opt/floe-bench/<package> (private copies
 # the benchmark runs by path; the machine's own logger is left alone) and installs their
-# libraries.
+# libraries. "test" unpacks them too (and rsyslog-gnutls), for the syslog senders test.
 set -euo pipefail
 mode=${1:-build}
 SUDO=""
@@ -28,21 +28,21 @@ testpk=(libcmocka-dev clang python3-avro nodejs npm qemu-user crossbuild-essenti
         libpcre2-dev:armhf
         dpkg-dev debhelper fakeroot lintian systemd man-db file libmicrohttpd12)
 
-benchpk=(zstd gzip bc time s3cmd
-         libestr0 libfastjson4 liblognorm5 libuuid1 libsystemd0 libzstd1 zlib1g
-         libcap2 libglib2.0-0 libivykis0 libjson-c5 libnet1 libpcre3 libssl3 libwrap0)
-# Unpacked, not installed (see above): their Depends are in benchpk.
-unpack=(rsyslog syslog-ng-core)
+# The Depends of the unpacked daemons (rsyslog, syslog-ng-core, rsyslog-gnutls).
+daemonlibs=(libestr0 libfastjson4 liblognorm5 libuuid1 libsystemd0 libzstd1 zlib1g
+            libcap2 libglib2.0-0 libivykis0 libjson-c5 libnet1 libpcre3 libssl3 libwrap0
+            libgnutls30)
+benchpk=(zstd gzip bc time s3cmd)
+# Unpacked, not installed (see above): their Depends are in daemonlibs and testpk.
 # systemd-journal-remote writes the journal files test_journal.sh reads; unpacked, since
 # installing it would set up a journal receiver on the machine.
-[ "$mode" = test ] && unpack=(prometheus systemd-journal-remote)
-[ "$mode" = bench ] && unpack+=(prometheus)
+unpack=(rsyslog rsyslog-gnutls syslog-ng-core prometheus systemd-journal-remote)
 UNPACK_DIR=/opt/floe-bench
 
 want=("${native[@]}")
-[ "$mode" = bench ] && want+=("${testpk[@]}" "${benchpk[@]}")
+[ "$mode" = bench ] && want+=("${testpk[@]}" "${benchpk[@]}" "${daemonlibs[@]}")
 if [ "$mode" = test ]; then
-  want+=("${testpk[@]}")
+  want+=("${testpk[@]}" "${daemonlibs[@]}")
 fi
 if [ "$mode" = test ] || [ "$mode" = bench ]; then
   for arch in arm64 armhf; do
