@@ -256,6 +256,9 @@ int floe_cmd_run(int argc, char **argv)
 			   ? FLOE_EXIT_USAGE
 			   : FLOE_EXIT_RUNTIME;
 	}
+	/* What start-up freed (the batches' sizing probes) goes back before the wait for
+	 * input, which may be long. */
+	floe_heap_release();
 	floe_info("agent %s started (warehouse %s)", cfg->agent.id, cfg->lake.warehouse);
 	rc = floe_runner_run(r, once);
 	struct floe_runner_stats st;
