@@ -223,6 +223,8 @@ static int start(int argc, char **argv, const char *help, bool run, bool *once,
 	}
 	if (!(*cfg = floe_cli_load_config(path, run)))
 		return FLOE_EXIT_USAGE;
+	floe_log_set_format((*cfg)->agent.log_format == FLOE_CONFIG_LOG_JSON ? FLOE_LOG_JSON
+									  : FLOE_LOG_TEXT);
 	if (preflight(*cfg, !run) != 0) {
 		floe_config_free(*cfg);
 		return FLOE_EXIT_USAGE;
