@@ -4,16 +4,56 @@
 
 #include "formats/base/utf8.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* The process-wide settings: a log threshold and a format chosen by the CLI before any
  * thread starts, never written afterwards. */
 static enum floe_log_level threshold = FLOE_LOG_INFO;
 static enum floe_log_format format = FLOE_LOG_TEXT;
+
+/* The status line shown at the bottom of a terminal ("" when none), and the lock that
+ * keeps its drawing and the log lines written between two of its updates in order. */
+static pthread_mutex_t status_lock = PTHREAD_MUTEX_INITIALIZER;
+static char status[FLOE_LOG_STATUS_MAX];
+
+/* Writes line (ends in a newline) to stderr, above the status line if one is shown. */
+static void emit(const char *line)
+{
+	pthread_mutex_lock(&status_lock);
+	if (status[0])
+		fprintf(stderr, "\r\033[K%s%s\033[K", line, status);
+	else
+		fputs(line, stderr);
+	pthread_mutex_unlock(&status_lock);
+}
+
+bool floe_log_is_terminal(void)
+{
+	return isatty(STDERR_FILENO) == 1;
+}
+
+void floe_log_status(const char *text)
+{
+	pthread_mutex_lock(&status_lock);
+	size_t n = 0;
+	if (text) {
+		/* One line: the status stops at a newline, and at the buffer's end. */
+		n = strcspn(text, "\n");
+		if (n >= sizeof(status))
+			n = sizeof(status) - 1;
+		memcpy(status, text, n);
+	}
+	status[n] = '\0';
+	fprintf(stderr, "\r%s\033[K", status);
+	fflush(stderr);
+	pthread_mutex_unlock(&status_lock);
+}
 
 void floe_log_set_level(enum floe_log_level level)
 {
@@ -84,7 +124,9 @@ void floe_log(enum floe_log_level level, const char *fmt, ...)
 	snprintf(when, sizeof(when), "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900,
 		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000);
 	if (format == FLOE_LOG_TEXT) {
-		fprintf(stderr, "%s floe %s: %s\n", when, names[level], msg);
+		char line[sizeof(msg) + 96];
+		snprintf(line, sizeof(line), "%s floe %s: %s\n", when, names[level], msg);
+		emit(line);
 		return;
 	}
 	/* Escaping at most sextuples a byte (\u00XX); a longer message is cut at a character. */
@@ -93,5 +135,5 @@ void floe_log(enum floe_log_level level, const char *fmt, ...)
 	    line, sizeof(line), "{\"time\":\"%s\",\"level\":\"%s\",\"msg\":\"", when, names[level]);
 	json_escape(line, sizeof(line) - 3, &n, msg);
 	memcpy(line + n, "\"}\n", 4);
-	fputs(line, stderr);
+	emit(line);
 }

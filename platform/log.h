@@ -4,6 +4,8 @@
 #ifndef FLOE_LOG_H
 #define FLOE_LOG_H
 
+#include <stdbool.h>
+
 enum floe_log_level { FLOE_LOG_DEBUG, FLOE_LOG_INFO, FLOE_LOG_WARN, FLOE_LOG_ERROR };
 /* TEXT: "2026-01-02T03:04:05.678Z floe info: message". JSON: {"time":"2026-01-02T03:04:
  * 05.678Z","level":"info","msg":"message"}, with the message escaped and any ill-formed
@@ -15,6 +17,15 @@ void floe_log_set_level(enum floe_log_level level);
 void floe_log_set_format(enum floe_log_format format);
 void floe_log(enum floe_log_level level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* Whether stderr is a terminal (where a status line may be shown). */
+bool floe_log_is_terminal(void);
+/* Shows text (copied, one line, cut at FLOE_LOG_STATUS_MAX - 1 bytes) as a status line at
+ * the bottom of stderr, replacing the previous one; log lines written while it is shown
+ * go above it (it is cleared, the line written, and it is drawn again). NULL clears it.
+ * For a terminal only: the caller checks floe_log_is_terminal. Thread-safe. */
+void floe_log_status(const char *text);
+#define FLOE_LOG_STATUS_MAX 256
 
 #define floe_debug(...) floe_log(FLOE_LOG_DEBUG, __VA_ARGS__)
 #define floe_info(...) floe_log(FLOE_LOG_INFO, __VA_ARGS__)

@@ -262,7 +262,13 @@ int floe_cmd_run(int argc, char **argv)
 	 * input, which may be long. */
 	floe_heap_release();
 	floe_info("agent %s started (warehouse %s)", cfg->agent.id, cfg->lake.warehouse);
+	/* A catch-up on a terminal shows how far it is (not in a service's journal). */
+	bool progress = once && floe_log_is_terminal();
+	if (progress)
+		floe_runner_show_progress(r);
 	rc = floe_runner_run(r, once);
+	if (progress)
+		floe_log_status(NULL);
 	struct floe_runner_stats st;
 	floe_runner_get_stats(r, &st);
 	floe_info("agent %s stopping: %" PRIu64 " lines read, %" PRIu64 " seals, %" PRIu64 " commits, %" PRIu64

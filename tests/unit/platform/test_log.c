@@ -95,6 +95,38 @@ static void test_json_long_message(void **state)
 	free(out);
 }
 
+/* A status line: drawn in place, log lines go above it (it is cleared and drawn again
+ * after them), a newline in it ends it, and NULL clears it. */
+static void test_status_line(void **state)
+{
+	(void)state;
+	fflush(stderr);
+	int saved = dup(2);
+	assert_true(saved >= 0);
+	FILE *tmp = tmpfile();
+	assert_non_null(tmp);
+	assert_true(dup2(fileno(tmp), 2) >= 0);
+	floe_log_status("progress: 1\nnot this");
+	floe_log_set_format(FLOE_LOG_JSON);
+	floe_log(FLOE_LOG_INFO, "x");
+	floe_log_set_format(FLOE_LOG_TEXT);
+	floe_log_status(NULL);
+	floe_log(FLOE_LOG_INFO, "y");
+	fflush(stderr);
+	assert_true(dup2(saved, 2) >= 0);
+	close(saved);
+	char out[512] = {0};
+	rewind(tmp);
+	size_t n = fread(out, 1, sizeof(out) - 1, tmp);
+	fclose(tmp);
+	out[n] = '\0';
+	assert_matches(out, "^\rprogress: 1\033\\[K"
+			    "\r\033\\[K\\{\"time\":\"[^\"]*\",\"level\":\"info\",\"msg\":\"x\"\\}\n"
+			    "progress: 1\033\\[K"
+			    "\r\033\\[K"
+			    "[0-9T:.Z-]+ floe info: y\n$");
+}
+
 static void test_below_threshold(void **state)
 {
 	(void)state;
@@ -110,6 +142,7 @@ int main(void)
 	    cmocka_unit_test(test_json_escapes),
 	    cmocka_unit_test(test_json_long_message),
 	    cmocka_unit_test(test_below_threshold),
+	    cmocka_unit_test(test_status_line),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
