@@ -17,3 +17,10 @@ void floe_heap_tune(void)
 	(void)mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD);
 #endif
 }
+
+void floe_heap_release(void)
+{
+#if defined(__GLIBC__)
+	(void)malloc_trim(0);
+#endif
+}

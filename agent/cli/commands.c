@@ -225,6 +225,8 @@ static int start(int argc, char **argv, const char *help, bool run, bool *once,
 	}
 	if (!(*cfg = floe_cli_load_config(path, run)))
 		return FLOE_EXIT_USAGE;
+	floe_log_set_format((*cfg)->agent.log_format == FLOE_CONFIG_LOG_JSON ? FLOE_LOG_JSON
+									  : FLOE_LOG_TEXT);
 	if (preflight(*cfg, !run) != 0) {
 		floe_config_free(*cfg);
 		return FLOE_EXIT_USAGE;
@@ -307,8 +309,17 @@ static int run_once_over(struct floe_config *cfg, bool once, struct reload *rl)
 			   ? FLOE_EXIT_USAGE
 			   : FLOE_EXIT_RUNTIME;
 	}
+	/* What start-up freed (the batches' sizing probes) goes back before the wait for
+	 * input, which may be long. */
+	floe_heap_release();
 	floe_info("agent %s started (warehouse %s)", cfg->agent.id, cfg->lake.warehouse);
+	/* A catch-up on a terminal shows how far it is (not in a service's journal). */
+	bool progress = once && floe_log_is_terminal();
+	if (progress)
+		floe_runner_show_progress(r);
 	rc = floe_runner_run(r, once);
+	if (progress)
+		floe_log_status(NULL);
 	struct floe_runner_stats st;
 	floe_runner_get_stats(r, &st);
 	floe_info("agent %s stopping: %" PRIu64 " lines read, %" PRIu64 " seals, %" PRIu64 " commits, %" PRIu64

@@ -32,6 +32,8 @@ enum floe_parser {
 };
 enum floe_long_lines { FLOE_LONG_SPLIT, FLOE_LONG_TRUNCATE };
 enum floe_spool_policy { FLOE_SPOOL_BLOCK, FLOE_SPOOL_DROP_OLDEST };
+/* agent.log_format: how floe writes its log lines to stderr (platform/log.h). */
+enum floe_config_log_format { FLOE_CONFIG_LOG_TEXT, FLOE_CONFIG_LOG_JSON };
 enum floe_follow_symlinks { FLOE_SYMLINKS_WITHIN_ROOT, FLOE_SYMLINKS_TRUE, FLOE_SYMLINKS_FALSE };
 
 struct floe_config_input {
@@ -223,6 +225,7 @@ struct floe_config {
 		/* agent.http.listen: HOST:PORT of the HTTP listener serving /metrics and
 		 * /healthz (agent/run/status.c); NULL: none (the default). */
 		char *http_listen;
+		enum floe_config_log_format log_format; /* default text */
 		/* Where memory_limit was given (1-based; 0 when it was not), for the memory
 		 * rule's message (floe_memory_check, agent/run/memory.h). */
 		int memory_limit_line, memory_limit_col;

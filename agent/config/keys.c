@@ -26,6 +26,7 @@ static int agent_post(struct floe_config_ctx *, const struct floe_cnode *, const
 static int root_post(struct floe_config_ctx *, const struct floe_cnode *, const char *, char *);
 
 static const char *const spool_policy_names[] = {"block", "drop_oldest", NULL};
+static const char *const log_format_names[] = {"text", "json", NULL};
 
 /* ---- the key table ------------------------------------------------------------------ */
 
@@ -73,6 +74,13 @@ static const struct floe_key agent_keys[] = {
      .check = check_replaces,
      .help = "the installation id (or 'legacy') whose commits under agent.id this agent "
 	     "takes over; unset: none"},
+    {.name = "log_format",
+     .type = FLOE_KT_ENUM,
+     .off = CFG(agent.log_format),
+     .size = sizeof(enum floe_config_log_format),
+     .def = "text",
+     .choices = log_format_names,
+     .help = "log lines on stderr: text, or json (one object per line)"},
     {.name = "http",
      .type = FLOE_KT_SECTION,
      .sub = &http_section,

@@ -10,7 +10,7 @@
 #include "platform/log.h"
 #include "platform/path.h"
 #include "platform/store.h"
-#ifndef FLOE_MINIMAL
+#ifndef FLOE_NO_S3
 #include "platform/s3/s3.h"
 #include "platform/s3/s3_credentials.h"
 #include "platform/s3/s3_credprov.h"
@@ -23,7 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#ifndef FLOE_MINIMAL
+#ifndef FLOE_NO_S3
 /* The sources of lake.s3.credentials as provider bits, in the order given. */
 static unsigned credential_sources(const struct floe_config *cfg, unsigned order[6])
 {
@@ -122,11 +122,13 @@ int floe_warehouse_open(struct floe_alloc *a, const struct floe_config *cfg, boo
 				     floe_strerror(rc));
 		return rc;
 	}
-#ifdef FLOE_MINIMAL
-	/* A build without the S3 client (FLOE_MINIMAL): a configuration it cannot serve. */
+#ifdef FLOE_NO_S3
+	/* A build without the S3 client (FLOE_MINIMAL or FLOE_STATIC): a configuration it
+	 * cannot serve. */
 	return floe_err_set(err, FLOE_EINVAL,
 			    "lake.warehouse %s: this build of floe has no S3 support (it was built "
-			    "with FLOE_MINIMAL); use a local warehouse, or a floe built with S3",
+			    "with FLOE_MINIMAL or FLOE_STATIC); use a local warehouse, or a floe "
+			    "built with S3",
 			    cfg->lake.warehouse);
 #else
 	if (cfg->lake.s3.cleartext)

@@ -76,5 +76,9 @@ void floe_runner_free(struct floe_runner *r);
 /* Runs until a stop (or, with once, until the inputs are drained and committed). */
 int floe_runner_run(struct floe_runner *r, bool once);
 void floe_runner_get_stats(const struct floe_runner *r, struct floe_runner_stats *out);
+/* Shows a progress line on stderr while floe_runner_run runs (bytes and lines read, the
+ * rate, the time left), drawn once a second from the second second on: for a run --once
+ * on a terminal (platform/log.h's status line; the caller clears it after the run). */
+void floe_runner_show_progress(struct floe_runner *r);
 
 #endif

@@ -232,6 +232,13 @@ struct floe_runner {
 	struct floe_runner_stats stats;
 	struct run_aggs *aggs; /* the aggregations (runner_agg.c); NULL: none */
 	struct run_status *status; /* runner_status.c: agent.http.listen; NULL: off */
+	/* runner_status.c: the progress line of a run --once on a terminal
+	 * (floe_runner_show_progress); on: shown, start_us: when it began, drawn_us: the
+	 * last drawing (monotonic). */
+	struct {
+		bool on;
+		int64_t start_us, drawn_us;
+	} progress;
 };
 
 /* Errors after which the agent must stop rather than retry the commit later: another
@@ -306,7 +313,8 @@ int floe_run_aggs_seal(struct floe_runner *r, uint64_t seq);
 int floe_run_aggs_restore(struct floe_runner *r, uint64_t seq, struct floe_err *err);
 /* runner_status.c: the listener of agent.http.listen (none when unset), started once the
  * runner is made and stopped before it is freed; publish renders /metrics and /healthz
- * from the main loop, at most once a second unless now. */
+ * from the main loop, at most once a second unless now, and draws the progress line when
+ * it is on (floe_runner_show_progress). */
 int floe_runner_status_start(struct floe_runner *r, struct floe_err *err);
 void floe_runner_status_publish(struct floe_runner *r, bool now);
 void floe_runner_status_stop(struct floe_runner *r);

@@ -17,6 +17,7 @@
 #include "agent/input/tail.h"
 #include "agent/lake/spool.h"
 #include "agent/pipeline/decode.h"
+#include "agent/run/progress.h"
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
@@ -30,6 +31,7 @@
 #include <string.h>
 
 #define PUBLISH_US 1000000LL
+#define PROGRESS_US 1000000LL
 #define STALE_MS (10 * 60 * 1000LL)
 /* The /metrics document: the runner's lines, and about 1 KiB more per input. */
 #define DOC_BASE (16u << 10)
@@ -276,10 +278,37 @@ static void observe(struct floe_runner *r, int64_t now_us)
 		s->pending_since_us = now_us;
 }
 
+void floe_runner_show_progress(struct floe_runner *r)
+{
+	r->progress.on = true;
+	r->progress.start_us = r->progress.drawn_us = floe_run_mono_us(r);
+}
+
+/* Draws the progress line if it is on and a second has passed: the bytes and lines the
+ * inputs read, and what their open files hold beyond (lag), which makes the total. */
+static void progress_draw(struct floe_runner *r, int64_t t)
+{
+	if (!r->progress.on || t - r->progress.drawn_us < PROGRESS_US)
+		return;
+	r->progress.drawn_us = t;
+	uint64_t done = 0, lag = 0, lines = 0;
+	for (size_t i = 0; i < r->in.n; i++) {
+		struct floe_tail_stats ts;
+		floe_tail_get_stats(r->in.tails[i], &ts);
+		done += ts.bytes;
+		lag += ts.lag_bytes;
+		lines += ts.lines;
+	}
+	char line[FLOE_LOG_STATUS_MAX];
+	floe_progress_format(line, sizeof(line), done, done + lag, lines, t - r->progress.start_us);
+	floe_log_status(line);
+}
+
 void floe_runner_status_publish(struct floe_runner *r, bool now)
 {
 	struct run_status *s = r->status;
 	int64_t t = floe_run_mono_us(r);
+	progress_draw(r, t);
 	if (!s || (!now && s->published_us && t - s->published_us < PUBLISH_US))
 		return;
 	s->published_us = t;

@@ -110,6 +110,7 @@ static void assert_defaults_except_inputs(const struct floe_config *c)
 	assert_string_equal(c->agent.state_dir, "/var/lib/floe");
 	assert_int_equal(c->agent.memory_limit, 32 * MiB);
 	assert_int_equal(c->agent.compress_threads, 1);
+	assert_int_equal(c->agent.log_format, FLOE_CONFIG_LOG_TEXT);
 	assert_string_equal(c->logs.name, "logs");
 	assert_int_equal(c->logs.codec, FLOE_CODEC_ZSTD);
 	assert_int_equal(c->logs.zstd_level, 3);
@@ -303,7 +304,7 @@ static void test_errors(void **state)
 	static const struct err_case cases[] = {
 	    /* unknown keys, at every level, with the valid keys listed */
 	    {"agent:\n  foo: 1\n", FLOE_EFORMAT,
-	     "t.yaml:2:3: unknown key 'agent.foo'; valid keys here: id, state_dir, memory_limit, compress_threads, replaces, http"},
+	     "t.yaml:2:3: unknown key 'agent.foo'; valid keys here: id, state_dir, memory_limit, compress_threads, replaces, log_format, http"},
 	    /* agent.http.listen: HOST:PORT as a tcp:// listen URI takes it */
 	    {"agent:\n  http: {listen: \"127.0.0.1\"}\n", FLOE_EFORMAT,
 	     "t.yaml:2:18: key 'agent.http.listen': expected HOST:PORT (e.g. 127.0.0.1:9464 or "
@@ -353,7 +354,7 @@ static void test_errors(void **state)
 	    {"lake: {catalog: {type: filesystem, uri: x}}\n", FLOE_EFORMAT,
 	     "t.yaml:1:36: unknown key 'lake.catalog.uri'; valid keys here: type"},
 	    {"agent: {\"i\\nd\": 1}\n", FLOE_EFORMAT,
-	     "t.yaml:1:9: unknown key 'agent.i?d'; valid keys here: id, state_dir, memory_limit, compress_threads, replaces, http"},
+	     "t.yaml:1:9: unknown key 'agent.i?d'; valid keys here: id, state_dir, memory_limit, compress_threads, replaces, log_format, http"},
 	    /* globs glob(3) would read otherwise than meant */
 	    {"inputs: [{type: tail, paths: [\"/var/log/**/*.log\"]}]\n", FLOE_EFORMAT,
 	     "t.yaml:1:31: key 'inputs[0].paths[0]': '**' at offset 9: patterns match one "
@@ -415,6 +416,8 @@ static void test_errors(void **state)
 	     "'drop'"},
 	    {"lake: {s3: {path_style: yes}}\n", FLOE_EFORMAT,
 	     "t.yaml:1:25: key 'lake.s3.path_style': expected one of false, true, got 'yes'"},
+	    {"agent: {log_format: xml}\n", FLOE_EFORMAT,
+	     "t.yaml:1:21: key 'agent.log_format': expected one of text, json, got 'xml'"},
 	    {"spool: {policy: drop_newest}\n", FLOE_EFORMAT,
 	     "t.yaml:1:17: key 'spool.policy': expected one of block, drop_oldest, got "
 	     "'drop_newest'"},
@@ -1208,6 +1211,7 @@ static void test_dump(void **state)
 	    "  compress_threads: 1  # threads compressing Parquet pages beside the main one; none on one CPU\n"
 	    "  replaces: ~  # the installation id (or 'legacy') whose commits under agent.id this agent "
 	    "takes over; unset: none\n"
+	    "  log_format: text  # log lines on stderr: text, or json (one object per line)\n"
 	    "  http: ~  # off: set listen to serve /metrics and /healthz\n"
 	    "inputs: []\n"
 	    "tables:\n"
@@ -1387,7 +1391,7 @@ static void test_dump(void **state)
 	struct floe_config *c2 = parse_ok(NULL, d);
 	char *d2 = dump(c2);
 	assert_string_equal(d, d2);
-	assert_int_equal(c2->inputs[1].line, 32);
+	assert_int_equal(c2->inputs[1].line, 33);
 	floe_free(NULL, d);
 	floe_free(NULL, d2);
 	floe_config_free(c2);

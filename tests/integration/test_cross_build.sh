@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# The README's "Cross-compiling" section, run as written in a copy of the source tree:
+# its first block (dpkg --add-architecture, apt-get install) with sudo, dpkg and apt-get
+# replaced by checks that the architectures and packages are there, then every build
+# command. Checks that the arm64 and armhf builds are ELF files for their machine, that
+# the FLOE_STATIC ones (and the amd64 one) are statically linked and load nothing, runs
+# floe version, and run --once over a sample log with the static amd64 binary (and the
+# static ARM ones under qemu-user where it runs a static thread). Builds FLOE_MINIMAL
+# too (no libcurl, no PCRE2). Prints every binary's stripped size.
+source "$(dirname "$0")/lib.sh"
+
+for tool in aarch64-linux-gnu-gcc arm-linux-gnueabihf-gcc qemu-aarch64 qemu-arm file readelf; do
+	command -v $tool >/dev/null || { echo "skipped: $tool is missing"; exit 77; }
+done
+
+SAMPLE=$FLOE_SRC/tests/data/loghub/Linux_2k.log
+# Its last line has no newline: run --once takes it too (awk counts it, wc -l does not).
+want_rows=$(awk 'END { print NR }' "$SAMPLE")
+JOBS=${FLOE_JOBS:-2}
+
+# The tree as a newcomer has it: tracked and new files (no build directories).
+SRC=$T/src
+mkdir -p "$SRC"
+if git -C "$FLOE_SRC" rev-parse --git-dir >/dev/null 2>&1; then
+	git -C "$FLOE_SRC" ls-files -z --cached --others --exclude-standard |
+		(cd "$FLOE_SRC" && xargs -0 cp --parents -t "$SRC" 2>/dev/null || true)
+else
+	tar -C "$FLOE_SRC" --exclude='./build*' --exclude=node_modules -cf - . | tar -C "$SRC" -xf -
+fi
+
+# The section's ```sh blocks, in order, as one script; the -j2 the README gives becomes
+# the suite's job count.
+awk '/^## / { in_s = ($0 == "## Cross-compiling") } in_s && /^```/ { in_b = !in_b; next }
+	in_s && in_b' "$FLOE_SRC/README.md" | sed "s/ -j2\$/ -j$JOBS/" >"$T/readme.sh"
+check "the README has a Cross-compiling section with commands" test -s "$T/readme.sh"
+cat >"$T/run.sh" <<'STUBS'
+set -euo pipefail
+sudo() { "$@"; }
+dpkg() {
+	if [ "$1" = --add-architecture ]; then
+		command dpkg --print-foreign-architectures | grep -qx "$2" ||
+			{ echo "README: architecture $2 is not added" >&2; return 1; }
+	else
+		command dpkg "$@"
+	fi
+}
+apt-get() {
+	[ "$1" = install ] || return 0
+	shift
+	local p
+	for p in "$@"; do
+		case $p in -*) continue ;; esac
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+			{ echo "README: package $p is not installed" >&2; return 1; }
+	done
+}
+set -x
+STUBS
+cat "$T/readme.sh" >>"$T/run.sh"
+start_s=$(date +%s)
+rc=0
+(cd "$SRC" && bash "$T/run.sh") >"$T/readme.out" 2>&1 || rc=$?
+check "the README's cross-compiling commands run ($(($(date +%s) - start_s)) s)" test $rc = 0
+[ $rc = 0 ] || tail -40 "$T/readme.out"
+
+# stripped_size FILE STRIP: FILE's size once stripped (a copy when FILE is not stripped).
+stripped_size() {
+	local f=$1
+	if file "$f" | grep -q 'not stripped'; then
+		"$2" -o "$T/stripped" "$f"
+		f=$T/stripped
+	fi
+	stat -c %s "$f"
+}
+report() { # what bytes
+	echo "binary size, stripped, $1: $2 bytes ($(awk -v s="$2" 'BEGIN { printf "%.2f", s / 1048576 }') MiB)"
+}
+# table_rows STATE_DIR: total-records of the current snapshot of the default table.
+table_rows() {
+	"$FLOE_BIN" inspect "$1/warehouse/default/logs" 2>/dev/null |
+		awk '/\(current\)/ { c = 1 } c && /total-records=/ { sub(/.*total-records=/, ""); print; exit }'
+}
+# run_once NAME EMULATOR... BIN: run --once over the sample into a fresh state directory.
+run_once() {
+	local name=$1 d
+	d=$T/run-$(echo "$1" | tr -c 'a-z0-9\n' -)
+	shift
+	mkdir -p "$d"
+	cat >"$d/floe.yaml" <<YAML
+agent: { state_dir: $d/state }
+inputs: [ { type: tail, paths: ["$SAMPLE"], start_at: beginning } ]
+YAML
+	local rc=0
+	timeout -k 5 120 "$@" run -c "$d/floe.yaml" --once >"$d/run.out" 2>&1 || rc=$?
+	check "$name: run --once over a sample log" test $rc = 0
+	[ $rc = 0 ] || tail -20 "$d/run.out"
+	local rows
+	rows=$(table_rows "$d/state" || true)
+	check "$name: the table holds the sample's $want_rows lines ($rows)" test "$rows" = "$want_rows"
+}
+# static_threads QEMU TRIPLET: whether the emulator runs a static program that starts and
+# joins a thread (qemu-user 7.2 hangs on dynamically linked ones on some machines).
+static_threads() {
+	local exe=$T/probe-$2
+	printf '%s\n' '#include <pthread.h>' 'static void *f(void *a) { return a; }' \
+		'int main(void) { pthread_t t; return pthread_create(&t, 0, f, 0) || pthread_join(t, 0); }' >"$T/probe.c"
+	"$2-gcc" -static -pthread -o "$exe" "$T/probe.c" && timeout -k 1 10 "$1" "$exe" >/dev/null 2>&1
+}
+
+for arch in arm64 armhf amd64; do
+	case $arch in
+	arm64) machine=AArch64 strip=aarch64-linux-gnu-strip qemu=qemu-aarch64 triplet=aarch64-linux-gnu ;;
+	armhf) machine=ARM strip=arm-linux-gnueabihf-strip qemu=qemu-arm triplet=arm-linux-gnueabihf ;;
+	amd64) machine=X86-64 strip=strip qemu="" triplet=x86_64-linux-gnu ;;
+	esac
+	if [ $arch != amd64 ]; then
+		bin=$SRC/build-$arch/floe
+		check "$arch: a dynamically linked floe for $machine" \
+			sh -c "readelf -h '$bin' | grep -q 'Machine:.*$machine' && readelf -d '$bin' | grep -q NEEDED"
+		report "$arch, shared" "$(stripped_size "$bin" $strip)"
+	fi
+	bin=$SRC/build-$arch-static/floe
+	check "$arch, static: an ELF for $machine, statically linked" \
+		sh -c "readelf -h '$bin' | grep -q 'Machine:.*$machine' && file '$bin' | grep -q 'statically linked'"
+	check "$arch, static: no dynamic section, no interpreter" \
+		sh -c "! readelf -d '$bin' | grep -q NEEDED && ! readelf -l '$bin' | grep -q INTERP"
+	report "$arch, static" "$(stripped_size "$bin" $strip)"
+	if [ $arch = amd64 ]; then
+		check "$arch, static: floe version" sh -c "'$bin' version | grep -q '^floe '"
+		run_once "$arch, static" "$bin"
+		# No S3 client in a static floe: an s3:// warehouse is a configuration error.
+		printf 'agent: { state_dir: %s }\ninputs: [ { type: tail, paths: [x] } ]\n' "$T/s3state" >"$T/s3.yaml"
+		echo 'lake: { warehouse: "s3://bucket/prefix", catalog: { type: s3 } }' >>"$T/s3.yaml"
+		rc=0
+		"$bin" run --once -c "$T/s3.yaml" >"$T/s3.out" 2>&1 || rc=$?
+		check "$arch, static: an s3:// warehouse is refused with exit code 2 ($rc)" test $rc = 2
+		check "$arch, static: ... saying the build has no S3" grep -q "no S3 support" "$T/s3.out"
+	elif static_threads $qemu $triplet; then
+		run_once "$arch, static, under $qemu" $qemu "$bin"
+	else
+		echo "skipped: $arch, static: run --once under $qemu (it cannot run a thread here)"
+	fi
+done
+# The README runs floe version four times under qemu: shared and static, arm64 and armhf.
+check "floe version under qemu, shared and static, arm64 and armhf" \
+	test "$(grep -c '^floe [0-9]' "$T/readme.out")" = 4
+
+# FLOE_MINIMAL: no S3 client, no libcurl, no PCRE2.
+rc=0
+{ cmake -S "$SRC" -B "$T/minimal" -DCMAKE_BUILD_TYPE=Release -DFLOE_TESTS=OFF -DFLOE_MINIMAL=ON &&
+	cmake --build "$T/minimal" -j"$JOBS" --target floe; } >"$T/minimal.out" 2>&1 || rc=$?
+check "FLOE_MINIMAL configures and builds" test $rc = 0
+[ $rc = 0 ] || tail -20 "$T/minimal.out"
+bin=$T/minimal/floe
+check "FLOE_MINIMAL: links neither libcurl nor PCRE2" \
+	sh -c "readelf -d '$bin' | grep -q NEEDED && ! readelf -d '$bin' | grep -q 'libcurl\|libpcre2'"
+report "amd64, FLOE_MINIMAL" "$(stripped_size "$bin" strip)"
+run_once "amd64, FLOE_MINIMAL" "$bin"
+finish
