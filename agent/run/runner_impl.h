@@ -52,6 +52,12 @@ struct floe_fields;
 #define POSITIONS_MAX (64u << 20)
 #define COMMIT_MAX_ENTRIES 256      /* spool entries per snapshot */
 #define IDLE_SLEEP_MS 200
+/* After IDLE_TURNS idle waits in a row, with no record assembler whose timeouts need the
+ * finer pace, the wait grows to this: an idle agent wakes once a second, not five times
+ * (anything that arrives wakes it at once: inotify, the committer, the syslog receiver,
+ * the journal). */
+#define IDLE_LONG_MS 1000
+#define IDLE_TURNS 5
 #define RESCAN_MS 2000
 /* 2: the checkpoint names its installation and records what it committed; 1 (a floe
  * without installation ids) is still read. */

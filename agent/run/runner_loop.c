@@ -27,6 +27,7 @@ struct loop {
 	/* After a failed commit the next one waits longer (up to 5 minutes), so that an
 	 * unreachable store does not take the time the inputs need for reading. */
 	int64_t commit_backoff_us;
+	unsigned idle_turns; /* idle waits in a row */
 };
 
 /* The next batch starts where this one ended. Without memory for the copy its entry
@@ -136,8 +137,11 @@ static int poll_assemblers(struct floe_runner *r, bool end)
 static void take_watch_events(struct floe_runner *r)
 {
 	struct floe_watch_event ev;
+	/* Only a ready inotify descriptor is worth a wait (1 ms: its events come in a
+	 * burst); otherwise a look without sleeping (the polling backend's directories). */
+	int wait_ms = r->in.watch_ready ? 1 : 0;
 	r->in.watch_ready = false;
-	if (floe_watch_wait(r->in.watch, 1) <= 0)
+	if (floe_watch_wait(r->in.watch, wait_ms) <= 0)
 		return;
 	while (floe_watch_next(r->in.watch, &ev) > 0)
 		for (size_t i = 0; i < r->in.n; i++)
@@ -150,7 +154,7 @@ static void take_watch_events(struct floe_runner *r)
  * hands the watch's events to every tail. Without a watch (tests) the clock's sleep
  * waits, after the commit in flight is done: a test's script of sleeps then sees the same
  * states on every run. */
-static void idle_wait(struct floe_runner *r)
+static void idle_wait(struct floe_runner *r, unsigned idle_turns)
 {
 	if (!r->in.watch && !r->in.nsyslog && !r->in.njournal) {
 		/* An idle round in a test (poll) ran check_commit with wait first. */
@@ -163,7 +167,13 @@ static void idle_wait(struct floe_runner *r)
 	for (size_t i = 0; i < r->in.n; i++)
 		if (r->in.syslogs[i] && floe_syslog_in_arm_wake(r->in.syslogs[i]))
 			pending = true;
-	floe_loop_run_once(r->loop, pending ? 0 : IDLE_SLEEP_MS);
+	int ms = IDLE_SLEEP_MS;
+	bool assembling = false;
+	for (size_t i = 0; i < r->in.n; i++)
+		assembling = assembling || r->in.asm_[i];
+	if (idle_turns > IDLE_TURNS && !assembling)
+		ms = IDLE_LONG_MS;
+	floe_loop_run_once(r->loop, pending ? 0 : ms);
 	/* Polled directories (no inotify, or over its limit) are looked at here too. */
 	if (r->in.watch)
 		take_watch_events(r);
@@ -594,7 +604,9 @@ static int turn(struct floe_runner *r, struct loop *l, bool *done)
 		    (rc = check_commit(r, l, true, done)))
 			return rc;
 		if (!*done)
-			idle_wait(r);
+			idle_wait(r, ++l->idle_turns);
+	} else {
+		l->idle_turns = 0;
 	}
 	return 0;
 }
