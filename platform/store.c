@@ -18,6 +18,13 @@ void floe_store_free_data(struct floe_store *s, void *data)
 	floe_free(s->alloc, data);
 }
 
+int floe_store_read_at(struct floe_store *s, const char *key, uint64_t off, void *buf, size_t len)
+{
+	if (!s->ops->read_at)
+		return -ENOTSUP;
+	return s->ops->read_at(s, key, off, buf, len);
+}
+
 int floe_store_put(struct floe_store *s, const char *key, const void *data, size_t len)
 {
 	return s->ops->put(s, key, data, len);

@@ -41,6 +41,20 @@ struct floe_alloc;
 struct floe_json;
 struct floe_ice_field_summary;
 struct floe_ice_manifest_entry;
+struct floe_ice_manifest_list;
+struct floe_ice_meta;
+
+/* table_commit.c (called by table_replace.c), what a replace commits the same way */
+/* Reads the manifest list of the snapshot at index parent_idx (-1: *out = NULL). */
+int floe_table_read_list(struct floe_table *t, long parent_idx, struct floe_ice_manifest_list **out);
+/* Now, clamped to be after the parent at index pidx and the last metadata update. */
+int64_t floe_table_snapshot_time(const struct floe_table *t, const struct floe_ice_meta *m, long pidx);
+/* Metadata-log entries kept: write.metadata.previous-versions-max. */
+size_t floe_table_max_log(const struct floe_table *t);
+/* A snapshot id no snapshot of the table has, and a commit UUID. */
+int floe_table_commit_ids(struct floe_table *t, int64_t *snapshot_id, char commit_uuid[37]);
+/* Lost the race: backs off with full jitter (doubling *delay_ms up to 1 s). */
+void floe_table_back_off(struct floe_table *t, unsigned attempt_no, unsigned *delay_ms);
 
 /* table_merge.c (called by table_commit.c; calls table_version.c) */
 /* The compact JSON of v into *out (owned by the caller, from a). */

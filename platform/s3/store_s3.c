@@ -45,6 +45,25 @@ static int s_get(struct floe_store *st, const char *key, size_t max, void **data
 	return rc ? rc : floe_s3_get(s->s3, k, max, data, len);
 }
 
+static int s_read_at(struct floe_store *st, const char *key, uint64_t off, void *buf, size_t len)
+{
+	struct s3store *s = (struct s3store *)st;
+	char k[2048];
+	void *data = NULL;
+	size_t got = 0;
+	if (off > INT64_MAX || len > INT64_MAX - off)
+		return -EINVAL;
+	int rc = full_key(s, key, k, sizeof(k));
+	if (rc == 0)
+		rc = floe_s3_get_range(s->s3, k, (int64_t)off, (int64_t)len, &data, &got);
+	if (rc == 0 && got != len)
+		rc = -EIO; /* the object is shorter than the range (or the server ignored it) */
+	if (rc == 0)
+		memcpy(buf, data, len);
+	floe_free(st->alloc, data);
+	return rc;
+}
+
 static int s_put(struct floe_store *st, const char *key, const void *data, size_t len)
 {
 	struct s3store *s = (struct s3store *)st;
