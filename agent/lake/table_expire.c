@@ -3,7 +3,14 @@
  * snapshots a commit removes from the metadata it writes; once that metadata is the
  * table's, their manifest lists, the manifests no retained snapshot lists, and (with
  * write.metadata.delete-after-commit.enabled) the metadata files that fell off the
- * metadata-log are deleted. Data files are never deleted here: an append removes none.
+ * metadata-log are deleted, and so are the data files that a replace (compaction,
+ * table_replace.c) removed, once no retained snapshot lists them: when the replace
+ * snapshot's parent expires. Those are the entries a replace snapshot S wrote as
+ * DELETED with its own id, in the manifests it added; they are live in S's ancestors
+ * only, so once S is the oldest retained snapshot (or expired itself) nothing needs them.
+ * Each such S is handled when its parent expires, that is while S is the oldest
+ * retained snapshot or one of the expired ones newer than the oldest expired one (whose
+ * own parent expired, and was handled, in an earlier commit).
  *
  * Which manifests are safe to delete is decided without reading every retained
  * snapshot's list: expiry runs only on a table whose snapshots are all ancestors of the
@@ -85,6 +92,7 @@ void floe_table_expiry_fini(struct floe_table *t, struct floe_table_expiry *x)
 {
 	paths_fini(&x->lists);
 	paths_fini(&x->logs);
+	floe_free(t->alloc, x->ids);
 	memset(x, 0, sizeof(*x));
 }
 
@@ -169,13 +177,17 @@ static int expire_range(struct floe_table *t, struct floe_ice_meta *m, const lon
 	int64_t ids[EXPIRE_MAX];
 	size_t n = na - from;
 	x->lists.a = t->alloc;
+	if (!(x->ids = floe_calloc(t->alloc, n + 1, sizeof(*x->ids))))
+		return FLOE_ENOMEM;
 	for (size_t k = from - 1; k < na; k++) {
 		int64_t parent, seq, ts;
 		const char *ml;
-		int64_t *id = k >= from ? &ids[k - from] : &parent;
+		int64_t *id = &x->ids[k - (from - 1)];
 		int rc = floe_ice_meta_snapshot_at(m, (size_t)anc[k], id, &parent, &seq, &ts, &ml);
 		if (rc)
 			return rc;
+		if (k >= from)
+			ids[k - from] = *id;
 		/* Entry 0 is the oldest kept snapshot's list; an unnamed list stays "". */
 		if ((rc = paths_add(&x->lists, ml ? ml : "")) ||
 		    (k >= from && (rc = keep_watermark(m, (size_t)anc[k]))))
@@ -259,11 +271,58 @@ static void remove_uri(struct floe_table *t, const char *uri, size_t *removed)
 		(*removed)++;
 }
 
+/* Deletes the data files snapshot id removed, by the manifests the list at uri names
+ * that id added with deleted entries. */
+static int remove_replaced(struct floe_table *t, const char *uri, int64_t id, size_t *removed)
+{
+	char key[FLOE_TABLE_PATH_CAP];
+	void *data = NULL;
+	size_t len = 0;
+	struct floe_ice_manifest_list *l = NULL;
+	int rc = floe_store_key(t->store, uri, key, sizeof(key));
+	if (rc == 0)
+		rc = floe_store_get(t->store, key, FLOE_TABLE_MANIFEST_MAX, &data, &len);
+	if (rc == 0)
+		rc = floe_ice_manifest_list_read(t->alloc, data, len, &l, NULL);
+	for (size_t i = 0; rc == 0 && i < floe_ice_manifest_list_count(l); i++) {
+		const struct floe_ice_manifest_entry *e = floe_ice_manifest_list_at(l, i);
+		void *mdata = NULL;
+		size_t mlen = 0;
+		struct floe_ice_entry_reader *r = NULL;
+		struct floe_ice_entry ent;
+		if (e->content != 0 || e->added_snapshot_id != id || e->deleted_files <= 0)
+			continue;
+		rc = floe_store_key(t->store, e->path, key, sizeof(key));
+		if (rc == 0)
+			rc = floe_store_get(t->store, key, FLOE_TABLE_MANIFEST_MAX, &mdata, &mlen);
+		if (rc == 0)
+			rc = floe_ice_entry_reader_new(t->alloc, mdata, mlen, e, &r, NULL);
+		while (rc == 0 && (rc = floe_ice_entry_reader_next(r, &ent, NULL)) == 1) {
+			rc = 0;
+			if (ent.status == 2 && ent.snapshot_id == id && ent.content == 0)
+				remove_uri(t, ent.path, removed);
+		}
+		floe_ice_entry_reader_free(r);
+		floe_store_free_data(t->store, mdata);
+	}
+	floe_ice_manifest_list_free(l);
+	floe_store_free_data(t->store, data);
+	return rc;
+}
+
 void floe_table_expire_clean(struct floe_table *t, const struct floe_table_expiry *x)
 {
 	struct floe_table_paths keep = {.a = t->alloc}, gone = {.a = t->alloc};
 	size_t removed = 0;
 	int rc = 0;
+	/* Before the manifests go: they say which data files the replaces removed. The
+	 * oldest expired snapshot's parent expired earlier, and its files went then. */
+	for (size_t i = 0; x->nexpired && i + 1 < x->lists.n; i++) {
+		if (PATH(&x->lists, i)[0] && (rc = remove_replaced(t, PATH(&x->lists, i), x->ids[i], &removed)))
+			floe_warn("table: reading what snapshot %" PRId64 " replaced failed: %s; its old data "
+				  "files stay", x->ids[i], floe_strerror(rc));
+	}
+	rc = 0;
 	if (x->nexpired) {
 		/* Without the oldest kept list nothing proves a manifest unused: keep them all. */
 		const char *oldest = PATH(&x->lists, 0);

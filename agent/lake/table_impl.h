@@ -99,6 +99,7 @@ struct floe_table_paths {
  * oldest retained snapshot's) and the metadata files that fall off the metadata-log. */
 struct floe_table_expiry {
 	struct floe_table_paths lists, logs;
+	int64_t *ids; /* the snapshot of each list, in the same order */
 	size_t nexpired;
 };
 /* Before the new snapshot is added to m: the metadata-log entries that adding it with
@@ -110,9 +111,10 @@ int floe_table_expire_log(struct floe_table *t, const struct floe_ice_meta *m, s
  * installation's floe.committed-seq.<id> property to their commit-seqs. */
 int floe_table_expire_plan(struct floe_table *t, struct floe_ice_meta *m, int64_t now_ms,
 			   struct floe_table_expiry *x);
-/* Once the metadata is committed: deletes the expired snapshots' lists, their manifests
- * that the oldest retained snapshot does not list, and the dropped metadata files (best
- * effort: a failure leaves an unused file and is logged). */
+/* Once the metadata is committed: deletes the data files that snapshots whose parent
+ * is now expired removed (a replace's old files), the expired snapshots' lists, their
+ * manifests that the oldest retained snapshot does not list, and the dropped metadata
+ * files (best effort: a failure leaves an unused file and is logged). */
 void floe_table_expire_clean(struct floe_table *t, const struct floe_table_expiry *x);
 void floe_table_expiry_fini(struct floe_table *t, struct floe_table_expiry *x);
 /* How many of the data files paths[0..n) the current snapshot holds live (each counted
