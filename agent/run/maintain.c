@@ -399,6 +399,19 @@ static int compact_all(struct compact *c, size_t *idx)
 	return rc;
 }
 
+/* A crashed run's file being written (removed at the start of the next run: one
+ * maintain at a time uses a state_dir). */
+static int remove_stale(void *ctx, const char *name)
+{
+	const char *dir = ctx;
+	size_t n = strlen(name);
+	char path[FLOE_PATH_MAX];
+	if (n > 12 && strcmp(name + n - 12, ".parquet.tmp") == 0 &&
+	    snprintf(path, sizeof(path), "%s/%s", dir, name) < (int)sizeof(path))
+		floe_fs_unlink(path);
+	return 0;
+}
+
 static void writer_options(struct compact *c, const struct floe_config *cfg)
 {
 	floe_run_pq_options(cfg, &c->pq);
@@ -432,6 +445,8 @@ int floe_maintain_compact(struct floe_alloc *a, const struct floe_maintain_optio
 	int rc = floe_env_uuid4(floe_env_rand(), c->run);
 	if (rc == 0 && (rc = floe_fs_mkdirs(o->tmp_dir)))
 		floe_err_set(c->err, rc, "cannot create %s: %s", o->tmp_dir, floe_strerror(rc));
+	if (rc == 0)
+		(void)floe_fs_list(a, o->tmp_dir, remove_stale, (void *)(uintptr_t)o->tmp_dir);
 	if (rc == 0 && (rc = floe_store_key(o->store, floe_table_location(o->table), c->table_key,
 					    sizeof(c->table_key))))
 		floe_err_set(c->err, rc, "the table %s is outside the warehouse", floe_table_location(o->table));
