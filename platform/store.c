@@ -60,6 +60,18 @@ int floe_store_remove(struct floe_store *s, const char *key)
 	return s->ops->remove(s, key);
 }
 
+int floe_store_remove_many(struct floe_store *s, const char *const *keys, size_t n, size_t *removed)
+{
+	*removed = 0;
+	if (s->ops->remove_many)
+		return s->ops->remove_many(s, keys, n, removed);
+	int rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i++)
+		if ((rc = s->ops->remove(s, keys[i])) == 0)
+			(*removed)++;
+	return rc;
+}
+
 int floe_store_list(struct floe_store *s, const char *prefix, int (*fn)(void *ctx, const char *key),
 		    void *ctx)
 {

@@ -26,6 +26,7 @@ struct floe_store_ops {
 	int (*list)(struct floe_store *s, const char *prefix, int (*fn)(void *ctx, const char *key), void *ctx);
 	void (*destroy)(struct floe_store *s);
 	int (*read_at)(struct floe_store *s, const char *key, uint64_t off, void *buf, size_t len);
+	int (*remove_many)(struct floe_store *s, const char *const *keys, size_t n, size_t *removed);
 };
 
 /* The table of a backend whose functions are named p_get, p_put, ... p_destroy. */
@@ -34,7 +35,7 @@ struct floe_store_ops {
 		.get = p##_get, .put = p##_put, .put_if_absent = p##_put_if_absent,              \
 		.put_file = p##_put_file, .put_file_if_absent = p##_put_file_if_absent,          \
 		.exists = p##_exists, .size = p##_size, .remove = p##_remove, .list = p##_list,  \
-		.destroy = p##_destroy, .read_at = p##_read_at,                                  \
+		.destroy = p##_destroy, .read_at = p##_read_at, .remove_many = p##_remove_many,   \
 	}
 
 /* Backends embed this as their first member. */
@@ -87,6 +88,11 @@ int floe_store_exists(struct floe_store *s, const char *key);
 int floe_store_size(struct floe_store *s, const char *key, int64_t *size);
 /* Deletes key; absent is fine. */
 int floe_store_remove(struct floe_store *s, const char *key);
+/* Deletes keys[0..n) (absent ones are fine) in as few requests as the backend can (S3:
+ * DeleteObjects, 1000 keys a request, one DELETE each where the server lacks it); a key
+ * that could not be deleted is logged. *removed gets how many are gone. Returns 0, or
+ * the error that stopped it (keys after it may remain). */
+int floe_store_remove_many(struct floe_store *s, const char *const *keys, size_t n, size_t *removed);
 /* Calls fn for every key that starts with prefix, in byte order. */
 int floe_store_list(struct floe_store *s, const char *prefix, int (*fn)(void *ctx, const char *key),
 		    void *ctx);

@@ -4,6 +4,7 @@
 #include "store.h"
 
 #include "fs.h"
+#include "log.h"
 #include "path.h"
 
 #include "formats/base/alloc.h"
@@ -175,6 +176,20 @@ static int l_read_at(struct floe_store *s, const char *key, uint64_t off, void *
 	}
 	floe_fs_close(fd);
 	return rc;
+}
+
+/* Files go one unlink each: nothing to batch on a local directory. A failure is logged
+ * and the others still go. */
+static int l_remove_many(struct floe_store *s, const char *const *keys, size_t n, size_t *removed)
+{
+	for (size_t i = 0; i < n; i++) {
+		int rc = s->ops->remove(s, keys[i]);
+		if (rc)
+			floe_warn("store: deleting %s/%s failed: %s", s->uri, keys[i], floe_strerror(rc));
+		else
+			(*removed)++;
+	}
+	return 0;
 }
 
 static void l_destroy(struct floe_store *s)

@@ -258,22 +258,38 @@ static int read_list(struct floe_table *t, const char *uri, const struct floe_ta
 	return rc;
 }
 
-/* Deletes the object at uri if it is in the warehouse; counts what went. */
-static void remove_uri(struct floe_table *t, const char *uri, size_t *removed)
+/* Marks the object at uri for deletion if it is in the warehouse (its key into doomed). */
+static int remove_uri(struct floe_table *t, const char *uri, struct floe_table_paths *doomed)
 {
 	char key[FLOE_TABLE_PATH_CAP];
 	if (floe_store_key(t->store, uri, key, sizeof(key)))
-		return; /* not floe's to delete */
-	int rc = floe_store_remove(t->store, key);
+		return 0; /* not floe's to delete */
+	return paths_add(doomed, key);
+}
+
+/* Deletes the doomed keys, as few requests as the store allows (S3: DeleteObjects, a
+ * thousand keys each); a failure leaves unused files and is logged by the store. */
+static size_t remove_all(struct floe_table *t, const struct floe_table_paths *doomed)
+{
+	size_t removed = 0;
+	const char **keys = doomed->n ? floe_calloc(t->alloc, doomed->n, sizeof(*keys)) : NULL;
+	if (doomed->n && !keys) {
+		floe_warn("table: no memory to delete %zu unused files; they stay", doomed->n);
+		return 0;
+	}
+	for (size_t i = 0; i < doomed->n; i++)
+		keys[i] = PATH(doomed, i);
+	int rc = doomed->n ? floe_store_remove_many(t->store, keys, doomed->n, &removed) : 0;
 	if (rc)
-		floe_warn("table: deleting %s failed: %s (it stays, unused)", uri, floe_strerror(rc));
-	else
-		(*removed)++;
+		floe_warn("table: deleting unused files failed: %s (%zu of %zu stay)", floe_strerror(rc),
+			  doomed->n - removed, doomed->n);
+	floe_free(t->alloc, keys);
+	return removed;
 }
 
 /* Deletes the data files snapshot id removed, by the manifests the list at uri names
  * that id added with deleted entries. */
-static int remove_replaced(struct floe_table *t, const char *uri, int64_t id, size_t *removed)
+static int remove_replaced(struct floe_table *t, const char *uri, int64_t id, struct floe_table_paths *doomed)
 {
 	char key[FLOE_TABLE_PATH_CAP];
 	void *data = NULL;
@@ -300,7 +316,7 @@ static int remove_replaced(struct floe_table *t, const char *uri, int64_t id, si
 		while (rc == 0 && (rc = floe_ice_entry_reader_next(r, &ent, NULL)) == 1) {
 			rc = 0;
 			if (ent.status == 2 && ent.snapshot_id == id && ent.content == 0)
-				remove_uri(t, ent.path, removed);
+				rc = remove_uri(t, ent.path, doomed);
 		}
 		floe_ice_entry_reader_free(r);
 		floe_store_free_data(t->store, mdata);
@@ -312,13 +328,12 @@ static int remove_replaced(struct floe_table *t, const char *uri, int64_t id, si
 
 void floe_table_expire_clean(struct floe_table *t, const struct floe_table_expiry *x)
 {
-	struct floe_table_paths keep = {.a = t->alloc}, gone = {.a = t->alloc};
-	size_t removed = 0;
+	struct floe_table_paths keep = {.a = t->alloc}, gone = {.a = t->alloc}, doomed = {.a = t->alloc};
 	int rc = 0;
 	/* Before the manifests go: they say which data files the replaces removed. The
 	 * oldest expired snapshot's parent expired earlier, and its files went then. */
 	for (size_t i = 0; x->nexpired && i + 1 < x->lists.n; i++) {
-		if (PATH(&x->lists, i)[0] && (rc = remove_replaced(t, PATH(&x->lists, i), x->ids[i], &removed)))
+		if (PATH(&x->lists, i)[0] && (rc = remove_replaced(t, PATH(&x->lists, i), x->ids[i], &doomed)))
 			floe_warn("table: reading what snapshot %" PRId64 " replaced failed: %s; its old data "
 				  "files stay", x->ids[i], floe_strerror(rc));
 	}
@@ -334,19 +349,22 @@ void floe_table_expire_clean(struct floe_table *t, const struct floe_table_expir
 			floe_warn("table: reading the manifest lists of expired snapshots failed: %s; "
 				  "their manifests stay", floe_strerror(rc));
 		for (size_t i = 0; rc == 0 && i < gone.n; i++)
-			remove_uri(t, PATH(&gone, i), &removed);
+			rc = remove_uri(t, PATH(&gone, i), &doomed);
 		/* A snapshot's list is its own: it goes whatever its manifests' fate. */
 		for (size_t i = 1; i < x->lists.n; i++)
-			if (PATH(&x->lists, i)[0])
-				remove_uri(t, PATH(&x->lists, i), &removed);
+			if (PATH(&x->lists, i)[0] && remove_uri(t, PATH(&x->lists, i), &doomed))
+				break;
 	}
 	for (size_t i = 0; i < x->logs.n; i++)
-		remove_uri(t, PATH(&x->logs, i), &removed);
+		if (remove_uri(t, PATH(&x->logs, i), &doomed))
+			break;
+	size_t removed = remove_all(t, &doomed);
 	if (x->nexpired || x->logs.n)
-		floe_info("table: expired %zu snapshots; deleted %zu files (one DELETE each)", x->nexpired,
-			  removed);
+		floe_info("table: expired %zu snapshots; deleted %zu of %zu unused files", x->nexpired, removed,
+			  doomed.n);
 	paths_fini(&keep);
 	paths_fini(&gone);
+	paths_fini(&doomed);
 }
 
 /* ---- finding data files in the current snapshot ---- */

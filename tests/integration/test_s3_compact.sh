@@ -3,7 +3,8 @@
 # are read with range GETs, rewritten, created with conditional PUTs and committed as a
 # replace; DuckDB reads every line exactly once from fewer files; once the replace's
 # parent expires (1 ms retention, 2 snapshots kept) the old data files are deleted from
-# the bucket, and the bucket's data files are exactly the live ones.
+# the bucket with batched DeleteObjects requests, and the bucket's data files are
+# exactly the live ones.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/s3lib.sh"
 s3_start 18760
@@ -50,8 +51,12 @@ check "the snapshot is a replace" grep -q "operation=replace" "$d/files.inspect"
 # Two appends (to another day) expire the replace's parent: its old files go.
 for i in 0 1; do
 	gen $((100000 + i * 10)) 10 2026-03-05
-	"$FLOE_BIN" run -c "$d/floe.yaml" --once --log-level warn || failed=$((failed + 1))
+	"$FLOE_BIN" run -c "$d/floe.yaml" --once --log-level info 2>>"$d/expire.log" || failed=$((failed + 1))
 done
+echo "# $(grep -o 'expired.*' "$d/expire.log" | paste -sd';' -)"
+check "RGW takes DeleteObjects (no fallback to one DELETE a key)" \
+	test -z "$(grep 'does not implement DeleteObjects' "$d/expire.log")"
+check "every unused file was deleted" grep -Eq 'deleted ([1-9][0-9]*) of \1 unused files' "$d/expire.log"
 check "the live files are fetched again" s3_live "$d/floe.yaml" ct "$d/s3b" "$d/files2"
 check "DuckDB still reads every line exactly once" node "$READER/check_rows.js" "$d/files2" "$d/logs/a.log"
 find "$d/s3b/default/logs/data" -name '*.parquet' | sort >"$d/bucket"
