@@ -44,6 +44,7 @@ struct replace {
 	struct floe_table_merge_in mi; /* snapshot, seq, uuid, attempt, schema and spec */
 	const char *manifest_uri;      /* the ADDED manifest */
 	int64_t manifest_len;
+	bool unknown; /* a failure that may hide a commit that landed */
 };
 
 static int cmp_str(const void *a, const void *b)
@@ -413,6 +414,7 @@ static int attempt(struct floe_table *t, struct replace *rp)
 	rc = commit_metadata(t, rp, parent, pidx, list_uri, &x, &b, &unknown);
 	if (rc && !unknown)
 		floe_store_remove(t->store, list_path);
+	rp->unknown = rc && unknown;
 out:
 	floe_table_merge_fini(t, &mg, rc != 0 && !unknown);
 	floe_table_expiry_fini(t, &x);
@@ -507,7 +509,7 @@ int floe_table_replace(struct floe_table *t, const char *const *old, size_t nold
 		floe_info("table: replaced %zu files (%" PRId64 " rows, %" PRId64 " bytes) with %zu (%" PRId64
 			  " bytes) in snapshot %" PRId64 " as v%" PRId64,
 			  nold, rp.del_records, rp.del_bytes, nadded, rp.add_bytes, rp.mi.snapshot_id, t->version);
-	else if (rc == FLOE_ENOTFOUND || rc == FLOE_ECONFLICT)
+	else if (!rp.unknown && rp.manifest_len)
 		floe_store_remove(t->store, key); /* listed by no snapshot */
 out:
 	floe_free(t->alloc, rp.old);
