@@ -169,5 +169,10 @@ void floe_table_files_fini(struct floe_table_files *fs);
  * is no agent's commit. */
 int floe_table_replace(struct floe_table *t, const char *const *old, size_t nold,
 		       const struct floe_ice_data_file *added, size_t nadded, struct floe_err *err);
+/* Expires snapshots and drops metadata-log entries by the table's properties (as a
+ * commit does) in a metadata version of its own, without a new snapshot, and deletes
+ * what they no longer need; nothing is written when nothing expires. *expired gets the
+ * number of snapshots expired. */
+int floe_table_expire_now(struct floe_table *t, size_t *expired, struct floe_err *err);
 
 #endif

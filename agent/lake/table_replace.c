@@ -516,3 +516,62 @@ out:
 	floe_free(t->alloc, rp.seen);
 	return floe_table_report(t, rc, err);
 }
+
+/* One expiry-only attempt: 0 with *done false when there is nothing to expire. */
+static int expire_attempt(struct floe_table *t, size_t *expired, bool *done)
+{
+	struct floe_ice_meta *m = t->meta;
+	struct floe_table_expiry x = {0};
+	struct floe_buf b;
+	floe_buf_init(&b, t->alloc, FLOE_TABLE_METADATA_MAX);
+	char prev[FLOE_TABLE_PATH_CAP + 64], prev_uri[2 * FLOE_TABLE_PATH_CAP + 80], next[FLOE_TABLE_PATH_CAP + 64];
+	int64_t now = t->clock->wall_us(t->clock->ctx) / 1000;
+	floe_table_meta_path(t, t->version, prev, sizeof(prev));
+	int rc;
+	*done = false;
+	if ((rc = floe_store_uri(t->store, prev, prev_uri, sizeof(prev_uri))) ||
+	    (rc = floe_table_expire_log(t, m, floe_table_max_log(t), &x)) ||
+	    (rc = floe_ice_meta_touch(m, prev_uri, now, floe_table_max_log(t))) ||
+	    (rc = floe_table_expire_plan(t, m, now, &x)))
+		goto out;
+	if (x.nexpired == 0 && x.logs.n == 0)
+		goto out;
+	if ((rc = floe_ice_meta_write(m, &b)))
+		goto out;
+	floe_table_meta_path(t, t->version + 1, next, sizeof(next));
+	rc = floe_store_put_if_absent(t->store, next, b.data, b.len);
+	if (rc == 0) {
+		t->version++;
+		floe_table_seen(t);
+		floe_table_write_hint(t, t->version);
+		floe_table_expire_clean(t, &x);
+		*expired = x.nexpired;
+		*done = true;
+	} else if (rc == -EEXIST) {
+		rc = floe_table_fail(t, FLOE_ECONFLICT, "%s was created by another writer first", next);
+	}
+out:
+	floe_table_expiry_fini(t, &x);
+	floe_buf_fini(&b);
+	return rc;
+}
+
+int floe_table_expire_now(struct floe_table *t, size_t *expired, struct floe_err *err)
+{
+	unsigned delay_ms = 10;
+	int rc = 0;
+	bool done = false;
+	*expired = 0;
+	floe_err_clear(&t->err);
+	for (unsigned i = 1; i <= t->opt.max_attempts; i++) {
+		if ((rc = floe_table_reload(t)) == 0)
+			rc = expire_attempt(t, expired, &done);
+		/* The attempt edited the loaded metadata unless it committed it. */
+		if (!done)
+			t->version = 0;
+		if (rc != FLOE_ECONFLICT)
+			return floe_table_report(t, rc, err);
+		floe_table_back_off(t, i, &delay_ms);
+	}
+	return floe_table_report(t, rc, err);
+}

@@ -457,6 +457,8 @@ int floe_maintain_compact(struct floe_alloc *a, const struct floe_maintain_optio
 		rc = floe_err_set(c->err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));
 	if (rc == 0 && fs.n)
 		rc = compact_all(c, idx);
+	if (rc == 0)
+		rc = floe_table_expire_now(o->table, &st->expired, c->err);
 	floe_free(a, idx);
 	floe_free(a, c->p.old);
 	floe_table_files_fini(&fs);

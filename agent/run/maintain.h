@@ -33,9 +33,11 @@ struct floe_maintain_stats {
 	size_t files_in, files_out;
 	uint64_t rows, bytes_in, bytes_out;
 	size_t left;	       /* candidates left for a later run (over the per-run cap) */
+	size_t expired;	       /* snapshots expired after the compaction */
 };
 
-/* Rewrites and commits, partition by partition. Every new file has a new random name
+/* Rewrites and commits, partition by partition, then expires snapshots by the table's
+ * properties (floe_table_expire_now) when there is anything to expire. Every new file has a new random name
  * and is created exclusively, so a crash at any point leaves at most unreferenced
  * files. Rows are copied in order (older files first, each file's rows in their order)
  * and every value exactly as read. Returns 0 (an abandoned replace included), or an

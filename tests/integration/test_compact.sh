@@ -10,6 +10,8 @@
 #     MAINT_KILLS times (10 by default): after each kill the table is readable and exact.
 # (3) 2 agents (COMPACT_AGENTS) append into a closed day while two maintain loops compact
 #     it: no line lost or duplicated, and some replaces committed.
+# (4) maintain with nothing to compact still expires snapshots by the properties of its
+#     configuration, in a metadata version of its own, and deletes what they needed.
 source "$(dirname "$0")/lib.sh"
 COMMITS=${COMPACT_COMMITS:-30}
 KILLS=${MAINT_KILLS:-10}
@@ -178,4 +180,28 @@ check "replaces were committed while the agents appended" grep -q "operation=rep
 check "every line of every agent exactly once" exact "$tbl" "$d"/l*/x.log
 "$FLOE_BIN" maintain -c "$d/m1.yaml" --log-level warn >/dev/null
 check "and after a last maintain" exact "$tbl" "$d"/l*/x.log
+
+# ---- (4) expiry without compaction ----
+d="$T/expire"
+tbl="$d/wh/default/logs"
+mkdir -p "$d/logs"
+cfg "$d/floe.yaml" "$d/state" "$d/wh" "$d/logs"
+write_config "$d/m.yaml" "$d/m" "$d/wh" "[\"$d/none/*.log\"]" "    properties:
+      history.expire.max-snapshot-age-ms: 1ms
+      history.expire.min-snapshots-to-keep: 2"
+for i in 1 2 3 4 5; do
+	gen "$d/logs/e.log" $((i * 10)) 10 "$today"
+	"$FLOE_BIN" run -c "$d/floe.yaml" --once --log-level error
+done
+v=$(cat "$tbl/metadata/version-hint.text")
+lists=$(ls "$tbl/metadata" | grep -c '^snap-')
+"$FLOE_BIN" maintain -c "$d/m.yaml" >"$d/out" 2>&1 || true
+check "maintain expires 3 of 5 snapshots without compacting ($(tail -1 "$d/out"))" \
+	grep -q "^compacted 0 partitions.*; 3 more snapshots expired$" "$d/out"
+check "in one new metadata version" test "$(cat "$tbl/metadata/version-hint.text")" = $((v + 1))
+check "2 snapshots are kept" test "$("$FLOE_BIN" inspect "$tbl" | sed -n 's/^snapshots //p')" = 2
+check "the expired snapshots' lists are deleted" test "$(ls "$tbl/metadata" | grep -c '^snap-')" = $((lists - 3))
+check "every line still there exactly once" exact "$tbl" "$d/logs/e.log"
+"$FLOE_BIN" maintain -c "$d/m.yaml" >/dev/null 2>&1 || true
+check "a second run writes nothing" test "$(cat "$tbl/metadata/version-hint.text")" = $((v + 1))
 finish
