@@ -25,8 +25,6 @@
 
 void floe_table_files_fini(struct floe_table_files *fs)
 {
-	if (!fs->a)
-		return;
 	floe_free(fs->a, fs->f);
 	floe_free(fs->a, fs->keys);
 	floe_free(fs->a, fs->buf);
@@ -234,7 +232,6 @@ int floe_table_scan(struct floe_table *t, const struct floe_table_scan_options *
 	floe_ice_manifest_list_free(l);
 	floe_free(t->alloc, k);
 	if (rc) {
-		out->n = 0;
 		floe_table_files_fini(out);
 		out->a = t->alloc;
 	}
