@@ -59,15 +59,16 @@ bytes=$(xargs stat -c %s <"$W/files" | awk '{t += $1} END {print t}')
 rows=$((COMMITS * LINES))
 echo "input: $(wc -l <"$W/files") files, $(echo "$bytes / 1000000" | bc -l | xargs printf '%.1f') MB, $rows rows"
 
-# rss_run OUT COMMAND...: runs COMMAND, "seconds rss_kib" of it into OUT.
+# rss_run OUT COMMAND...: runs COMMAND, "seconds rss_kib cpu_seconds" of it into OUT.
 rss_run() {
 	local out=$1
 	shift
 	local t0 t1
 	t0=$(date +%s%N)
-	/usr/bin/time -f '%M' -o "$out.rss" "$@" >"$out.log" 2>&1
+	/usr/bin/time -f '%M %U %S' -o "$out.rss" "$@" >"$out.log" 2>&1
 	t1=$(date +%s%N)
-	echo "$(echo "($t1 - $t0) / 1000000000" | bc -l) $(cat "$out.rss")" >"$out"
+	read -r rss us ss <"$out.rss"
+	echo "$(echo "($t1 - $t0) / 1000000000" | bc -l) $rss $(echo "$us + $ss" | bc -l)" >"$out"
 }
 best_floe="" best_duck=""
 # The table's files name their absolute paths: each run gets the original back in place.
@@ -76,20 +77,22 @@ sed "s#state_dir: $W/state#state_dir: $W/mstate#" "$W/floe.yaml" >"$W/m.yaml"
 for _ in $(seq "$REPEAT"); do
 	rm -rf "$W/wh" && cp -a "$W/wh.orig" "$W/wh" && sync
 	rss_run "$W/f" "$FLOE_BIN" maintain -c "$W/m.yaml" --log-level warn
-	read -r s r <"$W/f"
-	if [ -z "$best_floe" ] || [ "$(echo "$s < ${best_floe% *}" | bc -l)" = 1 ]; then best_floe="$s $r"; fi
+	read -r s r c <"$W/f"
+	if [ -z "$best_floe" ] || [ "$(echo "$s < ${best_floe%% *}" | bc -l)" = 1 ]; then best_floe="$s $r $c"; fi
 	line=$(node tests/bench/duck_rewrite.js "@$W/files" "$W/duck.parquet" zstd 3 122880)
 	ds=$(echo "$line" | sed -n 's/.*seconds=\([^ ]*\).*/\1/p')
 	dr=$(echo "$line" | sed -n 's/.*rss_kib=\([^ ]*\).*/\1/p')
-	if [ -z "$best_duck" ] || [ "$(echo "$ds < ${best_duck% *}" | bc -l)" = 1 ]; then best_duck="$ds $dr"; fi
+	dc=$(echo "$line" | sed -n 's/.*cpu=\([^ ]*\).*/\1/p')
+	if [ -z "$best_duck" ] || [ "$(echo "$ds < ${best_duck%% *}" | bc -l)" = 1 ]; then best_duck="$ds $dr $dc"; fi
 done
 out=$(grep '^compacted' "$W/f.log" || true)
 echo "floe maintain: $out"
-printf '%-22s %8s %8s %11s %9s\n' "" seconds "MB/s" "rows/s" "RSS KiB"
-read -r fs fr <<<"$best_floe"
-read -r ds dr <<<"$best_duck"
-printf '%-22s %8.3f %8.1f %11.0f %9d\n' "floe maintain" "$fs" "$(echo "$bytes / 1000000 / $fs" | bc -l)" \
-	"$(echo "$rows / $fs" | bc -l)" "$fr"
-printf '%-22s %8.3f %8.1f %11.0f %9d\n' "duckdb copy, 1 thread" "$ds" "$(echo "$bytes / 1000000 / $ds" | bc -l)" \
-	"$(echo "$rows / $ds" | bc -l)" "$dr"
-printf 'speed floe / duckdb: %.2f x (DuckDB RSS includes node)\n' "$(echo "$ds / $fs" | bc -l)"
+printf '%-22s %8s %8s %11s %9s %8s\n' "" seconds "MB/s" "rows/s" "RSS KiB" "CPU s"
+read -r fs fr fc <<<"$best_floe"
+read -r ds dr dc <<<"$best_duck"
+printf '%-22s %8.3f %8.1f %11.0f %9d %8.2f\n' "floe maintain" "$fs" "$(echo "$bytes / 1000000 / $fs" | bc -l)" \
+	"$(echo "$rows / $fs" | bc -l)" "$fr" "$fc"
+printf '%-22s %8.3f %8.1f %11.0f %9d %8.2f\n' "duckdb copy, 1 thread" "$ds" "$(echo "$bytes / 1000000 / $ds" | bc -l)" \
+	"$(echo "$rows / $ds" | bc -l)" "$dr" "$dc"
+printf 'speed floe / duckdb: %.2f x wall, %.2f x CPU (DuckDB RSS and CPU include node)\n' \
+	"$(echo "$ds / $fs" | bc -l)" "$(echo "$dc / $fc" | bc -l)"
