@@ -18,6 +18,13 @@ void floe_store_free_data(struct floe_store *s, void *data)
 	floe_free(s->alloc, data);
 }
 
+int floe_store_read_at(struct floe_store *s, const char *key, uint64_t off, void *buf, size_t len)
+{
+	if (!s->ops->read_at)
+		return -ENOTSUP;
+	return s->ops->read_at(s, key, off, buf, len);
+}
+
 int floe_store_put(struct floe_store *s, const char *key, const void *data, size_t len)
 {
 	return s->ops->put(s, key, data, len);
@@ -51,6 +58,18 @@ int floe_store_exists(struct floe_store *s, const char *key)
 int floe_store_remove(struct floe_store *s, const char *key)
 {
 	return s->ops->remove(s, key);
+}
+
+int floe_store_remove_many(struct floe_store *s, const char *const *keys, size_t n, size_t *removed)
+{
+	*removed = 0;
+	if (s->ops->remove_many)
+		return s->ops->remove_many(s, keys, n, removed);
+	int rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i++)
+		if ((rc = s->ops->remove(s, keys[i])) == 0)
+			(*removed)++;
+	return rc;
 }
 
 int floe_store_list(struct floe_store *s, const char *prefix, int (*fn)(void *ctx, const char *key),

@@ -25,6 +25,8 @@ struct floe_store_ops {
 	int (*remove)(struct floe_store *s, const char *key);
 	int (*list)(struct floe_store *s, const char *prefix, int (*fn)(void *ctx, const char *key), void *ctx);
 	void (*destroy)(struct floe_store *s);
+	int (*read_at)(struct floe_store *s, const char *key, uint64_t off, void *buf, size_t len);
+	int (*remove_many)(struct floe_store *s, const char *const *keys, size_t n, size_t *removed);
 };
 
 /* The table of a backend whose functions are named p_get, p_put, ... p_destroy. */
@@ -33,7 +35,7 @@ struct floe_store_ops {
 		.get = p##_get, .put = p##_put, .put_if_absent = p##_put_if_absent,              \
 		.put_file = p##_put_file, .put_file_if_absent = p##_put_file_if_absent,          \
 		.exists = p##_exists, .size = p##_size, .remove = p##_remove, .list = p##_list,  \
-		.destroy = p##_destroy,                                                          \
+		.destroy = p##_destroy, .read_at = p##_read_at, .remove_many = p##_remove_many,   \
 	}
 
 /* Backends embed this as their first member. */
@@ -60,6 +62,10 @@ int floe_store_probe_conditional(struct floe_store *s, const char *probe_key);
  * allocator refuses it (a large object counts against the agent's budget). */
 int floe_store_get(struct floe_store *s, const char *key, size_t max, void **data, size_t *len);
 void floe_store_free_data(struct floe_store *s, void *data);
+/* Reads exactly len bytes of key at off into buf (a byte range: a Parquet reader's pages,
+ * without the whole object in memory). -ENOENT when absent, -EIO when the object ends
+ * before off + len, -ENOTSUP for a backend without ranges. */
+int floe_store_read_at(struct floe_store *s, const char *key, uint64_t off, void *buf, size_t len);
 /* Writes key (replacing it). */
 int floe_store_put(struct floe_store *s, const char *key, const void *data, size_t len);
 /* Creates key only if it does not exist: -EEXIST when it does (another writer won). A
@@ -82,6 +88,11 @@ int floe_store_exists(struct floe_store *s, const char *key);
 int floe_store_size(struct floe_store *s, const char *key, int64_t *size);
 /* Deletes key; absent is fine. */
 int floe_store_remove(struct floe_store *s, const char *key);
+/* Deletes keys[0..n) (absent ones are fine) in as few requests as the backend can (S3:
+ * DeleteObjects, 1000 keys a request, one DELETE each where the server lacks it); a key
+ * that could not be deleted is logged. *removed gets how many are gone. Returns 0, or
+ * the error that stopped it (keys after it may remain). */
+int floe_store_remove_many(struct floe_store *s, const char *const *keys, size_t n, size_t *removed);
 /* Calls fn for every key that starts with prefix, in byte order. */
 int floe_store_list(struct floe_store *s, const char *prefix, int (*fn)(void *ctx, const char *key),
 		    void *ctx);

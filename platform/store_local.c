@@ -4,6 +4,7 @@
 #include "store.h"
 
 #include "fs.h"
+#include "log.h"
 #include "path.h"
 
 #include "formats/base/alloc.h"
@@ -154,6 +155,41 @@ static int l_list(struct floe_store *s, const char *prefix, int (*fn)(void *ctx,
 	struct list_ctx c = {dirkey, prefix + dlen, fn, ctx};
 	rc = floe_fs_list(s->alloc, path, list_one, &c);
 	return rc == -ENOENT ? 0 : rc;
+}
+
+/* Opens the file per call: a reader asks for a few ranges per column chunk, and a
+ * descriptor held between calls would have to be closed by someone. */
+static int l_read_at(struct floe_store *s, const char *key, uint64_t off, void *buf, size_t len)
+{
+	char path[FLOE_PATH_MAX];
+	int fd = -1;
+	int rc = key_path((struct local *)s, key, path, sizeof(path));
+	if (rc || (rc = floe_fs_open_read(path, &fd)))
+		return rc == -ENOTDIR ? -ENOENT : rc;
+	size_t done = 0;
+	while (rc == 0 && done < len) {
+		size_t got = 0;
+		rc = floe_fs_pread(fd, (char *)buf + done, len - done, off + done, &got);
+		if (rc == 0 && got == 0)
+			rc = -EIO; /* the file is shorter than the range */
+		done += got;
+	}
+	floe_fs_close(fd);
+	return rc;
+}
+
+/* Files go one unlink each: nothing to batch on a local directory. A failure is logged
+ * and the others still go. */
+static int l_remove_many(struct floe_store *s, const char *const *keys, size_t n, size_t *removed)
+{
+	for (size_t i = 0; i < n; i++) {
+		int rc = s->ops->remove(s, keys[i]);
+		if (rc)
+			floe_warn("store: deleting %s/%s failed: %s", s->uri, keys[i], floe_strerror(rc));
+		else
+			(*removed)++;
+	}
+	return 0;
 }
 
 static void l_destroy(struct floe_store *s)

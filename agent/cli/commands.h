@@ -18,6 +18,7 @@ int floe_cmd_run(int argc, char **argv);
 int floe_cmd_check(int argc, char **argv);
 int floe_cmd_inspect(int argc, char **argv);
 int floe_cmd_status(int argc, char **argv); /* status.c */
+int floe_cmd_maintain(int argc, char **argv); /* maintain.c */
 int floe_cmd_version(int argc, char **argv);
 
 #endif

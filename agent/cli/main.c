@@ -12,6 +12,7 @@ static const char usage[] =
 	"  check -c FILE          validate a configuration and print its effective values\n"
 	"  inspect LOCATION       show an Iceberg table: snapshots and live data files\n"
 	"  status -c FILE         what the agent did and whether it is healthy\n"
+	"  maintain -c FILE       compact the table's small files of closed partitions\n"
 	"  version                print the version\n"
 	"\n"
 	"'floe <command> --help' describes a command. Exit codes: 0 success, 1 runtime\n"
@@ -34,6 +35,8 @@ int main(int argc, char **argv)
 		return floe_cmd_check(argc - 1, argv + 1);
 	if (strcmp(cmd, "status") == 0)
 		return floe_cmd_status(argc - 1, argv + 1);
+	if (strcmp(cmd, "maintain") == 0)
+		return floe_cmd_maintain(argc - 1, argv + 1);
 	if (strcmp(cmd, "inspect") == 0)
 		return floe_cmd_inspect(argc - 1, argv + 1);
 	if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0)

@@ -285,6 +285,11 @@ struct floe_config {
 		uint64_t max_bytes;	       /* default 1 GiB, 16 MiB .. 1 TiB */
 		enum floe_spool_policy policy; /* block|drop_oldest, default block */
 	} spool;
+	struct {
+		/* floe maintain rewrites the small files of partitions whose time range ended
+		 * this long ago; default 1 h, 0 .. 366 days. */
+		uint64_t min_age_ms;
+	} maintain;
 	struct floe_alloc *alloc; /* borrowed: what everything above came from */
 };
 

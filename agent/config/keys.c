@@ -107,6 +107,17 @@ static const struct floe_key spool_keys[] = {
 };
 static const struct floe_key_section spool_section = FLOE_KEY_SECTION(spool_keys, NULL, NULL);
 
+static const struct floe_key maintain_keys[] = {
+    {.name = "min_age",
+     .type = FLOE_KT_DURATION,
+     .off = CFG(maintain.min_age_ms),
+     .def = "1h",
+     .min = 0,
+     .max = 24 * 366 * HOUR,
+     .help = "floe maintain compacts partitions closed this long"},
+};
+static const struct floe_key_section maintain_section = FLOE_KEY_SECTION(maintain_keys, NULL, NULL);
+
 static const struct floe_key root_keys[] = {
     {.name = "agent", .type = FLOE_KT_SECTION, .sub = &agent_section},
     {.name = "inputs",
@@ -118,6 +129,7 @@ static const struct floe_key root_keys[] = {
     {.name = "tables", .type = FLOE_KT_SECTION, .sub = &floe_keys_tables_section},
     {.name = "lake", .type = FLOE_KT_SECTION, .sub = &floe_keys_lake_section},
     {.name = "spool", .type = FLOE_KT_SECTION, .sub = &spool_section},
+    {.name = "maintain", .type = FLOE_KT_SECTION, .sub = &maintain_section},
     {.name = "aggregations",
      .type = FLOE_KT_SECTION_LIST,
      .off = CFG(aggs),

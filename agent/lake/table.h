@@ -124,4 +124,55 @@ int floe_table_check_identity(struct floe_table *t, struct floe_err *err);
 int floe_table_commit(struct floe_table *t, struct floe_spool *spool,
 		      struct floe_spool_entry *const *entries, size_t n, struct floe_err *err);
 
+/* ---- Compaction (table_replace.c): the small files of closed partitions, rewritten
+ * elsewhere into larger ones, replace them in one Iceberg "replace" snapshot. ---- */
+
+/* A live data file of the current snapshot that compaction may rewrite. */
+struct floe_table_file {
+	const char *path; /* URI, in the list's storage */
+	int64_t records, size;
+	int64_t seq;  /* data sequence number: older data first */
+	size_t part;  /* index of its partition key in the list */
+};
+/* What floe_table_scan found: files and the distinct partition keys they are in. */
+struct floe_table_files {
+	struct floe_alloc *a;
+	struct floe_table_file *f;
+	size_t n, cap;
+	struct floe_part_key *keys;
+	size_t nkeys, keycap;
+	char *buf; /* the paths, NUL-separated */
+	size_t len, bufcap;
+	size_t skipped; /* candidates left out over max_files */
+};
+struct floe_table_scan_options {
+	int64_t max_size;	/* files below this many bytes are small */
+	int64_t closed_before_us; /* partitions whose time range ends before this are closed */
+	size_t max_files;	/* candidates kept at most (a later run takes the rest) */
+};
+/* Lists the small live data files of closed partitions (by the partition spec's time
+ * field: a table without one has no closed partition) of the current snapshot, from
+ * manifests of the table's current spec. out is filled (release with
+ * floe_table_files_fini) and holds the files in manifest order. */
+int floe_table_scan(struct floe_table *t, const struct floe_table_scan_options *o,
+		    struct floe_table_files *out, struct floe_err *err);
+void floe_table_files_fini(struct floe_table_files *fs);
+
+/* Commits the data files added[0..nadded) (already in the table's data directory, in
+ * partitions of the current spec) as replacing the live data files old[0..nold) (URIs)
+ * in one snapshot of operation "replace". Every attempt rebuilds on the freshly loaded
+ * parent and checks there that each old file is still live: appends that landed
+ * meanwhile are kept (they never conflict); when some old file is gone (another
+ * compaction rewrote it, or it was removed) the replace is abandoned with
+ * FLOE_ENOTFOUND, and nothing of it is committed. FLOE_ECONFLICT when every attempt
+ * lost the race. The replace snapshot carries no floe.agent-id or floe.commit-seq: it
+ * is no agent's commit. */
+int floe_table_replace(struct floe_table *t, const char *const *old, size_t nold,
+		       const struct floe_ice_data_file *added, size_t nadded, struct floe_err *err);
+/* Expires snapshots and drops metadata-log entries by the table's properties (as a
+ * commit does) in a metadata version of its own, without a new snapshot, and deletes
+ * what they no longer need; nothing is written when nothing expires. *expired gets the
+ * number of snapshots expired. */
+int floe_table_expire_now(struct floe_table *t, size_t *expired, struct floe_err *err);
+
 #endif

@@ -169,7 +169,7 @@ static int64_t summary_int(const struct floe_ice_meta *m, long idx, const char *
 }
 
 /* Reads the parent's manifest list (NULL when there is no parent). */
-static int read_parent_list(struct floe_table *t, long parent_idx, struct floe_ice_manifest_list **out)
+int floe_table_read_list(struct floe_table *t, long parent_idx, struct floe_ice_manifest_list **out)
 {
 	*out = NULL;
 	if (parent_idx < 0)
@@ -259,7 +259,7 @@ static void build_summary(const struct floe_table *t, const struct floe_ice_meta
 
 /* Now, clamped: never before the parent snapshot or the last metadata update, so a
  * device whose clock lags cannot make the history go backwards. */
-static int64_t snapshot_time(const struct floe_table *t, const struct floe_ice_meta *m, long pidx)
+int64_t floe_table_snapshot_time(const struct floe_table *t, const struct floe_ice_meta *m, long pidx)
 {
 	int64_t now = t->clock->wall_us(t->clock->ctx) / 1000;
 	int64_t floor_ms = floe_ice_meta_last_updated_ms(m);
@@ -282,7 +282,7 @@ static int write_list(struct floe_table *t, const struct commit_files *cf,
 	struct floe_ice_manifest_list *plist = NULL;
 	struct floe_ice_manifest_entry *entries = NULL;
 	int64_t snapshot_id = mi->snapshot_id, seq = mi->seq;
-	int rc = read_parent_list(t, pidx, &plist);
+	int rc = floe_table_read_list(t, pidx, &plist);
 	if (rc)
 		goto out;
 	size_t np = plist ? floe_ice_manifest_list_count(plist) : 0;
@@ -338,7 +338,7 @@ out:
 }
 
 /* Metadata-log entries kept: write.metadata.previous-versions-max. */
-static size_t max_log(const struct floe_table *t)
+size_t floe_table_max_log(const struct floe_table *t)
 {
 	const struct floe_table_props *p = t->opt.props;
 	if (!p)
@@ -386,7 +386,7 @@ static int attempt(struct floe_table *t, const struct commit_files *cf, int64_t 
 	struct summary sum;
 	build_summary(t, m, pidx, cf, commit_seq, &sum);
 
-	int64_t now = snapshot_time(t, m, pidx);
+	int64_t now = floe_table_snapshot_time(t, m, pidx);
 	struct floe_ice_snapshot snap = {
 		.snapshot_id = snapshot_id,
 		.parent_id = parent,
@@ -401,8 +401,8 @@ static int attempt(struct floe_table *t, const struct commit_files *cf, int64_t 
 	char prev[FLOE_TABLE_PATH_CAP + 64], prev_uri[2 * FLOE_TABLE_PATH_CAP + 80], next[FLOE_TABLE_PATH_CAP + 64];
 	floe_table_meta_path(t, t->version, prev, sizeof(prev));
 	if ((rc = floe_store_uri(t->store, prev, prev_uri, sizeof(prev_uri))) ||
-	    (rc = floe_table_expire_log(t, m, max_log(t), &x)) ||
-	    (rc = floe_ice_meta_add_snapshot(m, &snap, prev_uri, now, max_log(t))) ||
+	    (rc = floe_table_expire_log(t, m, floe_table_max_log(t), &x)) ||
+	    (rc = floe_ice_meta_add_snapshot(m, &snap, prev_uri, now, floe_table_max_log(t))) ||
 	    (rc = floe_table_expire_plan(t, m, now, &x)))
 		goto out;
 	floe_buf_reset(&b);
@@ -480,7 +480,7 @@ static int check_live(struct floe_table *t, const struct commit_files *cf)
 }
 
 /* A snapshot id no snapshot of the table has, and the commit's UUID (names its files). */
-static int commit_ids(struct floe_table *t, int64_t *snapshot_id, char commit_uuid[37])
+int floe_table_commit_ids(struct floe_table *t, int64_t *snapshot_id, char commit_uuid[37])
 {
 	int rc;
 	do {
@@ -494,7 +494,7 @@ static int commit_ids(struct floe_table *t, int64_t *snapshot_id, char commit_uu
 
 /* Lost the race: back off with full jitter (up to *delay_ms, which doubles up to 1 s),
  * then rebuild on the new parent. */
-static void back_off(struct floe_table *t, unsigned attempt_no, unsigned *delay_ms)
+void floe_table_back_off(struct floe_table *t, unsigned attempt_no, unsigned *delay_ms)
 {
 	uint32_t r = 0;
 	(void)t->rand->fill(t->rand->ctx, &r, sizeof(r));
@@ -528,7 +528,7 @@ int floe_table_commit(struct floe_table *t, struct floe_spool *spool,
 
 	int64_t snapshot_id;
 	char commit_uuid[37];
-	if ((rc = commit_ids(t, &snapshot_id, commit_uuid)))
+	if ((rc = floe_table_commit_ids(t, &snapshot_id, commit_uuid)))
 		return floe_err_set(err, rc, "no random snapshot id: %s", floe_strerror(rc));
 
 	char manifest[FLOE_TABLE_PATH_CAP + 64], manifest_uri[2 * FLOE_TABLE_PATH_CAP + 80];
@@ -569,7 +569,7 @@ int floe_table_commit(struct floe_table *t, struct floe_spool *spool,
 		}
 		if (rc != FLOE_ECONFLICT)
 			goto out;
-		back_off(t, i, &delay_ms);
+		floe_table_back_off(t, i, &delay_ms);
 		/* The in-memory metadata was edited by the failed attempt; reload it. */
 		t->version = 0;
 	}

@@ -3,7 +3,14 @@
  * snapshots a commit removes from the metadata it writes; once that metadata is the
  * table's, their manifest lists, the manifests no retained snapshot lists, and (with
  * write.metadata.delete-after-commit.enabled) the metadata files that fell off the
- * metadata-log are deleted. Data files are never deleted here: an append removes none.
+ * metadata-log are deleted, and so are the data files that a replace (compaction,
+ * table_replace.c) removed, once no retained snapshot lists them: when the replace
+ * snapshot's parent expires. Those are the entries a replace snapshot S wrote as
+ * DELETED with its own id, in the manifests it added; they are live in S's ancestors
+ * only, so once S is the oldest retained snapshot (or expired itself) nothing needs them.
+ * Each such S is handled when its parent expires, that is while S is the oldest
+ * retained snapshot or one of the expired ones newer than the oldest expired one (whose
+ * own parent expired, and was handled, in an earlier commit).
  *
  * Which manifests are safe to delete is decided without reading every retained
  * snapshot's list: expiry runs only on a table whose snapshots are all ancestors of the
@@ -85,6 +92,7 @@ void floe_table_expiry_fini(struct floe_table *t, struct floe_table_expiry *x)
 {
 	paths_fini(&x->lists);
 	paths_fini(&x->logs);
+	floe_free(t->alloc, x->ids);
 	memset(x, 0, sizeof(*x));
 }
 
@@ -169,13 +177,17 @@ static int expire_range(struct floe_table *t, struct floe_ice_meta *m, const lon
 	int64_t ids[EXPIRE_MAX];
 	size_t n = na - from;
 	x->lists.a = t->alloc;
+	if (!(x->ids = floe_calloc(t->alloc, n + 1, sizeof(*x->ids))))
+		return FLOE_ENOMEM;
 	for (size_t k = from - 1; k < na; k++) {
 		int64_t parent, seq, ts;
 		const char *ml;
-		int64_t *id = k >= from ? &ids[k - from] : &parent;
+		int64_t *id = &x->ids[k - (from - 1)];
 		int rc = floe_ice_meta_snapshot_at(m, (size_t)anc[k], id, &parent, &seq, &ts, &ml);
 		if (rc)
 			return rc;
+		if (k >= from)
+			ids[k - from] = *id;
 		/* Entry 0 is the oldest kept snapshot's list; an unnamed list stays "". */
 		if ((rc = paths_add(&x->lists, ml ? ml : "")) ||
 		    (k >= from && (rc = keep_watermark(m, (size_t)anc[k]))))
@@ -246,24 +258,86 @@ static int read_list(struct floe_table *t, const char *uri, const struct floe_ta
 	return rc;
 }
 
-/* Deletes the object at uri if it is in the warehouse; counts what went. */
-static void remove_uri(struct floe_table *t, const char *uri, size_t *removed)
+/* Marks the object at uri for deletion if it is in the warehouse (its key into doomed). */
+static int remove_uri(struct floe_table *t, const char *uri, struct floe_table_paths *doomed)
 {
 	char key[FLOE_TABLE_PATH_CAP];
 	if (floe_store_key(t->store, uri, key, sizeof(key)))
-		return; /* not floe's to delete */
-	int rc = floe_store_remove(t->store, key);
+		return 0; /* not floe's to delete */
+	return paths_add(doomed, key);
+}
+
+/* Deletes the doomed keys, as few requests as the store allows (S3: DeleteObjects, a
+ * thousand keys each); a failure leaves unused files and is logged by the store. */
+static size_t remove_all(struct floe_table *t, const struct floe_table_paths *doomed)
+{
+	size_t removed = 0;
+	const char **keys = doomed->n ? floe_calloc(t->alloc, doomed->n, sizeof(*keys)) : NULL;
+	if (doomed->n && !keys) {
+		floe_warn("table: no memory to delete %zu unused files; they stay", doomed->n);
+		return 0;
+	}
+	for (size_t i = 0; i < doomed->n; i++)
+		keys[i] = PATH(doomed, i);
+	int rc = doomed->n ? floe_store_remove_many(t->store, keys, doomed->n, &removed) : 0;
 	if (rc)
-		floe_warn("table: deleting %s failed: %s (it stays, unused)", uri, floe_strerror(rc));
-	else
-		(*removed)++;
+		floe_warn("table: deleting unused files failed: %s (%zu of %zu stay)", floe_strerror(rc),
+			  doomed->n - removed, doomed->n);
+	floe_free(t->alloc, keys);
+	return removed;
+}
+
+/* Deletes the data files snapshot id removed, by the manifests the list at uri names
+ * that id added with deleted entries. */
+static int remove_replaced(struct floe_table *t, const char *uri, int64_t id, struct floe_table_paths *doomed)
+{
+	char key[FLOE_TABLE_PATH_CAP];
+	void *data = NULL;
+	size_t len = 0;
+	struct floe_ice_manifest_list *l = NULL;
+	int rc = floe_store_key(t->store, uri, key, sizeof(key));
+	if (rc == 0)
+		rc = floe_store_get(t->store, key, FLOE_TABLE_MANIFEST_MAX, &data, &len);
+	if (rc == 0)
+		rc = floe_ice_manifest_list_read(t->alloc, data, len, &l, NULL);
+	for (size_t i = 0; rc == 0 && i < floe_ice_manifest_list_count(l); i++) {
+		const struct floe_ice_manifest_entry *e = floe_ice_manifest_list_at(l, i);
+		void *mdata = NULL;
+		size_t mlen = 0;
+		struct floe_ice_entry_reader *r = NULL;
+		struct floe_ice_entry ent;
+		if (e->content != 0 || e->added_snapshot_id != id || e->deleted_files <= 0)
+			continue;
+		rc = floe_store_key(t->store, e->path, key, sizeof(key));
+		if (rc == 0)
+			rc = floe_store_get(t->store, key, FLOE_TABLE_MANIFEST_MAX, &mdata, &mlen);
+		if (rc == 0)
+			rc = floe_ice_entry_reader_new(t->alloc, mdata, mlen, e, &r, NULL);
+		while (rc == 0 && (rc = floe_ice_entry_reader_next(r, &ent, NULL)) == 1) {
+			rc = 0;
+			if (ent.status == 2 && ent.snapshot_id == id && ent.content == 0)
+				rc = remove_uri(t, ent.path, doomed);
+		}
+		floe_ice_entry_reader_free(r);
+		floe_store_free_data(t->store, mdata);
+	}
+	floe_ice_manifest_list_free(l);
+	floe_store_free_data(t->store, data);
+	return rc;
 }
 
 void floe_table_expire_clean(struct floe_table *t, const struct floe_table_expiry *x)
 {
-	struct floe_table_paths keep = {.a = t->alloc}, gone = {.a = t->alloc};
-	size_t removed = 0;
+	struct floe_table_paths keep = {.a = t->alloc}, gone = {.a = t->alloc}, doomed = {.a = t->alloc};
 	int rc = 0;
+	/* Before the manifests go: they say which data files the replaces removed. The
+	 * oldest expired snapshot's parent expired earlier, and its files went then. */
+	for (size_t i = 0; x->nexpired && i + 1 < x->lists.n; i++) {
+		if (PATH(&x->lists, i)[0] && (rc = remove_replaced(t, PATH(&x->lists, i), x->ids[i], &doomed)))
+			floe_warn("table: reading what snapshot %" PRId64 " replaced failed: %s; its old data "
+				  "files stay", x->ids[i], floe_strerror(rc));
+	}
+	rc = 0;
 	if (x->nexpired) {
 		/* Without the oldest kept list nothing proves a manifest unused: keep them all. */
 		const char *oldest = PATH(&x->lists, 0);
@@ -275,19 +349,22 @@ void floe_table_expire_clean(struct floe_table *t, const struct floe_table_expir
 			floe_warn("table: reading the manifest lists of expired snapshots failed: %s; "
 				  "their manifests stay", floe_strerror(rc));
 		for (size_t i = 0; rc == 0 && i < gone.n; i++)
-			remove_uri(t, PATH(&gone, i), &removed);
+			rc = remove_uri(t, PATH(&gone, i), &doomed);
 		/* A snapshot's list is its own: it goes whatever its manifests' fate. */
 		for (size_t i = 1; i < x->lists.n; i++)
-			if (PATH(&x->lists, i)[0])
-				remove_uri(t, PATH(&x->lists, i), &removed);
+			if (PATH(&x->lists, i)[0] && remove_uri(t, PATH(&x->lists, i), &doomed))
+				break;
 	}
 	for (size_t i = 0; i < x->logs.n; i++)
-		remove_uri(t, PATH(&x->logs, i), &removed);
+		if (remove_uri(t, PATH(&x->logs, i), &doomed))
+			break;
+	size_t removed = remove_all(t, &doomed);
 	if (x->nexpired || x->logs.n)
-		floe_info("table: expired %zu snapshots; deleted %zu files (one DELETE each)", x->nexpired,
-			  removed);
+		floe_info("table: expired %zu snapshots; deleted %zu of %zu unused files", x->nexpired, removed,
+			  doomed.n);
 	paths_fini(&keep);
 	paths_fini(&gone);
+	paths_fini(&doomed);
 }
 
 /* ---- finding data files in the current snapshot ---- */

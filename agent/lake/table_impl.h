@@ -41,6 +41,20 @@ struct floe_alloc;
 struct floe_json;
 struct floe_ice_field_summary;
 struct floe_ice_manifest_entry;
+struct floe_ice_manifest_list;
+struct floe_ice_meta;
+
+/* table_commit.c (called by table_replace.c), what a replace commits the same way */
+/* Reads the manifest list of the snapshot at index parent_idx (-1: *out = NULL). */
+int floe_table_read_list(struct floe_table *t, long parent_idx, struct floe_ice_manifest_list **out);
+/* Now, clamped to be after the parent at index pidx and the last metadata update. */
+int64_t floe_table_snapshot_time(const struct floe_table *t, const struct floe_ice_meta *m, long pidx);
+/* Metadata-log entries kept: write.metadata.previous-versions-max. */
+size_t floe_table_max_log(const struct floe_table *t);
+/* A snapshot id no snapshot of the table has, and a commit UUID. */
+int floe_table_commit_ids(struct floe_table *t, int64_t *snapshot_id, char commit_uuid[37]);
+/* Lost the race: backs off with full jitter (doubling *delay_ms up to 1 s). */
+void floe_table_back_off(struct floe_table *t, unsigned attempt_no, unsigned *delay_ms);
 
 /* table_merge.c (called by table_commit.c; calls table_version.c) */
 /* The compact JSON of v into *out (owned by the caller, from a). */
@@ -85,6 +99,7 @@ struct floe_table_paths {
  * oldest retained snapshot's) and the metadata files that fall off the metadata-log. */
 struct floe_table_expiry {
 	struct floe_table_paths lists, logs;
+	int64_t *ids; /* the snapshot of each list, in the same order */
 	size_t nexpired;
 };
 /* Before the new snapshot is added to m: the metadata-log entries that adding it with
@@ -96,9 +111,10 @@ int floe_table_expire_log(struct floe_table *t, const struct floe_ice_meta *m, s
  * installation's floe.committed-seq.<id> property to their commit-seqs. */
 int floe_table_expire_plan(struct floe_table *t, struct floe_ice_meta *m, int64_t now_ms,
 			   struct floe_table_expiry *x);
-/* Once the metadata is committed: deletes the expired snapshots' lists, their manifests
- * that the oldest retained snapshot does not list, and the dropped metadata files (best
- * effort: a failure leaves an unused file and is logged). */
+/* Once the metadata is committed: deletes the data files that snapshots whose parent
+ * is now expired removed (a replace's old files), the expired snapshots' lists, their
+ * manifests that the oldest retained snapshot does not list, and the dropped metadata
+ * files (best effort: a failure leaves an unused file and is logged). */
 void floe_table_expire_clean(struct floe_table *t, const struct floe_table_expiry *x);
 void floe_table_expiry_fini(struct floe_table *t, struct floe_table_expiry *x);
 /* How many of the data files paths[0..n) the current snapshot holds live (each counted

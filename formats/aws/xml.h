@@ -64,4 +64,13 @@ int floe_aws_xml_uploads(struct floe_alloc *a, const char *p, size_t n,
 			 void *ctx, bool *truncated, const struct floe_aws_xml_markers *next,
 			 struct floe_err *e);
 
+/* The DeleteResult of a DeleteObjects request (xml_delete.c): fn(ctx, key, code, message)
+ * per <Error> (code "?" when absent, message "" when absent; a non-zero return stops and
+ * is returned, e untouched), and in *deleted (may be NULL) the number of <Deleted>
+ * entries (none in quiet mode). Another root element, or an Error without a Key, is
+ * FLOE_EFORMAT; otherwise as floe_aws_xml_walk. */
+int floe_aws_xml_delete_result(struct floe_alloc *a, const char *p, size_t n,
+			       int (*fn)(void *ctx, const char *key, const char *code, const char *message),
+			       void *ctx, size_t *deleted, struct floe_err *e);
+
 #endif

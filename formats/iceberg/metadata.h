@@ -111,6 +111,13 @@ long floe_ice_meta_find_snapshot(const struct floe_ice_meta *m, int64_t snapshot
 int floe_ice_meta_add_snapshot(struct floe_ice_meta *m, const struct floe_ice_snapshot *s,
 			       const char *prev_metadata_location, int64_t now_ms, size_t max_log);
 
+/* A new metadata version without a new snapshot (a maintenance commit that only expires
+ * snapshots or changes properties): appends {prev last-updated-ms,
+ * prev_metadata_location} to metadata-log (trimmed to max_log entries; none when NULL)
+ * and sets last-updated-ms to now_ms (never earlier than it was). */
+int floe_ice_meta_touch(struct floe_ice_meta *m, const char *prev_metadata_location, int64_t now_ms,
+			size_t max_log);
+
 /* ---- Expiry and cleanup (metadata_expire.c) ---- */
 
 /* The table property key (borrowed until the metadata changes), or NULL. */

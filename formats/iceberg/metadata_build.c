@@ -284,6 +284,58 @@ static int check_new_snapshot(const struct floe_ice_meta *m, const struct floe_i
 	return 0;
 }
 
+/* The metadata-log of the next version: the old one and {last-updated-ms,
+ * prev_metadata_location} (when not NULL), trimmed to max_log entries. */
+static int metadata_log(struct floe_ice_meta *m, const char *prev_metadata_location, size_t max_log,
+			struct floe_json **out)
+{
+	struct floe_json_doc *d = m->doc;
+	struct floe_json *mlog, *entry;
+	int rc;
+	const struct floe_json *old_mlog = floe_json_get(m->v.root, "metadata-log");
+	if (!floe_json_is(old_mlog, FLOE_JSON_ARRAY))
+		old_mlog = NULL;
+	size_t mlen = floe_json_len(old_mlog) + (prev_metadata_location ? 1 : 0);
+	size_t drop = mlen > max_log ? mlen - max_log : 0;
+	if (!(mlog = floe_ice_json_copy_array(d, old_mlog, drop)))
+		return FLOE_ENOMEM;
+	if (prev_metadata_location) {
+		if (!(entry = floe_json_new_object(d)))
+			return FLOE_ENOMEM;
+		if ((rc = set_int(d, entry, "timestamp-ms", m->v.last_updated_ms)) ||
+		    (rc = set_str(d, entry, "metadata-file", prev_metadata_location)))
+			return rc;
+		if ((rc = floe_json_push(d, mlog, entry)))
+			return rc;
+	}
+	*out = mlog;
+	return 0;
+}
+
+int floe_ice_meta_touch(struct floe_ice_meta *m, const char *prev_metadata_location, int64_t now_ms,
+			size_t max_log)
+{
+	struct floe_json_doc *d = m->doc;
+	struct floe_json *root, *mlog;
+	struct floe_ice_view nv;
+	int rc;
+	if (max_log == 0)
+		max_log = 1;
+	if (now_ms < m->v.last_updated_ms)
+		now_ms = m->v.last_updated_ms;
+	if (!(root = floe_ice_json_copy_object(d, m->v.root)))
+		return FLOE_ENOMEM;
+	if ((rc = metadata_log(m, prev_metadata_location, max_log, &mlog)) ||
+	    (rc = set_int(d, root, "last-updated-ms", now_ms)) ||
+	    (rc = floe_json_set(d, root, "metadata-log", mlog)))
+		return rc;
+	if (floe_ice_meta_index(&nv, root))
+		return FLOE_EINVAL;
+	floe_json_set_root(d, root);
+	m->v = nv;
+	return 0;
+}
+
 /* v1 tables are refused (FLOE_EUNSUPPORTED): sequence numbers are a v2 notion, and
  * upgrading a table's format is a decision for its owner. max_log 0 keeps one entry,
  * as Java does. */
@@ -329,22 +381,8 @@ int floe_ice_meta_add_snapshot(struct floe_ice_meta *m, const struct floe_ice_sn
 	    (rc = floe_json_push(d, slog, entry)))
 		return rc;
 
-	const struct floe_json *old_mlog = floe_json_get(old, "metadata-log");
-	if (!floe_json_is(old_mlog, FLOE_JSON_ARRAY))
-		old_mlog = NULL;
-	size_t mlen = floe_json_len(old_mlog) + (prev_metadata_location ? 1 : 0);
-	size_t drop = mlen > max_log ? mlen - max_log : 0;
-	if (!(mlog = floe_ice_json_copy_array(d, old_mlog, drop)))
-		return FLOE_ENOMEM;
-	if (prev_metadata_location) {
-		if (!(entry = floe_json_new_object(d)))
-			return FLOE_ENOMEM;
-		if ((rc = set_int(d, entry, "timestamp-ms", m->v.last_updated_ms)) ||
-		    (rc = set_str(d, entry, "metadata-file", prev_metadata_location)))
-			return rc;
-		if ((rc = floe_json_push(d, mlog, entry)))
-			return rc;
-	}
+	if ((rc = metadata_log(m, prev_metadata_location, max_log, &mlog)))
+		return rc;
 
 	if ((rc = set_int(d, root, "last-sequence-number", s->sequence_number)) ||
 	    (rc = set_int(d, root, "last-updated-ms", now_ms)) ||

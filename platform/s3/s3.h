@@ -136,6 +136,17 @@ int floe_s3_get_range(struct floe_s3 *s3, const char *key, int64_t off, int64_t 
 int floe_s3_head(struct floe_s3 *s3, const char *key, struct floe_s3_object_info *info);
 /* DELETE key; deleting an absent key succeeds (S3 semantics). */
 int floe_s3_delete(struct floe_s3 *s3, const char *key);
+/* DeleteObjects (s3_delete.c): deletes keys[0..n) in requests of up to
+ * FLOE_S3_DELETE_MAX keys (POST ?delete, quiet, with Content-MD5). 0 when every request
+ * was answered, with each key the server could not delete reported to on_error(ctx,
+ * key, code, message) (may be NULL; a non-zero return stops and is returned) and counted
+ * in *failed (may be NULL); absent keys count as deleted. -ENOTSUP when the server does
+ * not implement the call (501 or NotImplemented): the caller deletes one key at a time.
+ * Otherwise a request's error (keys of earlier requests are gone, later ones not). */
+#define FLOE_S3_DELETE_MAX 1000
+int floe_s3_delete_objects(struct floe_s3 *s3, const char *const *keys, size_t n,
+			   int (*on_error)(void *ctx, const char *key, const char *code, const char *message),
+			   void *ctx, size_t *failed);
 
 /* ListObjectsV2 of every key starting with prefix (NULL/"" = all), following continuation
  * tokens. fn is called per key (borrowed string, valid during the call) with its size; a

@@ -28,6 +28,7 @@ struct s3store {
 	/* Files above this go up in parts (floe_s3_put_file): the client's threshold, kept
 	 * here to know which uploads can carry If-None-Match. */
 	int64_t multipart_threshold;
+	bool no_batch; /* the server refused DeleteObjects once: DELETE each key */
 };
 
 static int full_key(const struct s3store *s, const char *key, char *out, size_t cap)
@@ -43,6 +44,25 @@ static int s_get(struct floe_store *st, const char *key, size_t max, void **data
 	char k[2048];
 	int rc = full_key(s, key, k, sizeof(k));
 	return rc ? rc : floe_s3_get(s->s3, k, max, data, len);
+}
+
+static int s_read_at(struct floe_store *st, const char *key, uint64_t off, void *buf, size_t len)
+{
+	struct s3store *s = (struct s3store *)st;
+	char k[2048];
+	void *data = NULL;
+	size_t got = 0;
+	if (off > INT64_MAX || len > INT64_MAX - off)
+		return -EINVAL;
+	int rc = full_key(s, key, k, sizeof(k));
+	if (rc == 0)
+		rc = floe_s3_get_range(s->s3, k, (int64_t)off, (int64_t)len, &data, &got);
+	if (rc == 0 && got != len)
+		rc = -EIO; /* the object is shorter than the range (or the server ignored it) */
+	if (rc == 0)
+		memcpy(buf, data, len);
+	floe_free(st->alloc, data);
+	return rc;
 }
 
 static int s_put(struct floe_store *st, const char *key, const void *data, size_t len)
@@ -239,6 +259,58 @@ static int s_remove(struct floe_store *st, const char *key)
 		return rc;
 	rc = floe_s3_delete(s->s3, k);
 	return rc == -ENOENT ? 0 : rc;
+}
+
+struct delete_ctx {
+	const struct s3store *s;
+	size_t failed;
+};
+
+static int delete_failed(void *ctx, const char *key, const char *code, const char *message)
+{
+	struct delete_ctx *d = ctx;
+	d->failed++;
+	floe_warn("store: deleting %s (key %s) failed: %s%s%s", d->s->base.uri, key, code, message[0] ? ": " : "",
+		  message);
+	return 0;
+}
+
+/* DeleteObjects for up to FLOE_S3_DELETE_MAX keys at a time, their full keys in one
+ * buffer; a server without it gets a DELETE per key from then on. */
+static int s_remove_many(struct floe_store *st, const char *const *keys, size_t n, size_t *removed)
+{
+	struct s3store *s = (struct s3store *)st;
+	const char *full[FLOE_S3_DELETE_MAX];
+	char *buf = s->no_batch ? NULL : floe_malloc(st->alloc, (size_t)FLOE_S3_DELETE_MAX * 2048);
+	int rc = s->no_batch || buf ? 0 : FLOE_ENOMEM;
+	size_t i = 0;
+	while (rc == 0 && !s->no_batch && i < n) {
+		size_t k = n - i < FLOE_S3_DELETE_MAX ? n - i : FLOE_S3_DELETE_MAX;
+		for (size_t j = 0; j < k && rc == 0; j++) {
+			full[j] = buf + j * 2048;
+			rc = full_key(s, keys[i + j], buf + j * 2048, 2048);
+		}
+		struct delete_ctx d = {s, 0};
+		if (rc == 0)
+			rc = floe_s3_delete_objects(s->s3, full, k, delete_failed, &d, NULL);
+		if (rc == -ENOTSUP) {
+			floe_info("store: %s does not implement DeleteObjects; deleting one key at a time", st->uri);
+			s->no_batch = true;
+			rc = 0;
+		} else if (rc == 0) {
+			*removed += k - d.failed;
+			i += k;
+		}
+	}
+	floe_free(st->alloc, buf);
+	for (; rc == 0 && i < n; i++) {
+		int one = s_remove(st, keys[i]);
+		if (one)
+			floe_warn("store: deleting %s/%s failed: %s", st->uri, keys[i], floe_strerror(one));
+		else
+			(*removed)++;
+	}
+	return rc;
 }
 
 struct list_ctx {

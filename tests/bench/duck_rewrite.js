@@ -1,6 +1,7 @@
 // DuckDB's side of the Parquet read benchmark: times, with one thread, the rewrite
 // compaction makes: COPY (SELECT * FROM read_parquet(IN)) TO OUT (FORMAT parquet).
 // Usage: node duck_rewrite.js IN.parquet OUT.parquet CODEC LEVEL ROW_GROUP_SIZE
+// (IN as @LIST: the files named in LIST, one a line, into one OUT: a compaction.)
 // Prints rows, seconds, bytes, CPU seconds and the process's peak RSS (node included).
 const fs = require('fs');
 const path = require('path');
@@ -14,7 +15,10 @@ async function main() {
   if (codec === 'zstd') opts.push(`COMPRESSION_LEVEL ${level}`);
   const t0 = process.hrtime.bigint();
   const c0 = process.cpuUsage();
-  await c.run(`copy (select * from read_parquet('${input}')) to '${output}' (${opts.join(', ')})`);
+  const files = input.startsWith('@')
+    ? fs.readFileSync(input.slice(1), 'utf8').split('\n').filter((l) => l).map((f) => `'${f}'`).join(',')
+    : `'${input}'`;
+  await c.run(`copy (select * from read_parquet([${files}])) to '${output}' (${opts.join(', ')})`);
   const secs = Number(process.hrtime.bigint() - t0) / 1e9;
   const cu = process.cpuUsage(c0);
   const cpu = (cu.user + cu.system) / 1e6;

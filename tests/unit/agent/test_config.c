@@ -319,7 +319,7 @@ static void test_errors(void **state)
 	     "t.yaml:2:10: unknown key 'agent.http.port'; valid keys here: listen"},
 	    {"outputs: []\n", FLOE_EFORMAT,
 	     "t.yaml:1:1: unknown key 'outputs'; valid keys here: agent, inputs, tables, lake, "
-	     "spool, aggregations"},
+	     "spool, maintain, aggregations"},
 	    /* the Iceberg properties floe follows, by Iceberg's names, and their ranges */
 	    {"tables: {logs: {properties: {history.expire.max-snapshot-age: 1d}}}\n", FLOE_EFORMAT,
 	     "t.yaml:1:30: unknown key 'tables.logs.properties.history.expire.max-snapshot-age'; valid "
@@ -1249,6 +1249,8 @@ static void test_dump(void **state)
 	    "spool:\n"
 	    "  max_bytes: 1GiB  # sealed files waiting for upload\n"
 	    "  policy: block  # when full: block (stop reading) or drop_oldest\n"
+	    "maintain:\n"
+	    "  min_age: 1h  # floe maintain compacts partitions closed this long\n"
 	    "aggregations: []\n");
 	floe_free(NULL, d);
 	floe_config_free(c);
@@ -1318,6 +1320,8 @@ static void test_dump(void **state)
 	    "spool:\n"
 	    "  max_bytes: 1GiB  # sealed files waiting for upload\n"
 	    "  policy: block  # when full: block (stop reading) or drop_oldest\n"
+	    "maintain:\n"
+	    "  min_age: 1h  # floe maintain compacts partitions closed this long\n"
 	    "aggregations: []\n");
 	struct floe_config *c3 = parse_ok(NULL, d);
 	char *d3 = dump(c3);

@@ -129,10 +129,50 @@ static void test_put_file_if_absent(void **state)
 	unlink(big);
 }
 
+/* remove_many: one DeleteObjects for the keys under the store's prefix; a server that
+ * answers 501 NotImplemented gets a DELETE per key, then and for every later call. */
+static void test_remove_many(void **state)
+{
+	(void)state;
+	struct canned script[] = {
+	    R(200, NULL, "<DeleteResult/>"),
+	    R(501, NULL, "<Error><Code>NotImplemented</Code></Error>"),
+	    R(204, NULL, NULL),
+	    R(204, NULL, NULL),
+	    R(204, NULL, NULL),
+	};
+	struct server sv;
+	server_start(&sv, script, 5);
+	struct floe_store *s = store(&sv);
+	const char *keys[] = {"m/a.avro", "m/b.avro"};
+	size_t removed = 0;
+	assert_int_equal(floe_store_remove_many(s, keys, 2, &removed), 0);
+	assert_int_equal(removed, 2);
+	assert_int_equal(floe_store_remove_many(s, keys, 2, &removed), 0);
+	assert_int_equal(removed, 2);
+	assert_int_equal(floe_store_remove_many(s, keys, 1, &removed), 0);
+	assert_int_equal(removed, 1);
+	floe_store_free(s);
+	struct seen seen[5];
+	assert_int_equal(server_finish(&sv, seen, 5), 5);
+	static const char *const want[][2] = {
+	    {"POST", "/bkt?delete="},		{"POST", "/bkt?delete="}, {"DELETE", "/bkt/wh/m/a.avro"},
+	    {"DELETE", "/bkt/wh/m/b.avro"}, {"DELETE", "/bkt/wh/m/a.avro"},
+	};
+	for (size_t i = 0; i < 5; i++) {
+		assert_string_equal(seen[i].method, want[i][0]);
+		assert_string_equal(seen[i].target, want[i][1]);
+	}
+	assert_non_null(strstr(seen[0].body, "<Key>wh/m/a.avro</Key>"));
+	assert_non_null(strstr(seen[0].body, "<Key>wh/m/b.avro</Key>"));
+	seen_free(seen, 5);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_put_file_if_absent),
+		cmocka_unit_test(test_remove_many),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

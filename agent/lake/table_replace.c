@@ -1,0 +1,577 @@
+/* The replace commit of compaction: data files written from the rows of older ones take
+ * their place in one snapshot of operation "replace", as Iceberg's RewriteFiles does.
+ *
+ * The new files go into one manifest of ADDED entries, written once. Every attempt then
+ * builds on the freshly loaded parent: each of the parent's data manifests that lists
+ * one of the old files live is rewritten with that entry DELETED by this snapshot and
+ * every other live entry EXISTING (snapshot id and both sequence numbers kept); the
+ * others are carried over verbatim. So appends that landed since the files were read
+ * never conflict: their manifests are carried like any other. The attempt checks that
+ * every old file is still live on that parent; if one is not (a concurrent compaction
+ * replaced it, or another engine deleted it), committing would resurrect or duplicate
+ * rows, so the replace is abandoned (FLOE_ENOTFOUND) and the caller drops its files.
+ * Like an append, the commit point is the creation of the next metadata version, and
+ * expiry on commit runs here too. The old data files stay in the warehouse until the
+ * snapshots that list them expire (table_expire.c deletes them then). */
+#include "agent/lake/table_impl.h"
+
+#include "agent/env/env.h"
+#include "formats/base/alloc.h"
+#include "formats/base/buf.h"
+#include "formats/base/error.h"
+#include "formats/iceberg/manifest.h"
+#include "formats/iceberg/metadata.h"
+#include "platform/crash.h"
+#include "platform/log.h"
+#include "platform/store.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One replace: the old files (sorted, for lookups), what the attempt found of them, and
+ * the new files and their manifest. */
+struct replace {
+	const char **old;
+	bool *seen;
+	size_t nold, nseen;
+	int64_t del_records, del_bytes;
+	const struct floe_ice_data_file *added;
+	size_t nadded;
+	int64_t add_records, add_bytes;
+	struct floe_table_merge_in mi; /* snapshot, seq, uuid, attempt, schema and spec */
+	const char *manifest_uri;      /* the ADDED manifest */
+	int64_t manifest_len;
+	bool unknown; /* a failure that may hide a commit that landed */
+};
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The index of path among the old files, or -1. */
+static long old_index(const struct replace *rp, const char *path)
+{
+	const char **hit = bsearch(&path, rp->old, rp->nold, sizeof(*rp->old), cmp_str);
+	return hit ? (long)(hit - rp->old) : -1;
+}
+
+static void manifest_info(const struct floe_table *t, const struct replace *rp, struct floe_ice_manifest_part *parts,
+			  struct floe_ice_manifest_info *info)
+{
+	floe_part_spec_manifest_parts(&t->spec, parts);
+	*info = (struct floe_ice_manifest_info){
+	    .schema_json = rp->mi.schema_json,
+	    .schema_id = floe_ice_meta_current_schema_id(t->meta),
+	    .partition_spec_json = rp->mi.spec_json,
+	    .partition_spec_id = t->spec.spec_id,
+	    .parts = parts,
+	    .nparts = t->spec.n,
+	    .snapshot_id = rp->mi.snapshot_id,
+	};
+}
+
+/* Copies the manifest in data into w: old files' live entries DELETED (recorded in rp),
+ * every other live entry EXISTING, deleted entries dropped. With w NULL, only says in
+ * *hits how many old files the manifest lists live. */
+static int copy_entries(struct floe_table *t, struct replace *rp, const struct floe_ice_manifest_entry *listed,
+			const void *data, size_t len, struct floe_ice_manifest_writer *w, size_t *hits)
+{
+	struct floe_ice_entry_reader *r = NULL;
+	struct floe_ice_entry e;
+	struct floe_err why = {0};
+	*hits = 0;
+	int rc = floe_ice_entry_reader_new(t->alloc, data, len, listed, &r, &why);
+	while (rc == 0 && (rc = floe_ice_entry_reader_next(r, &e, &why)) == 1) {
+		rc = 0;
+		if (e.status == 2)
+			continue;
+		long k = e.content == 0 ? old_index(rp, e.path) : -1;
+		*hits += k >= 0;
+		if (!w)
+			continue;
+		if (k >= 0 && !rp->seen[k]) {
+			rp->seen[k] = true;
+			rp->nseen++;
+			rp->del_records += e.record_count;
+			rp->del_bytes += e.file_size;
+		}
+		if ((rc = floe_ice_manifest_writer_copy(w, &e, k >= 0 ? 2 : 0)))
+			floe_err_set(&why, rc, "copying %s: %s", e.path, floe_strerror(rc));
+	}
+	floe_ice_entry_reader_free(r);
+	if (rc)
+		return floe_table_fail(t, rc, "manifest %s: %s", listed->path, floe_err_text(&why, rc));
+	return 0;
+}
+
+/* Reads the manifest listed as e and copies its entries into w (see copy_entries); with
+ * w NULL, only counts in *hits the old files it lists live. */
+static int read_manifest(struct floe_table *t, struct replace *rp, const struct floe_ice_manifest_entry *e,
+			 struct floe_ice_manifest_writer *w, size_t *hits)
+{
+	char key[FLOE_TABLE_PATH_CAP];
+	void *data = NULL;
+	size_t len = 0;
+	int rc = floe_store_key(t->store, e->path, key, sizeof(key));
+	if (rc)
+		return floe_table_fail(t, rc, "manifest %s is outside the warehouse", e->path);
+	/* Gone: a commit that expired the parent deleted it, so the parent is not current. */
+	if ((rc = floe_store_get(t->store, key, FLOE_TABLE_MANIFEST_MAX, &data, &len)))
+		return floe_table_fail(t, rc == -ENOENT ? FLOE_ECONFLICT : rc, "reading manifest %s failed: %s",
+				       e->path, floe_strerror(rc));
+	rc = copy_entries(t, rp, e, data, len, w, hits);
+	floe_store_free_data(t->store, data);
+	return rc;
+}
+
+/* Rewrites the manifests e[idx[0..n)] (those listing old files) as one, with the old
+ * files DELETED, stored under this attempt's name; *out gets its list entry (storage in
+ * mg). Fewer manifests than one per rewritten one: the list stays short. */
+static int rewrite_manifests(struct floe_table *t, struct replace *rp, const struct floe_ice_manifest_entry *e,
+			     const size_t *idx, size_t n, struct floe_table_merge *mg,
+			     struct floe_ice_manifest_entry *out)
+{
+	struct floe_ice_manifest_writer *w = NULL;
+	struct floe_buf b;
+	floe_buf_init(&b, t->alloc, FLOE_TABLE_MANIFEST_MAX);
+	struct floe_ice_manifest_part parts[FLOE_PART_MAX];
+	struct floe_ice_manifest_info info;
+	manifest_info(t, rp, parts, &info);
+	uint8_t sync[16];
+	struct floe_ice_manifest_stats st;
+	size_t hits;
+	int rc = t->rand->fill(t->rand->ctx, sync, sizeof(sync));
+	if (rc == 0)
+		rc = floe_ice_manifest_writer_new(t->alloc, &info, sync, &b, &w);
+	for (size_t i = 0; i < n && rc == 0; i++)
+		rc = read_manifest(t, rp, &e[idx[i]], w, &hits);
+	if (rc || (rc = floe_ice_manifest_writer_finish(w, rp->mi.seq, out, &st)))
+		goto out;
+	size_t k = mg->n;
+	snprintf(mg->keys[k], FLOE_TABLE_PATH_CAP + 64, "%s%s-%u-r.avro", t->metadir, rp->mi.commit_uuid,
+		 rp->mi.attempt);
+	if ((rc = floe_ice_field_summaries_copy(t->alloc, out->partitions, out->npartitions, &mg->sums[k])))
+		goto out;
+	mg->n++;
+	if ((rc = floe_store_uri(t->store, mg->keys[k], mg->uris[k], 2 * FLOE_TABLE_PATH_CAP + 80)))
+		goto out;
+	/* Named by this commit's random uuid and the attempt: never there before. */
+	if ((rc = floe_store_put_if_absent(t->store, mg->keys[k], b.data, b.len))) {
+		if (rc == -EEXIST)
+			mg->keys[k][0] = '\0';
+		rc = floe_table_fail(t, rc == -EEXIST ? FLOE_EEXIST : rc, "storing manifest %s failed: %s",
+				     mg->uris[k], floe_strerror(rc));
+		goto out;
+	}
+	out->path = mg->uris[k];
+	out->partitions = mg->sums[k];
+out:
+	floe_ice_manifest_writer_free(w);
+	floe_buf_fini(&b);
+	return rc;
+}
+
+/* Replaces, in e[0..*n), the manifests that list old files live by one rewritten
+ * manifest (at the first one's place), compacting the array. */
+static int replace_manifests(struct floe_table *t, struct replace *rp, struct floe_ice_manifest_entry *e, size_t *n,
+			     struct floe_table_merge *mg)
+{
+	size_t *idx = floe_calloc(t->alloc, *n ? *n : 1, sizeof(*idx));
+	size_t nidx = 0, hits = 0;
+	int rc = idx ? 0 : FLOE_ENOMEM;
+	for (size_t i = 0; i < *n && rc == 0; i++) {
+		if (e[i].content != 0 || e[i].spec_id != t->spec.spec_id || e[i].added_snapshot_id == rp->mi.snapshot_id)
+			continue;
+		if ((rc = read_manifest(t, rp, &e[i], NULL, &hits)) == 0 && hits)
+			idx[nidx++] = i;
+	}
+	struct floe_ice_manifest_entry out;
+	if (rc == 0 && nidx && (rc = rewrite_manifests(t, rp, e, idx, nidx, mg, &out)) == 0) {
+		size_t k = 0, j = 0;
+		for (size_t i = 0; i < *n; i++) {
+			if (j < nidx && idx[j] == i) {
+				if (j++ == 0)
+					e[k++] = out;
+				continue;
+			}
+			e[k++] = e[i];
+		}
+		*n = k;
+	}
+	floe_free(t->alloc, idx);
+	return rc;
+}
+
+/* The manifest list of an attempt into b: the ADDED manifest first, then the parent's
+ * manifests, those listing old files rewritten. FLOE_ENOTFOUND when an old file is not
+ * live on this parent. */
+static int build_list(struct floe_table *t, struct replace *rp, int64_t parent, long pidx,
+		      struct floe_table_merge *mg, struct floe_buf *b)
+{
+	struct floe_ice_manifest_list *plist = NULL;
+	struct floe_ice_manifest_entry *e = NULL;
+	int rc = floe_table_read_list(t, pidx, &plist);
+	size_t np = plist ? floe_ice_manifest_list_count(plist) : 0;
+	if (rc == 0 && (!(e = floe_calloc(t->alloc, np + 1, sizeof(*e))) ||
+			!(mg->keys = floe_calloc(t->alloc, 1, sizeof(*mg->keys))) ||
+			!(mg->uris = floe_calloc(t->alloc, 1, sizeof(*mg->uris))) ||
+			!(mg->sums = floe_calloc(t->alloc, 1, sizeof(*mg->sums)))))
+		rc = FLOE_ENOMEM;
+	if (rc)
+		goto out;
+	struct floe_ice_field_summary sums[FLOE_PART_MAX];
+	struct floe_ice_manifest_part parts[FLOE_PART_MAX];
+	uint8_t scratch[16 * FLOE_PART_MAX];
+	floe_part_spec_manifest_parts(&t->spec, parts);
+	if ((rc = floe_ice_manifest_summarize(parts, t->spec.n, rp->added, rp->nadded, sums, scratch)))
+		goto out;
+	e[0] = (struct floe_ice_manifest_entry){
+	    .path = rp->manifest_uri, .length = rp->manifest_len, .spec_id = t->spec.spec_id,
+	    .sequence_number = rp->mi.seq, .min_sequence_number = rp->mi.seq,
+	    .added_snapshot_id = rp->mi.snapshot_id, .added_files = (int32_t)rp->nadded,
+	    .added_rows = rp->add_records, .partitions = sums, .npartitions = t->spec.n,
+	    .has_partitions = true};
+	for (size_t i = 0; i < np; i++)
+		e[i + 1] = *floe_ice_manifest_list_at(plist, i);
+	size_t n = np + 1;
+	rc = replace_manifests(t, rp, e, &n, mg);
+	if (rc == 0 && rp->nseen < rp->nold)
+		rc = floe_table_fail(t, FLOE_ENOTFOUND,
+				     "%zu of the %zu files to replace are no longer live in the table (another "
+				     "compaction replaced them, or they were deleted)",
+				     rp->nold - rp->nseen, rp->nold);
+	/* The rows must match exactly: anything else would lose or duplicate some. */
+	if (rc == 0 && rp->del_records != rp->add_records)
+		rc = floe_table_fail(t, FLOE_EINVAL,
+				     "the %zu files to replace hold %" PRId64 " rows by their manifests, the new "
+				     "files %" PRId64 ": not replaced",
+				     rp->nold, rp->del_records, rp->add_records);
+	uint8_t sync[16];
+	if (rc == 0 && (rc = t->rand->fill(t->rand->ctx, sync, sizeof(sync))) == 0)
+		rc = floe_ice_manifest_list_write(t->alloc, rp->mi.snapshot_id, parent, rp->mi.seq, e, n, sync, b);
+out:
+	floe_free(t->alloc, e);
+	floe_ice_manifest_list_free(plist);
+	return rc;
+}
+
+static int64_t parent_total(const struct floe_ice_meta *m, long pidx, const char *key, bool *ok)
+{
+	const char *v = pidx >= 0 ? floe_ice_meta_snapshot_summary(m, (size_t)pidx, key) : NULL;
+	if (!v)
+		*ok = false;
+	return v ? strtoll(v, NULL, 10) : 0;
+}
+
+struct summary {
+	char v[16][32];
+	struct floe_ice_kv kv[16];
+	size_t n;
+};
+
+static void put(struct summary *s, const char *key, int64_t v)
+{
+	snprintf(s->v[s->n], sizeof(s->v[s->n]), "%" PRId64, v);
+	s->kv[s->n].key = key;
+	s->kv[s->n].value = s->v[s->n];
+	s->n++;
+}
+
+/* The spec's summary of a replace, totals continued from the parent's when it has them. */
+static void build_summary(const struct floe_ice_meta *m, long pidx, const struct replace *rp, size_t parts,
+			  struct summary *s)
+{
+	bool ok = true;
+	int64_t recs = parent_total(m, pidx, "total-records", &ok);
+	int64_t size = parent_total(m, pidx, "total-files-size", &ok);
+	int64_t files = parent_total(m, pidx, "total-data-files", &ok);
+	int64_t del = parent_total(m, pidx, "total-delete-files", &ok);
+	int64_t pos = parent_total(m, pidx, "total-position-deletes", &ok);
+	int64_t eq = parent_total(m, pidx, "total-equality-deletes", &ok);
+	s->n = 0;
+	put(s, "added-data-files", (int64_t)rp->nadded);
+	put(s, "deleted-data-files", (int64_t)rp->nold);
+	put(s, "added-records", rp->add_records);
+	put(s, "deleted-records", rp->del_records);
+	put(s, "added-files-size", rp->add_bytes);
+	put(s, "removed-files-size", rp->del_bytes);
+	put(s, "changed-partition-count", (int64_t)parts);
+	if (ok) {
+		put(s, "total-records", recs + rp->add_records - rp->del_records);
+		put(s, "total-files-size", size + rp->add_bytes - rp->del_bytes);
+		put(s, "total-data-files", files + (int64_t)rp->nadded - (int64_t)rp->nold);
+		put(s, "total-delete-files", del);
+		put(s, "total-position-deletes", pos);
+		put(s, "total-equality-deletes", eq);
+	}
+	s->kv[s->n++] = (struct floe_ice_kv){"engine-name", "floe"};
+	s->kv[s->n++] = (struct floe_ice_kv){"engine-version", FLOE_VERSION};
+	s->kv[s->n++] = (struct floe_ice_kv){"floe.maintain", "compact"};
+}
+
+/* Distinct partitions of the new files (each new file is in one old file's partition). */
+static size_t count_partitions(const struct floe_table *t, const struct replace *rp)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < rp->nadded; i++) {
+		bool seen = false;
+		for (size_t j = 0; j < i && !seen; j++) {
+			struct floe_part_key a, b;
+			memcpy(a.v, rp->added[i].partition, t->spec.n * sizeof(a.v[0]));
+			memcpy(b.v, rp->added[j].partition, t->spec.n * sizeof(b.v[0]));
+			seen = floe_part_key_equal(&t->spec, &a, &b);
+		}
+		n += !seen;
+	}
+	return n;
+}
+
+/* Adds the snapshot to m and stores the next metadata version: 0 committed,
+ * FLOE_ECONFLICT lost the race; *unknown when a failure may hide a commit that landed. */
+static int commit_metadata(struct floe_table *t, const struct replace *rp, int64_t parent, long pidx,
+			   const char *list_uri, struct floe_table_expiry *x, struct floe_buf *b, bool *unknown)
+{
+	struct floe_ice_meta *m = t->meta;
+	struct summary sum;
+	build_summary(m, pidx, rp, count_partitions(t, rp), &sum);
+	int64_t now = floe_table_snapshot_time(t, m, pidx);
+	struct floe_ice_snapshot snap = {
+	    .snapshot_id = rp->mi.snapshot_id,
+	    .parent_id = parent,
+	    .sequence_number = rp->mi.seq,
+	    .timestamp_ms = now,
+	    .manifest_list = list_uri,
+	    .operation = "replace",
+	    .summary = sum.kv,
+	    .summary_count = sum.n,
+	    .schema_id = floe_ice_meta_current_schema_id(m),
+	};
+	char prev[FLOE_TABLE_PATH_CAP + 64], prev_uri[2 * FLOE_TABLE_PATH_CAP + 80], next[FLOE_TABLE_PATH_CAP + 64];
+	floe_table_meta_path(t, t->version, prev, sizeof(prev));
+	int rc;
+	if ((rc = floe_store_uri(t->store, prev, prev_uri, sizeof(prev_uri))) ||
+	    (rc = floe_table_expire_log(t, m, floe_table_max_log(t), x)) ||
+	    (rc = floe_ice_meta_add_snapshot(m, &snap, prev_uri, now, floe_table_max_log(t))) ||
+	    (rc = floe_table_expire_plan(t, m, now, x)))
+		return rc;
+	floe_buf_reset(b);
+	if ((rc = floe_ice_meta_write(m, b)))
+		return rc;
+	floe_table_meta_path(t, t->version + 1, next, sizeof(next));
+	*unknown = true;
+	floe_crashpoint("replace-before-metadata");
+	rc = floe_store_put_if_absent(t->store, next, b->data, b->len);
+	if (rc == 0) {
+		floe_crashpoint("replace-after-metadata");
+		t->version++;
+		floe_table_seen(t);
+		floe_table_write_hint(t, t->version);
+		floe_table_expire_clean(t, x);
+	} else if (rc == -EEXIST) {
+		*unknown = false;
+		rc = floe_table_fail(t, FLOE_ECONFLICT, "%s was created by another writer first", next);
+	}
+	return rc;
+}
+
+/* One attempt on the current parent: 0 committed, FLOE_ECONFLICT lost the race,
+ * FLOE_ENOTFOUND an old file is gone, other errors fatal. */
+static int attempt(struct floe_table *t, struct replace *rp)
+{
+	struct floe_ice_meta *m = t->meta;
+	int64_t parent = floe_ice_meta_current_snapshot_id(m);
+	long pidx = parent >= 0 ? floe_ice_meta_find_snapshot(m, parent) : -1;
+	struct floe_buf b;
+	floe_buf_init(&b, t->alloc, FLOE_TABLE_METADATA_MAX);
+	struct floe_table_merge mg = {0};
+	struct floe_table_expiry x = {0};
+	bool unknown = false;
+	char *schema = NULL, *spec = NULL;
+	rp->mi.seq = floe_ice_meta_last_sequence(m) + 1;
+	rp->nseen = 0;
+	rp->del_records = rp->del_bytes = 0;
+	memset(rp->seen, 0, rp->nold * sizeof(*rp->seen));
+	int rc = floe_table_write_json(t->alloc, floe_ice_meta_current_schema(m), &schema);
+	if (rc == 0)
+		rc = floe_table_write_json(t->alloc, floe_ice_meta_default_spec_fields(m), &spec);
+	rp->mi.schema_json = schema;
+	rp->mi.spec_json = spec;
+	if (rc || (rc = build_list(t, rp, parent, pidx, &mg, &b)))
+		goto out;
+	char list_path[FLOE_TABLE_PATH_CAP + 128], list_uri[2 * FLOE_TABLE_PATH_CAP + 160];
+	snprintf(list_path, sizeof(list_path), "%ssnap-%" PRId64 "-%u-%s.avro", t->metadir, rp->mi.snapshot_id,
+		 rp->mi.attempt, rp->mi.commit_uuid);
+	if ((rc = floe_store_uri(t->store, list_path, list_uri, sizeof(list_uri))) ||
+	    (rc = floe_store_put_if_absent(t->store, list_path, b.data, b.len))) {
+		if (rc == -EEXIST)
+			rc = floe_table_fail(t, FLOE_EEXIST, "manifest list %s exists already", list_uri);
+		goto out;
+	}
+	rc = commit_metadata(t, rp, parent, pidx, list_uri, &x, &b, &unknown);
+	if (rc && !unknown)
+		floe_store_remove(t->store, list_path);
+	rp->unknown = rc && unknown;
+out:
+	floe_table_merge_fini(t, &mg, rc != 0 && !unknown);
+	floe_table_expiry_fini(t, &x);
+	floe_free(t->alloc, schema);
+	floe_free(t->alloc, spec);
+	floe_buf_fini(&b);
+	return rc;
+}
+
+/* The manifest of the new files, ADDED by the replace snapshot: written once, under the
+ * commit's uuid. */
+static int write_added(struct floe_table *t, struct replace *rp, char *key, size_t cap, char *uri, size_t ucap)
+{
+	struct floe_ice_manifest_part parts[FLOE_PART_MAX];
+	struct floe_ice_manifest_info info;
+	char *schema = NULL, *spec = NULL;
+	struct floe_buf b;
+	floe_buf_init(&b, t->alloc, FLOE_TABLE_MANIFEST_MAX);
+	uint8_t sync[16];
+	int rc = floe_table_write_json(t->alloc, floe_ice_meta_current_schema(t->meta), &schema);
+	if (rc == 0)
+		rc = floe_table_write_json(t->alloc, floe_ice_meta_default_spec_fields(t->meta), &spec);
+	rp->mi.schema_json = schema;
+	rp->mi.spec_json = spec;
+	manifest_info(t, rp, parts, &info);
+	if (rc == 0 && (rc = t->rand->fill(t->rand->ctx, sync, sizeof(sync))) == 0)
+		rc = floe_ice_manifest_write(t->alloc, &info, rp->added, rp->nadded, sync, &b);
+	if (rc == 0 && snprintf(key, cap, "%s%s-m0.avro", t->metadir, rp->mi.commit_uuid) >= (int)cap)
+		rc = FLOE_ELIMIT;
+	if (rc == 0 && (rc = floe_store_uri(t->store, key, uri, ucap)) == 0) {
+		rc = floe_store_put_if_absent(t->store, key, b.data, b.len);
+		if (rc == -EEXIST)
+			rc = floe_table_fail(t, FLOE_EEXIST, "manifest %s exists already", uri);
+		rp->manifest_len = (int64_t)b.len;
+	}
+	rp->mi.schema_json = rp->mi.spec_json = NULL;
+	floe_buf_fini(&b);
+	floe_free(t->alloc, schema);
+	floe_free(t->alloc, spec);
+	return rc;
+}
+
+/* The attempts: each on a freshly loaded parent, backing off after a lost race. */
+static int attempts(struct floe_table *t, struct replace *rp)
+{
+	unsigned delay_ms = 10;
+	int rc = FLOE_ECONFLICT;
+	for (unsigned i = 1; i <= t->opt.max_attempts; i++) {
+		if (i > 1 && (rc = floe_table_reload(t)))
+			return rc;
+		rp->mi.attempt = i;
+		rc = attempt(t, rp);
+		/* A failed attempt may have edited the loaded metadata: force a reload. */
+		if (rc)
+			t->version = 0;
+		if (rc != FLOE_ECONFLICT)
+			return rc;
+		floe_table_back_off(t, i, &delay_ms);
+	}
+	return floe_table_fail(t, FLOE_ECONFLICT, "%u replace attempts lost the race to other writers",
+			       t->opt.max_attempts);
+}
+
+int floe_table_replace(struct floe_table *t, const char *const *old, size_t nold,
+		       const struct floe_ice_data_file *added, size_t nadded, struct floe_err *err)
+{
+	struct replace rp = {.added = added, .nadded = nadded, .nold = nold};
+	char key[FLOE_TABLE_PATH_CAP + 64], uri[2 * FLOE_TABLE_PATH_CAP + 80], uuid[37];
+	floe_err_clear(&t->err);
+	if (nold == 0 || nadded == 0)
+		return floe_err_set(err, FLOE_EINVAL, "a replace needs old and new files");
+	for (size_t i = 0; i < nadded; i++) {
+		rp.add_records += added[i].record_count;
+		rp.add_bytes += added[i].file_size;
+	}
+	rp.old = floe_calloc(t->alloc, nold, sizeof(*rp.old));
+	rp.seen = floe_calloc(t->alloc, nold, sizeof(*rp.seen));
+	int rc = rp.old && rp.seen ? floe_table_reload(t) : FLOE_ENOMEM;
+	if (rc)
+		goto out;
+	memcpy(rp.old, old, nold * sizeof(*old));
+	qsort(rp.old, nold, sizeof(*rp.old), cmp_str);
+	if ((rc = floe_table_commit_ids(t, &rp.mi.snapshot_id, uuid)))
+		goto out;
+	rp.mi.commit_uuid = uuid;
+	rp.manifest_uri = uri;
+	if ((rc = write_added(t, &rp, key, sizeof(key), uri, sizeof(uri))))
+		goto out;
+	floe_crashpoint("replace-after-manifest");
+	rc = attempts(t, &rp);
+	if (rc == 0)
+		floe_info("table: replaced %zu files (%" PRId64 " rows, %" PRId64 " bytes) with %zu (%" PRId64
+			  " bytes) in snapshot %" PRId64 " as v%" PRId64,
+			  nold, rp.del_records, rp.del_bytes, nadded, rp.add_bytes, rp.mi.snapshot_id, t->version);
+	else if (!rp.unknown && rp.manifest_len)
+		floe_store_remove(t->store, key); /* listed by no snapshot */
+out:
+	floe_free(t->alloc, rp.old);
+	floe_free(t->alloc, rp.seen);
+	return floe_table_report(t, rc, err);
+}
+
+/* One expiry-only attempt: 0 with *done false when there is nothing to expire. */
+static int expire_attempt(struct floe_table *t, size_t *expired, bool *done)
+{
+	struct floe_ice_meta *m = t->meta;
+	struct floe_table_expiry x = {0};
+	struct floe_buf b;
+	floe_buf_init(&b, t->alloc, FLOE_TABLE_METADATA_MAX);
+	char prev[FLOE_TABLE_PATH_CAP + 64], prev_uri[2 * FLOE_TABLE_PATH_CAP + 80], next[FLOE_TABLE_PATH_CAP + 64];
+	int64_t now = t->clock->wall_us(t->clock->ctx) / 1000;
+	floe_table_meta_path(t, t->version, prev, sizeof(prev));
+	int rc;
+	*done = false;
+	if ((rc = floe_store_uri(t->store, prev, prev_uri, sizeof(prev_uri))) ||
+	    (rc = floe_table_expire_log(t, m, floe_table_max_log(t), &x)) ||
+	    (rc = floe_ice_meta_touch(m, prev_uri, now, floe_table_max_log(t))) ||
+	    (rc = floe_table_expire_plan(t, m, now, &x)))
+		goto out;
+	if (x.nexpired == 0 && x.logs.n == 0)
+		goto out;
+	if ((rc = floe_ice_meta_write(m, &b)))
+		goto out;
+	floe_table_meta_path(t, t->version + 1, next, sizeof(next));
+	rc = floe_store_put_if_absent(t->store, next, b.data, b.len);
+	if (rc == 0) {
+		t->version++;
+		floe_table_seen(t);
+		floe_table_write_hint(t, t->version);
+		floe_table_expire_clean(t, &x);
+		*expired = x.nexpired;
+		*done = true;
+	} else if (rc == -EEXIST) {
+		rc = floe_table_fail(t, FLOE_ECONFLICT, "%s was created by another writer first", next);
+	}
+out:
+	floe_table_expiry_fini(t, &x);
+	floe_buf_fini(&b);
+	return rc;
+}
+
+int floe_table_expire_now(struct floe_table *t, size_t *expired, struct floe_err *err)
+{
+	unsigned delay_ms = 10;
+	int rc = 0;
+	bool done = false;
+	*expired = 0;
+	floe_err_clear(&t->err);
+	for (unsigned i = 1; i <= t->opt.max_attempts; i++) {
+		if ((rc = floe_table_reload(t)) == 0)
+			rc = expire_attempt(t, expired, &done);
+		/* The attempt edited the loaded metadata unless it committed it. */
+		if (!done)
+			t->version = 0;
+		if (rc != FLOE_ECONFLICT)
+			return floe_table_report(t, rc, err);
+		floe_table_back_off(t, i, &delay_ms);
+	}
+	return floe_table_report(t, rc, err);
+}

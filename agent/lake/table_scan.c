@@ -1,0 +1,239 @@
+/* Finding what compaction may rewrite: the small live data files of closed partitions in
+ * the current snapshot. A partition is closed when the time range of its time field
+ * (year, month, day or hour of a timestamp) ended before a cut-off: agents still append
+ * to open partitions, and a file rewritten there would soon have small neighbours again.
+ * Only manifests of the table's current spec are read, so every file found has a
+ * partition tuple of that spec, which is what the rewritten files are written under. */
+#include "agent/lake/table_impl.h"
+
+#include "formats/avro/avro.h"
+#include "formats/base/alloc.h"
+#include "formats/base/civil.h"
+#include "formats/base/error.h"
+#include "formats/iceberg/manifest.h"
+#include "formats/iceberg/metadata.h"
+#include "platform/log.h"
+#include "platform/store.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#define US_PER_DAY (86400 * (int64_t)1000000)
+
+void floe_table_files_fini(struct floe_table_files *fs)
+{
+	floe_free(fs->a, fs->f);
+	floe_free(fs->a, fs->keys);
+	floe_free(fs->a, fs->buf);
+	memset(fs, 0, sizeof(*fs));
+}
+
+/* The partition tuple of a manifest entry's data_file record, by the spec's field names;
+ * FLOE_EFORMAT when it lacks one or holds one of another type. */
+static int key_of(const struct floe_part_spec *spec, const struct floe_avro_value *df, struct floe_part_key *k)
+{
+	const struct floe_avro_value *part = floe_avro_value_get(df, "partition");
+	if (floe_avro_value_type(part) != FLOE_AVRO_RECORD)
+		return FLOE_EFORMAT;
+	memset(k->v, 0, sizeof(k->v));
+	for (size_t i = 0; i < spec->n; i++) {
+		const struct floe_avro_value *v = floe_avro_value_get(part, spec->f[i].name);
+		if (!v)
+			return FLOE_EFORMAT;
+		if (floe_avro_value_is_null(v)) {
+			k->v[i].is_null = true;
+			continue;
+		}
+		if (strcmp(spec->f[i].result_type, "string") != 0) {
+			if (floe_avro_value_long(v, &k->v[i].i))
+				return FLOE_EFORMAT;
+			continue;
+		}
+		const uint8_t *s;
+		size_t len;
+		if (floe_avro_value_bytes(v, &s, &len))
+			return FLOE_EFORMAT;
+		if (len >= FLOE_PART_STR_MAX)
+			return FLOE_ELIMIT;
+		memcpy(k->str[i], s, len);
+		k->str[i][len] = '\0';
+		k->v[i].s = k->str[i];
+		k->v[i].len = len;
+	}
+	return 0;
+}
+
+/* The end of value v's range under a time transform, in µs since the epoch; false for
+ * another transform or a value beyond any sensible date. */
+static bool range_end(enum floe_ice_transform_kind kind, int64_t v, int64_t *end_us)
+{
+	if (v < -1000000 || v > 1000000 * 24)
+		return false;
+	switch (kind) {
+	case FLOE_ICE_HOUR:
+		*end_us = (v + 1) * 3600 * (int64_t)1000000;
+		return true;
+	case FLOE_ICE_DAY:
+		*end_us = (v + 1) * US_PER_DAY;
+		return true;
+	case FLOE_ICE_MONTH: {
+		int64_t m = v + 1, y = m >= 0 ? m / 12 : (m - 11) / 12;
+		*end_us = floe_civil_to_days(1970 + y, (unsigned)(m - y * 12) + 1, 1) * US_PER_DAY;
+		return true;
+	}
+	case FLOE_ICE_YEAR:
+		*end_us = floe_civil_to_days(1970 + v + 1, 1, 1) * US_PER_DAY;
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Closed: the spec has a time field and every time field's range ended before cutoff. */
+static bool closed(const struct floe_part_spec *spec, const struct floe_part_key *k, int64_t cutoff_us)
+{
+	bool any = false;
+	for (size_t i = 0; i < spec->n; i++) {
+		int64_t end;
+		enum floe_ice_transform_kind kind = spec->f[i].transform.kind;
+		if (kind != FLOE_ICE_YEAR && kind != FLOE_ICE_MONTH && kind != FLOE_ICE_DAY && kind != FLOE_ICE_HOUR)
+			continue;
+		if (k->v[i].is_null || !range_end(kind, k->v[i].i, &end) || end > cutoff_us)
+			return false;
+		any = true;
+	}
+	return any;
+}
+
+/* The index of k among fs's keys, added if new. Keys hold pointers into themselves (their
+ * strings), so after the array moves they are pointed at their own storage again. */
+static int key_index(const struct floe_part_spec *spec, struct floe_table_files *fs, const struct floe_part_key *k,
+		     size_t *idx)
+{
+	for (size_t i = 0; i < fs->nkeys; i++)
+		if (floe_part_key_equal(spec, &fs->keys[i], k)) {
+			*idx = i;
+			return 0;
+		}
+	if (fs->nkeys == fs->keycap) {
+		size_t cap = fs->keycap ? fs->keycap * 2 : 16;
+		struct floe_part_key *n = cap > SIZE_MAX / sizeof(*n) ? NULL : floe_realloc(fs->a, fs->keys, cap * sizeof(*n));
+		if (!n)
+			return FLOE_ENOMEM;
+		fs->keys = n;
+		fs->keycap = cap;
+		for (size_t i = 0; i < fs->nkeys; i++)
+			for (size_t f = 0; f < spec->n; f++)
+				if (fs->keys[i].v[f].s)
+					fs->keys[i].v[f].s = fs->keys[i].str[f];
+	}
+	floe_part_key_copy(spec, &fs->keys[fs->nkeys], k);
+	*idx = fs->nkeys++;
+	return 0;
+}
+
+/* Appends a file; its path goes into the shared buffer (pointers are set at the end of
+ * the scan, when the buffer no longer moves: path holds the offset until then). */
+static int add_file(struct floe_table_files *fs, const struct floe_ice_entry *e, size_t part)
+{
+	size_t l = strlen(e->path) + 1;
+	if (fs->len + l > fs->bufcap) {
+		size_t cap = (fs->bufcap ? fs->bufcap * 2 : 16384) + l;
+		char *b = floe_realloc(fs->a, fs->buf, cap);
+		if (!b)
+			return FLOE_ENOMEM;
+		fs->buf = b;
+		fs->bufcap = cap;
+	}
+	if (fs->n == fs->cap) {
+		size_t cap = fs->cap ? fs->cap * 2 : 256;
+		struct floe_table_file *f = cap > SIZE_MAX / sizeof(*f) ? NULL : floe_realloc(fs->a, fs->f, cap * sizeof(*f));
+		if (!f)
+			return FLOE_ENOMEM;
+		fs->f = f;
+		fs->cap = cap;
+	}
+	memcpy(fs->buf + fs->len, e->path, l);
+	fs->f[fs->n] = (struct floe_table_file){(const char *)(uintptr_t)fs->len, e->record_count, e->file_size,
+						 e->sequence_number, part};
+	fs->n++;
+	fs->len += l;
+	return 0;
+}
+
+/* Is the entry a candidate: a live Parquet data file below the size limit. */
+static bool small_parquet(const struct floe_ice_entry *e, int64_t max_size)
+{
+	const uint8_t *fmt;
+	size_t len;
+	if (e->status == 2 || e->content != 0 || e->file_size >= max_size)
+		return false;
+	return floe_avro_value_bytes(floe_avro_value_get(e->data_file, "file_format"), &fmt, &len) == 0 &&
+	       len == 7 && strncasecmp((const char *)fmt, "PARQUET", 7) == 0;
+}
+
+static int scan_manifest(struct floe_table *t, const struct floe_ice_manifest_entry *listed,
+			 const struct floe_table_scan_options *o, struct floe_table_files *fs, struct floe_part_key *k)
+{
+	char key[FLOE_TABLE_PATH_CAP];
+	void *data = NULL;
+	size_t len = 0;
+	struct floe_ice_entry_reader *r = NULL;
+	struct floe_ice_entry e;
+	struct floe_err why = {0};
+	int rc = floe_store_key(t->store, listed->path, key, sizeof(key));
+	if (rc == 0)
+		rc = floe_store_get(t->store, key, FLOE_TABLE_MANIFEST_MAX, &data, &len);
+	if (rc == 0)
+		rc = floe_ice_entry_reader_new(t->alloc, data, len, listed, &r, &why);
+	while (rc == 0 && (rc = floe_ice_entry_reader_next(r, &e, &why)) == 1) {
+		rc = 0;
+		if (!small_parquet(&e, o->max_size))
+			continue;
+		if ((rc = key_of(&t->spec, e.data_file, k)))
+			break;
+		if (!closed(&t->spec, k, o->closed_before_us))
+			continue;
+		size_t part;
+		if (fs->n >= o->max_files)
+			fs->skipped++;
+		else if ((rc = key_index(&t->spec, fs, k, &part)) == 0)
+			rc = add_file(fs, &e, part);
+	}
+	floe_ice_entry_reader_free(r);
+	floe_store_free_data(t->store, data);
+	if (rc)
+		return floe_table_fail(t, rc, "reading manifest %s failed: %s", listed->path, floe_err_text(&why, rc));
+	return 0;
+}
+
+int floe_table_scan(struct floe_table *t, const struct floe_table_scan_options *o, struct floe_table_files *out,
+		    struct floe_err *err)
+{
+	memset(out, 0, sizeof(*out));
+	out->a = t->alloc;
+	floe_err_clear(&t->err);
+	struct floe_ice_manifest_list *l = NULL;
+	struct floe_part_key *k = floe_calloc(t->alloc, 1, sizeof(*k));
+	int rc = k ? floe_table_reload(t) : FLOE_ENOMEM;
+	int64_t cur = rc ? -1 : floe_ice_meta_current_snapshot_id(t->meta);
+	if (rc == 0 && cur >= 0)
+		rc = floe_table_read_list(t, floe_ice_meta_find_snapshot(t->meta, cur), &l);
+	for (size_t i = 0; rc == 0 && l && i < floe_ice_manifest_list_count(l); i++) {
+		const struct floe_ice_manifest_entry *e = floe_ice_manifest_list_at(l, i);
+		if (e->content == 0 && e->spec_id == t->spec.spec_id)
+			rc = scan_manifest(t, e, o, out, k);
+	}
+	for (size_t i = 0; rc == 0 && i < out->n; i++)
+		out->f[i].path = out->buf + (size_t)(uintptr_t)out->f[i].path;
+	floe_ice_manifest_list_free(l);
+	floe_free(t->alloc, k);
+	if (rc) {
+		floe_table_files_fini(out);
+		out->a = t->alloc;
+	}
+	return floe_table_report(t, rc, err);
+}

@@ -1,0 +1,48 @@
+/* Compaction (`floe maintain`): the small data files of closed partitions of the logs
+ * table rewritten into files of about target_file_size and committed as Iceberg
+ * "replace" snapshots (agent/lake/table.h, floe_table_replace). */
+#ifndef FLOE_MAINTAIN_H
+#define FLOE_MAINTAIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct floe_alloc;
+struct floe_config;
+struct floe_err;
+struct floe_store;
+struct floe_table;
+
+struct floe_maintain_options {
+	const struct floe_config *cfg; /* the table's writer options and maintain.min_age */
+	struct floe_table *table;      /* opened for commits (borrowed) */
+	struct floe_store *store;      /* the table's warehouse (borrowed) */
+	/* A local directory for the files being written (each is uploaded whole, then
+	 * removed); made if absent. */
+	const char *tmp_dir;
+	int64_t now_us; /* partitions that ended before now_us - min_age are closed */
+	/* Replaced files per replace snapshot at most (0 = 10000); a partition with more is
+	 * committed in several. */
+	size_t max_files_per_commit;
+};
+
+struct floe_maintain_stats {
+	size_t partitions;     /* partitions whose files were rewritten */
+	size_t commits;	       /* replace snapshots committed */
+	size_t abandoned;      /* replaces abandoned: their files were rewritten meanwhile */
+	size_t files_in, files_out;
+	uint64_t rows, bytes_in, bytes_out;
+	size_t left;	       /* candidates left for a later run (over the per-run cap) */
+	size_t expired;	       /* snapshots expired after the compaction */
+};
+
+/* Rewrites and commits, partition by partition, then expires snapshots by the table's
+ * properties (floe_table_expire_now) when there is anything to expire. Every new file has a new random name
+ * and is created exclusively, so a crash at any point leaves at most unreferenced
+ * files. Rows are copied in order (older files first, each file's rows in their order)
+ * and every value exactly as read. Returns 0 (an abandoned replace included), or an
+ * error with err (may be NULL) saying what failed. */
+int floe_maintain_compact(struct floe_alloc *a, const struct floe_maintain_options *o,
+			  struct floe_maintain_stats *st, struct floe_err *err);
+
+#endif
