@@ -2,7 +2,9 @@
 # Parser benchmark: floe reading 1,000,000 generated Apache access lines (common log
 # format, unique lines) end to end into ZSTD Parquet in a local warehouse, once per
 # parser: none, json and logfmt (the same fields written as JSON and logfmt lines), regex
-# (issue 19's named-group pattern, PCRE2) and the built-in apache_common scanner. Prints,
+# (issue 19's named-group pattern, PCRE2), a syslog-line pattern over 1,000,000 syslog
+# lines, a Java log pattern over 250,000 records (a fifth with a stack trace joined by
+# multiline.start) and the built-in apache_common scanner. Counted in records (rows). Prints,
 # per case, lines, CPU seconds (user + system), lines per CPU second, wall seconds, peak
 # RSS and the parse failures counted (0 expected), then fixed references: floe's regex
 # before PCRE2 (glibc regexec, measured at 92 k lines per CPU second) and Fluent Bit 5.1's
@@ -10,7 +12,11 @@
 # pattern and a million such lines; and syslog-ng's regexp-parser() on the same pattern and
 # lines, run side by side (it writes the fields as text, floe ZSTD Parquet). Asserts
 # nothing.
-# Measured 2026-12-03 (Release, 2 shared CPUs under load 6-11, lines per CPU second):
+# Measured 2026-12-03, two runs of 100,000 lines under load 5 (records per CPU second),
+# floe / syslog-ng's regexp-parser(): regex 278-345 k / 110-132 k (2.1-3.1x), regex-syslog
+# 286-455 k / 88-175 k (2.6-3.2x), regex-java 227-528 k / 114-156 k (1.45-4.65x: 25,000
+# records are too few, floe's start-up weighs; use the default 1,000,000).
+# Measured earlier (Release, 2 shared CPUs under load 6-11, lines per CPU second):
 # none 1.03 M, json 375 k, logfmt 418 k, regex (PCRE2 JIT) 386 k, apache_common 457 k;
 # main's glibc regex side by side (OTHER=) 96 k. perf on the regex case: zstd 41 %,
 # Parquet encoding most of the rest, PCRE2 and its JIT code about 6 %.
@@ -53,11 +59,39 @@ with open(f"{w}/access.log", "w") as a, open(f"{w}/access.json", "w") as j, \
         j.write(f'{{"client":"{ip}","time":"{iso}","method":"{meth}","path":"{path}",'
                 f'"status":"{status}","bytes":"{size}"}}\n')
         l.write(f'client={ip} time={iso} method={meth} path="{path}" status={status} bytes={size}\n')
+# A syslog file as rsyslog writes it, and a Java application log whose every fifth record
+# carries a stack trace (continuation lines for multiline.start).
+apps = ["sshd", "cron", "kernel", "systemd", "nginx"]
+with open(f"{w}/syslog.log", "w") as f:
+    for i in range(n):
+        t = i * 86400 // n
+        app = r.choice(apps)
+        pid = f"[{r.randrange(1, 65536)}]" if app != "kernel" else ""
+        f.write(f"Dec  3 {t // 3600:02d}:{t // 60 % 60:02d}:{t % 60:02d} host{r.randrange(50)} "
+                f"{app}{pid}: session {i} opened for user u{r.randrange(1000)} from "
+                f"10.{r.randrange(256)}.{r.randrange(256)}.{r.randrange(256)}\n")
+levels = ["INFO"] * 6 + ["WARN", "ERROR", "DEBUG"]
+with open(f"{w}/java.log", "w") as f:
+    for i in range(n // 4):
+        t = i * 86400 // (n // 4)
+        lvl = r.choice(levels)
+        f.write(f"2026-12-03 {t // 3600:02d}:{t // 60 % 60:02d}:{t % 60:02d},{r.randrange(1000):03d} "
+                f"{lvl:<5} [worker-{r.randrange(16)}] com.example.svc.Handler{r.randrange(20)} - "
+                f"request {i} took {r.randrange(1, 5000)} ms\n")
+        if i % 5 == 0:
+            f.write(f"java.lang.IllegalStateException: request {i} failed\n")
+            for k in range(r.randrange(2, 6)):
+                f.write(f"\tat com.example.svc.Handler{k}.handle(Handler{k}.java:{r.randrange(10, 400)})\n")
+
 PY
 
+SYSLOG_PATTERN='^(?<time>[A-Z][a-z]{2} [ 0-9][0-9] [0-9:]{8}) (?<host>[^ ]+) (?<app>[^[: ]+)(\[(?<pid>[0-9]+)\])?: (?<msg>.*)$'
+JAVA_START='^[0-9]{4}-[0-9]{2}-[0-9]{2} '
+JAVA_PATTERN='^(?<time>[0-9-]+ [0-9:,]+) (?<level>[A-Z]+) +\[(?<thread>[^]]+)\] (?<class>[^ ]+) - (?<msg>(?s:.*))$'
 PATTERN='^(?<client>[0-9.]+) [^ ]+ [^ ]+ \[(?<time>[^]]+)\] "(?<method>[A-Z]+) (?<path>[^ ]+) [^"]+" (?<status>[0-9]{3}) (?<bytes>[0-9]+)$'
 declare -A FILE=([none]=access.log [json]=access.json [logfmt]=access.logfmt [regex]=access.log
-	[apache_common]=access.log [regex-other]=access.log)
+	[apache_common]=access.log [regex-other]=access.log [regex-syslog]=syslog.log
+	[regex-java]=java.log)
 declare -A OPTS=(
 	[none]=""
 	[json]="parser: json
@@ -67,12 +101,17 @@ declare -A OPTS=(
 	[regex]="parser: regex
     pattern: '$PATTERN'
     timestamp: { field: time, format: clf }"
-	[apache_common]="parser: apache_common")
+	[apache_common]="parser: apache_common"
+	[regex-syslog]="parser: regex
+    pattern: '$SYSLOG_PATTERN'"
+	[regex-java]="parser: regex
+    pattern: '$JAVA_PATTERN'
+    multiline: { start: '$JAVA_START' }")
 OPTS[regex-other]=${OPTS[regex]}
 
 printf '== parse benchmark: %d lines, %s CPUs, load average %s ==\n' "$N" "$(nproc)" \
 	"$(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-16s %9s %8s %14s %8s %8s %9s\n' case lines CPU-s lines/CPU-s wall-s RSS-MiB failures
+printf '%-16s %9s %8s %14s %8s %8s %9s\n' case records CPU-s records/CPU-s wall-s RSS-MiB failures
 run() { # run CASE FLOE-BINARY
 	local c=$1 bin=$2 d=$W/$1
 	mkdir -p "$d"
@@ -97,7 +136,7 @@ run() { # run CASE FLOE-BINARY
 	fi
 	local user sys wall rss lines fails cpu
 	read -r user sys wall rss <"$d/time.txt"
-	lines=$(sed -n 's/.*"lines":\([0-9]*\).*/\1/p' "$d/state/metrics.json")
+	lines=$(sed -n 's/.*"rows_committed":\([0-9]*\).*/\1/p' "$d/state/metrics.json")
 	fails=$(sed -n 's/.*"parse_failures":\([0-9]*\).*/\1/p' "$d/state/metrics.json")
 	cpu=$(echo "$user + $sys" | bc -l)
 	printf '%-16s %9d %8.2f %14.0f %8.2f %8.1f %9s\n' "$c" "$lines" "$cpu" \
@@ -105,7 +144,7 @@ run() { # run CASE FLOE-BINARY
 	RATE[$c]=$(echo "$lines / $cpu" | bc -l)
 }
 declare -A RATE=()
-for c in none json logfmt regex apache_common; do
+for c in none json logfmt regex regex-syslog regex-java apache_common; do
 	run "$c" "$FLOE"
 done
 if [ -n "${OTHER:-}" ]; then
@@ -120,22 +159,25 @@ SNG_LIB=/opt/floe-bench/syslog-ng-core/usr/lib/syslog-ng
 if [ ! -x "$SYSLOGNG" ] && command -v syslog-ng >/dev/null; then
 	SYSLOGNG=$(command -v syslog-ng); SNG_LIB=
 fi
-run_syslogng() {
-	local d=$W/syslog-ng
+run_syslogng() { # run_syslogng CASE FILE PATTERN WANT TEMPLATE [MULTILINE-PREFIX]
+	local c=$1 file=$2 want=$4 tpl=$5 ml=${6:-} d=$W/syslog-ng-$1
 	mkdir -p "$d"
-	# syslog-ng names groups (?<name>...) too; ']' inside a class is escaped for its parser.
-	local pat=${PATTERN//\\/\\\\}
+	# The pattern in a syslog-ng string: backslashes and quotes escaped.
+	local pat=${3//\\/\\\\}
+	pat=${pat//\"/\\\"}
+	local src="file(\"$W/$file\" follow-freq(1) flags(no-parse)"
+	[ -n "$ml" ] && src="$src multi-line-mode(prefix-garbage) multi-line-prefix(\"${ml//\\/\\\\}\")"
 	cat >"$d/syslog-ng.conf" <<-EOF
 	@version: 3.38
 	options { stats-freq(0); log-msg-size(65536); };
-	source s { file("$W/access.log" follow-freq(1) flags(no-parse)); };
-	parser p { regexp-parser(patterns("${pat//\"/\\\"}") prefix("")); };
-	destination d { file("$d/out" template("\${client} \${time} \${method} \${path} \${status} \${bytes}\n")); };
+	source s { $src); };
+	parser p { regexp-parser(patterns("$pat") prefix("")); };
+	destination d { file("$d/out" template("$tpl\n")); };
 	log { source(s); parser(p); destination(d); flags(flow-control); };
 	EOF
 	local args=(-F --no-caps -f "$d/syslog-ng.conf" -R "$d/persist" -p "$d/pid" -c "$d/ctl")
 	[ -n "$SNG_LIB" ] && args+=(--module-path="$SNG_LIB/3.38")
-	cat "$W/access.log" >/dev/null
+	cat "$W/$file" >/dev/null
 	local t0 t1 pid n=0 last=0 still=0
 	t0=$(date +%s.%N)
 	LD_LIBRARY_PATH=${SNG_LIB:+$SNG_LIB:}${LD_LIBRARY_PATH:-} "$SYSLOGNG" "${args[@]}" \
@@ -143,7 +185,7 @@ run_syslogng() {
 	pid=$!
 	while :; do
 		n=0; [ -f "$d/out" ] && n=$(wc -l <"$d/out")
-		[ "$n" -ge "$N" ] && break
+		[ "$n" -ge "$want" ] && break
 		kill -0 "$pid" 2>/dev/null || { echo "syslog-ng exited:"; tail -3 "$d/stderr"; return 0; }
 		if [ "$n" -eq "$last" ]; then
 			still=$((still + 1))
@@ -162,16 +204,24 @@ run_syslogng() {
 	cpu=$(echo "(${12} + ${13}) / $tck" | bc -l)
 	rss=$(sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$pid/status")
 	kill -TERM "$pid"; wait "$pid" 2>/dev/null || true
-	head -2 "$d/out" | sed "s/^/    syslog-ng wrote: /"
-	printf '%-16s %9d %8.2f %14.0f %8.2f %8.1f %9s\n' "syslog-ng regex" "$n" "$cpu" \
+	head -1 "$d/out" | sed "s/^/    syslog-ng wrote: /"
+	printf '%-16s %9d %8.2f %14.0f %8.2f %8.1f %9s\n' "syslog-ng $c" "$n" "$cpu" \
 		"$(echo "$n / $cpu" | bc -l)" "$(echo "$t1 - $t0" | bc -l)" "$(echo "$rss / 1024" | bc -l)" -
-	SNG_RATE=$(echo "$n / $cpu" | bc -l)
+	SNG[$c]=$(echo "$n / $cpu" | bc -l)
 }
+declare -A SNG=()
 if [ -x "$SYSLOGNG" ]; then
-	run_syslogng
-	[ -n "${SNG_RATE:-}" ] && [ -n "${RATE[regex]:-}" ] &&
-		printf 'floe regex into ZSTD Parquet / syslog-ng regexp-parser() into text: %.2fx (target >= 2x)\n' \
-			"$(echo "${RATE[regex]} / $SNG_RATE" | bc -l)"
+	run_syslogng regex access.log "$PATTERN" "$N" \
+		'${client} ${time} ${method} ${path} ${status} ${bytes}'
+	run_syslogng regex-syslog syslog.log "$SYSLOG_PATTERN" "$N" '${host} ${app} ${pid}'
+	# The last record of a multiline file waits for a next prefix that never comes.
+	run_syslogng regex-java java.log "$JAVA_PATTERN" $((N / 4 - 1)) '${level} ${thread} ${class}' \
+		"$JAVA_START"
+	for c in regex regex-syslog regex-java; do
+		[ -n "${SNG[$c]:-}" ] && [ -n "${RATE[$c]:-}" ] &&
+			printf '%s: floe into ZSTD Parquet / syslog-ng regexp-parser() into text: %.2fx (target >= 2x)\n' \
+				"$c" "$(echo "${RATE[$c]} / ${SNG[$c]}" | bc -l)"
+	done
 else
 	echo "syslog-ng: not found (packaging/dev/install-deps.sh bench unpacks it)"
 fi
