@@ -392,3 +392,9 @@ int floe_table_identity(struct floe_table *t)
 	}
 	return 0;
 }
+
+void floe_table_commit_counts(const struct floe_table *t, uint64_t *attempts, uint64_t *conflicts)
+{
+	*attempts = t->attempts;
+	*conflicts = t->conflicts;
+}

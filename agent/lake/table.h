@@ -87,6 +87,8 @@ int floe_table_open(struct floe_alloc *a, const struct floe_table_options *opt,
 int floe_table_load(struct floe_alloc *a, struct floe_store *store, const char *prefix,
 		    struct floe_table **out, struct floe_err *err);
 void floe_table_free(struct floe_table *t);
+/* Commit attempts made through t since it was opened, and those another writer won. */
+void floe_table_commit_counts(const struct floe_table *t, uint64_t *attempts, uint64_t *conflicts);
 /* Reloads the newest metadata version: the one version-hint.text names, then every next
  * version that exists (the probing rule of Hadoop tables, which readers follow too).
  * floe refuses, with FLOE_EREGRESS, a history that readers could take differently or

@@ -561,6 +561,9 @@ int floe_table_commit(struct floe_table *t, struct floe_spool *spool,
 				goto out;
 		}
 		rc = attempt(t, &cf, snapshot_id, commit_seq, commit_uuid, i, manifest_uri, manifest_len);
+		t->attempts++;
+		if (rc == FLOE_ECONFLICT)
+			t->conflicts++;
 		if (rc == 0) {
 			floe_info("table: committed snapshot %" PRId64 " (commit-seq %" PRId64 ", %zu files, "
 				  "%" PRId64 " rows) as v%" PRId64,

@@ -35,6 +35,7 @@ struct floe_table {
 	const struct floe_clock *clock; /* opt's, or the system's */
 	const struct floe_rand *rand;
 	struct floe_err err; /* why the call in progress failed (floe_table_fail) */
+	uint64_t attempts, conflicts; /* commit attempts made, and lost to other writers */
 };
 
 struct floe_alloc;

@@ -175,6 +175,7 @@ void floe_committer_task(void *arg)
 {
 	struct floe_runner *r = arg;
 	struct commit c = {r, r->com.spool, &r->alloc, &r->com.rep, {0}};
+	int64_t t0 = floe_run_mono_us(r);
 	memset(c.rep, 0, sizeof(*c.rep));
 	c.rep->committed_seq = -1;
 	uint64_t *seqs = NULL;
@@ -195,6 +196,8 @@ void floe_committer_task(void *arg)
 	c.rep->committed_version = floe_table_version(r->lake.table);
 	const char *u = floe_ice_meta_uuid(floe_table_meta(r->lake.table));
 	snprintf(c.rep->table_uuid, sizeof(c.rep->table_uuid), "%s", u ? u : "");
+	floe_table_commit_counts(r->lake.table, &c.rep->attempts, &c.rep->conflicts);
+	c.rep->duration_us = floe_run_mono_us(r) - t0;
 	__atomic_store_n(&r->com.done, 1, __ATOMIC_RELEASE);
 	floe_loop_wake(r->com.wake);
 }

@@ -227,6 +227,18 @@ static void take(struct floe_runner *r, const struct commit_report *rep)
 	r->stats.rows_committed += rep->rows_committed;
 	r->stats.replaced_utf8 += rep->replaced_utf8;
 	r->stats.spool_damaged += rep->spool_damaged;
+	/* A commit that committed something, or failed, is one for the latency histogram. */
+	if (rep->commits || rep->rc) {
+		double s = (double)rep->duration_us / 1e6;
+		size_t b = 0;
+		while (b < COMMIT_BUCKETS && s > commit_bucket_s[b])
+			b++;
+		r->hist.count[b]++;
+		r->hist.n++;
+		r->hist.sum_s += s;
+	}
+	r->hist.attempts = rep->attempts;
+	r->hist.conflicts = rep->conflicts;
 	r->stats.quarantined = floe_spool_quarantined(r->lake.spool);
 	if (rep->rc || rep->agg_rc)
 		r->stats.commit_failures++;

@@ -167,6 +167,19 @@ struct commit_report {
 	int64_t committed_seq, committed_version; /* -1, 0: the table was not read */
 	char table_uuid[64];
 	int agg_rc; /* 0, or why committing the aggregate tables failed (logged) */
+	uint64_t attempts, conflicts; /* the table's totals afterwards */
+	int64_t duration_us;	      /* of this commit, from its start to the report */
+};
+
+/* Commit durations for /metrics (floe_commit_duration_seconds), in these upper bounds. */
+#define COMMIT_BUCKETS 10
+static const double commit_bucket_s[COMMIT_BUCKETS] = {0.05, 0.1, 0.25, 0.5, 1,
+							 2.5,  5,   10,	  30,  60};
+struct commit_hist {
+	uint64_t count[COMMIT_BUCKETS + 1]; /* the last: above every bound */
+	uint64_t n;
+	double sum_s;
+	uint64_t attempts, conflicts;
 };
 
 /* The committer: one thread that uploads and commits sealed entries, so that the main
@@ -238,6 +251,7 @@ struct floe_runner {
 	struct floe_runner_stats stats;
 	struct run_aggs *aggs; /* the aggregations (runner_agg.c); NULL: none */
 	struct run_status *status; /* runner_status.c: agent.http.listen; NULL: off */
+	struct commit_hist hist;   /* commit latencies, attempts, conflicts (/metrics) */
 	/* runner_status.c: the progress line of a run --once on a terminal
 	 * (floe_runner_show_progress); on: shown, start_us: when it began, drawn_us: the
 	 * last drawing (monotonic). */

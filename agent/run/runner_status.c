@@ -144,6 +144,30 @@ static int input_metrics(struct floe_runner *r, struct floe_buf *b)
 	return rc;
 }
 
+/* floe_commit_duration_seconds: how long commits took, from the hand-over to the
+ * committer to its report (uploads included), as a Prometheus histogram. */
+static int commit_histogram(struct floe_runner *r, struct floe_buf *b)
+{
+	int rc = family(b, "floe_commit_duration_seconds", "histogram",
+			"Commit duration, uploads included.");
+	uint64_t cum = 0;
+	for (size_t i = 0; i <= COMMIT_BUCKETS && rc == 0; i++) {
+		cum += r->hist.count[i];
+		if (i < COMMIT_BUCKETS)
+			rc = floe_buf_printf(b, "floe_commit_duration_seconds_bucket{le=\"%g\"} %" PRIu64 "\n",
+					     commit_bucket_s[i], cum);
+		else
+			rc = floe_buf_printf(b, "floe_commit_duration_seconds_bucket{le=\"+Inf\"} %" PRIu64
+						"\n",
+					     cum);
+	}
+	if (rc == 0)
+		rc = floe_buf_printf(b, "floe_commit_duration_seconds_sum %.6f\n"
+					"floe_commit_duration_seconds_count %" PRIu64 "\n",
+				     r->hist.sum_s, r->hist.n);
+	return rc;
+}
+
 /* The syslog inputs' own families (none without syslog inputs). */
 static int syslog_metrics(struct floe_runner *r, struct floe_buf *b)
 {
@@ -194,6 +218,12 @@ static int runner_metrics(struct floe_runner *r, struct floe_buf *b, uint64_t en
 	    {"floe_commits_total", "counter", "Successful commits to the table.", st->commits},
 	    {"floe_commit_failures_total", "counter", "Commits that failed (retried later).",
 	     st->commit_failures},
+	    {"floe_commit_attempts_total", "counter",
+	     "Attempts to create the next metadata version (a lost race is retried).",
+	     r->hist.attempts},
+	    {"floe_commit_conflicts_total", "counter",
+	     "Attempts another writer won (the commit was retried on its version).",
+	     r->hist.conflicts},
 	    {"floe_rows_committed_total", "counter", "Rows committed to the table.",
 	     st->rows_committed},
 	    {"floe_last_commit_age_seconds", "gauge",
@@ -324,6 +354,8 @@ void floe_runner_status_publish(struct floe_runner *r, bool now)
 	int rc = input_metrics(r, &b);
 	if (rc == 0)
 		rc = syslog_metrics(r, &b);
+	if (rc == 0)
+		rc = commit_histogram(r, &b);
 	if (rc == 0)
 		rc = runner_metrics(r, &b, entries, t);
 	if (rc == 0)

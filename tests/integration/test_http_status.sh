@@ -76,16 +76,20 @@ fi
 rc=0
 awk '
 /^# HELP / { if (seen[$3]++) { print "family twice: " $3; bad = 1 } help = $3; next }
-/^# TYPE / { if ($3 != help || ($4 != "counter" && $4 != "gauge")) { print "TYPE without HELP: " $0; bad = 1 }
+/^# TYPE / { if ($3 != help || ($4 != "counter" && $4 != "gauge" && $4 != "histogram")) { print "TYPE without HELP: " $0; bad = 1 }
 	if ($4 == "counter" && $3 !~ /_total$/) { print "counter not named _total: " $3; bad = 1 }
-	fam = $3; next }
+	fam = $3; hist = $4 == "histogram"; next }
 /^#/ { print "stray comment: " $0; bad = 1; next }
 { name = $1; sub(/\{.*/, "", name)
+  if (hist) sub(/_(bucket|sum|count)$/, "", name)
   if (name != fam) { print "sample outside its family: " $0; bad = 1 }
   if ($1 !~ /^[a-z_]+(\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\})?$/) { print "bad sample name: " $0; bad = 1 }
-  if (NF != 2 || $2 !~ /^[0-9]+$/) { print "bad sample value: " $0; bad = 1 } }
+  if (NF != 2 || ($2 !~ /^[0-9]+$/ && !(hist && $1 ~ /_sum$/ && $2 ~ /^[0-9]+\.[0-9]+$/))) { print "bad sample value: " $0; bad = 1 } }
 END { exit bad }' "$T/m.txt" >"$T/format.out" || rc=$?
 check "/metrics: every line follows the text format" test $rc = 0
+check "/metrics: the commit latency histogram, attempts and conflicts are there" \
+	grep -q '^floe_commit_duration_seconds_bucket{le="+Inf"} ' "$T/m.txt"
+check "/metrics: commit attempts counted" grep -q '^floe_commit_attempts_total ' "$T/m.txt"
 cat "$T/format.out"
 
 # /healthz: 200 and "ok".
