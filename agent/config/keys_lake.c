@@ -558,6 +558,13 @@ static int lake_post(struct floe_config_ctx *ctx, const struct floe_cnode *map, 
 		    "s3://BUCKET[/PREFIX])");
 	if (!s3_wh)
 		return 0;
+#ifdef FLOE_NO_S3
+	/* Refused here too, so that `floe check` says it before a service starts. */
+	return floe_config_fail(ctx, floe_keymap_find_value(map, "warehouse"), FLOE_EFORMAT,
+				"key 'lake.warehouse': this build of floe has no S3 support (built "
+				"with FLOE_MINIMAL or FLOE_STATIC); use a local warehouse, or a floe "
+				"built with S3");
+#endif
 	size_t blen = strcspn(w + 5, "/");
 	const char *prefix = w[5 + blen] ? w + 5 + blen + 1 : "";
 	if (!(c->lake.s3_bucket = floe_strndup(ctx->a, w + 5, blen)) ||
