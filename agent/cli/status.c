@@ -38,6 +38,34 @@ static uint64_t num(const struct floe_json *obj, const char *name)
 	return (uint64_t)v;
 }
 
+/* A syslog or journal input's lines (true), or false for a tail input. */
+static bool print_other_input(const struct floe_config *cfg, size_t i, const struct floe_json *o)
+{
+	if (i >= cfg->ninputs || cfg->inputs[i].type == FLOE_INPUT_TAIL)
+		return false;
+	const struct floe_config_input *c = &cfg->inputs[i];
+	if (c->type == FLOE_INPUT_JOURNAL) {
+		printf("input %zu (journal%s%s):\n  %" PRIu64 " entries, %" PRIu64
+		       " message bytes read; %" PRIu64 " cursor resets, %" PRIu64 " fields cut\n",
+		       i + 1, c->journal.directory ? " in " : "",
+		       c->journal.directory ? c->journal.directory : "", num(o, "lines"),
+		       num(o, "bytes"), num(o, "resets"), num(o, "truncated"));
+		return true;
+	}
+	printf("input %zu (syslog", i + 1);
+	for (size_t k = 0; k < c->syslog.nlisten; k++)
+		printf("%s%s", k ? ", " : " ", c->syslog.listen[k]);
+	printf("):\n  %" PRIu64 " messages, %" PRIu64 " bytes received; %" PRIu64
+	       " connections open, %" PRIu64 " accepted, %" PRIu64 " refused\n",
+	       num(o, "lines"), num(o, "bytes"), num(o, "open"), num(o, "connections"),
+	       num(o, "rejected"));
+	printf("  %" PRIu64 " datagrams the kernel dropped, %" PRIu64 " messages cut, %" PRIu64
+	       " half frames kept, %" PRIu64 " TLS handshakes failed, %" PRIu64 " dropped\n",
+	       num(o, "kernel_drops"), num(o, "truncated"), num(o, "at_close"),
+	       num(o, "handshake_failures"), num(o, "dropped"));
+	return true;
+}
+
 /* One line per input, with its patterns from the configuration. Returns the number of
  * inputs matching files they cannot open. */
 static unsigned print_inputs(const struct floe_config *cfg, const struct floe_json *root)
@@ -46,6 +74,8 @@ static unsigned print_inputs(const struct floe_config *cfg, const struct floe_js
 	unsigned failing = 0;
 	for (size_t i = 0; in && i < floe_json_len(in); i++) {
 		const struct floe_json *o = floe_json_at(in, i);
+		if (print_other_input(cfg, i, o))
+			continue;
 		printf("input %zu", i + 1);
 		if (i < cfg->ninputs)
 			for (size_t p = 0; p < cfg->inputs[i].npaths; p++)

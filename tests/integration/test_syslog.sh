@@ -93,6 +93,8 @@ check "logger: unix sockets, source names the socket, host is this host's" \
 	test "$(rows_sql "$W" "SELECT source, host = '$(hostname)' FROM t WHERE app LIKE 'local%' ORDER BY app")" = \
 	"$(printf '["syslog+unix://%s/dgram.sock",true]\n["syslog+unix+stream://%s/stream.sock",true]' "$d" "$d")"
 check "the unix socket files are removed at exit" test ! -e "$d/dgram.sock" -a ! -e "$d/stream.sock"
+{ "$FLOE_BIN" status -c "$d/floe.yaml" || true; } >"$d/status" 2>&1
+check "floe status shows the syslog input's messages" grep -q "^  6 messages, " "$d/status"
 
 # ---- framing and bad input over raw TCP -------------------------------------------------
 d="$T/framing"
