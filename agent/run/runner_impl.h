@@ -59,6 +59,12 @@ struct floe_fields;
 #define IDLE_LONG_MS 1000
 #define IDLE_TURNS 5
 #define RESCAN_MS 2000
+/* The rescan's pace once the inputs were idle for IDLE_TURNS waits and inotify watches
+ * their directories: files created or renamed there make the next read scan at once, so
+ * the periodic scan is left for what no watch sees (a new directory a wildcard matches). */
+#define RESCAN_IDLE_MS 10000
+/* While idle with inotify, the tails are still all read at least this often. */
+#define QUIET_FULL_MS 10000
 /* 2: the checkpoint names its installation and records what it committed; 1 (a floe
  * without installation ids) is still read. */
 #define CHECKPOINT_VERSION 2
@@ -118,6 +124,7 @@ struct run_inputs {
 	struct floe_watch *watch; /* NULL: fixed idle sleeps */
 	struct floe_io watch_io;  /* the watch's descriptor in the main loop */
 	bool watch_added, watch_ready;
+	bool watch_fired; /* the watch had events since the last full read pass */
 	size_t cur;		  /* the input whose lines on_line receives */
 	int64_t read_us;	  /* receive time of the lines being read */
 	int64_t mono_us;	  /* monotonic time of the read pass (assemblers' timeouts) */

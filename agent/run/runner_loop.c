@@ -28,6 +28,7 @@ struct loop {
 	 * unreachable store does not take the time the inputs need for reading. */
 	int64_t commit_backoff_us;
 	unsigned idle_turns; /* idle waits in a row */
+	int64_t last_full_read; /* the last read pass over every tail */
 };
 
 /* The next batch starts where this one ended. Without memory for the copy its entry
@@ -143,6 +144,7 @@ static void take_watch_events(struct floe_runner *r)
 	r->in.watch_ready = false;
 	if (floe_watch_wait(r->in.watch, wait_ms) <= 0)
 		return;
+	r->in.watch_fired = true;
 	while (floe_watch_next(r->in.watch, &ev) > 0)
 		for (size_t i = 0; i < r->in.n; i++)
 			if (r->in.tails[i])
@@ -180,7 +182,7 @@ static void idle_wait(struct floe_runner *r, unsigned idle_turns)
 }
 
 /* One read pass over every input. *progress gets the bytes consumed. */
-static int read_inputs(struct floe_runner *r, size_t *progress)
+static int read_inputs(struct floe_runner *r, size_t *progress, bool quiet)
 {
 	*progress = 0;
 	/* A full spool stops the sockets too: senders wait, the kernel counts datagrams. */
@@ -198,6 +200,8 @@ static int read_inputs(struct floe_runner *r, size_t *progress)
 		size_t got = 0;
 		r->b.line_refused = false;
 		r->in.cur = i;
+		if (quiet && r->in.tails[i])
+			continue;
 		int rc;
 		if (r->in.syslogs[i])
 			rc = floe_syslog_in_read(r->in.syslogs[i], READ_BUDGET, floe_runner_on_message,
@@ -562,6 +566,23 @@ static void hangup(struct floe_runner *r, bool *stop)
 	}
 }
 
+/* Whether this turn may leave the tails unread: idle for a while, with inotify watching
+ * their directories and no event from it since the last full pass (appends raise
+ * IN_MODIFY on the directory), and a full pass less than QUIET_FULL_MS ago, which is
+ * kept as a safety net for files on file systems that raise no events. An idle agent
+ * then makes no system call per file and turn. */
+static bool quiet_turn(struct floe_runner *r, struct loop *l)
+{
+	int64_t now = floe_run_mono_us(r);
+	bool quiet = r->in.watch_added && l->idle_turns > IDLE_TURNS && !r->in.watch_fired &&
+		     now - l->last_full_read < (int64_t)QUIET_FULL_MS * 1000;
+	if (!quiet) {
+		l->last_full_read = now;
+		r->in.watch_fired = false;
+	}
+	return quiet;
+}
+
 /* One turn of the loop: the committer's report, read, time out, maybe flush (--once),
  * maybe seal and commit, maybe rescan, maybe wait. *done: the loop ends. */
 static int turn(struct floe_runner *r, struct loop *l, bool *done)
@@ -572,7 +593,7 @@ static int turn(struct floe_runner *r, struct loop *l, bool *done)
 	rc = while_blocked(r, l, floe_run_mono_us(r));
 	size_t progress = 0;
 	if (rc == 0)
-		rc = read_inputs(r, &progress);
+		rc = read_inputs(r, &progress, quiet_turn(r, l));
 	if (rc == 0)
 		rc = poll_assemblers(r, false);
 	if (rc) {
@@ -592,7 +613,8 @@ static int turn(struct floe_runner *r, struct loop *l, bool *done)
 	int64_t now = floe_run_mono_us(r);
 	if ((rc = commit_due(r, l, stop, now, done)) || *done)
 		return rc;
-	if (!l->once && now - l->last_scan >= (int64_t)RESCAN_MS * 1000) {
+	int64_t rescan_ms = r->in.watch && l->idle_turns > IDLE_TURNS ? RESCAN_IDLE_MS : RESCAN_MS;
+	if (!l->once && now - l->last_scan >= rescan_ms * 1000) {
 		for (size_t i = 0; i < r->in.n; i++)
 			if (r->in.tails[i])
 				floe_tail_scan(r->in.tails[i]);
