@@ -41,8 +41,12 @@ if [ -n "$VERSION" ]; then
 fi
 
 jobs=${FLOE_DEB_JOBS:-2}
+# Cross packages are built without the journal input (profile pkg.floe.nojournal): its
+# libsystemd-dev would have to be installed for the target architecture.
+profiles=nocheck
+[ "$ARCH" = "$(dpkg --print-architecture)" ] || profiles=nocheck,pkg.floe.nojournal
 (cd "$WORK/floe" && DEB_BUILD_OPTIONS="nocheck parallel=$jobs" \
-	dpkg-buildpackage -b -us -uc --host-arch="$ARCH" -Pnocheck >"$WORK/build.log" 2>&1) || {
+	dpkg-buildpackage -b -us -uc --host-arch="$ARCH" -P"$profiles" >"$WORK/build.log" 2>&1) || {
 	tail -40 "$WORK/build.log" >&2
 	echo "build.sh: dpkg-buildpackage failed; the log is $WORK/build.log" >&2
 	exit 1
