@@ -316,7 +316,7 @@ int floe_syslog_in_new(struct floe_alloc *a, const struct floe_config_input *cfg
 	/* Room for two of the largest reads' worth of entries and a source entry each. */
 	in->low = 2 * (sq_entry_size(sizeof(struct sq_src)) +
 		       sq_entry_size((size_t)cfg->syslog.max_message_bytes));
-	size_t qcap = FLOE_SYSLOG_QUEUE_BYTES;
+	size_t qcap = floe_syslog_in_queue_bytes(cfg);
 	if (qcap < 4 * in->low)
 		qcap = 4 * in->low;
 	int rc = sq_init(&in->q, a, qcap);
@@ -524,11 +524,24 @@ void floe_syslog_rx_free(struct floe_syslog_rx *rx)
 	floe_free(rx->a, rx);
 }
 
+size_t floe_syslog_in_queue_bytes(const struct floe_config_input *cfg)
+{
+	for (size_t i = 0; i < cfg->syslog.nlisten; i++) {
+		struct floe_listen_uri u;
+		const char *s = cfg->syslog.listen[i];
+		if (floe_listen_uri_parse(s, strlen(s), &u, NULL) == 0 &&
+		    !floe_listen_is_stream(u.transport))
+			return FLOE_SYSLOG_DGRAM_QUEUE_BYTES;
+	}
+	return FLOE_SYSLOG_QUEUE_BYTES;
+}
+
 uint64_t floe_syslog_in_footprint(const struct floe_config_input *cfg)
 {
 	uint64_t low = 2 * (sq_entry_size(sizeof(struct sq_src)) +
 			    sq_entry_size((size_t)cfg->syslog.max_message_bytes));
-	uint64_t q = FLOE_SYSLOG_QUEUE_BYTES > 4 * low ? FLOE_SYSLOG_QUEUE_BYTES : 4 * low;
+	uint64_t qb = floe_syslog_in_queue_bytes(cfg);
+	uint64_t q = qb > 4 * low ? qb : 4 * low;
 	uint64_t n = q + FLOE_SYSLOG_READ_BYTES + sizeof(struct floe_syslog_in);
 	for (size_t i = 0; i < cfg->syslog.nlisten; i++)
 		n += floe_server_footprint(cfg->syslog.max_connections) +

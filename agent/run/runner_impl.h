@@ -58,6 +58,8 @@ struct floe_fields;
  * the journal). */
 #define IDLE_LONG_MS 1000
 #define IDLE_TURNS 5
+/* The first idle wait after reading, with syslog inputs (runner_loop.c's idle_wait). */
+#define SYSLOG_NAP_MS 2
 #define RESCAN_MS 2000
 /* The rescan's pace once the inputs were idle for IDLE_TURNS waits and inotify watches
  * their directories: files created or renamed there make the next read scan at once, so

@@ -30,6 +30,21 @@ finish() {
 	[ "$FAILED" -eq 0 ]
 }
 
+# free_port: a port nothing on 127.0.0.1 listens on now, TCP and UDP (the kernel picks
+# it), so that tests running side by side do not collide on ports derived from PIDs.
+free_port() {
+	python3 -c '
+import socket
+while True:
+    t = socket.socket(); t.bind(("127.0.0.1", 0)); p = t.getsockname()[1]
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        u.bind(("127.0.0.1", p)); break
+    except OSError:
+        t.close(); u.close()
+print(p)'
+}
+
 # duck "SQL"...: runs SQL in DuckDB, prints rows as JSON arrays.
 duck() { node "$READER/duck.js" "$@"; }
 

@@ -6,7 +6,7 @@ source "$(dirname "$0")/lib.sh"
 
 d="$T/reload"
 mkdir -p "$d/a" "$d/b"
-PORT=$((20000 + $$ % 20000))
+PORT=$(free_port)
 conf() { # conf EXTRA-INPUTS
 	cat >"$d/floe.yaml.new" <<YAML
 agent: {id: reload-test, state_dir: $d/state}

@@ -10,7 +10,6 @@ source "$(dirname "$0")/lib.sh"
 
 command -v logger >/dev/null || { echo "SKIP: logger (bsdutils) missing"; exit 0; }
 
-PORT_BASE=$((20000 + $$ % 20000))
 
 rows_sql() { # rows_sql TABLE-DIR SQL-ON-t: runs SQL over the live rows as table t
 	local files
@@ -64,7 +63,7 @@ YAML
 # ---- real senders: logger over every plain transport ----------------------------------
 d="$T/logger"
 mkdir -p "$d"
-U=$PORT_BASE
+U=$(free_port)
 write_syslog_config "$d" "[\"udp://127.0.0.1:$U\", \"tcp://127.0.0.1:$U\", \"unix://$d/dgram.sock\", \"unix+stream://$d/stream.sock\"]"
 check "floe check accepts a syslog input" "$FLOE_BIN" check -c "$d/floe.yaml" --log-level warn >/dev/null
 start_agent "$d"
@@ -99,7 +98,7 @@ check "floe status shows the syslog input's messages" grep -q "^  6 messages, " 
 # ---- framing and bad input over raw TCP -------------------------------------------------
 d="$T/framing"
 mkdir -p "$d"
-P=$((PORT_BASE + 1))
+P=$(free_port)
 write_syslog_config "$d" "\"tcp://127.0.0.1:$P\"" "    max_message_bytes: 1KiB"
 start_agent "$d"
 python3 - "$P" <<'PY'
@@ -142,7 +141,7 @@ sys.exit(0 if i['truncated']==1 and i['at_close']==1 and m['parse_failures']==1 
 if command -v openssl >/dev/null; then
 	d="$T/tls"
 	mkdir -p "$d"
-	P=$((PORT_BASE + 2))
+	P=$(free_port)
 	(
 		cd "$d"
 		openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 -subj /CN=testca 2>/dev/null
@@ -186,7 +185,7 @@ fi
 if python3 -c "import socket; s=socket.socket(socket.AF_INET6, socket.SOCK_DGRAM); s.bind(('::1', 0))" 2>/dev/null; then
 	d="$T/v6"
 	mkdir -p "$d"
-	P=$((PORT_BASE + 5))
+	P=$(free_port)
 	cat >"$d/floe.yaml" <<YAML
 agent: {id: sl-v6, state_dir: $d/state}
 inputs:
@@ -212,7 +211,7 @@ fi
 # ---- kill -9 and restart: what was durable stays, nothing twice ------------------------
 d="$T/kill"
 mkdir -p "$d"
-P=$((PORT_BASE + 3))
+P=$(free_port)
 COMMIT_INTERVAL=1s write_syslog_config "$d" "\"tcp://127.0.0.1:$P\""
 start_agent "$d"
 send_n() { # send_n PORT FROM TO: messages seq FROM..TO over one connection
@@ -244,7 +243,7 @@ check "kill -9 after a commit, then restart: every message once (1000 rows, 1000
 # ---- 1,000 idle connections within the budget --------------------------------------------
 d="$T/idle"
 mkdir -p "$d"
-P=$((PORT_BASE + 4))
+P=$(free_port)
 write_syslog_config "$d" "\"tcp://127.0.0.1:$P\""
 start_agent "$d"
 rss() { awk '/VmRSS/ {print $2}' /proc/$1/status; }

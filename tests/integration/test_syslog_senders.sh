@@ -34,8 +34,10 @@ fi
 command -v openssl >/dev/null || { echo "SKIP: openssl missing"; exit 0; }
 
 N=${N:-1000}
-PORT_BASE=$((20000 + ($$ + 7) % 20000))
-P_RS=$PORT_BASE P_RSTLS=$((PORT_BASE + 1)) P_BSD=$((PORT_BASE + 2)) P_IETF=$((PORT_BASE + 3))
+P_RS=$(free_port) P_RSTLS=$(free_port) P_BSD=$(free_port) P_IETF=$(free_port)
+while [ "$(printf '%s\n' $P_RS $P_RSTLS $P_BSD $P_IETF | sort -u | wc -l)" != 4 ]; do
+	P_RSTLS=$(free_port) P_BSD=$(free_port) P_IETF=$(free_port)
+done
 
 rows_sql() { # rows_sql TABLE-DIR SQL-ON-t: runs SQL over the live rows as table t
 	local files
