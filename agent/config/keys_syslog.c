@@ -88,11 +88,6 @@ static const char *const syslog_only[] = {
     "host_from",   "zone",	      "socket_mode",  "socket_owner",	   "socket_group",
     "tls",	   NULL};
 static const char *const journal_only[] = {"matches", "directory", "fields", NULL};
-/* Of the tail keys, what a journal input reads too. */
-static const char *const tail_not_journal[] = {
-    "paths",	  "exclude",	   "max_line_bytes", "format",	      "parser",
-    "pattern",	  "multiline",	   "timestamp",	     "long_lines",    "rotate_wait",
-    "max_open_files", "forget_after", "follow_symlinks", NULL};
 
 /* A journal field name as journald accepts it: upper-case letters, digits and '_', not
  * starting with a digit, at most 64 bytes. */
@@ -136,11 +131,14 @@ static const struct floe_cnode *given(const struct floe_cnode *map, const char *
 	return v && !floe_cnode_is_null(v) ? v : NULL;
 }
 
+/* The first of keys given in map, other than keep (may be NULL), is an error. */
 static int refuse_others(struct floe_config_ctx *ctx, const struct floe_cnode *map,
-			 const char *path, const char *const *keys, const char *type,
-			 const char *why)
+			 const char *path, const char *const *keys, const char *keep,
+			 const char *type, const char *why)
 {
 	for (size_t k = 0; keys[k]; k++) {
+		if (keep && strcmp(keys[k], keep) == 0)
+			continue;
 		const struct floe_cnode *v = given(map, keys[k]);
 		if (v)
 			return floe_config_fail(ctx, v, FLOE_EFORMAT,
@@ -153,7 +151,7 @@ static int refuse_others(struct floe_config_ctx *ctx, const struct floe_cnode *m
 static int syslog_rules(struct floe_config_ctx *ctx, const struct floe_cnode *map,
 			const char *path, struct floe_config_input *in)
 {
-	int rc = refuse_others(ctx, map, path, tail_only, "syslog",
+	int rc = refuse_others(ctx, map, path, tail_only, NULL, "syslog",
 			       " (a syslog message is read by its header: RFC 5424 or 3164)");
 	if (rc)
 		return rc;
@@ -187,7 +185,7 @@ int floe_config_input_type_rules(struct floe_config_ctx *ctx, const struct floe_
 {
 	int rc;
 	if (in->type == FLOE_INPUT_SYSLOG) {
-		if ((rc = refuse_others(ctx, map, path, journal_only, "syslog",
+		if ((rc = refuse_others(ctx, map, path, journal_only, NULL, "syslog",
 					" (it is one of type journal)")))
 			return rc;
 		return syslog_rules(ctx, map, path, in);
@@ -198,15 +196,17 @@ int floe_config_input_type_rules(struct floe_config_ctx *ctx, const struct floe_
 						"key '%s.type': this floe was built without the "
 						"systemd journal (libsystemd)",
 						path);
-		if ((rc = refuse_others(ctx, map, path, tail_not_journal, "journal",
+		if ((rc = refuse_others(ctx, map, path, tail_only, "start_at", "journal",
 					" (journal entries come with their fields)")) ||
-		    (rc = refuse_others(ctx, map, path, syslog_only, "journal",
+		    (rc = refuse_others(ctx, map, path, syslog_only, NULL, "journal",
 					" (it is one of type syslog)")))
 			return rc;
 		return 0;
 	}
-	if ((rc = refuse_others(ctx, map, path, syslog_only, "tail", " (it is one of type syslog)")) ||
-	    (rc = refuse_others(ctx, map, path, journal_only, "tail", " (it is one of type journal)")))
+	if ((rc = refuse_others(ctx, map, path, syslog_only, NULL, "tail",
+				" (it is one of type syslog)")) ||
+	    (rc = refuse_others(ctx, map, path, journal_only, NULL, "tail",
+				" (it is one of type journal)")))
 		return rc;
 	const struct floe_cnode *v = floe_keymap_find_value(map, "paths");
 	if (in->npaths == 0 && v)

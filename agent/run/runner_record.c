@@ -126,6 +126,29 @@ int floe_runner_add_record(struct floe_runner *r, size_t input, const struct flo
 	return floe_runner_batch_add(r, &rec, seq);
 }
 
+/* The record of rec, already filled, into the batch: the line, message and entry
+ * callbacks' returns (floe_runner_on_line). */
+static int add_input_record(struct floe_runner *r, struct floe_record *rec)
+{
+	int rc = floe_runner_batch_add(r, rec, r->b.next_seq);
+	if (rc == 2) {
+		r->b.line_refused = true;
+		r->b.seal_needed = true;
+		return FLOE_ELIMIT;
+	}
+	int ag = rc < 0 ? 0 : floe_run_aggs_record(r, r->in.cur, rec);
+	if (rc < 0 || ag < 0) {
+		r->b.add_error = rc < 0 ? rc : ag;
+		return r->b.add_error;
+	}
+	r->stats.lines++;
+	if (rc == 1) {
+		r->b.seal_needed = true;
+		return 1;
+	}
+	return 0;
+}
+
 static int on_line_assembled(struct floe_runner *r, const struct floe_tail_line *line);
 
 /* A line from a tail becomes a record in the batch. Returning a negative code leaves
@@ -148,23 +171,7 @@ int floe_runner_on_line(void *ctx, const struct floe_tail_line *line)
 	rec.message.p = line->data;
 	rec.message.len = line->len;
 	floe_decoder_apply(r->in.decoders[r->in.cur], &rec);
-	int rc = floe_runner_batch_add(r, &rec, r->b.next_seq);
-	if (rc == 2) {
-		r->b.line_refused = true;
-		r->b.seal_needed = true;
-		return FLOE_ELIMIT;
-	}
-	int ag = rc < 0 ? 0 : floe_run_aggs_record(r, r->in.cur, &rec);
-	if (rc < 0 || ag < 0) {
-		r->b.add_error = rc < 0 ? rc : ag;
-		return r->b.add_error;
-	}
-	r->stats.lines++;
-	if (rc == 1) {
-		r->b.seal_needed = true;
-		return 1;
-	}
-	return 0;
+	return add_input_record(r, &rec);
 }
 
 /* A syslog message's record: the header's fields in their columns, structured data (and
@@ -213,28 +220,6 @@ static void message_record(struct floe_runner *r, const struct floe_syslog_in_ms
 	rec->msg_id = sm.msg_id;
 	rec->message = sm.message;
 	floe_fields_to_record(f, rec);
-}
-
-/* The record of rec, already filled, into the batch: floe_runner_on_line's returns. */
-static int add_input_record(struct floe_runner *r, struct floe_record *rec)
-{
-	int rc = floe_runner_batch_add(r, rec, r->b.next_seq);
-	if (rc == 2) {
-		r->b.line_refused = true;
-		r->b.seal_needed = true;
-		return FLOE_ELIMIT;
-	}
-	int ag = rc < 0 ? 0 : floe_run_aggs_record(r, r->in.cur, rec);
-	if (rc < 0 || ag < 0) {
-		r->b.add_error = rc < 0 ? rc : ag;
-		return r->b.add_error;
-	}
-	r->stats.lines++;
-	if (rc == 1) {
-		r->b.seal_needed = true;
-		return 1;
-	}
-	return 0;
 }
 
 int floe_runner_on_message(void *ctx, const struct floe_syslog_in_msg *m)
