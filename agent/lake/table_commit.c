@@ -209,18 +209,25 @@ int floe_table_read_list(struct floe_table *t, long parent_idx, struct floe_ice_
 	return 0;
 }
 
-/* A snapshot summary: the strings and their storage. */
-struct summary {
-	char v[17][72]; /* agent ids take up to 64 bytes */
-	struct floe_ice_kv kv[17];
-	size_t n;
-};
+void floe_table_summary_str(struct floe_table_summary *s, const char *key, const char *v)
+{
+	snprintf(s->v[s->n], sizeof(s->v[s->n]), "%s", v);
+	s->kv[s->n].key = key;
+	s->kv[s->n].value = s->v[s->n];
+	s->n++;
+}
 
-/* The summary of an append of cf on the parent at index pidx (-1: none). Totals continue
- * the parent's; a parent without them (another engine's) means floe cannot know them and
- * leaves them out, as Java does. */
-static void build_summary(const struct floe_table *t, const struct floe_ice_meta *m, long pidx,
-			  const struct commit_files *cf, int64_t commit_seq, struct summary *s)
+void floe_table_summary_int(struct floe_table_summary *s, const char *key, int64_t v)
+{
+	char num[24];
+	snprintf(num, sizeof(num), "%" PRId64, v);
+	floe_table_summary_str(s, key, num);
+}
+
+/* Totals continue the parent's; a parent without them (another engine's) means floe
+ * cannot know them and leaves them out, as Java does. No parent: they start at 0. */
+void floe_table_summary_totals(struct floe_table_summary *s, const struct floe_ice_meta *m, long pidx,
+			       int64_t records, int64_t bytes, int64_t files)
 {
 	bool ok = true;
 	int64_t tot_records = summary_int(m, pidx, "total-records", &ok);
@@ -229,32 +236,31 @@ static void build_summary(const struct floe_table *t, const struct floe_ice_meta
 	int64_t tot_del = summary_int(m, pidx, "total-delete-files", &ok);
 	int64_t tot_pos = summary_int(m, pidx, "total-position-deletes", &ok);
 	int64_t tot_eq = summary_int(m, pidx, "total-equality-deletes", &ok);
+	if (!ok)
+		return;
+	floe_table_summary_int(s, "total-records", tot_records + records);
+	floe_table_summary_int(s, "total-files-size", tot_size + bytes);
+	floe_table_summary_int(s, "total-data-files", tot_files + files);
+	floe_table_summary_int(s, "total-delete-files", tot_del);
+	floe_table_summary_int(s, "total-position-deletes", tot_pos);
+	floe_table_summary_int(s, "total-equality-deletes", tot_eq);
+}
+
+/* The summary of an append of cf on the parent at index pidx (-1: none). */
+static void build_summary(const struct floe_table *t, const struct floe_ice_meta *m, long pidx,
+			  const struct commit_files *cf, int64_t commit_seq, struct floe_table_summary *s)
+{
 	s->n = 0;
-#define KV(name, fmt, val)                                                                         \
-	do {                                                                                       \
-		snprintf(s->v[s->n], sizeof(s->v[s->n]), fmt, val);                               \
-		s->kv[s->n].key = name;                                                            \
-		s->kv[s->n].value = s->v[s->n];                                                    \
-		s->n++;                                                                            \
-	} while (0)
-	KV("added-data-files", "%zu", cf->n);
-	KV("added-records", "%" PRId64, cf->records);
-	KV("added-files-size", "%" PRId64, cf->bytes);
-	KV("changed-partition-count", "%zu", cf->changed_partitions);
-	if (ok) {
-		KV("total-records", "%" PRId64, tot_records + cf->records);
-		KV("total-files-size", "%" PRId64, tot_size + cf->bytes);
-		KV("total-data-files", "%" PRId64, tot_files + (int64_t)cf->n);
-		KV("total-delete-files", "%" PRId64, tot_del);
-		KV("total-position-deletes", "%" PRId64, tot_pos);
-		KV("total-equality-deletes", "%" PRId64, tot_eq);
-	}
-	KV("engine-name", "%s", "floe");
-	KV("engine-version", "%s", FLOE_VERSION);
-	KV("floe.agent-id", "%s", t->opt.agent_id);
-	KV("floe.installation-id", "%s", t->opt.installation_id);
-	KV("floe.commit-seq", "%" PRId64, commit_seq);
-#undef KV
+	floe_table_summary_int(s, "added-data-files", (int64_t)cf->n);
+	floe_table_summary_int(s, "added-records", cf->records);
+	floe_table_summary_int(s, "added-files-size", cf->bytes);
+	floe_table_summary_int(s, "changed-partition-count", (int64_t)cf->changed_partitions);
+	floe_table_summary_totals(s, m, pidx, cf->records, cf->bytes, (int64_t)cf->n);
+	floe_table_summary_str(s, "engine-name", "floe");
+	floe_table_summary_str(s, "engine-version", FLOE_VERSION);
+	floe_table_summary_str(s, "floe.agent-id", t->opt.agent_id);
+	floe_table_summary_str(s, "floe.installation-id", t->opt.installation_id);
+	floe_table_summary_int(s, "floe.commit-seq", commit_seq);
 }
 
 /* Now, clamped: never before the parent snapshot or the last metadata update, so a
@@ -347,6 +353,65 @@ size_t floe_table_max_log(const struct floe_table *t)
 	return v < 1 ? 1 : (size_t)(v > 100000 ? 100000 : v);
 }
 
+int floe_table_put_list(struct floe_table *t, const struct floe_table_merge_in *mi, const struct floe_buf *b,
+			char *path, size_t cap, char *uri, size_t ucap)
+{
+	/* A new name per attempt (snapshot id, attempt, commit uuid): created, never replaced. */
+	snprintf(path, cap, "%ssnap-%" PRId64 "-%u-%s.avro", t->metadir, mi->snapshot_id, mi->attempt,
+		 mi->commit_uuid);
+	int rc;
+	if ((rc = floe_store_uri(t->store, path, uri, ucap)) ||
+	    (rc = floe_store_put_if_absent(t->store, path, b->data, b->len))) {
+		if (rc == -EEXIST)
+			rc = floe_table_fail(t, FLOE_EEXIST, "manifest list %s exists already", uri);
+	}
+	return rc;
+}
+
+int floe_table_add_snapshot(struct floe_table *t, const struct floe_ice_snapshot *snap, int64_t now_ms,
+			    struct floe_table_expiry *x)
+{
+	struct floe_ice_meta *m = t->meta;
+	char prev[FLOE_TABLE_PATH_CAP + 64], prev_uri[2 * FLOE_TABLE_PATH_CAP + 80];
+	floe_table_meta_path(t, t->version, prev, sizeof(prev));
+	int rc;
+	if ((rc = floe_store_uri(t->store, prev, prev_uri, sizeof(prev_uri))) ||
+	    (rc = floe_table_expire_log(t, m, floe_table_max_log(t), x)))
+		return rc;
+	if (snap)
+		rc = floe_ice_meta_add_snapshot(m, snap, prev_uri, now_ms, floe_table_max_log(t));
+	else
+		rc = floe_ice_meta_touch(m, prev_uri, now_ms, floe_table_max_log(t));
+	return rc ? rc : floe_table_expire_plan(t, m, now_ms, x);
+}
+
+int floe_table_put_next(struct floe_table *t, struct floe_buf *b, const char *crash_before,
+			const char *crash_after, const struct floe_table_expiry *x, bool *unknown)
+{
+	char next[FLOE_TABLE_PATH_CAP + 64];
+	floe_buf_reset(b);
+	int rc = floe_ice_meta_write(t->meta, b);
+	if (rc)
+		return rc;
+	floe_table_meta_path(t, t->version + 1, next, sizeof(next));
+	*unknown = true;
+	if (crash_before)
+		floe_crashpoint(crash_before);
+	rc = floe_store_put_if_absent(t->store, next, b->data, b->len);
+	if (rc == 0) {
+		if (crash_after)
+			floe_crashpoint(crash_after);
+		t->version++;
+		floe_table_seen(t);
+		floe_table_write_hint(t, t->version);
+		floe_table_expire_clean(t, x);
+	} else if (rc == -EEXIST) {
+		*unknown = false;
+		rc = floe_table_fail(t, FLOE_ECONFLICT, "%s was created by another writer first", next);
+	}
+	return rc;
+}
+
 /* One attempt: 0 committed, FLOE_ECONFLICT lost the race, other errors fatal. */
 static int attempt(struct floe_table *t, const struct commit_files *cf, int64_t snapshot_id,
 		   int64_t commit_seq, const char *commit_uuid, unsigned n,
@@ -373,17 +438,10 @@ static int attempt(struct floe_table *t, const struct commit_files *cf, int64_t 
 	if (rc)
 		goto out;
 	char list_path[FLOE_TABLE_PATH_CAP + 128], list_uri[2 * FLOE_TABLE_PATH_CAP + 160];
-	snprintf(list_path, sizeof(list_path), "%ssnap-%" PRId64 "-%u-%s.avro", t->metadir, snapshot_id, n,
-		 commit_uuid);
-	/* A new name per attempt (snapshot id, attempt, commit uuid): created, never replaced. */
-	if ((rc = floe_store_uri(t->store, list_path, list_uri, sizeof(list_uri))) ||
-	    (rc = floe_store_put_if_absent(t->store, list_path, b.data, b.len))) {
-		if (rc == -EEXIST)
-			rc = floe_table_fail(t, FLOE_EEXIST, "manifest list %s exists already", list_uri);
+	if ((rc = floe_table_put_list(t, &mi, &b, list_path, sizeof(list_path), list_uri, sizeof(list_uri))))
 		goto out;
-	}
 
-	struct summary sum;
+	struct floe_table_summary sum;
 	build_summary(t, m, pidx, cf, commit_seq, &sum);
 
 	int64_t now = floe_table_snapshot_time(t, m, pidx);
@@ -398,37 +456,19 @@ static int attempt(struct floe_table *t, const struct commit_files *cf, int64_t 
 		.summary_count = sum.n,
 		.schema_id = floe_ice_meta_current_schema_id(m),
 	};
-	char prev[FLOE_TABLE_PATH_CAP + 64], prev_uri[2 * FLOE_TABLE_PATH_CAP + 80], next[FLOE_TABLE_PATH_CAP + 64];
-	floe_table_meta_path(t, t->version, prev, sizeof(prev));
-	if ((rc = floe_store_uri(t->store, prev, prev_uri, sizeof(prev_uri))) ||
-	    (rc = floe_table_expire_log(t, m, floe_table_max_log(t), &x)) ||
-	    (rc = floe_ice_meta_add_snapshot(m, &snap, prev_uri, now, floe_table_max_log(t))) ||
-	    (rc = floe_table_expire_plan(t, m, now, &x)))
+	if ((rc = floe_table_add_snapshot(t, &snap, now, &x)))
 		goto out;
-	floe_buf_reset(&b);
-	if ((rc = floe_ice_meta_write(m, &b)))
-		goto out;
-	floe_table_meta_path(t, t->version + 1, next, sizeof(next));
-	/* From here a failure may hide a commit that landed: merged manifests stay. */
-	unknown = true;
-	rc = floe_store_put_if_absent(t->store, next, b.data, b.len);
-	if (rc == 0) {
-		floe_crashpoint("commit-after-metadata");
-		t->version++;
-		floe_table_seen(t);
-		floe_table_write_hint(t, t->version);
-		floe_table_expire_clean(t, &x);
-		/* Merged into another, the commit's own manifest is listed nowhere. */
-		char key[FLOE_TABLE_PATH_CAP];
-		if (mg.own_merged && floe_store_key(t->store, manifest_uri, key, sizeof(key)) == 0)
-			floe_store_remove(t->store, key);
-	} else if (rc == -EEXIST) {
+	/* Merged manifests stay when a failure may hide a commit that landed (unknown). */
+	if ((rc = floe_table_put_next(t, &b, NULL, "commit-after-metadata", &x, &unknown))) {
 		/* Another writer created this version first: the race is lost, not the commit. */
-		floe_store_remove(t->store, list_path);
-		unknown = false;
-		rc = floe_table_fail(t, FLOE_ECONFLICT, "%s was created by another writer first",
-				     next);
+		if (rc == FLOE_ECONFLICT && !unknown)
+			floe_store_remove(t->store, list_path);
+		goto out;
 	}
+	/* Merged into another, the commit's own manifest is listed nowhere. */
+	char key[FLOE_TABLE_PATH_CAP];
+	if (mg.own_merged && floe_store_key(t->store, manifest_uri, key, sizeof(key)) == 0)
+		floe_store_remove(t->store, key);
 out:
 	/* Merged manifests of an attempt that did not commit are nobody's. */
 	floe_table_merge_fini(t, &mg, rc != 0 && !unknown);

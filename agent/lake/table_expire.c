@@ -236,18 +236,26 @@ out:
 
 /* ---- deleting what the committed metadata no longer names ---- */
 
+/* Reads the manifest list at uri into *l from the bytes *data (both the caller's to free,
+ * and set as far as the reading came). */
+static int load_list(struct floe_table *t, const char *uri, void **data, struct floe_ice_manifest_list **l)
+{
+	char key[FLOE_TABLE_PATH_CAP];
+	size_t len = 0;
+	int rc = floe_store_key(t->store, uri, key, sizeof(key));
+	if (rc == 0)
+		rc = floe_store_get(t->store, key, FLOE_TABLE_MANIFEST_MAX, data, &len);
+	if (rc == 0)
+		rc = floe_ice_manifest_list_read(t->alloc, *data, len, l, NULL);
+	return rc;
+}
+
 /* Adds the manifests the list at uri names to p, or those not in keep (may be NULL). */
 static int read_list(struct floe_table *t, const char *uri, const struct floe_table_paths *keep, struct floe_table_paths *p)
 {
-	char key[FLOE_TABLE_PATH_CAP];
 	void *data = NULL;
-	size_t len = 0;
 	struct floe_ice_manifest_list *l = NULL;
-	int rc = floe_store_key(t->store, uri, key, sizeof(key));
-	if (rc == 0)
-		rc = floe_store_get(t->store, key, FLOE_TABLE_MANIFEST_MAX, &data, &len);
-	if (rc == 0)
-		rc = floe_ice_manifest_list_read(t->alloc, data, len, &l, NULL);
+	int rc = load_list(t, uri, &data, &l);
 	for (size_t i = 0; rc == 0 && i < floe_ice_manifest_list_count(l); i++) {
 		const char *m = floe_ice_manifest_list_at(l, i)->path;
 		if ((!keep || !paths_has(keep, m)) && !paths_has(p, m))
@@ -293,13 +301,8 @@ static int remove_replaced(struct floe_table *t, const char *uri, int64_t id, st
 {
 	char key[FLOE_TABLE_PATH_CAP];
 	void *data = NULL;
-	size_t len = 0;
 	struct floe_ice_manifest_list *l = NULL;
-	int rc = floe_store_key(t->store, uri, key, sizeof(key));
-	if (rc == 0)
-		rc = floe_store_get(t->store, key, FLOE_TABLE_MANIFEST_MAX, &data, &len);
-	if (rc == 0)
-		rc = floe_ice_manifest_list_read(t->alloc, data, len, &l, NULL);
+	int rc = load_list(t, uri, &data, &l);
 	for (size_t i = 0; rc == 0 && i < floe_ice_manifest_list_count(l); i++) {
 		const struct floe_ice_manifest_entry *e = floe_ice_manifest_list_at(l, i);
 		void *mdata = NULL;
@@ -408,15 +411,9 @@ int floe_table_live_count(struct floe_table *t, const char *const *paths, size_t
 	const char *uri = NULL;
 	if (i < 0 || floe_ice_meta_snapshot_at(t->meta, (size_t)i, &id, &parent, &seq, &ts, &uri) || !uri)
 		return 0;
-	char key[FLOE_TABLE_PATH_CAP];
 	void *data = NULL;
-	size_t len = 0;
 	struct floe_ice_manifest_list *l = NULL;
-	int rc = floe_store_key(t->store, uri, key, sizeof(key));
-	if (rc == 0)
-		rc = floe_store_get(t->store, key, FLOE_TABLE_MANIFEST_MAX, &data, &len);
-	if (rc == 0)
-		rc = floe_ice_manifest_list_read(t->alloc, data, len, &l, NULL);
+	int rc = load_list(t, uri, &data, &l);
 	if (rc)
 		rc = floe_table_fail(t, rc, "reading manifest list %s failed: %s", uri, floe_strerror(rc));
 	for (size_t k = 0; rc == 0 && k < floe_ice_manifest_list_count(l); k++) {

@@ -10,6 +10,7 @@
 #include "formats/base/limits.h"
 
 #include "formats/base/error.h"
+#include "formats/iceberg/metadata.h"
 
 #include <stdbool.h>
 
@@ -39,11 +40,13 @@ struct floe_table {
 };
 
 struct floe_alloc;
+struct floe_buf;
 struct floe_json;
 struct floe_ice_field_summary;
 struct floe_ice_manifest_entry;
 struct floe_ice_manifest_list;
-struct floe_ice_meta;
+struct floe_table_expiry;
+struct floe_table_merge_in;
 
 /* table_commit.c (called by table_replace.c), what a replace commits the same way */
 /* Reads the manifest list of the snapshot at index parent_idx (-1: *out = NULL). */
@@ -56,6 +59,35 @@ size_t floe_table_max_log(const struct floe_table *t);
 int floe_table_commit_ids(struct floe_table *t, int64_t *snapshot_id, char commit_uuid[37]);
 /* Lost the race: backs off with full jitter (doubling *delay_ms up to 1 s). */
 void floe_table_back_off(struct floe_table *t, unsigned attempt_no, unsigned *delay_ms);
+/* A snapshot summary: the strings and their storage. */
+struct floe_table_summary {
+	char v[17][72]; /* agent ids take up to 64 bytes */
+	struct floe_ice_kv kv[17];
+	size_t n;
+};
+/* Appends key with the text v, or the number v. */
+void floe_table_summary_str(struct floe_table_summary *s, const char *key, const char *v);
+void floe_table_summary_int(struct floe_table_summary *s, const char *key, int64_t v);
+/* Appends the total-* entries: the parent's at index pidx (-1: none) plus records, bytes
+ * and files (the snapshot's changes), or nothing when the parent does not have them. */
+void floe_table_summary_totals(struct floe_table_summary *s, const struct floe_ice_meta *m, long pidx,
+			       int64_t records, int64_t bytes, int64_t files);
+/* Stores the attempt's manifest list b under a name of its own (snapshot id, attempt,
+ * commit uuid) into path[cap], its URI into uri[ucap]: FLOE_EEXIST when one is there. */
+int floe_table_put_list(struct floe_table *t, const struct floe_table_merge_in *mi, const struct floe_buf *b,
+			char *path, size_t cap, char *uri, size_t ucap);
+/* The steps every commit of the next metadata version takes, an append, a replace and an
+ * expiry alike, on t->meta as loaded at t->version. First, adds snap (NULL: only records
+ * the current version in the metadata-log, as an expiry does) at now_ms, with what the
+ * metadata-log's length and history.expire.* drop from it planned into x. */
+int floe_table_add_snapshot(struct floe_table *t, const struct floe_ice_snapshot *snap, int64_t now_ms,
+			    struct floe_table_expiry *x);
+/* Then writes t->meta (through b) as the next version, created only if absent: 0 committed
+ * (t->version advanced, x's files deleted), FLOE_ECONFLICT another writer created it first.
+ * *unknown is set when a failure may hide a commit that landed. crash_before and
+ * crash_after (each may be NULL) name the crash points around the write. */
+int floe_table_put_next(struct floe_table *t, struct floe_buf *b, const char *crash_before,
+			const char *crash_after, const struct floe_table_expiry *x, bool *unknown);
 
 /* table_merge.c (called by table_commit.c; calls table_version.c) */
 /* The compact JSON of v into *out (owned by the caller, from a). */

@@ -259,58 +259,23 @@ out:
 	return rc;
 }
 
-static int64_t parent_total(const struct floe_ice_meta *m, long pidx, const char *key, bool *ok)
-{
-	const char *v = pidx >= 0 ? floe_ice_meta_snapshot_summary(m, (size_t)pidx, key) : NULL;
-	if (!v)
-		*ok = false;
-	return v ? strtoll(v, NULL, 10) : 0;
-}
-
-struct summary {
-	char v[16][32];
-	struct floe_ice_kv kv[16];
-	size_t n;
-};
-
-static void put(struct summary *s, const char *key, int64_t v)
-{
-	snprintf(s->v[s->n], sizeof(s->v[s->n]), "%" PRId64, v);
-	s->kv[s->n].key = key;
-	s->kv[s->n].value = s->v[s->n];
-	s->n++;
-}
-
 /* The spec's summary of a replace, totals continued from the parent's when it has them. */
 static void build_summary(const struct floe_ice_meta *m, long pidx, const struct replace *rp, size_t parts,
-			  struct summary *s)
+			  struct floe_table_summary *s)
 {
-	bool ok = true;
-	int64_t recs = parent_total(m, pidx, "total-records", &ok);
-	int64_t size = parent_total(m, pidx, "total-files-size", &ok);
-	int64_t files = parent_total(m, pidx, "total-data-files", &ok);
-	int64_t del = parent_total(m, pidx, "total-delete-files", &ok);
-	int64_t pos = parent_total(m, pidx, "total-position-deletes", &ok);
-	int64_t eq = parent_total(m, pidx, "total-equality-deletes", &ok);
 	s->n = 0;
-	put(s, "added-data-files", (int64_t)rp->nadded);
-	put(s, "deleted-data-files", (int64_t)rp->nold);
-	put(s, "added-records", rp->add_records);
-	put(s, "deleted-records", rp->del_records);
-	put(s, "added-files-size", rp->add_bytes);
-	put(s, "removed-files-size", rp->del_bytes);
-	put(s, "changed-partition-count", (int64_t)parts);
-	if (ok) {
-		put(s, "total-records", recs + rp->add_records - rp->del_records);
-		put(s, "total-files-size", size + rp->add_bytes - rp->del_bytes);
-		put(s, "total-data-files", files + (int64_t)rp->nadded - (int64_t)rp->nold);
-		put(s, "total-delete-files", del);
-		put(s, "total-position-deletes", pos);
-		put(s, "total-equality-deletes", eq);
-	}
-	s->kv[s->n++] = (struct floe_ice_kv){"engine-name", "floe"};
-	s->kv[s->n++] = (struct floe_ice_kv){"engine-version", FLOE_VERSION};
-	s->kv[s->n++] = (struct floe_ice_kv){"floe.maintain", "compact"};
+	floe_table_summary_int(s, "added-data-files", (int64_t)rp->nadded);
+	floe_table_summary_int(s, "deleted-data-files", (int64_t)rp->nold);
+	floe_table_summary_int(s, "added-records", rp->add_records);
+	floe_table_summary_int(s, "deleted-records", rp->del_records);
+	floe_table_summary_int(s, "added-files-size", rp->add_bytes);
+	floe_table_summary_int(s, "removed-files-size", rp->del_bytes);
+	floe_table_summary_int(s, "changed-partition-count", (int64_t)parts);
+	floe_table_summary_totals(s, m, pidx, rp->add_records - rp->del_records, rp->add_bytes - rp->del_bytes,
+				  (int64_t)rp->nadded - (int64_t)rp->nold);
+	floe_table_summary_str(s, "engine-name", "floe");
+	floe_table_summary_str(s, "engine-version", FLOE_VERSION);
+	floe_table_summary_str(s, "floe.maintain", "compact");
 }
 
 /* Distinct partitions of the new files (each new file is in one old file's partition). */
@@ -336,7 +301,7 @@ static int commit_metadata(struct floe_table *t, const struct replace *rp, int64
 			   const char *list_uri, struct floe_table_expiry *x, struct floe_buf *b, bool *unknown)
 {
 	struct floe_ice_meta *m = t->meta;
-	struct summary sum;
+	struct floe_table_summary sum;
 	build_summary(m, pidx, rp, count_partitions(t, rp), &sum);
 	int64_t now = floe_table_snapshot_time(t, m, pidx);
 	struct floe_ice_snapshot snap = {
@@ -350,31 +315,9 @@ static int commit_metadata(struct floe_table *t, const struct replace *rp, int64
 	    .summary_count = sum.n,
 	    .schema_id = floe_ice_meta_current_schema_id(m),
 	};
-	char prev[FLOE_TABLE_PATH_CAP + 64], prev_uri[2 * FLOE_TABLE_PATH_CAP + 80], next[FLOE_TABLE_PATH_CAP + 64];
-	floe_table_meta_path(t, t->version, prev, sizeof(prev));
-	int rc;
-	if ((rc = floe_store_uri(t->store, prev, prev_uri, sizeof(prev_uri))) ||
-	    (rc = floe_table_expire_log(t, m, floe_table_max_log(t), x)) ||
-	    (rc = floe_ice_meta_add_snapshot(m, &snap, prev_uri, now, floe_table_max_log(t))) ||
-	    (rc = floe_table_expire_plan(t, m, now, x)))
-		return rc;
-	floe_buf_reset(b);
-	if ((rc = floe_ice_meta_write(m, b)))
-		return rc;
-	floe_table_meta_path(t, t->version + 1, next, sizeof(next));
-	*unknown = true;
-	floe_crashpoint("replace-before-metadata");
-	rc = floe_store_put_if_absent(t->store, next, b->data, b->len);
-	if (rc == 0) {
-		floe_crashpoint("replace-after-metadata");
-		t->version++;
-		floe_table_seen(t);
-		floe_table_write_hint(t, t->version);
-		floe_table_expire_clean(t, x);
-	} else if (rc == -EEXIST) {
-		*unknown = false;
-		rc = floe_table_fail(t, FLOE_ECONFLICT, "%s was created by another writer first", next);
-	}
+	int rc = floe_table_add_snapshot(t, &snap, now, x);
+	if (rc == 0)
+		rc = floe_table_put_next(t, b, "replace-before-metadata", "replace-after-metadata", x, unknown);
 	return rc;
 }
 
@@ -403,14 +346,8 @@ static int attempt(struct floe_table *t, struct replace *rp)
 	if (rc || (rc = build_list(t, rp, parent, pidx, &mg, &b)))
 		goto out;
 	char list_path[FLOE_TABLE_PATH_CAP + 128], list_uri[2 * FLOE_TABLE_PATH_CAP + 160];
-	snprintf(list_path, sizeof(list_path), "%ssnap-%" PRId64 "-%u-%s.avro", t->metadir, rp->mi.snapshot_id,
-		 rp->mi.attempt, rp->mi.commit_uuid);
-	if ((rc = floe_store_uri(t->store, list_path, list_uri, sizeof(list_uri))) ||
-	    (rc = floe_store_put_if_absent(t->store, list_path, b.data, b.len))) {
-		if (rc == -EEXIST)
-			rc = floe_table_fail(t, FLOE_EEXIST, "manifest list %s exists already", list_uri);
+	if ((rc = floe_table_put_list(t, &rp->mi, &b, list_path, sizeof(list_path), list_uri, sizeof(list_uri))))
 		goto out;
-	}
 	rc = commit_metadata(t, rp, parent, pidx, list_uri, &x, &b, &unknown);
 	if (rc && !unknown)
 		floe_store_remove(t->store, list_path);
@@ -520,35 +457,18 @@ out:
 /* One expiry-only attempt: 0 with *done false when there is nothing to expire. */
 static int expire_attempt(struct floe_table *t, size_t *expired, bool *done)
 {
-	struct floe_ice_meta *m = t->meta;
 	struct floe_table_expiry x = {0};
 	struct floe_buf b;
 	floe_buf_init(&b, t->alloc, FLOE_TABLE_METADATA_MAX);
-	char prev[FLOE_TABLE_PATH_CAP + 64], prev_uri[2 * FLOE_TABLE_PATH_CAP + 80], next[FLOE_TABLE_PATH_CAP + 64];
 	int64_t now = t->clock->wall_us(t->clock->ctx) / 1000;
-	floe_table_meta_path(t, t->version, prev, sizeof(prev));
-	int rc;
+	bool unknown = false;
 	*done = false;
-	if ((rc = floe_store_uri(t->store, prev, prev_uri, sizeof(prev_uri))) ||
-	    (rc = floe_table_expire_log(t, m, floe_table_max_log(t), &x)) ||
-	    (rc = floe_ice_meta_touch(m, prev_uri, now, floe_table_max_log(t))) ||
-	    (rc = floe_table_expire_plan(t, m, now, &x)))
+	int rc = floe_table_add_snapshot(t, NULL, now, &x);
+	if (rc || (x.nexpired == 0 && x.logs.n == 0))
 		goto out;
-	if (x.nexpired == 0 && x.logs.n == 0)
-		goto out;
-	if ((rc = floe_ice_meta_write(m, &b)))
-		goto out;
-	floe_table_meta_path(t, t->version + 1, next, sizeof(next));
-	rc = floe_store_put_if_absent(t->store, next, b.data, b.len);
-	if (rc == 0) {
-		t->version++;
-		floe_table_seen(t);
-		floe_table_write_hint(t, t->version);
-		floe_table_expire_clean(t, &x);
+	if ((rc = floe_table_put_next(t, &b, NULL, NULL, &x, &unknown)) == 0) {
 		*expired = x.nexpired;
 		*done = true;
-	} else if (rc == -EEXIST) {
-		rc = floe_table_fail(t, FLOE_ECONFLICT, "%s was created by another writer first", next);
 	}
 out:
 	floe_table_expiry_fini(t, &x);
