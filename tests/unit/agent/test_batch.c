@@ -17,14 +17,9 @@
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
 
-struct fixture {
-	char dir[64];
-	struct floe_alloc alloc;
-	struct floe_part_spec spec;
-	struct floe_spool *spool;
-	struct floe_batch *batch;
-};
+#include "table_fixture.h"
 
+/* The fixture's batch with a budget of limit bytes and target-sized files. */
 static int open_batch(struct fixture *f, size_t limit, uint64_t target)
 {
 	floe_alloc_init(&f->alloc, limit);
@@ -52,19 +47,6 @@ static int setup(void **state)
 	if (floe_part_spec_from_config(&f->spec, entries, 1, NULL))
 		return -1;
 	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fixture *f = *state;
-	floe_batch_free(f->batch);
-	floe_spool_free(f->spool);
-	assert_int_equal(f->alloc.used, 0);
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
-	assert_int_equal(system(cmd), 0);
-	free(f);
 	return 0;
 }
 
@@ -219,10 +201,10 @@ static void test_room_cuts_whole_characters(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_file_reaches_target, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_large_record_never_breaks_the_batch, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_room_cuts_whole_characters, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_new_partition_needs_room, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_file_reaches_target, setup, fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_large_record_never_breaks_the_batch, setup, fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_room_cuts_whole_characters, setup, fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_new_partition_needs_room, setup, fixture_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -19,52 +19,15 @@
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
 
+#include "table_fixture.h"
+
 #define XXH_STATIC_LINKING_ONLY
 #include <xxhash.h>
 
-struct fixture {
-	char dir[64];
-	char spooldir[128];
-	struct floe_alloc alloc;
-	struct floe_part_spec spec;
-	struct floe_spool *spool;
-	struct floe_batch *batch;
-};
-
 static int setup(void **state)
 {
-	struct fixture *f = calloc(1, sizeof(*f));
-	strcpy(f->dir, "/tmp/floe-test-spool.XXXXXX");
-	if (!mkdtemp(f->dir))
-		return -1;
-	snprintf(f->spooldir, sizeof(f->spooldir), "%s/spool", f->dir);
-	floe_alloc_init(&f->alloc, 64u << 20);
-	char *entries[] = {"day(ts)"};
-	if (floe_part_spec_from_config(&f->spec, entries, 1, NULL))
-		return -1;
-	if (floe_spool_open(&f->alloc, f->spooldir, &f->spec, &f->spool))
-		return -1;
-	struct floe_batch_options bo;
-	memset(&bo, 0, sizeof(bo));
-	bo.pq.codec = FLOE_PQ_ZSTD;
-	bo.target_file_size = 1u << 20;
-	if (floe_batch_new(&f->alloc, &f->spec, &bo, f->spool, &f->batch))
-		return -1;
-	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fixture *f = *state;
-	floe_batch_free(f->batch);
-	floe_spool_free(f->spool);
-	assert_int_equal(f->alloc.used, 0);
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
-	assert_int_equal(system(cmd), 0);
-	free(f);
-	return 0;
+	*state = fixture_new("/tmp/floe-test-spool.XXXXXX", "day(ts)", 0, false);
+	return *state ? 0 : -1;
 }
 
 static const uint8_t from[] = {1, 0, 0, 0, 2, 0, 0, 0, 0xaa, 0xbb};
@@ -215,10 +178,10 @@ static void test_version_1_still_read(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_entry_records_checksum_and_start, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_verify_finds_damage, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_quarantine_files, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_version_1_still_read, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_entry_records_checksum_and_start, setup, fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_verify_finds_damage, setup, fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_quarantine_files, setup, fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_version_1_still_read, setup, fixture_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -24,61 +24,17 @@
 #include "platform/fs.h"
 #include "platform/store.h"
 
+#include "table_fixture.h"
+
 #include <errno.h>
 
 /* Why the last table call failed (every call here passes it). */
 static struct floe_err terr;
 
-struct fixture {
-	char dir[64];
-	char wh[128];
-	char spooldir[128];
-	struct floe_alloc alloc;
-	struct floe_part_spec spec;
-	struct floe_spool *spool;
-	struct floe_batch *batch;
-	struct floe_store *store;
-};
-
 static int setup(void **state)
 {
-	struct fixture *f = calloc(1, sizeof(*f));
-	strcpy(f->dir, "/tmp/floe-test-table.XXXXXX");
-	if (!mkdtemp(f->dir))
-		return -1;
-	snprintf(f->wh, sizeof(f->wh), "%s/wh", f->dir);
-	snprintf(f->spooldir, sizeof(f->spooldir), "%s/spool", f->dir);
-	floe_alloc_init(&f->alloc, 64u << 20);
-	char *entries[] = {"day(ts)"};
-	if (floe_part_spec_from_config(&f->spec, entries, 1, NULL))
-		return -1;
-	if (floe_spool_open(&f->alloc, f->spooldir, &f->spec, &f->spool))
-		return -1;
-	if (floe_store_local_new(&f->alloc, f->wh, &f->store))
-		return -1;
-	struct floe_batch_options bo;
-	memset(&bo, 0, sizeof(bo));
-	bo.pq.codec = FLOE_PQ_ZSTD;
-	bo.target_file_size = 1u << 20;
-	bo.max_partitions = 2;
-	if (floe_batch_new(&f->alloc, &f->spec, &bo, f->spool, &f->batch))
-		return -1;
-	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fixture *f = *state;
-	floe_batch_free(f->batch);
-	floe_spool_free(f->spool);
-	floe_store_free(f->store);
-	assert_int_equal(f->alloc.used, 0);
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
-	assert_int_equal(system(cmd), 0);
-	free(f);
-	return 0;
+	*state = fixture_new("/tmp/floe-test-table.XXXXXX", "day(ts)", 2, true);
+	return *state ? 0 : -1;
 }
 
 static void add_lines(struct fixture *f, uint64_t seq, int64_t ts, int n)
@@ -808,17 +764,17 @@ static void test_lost_race_is_conflict(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_batch_to_spool, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_commit_and_idempotence, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_incompatible_table, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_commit_with_failing_fsync, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_seal_with_failing_write, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_sorted_batch, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_two_installations_one_id, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_racing_installations, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_data_file_never_replaced, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_injected_clock_and_rand, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_lost_race_is_conflict, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_batch_to_spool, setup, fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_commit_and_idempotence, setup, fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_incompatible_table, setup, fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_commit_with_failing_fsync, setup, fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_seal_with_failing_write, setup, fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_sorted_batch, setup, fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_two_installations_one_id, setup, fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_racing_installations, setup, fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_data_file_never_replaced, setup, fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_injected_clock_and_rand, setup, fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_lost_race_is_conflict, setup, fixture_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -21,61 +21,18 @@
 #include "formats/iceberg/metadata.h"
 #include "platform/store.h"
 
+#include "table_fixture.h"
+
 #define INST "aaaaaaaa-0000-4000-8000-00000000000a"
 #define DAY (86400LL * 1000000)
 
 /* Why the last table call failed (every call here passes it). */
 static struct floe_err terr;
 
-struct fixture {
-	char dir[64];
-	char meta[256];
-	struct floe_alloc alloc;
-	struct floe_part_spec spec;
-	struct floe_spool *spool;
-	struct floe_batch *batch;
-	struct floe_store *store;
-	uint64_t seq;
-};
-
 static int setup(void **state)
 {
-	struct fixture *f = calloc(1, sizeof(*f));
-	char wh[128], sp[128];
-	strcpy(f->dir, "/tmp/floe-test-tver.XXXXXX");
-	if (!mkdtemp(f->dir))
-		return -1;
-	snprintf(wh, sizeof(wh), "%s/wh", f->dir);
-	snprintf(sp, sizeof(sp), "%s/spool", f->dir);
-	snprintf(f->meta, sizeof(f->meta), "%s/wh/default/logs/metadata", f->dir);
-	floe_alloc_init(&f->alloc, 64u << 20);
-	if (floe_part_spec_from_config(&f->spec, NULL, 0, NULL) ||
-	    floe_spool_open(&f->alloc, sp, &f->spec, &f->spool) ||
-	    floe_store_local_new(&f->alloc, wh, &f->store))
-		return -1;
-	struct floe_batch_options bo;
-	memset(&bo, 0, sizeof(bo));
-	bo.pq.codec = FLOE_PQ_ZSTD;
-	bo.target_file_size = 1u << 20;
-	bo.max_partitions = 1;
-	if (floe_batch_new(&f->alloc, &f->spec, &bo, f->spool, &f->batch))
-		return -1;
-	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fixture *f = *state;
-	floe_batch_free(f->batch);
-	floe_spool_free(f->spool);
-	floe_store_free(f->store);
-	assert_int_equal(f->alloc.used, 0);
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
-	assert_int_equal(system(cmd), 0);
-	free(f);
-	return 0;
+	*state = fixture_new("/tmp/floe-test-tver.XXXXXX", NULL, 1, true);
+	return *state ? 0 : -1;
 }
 
 static int open_table(struct fixture *f, struct floe_table **t, char *why, size_t cap)
@@ -319,12 +276,12 @@ static void test_commits_during_probe(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_stray_past_a_gap, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_stray_after_current, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_current_deleted, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_seen_version_deleted, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_lagging_hint, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_commits_during_probe, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stray_past_a_gap, setup, fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_stray_after_current, setup, fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_current_deleted, setup, fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_seen_version_deleted, setup, fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_lagging_hint, setup, fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_commits_during_probe, setup, fixture_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
