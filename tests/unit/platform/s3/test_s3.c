@@ -26,9 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define AK "TESTACCESSKEY0000001"
-#define SK "testsecretkey000000000000000000000000001"
-#include "fake_http.h"
+#include "fake_s3.h"
 
 static void pct_decode(const char *p, size_t n, char *out)
 {
@@ -162,23 +160,17 @@ static struct floe_s3 *client_with(const struct server *sv, struct fakes *f, con
 						 const struct server *sv))
 {
 	char ep[64];
-	snprintf(ep, sizeof(ep), "http://127.0.0.1:%d", sv->port);
-	struct floe_s3_options o = {.endpoint = ep,
-				    .region = "us-east-1",
-				    .bucket = "bkt",
-				    .path_style = true,
-				    .credentials = {AK, SK, (char *)token, NULL},
-				    .max_retries = 3,
-				    .backoff_base_ms = 100,
-				    .backoff_cap_ms = 1000,
-				    .multipart_threshold = 8,
-				    .part_size = 5,
-				    .random_fn = fake_random,
-				    .sleep_fn = fake_sleep,
-				    .now_fn = fake_now,
-				    .fn_ctx = f,
-				    .connect_timeout_ms = 5000,
-				    .stall_timeout_ms = 5000};
+	struct floe_s3_options o = fake_s3_options(sv, ep, sizeof(ep));
+	o.credentials.session_token = (char *)token;
+	o.max_retries = 3;
+	o.backoff_base_ms = 100;
+	o.backoff_cap_ms = 1000;
+	o.multipart_threshold = 8;
+	o.part_size = 5;
+	o.random_fn = fake_random;
+	o.sleep_fn = fake_sleep;
+	o.now_fn = fake_now;
+	o.fn_ctx = f;
 	f->now = T0;
 	if (tweak)
 		tweak(&o, sv);

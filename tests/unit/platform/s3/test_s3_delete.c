@@ -26,9 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define AK "TESTACCESSKEY0000001"
-#define SK "testsecretkey000000000000000000000000001"
-#include "fake_http.h"
+#include "fake_s3.h"
 
 static int64_t now_fn(void *ctx)
 {
@@ -45,19 +43,12 @@ static void no_sleep(void *ctx, int64_t ms)
 static struct floe_s3 *client(const struct server *sv)
 {
 	char ep[64];
-	snprintf(ep, sizeof(ep), "http://127.0.0.1:%d", sv->port);
-	struct floe_s3_options o = {.endpoint = ep,
-				    .region = "us-east-1",
-				    .bucket = "bkt",
-				    .path_style = true,
-				    .credentials = {AK, SK, NULL, NULL},
-				    .max_retries = 1,
-				    .backoff_base_ms = 1,
-				    .backoff_cap_ms = 1,
-				    .sleep_fn = no_sleep,
-				    .now_fn = now_fn,
-				    .connect_timeout_ms = 5000,
-				    .stall_timeout_ms = 5000};
+	struct floe_s3_options o = fake_s3_options(sv, ep, sizeof(ep));
+	o.max_retries = 1;
+	o.backoff_base_ms = 1;
+	o.backoff_cap_ms = 1;
+	o.sleep_fn = no_sleep;
+	o.now_fn = now_fn;
 	struct floe_s3 *s3 = NULL;
 	assert_int_equal(floe_s3_new(&o, &s3), 0);
 	return s3;

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <strings.h>
 
-#include "fake_http.h"
+#include "fake_s3.h"
 #include "platform/s3/s3.h"
 #include "platform/s3/store_s3.h"
 #include "platform/store.h"
@@ -19,9 +19,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-
-#define AK "TESTACCESSKEY0000001"
-#define SK "testsecretkey000000000000000000000000001"
 
 static uint64_t fake_random(void *ctx)
 {
@@ -44,20 +41,13 @@ static int64_t fake_now(void *ctx)
 static struct floe_store *store(const struct server *sv)
 {
 	char ep[64];
-	snprintf(ep, sizeof(ep), "http://127.0.0.1:%d", sv->port);
-	struct floe_s3_options o = {.endpoint = ep,
-				    .region = "us-east-1",
-				    .bucket = "bkt",
-				    .path_style = true,
-				    .credentials = {AK, SK, NULL, NULL},
-				    .max_retries = 3,
-				    .multipart_threshold = 8,
-				    .part_size = 5,
-				    .random_fn = fake_random,
-				    .sleep_fn = fake_sleep,
-				    .now_fn = fake_now,
-				    .connect_timeout_ms = 5000,
-				    .stall_timeout_ms = 5000};
+	struct floe_s3_options o = fake_s3_options(sv, ep, sizeof(ep));
+	o.max_retries = 3;
+	o.multipart_threshold = 8;
+	o.part_size = 5;
+	o.random_fn = fake_random;
+	o.sleep_fn = fake_sleep;
+	o.now_fn = fake_now;
 	struct floe_store *s = NULL;
 	assert_int_equal(floe_store_s3_new(&o, "wh", &s), 0);
 	return s;
