@@ -26,31 +26,14 @@ done
 IDLE_SECONDS=${IDLE_SECONDS:-20}
 SETTLE=${SETTLE:-2}
 FILES=${FILES:-10}
-RSYSLOGD=/opt/floe-bench/rsyslog/usr/sbin/rsyslogd
-RS_MODDIR=/opt/floe-bench/rsyslog/usr/lib/$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)/rsyslog
-if [ ! -x "$RSYSLOGD" ] && command -v rsyslogd >/dev/null; then
-	RSYSLOGD=$(command -v rsyslogd)
-	RS_MODDIR=
-fi
+. tests/bench/daemons.sh
 if [ ! -x "$RSYSLOGD" ]; then
 	[ -z "${IDLE_BENCH_INSTALLED:-}" ] || { echo "rsyslog still missing"; exit 2; }
 	packaging/dev/install-deps.sh bench
 	IDLE_BENCH_INSTALLED=1 exec "$PWD/tests/bench/idle.sh" "$@"
 fi
 
-W=$(mktemp -d /tmp/floe-bench-idle.XXXXXX)
-DAEMON=
-cleanup() {
-	# Never leave a daemon behind, whatever happened: stopped by its PID.
-	if [ -n "$DAEMON" ] && kill -0 "$DAEMON" 2>/dev/null; then
-		kill -TERM "$DAEMON" 2>/dev/null || true
-		sleep 1
-		kill -KILL "$DAEMON" 2>/dev/null || true
-	fi
-	if [ "${KEEP:-0}" = 1 ]; then echo "work directory kept: $W"; else rm -rf "$W"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_workdir idle
 
 # The daemons run as nobody when the script is root (as a service would not run as root).
 AS=()

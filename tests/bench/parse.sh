@@ -154,11 +154,7 @@ fi
 # private instance (Debian's, unpacked under /opt/floe-bench by install-deps.sh bench)
 # reads the file, parses each line and writes the fields as text; its CPU time is taken
 # from /proc once the output holds every line. It writes text, floe compressed Parquet.
-SYSLOGNG=/opt/floe-bench/syslog-ng-core/usr/sbin/syslog-ng
-SNG_LIB=/opt/floe-bench/syslog-ng-core/usr/lib/syslog-ng
-if [ ! -x "$SYSLOGNG" ] && command -v syslog-ng >/dev/null; then
-	SYSLOGNG=$(command -v syslog-ng); SNG_LIB=
-fi
+. tests/bench/daemons.sh
 run_syslogng() { # run_syslogng CASE FILE PATTERN WANT TEMPLATE [MULTILINE-PREFIX]
 	local c=$1 file=$2 want=$4 tpl=$5 ml=${6:-} d=$W/syslog-ng-$1
 	mkdir -p "$d"

@@ -26,37 +26,15 @@ BYTES=${1:-1073741824}
 FILES=${FILES:-100}
 PER=$((BYTES / FILES / 1048576 * 1048576))
 [ "$PER" -gt 0 ] || PER=$((BYTES / FILES))
-OPT=/opt/floe-bench
 
-RSYSLOGD=$OPT/rsyslog/usr/sbin/rsyslogd
-RS_MODDIR=$OPT/rsyslog/usr/lib/$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)/rsyslog
-SYSLOGNG=$OPT/syslog-ng-core/usr/sbin/syslog-ng
-SNG_LIB=$OPT/syslog-ng-core/usr/lib/syslog-ng
-if [ ! -x "$RSYSLOGD" ] && command -v rsyslogd >/dev/null; then
-	RSYSLOGD=$(command -v rsyslogd); RS_MODDIR=
-fi
-if [ ! -x "$SYSLOGNG" ] && command -v syslog-ng >/dev/null; then
-	SYSLOGNG=$(command -v syslog-ng); SNG_LIB=
-fi
+. tests/bench/daemons.sh
 if [ ! -x "$RSYSLOGD" ] || [ ! -x "$SYSLOGNG" ] || [ ! -x /usr/bin/time ] || ! command -v bc >/dev/null; then
 	[ -z "${TAIL_BENCH_INSTALLED:-}" ] || { echo "rsyslog, syslog-ng, time or bc still missing"; exit 2; }
 	packaging/dev/install-deps.sh bench
 	TAIL_BENCH_INSTALLED=1 exec "$PWD/tests/bench/tail.sh" "$@"
 fi
 
-W=$(mktemp -d /tmp/floe-bench-tail.XXXXXX)
-DAEMON=
-cleanup() {
-	# Never leave a daemon behind, whatever happened.
-	if [ -n "$DAEMON" ] && kill -0 "$DAEMON" 2>/dev/null; then
-		kill -TERM "$DAEMON" 2>/dev/null || true
-		sleep 1
-		kill -KILL "$DAEMON" 2>/dev/null || true
-	fi
-	if [ "${KEEP:-0}" = 1 ]; then echo "work directory kept: $W"; else rm -rf "$W"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_workdir tail
 TCK=$(getconf CLK_TCK)
 now() { date +%s.%N; }
 warm() { cat "$W/in/$1"/*.log >/dev/null; }  # every tool starts with the inputs cached
