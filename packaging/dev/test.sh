@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh Debian 12 machine: installs what is missing, then
-# builds and tests floe five ways -- gcc (unit, fuzz replay and integration tests), clang
-# (warnings as errors, unit tests), ASan+UBSan (everything again), and the arm64 and armhf
-# cross builds (unit tests under qemu-aarch64 and qemu-arm). Stops at the first failure.
+# builds and tests floe six ways -- gcc (unit, fuzz replay and integration tests), clang
+# (warnings as errors, unit tests), ASan+UBSan (everything again), FLOE_MINIMAL (unit
+# tests), and the arm64 and armhf cross builds (unit tests under qemu-aarch64 and
+# qemu-arm). Stops at the first failure.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 SRC=$PWD
@@ -36,6 +37,14 @@ cmake -S . -B "$OUT/asan" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang -DFL
 cmake --build "$OUT/asan" -j"$JOBS"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	run_ctest "$OUT/asan"
+
+# The minimal build (no S3 client, no PCRE2) compiles other sources (regex_none.c, no
+# platform/s3) and refuses patterns and s3:// warehouses: its unit tests skip the cases
+# that need them and check the refusals. Unit tests only, to keep the step short.
+step "FLOE_MINIMAL build and unit tests"
+cmake -S . -B "$OUT/minimal" -DCMAKE_BUILD_TYPE=Debug -DFLOE_MINIMAL=ON >/dev/null
+cmake --build "$OUT/minimal" -j"$JOBS"
+run_ctest "$OUT/minimal" -L unit
 
 step "arm64 cross build and unit tests under qemu-aarch64 (tests that fork, and slow ones, excluded)"
 cmake -S . -B "$OUT/arm64" -DCMAKE_BUILD_TYPE=RelWithDebInfo \

@@ -18,6 +18,8 @@
 
 #include "agg_nomalloc.h"
 
+#include "build_skip.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -265,6 +267,7 @@ static void test_overflow_fixed_memory(void **state)
 static void test_quantiles_where(void **state)
 {
 	(void)state;
+	NEEDS_PCRE2(); /* where.matches */
 	struct fixture f;
 	setup(&f, "aggregations: [{name: a, window: 1m, where: {field: k, matches: '^ok'}, "
 		  "metrics: [count, {quantiles: v, q: [0.5, 0.99]}]}]\n");

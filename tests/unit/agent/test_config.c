@@ -17,6 +17,8 @@
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
 
+#include "build_skip.h"
+
 #define MiB (1024ull * 1024)
 #define GiB (1024ull * MiB)
 
@@ -88,6 +90,24 @@ static struct floe_config *parse_ok(struct floe_alloc *a, const char *text)
 	return c;
 }
 
+/* What a smaller build refuses: a pattern (a regex parser's, a multiline start, a
+ * where.matches) without PCRE2 (FLOE_MINIMAL), an s3:// warehouse without the S3 client
+ * (FLOE_NO_S3). It refuses them where they stand, before what a case is about, so such
+ * cases run only in a full build; test_smaller_build checks the refusals. */
+static bool refused_by_build(const struct floe_err *err)
+{
+#ifdef FLOE_MINIMAL
+	if (strstr(err->msg, "this floe was built without PCRE2"))
+		return true;
+#endif
+#ifdef FLOE_NO_S3
+	if (strstr(err->msg, "this build of floe has no S3 support"))
+		return true;
+#endif
+	(void)err;
+	return false;
+}
+
 static void expect_err(const char *text, int code, const char *msg)
 {
 	struct floe_alloc a;
@@ -95,6 +115,8 @@ static void expect_err(const char *text, int code, const char *msg)
 	struct floe_err err = {0};
 	floe_alloc_init(&a, 0);
 	int rc = floe_config_parse(&a, "t.yaml", text, strlen(text), "host-1", &c, &err);
+	if (rc == FLOE_EFORMAT && refused_by_build(&err))
+		return;
 	if (rc != code || strcmp(err.msg, msg) != 0)
 		print_error("input:\n%s\nwant %d '%s'\ngot  %d '%s'\n", text, code, msg, rc,
 			    err.msg);
@@ -162,6 +184,8 @@ static void assert_input_defaults(const struct floe_config_input *in)
 
 static void test_full(void **state)
 {
+	NEEDS_PCRE2(); /* full_yaml has a regex parser and an s3:// warehouse */
+	NEEDS_S3();
 	struct floe_alloc a;
 	floe_alloc_init(&a, 0);
 	struct floe_config *c = parse_ok(&a, full_yaml);
@@ -797,6 +821,7 @@ static char *dump(const struct floe_config *c);
 /* Accepted values of the new keys and what they become. */
 static void test_new_values(void **state)
 {
+	NEEDS_S3(); /* s3:// warehouses throughout */
 	static const struct {
 		const char *wh, *bucket, *prefix, *stored;
 	} whs[] = {
@@ -1143,6 +1168,8 @@ static void test_ranges(void **state)
 		struct floe_err err = {0};
 		int rc = floe_config_parse(NULL, "t.yaml", cases[i].yaml, strlen(cases[i].yaml),
 					   "h", &c, &err);
+		if (rc == FLOE_EFORMAT && refused_by_build(&err))
+			continue;
 		if ((rc == 0) != cases[i].ok)
 			print_error("'%s': rc %d %s\n", cases[i].yaml, rc, err.msg);
 		assert_int_equal(rc == 0, cases[i].ok);
@@ -1197,6 +1224,8 @@ static char *dump(const struct floe_config *c)
 
 static void test_dump(void **state)
 {
+	NEEDS_PCRE2(); /* full_yaml, and s3:// warehouses */
+	NEEDS_S3();
 	/* The defaults, byte for byte. */
 	struct floe_config *c = parse_ok(NULL, "");
 	char *d = dump(c);
@@ -1431,6 +1460,8 @@ static void test_dump(void **state)
  * once enough allocations succeed the result equals the unconstrained one. */
 static void test_alloc_failures(void **state)
 {
+	NEEDS_PCRE2(); /* full_yaml */
+	NEEDS_S3();
 	struct floe_config *ref = parse_ok(NULL, full_yaml);
 	char *want = dump(ref);
 	floe_config_free(ref);
@@ -1675,6 +1706,7 @@ static void test_typed_lists(void **state)
  * the errors at their file:line:column. */
 static void test_aggregations(void **state)
 {
+	NEEDS_PCRE2(); /* where.matches throughout */
 	(void)state;
 	struct floe_config *c = parse_ok(
 	    NULL, "inputs: [{type: tail, paths: /a}, {type: tail, paths: /b}]\n"
@@ -1772,6 +1804,40 @@ static void test_aggregations(void **state)
 	}
 }
 
+/* A smaller build refuses a pattern and an s3:// warehouse at their keys, saying why. */
+static void test_smaller_build(void **state)
+{
+	(void)state;
+	static const char *const yaml[] = {
+	    "inputs: [{type: tail, paths: a, parser: regex, pattern: \"(?<a>x)\"}]",
+	    "inputs: [{type: tail, paths: a, multiline: {start: x}}]",
+	    "aggregations: [{name: a, where: {field: x, matches: y}}]",
+	    "lake: {warehouse: \"s3://bkt\", catalog: {type: s3}}",
+	};
+	size_t refused = 0;
+	for (size_t i = 0; i < sizeof(yaml) / sizeof(yaml[0]); i++) {
+		struct floe_config *c = NULL;
+		struct floe_err err = {0};
+		int rc = floe_config_parse(NULL, "t.yaml", yaml[i], strlen(yaml[i]), "h", &c, &err);
+		if (rc == 0) {
+			floe_config_free(c);
+			continue;
+		}
+		if (!refused_by_build(&err))
+			print_error("'%s': %s\n", yaml[i], err.msg);
+		assert_int_equal(rc, FLOE_EFORMAT);
+		assert_true(refused_by_build(&err));
+		refused++;
+	}
+#if defined(FLOE_MINIMAL)
+	assert_int_equal(refused, 4);
+#elif defined(FLOE_NO_S3)
+	assert_int_equal(refused, 1);
+#else
+	assert_int_equal(refused, 0);
+#endif
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1793,6 +1859,7 @@ int main(void)
 	    cmocka_unit_test(test_sort_by),
 	    cmocka_unit_test(test_typed_lists),
 	    cmocka_unit_test(test_aggregations),
+	    cmocka_unit_test(test_smaller_build),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,21 @@
+/* For the tests with cases that a smaller build cannot run, skipped there (cmocka lists
+ * them as SKIPPED): NEEDS_PCRE2() at the top of a case that uses a pattern (a regex
+ * parser, a multiline start, a where.matches) in a build without PCRE2 (FLOE_MINIMAL,
+ * where agent/parse/regex_none.c refuses every pattern), NEEDS_S3() in one with an s3://
+ * warehouse in a build without the S3 client (FLOE_NO_S3). Include after cmocka.h. */
+#ifndef FLOE_TEST_BUILD_SKIP_H
+#define FLOE_TEST_BUILD_SKIP_H
+
+#ifdef FLOE_MINIMAL
+#define NEEDS_PCRE2() skip()
+#else
+#define NEEDS_PCRE2() ((void)0)
+#endif
+
+#ifdef FLOE_NO_S3
+#define NEEDS_S3() skip()
+#else
+#define NEEDS_S3() ((void)0)
+#endif
+
+#endif
