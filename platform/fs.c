@@ -14,6 +14,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,21 +197,31 @@ int floe_fs_write_atomic(const char *path, const void *data, size_t len)
 	return floe_fs_write_atomicv(path, &one, 1);
 }
 
+/* Puts the temp file tmp (owned: freed here) at path, then syncs path's directory. With
+ * replace, over what is there (rename); without, only where nothing is: link() fails
+ * with EEXIST if path exists, atomically, and never replaces it. */
+static int publish(char *tmp, const char *path, bool replace)
+{
+	int rc = 0;
+	if (replace) {
+		if (sys.rename(tmp, path) != 0) {
+			rc = -errno;
+			unlink(tmp);
+		}
+	} else {
+		if (sys.link(tmp, path) != 0)
+			rc = -errno;
+		unlink(tmp);
+	}
+	free(tmp);
+	return rc ? rc : fsync_dir_of(path);
+}
+
 int floe_fs_write_atomicv(const char *path, const struct floe_fs_piece *pieces, size_t n)
 {
 	char *tmp = NULL;
 	int rc = write_temp(path, pieces, n, &tmp);
-	if (rc)
-		return rc;
-	if (sys.rename(tmp, path) != 0) {
-		rc = -errno;
-		unlink(tmp);
-		goto out;
-	}
-	rc = fsync_dir_of(path);
-out:
-	free(tmp);
-	return rc;
+	return rc ? rc : publish(tmp, path, true);
 }
 
 int floe_fs_create_excl(const char *path, const void *data, size_t len)
@@ -218,16 +229,7 @@ int floe_fs_create_excl(const char *path, const void *data, size_t len)
 	char *tmp = NULL;
 	struct floe_fs_piece one = {data, len};
 	int rc = write_temp(path, &one, 1, &tmp);
-	if (rc)
-		return rc;
-	/* link() fails with EEXIST if path exists, atomically, and never replaces it. */
-	if (sys.link(tmp, path) != 0)
-		rc = -errno;
-	unlink(tmp);
-	free(tmp);
-	if (rc)
-		return rc;
-	return fsync_dir_of(path);
+	return rc ? rc : publish(tmp, path, false);
 }
 
 int floe_fs_read_file(struct floe_alloc *a, const char *path, size_t max, void **data,
@@ -420,30 +422,14 @@ int floe_fs_copy(const char *from, const char *to)
 {
 	char *tmp = NULL;
 	int rc = copy_to_temp(from, to, &tmp);
-	if (rc)
-		return rc;
-	if (sys.rename(tmp, to) != 0) {
-		rc = -errno;
-		unlink(tmp);
-	} else {
-		rc = fsync_dir_of(to);
-	}
-	free(tmp);
-	return rc;
+	return rc ? rc : publish(tmp, to, true);
 }
 
 int floe_fs_copy_excl(const char *from, const char *to)
 {
 	char *tmp = NULL;
 	int rc = copy_to_temp(from, to, &tmp);
-	if (rc)
-		return rc;
-	/* As in floe_fs_create_excl: link() never replaces an existing name. */
-	if (sys.link(tmp, to) != 0)
-		rc = -errno;
-	unlink(tmp);
-	free(tmp);
-	return rc ? rc : fsync_dir_of(to);
+	return rc ? rc : publish(tmp, to, false);
 }
 
 static int cmp_names(const void *a, const void *b)
