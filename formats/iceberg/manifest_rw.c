@@ -268,28 +268,41 @@ int floe_ice_manifest_writer_add(struct floe_ice_manifest_writer *w, const struc
 	return rc;
 }
 
-/* An optional array of longs or ints (null when absent). */
-static int put_opt_array(struct floe_buf *b, const struct floe_avro_value *v)
+/* One long or int of an array. */
+static int put_long_item(struct floe_buf *b, const struct floe_avro_value *v, bool bytes)
 {
-	if (floe_avro_value_is_null(v))
-		return floe_avro_put_union(b, 0);
-	if (floe_avro_value_type(v) != FLOE_AVRO_ARRAY)
+	(void)bytes;
+	int64_t x;
+	if (floe_avro_value_long(v, &x))
 		return FLOE_EFORMAT;
-	size_t n = floe_avro_value_len(v);
-	int rc = floe_avro_put_union(b, 1);
-	if (!rc && n)
-		rc = floe_avro_put_long(b, (int64_t)n);
-	for (size_t i = 0; !rc && i < n; i++) {
-		int64_t x;
-		if (floe_avro_value_long(floe_avro_value_at(v, i), &x))
+	return floe_avro_put_long(b, x);
+}
+
+/* One entry of an int-keyed map (a key/value record) with a long or bytes value. */
+static int put_kv_item(struct floe_buf *b, const struct floe_avro_value *kv, bool bytes)
+{
+	int64_t key, x;
+	const uint8_t *p;
+	size_t len;
+	if (floe_avro_value_long(floe_avro_value_get(kv, "key"), &key) || key < INT32_MIN || key > INT32_MAX)
+		return FLOE_EFORMAT;
+	int rc = floe_avro_put_long(b, key);
+	if (!rc && bytes) {
+		if (floe_avro_value_bytes(floe_avro_value_get(kv, "value"), &p, &len))
+			return FLOE_EFORMAT;
+		rc = floe_avro_put_bytes(b, p, len);
+	} else if (!rc) {
+		if (floe_avro_value_long(floe_avro_value_get(kv, "value"), &x))
 			return FLOE_EFORMAT;
 		rc = floe_avro_put_long(b, x);
 	}
-	return rc ? rc : floe_avro_put_long(b, 0);
+	return rc;
 }
 
-/* An int-keyed map (an array of key/value records) with long or bytes values. */
-static int put_opt_kv(struct floe_buf *b, const struct floe_avro_value *v, bool bytes)
+/* An optional array (null when absent) in one block, each item written by put: longs or
+ * ints (put_long_item), or an int-keyed map (put_kv_item) with long or bytes values. */
+static int put_opt_array(struct floe_buf *b, const struct floe_avro_value *v, bool bytes,
+			 int (*put)(struct floe_buf *, const struct floe_avro_value *, bool))
 {
 	if (floe_avro_value_is_null(v))
 		return floe_avro_put_union(b, 0);
@@ -299,24 +312,8 @@ static int put_opt_kv(struct floe_buf *b, const struct floe_avro_value *v, bool 
 	int rc = floe_avro_put_union(b, 1);
 	if (!rc && n)
 		rc = floe_avro_put_long(b, (int64_t)n);
-	for (size_t i = 0; !rc && i < n; i++) {
-		const struct floe_avro_value *kv = floe_avro_value_at(v, i);
-		int64_t key, x;
-		const uint8_t *p;
-		size_t len;
-		if (floe_avro_value_long(floe_avro_value_get(kv, "key"), &key) || key < INT32_MIN || key > INT32_MAX)
-			return FLOE_EFORMAT;
-		rc = floe_avro_put_long(b, key);
-		if (!rc && bytes) {
-			if (floe_avro_value_bytes(floe_avro_value_get(kv, "value"), &p, &len))
-				return FLOE_EFORMAT;
-			rc = floe_avro_put_bytes(b, p, len);
-		} else if (!rc) {
-			if (floe_avro_value_long(floe_avro_value_get(kv, "value"), &x))
-				return FLOE_EFORMAT;
-			rc = floe_avro_put_long(b, x);
-		}
-	}
+	for (size_t i = 0; !rc && i < n; i++)
+		rc = put(b, floe_avro_value_at(v, i), bytes);
 	return rc ? rc : floe_avro_put_long(b, 0);
 }
 
@@ -393,13 +390,13 @@ static int put_data_file(struct floe_ice_manifest_writer *w, struct floe_buf *b,
 	} maps[] = {{"column_sizes", false}, {"value_counts", false}, {"null_value_counts", false},
 		    {"nan_value_counts", false}, {"lower_bounds", true}, {"upper_bounds", true}};
 	for (size_t i = 0; !rc && i < sizeof(maps) / sizeof(maps[0]); i++)
-		rc = put_opt_kv(b, floe_avro_value_get(df, maps[i].name), maps[i].bytes);
+		rc = put_opt_array(b, floe_avro_value_get(df, maps[i].name), maps[i].bytes, put_kv_item);
 	if (!rc)
 		rc = put_opt_scalar(b, floe_avro_value_get(df, "key_metadata"), true);
 	if (!rc)
-		rc = put_opt_array(b, floe_avro_value_get(df, "split_offsets"));
+		rc = put_opt_array(b, floe_avro_value_get(df, "split_offsets"), false, put_long_item);
 	if (!rc)
-		rc = put_opt_array(b, floe_avro_value_get(df, "equality_ids"));
+		rc = put_opt_array(b, floe_avro_value_get(df, "equality_ids"), false, put_long_item);
 	if (!rc)
 		rc = put_opt_scalar(b, floe_avro_value_get(df, "sort_order_id"), false);
 	if (!rc)
