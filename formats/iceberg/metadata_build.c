@@ -312,28 +312,39 @@ static int metadata_log(struct floe_ice_meta *m, const char *prev_metadata_locat
 	return 0;
 }
 
-int floe_ice_meta_touch(struct floe_ice_meta *m, const char *prev_metadata_location, int64_t now_ms,
-			size_t max_log)
+/* Makes root (a new copy of m's) m's: with the previous metadata file in its
+ * metadata-log (max_log entries kept) and now_ms as last-updated-ms. Keys keep their
+ * places (floe_json_set), so the order of these last steps does not show in the file. */
+static int set_new_root(struct floe_ice_meta *m, struct floe_json *root, const char *prev_metadata_location,
+			int64_t now_ms, size_t max_log)
 {
 	struct floe_json_doc *d = m->doc;
-	struct floe_json *root, *mlog;
+	struct floe_json *mlog;
 	struct floe_ice_view nv;
 	int rc;
-	if (max_log == 0)
-		max_log = 1;
-	if (now_ms < m->v.last_updated_ms)
-		now_ms = m->v.last_updated_ms;
-	if (!(root = floe_ice_json_copy_object(d, m->v.root)))
-		return FLOE_ENOMEM;
 	if ((rc = metadata_log(m, prev_metadata_location, max_log, &mlog)) ||
 	    (rc = set_int(d, root, "last-updated-ms", now_ms)) ||
 	    (rc = floe_json_set(d, root, "metadata-log", mlog)))
 		return rc;
+	/* Indexing cannot fail on what was checked before; it is a guard, not a path. */
 	if (floe_ice_meta_index(&nv, root))
 		return FLOE_EINVAL;
 	floe_json_set_root(d, root);
 	m->v = nv;
 	return 0;
+}
+
+int floe_ice_meta_touch(struct floe_ice_meta *m, const char *prev_metadata_location, int64_t now_ms,
+			size_t max_log)
+{
+	struct floe_json *root;
+	if (max_log == 0)
+		max_log = 1;
+	if (now_ms < m->v.last_updated_ms)
+		now_ms = m->v.last_updated_ms;
+	if (!(root = floe_ice_json_copy_object(m->doc, m->v.root)))
+		return FLOE_ENOMEM;
+	return set_new_root(m, root, prev_metadata_location, now_ms, max_log);
 }
 
 /* v1 tables are refused (FLOE_EUNSUPPORTED): sequence numbers are a v2 notion, and
@@ -344,8 +355,7 @@ int floe_ice_meta_add_snapshot(struct floe_ice_meta *m, const struct floe_ice_sn
 {
 	struct floe_json_doc *d = m->doc;
 	const struct floe_json *old = m->v.root;
-	struct floe_json *root, *snap, *snaps, *refs, *main, *slog, *entry, *mlog;
-	struct floe_ice_view nv;
+	struct floe_json *root, *snap, *snaps, *refs, *main, *slog, *entry;
 	int rc;
 	if (m->v.format_version != 2)
 		return FLOE_EUNSUPPORTED;
@@ -381,22 +391,12 @@ int floe_ice_meta_add_snapshot(struct floe_ice_meta *m, const struct floe_ice_sn
 	    (rc = floe_json_push(d, slog, entry)))
 		return rc;
 
-	if ((rc = metadata_log(m, prev_metadata_location, max_log, &mlog)))
-		return rc;
-
 	if ((rc = set_int(d, root, "last-sequence-number", s->sequence_number)) ||
-	    (rc = set_int(d, root, "last-updated-ms", now_ms)) ||
 	    (rc = set_int(d, root, "current-snapshot-id", s->snapshot_id)) ||
 	    (rc = floe_json_set(d, root, "refs", refs)) ||
 	    (rc = floe_json_set(d, root, "snapshots", snaps)) ||
-	    (rc = floe_json_set(d, root, "snapshot-log", slog)) ||
-	    (rc = floe_json_set(d, root, "metadata-log", mlog)))
+	    (rc = floe_json_set(d, root, "snapshot-log", slog)))
 		return rc;
-	/* Indexing cannot fail on what was checked above; it is a guard, not a path. */
-	if (floe_ice_meta_index(&nv, root))
-		return FLOE_EINVAL;
-	floe_json_set_root(d, root);
-	m->v = nv;
-	return 0;
+	return set_new_root(m, root, prev_metadata_location, now_ms, max_log);
 }
 
