@@ -284,6 +284,19 @@ static int scan_scalar(struct jp *j)
 	}
 }
 
+/* A member's name (its body, length and whether it has escapes into *body, *blen, *esc)
+ * and the colon after it, at j->i: 0, or j's error. */
+static int scan_name(struct jp *j, size_t *body, size_t *blen, bool *esc)
+{
+	if (scan_string(j, body, blen, esc))
+		return j->err;
+	skip_ws(j);
+	if (j->i >= j->len || j->p[j->i] != ':')
+		return fail(j, FLOE_EPARSE);
+	j->i++;
+	return 0;
+}
+
 /* Skips any value at j->i, with depth containers already open around it. Iterative: a
  * bit per level records whether the open container is an object. */
 static int skip_value(struct jp *j, unsigned depth)
@@ -313,12 +326,8 @@ static int skip_value(struct jp *j, unsigned depth)
 				j->i++;
 				level--;
 			} else if (obj) {
-				if (scan_string(j, &b, &bl, &esc))
+				if (scan_name(j, &b, &bl, &esc))
 					return j->err;
-				skip_ws(j);
-				if (j->i >= j->len || j->p[j->i] != ':')
-					return fail(j, FLOE_EPARSE);
-				j->i++;
 				continue;
 			} else {
 				continue;
@@ -345,12 +354,8 @@ static int skip_value(struct jp *j, unsigned depth)
 			j->i++;
 			if (obj) {
 				skip_ws(j);
-				if (scan_string(j, &b, &bl, &esc))
+				if (scan_name(j, &b, &bl, &esc))
 					return j->err;
-				skip_ws(j);
-				if (j->i >= j->len || j->p[j->i] != ':')
-					return fail(j, FLOE_EPARSE);
-				j->i++;
 			}
 			break;
 		}
@@ -420,12 +425,8 @@ static int parse_object(struct jp *j, const char *prefix, size_t plen, unsigned 
 		size_t kb, kl;
 		bool kesc;
 		skip_ws(j);
-		if (scan_string(j, &kb, &kl, &kesc))
+		if (scan_name(j, &kb, &kl, &kesc))
 			return j->err;
-		skip_ws(j);
-		if (j->i >= j->len || j->p[j->i] != ':')
-			return fail(j, FLOE_EPARSE);
-		j->i++;
 		skip_ws(j);
 		if (j->i >= j->len)
 			return fail(j, FLOE_EPARSE);
