@@ -11,12 +11,11 @@
 
 #include "agent/env/env.h"
 #include "agent/lake/spool.h"
+#include "agent/lake/table.h"
 #include "agent/pipeline/batch.h"
 #include "agent/schema/partition.h"
 #include "formats/base/alloc.h"
 #include "platform/store.h"
-
-struct floe_table;
 
 struct fixture {
 	char dir[64], wh[128], spooldir[128];
@@ -65,6 +64,18 @@ static inline struct fixture *fixture_new(const char *tmpl, const char *part, si
 	    floe_batch_new(&f->alloc, &f->spec, &bo, f->spool, &f->batch))
 		return NULL;
 	return f;
+}
+
+/* The options of the table default.logs in f's warehouse for agent, installation inst;
+ * the test sets the rest. */
+static inline struct floe_table_options fixture_table(struct fixture *f, const char *agent, const char *inst)
+{
+	return (struct floe_table_options){.store = f->store,
+					   .namespace = "default",
+					   .name = "logs",
+					   .spec = &f->spec,
+					   .agent_id = agent,
+					   .installation_id = inst};
 }
 
 /* The teardown of every fixture: nothing may be left allocated. */

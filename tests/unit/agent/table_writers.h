@@ -7,7 +7,6 @@
 
 #include <dirent.h>
 
-#include "agent/lake/table.h"
 #include "agent/schema/record.h"
 #include "formats/base/error.h"
 
@@ -86,18 +85,11 @@ static inline int setup(void **state)
 static inline struct floe_table *open_as(struct fixture *f, const char *agent, const char *inst,
 				  const struct floe_table_props *props)
 {
-	struct floe_table_options o = {
-	    .store = f->store,
-	    .namespace = "default",
-	    .name = "logs",
-	    .spec = &f->spec,
-	    .agent_id = agent,
-	    .installation_id = inst,
-	    .max_attempts = 2,
-	    .props = props,
-	    .clock = &f->clock,
-	    .rand = &f->rand,
-	};
+	struct floe_table_options o = fixture_table(f, agent, inst);
+	o.max_attempts = 2;
+	o.props = props;
+	o.clock = &f->clock;
+	o.rand = &f->rand;
 	struct floe_table *t = NULL;
 	assert_int_equal(floe_table_open(&f->alloc, &o, &t, &terr), 0);
 	return t;

@@ -428,11 +428,7 @@ static void test_bad_pattern(void **state)
 	struct floe_assemble_options o = {.start = "(unclosed"};
 	struct floe_err why = {0};
 	struct floe_assemble *as = NULL;
-#ifdef FLOE_MINIMAL
-	const int want = FLOE_EUNSUPPORTED; /* every pattern, without PCRE2 */
-#else
-	const int want = FLOE_EINVAL;
-#endif
+	const int want = PATTERN_ERROR(FLOE_EINVAL);
 	assert_int_equal(floe_assemble_new(NULL, &o, &as, &why), want);
 	assert_null(as);
 	assert_int_equal(why.code, want);

@@ -249,11 +249,7 @@ static void test_bad_options(void **state)
 	in.pattern = "(unclosed";
 	struct floe_decoder *d = NULL;
 	struct floe_err err = {0};
-#ifdef FLOE_MINIMAL
-	const int want = FLOE_EUNSUPPORTED; /* every pattern, without PCRE2 */
-#else
-	const int want = FLOE_EINVAL;
-#endif
+	const int want = PATTERN_ERROR(FLOE_EINVAL);
 	assert_int_equal(floe_decoder_new(NULL, &in, &d, &err), want);
 	assert_null(d);
 	assert_int_equal(err.code, want);

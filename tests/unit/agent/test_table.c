@@ -76,15 +76,8 @@ static struct floe_spool_entry *load(struct fixture *f, uint64_t seq)
 static int try_open(struct fixture *f, const char *agent, const char *inst, const char *replaces,
 		    struct floe_table **t, char *why, size_t cap)
 {
-	struct floe_table_options o = {
-		.store = f->store,
-		.namespace = "default",
-		.name = "logs",
-		.spec = &f->spec,
-		.agent_id = agent,
-		.installation_id = inst,
-		.replaces = replaces,
-	};
+	struct floe_table_options o = fixture_table(f, agent, inst);
+	o.replaces = replaces;
 	struct floe_err e = {0};
 	int rc = floe_table_open(&f->alloc, &o, t, &e);
 	snprintf(why, cap, "%s", e.msg);
@@ -673,17 +666,10 @@ static int open_with(struct fixture *f, struct fake_env *e, unsigned max_attempt
 {
 	*clock = (struct floe_clock){fake_wall, fake_mono, fake_sleep, e};
 	*rand = (struct floe_rand){fake_fill, e};
-	struct floe_table_options o = {
-	    .store = f->store,
-	    .namespace = "default",
-	    .name = "logs",
-	    .spec = &f->spec,
-	    .agent_id = "agent-a",
-	    .installation_id = INST_A,
-	    .max_attempts = max_attempts,
-	    .clock = clock,
-	    .rand = rand,
-	};
+	struct floe_table_options o = fixture_table(f, "agent-a", INST_A);
+	o.max_attempts = max_attempts;
+	o.clock = clock;
+	o.rand = rand;
 	return floe_table_open(&f->alloc, &o, t, &terr);
 }
 

@@ -37,10 +37,7 @@ static int setup(void **state)
 
 static int open_table(struct fixture *f, struct floe_table **t, char *why, size_t cap)
 {
-	struct floe_table_options o = {
-		.store = f->store, .namespace = "default", .name = "logs", .spec = &f->spec,
-		.agent_id = "a", .installation_id = INST,
-	};
+	struct floe_table_options o = fixture_table(f, "a", INST);
 	struct floe_err e = {0};
 	int rc = floe_table_open(&f->alloc, &o, t, &e);
 	snprintf(why, cap, "%s", e.msg);
