@@ -75,8 +75,9 @@ void floe_fs_set_faults(const struct floe_fs_faults *f)
 }
 
 /* Writes all of p[0..n) to fd, retrying short writes and EINTR. A write that returns 0
- * would loop forever, so it is reported as ENOSPC. */
-static int write_all(int fd, const void *p, size_t n)
+ * would loop forever, so it is reported as ENOSPC. *count (when not NULL) grows by what
+ * each write wrote, also when a later one fails. */
+static int write_all(int fd, const void *p, size_t n, uint64_t *count)
 {
 	const char *c = p;
 	while (n > 0) {
@@ -90,6 +91,8 @@ static int write_all(int fd, const void *p, size_t n)
 			return -ENOSPC;
 		c += w;
 		n -= (size_t)w;
+		if (count)
+			*count += (uint64_t)w;
 	}
 	return 0;
 }
@@ -177,7 +180,7 @@ static int write_temp(const char *path, const struct floe_fs_piece *pieces, size
 	}
 	int rc = 0;
 	for (size_t i = 0; i < npieces && rc == 0; i++)
-		rc = write_all(fd, pieces[i].p, pieces[i].n);
+		rc = write_all(fd, pieces[i].p, pieces[i].n, NULL);
 	if (rc == 0)
 		rc = fsync_fd(fd);
 	if (close(fd) != 0 && rc == 0)
@@ -395,7 +398,7 @@ static int copy_to_temp(const char *from, const char *to, char **tmp_out)
 		}
 		if (r == 0)
 			break;
-		rc = write_all(dst, buf, (size_t)r);
+		rc = write_all(dst, buf, (size_t)r, NULL);
 		if (rc)
 			goto out;
 	}
@@ -509,21 +512,7 @@ int floe_file_create(const char *path, struct floe_file **out)
 int floe_file_write(struct floe_file *f, const void *p, size_t n)
 {
 	/* A failed write may have written a prefix; count only what is known to be there. */
-	const char *c = p;
-	while (n > 0) {
-		ssize_t w = sys.write(f->fd, c, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (w == 0)
-			return -ENOSPC;
-		c += w;
-		n -= (size_t)w;
-		f->size += (uint64_t)w;
-	}
-	return 0;
+	return write_all(f->fd, p, n, &f->size);
 }
 
 int floe_file_sync(struct floe_file *f)
