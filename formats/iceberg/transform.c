@@ -197,19 +197,17 @@ int floe_ice_human_day(int32_t day, char *out, size_t cap)
 	return (k < 0 || (size_t)k >= cap - (size_t)n) ? FLOE_ELIMIT : 0;
 }
 
+/* The day's date, then the hour. */
 int floe_ice_human_hour(int32_t hour, char *out, size_t cap)
 {
 	int64_t day = floor_div(hour, 24);
 	int h = (int)(hour - day * 24);
-	int64_t y;
-	unsigned m, d;
-	int n;
-	floe_civil_from_days(day, &y, &m, &d);
-	int rc = put_year(out, cap, y, &n);
+	int rc = floe_ice_human_day((int32_t)day, out, cap);
 	if (rc)
 		return rc;
-	int k = snprintf(out + n, cap - (size_t)n, "-%02u-%02u-%02d", m, d, h);
-	return (k < 0 || (size_t)k >= cap - (size_t)n) ? FLOE_ELIMIT : 0;
+	size_t n = strlen(out);
+	int k = snprintf(out + n, cap - n, "-%02d", h);
+	return (k < 0 || (size_t)k >= cap - n) ? FLOE_ELIMIT : 0;
 }
 
 int floe_ice_human_month(int32_t month, char *out, size_t cap)
