@@ -627,17 +627,28 @@ static int move_data(void *ctx, const char *name)
 	return 0;
 }
 
-int floe_spool_quarantine(struct floe_spool *sp, uint64_t seq)
+/* Makes quarantine/ (its path into qdir) and names entry seq's file in the spool (from)
+ * and in quarantine/ (to); each buffer FLOE_PATH_MAX bytes. */
+static int quarantine_paths(struct floe_spool *sp, uint64_t seq, char *qdir, char *from, char *to)
 {
-	char qdir[FLOE_PATH_MAX], name[64], from[FLOE_PATH_MAX], to[FLOE_PATH_MAX];
-	if (floe_fmt(qdir, sizeof(qdir), "%s/quarantine", sp->dir))
+	char name[64];
+	if (floe_fmt(qdir, FLOE_PATH_MAX, "%s/quarantine", sp->dir))
 		return FLOE_ELIMIT;
 	int rc = floe_fs_mkdirs(qdir);
 	if (rc)
 		return rc;
 	snprintf(name, sizeof(name), "%020" PRIu64 ".entry", seq);
-	if (floe_spool_path(sp, name, from, sizeof(from)) || floe_fmt(to, sizeof(to), "%s/%s", qdir, name))
+	if (floe_spool_path(sp, name, from, FLOE_PATH_MAX) || floe_fmt(to, FLOE_PATH_MAX, "%s/%s", qdir, name))
 		return FLOE_ELIMIT;
+	return 0;
+}
+
+int floe_spool_quarantine(struct floe_spool *sp, uint64_t seq)
+{
+	char qdir[FLOE_PATH_MAX], from[FLOE_PATH_MAX], to[FLOE_PATH_MAX];
+	int rc = quarantine_paths(sp, seq, qdir, from, to);
+	if (rc)
+		return rc;
 	count_add(&sp->counts->quarantined, 1);
 	floe_warn("spool: entry %" PRIu64 " is corrupt or incomplete, moved to %s", seq, qdir);
 	/* The entry first: once it is gone its data files are debris either way. */
@@ -650,15 +661,10 @@ int floe_spool_quarantine(struct floe_spool *sp, uint64_t seq)
 
 int floe_spool_quarantine_files(struct floe_spool *sp, const struct floe_spool_entry *e)
 {
-	char qdir[FLOE_PATH_MAX], name[64], from[FLOE_PATH_MAX], to[FLOE_PATH_MAX];
-	if (floe_fmt(qdir, sizeof(qdir), "%s/quarantine", sp->dir))
-		return FLOE_ELIMIT;
-	int rc = floe_fs_mkdirs(qdir);
+	char qdir[FLOE_PATH_MAX], from[FLOE_PATH_MAX], to[FLOE_PATH_MAX];
+	int rc = quarantine_paths(sp, e->seq, qdir, from, to);
 	if (rc)
 		return rc;
-	snprintf(name, sizeof(name), "%020" PRIu64 ".entry", e->seq);
-	if (floe_spool_path(sp, name, from, sizeof(from)) || floe_fmt(to, sizeof(to), "%s/%s", qdir, name))
-		return FLOE_ELIMIT;
 	/* The entry file stays: it still names the seal's rows until its rebuilt entry
 	 * replaces it. A copy goes with the data files, for whoever looks into them. */
 	if ((rc = floe_fs_copy(from, to)))
