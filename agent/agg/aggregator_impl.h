@@ -55,6 +55,7 @@ struct agg_metric {
 	bool cur_has;	     /* whether it has one, */
 	int8_t cur_num;	     /* 0 not parsed yet, 1 a number (cur_d), -1 not a number */
 	double cur_d;
+	uint64_t cur_hash; /* distinct: the value's hash */
 	size_t off; /* of its state in a group */
 	struct floe_dds_config dds;
 	uint8_t *sketch_buf; /* distinct, quantiles: a serialised sketch */
