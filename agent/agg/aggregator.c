@@ -183,6 +183,11 @@ static int make_metrics(struct floe_aggregator *g, struct floe_err *err)
 		if (m->has_field &&
 		    floe_field_ref_parse(m->cfg->field, strlen(m->cfg->field), &m->ref, err))
 			return FLOE_EINVAL;
+		m->same = -1;
+		for (size_t j = 0; m->has_field && j < i && m->same < 0; j++)
+			if (g->metrics[j].has_field && strcmp(g->metrics[j].cfg->field,
+							      m->cfg->field) == 0)
+				m->same = (ptrdiff_t)j;
 	}
 	g->stride = off;
 	return 0;
@@ -289,22 +294,14 @@ bool floe_agg_takes(const struct floe_aggregator *g, size_t input)
 /* ---- fields of a record ----------------------------------------------------------------- */
 
 /* A field's value: a string (s, len) or an integer (isint, i). */
-struct fval {
-	const char *s;
-	size_t len;
-	bool isint;
-	int64_t i;
-	char num[24]; /* the integer as text, for sketches */
-};
-
-static bool str_of(struct floe_str v, struct fval *out)
+static bool str_of(struct floe_str v, struct agg_fval *out)
 {
 	out->s = v.p;
 	out->len = v.len;
 	return v.p != NULL;
 }
 
-static bool int_of(bool has, int64_t v, struct fval *out)
+static bool int_of(bool has, int64_t v, struct agg_fval *out)
 {
 	out->isint = true;
 	out->i = v;
@@ -314,8 +311,11 @@ static bool int_of(bool has, int64_t v, struct fval *out)
 	return has;
 }
 
-/* Reads field f of r into out; false when the record has no value there. */
-static bool field_get(const struct floe_record *r, const struct floe_field_ref *f, struct fval *out)
+/* Reads field f of r into out; false when the record has no value there. An attribute
+ * is looked for first in the slot *hint it was found in last time (records of one input
+ * carry their attributes in one order), then in every slot. */
+static bool field_get(const struct floe_record *r, const struct floe_field_ref *f, size_t *hint,
+		      struct agg_fval *out)
 {
 	out->isint = false;
 	switch (f->src) {
@@ -340,28 +340,73 @@ static bool field_get(const struct floe_record *r, const struct floe_field_ref *
 	case FLOE_FIELD_ATTR:
 		break;
 	}
-	for (size_t i = 0; i < r->nattrs; i++) {
-		if (r->attr_key_lens[i] == f->attr_len &&
-		    memcmp(r->attr_keys[i], f->attr, f->attr_len) == 0) {
-			out->s = r->attr_vals[i];
-			out->len = out->s ? r->attr_val_lens[i] : 0;
-			return out->s != NULL;
-		}
+	size_t i = *hint;
+	if (i >= r->nattrs || r->attr_key_lens[i] != f->attr_len ||
+	    memcmp(r->attr_keys[i], f->attr, f->attr_len) != 0) {
+		for (i = 0; i < r->nattrs; i++)
+			if (r->attr_key_lens[i] == f->attr_len &&
+			    memcmp(r->attr_keys[i], f->attr, f->attr_len) == 0)
+				break;
+		if (i == r->nattrs)
+			return false;
+		*hint = i;
 	}
-	return false;
+	out->s = r->attr_vals[i];
+	out->len = out->s ? r->attr_val_lens[i] : 0;
+	return out->s != NULL;
+}
+
+/* Exact powers of ten as doubles (10^22 is the largest a double holds exactly). */
+static const double pow10_exact[] = {1e0,  1e1,	 1e2,  1e3,  1e4,  1e5,	 1e6,  1e7,
+				     1e8,  1e9,	 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+				     1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/* The common case of number_of without strtod: an optional sign, digits and an optional
+ * fraction, at most 15 digits in all. The digits then form an integer below 2^53 and the
+ * divisor is an exact power of ten, so one IEEE division rounds correctly and gives
+ * exactly strtod's double (Clinger's fast path). Returns -1 when the text is outside
+ * this case (strtod decides), else 1 with *out set. */
+static int fast_decimal(const char *s, size_t n, double *out)
+{
+	size_t i = 0, digits = 0, frac = 0;
+	bool neg = false, dot = false;
+	uint64_t mant = 0;
+	if (n && (s[0] == '-' || s[0] == '+'))
+		neg = s[i++] == '-';
+	for (; i < n; i++) {
+		unsigned c = (unsigned char)s[i];
+		if (c == '.' && !dot) {
+			dot = true;
+			continue;
+		}
+		if (c - '0' > 9 || ++digits > 15)
+			return -1;
+		mant = mant * 10 + (c - '0');
+		frac += dot;
+	}
+	if (!digits)
+		return -1;
+	double d = (double)mant / pow10_exact[frac];
+	*out = neg ? -d : d;
+	return 1;
 }
 
 /* A number from a field: an integer field as is, a string when it is a whole finite
  * decimal (strtod's syntax less hex, inf and nan). */
-static bool number_of(const struct fval *v, double *out)
+static bool number_of(const struct agg_fval *v, double *out)
 {
 	if (v->isint) {
 		*out = (double)v->i;
 		return true;
 	}
+	if (fast_decimal(v->s, v->len, out) > 0)
+		return true;
 	char buf[64];
-	if (v->len == 0 || v->len >= sizeof(buf) || strspn(v->s, "0123456789.eE+-") < v->len)
+	if (v->len == 0 || v->len >= sizeof(buf))
 		return false;
+	for (size_t i = 0; i < v->len; i++)
+		if (!memchr("0123456789.eE+-", v->s[i], 15))
+			return false;
 	memcpy(buf, v->s, v->len);
 	buf[v->len] = '\0';
 	char *end = NULL;
@@ -377,8 +422,8 @@ static bool where_keeps(struct floe_aggregator *g, const struct floe_record *r)
 	const struct floe_config_agg *c = g->cfg;
 	if (!c->where.field)
 		return true;
-	struct fval v;
-	if (!field_get(r, &g->where_ref, &v))
+	struct agg_fval v;
+	if (!field_get(r, &g->where_ref, &g->where_hint, &v))
 		return false;
 	if (c->where.equals)
 		return strlen(c->where.equals) == v.len && memcmp(c->where.equals, v.s, v.len) == 0;
@@ -392,13 +437,13 @@ static bool where_keeps(struct floe_aggregator *g, const struct floe_record *r)
 /* ---- groups ----------------------------------------------------------------------------- */
 
 /* Encodes r's group key into key (g->key_cap bytes); false when it does not fit. */
-static bool make_key(const struct floe_aggregator *g, const struct floe_record *r, uint8_t *key,
+static bool make_key(struct floe_aggregator *g, const struct floe_record *r, uint8_t *key,
 		     size_t *len)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < g->cfg->ngroup_by; i++) {
-		struct fval v;
-		bool has = field_get(r, &g->keys[i], &v);
+		struct agg_fval v;
+		bool has = field_get(r, &g->keys[i], &g->key_hint[i], &v);
 		size_t need = !has ? 1 : v.isint ? 9 : 5 + v.len;
 		if (need > g->key_cap - n)
 			return false;
@@ -492,31 +537,77 @@ static void num_update(enum floe_agg_metric_kind k, struct agg_num *s, double d)
 	s->n++;
 }
 
-static void metrics_add(struct floe_aggregator *g, uint8_t *grp, const struct floe_record *r)
+/* The value of metric m's field in r, read once per event for every metric of that
+ * field (metrics_add resets cur_num first). */
+static bool metric_value(struct floe_aggregator *g, struct agg_metric *m,
+			 const struct floe_record *r)
+{
+	if (m->same < 0) {
+		m->cur_has = field_get(r, &m->ref, &m->hint, &m->cur);
+		return m->cur_has;
+	}
+	const struct agg_metric *o = &g->metrics[m->same];
+	m->cur_has = o->cur_has;
+	m->cur = o->cur;
+	if (o->cur.s == o->cur.num)
+		m->cur.s = m->cur.num;
+	m->cur_num = o->cur_num;
+	m->cur_d = o->cur_d;
+	return m->cur_has;
+}
+
+/* Metric m's value as a number, parsed at most once per event for all its metrics. */
+static bool metric_number(struct agg_metric *m, double *d)
+{
+	if (m->cur_num == 0)
+		m->cur_num = number_of(&m->cur, &m->cur_d) ? 1 : -1;
+	*d = m->cur_d;
+	return m->cur_num > 0;
+}
+
+/* Reads the metrics' fields of r, and starts loading the HyperLogLog register each
+ * distinct metric will update: with a thousand groups the registers are megabytes apart,
+ * and the load would otherwise stall the update after the other metrics' work. */
+static void metrics_read(struct floe_aggregator *g, uint8_t *grp, const struct floe_record *r)
 {
 	for (size_t i = 0; i < g->cfg->nmetrics; i++) {
 		struct agg_metric *m = &g->metrics[i];
+		m->cur_num = 0;
+		m->cur_has = !m->has_field || metric_value(g, m, r);
+		if (m->cur_has && m->cfg->kind == FLOE_METRIC_DISTINCT) {
+			m->cur_hash = floe_hll_hash(m->cur.s, m->cur.len);
+			uint32_t slot = (uint32_t)(m->cur_hash & (floe_hll_bytes(m->cfg->precision) - 1));
+			__builtin_prefetch(grp + m->off + ROUND8(sizeof(struct floe_hll)) + slot, 1);
+		}
+	}
+}
+
+static void metrics_add(struct floe_aggregator *g, uint8_t *grp, const struct floe_record *r)
+{
+	metrics_read(g, grp, r);
+	for (size_t i = 0; i < g->cfg->nmetrics; i++) {
+		struct agg_metric *m = &g->metrics[i];
 		uint8_t *st = grp + m->off;
-		struct fval v;
 		double d;
-		if (m->has_field && !field_get(r, &m->ref, &v))
+		if (!m->cur_has)
 			continue;
 		switch (m->cfg->kind) {
 		case FLOE_METRIC_COUNT:
 			(*(uint64_t *)(void *)st)++;
 			break;
 		case FLOE_METRIC_DISTINCT:
-			floe_hll_add((struct floe_hll *)(void *)st, v.s, v.len);
+			floe_hll_add_hash((struct floe_hll *)(void *)st, m->cur_hash);
 			break;
 		case FLOE_METRIC_TOP_K:
-			floe_ss_add((struct floe_ss *)(void *)st, v.s, v.len);
+			floe_ss_add((struct floe_ss *)(void *)st, m->cur.s, m->cur.len);
 			break;
 		case FLOE_METRIC_QUANTILES:
-			if (!number_of(&v, &d) || floe_dds_add((struct floe_dds *)(void *)st, d))
+			if (!metric_number(m, &d) ||
+			    floe_dds_add((struct floe_dds *)(void *)st, d))
 				g->stats.unparsable++;
 			break;
 		default:
-			if (number_of(&v, &d))
+			if (metric_number(m, &d))
 				num_update(m->cfg->kind, (struct agg_num *)(void *)st, d);
 			else
 				g->stats.unparsable++;

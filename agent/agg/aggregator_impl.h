@@ -32,11 +32,30 @@ struct agg_num {
 	double v;
 };
 
+/* A field's value in the record being added: its text (an integer field is also given
+ * as text, for sketches), and for a number metric what number_of made of it. */
+struct agg_fval {
+	const char *s;
+	size_t len;
+	bool isint;
+	int64_t i;
+	char num[24]; /* the integer as text */
+};
+
 /* One metric: what it reads, where its state sits in a group, and its columns. */
 struct agg_metric {
 	const struct floe_config_metric *cfg;
 	struct floe_field_ref ref; /* unused for count without a field */
 	bool has_field;
+	size_t hint; /* the attribute slot ref was found in last time */
+	/* An earlier metric reading the same field (sum and quantiles of one value), or -1:
+	 * the value is then read and parsed once per event, not once per metric. */
+	ptrdiff_t same;
+	struct agg_fval cur; /* the record being added: the field's value, */
+	bool cur_has;	     /* whether it has one, */
+	int8_t cur_num;	     /* 0 not parsed yet, 1 a number (cur_d), -1 not a number */
+	double cur_d;
+	uint64_t cur_hash; /* distinct: the value's hash */
 	size_t off; /* of its state in a group */
 	struct floe_dds_config dds;
 	uint8_t *sketch_buf; /* distinct, quantiles: a serialised sketch */
@@ -65,6 +84,7 @@ struct floe_aggregator {
 	struct floe_regex *re;		 /* where.matches */
 	struct floe_field_ref where_ref; /* where.field */
 	struct floe_field_ref keys[8];	 /* group_by */
+	size_t where_hint, key_hint[8];	 /* the attribute slots they were found in last */
 	struct agg_metric *metrics;	 /* cfg->nmetrics */
 	size_t stride, key_cap, cap;	 /* group bytes, key bytes, index slots (2^k) */
 	int64_t window_us, slide_us, lateness_us, idle_us;

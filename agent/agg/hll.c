@@ -138,23 +138,57 @@ static double ertl_tau(double x)
 	return z / 3.0;
 }
 
+/* The registers' histogram: c[r] registers hold rank r (r <= 65 - p). Emitting a window
+ * takes one per distinct column, for groups whose registers are mostly still zero, so
+ * eight registers at a time are skipped while they are all zero, and four histograms
+ * taken in turn keep neighbouring registers of one rank from waiting on each other's
+ * increment; they are summed at the end. */
+static void histogram(const struct floe_hll *h, uint32_t c[66])
+{
+	uint32_t part[4][66];
+	memset(part, 0, sizeof(part));
+	uint32_t zeros = 0;
+	for (uint32_t i = 0; i < h->m; i += 8) { /* m = 2^p, p >= 4: whole words */
+		uint64_t w;
+		memcpy(&w, h->reg + i, sizeof(w));
+		if (!w) {
+			zeros += 8;
+			continue;
+		}
+		for (uint32_t j = 0; j < 8; j++) {
+			uint8_t r = h->reg[i + j]; /* above 65 only in a damaged sketch */
+			part[j & 3][r < 65 ? r : 65]++;
+		}
+	}
+	for (unsigned r = 0; r < 66; r++)
+		c[r] = part[0][r] + part[1][r] + part[2][r] + part[3][r];
+	c[0] += zeros;
+}
+
+/* Ertl 2017, algorithm 6: the registers' histogram, with the empty and the saturated
+ * registers corrected by sigma and tau, replaces the harmonic mean and its empirical
+ * small- and large-range corrections. */
+static double estimate_of(const struct floe_hll *h, const uint32_t hist[66])
+{
+	unsigned q = 64u - h->p;
+	double m = (double)h->m;
+	if (hist[0] == h->m)
+		return 0.0;
+	uint32_t top = 0; /* registers at rank q + 1 or above */
+	for (unsigned r = q + 1; r < 66; r++)
+		top += hist[r];
+	double z = m * ertl_tau(1.0 - (double)top / m);
+	for (unsigned k = q; k >= 1; k--)
+		z = 0.5 * (z + (double)hist[k]);
+	z += m * ertl_sigma((double)hist[0] / m);
+	return (0.5 / M_LN2) * m * m / z;
+}
+
 double floe_hll_estimate(const struct floe_hll *h)
 {
-	/* Ertl 2017, algorithm 6: the registers' histogram, with the empty and the
-	 * saturated registers corrected by sigma and tau, replaces the harmonic mean and
-	 * its empirical small- and large-range corrections. */
-	uint32_t c[66] = {0};
-	unsigned q = 64u - h->p;
-	for (uint32_t i = 0; i < h->m; i++)
-		c[h->reg[i] <= q + 1 ? h->reg[i] : q + 1]++;
-	double m = (double)h->m;
-	if (c[0] == h->m)
-		return 0.0;
-	double z = m * ertl_tau(1.0 - (double)c[q + 1] / m);
-	for (unsigned k = q; k >= 1; k--)
-		z = 0.5 * (z + (double)c[k]);
-	z += m * ertl_sigma((double)c[0] / m);
-	return (0.5 / M_LN2) * m * m / z;
+	uint32_t c[66];
+	histogram(h, c);
+	return estimate_of(h, c);
 }
 
 size_t floe_hll_serialized_size(const struct floe_hll *h)
@@ -185,15 +219,14 @@ int floe_hll_serialize(const struct floe_hll *h, void *out, size_t cap)
 	 * HLL_8) are what DataSketches' composite estimator reads; the out-of-order flag
 	 * makes every reader use that estimator rather than a HIP accumulator, which a
 	 * merged or folded sketch does not have. */
+	uint32_t c[66];
+	histogram(h, c);
 	double kxq0 = 0.0, kxq1 = 0.0;
-	uint32_t zeros = 0;
-	for (uint32_t i = 0; i < h->m; i++) {
-		uint8_t r = h->reg[i];
-		zeros += r == 0;
+	for (int r = 0; r < 66; r++) {
 		if (r < 32)
-			kxq0 += floe_agg_pow2(-(int)r);
+			kxq0 += c[r] * floe_agg_pow2(-r);
 		else
-			kxq1 += floe_agg_pow2(-(int)r);
+			kxq1 += c[r] * floe_agg_pow2(-r);
 	}
 	memset(o, 0, FLOE_HLL_HEADER_BYTES);
 	o[0] = DS_PREINTS;
@@ -204,10 +237,10 @@ int floe_hll_serialize(const struct floe_hll *h, void *out, size_t cap)
 	o[5] = DS_FLAG_COMPACT | DS_FLAG_OUT_OF_ORDER;
 	o[6] = 0; /* curMin */
 	o[7] = DS_MODE_HLL | (DS_TYPE_HLL_8 << 2);
-	put_le_double(o + DS_OFF_HIP, floe_hll_estimate(h));
+	put_le_double(o + DS_OFF_HIP, estimate_of(h, c));
 	put_le_double(o + DS_OFF_KXQ0, kxq0);
 	put_le_double(o + DS_OFF_KXQ1, kxq1);
-	put_le32(o + DS_OFF_NUM_AT_CUR_MIN, zeros);
+	put_le32(o + DS_OFF_NUM_AT_CUR_MIN, c[0]);
 	put_le32(o + DS_OFF_AUX_COUNT, 0);
 	memcpy(o + FLOE_HLL_HEADER_BYTES, h->reg, h->m);
 	return 0;

@@ -4,10 +4,11 @@
  * key count (the peak is the process's): `bench_aggregate 1000` and
  * `bench_aggregate 10000000` side by side show the memory staying flat while keys beyond
  * max_groups go to the __overflow__ group. Prints figures; asserts nothing about speed.
- * With CSV, the same events are also written there (outside the clock) for DuckDB's side
- * of the comparison (tests/bench/aggregate.sh).
+ * With CSV (not "-"), the same events are also written there (outside the clock) for
+ * DuckDB's side of the comparison (tests/bench/aggregate.sh). PRECISION sets the distinct
+ * metric's HyperLogLog precision (default floe's, 14).
  *
- * usage: bench_aggregate [KEYS [EVENTS [CSV]]]   (defaults 1000 and 5,000,000) */
+ * usage: bench_aggregate [KEYS [EVENTS [CSV [PRECISION]]]]   (defaults 1000 and 5,000,000) */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,15 +77,19 @@ int main(int argc, char **argv)
 {
 	uint64_t keys = argc > 1 ? strtoull(argv[1], NULL, 10) : 1000;
 	uint64_t events = argc > 2 ? strtoull(argv[2], NULL, 10) : 5000000;
-	FILE *csv = argc > 3 ? fopen(argv[3], "w") : NULL;
-	if (keys == 0 || events == 0 || (argc > 3 && !csv))
+	bool want_csv = argc > 3 && strcmp(argv[3], "-") != 0;
+	FILE *csv = want_csv ? fopen(argv[3], "w") : NULL;
+	unsigned long precision = argc > 4 ? strtoul(argv[4], NULL, 10) : 14;
+	if (keys == 0 || events == 0 || (want_csv && !csv))
 		return 2;
 	if (csv)
 		fputs("ts,a,b,c,v,u\n", csv);
-	const char *y =
-	    "agent: {memory_limit: 512MiB}\n"
-	    "aggregations: [{name: b, window: 1m, group_by: [a, b, c], max_groups: 1000,\n"
-	    "  metrics: [count, {sum: v}, {quantiles: v}, {distinct: u}]}]\n";
+	char y[512];
+	snprintf(y, sizeof(y),
+		 "agent: {memory_limit: 512MiB}\n"
+		 "aggregations: [{name: b, window: 1m, group_by: [a, b, c], max_groups: 1000,\n"
+		 "  metrics: [count, {sum: v}, {quantiles: v}, {distinct: u, precision: %lu}]}]\n",
+		 precision);
 	struct floe_config *cfg = NULL;
 	struct floe_err err = {0};
 	struct floe_alloc a;

@@ -287,6 +287,62 @@ static void test_quantiles_where(void **state)
 	teardown(&f);
 }
 
+/* One event at ts 1 with k and v given as attributes after an unrelated one, in the order
+ * k, v or, with swap, v, k: the aggregator remembers where it found an attribute last and
+ * must still find it when the next record has another order. */
+static void add_ordered(struct fixture *f, const char *k, const char *v, bool swap)
+{
+	const char *keys[3] = {"x", swap ? "v" : "k", swap ? "k" : "v"};
+	const char *vals[3] = {"-", swap ? v : k, swap ? k : v};
+	size_t klens[3] = {1, 1, 1}, vlens[3] = {1, strlen(vals[1]), strlen(vals[2])};
+	struct floe_record r = {.ts = SEC,
+				.received_at = SEC,
+				.host = {"h", 1},
+				.message = {"m", 1},
+				.nattrs = 3,
+				.attr_keys = keys,
+				.attr_key_lens = klens,
+				.attr_vals = vals,
+				.attr_val_lens = vlens};
+	assert_int_equal(floe_agg_add(f->g, &r, collect, &f->sink), 0);
+}
+
+/* Numbers are read as strtod reads them, whichever path parses them (short decimals take
+ * a path of their own), and the sum of several metrics over one field is that of each. */
+static void test_numbers(void **state)
+{
+	(void)state;
+	struct fixture f;
+	setup(&f, "aggregations: [{name: a, window: 1m, group_by: [k], "
+		  "metrics: [count, {sum: v}, {min: v}, {max: v}, {quantiles: v, q: [0.5]}]}]\n");
+	static const char *const good[] = {
+	    "0.1",   "123.456", "-5",	   "+7",    "1.",		  ".5",
+	    "-0",    "1e3",	    "2.5E-3", "00012", "123456789012345", "1234567890123456",
+	    "0.3",   "9007199254740993",   "999999999999999.9", "1.000000000000001",
+	    "-12.75"};
+	static const char *const bad[] = {"1.2.3", "abc", "1e", "0x10", "nan", "inf", "-", ".", "+",
+					  "1 2", "--1"};
+	double sum = 0, lo = INFINITY, hi = -INFINITY;
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		double d = strtod(good[i], NULL);
+		sum += d;
+		lo = d < lo ? d : lo;
+		hi = d > hi ? d : hi;
+		add_ordered(&f, "a", good[i], i % 2);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		add_ordered(&f, "a", bad[i], i % 2 == 0);
+	assert_int_equal(floe_agg_flush(f.g, collect, &f.sink), 0);
+	const struct row *r = find(&f.sink, 0, "a");
+	assert_true(r->v[0] == (double)(sizeof(good) / sizeof(good[0]) + sizeof(bad) / sizeof(bad[0])));
+	assert_true(r->v[1] == sum);
+	assert_true(r->v[2] == lo);
+	assert_true(r->v[3] == hi);
+	/* sum, min, max and quantiles each count an unparsable value. */
+	assert_int_equal(floe_agg_stats(f.g)->unparsable, 4 * (sizeof(bad) / sizeof(bad[0])));
+	teardown(&f);
+}
+
 static void test_idle(void **state)
 {
 	(void)state;
@@ -474,6 +530,7 @@ int main(void)
 	    cmocka_unit_test(test_overflow_fixed_memory),
 	    cmocka_unit_test(test_quantiles_where),
 	    cmocka_unit_test(test_idle),
+	    cmocka_unit_test(test_numbers),
 	    cmocka_unit_test(test_plan),
 	    cmocka_unit_test(test_image),
 	};
