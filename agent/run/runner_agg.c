@@ -574,9 +574,34 @@ static int commit_some(struct floe_runner *r, struct agg_out *o, struct floe_spo
 	return rc;
 }
 
+static uint64_t rows_of(const struct floe_spool_entry *e)
+{
+	uint64_t rows = 0;
+	for (size_t f = 0; f < e->nfiles; f++)
+		rows += (uint64_t)e->files[f].records;
+	return rows;
+}
+
+/* An entry whose file failed its size or XXH64 check just before upload (the spool logs
+ * what did not match) is never committed. Unlike a raw entry it cannot be rebuilt: its
+ * rows were made from events the open windows have gone on from, and reading those
+ * again would count the others twice. So its rows are lost, said and counted (the report
+ * carries the counts to the main thread), and it goes to quarantine. */
+static int lose_damaged(struct floe_runner *r, struct agg_out *o, const struct floe_spool_entry *e)
+{
+	uint64_t rows = rows_of(e);
+	r->com.rep.spool_damaged++;
+	r->com.rep.agg_lost_entries++;
+	r->com.rep.agg_lost_rows += rows;
+	floe_error("runner: aggregate table %s: spool entry %" PRIu64 " is damaged: its %" PRIu64
+		   " rows are LOST (its files go to quarantine)",
+		   o->cfg->table, e->seq, rows);
+	return floe_spool_quarantine(o->cspool, e->seq);
+}
+
 /* Commits o's lent entries (up to its lease), oldest first, at most COMMIT_MAX_ENTRIES
  * per snapshot, removing those the table already holds (a commit that landed before a
- * crash). */
+ * crash), each checked against its entry before it leaves the spool. */
 static int commit_lent(struct floe_runner *r, struct agg_out *o)
 {
 	uint64_t *seqs = NULL;
@@ -600,6 +625,12 @@ static int commit_lent(struct floe_runner *r, struct agg_out *o)
 			rc = floe_spool_remove(o->cspool, e); /* an earlier commit landed */
 			floe_spool_entry_free(&r->alloc, e);
 			continue;
+		}
+		int v = floe_spool_verify(o->cspool, e, &terr);
+		rc = v == FLOE_ECORRUPT ? lose_damaged(r, o, e) : v;
+		if (v) {
+			floe_spool_entry_free(&r->alloc, e);
+			continue; /* and stop at an I/O error: tried again at the next commit */
 		}
 		es[k++] = e;
 		if (k == cap) {
@@ -630,6 +661,71 @@ int floe_run_aggs_commit_lent(struct floe_runner *r)
 		int one = commit_lent(r, &a->o[i]);
 		if (one && (!rc || floe_runner_fatal(one)))
 			rc = one;
+	}
+	return rc;
+}
+
+/* ---- the spool limit, on the main thread ----------------------------------------------- */
+
+uint64_t floe_run_aggs_spool_bytes(const struct floe_runner *r)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; r->aggs && i < r->aggs->n; i++)
+		n += floe_spool_bytes(r->aggs->o[i].spool);
+	return n;
+}
+
+uint64_t floe_run_aggs_quarantined(const struct floe_runner *r)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; r->aggs && i < r->aggs->n; i++)
+		n += floe_spool_quarantined(r->aggs->o[i].spool);
+	return n;
+}
+
+static bool over_limit(const struct floe_runner *r)
+{
+	return floe_spool_bytes(r->lake.spool) + floe_run_aggs_spool_bytes(r) > r->set.spool_max;
+}
+
+/* Drops o's entry seq, counting its rows like a raw entry's. */
+static int drop_agg_entry(struct floe_runner *r, struct agg_out *o, uint64_t seq)
+{
+	struct floe_spool_entry *e = NULL;
+	int rc = floe_spool_load(o->spool, seq, &e);
+	if (rc == FLOE_ECORRUPT)
+		return floe_spool_quarantine(o->spool, seq);
+	if (rc)
+		return rc;
+	uint64_t rows = rows_of(e), bytes = 0;
+	for (size_t f = 0; f < e->nfiles; f++)
+		bytes += (uint64_t)e->files[f].size;
+	if ((rc = floe_spool_remove(o->spool, e)) == 0) {
+		r->stats.dropped_entries++;
+		r->stats.dropped_rows += rows;
+		r->stats.dropped_bytes += bytes;
+		floe_warn("runner: spool over its limit: dropped entry %" PRIu64 " of aggregate table "
+			  "%s (%" PRIu64 " rows, %" PRIu64 " bytes; policy drop_oldest)",
+			  seq, o->cfg->table, rows, bytes);
+	}
+	floe_spool_entry_free(&r->alloc, e);
+	return rc;
+}
+
+int floe_run_aggs_drop_oldest(struct floe_runner *r)
+{
+	struct run_aggs *a = r->aggs;
+	int rc = 0;
+	for (size_t i = 0; a && i < a->n && rc == 0 && over_limit(r); i++) {
+		struct agg_out *o = &a->o[i];
+		uint64_t *seqs = NULL;
+		size_t n = 0;
+		rc = floe_spool_list(o->spool, &seqs, &n);
+		/* Never the newest (as for the raw spool), nor those lent to a commit in flight. */
+		for (size_t k = 0; rc == 0 && k + 1 < n && over_limit(r); k++)
+			if (!r->com.task || seqs[k] > o->lease)
+				rc = drop_agg_entry(r, o, seqs[k]);
+		floe_free(&r->alloc, seqs);
 	}
 	return rc;
 }

@@ -176,6 +176,8 @@ struct commit_report {
 	int64_t committed_seq, committed_version; /* -1, 0: the table was not read */
 	char table_uuid[64];
 	int agg_rc; /* 0, or why committing the aggregate tables failed (logged) */
+	/* Aggregate entries damaged in the spool, whose rows are lost (runner_agg.c). */
+	uint64_t agg_lost_entries, agg_lost_rows;
 	uint64_t attempts, conflicts; /* the table's totals afterwards */
 	int64_t duration_us;	      /* of this commit, from its start to the report */
 };
@@ -337,6 +339,14 @@ int floe_run_aggs_commit_lent(struct floe_runner *r);
 /* Before raw entry seq is written: seals the aggregations' closed windows and writes the
  * image of their open windows as seal seq's (see runner_agg.c). An error stops the seal. */
 int floe_run_aggs_seal(struct floe_runner *r, uint64_t seq);
+/* The bytes and quarantined entries of the aggregations' spools, which count in
+ * spool.max_bytes and the metrics with the raw spool's. */
+uint64_t floe_run_aggs_spool_bytes(const struct floe_runner *r);
+uint64_t floe_run_aggs_quarantined(const struct floe_runner *r);
+/* Policy drop_oldest, once the raw spool has nothing more to drop: drops the
+ * aggregations' oldest entries (never a spool's newest, nor those lent to a commit in
+ * flight), counted, while the spools together are over the limit. */
+int floe_run_aggs_drop_oldest(struct floe_runner *r);
 /* Whether the aggregations took events of a raw: false input since the last seal. */
 bool floe_run_aggs_unsealed(const struct floe_runner *r);
 /* A seal with no raw rows after raw seal seq: seals the closed windows and writes the open

@@ -61,6 +61,8 @@ static int seal_rowless(struct floe_runner *r)
 		rc = floe_runner_save_checkpoint(r, seq, sub, pos.data, pos.len);
 		if (rc)
 			floe_error("runner: checkpoint write failed: %s", floe_strerror(rc));
+		else
+			rc = floe_runner_enforce_spool_limit(r);
 	}
 	floe_buf_fini(&pos);
 	return rc;
