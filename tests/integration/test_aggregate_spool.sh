@@ -6,7 +6,8 @@
 # spool.max_bytes: with the aggregate table's commits failing, 24 MiB of aggregate rows
 # (uncompressed HLL columns) go over a 16 MiB limit with policy block, the input waits
 # (said in the log), and once commits work again it reads on and every event is in the
-# aggregate table once.
+# aggregate table once. 3: with policy drop_oldest, the older aggregate entry is dropped
+# and counted instead.
 source "$(dirname "$0")/lib.sh"
 
 # metric FILE NAME: a counter of metrics.json.
@@ -129,4 +130,34 @@ live_files "$d/wh/default/apps" >"$d/files"
 agg="[$(sed "s/.*/'&'/" "$d/files" | paste -sd,)]"
 duck "select sum(count), sum(late_events) from read_parquet($agg)" >"$d/sum"
 check "limit: every event is counted once, none dropped or late" grep -qx '\["2000","0"\]' "$d/sum"
+
+# 3. The same with policy drop_oldest: the aggregate entry sealed first is dropped once a
+# second one is sealed over the limit (never the newest), counted and logged.
+d="$T/drop"
+config "$d" false "spool: {max_bytes: 16MiB, policy: drop_oldest}"
+touch "$d/logs/app.log"
+check "drop: the first run succeeds" "$FLOE_BIN" run -c "$d/floe.yaml" --once --log-level warn
+rm -rf "$d/wh/default/apps/data"
+touch "$d/wh/default/apps/data"
+events "$d/logs/app.log" 0 1500
+"$FLOE_BIN" run -c "$d/floe.yaml" --log-level info 2>"$d/err" &
+pid=$!
+PIDS+=($pid)
+check "drop: the first aggregate entry is sealed" wait_log "$d/err" "commit to aggregate table apps failed"
+events "$d/logs/app.log" 1500 3000
+check "drop: the next seal drops it, logged" \
+	wait_log "$d/err" "spool over its limit: dropped entry [0-9]* of aggregate table apps (1400 rows"
+rm -f "$d/wh/default/apps/data"
+kill -TERM "$pid"
+rc=0
+wait "$pid" || rc=$?
+check "drop: floe stops cleanly" test $rc = 0
+m="$d/state/metrics.json"
+check "drop: counted in dropped_entries and dropped_rows" \
+	test "$(metric "$m" dropped_entries) $(metric "$m" dropped_rows)" = "1 1400"
+live_files "$d/wh/default/apps" >"$d/files"
+agg="[$(sed "s/.*/'&'/" "$d/files" | paste -sd,)]"
+duck "select sum(count), sum(late_events) from read_parquet($agg)" >"$d/sum"
+check "drop: the table holds the events after the dropped windows" \
+	grep -qx '\["1600","0"\]' "$d/sum"
 finish
