@@ -704,8 +704,9 @@ static int drop_agg_entry(struct floe_runner *r, struct agg_out *o, uint64_t seq
 		r->stats.dropped_entries++;
 		r->stats.dropped_rows += rows;
 		r->stats.dropped_bytes += bytes;
-		floe_warn("runner: spool over its limit: dropped entry %" PRIu64 " of aggregate table "
-			  "%s (%" PRIu64 " rows, %" PRIu64 " bytes; policy drop_oldest)",
+		floe_warn("runner: spool over its limit: dropped entry %" PRIu64
+			  " of aggregate table %s (%" PRIu64 " rows, %" PRIu64
+			  " bytes; policy drop_oldest)",
 			  seq, o->cfg->table, rows, bytes);
 	}
 	floe_spool_entry_free(&r->alloc, e);

@@ -131,7 +131,8 @@ int floe_runner_add_record(struct floe_runner *r, size_t input, const struct flo
 static int add_input_record(struct floe_runner *r, struct floe_record *rec)
 {
 	/* An input with raw: false only feeds the aggregations. */
-	int rc = r->set.cfg->inputs[r->in.cur].raw ? floe_runner_batch_add(r, rec, r->b.next_seq) : 0;
+	bool raw = r->set.cfg->inputs[r->in.cur].raw;
+	int rc = raw ? floe_runner_batch_add(r, rec, r->b.next_seq) : 0;
 	if (rc == 2) {
 		r->b.line_refused = true;
 		r->b.seal_needed = true;
