@@ -96,6 +96,9 @@ struct floe_config_input {
 		char **fields;	 /* fields kept in attrs, default [_SYSTEMD_UNIT] */
 		size_t nfields;
 	} journal;
+	/* raw: true (default) writes its records to the raw table too; false only feeds the
+	 * aggregations that take from it (at least one must: floe_keys_aggs_check). */
+	bool raw;
 	int line;			 /* where the input was declared (1-based) */
 	int col;
 };

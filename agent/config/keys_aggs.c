@@ -771,11 +771,45 @@ static int check_agg(struct floe_config_ctx *ctx, const struct floe_cnode *root,
 	return 0;
 }
 
+/* Whether an aggregation takes from input i (an empty `from` takes from every input). */
+static bool aggregated(const struct floe_config *c, size_t i)
+{
+	for (size_t j = 0; j < c->naggs; j++) {
+		if (c->aggs[j].nfrom == 0)
+			return true;
+		for (size_t k = 0; k < c->aggs[j].nfrom; k++)
+			if (c->aggs[j].from_idx[k] == i)
+				return true;
+	}
+	return false;
+}
+
+/* An input with raw: false keeps its records nowhere unless an aggregation takes them. */
+static int check_raw(struct floe_config_ctx *ctx, const struct floe_cnode *root,
+		     const struct floe_config *c, size_t i)
+{
+	if (c->inputs[i].raw || aggregated(c, i))
+		return 0;
+	const struct floe_cnode *list = given(root, "inputs");
+	const struct floe_cnode *item = list && i < list->nkids ? list->kids[i] : list;
+	const struct floe_cnode *at = item ? given(item, "raw") : NULL;
+	return floe_config_fail(ctx, at ? at : item, FLOE_EFORMAT,
+				"key 'inputs[%zu].raw': false, but no aggregation takes from "
+				"inputs[%zu]: its records would be kept nowhere (set raw: true, or "
+				"name it in an aggregation's from)",
+				i, i);
+}
+
 int floe_keys_aggs_check(struct floe_config_ctx *ctx, const struct floe_cnode *root,
 			 struct floe_config *c)
 {
 	for (size_t i = 0; i < c->naggs; i++) {
 		int rc = check_agg(ctx, root, c, i);
+		if (rc < 0)
+			return rc;
+	}
+	for (size_t i = 0; i < c->ninputs; i++) {
+		int rc = check_raw(ctx, root, c, i);
 		if (rc < 0)
 			return rc;
 	}

@@ -40,6 +40,7 @@ static const char *const parser_names[] = {"none",	       "json",		 "logfmt",
 					   "nginx_combined", "syslog_file",	  NULL};
 static const char *const long_lines_names[] = {"split", "truncate", NULL};
 static const char *const symlinks_names[] = {"within_glob_root", "true", "false", NULL};
+static const char *const bool_names[] = {"false", "true", NULL};
 static const char *const exclude_default[] = {"*.gz", "*.xz", "*.bz2", "*.zst", NULL};
 
 /* ---- the key table ------------------------------------------------------------------ */
@@ -341,6 +342,13 @@ static const struct floe_key input_keys[] = {
      .flags = FLOE_KF_QUIET,
      .shown = tls_on,
      .help = "syslog tls://: {cert, key, key_password, ca} (ca: clients must present a certificate)"},
+    {.name = "raw",
+     .type = FLOE_KT_ENUM,
+     .off = INP(raw),
+     .size = sizeof(bool),
+     .def = "true",
+     .choices = bool_names,
+     .help = "false: records only feed aggregations, none go to the raw table"},
 };
 const struct floe_key_section floe_keys_input_section =
     FLOE_KEY_SECTION(input_keys, input_post, NULL);

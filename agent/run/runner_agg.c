@@ -24,7 +24,21 @@
  * and the aggregate entries sealed after its tag, which belong to a seal that never
  * became durable, are removed; the events they came from are read again. An aggregate
  * entry is committed only once the image that records it is durable. Calls no other file
- * of the runner. */
+ * of the runner.
+ *
+ * Inputs with raw: false put no row in the batch, so their events may move the positions
+ * while no raw seal comes. Such a stretch is sealed without a raw entry (a rowless seal,
+ * floe_run_aggs_seal_rowless, on the commit interval and at the end): the closed windows go
+ * into an aggregate entry, the image is written as seal S.k (S the last raw seal, k = 1, 2,
+ * ... the rowless seals since it; S.0 is S's own) in agg/<name>.windows.<S>.<k>, and then
+ * the checkpoint, which is the durability point of these positions, records S and k. Why
+ * not a raw spool entry with no file: the raw table could not commit it (an empty
+ * snapshot per interval for an aggregate-only input), so the committer would have to drop
+ * it uncommitted, and start-up would then see a hole between the table's last commit-seq
+ * and the checkpoint's seal, which it rightly reports as lost entries; S stays the last
+ * raw entry's number, so the raw spool, the committer and that check are untouched. A
+ * crash before the checkpoint resumes from S.(k-1), whose image is kept as the previous
+ * one until the next is written, exactly as for raw seals. */
 #include "agent/run/runner_impl.h"
 
 #include "agent/agg/aggregator.h"
@@ -62,8 +76,9 @@ struct agg_out {
 	char name[48];
 	int err;
 	/* The seals of the newest open windows' image and of the one before it (has_*:
-	 * written by this run or found at start-up). */
+	 * written by this run or found at start-up), with their rowless numbers. */
 	uint64_t state_seq, prev_seq;
+	uint64_t state_sub, prev_sub;
 	bool has_state, has_prev;
 };
 
@@ -71,6 +86,8 @@ struct run_aggs {
 	size_t n;
 	struct agg_out *o;
 	uint64_t seal; /* the raw seal whose positions the open windows go with */
+	uint64_t sub;  /* and the rowless seals since it (0: the raw seal's own positions) */
+	bool unsealed; /* a raw: false input's event came since the last seal */
 };
 
 static int schema_check(const void *ctx, const struct floe_ice_meta *m, struct floe_err *err)
@@ -231,6 +248,8 @@ static int emit_row(void *arg, const struct floe_pq_value *row, size_t ncols)
 int floe_run_aggs_record(struct floe_runner *r, size_t input, const struct floe_record *rec)
 {
 	struct run_aggs *a = r->aggs;
+	if (a && !r->set.cfg->inputs[input].raw)
+		a->unsealed = true;
 	for (size_t i = 0; a && i < a->n; i++) {
 		if (!floe_agg_takes(a->o[i].g, input))
 			continue;
@@ -289,11 +308,13 @@ static int seal_one(struct floe_runner *r, struct agg_out *o)
 
 /* ---- the open windows' images ------------------------------------------------------ */
 
-static int state_path(const struct floe_runner *r, const struct agg_out *o, uint64_t seq, char *out,
-		      size_t cap)
+static int state_path(const struct floe_runner *r, const struct agg_out *o, uint64_t seq,
+		      uint64_t sub, char *out, size_t cap)
 {
-	int n = snprintf(out, cap, "%s/agg/%s.windows.%020" PRIu64, r->set.state_dir, o->cfg->name,
-			 seq);
+	int n = sub ? snprintf(out, cap, "%s/agg/%s.windows.%020" PRIu64 ".%" PRIu64,
+			       r->set.state_dir, o->cfg->name, seq, sub)
+		    : snprintf(out, cap, "%s/agg/%s.windows.%020" PRIu64, r->set.state_dir,
+			       o->cfg->name, seq);
 	return n < 0 || (size_t)n >= cap ? FLOE_ELIMIT : 0;
 }
 
@@ -326,12 +347,12 @@ static int save_image(struct agg_out *o, const char *path)
 	return rc;
 }
 
-static int persist(struct floe_runner *r, struct agg_out *o, uint64_t seq)
+static int persist(struct floe_runner *r, struct agg_out *o, uint64_t seq, uint64_t sub)
 {
 	char path[FLOE_PATH_MAX];
 	int rc = o->w ? seal_one(r, o) : 0;
 	if (rc == 0)
-		rc = state_path(r, o, seq, path, sizeof(path));
+		rc = state_path(r, o, seq, sub, path, sizeof(path));
 	if (rc)
 		return rc;
 	floe_crashpoint("agg-before-windows");
@@ -340,27 +361,48 @@ static int persist(struct floe_runner *r, struct agg_out *o, uint64_t seq)
 			   o->cfg->name, path, floe_strerror(rc));
 		return rc;
 	}
-	if (o->has_state && o->state_seq != seq) {
-		if (o->has_prev && o->prev_seq != seq &&
-		    state_path(r, o, o->prev_seq, path, sizeof(path)) == 0)
+	if (o->has_state && (o->state_seq != seq || o->state_sub != sub)) {
+		if (o->has_prev && (o->prev_seq != seq || o->prev_sub != sub) &&
+		    state_path(r, o, o->prev_seq, o->prev_sub, path, sizeof(path)) == 0)
 			(void)floe_fs_unlink(path);
 		o->prev_seq = o->state_seq;
+		o->prev_sub = o->state_sub;
 		o->has_prev = true;
 	}
 	o->state_seq = seq;
+	o->state_sub = sub;
 	o->has_state = true;
 	return 0;
 }
 
-int floe_run_aggs_seal(struct floe_runner *r, uint64_t seq)
+static int seal_all(struct run_aggs *a, struct floe_runner *r, uint64_t seq, uint64_t sub)
 {
-	struct run_aggs *a = r->aggs;
 	int rc = 0;
 	for (size_t i = 0; a && i < a->n && rc == 0; i++)
-		rc = persist(r, &a->o[i], seq);
-	if (a && rc == 0)
+		rc = persist(r, &a->o[i], seq, sub);
+	if (a && rc == 0) {
 		a->seal = seq;
+		a->sub = sub;
+		a->unsealed = false;
+	}
 	return rc;
+}
+
+int floe_run_aggs_seal(struct floe_runner *r, uint64_t seq)
+{
+	return seal_all(r->aggs, r, seq, 0);
+}
+
+bool floe_run_aggs_unsealed(const struct floe_runner *r)
+{
+	return r->aggs && r->aggs->unsealed;
+}
+
+int floe_run_aggs_seal_rowless(struct floe_runner *r, uint64_t seq, uint64_t *sub)
+{
+	struct run_aggs *a = r->aggs;
+	*sub = a && a->seal == seq ? a->sub + 1 : 1;
+	return seal_all(a, r, seq, *sub);
 }
 
 /* An image being read, through a buffer: restoring makes many small reads. */
@@ -398,7 +440,7 @@ static int read_image(void *ctx, void *p, size_t n)
 struct stale {
 	const struct floe_runner *r;
 	const struct agg_out *o;
-	uint64_t keep;
+	uint64_t keep, keep_sub;
 };
 
 /* Removes images of o's aggregation other than keep's (later seals that never became
@@ -411,8 +453,11 @@ static int drop_stale(void *ctx, const char *name)
 	if (strncmp(name, s->o->cfg->name, nl) != 0 || strncmp(name + nl, ".windows.", 9) != 0)
 		return 0;
 	char *end = NULL;
-	unsigned long long seq = strtoull(name + nl + 9, &end, 10);
-	if (!end || (*end && strcmp(end, ".tmp") != 0) || (!*end && seq == s->keep))
+	unsigned long long seq = strtoull(name + nl + 9, &end, 10), sub = 0;
+	if (end && end[0] == '.' && end[1] >= '0' && end[1] <= '9')
+		sub = strtoull(end + 1, &end, 10); /* a rowless seal's */
+	if (!end || (*end && strcmp(end, ".tmp") != 0) ||
+	    (!*end && seq == s->keep && sub == s->keep_sub))
 		return 0;
 	int w = snprintf(path, sizeof(path), "%s/agg/%s", s->r->set.state_dir, name);
 	if (w > 0 && (size_t)w < sizeof(path))
@@ -443,15 +488,16 @@ static int drop_after(struct floe_runner *r, struct agg_out *o, uint64_t tag)
 	return rc;
 }
 
-static int restore_one(struct floe_runner *r, struct agg_out *o, uint64_t seq, struct floe_err *err)
+static int restore_one(struct floe_runner *r, struct agg_out *o, uint64_t seq, uint64_t sub,
+		       struct floe_err *err)
 {
 	char path[FLOE_PATH_MAX];
-	struct stale st = {r, o, seq};
+	struct stale st = {r, o, seq, sub};
 	int rc = snprintf(path, sizeof(path), "%s/agg", r->set.state_dir) > 0
 		     ? floe_fs_list(&r->alloc, path, drop_stale, &st)
 		     : FLOE_ELIMIT;
 	if (rc == 0)
-		rc = state_path(r, o, seq, path, sizeof(path));
+		rc = state_path(r, o, seq, sub, path, sizeof(path));
 	struct image_file f = {.fd = -1};
 	int64_t committed = floe_table_committed_seq(o->table, r->ck.id.installation);
 	uint64_t tag = committed > 0 ? (uint64_t)committed : 0;
@@ -459,10 +505,10 @@ static int restore_one(struct floe_runner *r, struct agg_out *o, uint64_t seq, s
 		/* No image of that seal (the aggregation is new, or that seal's image was never
 		 * written): the aggregation starts empty there, and entries the table does not
 		 * hold yet are of a seal that never became durable. */
-		if (seq > 0)
+		if (seq > 0 || sub > 0)
 			floe_info("runner: aggregation %s: no open windows saved at seal %" PRIu64
-				  ": it starts empty",
-				  o->cfg->name, seq);
+				  ".%" PRIu64 ": it starts empty",
+				  o->cfg->name, seq, sub);
 		rc = 0;
 	} else if (rc) {
 		return floe_err_set(err, rc, "cannot open %s: %s", path, floe_strerror(rc));
@@ -472,6 +518,7 @@ static int restore_one(struct floe_runner *r, struct agg_out *o, uint64_t seq, s
 		floe_fs_close(f.fd);
 		o->has_state = true;
 		o->state_seq = seq;
+		o->state_sub = sub;
 		if (rc == FLOE_EFORMAT || rc == FLOE_ECORRUPT)
 			/* Nothing can bring those events back: said, and the aggregation goes on.
 			 * The entries a damaged image names are unknown: all are kept. */
@@ -493,14 +540,16 @@ static int restore_one(struct floe_runner *r, struct agg_out *o, uint64_t seq, s
 	return 0;
 }
 
-int floe_run_aggs_restore(struct floe_runner *r, uint64_t seq, struct floe_err *err)
+int floe_run_aggs_restore(struct floe_runner *r, uint64_t seq, uint64_t sub, struct floe_err *err)
 {
 	struct run_aggs *a = r->aggs;
 	int rc = 0;
 	for (size_t i = 0; a && i < a->n && rc == 0; i++)
-		rc = restore_one(r, &a->o[i], seq, err);
-	if (a)
+		rc = restore_one(r, &a->o[i], seq, sub, err);
+	if (a) {
 		a->seal = seq;
+		a->sub = sub;
+	}
 	return rc;
 }
 
@@ -525,9 +574,34 @@ static int commit_some(struct floe_runner *r, struct agg_out *o, struct floe_spo
 	return rc;
 }
 
+static uint64_t rows_of(const struct floe_spool_entry *e)
+{
+	uint64_t rows = 0;
+	for (size_t f = 0; f < e->nfiles; f++)
+		rows += (uint64_t)e->files[f].records;
+	return rows;
+}
+
+/* An entry whose file failed its size or XXH64 check just before upload (the spool logs
+ * what did not match) is never committed. Unlike a raw entry it cannot be rebuilt: its
+ * rows were made from events the open windows have gone on from, and reading those
+ * again would count the others twice. So its rows are lost, said and counted (the report
+ * carries the counts to the main thread), and it goes to quarantine. */
+static int lose_damaged(struct floe_runner *r, struct agg_out *o, const struct floe_spool_entry *e)
+{
+	uint64_t rows = rows_of(e);
+	r->com.rep.spool_damaged++;
+	r->com.rep.agg_lost_entries++;
+	r->com.rep.agg_lost_rows += rows;
+	floe_error("runner: aggregate table %s: spool entry %" PRIu64 " is damaged: its %" PRIu64
+		   " rows are LOST (its files go to quarantine)",
+		   o->cfg->table, e->seq, rows);
+	return floe_spool_quarantine(o->cspool, e->seq);
+}
+
 /* Commits o's lent entries (up to its lease), oldest first, at most COMMIT_MAX_ENTRIES
  * per snapshot, removing those the table already holds (a commit that landed before a
- * crash). */
+ * crash), each checked against its entry before it leaves the spool. */
 static int commit_lent(struct floe_runner *r, struct agg_out *o)
 {
 	uint64_t *seqs = NULL;
@@ -551,6 +625,12 @@ static int commit_lent(struct floe_runner *r, struct agg_out *o)
 			rc = floe_spool_remove(o->cspool, e); /* an earlier commit landed */
 			floe_spool_entry_free(&r->alloc, e);
 			continue;
+		}
+		int v = floe_spool_verify(o->cspool, e, &terr);
+		rc = v == FLOE_ECORRUPT ? lose_damaged(r, o, e) : v;
+		if (v) {
+			floe_spool_entry_free(&r->alloc, e);
+			continue; /* and stop at an I/O error: tried again at the next commit */
 		}
 		es[k++] = e;
 		if (k == cap) {
@@ -585,15 +665,82 @@ int floe_run_aggs_commit_lent(struct floe_runner *r)
 	return rc;
 }
 
+/* ---- the spool limit, on the main thread ----------------------------------------------- */
+
+uint64_t floe_run_aggs_spool_bytes(const struct floe_runner *r)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; r->aggs && i < r->aggs->n; i++)
+		n += floe_spool_bytes(r->aggs->o[i].spool);
+	return n;
+}
+
+uint64_t floe_run_aggs_quarantined(const struct floe_runner *r)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; r->aggs && i < r->aggs->n; i++)
+		n += floe_spool_quarantined(r->aggs->o[i].spool);
+	return n;
+}
+
+static bool over_limit(const struct floe_runner *r)
+{
+	return floe_spool_bytes(r->lake.spool) + floe_run_aggs_spool_bytes(r) > r->set.spool_max;
+}
+
+/* Drops o's entry seq, counting its rows like a raw entry's. */
+static int drop_agg_entry(struct floe_runner *r, struct agg_out *o, uint64_t seq)
+{
+	struct floe_spool_entry *e = NULL;
+	int rc = floe_spool_load(o->spool, seq, &e);
+	if (rc == FLOE_ECORRUPT)
+		return floe_spool_quarantine(o->spool, seq);
+	if (rc)
+		return rc;
+	uint64_t rows = rows_of(e), bytes = 0;
+	for (size_t f = 0; f < e->nfiles; f++)
+		bytes += (uint64_t)e->files[f].size;
+	if ((rc = floe_spool_remove(o->spool, e)) == 0) {
+		r->stats.dropped_entries++;
+		r->stats.dropped_rows += rows;
+		r->stats.dropped_bytes += bytes;
+		floe_warn("runner: spool over its limit: dropped entry %" PRIu64
+			  " of aggregate table %s (%" PRIu64 " rows, %" PRIu64
+			  " bytes; policy drop_oldest)",
+			  seq, o->cfg->table, rows, bytes);
+	}
+	floe_spool_entry_free(&r->alloc, e);
+	return rc;
+}
+
+int floe_run_aggs_drop_oldest(struct floe_runner *r)
+{
+	struct run_aggs *a = r->aggs;
+	int rc = 0;
+	for (size_t i = 0; a && i < a->n && rc == 0 && over_limit(r); i++) {
+		struct agg_out *o = &a->o[i];
+		uint64_t *seqs = NULL;
+		size_t n = 0;
+		rc = floe_spool_list(o->spool, &seqs, &n);
+		/* Never the newest (as for the raw spool), nor those lent to a commit in flight. */
+		for (size_t k = 0; rc == 0 && k + 1 < n && over_limit(r); k++)
+			if (!r->com.task || seqs[k] > o->lease)
+				rc = drop_agg_entry(r, o, seqs[k]);
+		floe_free(&r->alloc, seqs);
+	}
+	return rc;
+}
+
 /* ---- closing windows between seals, on the main thread --------------------------------- */
 
 int floe_run_aggs_close(struct floe_runner *r, bool stop)
 {
 	struct run_aggs *a = r->aggs;
 	int rc = 0;
-	/* Windows close here only when the batch is empty: the open windows then cover the
-	 * events up to the last seal's positions, and their image can be its. */
-	bool settled = floe_batch_rows(r->b.batch) == 0;
+	/* Windows close here only when the batch is empty and no raw: false input's event
+	 * came since the last seal: the open windows then cover the events up to the last
+	 * seal's positions, and their image can be its. */
+	bool settled = floe_batch_rows(r->b.batch) == 0 && !(a && a->unsealed);
 	for (size_t i = 0; a && i < a->n; i++) {
 		struct agg_out *o = &a->o[i];
 		struct emit_ctx e = {r, o};
@@ -601,7 +748,7 @@ int floe_run_aggs_close(struct floe_runner *r, bool stop)
 			  : stop   ? floe_agg_flush(o->g, emit_row, &e)
 				   : floe_agg_tick(o->g, floe_run_wall_us(r), emit_row, &e);
 		if (one == 0 && o->w)
-			one = persist(r, o, a->seal);
+			one = persist(r, o, a->seal, a->sub);
 		if (one && !rc)
 			rc = one;
 		/* What the aggregation could not use, said once at the stop. */

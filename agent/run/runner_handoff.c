@@ -20,6 +20,12 @@
 #include <stdio.h>
 #include <string.h>
 
+/* What counts against spool.max_bytes: the raw spool and the aggregations' spools. */
+static uint64_t spool_bytes(const struct floe_runner *r)
+{
+	return floe_spool_bytes(r->lake.spool) + floe_run_aggs_spool_bytes(r);
+}
+
 /* A syslog input's counters (metrics.json). */
 static int write_syslog_metrics(struct floe_runner *r, size_t i, struct floe_buf *b)
 {
@@ -120,7 +126,7 @@ void floe_runner_write_metrics(struct floe_runner *r)
 	    ",\"partial_incomplete\":%" PRIu64,
 	    st->lines, st->seals, st->commits, st->commit_failures, st->rows_committed,
 	    st->replaced_utf8, st->dropped_entries, st->dropped_rows, st->dropped_bytes,
-	    st->quarantined, st->blocked_ms, floe_spool_bytes(r->lake.spool), r->b.next_seq,
+	    st->quarantined, st->blocked_ms, spool_bytes(r), r->b.next_seq,
 	    as.evictions, as.timeouts, as.format_errors, as.truncated, as.incomplete);
 	/* Damaged spool files, and lines cut or dropped for the memory budget. */
 	if (rc == 0)
@@ -170,11 +176,11 @@ static int drop_entry(struct floe_runner *r, uint64_t seq)
 }
 
 /* Applies the spool limit after a seal: drop_oldest removes the oldest entries (never
- * the one just sealed, nor those lent to a commit in flight) until the spool fits,
- * counting every row; block makes the inputs wait until commits make room. */
+ * the one just sealed, nor those lent to a commit in flight), raw ones first, until the
+ * spools fit, counting every row; block makes the inputs wait until commits make room. */
 int floe_runner_enforce_spool_limit(struct floe_runner *r)
 {
-	if (floe_spool_bytes(r->lake.spool) <= r->set.spool_max) {
+	if (spool_bytes(r) <= r->set.spool_max) {
 		r->lake.blocked = false;
 		return 0;
 	}
@@ -182,7 +188,7 @@ int floe_runner_enforce_spool_limit(struct floe_runner *r)
 		if (!r->lake.blocked)
 			floe_warn("runner: spool holds %" PRIu64
 				  " bytes, over its limit of %" PRIu64 ": inputs wait for commits",
-				  floe_spool_bytes(r->lake.spool), r->set.spool_max);
+				  spool_bytes(r), r->set.spool_max);
 		r->lake.blocked = true;
 		return 0;
 	}
@@ -190,13 +196,13 @@ int floe_runner_enforce_spool_limit(struct floe_runner *r)
 	size_t n = 0;
 	int rc = floe_spool_list(r->lake.spool, &seqs, &n);
 	for (size_t i = 0;
-	     rc == 0 && i + 1 < n && floe_spool_bytes(r->lake.spool) > r->set.spool_max; i++) {
+	     rc == 0 && i + 1 < n && spool_bytes(r) > r->set.spool_max; i++) {
 		if (r->com.task && seqs[i] <= r->com.lease)
 			continue; /* the committer's until its report */
 		rc = drop_entry(r, seqs[i]);
 	}
 	floe_free(&r->alloc, seqs);
-	return rc;
+	return rc ? rc : floe_run_aggs_drop_oldest(r);
 }
 
 int floe_runner_commit_start(struct floe_runner *r)
@@ -227,6 +233,8 @@ static void take(struct floe_runner *r, const struct commit_report *rep)
 	r->stats.rows_committed += rep->rows_committed;
 	r->stats.replaced_utf8 += rep->replaced_utf8;
 	r->stats.spool_damaged += rep->spool_damaged;
+	r->stats.spool_lost_entries += rep->agg_lost_entries;
+	r->stats.spool_lost_rows += rep->agg_lost_rows;
 	/* A commit that committed something, or failed, is one for the latency histogram. */
 	if (rep->commits || rep->rc) {
 		double s = (double)rep->duration_us / 1e6;
@@ -239,14 +247,14 @@ static void take(struct floe_runner *r, const struct commit_report *rep)
 	}
 	r->hist.attempts = rep->attempts;
 	r->hist.conflicts = rep->conflicts;
-	r->stats.quarantined = floe_spool_quarantined(r->lake.spool);
+	r->stats.quarantined = floe_spool_quarantined(r->lake.spool) + floe_run_aggs_quarantined(r);
 	if (rep->rc || rep->agg_rc)
 		r->stats.commit_failures++;
 	if (rep->rc == 0 && rep->committed_seq >= 0)
 		floe_runner_note_committed(r, rep->committed_seq, rep->committed_version,
 					   rep->table_uuid);
 	if (rep->rc == 0 && r->lake.blocked &&
-	    floe_spool_bytes(r->lake.spool) <= r->set.spool_max) {
+	    spool_bytes(r) <= r->set.spool_max) {
 		floe_info("runner: spool below its limit again: inputs resume");
 		r->lake.blocked = false;
 	}

@@ -176,6 +176,8 @@ struct commit_report {
 	int64_t committed_seq, committed_version; /* -1, 0: the table was not read */
 	char table_uuid[64];
 	int agg_rc; /* 0, or why committing the aggregate tables failed (logged) */
+	/* Aggregate entries damaged in the spool, whose rows are lost (runner_agg.c). */
+	uint64_t agg_lost_entries, agg_lost_rows;
 	uint64_t attempts, conflicts; /* the table's totals afterwards */
 	int64_t duration_us;	      /* of this commit, from its start to the report */
 };
@@ -232,6 +234,7 @@ struct run_lake {
 struct run_checkpoint {
 	struct floe_identity id; /* state_dir/installation */
 	uint64_t seq;
+	uint64_t sub; /* rowless seals since seal seq (runner_agg.c); 0 = seq's own positions */
 	uint8_t *pos;
 	size_t pos_len;
 	int64_t committed_seq, committed_version;
@@ -336,10 +339,23 @@ int floe_run_aggs_commit_lent(struct floe_runner *r);
 /* Before raw entry seq is written: seals the aggregations' closed windows and writes the
  * image of their open windows as seal seq's (see runner_agg.c). An error stops the seal. */
 int floe_run_aggs_seal(struct floe_runner *r, uint64_t seq);
+/* The bytes and quarantined entries of the aggregations' spools, which count in
+ * spool.max_bytes and the metrics with the raw spool's. */
+uint64_t floe_run_aggs_spool_bytes(const struct floe_runner *r);
+uint64_t floe_run_aggs_quarantined(const struct floe_runner *r);
+/* Policy drop_oldest, once the raw spool has nothing more to drop: drops the
+ * aggregations' oldest entries (never a spool's newest, nor those lent to a commit in
+ * flight), counted, while the spools together are over the limit. */
+int floe_run_aggs_drop_oldest(struct floe_runner *r);
+/* Whether the aggregations took events of a raw: false input since the last seal. */
+bool floe_run_aggs_unsealed(const struct floe_runner *r);
+/* A seal with no raw rows after raw seal seq: seals the closed windows and writes the open
+ * windows' image as seal seq's next rowless one, *sub (1, 2, ...), for the checkpoint. */
+int floe_run_aggs_seal_rowless(struct floe_runner *r, uint64_t seq, uint64_t *sub);
 /* Start-up, once the positions of seal seq are restored: restores the aggregations' open
  * windows saved at that seal and drops aggregate entries sealed after them. An image that
  * cannot be used is logged as lost (the aggregation starts empty); other errors fail. */
-int floe_run_aggs_restore(struct floe_runner *r, uint64_t seq, struct floe_err *err);
+int floe_run_aggs_restore(struct floe_runner *r, uint64_t seq, uint64_t sub, struct floe_err *err);
 /* runner_status.c: the listener of agent.http.listen (none when unset), started once the
  * runner is made and stopped before it is freed; publish renders /metrics and /healthz
  * from the main loop, at most once a second unless now, and draws the progress line when
@@ -401,9 +417,11 @@ int floe_runner_reread(struct floe_runner *r, const struct floe_spool_entry *e);
 
 /* runner_state.c */
 int floe_runner_collect_positions(struct floe_runner *r, struct floe_buf *out);
-/* Writes the checkpoint: last_seq and pos (borrowed; pos may be r->ck.pos, else it is
- * copied there) with the installation and the committed record. */
-int floe_runner_save_checkpoint(struct floe_runner *r, uint64_t last_seq, const uint8_t *pos, size_t len);
+/* Writes the checkpoint: last_seq, sub (the rowless seals since it) and pos (borrowed;
+ * pos may be r->ck.pos, else it is copied there) with the installation and the committed
+ * record. */
+int floe_runner_save_checkpoint(struct floe_runner *r, uint64_t last_seq, uint64_t sub,
+				const uint8_t *pos, size_t len);
 /* Records that the table now holds this installation's commits up to seq, at metadata
  * version, in the table uuid names (the committer's report), rewriting the checkpoint
  * when that is news (a failure is logged). The main thread is the checkpoint's only

@@ -44,6 +44,30 @@ static void set_from(struct floe_runner *r, const uint8_t *p, size_t len)
 	}
 }
 
+/* No raw row since the last seal, but events of raw: false inputs went into the
+ * aggregations: their positions and the open windows' image are recorded without a raw
+ * entry, the checkpoint being their durability point (runner_agg.c says why). */
+static int seal_rowless(struct floe_runner *r)
+{
+	struct floe_buf pos;
+	floe_buf_init(&pos, &r->alloc, POSITIONS_MAX);
+	uint64_t seq = r->b.next_seq - 1, sub = 0;
+	int rc = floe_runner_collect_positions(r, &pos);
+	if (rc == 0)
+		rc = floe_run_aggs_seal_rowless(r, seq, &sub);
+	if (rc == 0) {
+		set_from(r, pos.data, pos.len);
+		floe_crashpoint("rowless-before-checkpoint");
+		rc = floe_runner_save_checkpoint(r, seq, sub, pos.data, pos.len);
+		if (rc)
+			floe_error("runner: checkpoint write failed: %s", floe_strerror(rc));
+		else
+			rc = floe_runner_enforce_spool_limit(r);
+	}
+	floe_buf_fini(&pos);
+	return rc;
+}
+
 /* Seals the batch into the next spool entry. why says what closes it (NULL: the
  * batch's own reason, else the memory budget): logged, so that files far below
  * target_file_size can be traced to what sealed them. */
@@ -52,7 +76,7 @@ static int seal(struct floe_runner *r, const char *why)
 	r->b.seal_needed = false;
 	uint64_t rows = floe_batch_rows(r->b.batch);
 	if (rows == 0)
-		return 0;
+		return floe_run_aggs_unsealed(r) ? seal_rowless(r) : 0;
 	if (!why)
 		why = floe_batch_seal_reason(r->b.batch);
 	if (!why)
@@ -76,7 +100,7 @@ static int seal(struct floe_runner *r, const char *why)
 		 * written before a commit may remove the entry, so a failure here stops the
 		 * agent (a restart recovers the positions from the entry). */
 		floe_crashpoint("seal-before-checkpoint");
-		rc = floe_runner_save_checkpoint(r, seq, pos.data, pos.len);
+		rc = floe_runner_save_checkpoint(r, seq, 0, pos.data, pos.len);
 		if (rc)
 			floe_error("runner: checkpoint write failed: %s", floe_strerror(rc));
 		else

@@ -130,7 +130,9 @@ int floe_runner_add_record(struct floe_runner *r, size_t input, const struct flo
  * callbacks' returns (floe_runner_on_line). */
 static int add_input_record(struct floe_runner *r, struct floe_record *rec)
 {
-	int rc = floe_runner_batch_add(r, rec, r->b.next_seq);
+	/* An input with raw: false only feeds the aggregations. */
+	bool raw = r->set.cfg->inputs[r->in.cur].raw;
+	int rc = raw ? floe_runner_batch_add(r, rec, r->b.next_seq) : 0;
 	if (rc == 2) {
 		r->b.line_refused = true;
 		r->b.seal_needed = true;
@@ -263,7 +265,7 @@ static int add_assembled(struct floe_runner *r, size_t input, const struct floe_
 	/* Not floe_runner_add_record: a replayed entry's records were aggregated already. */
 	struct floe_record rec;
 	assembled_record(r, input, a, received_at, &rec);
-	int rc = floe_runner_batch_add(r, &rec, r->b.next_seq);
+	int rc = r->set.cfg->inputs[input].raw ? floe_runner_batch_add(r, &rec, r->b.next_seq) : 0;
 	int ag = rc >= 0 && rc != 2 ? floe_run_aggs_record(r, input, &rec) : 0;
 	if (rc >= 0 && rc != 2)
 		r->stats.lines++;

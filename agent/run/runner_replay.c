@@ -390,6 +390,8 @@ int floe_runner_reread(struct floe_runner *r, const struct floe_spool_entry *e)
 	bool raw = true;
 	int rc = 0;
 	for (size_t i = 0; i < r->in.n && rc == 0; i++) {
+		if (!r->set.cfg->inputs[i].raw)
+			continue; /* none of its records is in the entry */
 		raw = raw && !r->in.asm_[i];
 		rc = reread_input(r, e, i, &rows);
 	}

@@ -119,7 +119,8 @@ static int restore_positions(struct floe_runner *r, const uint8_t *p, size_t len
 	return 0;
 }
 
-int floe_runner_save_checkpoint(struct floe_runner *r, uint64_t last_seq, const uint8_t *pos, size_t len)
+int floe_runner_save_checkpoint(struct floe_runner *r, uint64_t last_seq, uint64_t sub,
+				const uint8_t *pos, size_t len)
 {
 	if (pos != r->ck.pos) {
 		uint8_t *copy = floe_malloc(&r->alloc, len ? len : 1);
@@ -132,6 +133,7 @@ int floe_runner_save_checkpoint(struct floe_runner *r, uint64_t last_seq, const 
 		r->ck.pos_len = len;
 	}
 	r->ck.seq = last_seq;
+	r->ck.sub = sub;
 	struct floe_buf b;
 	floe_buf_init(&b, &r->alloc, 2 * POSITIONS_MAX + 4096);
 	int rc = floe_buf_printf(&b, "{\"version\":%d,\"installation\":\"%s\",\"agent_id\":",
@@ -145,6 +147,9 @@ int floe_runner_save_checkpoint(struct floe_runner *r, uint64_t last_seq, const 
 				     last_seq, r->ck.committed_seq, r->ck.committed_version);
 	if (rc == 0)
 		rc = floe_json_write_str(&b, r->ck.table_uuid, strlen(r->ck.table_uuid));
+	/* Only after a rowless seal (runner_agg.c): a checkpoint without it reads as 0. */
+	if (rc == 0 && sub)
+		rc = floe_buf_printf(&b, ",\"rowless_seals\":%" PRIu64, sub);
 	if (rc == 0)
 		rc = floe_buf_puts(&b, ",\"positions\":\"");
 	if (rc == 0)
@@ -174,7 +179,7 @@ void floe_runner_note_committed(struct floe_runner *r, int64_t seq, int64_t vers
 	/* Before the first seal there are no positions to keep: the next seal writes it. */
 	if (!r->ck.pos)
 		return;
-	int rc = floe_runner_save_checkpoint(r, r->ck.seq, r->ck.pos, r->ck.pos_len);
+	int rc = floe_runner_save_checkpoint(r, r->ck.seq, r->ck.sub, r->ck.pos, r->ck.pos_len);
 	if (rc)
 		floe_warn("runner: recording commit-seq %" PRId64 " in %s failed: %s", seq,
 			  r->set.checkpoint_path, floe_strerror(rc));
@@ -183,6 +188,7 @@ void floe_runner_note_committed(struct floe_runner *r, int64_t seq, int64_t vers
 struct loaded_checkpoint {
 	int version;		   /* 0 when there is none */
 	uint64_t last_seq;	   /* 0 when there is none */
+	uint64_t sub;		   /* rowless seals since last_seq (0 when not recorded) */
 	int64_t committed_seq;	   /* -1: no record (none, or a version 1 checkpoint) */
 	int64_t committed_version; /* 0: no record */
 	char table_uuid[64];	   /* "" with no record */
@@ -220,7 +226,11 @@ static int parse_checkpoint(struct floe_runner *r, const struct floe_json *root,
 		floe_warn("runner: agent.id changed from %s to %s; the positions are kept "
 			  "(installation %s)",
 			  agent, r->set.cfg->agent.id, r->ck.id.installation);
+	int64_t sub = 0;
+	if (floe_json_get_int(root, "rowless_seals", &sub) || sub < 0)
+		sub = 0;
 	ck->last_seq = (uint64_t)seq;
+	ck->sub = (uint64_t)sub;
 	ck->version = (int)version;
 	snprintf(ck->table_uuid, sizeof(ck->table_uuid), "%s", uuid);
 	return floe_hex_decode(&r->alloc, hex, strlen(hex), &ck->pos, &ck->len);
@@ -437,6 +447,8 @@ int floe_runner_recover(struct floe_runner *r, struct floe_err *err)
 	pos_len = nw.len;
 	uint64_t pos_seq = nw.seq;
 	bool newer = nw.newer;
+	/* A raw entry newer than the checkpoint has its own positions: no rowless seal. */
+	uint64_t pos_sub = newer ? 0 : ck.sub;
 	max_seq = nw.max_seq;
 	if (rc)
 		goto out;
@@ -446,7 +458,7 @@ int floe_runner_recover(struct floe_runner *r, struct floe_err *err)
 	if (pos &&
 	    (newer || ck.version != CHECKPOINT_VERSION || ck.committed_seq != r->ck.committed_seq ||
 	     strcmp(ck.table_uuid, r->ck.table_uuid) != 0) &&
-	    (rc = floe_runner_save_checkpoint(r, pos_seq, pos, pos_len))) {
+	    (rc = floe_runner_save_checkpoint(r, pos_seq, pos_sub, pos, pos_len))) {
 		floe_err_set(err, rc, "writing checkpoint %s failed: %s", r->set.checkpoint_path,
 			     floe_strerror(rc));
 		goto out;
@@ -464,12 +476,13 @@ int floe_runner_recover(struct floe_runner *r, struct floe_err *err)
 		r->ck.pos = pos;
 		r->ck.pos_len = pos_len;
 		r->ck.seq = pos_seq;
+		r->ck.sub = pos_sub;
 		pos = NULL;
 	}
 	r->b.next_seq = max_seq + 1;
 	/* The aggregations' open windows as they were at the seal whose positions reading
 	 * resumes from. */
-	if ((rc = floe_run_aggs_restore(r, pos_seq, err)))
+	if ((rc = floe_run_aggs_restore(r, pos_seq, pos_sub, err)))
 		goto out;
 	floe_info("runner: recovered: installation %s, next seal %" PRIu64
 		  ", table holds its commits up to %" PRId64 ", %zu spool entries",

@@ -232,8 +232,9 @@ static int runner_metrics(struct floe_runner *r, struct floe_buf *b, uint64_t en
 	    {"floe_last_commit_timestamp_seconds", "gauge",
 	     "Unix time of the last successful commit by this process; 0: none yet.",
 	     (uint64_t)s->last_commit_wall_us / 1000000},
-	    {"floe_spool_bytes", "gauge", "Bytes of sealed files waiting in the spool.",
-	     floe_spool_bytes(r->lake.spool)},
+	    {"floe_spool_bytes", "gauge",
+	     "Bytes of sealed files waiting in the spool (raw and aggregate tables').",
+	     floe_spool_bytes(r->lake.spool) + floe_run_aggs_spool_bytes(r)},
 	    {"floe_spool_max_bytes", "gauge", "spool.max_bytes.", r->set.spool_max},
 	    {"floe_spool_entries", "gauge", "Sealed batches waiting in the spool.", entries},
 	    {"floe_spool_dropped_entries_total", "counter",
@@ -259,7 +260,7 @@ static int runner_metrics(struct floe_runner *r, struct floe_buf *b, uint64_t en
 static bool healthy(struct floe_runner *r, int64_t now_us, char *why, size_t cap)
 {
 	struct run_status *s = r->status;
-	uint64_t spool = floe_spool_bytes(r->lake.spool);
+	uint64_t spool = floe_spool_bytes(r->lake.spool) + floe_run_aggs_spool_bytes(r);
 	if (r->lake.blocked) {
 		snprintf(why, cap,
 			 "spool full: %" PRIu64 " bytes, over spool.max_bytes (%" PRIu64

@@ -44,16 +44,21 @@ for keys in 1000 10000000; do
 	rm -f "$W/events.csv"
 done
 
-# Bytes per hour of input: the OpenSSH sample into the raw table and two aggregate tables.
-d="$W/bytes"
-mkdir -p "$d/logs"
-cp tests/data/loghub/OpenSSH_2k.log "$d/logs/"
+# Bytes per hour of input: the OpenSSH sample into the raw table and two aggregate tables,
+# then aggregate-only (raw: false): the whole warehouse, which is what is uploaded.
 metrics='[count, {distinct: pid}, {quantiles: pid}]'
-cat >"$d/floe.yaml" <<YAML
+hours=4.15
+# bytes RAW: a run --once over the sample with the input's raw: RAW, in $W/bytes-RAW.
+bytes() {
+	d="$W/bytes-$1"
+	mkdir -p "$d/logs"
+	cp tests/data/loghub/OpenSSH_2k.log "$d/logs/"
+	cat >"$d/floe.yaml" <<YAML
 agent: { id: bench, state_dir: $d/state, memory_limit: 256MiB }
 inputs:
   - type: tail
     paths: ["$d/logs/*.log"]
+    raw: $1
     start_at: beginning
     parser: regex
     pattern: '^(?<ts>[A-Z][a-z]{2} +[0-9]+ [0-9:]{8}) (?<node>[^ ]+) (?<app>[^:[]+)(\[(?<pid>[0-9]+)\])?: (?<msg>.*)$'
@@ -63,8 +68,9 @@ aggregations:
   - { name: counts, window: 1m, group_by: [app], metrics: [count], max_groups: 100 }
   - { name: sketches, window: 1m, group_by: [app], metrics: $metrics, max_groups: 100 }
 YAML
-"$FLOE" run -c "$d/floe.yaml" --once --log-level warn
-hours=4.15
+	"$FLOE" run -c "$d/floe.yaml" --once --log-level warn
+}
+bytes true
 echo "# bytes per hour of input (OpenSSH_2k: 2000 lines, $hours h of event time; one commit)"
 for t in logs counts sketches; do
 	data=$(du -sb "$d/wh/default/$t/data" | cut -f1)
@@ -73,4 +79,8 @@ for t in logs counts sketches; do
 	printf '%-9s %5s rows: data %8d bytes (%7.0f per hour), with metadata %8d bytes\n' \
 		"$t" "$rows" "$data" "$(echo "$data / $hours" | bc -l)" "$all"
 done
-echo "(aggregate-only uploads the aggregate table's bytes; raw: false is not there yet)"
+bytes false
+all=$(du -sb "$d/wh" | cut -f1)
+raw=$(find "$d/wh/default/logs" -name '*.parquet' | wc -l)
+printf 'raw: false: the warehouse holds %d bytes (%.0f per hour), %d raw data files\n' \
+	"$all" "$(echo "$all / $hours" | bc -l)" "$raw"

@@ -9,7 +9,9 @@
 # windows closed by the watermark are not partial, and the sketch columns are there. A
 # third aggregation takes both inputs: the samples' times do not overlap, so the one read
 # second is late and dropped, and count plus late_events is every line. floe check prints
-# the aggregations' memory.
+# the aggregations' memory. A third input reads a copy of the OpenSSH sample with
+# raw: false: its aggregation (ssh_noraw) must equal DuckDB's over input 0's raw rows like
+# ssh's, and the raw table holds none of its lines.
 source "$(dirname "$0")/lib.sh"
 DATA="$FLOE_SRC/tests/data/loghub"
 
@@ -20,7 +22,7 @@ cat >"$d/floe.yaml" <<YAML
 agent:
   id: it-agent
   state_dir: $d/state
-  memory_limit: 128MiB
+  memory_limit: 192MiB
 inputs:
   - type: tail
     paths: ["$d/logs/OpenSSH_2k.log"]
@@ -30,6 +32,13 @@ inputs:
     timestamp: {field: ts, format: syslog, zone: UTC}
   - type: tail
     paths: ["$d/logs/Linux_2k.log"]
+    start_at: beginning
+    parser: regex
+    pattern: '^(?<ts>[A-Z][a-z]{2} +[0-9]+ [0-9:]{8}) (?<node>[^ ]+) (?<app>[^:[]+)(\[(?<pid>[0-9]+)\])?: (?<msg>.*)$'
+    timestamp: {field: ts, format: syslog, zone: UTC}
+  - type: tail
+    paths: ["$d/noraw/OpenSSH_2k.log"]
+    raw: false
     start_at: beginning
     parser: regex
     pattern: '^(?<ts>[A-Z][a-z]{2} +[0-9]+ [0-9:]{8}) (?<node>[^ ]+) (?<app>[^:[]+)(\[(?<pid>[0-9]+)\])?: (?<msg>.*)$'
@@ -46,27 +55,36 @@ aggregations:
     max_groups: 200
   - {name: linux, from: [1], window: 1m, allowed_lateness: 5s, group_by: [app], metrics: $metrics,
      max_groups: 200}
-  - {name: both, window: 1m, metrics: [count]}
+  - {name: ssh_noraw, from: [2], window: 1m, allowed_lateness: 5s, group_by: [app],
+     metrics: $metrics, max_groups: 200}
+  - {name: both, from: [0, 1], window: 1m, metrics: [count]}
 YAML
 "$FLOE_BIN" check -c "$d/floe.yaml" >"$d/check" 2>&1 || cat "$d/check"
 check "floe check prints the aggregations' memory" \
 	grep -q "^# memory: aggregations\[1\] 'linux' reserves .*MiB: 2 window(s) x 201 groups x" "$d/check"
 
 # The first 1500 lines of each sample, then the rest in a second run.
+mkdir -p "$d/noraw"
 for f in OpenSSH_2k Linux_2k; do head -n 1500 "$DATA/$f.log" >"$d/logs/$f.log"; done
+head -n 1500 "$DATA/OpenSSH_2k.log" >"$d/noraw/OpenSSH_2k.log"
 check "first run succeeds" "$FLOE_BIN" run -c "$d/floe.yaml" --once --log-level warn
 for f in OpenSSH_2k Linux_2k; do tail -n +1501 "$DATA/$f.log" >>"$d/logs/$f.log"; done
+tail -n +1501 "$DATA/OpenSSH_2k.log" >>"$d/noraw/OpenSSH_2k.log"
 check "second run succeeds" "$FLOE_BIN" run -c "$d/floe.yaml" --once --log-level warn
 
 live_files "$d/wh/default/logs" >"$d/raw"
 check "the raw table has live files" test -s "$d/raw"
 raw="[$(sed "s/.*/'&'/" "$d/raw" | paste -sd,)]"
-for a in ssh linux; do
+duck "select count(*) filter (where source like '%/noraw/%'), count(*) from read_parquet($raw)" \
+	>"$d/noraw.rows"
+check "raw: false: the raw table holds no line of that input, and 4000 of the others" \
+	grep -qx '\["0","4000"\]' "$d/noraw.rows"
+for a in ssh linux ssh_noraw; do
 	live_files "$d/wh/default/$a" >"$d/$a.files"
 	check "$a: the aggregate table has a file per seal with closed windows" \
 		bash -c "[ \$(wc -l <'$d/$a.files') -ge 2 ]"
 	agg="[$(sed "s/.*/'&'/" "$d/$a.files" | paste -sd,)]"
-	src=$([ $a = ssh ] && echo OpenSSH || echo Linux)
+	src=$([ $a = linux ] && echo Linux || echo OpenSSH)
 	exact="select time_bucket(interval 1 minute, ts) w, attrs['app'] app, count(*) n,
 	  sum(try_cast(attrs['pid'] as double)) s, min(try_cast(attrs['pid'] as double)) lo,
 	  max(try_cast(attrs['pid'] as double)) hi, count(distinct attrs['pid']) nd

@@ -11,12 +11,17 @@
 # points around a seal (after the open windows' image, before and after the raw entry,
 # and before the very first raw entry) between --once runs: there each stop flushes
 # partial rows, so only count, sum, min and max are compared, summed over a window's
-# rows.
+# rows. Then the same with the input's raw: false (AGG_KILLS_NORAW kills, default 5):
+# every seal is then one without raw rows, whose positions and image the checkpoint
+# records; the aggregates are compared with DuckDB's over the raw table of a run with
+# raw on over the same lines, and the raw table gets no row and no snapshot.
 source "$(dirname "$0")/lib.sh"
 KILLS=${AGG_KILLS:-10}
+KILLS_NORAW=${AGG_KILLS_NORAW:-5}
 LINES_PER_ROUND=2000
 
-# config DIR: an input of DIR/logs/*.log (JSON, event time in ts) and the aggregation.
+# config DIR [RAW]: an input of DIR/logs/*.log (JSON, event time in ts; raw: RAW, default
+# true) and the aggregation.
 config() {
 	mkdir -p "$1/logs"
 	cat >"$1/floe.yaml" <<YAML
@@ -27,6 +32,7 @@ agent:
 inputs:
   - type: tail
     paths: ["$1/logs/*.log"]
+    raw: ${2:-true}
     start_at: beginning
     parser: json
     timestamp: {field: ts, format: rfc3339}
@@ -47,7 +53,7 @@ aggregations:
 YAML
 }
 
-python3 - "$T/all" $((KILLS * LINES_PER_ROUND + 3000)) <<'PY'
+python3 - "$T/all" $(((KILLS > KILLS_NORAW ? KILLS : KILLS_NORAW) * LINES_PER_ROUND + 3000)) <<'PY'
 import json, random, sys, time
 rnd = random.Random(17)
 t0 = 1764547200000  # 2025-12-01T00:00:00Z, in ms
@@ -60,14 +66,15 @@ with open(sys.argv[1], "w") as f:
                             "user": "u%d" % rnd.randrange(300)}) + "\n")
 PY
 
-# compare DIR LABEL ONE-ROW: the aggregate table of DIR against DuckDB over its raw table
-# (ONE-ROW = 1: each window and app has one row, and its sketches are checked too).
+# compare DIR LABEL ONE-ROW [RAW-DIR]: the aggregate table of DIR against DuckDB over the
+# raw table of RAW-DIR (default DIR) (ONE-ROW = 1: each window and app has one row, and
+# its sketches are checked too).
 compare() {
-	local d=$1 what=$2 one=$3
-	live_files "$d/wh/default/logs" >"$d/raw.files"
+	local d=$1 what=$2 one=$3 rd=${4:-$1}
+	live_files "$rd/wh/default/logs" >"$d/raw.files"
 	live_files "$d/wh/default/apps" >"$d/agg.files"
 	check "$what: the raw table holds every line exactly once" \
-		node "$READER/check_rows.js" "$d/raw.files" "$d/logs/app.log"
+		node "$READER/check_rows.js" "$d/raw.files" "$rd/logs/app.log"
 	local raw="[$(sed "s/.*/'&'/" "$d/raw.files" | paste -sd,)]"
 	local agg="[$(sed "s/.*/'&'/" "$d/agg.files" | paste -sd,)]"
 	local lat="try_cast(attrs['lat'] as double)"
@@ -153,4 +160,67 @@ echo "# $kills kills, $(wc -l <"$d/logs/app.log") lines; floe errors: $(grep -c 
 check "floe was killed $KILLS times (not exited early)" test "$kills" = "$KILLS"
 check "after the kills a final run succeeds" "$FLOE_BIN" run -c "$d/floe.yaml" --once --log-level warn
 compare "$d" "kill -9" 1
+
+# raw_off DIR LABEL: DIR's input had raw: false. Its raw table got no row and no snapshot,
+# and its aggregates equal DuckDB's over the raw table of a run with raw on (DIR/ref) over
+# the same lines.
+raw_off() {
+	local d=$1 what=$2
+	check "$what: the raw table gets no row and no snapshot" \
+		bash -c "[ -z \"\$(find '$d/wh/default/logs' -name '*.parquet' -o -name 'snap-*')\" ]"
+	config "$d/ref"
+	cp "$d/logs/app.log" "$d/ref/logs/app.log"
+	check "$what: the reference run with raw on succeeds" \
+		"$FLOE_BIN" run -c "$d/ref/floe.yaml" --once --log-level warn
+	compare "$d" "$what" "${3:-0}" "$d/ref"
+}
+
+# raw: false, crash points around a seal without raw rows: before the open windows'
+# image, and after it but before the checkpoint that records its positions (also in the
+# very first run, which has no checkpoint yet).
+for c in agg-before-windows rowless-before-checkpoint first-rowless; do
+	d="$T/noraw-$c"
+	config "$d" false
+	point=$c
+	if [ "$c" = first-rowless ]; then
+		point=rowless-before-checkpoint
+		head -n 2000 "$T/all" >"$d/logs/app.log"
+	else
+		head -n 1000 "$T/all" >"$d/logs/app.log"
+		check "raw: false, $c: the first run succeeds" \
+			"$FLOE_BIN" run -c "$d/floe.yaml" --once --log-level warn
+		sed -n '1001,2000p' "$T/all" >>"$d/logs/app.log"
+	fi
+	rc=0
+	FLOE_CRASH_AT=$point "$FLOE_BIN" run -c "$d/floe.yaml" --once --log-level error 2>/dev/null || rc=$?
+	check "raw: false, $c: the run dies at $point" test $rc = 99
+	sed -n '2001,3000p' "$T/all" >>"$d/logs/app.log"
+	check "raw: false, $c: the restart succeeds" \
+		"$FLOE_BIN" run -c "$d/floe.yaml" --once --log-level warn
+	raw_off "$d" "raw: false, $c"
+done
+
+# raw: false, kill -9 at random moments.
+d="$T/kill-noraw"
+config "$d" false
+n=0
+kills=0
+for round in $(seq 1 "$KILLS_NORAW"); do
+	"$FLOE_BIN" run -c "$d/floe.yaml" --log-level error 2>>"$d/err" &
+	pid=$!
+	PIDS+=($pid)
+	for burst in 1 2 3 4; do
+		sed -n "$((n + 1)),$((n + LINES_PER_ROUND / 4))p" "$T/all" >>"$d/logs/app.log"
+		n=$((n + LINES_PER_ROUND / 4))
+		sleep 0.$((RANDOM % 4 + 1))
+	done
+	kill -9 "$pid" 2>/dev/null && kills=$((kills + 1))
+	wait "$pid" 2>/dev/null || true
+done
+sed -n "$((n + 1)),\$p" "$T/all" >>"$d/logs/app.log"
+echo "# raw: false: $kills kills, $(wc -l <"$d/logs/app.log") lines; floe errors: $(grep -c 'floe error' "$d/err" || true)"
+check "raw: false: floe was killed $KILLS_NORAW times" test "$kills" = "$KILLS_NORAW"
+check "raw: false: after the kills a final run succeeds" \
+	"$FLOE_BIN" run -c "$d/floe.yaml" --once --log-level warn
+raw_off "$d" "raw: false, kill -9" 1
 finish

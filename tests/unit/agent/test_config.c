@@ -365,7 +365,7 @@ static void test_errors(void **state)
 	     "timestamp, long_lines, rotate_wait, max_open_files, forget_after, follow_symlinks, "
 	     "listen, max_connections, idle_timeout, max_message_bytes, socket_receive_buffer, "
 	     "host_from, zone, socket_mode, socket_owner, socket_group, matches, directory, fields, "
-	     "tls"},
+	     "tls, raw"},
 	    {"inputs: [{type: tail, paths: a, multiline: {start: x, max: 3}}]\n", FLOE_EFORMAT,
 	     "t.yaml:1:55: unknown key 'inputs[0].multiline.max'; valid keys here: start, "
 	     "max_lines, max_bytes, flush_timeout"},
@@ -1315,7 +1315,8 @@ static void test_dump(void **state)
 		"    max_open_files: 256  # files followed at once\n"
 		"    forget_after: 1d  # positions of files gone this long are dropped\n"
 		"    follow_symlinks: within_glob_root  # links a matched path may go through: "
-		"within_glob_root, true (any) or false\n",
+		"within_glob_root, true (any) or false\n"
+		"    raw: true  # false: records only feed aggregations, none go to the raw table\n",
 		(size_t)(to - from)),
 	    0);
 	assert_string_equal(
@@ -1424,7 +1425,7 @@ static void test_dump(void **state)
 	struct floe_config *c2 = parse_ok(NULL, d);
 	char *d2 = dump(c2);
 	assert_string_equal(d, d2);
-	assert_int_equal(c2->inputs[1].line, 33);
+	assert_int_equal(c2->inputs[1].line, 34);
 	floe_free(NULL, d);
 	floe_free(NULL, d2);
 	floe_config_free(c2);
@@ -1709,7 +1710,7 @@ static void test_aggregations(void **state)
 	NEEDS_PCRE2(); /* where.matches throughout */
 	(void)state;
 	struct floe_config *c = parse_ok(
-	    NULL, "inputs: [{type: tail, paths: /a}, {type: tail, paths: /b}]\n"
+	    NULL, "inputs: [{type: tail, paths: /a}, {type: tail, paths: /b, raw: false}]\n"
 		  "aggregations:\n"
 		  "  - name: errs\n"
 		  "    from: [1]\n"
@@ -1743,6 +1744,8 @@ static void test_aggregations(void **state)
 	assert_string_equal(c->aggs[1].table, "all_t");
 	assert_int_equal(c->aggs[1].nmetrics, 1);
 	assert_int_equal(c->aggs[1].slide_ms, 60000);
+	assert_true(c->inputs[0].raw);
+	assert_false(c->inputs[1].raw);
 	char *d = dump(c);
 	struct floe_config *c2 = parse_ok(NULL, d);
 	char *d2 = dump(c2);
@@ -1786,6 +1789,16 @@ static void test_aggregations(void **state)
 	     "t.yaml:1:54: key 'aggregations[0].metrics[0]': a second column named 'host' in "
 	     "the aggregate table (set the metric's name)"},
 	    {"aggregations: [{name: a, where: {field: x, matches: '('}}]\n", FLOE_EFORMAT, NULL},
+	    {"inputs: [{type: tail, paths: a, raw: false}]\n", FLOE_EFORMAT,
+	     "t.yaml:1:38: key 'inputs[0].raw': false, but no aggregation takes from inputs[0]: "
+	     "its records would be kept nowhere (set raw: true, or name it in an aggregation's "
+	     "from)"},
+	    {"inputs: [{type: tail, paths: a}, {type: tail, paths: b, raw: false}]\n"
+	     "aggregations: [{name: a, from: [0]}]\n",
+	     FLOE_EFORMAT,
+	     "t.yaml:1:62: key 'inputs[1].raw': false, but no aggregation takes from inputs[1]: "
+	     "its records would be kept nowhere (set raw: true, or name it in an aggregation's "
+	     "from)"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		if (cases[i].code == 0) {
