@@ -68,7 +68,11 @@ PY
 small=${entries#* } entries=${entries% *}
 echo "# after $COMMITS commits: largest metadata.json $max_meta bytes, at most $max_files files in metadata/, $entries manifests listed, $small under half the target size"
 check "metadata.json stays small (under 16 KiB)" test "$max_meta" -lt 16384
-check "metadata/ holds a bounded number of files" test "$max_files" -lt 60
+# Besides one full manifest per ~110 live data files (64 KiB of entries here; Iceberg's
+# default target, 8 MiB, holds about 14,000), what metadata/ holds is bounded: 20,000
+# commits ended with 182 full manifests and 206 files.
+check "metadata/ holds a bounded number of files besides full manifests" \
+	test "$max_files" -lt $((60 + COMMITS / 100))
 # Full manifests add up as the table grows (one per target-size-bytes of entries, as in
 # Iceberg); small ones are merged.
 check "the manifest list holds few small manifests" test "$small" -le 20
