@@ -45,16 +45,22 @@ echo "rate=0" >"$d/ctl"
 total=$(wc -l <"$d/logs/app.log")
 check "floe drains once the faults stop ($total lines)" wait_for 120 drained "$total"
 
-curl -sf "http://127.0.0.1:$port/metrics" >"$d/m.txt" || true
-proxy_stop
-totals=$(tail -1 "$d/proxy.out")
-echo "# $totals"
 # sum NAME REGEX: the sum of the samples of NAME whose labels match REGEX.
 sum() { awk -v n="$1" -v re="$2" '{ l = $1; sub(/\{.*/, "", l) } l == n && $1 ~ re { s += $2 } END { print s + 0 }' "$d/m.txt"; }
-injected() { sed -n "s/.* $1=\([0-9]*\).*/\1/p" <<<"$totals"; }
-n500=$(injected 500)
-n503=$(injected 503)
+# The faults the proxy injected, from its log (one line each, as they happen).
+n500=$(grep -c '^[0-9.]* fault [0-9]* 500:' "$d/proxy" || true)
+n503=$(grep -c '^[0-9.]* fault [0-9]* 503:' "$d/proxy" || true)
 check "the proxy injected 500s and 503s ($n500, $n503)" test "$n500" -gt 0 -a "$n503" -gt 0
+# The page is rendered by the main loop at most once a second, and the last requests of a
+# commit run on the committer thread: scrape until it has caught up (bounded: 10 s).
+scraped() {
+	curl -sf "http://127.0.0.1:$port/metrics" >"$d/m.txt" &&
+		[ "$(sum floe_s3_errors_total 'class="5xx"')" = "$n500" ] &&
+		[ "$(sum floe_s3_errors_total 'class="throttled"')" = "$n503" ]
+}
+wait_for 10 scraped || true
+proxy_stop
+echo "# $(tail -1 "$d/proxy.out")"
 check "every 500 is an error of class 5xx ($(sum floe_s3_errors_total 'class="5xx"'))" \
 	test "$(sum floe_s3_errors_total 'class="5xx"')" = "$n500"
 check "every 503 is an error of class throttled ($(sum floe_s3_errors_total 'class="throttled"'))" \
