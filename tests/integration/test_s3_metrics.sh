@@ -34,6 +34,7 @@ drained() {
 check "floe starts and commits through the proxy" wait_for 30 drained 1
 port=$(sed -n 's#.*status: serving /metrics and /healthz on tcp://127.0.0.1:\([0-9]*\).*#\1#p' "$d/err")
 check "the agent logs the port of its status pages" test -n "$port"
+check "an S3 warehouse: libcurl is loaded (dlopen)" grep -q libcurl /proc/$pid/maps
 
 # Faults on 30 % of the requests while lines arrive (bounded: 20 bursts).
 printf 'rate=0.3\nweights=500:1,503:1\n' >"$d/ctl"
