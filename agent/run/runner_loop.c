@@ -177,8 +177,8 @@ static int until_due_ms(struct floe_runner *r, const struct loop *l)
  * to every tail. The wait is IDLE_SLEEP_MS while records are assembled (their timeouts)
  * or the agent was busy a moment ago; once idle, it lasts until the next deadline when
  * everything that can arrive wakes the loop (inotify watches the tails' directories, or
- * there are no tails), else IDLE_LONG_MS (the polling watch looks at directories between
- * two waits). Without a watch (tests) the clock's sleep waits, after the commit in flight
+ * there are no tails; the syslog receiver wakes it), else IDLE_LONG_MS (the polling
+ * watch looks at directories between two waits; a journal). Without a watch (tests) the clock's sleep waits, after the commit in flight
  * is done: a test's script of sleeps then sees the same states on every run. */
 static void idle_wait(struct floe_runner *r, const struct loop *l)
 {
@@ -205,7 +205,9 @@ static void idle_wait(struct floe_runner *r, const struct loop *l)
 	bool assembling = false;
 	for (size_t i = 0; i < r->in.n; i++)
 		assembling = assembling || r->in.asm_[i];
-	bool woken = r->in.watch_added || r->in.n == r->in.nsyslog + r->in.njournal;
+	/* A journal keeps the 1 s pace: whether its descriptor tells of every change (or
+	 * sd_journal_get_timeout asks for polling) is not known here. */
+	bool woken = (r->in.watch_added || r->in.n == r->in.nsyslog) && !r->in.njournal;
 	if (idle_turns > IDLE_TURNS && !assembling)
 		ms = woken ? until_due_ms(r, l) : IDLE_LONG_MS;
 	floe_loop_run_once(r->loop, pending ? 0 : ms);
