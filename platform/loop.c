@@ -4,6 +4,7 @@
 #include "loop.h"
 
 #include "clock.h"
+#include "signal.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -25,6 +26,7 @@ struct floe_loop {
 	char *buffer;
 	size_t buffer_len;
 	atomic_bool stop;
+	bool signals; /* floe_loop_wake_on_signals */
 	struct floe_timer *timers; /* the heap's root */
 	size_t ntimers;
 	/* ios kicked for the next round, and those being run this round */
@@ -101,6 +103,9 @@ void floe_loop_free(struct floe_loop *l)
 {
 	if (!l)
 		return;
+	/* Before the close: a handler must not write to a descriptor reused since. */
+	if (l->signals)
+		floe_signal_wake_fd(-1);
 	if (l->ep >= 0)
 		close(l->ep);
 	if (l->efd >= 0)
@@ -114,6 +119,12 @@ void floe_loop_wake(struct floe_loop *l)
 	/* EAGAIN means the counter is saturated: a wake is pending anyway. */
 	while (write(l->efd, &one, sizeof(one)) < 0 && errno == EINTR)
 		;
+}
+
+void floe_loop_wake_on_signals(struct floe_loop *l)
+{
+	l->signals = true;
+	floe_signal_wake_fd(l->efd);
 }
 
 void floe_loop_stop(struct floe_loop *l)

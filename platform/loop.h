@@ -73,6 +73,10 @@ int floe_loop_run(struct floe_loop *l);
 
 /* Any thread, and signal handlers: makes the loop call on_wake soon. */
 void floe_loop_wake(struct floe_loop *l);
+/* Makes SIGINT, SIGTERM and SIGHUP wake l (platform/signal.c writes to its eventfd) until
+ * floe_loop_free. For one loop at a time: the loop of the thread that takes signals,
+ * which must also be the one that frees it. */
+void floe_loop_wake_on_signals(struct floe_loop *l);
 /* Any thread, and signal handlers: makes floe_loop_run return after the current round. */
 void floe_loop_stop(struct floe_loop *l);
 /* True once floe_loop_stop was called. */

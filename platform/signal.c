@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t hangup;
@@ -13,6 +14,8 @@ static volatile sig_atomic_t hangup;
  * clock_gettime is async-signal-safe, and a lock-free 64-bit atomic store is too (also on
  * armhf, which has 64-bit exclusive stores). */
 static int64_t stop_at_ns;
+/* Written by the handlers after their flag (floe_signal_wake_fd); -1: none. */
+static int wake_fd = -1;
 
 static int64_t mono_ns(void)
 {
@@ -21,18 +24,38 @@ static int64_t mono_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* write() is async-signal-safe; errno is the interrupted code's and is kept. */
+static void wake(void)
+{
+	int fd = __atomic_load_n(&wake_fd, __ATOMIC_ACQUIRE);
+	if (fd < 0)
+		return;
+	int saved = errno;
+	uint64_t one = 1;
+	/* A full counter (EAGAIN) means a wake-up is pending anyway. */
+	(void)!write(fd, &one, sizeof(one));
+	errno = saved;
+}
+
 static void on_stop(int sig)
 {
 	(void)sig;
 	if (!stop_requested)
 		__atomic_store_n(&stop_at_ns, mono_ns(), __ATOMIC_RELEASE);
 	stop_requested = 1;
+	wake();
 }
 
 static void on_hangup(int sig)
 {
 	(void)sig;
 	hangup = 1;
+	wake();
+}
+
+void floe_signal_wake_fd(int fd)
+{
+	__atomic_store_n(&wake_fd, fd, __ATOMIC_RELEASE);
 }
 
 int floe_signal_install(void)

@@ -16,6 +16,12 @@ bool floe_signal_take_hangup(void);
 /* Milliseconds since the first SIGINT or SIGTERM arrived (monotonic clock), or -1 before
  * one has. Network code uses it to give requests in flight a short grace after a stop. */
 int64_t floe_signal_stop_age_ms(void);
+/* Makes the handlers also write 1 to the eventfd fd (-1: none), so that a thread waiting
+ * in epoll on it wakes even when the signal came just before its wait began: a flag alone
+ * is seen only at the next wake-up, which an idle loop may put minutes away. Call it from
+ * the thread that takes signals (the others block them, platform/worker.c), so that no
+ * handler runs between the change and the close of the old descriptor. */
+void floe_signal_wake_fd(int fd);
 /* Sleeps up to ms milliseconds, returning early when a stop is requested. */
 void floe_signal_sleep_ms(unsigned ms);
 

@@ -67,6 +67,8 @@ struct floe_fields;
 #define RESCAN_IDLE_MS 10000
 /* While idle with inotify, the tails are still all read at least this often. */
 #define QUIET_FULL_MS 10000
+/* The longest idle wait (runner_loop.c's idle_wait sleeps until the next deadline). */
+#define IDLE_MAX_MS 60000
 /* 2: the checkpoint names its installation and records what it committed; 1 (a floe
  * without installation ids) is still read. */
 #define CHECKPOINT_VERSION 2

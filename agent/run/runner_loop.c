@@ -175,13 +175,38 @@ static void take_watch_events(struct floe_runner *r)
 				floe_tail_notify(r->in.tails[i], &ev);
 }
 
-/* Sleeps until a watched directory changes (a file grew, appeared or was rotated), the
- * committer reports, or IDLE_SLEEP_MS passed (which also paces rotate_wait closes), and
- * hands the watch's events to every tail. Without a watch (tests) the clock's sleep
- * waits, after the commit in flight is done: a test's script of sleeps then sees the same
- * states on every run. */
-static void idle_wait(struct floe_runner *r, unsigned idle_turns)
+/* The pace of the glob rescan: slower once idle with a watch (RESCAN_IDLE_MS). */
+static int64_t rescan_us(const struct floe_runner *r, const struct loop *l)
 {
+	return (r->in.watch && l->idle_turns > IDLE_TURNS ? RESCAN_IDLE_MS : RESCAN_MS) * 1000LL;
+}
+
+/* Milliseconds until the loop's next deadline: the commit interval (stretched after a
+ * failure; it also closes the aggregators' idle windows), the rescan, and the tails' full
+ * pass (QUIET_FULL_MS, which also closes files whose rotate_wait is over). At least 1 (a
+ * wait rounded down would spin), at most IDLE_MAX_MS. */
+static int until_due_ms(struct floe_runner *r, const struct loop *l)
+{
+	int64_t due = l->last_commit + r->set.commit_interval_us + l->commit_backoff_us;
+	if (l->last_scan + rescan_us(r, l) < due)
+		due = l->last_scan + rescan_us(r, l);
+	if (r->in.watch_added && l->last_full_read + QUIET_FULL_MS * 1000LL < due)
+		due = l->last_full_read + QUIET_FULL_MS * 1000LL;
+	int64_t ms = (due - floe_run_mono_us(r) + 999) / 1000;
+	return ms < 1 ? 1 : ms > IDLE_MAX_MS ? IDLE_MAX_MS : (int)ms;
+}
+
+/* Sleeps until a watched directory changes (a file grew, appeared or was rotated), the
+ * committer reports, a signal comes, or the wait is over, and hands the watch's events
+ * to every tail. The wait is IDLE_SLEEP_MS while records are assembled (their timeouts)
+ * or the agent was busy a moment ago; once idle, it lasts until the next deadline when
+ * everything that can arrive wakes the loop (inotify watches the tails' directories, or
+ * there are no tails; the syslog receiver wakes it), else IDLE_LONG_MS (the polling
+ * watch looks at directories between two waits; a journal). Without a watch (tests) the clock's sleep waits, after the commit in flight
+ * is done: a test's script of sleeps then sees the same states on every run. */
+static void idle_wait(struct floe_runner *r, const struct loop *l)
+{
+	unsigned idle_turns = l->idle_turns;
 	if (!r->in.watch && !r->in.nsyslog && !r->in.njournal) {
 		/* An idle round in a test (poll) ran check_commit with wait first. */
 		r->env.clock->sleep_ms(r->env.clock->ctx, IDLE_SLEEP_MS);
@@ -204,8 +229,11 @@ static void idle_wait(struct floe_runner *r, unsigned idle_turns)
 	bool assembling = false;
 	for (size_t i = 0; i < r->in.n; i++)
 		assembling = assembling || r->in.asm_[i];
+	/* A journal keeps the 1 s pace: whether its descriptor tells of every change (or
+	 * sd_journal_get_timeout asks for polling) is not known here. */
+	bool woken = (r->in.watch_added || r->in.n == r->in.nsyslog) && !r->in.njournal;
 	if (idle_turns > IDLE_TURNS && !assembling)
-		ms = IDLE_LONG_MS;
+		ms = woken ? until_due_ms(r, l) : IDLE_LONG_MS;
 	floe_loop_run_once(r->loop, pending ? 0 : ms);
 	/* Polled directories (no inotify, or over its limit) are looked at here too. */
 	if (r->in.watch)
@@ -601,12 +629,14 @@ static void hangup(struct floe_runner *r, bool *stop)
  * their directories and no event from it since the last full pass (appends raise
  * IN_MODIFY on the directory), and a full pass less than QUIET_FULL_MS ago, which is
  * kept as a safety net for files on file systems that raise no events. An idle agent
- * then makes no system call per file and turn. */
+ * then makes no system call per file and turn. A turn that rescans reads them all too,
+ * so that the two periodic passes share one wake-up. */
 static bool quiet_turn(struct floe_runner *r, struct loop *l)
 {
 	int64_t now = floe_run_mono_us(r);
 	bool quiet = r->in.watch_added && l->idle_turns > IDLE_TURNS && !r->in.watch_fired &&
-		     now - l->last_full_read < (int64_t)QUIET_FULL_MS * 1000;
+		     now - l->last_full_read < (int64_t)QUIET_FULL_MS * 1000 &&
+		     now - l->last_scan < rescan_us(r, l);
 	if (!quiet) {
 		l->last_full_read = now;
 		r->in.watch_fired = false;
@@ -644,8 +674,7 @@ static int turn(struct floe_runner *r, struct loop *l, bool *done)
 	int64_t now = floe_run_mono_us(r);
 	if ((rc = commit_due(r, l, stop, now, done)) || *done)
 		return rc;
-	int64_t rescan_ms = r->in.watch && l->idle_turns > IDLE_TURNS ? RESCAN_IDLE_MS : RESCAN_MS;
-	if (!l->once && now - l->last_scan >= rescan_ms * 1000) {
+	if (!l->once && now - l->last_scan >= rescan_us(r, l)) {
 		for (size_t i = 0; i < r->in.n; i++)
 			if (r->in.tails[i])
 				floe_tail_scan(r->in.tails[i]);
@@ -656,8 +685,10 @@ static int turn(struct floe_runner *r, struct loop *l, bool *done)
 		if (!r->in.watch && !r->in.nsyslog && !r->in.njournal &&
 		    (rc = check_commit(r, l, true, done)))
 			return rc;
-		if (!*done)
-			idle_wait(r, ++l->idle_turns);
+		if (!*done) {
+			l->idle_turns++;
+			idle_wait(r, l);
+		}
 	} else {
 		l->idle_turns = 0;
 	}
@@ -671,6 +702,8 @@ int floe_runner_run(struct floe_runner *r, bool once)
 		return rc;
 	struct loop l = {.once = once};
 	l.last_commit = l.last_scan = floe_run_mono_us(r);
+	/* A stop or a SIGHUP ends an idle wait at once, however long it was to be. */
+	floe_loop_wake_on_signals(r->loop);
 	bool done = false;
 	while (!done)
 		rc = turn(r, &l, &done);

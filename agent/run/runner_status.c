@@ -24,6 +24,9 @@
 #include "platform/httpd.h"
 #include "platform/listen.h"
 #include "platform/log.h"
+#ifndef FLOE_NO_S3
+#include "platform/s3/s3_stats.h"
+#endif
 
 #include <errno.h>
 #include <inttypes.h>
@@ -202,6 +205,42 @@ static int syslog_metrics(struct floe_runner *r, struct floe_buf *b)
 	return rc;
 }
 
+#ifndef FLOE_NO_S3
+/* The S3 client's requests by kind, their errors by class and their retries (the
+ * process's, platform/s3/s3_stats.h), only when the warehouse is on S3. There is no REST
+ * catalog: the catalog's requests are the S3 requests of its metadata files. */
+static int s3_metrics(struct floe_runner *r, struct floe_buf *b)
+{
+	if (r->set.cfg->lake.catalog != FLOE_CATALOG_S3)
+		return 0;
+	struct floe_s3_stats st;
+	floe_s3_stats_get(&st);
+	int rc = family(b, "floe_s3_requests_total", "counter",
+			"S3 requests sent (every attempt), by kind.");
+	for (int k = 0; k < FLOE_S3_KINDS && rc == 0; k++)
+		rc = floe_buf_printf(b, "floe_s3_requests_total{kind=\"%s\"} %" PRIu64 "\n",
+				     floe_s3_kind_name(k), st.requests[k]);
+	if (rc == 0)
+		rc = family(b, "floe_s3_retries_total", "counter",
+			    "S3 requests that were retries of a failed attempt, by kind.");
+	for (int k = 0; k < FLOE_S3_KINDS && rc == 0; k++)
+		rc = floe_buf_printf(b, "floe_s3_retries_total{kind=\"%s\"} %" PRIu64 "\n",
+				     floe_s3_kind_name(k), st.retries[k]);
+	if (rc == 0)
+		rc = family(b, "floe_s3_errors_total", "counter",
+			    "S3 requests that failed, by kind and class (4xx includes the 404 "
+			    "of an existence check and the 412 of a lost commit race).");
+	for (int k = 0; k < FLOE_S3_KINDS && rc == 0; k++)
+		for (int f = 0; f < FLOE_S3_FAILS && rc == 0; f++)
+			rc = floe_buf_printf(b,
+					     "floe_s3_errors_total{kind=\"%s\",class=\"%s\"} %" PRIu64
+					     "\n",
+					     floe_s3_kind_name(k), floe_s3_fail_name(f),
+					     st.errors[k][f]);
+	return rc;
+}
+#endif
+
 /* The runner's, the spool's and the memory budget's families. */
 static int runner_metrics(struct floe_runner *r, struct floe_buf *b, uint64_t entries,
 			  int64_t now_us)
@@ -357,6 +396,10 @@ void floe_runner_status_publish(struct floe_runner *r, bool now)
 		rc = syslog_metrics(r, &b);
 	if (rc == 0)
 		rc = commit_histogram(r, &b);
+#ifndef FLOE_NO_S3
+	if (rc == 0)
+		rc = s3_metrics(r, &b);
+#endif
 	if (rc == 0)
 		rc = runner_metrics(r, &b, entries, t);
 	if (rc == 0)

@@ -6,6 +6,8 @@
 #endif
 #include "platform/s3/s3_request.h"
 
+#include "platform/s3/s3_stats.h"
+
 #include "formats/aws/xml.h"
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
@@ -682,6 +684,7 @@ int floe_s3_request_run(struct floe_s3 *s3, struct floe_s3_req *rq, struct floe_
 	}
 	bool skew_retried = false, cred_retried = false;
 	int retries = 0;
+	enum floe_s3_kind kind = floe_s3_stats_kind(rq);
 	s3->last_attempts = 0;
 	/* Time spent: real time of the requests plus the backoff we asked for (counted as
 	 * asked, so that an injected sleep keeps tests instant and deterministic). */
@@ -697,6 +700,9 @@ int floe_s3_request_run(struct floe_s3 *s3, struct floe_s3_req *rq, struct floe_
 		bool sent;
 		int cc = attempt(s3, rq, payload_hash, r, &sent);
 		s3->last_attempts++;
+		/* A local failure (signing, credentials) sent no request: not counted. */
+		if (cc >= 0)
+			floe_s3_stats_attempt(kind, floe_s3_stats_class(s3->cut, cc, r->status));
 		if (cc == CURLE_OK) {
 			s3->last_status = r->status;
 			learn_clock(s3, r);
@@ -715,6 +721,7 @@ int floe_s3_request_run(struct floe_s3 *s3, struct floe_s3_req *rq, struct floe_
 			 * new ones once. */
 			floe_s3_credprov_invalidate(s3->credprov);
 			cred_retried = true;
+			floe_s3_stats_retry(kind);
 			continue;
 		}
 		if (v == DONE) {
@@ -727,6 +734,7 @@ int floe_s3_request_run(struct floe_s3 *s3, struct floe_s3_req *rq, struct floe_
 				return rc;
 			}
 			skew_retried = true; /* the offset was learnt from this answer's Date */
+			floe_s3_stats_retry(kind);
 			continue;
 		}
 		int64_t pause = backoff_ms(s3, retries);
@@ -741,5 +749,6 @@ int floe_s3_request_run(struct floe_s3 *s3, struct floe_s3_req *rq, struct floe_
 		s3->o.sleep_fn(s3->o.fn_ctx, pause);
 		slept_ms += pause;
 		retries++;
+		floe_s3_stats_retry(kind);
 	}
 }

@@ -59,6 +59,8 @@ check "/metrics: floe_memory_limit_bytes is agent.memory_limit (32MiB)" \
 check "/metrics: floe_memory_used_bytes is below the limit" \
 	test "$(value floe_memory_used_bytes)" -lt $((32 << 20))
 check "/metrics: floe_healthy 1" test "$(value floe_healthy)" = 1
+# libcurl is loaded only for an S3 warehouse (platform/s3/curl_dl.c): not here.
+check "a local warehouse: libcurl is not loaded" bash -c "! grep -q libcurl /proc/$pid/maps"
 curl -s -D "$T/h.txt" -o /dev/null "$URL/metrics"
 check "/metrics: Content-Type text/plain; version=0.0.4" \
 	grep -qi '^Content-Type: text/plain; version=0.0.4' "$T/h.txt"

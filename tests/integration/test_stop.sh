@@ -75,6 +75,39 @@ check "SIGHUP: logged, and SIGTERM afterwards ends run cleanly (exit $rc)" \
 	bash -c "[ $rc = 0 ] && grep -q 'SIGHUP: starting again with the new configuration' '$d/err'"
 check "SIGHUP: the lines are committed" test "$(rows "$d/wh/default/logs")" = 9
 
+# Idle, the loop sleeps until its next deadline (here the 10 s full pass and rescan, with
+# a 60 s commit interval): a line appended meanwhile is read at once (inotify wakes it),
+# and SIGTERM ends the wait at once (the signal wakes it, even when it comes just before
+# the wait begins).
+d="$T/idle"
+partial_inputs "$d"
+write_config "$d/floe.yaml" "$d/state" "$d/wh" "[\"$d/in/*.log\"]"
+sed -i "s#^  state_dir: $d/state#&\n  http: { listen: 127.0.0.1:0 }#" "$d/floe.yaml"
+"$FLOE_BIN" run -c "$d/floe.yaml" --log-level info 2>"$d/err" &
+pid=$!
+PIDS+=($pid)
+port=""
+for i in $(seq 1 100); do
+	port=$(sed -n 's#.*status: serving /metrics and /healthz on tcp://127.0.0.1:\([0-9]*\).*#\1#p' "$d/err")
+	[ -n "$port" ] && break
+	sleep 0.1
+done
+lines() { curl -sf "http://127.0.0.1:$port/metrics" | awk '$1 == "floe_input_lines_total{input=\"1\"}" { print $2 }'; }
+sleep 4 # past the first idle turns: the long wait
+echo "appended while idle" >>"$d/in/f2.log"
+got=""
+for i in $(seq 1 30); do
+	got=$(lines)
+	[ "$got" = 10 ] && break
+	sleep 0.1
+done
+check "idle: a line appended during the long wait is read within 3 s (lines: $got)" test "$got" = 10
+sleep 3
+rc=0
+stop_within 2 $pid TERM || rc=$?
+check "idle: SIGTERM ends the long wait and the run within 2 s (exit $rc)" test $rc = 0
+check "idle: the lines are committed" test "$(rows "$d/wh/default/logs")" = 10
+
 # run --once that reads nothing says why.
 d="$T/nothing"
 mkdir -p "$d/in"

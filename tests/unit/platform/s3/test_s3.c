@@ -11,6 +11,7 @@
 
 #include "formats/base/alloc.h"
 #include "platform/s3/s3.h"
+#include "platform/s3/s3_stats.h"
 #include "platform/sha.h"
 #include "platform/s3/sigv4.h"
 
@@ -272,6 +273,8 @@ static void test_retry_then_success(void **state)
 	server_start(&sv, script, 8);
 	struct fakes f = {.rnd = UINT64_C(0xffffffffffffffff)};
 	struct floe_s3 *s3 = client(&sv, &f, NULL);
+	struct floe_s3_stats before, after;
+	floe_s3_stats_get(&before);
 	assert_int_equal(floe_s3_put(s3, "k", "abc", 3, NULL, NULL), 0);
 	assert_int_equal(floe_s3_last_attempts(s3), 3);
 	assert_int_equal(f.sleeps, 2);
@@ -290,6 +293,15 @@ static void test_retry_then_success(void **state)
 	assert_int_equal(floe_s3_put(s3, "k", "abc", 3, NULL, NULL), FLOE_S3_EHTTP);
 	assert_string_equal(floe_s3_last_error_code(s3), "BadDigest");
 	assert_int_equal(f.sleeps, 0);
+	/* The counts for /metrics: 8 PUTs, 5 of them retries, errors by class. */
+	floe_s3_stats_get(&after);
+	const int k = FLOE_S3_KIND_PUT;
+	assert_int_equal(after.requests[k] - before.requests[k], 8);
+	assert_int_equal(after.retries[k] - before.retries[k], 5);
+	assert_int_equal(after.errors[k][FLOE_S3_FAIL_THROTTLED] - before.errors[k][FLOE_S3_FAIL_THROTTLED], 3);
+	assert_int_equal(after.errors[k][FLOE_S3_FAIL_5XX] - before.errors[k][FLOE_S3_FAIL_5XX], 3);
+	assert_int_equal(after.errors[k][FLOE_S3_FAIL_4XX] - before.errors[k][FLOE_S3_FAIL_4XX], 1);
+	assert_int_equal(after.requests[FLOE_S3_KIND_GET], before.requests[FLOE_S3_KIND_GET]);
 	floe_s3_free(s3);
 	struct seen s[8];
 	size_t n = server_finish(&sv, s, 8);
