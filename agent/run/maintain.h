@@ -39,8 +39,9 @@ struct floe_maintain_stats {
 /* Rewrites and commits, partition by partition, then expires snapshots by the table's
  * properties (floe_table_expire_now) when there is anything to expire. Every new file has a new random name
  * and is created exclusively, so a crash at any point leaves at most unreferenced
- * files. Rows are copied in order (older files first, each file's rows in their order)
- * and every value exactly as read. Returns 0 (an abandoned replace included), or an
+ * files. Rows are copied in order (older files first, each file's rows in their order;
+ * with sort_by, files merged by the sort keys, ties in that order) and every value exactly
+ * as read. Returns 0 (an abandoned replace included), or an
  * error with err (may be NULL) saying what failed. */
 int floe_maintain_compact(struct floe_alloc *a, const struct floe_maintain_options *o,
 			  struct floe_maintain_stats *st, struct floe_err *err);
