@@ -6,9 +6,10 @@
  * reader's pages and the writer's budget, never a file.
  *
  * A new file is written into tmp_dir, then created in the warehouse under a name no run
- * ever chose before (compact-<run uuid>-<n>.parquet, an exclusive create), and listed by
- * nothing until its replace commits. A crash leaves such files unreferenced and the
- * table as it was; the next run starts afresh. The replace validates on the table as it
+ * ever chose before (compact-<ms>-<run uuid>-<n>.parquet, ms the wall clock when it is
+ * named: an exclusive create), and listed by nothing until its replace commits. A crash
+ * leaves such files unreferenced and the table as it was; the next run starts afresh,
+ * and deletes them once they are older than maintain.min_age (maintain_orphans.c). The replace validates on the table as it
  * is at commit time (agent/lake/table_replace.c); an abandoned one costs only its files,
  * which are removed.
  *
@@ -155,10 +156,12 @@ static void output_drop(struct output *out)
 static int data_key(struct compact *c, size_t part, char *key, size_t cap)
 {
 	char dir[1024];
+	const struct floe_clock *clock = floe_env_clock();
+	int64_t ms = clock->wall_us(clock->ctx) / 1000;
 	int rc = floe_part_key_path(floe_table_spec(c->o->table), &c->fs->keys[part], dir, sizeof(dir));
 	if (rc == 0)
-		rc = floe_fmt(key, cap, "%s%sdata/%s%scompact-%s-%u.parquet", c->table_key, c->table_key[0] ? "/" : "",
-			      dir, dir[0] ? "/" : "", c->run, c->nout);
+		rc = floe_fmt(key, cap, "%s%sdata/%s%scompact-%" PRId64 "-%s-%u.parquet", c->table_key,
+			      c->table_key[0] ? "/" : "", dir, dir[0] ? "/" : "", ms < 0 ? 0 : ms, c->run, c->nout);
 	return rc;
 }
 
@@ -686,6 +689,10 @@ int floe_maintain_compact(struct floe_alloc *a, const struct floe_maintain_optio
 	if (rc == 0 && (rc = floe_store_key(o->store, floe_table_location(o->table), c->table_key,
 					    sizeof(c->table_key))))
 		floe_err_set(c->err, rc, "the table %s is outside the warehouse", floe_table_location(o->table));
+	/* A failure to clean up is no reason not to compact: the files stay for a later run. */
+	struct floe_err why = {0};
+	if (rc == 0 && floe_maintain_orphans(a, o, c->table_key, &st->orphans, &why))
+		floe_warn("maintain: output files of interrupted runs left: %s", floe_err_text(&why, why.code));
 	if (rc == 0)
 		rc = floe_table_scan(o->table, &so, &fs, c->err);
 	st->left = fs.skipped;

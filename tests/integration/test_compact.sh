@@ -7,7 +7,9 @@
 #     half the target, today's (open) partition is left alone, and a second run does
 #     nothing. Exit codes 0/1/2.
 # (2) maintain killed (kill -9 at random moments, and at each crash point in turn)
-#     MAINT_KILLS times (10 by default): after each kill the table is readable and exact.
+#     MAINT_KILLS times (10 by default): after each kill the table is readable and exact;
+#     a run after the kills deletes the output files the killed runs left that no
+#     snapshot lists (maintain.min_age 0s here) and keeps every file a snapshot lists.
 # (3) 2 agents (COMPACT_AGENTS) append into a closed day while two maintain loops compact
 #     it: no line lost or duplicated, and some replaces committed.
 # (4) maintain with nothing to compact still expires snapshots by the properties of its
@@ -47,6 +49,34 @@ exact() {
 }
 
 quote_list() { sed "s/.*/'&'/" "$1" | paste -sd, -; }
+
+# unlisted TABLE_DIR: compaction output files under data/ that no manifest of any
+# snapshot of the current metadata lists (read with python3-avro), one a line.
+unlisted() {
+	/usr/bin/python3 - "$1" <<'PY'
+import glob, json, os, sys, warnings
+import avro.datafile, avro.io
+warnings.filterwarnings("ignore")
+t = sys.argv[1]
+v = open(os.path.join(t, "metadata", "version-hint.text")).read().strip()
+meta = json.load(open(os.path.join(t, "metadata", "v%s.metadata.json" % v)))
+def records(uri):
+    with open(uri[len("file://"):] if uri.startswith("file://") else uri, "rb") as f:
+        return list(avro.datafile.DataFileReader(f, avro.io.DatumReader()))
+listed, seen = set(), set()
+for s in meta.get("snapshots", []):
+    for m in records(s["manifest-list"]):
+        if m["manifest_path"] in seen:
+            continue
+        seen.add(m["manifest_path"])
+        for e in records(m["manifest_path"]):
+            p = e["data_file"]["file_path"]
+            listed.add(p[len("file://"):] if p.startswith("file://") else p)
+for p in sorted(glob.glob(os.path.join(t, "data", "**", "compact-*.parquet"), recursive=True)):
+    if p not in listed:
+        print(p)
+PY
+}
 
 # ---- (1) one closed day of many tiny commits ----
 d="$T/one"
@@ -111,6 +141,9 @@ d="$T/kill"
 tbl="$d/wh/default/logs"
 mkdir -p "$d/logs"
 cfg "$d/floe.yaml" "$d/state" "$d/wh" "$d/logs"
+# The run after the kills takes every output file older than 0 s for an orphan; the killed
+# runs keep the default hour, so that what they left stays until then.
+{ cat "$d/floe.yaml"; printf 'maintain:\n  min_age: 0s\n'; } >"$d/clean.yaml"
 points=(maintain-after-output maintain-before-replace replace-after-manifest replace-before-metadata
 	replace-after-metadata)
 bad=0 n=0
@@ -136,9 +169,13 @@ for k in $(seq 1 "$KILLS"); do
 	exact "$tbl" "$d/logs/k.log" || { echo "# not exact after kill $k: $(cat "$T/exact.out")"; bad=$((bad + 1)); }
 done
 check "after each of $n kills the table is readable and exact" test "$bad" = 0
-check "a run after the kills completes" "$FLOE_BIN" maintain -c "$d/floe.yaml"
+unlisted "$tbl" >"$d/orphans"
+echo "# $(wc -l <"$d/orphans") output files of killed runs that no snapshot lists"
+check "a run after the kills completes" "$FLOE_BIN" maintain -c "$d/clean.yaml"
 check "and the table is exact" exact "$tbl" "$d/logs/k.log"
 check "no file of a killed run is left in state_dir/maintain" test -z "$(ls "$d/state/maintain")"
+check "the kills left output files that no snapshot lists" test -s "$d/orphans"
+check "and the run after the kills deleted every one" test -z "$(unlisted "$tbl")"
 
 # ---- (3) agents append while maintain compacts ----
 d="$T/busy"
