@@ -51,15 +51,17 @@ exact() {
 quote_list() { sed "s/.*/'&'/" "$1" | paste -sd, -; }
 
 # unlisted TABLE_DIR: compaction output files under data/ that no manifest of any
-# snapshot of the current metadata lists (read with python3-avro), one a line.
+# snapshot of the newest metadata lists (read with python3-avro), one a line.
 unlisted() {
 	/usr/bin/python3 - "$1" <<'PY'
 import glob, json, os, sys, warnings
 import avro.datafile, avro.io
 warnings.filterwarnings("ignore")
 t = sys.argv[1]
-v = open(os.path.join(t, "metadata", "version-hint.text")).read().strip()
-meta = json.load(open(os.path.join(t, "metadata", "v%s.metadata.json" % v)))
+# The newest version: version-hint.text may lag it (a crash between the two writes).
+v = max(int(os.path.basename(p)[1:].split(".")[0])
+        for p in glob.glob(os.path.join(t, "metadata", "v*.metadata.json")))
+meta = json.load(open(os.path.join(t, "metadata", "v%d.metadata.json" % v)))
 def records(uri):
     with open(uri[len("file://"):] if uri.startswith("file://") else uri, "rb") as f:
         return list(avro.datafile.DataFileReader(f, avro.io.DatumReader()))
