@@ -20,6 +20,7 @@
 #ifndef FLOE_TABLE_H
 #define FLOE_TABLE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -159,6 +160,10 @@ struct floe_table_scan_options {
 int floe_table_scan(struct floe_table *t, const struct floe_table_scan_options *o,
 		    struct floe_table_files *out, struct floe_err *err);
 void floe_table_files_fini(struct floe_table_files *fs);
+/* Which of the data files uris[0..n) (URIs, sorted by strcmp) a manifest of any snapshot
+ * of the freshly loaded metadata lists, in any entry (deleted ones too): found[i] is set
+ * for those, cleared for the others. Each manifest is read once. */
+int floe_table_listed(struct floe_table *t, const char *const *uris, size_t n, bool *found, struct floe_err *err);
 
 /* Commits the data files added[0..nadded) (already in the table's data directory, in
  * partitions of the current spec) as replacing the live data files old[0..nold) (URIs)

@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -235,5 +236,101 @@ int floe_table_scan(struct floe_table *t, const struct floe_table_scan_options *
 		floe_table_files_fini(out);
 		out->a = t->alloc;
 	}
+	return floe_table_report(t, rc, err);
+}
+
+/* ---- which files the metadata lists (orphan cleanup, agent/run/maintain.c) ---- */
+
+static int cmp_uri(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Marks the files of uris that the manifest lists, in any entry. */
+static int mark_listed(struct floe_table *t, const struct floe_ice_manifest_entry *listed, const char *const *uris,
+		       size_t n, bool *found)
+{
+	char key[FLOE_TABLE_PATH_CAP];
+	void *data = NULL;
+	size_t len = 0;
+	struct floe_ice_entry_reader *r = NULL;
+	struct floe_ice_entry e;
+	struct floe_err why = {0};
+	int rc = floe_store_key(t->store, listed->path, key, sizeof(key));
+	if (rc == 0)
+		rc = floe_store_get(t->store, key, FLOE_TABLE_MANIFEST_MAX, &data, &len);
+	if (rc == 0)
+		rc = floe_ice_entry_reader_new(t->alloc, data, len, listed, &r, &why);
+	while (rc == 0 && (rc = floe_ice_entry_reader_next(r, &e, &why)) == 1) {
+		rc = 0;
+		const char *const *at = bsearch(&e.path, uris, n, sizeof(*uris), cmp_uri);
+		if (at)
+			found[at - uris] = true;
+	}
+	floe_ice_entry_reader_free(r);
+	floe_store_free_data(t->store, data);
+	if (rc)
+		return floe_table_fail(t, rc, "reading manifest %s failed: %s", listed->path, floe_err_text(&why, rc));
+	return 0;
+}
+
+/* Has the manifest path been read already; if not, remembers it (seen is kept sorted). */
+static int first_visit(struct floe_table *t, char ***seen, size_t *nseen, size_t *cap, const char *path, bool *first)
+{
+	size_t lo = 0, hi = *nseen;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int d = strcmp((*seen)[mid], path);
+		if (d == 0) {
+			*first = false;
+			return 0;
+		}
+		if (d < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (*nseen == *cap) {
+		size_t c = *cap ? *cap * 2 : 64;
+		char **s = c > SIZE_MAX / sizeof(*s) ? NULL : floe_realloc(t->alloc, *seen, c * sizeof(*s));
+		if (!s)
+			return FLOE_ENOMEM;
+		*seen = s;
+		*cap = c;
+	}
+	char *copy = floe_strdup(t->alloc, path);
+	if (!copy)
+		return FLOE_ENOMEM;
+	memmove(*seen + lo + 1, *seen + lo, (*nseen - lo) * sizeof(**seen));
+	(*seen)[lo] = copy;
+	(*nseen)++;
+	*first = true;
+	return 0;
+}
+
+int floe_table_listed(struct floe_table *t, const char *const *uris, size_t n, bool *found, struct floe_err *err)
+{
+	floe_err_clear(&t->err);
+	char **seen = NULL;
+	size_t nseen = 0, cap = 0;
+	memset(found, 0, n * sizeof(*found));
+	int rc = floe_table_reload(t);
+	size_t ns = rc ? 0 : floe_ice_meta_snapshot_count(t->meta);
+	for (size_t i = 0; rc == 0 && i < ns; i++) {
+		struct floe_ice_manifest_list *l = NULL;
+		rc = floe_table_read_list(t, (long)i, &l);
+		for (size_t k = 0; rc == 0 && l && k < floe_ice_manifest_list_count(l); k++) {
+			const struct floe_ice_manifest_entry *e = floe_ice_manifest_list_at(l, k);
+			bool first = false;
+			if (e->content == 0 && (rc = first_visit(t, &seen, &nseen, &cap, e->path, &first)) == 0 && first)
+				rc = mark_listed(t, e, uris, n, found);
+		}
+		floe_ice_manifest_list_free(l);
+	}
+	for (size_t i = 0; i < nseen; i++)
+		floe_free(t->alloc, seen[i]);
+	floe_free(t->alloc, seen);
+	if (rc == FLOE_ENOMEM)
+		floe_table_fail(t, rc, "%s", floe_strerror(rc));
 	return floe_table_report(t, rc, err);
 }

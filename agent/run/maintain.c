@@ -6,14 +6,14 @@
  * reader's pages and the writer's budget, never a file.
  *
  * A new file is written into tmp_dir, then created in the warehouse under a name no run
- * ever chose before (compact-<run uuid>-<n>.parquet, an exclusive create), and listed by
- * nothing until its replace commits. A crash leaves such files unreferenced and the
- * table as it was; the next run starts afresh. The replace validates on the table as it
+ * ever chose before (compact-<ms>-<run uuid>-<n>.parquet, ms the wall clock when it is
+ * named: an exclusive create), and listed by nothing until its replace commits. A crash
+ * leaves such files unreferenced and the table as it was; the next run starts afresh,
+ * and deletes them once they are older than maintain.min_age (maintain_orphans.c). The replace validates on the table as it
  * is at commit time (agent/lake/table_replace.c); an abandoned one costs only its files,
  * which are removed.
  *
- * Not done here: rows are not re-sorted by sort_by (each old file's order is kept; a
- * k-way merge of sorted files is future work). */
+ * With sort_by, files are merged rather than concatenated (below, "sort_by"). */
 #include "agent/run/maintain.h"
 
 #include "agent/config/config.h"
@@ -21,6 +21,7 @@
 #include "agent/lake/table.h"
 #include "agent/pipeline/batch.h"
 #include "agent/run/settings.h"
+#include "agent/schema/record.h"
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
@@ -72,6 +73,8 @@ struct compact {
 	char run[37];		       /* this run's uuid: names its files */
 	unsigned nout;		       /* files this run has written */
 	uint64_t target;
+	const enum floe_sort_key *sort; /* sort_by: rows merged by these (nsort of them) */
+	size_t nsort;
 	struct output out;
 	struct pending p;
 	const struct floe_table_files *fs;
@@ -153,10 +156,12 @@ static void output_drop(struct output *out)
 static int data_key(struct compact *c, size_t part, char *key, size_t cap)
 {
 	char dir[1024];
+	const struct floe_clock *clock = floe_env_clock();
+	int64_t ms = clock->wall_us(clock->ctx) / 1000;
 	int rc = floe_part_key_path(floe_table_spec(c->o->table), &c->fs->keys[part], dir, sizeof(dir));
 	if (rc == 0)
-		rc = floe_fmt(key, cap, "%s%sdata/%s%scompact-%s-%u.parquet", c->table_key, c->table_key[0] ? "/" : "",
-			      dir, dir[0] ? "/" : "", c->run, c->nout);
+		rc = floe_fmt(key, cap, "%s%sdata/%s%scompact-%" PRId64 "-%s-%u.parquet", c->table_key,
+			      c->table_key[0] ? "/" : "", dir, dir[0] ? "/" : "", ms < 0 ? 0 : ms, c->run, c->nout);
 	return rc;
 }
 
@@ -366,6 +371,238 @@ static int compact_partition(struct compact *c, const size_t *idx, size_t n)
 	return rc;
 }
 
+/* ---- sort_by: a k-way merge of sorted files ----
+ *
+ * With sort_by, the writer sorts each file (in runs of its sort buffer: a file written in
+ * one run is fully sorted), so compaction merges files instead of concatenating them: a
+ * streaming reader per file, and a heap of their current rows ordered by the sort keys,
+ * ties to the file that comes first (older data first, as without sort_by) and, within a
+ * file, rows leave in their order, so every source's rows keep their relative order.
+ *
+ * Memory: each reader holds a page and a dictionary per column, so the files merged at
+ * once are bounded by the readers' memory, measured (each reader counts its own
+ * allocations) once it holds its first row: files join a group while the group's readers
+ * hold under MERGE_MEMORY (at least two files, at most MERGE_FILES), and while its input
+ * is under OUTS_MAX / 2 target files. A partition with more files is split into several
+ * groups, each merged into its own sorted output files and committed as one replace
+ * (its old files are replaced by exactly the files their rows went to). Groups are not
+ * merged again in further passes: that would write every row once per pass through
+ * tmp_dir, for files that are each sorted, and whose groups follow the data's age, so
+ * that they overlap little in time; a later run merges what it finds small again. */
+#define MERGE_FILES 32
+#define MERGE_MEMORY ((size_t)8 << 20)
+
+struct head {
+	struct floe_alloc mem; /* this reader's allocations, counted */
+	struct floe_pq_reader *r;
+	struct source src;
+	const struct floe_table_file *f;
+	const struct floe_pq_value *row; /* its current row; NULL once it is read */
+	uint64_t rows;
+};
+
+struct merge {
+	struct head h[MERGE_FILES];
+	size_t n;
+	size_t heap[MERGE_FILES], nheap;
+	size_t col[FLOE_SORT_NKEYS]; /* the sort keys' columns; SIZE_MAX: not in the file */
+	bool str[FLOE_SORT_NKEYS];
+	size_t nkeys;
+};
+
+static int cmp_value(const struct floe_pq_value *a, const struct floe_pq_value *b, bool str)
+{
+	if (a->is_null || b->is_null)
+		return (int)!a->is_null - (int)!b->is_null; /* nulls first, as the writer's sort */
+	if (!str)
+		return (a->i > b->i) - (a->i < b->i);
+	size_t n = a->len < b->len ? a->len : b->len;
+	int d = n ? memcmp(a->s, b->s, n) : 0;
+	return d ? d : (a->len > b->len) - (a->len < b->len);
+}
+
+/* Does head x's row come before head y's: by the keys, then by the file's place. */
+static bool before(const struct merge *m, size_t x, size_t y)
+{
+	for (size_t k = 0; k < m->nkeys; k++) {
+		if (m->col[k] == SIZE_MAX)
+			continue;
+		int d = cmp_value(&m->h[x].row[m->col[k]], &m->h[y].row[m->col[k]], m->str[k]);
+		if (d)
+			return d < 0;
+	}
+	return x < y;
+}
+
+static void sift_down(struct merge *m, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, s = i;
+		if (l < m->nheap && before(m, m->heap[l], m->heap[s]))
+			s = l;
+		if (r < m->nheap && before(m, m->heap[r], m->heap[s]))
+			s = r;
+		if (s == i)
+			return;
+		size_t t = m->heap[i];
+		m->heap[i] = m->heap[s];
+		m->heap[s] = t;
+		i = s;
+	}
+}
+
+/* The sort keys' columns in the group's files (their columns are the same). */
+static void merge_keys(struct compact *c, struct merge *m, const struct floe_pq_column *cols, size_t n)
+{
+	m->nkeys = c->nsort;
+	for (size_t k = 0; k < c->nsort; k++) {
+		const char *name = floe_log_sort_key_name(c->sort[k]);
+		int32_t id = name ? floe_log_column_id(name, strlen(name)) : 0;
+		m->col[k] = SIZE_MAX;
+		for (size_t i = 0; id && i < n; i++)
+			if (cols[i].field_id == id) {
+				m->col[k] = i;
+				m->str[k] = cols[i].kind == FLOE_PQ_STRING || cols[i].kind == FLOE_PQ_BINARY;
+			}
+	}
+}
+
+/* Opens f's reader and reads its first row. */
+static int head_open(struct compact *c, struct head *h, const struct floe_table_file *f)
+{
+	struct floe_err why = {0};
+	*h = (struct head){.src = {.store = c->o->store}, .f = f};
+	floe_alloc_init(&h->mem, 0);
+	struct floe_pq_source ps = {.ctx = &h->src, .size = (uint64_t)f->size, .read_at = source_read};
+	int rc = floe_store_key(c->o->store, f->path, h->src.key, sizeof(h->src.key));
+	if (rc)
+		return floe_err_set(c->err, rc, "data file %s is outside the warehouse", f->path);
+	if ((rc = floe_pq_reader_open(&h->mem, &ps, NULL, &h->r, &why)))
+		return floe_err_set(c->err, rc, "reading %s: %s", f->path, floe_err_text(&why, rc));
+	if ((rc = floe_pq_reader_next(h->r, &h->row)) < 0)
+		return floe_err_set(c->err, rc, "reading %s: %s", f->path,
+				    floe_err_text(floe_pq_reader_error(h->r), rc));
+	h->rows = (uint64_t)rc;
+	if (rc == 0)
+		h->row = NULL;
+	return 0;
+}
+
+static void head_close(struct head *h)
+{
+	floe_pq_reader_free(h->r);
+	h->r = NULL;
+}
+
+/* Opens the readers of the next group among idx[0..n): at least one file; *used gets how
+ * many. The output is opened with the first file's columns, a file with other columns
+ * ends the group. */
+static int group_open(struct compact *c, struct merge *m, const size_t *idx, size_t n, size_t *used)
+{
+	size_t per = c->o->max_files_per_commit ? c->o->max_files_per_commit : 10000;
+	size_t mem = 0;
+	uint64_t bytes = 0;
+	int rc = 0;
+	m->n = 0;
+	while (m->n < n && m->n < MERGE_FILES && m->n < per &&
+	       (m->n < 2 || (mem < MERGE_MEMORY && bytes < c->target * (OUTS_MAX / 2)))) {
+		const struct floe_table_file *f = &c->fs->f[idx[m->n]];
+		struct head *h = &m->h[m->n];
+		if ((rc = head_open(c, h, f))) {
+			head_close(h);
+			break;
+		}
+		size_t nc;
+		const struct floe_pq_column *cols = floe_pq_reader_columns(h->r, &nc);
+		if (m->n == 0) {
+			merge_keys(c, m, cols, nc);
+			rc = output_open(c, cols, nc);
+		} else if (!same_columns(&c->out, cols, nc)) {
+			head_close(h);
+			break;
+		}
+		m->n++;
+		if (rc)
+			break;
+		mem += h->mem.used;
+		bytes += (uint64_t)f->size;
+	}
+	*used = m->n;
+	return rc;
+}
+
+/* Writes the group's rows in merged order into output files (a new one at a row boundary
+ * once the open one reaches the target, but never more than OUTS_MAX for the group: the
+ * last one takes the rest), then commits them as replacing the group's files. */
+static int group_merge(struct compact *c, struct merge *m, size_t part)
+{
+	const struct floe_pq_column *cols = NULL;
+	size_t nc = 0, seen = 0;
+	int rc = 0;
+	cols = floe_pq_reader_columns(m->h[0].r, &nc);
+	m->nheap = 0;
+	for (size_t i = 0; i < m->n; i++)
+		if (m->h[i].row)
+			m->heap[m->nheap++] = i;
+	for (size_t i = m->nheap / 2; i-- > 0;)
+		sift_down(m, i);
+	while (rc == 0 && m->nheap) {
+		struct head *h = &m->h[m->heap[0]];
+		if ((rc = floe_pq_writer_add_row(c->out.w, h->row))) {
+			floe_err_set(c->err, rc, "writing the rows of %s into %s: %s", h->f->path, c->out.tmp,
+				     floe_strerror(c->out.err ? c->out.err : rc));
+			break;
+		}
+		if ((rc = floe_pq_reader_next(h->r, &h->row)) < 0) {
+			floe_err_set(c->err, rc, "reading %s: %s", h->f->path,
+				     floe_err_text(floe_pq_reader_error(h->r), rc));
+			break;
+		}
+		h->rows += (uint64_t)rc;
+		if (rc == 0)
+			m->heap[0] = m->heap[--m->nheap];
+		rc = 0;
+		sift_down(m, 0);
+		/* The size estimate walks the columns: asked every 256 rows. */
+		if ((++seen & 255) == 0 && c->p.nadded + 1 < OUTS_MAX &&
+		    floe_pq_writer_size_estimate(c->out.w) >= c->target &&
+		    (rc = output_finish(c, part)) == 0)
+			rc = output_open(c, cols, nc);
+	}
+	if (rc == 0)
+		rc = output_finish(c, part);
+	for (size_t i = 0; rc == 0 && i < m->n; i++) {
+		const struct floe_table_file *f = m->h[i].f;
+		if (m->h[i].rows != (uint64_t)f->records)
+			rc = floe_err_set(c->err, FLOE_ECORRUPT, "%s holds %" PRIu64 " rows, its manifest says %" PRId64,
+					  f->path, m->h[i].rows, f->records);
+		else if ((rc = pending_add_old(c, f->path)) == 0) {
+			c->st->rows += m->h[i].rows;
+			c->st->bytes_in += (uint64_t)f->size;
+		}
+	}
+	return rc ? rc : pending_commit(c);
+}
+
+/* Merges the files idx[0..n) of one partition, group by group. */
+static int merge_partition(struct compact *c, const size_t *idx, size_t n)
+{
+	struct merge *m = floe_calloc(c->a, 1, sizeof(*m));
+	int rc = m ? 0 : floe_err_set(c->err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));
+	for (size_t i = 0, used = 0; rc == 0 && i < n; i += used) {
+		size_t part = c->fs->f[idx[i]].part;
+		rc = group_open(c, m, idx + i, n - i, &used);
+		if (rc == 0)
+			rc = group_merge(c, m, part);
+		for (size_t k = 0; k < m->n; k++)
+			head_close(&m->h[k]);
+		output_drop(&c->out);
+	}
+	pending_reset(c, rc != 0);
+	floe_free(c->a, m);
+	return rc;
+}
+
 /* Orders a partition's files: older data first (data sequence number), then by path. */
 static const struct floe_table_files *sort_fs;
 static int cmp_file(const void *a, const void *b)
@@ -391,7 +628,7 @@ static int compact_all(struct compact *c, size_t *idx)
 			j++;
 		/* One small file alone is left as it is: rewriting it gains nothing. */
 		if (j - i >= 2) {
-			rc = compact_partition(c, idx + i, j - i);
+			rc = c->nsort ? merge_partition(c, idx + i, j - i) : compact_partition(c, idx + i, j - i);
 			c->st->partitions += rc == 0;
 		}
 		i = j;
@@ -423,6 +660,8 @@ static void writer_options(struct compact *c, const struct floe_config *cfg)
 	c->pq.bloom = c->bloom;
 	c->pq.bloom_count = nb;
 	c->target = cfg->logs.target_file_size;
+	c->sort = cfg->logs.sort_keys;
+	c->nsort = cfg->logs.nsort_by < FLOE_SORT_NKEYS ? cfg->logs.nsort_by : FLOE_SORT_NKEYS;
 }
 
 int floe_maintain_compact(struct floe_alloc *a, const struct floe_maintain_options *o,
@@ -450,6 +689,10 @@ int floe_maintain_compact(struct floe_alloc *a, const struct floe_maintain_optio
 	if (rc == 0 && (rc = floe_store_key(o->store, floe_table_location(o->table), c->table_key,
 					    sizeof(c->table_key))))
 		floe_err_set(c->err, rc, "the table %s is outside the warehouse", floe_table_location(o->table));
+	/* A failure to clean up is no reason not to compact: the files stay for a later run. */
+	struct floe_err why = {0};
+	if (rc == 0 && floe_maintain_orphans(a, o, c->table_key, &st->orphans, &why))
+		floe_warn("maintain: output files of interrupted runs left: %s", floe_err_text(&why, why.code));
 	if (rc == 0)
 		rc = floe_table_scan(o->table, &so, &fs, c->err);
 	st->left = fs.skipped;

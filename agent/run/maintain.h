@@ -34,15 +34,25 @@ struct floe_maintain_stats {
 	uint64_t rows, bytes_in, bytes_out;
 	size_t left;	       /* candidates left for a later run (over the per-run cap) */
 	size_t expired;	       /* snapshots expired after the compaction */
+	size_t orphans;	       /* output files of interrupted runs deleted */
 };
 
 /* Rewrites and commits, partition by partition, then expires snapshots by the table's
  * properties (floe_table_expire_now) when there is anything to expire. Every new file has a new random name
  * and is created exclusively, so a crash at any point leaves at most unreferenced
- * files. Rows are copied in order (older files first, each file's rows in their order)
- * and every value exactly as read. Returns 0 (an abandoned replace included), or an
+ * files. Rows are copied in order (older files first, each file's rows in their order;
+ * with sort_by, files merged by the sort keys, ties in that order) and every value exactly
+ * as read. Returns 0 (an abandoned replace included), or an
  * error with err (may be NULL) saying what failed. */
 int floe_maintain_compact(struct floe_alloc *a, const struct floe_maintain_options *o,
 			  struct floe_maintain_stats *st, struct floe_err *err);
+
+/* Deletes the output files of interrupted runs (agent/run/maintain_orphans.c): those under
+ * the data/ prefix of the table (its key in the store: table_key) named as compaction
+ * names them, named more than maintain.min_age before o->now_us, that no manifest of any
+ * snapshot lists. *removed gets how many were deleted. Returns 0, or an error with err
+ * (may be NULL); nothing is deleted then but what *removed says. */
+int floe_maintain_orphans(struct floe_alloc *a, const struct floe_maintain_options *o, const char *table_key,
+			  size_t *removed, struct floe_err *err);
 
 #endif

@@ -4,7 +4,8 @@
 # replace; DuckDB reads every line exactly once from fewer files; once the replace's
 # parent expires (1 ms retention, 2 snapshots kept) the old data files are deleted from
 # the bucket with batched DeleteObjects requests, and the bucket's data files are
-# exactly the live ones.
+# exactly the live ones: the output file of a maintain that crashed before its replace
+# (maintain.min_age 0s) was deleted by the next run too.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/s3lib.sh"
 s3_start 18760
@@ -39,10 +40,14 @@ for i in $(seq 0 $((COMMITS - 1))); do
 done
 check "$COMMITS commits to RGW succeed" test "$failed" = 0
 "$FLOE_BIN" inspect -c "$d/floe.yaml" | grep -c "ts_day=2026-03-01/.*records=" >"$d/nbefore" || true
+# A run that dies after storing an output file leaves it in the bucket, listed by nothing.
+FLOE_CRASH_AT=maintain-after-output "$FLOE_BIN" maintain -c "$d/floe.yaml" >/dev/null 2>&1 || true
+{ cat "$d/floe.yaml"; printf 'maintain:\n  min_age: 0s\n'; } >"$d/m.yaml"
 rc=0
-"$FLOE_BIN" maintain -c "$d/floe.yaml" >"$d/out" 2>"$d/err" || rc=$?
+"$FLOE_BIN" maintain -c "$d/m.yaml" >"$d/out" 2>"$d/err" || rc=$?
 echo "# $(cat "$d/out")"
 check "maintain on S3 succeeds" test "$rc" = 0
+check "it deleted the crashed run's output file" grep -q "deleted 1 output files of interrupted runs" "$d/err"
 check "the live files are fetched" s3_live "$d/floe.yaml" ct "$d/s3a" "$d/files"
 check "DuckDB reads every line exactly once" node "$READER/check_rows.js" "$d/files" "$d/logs/a.log"
 after=$(grep -c 'ts_day=2026-03-01' "$d/files" || true)
