@@ -176,8 +176,11 @@ static bool small_parquet(const struct floe_ice_entry *e, int64_t max_size)
 	       len == 7 && strncasecmp((const char *)fmt, "PARQUET", 7) == 0;
 }
 
-static int scan_manifest(struct floe_table *t, const struct floe_ice_manifest_entry *listed,
-			 const struct floe_table_scan_options *o, struct floe_table_files *fs, struct floe_part_key *k)
+/* Calls fn for every entry of the manifest listed; fn returns 0 to go on or an error. */
+typedef int (*entry_fn)(struct floe_table *t, void *ctx, const struct floe_ice_entry *e);
+
+static int for_each_entry(struct floe_table *t, const struct floe_ice_manifest_entry *listed, entry_fn fn,
+			  void *ctx)
 {
 	char key[FLOE_TABLE_PATH_CAP];
 	void *data = NULL;
@@ -190,25 +193,36 @@ static int scan_manifest(struct floe_table *t, const struct floe_ice_manifest_en
 		rc = floe_store_get(t->store, key, FLOE_TABLE_MANIFEST_MAX, &data, &len);
 	if (rc == 0)
 		rc = floe_ice_entry_reader_new(t->alloc, data, len, listed, &r, &why);
-	while (rc == 0 && (rc = floe_ice_entry_reader_next(r, &e, &why)) == 1) {
-		rc = 0;
-		if (!small_parquet(&e, o->max_size))
-			continue;
-		if ((rc = key_of(&t->spec, e.data_file, k)))
-			break;
-		if (!closed(&t->spec, k, o->closed_before_us))
-			continue;
-		size_t part;
-		if (fs->n >= o->max_files)
-			fs->skipped++;
-		else if ((rc = key_index(&t->spec, fs, k, &part)) == 0)
-			rc = add_file(fs, &e, part);
-	}
+	while (rc == 0 && (rc = floe_ice_entry_reader_next(r, &e, &why)) == 1)
+		rc = fn(t, ctx, &e);
 	floe_ice_entry_reader_free(r);
 	floe_store_free_data(t->store, data);
 	if (rc)
 		return floe_table_fail(t, rc, "reading manifest %s failed: %s", listed->path, floe_err_text(&why, rc));
 	return 0;
+}
+
+struct scan_ctx {
+	const struct floe_table_scan_options *o;
+	struct floe_table_files *fs;
+	struct floe_part_key *k;
+};
+
+/* Takes entry e into the scan's files when it is a small Parquet file of a closed partition. */
+static int scan_entry(struct floe_table *t, void *ctx, const struct floe_ice_entry *e)
+{
+	struct scan_ctx *c = ctx;
+	if (!small_parquet(e, c->o->max_size))
+		return 0;
+	int rc = key_of(&t->spec, e->data_file, c->k);
+	if (rc || !closed(&t->spec, c->k, c->o->closed_before_us))
+		return rc;
+	size_t part;
+	if (c->fs->n >= c->o->max_files)
+		c->fs->skipped++;
+	else if ((rc = key_index(&t->spec, c->fs, c->k, &part)) == 0)
+		rc = add_file(c->fs, e, part);
+	return rc;
 }
 
 int floe_table_scan(struct floe_table *t, const struct floe_table_scan_options *o, struct floe_table_files *out,
@@ -226,7 +240,7 @@ int floe_table_scan(struct floe_table *t, const struct floe_table_scan_options *
 	for (size_t i = 0; rc == 0 && l && i < floe_ice_manifest_list_count(l); i++) {
 		const struct floe_ice_manifest_entry *e = floe_ice_manifest_list_at(l, i);
 		if (e->content == 0 && e->spec_id == t->spec.spec_id)
-			rc = scan_manifest(t, e, o, out, k);
+			rc = for_each_entry(t, e, scan_entry, &(struct scan_ctx){o, out, k});
 	}
 	for (size_t i = 0; rc == 0 && i < out->n; i++)
 		out->f[i].path = out->buf + (size_t)(uintptr_t)out->f[i].path;
@@ -246,31 +260,20 @@ static int cmp_uri(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* Marks the files of uris that the manifest lists, in any entry. */
-static int mark_listed(struct floe_table *t, const struct floe_ice_manifest_entry *listed, const char *const *uris,
-		       size_t n, bool *found)
+struct mark_ctx {
+	const char *const *uris;
+	size_t n;
+	bool *found;
+};
+
+/* Marks the file of entry e when it is one of the uris. */
+static int mark_entry(struct floe_table *t, void *ctx, const struct floe_ice_entry *e)
 {
-	char key[FLOE_TABLE_PATH_CAP];
-	void *data = NULL;
-	size_t len = 0;
-	struct floe_ice_entry_reader *r = NULL;
-	struct floe_ice_entry e;
-	struct floe_err why = {0};
-	int rc = floe_store_key(t->store, listed->path, key, sizeof(key));
-	if (rc == 0)
-		rc = floe_store_get(t->store, key, FLOE_TABLE_MANIFEST_MAX, &data, &len);
-	if (rc == 0)
-		rc = floe_ice_entry_reader_new(t->alloc, data, len, listed, &r, &why);
-	while (rc == 0 && (rc = floe_ice_entry_reader_next(r, &e, &why)) == 1) {
-		rc = 0;
-		const char *const *at = bsearch(&e.path, uris, n, sizeof(*uris), cmp_uri);
-		if (at)
-			found[at - uris] = true;
-	}
-	floe_ice_entry_reader_free(r);
-	floe_store_free_data(t->store, data);
-	if (rc)
-		return floe_table_fail(t, rc, "reading manifest %s failed: %s", listed->path, floe_err_text(&why, rc));
+	(void)t;
+	struct mark_ctx *c = ctx;
+	const char *const *at = bsearch(&e->path, c->uris, c->n, sizeof(*c->uris), cmp_uri);
+	if (at)
+		c->found[at - c->uris] = true;
 	return 0;
 }
 
@@ -323,7 +326,7 @@ int floe_table_listed(struct floe_table *t, const char *const *uris, size_t n, b
 			const struct floe_ice_manifest_entry *e = floe_ice_manifest_list_at(l, k);
 			bool first = false;
 			if (e->content == 0 && (rc = first_visit(t, &seen, &nseen, &cap, e->path, &first)) == 0 && first)
-				rc = mark_listed(t, e, uris, n, found);
+				rc = for_each_entry(t, e, mark_entry, &(struct mark_ctx){uris, n, found});
 		}
 		floe_ice_manifest_list_free(l);
 	}

@@ -137,25 +137,31 @@ for c in agg-before-windows seal-before-entry seal-before-checkpoint first-seal;
 	compare "$d" "$c" 0
 done
 
+# kill_rounds DIR ROUNDS: ROUNDS continuous runs of DIR's agent, each killed with -9 at a
+# random moment while the stream is appended in four bursts; then the rest of the stream
+# arrives while floe is down. Sets kills to the number of kills that hit a live agent.
+kill_rounds() {
+	local dir=$1 rounds=$2 n=0 round burst pid
+	kills=0
+	for round in $(seq 1 "$rounds"); do
+		"$FLOE_BIN" run -c "$dir/floe.yaml" --log-level error 2>>"$dir/err" &
+		pid=$!
+		PIDS+=($pid)
+		for burst in 1 2 3 4; do
+			sed -n "$((n + 1)),$((n + LINES_PER_ROUND / 4))p" "$T/all" >>"$dir/logs/app.log"
+			n=$((n + LINES_PER_ROUND / 4))
+			sleep 0.$((RANDOM % 4 + 1))
+		done
+		kill -9 "$pid" 2>/dev/null && kills=$((kills + 1))
+		wait "$pid" 2>/dev/null || true
+	done
+	sed -n "$((n + 1)),\$p" "$T/all" >>"$dir/logs/app.log"
+}
+
 # kill -9 at random moments of continuous runs while the stream is appended.
 d="$T/kill"
 config "$d"
-n=0
-kills=0
-for round in $(seq 1 "$KILLS"); do
-	"$FLOE_BIN" run -c "$d/floe.yaml" --log-level error 2>>"$d/err" &
-	pid=$!
-	PIDS+=($pid)
-	for burst in 1 2 3 4; do
-		sed -n "$((n + 1)),$((n + LINES_PER_ROUND / 4))p" "$T/all" >>"$d/logs/app.log"
-		n=$((n + LINES_PER_ROUND / 4))
-		sleep 0.$((RANDOM % 4 + 1))
-	done
-	kill -9 "$pid" 2>/dev/null && kills=$((kills + 1))
-	wait "$pid" 2>/dev/null || true
-done
-# The rest arrives while floe is down; the final run reads it and flushes what is open.
-sed -n "$((n + 1)),\$p" "$T/all" >>"$d/logs/app.log"
+kill_rounds "$d" "$KILLS"
 echo "# $kills kills, $(wc -l <"$d/logs/app.log") lines; floe errors: $(grep -c 'floe error' "$d/err" || true)"
 check "floe was killed $KILLS times (not exited early)" test "$kills" = "$KILLS"
 check "after the kills a final run succeeds" "$FLOE_BIN" run -c "$d/floe.yaml" --once --log-level warn
@@ -203,21 +209,7 @@ done
 # raw: false, kill -9 at random moments.
 d="$T/kill-noraw"
 config "$d" false
-n=0
-kills=0
-for round in $(seq 1 "$KILLS_NORAW"); do
-	"$FLOE_BIN" run -c "$d/floe.yaml" --log-level error 2>>"$d/err" &
-	pid=$!
-	PIDS+=($pid)
-	for burst in 1 2 3 4; do
-		sed -n "$((n + 1)),$((n + LINES_PER_ROUND / 4))p" "$T/all" >>"$d/logs/app.log"
-		n=$((n + LINES_PER_ROUND / 4))
-		sleep 0.$((RANDOM % 4 + 1))
-	done
-	kill -9 "$pid" 2>/dev/null && kills=$((kills + 1))
-	wait "$pid" 2>/dev/null || true
-done
-sed -n "$((n + 1)),\$p" "$T/all" >>"$d/logs/app.log"
+kill_rounds "$d" "$KILLS_NORAW"
 echo "# raw: false: $kills kills, $(wc -l <"$d/logs/app.log") lines; floe errors: $(grep -c 'floe error' "$d/err" || true)"
 check "raw: false: floe was killed $KILLS_NORAW times" test "$kills" = "$KILLS_NORAW"
 check "raw: false: after the kills a final run succeeds" \

@@ -99,18 +99,26 @@ agg="[$(sed "s/.*/'&'/" "$d/files" | paste -sd,)]"
 duck "select sum(count) < 3000 from read_parquet($agg)" >"$d/sum"
 check "verify: the rows of the other files are committed" grep -qx '\[true\]' "$d/sum"
 
+# blocked_run LABEL POLICY: in $d, an agent with a raw: false input and spool.max_bytes
+# 16 MiB under POLICY makes its tables in a first run; then the aggregate table's data
+# directory becomes a file, so that its commits fail, and 1500 events are read by an agent
+# left running (its PID in pid).
+blocked_run() {
+	config "$d" false "spool: {max_bytes: 16MiB, policy: $2}"
+	touch "$d/logs/app.log"
+	check "$1: the first run succeeds" "$FLOE_BIN" run -c "$d/floe.yaml" --once --log-level warn
+	rm -rf "$d/wh/default/apps/data"
+	touch "$d/wh/default/apps/data"
+	events "$d/logs/app.log" 0 1500
+	"$FLOE_BIN" run -c "$d/floe.yaml" --log-level info 2>"$d/err" &
+	pid=$!
+	PIDS+=($pid)
+}
+
 # 2. The limit. A first run makes the tables; then the aggregate table's data directory
 # is a file, so that its commits fail while the raw: false input is read.
 d="$T/limit"
-config "$d" false "spool: {max_bytes: 16MiB, policy: block}"
-touch "$d/logs/app.log"
-check "limit: the first run succeeds" "$FLOE_BIN" run -c "$d/floe.yaml" --once --log-level warn
-rm -rf "$d/wh/default/apps/data"
-touch "$d/wh/default/apps/data"
-events "$d/logs/app.log" 0 1500
-"$FLOE_BIN" run -c "$d/floe.yaml" --log-level info 2>"$d/err" &
-pid=$!
-PIDS+=($pid)
+blocked_run limit block
 check "limit: 1400 aggregate rows of 16 KiB go over spool.max_bytes: the input waits" \
 	wait_log "$d/err" "over its limit of 16777216: inputs wait for commits"
 events "$d/logs/app.log" 1500 2000
@@ -134,15 +142,7 @@ check "limit: every event is counted once, none dropped or late" grep -qx '\["20
 # 3. The same with policy drop_oldest: the aggregate entry sealed first is dropped once a
 # second one is sealed over the limit (never the newest), counted and logged.
 d="$T/drop"
-config "$d" false "spool: {max_bytes: 16MiB, policy: drop_oldest}"
-touch "$d/logs/app.log"
-check "drop: the first run succeeds" "$FLOE_BIN" run -c "$d/floe.yaml" --once --log-level warn
-rm -rf "$d/wh/default/apps/data"
-touch "$d/wh/default/apps/data"
-events "$d/logs/app.log" 0 1500
-"$FLOE_BIN" run -c "$d/floe.yaml" --log-level info 2>"$d/err" &
-pid=$!
-PIDS+=($pid)
+blocked_run drop drop_oldest
 check "drop: the first aggregate entry is sealed" wait_log "$d/err" "commit to aggregate table apps failed"
 events "$d/logs/app.log" 1500 3000
 check "drop: the next seal drops it, logged" \
