@@ -335,6 +335,13 @@ bool floe_regex_jit(const struct floe_regex *r)
 	return r->jit;
 }
 
+bool floe_regex_jit_built(void)
+{
+	uint32_t have_jit = 0;
+	pcre2_config(PCRE2_CONFIG_JIT, &have_jit);
+	return have_jit != 0;
+}
+
 size_t floe_regex_name_count(const struct floe_regex *r)
 {
 	return r->nnames;

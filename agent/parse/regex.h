@@ -65,6 +65,9 @@ void floe_regex_free(struct floe_regex *r);
 bool floe_regex_available(void);
 /* Whether r runs as JIT-compiled code (false: PCRE2's interpreter). */
 bool floe_regex_jit(const struct floe_regex *r);
+/* Whether this build's PCRE2 has a JIT for this machine: r not running JIT-compiled then
+ * means the JIT refused the pattern or could not map executable memory. */
+bool floe_regex_jit_built(void);
 
 /* Number of named groups, and the k-th name in pattern order (borrowed from r, not
  * NUL-terminated). */

@@ -27,6 +27,11 @@ bool floe_regex_jit(const struct floe_regex *r)
 	return false;
 }
 
+bool floe_regex_jit_built(void)
+{
+	return false;
+}
+
 size_t floe_regex_name_count(const struct floe_regex *r)
 {
 	return 0;

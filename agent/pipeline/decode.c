@@ -99,6 +99,12 @@ int floe_decoder_new(struct floe_alloc *a, const struct floe_config_input *in,
 	    (rc = floe_regex_new(a, in->pattern, strlen(in->pattern), (size_t)in->max_line_bytes, 0,
 				 &d->regex, err)))
 		goto out;
+	/* Matching still works, only slower: said once, where an operator looks. */
+	if (d->regex && !floe_regex_jit(d->regex) && floe_regex_jit_built())
+		floe_warn("regex parser: PCRE2's JIT did not take the pattern (it refuses some, and "
+			  "cannot run where writable memory may not become executable, as under "
+			  "systemd's MemoryDenyWriteExecute=yes): lines are matched by its "
+			  "interpreter, several times slower");
 	if (in->timestamp.format) {
 		char zone[16];
 		int32_t off = in->timestamp.zone_offset_s, mag = off < 0 ? -off : off;
