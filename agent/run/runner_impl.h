@@ -63,10 +63,16 @@ struct floe_fields;
 #define RESCAN_MS 2000
 /* The rescan's pace once the inputs were idle for IDLE_TURNS waits and inotify watches
  * their directories: files created or renamed there make the next read scan at once, so
- * the periodic scan is left for what no watch sees (a new directory a wildcard matches). */
-#define RESCAN_IDLE_MS 10000
-/* While idle with inotify, the tails are still all read at least this often. */
-#define QUIET_FULL_MS 10000
+ * the periodic scan is left for what no watch sees (a new directory a wildcard matches).
+ * 30 s rather than 10: with 10 idle files the 10 s passes cost 2.3-2.4 ms of CPU a
+ * minute, the 30 s ones 1.3-1.4 (tests/bench/idle.sh, side by side, twice). */
+#define RESCAN_IDLE_MS 30000
+/* The idle rescan's pace while a pattern matches nothing (a directory not there yet: a
+ * service's log directory before it is installed). */
+#define RESCAN_UNMATCHED_MS 10000
+/* While idle with inotify, the tails are still all read at least this often (and a
+ * rotated file is closed this late at most after its rotate_wait). */
+#define QUIET_FULL_MS 30000
 /* The longest idle wait (runner_loop.c's idle_wait sleeps until the next deadline). */
 #define IDLE_MAX_MS 60000
 /* 2: the checkpoint names its installation and records what it committed; 1 (a floe

@@ -175,10 +175,28 @@ static void take_watch_events(struct floe_runner *r)
 				floe_tail_notify(r->in.tails[i], &ev);
 }
 
-/* The pace of the glob rescan: slower once idle with a watch (RESCAN_IDLE_MS). */
+/* Whether a tail has a pattern matching no file: its directory may be missing, and no
+ * watch sees one appear. */
+static bool unmatched_patterns(const struct floe_runner *r)
+{
+	struct floe_tail_stats st;
+	for (size_t i = 0; i < r->in.n; i++) {
+		if (!r->in.tails[i])
+			continue;
+		floe_tail_get_stats(r->in.tails[i], &st);
+		if (st.patterns_unmatched)
+			return true;
+	}
+	return false;
+}
+
+/* The pace of the glob rescan: slower once idle with a watch (RESCAN_IDLE_MS), but
+ * RESCAN_UNMATCHED_MS while a pattern matches nothing. */
 static int64_t rescan_us(const struct floe_runner *r, const struct loop *l)
 {
-	return (r->in.watch && l->idle_turns > IDLE_TURNS ? RESCAN_IDLE_MS : RESCAN_MS) * 1000LL;
+	if (!r->in.watch || l->idle_turns <= IDLE_TURNS)
+		return RESCAN_MS * 1000LL;
+	return (unmatched_patterns(r) ? RESCAN_UNMATCHED_MS : RESCAN_IDLE_MS) * 1000LL;
 }
 
 /* Milliseconds until the loop's next deadline: the commit interval (stretched after a

@@ -75,7 +75,7 @@ check "SIGHUP: logged, and SIGTERM afterwards ends run cleanly (exit $rc)" \
 	bash -c "[ $rc = 0 ] && grep -q 'SIGHUP: starting again with the new configuration' '$d/err'"
 check "SIGHUP: the lines are committed" test "$(rows "$d/wh/default/logs")" = 9
 
-# Idle, the loop sleeps until its next deadline (here the 10 s full pass and rescan, with
+# Idle, the loop sleeps until its next deadline (here the 30 s full pass and rescan, with
 # a 60 s commit interval): a line appended meanwhile is read at once (inotify wakes it),
 # and SIGTERM ends the wait at once (the signal wakes it, even when it comes just before
 # the wait begins).
