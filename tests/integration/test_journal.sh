@@ -88,6 +88,16 @@ check "after kill -9, run --once takes what is new" "$FLOE_BIN" run -c "$d/floe.
 check "journal: fourteen entries, each once" \
 	test "$(rows_sql "$W" "SELECT count(*), count(DISTINCT message) FROM t")" = '["14","14"]'
 
+# Where libsystemd cannot be loaded (here a file that is no library comes first in the
+# loader's path), the journal input fails to open with the loader's reason: exit 1.
+mkdir -p "$d/nolib"
+echo "not a library" >"$d/nolib/libsystemd.so.0"
+rc=0
+LD_LIBRARY_PATH="$d/nolib" "$FLOE_BIN" run -c "$d/floe.yaml" --once --log-level warn 2>"$d/nolib.err" || rc=$?
+check "without libsystemd: exit 1" test "$rc" = 1
+check "without libsystemd: the error names the library and the package" \
+	grep -q "cannot load libsystemd.so.0 (.*): the journal input needs libsystemd (Debian: the libsystemd0 package)" "$d/nolib.err"
+
 # An agent that only tails files does not load libsystemd (nor the libraries it needs).
 mkdir -p "$d/t"
 echo "a line" >"$d/t/a.log"
