@@ -13,14 +13,13 @@
 #define CURL_DISABLE_TYPECHECK /* the type-checking macros would rename our definitions */
 #include <curl/curl.h>
 
+#include "platform/dl.h"
 #include "platform/log.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
-#include <string.h>
 
 #define LIBCURL "libcurl.so.4" /* the soname of libcurl 7.16 and later, every flavour */
 
@@ -57,11 +56,7 @@ static bool loaded(void)
 /* Resolves every function or none (fn stays zero and loaded false). */
 static void load(void)
 {
-	struct sym {
-		const char *name;
-		void *slot; /* the address of fn's member */
-	};
-	const struct sym syms[] = {
+	const struct floe_dl_sym syms[] = {
 	    {"curl_global_init", &fn.global_init},
 	    {"curl_easy_init", &fn.easy_init},
 	    {"curl_easy_setopt", &fn.easy_setopt},
@@ -82,25 +77,12 @@ static void load(void)
 	    {"curl_multi_info_read", &fn.multi_info_read},
 	    {"curl_multi_cleanup", &fn.multi_cleanup},
 	};
-	void *h = dlopen(LIBCURL, RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
-		const char *why = dlerror();
-		floe_error("s3: cannot load %s (%s): the S3 client needs libcurl (Debian: the "
+	char why[256];
+	if (floe_dl_load(LIBCURL, syms, sizeof(syms) / sizeof(syms[0]), why, sizeof(why))) {
+		floe_error("s3: %s: the S3 client needs libcurl 7.66 or later (Debian: the "
 			   "libcurl4 package)",
-			   LIBCURL, why ? why : "no reason given");
+			   why);
 		return;
-	}
-	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
-		void *p = dlsym(h, syms[i].name);
-		if (!p) {
-			floe_error("s3: %s has no %s: libcurl 7.66 or later is needed", LIBCURL,
-				   syms[i].name);
-			memset(&fn, 0, sizeof(fn));
-			dlclose(h);
-			return;
-		}
-		/* A data pointer into a function pointer, as POSIX allows for dlsym. */
-		memcpy(syms[i].slot, &p, sizeof(p));
 	}
 	/* The library stays loaded until the process ends. */
 	__atomic_store_n(&loaded_, true, __ATOMIC_RELEASE);

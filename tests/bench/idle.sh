@@ -11,7 +11,8 @@
 # RSS <= 4 MiB, CPU <= 2 ms per minute). Asserts nothing; not run by ctest.
 # usage: tests/bench/idle.sh [FLOE_BIN...]   (default: $BUILD/floe, BUILD=build-test/gcc;
 #        several binaries, e.g. a FLOE_MINIMAL or FLOE_STATIC one, are measured in turn)
-#        env: IDLE_SECONDS (default 20), SETTLE (default 2), FILES (default 10), KEEP=1
+#        env: IDLE_SECONDS (default 20), SETTLE (default 2), FILES (default 10), KEEP=1,
+#        MAPS=1 (also each process's RSS by mapping: each library, floe, the heap, anonymous)
 # rsyslog runs from /opt/floe-bench (packaging/dev/install-deps.sh bench) unless the
 # machine has it installed.
 set -euo pipefail
@@ -53,8 +54,17 @@ ctx_of() {
 	cat /proc/"$1"/task/*/status 2>/dev/null |
 		awk '/^(non)?voluntary_ctxt_switches:/ { s += $2 } END { printf "%d\n", s }'
 }
-declare -A RSS PSS CPU WAKE THR
+declare -A RSS PSS CPU WAKE THR MAP
 TOOLS=()
+
+# rss_by_mapping PID: "MiB name" lines, largest first: PID's resident memory by the file
+# mapped (its base name; its text, data and relro together), [heap], [stack], or anon.
+rss_by_mapping() {
+	awk '$1 ~ /^[0-9a-f]+-[0-9a-f]+$/ { n = NF >= 6 ? $6 : "anon"; sub(/.*\//, "", n); next }
+		$1 == "Rss:" { kb[n] += $2 }
+		END { for (n in kb) if (kb[n] > 0) printf "%.2f %s\n", kb[n] / 1024, n }' \
+		/proc/"$1"/smaps | sort -rn
+}
 
 # measure NAME PID: watches PID for IDLE_SECONDS after SETTLE seconds.
 measure() {
@@ -71,6 +81,7 @@ measure() {
 	RSS[$name]=$(awk '/^VmRSS:/ { printf "%.2f", $2 / 1024 }' /proc/"$pid"/status)
 	PSS[$name]=$(awk '/^Pss:/ { printf "%.2f", $2 / 1024 }' /proc/"$pid"/smaps_rollup)
 	THR[$name]=$(ls /proc/"$pid"/task | wc -l)
+	if [ "${MAPS:-0}" = 1 ]; then MAP[$name]=$(rss_by_mapping "$pid"); fi
 	TOOLS+=("$name")
 }
 
@@ -168,6 +179,12 @@ if [ -n "${RSS[rsyslog]:-}" ]; then
 			function ratio(a, b) { return b > 0 ? sprintf("%.2f", a / b) : "n/a" }
 			BEGIN { printf "%s / rsyslog: RSS %s, PSS %s, CPU %s, wakeups %s\n", t, ratio(r, rr),
 				ratio(p, pr), ratio(c, cr), ratio(w, wr) }'
+	done
+fi
+if [ "${MAPS:-0}" = 1 ]; then
+	for t in "${TOOLS[@]}"; do
+		echo "$t RSS by mapping (MiB):"
+		echo "${MAP[$t]}" | awk '{ printf "  %6s %s\n", $1, $2 }'
 	done
 fi
 echo "targets: idle RSS <= 4 MiB, idle CPU <= 2 ms per minute"

@@ -79,11 +79,46 @@ for i in $(seq 1 100); do
 		2>/dev/null && break
 	sleep 0.1
 done
+# libsystemd is loaded when a journal input opens (platform/journal_sd.c), not linked.
+check "a journal input: libsystemd is loaded" grep -q libsystemd /proc/$PID/maps
 kill -9 $PID
 wait $PID 2>/dev/null || true
 journal "$d/journal/e.journal" ssh.service 13 14
 check "after kill -9, run --once takes what is new" "$FLOE_BIN" run -c "$d/floe.yaml" --once --log-level warn
 check "journal: fourteen entries, each once" \
 	test "$(rows_sql "$W" "SELECT count(*), count(DISTINCT message) FROM t")" = '["14","14"]'
+
+# Where libsystemd cannot be loaded (here a file that is no library comes first in the
+# loader's path), the journal input fails to open with the loader's reason: exit 1.
+mkdir -p "$d/nolib"
+echo "not a library" >"$d/nolib/libsystemd.so.0"
+rc=0
+LD_LIBRARY_PATH="$d/nolib" "$FLOE_BIN" run -c "$d/floe.yaml" --once --log-level warn 2>"$d/nolib.err" || rc=$?
+check "without libsystemd: exit 1" test "$rc" = 1
+check "without libsystemd: the error names the library and the package" \
+	grep -q "cannot load libsystemd.so.0 (.*): the journal input needs libsystemd (Debian: the libsystemd0 package)" "$d/nolib.err"
+
+# An agent that only tails files does not load libsystemd (nor the libraries it needs).
+mkdir -p "$d/t"
+echo "a line" >"$d/t/a.log"
+cat >"$d/t/floe.yaml" <<YAML
+agent: {id: ttest, state_dir: $d/t/state}
+inputs:
+  - {type: tail, paths: ["$d/t/*.log"]}
+tables:
+  logs: {}
+lake: {warehouse: $d/t/wh}
+YAML
+"$FLOE_BIN" run -c "$d/t/floe.yaml" >"$d/t/log" 2>&1 &
+PID=$!
+PIDS+=($PID)
+for i in $(seq 1 100); do
+	grep -q " started " "$d/t/log" && break
+	sleep 0.1
+done
+check "a tail-only agent has started" grep -q " started " "$d/t/log"
+check "a tail-only agent: libsystemd is not loaded" bash -c "! grep -q libsystemd /proc/$PID/maps"
+kill $PID
+wait $PID 2>/dev/null || true
 
 finish
