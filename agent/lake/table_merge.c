@@ -1,14 +1,15 @@
-/* Manifest merging on commit, as Iceberg's merge-append does it: the manifests of a new
- * manifest list (the commit's own first, then the parent's) are packed in order into bins
- * of about commit.manifest.target-size-bytes; a bin of two or more is rewritten as one
- * manifest, except that the bin holding the commit's own manifest is left alone until it
- * holds commit.manifest.min-count-to-merge manifests (so a table is rewritten once every
- * that many commits, not at every commit). Every agent's manifests are merged, and other
- * engines' too: a fleet shares the table. Entries keep their snapshot id and both
- * sequence numbers (written explicitly as EXISTING, or kept ADDED for this commit's own
- * files); entries an earlier snapshot DELETED are dropped, as Java drops them. A merge is
- * built for one parent: an attempt that loses the race removes its merged manifests and
- * the next attempt merges again on the new parent. */
+/* Manifest merging on commit, by size class (agent/README.md says why this departs from
+ * Iceberg's single growing bin): the manifests of a new manifest list (the commit's own
+ * first, then the parent's) are grouped by the decimal digits of their length; a class
+ * up to the commit's own manifest's is merged once it holds
+ * commit.manifest.min-count-to-merge manifests (so a table is rewritten once every that
+ * many commits, not at every commit), a larger one once it holds MERGE_FANOUT, each into
+ * bins of at most commit.manifest.target-size-bytes. Every agent's manifests are merged,
+ * and other engines' too: a fleet shares the table. Entries keep their snapshot id and
+ * both sequence numbers (written explicitly as EXISTING, or kept ADDED for this commit's
+ * own files); entries an earlier snapshot DELETED are dropped, as Java drops them. A
+ * merge is built for one parent: an attempt that loses the race removes its merged
+ * manifests and the next attempt merges again on the new parent. */
 #include "agent/lake/table_impl.h"
 
 #include "agent/env/env.h"
@@ -176,27 +177,87 @@ static bool mergeable(const struct floe_table *t, const struct floe_ice_manifest
 	return e->content == 0 && e->spec_id == t->spec.spec_id && e->length < target;
 }
 
-/* The end of the bin that starts at i: the mergeable entries after it while the bin
- * stays within target bytes (at least one entry). */
-static size_t bin_end(const struct floe_table *t, const struct floe_ice_manifest_entry *e, size_t n,
-		      size_t i, int64_t target)
+/* A manifest's size class: the number of decimal digits of its length. Merging
+ * MERGE_FANOUT manifests of one class makes one of about the next class. */
+#define MERGE_FANOUT 10
+static int size_class(int64_t len)
 {
-	int64_t bytes = e[i].length;
-	size_t j = i + 1;
-	while (j < n && mergeable(t, &e[j], target) && bytes + e[j].length <= target)
-		bytes += e[j++].length;
-	return j;
+	int c = 0;
+	for (; len >= 10; len /= 10)
+		c++;
+	return c;
 }
 
-/* The end of the run that starts at i (a bin, or one manifest that cannot be merged), and
- * whether to merge it: a bin of two or more, but the first (the commit's own manifest's)
- * only once it holds min_count. */
-static size_t next_run(const struct floe_table *t, const struct floe_ice_manifest_entry *e, size_t n,
-		       size_t i, int64_t target, int64_t min_count, bool *merge)
+/* A manifest this commit merged and then merged again into a larger class (in[0..k)
+ * were just merged) is listed nowhere: it is removed now, and forgotten by mg. */
+static void drop_remerged(struct floe_table *t, struct floe_table_merge *mg,
+			  const struct floe_ice_manifest_entry *in, size_t k)
 {
-	size_t j = mergeable(t, &e[i], target) ? bin_end(t, e, n, i, target) : i + 1;
-	*merge = j - i >= 2 && (i > 0 || (int64_t)(j - i) >= min_count);
-	return j;
+	for (size_t i = 0; i < k; i++)
+		for (size_t j = 0; j < mg->n; j++)
+			if (in[i].path == mg->uris[j] && mg->keys[j][0]) {
+				floe_store_remove(t->store, mg->keys[j]);
+				mg->keys[j][0] = '\0';
+			}
+}
+
+/* Merges the mergeable manifests of size class c among e[0..*n), taken in list order
+ * into bins of at most target bytes, when there are at least `at_least` of them. A
+ * merged manifest takes the place of its bin's first member; *n shrinks. tmp has room for
+ * *n entries. */
+static int merge_class(struct floe_table *t, const struct floe_table_merge_in *mi,
+		       struct floe_ice_manifest_entry *e, size_t *n, int c, int64_t target,
+		       int64_t at_least, struct floe_ice_manifest_entry *tmp, struct floe_table_merge *mg,
+		       size_t *merged)
+{
+	size_t members = 0;
+	for (size_t i = 0; i < *n; i++)
+		members += mergeable(t, &e[i], target) && size_class(e[i].length) == c;
+	if ((int64_t)members < at_least)
+		return 0;
+	size_t out = 0;
+	for (size_t i = 0; i < *n;) {
+		if (!mergeable(t, &e[i], target) || size_class(e[i].length) != c) {
+			e[out++] = e[i++];
+			continue;
+		}
+		/* The bin starting at i: the next members of the class while it fits. Entries
+		 * that are not members and come between them keep their places after it. */
+		size_t k = 0, first = i, rest = out + 1;
+		int64_t bytes = 0;
+		for (; i < *n; i++) {
+			bool member = mergeable(t, &e[i], target) && size_class(e[i].length) == c;
+			if (member && k > 0 && bytes + e[i].length > target)
+				break;
+			if (member) {
+				bytes += e[i].length;
+				tmp[k++] = e[i];
+			} else {
+				e[rest++] = e[i];
+			}
+		}
+		if (k == 1) {
+			e[out] = tmp[0];
+			out = rest;
+			continue;
+		}
+		struct floe_ice_manifest_entry m;
+		int rc = merge_bin(t, mi, tmp, k, mg, &m);
+		if (rc)
+			return rc;
+		*merged += k;
+		mg->own_merged |= first == 0;
+		drop_remerged(t, mg, tmp, k);
+		if (m.path) {
+			e[out] = m;
+			out = rest;
+		} else { /* nothing live was left: the bin's place closes up */
+			memmove(&e[out], &e[out + 1], (rest - out - 1) * sizeof(*e));
+			out = rest - 1;
+		}
+	}
+	*n = out;
+	return 0;
 }
 
 int floe_table_merge(struct floe_table *t, const struct floe_table_merge_in *mi,
@@ -204,48 +265,31 @@ int floe_table_merge(struct floe_table *t, const struct floe_table_merge_in *mi,
 {
 	const struct floe_table_props *p = t->opt.props;
 	memset(mg, 0, sizeof(*mg));
-	if (!p || !floe_table_prop(t, "commit.manifest-merge.enabled", p->merge_enabled))
+	if (!p || *n < 2 || !floe_table_prop(t, "commit.manifest-merge.enabled", p->merge_enabled))
 		return 0;
 	int64_t min_count = floe_table_prop(t, "commit.manifest.min-count-to-merge", p->merge_min_count);
 	int64_t target = floe_table_prop(t, "commit.manifest.target-size-bytes", (int64_t)p->merge_target_bytes);
 	if (min_count < 2)
 		min_count = 2;
-	if ((int64_t)*n < min_count)
-		return 0;
-	size_t cap = 0;
-	bool merge;
-	for (size_t i = 0; i < *n;) {
-		i = next_run(t, e, *n, i, target, min_count, &merge);
-		cap += merge;
-	}
-	if (cap == 0)
-		return 0;
-	mg->keys = floe_calloc(t->alloc, cap, sizeof(*mg->keys));
-	mg->uris = floe_calloc(t->alloc, cap, sizeof(*mg->uris));
-	mg->sums = floe_calloc(t->alloc, cap, sizeof(*mg->sums));
-	if (!mg->keys || !mg->uris || !mg->sums)
+	/* Each merge removes at least one entry: at most *n - 1 merges. */
+	mg->keys = floe_calloc(t->alloc, *n, sizeof(*mg->keys));
+	mg->uris = floe_calloc(t->alloc, *n, sizeof(*mg->uris));
+	mg->sums = floe_calloc(t->alloc, *n, sizeof(*mg->sums));
+	struct floe_ice_manifest_entry *tmp = floe_calloc(t->alloc, *n, sizeof(*tmp));
+	if (!mg->keys || !mg->uris || !mg->sums || !tmp) {
+		floe_free(t->alloc, tmp);
 		return FLOE_ENOMEM;
-	size_t out = 0, merged = 0;
-	for (size_t i = 0; i < *n;) {
-		size_t j = next_run(t, e, *n, i, target, min_count, &merge);
-		if (!merge) {
-			memmove(&e[out], &e[i], (j - i) * sizeof(*e));
-			out += j - i;
-			i = j;
-			continue;
-		}
-		struct floe_ice_manifest_entry m;
-		int rc = merge_bin(t, mi, &e[i], j - i, mg, &m);
-		if (rc)
-			return rc;
-		merged += j - i;
-		mg->own_merged |= i == 0;
-		if (m.path)
-			e[out++] = m;
-		i = j;
 	}
-	if (merged)
-		floe_info("table: merged %zu manifests into %zu (the list holds %zu)", merged, mg->n, out);
-	*n = out;
-	return 0;
+	/* Classes up to the commit's own manifest's wait for min-count-to-merge, larger ones
+	 * for MERGE_FANOUT; from the smallest up, so that a merge's result counts in the
+	 * class it lands in within the same commit. */
+	int own = size_class(e[0].length), top = size_class(target);
+	size_t merged = 0;
+	int rc = 0;
+	for (int c = 0; c <= top && rc == 0; c++)
+		rc = merge_class(t, mi, e, n, c, target, c <= own ? min_count : MERGE_FANOUT, tmp, mg, &merged);
+	floe_free(t->alloc, tmp);
+	if (rc == 0 && merged)
+		floe_info("table: merged %zu manifests into %zu (the list holds %zu)", merged, mg->n, *n);
+	return rc;
 }

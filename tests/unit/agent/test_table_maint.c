@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "agent/config/config.h"
 #include "agent/env/env.h"
@@ -71,6 +72,74 @@ static void test_merge_race_and_expiry(void **state)
 	floe_table_free(a);
 }
 
+/* Sums the sizes of the merged manifests in the metadata directory (named
+ * <uuid>-<attempt>-m<k>.avro, k >= 1), and gives the largest in *largest. */
+static long long merged_bytes(struct fixture *f, long long *largest)
+{
+	DIR *d = opendir(f->meta);
+	assert_non_null(d);
+	long long sum = 0;
+	*largest = 0;
+	for (struct dirent *e; (e = readdir(d));) {
+		const char *m = strstr(e->d_name, "-m");
+		if (!m || m[2] < '1' || m[2] > '9')
+			continue;
+		char path[512];
+		struct stat st;
+		snprintf(path, sizeof(path), "%s/%s", f->meta, e->d_name);
+		assert_int_equal(stat(path, &st), 0);
+		sum += st.st_size;
+		if (st.st_size > *largest)
+			*largest = st.st_size;
+	}
+	closedir(d);
+	return sum;
+}
+
+/* Randomness that does not repeat within a test's snapshots (the fixture's counting bytes
+ * give only 256 snapshot ids): splitmix64 over a counter. */
+static int wide_fill(void *ctx, void *p, size_t n)
+{
+	static uint64_t x;
+	(void)ctx;
+	for (size_t i = 0; i < n; i += 8) {
+		uint64_t z = (x += 0x9E3779B97F4A7C15ull);
+		z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+		z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+		z ^= z >> 31;
+		memcpy((uint8_t *)p + i, &z, n - i < 8 ? n - i : 8);
+	}
+	return 0;
+}
+
+/* Merging rewrites an entry a few times on its way into a full manifest, not at every
+ * merge: with every snapshot kept (no expiry), the merged manifests they list, 400
+ * commits on, add up to a small multiple of the largest one (a manifest merged again
+ * within its own commit is listed by no snapshot and removed at once). Merging into one growing
+ * manifest (Iceberg's first bin) wrote 23 times it here, size classes 4.6 times. */
+static void test_merge_rewrites_bounded(void **state)
+{
+	struct fixture *f = *state;
+	struct floe_table_props props = {
+	    .merge_enabled = true,
+	    .merge_min_count = 10,
+	    .merge_target_bytes = 8u << 20,
+	    .max_snapshot_age_ms = INT64_MAX / 2,
+	    .min_snapshots = 1000,
+	    .previous_versions_max = 1000,
+	};
+	f->rand.fill = wide_fill;
+	struct floe_table *a = open_as(f, "agent-a", INST_A, &props);
+	for (uint64_t seq = 1; seq <= 400; seq++)
+		commit(f, a, seq, 0);
+	long long largest, sum = merged_bytes(f, &largest);
+	print_message("merges wrote %lld bytes, the largest merged manifest is %lld\n", sum, largest);
+	assert_true(largest > 0);
+	assert_true(sum <= 8 * largest);
+	assert_int_equal(floe_table_committed_seq(a, INST_A), 400);
+	floe_table_free(a);
+}
+
 /* Overwrites the first file of the metadata directory whose name contains s. */
 static void spoil_meta(struct fixture *f, const char *s)
 {
@@ -118,6 +187,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_merge_race_and_expiry, setup, fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_unmergeable_commits_unmerged, setup, fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_merge_rewrites_bounded, setup, fixture_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
