@@ -33,16 +33,16 @@ static bool signal_stop(void *ctx)
 
 static void set_env(struct run_env *env, const struct floe_runner_options *opt)
 {
-	static const struct floe_runner_options none;
-	if (!opt)
-		opt = &none;
-	env->clock = opt->clock ? opt->clock : floe_env_clock();
-	env->rand = opt->rand ? opt->rand : floe_env_rand();
-	env->stop = opt->stop ? opt->stop : signal_stop;
-	env->stop_ctx = opt->stop ? opt->stop_ctx : NULL;
-	env->poll = opt->poll;
-	env->reload = opt->reload;
-	env->reload_ctx = opt->reload_ctx;
+	if (opt)
+		env->o = *opt;
+	if (!env->o.clock)
+		env->o.clock = floe_env_clock();
+	if (!env->o.rand)
+		env->o.rand = floe_env_rand();
+	if (!env->o.stop) {
+		env->o.stop = signal_stop;
+		env->o.stop_ctx = NULL;
+	}
 }
 
 /* state_dir and this installation in it. */
@@ -57,7 +57,7 @@ static int open_state(struct floe_runner *r, struct floe_err *err)
 	if (floe_identity_machine(FLOE_MACHINE_ID_PATH, machine) != 0)
 		machine[0] = '\0';
 	r->ck.committed_seq = -1;
-	return floe_identity_open(&r->alloc, dir, machine, true, r->env.rand, &r->ck.id, err);
+	return floe_identity_open(&r->alloc, dir, machine, true, r->env.o.rand, &r->ck.id, err);
 }
 
 /* The warehouse, the table in it and the spool, with a second handle on the spool for
@@ -79,8 +79,8 @@ static int open_lake(struct floe_runner *r, struct floe_err *err)
 	    .legacy_agent_id = r->ck.id.legacy_agent_id[0] ? r->ck.id.legacy_agent_id : NULL,
 	    .replaces = cfg->agent.replaces,
 	    .props = &cfg->logs.props,
-	    .clock = r->env.clock,
-	    .rand = r->env.rand,
+	    .clock = r->env.o.clock,
+	    .rand = r->env.o.rand,
 	};
 	struct floe_err e = {0};
 	if ((rc = floe_table_open(&r->alloc, &topt, &r->lake.table, &e))) {
@@ -167,7 +167,7 @@ static int open_syslog(struct floe_runner *r, size_t i, struct floe_err *err)
 	const struct floe_config_input *in = &r->set.cfg->inputs[i];
 	char name[32];
 	snprintf(name, sizeof(name), "input %zu", i + 1);
-	int rc = floe_syslog_in_new(&r->alloc, in, name, r->in.rx, r->loop, r->env.clock,
+	int rc = floe_syslog_in_new(&r->alloc, in, name, r->in.rx, r->loop, r->env.o.clock,
 				    &r->in.syslogs[i], err);
 	if (rc == 0)
 		r->in.n++;
@@ -211,13 +211,13 @@ static int open_input(struct floe_runner *r, size_t i, struct floe_err *err)
 	snprintf(dname, sizeof(dname), "input %zu", i + 1);
 	floe_decoder_set_name(r->in.decoders[i], dname);
 	struct floe_preflight_tail to;
-	floe_run_tail_options(&r->set, i, r->env.clock, &to);
+	floe_run_tail_options(&r->set, i, r->env.o.clock, &to);
 	if ((rc = floe_tail_new(&r->alloc, &to.o, &r->in.tails[i])))
 		return floe_err_set(err, rc, "input %zu (line %d): %s", i + 1, in->line,
 				    floe_strerror(rc));
 	r->in.n++;
 	/* One watch for every tail; without one (no inotify, no memory) the loop polls. */
-	if (!r->env.poll && !r->in.watch && floe_watch_new(0, &r->in.watch) != 0)
+	if (!r->env.o.poll && !r->in.watch && floe_watch_new(0, &r->in.watch) != 0)
 		r->in.watch = NULL;
 	if (r->in.watch)
 		floe_tail_set_watch(r->in.tails[i], r->in.watch);

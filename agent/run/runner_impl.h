@@ -103,16 +103,11 @@ struct run_settings {
 	unsigned fd_pct; /* the share of its max_open_files each input may hold */
 };
 
-/* What the runner is given from outside (runner.h's options, defaults filled in). */
+/* What the runner is given from outside: runner.h's options with the defaults filled in,
+ * and whether a new configuration takes over (the run then ends as at a stop). */
 struct run_env {
-	const struct floe_clock *clock;
-	const struct floe_rand *rand;
-	bool (*stop)(void *ctx);
-	void *stop_ctx;
-	bool poll;
-	bool (*reload)(void *ctx);
-	void *reload_ctx;
-	bool reloading; /* a new configuration takes over: the run ends as at a stop */
+	struct floe_runner_options o;
+	bool reloading;
 };
 
 /* The inputs: per input a tail, its decoder and its assembler (NULL: each line is a
@@ -292,15 +287,15 @@ static inline bool floe_runner_fatal(int rc)
 /* The injected clock and stop, for the runner's files. */
 static inline int64_t floe_run_wall_us(const struct floe_runner *r)
 {
-	return r->env.clock->wall_us(r->env.clock->ctx);
+	return r->env.o.clock->wall_us(r->env.o.clock->ctx);
 }
 static inline int64_t floe_run_mono_us(const struct floe_runner *r)
 {
-	return r->env.clock->mono_us(r->env.clock->ctx);
+	return r->env.o.clock->mono_us(r->env.o.clock->ctx);
 }
 static inline bool floe_run_stopping(const struct floe_runner *r)
 {
-	return r->env.reloading || r->env.stop(r->env.stop_ctx);
+	return r->env.reloading || r->env.o.stop(r->env.o.stop_ctx);
 }
 
 /* Input i's counters as a tail's and a decoder's: a syslog input's messages are its

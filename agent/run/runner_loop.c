@@ -227,7 +227,7 @@ static void idle_wait(struct floe_runner *r, const struct loop *l)
 	unsigned idle_turns = l->idle_turns;
 	if (!r->in.watch && !r->in.nsyslog && !r->in.njournal) {
 		/* An idle round in a test (poll) ran check_commit with wait first. */
-		r->env.clock->sleep_ms(r->env.clock->ctx, IDLE_SLEEP_MS);
+		r->env.o.clock->sleep_ms(r->env.o.clock->ctx, IDLE_SLEEP_MS);
 		floe_loop_run_once(r->loop, 0);
 		return;
 	}
@@ -632,12 +632,12 @@ static void hangup(struct floe_runner *r, bool *stop)
 	for (size_t i = 0; i < r->in.n; i++)
 		if (r->in.syslogs[i])
 			floe_syslog_in_reload(r->in.syslogs[i]);
-	if (r->env.reload && r->env.reload(r->env.reload_ctx)) {
+	if (r->env.o.reload && r->env.o.reload(r->env.o.reload_ctx)) {
 		floe_info("runner: SIGHUP: the new configuration takes over: sealing and "
 			  "committing first");
 		r->env.reloading = true;
 		*stop = true;
-	} else if (!r->env.reload) {
+	} else if (!r->env.o.reload) {
 		floe_info("runner: SIGHUP: TLS certificates are reloaded; a changed configuration "
 			  "takes effect at the next start");
 	}
