@@ -75,6 +75,9 @@ struct floe_fields;
 #define QUIET_FULL_MS 30000
 /* The longest idle wait (runner_loop.c's idle_wait sleeps until the next deadline). */
 #define IDLE_MAX_MS 60000
+/* With agent.http.listen, the longest idle wait: the pages are published after each
+ * wait, so a scrape's last-commit age and /healthz are at most this old. */
+#define STATUS_IDLE_MAX_MS 5000
 /* 2: the checkpoint names its installation and records what it committed; 1 (a floe
  * without installation ids) is still read. */
 #define CHECKPOINT_VERSION 2

@@ -202,7 +202,8 @@ static int64_t rescan_us(const struct floe_runner *r, const struct loop *l)
 /* Milliseconds until the loop's next deadline: the commit interval (stretched after a
  * failure; it also closes the aggregators' idle windows), the rescan, and the tails' full
  * pass (QUIET_FULL_MS, which also closes files whose rotate_wait is over). At least 1 (a
- * wait rounded down would spin), at most IDLE_MAX_MS. */
+ * wait rounded down would spin), at most IDLE_MAX_MS (STATUS_IDLE_MAX_MS with the status
+ * pages on). */
 static int until_due_ms(struct floe_runner *r, const struct loop *l)
 {
 	int64_t due = l->last_commit + r->set.commit_interval_us + l->commit_backoff_us;
@@ -211,7 +212,8 @@ static int until_due_ms(struct floe_runner *r, const struct loop *l)
 	if (r->in.watch_added && l->last_full_read + QUIET_FULL_MS * 1000LL < due)
 		due = l->last_full_read + QUIET_FULL_MS * 1000LL;
 	int64_t ms = (due - floe_run_mono_us(r) + 999) / 1000;
-	return ms < 1 ? 1 : ms > IDLE_MAX_MS ? IDLE_MAX_MS : (int)ms;
+	int64_t max = r->status ? STATUS_IDLE_MAX_MS : IDLE_MAX_MS;
+	return ms < 1 ? 1 : ms > max ? (int)max : (int)ms;
 }
 
 /* Sleeps until a watched directory changes (a file grew, appeared or was rotated), the

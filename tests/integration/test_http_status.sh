@@ -178,4 +178,42 @@ rc=0
 check "floe check: a bad agent.http.listen is a configuration error (exit 2) with its line" \
 	sh -c "test $rc = 2 && grep -q 'floe.yaml:4:.*agent.http.listen' '$T/check.out'"
 [ $rc = 2 ] || cat "$T/check.out"
+# An idle agent (commit interval 60 s, its files read, inotify watching) still refreshes
+# its pages: the last-commit age a scrape sees moves with the clock, not only at the idle
+# loop's 30 s deadlines.
+mkdir -p "$T/idle"
+echo "one line" >"$T/idle/a.log"
+cat >"$T/idle.yaml" <<YAML
+agent:
+  state_dir: $T/idle-state
+  http:
+    listen: 127.0.0.1:0
+inputs:
+  - type: tail
+    paths: ["$T/idle/*.log"]
+    start_at: beginning
+tables:
+  logs:
+    commit_interval: 60s
+YAML
+"$FLOE_BIN" run -c "$T/idle.yaml" 2>"$T/idle.err" &
+PIDS+=($!)
+ipid=$!
+iport=""
+for i in $(seq 1 100); do
+	iport=$(sed -n 's#.*status: serving /metrics and /healthz on tcp://127.0.0.1:\([0-9]*\).*#\1#p' "$T/idle.err")
+	[ -n "$iport" ] && break
+	sleep 0.1
+done
+sleep 3 # idle by now: the loop sleeps until its next deadline
+curl -sf "http://127.0.0.1:$iport/metrics" >"$T/m.txt" || true
+age1=$(value floe_last_commit_age_seconds)
+sleep 8
+curl -sf "http://127.0.0.1:$iport/metrics" >"$T/m.txt" || true
+age2=$(value floe_last_commit_age_seconds)
+check "an idle agent's last-commit age follows the clock ($age1 s, then $age2 s 8 s later)" \
+	test -n "$age1" -a -n "$age2" -a "${age2:-0}" -ge $((${age1:-0} + 5))
+kill -TERM $ipid
+wait $ipid || true
+
 finish
