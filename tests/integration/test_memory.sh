@@ -90,4 +90,51 @@ check "runtime: and logged" grep -q "does not fit in what agent.memory_limit has
 list=$(live_files "$d/wh/default/logs" | sed "s/.*/'&'/" | paste -sd,)
 duck "select count(*) from read_parquet([$list]) where length(message) < 1000000 and length(message) > 100000" >"$d/cut"
 check "runtime: a cut line keeps its beginning" test "$(tr -dc 0-9 <"$d/cut")" = "$(metric "$m" lines_truncated_memory)"
+# 4. A running agent's memory in use stays flat from commit to commit: nothing a commit
+# does is left behind (the table's metadata model kept every expired snapshot's values,
+# 12-17 KB a commit, and ran into memory_limit after days). A line every 0.2 s, a
+# commit a second; floe_memory_used_bytes compared between the 10th and 30th commits.
+d="$T/flat"
+mkdir -p "$d/logs"
+: >"$d/logs/app.log"
+cat >"$d/floe.yaml" <<YAML
+agent:
+  state_dir: $d/state
+  http:
+    listen: 127.0.0.1:0
+inputs:
+  - type: tail
+    paths: ["$d/logs/*.log"]
+    start_at: beginning
+tables:
+  logs:
+    commit_interval: 1s
+    properties:
+      history.expire.max-snapshot-age-ms: 1s
+      commit.manifest.min-count-to-merge: 5
+lake:
+  warehouse: $d/wh
+YAML
+"$FLOE_BIN" run -c "$d/floe.yaml" --log-level info 2>"$d/run.err" &
+PIDS+=($!)
+fpid=$!
+port=""
+for i in $(seq 1 100); do
+	port=$(sed -n 's#.*status: serving /metrics and /healthz on tcp://127.0.0.1:\([0-9]*\).*#\1#p' "$d/run.err")
+	[ -n "$port" ] && break
+	sleep 0.1
+done
+gauge() { curl -sf "http://127.0.0.1:$port/metrics" | awk -v n="$1" '$1 == n { print $2 }'; }
+used10="" used30=""
+for i in $(seq 1 400); do # a line every 0.2 s, at most 80 s
+	echo "line $i" >>"$d/logs/app.log"
+	c=$(gauge floe_commits_total || true)
+	[ -z "$used10" ] && [ "${c:-0}" -ge 10 ] && used10=$(gauge floe_memory_used_bytes)
+	[ -z "$used30" ] && [ "${c:-0}" -ge 30 ] && { used30=$(gauge floe_memory_used_bytes); break; }
+	sleep 0.2
+done
+kill -TERM $fpid
+wait $fpid || true
+check "flat: memory in use after 30 commits ($used30) within 64 KiB of after 10 ($used10)" \
+	test -n "$used10" -a -n "$used30" -a "${used30:-0}" -le $((${used10:-0} + 65536))
 finish
