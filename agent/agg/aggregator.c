@@ -6,6 +6,7 @@
 #include "agent/schema/record.h"
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
+#include "platform/libm.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -212,6 +213,26 @@ static int make_windows(struct floe_aggregator *g, struct floe_err *err)
 	return 0;
 }
 
+/* The sketches of distinct and quantiles metrics call libm, which is loaded for them
+ * only (platform/libm.h): where it cannot be, the aggregation fails here with the
+ * loader's reason, not silently at its first group. */
+static int load_libm(const struct floe_config_agg *c, struct floe_err *err)
+{
+	for (size_t i = 0; i < c->nmetrics; i++) {
+		enum floe_agg_metric_kind k = c->metrics[i].kind;
+		if (k != FLOE_METRIC_DISTINCT && k != FLOE_METRIC_QUANTILES)
+			continue;
+		char why[256];
+		int rc = floe_libm_load(why, sizeof(why));
+		if (rc)
+			return floe_err_set(err, rc, "aggregation '%s': %s: distinct and quantiles "
+					    "metrics need libm (Debian: the libc6 package)",
+					    c->name, why);
+		break;
+	}
+	return 0;
+}
+
 int floe_agg_new(struct floe_alloc *a, const struct floe_config_agg *c,
 		 struct floe_aggregator **out, struct floe_err *err)
 {
@@ -228,6 +249,8 @@ int floe_agg_new(struct floe_alloc *a, const struct floe_config_agg *c,
 	g->cap = (size_t)index_slots(c->max_groups);
 	g->closed_until = INT64_MIN;
 	int rc = floe_agg_plan(c, &g->plan, err);
+	if (!rc)
+		rc = load_libm(c, err);
 	if (!rc)
 		rc = make_filters(g, err);
 	if (!rc)

@@ -3,6 +3,7 @@
  * reserved at start-up. */
 #include "agent/agg/aggregator_impl.h"
 
+#include "agent/agg/agg_math.h"
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
 #include "formats/parquet/writer.h"
@@ -88,7 +89,7 @@ static size_t put_values(const struct agg_metric *m, const uint8_t *st, struct f
 	}
 	if (c->kind == FLOE_METRIC_DISTINCT) {
 		double e = floe_hll_estimate((const struct floe_hll *)(const void *)st);
-		*v = (struct floe_pq_value){.i = (int64_t)llround(e)};
+		*v = (struct floe_pq_value){.i = floe_agg_llround(e)};
 		return 1;
 	}
 	if (c->kind == FLOE_METRIC_QUANTILES) {

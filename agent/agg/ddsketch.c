@@ -4,10 +4,10 @@
 #include "agent/agg/ddsketch_impl.h"
 
 #include <string.h>
-#include <math.h>
 
 #include "agent/agg/agg_math.h"
 #include "formats/base/error.h"
+#include "platform/libm.h"
 
 /* The mapping follows sketches-js (LogarithmicMapping with index offset 0): a value
  * v > 0 goes to bucket k = ceil(log_gamma(v)), which covers (gamma^(k-1), gamma^k], and
@@ -50,11 +50,15 @@ int floe_dds_init(struct floe_dds *s, const struct floe_dds_config *c, void *mem
 		return FLOE_EINVAL;
 	if (len < need)
 		return FLOE_ELIMIT;
+	/* Every sketch is set up here, so its log and exp are there when it adds a value. */
+	int rc = floe_libm_load(NULL, 0);
+	if (rc)
+		return rc;
 	memset(s, 0, sizeof(*s));
 	s->rel_acc = c->rel_acc;
 	double mantissa = 2.0 * c->rel_acc / (1.0 - c->rel_acc);
 	s->gamma = 1.0 + mantissa;
-	s->multiplier = 1.0 / log1p(mantissa);
+	s->multiplier = 1.0 / floe_libm_log1p(mantissa);
 	/* sketches-js's minPossible: below it log() would leave the int range. */
 	s->min_value = floe_agg_pow2(-1023) * s->gamma;
 	s->pos.bins = mem;
@@ -91,12 +95,12 @@ bool floe_dds_collapsed(const struct floe_dds *s)
 
 int32_t floe_dds_key(const struct floe_dds *s, double magnitude)
 {
-	return (int32_t)floe_agg_ceil(log(magnitude) * s->multiplier);
+	return (int32_t)floe_agg_ceil(floe_libm_log(magnitude) * s->multiplier);
 }
 
 double floe_dds_key_value(const struct floe_dds *s, int64_t key)
 {
-	return exp((double)key / s->multiplier) * (2.0 / (1.0 + s->gamma));
+	return floe_libm_exp((double)key / s->multiplier) * (2.0 / (1.0 + s->gamma));
 }
 
 int64_t floe_dds_key_bound(const struct floe_dds *s)

@@ -55,7 +55,8 @@ void floe_dds_config_default(struct floe_dds_config *c);
 size_t floe_dds_bytes(const struct floe_dds_config *c);
 
 /* Lays an empty sketch over mem (borrowed, 4-byte aligned, len >= floe_dds_bytes(c)).
- * Returns 0, FLOE_EINVAL (bad config or misaligned mem) or FLOE_ELIMIT (len too small). */
+ * Returns 0, FLOE_EINVAL (bad config or misaligned mem), FLOE_ELIMIT (len too small) or
+ * -ENOENT when libm cannot be loaded (platform/libm.h). */
 int floe_dds_init(struct floe_dds *s, const struct floe_dds_config *c, void *mem, size_t len);
 
 /* Empties the sketch, keeping memory and configuration. */

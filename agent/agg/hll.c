@@ -8,6 +8,7 @@
 
 #include "agent/agg/agg_math.h"
 #include "formats/base/error.h"
+#include "platform/libm.h"
 
 /* Why one byte per register rather than six bits (12 KiB instead of 16 KiB at p = 14):
  * an update is then one load, compare and store with no shifting across byte
@@ -49,6 +50,11 @@ int floe_hll_init(struct floe_hll *h, unsigned p, void *mem, size_t len)
 		return FLOE_EINVAL;
 	if (len < need)
 		return FLOE_ELIMIT;
+	/* Every sketch is set up here or by floe_hll_decode, so the estimator's square
+	 * root is there when it is asked. */
+	int rc = floe_libm_load(NULL, 0);
+	if (rc)
+		return rc;
 	h->reg = mem;
 	h->m = (uint32_t)need;
 	h->p = (uint8_t)p;
@@ -130,7 +136,7 @@ static double ertl_tau(double x)
 		return 0.0;
 	double y = 1.0, z = 1.0 - x, prev;
 	do {
-		x = sqrt(x);
+		x = floe_libm_sqrt(x);
 		prev = z;
 		y *= 0.5;
 		z -= (1.0 - x) * (1.0 - x) * y;
@@ -310,6 +316,10 @@ int floe_hll_decode(struct floe_hll *h, void *mem, size_t memlen, const void *p,
 	if (memlen < m)
 		return floe_err_set(err, FLOE_ELIMIT, "HLL image: %zu registers, memory for %zu", m,
 				    memlen);
+	char why[256];
+	rc = floe_libm_load(why, sizeof(why));
+	if (rc)
+		return floe_err_set(err, rc, "HLL image: %s", why);
 	/* The estimator fields (HIP, kxq, numAtCurMin) are derived from the registers and
 	 * are recomputed rather than trusted. */
 	h->reg = mem;

@@ -28,7 +28,8 @@ struct floe_hll {
 size_t floe_hll_bytes(unsigned p);
 
 /* Lays an empty sketch of precision p over mem (borrowed, len >= floe_hll_bytes(p)).
- * Returns 0, or FLOE_EINVAL for a bad precision, FLOE_ELIMIT when len is too small. */
+ * Returns 0, or FLOE_EINVAL for a bad precision, FLOE_ELIMIT when len is too small,
+ * -ENOENT when libm cannot be loaded (platform/libm.h). */
 int floe_hll_init(struct floe_hll *h, unsigned p, void *mem, size_t len);
 
 /* Empties the sketch, keeping its memory and precision. */
@@ -79,7 +80,8 @@ int floe_hll_decode_precision(const void *p, size_t len, unsigned *precision, st
  * laid over mem (borrowed) as floe_hll_init would. Hostile input gets FLOE_EPARSE
  * (truncated), FLOE_EFORMAT (a field out of its domain) or FLOE_EUNSUPPORTED (a valid
  * DataSketches image floe does not read: list/set modes, HLL_4/HLL_6), with err (may be NULL)
- * holding the offset of the first offending byte; FLOE_ELIMIT when memlen is too small. */
+ * holding the offset of the first offending byte; FLOE_ELIMIT when memlen is too small;
+ * -ENOENT when libm cannot be loaded. */
 int floe_hll_decode(struct floe_hll *h, void *mem, size_t memlen, const void *p, size_t len,
 		    struct floe_err *err);
 
