@@ -8,6 +8,7 @@
 #include "fs.h"
 #include "log.h"
 #include "secret.h"
+#include "tls_lib.h"
 
 #include "formats/base/alloc.h"
 #include "formats/base/wipe.h"
@@ -75,6 +76,13 @@ struct floe_tls_session {
 	bool handshake_done;
 };
 
+/* mbedtls' TLS and X.509 functions (platform/tls_lib.h): floe_tls_server_new loads them,
+ * and everything below that calls them has a server. */
+static const struct floe_tls_lib *lib(void)
+{
+	return floe_tls_lib_get();
+}
+
 static int64_t mono_ms(void *arg)
 {
 	return floe_clock_mono_ns() / 1000000;
@@ -84,9 +92,9 @@ static void creds_put(struct creds *c)
 {
 	if (!c || --c->refs > 0)
 		return;
-	mbedtls_ssl_config_free(&c->conf);
-	mbedtls_x509_crt_free(&c->chain);
-	mbedtls_x509_crt_free(&c->ca);
+	lib()->ssl_config_free(&c->conf);
+	lib()->x509_crt_free(&c->chain);
+	lib()->x509_crt_free(&c->ca);
 	mbedtls_pk_free(&c->key); /* zeroises the key material */
 	free(c);
 }
@@ -145,7 +153,7 @@ static int load_certs(const char *file, mbedtls_x509_crt *crt, const char *what,
 		return rc;
 	}
 	/* The NUL floe_fs_read_file leaves after the bytes is part of a PEM buffer. */
-	int bad = mbedtls_x509_crt_parse(crt, data, len + 1);
+	int bad = lib()->x509_crt_parse(crt, data, len + 1);
 	floe_free(NULL, data);
 	if (bad < 0) {
 		say(err, cap, file, what, bad);
@@ -164,25 +172,25 @@ static int load_certs(const char *file, mbedtls_x509_crt *crt, const char *what,
 static int creds_configure(struct floe_tls_server *s, struct creds *c, char *err, size_t cap)
 {
 	int rc =
-	    mbedtls_ssl_config_defaults(&c->conf, MBEDTLS_SSL_IS_SERVER,
+	    lib()->ssl_config_defaults(&c->conf, MBEDTLS_SSL_IS_SERVER,
 					MBEDTLS_SSL_TRANSPORT_STREAM, MBEDTLS_SSL_PRESET_DEFAULT);
 	if (rc) {
 		say(err, cap, s->cert_file, "TLS configuration", rc);
 		return -EINVAL;
 	}
 	/* RFC 5425 asks for TLS 1.2 or later; this mbedtls has nothing later. */
-	mbedtls_ssl_conf_min_version(&c->conf, MBEDTLS_SSL_MAJOR_VERSION_3,
+	lib()->ssl_conf_min_version(&c->conf, MBEDTLS_SSL_MAJOR_VERSION_3,
 				     MBEDTLS_SSL_MINOR_VERSION_3);
-	mbedtls_ssl_conf_rng(&c->conf, mbedtls_ctr_drbg_random, &s->drbg);
-	if ((rc = mbedtls_ssl_conf_own_cert(&c->conf, &c->chain, &c->key))) {
+	lib()->ssl_conf_rng(&c->conf, mbedtls_ctr_drbg_random, &s->drbg);
+	if ((rc = lib()->ssl_conf_own_cert(&c->conf, &c->chain, &c->key))) {
 		say(err, cap, s->cert_file, "TLS configuration", rc);
 		return -EINVAL;
 	}
 	if (s->ca_file) {
-		mbedtls_ssl_conf_ca_chain(&c->conf, &c->ca, NULL);
-		mbedtls_ssl_conf_authmode(&c->conf, MBEDTLS_SSL_VERIFY_REQUIRED);
+		lib()->ssl_conf_ca_chain(&c->conf, &c->ca, NULL);
+		lib()->ssl_conf_authmode(&c->conf, MBEDTLS_SSL_VERIFY_REQUIRED);
 	} else {
-		mbedtls_ssl_conf_authmode(&c->conf, MBEDTLS_SSL_VERIFY_NONE);
+		lib()->ssl_conf_authmode(&c->conf, MBEDTLS_SSL_VERIFY_NONE);
 	}
 	return 0;
 }
@@ -193,9 +201,9 @@ static int creds_load(struct floe_tls_server *s, struct creds **out, char *err, 
 	if (!c)
 		return -ENOMEM;
 	c->refs = 1;
-	mbedtls_ssl_config_init(&c->conf);
-	mbedtls_x509_crt_init(&c->chain);
-	mbedtls_x509_crt_init(&c->ca);
+	lib()->ssl_config_init(&c->conf);
+	lib()->x509_crt_init(&c->chain);
+	lib()->x509_crt_init(&c->ca);
 	mbedtls_pk_init(&c->key);
 	int rc = load_certs(s->cert_file, &c->chain, "not a usable certificate (PEM)", err, cap);
 	if (rc || (rc = load_key(s, &c->key, err, cap)))
@@ -234,11 +242,13 @@ int floe_tls_server_new(const struct floe_tls_opts *o, struct floe_tls_server **
 		say(err, cap, "tls", "a certificate and a key are required", 0);
 		return -EINVAL;
 	}
+	int rc = floe_tls_lib_load(err, cap);
+	if (rc)
+		return rc;
 	struct floe_tls_server *s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
 	bool fail = false;
-	int rc;
 	s->cert_file = dup_or_null(o->cert_file, &fail);
 	s->key_file = dup_or_null(o->key_file, &fail);
 	s->key_password = dup_or_null(o->key_password, &fail);
@@ -396,9 +406,9 @@ int floe_tls_session_new(struct floe_tls_server *s, int fd, const union floe_soc
 	struct floe_tls_session *t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
-	mbedtls_ssl_init(&t->ssl);
-	if (mbedtls_ssl_setup(&t->ssl, &s->cur->conf)) {
-		mbedtls_ssl_free(&t->ssl);
+	lib()->ssl_init(&t->ssl);
+	if (lib()->ssl_setup(&t->ssl, &s->cur->conf)) {
+		lib()->ssl_free(&t->ssl);
 		free(t);
 		return -ENOMEM;
 	}
@@ -408,7 +418,7 @@ int floe_tls_session_new(struct floe_tls_server *s, int fd, const union floe_soc
 	t->peer = *peer;
 	t->fd = fd;
 	t->first_byte = -1;
-	mbedtls_ssl_set_bio(&t->ssl, t, bio_send, bio_recv, NULL);
+	lib()->ssl_set_bio(&t->ssl, t, bio_send, bio_recv, NULL);
 	s->st.sessions++;
 	*out = t;
 	return 0;
@@ -420,8 +430,8 @@ void floe_tls_session_free(struct floe_tls_session *t)
 		return;
 	/* Best effort, one try: a peer that does not read is not waited for. */
 	if (t->handshake_done)
-		mbedtls_ssl_close_notify(&t->ssl);
-	mbedtls_ssl_free(&t->ssl);
+		lib()->ssl_close_notify(&t->ssl);
+	lib()->ssl_free(&t->ssl);
 	t->srv->st.sessions--;
 	creds_put(t->creds);
 	free(t);
@@ -440,10 +450,10 @@ static void failure_reason(struct floe_tls_session *t, int rc, char *out, size_t
 		return;
 	}
 	mbedtls_strerror(rc, m, sizeof(m));
-	uint32_t flags = mbedtls_ssl_get_verify_result(&t->ssl);
+	uint32_t flags = lib()->ssl_get_verify_result(&t->ssl);
 	char v[160] = "";
 	if (flags && flags != (uint32_t)-1) {
-		mbedtls_x509_crt_verify_info(v, sizeof(v), "", flags);
+		lib()->x509_crt_verify_info(v, sizeof(v), "", flags);
 		size_t k = strlen(v);
 		while (k && (v[k - 1] == '\n' || v[k - 1] == ' '))
 			v[--k] = '\0';
@@ -461,7 +471,7 @@ int floe_tls_session_handshake(struct floe_tls_session *t)
 {
 	if (t->handshake_done)
 		return 0;
-	int rc = mbedtls_ssl_handshake(&t->ssl);
+	int rc = lib()->ssl_handshake(&t->ssl);
 	if (rc == 0) {
 		t->handshake_done = true;
 		t->srv->st.handshakes++;
@@ -484,7 +494,7 @@ int floe_tls_session_handshake(struct floe_tls_session *t)
 int floe_tls_session_read(struct floe_tls_session *t, char *buf, size_t cap, size_t *n)
 {
 	*n = 0;
-	int rc = mbedtls_ssl_read(&t->ssl, (unsigned char *)buf, cap);
+	int rc = lib()->ssl_read(&t->ssl, (unsigned char *)buf, cap);
 	if (rc > 0) {
 		*n = (size_t)rc;
 		return 0;
@@ -500,15 +510,15 @@ int floe_tls_session_read(struct floe_tls_session *t, char *buf, size_t cap, siz
 
 bool floe_tls_session_pending(const struct floe_tls_session *t)
 {
-	return mbedtls_ssl_check_pending(&t->ssl) != 0;
+	return lib()->ssl_check_pending(&t->ssl) != 0;
 }
 
 const char *floe_tls_session_version(const struct floe_tls_session *t)
 {
-	return mbedtls_ssl_get_version(&t->ssl);
+	return lib()->ssl_get_version(&t->ssl);
 }
 
 const char *floe_tls_session_suite(const struct floe_tls_session *t)
 {
-	return mbedtls_ssl_get_ciphersuite(&t->ssl);
+	return lib()->ssl_get_ciphersuite(&t->ssl);
 }

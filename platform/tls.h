@@ -47,6 +47,13 @@ struct floe_tls_opts {
 	void *clock_arg;
 };
 
+/* Loads libmbedtls and libmbedx509 once per process (thread-safe; later calls return the
+ * first answer); floe_tls_server_new calls it first. A static build links them and
+ * always returns 0. On failure err[0..cap) names the library, the loader's reason and
+ * the Debian package ("cannot load libmbedtls.so.14 (...): tls:// listeners need it
+ * (Debian: libmbedtls14)"). Returns 0 or -ENOENT. */
+int floe_tls_lib_load(char *err, size_t cap);
+
 /* Loads the certificate, key and CA (paths copied, read again by reload). Returns 0 with
  * *out (owned: floe_tls_server_free), or a negative code with a message in err[0..cap)
  * naming the file and what was wrong with it ("key does not match the certificate"). */

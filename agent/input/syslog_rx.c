@@ -291,8 +291,13 @@ static int open_tls(struct floe_syslog_in *in, struct floe_err *err)
 	    .key_password = c->syslog.tls.key_password,
 	    .ca_file = c->syslog.tls.ca,
 	};
-	char why[256] = "";
-	int rc = floe_tls_server_new(&o, &in->tls, why, sizeof(why));
+	char why[384] = "";
+	/* A library that cannot be loaded is the host's fault, not the configuration's:
+	 * its code keeps the exit status at 1 (runtime), not 2. */
+	int rc = floe_tls_lib_load(why, sizeof(why));
+	if (rc)
+		return floe_err_set(err, rc, "%s: tls: %s", in->name, why);
+	rc = floe_tls_server_new(&o, &in->tls, why, sizeof(why));
 	if (rc)
 		return floe_err_set(err, FLOE_EINVAL, "%s: tls: %s", in->name, why);
 	return 0;

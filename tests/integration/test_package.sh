@@ -118,10 +118,11 @@ echo "binary size, stripped, amd64: $size bytes ($(awk -v s="$size" 'BEGIN { pri
 check "the packaged binary is stripped" sh -c "! file '$T/x/usr/bin/floe' | grep -q 'not stripped'"
 check "conffiles: /etc/floe/floe.yaml" sh -c "dpkg-deb -I '$deb' conffiles | grep -qx /etc/floe/floe.yaml"
 check "postinst restarts the service after an upgrade" sh -c "dpkg-deb -I '$deb' postinst | grep -q '_dh_action=restart'"
-# libcurl and libsystemd are loaded with dlopen (platform/s3/curl_dl.c, platform/journal_sd.c),
-# which dpkg-shlibdeps does not see: the package names them itself.
-check "Depends names libcurl4 and libsystemd0" sh -c "dpkg-deb -f '$deb' Depends | tr ',' '\\n' |
-	grep -Ec '^ *(libcurl4 \\(>= 7\\.66\\.0\\)|libsystemd0)\$' | grep -qx 2"
+# libcurl, libmbedtls and libsystemd are loaded with dlopen (platform/s3/curl_dl.c,
+# platform/tls_lib_dl.c, platform/journal_sd.c), which dpkg-shlibdeps does not see: the
+# package names them itself.
+check "Depends names libcurl4, libmbedtls14 and libsystemd0" sh -c "dpkg-deb -f '$deb' Depends | tr ',' '\\n' |
+	grep -Ec '^ *(libcurl4 \\(>= 7\\.66\\.0\\)|libmbedtls14 \\(>= 2\\.28\\.0\\)|libsystemd0)\$' | grep -qx 3"
 
 # --- the unit, before installing: systemd-analyze reads it from the package tree ---
 score=$(systemd-analyze security --offline=true --root="$T/x" floe.service 2>/dev/null |

@@ -67,6 +67,9 @@ U=$(free_port)
 write_syslog_config "$d" "[\"udp://127.0.0.1:$U\", \"tcp://127.0.0.1:$U\", \"unix://$d/dgram.sock\", \"unix+stream://$d/stream.sock\"]"
 check "floe check accepts a syslog input" "$FLOE_BIN" check -c "$d/floe.yaml" --log-level warn >/dev/null
 start_agent "$d"
+# libmbedtls and libmbedx509 are loaded only for a tls:// listener (platform/tls_lib.h).
+check "no tls:// listener: libmbedtls and libmbedx509 are not loaded" \
+	bash -c "! grep -q 'libmbed\(tls\|x509\)' /proc/$PID/maps"
 logger -n 127.0.0.1 -P $U -d --rfc5424 -t udp5424 -i --msgid M1 "over udp"
 logger -n 127.0.0.1 -P $U -d --rfc3164 -t udp3164 "over udp bsd"
 logger -n 127.0.0.1 -P $U -T --rfc5424 -t tcplf "tcp non-transparent"
@@ -153,6 +156,15 @@ if command -v openssl >/dev/null; then
 	write_syslog_config "$d" "\"tls://127.0.0.1:$P\"" \
 		"    tls: {cert: $d/srv.pem, key: $d/srv.key, ca: $d/ca.pem}"
 	start_agent "$d"
+	# A static floe (FLOE_STATIC) links them and loads nothing.
+	if readelf -d "$FLOE_BIN" | grep -q NEEDED; then
+		check "floe does not link libmbedtls or libmbedx509 (readelf -d)" \
+			bash -c "! readelf -d '$FLOE_BIN' | grep -q 'NEEDED.*libmbed\(tls\|x509\)'"
+		check "nothing floe links brings libmbedtls or libmbedx509 (ldd)" \
+			bash -c "! ldd '$FLOE_BIN' | grep -q 'libmbed\(tls\|x509\)'"
+		check "a tls:// listener: libmbedtls and libmbedx509 are loaded" \
+			bash -c "grep -q '/libmbedtls\.so' /proc/$PID/maps && grep -q '/libmbedx509\.so' /proc/$PID/maps"
+	fi
 	# A client that connects and never speaks holds its handshake open meanwhile: it
 	# must not hold up the others.
 	python3 -c "
@@ -179,6 +191,19 @@ s = socket.create_connection(('127.0.0.1', $P)); s.send(b'\x16\x03\x01'); time.s
 		python3 -c "
 import json,sys; m=json.load(open('$d/state/metrics.json'))
 sys.exit(0 if m['inputs'][0]['handshake_failures']>=1 else 1)"
+	# Where libmbedtls cannot be loaded (a file that is no library comes first in the
+	# loader's path), the listener's start fails naming it and its package: exit 1.
+	if readelf -d "$FLOE_BIN" | grep -q NEEDED; then
+		mkdir -p "$d/nolib"
+		echo "not a library" >"$d/nolib/libmbedtls.so.14"
+		rc=0
+		LD_LIBRARY_PATH="$d/nolib" timeout 20 "$FLOE_BIN" run -c "$d/floe.yaml" --once \
+			--log-level warn >"$d/nolib.err" 2>&1 || rc=$?
+		check "tls: without libmbedtls the agent exits 1" test "$rc" = 1
+		check "tls: without libmbedtls the error names the library and the package" \
+			grep -q "tls: cannot load libmbedtls.so.14 (.*): tls:// listeners need it (Debian: libmbedtls14)" \
+			"$d/nolib.err"
+	fi
 fi
 
 # ---- two inputs, IPv6 ---------------------------------------------------------------------
