@@ -46,7 +46,7 @@ if [ "$mode" = test ]; then
 fi
 if [ "$mode" = test ] || [ "$mode" = bench ]; then
   for arch in arm64 armhf; do
-    if ! dpkg --print-foreign-architectures | grep -qx "$arch"; then
+    if ! dpkg --print-foreign-architectures | grep -x "$arch" >/dev/null; then
       $SUDO dpkg --add-architecture "$arch"
       need_update=1
     fi
@@ -60,7 +60,7 @@ for p in "${want[@]}"; do
     nodejs) command -v node >/dev/null 2>&1 && continue ;;
     npm) command -v npm >/dev/null 2>&1 && continue ;;
   esac
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep "install ok installed" >/dev/null || missing+=("$p")
 done
 
 # apt_get ARGS...: apt-get that waits (up to 10 minutes) for another apt or dpkg holding

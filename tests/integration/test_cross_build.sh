@@ -38,7 +38,7 @@ set -euo pipefail
 sudo() { "$@"; }
 dpkg() {
 	if [ "$1" = --add-architecture ]; then
-		command dpkg --print-foreign-architectures | grep -qx "$2" ||
+		command dpkg --print-foreign-architectures | grep -x "$2" >/dev/null ||
 			{ echo "README: architecture $2 is not added" >&2; return 1; }
 	else
 		command dpkg "$@"
@@ -50,7 +50,7 @@ apt-get() {
 	local p
 	for p in "$@"; do
 		case $p in -*) continue ;; esac
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep "install ok installed" >/dev/null ||
 			{ echo "README: package $p is not installed" >&2; return 1; }
 	done
 }
@@ -66,7 +66,7 @@ check "the README's cross-compiling commands run ($(($(date +%s) - start_s)) s)"
 # stripped_size FILE STRIP: FILE's size once stripped (a copy when FILE is not stripped).
 stripped_size() {
 	local f=$1
-	if file "$f" | grep -q 'not stripped'; then
+	if file "$f" | grep 'not stripped' >/dev/null; then
 		"$2" -o "$T/stripped" "$f"
 		f=$T/stripped
 	fi

@@ -19,7 +19,7 @@ if ! flock -w 600 9; then
 	echo "FAIL - another package test held /run/lock/floe-package-test.lock for 10 minutes"
 	exit 1
 fi
-if dpkg-query -W -f='${Status}' floe 2>/dev/null | grep -q installed; then
+if dpkg-query -W -f='${Status}' floe 2>/dev/null | grep installed >/dev/null; then
 	echo "skipped: a floe package is installed on this machine; the test would replace it"
 	exit 77
 fi
@@ -81,7 +81,7 @@ run_service() {
 	pid=$!
 	PIDS+=($pid)
 	for i in $(seq 1 100); do
-		ls -l /proc/$pid/fd 2>/dev/null | grep -q -- "-> $INPUT\$" && break
+		ls -l /proc/$pid/fd 2>/dev/null | grep -- "-> $INPUT\$" >/dev/null && break
 		kill -0 $pid 2>/dev/null || break
 		sleep 0.1
 	done
