@@ -12,6 +12,10 @@ source "$(dirname "$0")/lib.sh"
 for tool in aarch64-linux-gnu-gcc arm-linux-gnueabihf-gcc qemu-aarch64 qemu-arm file readelf; do
 	command -v $tool >/dev/null || { echo "skipped: $tool is missing"; exit 77; }
 done
+for arch in arm64 armhf; do
+	why=$("$FLOE_SRC/packaging/dev/install-deps.sh" cross-ready $arch 2>&1) ||
+		{ echo "skipped: $why"; exit 77; }
+done
 
 SAMPLE=$FLOE_SRC/tests/data/loghub/Linux_2k.log
 # Its last line has no newline: run --once takes it too (awk counts it, wc -l does not).

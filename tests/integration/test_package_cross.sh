@@ -10,6 +10,10 @@ source "$(dirname "$0")/lib.sh"
 for tool in dpkg-buildpackage dh qemu-aarch64 qemu-arm aarch64-linux-gnu-gcc arm-linux-gnueabihf-gcc; do
 	command -v $tool >/dev/null || { echo "skipped: $tool is missing"; exit 77; }
 done
+for arch in arm64 armhf; do
+	why=$("$FLOE_SRC/packaging/dev/install-deps.sh" cross-ready $arch 2>&1) ||
+		{ echo "skipped: $why"; exit 77; }
+done
 
 OUT=$T/deb
 mkdir -p "$OUT"
