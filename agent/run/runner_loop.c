@@ -731,6 +731,10 @@ int floe_runner_run(struct floe_runner *r, bool once)
 		r->stats.blocked_ms += (uint64_t)(floe_run_mono_us(r) - l.blocked_since) / 1000;
 	if (once && rc == 0 && r->stats.lines == 0)
 		explain_nothing_read(r);
+	/* The receiver thread publishes its counters on its own time (a second's timer, a
+	 * wake): stopped first, it has published its last ones, so that the last metrics
+	 * hold what it counted and logged just before the stop. */
+	floe_syslog_rx_stop(r->in.rx);
 	floe_runner_write_metrics(r);
 	if (rc)
 		floe_batch_abort(r->b.batch);

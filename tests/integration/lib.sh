@@ -46,6 +46,17 @@ print(p)'
 }
 
 # duck "SQL"...: runs SQL in DuckDB, prints rows as JSON arrays.
+# wait_lines FILE PATTERN N: until FILE has at least N lines matching PATTERN (grep -E),
+# at most 10 s. For a log line that recurs (a second start, a second failure).
+wait_lines() {
+	local i
+	for i in $(seq 1 100); do
+		[ "$(grep -cE "$2" "$1" 2>/dev/null || true)" -ge "$3" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 duck() { node "$READER/duck.js" "$@"; }
 
 # write_config FILE STATE WAREHOUSE PATHS-YAML [extra tables.logs keys]
