@@ -234,20 +234,64 @@ static int start(int argc, char **argv, const char *help, bool run, bool *once,
 	return -1;
 }
 
+#define LOCK_FILE "lock"
+
+int floe_cli_lock_state(const struct floe_config *cfg, const char *sub, const char *what, int *fd)
+{
+	char dir[FLOE_PATH_MAX], path[FLOE_PATH_MAX];
+	long holder = 0;
+	int rc = floe_path_absolute(cfg->agent.state_dir, dir, sizeof(dir));
+	size_t n = strlen(dir);
+	if (rc == 0 && sub && snprintf(dir + n, sizeof(dir) - n, "/%s", sub) >= (int)(sizeof(dir) - n))
+		rc = FLOE_ELIMIT;
+	if (rc == 0 && snprintf(path, sizeof(path), "%s/%s", dir, LOCK_FILE) >= (int)sizeof(path))
+		rc = FLOE_ELIMIT;
+	if (rc == 0 && (rc = floe_fs_mkdirs(dir)) == 0)
+		rc = floe_fs_lock(path, fd, &holder);
+	if (rc == -EWOULDBLOCK) {
+		char pid[48] = "a process whose id it does not hold";
+		if (holder > 0)
+			snprintf(pid, sizeof(pid), "process %ld", holder);
+		floe_error("%s is in use by %s (%s, named in %s): one %s at a time per state_dir; stop "
+			   "it first, or give this configuration an agent.state_dir of its own",
+			   dir, pid, what, path, what);
+		return FLOE_EXIT_LOCKED;
+	}
+	if (rc) {
+		floe_error("cannot lock %s/%s: %s", dir, LOCK_FILE, floe_strerror(rc));
+		return FLOE_EXIT_RUNTIME;
+	}
+	return -1;
+}
+
 /* SIGHUP's new configuration: read and checked as at a start (the memory rule, the
  * preflight); kept for the next runner when it passes, refused with its errors (the
  * running configuration stays) when it does not. */
 struct reload {
 	const char *path;
 	struct floe_config *next; /* owned: the configuration that takes over */
+	char state_dir[FLOE_PATH_MAX]; /* the one this process holds the lock of */
 };
+
+/* The lock is held on the state_dir of the start; another state_dir would be a second
+ * agent's, which only a restart may take. */
+static bool same_state_dir(const struct reload *rl, const struct floe_config *c)
+{
+	char dir[FLOE_PATH_MAX];
+	if (floe_path_absolute(c->agent.state_dir, dir, sizeof(dir)) == 0 &&
+	    strcmp(dir, rl->state_dir) == 0)
+		return true;
+	floe_error("SIGHUP: agent.state_dir changed (%s to %s): it changes only with a restart",
+		   rl->state_dir, c->agent.state_dir);
+	return false;
+}
 
 static bool reload_config(void *ctx)
 {
 	struct reload *rl = ctx;
 	floe_info("SIGHUP: reading %s again", rl->path);
 	struct floe_config *c = floe_cli_load_config(rl->path, true);
-	if (c && preflight(c, false) != 0) {
+	if (c && (!same_state_dir(rl, c) || preflight(c, false) != 0)) {
 		floe_config_free(c);
 		c = NULL;
 	}
@@ -271,9 +315,18 @@ int floe_cmd_run(int argc, char **argv)
 	int status = start(argc, argv, run_help, true, &once, &cfg);
 	if (status >= 0)
 		return status;
+	/* One process writes a state_dir: a second run (a hand-made --once beside the service)
+	 * would seal and remove the same spool entries. */
+	int lock = -1;
+	if ((status = floe_cli_lock_state(cfg, NULL, "floe run", &lock)) >= 0) {
+		floe_config_free(cfg);
+		return status;
+	}
 	floe_signal_install();
 	floe_heap_tune();
 	struct reload rl = {.path = cfg->path, .next = NULL};
+	if (floe_path_absolute(cfg->agent.state_dir, rl.state_dir, sizeof(rl.state_dir)) != 0)
+		rl.state_dir[0] = '\0';
 	for (;;) {
 		status = run_once_over(cfg, once, &rl);
 		if (!rl.next || status != FLOE_EXIT_OK || floe_signal_stop_requested())
@@ -288,6 +341,7 @@ int floe_cmd_run(int argc, char **argv)
 	}
 	floe_config_free(rl.next);
 	floe_config_free(cfg);
+	floe_fs_unlock(lock);
 	return status;
 }
 
