@@ -273,6 +273,25 @@ int floe_agg_new(struct floe_alloc *a, const struct floe_config_agg *c,
 	return 0;
 }
 
+int floe_agg_table_of(struct floe_alloc *a, const struct floe_config_agg *c,
+		      struct floe_aggtable **out, struct floe_err *err)
+{
+	struct floe_aggregator *g = floe_calloc(a, 1, sizeof(*g));
+	if (!g)
+		return floe_err_set(err, FLOE_ENOMEM, "out of memory for an aggregation");
+	g->a = a;
+	g->cfg = c;
+	int rc = make_filters(g, err);
+	if (!rc)
+		rc = make_table(g, err);
+	if (!rc) {
+		*out = g->table;
+		g->table = NULL;
+	}
+	floe_agg_free(g);
+	return rc;
+}
+
 void floe_agg_free(struct floe_aggregator *g)
 {
 	if (!g)

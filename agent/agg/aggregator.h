@@ -81,6 +81,12 @@ int floe_agg_new(struct floe_alloc *a, const struct floe_config_agg *c,
 		 struct floe_aggregator **out, struct floe_err *err);
 void floe_agg_free(struct floe_aggregator *g);
 
+/* The columns c's aggregator would write, without its groups' memory (to compare them
+ * with an existing table's schema before an aggregator is made). *out is owned by the
+ * caller: floe_aggtable_free. Errors as floe_agg_new's. */
+int floe_agg_table_of(struct floe_alloc *a, const struct floe_config_agg *c,
+		      struct floe_aggtable **out, struct floe_err *err);
+
 /* The aggregate table's columns (borrowed from g). */
 const struct floe_aggtable *floe_agg_table(const struct floe_aggregator *g);
 const struct floe_agg_stats *floe_agg_stats(const struct floe_aggregator *g);

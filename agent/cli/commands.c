@@ -8,6 +8,7 @@
 #include "agent/agg/aggregator.h"
 #include "agent/run/memory.h"
 #include "agent/run/runner.h"
+#include "agent/run/tables_check.h"
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
@@ -286,12 +287,29 @@ static bool same_state_dir(const struct reload *rl, const struct floe_config *c)
 	return false;
 }
 
+/* The existing tables against a new configuration, while the old one runs: a table
+ * that cannot take its rows refuses it. A warehouse that cannot be asked now does not:
+ * the new runner's start then finds out, and the old configuration comes back. */
+static bool tables_take(const struct floe_config *c)
+{
+	struct floe_err why = {0};
+	int rc = floe_run_check_tables(c, &why);
+	if (rc == FLOE_ESCHEMA) {
+		floe_error("SIGHUP: %s", floe_err_text(&why, rc));
+		return false;
+	}
+	if (rc)
+		floe_warn("SIGHUP: the tables could not be compared with the new configuration: %s",
+			  floe_err_text(&why, rc));
+	return true;
+}
+
 static bool reload_config(void *ctx)
 {
 	struct reload *rl = ctx;
 	floe_info("SIGHUP: reading %s again", rl->path);
 	struct floe_config *c = floe_cli_load_config(rl->path, true);
-	if (c && (!same_state_dir(rl, c) || preflight(c, false) != 0)) {
+	if (c && (!same_state_dir(rl, c) || preflight(c, false) != 0 || !tables_take(c))) {
 		floe_config_free(c);
 		c = NULL;
 	}
@@ -305,8 +323,9 @@ static bool reload_config(void *ctx)
 	return true;
 }
 
-/* One runner over cfg until it stops (or a reload ends it: rl->next is then set). */
-static int run_once_over(struct floe_config *cfg, bool once, struct reload *rl);
+/* One runner over cfg until it stops (or a reload ends it: rl->next is then set).
+ * *started: whether the runner started (false: the exit code is its start's failure). */
+static int run_once_over(struct floe_config *cfg, bool once, struct reload *rl, bool *started);
 
 int floe_cmd_run(int argc, char **argv)
 {
@@ -327,25 +346,41 @@ int floe_cmd_run(int argc, char **argv)
 	struct reload rl = {.path = cfg->path, .next = NULL};
 	if (floe_path_absolute(cfg->agent.state_dir, rl.state_dir, sizeof(rl.state_dir)) != 0)
 		rl.state_dir[0] = '\0';
+	/* The configuration that ran before the last reload: a new one that passed every
+	 * check may still fail to start (a table changed meanwhile, a store that was not
+	 * reachable to ask), and a reload must never stop the agent, so it comes back. */
+	struct floe_config *prev = NULL;
 	for (;;) {
-		status = run_once_over(cfg, once, &rl);
+		bool started = false;
+		status = run_once_over(cfg, once, &rl, &started);
+		if (!started && prev && !floe_signal_stop_requested()) {
+			floe_error("SIGHUP: the new configuration cannot start (above): the previous "
+				   "configuration runs on");
+			floe_config_free(cfg);
+			cfg = prev;
+			prev = NULL;
+			rl.path = cfg->path;
+			continue;
+		}
 		if (!rl.next || status != FLOE_EXIT_OK || floe_signal_stop_requested())
 			break;
 		/* The new configuration takes over: inputs, limits and table settings anew,
 		 * the positions from the checkpoint the stop just wrote. */
-		floe_config_free(cfg);
+		floe_config_free(prev);
+		prev = cfg;
 		cfg = rl.next;
 		rl.next = NULL;
 		rl.path = cfg->path;
 		floe_info("SIGHUP: starting again with the new configuration");
 	}
+	floe_config_free(prev);
 	floe_config_free(rl.next);
 	floe_config_free(cfg);
 	floe_fs_unlock(lock);
 	return status;
 }
 
-static int run_once_over(struct floe_config *cfg, bool once, struct reload *rl)
+static int run_once_over(struct floe_config *cfg, bool once, struct reload *rl, bool *started)
 {
 	struct floe_runner *r = NULL;
 	struct floe_err why = {0};
@@ -363,6 +398,7 @@ static int run_once_over(struct floe_config *cfg, bool once, struct reload *rl)
 			   ? FLOE_EXIT_USAGE
 			   : FLOE_EXIT_RUNTIME;
 	}
+	*started = true;
 	/* What start-up freed (the batches' sizing probes) goes back before the wait for
 	 * input, which may be long. */
 	floe_heap_release();
@@ -410,6 +446,23 @@ static void print_installation(const struct floe_config *cfg)
 	}
 }
 
+/* floe check: the existing tables against the configuration, when the warehouse can be
+ * reached; a table that cannot take the rows is a configuration error. */
+static int check_tables(const struct floe_config *cfg)
+{
+	struct floe_err why = {0};
+	int rc = floe_run_check_tables(cfg, &why);
+	if (rc == FLOE_ESCHEMA) {
+		fprintf(stderr, "floe: %s\n", floe_err_text(&why, rc));
+		return FLOE_EXIT_USAGE;
+	}
+	if (rc)
+		printf("# tables: not compared with the warehouse: %s\n", floe_err_text(&why, rc));
+	else if (cfg->naggs)
+		printf("# tables: the existing aggregate tables take this configuration's rows\n");
+	return FLOE_EXIT_OK;
+}
+
 int floe_cmd_check(int argc, char **argv)
 {
 	bool once = false;
@@ -447,8 +500,9 @@ int floe_cmd_check(int argc, char **argv)
 			       (unsigned long long)p.groups, (unsigned long long)p.group_bytes);
 	}
 	floe_buf_fini(&b);
+	status = rc ? FLOE_EXIT_RUNTIME : check_tables(cfg);
 	floe_config_free(cfg);
-	return rc ? FLOE_EXIT_RUNTIME : FLOE_EXIT_OK;
+	return status;
 }
 
 int floe_cmd_version(int argc, char **argv)

@@ -122,8 +122,10 @@ static int open_one(struct floe_runner *r, const struct floe_config_agg *c, stru
 	    .schema_check = schema_check,
 	    .schema_ctx = t,
 	};
-	if ((rc = floe_table_open(&r->alloc, &topt, &o->table, err)))
-		return rc;
+	struct floe_err e = {0};
+	if ((rc = floe_table_open(&r->alloc, &topt, &o->table, &e)))
+		return floe_err_set(err, rc, "aggregation '%s': table %s/%s: %s", c->name,
+				    cfg->lake.namespace, c->table, floe_err_text(&e, rc));
 	char dir[FLOE_PATH_MAX];
 	int w = snprintf(dir, sizeof(dir), "%s/agg/%s", r->set.state_dir, c->table);
 	if (w < 0 || (size_t)w >= sizeof(dir))
