@@ -61,6 +61,7 @@ struct floe_agg_stats {
 	uint64_t filtered; /* records `where` left out */
 	uint64_t late;	   /* late events (in some row's late_events) */
 	uint64_t late_dropped;
+	uint64_t future;     /* events too far ahead of the clock (counted in late too) */
 	uint64_t unparsable; /* metric values that were not numbers: not aggregated */
 	uint64_t overflowed; /* events aggregated in an __overflow__ group */
 	uint64_t windows;    /* windows emitted */

@@ -685,6 +685,18 @@ uint64_t floe_run_aggs_quarantined(const struct floe_runner *r)
 	return n;
 }
 
+void floe_run_aggs_late(const struct floe_runner *r, uint64_t *late, uint64_t *dropped,
+			uint64_t *future)
+{
+	*late = *dropped = *future = 0;
+	for (size_t i = 0; r->aggs && i < r->aggs->n; i++) {
+		const struct floe_agg_stats *st = floe_agg_stats(r->aggs->o[i].g);
+		*late += st->late;
+		*dropped += st->late_dropped;
+		*future += st->future;
+	}
+}
+
 static bool over_limit(const struct floe_runner *r)
 {
 	return floe_spool_bytes(r->lake.spool) + floe_run_aggs_spool_bytes(r) > r->set.spool_max;
@@ -758,10 +770,11 @@ int floe_run_aggs_close(struct floe_runner *r, bool stop)
 		if (stop)
 			floe_info("runner: aggregation %s: %" PRIu64 " events (%" PRIu64
 				  " filtered out), %" PRIu64 " rows in %" PRIu64
-				  " windows; %" PRIu64 " late (%" PRIu64 " dropped), %" PRIu64
+				  " windows; %" PRIu64 " late (%" PRIu64 " dropped, %" PRIu64
+				  " too far ahead of the clock), %" PRIu64
 				  " values not numbers, %" PRIu64 " events in __overflow__",
 				  o->cfg->name, st->events, st->filtered, st->rows, st->windows,
-				  st->late, st->late_dropped, st->unparsable, st->overflowed);
+				  st->late, st->late_dropped, st->future, st->unparsable, st->overflowed);
 	}
 	return rc;
 }

@@ -141,6 +141,13 @@ void floe_runner_write_metrics(struct floe_runner *r)
 	if (rc == 0)
 		rc = floe_buf_printf(&b, ",\"parse_failures\":%" PRIu64 ",\"ts_failures\":%" PRIu64,
 				     st->parse_failures, st->ts_failures);
+	uint64_t late, late_dropped, future;
+	floe_run_aggs_late(r, &late, &late_dropped, &future);
+	if (rc == 0)
+		rc = floe_buf_printf(&b,
+				     ",\"agg_late\":%" PRIu64 ",\"agg_late_dropped\":%" PRIu64
+				     ",\"agg_future\":%" PRIu64,
+				     late, late_dropped, future);
 	if (rc == 0)
 		rc = write_input_metrics(r, &b);
 	if (rc == 0)

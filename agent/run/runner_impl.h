@@ -349,6 +349,10 @@ int floe_run_aggs_seal(struct floe_runner *r, uint64_t seq);
  * spool.max_bytes and the metrics with the raw spool's. */
 uint64_t floe_run_aggs_spool_bytes(const struct floe_runner *r);
 uint64_t floe_run_aggs_quarantined(const struct floe_runner *r);
+/* The aggregations' late events over all of them: late (some window's late_events),
+ * those dropped, and those too far ahead of the clock (main thread). */
+void floe_run_aggs_late(const struct floe_runner *r, uint64_t *late, uint64_t *dropped,
+			uint64_t *future);
 /* Policy drop_oldest, once the raw spool has nothing more to drop: drops the
  * aggregations' oldest entries (never a spool's newest, nor those lent to a commit in
  * flight), counted, while the spools together are over the limit. */

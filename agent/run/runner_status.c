@@ -248,6 +248,8 @@ static int runner_metrics(struct floe_runner *r, struct floe_buf *b, uint64_t en
 	const struct floe_runner_stats *st = &r->stats;
 	struct run_status *s = r->status;
 	int64_t since = s->last_commit_us ? s->last_commit_us : s->started_us;
+	uint64_t late, late_dropped, future;
+	floe_run_aggs_late(r, &late, &late_dropped, &future);
 	struct {
 		const char *name, *type, *help;
 		uint64_t v;
@@ -288,6 +290,13 @@ static int runner_metrics(struct floe_runner *r, struct floe_buf *b, uint64_t en
 	     r->alloc.used},
 	    {"floe_memory_peak_bytes", "gauge", "Most bytes allocated at once.", r->alloc.peak},
 	    {"floe_memory_limit_bytes", "gauge", "agent.memory_limit.", r->alloc.limit},
+	    {"floe_agg_late_events_total", "counter",
+	     "Events of the aggregations that came after their window closed.", late},
+	    {"floe_agg_late_dropped_total", "counter", "Late events dropped (policy drop).",
+	     late_dropped},
+	    {"floe_agg_future_events_total", "counter",
+	     "Events dated further ahead of the clock than max_future_skew (handled as late).",
+	     future},
 	};
 	int rc = 0;
 	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]) && rc == 0; i++)
