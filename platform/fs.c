@@ -21,6 +21,7 @@
 #include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 static ssize_t real_write(int fd, const void *p, size_t n)
@@ -643,6 +644,16 @@ void floe_fs_unlock(int fd)
 {
 	if (fd >= 0)
 		close(fd);
+}
+
+int floe_fs_space(const char *path, uint64_t *avail, uint64_t *total)
+{
+	struct statvfs v;
+	if (statvfs(path, &v) != 0)
+		return -errno;
+	*avail = (uint64_t)v.f_bavail * v.f_frsize;
+	*total = (uint64_t)v.f_blocks * v.f_frsize;
+	return 0;
 }
 
 int floe_fs_nofile_limit(uint64_t *soft, uint64_t *hard)

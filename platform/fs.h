@@ -98,6 +98,9 @@ int floe_fs_close(int fd);
 int floe_fs_lock(const char *path, int *fd, long *holder);
 /* Releases a lock of floe_fs_lock (closes fd; -1 is fine). */
 void floe_fs_unlock(int fd);
+/* The bytes an unprivileged writer may still use (*avail) and the size (*total) of the
+ * file system that holds path. */
+int floe_fs_space(const char *path, uint64_t *avail, uint64_t *total);
 /* The process's limit on open descriptors (RLIMIT_NOFILE): *soft now, *hard the most it
  * may be raised to. */
 int floe_fs_nofile_limit(uint64_t *soft, uint64_t *hard);

@@ -446,6 +446,29 @@ static void print_installation(const struct floe_config *cfg)
 	}
 }
 
+/* floe check: spool.max_bytes against the free space of state_dir's file system (of the
+ * nearest directory that exists, before the first run makes it). Over it, the spool
+ * cannot reach its limit: the disk fills first, and the inputs wait for commits. */
+static void check_state_space(const struct floe_config *cfg)
+{
+	char dir[FLOE_PATH_MAX];
+	uint64_t avail = 0, total = 0;
+	if (floe_path_absolute(cfg->agent.state_dir, dir, sizeof(dir)) != 0)
+		return;
+	while (floe_fs_space(dir, &avail, &total) != 0) {
+		char *slash = strrchr(dir, '/');
+		if (!slash || slash == dir)
+			return;
+		*slash = '\0';
+	}
+	if (cfg->spool.max_bytes > avail)
+		fprintf(stderr,
+			"floe: warning: spool.max_bytes (%.1fMiB) is more than the %.1fMiB free on "
+			"the file system of %s (state_dir): the disk fills before the spool reaches "
+			"its limit, and the inputs then wait for commits to make room\n",
+			cfg->spool.max_bytes / 1048576.0, avail / 1048576.0, dir);
+}
+
 /* floe check: the existing tables against the configuration, when the warehouse can be
  * reached; a table that cannot take the rows is a configuration error. */
 static int check_tables(const struct floe_config *cfg)
@@ -500,6 +523,8 @@ int floe_cmd_check(int argc, char **argv)
 			       (unsigned long long)p.groups, (unsigned long long)p.group_bytes);
 	}
 	floe_buf_fini(&b);
+	if (rc == 0)
+		check_state_space(cfg);
 	status = rc ? FLOE_EXIT_RUNTIME : check_tables(cfg);
 	floe_config_free(cfg);
 	return status;
