@@ -87,9 +87,11 @@ static int seal(struct floe_runner *r, const char *why)
 	int rc = floe_runner_collect_positions(r, &pos);
 	if (rc == 0)
 		rc = floe_run_aggs_seal(r, r->b.next_seq);
-	if (rc == 0)
-		rc = floe_batch_seal_range(r->b.batch, floe_run_wall_us(r), r->b.from,
-					   r->b.from_len, pos.data, pos.len);
+	if (rc == 0 &&
+	    (rc = floe_batch_seal_range(r->b.batch, floe_run_wall_us(r), r->b.from, r->b.from_len,
+					pos.data, pos.len)) < 0)
+		floe_error("runner: sealing the batch into the spool (%s/spool) failed: %s",
+			   r->set.state_dir, floe_strerror(rc));
 	if (rc == 0)
 		set_from(r, pos.data, pos.len);
 	if (rc == 0) {

@@ -25,14 +25,7 @@ aggregations:
 YAML
 	mv "$d/floe.yaml.new" "$d/floe.yaml"
 }
-wait_log() { # wait_log PATTERN [COUNT]: until the log holds PATTERN COUNT times (10 s)
-	local i
-	for i in $(seq 1 100); do
-		[ "$(grep -c "$1" "$d/err" 2>/dev/null)" -ge "${2:-1}" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
+wait_log() { log_has "$d/err" "$1" "${2:-1}" "$PID"; }
 
 conf "[app]" 1m
 for i in $(seq 1 20); do echo "{\"app\": \"a$((i % 3))\", \"msg\": \"one $i\"}"; done >"$d/logs/x.log"

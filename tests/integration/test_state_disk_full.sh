@@ -52,15 +52,7 @@ for i in $(seq 1 1000); do echo "more $i"; done >>"$d/logs/x.log"
 "$FLOE_BIN" run -c "$d/floe.yaml" 2>"$d/err2" &
 PID=$!
 PIDS+=($PID)
-wait_log() { # wait_log FILE PATTERN: until FILE holds PATTERN (20 s)
-	local i
-	for i in $(seq 1 200); do
-		grep -q "$2" "$1" 2>/dev/null && return 0
-		kill -0 $PID 2>/dev/null || return 1
-		sleep 0.1
-	done
-	return 1
-}
+wait_log() { log_has "$1" "$2" 1 "$PID"; }
 check "a full disk at the start: the daemon waits" wait_log "$d/err2" "inputs wait for commits to make room"
 port=$(sed -n 's#.*serving /metrics and /healthz on tcp://127.0.0.1:\([0-9]*\).*#\1#p' "$d/err2")
 code=$(curl -s -o "$d/health" -w '%{http_code}' "http://127.0.0.1:$port/healthz" || true)

@@ -11,19 +11,11 @@ mkdir -p "$d/logs"
 write_config "$d/floe.yaml" "$d/state" "$d/wh" "[\"$d/logs/*.log\"]"
 sed -i 's/commit_interval: .*/commit_interval: 1s/' "$d/floe.yaml"
 for i in $(seq 1 50); do echo "line $i"; done >"$d/logs/a.log"
-wait_log() { # wait_log FILE PATTERN: until FILE holds PATTERN (10 s)
-	local i
-	for i in $(seq 1 100); do
-		grep -q "$2" "$1" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	return 1
-}
 
 "$FLOE_BIN" run -c "$d/floe.yaml" 2>"$d/err1" &
 PID=$!
 PIDS+=($PID)
-wait_log "$d/err1" "committed snapshot"
+log_has "$d/err1" "committed snapshot"
 
 rc=0
 "$FLOE_BIN" run -c "$d/floe.yaml" --once 2>"$d/err2" || rc=$?

@@ -123,13 +123,14 @@ static void teardown(struct fixture *f)
 	floe_config_free(f->cfg);
 }
 
-/* One event at ts seconds with attributes k and v (v may be NULL). */
-static void add(struct fixture *f, double ts, const char *k, const char *v)
+/* One event at ts seconds, read at now seconds (the clock then), with attributes k and v
+ * (v may be NULL). */
+static void add_read_at(struct fixture *f, double ts, double now, const char *k, const char *v)
 {
 	const char *keys[2] = {"k", "v"}, *vals[2] = {k, v};
 	size_t klens[2] = {1, 1}, vlens[2] = {k ? strlen(k) : 0, v ? strlen(v) : 0};
 	struct floe_record r = {.ts = (int64_t)(ts * SEC),
-				.received_at = (int64_t)(ts * SEC),
+				.received_at = (int64_t)(now * SEC),
 				.host = {"h", 1},
 				.message = {"m", 1},
 				.nattrs = v ? 2 : 1,
@@ -138,6 +139,12 @@ static void add(struct fixture *f, double ts, const char *k, const char *v)
 				.attr_vals = vals,
 				.attr_val_lens = vlens};
 	assert_int_equal(floe_agg_add(f->g, &r, collect, &f->sink), 0);
+}
+
+/* One event at ts seconds, read then. */
+static void add(struct fixture *f, double ts, const char *k, const char *v)
+{
+	add_read_at(f, ts, ts, k, v);
 }
 
 static const struct row *find(const struct sink *s, int64_t start_s, const char *key)
@@ -195,23 +202,6 @@ static void late_case(bool oldest_open)
 	teardown(&f);
 }
 
-/* One event at ts seconds read at now seconds (the clock's time at reading). */
-static void add_at(struct fixture *f, double ts, double now, const char *k)
-{
-	const char *keys[1] = {"k"}, *vals[1] = {k};
-	size_t klens[1] = {1}, vlens[1] = {strlen(k)};
-	struct floe_record r = {.ts = (int64_t)(ts * SEC),
-				.received_at = (int64_t)(now * SEC),
-				.host = {"h", 1},
-				.message = {"m", 1},
-				.nattrs = 1,
-				.attr_keys = keys,
-				.attr_key_lens = klens,
-				.attr_vals = vals,
-				.attr_val_lens = vlens};
-	assert_int_equal(floe_agg_add(f->g, &r, collect, &f->sink), 0);
-}
-
 /* An event dated far ahead of the clock (2099, or max_future_skew and a second) neither
  * moves the watermark nor opens a window: the real events after it are aggregated as
  * usual, and it is counted and handled as a late event (dropped, or with oldest_open in
@@ -226,14 +216,14 @@ static void future_case(bool oldest_open)
 		 oldest_open ? "oldest_open" : "drop");
 	setup(&f, yaml);
 	const double y2099 = 4070908800.0; /* 2099-01-01T00:00:00Z */
-	add_at(&f, 100, 100, "a");
-	add_at(&f, y2099, 101, "x");	/* the clock says 101 */
-	add_at(&f, 100 + 61, 100, "x"); /* 61 s ahead of the clock: over the skew */
+	add_read_at(&f, 100, 100, "a", NULL);
+	add_read_at(&f, y2099, 101, "x", NULL);	/* the clock says 101 */
+	add_read_at(&f, 100 + 61, 100, "x", NULL); /* 61 s ahead of the clock: over the skew */
 	for (int i = 0; i < 1000; i++)
-		add_at(&f, 100 + i / 100.0, 100 + i / 100.0, "a");
+		add_read_at(&f, 100 + i / 100.0, 100 + i / 100.0, "a", NULL);
 	assert_int_equal(f.sink.n, 0); /* no window closed: the watermark is at 109.99 */
-	add_at(&f, 140, 140, "b");	/* the watermark passes 110: [100, 110) closes */
-	add_at(&f, 150, 91, "b");	/* 59 s ahead: within the skew, an ordinary event */
+	add_read_at(&f, 140, 140, "b", NULL);	/* the watermark passes 110: [100, 110) closes */
+	add_read_at(&f, 150, 91, "b", NULL);	/* 59 s ahead: within the skew, an ordinary event */
 	const struct row *r = find(&f.sink, 100, "a");
 	assert_int_equal(r->v[0], 1001);
 	assert_false(r->partial);
