@@ -37,6 +37,16 @@ rc=0
 check "floe maintain runs beside the agent (a lock of its own)" test $rc = 0
 check "the agent still runs" kill -0 $PID
 
+# A reload may not move the agent to another state_dir (whose lock it does not hold).
+sed "s#state_dir: $d/state#state_dir: $d/state2#" "$d/floe.yaml" >"$d/floe.yaml.new"
+cp "$d/floe.yaml" "$d/floe.yaml.keep"
+mv "$d/floe.yaml.new" "$d/floe.yaml"
+kill -HUP $PID
+check "a SIGHUP that changes agent.state_dir is refused" \
+	log_has "$d/err1" "agent.state_dir changed ($d/state to $d/state2)" 1 $PID
+check "and the running configuration stays" log_has "$d/err1" "the running configuration stays" 1 $PID
+mv "$d/floe.yaml.keep" "$d/floe.yaml"
+
 # A dead holder: the kernel released its lock, the lock file stays and is no obstacle.
 kill -9 $PID
 wait $PID 2>/dev/null || true
