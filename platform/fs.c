@@ -18,8 +18,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 static ssize_t real_write(int fd, const void *p, size_t n)
@@ -590,6 +592,68 @@ int floe_fs_pread(int fd, void *p, size_t n, uint64_t off, size_t *got)
 int floe_fs_close(int fd)
 {
 	return close(fd) == 0 ? 0 : -errno;
+}
+
+/* The holder's process id as floe_fs_lock wrote it, 0 when the file holds none. */
+static long lock_holder(int fd)
+{
+	char b[24];
+	ssize_t n = pread(fd, b, sizeof(b) - 1, 0);
+	if (n <= 0)
+		return 0;
+	b[n] = '\0';
+	char *end = NULL;
+	long pid = strtol(b, &end, 10);
+	return end != b && pid > 0 ? pid : 0;
+}
+
+int floe_fs_lock(const char *path, int *fd, long *holder)
+{
+	*holder = 0;
+	int f = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	/* A lock file another user made may be read-only to us: a shared open description
+	 * locks as well, only the id cannot be written. */
+	bool ro = f < 0 && errno == EACCES;
+	if (ro)
+		f = open(path, O_RDONLY | O_CLOEXEC);
+	if (f < 0)
+		return -errno;
+	/* flock, not fcntl: a process's fcntl locks vanish when it closes any descriptor
+	 * of the file, and flock locks belong to this description alone. */
+	while (flock(f, LOCK_EX | LOCK_NB) != 0) {
+		int e = errno;
+		if (e == EINTR)
+			continue;
+		if (e == EWOULDBLOCK)
+			*holder = lock_holder(f);
+		close(f);
+		return -e;
+	}
+	char b[24];
+	int n = snprintf(b, sizeof(b), "%ld\n", (long)getpid());
+	if (!ro && (ftruncate(f, 0) != 0 || pwrite(f, b, (size_t)n, 0) != n)) {
+		int e = errno ? errno : EIO;
+		close(f);
+		return -e;
+	}
+	*fd = f;
+	return 0;
+}
+
+void floe_fs_unlock(int fd)
+{
+	if (fd >= 0)
+		close(fd);
+}
+
+int floe_fs_space(const char *path, uint64_t *avail, uint64_t *total)
+{
+	struct statvfs v;
+	if (statvfs(path, &v) != 0)
+		return -errno;
+	*avail = (uint64_t)v.f_bavail * v.f_frsize;
+	*total = (uint64_t)v.f_blocks * v.f_frsize;
+	return 0;
 }
 
 int floe_fs_nofile_limit(uint64_t *soft, uint64_t *hard)

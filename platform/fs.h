@@ -90,6 +90,17 @@ int floe_fs_fstat(int fd, struct floe_fs_stat *st);
 /* Reads up to n bytes at offset off; *got = 0 at end of file. Retries EINTR. */
 int floe_fs_pread(int fd, void *p, size_t n, uint64_t off, size_t *got);
 int floe_fs_close(int fd);
+/* Takes the exclusive lock on path (created with mode 0644 if absent) for as long as *fd
+ * stays open, and writes this process's id into it. The kernel drops the lock when the
+ * process dies, so a lock is never stale. -EWOULDBLOCK when another open description
+ * holds it: *holder is then the id written in the file (0 if it cannot be read). *fd is
+ * owned by the caller: floe_fs_unlock. */
+int floe_fs_lock(const char *path, int *fd, long *holder);
+/* Releases a lock of floe_fs_lock (closes fd; -1 is fine). */
+void floe_fs_unlock(int fd);
+/* The bytes an unprivileged writer may still use (*avail) and the size (*total) of the
+ * file system that holds path. */
+int floe_fs_space(const char *path, uint64_t *avail, uint64_t *total);
 /* The process's limit on open descriptors (RLIMIT_NOFILE): *soft now, *hard the most it
  * may be raised to. */
 int floe_fs_nofile_limit(uint64_t *soft, uint64_t *hard);

@@ -244,6 +244,7 @@ int floe_agg_new(struct floe_alloc *a, const struct floe_config_agg *c,
 	g->window_us = (int64_t)c->window_ms * 1000;
 	g->slide_us = (int64_t)c->slide_ms * 1000;
 	g->lateness_us = (int64_t)c->allowed_lateness_ms * 1000;
+	g->future_us = (int64_t)c->max_future_skew_ms * 1000;
 	g->idle_us = (int64_t)c->idle_timeout_ms * 1000;
 	g->key_cap = c->max_key_bytes;
 	g->cap = (size_t)index_slots(c->max_groups);
@@ -271,6 +272,25 @@ int floe_agg_new(struct floe_alloc *a, const struct floe_config_agg *c,
 	}
 	*out = g;
 	return 0;
+}
+
+int floe_agg_table_of(struct floe_alloc *a, const struct floe_config_agg *c,
+		      struct floe_aggtable **out, struct floe_err *err)
+{
+	struct floe_aggregator *g = floe_calloc(a, 1, sizeof(*g));
+	if (!g)
+		return floe_err_set(err, FLOE_ENOMEM, "out of memory for an aggregation");
+	g->a = a;
+	g->cfg = c;
+	int rc = make_filters(g, err);
+	if (!rc)
+		rc = make_table(g, err);
+	if (!rc) {
+		*out = g->table;
+		g->table = NULL;
+	}
+	floe_agg_free(g);
+	return rc;
 }
 
 void floe_agg_free(struct floe_aggregator *g)
@@ -700,7 +720,14 @@ int floe_agg_add(struct floe_aggregator *g, const struct floe_record *r, floe_ag
 	}
 	g->stats.events++;
 	g->last_received = r->received_at;
-	if (!g->seen || r->ts > g->max_ts) {
+	/* An event time far ahead of the clock (a device's clock reset, a mistyped year)
+	 * would move the watermark there and make every real event after it late, across
+	 * restarts too (the watermark is in the image). It opens no window and moves
+	 * nothing: it goes where a late event goes, and is counted. The difference is taken
+	 * unsigned, where it cannot overflow. */
+	bool future = r->ts > r->received_at &&
+		      (uint64_t)r->ts - (uint64_t)r->received_at > (uint64_t)g->future_us;
+	if (!future && (!g->seen || r->ts > g->max_ts)) {
 		g->seen = true;
 		g->max_ts = r->ts;
 		int rc = close_until(g, g->max_ts - g->lateness_us, false, emit, arg);
@@ -712,7 +739,7 @@ int floe_agg_add(struct floe_aggregator *g, const struct floe_record *r, floe_ag
 	bool fits = make_key(g, r, key, &len);
 	bool added = false;
 	int64_t last = agg_floor_div(r->ts, g->slide_us) * g->slide_us;
-	for (int64_t s = last; s > r->ts - g->window_us; s -= g->slide_us) {
+	for (int64_t s = last; !future && s > r->ts - g->window_us; s -= g->slide_us) {
 		if (s + g->window_us <= g->closed_until)
 			break; /* this and every earlier window closed */
 		add_to(g, window_for(g, s), r, key, len, fits);
@@ -720,6 +747,8 @@ int floe_agg_add(struct floe_aggregator *g, const struct floe_record *r, floe_ag
 	}
 	if (added)
 		return 0;
+	if (future)
+		g->stats.future++;
 	g->stats.late++;
 	struct agg_window *o = oldest_open(g);
 	if (!o) {

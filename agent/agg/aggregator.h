@@ -61,6 +61,7 @@ struct floe_agg_stats {
 	uint64_t filtered; /* records `where` left out */
 	uint64_t late;	   /* late events (in some row's late_events) */
 	uint64_t late_dropped;
+	uint64_t future;     /* events too far ahead of the clock (counted in late too) */
 	uint64_t unparsable; /* metric values that were not numbers: not aggregated */
 	uint64_t overflowed; /* events aggregated in an __overflow__ group */
 	uint64_t windows;    /* windows emitted */
@@ -80,6 +81,12 @@ struct floe_aggregator;
 int floe_agg_new(struct floe_alloc *a, const struct floe_config_agg *c,
 		 struct floe_aggregator **out, struct floe_err *err);
 void floe_agg_free(struct floe_aggregator *g);
+
+/* The columns c's aggregator would write, without its groups' memory (to compare them
+ * with an existing table's schema before an aggregator is made). *out is owned by the
+ * caller: floe_aggtable_free. Errors as floe_agg_new's. */
+int floe_agg_table_of(struct floe_alloc *a, const struct floe_config_agg *c,
+		      struct floe_aggtable **out, struct floe_err *err);
 
 /* The aggregate table's columns (borrowed from g). */
 const struct floe_aggtable *floe_agg_table(const struct floe_aggregator *g);

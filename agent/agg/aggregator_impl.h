@@ -87,7 +87,7 @@ struct floe_aggregator {
 	size_t where_hint, key_hint[8];	 /* the attribute slots they were found in last */
 	struct agg_metric *metrics;	 /* cfg->nmetrics */
 	size_t stride, key_cap, cap;	 /* group bytes, key bytes, index slots (2^k) */
-	int64_t window_us, slide_us, lateness_us, idle_us;
+	int64_t window_us, slide_us, lateness_us, idle_us, future_us;
 	struct agg_window *win; /* plan.windows */
 	uint8_t *slab;
 	uint8_t *key;		   /* key_cap bytes: the key of the record being added */

@@ -8,6 +8,7 @@
 #include "agent/agg/aggregator.h"
 #include "agent/run/memory.h"
 #include "agent/run/runner.h"
+#include "agent/run/tables_check.h"
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
@@ -234,20 +235,81 @@ static int start(int argc, char **argv, const char *help, bool run, bool *once,
 	return -1;
 }
 
+#define LOCK_FILE "lock"
+
+int floe_cli_lock_state(const struct floe_config *cfg, const char *sub, const char *what, int *fd)
+{
+	char dir[FLOE_PATH_MAX], path[FLOE_PATH_MAX];
+	long holder = 0;
+	int rc = floe_path_absolute(cfg->agent.state_dir, dir, sizeof(dir));
+	size_t n = strlen(dir);
+	if (rc == 0 && sub && snprintf(dir + n, sizeof(dir) - n, "/%s", sub) >= (int)(sizeof(dir) - n))
+		rc = FLOE_ELIMIT;
+	if (rc == 0 && snprintf(path, sizeof(path), "%s/%s", dir, LOCK_FILE) >= (int)sizeof(path))
+		rc = FLOE_ELIMIT;
+	if (rc == 0 && (rc = floe_fs_mkdirs(dir)) == 0)
+		rc = floe_fs_lock(path, fd, &holder);
+	if (rc == -EWOULDBLOCK) {
+		char pid[48] = "a process whose id it does not hold";
+		if (holder > 0)
+			snprintf(pid, sizeof(pid), "process %ld", holder);
+		floe_error("%s is in use by %s (%s, named in %s): one %s at a time per state_dir; stop "
+			   "it first, or give this configuration an agent.state_dir of its own",
+			   dir, pid, what, path, what);
+		return FLOE_EXIT_LOCKED;
+	}
+	if (rc) {
+		floe_error("cannot lock %s/%s: %s", dir, LOCK_FILE, floe_strerror(rc));
+		return FLOE_EXIT_RUNTIME;
+	}
+	return -1;
+}
+
 /* SIGHUP's new configuration: read and checked as at a start (the memory rule, the
  * preflight); kept for the next runner when it passes, refused with its errors (the
  * running configuration stays) when it does not. */
 struct reload {
 	const char *path;
 	struct floe_config *next; /* owned: the configuration that takes over */
+	char state_dir[FLOE_PATH_MAX]; /* the one this process holds the lock of */
 };
+
+/* The lock is held on the state_dir of the start; another state_dir would be a second
+ * agent's, which only a restart may take. */
+static bool same_state_dir(const struct reload *rl, const struct floe_config *c)
+{
+	char dir[FLOE_PATH_MAX];
+	if (floe_path_absolute(c->agent.state_dir, dir, sizeof(dir)) == 0 &&
+	    strcmp(dir, rl->state_dir) == 0)
+		return true;
+	floe_error("SIGHUP: agent.state_dir changed (%s to %s): it changes only with a restart",
+		   rl->state_dir, c->agent.state_dir);
+	return false;
+}
+
+/* The existing tables against a new configuration, while the old one runs: a table
+ * that cannot take its rows refuses it. A warehouse that cannot be asked now does not:
+ * the new runner's start then finds out, and the old configuration comes back. */
+static bool tables_take(const struct floe_config *c)
+{
+	struct floe_err why = {0};
+	int rc = floe_run_check_tables(c, &why);
+	if (rc == FLOE_ESCHEMA) {
+		floe_error("SIGHUP: %s", floe_err_text(&why, rc));
+		return false;
+	}
+	if (rc)
+		floe_warn("SIGHUP: the tables could not be compared with the new configuration: %s",
+			  floe_err_text(&why, rc));
+	return true;
+}
 
 static bool reload_config(void *ctx)
 {
 	struct reload *rl = ctx;
 	floe_info("SIGHUP: reading %s again", rl->path);
 	struct floe_config *c = floe_cli_load_config(rl->path, true);
-	if (c && preflight(c, false) != 0) {
+	if (c && (!same_state_dir(rl, c) || preflight(c, false) != 0 || !tables_take(c))) {
 		floe_config_free(c);
 		c = NULL;
 	}
@@ -261,8 +323,9 @@ static bool reload_config(void *ctx)
 	return true;
 }
 
-/* One runner over cfg until it stops (or a reload ends it: rl->next is then set). */
-static int run_once_over(struct floe_config *cfg, bool once, struct reload *rl);
+/* One runner over cfg until it stops (or a reload ends it: rl->next is then set).
+ * *started: whether the runner started (false: the exit code is its start's failure). */
+static int run_once_over(struct floe_config *cfg, bool once, struct reload *rl, bool *started);
 
 int floe_cmd_run(int argc, char **argv)
 {
@@ -271,27 +334,53 @@ int floe_cmd_run(int argc, char **argv)
 	int status = start(argc, argv, run_help, true, &once, &cfg);
 	if (status >= 0)
 		return status;
+	/* One process writes a state_dir: a second run (a hand-made --once beside the service)
+	 * would seal and remove the same spool entries. */
+	int lock = -1;
+	if ((status = floe_cli_lock_state(cfg, NULL, "floe run", &lock)) >= 0) {
+		floe_config_free(cfg);
+		return status;
+	}
 	floe_signal_install();
 	floe_heap_tune();
 	struct reload rl = {.path = cfg->path, .next = NULL};
+	if (floe_path_absolute(cfg->agent.state_dir, rl.state_dir, sizeof(rl.state_dir)) != 0)
+		rl.state_dir[0] = '\0';
+	/* The configuration that ran before the last reload: a new one that passed every
+	 * check may still fail to start (a table changed meanwhile, a store that was not
+	 * reachable to ask), and a reload must never stop the agent, so it comes back. */
+	struct floe_config *prev = NULL;
 	for (;;) {
-		status = run_once_over(cfg, once, &rl);
+		bool started = false;
+		status = run_once_over(cfg, once, &rl, &started);
+		if (!started && prev && !floe_signal_stop_requested()) {
+			floe_error("SIGHUP: the new configuration cannot start (above): the previous "
+				   "configuration runs on");
+			floe_config_free(cfg);
+			cfg = prev;
+			prev = NULL;
+			rl.path = cfg->path;
+			continue;
+		}
 		if (!rl.next || status != FLOE_EXIT_OK || floe_signal_stop_requested())
 			break;
 		/* The new configuration takes over: inputs, limits and table settings anew,
 		 * the positions from the checkpoint the stop just wrote. */
-		floe_config_free(cfg);
+		floe_config_free(prev);
+		prev = cfg;
 		cfg = rl.next;
 		rl.next = NULL;
 		rl.path = cfg->path;
 		floe_info("SIGHUP: starting again with the new configuration");
 	}
+	floe_config_free(prev);
 	floe_config_free(rl.next);
 	floe_config_free(cfg);
+	floe_fs_unlock(lock);
 	return status;
 }
 
-static int run_once_over(struct floe_config *cfg, bool once, struct reload *rl)
+static int run_once_over(struct floe_config *cfg, bool once, struct reload *rl, bool *started)
 {
 	struct floe_runner *r = NULL;
 	struct floe_err why = {0};
@@ -309,6 +398,7 @@ static int run_once_over(struct floe_config *cfg, bool once, struct reload *rl)
 			   ? FLOE_EXIT_USAGE
 			   : FLOE_EXIT_RUNTIME;
 	}
+	*started = true;
 	/* What start-up freed (the batches' sizing probes) goes back before the wait for
 	 * input, which may be long. */
 	floe_heap_release();
@@ -356,6 +446,46 @@ static void print_installation(const struct floe_config *cfg)
 	}
 }
 
+/* floe check: spool.max_bytes against the free space of state_dir's file system (of the
+ * nearest directory that exists, before the first run makes it). Over it, the spool
+ * cannot reach its limit: the disk fills first, and the inputs wait for commits. */
+static void check_state_space(const struct floe_config *cfg)
+{
+	char dir[FLOE_PATH_MAX];
+	uint64_t avail = 0, total = 0;
+	if (floe_path_absolute(cfg->agent.state_dir, dir, sizeof(dir)) != 0)
+		return;
+	while (floe_fs_space(dir, &avail, &total) != 0) {
+		char *slash = strrchr(dir, '/');
+		if (!slash || slash == dir)
+			return;
+		*slash = '\0';
+	}
+	if (cfg->spool.max_bytes > avail)
+		fprintf(stderr,
+			"floe: warning: spool.max_bytes (%.1fMiB) is more than the %.1fMiB free on "
+			"the file system of %s (state_dir): the disk fills before the spool reaches "
+			"its limit, and the inputs then wait for commits to make room\n",
+			cfg->spool.max_bytes / 1048576.0, avail / 1048576.0, dir);
+}
+
+/* floe check: the existing tables against the configuration, when the warehouse can be
+ * reached; a table that cannot take the rows is a configuration error. */
+static int check_tables(const struct floe_config *cfg)
+{
+	struct floe_err why = {0};
+	int rc = floe_run_check_tables(cfg, &why);
+	if (rc == FLOE_ESCHEMA) {
+		fprintf(stderr, "floe: %s\n", floe_err_text(&why, rc));
+		return FLOE_EXIT_USAGE;
+	}
+	if (rc)
+		printf("# tables: not compared with the warehouse: %s\n", floe_err_text(&why, rc));
+	else if (cfg->naggs)
+		printf("# tables: the existing aggregate tables take this configuration's rows\n");
+	return FLOE_EXIT_OK;
+}
+
 int floe_cmd_check(int argc, char **argv)
 {
 	bool once = false;
@@ -393,8 +523,11 @@ int floe_cmd_check(int argc, char **argv)
 			       (unsigned long long)p.groups, (unsigned long long)p.group_bytes);
 	}
 	floe_buf_fini(&b);
+	if (rc == 0)
+		check_state_space(cfg);
+	status = rc ? FLOE_EXIT_RUNTIME : check_tables(cfg);
 	floe_config_free(cfg);
-	return rc ? FLOE_EXIT_RUNTIME : FLOE_EXIT_OK;
+	return status;
 }
 
 int floe_cmd_version(int argc, char **argv)

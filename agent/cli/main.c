@@ -16,7 +16,7 @@ static const char usage[] =
 	"  version                print the version\n"
 	"\n"
 	"'floe <command> --help' describes a command. Exit codes: 0 success, 1 runtime\n"
-	"failure, 2 usage or configuration error.\n";
+	"failure, 2 usage or configuration error, 3 state_dir in use by another process.\n";
 
 int main(int argc, char **argv)
 {

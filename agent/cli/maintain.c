@@ -10,6 +10,7 @@
 #include "agent/lake/warehouse.h"
 #include "agent/run/maintain.h"
 #include "formats/base/error.h"
+#include "platform/fs.h"
 #include "platform/log.h"
 #include "platform/path.h"
 #include "platform/store.h"
@@ -124,7 +125,15 @@ int floe_cmd_maintain(int argc, char **argv)
 	struct floe_config *cfg = floe_cli_load_config(path, false);
 	if (!cfg)
 		return FLOE_EXIT_USAGE;
-	int status = maintain(cfg);
+	/* maintain writes the table, beside the agents (optimistic commits), but its
+	 * temporary files are in state_dir/maintain, whose leftovers a start removes: one
+	 * maintain per state_dir, with a lock of its own, so that it never waits for the
+	 * agent's. */
+	int lock = -1;
+	int status = floe_cli_lock_state(cfg, "maintain", "floe maintain", &lock);
+	if (status < 0)
+		status = maintain(cfg);
+	floe_fs_unlock(lock);
 	floe_config_free(cfg);
 	return status;
 }

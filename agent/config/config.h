@@ -203,6 +203,7 @@ struct floe_config_agg {
 	uint64_t slide_ms;	      /* default window (tumbling); divides window, >= window/64 */
 	uint64_t allowed_lateness_ms; /* default 0, 0 .. 7d */
 	enum floe_agg_late late;      /* drop|oldest_open, default drop */
+	uint64_t max_future_skew_ms;  /* default 5m, 1s .. 7d */
 	uint64_t idle_timeout_ms;     /* default window + allowed_lateness, 1s .. 30d */
 	char **group_by;	      /* field references, at most 8, unique */
 	size_t ngroup_by;

@@ -16,12 +16,14 @@
 #include "agent/parse/fields.h"
 #include "agent/pipeline/decode.h"
 #include "platform/fs.h"
+#include "platform/log.h"
 #include "platform/loop.h"
 #include "platform/signal.h"
 #include "platform/store.h"
 #include "platform/watch.h"
 #include "platform/worker.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -288,6 +290,13 @@ int floe_runner_new(const struct floe_config *cfg, const struct floe_runner_opti
 			floe_err_set(err, rc, "%s", e.msg);
 		else if (rc)
 			floe_err_set(err, rc, "recovery failed: %s", floe_strerror(rc));
+	}
+	/* How much the first seal may take, and whether there is room for one at all. */
+	if (rc == 0 && floe_runner_update_room(r)) {
+		floe_warn("runner: the file system of state_dir %s has %" PRIu64
+			  " bytes free: inputs wait for commits to make room",
+			  r->set.state_dir, r->lake.disk_avail);
+		r->lake.blocked = true;
 	}
 	if (rc == 0)
 		rc = floe_runner_status_start(r, err);

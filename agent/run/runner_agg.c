@@ -122,8 +122,10 @@ static int open_one(struct floe_runner *r, const struct floe_config_agg *c, stru
 	    .schema_check = schema_check,
 	    .schema_ctx = t,
 	};
-	if ((rc = floe_table_open(&r->alloc, &topt, &o->table, err)))
-		return rc;
+	struct floe_err e = {0};
+	if ((rc = floe_table_open(&r->alloc, &topt, &o->table, &e)))
+		return floe_err_set(err, rc, "aggregation '%s': table %s/%s: %s", c->name,
+				    cfg->lake.namespace, c->table, floe_err_text(&e, rc));
 	char dir[FLOE_PATH_MAX];
 	int w = snprintf(dir, sizeof(dir), "%s/agg/%s", r->set.state_dir, c->table);
 	if (w < 0 || (size_t)w >= sizeof(dir))
@@ -683,6 +685,18 @@ uint64_t floe_run_aggs_quarantined(const struct floe_runner *r)
 	return n;
 }
 
+void floe_run_aggs_late(const struct floe_runner *r, uint64_t *late, uint64_t *dropped,
+			uint64_t *future)
+{
+	*late = *dropped = *future = 0;
+	for (size_t i = 0; r->aggs && i < r->aggs->n; i++) {
+		const struct floe_agg_stats *st = floe_agg_stats(r->aggs->o[i].g);
+		*late += st->late;
+		*dropped += st->late_dropped;
+		*future += st->future;
+	}
+}
+
 static bool over_limit(const struct floe_runner *r)
 {
 	return floe_spool_bytes(r->lake.spool) + floe_run_aggs_spool_bytes(r) > r->set.spool_max;
@@ -756,10 +770,11 @@ int floe_run_aggs_close(struct floe_runner *r, bool stop)
 		if (stop)
 			floe_info("runner: aggregation %s: %" PRIu64 " events (%" PRIu64
 				  " filtered out), %" PRIu64 " rows in %" PRIu64
-				  " windows; %" PRIu64 " late (%" PRIu64 " dropped), %" PRIu64
+				  " windows; %" PRIu64 " late (%" PRIu64 " dropped, %" PRIu64
+				  " too far ahead of the clock), %" PRIu64
 				  " values not numbers, %" PRIu64 " events in __overflow__",
 				  o->cfg->name, st->events, st->filtered, st->rows, st->windows,
-				  st->late, st->late_dropped, st->unparsable, st->overflowed);
+				  st->late, st->late_dropped, st->future, st->unparsable, st->overflowed);
 	}
 	return rc;
 }

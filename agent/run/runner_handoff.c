@@ -142,6 +142,16 @@ void floe_runner_write_metrics(struct floe_runner *r)
 		rc = floe_buf_printf(&b, ",\"parse_failures\":%" PRIu64 ",\"ts_failures\":%" PRIu64,
 				     st->parse_failures, st->ts_failures);
 	if (rc == 0)
+		rc = floe_buf_printf(&b, ",\"state_free_bytes\":%" PRIu64 ",\"state_disk_low\":%d",
+				     r->lake.disk_avail, r->lake.disk_low ? 1 : 0);
+	uint64_t late, late_dropped, future;
+	floe_run_aggs_late(r, &late, &late_dropped, &future);
+	if (rc == 0)
+		rc = floe_buf_printf(&b,
+				     ",\"agg_late\":%" PRIu64 ",\"agg_late_dropped\":%" PRIu64
+				     ",\"agg_future\":%" PRIu64,
+				     late, late_dropped, future);
+	if (rc == 0)
 		rc = write_input_metrics(r, &b);
 	if (rc == 0)
 		rc = floe_fs_write_atomic(r->set.metrics_path, b.data, b.len);
@@ -175,11 +185,51 @@ static int drop_entry(struct floe_runner *r, uint64_t seq)
 	return rc;
 }
 
+/* Room kept free on state_dir's file system for what is not the batch: checkpoints,
+ * metrics, the aggregations' images, a seal's index (an eighth of a small file system). */
+#define DISK_RESERVE (2u << 20)
+/* A seal smaller than this would be mostly its files' fixed parts: below, the inputs
+ * wait for commits to make room instead (a sixteenth of a small file system). */
+#define DISK_MIN_SEAL (256u << 10)
+
+bool floe_runner_update_room(struct floe_runner *r)
+{
+	uint64_t avail = 0, total = 0;
+	/* A file system that cannot say is taken as roomy: writes then fail as before. */
+	if (floe_fs_space(r->set.state_dir, &avail, &total) != 0) {
+		r->b.room = UINT64_MAX;
+		r->lake.disk_low = false;
+		return false;
+	}
+	r->lake.disk_avail = avail;
+	uint64_t reserve = total / 8 < DISK_RESERVE ? total / 8 : DISK_RESERVE;
+	uint64_t min_seal = total / 16 < DISK_MIN_SEAL ? total / 16 : DISK_MIN_SEAL;
+	/* Half of what is free: the batch's files grow with its rows and may take more
+	 * bytes than the lines they hold (compression aside, each file has fixed parts). */
+	r->b.room = avail > reserve ? (avail - reserve) / 2 : 0;
+	r->lake.disk_low = r->b.room < min_seal;
+	return r->lake.disk_low;
+}
+
 /* Applies the spool limit after a seal: drop_oldest removes the oldest entries (never
  * the one just sealed, nor those lent to a commit in flight), raw ones first, until the
- * spools fit, counting every row; block makes the inputs wait until commits make room. */
+ * spools fit, counting every row; block makes the inputs wait until commits make room.
+ * A full file system under state_dir makes them wait too, whatever the policy: dropping
+ * sealed entries would lose rows that a commit can still save. */
 int floe_runner_enforce_spool_limit(struct floe_runner *r)
 {
+	bool was_low = r->lake.disk_low;
+	if (floe_runner_update_room(r)) {
+		if (!was_low)
+			floe_warn("runner: the file system of state_dir %s has %" PRIu64
+				  " bytes free: inputs wait for commits to make room",
+				  r->set.state_dir, r->lake.disk_avail);
+		r->lake.blocked = true;
+		return 0;
+	}
+	if (was_low)
+		floe_info("runner: the file system of state_dir has %" PRIu64
+			  " bytes free again: inputs resume", r->lake.disk_avail);
 	if (spool_bytes(r) <= r->set.spool_max) {
 		r->lake.blocked = false;
 		return 0;
@@ -253,8 +303,9 @@ static void take(struct floe_runner *r, const struct commit_report *rep)
 	if (rep->rc == 0 && rep->committed_seq >= 0)
 		floe_runner_note_committed(r, rep->committed_seq, rep->committed_version,
 					   rep->table_uuid);
-	if (rep->rc == 0 && r->lake.blocked &&
-	    spool_bytes(r) <= r->set.spool_max) {
+	if (rep->rc == 0 && r->lake.blocked && r->lake.disk_low)
+		(void)floe_runner_enforce_spool_limit(r);
+	else if (rep->rc == 0 && r->lake.blocked && spool_bytes(r) <= r->set.spool_max) {
 		floe_info("runner: spool below its limit again: inputs resume");
 		r->lake.blocked = false;
 	}

@@ -161,6 +161,10 @@ struct run_batch {
 	bool seal_needed;		  /* the batch asked to be sealed */
 	bool line_refused;		  /* the batch could not take the current line */
 	int add_error;			  /* why adding failed, for the read loop's message */
+	const char *seal_why;		  /* why the runner asked for the seal (NULL: the batch) */
+	/* Input bytes read since the last seal, and how many the file system of state_dir
+	 * can take into the next seal (floe_runner_update_room). */
+	uint64_t unsealed_bytes, room;
 	struct deferred defer[DEFER_MAX]; /* FIFO of records waiting for a seal */
 	size_t ndefer;
 	/* The input positions where the batch being built starts (those of the last seal, or
@@ -231,6 +235,8 @@ struct run_lake {
 	struct floe_worker *pool;
 	struct floe_pq_offload offload;
 	bool blocked; /* the spool is full: inputs wait (policy block) */
+	bool disk_low; /* state_dir's file system is (nearly) full: inputs wait for commits */
+	uint64_t disk_avail; /* its free bytes when last asked */
 };
 
 /* This installation and what the checkpoint holds, to rewrite it after a commit: the last
@@ -349,6 +355,10 @@ int floe_run_aggs_seal(struct floe_runner *r, uint64_t seq);
  * spool.max_bytes and the metrics with the raw spool's. */
 uint64_t floe_run_aggs_spool_bytes(const struct floe_runner *r);
 uint64_t floe_run_aggs_quarantined(const struct floe_runner *r);
+/* The aggregations' late events over all of them: late (some window's late_events),
+ * those dropped, and those too far ahead of the clock (main thread). */
+void floe_run_aggs_late(const struct floe_runner *r, uint64_t *late, uint64_t *dropped,
+			uint64_t *future);
 /* Policy drop_oldest, once the raw spool has nothing more to drop: drops the
  * aggregations' oldest entries (never a spool's newest, nor those lent to a commit in
  * flight), counted, while the spools together are over the limit. */
@@ -462,5 +472,9 @@ int floe_runner_commit_take(struct floe_runner *r, bool wait, int *rc, uint64_t 
 int floe_runner_rebuild(struct floe_runner *r, uint64_t seq);
 void floe_runner_write_metrics(struct floe_runner *r);
 int floe_runner_enforce_spool_limit(struct floe_runner *r);
+/* Asks state_dir's file system for its free space: sets r->b.room (input bytes the next
+ * seal may take, half of what is free beyond a reserve) and r->lake.disk_low. Returns
+ * whether the disk is low. */
+bool floe_runner_update_room(struct floe_runner *r);
 
 #endif

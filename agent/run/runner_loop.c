@@ -24,6 +24,7 @@
 struct loop {
 	bool once;
 	int64_t last_commit, last_scan, blocked_since;
+	int64_t disk_retry_at, disk_backoff_us; /* a full state_dir disk asked again */
 	/* After a failed commit the next one waits longer (up to 5 minutes), so that an
 	 * unreachable store does not take the time the inputs need for reading. */
 	int64_t commit_backoff_us;
@@ -86,14 +87,17 @@ static int seal(struct floe_runner *r, const char *why)
 	int rc = floe_runner_collect_positions(r, &pos);
 	if (rc == 0)
 		rc = floe_run_aggs_seal(r, r->b.next_seq);
-	if (rc == 0)
-		rc = floe_batch_seal_range(r->b.batch, floe_run_wall_us(r), r->b.from,
-					   r->b.from_len, pos.data, pos.len);
+	if (rc == 0 &&
+	    (rc = floe_batch_seal_range(r->b.batch, floe_run_wall_us(r), r->b.from, r->b.from_len,
+					pos.data, pos.len)) < 0)
+		floe_error("runner: sealing the batch into the spool (%s/spool) failed: %s",
+			   r->set.state_dir, floe_strerror(rc));
 	if (rc == 0)
 		set_from(r, pos.data, pos.len);
 	if (rc == 0) {
 		uint64_t seq = r->b.next_seq++;
 		r->stats.seals++;
+		r->b.unsealed_bytes = 0;
 		floe_info("runner: sealed spool entry %" PRIu64 ": %" PRIu64 " rows (%s)", seq,
 			  rows, why);
 		/* The entry is durable and holds the positions too; the checkpoint must be
@@ -117,8 +121,9 @@ static int settle(struct floe_runner *r)
 	int rc = 0;
 	while (rc == 0 && (r->b.seal_needed || r->b.ndefer)) {
 		bool had = r->b.seal_needed;
-		if (r->b.seal_needed && (rc = seal(r, NULL)))
+		if (r->b.seal_needed && (rc = seal(r, r->b.seal_why)))
 			break;
+		r->b.seal_why = NULL;
 		if ((rc = floe_runner_add_deferred(r)))
 			break;
 		if (!had && !r->b.seal_needed && r->b.ndefer) {
@@ -291,6 +296,15 @@ static int read_inputs(struct floe_runner *r, size_t *progress, bool quiet)
 		else
 			rc = floe_tail_read(r->in.tails[i], READ_BUDGET, floe_runner_on_line, r, &got);
 		*progress += got;
+		/* The batch's files must fit on state_dir's file system: a seal comes before
+		 * they could fill it, so a backlog larger than the disk goes in smaller
+		 * entries, and a full disk makes the inputs wait (enforce_spool_limit). */
+		r->b.unsealed_bytes += got;
+		if (rc >= 0 && r->b.unsealed_bytes >= r->b.room && floe_batch_rows(r->b.batch) > 0 &&
+		    !r->b.seal_needed) {
+			r->b.seal_needed = true;
+			r->b.seal_why = "state_dir's free space";
+		}
 		if (rc < 0 && !r->b.line_refused) {
 			/* A failure of the batch is one of writing into the spool (a full or
 			 * read-only state_dir), not of reading the input. */
@@ -555,11 +569,27 @@ static int while_blocked(struct floe_runner *r, struct loop *l, int64_t now)
 	}
 	if (!l->blocked_since)
 		l->blocked_since = now;
+	/* A full disk that commits cannot free (another writer filled it) is asked again,
+	 * less often the longer it lasts, up to once a minute. */
+	if (r->lake.disk_low && now >= l->disk_retry_at) {
+		l->disk_backoff_us = l->disk_backoff_us ? l->disk_backoff_us * 2 : 1000000;
+		if (l->disk_backoff_us > 60000000)
+			l->disk_backoff_us = 60000000;
+		l->disk_retry_at = now + l->disk_backoff_us;
+		(void)floe_runner_enforce_spool_limit(r);
+		if (!r->lake.blocked)
+			l->disk_backoff_us = 0;
+	}
 	if (!l->once)
 		return 0;
 	int rc = commit_now(r);
 	if (rc == 0 && r->lake.blocked) {
-		floe_error("runner: the spool is full and committing did not make room");
+		if (r->lake.disk_low)
+			floe_error("runner: the file system of state_dir %s has %" PRIu64
+				   " bytes free, and committing did not make room",
+				   r->set.state_dir, r->lake.disk_avail);
+		else
+			floe_error("runner: the spool is full and committing did not make room");
 		rc = FLOE_ELIMIT;
 	}
 	return rc;

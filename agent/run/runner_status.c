@@ -248,6 +248,8 @@ static int runner_metrics(struct floe_runner *r, struct floe_buf *b, uint64_t en
 	const struct floe_runner_stats *st = &r->stats;
 	struct run_status *s = r->status;
 	int64_t since = s->last_commit_us ? s->last_commit_us : s->started_us;
+	uint64_t late, late_dropped, future;
+	floe_run_aggs_late(r, &late, &late_dropped, &future);
 	struct {
 		const char *name, *type, *help;
 		uint64_t v;
@@ -288,6 +290,18 @@ static int runner_metrics(struct floe_runner *r, struct floe_buf *b, uint64_t en
 	     r->alloc.used},
 	    {"floe_memory_peak_bytes", "gauge", "Most bytes allocated at once.", r->alloc.peak},
 	    {"floe_memory_limit_bytes", "gauge", "agent.memory_limit.", r->alloc.limit},
+	    {"floe_state_free_bytes", "gauge",
+	     "Free bytes of state_dir's file system when last asked.", r->lake.disk_avail},
+	    {"floe_state_disk_low", "gauge",
+	     "1 while state_dir's file system is too full for a seal: inputs wait.",
+	     r->lake.disk_low ? 1 : 0},
+	    {"floe_agg_late_events_total", "counter",
+	     "Events of the aggregations that came after their window closed.", late},
+	    {"floe_agg_late_dropped_total", "counter", "Late events dropped (policy drop).",
+	     late_dropped},
+	    {"floe_agg_future_events_total", "counter",
+	     "Events dated further ahead of the clock than max_future_skew (handled as late).",
+	     future},
 	};
 	int rc = 0;
 	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]) && rc == 0; i++)
@@ -300,6 +314,13 @@ static bool healthy(struct floe_runner *r, int64_t now_us, char *why, size_t cap
 {
 	struct run_status *s = r->status;
 	uint64_t spool = floe_spool_bytes(r->lake.spool) + floe_run_aggs_spool_bytes(r);
+	if (r->lake.blocked && r->lake.disk_low) {
+		snprintf(why, cap,
+			 "state_dir's file system full: %" PRIu64 " bytes free; the inputs wait for "
+			 "commits to make room\n",
+			 r->lake.disk_avail);
+		return false;
+	}
 	if (r->lake.blocked) {
 		snprintf(why, cap,
 			 "spool full: %" PRIu64 " bytes, over spool.max_bytes (%" PRIu64

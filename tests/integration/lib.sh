@@ -83,3 +83,15 @@ YAML
 live_files() {
 	"$FLOE_BIN" inspect "$1" | sed -n 's#^  file://\([^ ]*\)  records=.*#\1#p'
 }
+
+# log_has FILE PATTERN [COUNT] [PID]: waits until FILE holds PATTERN on COUNT lines (20 s
+# at most; at once false when PID, if given, has ended first).
+log_has() {
+	local i
+	for i in $(seq 1 200); do
+		[ "$(grep -c -e "$2" "$1" 2>/dev/null)" -ge "${3:-1}" ] && return 0
+		[ -n "${4:-}" ] && ! kill -0 "$4" 2>/dev/null && break
+		sleep 0.1
+	done
+	[ "$(grep -c -e "$2" "$1" 2>/dev/null)" -ge "${3:-1}" ]
+}

@@ -53,7 +53,7 @@ with open('$T/full/in/a.log', 'w') as f:
 	write_config "$T/full.yaml" "$T/full/state" "$T/full/wh" "[\"$T/full/in/*.log\"]"
 	check "a full state_dir exits 1" expect_exit 1 "$FLOE_BIN" run -c "$T/full.yaml" --once
 	check "a full state_dir is named as the spool, not as reading the input" \
-		grep -q "writing input 1's lines into the spool ($T/full/state/spool) failed: No space left" "$T/out"
+		grep -q "into the spool ($T/full/state/spool) failed: No space left" "$T/out"
 	umount "$T/full/state"
 	mount -t tmpfs -o ro tmpfs "$T/full/state"
 	check "a read-only state_dir exits 1" expect_exit 1 "$FLOE_BIN" run -c "$T/full.yaml" --once

@@ -123,13 +123,14 @@ static void teardown(struct fixture *f)
 	floe_config_free(f->cfg);
 }
 
-/* One event at ts seconds with attributes k and v (v may be NULL). */
-static void add(struct fixture *f, double ts, const char *k, const char *v)
+/* One event at ts seconds, read at now seconds (the clock then), with attributes k and v
+ * (v may be NULL). */
+static void add_read_at(struct fixture *f, double ts, double now, const char *k, const char *v)
 {
 	const char *keys[2] = {"k", "v"}, *vals[2] = {k, v};
 	size_t klens[2] = {1, 1}, vlens[2] = {k ? strlen(k) : 0, v ? strlen(v) : 0};
 	struct floe_record r = {.ts = (int64_t)(ts * SEC),
-				.received_at = (int64_t)(ts * SEC),
+				.received_at = (int64_t)(now * SEC),
 				.host = {"h", 1},
 				.message = {"m", 1},
 				.nattrs = v ? 2 : 1,
@@ -138,6 +139,12 @@ static void add(struct fixture *f, double ts, const char *k, const char *v)
 				.attr_vals = vals,
 				.attr_val_lens = vlens};
 	assert_int_equal(floe_agg_add(f->g, &r, collect, &f->sink), 0);
+}
+
+/* One event at ts seconds, read then. */
+static void add(struct fixture *f, double ts, const char *k, const char *v)
+{
+	add_read_at(f, ts, ts, k, v);
 }
 
 static const struct row *find(const struct sink *s, int64_t start_s, const char *key)
@@ -193,6 +200,58 @@ static void late_case(bool oldest_open)
 	}
 	assert_int_equal(floe_agg_stats(f.g)->late, 2);
 	teardown(&f);
+}
+
+/* An event dated far ahead of the clock (2099, or max_future_skew and a second) neither
+ * moves the watermark nor opens a window: the real events after it are aggregated as
+ * usual, and it is counted and handled as a late event (dropped, or with oldest_open in
+ * the oldest open window). One within the skew is an ordinary event. */
+static void future_case(bool oldest_open)
+{
+	struct fixture f;
+	char yaml[512];
+	snprintf(yaml, sizeof(yaml),
+		 "aggregations: [{name: a, window: 10s, late: %s, max_future_skew: 1m, "
+		 "group_by: [k], metrics: [count]}]\n",
+		 oldest_open ? "oldest_open" : "drop");
+	setup(&f, yaml);
+	const double y2099 = 4070908800.0; /* 2099-01-01T00:00:00Z */
+	add_read_at(&f, 100, 100, "a", NULL);
+	add_read_at(&f, y2099, 101, "x", NULL);	/* the clock says 101 */
+	add_read_at(&f, 100 + 61, 100, "x", NULL); /* 61 s ahead of the clock: over the skew */
+	for (int i = 0; i < 1000; i++)
+		add_read_at(&f, 100 + i / 100.0, 100 + i / 100.0, "a", NULL);
+	assert_int_equal(f.sink.n, 0); /* no window closed: the watermark is at 109.99 */
+	add_read_at(&f, 140, 140, "b", NULL);	/* the watermark passes 110: [100, 110) closes */
+	add_read_at(&f, 150, 91, "b", NULL);	/* 59 s ahead: within the skew, an ordinary event */
+	const struct row *r = find(&f.sink, 100, "a");
+	assert_int_equal(r->v[0], 1001);
+	assert_false(r->partial);
+	assert_int_equal(floe_agg_stats(f.g)->future, 2);
+	assert_int_equal(floe_agg_stats(f.g)->late, 2);
+	assert_int_equal(floe_agg_stats(f.g)->late_dropped, oldest_open ? 0 : 2);
+	if (oldest_open) {
+		r = find(&f.sink, 100, "x"); /* routed to the oldest open window */
+		assert_int_equal(r->v[0], 2);
+	}
+	for (size_t i = 0; i < f.sink.n; i++)
+		assert_true(f.sink.rows[i].start < 200 * SEC);
+	assert_int_equal(floe_agg_flush(f.g, collect, &f.sink), 0);
+	for (size_t i = 0; i < f.sink.n; i++)
+		assert_true(f.sink.rows[i].start < 200 * SEC);
+	teardown(&f);
+}
+
+static void test_future_drop(void **state)
+{
+	(void)state;
+	future_case(false);
+}
+
+static void test_future_oldest_open(void **state)
+{
+	(void)state;
+	future_case(true);
 }
 
 /* Numbers parsed from strings: whole numbers of up to 15 digits take a path of their own,
@@ -549,6 +608,8 @@ int main(void)
 	    cmocka_unit_test(test_number_edges),
 	    cmocka_unit_test(test_late_drop),
 	    cmocka_unit_test(test_late_oldest_open),
+	    cmocka_unit_test(test_future_drop),
+	    cmocka_unit_test(test_future_oldest_open),
 	    cmocka_unit_test(test_hopping),
 	    cmocka_unit_test(test_overflow_fixed_memory),
 	    cmocka_unit_test(test_quantiles_where),

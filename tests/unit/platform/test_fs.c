@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -423,6 +424,51 @@ static void test_read_access(void **state)
 	assert_int_equal(floe_fs_open_read(at("absent"), &fd), -ENOENT);
 }
 
+/* One holder at a time, named by its process id; a holder that dies (here: a child
+ * killed while holding it) frees the lock without anyone removing the file. */
+static void test_lock(void **state)
+{
+	int fd = -1, fd2 = -1;
+	long holder = -1;
+	assert_int_equal(floe_fs_lock(at("lock"), &fd, &holder), 0);
+	assert_true(fd >= 0);
+	assert_int_equal(floe_fs_lock(at("lock"), &fd2, &holder), -EWOULDBLOCK);
+	assert_int_equal(holder, (long)getpid());
+	floe_fs_unlock(fd);
+	assert_int_equal(floe_fs_lock(at("lock"), &fd, &holder), 0);
+	floe_fs_unlock(fd);
+	int gate[2], ready[2];
+	assert_int_equal(pipe(gate), 0);
+	assert_int_equal(pipe(ready), 0);
+	pid_t child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		int cfd;
+		long h;
+		char c = floe_fs_lock(at("lock"), &cfd, &h) == 0 ? 'y' : 'n';
+		if (write(ready[1], &c, 1) != 1)
+			_exit(1);
+		(void)read(gate[0], &c, 1); /* held until the parent kills this process */
+		_exit(0);
+	}
+	char c = 0;
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	assert_int_equal(c, 'y');
+	assert_int_equal(floe_fs_lock(at("lock"), &fd, &holder), -EWOULDBLOCK);
+	assert_int_equal(holder, (long)child);
+	kill(child, SIGKILL);
+	int status;
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_int_equal(floe_fs_lock(at("lock"), &fd, &holder), 0);
+	assert_int_equal(floe_fs_exists(at("lock")), 1);
+	floe_fs_unlock(fd);
+	floe_fs_unlock(-1);
+	close(gate[0]);
+	close(gate[1]);
+	close(ready[0]);
+	close(ready[1]);
+}
+
 static int glob_cb(void *ctx, const char *path)
 {
 	struct names *s = ctx;
@@ -467,6 +513,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_dirs_and_moves, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_read_access, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_glob, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_lock, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,58 @@
+/* A configuration against the tables it would write to: an aggregation whose group_by or
+ * metrics changed makes other columns than its existing table holds, and no schema
+ * evolution exists yet to take them, so it is refused before it runs (at `floe check`,
+ * and at a SIGHUP while the old configuration still runs), not at the start of its
+ * runner. */
+#include "agent/run/tables_check.h"
+
+#include "agent/agg/aggregator.h"
+#include "agent/config/config.h"
+#include "agent/lake/table.h"
+#include "agent/lake/warehouse.h"
+#include "agent/schema/aggtable.h"
+#include "formats/base/error.h"
+#include "platform/store.h"
+
+#include <stdio.h>
+
+/* Aggregation i against its table, if the table exists. */
+static int check_agg(const struct floe_config *cfg, size_t i, struct floe_store *st,
+		     struct floe_err *err)
+{
+	const struct floe_config_agg *c = &cfg->aggs[i];
+	char prefix[512];
+	struct floe_aggtable *cols = NULL;
+	struct floe_table *t = NULL;
+	struct floe_err e = {0};
+	snprintf(prefix, sizeof(prefix), "%s/%s", cfg->lake.namespace, c->table);
+	int rc = floe_table_load(NULL, st, prefix, &t, &e);
+	if (rc == FLOE_ENOTFOUND)
+		return 0;
+	if (rc == 0 && (rc = floe_agg_table_of(NULL, c, &cols, &e)) == 0)
+		rc = floe_aggtable_schema_check(cols, floe_table_meta(t), &e);
+	if (rc == FLOE_ESCHEMA)
+		floe_err_set(err, rc,
+			     "aggregations[%zu] '%s': table %s/%s in %s cannot take its rows: %s; "
+			     "a table's columns do not change yet: keep the aggregation's group_by "
+			     "and metrics, or give it another table (aggregations[].table)",
+			     i, c->name, cfg->lake.namespace, c->table, cfg->lake.warehouse,
+			     floe_err_text(&e, rc));
+	else if (rc)
+		floe_err_set(err, rc, "aggregations[%zu] '%s': table %s/%s: %s", i, c->name,
+			     cfg->lake.namespace, c->table, floe_err_text(&e, rc));
+	floe_aggtable_free(cols);
+	floe_table_free(t);
+	return rc;
+}
+
+int floe_run_check_tables(const struct floe_config *cfg, struct floe_err *err)
+{
+	if (cfg->naggs == 0)
+		return 0;
+	struct floe_store *st = NULL;
+	int rc = floe_warehouse_open(NULL, cfg, false, &st, err);
+	for (size_t i = 0; rc == 0 && i < cfg->naggs; i++)
+		rc = check_agg(cfg, i, st, err);
+	floe_store_free(st);
+	return rc;
+}
