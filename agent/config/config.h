@@ -114,6 +114,21 @@ struct floe_table_props {
 	uint32_t min_snapshots;		/* history.expire.min-snapshots-to-keep, default 1 */
 	uint32_t previous_versions_max; /* write.metadata.previous-versions-max, default 100 */
 	bool delete_after_commit;	/* write.metadata.delete-after-commit.enabled, default false */
+	/* The keys the configuration file left out (FLOE_PROP_* bits; 0 when the struct is
+	 * filled by hand: every value above is meant). A table floe creates gets floe's
+	 * defaults for an unattended writer where these are left out, the values above
+	 * elsewhere; an existing table's own properties win over both (agent/lake/table.c). */
+	uint32_t unset;
+};
+
+enum {
+	FLOE_PROP_MERGE_ENABLED = 1u << 0,
+	FLOE_PROP_MERGE_MIN_COUNT = 1u << 1,
+	FLOE_PROP_MERGE_TARGET_BYTES = 1u << 2,
+	FLOE_PROP_MAX_SNAPSHOT_AGE = 1u << 3,
+	FLOE_PROP_MIN_SNAPSHOTS = 1u << 4,
+	FLOE_PROP_PREVIOUS_VERSIONS_MAX = 1u << 5,
+	FLOE_PROP_DELETE_AFTER_COMMIT = 1u << 6,
 };
 
 struct floe_config_table {

@@ -84,7 +84,24 @@ static const struct floe_key prop_keys[] = {
      .choices = bool_names,
      .help = "delete metadata files that fall off the metadata-log"},
 };
-static const struct floe_key_section prop_section = FLOE_KEY_SECTION(prop_keys, NULL, NULL);
+/* Records which keys the file left out: a table floe creates gets floe's own defaults
+ * for an unattended writer there and the file's values elsewhere (agent/lake/table.c),
+ * while the defaults above stay Iceberg's, which a table created elsewhere lives by.
+ * Bit i is prop_keys[i] (the FLOE_PROP_* order). */
+static int props_post(struct floe_config_ctx *ctx, const struct floe_cnode *map, const char *path,
+		      char *base)
+{
+	(void)ctx;
+	(void)path;
+	struct floe_table_props *p = (struct floe_table_props *)(void *)base;
+	p->unset = 0;
+	for (size_t i = 0; i < sizeof(prop_keys) / sizeof(prop_keys[0]); i++)
+		if (!floe_keymap_find_value(map, prop_keys[i].name))
+			p->unset |= 1u << i;
+	return 0;
+}
+static const struct floe_key_section prop_section =
+    FLOE_KEY_SECTION(prop_keys, props_post, NULL);
 
 /* ---- the key table ------------------------------------------------------------------ */
 

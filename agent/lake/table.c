@@ -20,6 +20,69 @@
 #include <string.h>
 #include <time.h>
 
+/* What a table floe creates is given, so that its metadata stays bounded with no
+ * maintenance job beside the writer, whichever engine commits to it next: Iceberg's
+ * defaults keep every metadata.json ever written (delete-after-commit off) and five
+ * days of snapshots, each metadata.json holding all of them, which at one commit a
+ * minute is gigabytes a day on a device's storage. An hour of snapshots still lets a
+ * reader travel an hour back. A key the configuration sets is written with its value
+ * instead. Once the table exists, its properties win over the configuration's (as
+ * they do for every engine), and floe never writes them again. */
+static const struct {
+	const char *key;
+	uint32_t bit;
+	const char *unattended; /* floe's value when not configured */
+} create_props[] = {
+    {"write.metadata.delete-after-commit.enabled", FLOE_PROP_DELETE_AFTER_COMMIT, "true"},
+    {"write.metadata.previous-versions-max", FLOE_PROP_PREVIOUS_VERSIONS_MAX, "10"},
+    {"history.expire.max-snapshot-age-ms", FLOE_PROP_MAX_SNAPSHOT_AGE, "3600000"},
+    {"history.expire.min-snapshots-to-keep", FLOE_PROP_MIN_SNAPSHOTS, "10"},
+};
+#define CREATE_PROPS (sizeof(create_props) / sizeof(create_props[0]))
+
+/* The configured value of create_props[i] as the table writes it. */
+static void configured_prop(const struct floe_table_props *p, size_t i, char *out, size_t cap)
+{
+	uint64_t v = 0;
+	switch (create_props[i].bit) {
+	case FLOE_PROP_DELETE_AFTER_COMMIT:
+		v = p->delete_after_commit;
+		break;
+	case FLOE_PROP_PREVIOUS_VERSIONS_MAX:
+		v = p->previous_versions_max;
+		break;
+	case FLOE_PROP_MAX_SNAPSHOT_AGE:
+		v = p->max_snapshot_age_ms;
+		break;
+	case FLOE_PROP_MIN_SNAPSHOTS:
+		v = p->min_snapshots;
+		break;
+	}
+	if (create_props[i].bit == FLOE_PROP_DELETE_AFTER_COMMIT)
+		snprintf(out, cap, "%s", v ? "true" : "false");
+	else
+		snprintf(out, cap, "%" PRIu64, v);
+}
+
+/* Fills kv with the properties of a new table (values in num when configured); returns
+ * how many. */
+static size_t new_table_props(const struct floe_table_props *p, struct floe_ice_kv *kv,
+			      char (*num)[24])
+{
+	size_t n = 0;
+	kv[n++] = (struct floe_ice_kv){"write.format.default", "parquet"};
+	kv[n++] = (struct floe_ice_kv){"write.parquet.compression-codec", "zstd"};
+	for (size_t i = 0; i < CREATE_PROPS; i++) {
+		if (p && !(p->unset & create_props[i].bit)) {
+			configured_prop(p, i, num[i], sizeof(num[i]));
+			kv[n++] = (struct floe_ice_kv){create_props[i].key, num[i]};
+		} else {
+			kv[n++] = (struct floe_ice_kv){create_props[i].key, create_props[i].unattended};
+		}
+	}
+	return n;
+}
+
 static int create_table(struct floe_table *t)
 {
 	size_t nfields = t->opt.nfields;
@@ -28,10 +91,9 @@ static int create_table(struct floe_table *t)
 	struct floe_ice_partition_field pf[FLOE_PART_MAX];
 	char tnames[FLOE_PART_MAX][24];
 	floe_part_spec_fields(t->opt.spec, pf, tnames);
-	const struct floe_ice_kv props[] = {
-		{"write.format.default", "parquet"},
-		{"write.parquet.compression-codec", "zstd"},
-	};
+	struct floe_ice_kv props[2 + CREATE_PROPS];
+	char num[CREATE_PROPS][24];
+	size_t nprops = new_table_props(t->opt.props, props, num);
 	char uuid[37];
 	int rc = floe_env_uuid4(t->rand, uuid);
 	if (rc)
@@ -40,7 +102,7 @@ static int create_table(struct floe_table *t)
 	struct floe_buf b;
 	floe_buf_init(&b, t->alloc, FLOE_TABLE_METADATA_MAX);
 	rc = floe_ice_meta_create(t->alloc, uuid, t->location, fields, nfields, pf, t->opt.spec->n,
-				  props, 2, t->clock->wall_us(t->clock->ctx) / 1000, &m);
+				  props, nprops, t->clock->wall_us(t->clock->ctx) / 1000, &m);
 	if (rc == 0)
 		rc = floe_ice_meta_write(m, &b);
 	if (rc == 0) {

@@ -79,6 +79,45 @@ bool floe_pq_bloom_check(const struct floe_pq_bloom *b, uint64_t h)
 	return true;
 }
 
+/* A filter sized by floe_pq_bloom_size holds at most 8 * nbytes / 10 values. Each value
+ * sets one bit in each of the eight words of its block, so each word lane of the filter
+ * (nbytes bits across the blocks) takes one bit per value, and at that load a fraction
+ * 1 - e^-0.8 = 55.07 % of the bits is set. */
+#define FILL_MAX_PER_10K 5507u
+
+/* Ones among the bits the filter of half the size would have: block j of the half is
+ * blocks 2j and 2j + 1 or-ed together. */
+static uint64_t ones_folded(const struct floe_pq_bloom *b)
+{
+	uint64_t n = 0;
+	for (size_t at = 0; at < b->nbytes; at += 64) {
+		for (size_t k = 0; k < 32; k += 8) {
+			uint64_t x, y;
+			memcpy(&x, b->bits + at + k, 8);
+			memcpy(&y, b->bits + at + 32 + k, 8);
+			n += (uint64_t)__builtin_popcountll(x | y);
+		}
+	}
+	return n;
+}
+
+void floe_pq_bloom_shrink(struct floe_pq_bloom *b)
+{
+	/* With z = nbytes / 32 a power of two, block_of is the top log2(z) bits of the
+	 * hash's high half, so halving the filter maps block i to block i / 2: the folded
+	 * filter is bit for bit the one these values would have made at half the size. */
+	while (b->nbytes > FLOE_PQ_BLOOM_MIN) {
+		size_t half = b->nbytes / 2;
+		if (ones_folded(b) * 10000u > (uint64_t)half * 8u * FILL_MAX_PER_10K)
+			break;
+		for (size_t j = 0; j < half / 32; j++)
+			for (size_t k = 0; k < 32; k++)
+				b->bits[j * 32 + k] =
+				    (uint8_t)(b->bits[2 * j * 32 + k] | b->bits[(2 * j + 1) * 32 + k]);
+		b->nbytes = half;
+	}
+}
+
 int floe_pq_bloom_write(const struct floe_pq_bloom *b, struct floe_buf *out)
 {
 	struct floe_thrift t;

@@ -32,6 +32,12 @@ void floe_pq_bloom_fini(struct floe_pq_bloom *b);
 uint64_t floe_pq_bloom_hash(const void *p, size_t n);
 void floe_pq_bloom_insert(struct floe_pq_bloom *b, uint64_t h);
 bool floe_pq_bloom_check(const struct floe_pq_bloom *b, uint64_t h);
+/* Halves the filter while the half would be no fuller than floe_pq_bloom_size's sizing
+ * allows (about 10 bits per value): a filter made before its values' count was known
+ * ends up the size their real distinct count asks for, with the same false-positive
+ * rate, and holds exactly what a filter of that size would. The bits stay allocated
+ * (fini frees them); nbytes shrinks. */
+void floe_pq_bloom_shrink(struct floe_pq_bloom *b);
 /* Appends the BloomFilterHeader (Thrift compact) and the bitset to out. */
 int floe_pq_bloom_write(const struct floe_pq_bloom *b, struct floe_buf *out);
 

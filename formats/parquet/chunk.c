@@ -442,7 +442,11 @@ int floe_pq_chunk_finish(struct floe_pq_chunk *c, struct floe_pq_chunk_meta *m,
 		c->m.dict_len = (int64_t)c->dict_page.len;
 		c->m.dict_entries = (int32_t)floe_pq_dict_count(&c->dict);
 	}
-	if (c->o.bloom && !c->bloom_live && c->bloom.bits == NULL && c->m.num_values > 0) {
+	/* A filter made when the dictionary stopped counting was sized from an estimate:
+	 * now the values are all in, it shrinks to what they need. */
+	if (c->bloom_live)
+		floe_pq_bloom_shrink(&c->bloom);
+	else if (c->o.bloom && c->bloom.bits == NULL && c->m.num_values > 0) {
 		/* The dictionary held every distinct value: the filter's size is exact. */
 		uint32_t n = floe_pq_dict_count(&c->dict);
 		if ((rc = bloom_from_dict(c, floe_pq_bloom_size(n, c->o.bloom_max))))

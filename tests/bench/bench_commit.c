@@ -6,15 +6,19 @@
  * commit latency p50 and p99 (wall time of floe_table_commit alone: the seal is not
  * timed), the metadata bytes written per commit (metadata.json, manifest lists and
  * manifests, counted by a store that wraps the local one), and the current metadata.json
- * size and snapshot count. The data file's copy into the warehouse is in the latency,
- * not in the bytes.
+ * size and snapshot count, the files and bytes in metadata/ on disk, and the CPU time of
+ * a commit (mean over the window). The data file's copy into the warehouse is in the
+ * latency, not in the bytes.
  *
- * usage: bench_commit DIR on|off INTERVAL_S MAX_AGE_MS SECONDS CHECKPOINT...
+ * usage: bench_commit DIR on|off|defaults INTERVAL_S MAX_AGE_MS SECONDS CHECKPOINT...
  *   on:  Iceberg's default merging and expiry (min-count-to-merge 100, target 8 MiB,
  *        max snapshot age MAX_AGE_MS (0 = the 5-day default), 1 snapshot kept at least,
  *        100 metadata-log entries), and delete-after-commit on so that the run does not
  *        keep every metadata.json it wrote on disk (it changes nothing written);
- *   off: neither merging nor expiry (what floe did before issue 15).
+ *   off: neither merging nor expiry (what floe did before issue 15);
+ *   defaults: a configuration without properties (Iceberg's defaults, none of them set
+ *        in the file): the table floe creates gets floe's own properties for an
+ *        unattended writer, and goes by them (MAX_AGE_MS is not used).
  * The run stops at the last checkpoint, or at the first checkpoint after SECONDS of
  * committing (the "off" series grows quadratically). Prints figures only. */
 #include "agent/config/config.h"
@@ -34,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -151,11 +156,35 @@ static void no_sleep(void *ctx, unsigned ms)
 	(void)ms;
 }
 
-static double now_s(void)
+static double clock_s(clockid_t id)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double now_s(void)
+{
+	return clock_s(CLOCK_MONOTONIC);
+}
+
+/* Files and bytes in the directory dir (not below). */
+static void dir_usage(const char *dir, uint64_t *files, uint64_t *bytes)
+{
+	*files = *bytes = 0;
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	for (struct dirent *e; (e = readdir(d));) {
+		char path[768];
+		struct stat st;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+			(*files)++;
+			*bytes += (uint64_t)st.st_size;
+		}
+	}
+	closedir(d);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -183,33 +212,42 @@ static int seal(struct floe_batch *b, uint64_t seq)
 	return floe_batch_seal(b, sim_wall, pos, sizeof(pos));
 }
 
-static void report(const char *mode, uint64_t n, double *lat, uint64_t *bytes, size_t w, struct floe_table *t,
-		   const char *wh)
+static void report(const char *mode, uint64_t n, double *lat, double *cpu, uint64_t *bytes, size_t w,
+		   struct floe_table *t, const char *wh)
 {
-	double sorted[WINDOW];
-	uint64_t sum = 0;
+	double sorted[WINDOW], cpu_sum = 0;
+	uint64_t sum = 0, files, dir_bytes;
+	for (size_t i = 0; i < w; i++)
+		cpu_sum += cpu[i];
 	memcpy(sorted, lat, w * sizeof(*lat));
 	qsort(sorted, w, sizeof(*sorted), cmp_double);
 	for (size_t i = 0; i < w; i++)
 		sum += bytes[i];
 	char path[512];
 	snprintf(path, sizeof(path), "%s/default/logs/metadata/v%" PRId64 ".metadata.json", wh, floe_table_version(t));
-	printf("%-4s %7" PRIu64 " commits: latency p50 %7.2f ms p99 %7.2f ms, metadata %9.0f bytes/commit, "
-	       "metadata.json %8" PRIu64 " bytes, %5zu snapshots\n",
-	       mode, n, sorted[w / 2] * 1e3, sorted[(w * 99) / 100] * 1e3, (double)sum / (double)w, file_size(path),
-	       floe_ice_meta_snapshot_count(floe_table_meta(t)));
+	uint64_t json = file_size(path);
+	snprintf(path, sizeof(path), "%s/default/logs/metadata", wh);
+	dir_usage(path, &files, &dir_bytes);
+	printf("%-4s %7" PRIu64 " commits: latency p50 %7.2f ms p99 %7.2f ms, cpu %6.2f ms/commit, "
+	       "metadata %9.0f bytes/commit, metadata.json %8" PRIu64 " bytes, %5zu snapshots, "
+	       "metadata/ %6" PRIu64 " files %11" PRIu64 " bytes\n",
+	       mode, n, sorted[w / 2] * 1e3, sorted[(w * 99) / 100] * 1e3, cpu_sum / (double)w * 1e3,
+	       (double)sum / (double)w, json, floe_ice_meta_snapshot_count(floe_table_meta(t)), files,
+	       dir_bytes);
 	fflush(stdout);
 }
 
 int main(int argc, char **argv)
 {
 	if (argc < 7) {
-		fprintf(stderr, "usage: bench_commit DIR on|off INTERVAL_S MAX_AGE_MS SECONDS CHECKPOINT...\n");
+		fprintf(stderr, "usage: bench_commit DIR on|off|defaults INTERVAL_S MAX_AGE_MS SECONDS "
+				"CHECKPOINT...\n");
 		return 2;
 	}
 	floe_log_set_level(FLOE_LOG_WARN);
 	const char *dir = argv[1];
-	bool on = strcmp(argv[2], "on") == 0;
+	bool defaults = strcmp(argv[2], "defaults") == 0;
+	bool on = defaults || strcmp(argv[2], "on") == 0;
 	int64_t interval_us = atoll(argv[3]) * 1000000LL;
 	uint64_t max_age = strtoull(argv[4], NULL, 10);
 	double budget = atof(argv[5]);
@@ -245,6 +283,12 @@ int main(int argc, char **argv)
 	    .previous_versions_max = 100,
 	    .delete_after_commit = true,
 	};
+	if (defaults) {
+		/* What the configuration gives when the file sets no property. */
+		props.max_snapshot_age_ms = 5 * 86400 * 1000ULL;
+		props.delete_after_commit = false;
+		props.unset = ~0u;
+	}
 	sim_wall = 1700000000000000LL;
 	struct floe_clock clock = {fake_wall, fake_wall, no_sleep, NULL};
 	struct floe_table_options o = {
@@ -262,7 +306,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_commit: %s\n", floe_err_text(&err, err.code));
 		return 1;
 	}
-	static double lat[WINDOW];
+	static double lat[WINDOW], cpu[WINDOW];
 	static uint64_t bytes[WINDOW];
 	double start = now_s();
 	uint64_t n = 0;
@@ -277,9 +321,11 @@ int main(int argc, char **argv)
 				break;
 			}
 			uint64_t b0 = cs.meta_bytes;
+			double c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
 			double t0 = now_s();
 			int rc = floe_table_commit(t, spool, &e, 1, &err);
 			double t1 = now_s();
+			cpu[n % WINDOW] = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
 			if (rc == 0)
 				rc = floe_spool_remove(spool, e);
 			floe_spool_entry_free(&alloc, e);
@@ -293,7 +339,7 @@ int main(int argc, char **argv)
 			sim_wall += interval_us;
 		}
 		if (status == 0)
-			report(argv[2], n, lat, bytes, n < WINDOW ? n : WINDOW, t, wh);
+			report(argv[2], n, lat, cpu, bytes, n < WINDOW ? n : WINDOW, t, wh);
 		if (now_s() - start > budget) {
 			if (cp + 1 < argc)
 				printf("%-4s stopped after %" PRIu64 " commits: over %.0f s\n", argv[2], n, budget);

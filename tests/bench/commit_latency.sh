@@ -3,7 +3,11 @@
 # (issue 15, item 6): tests/bench/bench_commit.c commits tiny batches through the agent's
 # commit path (floe_table_commit) into a local warehouse, with a simulated clock moving
 # INTERVAL seconds per commit, and prints figures over the last 500 commits before each
-# checkpoint. Three series, each on a fresh table:
+# checkpoint (and the files and bytes in metadata/ at the checkpoint, and CPU per commit).
+# Four series, each on a fresh table:
+#   defaults: a configuration without properties: the table floe creates gets floe's
+#             properties for an unattended writer (1 h snapshot age, old metadata files
+#             deleted, see README "Table properties");
 #   on, 5 d:  merging and expiry with Iceberg's defaults (history.expire.max-snapshot-age-ms
 #             5 days: at one commit a minute the table keeps 7,200 snapshots);
 #   on, 1 h:  the same with a 1-hour snapshot age (60 snapshots kept at one a minute);
@@ -31,6 +35,7 @@ run() {
 	echo "-- $name"
 	"$BIN" "$W/t" "$mode" "$INTERVAL" "$age" "$BUDGET" "$@" | sed "s/^/   /"
 }
+run "no properties configured (floe's on the table it creates)" defaults 0 "$@"
 run "merging and expiry on, Iceberg defaults (5 d snapshot age)" on 0 "$@"
 run "merging and expiry on, 1 h snapshot age" on 3600000 "$@"
 run "merging and expiry off" off 0 "$@"

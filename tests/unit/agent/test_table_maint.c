@@ -209,6 +209,111 @@ static void test_unmergeable_commits_unmerged(void **state)
 	floe_table_free(a);
 }
 
+/* Files and bytes in the table's metadata directory. */
+static void meta_usage(struct fixture *f, long long *files, long long *bytes)
+{
+	DIR *d = opendir(f->meta);
+	assert_non_null(d);
+	*files = *bytes = 0;
+	for (struct dirent *e; (e = readdir(d));) {
+		char path[512];
+		struct stat st;
+		snprintf(path, sizeof(path), "%s/%s", f->meta, e->d_name);
+		if (e->d_name[0] == '.' || stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+			continue;
+		(*files)++;
+		*bytes += st.st_size;
+	}
+	closedir(d);
+}
+
+/* The table properties of a configuration whose tables section says props_yaml. */
+static struct floe_config *config_with(struct fixture *f, const char *props_yaml)
+{
+	char yaml[1024];
+	snprintf(yaml, sizeof(yaml),
+		 "inputs:\n  - type: tail\n    paths: [/x.log]\n%s", props_yaml);
+	struct floe_config *cfg = NULL;
+	struct floe_err err;
+	assert_int_equal(
+	    floe_config_parse(&f->alloc, "t.yaml", yaml, strlen(yaml), "host-1", &cfg, &err), 0);
+	return cfg;
+}
+
+static const char *prop(const struct floe_table *t, const char *key)
+{
+	const char *v = floe_ice_meta_property(floe_table_meta(t), key);
+	return v ? v : "(none)";
+}
+
+/* A table created with a configuration that sets no properties gets floe's properties
+ * for an unattended writer, and its metadata directory stops growing: at one commit a
+ * minute (commit_interval's default), commits 151-300 leave at most 10 % more files and
+ * 25 % more bytes than commits 1-150 did at their largest. (Not nothing more: with no
+ * compaction here, the manifests list every live data file, one more a commit, and
+ * merging keeps a few more manifests as they grow.) With Iceberg's defaults it grew by
+ * three files a commit (metadata.json, manifest list, manifest), twice as many in the
+ * second half, and quadratically in bytes. */
+static void test_created_table_bounded(void **state)
+{
+	struct fixture *f = *state;
+	struct floe_config *cfg = config_with(f, "");
+	f->rand.fill = wide_fill;
+	struct floe_table *a = open_as(f, "agent-a", INST_A, &cfg->logs.props);
+	assert_string_equal(prop(a, "write.metadata.delete-after-commit.enabled"), "true");
+	assert_string_equal(prop(a, "write.metadata.previous-versions-max"), "10");
+	assert_string_equal(prop(a, "history.expire.max-snapshot-age-ms"), "3600000");
+	assert_string_equal(prop(a, "history.expire.min-snapshots-to-keep"), "10");
+	long long files_max[2] = {0, 0}, bytes_max[2] = {0, 0};
+	for (uint64_t seq = 1; seq <= 300; seq++) {
+		commit(f, a, seq, 0);
+		f->wall_us += 59 * 1000000LL;
+		long long files, bytes;
+		meta_usage(f, &files, &bytes);
+		int half = seq > 150;
+		if (files > files_max[half])
+			files_max[half] = files;
+		if (bytes > bytes_max[half])
+			bytes_max[half] = bytes;
+	}
+	print_message("metadata/: at most %lld files, %lld bytes in commits 1-150; "
+		      "%lld files, %lld bytes in 151-300\n",
+		      files_max[0], bytes_max[0], files_max[1], bytes_max[1]);
+	assert_true(files_max[1] * 10 <= files_max[0] * 11);
+	assert_true(bytes_max[1] * 4 <= bytes_max[0] * 5);
+	assert_int_equal(floe_table_committed_seq(a, INST_A), 300);
+	floe_table_free(a);
+	floe_config_free(cfg);
+}
+
+/* Properties in the configuration go on a table floe creates in place of floe's; a
+ * table that exists keeps its own, and floe goes by them. */
+static void test_created_table_props(void **state)
+{
+	struct fixture *f = *state;
+	struct floe_config *cfg = config_with(
+	    f, "tables:\n  logs:\n    properties:\n"
+	       "      history.expire.max-snapshot-age-ms: 2h\n"
+	       "      write.metadata.delete-after-commit.enabled: false\n");
+	struct floe_table *a = open_as(f, "agent-a", INST_A, &cfg->logs.props);
+	assert_string_equal(prop(a, "history.expire.max-snapshot-age-ms"), "7200000");
+	assert_string_equal(prop(a, "write.metadata.delete-after-commit.enabled"), "false");
+	assert_string_equal(prop(a, "write.metadata.previous-versions-max"), "10");
+	floe_table_free(a);
+	/* Opened again with a configuration without properties: nothing is rewritten, and
+	 * old metadata files stay, as the table says. */
+	struct floe_config *plain = config_with(f, "");
+	a = open_as(f, "agent-a", INST_A, &plain->logs.props);
+	for (uint64_t seq = 1; seq <= 15; seq++)
+		commit(f, a, seq, 0);
+	assert_string_equal(prop(a, "history.expire.max-snapshot-age-ms"), "7200000");
+	assert_string_equal(prop(a, "write.metadata.delete-after-commit.enabled"), "false");
+	assert_int_equal(count_meta(f, ".metadata.json"), 16);
+	floe_table_free(a);
+	floe_config_free(plain);
+	floe_config_free(cfg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -216,6 +321,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_unmergeable_commits_unmerged, setup, fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_merge_rewrites_bounded, setup, fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_memory_flat, setup, fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_created_table_bounded, setup, fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_created_table_props, setup, fixture_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,6 @@
 /* Parquet writer: files written into memory are checked by a minimal Thrift compact
  * reader (test-only, skips what it does not know) and a minimal page decoder. */
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +17,7 @@
 #include "formats/base/buf.h"
 #include "formats/base/crc.h"
 #include "formats/base/error.h"
+#include "formats/parquet/bloom.h"
 #include "formats/parquet/bound.h"
 #include "formats/parquet/utf8.h"
 #include "formats/parquet/writer.h"
@@ -957,6 +959,67 @@ static void test_two_row_groups(void **state)
 	free(m.p);
 }
 
+/* Bloom filters follow the chunk's distinct values, not the configured estimate: host
+ * (two values, the dictionary counts them) and message (one value per row: the chunk
+ * goes PLAIN, the filter is made before its count is known) at 1 to 20,000 rows. Each
+ * filter is at most twice the size floe_pq_bloom_size gives for the real count, holds
+ * every value, and keeps about 1 % false positives. A one-row file stays under 4 KiB. */
+static void test_bloom_follows_distinct_count(void **state)
+{
+	(void)state;
+	static const struct floe_pq_bloom_column bloom[] = {{3, 0}, {11, 0}};
+	static const int counts[] = {1, 10, 100, 1000, 20000};
+	for (size_t k = 0; k < sizeof(counts) / sizeof(counts[0]); k++) {
+		int rows = counts[k];
+		struct floe_alloc a;
+		floe_alloc_init(&a, 0);
+		struct mem m = {0};
+		struct floe_pq_options o = {
+		    .codec = FLOE_PQ_ZSTD, .bloom = bloom, .bloom_count = 2};
+		assert_int_equal(write_log(&a, &o, rows, &m, NULL), 0);
+		if (rows == 1)
+			assert_true(m.n < 4096);
+		int root = footer(&m);
+		int c0 = fld(elem(fld(root, 4), 0), 1);
+		int64_t off[2] = {-1, -1};
+		for (int c = nodes[c0].child; c >= 0; c = nodes[c].next) {
+			int md = fld(c, 3);
+			if (fld(md, 14) >= 0)
+				off[off[0] < 0 ? 0 : 1] = ival(md, 14);
+		}
+		assert_true(off[0] > 0 && off[1] > 0);
+		for (int f = 0; f < 2; f++) {
+			size_t used;
+			int h = parse(m.p + off[f], m.n - (size_t)off[f], &used);
+			struct floe_pq_bloom bf = {.bits = m.p + off[f] + used,
+						   .nbytes = (size_t)ival(h, 1)};
+			uint64_t ndv = f == 0 ? (rows < 2 ? 1 : 2) : (uint64_t)rows;
+			size_t want = floe_pq_bloom_size(ndv, (size_t)1 << 20);
+			if (bf.nbytes > 2 * want)
+				fail_msg("%d rows: filter %d is %zu bytes for %" PRIu64
+					 " values (%zu expected)",
+					 rows, f, bf.nbytes, ndv, want);
+			int fp = 0;
+			for (int r = 0; r < rows; r++) {
+				char buf[64];
+				struct floe_pq_value v[NLOG];
+				log_row(r, v, buf);
+				const struct floe_pq_value *x = &v[f == 0 ? 2 : 10];
+				assert_true(floe_pq_bloom_check(&bf, floe_pq_bloom_hash(x->s, x->len)));
+			}
+			for (int r = 0; r < 10000; r++) {
+				char buf[32];
+				int n = snprintf(buf, sizeof(buf), "absent %d", r);
+				fp += floe_pq_bloom_check(&bf, floe_pq_bloom_hash(buf, (size_t)n));
+			}
+			if (fp > 250)
+				fail_msg("%d rows: filter %d: %d false positives in 10000", rows, f, fp);
+		}
+		assert_int_equal(a.used, 0);
+		free(m.p);
+	}
+}
+
 static void test_errors(void **state)
 {
 	(void)state;
@@ -1208,6 +1271,7 @@ int main(void)
 	    cmocka_unit_test(test_utf8),
 	    cmocka_unit_test(test_bounds),
 	    cmocka_unit_test(test_two_row_groups),
+	    cmocka_unit_test(test_bloom_follows_distinct_count),
 	    cmocka_unit_test(test_errors),
 	    cmocka_unit_test(test_alloc_faults),
 	    cmocka_unit_test(test_golden_footer),
