@@ -324,14 +324,15 @@ static void walk_ancestry(const struct floe_table *t, bool (*fn)(void *ctx, size
 	const struct floe_ice_meta *m = t->meta;
 	int64_t id = floe_ice_meta_current_snapshot_id(m);
 	size_t n = floe_ice_meta_snapshot_count(m);
+	long i = (long)n - 1;
 	for (size_t pos = 0; id >= 0 && pos < n; pos++) {
-		long i = floe_ice_meta_find_snapshot(m, id);
-		int64_t sid, parent, sseq, ts;
-		const char *ml;
+		i = floe_ice_meta_find_snapshot_near(m, id, i);
+		int64_t parent = -1;
 		if (i < 0 || fn(ctx, (size_t)i, pos) ||
-		    floe_ice_meta_snapshot_at(m, (size_t)i, &sid, &parent, &sseq, &ts, &ml))
+		    floe_ice_meta_snapshot_at(m, (size_t)i, NULL, &parent, NULL, NULL, NULL))
 			break;
 		id = parent;
+		i--;
 	}
 }
 

@@ -121,14 +121,15 @@ int floe_table_expire_log(struct floe_table *t, const struct floe_ice_meta *m, s
 static bool ancestry(const struct floe_ice_meta *m, long *anc, size_t cap, size_t *na)
 {
 	int64_t id = floe_ice_meta_current_snapshot_id(m);
+	long i = (long)floe_ice_meta_snapshot_count(m) - 1;
 	*na = 0;
 	while (id >= 0 && *na < cap) {
-		long i = floe_ice_meta_find_snapshot(m, id);
+		i = floe_ice_meta_find_snapshot_near(m, id, i);
 		int64_t sid, seq, ts;
 		const char *ml;
 		if (i < 0 || floe_ice_meta_snapshot_at(m, (size_t)i, &sid, &id, &seq, &ts, &ml))
 			break;
-		anc[(*na)++] = i;
+		anc[(*na)++] = i--;
 	}
 	return *na == cap;
 }

@@ -424,3 +424,12 @@ long floe_ice_meta_find_snapshot(const struct floe_ice_meta *m, int64_t snapshot
 	return -1;
 }
 
+long floe_ice_meta_find_snapshot_near(const struct floe_ice_meta *m, int64_t snapshot_id, long hint)
+{
+	int64_t x;
+	if (hint >= 0 && floe_json_get_int(floe_json_at(m->v.snapshots, (size_t)hint), "snapshot-id", &x) == 0 &&
+	    x == snapshot_id)
+		return hint;
+	return floe_ice_meta_find_snapshot(m, snapshot_id);
+}
+

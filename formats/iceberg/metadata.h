@@ -100,6 +100,10 @@ int floe_ice_meta_snapshot_summary_at(const struct floe_ice_meta *m, size_t i, s
 const char *floe_ice_meta_previous_file(const struct floe_ice_meta *m);
 /* Index of the snapshot with this id, or -1. */
 long floe_ice_meta_find_snapshot(const struct floe_ice_meta *m, int64_t snapshot_id);
+/* The same, looked for at index hint first (-1: none). Snapshots are listed oldest first,
+ * so a parent is nearly always the one before its child: a walk down an ancestry that
+ * passes its last index minus one as the hint costs one look-up a step, not a scan. */
+long floe_ice_meta_find_snapshot_near(const struct floe_ice_meta *m, int64_t snapshot_id, long hint);
 
 /* Appends snapshot s and makes it current on branch main: adds it to snapshots, sets
  * current-snapshot-id and refs.main, raises last-sequence-number to s's, appends to

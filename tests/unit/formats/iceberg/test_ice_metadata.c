@@ -320,6 +320,12 @@ static void test_two_snapshots(void **state)
 	assert_true(id == INT64_MAX);
 	assert_true(parent == INT64_C(3051729675574597004));
 	assert_int_equal(floe_ice_meta_find_snapshot(r, INT64_MAX), 1);
+	/* The hint is taken when right, and any hint (wrong, out of range, none) still finds. */
+	assert_int_equal(floe_ice_meta_find_snapshot_near(r, INT64_MAX, 1), 1);
+	assert_int_equal(floe_ice_meta_find_snapshot_near(r, INT64_MAX, 0), 1);
+	assert_int_equal(floe_ice_meta_find_snapshot_near(r, INT64_MAX, 7), 1);
+	assert_int_equal(floe_ice_meta_find_snapshot_near(r, INT64_C(3051729675574597004), -1), 0);
+	assert_int_equal(floe_ice_meta_find_snapshot_near(r, 42, 0), -1);
 	assert_string_equal(floe_ice_meta_snapshot_summary(r, 0, "floe.commit-seq"), "1");
 	assert_string_equal(floe_ice_meta_snapshot_summary(r, 1, "operation"), "append");
 	assert_null(floe_ice_meta_snapshot_summary(r, 1, "floe.commit-seq"));
