@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building and testing floe needs on Debian 12, and nothing that is already
-# there. Usage: install-deps.sh [build|test]. "build" is the compiler and the libraries;
+# there. Usage: install-deps.sh [build|test|bench|rgw], or install-deps.sh cross-ready ARCH
+# (below). "build" is the compiler and the libraries;
 # "test" adds cmocka, the arm64 and armhf cross toolchains with their multiarch libraries,
 # qemu-user, python3-avro and Node.js for the DuckDB reader used by the integration tests,
 # and what the package tests use (dpkg-dev, debhelper, lintian, systemd-analyze, man-db,
@@ -11,6 +12,8 @@
 # does not install them: it unpacks both under /opt/floe-bench/<package> (private copies
 # the benchmark runs by path; the machine's own logger is left alone) and installs their
 # libraries. "test" unpacks them too (and rsyslog-gnutls), for the syslog senders test.
+# "test" and "bench" install Ceph's RADOS Gateway for the S3 tests too; "rgw" installs
+# only that (packaging/dev/rgw/start.sh).
 set -euo pipefail
 mode=${1:-build}
 SUDO=""
@@ -38,6 +41,10 @@ daemonlibs=(libestr0 libfastjson4 liblognorm5 libuuid1 libsystemd0 libzstd1 zlib
             libcap2 libglib2.0-0 libivykis0 libjson-c5 libnet1 libpcre3 libssl3 libwrap0
             libgnutls30)
 benchpk=(zstd gzip bc time s3cmd)
+# The throw-away Ceph RADOS Gateway the S3 tests run (packaging/dev/rgw/start.sh, whose
+# PKGS these are): installed up front by "test", or alone by "rgw" when start.sh finds
+# them missing.
+rgwpk=(ceph-mon ceph-osd radosgw ceph-common curl s3cmd)
 # Unpacked, not installed (see above): their Depends are in daemonlibs and testpk.
 # systemd-journal-remote writes the journal files test_journal.sh reads; unpacked, since
 # installing it would set up a journal receiver on the machine.
@@ -154,8 +161,9 @@ install_group() {
 export DEBIAN_FRONTEND=noninteractive
 want=("${native[@]}")
 case "$mode" in
-  test) want+=("${testpk[@]}" "${daemonlibs[@]}") ;;
-  bench) want+=("${testpk[@]}" "${benchpk[@]}" "${daemonlibs[@]}") ;;
+  rgw) want=("${rgwpk[@]}") ;;
+  test) want+=("${testpk[@]}" "${daemonlibs[@]}" "${rgwpk[@]}") ;;
+  bench) want+=("${testpk[@]}" "${benchpk[@]}" "${daemonlibs[@]}" "${rgwpk[@]}") ;;
 esac
 groups=()
 if [ "$mode" = test ] || [ "$mode" = bench ]; then groups=("${cross_arches[@]}"); fi

@@ -11,7 +11,7 @@
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
-PKGS=(ceph-mon ceph-osd radosgw ceph-common curl s3cmd)
+PKGS=(ceph-mon ceph-osd radosgw ceph-common curl s3cmd) # install-deps.sh's rgwpk
 BUCKET=floe-test
 REGION=us-east-1
 MARK=.floe-rgw # marks a directory as ours: stop.sh and start.sh only ever wipe such a directory
@@ -48,17 +48,14 @@ missing_pkgs() {
 	done
 }
 if [ -n "$(missing_pkgs)" ]; then
-	SUDO=
-	[ "$(id -u)" -eq 0 ] || SUDO=sudo
 	(
 		flock -w 900 9 || die "timed out waiting for another package installation"
 		mapfile -t need < <(missing_pkgs)
 		if [ ${#need[@]} -gt 0 ]; then
 			say "installing ${need[*]}"
-			export DEBIAN_FRONTEND=noninteractive
-			$SUDO apt-get update -q >&2 || die "apt-get update failed"
-			$SUDO apt-get install -y -q --no-install-recommends "${need[@]}" >&2 ||
-				die "apt-get install ${need[*]} failed"
+			# install-deps.sh's "rgw" set is these packages; it survives an index that
+			# fails to download (a mirror mid-sync) and names what it could not install.
+			"$HERE/../install-deps.sh" rgw >&2 || die "installing ${need[*]} failed"
 			say "installed"
 		fi
 	) 9>"${TMPDIR:-/tmp}/floe-rgw-apt.lock"
