@@ -46,17 +46,6 @@ print(p)'
 }
 
 # duck "SQL"...: runs SQL in DuckDB, prints rows as JSON arrays.
-# wait_lines FILE PATTERN N: until FILE has at least N lines matching PATTERN (grep -E),
-# at most 10 s. For a log line that recurs (a second start, a second failure).
-wait_lines() {
-	local i
-	for i in $(seq 1 100); do
-		[ "$(grep -cE "$2" "$1" 2>/dev/null || true)" -ge "$3" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 duck() { node "$READER/duck.js" "$@"; }
 
 # write_config FILE STATE WAREHOUSE PATHS-YAML [extra tables.logs keys]
@@ -82,6 +71,14 @@ YAML
 # live_files TABLE_DIR: the live data files of the current snapshot, as local paths.
 live_files() {
 	"$FLOE_BIN" inspect "$1" | sed -n 's#^  file://\([^ ]*\)  records=.*#\1#p'
+}
+
+# rows_sql TABLE-DIR SQL-ON-t: runs SQL over the live rows of the current snapshot as t.
+rows_sql() {
+	local files
+	files=$(live_files "$1" | sed "s/.*/'&'/" | paste -sd,)
+	[ -n "$files" ] || { echo "[]"; return; }
+	duck "WITH t AS (SELECT * FROM read_parquet([$files])) $2"
 }
 
 # log_has FILE PATTERN [COUNT] [PID]: waits until FILE holds PATTERN on COUNT lines (20 s
