@@ -115,6 +115,10 @@ static int open_one(struct floe_runner *r, const struct floe_config_agg *c, stru
 	    .installation_id = r->ck.id.installation,
 	    .legacy_agent_id = r->ck.id.legacy_agent_id[0] ? r->ck.id.legacy_agent_id : NULL,
 	    .replaces = cfg->agent.replaces,
+	    /* The tables' properties, as the raw table has them: without any, an aggregate
+	     * table would never merge its manifests, expire its snapshots or delete its old
+	     * metadata, and grow for as long as the device runs. */
+	    .props = &cfg->logs.props,
 	    .clock = r->env.o.clock,
 	    .rand = r->env.o.rand,
 	    .fields = fields,
