@@ -99,6 +99,11 @@ int floe_s3_set_credentials(struct floe_s3 *s3, const struct floe_aws_credential
  * request. */
 int floe_s3_last_status(const struct floe_s3 *s3);
 const char *floe_s3_last_error_code(const struct floe_s3 *s3);
+/* The last failure as a sentence for the operator: the request and its URL, then curl's
+ * reason ("Could not connect to server: Failed to connect to 127.0.0.1 port 9 ...") or
+ * the status and S3 error code ("HTTP 404 NoSuchBucket"). "" after a success or an
+ * expected answer (a 404 to an existence check). */
+const char *floe_s3_last_error(const struct floe_s3 *s3);
 const char *floe_s3_last_location(const struct floe_s3 *s3);
 int floe_s3_last_attempts(const struct floe_s3 *s3);
 int64_t floe_s3_clock_offset(const struct floe_s3 *s3);
