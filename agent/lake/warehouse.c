@@ -184,9 +184,10 @@ bool floe_warehouse_waited_out(int rc)
 	/* What only the store can say: it cannot be reached or refuses for now. Fixed on the
 	 * other side (the network, the server, a bucket made, a policy granted), none needs
 	 * the device touched, so the agent keeps reading into the spool meanwhile. A store
-	 * that cannot arbitrate commits (EREFUSED) never will: that one stops the agent. */
+	 * that breaks the protocol (refuses every conditional create, or lists without end)
+	 * is not one floe can commit to: that stops the agent, saying so. */
 	return rc <= FLOE_S3_EPRECONDITION && rc >= FLOE_S3_ELOWEST && rc != FLOE_S3_EREFUSED &&
-	       rc != FLOE_S3_ESTOPPED;
+	       rc != FLOE_S3_ELOOP && rc != FLOE_S3_ESTOPPED;
 }
 
 int floe_warehouse_probe(struct floe_store *st, const struct floe_config *cfg,

@@ -228,7 +228,8 @@ config "$d/imds.yaml" "$d" g ', credentials: [env, imds]'
 exit_of env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY \
 	AWS_EC2_METADATA_SERVICE_ENDPOINT="http://127.0.0.1:$STUB_PORT" "$FLOE_BIN" run -c "$d/imds.yaml" --once >/dev/null
 check "(g) ... and is when listed in lake.s3.credentials" grep -q 'PUT /latest/api/token' "$S/stub.log"
-sed "s#http://127.0.0.1:$STUB_PORT#http://192.0.2.10:9000#" "$d/file.yaml" >"$d/http.yaml"
+# From a configuration whose credentials resolve (the environment's): check resolves them.
+sed "s#http://127.0.0.1:$STUB_PORT#http://192.0.2.10:9000#" "$d/none.yaml" >"$d/http.yaml"
 check "(g) check refuses http:// to a host that is not loopback (exit 2)" \
 	test "$(exit_of "$FLOE_BIN" check -c "$d/http.yaml")" = 2
 check "(g) ... saying why and naming lake.s3.allow_http" \
