@@ -4,7 +4,8 @@
 # /healthz and in the metrics that the store is unreachable, and commits every line
 # exactly once when the store comes up on that port (s3_stub.py, in memory). Twice: on a
 # first boot (the table does not exist yet: it is created at the first contact), and on a
-# restart with existing state (the positions hold: nothing is read twice).
+# restart with existing state (the positions hold: nothing is read twice). The S3 error
+# counts stay clean: the existence checks' 404s are not 4xx errors.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/s3lib.sh"
 STUB_PY="$FLOE_SRC/tests/integration/s3_stub.py"
@@ -82,6 +83,12 @@ phase() {
 	local want=$(( $(m rows_committed) + 100 ))
 	check "($name) every line is committed once the store answers" wait_for 120 committed "$want"
 	check "($name) the store is reachable again in the metrics" test "$(m store_reachable)" = 1
+	# The table's creation asked for objects that do not exist yet: answers, not errors.
+	wait_for 10 bash -c "curl -s http://127.0.0.1:$HPORT/metrics >'$d/m2.$name' && grep -q '^floe_store_reachable 1$' '$d/m2.$name'" || true
+	check "($name) the unreachable store counted connection errors" \
+		grep -q '^floe_s3_errors_total{kind="put",class="connection"} [1-9]' "$d/m2.$name"
+	check "($name) no 4xx error counted for the existence checks ($(grep 'class="4xx"' "$d/m2.$name" | grep -v ' 0$' | tr '\n' ' '))" \
+		test -z "$(grep '^floe_s3_errors_total{.*class="4xx"}' "$d/m2.$name" | grep -v ' 0$')"
 	check "($name) the table holds the 100 lines of this phase exactly once ($(rows off))" \
 		test "$(rows off)" = 100
 	kill -TERM "$pid"
