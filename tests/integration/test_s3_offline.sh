@@ -8,11 +8,8 @@
 # counts stay clean: the existence checks' 404s are not 4xx errors.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/s3lib.sh"
-STUB_PY="$FLOE_SRC/tests/integration/s3_stub.py"
-export HOME="$T/home" # no ~/.aws of the machine's
-mkdir -p "$HOME"
-unset AWS_SESSION_TOKEN AWS_PROFILE AWS_SHARED_CREDENTIALS_FILE AWS_ENDPOINT_URL AWS_ENDPOINT_URL_S3
-export AWS_ACCESS_KEY_ID=STUBKEY AWS_SECRET_ACCESS_KEY=stubsecret AWS_EC2_METADATA_DISABLED=true
+stub_env
+export AWS_EC2_METADATA_DISABLED=true
 
 d=$T/off
 mkdir -p "$d/in"
@@ -31,18 +28,6 @@ lake:
   s3: { endpoint: "http://127.0.0.1:$SPORT", region: us-east-1, path_style: true, request_timeout: 2s }
 YAML
 
-stub_up() { # stub_up DIR: the store comes up on SPORT
-	mkdir -p "$1"
-	: >"$1/ctl"
-	/usr/bin/python3 "$STUB_PY" --control "$1/ctl" --log "$1/stub.log" --port "$SPORT" >"$1/stub.out" 2>&1 &
-	STUB_PID=$!
-	PIDS+=("$STUB_PID")
-	wait_for 10 grep -q 'stub listening' "$1/stub.out" || echo "  stub: $(cat "$1/stub.out")"
-}
-stub_down() {
-	kill -TERM "$STUB_PID" 2>/dev/null || true
-	wait "$STUB_PID" 2>/dev/null || true
-}
 m() { metric "$d/state/metrics.json" "$1"; }
 spooled() { [ -f "$d/state/metrics.json" ] && [ "$(m spool_bytes)" -gt 0 ] && [ "$(m seals)" -ge "$1" ]; }
 committed() { [ -f "$d/state/metrics.json" ] && [ "$(m rows_committed)" = "$1" ] && [ "$(m spool_bytes)" = 0 ]; }
@@ -79,7 +64,7 @@ phase() {
 	local lost
 	lost=$(grep -c 'the store is away or refuses' "$err" || true)
 	check "($name) a store that stays away is logged once, not at every retry ($lost)" test "$lost" -le 1
-	stub_up "$d/stub.$name"
+	stub_start "$d/stub.$name" "$SPORT"
 	local want=$(( $(m rows_committed) + 100 ))
 	check "($name) every line is committed once the store answers" wait_for 120 committed "$want"
 	check "($name) the store is reachable again in the metrics" test "$(m store_reachable)" = 1
@@ -93,7 +78,7 @@ phase() {
 		test "$(rows off)" = 100
 	kill -TERM "$pid"
 	wait "$pid" 2>/dev/null || true
-	stub_down
+	stub_stop
 }
 
 phase first
