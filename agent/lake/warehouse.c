@@ -254,15 +254,20 @@ int floe_warehouse_check_credentials(const struct floe_config *cfg, bool *remote
 	return 0;
 #else
 	unsigned order[6];
-	*remote = floe_s3_credprov_networked(credential_sources(cfg, order)) != 0 &&
-		  !cfg->lake.s3.access_key_id;
+	bool refs = cfg->lake.s3.access_key_id || cfg->lake.s3.secret_access_key;
+	bool networked = floe_s3_credprov_networked(credential_sources(cfg, order)) != 0;
 	struct floe_s3_credprov *prov = NULL;
 	struct floe_err e = {0};
 	int rc = s3_credprov(NULL, cfg, true, &prov, &e);
 	floe_s3_credprov_free(prov);
-	if (rc == 0 || (*remote && rc == FLOE_EINVAL && !cfg->lake.s3.access_key_id &&
-			strncmp(e.msg, "no S3 credentials", 17) == 0))
+	if (rc == 0)
 		return 0;
+	/* Without references, FLOE_EINVAL is "no credentials from the sources asked": the
+	 * agent may still get them from one that check left out. */
+	if (!refs && networked && rc == FLOE_EINVAL) {
+		*remote = true;
+		return 0;
+	}
 	if (err)
 		*err = e;
 	return rc;
