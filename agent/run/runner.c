@@ -22,6 +22,9 @@
 #include "platform/signal.h"
 #include "platform/store.h"
 #include "platform/watch.h"
+#ifndef FLOE_NO_S3
+#include "platform/s3/store_s3.h"
+#endif
 #include "platform/worker.h"
 
 #include <inttypes.h>
@@ -122,6 +125,17 @@ int floe_runner_open_table(struct floe_runner *r, bool later, struct floe_err *e
 	return 0;
 }
 
+/* Requests of an S3 store try once (once) or retry as configured. */
+static void start_retries(struct floe_store *st, bool once)
+{
+#ifdef FLOE_NO_S3
+	(void)st;
+	(void)once;
+#else
+	(void)floe_store_s3_set_max_retries(st, once ? -1 : 0);
+#endif
+}
+
 /* The warehouse, the table in it and the spool, with a second handle on the spool for
  * the committer thread (after start-up only the committer uses the table and the store).
  * Both threads allocate from the one budget, whose counters are atomic. A store that is
@@ -136,8 +150,12 @@ static int open_lake(struct floe_runner *r, struct floe_err *err)
 		return rc;
 	r->lake.spec = cfg->logs.partition;
 	r->com.last_rc = 0;
-	if ((rc = floe_runner_open_table(r, false, err)) && floe_warehouse_waited_out(rc) &&
-	    cfg->naggs == 0) {
+	/* One attempt per request at start-up: a dead endpoint costs one connect timeout
+	 * before the inputs open, not a round of backoffs; the committer retries. */
+	start_retries(r->lake.store, cfg->naggs == 0);
+	rc = floe_runner_open_table(r, false, err);
+	start_retries(r->lake.store, false);
+	if (rc && floe_warehouse_waited_out(rc) && cfg->naggs == 0) {
 		floe_warn("runner: %s; starting without it: the inputs are read into the spool, "
 			  "and the table is opened (or created) and the spool committed once the "
 			  "store answers",

@@ -211,6 +211,11 @@ void floe_s3_free(struct floe_s3 *s3)
 	floe_free(a, s3);
 }
 
+void floe_s3_set_max_retries(struct floe_s3 *s3, int max_retries)
+{
+	s3->o.max_retries = max_retries == 0 ? 5 : max_retries < 0 ? 0 : max_retries;
+}
+
 int floe_s3_last_status(const struct floe_s3 *s3)
 {
 	return s3->last_status;

@@ -93,6 +93,11 @@ void floe_s3_free(struct floe_s3 *s3);
  * which asks the provider again. */
 int floe_s3_set_credentials(struct floe_s3 *s3, const struct floe_aws_credentials *c);
 
+/* Sets the retries after a request's first attempt, as max_retries in the options (0:
+ * the default, 5; negative: none): the agent's start-up asks a store once, so that a dead
+ * endpoint does not keep its inputs closed through a round of backoffs. */
+void floe_s3_set_max_retries(struct floe_s3 *s3, int max_retries);
+
 /* What the last request saw: HTTP status (0 if none), S3 error code from the body ("" if
  * none), the Location header of a redirect ("" if none), attempts made, and the clock
  * offset (server - local, seconds) now applied. The strings stay valid until the next

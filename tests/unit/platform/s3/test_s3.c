@@ -559,6 +559,12 @@ static void test_connection_errors(void **state)
 	const char *e = floe_s3_last_error(s3);
 	assert_non_null(strstr(e, url));
 	assert_true(strlen(e) > strlen(url) + 10);
+	/* Asked once (the agent's start-up): one attempt, no backoff. */
+	f.sleeps = 0;
+	floe_s3_set_max_retries(s3, -1);
+	assert_int_equal(floe_s3_put(s3, "k", "x", 1, &po, NULL), FLOE_S3_ETRANSPORT);
+	assert_int_equal(floe_s3_last_attempts(s3), 1);
+	assert_int_equal(f.sleeps, 0);
 	floe_s3_free(s3);
 }
 
