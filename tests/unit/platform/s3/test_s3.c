@@ -568,59 +568,6 @@ static void test_connection_errors(void **state)
 	floe_s3_free(s3);
 }
 
-/* Answers a request expects are not errors in the counts; 401 and 403 have a class of
- * their own; a missing bucket has its own code and says so. */
-static void test_expected_answers(void **state)
-{
-	struct canned script[] = {
-	    R(404, "Content-Length: 0\r\n", NULL),
-	    R(404, "Content-Type: application/xml\r\n", NOSUCHKEY),
-	    R(404, NULL, NULL),
-	    R(412, NULL, "<Error><Code>PreconditionFailed</Code></Error>"),
-	    R(403, NULL, "<Error><Code>AccessDenied</Code></Error>"),
-	    R(404, NULL, "<Error><Code>NoSuchBucket</Code><BucketName>bkt</BucketName></Error>"),
-	    R(404, NULL, "<Error><Code>NoSuchKey</Code></Error>"),
-	};
-	struct server sv;
-	server_start(&sv, script, 7);
-	struct fakes f = {0};
-	struct floe_s3 *s3 = client(&sv, &f, NULL);
-	struct floe_s3_stats before, after;
-	floe_s3_stats_get(&before);
-	struct floe_s3_object_info info;
-	void *data = NULL;
-	size_t len = 0;
-	assert_int_equal(floe_s3_head(s3, "absent", &info), -ENOENT);
-	assert_string_equal(floe_s3_last_error(s3), "");
-	assert_int_equal(floe_s3_get(s3, "absent", 100, &data, &len), -ENOENT);
-	assert_int_equal(floe_s3_delete(s3, "absent"), 0);
-	struct floe_s3_put_options po = {.if_none_match = true};
-	assert_int_equal(floe_s3_put(s3, "taken", "x", 1, &po, NULL), FLOE_S3_EPRECONDITION);
-	assert_int_equal(floe_s3_put(s3, "k", "x", 1, NULL, NULL), FLOE_S3_EAUTH);
-	assert_non_null(strstr(floe_s3_last_error(s3), "HTTP 403 AccessDenied"));
-	assert_int_equal(floe_s3_get(s3, "k", 100, &data, &len), FLOE_S3_ENOBUCKET);
-	assert_non_null(strstr(floe_s3_last_error(s3), "/bkt/k: HTTP 404 NoSuchBucket"));
-	assert_non_null(strstr(floe_strerror(FLOE_S3_ENOBUCKET), "NoSuchBucket"));
-	/* A 404 the request does not expect (to a PUT) stays an error. */
-	assert_int_equal(floe_s3_put(s3, "k", "x", 1, NULL, NULL), -ENOENT);
-	floe_s3_stats_get(&after);
-	for (int k = 0; k < FLOE_S3_KINDS; k++) {
-		uint64_t d[FLOE_S3_FAILS];
-		for (int c = 0; c < FLOE_S3_FAILS; c++)
-			d[c] = after.errors[k][c] - before.errors[k][c];
-		assert_int_equal(d[FLOE_S3_FAIL_4XX],
-				 k == FLOE_S3_KIND_GET || k == FLOE_S3_KIND_PUT ? 1 : 0);
-		assert_int_equal(d[FLOE_S3_FAIL_AUTH], k == FLOE_S3_KIND_PUT ? 1 : 0);
-	}
-	assert_int_equal(after.requests[FLOE_S3_KIND_HEAD] - before.requests[FLOE_S3_KIND_HEAD], 1);
-	assert_string_equal(floe_s3_fail_name(FLOE_S3_FAIL_AUTH), "auth");
-	floe_s3_free(s3);
-	struct seen s[7];
-	size_t n = server_finish(&sv, s, 7);
-	assert_int_equal(n, 7);
-	seen_free(s, n);
-}
-
 static char vhost_ep[64], vhost_connect[64];
 
 static void vhost(struct floe_s3_options *o, const struct server *sv)
@@ -814,7 +761,6 @@ int main(void)
 	    cmocka_unit_test(test_multipart),
 	    cmocka_unit_test(test_clock_skew),
 	    cmocka_unit_test(test_connection_errors),
-	    cmocka_unit_test(test_expected_answers),
 	    cmocka_unit_test(test_virtual_hosted),
 	    cmocka_unit_test(test_retry_budget_and_cuts),
 	    cmocka_unit_test(test_large_body),
