@@ -5,6 +5,7 @@
 #include "agent/input/preflight.h"
 #include "agent/input/tail.h"
 #include "agent/state/identity.h"
+#include "agent/lake/warehouse.h"
 #include "agent/agg/aggregator.h"
 #include "agent/run/memory.h"
 #include "agent/run/runner.h"
@@ -48,6 +49,8 @@ static const char check_help[] =
 	"usage: floe check -c FILE\n"
 	"\n"
 	"Validates the configuration and prints every key with its effective value.\n"
+	"For an S3 warehouse it also resolves the credentials as run does (configured\n"
+	"references, environment, shared credentials file; no network).\n"
 	"Exit code 0 when it is valid, 2 with a file:line:column message when not.\n";
 
 static const char version_help[] = "usage: floe version\n\nPrints floe's version and its libraries'.\n";
@@ -493,6 +496,16 @@ int floe_cmd_check(int argc, char **argv)
 	int status = start(argc, argv, check_help, false, &once, &cfg);
 	if (status >= 0)
 		return status;
+	/* The credentials as run finds them at start-up (without the network), so that a
+	 * unit's ExecStartPre=floe check stops a host that has none, with run's message. */
+	struct floe_err why = {0};
+	bool remote = false;
+	int crc = floe_warehouse_check_credentials(cfg, &remote, &why);
+	if (crc) {
+		fprintf(stderr, "floe: %s\n", floe_err_text(&why, crc));
+		floe_config_free(cfg);
+		return crc == FLOE_EINVAL ? FLOE_EXIT_USAGE : FLOE_EXIT_RUNTIME;
+	}
 	struct floe_buf b;
 	floe_buf_init(&b, NULL, CONFIG_MAX);
 	int rc = floe_config_dump(cfg, &b);
@@ -500,6 +513,10 @@ int floe_cmd_check(int argc, char **argv)
 		printf("%s: OK\n", cfg->path);
 		fwrite(b.data, 1, b.len, stdout);
 		print_installation(cfg);
+		if (remote)
+			printf("# credentials: none in the configuration, the environment or the shared "
+			       "file; the agent asks the remote sources of lake.s3.credentials at "
+			       "start-up (floe check does not use the network)\n");
 	}
 	if (cfg->lake.s3.cleartext)
 		fprintf(stderr,

@@ -50,10 +50,14 @@ static unsigned credential_sources(const struct floe_config *cfg, unsigned order
 /* Credentials for S3: the configuration's references (env:NAME, file:/path) when given,
  * else the sources of lake.s3.credentials in their order (environment, shared credentials
  * file, web identity token, container endpoint, EC2 IMDSv2), refreshed before they
- * expire. A reference that does not resolve, or no credentials from any source, is a
- * configuration error (FLOE_EINVAL: exit 2, so that systemd does not restart a host that
- * cannot work until someone fixes it); an unreachable remote source is a runtime one. */
-static int s3_credprov(struct floe_alloc *a, const struct floe_config *cfg,
+ * expire. With local, the sources the environment sets up to use the network are left
+ * out (floe check): the others run as for the agent, with the same messages. A
+ * reference that does not resolve, or no credentials from any source, is a configuration
+ * error (FLOE_EINVAL: exit 2, so that systemd does not restart a host that cannot work
+ * until someone fixes it). A remote source that does not answer (FLOE_S3_EUNAVAILABLE: a
+ * device that boots offline) is not: the provider is kept and asked again by every
+ * request, so the agent starts and its committer waits for the network. */
+static int s3_credprov(struct floe_alloc *a, const struct floe_config *cfg, bool local,
 		       struct floe_s3_credprov **out, struct floe_err *err)
 {
 	struct floe_aws_credentials c;
@@ -81,6 +85,8 @@ static int s3_credprov(struct floe_alloc *a, const struct floe_config *cfg,
 	po.alloc = a;
 	po.static_credentials = given ? &c : NULL;
 	po.providers = credential_sources(cfg, po.order);
+	if (local)
+		po.providers &= ~floe_s3_credprov_networked(po.providers);
 	po.profile = cfg->lake.s3.profile;
 	po.sts_region = cfg->lake.s3.region;
 	int rc = floe_s3_credprov_new(&po, out);
@@ -91,9 +97,15 @@ static int s3_credprov(struct floe_alloc *a, const struct floe_config *cfg,
 	 * reasons of every provider rather than at the first commit. */
 	struct floe_aws_credentials probe;
 	memset(&probe, 0, sizeof(probe));
-	struct floe_err reasons;
+	struct floe_err reasons = {0};
 	rc = floe_s3_credprov_get(*out, floe_clock_now_us() / 1000000, &probe, NULL, &reasons);
 	floe_aws_credentials_fini(&probe);
+	if (rc == FLOE_S3_EUNAVAILABLE && !local) {
+		floe_warn("S3 credentials: a configured source did not answer (%.600s); the agent "
+			  "starts and asks again before each request",
+			  reasons.msg);
+		return 0;
+	}
 	if (rc) {
 		floe_s3_credprov_free(*out);
 		*out = NULL;
@@ -137,7 +149,7 @@ int floe_warehouse_open(struct floe_alloc *a, const struct floe_config *cfg, boo
 			  "network unencrypted",
 			  cfg->lake.s3.endpoint);
 	struct floe_s3_credprov *prov = NULL;
-	if ((rc = s3_credprov(a, cfg, &prov, err)))
+	if ((rc = s3_credprov(a, cfg, false, &prov, err)))
 		return rc;
 	struct floe_s3_options o;
 	memset(&o, 0, sizeof(o));
@@ -159,6 +171,36 @@ int floe_warehouse_open(struct floe_alloc *a, const struct floe_config *cfg, boo
 				    floe_strerror(rc));
 	if (!probe)
 		return 0;
+	if ((rc = floe_warehouse_probe(*out, cfg, err))) {
+		floe_store_free(*out);
+		*out = NULL;
+	}
+	return rc;
+#endif
+}
+
+bool floe_warehouse_waited_out(int rc)
+{
+	/* What only the store can say: it cannot be reached or refuses for now. Fixed on the
+	 * other side (the network, the server, a bucket made, a policy granted), none needs
+	 * the device touched, so the agent keeps reading into the spool meanwhile. A store
+	 * that breaks the protocol (refuses every conditional create, or lists without end)
+	 * is not one floe can commit to: that stops the agent, saying so. */
+	return rc <= FLOE_S3_EPRECONDITION && rc >= FLOE_S3_ELOWEST && rc != FLOE_S3_EREFUSED &&
+	       rc != FLOE_S3_ELOOP && rc != FLOE_S3_ESTOPPED;
+}
+
+int floe_warehouse_probe(struct floe_store *st, const struct floe_config *cfg,
+			 struct floe_err *err)
+{
+	if (cfg->lake.catalog != FLOE_CATALOG_S3)
+		return 0;
+#ifdef FLOE_NO_S3
+	(void)st;
+	(void)err;
+	return 0;
+#else
+	int rc;
 	/* The probe removes its key before and after: 64 random bits keep it this process's
 	 * own, also among agents that share an id. */
 	char probe_key[256];
@@ -166,7 +208,7 @@ int floe_warehouse_open(struct floe_alloc *a, const struct floe_config *cfg, boo
 	floe_random_bytes(&nonce, sizeof(nonce));
 	snprintf(probe_key, sizeof(probe_key), "%s/%s/metadata/.floe-probe-%s-%016" PRIx64, cfg->lake.namespace,
 		 cfg->logs.name, cfg->agent.id, nonce);
-	rc = floe_store_probe_conditional(*out, probe_key);
+	rc = floe_store_probe_conditional(st, probe_key);
 	if (rc == -ENOTSUP)
 		floe_err_set(err, rc,
 			     "the S3 store at %s ignores If-None-Match: a second conditional create "
@@ -179,24 +221,55 @@ int floe_warehouse_open(struct floe_alloc *a, const struct floe_config *cfg, boo
 			     "does not exist), so floe cannot commit to %s; use a store that honours "
 			     "If-None-Match: * or a REST catalog",
 			     cfg->lake.s3.endpoint, cfg->lake.warehouse);
+	else if (rc && floe_store_s3_last_error(st)[0])
+		floe_err_set(err, rc, "cannot reach the S3 warehouse %s: %s: %s", cfg->lake.warehouse,
+			     floe_strerror(rc), floe_store_s3_last_error(st));
 	else if (rc)
 		floe_err_set(err, rc, "cannot reach the S3 warehouse %s: %s", cfg->lake.warehouse,
 			     floe_strerror(rc));
-	if (rc) {
-		floe_store_free(*out);
-		*out = NULL;
+	if (rc)
 		return rc;
-	}
 	/* Parts of uploads a crashed run left behind cost storage until aborted. Other agents
 	 * share the data prefix, so only day-old uploads are taken for abandoned. */
 	char data_prefix[512];
 	size_t aborted = 0;
 	snprintf(data_prefix, sizeof(data_prefix), "%s/%s/data/", cfg->lake.namespace, cfg->logs.name);
-	int arc = floe_store_s3_abort_stale_uploads(*out, data_prefix, 24 * 3600, &aborted);
+	int arc = floe_store_s3_abort_stale_uploads(st, data_prefix, 24 * 3600, &aborted);
 	if (arc)
 		floe_warn("warehouse: listing stale multipart uploads failed: %s", floe_strerror(arc));
 	else if (aborted)
 		floe_info("warehouse: aborted %zu stale multipart uploads under %s", aborted, data_prefix);
 	return 0;
+#endif
+}
+
+int floe_warehouse_check_credentials(const struct floe_config *cfg, bool *remote,
+				     struct floe_err *err)
+{
+	*remote = false;
+	if (cfg->lake.catalog != FLOE_CATALOG_S3)
+		return 0;
+#ifdef FLOE_NO_S3
+	(void)err;
+	return 0;
+#else
+	unsigned order[6];
+	bool refs = cfg->lake.s3.access_key_id || cfg->lake.s3.secret_access_key;
+	bool networked = floe_s3_credprov_networked(credential_sources(cfg, order)) != 0;
+	struct floe_s3_credprov *prov = NULL;
+	struct floe_err e = {0};
+	int rc = s3_credprov(NULL, cfg, true, &prov, &e);
+	floe_s3_credprov_free(prov);
+	if (rc == 0)
+		return 0;
+	/* Without references, FLOE_EINVAL is "no credentials from the sources asked": the
+	 * agent may still get them from one that check left out. */
+	if (!refs && networked && rc == FLOE_EINVAL) {
+		*remote = true;
+		return 0;
+	}
+	if (err)
+		*err = e;
+	return rc;
 #endif
 }

@@ -19,4 +19,27 @@ struct floe_store;
 int floe_warehouse_open(struct floe_alloc *a, const struct floe_config *cfg, bool probe,
 			struct floe_store **out, struct floe_err *err);
 
+/* The check of floe_warehouse_open's probe on a store it opened without: an S3 store must
+ * refuse a second conditional create of a probe key. 0 for a local warehouse. Stale
+ * multipart uploads of the logs table are aborted after it. */
+int floe_warehouse_probe(struct floe_store *st, const struct floe_config *cfg,
+			 struct floe_err *err);
+/* Whether a failure of the store (an S3 error code) is waited out rather than stopping
+ * the agent: an endpoint that cannot be reached, times out, fails TLS or answers 5xx, but
+ * also refusals that only the store can tell and someone fixes there (401/403, no such
+ * bucket, a redirect to another region). Not: a store that breaks the protocol (refuses
+ * every conditional create, a listing without end) and a stop. */
+bool floe_warehouse_waited_out(int rc);
+
+/* What floe check can know of cfg's S3 credentials without the network: the configured
+ * references resolve, and a source of lake.s3.credentials that answers from this host
+ * (the environment, the shared credentials file, or a remote source that the environment
+ * does not set up) gives keys. 0 when one does, or when none does but a source set up to
+ * use the network (web identity with a token file, the container endpoint, IMDS) is
+ * configured, which only the agent asks (*remote then says so); else the code and message
+ * floe run would stop with (FLOE_EINVAL for missing credentials). 0 for a local
+ * warehouse. */
+int floe_warehouse_check_credentials(const struct floe_config *cfg, bool *remote,
+				     struct floe_err *err);
+
 #endif

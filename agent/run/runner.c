@@ -15,12 +15,16 @@
 #include "agent/pipeline/assemble.h"
 #include "agent/parse/fields.h"
 #include "agent/pipeline/decode.h"
+#include "formats/iceberg/metadata.h"
 #include "platform/fs.h"
 #include "platform/log.h"
 #include "platform/loop.h"
 #include "platform/signal.h"
 #include "platform/store.h"
 #include "platform/watch.h"
+#ifndef FLOE_NO_S3
+#include "platform/s3/store_s3.h"
+#endif
 #include "platform/worker.h"
 
 #include <inttypes.h>
@@ -62,13 +66,10 @@ static int open_state(struct floe_runner *r, struct floe_err *err)
 	return floe_identity_open(&r->alloc, dir, machine, true, r->env.o.rand, &r->ck.id, err);
 }
 
-/* The warehouse, the table in it and the spool, with a second handle on the spool for
- * the committer thread (after start-up only the committer uses the table and the store).
- * Both threads allocate from the one budget, whose counters are atomic. */
-static int open_lake(struct floe_runner *r, struct floe_err *err)
+int floe_runner_open_table(struct floe_runner *r, bool later, struct floe_err *err)
 {
 	const struct floe_config *cfg = r->set.cfg;
-	int rc = floe_warehouse_open(&r->alloc, cfg, true, &r->lake.store, err);
+	int rc = floe_warehouse_probe(r->lake.store, cfg, err);
 	if (rc)
 		return rc;
 	struct floe_table_options topt = {
@@ -85,14 +86,88 @@ static int open_lake(struct floe_runner *r, struct floe_err *err)
 	    .rand = r->env.o.rand,
 	};
 	struct floe_err e = {0};
-	if ((rc = floe_table_open(&r->alloc, &topt, &r->lake.table, &e))) {
+	struct floe_table *t = NULL;
+	if ((rc = floe_table_open(&r->alloc, &topt, &t, &e))) {
 		if (e.msg[0] && strcmp(e.msg, floe_strerror(rc)) != 0)
 			return floe_err_set(err, rc, "%s", e.msg);
 		return floe_err_set(err, rc, "cannot open table %s/%s/%s: %s", cfg->lake.warehouse,
 				    cfg->lake.namespace, cfg->logs.name, floe_strerror(rc));
 	}
-	if ((rc = floe_spool_open(&r->alloc, r->set.spool_dir, floe_table_spec(r->lake.table),
-				  &r->lake.spool)) ||
+	if (!later) {
+		r->lake.spec = *floe_table_spec(t);
+		r->lake.table = t;
+		return 0;
+	}
+	/* The spool was written while the table was away, with the configuration's spec:
+	 * its partition values mean nothing under another. */
+	const char *uuid = floe_ice_meta_uuid(floe_table_meta(t));
+	int64_t committed = floe_table_committed_seq(t, r->ck.id.installation);
+	if (!floe_part_spec_equal(floe_table_spec(t), &r->lake.spec))
+		rc = floe_err_set(err, FLOE_ESCHEMA,
+				  "%s is partitioned differently from tables.%s.partition_by, with "
+				  "which the spool was written while the store was away: set "
+				  "partition_by to the table's spec (floe inspect shows it)",
+				  floe_table_location(t), cfg->logs.name);
+	else if (r->com.expect_committed > committed && uuid &&
+		 strcmp(uuid, r->com.expect_uuid) == 0)
+		rc = floe_err_set(err, FLOE_EREGRESS,
+				  "the table %s is behind this agent: installation %s committed up "
+				  "to commit-seq %" PRId64 ", but the table holds its commits up to "
+				  "%" PRId64 ": commits were lost from the table (restore its "
+				  "metadata)",
+				  floe_table_location(t), r->ck.id.installation,
+				  r->com.expect_committed, committed);
+	if (rc) {
+		floe_table_free(t);
+		return rc;
+	}
+	r->lake.table = t;
+	return 0;
+}
+
+/* Requests of an S3 store try once (once) or retry as configured. */
+static void start_retries(struct floe_store *st, bool once)
+{
+#ifdef FLOE_NO_S3
+	(void)st;
+	(void)once;
+#else
+	(void)floe_store_s3_set_max_retries(st, once ? -1 : 0);
+#endif
+}
+
+/* The warehouse, the table in it and the spool, with a second handle on the spool for
+ * the committer thread (after start-up only the committer uses the table and the store).
+ * Both threads allocate from the one budget, whose counters are atomic. A store that is
+ * away or refuses for now (floe_warehouse_waited_out) does not stop the start: the
+ * agent reads, spools and listens, and the committer opens the table at its first
+ * contact. */
+static int open_lake(struct floe_runner *r, struct floe_err *err)
+{
+	const struct floe_config *cfg = r->set.cfg;
+	int rc = floe_warehouse_open(&r->alloc, cfg, false, &r->lake.store, err);
+	if (rc)
+		return rc;
+	r->lake.spec = cfg->logs.partition;
+	r->com.last_rc = 0;
+	/* One attempt per request at start-up: a dead endpoint costs one connect timeout
+	 * before the inputs open, not a round of backoffs; the committer retries. */
+	start_retries(r->lake.store, cfg->naggs == 0);
+	rc = floe_runner_open_table(r, false, err);
+	start_retries(r->lake.store, false);
+	if (rc && floe_warehouse_waited_out(rc) && cfg->naggs == 0) {
+		floe_warn("runner: %s; starting without it: the inputs are read into the spool, "
+			  "and the table is opened (or created) and the spool committed once the "
+			  "store answers",
+			  floe_err_text(err, rc));
+		r->lake.store_down = true;
+		snprintf(r->lake.store_error, sizeof(r->lake.store_error), "%s", floe_err_text(err, rc));
+		r->com.last_rc = rc;
+		rc = 0;
+	}
+	if (rc)
+		return rc;
+	if ((rc = floe_spool_open(&r->alloc, r->set.spool_dir, &r->lake.spec, &r->lake.spool)) ||
 	    (rc = floe_spool_share(r->lake.spool, &r->alloc, &r->com.spool)))
 		return floe_err_set(err, rc, "cannot open spool %s: %s", r->set.spool_dir,
 				    floe_strerror(rc));
@@ -154,7 +229,7 @@ static int open_batch(struct floe_runner *r, struct floe_err *err)
 							   floe_worker_wait_cb};
 		r->set.batch.pq.offload = &r->lake.offload;
 	}
-	rc = floe_batch_new(&r->alloc, floe_table_spec(r->lake.table), &r->set.batch, r->lake.spool,
+	rc = floe_batch_new(&r->alloc, &r->lake.spec, &r->set.batch, r->lake.spool,
 			    &r->b.batch);
 	if (rc)
 		return floe_err_set(err, rc, "cannot allocate the batch: %s", floe_strerror(rc));

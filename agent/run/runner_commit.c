@@ -9,12 +9,16 @@
 
 #include "agent/lake/spool.h"
 #include "agent/lake/table.h"
+#include "agent/lake/warehouse.h"
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
 #include "formats/iceberg/metadata.h"
 #include "platform/crash.h"
 #include "platform/log.h"
 #include "platform/loop.h"
+#ifndef FLOE_NO_S3
+#include "platform/s3/store_s3.h"
+#endif
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -160,15 +164,51 @@ static int commit_all(struct commit *c, const uint64_t *seqs, size_t n)
 	return rc;
 }
 
+/* Logs the commit's result. A store that is away or refuses for now is logged when that
+ * starts, changes and ends, not at every retry of the wait: a device offline for a week
+ * would otherwise fill its log with one line per attempt. */
 static void log_result(struct commit *c, int rc)
 {
+	int last = c->r->com.last_rc;
+	c->r->com.last_rc = rc;
+	bool waited = floe_warehouse_waited_out(rc);
 	if (rc && floe_runner_fatal(rc))
 		floe_error(
 		    "runner: commit refused: %s; the spool keeps the data, and the agent stops",
-		    floe_err_text(&c->terr, rc));
-	else if (rc)
+		    c->rep->store_error);
+	else if (waited && rc != last)
+		floe_error("runner: the store is away or refuses: %s (the spool keeps the data; "
+			   "retrying with backoff, logged again when this changes)",
+			   c->rep->store_error);
+	else if (rc && !waited)
 		floe_error("runner: commit failed: %s (the spool keeps the data; retrying later)",
-			   floe_err_text(&c->terr, rc));
+			   c->rep->store_error);
+	else if (!rc && floe_warehouse_waited_out(last))
+		floe_info("runner: the store answers again: the spool is being committed");
+}
+
+/* The S3 client's account of the store's last failed request ("" for a local one). */
+static const char *store_last_error(const struct floe_store *st)
+{
+#ifdef FLOE_NO_S3
+	(void)st;
+	return "";
+#else
+	return floe_store_s3_last_error(st);
+#endif
+}
+
+/* Why the commit failed, with the store's own account of its last failed request (the
+ * URL and curl's reason, or the S3 error code) when the table's message lacks it. */
+static void set_store_error(struct commit *c, int rc)
+{
+	struct commit_report *rep = c->rep;
+	const char *why = floe_err_text(&c->terr, rc), *last = store_last_error(c->r->lake.store);
+	if (last[0] && !strstr(why, last))
+		snprintf(rep->store_error, sizeof(rep->store_error), "%.250s (%.250s)", why, last);
+	else
+		snprintf(rep->store_error, sizeof(rep->store_error), "%s", why);
+	rep->store_down = floe_warehouse_waited_out(rc);
 }
 
 void floe_committer_task(void *arg)
@@ -180,23 +220,33 @@ void floe_committer_task(void *arg)
 	c.rep->committed_seq = -1;
 	uint64_t *seqs = NULL;
 	size_t n = 0;
-	int rc = lent(&c, &seqs, &n);
+	int rc = 0;
+	/* The store was away at the start: the table is opened (or created) at the first
+	 * contact, before anything is committed. */
+	if (!r->lake.table)
+		rc = floe_runner_open_table(r, true, &c.terr);
+	if (rc == 0)
+		rc = lent(&c, &seqs, &n);
 	if (rc == 0 && n > 0)
 		rc = drop_landed(&c, seqs, &n);
 	if (rc == 0)
 		rc = commit_all(&c, seqs, n);
 	floe_free(c.a, seqs);
+	if (rc)
+		set_store_error(&c, rc);
 	log_result(&c, rc);
 	c.rep->rc = rc;
 	/* The aggregate tables' entries, lent with the same lease: after the logs table's,
 	 * unless that was refused for good (another installation, a table gone back). */
-	if (!floe_runner_fatal(rc))
+	if (!floe_runner_fatal(rc) && r->lake.table)
 		c.rep->agg_rc = floe_run_aggs_commit_lent(r);
-	c.rep->committed_seq = floe_table_committed_seq(r->lake.table, r->ck.id.installation);
-	c.rep->committed_version = floe_table_version(r->lake.table);
-	const char *u = floe_ice_meta_uuid(floe_table_meta(r->lake.table));
-	snprintf(c.rep->table_uuid, sizeof(c.rep->table_uuid), "%s", u ? u : "");
-	floe_table_commit_counts(r->lake.table, &c.rep->attempts, &c.rep->conflicts);
+	if (r->lake.table) {
+		c.rep->committed_seq = floe_table_committed_seq(r->lake.table, r->ck.id.installation);
+		c.rep->committed_version = floe_table_version(r->lake.table);
+		const char *u = floe_ice_meta_uuid(floe_table_meta(r->lake.table));
+		snprintf(c.rep->table_uuid, sizeof(c.rep->table_uuid), "%s", u ? u : "");
+		floe_table_commit_counts(r->lake.table, &c.rep->attempts, &c.rep->conflicts);
+	}
 	c.rep->duration_us = floe_run_mono_us(r) - t0;
 	__atomic_store_n(&r->com.done, 1, __ATOMIC_RELEASE);
 	floe_loop_wake(r->com.wake);

@@ -152,6 +152,8 @@ void floe_runner_write_metrics(struct floe_runner *r)
 				     ",\"agg_future\":%" PRIu64,
 				     late, late_dropped, future);
 	if (rc == 0)
+		rc = floe_buf_printf(&b, ",\"store_reachable\":%d", r->lake.store_down ? 0 : 1);
+	if (rc == 0)
 		rc = write_input_metrics(r, &b);
 	if (rc == 0)
 		rc = floe_fs_write_atomic(r->set.metrics_path, b.data, b.len);
@@ -300,6 +302,9 @@ static void take(struct floe_runner *r, const struct commit_report *rep)
 	r->stats.quarantined = floe_spool_quarantined(r->lake.spool) + floe_run_aggs_quarantined(r);
 	if (rep->rc || rep->agg_rc)
 		r->stats.commit_failures++;
+	r->lake.store_down = rep->store_down;
+	snprintf(r->lake.store_error, sizeof(r->lake.store_error), "%s",
+		 rep->store_down ? rep->store_error : "");
 	if (rep->rc == 0 && rep->committed_seq >= 0)
 		floe_runner_note_committed(r, rep->committed_seq, rep->committed_version,
 					   rep->table_uuid);

@@ -25,6 +25,7 @@
 #include "agent/input/tail.h"
 #include "agent/pipeline/decode.h"
 #include "agent/pipeline/batch.h"
+#include "agent/schema/partition.h"
 #include "agent/schema/record.h"
 #include "agent/state/identity.h"
 #include "formats/base/alloc.h"
@@ -174,6 +175,8 @@ struct run_batch {
 	size_t from_len;
 };
 
+#define STORE_ERROR_MAX 512
+
 /* What a commit on the committer thread did, for the main thread (runner_commit.c fills
  * it, runner_handoff.c takes it): counters to add, the result, and the table's record of
  * this installation's commits afterwards. */
@@ -190,6 +193,10 @@ struct commit_report {
 	uint64_t agg_lost_entries, agg_lost_rows;
 	uint64_t attempts, conflicts; /* the table's totals afterwards */
 	int64_t duration_us;	      /* of this commit, from its start to the report */
+	/* The store could not be reached or refused for now (floe_warehouse_waited_out),
+	 * and why, for /healthz; false after a commit that reached it. */
+	bool store_down;
+	char store_error[STORE_ERROR_MAX];
 };
 
 /* Commit durations for /metrics (floe_commit_duration_seconds), in these upper bounds. */
@@ -223,12 +230,28 @@ struct run_committer {
 	int done;		    /* atomic: rep is filled (release by the committer) */
 	struct commit_report rep;
 	struct floe_loop *wake; /* the main thread's loop (borrowed) */
+	/* The committer's own: the last commit's result, so that a store that stays away is
+	 * logged once when it goes and once when it comes back, not at every retry. */
+	int last_rc;
+	/* Set at start-up for a table opened later (the store was away): the newest commit of
+	 * this installation the checkpoint recorded, and the table it was made to ("": none).
+	 * A table found behind it lost commits. */
+	int64_t expect_committed;
+	char expect_uuid[64];
 };
 
 /* Where sealed batches go, and the threads that compress their pages. */
 struct run_lake {
 	struct floe_store *store;
+	/* NULL while the store has not been reached since the start (the committer opens it
+	 * at its first contact, floe_runner_open_table); the committer's after start-up. */
 	struct floe_table *table;
+	/* The partition spec the batch and the spool write: the table's, or the
+	 * configuration's while the table is not open (the table must then have the same). */
+	struct floe_part_spec spec;
+	/* The main thread's copy of the last report's store state, for /healthz and metrics. */
+	bool store_down;
+	char store_error[STORE_ERROR_MAX];
 	struct floe_spool *spool;
 	/* Page compression threads (agent.compress_threads) and the writers' way to them;
 	 * pool is NULL when pages compress on the main thread. */
@@ -288,6 +311,12 @@ struct floe_runner {
 /* Errors after which the agent must stop rather than retry the commit later: another
  * installation under this agent id, a table whose history went back or has a gap, an
  * object in the warehouse where floe would have to replace it. */
+/* Binds to the logs table (creating it if absent) after checking that the store
+ * arbitrates creates: at start-up (main thread), or later on the committer thread when the
+ * store was away at the start (later: the table must have the partition spec the spool
+ * was written with, and hold this installation's recorded commits). */
+int floe_runner_open_table(struct floe_runner *r, bool later, struct floe_err *err);
+
 static inline bool floe_runner_fatal(int rc)
 {
 	return rc == FLOE_EIDENTITY || rc == FLOE_EREGRESS || rc == FLOE_EEXIST;

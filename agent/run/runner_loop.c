@@ -27,7 +27,8 @@ struct loop {
 	int64_t disk_retry_at, disk_backoff_us; /* a full state_dir disk asked again */
 	/* After a failed commit the next one waits longer (up to 5 minutes), so that an
 	 * unreachable store does not take the time the inputs need for reading. */
-	int64_t commit_backoff_us;
+	int64_t commit_backoff_us; /* the wait added after a failed commit (jittered) */
+	int64_t backoff_ceil_us;   /* its ceiling, doubled at each failure in a row */
 	unsigned idle_turns; /* idle waits in a row */
 	int64_t last_full_read; /* the last read pass over every tail */
 };
@@ -514,13 +515,22 @@ static int check_commit(struct floe_runner *r, struct loop *l, bool wait, bool *
 		return rc;
 	}
 	if (rc) {
+		/* Doubling up to 5 minutes, each wait drawn from the upper half of its ceiling:
+		 * the devices that a store's outage stopped together do not all come back to
+		 * it in the same second. */
 		int64_t max = 300 * 1000000LL, i = r->set.commit_interval_us;
-		l->commit_backoff_us = l->commit_backoff_us ? l->commit_backoff_us * 2 : i;
-		if (l->commit_backoff_us > max)
-			l->commit_backoff_us = max;
+		l->backoff_ceil_us = l->backoff_ceil_us ? l->backoff_ceil_us * 2 : i;
+		if (l->backoff_ceil_us > max)
+			l->backoff_ceil_us = max;
+		uint64_t x = 0;
+		if (r->env.o.rand->fill(r->env.o.rand->ctx, &x, sizeof(x)) != 0)
+			x = 0;
+		int64_t half = l->backoff_ceil_us / 2;
+		l->commit_backoff_us = half + (int64_t)(x % (uint64_t)(half + 1));
 		return 0; /* the spool keeps what failed; a later commit retries */
 	}
 	l->commit_backoff_us = 0;
+	l->backoff_ceil_us = 0;
 	/* Entries sealed while this commit was in flight go next, at once: a slow store
 	 * makes commits larger, not later. */
 	if (r->b.next_seq - 1 > r->com.lease)

@@ -422,14 +422,24 @@ int floe_runner_recover(struct floe_runner *r, struct floe_err *err)
 		return rc;
 	uint8_t *pos = ck.pos;
 	size_t pos_len = ck.len;
-	int64_t committed = floe_table_committed_seq(r->lake.table, r->ck.id.installation);
-	if ((rc = check_not_behind(r, &ck, committed, err)))
-		goto out;
+	/* Without the table (the store was away at the start) the checkpoint's record is
+	 * all there is: the committer checks the table against it at its first contact, and
+	 * drops entries the table already holds before each commit. */
+	int64_t committed = ck.committed_seq;
+	if (r->lake.table) {
+		committed = floe_table_committed_seq(r->lake.table, r->ck.id.installation);
+		if ((rc = check_not_behind(r, &ck, committed, err)))
+			goto out;
+	}
+	r->com.expect_committed = ck.committed_seq;
+	snprintf(r->com.expect_uuid, sizeof(r->com.expect_uuid), "%s", ck.table_uuid);
 	r->ck.committed_seq = committed > ck.committed_seq ? committed : ck.committed_seq;
 	r->ck.committed_version =
 	    committed > ck.committed_seq ? floe_table_version(r->lake.table) : ck.committed_version;
-	if (r->ck.committed_seq >= 0)
+	if (r->ck.committed_seq >= 0 && r->lake.table)
 		table_uuid(r, r->ck.table_uuid);
+	else if (!r->lake.table)
+		snprintf(r->ck.table_uuid, sizeof(r->ck.table_uuid), "%s", ck.table_uuid);
 	uint64_t max_seq = ck.last_seq;
 	if (committed > 0 && (uint64_t)committed > max_seq)
 		max_seq = (uint64_t)committed;
@@ -463,7 +473,7 @@ int floe_runner_recover(struct floe_runner *r, struct floe_err *err)
 			     floe_strerror(rc));
 		goto out;
 	}
-	if ((rc = drop_committed(r, seqs, n, committed, err)))
+	if (r->lake.table && (rc = drop_committed(r, seqs, n, committed, err)))
 		goto out;
 	if (pos && (rc = restore_positions(r, pos, pos_len))) {
 		floe_err_set(err, rc, "checkpoint %s: the input positions are unreadable: %s",

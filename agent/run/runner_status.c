@@ -4,6 +4,7 @@
  * (runner_commit.c), read the same way; nothing here changes the runner's state.
  *
  * What /healthz calls unhealthy, each with its reason in the body (503):
+ * - the store cannot be reached or refuses for now (the spool keeps the data);
  * - the spool is over spool.max_bytes, so the inputs wait (policy block);
  * - sealed data has waited in the spool for three commit intervals without a commit
  *   (the store refuses or is unreachable); an idle agent with an empty spool is fine;
@@ -228,8 +229,9 @@ static int s3_metrics(struct floe_runner *r, struct floe_buf *b)
 				     floe_s3_kind_name(k), st.retries[k]);
 	if (rc == 0)
 		rc = family(b, "floe_s3_errors_total", "counter",
-			    "S3 requests that failed, by kind and class (4xx includes the 404 "
-			    "of an existence check and the 412 of a lost commit race).");
+			    "S3 requests that failed, by kind and class (auth: 401 and 403; an "
+			    "answer the request expects, as the 404 of an existence check or the "
+			    "412 of a lost commit race, is not an error).");
 	for (int k = 0; k < FLOE_S3_KINDS && rc == 0; k++)
 		for (int f = 0; f < FLOE_S3_FAILS && rc == 0; f++)
 			rc = floe_buf_printf(b,
@@ -277,6 +279,9 @@ static int runner_metrics(struct floe_runner *r, struct floe_buf *b, uint64_t en
 	     "Bytes of sealed files waiting in the spool (raw and aggregate tables').",
 	     floe_spool_bytes(r->lake.spool) + floe_run_aggs_spool_bytes(r)},
 	    {"floe_spool_max_bytes", "gauge", "spool.max_bytes.", r->set.spool_max},
+	    {"floe_store_reachable", "gauge",
+	     "0 while the warehouse cannot be reached or refuses (the spool waits), else 1.",
+	     r->lake.store_down ? 0 : 1},
 	    {"floe_spool_entries", "gauge", "Sealed batches waiting in the spool.", entries},
 	    {"floe_spool_dropped_entries_total", "counter",
 	     "Spool entries dropped by policy drop_oldest.", st->dropped_entries},
@@ -314,6 +319,13 @@ static bool healthy(struct floe_runner *r, int64_t now_us, char *why, size_t cap
 {
 	struct run_status *s = r->status;
 	uint64_t spool = floe_spool_bytes(r->lake.spool) + floe_run_aggs_spool_bytes(r);
+	if (r->lake.store_down) {
+		snprintf(why, cap,
+			 "store unreachable or refusing: %s; the spool holds %" PRIu64
+			 " bytes, committed when it answers\n",
+			 r->lake.store_error, spool);
+		return false;
+	}
 	if (r->lake.blocked && r->lake.disk_low) {
 		snprintf(why, cap,
 			 "state_dir's file system full: %" PRIu64 " bytes free; the inputs wait for "

@@ -40,6 +40,7 @@ static const struct {
 	{FLOE_S3_ESTOPPED, "abandoned: the agent is stopping"},
 	{FLOE_S3_EREFUSED, "the store refuses conditional creates (412 for a key that does not exist)"},
 	{FLOE_S3_ELOOP, "the listing does not end (a repeated continuation token or too many pages)"},
+	{FLOE_S3_ENOBUCKET, "the bucket does not exist (NoSuchBucket)"},
 };
 _Static_assert(sizeof(messages) / sizeof(messages[0]) ==
 		   (FLOE_EBASE - FLOE_ELAST - 1) + (FLOE_S3_EBASE - FLOE_S3_ELOWEST),

@@ -48,7 +48,9 @@ enum {
 					* store refuses every conditional create */
 	FLOE_S3_ELOOP = -5014,	       /* a listing that does not end: a continuation token
 					* seen before, or more pages than any real prefix has */
-	FLOE_S3_ELOWEST = FLOE_S3_ELOOP,
+	FLOE_S3_ENOBUCKET = -5015,     /* 404 NoSuchBucket: the configured bucket does not
+					* exist (not a missing key, which is -ENOENT) */
+	FLOE_S3_ELOWEST = FLOE_S3_ENOBUCKET,
 };
 
 /* Returns a static, human-readable description of code (never NULL): 0, -errno (through

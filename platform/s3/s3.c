@@ -211,6 +211,11 @@ void floe_s3_free(struct floe_s3 *s3)
 	floe_free(a, s3);
 }
 
+void floe_s3_set_max_retries(struct floe_s3 *s3, int max_retries)
+{
+	s3->o.max_retries = max_retries == 0 ? 5 : max_retries < 0 ? 0 : max_retries;
+}
+
 int floe_s3_last_status(const struct floe_s3 *s3)
 {
 	return s3->last_status;
@@ -219,6 +224,11 @@ int floe_s3_last_status(const struct floe_s3 *s3)
 const char *floe_s3_last_error_code(const struct floe_s3 *s3)
 {
 	return s3->last_code;
+}
+
+const char *floe_s3_last_error(const struct floe_s3 *s3)
+{
+	return s3->last_error;
 }
 
 const char *floe_s3_last_location(const struct floe_s3 *s3)
@@ -270,6 +280,7 @@ int floe_s3_put_body(struct floe_s3 *s3, const char *key, struct floe_s3_body bo
 	if (po && po->if_none_match) {
 		rq.h[rq.nh++] = (struct floe_sigv4_header){"if-none-match", "*"};
 		rq.conditional = true;
+		rq.expect = 412; /* another writer won: an answer, not an error */
 	}
 	if (po && po->if_match) {
 		if (if_match_value(s3, po->if_match, im, sizeof(im)) != 0)
@@ -304,7 +315,7 @@ static int get_common(struct floe_s3 *s3, const char *key, const char *range, si
 {
 	if (!floe_s3_key_ok(key) || max > SIZE_MAX - 1)
 		return -EINVAL;
-	struct floe_s3_req rq = {.method = "GET", .key = key, .max = max};
+	struct floe_s3_req rq = {.method = "GET", .key = key, .max = max, .expect = 404};
 	if (range)
 		rq.h[rq.nh++] = (struct floe_sigv4_header){"range", range};
 	struct floe_s3_resp r = {0};
@@ -338,7 +349,8 @@ int floe_s3_head(struct floe_s3 *s3, const char *key, struct floe_s3_object_info
 {
 	if (!floe_s3_key_ok(key))
 		return -EINVAL;
-	struct floe_s3_req rq = {.method = "HEAD", .key = key, .head = true, .max = 0};
+	struct floe_s3_req rq = {
+	    .method = "HEAD", .key = key, .head = true, .max = 0, .expect = 404};
 	struct floe_s3_resp r = {0};
 	int rc = floe_s3_request_run(s3, &rq, &r);
 	if (rc == 0 && info) {
@@ -353,7 +365,8 @@ int floe_s3_delete(struct floe_s3 *s3, const char *key)
 {
 	if (!floe_s3_key_ok(key))
 		return -EINVAL;
-	struct floe_s3_req rq = {.method = "DELETE", .key = key, .max = FLOE_S3_ERR_BODY_MAX};
+	struct floe_s3_req rq = {
+	    .method = "DELETE", .key = key, .max = FLOE_S3_ERR_BODY_MAX, .expect = 404};
 	struct floe_s3_resp r = {0};
 	int rc = floe_s3_request_run(s3, &rq, &r);
 	floe_s3_resp_fini(&r);

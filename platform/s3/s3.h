@@ -93,12 +93,22 @@ void floe_s3_free(struct floe_s3 *s3);
  * which asks the provider again. */
 int floe_s3_set_credentials(struct floe_s3 *s3, const struct floe_aws_credentials *c);
 
+/* Sets the retries after a request's first attempt, as max_retries in the options (0:
+ * the default, 5; negative: none): the agent's start-up asks a store once, so that a dead
+ * endpoint does not keep its inputs closed through a round of backoffs. */
+void floe_s3_set_max_retries(struct floe_s3 *s3, int max_retries);
+
 /* What the last request saw: HTTP status (0 if none), S3 error code from the body ("" if
  * none), the Location header of a redirect ("" if none), attempts made, and the clock
  * offset (server - local, seconds) now applied. The strings stay valid until the next
  * request. */
 int floe_s3_last_status(const struct floe_s3 *s3);
 const char *floe_s3_last_error_code(const struct floe_s3 *s3);
+/* The last failure as a sentence for the operator: the request and its URL, then curl's
+ * reason ("Could not connect to server: Failed to connect to 127.0.0.1 port 9 ...") or
+ * the status and S3 error code ("HTTP 404 NoSuchBucket"). "" after a success or an
+ * expected answer (a 404 to an existence check). */
+const char *floe_s3_last_error(const struct floe_s3 *s3);
 const char *floe_s3_last_location(const struct floe_s3 *s3);
 int floe_s3_last_attempts(const struct floe_s3 *s3);
 int64_t floe_s3_clock_offset(const struct floe_s3 *s3);

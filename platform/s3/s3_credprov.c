@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* ---- small helpers ------------------------------------------------------------------- */
 
@@ -36,6 +37,20 @@ const char *floe_s3_credprov_opt_env(const char *o, const char *env)
 		return *o ? o : NULL;
 	const char *v = getenv(env);
 	return v && *v ? v : NULL;
+}
+
+unsigned floe_s3_credprov_networked(unsigned providers)
+{
+	unsigned net = 0;
+	if (floe_s3_credprov_opt_env(NULL, "AWS_WEB_IDENTITY_TOKEN_FILE"))
+		net |= FLOE_S3_CREDPROV_WEB_IDENTITY;
+	if (floe_s3_credprov_opt_env(NULL, "AWS_CONTAINER_CREDENTIALS_FULL_URI") ||
+	    floe_s3_credprov_opt_env(NULL, "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"))
+		net |= FLOE_S3_CREDPROV_CONTAINER;
+	const char *dis = getenv("AWS_EC2_METADATA_DISABLED");
+	if (!dis || strcasecmp(dis, "true") != 0)
+		net |= FLOE_S3_CREDPROV_IMDS;
+	return net & providers;
 }
 
 void floe_s3_credprov_why(struct floe_err *e, const char *fmt, ...)

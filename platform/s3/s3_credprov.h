@@ -100,6 +100,11 @@ void floe_s3_credprov_invalidate(struct floe_s3_credprov *p);
 /* The name of the provider that served the cached credentials ("static", "env",
  * "web-identity", "shared-file", "container", "imds"), or "" if none. */
 const char *floe_s3_credprov_source(struct floe_s3_credprov *p);
+/* Of providers (FLOE_S3_CREDPROV_* bits), those that the environment sets up to ask the
+ * network: web identity with a token file (STS), the container endpoint when its URI is
+ * set, IMDS unless AWS_EC2_METADATA_DISABLED=true. The others answer from this host
+ * alone (floe check runs only those). */
+unsigned floe_s3_credprov_networked(unsigned providers);
 /* Why the last chain run failed, as floe_s3_credprov_get reported it (code 0 and an empty
  * message after a success): for the client of a request that failed with
  * FLOE_S3_EAUTH. */

@@ -545,7 +545,9 @@ static enum verdict classify(struct floe_s3 *s3, const struct floe_s3_req *rq, i
 	}
 	switch (st) {
 	case 404:
-		*rc = -ENOENT;
+		/* A missing bucket is a configuration error, not a missing key: its own code,
+		 * so that nobody reads "No such file or directory" for it. */
+		*rc = strcmp(s3->last_code, "NoSuchBucket") == 0 ? FLOE_S3_ENOBUCKET : -ENOENT;
 		return DONE;
 	case 412:
 		*rc = FLOE_S3_EPRECONDITION;
@@ -666,6 +668,32 @@ static void report(const struct floe_s3 *s3, const struct floe_s3_req *rq, int r
 	}
 }
 
+/* Records in s3->last_error what the operator needs of a failed attempt (rc): the request,
+ * its URL, and curl's reason for a transport failure (cc) or the status and S3 error code
+ * of an answer. An answer the request expects and a success clear it. */
+static void note_error(struct floe_s3 *s3, const struct floe_s3_req *rq, int cc, int rc)
+{
+	char *e = s3->last_error;
+	size_t cap = sizeof(s3->last_error);
+	if (rc == 0 || (cc == CURLE_OK && rq->expect && s3->last_status == rq->expect &&
+			rc != FLOE_S3_ENOBUCKET)) {
+		e[0] = '\0';
+		return;
+	}
+	int n = snprintf(e, cap, "%s %s%s/%.300s: ", rq->method, s3->base, s3->path_prefix,
+			 rq->key ? rq->key : "");
+	if (n < 0 || (size_t)n >= cap)
+		return;
+	if (cc < 0)
+		snprintf(e + n, cap - (size_t)n, "%s", floe_strerror(cc));
+	else if (cc != CURLE_OK)
+		snprintf(e + n, cap - (size_t)n, "%s%s%s", curl_easy_strerror((CURLcode)cc),
+			 s3->errbuf[0] ? ": " : "", s3->errbuf);
+	else
+		snprintf(e + n, cap - (size_t)n, "HTTP %d%s%s", s3->last_status,
+			 s3->last_code[0] ? " " : "", s3->last_code);
+}
+
 int floe_s3_request_run(struct floe_s3 *s3, struct floe_s3_req *rq, struct floe_s3_resp *r)
 {
 	char hash[FLOE_SHA256_HEX_LEN + 1];
@@ -700,9 +728,6 @@ int floe_s3_request_run(struct floe_s3 *s3, struct floe_s3_req *rq, struct floe_
 		bool sent;
 		int cc = attempt(s3, rq, payload_hash, r, &sent);
 		s3->last_attempts++;
-		/* A local failure (signing, credentials) sent no request: not counted. */
-		if (cc >= 0)
-			floe_s3_stats_attempt(kind, floe_s3_stats_class(s3->cut, cc, r->status));
 		if (cc == CURLE_OK) {
 			s3->last_status = r->status;
 			learn_clock(s3, r);
@@ -713,7 +738,13 @@ int floe_s3_request_run(struct floe_s3 *s3, struct floe_s3_req *rq, struct floe_
 			snprintf(s3->last_location, sizeof(s3->last_location), "%s", r->location);
 			snprintf(s3->resp_region, sizeof(s3->resp_region), "%s", r->bucket_region);
 		}
+		/* A local failure (signing, credentials) sent no request: not counted. A
+		 * missing bucket is never the answer an existence check expects. */
+		int expect = strcmp(s3->last_code, "NoSuchBucket") == 0 ? 0 : rq->expect;
+		if (cc >= 0)
+			floe_s3_stats_attempt(kind, floe_s3_stats_class(s3->cut, cc, r->status, expect));
 		enum verdict v = classify(s3, rq, cc, sent, r, &rc);
+		note_error(s3, rq, cc, rc);
 		if (v == DONE && rc == FLOE_S3_EAUTH && s3->credprov && !cred_retried &&
 		    (strcmp(s3->last_code, "ExpiredToken") == 0 ||
 		     strcmp(s3->last_code, "TokenRefreshRequired") == 0)) {

@@ -48,6 +48,9 @@ struct floe_s3 {
 	int cut;
 	int64_t cut_elapsed_ms, cut_moved;
 	char errbuf[CURL_ERROR_SIZE];
+	/* The last failed request for the operator: what it asked, of which URL, and why
+	 * (curl's reason, or the status and the S3 error code). "" after a success. */
+	char last_error[768];
 };
 
 /* Where a request body comes from: memory or a range of an open file. */
@@ -82,6 +85,10 @@ struct floe_s3_req {
 	struct floe_s3_body body;
 	bool conditional; /* a lost answer cannot be retried blindly */
 	bool head;
+	/* A non-2xx status that is an answer, not an error: 404 to a request about a key (an
+	 * existence check; NoSuchBucket stays an error), 412 to a conditional create (another
+	 * writer won). Not counted as an error in the stats. 0: none. */
+	int expect;
 	size_t max; /* limit of a 2xx body */
 };
 

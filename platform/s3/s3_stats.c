@@ -34,7 +34,7 @@ const char *floe_s3_kind_name(enum floe_s3_kind k)
 const char *floe_s3_fail_name(enum floe_s3_fail f)
 {
 	static const char *const names[FLOE_S3_FAILS] = {
-	    "4xx", "5xx", "throttled", "timeout", "connection", "tls", "other"};
+	    "4xx", "5xx", "throttled", "timeout", "connection", "tls", "other", "auth"};
 	return (unsigned)f < FLOE_S3_FAILS ? names[f] : "unknown";
 }
 
@@ -79,7 +79,7 @@ enum floe_s3_kind floe_s3_stats_kind(const struct floe_s3_req *rq)
 	return rq->key ? FLOE_S3_KIND_GET : FLOE_S3_KIND_LIST;
 }
 
-enum floe_s3_fail floe_s3_stats_class(int cut, int cc, int status)
+enum floe_s3_fail floe_s3_stats_class(int cut, int cc, int status, int expect)
 {
 	if (cut == FLOE_S3_LIMITS_OVERDUE)
 		return FLOE_S3_FAIL_TIMEOUT;
@@ -103,8 +103,10 @@ enum floe_s3_fail floe_s3_stats_class(int cut, int cc, int status)
 	default:
 		return FLOE_S3_FAIL_CONNECTION;
 	}
-	if (status >= 200 && status <= 299)
+	if ((status >= 200 && status <= 299) || (expect && status == expect))
 		return FLOE_S3_FAILS;
+	if (status == 401 || status == 403)
+		return FLOE_S3_FAIL_AUTH;
 	if (status == 503 || status == 429)
 		return FLOE_S3_FAIL_THROTTLED;
 	if (status >= 500 && status <= 599)

@@ -22,13 +22,17 @@ enum floe_s3_kind {
 
 /* How an attempt failed. */
 enum floe_s3_fail {
-	FLOE_S3_FAIL_4XX,	 /* a 4xx answer other than 429: 404 and 412 included */
+	FLOE_S3_FAIL_4XX,	 /* a 4xx answer other than 401, 403 and 429, and other than
+				  * the one the caller expects (a 404 to an existence check, the
+				  * 412 of a lost conditional create: answers, not errors) */
 	FLOE_S3_FAIL_5XX,	 /* a 5xx answer other than 503 */
 	FLOE_S3_FAIL_THROTTLED,	 /* 503 (SlowDown) or 429: refused before processing */
 	FLOE_S3_FAIL_TIMEOUT,	 /* no complete answer within the deadline or stall limit */
 	FLOE_S3_FAIL_CONNECTION, /* refused, reset or cut connections, DNS failures */
 	FLOE_S3_FAIL_TLS,	 /* handshakes and certificates */
 	FLOE_S3_FAIL_OTHER,	 /* redirects, bodies over their limit, a stop, local files */
+	FLOE_S3_FAIL_AUTH,	 /* 401 or 403: credentials, signature, permissions (a class
+				  * of its own, so that an alert on bad credentials is possible) */
 	FLOE_S3_FAILS
 };
 
@@ -48,11 +52,12 @@ const char *floe_s3_fail_name(enum floe_s3_fail f);
 
 /* For the client (s3_request.c). The kind of rq; the class of an attempt that ended
  * with cc (a CURLcode; CURLE_OK with an answer of HTTP status), cut by the limits as
- * cut says (FLOE_S3_LIMITS_*), or FLOE_S3_FAILS for a 2xx answer; one attempt of kind
+ * cut says (FLOE_S3_LIMITS_*), or FLOE_S3_FAILS for a 2xx answer and for the status
+ * the caller expects (expect, 0 for none); one attempt of kind
  * k ended as f says; one retry of kind k follows. */
 struct floe_s3_req;
 enum floe_s3_kind floe_s3_stats_kind(const struct floe_s3_req *rq);
-enum floe_s3_fail floe_s3_stats_class(int cut, int cc, int status);
+enum floe_s3_fail floe_s3_stats_class(int cut, int cc, int status, int expect);
 void floe_s3_stats_attempt(enum floe_s3_kind k, enum floe_s3_fail f);
 void floe_s3_stats_retry(enum floe_s3_kind k);
 

@@ -360,6 +360,21 @@ int floe_store_s3_abort_stale_uploads(struct floe_store *st, const char *prefix,
 	return rc ? rc : floe_s3_abort_stale_uploads(s->s3, k, older_than_s, aborted);
 }
 
+int floe_store_s3_set_max_retries(struct floe_store *st, int max_retries)
+{
+	if (!st || st->ops != &s3_ops)
+		return -EINVAL;
+	floe_s3_set_max_retries(((struct s3store *)st)->s3, max_retries);
+	return 0;
+}
+
+const char *floe_store_s3_last_error(const struct floe_store *st)
+{
+	if (!st || st->ops != &s3_ops)
+		return "";
+	return floe_s3_last_error(((const struct s3store *)st)->s3);
+}
+
 int floe_store_s3_new(const struct floe_s3_options *o, const char *prefix, struct floe_store **out)
 {
 	struct s3store *s = floe_calloc(o->alloc, 1, sizeof(*s));

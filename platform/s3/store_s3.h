@@ -19,4 +19,13 @@ int floe_store_s3_new(const struct floe_s3_options *o, const char *prefix, struc
 int floe_store_s3_abort_stale_uploads(struct floe_store *s, const char *prefix,
 				      int64_t older_than_s, size_t *aborted);
 
+/* S3 stores only: floe_s3_set_max_retries on the store's client. -EINVAL for another kind
+ * of store. */
+int floe_store_s3_set_max_retries(struct floe_store *s, int max_retries);
+
+/* The last failed request of an S3 store as a sentence for the operator (see
+ * floe_s3_last_error): "" for another kind of store, or after a success. Valid until the
+ * store's next request; same thread as the store. */
+const char *floe_store_s3_last_error(const struct floe_store *s);
+
 #endif

@@ -4,6 +4,7 @@
 # shellcheck shell=bash
 RGW="$FLOE_SRC/packaging/dev/rgw"
 PROXY_PY="$FLOE_SRC/tests/integration/s3_fault_proxy.py"
+STUB_PY="$FLOE_SRC/tests/integration/s3_stub.py"
 
 # s3_start BASE: starts RGW in $T/rgw on a port derived from BASE and $$ (the next one when
 # taken), exports S3_ENDPOINT, AWS_* etc. and S3PORT, S3CFG. The server stops on exit, and
@@ -114,4 +115,32 @@ proxy_stop() {
 # metric FILE NAME: one counter of a metrics.json.
 metric() {
 	sed -n "s/.*\"$2\":\([0-9]*\).*/\1/p" "$1"
+}
+
+# stub_env: for a test against s3_stub.py (which checks no signature): no ~/.aws of the
+# machine's, no AWS settings from the environment, and keys for the stub.
+stub_env() {
+	export HOME="$T/home"
+	mkdir -p "$HOME"
+	unset AWS_SESSION_TOKEN AWS_PROFILE AWS_SHARED_CREDENTIALS_FILE AWS_ENDPOINT_URL AWS_ENDPOINT_URL_S3
+	export AWS_ACCESS_KEY_ID=STUBKEY AWS_SECRET_ACCESS_KEY=stubsecret
+}
+
+# stub_start DIR [PORT]: an s3_stub.py with control file DIR/ctl and log DIR/stub.log, on
+# PORT (default: a free one); sets STUB_PID and STUB_PORT.
+stub_start() {
+	mkdir -p "$1"
+	: >"$1/ctl"
+	/usr/bin/python3 "$STUB_PY" --control "$1/ctl" --log "$1/stub.log" --port "${2:-0}" \
+		>"$1/stub.out" 2>&1 &
+	STUB_PID=$!
+	PIDS+=("$STUB_PID")
+	wait_for 10 grep -q 'stub listening' "$1/stub.out" || { echo "  stub: $(cat "$1/stub.out")"; return 1; }
+	STUB_PORT=$(sed -n 's/^stub listening on 127.0.0.1:\([0-9]*\)$/\1/p' "$1/stub.out")
+}
+
+# stub_stop: SIGTERM, then waits for it.
+stub_stop() {
+	kill -TERM "$STUB_PID" 2>/dev/null || true
+	wait "$STUB_PID" 2>/dev/null || true
 }

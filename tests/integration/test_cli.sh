@@ -38,6 +38,37 @@ check "check prints effective values" grep -q "zstd" "$T/out"
 check "inspect of a directory without a table exits 1" expect_exit 1 "$FLOE_BIN" inspect "$T"
 check "inspect without a location exits 2" expect_exit 2 "$FLOE_BIN" inspect
 
+# check resolves S3 credentials as run does (configuration, environment, shared file; no
+# network): without any, both exit 2 with the same message, so ExecStartPre=floe check
+# stops the unit. Port 9 on loopback: nothing is reached either way.
+s3cfg() { # s3cfg FILE [s3 keys]
+	printf 'agent:\n  id: a\n  state_dir: %s\ninputs:\n  - { type: tail, paths: ["%s/logs/*.log"] }\nlake:\n  warehouse: s3://bucket/p\n  catalog: { type: s3 }\n  s3: { endpoint: "http://127.0.0.1:9", region: r, path_style: true%s }\n' \
+		"$T/s3state" "$T" "${2:-}" >"$1"
+}
+nocreds() { env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY -u AWS_SESSION_TOKEN -u AWS_PROFILE \
+	-u AWS_SHARED_CREDENTIALS_FILE -u AWS_WEB_IDENTITY_TOKEN_FILE -u AWS_CONTAINER_CREDENTIALS_FULL_URI \
+	-u AWS_CONTAINER_CREDENTIALS_RELATIVE_URI HOME="$T/nohome" AWS_EC2_METADATA_DISABLED=true "$@"; }
+s3cfg "$T/s3.yaml"
+check "check without S3 credentials exits 2" expect_exit 2 nocreds "$FLOE_BIN" check -c "$T/s3.yaml"
+check "check says that there are no S3 credentials" grep -q "no S3 credentials" "$T/out"
+grep "no S3 credentials" "$T/out" | sed 's/^.*\(no S3 credentials\)/\1/' >"$T/check.msg"
+check "run without S3 credentials exits 2 too" expect_exit 2 nocreds "$FLOE_BIN" run -c "$T/s3.yaml" --once
+grep "no S3 credentials" "$T/out" | sed 's/^.*\(no S3 credentials\)/\1/' >"$T/run.msg"
+check "check and run give the same message" cmp "$T/check.msg" "$T/run.msg"
+check "check with keys in the environment passes" expect_exit 0 nocreds AWS_ACCESS_KEY_ID=AKIDEXAMPLE \
+	AWS_SECRET_ACCESS_KEY=secret "$FLOE_BIN" check -c "$T/s3.yaml"
+mkdir -p "$T/aws"
+printf '[default]\naws_access_key_id = AKIDEXAMPLE\naws_secret_access_key = secret\n' >"$T/aws/credentials"
+check "check with a shared credentials file passes" expect_exit 0 nocreds \
+	AWS_SHARED_CREDENTIALS_FILE="$T/aws/credentials" "$FLOE_BIN" check -c "$T/s3.yaml"
+s3cfg "$T/s3ref.yaml" ', access_key_id: "env:FLOE_TEST_NO_SUCH_KEY", secret_access_key: "env:FLOE_TEST_NO_SUCH_KEY"'
+check "check with a reference that does not resolve exits 2" expect_exit 2 nocreds "$FLOE_BIN" check -c "$T/s3ref.yaml"
+check "the message names the reference" grep -q "cannot resolve env:FLOE_TEST_NO_SUCH_KEY" "$T/out"
+s3cfg "$T/s3imds.yaml" ', credentials: [env, imds]'
+check "check with a remote source configured passes, saying it was not asked" expect_exit 0 nocreds AWS_EC2_METADATA_DISABLED=false \
+	"$FLOE_BIN" check -c "$T/s3imds.yaml"
+check "check says the remote sources are asked at start-up" grep -q "^# credentials: .*remote sources" "$T/out"
+
 # A full or read-only state_dir is named as such, not as a failure to read an input.
 # Needs a small file system of its own: a tmpfs where mounting is allowed.
 mkdir -p "$T/full/in" "$T/full/state"

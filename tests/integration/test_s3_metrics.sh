@@ -35,6 +35,16 @@ check "floe starts and commits through the proxy" wait_for 30 drained 1
 port=$(sed -n 's#.*status: serving /metrics and /healthz on tcp://127.0.0.1:\([0-9]*\).*#\1#p' "$d/err")
 check "the agent logs the port of its status pages" test -n "$port"
 check "an S3 warehouse: libcurl is loaded (dlopen)" grep -q libcurl /proc/$pid/maps
+# A healthy start and commit: the 404s of existence checks and a lost create's 412 are
+# answers, not errors, so no error of any class is counted yet.
+healthy_scrape() {
+	curl -sf "http://127.0.0.1:$port/metrics" >"$d/m0.txt" &&
+		grep -q '^floe_s3_requests_total{kind="put"} [1-9]' "$d/m0.txt"
+}
+wait_for 10 healthy_scrape || true
+check "a healthy run counts no S3 errors ($(grep '^floe_s3_errors_total' "$d/m0.txt" | grep -v ' 0$' | tr '\n' ' '))" \
+	test -z "$(grep '^floe_s3_errors_total' "$d/m0.txt" | grep -v ' 0$')"
+check "401 and 403 have a class of their own" grep -q '^floe_s3_errors_total{.*class="auth"} 0$' "$d/m0.txt"
 
 # Faults on 30 % of the requests while lines arrive (bounded: 20 bursts).
 printf 'rate=0.3\nweights=500:1,503:1\n' >"$d/ctl"

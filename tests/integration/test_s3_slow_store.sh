@@ -15,20 +15,9 @@
 # Functional assertions only: the figures (the longest read stall) are tests/bench/uplink.sh's.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/s3lib.sh"
-STUB_PY="$FLOE_SRC/tests/integration/s3_stub.py"
-export HOME="$T/home" # no ~/.aws of the machine's
-mkdir -p "$HOME"
-unset AWS_SESSION_TOKEN AWS_PROFILE AWS_SHARED_CREDENTIALS_FILE AWS_ENDPOINT_URL AWS_ENDPOINT_URL_S3
-export AWS_ACCESS_KEY_ID=STUBKEY AWS_SECRET_ACCESS_KEY=stubsecret
-
+stub_env
 S="$T/stub"
-mkdir -p "$S"
-: >"$S/ctl"
-/usr/bin/python3 "$STUB_PY" --control "$S/ctl" --log "$S/stub.log" >"$S/stub.out" 2>&1 &
-STUB_PID=$!
-PIDS+=("$STUB_PID")
-wait_for 10 grep -q 'stub listening' "$S/stub.out" || { echo "  stub: $(cat "$S/stub.out")"; exit 1; }
-STUB_PORT=$(sed -n 's/^stub listening on 127.0.0.1:\([0-9]*\)$/\1/p' "$S/stub.out")
+stub_start "$S" || exit 1
 
 # ctl LINES...: the stub's control file (read again when it changes).
 ctl() { printf '%s\n' "$@" >"$S/ctl"; }

@@ -15,27 +15,7 @@
 # (h) `floe inspect s3://BUCKET/PREFIX` reads a table on a real S3 server (Ceph RGW).
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/s3lib.sh"
-STUB_PY="$FLOE_SRC/tests/integration/s3_stub.py"
-export HOME="$T/home" # no ~/.aws of the machine's
-mkdir -p "$HOME"
-unset AWS_SESSION_TOKEN AWS_PROFILE AWS_SHARED_CREDENTIALS_FILE AWS_ENDPOINT_URL AWS_ENDPOINT_URL_S3
-export AWS_ACCESS_KEY_ID=STUBKEY AWS_SECRET_ACCESS_KEY=stubsecret
-
-# stub_start DIR: an s3_stub.py with control file DIR/ctl and log DIR/stub.log; sets
-# STUB_PID and STUB_PORT.
-stub_start() {
-	mkdir -p "$1"
-	: >"$1/ctl"
-	/usr/bin/python3 "$STUB_PY" --control "$1/ctl" --log "$1/stub.log" >"$1/stub.out" 2>&1 &
-	STUB_PID=$!
-	PIDS+=("$STUB_PID")
-	wait_for 10 grep -q 'stub listening' "$1/stub.out" || { echo "  stub: $(cat "$1/stub.out")"; return 1; }
-	STUB_PORT=$(sed -n 's/^stub listening on 127.0.0.1:\([0-9]*\)$/\1/p' "$1/stub.out")
-}
-stub_stop() {
-	kill -TERM "$STUB_PID" 2>/dev/null || true
-	wait "$STUB_PID" 2>/dev/null || true
-}
+stub_env
 # ctl DIR LINES...: the stub's control file (it reads it again when it changes; the mtime
 # has nanoseconds, and the size changes with every setting used here).
 ctl() {
@@ -228,7 +208,8 @@ config "$d/imds.yaml" "$d" g ', credentials: [env, imds]'
 exit_of env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY \
 	AWS_EC2_METADATA_SERVICE_ENDPOINT="http://127.0.0.1:$STUB_PORT" "$FLOE_BIN" run -c "$d/imds.yaml" --once >/dev/null
 check "(g) ... and is when listed in lake.s3.credentials" grep -q 'PUT /latest/api/token' "$S/stub.log"
-sed "s#http://127.0.0.1:$STUB_PORT#http://192.0.2.10:9000#" "$d/file.yaml" >"$d/http.yaml"
+# From a configuration whose credentials resolve (the environment's): check resolves them.
+sed "s#http://127.0.0.1:$STUB_PORT#http://192.0.2.10:9000#" "$d/none.yaml" >"$d/http.yaml"
 check "(g) check refuses http:// to a host that is not loopback (exit 2)" \
 	test "$(exit_of "$FLOE_BIN" check -c "$d/http.yaml")" = 2
 check "(g) ... saying why and naming lake.s3.allow_http" \

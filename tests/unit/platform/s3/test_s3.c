@@ -553,6 +553,18 @@ static void test_connection_errors(void **state)
 	assert_int_equal(floe_s3_put(s3, "k", "x", 1, &po, NULL), FLOE_S3_ETRANSPORT);
 	assert_int_equal(floe_s3_last_attempts(s3), 4);
 	assert_int_equal(f.sleeps, 3);
+	/* The message names the URL and curl's reason, not only "connection failed". */
+	char url[64];
+	snprintf(url, sizeof(url), "PUT http://127.0.0.1:%d/bkt/k: ", sv.port);
+	const char *e = floe_s3_last_error(s3);
+	assert_non_null(strstr(e, url));
+	assert_true(strlen(e) > strlen(url) + 10);
+	/* Asked once (the agent's start-up): one attempt, no backoff. */
+	f.sleeps = 0;
+	floe_s3_set_max_retries(s3, -1);
+	assert_int_equal(floe_s3_put(s3, "k", "x", 1, &po, NULL), FLOE_S3_ETRANSPORT);
+	assert_int_equal(floe_s3_last_attempts(s3), 1);
+	assert_int_equal(f.sleeps, 0);
 	floe_s3_free(s3);
 }
 
