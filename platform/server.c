@@ -477,6 +477,12 @@ void floe_server_fini(struct floe_server *s)
 	floe_loop_timer_disarm(s->loop, &s->backoff);
 }
 
+void floe_server_close_all(struct floe_server *s)
+{
+	for (unsigned i = 0; i < s->max; i++)
+		conn_close(&s->conns[i], FLOE_CLOSE_LOCAL);
+}
+
 void floe_server_pause(struct floe_server *s, bool paused)
 {
 	if (s->paused == paused)

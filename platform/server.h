@@ -97,6 +97,10 @@ int floe_server_init(void *mem, size_t len, struct floe_loop *loop, struct floe_
  * listener; the memory and the listener are the caller's again. NULL is fine. */
 void floe_server_fini(struct floe_server *s);
 
+/* Closes every connection of s (on_close with FLOE_CLOSE_LOCAL); the listener stays. On
+ * the loop's thread, or with the loop stopped. */
+void floe_server_close_all(struct floe_server *s);
+
 /* Stops (paused) or restarts accepting and reading every connection of s, or reading a
  * datagram listener: backpressure from a full pipeline. Stream senders then fill their
  * socket buffers and block; datagrams overflow in the kernel, which counts them. */

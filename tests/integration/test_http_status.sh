@@ -85,14 +85,36 @@ awk '
 { name = $1; sub(/\{.*/, "", name)
   if (hist) sub(/_(bucket|sum|count)$/, "", name)
   if (name != fam) { print "sample outside its family: " $0; bad = 1 }
-  if ($1 !~ /^[a-z_]+(\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\})?$/) { print "bad sample name: " $0; bad = 1 }
-  if (NF != 2 || ($2 !~ /^[0-9]+$/ && !(hist && $1 ~ /_sum$/ && $2 ~ /^[0-9]+\.[0-9]+$/))) { print "bad sample value: " $0; bad = 1 } }
+  if ($1 !~ /^[a-z_][a-z0-9_]*(\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\})?$/) { print "bad sample name: " $0; bad = 1 }
+  if (NF != 2 || ($2 !~ /^[0-9]+$/ && !((hist && $1 ~ /_sum$/ || name ~ /_seconds_total$/) && $2 ~ /^[0-9]+\.[0-9]+$/))) { print "bad sample value: " $0; bad = 1 } }
 END { exit bad }' "$T/m.txt" >"$T/format.out" || rc=$?
 check "/metrics: every line follows the text format" test $rc = 0
 check "/metrics: the commit latency histogram, attempts and conflicts are there" \
 	grep -q '^floe_commit_duration_seconds_bucket{le="+Inf"} ' "$T/m.txt"
 check "/metrics: commit attempts counted" grep -q '^floe_commit_attempts_total ' "$T/m.txt"
 cat "$T/format.out"
+
+# One counter table behind both documents: every metrics.json key (each input's too) is
+# the family some HELP line names, and every family names a key metrics.json has, but
+# for the status page's own (the histogram, S3's, the last commit's age, floe_healthy).
+check "metrics.json and /metrics name the same counters, both ways" python3 - "$T/state/metrics.json" "$T/m.txt" <<'PY'
+import json, re, sys
+m = json.load(open(sys.argv[1]))
+want = {k for k in m if k != "inputs"} | {"inputs[]." + k for i in m["inputs"] for k in i if k != "type"}
+named, own = set(), set()
+for line in open(sys.argv[2]):
+    h = re.match(r"# HELP (\S+) .* metrics\.json: (\S+)\.$", line)
+    if h:
+        named.add(h.group(2))
+    elif line.startswith("# HELP "):
+        own.add(line.split()[2])
+allowed = {"floe_commit_duration_seconds", "floe_last_commit_age_seconds",
+           "floe_last_commit_timestamp_seconds", "floe_healthy"}
+bad = (want - named) | (named - want) | {f for f in own - allowed if not f.startswith("floe_s3_")}
+print("only in metrics.json:", sorted(want - named), "only in /metrics:", sorted(named - want),
+      "families naming no key:", sorted(own - allowed))
+sys.exit(1 if bad else 0)
+PY
 
 # /healthz: 200 and "ok".
 code=$(curl -s -o "$T/hz.txt" -w '%{http_code}' "$URL/healthz")
