@@ -8,19 +8,6 @@
 # either taken or counted (kernel drops, queue drops, lost at the stop).
 source "$(dirname "$0")/lib.sh"
 
-# wait_for FILE PATTERN: until the agent's log says PATTERN (at most 20 s).
-wait_for() {
-	local i
-	for i in $(seq 1 200); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done
-	return 1
-}
-stop() { # stop PID: SIGTERM, and its exit within 20 s
-	local i
-	kill -TERM "$1" 2>/dev/null || true
-	for i in $(seq 1 200); do kill -0 "$1" 2>/dev/null || { wait "$1"; return $?; }; sleep 0.1; done
-	kill -9 "$1"; wait "$1" 2>/dev/null || true
-	return 124
-}
 # scrape DIR: /metrics of the agent whose log is DIR/err into DIR/m.txt
 scrape() {
 	local port
@@ -51,7 +38,7 @@ start_agent() { # DIR: sets PID
 	"$FLOE_BIN" run -c "$1/floe.yaml" 2>>"$1/err" &
 	PID=$!
 	PIDS+=($PID)
-	wait_for "$1/err" "status: serving" || { cat "$1/err"; return 1; }
+	wait_log "$1/err" "status: serving" 20 || { cat "$1/err"; return 1; }
 }
 
 # ---- parse and timestamp failures on /metrics; a half frame at SIGTERM --------------
@@ -89,7 +76,7 @@ check "/metrics: the bad timestamp is a ts failure" \
 	test "$(value "$d" 'floe_input_ts_failures_total{input="1"}')" = 1
 check "/metrics: the totals say the same" \
 	test "$(value "$d" floe_parse_failures_total) $(value "$d" floe_ts_failures_total)" = "1 1"
-check "SIGTERM with a frame half sent: exit 0" stop $PID
+check "SIGTERM with a frame half sent: exit 0" stop_pid $PID 20
 wait $HOLDER 2>/dev/null || true
 W="$d/wh/default/logs"
 check "the half-sent frame is kept, as at the peer's close" \
@@ -127,7 +114,7 @@ for round in $(seq 1 20); do
 	sent=$((sent + 5000))
 	grep -q "inputs wait for commits" "$d/err" && break
 done
-check "the spool fills and the inputs wait" wait_for "$d/err" "inputs wait for commits"
+check "the spool fills and the inputs wait" wait_log "$d/err" "inputs wait for commits" 20
 for i in $(seq 1 200); do
 	scrape "$d"
 	b=$(value "$d" floe_spool_blocked_seconds_total)
@@ -138,7 +125,7 @@ check "/metrics: floe_spool_blocked_seconds_total grows while the inputs wait ($
 	awk -v b="${b:-0}" 'BEGIN { exit !(b > 0) }'
 send 30000
 sent=$((sent + 30000))
-stop $PID || true
+stop_pid $PID 20 || true
 sum=$(json "$d" "m['inputs'][0]['lines'] + m['inputs'][0]['kernel_drops'] + m['inputs'][0]['dropped'] + m['inputs'][0].get('lost_at_stop', 0)")
 check "$sent datagrams, each taken or counted as lost ($(json "$d" "m['inputs'][0]"))" test "$sum" = "$sent"
 finish
