@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # agent.http.listen: a running agent serves /metrics (Prometheus text format, checked by
 # promtool when Debian's prometheus package is there, else by a strict check of the
-# format's lines here) and /healthz, with counters that follow what the agent did; the
-# server answers HEAD, refuses other methods, unknown paths and oversized requests, and
-# a client that sends nothing does not stop it from answering others. floe status prints
+# format's lines here) and /healthz, with counters that follow what the agent did and the
+# same counters as metrics.json, both ways; the server answers HEAD, refuses other
+# methods, unknown paths and oversized requests, and neither a client that sends nothing
+# nor eight holding every slot with half a request stop it from answering a probe. floe status prints
 # the same facts from the state directory.
 source "$(dirname "$0")/lib.sh"
 
@@ -125,6 +126,29 @@ exec 7<>/dev/tcp/127.0.0.1/$port
 code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$URL/healthz")
 check "/healthz answers while another client sends nothing" test "$code" = 200
 exec 7>&-
+
+# Eight clients holding every slot with half a request: a probe closes the oldest of them
+# and is answered, rather than refused.
+python3 - "$port" >"$T/slow.out" 2>&1 <<'PY' &
+import signal, socket, sys
+held = []
+for i in range(8):
+    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+    try:
+        s.sendall(b"GET /healthz HTTP/1.1\r\n")
+    except OSError:
+        pass
+    held.append(s)
+print("holding", flush=True)
+signal.pause()  # until the test kills us
+PY
+SLOW=$!
+PIDS+=($SLOW)
+for i in $(seq 1 100); do grep -q holding "$T/slow.out" && break; sleep 0.1; done
+code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$URL/healthz" || true)
+check "/healthz answers while 8 clients hold every slot with half a request" test "$code" = 200
+kill $SLOW 2>/dev/null || true
+wait $SLOW 2>/dev/null || true
 
 check "HEAD /metrics: 200, no body" \
 	test "$(curl -s -I -o /dev/null -w '%{http_code} %{size_download}' "$URL/metrics")" = "200 0"
