@@ -178,7 +178,8 @@ static int s3_metrics(struct floe_runner *r, struct floe_buf *b)
 }
 #endif
 
-/* The status page's own gauges, about now (the counters are the table's). */
+/* The status page's own: the last commit's age, and the listener's counters (the
+ * agent's counters are the table's). */
 static int age_metrics(struct floe_runner *r, struct floe_buf *b, int64_t now_us)
 {
 	struct run_status *s = r->status;
@@ -186,10 +187,25 @@ static int age_metrics(struct floe_runner *r, struct floe_buf *b, int64_t now_us
 	int rc = metric(b, "floe_last_commit_age_seconds", "gauge",
 			"Seconds since the last successful commit (since the start before one).",
 			(uint64_t)(now_us - since) / 1000000);
-	return rc ? rc
-		  : metric(b, "floe_last_commit_timestamp_seconds", "gauge",
-			   "Unix time of the last successful commit by this process; 0: none yet.",
-			   (uint64_t)s->last_commit_wall_us / 1000000);
+	if (rc == 0)
+		rc = metric(b, "floe_last_commit_timestamp_seconds", "gauge",
+			    "Unix time of the last successful commit by this process; 0: none yet.",
+			    (uint64_t)s->last_commit_wall_us / 1000000);
+	/* This listener's own: who holds it (slow clients closed for newer ones, requests
+	 * not complete in time) shows here. */
+	struct floe_httpd_stats hs;
+	floe_httpd_get_stats(s->httpd, &hs);
+	if (rc == 0)
+		rc = metric(b, "floe_http_requests_total", "counter",
+			    "Requests the status listener answered.", hs.requests);
+	if (rc == 0)
+		rc = metric(b, "floe_http_evicted_total", "counter",
+			    "Unanswered connections closed for a newer one, the listener full.",
+			    hs.evicted);
+	if (rc == 0)
+		rc = metric(b, "floe_http_timed_out_total", "counter",
+			    "Connections closed without a complete request in time.", hs.timed_out);
+	return rc;
 }
 
 /* /healthz: "ok", or the first reason found (see the top of the file) into why. */

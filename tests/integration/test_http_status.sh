@@ -4,8 +4,8 @@
 # format's lines here) and /healthz, with counters that follow what the agent did and the
 # same counters as metrics.json, both ways; the server answers HEAD, refuses other
 # methods, unknown paths and oversized requests, and neither a client that sends nothing
-# nor eight holding every slot with half a request stop it from answering a probe. floe status prints
-# the same facts from the state directory.
+# nor eight holding every slot with half a request stop it from answering a probe. floe
+# status prints the same facts from the state directory.
 source "$(dirname "$0")/lib.sh"
 
 PROMTOOL=$(command -v promtool || true)
@@ -111,7 +111,7 @@ for line in open(sys.argv[2]):
         own.add(line.split()[2])
 allowed = {"floe_commit_duration_seconds", "floe_last_commit_age_seconds",
            "floe_last_commit_timestamp_seconds", "floe_healthy"}
-bad = (want - named) | (named - want) | {f for f in own - allowed if not f.startswith("floe_s3_")}
+bad = (want - named) | (named - want) | {f for f in own - allowed if not f.startswith(("floe_s3_", "floe_http_"))}
 print("only in metrics.json:", sorted(want - named), "only in /metrics:", sorted(named - want),
       "families naming no key:", sorted(own - allowed))
 sys.exit(1 if bad else 0)
@@ -147,6 +147,14 @@ PIDS+=($SLOW)
 for i in $(seq 1 100); do grep -q holding "$T/slow.out" && break; sleep 0.1; done
 code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$URL/healthz" || true)
 check "/healthz answers while 8 clients hold every slot with half a request" test "$code" = 200
+curl -sf "$URL/metrics" >"$T/m.txt" || true
+for i in $(seq 1 50); do
+	[ "$(value floe_http_evicted_total)" -ge 1 ] 2>/dev/null && break
+	sleep 0.1
+	curl -sf "$URL/metrics" >"$T/m.txt" || true
+done
+check "/metrics: floe_http_evicted_total counts the slow client closed for it" \
+	test "$(value floe_http_evicted_total)" -ge 1
 kill $SLOW 2>/dev/null || true
 wait $SLOW 2>/dev/null || true
 
