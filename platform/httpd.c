@@ -266,9 +266,18 @@ static int on_open(void *arg, struct floe_conn *c)
 
 static void on_close(void *arg, struct floe_conn *c, enum floe_conn_close why)
 {
+	struct floe_httpd *h = arg;
 	struct req *q = floe_conn_data(c);
 	if (q)
 		q->used = false;
+	if (why == FLOE_CLOSE_DEADLINE || why == FLOE_CLOSE_IDLE || why == FLOE_CLOSE_EVICTED) {
+		pthread_mutex_lock(&h->mu);
+		if (why == FLOE_CLOSE_EVICTED)
+			h->st.evicted++;
+		else
+			h->st.timed_out++;
+		pthread_mutex_unlock(&h->mu);
+	}
 }
 
 static void *thread_main(void *arg)
@@ -346,6 +355,8 @@ int floe_httpd_start(const struct floe_listen_uri *u, const struct floe_httpd_op
 		struct floe_server_opts so = {
 		    .max_connections = h->max_conn,
 		    .idle_timeout_ms = o->idle_timeout_ms ? o->idle_timeout_ms : 10000,
+		    .deadline_ms = o->request_timeout_ms ? o->request_timeout_ms : 5000,
+		    .evict_oldest = true,
 		};
 		struct floe_server_cbs cbs = {
 		    .arg = h, .on_open = on_open, .on_data = on_data, .on_close = on_close};

@@ -39,6 +39,10 @@ struct floe_httpd_opts {
 	int64_t max_age_ms;
 	unsigned max_connections; /* 0: 8 */
 	int64_t idle_timeout_ms;  /* a client that sends no complete request; 0: 10 s */
+	/* The whole request must arrive within this of the accept, however it trickles in;
+	 * 0: 5 s. With every slot taken, a new connection closes the oldest rather than
+	 * being refused, so a liveness probe always gets through slow clients. */
+	int64_t request_timeout_ms;
 	int write_timeout_ms;	  /* a reply must be taken within this; 0: 2 s */
 };
 
@@ -82,6 +86,8 @@ struct floe_httpd_stats {
 	uint64_t requests; /* answered, whatever the status */
 	uint64_t bad;	   /* malformed or oversized requests (400, 405, 414, 431) */
 	uint64_t write_errors;
+	uint64_t timed_out; /* closed without an answer: request_timeout_ms or idle */
+	uint64_t evicted;   /* closed unanswered for a newer connection (listener full) */
 };
 void floe_httpd_get_stats(struct floe_httpd *h, struct floe_httpd_stats *out);
 

@@ -32,7 +32,8 @@ struct floe_conn {
 	void *data;
 	struct floe_conn *next_free;
 	union floe_sockaddr peer;
-	int64_t last_ms; /* the last read, or when the timer's period began */
+	int64_t last_ms;   /* the last read, or when the timer's period began */
+	int64_t opened_ms; /* the accept, for deadline_ms and evict_oldest */
 	int fd;
 	uint8_t state;
 	bool paused, want_write, in_cb;
@@ -46,9 +47,9 @@ struct floe_server {
 	struct floe_server_cbs cbs;
 	struct floe_io io;
 	struct floe_timer backoff; /* the listener's rest after EMFILE */
-	bool stream, paused, resting;
+	bool stream, paused, resting, evict;
 	unsigned max;
-	int64_t idle_ms, handshake_ms;
+	int64_t idle_ms, handshake_ms, deadline_ms;
 	unsigned dgram_batch;
 	struct floe_conn *free;
 	int64_t limit_logged_ms, error_logged_ms;
@@ -86,10 +87,15 @@ static void conn_sync(struct floe_conn *c, bool restart_clock)
 	floe_loop_io_set(s->loop, &c->io, c->want_write ? FLOE_IO_WRITE : FLOE_IO_READ);
 	if (restart_clock)
 		c->last_ms = floe_loop_now(s->loop);
+	int64_t at = INT64_MAX;
 	if (c->state == SLOT_HANDSHAKE)
-		floe_loop_timer_arm(s->loop, &c->timer, c->last_ms + s->handshake_ms);
+		at = c->last_ms + s->handshake_ms;
 	else if (s->idle_ms > 0)
-		floe_loop_timer_arm(s->loop, &c->timer, c->last_ms + s->idle_ms);
+		at = c->last_ms + s->idle_ms;
+	if (s->deadline_ms > 0 && c->opened_ms + s->deadline_ms < at)
+		at = c->opened_ms + s->deadline_ms;
+	if (at != INT64_MAX)
+		floe_loop_timer_arm(s->loop, &c->timer, at);
 	else
 		floe_loop_timer_disarm(s->loop, &c->timer);
 }
@@ -253,6 +259,11 @@ static void conn_timer(struct floe_timer *t)
 	struct floe_conn *c = t->arg;
 	struct floe_server *s = c->srv;
 	int64_t now = floe_loop_now(s->loop);
+	if (s->deadline_ms > 0 && now - c->opened_ms >= s->deadline_ms) {
+		s->st.closed_deadline++;
+		conn_close(c, FLOE_CLOSE_DEADLINE);
+		return;
+	}
 	if (c->state == SLOT_HANDSHAKE) {
 		s->st.handshake_timeouts++;
 		s->st.handshake_failures++;
@@ -261,8 +272,8 @@ static void conn_timer(struct floe_timer *t)
 		return;
 	}
 	/* Reads only note the time; the timer catches up here, lazily. */
-	if (now - c->last_ms < s->idle_ms) {
-		floe_loop_timer_arm(s->loop, t, c->last_ms + s->idle_ms);
+	if (s->idle_ms == 0 || now - c->last_ms < s->idle_ms) {
+		conn_sync(c, false);
 		return;
 	}
 	s->st.closed_idle++;
@@ -300,12 +311,29 @@ static void backoff_done(struct floe_timer *t)
 	listener_sync(s);
 }
 
-/* Takes a new connection into a free slot. A full table closes it at once: the sender
- * learns now (a reset) and retries with its own backoff, where a connection left in the
- * backlog would look established to it and fill kernel buffers that may never be read.
- * Counted, and logged once a minute. */
+/* With evict_oldest, closes the connection accepted first to make room. */
+static void evict_oldest(struct floe_server *s)
+{
+	struct floe_conn *old = NULL;
+	for (unsigned i = 0; i < s->max; i++) {
+		struct floe_conn *c = &s->conns[i];
+		if (conn_live(c) && !c->in_cb && (!old || c->opened_ms < old->opened_ms))
+			old = c;
+	}
+	if (!old)
+		return;
+	s->st.evicted++;
+	conn_close(old, FLOE_CLOSE_EVICTED);
+}
+
+/* Takes a new connection into a free slot. A full table closes it at once (unless
+ * evict_oldest makes room): the sender learns now (a reset) and retries with its own
+ * backoff, where a connection left in the backlog would look established to it and
+ * fill kernel buffers that may never be read. Counted, and logged once a minute. */
 static void take(struct floe_server *s, int fd, const union floe_sockaddr *peer)
 {
+	if (!s->free && s->evict)
+		evict_oldest(s);
 	struct floe_conn *c = s->free;
 	if (!c) {
 		close(fd);
@@ -317,6 +345,7 @@ static void take(struct floe_server *s, int fd, const union floe_sockaddr *peer)
 	c->next_free = NULL;
 	c->fd = fd;
 	c->peer = *peer;
+	c->opened_ms = floe_loop_now(s->loop);
 	c->state = s->tls ? SLOT_HANDSHAKE : SLOT_OPEN;
 	c->close_pending = -1;
 	c->io.cb = conn_cb;
@@ -414,6 +443,8 @@ int floe_server_init(void *mem, size_t len, struct floe_loop *loop, struct floe_
 	s->stream = stream;
 	s->max = max;
 	s->idle_ms = o->idle_timeout_ms > 0 ? o->idle_timeout_ms : 0;
+	s->deadline_ms = o->deadline_ms > 0 ? o->deadline_ms : 0;
+	s->evict = o->evict_oldest;
 	s->handshake_ms = o->handshake_timeout_ms > 0 ? o->handshake_timeout_ms
 						      : FLOE_SERVER_HANDSHAKE_TIMEOUT_MS;
 	s->dgram_batch = o->dgram_batch ? o->dgram_batch : FLOE_SERVER_DGRAM_BATCH;
@@ -444,6 +475,12 @@ void floe_server_fini(struct floe_server *s)
 			conn_finish(&s->conns[i], FLOE_CLOSE_LOCAL, true);
 	floe_loop_io_del(s->loop, &s->io);
 	floe_loop_timer_disarm(s->loop, &s->backoff);
+}
+
+void floe_server_close_all(struct floe_server *s)
+{
+	for (unsigned i = 0; i < s->max; i++)
+		conn_close(&s->conns[i], FLOE_CLOSE_LOCAL);
 }
 
 void floe_server_pause(struct floe_server *s, bool paused)

@@ -29,6 +29,8 @@ enum floe_conn_close {
 	FLOE_CLOSE_IDLE = 2,	  /* nothing arrived for idle_timeout */
 	FLOE_CLOSE_HANDSHAKE = 3, /* the TLS handshake failed or did not finish in time */
 	FLOE_CLOSE_LOCAL = 4,	  /* floe_conn_close, or the server was finished */
+	FLOE_CLOSE_DEADLINE = 5,  /* open longer than deadline_ms */
+	FLOE_CLOSE_EVICTED = 6,	  /* the oldest, closed for a new one (evict_oldest) */
 };
 
 /* The caller's callbacks, run on the loop's thread. None may call floe_server_fini. */
@@ -61,6 +63,16 @@ struct floe_server_opts {
 	/* Stream: close a connection nothing arrived on for this long (0: never). A paused
 	 * connection is not idle: its clock restarts when it resumes. */
 	int64_t idle_timeout_ms;
+	/* Stream: close a connection this long after its accept, whatever it sends (0:
+	 * never). The idle timeout restarts on every byte, so a client trickling one byte
+	 * per period would otherwise hold its slot for ever; for short requests, whose
+	 * whole exchange has a natural bound. */
+	int64_t deadline_ms;
+	/* Stream: with every slot taken, close the connection accepted first (counted:
+	 * evicted) and take the new one, instead of refusing the new one. For short
+	 * requests, where the oldest open connection is the slowest: a slow or hostile
+	 * client cannot keep a fresh one (a liveness probe) out. */
+	bool evict_oldest;
 	/* TLS: a handshake not complete this long after the accept fails. */
 	int64_t handshake_timeout_ms;
 	/* Required for a tls:// listener, borrowed. */
@@ -85,6 +97,10 @@ int floe_server_init(void *mem, size_t len, struct floe_loop *loop, struct floe_
  * listener; the memory and the listener are the caller's again. NULL is fine. */
 void floe_server_fini(struct floe_server *s);
 
+/* Closes every connection of s (on_close with FLOE_CLOSE_LOCAL); the listener stays. On
+ * the loop's thread, or with the loop stopped. */
+void floe_server_close_all(struct floe_server *s);
+
 /* Stops (paused) or restarts accepting and reading every connection of s, or reading a
  * datagram listener: backpressure from a full pipeline. Stream senders then fill their
  * socket buffers and block; datagrams overflow in the kernel, which counts them. */
@@ -96,6 +112,8 @@ struct floe_server_stats {
 	uint64_t accept_errors;	     /* accept() failed with EMFILE and the like */
 	uint64_t open;		     /* connections open now */
 	uint64_t closed_idle;	     /* closed by idle_timeout */
+	uint64_t closed_deadline;    /* closed by deadline_ms */
+	uint64_t evicted;	     /* closed for a new connection (evict_oldest) */
 	uint64_t handshake_timeouts; /* TLS handshakes not finished in time */
 	uint64_t handshake_failures; /* TLS handshakes that failed, timeouts included */
 	uint64_t read_errors;	     /* connections closed on a read error */

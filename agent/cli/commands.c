@@ -87,6 +87,37 @@ static int default_agent_id(const char *host, const struct floe_config *cfg, boo
 	return 0;
 }
 
+/* A configuration's errors on stderr: every one the parser found (all, may be NULL: then
+ * err's), one a line, as the file's log_format asks where it could say (json: one log
+ * object each), else "floe: file:line:column: message". */
+static void print_config_errors(const struct floe_config_errors *all, const struct floe_err *err,
+				int rc, bool json)
+{
+	if (json)
+		floe_log_set_format(FLOE_LOG_JSON);
+	const char *p = all ? all->text : floe_err_text(err, rc);
+	size_t left = all ? all->len : strlen(p);
+	while (left) {
+		size_t n = 0;
+		while (n < left && p[n] != '\n')
+			n++;
+		if (json)
+			floe_error("%.*s", (int)n, p);
+		else
+			fprintf(stderr, "floe: %.*s\n", (int)n, p);
+		p += n < left ? n + 1 : n;
+		left -= n < left ? n + 1 : n;
+	}
+	if (all && all->n > all->shown) {
+		if (json)
+			floe_error("%u more errors not shown", all->n - all->shown);
+		else
+			fprintf(stderr, "floe: %u more errors not shown\n", all->n - all->shown);
+	}
+	if (all && all->n > 1 && !json)
+		fprintf(stderr, "floe: %u errors\n", all->n);
+}
+
 struct floe_config *floe_cli_load_config(const char *path, bool create_identity)
 {
 	void *text = NULL;
@@ -112,19 +143,21 @@ struct floe_config *floe_cli_load_config(const char *path, bool create_identity)
 	/* The default id may come from state_dir, which the file names: parse, find the
 	 * default, and parse again with it when agent.id was not set. */
 	snprintf(def, sizeof(def), "%.47s", host);
-	rc = floe_config_parse(NULL, path, text, len, def, &cfg, &err);
+	struct floe_config_errors *all = floe_malloc(NULL, sizeof(*all));
+	rc = floe_config_parse_all(NULL, path, text, len, def, &cfg, &err, all);
 	if (rc == 0 && strcmp(cfg->agent.id, def) == 0) {
 		char id[65];
 		snprintf(id, sizeof(id), "%s", def);
 		if (default_agent_id(host, cfg, create_identity, id)) {
 			floe_config_free(cfg);
 			floe_free(NULL, text);
+			floe_free(NULL, all);
 			return NULL;
 		}
 		if (strcmp(id, def) != 0) {
 			floe_config_free(cfg);
 			cfg = NULL;
-			rc = floe_config_parse(NULL, path, text, len, id, &cfg, &err);
+			rc = floe_config_parse_all(NULL, path, text, len, id, &cfg, &err, all);
 		}
 	}
 	floe_free(NULL, text);
@@ -136,14 +169,14 @@ struct floe_config *floe_cli_load_config(const char *path, bool create_identity)
 			(void)floe_memory_need(cfg, &need);
 		rc = floe_agg_check(cfg, need.total, &err);
 	}
+	bool json = cfg ? cfg->agent.log_format == FLOE_CONFIG_LOG_JSON : all && all->log_json;
 	if (rc) {
 		floe_config_free(cfg);
 		cfg = NULL;
 	}
-	if (rc) {
-		fprintf(stderr, "floe: %s\n", floe_err_text(&err, rc));
-		return NULL;
-	}
+	if (rc)
+		print_config_errors(all && all->n ? all : NULL, &err, rc, json);
+	floe_free(NULL, all);
 	return cfg;
 }
 

@@ -3,6 +3,8 @@
  * It calls no other file of agent/config. */
 #include "agent/config/keys.h"
 
+#include "agent/config/config.h"
+
 #include "formats/base/error.h"
 
 #include <stdarg.h>
@@ -12,23 +14,38 @@
 int floe_config_fail(struct floe_config_ctx *ctx, const struct floe_cnode *at, int code,
 		     const char *fmt, ...)
 {
-	struct floe_err *e = ctx->err;
-	if (!e)
-		return code;
+	char msg[FLOE_ERR_MSG_MAX];
 	int n;
 	if (code == FLOE_ENOMEM && !at)
-		n = snprintf(e->msg, sizeof(e->msg), "%s: ", ctx->name);
+		n = snprintf(msg, sizeof(msg), "%s: ", ctx->name);
 	else
-		n = snprintf(e->msg, sizeof(e->msg), "%s:%zu:%zu: ", ctx->name, at ? at->line : 1,
+		n = snprintf(msg, sizeof(msg), "%s:%zu:%zu: ", ctx->name, at ? at->line : 1,
 			     at ? at->col : 1);
-	if (n >= 0 && (size_t)n < sizeof(e->msg)) {
+	if (n >= 0 && (size_t)n < sizeof(msg)) {
 		va_list ap;
 		va_start(ap, fmt);
-		vsnprintf(e->msg + n, sizeof(e->msg) - (size_t)n, fmt, ap);
+		vsnprintf(msg + n, sizeof(msg) - (size_t)n, fmt, ap);
 		va_end(ap);
 	}
-	e->code = code;
-	e->offset = FLOE_ERR_NO_OFFSET; /* the position is line:column, in the message */
+	struct floe_err *e = ctx->err;
+	if (e && ctx->nerrors == 0) {
+		memcpy(e->msg, msg, sizeof(e->msg));
+		e->code = code;
+		e->offset = FLOE_ERR_NO_OFFSET; /* the position is line:column, in the message */
+	}
+	ctx->nerrors++;
+	struct floe_config_errors *all = ctx->all;
+	if (all) {
+		size_t len = strlen(msg);
+		all->n++;
+		if (all->len + len + 2 <= sizeof(all->text)) {
+			memcpy(all->text + all->len, msg, len);
+			all->len += len;
+			all->text[all->len++] = '\n';
+			all->text[all->len] = '\0';
+			all->shown++;
+		}
+	}
 	return code;
 }
 

@@ -191,12 +191,22 @@ static int load_tree(struct floe_config_ctx *ctx, const char *text, size_t len,
 int floe_config_parse(struct floe_alloc *a, const char *name, const char *text, size_t len,
 		      const char *default_id, struct floe_config **out, struct floe_err *err)
 {
+	return floe_config_parse_all(a, name, text, len, default_id, out, err, NULL);
+}
+
+int floe_config_parse_all(struct floe_alloc *a, const char *name, const char *text, size_t len,
+			  const char *default_id, struct floe_config **out, struct floe_err *err,
+			  struct floe_config_errors *all)
+{
 	struct floe_config_ctx ctx = {
 	    .a = a,
 	    .name = name ? name : "<config>",
 	    .default_id = default_id ? default_id : "floe",
 	    .err = err,
+	    .all = all,
 	};
+	if (all)
+		memset(all, 0, sizeof(*all));
 	struct floe_cnode *root = NULL;
 	struct floe_config *c = NULL;
 	int rc;
@@ -214,6 +224,9 @@ int floe_config_parse(struct floe_alloc *a, const char *name, const char *text, 
 		goto out;
 	}
 	rc = floe_keymap_apply(&ctx, &floe_config_keys, root, (char *)c);
+	/* How the caller is to print the errors: as the file asked, where it could say. */
+	if (rc < 0 && all)
+		all->log_json = c->agent.log_format == FLOE_CONFIG_LOG_JSON;
 out:
 	cnode_free(a, root);
 	if (rc < 0) {

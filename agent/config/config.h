@@ -329,6 +329,22 @@ struct floe_config {
 int floe_config_parse(struct floe_alloc *a, const char *name, const char *text, size_t len,
 		      const char *default_id, struct floe_config **out, struct floe_err *err);
 
+/* Every error of a file, as a compiler reports them: one "file:line:column: message" a
+ * line, in the order found (document order, then the rules that span sections, which
+ * are checked only where the keys they tie together were valid). */
+#define FLOE_CONFIG_ERRORS_MAX 16384
+struct floe_config_errors {
+	char text[FLOE_CONFIG_ERRORS_MAX];
+	size_t len;
+	unsigned n;	    /* errors found */
+	unsigned shown;	    /* of those, the lines in text (the rest did not fit) */
+	bool log_json;	    /* the file sets agent.log_format: json (and that key was valid) */
+};
+/* floe_config_parse, with every error also in *all (may be NULL). */
+int floe_config_parse_all(struct floe_alloc *a, const char *name, const char *text, size_t len,
+			  const char *default_id, struct floe_config **out, struct floe_err *err,
+			  struct floe_config_errors *all);
+
 /* Releases c and everything it owns. c may be NULL. */
 void floe_config_free(struct floe_config *c);
 

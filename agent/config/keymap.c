@@ -402,6 +402,13 @@ static int convert_strlist(struct floe_config_ctx *ctx, const struct floe_key *k
 static int apply_section(struct floe_config_ctx *ctx, const struct floe_key_section *sec,
 			 const struct floe_cnode *map, const char *path, char *base);
 
+/* After an error, whether checking goes on with the next key or item, so that a file's
+ * every error is reported in one run: for anything but a lack of memory. */
+static bool go_on(int rc)
+{
+	return rc != FLOE_ENOMEM;
+}
+
 static int convert_section_list(struct floe_config_ctx *ctx, const struct floe_key *k,
 				const struct floe_cnode *val, const char *path, char *base)
 {
@@ -411,6 +418,7 @@ static int convert_section_list(struct floe_config_ctx *ctx, const struct floe_k
 	char *arr = new_list(ctx, k, base, val->nkids, k->size);
 	if (!arr)
 		return floe_keymap_nomem(ctx);
+	int first = 0; /* every item is checked; the first error is returned */
 	for (size_t i = 0; i < val->nkids; i++) {
 		const struct floe_cnode *item = val->kids[i];
 		path_index(ipath, path, i);
@@ -427,15 +435,18 @@ static int convert_section_list(struct floe_config_ctx *ctx, const struct floe_k
 			key.col = map.col = item->col;
 			item = &map;
 		}
+		int rc;
 		if (item->kind != FLOE_CNODE_MAP)
-			return floe_config_fail(ctx, item, FLOE_EFORMAT,
-						"key '%s': expected a mapping, got %s", ipath,
-						kind_name(item));
-		int rc = apply_section(ctx, k->sub, item, ipath, arr + i * k->size);
-		if (rc < 0)
+			rc = floe_config_fail(ctx, item, FLOE_EFORMAT,
+					      "key '%s': expected a mapping, got %s", ipath,
+					      kind_name(item));
+		else
+			rc = apply_section(ctx, k->sub, item, ipath, arr + i * k->size);
+		if (rc < 0 && !go_on(rc))
 			return rc;
+		first = first ? first : rc;
 	}
-	return 0;
+	return first;
 }
 
 static int apply_value(struct floe_config_ctx *ctx, const struct floe_key *k,
@@ -505,36 +516,43 @@ static int unknown_key(struct floe_config_ctx *ctx, const struct floe_key_sectio
 }
 
 /* Applies map (NULL = section absent) to the section's keys, then defaults for the keys
- * not given, then the section's post hook. First error in document order wins. */
+ * not given, then the section's post hook. Every key is checked, in document order, past
+ * the errors (each recorded); the post hook, which ties keys together, runs only when
+ * none failed here or below. Returns the first error. */
 static int apply_section(struct floe_config_ctx *ctx, const struct floe_key_section *sec,
 			 const struct floe_cnode *map, const char *path, char *base)
 {
 	const struct floe_cnode *vals[MAX_KEYS] = {0};
 	char kpath[PATH_CAP];
-	int rc;
+	unsigned before = ctx->nerrors;
+	int rc, first = 0;
 
 	for (size_t i = 0; map && i + 1 < map->nkids; i += 2) {
 		const struct floe_cnode *key = map->kids[i], *val = map->kids[i + 1];
-		if (key->kind != FLOE_CNODE_SCALAR)
-			return floe_config_fail(ctx, key, FLOE_EFORMAT,
-						"key names must be strings, got %s",
-						kind_name(key));
 		size_t idx = 0;
-		while (idx < sec->nkeys && !(strlen(sec->keys[idx].name) == key->len &&
-					     memcmp(sec->keys[idx].name, key->str, key->len) == 0))
-			idx++;
-		if (idx == sec->nkeys)
-			return unknown_key(ctx, sec, key, path);
-		path_key(kpath, path, sec->keys[idx].name);
-		if (vals[idx])
-			return floe_config_fail(ctx, key, FLOE_EFORMAT, "duplicate key '%s'",
-						kpath);
-		vals[idx] = val;
-		if (floe_cnode_is_null(val))
-			continue; /* "key:" with nothing after it: the default applies */
-		rc = apply_value(ctx, &sec->keys[idx], val, kpath, base);
-		if (rc < 0)
+		if (key->kind != FLOE_CNODE_SCALAR) {
+			rc = floe_config_fail(ctx, key, FLOE_EFORMAT,
+					      "key names must be strings, got %s", kind_name(key));
+		} else {
+			while (idx < sec->nkeys &&
+			       !(strlen(sec->keys[idx].name) == key->len &&
+				 memcmp(sec->keys[idx].name, key->str, key->len) == 0))
+				idx++;
+			if (idx < sec->nkeys)
+				path_key(kpath, path, sec->keys[idx].name);
+			if (idx == sec->nkeys)
+				rc = unknown_key(ctx, sec, key, path);
+			else if (vals[idx])
+				rc = floe_config_fail(ctx, key, FLOE_EFORMAT, "duplicate key '%s'",
+						      kpath);
+			else if ((vals[idx] = val), floe_cnode_is_null(val))
+				rc = 0; /* "key:" with nothing after it: the default applies */
+			else
+				rc = apply_value(ctx, &sec->keys[idx], val, kpath, base);
+		}
+		if (rc < 0 && !go_on(rc))
 			return rc;
+		first = first ? first : rc;
 	}
 	for (size_t idx = 0; idx < sec->nkeys; idx++) {
 		const struct floe_key *k = &sec->keys[idx];
@@ -542,17 +560,21 @@ static int apply_section(struct floe_config_ctx *ctx, const struct floe_key_sect
 			continue;
 		path_key(kpath, path, k->name);
 		if ((k->flags & FLOE_KF_REQUIRED) && vals[idx])
-			return floe_config_fail(ctx, vals[idx], FLOE_EFORMAT,
-						"key '%s': a value is required", kpath);
-		if ((k->flags & FLOE_KF_REQUIRED) && map)
-			return floe_config_fail(ctx, map, FLOE_EFORMAT, "missing required key '%s'",
-						kpath);
-		if (k->flags & FLOE_KF_REQUIRED)
-			continue; /* the section is absent: the key stays unset ("off") */
-		rc = apply_default(ctx, k, map, kpath, base);
-		if (rc < 0)
+			rc = floe_config_fail(ctx, vals[idx], FLOE_EFORMAT,
+					      "key '%s': a value is required", kpath);
+		else if ((k->flags & FLOE_KF_REQUIRED) && map)
+			rc = floe_config_fail(ctx, map, FLOE_EFORMAT, "missing required key '%s'",
+					      kpath);
+		else if (k->flags & FLOE_KF_REQUIRED)
+			rc = 0; /* the section is absent: the key stays unset ("off") */
+		else
+			rc = apply_default(ctx, k, map, kpath, base);
+		if (rc < 0 && !go_on(rc))
 			return rc;
+		first = first ? first : rc;
 	}
+	if (first || ctx->nerrors != before)
+		return first ? first : FLOE_EFORMAT;
 	return sec->post ? sec->post(ctx, map, path, base) : 0;
 }
 

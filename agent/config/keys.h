@@ -31,12 +31,15 @@ struct floe_config_ctx {
 	struct floe_alloc *a;
 	const char *name;	/* file name for messages */
 	const char *default_id; /* agent.id when absent */
-	struct floe_err *err;	/* may be NULL */
+	struct floe_err *err;	/* may be NULL: the first error */
+	struct floe_config_errors *all; /* may be NULL: every error */
+	unsigned nerrors;	/* errors so far; the engine goes on past each */
 };
 
 /* cnode.c, below every other file of agent/config. */
-/* Records code and "name:line:col: <message>" in ctx->err (at may be NULL: then 1:1, or
- * no position at all for FLOE_ENOMEM) and returns code. */
+/* Records code and "name:line:col: <message>" in ctx->err if it is the first error, and
+ * in ctx->all in any case (at may be NULL: then 1:1, or no position at all for
+ * FLOE_ENOMEM); counts it and returns code. */
 int floe_config_fail(struct floe_config_ctx *ctx, const struct floe_cnode *at, int code,
 		     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 

@@ -76,6 +76,7 @@ struct floe_syslog_in {
 	char cur_source[FLOE_LISTEN_URI_MAX + 16];
 	size_t cur_source_len, cur_peer_off, cur_peer_len;
 	uint64_t taken, messages, bytes;
+	uint64_t parse_failures, ts_failures, lost_at_stop;
 	bool hold_asked;
 };
 

@@ -188,4 +188,26 @@ void floe_syslog_in_stats(const struct floe_syslog_in *in, struct floe_syslog_in
 	st->handshake_failures = sl_get(&in->c.handshake_failures);
 	st->read_errors = sl_get(&in->c.read_errors);
 	st->paused = sl_get(&in->c.paused);
+	st->parse_failures = in->parse_failures;
+	st->ts_failures = in->ts_failures;
+	st->lost_at_stop = in->lost_at_stop;
+}
+
+void floe_syslog_in_count_parse(struct floe_syslog_in *in, bool failed, bool ts_failed)
+{
+	in->parse_failures += failed;
+	in->ts_failures += ts_failed;
+}
+
+uint64_t floe_syslog_in_abandon(struct floe_syslog_in *in)
+{
+	uint64_t n = 0;
+	const char *p;
+	const struct sq_hdr *h;
+	while ((h = sq_peek(&in->q, &p))) {
+		n += h->kind == SQ_MSG;
+		sq_pop(&in->q);
+	}
+	in->lost_at_stop += n;
+	return n;
 }

@@ -73,6 +73,9 @@ struct floe_syslog_in_stats {
 	uint64_t handshake_failures; /* TLS */
 	uint64_t read_errors;
 	uint64_t paused;	   /* times the queue ran low and reading stopped */
+	uint64_t parse_failures;   /* no syslog header, or a broken one: kept whole */
+	uint64_t ts_failures;	   /* a timestamp that did not parse: receive time used */
+	uint64_t lost_at_stop;	   /* still queued when the input was abandoned at a stop */
 };
 
 /* The receiver: one thread reading every syslog input's sockets into their queues, so
@@ -131,6 +134,17 @@ int floe_syslog_in_blob_taken(const uint8_t *blob, size_t len, uint64_t *taken);
 void floe_syslog_in_reload(struct floe_syslog_in *in);
 
 void floe_syslog_in_stats(const struct floe_syslog_in *in, struct floe_syslog_in_stats *st);
+/* The runner's verdict on a message it took: its header (failed) or its timestamp alone
+ * (ts_failed) did not parse. Counted with the input's other counters. */
+void floe_syslog_in_count_parse(struct floe_syslog_in *in, bool failed, bool ts_failed);
+/* At the end of a run, with the receiver stopped (floe_syslog_rx_stop): closes every
+ * connection of in as its peer's close would, so that a frame half sent goes into the
+ * queue (kept, counted at_close) for a last read. */
+void floe_syslog_in_close(struct floe_syslog_in *in);
+/* At the end of a run, with the receiver stopped and the last read done: what is still
+ * queued will not be committed; it is counted (lost_at_stop) and let go. Returns how
+ * many messages that was. */
+uint64_t floe_syslog_in_abandon(struct floe_syslog_in *in);
 
 /* The bytes of the budget an input of cfg needs at most besides its framers' partial
  * frames: queue, servers, idle framers of max_connections (memory.c). */

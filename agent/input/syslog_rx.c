@@ -427,6 +427,44 @@ static void snapshot(struct floe_syslog_in *in)
 	sl_set(&in->c.at_close, in->fst.flushed_at_close);
 }
 
+/* The most datagrams read at the close: a sender still flooding the socket does not
+ * hold the stop up. */
+#define CLOSE_DGRAMS_MAX 1000000
+
+/* At the close: the datagrams the socket still holds (the receiver was held for a full
+ * spool, or stopped) go into the queue as far as it has room; those past it are read and
+ * counted as lost at the stop, so that none dies unseen in the kernel's buffer. */
+static void close_datagrams(struct sl_lst *l)
+{
+	struct floe_syslog_in *in = l->in;
+	size_t cap;
+	char *buf = floe_loop_buffer(in->rx->loop, &cap);
+	const size_t need = sq_entry_size(sizeof(struct sq_src)) +
+			    sq_entry_size((size_t)in->cfg->syslog.max_message_bytes);
+	for (unsigned i = 0; i < CLOSE_DGRAMS_MAX; i++) {
+		struct floe_dgram d;
+		if (floe_listener_recv(l->l, buf, cap, &d) <= 0)
+			break;
+		if (sq_room(&in->q) >= need)
+			on_datagram(l, &d);
+		else if (d.len)
+			in->lost_at_stop++;
+	}
+}
+
+void floe_syslog_in_close(struct floe_syslog_in *in)
+{
+	for (size_t i = 0; i < in->nlst; i++) {
+		if (!in->lst[i].srv)
+			continue;
+		if (floe_listen_is_stream(floe_listener_transport(in->lst[i].l)))
+			floe_server_close_all(in->lst[i].srv);
+		else
+			close_datagrams(&in->lst[i]);
+	}
+	snapshot(in);
+}
+
 /* What the runner asked for, on this thread: a hold, room again, the TLS files. */
 static void control(struct floe_syslog_in *in)
 {

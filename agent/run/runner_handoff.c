@@ -26,135 +26,14 @@ static uint64_t spool_bytes(const struct floe_runner *r)
 	return floe_spool_bytes(r->lake.spool) + floe_run_aggs_spool_bytes(r);
 }
 
-/* A syslog input's counters (metrics.json). */
-static int write_syslog_metrics(struct floe_runner *r, size_t i, struct floe_buf *b)
-{
-	struct floe_syslog_in_stats s;
-	floe_syslog_in_stats(r->in.syslogs[i], &s);
-	return floe_buf_printf(
-	    b,
-	    "%s{\"type\":\"syslog\",\"lines\":%" PRIu64 ",\"bytes\":%" PRIu64
-	    ",\"truncated\":%" PRIu64 ",\"bad_length\":%" PRIu64 ",\"at_close\":%" PRIu64
-	    ",\"dropped\":%" PRIu64 ",\"kernel_drops\":%" PRIu64 ",\"connections\":%" PRIu64
-	    ",\"rejected\":%" PRIu64 ",\"open\":%" PRIu64 ",\"closed_idle\":%" PRIu64
-	    ",\"handshake_failures\":%" PRIu64 ",\"read_errors\":%" PRIu64
-	    ",\"paused\":%" PRIu64 "}",
-	    i ? "," : "", s.messages, s.bytes, s.truncated, s.bad_length, s.at_close, s.dropped,
-	    s.kernel_drops, s.connections, s.rejected, s.open, s.closed_idle, s.handshake_failures,
-	    s.read_errors, s.paused);
-}
-
-/* Each input's counters and state, in the order of the configuration: what it read,
- * what it could not (unreadable files, patterns matching nothing, refused paths, long
- * lines), and what its parser made of it. Closes the object metrics.json is. */
-static int write_input_metrics(struct floe_runner *r, struct floe_buf *b)
-{
-	int rc = floe_buf_printf(b, ",\"inputs\":[");
-	for (size_t i = 0; i < r->in.n && rc == 0; i++) {
-		struct floe_tail_stats ts;
-		struct floe_decode_stats ds;
-		floe_run_input_counts(r, i, &ts, &ds);
-		if (r->in.syslogs[i]) {
-			rc = write_syslog_metrics(r, i, b);
-			continue;
-		}
-		if (r->in.journals[i]) {
-			struct floe_journal_in_stats js;
-			floe_journal_in_stats(r->in.journals[i], &js);
-			rc = floe_buf_printf(b,
-					     "%s{\"type\":\"journal\",\"lines\":%" PRIu64
-					     ",\"bytes\":%" PRIu64 ",\"resets\":%" PRIu64
-					     ",\"truncated\":%" PRIu64 "}",
-					     i ? "," : "", js.entries, js.bytes, js.resets, js.truncated);
-			continue;
-		}
-		rc = floe_buf_printf(
-		    b,
-		    "%s{\"lines\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"files_open\":%" PRIu64
-		    ",\"files_parked\":%" PRIu64 ",\"files_unreadable\":%" PRIu64
-		    ",\"patterns_unmatched\":%" PRIu64 ",\"files_skipped\":%" PRIu64
-		    ",\"long_lines_split\":%" PRIu64 ",\"long_lines_truncated\":%" PRIu64
-		    ",\"truncations\":%" PRIu64 ",\"rotated_closed\":%" PRIu64
-		    ",\"parse_failures\":%" PRIu64 ",\"ts_failures\":%" PRIu64
-		    ",\"lag_bytes\":%" PRIu64 ",\"files_draining\":%" PRIu64 "}",
-		    i ? "," : "", ts.lines, ts.bytes, ts.files_open, ts.files_parked,
-		    ts.files_unreadable, ts.patterns_unmatched, ts.files_skipped, ts.long_lines_split,
-		    ts.long_lines_truncated, ts.truncations, ts.rotated_closed, ds.parse_failures,
-		    ds.ts_failures, ts.lag_bytes, ts.files_draining);
-	}
-	return rc ? rc : floe_buf_printf(b, "]}\n");
-}
-
 /* Writes state_dir/metrics.json: the counters an operator (or a test) reads to see what
- * the agent did, including every drop. Replaced atomically; a failure is only logged. */
+ * the agent did, including every drop (the same table as /metrics). Replaced atomically;
+ * a failure is only logged. */
 void floe_runner_write_metrics(struct floe_runner *r)
 {
 	struct floe_buf b;
-	floe_buf_init(&b, &r->alloc, 4096);
-	r->stats.parse_failures = r->in.sys_parse_failures;
-	r->stats.ts_failures = 0;
-	for (size_t i = 0; i < r->in.n; i++) {
-		struct floe_decode_stats ds;
-		if (!r->in.decoders[i])
-			continue;
-		floe_decoder_get_stats(r->in.decoders[i], &ds);
-		r->stats.parse_failures += ds.parse_failures;
-		r->stats.ts_failures += ds.ts_failures;
-	}
-	/* Record assembly (multiline, container formats), over every input. */
-	struct floe_assemble_stats as = {0}, one;
-	for (size_t i = 0; i < r->in.n; i++) {
-		if (!r->in.asm_[i])
-			continue;
-		floe_assemble_get_stats(r->in.asm_[i], &one);
-		as.evictions += one.evictions;
-		as.timeouts += one.timeouts;
-		as.format_errors += one.format_errors;
-		as.truncated += one.truncated;
-		as.incomplete += one.incomplete;
-	}
-	const struct floe_runner_stats *st = &r->stats;
-	int rc = floe_buf_printf(
-	    &b,
-	    "{\"lines\":%" PRIu64 ",\"seals\":%" PRIu64 ",\"commits\":%" PRIu64
-	    ",\"commit_failures\":%" PRIu64 ",\"rows_committed\":%" PRIu64
-	    ",\"replaced_utf8\":%" PRIu64 ",\"dropped_entries\":%" PRIu64
-	    ",\"dropped_rows\":%" PRIu64 ",\"dropped_bytes\":%" PRIu64 ",\"quarantined\":%" PRIu64
-	    ",\"blocked_ms\":%" PRIu64 ",\"spool_bytes\":%" PRIu64 ",\"next_seq\":%" PRIu64
-	    ",\"groups_evicted\":%" PRIu64 ",\"group_timeouts\":%" PRIu64
-	    ",\"container_format_errors\":%" PRIu64 ",\"records_truncated\":%" PRIu64
-	    ",\"partial_incomplete\":%" PRIu64,
-	    st->lines, st->seals, st->commits, st->commit_failures, st->rows_committed,
-	    st->replaced_utf8, st->dropped_entries, st->dropped_rows, st->dropped_bytes,
-	    st->quarantined, st->blocked_ms, spool_bytes(r), r->b.next_seq,
-	    as.evictions, as.timeouts, as.format_errors, as.truncated, as.incomplete);
-	/* Damaged spool files, and lines cut or dropped for the memory budget. */
-	if (rc == 0)
-		rc = floe_buf_printf(&b,
-				     ",\"spool_damaged\":%" PRIu64 ",\"spool_reread_entries\":%" PRIu64
-				     ",\"spool_reread_rows\":%" PRIu64 ",\"spool_lost_entries\":%" PRIu64
-				     ",\"spool_lost_rows\":%" PRIu64 ",\"lines_truncated_memory\":%" PRIu64
-				     ",\"bytes_truncated_memory\":%" PRIu64 ",\"lines_dropped_memory\":%" PRIu64,
-				     st->spool_damaged, st->spool_reread_entries, st->spool_reread_rows,
-				     st->spool_lost_entries, st->spool_lost_rows, st->lines_truncated_memory,
-				     st->bytes_truncated_memory, st->lines_dropped_memory);
-	if (rc == 0)
-		rc = floe_buf_printf(&b, ",\"parse_failures\":%" PRIu64 ",\"ts_failures\":%" PRIu64,
-				     st->parse_failures, st->ts_failures);
-	if (rc == 0)
-		rc = floe_buf_printf(&b, ",\"state_free_bytes\":%" PRIu64 ",\"state_disk_low\":%d",
-				     r->lake.disk_avail, r->lake.disk_low ? 1 : 0);
-	uint64_t late, late_dropped, future;
-	floe_run_aggs_late(r, &late, &late_dropped, &future);
-	if (rc == 0)
-		rc = floe_buf_printf(&b,
-				     ",\"agg_late\":%" PRIu64 ",\"agg_late_dropped\":%" PRIu64
-				     ",\"agg_future\":%" PRIu64,
-				     late, late_dropped, future);
-	if (rc == 0)
-		rc = floe_buf_printf(&b, ",\"store_reachable\":%d", r->lake.store_down ? 0 : 1);
-	if (rc == 0)
-		rc = write_input_metrics(r, &b);
+	floe_buf_init(&b, &r->alloc, (16u << 10) + r->in.n * 1536u);
+	int rc = floe_run_counters_render(r, false, &b);
 	if (rc == 0)
 		rc = floe_fs_write_atomic(r->set.metrics_path, b.data, b.len);
 	if (rc)

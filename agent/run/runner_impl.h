@@ -127,7 +127,6 @@ struct run_inputs {
 	size_t njournal;
 	struct floe_syslog_rx *rx; /* the syslog inputs' receiver thread, NULL without them */
 	struct floe_fields *sysfields; /* a syslog message's structured data */
-	uint64_t sys_parse_failures;   /* syslog messages kept whole (no or a broken header) */
 	struct floe_decoder **decoders;
 	struct floe_assemble **asm_;
 	struct floe_watch *watch; /* NULL: fixed idle sleeps */
@@ -500,6 +499,9 @@ int floe_runner_commit_take(struct floe_runner *r, bool wait, int *rc, uint64_t 
  * Returns 0 (either way: commit again), or an error (the entry stays). */
 int floe_runner_rebuild(struct floe_runner *r, uint64_t seq);
 void floe_runner_write_metrics(struct floe_runner *r);
+/* The counters (counters.h's table, gathered by runner_counters.c) appended to b: as
+ * metrics.json, or as /metrics's families (prom). */
+int floe_run_counters_render(struct floe_runner *r, bool prom, struct floe_buf *b);
 int floe_runner_enforce_spool_limit(struct floe_runner *r);
 /* Asks state_dir's file system for its free space: sets r->b.room (input bytes the next
  * seal may take, half of what is free beyond a reserve) and r->lake.disk_low. Returns

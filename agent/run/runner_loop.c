@@ -577,8 +577,15 @@ static int while_blocked(struct floe_runner *r, struct loop *l, int64_t now)
 		l->blocked_since = 0;
 		return 0;
 	}
-	if (!l->blocked_since)
+	/* Counted as it goes, so that the metrics show a wait under way; the clock moves
+	 * on by the whole milliseconds counted, so that short turns lose nothing. */
+	if (l->blocked_since) {
+		int64_t ms = (now - l->blocked_since) / 1000;
+		r->stats.blocked_ms += (uint64_t)ms;
+		l->blocked_since += ms * 1000;
+	} else {
 		l->blocked_since = now;
+	}
 	/* A full disk that commits cannot free (another writer filled it) is asked again,
 	 * less often the longer it lasts, up to once a minute. */
 	if (r->lake.disk_low && now >= l->disk_retry_at) {
@@ -617,6 +624,17 @@ static int commit_last(struct floe_runner *r, struct loop *l)
 			r->in.cur = i;
 			rc = drain_syslog(r, i, true);
 		}
+	/* Then the connections close as their senders' closes would: a frame half sent
+	 * is kept (counted at_close), not left in a framer that dies with the process. */
+	if (rc == 0 && r->in.nsyslog) {
+		floe_syslog_rx_stop(r->in.rx);
+		for (size_t i = 0; i < r->in.n && rc == 0; i++)
+			if (r->in.syslogs[i]) {
+				floe_syslog_in_close(r->in.syslogs[i]);
+				r->in.cur = i;
+				rc = drain_syslog(r, i, false);
+			}
+	}
 	if (rc == 0)
 		rc = seal(r, l->once ? "end of input" : "stopping");
 	if (rc == 0)
@@ -755,6 +773,26 @@ static int turn(struct floe_runner *r, struct loop *l, bool *done)
 	return 0;
 }
 
+/* The end of a run: what the syslog inputs received and the last read could not take
+ * (a failed last seal, a full spool) dies with the process. Counted in the metrics
+ * written next, and logged. */
+static void abandon_syslog(struct floe_runner *r)
+{
+	if (!r->in.nsyslog)
+		return;
+	floe_syslog_rx_stop(r->in.rx);
+	for (size_t i = 0; i < r->in.n; i++) {
+		if (!r->in.syslogs[i])
+			continue;
+		floe_syslog_in_close(r->in.syslogs[i]);
+		uint64_t n = floe_syslog_in_abandon(r->in.syslogs[i]);
+		if (n)
+			floe_warn("runner: input %zu: %" PRIu64 " syslog messages received and not "
+				  "committed are lost at the stop (lost_at_stop)",
+				  i + 1, n);
+	}
+}
+
 int floe_runner_run(struct floe_runner *r, bool once)
 {
 	int rc = start(r, once);
@@ -771,10 +809,7 @@ int floe_runner_run(struct floe_runner *r, bool once)
 		r->stats.blocked_ms += (uint64_t)(floe_run_mono_us(r) - l.blocked_since) / 1000;
 	if (once && rc == 0 && r->stats.lines == 0)
 		explain_nothing_read(r);
-	/* The receiver thread publishes its counters on its own time (a second's timer, a
-	 * wake): stopped first, it has published its last ones, so that the last metrics
-	 * hold what it counted and logged just before the stop. */
-	floe_syslog_rx_stop(r->in.rx);
+	abandon_syslog(r);
 	floe_runner_write_metrics(r);
 	if (rc)
 		floe_batch_abort(r->b.batch);

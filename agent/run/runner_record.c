@@ -179,7 +179,8 @@ int floe_runner_on_line(void *ctx, const struct floe_tail_line *line)
 /* A syslog message's record: the header's fields in their columns, structured data (and
  * what went wrong) in attrs, the message part as the message. A message without a syslog
  * header, or one that broke its grammar, is kept whole with facility and severity null,
- * `syslog.error` saying why, and counted. */
+ * `syslog.error` saying why, and counted (a parse failure; a timestamp alone that did
+ * not parse is a ts failure). */
 static void message_record(struct floe_runner *r, const struct floe_syslog_in_msg *m,
 			   struct floe_record *rec)
 {
@@ -197,10 +198,10 @@ static void message_record(struct floe_runner *r, const struct floe_syslog_in_ms
 		sm.error = "no syslog header (PRI or timestamp)";
 		sm.error_off = 0;
 	}
-	if (sm.error || sm.ts_error) {
-		r->in.sys_parse_failures++;
+	floe_syslog_in_count_parse(r->in.syslogs[r->in.cur], sm.error != NULL,
+				   sm.ts_error != NULL);
+	if (sm.error || sm.ts_error)
 		(void)floe_syslog_error_attrs(&sm, f);
-	}
 	if (m->truncated)
 		(void)floe_fields_add(f, "syslog.truncated", 16, "true", 4);
 	memset(rec, 0, sizeof(*rec));

@@ -1,7 +1,9 @@
 /* The agent's status pages (agent.http.listen): /metrics in the Prometheus text format
  * (version 0.0.4) and /healthz, served by platform/httpd.c's thread from documents the
- * main loop renders and publishes at most once a second. The counters are metrics.json's
- * (runner_commit.c), read the same way; nothing here changes the runner's state.
+ * main loop renders and publishes at most once a second. The counters are metrics.json's,
+ * rendered from the same table (counters.h); the commit histogram, the S3 client's
+ * requests, the last commit's age and floe_healthy are this page's own. Nothing here
+ * changes the runner's state.
  *
  * What /healthz calls unhealthy, each with its reason in the body (503):
  * - the store cannot be reached or refuses for now (the spool keeps the data);
@@ -117,37 +119,6 @@ static int metric(struct floe_buf *b, const char *name, const char *type, const 
 	return rc ? rc : floe_buf_printf(b, "%s %" PRIu64 "\n", name, v);
 }
 
-/* The per-input families: one sample per input, labelled with its 1-based position in
- * the configuration (as the log names it). */
-static int input_metrics(struct floe_runner *r, struct floe_buf *b)
-{
-	static const struct {
-		const char *name, *type, *help;
-	} fam[] = {
-	    {"floe_input_lines_total", "counter", "Lines read."},
-	    {"floe_input_bytes_total", "counter", "Bytes read."},
-	    {"floe_input_parse_failures_total", "counter",
-	     "Lines the input's parser rejected (kept as plain lines)."},
-	    {"floe_input_lag_bytes", "gauge", "Bytes written to the open files and not read yet."},
-	    {"floe_input_files_open", "gauge", "Files followed with an open descriptor."},
-	    {"floe_input_files_unreadable", "gauge", "Matched files that cannot be opened."},
-	};
-	int rc = 0;
-	for (size_t f = 0; f < sizeof(fam) / sizeof(fam[0]) && rc == 0; f++) {
-		rc = family(b, fam[f].name, fam[f].type, fam[f].help);
-		for (size_t i = 0; i < r->in.n && rc == 0; i++) {
-			struct floe_tail_stats ts;
-			struct floe_decode_stats ds;
-			floe_run_input_counts(r, i, &ts, &ds);
-			uint64_t v[] = {ts.lines,     ts.bytes,	     ds.parse_failures,
-					ts.lag_bytes, ts.files_open, ts.files_unreadable};
-			rc = floe_buf_printf(b, "%s{input=\"%zu\"} %" PRIu64 "\n", fam[f].name,
-					     i + 1, v[f]);
-		}
-	}
-	return rc;
-}
-
 /* floe_commit_duration_seconds: how long commits took, from the hand-over to the
  * committer to its report (uploads included), as a Prometheus histogram. */
 static int commit_histogram(struct floe_runner *r, struct floe_buf *b)
@@ -169,40 +140,6 @@ static int commit_histogram(struct floe_runner *r, struct floe_buf *b)
 		rc = floe_buf_printf(b, "floe_commit_duration_seconds_sum %.6f\n"
 					"floe_commit_duration_seconds_count %" PRIu64 "\n",
 				     r->hist.sum_s, r->hist.n);
-	return rc;
-}
-
-/* The syslog inputs' own families (none without syslog inputs). */
-static int syslog_metrics(struct floe_runner *r, struct floe_buf *b)
-{
-	static const struct {
-		const char *name, *type, *help;
-	} fam[] = {
-	    {"floe_syslog_kernel_drops_total", "counter",
-	     "Datagrams the kernel dropped, the socket's receive buffer full."},
-	    {"floe_syslog_dropped_total", "counter", "Messages that found no room in the queue."},
-	    {"floe_syslog_truncated_total", "counter", "Messages cut at max_message_bytes."},
-	    {"floe_syslog_connections_open", "gauge", "Stream connections open."},
-	    {"floe_syslog_connections_rejected_total", "counter",
-	     "Connections refused: max_connections, or no memory."},
-	    {"floe_syslog_handshake_failures_total", "counter", "TLS handshakes that failed."},
-	};
-	int rc = 0;
-	if (!r->in.nsyslog)
-		return 0;
-	for (size_t f = 0; f < sizeof(fam) / sizeof(fam[0]) && rc == 0; f++) {
-		rc = family(b, fam[f].name, fam[f].type, fam[f].help);
-		for (size_t i = 0; i < r->in.n && rc == 0; i++) {
-			if (!r->in.syslogs[i])
-				continue;
-			struct floe_syslog_in_stats s;
-			floe_syslog_in_stats(r->in.syslogs[i], &s);
-			uint64_t v[] = {s.kernel_drops, s.dropped,	      s.truncated,
-					s.open,		s.rejected,	      s.handshake_failures};
-			rc = floe_buf_printf(b, "%s{input=\"%zu\"} %" PRIu64 "\n", fam[f].name,
-					     i + 1, v[f]);
-		}
-	}
 	return rc;
 }
 
@@ -243,74 +180,33 @@ static int s3_metrics(struct floe_runner *r, struct floe_buf *b)
 }
 #endif
 
-/* The runner's, the spool's and the memory budget's families. */
-static int runner_metrics(struct floe_runner *r, struct floe_buf *b, uint64_t entries,
-			  int64_t now_us)
+/* The status page's own: the last commit's age, and the listener's counters (the
+ * agent's counters are the table's). */
+static int age_metrics(struct floe_runner *r, struct floe_buf *b, int64_t now_us)
 {
-	const struct floe_runner_stats *st = &r->stats;
 	struct run_status *s = r->status;
 	int64_t since = s->last_commit_us ? s->last_commit_us : s->started_us;
-	uint64_t late, late_dropped, future;
-	floe_run_aggs_late(r, &late, &late_dropped, &future);
-	struct {
-		const char *name, *type, *help;
-		uint64_t v;
-	} m[] = {
-	    {"floe_lines_total", "counter", "Lines read by every input.", st->lines},
-	    {"floe_seals_total", "counter", "Batches sealed into the spool.", st->seals},
-	    {"floe_commits_total", "counter", "Successful commits to the table.", st->commits},
-	    {"floe_commit_failures_total", "counter", "Commits that failed (retried later).",
-	     st->commit_failures},
-	    {"floe_commit_attempts_total", "counter",
-	     "Attempts to create the next metadata version (a lost race is retried).",
-	     r->hist.attempts},
-	    {"floe_commit_conflicts_total", "counter",
-	     "Attempts another writer won (the commit was retried on its version).",
-	     r->hist.conflicts},
-	    {"floe_rows_committed_total", "counter", "Rows committed to the table.",
-	     st->rows_committed},
-	    {"floe_last_commit_age_seconds", "gauge",
-	     "Seconds since the last successful commit (since the start before one).",
-	     (uint64_t)(now_us - since) / 1000000},
-	    {"floe_last_commit_timestamp_seconds", "gauge",
-	     "Unix time of the last successful commit by this process; 0: none yet.",
-	     (uint64_t)s->last_commit_wall_us / 1000000},
-	    {"floe_spool_bytes", "gauge",
-	     "Bytes of sealed files waiting in the spool (raw and aggregate tables').",
-	     floe_spool_bytes(r->lake.spool) + floe_run_aggs_spool_bytes(r)},
-	    {"floe_spool_max_bytes", "gauge", "spool.max_bytes.", r->set.spool_max},
-	    {"floe_store_reachable", "gauge",
-	     "0 while the warehouse cannot be reached or refuses (the spool waits), else 1.",
-	     r->lake.store_down ? 0 : 1},
-	    {"floe_spool_entries", "gauge", "Sealed batches waiting in the spool.", entries},
-	    {"floe_spool_dropped_entries_total", "counter",
-	     "Spool entries dropped by policy drop_oldest.", st->dropped_entries},
-	    {"floe_spool_dropped_rows_total", "counter", "Rows of the dropped entries.",
-	     st->dropped_rows},
-	    {"floe_spool_blocked_seconds_total", "counter",
-	     "Time the inputs waited for a full spool (policy block).", st->blocked_ms / 1000},
-	    {"floe_spool_quarantined_entries", "gauge", "Damaged spool entries set aside.",
-	     st->quarantined},
-	    {"floe_memory_used_bytes", "gauge", "Bytes allocated against agent.memory_limit.",
-	     r->alloc.used},
-	    {"floe_memory_peak_bytes", "gauge", "Most bytes allocated at once.", r->alloc.peak},
-	    {"floe_memory_limit_bytes", "gauge", "agent.memory_limit.", r->alloc.limit},
-	    {"floe_state_free_bytes", "gauge",
-	     "Free bytes of state_dir's file system when last asked.", r->lake.disk_avail},
-	    {"floe_state_disk_low", "gauge",
-	     "1 while state_dir's file system is too full for a seal: inputs wait.",
-	     r->lake.disk_low ? 1 : 0},
-	    {"floe_agg_late_events_total", "counter",
-	     "Events of the aggregations that came after their window closed.", late},
-	    {"floe_agg_late_dropped_total", "counter", "Late events dropped (policy drop).",
-	     late_dropped},
-	    {"floe_agg_future_events_total", "counter",
-	     "Events dated further ahead of the clock than max_future_skew (handled as late).",
-	     future},
-	};
-	int rc = 0;
-	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]) && rc == 0; i++)
-		rc = metric(b, m[i].name, m[i].type, m[i].help, m[i].v);
+	int rc = metric(b, "floe_last_commit_age_seconds", "gauge",
+			"Seconds since the last successful commit (since the start before one).",
+			(uint64_t)(now_us - since) / 1000000);
+	if (rc == 0)
+		rc = metric(b, "floe_last_commit_timestamp_seconds", "gauge",
+			    "Unix time of the last successful commit by this process; 0: none yet.",
+			    (uint64_t)s->last_commit_wall_us / 1000000);
+	/* This listener's own: who holds it (slow clients closed for newer ones, requests
+	 * not complete in time) shows here. */
+	struct floe_httpd_stats hs;
+	floe_httpd_get_stats(s->httpd, &hs);
+	if (rc == 0)
+		rc = metric(b, "floe_http_requests_total", "counter",
+			    "Requests the status listener answered.", hs.requests);
+	if (rc == 0)
+		rc = metric(b, "floe_http_evicted_total", "counter",
+			    "Unanswered connections closed for a newer one, the listener full.",
+			    hs.evicted);
+	if (rc == 0)
+		rc = metric(b, "floe_http_timed_out_total", "counter",
+			    "Connections closed without a complete request in time.", hs.timed_out);
 	return rc;
 }
 
@@ -416,17 +312,11 @@ void floe_runner_status_publish(struct floe_runner *r, bool now)
 		return;
 	s->published_us = t;
 	observe(r, t);
-	uint64_t *seqs = NULL;
-	size_t entries = 0;
-	if (floe_spool_list(r->lake.spool, &seqs, &entries) == 0)
-		floe_free(&r->alloc, seqs);
 	char why[REASON_MAX];
 	bool ok = healthy(r, t, why, sizeof(why));
 	struct floe_buf b;
 	floe_buf_init(&b, &r->alloc, DOC_BASE);
-	int rc = input_metrics(r, &b);
-	if (rc == 0)
-		rc = syslog_metrics(r, &b);
+	int rc = floe_run_counters_render(r, true, &b);
 	if (rc == 0)
 		rc = commit_histogram(r, &b);
 #ifndef FLOE_NO_S3
@@ -434,7 +324,7 @@ void floe_runner_status_publish(struct floe_runner *r, bool now)
 		rc = s3_metrics(r, &b);
 #endif
 	if (rc == 0)
-		rc = runner_metrics(r, &b, entries, t);
+		rc = age_metrics(r, &b, t);
 	if (rc == 0)
 		rc = metric(&b, "floe_healthy", "gauge", "1 when /healthz answers 200.", ok);
 	if (rc == 0)

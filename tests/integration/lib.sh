@@ -45,6 +45,24 @@ while True:
 print(p)'
 }
 
+# wait_log FILE PATTERN [SECONDS]: until FILE (an agent's log) says PATTERN; at most
+# SECONDS (10), then fails.
+wait_log() {
+	local _
+	for _ in $(seq 1 $((${3:-10} * 10))); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done
+	return 1
+}
+
+# stop_pid PID [SECONDS]: SIGTERM, and PID's exit status within SECONDS (10); after that
+# SIGKILL and 124.
+stop_pid() {
+	local _
+	kill -TERM "$1" 2>/dev/null || true
+	for _ in $(seq 1 $((${2:-10} * 10))); do kill -0 "$1" 2>/dev/null || { wait "$1"; return $?; }; sleep 0.1; done
+	kill -9 "$1"; wait "$1" 2>/dev/null || true
+	return 124
+}
+
 # duck "SQL"...: runs SQL in DuckDB, prints rows as JSON arrays.
 duck() { node "$READER/duck.js" "$@"; }
 

@@ -29,6 +29,23 @@ printf 'agent:\n  id: a\n  colour: blue\n' >"$T/unknown.yaml"
 check "an unknown key exits 2" expect_exit 2 "$FLOE_BIN" check -c "$T/unknown.yaml"
 check "the message names the unknown key" grep -q "unknown.yaml:3:3: .*colour" "$T/out"
 
+# Every error of a file in one run, each with its position, as compilers report them.
+printf 'agent:\n  id: a\n  colour: blue\ntables:\n  logs:\n    codec: gzip\ninputs:\n  - type: tail\n    paths: ["/x/*.log"]\n    start_at: middle\n' >"$T/many.yaml"
+check "a file with three errors exits 2" expect_exit 2 "$FLOE_BIN" check -c "$T/many.yaml"
+check "all three are reported, in document order, with file:line:column" \
+	test "$(grep -o '^floe: [^ ]*many.yaml:[0-9]*:[0-9]*' "$T/out" | sed 's/.*many.yaml://' | paste -sd' ')" = "3:3 6:12 10:15"
+check "and counted" grep -q '^floe: 3 errors$' "$T/out"
+# With log_format: json, each is a JSON log line.
+sed -i 's/^  id: a$/  id: a\n  log_format: json/' "$T/many.yaml"
+check "log_format json: exit 2" expect_exit 2 "$FLOE_BIN" check -c "$T/many.yaml"
+check "log_format json: each error is one JSON object (level error, position in msg)" python3 - "$T/out" <<'PY'
+import json, re, sys
+lines = open(sys.argv[1]).read().splitlines()
+objs = [json.loads(l) for l in lines]
+assert [o["level"] for o in objs] == ["error"] * 3, objs
+assert [re.search(r"many\.yaml:(\d+:\d+):", o["msg"]).group(1) for o in objs] == ["4:3", "7:12", "11:15"], objs
+PY
+
 printf 'agent: [1, 2\n' >"$T/syntax.yaml"
 check "a YAML syntax error exits 2" expect_exit 2 "$FLOE_BIN" check -c "$T/syntax.yaml"
 

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # agent.http.listen: a running agent serves /metrics (Prometheus text format, checked by
 # promtool when Debian's prometheus package is there, else by a strict check of the
-# format's lines here) and /healthz, with counters that follow what the agent did; the
-# server answers HEAD, refuses other methods, unknown paths and oversized requests, and
-# a client that sends nothing does not stop it from answering others. floe status prints
-# the same facts from the state directory.
+# format's lines here) and /healthz, with counters that follow what the agent did and the
+# same counters as metrics.json, both ways; the server answers HEAD, refuses other
+# methods, unknown paths and oversized requests, and neither a client that sends nothing
+# nor eight holding every slot with half a request stop it from answering a probe. floe
+# status prints the same facts from the state directory.
 source "$(dirname "$0")/lib.sh"
 
 PROMTOOL=$(command -v promtool || true)
@@ -85,14 +86,36 @@ awk '
 { name = $1; sub(/\{.*/, "", name)
   if (hist) sub(/_(bucket|sum|count)$/, "", name)
   if (name != fam) { print "sample outside its family: " $0; bad = 1 }
-  if ($1 !~ /^[a-z_]+(\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\})?$/) { print "bad sample name: " $0; bad = 1 }
-  if (NF != 2 || ($2 !~ /^[0-9]+$/ && !(hist && $1 ~ /_sum$/ && $2 ~ /^[0-9]+\.[0-9]+$/))) { print "bad sample value: " $0; bad = 1 } }
+  if ($1 !~ /^[a-z_][a-z0-9_]*(\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\})?$/) { print "bad sample name: " $0; bad = 1 }
+  if (NF != 2 || ($2 !~ /^[0-9]+$/ && !((hist && $1 ~ /_sum$/ || name ~ /_seconds_total$/) && $2 ~ /^[0-9]+\.[0-9]+$/))) { print "bad sample value: " $0; bad = 1 } }
 END { exit bad }' "$T/m.txt" >"$T/format.out" || rc=$?
 check "/metrics: every line follows the text format" test $rc = 0
 check "/metrics: the commit latency histogram, attempts and conflicts are there" \
 	grep -q '^floe_commit_duration_seconds_bucket{le="+Inf"} ' "$T/m.txt"
 check "/metrics: commit attempts counted" grep -q '^floe_commit_attempts_total ' "$T/m.txt"
 cat "$T/format.out"
+
+# One counter table behind both documents: every metrics.json key (each input's too) is
+# the family some HELP line names, and every family names a key metrics.json has, but
+# for the status page's own (the histogram, S3's, the last commit's age, floe_healthy).
+check "metrics.json and /metrics name the same counters, both ways" python3 - "$T/state/metrics.json" "$T/m.txt" <<'PY'
+import json, re, sys
+m = json.load(open(sys.argv[1]))
+want = {k for k in m if k != "inputs"} | {"inputs[]." + k for i in m["inputs"] for k in i if k != "type"}
+named, own = set(), set()
+for line in open(sys.argv[2]):
+    h = re.match(r"# HELP (\S+) .* metrics\.json: (\S+)\.$", line)
+    if h:
+        named.add(h.group(2))
+    elif line.startswith("# HELP "):
+        own.add(line.split()[2])
+allowed = {"floe_commit_duration_seconds", "floe_last_commit_age_seconds",
+           "floe_last_commit_timestamp_seconds", "floe_healthy"}
+bad = (want - named) | (named - want) | {f for f in own - allowed if not f.startswith(("floe_s3_", "floe_http_"))}
+print("only in metrics.json:", sorted(want - named), "only in /metrics:", sorted(named - want),
+      "families naming no key:", sorted(own - allowed))
+sys.exit(1 if bad else 0)
+PY
 
 # /healthz: 200 and "ok".
 code=$(curl -s -o "$T/hz.txt" -w '%{http_code}' "$URL/healthz")
@@ -103,6 +126,37 @@ exec 7<>/dev/tcp/127.0.0.1/$port
 code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$URL/healthz")
 check "/healthz answers while another client sends nothing" test "$code" = 200
 exec 7>&-
+
+# Eight clients holding every slot with half a request: a probe closes the oldest of them
+# and is answered, rather than refused.
+python3 - "$port" >"$T/slow.out" 2>&1 <<'PY' &
+import signal, socket, sys
+held = []
+for i in range(8):
+    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+    try:
+        s.sendall(b"GET /healthz HTTP/1.1\r\n")
+    except OSError:
+        pass
+    held.append(s)
+print("holding", flush=True)
+signal.pause()  # until the test kills us
+PY
+SLOW=$!
+PIDS+=($SLOW)
+for i in $(seq 1 100); do grep -q holding "$T/slow.out" && break; sleep 0.1; done
+code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$URL/healthz" || true)
+check "/healthz answers while 8 clients hold every slot with half a request" test "$code" = 200
+curl -sf "$URL/metrics" >"$T/m.txt" || true
+for i in $(seq 1 50); do
+	[ "$(value floe_http_evicted_total)" -ge 1 ] 2>/dev/null && break
+	sleep 0.1
+	curl -sf "$URL/metrics" >"$T/m.txt" || true
+done
+check "/metrics: floe_http_evicted_total counts the slow client closed for it" \
+	test "$(value floe_http_evicted_total)" -ge 1
+kill $SLOW 2>/dev/null || true
+wait $SLOW 2>/dev/null || true
 
 check "HEAD /metrics: 200, no body" \
 	test "$(curl -s -I -o /dev/null -w '%{http_code} %{size_download}' "$URL/metrics")" = "200 0"

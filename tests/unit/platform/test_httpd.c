@@ -3,7 +3,9 @@
  * 503, one over the buffer 500; unknown paths, other methods, malformed requests (a NUL
  * in the line among them), long lines and oversized requests get 404, 405, 400, 414 and
  * 431, each counted; a client that sends
- * nothing does not hold the others up; every byte comes from the caller's allocator and
+ * nothing does not hold the others up, clients holding every slot are closed oldest
+ * first for a new one, and one trickling a byte at a time is closed at the request's
+ * deadline; every byte comes from the caller's allocator and
  * goes back at stop. The server runs a thread of its own (pthread_create inside
  * floe_httpd_start), so the emulated cross runs leave this test out. */
 #include <setjmp.h>
@@ -22,23 +24,30 @@
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
 
 static struct floe_alloc alloc;
 
-static struct floe_httpd *start(size_t doc_cap)
+static struct floe_httpd *start_with(size_t doc_cap, int64_t request_timeout_ms)
 {
 	static const char *const paths[] = {"/metrics", "/healthz"};
 	struct floe_listen_uri u;
 	assert_int_equal(floe_listen_uri_parse("tcp://127.0.0.1:0", 17, &u, NULL), 0);
 	struct floe_httpd_opts o = {
 	    .alloc = &alloc, .paths = paths, .npaths = 2, .doc_cap = doc_cap, .max_connections = 2};
+	o.request_timeout_ms = request_timeout_ms;
 	struct floe_httpd *h = NULL;
 	const char *what = NULL;
 	assert_int_equal(floe_httpd_start(&u, &o, &h, &what), 0);
 	return h;
+}
+
+static struct floe_httpd *start(size_t doc_cap)
+{
+	return start_with(doc_cap, 0);
 }
 
 static int connect_to(struct floe_httpd *h)
@@ -158,6 +167,76 @@ static void test_silent_client(void **state)
 	assert_int_equal(alloc.used, 0);
 }
 
+/* True once the server closed fd (end of stream or a reset) with no reply. */
+static bool closed_unanswered(int fd)
+{
+	char b[64];
+	ssize_t n = recv(fd, b, sizeof(b), MSG_DONTWAIT);
+	return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+}
+
+/* Every slot held by a client that sends half a request: a new connection (a liveness
+ * probe) closes the oldest instead of being refused, and is answered. */
+static void test_full_listener(void **state)
+{
+	(void)state;
+	floe_alloc_init(&alloc, 0);
+	struct floe_httpd *h = start(64);
+	floe_httpd_publish(h, 1, 200, "text/plain", "ok\n", 3);
+	int slow[2];
+	for (int i = 0; i < 2; i++) {
+		slow[i] = connect_to(h);
+		assert_int_equal(send(slow[i], "GET /healthz", 12, MSG_NOSIGNAL), 12);
+	}
+	for (int i = 0; i < 3; i++)
+		status_of(h, "GET /healthz HTTP/1.1\r\n\r\n", "HTTP/1.1 200 ");
+	/* The first probe took the oldest slow client's slot: it was closed, unanswered
+	 * (the blocking read sees the end, with a 5 s receive timeout as a backstop). */
+	char b[16];
+	assert_true(recv(slow[0], b, sizeof(b), 0) <= 0);
+	struct floe_httpd_stats st;
+	floe_httpd_get_stats(h, &st);
+	assert_int_equal(st.evicted, 1);
+	assert_int_equal(st.requests, 3);
+	close(slow[0]);
+	close(slow[1]);
+	floe_httpd_stop(h);
+	assert_int_equal(alloc.used, 0);
+}
+
+/* A client trickling a header byte every 20 ms, well within the idle timeout (10 s),
+ * is closed once the whole request's deadline (200 ms here) has passed: it cannot hold
+ * its slot by sending slowly. The client gives up after 25 s of trickling. */
+static void test_trickling_client(void **state)
+{
+	(void)state;
+	floe_alloc_init(&alloc, 0);
+	struct floe_httpd *h = start_with(64, 200);
+	floe_httpd_publish(h, 1, 200, "text/plain", "ok\n", 3);
+	int fd = connect_to(h);
+	bool closed = false;
+	for (int i = 0; i < 1250 && !closed; i++) {
+		if (send(fd, "X", 1, MSG_NOSIGNAL) != 1) {
+			closed = true;
+			break;
+		}
+		struct timeval tv = {.tv_usec = 20000};
+		fd_set rd;
+		FD_ZERO(&rd);
+		FD_SET(fd, &rd);
+		if (select(fd + 1, &rd, NULL, NULL, &tv) > 0)
+			closed = closed_unanswered(fd);
+	}
+	assert_true(closed);
+	close(fd);
+	struct floe_httpd_stats st;
+	floe_httpd_get_stats(h, &st);
+	assert_int_equal(st.timed_out, 1);
+	assert_int_equal(st.requests, 0);
+	floe_httpd_stop(h);
+	assert_int_equal(alloc.used, 0);
+}
+
 /* Bad options and a budget too small: refused, nothing kept. */
 static void test_start_failures(void **state)
 {
@@ -185,6 +264,8 @@ int main(void)
 	    cmocka_unit_test(test_serve),
 	    cmocka_unit_test(test_refusals),
 	    cmocka_unit_test(test_silent_client),
+	    cmocka_unit_test(test_full_listener),
+	    cmocka_unit_test(test_trickling_client),
 	    cmocka_unit_test(test_start_failures),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,58 @@
+/* The agent's counters, one table behind both of their outputs: state_dir/metrics.json
+ * (written after every commit cycle, read by `floe status` and by tests) and the status
+ * listener's /metrics (Prometheus text format). Each counter is declared once, with its
+ * metrics.json key, its Prometheus family and its help; both documents are rendered from
+ * the same snapshot by walking that table, so that a counter cannot exist in one and not
+ * the other. Pure: the caller fills the snapshot (runner_counters.c). */
+#ifndef FLOE_AGENT_RUN_COUNTERS_H
+#define FLOE_AGENT_RUN_COUNTERS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct floe_buf;
+
+/* The runner's own counters and gauges, over every input. */
+struct floe_run_counters {
+	uint64_t lines, seals, commits, commit_failures, commit_attempts, commit_conflicts;
+	uint64_t rows_committed, replaced_utf8;
+	uint64_t dropped_entries, dropped_rows, dropped_bytes, quarantined, blocked_ms;
+	uint64_t spool_bytes, spool_max_bytes, spool_entries, next_seq;
+	uint64_t groups_evicted, group_timeouts, container_format_errors, records_truncated,
+	    partial_incomplete;
+	uint64_t spool_damaged, spool_reread_entries, spool_reread_rows, spool_lost_entries,
+	    spool_lost_rows;
+	uint64_t lines_truncated_memory, bytes_truncated_memory, lines_dropped_memory;
+	uint64_t parse_failures, ts_failures;
+	uint64_t memory_used, memory_peak, memory_limit;
+	uint64_t state_free_bytes, state_disk_low, store_reachable;
+	uint64_t agg_late, agg_late_dropped, agg_future;
+};
+
+/* An input's kind: which of the per-input counters it has. */
+enum { FLOE_CTR_TAIL = 1, FLOE_CTR_SYSLOG = 2, FLOE_CTR_JOURNAL = 4 };
+
+/* One input's counters (the fields of its kind; the others stay 0). */
+struct floe_input_counters {
+	unsigned kind;
+	uint64_t lines, bytes, parse_failures, ts_failures;
+	/* tail */
+	uint64_t files_open, files_parked, files_unreadable, patterns_unmatched, files_skipped;
+	uint64_t long_lines_split, long_lines_truncated, truncations, rotated_closed;
+	uint64_t lag_bytes, files_draining;
+	/* syslog (truncated: journal too) */
+	uint64_t truncated, bad_length, at_close, dropped, lost_at_stop, kernel_drops;
+	uint64_t connections, rejected, open, closed_idle, handshake_failures, read_errors, paused;
+	/* journal */
+	uint64_t resets;
+};
+
+/* metrics.json: {"lines":N,...,"inputs":[{"type":"tail",...},...]} and a newline. */
+int floe_counters_json(const struct floe_run_counters *g, const struct floe_input_counters *in,
+		       size_t n, struct floe_buf *b);
+/* The same counters as Prometheus families (HELP, TYPE, samples; per input labelled
+ * input="N", its 1-based position), each HELP naming its metrics.json key. */
+int floe_counters_prom(const struct floe_run_counters *g, const struct floe_input_counters *in,
+		       size_t n, struct floe_buf *b);
+
+#endif

@@ -1,0 +1,168 @@
+/* The runner's counters gathered into counters.h's snapshot, for metrics.json
+ * (runner_handoff.c) and /metrics (runner_status.c) alike: one gathering, one table, so
+ * that the two documents count the same things. */
+#include "agent/run/runner_impl.h"
+
+#include "agent/input/journal_in.h"
+#include "agent/input/syslog_in.h"
+#include "agent/input/tail.h"
+#include "agent/lake/spool.h"
+#include "agent/pipeline/assemble.h"
+#include "agent/pipeline/decode.h"
+#include "agent/run/counters.h"
+#include "formats/base/alloc.h"
+#include "formats/base/buf.h"
+#include "formats/base/error.h"
+
+#include <string.h>
+
+/* Input i's counters by its kind. */
+static void input_counters(struct floe_runner *r, size_t i, struct floe_input_counters *c)
+{
+	memset(c, 0, sizeof(*c));
+	if (r->in.syslogs[i]) {
+		struct floe_syslog_in_stats s;
+		floe_syslog_in_stats(r->in.syslogs[i], &s);
+		*c = (struct floe_input_counters){
+		    .kind = FLOE_CTR_SYSLOG,
+		    .lines = s.messages,
+		    .bytes = s.bytes,
+		    .parse_failures = s.parse_failures,
+		    .ts_failures = s.ts_failures,
+		    .truncated = s.truncated,
+		    .bad_length = s.bad_length,
+		    .at_close = s.at_close,
+		    .dropped = s.dropped,
+		    .lost_at_stop = s.lost_at_stop,
+		    .kernel_drops = s.kernel_drops,
+		    .connections = s.connections,
+		    .rejected = s.rejected,
+		    .open = s.open,
+		    .closed_idle = s.closed_idle,
+		    .handshake_failures = s.handshake_failures,
+		    .read_errors = s.read_errors,
+		    .paused = s.paused,
+		};
+		return;
+	}
+	if (r->in.journals[i]) {
+		struct floe_journal_in_stats js;
+		floe_journal_in_stats(r->in.journals[i], &js);
+		*c = (struct floe_input_counters){.kind = FLOE_CTR_JOURNAL,
+						  .lines = js.entries,
+						  .bytes = js.bytes,
+						  .resets = js.resets,
+						  .truncated = js.truncated};
+		return;
+	}
+	struct floe_tail_stats ts;
+	struct floe_decode_stats ds = {0};
+	floe_tail_get_stats(r->in.tails[i], &ts);
+	if (r->in.decoders[i])
+		floe_decoder_get_stats(r->in.decoders[i], &ds);
+	*c = (struct floe_input_counters){
+	    .kind = FLOE_CTR_TAIL,
+	    .lines = ts.lines,
+	    .bytes = ts.bytes,
+	    .parse_failures = ds.parse_failures,
+	    .ts_failures = ds.ts_failures,
+	    .files_open = ts.files_open,
+	    .files_parked = ts.files_parked,
+	    .files_unreadable = ts.files_unreadable,
+	    .patterns_unmatched = ts.patterns_unmatched,
+	    .files_skipped = ts.files_skipped,
+	    .long_lines_split = ts.long_lines_split,
+	    .long_lines_truncated = ts.long_lines_truncated,
+	    .truncations = ts.truncations,
+	    .rotated_closed = ts.rotated_closed,
+	    .lag_bytes = ts.lag_bytes,
+	    .files_draining = ts.files_draining,
+	};
+}
+
+/* The runner's counters; the parse and timestamp failures summed over the inputs. */
+static void run_counters(struct floe_runner *r, const struct floe_input_counters *in,
+			 struct floe_run_counters *g)
+{
+	struct floe_assemble_stats as = {0}, one;
+	for (size_t i = 0; i < r->in.n; i++) {
+		if (!r->in.asm_[i])
+			continue;
+		floe_assemble_get_stats(r->in.asm_[i], &one);
+		as.evictions += one.evictions;
+		as.timeouts += one.timeouts;
+		as.format_errors += one.format_errors;
+		as.truncated += one.truncated;
+		as.incomplete += one.incomplete;
+	}
+	r->stats.parse_failures = r->stats.ts_failures = 0;
+	for (size_t i = 0; i < r->in.n; i++) {
+		r->stats.parse_failures += in[i].parse_failures;
+		r->stats.ts_failures += in[i].ts_failures;
+	}
+	uint64_t *seqs = NULL;
+	size_t entries = 0;
+	if (floe_spool_list(r->lake.spool, &seqs, &entries) == 0)
+		floe_free(&r->alloc, seqs);
+	uint64_t late = 0, late_dropped = 0, future = 0;
+	floe_run_aggs_late(r, &late, &late_dropped, &future);
+	const struct floe_runner_stats *st = &r->stats;
+	*g = (struct floe_run_counters){
+	    .lines = st->lines,
+	    .seals = st->seals,
+	    .commits = st->commits,
+	    .commit_failures = st->commit_failures,
+	    .commit_attempts = r->hist.attempts,
+	    .commit_conflicts = r->hist.conflicts,
+	    .rows_committed = st->rows_committed,
+	    .replaced_utf8 = st->replaced_utf8,
+	    .dropped_entries = st->dropped_entries,
+	    .dropped_rows = st->dropped_rows,
+	    .dropped_bytes = st->dropped_bytes,
+	    .quarantined = st->quarantined,
+	    .blocked_ms = st->blocked_ms,
+	    .spool_bytes = floe_spool_bytes(r->lake.spool) + floe_run_aggs_spool_bytes(r),
+	    .spool_max_bytes = r->set.spool_max,
+	    .spool_entries = entries,
+	    .next_seq = r->b.next_seq,
+	    .groups_evicted = as.evictions,
+	    .group_timeouts = as.timeouts,
+	    .container_format_errors = as.format_errors,
+	    .records_truncated = as.truncated,
+	    .partial_incomplete = as.incomplete,
+	    .spool_damaged = st->spool_damaged,
+	    .spool_reread_entries = st->spool_reread_entries,
+	    .spool_reread_rows = st->spool_reread_rows,
+	    .spool_lost_entries = st->spool_lost_entries,
+	    .spool_lost_rows = st->spool_lost_rows,
+	    .lines_truncated_memory = st->lines_truncated_memory,
+	    .bytes_truncated_memory = st->bytes_truncated_memory,
+	    .lines_dropped_memory = st->lines_dropped_memory,
+	    .parse_failures = st->parse_failures,
+	    .ts_failures = st->ts_failures,
+	    .memory_used = r->alloc.used,
+	    .memory_peak = r->alloc.peak,
+	    .memory_limit = r->alloc.limit,
+	    .state_free_bytes = r->lake.disk_avail,
+	    .state_disk_low = r->lake.disk_low ? 1 : 0,
+	    .store_reachable = r->lake.store_down ? 0 : 1,
+	    .agg_late = late,
+	    .agg_late_dropped = late_dropped,
+	    .agg_future = future,
+	};
+}
+
+int floe_run_counters_render(struct floe_runner *r, bool prom, struct floe_buf *b)
+{
+	size_t n = r->in.n ? r->in.n : 1;
+	struct floe_input_counters *in = floe_calloc(&r->alloc, n, sizeof(*in));
+	if (!in)
+		return FLOE_ENOMEM;
+	for (size_t i = 0; i < r->in.n; i++)
+		input_counters(r, i, &in[i]);
+	struct floe_run_counters g;
+	run_counters(r, in, &g);
+	int rc = prom ? floe_counters_prom(&g, in, r->in.n, b) : floe_counters_json(&g, in, r->in.n, b);
+	floe_free(&r->alloc, in);
+	return rc;
+}

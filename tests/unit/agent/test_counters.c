@@ -1,0 +1,124 @@
+/* Tests of agent/run/counters: metrics.json and /metrics rendered from one snapshot hold
+ * the same counters. Every field of the snapshot gets a value of its own, so each value
+ * in metrics.json must be found as exactly one sample of /metrics (milliseconds as
+ * seconds) and the other way round, for a tail, a syslog and a journal input alike; and
+ * each /metrics family's HELP names a key metrics.json has. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "agent/run/counters.h"
+#include "formats/base/alloc.h"
+#include "formats/base/buf.h"
+
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAXV 512
+
+/* The numbers after each "key": of a JSON text (none of ours is in a string). */
+static size_t json_values(const char *s, uint64_t *v, size_t cap)
+{
+	size_t n = 0;
+	for (const char *p = s; (p = strstr(p, "\":")) != NULL; p += 2)
+		if (p[2] >= '0' && p[2] <= '9' && n < cap)
+			v[n++] = strtoull(p + 2, NULL, 10);
+	return n;
+}
+
+/* The samples of a Prometheus text, in thousandths (a seconds value keeps its fraction). */
+static size_t prom_values(const char *s, uint64_t *v, bool *ms, size_t cap)
+{
+	size_t n = 0;
+	for (const char *line = s; *line && n < cap; line = strchr(line, '\n') + 1) {
+		if (*line != '#') {
+			const char *sp = strchr(line, ' ');
+			char *end;
+			uint64_t whole = strtoull(sp + 1, &end, 10);
+			ms[n] = *end == '.';
+			v[n] = ms[n] ? whole * 1000 + strtoull(end + 1, NULL, 10) : whole;
+			n++;
+		}
+	}
+	return n;
+}
+
+static void test_same_counters(void **state)
+{
+	(void)state;
+	struct floe_alloc a;
+	floe_alloc_init(&a, 0);
+	struct floe_run_counters g;
+	uint64_t *gf = (uint64_t *)&g;
+	uint64_t next = 1000;
+	for (size_t i = 0; i < sizeof(g) / sizeof(uint64_t); i++)
+		gf[i] = next++;
+	struct floe_input_counters in[3];
+	unsigned kinds[3] = {FLOE_CTR_TAIL, FLOE_CTR_SYSLOG, FLOE_CTR_JOURNAL};
+	size_t first = offsetof(struct floe_input_counters, lines);
+	for (size_t k = 0; k < 3; k++) {
+		memset(&in[k], 0, sizeof(in[k]));
+		in[k].kind = kinds[k];
+		uint64_t *f = (uint64_t *)(void *)((char *)&in[k] + first);
+		for (size_t i = 0; i < (sizeof(in[k]) - first) / sizeof(uint64_t); i++)
+			f[i] = next++;
+	}
+	struct floe_buf j, p;
+	floe_buf_init(&j, &a, 1 << 20);
+	floe_buf_init(&p, &a, 1 << 20);
+	assert_int_equal(floe_counters_json(&g, in, 3, &j), 0);
+	assert_int_equal(floe_counters_prom(&g, in, 3, &p), 0);
+	assert_int_equal(floe_buf_append(&j, "", 1), 0);
+	assert_int_equal(floe_buf_append(&p, "", 1), 0);
+	const char *js = (const char *)j.data, *ps = (const char *)p.data;
+
+	static uint64_t jv[MAXV], pv[MAXV];
+	static bool ms[MAXV];
+	size_t nj = json_values(js, jv, MAXV), np = prom_values(ps, pv, ms, MAXV);
+	assert_true(nj > 60);
+	/* The same number of values, and each JSON value is one sample's. */
+	assert_int_equal(nj, np);
+	for (size_t i = 0; i < nj; i++) {
+		size_t hits = 0;
+		for (size_t k = 0; k < np; k++)
+			hits += pv[k] == jv[i];
+		if (hits != 1)
+			print_error("metrics.json value %" PRIu64 ": %zu samples\n", jv[i], hits);
+		assert_int_equal(hits, 1);
+	}
+	/* Each HELP names a key of metrics.json. */
+	size_t helps = 0;
+	for (const char *h = ps; (h = strstr(h, "# HELP ")) != NULL; h++) {
+		const char *k = strstr(h, "metrics.json: ");
+		assert_non_null(k);
+		k += strlen("metrics.json: ");
+		if (strncmp(k, "inputs[].", 9) == 0)
+			k += 9;
+		char key[64];
+		size_t n = strcspn(k, "\n") - 1; /* the final '.' */
+		assert_true(n > 0 && n < sizeof(key) - 3);
+		key[0] = '"';
+		memcpy(key + 1, k, n);
+		memcpy(key + 1 + n, "\":", 3);
+		assert_non_null(strstr(js, key));
+		helps++;
+	}
+	assert_true(helps > 50);
+	floe_buf_fini(&j);
+	floe_buf_fini(&p);
+	assert_int_equal(a.used, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_same_counters),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
