@@ -66,6 +66,7 @@ struct floe_config_input {
 	} timestamp;
 	enum floe_long_lines long_lines; /* split|truncate, default split */
 	uint64_t rotate_wait_ms;	 /* default 5 s, 0 .. 1 h */
+	uint64_t partial_line_ms;	 /* partial_line_timeout: default 5 s, 0 .. 1 h */
 	uint32_t max_open_files;	 /* default 256, 8..65536 */
 	uint64_t forget_after_ms;	 /* default 24 h, 1 m .. 365 d */
 	/* within_glob_root (default) | true | false: which symbolic links a matched path may
