@@ -96,6 +96,7 @@ struct floe_config_input {
 		char *directory; /* journal files to read; NULL = the system's */
 		char **fields;	 /* fields kept in attrs, default [_SYSTEMD_UNIT] */
 		size_t nfields;
+		bool include_own; /* false (default): floe's own entries are skipped */
 	} journal;
 	/* raw: true (default) writes its records to the raw table too; false only feeds the
 	 * aggregations that take from it (at least one must: floe_keys_aggs_check). */

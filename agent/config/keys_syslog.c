@@ -87,7 +87,8 @@ static const char *const syslog_only[] = {
     "listen",	   "max_connections", "idle_timeout", "max_message_bytes", "socket_receive_buffer",
     "host_from",   "zone",	      "socket_mode",  "socket_owner",	   "socket_group",
     "tls",	   NULL};
-static const char *const journal_only[] = {"matches", "directory", "fields", NULL};
+static const char *const journal_only[] = {"matches", "directory", "fields", "include_own",
+					   NULL};
 
 /* A journal field name as journald accepts it: upper-case letters, digits and '_', not
  * starting with a digit, at most 64 bytes. */

@@ -64,8 +64,11 @@ static int write_input_metrics(struct floe_runner *r, struct floe_buf *b)
 			rc = floe_buf_printf(b,
 					     "%s{\"type\":\"journal\",\"lines\":%" PRIu64
 					     ",\"bytes\":%" PRIu64 ",\"resets\":%" PRIu64
-					     ",\"truncated\":%" PRIu64 "}",
-					     i ? "," : "", js.entries, js.bytes, js.resets, js.truncated);
+					     ",\"truncated\":%" PRIu64 ",\"own_skipped\":%" PRIu64
+					     ",\"files_unreadable\":%" PRIu64
+					     ",\"read_errors\":%" PRIu64 "}",
+					     i ? "," : "", js.entries, js.bytes, js.resets, js.truncated,
+					     js.own_skipped, js.files_unreadable, js.read_errors);
 			continue;
 		}
 		rc = floe_buf_printf(

@@ -14,6 +14,7 @@
 #include "agent/run/runner_impl.h"
 
 #include "agent/config/config.h"
+#include "agent/input/journal_in.h"
 #include "agent/input/tail.h"
 #include "agent/lake/spool.h"
 #include "agent/pipeline/decode.h"
@@ -130,6 +131,11 @@ static int input_metrics(struct floe_runner *r, struct floe_buf *b)
 	    {"floe_input_lag_bytes", "gauge", "Bytes written to the open files and not read yet."},
 	    {"floe_input_files_open", "gauge", "Files followed with an open descriptor."},
 	    {"floe_input_files_unreadable", "gauge", "Matched files that cannot be opened."},
+	    {"floe_input_files_skipped", "gauge",
+	     "Matched files refused: links out of bounds, the agent's own files, stdout or stderr."},
+	    {"floe_input_own_entries_skipped_total", "counter",
+	     "The agent's own journal entries left out (include_own: false)."},
+	    {"floe_input_read_errors_total", "counter", "Journal reads that failed (damaged files)."},
 	};
 	int rc = 0;
 	for (size_t f = 0; f < sizeof(fam) / sizeof(fam[0]) && rc == 0; f++) {
@@ -137,9 +143,13 @@ static int input_metrics(struct floe_runner *r, struct floe_buf *b)
 		for (size_t i = 0; i < r->in.n && rc == 0; i++) {
 			struct floe_tail_stats ts;
 			struct floe_decode_stats ds;
+			struct floe_journal_in_stats js = {0};
 			floe_run_input_counts(r, i, &ts, &ds);
-			uint64_t v[] = {ts.lines,     ts.bytes,	     ds.parse_failures,
-					ts.lag_bytes, ts.files_open, ts.files_unreadable};
+			if (r->in.journals[i])
+				floe_journal_in_stats(r->in.journals[i], &js);
+			uint64_t v[] = {ts.lines,	  ts.bytes,	    ds.parse_failures,
+					ts.lag_bytes,	  ts.files_open,    ts.files_unreadable,
+					ts.files_skipped, js.own_skipped, js.read_errors};
 			rc = floe_buf_printf(b, "%s{input=\"%zu\"} %" PRIu64 "\n", fam[f].name,
 					     i + 1, v[f]);
 		}
