@@ -11,6 +11,7 @@
 #include "platform/log.h"
 #include "platform/loop.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -108,9 +109,11 @@ void floe_journal_in_free(struct floe_journal_in *in)
 static void on_bad_file(void *ctx, const char *path, int err)
 {
 	struct floe_journal_in *in = ctx;
-	floe_warn("%s: the journal file %s cannot be read: %s (a truncated or damaged file; "
-		  "sd-journal leaves it out, the other files are read)",
-		  in->name, path, strerror(-err));
+	bool perm = err == -EACCES || err == -EPERM;
+	floe_warn("%s: the journal file %s cannot be read: %s (%s; the other files are read)",
+		  in->name, path, strerror(-err),
+		  perm ? "floe's user needs the adm or systemd-journal group"
+		       : "a truncated or damaged file, which sd-journal leaves out");
 }
 
 /* The first read: after the saved cursor, or by start_at. The files sd-journal refused
@@ -260,7 +263,9 @@ int floe_journal_in_read(struct floe_journal_in *in, size_t budget, floe_journal
 		if (!in->current) {
 			int rc = floe_journal_next(in->j);
 			if (rc < 0) {
-				in->st.read_errors++;
+				/* Counted and logged once per failure, not at every pass that
+				 * meets it again. */
+				in->st.read_errors += rc != in->last_error;
 				if (rc != in->last_error)
 					floe_error("%s: reading the journal: %s (a damaged journal "
 						   "file; tried again)",
