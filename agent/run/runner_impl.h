@@ -320,7 +320,6 @@ static inline void floe_run_input_counts(const struct floe_runner *r, size_t i,
 		floe_journal_in_stats(r->in.journals[i], &js);
 		ts->lines = js.entries;
 		ts->bytes = js.bytes;
-		ts->files_unreadable = js.files_unreadable;
 		return;
 	}
 	floe_tail_get_stats(r->in.tails[i], ts);

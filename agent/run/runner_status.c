@@ -130,7 +130,7 @@ static int input_metrics(struct floe_runner *r, struct floe_buf *b)
 	     "Lines the input's parser rejected (kept as plain lines)."},
 	    {"floe_input_lag_bytes", "gauge", "Bytes written to the open files and not read yet."},
 	    {"floe_input_files_open", "gauge", "Files followed with an open descriptor."},
-	    {"floe_input_files_unreadable", "gauge", "Matched files that cannot be opened."},
+	    {"floe_input_files_unreadable", "gauge", "Matched files (or journal files) that cannot be opened."},
 	    {"floe_input_files_skipped", "gauge",
 	     "Matched files refused: links out of bounds, the agent's own files, stdout or stderr."},
 	    {"floe_input_own_entries_skipped_total", "counter",
@@ -147,9 +147,17 @@ static int input_metrics(struct floe_runner *r, struct floe_buf *b)
 			floe_run_input_counts(r, i, &ts, &ds);
 			if (r->in.journals[i])
 				floe_journal_in_stats(r->in.journals[i], &js);
-			uint64_t v[] = {ts.lines,	  ts.bytes,	    ds.parse_failures,
-					ts.lag_bytes,	  ts.files_open,    ts.files_unreadable,
-					ts.files_skipped, js.own_skipped, js.read_errors};
+			/* A damaged journal file is counted, not a health problem: /healthz
+			 * stays up (a restart would not mend the file). */
+			uint64_t v[] = {ts.lines,
+					ts.bytes,
+					ds.parse_failures,
+					ts.lag_bytes,
+					ts.files_open,
+					ts.files_unreadable + js.files_unreadable,
+					ts.files_skipped,
+					js.own_skipped,
+					js.read_errors};
 			rc = floe_buf_printf(b, "%s{input=\"%zu\"} %" PRIu64 "\n", fam[f].name,
 					     i + 1, v[f]);
 		}
