@@ -145,24 +145,29 @@ struct opts {
 	struct floe_tail_options o;
 };
 
-static struct floe_tail *make(struct floe_alloc *a, const char *pattern, size_t chunk,
-			      size_t max_line, bool at_end)
+/* A tail over dir/pattern with options o (its paths and clock set here). */
+static struct floe_tail *make_with(struct floe_alloc *a, const char *pattern,
+				   struct floe_tail_options o)
 {
 	static char pat[256];
 	snprintf(pat, sizeof(pat), "%s/%s", dir, pattern);
 	const char *paths[1] = {pat};
-	struct floe_tail_options o = {
-	    .paths = paths,
-	    .npaths = 1,
-	    .start_at_end = at_end,
-	    .max_line_bytes = max_line,
-	    .read_chunk = chunk,
-	    .clock_ms = fake_clock,
-	};
+	o.paths = paths;
+	o.npaths = 1;
+	o.clock_ms = fake_clock;
 	struct floe_tail *t = NULL;
 	assert_int_equal(floe_tail_new(a, &o, &t), 0);
 	assert_non_null(t);
 	return t;
+}
+
+static struct floe_tail *make(struct floe_alloc *a, const char *pattern, size_t chunk,
+			      size_t max_line, bool at_end)
+{
+	return make_with(a, pattern,
+			 (struct floe_tail_options){.start_at_end = at_end,
+						    .max_line_bytes = max_line,
+						    .read_chunk = chunk});
 }
 
 static size_t read_all(struct floe_tail *t, struct sink *s)
@@ -1954,21 +1959,11 @@ static void test_alloc_faults_rotation(void **state)
  * lines wait for their file to be idle for 5 s (partial_idle). */
 static struct floe_tail *make_opts(bool confirm_new, bool partial_idle)
 {
-	static char pat[256];
-	snprintf(pat, sizeof(pat), "%s/*.log", dir);
-	const char *paths[1] = {pat};
-	struct floe_tail_options o = {
-	    .paths = paths,
-	    .npaths = 1,
-	    .start_at_end = true,
-	    .clock_ms = fake_clock,
-	    .confirm_new = confirm_new,
-	    .partial_idle = partial_idle,
-	    .partial_line_ms = 5000,
-	};
-	struct floe_tail *t = NULL;
-	assert_int_equal(floe_tail_new(NULL, &o, &t), 0);
-	return t;
+	return make_with(NULL, "*.log",
+			 (struct floe_tail_options){.start_at_end = true,
+						    .confirm_new = confirm_new,
+						    .partial_idle = partial_idle,
+						    .partial_line_ms = 5000});
 }
 
 static void test_confirm_new(void **state)
