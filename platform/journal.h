@@ -46,6 +46,22 @@ int floe_journal_fields_next(struct floe_journal *j, const char **name, size_t *
 int floe_journal_realtime_us(struct floe_journal *j, int64_t *us);
 int floe_journal_cursor(struct floe_journal *j, char *buf, size_t cap);
 
+/* The journal files in dir (NULL: the system's directories, /var/log/journal and
+ * /run/log/journal, and their subdirectories) that sd-journal cannot open (a truncated
+ * file, a damaged header): sd-journal leaves them out of a reader without a word. fn gets
+ * each one's path and -errno. Returns how many, or -errno when dir cannot be listed. */
+int floe_journal_bad_files(const char *dir, void (*fn)(void *ctx, const char *path, int err),
+			   void *ctx);
+
+/* This process as journald records its log: its PID, its systemd unit ("" outside one)
+ * and its name. */
+struct floe_journal_self {
+	long pid;
+	char unit[256];
+	char comm[64];
+};
+void floe_journal_self(struct floe_journal_self *out);
+
 /* The descriptor to watch (readable when the journal changed), or -errno; after it was
  * readable, floe_journal_process takes the change in. */
 int floe_journal_fd(struct floe_journal *j);

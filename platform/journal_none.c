@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 bool floe_journal_supported(void)
 {
@@ -91,4 +92,16 @@ int floe_journal_fd(struct floe_journal *j)
 void floe_journal_process(struct floe_journal *j)
 {
 	(void)j;
+}
+
+int floe_journal_bad_files(const char *dir, void (*fn)(void *ctx, const char *path, int err),
+			   void *ctx)
+{
+	(void)dir, (void)fn, (void)ctx;
+	return -ENOTSUP;
+}
+
+void floe_journal_self(struct floe_journal_self *out)
+{
+	memset(out, 0, sizeof(*out));
 }

@@ -10,6 +10,7 @@
 
 #include "formats/base/alloc.h"
 #include "platform/dl.h"
+#include "platform/fs.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <systemd/sd-journal.h>
 
 struct floe_journal {
@@ -29,6 +31,7 @@ struct floe_journal {
 static struct {
 	__typeof__(sd_journal_open) *open;
 	__typeof__(sd_journal_open_directory) *open_directory;
+	__typeof__(sd_journal_open_files) *open_files;
 	__typeof__(sd_journal_set_data_threshold) *set_data_threshold;
 	__typeof__(sd_journal_close) *close;
 	__typeof__(sd_journal_add_match) *add_match;
@@ -57,6 +60,7 @@ static void load(void)
 	const struct floe_dl_sym syms[] = {
 	    {"sd_journal_open", &sd.open},
 	    {"sd_journal_open_directory", &sd.open_directory},
+	    {"sd_journal_open_files", &sd.open_files},
 	    {"sd_journal_set_data_threshold", &sd.set_data_threshold},
 	    {"sd_journal_close", &sd.close},
 	    {"sd_journal_add_match", &sd.add_match},
@@ -236,4 +240,102 @@ int floe_journal_fd(struct floe_journal *j)
 void floe_journal_process(struct floe_journal *j)
 {
 	(void)sd.process(j->j);
+}
+
+/* One directory's files for floe_journal_bad_files (and its subdirectories, once). */
+struct bad_scan {
+	const char *dir;
+	bool descend;
+	void (*fn)(void *ctx, const char *path, int err);
+	void *ctx;
+	int found;
+};
+
+static bool ends_with(const char *s, const char *tail)
+{
+	size_t n = strlen(s), k = strlen(tail);
+	return n >= k && strcmp(s + n - k, tail) == 0;
+}
+
+static int scan_dir(const char *dir, bool descend, struct bad_scan *b);
+
+static int on_file(void *ctx, const char *name)
+{
+	struct bad_scan *b = ctx;
+	char path[4096];
+	int n = snprintf(path, sizeof(path), "%s/%s", b->dir, name);
+	if (n < 0 || (size_t)n >= sizeof(path) || name[0] == '.')
+		return 0;
+	if (!ends_with(name, ".journal") && !ends_with(name, ".journal~")) {
+		struct floe_fs_stat st;
+		if (b->descend && floe_fs_stat(path, &st) == 0 && !st.regular)
+			(void)scan_dir(path, false, b);
+		return 0;
+	}
+	const char *paths[] = {path, NULL};
+	sd_journal *j = NULL;
+	int rc = sd.open_files(&j, paths, 0);
+	if (rc < 0) {
+		b->found++;
+		b->fn(b->ctx, path, rc);
+	} else {
+		sd.close(j);
+	}
+	return 0;
+}
+
+static int scan_dir(const char *dir, bool descend, struct bad_scan *b)
+{
+	const char *was = b->dir;
+	bool was_descend = b->descend;
+	b->dir = dir;
+	b->descend = descend;
+	int rc = floe_fs_list(NULL, dir, on_file, b);
+	b->dir = was;
+	b->descend = was_descend;
+	return rc < 0 ? rc : 0;
+}
+
+int floe_journal_bad_files(const char *dir, void (*fn)(void *ctx, const char *path, int err),
+			   void *ctx)
+{
+	pthread_once(&once, load);
+	if (!loaded)
+		return -ENOENT;
+	struct bad_scan b = {.fn = fn, .ctx = ctx};
+	if (dir) {
+		int rc = scan_dir(dir, false, &b);
+		if (rc < 0)
+			return rc;
+	} else {
+		(void)scan_dir("/var/log/journal", true, &b);
+		(void)scan_dir("/run/log/journal", true, &b);
+	}
+	return b.found;
+}
+
+/* The first line of file into buf (its LF dropped); "" when it cannot be read. */
+static void first_line(const char *file, char *buf, size_t cap)
+{
+	buf[0] = '\0';
+	FILE *f = fopen(file, "re");
+	if (!f)
+		return;
+	if (fgets(buf, (int)cap, f))
+		buf[strcspn(buf, "\n")] = '\0';
+	fclose(f);
+}
+
+void floe_journal_self(struct floe_journal_self *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->pid = (long)getpid();
+	first_line("/proc/self/comm", out->comm, sizeof(out->comm));
+	/* The unit is the last component of the process's cgroup when it names a service
+	 * (cgroup v2: "0::/system.slice/floe.service"). */
+	char line[512];
+	first_line("/proc/self/cgroup", line, sizeof(line));
+	const char *last = strrchr(line, '/');
+	if (last && ends_with(last + 1, ".service"))
+		snprintf(out->unit, sizeof(out->unit), "%s", last + 1);
 }

@@ -66,6 +66,7 @@ struct floe_config_input {
 	} timestamp;
 	enum floe_long_lines long_lines; /* split|truncate, default split */
 	uint64_t rotate_wait_ms;	 /* default 5 s, 0 .. 1 h */
+	uint64_t partial_line_ms;	 /* partial_line_timeout: default 5 s, 0 .. 1 h */
 	uint32_t max_open_files;	 /* default 256, 8..65536 */
 	uint64_t forget_after_ms;	 /* default 24 h, 1 m .. 365 d */
 	/* within_glob_root (default) | true | false: which symbolic links a matched path may
@@ -95,6 +96,7 @@ struct floe_config_input {
 		char *directory; /* journal files to read; NULL = the system's */
 		char **fields;	 /* fields kept in attrs, default [_SYSTEMD_UNIT] */
 		size_t nfields;
+		bool include_own; /* false (default): floe's own entries are skipped */
 	} journal;
 	/* raw: true (default) writes its records to the raw table too; false only feeds the
 	 * aggregations that take from it (at least one must: floe_keys_aggs_check). */

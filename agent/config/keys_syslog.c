@@ -82,12 +82,13 @@ int floe_config_format_mode(struct floe_buf *out, const char *field)
 static const char *const tail_only[] = {
     "paths",	 "exclude",	"start_at",	  "max_line_bytes", "format",	   "parser",
     "pattern",	 "multiline",	"timestamp",	  "long_lines",	    "rotate_wait", "max_open_files",
-    "forget_after", "follow_symlinks", NULL};
+    "forget_after", "follow_symlinks", "partial_line_timeout", NULL};
 static const char *const syslog_only[] = {
     "listen",	   "max_connections", "idle_timeout", "max_message_bytes", "socket_receive_buffer",
     "host_from",   "zone",	      "socket_mode",  "socket_owner",	   "socket_group",
     "tls",	   NULL};
-static const char *const journal_only[] = {"matches", "directory", "fields", NULL};
+static const char *const journal_only[] = {"matches", "directory", "fields", "include_own",
+					   NULL};
 
 /* A journal field name as journald accepts it: upper-case letters, digits and '_', not
  * starting with a digit, at most 64 bytes. */

@@ -11,6 +11,7 @@
 #include "platform/log.h"
 #include "platform/loop.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -36,6 +37,9 @@ struct floe_journal_in {
 	char *scratch; /* SCRATCH bytes: the current entry's fields */
 	size_t used;
 	struct floe_journal_in_stats st;
+	struct floe_journal_self self; /* pid 0: floe's own entries are read too */
+	char self_pid[24];
+	int last_error; /* of the read that failed last (logged once until a read works) */
 };
 
 /* The fields of one entry together: a MESSAGE of the library's 64 KiB threshold and the
@@ -81,6 +85,10 @@ int floe_journal_in_new(struct floe_alloc *a, const struct floe_config_input *cf
 		in->io.arg = in;
 		in->io_added = floe_loop_io_add(loop, &in->io, fd, FLOE_IO_READ) == 0;
 	}
+	if (!cfg->journal.include_own) {
+		floe_journal_self(&in->self);
+		snprintf(in->self_pid, sizeof(in->self_pid), "%ld", in->self.pid);
+	}
 	floe_info("%s: reading the journal%s%s", name, cfg->journal.directory ? " in " : "",
 		  cfg->journal.directory ? cfg->journal.directory : "");
 	*out = in;
@@ -98,10 +106,22 @@ void floe_journal_in_free(struct floe_journal_in *in)
 	floe_free(in->a, in);
 }
 
-/* The first read: after the saved cursor, or by start_at. */
+static void on_bad_file(void *ctx, const char *path, int err)
+{
+	struct floe_journal_in *in = ctx;
+	bool perm = err == -EACCES || err == -EPERM;
+	floe_warn("%s: the journal file %s cannot be read: %s (%s; the other files are read)",
+		  in->name, path, strerror(-err),
+		  perm ? "floe's user needs the adm or systemd-journal group"
+		       : "a truncated or damaged file, which sd-journal leaves out");
+}
+
+/* The first read: after the saved cursor, or by start_at. The files sd-journal refused
+ * are named first: it reads around them without a word. */
 static int start(struct floe_journal_in *in)
 {
-	int rc;
+	int rc = floe_journal_bad_files(in->cfg->journal.directory, on_bad_file, in);
+	in->st.files_unreadable = rc > 0 ? (uint64_t)rc : 0;
 	if (in->cursor_len) {
 		rc = floe_journal_seek_after(in->j, in->cursor);
 		if (rc < 0) {
@@ -211,6 +231,24 @@ static void entry(struct floe_journal_in *in, struct floe_journal_in_msg *m)
 	attrs(in, m);
 }
 
+/* Whether field name of the current entry is value (a NUL-terminated string). */
+static bool field_is(struct floe_journal_in *in, const char *name, const char *value)
+{
+	const void *p;
+	size_t n;
+	return value[0] && floe_journal_field(in->j, name, &p, &n) == 1 && n == strlen(value) &&
+	       memcmp(p, value, n) == 0;
+}
+
+/* The current entry is floe's own log (this process, its unit, or a program of its
+ * name): read, it would be committed, and the commit would log the next one, for ever. */
+static bool own(struct floe_journal_in *in)
+{
+	return in->self.pid && (field_is(in, "_PID", in->self_pid) ||
+				field_is(in, "_SYSTEMD_UNIT", in->self.unit) ||
+				field_is(in, "SYSLOG_IDENTIFIER", in->self.comm));
+}
+
 int floe_journal_in_read(struct floe_journal_in *in, size_t budget, floe_journal_in_fn fn,
 			 void *ctx, size_t *got)
 {
@@ -225,12 +263,28 @@ int floe_journal_in_read(struct floe_journal_in *in, size_t budget, floe_journal
 		if (!in->current) {
 			int rc = floe_journal_next(in->j);
 			if (rc < 0) {
-				floe_error("%s: reading the journal: %s", in->name, strerror(-rc));
+				/* Counted and logged once per failure, not at every pass that
+				 * meets it again. */
+				in->st.read_errors += rc != in->last_error;
+				if (rc != in->last_error)
+					floe_error("%s: reading the journal: %s (a damaged journal "
+						   "file; tried again)",
+						   in->name, strerror(-rc));
+				in->last_error = rc;
 				return 0;
 			}
+			in->last_error = 0;
 			if (rc == 0)
 				break;
 			in->current = true;
+		}
+		if (own(in)) {
+			in->current = false;
+			in->st.own_skipped++;
+			*got += 1; /* bounded by the budget too */
+			if (floe_journal_cursor(in->j, in->cursor, sizeof(in->cursor)) == 0)
+				in->cursor_len = strlen(in->cursor);
+			continue;
 		}
 		struct floe_journal_in_msg m;
 		entry(in, &m);

@@ -48,6 +48,10 @@ struct floe_journal_in_stats {
 	uint64_t entries, bytes; /* handed over (bytes: of MESSAGE) */
 	uint64_t resets;	 /* the saved cursor was not valid here: read by start_at */
 	uint64_t truncated;	 /* fields cut: an entry's fields over 160 KiB together */
+	uint64_t own_skipped;	 /* floe's own entries left out (include_own: false) */
+	uint64_t files_unreadable; /* journal files sd-journal cannot open (at start-up) */
+	uint64_t read_errors;	 /* reads that failed (a damaged file), once per failure
+				    however often it is retried: logged once too */
 };
 
 /* Opens the journal of input cfg (borrowed; it outlives the input), its matches added,

@@ -240,5 +240,7 @@ void floe_preflight_tail_options(const struct floe_config *cfg, size_t i, unsign
 	    .nskip_dirs = nskip,
 	    .truncate_long = in->long_lines == FLOE_LONG_TRUNCATE,
 	    .name = out->name,
+	    .partial_idle = true,
+	    .partial_line_ms = (int64_t)in->partial_line_ms,
 	};
 }

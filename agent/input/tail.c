@@ -58,7 +58,7 @@ static int copy_strings(struct floe_alloc *a, const char *const *src, size_t n, 
 int floe_tail_new(struct floe_alloc *a, const struct floe_tail_options *o, struct floe_tail **out)
 {
 	if (!o || (o->npaths && !o->paths) || (o->nexclude && !o->exclude) ||
-	    o->rotate_wait_ms < 0 || o->forget_after_ms < 0 ||
+	    o->rotate_wait_ms < 0 || o->forget_after_ms < 0 || o->partial_line_ms < 0 ||
 	    o->max_open_files > FLOE_TAIL_MAX_OPEN)
 		return FLOE_EINVAL;
 	struct floe_tail *t = floe_calloc(a, 1, sizeof(*t));
@@ -73,6 +73,9 @@ int floe_tail_new(struct floe_alloc *a, const struct floe_tail_options *o, struc
 	t->max_open = o->max_open_files ? o->max_open_files : DEFAULT_MAX_OPEN;
 	t->clock_ms = o->clock_ms ? o->clock_ms : system_ms;
 	t->clock_ctx = o->clock_ctx;
+	t->confirm_new = o->confirm_new;
+	t->partial_idle = o->partial_idle;
+	t->partial_ms = o->partial_line_ms < 0 ? 0 : o->partial_line_ms;
 	/* +2: a line of exactly max_line bytes plus its CR LF fits whole; + PREHASH: the
 	 * bytes before the position kept in front. */
 	if (__builtin_add_overflow(t->max_line, t->chunk, &t->bufcap) ||
@@ -260,6 +263,20 @@ static int emit_all(struct floe_tail *t, struct tfile *f, floe_tail_line_fn fn, 
 	return 0;
 }
 
+/* Whether f's held partial line may be delivered: always without partial_idle (the
+ * caller flushes), else only once the file holds nothing after it and has not been
+ * modified for partial_ms. A writer whose buffer flushed half a line is still writing
+ * it; a file untouched for that long is finished. */
+static bool partial_due(const struct floe_tail *t, const struct tfile *f)
+{
+	if (!t->partial_idle)
+		return true;
+	struct floe_fs_stat st;
+	if (f->fd < 0 || floe_fs_fstat(f->fd, &st) != 0 || st.size != f->pos + f->len)
+		return false;
+	return floe_tail_now(t) - st.mtime_us / 1000 >= t->partial_ms;
+}
+
 /* Reads once into f's buffer. Sets f->done at end of file (or at stop_at when closing);
  * resets a truncated file. */
 static int fill(struct floe_tail *t, struct tfile *f)
@@ -360,8 +377,10 @@ static int turn(struct floe_tail *t, struct tfile *f, size_t max_bytes, floe_tai
 	if ((rc = fill(t, f)) != 0 || f->starved)
 		return rc;
 	if (f->done) {
-		/* A closing file will not be read any further: its partial line is complete. */
-		return f->closing ? emit_all(t, f, fn, ctx, progress) : 0;
+		/* A closing file will not be read any further: its partial line is complete. So
+		 * is that of a file idle for partial_line_ms. */
+		bool idle = t->partial_idle && f->len && partial_due(t, f);
+		return f->closing || idle ? emit_all(t, f, fn, ctx, progress) : 0;
 	}
 	return emit_lines(t, f, max_bytes, fn, ctx, progress);
 }
@@ -455,7 +474,7 @@ int floe_tail_read(struct floe_tail *t, size_t max_bytes, floe_tail_line_fn fn, 
 			for (size_t k = 0; k < n; k++) {
 				size_t i = (first + k) % n;
 				struct tfile *f = t->files[i];
-				if (f->fd < 0 || f->done || f->starved)
+				if (f->fd < 0 || f->done || f->starved || f->unsaved)
 					continue;
 				rc = turn(t, f, max_bytes, fn, ctx, progress);
 				if (rc >= 0 && t->nfiles > RELEASE_FILES)
@@ -508,7 +527,7 @@ int floe_tail_flush_partial(struct floe_tail *t, floe_tail_line_fn fn, void *ctx
 			if (f->starved || f->pos + f->len == had)
 				break; /* no memory, or the file shrank */
 		}
-		if (f->starved || f->pos + f->len < f->read_to)
+		if (f->starved || f->pos + f->len < f->read_to || !partial_due(t, f))
 			continue;
 		int rc = emit_all(t, f, fn, ctx, &progress);
 		if (rc)

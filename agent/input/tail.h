@@ -52,6 +52,17 @@ struct floe_tail_options {
 	bool truncate_long;  /* a line longer than max_line_bytes keeps its first piece only
 				(the rest is consumed and counted) instead of being split */
 	const char *name;    /* names this input in log messages ("input 1"); NULL: "tail" */
+	/* A file first seen (no saved position) is not read until floe_tail_confirm says that
+	 * the position chosen for it is durable (floe_tail_positions_with_new), so that a
+	 * restart never chooses again (start_at: end would skip what came in between). */
+	bool confirm_new;
+	/* The last line of a file, not ended by an LF yet: with partial_idle it is delivered,
+	 * by floe_tail_read and floe_tail_flush_partial alike, once the file holds nothing
+	 * after it and was last modified partial_line_ms ago or earlier (a writer may still be
+	 * writing it: its stdio buffer flushed half a line). Without partial_idle only
+	 * floe_tail_flush_partial delivers it, at once. */
+	bool partial_idle;
+	int64_t partial_line_ms;
 };
 
 struct floe_tail_line {
@@ -135,7 +146,8 @@ int floe_tail_read(struct floe_tail *t, size_t max_bytes, floe_tail_line_fn fn, 
 		   size_t *progress);
 
 /* Emits every byte each file holds that was read but not delivered: complete lines, then
- * the held partial line as a line (used at the end of `floe run --once`). Reads nothing.
+ * the held partial line as a line (used at the end of `floe run --once`); with
+ * partial_idle, only the partial lines of files idle as that option says. Reads nothing.
  * Returns 0, fn's error, or 1 when fn asked to stop (call it again for the rest). */
 int floe_tail_flush_partial(struct floe_tail *t, floe_tail_line_fn fn, void *ctx);
 
@@ -150,6 +162,18 @@ int floe_tail_flush_partial(struct floe_tail *t, floe_tail_line_fn fn, void *ctx
  * the offset) | u64 gone since (wall-clock ms; 0 = present) }. floe_tail_restore also
  * reads version 2 (the same without the last three fields). */
 int floe_tail_positions(const struct floe_tail *t, struct floe_buf *out);
+
+/* Files first seen whose position is not durable yet (confirm_new): not read until
+ * floe_tail_confirm. */
+size_t floe_tail_unsaved(const struct floe_tail *t);
+/* base (borrowed), a blob of floe_tail_positions' format (len 0: none), with the entries of
+ * the unsaved files added (replacing an entry of the same identity), appended to out: what
+ * was durable plus the positions chosen since, without moving any other file's position.
+ * FLOE_ECORRUPT for a bad base; on failure out is as it was. */
+int floe_tail_positions_with_new(const struct floe_tail *t, const uint8_t *base, size_t len,
+				 struct floe_buf *out);
+/* The unsaved files' positions are durable now: they may be read. */
+void floe_tail_confirm(struct floe_tail *t);
 
 /* Holding positions back. A consumer that keeps lines of its own before they become
  * durable (multiline grouping, container partial lines) tells the tail where its oldest
@@ -177,8 +201,9 @@ struct floe_tail_stats {
 	/* The state at the last scan (gauges), each also logged once when it changes: */
 	uint64_t files_unreadable;  /* matched files that cannot be opened (permissions) */
 	uint64_t patterns_unmatched; /* patterns matching no file (their directory may be missing) */
-	uint64_t files_skipped;	     /* matched files refused: a symlink out of bounds, or the
-					agent's own state or warehouse */
+	uint64_t files_skipped;	     /* matched files refused: a symlink out of bounds, the
+					agent's own state or warehouse, or its own stdout or
+					stderr */
 	/* Now, from the open files (one fstat each): bytes written to them and not yet
 	 * delivered (how far behind the input is), and files still drained after a rotation
 	 * or deletion. Parked files are at their end. */

@@ -117,6 +117,9 @@ int floe_tail_entry_push(struct floe_tail *t, struct tfile *f)
 		t->files = p;
 		t->capfiles = cap;
 	}
+	/* Entries pushed are files first seen (restored ones are adopted whole): their
+	 * position was chosen here. */
+	f->unsaved = t->confirm_new;
 	t->files[t->nfiles++] = f;
 	return 0;
 }

@@ -422,7 +422,7 @@ static int on_path(void *ctx, const char *path)
 	struct floe_fs_stat st;
 	if (floe_fs_stat(path, &st) != 0 || !st.regular)
 		return 0; /* gone since the glob, or not a file we can tail */
-	if (!floe_tail_path_allowed(sc->t, sc->pattern, path))
+	if (!floe_tail_path_allowed(sc->t, sc->pattern, path, &st))
 		return 0;
 	if (sc->n == sc->cap) {
 		size_t cap = sc->cap ? sc->cap * 2 : 16;

@@ -7,6 +7,8 @@
 
 #include "tail.h"
 
+struct floe_fs_stat;
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -51,6 +53,7 @@ struct tfile {
 	bool unterminated; /* the last line delivered was flushed without its LF */
 	bool nul;	   /* the held bytes may contain NUL bytes */
 	bool denied;	   /* the last open failed for want of permission (logged once) */
+	bool unsaved;	   /* first seen, its position not durable yet (confirm_new) */
 };
 
 struct tpattern;
@@ -74,6 +77,9 @@ struct floe_tail {
 	bool scan_wanted; /* a watch event asked for a scan */
 	bool fresh;	  /* the read pass in progress read bytes not read before */
 	bool truncate_long;
+	bool confirm_new;
+	bool partial_idle;
+	int64_t partial_ms;
 	struct floe_tail_stats st;
 	/* tail_paths.c: the path rules and the patterns' health. */
 	char name[32];
@@ -84,6 +90,8 @@ struct floe_tail {
 	uint64_t *refused, *refused_next; /* hashes of refused paths: last scan, this one */
 	size_t nrefused, nrefused_next;
 	uint64_t refused_more, refused_more_logged;
+	uint64_t own_dev[2], own_ino[2]; /* the agent's stdout and stderr, when regular files */
+	bool own_ok[2];
 };
 
 /* tail_entry.c: below every other tail file. */
@@ -115,7 +123,8 @@ void floe_tail_paths_fini(struct floe_tail *t);
 void floe_tail_paths_begin(struct floe_tail *t);
 /* Whether the file at path, matched by pattern, may be read (counted and logged once
  * when not). */
-bool floe_tail_path_allowed(struct floe_tail *t, size_t pattern, const char *path);
+bool floe_tail_path_allowed(struct floe_tail *t, size_t pattern, const char *path,
+			    const struct floe_fs_stat *st);
 /* After a scan: each pattern's state, logged when it changed. */
 void floe_tail_paths_end(struct floe_tail *t);
 /* After opening f failed (rc < 0) or worked (0): logs a permission problem once, and

@@ -10,6 +10,7 @@
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
 #include "formats/base/limits.h"
+#include "platform/fs.h"
 #include "platform/log.h"
 #include "platform/path.h"
 
@@ -91,6 +92,15 @@ int floe_tail_paths_init(struct floe_tail *t, const struct floe_tail_options *o)
 			if (!(t->skip[i] = floe_strdup(t->a, o->skip_dirs[i])))
 				return FLOE_ENOMEM;
 		}
+	}
+	/* The agent's own stdout and stderr, when they are files (a shell redirect, systemd's
+	 * StandardError=file:): a tail reading one would commit the lines each commit logs,
+	 * and an idle agent would commit for ever. */
+	for (int k = 0; k < 2; k++) {
+		struct floe_fs_stat st;
+		t->own_ok[k] = floe_fs_fstat(k + 1, &st) == 0 && st.regular;
+		t->own_dev[k] = t->own_ok[k] ? st.dev : 0;
+		t->own_ino[k] = t->own_ok[k] ? st.ino : 0;
 	}
 	t->refused = floe_calloc(t->a, REFUSED_MAX, sizeof(*t->refused));
 	t->refused_next = floe_calloc(t->a, REFUSED_MAX, sizeof(*t->refused_next));
@@ -182,11 +192,20 @@ static bool no_link_below(const struct tpattern *p, const char *path, const char
 	return strncmp(real, p->real_root, ql) == 0 && strcmp(real + ql, abs + rl) == 0;
 }
 
-bool floe_tail_path_allowed(struct floe_tail *t, size_t pattern, const char *path)
+bool floe_tail_path_allowed(struct floe_tail *t, size_t pattern, const char *path,
+			    const struct floe_fs_stat *st)
 {
 	char real[REAL_CAP];
 	if (floe_path_real(path, real, sizeof(real)) != 0)
 		return false; /* gone since the glob */
+	for (int k = 0; k < 2; k++) {
+		if (t->own_ok[k] && st->dev == t->own_dev[k] && st->ino == t->own_ino[k]) {
+			note_refused(t, path, real,
+				     k ? "it is the agent's own stderr (its log)"
+				       : "it is the agent's own stdout");
+			return false;
+		}
+	}
 	for (size_t i = 0; i < t->nskip; i++) {
 		if (t->skip_real[i] && under(real, t->skip_real[i])) {
 			note_refused(t, path, real, "it lies in the agent's own state or warehouse");

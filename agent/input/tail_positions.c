@@ -182,72 +182,189 @@ static int prehash_at(const struct tfile *f, uint64_t off, uint64_t *hash, uint3
 	return rc;
 }
 
+/* One entry of the blob, the fields of version 3. */
+struct pos_entry {
+	const char *path;
+	uint64_t dev, ino, at;
+	uint32_t fp_len, flags, ph_len;
+	uint64_t fp_hash, ph_hash, gone_since;
+};
+
+static int put_entry(struct floe_buf *out, const struct pos_entry *e)
+{
+	size_t plen = strlen(e->path);
+	int rc = floe_buf_put_le32(out, (uint32_t)plen);
+	if (!rc)
+		rc = floe_buf_append(out, e->path, plen);
+	if (!rc)
+		rc = floe_buf_put_le64(out, e->dev);
+	if (!rc)
+		rc = floe_buf_put_le64(out, e->ino);
+	if (!rc)
+		rc = floe_buf_put_le64(out, e->at);
+	if (!rc)
+		rc = floe_buf_put_le32(out, e->fp_len);
+	if (!rc)
+		rc = floe_buf_put_le64(out, e->fp_hash);
+	if (!rc)
+		rc = floe_buf_put_le32(out, e->flags);
+	if (!rc)
+		rc = floe_buf_put_le32(out, e->ph_len);
+	if (!rc)
+		rc = floe_buf_put_le64(out, e->ph_hash);
+	if (!rc)
+		rc = floe_buf_put_le64(out, e->gone_since);
+	return rc;
+}
+
+/* f's entry as floe_tail_positions saves it now. */
+static int file_entry(const struct tfile *f, struct pos_entry *e)
+{
+	uint64_t ph = 0;
+	uint32_t phl = 0;
+	/* A held position is a line start before pos: lines after it are read again on
+	 * restart, so nothing was delivered without its LF there. */
+	bool held = f->held && f->hold < f->pos;
+	uint64_t at = held ? f->hold : f->pos;
+	if (held) {
+		if (prehash_at(f, at, &ph, &phl) != 0) {
+			ph = 0;
+			phl = 0;
+		}
+	} else if (f->fd < 0) {
+		if (f->ph_ok && f->ph_pos == f->pos) {
+			ph = f->ph_hash;
+			phl = f->ph_len;
+		}
+	} else if (floe_tail_prehash(f, &ph, &phl) != 0) {
+		/* An unreadable file only loses the extra check on resume. */
+		ph = 0;
+		phl = 0;
+	}
+	*e = (struct pos_entry){
+	    .path = f->path,
+	    .dev = f->dev,
+	    .ino = f->ino,
+	    .at = at,
+	    .fp_len = f->fp_len,
+	    .fp_hash = f->fp_hash,
+	    .flags = !held && f->unterminated ? POS_UNTERMINATED : 0,
+	    .ph_len = phl,
+	    .ph_hash = ph,
+	    .gone_since = (uint64_t)(f->present || f->fd >= 0 ? 0 : f->gone_since),
+	};
+	return 0;
+}
+
+static int put_head(struct floe_buf *out, uint64_t count)
+{
+	if (count > UINT32_MAX)
+		return FLOE_ELIMIT;
+	int rc = floe_buf_append(out, POS_MAGIC, 4);
+	if (!rc)
+		rc = floe_buf_put_le32(out, POS_VERSION);
+	if (!rc)
+		rc = floe_buf_put_le32(out, (uint32_t)count);
+	return rc;
+}
+
 int floe_tail_positions(const struct floe_tail *t, struct floe_buf *out)
 {
 	size_t mark = out->len;
 	uint64_t count = 0;
 	for (size_t i = 0; i < t->nfiles; i++)
 		count += storable(t->files[i]->path);
-	int rc = FLOE_ELIMIT;
-	if (count > UINT32_MAX)
-		goto out;
-	rc = floe_buf_append(out, POS_MAGIC, 4);
-	if (!rc)
-		rc = floe_buf_put_le32(out, POS_VERSION);
-	if (!rc)
-		rc = floe_buf_put_le32(out, (uint32_t)count);
+	int rc = put_head(out, count);
 	for (size_t i = 0; i < t->nfiles && !rc; i++) {
-		const struct tfile *f = t->files[i];
-		if (!storable(f->path))
-			continue;
-		uint64_t ph = 0;
-		uint32_t phl = 0;
-		/* A held position is a line start before pos: lines after it are read again
-		 * on restart, so nothing was delivered without its LF there. */
-		bool held = f->held && f->hold < f->pos;
-		uint64_t at = held ? f->hold : f->pos;
-		if (held) {
-			if (prehash_at(f, at, &ph, &phl) != 0) {
-				ph = 0;
-				phl = 0;
-			}
-		} else if (f->fd < 0) {
-			if (f->ph_ok && f->ph_pos == f->pos) {
-				ph = f->ph_hash;
-				phl = f->ph_len;
-			}
-		} else if ((rc = floe_tail_prehash(f, &ph, &phl)) != 0) {
-			/* An unreadable file only loses the extra check on resume. */
-			rc = 0;
-			ph = 0;
-			phl = 0;
-		}
-		size_t plen = strlen(f->path);
-		rc = floe_buf_put_le32(out, (uint32_t)plen);
-		if (!rc)
-			rc = floe_buf_append(out, f->path, plen);
-		if (!rc)
-			rc = floe_buf_put_le64(out, f->dev);
-		if (!rc)
-			rc = floe_buf_put_le64(out, f->ino);
-		if (!rc)
-			rc = floe_buf_put_le64(out, at);
-		if (!rc)
-			rc = floe_buf_put_le32(out, f->fp_len);
-		if (!rc)
-			rc = floe_buf_put_le64(out, f->fp_hash);
-		if (!rc)
-			rc = floe_buf_put_le32(out, !held && f->unterminated ? POS_UNTERMINATED : 0);
-		if (!rc)
-			rc = floe_buf_put_le32(out, phl);
-		if (!rc)
-			rc = floe_buf_put_le64(out, ph);
-		if (!rc)
-			rc = floe_buf_put_le64(
-			    out, (uint64_t)(f->present || f->fd >= 0 ? 0 : f->gone_since));
+		struct pos_entry e;
+		if (storable(t->files[i]->path) && (rc = file_entry(t->files[i], &e)) == 0)
+			rc = put_entry(out, &e);
 	}
-out:
 	if (rc)
 		out->len = mark;
 	return rc;
+}
+
+size_t floe_tail_unsaved(const struct floe_tail *t)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < t->nfiles; i++)
+		n += t->files[i]->unsaved;
+	return n;
+}
+
+void floe_tail_confirm(struct floe_tail *t)
+{
+	for (size_t i = 0; i < t->nfiles; i++)
+		t->files[i]->unsaved = false;
+}
+
+static bool is_new(const struct tfile *f)
+{
+	return f->unsaved && storable(f->path);
+}
+
+/* Whether an unsaved file of t has the identity dev, ino. */
+static bool replaced(const struct floe_tail *t, uint64_t dev, uint64_t ino)
+{
+	for (size_t i = 0; i < t->nfiles; i++)
+		if (is_new(t->files[i]) && t->files[i]->dev == dev && t->files[i]->ino == ino)
+			return true;
+	return false;
+}
+
+/* Appends base's entries that no unsaved file replaces, counting them in *count. */
+static int put_base(const struct floe_tail *t, const uint8_t *base, size_t len,
+		    struct floe_buf *out, uint64_t *count)
+{
+	if (len < 12 || memcmp(base, POS_MAGIC, 4) != 0)
+		return FLOE_ECORRUPT;
+	uint32_t version = get_le32(base + 4), n = get_le32(base + 8);
+	if (version != 2 && version != 3)
+		return FLOE_ECORRUPT;
+	size_t off = 12;
+	int rc = 0;
+	/* read_entry allocates through t's allocator only: the cast does not change t. */
+	struct floe_tail *mt = (struct floe_tail *)t;
+	for (uint32_t i = 0; i < n && rc == 0; i++) {
+		struct tfile *f = NULL;
+		if ((rc = read_entry(mt, base, len, &off, version, &f)) == 0 &&
+		    !replaced(t, f->dev, f->ino)) {
+			struct pos_entry e;
+			file_entry(f, &e);
+			e.gone_since = (uint64_t)f->gone_since;
+			rc = put_entry(out, &e);
+			*count += 1;
+		}
+		if (f)
+			floe_tail_entry_free(mt, f);
+	}
+	return rc == 0 && off != len ? FLOE_ECORRUPT : rc;
+}
+
+int floe_tail_positions_with_new(const struct floe_tail *t, const uint8_t *base, size_t len,
+				 struct floe_buf *out)
+{
+	size_t mark = out->len;
+	uint64_t count = 0;
+	int rc = put_head(out, 0); /* the count is set at the end */
+	if (rc == 0 && len)
+		rc = put_base(t, base, len, out, &count);
+	for (size_t i = 0; i < t->nfiles && rc == 0; i++) {
+		struct pos_entry e;
+		if (!is_new(t->files[i]) || (rc = file_entry(t->files[i], &e)) != 0)
+			continue;
+		rc = put_entry(out, &e);
+		count++;
+	}
+	if (rc == 0 && count > UINT32_MAX)
+		rc = FLOE_ELIMIT;
+	if (rc) {
+		out->len = mark;
+		return rc;
+	}
+	uint8_t *c = out->data + mark + 8;
+	for (int k = 0; k < 4; k++)
+		c[k] = (uint8_t)(count >> (8 * k));
+	return 0;
 }

@@ -136,8 +136,9 @@ static const struct ctr input[] = {
      I(files_open), GAUGE, FLOE_CTR_TAIL},
     {"files_parked", "floe_input_files_parked", "Idle files closed, reopened on a change.",
      I(files_parked), GAUGE, FLOE_CTR_TAIL},
-    {"files_unreadable", "floe_input_files_unreadable", "Matched files that cannot be opened.",
-     I(files_unreadable), GAUGE, FLOE_CTR_TAIL},
+    {"files_unreadable", "floe_input_files_unreadable",
+     "Matched files (a journal's: its files) that cannot be opened.", I(files_unreadable),
+     GAUGE, FLOE_CTR_TAIL | FLOE_CTR_JOURNAL},
     {"patterns_unmatched", "floe_input_patterns_unmatched", "Patterns matching no file.",
      I(patterns_unmatched), GAUGE, FLOE_CTR_TAIL},
     {"files_skipped", "floe_input_files_skipped",
@@ -190,6 +191,12 @@ static const struct ctr input[] = {
      FLOE_CTR_JOURNAL},
     {"resets", "floe_journal_resets_total",
      "Saved cursors not valid here: read from start_at.", I(resets), 0, FLOE_CTR_JOURNAL},
+    {"own_skipped", "floe_journal_own_entries_skipped_total",
+     "The agent's own journal entries left out (include_own: false).", I(own_skipped), 0,
+     FLOE_CTR_JOURNAL},
+    {"read_errors", "floe_journal_read_errors_total",
+     "Journal reads that failed (a damaged file): logged and counted, not a health problem.",
+     I(read_errors), 0, FLOE_CTR_JOURNAL},
 };
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))

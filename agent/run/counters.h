@@ -43,8 +43,8 @@ struct floe_input_counters {
 	/* syslog (truncated: journal too) */
 	uint64_t truncated, bad_length, at_close, dropped, lost_at_stop, kernel_drops;
 	uint64_t connections, rejected, open, closed_idle, handshake_failures, read_errors, paused;
-	/* journal */
-	uint64_t resets;
+	/* journal (read_errors and files_unreadable: journal files) */
+	uint64_t resets, own_skipped;
 };
 
 /* metrics.json: {"lines":N,...,"inputs":[{"type":"tail",...},...]} and a newline. */

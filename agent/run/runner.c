@@ -289,6 +289,7 @@ static int open_input(struct floe_runner *r, size_t i, struct floe_err *err)
 	floe_decoder_set_name(r->in.decoders[i], dname);
 	struct floe_preflight_tail to;
 	floe_run_tail_options(&r->set, i, r->env.o.clock, &to);
+	to.o.confirm_new = true; /* floe_runner_save_new_positions makes them durable */
 	if ((rc = floe_tail_new(&r->alloc, &to.o, &r->in.tails[i])))
 		return floe_err_set(err, rc, "input %zu (line %d): %s", i + 1, in->line,
 				    floe_strerror(rc));

@@ -52,7 +52,10 @@ static void input_counters(struct floe_runner *r, size_t i, struct floe_input_co
 						  .lines = js.entries,
 						  .bytes = js.bytes,
 						  .resets = js.resets,
-						  .truncated = js.truncated};
+						  .truncated = js.truncated,
+						  .own_skipped = js.own_skipped,
+						  .files_unreadable = js.files_unreadable,
+						  .read_errors = js.read_errors};
 		return;
 	}
 	struct floe_tail_stats ts;

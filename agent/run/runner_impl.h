@@ -466,6 +466,12 @@ int floe_runner_collect_positions(struct floe_runner *r, struct floe_buf *out);
  * record. */
 int floe_runner_save_checkpoint(struct floe_runner *r, uint64_t last_seq, uint64_t sub,
 				const uint8_t *pos, size_t len);
+/* Makes the positions the tails chose for files seen for the first time durable (the
+ * checkpoint, with every other position as the last seal left it), then lets the tails
+ * read those files. nothing_read (start-up): the positions now are all durable ones, and
+ * the checkpoint is written whenever it lacks an input, so that later merges have a base.
+ * A failure is logged and returned (as a failed checkpoint write at a seal). */
+int floe_runner_save_new_positions(struct floe_runner *r, bool nothing_read);
 /* Records that the table now holds this installation's commits up to seq, at metadata
  * version, in the table uuid names (the committer's report), rewriting the checkpoint
  * when that is news (a failure is logged). The main thread is the checkpoint's only

@@ -306,6 +306,13 @@ static int read_inputs(struct floe_runner *r, size_t *progress, bool quiet)
 			r->b.seal_needed = true;
 			r->b.seal_why = "state_dir's free space";
 		}
+		/* Files seen for the first time wait for their position to be durable. */
+		if (rc >= 0 && r->in.tails[i] && floe_tail_unsaved(r->in.tails[i])) {
+			int src = floe_runner_save_new_positions(r, false);
+			if (src)
+				return src;
+			*progress += 1; /* they are read next */
+		}
 		if (rc < 0 && !r->b.line_refused) {
 			/* A failure of the batch is one of writing into the spool (a full or
 			 * read-only state_dir), not of reading the input. */
@@ -556,6 +563,10 @@ static int start(struct floe_runner *r, bool once)
 	if (floe_runner_collect_positions(r, &pos) == 0)
 		set_from(r, pos.data, pos.len);
 	floe_buf_fini(&pos);
+	/* And they are durable before anything is read: a file seen first starts at its end
+	 * (start_at: end) once, not at every start. */
+	if ((rc = floe_runner_save_new_positions(r, true)))
+		return rc;
 	/* Entries left by an earlier run go in first. */
 	uint64_t *seqs = NULL;
 	size_t n = 0;

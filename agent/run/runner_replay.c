@@ -145,6 +145,7 @@ static int open_tail(struct floe_runner *r, size_t i, const uint8_t *blob, size_
 	struct floe_preflight_tail to;
 	floe_run_tail_options(&r->set, i, r->env.o.clock, &to);
 	to.o.start_at_end = false; /* files found during the seal were read from 0 */
+	to.o.partial_idle = false; /* the seal's partial lines were complete when read */
 	struct floe_tail *t = NULL;
 	int rc = floe_tail_new(&r->alloc, &to.o, &t);
 	if (rc)

@@ -119,6 +119,67 @@ static int restore_positions(struct floe_runner *r, const uint8_t *p, size_t len
 	return 0;
 }
 
+/* The durable positions of the last seal (r->ck.pos), with the positions the tails chose
+ * for the files they saw first since then, into out. The other inputs' blobs are kept as
+ * they are: the checkpoint must still say where the sealed lines end. */
+static int merge_new(struct floe_runner *r, struct floe_buf *out)
+{
+	struct floe_buf one;
+	floe_buf_init(&one, &r->alloc, POSITIONS_MAX);
+	int rc = floe_buf_put_le32(out, (uint32_t)r->in.n);
+	for (size_t i = 0; i < r->in.n && rc == 0; i++) {
+		uint32_t n;
+		const uint8_t *blob = NULL;
+		size_t blen = 0;
+		if ((rc = floe_span_input(r->ck.pos, r->ck.pos_len, i, &n, &blob, &blen)) ==
+		    FLOE_ENOTFOUND)
+			rc = 0; /* start-up rewrites a checkpoint with fewer inputs */
+		floe_buf_reset(&one);
+		if (rc == 0 && r->in.tails[i])
+			rc = floe_tail_positions_with_new(r->in.tails[i], blob, blen, &one);
+		else if (rc == 0 && blob)
+			rc = floe_buf_append(&one, blob, blen);
+		if (rc == 0 && (rc = floe_buf_put_le32(out, (uint32_t)one.len)) == 0)
+			rc = floe_buf_append(out, one.data, one.len);
+	}
+	floe_buf_fini(&one);
+	return rc;
+}
+
+int floe_runner_save_new_positions(struct floe_runner *r, bool nothing_read)
+{
+	size_t unsaved = 0;
+	for (size_t i = 0; i < r->in.n; i++)
+		if (r->in.tails[i])
+			unsaved += floe_tail_unsaved(r->in.tails[i]);
+	uint32_t n = 0;
+	const uint8_t *b;
+	size_t bl;
+	bool whole = r->ck.pos &&
+		     floe_span_input(r->ck.pos, r->ck.pos_len, 0, &n, &b, &bl) != FLOE_ECORRUPT &&
+		     n == r->in.n;
+	if (!unsaved && (whole || !nothing_read))
+		return 0;
+	struct floe_buf pos;
+	floe_buf_init(&pos, &r->alloc, 2 * POSITIONS_MAX);
+	/* Before anything is read, the positions now are exactly the durable ones. */
+	int rc = nothing_read ? floe_runner_collect_positions(r, &pos) : merge_new(r, &pos);
+	uint64_t seq = r->ck.pos ? r->ck.seq : r->b.next_seq - 1;
+	uint64_t sub = r->ck.pos ? r->ck.sub : 0;
+	if (rc == 0)
+		rc = floe_runner_save_checkpoint(r, seq, sub, pos.data, pos.len);
+	floe_buf_fini(&pos);
+	if (rc) {
+		floe_error("runner: writing the positions of new files into %s failed: %s",
+			   r->set.checkpoint_path, floe_strerror(rc));
+		return rc;
+	}
+	for (size_t i = 0; i < r->in.n; i++)
+		if (r->in.tails[i])
+			floe_tail_confirm(r->in.tails[i]);
+	return 0;
+}
+
 int floe_runner_save_checkpoint(struct floe_runner *r, uint64_t last_seq, uint64_t sub,
 				const uint8_t *pos, size_t len)
 {

@@ -17,6 +17,7 @@
 #include "agent/run/runner_impl.h"
 
 #include "agent/config/config.h"
+#include "agent/input/journal_in.h"
 #include "agent/input/tail.h"
 #include "agent/lake/spool.h"
 #include "agent/pipeline/decode.h"

@@ -70,6 +70,8 @@ head -n 1500 "$DATA/OpenSSH_2k.log" >"$d/noraw/OpenSSH_2k.log"
 check "first run succeeds" "$FLOE_BIN" run -c "$d/floe.yaml" --once --log-level warn
 for f in OpenSSH_2k Linux_2k; do tail -n +1501 "$DATA/$f.log" >>"$d/logs/$f.log"; done
 tail -n +1501 "$DATA/OpenSSH_2k.log" >>"$d/noraw/OpenSSH_2k.log"
+# Finished files: their last lines (without LF) are taken once idle (partial_line_timeout).
+touch -d '-1 min' "$d"/logs/*.log "$d"/noraw/*.log
 check "second run succeeds" "$FLOE_BIN" run -c "$d/floe.yaml" --once --log-level warn
 
 live_files "$d/wh/default/logs" >"$d/raw"

@@ -10,14 +10,15 @@ REMOTE=/opt/floe-bench/systemd-journal-remote/lib/systemd/systemd-journal-remote
 [ -x "$REMOTE" ] || REMOTE=/lib/systemd/systemd-journal-remote
 [ -x "$REMOTE" ] || { echo "SKIP: systemd-journal-remote missing"; exit 0; }
 
-# journal FILE UNIT FROM TO: entries FROM..TO of UNIT into a new journal file FILE.
+# journal FILE UNIT FROM TO [PID]: entries FROM..TO of UNIT into a new journal file FILE
+# (by PID, else by 100 + their number).
 journal() {
-	local file=$1 unit=$2 from=$3 to=$4 i now
+	local file=$1 unit=$2 from=$3 to=$4 pid=${5:-} i now
 	now=$(date +%s%6N)
 	for i in $(seq "$from" "$to"); do
 		printf '__REALTIME_TIMESTAMP=%s\n__MONOTONIC_TIMESTAMP=%s\n' $((now + i)) $((1000 + i))
 		printf '_BOOT_ID=0123456789abcdef0123456789abcdef\n_HOSTNAME=jhost\n'
-		printf 'SYSLOG_IDENTIFIER=%s\n_PID=%d\nPRIORITY=%d\nSYSLOG_FACILITY=4\n' "${unit%.*}" $((100 + i)) $((i % 8))
+		printf 'SYSLOG_IDENTIFIER=%s\n_PID=%d\nPRIORITY=%d\nSYSLOG_FACILITY=4\n' "${unit%.*}" "${pid:-$((100 + i))}" $((i % 8))
 		printf '_SYSTEMD_UNIT=%s\nCODE_FILE=main.c\nMESSAGE=%s entry %d\n\n' "$unit" "$unit" "$i"
 	done | "$REMOTE" --output="$file" --split-mode=none - 2>/dev/null
 }
@@ -120,5 +121,110 @@ check "a tail-only agent has started" grep -q " started " "$d/t/log"
 check "a tail-only agent: libsystemd is not loaded" bash -c "! grep -q libsystemd /proc/$PID/maps"
 kill $PID
 wait $PID 2>/dev/null || true
+
+# status_port LOG: the port the agent logging to LOG serves /metrics on, once it says
+# (10 s at most; empty if it never does).
+status_port() {
+	local i port=""
+	for i in $(seq 1 100); do
+		port=$(sed -n 's#.*serving /metrics and /healthz on tcp://127.0.0.1:\([0-9]*\).*#\1#p' "$1")
+		[ -n "$port" ] && break
+		sleep 0.1
+	done
+	echo "$port"
+}
+# jmetric STATE KEY: the journal input's counter KEY in STATE/metrics.json.
+jmetric() {
+	python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['inputs'][0][sys.argv[2]])" \
+		"$1/metrics.json" "$2" 2>/dev/null
+}
+# jconfig FILE STATE WH DIR [EXTRA]: a journal input over DIR, from the beginning.
+jconfig() {
+	cat >"$1" <<YAML
+agent:
+  id: jmore
+  state_dir: $2
+  http: {listen: "127.0.0.1:0"}
+inputs:
+  - type: journal
+    directory: $4
+    start_at: beginning
+${5:+    $5}
+tables:
+  logs: {commit_interval: 1s}
+lake: {warehouse: $3}
+YAML
+}
+
+# floe's own entries (a program of its name, its PID) are left out by default and
+# counted: read, each commit's log lines would make the next commit, for ever.
+# include_own: true reads them.
+o="$T/own"
+mkdir -p "$o/journal"
+journal "$o/journal/a.journal" app.service 1 3
+journal "$o/journal/b.journal" floe.service 1 4
+jconfig "$o/false.yaml" "$o/state-false" "$o/wh-false" "$o/journal"
+jconfig "$o/true.yaml" "$o/state-true" "$o/wh-true" "$o/journal" "include_own: true"
+check "own: run --once succeeds" "$FLOE_BIN" run -c "$o/false.yaml" --once --log-level warn
+check "own: floe's entries are left out, the others read" \
+	test "$(rows_sql "$o/wh-false/default/logs" "SELECT count(*), count(*) FILTER (WHERE app = 'floe') FROM t")" = '["3","0"]'
+check "own: counted in metrics.json" test "$(jmetric "$o/state-false" own_skipped)" = 4
+check "own: include_own: true reads them" "$FLOE_BIN" run -c "$o/true.yaml" --once --log-level warn
+check "own: include_own: true: every entry" \
+	test "$(rows_sql "$o/wh-true/default/logs" "SELECT count(*), count(*) FILTER (WHERE app = 'floe') FROM t")" = '["7","4"]'
+# By PID: entries of the running agent's own process, in a file written while it runs,
+# are left out; /metrics counts them too.
+"$FLOE_BIN" run -c "$o/false.yaml" 2>"$o/run.err" &
+pid=$!
+PIDS+=($pid)
+port=$(status_port "$o/run.err")
+# (Numbered after the entries read so far: sd-journal orders one boot's entries by their
+# monotonic time, which journal() derives from the number.)
+journal "$o/journal/c.journal" other.service 6 7 "$pid"
+journal "$o/journal/d.journal" app.service 8 9
+for i in $(seq 1 200); do
+	[ "$(jmetric "$o/state-false" own_skipped)" = 2 ] && [ "$(jmetric "$o/state-false" lines)" = 2 ] && break
+	sleep 0.1
+done
+curl -sf "http://127.0.0.1:$port/metrics" >"$o/metrics" || true
+kill -TERM $pid
+wait $pid || true
+check "own: the agent's own PID is left out, the app's new entries read" \
+	test "$(rows_sql "$o/wh-false/default/logs" "SELECT count(*), count(*) FILTER (WHERE app = 'app') FROM t")" = '["5","5"]'
+check "own: /metrics counts them" grep -qx 'floe_journal_own_entries_skipped_total{input="1"} 2' "$o/metrics"
+
+# Truncated and damaged journal files: sd-journal leaves a file it cannot open out
+# without a word. floe names each one with the error, counts them (metrics.json and
+# /metrics), and reads what can be read: the other files.
+c="$T/corrupt"
+mkdir -p "$c/journal"
+journal "$c/journal/good.journal" ok.service 1 3
+journal "$c/whole.journal" bad.service 1 50
+used=$(python3 -c "import sys; print(len(open(sys.argv[1], 'rb').read().rstrip(b'\0')))" "$c/whole.journal")
+head -c $((used / 2)) "$c/whole.journal" >"$c/journal/cut.journal"
+head -c 100 "$c/whole.journal" >"$c/journal/stub.journal"
+cp "$c/whole.journal" "$c/journal/header.journal"
+printf 'XXXXXXXX' | dd of="$c/journal/header.journal" bs=1 seek=0 conv=notrunc status=none
+jconfig "$c/floe.yaml" "$c/state" "$c/wh" "$c/journal"
+check "corrupt: run --once succeeds" "$FLOE_BIN" run -c "$c/floe.yaml" --once --log-level warn 2>"$c/err"
+for f in cut stub header; do
+	check "corrupt: $f.journal is named with its error" \
+		grep -q "the journal file $c/journal/$f.journal cannot be read: [A-Za-z]" "$c/err"
+done
+check "corrupt: counted in metrics.json" test "$(jmetric "$c/state" files_unreadable)" = 3
+check "corrupt: the readable file is read" \
+	test "$(rows_sql "$c/wh/default/logs" "SELECT count(*) FROM t")" = '["3"]'
+"$FLOE_BIN" run -c "$c/floe.yaml" 2>"$c/run.err" &
+pid=$!
+PIDS+=($pid)
+port=$(status_port "$c/run.err")
+for i in $(seq 1 100); do
+	curl -sf "http://127.0.0.1:$port/metrics" >"$c/metrics" &&
+		grep -q 'floe_input_files_unreadable{input="1"} 3' "$c/metrics" && break
+	sleep 0.1
+done
+kill -TERM $pid
+wait $pid || true
+check "corrupt: counted in /metrics" grep -qx 'floe_input_files_unreadable{input="1"} 3' "$c/metrics"
 
 finish

@@ -6,6 +6,7 @@ source "$(dirname "$0")/lib.sh"
 DATA="$FLOE_SRC/tests/data/loghub"
 mkdir -p "$T/logs"
 cp "$DATA"/*.log "$T/logs/"
+touch -d '-1 min' "$T"/logs/*.log # finished files: their last lines without LF are taken
 write_config "$T/floe.yaml" "$T/state" "$T/wh" "[\"$T/logs/*.log\"]" \
 	"    partition_by: [\"day(ts)\", \"bucket(4, host)\", \"host\"]"
 check "first commit" "$FLOE_BIN" run -c "$T/floe.yaml" --once --log-level warn

@@ -362,10 +362,11 @@ static void test_errors(void **state)
 	    {"inputs:\n  - {type: tail, paths: [a], codec: json}\n", FLOE_EFORMAT,
 	     "t.yaml:2:30: unknown key 'inputs[0].codec'; valid keys here: type, paths, "
 	     "exclude, start_at, max_line_bytes, format, parser, pattern, multiline, "
-	     "timestamp, long_lines, rotate_wait, max_open_files, forget_after, follow_symlinks, "
+	     "timestamp, long_lines, rotate_wait, partial_line_timeout, max_open_files, "
+	     "forget_after, follow_symlinks, "
 	     "listen, max_connections, idle_timeout, max_message_bytes, socket_receive_buffer, "
 	     "host_from, zone, socket_mode, socket_owner, socket_group, matches, directory, fields, "
-	     "tls, raw"},
+	     "include_own, tls, raw"},
 	    {"inputs: [{type: tail, paths: a, multiline: {start: x, max: 3}}]\n", FLOE_EFORMAT,
 	     "t.yaml:1:55: unknown key 'inputs[0].multiline.max'; valid keys here: start, "
 	     "max_lines, max_bytes, flush_timeout"},
@@ -1312,6 +1313,8 @@ static void test_dump(void **state)
 		"    timestamp: ~  # off: ts is the time a line is read; set format to parse it\n"
 		"    long_lines: split  # what happens past max_line_bytes\n"
 		"    rotate_wait: 5s  # how long a rotated file is still read\n"
+		"    partial_line_timeout: 5s  # a last line without its LF is taken once its file "
+		"is idle this long\n"
 		"    max_open_files: 256  # files followed at once\n"
 		"    forget_after: 1d  # positions of files gone this long are dropped\n"
 		"    follow_symlinks: within_glob_root  # links a matched path may go through: "
@@ -1425,7 +1428,7 @@ static void test_dump(void **state)
 	struct floe_config *c2 = parse_ok(NULL, d);
 	char *d2 = dump(c2);
 	assert_string_equal(d, d2);
-	assert_int_equal(c2->inputs[1].line, 34);
+	assert_int_equal(c2->inputs[1].line, 35);
 	floe_free(NULL, d);
 	floe_free(NULL, d2);
 	floe_config_free(c2);

@@ -1,7 +1,8 @@
 /* Tests of agent/input/tail: exact line offsets across reads, held partial lines, CRLF,
  * long-line splitting, start positions, positions → restore without loss or repetition,
  * truncation, rotation, globs and excludes, stopping and failing callbacks, read errors,
- * the positions layout, and allocation faults. */
+ * the positions layout, allocation faults, new files waiting for a durable position and
+ * partial lines waiting for their file to be idle. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static char dir[64];
@@ -143,24 +145,29 @@ struct opts {
 	struct floe_tail_options o;
 };
 
-static struct floe_tail *make(struct floe_alloc *a, const char *pattern, size_t chunk,
-			      size_t max_line, bool at_end)
+/* A tail over dir/pattern with options o (its paths and clock set here). */
+static struct floe_tail *make_with(struct floe_alloc *a, const char *pattern,
+				   struct floe_tail_options o)
 {
 	static char pat[256];
 	snprintf(pat, sizeof(pat), "%s/%s", dir, pattern);
 	const char *paths[1] = {pat};
-	struct floe_tail_options o = {
-	    .paths = paths,
-	    .npaths = 1,
-	    .start_at_end = at_end,
-	    .max_line_bytes = max_line,
-	    .read_chunk = chunk,
-	    .clock_ms = fake_clock,
-	};
+	o.paths = paths;
+	o.npaths = 1;
+	o.clock_ms = fake_clock;
 	struct floe_tail *t = NULL;
 	assert_int_equal(floe_tail_new(a, &o, &t), 0);
 	assert_non_null(t);
 	return t;
+}
+
+static struct floe_tail *make(struct floe_alloc *a, const char *pattern, size_t chunk,
+			      size_t max_line, bool at_end)
+{
+	return make_with(a, pattern,
+			 (struct floe_tail_options){.start_at_end = at_end,
+						    .max_line_bytes = max_line,
+						    .read_chunk = chunk});
 }
 
 static size_t read_all(struct floe_tail *t, struct sink *s)
@@ -1948,6 +1955,100 @@ static void test_alloc_faults_rotation(void **state)
 	free(y);
 }
 
+/* A tail whose new files wait for a durable position (confirm_new), or whose partial
+ * lines wait for their file to be idle for 5 s (partial_idle). */
+static struct floe_tail *make_opts(bool confirm_new, bool partial_idle)
+{
+	return make_with(NULL, "*.log",
+			 (struct floe_tail_options){.start_at_end = true,
+						    .confirm_new = confirm_new,
+						    .partial_idle = partial_idle,
+						    .partial_line_ms = 5000});
+}
+
+static void test_confirm_new(void **state)
+{
+	put("a.log", "old\n");
+	struct floe_tail *t = make_opts(true, false);
+	assert_int_equal(floe_tail_scan(t), 0);
+	assert_int_equal(floe_tail_unsaved(t), 1);
+	/* Not read before its position is confirmed, whatever is appended meanwhile. */
+	put("a.log", "new\n");
+	struct sink s = {0};
+	assert_int_equal(read_all(t, &s), 0);
+	assert_int_equal(s.n, 0);
+	struct floe_buf base;
+	floe_buf_init(&base, NULL, 1 << 20);
+	assert_int_equal(floe_tail_positions_with_new(t, NULL, 0, &base), 0);
+	floe_tail_confirm(t);
+	assert_int_equal(floe_tail_unsaved(t), 0);
+	read_all(t, &s);
+	assert_int_equal(s.n, 1);
+	assert_line(&s, 0, "a.log", 4, "new"); /* from the end chosen at the scan */
+
+	/* A file found later starts at 0; merged into base, it leaves a.log's saved position
+	 * (4, before "new") where it was. */
+	put("b.log", "b1\n");
+	assert_int_equal(floe_tail_scan(t), 0);
+	assert_int_equal(floe_tail_unsaved(t), 1);
+	struct floe_buf merged;
+	floe_buf_init(&merged, NULL, 1 << 20);
+	assert_int_equal(floe_tail_positions_with_new(t, base.data, base.len, &merged), 0);
+	assert_int_equal(floe_tail_positions_with_new(t, base.data, 5, &merged), FLOE_ECORRUPT);
+	floe_tail_free(t);
+
+	t = make_opts(true, false);
+	assert_int_equal(floe_tail_restore(t, merged.data, merged.len), 0);
+	assert_int_equal(floe_tail_scan(t), 0);
+	assert_int_equal(floe_tail_unsaved(t), 0); /* both restored */
+	struct sink r = {0};
+	read_all(t, &r);
+	assert_int_equal(r.n, 2);
+	assert_string_equal(find_line(&r, "a.log", 4)->data, "new");
+	assert_string_equal(find_line(&r, "b.log", 0)->data, "b1");
+	floe_tail_free(t);
+	floe_buf_fini(&base);
+	floe_buf_fini(&merged);
+}
+
+/* The wall clock: the files' modification times are real. */
+static int64_t wall_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void test_partial_idle(void **state)
+{
+	int64_t was = fake_now;
+	fake_now = wall_ms();
+	put("a.log", "x\n");
+	struct floe_tail *t = make_opts(false, true);
+	assert_int_equal(floe_tail_scan(t), 0);
+	put("a.log", "whole\nhal");
+	struct sink s = {0};
+	read_all(t, &s);
+	assert_int_equal(floe_tail_flush_partial(t, on_line, &s), 0);
+	assert_int_equal(s.n, 1); /* the file was just written: "hal" is held */
+	assert_line(&s, 0, "a.log", 2, "whole");
+	fake_now += 4000;
+	read_all(t, &s);
+	assert_int_equal(s.n, 1);
+	put("a.log", "f\nqua");
+	fake_now = wall_ms(); /* just after the last write */
+	read_all(t, &s);
+	assert_int_equal(floe_tail_flush_partial(t, on_line, &s), 0);
+	assert_int_equal(s.n, 2);
+	assert_line(&s, 1, "a.log", 8, "half");
+	fake_now += 5000; /* idle for partial_line_ms: delivered */
+	read_all(t, &s);
+	assert_int_equal(s.n, 3);
+	assert_line(&s, 2, "a.log", 13, "qua");
+	floe_tail_free(t);
+	fake_now = was;
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -1989,6 +2090,8 @@ int main(void)
 	    T(test_skip_dirs),
 	    T(test_truncate_long),
 	    T(test_health),
+	    T(test_confirm_new),
+	    T(test_partial_idle),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
