@@ -25,6 +25,8 @@
 /* Files a batch finishes early before it asks for a seal: the entry lists them all, and
  * their descriptions (name, column metrics) wait in memory until then. */
 #define FILES_PER_SEAL 1024
+/* The largest block the stage allocates at once (sortbuf.c's BLOCK_MAX). */
+#define STAGE_BLOCK ((size_t)1 << 20)
 
 /* An open writer and its temporary file. */
 struct fragment {
@@ -539,11 +541,23 @@ static int add_staged(struct floe_batch *b, size_t idx, const struct floe_record
 	if (!b->stage && (rc = floe_sortbuf_new(b->alloc, NULL, 0, b->opt.stage_buffer, &b->stage)))
 		return rc;
 	size_t cost = floe_sortbuf_cost(rec);
-	rc = floe_sortbuf_add(b->stage, (uint32_t)idx, rec);
+	/* The stage grows as rows come, as long as the budget keeps room beside it for the
+	 * writer that a flush opens and for finishing the open ones; when it does not, the
+	 * stage is full (and keeps its blocks, emptied by the flush). */
+	uint64_t writer = floe_pq_writer_row_need(&b->opt.pq, NULL, 0, true, b->ctx_bytes);
+	if (floe_sortbuf_rows(b->stage) > 0 && !floe_sortbuf_fits(b->stage, rec) &&
+	    !budget_fits(b, cost + STAGE_BLOCK + writer, true))
+		rc = 1;
+	else
+		rc = floe_sortbuf_add(b->stage, (uint32_t)idx, rec);
 	if (rc == 1) {
 		if ((full = flush_stage(b)) < 0 || full == 2)
 			return full;
 		rc = floe_sortbuf_add(b->stage, (uint32_t)idx, rec);
+		if (rc == FLOE_ENOMEM && b->rows > 0 && !budget_fits(b, cost + STAGE_BLOCK + writer, true)) {
+			b->why = "memory budget";
+			return 2;
+		}
 		if (rc == 1) {
 			cost = 0;
 			if ((rc = write_alone(b, idx, rec)) == 0 && b->ps[idx].f && at_target(b, b->ps[idx].f)) {

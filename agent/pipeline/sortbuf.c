@@ -236,6 +236,17 @@ size_t floe_sortbuf_cost(const struct floe_record *rec)
 	return copy_size(rec, &need) ? 0 : need;
 }
 
+bool floe_sortbuf_fits(const struct floe_sortbuf *sb, const struct floe_record *rec)
+{
+	size_t need = 0;
+	if (copy_size(rec, &need) || sb->rows == sb->icap)
+		return false;
+	for (const struct block *b = sb->cur; b; b = b->next)
+		if (b->cap - b->used >= need)
+			return true;
+	return false;
+}
+
 int floe_sortbuf_add(struct floe_sortbuf *sb, uint32_t tag, const struct floe_record *rec)
 {
 	size_t need = 0;

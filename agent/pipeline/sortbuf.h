@@ -57,6 +57,9 @@ int floe_sortbuf_drain_some(struct floe_sortbuf *sb, floe_sortbuf_pick_fn pick, 
 /* Drops every record without passing them anywhere (storage kept). */
 void floe_sortbuf_clear(struct floe_sortbuf *sb);
 
+/* Whether rec's copy fits in the storage held now (floe_sortbuf_add would allocate
+ * nothing for it). */
+bool floe_sortbuf_fits(const struct floe_sortbuf *sb, const struct floe_record *rec);
 /* The bytes of storage rec's copy takes (0 for a record floe_sortbuf_add refuses). */
 size_t floe_sortbuf_cost(const struct floe_record *rec);
 

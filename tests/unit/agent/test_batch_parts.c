@@ -17,6 +17,7 @@
 #include "agent/schema/partition.h"
 #include "agent/lake/spool.h"
 #include "agent/pipeline/batch.h"
+#include "agent/pipeline/sortbuf.h"
 #include "agent/schema/record.h"
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
@@ -110,6 +111,8 @@ static struct run add_lines(struct fixture *f, uint64_t n, unsigned nparts)
 			seal(f, seq++, &out);
 			rc = floe_batch_add(f->batch, seq, &r);
 		}
+		if (rc < 0 || rc > 1)
+			fprintf(stderr, "line %llu: %s\n", (unsigned long long)i, floe_strerror(rc));
 		assert_true(rc == 0 || rc == 1);
 		if (rc == 1)
 			seal(f, seq++, &out);
@@ -269,6 +272,108 @@ static void test_staged_partition_in_a_small_budget(void **state)
 	assert_true(r.seals <= 2);
 }
 
+/* A stage larger than what the budget leaves it: the budget, not the stage's size, says
+ * when it is full, and nothing fails. */
+static void test_stage_bounded_by_the_budget(void **state)
+{
+	struct fixture *f = *state;
+	open_parts(f, "app", 6u << 20, 2, 16u << 20);
+	struct run r = add_lines(f, 30000, 64);
+	assert_int_equal(r.rows, 30000);
+	assert_true(r.files < 30000 / 16);
+}
+
+/* The stage's partial drain: the records passed on are those picked, sorted; the others
+ * stay, moved to the front with every string and attribute they point to, in order. */
+struct seen {
+	unsigned n;
+	unsigned tags[400];
+	char msgs[400][32];
+};
+
+static bool pick_even(void *ctx, uint32_t tag)
+{
+	return tag % 2 == 0;
+}
+
+static int collect(void *ctx, uint32_t tag, const struct floe_record *rec)
+{
+	struct seen *s = ctx;
+	char want[32];
+	snprintf(want, sizeof(want), "%.*s", (int)rec->message.len, rec->message.p);
+	/* attrs: k=<message>, v=<tag>; host and app as made below. */
+	assert_int_equal(rec->nattrs, 2);
+	assert_memory_equal(rec->attr_keys[0], "k", 1);
+	assert_int_equal(rec->attr_val_lens[0], rec->message.len);
+	assert_memory_equal(rec->attr_vals[0], rec->message.p, rec->message.len);
+	assert_null(rec->attr_vals[1]);
+	assert_int_equal(rec->app.len, 0);
+	assert_non_null(rec->app.p);
+	assert_null(rec->proc_id.p);
+	assert_memory_equal(rec->host.p, "host-", 5);
+	s->tags[s->n] = tag;
+	snprintf(s->msgs[s->n++], 32, "%s", want);
+	return 0;
+}
+
+static void add_tagged(struct floe_sortbuf *sb, unsigned i)
+{
+	char msg[32], host[32];
+	snprintf(msg, sizeof(msg), "message %u", i);
+	snprintf(host, sizeof(host), "host-%u", i * 7);
+	const char *keys[] = {"k", "nul"}, *vals[] = {msg, NULL};
+	size_t klens[] = {1, 3}, vlens[] = {strlen(msg), 0};
+	struct floe_record r;
+	memset(&r, 0, sizeof(r));
+	r.ts = i;
+	r.host = (struct floe_str){host, strlen(host)};
+	r.app = (struct floe_str){"", 0};
+	r.message = (struct floe_str){msg, strlen(msg)};
+	r.nattrs = 2;
+	r.attr_keys = keys;
+	r.attr_key_lens = klens;
+	r.attr_vals = vals;
+	r.attr_val_lens = vlens;
+	assert_int_equal(floe_sortbuf_add(sb, i % 10, &r), 0);
+}
+
+static void test_partial_drain_keeps_the_rest(void **state)
+{
+	struct fixture *f = *state;
+	floe_alloc_init(&f->alloc, 0);
+	struct floe_sortbuf *sb = NULL;
+	assert_int_equal(floe_sortbuf_new(&f->alloc, NULL, 0, 256u << 10, &sb), 0);
+	static struct seen s;
+	memset(&s, 0, sizeof(s));
+	for (unsigned i = 0; i < 200; i++)
+		add_tagged(sb, i);
+	size_t before = floe_sortbuf_bytes(sb);
+	assert_int_equal(floe_sortbuf_drain_some(sb, pick_even, collect, &s), 0);
+	assert_int_equal(s.n, 100);
+	for (unsigned k = 1; k < s.n; k++)
+		assert_true(s.tags[k - 1] <= s.tags[k]);
+	assert_int_equal(floe_sortbuf_rows(sb), 100);
+	/* What the drained records took is free again: 100 more fit in the same storage. */
+	for (unsigned i = 200; i < 300; i++)
+		add_tagged(sb, i);
+	assert_int_equal(floe_sortbuf_bytes(sb), before);
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(floe_sortbuf_drain(sb, collect, &s), 0);
+	assert_int_equal(s.n, 200);
+	/* Tag by tag, in the order they were added: odd tags kept from the first 200. */
+	unsigned k = 0;
+	for (unsigned tag = 0; tag < 10; tag++)
+		for (unsigned i = 0; i < 300; i++)
+			if (i % 10 == tag && (i >= 200 || tag % 2 == 1)) {
+				char want[32];
+				snprintf(want, sizeof(want), "message %u", i);
+				assert_string_equal(s.msgs[k], want);
+				k++;
+			}
+	assert_int_equal(k, 200);
+	floe_sortbuf_free(sb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -277,6 +382,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_full_stage_flushes_the_largest, setup, fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_early_files_are_debris_until_the_seal, setup, fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_staged_partition_in_a_small_budget, setup, fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_stage_bounded_by_the_budget, setup, fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_partial_drain_keeps_the_rest, setup, fixture_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
