@@ -564,6 +564,12 @@ int floe_cmd_check(int argc, char **argv)
 		       "sealing, of agent.memory_limit %.1fMiB\n",
 		       need.record / 1048576.0, need.input, need.total / 1048576.0,
 		       cfg->agent.memory_limit / 1048576.0);
+	struct floe_memory_partitions parts;
+	if (rc == 0 && cfg->ninputs && floe_memory_partitions(cfg, &parts) == 0)
+		printf("# partitions: the budget holds %zu open writers (about %.1fMiB each): a batch writes "
+		       "that many partitions at once, and the rows of any further ones wait in a %.1fMiB "
+		       "stage for a file each\n",
+		       parts.writers, parts.per_writer / 1048576.0, parts.stage / 1048576.0);
 	for (size_t i = 0; rc == 0 && i < cfg->naggs; i++) {
 		struct floe_agg_plan p;
 		if (floe_agg_plan(&cfg->aggs[i], &p, NULL) == 0)

@@ -1,8 +1,12 @@
-/* The batch: records of the logs table on their way to the spool. One streaming Parquet
- * writer per partition value writes straight into a temporary spool file, so memory is
- * bounded by the writers' open row groups, not by the batch. Sealing finishes every
- * writer, makes the files durable, and writes the spool entry that records them with
- * the input positions they cover. */
+/* The batch: records of the logs table on their way to the spool. The first partitions
+ * of a batch, up to max_writers, each get a streaming Parquet writer that writes straight
+ * into a temporary spool file, so memory is bounded by the writers' open row groups, not
+ * by the batch. The rows of further partitions wait in a stage (copied, as cheap as their
+ * bytes); when it is full, the partitions with the most rows there go, whole, each to a
+ * file of its own that is finished at once, and the others wait for the seal. Sealing
+ * finishes every writer, makes the files durable, and writes the spool entry that
+ * records them all with the input positions they cover: files finished before keep a
+ * temporary name until then, so that they are debris if the entry is never written. */
 #ifndef FLOE_BATCH_H
 #define FLOE_BATCH_H
 
@@ -25,7 +29,10 @@ struct floe_record;
 struct floe_batch_options {
 	struct floe_pq_options pq;  /* codec, level, sizes; kv and created_by borrowed */
 	uint64_t target_file_size;  /* a file this large asks for a seal */
-	size_t max_partitions;      /* open writers at most; one more asks for a seal */
+	size_t max_writers;         /* open writers at most (0 = 8); further partitions stage */
+	/* The stage of partitions beyond max_writers (0 = 4 MiB), made when first needed;
+	 * with sort_by the sort buffer is the stage. */
+	size_t stage_buffer;
 	/* Rows of a fragment sorted by these columns (borrowed, copied), in runs: records
 	 * are copied into a sort buffer of sort_buffer bytes (0 = 4 MiB; at least 4 KiB),
 	 * which goes sorted to the writers whenever it is full and at the seal. A file
@@ -45,9 +52,9 @@ void floe_batch_free(struct floe_batch *b);
 /* Adds a record to the batch that will become spool entry seq (fixed by the first add
  * after a seal). rec is borrowed during the call (with sort_by it is copied). Returns 0
  * (added), 1 (added, and a file reached its target size: seal before the next add; with
- * sort_by this is noticed when the sort buffer goes to the writers), 2 (NOT added: every
- * partition slot is taken and rec needs a new one, or rec has a large value the memory
- * budget cannot take beside the batch's rows; seal, then add it again), 3 (NOT added: the
+ * sort_by this is noticed when the sort buffer goes to the writers), 2 (NOT added: rec
+ * has a large value the memory budget cannot take beside the batch's rows, or the stage
+ * is full and the budget cannot take a writer for it now; seal, then add it again), 3 (NOT added: the
  * batch is empty and the budget still cannot take rec's large value: cut its message to
  * floe_batch_room, or drop it), or a negative error (rec not added). With sort_by, an error of a writer while the full sort
  * buffer goes to the writers is returned as well: the batch is then only good for
@@ -58,8 +65,10 @@ int floe_batch_add(struct floe_batch *b, uint64_t seq, const struct floe_record 
 size_t floe_batch_room(const struct floe_batch *b, const struct floe_record *rec);
 /* Rows added since the last seal, those waiting in the sort buffer included. */
 uint64_t floe_batch_rows(const struct floe_batch *b);
-/* Why the batch last asked for a seal ("target_file_size", "every partition slot
- * taken", ...; static), or NULL when it has not since the last seal. */
+/* Data files of the batch so far: those open and those finished early. */
+size_t floe_batch_files(const struct floe_batch *b);
+/* Why the batch last asked for a seal ("target_file_size", "memory budget";
+ * static), or NULL when it has not since the last seal. */
 const char *floe_batch_seal_reason(const struct floe_batch *b);
 /* Passes the sort buffer's rows to the writers, finishes the files and writes the spool
  * entry (seq, positions). Afterwards the batch is empty. On error the batch's files are

@@ -20,7 +20,9 @@
 /* One copied record: the struct, then its attribute arrays, then its string bytes. */
 struct item {
 	struct floe_record rec;
+	size_t size; /* bytes of the copy, this struct included */
 	uint32_t tag;
+	bool gone; /* passed on by a partial drain; its space is reclaimed after it */
 };
 
 #define ITEM_ALIGN alignof(struct item)
@@ -228,6 +230,23 @@ static struct floe_str copy_str(unsigned char **dst, struct floe_str s)
 	return out;
 }
 
+size_t floe_sortbuf_cost(const struct floe_record *rec)
+{
+	size_t need = 0;
+	return copy_size(rec, &need) ? 0 : need;
+}
+
+bool floe_sortbuf_fits(const struct floe_sortbuf *sb, const struct floe_record *rec)
+{
+	size_t need = 0;
+	if (copy_size(rec, &need) || sb->rows == sb->icap)
+		return false;
+	for (const struct block *b = sb->cur; b; b = b->next)
+		if (b->cap - b->used >= need)
+			return true;
+	return false;
+}
+
 int floe_sortbuf_add(struct floe_sortbuf *sb, uint32_t tag, const struct floe_record *rec)
 {
 	size_t need = 0;
@@ -256,6 +275,7 @@ int floe_sortbuf_add(struct floe_sortbuf *sb, uint32_t tag, const struct floe_re
 	unsigned char *p = at + sizeof(*it);
 	size_t n = rec->nattrs;
 	memset(it, 0, sizeof(*it));
+	it->size = need;
 	it->tag = tag;
 	it->rec = *rec;
 	it->rec.attr_keys = it->rec.attr_vals = NULL;
@@ -423,5 +443,97 @@ int floe_sortbuf_drain(struct floe_sortbuf *sb, floe_sortbuf_fn fn, void *ctx)
 		}
 	}
 	floe_sortbuf_clear(sb);
+	return 0;
+}
+
+/* ---- partial drains ----------------------------------------------------------------- */
+
+/* p moved with the item that held it from old to nu, when it pointed inside it. */
+static const void *moved(const void *p, const unsigned char *old, size_t size, unsigned char *nu)
+{
+	const unsigned char *c = p;
+	if (!c || c < old || c >= old + size)
+		return p;
+	return nu + (c - old);
+}
+
+/* Moves the item at old (size bytes) to nu, and its pointers into itself with it. */
+static struct item *move_item(unsigned char *old, unsigned char *nu, size_t size)
+{
+	memmove(nu, old, size);
+	struct item *it = (struct item *)(void *)nu;
+	struct floe_record *r = &it->rec;
+	struct floe_str *strs[] = {&r->host, &r->source, &r->app, &r->proc_id, &r->msg_id, &r->message};
+	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
+		strs[i]->p = moved(strs[i]->p, old, size, nu);
+	if (!r->nattrs)
+		return it;
+	r->attr_keys = moved(r->attr_keys, old, size, nu);
+	r->attr_vals = moved(r->attr_vals, old, size, nu);
+	r->attr_key_lens = moved(r->attr_key_lens, old, size, nu);
+	r->attr_val_lens = moved(r->attr_val_lens, old, size, nu);
+	const char **keys = (const char **)r->attr_keys, **vals = (const char **)r->attr_vals;
+	for (size_t i = 0; i < r->nattrs; i++) {
+		keys[i] = moved(keys[i], old, size, nu);
+		vals[i] = moved(vals[i], old, size, nu);
+	}
+	return it;
+}
+
+/* Slides the records that stay to the front of the blocks, in the order they were added
+ * (an item never spans blocks, and the write position never passes the read position:
+ * every item fits where it is), and lists them in that order in the index. */
+static void compact(struct floe_sortbuf *sb)
+{
+	struct block *wb = sb->blocks;
+	size_t wo = 0, n = 0;
+	for (struct block *rb = sb->blocks; rb; rb = rb->next) {
+		size_t used = rb->used;
+		for (size_t off = 0; off < used;) {
+			unsigned char *at = (unsigned char *)rb + DATA_OFF + off;
+			struct item *it = (struct item *)(void *)at;
+			size_t size = it->size;
+			off += size;
+			if (it->gone)
+				continue;
+			while (wb->cap - wo < size) {
+				wb->used = wo;
+				wb = wb->next;
+				wo = 0;
+			}
+			unsigned char *to = (unsigned char *)wb + DATA_OFF + wo;
+			sb->order[n++] = to == at ? it : move_item(at, to, size);
+			wo += size;
+		}
+	}
+	if (!wb)
+		return;
+	wb->used = wo;
+	sb->cur = wb;
+	for (struct block *b = wb->next; b; b = b->next)
+		b->used = 0;
+	sb->rows = n;
+}
+
+int floe_sortbuf_drain_some(struct floe_sortbuf *sb, floe_sortbuf_pick_fn pick, floe_sortbuf_fn fn,
+			    void *ctx)
+{
+	sort_index(sb);
+	size_t kept = 0;
+	for (size_t i = 0; i < sb->rows; i++) {
+		struct item *it = sb->order[i];
+		if (!pick(ctx, it->tag)) {
+			kept++;
+			continue;
+		}
+		int rc = fn(ctx, it->tag, &it->rec);
+		if (rc)
+			return rc;
+		it->gone = true;
+	}
+	if (kept == 0)
+		floe_sortbuf_clear(sb);
+	else
+		compact(sb);
 	return 0;
 }

@@ -6,6 +6,7 @@
 #ifndef FLOE_SORTBUF_H
 #define FLOE_SORTBUF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -45,8 +46,22 @@ int floe_sortbuf_add(struct floe_sortbuf *sb, uint32_t tag, const struct floe_re
  * later drain or floe_sortbuf_clear. Records passed to fn are invalidated when the drain
  * returns. */
 int floe_sortbuf_drain(struct floe_sortbuf *sb, floe_sortbuf_fn fn, void *ctx);
+/* Which tags a partial drain passes on. */
+typedef bool (*floe_sortbuf_pick_fn)(void *ctx, uint32_t tag);
+/* As floe_sortbuf_drain, for the records whose tag pick accepts only (sorted as there):
+ * the others stay, in the order they were added, and the storage of those passed on is
+ * free again for new records. When fn fails, the drain stops and returns fn's error: the
+ * buffer is then only good for floe_sortbuf_clear (or free). */
+int floe_sortbuf_drain_some(struct floe_sortbuf *sb, floe_sortbuf_pick_fn pick, floe_sortbuf_fn fn,
+			    void *ctx);
 /* Drops every record without passing them anywhere (storage kept). */
 void floe_sortbuf_clear(struct floe_sortbuf *sb);
+
+/* Whether rec's copy fits in the storage held now (floe_sortbuf_add would allocate
+ * nothing for it). */
+bool floe_sortbuf_fits(const struct floe_sortbuf *sb, const struct floe_record *rec);
+/* The bytes of storage rec's copy takes (0 for a record floe_sortbuf_add refuses). */
+size_t floe_sortbuf_cost(const struct floe_record *rec);
 
 /* Records held. */
 size_t floe_sortbuf_rows(const struct floe_sortbuf *sb);

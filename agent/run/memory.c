@@ -187,3 +187,27 @@ int floe_memory_check(const struct floe_config *c, struct floe_err *err)
 	    mib(n.read), mib(n.assemble), mib(n.sort), mib(n.base),
 	    (n.total + (1u << 20) - 1) >> 20, lower);
 }
+
+int floe_memory_partitions(const struct floe_config *cfg, struct floe_memory_partitions *out)
+{
+	struct floe_pq_options o;
+	struct floe_pq_offload off;
+	struct floe_memory_need need;
+	size_t ctx = 0;
+	pq_options(cfg, &o, &off);
+	int rc = floe_pq_writer_context_bytes(&o, &ctx);
+	if (rc == 0)
+		rc = floe_memory_need(cfg, &need);
+	if (rc)
+		return rc;
+	/* The stage is the sort buffer with sort_by, else one of the same size; the rule of
+	 * memory_need counts the latter only with sort_by. */
+	out->stage = (uint64_t)cfg->logs.sort_buffer;
+	out->per_writer = floe_pq_writer_row_need(&o, NULL, 0, true, ctx);
+	uint64_t rest = need.total + (cfg->logs.nsort_by ? 0 : out->stage);
+	uint64_t room = cfg->agent.memory_limit > rest ? cfg->agent.memory_limit - rest : 0;
+	/* memory_need holds one writer already; the others fit in what is left. */
+	uint64_t n = 1 + room / (out->per_writer ? out->per_writer : 1);
+	out->writers = n > 4096 ? 4096 : (size_t)n;
+	return 0;
+}

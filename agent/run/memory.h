@@ -25,4 +25,16 @@ int floe_memory_need(const struct floe_config *c, struct floe_memory_need *out);
  * would fit (another error from the measurement, with a message too). */
 int floe_memory_check(const struct floe_config *c, struct floe_err *err);
 
+/* How the batch shares the budget among partitions: open writers (each with its
+ * compression contexts, pages and dictionaries) and the stage that holds the rows of the
+ * partitions beyond them (agent/pipeline/batch.h). */
+struct floe_memory_partitions {
+	size_t writers;      /* open writers at most, at least 1 */
+	uint64_t per_writer; /* what one takes, about */
+	uint64_t stage;      /* the stage's bytes */
+};
+/* What c's budget holds beside the rest of the agent (floe_memory_need): 0, or an error
+ * measuring the compression contexts. */
+int floe_memory_partitions(const struct floe_config *c, struct floe_memory_partitions *out);
+
 #endif

@@ -4,6 +4,7 @@
 #include "agent/run/runner.h"
 
 #include "agent/run/runner_impl.h"
+#include "agent/run/memory.h"
 
 #include "agent/config/config.h"
 #include "agent/input/journal_in.h"
@@ -228,6 +229,12 @@ static int open_batch(struct floe_runner *r, struct floe_err *err)
 		r->lake.offload = (struct floe_pq_offload){r->lake.pool, floe_worker_submit_cb,
 							   floe_worker_wait_cb};
 		r->set.batch.pq.offload = &r->lake.offload;
+	}
+	/* Partitions: as many writers as the budget holds beside the rest, then the stage. */
+	struct floe_memory_partitions parts;
+	if (floe_memory_partitions(r->set.cfg, &parts) == 0) {
+		r->set.batch.max_writers = parts.writers;
+		r->set.batch.stage_buffer = (size_t)parts.stage;
 	}
 	rc = floe_batch_new(&r->alloc, &r->lake.spec, &r->set.batch, r->lake.spool,
 			    &r->b.batch);

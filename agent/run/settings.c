@@ -41,7 +41,8 @@ static void batch_options(struct run_settings *s, const struct floe_config *cfg)
 	memset(b, 0, sizeof(*b));
 	floe_run_pq_options(cfg, &b->pq);
 	b->pq.created_by = s->pq_created_by;
-	b->max_partitions = 4;
+	/* max_writers and stage_buffer: the runner's, from the memory budget
+	 * (floe_memory_partitions); the batch measures once more when a writer opens. */
 	b->target_file_size = cfg->logs.target_file_size;
 	for (size_t i = 0; i < cfg->logs.nbloom_filters && i < FLOE_LOG_NCOLS; i++)
 		s->bloom[i] = (struct floe_pq_bloom_column){cfg->logs.bloom_ids[i], 0};

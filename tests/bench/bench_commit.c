@@ -262,7 +262,7 @@ int main(int argc, char **argv)
 	memset(&bo, 0, sizeof(bo));
 	bo.pq.codec = FLOE_PQ_ZSTD;
 	bo.target_file_size = 1u << 20;
-	bo.max_partitions = 2;
+	bo.max_writers = 2;
 	struct floe_spool *spool = NULL;
 	struct floe_batch *batch = NULL;
 	struct counting cs = {.base = {.ops = &counting_ops}};

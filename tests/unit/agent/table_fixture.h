@@ -37,7 +37,7 @@ struct fixture {
 };
 
 /* A new fixture in a directory made from tmpl (mkdtemp's XXXXXX), partitioned by part
- * (NULL: unpartitioned), sealing at most max_partitions files an entry (0: the batch's
+ * (NULL: unpartitioned), with at most max_partitions open writers (0: the batch's
  * default), with a warehouse when warehouse is true. NULL when anything fails. */
 static inline struct fixture *fixture_new(const char *tmpl, const char *part, size_t max_partitions,
 					  bool warehouse)
@@ -57,7 +57,7 @@ static inline struct fixture *fixture_new(const char *tmpl, const char *part, si
 	memset(&bo, 0, sizeof(bo));
 	bo.pq.codec = FLOE_PQ_ZSTD;
 	bo.target_file_size = 1u << 20;
-	bo.max_partitions = max_partitions;
+	bo.max_writers = max_partitions;
 	if (floe_part_spec_from_config(&f->spec, part ? parts : NULL, part ? 1 : 0, NULL) ||
 	    floe_spool_open(&f->alloc, f->spooldir, &f->spec, &f->spool) ||
 	    (warehouse && floe_store_local_new(&f->alloc, f->wh, &f->store)) ||

@@ -109,14 +109,16 @@ static void test_batch_to_spool(void **state)
 	add_lines(f, 7, 19000 * day, 10);
 	add_lines(f, 7, 19001 * day, 5);
 	assert_int_equal(floe_batch_rows(f->batch), 15);
-	/* A third partition does not fit in two slots: the record is refused. */
+	/* A third partition beside two writers waits in the stage and gets a file of its
+	 * own at the seal, after the writers' files. */
 	struct floe_record r;
 	memset(&r, 0, sizeof(r));
 	r.ts = 19002 * day;
 	r.host = (struct floe_str){"h", 1};
 	r.source = (struct floe_str){"s", 1};
 	r.message = (struct floe_str){"m", 1};
-	assert_int_equal(floe_batch_add(f->batch, 7, &r), 2);
+	assert_int_equal(floe_batch_add(f->batch, 7, &r), 0);
+	assert_int_equal(floe_batch_rows(f->batch), 16);
 	const uint8_t pos[] = {9, 9};
 	assert_int_equal(floe_batch_seal(f->batch, 123, pos, sizeof(pos)), 0);
 	assert_int_equal(floe_batch_rows(f->batch), 0);
@@ -128,11 +130,13 @@ static void test_batch_to_spool(void **state)
 	assert_int_equal(seqs[0], 7);
 	floe_free(&f->alloc, seqs);
 	struct floe_spool_entry *e = load(f, 7);
-	assert_int_equal(e->nfiles, 2);
+	assert_int_equal(e->nfiles, 3);
 	assert_int_equal(e->created_us, 123);
 	assert_int_equal(e->positions_len, 2);
 	assert_int_equal(e->files[0].records, 10);
 	assert_int_equal(e->files[1].records, 5);
+	assert_int_equal(e->files[2].records, 1);
+	assert_int_equal(e->files[2].key.v[0].i, 19002);
 	assert_int_equal(e->files[0].key.v[0].i, 19000);
 	assert_int_equal(e->files[0].nsplits, 1);
 	assert_int_equal(e->files[0].splits[0], 4);
@@ -362,7 +366,7 @@ static struct floe_batch *sorted_batch(struct fixture *f)
 	memset(&bo, 0, sizeof(bo));
 	bo.pq.codec = FLOE_PQ_ZSTD;
 	bo.target_file_size = 1u << 20;
-	bo.max_partitions = 2;
+	bo.max_writers = 2;
 	bo.sort_by = keys;
 	bo.nsort_by = 2;
 	bo.sort_buffer = 8192;
@@ -417,14 +421,17 @@ static void test_sorted_batch(void **state)
 	struct floe_record r;
 	memset(&r, 0, sizeof(r));
 	r.ts = 19002 * day;
+	r.host = (struct floe_str){"h1", 2};
+	r.source = (struct floe_str){"/var/log/x.log", 14};
 	r.message = (struct floe_str){"m", 1};
-	assert_int_equal(floe_batch_add(b, 3, &r), 2);
-	assert_int_equal(floe_batch_rows(b), 300);
+	assert_int_equal(floe_batch_add(b, 3, &r), 0); /* staged: a file of its own */
+	assert_int_equal(floe_batch_rows(b), 301);
 	const uint8_t pos[] = {3};
 	assert_int_equal(floe_batch_seal(b, 1, pos, 1), 0);
 	assert_int_equal(floe_batch_rows(b), 0);
 	struct floe_spool_entry *e = load(f, 3);
-	assert_int_equal(e->nfiles, 2);
+	assert_int_equal(e->nfiles, 3);
+	assert_int_equal(e->files[2].records, 1);
 	assert_int_equal(e->files[0].records, 150);
 	assert_int_equal(e->files[1].records, 150);
 	assert_int_equal(e->files[0].key.v[0].i, 19000);
