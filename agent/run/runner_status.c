@@ -116,8 +116,8 @@ static int metric(struct floe_buf *b, const char *name, const char *type, const 
 	return rc ? rc : floe_buf_printf(b, "%s %" PRIu64 "\n", name, v);
 }
 
-/* The per-input families: one sample per input, labelled with its 1-based position in
- * the configuration (as the log names it). */
+/* The per-input families: one sample per input, labelled with its name (inputs[].name,
+ * by default its 1-based position in the configuration), as the log names it. */
 static int input_metrics(struct floe_runner *r, struct floe_buf *b)
 {
 	static const struct {
@@ -140,8 +140,8 @@ static int input_metrics(struct floe_runner *r, struct floe_buf *b)
 			floe_run_input_counts(r, i, &ts, &ds);
 			uint64_t v[] = {ts.lines,     ts.bytes,	     ds.parse_failures,
 					ts.lag_bytes, ts.files_open, ts.files_unreadable};
-			rc = floe_buf_printf(b, "%s{input=\"%zu\"} %" PRIu64 "\n", fam[f].name,
-					     i + 1, v[f]);
+			rc = floe_buf_printf(b, "%s{input=\"%s\"} %" PRIu64 "\n", fam[f].name,
+					     r->set.cfg->inputs[i].name, v[f]);
 		}
 	}
 	return rc;
@@ -198,8 +198,8 @@ static int syslog_metrics(struct floe_runner *r, struct floe_buf *b)
 			floe_syslog_in_stats(r->in.syslogs[i], &s);
 			uint64_t v[] = {s.kernel_drops, s.dropped,	      s.truncated,
 					s.open,		s.rejected,	      s.handshake_failures};
-			rc = floe_buf_printf(b, "%s{input=\"%zu\"} %" PRIu64 "\n", fam[f].name,
-					     i + 1, v[f]);
+			rc = floe_buf_printf(b, "%s{input=\"%s\"} %" PRIu64 "\n", fam[f].name,
+					     r->set.cfg->inputs[i].name, v[f]);
 		}
 	}
 	return rc;
@@ -323,9 +323,9 @@ static bool healthy(struct floe_runner *r, int64_t now_us, char *why, size_t cap
 		floe_run_input_counts(r, i, &ts, &ds);
 		if (ts.files_unreadable) {
 			snprintf(why, cap,
-				 "input %zu: %" PRIu64 " matched files cannot be opened "
+				 "input %s: %" PRIu64 " matched files cannot be opened "
 				 "(permissions)\n",
-				 i + 1, ts.files_unreadable);
+				 r->set.cfg->inputs[i].name, ts.files_unreadable);
 			return false;
 		}
 	}

@@ -360,7 +360,7 @@ static void test_errors(void **state)
 	    {"tables:\n  metrics: {}\n", FLOE_EFORMAT,
 	     "t.yaml:2:3: unknown key 'tables.metrics'; valid keys here: logs"},
 	    {"inputs:\n  - {type: tail, paths: [a], codec: json}\n", FLOE_EFORMAT,
-	     "t.yaml:2:30: unknown key 'inputs[0].codec'; valid keys here: type, paths, "
+	     "t.yaml:2:30: unknown key 'inputs[0].codec'; valid keys here: name, type, paths, "
 	     "exclude, start_at, max_line_bytes, format, parser, pattern, multiline, "
 	     "timestamp, long_lines, rotate_wait, max_open_files, forget_after, follow_symlinks, "
 	     "listen, max_connections, idle_timeout, max_message_bytes, socket_receive_buffer, "
@@ -1298,7 +1298,9 @@ static void test_dump(void **state)
 	    strncmp(
 		from,
 		"inputs:\n"
-		"  - type: tail  # input kind\n"
+		"  - name: \"1\"  # in log lines and the metrics' input label; default its position "
+		"(1, 2, ...)\n"
+		"    type: tail  # input kind\n"
 		"    paths: [\"/l\"]  # globs of files to follow\n"
 		"    exclude: [\"*.gz\", \"*.xz\", \"*.bz2\", \"*.zst\"]  # globs to skip, matched "
 		"on "
@@ -1368,7 +1370,8 @@ static void test_dump(void **state)
 	    "  id: \"edge-017\"",
 	    "  state_dir: \"/srv/floe\"",
 	    "  memory_limit: 64MiB",
-	    "  - type: tail",
+	    "  - name: \"1\"",
+	    "    type: tail",
 	    "    paths: [\"/var/log/syslog\", \"/var/log/*.log\"]",
 	    "    exclude: [\"*.gz\"]",
 	    "    start_at: beginning",
@@ -1425,7 +1428,7 @@ static void test_dump(void **state)
 	struct floe_config *c2 = parse_ok(NULL, d);
 	char *d2 = dump(c2);
 	assert_string_equal(d, d2);
-	assert_int_equal(c2->inputs[1].line, 34);
+	assert_int_equal(c2->inputs[1].line, 35);
 	floe_free(NULL, d);
 	floe_free(NULL, d2);
 	floe_config_free(c2);
