@@ -26,17 +26,7 @@ inputs:
   - type: tail
     paths: ["$T/in/*.log"]
 YAML
-"$FLOE_BIN" run -c "$T/floe.yaml" 2>"$T/run.err" &
-pid=$!
-PIDS+=($pid)
-# The kernel chose the port; the log says which once the listener is up.
-port=""
-for i in $(seq 1 100); do
-	port=$(sed -n 's#.*status: serving /metrics and /healthz on tcp://127.0.0.1:\([0-9]*\).*#\1#p' "$T/run.err")
-	[ -n "$port" ] && break
-	kill -0 $pid 2>/dev/null || break
-	sleep 0.1
-done
+run_serving "$T/floe.yaml" "$T/run.err"
 check "the agent serves /metrics" test -n "$port"
 [ -n "$port" ] || { cat "$T/run.err"; finish; exit 1; }
 # The first document is published just after that log line.

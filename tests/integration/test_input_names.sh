@@ -22,16 +22,7 @@ tables:
 YAML
 check "floe check shows the names, given and default" sh -c "'$FLOE_BIN' check -c '$T/floe.yaml' |
 	grep -c '^  - name: \"\\(web\\|2\\|idle.one\\)\"' | grep -qx 3"
-"$FLOE_BIN" run -c "$T/floe.yaml" 2>"$T/run.err" &
-pid=$!
-PIDS+=($pid)
-port=""
-for i in $(seq 1 100); do
-	port=$(sed -n 's#.*status: serving /metrics and /healthz on tcp://127.0.0.1:\([0-9]*\).*#\1#p' "$T/run.err")
-	[ -n "$port" ] && break
-	kill -0 $pid 2>/dev/null || break
-	sleep 0.1
-done
+run_serving "$T/floe.yaml" "$T/run.err"
 check "the agent serves /metrics" test -n "$port"
 [ -n "$port" ] || { cat "$T/run.err"; finish; exit 1; }
 # The 5 lines are read: the counters say so (bounded wait).
