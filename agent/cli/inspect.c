@@ -25,6 +25,8 @@
 #include <time.h>
 
 #define FILE_MAX (256u << 20)
+/* inspect --json's document: about 250 bytes a live file, so 1 GiB holds millions. */
+#define JSON_MAX ((size_t)1 << 30)
 
 static const char inspect_help[] =
 	"usage: floe inspect [--json] LOCATION\n"
@@ -220,7 +222,7 @@ static int print_json(struct floe_store *st, const struct floe_table *t)
 	const struct floe_ice_meta *m = floe_table_meta(t);
 	int64_t current = floe_ice_meta_current_snapshot_id(m);
 	struct floe_buf b;
-	floe_buf_init(&b, NULL, SIZE_MAX / 2);
+	floe_buf_init(&b, NULL, JSON_MAX);
 	struct live l = {.json = &b};
 	const char *loc = floe_ice_meta_location(m), *uuid = floe_ice_meta_uuid(m);
 	const struct floe_json *schema = floe_ice_meta_current_schema(m);
