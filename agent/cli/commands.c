@@ -53,7 +53,7 @@ static const char check_help[] =
 	"references, environment, shared credentials file; no network).\n"
 	"Exit code 0 when it is valid, 2 with a file:line:column message when not.\n";
 
-static const char version_help[] = "usage: floe version\n\nPrints floe's version and its libraries'.\n";
+static const char version_help[] = "usage: floe version\n\nPrints floe's version (the package's, for a packaged floe), the source commit\nand build type when known, and its libraries' versions.\n";
 
 static bool is_help(const char *a)
 {
@@ -596,7 +596,10 @@ int floe_cmd_version(int argc, char **argv)
 		fprintf(stderr, "floe: unexpected argument '%s'\n", argv[1]);
 		return FLOE_EXIT_USAGE;
 	}
-	printf("floe %s (Iceberg format v2, Parquet writer; zstd %s, lz4 %s, libyaml %s)\n", FLOE_VERSION,
+	/* The commit and build type name the exact binary in a bug report. */
+	printf("floe %s (%s%s%s%s build; Iceberg format v2, Parquet writer; zstd %s, lz4 %s, libyaml %s)\n",
+	       FLOE_VERSION, FLOE_GIT_COMMIT[0] ? "commit " : "", FLOE_GIT_COMMIT,
+	       FLOE_GIT_COMMIT[0] ? ", " : "", FLOE_BUILD_TYPE[0] ? FLOE_BUILD_TYPE : "default",
 	       ZSTD_versionString(), LZ4_versionString(), yaml_get_version_string());
 	return FLOE_EXIT_OK;
 }

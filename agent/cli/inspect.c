@@ -6,10 +6,12 @@
 #include "agent/lake/table.h"
 #include "agent/lake/warehouse.h"
 #include "formats/base/alloc.h"
+#include "formats/base/buf.h"
 #include "formats/base/error.h"
 #include "formats/base/limits.h"
 #include "formats/iceberg/manifest.h"
 #include "formats/iceberg/metadata.h"
+#include "formats/json/json.h"
 #include "platform/fs.h"
 #include "platform/path.h"
 #include "platform/store.h"
@@ -23,11 +25,13 @@
 #include <time.h>
 
 #define FILE_MAX (256u << 20)
+/* inspect --json's document: about 250 bytes a live file, so 1 GiB holds millions. */
+#define JSON_MAX ((size_t)1 << 30)
 
 static const char inspect_help[] =
-	"usage: floe inspect LOCATION\n"
-	"       floe inspect [--endpoint URL] [--region R] [--path-style] s3://BUCKET/PREFIX\n"
-	"       floe inspect -c FILE\n"
+	"usage: floe inspect [--json] LOCATION\n"
+	"       floe inspect [--json] [--endpoint URL] [--region R] [--path-style] s3://BUCKET/PREFIX\n"
+	"       floe inspect [--json] -c FILE\n"
 	"\n"
 	"LOCATION is a table directory or file:// URI (<warehouse>/<namespace>/<table>), or the\n"
 	"s3:// URI of a table; with -c, the table of a configuration file (a local or an S3\n"
@@ -39,6 +43,13 @@ static const char inspect_help[] =
 	"snapshot's manifests (count and bytes). A table whose metadata\n"
 	"history has a gap or goes back (a stray or deleted metadata file) is refused, as\n"
 	"floe run refuses to commit to it.\n"
+	"\n"
+	"--json prints one JSON object instead, for other tools to read exactly what the\n"
+	"current snapshot holds: table, uuid, format-version, metadata, current-snapshot-id\n"
+	"(null when none), schema (the current Iceberg schema as the metadata holds it),\n"
+	"files (the live data files: path as the manifests name it, records, size), records\n"
+	"and bytes. Files that compaction replaced or that a failed commit left behind are not\n"
+	"in it, though they may still be on disk.\n"
 	"\n"
 	"For s3:// the endpoint is --endpoint, else AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL,\n"
 	"else https://s3.<region>.amazonaws.com; the region --region, else AWS_REGION or\n"
@@ -60,6 +71,7 @@ struct live {
 	int64_t *sizes; /* every live file's size, for the distribution; NULL if out of memory */
 	size_t cap;
 	bool lost;	/* a size could not be kept: no distribution */
+	struct floe_buf *json; /* --json: the files array being written, else NULL */
 };
 
 /* Keeps a file's size for the distribution. A failure only costs the distribution. */
@@ -125,7 +137,15 @@ static int print_file(void *ctx, int status, const char *path, int64_t records, 
 	struct live *l = ctx;
 	if (status == 2)
 		return 0; /* deleted entries are not live */
-	printf("  %s  records=%" PRId64 " size=%" PRId64 "\n", path, records, size);
+	if (l->json) {
+		int rc = floe_buf_puts(l->json, l->files ? ",\n  {\"path\": " : "\n  {\"path\": ");
+		if (rc || (rc = floe_json_write_str(l->json, path, strlen(path))) ||
+		    (rc = floe_buf_printf(l->json, ", \"records\": %" PRId64 ", \"size\": %" PRId64 "}",
+					  records, size)))
+			return rc;
+	} else {
+		printf("  %s  records=%" PRId64 " size=%" PRId64 "\n", path, records, size);
+	}
 	keep_size(l, size);
 	size_t b = 0;
 	while (b < NBUCKETS - 1 && size >= bucket_top[b])
@@ -195,6 +215,44 @@ static int live_files(struct floe_store *st, const struct floe_ice_meta *m, long
 	return rc;
 }
 
+/* --json: the table's identity, current schema and live data files as one JSON object on
+ * stdout, written whole or not at all (a half object would read as a smaller table). */
+static int print_json(struct floe_store *st, const struct floe_table *t)
+{
+	const struct floe_ice_meta *m = floe_table_meta(t);
+	int64_t current = floe_ice_meta_current_snapshot_id(m);
+	struct floe_buf b;
+	floe_buf_init(&b, NULL, JSON_MAX);
+	struct live l = {.json = &b};
+	const char *loc = floe_ice_meta_location(m), *uuid = floe_ice_meta_uuid(m);
+	const struct floe_json *schema = floe_ice_meta_current_schema(m);
+	int rc = floe_buf_puts(&b, "{\"table\": ");
+	rc = rc ? rc : floe_json_write_str(&b, loc, strlen(loc));
+	rc = rc ? rc : floe_buf_puts(&b, ", \"uuid\": ");
+	rc = rc ? rc : floe_json_write_str(&b, uuid, strlen(uuid));
+	rc = rc ? rc : floe_buf_printf(&b, ", \"format-version\": %d, \"metadata\": \"v%" PRId64
+					  ".metadata.json\", \"current-snapshot-id\": ",
+					  floe_ice_meta_format_version(m), floe_table_version(t));
+	if (!rc && current >= 0)
+		rc = floe_buf_printf(&b, "%" PRId64, current);
+	else if (!rc)
+		rc = floe_buf_puts(&b, "null");
+	rc = rc ? rc : floe_buf_puts(&b, ",\n\"schema\": ");
+	rc = rc ? rc : schema ? floe_json_write(schema, &b) : floe_buf_puts(&b, "null");
+	rc = rc ? rc : floe_buf_puts(&b, ",\n\"files\": [");
+	if (!rc && current >= 0)
+		rc = live_files(st, m, floe_ice_meta_find_snapshot(m, current), &l);
+	rc = rc ? rc : floe_buf_printf(&b, "%s], \"records\": %" PRId64 ", \"bytes\": %" PRId64 "}\n",
+				       l.files ? "\n" : "", l.records, l.bytes);
+	if (rc == 0 && fwrite(b.data, 1, b.len, stdout) != b.len)
+		rc = -EIO;
+	if (rc)
+		fprintf(stderr, "floe: inspect --json: %s\n", floe_strerror(rc));
+	floe_buf_fini(&b);
+	floe_free(NULL, l.sizes);
+	return rc ? FLOE_EXIT_RUNTIME : FLOE_EXIT_OK;
+}
+
 /* Prints who commits to the table: one line per agent id and installation in the current
  * snapshot's ancestry, with its commits and last commit-seq, and a warning for an agent
  * id that more than one installation uses (what makes floe run stop). */
@@ -252,7 +310,7 @@ static void print_writers(const struct floe_ice_meta *m)
 }
 
 /* Prints the table at prefix in st. */
-static int inspect_table(struct floe_store *st, const char *prefix, const char *name)
+static int inspect_table(struct floe_store *st, const char *prefix, const char *name, bool json)
 {
 	struct floe_table *t = NULL;
 	struct floe_err why = {0};
@@ -262,6 +320,11 @@ static int inspect_table(struct floe_store *st, const char *prefix, const char *
 		 * shown as refused, not as whatever a probe happens to reach. */
 		fprintf(stderr, "floe: %s: %s\n", name, floe_err_text(&why, rc));
 		return FLOE_EXIT_RUNTIME;
+	}
+	if (json) {
+		int status = print_json(st, t);
+		floe_table_free(t);
+		return status;
 	}
 	const struct floe_ice_meta *m = floe_table_meta(t);
 	int64_t current = floe_ice_meta_current_snapshot_id(m);
@@ -392,7 +455,7 @@ static struct floe_config *s3_location_config(const char *uri, const char *endpo
 }
 
 /* Opens cfg's warehouse and prints the table at prefix in it. */
-static int inspect_warehouse(const struct floe_config *cfg, const char *prefix)
+static int inspect_warehouse(const struct floe_config *cfg, const char *prefix, bool json)
 {
 	struct floe_store *st = NULL;
 	struct floe_err why = {0};
@@ -401,13 +464,13 @@ static int inspect_warehouse(const struct floe_config *cfg, const char *prefix)
 		fprintf(stderr, "floe: %s\n", floe_err_text(&why, rc));
 		return rc == FLOE_EINVAL ? FLOE_EXIT_USAGE : FLOE_EXIT_RUNTIME;
 	}
-	int status = inspect_table(st, prefix, cfg->lake.warehouse);
+	int status = inspect_table(st, prefix, cfg->lake.warehouse, json);
 	floe_store_free(st);
 	return status;
 }
 
 /* floe inspect [--endpoint URL] [--region R] [--path-style] s3://BUCKET/PREFIX */
-static int inspect_s3(int argc, char **argv)
+static int inspect_s3(int argc, char **argv, bool json)
 {
 	const char *endpoint = NULL, *region = NULL, *uri = NULL;
 	bool path_style = false, bad = false;
@@ -430,20 +493,38 @@ static int inspect_s3(int argc, char **argv)
 	struct floe_config *cfg = s3_location_config(uri, endpoint, region, path_style);
 	if (!cfg)
 		return FLOE_EXIT_USAGE;
-	int status = inspect_warehouse(cfg, "");
+	int status = inspect_warehouse(cfg, "", json);
 	floe_config_free(cfg);
 	return status;
 }
 
 int floe_cmd_inspect(int argc, char **argv)
 {
+	/* --json may stand anywhere; the rest is parsed without it. */
+	char *args[16];
+	bool json = false;
+	int n = 0;
+	for (int i = 0; i < argc; i++) {
+		if (i > 0 && strcmp(argv[i], "--json") == 0)
+			json = true;
+		else if (n < (int)(sizeof(args) / sizeof(args[0])))
+			args[n++] = argv[i];
+		else
+			n = (int)(sizeof(args) / sizeof(args[0])) + 1;
+	}
+	if (n > (int)(sizeof(args) / sizeof(args[0]))) {
+		fputs(inspect_help, stderr);
+		return FLOE_EXIT_USAGE;
+	}
+	argc = n;
+	argv = args;
 	bool help = argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0);
 	bool with_config = argc == 3 && strcmp(argv[1], "-c") == 0;
 	bool s3 = false;
 	for (int i = 1; i < argc && !with_config; i++)
 		s3 = s3 || strncmp(argv[i], "s3://", 5) == 0;
 	if (s3 && !help)
-		return inspect_s3(argc, argv);
+		return inspect_s3(argc, argv, json);
 	if (help || (argc != 2 && !with_config) || (argc == 2 && argv[1][0] == '-')) {
 		fputs(inspect_help, help ? stdout : stderr);
 		return help ? FLOE_EXIT_OK : FLOE_EXIT_USAGE;
@@ -455,7 +536,7 @@ int floe_cmd_inspect(int argc, char **argv)
 			return FLOE_EXIT_USAGE;
 		char prefix[1024];
 		snprintf(prefix, sizeof(prefix), "%s/%s", cfg->lake.namespace, cfg->logs.name);
-		status = inspect_warehouse(cfg, prefix);
+		status = inspect_warehouse(cfg, prefix, json);
 		floe_config_free(cfg);
 		return status;
 	}
@@ -472,7 +553,7 @@ int floe_cmd_inspect(int argc, char **argv)
 		fprintf(stderr, "floe: %s: %s\n", abs, floe_strerror(rc));
 		return FLOE_EXIT_RUNTIME;
 	}
-	status = inspect_table(st, "", abs);
+	status = inspect_table(st, "", abs, json);
 	floe_store_free(st);
 	return status;
 }

@@ -45,14 +45,14 @@ static bool print_other_input(const struct floe_config *cfg, size_t i, const str
 		return false;
 	const struct floe_config_input *c = &cfg->inputs[i];
 	if (c->type == FLOE_INPUT_JOURNAL) {
-		printf("input %zu (journal%s%s):\n  %" PRIu64 " entries, %" PRIu64
+		printf("input %s (journal%s%s):\n  %" PRIu64 " entries, %" PRIu64
 		       " message bytes read; %" PRIu64 " cursor resets, %" PRIu64 " fields cut\n",
-		       i + 1, c->journal.directory ? " in " : "",
+		       c->name, c->journal.directory ? " in " : "",
 		       c->journal.directory ? c->journal.directory : "", num(o, "lines"),
 		       num(o, "bytes"), num(o, "resets"), num(o, "truncated"));
 		return true;
 	}
-	printf("input %zu (syslog", i + 1);
+	printf("input %s (syslog", c->name);
 	for (size_t k = 0; k < c->syslog.nlisten; k++)
 		printf("%s%s", k ? ", " : " ", c->syslog.listen[k]);
 	printf("):\n  %" PRIu64 " messages, %" PRIu64 " bytes received; %" PRIu64
@@ -76,7 +76,10 @@ static unsigned print_inputs(const struct floe_config *cfg, const struct floe_js
 		const struct floe_json *o = floe_json_at(in, i);
 		if (print_other_input(cfg, i, o))
 			continue;
-		printf("input %zu", i + 1);
+		if (i < cfg->ninputs)
+			printf("input %s", cfg->inputs[i].name);
+		else
+			printf("input %zu", i + 1);
 		if (i < cfg->ninputs)
 			for (size_t p = 0; p < cfg->inputs[i].npaths; p++)
 				printf("%s%s", p ? ", " : " (", cfg->inputs[i].paths[p]);

@@ -36,7 +36,13 @@ enum floe_spool_policy { FLOE_SPOOL_BLOCK, FLOE_SPOOL_DROP_OLDEST };
 enum floe_config_log_format { FLOE_CONFIG_LOG_TEXT, FLOE_CONFIG_LOG_JSON };
 enum floe_follow_symlinks { FLOE_SYMLINKS_WITHIN_ROOT, FLOE_SYMLINKS_TRUE, FLOE_SYMLINKS_FALSE };
 
+/* The longest inputs[].name: "input NAME" fits the 32-byte names inputs log with. */
+#define FLOE_INPUT_NAME_MAX 24
+
 struct floe_config_input {
+	/* name: what log lines and the metrics' input label call it; 1 to 24 characters of
+	 * A-Z a-z 0-9 . _ -, unique; default its 1-based position ("1", "2", ...). */
+	char *name;
 	enum floe_input_type type;     /* type: tail, syslog or journal (required) */
 	char **paths;		       /* tail: globs, required, at least one; a single */
 	size_t npaths;		       /* string is accepted as a list of one */

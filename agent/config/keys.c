@@ -235,7 +235,9 @@ static int root_post(struct floe_config_ctx *ctx, const struct floe_cnode *map, 
 		     char *base)
 {
 	struct floe_config *c = (struct floe_config *)(void *)base;
-	int rc = floe_keys_aggs_check(ctx, map, c);
+	int rc = floe_keys_inputs_names(ctx, map, c);
+	if (rc == 0)
+		rc = floe_keys_aggs_check(ctx, map, c);
 	if (rc < 0)
 		return rc;
 	/* The sort buffer is held next to the writers' row groups (a quarter of the budget

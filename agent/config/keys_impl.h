@@ -53,5 +53,10 @@ struct floe_config;
  * root is the document's mapping (may be NULL). */
 int floe_keys_aggs_check(struct floe_config_ctx *ctx, const struct floe_cnode *root,
 			 struct floe_config *c);
+/* Gives each unnamed input its default name (its 1-based position) and refuses two
+ * inputs of one name (keys_inputs.c), for the root's post hook, before the aggregations'
+ * rules. */
+int floe_keys_inputs_names(struct floe_config_ctx *ctx, const struct floe_cnode *root,
+			   struct floe_config *c);
 
 #endif

@@ -12,8 +12,11 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
+static int check_input_name(struct floe_config_ctx *, const struct floe_cnode *, const char *,
+			    char **);
 static int check_regex(struct floe_config_ctx *, const struct floe_cnode *, const char *, char **);
 static int check_glob(struct floe_config_ctx *, const struct floe_cnode *, const char *, char **);
 static int check_ts_format(struct floe_config_ctx *, const struct floe_cnode *, const char *,
@@ -104,6 +107,12 @@ static const struct floe_key_section timestamp_section =
     FLOE_KEY_SECTION(timestamp_keys, NULL, NULL);
 
 static const struct floe_key input_keys[] = {
+    {.name = "name",
+     .type = FLOE_KT_STRING,
+     .off = INP(name),
+     .flags = FLOE_KF_COMPUTED,
+     .check = check_input_name,
+     .help = "in log lines and the metrics' input label; default its position (1, 2, ...)"},
     {.name = "type",
      .type = FLOE_KT_ENUM,
      .off = INP(type),
@@ -375,6 +384,48 @@ const struct floe_key_section floe_keys_input_section =
 
 /* Cross-key rules of an input: pattern goes with parser regex, and a timestamp taken from
  * an attribute needs a parser to make attributes. */
+/* A name goes into log lines and Prometheus label values as it is, so it holds nothing
+ * that would need quoting there, and fits the inputs' 32-byte "input NAME" buffers. */
+static int check_input_name(struct floe_config_ctx *ctx, const struct floe_cnode *at,
+			    const char *path, char **value)
+{
+	char shown[FLOE_KEYMAP_SHOW_CAP];
+	if (floe_keymap_all_of(*value, 1, FLOE_INPUT_NAME_MAX, "._-"))
+		return 0;
+	return floe_config_fail(ctx, at, FLOE_EFORMAT,
+				"key '%s': expected 1 to %d characters of A-Z a-z 0-9 . _ -, got '%s'",
+				path, FLOE_INPUT_NAME_MAX,
+				floe_keymap_show(*value, strlen(*value), shown));
+}
+
+int floe_keys_inputs_names(struct floe_config_ctx *ctx, const struct floe_cnode *root,
+			   struct floe_config *c)
+{
+	const struct floe_cnode *list = floe_keymap_find_value(root, "inputs");
+	for (size_t i = 0; i < c->ninputs; i++) {
+		struct floe_config_input *in = &c->inputs[i];
+		if (!in->name) {
+			char pos[24];
+			snprintf(pos, sizeof(pos), "%zu", i + 1);
+			if (!(in->name = floe_strdup(ctx->a, pos)))
+				return floe_keymap_nomem(ctx);
+		}
+		for (size_t j = 0; j < i; j++) {
+			if (strcmp(c->inputs[j].name, in->name) != 0)
+				continue;
+			const struct floe_cnode *item =
+			    list && i < list->nkids ? list->kids[i] : list;
+			const struct floe_cnode *at = floe_keymap_find_value(item, "name");
+			return floe_config_fail(ctx, at ? at : item, FLOE_EFORMAT,
+						"key 'inputs[%zu].name': '%s' is also the name of "
+						"inputs[%zu]%s",
+						i, in->name, j,
+						at ? "" : " (an input's default name is its position)");
+		}
+	}
+	return 0;
+}
+
 static int input_post(struct floe_config_ctx *ctx, const struct floe_cnode *map, const char *path,
 		      char *base)
 {

@@ -163,10 +163,10 @@ int floe_preflight_inputs(const struct floe_config *cfg, floe_preflight_fn fn, v
 				if (!overlaps(in->paths[k], &own[d]))
 					continue;
 				(void)!snprintf(msg, sizeof(msg),
-					 "%s:%d: input %zu: pattern '%s' can match files in %s (%s): "
+					 "%s:%d: input %s: pattern '%s' can match files in %s (%s): "
 					 "the agent would read its own output; narrow the pattern or "
 					 "move %s",
-					 cfg->path, in->line, i + 1, in->paths[k], own[d].what,
+					 cfg->path, in->line, in->name, in->paths[k], own[d].what,
 					 own[d].abs, own[d].what);
 				fn(ctx, true, msg);
 				errors++;
@@ -216,7 +216,7 @@ void floe_preflight_tail_options(const struct floe_config *cfg, size_t i, unsign
 {
 	const struct floe_config_input *in = &cfg->inputs[i];
 	memset(out, 0, sizeof(*out));
-	snprintf(out->name, sizeof(out->name), "input %zu", i + 1);
+	snprintf(out->name, sizeof(out->name), "input %s", in->name);
 	size_t nskip = 0;
 	out->skip[nskip++] = cfg->agent.state_dir;
 	if (cfg->lake.catalog == FLOE_CATALOG_FILESYSTEM)

@@ -1,4 +1,4 @@
-/* Per-input line decoding: parser, timestamp, severity, app. */
+/* Per-input line decoding: parser, timestamp, and the parsed fields that fill columns. */
 #include "decode.h"
 
 #include "agent/config/config.h"
@@ -190,6 +190,73 @@ static int severity_of(const char *s, size_t n)
 	return -1;
 }
 
+/* Parsed fields that name a column fill it, by one rule for every parser (README,
+ * "inputs[].parser"): the first of each list of names with a usable value wins, and the
+ * field stays in attrs too. Without this, a JSON event's own host would lose to the
+ * agent's host name in partitions and group_by, silently. ts takes an RFC 3339 value
+ * only, and only where no timestamp option is set, so a configured format always wins;
+ * a value that is not RFC 3339 is counted and logged like any timestamp failure, since
+ * the row would otherwise carry the receive time unnoticed. The message column is
+ * mapped last (map_message). */
+static void map_columns(struct floe_decoder *d, struct floe_record *rec)
+{
+	static const char *const level_keys[] = {"level", "severity", "lvl", "loglevel", NULL};
+	static const char *const app_keys[] = {"app", "app_name", "appname", "program", "service",
+					       NULL};
+	static const char *const host_keys[] = {"host", "hostname", NULL};
+	static const char *const ts_keys[] = {"ts", "time", "timestamp", NULL};
+	const char *v;
+	size_t vl, k = 0;
+	while (!rec->has_severity && next_field(d->fields, level_keys, &k, &v, &vl)) {
+		int sev = severity_of(v, vl);
+		if (sev >= 0) {
+			rec->has_severity = true;
+			rec->severity = sev;
+		}
+	}
+	for (k = 0; !rec->app.p && next_field(d->fields, app_keys, &k, &v, &vl);)
+		if (vl)
+			rec->app = (struct floe_str){v, vl};
+	bool host_set = false;
+	for (k = 0; !host_set && next_field(d->fields, host_keys, &k, &v, &vl);)
+		if ((host_set = vl > 0))
+			rec->host = (struct floe_str){v, vl};
+	/* The access-log and syslog_file parsers set ts themselves. */
+	bool ts_parsed = d->parser == FLOE_PARSER_APACHE_COMMON ||
+			 d->parser == FLOE_PARSER_APACHE_COMBINED ||
+			 d->parser == FLOE_PARSER_NGINX_COMBINED || d->parser == FLOE_PARSER_SYSLOG_FILE;
+	k = 0;
+	if (!d->ts && !ts_parsed && next_field(d->fields, ts_keys, &k, &v, &vl)) {
+		int64_t us;
+		if (floe_ts_parse_rfc3339(v, vl, &us, NULL) == 0) {
+			rec->ts = us;
+		} else {
+			d->st.ts_failures++;
+			log_failure(d, &d->ts_log,
+				    "the ts field (RFC 3339 expected; for another format, set the "
+				    "input's timestamp option)",
+				    rec);
+		}
+	}
+}
+
+/* The message column from a parsed message or msg field, last, so that every failure
+ * logged before shows the whole line; the line stays the message when a timestamp
+ * option reads it. */
+static void map_message(struct floe_decoder *d, struct floe_record *rec)
+{
+	static const char *const message_keys[] = {"message", "msg", NULL};
+	const char *v;
+	size_t vl, k = 0;
+	if (d->ts_from_message)
+		return;
+	while (next_field(d->fields, message_keys, &k, &v, &vl))
+		if (vl) {
+			rec->message = (struct floe_str){v, vl};
+			return;
+		}
+}
+
 /* The parser, as the failure log names it. */
 static const char *const parser_what[] = {
     [FLOE_PARSER_JSON] = "the json parser",
@@ -250,23 +317,7 @@ void floe_decoder_apply(struct floe_decoder *d, struct floe_record *rec)
 		}
 		d->st.fields_dropped += floe_fields_dropped(d->fields);
 		floe_fields_to_record(d->fields, rec);
-		/* A level field becomes the severity column too, and an application name the app
-		 * column (for sort_by, bloom filters and partitions); both stay in attrs. */
-		static const char *const level_keys[] = {"level", "severity", "lvl", "loglevel", NULL};
-		static const char *const app_keys[] = {"app", "app_name", "appname", "program", "service",
-						       NULL};
-		const char *v;
-		size_t vl, k = 0;
-		while (!rec->has_severity && next_field(d->fields, level_keys, &k, &v, &vl)) {
-			int sev = severity_of(v, vl);
-			if (sev >= 0) {
-				rec->has_severity = true;
-				rec->severity = sev;
-			}
-		}
-		for (k = 0; !rec->app.p && next_field(d->fields, app_keys, &k, &v, &vl);)
-			if (vl)
-				rec->app = (struct floe_str){v, vl};
+		map_columns(d, rec);
 	}
 	if (d->ts) {
 		const char *v = NULL;
@@ -285,4 +336,6 @@ void floe_decoder_apply(struct floe_decoder *d, struct floe_record *rec)
 			log_failure(d, &d->ts_log, "the timestamp", rec);
 		}
 	}
+	if (d->fields)
+		map_message(d, rec);
 }

@@ -222,6 +222,8 @@ int floe_counters_json(const struct floe_run_counters *g, const struct floe_inpu
 		rc = floe_buf_printf(b, ",\"inputs\":[");
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		rc = floe_buf_printf(b, "%s{\"type\":\"%s\"", i ? "," : "", kind_name(in[i].kind));
+		if (rc == 0 && in[i].name)
+			rc = floe_buf_printf(b, ",\"name\":\"%s\"", in[i].name);
 		for (size_t k = 0; k < N(input) && rc == 0; k++)
 			if (input[k].kinds & in[i].kind)
 				rc = floe_buf_printf(b, ",\"%s\":%" PRIu64, input[k].json,
@@ -264,10 +266,13 @@ int floe_counters_prom(const struct floe_run_counters *g, const struct floe_inpu
 			continue;
 		rc = family(b, &input[k], "inputs[].");
 		for (size_t i = 0; i < n && rc == 0; i++) {
-			char labels[32];
+			char labels[64];
 			if (!(input[k].kinds & in[i].kind))
 				continue;
-			snprintf(labels, sizeof(labels), "{input=\"%zu\"}", i + 1);
+			if (in[i].name)
+				snprintf(labels, sizeof(labels), "{input=\"%s\"}", in[i].name);
+			else
+				snprintf(labels, sizeof(labels), "{input=\"%zu\"}", i + 1);
 			rc = sample(b, &input[k], labels, at(&in[i], input[k].off));
 		}
 	}

@@ -35,6 +35,7 @@ enum { FLOE_CTR_TAIL = 1, FLOE_CTR_SYSLOG = 2, FLOE_CTR_JOURNAL = 4 };
 /* One input's counters (the fields of its kind; the others stay 0). */
 struct floe_input_counters {
 	unsigned kind;
+	const char *name; /* inputs[].name (borrowed): the input label; NULL: its position */
 	uint64_t lines, bytes, parse_failures, ts_failures;
 	/* tail */
 	uint64_t files_open, files_parked, files_unreadable, patterns_unmatched, files_skipped;

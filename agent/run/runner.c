@@ -250,7 +250,7 @@ static int open_syslog(struct floe_runner *r, size_t i, struct floe_err *err)
 {
 	const struct floe_config_input *in = &r->set.cfg->inputs[i];
 	char name[32];
-	snprintf(name, sizeof(name), "input %zu", i + 1);
+	snprintf(name, sizeof(name), "input %s", in->name);
 	int rc = floe_syslog_in_new(&r->alloc, in, name, r->in.rx, r->loop, r->env.o.clock,
 				    &r->in.syslogs[i], err);
 	if (rc == 0)
@@ -262,7 +262,7 @@ static int open_syslog(struct floe_runner *r, size_t i, struct floe_err *err)
 static int open_journal(struct floe_runner *r, size_t i, struct floe_err *err)
 {
 	char name[32];
-	snprintf(name, sizeof(name), "input %zu", i + 1);
+	snprintf(name, sizeof(name), "input %s", r->set.cfg->inputs[i].name);
 	int rc = floe_journal_in_new(&r->alloc, &r->set.cfg->inputs[i], name, r->loop,
 				     &r->in.journals[i], err);
 	if (rc == 0) {
@@ -285,20 +285,20 @@ static int open_input(struct floe_runner *r, size_t i, struct floe_err *err)
 		struct floe_assemble_options ao;
 		floe_run_assemble_options(&r->set, i, &ao);
 		if ((rc = floe_assemble_new(&r->alloc, &ao, &r->in.asm_[i], &e)))
-			return floe_err_set(err, rc, "input %zu (line %d): multiline.start: %s",
-					    i + 1, in->line, floe_err_text(&e, rc));
+			return floe_err_set(err, rc, "input %s (line %d): multiline.start: %s",
+					    in->name, in->line, floe_err_text(&e, rc));
 	}
 	if ((rc = floe_decoder_new(&r->alloc, in, &r->in.decoders[i], &e)))
-		return floe_err_set(err, rc, "input %zu (line %d): %s", i + 1, in->line,
+		return floe_err_set(err, rc, "input %s (line %d): %s", in->name, in->line,
 				    floe_err_text(&e, rc));
 	char dname[32];
-	snprintf(dname, sizeof(dname), "input %zu", i + 1);
+	snprintf(dname, sizeof(dname), "input %s", in->name);
 	floe_decoder_set_name(r->in.decoders[i], dname);
 	struct floe_preflight_tail to;
 	floe_run_tail_options(&r->set, i, r->env.o.clock, &to);
 	to.o.confirm_new = true; /* floe_runner_save_new_positions makes them durable */
 	if ((rc = floe_tail_new(&r->alloc, &to.o, &r->in.tails[i])))
-		return floe_err_set(err, rc, "input %zu (line %d): %s", i + 1, in->line,
+		return floe_err_set(err, rc, "input %s (line %d): %s", in->name, in->line,
 				    floe_strerror(rc));
 	r->in.n++;
 	/* One watch for every tail; without one (no inotify, no memory) the loop polls. */

@@ -161,8 +161,10 @@ int floe_run_counters_render(struct floe_runner *r, bool prom, struct floe_buf *
 	struct floe_input_counters *in = floe_calloc(&r->alloc, n, sizeof(*in));
 	if (!in)
 		return FLOE_ENOMEM;
-	for (size_t i = 0; i < r->in.n; i++)
+	for (size_t i = 0; i < r->in.n; i++) {
 		input_counters(r, i, &in[i]);
+		in[i].name = r->set.cfg->inputs[i].name;
+	}
 	struct floe_run_counters g;
 	run_counters(r, in, &g);
 	int rc = prom ? floe_counters_prom(&g, in, r->in.n, b) : floe_counters_json(&g, in, r->in.n, b);

@@ -318,11 +318,11 @@ static int read_inputs(struct floe_runner *r, size_t *progress, bool quiet)
 			 * read-only state_dir), not of reading the input. */
 			if (r->b.add_error)
 				floe_error(
-				    "runner: writing input %zu's lines into the spool (%s/spool) "
+				    "runner: writing input %s's lines into the spool (%s/spool) "
 				    "failed: %s",
-				    i + 1, r->set.state_dir, floe_strerror(r->b.add_error));
+				    r->set.cfg->inputs[i].name, r->set.state_dir, floe_strerror(r->b.add_error));
 			else
-				floe_error("runner: reading input %zu: %s", i + 1,
+				floe_error("runner: reading input %s: %s", r->set.cfg->inputs[i].name,
 					   floe_strerror(rc));
 			return r->b.add_error ? r->b.add_error : rc;
 		}
@@ -364,9 +364,9 @@ static int drain_syslog(struct floe_runner *r, size_t i, bool hold)
 		if (held)
 			break;
 		if (floe_run_mono_us(r) > until) {
-			floe_warn("runner: input %zu: the syslog receiver did not stop reading within "
+			floe_warn("runner: input %s: the syslog receiver did not stop reading within "
 				  "2 s",
-				  i + 1);
+				  r->set.cfg->inputs[i].name);
 			break;
 		}
 		floe_loop_run_once(r->loop, 1);
@@ -461,7 +461,7 @@ static void explain_nothing_read(const struct floe_runner *r)
 					", %" PRIu64
 					" files skipped (links or the agent's own files)",
 					st.files_skipped);
-		floe_info("runner: input %zu read no line: %s", i + 1, why);
+		floe_info("runner: input %s read no line: %s", r->set.cfg->inputs[i].name, why);
 	}
 }
 
@@ -553,7 +553,8 @@ static int start(struct floe_runner *r, bool once)
 	int rc;
 	for (size_t i = 0; i < r->in.n; i++) {
 		if (r->in.tails[i] && (rc = floe_tail_scan(r->in.tails[i]))) {
-			floe_error("runner: scanning input %zu: %s", i + 1, floe_strerror(rc));
+			floe_error("runner: scanning input %s: %s", r->set.cfg->inputs[i].name,
+				   floe_strerror(rc));
 			return rc;
 		}
 	}

@@ -236,16 +236,16 @@ static void log_ranges(const struct replay *p, size_t i, const char *why)
 			snprintf(tmp, sizeof(tmp), "the file ends at byte %" PRIu64 ", before the seal's end",
 				 p->reached[k] > f->from ? p->reached[k] : f->from);
 		}
-		floe_error("runner: spool entry %" PRIu64 ": input %zu: %s bytes %" PRIu64 "-%" PRIu64
+		floe_error("runner: spool entry %" PRIu64 ": input %s: %s bytes %" PRIu64 "-%" PRIu64
 			   " cannot be read again (%s)",
-			   p->e->seq, i + 1, f->path, f->from, f->to, because);
+			   p->e->seq, p->r->set.cfg->inputs[i].name, f->path, f->from, f->to, because);
 	}
 }
 
 /* A syslog input's part of entry e: nothing to read again when it took no message between
  * the entry's start and end; otherwise those messages are gone (nobody can send them
  * again), which is logged and FLOE_ENOTFOUND. */
-static int reread_syslog(const struct floe_spool_entry *e, size_t i, const uint8_t *from,
+static int reread_syslog(const struct floe_spool_entry *e, const char *name, const uint8_t *from,
 			 size_t from_len, const uint8_t *to, size_t to_len)
 {
 	uint64_t a = 0, b = 0;
@@ -253,16 +253,16 @@ static int reread_syslog(const struct floe_spool_entry *e, size_t i, const uint8
 		return FLOE_ENOTFOUND;
 	if (a == b)
 		return 0;
-	floe_error("runner: spool entry %" PRIu64 ": input %zu: %" PRIu64 " syslog messages "
+	floe_error("runner: spool entry %" PRIu64 ": input %s: %" PRIu64 " syslog messages "
 		   "received over the network cannot be read again",
-		   e->seq, i + 1, b - a);
+		   e->seq, name, b - a);
 	return FLOE_ENOTFOUND;
 }
 
 /* A journal input's part of entry e: nothing when the cursor did not move. Reading the
  * journal again between two cursors is not done yet: those entries are counted lost,
  * logged with both cursors (journalctl --after-cursor shows them). */
-static int reread_journal(const struct floe_spool_entry *e, size_t i, const uint8_t *from,
+static int reread_journal(const struct floe_spool_entry *e, const char *name, const uint8_t *from,
 			  size_t from_len, const uint8_t *to, size_t to_len)
 {
 	const char *a, *b;
@@ -272,9 +272,9 @@ static int reread_journal(const struct floe_spool_entry *e, size_t i, const uint
 		return FLOE_ENOTFOUND;
 	if (al == bl && memcmp(a, b, al) == 0)
 		return 0;
-	floe_error("runner: spool entry %" PRIu64 ": input %zu: the journal entries after cursor "
+	floe_error("runner: spool entry %" PRIu64 ": input %s: the journal entries after cursor "
 		   "'%.*s' up to '%.*s' are not read again",
-		   e->seq, i + 1, (int)al, a, (int)bl, b);
+		   e->seq, name, (int)al, a, (int)bl, b);
 	return FLOE_ENOTFOUND;
 }
 
@@ -294,9 +294,9 @@ static int reread_input(struct floe_runner *r, const struct floe_spool_entry *e,
 	if (rc == 0)
 		rc = floe_span_input(e->positions, e->positions_len, i, &nt, &to, &to_len);
 	if (rc == 0 && r->in.syslogs[i])
-		return reread_syslog(e, i, from, from_len, to, to_len);
+		return reread_syslog(e, r->set.cfg->inputs[i].name, from, from_len, to, to_len);
 	if (rc == 0 && r->in.journals[i])
-		return reread_journal(e, i, from, from_len, to, to_len);
+		return reread_journal(e, r->set.cfg->inputs[i].name, from, from_len, to, to_len);
 	if (rc == 0)
 		rc = floe_span_files(&r->alloc, from, from_len, to, to_len, &p.files, &p.nfiles);
 	if (rc)

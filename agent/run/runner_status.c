@@ -253,9 +253,9 @@ static bool healthy(struct floe_runner *r, int64_t now_us, char *why, size_t cap
 		floe_run_input_counts(r, i, &ts, &ds);
 		if (ts.files_unreadable) {
 			snprintf(why, cap,
-				 "input %zu: %" PRIu64 " matched files cannot be opened "
+				 "input %s: %" PRIu64 " matched files cannot be opened "
 				 "(permissions)\n",
-				 i + 1, ts.files_unreadable);
+				 r->set.cfg->inputs[i].name, ts.files_unreadable);
 			return false;
 		}
 	}
@@ -328,6 +328,13 @@ void floe_runner_status_publish(struct floe_runner *r, bool now)
 		rc = age_metrics(r, &b, t);
 	if (rc == 0)
 		rc = metric(&b, "floe_healthy", "gauge", "1 when /healthz answers 200.", ok);
+	/* Which build runs, for dashboards and alerts across a fleet: a constant 1 whose
+	 * labels name it (the version is the package's for a packaged floe). */
+	if (rc == 0)
+		rc = family(&b, "floe_build_info", "gauge", "1; the labels name floe's build.");
+	if (rc == 0)
+		rc = floe_buf_printf(&b, "floe_build_info{version=\"%s\",commit=\"%s\",build_type=\"%s\"} 1\n",
+				     FLOE_VERSION, FLOE_GIT_COMMIT, FLOE_BUILD_TYPE);
 	if (rc == 0)
 		rc = floe_httpd_publish(s->httpd, DOC_METRICS, 200,
 					"text/plain; version=0.0.4; charset=utf-8", (char *)b.data,

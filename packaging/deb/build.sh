@@ -17,6 +17,10 @@ case "$ARCH" in amd64 | arm64 | armhf) ;; *) echo "build.sh: unknown architectur
 WORK=$OUT/work-$ARCH
 rm -rf "$WORK"
 mkdir -p "$WORK/floe"
+# The copy has no git: the commit goes to debian/rules through the environment (empty
+# outside git).
+FLOE_GIT_COMMIT=$(git -C "$SRC" rev-parse --short=12 HEAD 2>/dev/null || true)
+export FLOE_GIT_COMMIT
 if git -C "$SRC" rev-parse --git-dir >/dev/null 2>&1; then
 	# Tracked and new files, as they are in the work tree; build directories and
 	# node_modules are ignored by .gitignore.

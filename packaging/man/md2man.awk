@@ -5,7 +5,9 @@
 #
 # Variables (-v): page (title, e.g. floe.yaml), section (1, 5), version, name (the NAME
 # line's text after "\-"), sections (README headings to render, separated by |, in the
-# order they appear in the file), see_also (roff text for SEE ALSO, may be empty).
+# order they appear in the file), titles (optional: "README heading=MAN TITLE" pairs
+# separated by |, for the man page's own sections such as SYNOPSIS and OPTIONS; other
+# headings are upper-cased), see_also (roff text for SEE ALSO, may be empty).
 #
 # The README's Markdown is a small subset and stays so: headings, paragraphs, fenced and
 # indented code blocks, bullet lists, tables (a key table of three columns becomes one
@@ -15,6 +17,10 @@ BEGIN {
 	n = split(sections, want, "|")
 	for (i = 1; i <= n; i++)
 		wanted[want[i]] = 1
+	n = split(titles, pair, "|")
+	for (i = 1; i <= n; i++)
+		if (split(pair[i], kv, "=") == 2)
+			retitle[kv[1]] = kv[2]
 	printf ".\\\" Generated from README.md by packaging/man/md2man.awk: edit the README.\n"
 	printf ".TH %s %s \"\" \"floe %s\" \"floe manual\"\n", toupper(page), section, version
 	printf ".SH NAME\n%s \\- %s\n", page, name
@@ -111,7 +117,7 @@ function table_row(line,    cells, k, i, tag, body) {
 	}
 	on = (title in wanted)
 	if (on)
-		printf ".SH \"%s\"\n", toupper(title)
+		printf ".SH \"%s\"\n", (title in retitle) ? retitle[title] : toupper(title)
 	next
 }
 

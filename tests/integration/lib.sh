@@ -86,6 +86,29 @@ lake:
 YAML
 }
 
+# serving_port LOG PID: the port an agent started with agent.http.listen 127.0.0.1:0
+# serves /metrics on (the kernel chose it; the log says which), once the log says so;
+# empty if the agent PID exits first or 10 s pass.
+serving_port() {
+	local port="" i
+	for i in $(seq 1 100); do
+		port=$(sed -n 's#.*status: serving /metrics and /healthz on tcp://127.0.0.1:\([0-9]*\).*#\1#p' "$1")
+		[ -n "$port" ] && break
+		kill -0 "$2" 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "$port"
+}
+
+# run_serving CONFIG LOG: starts floe run -c CONFIG in the background (stderr to LOG,
+# its PID in $pid, killed at exit) and sets $port once it serves /metrics (empty if not).
+run_serving() {
+	"$FLOE_BIN" run -c "$1" 2>"$2" &
+	pid=$!
+	PIDS+=($pid)
+	port=$(serving_port "$2" $pid)
+}
+
 # live_files TABLE_DIR: the live data files of the current snapshot, as local paths.
 live_files() {
 	"$FLOE_BIN" inspect "$1" | sed -n 's#^  file://\([^ ]*\)  records=.*#\1#p'

@@ -3,7 +3,10 @@
 # (lintian clean), installed with apt-get, its default configuration checked, the unit's
 # exact ExecStartPre and ExecStart lines run as the unit's user against a new file in
 # /var/log until its lines are rows in the table, an upgrade to a higher version that
-# keeps the state, then remove and purge. The unit is checked by systemd-analyze (verify,
+# keeps the state, then remove and purge. Also what ships besides: the manual pages'
+# SYNOPSIS and OPTIONS (and no build instructions), the version floe reports (the
+# package's), the daily floe-maintain.timer and its service, the Prometheus rules and
+# the Grafana dashboard. The unit is checked by systemd-analyze (verify,
 # and the security exposure, which must stay at most 2.5). Runs as root on a Debian 12
 # machine where no floe package is installed; skipped elsewhere (exit 77).
 source "$(dirname "$0")/lib.sh"
@@ -143,12 +146,38 @@ check "/usr/bin/floe version" sh -c '/usr/bin/floe version | grep -q floe'
 check "user floe, in group adm" sh -c 'id -nG floe | tr " " "\n" | grep -qx adm'
 check "/var/lib/floe belongs to floe" test "$(stat -c %U:%a /var/lib/floe)" = floe:750
 check "man floe and man floe.yaml" sh -c 'man -w floe >/dev/null && man -w 5 floe.yaml >/dev/null'
+zcat /usr/share/man/man1/floe.1.gz >"$T/floe.1"
+man_has() { grep -qF -- "$1" "$T/floe.1"; }
+check "floe(1) has a SYNOPSIS section" man_has '.SH "SYNOPSIS"'
+check "floe(1) has an OPTIONS section" man_has '.SH "OPTIONS"'
+for o in once json log\\-level; do
+	check "floe(1) describes --${o/\\/}" man_has "\\fB\\-\\-$o"
+done
+check "floe(1) has no build instructions (cmake, build.sh, apt-get)" \
+	sh -c "! grep -Eq 'cmake|build\\.sh|apt(\\\\)?-get' '$T/floe.1'"
+check "floe.yaml(5) names /etc/floe/floe.yaml" sh -c 'zcat /usr/share/man/man5/floe.yaml.5.gz | grep -q /etc/floe/floe.yaml'
+check "floe version names the package's version ($(dpkg-deb -f "$deb" Version))" \
+	sh -c "/usr/bin/floe version | grep -qF 'floe $(dpkg-deb -f "$deb" Version) ('"
+for f in /lib/systemd/system/floe-maintain.service /lib/systemd/system/floe-maintain.timer \
+	/usr/share/floe/prometheus/floe-rules.yml /usr/share/floe/grafana/floe.json; do
+	check "installed: $f" test -s "$f"
+done
+check "floe-maintain.service runs floe maintain on the shipped configuration" \
+	grep -qx 'ExecStart=/usr/bin/floe maintain -c /etc/floe/floe.yaml' /lib/systemd/system/floe-maintain.service
+check "postinst enables floe-maintain.timer" sh -c "dpkg-deb -I '$deb' postinst | grep -q 'floe-maintain.timer'"
+check "postinst does not start floe-maintain.service itself (the timer does)" \
+	sh -c "! dpkg-deb -I '$deb' postinst | grep 'deb-systemd-invoke' | grep -q 'floe-maintain.service'"
+maint_score=$(systemd-analyze security --offline=true --root="$T/x" floe-maintain.service 2>/dev/null |
+	sed -n 's/.*Overall exposure level for floe-maintain.service: \([0-9.]*\).*/\1/p')
+check "systemd-analyze security floe-maintain.service: exposure $maint_score <= 2.5" \
+	awk -v s="$maint_score" 'BEGIN { exit !(s != "" && s <= 2.5) }'
 keys=$(sed -n '/^### Configuration/,/^### /p' "$FLOE_SRC/README.md" | grep -c '^| `')
 check "floe.yaml(5) has an entry for each of the README's $keys configuration keys" \
 	test "$(zcat /usr/share/man/man5/floe.yaml.5.gz | grep -c '^\.TP')" = "$keys"
 rc=0
-systemd-analyze verify "$UNIT" >"$T/verify.out" 2>&1 || rc=$?
-check "systemd-analyze verify floe.service" test $rc = 0
+systemd-analyze verify "$UNIT" /lib/systemd/system/floe-maintain.service \
+	/lib/systemd/system/floe-maintain.timer >"$T/verify.out" 2>&1 || rc=$?
+check "systemd-analyze verify floe.service, floe-maintain.service and .timer" test $rc = 0
 [ $rc = 0 ] || cat "$T/verify.out"
 
 # --- the service, where systemd runs (a CI machine; not in a container) ---
@@ -195,6 +224,7 @@ if [ -d /run/systemd/system ]; then
 	systemctl stop floe
 fi
 check "upgrade: the installed version is $newver" test "$(dpkg-query -W -f='${Version}' floe)" = "$newver"
+check "upgrade: floe version names $newver" sh -c "/usr/bin/floe version | grep -qF 'floe $newver ('"
 check "upgrade keeps the installation id" \
 	test "$(cat /var/lib/floe/installation | od -An -tx1 | tr -d ' \n')" = "$inst"
 check "upgrade keeps the table" test "$(input_rows)" = 3/3

@@ -360,7 +360,7 @@ static void test_errors(void **state)
 	    {"tables:\n  metrics: {}\n", FLOE_EFORMAT,
 	     "t.yaml:2:3: unknown key 'tables.metrics'; valid keys here: logs"},
 	    {"inputs:\n  - {type: tail, paths: [a], codec: json}\n", FLOE_EFORMAT,
-	     "t.yaml:2:30: unknown key 'inputs[0].codec'; valid keys here: type, paths, "
+	     "t.yaml:2:30: unknown key 'inputs[0].codec'; valid keys here: name, type, paths, "
 	     "exclude, start_at, max_line_bytes, format, parser, pattern, multiline, "
 	     "timestamp, long_lines, rotate_wait, partial_line_timeout, max_open_files, "
 	     "forget_after, follow_symlinks, "
@@ -1299,7 +1299,9 @@ static void test_dump(void **state)
 	    strncmp(
 		from,
 		"inputs:\n"
-		"  - type: tail  # input kind\n"
+		"  - name: \"1\"  # in log lines and the metrics' input label; default its position "
+		"(1, 2, ...)\n"
+		"    type: tail  # input kind\n"
 		"    paths: [\"/l\"]  # globs of files to follow\n"
 		"    exclude: [\"*.gz\", \"*.xz\", \"*.bz2\", \"*.zst\"]  # globs to skip, matched "
 		"on "
@@ -1371,7 +1373,8 @@ static void test_dump(void **state)
 	    "  id: \"edge-017\"",
 	    "  state_dir: \"/srv/floe\"",
 	    "  memory_limit: 64MiB",
-	    "  - type: tail",
+	    "  - name: \"1\"",
+	    "    type: tail",
 	    "    paths: [\"/var/log/syslog\", \"/var/log/*.log\"]",
 	    "    exclude: [\"*.gz\"]",
 	    "    start_at: beginning",

@@ -1,7 +1,8 @@
 /* Unit tests for agent/pipeline/decode: each parser's attrs, the level and app fields
  * copied to their columns, timestamps from the message or a field (with a zone), failures
- * counted while the line stays whole, more fields than the table holds, bad options
- * explained through struct floe_err, and every allocation failing in turn. */
+ * counted while the line stays whole, parsed host, message and ts fields in their
+ * columns, more fields than the table holds, bad options explained through struct
+ * floe_err, and every allocation failing in turn. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -225,6 +226,61 @@ static void test_timestamps(void **state)
 	floe_decoder_free(d);
 }
 
+/* Parsed host, message/msg and ts/time/timestamp fields fill their columns (the first
+ * name of each list with a value wins) and stay in attrs; a timestamp option wins over
+ * the ts rule, and a ts value that is not RFC 3339 keeps the receive time, counted. */
+static void test_parsed_columns(void **state)
+{
+	(void)state;
+	char buf[64];
+	struct floe_config_input in = input(FLOE_PARSER_JSON);
+	struct floe_decoder *d = decoder(&in);
+	struct floe_record rec =
+	    apply(d, "{\"host\":\"web-7\",\"msg\":\"disk full\",\"time\":\"2023-05-15T14:30:45Z\"}");
+	assert_int_equal(rec.host.len, 5);
+	assert_memory_equal(rec.host.p, "web-7", 5);
+	assert_int_equal(rec.message.len, 9);
+	assert_memory_equal(rec.message.p, "disk full", 9);
+	assert_int_equal(rec.ts, 1684161045000000LL);
+	assert_string_equal(attr(&rec, "host", buf, sizeof(buf)), "web-7");
+	assert_string_equal(attr(&rec, "msg", buf, sizeof(buf)), "disk full");
+	/* message before msg, host before hostname, ts before time; empty values skipped. */
+	rec = apply(d, "{\"hostname\":\"b\",\"host\":\"\",\"msg\":\"m\",\"message\":\"M\","
+		       "\"time\":\"2023-05-15T14:30:45Z\",\"ts\":\"2023-05-15T14:30:46Z\"}");
+	assert_memory_equal(rec.host.p, "b", 1);
+	assert_memory_equal(rec.message.p, "M", 1);
+	assert_int_equal(rec.ts, 1684161046000000LL);
+	/* Not RFC 3339: the receive time stays, counted; the row is otherwise whole. */
+	rec = apply(d, "{\"ts\":1684161046,\"msg\":\"x\"}");
+	assert_int_equal(rec.ts, RECV);
+	assert_memory_equal(rec.message.p, "x", 1);
+	struct floe_decode_stats st;
+	floe_decoder_get_stats(d, &st);
+	assert_int_equal(st.ts_failures, 1);
+	assert_int_equal(st.parse_failures, 0);
+	floe_decoder_free(d);
+
+	/* A timestamp option reading another field wins over the ts rule. */
+	in = input(FLOE_PARSER_LOGFMT);
+	in.timestamp.field = "when";
+	in.timestamp.format = "epoch";
+	d = decoder(&in);
+	rec = apply(d, "when=1684161045 ts=2023-05-15T14:30:46Z msg=hi");
+	assert_int_equal(rec.ts, 1684161045000000LL);
+	floe_decoder_get_stats(d, &st);
+	assert_int_equal(st.ts_failures, 0);
+	floe_decoder_free(d);
+
+	/* A timestamp option reading the message keeps the line as the message. */
+	in = input(FLOE_PARSER_LOGFMT);
+	in.timestamp.format = "rfc3339";
+	d = decoder(&in);
+	const char *line = "2023-05-15T14:30:45Z msg=hi";
+	rec = apply(d, line);
+	assert_ptr_equal(rec.message.p, line);
+	floe_decoder_free(d);
+}
+
 static void test_too_many_fields(void **state)
 {
 	(void)state;
@@ -294,6 +350,7 @@ int main(void)
 	    cmocka_unit_test(test_json_level_app),
 	    cmocka_unit_test(test_logfmt_and_regex),
 	    cmocka_unit_test(test_timestamps),
+	    cmocka_unit_test(test_parsed_columns),
 	    cmocka_unit_test(test_fields_are_slices),
 	    cmocka_unit_test(test_too_many_fields),
 	    cmocka_unit_test(test_bad_options),
