@@ -527,10 +527,10 @@ static void test_plan(void **state)
 	assert_int_equal(floe_agg_check(c, 0, &err), FLOE_EFORMAT);
 	/* A group's bytes depend on the sketches' struct sizes (32 or 64-bit). */
 	assert_non_null(strstr(err.msg, "t.yaml:2:16: key 'aggregations[0].max_groups': 1 "
-					"window(s) x 1001 groups x 166"));
+					"window(s) x 1001 groups x 34"));
 	assert_non_null(strstr(err.msg, "more than their share of agent.memory_limit (2.0MiB: "
 					"at most a quarter, and what the 0.0MiB the rest of the "
-					"agent needs leaves); lower max_groups to 12"));
+					"agent needs leaves); lower max_groups to 59"));
 	floe_config_free(c);
 	y = "agent: {memory_limit: 64MiB}\n"
 	    "aggregations: [{name: a, metrics: [{distinct: x, precision: 10}]}, {name: b}]\n";
