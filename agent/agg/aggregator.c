@@ -37,21 +37,25 @@ static uint64_t dense_blocks(uint32_t max_groups)
 /* Bytes of one dense block of a sketch metric's pool, or 0 for other metrics. */
 static uint64_t block_bytes(const struct floe_config_metric *m)
 {
-	return m->kind == FLOE_METRIC_DISTINCT ? ROUND8(floe_hll_pool_block(m->precision)) : 0;
+	struct floe_dds_config dc;
+	if (m->kind == FLOE_METRIC_DISTINCT)
+		return ROUND8(floe_hll_pool_block(m->precision));
+	if (m->kind != FLOE_METRIC_QUANTILES)
+		return 0;
+	dds_config(m, &dc);
+	return ROUND8(floe_dds_bytes(&dc));
 }
 
 /* Bytes of a metric's state in a group (8-aligned). */
 static uint64_t metric_bytes(const struct floe_config_metric *m)
 {
-	struct floe_dds_config dc;
 	switch (m->kind) {
 	case FLOE_METRIC_COUNT:
 		return 8;
 	case FLOE_METRIC_DISTINCT:
 		return ROUND8(sizeof(struct floe_hll)) + ROUND8(floe_hll_list_bytes(m->precision));
 	case FLOE_METRIC_QUANTILES:
-		dds_config(m, &dc);
-		return ROUND8(sizeof(struct floe_dds)) + ROUND8(floe_dds_bytes(&dc));
+		return ROUND8(sizeof(struct floe_dds)) + ROUND8(floe_dds_sparse_bytes());
 	case FLOE_METRIC_TOP_K:
 		return ROUND8(sizeof(struct floe_ss)) + ROUND8(floe_ss_bytes(m->k, m->key_bytes));
 	default:
@@ -533,8 +537,9 @@ static void metrics_reset(struct floe_aggregator *g, struct agg_window *w, uint8
 			break;
 		case FLOE_METRIC_QUANTILES:
 			hdr = ROUND8(sizeof(struct floe_dds));
-			(void)floe_dds_init((struct floe_dds *)(void *)st, &m->dds, st + hdr,
-					    floe_dds_bytes(&m->dds));
+			(void)floe_dds_init_pooled((struct floe_dds *)(void *)st, &m->dds,
+						   st + hdr, floe_dds_sparse_bytes(),
+						   &w->pools[i]);
 			break;
 		case FLOE_METRIC_TOP_K:
 			hdr = ROUND8(sizeof(struct floe_ss));

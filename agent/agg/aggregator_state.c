@@ -159,9 +159,15 @@ static void put_hll(struct saver *sv, const struct floe_hll *h)
 	}
 }
 
-/* A DDSketch store: its buckets from the first to the last one counted. */
+/* A DDSketch store: its pairs while sparse, else its buckets from the first to the last
+ * one counted. */
 static void put_store(struct saver *sv, const struct floe_dds_store *st)
 {
+	if (!st->bins) {
+		put_u32(sv, st->npairs);
+		put(sv, st->pairs, (size_t)st->npairs * sizeof(st->pairs[0]));
+		return;
+	}
 	uint32_t lo = 0, hi = st->cap;
 	while (lo < hi && st->bins[lo] == 0)
 		lo++;
@@ -278,13 +284,8 @@ static int relocate(struct floe_aggregator *g, uint8_t *grp, uint64_t old)
 	size_t s = g->stride;
 	for (size_t i = 0; i < g->cfg->nmetrics && rc == 0; i++) {
 		uint8_t *st = grp + g->metrics[i].off;
-		struct floe_dds *d = (struct floe_dds *)(void *)st;
 		struct floe_ss *ss = (struct floe_ss *)(void *)st;
 		switch (g->metrics[i].cfg->kind) {
-		case FLOE_METRIC_QUANTILES:
-			if (!(rc = reloc(&d->pos.bins, old, grp, s)))
-				rc = reloc(&d->neg.bins, old, grp, s);
-			break;
 		case FLOE_METRIC_TOP_K:
 			if (!(rc = reloc(&ss->ctr, old, grp, s)) &&
 			    !(rc = reloc(&ss->heap, old, grp, s)) &&
@@ -372,23 +373,76 @@ static int get_store(struct loader *l, uint32_t *bins, uint32_t cap)
 	return rc;
 }
 
+/* A sparse store's pairs: at most its own, by ascending index, adding up to its count. */
+static int get_pairs(struct loader *l, struct floe_dds_store *st)
+{
+	uint32_t n;
+	int rc = get_u32(l, &n);
+	if (rc || n > st->maxpairs)
+		return rc ? rc : FLOE_ECORRUPT;
+	if ((rc = rd(l, st->pairs, (size_t)n * sizeof(st->pairs[0]))))
+		return rc;
+	uint64_t sum = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if (!st->pairs[i].n || (i && st->pairs[i].key <= st->pairs[i - 1].key))
+			return FLOE_ECORRUPT;
+		sum += st->pairs[i].n;
+	}
+	st->npairs = n;
+	return sum == st->count ? 0 : FLOE_ECORRUPT;
+}
+
+/* A DDSketch: its header as saved, its pointers laid out anew (the pairs in the group,
+ * the windows in a block of the pool), then its pairs or its buckets. */
+static int get_dds(struct loader *l, const struct agg_metric *m, uint8_t *st,
+		   struct floe_agg_pool *pool)
+{
+	struct floe_dds *d = (struct floe_dds *)(void *)st, saved;
+	int rc = rd(l, &saved, sizeof(saved));
+	if (rc || (rc = floe_dds_init_pooled(d, &m->dds, SKETCH_MEM(st, floe_dds),
+					     floe_dds_sparse_bytes(), pool)))
+		return rc;
+	bool sparse = saved.pos.bins == NULL;
+	if (sparse != (saved.neg.bins == NULL) || saved.rel_acc != d->rel_acc)
+		return FLOE_ECORRUPT;
+	uint32_t *b = sparse ? NULL : floe_agg_pool_take(pool);
+	if (!sparse && !b)
+		return FLOE_ECORRUPT;
+	d->pos.bins = b;
+	d->neg.bins = b ? b + m->dds.pos_bins : NULL;
+	d->pos.cap = b ? m->dds.pos_bins : 0;
+	d->neg.cap = b ? m->dds.neg_bins : 0;
+	d->pos.offset = saved.pos.offset;
+	d->neg.offset = saved.neg.offset;
+	d->pos.count = saved.pos.count;
+	d->neg.count = saved.neg.count;
+	d->pos.collapsed = saved.pos.collapsed;
+	d->neg.collapsed = saved.neg.collapsed;
+	d->zero_count = saved.zero_count;
+	d->refused = saved.refused;
+	d->count = saved.count;
+	d->sum = saved.sum;
+	d->min = saved.min;
+	d->max = saved.max;
+	if (d->pos.count + d->neg.count + d->zero_count != d->count || d->count > UINT32_MAX)
+		return FLOE_ECORRUPT;
+	if (sparse)
+		return (rc = get_pairs(l, &d->pos)) ? rc : get_pairs(l, &d->neg);
+	if ((rc = get_store(l, d->pos.bins, m->dds.pos_bins)) == 0)
+		rc = get_store(l, d->neg.bins, m->dds.neg_bins);
+	return rc;
+}
+
 static int get_metric(struct loader *l, const struct agg_metric *m, uint8_t *st,
 		      struct floe_agg_pool *pool)
 {
-	int rc;
-	uint8_t *mem;
 	switch (m->cfg->kind) {
 	case FLOE_METRIC_COUNT:
 		return rd(l, st, 8);
 	case FLOE_METRIC_DISTINCT:
 		return get_hll(l, m, st, pool);
 	case FLOE_METRIC_QUANTILES:
-		mem = SKETCH_MEM(st, floe_dds);
-		if ((rc = rd(l, st, sizeof(struct floe_dds))) == 0 &&
-		    (rc = get_store(l, (uint32_t *)(void *)mem, m->dds.pos_bins)) == 0)
-			rc = get_store(l, (uint32_t *)(void *)mem + m->dds.pos_bins,
-				       m->dds.neg_bins);
-		return rc;
+		return get_dds(l, m, st, pool);
 	case FLOE_METRIC_TOP_K:
 		return rd(l, st,
 			  ROUND8(sizeof(struct floe_ss)) +
@@ -396,22 +450,6 @@ static int get_metric(struct loader *l, const struct agg_metric *m, uint8_t *st,
 	default:
 		return rd(l, st, sizeof(struct agg_num));
 	}
-}
-
-/* After relocation the sketches must sit exactly where the layout puts their memory. */
-static bool sketches_in_place(const struct floe_aggregator *g, uint8_t *grp)
-{
-	for (size_t i = 0; i < g->cfg->nmetrics; i++) {
-		const struct agg_metric *m = &g->metrics[i];
-		uint8_t *st = grp + m->off;
-		const struct floe_dds *d = (const void *)st;
-		uint32_t *bins = (uint32_t *)(void *)SKETCH_MEM(st, floe_dds);
-		if (m->cfg->kind == FLOE_METRIC_QUANTILES &&
-		    (d->pos.bins != bins || d->pos.cap != m->dds.pos_bins ||
-		     d->neg.bins != bins + m->dds.pos_bins || d->neg.cap != m->dds.neg_bins))
-			return false;
-	}
-	return true;
 }
 
 /* One group into grp, whose image was at old when saved. */
@@ -428,8 +466,6 @@ static int get_group(struct floe_aggregator *g, struct agg_window *w, struct loa
 		rc = get_metric(l, &g->metrics[i], grp + g->metrics[i].off, &w->pools[i]);
 	if (rc == 0)
 		rc = relocate(g, grp, old);
-	if (rc == 0 && !sketches_in_place(g, grp))
-		rc = FLOE_ECORRUPT;
 	return rc;
 }
 
