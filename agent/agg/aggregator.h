@@ -105,9 +105,10 @@ int floe_agg_flush(struct floe_aggregator *g, floe_agg_emit_fn emit, void *arg);
 /* The open windows' image (aggregator_state.c): what a restart needs to go on exactly
  * where this aggregator is, so that the caller can write it beside the input positions
  * its events came from. It holds the counters, the watermark and every open window's
- * groups: header, key and counters verbatim, the sketches' headers verbatim with their
- * counted part only (HLL registers as (index, value) pairs while fewer than a fifth are
- * set, DDSketch buckets from the first to the last counted, SpaceSaving whole), in this
+ * groups: header, key and counters verbatim, the sketches with their counted part only
+ * (an HLL's mode, precision and coupons or registers, as (index, value) pairs while fewer
+ * than a fifth are set; a DDSketch's header and pairs, or buckets from the first to the
+ * last counted; SpaceSaving whole; sketches are laid out anew on load), in this
  * build's memory layout: it is read back only by the same build of floe with the same
  * aggregation (a fingerprint of the layout and configuration says so), never exchanged.
  * The last 8 bytes are an XXH64 of the rest. */

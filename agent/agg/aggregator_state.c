@@ -408,22 +408,18 @@ static int get_dds(struct loader *l, const struct agg_metric *m, uint8_t *st,
 	uint32_t *b = sparse ? NULL : floe_agg_pool_take(pool);
 	if (!sparse && !b)
 		return FLOE_ECORRUPT;
+	/* The saved counters and flags, with this sketch's pairs, pool and windows. */
+	struct floe_dds_store pos = d->pos, neg = d->neg;
+	*d = saved;
+	d->pool = pool;
+	d->pos.pairs = pos.pairs;
+	d->pos.maxpairs = pos.maxpairs;
+	d->neg.pairs = neg.pairs;
+	d->neg.maxpairs = neg.maxpairs;
 	d->pos.bins = b;
 	d->neg.bins = b ? b + m->dds.pos_bins : NULL;
 	d->pos.cap = b ? m->dds.pos_bins : 0;
 	d->neg.cap = b ? m->dds.neg_bins : 0;
-	d->pos.offset = saved.pos.offset;
-	d->neg.offset = saved.neg.offset;
-	d->pos.count = saved.pos.count;
-	d->neg.count = saved.neg.count;
-	d->pos.collapsed = saved.pos.collapsed;
-	d->neg.collapsed = saved.neg.collapsed;
-	d->zero_count = saved.zero_count;
-	d->refused = saved.refused;
-	d->count = saved.count;
-	d->sum = saved.sum;
-	d->min = saved.min;
-	d->max = saved.max;
 	if (d->pos.count + d->neg.count + d->zero_count != d->count || d->count > UINT32_MAX)
 		return FLOE_ECORRUPT;
 	if (sparse)
