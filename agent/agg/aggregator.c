@@ -25,18 +25,37 @@ static void dds_config(const struct floe_config_metric *m, struct floe_dds_confi
 	out->rel_acc = m->accuracy;
 }
 
+/* Dense sketch blocks per window and sketch metric: one for every FLOE_AGG_DENSE_SHARE
+ * groups (agent/agg/README.md says why). */
+#define FLOE_AGG_DENSE_SHARE 8u
+
+static uint64_t dense_blocks(uint32_t max_groups)
+{
+	return max_groups / FLOE_AGG_DENSE_SHARE + 1;
+}
+
+/* Bytes of one dense block of a sketch metric's pool, or 0 for other metrics. */
+static uint64_t block_bytes(const struct floe_config_metric *m)
+{
+	struct floe_dds_config dc;
+	if (m->kind == FLOE_METRIC_DISTINCT)
+		return ROUND8(floe_hll_pool_block(m->precision));
+	if (m->kind != FLOE_METRIC_QUANTILES)
+		return 0;
+	dds_config(m, &dc);
+	return ROUND8(floe_dds_bytes(&dc));
+}
+
 /* Bytes of a metric's state in a group (8-aligned). */
 static uint64_t metric_bytes(const struct floe_config_metric *m)
 {
-	struct floe_dds_config dc;
 	switch (m->kind) {
 	case FLOE_METRIC_COUNT:
 		return 8;
 	case FLOE_METRIC_DISTINCT:
-		return ROUND8(sizeof(struct floe_hll)) + ROUND8(floe_hll_bytes(m->precision));
+		return ROUND8(sizeof(struct floe_hll)) + ROUND8(floe_hll_list_bytes(m->precision));
 	case FLOE_METRIC_QUANTILES:
-		dds_config(m, &dc);
-		return ROUND8(sizeof(struct floe_dds)) + ROUND8(floe_dds_bytes(&dc));
+		return ROUND8(sizeof(struct floe_dds)) + ROUND8(floe_dds_sparse_bytes());
 	case FLOE_METRIC_TOP_K:
 		return ROUND8(sizeof(struct floe_ss)) + ROUND8(floe_ss_bytes(m->k, m->key_bytes));
 	default:
@@ -66,13 +85,17 @@ int floe_agg_plan(const struct floe_config_agg *c, struct floe_agg_plan *out, st
 		    "open at once (at most %d)",
 		    (unsigned long long)(span / c->slide_ms), (unsigned long long)windows,
 		    FLOE_AGG_MAX_WINDOWS);
-	uint64_t gb = sizeof(struct agg_group) + ROUND8(c->max_key_bytes);
-	for (size_t i = 0; i < c->nmetrics; i++)
+	uint64_t gb = sizeof(struct agg_group) + ROUND8(c->max_key_bytes), pool = 0;
+	for (size_t i = 0; i < c->nmetrics; i++) {
 		gb += metric_bytes(&c->metrics[i]);
+		pool += dense_blocks(c->max_groups) * block_bytes(&c->metrics[i]);
+	}
 	uint64_t groups = (uint64_t)c->max_groups + 1;
-	/* Each window: its groups and its index; the sums stay far below 2^64 (at most 256
-	 * windows of 10^7 + 1 groups of a few hundred KiB), but size_t may be 32 bits. */
-	uint64_t per_window = groups * gb + index_slots(c->max_groups) * sizeof(uint32_t);
+	/* Each window: its groups, its index and its dense blocks; the sums stay far below
+	 * 2^64 (at most 256 windows of 10^7 + 1 groups of a few hundred KiB), but size_t
+	 * may be 32 bits. */
+	uint64_t per_window =
+	    groups * gb + index_slots(c->max_groups) * sizeof(uint32_t) + pool;
 	uint64_t total = windows * (per_window + sizeof(struct agg_window)) + 64 * 1024;
 	if (total > SIZE_MAX / 2)
 		return floe_err_set(
@@ -80,7 +103,8 @@ int floe_agg_plan(const struct floe_config_agg *c, struct floe_agg_plan *out, st
 		    "%llu windows of %llu groups of %llu bytes do not fit in memory",
 		    (unsigned long long)windows, (unsigned long long)groups,
 		    (unsigned long long)gb);
-	*out = (struct floe_agg_plan){(uint32_t)windows, gb, groups, total};
+	*out = (struct floe_agg_plan){(uint32_t)windows, gb + (pool + groups - 1) / groups, groups,
+				      total, dense_blocks(c->max_groups)};
 	return 0;
 }
 
@@ -197,18 +221,30 @@ static int make_metrics(struct floe_aggregator *g, struct floe_err *err)
 static int make_windows(struct floe_aggregator *g, struct floe_err *err)
 {
 	uint32_t nw = g->plan.windows;
-	size_t groups = (size_t)g->plan.groups * g->stride;
-	size_t per = groups + g->cap * sizeof(uint32_t);
+	size_t nm = g->cfg->nmetrics, groups = (size_t)g->plan.groups * g->stride, pool = 0;
+	for (size_t k = 0; k < nm; k++)
+		pool += (size_t)(g->plan.dense * block_bytes(g->metrics[k].cfg));
+	size_t per = groups + g->cap * sizeof(uint32_t) + pool;
 	g->win = floe_calloc(g->a, nw, sizeof(*g->win));
+	g->pools = floe_calloc(g->a, (size_t)nw * nm + 1, sizeof(*g->pools));
 	g->key = floe_malloc(g->a, g->key_cap);
 	/* One slab for every window; calloc: pages are only touched by the groups used. */
 	g->slab = floe_calloc(g->a, nw, per);
-	if (!g->win || !g->slab || !g->key)
+	if (!g->win || !g->pools || !g->slab || !g->key)
 		return floe_err_set(err, FLOE_ENOMEM,
 				    "out of memory for %u windows of %zu bytes of groups", nw, per);
 	for (uint32_t i = 0; i < nw; i++) {
-		g->win[i].groups = g->slab + (size_t)i * per;
-		g->win[i].index = (uint32_t *)(void *)(g->win[i].groups + groups);
+		struct agg_window *w = &g->win[i];
+		w->groups = g->slab + (size_t)i * per;
+		w->index = (uint32_t *)(void *)(w->groups + groups);
+		w->pools = g->pools + (size_t)i * nm;
+		uint8_t *at = (uint8_t *)(w->index + g->cap);
+		for (size_t k = 0; k < nm; k++) {
+			size_t b = (size_t)block_bytes(g->metrics[k].cfg);
+			w->pools[k] = (struct floe_agg_pool){at, b, b ? (uint32_t)g->plan.dense : 0,
+							     0, &g->stats.coarse};
+			at += (size_t)g->plan.dense * b;
+		}
 	}
 	return 0;
 }
@@ -311,6 +347,7 @@ void floe_agg_free(struct floe_aggregator *g)
 	floe_free(g->a, g->slab);
 	floe_free(g->a, g->key);
 	floe_free(g->a, g->win);
+	floe_free(g->a, g->pools);
 	floe_regex_free(g->re);
 	floe_aggtable_free(g->table);
 	floe_free(g->a, g);
@@ -504,7 +541,7 @@ static bool make_key(struct floe_aggregator *g, const struct floe_record *r, uin
 	return true;
 }
 
-static void metrics_reset(struct floe_aggregator *g, uint8_t *grp)
+static void metrics_reset(struct floe_aggregator *g, struct agg_window *w, uint8_t *grp)
 {
 	for (size_t i = 0; i < g->cfg->nmetrics; i++) {
 		struct agg_metric *m = &g->metrics[i];
@@ -513,13 +550,16 @@ static void metrics_reset(struct floe_aggregator *g, uint8_t *grp)
 		switch (m->cfg->kind) {
 		case FLOE_METRIC_DISTINCT:
 			hdr = ROUND8(sizeof(struct floe_hll));
-			(void)floe_hll_init((struct floe_hll *)(void *)st, m->cfg->precision,
-					    st + hdr, floe_hll_bytes(m->cfg->precision));
+			(void)floe_hll_init_pooled((struct floe_hll *)(void *)st,
+						   m->cfg->precision, st + hdr,
+						   floe_hll_list_bytes(m->cfg->precision),
+						   &w->pools[i]);
 			break;
 		case FLOE_METRIC_QUANTILES:
 			hdr = ROUND8(sizeof(struct floe_dds));
-			(void)floe_dds_init((struct floe_dds *)(void *)st, &m->dds, st + hdr,
-					    floe_dds_bytes(&m->dds));
+			(void)floe_dds_init_pooled((struct floe_dds *)(void *)st, &m->dds,
+						   st + hdr, floe_dds_sparse_bytes(),
+						   &w->pools[i]);
 			break;
 		case FLOE_METRIC_TOP_K:
 			hdr = ROUND8(sizeof(struct floe_ss));
@@ -557,7 +597,7 @@ static uint8_t *group_for(struct floe_aggregator *g, struct agg_window *w, const
 			h->keylen = (uint32_t)len;
 			h->used = 1;
 			memcpy((uint8_t *)(h + 1), key, len);
-			metrics_reset(g, (uint8_t *)h);
+			metrics_reset(g, w, (uint8_t *)h);
 			return (uint8_t *)h;
 		}
 	}
@@ -565,7 +605,7 @@ static uint8_t *group_for(struct floe_aggregator *g, struct agg_window *w, const
 	if (!h->used) {
 		h->used = 1;
 		h->keylen = 0;
-		metrics_reset(g, (uint8_t *)h);
+		metrics_reset(g, w, (uint8_t *)h);
 	}
 	g->stats.overflowed++;
 	return (uint8_t *)h;
@@ -619,8 +659,8 @@ static void metrics_read(struct floe_aggregator *g, uint8_t *grp, const struct f
 		m->cur_has = !m->has_field || metric_value(g, m, r);
 		if (m->cur_has && m->cfg->kind == FLOE_METRIC_DISTINCT) {
 			m->cur_hash = floe_hll_hash(m->cur.s, m->cur.len);
-			uint32_t slot = (uint32_t)(m->cur_hash & (floe_hll_bytes(m->cfg->precision) - 1));
-			__builtin_prefetch(grp + m->off + ROUND8(sizeof(struct floe_hll)) + slot, 1);
+			/* The sketch's header and the start of its coupon list. */
+			__builtin_prefetch(grp + m->off, 1);
 		}
 	}
 }
@@ -674,6 +714,8 @@ static struct agg_window *window_for(struct floe_aggregator *g, int64_t start)
 	g->pending_late = 0;
 	agg_group_at(g, w, g->cfg->max_groups)->used = 0;
 	memset(w->index, 0, g->cap * sizeof(uint32_t));
+	for (size_t i = 0; i < g->cfg->nmetrics; i++)
+		floe_agg_pool_reset(&w->pools[i]);
 	return w;
 }
 

@@ -38,9 +38,11 @@ struct floe_record;
 /* What an aggregation reserves, from its configuration alone. */
 struct floe_agg_plan {
 	uint32_t windows;     /* window slots: windows open at once */
-	uint64_t group_bytes; /* one group: key, counters, sketches */
+	uint64_t group_bytes; /* one group: key, counters, small sketches, and its share of
+			       * the window's dense sketch blocks */
 	uint64_t groups;      /* per window: max_groups + 1 (the overflow group) */
 	uint64_t total;	      /* everything floe_agg_new reserves */
+	uint64_t dense;	      /* per window and sketch metric: blocks for dense sketches */
 };
 
 /* Computes the plan of c. FLOE_ELIMIT with the reason in err (may be NULL) when more
@@ -64,6 +66,7 @@ struct floe_agg_stats {
 	uint64_t future;     /* events too far ahead of the clock (counted in late too) */
 	uint64_t unparsable; /* metric values that were not numbers: not aggregated */
 	uint64_t overflowed; /* events aggregated in an __overflow__ group */
+	uint64_t coarse;     /* sketches made coarser: their window's dense blocks were taken */
 	uint64_t windows;    /* windows emitted */
 	uint64_t rows;	     /* rows emitted */
 };
@@ -109,9 +112,10 @@ int floe_agg_flush(struct floe_aggregator *g, floe_agg_emit_fn emit, void *arg);
 /* The open windows' image (aggregator_state.c): what a restart needs to go on exactly
  * where this aggregator is, so that the caller can write it beside the input positions
  * its events came from. It holds the counters, the watermark and every open window's
- * groups: header, key and counters verbatim, the sketches' headers verbatim with their
- * counted part only (HLL registers as (index, value) pairs while fewer than a fifth are
- * set, DDSketch buckets from the first to the last counted, SpaceSaving whole), in this
+ * groups: header, key and counters verbatim, the sketches with their counted part only
+ * (an HLL's mode, precision and coupons or registers, as (index, value) pairs while fewer
+ * than a fifth are set; a DDSketch's header and pairs, or buckets from the first to the
+ * last counted; SpaceSaving whole; sketches are laid out anew on load), in this
  * build's memory layout: it is read back only by the same build of floe with the same
  * aggregation (a fingerprint of the layout and configuration says so), never exchanged.
  * The last 8 bytes are an XXH64 of the rest. */

@@ -13,7 +13,9 @@
 #include <xxhash.h>
 
 #define IMG_MAGIC "FAGW"
-#define IMG_VERSION 1u
+/* 2: a distinct sketch is its mode, precision and coupons or registers (a list of
+ * coupons or dense registers from the window's pool), no longer its header. */
+#define IMG_VERSION 2u
 
 /* The image's header: the aggregator's scalars. Native byte order and padding: the image
  * is read only by the build that wrote it (the fingerprint holds the layout). */
@@ -129,10 +131,18 @@ static void put_u32(struct saver *sv, uint32_t v)
 	put(sv, &v, 4);
 }
 
-/* HLL registers: (index, value) pairs while fewer than a fifth of them are set, which is
- * how most groups' sketches are, else all of them. */
+/* An HLL: whether it is dense, its precision and its coupon count, then its coupons, or
+ * its registers as (index, value) pairs while fewer than a fifth of them are set, else all
+ * of them. Its pointers are not saved: the load lays the sketch out again. */
 static void put_hll(struct saver *sv, const struct floe_hll *h)
 {
+	put_u32(sv, h->reg != NULL);
+	put_u32(sv, h->p);
+	put_u32(sv, h->n);
+	if (!h->reg) {
+		put(sv, h->list, (size_t)h->n * 4);
+		return;
+	}
 	uint32_t nnz = 0;
 	for (uint32_t i = 0; i < h->m; i++)
 		nnz += h->reg[i] != 0;
@@ -149,9 +159,15 @@ static void put_hll(struct saver *sv, const struct floe_hll *h)
 	}
 }
 
-/* A DDSketch store: its buckets from the first to the last one counted. */
+/* A DDSketch store: its pairs while sparse, else its buckets from the first to the last
+ * one counted. */
 static void put_store(struct saver *sv, const struct floe_dds_store *st)
 {
+	if (!st->bins) {
+		put_u32(sv, st->npairs);
+		put(sv, st->pairs, (size_t)st->npairs * sizeof(st->pairs[0]));
+		return;
+	}
 	uint32_t lo = 0, hi = st->cap;
 	while (lo < hi && st->bins[lo] == 0)
 		lo++;
@@ -178,7 +194,6 @@ static void put_group(struct saver *sv, const struct agg_group *h)
 			put(sv, st, 8);
 			break;
 		case FLOE_METRIC_DISTINCT:
-			put(sv, st, sizeof(struct floe_hll));
 			put_hll(sv, hll);
 			break;
 		case FLOE_METRIC_QUANTILES:
@@ -269,17 +284,8 @@ static int relocate(struct floe_aggregator *g, uint8_t *grp, uint64_t old)
 	size_t s = g->stride;
 	for (size_t i = 0; i < g->cfg->nmetrics && rc == 0; i++) {
 		uint8_t *st = grp + g->metrics[i].off;
-		struct floe_hll *h = (struct floe_hll *)(void *)st;
-		struct floe_dds *d = (struct floe_dds *)(void *)st;
 		struct floe_ss *ss = (struct floe_ss *)(void *)st;
 		switch (g->metrics[i].cfg->kind) {
-		case FLOE_METRIC_DISTINCT:
-			rc = reloc(&h->reg, old, grp, s);
-			break;
-		case FLOE_METRIC_QUANTILES:
-			if (!(rc = reloc(&d->pos.bins, old, grp, s)))
-				rc = reloc(&d->neg.bins, old, grp, s);
-			break;
 		case FLOE_METRIC_TOP_K:
 			if (!(rc = reloc(&ss->ctr, old, grp, s)) &&
 			    !(rc = reloc(&ss->heap, old, grp, s)) &&
@@ -299,23 +305,58 @@ static int get_u32(struct loader *l, uint32_t *v)
 	return rd(l, v, 4);
 }
 
-static int get_hll(struct loader *l, uint8_t *reg, uint32_t m)
+/* A sketch's memory, as the group's layout places it (after its header). */
+#define SKETCH_MEM(st, type) ((st) + ROUND8(sizeof(struct type)))
+
+/* Dense registers saved by put_hll, each at most top. */
+static int get_registers(struct loader *l, uint8_t *reg, uint32_t m, uint32_t top)
 {
 	uint32_t nnz, idx;
 	int rc = get_u32(l, &nnz);
 	if (rc || nnz > m)
 		return rc ? rc : FLOE_ECORRUPT;
 	if ((uint64_t)nnz * 5 >= m)
-		return rd(l, reg, m);
-	memset(reg, 0, m);
-	for (uint32_t i = 0; i < nnz && rc == 0; i++) {
+		rc = rd(l, reg, m);
+	else
+		memset(reg, 0, m);
+	for (uint32_t i = 0; (uint64_t)nnz * 5 < m && i < nnz && rc == 0; i++) {
 		if ((rc = get_u32(l, &idx)) == 0 && idx >= m)
 			rc = FLOE_ECORRUPT;
 		if (rc == 0)
 			rc = rd(l, &reg[idx], 1);
 	}
+	for (uint32_t i = 0; i < m && rc == 0; i++)
+		if (reg[i] > top)
+			rc = FLOE_ECORRUPT;
 	return rc;
 }
+
+/* An HLL saved by put_hll, into the sketch laid out anew over st's memory and its
+ * window's pool. */
+static int get_hll(struct loader *l, const struct agg_metric *m, uint8_t *st,
+		   struct floe_agg_pool *pool)
+{
+	struct floe_hll *h = (struct floe_hll *)(void *)st;
+	uint32_t dense, p, n, c;
+	int rc = floe_hll_init_pooled(h, m->cfg->precision, SKETCH_MEM(st, floe_hll),
+				      floe_hll_list_bytes(m->cfg->precision), pool);
+	if (rc || (rc = get_u32(l, &dense)) || (rc = get_u32(l, &p)) || (rc = get_u32(l, &n)))
+		return rc ? rc : FLOE_ECORRUPT;
+	if (dense > 1 || (!dense && (p != m->cfg->precision || n > h->cap)))
+		return FLOE_ECORRUPT;
+	for (uint32_t i = 0; !dense && i < n; i++) {
+		if ((rc = get_u32(l, &c)))
+			return rc;
+		if (c >> 26 == 0 || c >> 26 > 39)
+			return FLOE_ECORRUPT;
+		floe_hll_add_coupon(h, c);
+	}
+	if (!dense)
+		return h->n == n ? 0 : FLOE_ECORRUPT; /* no repeated coupon */
+	uint8_t *reg = n == 0 ? floe_hll_restore_dense(h, p) : NULL;
+	return reg ? get_registers(l, reg, h->m, 65 - p) : FLOE_ECORRUPT;
+}
+
 
 static int get_store(struct loader *l, uint32_t *bins, uint32_t cap)
 {
@@ -332,27 +373,72 @@ static int get_store(struct loader *l, uint32_t *bins, uint32_t cap)
 	return rc;
 }
 
-/* A sketch's memory, as the group's layout places it (after its header). */
-#define SKETCH_MEM(st, type) ((st) + ROUND8(sizeof(struct type)))
-
-static int get_metric(struct loader *l, const struct agg_metric *m, uint8_t *st)
+/* A sparse store's pairs: at most its own, by ascending index, adding up to its count. */
+static int get_pairs(struct loader *l, struct floe_dds_store *st)
 {
-	int rc;
-	uint8_t *mem;
+	uint32_t n;
+	int rc = get_u32(l, &n);
+	if (rc || n > st->maxpairs)
+		return rc ? rc : FLOE_ECORRUPT;
+	if ((rc = rd(l, st->pairs, (size_t)n * sizeof(st->pairs[0]))))
+		return rc;
+	uint64_t sum = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if (!st->pairs[i].n || (i && st->pairs[i].key <= st->pairs[i - 1].key))
+			return FLOE_ECORRUPT;
+		sum += st->pairs[i].n;
+	}
+	st->npairs = n;
+	return sum == st->count ? 0 : FLOE_ECORRUPT;
+}
+
+/* A DDSketch: its header as saved, its pointers laid out anew (the pairs in the group,
+ * the windows in a block of the pool), then its pairs or its buckets. */
+static int get_dds(struct loader *l, const struct agg_metric *m, uint8_t *st,
+		   struct floe_agg_pool *pool)
+{
+	struct floe_dds *d = (struct floe_dds *)(void *)st, saved;
+	int rc = rd(l, &saved, sizeof(saved));
+	if (rc || (rc = floe_dds_init_pooled(d, &m->dds, SKETCH_MEM(st, floe_dds),
+					     floe_dds_sparse_bytes(), pool)))
+		return rc;
+	bool sparse = saved.pos.bins == NULL;
+	if (sparse != (saved.neg.bins == NULL) || saved.rel_acc != d->rel_acc)
+		return FLOE_ECORRUPT;
+	uint32_t *b = sparse ? NULL : floe_agg_pool_take(pool);
+	if (!sparse && !b)
+		return FLOE_ECORRUPT;
+	/* The saved counters and flags, with this sketch's pairs, pool and windows. */
+	struct floe_dds_store pos = d->pos, neg = d->neg;
+	*d = saved;
+	d->pool = pool;
+	d->pos.pairs = pos.pairs;
+	d->pos.maxpairs = pos.maxpairs;
+	d->neg.pairs = neg.pairs;
+	d->neg.maxpairs = neg.maxpairs;
+	d->pos.bins = b;
+	d->neg.bins = b ? b + m->dds.pos_bins : NULL;
+	d->pos.cap = b ? m->dds.pos_bins : 0;
+	d->neg.cap = b ? m->dds.neg_bins : 0;
+	if (d->pos.count + d->neg.count + d->zero_count != d->count || d->count > UINT32_MAX)
+		return FLOE_ECORRUPT;
+	if (sparse)
+		return (rc = get_pairs(l, &d->pos)) ? rc : get_pairs(l, &d->neg);
+	if ((rc = get_store(l, d->pos.bins, m->dds.pos_bins)) == 0)
+		rc = get_store(l, d->neg.bins, m->dds.neg_bins);
+	return rc;
+}
+
+static int get_metric(struct loader *l, const struct agg_metric *m, uint8_t *st,
+		      struct floe_agg_pool *pool)
+{
 	switch (m->cfg->kind) {
 	case FLOE_METRIC_COUNT:
 		return rd(l, st, 8);
 	case FLOE_METRIC_DISTINCT:
-		mem = SKETCH_MEM(st, floe_hll);
-		rc = rd(l, st, sizeof(struct floe_hll));
-		return rc ? rc : get_hll(l, mem, (uint32_t)floe_hll_bytes(m->cfg->precision));
+		return get_hll(l, m, st, pool);
 	case FLOE_METRIC_QUANTILES:
-		mem = SKETCH_MEM(st, floe_dds);
-		if ((rc = rd(l, st, sizeof(struct floe_dds))) == 0 &&
-		    (rc = get_store(l, (uint32_t *)(void *)mem, m->dds.pos_bins)) == 0)
-			rc = get_store(l, (uint32_t *)(void *)mem + m->dds.pos_bins,
-				       m->dds.neg_bins);
-		return rc;
+		return get_dds(l, m, st, pool);
 	case FLOE_METRIC_TOP_K:
 		return rd(l, st,
 			  ROUND8(sizeof(struct floe_ss)) +
@@ -362,29 +448,9 @@ static int get_metric(struct loader *l, const struct agg_metric *m, uint8_t *st)
 	}
 }
 
-/* After relocation the sketches must sit exactly where the layout puts their memory. */
-static bool sketches_in_place(const struct floe_aggregator *g, uint8_t *grp)
-{
-	for (size_t i = 0; i < g->cfg->nmetrics; i++) {
-		const struct agg_metric *m = &g->metrics[i];
-		uint8_t *st = grp + m->off;
-		const struct floe_hll *h = (const void *)st;
-		const struct floe_dds *d = (const void *)st;
-		uint32_t *bins = (uint32_t *)(void *)SKETCH_MEM(st, floe_dds);
-		if (m->cfg->kind == FLOE_METRIC_DISTINCT &&
-		    (h->reg != SKETCH_MEM(st, floe_hll) ||
-		     h->m != floe_hll_bytes(m->cfg->precision)))
-			return false;
-		if (m->cfg->kind == FLOE_METRIC_QUANTILES &&
-		    (d->pos.bins != bins || d->pos.cap != m->dds.pos_bins ||
-		     d->neg.bins != bins + m->dds.pos_bins || d->neg.cap != m->dds.neg_bins))
-			return false;
-	}
-	return true;
-}
-
 /* One group into grp, whose image was at old when saved. */
-static int get_group(struct floe_aggregator *g, struct loader *l, uint8_t *grp, uint64_t old)
+static int get_group(struct floe_aggregator *g, struct agg_window *w, struct loader *l,
+		     uint8_t *grp, uint64_t old)
 {
 	struct agg_group *h = (struct agg_group *)(void *)grp;
 	int rc = rd(l, h, sizeof(*h));
@@ -393,11 +459,9 @@ static int get_group(struct floe_aggregator *g, struct loader *l, uint8_t *grp, 
 	if (rc == 0)
 		rc = rd(l, h + 1, h->keylen);
 	for (size_t i = 0; i < g->cfg->nmetrics && rc == 0; i++)
-		rc = get_metric(l, &g->metrics[i], grp + g->metrics[i].off);
+		rc = get_metric(l, &g->metrics[i], grp + g->metrics[i].off, &w->pools[i]);
 	if (rc == 0)
 		rc = relocate(g, grp, old);
-	if (rc == 0 && !sketches_in_place(g, grp))
-		rc = FLOE_ECORRUPT;
 	return rc;
 }
 
@@ -418,10 +482,12 @@ static int load_window(struct floe_aggregator *g, struct loader *l)
 	w->late = iw.late;
 	w->ngroups = iw.ngroups;
 	memset(w->index, 0, g->cap * sizeof(uint32_t));
+	for (size_t i = 0; i < g->cfg->nmetrics; i++)
+		floe_agg_pool_reset(&w->pools[i]);
 	size_t mask = g->cap - 1;
 	for (uint32_t i = 0; i < w->ngroups; i++) {
 		struct agg_group *h = agg_group_at(g, w, i);
-		if ((rc = get_group(g, l, (uint8_t *)h, iw.base + (uint64_t)i * g->stride)))
+		if ((rc = get_group(g, w, l, (uint8_t *)h, iw.base + (uint64_t)i * g->stride)))
 			return rc;
 		size_t s = (size_t)h->hash & mask;
 		while (w->index[s])
@@ -431,7 +497,7 @@ static int load_window(struct floe_aggregator *g, struct loader *l)
 	struct agg_group *over = agg_group_at(g, w, g->cfg->max_groups);
 	over->used = 0;
 	if (iw.overflow)
-		rc = get_group(g, l, (uint8_t *)over,
+		rc = get_group(g, w, l, (uint8_t *)over,
 			       iw.base + (uint64_t)g->cfg->max_groups * g->stride);
 	return rc;
 }

@@ -24,7 +24,14 @@
  * high quantiles, the ones latency questions ask about, stay within the accuracy, and a
  * rank that lands in the folded bucket gets that bucket's value, which is at or above the
  * true quantile. With a = 1 % and 2048 buckets the window spans a factor gamma^2048,
- * about 6e17, so real measurements in one unit rarely collapse. */
+ * about 6e17, so real measurements in one unit rarely collapse.
+ *
+ * A pooled sketch starts sparse: each store keeps its occupied buckets as (index, count)
+ * pairs, 24 positive and 8 negative, in 256 bytes of the group, where a dense window
+ * would cost 10 KiB for the one or two values most groups of a window see. The first
+ * bucket that does not fit takes a block from the window's pool and both stores become
+ * the windows above. With the pool empty the full store folds its lowest bucket into the
+ * next one, which is what a full dense store does, and the sketch counts as collapsed. */
 
 void floe_dds_config_default(struct floe_dds_config *c)
 {
@@ -43,10 +50,15 @@ size_t floe_dds_bytes(const struct floe_dds_config *c)
 	return ((size_t)c->pos_bins + c->neg_bins) * sizeof(uint32_t);
 }
 
-int floe_dds_init(struct floe_dds *s, const struct floe_dds_config *c, void *mem, size_t len)
+size_t floe_dds_sparse_bytes(void)
 {
-	size_t need = floe_dds_bytes(c);
-	if (!need || !mem || ((uintptr_t)mem & (sizeof(uint32_t) - 1)))
+	return (FLOE_DDS_POS_PAIRS + FLOE_DDS_NEG_PAIRS) * sizeof(struct floe_dds_pair);
+}
+
+static int init_over(struct floe_dds *s, const struct floe_dds_config *c, void *mem,
+		     size_t len, size_t need, struct floe_agg_pool *pool)
+{
+	if (!floe_dds_bytes(c) || !mem || ((uintptr_t)mem & (sizeof(uint32_t) - 1)))
 		return FLOE_EINVAL;
 	if (len < need)
 		return FLOE_ELIMIT;
@@ -61,26 +73,54 @@ int floe_dds_init(struct floe_dds *s, const struct floe_dds_config *c, void *mem
 	s->multiplier = 1.0 / floe_libm_log1p(mantissa);
 	/* sketches-js's minPossible: below it log() would leave the int range. */
 	s->min_value = floe_agg_pow2(-1023) * s->gamma;
-	s->pos.bins = mem;
-	s->pos.cap = c->pos_bins;
-	s->neg.bins = (uint32_t *)mem + c->pos_bins;
-	s->neg.cap = c->neg_bins;
+	s->pos_bins = c->pos_bins;
+	s->neg_bins = c->neg_bins;
+	s->pool = pool;
+	if (pool) {
+		s->pos.pairs = mem;
+		s->pos.maxpairs = FLOE_DDS_POS_PAIRS;
+		s->neg.pairs = s->pos.pairs + FLOE_DDS_POS_PAIRS;
+		s->neg.maxpairs = FLOE_DDS_NEG_PAIRS;
+	} else {
+		s->pos.bins = mem;
+		s->pos.cap = c->pos_bins;
+		s->neg.bins = (uint32_t *)mem + c->pos_bins;
+		s->neg.cap = c->neg_bins;
+	}
 	floe_dds_reset(s);
 	return 0;
 }
 
-static void store_reset(struct floe_dds_store *st)
+int floe_dds_init(struct floe_dds *s, const struct floe_dds_config *c, void *mem, size_t len)
 {
-	memset(st->bins, 0, (size_t)st->cap * sizeof(uint32_t));
+	return init_over(s, c, mem, len, floe_dds_bytes(c), NULL);
+}
+
+int floe_dds_init_pooled(struct floe_dds *s, const struct floe_dds_config *c, void *mem,
+			 size_t len, struct floe_agg_pool *pool)
+{
+	if (!pool)
+		return FLOE_EINVAL;
+	return init_over(s, c, mem, len, floe_dds_sparse_bytes(), pool);
+}
+
+static void store_reset(struct floe_dds_store *st, bool sparse)
+{
+	if (sparse)
+		st->bins = NULL;
+	else
+		memset(st->bins, 0, (size_t)st->cap * sizeof(uint32_t));
 	st->offset = 0;
 	st->count = 0;
 	st->collapsed = false;
+	st->npairs = 0;
 }
 
 void floe_dds_reset(struct floe_dds *s)
 {
-	store_reset(&s->pos);
-	store_reset(&s->neg);
+	store_reset(&s->pos, s->pool != NULL);
+	store_reset(&s->neg, s->pool != NULL);
+	s->refused = false;
 	s->zero_count = 0;
 	s->count = 0;
 	s->sum = 0.0;
@@ -179,10 +219,114 @@ static inline uint32_t store_slot(struct floe_dds_store *st, int32_t key)
 	return store_make_room(st, key);
 }
 
-void floe_dds_store_add(struct floe_dds_store *st, int32_t key, uint32_t n)
+static void store_add(struct floe_dds_store *st, int32_t key, uint32_t n)
 {
 	st->bins[store_slot(st, key)] += n;
 	st->count += n;
+}
+
+/* Adds n to bucket key of a sparse store; false when key is new and the store is full. */
+static bool sparse_add(struct floe_dds_store *st, int32_t key, uint32_t n)
+{
+	uint32_t i = 0;
+	while (i < st->npairs && st->pairs[i].key < key)
+		i++;
+	if (i == st->npairs || st->pairs[i].key != key) {
+		if (st->npairs == st->maxpairs)
+			return false;
+		memmove(st->pairs + i + 1, st->pairs + i,
+			(size_t)(st->npairs - i) * sizeof(st->pairs[0]));
+		st->pairs[i] = (struct floe_dds_pair){key, 0};
+		st->npairs++;
+	}
+	st->pairs[i].n += n;
+	st->count += n;
+	return true;
+}
+
+/* A full sparse store with no block to grow into: the lowest bucket folds into the next
+ * (or a new key below it into it), as the dense store collapses its lowest buckets. */
+static void sparse_collapse_add(struct floe_dds_store *st, int32_t key, uint32_t n)
+{
+	st->collapsed = true;
+	if (key < st->pairs[0].key) {
+		st->pairs[0].n += n;
+		st->count += n;
+		return;
+	}
+	st->pairs[1].n += st->pairs[0].n;
+	memmove(st->pairs, st->pairs + 1, (size_t)(st->npairs - 1) * sizeof(st->pairs[0]));
+	st->npairs--;
+	(void)sparse_add(st, key, n); /* a slot is free */
+}
+
+/* A sparse store's pairs into the window bins (cap buckets, zeroed), highest first as a
+ * merge adds them. */
+static void densify(struct floe_dds_store *st, uint32_t *bins, uint32_t cap)
+{
+	uint32_t n = st->npairs;
+	bool collapsed = st->collapsed;
+	st->bins = bins;
+	st->cap = cap;
+	st->offset = 0;
+	st->count = 0;
+	st->npairs = 0;
+	for (uint32_t i = n; i-- > 0;)
+		store_add(st, st->pairs[i].key, st->pairs[i].n);
+	st->collapsed = st->collapsed || collapsed;
+}
+
+/* Both stores into a block of the pool; false (counted once) when it is empty. */
+static bool go_dense(struct floe_dds *s)
+{
+	if (s->refused)
+		return false;
+	uint32_t *b = floe_agg_pool_take(s->pool);
+	if (!b) {
+		s->refused = true;
+		return false;
+	}
+	memset(b, 0, ((size_t)s->pos_bins + s->neg_bins) * sizeof(uint32_t));
+	densify(&s->pos, b, s->pos_bins);
+	densify(&s->neg, b + s->pos_bins, s->neg_bins);
+	return true;
+}
+
+void floe_dds_add_key(struct floe_dds *s, struct floe_dds_store *st, int32_t key, uint32_t n)
+{
+	if (st->bins)
+		store_add(st, key, n);
+	else if (sparse_add(st, key, n))
+		return;
+	else if (go_dense(s))
+		store_add(st, key, n);
+	else
+		sparse_collapse_add(st, key, n);
+}
+
+void floe_dds_store_span(const struct floe_dds_store *st, int64_t *lo, uint32_t *n)
+{
+	*lo = 0;
+	*n = 0;
+	if (!st->count)
+		return;
+	int64_t hi;
+	if (st->bins) {
+		store_range(st, lo, &hi);
+	} else {
+		*lo = st->pairs[0].key;
+		hi = st->pairs[st->npairs - 1].key;
+	}
+	*n = (uint32_t)(hi - *lo + 1);
+}
+
+uint32_t floe_dds_store_count(const struct floe_dds_store *st, int64_t key, uint32_t *j)
+{
+	if (st->bins)
+		return st->bins[key - st->offset];
+	while (*j < st->npairs && st->pairs[*j].key < key)
+		++*j;
+	return *j < st->npairs && st->pairs[*j].key == key ? st->pairs[*j].n : 0;
 }
 
 int floe_dds_add(struct floe_dds *s, double v)
@@ -192,9 +336,9 @@ int floe_dds_add(struct floe_dds *s, double v)
 	if (s->count >= UINT32_MAX)
 		return FLOE_ELIMIT;
 	if (v > s->min_value)
-		floe_dds_store_add(&s->pos, floe_dds_key(s, v), 1);
+		floe_dds_add_key(s, &s->pos, floe_dds_key(s, v), 1);
 	else if (v < -s->min_value)
-		floe_dds_store_add(&s->neg, floe_dds_key(s, -v), 1);
+		floe_dds_add_key(s, &s->neg, floe_dds_key(s, -v), 1);
 	else
 		s->zero_count++;
 	s->count++;
@@ -213,7 +357,13 @@ static int64_t store_key_at_rank(const struct floe_dds_store *st, double rank, b
 {
 	double run = 0.0;
 	int64_t last = st->offset;
-	for (uint32_t i = 0; i < st->cap; i++) {
+	for (uint32_t i = 0; !st->bins && i < st->npairs; i++) {
+		run += st->pairs[i].n;
+		last = st->pairs[i].key;
+		if ((lower && run > rank) || (!lower && run >= rank + 1.0))
+			return last;
+	}
+	for (uint32_t i = 0; st->bins && i < st->cap; i++) {
 		if (!st->bins[i])
 			continue;
 		run += st->bins[i];
@@ -241,16 +391,19 @@ double floe_dds_quantile(const struct floe_dds *s, double q)
 	return floe_dds_key_value(s, k);
 }
 
-static void store_merge(struct floe_dds_store *dst, const struct floe_dds_store *src)
+static void store_merge(struct floe_dds *d, struct floe_dds_store *dst,
+			const struct floe_dds_store *src)
 {
 	if (!src->count)
 		return;
 	/* Highest first: the first add places the window at the top of src's range, so
 	 * that a union wider than dst's budget folds its low end once rather than sliding
 	 * the window bucket by bucket. */
-	for (uint32_t i = src->cap; i-- > 0;)
+	for (uint32_t i = src->npairs; !src->bins && i-- > 0;)
+		floe_dds_add_key(d, dst, src->pairs[i].key, src->pairs[i].n);
+	for (uint32_t i = src->cap; src->bins && i-- > 0;)
 		if (src->bins[i])
-			floe_dds_store_add(dst, (int32_t)((int64_t)src->offset + i), src->bins[i]);
+			floe_dds_add_key(d, dst, (int32_t)((int64_t)src->offset + i), src->bins[i]);
 	if (src->collapsed)
 		dst->collapsed = true;
 }
@@ -261,8 +414,8 @@ int floe_dds_merge(struct floe_dds *dst, const struct floe_dds *src)
 		return FLOE_EINVAL;
 	if (src->count > UINT32_MAX - dst->count)
 		return FLOE_ELIMIT;
-	store_merge(&dst->pos, &src->pos);
-	store_merge(&dst->neg, &src->neg);
+	store_merge(dst, &dst->pos, &src->pos);
+	store_merge(dst, &dst->neg, &src->neg);
 	dst->zero_count += src->zero_count;
 	dst->count += src->count;
 	dst->sum += src->sum;

@@ -1,6 +1,8 @@
 /* DDSketch quantile sketch in caller-owned memory: a logarithmic index mapping with a
  * configured relative accuracy, a positive and a negative store of fixed bucket budgets
  * that collapse their lowest buckets when full, a zero count, and count, sum, min and max.
+ * A pooled sketch keeps only its occupied buckets, (index, count) pairs in its own small
+ * memory, until they do not fit, then takes its bucket windows from a pool (pool.h).
  * Serialised in the DDSketch protobuf format (sketches-go ddsketch.proto) that Datadog's
  * libraries decode. No call here allocates; add is the per-event path. */
 #ifndef FLOE_AGG_DDSKETCH_H
@@ -10,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "agent/agg/pool.h"
+
 struct floe_err;
 
 #define FLOE_DDS_DEFAULT_ACCURACY 0.01
@@ -18,6 +22,9 @@ struct floe_err;
 #define FLOE_DDS_MIN_ACCURACY 1e-6 /* keeps every bucket index inside an int32 */
 #define FLOE_DDS_MAX_ACCURACY 0.5
 #define FLOE_DDS_MAX_BINS (1u << 20)
+/* Occupied buckets a pooled sketch holds in its own memory, per store. */
+#define FLOE_DDS_POS_PAIRS 24u
+#define FLOE_DDS_NEG_PAIRS 8u
 
 struct floe_dds_config {
 	double rel_acc;	   /* relative accuracy a: every quantile is within a factor 1 +- a */
@@ -25,13 +32,22 @@ struct floe_dds_config {
 	uint32_t neg_bins; /* same for the negative values (indexed by magnitude) */
 };
 
-/* One store: a window of cap consecutive bucket indices starting at offset. Private. */
+/* An occupied bucket of a sparse store. */
+struct floe_dds_pair {
+	int32_t key;
+	uint32_t n;
+};
+
+/* One store: a window of cap consecutive bucket indices starting at offset, or, while
+ * bins is NULL, its occupied buckets as pairs by ascending index. Private. */
 struct floe_dds_store {
-	uint32_t *bins; /* cap counts in the caller's memory */
+	uint32_t *bins; /* cap counts in the caller's memory, or NULL (sparse) */
 	uint32_t cap;
 	int32_t offset; /* bucket index of bins[0] */
 	uint64_t count; /* sum of bins */
 	bool collapsed; /* buckets below offset were folded into bins[0] */
+	struct floe_dds_pair *pairs; /* sparse: npairs of maxpairs, in the own memory */
+	uint32_t npairs, maxpairs;
 };
 
 /* Caller-owned; fields are private to ddsketch.c except the read-only summary below. */
@@ -42,6 +58,9 @@ struct floe_dds {
 	double min_value;  /* magnitudes at or below this count as zero */
 	struct floe_dds_store pos, neg;
 	uint64_t zero_count;
+	struct floe_agg_pool *pool; /* pooled: where the bucket windows come from */
+	uint32_t pos_bins, neg_bins; /* the windows' budgets */
+	bool refused;		     /* the pool was empty: the pairs collapse instead */
 	/* Read-only summary of what was added (merged sketches combine them). */
 	uint64_t count;
 	double sum, min, max;
@@ -59,7 +78,19 @@ size_t floe_dds_bytes(const struct floe_dds_config *c);
  * -ENOENT when libm cannot be loaded (platform/libm.h). */
 int floe_dds_init(struct floe_dds *s, const struct floe_dds_config *c, void *mem, size_t len);
 
-/* Empties the sketch, keeping memory and configuration. */
+/* Bytes of own memory a pooled sketch needs: its pairs (256). */
+size_t floe_dds_sparse_bytes(void);
+
+/* Lays an empty pooled sketch over mem (borrowed, 4-byte aligned, len >=
+ * floe_dds_sparse_bytes()): sparse until a store has more occupied buckets than its
+ * pairs, then dense in a block of pool (floe_dds_bytes(c) bytes). When the pool is empty
+ * it stays sparse and folds its lowest buckets as a full dense store does (counted once
+ * in the pool's refusals). Errors as floe_dds_init. */
+int floe_dds_init_pooled(struct floe_dds *s, const struct floe_dds_config *c, void *mem,
+			 size_t len, struct floe_agg_pool *pool);
+
+/* Empties the sketch, keeping memory and configuration (a pooled sketch is sparse again:
+ * its block is the pool's again when the pool is reset). */
 void floe_dds_reset(struct floe_dds *s);
 
 /* Adds one value. Returns 0, FLOE_EINVAL for NaN or an infinity (the caller counts it

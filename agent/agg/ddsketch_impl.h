@@ -13,8 +13,13 @@ int32_t floe_dds_key(const struct floe_dds *s, double magnitude);
 double floe_dds_key_value(const struct floe_dds *s, int64_t key);
 /* No positive double maps to an index of larger magnitude than this. */
 int64_t floe_dds_key_bound(const struct floe_dds *s);
-/* Adds n to bucket key, moving or collapsing the window as needed. The caller keeps the
- * sketch's total below 2^32. */
-void floe_dds_store_add(struct floe_dds_store *st, int32_t key, uint32_t n);
+/* Adds n to bucket key of st (s's pos or neg), sparse or dense, moving or collapsing as
+ * needed. The caller keeps the sketch's total below 2^32. */
+void floe_dds_add_key(struct floe_dds *s, struct floe_dds_store *st, int32_t key, uint32_t n);
+/* The occupied index range of a store: [*lo, *lo + *n), *n = 0 when empty. */
+void floe_dds_store_span(const struct floe_dds_store *st, int64_t *lo, uint32_t *n);
+/* The count of bucket key; *j is a cursor for sparse stores, 0 before the first call of
+ * an ascending walk. */
+uint32_t floe_dds_store_count(const struct floe_dds_store *st, int64_t key, uint32_t *j);
 
 #endif

@@ -61,37 +61,22 @@ static uint32_t zigzag32(int32_t v)
 	return ((uint32_t)v << 1) ^ (uint32_t)(v >> 31);
 }
 
-/* The occupied bucket range of a store as [*lo, *lo + *n). */
-static void store_span(const struct floe_dds_store *st, uint32_t *lo, uint32_t *n)
-{
-	*lo = 0;
-	*n = 0;
-	if (!st->count)
-		return;
-	uint32_t a = 0, b = st->cap - 1;
-	while (!st->bins[a])
-		a++;
-	while (!st->bins[b])
-		b--;
-	*lo = a;
-	*n = b - a + 1;
-}
-
 static size_t store_body_len(const struct floe_dds_store *st)
 {
-	uint32_t lo, n;
-	store_span(st, &lo, &n);
+	int64_t lo;
+	uint32_t n;
+	floe_dds_store_span(st, &lo, &n);
 	if (!n)
 		return 0;
 	size_t bytes = (size_t)n * 8;
-	return 1 + varint_len(bytes) + bytes + 1 +
-	       varint_len(zigzag32((int32_t)((int64_t)st->offset + lo)));
+	return 1 + varint_len(bytes) + bytes + 1 + varint_len(zigzag32((int32_t)lo));
 }
 
 static void write_store(struct pbw *w, uint8_t tag, const struct floe_dds_store *st)
 {
-	uint32_t lo, n;
-	store_span(st, &lo, &n);
+	int64_t lo;
+	uint32_t n, j = 0;
+	floe_dds_store_span(st, &lo, &n);
 	w_byte(w, tag);
 	w_varint(w, store_body_len(st));
 	if (!n)
@@ -100,9 +85,9 @@ static void write_store(struct pbw *w, uint8_t tag, const struct floe_dds_store 
 	w_byte(w, (2 << 3) | WT_LEN);
 	w_varint(w, (uint64_t)n * 8);
 	for (uint32_t i = 0; i < n; i++)
-		w_double(w, (double)st->bins[lo + i]);
+		w_double(w, (double)floe_dds_store_count(st, lo + i, &j));
 	w_byte(w, (3 << 3) | WT_VARINT);
-	w_varint(w, zigzag32((int32_t)((int64_t)st->offset + lo)));
+	w_varint(w, zigzag32((int32_t)lo));
 }
 
 static void write_sketch(struct pbw *w, const struct floe_dds *s)
@@ -296,7 +281,7 @@ static int take_count(struct dec *d, int si, size_t at, int64_t key, double c)
 		return fail(d, at, FLOE_EFORMAT);
 	d->total += (uint64_t)c;
 	if (d->pass == APPLY)
-		floe_dds_store_add(si ? &d->s->neg : &d->s->pos, (int32_t)key, (uint32_t)c);
+		floe_dds_add_key(d->s, si ? &d->s->neg : &d->s->pos, (int32_t)key, (uint32_t)c);
 	return 0;
 }
 

@@ -1,7 +1,9 @@
-/* HyperLogLog with 8-bit registers, Ertl's improved estimator and DataSketches' HLL_8
- * compact image. See hll.h for the contract and agent/README.md for the bytes. */
+/* HyperLogLog: an exact coupon list that goes dense (8-bit registers, Ertl's improved
+ * estimator) when full, and DataSketches' compact LIST, SET and HLL_8 images. See hll.h
+ * for the contract, agent/agg/README.md for the memory and agent/README.md for the bytes. */
 #include "agent/agg/hll.h"
 
+#include <stdbool.h>
 #include <string.h>
 #include <xxhash.h>
 #include <math.h>
@@ -14,11 +16,14 @@
  * an update is then one load, compare and store with no shifting across byte
  * boundaries, which keeps the per-event cost at a few nanoseconds; the image is
  * DataSketches' HLL_8, which is the register array itself, so serialising is a copy.
- * Where memory is tight, a lower precision saves far more (p = 12 is 4 KiB at 1.6 %).
  *
- * Why no sparse representation: group tables reserve every group's sketch at start-up
- * from a fixed budget, so the dense size must fit anyway; a sparse form would save
- * nothing that another group could use, and would add a conversion on the event path. */
+ * Why a coupon list first: most groups of a window see a handful of distinct values, and
+ * 2^p registers for each of them cost memory, a memset per group and a 16 KiB image per
+ * row, while the estimate of two items in 16,384 registers is 1 whenever both fall in one
+ * register (1 group in 16,384). A coupon is what DataSketches keeps in its list and set
+ * modes, so the list is serialised as their image and read back without loss. The list
+ * is scanned, not hashed: it holds at most 256 coupons (1 KiB), and a sketch that
+ * receives more goes dense. */
 
 /* The DataSketches preamble (HllUtil: PREAMBLE_INTS_BYTE .. AUX_COUNT_INT). */
 enum {
@@ -27,14 +32,42 @@ enum {
 	DS_FAMILY_HLL = 7,
 	DS_FLAG_COMPACT = 8,
 	DS_FLAG_OUT_OF_ORDER = 16,
-	DS_MODE_HLL = 2,   /* low 2 bits of the mode byte */
+	DS_PREINTS_LIST = 2,
+	DS_PREINTS_SET = 3,
+	DS_FLAG_EMPTY = 4,
+	DS_MODE_LIST = 0,  /* low 2 bits of the mode byte */
+	DS_MODE_SET = 1,
+	DS_MODE_HLL = 2,
 	DS_TYPE_HLL_8 = 2, /* next 2 bits */
 	DS_OFF_HIP = 8,
 	DS_OFF_KXQ0 = 16,
 	DS_OFF_KXQ1 = 24,
 	DS_OFF_NUM_AT_CUR_MIN = 32,
 	DS_OFF_AUX_COUNT = 36,
+	DS_LIST_START = 8, /* LIST: the coupons; the count is byte 6 */
+	DS_SET_COUNT = 8,  /* SET: the count, then the coupons */
+	DS_SET_START = 12,
+	DS_LIST_MAX = 7,   /* DataSketches' list holds fewer than 8 coupons */
+	DS_LG_INIT_SET = 5,
 };
+
+/* The coupons DataSketches' list and set modes hold at precision p before its sketch
+ * goes dense (a set fills to 3/4 of 2^(p-3) slots; below p = 8 there is no set), and
+ * floe's cap on them. */
+static uint32_t list_cap(unsigned p)
+{
+	if (p < 8)
+		return DS_LIST_MAX;
+	uint32_t set = 3u << (p - 3) >> 2;
+	return set < FLOE_HLL_LIST_MAX ? set : FLOE_HLL_LIST_MAX;
+}
+
+static uint32_t coupon_at(const struct floe_hll *h, uint32_t i)
+{
+	uint32_t c;
+	memcpy(&c, h->list + 4 * (size_t)i, 4);
+	return c;
+}
 
 size_t floe_hll_bytes(unsigned p)
 {
@@ -43,9 +76,17 @@ size_t floe_hll_bytes(unsigned p)
 	return (size_t)1 << p;
 }
 
-int floe_hll_init(struct floe_hll *h, unsigned p, void *mem, size_t len)
+size_t floe_hll_list_bytes(unsigned p)
 {
-	size_t need = floe_hll_bytes(p);
+	if (p < FLOE_HLL_PMIN || p > FLOE_HLL_PMAX)
+		return 0;
+	size_t list = ((size_t)list_cap(p) * 4 + 7) & ~(size_t)7;
+	return list > ((size_t)1 << p) ? list : (size_t)1 << p > list * 2 ? list : (size_t)1 << p;
+}
+
+static int init_over(struct floe_hll *h, unsigned p, void *mem, size_t len, size_t need,
+		     struct floe_agg_pool *pool)
+{
 	if (!need || !mem)
 		return FLOE_EINVAL;
 	if (len < need)
@@ -55,16 +96,122 @@ int floe_hll_init(struct floe_hll *h, unsigned p, void *mem, size_t len)
 	int rc = floe_libm_load(NULL, 0);
 	if (rc)
 		return rc;
-	h->reg = mem;
-	h->m = (uint32_t)need;
-	h->p = (uint8_t)p;
+	h->list = mem;
+	h->pool = pool;
+	h->own = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
+	h->pcfg = (uint8_t)p;
+	/* A sketch in its own memory goes dense there: its list is no longer than the
+	 * registers' bytes, so that the list is never the larger form. */
+	uint32_t cap = list_cap(p);
+	h->cap = cap < h->own / 4 ? cap : h->own / 4;
+	if (!pool && h->cap > ((uint32_t)1 << p) / 4)
+		h->cap = ((uint32_t)1 << p) / 4;
 	floe_hll_reset(h);
 	return 0;
 }
 
+int floe_hll_init(struct floe_hll *h, unsigned p, void *mem, size_t len)
+{
+	return init_over(h, p, mem, len, floe_hll_bytes(p), NULL);
+}
+
+int floe_hll_init_pooled(struct floe_hll *h, unsigned p, void *mem, size_t len,
+			 struct floe_agg_pool *pool)
+{
+	if ((uintptr_t)mem & 3)
+		return FLOE_EINVAL;
+	/* At low precisions the registers are no larger than the list: no pool then. */
+	if (!floe_hll_pool_block(p))
+		return init_over(h, p, mem, len, floe_hll_bytes(p), NULL);
+	if (!pool)
+		return FLOE_EINVAL;
+	return init_over(h, p, mem, len, floe_hll_list_bytes(p), pool);
+}
+
+size_t floe_hll_pool_block(unsigned p)
+{
+	size_t dense = floe_hll_bytes(p);
+	return dense > floe_hll_list_bytes(p) ? dense : 0;
+}
+
 void floe_hll_reset(struct floe_hll *h)
 {
-	memset(h->reg, 0, h->m);
+	h->reg = NULL;
+	h->n = 0;
+	h->p = h->pcfg;
+	h->m = (uint32_t)1 << h->pcfg;
+}
+
+static inline void set_coupon(struct floe_hll *h, uint32_t c)
+{
+	uint32_t slot = c & (h->m - 1);
+	uint8_t r = (uint8_t)(c >> 26);
+	if (r > h->reg[slot])
+		h->reg[slot] = r;
+}
+
+static unsigned own_precision(const struct floe_hll *h);
+
+/* The list into registers: a block of the pool, the own memory when the sketch has no
+ * pool, or, when the pool is empty, the own memory at the precision it holds (coupons
+ * address registers at every precision up to 26, so the coarser registers are exactly
+ * what adding the items there would have made). */
+static void go_dense(struct floe_hll *h)
+{
+	uint32_t tmp[FLOE_HLL_LIST_MAX];
+	uint32_t n = h->n;
+	memcpy(tmp, h->list, (size_t)n * 4);
+	uint8_t *reg = h->pool ? floe_agg_pool_take(h->pool) : h->list;
+	if (!reg) {
+		h->p = (uint8_t)own_precision(h);
+		h->m = (uint32_t)1 << h->p;
+		reg = h->list;
+	}
+	memset(reg, 0, h->m);
+	h->reg = reg;
+	h->n = 0;
+	for (uint32_t i = 0; i < n; i++)
+		set_coupon(h, tmp[i]);
+}
+
+/* The precision the own memory holds as registers, at most the configured one. */
+static unsigned own_precision(const struct floe_hll *h)
+{
+	unsigned q = 63u - (unsigned)__builtin_clzll(h->own);
+	return q < h->pcfg ? q : h->pcfg;
+}
+
+uint8_t *floe_hll_restore_dense(struct floe_hll *h, unsigned p)
+{
+	uint8_t *reg = NULL;
+	if (h->reg || h->n)
+		return NULL;
+	if (p == h->pcfg)
+		reg = h->pool ? floe_agg_pool_take(h->pool) : h->list;
+	else if (h->pool && p == own_precision(h) && p >= FLOE_HLL_PMIN)
+		reg = h->list;
+	if (!reg)
+		return NULL;
+	h->p = (uint8_t)p;
+	h->m = (uint32_t)1 << p;
+	memset(reg, 0, h->m);
+	h->reg = reg;
+	return reg;
+}
+
+void floe_hll_add_coupon(struct floe_hll *h, uint32_t c)
+{
+	if (!h->reg) {
+		for (uint32_t i = 0; i < h->n; i++)
+			if (coupon_at(h, i) == c)
+				return;
+		if (h->n < h->cap) {
+			memcpy(h->list + 4 * (size_t)h->n++, &c, 4);
+			return;
+		}
+		go_dense(h);
+	}
+	set_coupon(h, c);
 }
 
 uint64_t floe_hll_hash(const void *p, size_t n)
@@ -94,8 +241,15 @@ static uint8_t fold_rank(unsigned sp, unsigned dp, uint32_t slot, uint8_t r)
 
 int floe_hll_merge(struct floe_hll *dst, const struct floe_hll *src)
 {
+	if (!src->reg) {
+		for (uint32_t i = 0; i < src->n; i++)
+			floe_hll_add_coupon(dst, coupon_at(src, i));
+		return 0;
+	}
 	if (src->p < dst->p)
 		return FLOE_EINVAL;
+	if (!dst->reg)
+		go_dense(dst); /* at dst->p or coarser: still at most src's */
 	if (src->p == dst->p) {
 		for (uint32_t i = 0; i < dst->m; i++)
 			if (src->reg[i] > dst->reg[i])
@@ -192,6 +346,8 @@ static double estimate_of(const struct floe_hll *h, const uint32_t hist[66])
 
 double floe_hll_estimate(const struct floe_hll *h)
 {
+	if (!h->reg)
+		return (double)h->n;
 	uint32_t c[66];
 	histogram(h, c);
 	return estimate_of(h, c);
@@ -199,6 +355,8 @@ double floe_hll_estimate(const struct floe_hll *h)
 
 size_t floe_hll_serialized_size(const struct floe_hll *h)
 {
+	if (!h->reg)
+		return (h->n <= DS_LIST_MAX ? DS_LIST_START : DS_SET_START) + (size_t)h->n * 4;
 	return FLOE_HLL_HEADER_BYTES + (size_t)h->m;
 }
 
@@ -216,11 +374,41 @@ static void put_le_double(uint8_t *o, double d)
 		o[i] = (uint8_t)(v >> (8 * i));
 }
 
+/* A list as DataSketches' compact LIST image (fewer than 8 coupons) or SET image: the
+ * coupons as they are, the set's slot count as DataSketches would size it for them. */
+static void serialize_list(const struct floe_hll *h, uint8_t *o)
+{
+	bool set = h->n > DS_LIST_MAX;
+	unsigned lg = 3; /* the list's array: 8 slots */
+	if (set)
+		for (lg = DS_LG_INIT_SET; 4 * (uint64_t)h->n > 3ull << lg; lg++)
+			;
+	o[0] = set ? DS_PREINTS_SET : DS_PREINTS_LIST;
+	o[1] = DS_SER_VER;
+	o[2] = DS_FAMILY_HLL;
+	o[3] = h->pcfg;
+	o[4] = (uint8_t)lg;
+	o[5] = DS_FLAG_COMPACT | (h->n ? 0 : DS_FLAG_EMPTY);
+	o[6] = set ? 0 : (uint8_t)h->n;
+	o[7] = (set ? DS_MODE_SET : DS_MODE_LIST) | (DS_TYPE_HLL_8 << 2);
+	size_t at = DS_LIST_START;
+	if (set) {
+		put_le32(o + DS_SET_COUNT, h->n);
+		at = DS_SET_START;
+	}
+	for (uint32_t i = 0; i < h->n; i++)
+		put_le32(o + at + 4 * (size_t)i, coupon_at(h, i));
+}
+
 int floe_hll_serialize(const struct floe_hll *h, void *out, size_t cap)
 {
 	if (cap < floe_hll_serialized_size(h))
 		return FLOE_ELIMIT;
 	uint8_t *o = out;
+	if (!h->reg) {
+		serialize_list(h, o);
+		return 0;
+	}
 	/* kxq0/kxq1 and the count of registers at the current minimum (always 0 for
 	 * HLL_8) are what DataSketches' composite estimator reads; the out-of-order flag
 	 * makes every reader use that estimator rather than a HIP accumulator, which a
@@ -266,9 +454,13 @@ int floe_hll_decode_precision(const void *p, size_t len, unsigned *precision, st
 		return fail_at(err, 2, FLOE_EFORMAT);
 	if (b[1] != DS_SER_VER)
 		return fail_at(err, 1, FLOE_EUNSUPPORTED);
-	if ((b[7] & 3) != DS_MODE_HLL || ((b[7] >> 2) & 3) != DS_TYPE_HLL_8)
+	unsigned mode = b[7] & 3;
+	if (mode > DS_MODE_HLL)
+		return fail_at(err, 7, FLOE_EFORMAT);
+	if (((b[7] >> 2) & 3) != DS_TYPE_HLL_8)
 		return fail_at(err, 7, FLOE_EUNSUPPORTED);
-	if (b[0] != DS_PREINTS)
+	static const uint8_t preints[] = {DS_PREINTS_LIST, DS_PREINTS_SET, DS_PREINTS};
+	if (b[0] != preints[mode])
 		return fail_at(err, 0, FLOE_EFORMAT);
 	/* DataSketches allows lgK 4..21; floe reads up to 18 (256 KiB of registers). */
 	if (b[3] < FLOE_HLL_PMIN || b[3] > 21)
@@ -284,14 +476,35 @@ static uint32_t get_le32(const uint8_t *b)
 	return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
 }
 
-int floe_hll_decode(struct floe_hll *h, void *mem, size_t memlen, const void *p, size_t len,
-		    struct floe_err *err)
+/* A LIST or SET image's coupons: where they start and how many, checked against len, and
+ * each one's rank (floe's hash gives 1..39; DataSketches' own hash up to 63, which floe's
+ * registers do not hold). */
+static int list_extent(const uint8_t *b, size_t len, size_t *at, uint32_t *n, struct floe_err *err)
 {
-	const uint8_t *b = p;
-	unsigned prec = 0; /* set when the call succeeds; compilers cannot always see it */
-	int rc = floe_hll_decode_precision(p, len, &prec, err);
-	if (rc)
-		return rc;
+	if ((b[7] & 3) == DS_MODE_LIST) {
+		*at = DS_LIST_START;
+		*n = b[6];
+	} else {
+		if (len < DS_SET_START)
+			return fail_at(err, len, FLOE_EPARSE);
+		*at = DS_SET_START;
+		*n = get_le32(b + DS_SET_COUNT);
+	}
+	if ((len - *at) / 4 < *n)
+		return fail_at(err, len, FLOE_EPARSE);
+	if (len - *at > (size_t)*n * 4)
+		return fail_at(err, *at + (size_t)*n * 4, FLOE_EFORMAT);
+	for (uint32_t i = 0; i < *n; i++) {
+		uint32_t r = get_le32(b + *at + 4 * (size_t)i) >> 26;
+		if (r == 0 || r > 39)
+			return fail_at(err, *at + 4 * (size_t)i + 3,
+				       r ? FLOE_EUNSUPPORTED : FLOE_EFORMAT);
+	}
+	return 0;
+}
+
+static int check_dense(const uint8_t *b, size_t len, unsigned prec, struct floe_err *err)
+{
 	if (len < FLOE_HLL_HEADER_BYTES)
 		return fail_at(err, len, FLOE_EPARSE);
 	/* HLL_8 keeps its minimum at zero; a non-zero curMin or an exception table
@@ -310,6 +523,24 @@ int floe_hll_decode(struct floe_hll *h, void *mem, size_t memlen, const void *p,
 	for (size_t i = 0; i < m; i++)
 		if (r[i] > 65 - prec)
 			return fail_at(err, FLOE_HLL_HEADER_BYTES + i, FLOE_EFORMAT);
+	return 0;
+}
+
+int floe_hll_decode(struct floe_hll *h, void *mem, size_t memlen, const void *p, size_t len,
+		    struct floe_err *err)
+{
+	const uint8_t *b = p;
+	unsigned prec = 0; /* set when the call succeeds; compilers cannot always see it */
+	int rc = floe_hll_decode_precision(p, len, &prec, err);
+	if (rc)
+		return rc;
+	bool dense = (b[7] & 3) == DS_MODE_HLL;
+	size_t at = 0;
+	uint32_t n = 0;
+	rc = dense ? check_dense(b, len, prec, err) : list_extent(b, len, &at, &n, err);
+	if (rc)
+		return rc;
+	size_t m = (size_t)1 << prec;
 	if (!mem)
 		return floe_err_set(err, FLOE_EINVAL,
 				    "HLL image: no memory given for the registers");
@@ -320,11 +551,15 @@ int floe_hll_decode(struct floe_hll *h, void *mem, size_t memlen, const void *p,
 	rc = floe_libm_load(why, sizeof(why));
 	if (rc)
 		return floe_err_set(err, rc, "HLL image: %s", why);
+	(void)init_over(h, prec, mem, memlen, m, NULL); /* cannot fail: checked above */
 	/* The estimator fields (HIP, kxq, numAtCurMin) are derived from the registers and
 	 * are recomputed rather than trusted. */
-	h->reg = mem;
-	h->m = (uint32_t)m;
-	h->p = (uint8_t)prec;
-	memcpy(h->reg, r, m);
+	if (dense) {
+		h->reg = mem;
+		memcpy(h->reg, b + FLOE_HLL_HEADER_BYTES, m);
+		return 0;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		floe_hll_add_coupon(h, get_le32(b + at + 4 * (size_t)i));
 	return 0;
 }

@@ -776,9 +776,11 @@ int floe_run_aggs_close(struct floe_runner *r, bool stop)
 				  " filtered out), %" PRIu64 " rows in %" PRIu64
 				  " windows; %" PRIu64 " late (%" PRIu64 " dropped, %" PRIu64
 				  " too far ahead of the clock), %" PRIu64
-				  " values not numbers, %" PRIu64 " events in __overflow__",
+				  " values not numbers, %" PRIu64 " events in __overflow__, %" PRIu64
+				  " sketches coarse (their window's dense blocks were taken)",
 				  o->cfg->name, st->events, st->filtered, st->rows, st->windows,
-				  st->late, st->late_dropped, st->future, st->unparsable, st->overflowed);
+				  st->late, st->late_dropped, st->future, st->unparsable, st->overflowed,
+				  st->coarse);
 	}
 	return rc;
 }

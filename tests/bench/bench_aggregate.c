@@ -145,9 +145,10 @@ int main(int argc, char **argv)
 	struct floe_agg_plan p;
 	floe_agg_plan(&cfg->aggs[0], &p, NULL);
 	printf("keys %" PRIu64 ": %" PRIu64 " events in %.2f CPU s: %.2f M events/s; %" PRIu64
-	       " windows, %" PRIu64 " rows, %" PRIu64 " events in __overflow__\n",
+	       " windows, %" PRIu64 " rows, %" PRIu64 " events in __overflow__, %" PRIu64
+	       " sketches coarse\n",
 	       keys, events, spent, (double)events / spent / 1e6, st->windows, rows,
-	       st->overflowed);
+	       st->overflowed, st->coarse);
 	printf("keys %" PRIu64 ": reserved %.1f MiB (%u window(s) x %" PRIu64 " groups x %" PRIu64
 	       " bytes); peak RSS %.1f MiB (%.1f MiB before the first event)\n",
 	       keys, p.total / 1048576.0, p.windows, p.groups, p.group_bytes,

@@ -556,8 +556,9 @@ static void test_plan(void **state)
 {
 	(void)state;
 	struct floe_config *c = NULL;
-	const char *y = "aggregations: [{name: a, window: 1s, allowed_lateness: 1h}, "
-			"{name: b, window: 1m, allowed_lateness: 30s, max_groups: 10}]\n";
+	const char *ya = "aggregations: [{name: a, window: 1s, allowed_lateness: 1h}, "
+			 "{name: b, window: 1m, allowed_lateness: 30s, max_groups: 10}]\n";
+	const char *y = ya;
 	assert_int_equal(floe_config_parse(NULL, "t.yaml", y, strlen(y), "h", &c, NULL), 0);
 	struct floe_agg_plan p;
 	struct floe_err err = {0};
@@ -567,6 +568,19 @@ static void test_plan(void **state)
 	assert_int_equal(p.windows, 2);
 	assert_int_equal(p.groups, 11);
 	assert_int_equal(p.group_bytes, 16 + 256 + 8);
+	floe_config_free(c);
+	/* A group with a distinct and a quantiles sketch: their lists and pairs in the group,
+	 * a share of the window's dense blocks (one per 8 groups). It was 27,056 bytes with a
+	 * dense HLL (16 KiB) and dense DDSketch windows (10 KiB) in every group. */
+	y = "aggregations: [{name: a, group_by: [k], max_groups: 1000, "
+	    "metrics: [count, {distinct: u}, {quantiles: v}]}]\n";
+	assert_int_equal(floe_config_parse(NULL, "t.yaml", y, strlen(y), "h", &c, NULL), 0);
+	assert_int_equal(floe_agg_plan(&c->aggs[0], &p, &err), 0);
+	assert_int_equal(p.dense, 1000 / 8 + 1);
+	assert_true(p.group_bytes * 4 <= 27056);
+	floe_config_free(c);
+	assert_int_equal(floe_config_parse(NULL, "t.yaml", ya, strlen(ya), "h", &c, NULL), 0);
+	assert_int_equal(floe_agg_plan(&c->aggs[1], &p, &err), 0);
 	struct floe_alloc a;
 	floe_alloc_init(&a, 0);
 	struct floe_aggregator *g = NULL;
@@ -586,10 +600,10 @@ static void test_plan(void **state)
 	assert_int_equal(floe_agg_check(c, 0, &err), FLOE_EFORMAT);
 	/* A group's bytes depend on the sketches' struct sizes (32 or 64-bit). */
 	assert_non_null(strstr(err.msg, "t.yaml:2:16: key 'aggregations[0].max_groups': 1 "
-					"window(s) x 1001 groups x 166"));
+					"window(s) x 1001 groups x 34"));
 	assert_non_null(strstr(err.msg, "more than their share of agent.memory_limit (2.0MiB: "
 					"at most a quarter, and what the 0.0MiB the rest of the "
-					"agent needs leaves); lower max_groups to 12"));
+					"agent needs leaves); lower max_groups to 59"));
 	floe_config_free(c);
 	y = "agent: {memory_limit: 64MiB}\n"
 	    "aggregations: [{name: a, metrics: [{distinct: x, precision: 10}]}, {name: b}]\n";

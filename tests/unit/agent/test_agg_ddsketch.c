@@ -580,6 +580,65 @@ static void test_decode_hostile(void **state)
 	assert_int_equal(s.count, 2000);
 }
 
+/* A pooled sketch keeps its occupied buckets as pairs in 256 bytes while they fit, then
+ * takes a block of its pool; with the pool empty it folds its lowest pairs. At every
+ * step it answers, merges and serialises as the dense sketch of the same values. */
+static void test_sparse_pooled(void **state)
+{
+	(void)state;
+	static uint32_t own[3][64];
+	static uint32_t block[2560];
+	uint64_t refused = 0;
+	struct floe_agg_pool pool = {(uint8_t *)block, sizeof(block), 1, 0, &refused};
+	struct floe_dds_config c;
+	floe_dds_config_default(&c);
+	assert_int_equal(floe_dds_sparse_bytes(), 256);
+	struct floe_dds sp[3], d;
+	assert_int_equal(floe_dds_init_pooled(&sp[0], &c, own[0], 255, &pool), FLOE_ELIMIT);
+	assert_int_equal(floe_dds_init_pooled(&sp[0], &c, own[0], 256, NULL), FLOE_EINVAL);
+	for (int k = 0; k < 3; k++)
+		assert_int_equal(floe_dds_init_pooled(&sp[k], &c, own[k], 256, &pool), 0);
+	init(&d, 0.01, 2048, 512, mem_a);
+	rng_state = 99;
+	/* 24 positive and 8 negative buckets stay sparse; the next one takes the block. */
+	for (int i = 0; i < 200; i++) {
+		double v = i % 5 == 0 ? -(1 + i % 8) : 1000 * pow(1.0202, i % 24) * (1 + 0.001 * unif());
+		assert_int_equal(floe_dds_add(&sp[0], v), 0);
+		assert_int_equal(floe_dds_add(&d, v), 0);
+	}
+	assert_null(sp[0].pos.bins);
+	assert_int_equal(floe_dds_proto_size(&sp[0]), floe_dds_proto_size(&d));
+	assert_int_equal(floe_dds_encode_proto(&sp[0], img, sizeof(img)), 0);
+	assert_int_equal(floe_dds_encode_proto(&d, img2, sizeof(img2)), 0);
+	assert_memory_equal(img, img2, floe_dds_proto_size(&d));
+	for (size_t q = 0; q < sizeof(qs) / sizeof(qs[0]); q++)
+		assert_true(floe_dds_quantile(&sp[0], qs[q]) == floe_dds_quantile(&d, qs[q]));
+	assert_int_equal(floe_dds_add(&sp[0], 5.0), 0);
+	assert_int_equal(floe_dds_add(&d, 5.0), 0);
+	assert_true(sp[0].pos.bins == block && pool.used == 1 && refused == 0);
+	assert_int_equal(floe_dds_encode_proto(&sp[0], img, sizeof(img)), 0);
+	assert_int_equal(floe_dds_encode_proto(&d, img2, sizeof(img2)), 0);
+	assert_memory_equal(img, img2, floe_dds_proto_size(&d));
+	/* The pool is empty: the second sketch folds its lowest buckets, counted once, and
+	 * its high quantiles stay within the accuracy. */
+	fill(&sp[1], LOGUNIFORM, 5000);
+	assert_int_equal(refused, 1);
+	assert_null(sp[1].pos.bins);
+	assert_true(floe_dds_collapsed(&sp[1]));
+	assert_int_equal(sp[1].count, 5000);
+	double want = sorted[(size_t)(0.999 * 4999)];
+	assert_true(fabs(floe_dds_quantile(&sp[1], 0.999) / want - 1) <= 0.0101);
+	/* A sparse sketch decodes a proto and merges into any sketch. */
+	assert_int_equal(floe_dds_decode_proto(&sp[2], img2, floe_dds_proto_size(&d), NULL), 0);
+	assert_int_equal(sp[2].count, d.count);
+	assert_int_equal(floe_dds_merge(&d, &sp[1]), 0);
+	assert_int_equal(d.count, 5201);
+	floe_dds_reset(&sp[0]);
+	floe_agg_pool_reset(&pool);
+	assert_null(sp[0].pos.bins);
+	assert_true(isnan(floe_dds_quantile(&sp[0], 0.5)));
+}
+
 static void test_no_allocation(void **state)
 {
 	struct floe_dds a, b;
@@ -612,6 +671,7 @@ int main(void)
 	    cmocka_unit_test(test_proto_round_trip),
 	    cmocka_unit_test(test_decode_other_encodings),
 	    cmocka_unit_test(test_decode_hostile),
+	    cmocka_unit_test(test_sparse_pooled),
 	    cmocka_unit_test(test_no_allocation),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,7 +1,9 @@
-/* Unit tests for agent/agg/hll: the estimator's error across 100 seeds at several
- * cardinalities and every precision, merge and fold against the sketch of the union, the
- * DataSketches HLL_8 image byte by byte and round trip, hostile images, and no
- * allocation on the add/merge/estimate/reset paths. */
+/* Unit tests for agent/agg/hll: exact counts while the sketch is a coupon list, the
+ * estimator's error across 100 seeds at several cardinalities and every precision, dense
+ * memory from a pool and the coarser sketch when the pool is empty, merge and fold
+ * against the sketch of the union, the DataSketches LIST, SET and HLL_8 images byte by
+ * byte and round trip, hostile images, and no allocation on the add/merge/estimate/reset
+ * paths. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -207,24 +209,39 @@ static void test_image_bytes(void **state)
 {
 	struct floe_hll h, r;
 	assert_int_equal(floe_hll_init(&h, 10, mem_a, sizeof(mem_a)), 0);
-	assert_int_equal(floe_hll_serialized_size(&h), 40 + 1024);
-	assert_int_equal(floe_hll_serialize(&h, img, 1063), FLOE_ELIMIT);
+	/* Empty: DataSketches' compact, empty LIST image of HLL_8 target, lgArr 3. */
+	assert_int_equal(floe_hll_serialized_size(&h), 8);
+	assert_int_equal(floe_hll_serialize(&h, img, 7), FLOE_ELIMIT);
 	assert_int_equal(floe_hll_serialize(&h, img, sizeof(img)), 0);
-	/* DataSketches' preamble for an HLL-mode, HLL_8, compact, out-of-order image. */
-	const uint8_t head[8] = {10, 1, 7, 10, 0, 8 | 16, 0, 2 | 2 << 2};
-	assert_memory_equal(img, head, 8);
-	assert_true(le_double(img + 16) == 1024.0); /* kxq0: 2^-0 per empty register */
-	assert_true(le_double(img + 24) == 0.0);
-	assert_int_equal(le64(img + 32) & 0xffffffff, 1024); /* registers at curMin 0 */
-	assert_int_equal(le64(img + 32) >> 32, 0);	     /* no HLL_4 exceptions */
+	const uint8_t empty[8] = {2, 1, 7, 10, 3, 8 | 4, 0, 0 | 2 << 2};
+	assert_memory_equal(img, empty, 8);
+	/* After the 1024 / 4 / 8 * 3 = 96th coupon the sketch goes dense. */
+	for (uint64_t i = 0; i < 96; i++)
+		add_item(&h, 9, i);
+	assert_true(floe_hll_is_list(&h));
+	add_item(&h, 9, 96);
+	assert_false(floe_hll_is_list(&h));
+	floe_hll_reset(&h);
+	assert_true(floe_hll_is_list(&h));
 
 	for (uint64_t i = 0; i < 5000; i++)
 		add_item(&h, 9, i);
+	assert_int_equal(floe_hll_serialized_size(&h), 40 + 1024);
+	assert_int_equal(floe_hll_serialize(&h, img, 1063), FLOE_ELIMIT);
+	/* DataSketches' preamble for an HLL-mode, HLL_8, compact, out-of-order image. */
+	assert_int_equal(floe_hll_serialize(&h, img, sizeof(img)), 0);
+	const uint8_t head[8] = {10, 1, 7, 10, 0, 8 | 16, 0, 2 | 2 << 2};
+	assert_memory_equal(img, head, 8);
+	assert_int_equal(le64(img + 32) >> 32, 0); /* no HLL_4 exceptions */
 	floe_hll_add_hash(&h, 0); /* one register at the largest rank, 55 */
 	assert_int_equal(floe_hll_serialize(&h, img, sizeof(img)), 0);
 	double kxq0 = 0, kxq1 = 0;
-	for (int i = 0; i < 1024; i++)
+	uint32_t zeros = 0;
+	for (int i = 0; i < 1024; i++) {
 		*(h.reg[i] < 32 ? &kxq0 : &kxq1) += ldexp(1.0, -h.reg[i]);
+		zeros += h.reg[i] == 0;
+	}
+	assert_int_equal(le64(img + 32) & 0xffffffff, zeros); /* registers at curMin 0 */
 	assert_true(le_double(img + 16) == kxq0);
 	assert_true(le_double(img + 24) == kxq1 && kxq1 > 0);
 	assert_true(le_double(img + 8) == floe_hll_estimate(&h));
@@ -295,6 +312,166 @@ static void test_hostile_images(void **state)
 	expect_bad(bad, n + 1, FLOE_EFORMAT, n);
 }
 
+static uint32_t le32(const uint8_t *b)
+{
+	return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+/* Every cardinality below the list's length is counted exactly, whatever the items; above
+ * it, at every cardinality tried, within 2 %. Two items whose hashes address one register
+ * are 2, not 1 (a dense sketch from the first item said 1 for them). */
+static void test_exact_small(void **state)
+{
+	struct floe_hll h;
+	assert_int_equal(floe_hll_init(&h, 14, mem_a, sizeof(mem_a)), 0);
+	for (uint64_t seed = 1; seed <= 20; seed++) {
+		for (uint64_t n = 1; n <= 256; n++) {
+			floe_hll_reset(&h);
+			for (uint64_t i = 0; i < n; i++) {
+				add_item(&h, seed, i);
+				add_item(&h, seed, i / 2); /* repeats change nothing */
+			}
+			if (floe_hll_estimate(&h) != (double)n)
+				fail_msg("seed %llu: %llu items, estimate %.3f",
+					 (unsigned long long)seed, (unsigned long long)n,
+					 floe_hll_estimate(&h));
+		}
+	}
+	/* Two items of one register at p = 14. */
+	uint64_t first[1 << 14], a = 0, b = 0;
+	memset(first, 0xff, sizeof(first));
+	for (uint64_t i = 0; i < 100000 && a == b; i++) {
+		uint64_t v = 77ull << 40 | i;
+		uint32_t slot = (uint32_t)(floe_hll_hash(&v, 8) & ((1u << 14) - 1));
+		if (first[slot] != UINT64_MAX) {
+			a = first[slot];
+			b = i;
+		}
+		first[slot] = i;
+	}
+	assert_true(a != b);
+	floe_hll_reset(&h);
+	add_item(&h, 77, a);
+	add_item(&h, 77, b);
+	assert_true(floe_hll_estimate(&h) == 2.0);
+	/* Past the list: within 2 % at every cardinality of a geometric sweep. */
+	for (double x = 257; x < 200000; x *= 1.07) {
+		uint64_t n = (uint64_t)x;
+		floe_hll_reset(&h);
+		for (uint64_t i = 0; i < n; i++)
+			add_item(&h, 3, i);
+		double err = fabs(floe_hll_estimate(&h) / (double)n - 1.0);
+		if (err > 0.02)
+			fail_msg("%llu items: error %.2f %%", (unsigned long long)n, 100 * err);
+	}
+}
+
+/* Pooled sketches take their registers from the pool when their list is full; when it is
+ * empty they go dense in their own memory at the precision it holds, counted. */
+static void test_pool(void **state)
+{
+	static uint32_t own[3][FLOE_HLL_LIST_MAX];
+	uint64_t refused = 0;
+	struct floe_agg_pool pool = {mem_a, 1u << 14, 1, 0, &refused};
+	struct floe_hll h[3];
+	assert_int_equal(floe_hll_list_bytes(14), 1024);
+	assert_int_equal(floe_hll_list_bytes(8), 96);
+	assert_int_equal(floe_hll_list_bytes(4), 32);
+	assert_int_equal(floe_hll_init_pooled(&h[0], 14, own[0], 1023, &pool), FLOE_ELIMIT);
+	assert_int_equal(floe_hll_init_pooled(&h[0], 14, own[0], 1024, NULL), FLOE_EINVAL);
+	for (int k = 0; k < 3; k++)
+		assert_int_equal(floe_hll_init_pooled(&h[k], 14, own[k], 1024, &pool), 0);
+	for (uint64_t i = 0; i < 20000; i++) {
+		add_item(&h[0], 21, i);
+		add_item(&h[1], 22, i);
+		if (i < 200)
+			add_item(&h[2], 23, i);
+	}
+	assert_int_equal(pool.used, 1);
+	assert_int_equal(refused, 1);
+	assert_true(h[0].p == 14 && h[0].reg == mem_a);
+	assert_true(h[1].p == 10 && h[1].reg == (uint8_t *)own[1]);
+	assert_true(floe_hll_is_list(&h[2]) && floe_hll_estimate(&h[2]) == 200.0);
+	assert_true(fabs(floe_hll_estimate(&h[0]) / 20000 - 1) < 0.03);
+	assert_true(fabs(floe_hll_estimate(&h[1]) / 20000 - 1) < 0.1);
+	/* The coarse sketch is what adding the items at p = 10 gives. */
+	struct floe_hll c;
+	assert_int_equal(floe_hll_init(&c, 10, mem_b, sizeof(mem_b)), 0);
+	for (uint64_t i = 0; i < 20000; i++)
+		add_item(&c, 22, i);
+	assert_memory_equal(c.reg, h[1].reg, 1024);
+	/* A list merges into anything; the union of the three is dense at p = 10. */
+	assert_int_equal(floe_hll_merge(&h[1], &h[2]), 0);
+	assert_int_equal(floe_hll_merge(&h[1], &h[0]), 0);
+	assert_int_equal(floe_hll_merge(&h[0], &h[1]), FLOE_EINVAL);
+	assert_true(fabs(floe_hll_estimate(&h[1]) / 40200 - 1) < 0.1);
+	floe_hll_reset(&h[0]);
+	floe_agg_pool_reset(&pool);
+	assert_true(floe_hll_is_list(&h[0]) && floe_hll_estimate(&h[0]) == 0);
+}
+
+/* A list of up to 7 coupons is a LIST image, a longer one a SET image sized as
+ * DataSketches sizes its set; both read back to the same coupons. */
+static void test_list_images(void **state)
+{
+	struct floe_hll h, r;
+	size_t off = 0;
+	assert_int_equal(floe_hll_init(&h, 14, mem_a, sizeof(mem_a)), 0);
+	for (uint64_t n = 0; n <= 256; n++) {
+		floe_hll_reset(&h);
+		for (uint64_t i = 0; i < n; i++)
+			add_item(&h, 31, i);
+		size_t len = floe_hll_serialized_size(&h);
+		assert_int_equal(len, (n <= 7 ? 8 : 12) + 4 * n);
+		assert_int_equal(floe_hll_serialize(&h, img, len - 1), FLOE_ELIMIT);
+		assert_int_equal(floe_hll_serialize(&h, img, len), 0);
+		assert_int_equal(img[0], n <= 7 ? 2 : 3);
+		assert_int_equal(img[3], 14);
+		assert_int_equal(img[5], n ? 8 : 8 | 4);
+		assert_int_equal(img[7], (n <= 7 ? 0 : 1) | 2 << 2);
+		if (n <= 7) {
+			assert_int_equal(img[4], 3);
+			assert_int_equal(img[6], n);
+		} else {
+			assert_int_equal(le32(img + 8), n);
+			assert_true(img[4] >= 5 && 4 * n <= 3u << img[4] &&
+				    (img[4] == 5 || 4 * n > 3u << (img[4] - 1)));
+		}
+		for (uint64_t i = 0; i < n; i++) {
+			uint64_t v = 31ull << 40 | i;
+			uint32_t c = le32(img + (n <= 7 ? 8 : 12) + 4 * i);
+			assert_int_equal(c, floe_hll_coupon(floe_hll_hash(&v, 8)));
+		}
+		assert_int_equal(hll_decode(&r, mem_b, sizeof(mem_b), img, len, &off), 0);
+		assert_true(floe_hll_is_list(&r) && floe_hll_estimate(&r) == (double)n);
+		assert_int_equal(floe_hll_serialize(&r, img + len, len), 0);
+		assert_memory_equal(img, img + len, len);
+	}
+	/* Hostile lists: a count beyond the bytes, a trailing byte, ranks 0 and 40. */
+	floe_hll_reset(&h);
+	for (uint64_t i = 0; i < 3; i++)
+		add_item(&h, 31, i);
+	assert_int_equal(floe_hll_serialize(&h, img, sizeof(img)), 0);
+	img[6] = 4;
+	expect_bad(img, 20, FLOE_EPARSE, 20);
+	img[6] = 2;
+	expect_bad(img, 20, FLOE_EFORMAT, 16);
+	img[6] = 3;
+	img[11] = 0;
+	expect_bad(img, 20, FLOE_EFORMAT, 11);
+	img[11] = 40 << 2;
+	expect_bad(img, 20, FLOE_EUNSUPPORTED, 11);
+	img[7] = 3 | 2 << 2;
+	expect_bad(img, 20, FLOE_EFORMAT, 7);
+	img[7] = 1 | 2 << 2;
+	expect_bad(img, 20, FLOE_EFORMAT, 0);
+	img[0] = 3;
+	expect_bad(img, 11, FLOE_EPARSE, 11);
+	/* A SET whose count overflows the bytes. */
+	memset(img + 8, 0xff, 4);
+	expect_bad(img, 20, FLOE_EPARSE, 20);
+}
+
 static void test_no_allocation(void **state)
 {
 	/* The check is live: an allocation while armed is seen and fails. */
@@ -331,6 +508,9 @@ static void test_no_allocation(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_exact_small),
+	    cmocka_unit_test(test_pool),
+	    cmocka_unit_test(test_list_images),
 	    cmocka_unit_test(test_init_bounds),
 	    cmocka_unit_test(test_error_default_precision),
 	    cmocka_unit_test(test_error_every_precision),
