@@ -26,8 +26,9 @@ static void dds_config(const struct floe_config_metric *m, struct floe_dds_confi
 }
 
 /* Dense sketch blocks per window and sketch metric: one for every FLOE_AGG_DENSE_SHARE
- * groups (agent/agg/README.md says why). */
-#define FLOE_AGG_DENSE_SHARE 8u
+ * groups (agent/agg/README.md says why it is 1 for now: with fewer, the busy groups past
+ * the pool's share went coarse, and a coarse DDSketch's low quantiles are off). */
+#define FLOE_AGG_DENSE_SHARE 1u
 
 static uint64_t dense_blocks(uint32_t max_groups)
 {
