@@ -3,6 +3,7 @@
  * that the two documents count the same things. */
 #include "agent/run/runner_impl.h"
 
+#include "agent/config/config.h"
 #include "agent/input/journal_in.h"
 #include "agent/input/syslog_in.h"
 #include "agent/input/tail.h"
