@@ -46,12 +46,8 @@ print(p)'
 }
 
 # wait_log FILE PATTERN [SECONDS]: until FILE (an agent's log) says PATTERN; at most
-# SECONDS (10), then fails.
-wait_log() {
-	local _
-	for _ in $(seq 1 $((${3:-10} * 10))); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done
-	return 1
-}
+# SECONDS (10), then fails. log_has below, with a time.
+wait_log() { LOG_WAIT_S=${3:-10} log_has "$1" "$2"; }
 
 # stop_pid PID [SECONDS]: SIGTERM, and PID's exit status within SECONDS (10); after that
 # SIGKILL and 124.
@@ -122,11 +118,11 @@ rows_sql() {
 	duck "WITH t AS (SELECT * FROM read_parquet([$files])) $2"
 }
 
-# log_has FILE PATTERN [COUNT] [PID]: waits until FILE holds PATTERN on COUNT lines (20 s
-# at most; at once false when PID, if given, has ended first).
+# log_has FILE PATTERN [COUNT] [PID]: waits until FILE holds PATTERN on COUNT lines
+# (LOG_WAIT_S seconds, 20, at most; at once false when PID, if given, has ended first).
 log_has() {
 	local i
-	for i in $(seq 1 200); do
+	for i in $(seq 1 $((${LOG_WAIT_S:-20} * 10))); do
 		[ "$(grep -c -e "$2" "$1" 2>/dev/null)" -ge "${3:-1}" ] && return 0
 		[ -n "${4:-}" ] && ! kill -0 "$4" 2>/dev/null && break
 		sleep 0.1

@@ -23,13 +23,6 @@ journal() {
 	done | "$REMOTE" --output="$file" --split-mode=none - 2>/dev/null
 }
 
-rows_sql() {
-	local files
-	files=$(live_files "$1" | sed "s/.*/'&'/" | paste -sd,)
-	[ -n "$files" ] || { echo "[]"; return; }
-	duck "WITH t AS (SELECT * FROM read_parquet([$files])) $2"
-}
-
 d="$T/j"
 mkdir -p "$d/journal"
 journal "$d/journal/a.journal" ssh.service 1 5

@@ -11,35 +11,13 @@ source "$(dirname "$0")/lib.sh"
 command -v logger >/dev/null || { echo "SKIP: logger (bsdutils) missing"; exit 0; }
 
 
-rows_sql() { # rows_sql TABLE-DIR SQL-ON-t: runs SQL over the live rows as table t
-	local files
-	files=$(live_files "$1" | sed "s/.*/'&'/" | paste -sd,)
-	[ -n "$files" ] || { echo "[]"; return; }
-	duck "WITH t AS (SELECT * FROM read_parquet([$files])) $2"
-}
 count() { rows_sql "$1" "SELECT count(*) FROM t ${2:-}" | tr -d '[]"\n'; }
-
-# wait_for FILE PATTERN: until the agent's log says PATTERN (at most 10 s).
-wait_for() {
-	local i
-	for i in $(seq 1 100); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done
-	return 1
-}
-
-# stop PID: SIGTERM, and its exit within 10 s.
-stop() {
-	local i
-	kill -TERM "$1" 2>/dev/null || true
-	for i in $(seq 1 100); do kill -0 "$1" 2>/dev/null || { wait "$1"; return $?; }; sleep 0.1; done
-	kill -9 "$1"; wait "$1" 2>/dev/null || true
-	return 124
-}
 
 start_agent() { # start_agent DIR: runs floe on DIR/floe.yaml; sets PID
 	"$FLOE_BIN" run -c "$1/floe.yaml" 2>>"$1/err" &
 	PID=$!
 	PIDS+=($PID)
-	wait_for "$1/err" "agent .* started" || { cat "$1/err"; return 1; }
+	wait_log "$1/err" "agent .* started" || { cat "$1/err"; return 1; }
 }
 
 write_syslog_config() { # DIR LISTEN-YAML [EXTRA-INPUT-KEYS]
@@ -78,7 +56,7 @@ logger -n 127.0.0.1 -P $U -T --octet-count --rfc5424 --sd-id "ex@32473" \
 logger -u "$d/dgram.sock" --socket-errors=on -t localdg "unix datagram"
 logger -u "$d/stream.sock" --socket-errors=on -t localst "unix stream"
 sleep 0.5
-check "SIGTERM after the senders: exit 0" stop $PID
+check "SIGTERM after the senders: exit 0" stop_pid $PID
 W="$d/wh/default/logs"
 check "logger: six messages, six rows" test "$(count "$W")" = 6
 check "logger: UDP RFC 5424 with pid and msgid into their columns" \
@@ -118,7 +96,7 @@ s.sendall(b"<18>Jan  2 03:04:05 h6 half: cut by the close")
 s.close()
 PY
 sleep 0.5
-check "framing: SIGTERM exit 0" stop $PID
+check "framing: SIGTERM exit 0" stop_pid $PID
 W="$d/wh/default/logs"
 check "framing: seven frames, seven rows" test "$(count "$W")" = 7
 check "framing: octet counting keeps an LF inside the message, microseconds kept" \
@@ -181,7 +159,7 @@ s = socket.create_connection(('127.0.0.1', $P)); s.send(b'\x16\x03\x01'); time.s
 	# A SIGHUP starts the agent again on the configuration read anew (its TLS files
 	# too); the no-cert client comes once the new listener is up.
 	kill -HUP $PID
-	check "tls: SIGHUP reloads the certificate" wait_for "$d/err" "TLS certificate and key reloaded"
+	check "tls: SIGHUP reloads the certificate" wait_log "$d/err" "TLS certificate and key reloaded"
 	log_has "$d/err" "agent .* started" 2 || true
 	fails=$(grep -c "tls: handshake with 127.0.0.1 failed" "$d/err" || true)
 	printf '<13>1 2026-01-02T03:04:05Z nocert app - - - refused\n' |
@@ -189,7 +167,7 @@ s = socket.create_connection(('127.0.0.1', $P)); s.send(b'\x16\x03\x01'); time.s
 	# The stop follows the refusal's log line at once: the receiver thread's counters
 	# must be in the last metrics.json however little time it had to publish them.
 	log_has "$d/err" "tls: handshake with 127.0.0.1 failed" $((fails + 1)) || true
-	check "tls: SIGTERM exit 0" stop $PID
+	check "tls: SIGTERM exit 0" stop_pid $PID
 	W="$d/wh/default/logs"
 	check "tls: the client with a certificate gets its message in (a stalled handshake beside it)" \
 		test "$(rows_sql "$W" "SELECT host, message FROM t")" = '["tlshost","over mutual tls"]'
@@ -232,7 +210,7 @@ YAML
 	logger -n ::1 -P $P -T --rfc5424 -t v6tcp "over tcp6"
 	logger -n 127.0.0.1 -P $P -d --rfc5424 -t v4udp "over udp4, host from the peer"
 	sleep 0.5
-	check "v6: SIGTERM exit 0" stop $PID
+	check "v6: SIGTERM exit 0" stop_pid $PID
 	W="$d/wh/default/logs"
 	check "two inputs, IPv6 and IPv4 listeners on one port: every message, the peer as host where asked" \
 		test "$(rows_sql "$W" "SELECT string_agg(app || ' ' || source || ' ' || (host = '127.0.0.1'), '|' ORDER BY app) FROM t")" = \
@@ -266,7 +244,7 @@ wait $PID 2>/dev/null || true
 start_agent "$d"
 send_n $P 501 1000
 sleep 0.5
-check "kill: SIGTERM after the restart exits 0" stop $PID
+check "kill: SIGTERM after the restart exits 0" stop_pid $PID
 W="$d/wh/default/logs"
 check "kill -9 after a commit, then restart: every message once (1000 rows, 1000 distinct)" \
 	test "$(rows_sql "$W" "SELECT count(*), count(DISTINCT message) FROM t")" = '["1000","1000"]'
@@ -294,6 +272,6 @@ echo "# 1000 idle TCP connections: floe RSS ${before} KiB before, ${after} KiB w
 check "1,000 idle connections: RSS within agent.memory_limit (32 MiB)" test "$after" -lt 32768
 kill $HOLDER 2>/dev/null || true
 wait $HOLDER 2>/dev/null || true
-check "idle: SIGTERM exit 0" stop $PID
+check "idle: SIGTERM exit 0" stop_pid $PID
 
 finish

@@ -39,27 +39,9 @@ while [ "$(printf '%s\n' $P_RS $P_RSTLS $P_BSD $P_IETF | sort -u | wc -l)" != 4 
 	P_RSTLS=$(free_port) P_BSD=$(free_port) P_IETF=$(free_port)
 done
 
-rows_sql() { # rows_sql TABLE-DIR SQL-ON-t: runs SQL over the live rows as table t
-	local files
-	files=$(live_files "$1" | sed "s/.*/'&'/" | paste -sd,)
-	[ -n "$files" ] || { echo "[]"; return; }
-	duck "WITH t AS (SELECT * FROM read_parquet([$files])) $2"
-}
 metric() { # metric NAME: floe's top-level counter NAME (0 before the first commit)
 	python3 -c "import json,sys; print(json.load(open(sys.argv[1])).get(sys.argv[2], 0))" \
 		"$d/state/metrics.json" "$1" 2>/dev/null || echo 0
-}
-wait_for() { # wait_for FILE PATTERN: until FILE says PATTERN (at most 10 s)
-	local _
-	for _ in $(seq 1 100); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done
-	return 1
-}
-stop() { # stop PID: SIGTERM, and its exit within 10 s
-	local _
-	kill -TERM "$1" 2>/dev/null || true
-	for _ in $(seq 1 100); do kill -0 "$1" 2>/dev/null || { wait "$1"; return $?; }; sleep 0.1; done
-	kill -9 "$1"; wait "$1" 2>/dev/null || true
-	return 124
 }
 
 d="$T/senders"
@@ -92,7 +74,7 @@ YAML
 "$FLOE_BIN" run -c "$d/floe.yaml" 2>>"$d/err" &
 FLOE=$!
 PIDS+=("$FLOE")
-wait_for "$d/err" "agent .* started" || { cat "$d/err"; exit 1; }
+wait_log "$d/err" "agent .* started" || { cat "$d/err"; exit 1; }
 
 # The input: N lines "line 1" .. "line N", written before the senders start, a file per
 # sender (neither daemon follows one file twice).
@@ -163,9 +145,9 @@ for _ in $(seq 1 600); do
 	[ "$(metric rows_committed)" -ge "$want" ] && break
 	sleep 0.1
 done
-check "rsyslog stops on SIGTERM" stop $RS
-check "syslog-ng stops on SIGTERM" stop $SNGPID
-check "floe: SIGTERM exit 0" stop $FLOE
+check "rsyslog stops on SIGTERM" stop_pid $RS
+check "syslog-ng stops on SIGTERM" stop_pid $SNGPID
+check "floe: SIGTERM exit 0" stop_pid $FLOE
 W="$d/wh/default/logs"
 [ "$(metric rows_committed)" -ge "$want" ] || {
 	echo "# committed $(metric rows_committed) of $want; the senders said:"
