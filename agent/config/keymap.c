@@ -11,12 +11,13 @@
 
 #include <inttypes.h>
 #include <stddef.h>
+#include <assert.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #define PATH_CAP 160 /* longest key path: table names plus a few [index] */
-#define MAX_KEYS 32  /* keys per section */
+#define MAX_KEYS 64  /* keys per section (apply_section asserts it) */
 #define LIST_CAP 512 /* the keys of a section (Iceberg property names are long), the choices of an enum */
 
 int floe_keymap_nomem(struct floe_config_ctx *ctx)
@@ -526,6 +527,12 @@ static int apply_section(struct floe_config_ctx *ctx, const struct floe_key_sect
 	char kpath[PATH_CAP];
 	unsigned before = ctx->nerrors;
 	int rc, first = 0;
+
+	/* A section's key table is ours, not input: one that outgrew vals is a bug. */
+	assert(sec->nkeys <= MAX_KEYS);
+	if (sec->nkeys > MAX_KEYS)
+		return floe_config_fail(ctx, map, FLOE_EINVAL, "%s: %zu keys, more than the %d a "
+					"section may have", path, sec->nkeys, MAX_KEYS);
 
 	for (size_t i = 0; map && i + 1 < map->nkids; i += 2) {
 		const struct floe_cnode *key = map->kids[i], *val = map->kids[i + 1];

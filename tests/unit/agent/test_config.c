@@ -1431,7 +1431,7 @@ static void test_dump(void **state)
 	struct floe_config *c2 = parse_ok(NULL, d);
 	char *d2 = dump(c2);
 	assert_string_equal(d, d2);
-	assert_int_equal(c2->inputs[1].line, 35);
+	assert_int_equal(c2->inputs[1].line, 36);
 	floe_free(NULL, d);
 	floe_free(NULL, d2);
 	floe_config_free(c2);
