@@ -30,7 +30,7 @@ echo "# after $RUNS runs: $raw metadata.json files in logs, $agg in per_app"
 check "the raw table keeps at most 11 metadata.json files ($raw)" test "$raw" -le 11
 check "the aggregate table keeps at most 11 metadata.json files ($agg)" test "$agg" -le 11
 check "the raw table holds every run's line" \
-	test "$(rows_sql "$d/wh/default/logs" "SELECT count(*) FROM t")" = "[$RUNS]"
+	test "$(rows_sql "$d/wh/default/logs" "SELECT count(*)::INT FROM t")" = "[$RUNS]"
 check "the aggregate table counts every run's line" \
 	test "$(rows_sql "$d/wh/default/per_app" "SELECT sum(count)::INT FROM t")" = "[$RUNS]"
 finish
