@@ -97,11 +97,12 @@ cat "$T/format.out"
 
 # One counter table behind both documents: every metrics.json key (each input's too) is
 # the family some HELP line names, and every family names a key metrics.json has, but
-# for the status page's own (the histogram, S3's, the last commit's age, floe_healthy).
+# for the status page's own (the histogram, S3's, the last commit's age, floe_healthy,
+# floe_build_info); an input's type and name are its labels, not counters.
 check "metrics.json and /metrics name the same counters, both ways" python3 - "$T/state/metrics.json" "$T/m.txt" <<'PY'
 import json, re, sys
 m = json.load(open(sys.argv[1]))
-want = {k for k in m if k != "inputs"} | {"inputs[]." + k for i in m["inputs"] for k in i if k != "type"}
+want = {k for k in m if k != "inputs"} | {"inputs[]." + k for i in m["inputs"] for k in i if k not in ("type", "name")}
 named, own = set(), set()
 for line in open(sys.argv[2]):
     h = re.match(r"# HELP (\S+) .* metrics\.json: (\S+)\.$", line)
@@ -110,7 +111,7 @@ for line in open(sys.argv[2]):
     elif line.startswith("# HELP "):
         own.add(line.split()[2])
 allowed = {"floe_commit_duration_seconds", "floe_last_commit_age_seconds",
-           "floe_last_commit_timestamp_seconds", "floe_healthy"}
+           "floe_last_commit_timestamp_seconds", "floe_healthy", "floe_build_info"}
 bad = (want - named) | (named - want) | {f for f in own - allowed if not f.startswith(("floe_s3_", "floe_http_"))}
 print("only in metrics.json:", sorted(want - named), "only in /metrics:", sorted(named - want),
       "families naming no key:", sorted(own - allowed))
