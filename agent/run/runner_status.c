@@ -40,8 +40,11 @@
 #define PUBLISH_US 1000000LL
 #define PROGRESS_US 1000000LL
 #define STALE_MS (10 * 60 * 1000LL)
-/* The /metrics document: the runner's lines, and about 1 KiB more per input. */
-#define DOC_BASE (16u << 10)
+/* The /metrics document: the runner's families (about 10 KiB), the per-input families'
+ * HELP lines (6 KiB), S3's (5 KiB) and the histogram, with room to grow; and about 1 KiB
+ * more per input for their samples. 16 KiB was too small once S3's families were there:
+ * /metrics was then never updated. */
+#define DOC_BASE (48u << 10)
 #define DOC_PER_INPUT 1536u
 #define REASON_MAX 512
 
