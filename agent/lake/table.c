@@ -27,7 +27,9 @@
  * minute is gigabytes a day on a device's storage. An hour of snapshots still lets a
  * reader travel an hour back. A key the configuration sets is written with its value
  * instead. Once the table exists, its properties win over the configuration's (as
- * they do for every engine), and floe never writes them again. */
+ * they do for every engine), and floe never writes them again; but the keys that got
+ * floe's value (listed in floe.defaulted-properties) yield to a value a configuration
+ * sets later, so that a device or a maintain job can still tune them. */
 static const struct {
 	const char *key;
 	uint32_t bit;
@@ -64,23 +66,51 @@ static void configured_prop(const struct floe_table_props *p, size_t i, char *ou
 		snprintf(out, cap, "%" PRIu64, v);
 }
 
-/* Fills kv with the properties of a new table (values in num when configured); returns
- * how many. */
+/* The property naming the keys a new table got floe's unattended value for, not a
+ * configured one: those yield to a value the configuration sets later (a device's
+ * floe.yaml, a maintain job's), as a key the table's owner set does not. */
+#define DEFAULTED_KEY "floe.defaulted-properties"
+
+/* Fills kv with the properties of a new table (values in num when configured, the
+ * defaulted keys' list in dflt); returns how many. */
 static size_t new_table_props(const struct floe_table_props *p, struct floe_ice_kv *kv,
-			      char (*num)[24])
+			      char (*num)[24], char *dflt, size_t dcap)
 {
-	size_t n = 0;
+	size_t n = 0, dl = 0;
 	kv[n++] = (struct floe_ice_kv){"write.format.default", "parquet"};
 	kv[n++] = (struct floe_ice_kv){"write.parquet.compression-codec", "zstd"};
+	dflt[0] = 0;
 	for (size_t i = 0; i < CREATE_PROPS; i++) {
 		if (p && !(p->unset & create_props[i].bit)) {
 			configured_prop(p, i, num[i], sizeof(num[i]));
 			kv[n++] = (struct floe_ice_kv){create_props[i].key, num[i]};
 		} else {
 			kv[n++] = (struct floe_ice_kv){create_props[i].key, create_props[i].unattended};
+			int w = snprintf(dflt + dl, dcap - dl, "%s%s", dl ? "," : "", create_props[i].key);
+			if (w > 0 && (size_t)w < dcap - dl)
+				dl += (size_t)w;
 		}
 	}
+	if (dl)
+		kv[n++] = (struct floe_ice_kv){DEFAULTED_KEY, dflt};
 	return n;
+}
+
+bool floe_table_prop_yields(const struct floe_table *t, const char *key)
+{
+	const struct floe_table_props *p = t->opt.props;
+	const char *list = floe_ice_meta_property(t->meta, DEFAULTED_KEY);
+	size_t kl = strlen(key);
+	if (!p || !list)
+		return false;
+	for (size_t i = 0; i < CREATE_PROPS; i++) {
+		if (strcmp(create_props[i].key, key) != 0 || (p->unset & create_props[i].bit))
+			continue;
+		for (const char *s = list; (s = strstr(s, key)) != NULL; s += kl)
+			if ((s == list || s[-1] == ',') && (s[kl] == ',' || s[kl] == 0))
+				return true;
+	}
+	return false;
 }
 
 static int create_table(struct floe_table *t)
@@ -91,9 +121,9 @@ static int create_table(struct floe_table *t)
 	struct floe_ice_partition_field pf[FLOE_PART_MAX];
 	char tnames[FLOE_PART_MAX][24];
 	floe_part_spec_fields(t->opt.spec, pf, tnames);
-	struct floe_ice_kv props[2 + CREATE_PROPS];
-	char num[CREATE_PROPS][24];
-	size_t nprops = new_table_props(t->opt.props, props, num);
+	struct floe_ice_kv props[3 + CREATE_PROPS];
+	char num[CREATE_PROPS][24], dflt[256];
+	size_t nprops = new_table_props(t->opt.props, props, num, dflt, sizeof(dflt));
 	char uuid[37];
 	int rc = floe_env_uuid4(t->rand, uuid);
 	if (rc)

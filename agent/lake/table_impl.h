@@ -94,6 +94,10 @@ int floe_table_put_next(struct floe_table *t, struct floe_buf *b, const char *cr
 int floe_table_write_json(struct floe_alloc *a, const struct floe_json *v, char **out);
 /* The table's property key as a number ("true"/"false" as 1/0), else configured. */
 int64_t floe_table_prop(const struct floe_table *t, const char *key, int64_t configured);
+/* Whether the table's key got floe's unattended value at its creation (not the owner's,
+ * nor a configured one) and the configuration now sets it: then the configured value
+ * applies (table.c). */
+bool floe_table_prop_yields(const struct floe_table *t, const char *key);
 /* What a merge writes for: the commit's snapshot, the list's sequence number, the names
  * of its files, and the manifest header's schema and spec JSON. */
 struct floe_table_merge_in {

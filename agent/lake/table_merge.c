@@ -50,7 +50,7 @@ int floe_table_write_json(struct floe_alloc *a, const struct floe_json *v, char 
 int64_t floe_table_prop(const struct floe_table *t, const char *key, int64_t configured)
 {
 	const char *v = floe_ice_meta_property(t->meta, key);
-	if (!v)
+	if (!v || floe_table_prop_yields(t, key))
 		return configured;
 	if (strcmp(v, "true") == 0 || strcmp(v, "false") == 0)
 		return v[0] == 't';

@@ -463,8 +463,12 @@ static int expire_attempt(struct floe_table *t, size_t *expired, bool *done)
 	int64_t now = t->clock->wall_us(t->clock->ctx) / 1000;
 	bool unknown = false;
 	*done = false;
+	/* Old metadata files alone are work only when the log holds more than it may: at
+	 * its limit, a version written to trim it would add an entry of its own, and every
+	 * run would write one. */
+	bool log_over = floe_ice_meta_log_count(t->meta) > floe_table_max_log(t);
 	int rc = floe_table_add_snapshot(t, NULL, now, &x);
-	if (rc || (x.nexpired == 0 && x.logs.n == 0))
+	if (rc || (x.nexpired == 0 && (x.logs.n == 0 || !log_over)))
 		goto out;
 	if ((rc = floe_table_put_next(t, &b, NULL, NULL, &x, &unknown)) == 0) {
 		*expired = x.nexpired;
