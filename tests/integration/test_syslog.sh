@@ -269,7 +269,15 @@ for i in $(seq 1 100); do [ -e "$d/hold" ] && break; sleep 0.1; done
 sleep 1
 after=$(rss $PID)
 echo "# 1000 idle TCP connections: floe RSS ${before} KiB before, ${after} KiB with them open"
-check "1,000 idle connections: RSS within agent.memory_limit (32 MiB)" test "$after" -lt 32768
+# A sanitizer build's RSS is mostly the sanitizer's own (shadow memory, the quarantine of
+# freed blocks): 32 MiB before a single connection. There the connections' growth is
+# what is checked, against the part of the budget the listener's footprint takes.
+if grep -q '^FLOE_SANITIZE:BOOL=ON' "${FLOE_BUILD:-/nonexistent}/CMakeCache.txt" 2>/dev/null; then
+	check "1,000 idle connections: RSS grows less than 8 MiB with them (sanitizer build)" \
+		test $((after - before)) -lt 8192
+else
+	check "1,000 idle connections: RSS within agent.memory_limit (32 MiB)" test "$after" -lt 32768
+fi
 kill $HOLDER 2>/dev/null || true
 wait $HOLDER 2>/dev/null || true
 check "idle: SIGTERM exit 0" stop_pid $PID
