@@ -335,31 +335,6 @@ static inline bool floe_run_stopping(const struct floe_runner *r)
 	return r->env.reloading || r->env.o.stop(r->env.o.stop_ctx);
 }
 
-/* Input i's counters as a tail's and a decoder's: a syslog input's messages are its
- * lines (its own counters come from floe_syslog_in_stats). */
-static inline void floe_run_input_counts(const struct floe_runner *r, size_t i,
-					 struct floe_tail_stats *ts, struct floe_decode_stats *ds)
-{
-	memset(ts, 0, sizeof(*ts));
-	memset(ds, 0, sizeof(*ds));
-	if (r->in.syslogs[i]) {
-		struct floe_syslog_in_stats ss;
-		floe_syslog_in_stats(r->in.syslogs[i], &ss);
-		ts->lines = ss.messages;
-		ts->bytes = ss.bytes;
-		return;
-	}
-	if (r->in.journals[i]) {
-		struct floe_journal_in_stats js;
-		floe_journal_in_stats(r->in.journals[i], &js);
-		ts->lines = js.entries;
-		ts->bytes = js.bytes;
-		return;
-	}
-	floe_tail_get_stats(r->in.tails[i], ts);
-	floe_decoder_get_stats(r->in.decoders[i], ds);
-}
-
 /* runner_agg.c: the aggregations, their tables and spools (nothing without any). */
 struct run_aggs;
 int floe_run_aggs_open(struct floe_runner *r, struct floe_err *err);
