@@ -216,8 +216,11 @@ out:
 struct floe_json *floe_ice_json_copy_object(struct floe_json_doc *d, const struct floe_json *src)
 {
 	struct floe_json *o = floe_json_new_object(d);
+	/* A name given twice keeps its first value, the one floe_json_get reads: the copy
+	 * must mean what the original was read as. */
 	for (size_t i = 0; o && i < floe_json_len(src); i++)
-		if (floe_json_set(d, o, floe_json_key_at(src, i), floe_json_at(src, i)))
+		if (!floe_json_get(o, floe_json_key_at(src, i)) &&
+		    floe_json_set(d, o, floe_json_key_at(src, i), floe_json_at(src, i)))
 			return NULL;
 	return o;
 }
@@ -312,11 +315,11 @@ static int metadata_log(struct floe_ice_meta *m, const char *prev_metadata_locat
 	return 0;
 }
 
-/* Makes root (a new copy of m's) m's: with the previous metadata file in its
+/* Makes root (a new copy of m's) m's (schema.c's evolution ends here too): with the previous metadata file in its
  * metadata-log (max_log entries kept) and now_ms as last-updated-ms. Keys keep their
  * places (floe_json_set), so the order of these last steps does not show in the file. */
-static int set_new_root(struct floe_ice_meta *m, struct floe_json *root, const char *prev_metadata_location,
-			int64_t now_ms, size_t max_log)
+int floe_ice_meta_set_new_root(struct floe_ice_meta *m, struct floe_json *root,
+			       const char *prev_metadata_location, int64_t now_ms, size_t max_log)
 {
 	struct floe_json_doc *d = m->doc;
 	struct floe_json *mlog;
@@ -344,7 +347,7 @@ int floe_ice_meta_touch(struct floe_ice_meta *m, const char *prev_metadata_locat
 		now_ms = m->v.last_updated_ms;
 	if (!(root = floe_ice_json_copy_object(m->doc, m->v.root)))
 		return FLOE_ENOMEM;
-	return set_new_root(m, root, prev_metadata_location, now_ms, max_log);
+	return floe_ice_meta_set_new_root(m, root, prev_metadata_location, now_ms, max_log);
 }
 
 /* v1 tables are refused (FLOE_EUNSUPPORTED): sequence numbers are a v2 notion, and
@@ -397,6 +400,6 @@ int floe_ice_meta_add_snapshot(struct floe_ice_meta *m, const struct floe_ice_sn
 	    (rc = floe_json_set(d, root, "snapshots", snaps)) ||
 	    (rc = floe_json_set(d, root, "snapshot-log", slog)))
 		return rc;
-	return set_new_root(m, root, prev_metadata_location, now_ms, max_log);
+	return floe_ice_meta_set_new_root(m, root, prev_metadata_location, now_ms, max_log);
 }
 

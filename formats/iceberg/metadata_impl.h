@@ -43,4 +43,10 @@ struct floe_json *floe_ice_json_copy_object(struct floe_json_doc *d, const struc
 struct floe_json *floe_ice_json_copy_array(struct floe_json_doc *d, const struct floe_json *src,
 					  size_t from);
 
+/* Makes root (a copy of m's root, changed) m's: appends prev_metadata_location (NULL:
+ * none) to its metadata-log (max_log entries kept), sets last-updated-ms to now_ms and
+ * re-indexes; m is unchanged on failure (metadata_build.c). */
+int floe_ice_meta_set_new_root(struct floe_ice_meta *m, struct floe_json *root,
+			       const char *prev_metadata_location, int64_t now_ms, size_t max_log);
+
 #endif

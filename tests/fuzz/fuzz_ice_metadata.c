@@ -8,6 +8,7 @@
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
 #include "formats/iceberg/metadata.h"
+#include "formats/iceberg/schema.h"
 #include "formats/json/json.h"
 
 static void touch(const char *s)
@@ -70,6 +71,33 @@ static void read_all(const struct floe_ice_meta *m)
 	}
 }
 
+/* A writer's columns on whatever schema parsed: evolved or refused cleanly, and once
+ * evolved, the same columns plan to no change (the next commit writes no new schema). */
+static void evolve(struct floe_ice_meta *m)
+{
+	static const struct floe_ice_column cols[] = {
+	    {"ts", "timestamptz", NULL}, {"status", "int", NULL}, {"msg", "string", "message"}};
+	struct floe_ice_col_plan plan[3];
+	bool changed = false;
+	int rc = floe_ice_meta_evolve_schema(m, cols, 3, plan, &changed, "prev.json", 1, 3, NULL);
+	if (rc != 0) {
+		if (rc != FLOE_ESCHEMA && rc != FLOE_EFORMAT && rc != FLOE_ENOMEM && rc != FLOE_ELIMIT &&
+		    rc != FLOE_EINVAL)
+			abort();
+		return;
+	}
+	read_all(m);
+	if (floe_ice_schema_plan(m, cols, 3, plan, &changed, NULL) != 0 || changed)
+		abort();
+	for (size_t i = 0; i < 3; i++) {
+		const char *type = NULL, *name = NULL;
+		bool req;
+		if (!floe_ice_meta_schema_field(m, plan[i].id, &type, &req, &name) ||
+		    strcmp(name, cols[i].name) != 0 || strcmp(type, plan[i].type) != 0)
+			abort();
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct floe_alloc a;
@@ -115,6 +143,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else if (rc != FLOE_EINVAL && rc != FLOE_EUNSUPPORTED && rc != FLOE_ENOMEM) {
 		abort();
 	}
+	evolve(m2);
 out:
 	floe_ice_meta_free(m);
 	floe_ice_meta_free(m2);
