@@ -235,8 +235,8 @@ struct floe_json *floe_ice_json_copy_array(struct floe_json_doc *d, const struct
 	return o;
 }
 
-static int snapshot_json(struct floe_json_doc *d, const struct floe_ice_snapshot *s,
-			 struct floe_json **out)
+int floe_ice_snapshot_json(struct floe_json_doc *d, const struct floe_ice_snapshot *s,
+			   struct floe_json **out)
 {
 	struct floe_json *o = floe_json_new_object(d), *sum = floe_json_new_object(d);
 	int rc;
@@ -369,7 +369,7 @@ int floe_ice_meta_add_snapshot(struct floe_ice_meta *m, const struct floe_ice_sn
 
 	if (!(root = floe_ice_json_copy_object(d, old)))
 		return FLOE_ENOMEM;
-	if ((rc = snapshot_json(d, s, &snap)))
+	if ((rc = floe_ice_snapshot_json(d, s, &snap)))
 		return rc;
 	if (!(snaps = floe_ice_json_copy_array(d, m->v.snapshots, 0)) || (rc = floe_json_push(d, snaps, snap)))
 		return FLOE_ENOMEM;

@@ -49,4 +49,9 @@ struct floe_json *floe_ice_json_copy_array(struct floe_json_doc *d, const struct
 int floe_ice_meta_set_new_root(struct floe_ice_meta *m, struct floe_json *root,
 			       const char *prev_metadata_location, int64_t now_ms, size_t max_log);
 
+/* Snapshot s as the metadata's snapshots list holds it (metadata_build.c; the REST
+ * catalog's add-snapshot update carries the same object). */
+int floe_ice_snapshot_json(struct floe_json_doc *d, const struct floe_ice_snapshot *s,
+			   struct floe_json **out);
+
 #endif

@@ -1,0 +1,607 @@
+/* The REST catalog's answers read and its requests built (see rest.h). */
+#include "formats/iceberg/rest.h"
+
+#include "metadata_impl.h"
+
+#include "formats/base/alloc.h"
+#include "formats/base/buf.h"
+#include "formats/base/error.h"
+#include "formats/base/wipe.h"
+#include "formats/json/json.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+/* A table's metadata inside a LoadTableResult is re-serialised for its parser; no real
+ * table's document comes near this. */
+#define META_MAX_BYTES ((size_t)256 << 20)
+/* An error or token answer is small; a bigger one is not what it claims to be. */
+#define SMALL_MAX_BYTES ((size_t)64 << 10)
+
+static const char *const DEFAULT_ENDPOINTS[] = {
+    "GET /v1/{prefix}/namespaces",
+    "POST /v1/{prefix}/namespaces",
+    "GET /v1/{prefix}/namespaces/{namespace}",
+    "DELETE /v1/{prefix}/namespaces/{namespace}",
+    "POST /v1/{prefix}/namespaces/{namespace}/properties",
+    "GET /v1/{prefix}/namespaces/{namespace}/tables",
+    "POST /v1/{prefix}/namespaces/{namespace}/tables",
+    "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+    "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+    "DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+    "POST /v1/{prefix}/namespaces/{namespace}/register",
+    "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics",
+    "POST /v1/{prefix}/tables/rename",
+    "POST /v1/{prefix}/transactions/commit",
+};
+
+/* ---- shared checks ---- */
+
+/* obj's member name if it is an object whose members are all strings (absent: *out
+ * NULL, 0). */
+static int string_map(const struct floe_json *obj, const char *name, const struct floe_json **out,
+		      struct floe_err *err)
+{
+	const struct floe_json *m = floe_json_get(obj, name);
+	*out = NULL;
+	if (!m || floe_json_is(m, FLOE_JSON_NULL))
+		return 0;
+	if (!floe_json_is(m, FLOE_JSON_OBJECT))
+		return floe_err_set(err, FLOE_EFORMAT, "'%s' is not an object", name);
+	for (size_t i = 0; i < floe_json_len(m); i++)
+		if (!floe_json_is(floe_json_at(m, i), FLOE_JSON_STRING))
+			return floe_err_set(err, FLOE_EFORMAT, "'%s.%s' is not a string", name,
+					    floe_json_key_at(m, i));
+	*out = m;
+	return 0;
+}
+
+static int parse_object(struct floe_alloc *a, const char *json, size_t len, size_t max_bytes,
+			const char *what, struct floe_json_doc **doc, struct floe_err *err)
+{
+	int rc = floe_json_parse(a, json, len, max_bytes, doc, err);
+	if (rc)
+		return rc;
+	if (!floe_json_is(floe_json_root(*doc), FLOE_JSON_OBJECT)) {
+		floe_json_doc_free(*doc);
+		*doc = NULL;
+		return floe_err_set(err, FLOE_EFORMAT, "the %s is not a JSON object", what);
+	}
+	return 0;
+}
+
+/* ---- the catalog configuration ---- */
+
+struct floe_rest_config {
+	struct floe_alloc *a;
+	struct floe_json_doc *doc;
+	struct floe_json *merged;
+	const struct floe_json *endpoints; /* NULL: the default set */
+	int64_t idempotency_ms;
+};
+
+static int merge(struct floe_json_doc *d, struct floe_json *into, const struct floe_json *from)
+{
+	for (size_t i = 0; i < floe_json_len(from); i++)
+		if (floe_json_set(d, into, floe_json_key_at(from, i), floe_json_at(from, i)))
+			return FLOE_ENOMEM;
+	return 0;
+}
+
+/* An ISO 8601 duration of days, hours, minutes and seconds ("P1D", "PT30M", "PT1H30M",
+ * "PT45S"), in ms; 0 for anything else (years and months have no fixed length). */
+static int64_t duration_ms(const char *s)
+{
+	static const struct {
+		char unit;
+		bool in_time;
+		int64_t ms;
+	} UNITS[] = {{'D', false, 86400000}, {'H', true, 3600000}, {'M', true, 60000}, {'S', true, 1000}};
+	int64_t total = 0;
+	bool in_time = false;
+	size_t u = 0;
+	if (*s++ != 'P' || !*s)
+		return 0;
+	while (*s) {
+		if (*s == 'T' && !in_time) {
+			in_time = true;
+			s++;
+			continue;
+		}
+		int64_t n = 0;
+		const char *start = s;
+		while (*s >= '0' && *s <= '9' && n < 1000000000)
+			n = n * 10 + (*s++ - '0');
+		if (s == start)
+			return 0;
+		while (u < 4 && (UNITS[u].unit != *s || UNITS[u].in_time != in_time))
+			u++;
+		if (u == 4)
+			return 0;
+		total += n * UNITS[u++].ms;
+		s++;
+	}
+	return total;
+}
+
+static int config_fill(struct floe_rest_config *c, const struct floe_ice_kv *client, size_t nclient,
+		       struct floe_err *err)
+{
+	struct floe_json *root = floe_json_root(c->doc);
+	const struct floe_json *defaults, *overrides, *ep = floe_json_get(root, "endpoints");
+	const char *idem = NULL;
+	int rc;
+	if ((rc = string_map(root, "defaults", &defaults, err)) ||
+	    (rc = string_map(root, "overrides", &overrides, err)))
+		return rc;
+	if (!(c->merged = floe_json_new_object(c->doc)) || merge(c->doc, c->merged, defaults))
+		return FLOE_ENOMEM;
+	for (size_t i = 0; i < nclient; i++)
+		if (floe_json_set(c->doc, c->merged, client[i].key,
+				  floe_json_new_str(c->doc, client[i].value, strlen(client[i].value))))
+			return FLOE_ENOMEM;
+	if (merge(c->doc, c->merged, overrides))
+		return FLOE_ENOMEM;
+	if (ep && !floe_json_is(ep, FLOE_JSON_NULL)) {
+		if (!floe_json_is(ep, FLOE_JSON_ARRAY))
+			return floe_err_set(err, FLOE_EFORMAT, "'endpoints' is not an array");
+		for (size_t i = 0; i < floe_json_len(ep); i++)
+			if (!floe_json_is(floe_json_at(ep, i), FLOE_JSON_STRING))
+				return floe_err_set(err, FLOE_EFORMAT,
+						    "'endpoints[%zu]' is not a string", i);
+		c->endpoints = ep;
+	}
+	if (floe_json_get(root, "idempotency-key-lifetime") &&
+	    floe_json_get_str(root, "idempotency-key-lifetime", &idem) == 0)
+		c->idempotency_ms = duration_ms(idem);
+	return 0;
+}
+
+int floe_rest_config_parse(struct floe_alloc *a, const char *json, size_t len, size_t max_bytes,
+			   const struct floe_ice_kv *client, size_t nclient,
+			   struct floe_rest_config **out, struct floe_err *err)
+{
+	struct floe_rest_config *c = floe_calloc(a, 1, sizeof(*c));
+	int rc;
+	*out = NULL;
+	if (!c)
+		return FLOE_ENOMEM;
+	c->a = a;
+	if ((rc = parse_object(a, json, len, max_bytes, "catalog configuration", &c->doc, err)) ||
+	    (rc = config_fill(c, client, nclient, err))) {
+		if (c->doc)
+			floe_json_doc_free_wiped(c->doc);
+		floe_free(a, c);
+		return rc;
+	}
+	*out = c;
+	return 0;
+}
+
+void floe_rest_config_free(struct floe_rest_config *c)
+{
+	if (!c)
+		return;
+	floe_json_doc_free_wiped(c->doc);
+	floe_free(c->a, c);
+}
+
+const char *floe_rest_config_get(const struct floe_rest_config *c, const char *key)
+{
+	const char *v = NULL;
+	return floe_json_get_str(c->merged, key, &v) ? NULL : v;
+}
+
+bool floe_rest_config_serves(const struct floe_rest_config *c, const char *endpoint)
+{
+	if (!c->endpoints) {
+		for (size_t i = 0; i < sizeof(DEFAULT_ENDPOINTS) / sizeof(DEFAULT_ENDPOINTS[0]); i++)
+			if (strcmp(DEFAULT_ENDPOINTS[i], endpoint) == 0)
+				return true;
+		return false;
+	}
+	for (size_t i = 0; i < floe_json_len(c->endpoints); i++) {
+		const char *e = NULL;
+		if (floe_json_str(floe_json_at(c->endpoints, i), &e, NULL) == 0 &&
+		    strcmp(e, endpoint) == 0)
+			return true;
+	}
+	return false;
+}
+
+int64_t floe_rest_config_idempotency_ms(const struct floe_rest_config *c)
+{
+	return c->idempotency_ms;
+}
+
+/* ---- a loaded table ---- */
+
+struct floe_rest_table {
+	struct floe_alloc *a;
+	struct floe_json_doc *doc;
+	struct floe_ice_meta *meta;
+	const char *location;
+	const struct floe_json *config;
+	const struct floe_json *creds; /* array, checked */
+};
+
+static int table_creds(struct floe_rest_table *t, const struct floe_json *root, struct floe_err *err)
+{
+	const struct floe_json *cr = floe_json_get(root, "storage-credentials");
+	int rc;
+	if (!cr || floe_json_is(cr, FLOE_JSON_NULL))
+		return 0;
+	if (!floe_json_is(cr, FLOE_JSON_ARRAY))
+		return floe_err_set(err, FLOE_EFORMAT, "'storage-credentials' is not an array");
+	for (size_t i = 0; i < floe_json_len(cr); i++) {
+		const struct floe_json *e = floe_json_at(cr, i), *cfg;
+		const char *prefix;
+		if (!floe_json_is(e, FLOE_JSON_OBJECT) || floe_json_get_str(e, "prefix", &prefix))
+			return floe_err_set(err, FLOE_EFORMAT,
+					    "'storage-credentials[%zu]' has no prefix", i);
+		if ((rc = string_map(e, "config", &cfg, err)))
+			return rc;
+		if (!cfg)
+			return floe_err_set(err, FLOE_EFORMAT,
+					    "'storage-credentials[%zu]' has no config", i);
+	}
+	t->creds = cr;
+	return 0;
+}
+
+static int table_fill(struct floe_rest_table *t, struct floe_err *err)
+{
+	const struct floe_json *root = floe_json_root(t->doc), *md = floe_json_get(root, "metadata");
+	const struct floe_json *loc = floe_json_get(root, "metadata-location");
+	struct floe_buf b;
+	int rc;
+	if (!floe_json_is(md, FLOE_JSON_OBJECT))
+		return floe_err_set(err, FLOE_EFORMAT, "the table has no 'metadata' object");
+	if (loc && !floe_json_is(loc, FLOE_JSON_NULL) && floe_json_str(loc, &t->location, NULL))
+		return floe_err_set(err, FLOE_EFORMAT, "'metadata-location' is not a string");
+	if ((rc = string_map(root, "config", &t->config, err)) || (rc = table_creds(t, root, err)))
+		return rc;
+	floe_buf_init(&b, t->a, META_MAX_BYTES);
+	if (!(rc = floe_json_write(md, &b)))
+		rc = floe_ice_meta_parse(t->a, (const char *)b.data, b.len, &t->meta, err);
+	floe_buf_fini(&b);
+	return rc;
+}
+
+int floe_rest_table_parse(struct floe_alloc *a, const char *json, size_t len, size_t max_bytes,
+			  struct floe_rest_table **out, struct floe_err *err)
+{
+	struct floe_rest_table *t = floe_calloc(a, 1, sizeof(*t));
+	int rc;
+	*out = NULL;
+	if (!t)
+		return FLOE_ENOMEM;
+	t->a = a;
+	if ((rc = parse_object(a, json, len, max_bytes, "table answer", &t->doc, err)) ||
+	    (rc = table_fill(t, err))) {
+		floe_rest_table_free(t);
+		return rc;
+	}
+	*out = t;
+	return 0;
+}
+
+void floe_rest_table_free(struct floe_rest_table *t)
+{
+	if (!t)
+		return;
+	floe_ice_meta_free(t->meta);
+	if (t->doc)
+		floe_json_doc_free_wiped(t->doc);
+	floe_free(t->a, t);
+}
+
+const char *floe_rest_table_location(const struct floe_rest_table *t)
+{
+	return t->location;
+}
+
+struct floe_ice_meta *floe_rest_table_metadata(const struct floe_rest_table *t)
+{
+	return t->meta;
+}
+
+const char *floe_rest_table_config(const struct floe_rest_table *t, const char *key)
+{
+	const char *v = NULL;
+	return floe_json_get_str(t->config, key, &v) ? NULL : v;
+}
+
+const struct floe_json *floe_rest_table_credential(const struct floe_rest_table *t,
+						   const char *location)
+{
+	const struct floe_json *best = NULL;
+	size_t best_len = 0;
+	for (size_t i = 0; i < floe_json_len(t->creds); i++) {
+		const struct floe_json *e = floe_json_at(t->creds, i);
+		const char *prefix = NULL;
+		size_t n;
+		floe_json_get_str(e, "prefix", &prefix);
+		n = strlen(prefix);
+		if (strncmp(location, prefix, n) == 0 && (!best || n > best_len)) {
+			best = floe_json_get(e, "config");
+			best_len = n;
+		}
+	}
+	return best;
+}
+
+const char *floe_rest_table_storage(const struct floe_rest_table *t, const char *location,
+				    const char *key)
+{
+	const char *v = NULL;
+	const struct floe_json *cred = floe_rest_table_credential(t, location);
+	if (cred)
+		return floe_json_get_str(cred, key, &v) ? NULL : v;
+	return floe_rest_table_config(t, key);
+}
+
+/* ---- errors and tokens ---- */
+
+static void copy_str(char *dst, size_t cap, const struct floe_json *obj, const char *key)
+{
+	const char *s = NULL;
+	size_t n = 0;
+	if (floe_json_str(floe_json_get(obj, key), &s, &n))
+		return;
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(dst, s, n);
+	dst[n] = '\0';
+	/* Control characters (a NUL among them) would cut or forge a log line. */
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)dst[i] < 0x20)
+			dst[i] = ' ';
+}
+
+int floe_rest_error_parse(const char *json, size_t len, struct floe_rest_error *out)
+{
+	struct floe_json_doc *doc = NULL;
+	const struct floe_json *e;
+	int64_t code;
+	memset(out, 0, sizeof(*out));
+	if (parse_object(NULL, json, len, SMALL_MAX_BYTES, "error", &doc, NULL))
+		return FLOE_EFORMAT;
+	e = floe_json_get(floe_json_root(doc), "error");
+	if (!floe_json_is(e, FLOE_JSON_OBJECT)) {
+		floe_json_doc_free(doc);
+		return FLOE_EFORMAT;
+	}
+	copy_str(out->type, sizeof(out->type), e, "type");
+	copy_str(out->message, sizeof(out->message), e, "message");
+	if (floe_json_get_int(e, "code", &code) == 0 && code >= 100 && code <= 599)
+		out->code = (int)code;
+	floe_json_doc_free(doc);
+	return 0;
+}
+
+int floe_rest_token_parse(struct floe_alloc *a, const char *json, size_t len,
+			  struct floe_rest_token *out, struct floe_err *err)
+{
+	struct floe_json_doc *doc = NULL;
+	const struct floe_json *root;
+	const char *tok = NULL, *type = NULL;
+	size_t n = 0;
+	int64_t exp;
+	int rc;
+	memset(out, 0, sizeof(*out));
+	out->expires_in_s = -1;
+	if ((rc = parse_object(a, json, len, SMALL_MAX_BYTES, "token answer", &doc, err)))
+		return rc;
+	root = floe_json_root(doc);
+	if (floe_json_str(floe_json_get(root, "access_token"), &tok, &n) || n == 0 ||
+	    memchr(tok, '\0', n))
+		rc = floe_err_set(err, FLOE_EFORMAT, "the token answer has no access_token");
+	else if (floe_json_get_str(root, "token_type", &type) ||
+		 (strcasecmp(type, "bearer") != 0 && strcasecmp(type, "N_A") != 0))
+		rc = floe_err_set(err, FLOE_EFORMAT, "the token is not a bearer token");
+	else if (!(out->access_token = floe_strndup(a, tok, n)))
+		rc = FLOE_ENOMEM;
+	if (rc == 0 && floe_json_get_int(root, "expires_in", &exp) == 0 && exp >= 0)
+		out->expires_in_s = exp;
+	floe_json_doc_free_wiped(doc);
+	return rc;
+}
+
+void floe_rest_token_free(struct floe_alloc *a, struct floe_rest_token *t)
+{
+	floe_wipe_free(a, t->access_token);
+	t->access_token = NULL;
+}
+
+/* ---- requests ---- */
+
+static int put_encoded(struct floe_buf *out, const char *s)
+{
+	static const char HEX[] = "0123456789ABCDEF";
+	int rc = 0;
+	for (; *s && !rc; s++) {
+		unsigned char c = (unsigned char)*s;
+		if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+		    c == '-' || c == '.' || c == '_' || c == '~') {
+			rc = floe_buf_putc(out, c);
+		} else if (!(rc = floe_buf_putc(out, '%')) && !(rc = floe_buf_putc(out, HEX[c >> 4]))) {
+			rc = floe_buf_putc(out, HEX[c & 15]);
+		}
+	}
+	return rc;
+}
+
+int floe_rest_path(const char *prefix, const char *const *ns, size_t nns, const char *sep,
+		   const char *table, const char *suffix, struct floe_buf *out)
+{
+	int rc = floe_buf_puts(out, "/v1");
+	if (!rc && prefix && *prefix && !(rc = floe_buf_putc(out, '/')))
+		rc = put_encoded(out, prefix);
+	if (!rc && nns)
+		rc = floe_buf_puts(out, "/namespaces/");
+	for (size_t i = 0; i < nns && !rc; i++) {
+		if (i && (rc = floe_buf_puts(out, sep ? sep : "%1F")))
+			break;
+		if (!*ns[i])
+			return FLOE_EINVAL;
+		rc = put_encoded(out, ns[i]);
+	}
+	if (!rc && table && !(rc = floe_buf_puts(out, "/tables/")))
+		rc = *table ? put_encoded(out, table) : FLOE_EINVAL;
+	if (!rc && suffix)
+		rc = floe_buf_puts(out, suffix);
+	return rc;
+}
+
+static struct floe_json *str(struct floe_json_doc *d, const char *s)
+{
+	return floe_json_new_str(d, s, strlen(s));
+}
+
+static int write_doc(struct floe_json_doc *d, struct floe_json *root, int rc, struct floe_buf *out)
+{
+	if (rc == 0)
+		rc = floe_json_write(root, out);
+	floe_json_doc_free(d);
+	return rc;
+}
+
+int floe_rest_namespace_request(const char *const *ns, size_t nns, struct floe_buf *out)
+{
+	struct floe_json_doc *d;
+	struct floe_json *root, *arr;
+	int rc;
+	if ((rc = floe_json_doc_new(out->alloc, &d)))
+		return rc;
+	root = floe_json_new_object(d);
+	arr = floe_json_new_array(d);
+	rc = !root || !arr ? FLOE_ENOMEM : floe_json_set(d, root, "namespace", arr);
+	for (size_t i = 0; i < nns && !rc; i++)
+		rc = floe_json_push(d, arr, str(d, ns[i]));
+	return write_doc(d, root, rc, out);
+}
+
+static int create_body(struct floe_json_doc *d, struct floe_json *root, const char *name,
+		       const char *location, const struct floe_ice_meta *m)
+{
+	struct floe_json *spec = floe_json_new_object(d), *order = floe_json_new_object(d);
+	const struct floe_json *props = floe_json_get(m->v.root, "properties");
+	int rc;
+	if (!spec || !order)
+		return FLOE_ENOMEM;
+	if ((rc = floe_json_set(d, root, "name", str(d, name))) ||
+	    (location && (rc = floe_json_set(d, root, "location", str(d, location)))) ||
+	    (rc = floe_json_set(d, root, "schema", floe_json_clone(d, m->v.schema))) ||
+	    (rc = floe_json_set(d, spec, "spec-id", floe_json_new_int(d, 0))) ||
+	    (rc = floe_json_set(d, spec, "fields", floe_json_clone(d, m->v.spec_fields))) ||
+	    (rc = floe_json_set(d, root, "partition-spec", spec)) ||
+	    (rc = floe_json_set(d, order, "order-id", floe_json_new_int(d, 0))) ||
+	    (rc = floe_json_set(d, order, "fields", floe_json_new_array(d))) ||
+	    (rc = floe_json_set(d, root, "write-order", order)) ||
+	    (rc = floe_json_set(d, root, "stage-create", floe_json_new_bool(d, false))))
+		return rc;
+	return floe_json_set(d, root, "properties", floe_json_clone(d, props));
+}
+
+/* The schema and spec are built as a new table's metadata is, so they are the very
+ * objects a catalog-less table would hold. */
+int floe_rest_create_request(struct floe_alloc *a, const char *name, const char *location,
+			     const struct floe_ice_field *fields, size_t nfields,
+			     const struct floe_ice_partition_field *pfields, size_t npfields,
+			     const struct floe_ice_kv *props, size_t nprops, struct floe_buf *out)
+{
+	struct floe_ice_meta *m = NULL;
+	struct floe_json_doc *d;
+	struct floe_json *root;
+	int rc;
+	if (!name || !*name)
+		return FLOE_EINVAL;
+	if ((rc = floe_ice_meta_create(a, "00000000-0000-0000-0000-000000000000",
+				       location ? location : "", fields, nfields, pfields, npfields,
+				       props, nprops, 0, &m)))
+		return rc;
+	if ((rc = floe_json_doc_new(a, &d))) {
+		floe_ice_meta_free(m);
+		return rc;
+	}
+	root = floe_json_new_object(d);
+	rc = root ? create_body(d, root, name, location, m) : FLOE_ENOMEM;
+	rc = write_doc(d, root, rc, out);
+	floe_ice_meta_free(m);
+	return rc;
+}
+
+static int requirement(struct floe_json_doc *d, struct floe_json *reqs, const char *type,
+		       const char *k, struct floe_json *v, struct floe_json *ref)
+{
+	struct floe_json *o = floe_json_new_object(d);
+	int rc;
+	if (!o || !v)
+		return FLOE_ENOMEM;
+	if ((rc = floe_json_set(d, o, "type", str(d, type))) ||
+	    (ref && (rc = floe_json_set(d, o, "ref", ref))) || (rc = floe_json_set(d, o, k, v)))
+		return rc;
+	return floe_json_push(d, reqs, o);
+}
+
+static int update(struct floe_json_doc *d, struct floe_json *ups, const char *action,
+		  const char *k, struct floe_json *v, struct floe_json **obj)
+{
+	struct floe_json *o = floe_json_new_object(d);
+	int rc;
+	if (!o || !v)
+		return FLOE_ENOMEM;
+	if ((rc = floe_json_set(d, o, "action", str(d, action))) || (rc = floe_json_set(d, o, k, v)))
+		return rc;
+	if (obj)
+		*obj = o;
+	return floe_json_push(d, ups, o);
+}
+
+static int commit_body(struct floe_json_doc *d, struct floe_json *root,
+		       const struct floe_rest_commit *c)
+{
+	struct floe_json *reqs = floe_json_new_array(d), *ups = floe_json_new_array(d), *snap, *ref;
+	int64_t head = c->ref_snapshot_id;
+	int rc;
+	if (!reqs || !ups)
+		return FLOE_ENOMEM;
+	if ((rc = floe_json_set(d, root, "requirements", reqs)) ||
+	    (rc = floe_json_set(d, root, "updates", ups)) ||
+	    (rc = requirement(d, reqs, "assert-table-uuid", "uuid", str(d, c->table_uuid), NULL)) ||
+	    (rc = requirement(d, reqs, "assert-ref-snapshot-id", "snapshot-id",
+			      head < 0 ? floe_json_new_null(d) : floe_json_new_int(d, head),
+			      str(d, c->ref))))
+		return rc;
+	if (c->schema &&
+	    ((rc = requirement(d, reqs, "assert-current-schema-id", "current-schema-id",
+			       floe_json_new_int(d, c->base_schema_id), NULL)) ||
+	     (rc = update(d, ups, "add-schema", "schema", floe_json_clone(d, c->schema), NULL)) ||
+	     (rc = update(d, ups, "set-current-schema", "schema-id", floe_json_new_int(d, -1),
+			  NULL))))
+		return rc;
+	if ((rc = floe_ice_snapshot_json(d, c->snapshot, &snap)) ||
+	    (rc = update(d, ups, "add-snapshot", "snapshot", snap, NULL)) ||
+	    (rc = update(d, ups, "set-snapshot-ref", "ref-name", str(d, c->ref), &ref)) ||
+	    (rc = floe_json_set(d, ref, "type", str(d, "branch"))))
+		return rc;
+	return floe_json_set(d, ref, "snapshot-id", floe_json_new_int(d, c->snapshot->snapshot_id));
+}
+
+int floe_rest_commit_request(struct floe_alloc *a, const struct floe_rest_commit *c,
+			     struct floe_buf *out)
+{
+	struct floe_json_doc *d;
+	struct floe_json *root;
+	int rc;
+	if (!c->table_uuid || !c->ref || !c->snapshot || !c->snapshot->manifest_list ||
+	    !c->snapshot->operation)
+		return FLOE_EINVAL;
+	if ((rc = floe_json_doc_new(a, &d)))
+		return rc;
+	root = floe_json_new_object(d);
+	rc = root ? commit_body(d, root, c) : FLOE_ENOMEM;
+	return write_doc(d, root, rc, out);
+}
