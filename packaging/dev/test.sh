@@ -15,6 +15,7 @@ step() { printf '\n=== %s ===\n' "$*"; }
 step "dependencies"
 packaging/dev/install-deps.sh test
 (cd tests/integration/reader && npm ci --no-audit --no-fund --loglevel=error)
+(cd tests/integration/rest && npm ci --no-audit --no-fund --loglevel=error)
 
 run_ctest() { # dir [ctest args]
 	local dir=$1

@@ -129,3 +129,20 @@ log_has() {
 	done
 	[ "$(grep -c -e "$2" "$1" 2>/dev/null)" -ge "${3:-1}" ]
 }
+
+# start_rest_catalog DIR [server.js options...]: the test REST catalog
+# (tests/integration/rest/server.js) on a free port with its state in DIR; sets REST_URL
+# and REST_PID (also stopped on exit). Skips the test (77) when its packages are missing.
+start_rest_catalog() {
+	local dir=$1 port
+	shift
+	[ -d "$FLOE_SRC/tests/integration/rest/node_modules" ] ||
+		{ echo "SKIP: the test catalog's packages are not installed (npm ci in tests/integration/rest)"; exit 77; }
+	port=$(free_port)
+	mkdir -p "$dir"
+	node "$FLOE_SRC/tests/integration/rest/server.js" --port "$port" --root "$dir" "$@" >"$dir/server.out" 2>&1 &
+	REST_PID=$!
+	PIDS+=("$REST_PID")
+	REST_URL="http://127.0.0.1:$port"
+	wait_log "$dir/server.out" "^listening " 30
+}

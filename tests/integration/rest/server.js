@@ -1,0 +1,531 @@
+// A small Iceberg REST catalog for floe's tests (a fixture, not part of floe).
+//
+//   node server.js --port P --root DIR [--warehouse URI] [--prefix ws]
+//                  [--client-id ID --client-secret S [--token-ttl SECONDS]]
+//                  [--id-offset K] [--vend KEY=VALUE,...]
+//
+// Listens on 127.0.0.1 only. Namespaces, tables and their current metadata locations are
+// kept in DIR/catalog.json; metadata files are written under each table's location when it
+// is a file:// URI or a plain path (an s3:// location is the store's: the server keeps its
+// metadata under DIR/metadata-store/ and still hands out the s3:// location).
+//
+// Every request body and every JSON response is validated against the protocol's OpenAPI
+// document (tests/data/iceberg-rest); a violation is appended to DIR/violations.log as
+// one JSON line (requests that fail are answered 400), so a test can demand an empty log.
+// Every request is logged to DIR/requests.log (method, path, status, idempotency key, and
+// whether an Authorization header came; never its value).
+//
+// Semantics kept from the spec: requirement checks answer 409 CommitFailedException; a
+// table has a UUID and an ETag (If-None-Match gives 304); fresh field ids are assigned on
+// create (from --id-offset + 1, so a client that assumes its own ids is caught);
+// Idempotency-Key replays the first answer; OAuth2 client credentials give short-lived
+// tokens (401 for an unknown token, 419 for an expired one).
+//
+// Faults for tests, through POST /_test/faults with a JSON object of counters, each
+// consumed by the next commits: {"fail_after_apply": n, "status": 503} answers n commits
+// with the status after applying them; {"cut_after_apply": n} closes the connection
+// without an answer after applying; {"cut_before_apply": n} closes it before. POST
+// /_test/revoke drops every token; POST /_test/vend with a JSON object replaces the
+// vended storage configuration.
+'use strict';
+
+const http = require('http');
+const fs = require('fs');
+const path = require('path');
+const crypto = require('crypto');
+const YAML = require('yaml');
+const Ajv2020 = require('ajv/dist/2020');
+const addFormats = require('ajv-formats');
+
+function args() {
+  const o = { prefix: 'ws', tokenTtl: 3600, idOffset: 0, vend: null };
+  const a = process.argv.slice(2);
+  for (let i = 0; i < a.length; i += 2) {
+    const k = a[i], v = a[i + 1];
+    if (k === '--port') o.port = Number(v);
+    else if (k === '--root') o.root = v;
+    else if (k === '--warehouse') o.warehouse = v;
+    else if (k === '--prefix') o.prefix = v;
+    else if (k === '--client-id') o.clientId = v;
+    else if (k === '--client-secret') o.clientSecret = v;
+    else if (k === '--token-ttl') o.tokenTtl = Number(v);
+    else if (k === '--id-offset') o.idOffset = Number(v);
+    else if (k === '--vend') o.vend = Object.fromEntries(v.split(',').map((kv) => kv.split('=')));
+    else throw new Error(`unknown option ${k}`);
+  }
+  if (!o.port || !o.root) throw new Error('--port and --root are required');
+  o.warehouse = o.warehouse || `file://${path.resolve(o.root, 'warehouse')}`;
+  return o;
+}
+
+const opt = args();
+fs.mkdirSync(opt.root, { recursive: true });
+
+// ---- the OpenAPI document and its validators ----
+
+const specPath = path.join(__dirname, '..', '..', 'data', 'iceberg-rest', 'rest-catalog-open-api.yaml');
+const spec = YAML.parse(fs.readFileSync(specPath, 'utf8'));
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+addFormats(ajv);
+ajv.addSchema({ $id: 'spec', components: spec.components });
+
+// Spec paths as regular expressions, with their operations.
+const routes = Object.entries(spec.paths).map(([p, item]) => ({
+  template: p,
+  re: new RegExp('^' + p.replace(/\{[^}]+\}/g, '([^/]+)') + '$'),
+  names: (p.match(/\{[^}]+\}/g) || []).map((s) => s.slice(1, -1)),
+  item,
+}));
+
+function deref(o) {
+  let guard = 0;
+  while (o && o.$ref && guard++ < 16) {
+    const parts = o.$ref.replace(/^#\//, '').split('/');
+    o = parts.reduce((x, k) => x[k], spec);
+  }
+  return o;
+}
+
+// One compiled validator per schema object of the document. A reference is resolved in
+// the document; an inline schema is compiled beside the document's components, so the
+// references inside it resolve too.
+const compiled = new Map();
+function schemaValidator(schema) {
+  if (!compiled.has(schema)) {
+    compiled.set(schema, schema.$ref
+      ? ajv.compile({ $ref: 'spec' + schema.$ref })
+      : ajv.compile({ ...schema, components: spec.components }));
+  }
+  return compiled.get(schema);
+}
+
+function violation(what, errors) {
+  fs.appendFileSync(path.join(opt.root, 'violations.log'), JSON.stringify({ what, errors }) + '\n');
+}
+
+function checkRequest(op, body, what) {
+  const rb = op && op.requestBody && deref(op.requestBody);
+  const media = rb && rb.content && rb.content['application/json'];
+  if (!media || body === undefined) return true;
+  const v = schemaValidator(media.schema);
+  if (v(body)) return true;
+  violation(`request ${what}`, v.errors);
+  return false;
+}
+
+function checkResponse(op, status, body, what) {
+  if (!op || body === undefined) return;
+  const r = op.responses && (op.responses[status] || op.responses[String(status)] || op.responses.default);
+  const resp = r && deref(r);
+  const media = resp && resp.content && resp.content['application/json'];
+  if (!resp) {
+    violation(`response ${what} ${status}`, [{ message: 'status not in the operation' }]);
+    return;
+  }
+  if (!media) return;
+  const v = schemaValidator(media.schema);
+  if (!v(body)) violation(`response ${what} ${status}`, v.errors);
+}
+
+// ---- catalog state ----
+
+const statePath = path.join(opt.root, 'catalog.json');
+const state = fs.existsSync(statePath)
+  ? JSON.parse(fs.readFileSync(statePath, 'utf8'))
+  : { namespaces: {}, tables: {} };
+const tokens = new Map(); // token -> expiry ms
+const idempotent = new Map(); // key -> [status, body]
+const faults = { fail_after_apply: 0, status: 503, cut_after_apply: 0, cut_before_apply: 0 };
+
+function save() {
+  const tmp = statePath + '.tmp';
+  fs.writeFileSync(tmp, JSON.stringify(state));
+  fs.renameSync(tmp, statePath);
+}
+
+function localPath(uri) {
+  if (uri.startsWith('file://')) return uri.slice(7);
+  if (uri.startsWith('/')) return uri;
+  return path.join(opt.root, 'metadata-store', uri.replace(/^[a-z0-9]+:\/\//, ''));
+}
+
+function readMetadata(loc) {
+  return JSON.parse(fs.readFileSync(localPath(loc), 'utf8'));
+}
+
+function writeMetadata(meta, version) {
+  const loc = `${meta.location}/metadata/${String(version).padStart(5, '0')}-${crypto.randomUUID()}.metadata.json`;
+  const file = localPath(loc);
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, JSON.stringify(meta));
+  return loc;
+}
+
+const etagOf = (loc) => '"' + crypto.createHash('sha256').update(loc).digest('hex').slice(0, 32) + '"';
+const nsKey = (ns) => ns.join('\x1f');
+
+class HttpError extends Error {
+  constructor(code, type, message) {
+    super(message);
+    this.code = code;
+    this.type = type;
+  }
+}
+
+function errorBody(e) {
+  return { error: { message: e.message, type: e.type, code: e.code } };
+}
+
+// ---- tables ----
+
+// Fresh ids, as a catalog assigns them on create: top-level fields first, then each
+// nested type's children, breadth first.
+function freshIds(schema, next) {
+  const map = new Map();
+  const queue = [];
+  const fields = schema.fields.map((f) => {
+    const id = ++next.id;
+    map.set(f.id, id);
+    const g = { ...f, id };
+    queue.push(g);
+    return g;
+  });
+  while (queue.length) {
+    const f = queue.shift();
+    const t = f.type;
+    if (t && typeof t === 'object' && t.type === 'map') {
+      const k = ++next.id, v = ++next.id;
+      map.set(t['key-id'], k);
+      map.set(t['value-id'], v);
+      f.type = { ...t, 'key-id': k, 'value-id': v };
+    } else if (t && typeof t === 'object' && t.type === 'list') {
+      const e = ++next.id;
+      map.set(t['element-id'], e);
+      f.type = { ...t, 'element-id': e };
+    } else if (t && typeof t === 'object' && t.type === 'struct') {
+      throw new HttpError(400, 'BadRequestException', 'nested structs are not supported by the test catalog');
+    }
+  }
+  return { schema: { type: 'struct', 'schema-id': 0, fields }, map };
+}
+
+function createTable(ns, req) {
+  const key = nsKey(ns);
+  if (!state.namespaces[key]) throw new HttpError(404, 'NoSuchNamespaceException', `namespace ${ns.join('.')} does not exist`);
+  const tkey = key + '\x00' + req.name;
+  if (state.tables[tkey]) throw new HttpError(409, 'AlreadyExistsException', `table ${req.name} already exists`);
+  const next = { id: opt.idOffset };
+  const { schema, map } = freshIds(req.schema, next);
+  let pid = 999;
+  const specFields = ((req['partition-spec'] || {}).fields || []).map((f) => {
+    if (!map.has(f['source-id'])) throw new HttpError(400, 'BadRequestException', `partition source ${f['source-id']} is not in the schema`);
+    return { name: f.name, transform: f.transform, 'source-id': map.get(f['source-id']), 'field-id': ++pid };
+  });
+  const location = req.location || `${opt.warehouse}/${ns.join('/')}/${req.name}`;
+  const meta = {
+    'format-version': 2,
+    'table-uuid': crypto.randomUUID(),
+    location,
+    'last-sequence-number': 0,
+    'last-updated-ms': Date.now(),
+    'last-column-id': next.id,
+    'current-schema-id': 0,
+    schemas: [schema],
+    'default-spec-id': 0,
+    'partition-specs': [{ 'spec-id': 0, fields: specFields }],
+    'last-partition-id': pid,
+    'default-sort-order-id': 0,
+    'sort-orders': [{ 'order-id': 0, fields: [] }],
+    properties: req.properties || {},
+    'current-snapshot-id': -1,
+    refs: {},
+    snapshots: [],
+    'snapshot-log': [],
+    'metadata-log': [],
+  };
+  const loc = writeMetadata(meta, 0);
+  state.tables[tkey] = { loc, version: 0 };
+  save();
+  return { loc, meta };
+}
+
+function tableEntry(ns, name) {
+  const key = nsKey(ns);
+  if (!state.namespaces[key]) throw new HttpError(404, 'NoSuchNamespaceException', `namespace ${ns.join('.')} does not exist`);
+  const t = state.tables[key + '\x00' + name];
+  if (!t) throw new HttpError(404, 'NoSuchTableException', `table ${name} does not exist`);
+  return t;
+}
+
+function checkRequirement(meta, r) {
+  const fail = (msg) => { throw new HttpError(409, 'CommitFailedException', `Requirement failed: ${msg}`); };
+  switch (r.type) {
+    case 'assert-create': fail('table already exists'); break;
+    case 'assert-table-uuid': if (r.uuid !== meta['table-uuid']) fail('UUID does not match'); break;
+    case 'assert-ref-snapshot-id': {
+      const ref = meta.refs[r.ref];
+      if (r['snapshot-id'] === null || r['snapshot-id'] === undefined) {
+        if (ref) fail(`branch ${r.ref} was created concurrently`);
+      } else if (!ref || ref['snapshot-id'] !== r['snapshot-id']) {
+        fail(`branch ${r.ref} has changed: expected id ${r['snapshot-id']} != ${ref ? ref['snapshot-id'] : 'none'}`);
+      }
+      break;
+    }
+    case 'assert-current-schema-id': if (meta['current-schema-id'] !== r['current-schema-id']) fail('current schema changed'); break;
+    case 'assert-last-assigned-field-id': if (meta['last-column-id'] !== r['last-assigned-field-id']) fail('last assigned field id changed'); break;
+    case 'assert-default-spec-id': if (meta['default-spec-id'] !== r['default-spec-id']) fail('default spec changed'); break;
+    case 'assert-last-assigned-partition-id': if (meta['last-partition-id'] !== r['last-assigned-partition-id']) fail('last assigned partition id changed'); break;
+    case 'assert-default-sort-order-id': if (meta['default-sort-order-id'] !== r['default-sort-order-id']) fail('default sort order changed'); break;
+    default: throw new HttpError(400, 'BadRequestException', `unknown requirement ${r.type}`);
+  }
+}
+
+const maxId = (t) => {
+  if (!t || typeof t !== 'object') return 0;
+  let m = 0;
+  for (const k of ['key-id', 'value-id', 'element-id']) if (t[k] > m) m = t[k];
+  for (const k of ['key', 'value', 'element']) m = Math.max(m, maxId(t[k]));
+  for (const f of t.fields || []) m = Math.max(m, f.id, maxId(f.type));
+  return m;
+};
+
+function applyUpdate(meta, u, ctx) {
+  switch (u.action) {
+    case 'add-snapshot': {
+      const s = u.snapshot;
+      if (meta.snapshots.some((x) => x['snapshot-id'] === s['snapshot-id'])) throw new HttpError(400, 'BadRequestException', `snapshot ${s['snapshot-id']} already exists`);
+      if (s['sequence-number'] !== undefined && s['sequence-number'] <= meta['last-sequence-number']) throw new HttpError(400, 'BadRequestException', 'sequence number is not above the last');
+      meta.snapshots.push(s);
+      meta['last-sequence-number'] = s['sequence-number'] !== undefined ? s['sequence-number'] : meta['last-sequence-number'] + 1;
+      ctx.added = s;
+      break;
+    }
+    case 'set-snapshot-ref': {
+      const { action, 'ref-name': name, ...ref } = u;
+      void action;
+      if (!meta.snapshots.some((x) => x['snapshot-id'] === ref['snapshot-id'])) throw new HttpError(400, 'BadRequestException', `snapshot ${ref['snapshot-id']} does not exist`);
+      meta.refs[name] = ref;
+      if (name === 'main') {
+        meta['current-snapshot-id'] = ref['snapshot-id'];
+        const s = meta.snapshots.find((x) => x['snapshot-id'] === ref['snapshot-id']);
+        meta['snapshot-log'].push({ 'timestamp-ms': s['timestamp-ms'], 'snapshot-id': s['snapshot-id'] });
+      }
+      break;
+    }
+    case 'add-schema': {
+      const ids = meta.schemas.map((s) => s['schema-id']);
+      const same = meta.schemas.find((s) => JSON.stringify(s.fields) === JSON.stringify(u.schema.fields));
+      const id = same ? same['schema-id'] : Math.max(...ids) + 1;
+      if (!same) meta.schemas.push({ ...u.schema, 'schema-id': id });
+      meta['last-column-id'] = Math.max(meta['last-column-id'], maxId(u.schema));
+      ctx.lastSchema = id;
+      break;
+    }
+    case 'set-current-schema': {
+      const id = u['schema-id'] === -1 ? ctx.lastSchema : u['schema-id'];
+      if (id === undefined || !meta.schemas.some((s) => s['schema-id'] === id)) throw new HttpError(400, 'BadRequestException', `schema ${u['schema-id']} does not exist`);
+      meta['current-schema-id'] = id;
+      break;
+    }
+    case 'set-properties': Object.assign(meta.properties, u.updates); break;
+    case 'remove-properties': for (const k of u.removals) delete meta.properties[k]; break;
+    case 'remove-snapshots': {
+      const drop = new Set(u['snapshot-ids']);
+      meta.snapshots = meta.snapshots.filter((s) => !drop.has(s['snapshot-id']));
+      meta['snapshot-log'] = meta['snapshot-log'].filter((s) => !drop.has(s['snapshot-id']));
+      break;
+    }
+    case 'remove-snapshot-ref': delete meta.refs[u['ref-name']]; break;
+    default: throw new HttpError(400, 'BadRequestException', `update ${u.action} is not supported by the test catalog`);
+  }
+}
+
+function commitTable(ns, name, req) {
+  const t = tableEntry(ns, name);
+  const meta = readMetadata(t.loc);
+  for (const r of req.requirements) checkRequirement(meta, r);
+  const ctx = {};
+  const prevUpdated = meta['last-updated-ms'];
+  for (const u of req.updates) applyUpdate(meta, u, ctx);
+  meta['metadata-log'].push({ 'timestamp-ms': prevUpdated, 'metadata-file': t.loc });
+  meta['last-updated-ms'] = Math.max(Date.now(), prevUpdated + 1);
+  t.version += 1;
+  t.loc = writeMetadata(meta, t.version);
+  save();
+  return { loc: t.loc, meta };
+}
+
+function tableResult(loc, meta, delegated) {
+  const r = { 'metadata-location': loc, metadata: meta, config: {} };
+  if (delegated && opt.vend) r['storage-credentials'] = [{ prefix: meta.location, config: { ...opt.vend } }];
+  return r;
+}
+
+// ---- HTTP ----
+
+function authorize(req, pathname) {
+  if (!opt.clientId || pathname === '/v1/oauth/tokens' || pathname === '/v1/config' || pathname.startsWith('/_test/')) return;
+  const h = req.headers.authorization || '';
+  const m = /^Bearer (.+)$/.exec(h);
+  const exp = m && tokens.get(m[1]);
+  if (!exp) throw new HttpError(401, 'NotAuthorizedException', 'not authorized');
+  if (exp < Date.now()) throw new HttpError(419, 'AuthenticationTimeoutException', 'the token expired');
+}
+
+function issueToken(form) {
+  const p = new URLSearchParams(form);
+  if (p.get('grant_type') !== 'client_credentials' || p.get('client_id') !== opt.clientId || p.get('client_secret') !== opt.clientSecret) {
+    return [401, { error: 'invalid_client', error_description: 'bad client credentials' }];
+  }
+  const token = crypto.randomBytes(24).toString('hex');
+  tokens.set(token, Date.now() + opt.tokenTtl * 1000);
+  return [200, { access_token: token, token_type: 'bearer', expires_in: opt.tokenTtl, issued_token_type: 'urn:ietf:params:oauth:token-type:access_token' }];
+}
+
+function route(method, pathname) {
+  for (const r of routes) {
+    const m = r.re.exec(pathname);
+    if (!m) continue;
+    const op = r.item[method.toLowerCase()];
+    const params = {};
+    r.names.forEach((n, i) => { params[n] = decodeURIComponent(m[i + 1]); });
+    return { template: r.template, op, params };
+  }
+  return null;
+}
+
+function handle(req, body, res) {
+  const url = new URL(req.url, 'http://127.0.0.1');
+  const p = url.pathname;
+  if (p === '/_test/faults') { Object.assign(faults, body); return [200, faults]; }
+  if (p === '/_test/revoke') { tokens.clear(); return [200, {}]; }
+  if (p === '/_test/vend') { opt.vend = body; return [200, {}]; }
+  const rt = route(req.method, p);
+  if (!rt || !rt.op) throw new HttpError(404, 'NoSuchEndpointException', `no ${req.method} ${p}`);
+  res.op = rt.op;
+  if (p === '/v1/oauth/tokens') return issueToken(body);
+  authorize(req, p);
+  if (typeof body === 'object' && !checkRequest(rt.op, body, `${req.method} ${rt.template}`)) {
+    throw new HttpError(400, 'BadRequestException', 'the request does not match the OpenAPI document');
+  }
+  const prefix = rt.params.prefix;
+  if (prefix !== undefined && prefix !== opt.prefix) throw new HttpError(404, 'NoSuchWarehouseException', `no prefix ${prefix}`);
+  const ns = rt.params.namespace ? rt.params.namespace.split('\x1f') : null;
+  const delegated = /vended-credentials/.test(req.headers['x-iceberg-access-delegation'] || '');
+  const key = req.headers['idempotency-key'];
+  if (key && idempotent.has(key)) return idempotent.get(key);
+  let out;
+  switch (rt.op.operationId) {
+    case 'getConfig':
+      out = [200, { defaults: {}, overrides: { prefix: opt.prefix }, endpoints: Object.entries(spec.paths).flatMap(([tp, item]) => Object.keys(item).filter((m) => ['get', 'post', 'head', 'delete'].includes(m)).map((m) => `${m.toUpperCase()} ${tp}`)), 'idempotency-key-lifetime': 'PT30M' }];
+      break;
+    case 'createNamespace': {
+      const k = nsKey(body.namespace);
+      if (state.namespaces[k]) throw new HttpError(409, 'AlreadyExistsException', `namespace ${body.namespace.join('.')} already exists`);
+      state.namespaces[k] = body.properties || {};
+      save();
+      out = [200, { namespace: body.namespace, properties: state.namespaces[k] }];
+      break;
+    }
+    case 'loadNamespaceMetadata':
+    case 'namespaceExists': {
+      const props = state.namespaces[nsKey(ns)];
+      if (!props) throw new HttpError(404, 'NoSuchNamespaceException', `namespace ${ns.join('.')} does not exist`);
+      out = rt.op.operationId === 'namespaceExists' ? [204, undefined] : [200, { namespace: ns, properties: props }];
+      break;
+    }
+    case 'createTable': {
+      const { loc, meta } = createTable(ns, body);
+      out = [200, tableResult(loc, meta, delegated), { ETag: etagOf(loc) }];
+      break;
+    }
+    case 'loadTable':
+    case 'tableExists': {
+      const t = tableEntry(ns, rt.params.table);
+      if (rt.op.operationId === 'tableExists') return [204, undefined];
+      if (req.headers['if-none-match'] === etagOf(t.loc)) return [304, undefined, { ETag: etagOf(t.loc) }];
+      out = [200, tableResult(t.loc, readMetadata(t.loc), delegated), { ETag: etagOf(t.loc) }];
+      break;
+    }
+    case 'loadCredentials': {
+      const t = tableEntry(ns, rt.params.table);
+      const meta = readMetadata(t.loc);
+      out = [200, { 'storage-credentials': opt.vend ? [{ prefix: meta.location, config: { ...opt.vend } }] : [] }];
+      break;
+    }
+    case 'updateTable': {
+      if (faults.cut_before_apply > 0) { faults.cut_before_apply--; return 'cut'; }
+      const { loc, meta } = commitTable(ns, rt.params.table, body);
+      if (faults.cut_after_apply > 0) { faults.cut_after_apply--; return 'cut'; }
+      if (faults.fail_after_apply > 0) {
+        faults.fail_after_apply--;
+        const e = new HttpError(faults.status, 'ServiceFailureException', 'the commit failed (a fault the test asked for)');
+        return [e.code, errorBody(e)];
+      }
+      out = [200, { 'metadata-location': loc, metadata: meta }];
+      break;
+    }
+    default:
+      throw new HttpError(406, 'UnsupportedOperationException', `${rt.op.operationId} is not supported by the test catalog`);
+  }
+  if (key && req.method !== 'GET') idempotent.set(key, out);
+  return out;
+}
+
+function readBody(req) {
+  return new Promise((resolve, reject) => {
+    const chunks = [];
+    let n = 0;
+    req.on('data', (c) => { n += c.length; if (n > 64 << 20) reject(new Error('body too large')); else chunks.push(c); });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+const server = http.createServer(async (req, res) => {
+  let status = 500;
+  try {
+    const text = await readBody(req);
+    let body;
+    if (text.length) {
+      const ct = req.headers['content-type'] || '';
+      if (ct.startsWith('application/x-www-form-urlencoded') && !req.url.startsWith('/_test/')) body = text;
+      else {
+        try { body = JSON.parse(text); } catch (e) { throw new HttpError(400, 'BadRequestException', `malformed JSON: ${e.message}`); }
+      }
+    }
+    let out;
+    try {
+      out = handle(req, body, res);
+    } catch (e) {
+      if (!(e instanceof HttpError)) throw e;
+      out = [e.code, errorBody(e)];
+    }
+    if (out === 'cut') {
+      status = 0;
+      req.socket.destroy();
+      return;
+    }
+    const [code, payload, headers] = out;
+    status = code;
+    if (res.op && !req.url.startsWith('/_test/')) checkResponse(res.op, code, payload, `${req.method} ${new URL(req.url, 'http://x').pathname}`);
+    res.writeHead(code, { 'Content-Type': 'application/json', ...(headers || {}) });
+    res.end(payload === undefined ? undefined : JSON.stringify(payload));
+  } catch (e) {
+    status = 500;
+    res.writeHead(500, { 'Content-Type': 'application/json' });
+    res.end(JSON.stringify(errorBody(new HttpError(500, 'ServiceFailureException', String(e && e.message)))));
+  } finally {
+    fs.appendFileSync(path.join(opt.root, 'requests.log'), JSON.stringify({
+      method: req.method, path: req.url, status,
+      idempotency: req.headers['idempotency-key'] || null,
+      authorized: Boolean(req.headers.authorization),
+      delegation: req.headers['x-iceberg-access-delegation'] || null,
+    }) + '\n');
+  }
+});
+
+server.listen(opt.port, '127.0.0.1', () => {
+  process.stdout.write(`listening 127.0.0.1:${opt.port}\n`);
+});
+process.on('SIGTERM', () => server.close(() => process.exit(0)));
