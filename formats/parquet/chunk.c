@@ -31,24 +31,6 @@
 #define DICT_RETRY 15u
 #define DICT_PROBE_BYTES ((size_t)64 << 10)
 
-void floe_pq_chunk_start_page(struct floe_pq_chunk *c)
-{
-	floe_buf_reset(&c->rep);
-	floe_buf_reset(&c->def);
-	floe_buf_reset(&c->vals);
-	floe_buf_reset(&c->idx);
-	floe_rle_init(&c->rep_rle, &c->rep, floe_rle_bit_width((uint32_t)c->o.max_rep));
-	floe_rle_init(&c->def_rle, &c->def, floe_rle_bit_width((uint32_t)c->o.max_def));
-	c->page_values = 0;
-	c->page_nonnull = 0;
-	c->page_nulls = 0;
-	c->page_seq++;
-	memset(&c->pst, 0, sizeof(c->pst));
-	c->pst.first_row = c->rows;
-	floe_pq_bound_clear(&c->pst.lo);
-	floe_pq_bound_clear(&c->pst.hi);
-}
-
 void floe_pq_chunk_reset(struct floe_pq_chunk *c)
 {
 	floe_pq_dict_reset(&c->dict);
@@ -123,13 +105,23 @@ static int fall_back(struct floe_pq_chunk *c);
  * same bytes as the PLAIN page, and the indices would come on top: measured on the
  * loghub samples as they are (2,000 rows each), the offset column cost 6.0-6.5 KB with
  * the dictionary against 3.2-3.7 KB PLAIN (DuckDB's choice). */
-int floe_pq_chunk_probe_at_close(struct floe_pq_chunk *c)
+static int probe_at_close(struct floe_pq_chunk *c)
 {
 	if (!c->dict_on || c->m.dict_pages > 0 || c->idx.len == 0 ||
 	    floe_pq_dict_count(&c->dict) <= c->dict_seen / 4 * 3)
 		return 0;
 	c->dict_skip = DICT_RETRY;
 	return fall_back(c);
+}
+
+/* Closes the open page (chunk_page.c), after the dictionary's verdict on it: the probe
+ * runs here, not in chunk_page.c, so that chunk_page.c calls nothing of this file. */
+static int close_page(struct floe_pq_chunk *c)
+{
+	if (c->page_values == 0)
+		return 0;
+	int rc = probe_at_close(c);
+	return rc ? rc : floe_pq_chunk_close_page(c);
 }
 
 static const uint8_t *value_bytes(const struct floe_pq_chunk *c, const uint8_t *p, size_t *n)
@@ -258,7 +250,7 @@ static int make_room(struct floe_pq_chunk *c, size_t n)
 		return 0;
 	if (open_page_bytes(c) + n <= c->o.page_size)
 		return 0;
-	return floe_pq_chunk_close_page(c);
+	return close_page(c);
 }
 
 /* A fixed-width value: the 8 bytes of bits (the low four of an INT32) are its PLAIN
@@ -403,7 +395,7 @@ int floe_pq_chunk_end_row(struct floe_pq_chunk *c, size_t *buffered, size_t *hel
 	/* Pages of nulls only take a few bytes of levels: no row limit for them. */
 	bool many = c->page_values >= MAX_PAGE_VALUES && c->page_nonnull > 0;
 	if (many || c->page_values >= MAX_NULL_PAGE_VALUES || open >= c->o.page_size) {
-		int rc = floe_pq_chunk_close_page(c);
+		int rc = close_page(c);
 		if (rc)
 			return rc;
 		open = 0;
@@ -429,7 +421,7 @@ int floe_pq_chunk_finish(struct floe_pq_chunk *c, struct floe_pq_chunk_meta *m,
 			 const struct floe_pq_page **dict, const struct floe_pq_page **pages,
 			 size_t *npages)
 {
-	int rc = floe_pq_chunk_close_page(c);
+	int rc = close_page(c);
 	if (rc)
 		return rc;
 	if (c->m.dict_pages > 0 && c->dict_page.len == 0) {

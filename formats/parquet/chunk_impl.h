@@ -63,14 +63,13 @@ struct floe_pq_chunk {
 	size_t fly_held;		  /* their blocks' sizes, when they will be held */
 };
 
-/* Starts the next page of the chunk: empties the page buffers and its statistics. */
+/* Starts the next page of the chunk: empties the page buffers and its statistics
+ * (chunk_page.c). */
 void floe_pq_chunk_start_page(struct floe_pq_chunk *c);
-/* Before a page closes: the dictionary's verdict, if the probe of the values has not
- * come to one yet (chunk.c). Returns 0 or an error of the fall back to PLAIN. */
-int floe_pq_chunk_probe_at_close(struct floe_pq_chunk *c);
 /* Closes the open page, if it has values: encodes and compresses it into the chunk's
  * page list (or hands it to the asynchronous compressor), adds its statistics to the
- * chunk's and starts the next page. */
+ * chunk's and starts the next page. chunk.c runs the dictionary's probe first (its
+ * verdict, if the probe of the values has not come to one yet). */
 int floe_pq_chunk_close_page(struct floe_pq_chunk *c);
 /* Writes the dictionary page (the dictionary is copied: it stays, for the bloom filter). */
 int floe_pq_chunk_write_dict_page(struct floe_pq_chunk *c);

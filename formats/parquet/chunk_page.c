@@ -413,13 +413,29 @@ static void merge_stats(struct floe_pq_chunk *c, const struct floe_pq_page *pg)
 	c->m.has_minmax = true;
 }
 
+void floe_pq_chunk_start_page(struct floe_pq_chunk *c)
+{
+	floe_buf_reset(&c->rep);
+	floe_buf_reset(&c->def);
+	floe_buf_reset(&c->vals);
+	floe_buf_reset(&c->idx);
+	floe_rle_init(&c->rep_rle, &c->rep, floe_rle_bit_width((uint32_t)c->o.max_rep));
+	floe_rle_init(&c->def_rle, &c->def, floe_rle_bit_width((uint32_t)c->o.max_def));
+	c->page_values = 0;
+	c->page_nonnull = 0;
+	c->page_nulls = 0;
+	c->page_seq++;
+	memset(&c->pst, 0, sizeof(c->pst));
+	c->pst.first_row = c->rows;
+	floe_pq_bound_clear(&c->pst.lo);
+	floe_pq_bound_clear(&c->pst.hi);
+}
+
 int floe_pq_chunk_close_page(struct floe_pq_chunk *c)
 {
 	int rc;
 	if (c->page_values == 0)
 		return 0;
-	if ((rc = floe_pq_chunk_probe_at_close(c)))
-		return rc;
 	if (c->npages == c->pages_cap) {
 		size_t ncap = c->pages_cap ? c->pages_cap * 2 : 16;
 		struct floe_pq_page *pg = floe_realloc(c->alloc, c->pages, ncap * sizeof(*pg));

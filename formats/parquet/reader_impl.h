@@ -133,6 +133,7 @@ struct floe_pq_reader {
 	struct floe_err detail; /* and its detail, the offset a file offset */
 };
 
+/* reader_io.c, below the other three files. */
 /* Records the reader's first error, with the file offset it concerns and a message
  * (printf-style), and returns err. ENOMEM needs no message. */
 int pq_fail(struct floe_pq_reader *r, int err, uint64_t off, const char *fmt, ...)

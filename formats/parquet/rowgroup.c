@@ -15,6 +15,17 @@
 
 #include <stddef.h>
 
+int floe_pq_writer_emit(struct floe_pq_writer *w, const void *p, size_t n)
+{
+	if (n == 0)
+		return 0;
+	int rc = w->sink(w->sink_ctx, p, n);
+	if (rc)
+		return rc < 0 ? rc : FLOE_EINVAL;
+	w->written += n;
+	return 0;
+}
+
 static int grow_records(struct floe_pq_writer *w)
 {
 	if (w->nrgs < w->rg_cap)

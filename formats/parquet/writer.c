@@ -36,17 +36,6 @@
 #define BLOOM_NDV 100000u
 #define BLOOM_MAX ((size_t)1 << 20)
 
-int floe_pq_writer_emit(struct floe_pq_writer *w, const void *p, size_t n)
-{
-	if (n == 0)
-		return 0;
-	int rc = w->sink(w->sink_ctx, p, n);
-	if (rc)
-		return rc < 0 ? rc : FLOE_EINVAL;
-	w->written += n;
-	return 0;
-}
-
 static void free_strings(struct floe_pq_writer *w)
 {
 	if (w->cols) {
@@ -694,7 +683,7 @@ const int64_t *floe_pq_writer_row_group_offsets(const struct floe_pq_writer *w, 
  * leaves, with room here for long paths and host names. */
 #define WRITER_FIXED ((uint64_t)128 << 10)
 /* A first page that closes before its dictionary probe decided may fall back to PLAIN
- * (floe_pq_chunk_probe_at_close in chunk.c) and copy the dictionary's values while both
+ * (probe_at_close in chunk.c) and copy the dictionary's values while both
  * exist: measured at up to 162 KB with one large row in a fresh writer. */
 #define FALLBACK_SLACK ((uint64_t)256 << 10)
 /* Per-page slack: the page header, the levels and length prefixes of a row's values. */

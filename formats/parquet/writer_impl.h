@@ -65,7 +65,8 @@ struct floe_pq_writer {
 	int64_t stream_off;
 };
 
-/* Hands n bytes to the sink and counts them in written. */
+/* Hands n bytes to the sink and counts them in written (rowgroup.c, which writer.c
+ * calls and which calls nothing of writer.c). */
 int floe_pq_writer_emit(struct floe_pq_writer *w, const void *p, size_t n);
 /* Writes the open row group (nothing when it has no rows) and starts the next. */
 int floe_pq_writer_flush_row_group(struct floe_pq_writer *w);

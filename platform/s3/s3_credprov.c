@@ -1,7 +1,7 @@
 /* The AWS credential provider chain (see s3_credprov.h): the provider object, the chain
- * with its cache and refresh margin, the three local providers (static, environment, shared
- * file) and the small helpers all the providers share. The remote providers are in
- * s3_credprov_remote.c, their HTTP helper in s3_credprov_http.c. */
+ * with its cache and refresh margin, and the three local providers (static, environment,
+ * shared file). The remote providers are in s3_credprov_remote.c, their HTTP helper in
+ * s3_credprov_http.c, the small helpers all the providers share in s3_credprov_util.c. */
 #include "platform/s3/s3_credprov.h"
 #include "platform/s3/s3_credprov_impl.h"
 
@@ -14,8 +14,6 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <pthread.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -31,14 +29,6 @@ static int dup_opt(struct floe_alloc *a, char **dst, const char *src)
 	return *dst ? 0 : FLOE_ENOMEM;
 }
 
-const char *floe_s3_credprov_opt_env(const char *o, const char *env)
-{
-	if (o)
-		return *o ? o : NULL;
-	const char *v = getenv(env);
-	return v && *v ? v : NULL;
-}
-
 unsigned floe_s3_credprov_networked(unsigned providers)
 {
 	unsigned net = 0;
@@ -51,17 +41,6 @@ unsigned floe_s3_credprov_networked(unsigned providers)
 	if (!dis || strcasecmp(dis, "true") != 0)
 		net |= FLOE_S3_CREDPROV_IMDS;
 	return net & providers;
-}
-
-void floe_s3_credprov_why(struct floe_err *e, const char *fmt, ...)
-{
-	size_t len = strlen(e->msg);
-	if (len + 1 >= sizeof(e->msg))
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(e->msg + len, sizeof(e->msg) - len, fmt, ap);
-	va_end(ap);
 }
 
 /* ---- the local providers ------------------------------------------------------------- */

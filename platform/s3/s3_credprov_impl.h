@@ -41,7 +41,7 @@ struct floe_s3_credprov {
 	struct floe_err err;		/* why the last chain run failed, provider by provider */
 };
 
-/* ---- small helpers (s3_credprov.c) --------------------------------------------------- */
+/* ---- small helpers (s3_credprov_util.c) ---------------------------------------------- */
 
 /* The option if given, else the environment variable if set and not empty. */
 const char *floe_s3_credprov_opt_env(const char *o, const char *env);
