@@ -72,7 +72,7 @@ int floe_pq_chunk_new(struct floe_alloc *alloc, const struct floe_pq_chunk_opts 
 	c->body = scratch;
 	c->bloom.alloc = alloc;
 	floe_pq_dict_init(&c->dict, alloc,
-			  o->ptype == FLOE_PQ_T_INT32					  ? 4
+			  o->ptype == FLOE_PQ_T_INT32 || o->ptype == FLOE_PQ_T_FLOAT	  ? 4
 			  : o->ptype == FLOE_PQ_T_INT64 || o->ptype == FLOE_PQ_T_DOUBLE ? 8
 											  : 0);
 	/* Page sizes are i32 in the page header: no buffer may grow past that. */
@@ -262,7 +262,7 @@ static inline int put_fixed(struct floe_pq_chunk *c, int rep, uint64_t bits, int
 		return rc0;
 	put_levels_of(c, rep, c->o.max_def);
 	uint8_t le[8];
-	size_t w = c->o.ptype == FLOE_PQ_T_INT32 ? 4 : 8;
+	size_t w = c->o.ptype == FLOE_PQ_T_INT32 || c->o.ptype == FLOE_PQ_T_FLOAT ? 4 : 8;
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	/* The value's own bytes: one move. */
 	memcpy(le, &bits, 8);
@@ -301,6 +301,13 @@ int floe_pq_chunk_put_double(struct floe_pq_chunk *c, int rep, double v)
 	uint64_t bits;
 	memcpy(&bits, &v, sizeof(bits));
 	return put_fixed(c, rep, bits, floe_pq_double_key(bits));
+}
+
+int floe_pq_chunk_put_float(struct floe_pq_chunk *c, int rep, float v)
+{
+	uint32_t bits;
+	memcpy(&bits, &v, sizeof(bits));
+	return put_fixed(c, rep, bits, floe_pq_float_key(bits));
 }
 
 /* PLAIN booleans are bits, the first value in the lowest bit of the first byte. */

@@ -24,6 +24,7 @@ enum {
 	FLOE_PQ_T_BOOLEAN = 0,
 	FLOE_PQ_T_INT32 = 1,
 	FLOE_PQ_T_INT64 = 2,
+	FLOE_PQ_T_FLOAT = 4,
 	FLOE_PQ_T_DOUBLE = 5,
 	FLOE_PQ_T_BYTE_ARRAY = 6
 };
@@ -65,8 +66,9 @@ struct floe_pq_chunk_meta {
 	int32_t enc_pages[FLOE_PQ_NENC]; /* data pages per encoding id */
 	int data_page_type;		 /* 0 DATA_PAGE or 3 DATA_PAGE_V2 */
 	bool has_minmax;
-	/* INT32/INT64, BOOLEAN as 0/1, DOUBLE as floe_pq_double_key's order-keeping
-	 * integers (floe_pq_stat_bytes turns them back into values). */
+	/* INT32/INT64, BOOLEAN as 0/1, DOUBLE and FLOAT as floe_pq_double_key's and
+	 * floe_pq_float_key's order-keeping integers (floe_pq_stat_bytes turns them back
+	 * into values). */
 	int64_t imin, imax;
 	struct floe_pq_bound lo, hi; /* BYTE_ARRAY */
 };
@@ -99,6 +101,7 @@ void floe_pq_chunk_free(struct floe_pq_chunk *c);
 int floe_pq_chunk_put_int(struct floe_pq_chunk *c, int rep, int64_t v);
 /* DOUBLE leaves: v must not be NaN (the writer refuses it before). */
 int floe_pq_chunk_put_double(struct floe_pq_chunk *c, int rep, double v);
+int floe_pq_chunk_put_float(struct floe_pq_chunk *c, int rep, float v);
 /* BOOLEAN leaves (PLAIN, bit-packed; no dictionary, no bloom filter). */
 int floe_pq_chunk_put_bool(struct floe_pq_chunk *c, int rep, bool v);
 int floe_pq_chunk_put_bytes(struct floe_pq_chunk *c, int rep, const uint8_t *p, size_t n);

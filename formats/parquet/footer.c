@@ -7,7 +7,7 @@
 
 #include <string.h>
 
-enum { CONV_UTF8 = 0, CONV_MAP = 1, CONV_TIMESTAMP_MICROS = 10 };
+enum { CONV_UTF8 = 0, CONV_MAP = 1, CONV_DATE = 6, CONV_TIMESTAMP_MICROS = 10 };
 
 /* A MAP group (the column's element, opened by the caller), its repeated key_value
  * group, and the key and value leaves; the value's element is left open for the caller
@@ -93,11 +93,24 @@ static void put_schema(struct floe_thrift *t, const struct floe_pq_footer *f)
 			floe_thrift_end(t);
 			floe_thrift_end(t);
 			break;
+		case FLOE_PQ_DATE:
+			floe_thrift_i32(t, 1, FLOE_PQ_T_INT32);
+			floe_thrift_i32(t, 3, rep);
+			floe_thrift_string(t, 4, c->name);
+			floe_thrift_i32(t, 6, CONV_DATE);
+			floe_thrift_i32(t, 9, c->field_id);
+			floe_thrift_struct(t, 10); /* LogicalType */
+			floe_thrift_struct(t, 6);  /* DATE */
+			floe_thrift_end(t);
+			floe_thrift_end(t);
+			break;
 		case FLOE_PQ_DOUBLE:
+		case FLOE_PQ_FLOAT:
 		case FLOE_PQ_BOOLEAN:
 		case FLOE_PQ_BINARY:
 			floe_thrift_i32(t, 1,
 					c->kind == FLOE_PQ_DOUBLE    ? FLOE_PQ_T_DOUBLE
+					: c->kind == FLOE_PQ_FLOAT   ? FLOE_PQ_T_FLOAT
 					: c->kind == FLOE_PQ_BOOLEAN ? FLOE_PQ_T_BOOLEAN
 								     : FLOE_PQ_T_BYTE_ARRAY);
 			floe_thrift_i32(t, 3, rep);
@@ -139,6 +152,13 @@ size_t floe_pq_stat_bytes(uint8_t *d, int ptype, int64_t v, bool max)
 	case FLOE_PQ_T_INT32:
 		floe_pq_le_bytes(d, v, 4);
 		return 4;
+	case FLOE_PQ_T_FLOAT: {
+		uint32_t bits = (uint32_t)floe_pq_float_key((uint32_t)v);
+		if ((uint32_t)(bits << 1) == 0)
+			bits = max ? 0 : (uint32_t)1 << 31;
+		floe_pq_le_bytes(d, (int64_t)bits, 4);
+		return 4;
+	}
 	case FLOE_PQ_T_DOUBLE: {
 		/* The key's transform is its own inverse. */
 		uint64_t bits = (uint64_t)floe_pq_double_key((uint64_t)v);

@@ -83,6 +83,12 @@ static inline int64_t floe_pq_double_key(uint64_t bits)
 	return (int64_t)(bits ^ ((uint64_t)((int64_t)bits >> 63) >> 1));
 }
 
+/* The same order for a FLOAT's 32 bits, as a sign-extended integer. */
+static inline int64_t floe_pq_float_key(uint32_t bits)
+{
+	return (int32_t)(bits ^ ((uint32_t)((int32_t)bits >> 31) >> 1));
+}
+
 /* The PLAIN bytes of a statistic v of a non-BYTE_ARRAY leaf of type ptype into d (8
  * bytes of room); returns their count. A DOUBLE zero is written -0.0 as a minimum and
  * +0.0 as a maximum, as the format asks. */

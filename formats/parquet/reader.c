@@ -197,11 +197,28 @@ static int prim_value(struct floe_pq_reader *r, struct pq_leaf *l, enum floe_pq_
 	v->is_null = (int)def < l->max_def;
 	if (v->is_null) {
 		v->i = 0;
+		v->d = 0;
 		v->s = NULL;
 		v->len = 0;
 		return 0;
 	}
-	if (kind != FLOE_PQ_STRING)
+	if (kind == FLOE_PQ_BOOLEAN)
+		return pq_leaf_bool(r, l, &v->i);
+	if (kind == FLOE_PQ_FLOAT || kind == FLOE_PQ_DOUBLE) {
+		int64_t bits;
+		if ((rc = pq_leaf_int(r, l, &bits)))
+			return rc;
+		if (kind == FLOE_PQ_FLOAT) {
+			uint32_t b32 = (uint32_t)bits;
+			float f;
+			memcpy(&f, &b32, sizeof(f));
+			v->d = f;
+		} else {
+			memcpy(&v->d, &bits, sizeof(v->d));
+		}
+		return 0;
+	}
+	if (kind != FLOE_PQ_STRING && kind != FLOE_PQ_BINARY)
 		return pq_leaf_int(r, l, &v->i);
 	const uint8_t *p;
 	size_t n;

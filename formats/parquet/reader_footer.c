@@ -154,6 +154,20 @@ static int leaf_kind(struct floe_pq_reader *r, const struct elem *e, uint64_t of
 			*kind = FLOE_PQ_INT32;
 			return 0;
 		}
+		if (e->logical == 6 || (!e->logical && e->conv == 6)) {
+			*kind = FLOE_PQ_DATE;
+			return 0;
+		}
+		break;
+	case FLOE_PQ_T_FLOAT:
+	case FLOE_PQ_T_DOUBLE:
+	case FLOE_PQ_T_BOOLEAN:
+		if (!e->logical && e->conv < 0) {
+			*kind = e->type == FLOE_PQ_T_FLOAT    ? FLOE_PQ_FLOAT
+				: e->type == FLOE_PQ_T_DOUBLE ? FLOE_PQ_DOUBLE
+							      : FLOE_PQ_BOOLEAN;
+			return 0;
+		}
 		break;
 	case FLOE_PQ_T_INT64:
 		if ((!e->logical && (e->conv < 0 || e->conv == 18)) ||
@@ -177,11 +191,10 @@ static int leaf_kind(struct floe_pq_reader *r, const struct elem *e, uint64_t of
 			*kind = FLOE_PQ_STRING;
 			return 0;
 		}
-		if (!e->logical && e->conv < 0)
-			return pq_fail(r, FLOE_EUNSUPPORTED, off,
-				       "column '%.*s': BYTE_ARRAY without the STRING annotation "
-				       "(binary) is not supported",
-				       n, name);
+		if (!e->logical && e->conv < 0) {
+			*kind = FLOE_PQ_BINARY;
+			return 0;
+		}
 		break;
 	default:
 		return pq_fail(r, FLOE_EUNSUPPORTED, off,

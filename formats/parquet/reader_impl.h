@@ -38,10 +38,12 @@ struct pq_chunk {
 enum {
 	PQ_ENC_PLAIN = 0,
 	PQ_ENC_PLAIN_DICTIONARY = 2,
+	PQ_ENC_RLE = 3, /* booleans */
 	PQ_ENC_DBP = 5,
 	PQ_ENC_DLBA = 6,
 	PQ_ENC_DBA = 7,
 	PQ_ENC_RLE_DICTIONARY = 8,
+	PQ_ENC_BSS = 9, /* BYTE_STREAM_SPLIT */
 	PQ_ENC_NONE = -1,
 };
 
@@ -82,6 +84,8 @@ struct pq_leaf {
 	struct floe_pq_rle_dec rep, def, idx;
 	int enc;
 	const uint8_t *vp, *vend; /* PLAIN values, or the bytes of delta-encoded strings */
+	unsigned bit;		  /* PLAIN booleans: the next value's bit in *vp */
+	size_t bss_n, bss_i;	  /* BYTE_STREAM_SPLIT: values in the page, the next one */
 	struct floe_pq_dbp_dec d1, d2;
 	struct floe_buf prev; /* DELTA_BYTE_ARRAY: the previous value */
 	/* Map leaves: the current row's entries and the bytes they own. */
@@ -156,8 +160,15 @@ int pq_footer_row_group(struct floe_pq_reader *r, size_t g);
 void pq_leaf_start(struct pq_leaf *l);
 /* Reads the leaf's next data page (and the dictionary page before it). */
 int pq_leaf_next_page(struct floe_pq_reader *r, struct pq_leaf *l);
-/* The next value of the leaf's page, whose levels said it is there. */
+/* The next value of the leaf's page, whose levels said it is there: an integer, or the
+ * bits of a FLOAT or DOUBLE (pq_leaf_int), a boolean as 0/1 (pq_leaf_bool). */
 int pq_leaf_int(struct floe_pq_reader *r, struct pq_leaf *l, int64_t *v);
+int pq_leaf_bool(struct floe_pq_reader *r, struct pq_leaf *l, int64_t *v);
+/* The PLAIN width of a fixed-width physical type: 4 or 8 bytes. */
+static inline size_t pq_width(int ptype)
+{
+	return ptype == 1 /* INT32 */ || ptype == 4 /* FLOAT */ ? 4 : 8;
+}
 /* *where is PQ_IN_PAGE (a slice of l->page), PQ_STABLE (the dictionary, or an empty
  * string) or PQ_IN_PREV (l->prev, the value DELTA_BYTE_ARRAY just rebuilt). */
 int pq_leaf_bytes(struct floe_pq_reader *r, struct pq_leaf *l, const uint8_t **p, size_t *n,

@@ -271,8 +271,10 @@ static int load_dict(struct floe_pq_reader *r, struct pq_leaf *l, const struct p
 	if (rc)
 		return rc;
 	size_t n = (size_t)h->num_values, len = (size_t)h->unc;
+	if (l->ptype == FLOE_PQ_T_BOOLEAN)
+		return corrupt(r, l, "a dictionary for booleans");
 	if (l->ptype != FLOE_PQ_T_BYTE_ARRAY) {
-		size_t w = l->ptype == FLOE_PQ_T_INT32 ? 4 : 8;
+		size_t w = pq_width(l->ptype);
 		if (n > len / w)
 			return corrupt(r, l, "dictionary shorter than its count");
 	} else {
@@ -313,7 +315,7 @@ static int v1_levels(struct floe_pq_reader *r, struct pq_leaf *l, const struct p
 		struct floe_pq_rle_dec *d = k == 0 ? &l->rep : &l->def;
 		if (max == 0)
 			continue;
-		if (enc != FLOE_PQ_ENC_RLE)
+		if (enc != PQ_ENC_RLE)
 			return pq_fail(r, FLOE_EUNSUPPORTED, l->page_off,
 				       "level encoding %s in column '%s' is not supported",
 				       pq_encoding_name(enc), l->label);
@@ -343,6 +345,16 @@ static int set_values(struct floe_pq_reader *r, struct pq_leaf *l, int enc, cons
 	l->enc = enc;
 	switch (enc) {
 	case PQ_ENC_PLAIN:
+		l->bit = 0;
+		return 0;
+	case PQ_ENC_RLE: /* booleans only: a 4-byte length, then 1-bit runs */
+		if (n < 4 || (size_t)(n - 4) < ((uint32_t)p[0] | (uint32_t)p[1] << 8 |
+						 (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24))
+			return corrupt(r, l, "truncated boolean runs");
+		floe_pq_rle_dec_init(&l->idx, p + 4,
+				     (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+					 (uint32_t)p[3] << 24,
+				     1);
 		return 0;
 	case PQ_ENC_PLAIN_DICTIONARY:
 	case PQ_ENC_RLE_DICTIONARY:
@@ -359,6 +371,12 @@ static int set_values(struct floe_pq_reader *r, struct pq_leaf *l, int enc, cons
 	case PQ_ENC_DBP:
 		rc = floe_pq_dbp_dec_init(&l->d1, p, n, bits, NULL);
 		break;
+	case PQ_ENC_BSS: /* byte k of value i at k * count + i */
+		if (n % pq_width(l->ptype))
+			return corrupt(r, l, "BYTE_STREAM_SPLIT values of a partial width");
+		l->bss_n = n / pq_width(l->ptype);
+		l->bss_i = 0;
+		return 0;
 	case PQ_ENC_DLBA:
 		if (!(rc = floe_pq_dbp_size(p, n, &s1)))
 			rc = floe_pq_dbp_dec_init(&l->d1, p, s1, 32, NULL);
@@ -406,8 +424,13 @@ static int start_data(struct floe_pq_reader *r, struct pq_leaf *l, const struct 
 		return rc;
 	}
 	bool bytes = l->ptype == FLOE_PQ_T_BYTE_ARRAY;
-	if ((h->enc == PQ_ENC_DBP && bytes) ||
-	    ((h->enc == PQ_ENC_DLBA || h->enc == PQ_ENC_DBA) && !bytes))
+	bool ints = l->ptype == FLOE_PQ_T_INT32 || l->ptype == FLOE_PQ_T_INT64;
+	if ((h->enc == PQ_ENC_DBP && !ints) ||
+	    ((h->enc == PQ_ENC_DLBA || h->enc == PQ_ENC_DBA) && !bytes) ||
+	    (h->enc == PQ_ENC_BSS && (bytes || l->ptype == FLOE_PQ_T_BOOLEAN)) ||
+	    ((h->enc == PQ_ENC_RLE) != (l->ptype == FLOE_PQ_T_BOOLEAN) &&
+	     h->enc != PQ_ENC_PLAIN) ||
+	    (l->ptype == FLOE_PQ_T_BOOLEAN && h->enc != PQ_ENC_PLAIN && h->enc != PQ_ENC_RLE))
 		return pq_fail(r, FLOE_EFORMAT, l->page_off,
 			       "encoding %s does not apply to column '%s'",
 			       pq_encoding_name(h->enc), l->label);
@@ -475,10 +498,28 @@ int pq_leaf_next_page(struct floe_pq_reader *r, struct pq_leaf *l)
 	return corrupt(r, l, "column chunk ends before its row group's rows");
 }
 
+int pq_leaf_bool(struct floe_pq_reader *r, struct pq_leaf *l, int64_t *v)
+{
+	uint32_t b;
+	if (l->enc == PQ_ENC_PLAIN && l->vp < l->vend) {
+		*v = (*l->vp >> l->bit) & 1;
+		if (++l->bit == 8) {
+			l->bit = 0;
+			l->vp++;
+		}
+		return 0;
+	}
+	if (l->enc == PQ_ENC_RLE && floe_pq_rle_dec_next(&l->idx, &b) == 0 && b <= 1) {
+		*v = b;
+		return 0;
+	}
+	return corrupt(r, l, "malformed or missing values");
+}
+
 int pq_leaf_int(struct floe_pq_reader *r, struct pq_leaf *l, int64_t *v)
 {
 	uint32_t i;
-	size_t w = l->ptype == FLOE_PQ_T_INT32 ? 4 : 8;
+	size_t w = pq_width(l->ptype);
 	const uint8_t *p;
 	switch (l->enc) {
 	case PQ_ENC_PLAIN:
@@ -497,6 +538,16 @@ int pq_leaf_int(struct floe_pq_reader *r, struct pq_leaf *l, int64_t *v)
 		if (floe_pq_dbp_dec_next(&l->d1, v))
 			break;
 		return 0;
+	case PQ_ENC_BSS: {
+		uint64_t u = 0;
+		if (l->bss_i >= l->bss_n)
+			break;
+		for (size_t k = w; k-- > 0;)
+			u = u << 8 | l->vp[k * l->bss_n + l->bss_i];
+		l->bss_i++;
+		*v = w == 4 ? (int64_t)(int32_t)(uint32_t)u : (int64_t)u;
+		return 0;
+	}
 	default:
 		break;
 	}

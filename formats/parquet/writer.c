@@ -106,7 +106,7 @@ static int check_args(const struct floe_pq_column *cols, size_t ncols,
 	}
 	for (size_t i = 0; i < ncols; i++) {
 		if (!cols[i].name || cols[i].kind < FLOE_PQ_INT32 ||
-		    cols[i].kind > FLOE_PQ_MAP_STRING_LONG)
+		    cols[i].kind > FLOE_PQ_DATE)
 			return FLOE_EINVAL;
 	}
 	return 0;
@@ -188,7 +188,10 @@ static int leaf_ptype(enum floe_pq_kind k)
 {
 	switch (k) {
 	case FLOE_PQ_INT32:
+	case FLOE_PQ_DATE:
 		return FLOE_PQ_T_INT32;
+	case FLOE_PQ_FLOAT:
+		return FLOE_PQ_T_FLOAT;
 	case FLOE_PQ_STRING:
 	case FLOE_PQ_BINARY:
 		return FLOE_PQ_T_BYTE_ARRAY;
@@ -259,9 +262,10 @@ static int make_leaves(struct floe_pq_writer *w)
 		    .delta = compact,
 		    .bloom_max = w->opt.bloom_max_bytes,
 		};
-		/* Doubles and booleans have no delta encoding; booleans are bits, PLAIN,
-		 * with neither dictionary nor bloom filter. */
-		if (l->ptype == FLOE_PQ_T_DOUBLE || l->ptype == FLOE_PQ_T_BOOLEAN)
+		/* Floating point and booleans have no delta encoding; booleans are bits,
+		 * PLAIN, with neither dictionary nor bloom filter. */
+		if (l->ptype == FLOE_PQ_T_DOUBLE || l->ptype == FLOE_PQ_T_FLOAT ||
+		    l->ptype == FLOE_PQ_T_BOOLEAN)
 			co.delta = false;
 		if (l->ptype == FLOE_PQ_T_BOOLEAN)
 			co.dict_cap = 0;
@@ -346,6 +350,7 @@ static int check_row(const struct floe_pq_writer *w, const struct floe_pq_value 
 		}
 		switch (c->kind) {
 		case FLOE_PQ_INT32:
+		case FLOE_PQ_DATE:
 			if (v->i < INT32_MIN || v->i > INT32_MAX)
 				return FLOE_EINVAL;
 			break;
@@ -355,6 +360,7 @@ static int check_row(const struct floe_pq_writer *w, const struct floe_pq_value 
 				return FLOE_EINVAL;
 			break;
 		case FLOE_PQ_DOUBLE:
+		case FLOE_PQ_FLOAT:
 			if (v->d != v->d) /* NaN: its statistics are unordered; write a null */
 				return FLOE_EINVAL;
 			break;
@@ -508,6 +514,8 @@ int floe_pq_writer_add_row(struct floe_pq_writer *w, const struct floe_pq_value 
 						     v->len);
 		else if (c->kind == FLOE_PQ_DOUBLE)
 			rc = floe_pq_chunk_put_double(l->chunk, 0, v->d);
+		else if (c->kind == FLOE_PQ_FLOAT)
+			rc = floe_pq_chunk_put_float(l->chunk, 0, (float)v->d);
 		else if (c->kind == FLOE_PQ_BOOLEAN)
 			rc = floe_pq_chunk_put_bool(l->chunk, 0, v->i != 0);
 		else

@@ -23,6 +23,9 @@ enum floe_pq_kind {
 	FLOE_PQ_BOOLEAN,      /* Iceberg boolean: BOOLEAN */
 	FLOE_PQ_BINARY,	      /* Iceberg binary: BYTE_ARRAY without a logical type, any bytes */
 	FLOE_PQ_MAP_STRING_LONG, /* map<string,long>: as MAP_STRING, INT64 values */
+	/* Typed columns' further kinds. */
+	FLOE_PQ_FLOAT, /* Iceberg float: FLOAT (the value in d, rounded to single precision) */
+	FLOE_PQ_DATE,  /* Iceberg date: INT32 DATE, days since 1970-01-01 (the value in i) */
 };
 
 enum floe_pq_codec {

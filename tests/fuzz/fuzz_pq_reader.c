@@ -63,8 +63,12 @@ static void dump_row(FILE *f, const struct floe_pq_column *cols, size_t n,
 			fputc(',', f);
 		if (v[c].is_null) {
 			fputs("null", f);
-		} else if (cols[c].kind == FLOE_PQ_STRING) {
+		} else if (cols[c].kind == FLOE_PQ_STRING || cols[c].kind == FLOE_PQ_BINARY) {
 			hex(f, v[c].s, v[c].len);
+		} else if (cols[c].kind == FLOE_PQ_FLOAT || cols[c].kind == FLOE_PQ_DOUBLE) {
+			fprintf(f, "\"%.17g\"", v[c].d);
+		} else if (cols[c].kind == FLOE_PQ_BOOLEAN) {
+			fputs(v[c].i ? "\"true\"" : "\"false\"", f);
 		} else if (cols[c].kind == FLOE_PQ_MAP_STRING) {
 			fputc('[', f);
 			for (size_t i = 0; i < v[c].n; i++) {

@@ -4,8 +4,10 @@
 # or hold null values) written by DuckDB's COPY in ZSTD (format v1 and v2, whose pages
 # are DATA_PAGE_V2 with DELTA_BINARY_PACKED and DELTA_LENGTH_BYTE_ARRAY), small row
 # groups, LZ4 and uncompressed: the reader must give every row DuckDB reads, equal and in
-# order. What floe does not read (Snappy, GZIP, DOUBLE, BLOB, LIST columns) must be
-# refused as unsupported, naming it. floe's own files (the fuzz target's seed corpus,
+# order. The typed columns' kinds too (FLOAT, DOUBLE with both zeros and infinities,
+# BOOLEAN, DATE before and after 1970, BLOB), plain and dictionary-encoded, v1 and v2
+# pages (whose booleans are RLE). What floe does not read (Snappy, GZIP, LIST columns)
+# must be refused as unsupported, naming it. floe's own files (the fuzz target's seed corpus,
 # every codec x profile) are compared with DuckDB's reading of them too. The reader is
 # driven through the fuzz target's replay driver (FLOE_FUZZ_PQR_OUT dumps the rows).
 source "$(dirname "$0")/lib.sh"
@@ -31,6 +33,17 @@ CREATE TABLE t AS SELECT
        ELSE MAP(['k' || (i % 3), 'empty', 'nullv'], ['v' || i, '', NULL::VARCHAR]) END AS attrs
 FROM range($ROWS) t(i)
 SQL
+cat >"$T/typed.sql" <<SQL
+CREATE TABLE typed AS SELECT
+  CASE WHEN i % 7 = 0 THEN NULL ELSE ((hash(i) % 2001)::INTEGER - 1000)::FLOAT / 8 END AS ratio,
+  CASE WHEN i % 11 = 0 THEN NULL WHEN i % 89 = 0 THEN '-0.0'::DOUBLE WHEN i % 97 = 0 THEN 'inf'::DOUBLE
+       WHEN i % 3 = 0 THEN (i % 5)::DOUBLE * 0.5 ELSE (hash(i) % 1000000)::DOUBLE / 3 - 1e5 END AS score,
+  CASE WHEN i % 5 = 0 THEN NULL ELSE i % 3 = 0 END AS ok,
+  CASE WHEN i % 13 = 0 THEN NULL ELSE DATE '1970-01-01' + ((i * 37) % 40000 - 10000)::INTEGER END AS day,
+  CASE WHEN i % 4 = 0 THEN NULL WHEN i % 9 = 0 THEN ''::BLOB
+       ELSE ('\x' || lpad(format('{:x}', (hash(i) % 65536)::BIGINT), 4, '0') || '\x80\xFF')::BLOB END AS blob
+FROM range($ROWS) t(i)
+SQL
 copy() { echo "COPY $1 TO '$T/$2.parquet' (FORMAT parquet, $3)"; }
 check "DuckDB writes the files" duck "SET TimeZone='UTC'" "$(cat "$T/table.sql")" \
 	"$(copy t zstd 'COMPRESSION zstd')" \
@@ -40,22 +53,24 @@ check "DuckDB writes the files" duck "SET TimeZone='UTC'" "$(cat "$T/table.sql")
 	"$(copy t uncompressed 'COMPRESSION uncompressed')" \
 	"$(copy t snappy 'COMPRESSION snappy')" \
 	"$(copy t gzip 'COMPRESSION gzip')" \
-	"$(copy "(SELECT 1.5::DOUBLE AS x)" double 'COMPRESSION zstd')" \
-	"$(copy "(SELECT 'x'::BLOB AS b)" blob 'COMPRESSION zstd')" \
+	"$(cat "$T/typed.sql")" \
+	"$(copy typed typed 'COMPRESSION zstd')" \
+	"$(copy typed typed_v2 'COMPRESSION zstd, PARQUET_VERSION V2')" \
+	"$(copy typed typed_small_row_groups 'COMPRESSION uncompressed, ROW_GROUP_SIZE 100')" \
 	"$(copy "(SELECT [1, 2] AS l)" list 'COMPRESSION zstd')" \
 	"SELECT 1"
 
 # read FILE: the reader's rows and result in FILE.dump.
 read_file() { FLOE_FUZZ_PQR_OUT="$1.dump" "$REPLAY" "$1" >/dev/null; }
 
-for f in zstd zstd_v2 zstd_small_row_groups lz4 uncompressed; do
+for f in zstd zstd_v2 zstd_small_row_groups lz4 uncompressed typed typed_v2 typed_small_row_groups; do
 	read_file "$T/$f.parquet"
 	check "DuckDB $f: the reader gives DuckDB's $ROWS rows" \
 		node "$READER/check_pq_reader.js" "$T/$f.parquet" "$T/$f.parquet.dump"
 done
 check "DuckDB v2 pages use the delta encodings" bash -c "node '$READER/duck.js' \
 	\"select distinct encodings from parquet_metadata('$T/zstd_v2.parquet')\" | grep -q DELTA_BINARY_PACKED"
-for f in snappy:SNAPPY gzip:GZIP double:DOUBLE blob:binary list:nested; do
+for f in snappy:SNAPPY gzip:GZIP list:nested; do
 	read_file "$T/${f%%:*}.parquet"
 	check "DuckDB ${f%%:*}: refused, naming ${f##*:}" \
 		node "$READER/check_pq_reader.js" "$T/${f%%:*}.parquet" "$T/${f%%:*}.parquet.dump" \

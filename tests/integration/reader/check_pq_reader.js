@@ -17,8 +17,10 @@ function fail(msg) {
 function expr(name, type) {
   const c = `"${name.replace(/"/g, '""')}"`;
   if (type === 'TIMESTAMP WITH TIME ZONE') return `epoch_us(${c})::VARCHAR`;
-  if (type === 'BIGINT' || type === 'INTEGER') return `${c}::VARCHAR`;
-  if (type === 'VARCHAR') return `hex(${c})`;
+  if (type === 'BIGINT' || type === 'INTEGER' || type === 'BOOLEAN') return `${c}::VARCHAR`;
+  if (type === 'VARCHAR' || type === 'BLOB') return `hex(${c})`;
+  if (type === 'DOUBLE' || type === 'FLOAT') return `printf('%.17g', ${c}::DOUBLE)`;
+  if (type === 'DATE') return `(${c} - DATE '1970-01-01')::VARCHAR`;
   if (type === 'MAP(VARCHAR, VARCHAR)') return `list_transform(map_entries(${c}), x -> [hex(x.key), hex(x.value)])`;
   fail(`column ${name}: no dump form for DuckDB type ${type}`);
 }

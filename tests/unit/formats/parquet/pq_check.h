@@ -100,6 +100,17 @@ static inline void same_value(const struct floe_pq_column *c, const struct floe_
 	case FLOE_PQ_STRING:
 		same_bytes(want->s, want->len, got->s, got->len);
 		break;
+	case FLOE_PQ_BINARY: /* any bytes, kept as they are */
+		assert_int_equal(got->len, want->len);
+		assert_non_null(got->s);
+		if (want->len)
+			assert_memory_equal(got->s, want->s, want->len);
+		break;
+	case FLOE_PQ_FLOAT:
+	case FLOE_PQ_DOUBLE:
+		/* Bit for bit: -0.0 stays -0.0. */
+		assert_memory_equal(&got->d, &want->d, sizeof(double));
+		break;
 	case FLOE_PQ_MAP_STRING:
 		assert_int_equal(got->n, want->n);
 		for (size_t j = 0; j < want->n; j++) {

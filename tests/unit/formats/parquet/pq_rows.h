@@ -18,7 +18,7 @@
 #include "formats/parquet/reader.h"
 #include "formats/parquet/writer.h"
 
-#define PQ_NCOLS 14
+#define PQ_NCOLS 19
 #define PQ_MAXKV 6
 
 static const struct floe_pq_column pq_cols[PQ_NCOLS] = {
@@ -36,6 +36,12 @@ static const struct floe_pq_column pq_cols[PQ_NCOLS] = {
     {"attrs", 12, FLOE_PQ_MAP_STRING, true, 13, 14},
     {"code", 15, FLOE_PQ_INT32, false, 0, 0},
     {"labels", 16, FLOE_PQ_MAP_STRING, false, 17, 18},
+    /* The typed columns' kinds. */
+    {"ratio", 19, FLOE_PQ_FLOAT, true, 0, 0},
+    {"score", 20, FLOE_PQ_DOUBLE, true, 0, 0},
+    {"ok", 21, FLOE_PQ_BOOLEAN, true, 0, 0},
+    {"day", 22, FLOE_PQ_DATE, true, 0, 0},
+    {"blob", 23, FLOE_PQ_BINARY, true, 0, 0},
 };
 
 /* One generated row and the bytes its values point to. */
@@ -45,6 +51,7 @@ struct pq_row {
 	const char *keys[2][PQ_MAXKV], *vals[2][PQ_MAXKV];
 	size_t klen[2][PQ_MAXKV], vlen[2][PQ_MAXKV];
 	char kv[2][PQ_MAXKV][2][24];
+	char blob[16];
 };
 
 static inline uint64_t pq_mix(uint64_t x)
@@ -177,6 +184,26 @@ static inline void pq_gen(struct pq_row *r, uint64_t seed, uint64_t i, uint64_t 
 	pq_gen_map(r, 0, pq_mix(h ^ 0x1234), true);
 	v[12].i = (int64_t)(sorted ? i / 100 : (h >> 33) % 1000) - 500;
 	pq_gen_map(r, 1, pq_mix(h ^ 0x5678), false);
+	/* Typed values: negative and positive, both zeros, extremes, few distinct (for
+	 * dictionaries) in sorted files and many otherwise; bytes that are not UTF-8. */
+	uint64_t g = pq_mix(h ^ 0x9abc);
+	v[14].is_null = g % 7 == 0;
+	v[14].d = (double)(float)((double)(int64_t)(g % 2001 - 1000) / 8.0);
+	if (g % 97 == 0)
+		v[14].d = g % 2 ? -0.0 : 3.4028234663852886e38;
+	v[15].is_null = g % 11 == 0;
+	v[15].d = sorted ? (double)(i % 50) * 0.5 : (double)(int64_t)(g >> 11) / 3.0 - 1e15;
+	if (g % 89 == 0)
+		v[15].d = g % 2 ? 0.0 : -1e308;
+	v[16].is_null = g % 5 == 0;
+	v[16].i = (g >> 3) % 3 == 0;
+	v[17].is_null = g % 13 == 0;
+	v[17].i = (int64_t)((g >> 7) % 40000) - 10000;
+	v[18].is_null = g % 4 == 0;
+	v[18].len = (size_t)((g >> 9) % sizeof(r->blob));
+	for (size_t k = 0; k < v[18].len; k++)
+		r->blob[k] = (char)(g >> (k % 8 * 8) ^ 0x80);
+	v[18].s = r->blob;
 }
 
 /* The reader's source over a block of memory; fail_at fails that call (1-based). */
