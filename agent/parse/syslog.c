@@ -11,6 +11,7 @@
 #include "formats/base/civil.h"
 #include "formats/base/error.h"
 #include "formats/base/rfc3339.h"
+#include "formats/base/scan.h"
 
 #include <string.h>
 
@@ -97,43 +98,12 @@ void floe_syslog_set_pri(struct floe_syslog_msg *m, int pri)
 /* Exactly k digits at s[*i]. */
 static bool digits(const char *s, size_t n, size_t *i, int k, int *out)
 {
-	int v = 0;
-	for (int j = 0; j < k; j++, (*i)++) {
-		if (*i >= n || !isdig(s[*i]))
-			return false;
-		v = v * 10 + (s[*i] - '0');
-	}
-	*out = v;
-	return true;
+	return floe_scan_digits(s, n, i, k, k, out);
 }
 
 static bool lit(const char *s, size_t n, size_t *i, char c)
 {
-	if (*i < n && s[*i] == c) {
-		(*i)++;
-		return true;
-	}
-	return false;
-}
-
-/* Fraction digits after the '.' at s[*i - 1]: 1 to max digits, the first six kept as µs
- * (truncated, never rounded). */
-static bool fraction(const char *s, size_t n, size_t *i, int max, int64_t *us)
-{
-	int64_t v = 0;
-	int k = 0;
-	while (*i < n && isdig(s[*i])) {
-		if (k == max)
-			return false;
-		if (k < 6)
-			v = v * 10 + (s[*i] - '0');
-		k++;
-		(*i)++;
-	}
-	for (int j = k; j < 6; j++)
-		v *= 10;
-	*us = v;
-	return k > 0;
+	return floe_scan_char(s, n, i, c);
 }
 
 /* µs UTC of a validated local date and time at offset off_s, by the one leap-second rule
@@ -203,7 +173,7 @@ size_t floe_syslog_bsd_scan(const char *s, size_t n, struct floe_syslog_bsd *t)
 	if (!digits(s, n, &i, 2, &t->hour) || !lit(s, n, &i, ':') ||
 	    !digits(s, n, &i, 2, &t->min) || !lit(s, n, &i, ':') || !digits(s, n, &i, 2, &t->sec))
 		return 0;
-	if (lit(s, n, &i, '.') && !fraction(s, n, &i, 64, &t->frac_us))
+	if (lit(s, n, &i, '.') && !floe_scan_fraction(s, n, &i, 64, &t->frac_us))
 		return 0;
 	if (i < n && s[i] != ' ' && s[i] != ':')
 		return 0;

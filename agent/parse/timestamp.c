@@ -10,6 +10,7 @@
 #include "formats/base/civil.h"
 #include "formats/base/error.h"
 #include "formats/base/rfc3339.h"
+#include "formats/base/scan.h"
 
 #include <stdbool.h>
 #include <string.h>
@@ -65,40 +66,18 @@ static char lower(char c)
 /* Reads min..max digits at *i. */
 static bool num(const char *s, size_t n, size_t *i, int min, int max, int *out)
 {
-	int v = 0, k = 0;
-	while (k < max && *i < n && isdig(s[*i])) {
-		v = v * 10 + (s[*i] - '0');
-		(*i)++;
-		k++;
-	}
-	*out = v;
-	return k >= min;
+	return floe_scan_digits(s, n, i, min, max, out);
 }
 
 static bool lit(const char *s, size_t n, size_t *i, char c)
 {
-	if (*i < n && s[*i] == c) {
-		(*i)++;
-		return true;
-	}
-	return false;
+	return floe_scan_char(s, n, i, c);
 }
 
 /* Fraction digits: the first six make µs, the rest are read and dropped. */
 static bool frac(const char *s, size_t n, size_t *i, int64_t *us)
 {
-	int64_t v = 0;
-	int k = 0;
-	while (*i < n && isdig(s[*i])) {
-		if (k < 6)
-			v = v * 10 + (s[*i] - '0');
-		k++;
-		(*i)++;
-	}
-	for (int r = k; r < 6; r++)
-		v *= 10;
-	*us = v;
-	return k > 0;
+	return floe_scan_fraction(s, n, i, 0, us);
 }
 
 /* Z, or +HH, +HHMM, +HH:MM: a custom format's %z and the zone option. */

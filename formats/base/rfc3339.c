@@ -5,52 +5,26 @@
 
 #include "civil.h"
 #include "error.h"
-
-static bool isdig(char c)
-{
-	return c >= '0' && c <= '9';
-}
+#include "scan.h"
 
 /* Exactly k digits at s[*i]; *i stops at the first byte that is not one. */
 static bool digits(const char *s, size_t n, size_t *i, int k, unsigned *out)
 {
-	unsigned v = 0;
-	for (int j = 0; j < k; j++, (*i)++) {
-		if (*i >= n || !isdig(s[*i]))
-			return false;
-		v = v * 10 + (unsigned)(s[*i] - '0');
-	}
-	*out = v;
+	int v;
+	if (!floe_scan_digits(s, n, i, k, k, &v))
+		return false;
+	*out = (unsigned)v;
 	return true;
 }
 
 static bool lit(const char *s, size_t n, size_t *i, char c)
 {
-	if (*i < n && s[*i] == c) {
-		(*i)++;
-		return true;
-	}
-	return false;
+	return floe_scan_char(s, n, i, c);
 }
 
-/* Fraction digits after the separator: at least one, at most max (0: any number); the
- * first six become µs. */
-static bool fraction(const char *s, size_t n, size_t *i, size_t max, int64_t *us)
+static bool isdig(char c)
 {
-	int64_t v = 0;
-	size_t k = 0;
-	while (*i < n && isdig(s[*i])) {
-		if (max && k == max)
-			return false;
-		if (k < 6)
-			v = v * 10 + (s[*i] - '0');
-		k++;
-		(*i)++;
-	}
-	for (size_t r = k; r < 6; r++)
-		v *= 10;
-	*us = v;
-	return k > 0;
+	return c >= '0' && c <= '9';
 }
 
 /* Where each field starts, for the offset of a range error. */
@@ -107,7 +81,7 @@ static bool time_of_day(const char *s, size_t n, size_t *i, bool ext, unsigned f
 	if (!digits(s, n, i, 2, &t->second))
 		return false;
 	if (lit(s, n, i, '.') || (iso && lit(s, n, i, ',')))
-		return fraction(s, n, i, flags & FLOE_RFC3339_FRAC9 ? 9 : 0, &t->frac_us);
+		return floe_scan_fraction(s, n, i, flags & FLOE_RFC3339_FRAC9 ? 9 : 0, &t->frac_us);
 	return true;
 }
 

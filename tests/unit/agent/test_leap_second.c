@@ -78,38 +78,35 @@ static void test_container(void **state)
 	floe_fields_free(f);
 }
 
-static struct floe_record decode(struct floe_decoder *d, const char *line)
-{
-	struct floe_record rec;
-	memset(&rec, 0, sizeof(rec));
-	rec.ts = rec.received_at = RECV_US;
-	rec.message = (struct floe_str){line, strlen(line)};
-	floe_decoder_apply(d, &rec);
-	return rec;
-}
-
 /* A JSON line's ts field, and a timestamp option on the message. */
 static void test_decode(void **state)
 {
 	(void)state;
-	struct floe_config_input in;
-	memset(&in, 0, sizeof(in));
-	in.parser = FLOE_PARSER_JSON;
-	in.max_line_bytes = 1 << 20;
-	struct floe_decoder *d = NULL;
-	assert_int_equal(floe_decoder_new(NULL, &in, &d, NULL), 0);
-	struct floe_record rec = decode(d, "{\"ts\":\"2016-12-31T23:59:60.5Z\",\"msg\":\"x\"}");
-	assert_int_equal(rec.ts, LEAP_US);
-	floe_decoder_free(d);
-
-	memset(&in, 0, sizeof(in));
-	in.max_line_bytes = 1 << 20;
-	in.timestamp.field = "message";
-	in.timestamp.format = "iso8601";
-	assert_int_equal(floe_decoder_new(NULL, &in, &d, NULL), 0);
-	rec = decode(d, "20161231T235960,5Z x");
-	assert_int_equal(rec.ts, LEAP_US);
-	floe_decoder_free(d);
+	struct {
+		enum floe_parser parser;
+		char *field, *format; /* as the configuration holds them */
+		const char *line;
+	} in[] = {
+	    {FLOE_PARSER_JSON, NULL, NULL, "{\"ts\":\"2016-12-31T23:59:60.5Z\",\"msg\":\"x\"}"},
+	    {FLOE_PARSER_NONE, (char *)"message", (char *)"iso8601", "20161231T235960,5Z x"},
+	};
+	for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
+		struct floe_config_input cfg;
+		memset(&cfg, 0, sizeof(cfg));
+		cfg.parser = in[i].parser;
+		cfg.max_line_bytes = 1 << 20;
+		cfg.timestamp.field = in[i].field;
+		cfg.timestamp.format = in[i].format;
+		struct floe_decoder *d = NULL;
+		assert_int_equal(floe_decoder_new(NULL, &cfg, &d, NULL), 0);
+		struct floe_record rec;
+		memset(&rec, 0, sizeof(rec));
+		rec.ts = rec.received_at = RECV_US;
+		rec.message = (struct floe_str){in[i].line, strlen(in[i].line)};
+		floe_decoder_apply(d, &rec);
+		assert_int_equal(rec.ts, LEAP_US);
+		floe_decoder_free(d);
+	}
 }
 
 static void test_formats(void **state)
