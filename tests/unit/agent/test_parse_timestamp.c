@@ -1,4 +1,4 @@
-/* Tests of agent/parse/timestamp: calendar arithmetic against known day numbers, every
+/* Tests of agent/parse/timestamp (its calendar arithmetic is test_civil's): every
  * built-in format and the custom subset with expected µs values computed independently
  * (Python's datetime), syslog year inference around new year and Feb 29, zone options,
  * rejected dates and formats, prefix parsing, and epoch overflow. */
