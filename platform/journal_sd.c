@@ -13,7 +13,6 @@
 #include "platform/fs.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,13 +48,10 @@ static struct {
 	__typeof__(sd_journal_get_fd) *get_fd;
 	__typeof__(sd_journal_process) *process;
 } sd;
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-/* Written only inside load, which pthread_once orders before every return from it. */
-static bool loaded;
-static char load_err[256];
+static struct floe_dl_once lib = FLOE_DL_ONCE_INIT;
 
-/* Resolves every function or none (sd stays zero, loaded false, load_err says why). */
-static void load(void)
+/* Resolves every function or none (sd stays zero, err says why). */
+static int load(char *err, size_t cap)
 {
 	const struct floe_dl_sym syms[] = {
 	    {"sd_journal_open", &sd.open},
@@ -78,8 +74,7 @@ static void load(void)
 	    {"sd_journal_get_fd", &sd.get_fd},
 	    {"sd_journal_process", &sd.process},
 	};
-	loaded = floe_dl_load(LIBSYSTEMD, syms, sizeof(syms) / sizeof(syms[0]), load_err,
-			      sizeof(load_err)) == 0;
+	return floe_dl_load(LIBSYSTEMD, syms, sizeof(syms) / sizeof(syms[0]), err, cap);
 }
 
 bool floe_journal_supported(void)
@@ -89,10 +84,10 @@ bool floe_journal_supported(void)
 
 int floe_journal_open(const char *dir, struct floe_journal **out, char *err, size_t cap)
 {
-	pthread_once(&once, load);
-	if (!loaded) {
+	char why[320];
+	if (floe_dl_once(&lib, load, why, sizeof(why))) {
 		snprintf(err, cap, "%s: the journal input needs libsystemd (Debian: the "
-			 "libsystemd0 package)", load_err);
+			 "libsystemd0 package)", why);
 		return -ENOENT;
 	}
 	struct floe_journal *fj = floe_calloc(NULL, 1, sizeof(*fj));
@@ -299,8 +294,7 @@ static int scan_dir(const char *dir, bool descend, struct bad_scan *b)
 int floe_journal_bad_files(const char *dir, void (*fn)(void *ctx, const char *path, int err),
 			   void *ctx)
 {
-	pthread_once(&once, load);
-	if (!loaded)
+	if (floe_dl_once(&lib, load, NULL, 0))
 		return -ENOENT;
 	struct bad_scan b = {.fn = fn, .ctx = ctx};
 	if (dir) {

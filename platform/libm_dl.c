@@ -5,11 +5,7 @@
 
 #include "platform/dl.h"
 
-#include <errno.h>
 #include <gnu/lib-names.h> /* LIBM_SO: glibc's soname of libm for this target */
-#include <pthread.h>
-#include <stdbool.h>
-#include <stdio.h>
 
 /* double f(double): every function taken from libm. */
 typedef double floe_libm_fn(double);
@@ -20,15 +16,12 @@ static struct {
 	floe_libm_fn *exp;
 	floe_libm_fn *sqrt;
 } fn;
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-/* Written only inside load, which pthread_once orders before every return from it. */
-static bool loaded;
-static char load_err[256];
+static struct floe_dl_once lib = FLOE_DL_ONCE_INIT;
 
-/* Resolves every function or none (fn stays zero, loaded false, load_err says why).
- * dlsym gives each name's default version, the one the linker would have bound (log
- * and exp of GLIBC_2.29 on amd64). */
-static void load(void)
+/* Resolves every function or none (fn stays zero, err says why). dlsym gives each
+ * name's default version, the one the linker would have bound (log and exp of
+ * GLIBC_2.29 on amd64). */
+static int load(char *err, size_t cap)
 {
 	const struct floe_dl_sym syms[] = {
 	    {"log", &fn.log},
@@ -36,18 +29,12 @@ static void load(void)
 	    {"exp", &fn.exp},
 	    {"sqrt", &fn.sqrt},
 	};
-	loaded = floe_dl_load(LIBM_SO, syms, sizeof(syms) / sizeof(syms[0]), load_err,
-			      sizeof(load_err)) == 0;
+	return floe_dl_load(LIBM_SO, syms, sizeof(syms) / sizeof(syms[0]), err, cap);
 }
 
 int floe_libm_load(char *err, size_t cap)
 {
-	pthread_once(&once, load);
-	if (loaded)
-		return 0;
-	if (err && cap)
-		snprintf(err, cap, "%s", load_err);
-	return -ENOENT;
+	return floe_dl_once(&lib, load, err, cap);
 }
 
 double floe_libm_log(double x)

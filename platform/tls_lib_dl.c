@@ -5,9 +5,6 @@
 
 #include "platform/dl.h"
 
-#include <errno.h>
-#include <pthread.h>
-#include <stdbool.h>
 #include <stdio.h>
 
 /* Debian 12's sonames (amd64, arm64 and armhf alike) and the packages that ship them. */
@@ -17,10 +14,7 @@
 #define X509_PKG "libmbedx509-1"
 
 static struct floe_tls_lib fn;
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-/* Written only inside load, which pthread_once orders before every return from it. */
-static bool loaded;
-static char load_err[320];
+static struct floe_dl_once lib = FLOE_DL_ONCE_INIT;
 
 #define SYM(name)                                                                                  \
 	{                                                                                          \
@@ -30,7 +24,7 @@ static char load_err[320];
 /* Resolves every function or none; load_err says why, naming the package to install.
  * libmbedtls needs libmbedx509, so the X.509 library is loaded first: a missing one is
  * then named as itself rather than as libmbedtls' loader error. */
-static void load(void)
+static int load(char *err, size_t cap)
 {
 	const struct floe_dl_sym x509[] = {
 	    SYM(x509_crt_init),
@@ -66,25 +60,17 @@ static void load(void)
 		pkg = TLS_PKG;
 		rc = floe_dl_load(TLS_SO, tls, sizeof(tls) / sizeof(tls[0]), why, sizeof(why));
 	}
-	if (rc) {
-		snprintf(load_err, sizeof(load_err), "%s: tls:// listeners need it (Debian: %s)",
-			 why, pkg);
-		return;
-	}
-	loaded = true;
+	if (rc)
+		snprintf(err, cap, "%s: tls:// listeners need it (Debian: %s)", why, pkg);
+	return rc;
 }
 
 int floe_tls_lib_load(char *err, size_t cap)
 {
-	pthread_once(&once, load);
-	if (loaded)
-		return 0;
-	if (err && cap)
-		snprintf(err, cap, "%s", load_err);
-	return -ENOENT;
+	return floe_dl_once(&lib, load, err, cap);
 }
 
 const struct floe_tls_lib *floe_tls_lib_get(void)
 {
-	return loaded ? &fn : NULL;
+	return floe_dl_ready(&lib) ? &fn : NULL;
 }

@@ -1,4 +1,4 @@
-/* The streaming aggregator (issue 17): one per entry of `aggregations:`. Records go in,
+/* The streaming aggregator: one per entry of `aggregations:`. Records go in,
  * rows of the aggregate table (agent/schema/aggtable.h) come out when their window
  * closes. All memory is reserved by floe_agg_new: per open window a group table of
  * max_groups groups plus the __overflow__ group, each group holding its key and every

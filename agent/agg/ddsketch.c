@@ -14,7 +14,7 @@
  * bucket k stands for gamma^k * 2 / (1 + gamma), within a factor 1 +- a of everything in
  * the bucket. sketches-go floors instead (bucket k covers
  * [gamma^k, gamma^(k+1))); the bytes are the same format, but a Go reader places floe's
- * buckets one step higher (see agent/README.md).
+ * buckets one step higher (see agent/agg/README.md).
  *
  * Each store is a window of cap consecutive bucket indices. An index inside the window
  * costs one subtraction and one compare. An index outside moves the window (centred on

@@ -1,6 +1,6 @@
 /* HyperLogLog: an exact coupon list that goes dense (8-bit registers, Ertl's improved
  * estimator) when full, and DataSketches' compact LIST, SET and HLL_8 images. See hll.h
- * for the contract, agent/agg/README.md for the memory and agent/README.md for the bytes. */
+ * for the contract, agent/agg/README.md for the memory and the bytes. */
 #include "agent/agg/hll.h"
 
 #include <stdbool.h>

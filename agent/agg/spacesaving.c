@@ -317,7 +317,7 @@ size_t floe_ss_top(const struct floe_ss *s, struct floe_ss_item *out, size_t cap
 	return n;
 }
 
-/* The checkpoint image, little-endian (agent/README.md has the table):
+/* The checkpoint image, little-endian (agent/agg/README.md has the table):
  *   0  "FSS" and version 1    4  k (u32)    8  key_bytes (u32)    12  n (u32)
  *   16 total (u64)            24 truncated (u64)
  *   32 n counters: count (u64), err (u64), key length (u16), flags (u8: bit 0 the

@@ -85,7 +85,7 @@ int floe_ss_merge(struct floe_ss *dst, const struct floe_ss *src);
  * bytes), and returns how many were written. */
 size_t floe_ss_top(const struct floe_ss *s, struct floe_ss_item *out, size_t cap);
 
-/* Exact size of the checkpoint image (see agent/README.md). */
+/* Exact size of the checkpoint image (see agent/agg/README.md). */
 size_t floe_ss_serialized_size(const struct floe_ss *s);
 
 /* Writes the image into out. Returns 0 or FLOE_ELIMIT when cap is too small. */

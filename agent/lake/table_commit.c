@@ -1,6 +1,8 @@
 /* The append commit: data files into the table (exclusive creates under this
  * installation's names), one manifest, then attempts that each write a manifest list from
- * the freshly loaded parent and create the next metadata version if absent. */
+ * the freshly loaded parent and create the next metadata version if absent. The attempt
+ * skeleton and the retry loop here are every snapshot commit's (the replace of
+ * table_replace.c, the expiry-only commit): a commit kind gives its steps. */
 #include "agent/lake/table_impl.h"
 
 #include "formats/base/alloc.h"
@@ -28,6 +30,16 @@ struct commit_files {
 	int64_t records, bytes;
 	size_t changed_partitions;
 	size_t reused; /* files an earlier upload of this installation left in place */
+};
+
+/* One append, as its attempts see it: the files placed and their manifest, written once. */
+struct append {
+	const struct commit_files *cf;
+	const char *manifest_uri;
+	int64_t manifest_len;
+	int64_t commit_seq, first_seq; /* the commit-seq of the last entry and the first's seq */
+	struct floe_table_merge_in mi; /* snapshot, seq, uuid, attempt, schema and spec */
+	bool landed_before;	       /* a reload found this commit in the table already */
 };
 
 /* Puts one spool file into the table as key, created only if absent. The key carries this
@@ -247,9 +259,11 @@ void floe_table_summary_totals(struct floe_table_summary *s, const struct floe_i
 }
 
 /* The summary of an append of cf on the parent at index pidx (-1: none). */
-static void build_summary(const struct floe_table *t, const struct floe_ice_meta *m, long pidx,
-			  const struct commit_files *cf, int64_t commit_seq, struct floe_table_summary *s)
+static void build_summary(struct floe_table *t, void *ctx, long pidx, struct floe_table_summary *s)
 {
+	const struct append *ap = ctx;
+	const struct commit_files *cf = ap->cf;
+	const struct floe_ice_meta *m = t->meta;
 	s->n = 0;
 	floe_table_summary_int(s, "added-data-files", (int64_t)cf->n);
 	floe_table_summary_int(s, "added-records", cf->records);
@@ -260,7 +274,7 @@ static void build_summary(const struct floe_table *t, const struct floe_ice_meta
 	floe_table_summary_str(s, "engine-version", FLOE_VERSION);
 	floe_table_summary_str(s, "floe.agent-id", t->opt.agent_id);
 	floe_table_summary_str(s, "floe.installation-id", t->opt.installation_id);
-	floe_table_summary_int(s, "floe.commit-seq", commit_seq);
+	floe_table_summary_int(s, "floe.commit-seq", ap->commit_seq);
 }
 
 /* Now, clamped: never before the parent snapshot or the last metadata update, so a
@@ -280,11 +294,11 @@ int64_t floe_table_snapshot_time(const struct floe_table *t, const struct floe_i
 
 /* The manifest list of an attempt into b: this commit's manifest first (sequence seq),
  * then the manifests of the parent snapshot (index pidx, -1: none) verbatim. */
-static int write_list(struct floe_table *t, const struct commit_files *cf,
-		      const struct floe_table_merge_in *mi, int64_t parent, long pidx,
-		      const char *manifest_uri, int64_t manifest_len, struct floe_table_merge *mg,
-		      struct floe_buf *b)
+static int write_list(struct floe_table *t, void *ctx, int64_t parent, long pidx,
+		      const struct floe_table_merge_in *mi, struct floe_table_merge *mg, struct floe_buf *b)
 {
+	const struct append *ap = ctx;
+	const struct commit_files *cf = ap->cf;
 	struct floe_ice_manifest_list *plist = NULL;
 	struct floe_ice_manifest_entry *entries = NULL;
 	int64_t snapshot_id = mi->snapshot_id, seq = mi->seq;
@@ -302,8 +316,8 @@ static int write_list(struct floe_table *t, const struct commit_files *cf,
 	if ((rc = floe_ice_manifest_summarize(parts, t->spec.n, cf->files, cf->n, sums, scratch)))
 		goto out;
 	struct floe_ice_manifest_entry *e = &entries[0];
-	e->path = manifest_uri;
-	e->length = manifest_len;
+	e->path = ap->manifest_uri;
+	e->length = ap->manifest_len;
 	e->spec_id = t->spec.spec_id;
 	e->content = 0;
 	e->sequence_number = seq;
@@ -421,71 +435,79 @@ int floe_table_put_next(struct floe_table *t, struct floe_buf *b, const char *cr
 	return rc;
 }
 
-/* One attempt: 0 committed, FLOE_ECONFLICT lost the race, other errors fatal. */
-static int attempt(struct floe_table *t, const struct commit_files *cf, int64_t snapshot_id,
-		   int64_t commit_seq, const char *commit_uuid, unsigned n,
-		   const char *manifest_uri, int64_t manifest_len)
+int floe_table_attempt(struct floe_table *t, const struct floe_table_step *st, void *ctx,
+		       struct floe_table_merge_in *mi, bool *unknown)
 {
 	struct floe_ice_meta *m = t->meta;
 	int64_t parent = floe_ice_meta_current_snapshot_id(m);
 	long pidx = parent >= 0 ? floe_ice_meta_find_snapshot(m, parent) : -1;
-	int64_t seq = floe_ice_meta_last_sequence(m) + 1;
 	struct floe_buf b;
-	floe_buf_init(&b, t->alloc, FLOE_TABLE_MANIFEST_MAX);
+	floe_buf_init(&b, t->alloc, FLOE_TABLE_METADATA_MAX);
 	struct floe_table_merge mg = {0};
 	struct floe_table_expiry x = {0};
-	bool unknown = false;
-	struct floe_table_merge_in mi = {snapshot_id, seq, commit_uuid, n, NULL, NULL};
 	char *schema = NULL, *spec = NULL;
+	*unknown = false;
+	mi->seq = floe_ice_meta_last_sequence(m) + 1;
 	int rc = floe_table_write_json(t->alloc, floe_ice_meta_current_schema(m), &schema);
 	if (rc == 0)
 		rc = floe_table_write_json(t->alloc, floe_ice_meta_default_spec_fields(m), &spec);
-	mi.schema_json = schema;
-	mi.spec_json = spec;
-	if (rc == 0)
-		rc = write_list(t, cf, &mi, parent, pidx, manifest_uri, manifest_len, &mg, &b);
-	if (rc)
+	mi->schema_json = schema;
+	mi->spec_json = spec;
+	if (rc || (rc = st->list(t, ctx, parent, pidx, mi, &mg, &b)))
 		goto out;
 	char list_path[FLOE_TABLE_PATH_CAP + 128], list_uri[2 * FLOE_TABLE_PATH_CAP + 160];
-	if ((rc = floe_table_put_list(t, &mi, &b, list_path, sizeof(list_path), list_uri, sizeof(list_uri))))
+	if ((rc = floe_table_put_list(t, mi, &b, list_path, sizeof(list_path), list_uri, sizeof(list_uri))))
 		goto out;
-
 	struct floe_table_summary sum;
-	build_summary(t, m, pidx, cf, commit_seq, &sum);
-
+	st->summary(t, ctx, pidx, &sum);
 	int64_t now = floe_table_snapshot_time(t, m, pidx);
 	struct floe_ice_snapshot snap = {
-		.snapshot_id = snapshot_id,
-		.parent_id = parent,
-		.sequence_number = seq,
-		.timestamp_ms = now,
-		.manifest_list = list_uri,
-		.operation = "append",
-		.summary = sum.kv,
-		.summary_count = sum.n,
-		.schema_id = floe_ice_meta_current_schema_id(m),
+	    .snapshot_id = mi->snapshot_id,
+	    .parent_id = parent,
+	    .sequence_number = mi->seq,
+	    .timestamp_ms = now,
+	    .manifest_list = list_uri,
+	    .operation = st->operation,
+	    .summary = sum.kv,
+	    .summary_count = sum.n,
+	    .schema_id = floe_ice_meta_current_schema_id(m),
 	};
-	if ((rc = floe_table_add_snapshot(t, &snap, now, &x)))
-		goto out;
-	/* Merged manifests stay when a failure may hide a commit that landed (unknown). */
-	if ((rc = floe_table_put_next(t, &b, NULL, "commit-after-metadata", &x, &unknown))) {
-		/* Another writer created this version first: the race is lost, not the commit. */
-		if (rc == FLOE_ECONFLICT && !unknown)
-			floe_store_remove(t->store, list_path);
-		goto out;
-	}
-	/* Merged into another, the commit's own manifest is listed nowhere. */
-	char key[FLOE_TABLE_PATH_CAP];
-	if (mg.own_merged && floe_store_key(t->store, manifest_uri, key, sizeof(key)) == 0)
-		floe_store_remove(t->store, key);
+	if ((rc = floe_table_add_snapshot(t, &snap, now, &x)) == 0)
+		rc = floe_table_put_next(t, &b, st->crash_before, st->crash_after, &x, unknown);
+	/* Lost (the race, or before the write): the list is nobody's. */
+	if (rc && !*unknown)
+		floe_store_remove(t->store, list_path);
+	if (rc == 0 && st->committed)
+		st->committed(t, ctx, &mg);
 out:
-	/* Merged manifests of an attempt that did not commit are nobody's. */
-	floe_table_merge_fini(t, &mg, rc != 0 && !unknown);
+	/* Merged manifests of an attempt that did not commit are nobody's; they stay when a
+	 * failure may hide a commit that landed. */
+	floe_table_merge_fini(t, &mg, rc != 0 && !*unknown);
 	floe_table_expiry_fini(t, &x);
+	mi->schema_json = mi->spec_json = NULL;
 	floe_free(t->alloc, schema);
 	floe_free(t->alloc, spec);
 	floe_buf_fini(&b);
 	return rc;
+}
+
+int floe_table_retry(struct floe_table *t, const char *what, floe_table_try *try_fn, void *ctx)
+{
+	unsigned delay_ms = 10;
+	for (unsigned i = 1; i <= t->opt.max_attempts; i++) {
+		int rc = i > 1 ? floe_table_reload(t) : 0;
+		if (rc)
+			return rc;
+		rc = try_fn(t, ctx, i);
+		/* A failed try may have edited the loaded metadata: force a reload. */
+		if (rc)
+			t->version = 0;
+		if (rc != FLOE_ECONFLICT)
+			return rc;
+		floe_table_back_off(t, i, &delay_ms);
+	}
+	return floe_table_fail(t, FLOE_ECONFLICT, "%u %s attempts lost the race to other writers",
+			       t->opt.max_attempts, what);
 }
 
 static bool already_committed(struct floe_table *t, int64_t snapshot_id, int64_t commit_seq)
@@ -553,6 +575,52 @@ void floe_table_back_off(struct floe_table *t, unsigned attempt_no, unsigned *de
 		*delay_ms *= 2;
 }
 
+/* Merged into another, the commit's own manifest is listed nowhere. */
+static void drop_own_manifest(struct floe_table *t, void *ctx, const struct floe_table_merge *mg)
+{
+	const struct append *ap = ctx;
+	char key[FLOE_TABLE_PATH_CAP];
+	if (mg->own_merged && floe_store_key(t->store, ap->manifest_uri, key, sizeof(key)) == 0)
+		floe_store_remove(t->store, key);
+}
+
+static const struct floe_table_step append_step = {
+    .operation = "append",
+    .crash_after = "commit-after-metadata",
+    .list = write_list,
+    .summary = build_summary,
+    .committed = drop_own_manifest,
+};
+
+/* One try of an append. After a lost race the reloaded table may hold this commit
+ * already (the write that lost was ours after all, or a retry of an earlier run landed),
+ * some of its entries, or another installation under this agent id. */
+static int append_try(struct floe_table *t, void *ctx, unsigned attempt_no)
+{
+	struct append *ap = ctx;
+	int rc;
+	if (attempt_no > 1) {
+		if (already_committed(t, ap->mi.snapshot_id, ap->commit_seq)) {
+			ap->landed_before = true;
+			return 0;
+		}
+		if (partly_committed(t, ap->first_seq, ap->commit_seq))
+			return floe_table_fail(t, FLOE_ECONFLICT,
+					       "the table holds some of the entries %" PRId64 " to %" PRId64
+					       " already",
+					       ap->first_seq, ap->commit_seq);
+		if ((rc = floe_table_identity(t)))
+			return rc;
+	}
+	ap->mi.attempt = attempt_no;
+	bool unknown;
+	rc = floe_table_attempt(t, &append_step, ap, &ap->mi, &unknown);
+	t->attempts++;
+	if (rc == FLOE_ECONFLICT)
+		t->conflicts++;
+	return rc;
+}
+
 int floe_table_commit(struct floe_table *t, struct floe_spool *spool,
 		      struct floe_spool_entry *const *entries, size_t n, struct floe_err *err)
 {
@@ -589,44 +657,16 @@ int floe_table_commit(struct floe_table *t, struct floe_spool *spool,
 		goto out;
 	floe_crashpoint("commit-after-manifest");
 
-	unsigned delay_ms = 10;
-	for (unsigned i = 1; i <= t->opt.max_attempts; i++) {
-		if (i > 1) {
-			if ((rc = floe_table_reload(t)))
-				goto out;
-			if (already_committed(t, snapshot_id, commit_seq)) {
-				rc = 0;
-				goto out;
-			}
-			if (partly_committed(t, (int64_t)entries[0]->seq, commit_seq)) {
-				rc = floe_table_fail(t, FLOE_ECONFLICT,
-						     "the table holds some of the entries %" PRIu64
-						     " to %" PRId64 " already",
-						     entries[0]->seq, commit_seq);
-				goto out;
-			}
-			/* Another installation with this agent id may have won the race. */
-			if ((rc = floe_table_identity(t)))
-				goto out;
-		}
-		rc = attempt(t, &cf, snapshot_id, commit_seq, commit_uuid, i, manifest_uri, manifest_len);
-		t->attempts++;
-		if (rc == FLOE_ECONFLICT)
-			t->conflicts++;
-		if (rc == 0) {
-			floe_info("table: committed snapshot %" PRId64 " (commit-seq %" PRId64 ", %zu files, "
-				  "%" PRId64 " rows) as v%" PRId64,
-				  snapshot_id, commit_seq, cf.n, cf.records, t->version);
-			goto out;
-		}
-		if (rc != FLOE_ECONFLICT)
-			goto out;
-		floe_table_back_off(t, i, &delay_ms);
-		/* The in-memory metadata was edited by the failed attempt; reload it. */
-		t->version = 0;
-	}
-	rc = floe_table_fail(t, FLOE_ECONFLICT, "%u commit attempts lost the race to other writers",
-			     t->opt.max_attempts);
+	struct append ap = {.cf = &cf,
+			    .manifest_uri = manifest_uri,
+			    .manifest_len = manifest_len,
+			    .commit_seq = commit_seq,
+			    .first_seq = (int64_t)entries[0]->seq,
+			    .mi = {.snapshot_id = snapshot_id, .commit_uuid = commit_uuid}};
+	if ((rc = floe_table_retry(t, "commit", append_try, &ap)) == 0 && !ap.landed_before)
+		floe_info("table: committed snapshot %" PRId64 " (commit-seq %" PRId64 ", %zu files, "
+			  "%" PRId64 " rows) as v%" PRId64,
+			  snapshot_id, commit_seq, cf.n, cf.records, t->version);
 out:
 	if (rc == 1) /* check_live: committed before */
 		rc = 0;

@@ -89,6 +89,37 @@ int floe_table_add_snapshot(struct floe_table *t, const struct floe_ice_snapshot
 int floe_table_put_next(struct floe_table *t, struct floe_buf *b, const char *crash_before,
 			const char *crash_after, const struct floe_table_expiry *x, bool *unknown);
 
+/* The attempt skeleton every snapshot commit runs (an append, a replace): on the loaded
+ * parent, the step's manifest list, stored under a name of its own; the snapshot with
+ * the step's operation and summary; the next metadata version created if absent. A
+ * known loss removes the list (and merged manifests); a failure that may hide a commit
+ * that landed (*unknown) keeps them. */
+struct floe_table_merge;
+struct floe_table_step {
+	const char *operation;			/* the snapshot's: "append", "replace" */
+	const char *crash_before, *crash_after; /* around the metadata write (may be NULL) */
+	/* The manifest list of an attempt on parent (index pidx, -1: none) into b; mi has
+	 * this attempt's seq, schema and spec JSON. Merged manifests go into mg. */
+	int (*list)(struct floe_table *t, void *ctx, int64_t parent, long pidx,
+		    const struct floe_table_merge_in *mi, struct floe_table_merge *mg, struct floe_buf *b);
+	/* The snapshot summary on the parent at index pidx of t->meta. */
+	void (*summary)(struct floe_table *t, void *ctx, long pidx, struct floe_table_summary *s);
+	/* After a commit, before mg is released (may be NULL). */
+	void (*committed)(struct floe_table *t, void *ctx, const struct floe_table_merge *mg);
+};
+/* One attempt of st on t->meta: 0 committed, FLOE_ECONFLICT lost the race, other errors
+ * as the step or the store gives them. Sets mi->seq; mi's schema and spec JSON are only
+ * valid during the call. */
+int floe_table_attempt(struct floe_table *t, const struct floe_table_step *st, void *ctx,
+		       struct floe_table_merge_in *mi, bool *unknown);
+/* One try of a commit, given its number (1 on the metadata as the caller loaded it). */
+typedef int floe_table_try(struct floe_table *t, void *ctx, unsigned attempt_no);
+/* The retry loop of every metadata commit: up to opt.max_attempts tries, each after the
+ * first on freshly reloaded metadata and after a back-off; a failed try forces the next
+ * reload (it may have edited t->meta). Returns the first try's result that is not
+ * FLOE_ECONFLICT, or FLOE_ECONFLICT ("N <what> attempts lost the race") when all lost. */
+int floe_table_retry(struct floe_table *t, const char *what, floe_table_try *try_fn, void *ctx);
+
 /* table_merge.c (called by table_commit.c; calls table_version.c) */
 /* The compact JSON of v into *out (owned by the caller, from a). */
 int floe_table_write_json(struct floe_alloc *a, const struct floe_json *v, char **out);

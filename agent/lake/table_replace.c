@@ -11,7 +11,8 @@
  * replaced it, or another engine deleted it), committing would resurrect or duplicate
  * rows, so the replace is abandoned (FLOE_ENOTFOUND) and the caller drops its files.
  * Like an append, the commit point is the creation of the next metadata version, and
- * expiry on commit runs here too. The old data files stay in the warehouse until the
+ * expiry on commit runs here too: the attempts are table_commit.c's skeleton
+ * (floe_table_attempt, floe_table_retry) with this file's list and summary. The old data files stay in the warehouse until the
  * snapshots that list them expire (table_expire.c deletes them then). */
 #include "agent/lake/table_impl.h"
 
@@ -209,9 +210,14 @@ static int replace_manifests(struct floe_table *t, struct replace *rp, struct fl
 /* The manifest list of an attempt into b: the ADDED manifest first, then the parent's
  * manifests, those listing old files rewritten. FLOE_ENOTFOUND when an old file is not
  * live on this parent. */
-static int build_list(struct floe_table *t, struct replace *rp, int64_t parent, long pidx,
-		      struct floe_table_merge *mg, struct floe_buf *b)
+static int build_list(struct floe_table *t, void *ctx, int64_t parent, long pidx,
+		      const struct floe_table_merge_in *mi, struct floe_table_merge *mg, struct floe_buf *b)
 {
+	struct replace *rp = ctx;
+	(void)mi; /* rp->mi itself */
+	rp->nseen = 0;
+	rp->del_records = rp->del_bytes = 0;
+	memset(rp->seen, 0, rp->nold * sizeof(*rp->seen));
 	struct floe_ice_manifest_list *plist = NULL;
 	struct floe_ice_manifest_entry *e = NULL;
 	int rc = floe_table_read_list(t, pidx, &plist);
@@ -259,25 +265,6 @@ out:
 	return rc;
 }
 
-/* The spec's summary of a replace, totals continued from the parent's when it has them. */
-static void build_summary(const struct floe_ice_meta *m, long pidx, const struct replace *rp, size_t parts,
-			  struct floe_table_summary *s)
-{
-	s->n = 0;
-	floe_table_summary_int(s, "added-data-files", (int64_t)rp->nadded);
-	floe_table_summary_int(s, "deleted-data-files", (int64_t)rp->nold);
-	floe_table_summary_int(s, "added-records", rp->add_records);
-	floe_table_summary_int(s, "deleted-records", rp->del_records);
-	floe_table_summary_int(s, "added-files-size", rp->add_bytes);
-	floe_table_summary_int(s, "removed-files-size", rp->del_bytes);
-	floe_table_summary_int(s, "changed-partition-count", (int64_t)parts);
-	floe_table_summary_totals(s, m, pidx, rp->add_records - rp->del_records, rp->add_bytes - rp->del_bytes,
-				  (int64_t)rp->nadded - (int64_t)rp->nold);
-	floe_table_summary_str(s, "engine-name", "floe");
-	floe_table_summary_str(s, "engine-version", FLOE_VERSION);
-	floe_table_summary_str(s, "floe.maintain", "compact");
-}
-
 /* Distinct partitions of the new files (each new file is in one old file's partition). */
 static size_t count_partitions(const struct floe_table *t, const struct replace *rp)
 {
@@ -295,69 +282,44 @@ static size_t count_partitions(const struct floe_table *t, const struct replace 
 	return n;
 }
 
-/* Adds the snapshot to m and stores the next metadata version: 0 committed,
- * FLOE_ECONFLICT lost the race; *unknown when a failure may hide a commit that landed. */
-static int commit_metadata(struct floe_table *t, const struct replace *rp, int64_t parent, long pidx,
-			   const char *list_uri, struct floe_table_expiry *x, struct floe_buf *b, bool *unknown)
+/* The spec's summary of a replace, totals continued from the parent's when it has them. */
+static void build_summary(struct floe_table *t, void *ctx, long pidx, struct floe_table_summary *s)
 {
-	struct floe_ice_meta *m = t->meta;
-	struct floe_table_summary sum;
-	build_summary(m, pidx, rp, count_partitions(t, rp), &sum);
-	int64_t now = floe_table_snapshot_time(t, m, pidx);
-	struct floe_ice_snapshot snap = {
-	    .snapshot_id = rp->mi.snapshot_id,
-	    .parent_id = parent,
-	    .sequence_number = rp->mi.seq,
-	    .timestamp_ms = now,
-	    .manifest_list = list_uri,
-	    .operation = "replace",
-	    .summary = sum.kv,
-	    .summary_count = sum.n,
-	    .schema_id = floe_ice_meta_current_schema_id(m),
-	};
-	int rc = floe_table_add_snapshot(t, &snap, now, x);
-	if (rc == 0)
-		rc = floe_table_put_next(t, b, "replace-before-metadata", "replace-after-metadata", x, unknown);
-	return rc;
+	const struct replace *rp = ctx;
+	const struct floe_ice_meta *m = t->meta;
+	size_t parts = count_partitions(t, rp);
+	s->n = 0;
+	floe_table_summary_int(s, "added-data-files", (int64_t)rp->nadded);
+	floe_table_summary_int(s, "deleted-data-files", (int64_t)rp->nold);
+	floe_table_summary_int(s, "added-records", rp->add_records);
+	floe_table_summary_int(s, "deleted-records", rp->del_records);
+	floe_table_summary_int(s, "added-files-size", rp->add_bytes);
+	floe_table_summary_int(s, "removed-files-size", rp->del_bytes);
+	floe_table_summary_int(s, "changed-partition-count", (int64_t)parts);
+	floe_table_summary_totals(s, m, pidx, rp->add_records - rp->del_records, rp->add_bytes - rp->del_bytes,
+				  (int64_t)rp->nadded - (int64_t)rp->nold);
+	floe_table_summary_str(s, "engine-name", "floe");
+	floe_table_summary_str(s, "engine-version", FLOE_VERSION);
+	floe_table_summary_str(s, "floe.maintain", "compact");
 }
 
-/* One attempt on the current parent: 0 committed, FLOE_ECONFLICT lost the race,
+static const struct floe_table_step replace_step = {
+    .operation = "replace",
+    .crash_before = "replace-before-metadata",
+    .crash_after = "replace-after-metadata",
+    .list = build_list,
+    .summary = build_summary,
+};
+
+/* One try on the current parent: 0 committed, FLOE_ECONFLICT lost the race,
  * FLOE_ENOTFOUND an old file is gone, other errors fatal. */
-static int attempt(struct floe_table *t, struct replace *rp)
+static int replace_try(struct floe_table *t, void *ctx, unsigned attempt_no)
 {
-	struct floe_ice_meta *m = t->meta;
-	int64_t parent = floe_ice_meta_current_snapshot_id(m);
-	long pidx = parent >= 0 ? floe_ice_meta_find_snapshot(m, parent) : -1;
-	struct floe_buf b;
-	floe_buf_init(&b, t->alloc, FLOE_TABLE_METADATA_MAX);
-	struct floe_table_merge mg = {0};
-	struct floe_table_expiry x = {0};
-	bool unknown = false;
-	char *schema = NULL, *spec = NULL;
-	rp->mi.seq = floe_ice_meta_last_sequence(m) + 1;
-	rp->nseen = 0;
-	rp->del_records = rp->del_bytes = 0;
-	memset(rp->seen, 0, rp->nold * sizeof(*rp->seen));
-	int rc = floe_table_write_json(t->alloc, floe_ice_meta_current_schema(m), &schema);
-	if (rc == 0)
-		rc = floe_table_write_json(t->alloc, floe_ice_meta_default_spec_fields(m), &spec);
-	rp->mi.schema_json = schema;
-	rp->mi.spec_json = spec;
-	if (rc || (rc = build_list(t, rp, parent, pidx, &mg, &b)))
-		goto out;
-	char list_path[FLOE_TABLE_PATH_CAP + 128], list_uri[2 * FLOE_TABLE_PATH_CAP + 160];
-	if ((rc = floe_table_put_list(t, &rp->mi, &b, list_path, sizeof(list_path), list_uri, sizeof(list_uri))))
-		goto out;
-	rc = commit_metadata(t, rp, parent, pidx, list_uri, &x, &b, &unknown);
-	if (rc && !unknown)
-		floe_store_remove(t->store, list_path);
+	struct replace *rp = ctx;
+	bool unknown;
+	rp->mi.attempt = attempt_no;
+	int rc = floe_table_attempt(t, &replace_step, rp, &rp->mi, &unknown);
 	rp->unknown = rc && unknown;
-out:
-	floe_table_merge_fini(t, &mg, rc != 0 && !unknown);
-	floe_table_expiry_fini(t, &x);
-	floe_free(t->alloc, schema);
-	floe_free(t->alloc, spec);
-	floe_buf_fini(&b);
 	return rc;
 }
 
@@ -394,27 +356,6 @@ static int write_added(struct floe_table *t, struct replace *rp, char *key, size
 	return rc;
 }
 
-/* The attempts: each on a freshly loaded parent, backing off after a lost race. */
-static int attempts(struct floe_table *t, struct replace *rp)
-{
-	unsigned delay_ms = 10;
-	int rc = FLOE_ECONFLICT;
-	for (unsigned i = 1; i <= t->opt.max_attempts; i++) {
-		if (i > 1 && (rc = floe_table_reload(t)))
-			return rc;
-		rp->mi.attempt = i;
-		rc = attempt(t, rp);
-		/* A failed attempt may have edited the loaded metadata: force a reload. */
-		if (rc)
-			t->version = 0;
-		if (rc != FLOE_ECONFLICT)
-			return rc;
-		floe_table_back_off(t, i, &delay_ms);
-	}
-	return floe_table_fail(t, FLOE_ECONFLICT, "%u replace attempts lost the race to other writers",
-			       t->opt.max_attempts);
-}
-
 int floe_table_replace(struct floe_table *t, const char *const *old, size_t nold,
 		       const struct floe_ice_data_file *added, size_t nadded, struct floe_err *err)
 {
@@ -441,7 +382,7 @@ int floe_table_replace(struct floe_table *t, const char *const *old, size_t nold
 	if ((rc = write_added(t, &rp, key, sizeof(key), uri, sizeof(uri))))
 		goto out;
 	floe_crashpoint("replace-after-manifest");
-	rc = attempts(t, &rp);
+	rc = floe_table_retry(t, "replace", replace_try, &rp);
 	if (rc == 0)
 		floe_info("table: replaced %zu files (%" PRId64 " rows, %" PRId64 " bytes) with %zu (%" PRId64
 			  " bytes) in snapshot %" PRId64 " as v%" PRId64,
@@ -454,15 +395,16 @@ out:
 	return floe_table_report(t, rc, err);
 }
 
-/* One expiry-only attempt: 0 with *done false when there is nothing to expire. */
-static int expire_attempt(struct floe_table *t, size_t *expired, bool *done)
+/* One expiry-only try: 0 also when there is nothing to expire (*expired stays 0). */
+static int expire_try(struct floe_table *t, void *ctx, unsigned attempt_no)
 {
+	(void)attempt_no;
+	size_t *expired = ctx;
 	struct floe_table_expiry x = {0};
 	struct floe_buf b;
 	floe_buf_init(&b, t->alloc, FLOE_TABLE_METADATA_MAX);
 	int64_t now = t->clock->wall_us(t->clock->ctx) / 1000;
-	bool unknown = false;
-	*done = false;
+	bool unknown = false, done = false;
 	/* Old metadata files alone are work only when the log holds more than it may: at
 	 * its limit, a version written to trim it would add an entry of its own, and every
 	 * run would write one. */
@@ -472,9 +414,12 @@ static int expire_attempt(struct floe_table *t, size_t *expired, bool *done)
 		goto out;
 	if ((rc = floe_table_put_next(t, &b, NULL, NULL, &x, &unknown)) == 0) {
 		*expired = x.nexpired;
-		*done = true;
+		done = true;
 	}
 out:
+	/* The try edited the loaded metadata unless it committed it. */
+	if (!done)
+		t->version = 0;
 	floe_table_expiry_fini(t, &x);
 	floe_buf_fini(&b);
 	return rc;
@@ -482,20 +427,10 @@ out:
 
 int floe_table_expire_now(struct floe_table *t, size_t *expired, struct floe_err *err)
 {
-	unsigned delay_ms = 10;
-	int rc = 0;
-	bool done = false;
 	*expired = 0;
 	floe_err_clear(&t->err);
-	for (unsigned i = 1; i <= t->opt.max_attempts; i++) {
-		if ((rc = floe_table_reload(t)) == 0)
-			rc = expire_attempt(t, expired, &done);
-		/* The attempt edited the loaded metadata unless it committed it. */
-		if (!done)
-			t->version = 0;
-		if (rc != FLOE_ECONFLICT)
-			return floe_table_report(t, rc, err);
-		floe_table_back_off(t, i, &delay_ms);
-	}
+	int rc = floe_table_reload(t);
+	if (rc == 0)
+		rc = floe_table_retry(t, "expiry", expire_try, expired);
 	return floe_table_report(t, rc, err);
 }

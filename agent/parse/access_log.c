@@ -87,9 +87,7 @@ static bool clf_time(const char *t, size_t n, int64_t *us)
 	    min > 59 || sec > 60 || zh > 23 || zm > 59)
 		return false;
 	int64_t zone = ((int64_t)zh * 60 + zm) * 60 * (t[21] == '-' ? -1 : 1);
-	int64_t s = floe_civil_to_days(year, month, day) * 86400 + hour * 3600 + min * 60 + sec;
-	*us = (s - zone) * 1000000;
-	return true;
+	return floe_civil_us(floe_civil_to_days(year, month, day), hour, min, sec, 0, zone, us);
 }
 
 static void add(struct floe_fields *f, const char *k, const char *v, size_t vl)

@@ -1,6 +1,7 @@
 /* What both syslog formats share: PRI, RFC 3339 and BSD timestamps (with the year
- * inferred from the receive time) and the message's defaults. Calendar arithmetic is
- * timestamp.c's days-from-civil; nothing here reads a clock or a zone. The files call one
+ * inferred from the receive time) and the message's defaults. RFC 3339 text is read and
+ * calendar arithmetic done by the base layer (formats/base/rfc3339.h, civil.h), as for
+ * every other input; nothing here reads a clock or a zone. The files call one
  * way: syslog_detect.c (format detection, failure attributes) -> syslog5424.c and
  * syslog3164.c -> this file. */
 #include "syslog.h"
@@ -9,6 +10,8 @@
 #include "agent/parse/timestamp.h"
 #include "formats/base/civil.h"
 #include "formats/base/error.h"
+#include "formats/base/rfc3339.h"
+#include "formats/base/scan.h"
 
 #include <string.h>
 
@@ -95,85 +98,23 @@ void floe_syslog_set_pri(struct floe_syslog_msg *m, int pri)
 /* Exactly k digits at s[*i]. */
 static bool digits(const char *s, size_t n, size_t *i, int k, int *out)
 {
-	int v = 0;
-	for (int j = 0; j < k; j++, (*i)++) {
-		if (*i >= n || !isdig(s[*i]))
-			return false;
-		v = v * 10 + (s[*i] - '0');
-	}
-	*out = v;
-	return true;
+	return floe_scan_digits(s, n, i, k, k, out);
 }
 
 static bool lit(const char *s, size_t n, size_t *i, char c)
 {
-	if (*i < n && s[*i] == c) {
-		(*i)++;
-		return true;
-	}
-	return false;
+	return floe_scan_char(s, n, i, c);
 }
 
-/* Fraction digits after the '.' at s[*i - 1]: 1 to max digits, the first six kept as µs
- * (truncated, never rounded). */
-static bool fraction(const char *s, size_t n, size_t *i, int max, int64_t *us)
-{
-	int64_t v = 0;
-	int k = 0;
-	while (*i < n && isdig(s[*i])) {
-		if (k == max)
-			return false;
-		if (k < 6)
-			v = v * 10 + (s[*i] - '0');
-		k++;
-		(*i)++;
-	}
-	for (int j = k; j < 6; j++)
-		v *= 10;
-	*us = v;
-	return k > 0;
-}
-
-/* µs UTC of a validated local date and time at offset off_s. A leap second is clamped
- * to the last µs of its minute: we know no leap second table, and this keeps the order
- * of the events around it. */
+/* µs UTC of a validated local date and time at offset off_s, by the one leap-second rule
+ * (formats/base/civil.h). The inputs are validated and the years bounded by
+ * RECV_LIMIT_US or four digits, so the sum cannot overflow. */
 static int64_t to_us(int64_t y, int mon, int day, int h, int mi, int s, int64_t frac, int32_t off_s)
 {
-	if (s == 60) {
-		s = 59;
-		frac = US_PER_S - 1;
-	}
-	int64_t secs = floe_civil_to_days(y, (unsigned)mon, (unsigned)day) * 86400 + h * 3600 +
-		       mi * 60 + s - off_s;
-	return secs * US_PER_S + frac;
-}
-
-/* Offsets of each RFC 3339 field, for error offsets. */
-enum { F_MON = 5, F_DAY = 8, F_HOUR = 11, F_MIN = 14, F_SEC = 17 };
-
-static int rfc3339_offset(const char *s, size_t n, size_t *i, const int32_t *zone, int32_t *off)
-{
-	if (*i == n && zone) {
-		*off = *zone;
-		return 0;
-	}
-	if (lit(s, n, i, 'Z') || lit(s, n, i, 'z')) {
-		*off = 0;
-		return 0;
-	}
-	if (*i >= n || (s[*i] != '+' && s[*i] != '-'))
-		return FLOE_EPARSE;
-	int sign = s[*i] == '-' ? -1 : 1;
-	size_t at = ++(*i);
-	int oh, om;
-	if (!digits(s, n, i, 2, &oh) || !lit(s, n, i, ':') || !digits(s, n, i, 2, &om))
-		return FLOE_EPARSE;
-	if (oh > 23 || om > 59) {
-		*i = at;
-		return FLOE_EFORMAT;
-	}
-	*off = sign * (oh * 3600 + om * 60);
-	return 0;
+	int64_t us = 0;
+	(void)floe_civil_us(floe_civil_to_days(y, (unsigned)mon, (unsigned)day), (unsigned)h,
+			    (unsigned)mi, (unsigned)s, frac, off_s, &us);
+	return us;
 }
 
 int floe_syslog_ts_rfc3339(const char *s, size_t len, const int32_t *zone_off_s, int64_t *out_us,
@@ -182,44 +123,11 @@ int floe_syslog_ts_rfc3339(const char *s, size_t len, const int32_t *zone_off_s,
 	size_t dummy;
 	if (!err_off)
 		err_off = &dummy;
-	size_t i = 0;
-	int y, mo, d, h, mi, se;
-	int64_t frac = 0;
-	int32_t off = 0;
-	int rc = FLOE_EPARSE;
-	if (!digits(s, len, &i, 4, &y) || !lit(s, len, &i, '-') || !digits(s, len, &i, 2, &mo) ||
-	    !lit(s, len, &i, '-') || !digits(s, len, &i, 2, &d) ||
-	    !(lit(s, len, &i, 'T') || lit(s, len, &i, 't')) || !digits(s, len, &i, 2, &h) ||
-	    !lit(s, len, &i, ':') || !digits(s, len, &i, 2, &mi) || !lit(s, len, &i, ':') ||
-	    !digits(s, len, &i, 2, &se))
-		goto out;
-	if (lit(s, len, &i, '.') && !fraction(s, len, &i, 9, &frac))
-		goto out;
-	rc = rfc3339_offset(s, len, &i, zone_off_s, &off);
-	if (rc == 0 && i != len)
-		rc = FLOE_EPARSE;
-	if (rc)
-		goto out; /* i is where it went wrong */
-	size_t bad = 0;
-	if (mo < 1 || mo > 12)
-		bad = F_MON;
-	else if (d < 1 || d > (int)floe_civil_days_in_month(y, (unsigned)mo))
-		bad = F_DAY;
-	else if (h > 23)
-		bad = F_HOUR;
-	else if (mi > 59)
-		bad = F_MIN;
-	else if (se > 60)
-		bad = F_SEC;
-	if (bad) {
-		i = bad;
-		rc = FLOE_EFORMAT;
-		goto out;
-	}
-	*out_us = to_us(y, mo, d, h, mi, se, frac, off);
-out:
-	if (rc)
-		*err_off = i < len ? i : len;
+	struct floe_rfc3339 t;
+	unsigned flags = FLOE_RFC3339_FRAC9 | (zone_off_s ? FLOE_RFC3339_ZONELESS : 0);
+	int rc = floe_rfc3339_scan(s, len, flags, &t, err_off);
+	if (rc == 0 && (rc = floe_rfc3339_us(&t, zone_off_s ? *zone_off_s : 0, out_us)))
+		rc = FLOE_EFORMAT; /* four-digit years stay far inside int64 µs */
 	return rc;
 }
 
@@ -265,7 +173,7 @@ size_t floe_syslog_bsd_scan(const char *s, size_t n, struct floe_syslog_bsd *t)
 	if (!digits(s, n, &i, 2, &t->hour) || !lit(s, n, &i, ':') ||
 	    !digits(s, n, &i, 2, &t->min) || !lit(s, n, &i, ':') || !digits(s, n, &i, 2, &t->sec))
 		return 0;
-	if (lit(s, n, &i, '.') && !fraction(s, n, &i, 64, &t->frac_us))
+	if (lit(s, n, &i, '.') && !floe_scan_fraction(s, n, &i, 64, &t->frac_us))
 		return 0;
 	if (i < n && s[i] != ' ' && s[i] != ':')
 		return 0;

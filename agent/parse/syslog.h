@@ -97,10 +97,11 @@ int floe_syslog_parse_3164(const char *p, size_t len, const struct floe_syslog_o
  * FLOE_ELIMIT when f is full (the pair is dropped and counted there). */
 int floe_syslog_error_attrs(const struct floe_syslog_msg *m, struct floe_fields *f);
 
-/* Parses an RFC 3339 timestamp s[0..len) exactly (the whole string): YYYY-MM-DD, 'T'
- * (or 't'), HH:MM:SS, an optional fraction of 1 to 9 digits (kept to the µs, truncated),
- * then 'Z' (or 'z') or ±HH:MM; with zone_off_s non-NULL a missing offset is allowed and
- * *zone_off_s applies. A leap second (60) is clamped to 59.999999. Returns 0 with *out_us,
+/* Parses an RFC 3339 timestamp s[0..len) exactly (the whole string) with the base layer's
+ * parser (formats/base/rfc3339.h): YYYY-MM-DD, 'T' (or 't' or a space), HH:MM:SS, an
+ * optional fraction of 1 to 9 digits (kept to the µs, truncated), then 'Z' (or 'z') or
+ * ±HH:MM; with zone_off_s non-NULL a missing offset is allowed and *zone_off_s applies.
+ * A leap second (60) is the last µs of its minute, as everywhere. Returns 0 with *out_us,
  * FLOE_EPARSE for bad syntax or FLOE_EFORMAT for an out-of-range field (month 13, Feb 30,
  * hour 24), with *err_off (may be NULL) at the offending byte. */
 int floe_syslog_ts_rfc3339(const char *s, size_t len, const int32_t *zone_off_s, int64_t *out_us,

@@ -1,12 +1,16 @@
 /* Timestamp parsing: each format fills a broken-down time, and one function turns that
- * into µs with our own days-from-civil arithmetic and the string's offset (or the zone
- * option). Nothing here touches the process time zone. */
+ * into µs with the base layer's calendar (formats/base/civil.h, which holds the one
+ * leap-second rule) and the string's offset (or the zone option). RFC 3339 and ISO 8601
+ * strings are read by formats/base/rfc3339.h, as every input reads them. Nothing here
+ * touches the process time zone. */
 #include "timestamp.h"
 
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
 #include "formats/base/civil.h"
 #include "formats/base/error.h"
+#include "formats/base/rfc3339.h"
+#include "formats/base/scan.h"
 
 #include <stdbool.h>
 #include <string.h>
@@ -62,44 +66,22 @@ static char lower(char c)
 /* Reads min..max digits at *i. */
 static bool num(const char *s, size_t n, size_t *i, int min, int max, int *out)
 {
-	int v = 0, k = 0;
-	while (k < max && *i < n && isdig(s[*i])) {
-		v = v * 10 + (s[*i] - '0');
-		(*i)++;
-		k++;
-	}
-	*out = v;
-	return k >= min;
+	return floe_scan_digits(s, n, i, min, max, out);
 }
 
 static bool lit(const char *s, size_t n, size_t *i, char c)
 {
-	if (*i < n && s[*i] == c) {
-		(*i)++;
-		return true;
-	}
-	return false;
+	return floe_scan_char(s, n, i, c);
 }
 
 /* Fraction digits: the first six make µs, the rest are read and dropped. */
 static bool frac(const char *s, size_t n, size_t *i, int64_t *us)
 {
-	int64_t v = 0;
-	int k = 0;
-	while (*i < n && isdig(s[*i])) {
-		if (k < 6)
-			v = v * 10 + (s[*i] - '0');
-		k++;
-		(*i)++;
-	}
-	for (int r = k; r < 6; r++)
-		v *= 10;
-	*us = v;
-	return k > 0;
+	return floe_scan_fraction(s, n, i, 0, us);
 }
 
-/* Z, or +HH, +HHMM, +HH:MM (colon_only: only +HH:MM and Z). */
-static bool offset(const char *s, size_t n, size_t *i, bool colon_only, int32_t *off)
+/* Z, or +HH, +HHMM, +HH:MM: a custom format's %z and the zone option. */
+static bool offset(const char *s, size_t n, size_t *i, int32_t *off)
 {
 	if (*i < n && (s[*i] == 'Z' || s[*i] == 'z')) {
 		(*i)++;
@@ -116,8 +98,6 @@ static bool offset(const char *s, size_t n, size_t *i, bool colon_only, int32_t 
 	if (lit(s, n, i, ':')) {
 		if (!num(s, n, i, 2, 2, &m))
 			return false;
-	} else if (colon_only) {
-		return false;
 	} else if (*i < n && isdig(s[*i])) {
 		if (!num(s, n, i, 2, 2, &m))
 			return false;
@@ -186,69 +166,23 @@ static bool ymd_ext(const char *s, size_t n, size_t *i, struct tsv *t)
 	return true;
 }
 
-static bool p_rfc3339(const char *s, size_t n, size_t *i, struct tsv *t)
+/* rfc3339 and iso8601: the base layer's parser, which every input shares. */
+static bool p_rfc3339(const char *s, size_t n, size_t *i, bool iso, bool prefix, struct tsv *t)
 {
-	if (!ymd_ext(s, n, i, t))
+	unsigned flags = (iso ? FLOE_RFC3339_ISO8601 : 0) | (prefix ? FLOE_RFC3339_PREFIX : 0);
+	struct floe_rfc3339 r;
+	if (floe_rfc3339_scan(s, n, flags, &r, i))
 		return false;
-	if (*i >= n || (s[*i] != 'T' && s[*i] != 't' && s[*i] != ' '))
-		return false;
-	(*i)++;
-	if (!hms(s, n, i, t))
-		return false;
-	if (lit(s, n, i, '.') && !frac(s, n, i, &t->frac_us))
-		return false;
-	if (!offset(s, n, i, true, &t->off))
-		return false;
-	t->has_off = true;
-	return true;
-}
-
-static bool p_iso_time(const char *s, size_t n, size_t *i, struct tsv *t, bool ext)
-{
-	if (!num(s, n, i, 2, 2, &t->hour))
-		return false;
-	if (ext ? !lit(s, n, i, ':') : false)
-		return false;
-	if (!num(s, n, i, 2, 2, &t->min))
-		return false;
-	if (ext ? lit(s, n, i, ':') : (*i < n && isdig(s[*i]))) {
-		if (!num(s, n, i, 2, 2, &t->sec))
-			return false;
-		if (*i < n && (s[*i] == '.' || s[*i] == ',')) {
-			(*i)++;
-			if (!frac(s, n, i, &t->frac_us))
-				return false;
-		}
-	}
-	size_t save = *i;
-	if (offset(s, n, i, false, &t->off))
-		t->has_off = true;
-	else
-		*i = save;
-	return true;
-}
-
-static bool p_iso8601(const char *s, size_t n, size_t *i, struct tsv *t)
-{
-	int y;
-	if (!num(s, n, i, 4, 4, &y))
-		return false;
-	t->year = y;
+	t->year = r.year;
 	t->has_year = true;
-	bool ext = lit(s, n, i, '-');
-	if (!num(s, n, i, 2, 2, &t->mon) || (ext && !lit(s, n, i, '-')) ||
-	    !num(s, n, i, 2, 2, &t->day))
-		return false;
-	size_t save = *i;
-	if (*i < n && (s[*i] == 'T' || s[*i] == 't' || (ext && s[*i] == ' '))) {
-		(*i)++;
-		struct tsv keep = *t;
-		if (p_iso_time(s, n, i, t, ext))
-			return true;
-		*t = keep;
-	}
-	/* A date alone. */
-	*i = save;
+	t->mon = (int)r.month;
+	t->day = (int)r.day;
+	t->hour = (int)r.hour;
+	t->min = (int)r.minute;
+	t->sec = (int)r.second;
+	t->frac_us = r.frac_us;
+	t->off = r.off_s;
+	t->has_off = r.has_off;
 	return true;
 }
 
@@ -274,7 +208,7 @@ static bool p_apache(const char *s, size_t n, size_t *i, struct tsv *t)
 		if (!num(s, n, i, 2, 2, &t->day) || !lit(s, n, i, '/') ||
 		    !month_abbr(s, n, i, &t->mon) || !lit(s, n, i, '/') ||
 		    !num(s, n, i, 4, 4, &y) || !lit(s, n, i, ':') || !hms(s, n, i, t) ||
-		    !lit(s, n, i, ' ') || !offset(s, n, i, false, &t->off))
+		    !lit(s, n, i, ' ') || !offset(s, n, i, &t->off))
 			return false;
 		t->has_off = true;
 	} else {
@@ -396,7 +330,7 @@ static int conversion(char c, const char *s, size_t n, size_t *i, struct tsv *t)
 		ok = frac(s, n, i, &t->frac_us);
 		break;
 	case 'z':
-		ok = offset(s, n, i, false, &t->off);
+		ok = offset(s, n, i, &t->off);
 		t->has_off = true;
 		break;
 	case 'b':
@@ -478,18 +412,12 @@ static bool assemble(const struct tsv *t, int64_t year, int32_t off, int64_t *ou
 			return false;
 		days = floe_civil_to_days(year, (unsigned)t->mon, (unsigned)t->day);
 	}
-	if (t->hour > 23 || t->min > 59 || t->sec > 60)
+	if (t->hour < 0 || t->hour > 23 || t->min < 0 || t->min > 59 || t->sec < 0 || t->sec > 60)
 		return false;
 	/* Checked: an inferred year comes from the caller's reference time, which may be
 	 * anything. */
-	int64_t secs, us;
-	if (__builtin_mul_overflow(days, 86400, &secs) ||
-	    __builtin_add_overflow(secs, t->hour * 3600 + t->min * 60 + t->sec - off, &secs) ||
-	    __builtin_mul_overflow(secs, US_PER_S, &us) ||
-	    __builtin_add_overflow(us, t->frac_us, &us))
-		return false;
-	*out = us;
-	return true;
+	return floe_civil_us(days, (unsigned)t->hour, (unsigned)t->min, (unsigned)t->sec, t->frac_us, off,
+			     out);
 }
 
 static int finish(const struct floe_ts_format *f, struct tsv *t, int64_t ref_us, int64_t *out)
@@ -545,10 +473,8 @@ int floe_ts_parse(const struct floe_ts_format *f, const char *s, size_t len, int
 	bool ok = true;
 	switch (f->kind) {
 	case TS_RFC3339:
-		ok = p_rfc3339(s, len, &i, &t);
-		break;
 	case TS_ISO8601:
-		ok = p_iso8601(s, len, &i, &t);
+		ok = p_rfc3339(s, len, &i, f->kind == TS_ISO8601, consumed != NULL, &t);
 		break;
 	case TS_SYSLOG:
 		ok = p_syslog(s, len, &i, &t);
@@ -600,7 +526,7 @@ int floe_ts_zone_parse(const char *z, size_t n, int32_t *off_s)
 	}
 	size_t i = 0;
 	int32_t off;
-	if ((z[0] == '+' || z[0] == '-') && offset(z, n, &i, false, &off) && i == n) {
+	if ((z[0] == '+' || z[0] == '-') && offset(z, n, &i, &off) && i == n) {
 		*off_s = off;
 		return 0;
 	}

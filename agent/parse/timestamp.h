@@ -1,7 +1,9 @@
 /* Timestamp strings into µs since the epoch (UTC), by a format chosen once in the
  * configuration: rfc3339, iso8601, epoch numbers, syslog (year inferred from a reference
  * time), apache (error log and common log), or a strftime-like custom format. Pure: no
- * clock, no process time zone, no tz database; calendar arithmetic is done here. */
+ * clock, no process time zone, no tz database. RFC 3339 and ISO 8601 text is read, and
+ * every date becomes µs, by the base layer (formats/base/rfc3339.h and civil.h, with the
+ * one leap-second rule: second 60 is the last µs of its minute). */
 #ifndef FLOE_TIMESTAMP_H
 #define FLOE_TIMESTAMP_H
 

@@ -6,7 +6,7 @@
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
 #include "formats/base/limits.h"
-#include "formats/parquet/utf8.h"
+#include "formats/base/utf8.h"
 #include "platform/crash.h"
 #include "platform/fs.h"
 #include "platform/log.h"
@@ -338,7 +338,7 @@ static uint64_t record_need(const struct floe_batch *b, const struct floe_record
 	size_t v[5] = {msg_len, attrs_len(rec->attr_key_lens, NULL, rec->nattrs),
 		       attrs_len(rec->attr_val_lens, rec->attr_vals, rec->nattrs), rec->source.len, 0};
 	size_t n = 4;
-	if (floe_pq_utf8_valid((const uint8_t *)rec->message.p, msg_len) != msg_len) {
+	if (floe_utf8_valid((const uint8_t *)rec->message.p, msg_len) != msg_len) {
 		v[0] = 3 * msg_len;
 		v[n++] = 3 * msg_len; /* the repaired copy */
 	}

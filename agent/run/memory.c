@@ -2,7 +2,7 @@
  * budget must hold the longest record an input can make all the way through sealing.
  * Without it, a single long line in a small budget ran the Parquet writer out of memory
  * in the middle of the row, the seal failed, and every restart failed the same way on
- * the same line (issue 13: 550 KB at memory_limit 4 MiB; 8 MiB at 32 MiB with
+ * the same line (550 KB at memory_limit 4 MiB; 8 MiB at 32 MiB with
  * max_line_bytes 64 MiB). The writer's part comes from formats/parquet
  * (floe_pq_writer_row_need, with the compression context measured), the rest from how
  * the runner and the tail hold a record on its way. */

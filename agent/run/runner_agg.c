@@ -1,4 +1,4 @@
-/* The aggregations in the run (issue 17): per aggregation its aggregator, its table, its
+/* The aggregations in the run: per aggregation its aggregator, its table, its
  * spool (state_dir/agg/<table>) and the Parquet file its closed windows are written to.
  * Records added to the batch feed the aggregations that take from their input; the
  * entries of the aggregate spool are committed to the aggregate table with

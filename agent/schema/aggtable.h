@@ -1,4 +1,4 @@
-/* The aggregate tables (issue 17): one row per window and group, with window_start,
+/* The aggregate tables: one row per window and group, with window_start,
  * window_end, the group keys, one column per metric value, late_events, partial, and the
  * sketches as binary columns. The columns depend on the aggregation's configuration; this
  * file turns a list of key, value and sketch columns into the Parquet columns and the

@@ -5,8 +5,8 @@
 
 #include "formats/aws/xml.h"
 #include "formats/base/alloc.h"
-#include "formats/base/civil.h"
 #include "formats/base/error.h"
+#include "formats/base/rfc3339.h"
 #include "formats/base/wipe.h"
 #include "formats/json/json.h"
 
@@ -69,7 +69,7 @@ static int json_fields(struct floe_alloc *a, const struct floe_json *root,
 		return floe_err_set(e, FLOE_EFORMAT, "answer has an unusable Token");
 	*expiration = 0;
 	rc = member(root, "Expiration", 63, &exp);
-	if (rc == 0 && floe_civil_parse_rfc3339(exp, strlen(exp), expiration) != 0)
+	if (rc == 0 && floe_rfc3339_unix_s(exp, strlen(exp), expiration) != 0)
 		return floe_err_set(e, FLOE_EFORMAT, "answer has a bad Expiration");
 	if (rc && rc != FLOE_ENOTFOUND)
 		return floe_err_set(e, FLOE_EFORMAT, "answer has an unusable Expiration");
@@ -118,7 +118,7 @@ static int sts_fields(struct floe_alloc *a, const char *p, size_t n, struct sts_
 		if (rc || !dst[i][0])
 			return FLOE_EFORMAT;
 	}
-	if (floe_civil_parse_rfc3339(f->exp, strlen(f->exp), expiration) != 0)
+	if (floe_rfc3339_unix_s(f->exp, strlen(f->exp), expiration) != 0)
 		return FLOE_EFORMAT;
 	return floe_aws_credentials_set(a, f->ak, f->sk, f->tok, out);
 }

@@ -3,8 +3,6 @@
  * 146097 days repeat exactly. */
 #include "civil.h"
 
-#include "error.h"
-
 int64_t floe_civil_to_days(int64_t y, unsigned m, unsigned d)
 {
 	y -= m <= 2;
@@ -50,61 +48,22 @@ void floe_civil_from_unix(int64_t t, struct floe_civil_time *c)
 	c->second = (unsigned)(secs % 60);
 }
 
-/* w digits at p[at..] into *out; false when they are not all there. */
-static bool digits(const char *p, size_t n, size_t at, int w, unsigned *out)
+bool floe_civil_us(int64_t days, unsigned hour, unsigned minute, unsigned second, int64_t frac_us,
+		   int64_t off_s, int64_t *us)
 {
-	if (at > n || (size_t)w > n - at)
+	/* We know no leap second table, so second 60 cannot be placed on the UTC time line
+	 * exactly. The last µs of its minute is the closest instant that keeps the order of
+	 * the events around it: after every event of second 59, before every event of the
+	 * next minute, and the same whichever input the string came through. */
+	if (second == 60) {
+		second = 59;
+		frac_us = 999999;
+	}
+	int64_t secs, v;
+	if (__builtin_mul_overflow(days, 86400, &secs) ||
+	    __builtin_add_overflow(secs, (int64_t)(hour * 3600 + minute * 60 + second) - off_s, &secs) ||
+	    __builtin_mul_overflow(secs, INT64_C(1000000), &v) || __builtin_add_overflow(v, frac_us, &v))
 		return false;
-	unsigned v = 0;
-	for (int k = 0; k < w; k++) {
-		char ch = p[at + (size_t)k];
-		if (ch < '0' || ch > '9')
-			return false;
-		v = v * 10 + (unsigned)(ch - '0');
-	}
-	*out = v;
+	*us = v;
 	return true;
-}
-
-/* The zone at p[*i..]: "Z", "z", "+HH:MM" or "-HH:MM", as seconds east of UTC. */
-static bool zone(const char *p, size_t n, size_t *i, int64_t *off)
-{
-	if (*i < n && (p[*i] == 'Z' || p[*i] == 'z')) {
-		*off = 0;
-		(*i)++;
-		return true;
-	}
-	unsigned oh, om;
-	if (*i >= n || (p[*i] != '+' && p[*i] != '-') || !digits(p, n, *i + 1, 2, &oh) ||
-	    *i + 3 >= n || p[*i + 3] != ':' || !digits(p, n, *i + 4, 2, &om) || oh > 23 || om > 59)
-		return false;
-	*off = (int64_t)(oh * 3600 + om * 60) * (p[*i] == '-' ? -1 : 1);
-	*i += 6;
-	return true;
-}
-
-int floe_civil_parse_rfc3339(const char *p, size_t n, int64_t *unix_s)
-{
-	unsigned y, mo, d, hh, mi, ss;
-	if (!p || n < 20 || !digits(p, n, 0, 4, &y) || p[4] != '-' || !digits(p, n, 5, 2, &mo) ||
-	    p[7] != '-' || !digits(p, n, 8, 2, &d) ||
-	    (p[10] != 'T' && p[10] != 't' && p[10] != ' ') || !digits(p, n, 11, 2, &hh) ||
-	    p[13] != ':' || !digits(p, n, 14, 2, &mi) || p[16] != ':' || !digits(p, n, 17, 2, &ss))
-		return FLOE_EPARSE;
-	if (mo < 1 || mo > 12 || d < 1 || d > floe_civil_days_in_month(y, mo) || hh > 23 ||
-	    mi > 59 || ss > 60)
-		return FLOE_EPARSE;
-	size_t i = 19;
-	if (i < n && p[i] == '.') {
-		size_t start = ++i;
-		while (i < n && p[i] >= '0' && p[i] <= '9')
-			i++;
-		if (i == start)
-			return FLOE_EPARSE;
-	}
-	int64_t off;
-	if (!zone(p, n, &i, &off) || i != n)
-		return FLOE_EPARSE;
-	*unix_s = floe_civil_to_days(y, mo, d) * 86400 + hh * 3600 + mi * 60 + ss - off;
-	return 0;
 }

@@ -1,6 +1,6 @@
 /* Civil time: the proleptic Gregorian calendar on day numbers (days since 1970-01-01,
- * any year an int64_t holds), broken-down UTC time of unix seconds, and RFC 3339 text.
- * Pure arithmetic: no clock, no time zone database, no locale; the one implementation
+ * any year an int64_t holds), broken-down UTC time of unix seconds, and the µs of a date
+ * and time with floe's one leap-second rule (RFC 3339 text: rfc3339.h). Pure arithmetic: no clock, no time zone database, no locale; the one implementation
  * that log timestamps, Iceberg's partition transforms, SigV4 and credential expiries
  * share. */
 #ifndef FLOE_BASE_CIVIL_H
@@ -28,10 +28,11 @@ struct floe_civil_time {
 /* The UTC time of unix seconds (floor: -1 is 1969-12-31 23:59:59). */
 void floe_civil_from_unix(int64_t unix_s, struct floe_civil_time *t);
 
-/* Parses an RFC 3339 time, "YYYY-MM-DDTHH:MM:SS" with an optional fraction and then "Z"
- * or "+HH:MM"/"-HH:MM" ('T' and 'Z' may be lowercase, 'T' a space), the whole of
- * p[0..n), into unix seconds (the fraction dropped; a leap second counts as the next
- * second). FLOE_EPARSE for any other text or an impossible date. */
-int floe_civil_parse_rfc3339(const char *p, size_t n, int64_t *unix_s);
+/* µs since the epoch of day number days at hour:minute:second.frac_us (hour 0-23, minute
+ * 0-59, second 0-60, frac_us 0-999999) at off_s seconds east of UTC; false when the
+ * result leaves int64. The one leap-second rule of floe: second 60 is the last µs of its
+ * minute (hh:mm:59.999999), whatever its fraction. */
+bool floe_civil_us(int64_t days, unsigned hour, unsigned minute, unsigned second, int64_t frac_us,
+		   int64_t off_s, int64_t *us);
 
 #endif

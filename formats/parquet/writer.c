@@ -8,11 +8,11 @@
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
+#include "formats/base/utf8.h"
 #include "formats/parquet/bound.h"
 #include "formats/parquet/chunk.h"
 #include "formats/parquet/compress.h"
 #include "formats/parquet/footer.h"
-#include "formats/parquet/utf8.h"
 #include "formats/parquet/writer_impl.h"
 
 #include <stddef.h>
@@ -396,7 +396,7 @@ static int put_string(struct floe_pq_writer *w, struct leaf *l, int rep, const c
 {
 	const uint8_t *p;
 	size_t pn;
-	int rc = floe_pq_utf8_repair((const uint8_t *)(s ? s : ""), n, &w->scratch, &p, &pn,
+	int rc = floe_utf8_repair((const uint8_t *)(s ? s : ""), n, &w->scratch, &p, &pn,
 				     &w->replaced);
 	if (rc)
 		return rc;

@@ -16,7 +16,6 @@
 #include "platform/dl.h"
 #include "platform/log.h"
 
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -44,17 +43,16 @@ static struct {
 	__typeof__(curl_multi_info_read) *multi_info_read;
 	__typeof__(curl_multi_cleanup) *multi_cleanup;
 } fn;
-/* Set once by load (release); read before every call (acquire), so that a thread that
- * sees it set also sees fn. */
-static bool loaded_;
-static pthread_once_t once = PTHREAD_ONCE_INIT;
+/* Loaded by curl_global_init; asked before every other call (floe_dl_ready: a thread
+ * that sees it loaded also sees fn). */
+static struct floe_dl_once lib = FLOE_DL_ONCE_INIT;
 static bool loaded(void)
 {
-	return __atomic_load_n(&loaded_, __ATOMIC_ACQUIRE);
+	return floe_dl_ready(&lib);
 }
 
-/* Resolves every function or none (fn stays zero and loaded false). */
-static void load(void)
+/* Resolves every function or none (fn stays zero), logging why once. */
+static int load(char *err, size_t cap)
 {
 	const struct floe_dl_sym syms[] = {
 	    {"curl_global_init", &fn.global_init},
@@ -77,21 +75,18 @@ static void load(void)
 	    {"curl_multi_info_read", &fn.multi_info_read},
 	    {"curl_multi_cleanup", &fn.multi_cleanup},
 	};
-	char why[256];
-	if (floe_dl_load(LIBCURL, syms, sizeof(syms) / sizeof(syms[0]), why, sizeof(why))) {
+	int rc = floe_dl_load(LIBCURL, syms, sizeof(syms) / sizeof(syms[0]), err, cap);
+	if (rc)
 		floe_error("s3: %s: the S3 client needs libcurl 7.66 or later (Debian: the "
 			   "libcurl4 package)",
-			   why);
-		return;
-	}
-	/* The library stays loaded until the process ends. */
-	__atomic_store_n(&loaded_, true, __ATOMIC_RELEASE);
+			   err);
+	/* A loaded library stays until the process ends. */
+	return rc;
 }
 
 CURLcode curl_global_init(long flags)
 {
-	pthread_once(&once, load);
-	return loaded() ? fn.global_init(flags) : CURLE_FAILED_INIT;
+	return floe_dl_once(&lib, load, NULL, 0) == 0 ? fn.global_init(flags) : CURLE_FAILED_INIT;
 }
 
 CURL *curl_easy_init(void)

@@ -9,7 +9,7 @@
 #include "formats/aws/xml.h"
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
-#include "formats/base/civil.h"
+#include "formats/base/rfc3339.h"
 #include "formats/base/error.h"
 
 #include "platform/s3/s3_request.h"
@@ -228,7 +228,7 @@ static int collect_stale(void *ctx, const char *key, const char *upload_id, cons
 {
 	struct stale *st = ctx;
 	int64_t t;
-	if (floe_civil_parse_rfc3339(initiated, strlen(initiated), &t) != 0 || t > st->cutoff ||
+	if (floe_rfc3339_unix_s(initiated, strlen(initiated), &t) != 0 || t > st->cutoff ||
 	    st->n >= STALE_MAX)
 		return 0;
 	if (st->n == st->cap) {

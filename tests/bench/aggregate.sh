@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Aggregation benchmark (issue 17), floe side by side with DuckDB on the same events:
+# Aggregation benchmark, floe side by side with DuckDB on the same events:
 # events per CPU second through three group keys (one-minute windows, count, sum,
 # quantiles 0.5/0.9/0.99, distinct) for 1,000 and 10,000,000 distinct key combinations,
 # DuckDB computing the same GROUP BY with threads=1, approx_quantile and

@@ -1,4 +1,4 @@
-/* Benchmark of the aggregator (issue 17): events per CPU second through three group keys
+/* Benchmark of the aggregator: events per CPU second through three group keys
  * with count, sum, quantiles and distinct, one-minute windows, max_groups 1000, for a
  * given number of distinct key combinations, and the process's peak RSS. Run once per
  * key count (the peak is the process's): `bench_aggregate 1000` and

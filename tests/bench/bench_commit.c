@@ -1,4 +1,4 @@
-/* Commit latency and metadata bytes per commit as a table ages (issue 15, item 6): one
+/* Commit latency and metadata bytes per commit as a table ages: one
  * agent commits tiny batches (3 rows each, sealed into the spool as the agent does) into
  * a local warehouse through floe_table_commit, the agent's commit path, with a simulated
  * clock that moves by the commit interval between commits (snapshot ages, and so expiry,
@@ -15,7 +15,7 @@
  *        max snapshot age MAX_AGE_MS (0 = the 5-day default), 1 snapshot kept at least,
  *        100 metadata-log entries), and delete-after-commit on so that the run does not
  *        keep every metadata.json it wrote on disk (it changes nothing written);
- *   off: neither merging nor expiry (what floe did before issue 15);
+ *   off: neither merging nor expiry (what floe did before it merged and expired on commit);
  *   defaults: a configuration without properties (Iceberg's defaults, none of them set
  *        in the file): the table floe creates gets floe's own properties for an
  *        unattended writer, and goes by them (MAX_AGE_MS is not used).

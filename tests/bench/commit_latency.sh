@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Commit latency p50/p99 and metadata bytes written per commit as one agent's table ages
-# (issue 15, item 6): tests/bench/bench_commit.c commits tiny batches through the agent's
-# commit path (floe_table_commit) into a local warehouse, with a simulated clock moving
-# INTERVAL seconds per commit, and prints figures over the last 500 commits before each
+# Commit latency p50/p99 and metadata bytes written per commit as one agent's table
+# ages: tests/bench/bench_commit.c commits tiny batches through the agent's commit path
+# (floe_table_commit) into a local warehouse, with a simulated clock moving INTERVAL
+# seconds per commit, and prints figures over the last 500 commits before each
 # checkpoint (and the files and bytes in metadata/ at the checkpoint, and CPU per commit).
 # Four series, each on a fresh table:
 #   defaults: a configuration without properties: the table floe creates gets floe's
@@ -11,7 +11,7 @@
 #   on, 5 d:  merging and expiry with Iceberg's defaults (history.expire.max-snapshot-age-ms
 #             5 days: at one commit a minute the table keeps 7,200 snapshots);
 #   on, 1 h:  the same with a 1-hour snapshot age (60 snapshots kept at one a minute);
-#   off:      no merging, no expiry (floe before issue 15): grows quadratically.
+#   off:      no merging, no expiry (floe before manifest merging and expiry on commit): grows quadratically.
 # A series stops at the first checkpoint reached after BUDGET seconds (default 180) and
 # says so. Prints figures only; asserts nothing.
 # usage: tests/bench/commit_latency.sh [CHECKPOINT...]   (default 1000 2000; the issue's

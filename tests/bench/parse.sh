@@ -2,7 +2,7 @@
 # Parser benchmark: floe reading 1,000,000 generated Apache access lines (common log
 # format, unique lines) end to end into ZSTD Parquet in a local warehouse, once per
 # parser: none, json and logfmt (the same fields written as JSON and logfmt lines), regex
-# (issue 19's named-group pattern, PCRE2), a syslog-line pattern over 1,000,000 syslog
+# (a named-group pattern, PCRE2), a syslog-line pattern over 1,000,000 syslog
 # lines, a Java log pattern over 250,000 records (a fifth with a stack trace joined by
 # multiline.start) and the built-in apache_common scanner. Counted in records (rows). Prints,
 # per case, lines, CPU seconds (user + system), lines per CPU second, wall seconds, peak
@@ -222,6 +222,6 @@ else
 	echo "syslog-ng: not found (packaging/dev/install-deps.sh bench unpacks it)"
 fi
 printf '%-16s %9s %8s %14s   %s\n' "regex (glibc)" 1000000 10.9 92000 \
-	"floe before PCRE2, fixed reference (issue 19)"
+	"floe before PCRE2, fixed reference"
 printf '%-16s %9s %8s %14s   %s\n' "fluent-bit" 1000000 8.5 118000 \
-	"Fluent Bit 5.1 regex parser (Onigmo), fixed reference (issue 19)"
+	"Fluent Bit 5.1 regex parser (Onigmo), fixed reference"

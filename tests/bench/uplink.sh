@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Read stalls benchmark (issue 16): how long `floe run` stops reading its input while it
+# Read stalls benchmark: how long `floe run` stops reading its input while it
 # uploads and commits. A writer appends RATE lines/s (default 50,000, about 4.5 MB/s) to
 # one file for SECONDS_RUN seconds (default 20), in slices every 10 ms, each line carrying
 # the wall time it was written; floe tails it into a table on a real Ceph RGW on loopback

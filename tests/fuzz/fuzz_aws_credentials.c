@@ -7,7 +7,7 @@
 
 #include "formats/aws/credentials.h"
 #include "formats/base/alloc.h"
-#include "formats/base/civil.h"
+#include "formats/base/rfc3339.h"
 #include "formats/base/error.h"
 
 static void check(int rc, const struct floe_aws_credentials *c, const struct floe_err *e,
@@ -37,7 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check(rc, &c, &e, size);
 	floe_aws_credentials_fini(&c);
 	int64_t t;
-	if (floe_civil_parse_rfc3339(p, size, &t) == 0 && size < 20)
+	if (floe_rfc3339_unix_s(p, size, &t) == 0 && size < 20)
 		__builtin_trap();
 	if (a.used != 0)
 		__builtin_trap();

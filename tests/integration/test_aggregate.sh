@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Aggregations end to end (issue 17): the OpenSSH and Linux loghub samples, one input
+# Aggregations end to end: the OpenSSH and Linux loghub samples, one input
 # each, go through floe run --once into the raw table and an aggregate table per input
 # (`from`); DuckDB computes the same GROUP BY (one-minute window, app) over the raw
 # table, and count, sum, min and max must equal floe's exactly, per window and group.

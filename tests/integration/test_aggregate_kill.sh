@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Aggregates exactly once across kill -9 (issue 17): a generated JSON stream (event time
+# Aggregates exactly once across kill -9: a generated JSON stream (event time
 # 10 ms apart, five apps, 300 users, an integer latency so that sums are exact in any
 # order) is appended in bursts while floe runs and is killed at random moments,
 # AGG_KILLS times (default 10; the issue's long run is 30), then a final run --once reads

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The aggregate tables' spools (issue 17) under the raw spool's rules. 1: an aggregate
+# The aggregate tables' spools under the raw spool's rules. 1: an aggregate
 # file damaged between seal and commit fails its XXH64 check before upload: it is never
 # committed, goes to quarantine, and its rows are counted lost (they cannot be made again
 # without counting other events twice) and logged. 2: aggregate entries count in

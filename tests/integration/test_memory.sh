@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A poison line never crash-loops the agent (issue 13, item 5). The issue's reproductions:
+# A poison line never crash-loops the agent. The reproductions:
 # memory_limit 4MiB with the default max_line_bytes and one incompressible line of 550 KB,
 # and memory_limit 32MiB with max_line_bytes 64MiB and a line of 8 MiB, used to fail every
 # run with "sealing spool entry 1 failed: out of memory" (exit 1, the short lines before it

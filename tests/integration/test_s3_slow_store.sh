@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reading never waits on the store (issue 16): uploads and commits run on the committer
+# Reading never waits on the store: uploads and commits run on the committer
 # thread, so a slow S3 server holds a commit, never the reading. Against s3_stub.py (a
 # small in-memory S3 on loopback) made slow on request:
 # (a) While the server holds a data file upload of a commit (12 s), new lines are read

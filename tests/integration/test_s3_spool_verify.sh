@@ -2,7 +2,7 @@
 # A spooled file damaged between seal and upload, with the warehouse on a real S3 server
 # (Ceph RGW on loopback): the check before the upload finds it, quarantines it and the
 # rows are read again from the input, so that the table holds every line exactly once
-# (issue 13, item 4; test_spool_verify.sh covers the same on a local warehouse).
+# (test_spool_verify.sh covers the same on a local warehouse).
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/s3lib.sh"
 DATA="$FLOE_SRC/tests/data/loghub"

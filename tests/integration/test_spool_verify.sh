@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A spooled Parquet file damaged between seal and commit (issue 13, item 4) is never
+# A spooled Parquet file damaged between seal and commit is never
 # committed: its check against the size and XXH64 its entry recorded fails, it goes to
 # quarantine (counted in metrics.json), and its rows are read again from the input
 # positions the entry recorded, so that the table holds every line exactly once. When

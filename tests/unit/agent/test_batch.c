@@ -76,7 +76,7 @@ static void fill_record(struct floe_record *r, const char *msg, size_t len, int6
 	r->message = (struct floe_str){msg, len};
 }
 
-/* Regression (issue 13, item 10): the batch asked for a seal when the bytes written plus
+/* Regression: the batch asked for a seal when the bytes written plus
  * the open row group's uncompressed bytes reached the target, and the row group of log
  * text seldom closes before row_group_size: files came out at a fifth of their target.
  * A file must now reach 85 % of it before the batch asks. */
@@ -122,7 +122,7 @@ static void noise(char *p, size_t n)
 	}
 }
 
-/* Regression (issue 13, item 5): a line the budget could not hold ran the writer out of
+/* Regression: a line the budget could not hold ran the writer out of
  * memory in the middle of its row; the seal then failed, and with it every restart. The
  * batch now refuses such a record before it touches a writer: with rows, "seal first"
  * (and the seal works); empty, "cut it" with the length that fits. */

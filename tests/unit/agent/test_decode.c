@@ -154,7 +154,7 @@ static void assert_slices(const struct floe_record *rec, const char *line, size_
 	}
 }
 
-/* Issue 19: parsed fields point into the line until the batch takes them. Values the
+/* Parsed fields point into the line until the batch takes them. Values the
  * parser had to rewrite (a JSON string with escapes) are the exception, in the decoder's
  * arena; none of these has one. */
 static void test_fields_are_slices(void **state)

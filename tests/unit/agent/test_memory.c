@@ -1,6 +1,6 @@
 /* Unit tests for agent/run/memory.c, the memory rule of `floe check`: a budget that
  * cannot hold an input's longest record through sealing is refused with the keys and the
- * numbers (issue 13, item 5: memory_limit 4MiB with the default max_line_bytes, and 32MiB
+ * numbers (memory_limit 4MiB with the default max_line_bytes, and 32MiB
  * with max_line_bytes 64MiB, crash-looped on one long line), and what the message
  * suggests passes. */
 #include <setjmp.h>

@@ -91,7 +91,7 @@ static void test_entry_records_checksum_and_start(void **state)
 	floe_spool_entry_free(&f->alloc, e);
 }
 
-/* Regression (issue 13, item 4): 4 bytes overwritten in a sealed file went unnoticed and
+/* Regression: 4 bytes overwritten in a sealed file went unnoticed and
  * were committed. */
 static void test_verify_finds_damage(void **state)
 {

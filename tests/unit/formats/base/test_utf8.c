@@ -7,7 +7,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "formats/base/buf.h"
 #include "formats/base/utf8.h"
+
+#include <string.h>
 
 static void test_round_trip(void **state)
 {
@@ -60,11 +63,42 @@ static void test_ill_formed(void **state)
 	assert_int_equal(floe_utf8_get((const uint8_t *)"a\xff", 2, NULL), 1);
 }
 
+/* Validation, repair and decoding answer from one table: for every string of up to
+ * three bytes drawn from the bytes where the table's ranges change, a string is valid
+ * exactly when decoding walks it to its end, and repair leaves exactly those alone. */
+static void test_one_table(void **state)
+{
+	(void)state;
+	static const uint8_t b[] = {0x00, 0x41, 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0,
+				    0xc1, 0xc2, 0xdf, 0xe0, 0xe1, 0xec, 0xed, 0xee, 0xef, 0xf0,
+				    0xf1, 0xf3, 0xf4, 0xf5, 0xff};
+	const size_t nb = sizeof(b);
+	struct floe_buf scratch;
+	floe_buf_init(&scratch, NULL, 64);
+	for (size_t k = 0; k < nb * nb * nb; k++) {
+		uint8_t s[3] = {b[k % nb], b[k / nb % nb], b[k / nb / nb]};
+		for (size_t n = 1; n <= 3; n++) {
+			size_t i = 0, l;
+			while (i < n && (l = floe_utf8_get(s + i, n - i, NULL)))
+				i += l;
+			assert_int_equal(floe_utf8_valid(s, n), i);
+			const uint8_t *out;
+			size_t out_len;
+			uint64_t replaced = 0;
+			assert_int_equal(floe_utf8_repair(s, n, &scratch, &out, &out_len, &replaced), 0);
+			assert_int_equal(replaced == 0, i == n);
+			assert_int_equal(floe_utf8_valid(out, out_len), out_len);
+		}
+	}
+	floe_buf_fini(&scratch);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_round_trip),
 	    cmocka_unit_test(test_ill_formed),
+	    cmocka_unit_test(test_one_table),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,9 +13,9 @@
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
+#include "formats/base/utf8.h"
 #include "formats/parquet/reader.h"
 #include "formats/parquet/thrift.h"
-#include "formats/parquet/utf8.h"
 #include "formats/parquet/writer.h"
 
 #include "mem_sink.h"
@@ -82,7 +82,7 @@ static inline void same_bytes(const char *want, size_t wn, const char *got, size
 	uint64_t rep = 0;
 	/* The writer stores invalid UTF-8 replaced: that is the value to find. */
 	assert_int_equal(
-	    floe_pq_utf8_repair((const uint8_t *)(want ? want : ""), wn, &scratch, &p, &pn, &rep),
+	    floe_utf8_repair((const uint8_t *)(want ? want : ""), wn, &scratch, &p, &pn, &rep),
 	    0);
 	assert_int_equal(gn, pn);
 	assert_non_null(got);

@@ -16,9 +16,9 @@
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
+#include "formats/base/utf8.h"
 #include "formats/parquet/reader.h"
 #include "formats/parquet/thrift.h"
-#include "formats/parquet/utf8.h"
 #include "formats/parquet/writer.h"
 
 #include "pq_check.h"

@@ -1,5 +1,5 @@
 /* floe_pq_writer_row_need must be an upper bound of what the writer allocates for one
- * large row (issue 13, item 5: a 550 KB line at memory_limit 4 MiB ran the writer out of
+ * large row (a 550 KB line at memory_limit 4 MiB ran the writer out of
  * memory in the middle of the row, and every restart failed the same way), and a tight
  * one: the configuration check refuses budgets by it. Every codec, both profiles, with
  * and without an offload, several levels and sizes, a fresh writer and one that holds

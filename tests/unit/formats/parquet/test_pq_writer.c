@@ -17,9 +17,9 @@
 #include "formats/base/buf.h"
 #include "formats/base/crc.h"
 #include "formats/base/error.h"
+#include "formats/base/utf8.h"
 #include "formats/parquet/bloom.h"
 #include "formats/parquet/bound.h"
-#include "formats/parquet/utf8.h"
 #include "formats/parquet/writer.h"
 
 #include "mem_sink.h"
@@ -777,7 +777,7 @@ static void test_utf8(void **state)
 		const uint8_t *out;
 		size_t n;
 		uint64_t count = 0;
-		assert_int_equal(floe_pq_utf8_repair((const uint8_t *)cases[i].in, cases[i].n, &b,
+		assert_int_equal(floe_utf8_repair((const uint8_t *)cases[i].in, cases[i].n, &b,
 						     &out, &n, &count),
 				 0);
 		assert_int_equal(count, cases[i].count);
