@@ -8,6 +8,7 @@
 
 #include <string.h>
 
+#include "agent/input/tail_span.h"
 #include "agent/run/span.h"
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
