@@ -29,16 +29,27 @@ static const struct {
 	bool (*recognise)(const uint8_t *blob, size_t len);
 	void (*need)(const struct floe_config_input *in, uint64_t max_line,
 		     struct floe_input_need *out);
+	bool (*status)(const struct floe_config_input *c, const char *name,
+		       const struct floe_input_status *st, struct floe_buf *out);
 	const struct floe_input_ops *ops;
 } kinds[] = {
     {FLOE_INPUT_TAIL, floe_input_tail_make, floe_input_tail_recognise, floe_input_tail_need,
-     &floe_input_tail_ops},
+     floe_input_tail_status, &floe_input_tail_ops},
     {FLOE_INPUT_SYSLOG, floe_input_syslog_make, floe_input_syslog_recognise,
-     floe_input_syslog_need, &floe_input_syslog_ops},
+     floe_input_syslog_need, floe_input_syslog_status, &floe_input_syslog_ops},
     {FLOE_INPUT_JOURNAL, floe_input_journal_make, floe_input_journal_recognise,
-     floe_input_journal_need, &floe_input_journal_ops},
+     floe_input_journal_need, floe_input_journal_status, &floe_input_journal_ops},
 };
 #define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
+
+bool floe_input_status_text(const struct floe_config_input *c, const char *name,
+			    const struct floe_input_status *st, struct floe_buf *out)
+{
+	for (size_t k = 0; c && k < NKINDS; k++)
+		if (kinds[k].type == (int)c->type)
+			return kinds[k].status(c, name, st, out);
+	return floe_input_tail_status(c, name, st, out);
+}
 
 size_t floe_input_kind_metrics(size_t k, const char **kind, const struct floe_input_metric **table)
 {

@@ -88,6 +88,17 @@ struct floe_input_need {
 void floe_input_need(const struct floe_config_input *in, uint64_t max_line,
 		     struct floe_input_need *out);
 
+/* `floe status`'s lines about an input of configuration c (NULL: one metrics.json has
+ * and the configuration no longer: a tail's lines), named name, from its counters as
+ * metrics.json recorded them (num(obj, key), 0 when absent), appended to out. Returns
+ * whether the input cannot do its work (files it cannot open), as /healthz says. */
+struct floe_input_status {
+	uint64_t (*num)(const void *obj, const char *key);
+	const void *obj;
+};
+bool floe_input_status_text(const struct floe_config_input *c, const char *name,
+			    const struct floe_input_status *st, struct floe_buf *out);
+
 /* Input i of the configuration, of whatever type it has: 0 with *out (owned), or an error
  * with err naming the input. */
 int floe_input_new(struct floe_alloc *a, struct floe_input_shared *sh, size_t i,

@@ -109,6 +109,13 @@ void floe_input_syslog_need(const struct floe_config_input *in, uint64_t max_lin
 			    struct floe_input_need *out);
 void floe_input_journal_need(const struct floe_config_input *in, uint64_t max_line,
 			     struct floe_input_need *out);
+/* floe_input_status_text of each kind. */
+bool floe_input_tail_status(const struct floe_config_input *c, const char *name,
+			    const struct floe_input_status *st, struct floe_buf *out);
+bool floe_input_syslog_status(const struct floe_config_input *c, const char *name,
+			      const struct floe_input_status *st, struct floe_buf *out);
+bool floe_input_journal_status(const struct floe_config_input *c, const char *name,
+			       const struct floe_input_status *st, struct floe_buf *out);
 /* Whether blob is a position blob of the kind (one of another kind: a changed type). */
 bool floe_input_tail_recognise(const uint8_t *blob, size_t len);
 bool floe_input_syslog_recognise(const uint8_t *blob, size_t len);

@@ -7,6 +7,7 @@
 #include "agent/input/journal_in.h"
 #include "agent/schema/record.h"
 #include "formats/base/alloc.h"
+#include "formats/base/buf.h"
 #include "formats/base/error.h"
 #include "platform/log.h"
 
@@ -159,6 +160,21 @@ void floe_input_journal_need(const struct floe_config_input *in, uint64_t max_li
 	out->key = "max_line_bytes";
 	out->longest = 64 * 1024;
 	out->attrs = true;
+}
+
+/* A damaged journal file is counted, not a health problem. */
+bool floe_input_journal_status(const struct floe_config_input *c, const char *name,
+			       const struct floe_input_status *st, struct floe_buf *out)
+{
+	const void *o = st->obj;
+	(void)floe_buf_printf(out,
+			      "input %s (journal%s%s):\n  %" PRIu64 " entries, %" PRIu64
+			      " message bytes read; %" PRIu64 " cursor resets, %" PRIu64
+			      " fields cut\n",
+			      name, c->journal.directory ? " in " : "",
+			      c->journal.directory ? c->journal.directory : "", st->num(o, "lines"),
+			      st->num(o, "bytes"), st->num(o, "resets"), st->num(o, "truncated"));
+	return false;
 }
 
 int floe_input_journal_make(struct floe_alloc *a, struct floe_input_shared *sh, size_t i,

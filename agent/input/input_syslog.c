@@ -10,6 +10,7 @@
 #include "agent/parse/syslog.h"
 #include "agent/schema/record.h"
 #include "formats/base/alloc.h"
+#include "formats/base/buf.h"
 #include "formats/base/error.h"
 #include "platform/log.h"
 
@@ -254,6 +255,28 @@ void floe_input_syslog_need(const struct floe_config_input *in, uint64_t max_lin
 	out->key = "max_message_bytes";
 	out->longest = in->syslog.max_message_bytes;
 	out->attrs = true;
+}
+
+bool floe_input_syslog_status(const struct floe_config_input *c, const char *name,
+			      const struct floe_input_status *st, struct floe_buf *out)
+{
+	const void *o = st->obj;
+	(void)floe_buf_printf(out, "input %s (syslog", name);
+	for (size_t k = 0; k < c->syslog.nlisten; k++)
+		(void)floe_buf_printf(out, "%s%s", k ? ", " : " ", c->syslog.listen[k]);
+	(void)floe_buf_printf(out,
+			      "):\n  %" PRIu64 " messages, %" PRIu64 " bytes received; %" PRIu64
+			      " connections open, %" PRIu64 " accepted, %" PRIu64 " refused\n",
+			      st->num(o, "lines"), st->num(o, "bytes"), st->num(o, "open"),
+			      st->num(o, "connections"), st->num(o, "rejected"));
+	(void)floe_buf_printf(out,
+			      "  %" PRIu64 " datagrams the kernel dropped, %" PRIu64
+			      " messages cut, %" PRIu64 " half frames kept, %" PRIu64
+			      " TLS handshakes failed, %" PRIu64 " dropped\n",
+			      st->num(o, "kernel_drops"), st->num(o, "truncated"),
+			      st->num(o, "at_close"), st->num(o, "handshake_failures"),
+			      st->num(o, "dropped"));
+	return false;
 }
 
 /* The receiver thread and the structured data's scratch, shared by every syslog input:

@@ -8,6 +8,7 @@
 #include "agent/input/preflight.h"
 #include "agent/input/tail.h"
 #include "formats/base/alloc.h"
+#include "formats/base/buf.h"
 #include "formats/base/error.h"
 #include "platform/watch.h"
 
@@ -283,6 +284,29 @@ void floe_input_tail_need(const struct floe_config_input *in, uint64_t max_line,
 	out->key = "max_line_bytes";
 	out->longest = in->max_line_bytes;
 	out->lines = true;
+}
+
+bool floe_input_tail_status(const struct floe_config_input *c, const char *name,
+			    const struct floe_input_status *st, struct floe_buf *out)
+{
+	const void *o = st->obj;
+	(void)floe_buf_printf(out, "input %s", name);
+	for (size_t p = 0; c && p < c->npaths; p++)
+		(void)floe_buf_printf(out, "%s%s", p ? ", " : " (", c->paths[p]);
+	(void)floe_buf_printf(out,
+			      "%s:\n  %" PRIu64 " lines, %" PRIu64 " bytes read; %" PRIu64
+			      " bytes behind; %" PRIu64 " files open, %" PRIu64 " parked\n",
+			      c && c->npaths ? ")" : "", st->num(o, "lines"), st->num(o, "bytes"),
+			      st->num(o, "lag_bytes"), st->num(o, "files_open"),
+			      st->num(o, "files_parked"));
+	(void)floe_buf_printf(out,
+			      "  %" PRIu64 " files unreadable, %" PRIu64
+			      " patterns matching nothing, %" PRIu64 " parse failures, %" PRIu64
+			      " long lines split, %" PRIu64 " truncated\n",
+			      st->num(o, "files_unreadable"), st->num(o, "patterns_unmatched"),
+			      st->num(o, "parse_failures"), st->num(o, "long_lines_split"),
+			      st->num(o, "long_lines_truncated"));
+	return st->num(o, "files_unreadable") > 0;
 }
 
 int floe_input_tail_make(struct floe_alloc *a, struct floe_input_shared *sh, size_t i,
