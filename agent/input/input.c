@@ -228,12 +228,16 @@ int floe_input_restore(struct floe_input *in, const uint8_t *blob, size_t len, b
 {
 	*other = false;
 	if (!in->ops->recognise(blob, len)) {
-		/* Another kind's blob: the input changed its type. One of no kind is restored,
-		 * so that its damage is reported. */
-		for (size_t k = 0; k < NKINDS && !*other; k++)
-			*other = kinds[k].recognise(blob, len);
-		if (*other)
+		/* Another kind's blob: the input changed its type, and starts afresh. A blob of
+		 * no kind is restored by a kind that judges any other blob its own (a tail: its
+		 * damage is then reported), and is another's for the rest. */
+		bool known = false;
+		for (size_t k = 0; k < NKINDS && !known; k++)
+			known = kinds[k].recognise(blob, len);
+		if (known || !in->ops->restores_unknown) {
+			*other = true;
 			return 0;
+		}
 	}
 	return in->ops->restore(in->self, blob, len);
 }

@@ -22,6 +22,7 @@ struct floe_input_ops {
 	const char *kind; /* "tail": the type as configured and in metrics.json */
 	bool lines;	  /* hands over lines, not records */
 	bool quiet_skippable;
+	bool restores_unknown; /* a blob of no kind is restored (and judged) as its own */
 	const struct floe_input_metric *metrics;
 	size_t nmetrics;
 	/* Whether blob is a position blob of this kind. */

@@ -251,6 +251,7 @@ const struct floe_input_ops floe_input_tail_ops = {
     .kind = "tail",
     .lines = true,
     .quiet_skippable = true,
+    .restores_unknown = true,
     .metrics = metrics,
     .nmetrics = FLOE_INPUT_NMETRICS(metrics),
     .recognise = floe_input_tail_recognise,
