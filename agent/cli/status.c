@@ -4,7 +4,9 @@
 #include "agent/cli/commands.h"
 
 #include "agent/config/config.h"
+#include "agent/input/input.h"
 #include "formats/base/alloc.h"
+#include "formats/base/buf.h"
 #include "formats/base/error.h"
 #include "formats/base/limits.h"
 #include "formats/json/json.h"
@@ -38,65 +40,31 @@ static uint64_t num(const struct floe_json *obj, const char *name)
 	return (uint64_t)v;
 }
 
-/* A syslog or journal input's lines (true), or false for a tail input. */
-static bool print_other_input(const struct floe_config *cfg, size_t i, const struct floe_json *o)
+static uint64_t num_of(const void *obj, const char *key)
 {
-	if (i >= cfg->ninputs || cfg->inputs[i].type == FLOE_INPUT_TAIL)
-		return false;
-	const struct floe_config_input *c = &cfg->inputs[i];
-	if (c->type == FLOE_INPUT_JOURNAL) {
-		printf("input %s (journal%s%s):\n  %" PRIu64 " entries, %" PRIu64
-		       " message bytes read; %" PRIu64 " cursor resets, %" PRIu64 " fields cut\n",
-		       c->name, c->journal.directory ? " in " : "",
-		       c->journal.directory ? c->journal.directory : "", num(o, "lines"),
-		       num(o, "bytes"), num(o, "resets"), num(o, "truncated"));
-		return true;
-	}
-	printf("input %s (syslog", c->name);
-	for (size_t k = 0; k < c->syslog.nlisten; k++)
-		printf("%s%s", k ? ", " : " ", c->syslog.listen[k]);
-	printf("):\n  %" PRIu64 " messages, %" PRIu64 " bytes received; %" PRIu64
-	       " connections open, %" PRIu64 " accepted, %" PRIu64 " refused\n",
-	       num(o, "lines"), num(o, "bytes"), num(o, "open"), num(o, "connections"),
-	       num(o, "rejected"));
-	printf("  %" PRIu64 " datagrams the kernel dropped, %" PRIu64 " messages cut, %" PRIu64
-	       " half frames kept, %" PRIu64 " TLS handshakes failed, %" PRIu64 " dropped\n",
-	       num(o, "kernel_drops"), num(o, "truncated"), num(o, "at_close"),
-	       num(o, "handshake_failures"), num(o, "dropped"));
-	return true;
+	return num(obj, key);
 }
 
-/* One line per input, with its patterns from the configuration. Returns the number of
- * inputs matching files they cannot open. */
+/* Each input's lines, as its kind words them (agent/input/input.h), with its sources from
+ * the configuration. Returns the number of inputs matching files they cannot open. */
 static unsigned print_inputs(const struct floe_config *cfg, const struct floe_json *root)
 {
 	const struct floe_json *in = floe_json_get(root, "inputs");
 	unsigned failing = 0;
+	struct floe_buf b;
+	floe_buf_init(&b, NULL, 1u << 20);
 	for (size_t i = 0; in && i < floe_json_len(in); i++) {
-		const struct floe_json *o = floe_json_at(in, i);
-		if (print_other_input(cfg, i, o))
-			continue;
-		if (i < cfg->ninputs)
-			printf("input %s", cfg->inputs[i].name);
-		else
-			printf("input %zu", i + 1);
-		if (i < cfg->ninputs)
-			for (size_t p = 0; p < cfg->inputs[i].npaths; p++)
-				printf("%s%s", p ? ", " : " (", cfg->inputs[i].paths[p]);
-		printf("%s:\n  %" PRIu64 " lines, %" PRIu64 " bytes read; %" PRIu64
-		       " bytes behind; %" PRIu64 " files open, %" PRIu64 " parked\n",
-		       i < cfg->ninputs && cfg->inputs[i].npaths ? ")" : "", num(o, "lines"),
-		       num(o, "bytes"), num(o, "lag_bytes"), num(o, "files_open"),
-		       num(o, "files_parked"));
-		printf("  %" PRIu64 " files unreadable, %" PRIu64
-		       " patterns matching nothing, %" PRIu64 " parse failures, %" PRIu64
-		       " long lines split, %" PRIu64 " truncated\n",
-		       num(o, "files_unreadable"), num(o, "patterns_unmatched"),
-		       num(o, "parse_failures"), num(o, "long_lines_split"),
-		       num(o, "long_lines_truncated"));
-		if (num(o, "files_unreadable"))
+		struct floe_input_status st = {num_of, floe_json_at(in, i)};
+		char name[32];
+		snprintf(name, sizeof(name), "%zu", i + 1);
+		const struct floe_config_input *c = i < cfg->ninputs ? &cfg->inputs[i] : NULL;
+		floe_buf_reset(&b);
+		if (floe_input_status_text(c, c ? c->name : name, &st, &b))
 			failing++;
+		if (b.len)
+			fwrite(b.data, 1, b.len, stdout);
 	}
+	floe_buf_fini(&b);
 	return failing;
 }
 

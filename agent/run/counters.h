@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "agent/input/input.h"
+
 struct floe_buf;
 
 /* The runner's own counters and gauges, over every input. */
@@ -29,30 +31,22 @@ struct floe_run_counters {
 	uint64_t agg_late, agg_late_dropped, agg_future;
 };
 
-/* An input's kind: which of the per-input counters it has. */
-enum { FLOE_CTR_TAIL = 1, FLOE_CTR_SYSLOG = 2, FLOE_CTR_JOURNAL = 4 };
-
-/* One input's counters (the fields of its kind; the others stay 0). */
+/* One input's counters: its kind's table (agent/input/input.h) and their values. */
 struct floe_input_counters {
-	unsigned kind;
+	const char *kind; /* "tail": metrics.json's type */
 	const char *name; /* inputs[].name (borrowed): the input label; NULL: its position */
-	uint64_t lines, bytes, parse_failures, ts_failures;
-	/* tail */
-	uint64_t files_open, files_parked, files_unreadable, patterns_unmatched, files_skipped;
-	uint64_t long_lines_split, long_lines_truncated, truncations, rotated_closed;
-	uint64_t lag_bytes, files_draining;
-	/* syslog (truncated: journal too) */
-	uint64_t truncated, bad_length, at_close, dropped, lost_at_stop, kernel_drops;
-	uint64_t connections, rejected, open, closed_idle, handshake_failures, read_errors, paused;
-	/* journal (read_errors and files_unreadable: journal files) */
-	uint64_t resets, own_skipped;
+	const struct floe_input_metric *table;
+	size_t n;
+	uint64_t values[FLOE_INPUT_METRICS_MAX];
 };
 
 /* metrics.json: {"lines":N,...,"inputs":[{"type":"tail",...},...]} and a newline. */
 int floe_counters_json(const struct floe_run_counters *g, const struct floe_input_counters *in,
 		       size_t n, struct floe_buf *b);
 /* The same counters as Prometheus families (HELP, TYPE, samples; per input labelled
- * input="N", its 1-based position), each HELP naming its metrics.json key. */
+ * input="name", or its 1-based position), each HELP naming its metrics.json key. The
+ * inputs' families come in the order they first appear, each with the samples of every
+ * input that has it. */
 int floe_counters_prom(const struct floe_run_counters *g, const struct floe_input_counters *in,
 		       size_t n, struct floe_buf *b);
 

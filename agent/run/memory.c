@@ -10,7 +10,7 @@
 #include "agent/run/settings.h"
 
 #include "agent/config/config.h"
-#include "agent/input/syslog_in.h"
+#include "agent/input/input.h"
 
 #include "formats/base/error.h"
 #include "formats/parquet/writer.h"
@@ -23,9 +23,6 @@
  * decoders, the tails' file lists. Measured at 42 KB for a new table with two inputs; the
  * rest is room for the metadata of a table with history. */
 #define AGENT_BASE ((uint64_t)128 << 10)
-/* The tail's read size (settings.c, floe_run_tail_options): a file's buffer holds a chunk and the
- * longest line, plus its CR/LF. */
-#define READ_CHUNK ((uint64_t)64 << 10)
 
 static double mib(uint64_t v)
 {
@@ -43,15 +40,14 @@ static void pq_options(const struct floe_config *c, struct floe_pq_options *o, s
 		o->offload = off;
 }
 
-/* The longest record input in can make: a line, or a multiline group. */
+/* The longest record input in can make: its own longest, or a multiline group of its
+ * lines. */
 static uint64_t longest_record(const struct floe_config_input *in)
 {
-	if (in->type == FLOE_INPUT_SYSLOG)
-		return in->syslog.max_message_bytes; /* its structured data is a part of it */
-	if (in->type == FLOE_INPUT_JOURNAL)
-		return 64 * 1024; /* sd-journal's field threshold (platform/journal_sd.c) */
-	uint64_t rec = in->max_line_bytes;
-	if (in->multiline.start && in->multiline.max_bytes > rec)
+	struct floe_input_need need;
+	floe_input_need(in, in->max_line_bytes, &need);
+	uint64_t rec = need.longest;
+	if (need.lines && in->multiline.start && in->multiline.max_bytes > rec)
 		rec = in->multiline.max_bytes;
 	return rec;
 }
@@ -62,31 +58,27 @@ static uint64_t writer_need(const struct floe_pq_options *o, size_t ctx, const s
 			    uint64_t rec)
 {
 	size_t v[2] = {(size_t)rec, (size_t)rec};
-	bool attrs = in->parser != FLOE_PARSER_NONE || in->type != FLOE_INPUT_TAIL;
+	struct floe_input_need need;
+	floe_input_need(in, in->max_line_bytes, &need);
+	bool attrs = in->parser != FLOE_PARSER_NONE || need.attrs;
 	return floe_pq_writer_row_need(o, v, attrs ? 2 : 1, true, ctx);
 }
 
-/* Everything but the writer: read buffers of every input, one assembler state each
- * (settings.c's floe_run_assemble_options: two multiline buffers, three container ones),
- * the sort buffer, the agent. max_line replaces input k's max_line_bytes (for the suggestion). */
+/* Everything but the writer: the inputs' own buffers, one assembler state each for the
+ * inputs of lines (settings.c's floe_run_assemble_options: two multiline buffers, three
+ * container ones), the sort buffer, the agent. max_line replaces input k's max_line_bytes
+ * (for the suggestion). */
 static void other_parts(const struct floe_config *c, size_t k, uint64_t max_line, struct floe_memory_need *n)
 {
 	n->read = n->assemble = 0;
 	for (size_t i = 0; i < c->ninputs; i++) {
 		const struct floe_config_input *in = &c->inputs[i];
-		if (in->type == FLOE_INPUT_SYSLOG) {
-			/* The queue, the listeners' tables, a framer per connection, the loop's
-			 * read buffer (shared by every syslog input) and one frame in progress. */
-			n->read += floe_syslog_in_footprint(in) + FLOE_SYSLOG_READ_BYTES +
-				   in->syslog.max_message_bytes;
-			continue;
-		}
-		if (in->type == FLOE_INPUT_JOURNAL) {
-			n->read += 160 * 1024 + 64 * 1024; /* the fields' scratch, the library's */
-			continue;
-		}
 		uint64_t line = i == k ? max_line : in->max_line_bytes;
-		n->read += READ_CHUNK + line + 2;
+		struct floe_input_need need;
+		floe_input_need(in, line, &need);
+		n->read += need.read;
+		if (!need.lines)
+			continue;
 		if (in->multiline.start)
 			n->assemble += 2 * in->multiline.max_bytes;
 		if (in->format != FLOE_FORMAT_RAW)
@@ -167,9 +159,12 @@ int floe_memory_check(const struct floe_config *c, struct floe_err *err)
 	int line = c->agent.memory_limit_line ? c->agent.memory_limit_line : in->line;
 	int col = c->agent.memory_limit_line ? c->agent.memory_limit_col : in->col;
 	char lower[160] = "";
-	bool sys = in->type == FLOE_INPUT_SYSLOG;
-	if (sys)
-		snprintf(lower, sizeof(lower), " or lower inputs[%zu].max_message_bytes", n.input);
+	struct floe_input_need need;
+	floe_input_need(in, in->max_line_bytes, &need);
+	/* An input whose records are bounded by another key than max_line_bytes. */
+	bool other = strcmp(need.key, "max_line_bytes") != 0;
+	if (other)
+		snprintf(lower, sizeof(lower), " or lower inputs[%zu].%s", n.input, need.key);
 	else if (fits && !multi)
 		snprintf(lower, sizeof(lower), " or lower inputs[%zu].max_line_bytes to %" PRIu64 "KiB", n.input,
 			 fits / 1024);
@@ -182,7 +177,7 @@ int floe_memory_check(const struct floe_config *c, struct floe_err *err)
 	    "compression %.1fMiB, read buffers %.1fMiB, record assembly %.1fMiB, sort buffer "
 	    "%.1fMiB, the agent %.1fMiB); raise agent.memory_limit to %" PRIu64 "MiB%s",
 	    c->path, line, col, mib(c->agent.memory_limit), mib(n.record), n.input,
-	    sys ? "max_message_bytes" : multi ? "multiline.max_bytes" : "max_line_bytes",
+	    other ? need.key : multi ? "multiline.max_bytes" : "max_line_bytes",
 	    mib(n.total), mib(n.writer),
 	    mib(n.read), mib(n.assemble), mib(n.sort), mib(n.base),
 	    (n.total + (1u << 20) - 1) >> 20, lower);

@@ -7,14 +7,10 @@
 #include "agent/run/memory.h"
 
 #include "agent/config/config.h"
-#include "agent/input/journal_in.h"
-#include "agent/input/syslog_in.h"
-#include "agent/input/tail.h"
 #include "agent/lake/spool.h"
 #include "agent/lake/table.h"
 #include "agent/lake/warehouse.h"
 #include "agent/pipeline/assemble.h"
-#include "agent/parse/fields.h"
 #include "agent/pipeline/decode.h"
 #include "formats/iceberg/metadata.h"
 #include "platform/fs.h"
@@ -22,7 +18,6 @@
 #include "platform/loop.h"
 #include "platform/signal.h"
 #include "platform/store.h"
-#include "platform/watch.h"
 #ifndef FLOE_NO_S3
 #include "platform/s3/store_s3.h"
 #endif
@@ -175,40 +170,19 @@ static int open_lake(struct floe_runner *r, struct floe_err *err)
 	return 0;
 }
 
-/* The main thread's loop (the tails' watch, the committer's wake-ups) and the committer
- * thread. */
-static void watch_ready(struct floe_io *io, unsigned events)
-{
-	(void)events;
-	struct floe_runner *r = io->arg;
-	r->in.watch_ready = true;
-}
-
+/* The main thread's loop (the inputs' watch and descriptors, the committer's wake-ups)
+ * and the committer thread. */
 static int open_loop(struct floe_runner *r, struct floe_err *err)
 {
 	int rc = floe_loop_new(NULL, &r->loop);
 	if (rc)
 		return floe_err_set(err, rc, "cannot start the event loop: %s", floe_strerror(rc));
-	/* The syslog inputs' sockets are read on a thread of their own (the receiver). */
-	for (size_t i = 0; i < r->set.cfg->ninputs && !r->in.rx; i++)
-		if (r->set.cfg->inputs[i].type == FLOE_INPUT_SYSLOG &&
-		    (rc = floe_syslog_rx_new(&r->alloc, &r->in.rx, err)))
-			return rc;
 	return 0;
 }
 
 static int open_committer(struct floe_runner *r, struct floe_err *err)
 {
-	int rc = 0;
-	if (r->in.watch && floe_watch_fd(r->in.watch) >= 0) {
-		r->in.watch_io.cb = watch_ready;
-		r->in.watch_io.arg = r;
-		rc = floe_loop_io_add(r->loop, &r->in.watch_io, floe_watch_fd(r->in.watch),
-				      FLOE_IO_READ);
-		r->in.watch_added = rc == 0;
-	}
-	if (rc == 0)
-		rc = floe_worker_new(1, &r->com.thread);
+	int rc = floe_worker_new(1, &r->com.thread);
 	if (rc)
 		return floe_err_set(err, rc, "cannot start the event loop and the committer thread: %s",
 				    floe_strerror(rc));
@@ -243,44 +217,18 @@ static int open_batch(struct floe_runner *r, struct floe_err *err)
 	return 0;
 }
 
-/* Input i: its assembler (when it joins lines into records), decoder and tail, watched
- * with the other tails' watch. */
-/* A syslog input: its listeners on the main loop. */
-static int open_syslog(struct floe_runner *r, size_t i, struct floe_err *err)
-{
-	const struct floe_config_input *in = &r->set.cfg->inputs[i];
-	char name[32];
-	snprintf(name, sizeof(name), "input %s", in->name);
-	int rc = floe_syslog_in_new(&r->alloc, in, name, r->in.rx, r->loop, r->env.o.clock,
-				    &r->in.syslogs[i], err);
-	if (rc == 0)
-		r->in.n++;
-	return rc;
-}
-
-/* A journal input: its reader, its descriptor on the main loop. */
-static int open_journal(struct floe_runner *r, size_t i, struct floe_err *err)
-{
-	char name[32];
-	snprintf(name, sizeof(name), "input %s", r->set.cfg->inputs[i].name);
-	int rc = floe_journal_in_new(&r->alloc, &r->set.cfg->inputs[i], name, r->loop,
-				     &r->in.journals[i], err);
-	if (rc == 0) {
-		r->in.n++;
-		r->in.njournal++;
-	}
-	return rc;
-}
-
+/* Input i, of whatever type; for one that hands over lines, its decoder and, when it
+ * joins lines into records, its assembler. */
 static int open_input(struct floe_runner *r, size_t i, struct floe_err *err)
 {
 	const struct floe_config_input *in = &r->set.cfg->inputs[i];
 	struct floe_err e = {0};
-	int rc = 0;
-	if (in->type == FLOE_INPUT_SYSLOG)
-		return open_syslog(r, i, err);
-	if (in->type == FLOE_INPUT_JOURNAL)
-		return open_journal(r, i, err);
+	int rc = floe_input_new(&r->alloc, r->in.shared, i, &r->in.all[i], err);
+	if (rc)
+		return rc;
+	r->in.n++;
+	if (!floe_input_reads_lines(r->in.all[i]))
+		return 0;
 	if (in->format != FLOE_FORMAT_RAW || in->multiline.start) {
 		struct floe_assemble_options ao;
 		floe_run_assemble_options(&r->set, i, &ao);
@@ -294,44 +242,28 @@ static int open_input(struct floe_runner *r, size_t i, struct floe_err *err)
 	char dname[32];
 	snprintf(dname, sizeof(dname), "input %s", in->name);
 	floe_decoder_set_name(r->in.decoders[i], dname);
-	struct floe_preflight_tail to;
-	floe_run_tail_options(&r->set, i, r->env.o.clock, &to);
-	to.o.confirm_new = true; /* floe_runner_save_new_positions makes them durable */
-	if ((rc = floe_tail_new(&r->alloc, &to.o, &r->in.tails[i])))
-		return floe_err_set(err, rc, "input %s (line %d): %s", in->name, in->line,
-				    floe_strerror(rc));
-	r->in.n++;
-	/* One watch for every tail; without one (no inotify, no memory) the loop polls. */
-	if (!r->env.o.poll && !r->in.watch && floe_watch_new(0, &r->in.watch) != 0)
-		r->in.watch = NULL;
-	if (r->in.watch)
-		floe_tail_set_watch(r->in.tails[i], r->in.watch);
 	return 0;
 }
 
 static int open_inputs(struct floe_runner *r, struct floe_err *err)
 {
 	size_t n = r->set.cfg->ninputs ? r->set.cfg->ninputs : 1;
-	r->in.tails = floe_calloc(&r->alloc, n, sizeof(*r->in.tails));
+	r->in.all = floe_calloc(&r->alloc, n, sizeof(*r->in.all));
 	r->in.decoders = floe_calloc(&r->alloc, n, sizeof(*r->in.decoders));
 	r->in.asm_ = floe_calloc(&r->alloc, n, sizeof(*r->in.asm_));
-	r->in.syslogs = floe_calloc(&r->alloc, n, sizeof(*r->in.syslogs));
-	r->in.journals = floe_calloc(&r->alloc, n, sizeof(*r->in.journals));
-	if (!r->in.tails || !r->in.decoders || !r->in.asm_ || !r->in.syslogs || !r->in.journals)
+	if (!r->in.all || !r->in.decoders || !r->in.asm_)
 		return floe_err_set(err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));
-	uint64_t longest = 0;
-	for (size_t i = 0; i < r->set.cfg->ninputs; i++) {
-		const struct floe_config_input *in = &r->set.cfg->inputs[i];
-		if (in->type != FLOE_INPUT_SYSLOG)
-			continue;
-		r->in.nsyslog++;
-		if (in->syslog.max_message_bytes > longest)
-			longest = in->syslog.max_message_bytes;
-	}
-	if (r->in.nsyslog &&
-	    floe_fields_new(&r->alloc, 64, (size_t)longest, &r->in.sysfields) != 0)
-		return floe_err_set(err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));
-	int rc = 0;
+	r->in.sink = (struct floe_input_sink){floe_runner_on_line, floe_runner_on_input_record, r};
+	struct floe_input_shared_options so = {
+	    .cfg = r->set.cfg,
+	    .clock = r->env.o.clock,
+	    .loop = r->loop,
+	    .poll = r->env.o.poll,
+	    .fd_pct = r->set.fd_pct,
+	    .host = r->set.host,
+	    .host_len = r->set.host_len,
+	};
+	int rc = floe_input_shared_new(&r->alloc, &so, &r->in.shared, err);
 	for (size_t i = 0; i < r->set.cfg->ninputs && rc == 0; i++)
 		rc = open_input(r, i, err);
 	return rc;
@@ -365,8 +297,8 @@ int floe_runner_new(const struct floe_config *cfg, const struct floe_runner_opti
 		rc = open_inputs(r, err);
 	if (rc == 0)
 		rc = open_committer(r, err);
-	if (rc == 0 && r->in.rx)
-		rc = floe_syslog_rx_start(r->in.rx, err);
+	if (rc == 0)
+		rc = floe_input_shared_start(r->in.shared, err);
 	if (rc == 0) {
 		struct floe_err e = {0};
 		if ((rc = floe_runner_recover(r, &e)) && e.msg[0])
@@ -401,19 +333,12 @@ void floe_runner_free(struct floe_runner *r)
 	if (r->com.task)
 		floe_worker_wait(r->com.thread, r->com.task); /* a stop ends it within its grace */
 	floe_worker_free(r->com.thread);
-	if (r->in.watch_added)
-		floe_loop_io_del(r->loop, &r->in.watch_io);
-	floe_syslog_rx_stop(r->in.rx);
-	for (size_t i = 0; r->in.syslogs && i < r->set.cfg->ninputs; i++)
-		floe_syslog_in_free(r->in.syslogs[i]);
-	floe_syslog_rx_free(r->in.rx);
-	for (size_t i = 0; r->in.journals && i < r->set.cfg->ninputs; i++)
-		floe_journal_in_free(r->in.journals[i]);
+	/* The inputs' threads stop before the inputs go, the loop after them. */
+	floe_input_shared_stop(r->in.shared);
+	for (size_t i = 0; r->in.all && i < r->set.cfg->ninputs; i++)
+		floe_input_free(r->in.all[i]);
+	floe_input_shared_free(r->in.shared);
 	floe_loop_free(r->loop);
-	floe_fields_free(r->in.sysfields);
-	for (size_t i = 0; r->in.tails && i < r->set.cfg->ninputs; i++)
-		floe_tail_free(r->in.tails[i]);
-	floe_watch_free(r->in.watch);
 	for (size_t i = 0; r->in.decoders && i < r->set.cfg->ninputs; i++)
 		floe_decoder_free(r->in.decoders[i]);
 	for (size_t i = 0; r->in.asm_ && i < r->set.cfg->ninputs; i++)
@@ -421,9 +346,7 @@ void floe_runner_free(struct floe_runner *r)
 	floe_runner_drop_deferred(r);
 	floe_free(&r->alloc, r->b.from);
 	floe_free(&r->alloc, r->in.asm_);
-	floe_free(&r->alloc, r->in.tails);
-	floe_free(&r->alloc, r->in.syslogs);
-	floe_free(&r->alloc, r->in.journals);
+	floe_free(&r->alloc, r->in.all);
 	floe_free(&r->alloc, r->in.decoders);
 	floe_batch_free(r->b.batch);
 	floe_worker_free(r->lake.pool); /* after the writers: they wait for their pages */

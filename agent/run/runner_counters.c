@@ -4,9 +4,6 @@
 #include "agent/run/runner_impl.h"
 
 #include "agent/config/config.h"
-#include "agent/input/journal_in.h"
-#include "agent/input/syslog_in.h"
-#include "agent/input/tail.h"
 #include "agent/lake/spool.h"
 #include "agent/pipeline/assemble.h"
 #include "agent/pipeline/decode.h"
@@ -17,71 +14,25 @@
 
 #include <string.h>
 
-/* Input i's counters by its kind. */
+/* Input i's counters: its own, with its decoder's rejected lines and timestamps where
+ * it hands over lines. */
 static void input_counters(struct floe_runner *r, size_t i, struct floe_input_counters *c)
 {
 	memset(c, 0, sizeof(*c));
-	if (r->in.syslogs[i]) {
-		struct floe_syslog_in_stats s;
-		floe_syslog_in_stats(r->in.syslogs[i], &s);
-		*c = (struct floe_input_counters){
-		    .kind = FLOE_CTR_SYSLOG,
-		    .lines = s.messages,
-		    .bytes = s.bytes,
-		    .parse_failures = s.parse_failures,
-		    .ts_failures = s.ts_failures,
-		    .truncated = s.truncated,
-		    .bad_length = s.bad_length,
-		    .at_close = s.at_close,
-		    .dropped = s.dropped,
-		    .lost_at_stop = s.lost_at_stop,
-		    .kernel_drops = s.kernel_drops,
-		    .connections = s.connections,
-		    .rejected = s.rejected,
-		    .open = s.open,
-		    .closed_idle = s.closed_idle,
-		    .handshake_failures = s.handshake_failures,
-		    .read_errors = s.read_errors,
-		    .paused = s.paused,
-		};
-		return;
-	}
-	if (r->in.journals[i]) {
-		struct floe_journal_in_stats js;
-		floe_journal_in_stats(r->in.journals[i], &js);
-		*c = (struct floe_input_counters){.kind = FLOE_CTR_JOURNAL,
-						  .lines = js.entries,
-						  .bytes = js.bytes,
-						  .resets = js.resets,
-						  .truncated = js.truncated,
-						  .own_skipped = js.own_skipped,
-						  .files_unreadable = js.files_unreadable,
-						  .read_errors = js.read_errors};
-		return;
-	}
-	struct floe_tail_stats ts;
+	c->kind = floe_input_kind(r->in.all[i]);
+	c->n = floe_input_metrics(r->in.all[i], &c->table);
+	if (c->n > FLOE_INPUT_METRICS_MAX)
+		c->n = FLOE_INPUT_METRICS_MAX;
+	floe_input_metric_values(r->in.all[i], c->values);
 	struct floe_decode_stats ds = {0};
-	floe_tail_get_stats(r->in.tails[i], &ts);
 	if (r->in.decoders[i])
 		floe_decoder_get_stats(r->in.decoders[i], &ds);
-	*c = (struct floe_input_counters){
-	    .kind = FLOE_CTR_TAIL,
-	    .lines = ts.lines,
-	    .bytes = ts.bytes,
-	    .parse_failures = ds.parse_failures,
-	    .ts_failures = ds.ts_failures,
-	    .files_open = ts.files_open,
-	    .files_parked = ts.files_parked,
-	    .files_unreadable = ts.files_unreadable,
-	    .patterns_unmatched = ts.patterns_unmatched,
-	    .files_skipped = ts.files_skipped,
-	    .long_lines_split = ts.long_lines_split,
-	    .long_lines_truncated = ts.long_lines_truncated,
-	    .truncations = ts.truncations,
-	    .rotated_closed = ts.rotated_closed,
-	    .lag_bytes = ts.lag_bytes,
-	    .files_draining = ts.files_draining,
-	};
+	for (size_t k = 0; k < c->n; k++) {
+		if (c->table[k].flags & FLOE_INPUT_M_PARSE)
+			c->values[k] += ds.parse_failures;
+		if (c->table[k].flags & FLOE_INPUT_M_TS)
+			c->values[k] += ds.ts_failures;
+	}
 }
 
 /* The runner's counters; the parse and timestamp failures summed over the inputs. */
@@ -100,10 +51,13 @@ static void run_counters(struct floe_runner *r, const struct floe_input_counters
 		as.incomplete += one.incomplete;
 	}
 	r->stats.parse_failures = r->stats.ts_failures = 0;
-	for (size_t i = 0; i < r->in.n; i++) {
-		r->stats.parse_failures += in[i].parse_failures;
-		r->stats.ts_failures += in[i].ts_failures;
-	}
+	for (size_t i = 0; i < r->in.n; i++)
+		for (size_t k = 0; k < in[i].n; k++) {
+			if (in[i].table[k].flags & FLOE_INPUT_M_PARSE)
+				r->stats.parse_failures += in[i].values[k];
+			if (in[i].table[k].flags & FLOE_INPUT_M_TS)
+				r->stats.ts_failures += in[i].values[k];
+		}
 	uint64_t *seqs = NULL;
 	size_t entries = 0;
 	if (floe_spool_list(r->lake.spool, &seqs, &entries) == 0)

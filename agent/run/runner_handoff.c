@@ -5,7 +5,6 @@
 #include "agent/run/runner_impl.h"
 
 #include "agent/config/config.h"
-#include "agent/input/tail.h"
 #include "agent/lake/spool.h"
 #include "agent/pipeline/assemble.h"
 #include "agent/pipeline/decode.h"

@@ -1,28 +1,35 @@
 /* The runner's state, split by concern, and what its files share. Internal: nothing
- * outside agent/run/ includes it. The files call one another one way:
+ * outside agent/run/ includes it. The inputs are agent/input/input.h's objects, one array
+ * whatever their types: no file here knows a kind of input. The files call one another
+ * one way:
  *   runner.c (start-up, the objects' lives) -> settings.c, runner_state.c,
- *                                               runner_record.c
- *   runner_loop.c (the run loop, seals)      -> runner_record.c, runner_handoff.c,
- *                                               runner_state.c
+ *                                               runner_record.c, runner_status.c
+ *   runner_loop.c (the run loop, commits on  -> runner_read.c, runner_seal.c,
+ *     the interval, the end of a run)           runner_handoff.c, runner_state.c,
+ *                                               runner_status.c, runner_agg.c
+ *   runner_read.c (the loop's input side:    -> runner_seal.c, runner_record.c,
+ *     read passes, drains, flushes)             runner_state.c
+ *   runner_seal.c (seals, the deferred       -> runner_record.c, runner_state.c,
+ *     records after them)                       runner_handoff.c, runner_agg.c
  *   runner_handoff.c (the main thread's side -> runner_commit.c, runner_replay.c,
- *     of commits, spool limit, metrics)         runner_state.c, runner_agg.c
+ *     of commits, spool limit, metrics)         runner_state.c, runner_agg.c,
+ *                                               runner_counters.c
  *   runner_commit.c (the committer thread)   -> runner_agg.c
  *   runner_replay.c (rebuilding an entry)    -> runner_record.c, settings.c, span.c
- *   runner_state.c (positions, checkpoint,   -> runner_agg.c
+ *   runner_state.c (positions, checkpoint,   -> runner_agg.c, span.c
  *     recovery)
- *   runner_record.c (records into the batch), runner_agg.c (the aggregations),
- *   settings.c, span.c and runner_status.c (the HTTP status pages, called by runner.c and
- *   runner_loop.c) call no other file of the runner. */
+ *   runner_record.c (records into the batch) -> runner_agg.c
+ *   runner_status.c (the HTTP status pages)  -> runner_counters.c
+ *   runner_counters.c (the counters gathered) -> runner_agg.c, counters.c
+ *   runner_agg.c (the aggregations), settings.c and span.c call no other file of the
+ *   runner. */
 #ifndef FLOE_RUNNER_IMPL_H
 #define FLOE_RUNNER_IMPL_H
 
 #include "agent/run/runner.h"
 
 #include "agent/env/env.h"
-#include "agent/input/preflight.h"
-#include "agent/input/journal_in.h"
-#include "agent/input/syslog_in.h"
-#include "agent/input/tail.h"
+#include "agent/input/input.h"
 #include "agent/pipeline/decode.h"
 #include "agent/pipeline/batch.h"
 #include "agent/schema/partition.h"
@@ -44,12 +51,8 @@ struct run_status;
 struct floe_assemble_rec;
 struct floe_buf;
 struct floe_spool_entry;
-struct floe_tail_line;
-struct floe_syslog_in_msg;
-struct floe_fields;
 
 #define READ_BUDGET (1u << 20)      /* bytes per read pass before checking timers */
-#define READ_CHUNK (64u << 10)      /* bytes per read() of a tailed file */
 #define POSITIONS_MAX (64u << 20)
 #define COMMIT_MAX_ENTRIES 256      /* spool entries per snapshot */
 #define IDLE_SLEEP_MS 200
@@ -59,8 +62,6 @@ struct floe_fields;
  * the journal). */
 #define IDLE_LONG_MS 1000
 #define IDLE_TURNS 5
-/* The first idle wait after reading, with syslog inputs (runner_loop.c's idle_wait). */
-#define SYSLOG_NAP_MS 2
 #define RESCAN_MS 2000
 /* The rescan's pace once the inputs were idle for IDLE_TURNS waits and inotify watches
  * their directories: files created or renamed there make the next read scan at once, so
@@ -114,28 +115,20 @@ struct run_env {
 	bool reloading;
 };
 
-/* The inputs: per input a tail, its decoder and its assembler (NULL: each line is a
- * record), and what the read pass in progress is about. */
+/* The inputs (agent/input/input.h), one array whatever their types, with what they share;
+ * per input that reads lines, its decoder and its assembler (NULL: each line is a
+ * record); and what the read pass in progress is about. */
 struct run_inputs {
 	size_t n; /* inputs opened so far (all of them once the runner is made) */
-	struct floe_tail **tails; /* NULL for an input of another type */
-	/* type: syslog (agent/input/syslog_in.h), NULL for the others; their listeners are on
-	 * the receiver thread (rx). */
-	struct floe_syslog_in **syslogs;
-	size_t nsyslog;
-	struct floe_journal_in **journals; /* type: journal, NULL for the others */
-	size_t njournal;
-	struct floe_syslog_rx *rx; /* the syslog inputs' receiver thread, NULL without them */
-	struct floe_fields *sysfields; /* a syslog message's structured data */
-	struct floe_decoder **decoders;
+	struct floe_input **all;
+	struct floe_input_shared *shared;
+	struct floe_decoder **decoders; /* NULL for an input that hands over records */
 	struct floe_assemble **asm_;
-	struct floe_watch *watch; /* NULL: fixed idle sleeps */
-	struct floe_io watch_io;  /* the watch's descriptor in the main loop */
-	bool watch_added, watch_ready;
+	struct floe_input_sink sink; /* the runner's callbacks (runner_record.c) */
 	bool watch_fired; /* the watch had events since the last full read pass */
-	size_t cur;		  /* the input whose lines on_line receives */
-	int64_t read_us;	  /* receive time of the lines being read */
-	int64_t mono_us;	  /* monotonic time of the read pass (assemblers' timeouts) */
+	size_t cur;	  /* the input whose lines or records the sink receives */
+	int64_t read_us;  /* receive time of the lines being read */
+	int64_t mono_us;  /* monotonic time of the read pass (assemblers' timeouts) */
 };
 
 /* An assembled record the batch could not take yet (it needs a seal first), copied: the
@@ -389,9 +382,6 @@ void floe_runner_status_stop(struct floe_runner *r);
  * if it can). FLOE_EINVAL with err for a state_dir that cannot be made absolute. */
 int floe_run_settings_init(struct run_settings *s, const struct floe_config *cfg,
 			   struct floe_err *err);
-/* The tail options of input i (clock: the tail's wall clock, borrowed). */
-void floe_run_tail_options(const struct run_settings *s, size_t i, const struct floe_clock *clock,
-			   struct floe_preflight_tail *out);
 /* The assembler options of input i. */
 void floe_run_assemble_options(const struct run_settings *s, size_t i,
 			       struct floe_assemble_options *out);
@@ -406,16 +396,13 @@ int floe_runner_batch_add(struct floe_runner *r, struct floe_record *rec, uint64
  * floe_runner_batch_add. Counts no line. */
 int floe_runner_add_record(struct floe_runner *r, size_t input, const struct floe_assemble_rec *a,
 			   int64_t received_at, uint64_t seq);
-/* The tails' line callback (ctx: the runner): a line of input r->in.cur into the batch,
- * or into its assembler. A negative return leaves the line in the tail (to be read again
- * after a seal, r->b.line_refused), 1 asks the tail to stop for a seal. */
-int floe_runner_on_line(void *ctx, const struct floe_tail_line *line);
-/* The syslog inputs' message callback (ctx: the runner): the message of input r->in.cur
- * parsed (RFC 5424 or 3164, agent/parse/syslog.h) into a record in the batch, with
- * floe_runner_on_line's returns. */
-int floe_runner_on_message(void *ctx, const struct floe_syslog_in_msg *m);
-/* The journal inputs' entry callback (ctx: the runner), likewise. */
-int floe_runner_on_journal(void *ctx, const struct floe_journal_in_msg *m);
+/* The sink's line callback (ctx: the runner): a line of input r->in.cur into the batch,
+ * or into its assembler. A negative return leaves the line in the input (to be read
+ * again after a seal, r->b.line_refused), 1 asks the input to stop for a seal. */
+int floe_runner_on_line(void *ctx, const struct floe_input_line *line);
+/* The sink's record callback (ctx: the runner): a record input r->in.cur mapped itself,
+ * into the batch, with floe_runner_on_line's returns. */
+int floe_runner_on_input_record(void *ctx, struct floe_record *rec);
 /* The assemblers' record callback (ctx: the runner): into the batch, or kept for after
  * the seal when the batch refuses it. */
 int floe_runner_on_record(void *ctx, const struct floe_assemble_rec *a);
@@ -424,6 +411,53 @@ int floe_runner_on_record(void *ctx, const struct floe_assemble_rec *a);
 int floe_runner_add_deferred(struct floe_runner *r);
 /* Frees the records kept for after the seal. */
 void floe_runner_drop_deferred(struct floe_runner *r);
+
+/* runner_seal.c */
+/* The next batch starts at positions p (copied; without memory for the copy its entry
+ * records no start, and a damaged file of it could not be rebuilt). */
+void floe_runner_set_from(struct floe_runner *r, const uint8_t *p, size_t len);
+/* Seals the batch into the next spool entry (or, with no raw row but events of raw:
+ * false inputs, the positions into the checkpoint). why says what closes it (NULL: the
+ * batch's own reason, else the memory budget): logged. */
+int floe_runner_seal(struct floe_runner *r, const char *why);
+/* Seals while asked to and puts the waiting records in the next batch. */
+int floe_runner_settle(struct floe_runner *r);
+
+/* runner_read.c: the loop's input side. */
+/* One read pass over every input (quiet: leaving out those the watch saw no change of).
+ * *progress gets the bytes consumed (and 1 for more to read at once). */
+int floe_runner_read_inputs(struct floe_runner *r, size_t *progress, bool quiet);
+/* Timeouts of every assembler; with end = true (--once), everything they hold. */
+int floe_runner_poll_assemblers(struct floe_runner *r, bool end);
+/* --once at the end of input: what each input holds back (a partial last line, what a
+ * receiver took in), then what the assemblers still hold. */
+int floe_runner_flush_inputs(struct floe_runner *r);
+/* At a stop: the last of what inputs with a thread took in, their connections closed. */
+int floe_runner_drain_inputs(struct floe_runner *r);
+/* The end of a run: what inputs took in and the last read could not take dies with the
+ * process: counted (in the metrics written next) and logged. */
+void floe_runner_abandon_inputs(struct floe_runner *r);
+/* run --once that read no line says why, input by input. */
+void floe_runner_explain_nothing_read(const struct floe_runner *r);
+/* Hands the watch's events to the inputs (r->in.watch_fired when there were some). */
+void floe_runner_take_watch_events(struct floe_runner *r);
+/* Whether an input looks for a source it does not find (no watch sees one appear). */
+bool floe_runner_inputs_unmatched(const struct floe_runner *r);
+/* Rescans every input; with report, the first failure is logged and returned. */
+int floe_runner_scan_inputs(struct floe_runner *r, bool report);
+/* SIGHUP: the inputs' certificates again. */
+void floe_runner_reload_inputs(struct floe_runner *r);
+/* How the inputs wake the idle loop, over all of them; with arm, each is asked to wake
+ * it for what comes next (pending: something waits already). */
+struct run_wake {
+	bool on_loop;	 /* some input has descriptors or a thread on the loop */
+	bool drain_loop; /* some input's descriptor events are taken before each read */
+	bool all_wake;	 /* whatever arrives at any input wakes the loop */
+	bool assembling; /* some input assembles records (their timeouts) */
+	bool pending;
+	int nap_ms; /* the longest nap an input asks for after reading */
+};
+void floe_runner_inputs_wake(struct floe_runner *r, bool arm, struct run_wake *w);
 
 /* runner_replay.c */
 /* Rebuilds damaged spool entry e (borrowed) from its inputs: reads again the bytes its

@@ -1,13 +1,9 @@
-/* Records on their way into the batch: a tail's line (or an assembler's record) decoded
- * into a record, kept for after the seal when the batch refuses it, and cut to what the
+/* Records on their way into the batch: an input's record, or its line (or an assembler's
+ * record) decoded into one, kept for after the seal when the batch refuses it, and cut to what the
  * memory budget can take when even an empty batch cannot take it whole. */
 #include "agent/run/runner_impl.h"
 
 #include "agent/config/config.h"
-#include "agent/input/syslog_in.h"
-#include "agent/input/tail.h"
-#include "agent/parse/fields.h"
-#include "agent/parse/syslog.h"
 #include "agent/pipeline/assemble.h"
 #include "agent/pipeline/batch.h"
 #include "agent/pipeline/decode.h"
@@ -126,10 +122,11 @@ int floe_runner_add_record(struct floe_runner *r, size_t input, const struct flo
 	return floe_runner_batch_add(r, &rec, seq);
 }
 
-/* The record of rec, already filled, into the batch: the line, message and entry
- * callbacks' returns (floe_runner_on_line). */
-static int add_input_record(struct floe_runner *r, struct floe_record *rec)
+/* The record of rec, already filled, into the batch: the line and record callbacks'
+ * returns (floe_runner_on_line). */
+int floe_runner_on_input_record(void *ctx, struct floe_record *rec)
 {
+	struct floe_runner *r = ctx;
 	/* An input with raw: false only feeds the aggregations. */
 	bool raw = r->set.cfg->inputs[r->in.cur].raw;
 	int rc = raw ? floe_runner_batch_add(r, rec, r->b.next_seq) : 0;
@@ -151,11 +148,11 @@ static int add_input_record(struct floe_runner *r, struct floe_record *rec)
 	return 0;
 }
 
-static int on_line_assembled(struct floe_runner *r, const struct floe_tail_line *line);
+static int on_line_assembled(struct floe_runner *r, const struct floe_input_line *line);
 
-/* A line from a tail becomes a record in the batch. Returning a negative code leaves
- * the line unconsumed in the tail, to be read again after the seal. */
-int floe_runner_on_line(void *ctx, const struct floe_tail_line *line)
+/* A line of an input becomes a record in the batch. Returning a negative code leaves
+ * the line unconsumed in the input, to be read again after the seal. */
+int floe_runner_on_line(void *ctx, const struct floe_input_line *line)
 {
 	struct floe_runner *r = ctx;
 	if (r->in.asm_[r->in.cur])
@@ -173,89 +170,7 @@ int floe_runner_on_line(void *ctx, const struct floe_tail_line *line)
 	rec.message.p = line->data;
 	rec.message.len = line->len;
 	floe_decoder_apply(r->in.decoders[r->in.cur], &rec);
-	return add_input_record(r, &rec);
-}
-
-/* A syslog message's record: the header's fields in their columns, structured data (and
- * what went wrong) in attrs, the message part as the message. A message without a syslog
- * header, or one that broke its grammar, is kept whole with facility and severity null,
- * `syslog.error` saying why, and counted (a parse failure; a timestamp alone that did
- * not parse is a ts failure). */
-static void message_record(struct floe_runner *r, const struct floe_syslog_in_msg *m,
-			   struct floe_record *rec)
-{
-	const struct floe_config_input *in = &r->set.cfg->inputs[r->in.cur];
-	struct floe_syslog_opts o = {
-	    .received_us = m->received_us,
-	    .zone_off_s = in->syslog.zone_offset_s,
-	    .no_hostname = m->local,
-	};
-	struct floe_syslog_msg sm;
-	struct floe_fields *f = r->in.sysfields;
-	floe_fields_reset(f);
-	int rc = floe_syslog_parse(m->data, m->len, &o, &sm, f);
-	if (rc == 0 && sm.format == FLOE_SYSLOG_PLAIN) {
-		sm.error = "no syslog header (PRI or timestamp)";
-		sm.error_off = 0;
-	}
-	floe_syslog_in_count_parse(r->in.syslogs[r->in.cur], sm.error != NULL,
-				   sm.ts_error != NULL);
-	if (sm.error || sm.ts_error)
-		(void)floe_syslog_error_attrs(&sm, f);
-	if (m->truncated)
-		(void)floe_fields_add(f, "syslog.truncated", 16, "true", 4);
-	memset(rec, 0, sizeof(*rec));
-	rec->received_at = m->received_us;
-	rec->ts = sm.has_ts ? sm.ts_us : m->received_us;
-	if (in->syslog.host_from == FLOE_SYSLOG_HOST_MESSAGE && sm.host.p && sm.host.len)
-		rec->host = sm.host;
-	else if (m->peer_len)
-		rec->host = (struct floe_str){m->peer, m->peer_len};
-	else
-		rec->host = (struct floe_str){r->set.host, r->set.host_len};
-	rec->source = (struct floe_str){m->source, m->source_len};
-	rec->has_facility = sm.has_facility;
-	rec->facility = sm.facility;
-	rec->has_severity = sm.has_severity;
-	rec->severity = sm.severity;
-	rec->app = sm.app;
-	rec->proc_id = sm.proc_id;
-	rec->msg_id = sm.msg_id;
-	rec->message = sm.message;
-	floe_fields_to_record(f, rec);
-}
-
-int floe_runner_on_message(void *ctx, const struct floe_syslog_in_msg *m)
-{
-	struct floe_runner *r = ctx;
-	struct floe_record rec;
-	message_record(r, m, &rec);
-	return add_input_record(r, &rec);
-}
-
-int floe_runner_on_journal(void *ctx, const struct floe_journal_in_msg *m)
-{
-	struct floe_runner *r = ctx;
-	struct floe_record rec;
-	memset(&rec, 0, sizeof(rec));
-	rec.ts = m->ts_us;
-	rec.received_at = m->received_us;
-	rec.host = m->host.p ? m->host : (struct floe_str){r->set.host, r->set.host_len};
-	rec.source = m->source;
-	rec.has_facility = m->has_facility;
-	rec.facility = m->facility;
-	rec.has_severity = m->has_severity;
-	rec.severity = m->severity;
-	rec.app = m->app;
-	rec.proc_id = m->proc_id;
-	rec.msg_id = m->msg_id;
-	rec.message = m->message.p ? m->message : (struct floe_str){"", 0};
-	rec.nattrs = m->nattrs;
-	rec.attr_keys = m->attr_keys;
-	rec.attr_key_lens = m->attr_key_lens;
-	rec.attr_vals = m->attr_vals;
-	rec.attr_val_lens = m->attr_val_lens;
-	return add_input_record(r, &rec);
+	return floe_runner_on_input_record(r, &rec);
 }
 
 /* Decodes an assembled record and adds it: floe_batch_add's result (2 also for a full
@@ -375,7 +290,7 @@ void floe_runner_drop_deferred(struct floe_runner *r)
 
 /* A line of an input with an assembler. The line is consumed once the assembler has it;
  * while records wait for a seal no line is taken. */
-static int on_line_assembled(struct floe_runner *r, const struct floe_tail_line *line)
+static int on_line_assembled(struct floe_runner *r, const struct floe_input_line *line)
 {
 	if (r->b.ndefer) {
 		r->b.line_refused = true;

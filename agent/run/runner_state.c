@@ -5,9 +5,6 @@
 
 #include "agent/config/config.h"
 #include "agent/state/blobfile.h"
-#include "agent/input/journal_in.h"
-#include "agent/input/syslog_in.h"
-#include "agent/input/tail.h"
 #include "agent/schema/partition.h"
 #include "agent/lake/spool.h"
 #include "agent/lake/table.h"
@@ -39,8 +36,7 @@
 
 static void hold_cb(void *ctx, uint64_t file_id, int64_t offset)
 {
-	/* A file the tail no longer follows has no position to hold back. */
-	(void)floe_tail_hold(ctx, file_id, offset < 0 ? 0 : (uint64_t)offset);
+	floe_input_hold_at(ctx, file_id, offset < 0 ? 0 : (uint64_t)offset);
 }
 
 /* Exactly-once: lines kept by an assembler (grouped, not yet a record) and records
@@ -48,16 +44,16 @@ static void hold_cb(void *ctx, uint64_t file_id, int64_t offset)
  * positions stop at the first of them; a restart reads them again. */
 static void set_holds(struct floe_runner *r, size_t i)
 {
-	if (!r->in.asm_ || !r->in.asm_[i] || !r->in.tails[i])
+	if (!r->in.asm_ || !r->in.asm_[i])
 		return;
-	floe_tail_hold_clear(r->in.tails[i]);
-	floe_assemble_pending(r->in.asm_[i], hold_cb, r->in.tails[i]);
+	floe_input_hold_clear(r->in.all[i]);
+	floe_assemble_pending(r->in.asm_[i], hold_cb, r->in.all[i]);
 	for (size_t k = 0; k < r->b.ndefer; k++)
 		if (r->b.defer[k].input == i)
-			hold_cb(r->in.tails[i], r->b.defer[k].file_id, r->b.defer[k].offset);
+			hold_cb(r->in.all[i], r->b.defer[k].file_id, r->b.defer[k].offset);
 }
 
-/* Input positions of every tail, concatenated as (u32 length, blob) pairs. */
+/* Input positions of every input, concatenated as (u32 length, blob) pairs. */
 int floe_runner_collect_positions(struct floe_runner *r, struct floe_buf *out)
 {
 	struct floe_buf one;
@@ -66,13 +62,7 @@ int floe_runner_collect_positions(struct floe_runner *r, struct floe_buf *out)
 	for (size_t i = 0; i < r->in.n && rc == 0; i++) {
 		floe_buf_reset(&one);
 		set_holds(r, i);
-		if (r->in.syslogs[i])
-			rc = floe_syslog_in_positions(r->in.syslogs[i], &one);
-		else if (r->in.journals[i])
-			rc = floe_journal_in_positions(r->in.journals[i], &one);
-		else
-			rc = floe_tail_positions(r->in.tails[i], &one);
-		if (rc)
+		if ((rc = floe_input_positions(r->in.all[i], &one)))
 			break;
 		if ((rc = floe_buf_put_le32(out, (uint32_t)one.len)) == 0)
 			rc = floe_buf_append(out, one.data, one.len);
@@ -81,7 +71,7 @@ int floe_runner_collect_positions(struct floe_runner *r, struct floe_buf *out)
 	return rc;
 }
 
-/* Restores every tail from collect_positions' format (read by span.c). A blob saved with
+/* Restores every input from collect_positions' format (read by span.c). A blob saved with
  * another number of inputs restores the inputs it still has in order: the configuration
  * changed. */
 static int restore_positions(struct floe_runner *r, const uint8_t *p, size_t len)
@@ -95,18 +85,9 @@ static int restore_positions(struct floe_runner *r, const uint8_t *p, size_t len
 	for (uint32_t i = 0; i < n && rc == 0; i++) {
 		if ((rc = floe_span_input(p, len, i, &n, &blob, &blen)) || i >= r->in.n)
 			continue;
-		uint64_t taken;
-		const char *cur;
-		size_t clen;
-		bool sys_blob = floe_syslog_in_blob_taken(blob, blen, &taken) == 0;
-		bool jrn_blob = floe_journal_in_blob_cursor(blob, blen, &cur, &clen) == 0;
-		if (r->in.syslogs[i] && sys_blob)
-			rc = floe_syslog_in_restore(r->in.syslogs[i], blob, blen);
-		else if (r->in.journals[i] && jrn_blob)
-			rc = floe_journal_in_restore(r->in.journals[i], blob, blen);
-		else if (r->in.tails[i] && !sys_blob && !jrn_blob)
-			rc = floe_tail_restore(r->in.tails[i], blob, blen);
-		else
+		bool other = false;
+		rc = floe_input_restore(r->in.all[i], blob, blen, &other);
+		if (other)
 			floe_warn("runner: input %u changed its type since the checkpoint: it "
 				  "starts afresh",
 				  i + 1);
@@ -119,9 +100,9 @@ static int restore_positions(struct floe_runner *r, const uint8_t *p, size_t len
 	return 0;
 }
 
-/* The durable positions of the last seal (r->ck.pos), with the positions the tails chose
- * for the files they saw first since then, into out. The other inputs' blobs are kept as
- * they are: the checkpoint must still say where the sealed lines end. */
+/* The durable positions of the last seal (r->ck.pos), with the positions the inputs chose
+ * for the sources they saw first since then, into out: the checkpoint must still say
+ * where the sealed lines end. */
 static int merge_new(struct floe_runner *r, struct floe_buf *out)
 {
 	struct floe_buf one;
@@ -135,10 +116,8 @@ static int merge_new(struct floe_runner *r, struct floe_buf *out)
 		    FLOE_ENOTFOUND)
 			rc = 0; /* start-up rewrites a checkpoint with fewer inputs */
 		floe_buf_reset(&one);
-		if (rc == 0 && r->in.tails[i])
-			rc = floe_tail_positions_with_new(r->in.tails[i], blob, blen, &one);
-		else if (rc == 0 && blob)
-			rc = floe_buf_append(&one, blob, blen);
+		if (rc == 0)
+			rc = floe_input_positions_with_new(r->in.all[i], blob, blen, &one);
 		if (rc == 0 && (rc = floe_buf_put_le32(out, (uint32_t)one.len)) == 0)
 			rc = floe_buf_append(out, one.data, one.len);
 	}
@@ -150,8 +129,7 @@ int floe_runner_save_new_positions(struct floe_runner *r, bool nothing_read)
 {
 	size_t unsaved = 0;
 	for (size_t i = 0; i < r->in.n; i++)
-		if (r->in.tails[i])
-			unsaved += floe_tail_unsaved(r->in.tails[i]);
+		unsaved += floe_input_unsaved(r->in.all[i]);
 	uint32_t n = 0;
 	const uint8_t *b;
 	size_t bl;
@@ -175,8 +153,7 @@ int floe_runner_save_new_positions(struct floe_runner *r, bool nothing_read)
 		return rc;
 	}
 	for (size_t i = 0; i < r->in.n; i++)
-		if (r->in.tails[i])
-			floe_tail_confirm(r->in.tails[i]);
+		floe_input_confirm(r->in.all[i]);
 	return 0;
 }
 

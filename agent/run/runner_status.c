@@ -17,8 +17,6 @@
 #include "agent/run/runner_impl.h"
 
 #include "agent/config/config.h"
-#include "agent/input/journal_in.h"
-#include "agent/input/tail.h"
 #include "agent/lake/spool.h"
 #include "agent/pipeline/decode.h"
 #include "agent/run/progress.h"
@@ -250,19 +248,11 @@ static bool healthy(struct floe_runner *r, int64_t now_us, char *why, size_t cap
 			 (now_us - since) / 1000000, spool, r->stats.commit_failures);
 		return false;
 	}
-	for (size_t i = 0; i < r->in.n; i++) {
-		struct floe_tail_stats ts;
-		if (!r->in.tails[i])
-			continue; /* a damaged journal file is counted, not a health problem */
-		floe_tail_get_stats(r->in.tails[i], &ts);
-		if (ts.files_unreadable) {
-			snprintf(why, cap,
-				 "input %s: %" PRIu64 " matched files cannot be opened "
-				 "(permissions)\n",
-				 r->set.cfg->inputs[i].name, ts.files_unreadable);
+	/* Each input says what keeps it from its work (a damaged journal file is counted,
+	 * not a health problem). */
+	for (size_t i = 0; i < r->in.n; i++)
+		if (!floe_input_healthy(r->in.all[i], r->set.cfg->inputs[i].name, why, cap))
 			return false;
-		}
-	}
 	snprintf(why, cap, "ok\n");
 	return true;
 }
@@ -297,13 +287,13 @@ static void progress_draw(struct floe_runner *r, int64_t t)
 	r->progress.drawn_us = t;
 	uint64_t done = 0, lag = 0, lines = 0;
 	for (size_t i = 0; i < r->in.n; i++) {
-		struct floe_tail_stats ts;
-		if (!r->in.tails[i])
-			continue; /* a listener or the journal: no bytes still to read */
-		floe_tail_get_stats(r->in.tails[i], &ts);
-		done += ts.bytes;
-		lag += ts.lag_bytes;
-		lines += ts.lines;
+		uint64_t d, g, n;
+		/* A listener or the journal has no bytes still to read. */
+		if (floe_input_progress(r->in.all[i], &d, &g, &n)) {
+			done += d;
+			lag += g;
+			lines += n;
+		}
 	}
 	char line[FLOE_LOG_STATUS_MAX];
 	floe_progress_format(line, sizeof(line), done, done + lag, lines, t - r->progress.start_us);

@@ -5,6 +5,7 @@
 #include "agent/run/settings.h"
 
 #include "agent/config/config.h"
+#include "agent/input/preflight.h"
 #include "agent/pipeline/assemble.h"
 #include "formats/base/buf.h"
 #include "platform/clock.h"
@@ -84,21 +85,6 @@ int floe_run_settings_init(struct run_settings *s, const struct floe_config *cfg
 			  "(RLIMIT_NOFILE): each input gets %u %% of its max_open_files",
 			  fd_limit, s->fd_pct);
 	return 0;
-}
-
-/* The tails' clock: the runner's wall clock in milliseconds. */
-static int64_t tail_clock_ms(void *ctx)
-{
-	const struct floe_clock *c = ctx;
-	return c->wall_us(c->ctx) / 1000;
-}
-
-void floe_run_tail_options(const struct run_settings *s, size_t i, const struct floe_clock *clock,
-			   struct floe_preflight_tail *out)
-{
-	floe_preflight_tail_options(s->cfg, i, s->fd_pct, out);
-	out->o.clock_ms = tail_clock_ms;
-	out->o.clock_ctx = (void *)(uintptr_t)clock; /* only ever read */
 }
 
 /* Input i groups lines into records (container partial lines, multiline). Every file

@@ -1,9 +1,10 @@
-/* Fuzz target: the byte ranges of a seal from two tail position blobs (agent/run/span).
+/* Fuzz target: the byte ranges of a seal from two tail position blobs (agent/input/tail_span).
  * Input: u16 little-endian length of the start blob, the start blob, then the end blob.
  * Any input must decode or fail cleanly, and release what it took. */
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "agent/input/tail_span.h"
 #include "agent/run/span.h"
 #include "formats/base/alloc.h"
 

@@ -59,16 +59,18 @@ static void test_same_counters(void **state)
 	uint64_t next = 1000;
 	for (size_t i = 0; i < sizeof(g) / sizeof(uint64_t); i++)
 		gf[i] = next++;
+	/* One input of every kind there is. */
 	struct floe_input_counters in[3];
-	unsigned kinds[3] = {FLOE_CTR_TAIL, FLOE_CTR_SYSLOG, FLOE_CTR_JOURNAL};
-	size_t first = offsetof(struct floe_input_counters, lines);
 	for (size_t k = 0; k < 3; k++) {
 		memset(&in[k], 0, sizeof(in[k]));
-		in[k].kind = kinds[k];
-		uint64_t *f = (uint64_t *)(void *)((char *)&in[k] + first);
-		for (size_t i = 0; i < (sizeof(in[k]) - first) / sizeof(uint64_t); i++)
-			f[i] = next++;
+		in[k].n = floe_input_kind_metrics(k, &in[k].kind, &in[k].table);
+		assert_true(in[k].n > 0 && in[k].n <= FLOE_INPUT_METRICS_MAX);
+		for (size_t i = 0; i < in[k].n; i++)
+			in[k].values[i] = next++;
 	}
+	const char *none;
+	const struct floe_input_metric *t;
+	assert_int_equal(floe_input_kind_metrics(3, &none, &t), 0);
 	struct floe_buf j, p;
 	floe_buf_init(&j, &a, 1 << 20);
 	floe_buf_init(&p, &a, 1 << 20);

@@ -1,4 +1,4 @@
-/* Unit tests for agent/run/span: the byte ranges a seal covers, from the tail
+/* Unit tests for agent/input/tail_span and agent/run/span: the byte ranges a seal covers, from the tail
  * position blobs where it started and ended. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -8,6 +8,7 @@
 
 #include <string.h>
 
+#include "agent/input/tail_span.h"
 #include "agent/run/span.h"
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
