@@ -5,6 +5,7 @@
 
 #include "listen.h"
 #include "loop.h"
+#include "owner.h"
 #include "server.h"
 
 #include "formats/base/alloc.h"
@@ -232,6 +233,7 @@ int floe_httpd_req_target(const struct floe_httpd_req *q, bool *head, char *targ
  * that ends the headers, which are ignored. Bytes after it are ignored too. */
 static void on_data(void *arg, struct floe_conn *c, const char *p, size_t n)
 {
+	FLOE_OWNER(FLOE_ROLE_HTTPD);
 	struct floe_httpd *h = arg;
 	struct req *q = floe_conn_data(c);
 	if (!q || q->r.done)
@@ -252,6 +254,7 @@ static void on_data(void *arg, struct floe_conn *c, const char *p, size_t n)
 
 static int on_open(void *arg, struct floe_conn *c)
 {
+	FLOE_OWNER(FLOE_ROLE_HTTPD);
 	struct floe_httpd *h = arg;
 	for (unsigned i = 0; i < h->max_conn; i++) {
 		if (!h->reqs[i].used) {
@@ -266,6 +269,7 @@ static int on_open(void *arg, struct floe_conn *c)
 
 static void on_close(void *arg, struct floe_conn *c, enum floe_conn_close why)
 {
+	FLOE_OWNER(FLOE_ROLE_HTTPD);
 	struct floe_httpd *h = arg;
 	struct req *q = floe_conn_data(c);
 	if (q)
@@ -283,6 +287,9 @@ static void on_close(void *arg, struct floe_conn *c, enum floe_conn_close why)
 static void *thread_main(void *arg)
 {
 	struct floe_httpd *h = arg;
+	/* The connections, the request slots and the reply buffer are this thread's; the
+	 * documents and the stats are shared under mu. */
+	floe_owner_enter(FLOE_ROLE_HTTPD);
 	floe_loop_run(h->loop);
 	return NULL;
 }
@@ -327,6 +334,7 @@ static int make_docs(struct floe_httpd *h, const struct floe_httpd_opts *o)
 int floe_httpd_start(const struct floe_listen_uri *u, const struct floe_httpd_opts *o,
 		     struct floe_httpd **out, const char **what)
 {
+	FLOE_OWNER(FLOE_ROLE_MAIN);
 	const char *step = "memory";
 	struct floe_httpd *h = floe_calloc(o->alloc, 1, sizeof(*h));
 	if (!h) {
@@ -380,11 +388,15 @@ void floe_httpd_stop(struct floe_httpd *h)
 {
 	if (!h)
 		return;
+	FLOE_OWNER(FLOE_ROLE_MAIN);
 	if (h->running) {
 		floe_loop_stop(h->loop);
 		pthread_join(h->thread, NULL);
 	}
+	/* The thread is gone: its connections are this one's to close (on_close). */
+	unsigned prev = floe_owner_enter(FLOE_ROLE_MAIN | FLOE_ROLE_HTTPD);
 	floe_server_fini(h->srv);
+	floe_owner_leave(prev);
 	floe_listener_close(h->l);
 	floe_loop_free(h->loop);
 	for (size_t i = 0; i < FLOE_HTTPD_DOCS_MAX; i++)
@@ -405,6 +417,7 @@ uint16_t floe_httpd_port(const struct floe_httpd *h)
 int floe_httpd_publish(struct floe_httpd *h, size_t i, int status, const char *content_type,
 		       const char *body, size_t len)
 {
+	FLOE_OWNER(FLOE_ROLE_MAIN);
 	if (i >= h->ndocs || status < 100 || status > 599 || strlen(content_type) >= 64)
 		return -EINVAL;
 	struct doc *d = &h->docs[i];

@@ -1,4 +1,7 @@
-/* Signal flag: the handler only stores to a sig_atomic_t. */
+/* Signal flags: the handlers only store to lock-free atomics. Other threads read them
+ * too (the committer's S3 requests give up within the stop grace), which a volatile
+ * sig_atomic_t does not allow: it is safe only between a handler and the thread it
+ * interrupted. */
 #include "signal.h"
 
 #include <errno.h>
@@ -8,8 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
-static volatile sig_atomic_t stop_requested;
-static volatile sig_atomic_t hangup;
+static int stop_requested;
+static int hangup;
 /* When the first stop signal arrived (CLOCK_MONOTONIC, ns), published before the flag.
  * clock_gettime is async-signal-safe, and a lock-free 64-bit atomic store is too (also on
  * armhf, which has 64-bit exclusive stores). */
@@ -40,16 +43,16 @@ static void wake(void)
 static void on_stop(int sig)
 {
 	(void)sig;
-	if (!stop_requested)
+	if (!__atomic_load_n(&stop_requested, __ATOMIC_RELAXED))
 		__atomic_store_n(&stop_at_ns, mono_ns(), __ATOMIC_RELEASE);
-	stop_requested = 1;
+	__atomic_store_n(&stop_requested, 1, __ATOMIC_RELEASE);
 	wake();
 }
 
 static void on_hangup(int sig)
 {
 	(void)sig;
-	hangup = 1;
+	__atomic_store_n(&hangup, 1, __ATOMIC_RELEASE);
 	wake();
 }
 
@@ -77,31 +80,28 @@ int floe_signal_install(void)
 
 bool floe_signal_take_hangup(void)
 {
-	if (!hangup)
-		return false;
-	hangup = 0;
-	return true;
+	return __atomic_exchange_n(&hangup, 0, __ATOMIC_ACQ_REL) != 0;
 }
 
 bool floe_signal_stop_requested(void)
 {
-	return stop_requested != 0;
+	return __atomic_load_n(&stop_requested, __ATOMIC_ACQUIRE) != 0;
 }
 
 int64_t floe_signal_stop_age_ms(void)
 {
-	if (!stop_requested)
+	if (!floe_signal_stop_requested())
 		return -1;
 	int64_t at = __atomic_load_n(&stop_at_ns, __ATOMIC_ACQUIRE);
 	if (at == 0)
-		return 0; /* the flag was seen before the time: the stop is just now */
+		return 0; /* not expected (the flag's release publishes the time): just now */
 	int64_t age = (mono_ns() - at) / 1000000;
 	return age < 0 ? 0 : age;
 }
 
 void floe_signal_sleep_ms(unsigned ms)
 {
-	while (ms > 0 && !stop_requested) {
+	while (ms > 0 && !floe_signal_stop_requested()) {
 		unsigned step = ms > 50 ? 50 : ms;
 		struct timespec ts = {0, (long)step * 1000000L};
 		nanosleep(&ts, NULL);

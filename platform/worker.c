@@ -3,6 +3,8 @@
  * so one lock per task costs nothing that matters. */
 #include "worker.h"
 
+#include "owner.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -41,6 +43,9 @@ struct floe_worker {
 static void *loop(void *arg)
 {
 	struct floe_worker *w = arg;
+	/* A task that is a thread of its own (the committer, the syslog receiver) takes
+	 * its role on top of this one while it runs. */
+	floe_owner_enter(FLOE_ROLE_WORKER);
 	pthread_mutex_lock(&w->mu);
 	for (;;) {
 		while (!w->head && !w->stop)
@@ -102,8 +107,13 @@ int floe_worker_new(unsigned nthreads, struct floe_worker **out)
 	return 0;
 }
 
+/* A pool's own tasks neither submit nor wait: one waiting on its pool could wait for
+ * itself. The threads that do are the main thread and the committer. */
+#define NOT_A_TASK (FLOE_ROLE_ANY & ~FLOE_ROLE_WORKER)
+
 int floe_worker_submit(struct floe_worker *w, void (*run)(void *arg), void *arg, void **handle)
 {
+	FLOE_OWNER(NOT_A_TASK);
 	pthread_mutex_lock(&w->mu);
 	struct task *t = w->free;
 	if (!t) {
@@ -141,6 +151,7 @@ static void unqueue(struct floe_worker *w, struct task *t)
 
 void floe_worker_wait(struct floe_worker *w, void *handle)
 {
+	FLOE_OWNER(NOT_A_TASK);
 	struct task *t = handle;
 	pthread_mutex_lock(&w->mu);
 	if (t->state == QUEUED) {
@@ -186,6 +197,7 @@ void floe_worker_free(struct floe_worker *w)
 {
 	if (!w)
 		return;
+	FLOE_OWNER(NOT_A_TASK);
 	pthread_mutex_lock(&w->mu);
 	w->stop = true;
 	pthread_cond_broadcast(&w->work);

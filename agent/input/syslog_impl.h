@@ -11,6 +11,7 @@
 #include "agent/parse/framing.h"
 #include "platform/listen.h"
 #include "platform/loop.h"
+#include "platform/owner.h"
 
 #include <stdbool.h>
 #include <stddef.h>

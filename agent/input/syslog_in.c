@@ -85,6 +85,7 @@ static int drain_queue(struct floe_syslog_in *in, size_t budget, floe_syslog_in_
 int floe_syslog_in_read(struct floe_syslog_in *in, size_t budget, floe_syslog_in_fn fn, void *ctx,
 			size_t *got)
 {
+	FLOE_OWNER(FLOE_ROLE_MAIN);
 	*got = 0;
 	int rc = drain_queue(in, budget, fn, ctx, got);
 	/* A receiver stopped for room goes on once the runner made some. */
@@ -95,6 +96,7 @@ int floe_syslog_in_read(struct floe_syslog_in *in, size_t budget, floe_syslog_in
 
 void floe_syslog_in_hold(struct floe_syslog_in *in, bool hold)
 {
+	FLOE_OWNER(FLOE_ROLE_MAIN);
 	if (in->hold_asked == hold)
 		return;
 	in->hold_asked = hold;
@@ -104,22 +106,26 @@ void floe_syslog_in_hold(struct floe_syslog_in *in, bool hold)
 
 bool floe_syslog_in_held(const struct floe_syslog_in *in)
 {
+	FLOE_OWNER(FLOE_ROLE_MAIN);
 	return sl_load(&in->held) == (int)in->hold_asked;
 }
 
 bool floe_syslog_in_pending(const struct floe_syslog_in *in)
 {
+	FLOE_OWNER(FLOE_ROLE_MAIN);
 	return !sq_empty(&in->q) || sl_load(&in->full);
 }
 
 bool floe_syslog_in_arm_wake(struct floe_syslog_in *in)
 {
+	FLOE_OWNER(FLOE_ROLE_MAIN);
 	__atomic_store_n(&in->want_wake, 1, __ATOMIC_SEQ_CST);
 	return !sq_empty(&in->q);
 }
 
 uint64_t floe_syslog_in_received(const struct floe_syslog_in *in)
 {
+	FLOE_OWNER(FLOE_ROLE_MAIN);
 	return sl_get(&in->c.rx_bytes);
 }
 
@@ -133,6 +139,7 @@ static void put_le32(uint8_t *p, uint32_t v)
 
 int floe_syslog_in_positions(const struct floe_syslog_in *in, struct floe_buf *out)
 {
+	FLOE_OWNER(FLOE_ROLE_MAIN);
 	uint8_t b[BLOB_LEN];
 	memcpy(b, BLOB_MAGIC, 4);
 	put_le32(b + 4, BLOB_VERSION);
@@ -158,6 +165,7 @@ int floe_syslog_in_blob_taken(const uint8_t *blob, size_t len, uint64_t *taken)
 
 int floe_syslog_in_restore(struct floe_syslog_in *in, const uint8_t *blob, size_t len)
 {
+	FLOE_OWNER(FLOE_ROLE_MAIN);
 	uint64_t v;
 	int rc = floe_syslog_in_blob_taken(blob, len, &v);
 	if (rc == 0)
@@ -167,12 +175,14 @@ int floe_syslog_in_restore(struct floe_syslog_in *in, const uint8_t *blob, size_
 
 void floe_syslog_in_reload(struct floe_syslog_in *in)
 {
+	FLOE_OWNER(FLOE_ROLE_MAIN);
 	__atomic_store_n(&in->ctl_reload, 1, __ATOMIC_RELEASE);
 	floe_loop_wake(in->rx->loop);
 }
 
 void floe_syslog_in_stats(const struct floe_syslog_in *in, struct floe_syslog_in_stats *st)
 {
+	FLOE_OWNER(FLOE_ROLE_MAIN);
 	memset(st, 0, sizeof(*st));
 	st->messages = in->messages;
 	st->bytes = in->bytes;
@@ -195,12 +205,14 @@ void floe_syslog_in_stats(const struct floe_syslog_in *in, struct floe_syslog_in
 
 void floe_syslog_in_count_parse(struct floe_syslog_in *in, bool failed, bool ts_failed)
 {
+	FLOE_OWNER(FLOE_ROLE_MAIN);
 	in->parse_failures += failed;
 	in->ts_failures += ts_failed;
 }
 
 uint64_t floe_syslog_in_abandon(struct floe_syslog_in *in)
 {
+	FLOE_OWNER(FLOE_ROLE_MAIN);
 	uint64_t n = 0;
 	const char *p;
 	const struct sq_hdr *h;

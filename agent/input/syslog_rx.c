@@ -30,12 +30,23 @@
 #include "platform/tls.h"
 #include "platform/worker.h"
 
+#include <assert.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 /* How often the servers' and listeners' counters are copied for the runner. */
 #define STATS_MS 1000
+
+/* The receiver's state passes to the runner's thread once the receiver stopped (its
+ * task waited for): the closes and the last counters run there. Returns the role to
+ * give back with floe_owner_leave. */
+static unsigned take_over(const struct floe_syslog_rx *rx)
+{
+	FLOE_OWNER(FLOE_ROLE_MAIN);
+	assert(!rx || !rx->task); /* floe_syslog_rx_stop came first */
+	return floe_owner_enter(FLOE_ROLE_MAIN | FLOE_ROLE_SYSLOG_RX);
+}
 
 static int64_t wall_us(const struct floe_syslog_in *in)
 {
@@ -129,6 +140,7 @@ static size_t frame_into(struct sl_lst *l, struct floe_conn *c, const char *p, s
 
 static void on_data(void *arg, struct floe_conn *c, const char *p, size_t n)
 {
+	FLOE_OWNER(FLOE_ROLE_SYSLOG_RX);
 	struct sl_lst *l = arg;
 	struct floe_syslog_in *in = l->in;
 	sl_add(&in->c.rx_bytes, n);
@@ -154,6 +166,7 @@ static void on_data(void *arg, struct floe_conn *c, const char *p, size_t n)
 
 static int on_open(void *arg, struct floe_conn *c)
 {
+	FLOE_OWNER(FLOE_ROLE_SYSLOG_RX);
 	struct sl_lst *l = arg;
 	struct floe_framer *fr = NULL;
 	if (floe_framer_new(l->in->a, (size_t)l->in->cfg->syslog.max_message_bytes, &fr)) {
@@ -178,6 +191,7 @@ static void add_framer_stats(struct floe_syslog_in *in, const struct floe_framer
 
 static void on_close(void *arg, struct floe_conn *c, enum floe_conn_close why)
 {
+	FLOE_OWNER(FLOE_ROLE_SYSLOG_RX);
 	(void)why;
 	struct sl_lst *l = arg;
 	struct floe_syslog_in *in = l->in;
@@ -206,6 +220,7 @@ static void on_close(void *arg, struct floe_conn *c, enum floe_conn_close why)
 
 static void on_datagram(void *arg, const struct floe_dgram *d)
 {
+	FLOE_OWNER(FLOE_ROLE_SYSLOG_RX);
 	struct sl_lst *l = arg;
 	struct floe_syslog_in *in = l->in;
 	sl_add(&in->c.rx_bytes, d->len);
@@ -309,6 +324,7 @@ int floe_syslog_in_new(struct floe_alloc *a, const struct floe_config_input *cfg
 		       const struct floe_clock *clock, struct floe_syslog_in **out,
 		       struct floe_err *err)
 {
+	FLOE_OWNER(FLOE_ROLE_MAIN);
 	struct floe_syslog_in *in = floe_calloc(a, 1, sizeof(*in));
 	if (!in)
 		return floe_err_set(err, FLOE_ENOMEM, "%s: %s", name, floe_strerror(FLOE_ENOMEM));
@@ -354,6 +370,7 @@ void floe_syslog_in_free(struct floe_syslog_in *in)
 {
 	if (!in)
 		return;
+	unsigned prev = take_over(in->rx);
 	for (struct floe_syslog_in **p = in->rx ? &in->rx->ins : NULL; p && *p; p = &(*p)->next)
 		if (*p == in) {
 			*p = in->next;
@@ -369,6 +386,7 @@ void floe_syslog_in_free(struct floe_syslog_in *in)
 	floe_free(in->a, in->stash);
 	sq_fini(&in->q, in->a);
 	floe_free(in->a, in);
+	floe_owner_leave(prev);
 }
 
 /* ---- the receiver's control and counters ------------------------------------------------- */
@@ -396,6 +414,7 @@ static bool drain_stash(struct floe_syslog_in *in)
 /* Copies the servers' and listeners' counters for the runner. */
 static void snapshot(struct floe_syslog_in *in)
 {
+	FLOE_OWNER(FLOE_ROLE_SYSLOG_RX);
 	uint64_t acc = 0, rej = 0, open = 0, idle = 0, hs = 0, rd = 0, kd = 0;
 	for (size_t i = 0; i < in->nlst; i++) {
 		struct floe_server_stats ss;
@@ -454,6 +473,7 @@ static void close_datagrams(struct sl_lst *l)
 
 void floe_syslog_in_close(struct floe_syslog_in *in)
 {
+	unsigned prev = take_over(in->rx);
 	for (size_t i = 0; i < in->nlst; i++) {
 		if (!in->lst[i].srv)
 			continue;
@@ -463,11 +483,13 @@ void floe_syslog_in_close(struct floe_syslog_in *in)
 			close_datagrams(&in->lst[i]);
 	}
 	snapshot(in);
+	floe_owner_leave(prev);
 }
 
 /* What the runner asked for, on this thread: a hold, room again, the TLS files. */
 static void control(struct floe_syslog_in *in)
 {
+	FLOE_OWNER(FLOE_ROLE_SYSLOG_RX);
 	if (sl_load(&in->full) && drain_stash(in) && sq_room(&in->q) >= 2 * in->low) {
 		sl_store(&in->full, 0);
 		check_room(in); /* the stash's messages may wait for a sleeping runner */
@@ -494,6 +516,7 @@ static void on_wake(void *arg)
 
 static void on_stats(struct floe_timer *t)
 {
+	FLOE_OWNER(FLOE_ROLE_SYSLOG_RX);
 	struct floe_syslog_rx *rx = t->arg;
 	for (struct floe_syslog_in *in = rx->ins; in; in = in->next)
 		snapshot(in);
@@ -502,6 +525,7 @@ static void on_stats(struct floe_timer *t)
 
 int floe_syslog_rx_new(struct floe_alloc *a, struct floe_syslog_rx **out, struct floe_err *err)
 {
+	FLOE_OWNER(FLOE_ROLE_MAIN);
 	struct floe_syslog_rx *rx = floe_calloc(a, 1, sizeof(*rx));
 	if (!rx || !(rx->buf = floe_malloc(a, FLOE_SYSLOG_READ_BYTES))) {
 		floe_free(a, rx);
@@ -527,11 +551,16 @@ int floe_syslog_rx_new(struct floe_alloc *a, struct floe_syslog_rx **out, struct
 static void run_loop(void *arg)
 {
 	struct floe_syslog_rx *rx = arg;
+	/* The listeners, their servers, the TLS server, the framers and the stash are this
+	 * thread's from here until the stop (syslog_impl.h). */
+	unsigned prev = floe_owner_enter(FLOE_ROLE_SYSLOG_RX);
 	(void)floe_loop_run(rx->loop);
+	floe_owner_leave(prev);
 }
 
 int floe_syslog_rx_start(struct floe_syslog_rx *rx, struct floe_err *err)
 {
+	FLOE_OWNER(FLOE_ROLE_MAIN);
 	floe_loop_timer_arm(rx->loop, &rx->stats_timer, floe_loop_now(rx->loop) + STATS_MS);
 	int rc = floe_worker_new(1, &rx->thread);
 	if (rc == 0)
@@ -544,18 +573,22 @@ int floe_syslog_rx_start(struct floe_syslog_rx *rx, struct floe_err *err)
 
 void floe_syslog_rx_stop(struct floe_syslog_rx *rx)
 {
+	FLOE_OWNER(FLOE_ROLE_MAIN);
 	if (!rx || !rx->task)
 		return;
 	floe_loop_stop(rx->loop);
 	floe_worker_wait(rx->thread, rx->task);
 	rx->task = NULL;
 	/* The last counters, now that nothing else runs on the loop. */
+	unsigned prev = take_over(rx);
 	for (struct floe_syslog_in *in = rx->ins; in; in = in->next)
 		snapshot(in);
+	floe_owner_leave(prev);
 }
 
 void floe_syslog_rx_free(struct floe_syslog_rx *rx)
 {
+	FLOE_OWNER(FLOE_ROLE_MAIN);
 	if (!rx)
 		return;
 	floe_syslog_rx_stop(rx);

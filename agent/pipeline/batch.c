@@ -352,7 +352,7 @@ static bool budget_fits(const struct floe_batch *b, uint64_t need, bool fresh)
 	const struct floe_alloc *a = b->alloc;
 	if (!a || a->limit == 0)
 		return true;
-	size_t used = a->used;
+	size_t used = floe_alloc_used(a);
 	uint64_t free = a->limit > used ? a->limit - used : 0;
 	if (fresh && b->nopen)
 		need += floe_pq_writer_row_need(&b->opt.pq, NULL, 0, false, b->ctx_bytes);

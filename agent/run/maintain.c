@@ -524,7 +524,7 @@ static int group_open(struct compact *c, struct merge *m, const size_t *idx, siz
 		m->n++;
 		if (rc)
 			break;
-		mem += h->mem.used;
+		mem += floe_alloc_used(&h->mem);
 		bytes += (uint64_t)f->size;
 	}
 	*used = m->n;

@@ -16,6 +16,7 @@
 #include "platform/crash.h"
 #include "platform/log.h"
 #include "platform/loop.h"
+#include "platform/owner.h"
 #ifndef FLOE_NO_S3
 #include "platform/s3/store_s3.h"
 #endif
@@ -213,6 +214,9 @@ static void set_store_error(struct commit *c, int rc)
 
 void floe_committer_task(void *arg)
 {
+	/* The lent entries, the table and its store, the report: the committer's until
+	 * com.done (agent/README.md, "Threads"). */
+	unsigned prev = floe_owner_enter(FLOE_ROLE_COMMITTER);
 	struct floe_runner *r = arg;
 	struct commit c = {r, r->com.spool, &r->alloc, &r->com.rep, {0}};
 	int64_t t0 = floe_run_mono_us(r);
@@ -250,4 +254,5 @@ void floe_committer_task(void *arg)
 	c.rep->duration_us = floe_run_mono_us(r) - t0;
 	__atomic_store_n(&r->com.done, 1, __ATOMIC_RELEASE);
 	floe_loop_wake(r->com.wake);
+	floe_owner_leave(prev);
 }

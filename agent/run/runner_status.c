@@ -26,6 +26,7 @@
 #include "platform/httpd.h"
 #include "platform/listen.h"
 #include "platform/log.h"
+#include "platform/owner.h"
 #ifndef FLOE_NO_S3
 #include "platform/s3/s3_stats.h"
 #endif
@@ -60,6 +61,7 @@ struct run_status {
 
 int floe_runner_status_start(struct floe_runner *r, struct floe_err *err)
 {
+	FLOE_OWNER(FLOE_ROLE_MAIN);
 	const char *listen = r->set.cfg->agent.http_listen;
 	if (!listen)
 		return 0;
@@ -302,6 +304,9 @@ static void progress_draw(struct floe_runner *r, int64_t t)
 
 void floe_runner_status_publish(struct floe_runner *r, bool now)
 {
+	/* It reads the main thread's state as it stands (counters, spool, inputs): the
+	 * snapshot is consistent because only that thread writes it. */
+	FLOE_OWNER(FLOE_ROLE_MAIN);
 	struct run_status *s = r->status;
 	int64_t t = floe_run_mono_us(r);
 	progress_draw(r, t);

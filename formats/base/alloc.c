@@ -20,6 +20,16 @@ void floe_alloc_init(struct floe_alloc *a, size_t limit)
  * a worker thread (and zstd allocates through us there) while the owner allocates. */
 #define LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
 
+size_t floe_alloc_used(const struct floe_alloc *a)
+{
+	return LOAD(&a->used);
+}
+
+size_t floe_alloc_peak(const struct floe_alloc *a)
+{
+	return LOAD(&a->peak);
+}
+
 /* Takes n bytes of the budget (and one of the fault countdown), or returns 0. */
 static int reserve(struct floe_alloc *a, size_t n)
 {

@@ -18,6 +18,11 @@ struct floe_alloc {
 
 /* Initialises caller-owned a with a byte limit (0 = unlimited). */
 void floe_alloc_init(struct floe_alloc *a, size_t limit);
+/* The bytes in use now, and the most there were. Read them through these, never the
+ * fields: another thread may be allocating, and a plain read of a counter it writes
+ * atomically is a data race (the value may be torn on a 32-bit target). */
+size_t floe_alloc_used(const struct floe_alloc *a);
+size_t floe_alloc_peak(const struct floe_alloc *a);
 
 /* Returns n bytes, or NULL when the budget or the system is out of memory. a may be
  * NULL: the allocation is then unbudgeted (used by tools and tests only). */

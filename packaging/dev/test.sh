@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh Debian 12 machine: installs what is missing, then
-# builds and tests floe six ways -- gcc (unit, fuzz replay and integration tests), clang
-# (warnings as errors, unit tests), ASan+UBSan (everything again), FLOE_MINIMAL (unit
-# tests), and the arm64 and armhf cross builds (unit tests under qemu-aarch64 and
+# builds and tests floe seven ways -- gcc (unit, fuzz replay and integration tests), clang
+# (warnings as errors, unit tests), ASan+UBSan (everything again), ThreadSanitizer (the
+# tests that start threads), FLOE_MINIMAL (unit tests), and the arm64 and armhf cross builds (unit tests under qemu-aarch64 and
 # qemu-arm). Stops at the first failure.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -38,6 +38,32 @@ cmake -S . -B "$OUT/asan" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang -DFL
 cmake --build "$OUT/asan" -j"$JOBS"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	run_ctest "$OUT/asan"
+
+# ThreadSanitizer, a build of its own (it cannot share a process with ASan), with only
+# what it runs: the unit tests that start threads or fork (label forks; a test with one
+# thread has no race to find) and the integration tests whose agent runs several (syslog
+# receiver, status listener, committer and hand-off, compression workers, journal, reload,
+# S3 uploads and stops). Each report is written to $OUT/tsan/reports and fails the step, also where
+# the test's own checks passed (a race in a process the test kills, say).
+TSAN_INTEGRATION='^integration/test_(syslog|syslog_counts|syslog_senders|http_status|reload|reload_agg|journal|aggregate|concurrent|stop|s3_stop|s3_roundtrip|s3_slow_store|s3_metrics|s3_offline)$'
+step "ThreadSanitizer build, the threaded unit tests and integration tests"
+cmake -S . -B "$OUT/tsan" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang -DFLOE_TSAN=ON >/dev/null
+# shellcheck disable=SC2046 # one target per word
+cmake --build "$OUT/tsan" -j"$JOBS" --target floe \
+	$(ctest --test-dir "$OUT/tsan" -N -L forks | sed -n 's|.*unit/\(test_[a-z0-9_]*\)$|\1|p')
+rm -rf "$OUT/tsan/reports"
+mkdir -p "$OUT/tsan/reports"
+tsan_rc=0
+export TSAN_OPTIONS="halt_on_error=0 second_deadlock_stack=1 log_path=$OUT/tsan/reports/tsan"
+run_ctest "$OUT/tsan" -L forks || tsan_rc=$?
+run_ctest "$OUT/tsan" -R "$TSAN_INTEGRATION" || tsan_rc=$?
+unset TSAN_OPTIONS
+if compgen -G "$OUT/tsan/reports/tsan.*" >/dev/null; then
+	printf '\n*** ThreadSanitizer reports (%s) ***\n' "$OUT/tsan/reports"
+	cat "$OUT/tsan/reports"/tsan.*
+	exit 1
+fi
+[ "$tsan_rc" = 0 ] || exit "$tsan_rc"
 
 # The minimal build (no S3 client, no PCRE2) compiles other sources (regex_none.c, no
 # platform/s3) and refuses patterns and s3:// warehouses: its unit tests skip the cases
