@@ -8,7 +8,7 @@ source "$(dirname "$0")/lib.sh"
 # Unpacked by packaging/dev/install-deps.sh test (or installed).
 REMOTE=/opt/floe-bench/systemd-journal-remote/lib/systemd/systemd-journal-remote
 [ -x "$REMOTE" ] || REMOTE=/lib/systemd/systemd-journal-remote
-[ -x "$REMOTE" ] || { echo "SKIP: systemd-journal-remote missing"; exit 0; }
+[ -x "$REMOTE" ] || skip "systemd-journal-remote is missing (packaging/dev/install-deps.sh test)"
 
 # journal FILE UNIT FROM TO [PID]: entries FROM..TO of UNIT into a new journal file FILE
 # (by PID, else by 100 + their number).
@@ -42,8 +42,7 @@ lake: {warehouse: $d/wh}
 YAML
 if ! "$FLOE_BIN" check -c "$d/floe.yaml" >/dev/null 2>"$d/check.err"; then
 	if grep -q "built without the systemd journal" "$d/check.err"; then
-		echo "SKIP: this floe was built without libsystemd"
-		exit 0
+		skip "this floe was built without libsystemd"
 	fi
 	cat "$d/check.err"
 fi
