@@ -101,13 +101,18 @@ lake:
 YAML
 }
 
-# serving_port LOG PID: the port an agent started with agent.http.listen 127.0.0.1:0
-# serves /metrics on (the kernel chose it; the log says which), once the log says so;
-# empty if the agent PID exits first or 10 s pass.
+# logged_port LOG: the port an agent started with agent.http.listen 127.0.0.1:0 serves
+# /metrics on, as its log (the last start in it) says; empty if it has not said yet.
+logged_port() {
+	sed -n 's#.*status: serving /metrics and /healthz on tcp://127.0.0.1:\([0-9]*\).*#\1#p' "$1" | tail -1
+}
+
+# serving_port LOG PID: logged_port, once the log says so; empty if the agent PID exits
+# first or 10 s pass.
 serving_port() {
 	local port="" i
 	for i in $(seq 1 100); do
-		port=$(sed -n 's#.*status: serving /metrics and /healthz on tcp://127.0.0.1:\([0-9]*\).*#\1#p' "$1")
+		port=$(logged_port "$1")
 		[ -n "$port" ] && break
 		kill -0 "$2" 2>/dev/null || break
 		sleep 0.1
