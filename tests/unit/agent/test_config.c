@@ -822,7 +822,8 @@ static char *dump(const struct floe_config *c);
 /* Accepted values of the new keys and what they become. */
 static void test_new_values(void **state)
 {
-	NEEDS_S3(); /* s3:// warehouses throughout */
+	NEEDS_S3();    /* s3:// warehouses throughout */
+	NEEDS_PCRE2(); /* and patterns further down */
 	static const struct {
 		const char *wh, *bucket, *prefix, *stored;
 	} whs[] = {
