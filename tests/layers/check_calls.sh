@@ -19,9 +19,11 @@ for o in "$@"; do
 done
 
 # "file D symbol" for definitions, "file U symbol" for uses. nm -A prints
-# "OBJECT:ADDRESS TYPE NAME" and "OBJECT: U NAME" (an object path holds no colon).
+# "OBJECT:ADDRESS TYPE NAME" (binutils) or "OBJECT: ADDRESS TYPE NAME" (llvm-nm, which
+# CMake picks with clang), and "OBJECT: U NAME": the type and name are the last two
+# fields, the object what comes before the first colon (an object path holds none).
 {
-	"$nm" -A --defined-only "$@" | awk '$2 ~ /^[TDBR]$/ { split($1, a, ":"); print a[1], "D", $3 }'
+	"$nm" -A --defined-only "$@" | awk '$(NF - 1) ~ /^[TDBR]$/ { split($1, a, ":"); print a[1], "D", $NF }'
 	"$nm" -A -u "$@" | awk '{ split($1, a, ":"); print a[1], "U", $NF }'
 } | awk '
 function name(path) {
