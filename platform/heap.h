@@ -17,8 +17,8 @@ void floe_heap_tune(void);
  * start-up: sizing the batches compresses a probe of half a MiB in a throw-away zstd
  * context (formats/parquet/writer.c), about 2.4 MiB that floe_heap_tune's thresholds
  * would otherwise keep resident in an agent that has nothing to read; measured with
- * tests/bench/idle.sh (10 idle files: 5.9 MiB of RSS before, 3.9 MiB after, FLOE_MINIMAL
- * on amd64). Safe with other threads running; does nothing without glibc. */
+ * tests/bench/idle.sh (10 idle files: 5.9 MiB of RSS before, 3.9 MiB after, without S3
+ * and PCRE2 on amd64). Safe with other threads running; does nothing without glibc. */
 void floe_heap_release(void);
 
 #endif

@@ -562,8 +562,8 @@ static int lake_post(struct floe_config_ctx *ctx, const struct floe_cnode *map, 
 	/* Refused here too, so that `floe check` says it before a service starts. */
 	return floe_config_fail(ctx, floe_keymap_find_value(map, "warehouse"), FLOE_EFORMAT,
 				"key 'lake.warehouse': this build of floe has no S3 support (built "
-				"with FLOE_MINIMAL or FLOE_STATIC); use a local warehouse, or a floe "
-				"built with S3");
+				"with FLOE_WITH_S3=OFF or FLOE_STATIC); use a local warehouse, or "
+				"a floe built with S3");
 #endif
 	size_t blen = strcspn(w + 5, "/");
 	const char *prefix = w[5 + blen] ? w + 5 + blen + 1 : "";

@@ -135,12 +135,12 @@ int floe_warehouse_open(struct floe_alloc *a, const struct floe_config *cfg, boo
 		return rc;
 	}
 #ifdef FLOE_NO_S3
-	/* A build without the S3 client (FLOE_MINIMAL or FLOE_STATIC): a configuration it
+	/* A build without the S3 client (FLOE_WITH_S3=OFF or FLOE_STATIC): a configuration it
 	 * cannot serve. */
 	return floe_err_set(err, FLOE_EINVAL,
 			    "lake.warehouse %s: this build of floe has no S3 support (it was built "
-			    "with FLOE_MINIMAL or FLOE_STATIC); use a local warehouse, or a floe "
-			    "built with S3",
+			    "with FLOE_WITH_S3=OFF or FLOE_STATIC); use a local warehouse, or a "
+			    "floe built with S3",
 			    cfg->lake.warehouse);
 #else
 	if (cfg->lake.s3.cleartext)

@@ -4,7 +4,7 @@
  * fills fields with name = captured text, slices of the line. Each match runs under a
  * work budget that grows with the line's length but not with the pattern's appetite, so
  * no line can hold the agent for long: a line that exhausts it is a failure
- * (FLOE_ELIMIT), for the caller to count. A build without PCRE2 (FLOE_MINIMAL) has the
+ * (FLOE_ELIMIT), for the caller to count. A build without PCRE2 (FLOE_WITH_PCRE2=OFF) has the
  * same functions, which refuse every pattern (regex_none.c). */
 #ifndef FLOE_REGEX_H
 #define FLOE_REGEX_H
@@ -61,7 +61,7 @@ int floe_regex_new(struct floe_alloc *a, const char *pattern, size_t plen, size_
 		   unsigned flags, struct floe_regex **out, struct floe_err *err);
 void floe_regex_free(struct floe_regex *r);
 
-/* Whether this build has a regex engine (false with FLOE_MINIMAL). */
+/* Whether this build has a regex engine (false with FLOE_WITH_PCRE2=OFF). */
 bool floe_regex_available(void);
 /* Whether r runs as JIT-compiled code (false: PCRE2's interpreter). */
 bool floe_regex_jit(const struct floe_regex *r);

@@ -1,4 +1,4 @@
-/* floe_regex in a build without PCRE2 (FLOE_MINIMAL): every pattern is refused, so that
+/* floe_regex in a build without PCRE2 (FLOE_WITH_PCRE2=OFF): every pattern is refused, so that
  * `floe check` names the reason at the key that holds the pattern. */
 #include "regex.h"
 
@@ -14,7 +14,7 @@ int floe_regex_new(struct floe_alloc *a, const char *pattern, size_t plen, size_
 {
 	return floe_err_set(
 	    err, FLOE_EUNSUPPORTED,
-	    "this floe was built without PCRE2 (FLOE_MINIMAL): regular expressions "
+	    "this floe was built without PCRE2 (FLOE_WITH_PCRE2=OFF): regular expressions "
 	    "are not available; use a built-in parser (json, logfmt, apache_common, "
 	    "apache_combined, nginx_combined, syslog_file) or a floe built "
 	    "with PCRE2");

@@ -2,8 +2,9 @@
 # The whole test suite, from a fresh Debian 12 machine: installs what is missing, then
 # builds and tests floe seven ways -- gcc (unit, fuzz replay and integration tests), clang
 # (warnings as errors, unit tests), ASan+UBSan (everything again), ThreadSanitizer (the
-# tests that start threads), FLOE_MINIMAL (unit tests), and the arm64 and armhf cross builds (unit tests under qemu-aarch64 and
-# qemu-arm). Stops at the first failure.
+# tests that start threads), without the optional libraries (unit tests), and the arm64
+# and armhf cross builds (unit tests under qemu-aarch64 and qemu-arm). Stops at the first
+# failure.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 SRC=$PWD
@@ -65,11 +66,13 @@ if compgen -G "$OUT/tsan/reports/tsan.*" >/dev/null; then
 fi
 [ "$tsan_rc" = 0 ] || exit "$tsan_rc"
 
-# The minimal build (no S3 client, no PCRE2) compiles other sources (regex_none.c, no
-# platform/s3) and refuses patterns and s3:// warehouses: its unit tests skip the cases
-# that need them and check the refusals. Unit tests only, to keep the step short.
-step "FLOE_MINIMAL build and unit tests"
-cmake -S . -B "$OUT/minimal" -DCMAKE_BUILD_TYPE=Debug -DFLOE_MINIMAL=ON >/dev/null
+# The build without the optional libraries (no S3 client, no PCRE2, no journal) compiles
+# other sources (regex_none.c, journal_none.c, no platform/s3) and refuses patterns,
+# s3:// warehouses and journal inputs: its unit tests skip the cases that need them and
+# check the refusals. Unit tests only, to keep the step short.
+step "build without S3, PCRE2 and the journal, and unit tests"
+cmake -S . -B "$OUT/minimal" -DCMAKE_BUILD_TYPE=Debug -DFLOE_WITH_S3=OFF -DFLOE_WITH_PCRE2=OFF \
+	-DFLOE_JOURNAL=OFF >/dev/null
 cmake --build "$OUT/minimal" -j"$JOBS"
 run_ctest "$OUT/minimal" -L unit
 

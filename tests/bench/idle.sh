@@ -10,7 +10,7 @@
 # at the end. Prints per minute figures, floe's ratios to rsyslog, and the targets (idle
 # RSS <= 4 MiB, CPU <= 2 ms per minute). Asserts nothing; not run by ctest.
 # usage: tests/bench/idle.sh [FLOE_BIN...]   (default: $BUILD/floe, BUILD=build-test/gcc;
-#        several binaries, e.g. a FLOE_MINIMAL or FLOE_STATIC one, are measured in turn)
+#        several binaries, e.g. one without S3 and PCRE2 or a static one, are measured in turn)
 #        env: IDLE_SECONDS (default 20), SETTLE (default 2), FILES (default 10), KEEP=1,
 #        MAPS=1 (also each process's RSS by mapping: each library, floe, the heap, anonymous)
 # rsyslog runs from /opt/floe-bench (packaging/dev/install-deps.sh bench) unless the

@@ -25,10 +25,29 @@ check() { # check "description" command...
 	shift
 	if "$@"; then pass "$what"; else fail "$what"; fi
 }
+# skip WHY: the test's precondition is missing; ctest counts exit 77 as skipped.
+skip() {
+	echo "skipped: $*"
+	exit 77
+}
+# skip_part WHY: a part of the test could not run here; if nothing fails, finish exits 77
+# saying why, so that the run is counted skipped rather than passed.
+SKIPPED_PARTS=()
+skip_part() { SKIPPED_PARTS+=("$*"); }
 finish() {
 	echo "$PASSED passed, $FAILED failed"
-	[ "$FAILED" -eq 0 ]
+	[ "$FAILED" -eq 0 ] || return 1
+	[ ${#SKIPPED_PARTS[@]} -eq 0 ] || skip "${SKIPPED_PARTS[@]}"
 }
+
+# A test that reads tables back through the DuckDB reader (duck, rows_sql or a script in
+# reader/, as its own text shows) needs node and the reader's npm packages (npm ci in
+# tests/integration/reader): without them it is skipped, not failed on a missing module.
+if grep -qE '(^|[^[:alnum:]_])(duck|rows_sql)([^[:alnum:]_]|$)|[$]READER/' "$0"; then
+	command -v node >/dev/null || skip "node is missing (the DuckDB reader runs on it)"
+	[ -d "$READER/node_modules/@duckdb/node-api" ] ||
+		skip "the DuckDB reader is not installed: npm ci in $READER"
+fi
 
 # free_port: a port nothing on 127.0.0.1 listens on now, TCP and UDP (the kernel picks
 # it), so that tests running side by side do not collide on ports derived from PIDs.
@@ -82,13 +101,18 @@ lake:
 YAML
 }
 
-# serving_port LOG PID: the port an agent started with agent.http.listen 127.0.0.1:0
-# serves /metrics on (the kernel chose it; the log says which), once the log says so;
-# empty if the agent PID exits first or 10 s pass.
+# logged_port LOG: the port an agent started with agent.http.listen 127.0.0.1:0 serves
+# /metrics on, as its log (the last start in it) says; empty if it has not said yet.
+logged_port() {
+	sed -n 's#.*status: serving /metrics and /healthz on tcp://127.0.0.1:\([0-9]*\).*#\1#p' "$1" | tail -1
+}
+
+# serving_port LOG PID: logged_port, once the log says so; empty if the agent PID exits
+# first or 10 s pass.
 serving_port() {
 	local port="" i
 	for i in $(seq 1 100); do
-		port=$(sed -n 's#.*status: serving /metrics and /healthz on tcp://127.0.0.1:\([0-9]*\).*#\1#p' "$1")
+		port=$(logged_port "$1")
 		[ -n "$port" ] && break
 		kill -0 "$2" 2>/dev/null || break
 		sleep 0.1

@@ -7,13 +7,11 @@ source "$(dirname "$0")/lib.sh"
 
 # A static floe (FLOE_STATIC) links libm and loads nothing.
 if ! readelf -d "$FLOE_BIN" | grep NEEDED >/dev/null; then
-	echo "SKIP: a static floe links libm"
-	exit 0
+	skip "a static floe links libm"
 fi
 # The sanitizers' runtimes (linked in, as clang does, or shared) need libm themselves.
 if readelf -Ws "$FLOE_BIN" | grep -E '__(asan|ubsan|tsan)_' >/dev/null; then
-	echo "SKIP: a sanitizer build's runtime links libm"
-	exit 77
+	skip "a sanitizer build's runtime links libm"
 fi
 check "floe does not link libm (readelf -d: no libm.so.6 NEEDED)" \
 	bash -c "! readelf -d '$FLOE_BIN' | grep -q 'NEEDED.*libm\.so'"

@@ -108,6 +108,6 @@ with open('$T/full/in/a.log', 'w') as f:
 	check "a read-only state_dir is named" grep -q "$T/full/state/[a-z]*: Read-only file system" "$T/out"
 	umount "$T/full/state"
 else
-	echo "skip - a full state_dir (mounting a tmpfs is not allowed here)"
+	skip_part "a full state_dir (mounting a tmpfs is not allowed here)"
 fi
 finish

@@ -5,8 +5,9 @@
 # command. Checks that the arm64 and armhf builds are ELF files for their machine, that
 # the FLOE_STATIC ones (and the amd64 one) are statically linked and load nothing, runs
 # floe version, and run --once over a sample log with the static amd64 binary (and the
-# static ARM ones under qemu-user where it runs a static thread). Builds FLOE_MINIMAL
-# too (no libcurl, no PCRE2). Prints every binary's stripped size.
+# static ARM ones under qemu-user where it runs a static thread). Builds the smallest
+# floe too (FLOE_WITH_S3, FLOE_WITH_PCRE2 and FLOE_JOURNAL off: no libcurl, no PCRE2, no
+# libsystemd). Prints every binary's stripped size.
 source "$(dirname "$0")/lib.sh"
 
 for tool in aarch64-linux-gnu-gcc arm-linux-gnueabihf-gcc qemu-aarch64 qemu-arm file readelf; do
@@ -149,15 +150,16 @@ done
 check "floe version under qemu, shared and static, arm64 and armhf" \
 	test "$(grep -c '^floe [0-9]' "$T/readme.out")" = 4
 
-# FLOE_MINIMAL: no S3 client, no libcurl, no PCRE2.
+# The smallest floe: no S3 client, no libcurl, no PCRE2, no journal.
 rc=0
-{ cmake -S "$SRC" -B "$T/minimal" -DCMAKE_BUILD_TYPE=Release -DFLOE_TESTS=OFF -DFLOE_MINIMAL=ON &&
+{ cmake -S "$SRC" -B "$T/minimal" -DCMAKE_BUILD_TYPE=Release -DFLOE_TESTS=OFF \
+	-DFLOE_WITH_S3=OFF -DFLOE_WITH_PCRE2=OFF -DFLOE_JOURNAL=OFF &&
 	cmake --build "$T/minimal" -j"$JOBS" --target floe; } >"$T/minimal.out" 2>&1 || rc=$?
-check "FLOE_MINIMAL configures and builds" test $rc = 0
+check "without S3, PCRE2 and the journal: configures and builds" test $rc = 0
 [ $rc = 0 ] || tail -20 "$T/minimal.out"
 bin=$T/minimal/floe
-check "FLOE_MINIMAL: links neither libcurl nor PCRE2" \
+check "without S3, PCRE2 and the journal: links neither libcurl nor PCRE2" \
 	sh -c "readelf -d '$bin' | grep -q NEEDED && ! readelf -d '$bin' | grep -q 'libcurl\|libpcre2'"
-report "amd64, FLOE_MINIMAL" "$(stripped_size "$bin" strip)"
-run_once "amd64, FLOE_MINIMAL" "$bin"
+report "amd64, no S3, PCRE2, journal" "$(stripped_size "$bin" strip)"
+run_once "amd64, no S3, PCRE2, journal" "$bin"
 finish

@@ -27,18 +27,8 @@ tables:
   logs:
     commit_interval: 1s
 YAML
-"$FLOE_BIN" run -c "$T/floe.yaml" 2>"$T/run.err" &
-PIDS+=($!)
-pid=$!
-
 # The kernel chose the port; the log says which (bounded wait: 10 s).
-port=""
-for i in $(seq 1 100); do
-	port=$(sed -n 's#.*status: serving /metrics and /healthz on tcp://127.0.0.1:\([0-9]*\).*#\1#p' "$T/run.err")
-	[ -n "$port" ] && break
-	kill -0 $pid 2>/dev/null || break
-	sleep 0.1
-done
+run_serving "$T/floe.yaml" "$T/run.err"
 check "the agent logs the port it serves its status pages on" test -n "$port"
 [ -n "$port" ] || { cat "$T/run.err"; finish; exit 1; }
 URL=http://127.0.0.1:$port
@@ -254,12 +244,7 @@ YAML
 "$FLOE_BIN" run -c "$T/idle.yaml" 2>"$T/idle.err" &
 PIDS+=($!)
 ipid=$!
-iport=""
-for i in $(seq 1 100); do
-	iport=$(sed -n 's#.*status: serving /metrics and /healthz on tcp://127.0.0.1:\([0-9]*\).*#\1#p' "$T/idle.err")
-	[ -n "$iport" ] && break
-	sleep 0.1
-done
+iport=$(serving_port "$T/idle.err" $ipid)
 sleep 3 # idle by now: the loop sleeps until its next deadline
 curl -sf "http://127.0.0.1:$iport/metrics" >"$T/m.txt" || true
 age1=$(value floe_last_commit_age_seconds)

@@ -8,7 +8,7 @@ source "$(dirname "$0")/lib.sh"
 # Unpacked by packaging/dev/install-deps.sh test (or installed).
 REMOTE=/opt/floe-bench/systemd-journal-remote/lib/systemd/systemd-journal-remote
 [ -x "$REMOTE" ] || REMOTE=/lib/systemd/systemd-journal-remote
-[ -x "$REMOTE" ] || { echo "SKIP: systemd-journal-remote missing"; exit 0; }
+[ -x "$REMOTE" ] || skip "systemd-journal-remote is missing (packaging/dev/install-deps.sh test)"
 
 # journal FILE UNIT FROM TO [PID]: entries FROM..TO of UNIT into a new journal file FILE
 # (by PID, else by 100 + their number).
@@ -42,8 +42,7 @@ lake: {warehouse: $d/wh}
 YAML
 if ! "$FLOE_BIN" check -c "$d/floe.yaml" >/dev/null 2>"$d/check.err"; then
 	if grep -q "built without the systemd journal" "$d/check.err"; then
-		echo "SKIP: this floe was built without libsystemd"
-		exit 0
+		skip "this floe was built without libsystemd"
 	fi
 	cat "$d/check.err"
 fi
@@ -115,17 +114,6 @@ check "a tail-only agent: libsystemd is not loaded" bash -c "! grep -q libsystem
 kill $PID
 wait $PID 2>/dev/null || true
 
-# status_port LOG: the port the agent logging to LOG serves /metrics on, once it says
-# (10 s at most; empty if it never does).
-status_port() {
-	local i port=""
-	for i in $(seq 1 100); do
-		port=$(sed -n 's#.*serving /metrics and /healthz on tcp://127.0.0.1:\([0-9]*\).*#\1#p' "$1")
-		[ -n "$port" ] && break
-		sleep 0.1
-	done
-	echo "$port"
-}
 # jmetric STATE KEY: the journal input's counter KEY in STATE/metrics.json.
 jmetric() {
 	python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['inputs'][0][sys.argv[2]])" \
@@ -170,7 +158,7 @@ check "own: include_own: true: every entry" \
 "$FLOE_BIN" run -c "$o/false.yaml" 2>"$o/run.err" &
 pid=$!
 PIDS+=($pid)
-port=$(status_port "$o/run.err")
+port=$(serving_port "$o/run.err" $pid)
 # (Numbered after the entries read so far: sd-journal orders one boot's entries by their
 # monotonic time, which journal() derives from the number.)
 journal "$o/journal/c.journal" other.service 6 7 "$pid"
@@ -210,7 +198,7 @@ check "corrupt: the readable file is read" \
 "$FLOE_BIN" run -c "$c/floe.yaml" 2>"$c/run.err" &
 pid=$!
 PIDS+=($pid)
-port=$(status_port "$c/run.err")
+port=$(serving_port "$c/run.err" $pid)
 for i in $(seq 1 100); do
 	curl -sf "http://127.0.0.1:$port/metrics" >"$c/metrics" &&
 		grep -q 'floe_input_files_unreadable{input="1"} 3' "$c/metrics" && break

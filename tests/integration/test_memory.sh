@@ -123,12 +123,7 @@ YAML
 "$FLOE_BIN" run -c "$d/floe.yaml" --log-level info 2>"$d/run.err" &
 PIDS+=($!)
 fpid=$!
-port=""
-for i in $(seq 1 100); do
-	port=$(sed -n 's#.*status: serving /metrics and /healthz on tcp://127.0.0.1:\([0-9]*\).*#\1#p' "$d/run.err")
-	[ -n "$port" ] && break
-	sleep 0.1
-done
+port=$(serving_port "$d/run.err" $fpid)
 gauge() { curl -sf "http://127.0.0.1:$port/metrics" | awk -v n="$1" '$1 == n { print $2 }'; }
 used10="" used30=""
 for i in $(seq 1 400); do # a line every 0.2 s, at most 80 s

@@ -4,9 +4,10 @@
 # redrawn in place, with the log lines above it intact and the line cleared at the end;
 # with stderr in a file, no progress and no control characters. The input (about 100 MB)
 # takes a few seconds; if a machine reads it in under 1.5 s, the terminal's progress check
-# says so and is skipped (the line is drawn once a second, from the second second on).
+# cannot run (the line is drawn once a second, from the second second on): if nothing
+# else fails, the test then exits 77 saying so, counted skipped rather than passed.
 source "$(dirname "$0")/lib.sh"
-command -v script >/dev/null || { echo "skipped: script (util-linux) is missing"; exit 77; }
+command -v script >/dev/null || skip "script (util-linux) is missing"
 
 python3 - "$T/big.log" <<'PY'
 import sys
@@ -38,7 +39,7 @@ if [ "$ms" -ge 1500 ]; then
 	check "a progress line: bytes of the total, percentage, lines, rate, time left" \
 		grep -aq $'\rprogress: [0-9.]* [KMG]*i*B of [0-9.]* [KMG]*i*B ([0-9]*%), [0-9.]* [kM]* *lines, [0-9.]* [KMG]*i*B/s' "$T/tty.out"
 else
-	echo "skipped: the progress line (the run took $ms ms, under the 1.5 s it needs)"
+	skip_part "the progress line (the run took $ms ms, under the 1.5 s it needs)"
 fi
 # Every log line starts a line of its own (a progress line before it is cleared).
 tr '\r' '\n' <"$T/tty.out" | sed $'s/\033\\[K//g' | grep -a ' floe ' >"$T/log-lines"

@@ -32,7 +32,7 @@ drained() {
 	[ -f "$m" ] && [ "$(metric "$m" rows_committed)" = "$1" ] && [ "$(metric "$m" spool_bytes)" = 0 ]
 }
 check "floe starts and commits through the proxy" wait_for 30 drained 1
-port=$(sed -n 's#.*status: serving /metrics and /healthz on tcp://127.0.0.1:\([0-9]*\).*#\1#p' "$d/err")
+port=$(logged_port "$d/err")
 check "the agent logs the port of its status pages" test -n "$port"
 check "an S3 warehouse: libcurl is loaded (dlopen)" grep -q libcurl /proc/$pid/maps
 # A healthy start and commit: the 404s of existence checks and a lost create's 412 are

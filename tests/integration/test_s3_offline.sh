@@ -31,7 +31,6 @@ YAML
 m() { metric "$d/state/metrics.json" "$1"; }
 spooled() { [ -f "$d/state/metrics.json" ] && [ "$(m spool_bytes)" -gt 0 ] && [ "$(m seals)" -ge "$1" ]; }
 committed() { [ -f "$d/state/metrics.json" ] && [ "$(m rows_committed)" = "$1" ] && [ "$(m spool_bytes)" = 0 ]; }
-status_port() { sed -n 's#.*status: serving /metrics and /healthz on tcp://127.0.0.1:\([0-9]*\).*#\1#p' "$1" | tail -1; }
 healthz_down() { curl -s "http://127.0.0.1:$HPORT/healthz" >"$d/healthz" && grep -q "store unreachable" "$d/healthz"; }
 # rows PREFIX: the records of the table's live files, as floe inspect reads them.
 rows() {
@@ -46,7 +45,7 @@ phase() {
 	pid=$!
 	PIDS+=("$pid")
 	check "($name) the agent starts and serves its status pages" wait_for 30 grep -q 'status: serving' "$err"
-	HPORT=$(status_port "$err")
+	HPORT=$(logged_port "$err")
 	check "($name) the agent runs with the store unreachable" kill -0 "$pid"
 	check "($name) it says it starts without the store, naming the URL and curl's reason" \
 		grep -q "cannot reach the S3 warehouse.*http://127.0.0.1:$SPORT/bkt/.*: Couldn.t connect.*starting without it" "$err"

@@ -54,7 +54,7 @@ PID=$!
 PIDS+=($PID)
 wait_log() { log_has "$1" "$2" 1 "$PID"; }
 check "a full disk at the start: the daemon waits" wait_log "$d/err2" "inputs wait for commits to make room"
-port=$(sed -n 's#.*serving /metrics and /healthz on tcp://127.0.0.1:\([0-9]*\).*#\1#p' "$d/err2")
+port=$(serving_port "$d/err2" $PID)
 code=$(curl -s -o "$d/health" -w '%{http_code}' "http://127.0.0.1:$port/healthz" || true)
 check "/healthz: 503 while the disk is full" test "$code" = 503
 check "/healthz says why" grep -q "state_dir's file system full" "$d/health"

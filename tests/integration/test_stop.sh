@@ -87,12 +87,7 @@ sed -i "s#^  state_dir: $d/state#&\n  http: { listen: 127.0.0.1:0 }#" "$d/floe.y
 "$FLOE_BIN" run -c "$d/floe.yaml" --log-level info 2>"$d/err" &
 pid=$!
 PIDS+=($pid)
-port=""
-for i in $(seq 1 100); do
-	port=$(sed -n 's#.*status: serving /metrics and /healthz on tcp://127.0.0.1:\([0-9]*\).*#\1#p' "$d/err")
-	[ -n "$port" ] && break
-	sleep 0.1
-done
+port=$(serving_port "$d/err" $pid)
 lines() { curl -sf "http://127.0.0.1:$port/metrics" | awk '$1 == "floe_input_lines_total{input=\"1\"}" { print $2 }'; }
 sleep 4 # past the first idle turns: the long wait
 echo "appended while idle" >>"$d/in/f2.log"

@@ -8,7 +8,7 @@
 # read back by DuckDB.
 source "$(dirname "$0")/lib.sh"
 
-command -v logger >/dev/null || { echo "SKIP: logger (bsdutils) missing"; exit 0; }
+command -v logger >/dev/null || skip "logger (bsdutils) is missing"
 
 
 count() { rows_sql "$1" "SELECT count(*) FROM t ${2:-}" | tr -d '[]"\n'; }

@@ -11,7 +11,7 @@ source "$(dirname "$0")/lib.sh"
 # scrape DIR: /metrics of the agent whose log is DIR/err into DIR/m.txt
 scrape() {
 	local port
-	port=$(sed -n 's#.*status: serving /metrics and /healthz on tcp://127.0.0.1:\([0-9]*\).*#\1#p' "$1/err")
+	port=$(logged_port "$1/err")
 	curl -sf "http://127.0.0.1:$port/metrics" >"$1/m.txt" 2>/dev/null || true
 }
 value() { awk -v n="$2" '$1 == n { print $2 }' "$1/m.txt"; }

@@ -28,10 +28,9 @@ if [ ! -x "$SYSLOGNG" ] && command -v syslog-ng >/dev/null; then
 	SNG_MODS=
 fi
 if [ ! -x "$RSYSLOGD" ] || [ ! -x "$SYSLOGNG" ]; then
-	echo "SKIP: rsyslog or syslog-ng missing (packaging/dev/install-deps.sh test)"
-	exit 0
+	skip "rsyslog or syslog-ng is missing (packaging/dev/install-deps.sh test)"
 fi
-command -v openssl >/dev/null || { echo "SKIP: openssl missing"; exit 0; }
+command -v openssl >/dev/null || skip "openssl is missing"
 
 N=${N:-1000}
 P_RS=$(free_port) P_RSTLS=$(free_port) P_BSD=$(free_port) P_IETF=$(free_port)

@@ -1,6 +1,6 @@
 /* For the tests with cases that a smaller build cannot run, skipped there (cmocka lists
  * them as SKIPPED): NEEDS_PCRE2() at the top of a case that uses a pattern (a regex
- * parser, a multiline start, a where.matches) in a build without PCRE2 (FLOE_MINIMAL,
+ * parser, a multiline start, a where.matches) in a build without PCRE2 (FLOE_NO_PCRE2,
  * where agent/parse/regex_none.c refuses every pattern), NEEDS_S3() in one with an s3://
  * warehouse in a build without the S3 client (FLOE_NO_S3). PATTERN_ERROR(code) is what a
  * bad pattern gets: code, or FLOE_EUNSUPPORTED without PCRE2 (every pattern is refused).
@@ -10,7 +10,7 @@
 
 #include "formats/base/error.h"
 
-#ifdef FLOE_MINIMAL
+#ifdef FLOE_NO_PCRE2
 #define NEEDS_PCRE2() skip()
 #define PATTERN_ERROR(code) FLOE_EUNSUPPORTED
 #else

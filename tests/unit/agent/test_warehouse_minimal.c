@@ -1,4 +1,4 @@
-/* An s3:// warehouse in both builds: a floe built with FLOE_MINIMAL or FLOE_STATIC (no S3
+/* An s3:// warehouse in both builds: a floe built with FLOE_WITH_S3=OFF or FLOE_STATIC (no S3
  * client) refuses it as a configuration error (FLOE_EINVAL: exit 2) that says so; a full
  * build opens it (without the probe, nothing goes over the network). */
 #include <setjmp.h>
@@ -54,8 +54,8 @@ static void test_s3_warehouse(void **state)
 	assert_int_equal(rc, FLOE_EINVAL);
 	assert_null(st);
 	assert_string_equal(why.msg, "lake.warehouse s3://bucket/prefix: this build of floe has no S3 "
-				 "support (it was built with FLOE_MINIMAL or FLOE_STATIC); use a "
-				 "local warehouse, or a floe built with S3");
+				 "support (it was built with FLOE_WITH_S3=OFF or FLOE_STATIC); use "
+				 "a local warehouse, or a floe built with S3");
 #else
 	assert_int_equal(rc, 0);
 	assert_non_null(st);
