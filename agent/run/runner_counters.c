@@ -125,7 +125,7 @@ static void run_counters(struct floe_runner *r, const struct floe_input_counters
 	    .dropped_bytes = st->dropped_bytes,
 	    .quarantined = st->quarantined,
 	    .blocked_ms = st->blocked_ms,
-	    .spool_bytes = floe_spool_bytes(r->lake.spool) + floe_run_aggs_spool_bytes(r),
+	    .spool_bytes = floe_runner_spool_bytes(r),
 	    .spool_max_bytes = r->set.spool_max,
 	    .spool_entries = entries,
 	    .next_seq = r->b.next_seq,

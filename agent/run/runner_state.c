@@ -225,7 +225,7 @@ int floe_runner_save_checkpoint(struct floe_runner *r, uint64_t last_seq, uint64
 
 static void table_uuid(const struct floe_runner *r, char out[64])
 {
-	const char *u = floe_ice_meta_uuid(floe_table_meta(r->lake.table));
+	const char *u = floe_ice_meta_uuid(floe_table_meta(floe_run_table(r)));
 	snprintf(out, 64, "%s", u ? u : "");
 }
 
@@ -333,7 +333,7 @@ static int load_checkpoint(struct floe_runner *r, struct loaded_checkpoint *ck,
 static int check_not_behind(struct floe_runner *r, struct loaded_checkpoint *ck, int64_t committed,
 			    struct floe_err *err)
 {
-	int64_t version = floe_table_version(r->lake.table);
+	int64_t version = floe_table_version(floe_run_table(r));
 	char uuid[64];
 	table_uuid(r, uuid);
 	if (ck->table_uuid[0] && strcmp(ck->table_uuid, uuid) != 0) {
@@ -342,7 +342,7 @@ static int check_not_behind(struct floe_runner *r, struct loaded_checkpoint *ck,
 		floe_warn(
 		    "runner: %s is not the table this installation committed to (table-uuid %s, "
 		    "now %s): the positions are kept, and lines from here on go to this table",
-		    floe_table_location(r->lake.table), ck->table_uuid, uuid);
+		    floe_table_location(floe_run_table(r)), ck->table_uuid, uuid);
 		ck->committed_seq = -1;
 		ck->committed_version = 0;
 		snprintf(ck->table_uuid, sizeof(ck->table_uuid), "%s", uuid);
@@ -362,30 +362,8 @@ static int check_not_behind(struct floe_runner *r, struct loaded_checkpoint *ck,
 	    "table restored from an older copy); their rows are not in it. Restore the table's "
 	    "metadata; to accept the table as it is, move %s aside (inputs then start again from "
 	    "start_at)",
-	    floe_table_location(r->lake.table), r->ck.id.installation, ck->committed_seq,
+	    floe_table_location(floe_run_table(r)), r->ck.id.installation, ck->committed_seq,
 	    ck->committed_version, held, version, r->set.checkpoint_path);
-}
-
-/* Removes the spool entries (seqs[0..n), 0 = skipped) that the table already holds. */
-static int drop_committed(struct floe_runner *r, const uint64_t *seqs, size_t n, int64_t committed,
-			  struct floe_err *err)
-{
-	for (size_t i = 0; committed >= 0 && i < n; i++) {
-		if (seqs[i] == 0 || seqs[i] > (uint64_t)committed)
-			continue;
-		struct floe_spool_entry *e = NULL;
-		int rc = floe_spool_load(r->lake.spool, seqs[i], &e);
-		if (rc == 0) {
-			floe_info("runner: spool entry %" PRIu64 " is already in the table", seqs[i]);
-			rc = floe_spool_remove(r->lake.spool, e);
-			floe_spool_entry_free(&r->alloc, e);
-		}
-		if (rc) {
-			return floe_err_set(err, rc, "spool entry %" PRIu64 " in %s: %s", seqs[i],
-					    floe_spool_dir(r->lake.spool), floe_strerror(rc));
-		}
-	}
-	return 0;
 }
 
 /* Start-up: drop spool entries that the table already holds, find the newest durable
@@ -443,15 +421,9 @@ static int newest_in_spool(struct floe_runner *r, uint64_t *seqs, size_t n, uint
 {
 	for (size_t i = 0; i < n; i++) {
 		struct floe_spool_entry *e = NULL;
-		int rc = floe_spool_load(r->lake.spool, seqs[i], &e);
+		int rc = floe_output_load(r->lake.out, seqs[i], &e);
 		if (rc == FLOE_ECORRUPT) {
-			int q = floe_spool_quarantine(r->lake.spool, seqs[i]);
-			if (q)
-				floe_error(
-				    "runner: spool entry %" PRIu64 " is corrupt and could not be "
-				    "moved to %s/quarantine (%s): it stays where it is, skipped",
-				    seqs[i], floe_spool_dir(r->lake.spool), floe_strerror(q));
-			seqs[i] = 0; /* skipped below */
+			seqs[i] = 0; /* quarantined (logged): skipped below */
 			continue;
 		}
 		if (rc)
@@ -487,8 +459,8 @@ int floe_runner_recover(struct floe_runner *r, struct floe_err *err)
 	 * all there is: the committer checks the table against it at its first contact, and
 	 * drops entries the table already holds before each commit. */
 	int64_t committed = ck.committed_seq;
-	if (r->lake.table) {
-		committed = floe_table_committed_seq(r->lake.table, r->ck.id.installation);
+	if (floe_run_table(r)) {
+		committed = floe_table_committed_seq(floe_run_table(r), r->ck.id.installation);
 		if ((rc = check_not_behind(r, &ck, committed, err)))
 			goto out;
 	}
@@ -496,10 +468,10 @@ int floe_runner_recover(struct floe_runner *r, struct floe_err *err)
 	snprintf(r->com.expect_uuid, sizeof(r->com.expect_uuid), "%s", ck.table_uuid);
 	r->ck.committed_seq = committed > ck.committed_seq ? committed : ck.committed_seq;
 	r->ck.committed_version =
-	    committed > ck.committed_seq ? floe_table_version(r->lake.table) : ck.committed_version;
-	if (r->ck.committed_seq >= 0 && r->lake.table)
+	    committed > ck.committed_seq ? floe_table_version(floe_run_table(r)) : ck.committed_version;
+	if (r->ck.committed_seq >= 0 && floe_run_table(r))
 		table_uuid(r, r->ck.table_uuid);
-	else if (!r->lake.table)
+	else if (!floe_run_table(r))
 		snprintf(r->ck.table_uuid, sizeof(r->ck.table_uuid), "%s", ck.table_uuid);
 	uint64_t max_seq = ck.last_seq;
 	if (committed > 0 && (uint64_t)committed > max_seq)
@@ -534,8 +506,13 @@ int floe_runner_recover(struct floe_runner *r, struct floe_err *err)
 			     floe_strerror(rc));
 		goto out;
 	}
-	if (r->lake.table && (rc = drop_committed(r, seqs, n, committed, err)))
+	/* Entries the table holds go (their rows were counted by the commit that landed). */
+	struct floe_output_report landed = {0};
+	if (floe_run_table(r) && (rc = floe_output_drop_landed(r->lake.out, committed, &landed))) {
+		floe_err_set(err, rc, "cleaning spool %s: %s", floe_spool_dir(r->lake.spool),
+			     floe_strerror(rc));
 		goto out;
+	}
 	if (pos && (rc = restore_positions(r, pos, pos_len))) {
 		floe_err_set(err, rc, "checkpoint %s: the input positions are unreadable: %s",
 			     r->set.checkpoint_path, floe_strerror(rc));

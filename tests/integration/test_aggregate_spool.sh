@@ -98,7 +98,7 @@ check "verify: counted as damaged, quarantined and lost" \
 	test "$(metric "$m" spool_damaged) $(metric "$m" quarantined) $(metric "$m" spool_lost_entries)" = "1 1 1"
 check "verify: logged with the path and what did not match, and the rows lost" \
 	bash -c "grep -q 'damaged: $bad has XXH64 [0-9a-f]* over [0-9]* bytes, its entry records' '$d/err' &&
-		grep -q 'aggregate table apps: spool entry [0-9]* is damaged: its [0-9]* rows are LOST' '$d/err'"
+		grep -q 'aggregate table apps: spool entry [0-9]* is damaged and cannot be made again: [0-9]* rows LOST' '$d/err'"
 agg="[$(sed "s/.*/'&'/" "$d/files" | paste -sd,)]"
 duck "select sum(count) < 3000 from read_parquet($agg)" >"$d/sum"
 check "verify: the rows of the other files are committed" grep -qx '\[true\]' "$d/sum"
