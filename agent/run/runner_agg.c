@@ -47,6 +47,7 @@
 #include "agent/lake/table.h"
 #include "agent/lake/warehouse.h"
 #include "agent/schema/aggtable.h"
+#include "agent/state/blobfile.h"
 #include "formats/iceberg/metadata.h"
 #include "platform/crash.h"
 #include "platform/fs.h"
@@ -494,6 +495,17 @@ static int drop_stale(void *ctx, const char *name)
 	return 0;
 }
 
+/* A damaged image goes to agg/quarantine/ for an operator to look at, counted. */
+static int set_aside(struct floe_runner *r, const char *path)
+{
+	char to[FLOE_PATH_MAX];
+	int rc = floe_blobfile_quarantine(path, to, sizeof(to));
+	r->stats.state_damaged++;
+	if (rc)
+		floe_warn("runner: moving %s to quarantine: %s", path, floe_strerror(rc));
+	return 0;
+}
+
 static int restore_one(struct floe_runner *r, struct agg_out *o, uint64_t seq, uint64_t sub,
 		       struct floe_err *err)
 {
@@ -531,7 +543,7 @@ static int restore_one(struct floe_runner *r, struct agg_out *o, uint64_t seq, u
 			floe_error("runner: aggregation %s: the open windows in %s are lost: %s",
 				   o->cfg->name, path, floe_err_text(&le, rc));
 		if (rc == FLOE_ECORRUPT)
-			return 0;
+			return set_aside(r, path);
 		if (rc && rc != FLOE_EFORMAT)
 			return floe_err_set(err, rc, "cannot read %s: %s", path,
 					    floe_err_text(&le, rc));

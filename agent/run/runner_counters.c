@@ -139,6 +139,7 @@ static void run_counters(struct floe_runner *r, const struct floe_input_counters
 	    .spool_reread_rows = st->spool_reread_rows,
 	    .spool_lost_entries = st->spool_lost_entries,
 	    .spool_lost_rows = st->spool_lost_rows,
+	    .state_damaged = st->state_damaged,
 	    .lines_truncated_memory = st->lines_truncated_memory,
 	    .bytes_truncated_memory = st->bytes_truncated_memory,
 	    .lines_dropped_memory = st->lines_dropped_memory,

@@ -298,6 +298,28 @@ static int parse_checkpoint(struct floe_runner *r, const struct floe_json *root,
 }
 
 /* Loads the checkpoint into ck (all empty when there is none). */
+/* A checkpoint that fails its checksum is set aside, counted and said, and the start
+ * goes on as if there were none: the positions come from the newest spool entry if there
+ * is one, else each input starts at its start_at, which may read lines twice or skip
+ * some. Stopping instead would stop the device for good (every restart the same),
+ * losing everything that comes after. */
+static int set_aside(struct floe_runner *r)
+{
+	char to[FLOE_PATH_MAX];
+	int rc = floe_blobfile_quarantine(r->set.checkpoint_path, to, sizeof(to));
+	if (rc) {
+		floe_error("runner: checkpoint %s is corrupt and cannot be moved aside: %s",
+			   r->set.checkpoint_path, floe_strerror(rc));
+		return FLOE_ECORRUPT;
+	}
+	r->stats.state_damaged++;
+	floe_error("runner: checkpoint %s is corrupt (its checksum fails): moved to %s; the "
+		   "input positions are taken from the newest spool entry, or each input starts "
+		   "at its start_at, so lines may be read twice or skipped",
+		   r->set.checkpoint_path, to);
+	return 0;
+}
+
 static int load_checkpoint(struct floe_runner *r, struct loaded_checkpoint *ck,
 			   struct floe_err *err)
 {
@@ -310,6 +332,8 @@ static int load_checkpoint(struct floe_runner *r, struct loaded_checkpoint *ck,
 	int rc = floe_blobfile_load(&r->alloc, r->set.checkpoint_path, &blob, &blen);
 	if (rc == -ENOENT)
 		return 0;
+	if (rc == FLOE_ECORRUPT)
+		return set_aside(r);
 	if (rc == 0)
 		rc = floe_json_parse(&r->alloc, (const char *)blob, blen, 2 * POSITIONS_MAX + 4096, &doc, NULL);
 	if (rc == 0)
