@@ -131,6 +131,11 @@ int floe_output_lose(struct floe_output *o, const struct floe_spool_entry *e,
 	return lose(o, o->opt.spool, e, rep);
 }
 
+int floe_output_rebuilding(struct floe_output *o, const struct floe_spool_entry *e)
+{
+	return floe_spool_quarantine_files(o->opt.spool, e);
+}
+
 /* Removes seqs[i] (<= committed: the table holds it), counting its rows as committed. */
 static int drop_held(struct floe_output *o, struct floe_spool *sp, uint64_t seq,
 		     struct floe_output_report *rep)

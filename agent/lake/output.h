@@ -84,6 +84,10 @@ int floe_output_load(struct floe_output *o, uint64_t seq, struct floe_spool_entr
  * rebuilt: its rows are counted lost in rep, logged, and it goes to quarantine. */
 int floe_output_lose(struct floe_output *o, const struct floe_spool_entry *e,
 		     struct floe_output_report *rep);
+/* Main thread: moves e's data files to quarantine (counted) but keeps its entry file,
+ * for an entry being rebuilt from its inputs under the same seq, whose new entry file
+ * then replaces it. */
+int floe_output_rebuilding(struct floe_output *o, const struct floe_spool_entry *e);
 /* Main thread: removes the entries the table holds (seq <= committed; start-up), with the
  * rows they had in rep->rows_committed. */
 int floe_output_drop_landed(struct floe_output *o, int64_t committed,

@@ -404,7 +404,7 @@ int floe_runner_reread(struct floe_runner *r, const struct floe_spool_entry *e)
 		rc = FLOE_ENOTFOUND;
 	}
 	if (rc == 0)
-		rc = floe_spool_quarantine_files(r->lake.spool, e);
+		rc = floe_output_rebuilding(r->lake.out, e);
 	if (rc == 0)
 		rc = floe_batch_seal_range(r->b.batch, e->created_us, e->from, e->from_len,
 					   e->positions, e->positions_len);
