@@ -1,12 +1,11 @@
-/* The aggregations in the run (issue 17): per aggregation its aggregator, its table, its
- * spool (state_dir/agg/<table>) and the Parquet file its closed windows are written to.
- * Records added to the batch feed the aggregations that take from their input; the
- * entries of the aggregate spool are committed to the aggregate table with
- * floe_table_commit, the same commit path and exactly-once rule (floe.commit-seq per
- * installation) as the raw rows, on the committer thread: each commit the main thread
- * hands over lends it the aggregate entries sealed so far too (floe_run_aggs_lend; the
- * committer uses its own handle on each aggregate spool, and until the report the main
- * thread touches neither those entries nor the aggregate tables). At a stop open windows
+/* The aggregations in the run: per aggregation its aggregator, its spool
+ * (state_dir/agg/<table>), its table output (agent/lake/output.h: the table, the lease and
+ * the commit protocol, the same as the logs table's, exactly-once rule included) and the
+ * Parquet file its closed windows are written to. Records added to the batch feed the
+ * aggregations that take from their input. The committer's loop commits the aggregate
+ * outputs after the logs table's: each commit the main thread hands over lends them the
+ * aggregate entries sealed so far too (floe_run_aggs_lend), and until the report the main
+ * thread touches neither those entries nor the aggregate tables. At a stop open windows
  * are flushed with partial = true before the last commit.
  *
  * Exactly once across a crash: the aggregators' state must always be restored to what

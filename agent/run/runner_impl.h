@@ -6,7 +6,7 @@
  *                                               runner_state.c
  *   runner_handoff.c (the main thread's side -> runner_commit.c, runner_replay.c,
  *     of commits, spool limit, metrics)         runner_state.c, runner_agg.c
- *   runner_commit.c (the committer thread)   -> runner_agg.c
+ *   runner_commit.c (the committer thread)   -> the table outputs (lake/output.h) only
  *   runner_replay.c (rebuilding an entry)    -> runner_record.c, settings.c, span.c
  *   runner_state.c (positions, checkpoint,   -> runner_agg.c
  *     recovery)
