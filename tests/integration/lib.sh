@@ -129,3 +129,15 @@ log_has() {
 	done
 	[ "$(grep -c -e "$2" "$1" 2>/dev/null)" -ge "${3:-1}" ]
 }
+
+# damage FILE: overwrites 4 bytes in the middle of FILE (the damaged-state tests).
+damage() {
+	local size
+	size=$(stat -c %s "$1")
+	printf 'XXXX' | dd of="$1" bs=1 seek=$((size / 2)) conv=notrunc status=none
+}
+
+# metric FILE NAME: one counter of a metrics.json.
+metric() {
+	sed -n "s/.*\"$2\":\([0-9]*\).*/\1/p" "$1"
+}

@@ -10,14 +10,6 @@
 # and counted instead.
 source "$(dirname "$0")/lib.sh"
 
-# metric FILE NAME: a counter of metrics.json.
-metric() { sed -n "s/.*\"$2\":\([0-9]*\).*/\1/p" "$1"; }
-# damage FILE: overwrites 4 bytes in the middle of FILE.
-damage() {
-	local size
-	size=$(stat -c %s "$1")
-	printf 'XXXX' | dd of="$1" bs=1 seek=$((size / 2)) conv=notrunc status=none
-}
 # events FILE FROM TO: JSON events FROM..TO-1, 10 ms of event time apart, 100 apps, each
 # with a 16 KiB pad of its own (a group key that makes every aggregate row 16 KiB, one
 # that no dictionary shrinks; a window holds one event of each app, so the groups are

@@ -11,12 +11,6 @@
 # (counted lost); an entry file whose own checksum fails is set aside with its files.
 source "$(dirname "$0")/lib.sh"
 
-metric() { sed -n "s/.*\"$2\":\([0-9]*\).*/\1/p" "$1"; }
-damage() {
-	local size
-	size=$(stat -c %s "$1")
-	printf 'XXXX' | dd of="$1" bs=1 seek=$((size / 2)) conv=notrunc status=none
-}
 # lines FILE FROM TO: JSON lines FROM..TO-1, 10 ms of event time apart, over 7 apps.
 lines() {
 	python3 - "$@" <<'PY'

@@ -140,18 +140,27 @@ static void test_landed_entries_are_removed(void **state)
 	floe_output_free(o);
 }
 
-/* An entry file that fails its own checksum is quarantined and skipped, whether the
- * output rebuilds damaged entries or not: the others are committed, in order. */
-static void corrupt_entry_file(struct fixture *f, bool rebuildable)
+/* An output (rebuildable or not) over entries 1-3, file fmt of entry 2 damaged, after
+ * one commit of all three; its report in *rep. */
+static struct floe_output *commit_damaged(struct fixture *f, bool rebuildable, const char *fmt,
+					  struct floe_output_report *rep)
 {
 	struct floe_output *o = output(f, rebuildable, true, NULL);
 	for (uint64_t s = 1; s <= 3; s++)
 		seal(f, s);
-	damage(f, "%020llu.entry", 2);
-	struct floe_output_report rep = {0};
+	damage(f, fmt, 2);
 	struct floe_err err = {0};
 	floe_output_lend(o, 3);
-	assert_int_equal(floe_output_commit(o, 256, &rep, &err), 0);
+	assert_int_equal(floe_output_commit(o, 256, rep, &err), 0);
+	return o;
+}
+
+/* An entry file that fails its own checksum is quarantined and skipped, whether the
+ * output rebuilds damaged entries or not: the others are committed, in order. */
+static void corrupt_entry_file(struct fixture *f, bool rebuildable)
+{
+	struct floe_output_report rep = {0};
+	struct floe_output *o = commit_damaged(f, rebuildable, "%020llu.entry", &rep);
 	assert_int_equal(committed(o), 3);
 	assert_int_equal(rep.rows_committed, 6);
 	assert_int_equal(rep.rebuild, 0);
@@ -176,14 +185,9 @@ static void test_corrupt_entry_file_aggregate(void **state)
 static void test_damaged_data_handed_back(void **state)
 {
 	struct fixture *f = *state;
-	struct floe_output *o = output(f, true, true, NULL);
-	for (uint64_t s = 1; s <= 3; s++)
-		seal(f, s);
-	damage(f, "%020llu-0.parquet", 2);
 	struct floe_output_report rep = {0};
 	struct floe_err err = {0};
-	floe_output_lend(o, 3);
-	assert_int_equal(floe_output_commit(o, 256, &rep, &err), 0);
+	struct floe_output *o = commit_damaged(f, true, "%020llu-0.parquet", &rep);
 	assert_int_equal(committed(o), 1);
 	assert_int_equal(rep.damaged, 1);
 	assert_int_equal(rep.rebuild, 2);
@@ -212,14 +216,8 @@ static void test_damaged_data_handed_back(void **state)
 static void test_damaged_data_lost(void **state)
 {
 	struct fixture *f = *state;
-	struct floe_output *o = output(f, false, true, NULL);
-	for (uint64_t s = 1; s <= 3; s++)
-		seal(f, s);
-	damage(f, "%020llu-0.parquet", 2);
 	struct floe_output_report rep = {0};
-	struct floe_err err = {0};
-	floe_output_lend(o, 3);
-	assert_int_equal(floe_output_commit(o, 256, &rep, &err), 0);
+	struct floe_output *o = commit_damaged(f, false, "%020llu-0.parquet", &rep);
 	assert_int_equal(committed(o), 3);
 	assert_int_equal(rep.damaged, 1);
 	assert_int_equal(rep.rebuild, 0);
