@@ -394,8 +394,6 @@ int floe_output_commit(struct floe_output *o, size_t max_entries, struct floe_ou
 		rc = drop_held(o, o->cspool, seqs[held], rep);
 	if (rc == 0)
 		rc = commit_all(&p, seqs + held, n - held, max_entries);
-	else
-		(void)commit_some(&p); /* nothing taken: frees nothing */
 	floe_free(o->opt.alloc, p.es);
 	floe_free(o->opt.alloc, seqs);
 	return rc;
