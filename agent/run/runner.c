@@ -74,19 +74,8 @@ int floe_runner_open_table(struct floe_runner *r, bool later, struct floe_table 
 	int rc = floe_warehouse_probe(r->lake.store, cfg, err);
 	if (rc)
 		return rc;
-	struct floe_table_options topt = {
-	    .store = r->lake.store,
-	    .namespace = cfg->lake.namespace,
-	    .name = cfg->logs.name,
-	    .spec = &cfg->logs.partition,
-	    .agent_id = cfg->agent.id,
-	    .installation_id = r->ck.id.installation,
-	    .legacy_agent_id = r->ck.id.legacy_agent_id[0] ? r->ck.id.legacy_agent_id : NULL,
-	    .replaces = cfg->agent.replaces,
-	    .props = &cfg->logs.props,
-	    .clock = r->env.o.clock,
-	    .rand = r->env.o.rand,
-	};
+	struct floe_table_options topt =
+	    floe_run_table_options(r, cfg->logs.name, &cfg->logs.partition);
 	struct floe_err e = {0};
 	struct floe_table *t = NULL;
 	if ((rc = floe_table_open(&r->alloc, &topt, &t, &e))) {

@@ -106,26 +106,11 @@ static int open_table(void *ctx, struct floe_table **out, struct floe_err *err)
 	const struct floe_aggtable *t = floe_agg_table(o->g);
 	size_t nf;
 	const struct floe_ice_field *fields = floe_aggtable_fields(t, &nf);
-	struct floe_table_options topt = {
-	    .store = r->lake.store,
-	    .namespace = cfg->lake.namespace,
-	    .name = o->cfg->table,
-	    .spec = &o->spec,
-	    .agent_id = cfg->agent.id,
-	    .installation_id = r->ck.id.installation,
-	    .legacy_agent_id = r->ck.id.legacy_agent_id[0] ? r->ck.id.legacy_agent_id : NULL,
-	    .replaces = cfg->agent.replaces,
-	    /* The tables' properties, as the raw table has them: without any, an aggregate
-	     * table would never merge its manifests, expire its snapshots or delete its old
-	     * metadata, and grow for as long as the device runs. */
-	    .props = &cfg->logs.props,
-	    .clock = r->env.o.clock,
-	    .rand = r->env.o.rand,
-	    .fields = fields,
-	    .nfields = nf,
-	    .schema_check = schema_check,
-	    .schema_ctx = t,
-	};
+	struct floe_table_options topt = floe_run_table_options(r, o->cfg->table, &o->spec);
+	topt.fields = fields;
+	topt.nfields = nf;
+	topt.schema_check = schema_check;
+	topt.schema_ctx = t;
 	struct floe_err e = {0};
 	int rc = floe_table_open(&r->alloc, &topt, out, &e);
 	if (rc)

@@ -18,12 +18,14 @@
 
 #include "agent/run/runner.h"
 
+#include "agent/config/config.h"
 #include "agent/env/env.h"
 #include "agent/input/preflight.h"
 #include "agent/input/journal_in.h"
 #include "agent/input/syslog_in.h"
 #include "agent/input/tail.h"
 #include "agent/lake/output.h"
+#include "agent/lake/table.h"
 #include "agent/pipeline/decode.h"
 #include "agent/pipeline/batch.h"
 #include "agent/schema/partition.h"
@@ -317,6 +319,33 @@ struct floe_runner {
  * was written with, and hold this installation's recorded commits). */
 int floe_runner_open_table(struct floe_runner *r, bool later, struct floe_table **out,
 			   struct floe_err *err);
+/* The options every table of the run is opened with (the logs table and each aggregate
+ * table): where it lives (the store, and so the catalog), who writes it, its properties,
+ * the clock and randomness; the caller adds its name, spec and schema. One place, so
+ * that another catalog is added once for every table. */
+static inline struct floe_table_options floe_run_table_options(const struct floe_runner *r,
+							       const char *name,
+							       const struct floe_part_spec *spec)
+{
+	const struct floe_config *cfg = r->set.cfg;
+	return (struct floe_table_options){
+	    .store = r->lake.store,
+	    .namespace = cfg->lake.namespace,
+	    .name = name,
+	    .spec = spec,
+	    .agent_id = cfg->agent.id,
+	    .installation_id = r->ck.id.installation,
+	    .legacy_agent_id = r->ck.id.legacy_agent_id[0] ? r->ck.id.legacy_agent_id : NULL,
+	    .replaces = cfg->agent.replaces,
+	    /* Every table floe writes gets the configured properties: without any, an
+	     * aggregate table would never merge its manifests, expire its snapshots or
+	     * delete its old metadata, and grow for as long as the device runs. */
+	    .props = &cfg->logs.props,
+	    .clock = r->env.o.clock,
+	    .rand = r->env.o.rand,
+	};
+}
+
 /* The logs table, NULL while it is not open. */
 static inline struct floe_table *floe_run_table(const struct floe_runner *r)
 {
