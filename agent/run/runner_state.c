@@ -551,6 +551,13 @@ int floe_runner_recover(struct floe_runner *r, struct floe_err *err)
 		r->ck.sub = pos_sub;
 		pos = NULL;
 	}
+	/* Past every number the logs table's output used, as its record of its last commit
+	 * knows it too: a checkpoint set aside while the store is away and the spool is
+	 * empty must not number seals from 1 again (the table would take them for commits
+	 * it already holds). */
+	uint64_t used = floe_output_last_seq(r->lake.out);
+	if (used > max_seq)
+		max_seq = used;
 	r->b.next_seq = max_seq + 1;
 	/* The aggregations' open windows as they were at the seal whose positions reading
 	 * resumes from. */
