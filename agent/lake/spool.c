@@ -278,7 +278,15 @@ static int encode_entry(const struct floe_spool *sp, const struct floe_spool_ent
 	return rc ? FLOE_ENOMEM : 0;
 }
 
-static uint64_t entry_bytes(const struct floe_spool_entry *e)
+uint64_t floe_spool_entry_rows(const struct floe_spool_entry *e)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < e->nfiles; i++)
+		n += (uint64_t)e->files[i].records;
+	return n;
+}
+
+uint64_t floe_spool_entry_bytes(const struct floe_spool_entry *e)
 {
 	uint64_t n = 0;
 	for (size_t i = 0; i < e->nfiles; i++)
@@ -380,7 +388,7 @@ int floe_spool_write_entry(struct floe_spool *sp, const struct floe_spool_entry 
 	}
 	floe_buf_fini(&b);
 	if (rc == 0)
-		count_add(&sp->counts->bytes, entry_bytes(e));
+		count_add(&sp->counts->bytes, floe_spool_entry_bytes(e));
 	return rc;
 }
 
@@ -600,7 +608,7 @@ int floe_spool_remove(struct floe_spool *sp, const struct floe_spool_entry *e)
 		if (rc && rc != -ENOENT)
 			return rc;
 	}
-	count_sub(&sp->counts->bytes, entry_bytes(e));
+	count_sub(&sp->counts->bytes, floe_spool_entry_bytes(e));
 	return floe_fs_fsync_dir(sp->dir);
 }
 

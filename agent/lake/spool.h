@@ -74,6 +74,9 @@ int floe_spool_entry_decode(struct floe_alloc *a, const struct floe_part_spec *s
  * spool (or decode) was given. */
 void floe_spool_entry_fini(struct floe_alloc *a, struct floe_spool_entry *e);
 void floe_spool_entry_free(struct floe_alloc *a, struct floe_spool_entry *e);
+/* The rows and the data bytes of e's files. */
+uint64_t floe_spool_entry_rows(const struct floe_spool_entry *e);
+uint64_t floe_spool_entry_bytes(const struct floe_spool_entry *e);
 /* The allocator the spool was opened with. */
 struct floe_alloc *floe_spool_alloc(const struct floe_spool *sp);
 /* Writes e's entry file; its data files must already be durable in the directory. */

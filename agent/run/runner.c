@@ -62,25 +62,15 @@ static int open_state(struct floe_runner *r, struct floe_err *err)
 	return floe_identity_open(&r->alloc, dir, machine, true, r->env.o.rand, &r->ck.id, err);
 }
 
-int floe_runner_open_table(struct floe_runner *r, bool later, struct floe_err *err)
+int floe_runner_open_table(struct floe_runner *r, bool later, struct floe_table **out,
+			   struct floe_err *err)
 {
 	const struct floe_config *cfg = r->set.cfg;
 	int rc = floe_warehouse_probe(r->lake.store, cfg, err);
 	if (rc)
 		return rc;
-	struct floe_table_options topt = {
-	    .store = r->lake.store,
-	    .namespace = cfg->lake.namespace,
-	    .name = cfg->logs.name,
-	    .spec = &cfg->logs.partition,
-	    .agent_id = cfg->agent.id,
-	    .installation_id = r->ck.id.installation,
-	    .legacy_agent_id = r->ck.id.legacy_agent_id[0] ? r->ck.id.legacy_agent_id : NULL,
-	    .replaces = cfg->agent.replaces,
-	    .props = &cfg->logs.props,
-	    .clock = r->env.o.clock,
-	    .rand = r->env.o.rand,
-	};
+	struct floe_table_options topt =
+	    floe_run_table_options(r, cfg->logs.name, &cfg->logs.partition);
 	struct floe_err e = {0};
 	struct floe_table *t = NULL;
 	if ((rc = floe_table_open(&r->alloc, &topt, &t, &e))) {
@@ -91,7 +81,7 @@ int floe_runner_open_table(struct floe_runner *r, bool later, struct floe_err *e
 	}
 	if (!later) {
 		r->lake.spec = *floe_table_spec(t);
-		r->lake.table = t;
+		*out = t;
 		return 0;
 	}
 	/* The spool was written while the table was away, with the configuration's spec:
@@ -117,8 +107,14 @@ int floe_runner_open_table(struct floe_runner *r, bool later, struct floe_err *e
 		floe_table_free(t);
 		return rc;
 	}
-	r->lake.table = t;
+	*out = t;
 	return 0;
+}
+
+/* The logs table's output opens its table here at its first contact with the store. */
+static int open_later(void *ctx, struct floe_table **out, struct floe_err *err)
+{
+	return floe_runner_open_table(ctx, true, out, err);
 }
 
 /* Requests of an S3 store try once (once) or retry as configured. */
@@ -148,10 +144,11 @@ static int open_lake(struct floe_runner *r, struct floe_err *err)
 	r->com.last_rc = 0;
 	/* One attempt per request at start-up: a dead endpoint costs one connect timeout
 	 * before the inputs open, not a round of backoffs; the committer retries. */
-	start_retries(r->lake.store, cfg->naggs == 0);
-	rc = floe_runner_open_table(r, false, err);
+	start_retries(r->lake.store, true);
+	struct floe_table *t = NULL;
+	rc = floe_runner_open_table(r, false, &t, err);
 	start_retries(r->lake.store, false);
-	if (rc && floe_warehouse_waited_out(rc) && cfg->naggs == 0) {
+	if (rc && floe_warehouse_waited_out(rc)) {
 		floe_warn("runner: %s; starting without it: the inputs are read into the spool, "
 			  "and the table is opened (or created) and the spool committed once the "
 			  "store answers",
@@ -163,10 +160,36 @@ static int open_lake(struct floe_runner *r, struct floe_err *err)
 	}
 	if (rc)
 		return rc;
-	if ((rc = floe_spool_open(&r->alloc, r->set.spool_dir, &r->lake.spec, &r->lake.spool)) ||
-	    (rc = floe_spool_share(r->lake.spool, &r->alloc, &r->com.spool)))
+	struct floe_output_options oo = {
+	    .alloc = &r->alloc,
+	    .installation = r->ck.id.installation,
+	    .what = "the logs table",
+	    .rebuildable = true, /* from the positions its entries record */
+	    .open = open_later,
+	    .open_ctx = r,
+	};
+	rc = floe_spool_open(&r->alloc, r->set.spool_dir, &r->lake.spec, &r->lake.spool);
+	oo.spool = r->lake.spool;
+	if (rc == 0)
+		rc = floe_output_new(&oo, t, &r->lake.out);
+	if (rc) {
+		floe_table_free(t);
 		return floe_err_set(err, rc, "cannot open spool %s: %s", r->set.spool_dir,
 				    floe_strerror(rc));
+	}
+	return 0;
+}
+
+/* The outputs the committer's loop goes over: the logs table's, then the aggregations'. */
+static int open_outputs(struct floe_runner *r, struct floe_err *err)
+{
+	size_t n = 1 + r->set.cfg->naggs;
+	if (!(r->com.outs = floe_calloc(&r->alloc, n, sizeof(*r->com.outs))))
+		return floe_err_set(err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));
+	r->com.outs[0] = r->lake.out;
+	for (size_t i = 1; i < n; i++)
+		r->com.outs[i] = floe_run_aggs_output(r, i - 1);
+	r->com.nouts = n;
 	return 0;
 }
 
@@ -292,6 +315,8 @@ int floe_runner_new(const struct floe_config *cfg, const struct floe_runner_opti
 	if (rc == 0)
 		rc = floe_run_aggs_open(r, err);
 	if (rc == 0)
+		rc = open_outputs(r, err);
+	if (rc == 0)
 		rc = open_loop(r, err);
 	if (rc == 0)
 		rc = open_inputs(r, err);
@@ -350,10 +375,10 @@ void floe_runner_free(struct floe_runner *r)
 	floe_free(&r->alloc, r->in.decoders);
 	floe_batch_free(r->b.batch);
 	floe_worker_free(r->lake.pool); /* after the writers: they wait for their pages */
-	floe_spool_free(r->com.spool);
+	floe_free(&r->alloc, r->com.outs);
 	floe_run_aggs_free(r);
+	floe_output_free(r->lake.out); /* before the spool it borrows */
 	floe_spool_free(r->lake.spool);
-	floe_table_free(r->lake.table);
 	floe_store_free(r->lake.store);
 	floe_free(&r->alloc, r->ck.pos);
 	floe_free(NULL, r);

@@ -60,6 +60,10 @@ struct floe_runner_stats {
 	uint64_t spool_reread_rows;
 	uint64_t spool_lost_entries;
 	uint64_t spool_lost_rows;
+	/* State files that failed their checksum and were set aside to quarantine/: the
+	 * checkpoint (reading resumes from the newest spool entry, or start_at), an
+	 * aggregation's open windows (lost; the aggregation starts empty). */
+	uint64_t state_damaged;
 	/* Lines the memory budget could not take whole even in an empty batch: cut to what
 	 * fits (and the bytes cut off), or dropped when nothing fit. */
 	uint64_t lines_truncated_memory;

@@ -1,12 +1,11 @@
-/* The aggregations in the run: per aggregation its aggregator, its table, its
- * spool (state_dir/agg/<table>) and the Parquet file its closed windows are written to.
- * Records added to the batch feed the aggregations that take from their input; the
- * entries of the aggregate spool are committed to the aggregate table with
- * floe_table_commit, the same commit path and exactly-once rule (floe.commit-seq per
- * installation) as the raw rows, on the committer thread: each commit the main thread
- * hands over lends it the aggregate entries sealed so far too (floe_run_aggs_lend; the
- * committer uses its own handle on each aggregate spool, and until the report the main
- * thread touches neither those entries nor the aggregate tables). At a stop open windows
+/* The aggregations in the run: per aggregation its aggregator, its spool
+ * (state_dir/agg/<table>), its table output (agent/lake/output.h: the table, the lease and
+ * the commit protocol, the same as the logs table's, exactly-once rule included) and the
+ * Parquet file its closed windows are written to. Records added to the batch feed the
+ * aggregations that take from their input. The committer's loop commits the aggregate
+ * outputs after the logs table's: each commit the main thread hands over lends them the
+ * aggregate entries sealed so far too (floe_run_aggs_lend), and until the report the main
+ * thread touches neither those entries nor the aggregate tables. At a stop open windows
  * are flushed with partial = true before the last commit.
  *
  * Exactly once across a crash: the aggregators' state must always be restored to what
@@ -45,7 +44,9 @@
 #include "agent/config/config.h"
 #include "agent/lake/spool.h"
 #include "agent/lake/table.h"
+#include "agent/lake/warehouse.h"
 #include "agent/schema/aggtable.h"
+#include "agent/state/blobfile.h"
 #include "formats/iceberg/metadata.h"
 #include "platform/crash.h"
 #include "platform/fs.h"
@@ -60,12 +61,12 @@
 #include <xxhash.h>
 
 struct agg_out {
+	struct floe_runner *r;
 	const struct floe_config_agg *cfg;
 	struct floe_aggregator *g;
-	struct floe_table *table;
 	struct floe_spool *spool;   /* the main thread's handle: seals */
-	struct floe_spool *cspool;  /* the committer's (floe_spool_share): commits */
-	uint64_t lease;		    /* entries up to this seq are the committer's while it runs */
+	struct floe_output *out;    /* the table, its commits (lent), the spool limit's side */
+	char what[96];		    /* "aggregate table <name>", for the log */
 	struct floe_part_spec spec; /* unpartitioned */
 	struct floe_pq_options pq;
 	uint64_t next_seq;
@@ -95,58 +96,66 @@ static int schema_check(const void *ctx, const struct floe_ice_meta *m, struct f
 	return floe_aggtable_schema_check(ctx, m, err);
 }
 
-static int open_one(struct floe_runner *r, const struct floe_config_agg *c, struct agg_out *o,
-		    struct floe_err *err)
+/* Opens aggregation o's table (o->g made): at start-up, or at the first contact on the
+ * committer thread when the store was away (o->out's open). */
+static int open_table(void *ctx, struct floe_table **out, struct floe_err *err)
 {
+	struct agg_out *o = ctx;
+	struct floe_runner *r = o->r;
 	const struct floe_config *cfg = r->set.cfg;
-	o->cfg = c;
-	int rc = floe_agg_new(&r->alloc, c, &o->g, err);
-	if (rc)
-		return rc;
 	const struct floe_aggtable *t = floe_agg_table(o->g);
 	size_t nf;
 	const struct floe_ice_field *fields = floe_aggtable_fields(t, &nf);
-	struct floe_table_options topt = {
-	    .store = r->lake.store,
-	    .namespace = cfg->lake.namespace,
-	    .name = c->table,
-	    .spec = &o->spec,
-	    .agent_id = cfg->agent.id,
-	    .installation_id = r->ck.id.installation,
-	    .legacy_agent_id = r->ck.id.legacy_agent_id[0] ? r->ck.id.legacy_agent_id : NULL,
-	    .replaces = cfg->agent.replaces,
-	    /* The tables' properties, as the raw table has them: without any, an aggregate
-	     * table would never merge its manifests, expire its snapshots or delete its old
-	     * metadata, and grow for as long as the device runs. */
-	    .props = &cfg->logs.props,
-	    .clock = r->env.o.clock,
-	    .rand = r->env.o.rand,
-	    .fields = fields,
-	    .nfields = nf,
-	    .schema_check = schema_check,
-	    .schema_ctx = t,
-	};
+	struct floe_table_options topt = floe_run_table_options(r, o->cfg->table, &o->spec);
+	topt.fields = fields;
+	topt.nfields = nf;
+	topt.schema_check = schema_check;
+	topt.schema_ctx = t;
 	struct floe_err e = {0};
-	if ((rc = floe_table_open(&r->alloc, &topt, &o->table, &e)))
-		return floe_err_set(err, rc, "aggregation '%s': table %s/%s: %s", c->name,
-				    cfg->lake.namespace, c->table, floe_err_text(&e, rc));
+	int rc = floe_table_open(&r->alloc, &topt, out, &e);
+	if (rc)
+		return floe_err_set(err, rc, "aggregation '%s': table %s/%s: %s", o->cfg->name,
+				    cfg->lake.namespace, o->cfg->table, floe_err_text(&e, rc));
+	return 0;
+}
+
+/* The aggregation, its spool and its output. A store that is away or refuses for now
+ * does not stop the start, as for the logs table: the output opens the table at the
+ * first commit, and the entries are numbered on from what the spool and the output's
+ * record of its last commit hold. */
+static int open_one(struct floe_runner *r, const struct floe_config_agg *c, struct agg_out *o,
+		    struct floe_err *err)
+{
+	o->r = r;
+	o->cfg = c;
+	snprintf(o->what, sizeof(o->what), "aggregate table %s", c->table);
+	int rc = floe_agg_new(&r->alloc, c, &o->g, err);
+	if (rc)
+		return rc;
+	struct floe_table *t = NULL;
+	if (!r->lake.store_down && (rc = open_table(o, &t, err)) && !floe_warehouse_waited_out(rc))
+		return rc;
 	char dir[FLOE_PATH_MAX];
 	int w = snprintf(dir, sizeof(dir), "%s/agg/%s", r->set.state_dir, c->table);
+	struct floe_output_options oo = {
+	    .alloc = &r->alloc,
+	    .installation = r->ck.id.installation,
+	    .what = o->what,
+	    .rebuildable = false, /* its events went on into the open windows */
+	    .open = open_table,
+	    .open_ctx = o,
+	};
 	if (w < 0 || (size_t)w >= sizeof(dir))
-		return floe_err_set(err, FLOE_ELIMIT, "state_dir is too long for %s", c->table);
-	if ((rc = floe_fs_mkdirs(dir)) ||
-	    (rc = floe_spool_open(&r->alloc, dir, &o->spec, &o->spool)) ||
-	    (rc = floe_spool_share(o->spool, &r->alloc, &o->cspool)))
-		return floe_err_set(err, rc, "cannot open spool %s: %s", dir, floe_strerror(rc));
-	uint64_t *seqs = NULL;
-	size_t n = 0;
-	if ((rc = floe_spool_list(o->spool, &seqs, &n)))
-		return floe_err_set(err, rc, "cannot list spool %s: %s", dir, floe_strerror(rc));
-	int64_t committed = floe_table_committed_seq(o->table, r->ck.id.installation);
-	o->next_seq = (n ? seqs[n - 1] : 0) + 1;
-	if (committed >= 0 && (uint64_t)committed >= o->next_seq)
-		o->next_seq = (uint64_t)committed + 1;
-	floe_free(&r->alloc, seqs);
+		rc = floe_err_set(err, FLOE_ELIMIT, "state_dir is too long for %s", c->table);
+	else if ((rc = floe_fs_mkdirs(dir)) ||
+		 (rc = floe_spool_open(&r->alloc, dir, &o->spec, &o->spool)) ||
+		 (oo.spool = o->spool, rc = floe_output_new(&oo, t, &o->out)))
+		rc = floe_err_set(err, rc, "cannot open spool %s: %s", dir, floe_strerror(rc));
+	if (rc) {
+		floe_table_free(t);
+		return rc;
+	}
+	o->next_seq = floe_output_last_seq(o->out) + 1;
 	/* The logs table's writer options without its bloom filters (field ids differ) and
 	 * without the page threads (rows here are few). */
 	o->pq = r->set.batch.pq;
@@ -198,9 +207,8 @@ void floe_run_aggs_free(struct floe_runner *r)
 		return;
 	for (size_t i = 0; i < a->n; i++) {
 		drop_file(r, &a->o[i]);
-		floe_spool_free(a->o[i].cspool);
+		floe_output_free(a->o[i].out); /* before the spool it borrows */
 		floe_spool_free(a->o[i].spool);
-		floe_table_free(a->o[i].table);
 		floe_agg_free(a->o[i].g);
 	}
 	floe_free(&r->alloc, a->o);
@@ -471,27 +479,15 @@ static int drop_stale(void *ctx, const char *name)
 	return 0;
 }
 
-/* Removes o's aggregate entries after tag: sealed by a seal that did not become durable,
- * their rows will be made again from the events read again. */
-static int drop_after(struct floe_runner *r, struct agg_out *o, uint64_t tag)
+/* A damaged image goes to agg/quarantine/ for an operator to look at, counted. */
+static int set_aside(struct floe_runner *r, const char *path)
 {
-	uint64_t *seqs = NULL;
-	size_t n = 0;
-	int rc = floe_spool_list(o->spool, &seqs, &n);
-	for (size_t i = 0; rc == 0 && i < n; i++) {
-		struct floe_spool_entry *e = NULL;
-		if (seqs[i] <= tag)
-			continue;
-		floe_info("runner: aggregation %s: removing spool entry %" PRIu64
-			  ", sealed after the open windows it restores",
-			  o->cfg->name, seqs[i]);
-		int l = floe_spool_load(o->spool, seqs[i], &e);
-		rc = l == 0 ? floe_spool_remove(o->spool, e)
-			    : floe_spool_quarantine(o->spool, seqs[i]);
-		floe_spool_entry_free(&r->alloc, e);
-	}
-	floe_free(&r->alloc, seqs);
-	return rc;
+	char to[FLOE_PATH_MAX];
+	int rc = floe_blobfile_quarantine(path, to, sizeof(to));
+	r->stats.state_damaged++;
+	if (rc)
+		floe_warn("runner: moving %s to quarantine: %s", path, floe_strerror(rc));
+	return 0;
 }
 
 static int restore_one(struct floe_runner *r, struct agg_out *o, uint64_t seq, uint64_t sub,
@@ -505,7 +501,7 @@ static int restore_one(struct floe_runner *r, struct agg_out *o, uint64_t seq, u
 	if (rc == 0)
 		rc = state_path(r, o, seq, sub, path, sizeof(path));
 	struct image_file f = {.fd = -1};
-	int64_t committed = floe_table_committed_seq(o->table, r->ck.id.installation);
+	int64_t committed = floe_output_committed(o->out);
 	uint64_t tag = committed > 0 ? (uint64_t)committed : 0;
 	if (rc == 0 && (rc = floe_fs_open_read(path, &f.fd)) == -ENOENT) {
 		/* No image of that seal (the aggregation is new, or that seal's image was never
@@ -531,13 +527,15 @@ static int restore_one(struct floe_runner *r, struct agg_out *o, uint64_t seq, u
 			floe_error("runner: aggregation %s: the open windows in %s are lost: %s",
 				   o->cfg->name, path, floe_err_text(&le, rc));
 		if (rc == FLOE_ECORRUPT)
-			return 0;
+			return set_aside(r, path);
 		if (rc && rc != FLOE_EFORMAT)
 			return floe_err_set(err, rc, "cannot read %s: %s", path,
 					    floe_err_text(&le, rc));
 		rc = 0;
 	}
-	if ((rc = drop_after(r, o, tag)))
+	/* Entries after the image's tag were sealed by a seal that did not become durable:
+	 * their rows will be made again from the events read again. */
+	if ((rc = floe_output_forget_after(o->out, tag)))
 		return floe_err_set(err, rc, "cannot clean spool %s: %s", floe_spool_dir(o->spool),
 				    floe_strerror(rc));
 	o->next_seq = tag + 1;
@@ -559,134 +557,18 @@ int floe_run_aggs_restore(struct floe_runner *r, uint64_t seq, uint64_t sub, str
 	return rc;
 }
 
-/* ---- commits, on the committer thread ---------------------------------------------- */
+/* ---- commits: the outputs, which the committer's loop takes -------------------------- */
+
+struct floe_output *floe_run_aggs_output(const struct floe_runner *r, size_t i)
+{
+	return r->aggs->o[i].out;
+}
 
 void floe_run_aggs_lend(struct floe_runner *r)
 {
 	struct run_aggs *a = r->aggs;
 	for (size_t i = 0; a && i < a->n; i++)
-		a->o[i].lease = a->o[i].next_seq - 1;
-}
-
-/* Commits es[0..n) as one snapshot and removes them from the committer's spool handle. */
-static int commit_some(struct floe_runner *r, struct agg_out *o, struct floe_spool_entry **es,
-		       size_t n, struct floe_err *terr)
-{
-	int rc = floe_table_commit(o->table, o->cspool, es, n, terr);
-	for (size_t i = 0; rc == 0 && i < n; i++)
-		(void)floe_spool_remove(o->cspool, es[i]);
-	for (size_t i = 0; i < n; i++)
-		floe_spool_entry_free(&r->alloc, es[i]);
-	return rc;
-}
-
-static uint64_t rows_of(const struct floe_spool_entry *e)
-{
-	uint64_t rows = 0;
-	for (size_t f = 0; f < e->nfiles; f++)
-		rows += (uint64_t)e->files[f].records;
-	return rows;
-}
-
-/* An entry whose file failed its size or XXH64 check just before upload (the spool logs
- * what did not match) is never committed. Unlike a raw entry it cannot be rebuilt: its
- * rows were made from events the open windows have gone on from, and reading those
- * again would count the others twice. So its rows are lost, said and counted (the report
- * carries the counts to the main thread), and it goes to quarantine. */
-static int lose_damaged(struct floe_runner *r, struct agg_out *o, const struct floe_spool_entry *e)
-{
-	uint64_t rows = rows_of(e);
-	r->com.rep.spool_damaged++;
-	r->com.rep.agg_lost_entries++;
-	r->com.rep.agg_lost_rows += rows;
-	floe_error("runner: aggregate table %s: spool entry %" PRIu64 " is damaged: its %" PRIu64
-		   " rows are LOST (its files go to quarantine)",
-		   o->cfg->table, e->seq, rows);
-	return floe_spool_quarantine(o->cspool, e->seq);
-}
-
-/* Commits o's lent entries (up to its lease), oldest first, at most COMMIT_MAX_ENTRIES
- * per snapshot, removing those the table already holds (a commit that landed before a
- * crash), each checked against its entry before it leaves the spool. */
-static int commit_lent(struct floe_runner *r, struct agg_out *o)
-{
-	uint64_t *seqs = NULL;
-	size_t n = 0, k = 0;
-	struct floe_err terr = {0};
-	struct floe_spool_entry **es = NULL;
-	int rc = floe_spool_list(o->cspool, &seqs, &n);
-	while (rc == 0 && n > 0 && seqs[n - 1] > o->lease)
-		n--; /* sealed since the lease: the main thread's */
-	if (rc || n == 0)
-		goto out;
-	size_t cap = n < COMMIT_MAX_ENTRIES ? n : COMMIT_MAX_ENTRIES;
-	es = floe_calloc(&r->alloc, cap, sizeof(*es));
-	rc = es ? floe_table_refresh(o->table, &terr) : FLOE_ENOMEM;
-	int64_t committed = floe_table_committed_seq(o->table, r->ck.id.installation);
-	for (size_t i = 0; rc == 0 && i < n; i++) {
-		struct floe_spool_entry *e = NULL;
-		if ((rc = floe_spool_load(o->cspool, seqs[i], &e)))
-			break;
-		if (committed >= 0 && seqs[i] <= (uint64_t)committed) {
-			rc = floe_spool_remove(o->cspool, e); /* an earlier commit landed */
-			floe_spool_entry_free(&r->alloc, e);
-			continue;
-		}
-		int v = floe_spool_verify(o->cspool, e, &terr);
-		rc = v == FLOE_ECORRUPT ? lose_damaged(r, o, e) : v;
-		if (v) {
-			floe_spool_entry_free(&r->alloc, e);
-			continue; /* and stop at an I/O error: tried again at the next commit */
-		}
-		es[k++] = e;
-		if (k == cap) {
-			rc = commit_some(r, o, es, k, &terr);
-			k = 0;
-		}
-	}
-	if (k > 0 && rc == 0)
-		rc = commit_some(r, o, es, k, &terr);
-	else
-		for (size_t i = 0; i < k; i++)
-			floe_spool_entry_free(&r->alloc, es[i]);
-out:
-	floe_free(&r->alloc, es);
-	floe_free(&r->alloc, seqs);
-	if (rc)
-		floe_error("runner: commit to aggregate table %s failed: %s (its spool keeps the "
-			   "rows; retrying later)",
-			   o->cfg->table, floe_err_text(&terr, rc));
-	return rc;
-}
-
-int floe_run_aggs_commit_lent(struct floe_runner *r)
-{
-	struct run_aggs *a = r->aggs;
-	int rc = 0;
-	for (size_t i = 0; a && i < a->n; i++) {
-		int one = commit_lent(r, &a->o[i]);
-		if (one && (!rc || floe_runner_fatal(one)))
-			rc = one;
-	}
-	return rc;
-}
-
-/* ---- the spool limit, on the main thread ----------------------------------------------- */
-
-uint64_t floe_run_aggs_spool_bytes(const struct floe_runner *r)
-{
-	uint64_t n = 0;
-	for (size_t i = 0; r->aggs && i < r->aggs->n; i++)
-		n += floe_spool_bytes(r->aggs->o[i].spool);
-	return n;
-}
-
-uint64_t floe_run_aggs_quarantined(const struct floe_runner *r)
-{
-	uint64_t n = 0;
-	for (size_t i = 0; r->aggs && i < r->aggs->n; i++)
-		n += floe_spool_quarantined(r->aggs->o[i].spool);
-	return n;
+		floe_output_lend(a->o[i].out, a->o[i].next_seq - 1);
 }
 
 void floe_run_aggs_late(const struct floe_runner *r, uint64_t *late, uint64_t *dropped,
@@ -699,54 +581,6 @@ void floe_run_aggs_late(const struct floe_runner *r, uint64_t *late, uint64_t *d
 		*dropped += st->late_dropped;
 		*future += st->future;
 	}
-}
-
-static bool over_limit(const struct floe_runner *r)
-{
-	return floe_spool_bytes(r->lake.spool) + floe_run_aggs_spool_bytes(r) > r->set.spool_max;
-}
-
-/* Drops o's entry seq, counting its rows like a raw entry's. */
-static int drop_agg_entry(struct floe_runner *r, struct agg_out *o, uint64_t seq)
-{
-	struct floe_spool_entry *e = NULL;
-	int rc = floe_spool_load(o->spool, seq, &e);
-	if (rc == FLOE_ECORRUPT)
-		return floe_spool_quarantine(o->spool, seq);
-	if (rc)
-		return rc;
-	uint64_t rows = rows_of(e), bytes = 0;
-	for (size_t f = 0; f < e->nfiles; f++)
-		bytes += (uint64_t)e->files[f].size;
-	if ((rc = floe_spool_remove(o->spool, e)) == 0) {
-		r->stats.dropped_entries++;
-		r->stats.dropped_rows += rows;
-		r->stats.dropped_bytes += bytes;
-		floe_warn("runner: spool over its limit: dropped entry %" PRIu64
-			  " of aggregate table %s (%" PRIu64 " rows, %" PRIu64
-			  " bytes; policy drop_oldest)",
-			  seq, o->cfg->table, rows, bytes);
-	}
-	floe_spool_entry_free(&r->alloc, e);
-	return rc;
-}
-
-int floe_run_aggs_drop_oldest(struct floe_runner *r)
-{
-	struct run_aggs *a = r->aggs;
-	int rc = 0;
-	for (size_t i = 0; a && i < a->n && rc == 0 && over_limit(r); i++) {
-		struct agg_out *o = &a->o[i];
-		uint64_t *seqs = NULL;
-		size_t n = 0;
-		rc = floe_spool_list(o->spool, &seqs, &n);
-		/* Never the newest (as for the raw spool), nor those lent to a commit in flight. */
-		for (size_t k = 0; rc == 0 && k + 1 < n && over_limit(r); k++)
-			if (!r->com.task || seqs[k] > o->lease)
-				rc = drop_agg_entry(r, o, seqs[k]);
-		floe_free(&r->alloc, seqs);
-	}
-	return rc;
 }
 
 /* ---- closing windows between seals, on the main thread --------------------------------- */

@@ -19,10 +19,12 @@
 #include <stdio.h>
 #include <string.h>
 
-/* What counts against spool.max_bytes: the raw spool and the aggregations' spools. */
-static uint64_t spool_bytes(const struct floe_runner *r)
+static uint64_t quarantined(const struct floe_runner *r)
 {
-	return floe_spool_bytes(r->lake.spool) + floe_run_aggs_spool_bytes(r);
+	uint64_t n = 0;
+	for (size_t i = 0; i < r->com.nouts; i++)
+		n += floe_output_quarantined(r->com.outs[i]);
+	return n;
 }
 
 /* Writes state_dir/metrics.json: the counters an operator (or a test) reads to see what
@@ -38,31 +40,6 @@ void floe_runner_write_metrics(struct floe_runner *r)
 	if (rc)
 		floe_warn("runner: writing %s failed: %s", r->set.metrics_path, floe_strerror(rc));
 	floe_buf_fini(&b);
-}
-
-/* Drops entry seq (policy drop_oldest), counting its rows. */
-static int drop_entry(struct floe_runner *r, uint64_t seq)
-{
-	struct floe_spool_entry *e = NULL;
-	int rc = floe_spool_load(r->lake.spool, seq, &e);
-	if (rc == FLOE_ECORRUPT)
-		return floe_spool_quarantine(r->lake.spool, seq);
-	if (rc)
-		return rc;
-	uint64_t rows = 0, bytes = 0;
-	for (size_t f = 0; f < e->nfiles; f++) {
-		rows += (uint64_t)e->files[f].records;
-		bytes += (uint64_t)e->files[f].size;
-	}
-	if ((rc = floe_spool_remove(r->lake.spool, e)) == 0) {
-		r->stats.dropped_entries++;
-		r->stats.dropped_rows += rows;
-		r->stats.dropped_bytes += bytes;
-		floe_warn("runner: spool over its limit: dropped entry %" PRIu64 " (%" PRIu64
-			  " rows, %" PRIu64 " bytes; policy drop_oldest)", e->seq, rows, bytes);
-	}
-	floe_spool_entry_free(&r->alloc, e);
-	return rc;
 }
 
 /* Applies the spool limit after a seal: drop_oldest removes the oldest entries (never
@@ -84,7 +61,7 @@ int floe_runner_enforce_spool_limit(struct floe_runner *r)
 	if (was_low)
 		floe_info("runner: the file system of state_dir has %" PRIu64
 			  " bytes free again: inputs resume", r->lake.disk_avail);
-	if (spool_bytes(r) <= r->set.spool_max) {
+	if (floe_runner_spool_bytes(r) <= r->set.spool_max) {
 		r->lake.blocked = false;
 		return 0;
 	}
@@ -92,28 +69,29 @@ int floe_runner_enforce_spool_limit(struct floe_runner *r)
 		if (!r->lake.blocked)
 			floe_warn("runner: spool holds %" PRIu64
 				  " bytes, over its limit of %" PRIu64 ": inputs wait for commits",
-				  spool_bytes(r), r->set.spool_max);
+				  floe_runner_spool_bytes(r), r->set.spool_max);
 		r->lake.blocked = true;
 		return 0;
 	}
-	uint64_t *seqs = NULL;
-	size_t n = 0;
-	int rc = floe_spool_list(r->lake.spool, &seqs, &n);
-	for (size_t i = 0;
-	     rc == 0 && i + 1 < n && spool_bytes(r) > r->set.spool_max; i++) {
-		if (r->com.task && seqs[i] <= r->com.lease)
-			continue; /* the committer's until its report */
-		rc = drop_entry(r, seqs[i]);
+	struct floe_output_drops d = {0};
+	int rc = 0;
+	for (size_t i = 0; i < r->com.nouts && rc >= 0; i++) {
+		rc = 1;
+		while (rc == 1 && floe_runner_spool_bytes(r) > r->set.spool_max)
+			rc = floe_output_drop_oldest(r->com.outs[i], r->com.task != NULL, &d);
 	}
-	floe_free(&r->alloc, seqs);
-	return rc ? rc : floe_run_aggs_drop_oldest(r);
+	r->stats.dropped_entries += d.entries;
+	r->stats.dropped_rows += d.rows;
+	r->stats.dropped_bytes += d.bytes;
+	r->stats.quarantined = quarantined(r);
+	return rc < 0 ? rc : 0;
 }
 
 int floe_runner_commit_start(struct floe_runner *r)
 {
 	if (r->com.task)
 		return FLOE_EINVAL;
-	r->com.lease = r->b.next_seq - 1;
+	floe_output_lend(r->lake.out, r->b.next_seq - 1);
 	floe_run_aggs_lend(r);
 	__atomic_store_n(&r->com.done, 0, __ATOMIC_RELAXED);
 	int rc = floe_worker_submit(r->com.thread, floe_committer_task, r, &r->com.task);
@@ -133,14 +111,16 @@ bool floe_runner_committing(const struct floe_runner *r)
 /* Folds a report into the main thread's state. */
 static void take(struct floe_runner *r, const struct commit_report *rep)
 {
-	r->stats.commits += rep->commits;
-	r->stats.rows_committed += rep->rows_committed;
-	r->stats.replaced_utf8 += rep->replaced_utf8;
-	r->stats.spool_damaged += rep->spool_damaged;
-	r->stats.spool_lost_entries += rep->agg_lost_entries;
-	r->stats.spool_lost_rows += rep->agg_lost_rows;
+	/* The counters of commits and committed rows are the logs table's; damage and losses
+	 * are every table's. */
+	r->stats.commits += rep->raw.commits;
+	r->stats.rows_committed += rep->raw.rows_committed;
+	r->stats.replaced_utf8 += rep->raw.replaced_utf8;
+	r->stats.spool_damaged += rep->raw.damaged + rep->aggs.damaged;
+	r->stats.spool_lost_entries += rep->raw.lost_entries + rep->aggs.lost_entries;
+	r->stats.spool_lost_rows += rep->raw.lost_rows + rep->aggs.lost_rows;
 	/* A commit that committed something, or failed, is one for the latency histogram. */
-	if (rep->commits || rep->rc) {
+	if (rep->raw.commits || rep->rc) {
 		double s = (double)rep->duration_us / 1e6;
 		size_t b = 0;
 		while (b < COMMIT_BUCKETS && s > commit_bucket_s[b])
@@ -151,7 +131,7 @@ static void take(struct floe_runner *r, const struct commit_report *rep)
 	}
 	r->hist.attempts = rep->attempts;
 	r->hist.conflicts = rep->conflicts;
-	r->stats.quarantined = floe_spool_quarantined(r->lake.spool) + floe_run_aggs_quarantined(r);
+	r->stats.quarantined = quarantined(r);
 	if (rep->rc || rep->agg_rc)
 		r->stats.commit_failures++;
 	r->lake.store_down = rep->store_down;
@@ -162,7 +142,7 @@ static void take(struct floe_runner *r, const struct commit_report *rep)
 					   rep->table_uuid);
 	if (rep->rc == 0 && r->lake.blocked && r->lake.disk_low)
 		(void)floe_runner_enforce_spool_limit(r);
-	else if (rep->rc == 0 && r->lake.blocked && spool_bytes(r) <= r->set.spool_max) {
+	else if (rep->rc == 0 && r->lake.blocked && floe_runner_spool_bytes(r) <= r->set.spool_max) {
 		floe_info("runner: spool below its limit again: inputs resume");
 		r->lake.blocked = false;
 	}
@@ -181,36 +161,32 @@ int floe_runner_commit_take(struct floe_runner *r, bool wait, int *rc, uint64_t 
 	take(r, &r->com.rep);
 	/* A failed aggregate commit is retried like a failed one of the logs table. */
 	*rc = r->com.rep.rc ? r->com.rep.rc : r->com.rep.agg_rc;
-	*damaged = r->com.rep.damaged;
+	*damaged = r->com.rep.raw.rebuild;
 	return 1;
 }
 
 int floe_runner_rebuild(struct floe_runner *r, uint64_t seq)
 {
 	struct floe_spool_entry *e = NULL;
-	int rc = floe_spool_load(r->lake.spool, seq, &e);
+	struct floe_output_report lost = {0};
+	int rc = floe_output_load(r->lake.out, seq, &e);
 	if (rc == 0)
 		rc = floe_runner_reread(r, e);
-	if (rc == FLOE_ENOTFOUND) {
-		uint64_t rows = 0;
-		for (size_t f = 0; f < e->nfiles; f++)
-			rows += (uint64_t)e->files[f].records;
-		r->stats.spool_lost_entries++;
-		r->stats.spool_lost_rows += rows;
-		floe_error("runner: spool entry %" PRIu64 " is damaged and its input no longer holds its "
-			   "bytes: %" PRIu64 " rows LOST (the damaged files go to quarantine)", seq, rows);
-		rc = FLOE_ECORRUPT;
-	}
-	if (rc == FLOE_ECORRUPT) {
-		int q = floe_spool_quarantine(r->lake.spool, seq);
+	if (rc == FLOE_ENOTFOUND || (rc == FLOE_ECORRUPT && e)) {
+		int q = floe_output_lose(r->lake.out, e, &lost);
 		if (q)
-			floe_error("runner: moving spool entry %" PRIu64 " to quarantine: %s", seq, floe_strerror(q));
+			floe_error("runner: moving spool entry %" PRIu64 " to quarantine: %s", seq,
+				   floe_strerror(q));
 		rc = 0;
+	} else if (rc == FLOE_ECORRUPT) {
+		rc = 0; /* the entry file itself: quarantined by the load */
 	}
 	if (rc)
 		floe_error("runner: rebuilding damaged spool entry %" PRIu64 " failed: %s (tried again "
 			   "at the next commit)", seq, floe_strerror(rc));
 	floe_spool_entry_free(&r->alloc, e);
-	r->stats.quarantined = floe_spool_quarantined(r->lake.spool);
+	r->stats.spool_lost_entries += lost.lost_entries;
+	r->stats.spool_lost_rows += lost.lost_rows;
+	r->stats.quarantined = quarantined(r);
 	return rc;
 }

@@ -14,7 +14,7 @@
  *   runner_handoff.c (the main thread's side -> runner_commit.c, runner_replay.c,
  *     of commits, spool limit, metrics)         runner_state.c, runner_agg.c,
  *                                               runner_counters.c
- *   runner_commit.c (the committer thread)   -> runner_agg.c
+ *   runner_commit.c (the committer thread)   -> the table outputs (lake/output.h) only
  *   runner_replay.c (rebuilding an entry)    -> runner_record.c, settings.c, span.c
  *   runner_state.c (positions, checkpoint,   -> runner_agg.c, span.c
  *     recovery)
@@ -28,8 +28,11 @@
 
 #include "agent/run/runner.h"
 
+#include "agent/config/config.h"
 #include "agent/env/env.h"
 #include "agent/input/input.h"
+#include "agent/lake/output.h"
+#include "agent/lake/table.h"
 #include "agent/pipeline/decode.h"
 #include "agent/pipeline/batch.h"
 #include "agent/schema/partition.h"
@@ -173,16 +176,13 @@ struct run_batch {
  * it, runner_handoff.c takes it): counters to add, the result, and the table's record of
  * this installation's commits afterwards. */
 struct commit_report {
-	int rc; /* 0, or why the commit failed (logged by the committer) */
-	uint64_t commits, rows_committed, replaced_utf8, spool_damaged;
-	/* An entry whose data files failed their check before upload (0: none): nothing from
-	 * it on was committed, and the main thread rebuilds it from its inputs. */
-	uint64_t damaged;
+	int rc; /* 0, or why the logs table's commit failed (logged by the committer) */
+	/* What the logs table's output and the aggregate tables' outputs did (their
+	 * counters, and the logs table's entry to rebuild from its inputs, if any). */
+	struct floe_output_report raw, aggs;
 	int64_t committed_seq, committed_version; /* -1, 0: the table was not read */
 	char table_uuid[64];
 	int agg_rc; /* 0, or why committing the aggregate tables failed (logged) */
-	/* Aggregate entries damaged in the spool, whose rows are lost (runner_agg.c). */
-	uint64_t agg_lost_entries, agg_lost_rows;
 	uint64_t attempts, conflicts; /* the table's totals afterwards */
 	int64_t duration_us;	      /* of this commit, from its start to the report */
 	/* The store could not be reached or refused for now (floe_warehouse_waited_out),
@@ -216,9 +216,11 @@ struct commit_hist {
  * room (an earlier seal, at worst a cut line, both counted). */
 struct run_committer {
 	struct floe_worker *thread; /* one thread */
-	struct floe_spool *spool;   /* the committer's handle (floe_spool_share) */
+	/* Every table output, the logs table's first, then the aggregations' in the
+	 * configuration's order: the committer's one loop and the spool limit go over them. */
+	struct floe_output **outs;
+	size_t nouts;
 	void *task;		    /* the commit in flight (the worker's handle), or NULL */
-	uint64_t lease;		    /* with task: entries up to this seq are the committer's */
 	int done;		    /* atomic: rep is filled (release by the committer) */
 	struct commit_report rep;
 	struct floe_loop *wake; /* the main thread's loop (borrowed) */
@@ -235,9 +237,10 @@ struct run_committer {
 /* Where sealed batches go, and the threads that compress their pages. */
 struct run_lake {
 	struct floe_store *store;
-	/* NULL while the store has not been reached since the start (the committer opens it
-	 * at its first contact, floe_runner_open_table); the committer's after start-up. */
-	struct floe_table *table;
+	/* The logs table's output: its spool (the one below), its table (NULL while the
+	 * store has not been reached since the start: the committer opens it at its first
+	 * contact, floe_runner_open_table; the committer's after start-up) and the lease. */
+	struct floe_output *out;
 	/* The partition spec the batch and the spool write: the table's, or the
 	 * configuration's while the table is not open (the table must then have the same). */
 	struct floe_part_spec spec;
@@ -307,7 +310,40 @@ struct floe_runner {
  * arbitrates creates: at start-up (main thread), or later on the committer thread when the
  * store was away at the start (later: the table must have the partition spec the spool
  * was written with, and hold this installation's recorded commits). */
-int floe_runner_open_table(struct floe_runner *r, bool later, struct floe_err *err);
+int floe_runner_open_table(struct floe_runner *r, bool later, struct floe_table **out,
+			   struct floe_err *err);
+/* The options every table of the run is opened with (the logs table and each aggregate
+ * table): where it lives (the store, and so the catalog), who writes it, its properties,
+ * the clock and randomness; the caller adds its name, spec and schema. One place, so
+ * that another catalog is added once for every table. */
+static inline struct floe_table_options floe_run_table_options(const struct floe_runner *r,
+							       const char *name,
+							       const struct floe_part_spec *spec)
+{
+	const struct floe_config *cfg = r->set.cfg;
+	return (struct floe_table_options){
+	    .store = r->lake.store,
+	    .namespace = cfg->lake.namespace,
+	    .name = name,
+	    .spec = spec,
+	    .agent_id = cfg->agent.id,
+	    .installation_id = r->ck.id.installation,
+	    .legacy_agent_id = r->ck.id.legacy_agent_id[0] ? r->ck.id.legacy_agent_id : NULL,
+	    .replaces = cfg->agent.replaces,
+	    /* Every table floe writes gets the configured properties: without any, an
+	     * aggregate table would never merge its manifests, expire its snapshots or
+	     * delete its old metadata, and grow for as long as the device runs. */
+	    .props = &cfg->logs.props,
+	    .clock = r->env.o.clock,
+	    .rand = r->env.o.rand,
+	};
+}
+
+/* The logs table, NULL while it is not open. */
+static inline struct floe_table *floe_run_table(const struct floe_runner *r)
+{
+	return r->lake.out ? floe_output_table(r->lake.out) : NULL;
+}
 
 static inline bool floe_runner_fatal(int rc)
 {
@@ -338,27 +374,18 @@ int floe_run_aggs_record(struct floe_runner *r, size_t input, const struct floe_
  * empty and seals what closed into the aggregations' spools with the open windows' image
  * (as the last seal's), for the next commit to take. Main thread. */
 int floe_run_aggs_close(struct floe_runner *r, bool stop);
+/* Aggregation i's table output (i < the configuration's naggs): its spool, table and
+ * commits, which the committer's loop takes with the logs table's. */
+struct floe_output *floe_run_aggs_output(const struct floe_runner *r, size_t i);
 /* With floe_runner_commit_start: lends the committer every aggregate entry sealed so far. */
 void floe_run_aggs_lend(struct floe_runner *r);
-/* On the committer thread, after the logs table's commit: commits the lent aggregate
- * entries to their tables and removes them from the spools. Returns 0, or the first
- * failure (a fatal one before others); the rest stays for the next commit. */
-int floe_run_aggs_commit_lent(struct floe_runner *r);
 /* Before raw entry seq is written: seals the aggregations' closed windows and writes the
  * image of their open windows as seal seq's (see runner_agg.c). An error stops the seal. */
 int floe_run_aggs_seal(struct floe_runner *r, uint64_t seq);
-/* The bytes and quarantined entries of the aggregations' spools, which count in
- * spool.max_bytes and the metrics with the raw spool's. */
-uint64_t floe_run_aggs_spool_bytes(const struct floe_runner *r);
-uint64_t floe_run_aggs_quarantined(const struct floe_runner *r);
 /* The aggregations' late events over all of them: late (some window's late_events),
  * those dropped, and those too far ahead of the clock (main thread). */
 void floe_run_aggs_late(const struct floe_runner *r, uint64_t *late, uint64_t *dropped,
 			uint64_t *future);
-/* Policy drop_oldest, once the raw spool has nothing more to drop: drops the
- * aggregations' oldest entries (never a spool's newest, nor those lent to a commit in
- * flight), counted, while the spools together are over the limit. */
-int floe_run_aggs_drop_oldest(struct floe_runner *r);
 /* Whether the aggregations took events of a raw: false input since the last seal. */
 bool floe_run_aggs_unsealed(const struct floe_runner *r);
 /* A seal with no raw rows after raw seal seq: seals the closed windows and writes the open
@@ -491,11 +518,10 @@ void floe_runner_note_committed(struct floe_runner *r, int64_t seq, int64_t vers
 int floe_runner_recover(struct floe_runner *r, struct floe_err *err);
 
 /* runner_commit.c: the committer thread's side. */
-/* The worker task of one commit (arg: the runner): commits every entry of the lease in
- * order through the committer's spool handle, table and allocator, at most
- * COMMIT_MAX_ENTRIES per snapshot, removes what is committed, stops before a damaged
- * entry, then the aggregate tables' lent entries (floe_run_aggs_commit_lent), fills
- * r->com.rep, publishes it and wakes the main loop. Touches nothing else of the runner. */
+/* The worker task of one commit (arg: the runner): one loop over the outputs
+ * (r->com.outs, the logs table's first), each committing the entries lent to it
+ * (floe_output_commit); fills r->com.rep, publishes it and wakes the main loop. Touches
+ * nothing else of the runner. */
 void floe_committer_task(void *arg);
 
 /* runner_handoff.c: the main thread's side of commits. */
@@ -518,6 +544,14 @@ void floe_runner_write_metrics(struct floe_runner *r);
  * metrics.json, or as /metrics's families (prom). */
 int floe_run_counters_render(struct floe_runner *r, bool prom, struct floe_buf *b);
 int floe_runner_enforce_spool_limit(struct floe_runner *r);
+/* What counts against spool.max_bytes: the data bytes of every output's spool. */
+static inline uint64_t floe_runner_spool_bytes(const struct floe_runner *r)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < r->com.nouts; i++)
+		n += floe_output_bytes(r->com.outs[i]);
+	return n;
+}
 /* Asks state_dir's file system for its free space: sets r->b.room (input bytes the next
  * seal may take, half of what is free beyond a reserve) and r->lake.disk_low. Returns
  * whether the disk is low. */

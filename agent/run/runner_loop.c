@@ -169,7 +169,7 @@ static int check_commit(struct floe_runner *r, struct loop *l, bool wait, bool *
 	l->backoff_ceil_us = 0;
 	/* Entries sealed while this commit was in flight go next, at once: a slow store
 	 * makes commits larger, not later. */
-	if (r->b.next_seq - 1 > r->com.lease)
+	if (r->b.next_seq - 1 > floe_output_lease(r->lake.out))
 		return floe_runner_commit_start(r);
 	return 0;
 }

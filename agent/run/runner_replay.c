@@ -126,9 +126,7 @@ static size_t next_name(const struct floe_spool_entry *e)
 
 int floe_runner_reread(struct floe_runner *r, const struct floe_spool_entry *e)
 {
-	uint64_t recorded = 0, rows = 0;
-	for (size_t i = 0; i < e->nfiles; i++)
-		recorded += (uint64_t)e->files[i].records;
+	uint64_t recorded = floe_spool_entry_rows(e), rows = 0;
 	if (!e->from || e->from_len == 0) {
 		floe_error("runner: spool entry %" PRIu64 " (%" PRIu64 " rows) records no start positions "
 			   "(written by an older floe): its rows cannot be read again",
@@ -165,7 +163,7 @@ int floe_runner_reread(struct floe_runner *r, const struct floe_spool_entry *e)
 		rc = FLOE_ENOTFOUND;
 	}
 	if (rc == 0)
-		rc = floe_spool_quarantine_files(r->lake.spool, e);
+		rc = floe_output_rebuilding(r->lake.out, e);
 	if (rc == 0)
 		rc = floe_batch_seal_range(r->b.batch, e->created_us, e->from, e->from_len,
 					   e->positions, e->positions_len);

@@ -202,7 +202,7 @@ int floe_runner_save_checkpoint(struct floe_runner *r, uint64_t last_seq, uint64
 
 static void table_uuid(const struct floe_runner *r, char out[64])
 {
-	const char *u = floe_ice_meta_uuid(floe_table_meta(r->lake.table));
+	const char *u = floe_ice_meta_uuid(floe_table_meta(floe_run_table(r)));
 	snprintf(out, 64, "%s", u ? u : "");
 }
 
@@ -275,6 +275,28 @@ static int parse_checkpoint(struct floe_runner *r, const struct floe_json *root,
 }
 
 /* Loads the checkpoint into ck (all empty when there is none). */
+/* A checkpoint that fails its checksum is set aside, counted and said, and the start
+ * goes on as if there were none: the positions come from the newest spool entry if there
+ * is one, else each input starts at its start_at, which may read lines twice or skip
+ * some. Stopping instead would stop the device for good (every restart the same),
+ * losing everything that comes after. */
+static int set_aside(struct floe_runner *r)
+{
+	char to[FLOE_PATH_MAX];
+	int rc = floe_blobfile_quarantine(r->set.checkpoint_path, to, sizeof(to));
+	if (rc) {
+		floe_error("runner: checkpoint %s is corrupt and cannot be moved aside: %s",
+			   r->set.checkpoint_path, floe_strerror(rc));
+		return FLOE_ECORRUPT;
+	}
+	r->stats.state_damaged++;
+	floe_error("runner: checkpoint %s is corrupt (its checksum fails): moved to %s; the "
+		   "input positions are taken from the newest spool entry, or each input starts "
+		   "at its start_at, so lines may be read twice or skipped",
+		   r->set.checkpoint_path, to);
+	return 0;
+}
+
 static int load_checkpoint(struct floe_runner *r, struct loaded_checkpoint *ck,
 			   struct floe_err *err)
 {
@@ -287,6 +309,8 @@ static int load_checkpoint(struct floe_runner *r, struct loaded_checkpoint *ck,
 	int rc = floe_blobfile_load(&r->alloc, r->set.checkpoint_path, &blob, &blen);
 	if (rc == -ENOENT)
 		return 0;
+	if (rc == FLOE_ECORRUPT)
+		return set_aside(r);
 	if (rc == 0)
 		rc = floe_json_parse(&r->alloc, (const char *)blob, blen, 2 * POSITIONS_MAX + 4096, &doc, NULL);
 	if (rc == 0)
@@ -310,7 +334,7 @@ static int load_checkpoint(struct floe_runner *r, struct loaded_checkpoint *ck,
 static int check_not_behind(struct floe_runner *r, struct loaded_checkpoint *ck, int64_t committed,
 			    struct floe_err *err)
 {
-	int64_t version = floe_table_version(r->lake.table);
+	int64_t version = floe_table_version(floe_run_table(r));
 	char uuid[64];
 	table_uuid(r, uuid);
 	if (ck->table_uuid[0] && strcmp(ck->table_uuid, uuid) != 0) {
@@ -319,7 +343,7 @@ static int check_not_behind(struct floe_runner *r, struct loaded_checkpoint *ck,
 		floe_warn(
 		    "runner: %s is not the table this installation committed to (table-uuid %s, "
 		    "now %s): the positions are kept, and lines from here on go to this table",
-		    floe_table_location(r->lake.table), ck->table_uuid, uuid);
+		    floe_table_location(floe_run_table(r)), ck->table_uuid, uuid);
 		ck->committed_seq = -1;
 		ck->committed_version = 0;
 		snprintf(ck->table_uuid, sizeof(ck->table_uuid), "%s", uuid);
@@ -339,30 +363,8 @@ static int check_not_behind(struct floe_runner *r, struct loaded_checkpoint *ck,
 	    "table restored from an older copy); their rows are not in it. Restore the table's "
 	    "metadata; to accept the table as it is, move %s aside (inputs then start again from "
 	    "start_at)",
-	    floe_table_location(r->lake.table), r->ck.id.installation, ck->committed_seq,
+	    floe_table_location(floe_run_table(r)), r->ck.id.installation, ck->committed_seq,
 	    ck->committed_version, held, version, r->set.checkpoint_path);
-}
-
-/* Removes the spool entries (seqs[0..n), 0 = skipped) that the table already holds. */
-static int drop_committed(struct floe_runner *r, const uint64_t *seqs, size_t n, int64_t committed,
-			  struct floe_err *err)
-{
-	for (size_t i = 0; committed >= 0 && i < n; i++) {
-		if (seqs[i] == 0 || seqs[i] > (uint64_t)committed)
-			continue;
-		struct floe_spool_entry *e = NULL;
-		int rc = floe_spool_load(r->lake.spool, seqs[i], &e);
-		if (rc == 0) {
-			floe_info("runner: spool entry %" PRIu64 " is already in the table", seqs[i]);
-			rc = floe_spool_remove(r->lake.spool, e);
-			floe_spool_entry_free(&r->alloc, e);
-		}
-		if (rc) {
-			return floe_err_set(err, rc, "spool entry %" PRIu64 " in %s: %s", seqs[i],
-					    floe_spool_dir(r->lake.spool), floe_strerror(rc));
-		}
-	}
-	return 0;
 }
 
 /* Start-up: drop spool entries that the table already holds, find the newest durable
@@ -420,15 +422,9 @@ static int newest_in_spool(struct floe_runner *r, uint64_t *seqs, size_t n, uint
 {
 	for (size_t i = 0; i < n; i++) {
 		struct floe_spool_entry *e = NULL;
-		int rc = floe_spool_load(r->lake.spool, seqs[i], &e);
+		int rc = floe_output_load(r->lake.out, seqs[i], &e);
 		if (rc == FLOE_ECORRUPT) {
-			int q = floe_spool_quarantine(r->lake.spool, seqs[i]);
-			if (q)
-				floe_error(
-				    "runner: spool entry %" PRIu64 " is corrupt and could not be "
-				    "moved to %s/quarantine (%s): it stays where it is, skipped",
-				    seqs[i], floe_spool_dir(r->lake.spool), floe_strerror(q));
-			seqs[i] = 0; /* skipped below */
+			seqs[i] = 0; /* quarantined (logged): skipped below */
 			continue;
 		}
 		if (rc)
@@ -464,8 +460,8 @@ int floe_runner_recover(struct floe_runner *r, struct floe_err *err)
 	 * all there is: the committer checks the table against it at its first contact, and
 	 * drops entries the table already holds before each commit. */
 	int64_t committed = ck.committed_seq;
-	if (r->lake.table) {
-		committed = floe_table_committed_seq(r->lake.table, r->ck.id.installation);
+	if (floe_run_table(r)) {
+		committed = floe_table_committed_seq(floe_run_table(r), r->ck.id.installation);
 		if ((rc = check_not_behind(r, &ck, committed, err)))
 			goto out;
 	}
@@ -473,10 +469,10 @@ int floe_runner_recover(struct floe_runner *r, struct floe_err *err)
 	snprintf(r->com.expect_uuid, sizeof(r->com.expect_uuid), "%s", ck.table_uuid);
 	r->ck.committed_seq = committed > ck.committed_seq ? committed : ck.committed_seq;
 	r->ck.committed_version =
-	    committed > ck.committed_seq ? floe_table_version(r->lake.table) : ck.committed_version;
-	if (r->ck.committed_seq >= 0 && r->lake.table)
+	    committed > ck.committed_seq ? floe_table_version(floe_run_table(r)) : ck.committed_version;
+	if (r->ck.committed_seq >= 0 && floe_run_table(r))
 		table_uuid(r, r->ck.table_uuid);
-	else if (!r->lake.table)
+	else if (!floe_run_table(r))
 		snprintf(r->ck.table_uuid, sizeof(r->ck.table_uuid), "%s", ck.table_uuid);
 	uint64_t max_seq = ck.last_seq;
 	if (committed > 0 && (uint64_t)committed > max_seq)
@@ -511,8 +507,13 @@ int floe_runner_recover(struct floe_runner *r, struct floe_err *err)
 			     floe_strerror(rc));
 		goto out;
 	}
-	if (r->lake.table && (rc = drop_committed(r, seqs, n, committed, err)))
+	/* Entries the table holds go (their rows were counted by the commit that landed). */
+	struct floe_output_report landed = {0};
+	if (floe_run_table(r) && (rc = floe_output_drop_landed(r->lake.out, committed, &landed))) {
+		floe_err_set(err, rc, "cleaning spool %s: %s", floe_spool_dir(r->lake.spool),
+			     floe_strerror(rc));
 		goto out;
+	}
 	if (pos && (rc = restore_positions(r, pos, pos_len))) {
 		floe_err_set(err, rc, "checkpoint %s: the input positions are unreadable: %s",
 			     r->set.checkpoint_path, floe_strerror(rc));
@@ -527,6 +528,13 @@ int floe_runner_recover(struct floe_runner *r, struct floe_err *err)
 		r->ck.sub = pos_sub;
 		pos = NULL;
 	}
+	/* Past every number the logs table's output used, as its record of its last commit
+	 * knows it too: a checkpoint set aside while the store is away and the spool is
+	 * empty must not number seals from 1 again (the table would take them for commits
+	 * it already holds). */
+	uint64_t used = floe_output_last_seq(r->lake.out);
+	if (used > max_seq)
+		max_seq = used;
 	r->b.next_seq = max_seq + 1;
 	/* The aggregations' open windows as they were at the seal whose positions reading
 	 * resumes from. */

@@ -221,7 +221,7 @@ static int age_metrics(struct floe_runner *r, struct floe_buf *b, int64_t now_us
 static bool healthy(struct floe_runner *r, int64_t now_us, char *why, size_t cap)
 {
 	struct run_status *s = r->status;
-	uint64_t spool = floe_spool_bytes(r->lake.spool) + floe_run_aggs_spool_bytes(r);
+	uint64_t spool = floe_runner_spool_bytes(r);
 	if (r->lake.store_down) {
 		snprintf(why, cap,
 			 "store unreachable or refusing: %s; the spool holds %" PRIu64

@@ -3,11 +3,14 @@
 #include "agent/state/blobfile.h"
 
 #include "formats/base/alloc.h"
+#include "formats/base/buf.h"
 #include "formats/base/crc.h"
 #include "formats/base/error.h"
+#include "formats/base/limits.h"
 #include "platform/fs.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 static void put_le32(uint8_t *p, uint32_t v)
@@ -101,4 +104,25 @@ int floe_blobfile_load(struct floe_alloc *a, const char *path, uint8_t **blob, s
 out:
 	floe_free(a, data);
 	return rc;
+}
+
+int floe_blobfile_quarantine(const char *path, char *out, size_t cap)
+{
+	const char *slash = strrchr(path, '/');
+	int dlen = slash ? (int)(slash - path) : 1;
+	const char *dir = slash ? path : ".", *name = slash ? slash + 1 : path;
+	char q[FLOE_PATH_MAX];
+	int rc = floe_fmt(q, sizeof(q), "%.*s/quarantine", dlen, dir);
+	if (rc == 0)
+		rc = floe_fs_mkdirs(q);
+	/* A name not taken yet: an earlier damaged copy stays for the operator. */
+	for (unsigned k = 0; rc == 0 && k < 1000; k++) {
+		rc = k ? floe_fmt(out, cap, "%s/%s.%u", q, name, k) : floe_fmt(out, cap, "%s/%s", q, name);
+		int ex = rc ? 0 : floe_fs_exists(out);
+		if (rc == 0 && ex == 0)
+			return floe_fs_rename(path, out);
+		if (ex < 0)
+			return ex;
+	}
+	return rc ? rc : FLOE_ELIMIT;
 }

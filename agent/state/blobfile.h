@@ -31,4 +31,10 @@ int floe_blobfile_create(const char *path, const uint8_t *blob, size_t len);
  * on a bad magic, version, length or CRC; FLOE_ENOMEM. On failure *blob is untouched. */
 int floe_blobfile_load(struct floe_alloc *a, const char *path, uint8_t **blob, size_t *len);
 
+/* Sets a damaged state file aside: moves path into quarantine/ beside it (made if need
+ * be), as <name>, or <name>.<k> (k = 1, 2, ...) when one of that name is there already,
+ * so that an operator can look at it while the agent starts without it. The new path
+ * goes to out (cap bytes). */
+int floe_blobfile_quarantine(const char *path, char *out, size_t cap);
+
 #endif

@@ -161,7 +161,7 @@ start_rest_catalog() {
 	local dir=$1 port
 	shift
 	[ -d "$FLOE_SRC/tests/integration/rest/node_modules" ] ||
-		{ echo "SKIP: the test catalog's packages are not installed (npm ci in tests/integration/rest)"; exit 77; }
+		skip "the test catalog's packages are not installed (npm ci in tests/integration/rest)"
 	port=$(free_port)
 	mkdir -p "$dir"
 	node "$FLOE_SRC/tests/integration/rest/server.js" --port "$port" --root "$dir" "$@" >"$dir/server.out" 2>&1 &
@@ -169,4 +169,16 @@ start_rest_catalog() {
 	PIDS+=("$REST_PID")
 	REST_URL="http://127.0.0.1:$port"
 	wait_log "$dir/server.out" "^listening " 30
+}
+
+# damage FILE: overwrites 4 bytes in the middle of FILE (the damaged-state tests).
+damage() {
+	local size
+	size=$(stat -c %s "$1")
+	printf 'XXXX' | dd of="$1" bs=1 seek=$((size / 2)) conv=notrunc status=none
+}
+
+# metric FILE NAME: one counter of a metrics.json.
+metric() {
+	sed -n "s/.*\"$2\":\([0-9]*\).*/\1/p" "$1"
 }

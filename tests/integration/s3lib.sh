@@ -112,11 +112,6 @@ proxy_stop() {
 	wait "$PROXY_PID" 2>/dev/null || true
 }
 
-# metric FILE NAME: one counter of a metrics.json.
-metric() {
-	sed -n "s/.*\"$2\":\([0-9]*\).*/\1/p" "$1"
-}
-
 # stub_env: for a test against s3_stub.py (which checks no signature): no ~/.aws of the
 # machine's, no AWS settings from the environment, and keys for the stub.
 stub_env() {

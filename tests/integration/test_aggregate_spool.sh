@@ -10,14 +10,6 @@
 # and counted instead.
 source "$(dirname "$0")/lib.sh"
 
-# metric FILE NAME: a counter of metrics.json.
-metric() { sed -n "s/.*\"$2\":\([0-9]*\).*/\1/p" "$1"; }
-# damage FILE: overwrites 4 bytes in the middle of FILE.
-damage() {
-	local size
-	size=$(stat -c %s "$1")
-	printf 'XXXX' | dd of="$1" bs=1 seek=$((size / 2)) conv=notrunc status=none
-}
 # events FILE FROM TO: JSON events FROM..TO-1, 10 ms of event time apart, 100 apps, each
 # with a 16 KiB pad of its own (a group key that makes every aggregate row 16 KiB, one
 # that no dictionary shrinks; a window holds one event of each app, so the groups are
@@ -98,7 +90,7 @@ check "verify: counted as damaged, quarantined and lost" \
 	test "$(metric "$m" spool_damaged) $(metric "$m" quarantined) $(metric "$m" spool_lost_entries)" = "1 1 1"
 check "verify: logged with the path and what did not match, and the rows lost" \
 	bash -c "grep -q 'damaged: $bad has XXH64 [0-9a-f]* over [0-9]* bytes, its entry records' '$d/err' &&
-		grep -q 'aggregate table apps: spool entry [0-9]* is damaged: its [0-9]* rows are LOST' '$d/err'"
+		grep -q 'aggregate table apps: spool entry [0-9]* is damaged and cannot be made again: [0-9]* rows LOST' '$d/err'"
 agg="[$(sed "s/.*/'&'/" "$d/files" | paste -sd,)]"
 duck "select sum(count) < 3000 from read_parquet($agg)" >"$d/sum"
 check "verify: the rows of the other files are committed" grep -qx '\[true\]' "$d/sum"
@@ -150,22 +142,26 @@ blocked_run drop drop_oldest
 check "drop: the first aggregate entry is sealed" wait_log "$d/err" "commit to aggregate table apps failed"
 events "$d/logs/app.log" 1500 3000
 check "drop: the next seal drops it, logged" \
-	wait_log "$d/err" "spool over its limit: dropped entry [0-9]* of aggregate table apps (1400 rows"
+	wait_log "$d/err" "spool over its limit: dropped entry [0-9]* of aggregate table apps ([0-9]* rows"
 rm -f "$d/wh/default/apps/data"
 kill -TERM "$pid"
 rc=0
 wait "$pid" || rc=$?
 check "drop: floe stops cleanly" test $rc = 0
 m="$d/state/metrics.json"
-# The second entry is dropped too when the stop's seal comes before its commit is retried
-# with the data directory back (the 16 KiB lines are read fast): 1 or 2 entries.
+# How many entries the windows were sealed into, and so how many are dropped, depends on
+# how fast the lines are read (one of 1,400 rows in a fast build, several smaller ones
+# under a sanitizer, which may also stop before the last lines are read): each row is
+# one event (one per app and window), so the dropped rows and the table's events make up
+# the events read.
 dropped=$(metric "$m" dropped_entries)
-check "drop: counted in dropped_entries and dropped_rows" \
-	test "$dropped $(metric "$m" dropped_rows)" = "1 1400" -o \
-	"$dropped $(metric "$m" dropped_rows)" = "2 2800"
+read=$(metric "$m" lines)
+drows=$(metric "$m" dropped_rows)
+check "drop: counted in dropped_entries ($dropped) and dropped_rows ($drows)" \
+	test "${dropped:-0}" -ge 1 -a "${drows:-0}" -gt 0
 live_files "$d/wh/default/apps" >"$d/files"
 agg="[$(sed "s/.*/'&'/" "$d/files" | paste -sd,)]"
 duck "select sum(count), sum(late_events) from read_parquet($agg)" >"$d/sum"
-check "drop: the table holds the events after the dropped windows" \
-	grep -qx "\\[\"$((3000 - 1400 * ${dropped:-0}))\",\"0\"\\]" "$d/sum"
+check "drop: the table holds the events after the dropped windows ($(cat "$d/sum"))" \
+	grep -qx "\\[\"$((${read:-0} - ${drows:-0}))\",\"0\"\\]" "$d/sum"
 finish

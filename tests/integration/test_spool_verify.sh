@@ -8,15 +8,6 @@
 source "$(dirname "$0")/lib.sh"
 DATA="$FLOE_SRC/tests/data/loghub"
 
-# metric FILE NAME: a counter of metrics.json.
-metric() { sed -n "s/.*\"$2\":\([0-9]*\).*/\1/p" "$1"; }
-# damage FILE: overwrites 4 bytes in the middle of FILE.
-damage() {
-	local size
-	size=$(stat -c %s "$1")
-	printf 'XXXX' | dd of="$1" bs=1 seek=$((size / 2)) conv=notrunc status=none
-}
-
 # 1. The issue's reproduction: one seal, damaged after it, before its commit.
 d="$T/one"
 mkdir -p "$d/logs"

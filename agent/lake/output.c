@@ -1,0 +1,400 @@
+/* The table output (output.h): one table's spool, lease and commit protocol, the same for
+ * the logs table and every aggregate table, so that a damaged entry, a commit that landed
+ * before a crash or a full spool are handled once, whatever the table.
+ *
+ * Why the output records its last commit (.last-commit in the spool directory): an output
+ * numbers its entries on from the highest sequence it ever used, which after a commit
+ * has emptied the spool only the table knows. A device that starts with the store away
+ * cannot ask the table, so the number is kept beside the spool, written (atomically,
+ * fsynced) after each commit and before the committed entries leave the spool. */
+#include "agent/lake/output.h"
+
+#include "agent/lake/spool.h"
+#include "agent/lake/table.h"
+#include "formats/base/alloc.h"
+#include "formats/base/error.h"
+#include "formats/base/limits.h"
+#include "platform/crash.h"
+#include "platform/fs.h"
+#include "platform/log.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+struct floe_output {
+	struct floe_output_options opt;
+	struct floe_table *table;
+	struct floe_spool *cspool; /* the committer's handle */
+	uint64_t lease;
+	uint64_t committed; /* the newest commit-seq written to .last-commit */
+};
+
+int floe_output_new(const struct floe_output_options *opt, struct floe_table *table,
+		    struct floe_output **out)
+{
+	struct floe_output *o = floe_calloc(opt->alloc, 1, sizeof(*o));
+	if (!o)
+		return FLOE_ENOMEM;
+	o->opt = *opt;
+	int rc = floe_spool_share(opt->spool, opt->alloc, &o->cspool);
+	if (rc) {
+		floe_free(opt->alloc, o);
+		return rc;
+	}
+	o->table = table;
+	*out = o;
+	return 0;
+}
+
+void floe_output_free(struct floe_output *o)
+{
+	if (!o)
+		return;
+	floe_spool_free(o->cspool);
+	floe_table_free(o->table);
+	floe_free(o->opt.alloc, o);
+}
+
+const char *floe_output_what(const struct floe_output *o)
+{
+	return o->opt.what;
+}
+
+struct floe_table *floe_output_table(const struct floe_output *o)
+{
+	return o->table;
+}
+
+void floe_output_lend(struct floe_output *o, uint64_t upto)
+{
+	o->lease = upto;
+}
+
+uint64_t floe_output_lease(const struct floe_output *o)
+{
+	return o->lease;
+}
+
+uint64_t floe_output_bytes(const struct floe_output *o)
+{
+	return floe_spool_bytes(o->opt.spool);
+}
+
+uint64_t floe_output_quarantined(const struct floe_output *o)
+{
+	return floe_spool_quarantined(o->opt.spool);
+}
+
+/* ---- loading, losing, removing: one way for both threads' handles ------------------- */
+
+static int load(struct floe_output *o, struct floe_spool *sp, uint64_t seq,
+		struct floe_spool_entry **out)
+{
+	int rc = floe_spool_load(sp, seq, out);
+	if (rc != FLOE_ECORRUPT)
+		return rc;
+	/* The entry file itself is damaged: what it held (rows, positions) is unknown, so
+	 * nothing can be read again or counted but the entry itself, in quarantine. */
+	int q = floe_spool_quarantine(sp, seq);
+	if (q)
+		floe_error("output: %s: spool entry %" PRIu64 " in %s is corrupt and could not be "
+			   "moved to quarantine (%s): it stays, skipped",
+			   o->opt.what, seq, floe_spool_dir(sp), floe_strerror(q));
+	else
+		floe_error("output: %s: spool entry %" PRIu64 " in %s is corrupt (its checksum "
+			   "fails): moved to quarantine, its rows are unknown",
+			   o->opt.what, seq, floe_spool_dir(sp));
+	return FLOE_ECORRUPT;
+}
+
+int floe_output_load(struct floe_output *o, uint64_t seq, struct floe_spool_entry **out)
+{
+	return load(o, o->opt.spool, seq, out);
+}
+
+static int lose(struct floe_output *o, struct floe_spool *sp, const struct floe_spool_entry *e,
+		struct floe_output_report *rep)
+{
+	uint64_t rows = floe_spool_entry_rows(e);
+	rep->lost_entries++;
+	rep->lost_rows += rows;
+	floe_error("output: %s: spool entry %" PRIu64 " is damaged and cannot be made again: %" PRIu64
+		   " rows LOST (its files go to quarantine)",
+		   o->opt.what, e->seq, rows);
+	return floe_spool_quarantine(sp, e->seq);
+}
+
+int floe_output_lose(struct floe_output *o, const struct floe_spool_entry *e,
+		     struct floe_output_report *rep)
+{
+	return lose(o, o->opt.spool, e, rep);
+}
+
+int floe_output_rebuilding(struct floe_output *o, const struct floe_spool_entry *e)
+{
+	return floe_spool_quarantine_files(o->opt.spool, e);
+}
+
+/* Removes seqs[i] (<= committed: the table holds it), counting its rows as committed. */
+static int drop_held(struct floe_output *o, struct floe_spool *sp, uint64_t seq,
+		     struct floe_output_report *rep)
+{
+	struct floe_spool_entry *e = NULL;
+	int rc = load(o, sp, seq, &e);
+	if (rc == FLOE_ECORRUPT)
+		return 0; /* quarantined: its rows are in the table anyway */
+	if (rc == 0) {
+		floe_info("output: %s: spool entry %" PRIu64 " is already in the table", o->opt.what,
+			  seq);
+		rep->rows_committed += floe_spool_entry_rows(e);
+		rc = floe_spool_remove(sp, e);
+	}
+	floe_spool_entry_free(o->opt.alloc, e);
+	return rc;
+}
+
+int floe_output_drop_landed(struct floe_output *o, int64_t committed,
+			    struct floe_output_report *rep)
+{
+	uint64_t *seqs = NULL;
+	size_t n = 0;
+	int rc = committed < 0 ? 0 : floe_spool_list(o->opt.spool, &seqs, &n);
+	for (size_t i = 0; rc == 0 && i < n && seqs[i] <= (uint64_t)committed; i++)
+		rc = drop_held(o, o->opt.spool, seqs[i], rep);
+	floe_free(o->opt.alloc, seqs);
+	return rc;
+}
+
+int floe_output_forget_after(struct floe_output *o, uint64_t seq)
+{
+	uint64_t *seqs = NULL;
+	size_t n = 0;
+	int rc = floe_spool_list(o->opt.spool, &seqs, &n);
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		struct floe_spool_entry *e = NULL;
+		if (seqs[i] <= seq)
+			continue;
+		floe_info("output: %s: removing spool entry %" PRIu64
+			  ", sealed after the state it resumes from",
+			  o->opt.what, seqs[i]);
+		rc = load(o, o->opt.spool, seqs[i], &e);
+		if (rc == 0)
+			rc = floe_spool_remove(o->opt.spool, e);
+		else if (rc == FLOE_ECORRUPT)
+			rc = 0;
+		floe_spool_entry_free(o->opt.alloc, e);
+	}
+	floe_free(o->opt.alloc, seqs);
+	return rc;
+}
+
+/* ---- the spool limit --------------------------------------------------------------- */
+
+int floe_output_drop_oldest(struct floe_output *o, bool lent, struct floe_output_drops *d)
+{
+	uint64_t *seqs = NULL;
+	size_t n = 0, i = 0;
+	int rc = floe_spool_list(o->opt.spool, &seqs, &n);
+	while (rc == 0 && i + 1 < n && lent && seqs[i] <= o->lease)
+		i++; /* the committer's until its report */
+	uint64_t seq = rc == 0 && i + 1 < n ? seqs[i] : 0;
+	floe_free(o->opt.alloc, seqs);
+	if (rc || seq == 0)
+		return rc;
+	struct floe_spool_entry *e = NULL;
+	if ((rc = load(o, o->opt.spool, seq, &e)) == FLOE_ECORRUPT)
+		return 1; /* set aside: its bytes left the spool all the same */
+	uint64_t rows = rc ? 0 : floe_spool_entry_rows(e), bytes = rc ? 0 : floe_spool_entry_bytes(e);
+	if (rc == 0 && (rc = floe_spool_remove(o->opt.spool, e)) == 0) {
+		d->entries++;
+		d->rows += rows;
+		d->bytes += bytes;
+		floe_warn("output: spool over its limit: dropped entry %" PRIu64 " of %s (%" PRIu64
+			  " rows, %" PRIu64 " bytes; policy drop_oldest)",
+			  seq, o->opt.what, rows, bytes);
+	}
+	floe_spool_entry_free(o->opt.alloc, e);
+	return rc ? rc : 1;
+}
+
+/* ---- the record of the last commit -------------------------------------------------- */
+
+static int mark_path(const struct floe_output *o, char *out, size_t cap)
+{
+	int n = snprintf(out, cap, "%s/.last-commit", floe_spool_dir(o->opt.spool));
+	return n < 0 || (size_t)n >= cap ? FLOE_ELIMIT : 0;
+}
+
+/* Records seq as committed before its entries leave the spool (a failure is logged: the
+ * table still holds the number while it answers). */
+static void mark_committed(struct floe_output *o, uint64_t seq)
+{
+	char path[FLOE_PATH_MAX], text[24];
+	if (seq <= o->committed || mark_path(o, path, sizeof(path)))
+		return;
+	int n = snprintf(text, sizeof(text), "%" PRIu64 "\n", seq);
+	int rc = floe_fs_write_atomic(path, text, (size_t)n);
+	if (rc)
+		floe_warn("output: %s: recording commit %" PRIu64 " in %s failed: %s", o->opt.what,
+			  seq, path, floe_strerror(rc));
+	else
+		o->committed = seq;
+}
+
+/* Reads the record of the last commit into o->committed (absent: nothing recorded). */
+static void read_mark(struct floe_output *o)
+{
+	char path[FLOE_PATH_MAX];
+	void *text = NULL;
+	size_t len = 0;
+	if (mark_path(o, path, sizeof(path)) ||
+	    floe_fs_read_file(o->opt.alloc, path, 32, &text, &len) != 0)
+		return;
+	char *end = NULL;
+	unsigned long long v = strtoull(text, &end, 10);
+	if (end == (char *)text || (*end != '\n' && *end != '\0'))
+		floe_warn("output: %s: %s does not hold a number: ignored", o->opt.what, path);
+	else if (v > o->committed)
+		o->committed = v;
+	floe_free(o->opt.alloc, text);
+}
+
+int64_t floe_output_committed(struct floe_output *o)
+{
+	read_mark(o);
+	int64_t c = o->committed ? (int64_t)o->committed : -1;
+	int64_t t = o->table ? floe_table_committed_seq(o->table, o->opt.installation) : -1;
+	return t > c ? t : c;
+}
+
+uint64_t floe_output_last_seq(struct floe_output *o)
+{
+	int64_t c = floe_output_committed(o);
+	uint64_t last = c > 0 ? (uint64_t)c : 0, *seqs = NULL;
+	size_t n = 0;
+	if (floe_spool_list(o->opt.spool, &seqs, &n) == 0 && n > 0 && seqs[n - 1] > last)
+		last = seqs[n - 1];
+	floe_free(o->opt.alloc, seqs);
+	return last;
+}
+
+/* ---- the commit, on the committer thread -------------------------------------------- */
+
+struct pass {
+	struct floe_output *o;
+	struct floe_output_report *rep;
+	struct floe_err *err;
+	struct floe_spool_entry **es;
+	size_t k;
+};
+
+/* Commits p->es[0..k) as one snapshot, records it, and removes the entries. */
+static int commit_some(struct pass *p)
+{
+	struct floe_output *o = p->o;
+	int rc = p->k ? floe_table_commit(o->table, o->cspool, p->es, p->k, p->err) : 0;
+	if (rc == 0 && p->k) {
+		mark_committed(o, p->es[p->k - 1]->seq);
+		floe_crashpoint("commit-before-spool-remove");
+		p->rep->commits++;
+	}
+	for (size_t i = 0; i < p->k; i++) {
+		if (rc == 0) {
+			p->rep->rows_committed += floe_spool_entry_rows(p->es[i]);
+			p->rep->replaced_utf8 += p->es[i]->replaced_utf8;
+			int rm = floe_spool_remove(o->cspool, p->es[i]);
+			if (rm)
+				floe_warn("output: %s: removing committed spool entry %" PRIu64 ": %s",
+					  o->opt.what, p->es[i]->seq, floe_strerror(rm));
+		}
+		floe_spool_entry_free(o->opt.alloc, p->es[i]);
+	}
+	p->k = 0;
+	return rc;
+}
+
+/* Loads entry seq and checks its data files, immediately before they leave the spool.
+ * Returns 0 (added to the pass), 1 (skipped: quarantined or lost), 2 (stop: to be
+ * rebuilt first), or an error (the entry stays for a later try). */
+static int take_one(struct pass *p, uint64_t seq)
+{
+	struct floe_output *o = p->o;
+	struct floe_spool_entry *e = NULL;
+	int rc = load(o, o->cspool, seq, &e);
+	if (rc == FLOE_ECORRUPT)
+		return 1;
+	if (rc == 0 && (rc = floe_spool_verify(o->cspool, e, NULL)) == FLOE_ECORRUPT) {
+		p->rep->damaged++;
+		if (o->opt.rebuildable) {
+			p->rep->rebuild = seq;
+			rc = 2;
+		} else {
+			rc = lose(o, o->cspool, e, p->rep);
+			rc = rc ? rc : 1;
+		}
+	}
+	if (rc) {
+		floe_spool_entry_free(o->opt.alloc, e);
+		return rc;
+	}
+	p->es[p->k++] = e;
+	return 0;
+}
+
+/* The lent entries (those up to the lease; the spool also holds entries sealed since,
+ * which are the main thread's), ascending, in *seqs (from the allocator). */
+static int lent(struct floe_output *o, uint64_t **seqs, size_t *n)
+{
+	int rc = floe_spool_list(o->cspool, seqs, n);
+	while (rc == 0 && *n > 0 && (*seqs)[*n - 1] > o->lease)
+		(*n)--;
+	return rc;
+}
+
+/* Commits seqs[0..n) (lent, none in the table yet) in order, max per snapshot, up to an
+ * entry to rebuild. */
+static int commit_all(struct pass *p, const uint64_t *seqs, size_t n, size_t max)
+{
+	int rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		/* Tests damage a sealed file here, between seal and upload. */
+		if (p->k == 0)
+			floe_crashpoint("commit-before-upload");
+		int t = take_one(p, seqs[i]);
+		if (t == 2)
+			break;
+		if (t < 0)
+			rc = t;
+		else if (p->k == max)
+			rc = commit_some(p);
+	}
+	int c = commit_some(p); /* what was taken before a stop, or the rest */
+	return rc ? rc : c;
+}
+
+int floe_output_commit(struct floe_output *o, size_t max_entries, struct floe_output_report *rep,
+		       struct floe_err *err)
+{
+	uint64_t *seqs = NULL;
+	size_t n = 0, held = 0;
+	int rc = 0;
+	if (!o->table)
+		rc = o->opt.open ? o->opt.open(o->opt.open_ctx, &o->table, err) : FLOE_EINVAL;
+	if (rc == 0)
+		rc = lent(o, &seqs, &n);
+	if (rc || n == 0) {
+		floe_free(o->opt.alloc, seqs);
+		return rc;
+	}
+	struct pass p = {o, rep, err, floe_calloc(o->opt.alloc, max_entries, sizeof(*p.es)), 0};
+	rc = p.es ? floe_table_refresh(o->table, err) : FLOE_ENOMEM;
+	int64_t committed = rc ? -1 : floe_table_committed_seq(o->table, o->opt.installation);
+	for (; rc == 0 && held < n && committed >= 0 && seqs[held] <= (uint64_t)committed; held++)
+		rc = drop_held(o, o->cspool, seqs[held], rep);
+	if (rc == 0)
+		rc = commit_all(&p, seqs + held, n - held, max_entries);
+	floe_free(o->opt.alloc, p.es);
+	floe_free(o->opt.alloc, seqs);
+	return rc;
+}

@@ -1,0 +1,114 @@
+/* A table output: one Iceberg table, the spool of sealed entries waiting for it, the lease
+ * of those entries to the thread that commits them, and the whole commit protocol between
+ * spool and table: list what is lent, drop what the table already holds, load each entry,
+ * verify its data files, quarantine what is damaged, commit, remove. The logs table and
+ * every aggregate table are outputs; the runner's committer runs one loop over them, and
+ * the spool limit is applied over them all. Which catalog the table lives in (a local
+ * directory, S3, and later REST) is the table's business, behind this interface.
+ *
+ * Threads: the main thread seals into the spool handle it passed in and owns the
+ * output's spool-side calls (lend, drop_oldest, load, lose, forget_after); the committer
+ * thread, between a lend and the main thread's taking of its report, owns the table and
+ * calls floe_output_commit, which works through a handle of its own on the spool. The
+ * two never touch the same entry: the lease says whose each entry is. */
+#ifndef FLOE_OUTPUT_H
+#define FLOE_OUTPUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct floe_alloc;
+struct floe_err;
+struct floe_spool;
+struct floe_spool_entry;
+struct floe_table;
+struct floe_output;
+
+struct floe_output_options {
+	struct floe_alloc *alloc;    /* shared by both threads (its counters are atomic) */
+	struct floe_spool *spool;    /* the main thread's handle (borrowed, outlives this) */
+	const char *installation;    /* whose floe.commit-seq in the table counts (borrowed) */
+	const char *what;	     /* for the log: "the logs table", "aggregate table x" */
+	/* Damaged data files: rebuildable, the entry is handed back to be read again from
+	 * its inputs (floe_output_report.rebuild); otherwise its rows are lost, counted, and
+	 * it goes to quarantine at once. */
+	bool rebuildable;
+	/* Opens the table at the first contact when it was not open at the start (the store
+	 * was away), on the committer thread; NULL: the table is always given. */
+	int (*open)(void *ctx, struct floe_table **out, struct floe_err *err);
+	void *open_ctx;
+};
+
+/* What one output's commit, or a main-thread step, did: added to, never reset here. */
+struct floe_output_report {
+	uint64_t commits, rows_committed, replaced_utf8;
+	uint64_t damaged;	       /* entries whose data files failed their check */
+	uint64_t lost_entries, lost_rows; /* damaged and not rebuilt: counted, quarantined */
+	uint64_t rebuild;	       /* a damaged entry to read again (0: none); commits stop before it */
+};
+
+/* What the spool limit dropped (policy drop_oldest). */
+struct floe_output_drops {
+	uint64_t entries, rows, bytes;
+};
+
+/* Makes an output over opt->spool and table (owned from here on; NULL: opened by
+ * opt->open at the first commit). */
+int floe_output_new(const struct floe_output_options *opt, struct floe_table *table,
+		    struct floe_output **out);
+/* Frees the output, its table and its spool handle (not opt->spool). */
+void floe_output_free(struct floe_output *o);
+/* What the output commits to, for the log ("the logs table", ...). */
+const char *floe_output_what(const struct floe_output *o);
+/* The table, NULL while it has not been opened. */
+struct floe_table *floe_output_table(const struct floe_output *o);
+
+/* Main thread, before handing a commit over: lends the committer every entry up to upto. */
+void floe_output_lend(struct floe_output *o, uint64_t upto);
+uint64_t floe_output_lease(const struct floe_output *o);
+
+/* Committer thread: commits the lent entries in order, at most max_entries per snapshot,
+ * removing those committed and those the table already holds (an earlier commit whose
+ * outcome was unknown). An entry file that fails its own checksum goes to quarantine
+ * (logged, counted by the spool); data files that fail their check are rebuilt or lost
+ * as the options say. Returns 0 (rep says what happened), or the table's or store's
+ * error (err says why; what is left stays for the next commit). */
+int floe_output_commit(struct floe_output *o, size_t max_entries, struct floe_output_report *rep,
+		       struct floe_err *err);
+
+/* Main thread: loads entry seq from the spool; an entry file that fails its checksum goes
+ * to quarantine (logged) and FLOE_ECORRUPT is returned. */
+int floe_output_load(struct floe_output *o, uint64_t seq, struct floe_spool_entry **out);
+/* Main thread: e (loaded by floe_output_load, borrowed) is damaged and will not be
+ * rebuilt: its rows are counted lost in rep, logged, and it goes to quarantine. */
+int floe_output_lose(struct floe_output *o, const struct floe_spool_entry *e,
+		     struct floe_output_report *rep);
+/* Main thread: moves e's data files to quarantine (counted) but keeps its entry file,
+ * for an entry being rebuilt from its inputs under the same seq, whose new entry file
+ * then replaces it. */
+int floe_output_rebuilding(struct floe_output *o, const struct floe_spool_entry *e);
+/* Main thread: removes the entries the table holds (seq <= committed; start-up), with the
+ * rows they had in rep->rows_committed. */
+int floe_output_drop_landed(struct floe_output *o, int64_t committed,
+			    struct floe_output_report *rep);
+/* Main thread: removes the entries after seq (sealed by a seal that never became durable:
+ * their rows will be made again). */
+int floe_output_forget_after(struct floe_output *o, uint64_t seq);
+/* Main thread, policy drop_oldest: drops the oldest entry that may go (never the spool's
+ * newest, nor, with lent, one lent to a commit in flight), counted in d and logged.
+ * Returns 1 (dropped one), 0 (none may go) or an error. */
+int floe_output_drop_oldest(struct floe_output *o, bool lent, struct floe_output_drops *d);
+
+/* The data bytes in the spool, and its entries set aside in quarantine. */
+uint64_t floe_output_bytes(const struct floe_output *o);
+uint64_t floe_output_quarantined(const struct floe_output *o);
+/* The newest commit-seq of the installation known to be in the table: the table's own
+ * record when it is open, else the output's record of its last commit (kept in the spool
+ * directory); -1 for none. */
+int64_t floe_output_committed(struct floe_output *o);
+/* The highest sequence this output ever sealed or committed (the spool's newest entry,
+ * or floe_output_committed): an output whose table is away seals on from there. */
+uint64_t floe_output_last_seq(struct floe_output *o);
+
+#endif
