@@ -161,7 +161,7 @@ static void crash_before_upload(void)
 /* Overwrites 4 bytes in the middle of state_dir's file rel, the first entry's. */
 static void damage(const char *rel)
 {
-	char path[192];
+	char path[320];
 	snprintf(path, sizeof(path), "%s/state/%s", dir, rel);
 	int fd = open(path, O_RDWR);
 	if (fd < 0)
@@ -173,7 +173,7 @@ static void damage(const char *rel)
 
 static bool exists(const char *rel)
 {
-	char path[192];
+	char path[320];
 	snprintf(path, sizeof(path), "%s/state/%s", dir, rel);
 	return access(path, F_OK) == 0;
 }
