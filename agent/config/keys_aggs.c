@@ -1,7 +1,7 @@
 /* The keys of an aggregation (aggregations[N], with its where filter and its metrics):
  * their rows, the field, quantile and accuracy checks, the defaults computed from other
- * keys (table, slide, idle_timeout, column names), and the rules that span the file
- * (unique names and tables, `from`). What an aggregation costs in memory is
+ * keys (table, slide, idle_timeout, column names); the rules that span the file (unique
+ * names and tables, `from`) are in keys_aggs_check.c. What an aggregation costs in memory is
  * agent/agg's to say (it knows the sketches); `floe check` prints it. */
 #include "agent/config/keys_impl.h"
 
@@ -452,13 +452,6 @@ static bool where_on(const char *base)
 
 /* ---- post hooks ------------------------------------------------------------------------ */
 
-/* A key the file gave a value (not absent, not null). */
-static const struct floe_cnode *given(const struct floe_cnode *map, const char *name)
-{
-	const struct floe_cnode *v = floe_keymap_find_value(map, name);
-	return v && !floe_cnode_is_null(v) ? v : NULL;
-}
-
 static int pos(size_t v)
 {
 	return v > INT32_MAX ? INT32_MAX : (int)v;
@@ -469,7 +462,7 @@ static int pos(size_t v)
 static int metric_kind(struct floe_config_ctx *ctx, const struct floe_cnode *map, const char *path,
 		       struct floe_config_metric *m)
 {
-	int n = given(map, "metric") ? 1 : 0, which = -1;
+	int n = floe_keys_given(map, "metric") ? 1 : 0, which = -1;
 	for (int i = 0; i < FLOE_METRIC_NKINDS; i++)
 		if (m->by_kind[i]) {
 			n++;
@@ -483,8 +476,8 @@ static int metric_kind(struct floe_config_ctx *ctx, const struct floe_cnode *map
 		    "with field), got %s",
 		    path, n ? "several" : "none");
 	if (which >= 0) {
-		if (given(map, "field"))
-			return floe_config_fail(ctx, given(map, "field"), FLOE_EFORMAT,
+		if (floe_keys_given(map, "field"))
+			return floe_config_fail(ctx, floe_keys_given(map, "field"), FLOE_EFORMAT,
 						"key '%s.field': the field is already given by %s",
 						path, kind_names[which]);
 		m->kind = (enum floe_agg_metric_kind)which;
@@ -511,8 +504,8 @@ static int metric_options(struct floe_config_ctx *ctx, const struct floe_cnode *
 		    {"k", FLOE_METRIC_TOP_K},
 		    {"key_bytes", FLOE_METRIC_TOP_K}};
 	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
-		if (m->kind != opts[i].kind && given(map, opts[i].key))
-			return floe_config_fail(ctx, given(map, opts[i].key), FLOE_EFORMAT,
+		if (m->kind != opts[i].kind && floe_keys_given(map, opts[i].key))
+			return floe_config_fail(ctx, floe_keys_given(map, opts[i].key), FLOE_EFORMAT,
 						"key '%s.%s': only for %s metrics (this one is %s)",
 						path, opts[i].key, kind_names[opts[i].kind],
 						kind_names[m->kind]);
@@ -642,7 +635,7 @@ static int check_columns(struct floe_config_ctx *ctx, const struct floe_cnode *m
 			 const char *path, const struct floe_config_agg *g)
 {
 	char kpath[200];
-	const struct floe_cnode *gb = given(map, "group_by"), *ms = given(map, "metrics");
+	const struct floe_cnode *gb = floe_keys_given(map, "group_by"), *ms = floe_keys_given(map, "metrics");
 	size_t cap = g->ngroup_by;
 	for (size_t i = 0; i < g->nmetrics; i++)
 		cap += g->metrics[i].nq + 2;
@@ -699,7 +692,7 @@ static int timing(struct floe_config_ctx *ctx, const struct floe_cnode *map, con
 		g->slide_ms = g->window_ms;
 	if (g->slide_ms > g->window_ms || g->window_ms % g->slide_ms != 0 ||
 	    g->window_ms / g->slide_ms > 64)
-		return floe_config_fail(ctx, given(map, "slide"), FLOE_EFORMAT,
+		return floe_config_fail(ctx, floe_keys_given(map, "slide"), FLOE_EFORMAT,
 					"key '%s.slide': expected a divisor of window (%" PRIu64
 					" ms) of at least window/64, got %" PRIu64 " ms",
 					path, g->window_ms, g->slide_ms);
@@ -735,91 +728,4 @@ static int agg_post(struct floe_config_ctx *ctx, const struct floe_cnode *map, c
 static void agg_fini(struct floe_alloc *a, char *base)
 {
 	floe_free(a, ((struct floe_config_agg *)(void *)base)->from_idx);
-}
-
-/* ---- rules across the file ----------------------------------------------------------- */
-
-/* Aggregation i's node for key (or the aggregation itself when key is NULL or absent). */
-static const struct floe_cnode *agg_node(const struct floe_cnode *root, size_t i, const char *key)
-{
-	const struct floe_cnode *list = given(root, "aggregations");
-	const struct floe_cnode *item = list && i < list->nkids ? list->kids[i] : list;
-	const struct floe_cnode *v = item && key ? given(item, key) : NULL;
-	return v ? v : item;
-}
-
-static int check_agg(struct floe_config_ctx *ctx, const struct floe_cnode *root,
-		     const struct floe_config *c, size_t i)
-{
-	const struct floe_config_agg *g = &c->aggs[i];
-	for (size_t k = 0; k < g->nfrom; k++)
-		if (g->from_idx[k] >= c->ninputs)
-			return floe_config_fail(ctx, agg_node(root, i, "from"), FLOE_EFORMAT,
-						"key 'aggregations[%zu].from[%zu]': there is no "
-						"inputs[%" PRIu32 "] (%zu input%s)",
-						i, k, g->from_idx[k], c->ninputs,
-						c->ninputs == 1 ? "" : "s");
-	for (size_t j = 0; j < i; j++) {
-		if (strcmp(c->aggs[j].name, g->name) == 0)
-			return floe_config_fail(
-			    ctx, agg_node(root, i, "name"), FLOE_EFORMAT,
-			    "key 'aggregations[%zu].name': '%s' is also the name "
-			    "of aggregations[%zu]",
-			    i, g->name, j);
-		if (strcmp(c->aggs[j].table, g->table) == 0)
-			return floe_config_fail(ctx, agg_node(root, i, "table"), FLOE_EFORMAT,
-						"key 'aggregations[%zu].table': aggregations[%zu] "
-						"writes to '%s' too",
-						i, j, g->table);
-	}
-	if (strcmp(g->table, c->logs.name ? c->logs.name : "logs") == 0)
-		return floe_config_fail(ctx, agg_node(root, i, "table"), FLOE_EFORMAT,
-					"key 'aggregations[%zu].table': '%s' is the raw table", i,
-					g->table);
-	return 0;
-}
-
-/* Whether an aggregation takes from input i (an empty `from` takes from every input). */
-static bool aggregated(const struct floe_config *c, size_t i)
-{
-	for (size_t j = 0; j < c->naggs; j++) {
-		if (c->aggs[j].nfrom == 0)
-			return true;
-		for (size_t k = 0; k < c->aggs[j].nfrom; k++)
-			if (c->aggs[j].from_idx[k] == i)
-				return true;
-	}
-	return false;
-}
-
-/* An input with raw: false keeps its records nowhere unless an aggregation takes them. */
-static int check_raw(struct floe_config_ctx *ctx, const struct floe_cnode *root,
-		     const struct floe_config *c, size_t i)
-{
-	if (c->inputs[i].raw || aggregated(c, i))
-		return 0;
-	const struct floe_cnode *list = given(root, "inputs");
-	const struct floe_cnode *item = list && i < list->nkids ? list->kids[i] : list;
-	const struct floe_cnode *at = item ? given(item, "raw") : NULL;
-	return floe_config_fail(ctx, at ? at : item, FLOE_EFORMAT,
-				"key 'inputs[%zu].raw': false, but no aggregation takes from "
-				"inputs[%zu]: its records would be kept nowhere (set raw: true, or "
-				"name it in an aggregation's from)",
-				i, i);
-}
-
-int floe_keys_aggs_check(struct floe_config_ctx *ctx, const struct floe_cnode *root,
-			 struct floe_config *c)
-{
-	for (size_t i = 0; i < c->naggs; i++) {
-		int rc = check_agg(ctx, root, c, i);
-		if (rc < 0)
-			return rc;
-	}
-	for (size_t i = 0; i < c->ninputs; i++) {
-		int rc = check_raw(ctx, root, c, i);
-		if (rc < 0)
-			return rc;
-	}
-	return 0;
 }

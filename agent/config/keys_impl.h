@@ -51,6 +51,14 @@ struct floe_config;
 /* The rules of aggregations that span the file (keys_aggs.c), for the root's post hook:
  * names and tables unique, not the logs table, and `from` naming inputs that exist.
  * root is the document's mapping (may be NULL). */
+/* A key the file gave a value (not absent, not null), or NULL. */
+static inline const struct floe_cnode *floe_keys_given(const struct floe_cnode *map,
+						       const char *name)
+{
+	const struct floe_cnode *v = floe_keymap_find_value(map, name);
+	return v && !floe_cnode_is_null(v) ? v : NULL;
+}
+
 int floe_keys_aggs_check(struct floe_config_ctx *ctx, const struct floe_cnode *root,
 			 struct floe_config *c);
 /* Gives each unnamed input its default name (its 1-based position) and refuses two

@@ -446,6 +446,33 @@ static int newest_in_spool(struct floe_runner *r, uint64_t *seqs, size_t n, uint
 	return 0;
 }
 
+/* What the table (or, without it, the checkpoint) says was committed, into *committed
+ * and the runner's record of it. Without the table (the store was away at the start) the
+ * checkpoint's record is all there is: the committer checks the table against it at its
+ * first contact, and drops entries the table already holds before each commit. */
+static int adopt_committed(struct floe_runner *r, struct loaded_checkpoint *ck,
+			   int64_t *committed, struct floe_err *err)
+{
+	int rc;
+	*committed = ck->committed_seq;
+	if (floe_run_table(r)) {
+		*committed = floe_table_committed_seq(floe_run_table(r), r->ck.id.installation);
+		if ((rc = check_not_behind(r, ck, *committed, err)))
+			return rc;
+	}
+	r->com.expect_committed = ck->committed_seq;
+	snprintf(r->com.expect_uuid, sizeof(r->com.expect_uuid), "%s", ck->table_uuid);
+	r->ck.committed_seq = *committed > ck->committed_seq ? *committed : ck->committed_seq;
+	r->ck.committed_version = *committed > ck->committed_seq
+				      ? floe_table_version(floe_run_table(r))
+				      : ck->committed_version;
+	if (r->ck.committed_seq >= 0 && floe_run_table(r))
+		table_uuid(r, r->ck.table_uuid);
+	else if (!floe_run_table(r))
+		snprintf(r->ck.table_uuid, sizeof(r->ck.table_uuid), "%s", ck->table_uuid);
+	return 0;
+}
+
 int floe_runner_recover(struct floe_runner *r, struct floe_err *err)
 {
 	struct loaded_checkpoint ck;
@@ -456,24 +483,9 @@ int floe_runner_recover(struct floe_runner *r, struct floe_err *err)
 		return rc;
 	uint8_t *pos = ck.pos;
 	size_t pos_len = ck.len;
-	/* Without the table (the store was away at the start) the checkpoint's record is
-	 * all there is: the committer checks the table against it at its first contact, and
-	 * drops entries the table already holds before each commit. */
-	int64_t committed = ck.committed_seq;
-	if (floe_run_table(r)) {
-		committed = floe_table_committed_seq(floe_run_table(r), r->ck.id.installation);
-		if ((rc = check_not_behind(r, &ck, committed, err)))
-			goto out;
-	}
-	r->com.expect_committed = ck.committed_seq;
-	snprintf(r->com.expect_uuid, sizeof(r->com.expect_uuid), "%s", ck.table_uuid);
-	r->ck.committed_seq = committed > ck.committed_seq ? committed : ck.committed_seq;
-	r->ck.committed_version =
-	    committed > ck.committed_seq ? floe_table_version(floe_run_table(r)) : ck.committed_version;
-	if (r->ck.committed_seq >= 0 && floe_run_table(r))
-		table_uuid(r, r->ck.table_uuid);
-	else if (!floe_run_table(r))
-		snprintf(r->ck.table_uuid, sizeof(r->ck.table_uuid), "%s", ck.table_uuid);
+	int64_t committed;
+	if ((rc = adopt_committed(r, &ck, &committed, err)))
+		goto out;
 	uint64_t max_seq = ck.last_seq;
 	if (committed > 0 && (uint64_t)committed > max_seq)
 		max_seq = (uint64_t)committed;
