@@ -16,6 +16,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* n rounded up to a multiple of 8: sketches and group records are laid out 8-aligned. */
+#define FLOE_AGG_ROUND8(n) (((n) + 7u) & ~(uint64_t)7u)
+
 struct floe_regex;
 
 /* A group's header, at the start of its stride: the hash of its key and the key's
