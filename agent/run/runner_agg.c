@@ -51,6 +51,7 @@
 #include "platform/crash.h"
 #include "platform/fs.h"
 #include "platform/log.h"
+#include "platform/owner.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -261,6 +262,7 @@ static int emit_row(void *arg, const struct floe_pq_value *row, size_t ncols)
 
 int floe_run_aggs_record(struct floe_runner *r, size_t input, const struct floe_record *rec)
 {
+	FLOE_OWNER(FLOE_ROLE_MAIN);
 	struct run_aggs *a = r->aggs;
 	if (a && !r->set.cfg->inputs[input].raw)
 		a->unsealed = true;
@@ -404,6 +406,7 @@ static int seal_all(struct run_aggs *a, struct floe_runner *r, uint64_t seq, uin
 
 int floe_run_aggs_seal(struct floe_runner *r, uint64_t seq)
 {
+	FLOE_OWNER(FLOE_ROLE_MAIN);
 	return seal_all(r->aggs, r, seq, 0);
 }
 
@@ -414,6 +417,7 @@ bool floe_run_aggs_unsealed(const struct floe_runner *r)
 
 int floe_run_aggs_seal_rowless(struct floe_runner *r, uint64_t seq, uint64_t *sub)
 {
+	FLOE_OWNER(FLOE_ROLE_MAIN);
 	struct run_aggs *a = r->aggs;
 	*sub = a && a->seal == seq ? a->sub + 1 : 1;
 	return seal_all(a, r, seq, *sub);
@@ -546,6 +550,7 @@ static int restore_one(struct floe_runner *r, struct agg_out *o, uint64_t seq, u
 
 int floe_run_aggs_restore(struct floe_runner *r, uint64_t seq, uint64_t sub, struct floe_err *err)
 {
+	FLOE_OWNER(FLOE_ROLE_MAIN);
 	struct run_aggs *a = r->aggs;
 	int rc = 0;
 	for (size_t i = 0; a && i < a->n && rc == 0; i++)
@@ -566,6 +571,7 @@ struct floe_output *floe_run_aggs_output(const struct floe_runner *r, size_t i)
 
 void floe_run_aggs_lend(struct floe_runner *r)
 {
+	FLOE_OWNER(FLOE_ROLE_MAIN);
 	struct run_aggs *a = r->aggs;
 	for (size_t i = 0; a && i < a->n; i++)
 		floe_output_lend(a->o[i].out, a->o[i].next_seq - 1);
@@ -587,6 +593,7 @@ void floe_run_aggs_late(const struct floe_runner *r, uint64_t *late, uint64_t *d
 
 int floe_run_aggs_close(struct floe_runner *r, bool stop)
 {
+	FLOE_OWNER(FLOE_ROLE_MAIN);
 	struct run_aggs *a = r->aggs;
 	int rc = 0;
 	/* Windows close here only when the batch is empty and no raw: false input's event

@@ -34,6 +34,7 @@ struct commit {
  * would otherwise fill its log with one line per attempt. */
 static void log_result(struct commit *c, int rc)
 {
+	FLOE_OWNER(FLOE_ROLE_COMMITTER);
 	int last = c->r->com.last_rc;
 	c->r->com.last_rc = rc;
 	bool waited = floe_warehouse_waited_out(rc);
@@ -67,6 +68,7 @@ static const char *store_last_error(const struct floe_store *st)
  * URL and curl's reason, or the S3 error code) when the table's message lacks it. */
 static void set_store_error(struct commit *c, int rc)
 {
+	FLOE_OWNER(FLOE_ROLE_COMMITTER);
 	struct commit_report *rep = c->rep;
 	const char *why = floe_err_text(&c->terr, rc), *last = store_last_error(c->r->lake.store);
 	if (last[0] && !strstr(why, last))

@@ -11,6 +11,7 @@
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
+#include "platform/owner.h"
 
 #include <string.h>
 
@@ -113,6 +114,7 @@ static void run_counters(struct floe_runner *r, const struct floe_input_counters
 
 int floe_run_counters_render(struct floe_runner *r, bool prom, struct floe_buf *b)
 {
+	FLOE_OWNER(FLOE_ROLE_MAIN);
 	size_t n = r->in.n ? r->in.n : 1;
 	struct floe_input_counters *in = floe_calloc(&r->alloc, n, sizeof(*in));
 	if (!in)

@@ -14,6 +14,7 @@
 #include "platform/fs.h"
 #include "platform/log.h"
 #include "platform/worker.h"
+#include "platform/owner.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -32,6 +33,7 @@ static uint64_t quarantined(const struct floe_runner *r)
  * a failure is only logged. */
 void floe_runner_write_metrics(struct floe_runner *r)
 {
+	FLOE_OWNER(FLOE_ROLE_MAIN);
 	struct floe_buf b;
 	floe_buf_init(&b, &r->alloc, (16u << 10) + r->in.n * 1536u);
 	int rc = floe_run_counters_render(r, false, &b);
@@ -49,6 +51,7 @@ void floe_runner_write_metrics(struct floe_runner *r)
  * sealed entries would lose rows that a commit can still save. */
 int floe_runner_enforce_spool_limit(struct floe_runner *r)
 {
+	FLOE_OWNER(FLOE_ROLE_MAIN);
 	bool was_low = r->lake.disk_low;
 	if (floe_runner_update_room(r)) {
 		if (!was_low)
@@ -89,6 +92,7 @@ int floe_runner_enforce_spool_limit(struct floe_runner *r)
 
 int floe_runner_commit_start(struct floe_runner *r)
 {
+	FLOE_OWNER(FLOE_ROLE_MAIN);
 	if (r->com.task)
 		return FLOE_EINVAL;
 	floe_output_lend(r->lake.out, r->b.next_seq - 1);
@@ -151,6 +155,7 @@ static void take(struct floe_runner *r, const struct commit_report *rep)
 
 int floe_runner_commit_take(struct floe_runner *r, bool wait, int *rc, uint64_t *damaged)
 {
+	FLOE_OWNER(FLOE_ROLE_MAIN);
 	if (!r->com.task)
 		return 0;
 	if (!wait && !__atomic_load_n(&r->com.done, __ATOMIC_ACQUIRE))
@@ -167,6 +172,7 @@ int floe_runner_commit_take(struct floe_runner *r, bool wait, int *rc, uint64_t 
 
 int floe_runner_rebuild(struct floe_runner *r, uint64_t seq)
 {
+	FLOE_OWNER(FLOE_ROLE_MAIN);
 	struct floe_spool_entry *e = NULL;
 	struct floe_output_report lost = {0};
 	int rc = floe_output_load(r->lake.out, seq, &e);

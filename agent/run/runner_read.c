@@ -8,6 +8,7 @@
 #include "agent/pipeline/batch.h"
 #include "platform/log.h"
 #include "platform/loop.h"
+#include "platform/owner.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -75,6 +76,7 @@ void floe_runner_inputs_wake(struct floe_runner *r, bool arm, struct run_wake *w
 
 int floe_runner_scan_inputs(struct floe_runner *r, bool report)
 {
+	FLOE_OWNER(FLOE_ROLE_MAIN);
 	for (size_t i = 0; i < r->in.n; i++) {
 		int rc = floe_input_scan(r->in.all[i]);
 		if (rc && report) {
@@ -88,6 +90,7 @@ int floe_runner_scan_inputs(struct floe_runner *r, bool report)
 
 void floe_runner_reload_inputs(struct floe_runner *r)
 {
+	FLOE_OWNER(FLOE_ROLE_MAIN);
 	for (size_t i = 0; i < r->in.n; i++)
 		floe_input_reload(r->in.all[i]);
 }
@@ -137,6 +140,7 @@ static int after_read(struct floe_runner *r, size_t i, int rc, size_t got, size_
 
 int floe_runner_read_inputs(struct floe_runner *r, size_t *progress, bool quiet)
 {
+	FLOE_OWNER(FLOE_ROLE_MAIN);
 	*progress = 0;
 	/* A full spool stops the sockets too: senders wait, the kernel counts datagrams. */
 	for (size_t i = 0; i < r->in.n; i++)
@@ -236,6 +240,7 @@ static bool any_takes_in(const struct floe_runner *r)
 
 int floe_runner_drain_inputs(struct floe_runner *r)
 {
+	FLOE_OWNER(FLOE_ROLE_MAIN);
 	if (!any_takes_in(r))
 		return 0;
 	/* What the sockets hold at the stop is read first (senders saw it written). */
@@ -256,6 +261,7 @@ int floe_runner_drain_inputs(struct floe_runner *r)
 
 int floe_runner_flush_inputs(struct floe_runner *r)
 {
+	FLOE_OWNER(FLOE_ROLE_MAIN);
 	int rc = 0;
 	for (size_t i = 0; i < r->in.n && rc == 0; i++) {
 		r->in.cur = i;
@@ -292,6 +298,7 @@ void floe_runner_explain_nothing_read(const struct floe_runner *r)
 
 void floe_runner_abandon_inputs(struct floe_runner *r)
 {
+	FLOE_OWNER(FLOE_ROLE_MAIN);
 	if (!any_takes_in(r))
 		return;
 	floe_input_shared_stop(r->in.shared);

@@ -16,6 +16,7 @@
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
 #include "platform/log.h"
+#include "platform/owner.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -126,6 +127,7 @@ static size_t next_name(const struct floe_spool_entry *e)
 
 int floe_runner_reread(struct floe_runner *r, const struct floe_spool_entry *e)
 {
+	FLOE_OWNER(FLOE_ROLE_MAIN);
 	uint64_t recorded = floe_spool_entry_rows(e), rows = 0;
 	if (!e->from || e->from_len == 0) {
 		floe_error("runner: spool entry %" PRIu64 " (%" PRIu64 " rows) records no start positions "

@@ -7,6 +7,7 @@
 #include "formats/base/buf.h"
 #include "platform/crash.h"
 #include "platform/log.h"
+#include "platform/owner.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -53,6 +54,7 @@ static int seal_rowless(struct floe_runner *r)
  * target_file_size can be traced to what sealed them. */
 int floe_runner_seal(struct floe_runner *r, const char *why)
 {
+	FLOE_OWNER(FLOE_ROLE_MAIN);
 	r->b.seal_needed = false;
 	uint64_t rows = floe_batch_rows(r->b.batch);
 	if (rows == 0)
@@ -97,6 +99,7 @@ int floe_runner_seal(struct floe_runner *r, const char *why)
 /* Seals while asked to and puts the waiting records in the next batch. */
 int floe_runner_settle(struct floe_runner *r)
 {
+	FLOE_OWNER(FLOE_ROLE_MAIN);
 	int rc = 0;
 	while (rc == 0 && (r->b.seal_needed || r->b.ndefer)) {
 		bool had = r->b.seal_needed;

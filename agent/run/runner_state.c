@@ -26,6 +26,7 @@
 #include "platform/signal.h"
 #include "platform/store.h"
 #include "platform/watch.h"
+#include "platform/owner.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -56,6 +57,7 @@ static void set_holds(struct floe_runner *r, size_t i)
 /* Input positions of every input, concatenated as (u32 length, blob) pairs. */
 int floe_runner_collect_positions(struct floe_runner *r, struct floe_buf *out)
 {
+	FLOE_OWNER(FLOE_ROLE_MAIN);
 	struct floe_buf one;
 	floe_buf_init(&one, &r->alloc, POSITIONS_MAX);
 	int rc = floe_buf_put_le32(out, (uint32_t)r->in.n);
@@ -127,6 +129,7 @@ static int merge_new(struct floe_runner *r, struct floe_buf *out)
 
 int floe_runner_save_new_positions(struct floe_runner *r, bool nothing_read)
 {
+	FLOE_OWNER(FLOE_ROLE_MAIN);
 	size_t unsaved = 0;
 	for (size_t i = 0; i < r->in.n; i++)
 		unsaved += floe_input_unsaved(r->in.all[i]);
@@ -160,6 +163,7 @@ int floe_runner_save_new_positions(struct floe_runner *r, bool nothing_read)
 int floe_runner_save_checkpoint(struct floe_runner *r, uint64_t last_seq, uint64_t sub,
 				const uint8_t *pos, size_t len)
 {
+	FLOE_OWNER(FLOE_ROLE_MAIN);
 	if (pos != r->ck.pos) {
 		uint8_t *copy = floe_malloc(&r->alloc, len ? len : 1);
 		if (!copy)
@@ -209,6 +213,7 @@ static void table_uuid(const struct floe_runner *r, char out[64])
 void floe_runner_note_committed(struct floe_runner *r, int64_t seq, int64_t version,
 				const char *uuid)
 {
+	FLOE_OWNER(FLOE_ROLE_MAIN);
 	if (seq <= r->ck.committed_seq)
 		return;
 	r->ck.committed_seq = seq;
@@ -475,6 +480,7 @@ static int adopt_committed(struct floe_runner *r, struct loaded_checkpoint *ck,
 
 int floe_runner_recover(struct floe_runner *r, struct floe_err *err)
 {
+	FLOE_OWNER(FLOE_ROLE_MAIN);
 	struct loaded_checkpoint ck;
 	uint64_t *seqs = NULL;
 	size_t n = 0;
