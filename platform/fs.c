@@ -1,12 +1,15 @@
 /* POSIX file system layer: durable replace/create, reads, directories, a streaming writer
  * and read access for tailing. Durability-relevant system calls go through `sys`, which
- * tests override with floe_fs_set_faults. */
+ * tests override with floe_fs_set_faults, and each durable operation is reported to the
+ * recorder (fs_record.h) for the power-cut tests. Only the state lock's file is not: a
+ * flock does not outlive a reboot, and the PID it holds is advice for a message. */
 #ifndef _FILE_OFFSET_BITS
 #define _FILE_OFFSET_BITS 64 /* 32-bit targets (armhf) must handle files over 2 GiB */
 #endif
 #include "fs.h"
 
 #include "clock.h"
+#include "fs_record.h"
 
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
@@ -91,6 +94,7 @@ static int write_all(int fd, const void *p, size_t n, uint64_t *count)
 		}
 		if (w == 0)
 			return -ENOSPC;
+		floe_fs_rec_write(fd, c, (unsigned long)w);
 		c += w;
 		n -= (size_t)w;
 		if (count)
@@ -102,8 +106,10 @@ static int write_all(int fd, const void *p, size_t n, uint64_t *count)
 static int fsync_fd(int fd)
 {
 	for (;;) {
-		if (sys.fsync(fd) == 0)
+		if (sys.fsync(fd) == 0) {
+			floe_fs_rec_fsync(fd);
 			return 0;
+		}
 		if (errno != EINTR)
 			return -errno;
 	}
@@ -152,6 +158,8 @@ int floe_fs_fsync_dir(const char *dir)
 	 * it gets, which is no reason to fail the caller. */
 	if (rc == -EINVAL)
 		rc = 0;
+	if (rc == 0)
+		floe_fs_rec_path("fsyncdir", dir, NULL);
 	close(fd);
 	return rc;
 }
@@ -164,6 +172,13 @@ static int fsync_dir_of(const char *path)
 	int rc = floe_fs_fsync_dir(dir);
 	free(dir);
 	return rc;
+}
+
+/* Removes a temp file a failed step leaves (recorded like any unlink). */
+static void unlink_tmp(const char *tmp)
+{
+	if (unlink(tmp) == 0)
+		floe_fs_rec_path("unlink", tmp, NULL);
 }
 
 /* Creates a new temp file next to path holding data, fsynced and closed. *tmp_out is the
@@ -180,15 +195,17 @@ static int write_temp(const char *path, const struct floe_fs_piece *pieces, size
 		free(tmp);
 		return rc;
 	}
+	floe_fs_rec_create(fd, tmp);
 	int rc = 0;
 	for (size_t i = 0; i < npieces && rc == 0; i++)
 		rc = write_all(fd, pieces[i].p, pieces[i].n, NULL);
 	if (rc == 0)
 		rc = fsync_fd(fd);
+	floe_fs_rec_close(fd);
 	if (close(fd) != 0 && rc == 0)
 		rc = -errno;
 	if (rc != 0) {
-		unlink(tmp);
+		unlink_tmp(tmp);
 		free(tmp);
 		return rc;
 	}
@@ -211,12 +228,16 @@ static int publish(char *tmp, const char *path, bool replace)
 	if (replace) {
 		if (sys.rename(tmp, path) != 0) {
 			rc = -errno;
-			unlink(tmp);
+			unlink_tmp(tmp);
+		} else {
+			floe_fs_rec_path("rename", tmp, path);
 		}
 	} else {
 		if (sys.link(tmp, path) != 0)
 			rc = -errno;
-		unlink(tmp);
+		else
+			floe_fs_rec_path("link", tmp, path);
+		unlink_tmp(tmp);
 	}
 	free(tmp);
 	return rc ? rc : fsync_dir_of(path);
@@ -324,7 +345,9 @@ int floe_fs_mkdirs(const char *path)
 			continue;
 		char c = p[i];
 		p[i] = 0;
-		if (mkdir(p, 0755) != 0 && errno != EEXIST) {
+		if (mkdir(p, 0755) == 0) {
+			floe_fs_rec_path("mkdir", p, NULL);
+		} else if (errno != EEXIST) {
 			rc = -errno;
 			break;
 		}
@@ -353,13 +376,17 @@ int floe_fs_exists(const char *path)
 
 int floe_fs_unlink(const char *path)
 {
-	return unlink(path) == 0 ? 0 : -errno;
+	if (unlink(path) != 0)
+		return -errno;
+	floe_fs_rec_path("unlink", path, NULL);
+	return 0;
 }
 
 int floe_fs_rename(const char *from, const char *to)
 {
 	if (sys.rename(from, to) != 0)
 		return -errno;
+	floe_fs_rec_path("rename", from, to);
 	char *a = dir_of(from), *b = dir_of(to);
 	int rc = -ENOMEM;
 	if (a && b) {
@@ -390,6 +417,7 @@ static int copy_to_temp(const char *from, const char *to, char **tmp_out)
 		rc = -errno;
 		goto out;
 	}
+	floe_fs_rec_create(dst, tmp);
 	for (;;) {
 		ssize_t r = read(in, buf, 64 * 1024);
 		if (r < 0) {
@@ -405,14 +433,17 @@ static int copy_to_temp(const char *from, const char *to, char **tmp_out)
 			goto out;
 	}
 	rc = fsync_fd(dst);
+	floe_fs_rec_close(dst);
 	if (close(dst) != 0 && rc == 0)
 		rc = -errno;
 	dst = -1;
 out:
-	if (dst >= 0)
+	if (dst >= 0) {
+		floe_fs_rec_close(dst);
 		close(dst);
+	}
 	if (rc && tmp)
-		unlink(tmp);
+		unlink_tmp(tmp);
 	if (rc) {
 		free(tmp);
 		tmp = NULL;
@@ -506,6 +537,7 @@ int floe_file_create(const char *path, struct floe_file **out)
 		free(f);
 		return rc;
 	}
+	floe_fs_rec_create(f->fd, path);
 	f->size = 0;
 	*out = f;
 	return 0;
@@ -527,6 +559,7 @@ int floe_file_close(struct floe_file *f)
 	if (!f)
 		return 0;
 	/* close() is not retried on EINTR: on Linux the descriptor is gone either way. */
+	floe_fs_rec_close(f->fd);
 	int rc = close(f->fd) == 0 ? 0 : -errno;
 	free(f);
 	return rc;

@@ -1,5 +1,6 @@
 /* floe: tails logs into Apache Iceberg tables. Dispatches to the subcommands. */
 #include "agent/cli/commands.h"
+#include "platform/fs_record.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -25,6 +26,12 @@ int main(int argc, char **argv)
 		return FLOE_EXIT_USAGE;
 	}
 	const char *cmd = argv[1];
+	/* The power-cut tests' recording (a no-op unless built with FLOE_FS_RECORD). */
+	int rec = floe_fs_record_from_env();
+	if (rec) {
+		fprintf(stderr, "floe: cannot record to FLOE_FS_RECORD: %s\n", strerror(-rec));
+		return FLOE_EXIT_RUNTIME;
+	}
 	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
 		fputs(usage, stdout);
 		return FLOE_EXIT_OK;

@@ -1,0 +1,197 @@
+/* The recording of durable file-system operations (see fs_record.h). The log is written
+ * with plain write(2) on its own descriptor, never through fs.c (it would record itself),
+ * under one mutex, so operations from the main thread and the committer keep their order.
+ * A descriptor's path and write offset are kept from its create to its close, indexed by
+ * the descriptor's number. */
+#ifndef _FILE_OFFSET_BITS
+#define _FILE_OFFSET_BITS 64
+#endif
+#include "fs_record.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Descriptors above this are not tracked (their writes are logged without a path, which
+ * the generator refuses): floe keeps far fewer files open for writing. */
+#define MAX_FDS 4096
+
+struct tracked {
+	char *path;
+	uint64_t off;
+};
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static int log_fd = -1;
+static struct tracked *fds;
+
+static void put(const void *p, size_t n)
+{
+	const char *c = p;
+	while (n > 0) {
+		ssize_t w = write(log_fd, c, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			abort(); /* a test's own log: a lost record would make its states wrong */
+		c += w;
+		n -= (size_t)w;
+	}
+}
+
+/* path, escaped, after a space. */
+static void put_path(const char *path)
+{
+	char buf[4];
+	put(" ", 1);
+	for (const unsigned char *s = (const unsigned char *)(path ? path : "?"); *s; s++) {
+		if (*s <= ' ' || *s == '%' || *s == 0x7f) {
+			snprintf(buf, sizeof(buf), "%%%02X", *s);
+			put(buf, 3);
+		} else {
+			put(s, 1);
+		}
+	}
+}
+
+int floe_fs_record_start(const char *log_path)
+{
+	int rc = 0;
+	pthread_mutex_lock(&mu);
+	if (log_fd < 0) {
+		fds = calloc(MAX_FDS, sizeof(*fds));
+		log_fd = fds ? open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644) : -1;
+		if (log_fd < 0) {
+			rc = fds ? -errno : -ENOMEM;
+			free(fds);
+			fds = NULL;
+		}
+	}
+	pthread_mutex_unlock(&mu);
+	return rc;
+}
+
+void floe_fs_record_stop(void)
+{
+	pthread_mutex_lock(&mu);
+	if (log_fd >= 0) {
+		close(log_fd);
+		log_fd = -1;
+		for (size_t i = 0; i < MAX_FDS; i++)
+			free(fds[i].path);
+		free(fds);
+		fds = NULL;
+	}
+	pthread_mutex_unlock(&mu);
+}
+
+int floe_fs_record_from_env(void)
+{
+#ifdef FLOE_FS_RECORD
+	const char *p = getenv("FLOE_FS_RECORD");
+	return p && *p ? floe_fs_record_start(p) : 0;
+#else
+	return 0;
+#endif
+}
+
+static void track(int fd, const char *path, const char *op)
+{
+	pthread_mutex_lock(&mu);
+	if (log_fd >= 0) {
+		if (fd >= 0 && fd < MAX_FDS) {
+			free(fds[fd].path);
+			fds[fd].path = strdup(path);
+			fds[fd].off = 0;
+		}
+		put(op, strlen(op));
+		put_path(path);
+		put("\n", 1);
+	}
+	pthread_mutex_unlock(&mu);
+}
+
+void floe_fs_rec_create(int fd, const char *path)
+{
+	track(fd, path, "create");
+}
+
+void floe_fs_rec_open(int fd, const char *path)
+{
+	pthread_mutex_lock(&mu);
+	if (log_fd >= 0 && fd >= 0 && fd < MAX_FDS) {
+		free(fds[fd].path);
+		fds[fd].path = strdup(path);
+		/* Writes go where the descriptor stands: the end for an append. */
+		off_t end = lseek(fd, 0, SEEK_CUR);
+		fds[fd].off = end > 0 ? (uint64_t)end : 0;
+	}
+	pthread_mutex_unlock(&mu);
+}
+
+static const char *path_of(int fd)
+{
+	return fd >= 0 && fd < MAX_FDS && fds[fd].path ? fds[fd].path : "?";
+}
+
+void floe_fs_rec_write(int fd, const void *p, unsigned long n)
+{
+	char head[64];
+	pthread_mutex_lock(&mu);
+	if (log_fd >= 0) {
+		uint64_t off = fd >= 0 && fd < MAX_FDS ? fds[fd].off : 0;
+		put("write", 5);
+		put_path(path_of(fd));
+		int k = snprintf(head, sizeof(head), " %llu %lu\n", (unsigned long long)off, n);
+		put(head, (size_t)k);
+		put(p, n);
+		put("\n", 1);
+		if (fd >= 0 && fd < MAX_FDS)
+			fds[fd].off = off + n;
+	}
+	pthread_mutex_unlock(&mu);
+}
+
+static void fd_op(int fd, const char *op, bool forget)
+{
+	pthread_mutex_lock(&mu);
+	if (log_fd >= 0 && fd >= 0 && fd < MAX_FDS && fds[fd].path) {
+		put(op, strlen(op));
+		put_path(fds[fd].path);
+		put("\n", 1);
+		if (forget) {
+			free(fds[fd].path);
+			fds[fd].path = NULL;
+		}
+	}
+	pthread_mutex_unlock(&mu);
+}
+
+void floe_fs_rec_fsync(int fd)
+{
+	fd_op(fd, "fsync", false);
+}
+
+void floe_fs_rec_close(int fd)
+{
+	fd_op(fd, "close", true);
+}
+
+void floe_fs_rec_path(const char *op, const char *path, const char *path2)
+{
+	pthread_mutex_lock(&mu);
+	if (log_fd >= 0) {
+		put(op, strlen(op));
+		put_path(path);
+		if (path2)
+			put_path(path2);
+		put("\n", 1);
+	}
+	pthread_mutex_unlock(&mu);
+}
