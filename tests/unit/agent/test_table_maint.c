@@ -286,6 +286,56 @@ static void test_created_table_bounded(void **state)
 	floe_config_free(cfg);
 }
 
+/* The largest metadata.json in the table's metadata directory (the current one and the
+ * few previous ones kept are within a commit of each other). */
+static long long metadata_json_bytes(struct fixture *f)
+{
+	DIR *d = opendir(f->meta);
+	assert_non_null(d);
+	long long most = 0;
+	for (struct dirent *e; (e = readdir(d));) {
+		char path[512];
+		struct stat st;
+		size_t l = strlen(e->d_name);
+		snprintf(path, sizeof(path), "%s/%s", f->meta, e->d_name);
+		if (l > 14 && strcmp(e->d_name + l - 14, ".metadata.json") == 0 &&
+		    stat(path, &st) == 0 && st.st_size > most)
+			most = st.st_size;
+	}
+	closedir(d);
+	return most;
+}
+
+/* A table floe creates, committed to every second: an hour of snapshots would be 3,600,
+ * each commit rewriting a metadata.json that lists them all. floe's own
+ * floe.history.max-snapshots-to-keep bounds them at 100, so metadata.json stops growing
+ * at the 100th commit (it grew by about 800 bytes a commit, to 2.8 MB at 3,600). */
+static void test_created_table_fast_commits_bounded(void **state)
+{
+	struct fixture *f = *state;
+	struct floe_config *cfg = config_with(f, "");
+	f->rand.fill = wide_fill;
+	struct floe_table *a = open_as(f, "agent-a", INST_A, &cfg->logs.props);
+	assert_string_equal(prop(a, "floe.history.max-snapshots-to-keep"), "100");
+	long long at_150 = 0, most_after = 0;
+	for (uint64_t seq = 1; seq <= 300; seq++) {
+		commit(f, a, seq, 0);
+		long long b = metadata_json_bytes(f);
+		if (seq == 150)
+			at_150 = b;
+		if (seq > 150 && b > most_after)
+			most_after = b;
+	}
+	size_t snaps = floe_ice_meta_snapshot_count(floe_table_meta(a));
+	print_message("metadata.json: %lld bytes at commit 150, at most %lld in 151-300; "
+		      "%zu snapshots\n", at_150, most_after, snaps);
+	assert_int_equal(snaps, 100);
+	assert_true(most_after * 10 <= at_150 * 11);
+	assert_int_equal(floe_table_committed_seq(a, INST_A), 300);
+	floe_table_free(a);
+	floe_config_free(cfg);
+}
+
 /* Properties in the configuration go on a table floe creates in place of floe's; a
  * table that exists keeps its own, and floe goes by them. */
 static void test_created_table_props(void **state)
@@ -323,6 +373,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_memory_flat, setup, fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_created_table_bounded, setup, fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_created_table_props, setup, fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_created_table_fast_commits_bounded, setup, fixture_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
