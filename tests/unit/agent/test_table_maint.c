@@ -209,21 +209,29 @@ static void test_unmergeable_commits_unmerged(void **state)
 	floe_table_free(a);
 }
 
-/* Files and bytes in the table's metadata directory. */
-static void meta_usage(struct fixture *f, long long *files, long long *bytes)
+/* Files and bytes in the table's metadata directory, and the largest metadata.json's
+ * bytes (the current one and the few previous ones kept are within a commit of each
+ * other) in *json if not NULL. */
+static void meta_usage(struct fixture *f, long long *files, long long *bytes, long long *json)
 {
 	DIR *d = opendir(f->meta);
 	assert_non_null(d);
+	long long most = 0;
 	*files = *bytes = 0;
 	for (struct dirent *e; (e = readdir(d));) {
 		char path[512];
 		struct stat st;
+		size_t l = strlen(e->d_name);
 		snprintf(path, sizeof(path), "%s/%s", f->meta, e->d_name);
 		if (e->d_name[0] == '.' || stat(path, &st) != 0 || !S_ISREG(st.st_mode))
 			continue;
 		(*files)++;
 		*bytes += st.st_size;
+		if (l > 14 && strcmp(e->d_name + l - 14, ".metadata.json") == 0 && st.st_size > most)
+			most = st.st_size;
 	}
+	if (json)
+		*json = most;
 	closedir(d);
 }
 
@@ -269,7 +277,7 @@ static void test_created_table_bounded(void **state)
 		commit(f, a, seq, 0);
 		f->wall_us += 59 * 1000000LL;
 		long long files, bytes;
-		meta_usage(f, &files, &bytes);
+		meta_usage(f, &files, &bytes, NULL);
 		int half = seq > 150;
 		if (files > files_max[half])
 			files_max[half] = files;
@@ -286,25 +294,6 @@ static void test_created_table_bounded(void **state)
 	floe_config_free(cfg);
 }
 
-/* The largest metadata.json in the table's metadata directory (the current one and the
- * few previous ones kept are within a commit of each other). */
-static long long metadata_json_bytes(struct fixture *f)
-{
-	DIR *d = opendir(f->meta);
-	assert_non_null(d);
-	long long most = 0;
-	for (struct dirent *e; (e = readdir(d));) {
-		char path[512];
-		struct stat st;
-		size_t l = strlen(e->d_name);
-		snprintf(path, sizeof(path), "%s/%s", f->meta, e->d_name);
-		if (l > 14 && strcmp(e->d_name + l - 14, ".metadata.json") == 0 &&
-		    stat(path, &st) == 0 && st.st_size > most)
-			most = st.st_size;
-	}
-	closedir(d);
-	return most;
-}
 
 /* A table floe creates, committed to every second: an hour of snapshots would be 3,600,
  * each commit rewriting a metadata.json that lists them all. floe's own
@@ -320,7 +309,8 @@ static void test_created_table_fast_commits_bounded(void **state)
 	long long at_150 = 0, most_after = 0;
 	for (uint64_t seq = 1; seq <= 300; seq++) {
 		commit(f, a, seq, 0);
-		long long b = metadata_json_bytes(f);
+		long long files, bytes, b;
+		meta_usage(f, &files, &bytes, &b);
 		if (seq == 150)
 			at_150 = b;
 		if (seq > 150 && b > most_after)
