@@ -25,7 +25,9 @@
  * defaults keep every metadata.json ever written (delete-after-commit off) and five
  * days of snapshots, each metadata.json holding all of them, which at one commit a
  * minute is gigabytes a day on a device's storage. An hour of snapshots still lets a
- * reader travel an hour back. A key the configuration sets is written with its value
+ * reader travel an hour back (at most 100 snapshots back: floe's own
+ * floe.history.max-snapshots-to-keep, so that a table committed to every second holds
+ * 100, not 3,600). A key the configuration sets is written with its value
  * instead. Once the table exists, its properties win over the configuration's (as
  * they do for every engine), and floe never writes them again; but the keys that got
  * floe's value (listed in floe.defaulted-properties) yield to a value a configuration
@@ -79,6 +81,7 @@ static size_t new_table_props(const struct floe_table_props *p, struct floe_ice_
 	size_t n = 0, dl = 0;
 	kv[n++] = (struct floe_ice_kv){"write.format.default", "parquet"};
 	kv[n++] = (struct floe_ice_kv){"write.parquet.compression-codec", "zstd"};
+	kv[n++] = (struct floe_ice_kv){FLOE_TABLE_MAX_SNAPSHOTS_KEY, FLOE_TABLE_MAX_SNAPSHOTS};
 	dflt[0] = 0;
 	for (size_t i = 0; i < CREATE_PROPS; i++) {
 		if (p && !(p->unset & create_props[i].bit)) {
@@ -121,7 +124,7 @@ static int create_table(struct floe_table *t)
 	struct floe_ice_partition_field pf[FLOE_PART_MAX];
 	char tnames[FLOE_PART_MAX][24];
 	floe_part_spec_fields(t->opt.spec, pf, tnames);
-	struct floe_ice_kv props[3 + CREATE_PROPS];
+	struct floe_ice_kv props[4 + CREATE_PROPS];
 	char num[CREATE_PROPS][24], dflt[256];
 	size_t nprops = new_table_props(t->opt.props, props, num, dflt, sizeof(dflt));
 	char uuid[37];

@@ -21,6 +21,12 @@
  * A table with branches, tags or snapshots off main's line (another engine's rollback) is
  * left alone: that needs a full scan, which belongs to a maintenance command.
  *
+ * An age alone does not bound a table: at one commit a second an hour is 3,600 snapshots,
+ * and every commit rewrites a metadata.json that holds them all (2.8 MB), so the cost
+ * of a commit grew with the table's age for that hour. floe.history.max-snapshots-to-keep
+ * (floe's own key; floe sets it on the tables it creates, see table.c) also expires the
+ * oldest snapshots beyond that many, whatever their age; min-snapshots-to-keep still wins.
+ *
  * Expiry must not cost exactly-once: recovery finds an installation's last commit by its
  * floe.commit-seq in the ancestry. The highest commit-seq of each installation among the
  * removed snapshots goes to the table property floe.committed-seq.<installation id> in
@@ -206,6 +212,7 @@ int floe_table_expire_plan(struct floe_table *t, struct floe_ice_meta *m, int64_
 		return 0;
 	int64_t max_age = floe_table_prop(t, "history.expire.max-snapshot-age-ms", (int64_t)p->max_snapshot_age_ms);
 	int64_t min_keep = floe_table_prop(t, "history.expire.min-snapshots-to-keep", p->min_snapshots);
+	int64_t max_keep = floe_table_prop(t, FLOE_TABLE_MAX_SNAPSHOTS_KEY, 0);
 	if (min_keep < 1)
 		min_keep = 1;
 	size_t total = floe_ice_meta_snapshot_count(m);
@@ -226,6 +233,10 @@ int floe_table_expire_plan(struct floe_table *t, struct floe_ice_meta *m, int64_
 		goto out;
 	}
 	size_t from = first_expired(m, anc, na, min_keep, now_ms - max_age);
+	if (max_keep > 0 && max_keep < min_keep)
+		max_keep = min_keep;
+	if (max_keep > 0 && (int64_t)from > max_keep)
+		from = (size_t)max_keep;
 	if (from < na && na - from > EXPIRE_MAX)
 		from = na - EXPIRE_MAX;
 	if (from < na)

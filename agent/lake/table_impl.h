@@ -15,6 +15,12 @@
 #include <stdbool.h>
 
 #define FLOE_TABLE_METADATA_MAX (256u << 20)
+/* floe's own table property: the snapshots floe's expiry keeps at most, whatever their
+ * age (table_expire.c); a table floe creates gets FLOE_TABLE_MAX_SNAPSHOTS. 100 holds
+ * the hour of history history.expire.max-snapshot-age-ms keeps at one commit a minute,
+ * and keeps metadata.json near 80 KB at any commit rate. */
+#define FLOE_TABLE_MAX_SNAPSHOTS_KEY "floe.history.max-snapshots-to-keep"
+#define FLOE_TABLE_MAX_SNAPSHOTS "100"
 #define FLOE_TABLE_MANIFEST_MAX (256u << 20)
 #define FLOE_TABLE_PATH_CAP FLOE_PATH_MAX
 

@@ -10,7 +10,9 @@
 # ratio at equal sketch sizes. floe keeps max_groups 1000 per window and puts
 # the rest in __overflow__, where DuckDB keeps every group: the figures say so. Then the
 # bytes one hour of input puts in the raw table and in aggregate tables, on the OpenSSH
-# loghub sample (4.15 hours of event time). Prints figures only; asserts nothing.
+# loghub sample (4.15 hours of event time). Then small groups (below, EVENTS_G): the
+# aggregate table's bytes against the raw table's when most groups see an event or two.
+# Prints figures only; asserts nothing. ONLY=groups runs the small groups alone.
 # usage: tests/bench/aggregate.sh [EVENTS]   (default 1,000,000: DuckDB holds a quantile
 # sketch for each of the ~1 M groups of the 10 M-key run: 7 GiB of RSS)
 # Needs a build with the benchmarks (build-test/gcc or BUILD=...) and the test readers.
@@ -26,6 +28,7 @@ W=$(mktemp -d /tmp/floe-bench.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 field() { sed -n "s/^\(.* \)\{0,1\}$1=\([^ ]*\).*/\2/p"; }
 
+[ "${ONLY:-}" = groups ] || {
 echo "# $EVENTS events, 3 group keys, count + sum + quantiles + distinct, 1-minute windows"
 for keys in 1000 10000000; do
 	f=$("$BENCH" "$keys" "$EVENTS" "$W/events.csv")
@@ -84,3 +87,61 @@ all=$(du -sb "$d/wh" | cut -f1)
 raw=$(find "$d/wh/default/logs" -name '*.parquet' | wc -l)
 printf 'raw: false: the warehouse holds %d bytes (%.0f per hour), %d raw data files\n' \
 	"$all" "$(echo "$all / $hours" | bc -l)" "$raw"
+}
+
+# Small groups: EVENTS_G events (default 2,000,000) at 100 a second of event time, from
+# 5 hosts x ROUTES routes (1,000: about 1.7 events per group and one-minute window; 10:
+# the second shape, 50 groups of ~120 events), JSON lines made deterministically, through
+# one run --once with the raw table and one aggregation (count, distinct client,
+# quantiles of latency_ms) of max_groups 5000. Prints the raw and the aggregate table's
+# data bytes and their ratio, events per CPU second and peak RSS of the run, the
+# per-group reservation `floe check` reports, and the aggregate table's bytes per column
+# (compressed and not, from DuckDB's parquet_metadata).
+small_groups() {
+	local routes=$1 d="$W/groups-$1"
+	mkdir -p "$d/logs"
+	python3 - "$EVENTS_G" "$routes" "$d/logs/a.log" <<'PY'
+import datetime, random, sys
+n, routes, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+r = random.Random(17)
+t0 = datetime.datetime(2026, 3, 1, tzinfo=datetime.timezone.utc)
+with open(out, "w") as f:
+    for i in range(n):
+        ts = (t0 + datetime.timedelta(milliseconds=10 * i)).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+        f.write('{"ts":"%s","host":"h%d","route":"/api/r%04d","latency_ms":%.1f,"client":"10.0.%d.%d","msg":"request served"}\n'
+                % (ts, r.randrange(5), r.randrange(routes), r.lognormvariate(3, 1), r.randrange(256), r.randrange(256)))
+PY
+	cat >"$d/floe.yaml" <<YAML
+agent: { id: bench, state_dir: $d/state, memory_limit: 1GiB }
+inputs:
+  - { type: tail, paths: ["$d/logs/*.log"], start_at: beginning, parser: json }
+lake: { warehouse: $d/wh }
+aggregations:
+  - name: requests
+    window: 1m
+    group_by: [host, route]
+    metrics: [count, {distinct: client}, {quantiles: latency_ms}]
+    max_groups: 5000
+YAML
+	local res
+	res=$("$FLOE" check -c "$d/floe.yaml" 2>&1 | sed -n "s/.*'requests' reserves \(.*\)/\1/p")
+	local t
+	t=$( { /usr/bin/time -f '%U %S %M' "$FLOE" run -c "$d/floe.yaml" --once --log-level warn; } 2>&1 | tail -1)
+	read -r u s rss <<<"$t"
+	local raw agg rows
+	raw=$(find "$d/wh/default/logs/data" -name '*.parquet' -exec cat {} + | wc -c)
+	agg=$(find "$d/wh/default/requests/data" -name '*.parquet' -exec cat {} + | wc -c)
+	rows=$("$FLOE" inspect "$d/wh/default/requests" | sed -n 's/^live files=[0-9]* records=\([0-9]*\) .*/\1/p')
+	echo "-- 5 hosts x $routes routes, $EVENTS_G events: $rows aggregate rows"
+	printf '   raw %d bytes, aggregate %d bytes: %.1f %%; %.0f events per CPU second (raw table and aggregation); peak RSS %d KiB\n' \
+		"$raw" "$agg" "$(echo "100 * $agg / $raw" | bc -l)" "$(echo "$EVENTS_G / ($u + $s)" | bc -l)" "$rss"
+	echo "   floe check: reserves $res"
+	node tests/integration/reader/duck.js "SELECT path_in_schema, sum(total_compressed_size)::BIGINT,
+		sum(total_uncompressed_size)::BIGINT FROM parquet_metadata('$d/wh/default/requests/data/**/*.parquet')
+		GROUP BY 1 ORDER BY 2 DESC" | tr -d '[]"' | awk -F, '{printf "   %-22s %9d bytes (%d before compression)\n", $1, $2, $3}'
+	rm -rf "$d"
+}
+EVENTS_G=${EVENTS_G:-2000000}
+echo "# small groups: the aggregate table against the raw one"
+small_groups 1000
+small_groups 10

@@ -209,21 +209,29 @@ static void test_unmergeable_commits_unmerged(void **state)
 	floe_table_free(a);
 }
 
-/* Files and bytes in the table's metadata directory. */
-static void meta_usage(struct fixture *f, long long *files, long long *bytes)
+/* Files and bytes in the table's metadata directory, and the largest metadata.json's
+ * bytes (the current one and the few previous ones kept are within a commit of each
+ * other) in *json if not NULL. */
+static void meta_usage(struct fixture *f, long long *files, long long *bytes, long long *json)
 {
 	DIR *d = opendir(f->meta);
 	assert_non_null(d);
+	long long most = 0;
 	*files = *bytes = 0;
 	for (struct dirent *e; (e = readdir(d));) {
 		char path[512];
 		struct stat st;
+		size_t l = strlen(e->d_name);
 		snprintf(path, sizeof(path), "%s/%s", f->meta, e->d_name);
 		if (e->d_name[0] == '.' || stat(path, &st) != 0 || !S_ISREG(st.st_mode))
 			continue;
 		(*files)++;
 		*bytes += st.st_size;
+		if (l > 14 && strcmp(e->d_name + l - 14, ".metadata.json") == 0 && st.st_size > most)
+			most = st.st_size;
 	}
+	if (json)
+		*json = most;
 	closedir(d);
 }
 
@@ -269,7 +277,7 @@ static void test_created_table_bounded(void **state)
 		commit(f, a, seq, 0);
 		f->wall_us += 59 * 1000000LL;
 		long long files, bytes;
-		meta_usage(f, &files, &bytes);
+		meta_usage(f, &files, &bytes, NULL);
 		int half = seq > 150;
 		if (files > files_max[half])
 			files_max[half] = files;
@@ -281,6 +289,38 @@ static void test_created_table_bounded(void **state)
 		      files_max[0], bytes_max[0], files_max[1], bytes_max[1]);
 	assert_true(files_max[1] * 10 <= files_max[0] * 11);
 	assert_true(bytes_max[1] * 4 <= bytes_max[0] * 5);
+	assert_int_equal(floe_table_committed_seq(a, INST_A), 300);
+	floe_table_free(a);
+	floe_config_free(cfg);
+}
+
+
+/* A table floe creates, committed to every second: an hour of snapshots would be 3,600,
+ * each commit rewriting a metadata.json that lists them all. floe's own
+ * floe.history.max-snapshots-to-keep bounds them at 100, so metadata.json stops growing
+ * at the 100th commit (it grew by about 800 bytes a commit, to 2.8 MB at 3,600). */
+static void test_created_table_fast_commits_bounded(void **state)
+{
+	struct fixture *f = *state;
+	struct floe_config *cfg = config_with(f, "");
+	f->rand.fill = wide_fill;
+	struct floe_table *a = open_as(f, "agent-a", INST_A, &cfg->logs.props);
+	assert_string_equal(prop(a, "floe.history.max-snapshots-to-keep"), "100");
+	long long at_150 = 0, most_after = 0;
+	for (uint64_t seq = 1; seq <= 300; seq++) {
+		commit(f, a, seq, 0);
+		long long files, bytes, b;
+		meta_usage(f, &files, &bytes, &b);
+		if (seq == 150)
+			at_150 = b;
+		if (seq > 150 && b > most_after)
+			most_after = b;
+	}
+	size_t snaps = floe_ice_meta_snapshot_count(floe_table_meta(a));
+	print_message("metadata.json: %lld bytes at commit 150, at most %lld in 151-300; "
+		      "%zu snapshots\n", at_150, most_after, snaps);
+	assert_int_equal(snaps, 100);
+	assert_true(most_after * 10 <= at_150 * 11);
 	assert_int_equal(floe_table_committed_seq(a, INST_A), 300);
 	floe_table_free(a);
 	floe_config_free(cfg);
@@ -323,6 +363,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_memory_flat, setup, fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_created_table_bounded, setup, fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_created_table_props, setup, fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_created_table_fast_commits_bounded, setup, fixture_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
