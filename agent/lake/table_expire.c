@@ -345,9 +345,14 @@ void floe_table_expire_clean(struct floe_table *t, const struct floe_table_expir
 {
 	struct floe_table_paths keep = {.a = t->alloc}, gone = {.a = t->alloc}, doomed = {.a = t->alloc};
 	int rc = 0;
-	/* Before the manifests go: they say which data files the replaces removed. The
-	 * oldest expired snapshot's parent expired earlier, and its files went then. */
-	for (size_t i = 0; x->nexpired && i + 1 < x->lists.n; i++) {
+	/* Before the manifests go: they say which data files the replaces removed. A
+	 * snapshot's removed files may go once its parent has expired: those of the oldest
+	 * kept snapshot and of every expired one. The oldest expired snapshot's parent
+	 * expired earlier, and the commit that expired it should have deleted them; but that
+	 * commit's clean-up may not have come (a crash after the commit) or may have found
+	 * the list gone (another writer's clean-up deleted it first), so they are looked for
+	 * again here. Deleting what is gone already is no error. */
+	for (size_t i = 0; x->nexpired && i < x->lists.n; i++) {
 		if (PATH(&x->lists, i)[0] && (rc = remove_replaced(t, PATH(&x->lists, i), x->ids[i], &doomed)))
 			floe_warn("table: reading what snapshot %" PRId64 " replaced failed: %s; its old data "
 				  "files stay", x->ids[i], floe_strerror(rc));

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "agent/config/config.h"
@@ -113,10 +114,60 @@ static void test_replace(void **state)
 	floe_table_free(a);
 }
 
+/* The commit that expires a replace's parent deletes the replaced files. When its
+ * clean-up does not come (a crash right after the commit, or another writer's clean-up
+ * deleted the list it reads), the commit that expires the replace itself deletes them:
+ * nothing is left for ever. */
+static void test_replaced_files_deleted_later(void **state)
+{
+	struct fixture *f = *state;
+	struct floe_table_props props = {
+	    .max_snapshot_age_ms = 1,
+	    .min_snapshots = 2,
+	    .previous_versions_max = 100,
+	};
+	struct floe_table *a = open_as(f, "agent-a", INST_A, &props);
+	for (uint64_t s = 1; s <= 3; s++)
+		commit(f, a, s, 0);
+	struct floe_table_files fs;
+	scan(f, a, &fs);
+	const char *old[3];
+	for (size_t i = 0; i < 3; i++)
+		old[i] = fs.f[i].path;
+	char uri[512];
+	snprintf(uri, sizeof(uri), "file://%s/default/logs/data/ts_day=2022-01-08/compact-y.parquet", f->wh);
+	struct floe_ice_data_file nf = {.path = uri, .record_count = 9, .file_size = 100,
+					.partition = fs.keys[0].v};
+	assert_int_equal(floe_table_replace(a, old, 3, &nf, 1, &terr), 0);
+	/* The commit that expires the replace's parent dies before its clean-up. */
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		setenv("FLOE_CRASH_AT", "commit-after-metadata", 1);
+		commit(f, a, 4, 0);
+		_exit(1); /* not reached: the crash point exits 99 */
+	}
+	int status = 0;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 99);
+	for (size_t i = 0; i < 3; i++)
+		assert_true(exists(old[i]));
+	/* The next commit expires the replace itself, and its clean-up deletes them. */
+	assert_int_equal(floe_table_refresh(a, &terr), 0);
+	f->wall_us += 1000000;
+	commit(f, a, 5, 0);
+	assert_int_equal(floe_table_committed_seq(a, INST_A), 5);
+	for (size_t i = 0; i < 3; i++)
+		assert_false(exists(old[i]));
+	floe_table_files_fini(&fs);
+	floe_table_free(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_replace, setup, fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_replaced_files_deleted_later, setup, fixture_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
