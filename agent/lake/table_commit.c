@@ -550,16 +550,24 @@ static int check_live(struct floe_table *t, const struct commit_files *cf)
 	return 1;
 }
 
-/* A snapshot id no snapshot of the table has, and the commit's UUID (names its files). */
+/* A snapshot id no snapshot of the table has, and the commit's UUID (names its files).
+ * 63 random bits meet a taken id about never; a source that keeps giving taken ones is
+ * broken, and is refused after a bounded number of draws rather than spun on. */
 int floe_table_commit_ids(struct floe_table *t, int64_t *snapshot_id, char commit_uuid[37])
 {
 	int rc;
-	do {
+	for (int tries = 0;; tries++) {
 		uint64_t r = 0;
+		if (tries == 64)
+			return floe_table_fail(t, FLOE_ELIMIT,
+					       "no free snapshot id in 64 random draws: the random "
+					       "source repeats itself");
 		if ((rc = t->rand->fill(t->rand->ctx, &r, sizeof(r))))
 			return rc;
 		*snapshot_id = (int64_t)(r & INT64_MAX);
-	} while (*snapshot_id == 0 || floe_ice_meta_find_snapshot(t->meta, *snapshot_id) >= 0);
+		if (*snapshot_id != 0 && floe_ice_meta_find_snapshot(t->meta, *snapshot_id) < 0)
+			break;
+	}
 	return floe_env_uuid4(t->rand, commit_uuid);
 }
 
@@ -646,7 +654,8 @@ int floe_table_commit(struct floe_table *t, struct floe_spool *spool,
 	int64_t snapshot_id;
 	char commit_uuid[37];
 	if ((rc = floe_table_commit_ids(t, &snapshot_id, commit_uuid)))
-		return floe_err_set(err, rc, "no random snapshot id: %s", floe_strerror(rc));
+		return floe_err_set(err, rc, "no random snapshot id: %s",
+				    t->err.code == rc ? t->err.msg : floe_strerror(rc));
 
 	char manifest[FLOE_TABLE_PATH_CAP + 64], manifest_uri[2 * FLOE_TABLE_PATH_CAP + 80];
 	int64_t manifest_len = 0;

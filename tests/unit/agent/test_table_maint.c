@@ -354,9 +354,32 @@ static void test_created_table_props(void **state)
 	floe_config_free(cfg);
 }
 
+/* Randomness stuck on one value: every draw the same bytes. */
+static int stuck_fill(void *ctx, void *p, size_t n)
+{
+	(void)ctx;
+	memset(p, 0x5a, n);
+	return 0;
+}
+
+/* A random source that keeps giving a taken snapshot id is refused with a reason after a
+ * bounded number of draws; the commit is not spun on for ever (it was). */
+static void test_stuck_random_source(void **state)
+{
+	struct fixture *f = *state;
+	f->rand.fill = stuck_fill;
+	struct floe_table *a = open_as(f, "agent-a", INST_A, NULL);
+	commit(f, a, 1, 0);
+	commit(f, a, 2, FLOE_ELIMIT);
+	if (!strstr(terr.msg, "random source repeats itself"))
+		fail_msg("message: %s", terr.msg);
+	floe_table_free(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_stuck_random_source, setup, fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_merge_race_and_expiry, setup, fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_unmergeable_commits_unmerged, setup, fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_merge_rewrites_bounded, setup, fixture_teardown),
