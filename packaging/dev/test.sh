@@ -71,7 +71,7 @@ fi
 # s3:// warehouses and journal inputs: its unit tests skip the cases that need them and
 # check the refusals. Unit tests only, to keep the step short.
 step "build without S3, PCRE2 and the journal, and unit tests"
-cmake -S . -B "$OUT/minimal" -DCMAKE_BUILD_TYPE=Debug -DFLOE_WITH_S3=OFF -DFLOE_WITH_PCRE2=OFF \
+cmake -S . -B "$OUT/minimal" -UFLOE_MINIMAL -DCMAKE_BUILD_TYPE=Debug -DFLOE_WITH_S3=OFF -DFLOE_WITH_PCRE2=OFF \
 	-DFLOE_JOURNAL=OFF >/dev/null
 cmake --build "$OUT/minimal" -j"$JOBS"
 run_ctest "$OUT/minimal" -L unit
