@@ -8,6 +8,8 @@
 #endif
 #include "fs_record.h"
 
+#include "formats/base/hex.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -48,12 +50,11 @@ static void put(const void *p, size_t n)
 /* path, escaped, after a space. */
 static void put_path(const char *path)
 {
-	char buf[4];
 	put(" ", 1);
 	for (const unsigned char *s = (const unsigned char *)(path ? path : "?"); *s; s++) {
 		if (*s <= ' ' || *s == '%' || *s == 0x7f) {
-			snprintf(buf, sizeof(buf), "%%%02X", *s);
-			put(buf, 3);
+			char e[3] = {'%', floe_hex_char_upper(*s >> 4), floe_hex_char_upper(*s)};
+			put(e, 3);
 		} else {
 			put(s, 1);
 		}
@@ -120,19 +121,6 @@ static void track(int fd, const char *path, const char *op)
 void floe_fs_rec_create(int fd, const char *path)
 {
 	track(fd, path, "create");
-}
-
-void floe_fs_rec_open(int fd, const char *path)
-{
-	pthread_mutex_lock(&mu);
-	if (log_fd >= 0 && fd >= 0 && fd < MAX_FDS) {
-		free(fds[fd].path);
-		fds[fd].path = strdup(path);
-		/* Writes go where the descriptor stands: the end for an append. */
-		off_t end = lseek(fd, 0, SEEK_CUR);
-		fds[fd].off = end > 0 ? (uint64_t)end : 0;
-	}
-	pthread_mutex_unlock(&mu);
 }
 
 static const char *path_of(int fd)

@@ -28,7 +28,6 @@ int floe_fs_record_from_env(void);
  * descriptor the operation used; a file's path and write offset are tracked from its
  * create to its close. */
 void floe_fs_rec_create(int fd, const char *path);
-void floe_fs_rec_open(int fd, const char *path); /* opened for writing, not truncated */
 void floe_fs_rec_write(int fd, const void *p, unsigned long n);
 void floe_fs_rec_fsync(int fd);
 void floe_fs_rec_close(int fd);

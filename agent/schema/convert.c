@@ -5,6 +5,7 @@
 #include "agent/schema/convert.h"
 
 #include "formats/base/civil.h"
+#include "formats/base/scan.h"
 #include "formats/parquet/writer.h"
 
 #include <stdlib.h>
@@ -129,26 +130,18 @@ static enum floe_conv to_double(const char *p, size_t n, bool single, double *ou
 	return FLOE_CONV_OK;
 }
 
-static bool two(const char *p, unsigned *v)
-{
-	unsigned a = (unsigned char)p[0] - '0', b = (unsigned char)p[1] - '0';
-	if (a > 9 || b > 9)
-		return false;
-	*v = a * 10 + b;
-	return true;
-}
-
 /* YYYY-MM-DD, years 0000-9999. */
 static enum floe_conv to_date(const char *p, size_t n, int64_t *out)
 {
-	unsigned c, y, m, d;
-	if (n != 10 || p[4] != '-' || p[7] != '-' || !two(p, &c) || !two(p + 2, &y) ||
-	    !two(p + 5, &m) || !two(p + 8, &d))
+	size_t i = 0;
+	int y, m, d;
+	if (!floe_scan_digits(p, n, &i, 4, 4, &y) || !floe_scan_char(p, n, &i, '-') ||
+	    !floe_scan_digits(p, n, &i, 2, 2, &m) || !floe_scan_char(p, n, &i, '-') ||
+	    !floe_scan_digits(p, n, &i, 2, 2, &d) || i != n)
 		return FLOE_CONV_FAIL;
-	int64_t year = (int64_t)c * 100 + y;
-	if (m < 1 || m > 12 || d < 1 || d > floe_civil_days_in_month(year, m))
+	if (m < 1 || m > 12 || d < 1 || (unsigned)d > floe_civil_days_in_month(y, (unsigned)m))
 		return FLOE_CONV_FAIL;
-	*out = floe_civil_to_days(year, m, d);
+	*out = floe_civil_to_days(y, (unsigned)m, (unsigned)d);
 	return FLOE_CONV_OK;
 }
 

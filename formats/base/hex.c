@@ -59,3 +59,18 @@ int floe_hex_decode(struct floe_alloc *a, const char *s, size_t len, uint8_t **o
 	*n = len / 2;
 	return 0;
 }
+
+int floe_uri_put(struct floe_buf *b, const char *p, size_t n, bool keep_slash)
+{
+	int rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		unsigned char c = (unsigned char)p[i];
+		if (floe_uri_unreserved(c) || (keep_slash && c == '/')) {
+			rc = floe_buf_putc(b, c);
+		} else {
+			char e[3] = {'%', floe_hex_char_upper(c >> 4), floe_hex_char_upper(c)};
+			rc = floe_buf_append(b, e, 3);
+		}
+	}
+	return rc;
+}

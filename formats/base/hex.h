@@ -4,6 +4,7 @@
 #ifndef FLOE_HEX_H
 #define FLOE_HEX_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -22,6 +23,15 @@ static inline char floe_hex_char_upper(unsigned v)
 {
 	return "0123456789ABCDEF"[v & 15];
 }
+/* RFC 3986's unreserved characters: the bytes percent-encoding leaves as they are. */
+static inline bool floe_uri_unreserved(unsigned char c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+	       c == '-' || c == '.' || c == '_' || c == '~';
+}
+/* Appends p[0..n) percent-encoded to b: every byte but the unreserved ones (and '/' with
+ * keep_slash) as %XX, upper-case, as RFC 3986 and SigV4 want it. */
+int floe_uri_put(struct floe_buf *b, const char *p, size_t n, bool keep_slash);
 /* Writes the 2*n hex digits of in[0..n) and a NUL into out (2*n + 1 bytes). */
 void floe_hex_encode(const uint8_t *in, size_t n, char *out);
 /* Appends 2*n hex digits of p to b. */

@@ -6,6 +6,7 @@
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
+#include "formats/base/hex.h"
 #include "formats/base/wipe.h"
 #include "formats/json/json.h"
 
@@ -419,18 +420,7 @@ void floe_rest_token_free(struct floe_alloc *a, struct floe_rest_token *t)
 
 static int put_encoded(struct floe_buf *out, const char *s)
 {
-	static const char HEX[] = "0123456789ABCDEF";
-	int rc = 0;
-	for (; *s && !rc; s++) {
-		unsigned char c = (unsigned char)*s;
-		if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-		    c == '-' || c == '.' || c == '_' || c == '~') {
-			rc = floe_buf_putc(out, c);
-		} else if (!(rc = floe_buf_putc(out, '%')) && !(rc = floe_buf_putc(out, HEX[c >> 4]))) {
-			rc = floe_buf_putc(out, HEX[c & 15]);
-		}
-	}
-	return rc;
+	return floe_uri_put(out, s, strlen(s), false);
 }
 
 int floe_rest_path(const char *prefix, const char *const *ns, size_t nns, const char *sep,

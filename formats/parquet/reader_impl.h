@@ -5,6 +5,7 @@
 #define FLOE_PQ_READER_IMPL_H
 
 #include "formats/base/buf.h"
+#include "formats/parquet/chunk.h"
 #include "formats/parquet/decode.h"
 #include "formats/parquet/reader.h"
 
@@ -167,7 +168,7 @@ int pq_leaf_bool(struct floe_pq_reader *r, struct pq_leaf *l, int64_t *v);
 /* The PLAIN width of a fixed-width physical type: 4 or 8 bytes. */
 static inline size_t pq_width(int ptype)
 {
-	return ptype == 1 /* INT32 */ || ptype == 4 /* FLOAT */ ? 4 : 8;
+	return ptype == FLOE_PQ_T_INT32 || ptype == FLOE_PQ_T_FLOAT ? 4 : 8;
 }
 /* *where is PQ_IN_PAGE (a slice of l->page), PQ_STABLE (the dictionary, or an empty
  * string) or PQ_IN_PREV (l->prev, the value DELTA_BYTE_ARRAY just rebuilt). */

@@ -18,6 +18,12 @@
 #include <zstd.h>
 #include <zstd_errors.h>
 
+/* The little-endian 32-bit length the format puts before a block. */
+static inline uint32_t le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
 /* Page types (parquet.thrift PageType). */
 enum { PAGE_DATA = 0, PAGE_DICTIONARY = 2, PAGE_DATA_V2 = 3 };
 
@@ -291,8 +297,7 @@ static int load_dict(struct floe_pq_reader *r, struct pq_leaf *l, const struct p
 		for (size_t i = 0; i < n; i++) {
 			if (end - p < 4)
 				return corrupt(r, l, "truncated dictionary");
-			uint32_t vl = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-				      (uint32_t)p[3] << 24;
+			uint32_t vl = le32(p);
 			p += 4;
 			if ((size_t)(end - p) < vl)
 				return corrupt(r, l, "truncated dictionary");
@@ -322,8 +327,7 @@ static int v1_levels(struct floe_pq_reader *r, struct pq_leaf *l, const struct p
 		if (end - *p < 4)
 			return corrupt(r, l, "truncated levels");
 		const uint8_t *q = *p;
-		uint32_t n = (uint32_t)q[0] | (uint32_t)q[1] << 8 | (uint32_t)q[2] << 16 |
-			     (uint32_t)q[3] << 24;
+		uint32_t n = le32(q);
 		if ((size_t)(end - q - 4) < n)
 			return corrupt(r, l, "truncated levels");
 		floe_pq_rle_dec_init(d, q + 4, n, floe_rle_bit_width((uint32_t)max));
@@ -348,13 +352,10 @@ static int set_values(struct floe_pq_reader *r, struct pq_leaf *l, int enc, cons
 		l->bit = 0;
 		return 0;
 	case PQ_ENC_RLE: /* booleans only: a 4-byte length, then 1-bit runs */
-		if (n < 4 || (size_t)(n - 4) < ((uint32_t)p[0] | (uint32_t)p[1] << 8 |
-						 (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24))
+		s1 = n < 4 ? 0 : le32(p);
+		if (n < 4 || n - 4 < s1)
 			return corrupt(r, l, "truncated boolean runs");
-		floe_pq_rle_dec_init(&l->idx, p + 4,
-				     (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-					 (uint32_t)p[3] << 24,
-				     1);
+		floe_pq_rle_dec_init(&l->idx, p + 4, s1, 1);
 		return 0;
 	case PQ_ENC_PLAIN_DICTIONARY:
 	case PQ_ENC_RLE_DICTIONARY:
@@ -554,8 +555,7 @@ int pq_leaf_int(struct floe_pq_reader *r, struct pq_leaf *l, int64_t *v)
 	return corrupt(r, l, "malformed or missing values");
 fixed:
 	if (w == 4) {
-		*v = (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-			       (uint32_t)p[3] << 24);
+		*v = (int32_t)le32(p);
 	} else {
 		uint64_t u;
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -603,8 +603,7 @@ int pq_leaf_bytes(struct floe_pq_reader *r, struct pq_leaf *l, const uint8_t **p
 	case PQ_ENC_PLAIN:
 		if (l->vend - l->vp < 4)
 			break;
-		len = (uint32_t)l->vp[0] | (uint32_t)l->vp[1] << 8 | (uint32_t)l->vp[2] << 16 |
-		      (uint32_t)l->vp[3] << 24;
+		len = le32(l->vp);
 		if ((size_t)(l->vend - l->vp - 4) < len)
 			break;
 		*p = l->vp + 4;

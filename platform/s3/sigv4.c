@@ -22,18 +22,12 @@
  * query are bounded by what curl and the server accept. */
 #define SIGV4_TEXT_MAX (1u << 20)
 
-static bool unreserved(unsigned char c)
-{
-	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-	       c == '-' || c == '.' || c == '_' || c == '~';
-}
-
 size_t floe_sigv4_uri_encoded_len(const char *p, size_t n, int keep_slash)
 {
 	size_t len = 0;
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)p[i];
-		len += (unreserved(c) || (keep_slash && c == '/')) ? 1 : 3;
+		len += (floe_uri_unreserved(c) || (keep_slash && c == '/')) ? 1 : 3;
 	}
 	return len;
 }
@@ -44,7 +38,7 @@ int floe_sigv4_uri_encode(const char *p, size_t n, int keep_slash, char *out, si
 	size_t at = *pos;
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)p[i];
-		if (unreserved(c) || (keep_slash && c == '/')) {
+		if (floe_uri_unreserved(c) || (keep_slash && c == '/')) {
 			if (cap - at < 2)
 				return -ENOSPC;
 			out[at++] = (char)c;
@@ -63,26 +57,12 @@ int floe_sigv4_uri_encode(const char *p, size_t n, int keep_slash, char *out, si
 	return 0;
 }
 
-/* Appends the encoding of p[0..n) to b. */
-static int put_encoded(struct floe_buf *b, const char *p, size_t n, int keep_slash)
-{
-	size_t need = floe_sigv4_uri_encoded_len(p, n, keep_slash);
-	int rc = floe_buf_reserve(b, need + 1); /* the encoder writes a NUL after it */
-	if (rc)
-		return rc;
-	size_t pos = b->len;
-	if (floe_sigv4_uri_encode(p, n, keep_slash, (char *)b->data, b->cap, &pos) != 0)
-		return FLOE_ELIMIT; /* cannot happen: reserved above */
-	b->len = pos;
-	return 0;
-}
-
 /* A new NUL-terminated string from a: the encoding of p (NULL: ""). */
 static char *encode_dup(struct floe_alloc *a, const char *p)
 {
 	struct floe_buf b;
 	floe_buf_init(&b, a, SIGV4_TEXT_MAX);
-	if (put_encoded(&b, p ? p : "", p ? strlen(p) : 0, 0) || floe_buf_terminate(&b)) {
+	if (floe_uri_put(&b, p ? p : "", p ? strlen(p) : 0, false) || floe_buf_terminate(&b)) {
 		floe_buf_fini(&b);
 		return NULL;
 	}
@@ -224,7 +204,7 @@ static int canonical_request(struct signer *s)
 	const char *path = s->req->path && *s->req->path ? s->req->path : "/";
 	int rc;
 	if ((rc = floe_buf_printf(&s->creq, "%s\n", s->req->method)) ||
-	    (rc = put_encoded(&s->creq, path, strlen(path), 1)) ||
+	    (rc = floe_uri_put(&s->creq, path, strlen(path), true)) ||
 	    (rc = floe_buf_putc(&s->creq, '\n')) || (rc = put_query(s)) ||
 	    (rc = floe_buf_putc(&s->creq, '\n')) || (rc = put_headers(s)) ||
 	    (rc = floe_buf_terminate(&s->sh)))

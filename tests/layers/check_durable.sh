@@ -12,28 +12,8 @@ ROOT=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
 cd "$ROOT"
 [ -f platform/fs.c ] || { echo "check_durable: no platform/fs.c under $ROOT"; exit 2; }
 
-# Each file without its comments, printed as file:line: text (as check_inputs.sh does).
-strip() {
-	awk '
-	FNR == 1 { inc = 0 }
-	{
-		line = $0; out = ""
-		while (length(line) > 0) {
-			if (inc) {
-				e = index(line, "*/")
-				if (!e) { line = ""; break }
-				line = substr(line, e + 2); inc = 0
-			} else {
-				s = index(line, "/*"); d = index(line, "//")
-				if (d && (!s || d < s)) { out = out substr(line, 1, d - 1); line = ""; break }
-				if (!s) { out = out line; line = ""; break }
-				out = out substr(line, 1, s - 1); line = substr(line, s + 2); inc = 1
-			}
-		}
-		if (out ~ /[^[:space:]]/)
-			printf "%s:%d: %s\n", FILENAME, FNR, out
-	}' "$@"
-}
+# Each file without its comments, as file:line: text.
+strip() { awk -f "$ROOT/tests/layers/strip_comments.awk" "$@"; }
 
 CALLS='(^|[^.>_[:alnum:]])(write|pwrite|pwritev|writev|rename|renameat2?|link|linkat|unlink|unlinkat|mkdir|mkdirat|fsync|fdatasync|ftruncate|truncate|fallocate|posix_fallocate|sync_file_range)\('
 OPENS='(^|[^.>_[:alnum:]])(open|openat|creat)\(.*(O_WRONLY|O_RDWR|O_CREAT|O_TRUNC|O_APPEND)|(^|[^.>_[:alnum:]])(creat)\(|fopen\([^,]*,[[:space:]]*"[^"]*[wa+]'

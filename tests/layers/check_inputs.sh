@@ -12,29 +12,8 @@ ROOT=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
 cd "$ROOT"
 [ -d agent/run ] || { echo "check_inputs: no agent/run under $ROOT"; exit 2; }
 
-# Each file without its comments (/* ... */ across lines, and // to the line's end),
-# printed as file:line: text.
-strip() {
-	awk '
-	FNR == 1 { inc = 0 }
-	{
-		line = $0; out = ""
-		while (length(line) > 0) {
-			if (inc) {
-				e = index(line, "*/")
-				if (!e) { line = ""; break }
-				line = substr(line, e + 2); inc = 0
-			} else {
-				s = index(line, "/*"); d = index(line, "//")
-				if (d && (!s || d < s)) { out = out substr(line, 1, d - 1); line = ""; break }
-				if (!s) { out = out line; line = ""; break }
-				out = out substr(line, 1, s - 1); line = substr(line, s + 2); inc = 1
-			}
-		}
-		if (out ~ /[^[:space:]]/)
-			printf "%s:%d: %s\n", FILENAME, FNR, out
-	}' "$@"
-}
+# Each file without its comments, as file:line: text.
+strip() { awk -f "$ROOT/tests/layers/strip_comments.awk" "$@"; }
 
 PATTERN='FLOE_INPUT_(TAIL|SYSLOG|JOURNAL|[A-Z]+)\b|\b(inputs\[[^]]*\]|in|c|input)(\.|->)type\b|#[[:space:]]*include[[:space:]]*"agent/input/(tail|syslog_in|journal_in)\.h"|\bfloe_(tail|syslog|journal)_[a-z_]+[[:space:]]*\('
 hits=$(strip agent/run/*.c agent/run/*.h | grep -E "$PATTERN" || true)
