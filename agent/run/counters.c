@@ -3,7 +3,9 @@
  * same counters both ways. */
 #include "agent/run/counters.h"
 
+#include "formats/base/alloc.h"
 #include "formats/base/buf.h"
+#include "formats/base/error.h"
 
 #include <inttypes.h>
 #include <stdbool.h>
@@ -215,4 +217,106 @@ int floe_counters_prom(const struct floe_run_counters *g, const struct floe_inpu
 		for (size_t k = 0; k < in[i].n && rc == 0; k++)
 			rc = input_family(in, n, i, k, b);
 	return rc;
+}
+
+/* ---- totals across runners ---------------------------------------------------------- */
+
+#define TOTALS_NAME_MAX 64
+
+/* One input's counters by name and kind (a name longer than TOTALS_NAME_MAX is
+ * compared on its first bytes). */
+struct input_total {
+	char name[TOTALS_NAME_MAX];
+	const char *kind; /* a kind's static string */
+	const struct floe_input_metric *table;
+	size_t n;
+	uint64_t values[FLOE_INPUT_METRICS_MAX];
+};
+
+struct floe_counter_totals {
+	struct floe_run_counters g;
+	struct input_total *in;
+	size_t nin;
+};
+
+int floe_counter_totals_new(struct floe_counter_totals **out)
+{
+	*out = floe_calloc(NULL, 1, sizeof(**out));
+	return *out ? 0 : FLOE_ENOMEM;
+}
+
+void floe_counter_totals_free(struct floe_counter_totals *t)
+{
+	if (!t)
+		return;
+	floe_free(NULL, t->in);
+	floe_free(NULL, t);
+}
+
+/* The input of name and kind in t (an input without a name has its position). */
+static struct input_total *find_input(const struct floe_counter_totals *t,
+				      const struct floe_input_counters *c, size_t pos)
+{
+	char name[TOTALS_NAME_MAX];
+	if (c->name)
+		snprintf(name, sizeof(name), "%s", c->name);
+	else
+		snprintf(name, sizeof(name), "#%zu", pos + 1);
+	for (size_t i = 0; i < t->nin; i++)
+		if (strcmp(t->in[i].name, name) == 0 && strcmp(t->in[i].kind, c->kind) == 0)
+			return &t->in[i];
+	return NULL;
+}
+
+int floe_counter_totals_add(struct floe_counter_totals *t, const struct floe_run_counters *g,
+			    const struct floe_input_counters *in, size_t n)
+{
+	/* Room for every input first, so that a failure adds nothing. */
+	size_t fresh = 0;
+	for (size_t i = 0; i < n; i++)
+		fresh += find_input(t, &in[i], i) == NULL;
+	if (fresh) {
+		struct input_total *more =
+		    floe_realloc(NULL, t->in, (t->nin + fresh) * sizeof(*t->in));
+		if (!more)
+			return FLOE_ENOMEM;
+		t->in = more;
+	}
+	for (size_t k = 0; k < N(glob); k++)
+		if (!(glob[k].flags & GAUGE))
+			*(uint64_t *)(void *)((char *)&t->g + glob[k].off) += at(g, glob[k].off);
+	for (size_t i = 0; i < n; i++) {
+		struct input_total *it = find_input(t, &in[i], i);
+		if (!it) {
+			it = &t->in[t->nin++];
+			memset(it, 0, sizeof(*it));
+			if (in[i].name)
+				snprintf(it->name, sizeof(it->name), "%s", in[i].name);
+			else
+				snprintf(it->name, sizeof(it->name), "#%zu", i + 1);
+			it->kind = in[i].kind;
+			it->table = in[i].table;
+			it->n = in[i].n;
+		}
+		for (size_t k = 0; k < in[i].n && k < it->n; k++)
+			if (!(in[i].table[k].flags & FLOE_INPUT_M_GAUGE))
+				it->values[k] += in[i].values[k];
+	}
+	return 0;
+}
+
+void floe_counter_totals_apply(const struct floe_counter_totals *t, struct floe_run_counters *g,
+			       struct floe_input_counters *in, size_t n)
+{
+	if (!t)
+		return;
+	for (size_t k = 0; k < N(glob); k++)
+		if (!(glob[k].flags & GAUGE))
+			*(uint64_t *)(void *)((char *)g + glob[k].off) += at(&t->g, glob[k].off);
+	for (size_t i = 0; i < n; i++) {
+		const struct input_total *it = find_input(t, &in[i], i);
+		for (size_t k = 0; it && k < in[i].n && k < it->n; k++)
+			if (!(in[i].table[k].flags & FLOE_INPUT_M_GAUGE))
+				in[i].values[k] += it->values[k];
+	}
 }

@@ -50,4 +50,22 @@ int floe_counters_json(const struct floe_run_counters *g, const struct floe_inpu
 int floe_counters_prom(const struct floe_run_counters *g, const struct floe_input_counters *in,
 		       size_t n, struct floe_buf *b);
 
+/* What the runners of earlier configurations counted, in a process that reloads: a
+ * Prometheus scraper reads a counter that goes down as a restart of the process, and
+ * rate() then shows a spike, so the counters belong to the process, not to one
+ * configuration's runner. Each runner folds its last snapshot in when it ends; each
+ * snapshot after adds the totals to its counters (gauges are of now: never added). An
+ * input's counters are matched by its name and kind; an input the new configuration no
+ * longer has keeps its share in the agent's counters (lines, parse_failures, ...).
+ * Outside the memory budget, as the runner struct is: it outlives every budget. */
+struct floe_counter_totals;
+int floe_counter_totals_new(struct floe_counter_totals **out);
+void floe_counter_totals_free(struct floe_counter_totals *t);
+/* Adds snapshot g and in[0..n) (borrowed) to t. FLOE_ENOMEM leaves t as it was. */
+int floe_counter_totals_add(struct floe_counter_totals *t, const struct floe_run_counters *g,
+			    const struct floe_input_counters *in, size_t n);
+/* Adds t's counters to snapshot g and in[0..n) (t may be NULL: nothing to add). */
+void floe_counter_totals_apply(const struct floe_counter_totals *t, struct floe_run_counters *g,
+			       struct floe_input_counters *in, size_t n);
+
 #endif

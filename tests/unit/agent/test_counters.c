@@ -117,10 +117,69 @@ static void test_same_counters(void **state)
 	assert_int_equal(a.used, 0);
 }
 
+/* Totals across runners: the counters of an ended runner are added to the next one's,
+ * its gauges are not; an input is matched by name and kind, and one that is gone keeps
+ * its share in the agent's counters only. */
+static void test_totals(void **state)
+{
+	(void)state;
+	const char *kind;
+	const struct floe_input_metric *table;
+	size_t nm = 0, syslog_k = 0;
+	for (size_t k = 0; (nm = floe_input_kind_metrics(k, &kind, &table)) != 0; k++)
+		if (strcmp(kind, "syslog") == 0) {
+			syslog_k = k;
+			break;
+		}
+	assert_true(nm > 0);
+	(void)floe_input_kind_metrics(syslog_k, &kind, &table);
+	size_t open = nm;
+	for (size_t k = 0; k < nm; k++)
+		if (table[k].flags & FLOE_INPUT_M_GAUGE)
+			open = k;
+	assert_true(open < nm);
+	struct floe_input_counters one = {.kind = kind, .name = "net", .table = table, .n = nm};
+	for (size_t k = 0; k < nm; k++)
+		one.values[k] = 10;
+	struct floe_run_counters g = {.lines = 7, .rows_committed = 5, .spool_bytes = 100,
+				      .memory_used = 50, .dropped_rows = 2};
+	struct floe_counter_totals *t = NULL;
+	assert_int_equal(floe_counter_totals_new(&t), 0);
+	assert_int_equal(floe_counter_totals_add(t, &g, &one, 1), 0);
+	/* The next runner: the same input, and another of another name. */
+	struct floe_input_counters two[2] = {
+	    {.kind = kind, .name = "net", .table = table, .n = nm},
+	    {.kind = kind, .name = "other", .table = table, .n = nm},
+	};
+	for (size_t k = 0; k < nm; k++)
+		two[0].values[k] = two[1].values[k] = 1;
+	struct floe_run_counters now = {.lines = 1, .spool_bytes = 3, .memory_used = 4};
+	floe_counter_totals_apply(t, &now, two, 2);
+	assert_int_equal(now.lines, 8);
+	assert_int_equal(now.rows_committed, 5);
+	assert_int_equal(now.dropped_rows, 2);
+	assert_int_equal(now.spool_bytes, 3);  /* a gauge: of now */
+	assert_int_equal(now.memory_used, 4); /* a gauge */
+	for (size_t k = 0; k < nm; k++) {
+		assert_int_equal(two[0].values[k], k == open ? 1 : 11);
+		assert_int_equal(two[1].values[k], 1);
+	}
+	/* A second end adds again; applying to nothing is fine. */
+	assert_int_equal(floe_counter_totals_add(t, &g, &one, 1), 0);
+	struct floe_run_counters zero = {0};
+	floe_counter_totals_apply(t, &zero, NULL, 0);
+	assert_int_equal(zero.lines, 14);
+	floe_counter_totals_apply(NULL, &zero, NULL, 0);
+	assert_int_equal(zero.lines, 14);
+	floe_counter_totals_free(t);
+	floe_counter_totals_free(NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_same_counters),
+	    cmocka_unit_test(test_totals),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
