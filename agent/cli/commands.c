@@ -308,6 +308,7 @@ struct reload {
 	const char *path;
 	struct floe_config *next; /* owned: the configuration that takes over */
 	char state_dir[FLOE_PATH_MAX]; /* the one this process holds the lock of */
+	struct floe_runner_carry *carry; /* owned: counters and listeners across runners */
 };
 
 /* The lock is held on the state_dir of the start; another state_dir would be a second
@@ -356,6 +357,7 @@ static bool reload_config(void *ctx)
 	}
 	floe_config_free(rl->next);
 	rl->next = c;
+	floe_runner_carry_expect(rl->carry, c);
 	return true;
 }
 
@@ -382,6 +384,10 @@ int floe_cmd_run(int argc, char **argv)
 	struct reload rl = {.path = cfg->path, .next = NULL};
 	if (floe_path_absolute(cfg->agent.state_dir, rl.state_dir, sizeof(rl.state_dir)) != 0)
 		rl.state_dir[0] = '\0';
+	/* Without it (no memory at start-up) a reload resets the counters and reopens the
+	 * listeners, as it did before there was one: worth a warning, not a refusal to run. */
+	if (!once && floe_runner_carry_new(&rl.carry) != 0)
+		floe_warn("no memory to keep the counters and listeners across reloads");
 	/* The configuration that ran before the last reload: a new one that passed every
 	 * check may still fail to start (a table changed meanwhile, a store that was not
 	 * reachable to ask), and a reload must never stop the agent, so it comes back. */
@@ -409,6 +415,7 @@ int floe_cmd_run(int argc, char **argv)
 		rl.path = cfg->path;
 		floe_info("SIGHUP: starting again with the new configuration");
 	}
+	floe_runner_carry_free(rl.carry); /* closes the listeners no runner took */
 	floe_config_free(prev);
 	floe_config_free(rl.next);
 	floe_config_free(cfg);
@@ -420,7 +427,8 @@ static int run_once_over(struct floe_config *cfg, bool once, struct reload *rl, 
 {
 	struct floe_runner *r = NULL;
 	struct floe_err why = {0};
-	struct floe_runner_options opt = {.reload = once ? NULL : reload_config, .reload_ctx = rl};
+	struct floe_runner_options opt = {
+	    .reload = once ? NULL : reload_config, .reload_ctx = rl, .carry = rl->carry};
 	int rc = floe_runner_new(cfg, &opt, &r, &why);
 	if (rc && floe_signal_stop_requested()) {
 		/* Stopped while starting (a slow or stalled store, say): nothing was read yet,

@@ -5,6 +5,7 @@
 #include "agent/input/input_impl.h"
 
 #include "agent/config/config.h"
+#include "agent/input/syslog_handover.h"
 #include "agent/input/syslog_in.h"
 #include "agent/input/tail.h"
 #include "agent/parse/fields.h"
@@ -68,6 +69,37 @@ void floe_input_need(const struct floe_config_input *in, uint64_t max_line,
 	for (size_t k = 0; k < NKINDS; k++)
 		if (kinds[k].type == (int)in->type)
 			kinds[k].need(in, max_line, out);
+}
+
+int floe_input_keep_new(struct floe_input_keep **out)
+{
+	struct floe_input_keep *k = floe_calloc(NULL, 1, sizeof(*k));
+	if (!k || floe_syslog_handover_new(&k->syslog)) {
+		floe_free(NULL, k);
+		return FLOE_ENOMEM;
+	}
+	*out = k;
+	return 0;
+}
+
+void floe_input_keep_free(struct floe_input_keep *k)
+{
+	if (!k)
+		return;
+	floe_syslog_handover_free(k->syslog);
+	floe_free(NULL, k);
+}
+
+void floe_input_keep_expect(struct floe_input_keep *k, const struct floe_config *next)
+{
+	if (k)
+		floe_syslog_handover_expect(k->syslog, next);
+}
+
+void floe_input_keep_close_rest(struct floe_input_keep *k)
+{
+	if (k)
+		floe_syslog_handover_close_rest(k->syslog);
 }
 
 int floe_input_shared_new(struct floe_alloc *a, const struct floe_input_shared_options *o,

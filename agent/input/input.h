@@ -24,6 +24,7 @@ struct floe_err;
 struct floe_loop;
 struct floe_input;
 struct floe_record;
+struct floe_input_keep;
 
 /* A line as an input that reads lines hands it over; valid during the call only. */
 struct floe_input_line {
@@ -54,7 +55,24 @@ struct floe_input_shared_options {
 	unsigned fd_pct;	 /* the share of its max_open_files each tail may hold */
 	const char *host;	 /* the host column when an input has none of its own */
 	size_t host_len;
+	/* What inputs keep open across a reload (below; borrowed, NULL: nothing): taken by
+	 * the inputs that list it, and given to it at their free when the configuration
+	 * expected next lists it too. */
+	struct floe_input_keep *keep;
 };
+/* What the inputs keep open from one configuration to the next at a reload, so that a
+ * reload loses nothing the sources send meanwhile: the syslog listeners whose address,
+ * socket options and TLS files did not change (input/syslog_handover.h). Owned by the
+ * process, outside the memory budget; main thread. */
+int floe_input_keep_new(struct floe_input_keep **out);
+/* Closes what no input took. NULL is fine. */
+void floe_input_keep_free(struct floe_input_keep *k);
+/* next (borrowed until the next call; NULL: none) takes over once the running inputs
+ * are freed: what it lists the same way is kept open at their free. */
+void floe_input_keep_expect(struct floe_input_keep *k, const struct floe_config *next);
+/* The next configuration's inputs are open: closes what none of them took. */
+void floe_input_keep_close_rest(struct floe_input_keep *k);
+
 struct floe_input_shared;
 int floe_input_shared_new(struct floe_alloc *a, const struct floe_input_shared_options *o,
 			  struct floe_input_shared **out, struct floe_err *err);

@@ -14,6 +14,7 @@
 
 struct floe_config_input;
 struct floe_syslog_rx;
+struct floe_syslog_handover;
 struct floe_watch;
 struct floe_watch_event;
 struct floe_fields;
@@ -67,6 +68,11 @@ struct floe_input_shared {
 	struct floe_io watch_io;       /* the watch's registration on the loop */
 	struct floe_syslog_rx *rx;     /* the syslog inputs' receiver thread */
 	struct floe_fields *sysfields; /* a syslog message's structured data */
+};
+
+/* input.h's keep: per kind, what it keeps open across a reload. */
+struct floe_input_keep {
+	struct floe_syslog_handover *syslog;
 };
 
 /* The counters inputs of several kinds have, one text each: a Prometheus family is

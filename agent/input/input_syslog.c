@@ -293,7 +293,7 @@ static int share(struct floe_alloc *a, struct floe_input_shared *sh, struct floe
 	}
 	if (floe_fields_new(a, 64, (size_t)longest, &sh->sysfields) != 0)
 		return floe_err_set(err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));
-	return floe_syslog_rx_new(a, &sh->rx, err);
+	return floe_syslog_rx_new(a, sh->o.keep ? sh->o.keep->syslog : NULL, &sh->rx, err);
 }
 
 int floe_input_syslog_make(struct floe_alloc *a, struct floe_input_shared *sh, size_t i,

@@ -19,6 +19,7 @@
 
 struct floe_clock;
 struct floe_server;
+struct floe_syslog_handover;
 struct floe_tls_server;
 struct floe_worker;
 
@@ -30,6 +31,9 @@ struct sl_lst {
 	struct floe_server *srv;
 	void *mem; /* the server's memory */
 	char uri[FLOE_LISTEN_URI_MAX];
+	/* The kernel's drops the listener counted before this input took it over from the
+	 * previous configuration's (syslog_handover.h): theirs, not this input's. */
+	uint64_t drops_before;
 };
 
 /* Counters, written by one side with relaxed atomic stores and read by the other. */
@@ -90,6 +94,7 @@ struct floe_syslog_rx {
 	void *task;
 	struct floe_syslog_in *ins;
 	struct floe_timer stats_timer;
+	struct floe_syslog_handover *handover; /* borrowed; NULL: listeners are not kept */
 };
 
 static inline int sl_load(const int *p)

@@ -82,9 +82,13 @@ struct floe_syslog_in_stats {
  * that sealing, fsync and encoding on the runner's thread never leave a socket unread
  * (a UDP socket's buffer holds well under a second of a busy sender). Made first, the
  * inputs open their listeners on it, then it starts; stopped before the inputs are
- * freed, freed last. Its read buffer (FLOE_SYSLOG_READ_BYTES) comes from a's budget. */
+ * freed, freed last. Its read buffer (FLOE_SYSLOG_READ_BYTES) comes from a's budget.
+ * With handover (borrowed, may be NULL: syslog_handover.h), its inputs take the
+ * listeners a previous configuration kept open, and keep theirs open for the next. */
 struct floe_syslog_rx;
-int floe_syslog_rx_new(struct floe_alloc *a, struct floe_syslog_rx **out, struct floe_err *err);
+struct floe_syslog_handover;
+int floe_syslog_rx_new(struct floe_alloc *a, struct floe_syslog_handover *handover,
+		       struct floe_syslog_rx **out, struct floe_err *err);
 int floe_syslog_rx_start(struct floe_syslog_rx *rx, struct floe_err *err);
 void floe_syslog_rx_stop(struct floe_syslog_rx *rx);
 void floe_syslog_rx_free(struct floe_syslog_rx *rx);
@@ -99,7 +103,8 @@ int floe_syslog_in_new(struct floe_alloc *a, const struct floe_config_input *cfg
 		       const char *name, struct floe_syslog_rx *rx, struct floe_loop *notify,
 		       const struct floe_clock *clock, struct floe_syslog_in **out,
 		       struct floe_err *err);
-/* Closes the listeners (removing unix socket files) and frees in, after
+/* Closes the listeners (removing unix socket files), or hands those the next
+ * configuration keeps to the receiver's handover, and frees in, after
  * floe_syslog_rx_stop. NULL is fine. */
 void floe_syslog_in_free(struct floe_syslog_in *in);
 
@@ -139,7 +144,9 @@ void floe_syslog_in_stats(const struct floe_syslog_in *in, struct floe_syslog_in
 void floe_syslog_in_count_parse(struct floe_syslog_in *in, bool failed, bool ts_failed);
 /* At the end of a run, with the receiver stopped (floe_syslog_rx_stop): closes every
  * connection of in as its peer's close would, so that a frame half sent goes into the
- * queue (kept, counted at_close) for a last read. */
+ * queue (kept, counted at_close) for a last read, and reads what datagram sockets still
+ * hold, except those of listeners handed over open (their datagrams wait in the kernel
+ * for the next configuration's receiver). */
 void floe_syslog_in_close(struct floe_syslog_in *in);
 /* At the end of a run, with the receiver stopped and the last read done: what is still
  * queued will not be committed; it is counted (lost_at_stop) and let go. Returns how

@@ -22,6 +22,7 @@
 #include "agent/input/syslog_impl.h"
 
 #include "agent/config/config.h"
+#include "agent/input/syslog_handover.h"
 #include "agent/env/env.h"
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
@@ -259,10 +260,17 @@ static int open_listener(struct floe_syslog_in *in, size_t i, struct floe_err *e
 	    .group = c->syslog.socket_group,
 	};
 	const char *what = NULL;
-	int rc = floe_listener_open(&u, &lo, &l->l, &what);
-	if (rc)
+	int rc = 0;
+	/* The previous configuration's socket, if it kept one like this open (a reload). */
+	bool kept = (l->l = floe_syslog_handover_take(in->rx->handover, c, s)) != NULL;
+	if (kept) {
+		struct floe_listener_stats ls;
+		floe_listener_stats(l->l, &ls);
+		l->drops_before = ls.kernel_drops;
+	} else if ((rc = floe_listener_open(&u, &lo, &l->l, &what))) {
 		return floe_err_set(err, rc, "%s: listen %s: %s: %s", in->name, s,
 				    what ? what : "cannot open", strerror(-rc));
+	}
 	floe_listen_uri_format(&u, floe_listener_port(l->l), l->uri, sizeof(l->uri));
 	bool stream = floe_listen_is_stream(u.transport);
 	size_t mem = floe_server_footprint(stream ? c->syslog.max_connections : 0);
@@ -282,6 +290,10 @@ static int open_listener(struct floe_syslog_in *in, size_t i, struct floe_err *e
 				      .on_datagram = on_datagram};
 	if ((rc = floe_server_init(l->mem, mem, in->rx->loop, l->l, &so, &cbs, &l->srv)))
 		return floe_err_set(err, rc, "%s: %s: %s", in->name, l->uri, strerror(-rc));
+	if (kept) {
+		floe_info("%s: listening on %s (kept open across the reload)", in->name, l->uri);
+		return 0;
+	}
 	if (!stream && !floe_listener_counts_drops(l->l))
 		floe_warn("%s: %s: this kernel does not count the datagrams it drops "
 			  "(SO_RXQ_OVFL): a full receive buffer loses messages uncounted",
@@ -318,6 +330,29 @@ static int open_tls(struct floe_syslog_in *in, struct floe_err *err)
 	return 0;
 }
 
+
+/* Whether listener l is wanted open by the configuration that takes over next. */
+static bool handed_over(const struct sl_lst *l)
+{
+	const struct floe_syslog_in *in = l->in;
+	return l->l && in->rx &&
+	       floe_syslog_handover_wanted(in->rx->handover, in->cfg, in->cfg->syslog.listen[l->index]);
+}
+
+/* At the input's free: l's socket goes to the handover when the next configuration
+ * wants it (true: not to be closed). */
+static bool kept_open(struct sl_lst *l)
+{
+	if (!handed_over(l))
+		return false;
+	if (floe_syslog_handover_put(l->in->rx->handover, l->in->cfg,
+				     l->in->cfg->syslog.listen[l->index], l->l))
+		return true;
+	floe_warn("%s: %s: no memory to keep it open across the reload: closed, and opened "
+		  "again by the new configuration",
+		  l->in->name, l->uri);
+	return false;
+}
 
 int floe_syslog_in_new(struct floe_alloc *a, const struct floe_config_input *cfg,
 		       const char *name, struct floe_syslog_rx *rx, struct floe_loop *notify,
@@ -378,7 +413,8 @@ void floe_syslog_in_free(struct floe_syslog_in *in)
 		}
 	for (size_t i = 0; i < in->nlst; i++) {
 		floe_server_fini(in->lst[i].srv);
-		floe_listener_close(in->lst[i].l);
+		if (!kept_open(&in->lst[i]))
+			floe_listener_close(in->lst[i].l);
 		floe_free(in->a, in->lst[i].mem);
 	}
 	floe_tls_server_free(in->tls);
@@ -429,7 +465,7 @@ static void snapshot(struct floe_syslog_in *in)
 			struct floe_listener_stats ls;
 			(void)floe_listener_sync_drops(in->lst[i].l);
 			floe_listener_stats(in->lst[i].l, &ls);
-			kd += ls.kernel_drops;
+			kd += ls.kernel_drops - in->lst[i].drops_before;
 		}
 	}
 	sl_set(&in->c.connections, acc);
@@ -479,7 +515,7 @@ void floe_syslog_in_close(struct floe_syslog_in *in)
 			continue;
 		if (floe_listen_is_stream(floe_listener_transport(in->lst[i].l)))
 			floe_server_close_all(in->lst[i].srv);
-		else
+		else if (!handed_over(&in->lst[i]))
 			close_datagrams(&in->lst[i]);
 	}
 	snapshot(in);
@@ -523,7 +559,8 @@ static void on_stats(struct floe_timer *t)
 	floe_loop_timer_arm(rx->loop, t, floe_loop_now(rx->loop) + STATS_MS);
 }
 
-int floe_syslog_rx_new(struct floe_alloc *a, struct floe_syslog_rx **out, struct floe_err *err)
+int floe_syslog_rx_new(struct floe_alloc *a, struct floe_syslog_handover *handover,
+		       struct floe_syslog_rx **out, struct floe_err *err)
 {
 	FLOE_OWNER(FLOE_ROLE_MAIN);
 	struct floe_syslog_rx *rx = floe_calloc(a, 1, sizeof(*rx));
@@ -532,6 +569,7 @@ int floe_syslog_rx_new(struct floe_alloc *a, struct floe_syslog_rx **out, struct
 		return floe_err_set(err, FLOE_ENOMEM, "syslog: no memory for the receive buffer");
 	}
 	rx->a = a;
+	rx->handover = handover;
 	struct floe_loop_opts lo = {.on_wake = on_wake,
 				    .wake_arg = rx,
 				    .buffer = rx->buf,

@@ -4,6 +4,7 @@
 #include "agent/run/runner.h"
 
 #include "agent/run/runner_impl.h"
+#include "agent/run/counters.h"
 #include "agent/run/memory.h"
 
 #include "agent/config/config.h"
@@ -285,6 +286,7 @@ static int open_inputs(struct floe_runner *r, struct floe_err *err)
 	    .fd_pct = r->set.fd_pct,
 	    .host = r->set.host,
 	    .host_len = r->set.host_len,
+	    .keep = r->env.o.carry ? r->env.o.carry->inputs : NULL,
 	};
 	int rc = floe_input_shared_new(&r->alloc, &so, &r->in.shared, err);
 	for (size_t i = 0; i < r->set.cfg->ninputs && rc == 0; i++)
@@ -340,20 +342,56 @@ int floe_runner_new(const struct floe_config *cfg, const struct floe_runner_opti
 	}
 	if (rc == 0)
 		rc = floe_runner_status_start(r, err);
+	struct floe_input_keep *keep = r->env.o.carry ? r->env.o.carry->inputs : NULL;
 	if (rc) {
 		if (err && err->code != rc)
 			floe_err_set(err, rc, "%s", floe_strerror(rc));
+		/* The listeners this configuration took stay open for the one that runs
+		 * instead (the caller goes back to the previous one). */
 		floe_runner_free(r);
+		floe_input_keep_expect(keep, NULL);
 		return rc;
 	}
+	/* The previous configuration's listeners that no input here took. */
+	floe_input_keep_expect(keep, NULL);
+	floe_input_keep_close_rest(keep);
+	r->env.made = true;
 	*out = r;
 	return 0;
+}
+
+int floe_runner_carry_new(struct floe_runner_carry **out)
+{
+	struct floe_runner_carry *c = floe_calloc(NULL, 1, sizeof(*c));
+	if (!c || floe_counter_totals_new(&c->totals) || floe_input_keep_new(&c->inputs)) {
+		floe_runner_carry_free(c);
+		return FLOE_ENOMEM;
+	}
+	*out = c;
+	return 0;
+}
+
+void floe_runner_carry_free(struct floe_runner_carry *c)
+{
+	if (!c)
+		return;
+	floe_input_keep_free(c->inputs);
+	floe_counter_totals_free(c->totals);
+	floe_free(NULL, c);
+}
+
+void floe_runner_carry_expect(struct floe_runner_carry *c, const struct floe_config *next)
+{
+	if (c)
+		floe_input_keep_expect(c->inputs, next);
 }
 
 void floe_runner_free(struct floe_runner *r)
 {
 	if (!r)
 		return;
+	/* Its counters go on in the next runner's (a reload). */
+	floe_run_counters_fold(r);
 	floe_runner_status_stop(r);
 	if (r->com.task)
 		floe_worker_wait(r->com.thread, r->com.task); /* a stop ends it within its grace */

@@ -15,6 +15,7 @@ struct floe_config;
 struct floe_err;
 struct floe_rand;
 struct floe_runner;
+struct floe_runner_carry;
 
 /* What the runner takes from outside; a NULL options pointer, or a NULL member, means the
  * system's. Borrowed: it must outlive the runner. Tests drive a run with a fake clock. */
@@ -36,7 +37,24 @@ struct floe_runner_options {
 	 * false keeps this one running (the caller logged why). */
 	bool (*reload)(void *ctx);
 	void *reload_ctx;
+	/* What the process keeps from one runner to the next (NULL: nothing, a process that
+	 * never reloads). Borrowed. */
+	struct floe_runner_carry *carry;
 };
+
+/* What a process that reloads keeps across its runners, one configuration's each: the
+ * counters so far, so that none goes down at a reload (metrics.json and /metrics
+ * count for the process), and the syslog listeners the next configuration lists the
+ * same way (address, socket options, TLS files), handed over open, so that a reload
+ * never refuses a connection nor leaves a datagram without a socket. Made before the
+ * first runner, given to each in its options, freed after the last (closing the
+ * listeners nobody took). Outside the memory budget: it outlives every runner's. */
+int floe_runner_carry_new(struct floe_runner_carry **out);
+void floe_runner_carry_free(struct floe_runner_carry *c);
+/* A reload was accepted: next (borrowed until the next runner is made) takes over once
+ * the running runner ends; the listeners it keeps stay open when that runner frees its
+ * inputs. The next floe_runner_new takes them and closes those it did not want. */
+void floe_runner_carry_expect(struct floe_runner_carry *c, const struct floe_config *next);
 
 struct floe_runner_stats {
 	uint64_t lines;

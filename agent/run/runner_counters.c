@@ -11,6 +11,7 @@
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
+#include "platform/log.h"
 #include "platform/owner.h"
 
 #include <string.h>
@@ -112,20 +113,55 @@ static void run_counters(struct floe_runner *r, const struct floe_input_counters
 	};
 }
 
+/* The runner's counters now, into *in (owned, from the budget; n entries) and g: its
+ * own, without what earlier runners counted. */
+static int gather(struct floe_runner *r, struct floe_input_counters **in, struct floe_run_counters *g)
+{
+	size_t n = r->in.n ? r->in.n : 1;
+	if (!(*in = floe_calloc(&r->alloc, n, sizeof(**in))))
+		return FLOE_ENOMEM;
+	for (size_t i = 0; i < r->in.n; i++) {
+		input_counters(r, i, &(*in)[i]);
+		(*in)[i].name = r->set.cfg->inputs[i].name;
+	}
+	run_counters(r, *in, g);
+	return 0;
+}
+
 int floe_run_counters_render(struct floe_runner *r, bool prom, struct floe_buf *b)
 {
 	FLOE_OWNER(FLOE_ROLE_MAIN);
-	size_t n = r->in.n ? r->in.n : 1;
-	struct floe_input_counters *in = floe_calloc(&r->alloc, n, sizeof(*in));
-	if (!in)
-		return FLOE_ENOMEM;
-	for (size_t i = 0; i < r->in.n; i++) {
-		input_counters(r, i, &in[i]);
-		in[i].name = r->set.cfg->inputs[i].name;
-	}
+	struct floe_input_counters *in;
 	struct floe_run_counters g;
-	run_counters(r, in, &g);
-	int rc = prom ? floe_counters_prom(&g, in, r->in.n, b) : floe_counters_json(&g, in, r->in.n, b);
+	int rc = gather(r, &in, &g);
+	if (rc)
+		return rc;
+	if (r->env.o.carry)
+		floe_counter_totals_apply(r->env.o.carry->totals, &g, in, r->in.n);
+	rc = prom ? floe_counters_prom(&g, in, r->in.n, b) : floe_counters_json(&g, in, r->in.n, b);
 	floe_free(&r->alloc, in);
 	return rc;
+}
+
+void floe_run_counters_fold(struct floe_runner *r)
+{
+	FLOE_OWNER(FLOE_ROLE_MAIN);
+	struct floe_runner_carry *c = r->env.o.carry;
+	if (!c || !r->env.made)
+		return;
+	struct floe_input_counters *in;
+	struct floe_run_counters g;
+	int rc = gather(r, &in, &g);
+	if (rc == 0) {
+		rc = floe_counter_totals_add(c->totals, &g, in, r->in.n);
+		floe_free(&r->alloc, in);
+	}
+	if (rc)
+		floe_error("runner: the counters of the configuration that ends could not be kept "
+			   "(%s): metrics.json and /metrics count from zero again",
+			   floe_strerror(rc));
+	for (size_t i = 0; i <= COMMIT_BUCKETS; i++)
+		c->hist.count[i] += r->hist.count[i];
+	c->hist.n += r->hist.n;
+	c->hist.sum_s += r->hist.sum_s;
 }

@@ -50,6 +50,7 @@
 #include <string.h>
 
 struct floe_assemble_options;
+struct floe_counter_totals;
 struct run_status;
 struct floe_assemble_rec;
 struct floe_buf;
@@ -116,6 +117,7 @@ struct run_settings {
 struct run_env {
 	struct floe_runner_options o;
 	bool reloading;
+	bool made; /* floe_runner_new finished: the counters are folded into o.carry at the end */
 };
 
 /* The inputs (agent/input/input.h), one array whatever their types, with what they share;
@@ -200,6 +202,21 @@ struct commit_hist {
 	uint64_t n;
 	double sum_s;
 	uint64_t attempts, conflicts;
+};
+
+/* runner.h's carry: the counters of the runners that ended, and what the inputs keep
+ * open between two runners (agent/input/input.h's keep). */
+struct floe_runner_carry {
+	struct floe_counter_totals *totals;
+	struct commit_hist hist;
+	struct floe_input_keep *inputs;
+	/* runner_status.c's, for the process: the status listeners' counters of the runners
+	 * that ended, when the first runner started and the last commit (monotonic and
+	 * wall; 0: none yet), so that a reload resets no age and no counter of /metrics. */
+	struct {
+		uint64_t requests, evicted, timed_out;
+		int64_t started_us, last_commit_us, last_commit_wall_us;
+	} status;
 };
 
 /* The committer: one thread that uploads and commits sealed entries, so that the main
@@ -543,6 +560,9 @@ void floe_runner_write_metrics(struct floe_runner *r);
 /* The counters (counters.h's table, gathered by runner_counters.c) appended to b: as
  * metrics.json, or as /metrics's families (prom). */
 int floe_run_counters_render(struct floe_runner *r, bool prom, struct floe_buf *b);
+/* At the end of a runner that was made: its counters (and commit latencies) into the
+ * process's carry, if any, for the next runner's documents to count on from. */
+void floe_run_counters_fold(struct floe_runner *r);
 int floe_runner_enforce_spool_limit(struct floe_runner *r);
 /* What counts against spool.max_bytes: the data bytes of every output's spool. */
 static inline uint64_t floe_runner_spool_bytes(const struct floe_runner *r)

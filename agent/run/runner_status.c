@@ -80,6 +80,13 @@ int floe_runner_status_start(struct floe_runner *r, struct floe_err *err)
 		return floe_err_set(err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));
 	r->status = s;
 	s->started_us = floe_run_mono_us(r);
+	struct floe_runner_carry *c = r->env.o.carry;
+	if (c && c->status.started_us) {
+		/* A reload: the process's start and last commit, not this runner's. */
+		s->started_us = c->status.started_us;
+		s->last_commit_us = c->status.last_commit_us;
+		s->last_commit_wall_us = c->status.last_commit_wall_us;
+	}
 	size_t cap = DOC_BASE;
 	if (__builtin_mul_overflow((size_t)DOC_PER_INPUT, r->in.n, &cap) ||
 	    __builtin_add_overflow(cap, (size_t)DOC_BASE, &cap))
@@ -108,6 +115,18 @@ void floe_runner_status_stop(struct floe_runner *r)
 {
 	if (!r->status)
 		return;
+	struct floe_runner_carry *c = r->env.o.carry;
+	if (c && r->status->httpd) {
+		/* The next runner's listener counts on from these (a reload). */
+		struct floe_httpd_stats hs;
+		floe_httpd_get_stats(r->status->httpd, &hs);
+		c->status.requests += hs.requests;
+		c->status.evicted += hs.evicted;
+		c->status.timed_out += hs.timed_out;
+		c->status.started_us = r->status->started_us;
+		c->status.last_commit_us = r->status->last_commit_us;
+		c->status.last_commit_wall_us = r->status->last_commit_wall_us;
+	}
 	floe_httpd_stop(r->status->httpd);
 	floe_free(&r->alloc, r->status);
 	r->status = NULL;
@@ -132,9 +151,12 @@ static int commit_histogram(struct floe_runner *r, struct floe_buf *b)
 {
 	int rc = family(b, "floe_commit_duration_seconds", "histogram",
 			"Commit duration, uploads included.");
+	/* The commits of the configurations that ran before a reload count too. */
+	static const struct commit_hist none;
+	const struct commit_hist *was = r->env.o.carry ? &r->env.o.carry->hist : &none;
 	uint64_t cum = 0;
 	for (size_t i = 0; i <= COMMIT_BUCKETS && rc == 0; i++) {
-		cum += r->hist.count[i];
+		cum += r->hist.count[i] + was->count[i];
 		if (i < COMMIT_BUCKETS)
 			rc = floe_buf_printf(b, "floe_commit_duration_seconds_bucket{le=\"%g\"} %" PRIu64 "\n",
 					     commit_bucket_s[i], cum);
@@ -146,7 +168,7 @@ static int commit_histogram(struct floe_runner *r, struct floe_buf *b)
 	if (rc == 0)
 		rc = floe_buf_printf(b, "floe_commit_duration_seconds_sum %.6f\n"
 					"floe_commit_duration_seconds_count %" PRIu64 "\n",
-				     r->hist.sum_s, r->hist.n);
+				     r->hist.sum_s + was->sum_s, r->hist.n + was->n);
 	return rc;
 }
 
@@ -204,6 +226,11 @@ static int age_metrics(struct floe_runner *r, struct floe_buf *b, int64_t now_us
 	 * not complete in time) shows here. */
 	struct floe_httpd_stats hs;
 	floe_httpd_get_stats(s->httpd, &hs);
+	if (r->env.o.carry) {
+		hs.requests += r->env.o.carry->status.requests;
+		hs.evicted += r->env.o.carry->status.evicted;
+		hs.timed_out += r->env.o.carry->status.timed_out;
+	}
 	if (rc == 0)
 		rc = metric(b, "floe_http_requests_total", "counter",
 			    "Requests the status listener answered.", hs.requests);
