@@ -133,6 +133,11 @@ void floe_loop_stop(struct floe_loop *l)
 	floe_loop_wake(l);
 }
 
+void floe_loop_resume(struct floe_loop *l)
+{
+	atomic_store(&l->stop, false);
+}
+
 bool floe_loop_stopping(const struct floe_loop *l)
 {
 	return atomic_load(&((struct floe_loop *)l)->stop);

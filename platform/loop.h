@@ -81,6 +81,9 @@ void floe_loop_wake_on_signals(struct floe_loop *l);
 void floe_loop_stop(struct floe_loop *l);
 /* True once floe_loop_stop was called. */
 bool floe_loop_stopping(const struct floe_loop *l);
+/* Clears the stop, for a loop that runs again once floe_loop_run returned (the syslog
+ * receiver kept across a reload). The loop's thread only, or while none runs it. */
+void floe_loop_resume(struct floe_loop *l);
 
 /* The loop's clock, in milliseconds. */
 int64_t floe_loop_now(const struct floe_loop *l);

@@ -392,13 +392,17 @@ int floe_cmd_run(int argc, char **argv)
 	 * check may still fail to start (a table changed meanwhile, a store that was not
 	 * reachable to ask), and a reload must never stop the agent, so it comes back. */
 	struct floe_config *prev = NULL;
+	/* One that could not start: what it took over of the inputs kept open points into it
+	 * until the previous configuration's runner took them back (or closed them). */
+	struct floe_config *failed = NULL;
 	for (;;) {
 		bool started = false;
 		status = run_once_over(cfg, once, &rl, &started);
 		if (!started && prev && !floe_signal_stop_requested()) {
 			floe_error("SIGHUP: the new configuration cannot start (above): the previous "
 				   "configuration runs on");
-			floe_config_free(cfg);
+			floe_config_free(failed);
+			failed = cfg;
 			cfg = prev;
 			prev = NULL;
 			rl.path = cfg->path;
@@ -416,6 +420,7 @@ int floe_cmd_run(int argc, char **argv)
 		floe_info("SIGHUP: starting again with the new configuration");
 	}
 	floe_runner_carry_free(rl.carry); /* closes the listeners no runner took */
+	floe_config_free(failed);
 	floe_config_free(prev);
 	floe_config_free(rl.next);
 	floe_config_free(cfg);

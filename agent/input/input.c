@@ -86,7 +86,9 @@ void floe_input_keep_free(struct floe_input_keep *k)
 {
 	if (!k)
 		return;
+	floe_input_syslog_keep_drop(k, NULL);
 	floe_syslog_handover_free(k->syslog);
+	floe_free(NULL, k->ins);
 	floe_free(NULL, k);
 }
 
@@ -98,8 +100,10 @@ void floe_input_keep_expect(struct floe_input_keep *k, const struct floe_config 
 
 void floe_input_keep_close_rest(struct floe_input_keep *k)
 {
-	if (k)
-		floe_syslog_handover_close_rest(k->syslog);
+	if (!k)
+		return;
+	floe_input_syslog_keep_drop(k, NULL);
+	floe_syslog_handover_close_rest(k->syslog);
 }
 
 int floe_input_shared_new(struct floe_alloc *a, const struct floe_input_shared_options *o,
@@ -149,7 +153,8 @@ void floe_input_shared_free(struct floe_input_shared *sh)
 	if (sh->watch_added)
 		floe_loop_io_del(sh->o.loop, &sh->watch_io);
 	floe_syslog_rx_stop(sh->rx);
-	floe_syslog_rx_free(sh->rx);
+	if (!floe_input_syslog_keep_rx(sh))
+		floe_syslog_rx_free(sh->rx);
 	floe_fields_free(sh->sysfields);
 	floe_watch_free(sh->watch);
 	floe_free(sh->a, sh);

@@ -72,8 +72,23 @@ struct floe_input_shared {
 
 /* input.h's keep: per kind, what it keeps open across a reload. */
 struct floe_input_keep {
+	/* The syslog listeners kept alone, and which configuration is expected next. */
 	struct floe_syslog_handover *syslog;
+	/* Whole syslog inputs the next configuration lists unchanged (input_syslog.c), each
+	 * with its key (floe_syslog_handover_input_key), and the receiver they are on. */
+	struct floe_syslog_rx *rx;
+	struct kept_syslog {
+		struct floe_syslog_in *in;
+		char *key;
+	} *ins;
+	size_t nins;
 };
+/* input_syslog.c's side of the keep. At the shared resources' free: the receiver goes
+ * to the keep when whole inputs on it were kept (true), else it is the caller's to free. */
+bool floe_input_syslog_keep_rx(struct floe_input_shared *sh);
+/* Frees the whole inputs kept that cfg does not list unchanged (NULL: all of them, and
+ * then the receiver). The receiver must be stopped. */
+void floe_input_syslog_keep_drop(struct floe_input_keep *k, const struct floe_config *cfg);
 
 /* The counters inputs of several kinds have, one text each: a Prometheus family is
  * named and helped once whichever inputs have it. */

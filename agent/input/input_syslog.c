@@ -5,6 +5,7 @@
 #include "agent/input/input_impl.h"
 
 #include "agent/config/config.h"
+#include "agent/input/syslog_handover.h"
 #include "agent/input/syslog_in.h"
 #include "agent/parse/fields.h"
 #include "agent/parse/syslog.h"
@@ -22,8 +23,12 @@ struct syslog_input {
 	struct floe_alloc *a;
 	struct floe_input_shared *sh;
 	const struct floe_config_input *cfg;
+	size_t index; /* in the configuration */
 	struct floe_syslog_in *in;
 	const struct floe_input_sink *sink; /* during a read */
+	/* What in's counters said when this configuration took it over from the previous
+	 * one (a reload): those are the previous runner's, which the process's totals hold. */
+	uint64_t base[FLOE_INPUT_METRICS_MAX];
 };
 
 static const struct floe_input_metric metrics[] = {
@@ -63,6 +68,9 @@ static void values(const void *self, uint64_t *v)
 			  st.lost_at_stop, st.kernel_drops, st.connections,    st.rejected,
 			  st.open,	  st.closed_idle,  st.handshake_failures,
 			  st.read_errors, st.paused};
+	for (size_t k = 0; k < FLOE_INPUT_NMETRICS(metrics); k++)
+		if (!(metrics[k].flags & FLOE_INPUT_M_GAUGE))
+			all[k] -= s->base[k];
 	memcpy(v, all, sizeof(all));
 }
 
@@ -134,10 +142,95 @@ bool floe_input_syslog_recognise(const uint8_t *blob, size_t len)
 	return floe_syslog_in_blob_taken(blob, len, &taken) == 0;
 }
 
+/* Whether the configuration expected next lists this input unchanged: it is then kept
+ * whole (not closed, nothing abandoned) for that configuration to take over. */
+static bool kept_whole(const struct syslog_input *s)
+{
+	return s->sh->o.keep && floe_syslog_handover_keeps(s->sh->o.keep->syslog, s->cfg, s->index);
+}
+
+/* Into the keep: in (with its key) for the next configuration. False without memory. */
+static bool keep_put(struct floe_input_keep *k, const struct syslog_input *s)
+{
+	char key[8192];
+	size_t n = floe_syslog_handover_input_key(s->cfg, s->index, key, sizeof(key));
+	struct kept_syslog *more = n ? floe_realloc(NULL, k->ins, (k->nins + 1) * sizeof(*k->ins)) : NULL;
+	if (!more)
+		return false;
+	k->ins = more;
+	if (!(more[k->nins].key = floe_strndup(NULL, key, n)))
+		return false;
+	more[k->nins++].in = s->in;
+	return true;
+}
+
+/* The kept input cfg, index lists unchanged, now the caller's, or NULL. */
+static struct floe_syslog_in *keep_take(struct floe_input_keep *k, const struct floe_config_input *cfg,
+					size_t index)
+{
+	char key[8192];
+	size_t n = k ? floe_syslog_handover_input_key(cfg, index, key, sizeof(key)) : 0;
+	for (size_t i = 0; n && i < k->nins; i++) {
+		if (strcmp(k->ins[i].key, key) != 0)
+			continue;
+		struct floe_syslog_in *in = k->ins[i].in;
+		floe_free(NULL, k->ins[i].key);
+		k->ins[i] = k->ins[--k->nins];
+		return in;
+	}
+	return NULL;
+}
+
+void floe_input_syslog_keep_drop(struct floe_input_keep *k, const struct floe_config *cfg)
+{
+	char key[8192];
+	for (size_t i = 0; k && i < k->nins;) {
+		const struct kept_syslog *e = &k->ins[i];
+		bool wanted = false;
+		for (size_t j = 0; cfg && j < cfg->ninputs && !wanted; j++) {
+			size_t n = floe_syslog_handover_input_key(&cfg->inputs[j], j, key, sizeof(key));
+			wanted = n && strcmp(e->key, key) == 0;
+		}
+		if (wanted) {
+			i++;
+			continue;
+		}
+		/* A configuration that did not start took it over, and the one that runs
+		 * instead lists it otherwise: what it received and nobody took is lost. */
+		uint64_t lost = floe_syslog_in_abandon(e->in);
+		if (lost)
+			floe_warn("syslog: %" PRIu64 " messages received before the reload are lost: "
+				  "their input changed",
+				  lost);
+		floe_syslog_in_free(e->in);
+		floe_free(NULL, e->key);
+		k->ins[i] = k->ins[--k->nins];
+	}
+	if (k && !cfg && !k->nins && k->rx) {
+		floe_syslog_rx_free(k->rx);
+		k->rx = NULL;
+	}
+}
+
+bool floe_input_syslog_keep_rx(struct floe_input_shared *sh)
+{
+	struct floe_input_keep *k = sh->o.keep;
+	if (!k || !k->nins || !sh->rx || k->rx)
+		return false;
+	k->rx = sh->rx;
+	sh->rx = NULL;
+	return true;
+}
+
 static void free_(void *self)
 {
 	struct syslog_input *s = self;
-	floe_syslog_in_free(s->in);
+	if (!kept_whole(s) || !keep_put(s->sh->o.keep, s)) {
+		if (kept_whole(s))
+			floe_error("%s: no memory to keep it open across the reload: closed",
+				   s->cfg->name);
+		floe_syslog_in_free(s->in);
+	}
 	floe_free(s->a, s);
 }
 
@@ -192,14 +285,17 @@ static void reload(void *self)
 	floe_syslog_in_reload(((struct syslog_input *)self)->in);
 }
 
+/* An input kept whole is neither closed nor abandoned at the end of its configuration's
+ * run: its connections stay open and its queue goes on into the next configuration. */
 static void close_(void *self)
 {
-	floe_syslog_in_close(((struct syslog_input *)self)->in);
+	if (!kept_whole(self))
+		floe_syslog_in_close(((struct syslog_input *)self)->in);
 }
 
 static uint64_t abandon(void *self)
 {
-	return floe_syslog_in_abandon(((struct syslog_input *)self)->in);
+	return kept_whole(self) ? 0 : floe_syslog_in_abandon(((struct syslog_input *)self)->in);
 }
 
 /* Nothing to read again when it took no message between the entry's start and end;
@@ -293,7 +389,16 @@ static int share(struct floe_alloc *a, struct floe_input_shared *sh, struct floe
 	}
 	if (floe_fields_new(a, 64, (size_t)longest, &sh->sysfields) != 0)
 		return floe_err_set(err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));
-	return floe_syslog_rx_new(a, sh->o.keep ? sh->o.keep->syslog : NULL, &sh->rx, err);
+	struct floe_input_keep *k = sh->o.keep;
+	if (k && k->rx) {
+		/* A reload: the receiver the kept inputs are on, without those this
+		 * configuration does not list (they would hold their addresses). */
+		floe_input_syslog_keep_drop(k, sh->o.cfg);
+		sh->rx = k->rx;
+		k->rx = NULL;
+		return 0;
+	}
+	return floe_syslog_rx_new(a, k ? k->syslog : NULL, &sh->rx, err);
 }
 
 int floe_input_syslog_make(struct floe_alloc *a, struct floe_input_shared *sh, size_t i,
@@ -308,10 +413,18 @@ int floe_input_syslog_make(struct floe_alloc *a, struct floe_input_shared *sh, s
 	s->a = a;
 	s->sh = sh;
 	s->cfg = &sh->o.cfg->inputs[i];
+	s->index = i;
 	char name[32];
 	snprintf(name, sizeof(name), "input %s", s->cfg->name);
-	if ((rc = floe_syslog_in_new(a, s->cfg, name, sh->rx, sh->o.loop, sh->o.clock, &s->in,
-				     err))) {
+	if ((s->in = keep_take(sh->o.keep, s->cfg, i))) {
+		/* The previous configuration's, unchanged: its connections and queue go on. */
+		floe_syslog_in_adopt(s->in, s->cfg, sh->o.loop, sh->o.clock);
+		uint64_t v[FLOE_INPUT_METRICS_MAX];
+		values(s, v);
+		memcpy(s->base, v, sizeof(s->base));
+		floe_info("%s: kept open across the reload, its connections and queue with it", name);
+	} else if ((rc = floe_syslog_in_new(a, s->cfg, name, sh->rx, sh->o.loop, sh->o.clock,
+					    &s->in, err))) {
 		floe_free(a, s);
 		return rc;
 	}

@@ -88,6 +88,66 @@ void floe_syslog_handover_expect(struct floe_syslog_handover *h, const struct fl
 		h->next = next;
 }
 
+bool floe_syslog_handover_expecting(const struct floe_syslog_handover *h)
+{
+	return h && h->next;
+}
+
+static int put_str(char *out, size_t cap, size_t *at, const char *k, const char *v)
+{
+	int n = snprintf(out + *at, cap - *at, "|%s=%zu:%s", k, v ? strlen(v) : 0, v ? v : "");
+	if (n < 0 || (size_t)n >= cap - *at)
+		return -1;
+	*at += (size_t)n;
+	return 0;
+}
+
+size_t floe_syslog_handover_input_key(const struct floe_config_input *c, size_t index, char *out,
+				      size_t cap)
+{
+	if (c->type != FLOE_INPUT_SYSLOG || cap == 0)
+		return 0;
+	/* Each string with its length, so that no two settings spell one key. */
+	int n = snprintf(out, cap,
+			 "#%zu|conns=%" PRIu32 "|idle=%" PRIu64 "|max=%" PRIu64 "|rcvbuf=%" PRIu64
+			 "|host=%d|zone=%" PRId32 "|mode=%o",
+			 index, c->syslog.max_connections, c->syslog.idle_timeout_ms,
+			 c->syslog.max_message_bytes, c->syslog.receive_buffer, (int)c->syslog.host_from,
+			 c->syslog.zone_offset_s, (unsigned)c->syslog.socket_mode);
+	if (n < 0 || (size_t)n >= cap)
+		return 0;
+	size_t at = (size_t)n;
+	int rc = put_str(out, cap, &at, "name", c->name);
+	for (size_t i = 0; rc == 0 && i < c->syslog.nlisten; i++)
+		rc = put_str(out, cap, &at, "listen", c->syslog.listen[i]);
+	if (rc == 0)
+		rc = put_str(out, cap, &at, "owner", c->syslog.socket_owner);
+	if (rc == 0)
+		rc = put_str(out, cap, &at, "group", c->syslog.socket_group);
+	if (rc == 0)
+		rc = put_str(out, cap, &at, "cert", c->syslog.tls.cert);
+	if (rc == 0)
+		rc = put_str(out, cap, &at, "key", c->syslog.tls.key);
+	if (rc == 0)
+		rc = put_str(out, cap, &at, "ca", c->syslog.tls.ca);
+	return rc == 0 ? at : 0;
+}
+
+bool floe_syslog_handover_keeps(const struct floe_syslog_handover *h,
+				const struct floe_config_input *cfg, size_t index)
+{
+	if (!h || !h->next || index >= h->next->ninputs)
+		return false;
+	const struct floe_config_input *o = &h->next->inputs[index];
+	/* The key's password is a secret and no part of the key: compared here. */
+	const char *p = cfg->syslog.tls.key_password, *q = o->syslog.tls.key_password;
+	if ((p == NULL) != (q == NULL) || (p && strcmp(p, q) != 0))
+		return false;
+	char a[KEY_MAX], b[KEY_MAX];
+	size_t n = floe_syslog_handover_input_key(cfg, index, a, sizeof(a));
+	return n && floe_syslog_handover_input_key(o, index, b, sizeof(b)) == n && memcmp(a, b, n) == 0;
+}
+
 bool floe_syslog_handover_wanted(const struct floe_syslog_handover *h,
 				 const struct floe_config_input *cfg, const char *listen)
 {

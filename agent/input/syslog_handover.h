@@ -15,6 +15,7 @@
 #define FLOE_SYSLOG_HANDOVER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 struct floe_config;
 struct floe_config_input;
@@ -42,5 +43,19 @@ struct floe_listener *floe_syslog_handover_take(struct floe_syslog_handover *h,
 						const char *listen);
 /* Closes the listeners no input took (the next configuration's inputs are open). */
 void floe_syslog_handover_close_rest(struct floe_syslog_handover *h);
+
+/* Whole inputs. An input the next configuration lists unchanged (at the same position,
+ * with the same name and every syslog setting the same) is not closed at all: its
+ * listeners, its connections, what its framers hold and its queue go on into the next
+ * configuration (input_syslog.c keeps it). Its key (every setting, the position and the
+ * name) is written into out (cap bytes): its length, 0 when cfg is not a syslog input
+ * or does not fit. */
+size_t floe_syslog_handover_input_key(const struct floe_config_input *cfg, size_t index, char *out,
+				      size_t cap);
+/* Whether the configuration expected next lists input index, cfg, unchanged. */
+bool floe_syslog_handover_keeps(const struct floe_syslog_handover *h,
+				const struct floe_config_input *cfg, size_t index);
+/* Whether a configuration is expected next (a reload is under way). */
+bool floe_syslog_handover_expecting(const struct floe_syslog_handover *h);
 
 #endif

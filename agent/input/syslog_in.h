@@ -103,6 +103,12 @@ int floe_syslog_in_new(struct floe_alloc *a, const struct floe_config_input *cfg
 		       const char *name, struct floe_syslog_rx *rx, struct floe_loop *notify,
 		       const struct floe_clock *clock, struct floe_syslog_in **out,
 		       struct floe_err *err);
+/* A kept input (input_syslog.c: a reload whose configuration lists it unchanged) goes
+ * on under the next configuration: cfg (borrowed, the same settings), the next runner's
+ * loop and clock. The receiver must be stopped; what the input holds (connections,
+ * queue, counters, position) stays. */
+void floe_syslog_in_adopt(struct floe_syslog_in *in, const struct floe_config_input *cfg,
+			  struct floe_loop *notify, const struct floe_clock *clock);
 /* Closes the listeners (removing unix socket files), or hands those the next
  * configuration keeps to the receiver's handover, and frees in, after
  * floe_syslog_rx_stop. NULL is fine. */

@@ -335,7 +335,7 @@ static int open_tls(struct floe_syslog_in *in, struct floe_err *err)
 static bool handed_over(const struct sl_lst *l)
 {
 	const struct floe_syslog_in *in = l->in;
-	return l->l && in->rx &&
+	return l->l && in->rx && floe_syslog_handover_expecting(in->rx->handover) &&
 	       floe_syslog_handover_wanted(in->rx->handover, in->cfg, in->cfg->syslog.listen[l->index]);
 }
 
@@ -399,6 +399,21 @@ int floe_syslog_in_new(struct floe_alloc *a, const struct floe_config_input *cfg
 	rx->ins = in;
 	*out = in;
 	return 0;
+}
+
+void floe_syslog_in_adopt(struct floe_syslog_in *in, const struct floe_config_input *cfg,
+			  struct floe_loop *notify, const struct floe_clock *clock)
+{
+	unsigned prev = take_over(in->rx);
+	in->cfg = cfg;
+	in->notify = notify;
+	in->clock = clock;
+	/* The stop held it (its sockets paused, the kernel keeping what comes): the next
+	 * configuration reads on, unless the queue is still too full. */
+	in->hold_asked = false;
+	sl_store(&in->ctl_hold, 0);
+	sync_pause(in);
+	floe_owner_leave(prev);
 }
 
 void floe_syslog_in_free(struct floe_syslog_in *in)
@@ -600,7 +615,10 @@ int floe_syslog_rx_start(struct floe_syslog_rx *rx, struct floe_err *err)
 {
 	FLOE_OWNER(FLOE_ROLE_MAIN);
 	floe_loop_timer_arm(rx->loop, &rx->stats_timer, floe_loop_now(rx->loop) + STATS_MS);
-	int rc = floe_worker_new(1, &rx->thread);
+	/* A receiver kept across a reload has its thread already (stopped, not freed), and
+	 * its loop the stop it was given. */
+	floe_loop_resume(rx->loop);
+	int rc = rx->thread ? 0 : floe_worker_new(1, &rx->thread);
 	if (rc == 0)
 		rc = floe_worker_submit(rx->thread, run_loop, rx, &rx->task);
 	if (rc)

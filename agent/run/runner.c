@@ -60,7 +60,7 @@ static int open_state(struct floe_runner *r, struct floe_err *err)
 	if (floe_identity_machine(FLOE_MACHINE_ID_PATH, machine) != 0)
 		machine[0] = '\0';
 	r->ck.committed_seq = -1;
-	return floe_identity_open(&r->alloc, dir, machine, true, r->env.o.rand, &r->ck.id, err);
+	return floe_identity_open(r->alloc, dir, machine, true, r->env.o.rand, &r->ck.id, err);
 }
 
 int floe_runner_open_table(struct floe_runner *r, bool later, struct floe_table **out,
@@ -74,7 +74,7 @@ int floe_runner_open_table(struct floe_runner *r, bool later, struct floe_table 
 	    floe_run_table_options(r, cfg->logs.name, &cfg->logs.partition);
 	struct floe_err e = {0};
 	struct floe_table *t = NULL;
-	if ((rc = floe_table_open(&r->alloc, &topt, &t, &e))) {
+	if ((rc = floe_table_open(r->alloc, &topt, &t, &e))) {
 		if (e.msg[0] && strcmp(e.msg, floe_strerror(rc)) != 0)
 			return floe_err_set(err, rc, "%s", e.msg);
 		return floe_err_set(err, rc, "cannot open table %s/%s/%s: %s", cfg->lake.warehouse,
@@ -138,7 +138,7 @@ static void start_retries(struct floe_store *st, bool once)
 static int open_lake(struct floe_runner *r, struct floe_err *err)
 {
 	const struct floe_config *cfg = r->set.cfg;
-	int rc = floe_warehouse_open(&r->alloc, cfg, false, &r->lake.store, err);
+	int rc = floe_warehouse_open(r->alloc, cfg, false, &r->lake.store, err);
 	if (rc)
 		return rc;
 	r->lake.spec = cfg->logs.partition;
@@ -162,14 +162,14 @@ static int open_lake(struct floe_runner *r, struct floe_err *err)
 	if (rc)
 		return rc;
 	struct floe_output_options oo = {
-	    .alloc = &r->alloc,
+	    .alloc = r->alloc,
 	    .installation = r->ck.id.installation,
 	    .what = "the logs table",
 	    .rebuildable = true, /* from the positions its entries record */
 	    .open = open_later,
 	    .open_ctx = r,
 	};
-	rc = floe_spool_open(&r->alloc, r->set.spool_dir, &r->lake.spec, &r->lake.spool);
+	rc = floe_spool_open(r->alloc, r->set.spool_dir, &r->lake.spec, &r->lake.spool);
 	oo.spool = r->lake.spool;
 	if (rc == 0)
 		rc = floe_output_new(&oo, t, &r->lake.out);
@@ -185,7 +185,7 @@ static int open_lake(struct floe_runner *r, struct floe_err *err)
 static int open_outputs(struct floe_runner *r, struct floe_err *err)
 {
 	size_t n = 1 + r->set.cfg->naggs;
-	if (!(r->com.outs = floe_calloc(&r->alloc, n, sizeof(*r->com.outs))))
+	if (!(r->com.outs = floe_calloc(r->alloc, n, sizeof(*r->com.outs))))
 		return floe_err_set(err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));
 	r->com.outs[0] = r->lake.out;
 	for (size_t i = 1; i < n; i++)
@@ -234,7 +234,7 @@ static int open_batch(struct floe_runner *r, struct floe_err *err)
 		r->set.batch.max_writers = parts.writers;
 		r->set.batch.stage_buffer = (size_t)parts.stage;
 	}
-	rc = floe_batch_new(&r->alloc, &r->lake.spec, &r->set.batch, r->lake.spool,
+	rc = floe_batch_new(r->alloc, &r->lake.spec, &r->set.batch, r->lake.spool,
 			    &r->b.batch);
 	if (rc)
 		return floe_err_set(err, rc, "cannot allocate the batch: %s", floe_strerror(rc));
@@ -247,7 +247,7 @@ static int open_input(struct floe_runner *r, size_t i, struct floe_err *err)
 {
 	const struct floe_config_input *in = &r->set.cfg->inputs[i];
 	struct floe_err e = {0};
-	int rc = floe_input_new(&r->alloc, r->in.shared, i, &r->in.all[i], err);
+	int rc = floe_input_new(r->alloc, r->in.shared, i, &r->in.all[i], err);
 	if (rc)
 		return rc;
 	r->in.n++;
@@ -256,11 +256,11 @@ static int open_input(struct floe_runner *r, size_t i, struct floe_err *err)
 	if (in->format != FLOE_FORMAT_RAW || in->multiline.start) {
 		struct floe_assemble_options ao;
 		floe_run_assemble_options(&r->set, i, &ao);
-		if ((rc = floe_assemble_new(&r->alloc, &ao, &r->in.asm_[i], &e)))
+		if ((rc = floe_assemble_new(r->alloc, &ao, &r->in.asm_[i], &e)))
 			return floe_err_set(err, rc, "input %s (line %d): multiline.start: %s",
 					    in->name, in->line, floe_err_text(&e, rc));
 	}
-	if ((rc = floe_decoder_new(&r->alloc, in, &r->in.decoders[i], &e)))
+	if ((rc = floe_decoder_new(r->alloc, in, &r->in.decoders[i], &e)))
 		return floe_err_set(err, rc, "input %s (line %d): %s", in->name, in->line,
 				    floe_err_text(&e, rc));
 	char dname[32];
@@ -272,9 +272,9 @@ static int open_input(struct floe_runner *r, size_t i, struct floe_err *err)
 static int open_inputs(struct floe_runner *r, struct floe_err *err)
 {
 	size_t n = r->set.cfg->ninputs ? r->set.cfg->ninputs : 1;
-	r->in.all = floe_calloc(&r->alloc, n, sizeof(*r->in.all));
-	r->in.decoders = floe_calloc(&r->alloc, n, sizeof(*r->in.decoders));
-	r->in.asm_ = floe_calloc(&r->alloc, n, sizeof(*r->in.asm_));
+	r->in.all = floe_calloc(r->alloc, n, sizeof(*r->in.all));
+	r->in.decoders = floe_calloc(r->alloc, n, sizeof(*r->in.decoders));
+	r->in.asm_ = floe_calloc(r->alloc, n, sizeof(*r->in.asm_));
 	if (!r->in.all || !r->in.decoders || !r->in.asm_)
 		return floe_err_set(err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));
 	r->in.sink = (struct floe_input_sink){floe_runner_on_line, floe_runner_on_input_record, r};
@@ -288,7 +288,7 @@ static int open_inputs(struct floe_runner *r, struct floe_err *err)
 	    .host_len = r->set.host_len,
 	    .keep = r->env.o.carry ? r->env.o.carry->inputs : NULL,
 	};
-	int rc = floe_input_shared_new(&r->alloc, &so, &r->in.shared, err);
+	int rc = floe_input_shared_new(r->alloc, &so, &r->in.shared, err);
 	for (size_t i = 0; i < r->set.cfg->ninputs && rc == 0; i++)
 		rc = open_input(r, i, err);
 	return rc;
@@ -306,7 +306,17 @@ int floe_runner_new(const struct floe_config *cfg, const struct floe_runner_opti
 	 * the allocator's "unlimited". Such a process cannot address more than SIZE_MAX
 	 * bytes anyway, so that is the same limit. */
 	uint64_t limit = cfg->agent.memory_limit;
-	floe_alloc_init(&r->alloc, limit < SIZE_MAX ? (size_t)limit : SIZE_MAX);
+	size_t lim = limit < SIZE_MAX ? (size_t)limit : SIZE_MAX;
+	struct floe_runner_carry *c = r->env.o.carry;
+	r->alloc = c ? &c->alloc : &r->own_alloc;
+	if (c && c->alloc_ready) {
+		/* No other thread allocates between two runners (the receiver is stopped). */
+		c->alloc.limit = lim;
+	} else {
+		floe_alloc_init(r->alloc, lim);
+		if (c)
+			c->alloc_ready = true;
+	}
 	int rc = floe_run_settings_init(&r->set, cfg, err);
 	if (rc == 0)
 		rc = open_state(r, err);
@@ -322,6 +332,11 @@ int floe_runner_new(const struct floe_config *cfg, const struct floe_runner_opti
 		rc = open_loop(r, err);
 	if (rc == 0)
 		rc = open_inputs(r, err);
+	/* What the previous configuration kept open that no input here took (before the
+	 * receiver starts: it may be on it). */
+	struct floe_input_keep *keep = r->env.o.carry ? r->env.o.carry->inputs : NULL;
+	if (rc == 0)
+		floe_input_keep_close_rest(keep);
 	if (rc == 0)
 		rc = open_committer(r, err);
 	if (rc == 0)
@@ -342,7 +357,6 @@ int floe_runner_new(const struct floe_config *cfg, const struct floe_runner_opti
 	}
 	if (rc == 0)
 		rc = floe_runner_status_start(r, err);
-	struct floe_input_keep *keep = r->env.o.carry ? r->env.o.carry->inputs : NULL;
 	if (rc) {
 		if (err && err->code != rc)
 			floe_err_set(err, rc, "%s", floe_strerror(rc));
@@ -352,9 +366,7 @@ int floe_runner_new(const struct floe_config *cfg, const struct floe_runner_opti
 		floe_input_keep_expect(keep, NULL);
 		return rc;
 	}
-	/* The previous configuration's listeners that no input here took. */
 	floe_input_keep_expect(keep, NULL);
-	floe_input_keep_close_rest(keep);
 	r->env.made = true;
 	*out = r;
 	return 0;
@@ -407,18 +419,18 @@ void floe_runner_free(struct floe_runner *r)
 	for (size_t i = 0; r->in.asm_ && i < r->set.cfg->ninputs; i++)
 		floe_assemble_free(r->in.asm_[i]);
 	floe_runner_drop_deferred(r);
-	floe_free(&r->alloc, r->b.from);
-	floe_free(&r->alloc, r->in.asm_);
-	floe_free(&r->alloc, r->in.all);
-	floe_free(&r->alloc, r->in.decoders);
+	floe_free(r->alloc, r->b.from);
+	floe_free(r->alloc, r->in.asm_);
+	floe_free(r->alloc, r->in.all);
+	floe_free(r->alloc, r->in.decoders);
 	floe_batch_free(r->b.batch);
 	floe_worker_free(r->lake.pool); /* after the writers: they wait for their pages */
-	floe_free(&r->alloc, r->com.outs);
+	floe_free(r->alloc, r->com.outs);
 	floe_run_aggs_free(r);
 	floe_output_free(r->lake.out); /* before the spool it borrows */
 	floe_spool_free(r->lake.spool);
 	floe_store_free(r->lake.store);
-	floe_free(&r->alloc, r->ck.pos);
+	floe_free(r->alloc, r->ck.pos);
 	floe_free(NULL, r);
 }
 

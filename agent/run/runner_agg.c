@@ -113,7 +113,7 @@ static int open_table(void *ctx, struct floe_table **out, struct floe_err *err)
 	topt.schema_check = schema_check;
 	topt.schema_ctx = t;
 	struct floe_err e = {0};
-	int rc = floe_table_open(&r->alloc, &topt, out, &e);
+	int rc = floe_table_open(r->alloc, &topt, out, &e);
 	if (rc)
 		return floe_err_set(err, rc, "aggregation '%s': table %s/%s: %s", o->cfg->name,
 				    cfg->lake.namespace, o->cfg->table, floe_err_text(&e, rc));
@@ -130,7 +130,7 @@ static int open_one(struct floe_runner *r, const struct floe_config_agg *c, stru
 	o->r = r;
 	o->cfg = c;
 	snprintf(o->what, sizeof(o->what), "aggregate table %s", c->table);
-	int rc = floe_agg_new(&r->alloc, c, &o->g, err);
+	int rc = floe_agg_new(r->alloc, c, &o->g, err);
 	if (rc)
 		return rc;
 	struct floe_table *t = NULL;
@@ -139,7 +139,7 @@ static int open_one(struct floe_runner *r, const struct floe_config_agg *c, stru
 	char dir[FLOE_PATH_MAX];
 	int w = snprintf(dir, sizeof(dir), "%s/agg/%s", r->set.state_dir, c->table);
 	struct floe_output_options oo = {
-	    .alloc = &r->alloc,
+	    .alloc = r->alloc,
 	    .installation = r->ck.id.installation,
 	    .what = o->what,
 	    .rebuildable = false, /* its events went on into the open windows */
@@ -149,7 +149,7 @@ static int open_one(struct floe_runner *r, const struct floe_config_agg *c, stru
 	if (w < 0 || (size_t)w >= sizeof(dir))
 		rc = floe_err_set(err, FLOE_ELIMIT, "state_dir is too long for %s", c->table);
 	else if ((rc = floe_fs_mkdirs(dir)) ||
-		 (rc = floe_spool_open(&r->alloc, dir, &o->spec, &o->spool)) ||
+		 (rc = floe_spool_open(r->alloc, dir, &o->spec, &o->spool)) ||
 		 (oo.spool = o->spool, rc = floe_output_new(&oo, t, &o->out)))
 		rc = floe_err_set(err, rc, "cannot open spool %s: %s", dir, floe_strerror(rc));
 	if (rc) {
@@ -171,9 +171,9 @@ int floe_run_aggs_open(struct floe_runner *r, struct floe_err *err)
 	const struct floe_config *cfg = r->set.cfg;
 	if (cfg->naggs == 0)
 		return 0;
-	struct run_aggs *a = floe_calloc(&r->alloc, 1, sizeof(*a));
-	if (!a || !(a->o = floe_calloc(&r->alloc, cfg->naggs, sizeof(*a->o)))) {
-		floe_free(&r->alloc, a);
+	struct run_aggs *a = floe_calloc(r->alloc, 1, sizeof(*a));
+	if (!a || !(a->o = floe_calloc(r->alloc, cfg->naggs, sizeof(*a->o)))) {
+		floe_free(r->alloc, a);
 		return floe_err_set(err, FLOE_ENOMEM, "out of memory for the aggregations");
 	}
 	r->aggs = a;
@@ -212,8 +212,8 @@ void floe_run_aggs_free(struct floe_runner *r)
 		floe_spool_free(a->o[i].spool);
 		floe_agg_free(a->o[i].g);
 	}
-	floe_free(&r->alloc, a->o);
-	floe_free(&r->alloc, a);
+	floe_free(r->alloc, a->o);
+	floe_free(r->alloc, a);
 	r->aggs = NULL;
 }
 
@@ -249,7 +249,7 @@ static int emit_row(void *arg, const struct floe_pq_value *row, size_t ncols)
 		o->err = 0;
 		int rc = floe_file_create(path, &o->file);
 		if (rc == 0 &&
-		    (rc = floe_pq_writer_new(&e->r->alloc, cols, n, &o->pq, sink, o, &o->w))) {
+		    (rc = floe_pq_writer_new(e->r->alloc, cols, n, &o->pq, sink, o, &o->w))) {
 			floe_file_close(o->file);
 			o->file = NULL;
 			floe_fs_unlink(path);
@@ -302,15 +302,15 @@ static int seal_one(struct floe_runner *r, struct agg_out *o)
 		sf.has_xxh64 = true;
 		sf.xxh64 = XXH64_digest(&o->hash);
 		e.created_us = floe_run_wall_us(r);
-		rc = floe_batch_metrics_of(&r->alloc, o->w, cols, n, &sf.metrics, &sf.nmetrics);
+		rc = floe_batch_metrics_of(r->alloc, o->w, cols, n, &sf.metrics, &sf.nmetrics);
 	}
 	if (rc == 0)
 		rc = floe_spool_write_entry(o->spool, &e);
 	for (size_t i = 0; i < sf.nmetrics; i++) {
-		floe_free(&r->alloc, (void *)sf.metrics[i].lower);
-		floe_free(&r->alloc, (void *)sf.metrics[i].upper);
+		floe_free(r->alloc, (void *)sf.metrics[i].lower);
+		floe_free(r->alloc, (void *)sf.metrics[i].upper);
 	}
-	floe_free(&r->alloc, sf.metrics);
+	floe_free(r->alloc, sf.metrics);
 	if (rc) {
 		floe_fs_unlink(path);
 		floe_error("runner: sealing the rows of aggregate table %s failed: %s",
@@ -500,7 +500,7 @@ static int restore_one(struct floe_runner *r, struct agg_out *o, uint64_t seq, u
 	char path[FLOE_PATH_MAX];
 	struct stale st = {r, o, seq, sub};
 	int rc = snprintf(path, sizeof(path), "%s/agg", r->set.state_dir) > 0
-		     ? floe_fs_list(&r->alloc, path, drop_stale, &st)
+		     ? floe_fs_list(r->alloc, path, drop_stale, &st)
 		     : FLOE_ELIMIT;
 	if (rc == 0)
 		rc = state_path(r, o, seq, sub, path, sizeof(path));

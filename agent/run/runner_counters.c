@@ -63,7 +63,7 @@ static void run_counters(struct floe_runner *r, const struct floe_input_counters
 	uint64_t *seqs = NULL;
 	size_t entries = 0;
 	if (floe_spool_list(r->lake.spool, &seqs, &entries) == 0)
-		floe_free(&r->alloc, seqs);
+		floe_free(r->alloc, seqs);
 	uint64_t late = 0, late_dropped = 0, future = 0;
 	floe_run_aggs_late(r, &late, &late_dropped, &future);
 	const struct floe_runner_stats *st = &r->stats;
@@ -101,9 +101,9 @@ static void run_counters(struct floe_runner *r, const struct floe_input_counters
 	    .lines_dropped_memory = st->lines_dropped_memory,
 	    .parse_failures = st->parse_failures,
 	    .ts_failures = st->ts_failures,
-	    .memory_used = floe_alloc_used(&r->alloc),
-	    .memory_peak = floe_alloc_peak(&r->alloc),
-	    .memory_limit = r->alloc.limit,
+	    .memory_used = floe_alloc_used(r->alloc),
+	    .memory_peak = floe_alloc_peak(r->alloc),
+	    .memory_limit = r->alloc->limit,
 	    .state_free_bytes = r->lake.disk_avail,
 	    .state_disk_low = r->lake.disk_low ? 1 : 0,
 	    .store_reachable = r->lake.store_down ? 0 : 1,
@@ -118,7 +118,7 @@ static void run_counters(struct floe_runner *r, const struct floe_input_counters
 static int gather(struct floe_runner *r, struct floe_input_counters **in, struct floe_run_counters *g)
 {
 	size_t n = r->in.n ? r->in.n : 1;
-	if (!(*in = floe_calloc(&r->alloc, n, sizeof(**in))))
+	if (!(*in = floe_calloc(r->alloc, n, sizeof(**in))))
 		return FLOE_ENOMEM;
 	for (size_t i = 0; i < r->in.n; i++) {
 		input_counters(r, i, &(*in)[i]);
@@ -139,7 +139,7 @@ int floe_run_counters_render(struct floe_runner *r, bool prom, struct floe_buf *
 	if (r->env.o.carry)
 		floe_counter_totals_apply(r->env.o.carry->totals, &g, in, r->in.n);
 	rc = prom ? floe_counters_prom(&g, in, r->in.n, b) : floe_counters_json(&g, in, r->in.n, b);
-	floe_free(&r->alloc, in);
+	floe_free(r->alloc, in);
 	return rc;
 }
 
@@ -154,7 +154,7 @@ void floe_run_counters_fold(struct floe_runner *r)
 	int rc = gather(r, &in, &g);
 	if (rc == 0) {
 		rc = floe_counter_totals_add(c->totals, &g, in, r->in.n);
-		floe_free(&r->alloc, in);
+		floe_free(r->alloc, in);
 	}
 	if (rc)
 		floe_error("runner: the counters of the configuration that ends could not be kept "

@@ -35,7 +35,7 @@ void floe_runner_write_metrics(struct floe_runner *r)
 {
 	FLOE_OWNER(FLOE_ROLE_MAIN);
 	struct floe_buf b;
-	floe_buf_init(&b, &r->alloc, (16u << 10) + r->in.n * 1536u);
+	floe_buf_init(&b, r->alloc, (16u << 10) + r->in.n * 1536u);
 	int rc = floe_run_counters_render(r, false, &b);
 	if (rc == 0)
 		rc = floe_fs_write_atomic(r->set.metrics_path, b.data, b.len);
@@ -190,7 +190,7 @@ int floe_runner_rebuild(struct floe_runner *r, uint64_t seq)
 	if (rc)
 		floe_error("runner: rebuilding damaged spool entry %" PRIu64 " failed: %s (tried again "
 			   "at the next commit)", seq, floe_strerror(rc));
-	floe_spool_entry_free(&r->alloc, e);
+	floe_spool_entry_free(r->alloc, e);
 	r->stats.spool_lost_entries += lost.lost_entries;
 	r->stats.spool_lost_rows += lost.lost_rows;
 	r->stats.quarantined = quarantined(r);

@@ -207,6 +207,8 @@ struct commit_hist {
 /* runner.h's carry: the counters of the runners that ended, and what the inputs keep
  * open between two runners (agent/input/input.h's keep). */
 struct floe_runner_carry {
+	struct floe_alloc alloc; /* the process's budget: limit set by each runner */
+	bool alloc_ready;
 	struct floe_counter_totals *totals;
 	struct commit_hist hist;
 	struct floe_input_keep *inputs;
@@ -295,8 +297,11 @@ struct run_scratch {
 };
 
 struct floe_runner {
-	/* agent.memory_limit, shared by both threads; the runner struct itself is outside */
-	struct floe_alloc alloc;
+	/* agent.memory_limit, shared by both threads; the runner struct itself is outside.
+	 * The process's (the carry's) when it has one: what an input keeps across a reload
+	 * was allocated from it and goes on being counted; else own_alloc. */
+	struct floe_alloc *alloc;
+	struct floe_alloc own_alloc;
 	struct run_settings set;
 	struct run_env env;
 	struct run_inputs in;

@@ -100,7 +100,7 @@ static void stopped_uncommitted(struct floe_runner *r, int rc)
 	uint64_t *seqs = NULL;
 	size_t n = 0;
 	if (floe_spool_list(r->lake.spool, &seqs, &n) == 0)
-		floe_free(&r->alloc, seqs);
+		floe_free(r->alloc, seqs);
 	floe_warn("runner: stopping without the last commit (%s): the spool holds %zu entries "
 		  "(%" PRIu64 " bytes) that the next start commits",
 		  floe_strerror(rc), n, floe_spool_bytes(r->lake.spool));
@@ -184,7 +184,7 @@ static int start(struct floe_runner *r, bool once)
 		return rc;
 	/* The first batch starts at the positions the scans settled on. */
 	struct floe_buf pos;
-	floe_buf_init(&pos, &r->alloc, POSITIONS_MAX);
+	floe_buf_init(&pos, r->alloc, POSITIONS_MAX);
 	if (floe_runner_collect_positions(r, &pos) == 0)
 		floe_runner_set_from(r, pos.data, pos.len);
 	floe_buf_fini(&pos);
@@ -197,7 +197,7 @@ static int start(struct floe_runner *r, bool once)
 	size_t n = 0;
 	if ((rc = floe_spool_list(r->lake.spool, &seqs, &n)))
 		return rc;
-	floe_free(&r->alloc, seqs);
+	floe_free(r->alloc, seqs);
 	if (n == 0)
 		return 0;
 	return once ? commit_now(r) : floe_runner_commit_start(r);

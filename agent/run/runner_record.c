@@ -208,11 +208,11 @@ static int defer_rec(struct floe_runner *r, const struct floe_assemble_rec *a)
 	    a->stream ? (a->stream_len < sizeof(d->stream) ? a->stream_len : sizeof(d->stream)) : 0;
 	if (d->stream_len)
 		memcpy(d->stream, a->stream, d->stream_len);
-	d->path = floe_strdup(&r->alloc, a->path);
-	d->msg = floe_malloc(&r->alloc, a->len ? a->len : 1);
+	d->path = floe_strdup(r->alloc, a->path);
+	d->msg = floe_malloc(r->alloc, a->len ? a->len : 1);
 	if (!d->path || !d->msg) {
-		floe_free(&r->alloc, d->path);
-		floe_free(&r->alloc, d->msg);
+		floe_free(r->alloc, d->path);
+		floe_free(r->alloc, d->msg);
 		floe_error("runner: no memory to keep a record for the next batch");
 		return FLOE_ENOMEM;
 	}
@@ -271,8 +271,8 @@ int floe_runner_add_deferred(struct floe_runner *r)
 			return rc;
 		if (rc == 1)
 			r->b.seal_needed = true;
-		floe_free(&r->alloc, d->path);
-		floe_free(&r->alloc, d->msg);
+		floe_free(r->alloc, d->path);
+		floe_free(r->alloc, d->msg);
 		memmove(&r->b.defer[0], &r->b.defer[1], (r->b.ndefer - 1) * sizeof(r->b.defer[0]));
 		r->b.ndefer--;
 	}
@@ -282,8 +282,8 @@ int floe_runner_add_deferred(struct floe_runner *r)
 void floe_runner_drop_deferred(struct floe_runner *r)
 {
 	for (size_t k = 0; k < r->b.ndefer; k++) {
-		floe_free(&r->alloc, r->b.defer[k].path);
-		floe_free(&r->alloc, r->b.defer[k].msg);
+		floe_free(r->alloc, r->b.defer[k].path);
+		floe_free(r->alloc, r->b.defer[k].msg);
 	}
 	r->b.ndefer = 0;
 }

@@ -94,7 +94,7 @@ static int reread_input(struct floe_runner *r, const struct floe_spool_entry *e,
 	if (r->in.asm_[i]) {
 		struct floe_assemble_options ao;
 		floe_run_assemble_options(&r->set, i, &ao);
-		if ((rc = floe_assemble_new(&r->alloc, &ao, &p.as, NULL)))
+		if ((rc = floe_assemble_new(r->alloc, &ao, &p.as, NULL)))
 			return rc;
 	}
 	struct floe_input_sink sink = {on_line, on_input_record, &p};

@@ -16,10 +16,10 @@
  * only records no start (a damaged file of it could not be rebuilt). */
 void floe_runner_set_from(struct floe_runner *r, const uint8_t *p, size_t len)
 {
-	floe_free(&r->alloc, r->b.from);
+	floe_free(r->alloc, r->b.from);
 	r->b.from = NULL;
 	r->b.from_len = 0;
-	if ((r->b.from = floe_malloc(&r->alloc, len ? len : 1))) {
+	if ((r->b.from = floe_malloc(r->alloc, len ? len : 1))) {
 		memcpy(r->b.from, p, len);
 		r->b.from_len = len;
 	}
@@ -31,7 +31,7 @@ void floe_runner_set_from(struct floe_runner *r, const uint8_t *p, size_t len)
 static int seal_rowless(struct floe_runner *r)
 {
 	struct floe_buf pos;
-	floe_buf_init(&pos, &r->alloc, POSITIONS_MAX);
+	floe_buf_init(&pos, r->alloc, POSITIONS_MAX);
 	uint64_t seq = r->b.next_seq - 1, sub = 0;
 	int rc = floe_runner_collect_positions(r, &pos);
 	if (rc == 0)
@@ -64,7 +64,7 @@ int floe_runner_seal(struct floe_runner *r, const char *why)
 	if (!why)
 		why = "memory budget";
 	struct floe_buf pos;
-	floe_buf_init(&pos, &r->alloc, POSITIONS_MAX);
+	floe_buf_init(&pos, r->alloc, POSITIONS_MAX);
 	int rc = floe_runner_collect_positions(r, &pos);
 	if (rc == 0)
 		rc = floe_run_aggs_seal(r, r->b.next_seq);

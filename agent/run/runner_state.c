@@ -59,7 +59,7 @@ int floe_runner_collect_positions(struct floe_runner *r, struct floe_buf *out)
 {
 	FLOE_OWNER(FLOE_ROLE_MAIN);
 	struct floe_buf one;
-	floe_buf_init(&one, &r->alloc, POSITIONS_MAX);
+	floe_buf_init(&one, r->alloc, POSITIONS_MAX);
 	int rc = floe_buf_put_le32(out, (uint32_t)r->in.n);
 	for (size_t i = 0; i < r->in.n && rc == 0; i++) {
 		floe_buf_reset(&one);
@@ -108,7 +108,7 @@ static int restore_positions(struct floe_runner *r, const uint8_t *p, size_t len
 static int merge_new(struct floe_runner *r, struct floe_buf *out)
 {
 	struct floe_buf one;
-	floe_buf_init(&one, &r->alloc, POSITIONS_MAX);
+	floe_buf_init(&one, r->alloc, POSITIONS_MAX);
 	int rc = floe_buf_put_le32(out, (uint32_t)r->in.n);
 	for (size_t i = 0; i < r->in.n && rc == 0; i++) {
 		uint32_t n;
@@ -142,7 +142,7 @@ int floe_runner_save_new_positions(struct floe_runner *r, bool nothing_read)
 	if (!unsaved && (whole || !nothing_read))
 		return 0;
 	struct floe_buf pos;
-	floe_buf_init(&pos, &r->alloc, 2 * POSITIONS_MAX);
+	floe_buf_init(&pos, r->alloc, 2 * POSITIONS_MAX);
 	/* Before anything is read, the positions now are exactly the durable ones. */
 	int rc = nothing_read ? floe_runner_collect_positions(r, &pos) : merge_new(r, &pos);
 	uint64_t seq = r->ck.pos ? r->ck.seq : r->b.next_seq - 1;
@@ -165,19 +165,19 @@ int floe_runner_save_checkpoint(struct floe_runner *r, uint64_t last_seq, uint64
 {
 	FLOE_OWNER(FLOE_ROLE_MAIN);
 	if (pos != r->ck.pos) {
-		uint8_t *copy = floe_malloc(&r->alloc, len ? len : 1);
+		uint8_t *copy = floe_malloc(r->alloc, len ? len : 1);
 		if (!copy)
 			return FLOE_ENOMEM;
 		if (len)
 			memcpy(copy, pos, len);
-		floe_free(&r->alloc, r->ck.pos);
+		floe_free(r->alloc, r->ck.pos);
 		r->ck.pos = copy;
 		r->ck.pos_len = len;
 	}
 	r->ck.seq = last_seq;
 	r->ck.sub = sub;
 	struct floe_buf b;
-	floe_buf_init(&b, &r->alloc, 2 * POSITIONS_MAX + 4096);
+	floe_buf_init(&b, r->alloc, 2 * POSITIONS_MAX + 4096);
 	int rc = floe_buf_printf(&b, "{\"version\":%d,\"installation\":\"%s\",\"agent_id\":",
 				 CHECKPOINT_VERSION, r->ck.id.installation);
 	if (rc == 0)
@@ -276,7 +276,7 @@ static int parse_checkpoint(struct floe_runner *r, const struct floe_json *root,
 	ck->sub = (uint64_t)sub;
 	ck->version = (int)version;
 	snprintf(ck->table_uuid, sizeof(ck->table_uuid), "%s", uuid);
-	return floe_hex_decode(&r->alloc, hex, strlen(hex), &ck->pos, &ck->len);
+	return floe_hex_decode(r->alloc, hex, strlen(hex), &ck->pos, &ck->len);
 }
 
 /* Loads the checkpoint into ck (all empty when there is none). */
@@ -311,13 +311,13 @@ static int load_checkpoint(struct floe_runner *r, struct loaded_checkpoint *ck,
 	struct floe_err e = {0};
 	memset(ck, 0, sizeof(*ck));
 	ck->committed_seq = -1;
-	int rc = floe_blobfile_load(&r->alloc, r->set.checkpoint_path, &blob, &blen);
+	int rc = floe_blobfile_load(r->alloc, r->set.checkpoint_path, &blob, &blen);
 	if (rc == -ENOENT)
 		return 0;
 	if (rc == FLOE_ECORRUPT)
 		return set_aside(r);
 	if (rc == 0)
-		rc = floe_json_parse(&r->alloc, (const char *)blob, blen, 2 * POSITIONS_MAX + 4096, &doc, NULL);
+		rc = floe_json_parse(r->alloc, (const char *)blob, blen, 2 * POSITIONS_MAX + 4096, &doc, NULL);
 	if (rc == 0)
 		rc = parse_checkpoint(r, floe_json_root(doc), ck, &e);
 	if (rc && e.msg[0] && err)
@@ -329,7 +329,7 @@ static int load_checkpoint(struct floe_runner *r, struct loaded_checkpoint *ck,
 		    "over from each input's start_at)",
 		    r->set.checkpoint_path, floe_strerror(rc));
 	floe_json_doc_free(doc);
-	floe_free(&r->alloc, blob);
+	floe_free(r->alloc, blob);
 	return rc;
 }
 
@@ -436,7 +436,7 @@ static int newest_in_spool(struct floe_runner *r, uint64_t *seqs, size_t n, uint
 			return floe_err_set(err, rc, "spool entry %" PRIu64 " in %s: %s", seqs[i],
 					    floe_spool_dir(r->lake.spool), floe_strerror(rc));
 		if (seqs[i] > last_seq) {
-			floe_free(&r->alloc, nw->pos);
+			floe_free(r->alloc, nw->pos);
 			nw->pos = e->positions;
 			nw->len = e->positions_len;
 			nw->seq = seqs[i];
@@ -446,7 +446,7 @@ static int newest_in_spool(struct floe_runner *r, uint64_t *seqs, size_t n, uint
 		}
 		if (seqs[i] > nw->max_seq)
 			nw->max_seq = seqs[i];
-		floe_spool_entry_free(&r->alloc, e);
+		floe_spool_entry_free(r->alloc, e);
 	}
 	return 0;
 }
@@ -539,7 +539,7 @@ int floe_runner_recover(struct floe_runner *r, struct floe_err *err)
 	}
 	if (pos && pos != r->ck.pos) {
 		/* Kept for rewriting the checkpoint after a commit. */
-		floe_free(&r->alloc, r->ck.pos);
+		floe_free(r->alloc, r->ck.pos);
 		r->ck.pos = pos;
 		r->ck.pos_len = pos_len;
 		r->ck.seq = pos_seq;
@@ -562,8 +562,8 @@ int floe_runner_recover(struct floe_runner *r, struct floe_err *err)
 		  ", table holds its commits up to %" PRId64 ", %zu spool entries",
 		  r->ck.id.installation, r->b.next_seq, committed, n);
 out:
-	floe_free(&r->alloc, seqs);
+	floe_free(r->alloc, seqs);
 	if (pos != r->ck.pos)
-		floe_free(&r->alloc, pos);
+		floe_free(r->alloc, pos);
 	return rc;
 }

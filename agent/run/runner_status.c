@@ -75,7 +75,7 @@ int floe_runner_status_start(struct floe_runner *r, struct floe_err *err)
 	    floe_listen_uri_parse(uri, (size_t)len, &u, NULL) != 0)
 		return floe_err_set(err, FLOE_EINVAL, "agent.http.listen: '%s' is not HOST:PORT",
 				    listen);
-	struct run_status *s = floe_calloc(&r->alloc, 1, sizeof(*s));
+	struct run_status *s = floe_calloc(r->alloc, 1, sizeof(*s));
 	if (!s)
 		return floe_err_set(err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));
 	r->status = s;
@@ -92,7 +92,7 @@ int floe_runner_status_start(struct floe_runner *r, struct floe_err *err)
 	    __builtin_add_overflow(cap, (size_t)DOC_BASE, &cap))
 		return floe_err_set(err, FLOE_ENOMEM, "agent.http.listen: too many inputs");
 	static const char *const paths[] = {"/metrics", "/healthz"};
-	struct floe_httpd_opts o = {.alloc = &r->alloc,
+	struct floe_httpd_opts o = {.alloc = r->alloc,
 				    .paths = paths,
 				    .npaths = 2,
 				    .doc_cap = cap,
@@ -128,7 +128,7 @@ void floe_runner_status_stop(struct floe_runner *r)
 		c->status.last_commit_wall_us = r->status->last_commit_wall_us;
 	}
 	floe_httpd_stop(r->status->httpd);
-	floe_free(&r->alloc, r->status);
+	floe_free(r->alloc, r->status);
 	r->status = NULL;
 }
 
@@ -347,7 +347,7 @@ void floe_runner_status_publish(struct floe_runner *r, bool now)
 	char why[REASON_MAX];
 	bool ok = healthy(r, t, why, sizeof(why));
 	struct floe_buf b;
-	floe_buf_init(&b, &r->alloc, DOC_BASE);
+	floe_buf_init(&b, r->alloc, DOC_BASE);
 	int rc = floe_run_counters_render(r, true, &b);
 	if (rc == 0)
 		rc = commit_histogram(r, &b);

@@ -52,6 +52,8 @@ PID=$!
 PIDS+=($PID)
 wait_log "$d/err" "agent .* started"
 wait_log "$d/err" "listening on tcp://127.0.0.1:$TP"
+# The status listener's log line.
+wait_log "$d/err" "status: serving"
 # Something in every kind of counter: lines read, rows committed, a message cut at
 # max_message_bytes, one without a syslog header (a parse failure).
 logger -n 127.0.0.1 -P "$U" -d --rfc5424 -t app "a syslog message"
@@ -109,14 +111,16 @@ sys.exit(1 if bad or checked < 20 else 0)
 PY
 }
 
-# Reload 1: the same file. Two senders send through it without a pause: UDP datagrams,
-# and TCP messages each on a connection of its own (a refused connect is a lost message).
+# Reload 1: the same file. Three senders send through it without a pause: UDP datagrams,
+# TCP messages each on a connection of its own (a refused connect is a lost message),
+# and TCP messages on one connection kept open throughout (an error on it is a loss).
 N=1500
 python3 - "$U" "$TP" "$N" >"$d/sent" 2>&1 <<'PY' &
 import socket, sys, time
 u, t, n = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 us = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-refused = 0
+keep = socket.create_connection(('127.0.0.1', t), timeout=10)
+refused = broken = 0
 for i in range(n):
     us.sendto(b'<13>1 - h snd - - - udp-%d' % i, ('127.0.0.1', u))
     try:
@@ -125,12 +129,16 @@ for i in range(n):
         c.close()
     except OSError:
         refused += 1
+    try:
+        keep.sendall(b'<13>1 - h snd - - - stream-%d\n' % i)
+    except OSError:
+        broken += 1
     time.sleep(0.002)
-print('refused', refused)
+keep.close()
+print('refused', refused, 'broken', broken)
 PY
 SENDER=$!
 PIDS+=($SENDER)
-log_has "$d/err" "started" 1
 # The reload comes while the senders are busy (once the first of their rows are in).
 python3 -c "
 import json,time
@@ -142,27 +150,29 @@ for _ in range(200):
 kill -HUP $PID
 check "reload 1 (nothing changed): the configuration takes over" \
 	wait_log "$d/err" "SIGHUP: starting again with the new configuration"
-check "reload 1: the listeners are kept open, not bound again" \
-	log_has "$d/err" "listening on udp://127.0.0.1:$U (kept open across the reload)"
-check "reload 1: the TCP listener too" \
-	log_has "$d/err" "listening on tcp://127.0.0.1:$TP (kept open across the reload)"
+check "reload 1: the syslog input is kept whole, listeners and connections" \
+	log_has "$d/err" "input net: kept open across the reload, its connections and queue with it"
+check "reload 1: no listener is bound again" test "$(grep -c "listening on" "$d/err")" = 2
 wait $SENDER
-check "the TCP sender was never refused" grep -qx 'refused 0' "$d/sent"
-echo "# sent $N UDP and $N TCP messages through the reload: TCP connects $(cat "$d/sent")"
-check "every message of both senders is committed" until_rows $((103 + 2 * N))
-echo "# committed (count, distinct): UDP $(count "message LIKE 'udp-%'"), TCP $(count "message LIKE 'tcp-%'")"
+echo "# sent $N UDP, $N TCP (a connection each) and $N TCP (one connection) messages through the reload: $(cat "$d/sent")"
+check "the TCP senders were never refused nor cut off" grep -qx 'refused 0 broken 0' "$d/sent"
+check "every message of the three senders is committed" until_rows $((103 + 3 * N))
+echo "# committed (count, distinct): UDP $(count "message LIKE 'udp-%'"), TCP $(count "message LIKE 'tcp-%'"), one connection $(count "message LIKE 'stream-%'")"
 check "every UDP message once" test "$(count "message LIKE 'udp-%'")" = "[\"$N\",\"$N\"]"
 check "every TCP message once" test "$(count "message LIKE 'tcp-%'")" = "[\"$N\",\"$N\"]"
-check "the syslog input counted every message" python3 -c "
+check "every message of the kept connection once" \
+	test "$(count "message LIKE 'stream-%'")" = "[\"$N\",\"$N\"]"
+check "the syslog input counted every message and connection, lost none" python3 -c "
 import json,sys; m=json.load(open('$d/state/metrics.json'))
 i=[x for x in m['inputs'] if x.get('name')=='net'][0]
-sys.exit(0 if i['lines']==3+2*$N and i['kernel_drops']==0 and i['lost_at_stop']==0 and i['dropped']==0 else 1)"
+print('# net:', {k: i[k] for k in ('lines','connections','kernel_drops','lost_at_stop','dropped','at_close')})
+sys.exit(0 if i['lines']==3+3*$N and i['connections']==1+$N and i['kernel_drops']==0 and i['lost_at_stop']==0 and i['dropped']==0 and i['at_close']==0 else 1)"
 check "reload 1: no counter of metrics.json or /metrics went down" \
 	counters_kept "$d/before.json" "$d/before.prom"
 check "reload 1: the counters of the first configuration are still counted" python3 -c "
 import json,sys; m=json.load(open('$d/state/metrics.json'))
 i=[x for x in m['inputs'] if x.get('name')=='net'][0]
-sys.exit(0 if i['truncated']>=1 and i['parse_failures']>=1 and m['lines']>=103+2*$N else 1)"
+sys.exit(0 if i['truncated']==1 and i['parse_failures']==1 and m['lines']==103+3*$N else 1)"
 
 # Reload 2: the UDP listener moves to another port; the TCP one stays.
 cp "$d/state/metrics.json" "$d/before2.json"
@@ -173,13 +183,13 @@ check "reload 2: the configuration takes over" \
 	log_has "$d/err" "SIGHUP: starting again with the new configuration" 2
 check "reload 2: the new port is opened" log_has "$d/err" "listening on udp://127.0.0.1:$U2$"
 check "reload 2: the TCP listener is kept" \
-	log_has "$d/err" "listening on tcp://127.0.0.1:$TP (kept open across the reload)" 2
+	log_has "$d/err" "listening on tcp://127.0.0.1:$TP (kept open across the reload)"
 check "reload 2: nothing listens on the old UDP port any more" python3 -c "
 import socket,sys; s=socket.socket(socket.AF_INET,socket.SOCK_DGRAM)
 try: s.bind(('127.0.0.1',$U))
 except OSError: sys.exit(1)"
 logger -n 127.0.0.1 -P "$U2" -d --rfc5424 -t app "on the new port"
-check "reload 2: the new port's message is committed" until_rows $((104 + 2 * N))
+check "reload 2: the new port's message is committed" until_rows $((104 + 3 * N))
 check "reload 2: no counter went down" counters_kept "$d/before2.json" "$d/before2.prom"
 rc=0
 stop_pid $PID || rc=$?

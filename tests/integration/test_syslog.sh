@@ -156,20 +156,27 @@ s = socket.create_connection(('127.0.0.1', $P)); s.send(b'\x16\x03\x01'); time.s
 			-CAfile "$d/ca.pem" >/dev/null 2>&1 || true
 	kill $STALL 2>/dev/null || true
 	wait $STALL 2>/dev/null || true
-	# A SIGHUP starts the agent again on the configuration read anew (its TLS files
-	# too); the no-cert client comes once the new listener is up.
+	# A SIGHUP starts the agent again on the configuration read anew, whose input is
+	# unchanged: kept whole (its listener and TLS server), with its TLS files read again.
+	# The no-cert client comes from another address: the TLS server logs a peer's
+	# failed handshakes once a minute, and the stalled client's may have been logged.
 	kill -HUP $PID
 	check "tls: SIGHUP reloads the certificate" wait_log "$d/err" "TLS certificate and key reloaded"
 	check "tls: the agent starts again after the SIGHUP" log_has "$d/err" "agent .* started" 2
-	fails=$(grep -c "tls: handshake with 127.0.0.1 failed" "$d/err" || true)
-	printf '<13>1 2026-01-02T03:04:05Z nocert app - - - refused\n' |
-		timeout 10 openssl s_client -quiet -connect 127.0.0.1:$P -CAfile "$d/ca.pem" >/dev/null 2>&1 || true
+	python3 -c "
+import socket, ssl
+s = socket.socket(); s.bind(('127.0.0.2', 0)); s.settimeout(10); s.connect(('127.0.0.1', $P))
+c = ssl.create_default_context(cafile='$d/ca.pem'); c.check_hostname = False
+try:
+    t = c.wrap_socket(s, server_hostname='127.0.0.1')
+    t.sendall(b'<13>1 2026-01-02T03:04:05Z nocert app - - - refused\\n'); t.recv(1)
+except (OSError, ssl.SSLError): pass" || true
 	# The stop follows the refusal's log line at once: the receiver thread's counters
 	# must be in the last metrics.json however little time it had to publish them (the
 	# runner joins the receiver and copies its counters before writing it). A wait that
 	# ran out fails here, under its own name, not as a missing count below.
 	check "tls: the client without a certificate fails its handshake, logged" \
-		log_has "$d/err" "tls: handshake with 127.0.0.1 failed" $((fails + 1))
+		log_has "$d/err" "tls: handshake with 127.0.0.2 failed"
 	check "tls: SIGTERM exit 0" stop_pid $PID
 	W="$d/wh/default/logs"
 	check "tls: the client with a certificate gets its message in (a stalled handshake beside it)" \
