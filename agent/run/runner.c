@@ -363,10 +363,10 @@ int floe_runner_new(const struct floe_config *cfg, const struct floe_runner_opti
 		/* The listeners this configuration took stay open for the one that runs
 		 * instead (the caller goes back to the previous one). */
 		floe_runner_free(r);
-		floe_input_keep_expect(keep, NULL);
+		floe_runner_carry_expect(opt ? opt->carry : NULL, NULL);
 		return rc;
 	}
-	floe_input_keep_expect(keep, NULL);
+	floe_runner_carry_expect(r->env.o.carry, NULL);
 	r->env.made = true;
 	*out = r;
 	return 0;
@@ -387,6 +387,7 @@ void floe_runner_carry_free(struct floe_runner_carry *c)
 {
 	if (!c)
 		return;
+	floe_run_status_release(c);
 	floe_input_keep_free(c->inputs);
 	floe_counter_totals_free(c->totals);
 	floe_free(NULL, c);
@@ -394,8 +395,10 @@ void floe_runner_carry_free(struct floe_runner_carry *c)
 
 void floe_runner_carry_expect(struct floe_runner_carry *c, const struct floe_config *next)
 {
-	if (c)
-		floe_input_keep_expect(c->inputs, next);
+	if (!c)
+		return;
+	c->next = next;
+	floe_input_keep_expect(c->inputs, next);
 }
 
 void floe_runner_free(struct floe_runner *r)

@@ -42,6 +42,7 @@
 #include "formats/base/error.h"
 #include "formats/base/limits.h"
 #include "formats/parquet/writer.h"
+#include "platform/listen.h"
 #include "platform/loop.h"
 
 #include <stdbool.h>
@@ -51,6 +52,7 @@
 
 struct floe_assemble_options;
 struct floe_counter_totals;
+struct floe_httpd;
 struct run_status;
 struct floe_assemble_rec;
 struct floe_buf;
@@ -212,6 +214,12 @@ struct floe_runner_carry {
 	struct floe_counter_totals *totals;
 	struct commit_hist hist;
 	struct floe_input_keep *inputs;
+	const struct floe_config *next; /* expected next (floe_runner_carry_expect), borrowed */
+	/* The status listener kept open across a reload (agent.http.listen unchanged), with
+	 * its documents' capacity; NULL: none kept. */
+	struct floe_httpd *httpd;
+	size_t httpd_cap;
+	char httpd_listen[FLOE_LISTEN_URI_MAX + 8]; /* its agent.http.listen */
 	/* runner_status.c's, for the process: the status listeners' counters of the runners
 	 * that ended, when the first runner started and the last commit (monotonic and
 	 * wall; 0: none yet), so that a reload resets no age and no counter of /metrics. */
@@ -424,6 +432,8 @@ int floe_run_aggs_restore(struct floe_runner *r, uint64_t seq, uint64_t sub, str
 int floe_runner_status_start(struct floe_runner *r, struct floe_err *err);
 void floe_runner_status_publish(struct floe_runner *r, bool now);
 void floe_runner_status_stop(struct floe_runner *r);
+/* Stops the status listener c kept for a runner that never came (NULL is fine). */
+void floe_run_status_release(struct floe_runner_carry *c);
 
 /* settings.c */
 /* Fills s from cfg (borrowed; s points into it): paths under state_dir, the host, the

@@ -60,7 +60,28 @@ struct run_status {
 	int64_t last_commit_wall_us; /* for the timestamp gauge */
 	int64_t pending_since_us;    /* the spool was first seen holding data since then */
 	uint64_t commits_seen;
+	size_t cap; /* the documents' capacity */
 };
+
+/* Stops h, a status listener of the process's, its counters kept in c for the next. */
+static void release(struct floe_runner_carry *c, struct floe_httpd *h)
+{
+	struct floe_httpd_stats hs;
+	floe_httpd_get_stats(h, &hs);
+	c->status.requests += hs.requests;
+	c->status.evicted += hs.evicted;
+	c->status.timed_out += hs.timed_out;
+	floe_httpd_stop(h);
+}
+
+void floe_run_status_release(struct floe_runner_carry *c)
+{
+	FLOE_OWNER(FLOE_ROLE_MAIN);
+	if (c && c->httpd) {
+		release(c, c->httpd);
+		c->httpd = NULL;
+	}
+}
 
 int floe_runner_status_start(struct floe_runner *r, struct floe_err *err)
 {
@@ -91,6 +112,16 @@ int floe_runner_status_start(struct floe_runner *r, struct floe_err *err)
 	if (__builtin_mul_overflow((size_t)DOC_PER_INPUT, r->in.n, &cap) ||
 	    __builtin_add_overflow(cap, (size_t)DOC_BASE, &cap))
 		return floe_err_set(err, FLOE_ENOMEM, "agent.http.listen: too many inputs");
+	s->cap = cap;
+	/* The previous configuration's listener, when it listens where this one would and
+	 * its documents hold this one's (a reload): no scrape finds it closed. */
+	bool kept = c && c->httpd && c->httpd_cap >= cap && strcmp(c->httpd_listen, listen) == 0;
+	if (kept) {
+		s->httpd = c->httpd;
+		s->cap = c->httpd_cap;
+		c->httpd = NULL;
+	}
+	floe_run_status_release(c);
 	static const char *const paths[] = {"/metrics", "/healthz"};
 	struct floe_httpd_opts o = {.alloc = r->alloc,
 				    .paths = paths,
@@ -98,7 +129,7 @@ int floe_runner_status_start(struct floe_runner *r, struct floe_err *err)
 				    .doc_cap = cap,
 				    .max_age_ms = STALE_MS};
 	const char *what = "listen";
-	int rc = floe_httpd_start(&u, &o, &s->httpd, &what);
+	int rc = kept ? 0 : floe_httpd_start(&u, &o, &s->httpd, &what);
 	if (rc)
 		return floe_err_set(err, rc, "agent.http.listen %s: %s: %s", listen, what,
 				    floe_strerror(rc));
@@ -106,7 +137,8 @@ int floe_runner_status_start(struct floe_runner *r, struct floe_err *err)
 	char bound[FLOE_LISTEN_URI_MAX];
 	if (floe_listen_uri_format(&u, floe_httpd_port(s->httpd), bound, sizeof(bound)) < 0)
 		snprintf(bound, sizeof(bound), "tcp://%s", listen);
-	floe_info("status: serving /metrics and /healthz on %s", bound);
+	floe_info("status: serving /metrics and /healthz on %s%s", bound,
+		  kept ? " (kept open across the reload)" : "");
 	floe_runner_status_publish(r, true);
 	return 0;
 }
@@ -116,18 +148,25 @@ void floe_runner_status_stop(struct floe_runner *r)
 	if (!r->status)
 		return;
 	struct floe_runner_carry *c = r->env.o.carry;
+	const char *listen = r->set.cfg->agent.http_listen;
 	if (c && r->status->httpd) {
-		/* The next runner's listener counts on from these (a reload). */
-		struct floe_httpd_stats hs;
-		floe_httpd_get_stats(r->status->httpd, &hs);
-		c->status.requests += hs.requests;
-		c->status.evicted += hs.evicted;
-		c->status.timed_out += hs.timed_out;
 		c->status.started_us = r->status->started_us;
 		c->status.last_commit_us = r->status->last_commit_us;
 		c->status.last_commit_wall_us = r->status->last_commit_wall_us;
+		if (c->next && c->next->agent.http_listen && listen &&
+		    strcmp(c->next->agent.http_listen, listen) == 0 && !c->httpd) {
+			/* The next configuration listens here too: it takes this listener over,
+			 * which serves the last documents meanwhile (its counters go on). */
+			c->httpd = r->status->httpd;
+			c->httpd_cap = r->status->cap;
+			snprintf(c->httpd_listen, sizeof(c->httpd_listen), "%s", listen);
+			r->status->httpd = NULL;
+		}
 	}
-	floe_httpd_stop(r->status->httpd);
+	if (c && r->status->httpd)
+		release(c, r->status->httpd);
+	else
+		floe_httpd_stop(r->status->httpd);
 	floe_free(r->alloc, r->status);
 	r->status = NULL;
 }

@@ -139,6 +139,31 @@ print('refused', refused, 'broken', broken)
 PY
 SENDER=$!
 PIDS+=($SENDER)
+# And a scraper of /metrics through the reload (until 50 scrapes after the new
+# configuration started): never refused, and floe_lines_total never lower than the
+# scrape before.
+python3 - "$(logged_port "$d/err")" "$d/err" >"$d/scraped" 2>&1 <<'PY' &
+import re, sys, time, urllib.request
+port, log = sys.argv[1], sys.argv[2]
+failed = fell = after = 0
+last = -1
+for n in range(6000):
+    if 'SIGHUP: starting again' in open(log).read():
+        after += 1
+        if after > 50:
+            break
+    try:
+        body = urllib.request.urlopen('http://127.0.0.1:%s/metrics' % port, timeout=10).read().decode()
+        v = float(re.search(r'^floe_lines_total (\S+)$', body, re.M).group(1))
+        fell += v < last
+        last = max(last, v)
+    except Exception:
+        failed += 1
+    time.sleep(0.01)
+print('failed', failed, 'fell', fell, 'scrapes', n)
+PY
+SCRAPER=$!
+PIDS+=($SCRAPER)
 # The reload comes while the senders are busy (once the first of their rows are in).
 python3 -c "
 import json,time
@@ -153,6 +178,11 @@ check "reload 1 (nothing changed): the configuration takes over" \
 check "reload 1: the syslog input is kept whole, listeners and connections" \
 	log_has "$d/err" "input net: kept open across the reload, its connections and queue with it"
 check "reload 1: no listener is bound again" test "$(grep -c "listening on" "$d/err")" = 2
+check "reload 1: the status listener is kept too" \
+	log_has "$d/err" "status: serving .* (kept open across the reload)"
+wait $SCRAPER
+echo "# scraping /metrics through the reload: $(cat "$d/scraped")"
+check "no scrape refused, floe_lines_total never fell" grep -q '^failed 0 fell 0 ' "$d/scraped"
 wait $SENDER
 echo "# sent $N UDP, $N TCP (a connection each) and $N TCP (one connection) messages through the reload: $(cat "$d/sent")"
 check "the TCP senders were never refused nor cut off" grep -qx 'refused 0 broken 0' "$d/sent"
