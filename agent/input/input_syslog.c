@@ -152,7 +152,7 @@ static bool kept_whole(const struct syslog_input *s)
 /* Into the keep: in (with its key) for the next configuration. False without memory. */
 static bool keep_put(struct floe_input_keep *k, const struct syslog_input *s)
 {
-	char key[8192];
+	char key[FLOE_SYSLOG_KEY_MAX];
 	size_t n = floe_syslog_handover_input_key(s->cfg, s->index, key, sizeof(key));
 	struct kept_syslog *more = n ? floe_realloc(NULL, k->ins, (k->nins + 1) * sizeof(*k->ins)) : NULL;
 	if (!more)
@@ -168,7 +168,7 @@ static bool keep_put(struct floe_input_keep *k, const struct syslog_input *s)
 static struct floe_syslog_in *keep_take(struct floe_input_keep *k, const struct floe_config_input *cfg,
 					size_t index)
 {
-	char key[8192];
+	char key[FLOE_SYSLOG_KEY_MAX];
 	size_t n = k ? floe_syslog_handover_input_key(cfg, index, key, sizeof(key)) : 0;
 	for (size_t i = 0; n && i < k->nins; i++) {
 		if (strcmp(k->ins[i].key, key) != 0)
@@ -183,7 +183,7 @@ static struct floe_syslog_in *keep_take(struct floe_input_keep *k, const struct 
 
 void floe_input_syslog_keep_drop(struct floe_input_keep *k, const struct floe_config *cfg)
 {
-	char key[8192];
+	char key[FLOE_SYSLOG_KEY_MAX];
 	for (size_t i = 0; k && i < k->nins;) {
 		const struct kept_syslog *e = &k->ins[i];
 		bool wanted = false;

@@ -13,8 +13,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* A URI and the socket's options and TLS files: well under 4 paths of FLOE_PATH_MAX. */
-#define KEY_MAX 8192
 
 struct kept {
 	struct kept *next;
@@ -143,7 +141,7 @@ bool floe_syslog_handover_keeps(const struct floe_syslog_handover *h,
 	const char *p = cfg->syslog.tls.key_password, *q = o->syslog.tls.key_password;
 	if ((p == NULL) != (q == NULL) || (p && strcmp(p, q) != 0))
 		return false;
-	char a[KEY_MAX], b[KEY_MAX];
+	char a[FLOE_SYSLOG_KEY_MAX], b[FLOE_SYSLOG_KEY_MAX];
 	size_t n = floe_syslog_handover_input_key(cfg, index, a, sizeof(a));
 	return n && floe_syslog_handover_input_key(o, index, b, sizeof(b)) == n && memcmp(a, b, n) == 0;
 }
@@ -153,7 +151,7 @@ bool floe_syslog_handover_wanted(const struct floe_syslog_handover *h,
 {
 	if (!h || !h->next)
 		return false;
-	char key[KEY_MAX], other[KEY_MAX];
+	char key[FLOE_SYSLOG_KEY_MAX], other[FLOE_SYSLOG_KEY_MAX];
 	if (!key_of(cfg, listen, key, sizeof(key)))
 		return false;
 	for (size_t i = 0; i < h->next->ninputs; i++) {
@@ -169,7 +167,7 @@ bool floe_syslog_handover_wanted(const struct floe_syslog_handover *h,
 bool floe_syslog_handover_put(struct floe_syslog_handover *h, const struct floe_config_input *cfg,
 			      const char *listen, struct floe_listener *l)
 {
-	char key[KEY_MAX];
+	char key[FLOE_SYSLOG_KEY_MAX];
 	size_t n = key_of(cfg, listen, key, sizeof(key));
 	struct kept *k = n ? floe_malloc(NULL, sizeof(*k) + n + 1) : NULL;
 	if (!k)
@@ -185,7 +183,7 @@ struct floe_listener *floe_syslog_handover_take(struct floe_syslog_handover *h,
 						const struct floe_config_input *cfg,
 						const char *listen)
 {
-	char key[KEY_MAX];
+	char key[FLOE_SYSLOG_KEY_MAX];
 	if (!h || !key_of(cfg, listen, key, sizeof(key)))
 		return NULL;
 	for (struct kept **p = &h->kept; *p; p = &(*p)->next) {

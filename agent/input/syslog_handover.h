@@ -50,6 +50,7 @@ void floe_syslog_handover_close_rest(struct floe_syslog_handover *h);
  * configuration (input_syslog.c keeps it). Its key (every setting, the position and the
  * name) is written into out (cap bytes): its length, 0 when cfg is not a syslog input
  * or does not fit. */
+#define FLOE_SYSLOG_KEY_MAX 8192 /* a key's room: a URI, options, names and TLS paths */
 size_t floe_syslog_handover_input_key(const struct floe_config_input *cfg, size_t index, char *out,
 				      size_t cap);
 /* Whether the configuration expected next lists input index, cfg, unchanged. */

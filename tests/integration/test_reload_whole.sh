@@ -12,7 +12,7 @@ mkdir -p "$d/a"
 U=$(free_port)
 TP=$(free_port)
 U2=$(free_port)
-conf() { # conf UDP-PORT
+conf() { # conf UDP-PORT [MORE-INPUTS]
 	cat >"$d/floe.yaml.new" <<YAML
 agent: {id: reload-whole, state_dir: $d/state, http: {listen: "127.0.0.1:0"}}
 inputs:
@@ -24,6 +24,7 @@ inputs:
     name: net
     listen: ["udp://127.0.0.1:$1", "tcp://127.0.0.1:$TP"]
     max_message_bytes: 512
+${2:-}
 tables:
   logs:
     commit_interval: 1s
@@ -221,6 +222,28 @@ except OSError: sys.exit(1)"
 logger -n 127.0.0.1 -P "$U2" -d --rfc5424 -t app "on the new port"
 check "reload 2: the new port's message is committed" until_rows $((104 + 3 * N))
 check "reload 2: no counter went down" counters_kept "$d/before2.json" "$d/before2.prom"
+# Reload 3: a configuration that passes its checks and cannot start (its new listener's
+# port is taken): the previous one comes back, its input kept whole throughout.
+TAKEN=$(free_port)
+python3 -c "
+import socket, time
+s = socket.socket(); s.bind(('127.0.0.1', $TAKEN)); s.listen(); print('ready', flush=True); time.sleep(600)" >"$d/taken" &
+HOLDER=$!
+PIDS+=($HOLDER)
+log_has "$d/taken" ready
+conf "$U2" "  - type: syslog
+    name: late
+    listen: \"tcp://127.0.0.1:$TAKEN\""
+kill -HUP $PID
+check "reload 3: the configuration that cannot start gives way to the previous one" \
+	log_has "$d/err" "the previous configuration runs on"
+check "reload 3: the previous one starts again" \
+	log_has "$d/err" "agent .* started" 4
+check "reload 3: its syslog input was kept whole through both" \
+	log_has "$d/err" "input net: kept open across the reload, its connections and queue with it" 3
+stop_pid $HOLDER || true
+logger -n 127.0.0.1 -P "$U2" -d --rfc5424 -t app "after the failed reload"
+check "reload 3: the kept input still takes messages" until_rows $((105 + 3 * N))
 rc=0
 stop_pid $PID || rc=$?
 check "SIGTERM after the reloads: exit 0" test $rc = 0
