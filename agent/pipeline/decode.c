@@ -9,7 +9,9 @@
 #include "agent/parse/regex.h"
 #include "agent/parse/syslog_file.h"
 #include "agent/parse/timestamp.h"
+#include "agent/schema/columns.h"
 #include "agent/schema/record.h"
+#include "formats/parquet/writer.h"
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
 #include "platform/log.h"
@@ -39,6 +41,12 @@ struct floe_decoder {
 		int64_t since_us; /* start of the minute being counted (receive time) */
 		uint64_t more;	  /* failures after the logged one in that minute */
 	} parse_log, ts_log;
+	/* Typed columns: the plan (borrowed), each column's source length, this line's
+	 * values and the values that did not convert, per column. */
+	const struct floe_colplan *plan;
+	size_t from_len[FLOE_COLS_MAX];
+	struct floe_pq_value typed[FLOE_COLS_MAX];
+	uint64_t conv_failures[FLOE_COLS_MAX];
 };
 
 #define FAILURE_LOG_US (60 * 1000000LL)
@@ -135,6 +143,19 @@ void floe_decoder_free(struct floe_decoder *d)
 	floe_regex_free(d->regex);
 	floe_ts_format_free(d->ts);
 	floe_free(d->alloc, d);
+}
+
+void floe_decoder_set_columns(struct floe_decoder *d, const struct floe_colplan *plan)
+{
+	d->plan = plan && plan->planned && plan->n ? plan : NULL;
+	for (size_t i = 0; d->plan && i < plan->n; i++)
+		d->from_len[i] = strlen(plan->col[i].from);
+}
+
+const uint64_t *floe_decoder_conv_failures(const struct floe_decoder *d, size_t *n)
+{
+	*n = d->plan ? d->plan->n : 0;
+	return d->plan ? d->conv_failures : NULL;
 }
 
 void floe_decoder_get_stats(const struct floe_decoder *d, struct floe_decode_stats *out)
@@ -257,6 +278,31 @@ static void map_message(struct floe_decoder *d, struct floe_record *rec)
 		}
 }
 
+/* The fields the typed columns take, converted once from the parsed bytes; they leave
+ * attrs, except a value that does not convert, which stays there as text (nothing is
+ * lost) and is counted for its column. Last, after every rule that reads attrs. */
+static void map_typed(struct floe_decoder *d, struct floe_record *rec)
+{
+	const struct floe_colplan *p = d->plan;
+	bool removed = false;
+	for (size_t i = 0; i < p->n; i++) {
+		const char *v;
+		size_t vl;
+		d->typed[i] = (struct floe_pq_value){.is_null = true};
+		if (!floe_fields_find(d->fields, p->col[i].from, d->from_len[i], &v, &vl))
+			continue;
+		if (v && floe_convert(p->col[i].type, v, vl, &d->typed[i]) == FLOE_CONV_FAIL) {
+			d->conv_failures[i]++;
+			continue;
+		}
+		removed |= floe_fields_remove(d->fields, p->col[i].from, d->from_len[i]);
+	}
+	if (removed)
+		floe_fields_to_record(d->fields, rec);
+	rec->ntyped = p->n;
+	rec->typed = d->typed;
+}
+
 /* The parser, as the failure log names it. */
 static const char *const parser_what[] = {
     [FLOE_PARSER_JSON] = "the json parser",
@@ -271,6 +317,7 @@ static const char *const parser_what[] = {
 void floe_decoder_apply(struct floe_decoder *d, struct floe_record *rec)
 {
 	rec->nattrs = 0;
+	rec->ntyped = 0;
 	if (d->fields) {
 		floe_fields_reset(d->fields);
 		int rc = 0;
@@ -338,4 +385,6 @@ void floe_decoder_apply(struct floe_decoder *d, struct floe_record *rec)
 	}
 	if (d->fields)
 		map_message(d, rec);
+	if (d->fields && d->plan)
+		map_typed(d, rec);
 }

@@ -4,6 +4,7 @@
 #include "agent/run/runner.h"
 
 #include "agent/run/runner_impl.h"
+#include "agent/run/colplan.h"
 #include "agent/run/memory.h"
 
 #include "agent/config/config.h"
@@ -71,6 +72,7 @@ int floe_runner_open_table(struct floe_runner *r, bool later, struct floe_table 
 		return rc;
 	struct floe_table_options topt =
 	    floe_run_table_options(r, cfg->logs.name, &cfg->logs.partition);
+	topt.columns = &r->lake.cols;
 	struct floe_err e = {0};
 	struct floe_table *t = NULL;
 	if ((rc = floe_table_open(&r->alloc, &topt, &t, &e))) {
@@ -81,6 +83,11 @@ int floe_runner_open_table(struct floe_runner *r, bool later, struct floe_table 
 	}
 	if (!later) {
 		r->lake.spec = *floe_table_spec(t);
+		if ((rc = floe_run_columns_start(cfg, r->set.state_dir, floe_table_meta(t),
+						 floe_table_location(t), &r->lake.cols, err))) {
+			floe_table_free(t);
+			return rc;
+		}
 		*out = t;
 		return 0;
 	}
@@ -156,7 +163,8 @@ static int open_lake(struct floe_runner *r, struct floe_err *err)
 		r->lake.store_down = true;
 		snprintf(r->lake.store_error, sizeof(r->lake.store_error), "%s", floe_err_text(err, rc));
 		r->com.last_rc = rc;
-		rc = 0;
+		rc = floe_run_columns_start(cfg, r->set.state_dir, NULL, cfg->logs.name,
+					    &r->lake.cols, err);
 	}
 	if (rc)
 		return rc;
@@ -233,6 +241,10 @@ static int open_batch(struct floe_runner *r, struct floe_err *err)
 		r->set.batch.max_writers = parts.writers;
 		r->set.batch.stage_buffer = (size_t)parts.stage;
 	}
+	/* The typed columns follow the built-in ones, under the table's field ids. */
+	floe_colplan_pq_columns(&r->lake.cols, r->lake.pqcols, &r->lake.npqcols);
+	r->set.batch.cols = r->lake.pqcols;
+	r->set.batch.ncols = r->lake.npqcols;
 	rc = floe_batch_new(&r->alloc, &r->lake.spec, &r->set.batch, r->lake.spool,
 			    &r->b.batch);
 	if (rc)
@@ -265,6 +277,7 @@ static int open_input(struct floe_runner *r, size_t i, struct floe_err *err)
 	char dname[32];
 	snprintf(dname, sizeof(dname), "input %s", in->name);
 	floe_decoder_set_name(r->in.decoders[i], dname);
+	floe_decoder_set_columns(r->in.decoders[i], &r->lake.cols);
 	return 0;
 }
 

@@ -32,6 +32,7 @@
 #include "agent/env/env.h"
 #include "agent/input/input.h"
 #include "agent/lake/output.h"
+#include "agent/schema/columns.h"
 #include "agent/lake/table.h"
 #include "agent/pipeline/decode.h"
 #include "agent/pipeline/batch.h"
@@ -244,6 +245,11 @@ struct run_lake {
 	/* The partition spec the batch and the spool write: the table's, or the
 	 * configuration's while the table is not open (the table must then have the same). */
 	struct floe_part_spec spec;
+	/* The typed columns (run/colplan.h): set at start-up, read-only after it (the
+	 * committer's table borrows it), and the writers' columns made from it. */
+	struct floe_colplan cols;
+	struct floe_pq_column pqcols[FLOE_LOG_MAX_COLS];
+	size_t npqcols;
 	/* The main thread's copy of the last report's store state, for /healthz and metrics. */
 	bool store_down;
 	char store_error[STORE_ERROR_MAX];

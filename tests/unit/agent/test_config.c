@@ -1270,6 +1270,7 @@ static void test_dump(void **state)
 	    "      write.metadata.previous-versions-max: 100  # metadata-log entries kept\n"
 	    "      write.metadata.delete-after-commit.enabled: false  # delete metadata files that fall off "
 	    "the metadata-log\n"
+	    "    columns: []\n"
 	    "lake:\n"
 	    "  warehouse: \"/var/lib/floe/warehouse\"  # directory, file:// or s3:// URI; "
 	    "default <state_dir>/warehouse\n"
