@@ -301,6 +301,7 @@ static void map_typed(struct floe_decoder *d, struct floe_record *rec)
 		floe_fields_to_record(d->fields, rec);
 	rec->ntyped = p->n;
 	rec->typed = d->typed;
+	rec->typed_plan = p;
 }
 
 /* The parser, as the failure log names it. */

@@ -66,9 +66,8 @@ static int check_logs(const struct floe_config *cfg, const struct floe_colplan *
 		rc = floe_colplan_learn(&p, floe_table_meta(t), &e);
 	if (rc == FLOE_ESCHEMA)
 		floe_err_set(err, rc,
-			     "tables.%s.columns: table %s/%s in %s cannot take them: %s; only "
-			     "int to long and float to double widen a column: keep the table's "
-			     "type, or give the column another name",
+			     "tables.%s.columns: table %s/%s in %s cannot take them: %s; keep the "
+			     "table's type, or give the column another name",
 			     cfg->logs.name, cfg->lake.namespace, cfg->logs.name, cfg->lake.warehouse,
 			     floe_err_text(&e, rc));
 	else if (rc)

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct floe_colplan;
 struct floe_err;
 struct floe_ice_field;
 struct floe_ice_meta;
@@ -55,6 +56,7 @@ struct floe_record {
 	 * of them (0: the typed columns are null). Strings and binaries borrow their bytes. */
 	size_t ntyped;
 	const struct floe_pq_value *typed;
+	const struct floe_colplan *typed_plan; /* their columns (borrowed); NULL when ntyped is 0 */
 };
 
 /* The columns rows can be sorted by (tables.logs.sort_by): the scalar columns but message,
