@@ -90,8 +90,32 @@ static int load(const char *state_dir, struct floe_colplan *out)
 	return rc;
 }
 
+/* The spool's files carry the saved plan's ids: a column of it that the new plan gives
+ * another id (found by its name, or by the name it was renamed from) would be committed
+ * under a field of another meaning. */
+static int same_ids(const struct floe_colplan *saved, const struct floe_colplan *now,
+		    const char *table, struct floe_err *err)
+{
+	for (size_t i = 0; i < saved->n; i++) {
+		const struct floe_col *s = &saved->col[i];
+		for (size_t k = 0; k < now->n; k++) {
+			const struct floe_col *c = &now->col[k];
+			if (strcmp(c->name, s->name) != 0 && strcmp(c->renamed_from, s->name) != 0)
+				continue;
+			if (c->id != s->id)
+				return floe_err_set(err, FLOE_ESCHEMA,
+						    "table %s: the spool holds files with column '%s' "
+						    "as field id %d, but the table now gives it id %d "
+						    "(another writer added a field first): the spool is "
+						    "kept, as its rows would read as another column",
+						    table, s->name, (int)s->id, (int)c->id);
+		}
+	}
+	return 0;
+}
+
 int floe_run_columns_start(const struct floe_config *cfg, const char *state_dir,
-			   const struct floe_ice_meta *m, const char *table,
+			   const struct floe_ice_meta *m, const char *table, bool spooled,
 			   struct floe_colplan *out, struct floe_err *err)
 {
 	struct floe_colplan want, saved;
@@ -103,6 +127,8 @@ int floe_run_columns_start(const struct floe_config *cfg, const char *state_dir,
 		if (want.n && (rc = floe_colplan_learn(&want, m, &e)))
 			return floe_err_set(err, rc, "table %s: %s (tables.%s.columns)", table,
 					    floe_err_text(&e, rc), cfg->logs.name);
+		if (spooled && load(state_dir, &saved) == 0 && (rc = same_ids(&saved, &want, table, err)))
+			return rc;
 		if (want.n)
 			save(state_dir, &want);
 		*out = want;

@@ -5,6 +5,7 @@
 #ifndef FLOE_RUN_COLPLAN_H
 #define FLOE_RUN_COLPLAN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct floe_colplan;
@@ -20,9 +21,11 @@ int floe_run_columns_wanted(const struct floe_config *cfg, struct floe_colplan *
  * state_dir; without (m NULL: the table is away), the saved plan when it has the same
  * columns, else the columns unplanned (their fields stay in attrs). FLOE_ESCHEMA (err
  * names the table, the column and both types) when a column cannot live with the
- * table's field. */
+ * table's field, or, with spooled (files wait in the spool, written under the saved
+ * plan), when the table now gives a column of the saved plan another id than its files
+ * carry (another writer took the id first): the spool is kept. */
 int floe_run_columns_start(const struct floe_config *cfg, const char *state_dir,
-			   const struct floe_ice_meta *m, const char *table,
+			   const struct floe_ice_meta *m, const char *table, bool spooled,
 			   struct floe_colplan *out, struct floe_err *err);
 
 #endif

@@ -83,11 +83,6 @@ int floe_runner_open_table(struct floe_runner *r, bool later, struct floe_table 
 	}
 	if (!later) {
 		r->lake.spec = *floe_table_spec(t);
-		if ((rc = floe_run_columns_start(cfg, r->set.state_dir, floe_table_meta(t),
-						 floe_table_location(t), &r->lake.cols, err))) {
-			floe_table_free(t);
-			return rc;
-		}
 		*out = t;
 		return 0;
 	}
@@ -163,8 +158,7 @@ static int open_lake(struct floe_runner *r, struct floe_err *err)
 		r->lake.store_down = true;
 		snprintf(r->lake.store_error, sizeof(r->lake.store_error), "%s", floe_err_text(err, rc));
 		r->com.last_rc = rc;
-		rc = floe_run_columns_start(cfg, r->set.state_dir, NULL, cfg->logs.name,
-					    &r->lake.cols, err);
+		rc = 0;
 	}
 	if (rc)
 		return rc;
@@ -185,7 +179,15 @@ static int open_lake(struct floe_runner *r, struct floe_err *err)
 		return floe_err_set(err, rc, "cannot open spool %s: %s", r->set.spool_dir,
 				    floe_strerror(rc));
 	}
-	return 0;
+	/* The typed columns' plan, once the spool tells whether files written under the
+	 * saved one wait in it. */
+	uint64_t *seqs = NULL;
+	size_t spooled = 0;
+	if (floe_spool_list(r->lake.spool, &seqs, &spooled) == 0)
+		floe_free(&r->alloc, seqs);
+	return floe_run_columns_start(cfg, r->set.state_dir, t ? floe_table_meta(t) : NULL,
+				      t ? floe_table_location(t) : cfg->logs.name, spooled > 0,
+				      &r->lake.cols, err);
 }
 
 /* The outputs the committer's loop goes over: the logs table's, then the aggregations'. */

@@ -134,4 +134,42 @@ check "refused: run names the table, the column and both types" \
 check "refused: nothing new committed" test "$(schemas evo)" = '4 15:http_status:int 16:bytes:long'
 check "refused: the rows of before are all there" \
 	test "$(duck "select count(*) from read_parquet([$(files evo)])")" = '["3"]'
+
+# 5. Another writer takes the field id a running agent planned for its new column between
+# the agent's start and its commit: the commit is refused (the files carry the id, which
+# now means another column), the rows stay in the spool, and a restart refuses too.
+mkdir -p "$T/race" "$T/raceb"
+echo '{"msg":"a","status":"200"}' >"$T/race/app.log"
+echo '{"msg":"b","other":"y"}' >"$T/raceb/app.log"
+cat >"$T/race-a.yaml" <<YAML
+agent: { id: race-a, state_dir: $T/state-race-a, http: { listen: "127.0.0.1:0" } }
+inputs: [ { type: tail, paths: ["$T/race/*.log"], start_at: beginning, parser: json } ]
+tables: { logs: { commit_interval: 1h, columns: [ { name: status, type: int } ] } }
+lake: { warehouse: $T/wh-race }
+YAML
+cat >"$T/race-b.yaml" <<YAML
+agent: { id: race-b, state_dir: $T/state-race-b }
+inputs: [ { type: tail, paths: ["$T/raceb/*.log"], start_at: beginning, parser: json } ]
+tables: { logs: { columns: [ { name: other, type: string } ] } }
+lake: { warehouse: $T/wh-race }
+YAML
+run_serving "$T/race-a.yaml" "$T/race-a.err"
+check "race: agent a serves /metrics" test -n "$port"
+for i in $(seq 1 100); do
+	curl -sf "http://127.0.0.1:$port/metrics" | grep -qx 'floe_lines_total 1' && break
+	sleep 0.1
+done
+check "race: agent a read its line" bash -c "curl -sf http://127.0.0.1:$port/metrics | grep -qx 'floe_lines_total 1'"
+check "race: agent b commits field 15 as 'other'" "$FLOE_BIN" run -c "$T/race-b.yaml" --once --log-level warn
+stop_pid "$pid" || true
+check "race: a's commit refused, naming the table and the column" \
+	grep -q "table file://.*/wh-race/default/logs: the typed columns cannot be committed: column 'status' was written as field id 15, which is 'other' in the table" "$T/race-a.err"
+check "race: the rows stay in the spool" test -n "$(ls "$T/state-race-a/spool/"*.entry)"
+rc=0
+"$FLOE_BIN" run -c "$T/race-a.yaml" --once --log-level warn 2>"$T/race-a2.err" || rc=$?
+check "race: a restart refuses too" test $rc -ne 0
+check "race: ... saying why" grep -q "the spool holds files with column 'status' as field id 15, but the table now gives it id 16" "$T/race-a2.err"
+check "race: the spool is kept" test -n "$(ls "$T/state-race-a/spool/"*.entry)"
+check "race: only b's row is in the table" \
+	test "$(duck "select count(*) from read_parquet([$(files race)])")" = '["1"]'
 finish
