@@ -234,7 +234,6 @@ static const struct floe_key table_keys[] = {
      .off = TBL(columns),
      .off_n = TBL(ncolumns),
      .size = sizeof(struct floe_config_column),
-     .max = FLOE_COLS_MAX,
      .sub = &column_section,
      .help = "typed columns from parsed fields; [] = the built-in parsers' own"},
 };
@@ -364,6 +363,10 @@ static int columns_check(struct floe_config_ctx *ctx, const struct floe_cnode *m
 {
 	const struct floe_cnode *at = floe_keys_given(map, "columns");
 	int rc = 0;
+	if (t->ncolumns > FLOE_COLS_MAX)
+		return floe_config_fail(ctx, at, FLOE_EFORMAT,
+					"key '%s.columns': at most %d columns, got %zu", path,
+					FLOE_COLS_MAX, t->ncolumns);
 	for (size_t i = 0; i < t->ncolumns; i++) {
 		const struct floe_config_column *c = &t->columns[i];
 		for (size_t j = 0; j < i; j++) {

@@ -347,16 +347,18 @@ static size_t attrs_len(const size_t *lens, const char *const *p, size_t n)
  * a copy), and a new writer's own state when fresh. */
 static uint64_t record_need(const struct floe_batch *b, const struct floe_record *rec, size_t msg_len, bool fresh)
 {
-	size_t v[6] = {msg_len, attrs_len(rec->attr_key_lens, NULL, rec->nattrs),
-		       attrs_len(rec->attr_val_lens, rec->attr_vals, rec->nattrs), rec->source.len, 0, 0};
+	size_t v[6 + FLOE_COLS_MAX] = {msg_len, attrs_len(rec->attr_key_lens, NULL, rec->nattrs),
+				       attrs_len(rec->attr_val_lens, rec->attr_vals, rec->nattrs),
+				       rec->source.len};
 	size_t n = 4;
-	/* The typed columns' strings, as one leaf: an upper bound of what they take apart. */
-	for (size_t i = 0; i < rec->ntyped; i++)
-		v[n] += rec->typed[i].is_null || !rec->typed[i].s ? 0 : rec->typed[i].len;
-	n += v[n] > 0;
 	if (floe_utf8_valid((const uint8_t *)rec->message.p, msg_len) != msg_len) {
 		v[0] = 3 * msg_len;
 		v[n++] = 3 * msg_len; /* the repaired copy */
+	}
+	/* A leaf per typed column: a string column's bytes, any other's one value. */
+	for (size_t i = FLOE_LOG_NCOLS; i < b->ncols; i++) {
+		const struct floe_pq_value *t = i - FLOE_LOG_NCOLS < rec->ntyped ? &rec->typed[i - FLOE_LOG_NCOLS] : NULL;
+		v[n++] = t && !t->is_null && t->s ? t->len : 8;
 	}
 	return floe_pq_writer_row_need(&b->opt.pq, v, n, fresh, b->ctx_bytes);
 }
