@@ -153,22 +153,6 @@ bool floe_fields_find(const struct floe_fields *f, const char *key, size_t klen,
 	return false;
 }
 
-bool floe_fields_remove(struct floe_fields *f, const char *key, size_t klen)
-{
-	for (size_t i = 0; i < f->n; i++) {
-		if (f->klens[i] == klen && (klen == 0 || memcmp(f->keys[i], key, klen) == 0)) {
-			size_t rest = f->n - i - 1;
-			memmove(&f->keys[i], &f->keys[i + 1], rest * sizeof(f->keys[0]));
-			memmove(&f->klens[i], &f->klens[i + 1], rest * sizeof(f->klens[0]));
-			memmove(&f->vals[i], &f->vals[i + 1], rest * sizeof(f->vals[0]));
-			memmove(&f->vlens[i], &f->vlens[i + 1], rest * sizeof(f->vlens[0]));
-			f->n--;
-			return true;
-		}
-	}
-	return false;
-}
-
 void floe_fields_to_record(const struct floe_fields *f, struct floe_record *rec)
 {
 	rec->nattrs = f->n;

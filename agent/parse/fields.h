@@ -52,9 +52,6 @@ const size_t *floe_fields_val_lens(const struct floe_fields *f);
  */
 bool floe_fields_find(const struct floe_fields *f, const char *key, size_t klen, const char **val,
 		      size_t *vlen);
-/* Removes the pair of key (a typed column took its value), keeping the others' order;
- * the bytes it borrowed stay valid until reset. Returns whether it was there. */
-bool floe_fields_remove(struct floe_fields *f, const char *key, size_t klen);
 /* Points rec's attrs at f's arrays (borrowed until the next reset or add). */
 void floe_fields_to_record(const struct floe_fields *f, struct floe_record *rec);
 

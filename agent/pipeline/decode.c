@@ -41,11 +41,12 @@ struct floe_decoder {
 		int64_t since_us; /* start of the minute being counted (receive time) */
 		uint64_t more;	  /* failures after the logged one in that minute */
 	} parse_log, ts_log;
-	/* Typed columns: the plan (borrowed), each column's source length, this line's
-	 * values and the values that did not convert, per column. */
+	/* Typed columns: the plan (borrowed), this line's values and the attributes no
+	 * column took, and the values that did not convert, per column. */
 	const struct floe_colplan *plan;
-	size_t from_len[FLOE_COLS_MAX];
 	struct floe_pq_value typed[FLOE_COLS_MAX];
+	const char *tkeys[MAX_FIELDS], *tvals[MAX_FIELDS];
+	size_t tklens[MAX_FIELDS], tvlens[MAX_FIELDS];
 	uint64_t conv_failures[FLOE_COLS_MAX];
 };
 
@@ -148,8 +149,6 @@ void floe_decoder_free(struct floe_decoder *d)
 void floe_decoder_set_columns(struct floe_decoder *d, const struct floe_colplan *plan)
 {
 	d->plan = plan && plan->planned && plan->n ? plan : NULL;
-	for (size_t i = 0; d->plan && i < plan->n; i++)
-		d->from_len[i] = strlen(plan->col[i].from);
 }
 
 const uint64_t *floe_decoder_conv_failures(const struct floe_decoder *d, size_t *n)
@@ -278,32 +277,6 @@ static void map_message(struct floe_decoder *d, struct floe_record *rec)
 		}
 }
 
-/* The fields the typed columns take, converted once from the parsed bytes; they leave
- * attrs, except a value that does not convert, which stays there as text (nothing is
- * lost) and is counted for its column. Last, after every rule that reads attrs. */
-static void map_typed(struct floe_decoder *d, struct floe_record *rec)
-{
-	const struct floe_colplan *p = d->plan;
-	bool removed = false;
-	for (size_t i = 0; i < p->n; i++) {
-		const char *v;
-		size_t vl;
-		d->typed[i] = (struct floe_pq_value){.is_null = true};
-		if (!floe_fields_find(d->fields, p->col[i].from, d->from_len[i], &v, &vl))
-			continue;
-		if (v && floe_convert(p->col[i].type, v, vl, &d->typed[i]) == FLOE_CONV_FAIL) {
-			d->conv_failures[i]++;
-			continue;
-		}
-		removed |= floe_fields_remove(d->fields, p->col[i].from, d->from_len[i]);
-	}
-	if (removed)
-		floe_fields_to_record(d->fields, rec);
-	rec->ntyped = p->n;
-	rec->typed = d->typed;
-	rec->typed_plan = p;
-}
-
 /* The parser, as the failure log names it. */
 static const char *const parser_what[] = {
     [FLOE_PARSER_JSON] = "the json parser",
@@ -386,6 +359,8 @@ void floe_decoder_apply(struct floe_decoder *d, struct floe_record *rec)
 	}
 	if (d->fields)
 		map_message(d, rec);
+	/* Last, after every rule that reads attrs: the typed columns take their fields. */
 	if (d->fields && d->plan)
-		map_typed(d, rec);
+		floe_colplan_take(d->plan, rec, d->typed, d->tkeys, d->tklens, d->tvals, d->tvlens,
+				  d->conv_failures);
 }

@@ -115,6 +115,8 @@ static void run_counters(struct floe_runner *r, const struct floe_input_counters
 	g->ncolumns = p->planned ? p->n : 0;
 	for (size_t k = 0; k < g->ncolumns; k++)
 		g->column_names[k] = p->col[k].name;
+	for (size_t k = 0; k < g->ncolumns; k++)
+		g->conv_failures[k] = r->scratch.conv_failures[k];
 	for (size_t i = 0; i < r->in.n; i++) {
 		size_t nc = 0;
 		const uint64_t *cf = r->in.decoders[i] ? floe_decoder_conv_failures(r->in.decoders[i], &nc) : NULL;

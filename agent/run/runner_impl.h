@@ -277,10 +277,16 @@ struct run_checkpoint {
 	char table_uuid[64]; /* the table that record is about ("" before any) */
 };
 
-/* Per-record scratch: the decoded attrs with the runtime's stream added. */
+/* Per-record scratch: the decoded attrs with the runtime's stream added; and for a
+ * record no decoder made (syslog, the journal), its typed values and the attrs no typed
+ * column took (floe_colplan_take), with the values that did not convert, per column. */
 struct run_scratch {
 	const char *akeys[ATTRS_MAX], *avals[ATTRS_MAX];
 	size_t aklens[ATTRS_MAX], avlens[ATTRS_MAX];
+	const char *tkeys[ATTRS_MAX], *tvals[ATTRS_MAX];
+	size_t tklens[ATTRS_MAX], tvlens[ATTRS_MAX];
+	struct floe_pq_value typed[FLOE_COLS_MAX];
+	uint64_t conv_failures[FLOE_COLS_MAX];
 };
 
 struct floe_runner {

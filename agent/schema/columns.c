@@ -191,3 +191,55 @@ int floe_colplan_decode(const uint8_t *b, size_t len, struct floe_colplan *p)
 	*p = q;
 	return 0;
 }
+
+/* The attribute of key name (n bytes) in rec, or -1. */
+static long find_attr(const struct floe_record *rec, const char *name, size_t n)
+{
+	for (size_t i = 0; i < rec->nattrs; i++)
+		if (rec->attr_key_lens[i] == n && memcmp(rec->attr_keys[i], name, n) == 0)
+			return (long)i;
+	return -1;
+}
+
+void floe_colplan_take(const struct floe_colplan *p, struct floe_record *rec,
+		       struct floe_pq_value *vals, const char **keys, size_t *klens,
+		       const char **avals, size_t *avlens, uint64_t *failures)
+{
+	/* Attributes are few (64 at most from a parser): a mark per attribute taken. */
+	bool taken[FLOE_COLS_MAX] = {false};
+	long at[FLOE_COLS_MAX];
+	for (size_t i = 0; i < p->n; i++) {
+		vals[i] = (struct floe_pq_value){.is_null = true};
+		at[i] = find_attr(rec, p->col[i].from, strlen(p->col[i].from));
+		if (at[i] < 0)
+			continue;
+		const char *v = rec->attr_vals ? rec->attr_vals[at[i]] : NULL;
+		if (v && floe_convert(p->col[i].type, v, rec->attr_val_lens[at[i]], &vals[i]) ==
+			     FLOE_CONV_FAIL) {
+			failures[i]++;
+			continue;
+		}
+		taken[i] = true;
+	}
+	size_t n = 0;
+	for (size_t k = 0; k < rec->nattrs; k++) {
+		bool gone = false;
+		for (size_t i = 0; i < p->n && !gone; i++)
+			gone = taken[i] && at[i] == (long)k;
+		if (gone)
+			continue;
+		keys[n] = rec->attr_keys[k];
+		klens[n] = rec->attr_key_lens[k];
+		avals[n] = rec->attr_vals ? rec->attr_vals[k] : NULL;
+		avlens[n] = rec->attr_vals ? rec->attr_val_lens[k] : 0;
+		n++;
+	}
+	rec->nattrs = n;
+	rec->attr_keys = keys;
+	rec->attr_key_lens = klens;
+	rec->attr_vals = avals;
+	rec->attr_val_lens = avlens;
+	rec->ntyped = p->n;
+	rec->typed = vals;
+	rec->typed_plan = p;
+}

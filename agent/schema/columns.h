@@ -71,4 +71,14 @@ int floe_colplan_check(const struct floe_colplan *p, const struct floe_ice_meta 
 int floe_colplan_encode(const struct floe_colplan *p, struct floe_buf *out);
 int floe_colplan_decode(const uint8_t *b, size_t len, struct floe_colplan *p);
 
+/* Takes the typed columns' values out of rec's attributes, for every input alike: vals
+ * (p->n of them, the caller's) get each column's value converted from its attribute's
+ * text (null when absent), and rec->typed points at them. rec's attributes become those
+ * no column took, in the caller's arrays keys, klens, avals, avlens (room for
+ * rec->nattrs each; rec's old arrays are only read): a value that does not convert stays
+ * there as text, and failures[i] (p->n of them) counts it for its column. */
+void floe_colplan_take(const struct floe_colplan *p, struct floe_record *rec,
+		       struct floe_pq_value *vals, const char **keys, size_t *klens,
+		       const char **avals, size_t *avlens, uint64_t *failures);
+
 #endif

@@ -172,4 +172,39 @@ check "race: ... saying why" grep -q "the spool holds files with column 'status'
 check "race: the spool is kept" test -n "$(ls "$T/state-race-a/spool/"*.entry)"
 check "race: only b's row is in the table" \
 	test "$(duck "select count(*) from read_parquet([$(files race)])")" = '["1"]'
+
+# 6. A record no parser made: syslog's structured data by the same rule (one that
+# converts, one that does not and stays in attrs, counted).
+mkdir -p "$T/sl"
+U=$(free_port)
+cat >"$T/sl.yaml" <<YAML
+agent: { id: sl, state_dir: $T/state-sl, http: { listen: "127.0.0.1:0" } }
+inputs: [ { type: syslog, listen: "tcp://127.0.0.1:$U" } ]
+tables:
+  logs:
+    columns:
+      - { name: took_ms, type: int, from: "ex@32473.ms" }
+lake: { warehouse: $T/wh-sl }
+YAML
+run_serving "$T/sl.yaml" "$T/sl.err"
+check "syslog: serves /metrics" test -n "$port"
+python3 - "$U" <<'PY'
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+for ms, text in (("12", "fast"), ("soon", "slow")):
+    m = ('<14>1 2026-03-01T10:00:00Z h app 1 - [ex@32473 ms="%s"] %s' % (ms, text)).encode()
+    s.sendall(str(len(m)).encode() + b" " + m)
+s.close()
+PY
+for i in $(seq 1 100); do
+	curl -sf "http://127.0.0.1:$port/metrics" | grep -qx 'floe_lines_total 2' && break
+	sleep 0.1
+done
+check "syslog: a failure counted in /metrics by column" \
+	bash -c "curl -sf http://127.0.0.1:$port/metrics | grep -qx 'floe_column_conversion_failures_total{column=\"took_ms\"} 1'"
+check "syslog: SIGTERM commits" stop_pid "$pid"
+duck "select message, took_ms, element_at(attrs, 'ex@32473.ms')[1] from read_parquet([$(files sl)]) order by message" >"$T/sl.out"
+check "syslog: structured data in a typed column, the bad value in attrs" \
+	diff - "$T/sl.out" <<<'["fast",12,null]
+["slow",null,"soon"]'
 finish
