@@ -35,7 +35,8 @@ static struct floe_ice_meta *table(const struct floe_ice_field *extra, size_t ne
 	const struct floe_ice_field *base = floe_log_fields(&n);
 	struct floe_ice_field all[FLOE_LOG_NCOLS + 4];
 	memcpy(all, base, n * sizeof(*all));
-	memcpy(all + n, extra, nextra * sizeof(*all));
+	if (nextra)
+		memcpy(all + n, extra, nextra * sizeof(*all));
 	struct floe_ice_meta *m = NULL;
 	assert_int_equal(floe_ice_meta_create(NULL, "00000000-0000-4000-8000-000000000000",
 					      "file:///t", all, n + nextra, NULL, 0, NULL, 0, 1, &m),
