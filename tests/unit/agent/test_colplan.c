@@ -19,6 +19,8 @@
 #include "formats/base/error.h"
 #include "formats/iceberg/metadata.h"
 
+#include "logs_meta.h"
+
 static struct floe_config *config(const char *text)
 {
 	struct floe_config *c = NULL;
@@ -26,21 +28,6 @@ static struct floe_config *config(const char *text)
 	if (floe_config_parse(NULL, "t.yaml", text, strlen(text), "h", &c, &err))
 		fail_msg("%s", err.msg);
 	return c;
-}
-
-static struct floe_ice_meta *table(const struct floe_ice_field *extra, size_t nextra)
-{
-	size_t n;
-	const struct floe_ice_field *base = floe_log_fields(&n);
-	struct floe_ice_field all[FLOE_LOG_NCOLS + 2];
-	memcpy(all, base, n * sizeof(*all));
-	if (nextra)
-		memcpy(all + n, extra, nextra * sizeof(*all));
-	struct floe_ice_meta *m = NULL;
-	assert_int_equal(floe_ice_meta_create(NULL, "00000000-0000-4000-8000-000000000000",
-					      "file:///t", all, n + nextra, NULL, 0, NULL, 0, 1, &m),
-			 0);
-	return m;
 }
 
 static void test_wanted(void **state)
@@ -85,7 +72,7 @@ static void test_start(void **state)
 	assert_int_equal(p.n, 2);
 	assert_false(p.planned);
 	/* A start that reaches the table learns the ids and saves them. */
-	struct floe_ice_meta *m = table(NULL, 0);
+	struct floe_ice_meta *m = logs_meta(NULL, 0);
 	assert_int_equal(floe_run_columns_start(c, dir, m, "t", false, &p, NULL), 0);
 	assert_true(p.planned);
 	assert_int_equal(p.col[0].id, 15);
@@ -103,7 +90,7 @@ static void test_start(void **state)
 	assert_false(q.planned);
 	/* Files spooled under the saved plan, and another writer took id 15: refused. */
 	struct floe_ice_field other = {15, "other", "string", false, 0, 0, NULL, NULL, false};
-	m = table(&other, 1);
+	m = logs_meta(&other, 1);
 	struct floe_err e = {0};
 	assert_int_equal(floe_run_columns_start(c, dir, m, "t", true, &q, &e), FLOE_ESCHEMA);
 	assert_non_null(strstr(e.msg, "column 'status' as field id 15"));
@@ -113,7 +100,7 @@ static void test_start(void **state)
 	floe_ice_meta_free(m);
 	/* A table whose status is a string refuses an int column, naming the table. */
 	struct floe_ice_field s = {15, "status", "string", false, 0, 0, NULL, NULL, false};
-	m = table(&s, 1);
+	m = logs_meta(&s, 1);
 	memset(&e, 0, sizeof(e));
 	assert_int_equal(floe_run_columns_start(c, dir, m, "the-table", false, &q, &e), FLOE_ESCHEMA);
 	assert_non_null(strstr(e.msg, "table the-table: "));

@@ -24,26 +24,13 @@
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
 #include "formats/iceberg/metadata.h"
+
+#include "logs_meta.h"
 #include "formats/iceberg/schema.h"
 #include "formats/parquet/reader.h"
 #include "formats/parquet/writer.h"
 
 /* The logs table as floe creates it, plus extra fields (NULL: none). */
-static struct floe_ice_meta *table(const struct floe_ice_field *extra, size_t nextra)
-{
-	size_t n;
-	const struct floe_ice_field *base = floe_log_fields(&n);
-	struct floe_ice_field all[FLOE_LOG_NCOLS + 4];
-	memcpy(all, base, n * sizeof(*all));
-	if (nextra)
-		memcpy(all + n, extra, nextra * sizeof(*all));
-	struct floe_ice_meta *m = NULL;
-	assert_int_equal(floe_ice_meta_create(NULL, "00000000-0000-4000-8000-000000000000",
-					      "file:///t", all, n + nextra, NULL, 0, NULL, 0, 1, &m),
-			 0);
-	return m;
-}
-
 static void plan_two(struct floe_colplan *p)
 {
 	memset(p, 0, sizeof(*p));
@@ -62,7 +49,7 @@ static void test_plan_learns_the_table_ids(void **state)
 	/* A name declared twice keeps its first declaration. */
 	assert_int_equal(floe_colplan_add(&p, "status", FLOE_COL_STRING, NULL, NULL), 0);
 	assert_int_equal(p.n, 2);
-	struct floe_ice_meta *m = table(NULL, 0);
+	struct floe_ice_meta *m = logs_meta(NULL, 0);
 	assert_int_equal(floe_colplan_learn(&p, m, NULL), 0);
 	assert_true(p.planned);
 	assert_int_equal(p.col[0].id, FLOE_LOG_LAST_COLUMN_ID + 1);
@@ -91,7 +78,7 @@ static void test_plan_conflicts(void **state)
 	(void)state;
 	/* status is a string in the table: no promotion makes an int of it. */
 	struct floe_ice_field status = {15, "status", "string", false, 0, 0, NULL, NULL, false};
-	struct floe_ice_meta *m = table(&status, 1);
+	struct floe_ice_meta *m = logs_meta(&status, 1);
 	struct floe_colplan p;
 	plan_two(&p);
 	struct floe_err e = {0};
@@ -103,7 +90,7 @@ static void test_plan_conflicts(void **state)
 	floe_ice_meta_free(m);
 	/* The table's long is wider than the config's int: written as long. */
 	struct floe_ice_field wide = {15, "status", "long", false, 0, 0, NULL, NULL, false};
-	m = table(&wide, 1);
+	m = logs_meta(&wide, 1);
 	plan_two(&p);
 	assert_int_equal(floe_colplan_learn(&p, m, NULL), 0);
 	assert_int_equal(p.col[0].type, FLOE_COL_LONG);
@@ -111,12 +98,12 @@ static void test_plan_conflicts(void **state)
 	assert_int_equal(p.col[1].id, 16);
 	floe_ice_meta_free(m);
 	/* Planned on a table whose id 15 another writer then gave another column. */
-	m = table(NULL, 0);
+	m = logs_meta(NULL, 0);
 	plan_two(&p);
 	assert_int_equal(floe_colplan_learn(&p, m, NULL), 0);
 	floe_ice_meta_free(m);
 	struct floe_ice_field other = {15, "other", "int", false, 0, 0, NULL, NULL, false};
-	m = table(&other, 1);
+	m = logs_meta(&other, 1);
 	memset(&e, 0, sizeof(e));
 	assert_int_equal(floe_colplan_check(&p, m, &e), FLOE_ESCHEMA);
 	assert_non_null(strstr(e.msg, "'other'"));
@@ -130,7 +117,7 @@ static void test_plan_file_round_trip(void **state)
 	plan_two(&p);
 	assert_int_equal(floe_colplan_add(&p, "http_status", FLOE_COL_INT, "st", "code"), 0);
 	struct floe_ice_field code = {15, "code", "int", false, 0, 0, NULL, NULL, false};
-	struct floe_ice_meta *m = table(&code, 1);
+	struct floe_ice_meta *m = logs_meta(&code, 1);
 	assert_int_equal(floe_colplan_learn(&p, m, NULL), 0);
 	floe_ice_meta_free(m);
 	assert_int_equal(p.col[2].id, 15); /* the rename keeps the id */
@@ -192,7 +179,7 @@ static void plan_three(struct floe_colplan *p)
 	assert_int_equal(floe_colplan_add(p, "status", FLOE_COL_INT, NULL, NULL), 0);
 	assert_int_equal(floe_colplan_add(p, "latency", FLOE_COL_DOUBLE, "lat", NULL), 0);
 	assert_int_equal(floe_colplan_add(p, "user", FLOE_COL_STRING, NULL, NULL), 0);
-	struct floe_ice_meta *m = table(NULL, 0);
+	struct floe_ice_meta *m = logs_meta(NULL, 0);
 	assert_int_equal(floe_colplan_learn(p, m, NULL), 0);
 	floe_ice_meta_free(m);
 }
