@@ -186,10 +186,12 @@ struct floe_config_table {
 	enum floe_sort_key sort_keys[FLOE_SORT_NKEYS];
 	int32_t bloom_ids[FLOE_LOG_NCOLS];
 	struct floe_table_props props; /* properties */
-	/* columns: typed columns after the built-in ones, at most FLOE_COLS_MAX; [] (the
-	 * default) = those of the inputs' built-in parsers (agent/schema/columns.h). */
+	/* columns: typed columns after the built-in ones, at most FLOE_COLS_MAX. Absent (the
+	 * default): those of the inputs' built-in parsers (agent/run/colplan.h); [] written
+	 * in the file: none (columns_given, computed, says which). */
 	struct floe_config_column *columns;
 	size_t ncolumns;
+	bool columns_given;
 };
 
 /* An aggregation's metric (aggregations[N].metrics[M]). In the file, "count" alone or a

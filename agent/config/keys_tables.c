@@ -31,6 +31,7 @@ static int check_column_from(struct floe_config_ctx *, const struct floe_cnode *
 static int column_post(struct floe_config_ctx *, const struct floe_cnode *, const char *, char *);
 static int columns_check(struct floe_config_ctx *, const struct floe_cnode *, const char *,
 			 struct floe_config_table *);
+static bool columns_shown(const char *);
 
 static const char *const codec_names[] = {"zstd", "lz4_raw", "uncompressed", NULL};
 static const char *const profile_names[] = {"default", "compact", NULL};
@@ -235,7 +236,8 @@ static const struct floe_key table_keys[] = {
      .off_n = TBL(ncolumns),
      .size = sizeof(struct floe_config_column),
      .sub = &column_section,
-     .help = "typed columns from parsed fields; [] = the built-in parsers' own"},
+     .shown = columns_shown,
+     .help = "typed columns from parsed fields; ~ = the built-in parsers' own, [] = none"},
 };
 static const struct floe_key_section table_section =
     FLOE_KEY_SECTION(table_keys, table_post, table_fini);
@@ -392,6 +394,12 @@ static int columns_check(struct floe_config_ctx *ctx, const struct floe_cnode *m
 	return rc;
 }
 
+/* An absent list (the parsers' own columns) is dumped as absent, not as [] (none). */
+static bool columns_shown(const char *base)
+{
+	return ((const struct floe_config_table *)(const void *)base)->columns_given;
+}
+
 static int table_post(struct floe_config_ctx *ctx, const struct floe_cnode *map, const char *path,
 		      char *base)
 {
@@ -401,6 +409,7 @@ static int table_post(struct floe_config_ctx *ctx, const struct floe_cnode *map,
 
 	if (!(t->name = floe_strdup(ctx->a, dot ? dot + 1 : path)))
 		return floe_keymap_nomem(ctx);
+	t->columns_given = floe_keys_given(map, "columns") != NULL;
 	int rc = columns_check(ctx, map, path, t);
 	if (rc)
 		return rc;

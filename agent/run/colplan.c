@@ -42,8 +42,8 @@ int floe_run_columns_wanted(const struct floe_config *cfg, struct floe_colplan *
 		rc = floe_colplan_add(out, col->name, (enum floe_col_type)col->type, col->from,
 				      col->renamed_from);
 	}
-	/* Without a list, the inputs' built-in parsers bring their own typed columns. */
-	for (size_t i = 0; rc == 0 && cfg->logs.ncolumns == 0 && i < cfg->ninputs; i++)
+	/* Without a list (not even []), the inputs' built-in parsers bring their own. */
+	for (size_t i = 0; rc == 0 && !cfg->logs.columns_given && i < cfg->ninputs; i++)
 		if (cfg->inputs[i].raw)
 			rc = natural_columns(cfg->inputs[i].parser, out);
 	if (rc)

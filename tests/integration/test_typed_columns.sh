@@ -15,7 +15,7 @@ inputs:
 $3
 tables:
   logs:
-${4:-    columns: []}
+${4:-    commit_interval: 60s}
 lake: { warehouse: $T/wh-$2 }
 YAML
 }
@@ -64,6 +64,12 @@ check "natural: status INTEGER and bytes BIGINT, not in attrs" \
 	grep -qx '\["INTEGER","BIGINT",200,"2326",null,"/a"\]' "$T/natural.out"
 check "natural: bytes '-' is null" grep -qx '\["INTEGER","BIGINT",304,null,null,"/b"\]' "$T/natural.out"
 check "natural: the table's schema has them" grep -qx '2 15:status:int 16:bytes:long' <(schemas natural)
+# columns: [] written in the file: none, the fields stay in attrs.
+cfg none natural "    parser: apache_combined" "    columns: []"
+sed -i "s#state-natural#state-none#; s#wh-natural#wh-none#" "$T/none.yaml"
+check "none: run" "$FLOE_BIN" run -c "$T/none.yaml" --once --log-level warn
+check "none: status and bytes stay in attrs" \
+	grep -qx '\["200","2326"\]' <(duck "select attrs['status'], attrs['bytes'] from read_parquet([$(files none)]) order by \"offset\" limit 1")
 
 # 2. A columns list with JSON: numbers and booleans keep their type; a value that does
 # not convert is null, counted for its column and kept in attrs as text.

@@ -53,6 +53,12 @@ static void test_wanted(void **state)
 	assert_int_equal(p.n, 1);
 	assert_string_equal(p.col[0].from, "status");
 	floe_config_free(c);
+	/* [] written in the file: none, the parsers' own neither. */
+	c = config("inputs:\n  - { type: tail, paths: [/x/*.log], parser: nginx_combined }\n"
+		   "tables: {logs: {columns: []}}\n");
+	assert_int_equal(floe_run_columns_wanted(c, &p, NULL), 0);
+	assert_int_equal(p.n, 0);
+	floe_config_free(c);
 	c = config("inputs:\n  - { type: tail, paths: [/x/*.log], parser: json }\n");
 	assert_int_equal(floe_run_columns_wanted(c, &p, NULL), 0);
 	assert_int_equal(p.n, 0);

@@ -1271,7 +1271,8 @@ static void test_dump(void **state)
 	    "      write.metadata.previous-versions-max: 100  # metadata-log entries kept\n"
 	    "      write.metadata.delete-after-commit.enabled: false  # delete metadata files that fall off "
 	    "the metadata-log\n"
-	    "    columns: []\n"
+	    "    columns: ~  # typed columns from parsed fields; ~ = the built-in parsers' own, [] = "
+	    "none\n"
 	    "lake:\n"
 	    "  warehouse: \"/var/lib/floe/warehouse\"  # directory, file:// or s3:// URI; "
 	    "default <state_dir>/warehouse\n"
@@ -1696,6 +1697,26 @@ static void test_columns(void **state)
 	assert_int_equal(back->logs.ncolumns, 3);
 	assert_string_equal(back->logs.columns[1].from, "lat");
 	assert_int_equal(back->logs.columns[2].type, FLOE_COL_LONG);
+	floe_config_free(back);
+	floe_free(NULL, d);
+	floe_config_free(c);
+	/* Absent (the parsers' own) and [] (none) are told apart, and survive the dump. */
+	c = parse_ok(&a, "");
+	assert_false(c->logs.columns_given);
+	d = dump(c);
+	assert_non_null(strstr(d, "\n    columns: ~  # "));
+	back = parse_ok(&a, d);
+	assert_false(back->logs.columns_given);
+	floe_config_free(back);
+	floe_free(NULL, d);
+	floe_config_free(c);
+	c = parse_ok(&a, "tables: {logs: {columns: []}}\n");
+	assert_true(c->logs.columns_given);
+	assert_int_equal(c->logs.ncolumns, 0);
+	d = dump(c);
+	assert_non_null(strstr(d, "\n    columns: []\n"));
+	back = parse_ok(&a, d);
+	assert_true(back->logs.columns_given);
 	floe_config_free(back);
 	floe_free(NULL, d);
 	floe_config_free(c);
