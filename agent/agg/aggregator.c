@@ -4,9 +4,12 @@
 #include "agent/agg/aggregator_impl.h"
 
 #include "agent/parse/regex.h"
+#include "agent/schema/columns.h"
 #include "agent/schema/record.h"
 #include "formats/base/alloc.h"
+#include "formats/base/civil.h"
 #include "formats/base/error.h"
+#include "formats/parquet/writer.h"
 #include "platform/libm.h"
 
 #include <math.h>
@@ -37,6 +40,45 @@ static bool int_of(bool has, int64_t v, struct agg_fval *out)
 /* Reads field f of r into out; false when the record has no value there. An attribute
  * is looked for first in the slot *hint it was found in last time (records of one input
  * carry their attributes in one order), then in every slot. */
+/* An attribute a typed column took (agent/schema/columns.h): its value, as the text an
+ * aggregation of attrs.KEY read before the column existed, or the integer itself. */
+static bool typed_of(const struct floe_record *r, const struct floe_field_ref *f,
+		     struct agg_fval *out)
+{
+	const struct floe_colplan *p = r->typed_plan;
+	for (size_t k = 0; p && k < r->ntyped && k < p->n; k++) {
+		const struct floe_col *c = &p->col[k];
+		const struct floe_pq_value *v = &r->typed[k];
+		if (strlen(c->from) != f->attr_len || memcmp(c->from, f->attr, f->attr_len) != 0)
+			continue;
+		if (v->is_null)
+			return false;
+		switch (c->type) {
+		case FLOE_COL_INT:
+		case FLOE_COL_LONG:
+			return int_of(true, v->i, out);
+		case FLOE_COL_BOOLEAN:
+			return str_of(v->i ? (struct floe_str){"true", 4} : (struct floe_str){"false", 5},
+				      out);
+		case FLOE_COL_DATE: {
+			int64_t y;
+			unsigned m, d;
+			floe_civil_from_days(v->i, &y, &m, &d);
+			int n = snprintf(out->num, sizeof(out->num), "%04lld-%02u-%02u", (long long)y, m, d);
+			return str_of((struct floe_str){out->num, n > 0 ? (size_t)n : 0}, out);
+		}
+		case FLOE_COL_FLOAT:
+		case FLOE_COL_DOUBLE: {
+			int n = snprintf(out->num, sizeof(out->num), "%.17g", v->d);
+			return str_of((struct floe_str){out->num, n > 0 ? (size_t)n : 0}, out);
+		}
+		default:
+			return str_of((struct floe_str){v->s ? v->s : "", v->len}, out);
+		}
+	}
+	return false;
+}
+
 static bool field_get(const struct floe_record *r, const struct floe_field_ref *f, size_t *hint,
 		      struct agg_fval *out)
 {
@@ -71,7 +113,7 @@ static bool field_get(const struct floe_record *r, const struct floe_field_ref *
 			    memcmp(r->attr_keys[i], f->attr, f->attr_len) == 0)
 				break;
 		if (i == r->nattrs)
-			return false;
+			return r->ntyped ? typed_of(r, f, out) : false;
 		*hint = i;
 	}
 	out->s = r->attr_vals[i];

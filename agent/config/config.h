@@ -139,6 +139,19 @@ enum {
 	FLOE_PROP_DELETE_AFTER_COMMIT = 1u << 6,
 };
 
+/* A typed column of a table (tables.logs.columns[N]; README "Typed columns"). */
+struct floe_config_column {
+	/* name: letters, digits and _, 1..64, starting with a letter or _; unique in the
+	 * list; not a built-in column of the logs table (nor attrs). */
+	char *name;
+	int type; /* enum floe_col_type (agent/schema/convert.h); required */
+	/* from: the parsed field the value comes from; "attrs.KEY" is KEY. Stored without
+	 * the prefix; default: name. */
+	char *from;
+	char *renamed_from; /* the column's previous name (keeps its field id); NULL: none */
+	int line, col;	    /* where it was declared (computed) */
+};
+
 struct floe_config_table {
 	char *name;	       /* "logs" */
 	enum floe_codec codec; /* default zstd */
@@ -173,6 +186,12 @@ struct floe_config_table {
 	enum floe_sort_key sort_keys[FLOE_SORT_NKEYS];
 	int32_t bloom_ids[FLOE_LOG_NCOLS];
 	struct floe_table_props props; /* properties */
+	/* columns: typed columns after the built-in ones, at most FLOE_COLS_MAX. Absent (the
+	 * default): those of the inputs' built-in parsers (agent/run/colplan.h); [] written
+	 * in the file: none (columns_given, computed, says which). */
+	struct floe_config_column *columns;
+	size_t ncolumns;
+	bool columns_given;
 };
 
 /* An aggregation's metric (aggregations[N].metrics[M]). In the file, "count" alone or a

@@ -4,6 +4,7 @@
 
 #include "agent/config/config.h"
 #include "agent/config/units.h"
+#include "agent/schema/columns.h"
 #include "agent/schema/partition.h"
 #include "agent/schema/record.h"
 #include "formats/base/alloc.h"
@@ -22,6 +23,15 @@ static int check_bloom_column(struct floe_config_ctx *, const struct floe_cnode 
 			      char **);
 static int check_sort_column(struct floe_config_ctx *, const struct floe_cnode *, const char *,
 			     char **);
+
+static int check_column_name(struct floe_config_ctx *, const struct floe_cnode *, const char *,
+			     char **);
+static int check_column_from(struct floe_config_ctx *, const struct floe_cnode *, const char *,
+			     char **);
+static int column_post(struct floe_config_ctx *, const struct floe_cnode *, const char *, char *);
+static int columns_check(struct floe_config_ctx *, const struct floe_cnode *, const char *,
+			 struct floe_config_table *);
+static bool columns_shown(const char *);
 
 static const char *const codec_names[] = {"zstd", "lz4_raw", "uncompressed", NULL};
 static const char *const profile_names[] = {"default", "compact", NULL};
@@ -102,6 +112,39 @@ static int props_post(struct floe_config_ctx *ctx, const struct floe_cnode *map,
 }
 static const struct floe_key_section prop_section =
     FLOE_KEY_SECTION(prop_keys, props_post, NULL);
+
+/* The Iceberg types a typed column may have: enum floe_col_type's order. */
+static const char *const col_type_names[] = {"boolean", "int",	  "long", "float",
+					     "double",	"string", "date", "binary", NULL};
+#define COL(member) offsetof(struct floe_config_column, member)
+static const struct floe_key column_keys[] = {
+    {.name = "name",
+     .type = FLOE_KT_STRING,
+     .off = COL(name),
+     .flags = FLOE_KF_REQUIRED,
+     .check = check_column_name,
+     .help = "the column's name"},
+    {.name = "type",
+     .type = FLOE_KT_ENUM,
+     .off = COL(type),
+     .size = sizeof(int),
+     .flags = FLOE_KF_REQUIRED,
+     .choices = col_type_names,
+     .help = "its Iceberg type"},
+    {.name = "from",
+     .type = FLOE_KT_STRING,
+     .off = COL(from),
+     .flags = FLOE_KF_COMPUTED,
+     .check = check_column_from,
+     .help = "the parsed field its value comes from (KEY or attrs.KEY); default: name"},
+    {.name = "renamed_from",
+     .type = FLOE_KT_STRING,
+     .off = COL(renamed_from),
+     .check = check_column_name,
+     .help = "the column's previous name: the table's field keeps its id"},
+};
+static const struct floe_key_section column_section =
+    FLOE_KEY_SECTION(column_keys, column_post, NULL);
 
 /* ---- the key table ------------------------------------------------------------------ */
 
@@ -187,6 +230,14 @@ static const struct floe_key table_keys[] = {
      .off = TBL(props),
      .sub = &prop_section,
      .help = "Iceberg table properties floe follows; the table's own values take precedence"},
+    {.name = "columns",
+     .type = FLOE_KT_SECTION_LIST,
+     .off = TBL(columns),
+     .off_n = TBL(ncolumns),
+     .size = sizeof(struct floe_config_column),
+     .sub = &column_section,
+     .shown = columns_shown,
+     .help = "typed columns from parsed fields; ~ = the built-in parsers' own, [] = none"},
 };
 static const struct floe_key_section table_section =
     FLOE_KEY_SECTION(table_keys, table_post, table_fini);
@@ -256,6 +307,99 @@ static int check_partition(struct floe_config_ctx *ctx, const struct floe_cnode 
 	return 0;
 }
 
+/* A column name: what every engine takes unquoted, and not a built-in column's. */
+static int check_column_name(struct floe_config_ctx *ctx, const struct floe_cnode *at,
+			     const char *path, char **value)
+{
+	char shown[FLOE_KEYMAP_SHOW_CAP];
+	const char *v = *value;
+	size_t n = strlen(v);
+	if (n == 0 || n > FLOE_COL_NAME_MAX || (v[0] >= '0' && v[0] <= '9') ||
+	    !floe_keymap_all_of(v, 1, FLOE_COL_NAME_MAX, "_"))
+		return floe_config_fail(ctx, at, FLOE_EFORMAT,
+					"key '%s': expected a name of 1 to %d letters, digits and _, "
+					"not starting with a digit, got '%s'",
+					path, FLOE_COL_NAME_MAX, floe_keymap_show(v, n, shown));
+	if (floe_log_column_id(v, n) != 0 || strcmp(v, "attrs") == 0)
+		return floe_config_fail(ctx, at, FLOE_EFORMAT,
+					"key '%s': '%s' is a built-in column of the logs table", path,
+					v);
+	return 0;
+}
+
+/* A field name (attrs.KEY is KEY): stored without the prefix. */
+static int check_column_from(struct floe_config_ctx *ctx, const struct floe_cnode *at,
+			     const char *path, char **value)
+{
+	char shown[FLOE_KEYMAP_SHOW_CAP];
+	const char *v = *value;
+	if (strncmp(v, "attrs.", 6) == 0)
+		v += 6;
+	size_t n = strlen(v);
+	if (n == 0 || n > FLOE_COL_FROM_MAX || strpbrk(v, "\t\n"))
+		return floe_config_fail(ctx, at, FLOE_EFORMAT,
+					"key '%s': expected a field name of 1 to %d bytes (KEY or "
+					"attrs.KEY), got '%s'",
+					path, FLOE_COL_FROM_MAX, floe_keymap_show(*value, strlen(*value), shown));
+	if (v != *value)
+		memmove(*value, v, n + 1);
+	return 0;
+}
+
+static int column_post(struct floe_config_ctx *ctx, const struct floe_cnode *map, const char *path,
+		       char *base)
+{
+	(void)path;
+	struct floe_config_column *c = (struct floe_config_column *)(void *)base;
+	c->line = map ? (int)map->line : 0;
+	c->col = map ? (int)map->col : 0;
+	if (!c->from && c->name && !(c->from = floe_strdup(ctx->a, c->name)))
+		return floe_keymap_nomem(ctx);
+	return 0;
+}
+
+/* The list as a whole: names unique, a column not renamed from another of the list, and
+ * two columns never from one field (one value, one column). */
+static int columns_check(struct floe_config_ctx *ctx, const struct floe_cnode *map,
+			 const char *path, struct floe_config_table *t)
+{
+	const struct floe_cnode *at = floe_keys_given(map, "columns");
+	int rc = 0;
+	if (t->ncolumns > FLOE_COLS_MAX)
+		return floe_config_fail(ctx, at, FLOE_EFORMAT,
+					"key '%s.columns': at most %d columns, got %zu", path,
+					FLOE_COLS_MAX, t->ncolumns);
+	for (size_t i = 0; i < t->ncolumns; i++) {
+		const struct floe_config_column *c = &t->columns[i];
+		for (size_t j = 0; j < i; j++) {
+			const struct floe_config_column *o = &t->columns[j];
+			if (strcmp(o->name, c->name) == 0)
+				rc = floe_config_fail(ctx, at, FLOE_EFORMAT,
+						      "key '%s.columns': column '%s' is declared twice "
+						      "(lines %d and %d)",
+						      path, c->name, o->line, c->line);
+			else if (strcmp(o->from, c->from) == 0)
+				rc = floe_config_fail(ctx, at, FLOE_EFORMAT,
+						      "key '%s.columns': columns '%s' and '%s' both "
+						      "take field '%s'",
+						      path, o->name, c->name, c->from);
+		}
+		for (size_t j = 0; c->renamed_from && j < t->ncolumns; j++)
+			if (strcmp(t->columns[j].name, c->renamed_from) == 0)
+				rc = floe_config_fail(ctx, at, FLOE_EFORMAT,
+						      "key '%s.columns': column '%s' is renamed from "
+						      "'%s', which the list still declares",
+						      path, c->name, c->renamed_from);
+	}
+	return rc;
+}
+
+/* An absent list (the parsers' own columns) is dumped as absent, not as [] (none). */
+static bool columns_shown(const char *base)
+{
+	return ((const struct floe_config_table *)(const void *)base)->columns_given;
+}
+
 static int table_post(struct floe_config_ctx *ctx, const struct floe_cnode *map, const char *path,
 		      char *base)
 {
@@ -265,6 +409,10 @@ static int table_post(struct floe_config_ctx *ctx, const struct floe_cnode *map,
 
 	if (!(t->name = floe_strdup(ctx->a, dot ? dot + 1 : path)))
 		return floe_keymap_nomem(ctx);
+	t->columns_given = floe_keys_given(map, "columns") != NULL;
+	int rc = columns_check(ctx, map, path, t);
+	if (rc)
+		return rc;
 	/* partition_by, sort_by and bloom_filters as the agent uses them, from the entries
 	 * their checks accepted (so none of these can fail). */
 	if (floe_part_spec_from_config(&t->partition, t->partition_by, t->npartition_by, NULL) != 0)

@@ -29,6 +29,7 @@
 
 struct floe_alloc;
 struct floe_clock;
+struct floe_colplan;
 struct floe_err;
 struct floe_ice_field;
 struct floe_ice_meta;
@@ -68,6 +69,11 @@ struct floe_table_options {
 	int (*schema_check)(const void *schema_ctx, const struct floe_ice_meta *m,
 			    struct floe_err *err);
 	const void *schema_ctx;
+	/* The logs table's typed columns (borrowed; NULL or unplanned: none): each commit
+	 * evolves the table's schema to hold them, in the same metadata version as its
+	 * snapshot, and refuses (FLOE_ESCHEMA) a table whose fields no longer match the ids
+	 * and types the data files were written with. */
+	const struct floe_colplan *columns;
 };
 
 struct floe_table;

@@ -4,6 +4,8 @@
  * skeleton and the retry loop here are every snapshot commit's (the replace of
  * table_replace.c, the expiry-only commit): a commit kind gives its steps. */
 #include "agent/lake/table_impl.h"
+#include "agent/schema/columns.h"
+#include "formats/iceberg/schema.h"
 
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
@@ -435,6 +437,34 @@ int floe_table_put_next(struct floe_table *t, struct floe_buf *b, const char *cr
 	return rc;
 }
 
+/* The typed columns into the schema of the metadata this attempt writes, so that the
+ * schema change and the files written under it land in one version, whatever the
+ * catalog; on a retry the freshly loaded schema is evolved again, so a schema another
+ * writer committed meanwhile is merged, or refused when it took the ids or retyped a
+ * column the files were written with. */
+static int evolve_columns(struct floe_table *t, struct floe_ice_meta *m)
+{
+	const struct floe_colplan *p = t->opt.columns;
+	if (!p || !p->planned || p->n == 0)
+		return 0;
+	struct floe_ice_column cols[FLOE_COLS_MAX];
+	struct floe_err e = {0};
+	bool changed = false;
+	floe_colplan_ice_columns(p, cols);
+	int64_t now_ms = t->clock->wall_us(t->clock->ctx) / 1000;
+	int rc = floe_ice_meta_evolve_schema(m, cols, p->n, NULL, &changed, NULL, now_ms,
+					     floe_table_max_log(t), &e);
+	if (rc == 0)
+		rc = floe_colplan_check(p, m, &e);
+	if (rc)
+		return floe_table_fail(t, rc, "table %s: the typed columns cannot be committed: %s",
+				       t->location, floe_err_text(&e, rc));
+	if (changed)
+		floe_info("table: %s gets schema %d for the typed columns", t->location,
+			  (int)floe_ice_meta_current_schema_id(m));
+	return 0;
+}
+
 int floe_table_attempt(struct floe_table *t, const struct floe_table_step *st, void *ctx,
 		       struct floe_table_merge_in *mi, bool *unknown)
 {
@@ -448,7 +478,9 @@ int floe_table_attempt(struct floe_table *t, const struct floe_table_step *st, v
 	char *schema = NULL, *spec = NULL;
 	*unknown = false;
 	mi->seq = floe_ice_meta_last_sequence(m) + 1;
-	int rc = floe_table_write_json(t->alloc, floe_ice_meta_current_schema(m), &schema);
+	int rc = evolve_columns(t, m);
+	if (rc == 0)
+		rc = floe_table_write_json(t->alloc, floe_ice_meta_current_schema(m), &schema);
 	if (rc == 0)
 		rc = floe_table_write_json(t->alloc, floe_ice_meta_default_spec_fields(m), &spec);
 	mi->schema_json = schema;

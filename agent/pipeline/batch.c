@@ -2,6 +2,7 @@
 #include "batch.h"
 
 #include "agent/pipeline/parts.h"
+#include "agent/schema/columns.h"
 #include "agent/schema/record.h"
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
@@ -35,6 +36,7 @@ struct fragment {
 	struct floe_file *file;
 	char name[64];
 	int err; /* first sink error */
+	size_t ncols; /* the writer's columns (the batch's) */
 	/* The checksum of the file as it will be uploaded, computed as the writer streams
 	 * its bytes out rather than by reading the file again: the spool entry records it
 	 * and the commit checks it before the file leaves the spool. */
@@ -79,6 +81,8 @@ struct floe_batch {
 	size_t staged; /* bytes of staging partitions' rows in it */
 	uint64_t replaced; /* invalid UTF-8 sequences replaced in the files finished */
 	size_t ctx_bytes; /* a writer's compression contexts (floe_pq_writer_context_bytes) */
+	struct floe_pq_column cols[FLOE_LOG_MAX_COLS]; /* the writers' columns */
+	size_t ncols;
 };
 
 int floe_batch_new(struct floe_alloc *a, const struct floe_part_spec *spec,
@@ -97,6 +101,13 @@ int floe_batch_new(struct floe_alloc *a, const struct floe_part_spec *spec,
 	b->spool = spool;
 	/* The keys are copied by the sort buffer; the options must not keep the caller's. */
 	b->opt.sort_by = NULL;
+	b->ncols = opt->cols ? opt->ncols : FLOE_LOG_NCOLS;
+	if (b->ncols < FLOE_LOG_NCOLS || b->ncols > FLOE_LOG_MAX_COLS) {
+		floe_free(a, b);
+		return FLOE_EINVAL;
+	}
+	memcpy(b->cols, opt->cols ? opt->cols : floe_log_columns(), b->ncols * sizeof(b->cols[0]));
+	b->opt.cols = NULL;
 	int rc = FLOE_ENOMEM;
 	b->open = floe_calloc(a, b->opt.max_writers, sizeof(*b->open));
 	if (!b->open || floe_parts_new(a, &b->spec, &b->parts))
@@ -233,12 +244,13 @@ static int new_fragment(struct floe_batch *b, size_t part, struct fragment **out
 	if (!f)
 		return FLOE_ENOMEM;
 	f->part = part;
+	f->ncols = b->ncols;
 	snprintf(f->name, sizeof(f->name), "%020" PRIu64 "-%zu.parquet", b->seq, b->name_base + b->nnamed);
 	XXH64_reset(&f->hash, 0);
 	tmp_path(b, f->name, path, sizeof(path));
 	int rc = floe_file_create(path, &f->file);
 	if (rc == 0)
-		rc = floe_pq_writer_new(b->alloc, floe_log_columns(), FLOE_LOG_NCOLS, &b->opt.pq, sink, f, &f->w);
+		rc = floe_pq_writer_new(b->alloc, b->cols, b->ncols, &b->opt.pq, sink, f, &f->w);
 	if (rc) {
 		drop_fragment(b, f, f->file == NULL);
 		return rc;
@@ -250,8 +262,8 @@ static int new_fragment(struct floe_batch *b, size_t part, struct fragment **out
 
 static int write_row(struct fragment *f, const struct floe_record *rec)
 {
-	struct floe_pq_value row[FLOE_LOG_NCOLS];
-	floe_record_to_row(rec, row);
+	struct floe_pq_value row[FLOE_LOG_MAX_COLS];
+	floe_record_to_row(rec, row, f->ncols);
 	int rc = floe_pq_writer_add_row(f->w, row);
 	return rc ? (f->err ? f->err : rc) : 0;
 }
@@ -288,7 +300,7 @@ static int finish_writer(struct floe_batch *b, struct fragment *f, struct floe_s
 	struct floe_part_key key;
 	floe_parts_key(b->parts, f->part, &key);
 	floe_part_key_copy(&b->spec, &sf->key, &key);
-	if ((rc = floe_batch_metrics(b->alloc, f->w, &sf->metrics, &sf->nmetrics)))
+	if ((rc = floe_batch_metrics_of(b->alloc, f->w, b->cols, b->ncols, &sf->metrics, &sf->nmetrics)))
 		return rc;
 	size_t nsplits;
 	const int64_t *splits = floe_pq_writer_row_group_offsets(f->w, &nsplits);
@@ -335,12 +347,18 @@ static size_t attrs_len(const size_t *lens, const char *const *p, size_t n)
  * a copy), and a new writer's own state when fresh. */
 static uint64_t record_need(const struct floe_batch *b, const struct floe_record *rec, size_t msg_len, bool fresh)
 {
-	size_t v[5] = {msg_len, attrs_len(rec->attr_key_lens, NULL, rec->nattrs),
-		       attrs_len(rec->attr_val_lens, rec->attr_vals, rec->nattrs), rec->source.len, 0};
+	size_t v[6 + FLOE_COLS_MAX] = {msg_len, attrs_len(rec->attr_key_lens, NULL, rec->nattrs),
+				       attrs_len(rec->attr_val_lens, rec->attr_vals, rec->nattrs),
+				       rec->source.len};
 	size_t n = 4;
 	if (floe_utf8_valid((const uint8_t *)rec->message.p, msg_len) != msg_len) {
 		v[0] = 3 * msg_len;
 		v[n++] = 3 * msg_len; /* the repaired copy */
+	}
+	/* A leaf per typed column: a string column's bytes, any other's one value. */
+	for (size_t i = FLOE_LOG_NCOLS; i < b->ncols; i++) {
+		const struct floe_pq_value *t = i - FLOE_LOG_NCOLS < rec->ntyped ? &rec->typed[i - FLOE_LOG_NCOLS] : NULL;
+		v[n++] = t && !t->is_null && t->s ? t->len : 8;
 	}
 	return floe_pq_writer_row_need(&b->opt.pq, v, n, fresh, b->ctx_bytes);
 }
@@ -369,6 +387,9 @@ static bool large(const struct floe_record *rec)
 {
 	if (rec->message.len >= LARGE_VALUE || rec->source.len >= LARGE_VALUE)
 		return true;
+	for (size_t i = 0; i < rec->ntyped; i++)
+		if (!rec->typed[i].is_null && rec->typed[i].s && rec->typed[i].len >= LARGE_VALUE)
+			return true;
 	return attrs_len(rec->attr_val_lens, rec->attr_vals, rec->nattrs) >= LARGE_VALUE ||
 	       attrs_len(rec->attr_key_lens, NULL, rec->nattrs) >= LARGE_VALUE;
 }

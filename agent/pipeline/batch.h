@@ -41,6 +41,11 @@ struct floe_batch_options {
 	const enum floe_sort_key *sort_by;
 	size_t nsort_by;
 	size_t sort_buffer;
+	/* The writers' columns (borrowed, copied; their names borrowed: they outlive the
+	 * batch): the logs table's built-in ones, then the typed ones, with the field ids of
+	 * the table's schema (agent/schema/columns.h). NULL: the built-in ones alone. */
+	const struct floe_pq_column *cols;
+	size_t ncols;
 };
 
 struct floe_batch;

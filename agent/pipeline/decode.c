@@ -9,7 +9,9 @@
 #include "agent/parse/regex.h"
 #include "agent/parse/syslog_file.h"
 #include "agent/parse/timestamp.h"
+#include "agent/schema/columns.h"
 #include "agent/schema/record.h"
+#include "formats/parquet/writer.h"
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
 #include "platform/log.h"
@@ -39,6 +41,13 @@ struct floe_decoder {
 		int64_t since_us; /* start of the minute being counted (receive time) */
 		uint64_t more;	  /* failures after the logged one in that minute */
 	} parse_log, ts_log;
+	/* Typed columns: the plan (borrowed), this line's values and the attributes no
+	 * column took, and the values that did not convert, per column. */
+	const struct floe_colplan *plan;
+	struct floe_pq_value typed[FLOE_COLS_MAX];
+	const char *tkeys[MAX_FIELDS], *tvals[MAX_FIELDS];
+	size_t tklens[MAX_FIELDS], tvlens[MAX_FIELDS];
+	uint64_t conv_failures[FLOE_COLS_MAX];
 };
 
 #define FAILURE_LOG_US (60 * 1000000LL)
@@ -135,6 +144,17 @@ void floe_decoder_free(struct floe_decoder *d)
 	floe_regex_free(d->regex);
 	floe_ts_format_free(d->ts);
 	floe_free(d->alloc, d);
+}
+
+void floe_decoder_set_columns(struct floe_decoder *d, const struct floe_colplan *plan)
+{
+	d->plan = plan && plan->planned && plan->n ? plan : NULL;
+}
+
+const uint64_t *floe_decoder_conv_failures(const struct floe_decoder *d, size_t *n)
+{
+	*n = d->plan ? d->plan->n : 0;
+	return d->plan ? d->conv_failures : NULL;
 }
 
 void floe_decoder_get_stats(const struct floe_decoder *d, struct floe_decode_stats *out)
@@ -271,6 +291,7 @@ static const char *const parser_what[] = {
 void floe_decoder_apply(struct floe_decoder *d, struct floe_record *rec)
 {
 	rec->nattrs = 0;
+	rec->ntyped = 0;
 	if (d->fields) {
 		floe_fields_reset(d->fields);
 		int rc = 0;
@@ -338,4 +359,8 @@ void floe_decoder_apply(struct floe_decoder *d, struct floe_record *rec)
 	}
 	if (d->fields)
 		map_message(d, rec);
+	/* Last, after every rule that reads attrs: the typed columns take their fields. */
+	if (d->fields && d->plan)
+		floe_colplan_take(d->plan, rec, d->typed, d->tkeys, d->tklens, d->tvals, d->tvlens,
+				  d->conv_failures);
 }

@@ -14,6 +14,7 @@ struct floe_alloc;
 struct floe_err;
 struct floe_config_input;
 struct floe_record;
+struct floe_colplan;
 
 struct floe_decode_stats {
 	uint64_t parse_failures; /* lines the parser rejected or the pattern did not match */
@@ -34,6 +35,13 @@ void floe_decoder_set_name(struct floe_decoder *d, const char *name);
 /* Decodes rec->message. rec->ts must hold the receive time, which stays when no
  * timestamp is configured or found. rec's attrs point into d until the next call. */
 void floe_decoder_apply(struct floe_decoder *d, struct floe_record *rec);
+/* Typed columns (plan borrowed: it outlives d; NULL or unplanned: none, every field stays
+ * in attrs). Each line, a field a column takes is converted straight from the parsed
+ * bytes into rec->typed and leaves attrs; a value that does not convert is null there,
+ * counted for its column (floe_decoder_conv_failures) and kept in attrs as text. */
+void floe_decoder_set_columns(struct floe_decoder *d, const struct floe_colplan *plan);
+/* Values that did not convert, per column of the plan (n of them; NULL when none). */
+const uint64_t *floe_decoder_conv_failures(const struct floe_decoder *d, size_t *n);
 void floe_decoder_get_stats(const struct floe_decoder *d, struct floe_decode_stats *out);
 
 #endif

@@ -4,6 +4,7 @@
 #include "sortbuf.h"
 
 #include "agent/schema/record.h"
+#include "formats/parquet/writer.h"
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
 
@@ -17,7 +18,8 @@
 #define INDEX_MIN 64 /* index slots of the first index allocation */
 #define RUN 16	     /* insertion-sorted run length before merging */
 
-/* One copied record: the struct, then its attribute arrays, then its string bytes. */
+/* One copied record: the struct, then its typed values, then its attribute arrays, then
+ * its string bytes. */
 struct item {
 	struct floe_record rec;
 	size_t size; /* bytes of the copy, this struct included */
@@ -143,9 +145,17 @@ static int copy_size(const struct floe_record *rec, size_t *out)
 	if (__builtin_mul_overflow(n, 2 * sizeof(char *) + 2 * sizeof(size_t), &arrays) ||
 	    __builtin_add_overflow(total, arrays, &total))
 		return FLOE_ELIMIT;
+	if (rec->ntyped && !rec->typed)
+		return FLOE_EINVAL;
+	if (__builtin_mul_overflow(rec->ntyped, sizeof(struct floe_pq_value), &arrays) ||
+	    __builtin_add_overflow(total, arrays, &total))
+		return FLOE_ELIMIT;
 	bool ok = true;
 	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
 		ok = ok && add_str(&total, strs[i]);
+	for (size_t i = 0; ok && i < rec->ntyped; i++)
+		if (!rec->typed[i].is_null)
+			ok = add_str(&total, (struct floe_str){rec->typed[i].s, rec->typed[i].len});
 	for (size_t i = 0; ok && i < n; i++) {
 		if (!rec->attr_keys[i] && rec->attr_key_lens[i])
 			return FLOE_EINVAL;
@@ -280,6 +290,14 @@ int floe_sortbuf_add(struct floe_sortbuf *sb, uint32_t tag, const struct floe_re
 	it->rec = *rec;
 	it->rec.attr_keys = it->rec.attr_vals = NULL;
 	it->rec.attr_key_lens = it->rec.attr_val_lens = NULL;
+	it->rec.typed = NULL;
+	if (rec->ntyped) {
+		/* Right after the item, whose size keeps the values aligned. */
+		struct floe_pq_value *tv = (struct floe_pq_value *)(void *)p;
+		memcpy(tv, rec->typed, rec->ntyped * sizeof(*tv));
+		p += rec->ntyped * sizeof(*tv);
+		it->rec.typed = tv;
+	}
 	if (n) {
 		const char **keys = (const char **)(void *)p, **vals = keys + n;
 		size_t *klens = (size_t *)(void *)(vals + n), *vlens = klens + n;
@@ -307,6 +325,13 @@ int floe_sortbuf_add(struct floe_sortbuf *sb, uint32_t tag, const struct floe_re
 	it->rec.proc_id = copy_str(&p, rec->proc_id);
 	it->rec.msg_id = copy_str(&p, rec->msg_id);
 	it->rec.message = copy_str(&p, rec->message);
+	for (size_t i = 0; i < rec->ntyped; i++) {
+		struct floe_pq_value *v = (struct floe_pq_value *)&it->rec.typed[i];
+		if (v->is_null || !v->s)
+			continue;
+		struct floe_str c = copy_str(&p, (struct floe_str){v->s, v->len});
+		v->s = c.p;
+	}
 	sb->order[sb->rows++] = it;
 	return 0;
 }
@@ -466,6 +491,12 @@ static struct item *move_item(unsigned char *old, unsigned char *nu, size_t size
 	struct floe_str *strs[] = {&r->host, &r->source, &r->app, &r->proc_id, &r->msg_id, &r->message};
 	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
 		strs[i]->p = moved(strs[i]->p, old, size, nu);
+	if (r->ntyped) {
+		r->typed = moved(r->typed, old, size, nu);
+		struct floe_pq_value *tv = (struct floe_pq_value *)r->typed;
+		for (size_t i = 0; i < r->ntyped; i++)
+			tv[i].s = moved(tv[i].s, old, size, nu);
+	}
 	if (!r->nattrs)
 		return it;
 	r->attr_keys = moved(r->attr_keys, old, size, nu);

@@ -137,6 +137,11 @@ int floe_counters_json(const struct floe_run_counters *g, const struct floe_inpu
 	for (size_t k = 0; k < N(glob) && rc == 0; k++)
 		rc = floe_buf_printf(b, "%s\"%s\":%" PRIu64, k ? "," : "{", glob[k].json,
 				     at(g, glob[k].off));
+	for (size_t k = 0; k < g->ncolumns && rc == 0; k++)
+		rc = floe_buf_printf(b, "%s\"%s\":%" PRIu64, k ? "," : ",\"conversion_failures\":{",
+				     g->column_names[k], g->conv_failures[k]);
+	if (rc == 0 && g->ncolumns)
+		rc = floe_buf_printf(b, "}");
 	if (rc == 0)
 		rc = floe_buf_printf(b, ",\"inputs\":[");
 	for (size_t i = 0; i < n && rc == 0; i++) {
@@ -212,6 +217,17 @@ int floe_counters_prom(const struct floe_run_counters *g, const struct floe_inpu
 		rc = family(b, glob[k].prom, glob[k].help, glob[k].json, glob[k].flags & GAUGE, "");
 		if (rc == 0)
 			rc = sample(b, glob[k].prom, glob[k].flags & MS, "", at(g, glob[k].off));
+	}
+	if (rc == 0 && g->ncolumns)
+		rc = family(b, "floe_column_conversion_failures_total",
+			    "Values of a typed column that did not convert to its type (written null, "
+			    "their text kept in attrs), by column.",
+			    "conversion_failures", false, "");
+	for (size_t k = 0; k < g->ncolumns && rc == 0; k++) {
+		char labels[FLOE_COL_NAME_MAX + 16];
+		snprintf(labels, sizeof(labels), "{column=\"%s\"}", g->column_names[k]);
+		rc = sample(b, "floe_column_conversion_failures_total", false, labels,
+			    g->conv_failures[k]);
 	}
 	for (size_t i = 0; i < n && rc == 0; i++)
 		for (size_t k = 0; k < in[i].n && rc == 0; k++)

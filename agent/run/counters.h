@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "agent/input/input.h"
+#include "agent/schema/columns.h"
 
 struct floe_buf;
 
@@ -29,6 +30,11 @@ struct floe_run_counters {
 	uint64_t memory_used, memory_peak, memory_limit;
 	uint64_t state_free_bytes, state_disk_low, store_reachable;
 	uint64_t agg_late, agg_late_dropped, agg_future;
+	/* Per typed column (its name borrowed): values that did not convert to its type,
+	 * written null, their text kept in attrs. */
+	size_t ncolumns;
+	const char *column_names[FLOE_COLS_MAX];
+	uint64_t conv_failures[FLOE_COLS_MAX];
 };
 
 /* One input's counters: its kind's table (agent/input/input.h) and their values. */
@@ -40,7 +46,7 @@ struct floe_input_counters {
 	uint64_t values[FLOE_INPUT_METRICS_MAX];
 };
 
-/* metrics.json: {"lines":N,...,"inputs":[{"type":"tail",...},...]} and a newline. */
+/* metrics.json: {"lines":N,...,"conversion_failures":{"COLUMN":N,...},"inputs":[{"type":"tail",...},...]} and a newline. */
 int floe_counters_json(const struct floe_run_counters *g, const struct floe_input_counters *in,
 		       size_t n, struct floe_buf *b);
 /* The same counters as Prometheus families (HELP, TYPE, samples; per input labelled

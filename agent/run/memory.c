@@ -8,9 +8,11 @@
  * the runner and the tail hold a record on its way. */
 #include "agent/run/memory.h"
 #include "agent/run/settings.h"
+#include "agent/run/colplan.h"
 
 #include "agent/config/config.h"
 #include "agent/input/input.h"
+#include "agent/schema/columns.h"
 
 #include "formats/base/error.h"
 #include "formats/parquet/writer.h"
@@ -54,14 +56,30 @@ static uint64_t longest_record(const struct floe_config_input *in)
 
 /* The writer's part for a record of rec bytes of input in: its message, and with a
  * parser the attributes it makes of the same bytes (keys and values, in two leaves). */
-static uint64_t writer_need(const struct floe_pq_options *o, size_t ctx, const struct floe_config_input *in,
-			    uint64_t rec)
+/* The typed columns of the logs table (run/colplan.h) as leaves of a writer, each holding
+ * one value: n leaves from v[at] on, at most cap in all. Returns the new count. */
+static size_t typed_leaves(const struct floe_config *c, size_t *v, size_t at, size_t cap)
 {
-	size_t v[2] = {(size_t)rec, (size_t)rec};
+	struct floe_colplan p;
+	if (floe_run_columns_wanted(c, &p, NULL) != 0)
+		return at;
+	for (size_t i = 0; i < p.n && at < cap; i++)
+		v[at++] = 8;
+	return at;
+}
+
+/* The writer's part for a record of rec bytes of input in: its message, and with a
+ * parser the attributes it makes of the same bytes (keys and values, in two leaves), and
+ * each typed column's leaf (the bytes of a string column are some of the same bytes). */
+static uint64_t writer_need(const struct floe_config *c, const struct floe_pq_options *o,
+			    size_t ctx, const struct floe_config_input *in, uint64_t rec)
+{
+	size_t v[2 + FLOE_COLS_MAX] = {(size_t)rec, (size_t)rec};
 	struct floe_input_need need;
 	floe_input_need(in, in->max_line_bytes, &need);
 	bool attrs = in->parser != FLOE_PARSER_NONE || need.attrs;
-	return floe_pq_writer_row_need(o, v, attrs ? 2 : 1, true, ctx);
+	size_t n = typed_leaves(c, v, attrs ? 2 : 1, 2 + FLOE_COLS_MAX);
+	return floe_pq_writer_row_need(o, v, n, true, ctx);
 }
 
 /* Everything but the writer: the inputs' own buffers, one assembler state each for the
@@ -100,7 +118,7 @@ int floe_memory_need(const struct floe_config *c, struct floe_memory_need *out)
 	memset(out, 0, sizeof(*out));
 	for (size_t i = 0; i < c->ninputs; i++) {
 		uint64_t rec = longest_record(&c->inputs[i]);
-		uint64_t w = writer_need(&o, ctx, &c->inputs[i], rec);
+		uint64_t w = writer_need(c, &o, ctx, &c->inputs[i], rec);
 		if (w > out->writer || i == 0) {
 			out->writer = w;
 			out->input = i;
@@ -127,7 +145,7 @@ static uint64_t line_that_fits(const struct floe_config *c, const struct floe_pq
 		uint64_t w = 0;
 		for (size_t i = 0; i < c->ninputs; i++) {
 			const struct floe_config_input *x = i == k ? &t : &c->inputs[i];
-			uint64_t wi = writer_need(o, ctx, x, longest_record(x));
+			uint64_t wi = writer_need(c, o, ctx, x, longest_record(x));
 			w = wi > w ? wi : w;
 		}
 		if (w + n.read + n.assemble + n.sort + n.base <= c->agent.memory_limit)
@@ -198,7 +216,8 @@ int floe_memory_partitions(const struct floe_config *cfg, struct floe_memory_par
 	/* The stage is the sort buffer with sort_by, else one of the same size; the rule of
 	 * memory_need counts the latter only with sort_by. */
 	out->stage = (uint64_t)cfg->logs.sort_buffer;
-	out->per_writer = floe_pq_writer_row_need(&o, NULL, 0, true, ctx);
+	size_t v[FLOE_COLS_MAX];
+	out->per_writer = floe_pq_writer_row_need(&o, v, typed_leaves(cfg, v, 0, FLOE_COLS_MAX), true, ctx);
 	uint64_t rest = need.total + (cfg->logs.nsort_by ? 0 : out->stage);
 	uint64_t room = cfg->agent.memory_limit > rest ? cfg->agent.memory_limit - rest : 0;
 	/* memory_need holds one writer already; the others fit in what is left. */

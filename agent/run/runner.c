@@ -4,6 +4,7 @@
 #include "agent/run/runner.h"
 
 #include "agent/run/runner_impl.h"
+#include "agent/run/colplan.h"
 #include "agent/run/counters.h"
 #include "agent/run/memory.h"
 
@@ -72,6 +73,7 @@ int floe_runner_open_table(struct floe_runner *r, bool later, struct floe_table 
 		return rc;
 	struct floe_table_options topt =
 	    floe_run_table_options(r, cfg->logs.name, &cfg->logs.partition);
+	topt.columns = &r->lake.cols;
 	struct floe_err e = {0};
 	struct floe_table *t = NULL;
 	if ((rc = floe_table_open(r->alloc, &topt, &t, &e))) {
@@ -178,7 +180,15 @@ static int open_lake(struct floe_runner *r, struct floe_err *err)
 		return floe_err_set(err, rc, "cannot open spool %s: %s", r->set.spool_dir,
 				    floe_strerror(rc));
 	}
-	return 0;
+	/* The typed columns' plan, once the spool tells whether files written under the
+	 * saved one wait in it. */
+	uint64_t *seqs = NULL;
+	size_t spooled = 0;
+	if (floe_spool_list(r->lake.spool, &seqs, &spooled) == 0)
+		floe_free(r->alloc, seqs);
+	return floe_run_columns_start(cfg, r->set.state_dir, t ? floe_table_meta(t) : NULL,
+				      t ? floe_table_location(t) : cfg->logs.name, spooled > 0,
+				      &r->lake.cols, err);
 }
 
 /* The outputs the committer's loop goes over: the logs table's, then the aggregations'. */
@@ -234,6 +244,10 @@ static int open_batch(struct floe_runner *r, struct floe_err *err)
 		r->set.batch.max_writers = parts.writers;
 		r->set.batch.stage_buffer = (size_t)parts.stage;
 	}
+	/* The typed columns follow the built-in ones, under the table's field ids. */
+	floe_colplan_pq_columns(&r->lake.cols, r->lake.pqcols, &r->lake.npqcols);
+	r->set.batch.cols = r->lake.pqcols;
+	r->set.batch.ncols = r->lake.npqcols;
 	rc = floe_batch_new(r->alloc, &r->lake.spec, &r->set.batch, r->lake.spool,
 			    &r->b.batch);
 	if (rc)
@@ -266,6 +280,7 @@ static int open_input(struct floe_runner *r, size_t i, struct floe_err *err)
 	char dname[32];
 	snprintf(dname, sizeof(dname), "input %s", in->name);
 	floe_decoder_set_name(r->in.decoders[i], dname);
+	floe_decoder_set_columns(r->in.decoders[i], &r->lake.cols);
 	return 0;
 }
 

@@ -111,6 +111,19 @@ static void run_counters(struct floe_runner *r, const struct floe_input_counters
 	    .agg_late_dropped = late_dropped,
 	    .agg_future = future,
 	};
+	/* Typed columns: every decoder has the one plan, so its counters add up by index. */
+	const struct floe_colplan *p = &r->lake.cols;
+	g->ncolumns = p->planned ? p->n : 0;
+	for (size_t k = 0; k < g->ncolumns; k++)
+		g->column_names[k] = p->col[k].name;
+	for (size_t k = 0; k < g->ncolumns; k++)
+		g->conv_failures[k] = r->scratch.conv_failures[k];
+	for (size_t i = 0; i < r->in.n; i++) {
+		size_t nc = 0;
+		const uint64_t *cf = r->in.decoders[i] ? floe_decoder_conv_failures(r->in.decoders[i], &nc) : NULL;
+		for (size_t k = 0; cf && k < nc && k < g->ncolumns; k++)
+			g->conv_failures[k] += cf[k];
+	}
 }
 
 /* The runner's counters now, into *in (owned, from the budget; n entries) and g: its

@@ -32,6 +32,7 @@
 #include "agent/env/env.h"
 #include "agent/input/input.h"
 #include "agent/lake/output.h"
+#include "agent/schema/columns.h"
 #include "agent/lake/table.h"
 #include "agent/pipeline/decode.h"
 #include "agent/pipeline/batch.h"
@@ -271,6 +272,11 @@ struct run_lake {
 	/* The partition spec the batch and the spool write: the table's, or the
 	 * configuration's while the table is not open (the table must then have the same). */
 	struct floe_part_spec spec;
+	/* The typed columns (run/colplan.h): set at start-up, read-only after it (the
+	 * committer's table borrows it), and the writers' columns made from it. */
+	struct floe_colplan cols;
+	struct floe_pq_column pqcols[FLOE_LOG_MAX_COLS];
+	size_t npqcols;
 	/* The main thread's copy of the last report's store state, for /healthz and metrics. */
 	bool store_down;
 	char store_error[STORE_ERROR_MAX];
@@ -298,10 +304,16 @@ struct run_checkpoint {
 	char table_uuid[64]; /* the table that record is about ("" before any) */
 };
 
-/* Per-record scratch: the decoded attrs with the runtime's stream added. */
+/* Per-record scratch: the decoded attrs with the runtime's stream added; and for a
+ * record no decoder made (syslog, the journal), its typed values and the attrs no typed
+ * column took (floe_colplan_take), with the values that did not convert, per column. */
 struct run_scratch {
 	const char *akeys[ATTRS_MAX], *avals[ATTRS_MAX];
 	size_t aklens[ATTRS_MAX], avlens[ATTRS_MAX];
+	const char *tkeys[ATTRS_MAX], *tvals[ATTRS_MAX];
+	size_t tklens[ATTRS_MAX], tvlens[ATTRS_MAX];
+	struct floe_pq_value typed[FLOE_COLS_MAX];
+	uint64_t conv_failures[FLOE_COLS_MAX];
 };
 
 struct floe_runner {

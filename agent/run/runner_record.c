@@ -127,6 +127,12 @@ int floe_runner_add_record(struct floe_runner *r, size_t input, const struct flo
 int floe_runner_on_input_record(void *ctx, struct floe_record *rec)
 {
 	struct floe_runner *r = ctx;
+	/* A record no decoder made (syslog's structured data, the journal's fields): the
+	 * typed columns take their fields here, by the same rule. */
+	const struct floe_colplan *p = &r->lake.cols;
+	if (!rec->typed_plan && p->planned && p->n && rec->nattrs <= ATTRS_MAX)
+		floe_colplan_take(p, rec, r->scratch.typed, r->scratch.tkeys, r->scratch.tklens,
+				  r->scratch.tvals, r->scratch.tvlens, r->scratch.conv_failures);
 	/* An input with raw: false only feeds the aggregations. */
 	bool raw = r->set.cfg->inputs[r->in.cur].raw;
 	int rc = raw ? floe_runner_batch_add(r, rec, r->b.next_seq) : 0;

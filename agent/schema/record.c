@@ -82,7 +82,8 @@ static struct floe_pq_value str_value(struct floe_str s)
 
 /* Each value assigned whole (the rest zero): per row, this is cheaper than clearing the
  * array first with memset. */
-void floe_record_to_row(const struct floe_record *rec, struct floe_pq_value *values)
+void floe_record_to_row(const struct floe_record *rec, struct floe_pq_value *values,
+			size_t ncols)
 {
 	values[0] = (struct floe_pq_value){.i = rec->ts};
 	values[1] = (struct floe_pq_value){.i = rec->received_at};
@@ -100,6 +101,9 @@ void floe_record_to_row(const struct floe_record *rec, struct floe_pq_value *val
 					    .key_lens = rec->attr_key_lens,
 					    .vals = rec->attr_vals,
 					    .val_lens = rec->attr_val_lens};
+	for (size_t i = FLOE_LOG_NCOLS; i < ncols; i++)
+		values[i] = i - FLOE_LOG_NCOLS < rec->ntyped ? rec->typed[i - FLOE_LOG_NCOLS]
+							     : (struct floe_pq_value){.is_null = true};
 }
 
 int floe_log_schema_check(const struct floe_ice_meta *m, struct floe_err *err)

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct floe_colplan;
 struct floe_err;
 struct floe_ice_field;
 struct floe_ice_meta;
@@ -51,6 +52,11 @@ struct floe_record {
 	const size_t *attr_key_lens;
 	const char *const *attr_vals;
 	const size_t *attr_val_lens;
+	/* Values of the typed columns (agent/schema/columns.h), in the plan's order: ntyped
+	 * of them (0: the typed columns are null). Strings and binaries borrow their bytes. */
+	size_t ntyped;
+	const struct floe_pq_value *typed;
+	const struct floe_colplan *typed_plan; /* their columns (borrowed); NULL when ntyped is 0 */
 };
 
 /* The columns rows can be sorted by (tables.logs.sort_by): the scalar columns but message,
@@ -83,8 +89,10 @@ int32_t floe_log_column_id(const char *name, size_t len);
 const struct floe_pq_column *floe_log_columns(void);
 /* The Iceberg schema fields of the logs table (for creating a table). */
 const struct floe_ice_field *floe_log_fields(size_t *n);
-/* Fills values[FLOE_LOG_NCOLS] from rec (borrowing rec's bytes). */
-void floe_record_to_row(const struct floe_record *rec, struct floe_pq_value *values);
+/* Fills values[0..ncols) from rec (borrowing rec's bytes): the built-in columns, then
+ * the typed ones (ncols >= FLOE_LOG_NCOLS; the typed values rec lacks are null). */
+void floe_record_to_row(const struct floe_record *rec, struct floe_pq_value *values,
+			size_t ncols);
 /* Checks that an existing table's current schema can take floe's rows: every floe
  * column exists with the same id, name-independent, same type, and a column floe may
  * leave null is not required. FLOE_ESCHEMA with the reason in err (may be NULL). */

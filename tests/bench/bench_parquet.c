@@ -310,7 +310,7 @@ int main(int argc, char **argv)
 		}
 		if (w) {
 			struct floe_pq_value v[FLOE_LOG_NCOLS];
-			floe_record_to_row(r, v);
+			floe_record_to_row(r, v, FLOE_LOG_NCOLS);
 			if ((err = floe_pq_writer_add_row(w, v))) {
 				fprintf(stderr, "add_row: %d\n", err);
 				return 1;

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "agent/config/config.h"
+#include "agent/schema/convert.h"
 #include "agent/config/units.h"
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
@@ -1270,6 +1271,8 @@ static void test_dump(void **state)
 	    "      write.metadata.previous-versions-max: 100  # metadata-log entries kept\n"
 	    "      write.metadata.delete-after-commit.enabled: false  # delete metadata files that fall off "
 	    "the metadata-log\n"
+	    "    columns: ~  # typed columns from parsed fields; ~ = the built-in parsers' own, [] = "
+	    "none\n"
 	    "lake:\n"
 	    "  warehouse: \"/var/lib/floe/warehouse\"  # directory, file:// or s3:// URI; "
 	    "default <state_dir>/warehouse\n"
@@ -1670,6 +1673,83 @@ static void test_sort_by(void **state)
 
 /* partition_by, sort_by and bloom_filters parsed once, here: the configuration holds the
  * spec, the sort keys and the field ids the agent uses. */
+/* tables.logs.columns: each column's keys, from's default and attrs. prefix, the dump
+ * parsed back, and the errors floe check reports. */
+static void test_columns(void **state)
+{
+	(void)state;
+	struct floe_alloc a;
+	floe_alloc_init(&a, 0);
+	struct floe_config *c = parse_ok(&a, "tables:\n  logs:\n    columns:\n"
+					     "      - { name: status, type: int }\n"
+					     "      - { name: latency_ms, type: double, from: attrs.lat }\n"
+					     "      - { name: code, type: long, renamed_from: old_code }\n");
+	assert_int_equal(c->logs.ncolumns, 3);
+	assert_string_equal(c->logs.columns[0].name, "status");
+	assert_int_equal(c->logs.columns[0].type, FLOE_COL_INT);
+	assert_string_equal(c->logs.columns[0].from, "status");
+	assert_null(c->logs.columns[0].renamed_from);
+	assert_string_equal(c->logs.columns[1].from, "lat");
+	assert_int_equal(c->logs.columns[1].type, FLOE_COL_DOUBLE);
+	assert_string_equal(c->logs.columns[2].renamed_from, "old_code");
+	char *d = dump(c);
+	struct floe_config *back = parse_ok(&a, d);
+	assert_int_equal(back->logs.ncolumns, 3);
+	assert_string_equal(back->logs.columns[1].from, "lat");
+	assert_int_equal(back->logs.columns[2].type, FLOE_COL_LONG);
+	floe_config_free(back);
+	floe_free(NULL, d);
+	floe_config_free(c);
+	/* Absent (the parsers' own) and [] (none) are told apart, and survive the dump. */
+	c = parse_ok(&a, "");
+	assert_false(c->logs.columns_given);
+	d = dump(c);
+	assert_non_null(strstr(d, "\n    columns: ~  # "));
+	back = parse_ok(&a, d);
+	assert_false(back->logs.columns_given);
+	floe_config_free(back);
+	floe_free(NULL, d);
+	floe_config_free(c);
+	c = parse_ok(&a, "tables: {logs: {columns: []}}\n");
+	assert_true(c->logs.columns_given);
+	assert_int_equal(c->logs.ncolumns, 0);
+	d = dump(c);
+	assert_non_null(strstr(d, "\n    columns: []\n"));
+	back = parse_ok(&a, d);
+	assert_true(back->logs.columns_given);
+	floe_config_free(back);
+	floe_free(NULL, d);
+	floe_config_free(c);
+	expect_err("tables: {logs: {columns: [{name: s, type: integer}]}}\n", FLOE_EFORMAT,
+		   "t.yaml:1:43: key 'tables.logs.columns[0].type': expected one of boolean, int, "
+		   "long, float, double, string, date, binary, got 'integer'");
+	expect_err("tables: {logs: {columns: [{name: s}]}}\n", FLOE_EFORMAT,
+		   "t.yaml:1:27: missing required key 'tables.logs.columns[0].type'");
+	expect_err("tables: {logs: {columns: [{name: host, type: string}]}}\n", FLOE_EFORMAT,
+		   "t.yaml:1:34: key 'tables.logs.columns[0].name': 'host' is a built-in column "
+		   "of the logs table");
+	expect_err("tables: {logs: {columns: [{name: attrs, type: string}]}}\n", FLOE_EFORMAT,
+		   "t.yaml:1:34: key 'tables.logs.columns[0].name': 'attrs' is a built-in column "
+		   "of the logs table");
+	expect_err("tables: {logs: {columns: [{name: 1x, type: int}]}}\n", FLOE_EFORMAT,
+		   "t.yaml:1:34: key 'tables.logs.columns[0].name': expected a name of 1 to 64 "
+		   "letters, digits and _, not starting with a digit, got '1x'");
+	expect_err("tables:\n  logs:\n    columns:\n      - { name: s, type: int }\n"
+		   "      - { name: s, type: long }\n",
+		   FLOE_EFORMAT,
+		   "t.yaml:4:7: key 'tables.logs.columns': column 's' is declared twice (lines 4 "
+		   "and 5)");
+	expect_err("tables:\n  logs:\n    columns:\n      - { name: a, type: int, from: x }\n"
+		   "      - { name: b, type: long, from: attrs.x }\n",
+		   FLOE_EFORMAT,
+		   "t.yaml:4:7: key 'tables.logs.columns': columns 'a' and 'b' both take field 'x'");
+	expect_err("tables:\n  logs:\n    columns:\n      - { name: a, type: int }\n"
+		   "      - { name: b, type: int, renamed_from: a }\n",
+		   FLOE_EFORMAT,
+		   "t.yaml:4:7: key 'tables.logs.columns': column 'b' is renamed from 'a', which "
+		   "the list still declares");
+}
+
 static void test_typed_lists(void **state)
 {
 	(void)state;
@@ -1879,6 +1959,7 @@ int main(void)
 	    cmocka_unit_test(test_packaged_example),
 	    cmocka_unit_test(test_sort_by),
 	    cmocka_unit_test(test_typed_lists),
+	    cmocka_unit_test(test_columns),
 	    cmocka_unit_test(test_aggregations),
 	    cmocka_unit_test(test_smaller_build),
 	};

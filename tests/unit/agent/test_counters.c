@@ -57,8 +57,15 @@ static void test_same_counters(void **state)
 	struct floe_run_counters g;
 	uint64_t *gf = (uint64_t *)&g;
 	uint64_t next = 1000;
-	for (size_t i = 0; i < sizeof(g) / sizeof(uint64_t); i++)
+	memset(&g, 0, sizeof(g));
+	for (size_t i = 0; i < offsetof(struct floe_run_counters, ncolumns) / sizeof(uint64_t); i++)
 		gf[i] = next++;
+	/* Typed columns' counters, labelled by column. */
+	g.ncolumns = 2;
+	g.column_names[0] = "status";
+	g.column_names[1] = "bytes";
+	g.conv_failures[0] = next++;
+	g.conv_failures[1] = next++;
 	/* One input of every kind there is. */
 	struct floe_input_counters in[3];
 	for (size_t k = 0; k < 3; k++) {

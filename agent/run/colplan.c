@@ -1,0 +1,148 @@
+/* The logs table's column plan at start-up: wanted, learnt, saved, or loaded. */
+#include "agent/run/colplan.h"
+
+#include "agent/config/config.h"
+#include "agent/schema/columns.h"
+#include "agent/state/blobfile.h"
+#include "formats/base/alloc.h"
+#include "formats/base/buf.h"
+#include "formats/base/error.h"
+#include "platform/log.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#define PLAN_FILE_MAX ((size_t)64 << 10)
+
+/* The natural types of a built-in parser's fields: what it always writes as a number. */
+static int natural_columns(enum floe_parser parser, struct floe_colplan *p)
+{
+	switch (parser) {
+	case FLOE_PARSER_APACHE_COMMON:
+	case FLOE_PARSER_APACHE_COMBINED:
+	case FLOE_PARSER_NGINX_COMBINED: {
+		int rc = floe_colplan_add(p, "status", FLOE_COL_INT, NULL, NULL);
+		return rc ? rc : floe_colplan_add(p, "bytes", FLOE_COL_LONG, NULL, NULL);
+	}
+	case FLOE_PARSER_SYSLOG_FILE:
+		return floe_colplan_add(p, "pid", FLOE_COL_INT, NULL, NULL);
+	default:
+		return 0;
+	}
+}
+
+int floe_run_columns_wanted(const struct floe_config *cfg, struct floe_colplan *out,
+			    struct floe_err *err)
+{
+	int rc = 0;
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; rc == 0 && i < cfg->logs.ncolumns; i++) {
+		const struct floe_config_column *col = &cfg->logs.columns[i];
+		rc = floe_colplan_add(out, col->name, (enum floe_col_type)col->type, col->from,
+				      col->renamed_from);
+	}
+	/* Without a list (not even []), the inputs' built-in parsers bring their own. */
+	for (size_t i = 0; rc == 0 && !cfg->logs.columns_given && i < cfg->ninputs; i++)
+		if (cfg->inputs[i].raw)
+			rc = natural_columns(cfg->inputs[i].parser, out);
+	if (rc)
+		return floe_err_set(err, rc, "tables.%s.columns: more than %d typed columns",
+				    cfg->logs.name, FLOE_COLS_MAX);
+	return 0;
+}
+
+static void plan_path(const char *state_dir, char *path, size_t cap)
+{
+	snprintf(path, cap, "%s/columns", state_dir);
+}
+
+static void save(const char *state_dir, const struct floe_colplan *p)
+{
+	char path[4096];
+	struct floe_buf b;
+	floe_buf_init(&b, NULL, PLAN_FILE_MAX);
+	plan_path(state_dir, path, sizeof(path));
+	int rc = floe_colplan_encode(p, &b);
+	if (rc == 0)
+		rc = floe_blobfile_save(path, b.data, b.len);
+	if (rc)
+		floe_warn("columns: cannot save the column plan in %s: %s (a start while the "
+			  "store is away will keep the typed fields in attrs)",
+			  path, floe_strerror(rc));
+	floe_buf_fini(&b);
+}
+
+/* The saved plan, when there is one that holds: 0 and *out, or an error. */
+static int load(const char *state_dir, struct floe_colplan *out)
+{
+	char path[4096];
+	uint8_t *blob = NULL;
+	size_t len = 0;
+	plan_path(state_dir, path, sizeof(path));
+	int rc = floe_blobfile_load(NULL, path, &blob, &len);
+	if (rc == 0)
+		rc = floe_colplan_decode(blob, len, out);
+	if (rc && rc != -ENOENT)
+		floe_warn("columns: the saved column plan %s cannot be read: %s", path,
+			  floe_strerror(rc));
+	floe_free(NULL, blob);
+	return rc;
+}
+
+/* The spool's files carry the saved plan's ids: a column of it that the new plan gives
+ * another id (found by its name, or by the name it was renamed from) would be committed
+ * under a field of another meaning. */
+static int same_ids(const struct floe_colplan *saved, const struct floe_colplan *now,
+		    const char *table, struct floe_err *err)
+{
+	for (size_t i = 0; i < saved->n; i++) {
+		const struct floe_col *s = &saved->col[i];
+		for (size_t k = 0; k < now->n; k++) {
+			const struct floe_col *c = &now->col[k];
+			if (strcmp(c->name, s->name) != 0 && strcmp(c->renamed_from, s->name) != 0)
+				continue;
+			if (c->id != s->id)
+				return floe_err_set(err, FLOE_ESCHEMA,
+						    "table %s: the spool holds files with column '%s' "
+						    "as field id %d, but the table now gives it id %d "
+						    "(another writer added a field first): the spool is "
+						    "kept, as its rows would read as another column",
+						    table, s->name, (int)s->id, (int)c->id);
+		}
+	}
+	return 0;
+}
+
+int floe_run_columns_start(const struct floe_config *cfg, const char *state_dir,
+			   const struct floe_ice_meta *m, const char *table, bool spooled,
+			   struct floe_colplan *out, struct floe_err *err)
+{
+	struct floe_colplan want, saved;
+	int rc = floe_run_columns_wanted(cfg, &want, err);
+	if (rc)
+		return rc;
+	if (m) {
+		struct floe_err e = {0};
+		if (want.n && (rc = floe_colplan_learn(&want, m, &e)))
+			return floe_err_set(err, rc, "table %s: %s (tables.%s.columns)", table,
+					    floe_err_text(&e, rc), cfg->logs.name);
+		if (spooled && load(state_dir, &saved) == 0 && (rc = same_ids(&saved, &want, table, err)))
+			return rc;
+		if (want.n)
+			save(state_dir, &want);
+		*out = want;
+		return 0;
+	}
+	if (want.n && load(state_dir, &saved) == 0 && floe_colplan_same_columns(&saved, &want)) {
+		*out = saved;
+		return 0;
+	}
+	if (want.n)
+		floe_warn("columns: table %s is away and this state_dir has no plan of these "
+			  "columns: their fields stay in attrs (as text) until a start that "
+			  "reaches the table",
+			  table);
+	*out = want;
+	return 0;
+}

@@ -1,0 +1,31 @@
+/* The logs table's typed columns at start-up: which columns the configuration asks for
+ * (its columns list, or the natural columns of the inputs' built-in parsers), and their
+ * field ids, learnt from the table when it can be reached and kept in state_dir/columns
+ * for a start while it cannot. */
+#ifndef FLOE_RUN_COLPLAN_H
+#define FLOE_RUN_COLPLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct floe_colplan;
+struct floe_config;
+struct floe_err;
+struct floe_ice_meta;
+
+/* The columns cfg asks of the logs table (unplanned: no ids). FLOE_ELIMIT when the
+ * built-in parsers' and the list's columns are too many. */
+int floe_run_columns_wanted(const struct floe_config *cfg, struct floe_colplan *out,
+			    struct floe_err *err);
+/* The plan of a start: with the table's metadata m, learnt from it and saved in
+ * state_dir; without (m NULL: the table is away), the saved plan when it has the same
+ * columns, else the columns unplanned (their fields stay in attrs). FLOE_ESCHEMA (err
+ * names the table, the column and both types) when a column cannot live with the
+ * table's field, or, with spooled (files wait in the spool, written under the saved
+ * plan), when the table now gives a column of the saved plan another id than its files
+ * carry (another writer took the id first): the spool is kept. */
+int floe_run_columns_start(const struct floe_config *cfg, const char *state_dir,
+			   const struct floe_ice_meta *m, const char *table, bool spooled,
+			   struct floe_colplan *out, struct floe_err *err);
+
+#endif

@@ -1,0 +1,245 @@
+/* The column plan of the logs table: typed columns, their sources and field ids. */
+#include "columns.h"
+
+#include "formats/base/buf.h"
+#include "formats/base/error.h"
+#include "formats/iceberg/metadata.h"
+#include "formats/iceberg/schema.h"
+#include "formats/parquet/writer.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The Parquet kind of each column type. */
+static const enum floe_pq_kind kinds[FLOE_COL_NTYPES] = {
+    [FLOE_COL_BOOLEAN] = FLOE_PQ_BOOLEAN, [FLOE_COL_INT] = FLOE_PQ_INT32,
+    [FLOE_COL_LONG] = FLOE_PQ_INT64,	  [FLOE_COL_FLOAT] = FLOE_PQ_FLOAT,
+    [FLOE_COL_DOUBLE] = FLOE_PQ_DOUBLE,	  [FLOE_COL_STRING] = FLOE_PQ_STRING,
+    [FLOE_COL_DATE] = FLOE_PQ_DATE,	  [FLOE_COL_BINARY] = FLOE_PQ_BINARY,
+};
+
+static int copy_text(char *dst, size_t cap, const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+	if (n >= cap)
+		return FLOE_ELIMIT;
+	memcpy(dst, s ? s : "", n);
+	dst[n] = '\0';
+	return 0;
+}
+
+int floe_colplan_add(struct floe_colplan *p, const char *name, enum floe_col_type type,
+		     const char *from, const char *renamed_from)
+{
+	if ((unsigned)type >= FLOE_COL_NTYPES || !name || !*name)
+		return FLOE_EINVAL;
+	for (size_t i = 0; i < p->n; i++)
+		if (strcmp(p->col[i].name, name) == 0)
+			return 0;
+	if (p->n == FLOE_COLS_MAX)
+		return FLOE_ELIMIT;
+	struct floe_col c = {.type = type};
+	if (copy_text(c.name, sizeof(c.name), name) ||
+	    copy_text(c.from, sizeof(c.from), from && *from ? from : name) ||
+	    copy_text(c.renamed_from, sizeof(c.renamed_from), renamed_from))
+		return FLOE_ELIMIT;
+	p->col[p->n++] = c;
+	p->planned = false;
+	return 0;
+}
+
+void floe_colplan_ice_columns(const struct floe_colplan *p, struct floe_ice_column *out)
+{
+	for (size_t i = 0; i < p->n; i++)
+		out[i] = (struct floe_ice_column){
+		    .name = p->col[i].name,
+		    .type = floe_col_type_name(p->col[i].type),
+		    .renamed_from = p->col[i].renamed_from[0] ? p->col[i].renamed_from : NULL};
+}
+
+int floe_colplan_learn(struct floe_colplan *p, const struct floe_ice_meta *m, struct floe_err *err)
+{
+	struct floe_ice_column cols[FLOE_COLS_MAX];
+	struct floe_ice_col_plan plan[FLOE_COLS_MAX];
+	bool changed = false;
+	floe_colplan_ice_columns(p, cols);
+	int rc = floe_ice_schema_plan(m, cols, p->n, plan, &changed, err);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < p->n; i++) {
+		int t = floe_col_type_parse(plan[i].type, strlen(plan[i].type));
+		if (t < 0)
+			return floe_err_set(err, FLOE_ESCHEMA,
+					    "column '%s' is %s in the table, which floe cannot write",
+					    p->col[i].name, plan[i].type);
+	}
+	for (size_t i = 0; i < p->n; i++) {
+		p->col[i].id = plan[i].id;
+		p->col[i].type = (enum floe_col_type)floe_col_type_parse(plan[i].type, strlen(plan[i].type));
+	}
+	p->planned = true;
+	return 0;
+}
+
+bool floe_colplan_same_columns(const struct floe_colplan *a, const struct floe_colplan *b)
+{
+	if (a->n != b->n)
+		return false;
+	for (size_t i = 0; i < a->n; i++)
+		if (strcmp(a->col[i].name, b->col[i].name) != 0 ||
+		    strcmp(a->col[i].from, b->col[i].from) != 0 ||
+		    !floe_ice_type_promotes(floe_col_type_name(b->col[i].type),
+					    floe_col_type_name(a->col[i].type)))
+			return false;
+	return true;
+}
+
+void floe_colplan_pq_columns(const struct floe_colplan *p, struct floe_pq_column *out, size_t *n)
+{
+	memcpy(out, floe_log_columns(), FLOE_LOG_NCOLS * sizeof(*out));
+	*n = FLOE_LOG_NCOLS;
+	if (!p || !p->planned)
+		return;
+	for (size_t i = 0; i < p->n; i++)
+		out[(*n)++] = (struct floe_pq_column){p->col[i].name, p->col[i].id,
+						      kinds[p->col[i].type], true, 0, 0};
+}
+
+int floe_colplan_check(const struct floe_colplan *p, const struct floe_ice_meta *m,
+		       struct floe_err *err)
+{
+	if (!p || !p->planned)
+		return 0;
+	for (size_t i = 0; i < p->n; i++) {
+		const struct floe_col *c = &p->col[i];
+		const char *type = NULL, *name = NULL, *ours = floe_col_type_name(c->type);
+		bool required = false;
+		if (!floe_ice_meta_schema_field(m, c->id, &type, &required, &name))
+			return floe_err_set(err, FLOE_ESCHEMA,
+					    "column '%s' was written as field id %d, which the table "
+					    "does not have",
+					    c->name, (int)c->id);
+		if (strcmp(name ? name : "", c->name) != 0)
+			return floe_err_set(err, FLOE_ESCHEMA,
+					    "column '%s' was written as field id %d, which is '%s' in "
+					    "the table",
+					    c->name, (int)c->id, name ? name : "?");
+		if (!floe_ice_type_promotes(ours, type))
+			return floe_err_set(err, FLOE_ESCHEMA,
+					    "column '%s' (field id %d) is %s in the table, floe writes %s",
+					    c->name, (int)c->id, type, ours);
+	}
+	return 0;
+}
+
+/* The encoding: "floe-columns 1\n", then one line per column:
+ * "<id>\t<type>\t<name>\t<from>\t<renamed_from>\n". Names are letters, digits and _; a
+ * from holds no tab or newline (the configuration's check). The blob file around it
+ * carries the checksum. */
+int floe_colplan_encode(const struct floe_colplan *p, struct floe_buf *out)
+{
+	int rc = floe_buf_puts(out, "floe-columns 1\n");
+	for (size_t i = 0; rc == 0 && i < p->n; i++) {
+		const struct floe_col *c = &p->col[i];
+		rc = floe_buf_printf(out, "%d\t%s\t%s\t%s\t%s\n", (int)c->id,
+				     floe_col_type_name(c->type), c->name, c->from, c->renamed_from);
+	}
+	return rc;
+}
+
+/* The next tab- or newline-ended field of line [*at, end) into dst (cap bytes). */
+static int field(const char **at, const char *end, char stop, char *dst, size_t cap)
+{
+	const char *s = *at, *e = memchr(s, stop, (size_t)(end - s));
+	if (!e || (size_t)(e - s) >= cap || memchr(s, stop == '\t' ? '\n' : '\t', (size_t)(e - s)))
+		return FLOE_ECORRUPT;
+	memcpy(dst, s, (size_t)(e - s));
+	dst[e - s] = '\0';
+	*at = e + 1;
+	return 0;
+}
+
+int floe_colplan_decode(const uint8_t *b, size_t len, struct floe_colplan *p)
+{
+	static const char head[] = "floe-columns 1\n";
+	const char *at = (const char *)b, *end = at + len;
+	struct floe_colplan q = {.planned = true};
+	if (len < sizeof(head) - 1 || memcmp(at, head, sizeof(head) - 1) != 0)
+		return FLOE_ECORRUPT;
+	at += sizeof(head) - 1;
+	while (at < end) {
+		char id[12], type[16];
+		if (q.n == FLOE_COLS_MAX)
+			return FLOE_ECORRUPT;
+		struct floe_col *c = &q.col[q.n];
+		if (field(&at, end, '\t', id, sizeof(id)) || field(&at, end, '\t', type, sizeof(type)) ||
+		    field(&at, end, '\t', c->name, sizeof(c->name)) ||
+		    field(&at, end, '\t', c->from, sizeof(c->from)) ||
+		    field(&at, end, '\n', c->renamed_from, sizeof(c->renamed_from)))
+			return FLOE_ECORRUPT;
+		int t = floe_col_type_parse(type, strlen(type));
+		char *e = NULL;
+		long v = strtol(id, &e, 10);
+		if (t < 0 || !c->name[0] || e == id || *e || v <= FLOE_LOG_LAST_COLUMN_ID ||
+		    v > INT32_MAX)
+			return FLOE_ECORRUPT;
+		c->type = (enum floe_col_type)t;
+		c->id = (int32_t)v;
+		q.n++;
+	}
+	*p = q;
+	return 0;
+}
+
+/* The attribute of key name (n bytes) in rec, or -1. */
+static long find_attr(const struct floe_record *rec, const char *name, size_t n)
+{
+	for (size_t i = 0; i < rec->nattrs; i++)
+		if (rec->attr_key_lens[i] == n && memcmp(rec->attr_keys[i], name, n) == 0)
+			return (long)i;
+	return -1;
+}
+
+void floe_colplan_take(const struct floe_colplan *p, struct floe_record *rec,
+		       struct floe_pq_value *vals, const char **keys, size_t *klens,
+		       const char **avals, size_t *avlens, uint64_t *failures)
+{
+	/* Attributes are few (64 at most from a parser): a mark per attribute taken. */
+	bool taken[FLOE_COLS_MAX] = {false};
+	long at[FLOE_COLS_MAX];
+	for (size_t i = 0; i < p->n; i++) {
+		vals[i] = (struct floe_pq_value){.is_null = true};
+		at[i] = find_attr(rec, p->col[i].from, strlen(p->col[i].from));
+		if (at[i] < 0)
+			continue;
+		const char *v = rec->attr_vals ? rec->attr_vals[at[i]] : NULL;
+		if (v && floe_convert(p->col[i].type, v, rec->attr_val_lens[at[i]], &vals[i]) ==
+			     FLOE_CONV_FAIL) {
+			failures[i]++;
+			continue;
+		}
+		taken[i] = true;
+	}
+	size_t n = 0;
+	for (size_t k = 0; k < rec->nattrs; k++) {
+		bool gone = false;
+		for (size_t i = 0; i < p->n && !gone; i++)
+			gone = taken[i] && at[i] == (long)k;
+		if (gone)
+			continue;
+		keys[n] = rec->attr_keys[k];
+		klens[n] = rec->attr_key_lens[k];
+		avals[n] = rec->attr_vals ? rec->attr_vals[k] : NULL;
+		avlens[n] = rec->attr_vals ? rec->attr_val_lens[k] : 0;
+		n++;
+	}
+	rec->nattrs = n;
+	rec->attr_keys = keys;
+	rec->attr_key_lens = klens;
+	rec->attr_vals = avals;
+	rec->attr_val_lens = avlens;
+	rec->ntyped = p->n;
+	rec->typed = vals;
+	rec->typed_plan = p;
+}

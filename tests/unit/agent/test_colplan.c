@@ -1,0 +1,129 @@
+/* Unit tests for agent/run/colplan: the columns a configuration asks for (its list, or
+ * the built-in parsers' own), and the plan of a start: learnt from the table and saved,
+ * the saved one taken while the table is away (only for the same columns), and a spool
+ * written under the saved plan refused when the table now gives a column another id. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/config/config.h"
+#include "agent/run/colplan.h"
+#include "agent/schema/columns.h"
+#include "agent/schema/record.h"
+#include "formats/base/error.h"
+#include "formats/iceberg/metadata.h"
+
+#include "logs_meta.h"
+
+static struct floe_config *config(const char *text)
+{
+	struct floe_config *c = NULL;
+	struct floe_err err = {0};
+	if (floe_config_parse(NULL, "t.yaml", text, strlen(text), "h", &c, &err))
+		fail_msg("%s", err.msg);
+	return c;
+}
+
+static void test_wanted(void **state)
+{
+	(void)state;
+	struct floe_colplan p;
+	struct floe_config *c = config(
+	    "inputs:\n  - { type: tail, paths: [/x/*.log], parser: nginx_combined }\n"
+	    "  - { type: tail, paths: [/y/*.log], parser: syslog_file }\n"
+	    "  - { type: tail, paths: [/z/*.log], parser: apache_common }\n");
+	assert_int_equal(floe_run_columns_wanted(c, &p, NULL), 0);
+	assert_int_equal(p.n, 3); /* status, bytes, pid: once each */
+	assert_string_equal(p.col[0].name, "status");
+	assert_int_equal(p.col[0].type, FLOE_COL_INT);
+	assert_string_equal(p.col[1].name, "bytes");
+	assert_int_equal(p.col[1].type, FLOE_COL_LONG);
+	assert_string_equal(p.col[2].name, "pid");
+	floe_config_free(c);
+	/* A list replaces the parsers' own. */
+	c = config("inputs:\n  - { type: tail, paths: [/x/*.log], parser: nginx_combined }\n"
+		   "tables: {logs: {columns: [{name: code, type: long, from: status}]}}\n");
+	assert_int_equal(floe_run_columns_wanted(c, &p, NULL), 0);
+	assert_int_equal(p.n, 1);
+	assert_string_equal(p.col[0].from, "status");
+	floe_config_free(c);
+	/* [] written in the file: none, the parsers' own neither. */
+	c = config("inputs:\n  - { type: tail, paths: [/x/*.log], parser: nginx_combined }\n"
+		   "tables: {logs: {columns: []}}\n");
+	assert_int_equal(floe_run_columns_wanted(c, &p, NULL), 0);
+	assert_int_equal(p.n, 0);
+	floe_config_free(c);
+	c = config("inputs:\n  - { type: tail, paths: [/x/*.log], parser: json }\n");
+	assert_int_equal(floe_run_columns_wanted(c, &p, NULL), 0);
+	assert_int_equal(p.n, 0);
+	floe_config_free(c);
+}
+
+static void test_start(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/floe-test-colplan.XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	struct floe_config *c =
+	    config("inputs:\n  - { type: tail, paths: [/x/*.log], parser: apache_combined }\n");
+	struct floe_colplan p;
+	/* First start offline, no saved plan: the columns are unplanned. */
+	assert_int_equal(floe_run_columns_start(c, dir, NULL, "t", false, &p, NULL), 0);
+	assert_int_equal(p.n, 2);
+	assert_false(p.planned);
+	/* A start that reaches the table learns the ids and saves them. */
+	struct floe_ice_meta *m = logs_meta(NULL, 0);
+	assert_int_equal(floe_run_columns_start(c, dir, m, "t", false, &p, NULL), 0);
+	assert_true(p.planned);
+	assert_int_equal(p.col[0].id, 15);
+	floe_ice_meta_free(m);
+	/* Offline again: the saved plan, with its ids. */
+	struct floe_colplan q;
+	assert_int_equal(floe_run_columns_start(c, dir, NULL, "t", true, &q, NULL), 0);
+	assert_true(q.planned);
+	assert_int_equal(q.col[1].id, 16);
+	/* Offline with another list: unplanned, not the saved ids. */
+	struct floe_config *c2 = config(
+	    "inputs:\n  - { type: tail, paths: [/x/*.log], parser: apache_combined }\n"
+	    "tables: {logs: {columns: [{name: status, type: int}, {name: path, type: string}]}}\n");
+	assert_int_equal(floe_run_columns_start(c2, dir, NULL, "t", true, &q, NULL), 0);
+	assert_false(q.planned);
+	/* Files spooled under the saved plan, and another writer took id 15: refused. */
+	struct floe_ice_field other = {15, "other", "string", false, 0, 0, NULL, NULL, false};
+	m = logs_meta(&other, 1);
+	struct floe_err e = {0};
+	assert_int_equal(floe_run_columns_start(c, dir, m, "t", true, &q, &e), FLOE_ESCHEMA);
+	assert_non_null(strstr(e.msg, "column 'status' as field id 15"));
+	/* With an empty spool the new ids are fine. */
+	assert_int_equal(floe_run_columns_start(c, dir, m, "t", false, &q, NULL), 0);
+	assert_int_equal(q.col[0].id, 16);
+	floe_ice_meta_free(m);
+	/* A table whose status is a string refuses an int column, naming the table. */
+	struct floe_ice_field s = {15, "status", "string", false, 0, 0, NULL, NULL, false};
+	m = logs_meta(&s, 1);
+	memset(&e, 0, sizeof(e));
+	assert_int_equal(floe_run_columns_start(c, dir, m, "the-table", false, &q, &e), FLOE_ESCHEMA);
+	assert_non_null(strstr(e.msg, "table the-table: "));
+	assert_non_null(strstr(e.msg, "status"));
+	floe_ice_meta_free(m);
+	floe_config_free(c);
+	floe_config_free(c2);
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_wanted),
+	    cmocka_unit_test(test_start),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,361 @@
+/* Unit tests for the typed columns: the column plan (agent/schema/columns.c: ids learnt
+ * from a table's schema, conflicts, the state file's encoding, the commit's check), the
+ * record's typed values in a row, the decoder's conversion (values out of attrs, a bad
+ * one counted and kept there), and the batch writing them, through the sort buffer, under
+ * their field ids. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/config/config.h"
+#include "agent/lake/spool.h"
+#include "agent/pipeline/batch.h"
+#include "agent/pipeline/decode.h"
+#include "agent/schema/columns.h"
+#include "agent/schema/partition.h"
+#include "agent/schema/record.h"
+#include "formats/base/alloc.h"
+#include "formats/base/buf.h"
+#include "formats/base/error.h"
+#include "formats/iceberg/metadata.h"
+
+#include "logs_meta.h"
+#include "formats/iceberg/schema.h"
+#include "formats/parquet/reader.h"
+#include "formats/parquet/writer.h"
+
+/* The logs table as floe creates it, plus extra fields (NULL: none). */
+static void plan_two(struct floe_colplan *p)
+{
+	memset(p, 0, sizeof(*p));
+	assert_int_equal(floe_colplan_add(p, "status", FLOE_COL_INT, NULL, NULL), 0);
+	assert_int_equal(floe_colplan_add(p, "bytes", FLOE_COL_LONG, "size", NULL), 0);
+}
+
+static void test_plan_learns_the_table_ids(void **state)
+{
+	(void)state;
+	struct floe_colplan p;
+	plan_two(&p);
+	assert_false(p.planned);
+	assert_string_equal(p.col[0].from, "status");
+	assert_string_equal(p.col[1].from, "size");
+	/* A name declared twice keeps its first declaration. */
+	assert_int_equal(floe_colplan_add(&p, "status", FLOE_COL_STRING, NULL, NULL), 0);
+	assert_int_equal(p.n, 2);
+	struct floe_ice_meta *m = logs_meta(NULL, 0);
+	assert_int_equal(floe_colplan_learn(&p, m, NULL), 0);
+	assert_true(p.planned);
+	assert_int_equal(p.col[0].id, FLOE_LOG_LAST_COLUMN_ID + 1);
+	assert_int_equal(p.col[1].id, FLOE_LOG_LAST_COLUMN_ID + 2);
+	/* The commit evolves the schema to exactly those ids, which the check accepts. */
+	struct floe_ice_column cols[FLOE_COLS_MAX];
+	floe_colplan_ice_columns(&p, cols);
+	bool changed = false;
+	assert_int_equal(floe_ice_meta_evolve_schema(m, cols, p.n, NULL, &changed, NULL, 2, 10, NULL), 0);
+	assert_true(changed);
+	assert_int_equal(floe_colplan_check(&p, m, NULL), 0);
+	/* The writer's columns: the built-in ones, then these under their ids. */
+	struct floe_pq_column pc[FLOE_LOG_MAX_COLS];
+	size_t npc = 0;
+	floe_colplan_pq_columns(&p, pc, &npc);
+	assert_int_equal(npc, FLOE_LOG_NCOLS + 2);
+	assert_string_equal(pc[FLOE_LOG_NCOLS].name, "status");
+	assert_int_equal(pc[FLOE_LOG_NCOLS].kind, FLOE_PQ_INT32);
+	assert_int_equal(pc[FLOE_LOG_NCOLS + 1].field_id, FLOE_LOG_LAST_COLUMN_ID + 2);
+	assert_int_equal(pc[FLOE_LOG_NCOLS + 1].kind, FLOE_PQ_INT64);
+	floe_ice_meta_free(m);
+}
+
+static void test_plan_conflicts(void **state)
+{
+	(void)state;
+	/* status is a string in the table: no promotion makes an int of it. */
+	struct floe_ice_field status = {15, "status", "string", false, 0, 0, NULL, NULL, false};
+	struct floe_ice_meta *m = logs_meta(&status, 1);
+	struct floe_colplan p;
+	plan_two(&p);
+	struct floe_err e = {0};
+	assert_int_equal(floe_colplan_learn(&p, m, &e), FLOE_ESCHEMA);
+	assert_non_null(strstr(e.msg, "status"));
+	assert_non_null(strstr(e.msg, "string"));
+	assert_non_null(strstr(e.msg, "int"));
+	assert_false(p.planned);
+	floe_ice_meta_free(m);
+	/* The table's long is wider than the config's int: written as long. */
+	struct floe_ice_field wide = {15, "status", "long", false, 0, 0, NULL, NULL, false};
+	m = logs_meta(&wide, 1);
+	plan_two(&p);
+	assert_int_equal(floe_colplan_learn(&p, m, NULL), 0);
+	assert_int_equal(p.col[0].type, FLOE_COL_LONG);
+	assert_int_equal(p.col[0].id, 15);
+	assert_int_equal(p.col[1].id, 16);
+	floe_ice_meta_free(m);
+	/* Planned on a table whose id 15 another writer then gave another column. */
+	m = logs_meta(NULL, 0);
+	plan_two(&p);
+	assert_int_equal(floe_colplan_learn(&p, m, NULL), 0);
+	floe_ice_meta_free(m);
+	struct floe_ice_field other = {15, "other", "int", false, 0, 0, NULL, NULL, false};
+	m = logs_meta(&other, 1);
+	memset(&e, 0, sizeof(e));
+	assert_int_equal(floe_colplan_check(&p, m, &e), FLOE_ESCHEMA);
+	assert_non_null(strstr(e.msg, "'other'"));
+	floe_ice_meta_free(m);
+}
+
+static void test_plan_file_round_trip(void **state)
+{
+	(void)state;
+	struct floe_colplan p, q;
+	plan_two(&p);
+	assert_int_equal(floe_colplan_add(&p, "http_status", FLOE_COL_INT, "st", "code"), 0);
+	struct floe_ice_field code = {15, "code", "int", false, 0, 0, NULL, NULL, false};
+	struct floe_ice_meta *m = logs_meta(&code, 1);
+	assert_int_equal(floe_colplan_learn(&p, m, NULL), 0);
+	floe_ice_meta_free(m);
+	assert_int_equal(p.col[2].id, 15); /* the rename keeps the id */
+	struct floe_buf b;
+	floe_buf_init(&b, NULL, 1 << 16);
+	assert_int_equal(floe_colplan_encode(&p, &b), 0);
+	memset(&q, 0, sizeof(q));
+	assert_int_equal(floe_colplan_decode(b.data, b.len, &q), 0);
+	assert_true(q.planned);
+	assert_int_equal(q.n, 3);
+	for (size_t i = 0; i < 3; i++) {
+		assert_string_equal(q.col[i].name, p.col[i].name);
+		assert_string_equal(q.col[i].from, p.col[i].from);
+		assert_string_equal(q.col[i].renamed_from, p.col[i].renamed_from);
+		assert_int_equal(q.col[i].type, p.col[i].type);
+		assert_int_equal(q.col[i].id, p.col[i].id);
+	}
+	assert_true(floe_colplan_same_columns(&q, &p));
+	/* Every cut of the encoding is refused, not half taken. */
+	for (size_t cut = 0; cut < b.len - 1; cut++) {
+		struct floe_colplan r = {0};
+		int rc = floe_colplan_decode(b.data, cut, &r);
+		if (rc == 0) /* a cut at a line's end is a shorter plan */
+			assert_true(r.n < 3);
+		else
+			assert_int_equal(rc, FLOE_ECORRUPT);
+	}
+	b.data[b.len - 3] = '\t';
+	assert_int_equal(floe_colplan_decode(b.data, b.len, &q), FLOE_ECORRUPT);
+	floe_buf_fini(&b);
+	/* Another column list is not the same plan. */
+	plan_two(&q);
+	assert_false(floe_colplan_same_columns(&q, &p));
+}
+
+static void test_row_takes_the_typed_values(void **state)
+{
+	(void)state;
+	struct floe_record rec;
+	memset(&rec, 0, sizeof(rec));
+	rec.message = (struct floe_str){"m", 1};
+	struct floe_pq_value tv[2] = {{.i = 404}, {.is_null = true}};
+	rec.typed = tv;
+	rec.ntyped = 2;
+	struct floe_pq_value row[FLOE_LOG_NCOLS + 3];
+	memset(row, 0xff, sizeof(row));
+	floe_record_to_row(&rec, row, FLOE_LOG_NCOLS + 3);
+	assert_false(row[FLOE_LOG_NCOLS].is_null);
+	assert_int_equal(row[FLOE_LOG_NCOLS].i, 404);
+	assert_true(row[FLOE_LOG_NCOLS + 1].is_null);
+	assert_true(row[FLOE_LOG_NCOLS + 2].is_null); /* beyond what the record has */
+	assert_int_equal(row[10].len, 1);
+}
+
+/* A planned plan of status int, latency double (from lat), user string. */
+static void plan_three(struct floe_colplan *p)
+{
+	memset(p, 0, sizeof(*p));
+	assert_int_equal(floe_colplan_add(p, "status", FLOE_COL_INT, NULL, NULL), 0);
+	assert_int_equal(floe_colplan_add(p, "latency", FLOE_COL_DOUBLE, "lat", NULL), 0);
+	assert_int_equal(floe_colplan_add(p, "user", FLOE_COL_STRING, NULL, NULL), 0);
+	struct floe_ice_meta *m = logs_meta(NULL, 0);
+	assert_int_equal(floe_colplan_learn(p, m, NULL), 0);
+	floe_ice_meta_free(m);
+}
+
+static void test_decoder_converts_and_keeps_failures(void **state)
+{
+	(void)state;
+	struct floe_config_input in;
+	memset(&in, 0, sizeof(in));
+	in.parser = FLOE_PARSER_JSON;
+	in.max_line_bytes = 1 << 20;
+	in.timestamp.field = "message";
+	struct floe_decoder *d = NULL;
+	assert_int_equal(floe_decoder_new(NULL, &in, &d, NULL), 0);
+	struct floe_colplan p;
+	plan_three(&p);
+	floe_decoder_set_columns(d, &p);
+	const char *l1 = "{\"msg\":\"a\",\"status\":200,\"lat\":1.5,\"user\":\"ann\",\"k\":\"v\"}";
+	struct floe_record rec;
+	memset(&rec, 0, sizeof(rec));
+	rec.message = (struct floe_str){l1, strlen(l1)};
+	floe_decoder_apply(d, &rec);
+	assert_int_equal(rec.ntyped, 3);
+	assert_int_equal(rec.typed[0].i, 200);
+	assert_true(rec.typed[1].d == 1.5);
+	assert_int_equal(rec.typed[2].len, 3);
+	assert_memory_equal(rec.typed[2].s, "ann", 3);
+	/* Only msg and k are left in attrs. */
+	assert_int_equal(rec.nattrs, 2);
+	const char *l2 = "{\"msg\":\"b\",\"status\":\"oops\",\"lat\":null}";
+	memset(&rec, 0, sizeof(rec));
+	rec.message = (struct floe_str){l2, strlen(l2)};
+	floe_decoder_apply(d, &rec);
+	assert_true(rec.typed[0].is_null);
+	assert_true(rec.typed[1].is_null);
+	assert_true(rec.typed[2].is_null);
+	/* status stays in attrs as text; lat (a null) is taken, as null. */
+	assert_int_equal(rec.nattrs, 2);
+	bool kept = false;
+	for (size_t i = 0; i < rec.nattrs; i++)
+		kept |= rec.attr_key_lens[i] == 6 && memcmp(rec.attr_keys[i], "status", 6) == 0 &&
+			rec.attr_val_lens[i] == 4 && memcmp(rec.attr_vals[i], "oops", 4) == 0;
+	assert_true(kept);
+	size_t n = 0;
+	const uint64_t *cf = floe_decoder_conv_failures(d, &n);
+	assert_int_equal(n, 3);
+	assert_int_equal(cf[0], 1);
+	assert_int_equal(cf[1], 0);
+	/* Without a planned plan nothing is taken. */
+	struct floe_colplan none = {0};
+	floe_decoder_set_columns(d, &none);
+	memset(&rec, 0, sizeof(rec));
+	rec.message = (struct floe_str){l1, strlen(l1)};
+	floe_decoder_apply(d, &rec);
+	assert_int_equal(rec.ntyped, 0);
+	assert_int_equal(rec.nattrs, 5);
+	floe_decoder_free(d);
+}
+
+struct memsrc {
+	const uint8_t *p;
+	size_t n;
+};
+static int mem_read(void *ctx, uint64_t off, void *buf, size_t len)
+{
+	struct memsrc *m = ctx;
+	memcpy(buf, m->p + off, len);
+	return 0;
+}
+
+/* The batch writes the typed columns under their ids, through the sort buffer (which
+ * copies the values and their strings: the caller's bytes are gone by the seal). */
+static void test_batch_writes_typed_columns(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/floe-test-columns.XXXXXX", spooldir[64];
+	assert_non_null(mkdtemp(dir));
+	snprintf(spooldir, sizeof(spooldir), "%s/spool", dir);
+	struct floe_alloc a;
+	floe_alloc_init(&a, 64u << 20);
+	struct floe_part_spec spec;
+	assert_int_equal(floe_part_spec_from_config(&spec, NULL, 0, NULL), 0);
+	struct floe_spool *sp = NULL;
+	assert_int_equal(floe_spool_open(&a, spooldir, &spec, &sp), 0);
+	struct floe_colplan p;
+	plan_three(&p);
+	struct floe_pq_column cols[FLOE_LOG_MAX_COLS];
+	size_t ncols = 0;
+	floe_colplan_pq_columns(&p, cols, &ncols);
+	enum floe_sort_key keys[] = {FLOE_SORT_OFFSET};
+	struct floe_batch_options bo;
+	memset(&bo, 0, sizeof(bo));
+	bo.pq.codec = FLOE_PQ_ZSTD;
+	bo.pq.dictionary_cap = 256u << 10;
+	bo.pq.memory_budget = 1u << 20;
+	bo.target_file_size = 64u << 20;
+	bo.sort_by = keys;
+	bo.nsort_by = 1;
+	bo.cols = cols;
+	bo.ncols = ncols;
+	struct floe_batch *b = NULL;
+	assert_int_equal(floe_batch_new(&a, &spec, &bo, sp, &b), 0);
+	for (int i = 2; i >= 0; i--) { /* sorted back by offset */
+		char user[16];
+		snprintf(user, sizeof(user), "user%d", i);
+		struct floe_pq_value tv[3] = {{.i = 200 + i}, {.d = i / 2.0}, {.s = user, .len = 5}};
+		if (i == 1)
+			tv[0] = (struct floe_pq_value){.is_null = true};
+		struct floe_record r;
+		memset(&r, 0, sizeof(r));
+		r.host = r.source = (struct floe_str){"h", 1};
+		r.message = (struct floe_str){"m", 1};
+		r.has_offset = true;
+		r.offset = i;
+		r.typed = tv;
+		r.ntyped = 3;
+		assert_int_equal(floe_batch_add(b, 1, &r), 0);
+		memset(user, 'X', sizeof(user)); /* the batch has its own copy */
+	}
+	assert_int_equal(floe_batch_seal(b, 1, NULL, 0), 0);
+	struct floe_spool_entry *e = NULL;
+	assert_int_equal(floe_spool_load(sp, 1, &e), 0);
+	char path[256];
+	snprintf(path, sizeof(path), "%s/%s", spooldir, e->files[0].name);
+	FILE *fp = fopen(path, "rb");
+	assert_non_null(fp);
+	static uint8_t data[1 << 20];
+	size_t n = fread(data, 1, sizeof(data), fp);
+	fclose(fp);
+	struct memsrc ms = {data, n};
+	struct floe_pq_source src = {&ms, n, mem_read};
+	struct floe_pq_reader *rd = NULL;
+	assert_int_equal(floe_pq_reader_open(&a, &src, NULL, &rd, NULL), 0);
+	size_t nc = 0;
+	const struct floe_pq_column *fc = floe_pq_reader_columns(rd, &nc);
+	assert_int_equal(nc, FLOE_LOG_NCOLS + 3);
+	assert_string_equal(fc[FLOE_LOG_NCOLS].name, "status");
+	assert_int_equal(fc[FLOE_LOG_NCOLS].field_id, FLOE_LOG_LAST_COLUMN_ID + 1);
+	assert_int_equal(fc[FLOE_LOG_NCOLS + 2].field_id, FLOE_LOG_LAST_COLUMN_ID + 3);
+	const struct floe_pq_value *row;
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(floe_pq_reader_next(rd, &row), 1);
+		assert_int_equal(row[4].i, i);
+		assert_int_equal(row[FLOE_LOG_NCOLS].is_null, i == 1);
+		if (i != 1)
+			assert_int_equal(row[FLOE_LOG_NCOLS].i, 200 + i);
+		assert_true(row[FLOE_LOG_NCOLS + 1].d == i / 2.0);
+		char want[8];
+		snprintf(want, sizeof(want), "user%d", i);
+		assert_int_equal(row[FLOE_LOG_NCOLS + 2].len, 5);
+		assert_memory_equal(row[FLOE_LOG_NCOLS + 2].s, want, 5);
+	}
+	assert_int_equal(floe_pq_reader_next(rd, &row), 0);
+	/* The file's metrics carry the typed columns' ids too. */
+	bool seen = false;
+	for (size_t i = 0; i < e->files[0].nmetrics; i++)
+		seen |= e->files[0].metrics[i].field_id == FLOE_LOG_LAST_COLUMN_ID + 1;
+	assert_true(seen);
+	floe_pq_reader_free(rd);
+	floe_spool_entry_free(&a, e);
+	floe_batch_free(b);
+	floe_spool_free(sp);
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_plan_learns_the_table_ids),
+	    cmocka_unit_test(test_plan_conflicts),
+	    cmocka_unit_test(test_plan_file_round_trip),
+	    cmocka_unit_test(test_row_takes_the_typed_values),
+	    cmocka_unit_test(test_decoder_converts_and_keeps_failures),
+	    cmocka_unit_test(test_batch_writes_typed_columns),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
