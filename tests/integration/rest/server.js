@@ -29,6 +29,17 @@
 // vended storage configuration.
 'use strict';
 
+// Snapshot ids are 64-bit: a Number keeps 53 bits, and a client that looks for its
+// snapshot by id must get the id it sent. Numbers past 2^53 are parsed exactly (BigInt,
+// from the number's source text: Node 20 has that behind the flag set here) and written
+// back as they came; the OpenAPI checks see plain numbers.
+require('v8').setFlagsFromString('--harmony-json-parse-with-source');
+const parseExact = (text) => JSON.parse(text, (k, v, c) =>
+  (typeof v === 'number' && c && !Number.isSafeInteger(v) && /^-?\d+$/.test(c.source) ? BigInt(c.source) : v));
+const toJson = (v) => JSON.stringify(v, (k, x) => (typeof x === 'bigint' ? `\u0000big${x}` : x))
+  .replace(/"\\u0000big(-?\d+)"/g, '$1');
+const plain = (v) => JSON.parse(toJson(v));
+
 const http = require('http');
 const fs = require('fs');
 const path = require('path');
@@ -108,7 +119,7 @@ function checkRequest(op, body, what) {
   const media = rb && rb.content && rb.content['application/json'];
   if (!media || body === undefined) return true;
   const v = schemaValidator(media.schema);
-  if (v(body)) return true;
+  if (v(plain(body))) return true;
   violation(`request ${what}`, v.errors);
   return false;
 }
@@ -124,14 +135,14 @@ function checkResponse(op, status, body, what) {
   }
   if (!media) return;
   const v = schemaValidator(media.schema);
-  if (!v(body)) violation(`response ${what} ${status}`, v.errors);
+  if (!v(plain(body))) violation(`response ${what} ${status}`, v.errors);
 }
 
 // ---- catalog state ----
 
 const statePath = path.join(opt.root, 'catalog.json');
 const state = fs.existsSync(statePath)
-  ? JSON.parse(fs.readFileSync(statePath, 'utf8'))
+  ? parseExact(fs.readFileSync(statePath, 'utf8'))
   : { namespaces: {}, tables: {} };
 const tokens = new Map(); // token -> expiry ms
 const idempotent = new Map(); // key -> [status, body]
@@ -139,7 +150,7 @@ const faults = { fail_after_apply: 0, status: 503, cut_after_apply: 0, cut_befor
 
 function save() {
   const tmp = statePath + '.tmp';
-  fs.writeFileSync(tmp, JSON.stringify(state));
+  fs.writeFileSync(tmp, toJson(state));
   fs.renameSync(tmp, statePath);
 }
 
@@ -150,14 +161,14 @@ function localPath(uri) {
 }
 
 function readMetadata(loc) {
-  return JSON.parse(fs.readFileSync(localPath(loc), 'utf8'));
+  return parseExact(fs.readFileSync(localPath(loc), 'utf8'));
 }
 
 function writeMetadata(meta, version) {
   const loc = `${meta.location}/metadata/${String(version).padStart(5, '0')}-${crypto.randomUUID()}.metadata.json`;
   const file = localPath(loc);
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  fs.writeFileSync(file, JSON.stringify(meta));
+  fs.writeFileSync(file, toJson(meta));
   return loc;
 }
 
@@ -491,7 +502,7 @@ const server = http.createServer(async (req, res) => {
       const ct = req.headers['content-type'] || '';
       if (ct.startsWith('application/x-www-form-urlencoded') && !req.url.startsWith('/_test/')) body = text;
       else {
-        try { body = JSON.parse(text); } catch (e) { throw new HttpError(400, 'BadRequestException', `malformed JSON: ${e.message}`); }
+        try { body = parseExact(text); } catch (e) { throw new HttpError(400, 'BadRequestException', `malformed JSON: ${e.message}`); }
       }
     }
     let out;
@@ -510,7 +521,7 @@ const server = http.createServer(async (req, res) => {
     status = code;
     if (res.op && !req.url.startsWith('/_test/')) checkResponse(res.op, code, payload, `${req.method} ${new URL(req.url, 'http://x').pathname}`);
     res.writeHead(code, { 'Content-Type': 'application/json', ...(headers || {}) });
-    res.end(payload === undefined ? undefined : JSON.stringify(payload));
+    res.end(payload === undefined ? undefined : toJson(payload));
   } catch (e) {
     status = 500;
     res.writeHead(500, { 'Content-Type': 'application/json' });
