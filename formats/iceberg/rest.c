@@ -308,6 +308,13 @@ struct floe_ice_meta *floe_rest_table_metadata(const struct floe_rest_table *t)
 	return t->meta;
 }
 
+struct floe_ice_meta *floe_rest_table_take_metadata(struct floe_rest_table *t)
+{
+	struct floe_ice_meta *m = t->meta;
+	t->meta = NULL;
+	return m;
+}
+
 const char *floe_rest_table_config(const struct floe_rest_table *t, const char *key)
 {
 	const char *v = NULL;
