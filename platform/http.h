@@ -30,6 +30,10 @@ struct floe_http_req {
 	size_t body_len;
 	int64_t connect_ms, timeout_ms; /* 0: 10 s and 60 s */
 	bool no_proxy;			/* never through a proxy (link-local endpoints) */
+	/* On a new connection: a request that must not reach the server twice. libcurl sends
+	 * a request again, unasked, when the reused connection it went out on closes before
+	 * any answer; on a fresh one it reports the failure instead. */
+	bool once;
 	const char *ca_file;		/* NULL: the system's CA bundle */
 	size_t max;			/* the most body bytes taken (0: 64 KiB) */
 	/* Asked at least once a second while the request runs: true cuts it (may be NULL). */

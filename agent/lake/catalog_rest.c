@@ -227,7 +227,9 @@ struct call {
 	const char *body; /* NULL: none */
 	size_t body_len;
 	const char *etag; /* If-None-Match, or NULL */
-	bool idempotent;  /* send an Idempotency-Key when the catalog takes one */
+	/* A change (create, commit): sent at most once by the transport, with an
+	 * Idempotency-Key when the catalog takes one. */
+	bool mutation;
 	size_t max;
 };
 
@@ -255,7 +257,7 @@ static int call(struct floe_catalog_rest *c, const struct call *k, struct floe_h
 		if (k->etag && k->etag[0] && floe_fmt(inm, sizeof(inm), "If-None-Match: %s", k->etag) == 0)
 			hdrs[n++] = inm;
 		char uuid[37];
-		if (k->idempotent && c->conf && floe_rest_config_idempotency_ms(c->conf) > 0 &&
+		if (k->mutation && c->conf && floe_rest_config_idempotency_ms(c->conf) > 0 &&
 		    floe_env_uuid4(c->rand, uuid) == 0) {
 			snprintf(key, sizeof(key), "Idempotency-Key: %s", uuid);
 			hdrs[n++] = key;
@@ -266,6 +268,7 @@ static int call(struct floe_catalog_rest *c, const struct call *k, struct floe_h
 					   .headers = hdrs,
 					   .body = k->body,
 					   .body_len = k->body_len,
+					   .once = k->mutation,
 					   .max = k->max};
 		char why[300] = "";
 		floe_http_resp_fini(r);
@@ -351,14 +354,14 @@ static int path_of(struct floe_catalog_rest *c, const char *table, const char *s
 /* ---- operations ---------------------------------------------------------------------- */
 
 /* POST a body (a JSON document in b) to path: the answer in r. */
-static int post(struct floe_catalog_rest *c, const char *path, const struct floe_buf *b, bool idempotent,
+static int post(struct floe_catalog_rest *c, const char *path, const struct floe_buf *b, bool mutation,
 		struct floe_http_resp *r, bool *sent, struct floe_err *err)
 {
 	struct call k = {.method = "POST",
 			 .path = path,
 			 .body = (const char *)b->data,
 			 .body_len = b->len,
-			 .idempotent = idempotent,
+			 .mutation = mutation,
 			 .max = TABLE_MAX};
 	return call(c, &k, r, sent, err);
 }

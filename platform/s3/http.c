@@ -133,6 +133,8 @@ static void set_options(CURL *c, const struct floe_http_req *rq, struct curl_sli
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, clamp_long(rq->timeout_ms ? rq->timeout_ms : 60000));
 	if (rq->no_proxy)
 		curl_easy_setopt(c, CURLOPT_PROXY, "");
+	if (rq->once)
+		curl_easy_setopt(c, CURLOPT_FRESH_CONNECT, 1L);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, write_cb);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, x);
 	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, header_cb);
