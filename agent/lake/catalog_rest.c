@@ -25,8 +25,8 @@
 #define TOKEN_MAX (64u << 10)
 #define ERROR_MAX (64u << 10)
 #define MAX_LEVELS 8
-/* A token is asked for again this long before it expires, so that no request goes out
- * with one that lapses on its way. */
+/* A token is asked for again a tenth of its lifetime (at most a minute) before it
+ * expires, so that no request goes out with one that lapses on its way. */
 #define TOKEN_MARGIN_US (60 * 1000000LL)
 
 struct floe_catalog_rest {
@@ -43,6 +43,7 @@ struct floe_catalog_rest {
 	bool ns_made;
 	char *token;	      /* OAuth2 access token (wiped before free), NULL: none yet */
 	int64_t token_exp_us; /* monotonic; 0: no expiry given */
+	int64_t token_margin_us; /* renewed this long before token_exp_us */
 	char what[600];
 };
 
@@ -186,7 +187,11 @@ static int fetch_token(struct floe_catalog_rest *c, struct floe_err *err)
 			drop_token(c);
 			c->token = tok.access_token;
 			int64_t now = c->clock->mono_us(c->clock->ctx);
-			c->token_exp_us = tok.expires_in_s >= 0 ? now + tok.expires_in_s * 1000000 : 0;
+			int64_t life = tok.expires_in_s >= 0 && tok.expires_in_s < INT64_MAX / 2000000
+					   ? tok.expires_in_s * 1000000
+					   : -1;
+			c->token_exp_us = life >= 0 ? now + life : 0;
+			c->token_margin_us = life / 10 < TOKEN_MARGIN_US ? life / 10 : TOKEN_MARGIN_US;
 		}
 	}
 	floe_http_resp_fini(&r);
@@ -211,7 +216,7 @@ static int authorization(struct floe_catalog_rest *c, char *hdr, size_t cap, str
 	if (!cfg->lake.rest.credential)
 		return 0;
 	int64_t now = c->clock->mono_us(c->clock->ctx);
-	if (c->token && c->token_exp_us && now + TOKEN_MARGIN_US >= c->token_exp_us)
+	if (c->token && c->token_exp_us && now + c->token_margin_us >= c->token_exp_us)
 		drop_token(c); /* refreshed before it expires */
 	int rc;
 	if (!c->token && (rc = fetch_token(c, err)))
