@@ -438,7 +438,10 @@ static int run_once_over(struct floe_config *cfg, bool once, struct reload *rl, 
 	/* What start-up freed (the batches' sizing probes) goes back before the wait for
 	 * input, which may be long. */
 	floe_heap_release();
-	floe_info("agent %s started (warehouse %s)", cfg->agent.id, cfg->lake.warehouse);
+	if (cfg->lake.catalog == FLOE_CATALOG_REST)
+		floe_info("agent %s started (REST catalog %s)", cfg->agent.id, cfg->lake.rest.uri);
+	else
+		floe_info("agent %s started (warehouse %s)", cfg->agent.id, cfg->lake.warehouse);
 	/* A catch-up on a terminal shows how far it is (not in a service's journal). */
 	bool progress = once && floe_log_is_terminal();
 	if (progress)
