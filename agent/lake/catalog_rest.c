@@ -406,24 +406,6 @@ static int make_namespace(struct floe_catalog_rest *c, struct floe_err *err)
 	return rc;
 }
 
-/* The version a metadata location names: N of ".../<N>-<uuid>.metadata.json" (the name
- * Java's catalogs give) or of ".../v<N>.metadata.json"; else the table's
- * last-sequence-number, which grows with every commit as well. */
-static int64_t version_of(const char *loc, const struct floe_ice_meta *m)
-{
-	const char *name = loc ? strrchr(loc, '/') : NULL;
-	name = name ? name + 1 : "";
-	if (*name == 'v')
-		name++;
-	int64_t v = 0;
-	const char *p = name;
-	while (*p >= '0' && *p <= '9' && v < INT64_MAX / 10)
-		v = v * 10 + (*p++ - '0');
-	if (p > name && (*p == '-' || *p == '.'))
-		return v;
-	return floe_ice_meta_last_sequence(m);
-}
-
 /* A LoadTableResult in r into *meta, its version into *version and its ETag into etag. */
 static int take_table(struct floe_catalog_rest *c, const char *what, struct floe_http_resp *r,
 		      char etag[256], struct floe_ice_meta **meta, int64_t *version, struct floe_err *err)
@@ -435,7 +417,10 @@ static int take_table(struct floe_catalog_rest *c, const char *what, struct floe
 		return floe_err_set(err, rc == FLOE_ENOMEM ? rc : FLOE_S3_EPROTO, "%s: %s: %s",
 				    c->cfg->lake.rest.uri, what, floe_err_text(&pe, rc));
 	*meta = floe_rest_table_take_metadata(t);
-	*version = version_of(floe_rest_table_location(t), *meta);
+	/* Else the last-sequence-number, which grows with every commit as well. */
+	*version = floe_rest_metadata_version(floe_rest_table_location(t));
+	if (*version <= 0)
+		*version = floe_ice_meta_last_sequence(*meta);
 	floe_rest_table_free(t);
 	if (etag)
 		snprintf(etag, 256, "%s", r->etag);
