@@ -307,7 +307,7 @@ static int check_warehouse(struct floe_config_ctx *ctx, const struct floe_cnode 
 
 static bool s3_on(const char *base)
 {
-	return ((const struct floe_config *)(const void *)base)->lake.catalog == FLOE_CATALOG_S3;
+	return ((const struct floe_config *)(const void *)base)->lake.catalog != FLOE_CATALOG_FILESYSTEM;
 }
 
 /* http(s)://HOST[:PORT] with an optional final '/', which is dropped: the S3 client wants
@@ -491,10 +491,10 @@ static int lake_post(struct floe_config_ctx *ctx, const struct floe_cnode *map, 
 	bool s3_wh = w && strncmp(w, "s3://", 5) == 0;
 
 	const char *type = c->lake.catalog == FLOE_CATALOG_REST ? "rest" : "filesystem";
-	if (c->lake.catalog != FLOE_CATALOG_S3 && s3 && !floe_cnode_is_null(s3))
+	if (c->lake.catalog == FLOE_CATALOG_FILESYSTEM && s3 && !floe_cnode_is_null(s3))
 		return floe_config_fail(ctx, s3, FLOE_EFORMAT,
-					"key 'lake.s3': only used with lake.catalog.type s3 (it is "
-					"%s)", type);
+					"key 'lake.s3': only used with lake.catalog.type s3 or rest (it "
+					"is filesystem)");
 	if (c->lake.catalog != FLOE_CATALOG_S3 && s3_wh)
 		return floe_config_fail(ctx, floe_keymap_find_value(map, "warehouse"), FLOE_EFORMAT,
 					"key 'lake.warehouse': an s3:// warehouse needs "

@@ -4,6 +4,7 @@
 
 #include "agent/config/config.h"
 #include "agent/env/env.h"
+#include "agent/lake/warehouse.h"
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
@@ -97,6 +98,12 @@ void floe_catalog_rest_free(struct floe_catalog_rest *c)
 const char *floe_catalog_rest_what(const struct floe_catalog_rest *c)
 {
 	return c->what;
+}
+
+int floe_catalog_rest_open_store(struct floe_catalog_rest *c, const char *location, struct floe_store **out,
+				 struct floe_err *err)
+{
+	return floe_warehouse_open_location(c->a, c->cfg, location, out, err);
 }
 
 /* ---- one exchange -------------------------------------------------------------------- */

@@ -26,6 +26,7 @@ struct floe_ice_meta;
 struct floe_ice_partition_field;
 struct floe_rand;
 struct floe_rest_commit;
+struct floe_store;
 struct floe_catalog_rest;
 
 /* A client for cfg's lake.catalog (type rest; cfg borrowed, it must outlive the client).
@@ -36,6 +37,11 @@ int floe_catalog_rest_new(struct floe_alloc *a, const struct floe_config *cfg,
 void floe_catalog_rest_free(struct floe_catalog_rest *c);
 /* "rest catalog https://host/path, namespace a.b" for messages (borrowed). */
 const char *floe_catalog_rest_what(const struct floe_catalog_rest *c);
+
+/* A store (owned by the caller) at a table's location: a local directory (file:// or a
+ * path), or s3://BUCKET/PREFIX with lake.s3's endpoint and credentials. */
+int floe_catalog_rest_open_store(struct floe_catalog_rest *c, const char *location, struct floe_store **out,
+				 struct floe_err *err);
 
 /* What a table is created with when it is absent: the schema, the partition spec and the
  * properties. The catalog assigns the ids and the location: they are read back from its

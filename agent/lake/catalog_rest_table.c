@@ -3,7 +3,8 @@
  * from the catalog (with its ETag) and committed by a request that adds the snapshot and
  * moves the branch, asserting the table's UUID and the branch head it was built on. Data
  * files, manifests and manifest lists are written into the location the catalog gives
- * the table (a local directory: file:// or a path), through a store of the table's own.
+ * the table (a local directory, file:// or a path, or s3://), through a store of the
+ * table's own.
  * Everything else (the attempt, the retry loop, the checks of whose commits are whose)
  * is the one commit path of table_commit.c. */
 #include "agent/lake/table_impl.h"
@@ -19,24 +20,6 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-
-/* The local directory of a location the catalog gave: file:///dir, file://localhost/dir
- * or /dir. Other schemes are refused, naming the location. */
-static int local_root(struct floe_table *t, const char *loc, char *out, size_t cap)
-{
-	const char *p = loc;
-	if (strncmp(p, "file://", 7) == 0) {
-		p += 7;
-		if (strncmp(p, "localhost/", 10) == 0)
-			p += 9;
-	}
-	if (p[0] != '/' || strchr(p, '%'))
-		return floe_table_fail(t, FLOE_EUNSUPPORTED,
-				       "the catalog put table %s at %s: floe writes to a local directory "
-				       "(file:// or an absolute path) in a REST catalog so far",
-				       t->opt.name, loc);
-	return floe_fmt(out, cap, "%s", p) ? floe_table_fail(t, FLOE_ELIMIT, "location %s is too long", loc) : 0;
-}
 
 /* Takes m (owned) at version v as the table's metadata: a table whose UUID changed was
  * dropped and made again under the name, and floe's history of it (its commits) is gone. */
@@ -70,12 +53,9 @@ int floe_table_catalog_bind(struct floe_table *t, const struct floe_catalog_rest
 	if (rc || (rc = take(t, m, v)))
 		return rc;
 	const char *loc = floe_ice_meta_location(t->meta);
-	char root[FLOE_TABLE_PATH_CAP];
-	if ((rc = local_root(t, loc ? loc : "(none)", root, sizeof(root))))
-		return rc;
-	if ((rc = floe_store_local_new(t->alloc, root, store)))
-		return floe_table_fail(t, rc, "table %s's location %s: %s", t->opt.name, loc, floe_strerror(rc));
-	return 0;
+	if (!loc)
+		return floe_table_fail(t, FLOE_EFORMAT, "the catalog gave table %s no location", t->opt.name);
+	return floe_catalog_rest_open_store(t->opt.catalog, loc, store, &t->err);
 }
 
 int floe_table_catalog_reload(struct floe_table *t)

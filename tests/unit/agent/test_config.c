@@ -740,8 +740,8 @@ static void test_errors_new_keys(void **state)
 	     "t.yaml:3:19: key 'lake.catalog.type': s3 needs an s3:// warehouse "
 	     "(lake.warehouse: s3://BUCKET[/PREFIX])"},
 	    {"lake:\n  s3: {region: eu-west-1}\n", FLOE_EFORMAT,
-	     "t.yaml:2:7: key 'lake.s3': only used with lake.catalog.type s3 (it is "
-	     "filesystem)"},
+	     "t.yaml:2:7: key 'lake.s3': only used with lake.catalog.type s3 or rest (it "
+	     "is filesystem)"},
 	    {"lake: {warehouse: \"s3://ab\", catalog: {type: s3}}\n", FLOE_EFORMAT,
 	     "t.yaml:1:19: key 'lake.warehouse': expected s3://BUCKET[/PREFIX] with a bucket "
 	     "name of 3 to 63 characters of a-z 0-9 . - starting and ending with a letter or "
