@@ -5,6 +5,7 @@
 #include "agent/input/preflight.h"
 #include "agent/input/tail.h"
 #include "agent/state/identity.h"
+#include "agent/lake/catalog_rest.h"
 #include "agent/lake/warehouse.h"
 #include "agent/agg/aggregator.h"
 #include "agent/run/memory.h"
@@ -537,6 +538,8 @@ int floe_cmd_check(int argc, char **argv)
 	struct floe_err why = {0};
 	bool remote = false;
 	int crc = floe_warehouse_check_credentials(cfg, &remote, &why);
+	if (crc == 0 && cfg->lake.catalog == FLOE_CATALOG_REST)
+		crc = floe_catalog_rest_check(NULL, cfg, &why);
 	if (crc) {
 		fprintf(stderr, "floe: %s\n", floe_err_text(&why, crc));
 		floe_config_free(cfg);

@@ -48,6 +48,32 @@ struct floe_catalog_rest {
 	char what[600];
 };
 
+int floe_catalog_rest_check(struct floe_alloc *a, const struct floe_config *cfg, struct floe_err *err)
+{
+	const char *ref = cfg->lake.rest.credential ? cfg->lake.rest.credential : cfg->lake.rest.token;
+	const char *key = cfg->lake.rest.credential ? "credential" : "token";
+	if (!ref)
+		return 0;
+	char *v = NULL;
+	int rc = floe_secret_resolve(a, ref, &v);
+	if (rc)
+		return floe_err_set(err, rc == FLOE_ENOMEM ? rc : FLOE_EINVAL,
+				    "lake.catalog.%s: cannot resolve %s: %s", key, ref,
+				    rc == -ENOENT && ref[0] == 'e' ? "the environment variable is not set"
+								  : floe_strerror(rc));
+	/* Said without the value, which is the secret. */
+	const char *colon = cfg->lake.rest.credential ? strchr(v, ':') : NULL;
+	if (cfg->lake.rest.credential && (!colon || colon == v || !colon[1]))
+		rc = floe_err_set(err, FLOE_EINVAL,
+				  "lake.catalog.credential: %s does not hold client_id:client_secret", ref);
+	for (const char *p = v; rc == 0 && *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			rc = floe_err_set(err, FLOE_EINVAL, "lake.catalog.%s: %s holds a control character",
+					  key, ref);
+	floe_secret_free(a, v);
+	return rc;
+}
+
 int floe_catalog_rest_new(struct floe_alloc *a, const struct floe_config *cfg,
 			  const struct floe_clock *clock, const struct floe_rand *rand,
 			  struct floe_catalog_rest **out, struct floe_err *err)
@@ -55,6 +81,11 @@ int floe_catalog_rest_new(struct floe_alloc *a, const struct floe_config *cfg,
 	struct floe_catalog_rest *c = floe_calloc(a, 1, sizeof(*c));
 	if (!c)
 		return floe_err_set(err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));
+	int rc = floe_catalog_rest_check(a, cfg, err);
+	if (rc) {
+		floe_free(a, c);
+		return rc;
+	}
 	c->a = a;
 	c->cfg = cfg;
 	c->clock = clock ? clock : floe_env_clock();
@@ -67,8 +98,7 @@ int floe_catalog_rest_new(struct floe_alloc *a, const struct floe_config *cfg,
 	}
 	snprintf(c->what, sizeof(c->what), "the REST catalog %s (namespace %s)", cfg->lake.rest.uri,
 		 cfg->lake.rest.namespace ? cfg->lake.rest.namespace : "default");
-	int rc = floe_http_new(a, &c->http);
-	if (rc) {
+	if ((rc = floe_http_new(a, &c->http))) {
 		floe_free(a, c);
 		return floe_err_set(err, rc, "%s: no HTTP client: %s", cfg->lake.rest.uri,
 				    rc == -ENOTSUP ? "libcurl could not be loaded" : floe_strerror(rc));

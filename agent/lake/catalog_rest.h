@@ -29,8 +29,14 @@ struct floe_rest_commit;
 struct floe_store;
 struct floe_catalog_rest;
 
+/* What floe check can know of cfg's catalog credentials without the network: the
+ * reference (credential or token) resolves, and a credential holds client_id:secret.
+ * FLOE_EINVAL (a configuration error) with the reference named, never its value. */
+int floe_catalog_rest_check(struct floe_alloc *a, const struct floe_config *cfg, struct floe_err *err);
+
 /* A client for cfg's lake.catalog (type rest; cfg borrowed, it must outlive the client).
- * Nothing is sent yet. clock and rand may be NULL (the system's). */
+ * Nothing is sent yet; the credentials are checked as floe_catalog_rest_check does. clock
+ * and rand may be NULL (the system's). */
 int floe_catalog_rest_new(struct floe_alloc *a, const struct floe_config *cfg,
 			  const struct floe_clock *clock, const struct floe_rand *rand,
 			  struct floe_catalog_rest **out, struct floe_err *err);

@@ -25,6 +25,12 @@ YAML
 rest_config "$T/floe.yaml" "$T/state" "$REST_URL" edge.site1
 
 check "floe check accepts the catalog's keys" "$FLOE_BIN" check -c "$T/floe.yaml"
+sed "s#file:$T/cred#file:$T/nocred#" "$T/floe.yaml" >"$T/bad.yaml"
+check "floe check: a credential reference that does not resolve is a configuration error (2)" \
+	bash -c "'$FLOE_BIN' check -c '$T/bad.yaml' >/dev/null 2>'$T/bad.err'; test \$? = 2 && grep -q 'lake.catalog.credential: cannot resolve file:$T/nocred' '$T/bad.err'"
+printf 'S3cr3t-xyz\n' >"$T/nocred"
+check "floe check: a credential without client_id: is one too, and the secret is not shown" \
+	bash -c "'$FLOE_BIN' check -c '$T/bad.yaml' >/dev/null 2>'$T/bad.err'; test \$? = 2 && grep -q 'does not hold client_id:client_secret' '$T/bad.err' && ! grep -q S3cr3t '$T/bad.err'"
 check "(a) floe run --once creates the namespace and table and commits" \
 	"$FLOE_BIN" run -c "$T/floe.yaml" --once --log-level debug 2>"$T/run1.log"
 for i in $(seq 1 50); do echo "appended line $i"; done >>"$T/logs/a.log"
