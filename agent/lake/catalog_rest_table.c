@@ -37,6 +37,7 @@ static int take(struct floe_table *t, struct floe_ice_meta *m, int64_t v)
 		snprintf(t->uuid, sizeof(t->uuid), "%s", uuid);
 	floe_ice_meta_free(t->meta);
 	t->meta = m;
+	t->catalog_schema_id = floe_ice_meta_current_schema_id(m);
 	t->version = v > 0 ? v : 1;
 	floe_table_seen(t);
 	return 0;
@@ -88,6 +89,13 @@ int floe_table_catalog_put(struct floe_table *t, bool *unknown)
 	    .ref_snapshot_id = snap->parent_id,
 	    .snapshot = snap,
 	};
+	/* An attempt that changed the schema (typed columns) sends it along, asserting the
+	 * one it was built on: the catalog makes the metadata, so a schema left out of the
+	 * request would never reach the table. */
+	if (floe_ice_meta_current_schema_id(t->meta) != t->catalog_schema_id) {
+		cm.schema = floe_ice_meta_current_schema(t->meta);
+		cm.base_schema_id = t->catalog_schema_id;
+	}
 	struct floe_ice_meta *m = NULL;
 	int64_t v = 0;
 	int rc = floe_catalog_rest_commit(t->opt.catalog, t->opt.name, &cm, &m, &v, unknown, &t->err);

@@ -47,6 +47,7 @@ struct floe_table {
 	 * the location the catalog gave, owned) and the snapshot the attempt in progress adds
 	 * (floe_table_add_snapshot's, for the commit request). */
 	char etag[256];
+	int32_t catalog_schema_id; /* the current schema id of the metadata as loaded */
 	struct floe_store *own_store;
 	const struct floe_ice_snapshot *pending;
 };
