@@ -416,19 +416,24 @@ static int make_namespace(struct floe_catalog_rest *c, struct floe_err *err)
 	struct floe_buf p, b;
 	struct floe_http_resp r = {0};
 	bool sent;
+	if (!floe_rest_config_serves(c->conf, "POST /v1/{prefix}/namespaces")) {
+		/* Namespaces are made by whoever runs the catalog: the table goes into the
+		 * configured one, and its creation says if it is missing. */
+		floe_info("catalog: %s does not create namespaces: using %s as it is", c->cfg->lake.rest.uri,
+			  c->cfg->lake.rest.namespace);
+		c->ns_made = true;
+		return 0;
+	}
 	floe_buf_init(&p, c->a, 4096);
 	floe_buf_init(&b, c->a, 1 << 16);
-	int rc = serves(c, "POST /v1/{prefix}/namespaces", err);
-	if (rc == 0) {
-		const char *const none[] = {NULL};
-		rc = floe_rest_path(c->prefix, none, 0, NULL, NULL, "/namespaces", &p);
-		if (rc == 0)
-			rc = floe_buf_terminate(&p);
-		if (rc == 0)
-			rc = floe_rest_namespace_request(c->ns, c->nns, &b);
-		if (rc)
-			rc = floe_err_set(err, rc, "the namespace request: %s", floe_strerror(rc));
-	}
+	const char *const none[] = {NULL};
+	int rc = floe_rest_path(c->prefix, none, 0, NULL, NULL, "/namespaces", &p);
+	if (rc == 0)
+		rc = floe_buf_terminate(&p);
+	if (rc == 0)
+		rc = floe_rest_namespace_request(c->ns, c->nns, &b);
+	if (rc)
+		rc = floe_err_set(err, rc, "the namespace request: %s", floe_strerror(rc));
 	if (rc == 0 && (rc = post(c, (const char *)p.data, &b, true, &r, &sent, err)) == 0) {
 		if (r.status == 200 || r.status == 409)
 			c->ns_made = true;

@@ -64,4 +64,24 @@ check "... saying which field" grep -q "field with id 1 " "$T/run2.out"
 check "... and nothing was committed" \
 	bash -c "! grep -q 'POST\",\"path\":\"/v1/ws/namespaces/edge/tables/logs\"' '$T/cat2/requests.log'"
 stop_pid "$REST_PID" || true
+
+# A catalog that does not list the namespace endpoints in /v1/config: floe does not call
+# them; it creates its table in the namespace someone made, and says what it does.
+start_rest_catalog "$T/cat3" --omit-endpoint 'POST /v1/{prefix}/namespaces'
+curl -s -X POST "$REST_URL/v1/ws/namespaces" -H 'Content-Type: application/json' -d '{"namespace":["made"]}' >/dev/null
+cat >"$T/floe3.yaml" <<YAML
+agent: { id: edge-3, state_dir: $T/state3 }
+inputs:
+  - { type: tail, paths: ["$T/logs/*.log"], start_at: beginning }
+lake:
+  catalog: { type: rest, uri: "$REST_URL", namespace: made }
+YAML
+check "endpoints not listed: floe commits without calling them" \
+	"$FLOE_BIN" run -c "$T/floe3.yaml" --once --log-level info 2>"$T/run3.log"
+check "... saying so" grep -q "does not create namespaces: using made as it is" "$T/run3.log"
+check "... and its only POST to the namespaces was the test's" \
+	test "$(grep -c '"method":"POST","path":"/v1/ws/namespaces",' "$T/cat3/requests.log")" = 1
+check "... the commit carried an Idempotency-Key (the catalog advertises one)" \
+	grep -q '"path":"/v1/ws/namespaces/made/tables/logs","status":200,"idempotency":"[0-9a-f-]\{36\}"' "$T/cat3/requests.log"
+stop_pid "$REST_PID" || true
 finish

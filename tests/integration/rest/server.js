@@ -2,7 +2,7 @@
 //
 //   node server.js --port P --root DIR [--warehouse URI] [--prefix ws]
 //                  [--client-id ID --client-secret S [--token-ttl SECONDS]]
-//                  [--id-offset K] [--vend KEY=VALUE,...]
+//                  [--id-offset K] [--vend KEY=VALUE,...] [--omit-endpoint 'VERB /v1/...']...
 //
 // Listens on 127.0.0.1 only. Namespaces, tables and their current metadata locations are
 // kept in DIR/catalog.json; metadata files are written under each table's location when it
@@ -12,6 +12,9 @@
 // Every request body and every JSON response is validated against the protocol's OpenAPI
 // document (tests/data/iceberg-rest); a violation is appended to DIR/violations.log as
 // one JSON line (requests that fail are answered 400), so a test can demand an empty log.
+// --omit-endpoint leaves an endpoint out of the list /v1/config gives (repeatable), as a
+// catalog that does not serve it would; the server still answers it.
+//
 // Every request is logged to DIR/requests.log (method, path, status, idempotency key, and
 // whether an Authorization header came; never its value).
 //
@@ -49,7 +52,7 @@ const Ajv2020 = require('ajv/dist/2020');
 const addFormats = require('ajv-formats');
 
 function args() {
-  const o = { prefix: 'ws', tokenTtl: 3600, idOffset: 0, vend: null };
+  const o = { prefix: 'ws', tokenTtl: 3600, idOffset: 0, vend: null, omit: [] };
   const a = process.argv.slice(2);
   for (let i = 0; i < a.length; i += 2) {
     const k = a[i], v = a[i + 1];
@@ -62,6 +65,7 @@ function args() {
     else if (k === '--token-ttl') o.tokenTtl = Number(v);
     else if (k === '--id-offset') o.idOffset = Number(v);
     else if (k === '--vend') o.vend = Object.fromEntries(v.split(',').map((kv) => kv.split('=')));
+    else if (k === '--omit-endpoint') o.omit.push(v);
     else throw new Error(`unknown option ${k}`);
   }
   if (!o.port || !o.root) throw new Error('--port and --root are required');
@@ -428,7 +432,7 @@ function handle(req, body, res) {
   let out;
   switch (rt.op.operationId) {
     case 'getConfig':
-      out = [200, { defaults: {}, overrides: { prefix: opt.prefix }, endpoints: Object.entries(spec.paths).flatMap(([tp, item]) => Object.keys(item).filter((m) => ['get', 'post', 'head', 'delete'].includes(m)).map((m) => `${m.toUpperCase()} ${tp}`)), 'idempotency-key-lifetime': 'PT30M' }];
+      out = [200, { defaults: {}, overrides: { prefix: opt.prefix }, endpoints: Object.entries(spec.paths).flatMap(([tp, item]) => Object.keys(item).filter((m) => ['get', 'post', 'head', 'delete'].includes(m)).map((m) => `${m.toUpperCase()} ${tp}`)).filter((e) => !opt.omit.includes(e)), 'idempotency-key-lifetime': 'PT30M' }];
       break;
     case 'createNamespace': {
       const k = nsKey(body.namespace);
