@@ -15,6 +15,7 @@
 #include "platform/http.h"
 #include "platform/log.h"
 #include "platform/secret.h"
+#include "platform/signal.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -29,6 +30,16 @@
 /* A token is asked for again a tenth of its lifetime (at most a minute) before it
  * expires, so that no request goes out with one that lapses on its way. */
 #define TOKEN_MARGIN_US (60 * 1000000LL)
+
+/* A stop signal gives a request in flight this long to end, as the S3 client gives its
+ * own: a healthy catalog takes the final commit, a stalled one does not hold SIGTERM. */
+#define STOP_GRACE_MS 2000
+
+static bool stopped(const void *ctx)
+{
+	(void)ctx;
+	return floe_signal_stop_requested() && floe_signal_stop_age_ms() >= STOP_GRACE_MS;
+}
 
 struct floe_catalog_rest {
 	struct floe_alloc *a;
@@ -202,7 +213,8 @@ static int fetch_token(struct floe_catalog_rest *c, struct floe_err *err)
 				   .headers = hdrs,
 				   .body = (const char *)b.data,
 				   .body_len = b.len,
-				   .max = TOKEN_MAX};
+				   .max = TOKEN_MAX,
+				   .stopped = stopped};
 	struct floe_http_resp r = {0};
 	char why[300] = "";
 	int net = floe_http_run(c->http, &rq, &r, why, sizeof(why));
@@ -311,7 +323,8 @@ static int call(struct floe_catalog_rest *c, const struct call *k, struct floe_h
 					   .body = k->body,
 					   .body_len = k->body_len,
 					   .once = k->mutation,
-					   .max = k->max};
+					   .max = k->max,
+					   .stopped = stopped};
 		char why[300] = "";
 		floe_http_resp_fini(r);
 		int net = floe_http_run(c->http, &rq, r, why, sizeof(why));

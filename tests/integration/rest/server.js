@@ -27,7 +27,8 @@
 // Faults for tests, through POST /_test/faults with a JSON object of counters, each
 // consumed by the next commits: {"fail_after_apply": n, "status": 503} answers n commits
 // with the status after applying them; {"cut_after_apply": n} closes the connection
-// without an answer after applying; {"cut_before_apply": n} closes it before. POST
+// without an answer after applying; {"cut_before_apply": n} closes it before; {"stall": n}
+// never answers (the connection stays open until the client gives up). POST
 // /_test/revoke drops every token; POST /_test/vend with a JSON object replaces the
 // vended storage configuration.
 'use strict';
@@ -150,7 +151,7 @@ const state = fs.existsSync(statePath)
   : { namespaces: {}, tables: {} };
 const tokens = new Map(); // token -> expiry ms
 const idempotent = new Map(); // key -> [status, body]
-const faults = { fail_after_apply: 0, status: 503, cut_after_apply: 0, cut_before_apply: 0 };
+const faults = { fail_after_apply: 0, status: 503, cut_after_apply: 0, cut_before_apply: 0, stall: 0 };
 
 function save() {
   const tmp = statePath + '.tmp';
@@ -470,6 +471,7 @@ function handle(req, body, res) {
     }
     case 'updateTable': {
       if (faults.cut_before_apply > 0) { faults.cut_before_apply--; return 'cut'; }
+      if (faults.stall > 0) { faults.stall--; return 'stall'; }
       const { loc, meta } = commitTable(ns, rt.params.table, body);
       if (faults.cut_after_apply > 0) { faults.cut_after_apply--; return 'cut'; }
       if (faults.fail_after_apply > 0) {
@@ -519,6 +521,10 @@ const server = http.createServer(async (req, res) => {
     if (out === 'cut') {
       status = 0;
       req.socket.destroy();
+      return;
+    }
+    if (out === 'stall') { // never answered: the connection stays open until the client goes
+      status = -1;
       return;
     }
     const [code, payload, headers] = out;
