@@ -220,7 +220,9 @@ static int fetch_token(struct floe_catalog_rest *c, struct floe_err *err)
 	int net = floe_http_run(c->http, &rq, &r, why, sizeof(why));
 	floe_wipe(b.data, b.len);
 	floe_buf_fini(&b);
-	if (net < 0)
+	if (net == -ECANCELED)
+		rc = floe_err_set(err, FLOE_S3_ESTOPPED, "%s: cut by the stop", cfg->lake.rest.oauth2_server_uri);
+	else if (net < 0)
 		rc = floe_err_set(err, net, "%s", floe_strerror(net));
 	else if (net != FLOE_HTTP_ANSWERED)
 		rc = floe_err_set(err, transport_rc(net, &r), "%s: %s", cfg->lake.rest.oauth2_server_uri, why);
@@ -329,6 +331,10 @@ static int call(struct floe_catalog_rest *c, const struct call *k, struct floe_h
 		floe_http_resp_fini(r);
 		int net = floe_http_run(c->http, &rq, r, why, sizeof(why));
 		floe_wipe(auth, sizeof(auth));
+		if (net == -ECANCELED) { /* the stop's grace ran out: the request may have arrived */
+			*sent = true;
+			return floe_err_set(err, FLOE_S3_ESTOPPED, "%s %s: cut by the stop", k->method, url);
+		}
 		if (net < 0)
 			return floe_err_set(err, net, "%s %s: %s", k->method, url, floe_strerror(net));
 		if (net != FLOE_HTTP_ANSWERED) {
