@@ -218,17 +218,13 @@ int floe_warehouse_open_location(struct floe_alloc *a, const struct floe_config 
 		return open_s3(a, cfg, bucket, pre, location, out, err);
 #endif
 	}
-	if (strncmp(p, "file://", 7) == 0) {
-		p += 7;
-		if (strncmp(p, "localhost/", 10) == 0)
-			p += 9;
-	}
-	if (p[0] != '/' || strchr(p, '%'))
+	char path[FLOE_PATH_MAX];
+	if (floe_path_from_uri(location, path, sizeof(path)) || path[0] != '/')
 		return floe_err_set(err, FLOE_EUNSUPPORTED,
 				    "%s: floe writes to a local directory (file:// or an absolute path) or "
 				    "to s3://BUCKET/PREFIX",
 				    location);
-	int rc = floe_store_local_new(a, p, out);
+	int rc = floe_store_local_new(a, path, out);
 	return rc ? floe_err_set(err, rc, "cannot use %s: %s", location, floe_strerror(rc)) : 0;
 }
 
