@@ -5,6 +5,7 @@
 #include "agent/input/preflight.h"
 #include "agent/input/tail.h"
 #include "agent/state/identity.h"
+#include "agent/lake/catalog_rest.h"
 #include "agent/lake/warehouse.h"
 #include "agent/agg/aggregator.h"
 #include "agent/run/memory.h"
@@ -451,7 +452,10 @@ static int run_once_over(struct floe_config *cfg, bool once, struct reload *rl, 
 	/* What start-up freed (the batches' sizing probes) goes back before the wait for
 	 * input, which may be long. */
 	floe_heap_release();
-	floe_info("agent %s started (warehouse %s)", cfg->agent.id, cfg->lake.warehouse);
+	if (cfg->lake.catalog == FLOE_CATALOG_REST)
+		floe_info("agent %s started (REST catalog %s)", cfg->agent.id, cfg->lake.rest.uri);
+	else
+		floe_info("agent %s started (warehouse %s)", cfg->agent.id, cfg->lake.warehouse);
 	/* A catch-up on a terminal shows how far it is (not in a service's journal). */
 	bool progress = once && floe_log_is_terminal();
 	if (progress)
@@ -547,6 +551,8 @@ int floe_cmd_check(int argc, char **argv)
 	struct floe_err why = {0};
 	bool remote = false;
 	int crc = floe_warehouse_check_credentials(cfg, &remote, &why);
+	if (crc == 0 && cfg->lake.catalog == FLOE_CATALOG_REST)
+		crc = floe_catalog_rest_check(NULL, cfg, &why);
 	if (crc) {
 		fprintf(stderr, "floe: %s\n", floe_err_text(&why, crc));
 		floe_config_free(cfg);

@@ -3,6 +3,7 @@
 #include "agent/cli/commands.h"
 
 #include "agent/config/config.h"
+#include "agent/lake/catalog_rest.h"
 #include "agent/lake/table.h"
 #include "agent/lake/warehouse.h"
 #include "formats/base/alloc.h"
@@ -309,18 +310,28 @@ static void print_writers(const struct floe_ice_meta *m)
 		printf("  (%zu more)\n", more);
 }
 
-/* Prints the table at prefix in st. */
-static int inspect_table(struct floe_store *st, const char *prefix, const char *name, bool json)
+static int print_table(struct floe_store *st, struct floe_table *t, bool json);
+
+/* Prints the table at prefix in st, or the one a REST catalog has (catalog not NULL) under
+ * name. */
+static int inspect_table(struct floe_store *st, struct floe_catalog_rest *catalog, const char *prefix,
+			 const char *name, bool json)
 {
 	struct floe_table *t = NULL;
 	struct floe_err why = {0};
-	int rc = floe_table_load(NULL, st, prefix, &t, &why);
+	int rc = catalog ? floe_table_load_catalog(NULL, catalog, prefix, &t, &why)
+			 : floe_table_load(NULL, st, prefix, &t, &why);
 	if (rc) {
 		/* The same decision a commit would make: a history with a gap or a step back is
 		 * shown as refused, not as whatever a probe happens to reach. */
 		fprintf(stderr, "floe: %s: %s\n", name, floe_err_text(&why, rc));
 		return FLOE_EXIT_RUNTIME;
 	}
+	return print_table(catalog ? floe_table_store(t) : st, t, json);
+}
+
+static int print_table(struct floe_store *st, struct floe_table *t, bool json)
+{
 	if (json) {
 		int status = print_json(st, t);
 		floe_table_free(t);
@@ -464,7 +475,17 @@ static int inspect_warehouse(const struct floe_config *cfg, const char *prefix, 
 		fprintf(stderr, "floe: %s\n", floe_err_text(&why, rc));
 		return rc == FLOE_EINVAL ? FLOE_EXIT_USAGE : FLOE_EXIT_RUNTIME;
 	}
-	int status = inspect_table(st, prefix, cfg->lake.warehouse, json);
+	struct floe_catalog_rest *catalog = NULL;
+	if (cfg->lake.catalog == FLOE_CATALOG_REST &&
+	    (rc = floe_catalog_rest_new(NULL, cfg, NULL, NULL, &catalog, &why))) {
+		floe_store_free(st);
+		fprintf(stderr, "floe: %s\n", floe_err_text(&why, rc));
+		return FLOE_EXIT_RUNTIME;
+	}
+	const char *table = strrchr(prefix, '/') ? strrchr(prefix, '/') + 1 : prefix;
+	int status = catalog ? inspect_table(NULL, catalog, table, floe_catalog_rest_what(catalog), json)
+			     : inspect_table(st, NULL, prefix, cfg->lake.warehouse, json);
+	floe_catalog_rest_free(catalog);
 	floe_store_free(st);
 	return status;
 }
@@ -553,7 +574,7 @@ int floe_cmd_inspect(int argc, char **argv)
 		fprintf(stderr, "floe: %s: %s\n", abs, floe_strerror(rc));
 		return FLOE_EXIT_RUNTIME;
 	}
-	status = inspect_table(st, "", abs, json);
+	status = inspect_table(st, NULL, "", abs, json);
 	floe_store_free(st);
 	return status;
 }

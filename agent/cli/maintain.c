@@ -63,6 +63,13 @@ static int maintain(const struct floe_config *cfg)
 	struct floe_table *t = NULL;
 	struct floe_err err = {0};
 	char tmp[FLOE_PATH_MAX], state[FLOE_PATH_MAX];
+	/* Its commits go through the filesystem catalog's store: against a REST catalog's
+	 * configuration it would make a table of its own in the local warehouse. */
+	if (cfg->lake.catalog == FLOE_CATALOG_REST) {
+		fprintf(stderr, "floe: maintain does not work through a REST catalog yet (lake.catalog.type "
+				"rest): the catalog's own maintenance expires and compacts its tables\n");
+		return FLOE_EXIT_USAGE;
+	}
 	int rc = floe_warehouse_open(NULL, cfg, true, &st, &err);
 	if (rc) {
 		fprintf(stderr, "floe: %s\n", floe_err_text(&err, rc));

@@ -16,7 +16,7 @@ struct floe_buf;
 struct floe_err;
 
 enum floe_codec { FLOE_CODEC_ZSTD, FLOE_CODEC_LZ4_RAW, FLOE_CODEC_UNCOMPRESSED };
-enum floe_catalog_type { FLOE_CATALOG_FILESYSTEM, FLOE_CATALOG_S3 };
+enum floe_catalog_type { FLOE_CATALOG_FILESYSTEM, FLOE_CATALOG_S3, FLOE_CATALOG_REST };
 enum floe_input_type { FLOE_INPUT_TAIL, FLOE_INPUT_SYSLOG, FLOE_INPUT_JOURNAL };
 enum floe_syslog_host { FLOE_SYSLOG_HOST_MESSAGE, FLOE_SYSLOG_HOST_PEER };
 enum floe_input_format { FLOE_FORMAT_RAW, FLOE_FORMAT_CRI, FLOE_FORMAT_DOCKER };
@@ -289,7 +289,18 @@ struct floe_config {
 		 * with catalog type s3 and only with it. */
 		char *warehouse;
 		char *namespace;		/* default "default"; [A-Za-z0-9_]{1,128} */
-		enum floe_catalog_type catalog; /* catalog: { type: filesystem|s3 } */
+		enum floe_catalog_type catalog; /* catalog: { type: filesystem|s3|rest } */
+		/* lake.catalog's keys for type rest (all NULL otherwise): the base URL (no final
+		 * '/'), the warehouse asked of /v1/config, the namespace (levels joined by '.',
+		 * default lake.namespace), the path prefix (NULL: the server's), a secret
+		 * reference to "client_id:client_secret" or to a bearer token (at most one), the
+		 * OAuth2 scope, and the token endpoint (default <uri>/v1/oauth/tokens with a
+		 * credential). */
+		struct {
+			char *uri, *warehouse, *namespace, *prefix;
+			char *credential, *token;
+			char *scope, *oauth2_server_uri;
+		} rest;
 		/* From an s3:// warehouse: the bucket (3..63 of a-z 0-9 . -) and the key
 		 * prefix without leading or trailing slash ("" when absent); both NULL for a
 		 * local warehouse. */

@@ -31,6 +31,12 @@ extern const struct floe_key_section floe_keys_input_section;  /* keys_inputs.c 
 extern const struct floe_key_section floe_keys_tables_section; /* keys_tables.c */
 extern const struct floe_key_section floe_keys_lake_section;   /* keys_lake.c */
 extern const struct floe_key_section floe_keys_aggs_section;   /* keys_aggs.c */
+extern const struct floe_key_section floe_keys_catalog_section; /* keys_catalog.c */
+/* keys_lake.c, also for the catalog's keys: a secret given as a reference (env:NAME or
+ * file:/path), never as the value; whether an http(s) URL's host is loopback. */
+int floe_config_check_secret_ref(struct floe_config_ctx *ctx, const struct floe_cnode *at,
+				 const char *path, char **value);
+bool floe_config_loopback_url(const char *url);
 /* keys_syslog.c: what the syslog keys of an input need beyond the table rows. */
 extern const struct floe_key_section floe_keys_syslog_tls_section;
 int floe_config_check_listen(struct floe_config_ctx *ctx, const struct floe_cnode *at,

@@ -23,8 +23,6 @@ static int check_endpoint(struct floe_config_ctx *, const struct floe_cnode *, c
 static int check_region(struct floe_config_ctx *, const struct floe_cnode *, const char *, char **);
 static int check_local_file(struct floe_config_ctx *, const struct floe_cnode *, const char *,
 			    char **);
-static int check_secret_ref(struct floe_config_ctx *, const struct floe_cnode *, const char *,
-			    char **);
 static int check_profile(struct floe_config_ctx *, const struct floe_cnode *, const char *,
 			 char **);
 static int check_credential_source(struct floe_config_ctx *, const struct floe_cnode *,
@@ -34,7 +32,6 @@ static int s3_post(struct floe_config_ctx *, const struct floe_cnode *, const ch
 static int lake_post(struct floe_config_ctx *, const struct floe_cnode *, const char *, char *);
 static void lake_fini(struct floe_alloc *, char *);
 
-static const char *const catalog_names[] = {"filesystem", "s3", NULL};
 static const char *const bool_names[] = {"false", "true", NULL};
 /* The EC2 instance metadata service (imds) is not tried unless listed: an edge device is
  * rarely an EC2 instance, and probing 169.254.169.254 from one costs a timeout on every
@@ -45,17 +42,6 @@ static const char *const credential_sources[] = {"env",	      "file", "web_ident
 static const char *const credential_default[] = {"env", "file", "web_identity", "container", NULL};
 
 /* ---- the key table ------------------------------------------------------------------ */
-
-static const struct floe_key catalog_keys[] = {
-    {.name = "type",
-     .type = FLOE_KT_ENUM,
-     .off = CFG(lake.catalog),
-     .size = sizeof(enum floe_catalog_type),
-     .def = "filesystem",
-     .choices = catalog_names,
-     .help = "how commits are made atomic"},
-};
-static const struct floe_key_section catalog_section = FLOE_KEY_SECTION(catalog_keys, NULL, NULL);
 
 static const struct floe_key s3_keys[] = {
     {.name = "endpoint",
@@ -85,17 +71,17 @@ static const struct floe_key s3_keys[] = {
     {.name = "access_key_id",
      .type = FLOE_KT_STRING,
      .off = CFG(lake.s3.access_key_id),
-     .check = check_secret_ref,
+     .check = floe_config_check_secret_ref,
      .help = "env:NAME or file:/path; default: environment, then shared credentials"},
     {.name = "secret_access_key",
      .type = FLOE_KT_STRING,
      .off = CFG(lake.s3.secret_access_key),
-     .check = check_secret_ref,
+     .check = floe_config_check_secret_ref,
      .help = "env:NAME or file:/path, with access_key_id"},
     {.name = "session_token",
      .type = FLOE_KT_STRING,
      .off = CFG(lake.s3.session_token),
-     .check = check_secret_ref,
+     .check = floe_config_check_secret_ref,
      .help = "env:NAME or file:/path, for temporary keys"},
     {.name = "profile",
      .type = FLOE_KT_STRING,
@@ -163,7 +149,7 @@ static const struct floe_key lake_keys[] = {
      .def = "default",
      .check = check_namespace,
      .help = "Iceberg namespace"},
-    {.name = "catalog", .type = FLOE_KT_SECTION, .sub = &catalog_section},
+    {.name = "catalog", .type = FLOE_KT_SECTION, .sub = &floe_keys_catalog_section},
     {.name = "s3",
      .type = FLOE_KT_SECTION,
      .sub = &s3_section,
@@ -321,7 +307,7 @@ static int check_warehouse(struct floe_config_ctx *ctx, const struct floe_cnode 
 
 static bool s3_on(const char *base)
 {
-	return ((const struct floe_config *)(const void *)base)->lake.catalog == FLOE_CATALOG_S3;
+	return ((const struct floe_config *)(const void *)base)->lake.catalog != FLOE_CATALOG_FILESYSTEM;
 }
 
 /* http(s)://HOST[:PORT] with an optional final '/', which is dropped: the S3 client wants
@@ -408,23 +394,6 @@ static int check_credential_source(struct floe_config_ctx *ctx, const struct flo
 				path, floe_keymap_show(*value, strlen(*value), shown));
 }
 
-/* Whether the endpoint's host (after "http://") is a loopback address: localhost,
- * 127.0.0.0/8 or [::1]. Requests to it never leave the machine. */
-static bool loopback_endpoint(const char *ep)
-{
-	const char *h = strstr(ep, "://");
-	h = h ? h + 3 : ep;
-	size_t n = h[0] == '[' ? strcspn(h, "]") + 1 : strcspn(h, ":/");
-	if ((n == 9 && strncmp(h, "localhost", 9) == 0) || (n == 5 && strncmp(h, "[::1]", 5) == 0))
-		return true;
-	if (n < 4 || strncmp(h, "127.", 4) != 0)
-		return false;
-	for (size_t i = 4; i < n; i++)
-		if (!((h[i] >= '0' && h[i] <= '9') || h[i] == '.'))
-			return false;
-	return true;
-}
-
 /* An http:// endpoint sends every request, its signature and the session token of
  * temporary credentials in the clear: fine on loopback (a local gateway), a choice to make
  * explicitly anywhere else. */
@@ -432,7 +401,7 @@ static int check_cleartext(struct floe_config_ctx *ctx, const struct floe_cnode 
 			   const char *path, struct floe_config *c)
 {
 	const char *ep = c->lake.s3.endpoint;
-	if (strncmp(ep, "http://", 7) != 0 || loopback_endpoint(ep))
+	if (strncmp(ep, "http://", 7) != 0 || floe_config_loopback_url(ep))
 		return 0;
 	if (!c->lake.s3.allow_http) {
 		char shown[FLOE_KEYMAP_SHOW_CAP];
@@ -457,27 +426,6 @@ static int check_local_file(struct floe_config_ctx *ctx, const struct floe_cnode
 	return floe_config_fail(ctx, at, FLOE_EFORMAT,
 				"key '%s': expected a local file path, got '%s'", path,
 				floe_keymap_show(*value, strlen(*value), shown));
-}
-
-/* Credentials are never written in the configuration, which is often world-readable and
- * gets dumped and logged: only a reference, "env:NAME" or "file:/absolute/path", that
- * the runner resolves. The message does not repeat the value, which may be the secret. */
-static int check_secret_ref(struct floe_config_ctx *ctx, const struct floe_cnode *at,
-			    const char *path, char **value)
-{
-	const char *s = *value;
-	bool ok = false;
-	if (strncmp(s, "env:", 4) == 0)
-		ok = (s[4] < '0' || s[4] > '9') && floe_keymap_all_of(s + 4, 1, 128, "_");
-	else if (strncmp(s, "file:/", 6) == 0)
-		ok = s[6] != '\0' && utf8_valid((const unsigned char *)s);
-	if (ok)
-		return 0;
-	return floe_config_fail(ctx, at, FLOE_EFORMAT,
-				"key '%s': expected a reference, env:NAME (an environment "
-				"variable) or file:/absolute/path (a file holding the value); the "
-				"value itself does not belong in the configuration",
-				path);
 }
 
 /* Defaults and cross-key rules of lake.s3 (also run when the section is absent). */
@@ -542,14 +490,20 @@ static int lake_post(struct floe_config_ctx *ctx, const struct floe_cnode *map, 
 	const char *w = c->lake.warehouse;
 	bool s3_wh = w && strncmp(w, "s3://", 5) == 0;
 
+	const char *type = c->lake.catalog == FLOE_CATALOG_REST ? "rest" : "filesystem";
 	if (c->lake.catalog == FLOE_CATALOG_FILESYSTEM && s3 && !floe_cnode_is_null(s3))
 		return floe_config_fail(ctx, s3, FLOE_EFORMAT,
-					"key 'lake.s3': only used with lake.catalog.type s3 (it is "
-					"filesystem)");
-	if (c->lake.catalog == FLOE_CATALOG_FILESYSTEM && s3_wh)
+					"key 'lake.s3': only used with lake.catalog.type s3 or rest (it "
+					"is filesystem)");
+	if (c->lake.catalog != FLOE_CATALOG_S3 && s3_wh)
 		return floe_config_fail(ctx, floe_keymap_find_value(map, "warehouse"), FLOE_EFORMAT,
 					"key 'lake.warehouse': an s3:// warehouse needs "
-					"lake.catalog.type s3 (it is filesystem)");
+					"lake.catalog.type s3 (it is %s)", type);
+	/* A REST catalog's tables live where the catalog says; its namespace defaults to
+	 * lake.namespace. */
+	if (c->lake.catalog == FLOE_CATALOG_REST && !c->lake.rest.namespace &&
+	    !(c->lake.rest.namespace = floe_strdup(ctx->a, c->lake.namespace)))
+		return floe_keymap_nomem(ctx);
 	if (c->lake.catalog == FLOE_CATALOG_S3 && !s3_wh)
 		return floe_config_fail(
 		    ctx, floe_keymap_find_value(floe_keymap_find_value(map, "catalog"), "type"),

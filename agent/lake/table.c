@@ -4,6 +4,7 @@
  * call one way: table_commit.c -> table.c -> table_version.c. */
 #include "agent/lake/table_impl.h"
 
+#include "agent/lake/catalog_rest.h"
 #include "agent/schema/record.h"
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
@@ -116,17 +117,50 @@ bool floe_table_prop_yields(const struct floe_table *t, const char *key)
 	return false;
 }
 
-static int create_table(struct floe_table *t)
-{
-	size_t nfields = t->opt.nfields;
-	const struct floe_ice_field *fields =
-	    t->opt.fields ? t->opt.fields : floe_log_fields(&nfields);
+static int set_names(struct floe_table *t, struct floe_store *store, const char *prefix);
+
+/* What a table floe creates is made of, in whichever catalog: the schema, the partition
+ * spec and the properties, with their storage. */
+struct new_table {
+	const struct floe_ice_field *fields;
+	size_t nfields, nprops;
 	struct floe_ice_partition_field pf[FLOE_PART_MAX];
 	char tnames[FLOE_PART_MAX][24];
-	floe_part_spec_fields(t->opt.spec, pf, tnames);
 	struct floe_ice_kv props[4 + CREATE_PROPS];
 	char num[CREATE_PROPS][24], dflt[256];
-	size_t nprops = new_table_props(t->opt.props, props, num, dflt, sizeof(dflt));
+};
+
+static void new_table_init(const struct floe_table *t, struct new_table *d)
+{
+	d->nfields = t->opt.nfields;
+	d->fields = t->opt.fields ? t->opt.fields : floe_log_fields(&d->nfields);
+	floe_part_spec_fields(t->opt.spec, d->pf, d->tnames);
+	d->nprops = new_table_props(t->opt.props, d->props, d->num, d->dflt, sizeof(d->dflt));
+}
+
+/* Binds to the table in the REST catalog, which creates it when absent (unless
+ * read_only), and to the store at the location the catalog gave it (the handle owns that
+ * store). */
+static int bind_catalog(struct floe_table *t, bool read_only)
+{
+	struct new_table d;
+	struct floe_catalog_rest_create cr = {0};
+	if (!read_only) {
+		new_table_init(t, &d);
+		cr = (struct floe_catalog_rest_create){d.fields, d.nfields, d.pf, t->opt.spec->n, d.props, d.nprops};
+	}
+	struct floe_store *st = NULL;
+	int rc = floe_table_catalog_bind(t, read_only ? NULL : &cr, &st);
+	if (rc)
+		return rc;
+	t->own_store = st;
+	return set_names(t, st, "") ? floe_table_fail(t, FLOE_ELIMIT, "the table's location is too long") : 0;
+}
+
+static int create_table(struct floe_table *t)
+{
+	struct new_table d;
+	new_table_init(t, &d);
 	char uuid[37];
 	int rc = floe_env_uuid4(t->rand, uuid);
 	if (rc)
@@ -134,8 +168,8 @@ static int create_table(struct floe_table *t)
 	struct floe_ice_meta *m = NULL;
 	struct floe_buf b;
 	floe_buf_init(&b, t->alloc, FLOE_TABLE_METADATA_MAX);
-	rc = floe_ice_meta_create(t->alloc, uuid, t->location, fields, nfields, pf, t->opt.spec->n,
-				  props, nprops, t->clock->wall_us(t->clock->ctx) / 1000, &m);
+	rc = floe_ice_meta_create(t->alloc, uuid, t->location, d.fields, d.nfields, d.pf, t->opt.spec->n,
+				  d.props, d.nprops, t->clock->wall_us(t->clock->ctx) / 1000, &m);
 	if (rc == 0)
 		rc = floe_ice_meta_write(m, &b);
 	if (rc == 0) {
@@ -237,11 +271,13 @@ int floe_table_open(struct floe_alloc *a, const struct floe_table_options *opt,
 		goto out;
 	}
 	rc = FLOE_ELIMIT;
-	if (floe_fmt(prefix, sizeof(prefix), "%s/%s", opt->namespace, opt->name) ||
-	    (rc = set_names(t, opt->store, prefix)))
+	if (opt->catalog) {
+		if ((rc = bind_catalog(t, false)))
+			goto out;
+	} else if (floe_fmt(prefix, sizeof(prefix), "%s/%s", opt->namespace, opt->name) ||
+		   (rc = set_names(t, opt->store, prefix)) || (rc = floe_table_find_current(t, true))) {
 		goto out;
-	if ((rc = floe_table_find_current(t, true)))
-		goto out;
+	}
 	if (t->version == 0) {
 		if ((rc = create_table(t)) || (rc = floe_table_find_current(t, false)))
 			goto out;
@@ -295,16 +331,42 @@ int floe_table_load(struct floe_alloc *a, struct floe_store *store, const char *
 	return 0;
 }
 
+int floe_table_load_catalog(struct floe_alloc *a, struct floe_catalog_rest *catalog, const char *name,
+			    struct floe_table **out, struct floe_err *err)
+{
+	struct floe_table *t = table_new(a, NULL, NULL);
+	if (!t)
+		return floe_err_set(err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));
+	t->opt.catalog = catalog;
+	t->opt.name = name;
+	int rc = bind_catalog(t, true);
+	if (rc) {
+		floe_table_report(t, rc, err);
+		floe_table_free(t);
+		return rc;
+	}
+	*out = t;
+	return 0;
+}
+
+struct floe_store *floe_table_store(const struct floe_table *t)
+{
+	return t->store;
+}
+
 void floe_table_free(struct floe_table *t)
 {
 	if (!t)
 		return;
 	floe_ice_meta_free(t->meta);
+	floe_store_free(t->own_store);
 	floe_free(t->alloc, t);
 }
 
 int floe_table_reload(struct floe_table *t)
 {
+	if (t->opt.catalog)
+		return floe_table_catalog_reload(t);
 	int rc = floe_table_find_current(t, false);
 	if (rc == 0 && t->version == 0)
 		rc = floe_table_fail(t, FLOE_ENOTFOUND, "%s has no metadata any more (metadata/ is empty)",

@@ -28,6 +28,7 @@
 #include "agent/lake/spool.h"
 
 struct floe_alloc;
+struct floe_catalog_rest;
 struct floe_clock;
 struct floe_colplan;
 struct floe_err;
@@ -39,6 +40,10 @@ struct floe_table_props;
 
 struct floe_table_options {
 	struct floe_store *store;   /* the warehouse (borrowed; outlives the table) */
+	/* A REST catalog the table is in (borrowed; outlives the table), or NULL: the store
+	 * is the catalog (metadata files created if absent). With a catalog, store is not
+	 * used: the table's files go to the location the catalog gives it. */
+	struct floe_catalog_rest *catalog;
 	const char *namespace;
 	const char *name;
 	const struct floe_part_spec *spec; /* used when the table is created */
@@ -93,6 +98,12 @@ int floe_table_open(struct floe_alloc *a, const struct floe_table_options *opt,
  * metadata. No commits through such a handle. */
 int floe_table_load(struct floe_alloc *a, struct floe_store *store, const char *prefix,
 		    struct floe_table **out, struct floe_err *err);
+/* Opens table name of a REST catalog read-only (for inspect); catalog is borrowed and
+ * must outlive the table. FLOE_ENOTFOUND when the catalog has no such table. */
+int floe_table_load_catalog(struct floe_alloc *a, struct floe_catalog_rest *catalog, const char *name,
+			    struct floe_table **out, struct floe_err *err);
+/* The store the table's files are in (borrowed, as long as t). */
+struct floe_store *floe_table_store(const struct floe_table *t);
 void floe_table_free(struct floe_table *t);
 /* Commit attempts made through t since it was opened, and those another writer won. */
 void floe_table_commit_counts(const struct floe_table *t, uint64_t *attempts, uint64_t *conflicts);

@@ -391,6 +391,7 @@ int floe_table_add_snapshot(struct floe_table *t, const struct floe_ice_snapshot
 	char prev[FLOE_TABLE_PATH_CAP + 64], prev_uri[2 * FLOE_TABLE_PATH_CAP + 80];
 	floe_table_meta_path(t, t->version, prev, sizeof(prev));
 	int rc;
+	t->pending = snap;
 	if ((rc = floe_store_uri(t->store, prev, prev_uri, sizeof(prev_uri))) ||
 	    (rc = floe_table_expire_log(t, m, floe_table_max_log(t), x)))
 		return rc;
@@ -405,6 +406,8 @@ int floe_table_put_next(struct floe_table *t, struct floe_buf *b, const char *cr
 			const char *crash_after, const struct floe_table_expiry *x, bool *unknown)
 {
 	char next[FLOE_TABLE_PATH_CAP + 64];
+	if (t->opt.catalog) /* the catalog moves the branch; it writes the metadata */
+		return floe_table_catalog_put(t, unknown);
 	floe_buf_reset(b);
 	int rc = floe_ice_meta_write(t->meta, b);
 	if (rc)

@@ -43,6 +43,13 @@ struct floe_table {
 	const struct floe_rand *rand;
 	struct floe_err err; /* why the call in progress failed (floe_table_fail) */
 	uint64_t attempts, conflicts; /* commit attempts made, and lost to other writers */
+	/* In a REST catalog (opt.catalog): the ETag of meta ("" none), the table's store (at
+	 * the location the catalog gave, owned) and the snapshot the attempt in progress adds
+	 * (floe_table_add_snapshot's, for the commit request). */
+	char etag[256];
+	int32_t catalog_schema_id; /* the current schema id of the metadata as loaded */
+	struct floe_store *own_store;
+	const struct floe_ice_snapshot *pending;
 };
 
 struct floe_alloc;
@@ -194,6 +201,20 @@ void floe_table_expiry_fini(struct floe_table *t, struct floe_table_expiry *x);
 /* How many of the data files paths[0..n) the current snapshot holds live (each counted
  * once per live entry). Reads every manifest of the current snapshot: for recovery only. */
 int floe_table_live_count(struct floe_table *t, const char *const *paths, size_t n, size_t *live);
+
+/* catalog_rest_table.c (called by table.c and table_commit.c; calls table_version.c):
+ * the table in a REST catalog. */
+struct floe_catalog_rest_create;
+/* Loads the table from the catalog, creating it (as cr says) when absent, and opens a
+ * store (*store, owned by the caller) at the location the catalog gave it. */
+int floe_table_catalog_bind(struct floe_table *t, const struct floe_catalog_rest_create *cr,
+			    struct floe_store **store);
+/* Reloads the table from the catalog (nothing is sent back when its ETag still holds). */
+int floe_table_catalog_reload(struct floe_table *t);
+/* Commits t->pending on its parent: 0 (t->meta is the catalog's new metadata),
+ * FLOE_ECONFLICT (lost the race, or *unknown: the outcome is unknown and the next
+ * attempt's reload tells), another error as the catalog gives it. */
+int floe_table_catalog_put(struct floe_table *t, bool *unknown);
 
 /* table_version.c */
 /* The key of metadata/v<v>.metadata.json, and its URI (for messages). */

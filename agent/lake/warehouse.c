@@ -117,6 +117,40 @@ static int s3_credprov(struct floe_alloc *a, const struct floe_config *cfg, bool
 	return rc;
 }
 
+/* An S3 store over bucket/prefix with lake.s3's endpoint, options and credentials; what
+ * names it in messages. */
+static int open_s3(struct floe_alloc *a, const struct floe_config *cfg, const char *bucket,
+		   const char *prefix, const char *what, struct floe_store **out, struct floe_err *err)
+{
+	if (cfg->lake.s3.cleartext)
+		floe_warn("lake.s3.endpoint %s is plain HTTP to a host that is not loopback "
+			  "(lake.s3.allow_http): requests, data and any session token cross the "
+			  "network unencrypted",
+			  cfg->lake.s3.endpoint);
+	struct floe_s3_credprov *prov = NULL;
+	int rc = s3_credprov(a, cfg, false, &prov, err);
+	if (rc)
+		return rc;
+	struct floe_s3_options o;
+	memset(&o, 0, sizeof(o));
+	o.alloc = a;
+	o.endpoint = cfg->lake.s3.endpoint;
+	o.region = cfg->lake.s3.region;
+	o.bucket = bucket;
+	o.path_style = cfg->lake.s3.path_style;
+	o.credprov = prov;
+	o.ca_file = cfg->lake.s3.ca_file;
+	o.request_timeout_ms = (int64_t)cfg->lake.s3.request_timeout_ms;
+	o.min_rate = (int64_t)cfg->lake.s3.min_rate;
+	o.multipart_threshold = (int64_t)cfg->lake.s3.multipart_threshold;
+	o.part_size = (int64_t)cfg->lake.s3.part_size;
+	rc = floe_store_s3_new(&o, prefix, out);
+	floe_s3_credprov_free(prov); /* the client holds its own reference */
+	if (rc)
+		return floe_err_set(err, rc, "cannot use S3 warehouse %s: %s", what, floe_strerror(rc));
+	return 0;
+}
+
 #endif
 
 /* Opens the warehouse's store: a local directory, or S3 after checking that the store
@@ -143,32 +177,8 @@ int floe_warehouse_open(struct floe_alloc *a, const struct floe_config *cfg, boo
 			    "floe built with S3",
 			    cfg->lake.warehouse);
 #else
-	if (cfg->lake.s3.cleartext)
-		floe_warn("lake.s3.endpoint %s is plain HTTP to a host that is not loopback "
-			  "(lake.s3.allow_http): requests, data and any session token cross the "
-			  "network unencrypted",
-			  cfg->lake.s3.endpoint);
-	struct floe_s3_credprov *prov = NULL;
-	if ((rc = s3_credprov(a, cfg, false, &prov, err)))
+	if ((rc = open_s3(a, cfg, cfg->lake.s3_bucket, cfg->lake.s3_prefix, cfg->lake.warehouse, out, err)))
 		return rc;
-	struct floe_s3_options o;
-	memset(&o, 0, sizeof(o));
-	o.alloc = a;
-	o.endpoint = cfg->lake.s3.endpoint;
-	o.region = cfg->lake.s3.region;
-	o.bucket = cfg->lake.s3_bucket;
-	o.path_style = cfg->lake.s3.path_style;
-	o.credprov = prov;
-	o.ca_file = cfg->lake.s3.ca_file;
-	o.request_timeout_ms = (int64_t)cfg->lake.s3.request_timeout_ms;
-	o.min_rate = (int64_t)cfg->lake.s3.min_rate;
-	o.multipart_threshold = (int64_t)cfg->lake.s3.multipart_threshold;
-	o.part_size = (int64_t)cfg->lake.s3.part_size;
-	rc = floe_store_s3_new(&o, cfg->lake.s3_prefix, out);
-	floe_s3_credprov_free(prov); /* the client holds its own reference */
-	if (rc)
-		return floe_err_set(err, rc, "cannot use S3 warehouse %s: %s", cfg->lake.warehouse,
-				    floe_strerror(rc));
 	if (!probe)
 		return 0;
 	if ((rc = floe_warehouse_probe(*out, cfg, err))) {
@@ -177,6 +187,45 @@ int floe_warehouse_open(struct floe_alloc *a, const struct floe_config *cfg, boo
 	}
 	return rc;
 #endif
+}
+
+int floe_warehouse_open_location(struct floe_alloc *a, const struct floe_config *cfg, const char *location,
+				 struct floe_store **out, struct floe_err *err)
+{
+	const char *p = location;
+	if (strncmp(p, "s3://", 5) == 0) {
+#ifdef FLOE_NO_S3
+		(void)a;
+		(void)cfg;
+		(void)out;
+		return floe_err_set(err, FLOE_EUNSUPPORTED, "%s: this build of floe has no S3 support", location);
+#else
+		char bucket[64];
+		size_t blen = strcspn(p + 5, "/");
+		if (blen == 0 || blen >= sizeof(bucket))
+			return floe_err_set(err, FLOE_EUNSUPPORTED, "%s: not an s3://BUCKET/PREFIX location", location);
+		memcpy(bucket, p + 5, blen);
+		bucket[blen] = '\0';
+		const char *prefix = p[5 + blen] ? p + 5 + blen + 1 : "";
+		char pre[FLOE_PATH_MAX];
+		size_t n = strlen(prefix);
+		while (n > 0 && prefix[n - 1] == '/')
+			n--;
+		if (n >= sizeof(pre))
+			return floe_err_set(err, FLOE_ELIMIT, "%s: the location is too long", location);
+		memcpy(pre, prefix, n);
+		pre[n] = '\0';
+		return open_s3(a, cfg, bucket, pre, location, out, err);
+#endif
+	}
+	char path[FLOE_PATH_MAX];
+	if (floe_path_from_uri(location, path, sizeof(path)) || path[0] != '/')
+		return floe_err_set(err, FLOE_EUNSUPPORTED,
+				    "%s: floe writes to a local directory (file:// or an absolute path) or "
+				    "to s3://BUCKET/PREFIX",
+				    location);
+	int rc = floe_store_local_new(a, path, out);
+	return rc ? floe_err_set(err, rc, "cannot use %s: %s", location, floe_strerror(rc)) : 0;
 }
 
 bool floe_warehouse_waited_out(int rc)

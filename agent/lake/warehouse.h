@@ -19,6 +19,12 @@ struct floe_store;
 int floe_warehouse_open(struct floe_alloc *a, const struct floe_config *cfg, bool probe,
 			struct floe_store **out, struct floe_err *err);
 
+/* Opens a store at a table's location (a REST catalog gives it): a local directory
+ * (file:// or an absolute path), or s3://BUCKET/PREFIX with lake.s3's endpoint, options
+ * and credentials. FLOE_EUNSUPPORTED for another scheme. */
+int floe_warehouse_open_location(struct floe_alloc *a, const struct floe_config *cfg, const char *location,
+				 struct floe_store **out, struct floe_err *err);
+
 /* The check of floe_warehouse_open's probe on a store it opened without: an S3 store must
  * refuse a second conditional create of a probe key. 0 for a local warehouse. Stale
  * multipart uploads of the logs table are aborted after it. */

@@ -9,6 +9,7 @@
 #include "agent/run/memory.h"
 
 #include "agent/config/config.h"
+#include "agent/lake/catalog_rest.h"
 #include "agent/lake/spool.h"
 #include "agent/lake/table.h"
 #include "agent/lake/warehouse.h"
@@ -141,6 +142,8 @@ static int open_lake(struct floe_runner *r, struct floe_err *err)
 {
 	const struct floe_config *cfg = r->set.cfg;
 	int rc = floe_warehouse_open(r->alloc, cfg, false, &r->lake.store, err);
+	if (rc == 0 && cfg->lake.catalog == FLOE_CATALOG_REST)
+		rc = floe_catalog_rest_new(r->alloc, cfg, r->env.o.clock, r->env.o.rand, &r->lake.catalog, err);
 	if (rc)
 		return rc;
 	r->lake.spec = cfg->logs.partition;
@@ -448,6 +451,7 @@ void floe_runner_free(struct floe_runner *r)
 	floe_output_free(r->lake.out); /* before the spool it borrows */
 	floe_spool_free(r->lake.spool);
 	floe_store_free(r->lake.store);
+	floe_catalog_rest_free(r->lake.catalog);
 	floe_free(r->alloc, r->ck.pos);
 	floe_free(NULL, r);
 }

@@ -265,6 +265,8 @@ struct run_committer {
 /* Where sealed batches go, and the threads that compress their pages. */
 struct run_lake {
 	struct floe_store *store;
+	/* The REST catalog every table of the run is in (lake.catalog.type rest), or NULL. */
+	struct floe_catalog_rest *catalog;
 	/* The logs table's output: its spool (the one below), its table (NULL while the
 	 * store has not been reached since the start: the committer opens it at its first
 	 * contact, floe_runner_open_table; the committer's after start-up) and the lease. */
@@ -365,6 +367,7 @@ static inline struct floe_table_options floe_run_table_options(const struct floe
 	const struct floe_config *cfg = r->set.cfg;
 	return (struct floe_table_options){
 	    .store = r->lake.store,
+	    .catalog = r->lake.catalog,
 	    .namespace = cfg->lake.namespace,
 	    .name = name,
 	    .spec = spec,

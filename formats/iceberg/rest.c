@@ -308,6 +308,30 @@ struct floe_ice_meta *floe_rest_table_metadata(const struct floe_rest_table *t)
 	return t->meta;
 }
 
+struct floe_ice_meta *floe_rest_table_take_metadata(struct floe_rest_table *t)
+{
+	struct floe_ice_meta *m = t->meta;
+	t->meta = NULL;
+	return m;
+}
+
+int64_t floe_rest_metadata_version(const char *location)
+{
+	const char *name = location ? strrchr(location, '/') : NULL;
+	name = name ? name + 1 : location ? location : "";
+	if (*name == 'v')
+		name++;
+	int64_t v = 0;
+	const char *p = name;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, *p - '0', &v))
+			return 0;
+	}
+	if (p == name || (*p != '-' && *p != '.'))
+		return 0;
+	return strstr(p, ".metadata.json") ? v : 0;
+}
+
 const char *floe_rest_table_config(const struct floe_rest_table *t, const char *key)
 {
 	const char *v = NULL;

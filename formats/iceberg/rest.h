@@ -57,6 +57,13 @@ void floe_rest_table_free(struct floe_rest_table *t);
 const char *floe_rest_table_location(const struct floe_rest_table *t);
 /* The table's metadata (borrowed until free). */
 struct floe_ice_meta *floe_rest_table_metadata(const struct floe_rest_table *t);
+/* The table's metadata, taken: the caller owns it (floe_ice_meta_free) and t no longer
+ * has it (floe_rest_table_metadata is NULL after). */
+struct floe_ice_meta *floe_rest_table_take_metadata(struct floe_rest_table *t);
+/* The version a metadata file's location names: N of ".../<N>-<uuid>.metadata.json" (as
+ * Java's catalogs name them) or of ".../v<N>.metadata.json"; 0 when it names none (NULL,
+ * another name, or a number past INT64_MAX). */
+int64_t floe_rest_metadata_version(const char *location);
 /* A property of the table's config map, or NULL. */
 const char *floe_rest_table_config(const struct floe_rest_table *t, const char *key);
 /* The storage credential for location: the config object (of strings) of the one whose

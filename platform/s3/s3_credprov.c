@@ -193,7 +193,7 @@ int floe_s3_credprov_new(const struct floe_s3_credprov_options *o, struct floe_s
 			     o->ca_file};
 	for (size_t i = 0; rc == 0 && i < sizeof(src) / sizeof(src[0]); i++)
 		rc = dup_opt(p->alloc, dst[i], src[i]);
-	if (rc == 0 && !(p->curl = curl_easy_init()))
+	if (rc == 0 && floe_http_new(p->alloc, &p->http))
 		rc = -EIO;
 	if (rc) {
 		floe_s3_credprov_free(p);
@@ -223,8 +223,7 @@ void floe_s3_credprov_free(struct floe_s3_credprov *p)
 	for (size_t i = 0; i < sizeof(strings) / sizeof(strings[0]); i++)
 		floe_free(p->alloc, strings[i]);
 	floe_wipe_free(p->alloc, p->c_token);
-	if (p->curl)
-		curl_easy_cleanup(p->curl);
+	floe_http_free(p->http);
 	pthread_mutex_destroy(&p->mu);
 	floe_free(p->alloc, p);
 }

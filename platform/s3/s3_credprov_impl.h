@@ -5,6 +5,7 @@
 #define FLOE_PLATFORM_S3_CREDPROV_IMPL_H
 
 #include "formats/base/error.h"
+#include "platform/http.h"
 #include "platform/s3/s3_credprov.h"
 #include "platform/s3/s3_limits.h"
 
@@ -32,7 +33,7 @@ struct floe_s3_credprov {
 	char *ca_file;
 	int64_t md_connect_ms, md_timeout_ms, sts_connect_ms, sts_timeout_ms, margin;
 	struct floe_s3_limits limits; /* the stop grace (the timeouts above are the deadline) */
-	CURL *curl;
+	struct floe_http *http;
 	/* The cache. */
 	struct floe_aws_credentials cur;
 	bool have;
@@ -51,15 +52,8 @@ __attribute__((format(printf, 2, 3))) void floe_s3_credprov_why(struct floe_err 
 
 /* ---- HTTP and tokens (s3_credprov_http.c) -------------------------------------------- */
 
-/* An answer's body, NUL-terminated, owned (floe_s3_credprov_resp_fini), from alloc (set
- * by floe_s3_credprov_http). */
-struct resp {
-	char *data;
-	size_t len;
-	bool too_big;
-	struct floe_alloc *alloc;
-};
-
+/* An answer's body: a struct floe_http_resp (platform/http.h), NUL-terminated, owned
+ * (floe_http_resp_fini). */
 enum net { NET_OK, NET_UNREACHABLE, NET_FAILED };
 
 /* Trailing whitespace and newlines off a token read from a file. */
@@ -69,18 +63,16 @@ bool floe_s3_credprov_header_safe(const char *s, size_t n);
 /* Reads a token file into a new NUL-terminated string from p's allocator (trailing newline
  * dropped), which the caller owns and frees with floe_wipe_free. */
 int floe_s3_credprov_read_token(struct floe_s3_credprov *p, const char *path, char **out);
-/* Wipes and frees r's body and zeroes r. */
-void floe_s3_credprov_resp_fini(struct resp *r);
 /* One request: method on url with headers (NULL-terminated "Name: value" lines, which may
  * hold secrets: curl copies them into its request, we wipe ours) and an optional body.
  * metadata: short timeouts and no proxy. *status gets the HTTP status, r the body (appended
- * to; the caller owns it, floe_s3_credprov_resp_fini). Returns NET_OK when an answer
+ * to; the caller owns it, floe_http_resp_fini). Returns NET_OK when an answer
  * arrived, else NET_UNREACHABLE (connect failed or timed out) or NET_FAILED (other
  * transport error; the reason is appended to neterr). FLOE_ENOMEM; FLOE_S3_ESTOPPED when
  * the stop grace has passed (nothing is sent then, and a request in flight is cut). */
 int floe_s3_credprov_http(struct floe_s3_credprov *p, const char *method, const char *url,
 			  const char *const *headers, const char *body, bool metadata, int *status,
-			  struct resp *r, struct floe_err *neterr);
+			  struct floe_http_resp *r, struct floe_err *neterr);
 /* The outcome of floe_s3_credprov_http() as a provider's result: 0 for a 200 answer, else
  * the reason (neterr's for a transport failure) is appended to why and a transport
  * failure, 5xx or 429 is FLOE_S3_EUNAVAILABLE (may pass), another status -EACCES. */

@@ -24,7 +24,7 @@
 /* GETs url and reads credentials from its JSON answer (into r, which the caller frees);
  * a failure's message in why names url. */
 static int get_creds(struct floe_s3_credprov *p, const char *url, const char *const *hdrs,
-		     struct resp *r, struct floe_aws_credentials *c, int64_t *exp, struct floe_err *why)
+		     struct floe_http_resp *r, struct floe_aws_credentials *c, int64_t *exp, struct floe_err *why)
 {
 	int status = 0;
 	struct floe_err neterr;
@@ -48,7 +48,7 @@ static int get_creds(struct floe_s3_credprov *p, const char *url, const char *co
 /* ---- web identity (STS) -------------------------------------------------------------- */
 
 /* "Code: Message" of an STS or S3 error document into why. */
-static void xml_error(const struct resp *r, struct floe_err *why)
+static void xml_error(const struct floe_http_resp *r, struct floe_err *why)
 {
 	char code[64] = "", msg[256] = "";
 	const char *d = r->data ? r->data : "";
@@ -100,9 +100,9 @@ static int sts_body(struct floe_s3_credprov *p, const char *arn, const char *ses
 		    const char *token, char **out)
 {
 	int rc = FLOE_ENOMEM;
-	char *e_arn = curl_easy_escape(p->curl, arn, 0);
-	char *e_sn = curl_easy_escape(p->curl, session, 0);
-	char *e_tok = curl_easy_escape(p->curl, token, 0);
+	char *e_arn = curl_easy_escape(NULL, arn, 0);
+	char *e_sn = curl_easy_escape(NULL, session, 0);
+	char *e_tok = curl_easy_escape(NULL, token, 0);
 	if (!e_arn || !e_sn || !e_tok)
 		goto out;
 	static const char head[] = "Action=AssumeRoleWithWebIdentity&Version=2011-06-15&RoleArn=";
@@ -129,7 +129,7 @@ static int sts_call(struct floe_s3_credprov *p, const char *url, const char *bod
 	static const char *const hdrs[] = {
 	    "Content-Type: application/x-www-form-urlencoded; charset=utf-8",
 	    "Accept: application/xml", NULL};
-	struct resp r = {0};
+	struct floe_http_resp r = {0};
 	int status = 0, rc;
 	struct floe_err neterr;
 	floe_err_clear(&neterr);
@@ -158,7 +158,7 @@ static int sts_call(struct floe_s3_credprov *p, const char *url, const char *bod
 			rc = -EINVAL;
 		}
 	}
-	floe_s3_credprov_resp_fini(&r);
+	floe_http_resp_fini(&r);
 	return rc;
 }
 
@@ -285,7 +285,7 @@ int floe_s3_credprov_container(struct floe_s3_credprov *p, int64_t now,
 		if (!(token = floe_strdup(p->alloc, tval)))
 			return FLOE_ENOMEM;
 	}
-	struct resp r = {0};
+	struct floe_http_resp r = {0};
 	const char *hdrs[3] = {"Accept: application/json", NULL, NULL};
 	if (token) {
 		size_t n = strlen(token) + sizeof("Authorization: ");
@@ -298,7 +298,7 @@ int floe_s3_credprov_container(struct floe_s3_credprov *p, int64_t now,
 	}
 	rc = get_creds(p, url, hdrs, &r, c, exp, why);
 out:
-	floe_s3_credprov_resp_fini(&r);
+	floe_http_resp_fini(&r);
 	floe_wipe_free(p->alloc, auth);
 	floe_wipe_free(p->alloc, token);
 	return rc;
@@ -325,7 +325,7 @@ int floe_s3_credprov_imds(struct floe_s3_credprov *p, int64_t now, struct floe_a
 		return -EINVAL;
 	}
 	char url[1024], tokhdr[1200];
-	struct resp r = {0};
+	struct floe_http_resp r = {0};
 	int status = 0, rc = 0, net;
 	struct floe_err neterr;
 	floe_err_clear(&neterr);
@@ -348,7 +348,7 @@ int floe_s3_credprov_imds(struct floe_s3_credprov *p, int64_t now, struct floe_a
 		goto out;
 	}
 	snprintf(tokhdr, sizeof(tokhdr), "X-aws-ec2-metadata-token: %.*s", (int)tl, r.data);
-	floe_s3_credprov_resp_fini(&r);
+	floe_http_resp_fini(&r);
 	const char *get_hdrs[] = {tokhdr, NULL};
 
 	snprintf(url, sizeof(url), "%.*s/latest/meta-data/iam/security-credentials/", (int)el, ep);
@@ -375,10 +375,10 @@ int floe_s3_credprov_imds(struct floe_s3_credprov *p, int64_t now, struct floe_a
 	}
 	snprintf(url, sizeof(url), "%.*s/latest/meta-data/iam/security-credentials/%.*s", (int)el,
 		 ep, (int)rl, d);
-	floe_s3_credprov_resp_fini(&r);
+	floe_http_resp_fini(&r);
 	rc = get_creds(p, url, get_hdrs, &r, c, exp, why);
 out:
 	floe_wipe(tokhdr, sizeof(tokhdr));
-	floe_s3_credprov_resp_fini(&r);
+	floe_http_resp_fini(&r);
 	return rc;
 }

@@ -33,7 +33,14 @@ static void table(struct floe_alloc *a, const char *p, size_t n)
 		(void)floe_rest_table_credential(t, locs[i]);
 	}
 	touch(floe_rest_table_config(t, "s3.endpoint"));
+	if (floe_rest_metadata_version(floe_rest_table_location(t)) < 0)
+		abort();
+	/* Taken, the metadata is the caller's: the table no longer frees it. */
+	struct floe_ice_meta *m = floe_rest_table_take_metadata(t);
+	if (!m || floe_rest_table_metadata(t))
+		abort();
 	floe_rest_table_free(t);
+	floe_ice_meta_free(m);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

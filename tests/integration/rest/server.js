@@ -2,7 +2,7 @@
 //
 //   node server.js --port P --root DIR [--warehouse URI] [--prefix ws]
 //                  [--client-id ID --client-secret S [--token-ttl SECONDS]]
-//                  [--id-offset K] [--vend KEY=VALUE,...]
+//                  [--id-offset K] [--vend KEY=VALUE,...] [--omit-endpoint 'VERB /v1/...']...
 //
 // Listens on 127.0.0.1 only. Namespaces, tables and their current metadata locations are
 // kept in DIR/catalog.json; metadata files are written under each table's location when it
@@ -12,6 +12,9 @@
 // Every request body and every JSON response is validated against the protocol's OpenAPI
 // document (tests/data/iceberg-rest); a violation is appended to DIR/violations.log as
 // one JSON line (requests that fail are answered 400), so a test can demand an empty log.
+// --omit-endpoint leaves an endpoint out of the list /v1/config gives (repeatable), as a
+// catalog that does not serve it would; the server still answers it.
+//
 // Every request is logged to DIR/requests.log (method, path, status, idempotency key, and
 // whether an Authorization header came; never its value).
 //
@@ -24,10 +27,22 @@
 // Faults for tests, through POST /_test/faults with a JSON object of counters, each
 // consumed by the next commits: {"fail_after_apply": n, "status": 503} answers n commits
 // with the status after applying them; {"cut_after_apply": n} closes the connection
-// without an answer after applying; {"cut_before_apply": n} closes it before. POST
+// without an answer after applying; {"cut_before_apply": n} closes it before; {"stall": n}
+// never answers (the connection stays open until the client gives up). POST
 // /_test/revoke drops every token; POST /_test/vend with a JSON object replaces the
 // vended storage configuration.
 'use strict';
+
+// Snapshot ids are 64-bit: a Number keeps 53 bits, and a client that looks for its
+// snapshot by id must get the id it sent. Numbers past 2^53 are parsed exactly (BigInt,
+// from the number's source text: Node 20 has that behind the flag set here) and written
+// back as they came; the OpenAPI checks see plain numbers.
+require('v8').setFlagsFromString('--harmony-json-parse-with-source');
+const parseExact = (text) => JSON.parse(text, (k, v, c) =>
+  (typeof v === 'number' && c && !Number.isSafeInteger(v) && /^-?\d+$/.test(c.source) ? BigInt(c.source) : v));
+const toJson = (v) => JSON.stringify(v, (k, x) => (typeof x === 'bigint' ? `\u0000big${x}` : x))
+  .replace(/"\\u0000big(-?\d+)"/g, '$1');
+const plain = (v) => JSON.parse(toJson(v));
 
 const http = require('http');
 const fs = require('fs');
@@ -38,7 +53,7 @@ const Ajv2020 = require('ajv/dist/2020');
 const addFormats = require('ajv-formats');
 
 function args() {
-  const o = { prefix: 'ws', tokenTtl: 3600, idOffset: 0, vend: null };
+  const o = { prefix: 'ws', tokenTtl: 3600, idOffset: 0, vend: null, omit: [] };
   const a = process.argv.slice(2);
   for (let i = 0; i < a.length; i += 2) {
     const k = a[i], v = a[i + 1];
@@ -51,6 +66,7 @@ function args() {
     else if (k === '--token-ttl') o.tokenTtl = Number(v);
     else if (k === '--id-offset') o.idOffset = Number(v);
     else if (k === '--vend') o.vend = Object.fromEntries(v.split(',').map((kv) => kv.split('=')));
+    else if (k === '--omit-endpoint') o.omit.push(v);
     else throw new Error(`unknown option ${k}`);
   }
   if (!o.port || !o.root) throw new Error('--port and --root are required');
@@ -108,7 +124,7 @@ function checkRequest(op, body, what) {
   const media = rb && rb.content && rb.content['application/json'];
   if (!media || body === undefined) return true;
   const v = schemaValidator(media.schema);
-  if (v(body)) return true;
+  if (v(plain(body))) return true;
   violation(`request ${what}`, v.errors);
   return false;
 }
@@ -124,22 +140,22 @@ function checkResponse(op, status, body, what) {
   }
   if (!media) return;
   const v = schemaValidator(media.schema);
-  if (!v(body)) violation(`response ${what} ${status}`, v.errors);
+  if (!v(plain(body))) violation(`response ${what} ${status}`, v.errors);
 }
 
 // ---- catalog state ----
 
 const statePath = path.join(opt.root, 'catalog.json');
 const state = fs.existsSync(statePath)
-  ? JSON.parse(fs.readFileSync(statePath, 'utf8'))
+  ? parseExact(fs.readFileSync(statePath, 'utf8'))
   : { namespaces: {}, tables: {} };
 const tokens = new Map(); // token -> expiry ms
 const idempotent = new Map(); // key -> [status, body]
-const faults = { fail_after_apply: 0, status: 503, cut_after_apply: 0, cut_before_apply: 0 };
+const faults = { fail_after_apply: 0, status: 503, cut_after_apply: 0, cut_before_apply: 0, stall: 0 };
 
 function save() {
   const tmp = statePath + '.tmp';
-  fs.writeFileSync(tmp, JSON.stringify(state));
+  fs.writeFileSync(tmp, toJson(state));
   fs.renameSync(tmp, statePath);
 }
 
@@ -150,14 +166,14 @@ function localPath(uri) {
 }
 
 function readMetadata(loc) {
-  return JSON.parse(fs.readFileSync(localPath(loc), 'utf8'));
+  return parseExact(fs.readFileSync(localPath(loc), 'utf8'));
 }
 
 function writeMetadata(meta, version) {
   const loc = `${meta.location}/metadata/${String(version).padStart(5, '0')}-${crypto.randomUUID()}.metadata.json`;
   const file = localPath(loc);
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  fs.writeFileSync(file, JSON.stringify(meta));
+  fs.writeFileSync(file, toJson(meta));
   return loc;
 }
 
@@ -417,7 +433,7 @@ function handle(req, body, res) {
   let out;
   switch (rt.op.operationId) {
     case 'getConfig':
-      out = [200, { defaults: {}, overrides: { prefix: opt.prefix }, endpoints: Object.entries(spec.paths).flatMap(([tp, item]) => Object.keys(item).filter((m) => ['get', 'post', 'head', 'delete'].includes(m)).map((m) => `${m.toUpperCase()} ${tp}`)), 'idempotency-key-lifetime': 'PT30M' }];
+      out = [200, { defaults: {}, overrides: { prefix: opt.prefix }, endpoints: Object.entries(spec.paths).flatMap(([tp, item]) => Object.keys(item).filter((m) => ['get', 'post', 'head', 'delete'].includes(m)).map((m) => `${m.toUpperCase()} ${tp}`)).filter((e) => !opt.omit.includes(e)), 'idempotency-key-lifetime': 'PT30M' }];
       break;
     case 'createNamespace': {
       const k = nsKey(body.namespace);
@@ -455,6 +471,7 @@ function handle(req, body, res) {
     }
     case 'updateTable': {
       if (faults.cut_before_apply > 0) { faults.cut_before_apply--; return 'cut'; }
+      if (faults.stall > 0) { faults.stall--; return 'stall'; }
       const { loc, meta } = commitTable(ns, rt.params.table, body);
       if (faults.cut_after_apply > 0) { faults.cut_after_apply--; return 'cut'; }
       if (faults.fail_after_apply > 0) {
@@ -491,7 +508,7 @@ const server = http.createServer(async (req, res) => {
       const ct = req.headers['content-type'] || '';
       if (ct.startsWith('application/x-www-form-urlencoded') && !req.url.startsWith('/_test/')) body = text;
       else {
-        try { body = JSON.parse(text); } catch (e) { throw new HttpError(400, 'BadRequestException', `malformed JSON: ${e.message}`); }
+        try { body = parseExact(text); } catch (e) { throw new HttpError(400, 'BadRequestException', `malformed JSON: ${e.message}`); }
       }
     }
     let out;
@@ -506,11 +523,15 @@ const server = http.createServer(async (req, res) => {
       req.socket.destroy();
       return;
     }
+    if (out === 'stall') { // never answered: the connection stays open until the client goes
+      status = -1;
+      return;
+    }
     const [code, payload, headers] = out;
     status = code;
     if (res.op && !req.url.startsWith('/_test/')) checkResponse(res.op, code, payload, `${req.method} ${new URL(req.url, 'http://x').pathname}`);
     res.writeHead(code, { 'Content-Type': 'application/json', ...(headers || {}) });
-    res.end(payload === undefined ? undefined : JSON.stringify(payload));
+    res.end(payload === undefined ? undefined : toJson(payload));
   } catch (e) {
     status = 500;
     res.writeHead(500, { 'Content-Type': 'application/json' });

@@ -377,8 +377,22 @@ static void test_errors(void **state)
 	     "credentials, allow_http, request_timeout, min_rate, multipart_threshold, part_size"},
 	    {"spool: {size: 1GiB}\n", FLOE_EFORMAT,
 	     "t.yaml:1:9: unknown key 'spool.size'; valid keys here: max_bytes, policy"},
-	    {"lake: {catalog: {type: filesystem, uri: x}}\n", FLOE_EFORMAT,
-	     "t.yaml:1:36: unknown key 'lake.catalog.uri'; valid keys here: type"},
+	    {"lake: {catalog: {type: filesystem, uri: \"https://c\"}}\n", FLOE_EFORMAT,
+	     "t.yaml:1:41: key 'lake.catalog.uri': only used with type rest"},
+	    {"lake: {catalog: {type: rest, uri: x}}\n", FLOE_EFORMAT,
+	     "t.yaml:1:35: key 'lake.catalog.uri': expected https://HOST[:PORT][/PATH] (no query), got 'x'"},
+	    {"lake: {catalog: {type: rest, uri: \"http://cat.example\"}}\n", FLOE_EFORMAT,
+	     "t.yaml:1:35: key 'lake.catalog.uri': 'http://cat.example' is plain HTTP to a host that is "
+	     "not loopback: tokens and client secrets would cross the network unencrypted; use https://"},
+	    {"lake: {catalog: {type: rest, uri: \"https://c\", credential: \"id:secret\"}}\n", FLOE_EFORMAT,
+	     "t.yaml:1:60: key 'lake.catalog.credential': expected a reference, env:NAME (an environment "
+	     "variable) or file:/absolute/path (a file holding the value); the value itself does not "
+	     "belong in the configuration"},
+	    {"lake: {catalog: {type: rest, uri: \"https://c\", token: \"env:T\", credential: \"env:C\"}}\n",
+	     FLOE_EFORMAT, "t.yaml:1:55: key 'lake.catalog.token': give token or credential, not both"},
+	    {"lake: {catalog: {type: rest, uri: \"https://c\", namespace: \"a..b\"}}\n", FLOE_EFORMAT,
+	     "t.yaml:1:59: key 'lake.catalog.namespace': expected 1 to 8 levels of 1 to 128 characters of "
+	     "A-Z a-z 0-9 _, joined by '.', got 'a..b'"},
 	    {"agent: {\"i\\nd\": 1}\n", FLOE_EFORMAT,
 	     "t.yaml:1:9: unknown key 'agent.i?d'; valid keys here: id, state_dir, memory_limit, compress_threads, replaces, log_format, http"},
 	    /* globs glob(3) would read otherwise than meant */
@@ -428,8 +442,10 @@ static void test_errors(void **state)
 	     "t.yaml:1:45: key 'inputs[0].start_at': expected one of beginning, end, got "
 	     "'middle'"},
 	    {"lake: {catalog: {type: rest}}\n", FLOE_EFORMAT,
-	     "t.yaml:1:24: key 'lake.catalog.type': expected one of filesystem, s3, got "
-	     "'rest'"},
+	     "t.yaml:1:24: key 'lake.catalog.type': rest needs lake.catalog.uri (the catalog's base URL)"},
+	    {"lake: {catalog: {type: nessie}}\n", FLOE_EFORMAT,
+	     "t.yaml:1:24: key 'lake.catalog.type': expected one of filesystem, s3, rest, got "
+	     "'nessie'"},
 	    {"inputs: [{type: tail, paths: a, format: json}]\n", FLOE_EFORMAT,
 	     "t.yaml:1:41: key 'inputs[0].format': expected one of raw, cri, docker, got "
 	     "'json'"},
@@ -587,6 +603,32 @@ static void test_errors(void **state)
 
 /* Inputs' parsing keys, lake.s3 and spool: values out of their domain and the cross-key
  * rules. */
+/* A REST catalog: its keys as given, the URL without its final '/', the namespace from
+ * lake.namespace and the token endpoint from the URL by default. */
+static void test_rest_catalog(void **state)
+{
+	(void)state;
+	NEEDS_S3();
+	struct floe_config *c = parse_ok(NULL, "lake:\n  namespace: edge\n  catalog: {type: rest, uri: "
+					       "\"https://cat.example/api/\", credential: \"env:CRED\", "
+					       "warehouse: prod}\n");
+	assert_int_equal(c->lake.catalog, FLOE_CATALOG_REST);
+	assert_string_equal(c->lake.rest.uri, "https://cat.example/api");
+	assert_string_equal(c->lake.rest.namespace, "edge");
+	assert_string_equal(c->lake.rest.warehouse, "prod");
+	assert_string_equal(c->lake.rest.scope, "catalog");
+	assert_string_equal(c->lake.rest.oauth2_server_uri, "https://cat.example/api/v1/oauth/tokens");
+	assert_null(c->lake.rest.token);
+	floe_config_free(c);
+	c = parse_ok(NULL, "lake: {catalog: {type: rest, uri: \"http://127.0.0.1:8181\", namespace: a.b_c, "
+			   "token: \"file:/run/tok\", prefix: ws}}\n");
+	assert_string_equal(c->lake.rest.namespace, "a.b_c");
+	assert_string_equal(c->lake.rest.token, "file:/run/tok");
+	assert_string_equal(c->lake.rest.prefix, "ws");
+	assert_null(c->lake.rest.oauth2_server_uri);
+	floe_config_free(c);
+}
+
 static void test_errors_new_keys(void **state)
 {
 	static const struct err_case cases[] = {
@@ -699,8 +741,8 @@ static void test_errors_new_keys(void **state)
 	     "t.yaml:3:19: key 'lake.catalog.type': s3 needs an s3:// warehouse "
 	     "(lake.warehouse: s3://BUCKET[/PREFIX])"},
 	    {"lake:\n  s3: {region: eu-west-1}\n", FLOE_EFORMAT,
-	     "t.yaml:2:7: key 'lake.s3': only used with lake.catalog.type s3 (it is "
-	     "filesystem)"},
+	     "t.yaml:2:7: key 'lake.s3': only used with lake.catalog.type s3 or rest (it "
+	     "is filesystem)"},
 	    {"lake: {warehouse: \"s3://ab\", catalog: {type: s3}}\n", FLOE_EFORMAT,
 	     "t.yaml:1:19: key 'lake.warehouse': expected s3://BUCKET[/PREFIX] with a bucket "
 	     "name of 3 to 63 characters of a-z 0-9 . - starting and ending with a letter or "
@@ -1946,6 +1988,7 @@ int main(void)
 	    cmocka_unit_test(test_defaults),
 	    cmocka_unit_test(test_minimal_input),
 	    cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_rest_catalog),
 	    cmocka_unit_test(test_errors_new_keys),
 	    cmocka_unit_test(test_new_values),
 	    cmocka_unit_test(test_hostile_shapes),

@@ -300,6 +300,21 @@ static void test_paths_and_requests(void **state)
 	floe_json_doc_free(d);
 }
 
+/* The version in a metadata file's name, as catalogs write them, and names without one. */
+static void test_metadata_version(void **state)
+{
+	(void)state;
+	assert_int_equal(floe_rest_metadata_version("file:///w/t/metadata/00003-6f1c.metadata.json"), 3);
+	assert_int_equal(floe_rest_metadata_version("s3://b/t/metadata/v12.metadata.json"), 12);
+	assert_int_equal(floe_rest_metadata_version("00042-x.gz.metadata.json"), 42);
+	assert_int_equal(floe_rest_metadata_version("s3://b/t/metadata/snap-1.metadata.json"), 0);
+	assert_int_equal(floe_rest_metadata_version("s3://b/t/metadata/0003-x.json"), 0);
+	assert_int_equal(floe_rest_metadata_version("s3://b/t/metadata/v.metadata.json"), 0);
+	assert_int_equal(floe_rest_metadata_version("/m/99999999999999999999-a.metadata.json"), 0);
+	assert_int_equal(floe_rest_metadata_version(""), 0);
+	assert_int_equal(floe_rest_metadata_version(NULL), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -307,6 +322,7 @@ int main(void)
 	    cmocka_unit_test(test_table),
 	    cmocka_unit_test(test_error_and_token),
 	    cmocka_unit_test(test_paths_and_requests),
+	    cmocka_unit_test(test_metadata_version),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

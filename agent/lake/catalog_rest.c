@@ -1,0 +1,592 @@
+/* The REST catalog client (catalog_rest.h): the exchange of each operation, the catalog's
+ * answers mapped to floe's codes, and the credentials that go with every request. */
+#include "agent/lake/catalog_rest.h"
+
+#include "agent/config/config.h"
+#include "agent/env/env.h"
+#include "agent/lake/warehouse.h"
+#include "formats/base/alloc.h"
+#include "formats/base/buf.h"
+#include "formats/base/error.h"
+#include "formats/base/hex.h"
+#include "formats/base/wipe.h"
+#include "formats/iceberg/metadata.h"
+#include "formats/iceberg/rest.h"
+#include "platform/http.h"
+#include "platform/log.h"
+#include "platform/secret.h"
+#include "platform/signal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#define CONFIG_MAX (1u << 20)
+#define TABLE_MAX (256u << 20) /* a LoadTableResult holds the whole metadata */
+#define TOKEN_MAX (64u << 10)
+#define ERROR_MAX (64u << 10)
+#define MAX_LEVELS 8
+/* A token is asked for again a tenth of its lifetime (at most a minute) before it
+ * expires, so that no request goes out with one that lapses on its way. */
+#define TOKEN_MARGIN_US (60 * 1000000LL)
+
+/* A stop signal gives a request in flight this long to end, as the S3 client gives its
+ * own: a healthy catalog takes the final commit, a stalled one does not hold SIGTERM. */
+#define STOP_GRACE_MS 2000
+
+static bool stopped(const void *ctx)
+{
+	(void)ctx;
+	return floe_signal_stop_requested() && floe_signal_stop_age_ms() >= STOP_GRACE_MS;
+}
+
+struct floe_catalog_rest {
+	struct floe_alloc *a;
+	const struct floe_config *cfg;
+	const struct floe_clock *clock;
+	const struct floe_rand *rand;
+	struct floe_http *http;
+	struct floe_rest_config *conf; /* NULL until /v1/config answered */
+	char prefix[260];
+	char nsbuf[MAX_LEVELS * 130];
+	const char *ns[MAX_LEVELS];
+	size_t nns;
+	bool ns_made;
+	char *token;	      /* OAuth2 access token (wiped before free), NULL: none yet */
+	int64_t token_exp_us; /* monotonic; 0: no expiry given */
+	int64_t token_margin_us; /* renewed this long before token_exp_us */
+	char what[600];
+};
+
+int floe_catalog_rest_check(struct floe_alloc *a, const struct floe_config *cfg, struct floe_err *err)
+{
+	const char *ref = cfg->lake.rest.credential ? cfg->lake.rest.credential : cfg->lake.rest.token;
+	const char *key = cfg->lake.rest.credential ? "credential" : "token";
+	if (!ref)
+		return 0;
+	char *v = NULL;
+	int rc = floe_secret_resolve(a, ref, &v);
+	if (rc)
+		return floe_err_set(err, rc == FLOE_ENOMEM ? rc : FLOE_EINVAL,
+				    "lake.catalog.%s: cannot resolve %s: %s", key, ref,
+				    rc == -ENOENT && ref[0] == 'e' ? "the environment variable is not set"
+								  : floe_strerror(rc));
+	/* Said without the value, which is the secret. */
+	const char *colon = cfg->lake.rest.credential ? strchr(v, ':') : NULL;
+	if (cfg->lake.rest.credential && (!colon || colon == v || !colon[1]))
+		rc = floe_err_set(err, FLOE_EINVAL,
+				  "lake.catalog.credential: %s does not hold client_id:client_secret", ref);
+	for (const char *p = v; rc == 0 && *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			rc = floe_err_set(err, FLOE_EINVAL, "lake.catalog.%s: %s holds a control character",
+					  key, ref);
+	floe_secret_free(a, v);
+	return rc;
+}
+
+int floe_catalog_rest_new(struct floe_alloc *a, const struct floe_config *cfg,
+			  const struct floe_clock *clock, const struct floe_rand *rand,
+			  struct floe_catalog_rest **out, struct floe_err *err)
+{
+	struct floe_catalog_rest *c = floe_calloc(a, 1, sizeof(*c));
+	if (!c)
+		return floe_err_set(err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));
+	int rc = floe_catalog_rest_check(a, cfg, err);
+	if (rc) {
+		floe_free(a, c);
+		return rc;
+	}
+	c->a = a;
+	c->cfg = cfg;
+	c->clock = clock ? clock : floe_env_clock();
+	c->rand = rand ? rand : floe_env_rand();
+	snprintf(c->nsbuf, sizeof(c->nsbuf), "%s", cfg->lake.rest.namespace ? cfg->lake.rest.namespace : "default");
+	for (char *p = c->nsbuf; p && c->nns < MAX_LEVELS;) {
+		c->ns[c->nns++] = p;
+		if ((p = strchr(p, '.')))
+			*p++ = '\0';
+	}
+	snprintf(c->what, sizeof(c->what), "the REST catalog %s (namespace %s)", cfg->lake.rest.uri,
+		 cfg->lake.rest.namespace ? cfg->lake.rest.namespace : "default");
+	if ((rc = floe_http_new(a, &c->http))) {
+		floe_free(a, c);
+		return floe_err_set(err, rc, "%s: no HTTP client: %s", cfg->lake.rest.uri,
+				    rc == -ENOTSUP ? "libcurl could not be loaded" : floe_strerror(rc));
+	}
+	*out = c;
+	return 0;
+}
+
+static void drop_token(struct floe_catalog_rest *c)
+{
+	if (c->token)
+		floe_wipe_free(c->a, c->token);
+	c->token = NULL;
+	c->token_exp_us = 0;
+}
+
+void floe_catalog_rest_free(struct floe_catalog_rest *c)
+{
+	if (!c)
+		return;
+	drop_token(c);
+	floe_rest_config_free(c->conf);
+	floe_http_free(c->http);
+	floe_free(c->a, c);
+}
+
+const char *floe_catalog_rest_what(const struct floe_catalog_rest *c)
+{
+	return c->what;
+}
+
+int floe_catalog_rest_open_store(struct floe_catalog_rest *c, const char *location, struct floe_store **out,
+				 struct floe_err *err)
+{
+	return floe_warehouse_open_location(c->a, c->cfg, location, out, err);
+}
+
+/* ---- one exchange -------------------------------------------------------------------- */
+
+/* The code of a transport failure: not sent (the catalog cannot be reached) or sent and
+ * then cut or timed out (the outcome is unknown). */
+static int transport_rc(int net, const struct floe_http_resp *r)
+{
+	if (net == FLOE_HTTP_UNREACHABLE)
+		return FLOE_S3_ETRANSPORT;
+	return r->timed_out ? FLOE_S3_ETIMEOUT : FLOE_S3_ETRANSPORT;
+}
+
+/* The code of an answer that is not a success: its message (the catalog's own, when the
+ * body is an IcebergErrorResponse) into err. */
+static int status_rc(struct floe_catalog_rest *c, const char *what, const struct floe_http_resp *r,
+		     struct floe_err *err)
+{
+	struct floe_rest_error e;
+	int s = r->status, rc;
+	if (floe_rest_error_parse(r->data ? r->data : "", r->len, &e) != 0)
+		snprintf(e.message, sizeof(e.message), "no error document");
+	if (s == 409)
+		rc = FLOE_ECONFLICT;
+	else if (s == 404)
+		rc = FLOE_ENOTFOUND;
+	else if (s == 401 || s == 403 || s == 419)
+		rc = FLOE_S3_EAUTH;
+	else if (s >= 500 || s == 429)
+		rc = FLOE_S3_EUNAVAILABLE;
+	else
+		rc = FLOE_S3_EHTTP;
+	return floe_err_set(err, rc, "%s: %s answered %d %s: %s", c->cfg->lake.rest.uri, what, s,
+			    e.type[0] ? e.type : "", e.message);
+}
+
+/* An OAuth2 token for the configured client credentials (RFC 6749 4.4), form-encoded. */
+static int fetch_token(struct floe_catalog_rest *c, struct floe_err *err)
+{
+	const struct floe_config *cfg = c->cfg;
+	char *cred = NULL;
+	int rc = floe_secret_resolve(c->a, cfg->lake.rest.credential, &cred);
+	if (rc)
+		return floe_err_set(err, FLOE_EINVAL, "lake.catalog.credential (%s) does not resolve: %s",
+				    cfg->lake.rest.credential, floe_strerror(rc));
+	char *colon = strchr(cred, ':');
+	struct floe_buf b;
+	floe_buf_init(&b, c->a, TOKEN_MAX);
+	rc = floe_buf_puts(&b, "grant_type=client_credentials&client_id=");
+	if (rc == 0)
+		rc = floe_uri_put(&b, cred, colon ? (size_t)(colon - cred) : strlen(cred), false);
+	if (rc == 0 && colon && (rc = floe_buf_puts(&b, "&client_secret=")) == 0)
+		rc = floe_uri_put(&b, colon + 1, strlen(colon + 1), false);
+	if (rc == 0 && (rc = floe_buf_puts(&b, "&scope=")) == 0)
+		rc = floe_uri_put(&b, cfg->lake.rest.scope, strlen(cfg->lake.rest.scope), false);
+	floe_secret_free(c->a, cred);
+	if (rc) {
+		floe_wipe(b.data, b.len);
+		floe_buf_fini(&b);
+		return floe_err_set(err, rc, "%s", floe_strerror(rc));
+	}
+	const char *hdrs[] = {"Content-Type: application/x-www-form-urlencoded", "Accept: application/json",
+			      NULL};
+	struct floe_http_req rq = {.method = "POST",
+				   .url = cfg->lake.rest.oauth2_server_uri,
+				   .headers = hdrs,
+				   .body = (const char *)b.data,
+				   .body_len = b.len,
+				   .max = TOKEN_MAX,
+				   .stopped = stopped};
+	struct floe_http_resp r = {0};
+	char why[300] = "";
+	int net = floe_http_run(c->http, &rq, &r, why, sizeof(why));
+	floe_wipe(b.data, b.len);
+	floe_buf_fini(&b);
+	if (net == -ECANCELED)
+		rc = floe_err_set(err, FLOE_S3_ESTOPPED, "%s: cut by the stop", cfg->lake.rest.oauth2_server_uri);
+	else if (net < 0)
+		rc = floe_err_set(err, net, "%s", floe_strerror(net));
+	else if (net != FLOE_HTTP_ANSWERED)
+		rc = floe_err_set(err, transport_rc(net, &r), "%s: %s", cfg->lake.rest.oauth2_server_uri, why);
+	else if (r.status != 200)
+		rc = status_rc(c, "the token request", &r, err);
+	else {
+		struct floe_rest_token tok = {0};
+		struct floe_err pe;
+		if ((rc = floe_rest_token_parse(c->a, r.data ? r.data : "", r.len, &tok, &pe)))
+			rc = floe_err_set(err, FLOE_S3_EPROTO, "%s: the token answer: %s",
+					  cfg->lake.rest.oauth2_server_uri, floe_err_text(&pe, rc));
+		else {
+			drop_token(c);
+			c->token = tok.access_token;
+			int64_t now = c->clock->mono_us(c->clock->ctx);
+			int64_t life = tok.expires_in_s >= 0 && tok.expires_in_s < INT64_MAX / 2000000
+					   ? tok.expires_in_s * 1000000
+					   : -1;
+			c->token_exp_us = life >= 0 ? now + life : 0;
+			c->token_margin_us = life / 10 < TOKEN_MARGIN_US ? life / 10 : TOKEN_MARGIN_US;
+		}
+	}
+	floe_http_resp_fini(&r);
+	return rc;
+}
+
+/* The Authorization header into hdr[cap] ("" when the catalog is open). */
+static int authorization(struct floe_catalog_rest *c, char *hdr, size_t cap, struct floe_err *err)
+{
+	const struct floe_config *cfg = c->cfg;
+	hdr[0] = '\0';
+	if (cfg->lake.rest.token) {
+		char *tok = NULL;
+		int rc = floe_secret_resolve(c->a, cfg->lake.rest.token, &tok);
+		if (rc)
+			return floe_err_set(err, FLOE_EINVAL, "lake.catalog.token (%s) does not resolve: %s",
+					    cfg->lake.rest.token, floe_strerror(rc));
+		rc = floe_fmt(hdr, cap, "Authorization: Bearer %s", tok);
+		floe_secret_free(c->a, tok);
+		return rc ? floe_err_set(err, FLOE_ELIMIT, "lake.catalog.token is too long") : 0;
+	}
+	if (!cfg->lake.rest.credential)
+		return 0;
+	int64_t now = c->clock->mono_us(c->clock->ctx);
+	if (c->token && c->token_exp_us && now + c->token_margin_us >= c->token_exp_us)
+		drop_token(c); /* refreshed before it expires */
+	int rc;
+	if (!c->token && (rc = fetch_token(c, err)))
+		return rc;
+	if (floe_fmt(hdr, cap, "Authorization: Bearer %s", c->token))
+		return floe_err_set(err, FLOE_ELIMIT, "the catalog's token is too long");
+	return 0;
+}
+
+struct call {
+	const char *method;
+	const char *path; /* from floe_rest_path, or "/v1/config?..." */
+	const char *body; /* NULL: none */
+	size_t body_len;
+	const char *etag; /* If-None-Match, or NULL */
+	/* A change (create, commit): sent at most once by the transport, with an
+	 * Idempotency-Key when the catalog takes one. */
+	bool mutation;
+	size_t max;
+};
+
+/* Runs one request, with a new token and a second try when the catalog refuses the
+ * token (401, 419). 0 when an answer came (its status in r), else the transport's code
+ * in err; *sent tells whether the request may have reached the catalog. */
+static int call(struct floe_catalog_rest *c, const struct call *k, struct floe_http_resp *r, bool *sent,
+		struct floe_err *err)
+{
+	char url[4096], auth[8192], inm[300], key[64];
+	*sent = false;
+	if (floe_fmt(url, sizeof(url), "%s%s", c->cfg->lake.rest.uri, k->path))
+		return floe_err_set(err, FLOE_ELIMIT, "the request URL is too long");
+	for (int tries = 0;; tries++) {
+		const char *hdrs[8];
+		size_t n = 0;
+		int rc = authorization(c, auth, sizeof(auth), err);
+		if (rc)
+			return rc;
+		if (auth[0])
+			hdrs[n++] = auth;
+		hdrs[n++] = "Accept: application/json";
+		if (k->body)
+			hdrs[n++] = "Content-Type: application/json";
+		if (k->etag && k->etag[0] && floe_fmt(inm, sizeof(inm), "If-None-Match: %s", k->etag) == 0)
+			hdrs[n++] = inm;
+		char uuid[37];
+		if (k->mutation && c->conf && floe_rest_config_idempotency_ms(c->conf) > 0 &&
+		    floe_env_uuid4(c->rand, uuid) == 0) {
+			snprintf(key, sizeof(key), "Idempotency-Key: %s", uuid);
+			hdrs[n++] = key;
+		}
+		hdrs[n] = NULL;
+		struct floe_http_req rq = {.method = k->method,
+					   .url = url,
+					   .headers = hdrs,
+					   .body = k->body,
+					   .body_len = k->body_len,
+					   .once = k->mutation,
+					   .max = k->max,
+					   .stopped = stopped};
+		char why[300] = "";
+		floe_http_resp_fini(r);
+		int net = floe_http_run(c->http, &rq, r, why, sizeof(why));
+		floe_wipe(auth, sizeof(auth));
+		if (net == -ECANCELED) { /* the stop's grace ran out: the request may have arrived */
+			*sent = true;
+			return floe_err_set(err, FLOE_S3_ESTOPPED, "%s %s: cut by the stop", k->method, url);
+		}
+		if (net < 0)
+			return floe_err_set(err, net, "%s %s: %s", k->method, url, floe_strerror(net));
+		if (net != FLOE_HTTP_ANSWERED) {
+			*sent = net == FLOE_HTTP_FAILED;
+			return floe_err_set(err, transport_rc(net, r), "%s %s: %s", k->method, url, why);
+		}
+		*sent = true;
+		bool refused = r->status == 401 || r->status == 419;
+		if (!refused || tries > 0 || !c->cfg->lake.rest.credential)
+			return 0;
+		floe_info("catalog: %s refused the token (%d): asking for a new one", c->cfg->lake.rest.uri,
+			  r->status);
+		drop_token(c);
+	}
+}
+
+/* GET /v1/config once: the prefix (the configured one wins) and the endpoints. */
+static int configure(struct floe_catalog_rest *c, struct floe_err *err)
+{
+	if (c->conf)
+		return 0;
+	struct floe_buf p;
+	floe_buf_init(&p, c->a, 4096);
+	int rc = floe_buf_puts(&p, "/v1/config");
+	const char *wh = c->cfg->lake.rest.warehouse;
+	if (rc == 0 && wh && (rc = floe_buf_puts(&p, "?warehouse=")) == 0)
+		rc = floe_uri_put(&p, wh, strlen(wh), false);
+	if (rc == 0)
+		rc = floe_buf_terminate(&p);
+	if (rc) {
+		floe_buf_fini(&p);
+		return floe_err_set(err, rc, "the config request: %s", floe_strerror(rc));
+	}
+	struct call k = {.method = "GET", .path = (const char *)p.data, .max = CONFIG_MAX};
+	struct floe_http_resp r = {0};
+	bool sent;
+	rc = call(c, &k, &r, &sent, err);
+	floe_buf_fini(&p);
+	if (rc == 0 && r.status != 200)
+		rc = status_rc(c, "GET /v1/config", &r, err);
+	struct floe_err pe;
+	if (rc == 0 && (rc = floe_rest_config_parse(c->a, r.data ? r.data : "", r.len, CONFIG_MAX, NULL, 0,
+						     &c->conf, &pe)))
+		rc = floe_err_set(err, FLOE_S3_EPROTO, "%s: /v1/config: %s", c->cfg->lake.rest.uri,
+				  floe_err_text(&pe, rc));
+	floe_http_resp_fini(&r);
+	if (rc)
+		return rc;
+	const char *pre = c->cfg->lake.rest.prefix ? c->cfg->lake.rest.prefix
+						   : floe_rest_config_get(c->conf, "prefix");
+	if (floe_fmt(c->prefix, sizeof(c->prefix), "%s", pre ? pre : "")) {
+		floe_rest_config_free(c->conf);
+		c->conf = NULL;
+		return floe_err_set(err, FLOE_ELIMIT, "the catalog's prefix is too long");
+	}
+	return 0;
+}
+
+static int serves(struct floe_catalog_rest *c, const char *endpoint, struct floe_err *err)
+{
+	if (floe_rest_config_serves(c->conf, endpoint))
+		return 0;
+	return floe_err_set(err, FLOE_EUNSUPPORTED, "%s does not serve %s (its /v1/config lists the endpoints it serves)",
+			    c->cfg->lake.rest.uri, endpoint);
+}
+
+/* The path of the namespace (table NULL) or of a table in it, with suffix. */
+static int path_of(struct floe_catalog_rest *c, const char *table, const char *suffix, struct floe_buf *out,
+		   struct floe_err *err)
+{
+	const char *sep = floe_rest_config_get(c->conf, "namespace-separator");
+	int rc = floe_rest_path(c->prefix, c->ns, c->nns, sep, table, suffix, out);
+	if (rc == 0)
+		rc = floe_buf_terminate(out);
+	return rc ? floe_err_set(err, rc, "a request path: %s", floe_strerror(rc)) : 0;
+}
+
+/* ---- operations ---------------------------------------------------------------------- */
+
+/* POST a body (a JSON document in b) to path: the answer in r. */
+static int post(struct floe_catalog_rest *c, const char *path, const struct floe_buf *b, bool mutation,
+		struct floe_http_resp *r, bool *sent, struct floe_err *err)
+{
+	struct call k = {.method = "POST",
+			 .path = path,
+			 .body = (const char *)b->data,
+			 .body_len = b->len,
+			 .mutation = mutation,
+			 .max = TABLE_MAX};
+	return call(c, &k, r, sent, err);
+}
+
+/* Creates the namespace; one that exists already (409) is fine. */
+static int make_namespace(struct floe_catalog_rest *c, struct floe_err *err)
+{
+	if (c->ns_made)
+		return 0;
+	struct floe_buf p, b;
+	struct floe_http_resp r = {0};
+	bool sent;
+	if (!floe_rest_config_serves(c->conf, "POST /v1/{prefix}/namespaces")) {
+		/* Namespaces are made by whoever runs the catalog: the table goes into the
+		 * configured one, and its creation says if it is missing. */
+		floe_info("catalog: %s does not create namespaces: using %s as it is", c->cfg->lake.rest.uri,
+			  c->cfg->lake.rest.namespace);
+		c->ns_made = true;
+		return 0;
+	}
+	floe_buf_init(&p, c->a, 4096);
+	floe_buf_init(&b, c->a, 1 << 16);
+	const char *const none[] = {NULL};
+	int rc = floe_rest_path(c->prefix, none, 0, NULL, NULL, "/namespaces", &p);
+	if (rc == 0)
+		rc = floe_buf_terminate(&p);
+	if (rc == 0)
+		rc = floe_rest_namespace_request(c->ns, c->nns, &b);
+	if (rc)
+		rc = floe_err_set(err, rc, "the namespace request: %s", floe_strerror(rc));
+	if (rc == 0 && (rc = post(c, (const char *)p.data, &b, true, &r, &sent, err)) == 0) {
+		if (r.status == 200 || r.status == 409)
+			c->ns_made = true;
+		else
+			rc = status_rc(c, "creating the namespace", &r, err);
+	}
+	if (rc == 0 && r.status == 200)
+		floe_info("catalog: created namespace %s in %s", c->cfg->lake.rest.namespace, c->cfg->lake.rest.uri);
+	floe_http_resp_fini(&r);
+	floe_buf_fini(&p);
+	floe_buf_fini(&b);
+	return rc;
+}
+
+/* A LoadTableResult in r into *meta, its version into *version and its ETag into etag. */
+static int take_table(struct floe_catalog_rest *c, const char *what, struct floe_http_resp *r,
+		      char etag[256], struct floe_ice_meta **meta, int64_t *version, struct floe_err *err)
+{
+	struct floe_rest_table *t = NULL;
+	struct floe_err pe;
+	int rc = floe_rest_table_parse(c->a, r->data ? r->data : "", r->len, TABLE_MAX, &t, &pe);
+	if (rc)
+		return floe_err_set(err, rc == FLOE_ENOMEM ? rc : FLOE_S3_EPROTO, "%s: %s: %s",
+				    c->cfg->lake.rest.uri, what, floe_err_text(&pe, rc));
+	*meta = floe_rest_table_take_metadata(t);
+	/* Else the last-sequence-number, which grows with every commit as well. */
+	*version = floe_rest_metadata_version(floe_rest_table_location(t));
+	if (*version <= 0)
+		*version = floe_ice_meta_last_sequence(*meta);
+	floe_rest_table_free(t);
+	if (etag)
+		snprintf(etag, 256, "%s", r->etag);
+	return 0;
+}
+
+static int create_table(struct floe_catalog_rest *c, const char *name, const struct floe_catalog_rest_create *cr,
+			char etag[256], struct floe_ice_meta **meta, int64_t *version, struct floe_err *err)
+{
+	struct floe_buf p, b;
+	struct floe_http_resp r = {0};
+	bool sent;
+	floe_buf_init(&p, c->a, 4096);
+	floe_buf_init(&b, c->a, 1 << 20);
+	int rc = serves(c, "POST /v1/{prefix}/namespaces/{namespace}/tables", err);
+	if (rc == 0 && (rc = path_of(c, NULL, "/tables", &p, err)) == 0 &&
+	    (rc = floe_rest_create_request(c->a, name, NULL, cr->fields, cr->nfields, cr->pfields, cr->npfields,
+					   cr->props, cr->nprops, &b)))
+		rc = floe_err_set(err, rc, "the create-table request: %s", floe_strerror(rc));
+	if (rc == 0 && (rc = post(c, (const char *)p.data, &b, true, &r, &sent, err)) == 0) {
+		if (r.status == 200) {
+			rc = take_table(c, "the created table", &r, etag, meta, version, err);
+			if (rc == 0)
+				floe_info("catalog: created table %s in %s at %s", name, c->what,
+					  floe_ice_meta_location(*meta) ? floe_ice_meta_location(*meta) : "?");
+		} else if (r.status == 409) {
+			rc = FLOE_ECONFLICT; /* another writer created it first: load theirs */
+		} else {
+			rc = status_rc(c, "creating the table", &r, err);
+		}
+	}
+	floe_http_resp_fini(&r);
+	floe_buf_fini(&p);
+	floe_buf_fini(&b);
+	return rc;
+}
+
+int floe_catalog_rest_load(struct floe_catalog_rest *c, const char *name,
+			   const struct floe_catalog_rest_create *create, char etag[256],
+			   struct floe_ice_meta **meta, int64_t *version, struct floe_err *err)
+{
+	*meta = NULL;
+	int rc = configure(c, err);
+	if (rc == 0 && create)
+		rc = make_namespace(c, err);
+	if (rc == 0)
+		rc = serves(c, "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}", err);
+	if (rc)
+		return rc;
+	for (int round = 0; round < 2; round++) {
+		struct floe_buf p;
+		struct floe_http_resp r = {0};
+		bool sent;
+		floe_buf_init(&p, c->a, 4096);
+		if ((rc = path_of(c, name, NULL, &p, err)) == 0) {
+			struct call k = {.method = "GET", .path = (const char *)p.data, .etag = etag, .max = TABLE_MAX};
+			rc = call(c, &k, &r, &sent, err);
+		}
+		floe_buf_fini(&p);
+		if (rc == 0) {
+			if (r.status == 304)
+				rc = 0;
+			else if (r.status == 200)
+				rc = take_table(c, "the loaded table", &r, etag, meta, version, err);
+			else
+				rc = status_rc(c, "loading the table", &r, err);
+		}
+		floe_http_resp_fini(&r);
+		if (rc != FLOE_ENOTFOUND || !create)
+			return rc;
+		if ((rc = create_table(c, name, create, etag, meta, version, err)) != FLOE_ECONFLICT)
+			return rc;
+	}
+	return floe_err_set(err, FLOE_ECONFLICT, "%s: table %s was created and is still not there", c->what, name);
+}
+
+int floe_catalog_rest_commit(struct floe_catalog_rest *c, const char *name,
+			     const struct floe_rest_commit *cm, struct floe_ice_meta **meta,
+			     int64_t *version, bool *unknown, struct floe_err *err)
+{
+	struct floe_buf p, b;
+	struct floe_http_resp r = {0};
+	bool sent = false;
+	*meta = NULL;
+	*unknown = false;
+	floe_buf_init(&p, c->a, 4096);
+	floe_buf_init(&b, c->a, 1 << 20);
+	int rc = configure(c, err);
+	if (rc == 0)
+		rc = serves(c, "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}", err);
+	if (rc == 0 && (rc = path_of(c, name, NULL, &p, err)) == 0 && (rc = floe_rest_commit_request(c->a, cm, &b)))
+		rc = floe_err_set(err, rc, "the commit request: %s", floe_strerror(rc));
+	if (rc == 0) {
+		rc = post(c, (const char *)p.data, &b, true, &r, &sent, err);
+		if (rc == 0 && r.status == 200)
+			rc = take_table(c, "the commit's answer", &r, NULL, meta, version, err);
+		else if (rc == 0)
+			rc = status_rc(c, "the commit", &r, err);
+		/* Sent, and no answer that says what became of it: a 5xx after the catalog
+		 * applied the commit, a cut connection, a timeout, or an answer floe cannot
+		 * read. Only a reload tells. */
+		*unknown = sent && rc && rc != FLOE_ECONFLICT && !(r.status >= 400 && r.status < 500);
+	}
+	floe_http_resp_fini(&r);
+	floe_buf_fini(&p);
+	floe_buf_fini(&b);
+	return rc;
+}

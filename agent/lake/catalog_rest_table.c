@@ -1,0 +1,116 @@
+/* A table in a REST catalog: where the filesystem catalog finds the current version by
+ * probing metadata files and commits by creating the next one, a catalog table is loaded
+ * from the catalog (with its ETag) and committed by a request that adds the snapshot and
+ * moves the branch, asserting the table's UUID and the branch head it was built on. Data
+ * files, manifests and manifest lists are written into the location the catalog gives
+ * the table (a local directory, file:// or a path, or s3://), through a store of the
+ * table's own.
+ * Everything else (the attempt, the retry loop, the checks of whose commits are whose)
+ * is the one commit path of table_commit.c. */
+#include "agent/lake/table_impl.h"
+
+#include "agent/lake/catalog_rest.h"
+#include "formats/base/buf.h"
+#include "formats/base/error.h"
+#include "formats/iceberg/metadata.h"
+#include "formats/iceberg/rest.h"
+#include "platform/log.h"
+#include "platform/store.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Takes m (owned) at version v as the table's metadata: a table whose UUID changed was
+ * dropped and made again under the name, and floe's history of it (its commits) is gone. */
+static int take(struct floe_table *t, struct floe_ice_meta *m, int64_t v)
+{
+	const char *uuid = floe_ice_meta_uuid(m);
+	if (t->uuid[0] && uuid && strcmp(uuid, t->uuid) != 0) {
+		floe_ice_meta_free(m);
+		return floe_table_fail(t, FLOE_EREGRESS,
+				       "table %s in %s now has table-uuid %s, not %s: it was dropped and "
+				       "created again; floe will not commit on another table's history",
+				       t->opt.name, floe_catalog_rest_what(t->opt.catalog), uuid, t->uuid);
+	}
+	if (uuid && !t->uuid[0])
+		snprintf(t->uuid, sizeof(t->uuid), "%s", uuid);
+	floe_ice_meta_free(t->meta);
+	t->meta = m;
+	t->catalog_schema_id = floe_ice_meta_current_schema_id(m);
+	t->version = v > 0 ? v : 1;
+	floe_table_seen(t);
+	return 0;
+}
+
+int floe_table_catalog_bind(struct floe_table *t, const struct floe_catalog_rest_create *cr,
+			    struct floe_store **store)
+{
+	struct floe_ice_meta *m = NULL;
+	int64_t v = 0;
+	int rc = floe_catalog_rest_load(t->opt.catalog, t->opt.name, cr, t->etag, &m, &v, &t->err);
+	if (rc == 0 && !m)
+		rc = floe_table_fail(t, FLOE_S3_EPROTO, "the catalog answered 304 to a load without an ETag");
+	if (rc || (rc = take(t, m, v)))
+		return rc;
+	const char *loc = floe_ice_meta_location(t->meta);
+	if (!loc)
+		return floe_table_fail(t, FLOE_EFORMAT, "the catalog gave table %s no location", t->opt.name);
+	return floe_catalog_rest_open_store(t->opt.catalog, loc, store, &t->err);
+}
+
+int floe_table_catalog_reload(struct floe_table *t)
+{
+	struct floe_ice_meta *m = NULL;
+	int64_t v = 0;
+	/* A handle whose metadata a failed attempt edited (version 0) loads it whole. */
+	if (t->version == 0 || !t->meta)
+		t->etag[0] = '\0';
+	int rc = floe_catalog_rest_load(t->opt.catalog, t->opt.name, NULL, t->etag, &m, &v, &t->err);
+	if (rc)
+		return rc;
+	if (!m) { /* 304: what the handle has is current */
+		t->version = t->seen_version;
+		return 0;
+	}
+	return take(t, m, v);
+}
+
+int floe_table_catalog_put(struct floe_table *t, bool *unknown)
+{
+	const struct floe_ice_snapshot *snap = t->pending;
+	if (!snap)
+		return floe_table_fail(t, FLOE_EUNSUPPORTED,
+				       "a commit without a snapshot (expiry alone) is the catalog's "
+				       "maintenance, not floe's, in a REST catalog");
+	struct floe_rest_commit cm = {
+	    .table_uuid = t->uuid,
+	    .ref = "main",
+	    .ref_snapshot_id = snap->parent_id,
+	    .snapshot = snap,
+	};
+	/* An attempt that changed the schema (typed columns) sends it along, asserting the
+	 * one it was built on: the catalog makes the metadata, so a schema left out of the
+	 * request would never reach the table. */
+	if (floe_ice_meta_current_schema_id(t->meta) != t->catalog_schema_id) {
+		cm.schema = floe_ice_meta_current_schema(t->meta);
+		cm.base_schema_id = t->catalog_schema_id;
+	}
+	struct floe_ice_meta *m = NULL;
+	int64_t v = 0;
+	int rc = floe_catalog_rest_commit(t->opt.catalog, t->opt.name, &cm, &m, &v, unknown, &t->err);
+	t->etag[0] = '\0'; /* the commit's answer carries none */
+	if (rc == 0)
+		return take(t, m, v);
+	if (rc == FLOE_ECONFLICT)
+		return rc;
+	if (*unknown) {
+		/* The reload of the next attempt looks for this snapshot (by id and
+		 * floe.commit-seq) before anything else is tried. */
+		floe_warn("table: the commit of snapshot %" PRId64 " to %s may or may not have landed "
+			  "(%s): reloading to see",
+			  snap->snapshot_id, t->opt.name, t->err.msg);
+		return FLOE_ECONFLICT;
+	}
+	return rc;
+}
