@@ -39,10 +39,10 @@ struct floe_record;
 struct floe_agg_plan {
 	uint32_t windows;     /* window slots: windows open at once */
 	uint64_t group_bytes; /* one group: key, counters, small sketches, and its share of
-			       * the window's dense sketch blocks */
+			       * the window's pool */
 	uint64_t groups;      /* per window: max_groups + 1 (the overflow group) */
 	uint64_t total;	      /* everything floe_agg_new reserves */
-	uint64_t dense;	      /* per window and sketch metric: blocks for dense sketches */
+	uint64_t pool;	      /* per window: bytes its sketches grow into (pool.h) */
 };
 
 /* Computes the plan of c. FLOE_ELIMIT with the reason in err (may be NULL) when more
@@ -66,7 +66,7 @@ struct floe_agg_stats {
 	uint64_t future;     /* events too far ahead of the clock (counted in late too) */
 	uint64_t unparsable; /* metric values that were not numbers: not aggregated */
 	uint64_t overflowed; /* events aggregated in an __overflow__ group */
-	uint64_t coarse;     /* sketches made coarser: their window's dense blocks were taken */
+	uint64_t coarse;     /* sketches made coarser: their window's pool had too little left */
 	uint64_t windows;    /* windows emitted */
 	uint64_t rows;	     /* rows emitted */
 };

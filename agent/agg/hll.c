@@ -161,7 +161,7 @@ static void go_dense(struct floe_hll *h)
 	uint32_t tmp[FLOE_HLL_LIST_MAX];
 	uint32_t n = h->n;
 	memcpy(tmp, h->list, (size_t)n * 4);
-	uint8_t *reg = h->pool ? floe_agg_pool_take(h->pool) : h->list;
+	uint8_t *reg = h->pool ? floe_agg_pool_take(h->pool, h->m) : h->list;
 	if (!reg) {
 		h->p = (uint8_t)own_precision(h);
 		h->m = (uint32_t)1 << h->p;
@@ -187,7 +187,7 @@ uint8_t *floe_hll_restore_dense(struct floe_hll *h, unsigned p)
 	if (h->reg || h->n)
 		return NULL;
 	if (p == h->pcfg)
-		reg = h->pool ? floe_agg_pool_take(h->pool) : h->list;
+		reg = h->pool ? floe_agg_pool_take(h->pool, (size_t)1 << p) : h->list;
 	else if (h->pool && p == own_precision(h) && p >= FLOE_HLL_PMIN)
 		reg = h->list;
 	if (!reg)

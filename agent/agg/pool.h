@@ -1,5 +1,6 @@
-/* A pool of fixed-size memory blocks that sketches take from when they outgrow their
- * own small memory: reserved with everything else at start-up, handed out by a counter,
+/* A window's pool of sketch memory: one arena that the sketches of all the window's
+ * groups and metrics take pieces from when they outgrow their own small memory, each the
+ * size it asks for. Reserved with everything else at start-up, handed out by a counter,
  * given back all at once when its window is emptied. No call here allocates. */
 #ifndef FLOE_AGG_POOL_H
 #define FLOE_AGG_POOL_H
@@ -8,24 +9,28 @@
 #include <stdint.h>
 
 struct floe_agg_pool {
-	uint8_t *mem;	   /* nblocks blocks of block bytes (8-aligned) */
-	size_t block;
-	uint32_t nblocks;
-	uint32_t used;
-	uint64_t *refused; /* counts the takes that found the pool empty; may be NULL */
+	uint8_t *mem;	   /* size bytes, 8-aligned */
+	size_t size;
+	size_t used;
+	uint64_t *refused; /* counts the takes that found too little left; may be NULL */
 };
 
-/* The next free block, or NULL (counted in *refused) when none is left. */
-static inline void *floe_agg_pool_take(struct floe_agg_pool *p)
+/* The next bytes of the pool (rounded up to 8, 8-aligned), or NULL (counted in *refused)
+ * when fewer are left. */
+static inline void *floe_agg_pool_take(struct floe_agg_pool *p, size_t bytes)
 {
-	if (p->used < p->nblocks)
-		return p->mem + (size_t)p->used++ * p->block;
+	size_t n = (bytes + 7) & ~(size_t)7;
+	if (n >= bytes && n <= p->size - p->used) {
+		void *r = p->mem + p->used;
+		p->used += n;
+		return r;
+	}
 	if (p->refused)
 		++*p->refused;
 	return NULL;
 }
 
-/* Every block free again: the sketches holding them must have been reset. */
+/* Every piece free again: the sketches holding them must have been reset. */
 static inline void floe_agg_pool_reset(struct floe_agg_pool *p)
 {
 	p->used = 0;

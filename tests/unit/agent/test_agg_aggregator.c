@@ -552,6 +552,74 @@ static void test_image(void **state)
 	teardown(&f);
 }
 
+/* Adds n events of key k in [t, t + 50) s, with values spread evenly in log over 9
+ * decades (1e-3 .. 1e6), each a distinct text; sorted gets them in order. */
+static void add_spread(struct fixture *f, double t, const char *k, int n, double *sorted)
+{
+	char v[32];
+	for (int i = 0; i < n; i++) {
+		double x = pow(10.0, -3.0 + 9.0 * i / (n > 1 ? n - 1 : 1));
+		snprintf(v, sizeof(v), "%.17g", x);
+		sorted[i] = strtod(v, NULL);
+		add(f, t + 50.0 * i / n, k, v);
+	}
+}
+
+/* Groups of 1, 2, 100 and 10,000 events with values over 9 decades in one window of the
+ * shared pool (max_groups 8: an eighth of each largest form per group, and one of each,
+ * 55 KiB): distinct is exact below 256 and within 2 % above, every quantile within the
+ * accuracy, nothing coarse. A window whose three groups each want a dense HLL and a
+ * full DDSketch window (in ascending order, so each window also outgrew three smaller
+ * ones: 88 KiB in all) finds the pool short: the sketches that find it empty go coarse,
+ * each counted once, and keep what coarse promises (an HLL at p = 10 within its wider
+ * error, a DDSketch's high quantiles within the accuracy). */
+static void test_pool_shared(void **state)
+{
+	(void)state;
+	struct fixture f;
+	setup(&f, "aggregations: [{name: a, window: 1m, group_by: [k], max_groups: 8, "
+		  "metrics: [count, {distinct: v}, {quantiles: v, q: [0.01, 0.5, 0.99]}]}]\n");
+	static double sorted[4][10000];
+	static const int ns[] = {1, 2, 100, 10000};
+	static const char *const keys[] = {"g1", "g2", "g3", "g4"};
+	static const double qv[] = {0.01, 0.5, 0.99};
+	for (int g = 0; g < 4; g++)
+		add_spread(&f, 1, keys[g], ns[g], sorted[g]);
+	add(&f, 200, "z", "1"); /* closes [0, 60) */
+	assert_int_equal(f.sink.n, 4);
+	for (int g = 0; g < 4; g++) {
+		const struct row *r = find(&f.sink, 0, keys[g]);
+		assert_true(r->v[0] == ns[g]);
+		if (ns[g] < 256)
+			assert_true(r->v[1] == ns[g]);
+		else
+			assert_true(fabs(r->v[1] / ns[g] - 1) <= 0.02);
+		for (int q = 0; q < 3; q++) {
+			double want = sorted[g][(size_t)(qv[q] * (ns[g] - 1))];
+			if (fabs(r->v[2 + q] / want - 1) > 0.01 + 1e-9)
+				fail_msg("%s q%.2f: %g, want %g", keys[g], qv[q], r->v[2 + q], want);
+		}
+	}
+	assert_int_equal(floe_agg_stats(f.g)->coarse, 0);
+	for (int g = 0; g < 3; g++)
+		add_spread(&f, 240, keys[g], 10000, sorted[g]);
+	assert_int_equal(floe_agg_flush(f.g, collect, &f.sink), 0);
+	uint64_t coarse = floe_agg_stats(f.g)->coarse, hll_coarse = 0;
+	assert_true(coarse >= 1 && coarse <= 6);
+	for (int g = 0; g < 3; g++) {
+		const struct row *r = find(&f.sink, 240, keys[g]);
+		assert_true(r->v[0] == 10000);
+		bool c = r->sketch_len[0] == 40 + 1024;
+		hll_coarse += c;
+		assert_true(c || r->sketch_len[0] == 40 + 16384);
+		assert_true(fabs(r->v[1] / 10000 - 1) <= (c ? 0.1 : 0.02));
+		double want = sorted[g][(size_t)(0.99 * 9999)];
+		assert_true(fabs(r->v[4] / want - 1) <= 0.01 + 1e-9);
+	}
+	assert_true(hll_coarse >= 1 && hll_coarse <= coarse);
+	teardown(&f);
+}
+
 static void test_plan(void **state)
 {
 	(void)state;
@@ -569,16 +637,18 @@ static void test_plan(void **state)
 	assert_int_equal(p.groups, 11);
 	assert_int_equal(p.group_bytes, 16 + 256 + 8);
 	floe_config_free(c);
-	/* A group with a distinct and a quantiles sketch: their lists and pairs in the group,
-	 * and a share of the window's dense blocks (one per group: every group can go dense,
-	 * so no sketch goes coarse). It was 27,056 bytes with a dense HLL (16 KiB) and dense
-	 * DDSketch windows (10 KiB) in every group; the lists and pairs add 5 %. */
+	/* A group with a distinct and a quantiles sketch: their list and pairs in the group,
+	 * and its share of the window's pool (an eighth of a dense HLL and of a DDSketch's
+	 * full windows, and one of each for a busy group). It was 28,424 bytes with a block
+	 * of each per group; the target is 4 times less. */
 	y = "aggregations: [{name: a, group_by: [k], max_groups: 1000, "
 	    "metrics: [count, {distinct: u}, {quantiles: v}]}]\n";
 	assert_int_equal(floe_config_parse(NULL, "t.yaml", y, strlen(y), "h", &c, NULL), 0);
 	assert_int_equal(floe_agg_plan(&c->aggs[0], &p, &err), 0);
-	assert_int_equal(p.dense, 1000 + 1);
-	assert_true(p.group_bytes <= 27056 * 11 / 10); /* 28,424 */
+	assert_int_equal(p.pool, 1001 * (16384 / 8 + 10240 / 8) + 16384 + 10240);
+	assert_true(p.group_bytes * 4 <= 28424);
+	printf("# a group of count, distinct and quantiles: %llu bytes\n",
+	       (unsigned long long)p.group_bytes);
 	floe_config_free(c);
 	assert_int_equal(floe_config_parse(NULL, "t.yaml", ya, strlen(ya), "h", &c, NULL), 0);
 	assert_int_equal(floe_agg_plan(&c->aggs[1], &p, &err), 0);
@@ -601,7 +671,7 @@ static void test_plan(void **state)
 	assert_int_equal(floe_agg_check(c, 0, &err), FLOE_EFORMAT);
 	/* A group's bytes depend on the sketches' struct sizes (32 or 64-bit). */
 	assert_non_null(strstr(err.msg, "t.yaml:2:16: key 'aggregations[0].max_groups': 1 "
-					"window(s) x 1001 groups x 177"));
+					"window(s) x 1001 groups x 34"));
 	assert_non_null(strstr(err.msg, "more than their share of agent.memory_limit (2.0MiB: "
 					"at most a quarter, and what the 0.0MiB the rest of the "
 					"agent needs leaves); lower max_groups to "));
@@ -630,6 +700,7 @@ int main(void)
 	    cmocka_unit_test(test_quantiles_where),
 	    cmocka_unit_test(test_idle),
 	    cmocka_unit_test(test_numbers),
+	    cmocka_unit_test(test_pool_shared),
 	    cmocka_unit_test(test_plan),
 	    cmocka_unit_test(test_image),
 	};

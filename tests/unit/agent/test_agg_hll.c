@@ -372,7 +372,7 @@ static void test_pool(void **state)
 {
 	static uint32_t own[3][FLOE_HLL_LIST_MAX];
 	uint64_t refused = 0;
-	struct floe_agg_pool pool = {mem_a, 1u << 14, 1, 0, &refused};
+	struct floe_agg_pool pool = {mem_a, 1u << 14, 0, &refused};
 	struct floe_hll h[3];
 	assert_int_equal(floe_hll_list_bytes(14), 1024);
 	assert_int_equal(floe_hll_list_bytes(8), 96);
@@ -387,7 +387,7 @@ static void test_pool(void **state)
 		if (i < 200)
 			add_item(&h[2], 23, i);
 	}
-	assert_int_equal(pool.used, 1);
+	assert_int_equal(pool.used, 1u << 14);
 	assert_int_equal(refused, 1);
 	assert_true(h[0].p == 14 && h[0].reg == mem_a);
 	assert_true(h[1].p == 10 && h[1].reg == (uint8_t *)own[1]);
