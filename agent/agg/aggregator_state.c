@@ -142,7 +142,9 @@ static void put_hll(struct saver *sv, const struct floe_hll *h)
 	put_u32(sv, h->p);
 	put_u32(sv, h->n);
 	if (!h->reg) {
-		put(sv, h->list, (size_t)h->n * 4);
+		uint32_t at = 0, c;
+		while ((c = floe_hll_coupon_next(h, &at)))
+			put_u32(sv, c);
 		return;
 	}
 	uint32_t nnz = 0;
@@ -344,7 +346,7 @@ static int get_hll(struct loader *l, const struct agg_metric *m, uint8_t *st,
 				      floe_hll_list_bytes(m->cfg->precision), pool);
 	if (rc || (rc = get_u32(l, &dense)) || (rc = get_u32(l, &p)) || (rc = get_u32(l, &n)))
 		return rc ? rc : FLOE_ECORRUPT;
-	if (dense > 1 || (!dense && (p != m->cfg->precision || n > h->cap)))
+	if (dense > 1 || (!dense && (p != m->cfg->precision || n > floe_hll_exact_max(p))))
 		return FLOE_ECORRUPT;
 	for (uint32_t i = 0; !dense && i < n; i++) {
 		if ((rc = get_u32(l, &c)))

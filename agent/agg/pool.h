@@ -15,19 +15,25 @@ struct floe_agg_pool {
 	uint64_t *refused; /* counts the takes that found too little left; may be NULL */
 };
 
-/* The next bytes of the pool (rounded up to 8, 8-aligned), or NULL (counted in *refused)
- * when fewer are left. */
-static inline void *floe_agg_pool_take(struct floe_agg_pool *p, size_t bytes)
+/* The next bytes of the pool (rounded up to 8, 8-aligned), or NULL when fewer are left,
+ * not counted: for a step the caller can do without. */
+static inline void *floe_agg_pool_try(struct floe_agg_pool *p, size_t bytes)
 {
 	size_t n = (bytes + 7) & ~(size_t)7;
-	if (n >= bytes && n <= p->size - p->used) {
-		void *r = p->mem + p->used;
-		p->used += n;
-		return r;
-	}
-	if (p->refused)
+	if (n < bytes || n > p->size - p->used)
+		return NULL;
+	void *r = p->mem + p->used;
+	p->used += n;
+	return r;
+}
+
+/* As floe_agg_pool_try, and a NULL is counted in *refused. */
+static inline void *floe_agg_pool_take(struct floe_agg_pool *p, size_t bytes)
+{
+	void *r = floe_agg_pool_try(p, bytes);
+	if (!r && p->refused)
 		++*p->refused;
-	return NULL;
+	return r;
 }
 
 /* Every piece free again: the sketches holding them must have been reset. */
