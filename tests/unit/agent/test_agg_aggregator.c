@@ -621,6 +621,51 @@ static void test_pool_shared(void **state)
 	teardown(&f);
 }
 
+/* An image of a window whose sketches took from the pool (a dense HLL of 2,000 after its
+ * coupon set, DDSketch windows grown over 9 decades) or found it short (coarse HLLs,
+ * folded DDSketches) is restored to the same rows, and the restored sketches go on
+ * taking events as the original's do. */
+static void test_image_pooled(void **state)
+{
+	(void)state;
+	const char *y = "aggregations: [{name: a, window: 1m, group_by: [k], max_groups: 2, "
+			"metrics: [count, {distinct: v}, {quantiles: v, q: [0.01, 0.5, 0.99]}]}]\n";
+	struct fixture f, g;
+	setup(&f, y);
+	setup(&g, y);
+	static double sorted[10000];
+	add_spread(&f, 1, "b", 2000, sorted); /* a set, then registers: 20 KiB of 36 */
+	add_spread(&f, 1, "a", 500, sorted);
+	add_spread(&f, 1, "c", 3000, sorted); /* the overflow group */
+	struct image im;
+	save_image(&f, 7, &im);
+	uint64_t tag = 0;
+	assert_int_equal(floe_agg_load(g.g, read_image, &im, &tag, NULL), 0);
+	assert_int_equal(tag, 7);
+	/* 30 more in [0, 60), the rest in the next window */
+	add_spread(&f, 55, "a", 300, sorted);
+	add_spread(&g, 55, "a", 300, sorted);
+	assert_int_equal(floe_agg_flush(f.g, collect, &f.sink), 0);
+	assert_int_equal(floe_agg_flush(g.g, collect, &g.sink), 0);
+	assert_int_equal(f.sink.n, 4);
+	assert_int_equal(g.sink.n, 4);
+	assert_memory_equal(f.sink.rows, g.sink.rows, f.sink.n * sizeof(struct row));
+	/* b: a dense HLL and full DDSketch windows from the pool; a and the overflow group
+	 * found it short: HLLs at p = 10, DDSketches folded, 4 sketches counted; the next
+	 * window's a, from its own pool: exact in a set of 270 coupons. */
+	const struct row *b = find(&g.sink, 0, "b");
+	assert_true(b->sketch_len[0] == 40 + 16384 && fabs(b->v[1] / 2000 - 1) <= 0.02);
+	assert_true(find(&g.sink, 0, "a")->sketch_len[0] == 40 + 1024);
+	assert_true(find(&g.sink, 0, FLOE_AGG_OVERFLOW)->sketch_len[0] == 40 + 1024);
+	const struct row *a = find(&g.sink, 60, "a");
+	assert_true(a->v[0] == 270 && a->v[1] == 270 && a->sketch_len[0] == 12 + 4 * 270);
+	assert_int_equal(floe_agg_stats(f.g)->coarse, 4);
+	assert_int_equal(floe_agg_stats(f.g)->coarse, floe_agg_stats(g.g)->coarse);
+	free(im.p);
+	teardown(&g);
+	teardown(&f);
+}
+
 static void test_plan(void **state)
 {
 	(void)state;
@@ -704,6 +749,7 @@ int main(void)
 	    cmocka_unit_test(test_pool_shared),
 	    cmocka_unit_test(test_plan),
 	    cmocka_unit_test(test_image),
+	    cmocka_unit_test(test_image_pooled),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
