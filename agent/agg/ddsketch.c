@@ -31,8 +31,8 @@
  * would cost 10 KiB for the one or two values most groups of a window see. The first
  * bucket that does not fit makes that store a window of the pool, sized to twice its
  * occupied range (so that it need not grow at the next value) and rounded to a power of
- * two: 300 values of a latency spread over a factor of 100 take 256 buckets (1 KiB), not
- * the 2,560 of the budget. A range wider than the window takes a window twice as large;
+ * two: values spread over a factor of 10 take 256 buckets (1 KiB), over a factor of 100
+ * 512 (2 KiB), not the 2,560 of the budget. A range wider than the window takes a window twice as large;
  * only a range wider than the budget collapses, as above. With too little left in the
  * pool a store stays as it is and folds its lowest bucket into the next one, which is
  * what a full dense store does, and the sketch counts as collapsed. */
