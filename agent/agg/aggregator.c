@@ -380,6 +380,9 @@ static int close_until(struct floe_aggregator *g, int64_t until, bool partial,
 		if (rc)
 			return rc;
 		w->open = false;
+		/* Its sketches are done: the chunks its pool grew go back to the budget now,
+		 * not when the slot is reused. */
+		floe_agg_pool_reset(&w->pool);
 		/* A flushed window may open again (events after a restart add a row to it). */
 		if (!partial && w->start + g->window_us > g->closed_until)
 			g->closed_until = w->start + g->window_us;

@@ -104,6 +104,7 @@ struct floe_aggregator {
 	struct floe_pq_value *row; /* the row being emitted */
 	size_t ncols;
 	struct floe_agg_stats stats;
+	struct floe_agg_growth grow; /* what the windows' pools grow from */
 	uint8_t *img; /* the headers of the open windows' image (aggregator_state.c) */
 	size_t img_cap;
 };

@@ -243,12 +243,16 @@ static int make_windows(struct floe_aggregator *g, struct floe_err *err)
 	if (!g->win || !g->slab || !g->key)
 		return floe_err_set(err, FLOE_ENOMEM,
 				    "out of memory for %u windows of %zu bytes of groups", nw, per);
+	g->grow = (struct floe_agg_growth){.a = g->a,
+					   .held = &g->stats.pool_grown,
+					   .in_use = &g->stats.pool_bytes,
+					   .refused = &g->stats.coarse};
 	for (uint32_t i = 0; i < nw; i++) {
 		struct agg_window *w = &g->win[i];
 		w->groups = g->slab + (size_t)i * per;
 		w->index = (uint32_t *)(void *)(w->groups + groups);
-		w->pool = (struct floe_agg_pool){(uint8_t *)(w->index + g->cap), pool, 0,
-						 &g->stats.coarse};
+		w->pool = (struct floe_agg_pool){
+		    .mem = (uint8_t *)(w->index + g->cap), .size = pool, .grow = &g->grow};
 	}
 	return 0;
 }
@@ -345,6 +349,8 @@ void floe_agg_free(struct floe_aggregator *g)
 		floe_free(g->a, m->key_lens);
 		floe_free(g->a, m->ivals);
 	}
+	for (uint32_t i = 0; g->win && i < g->plan.windows; i++)
+		floe_agg_pool_reset(&g->win[i].pool);
 	floe_free(g->a, g->metrics);
 	floe_free(g->a, g->row);
 	floe_free(g->a, g->img);
@@ -354,6 +360,11 @@ void floe_agg_free(struct floe_aggregator *g)
 	floe_regex_free(g->re);
 	floe_aggtable_free(g->table);
 	floe_free(g->a, g);
+}
+
+void floe_agg_set_growth(struct floe_aggregator *g, uint64_t ceiling)
+{
+	g->grow.ceiling = ceiling;
 }
 
 const struct floe_aggtable *floe_agg_table(const struct floe_aggregator *g)

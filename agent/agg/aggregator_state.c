@@ -517,8 +517,10 @@ static int load_window(struct floe_aggregator *g, struct loader *l)
 /* Back to a new aggregator's state, as floe_agg_new leaves it. */
 static void reset_new(struct floe_aggregator *g)
 {
-	for (uint32_t i = 0; i < g->plan.windows; i++)
+	for (uint32_t i = 0; i < g->plan.windows; i++) {
 		g->win[i].open = false;
+		floe_agg_pool_reset(&g->win[i].pool);
+	}
 	g->seen = false;
 	g->max_ts = 0;
 	g->closed_until = INT64_MIN;

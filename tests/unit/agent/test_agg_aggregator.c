@@ -621,6 +621,128 @@ static void test_pool_shared(void **state)
 	teardown(&f);
 }
 
+#define BUSY_KEYS 60
+#define BUSY_N 1000
+
+/* Every group of a full window busy, as bench_aggregate's 1,000 keys: BUSY_KEYS groups
+ * (max_groups) of BUSY_N distinct values each over 5 decades, the groups' events
+ * interleaved so that all their sketches grow at once. Each group then wants a coupon set,
+ * dense registers and DDSketch windows of about 30 KiB, ten times its share of the
+ * reserved pool. Fills sorted[k] with group k's values (ascending); returns nothing, the
+ * window stays open. */
+static void add_busy(struct fixture *f, double sorted[][BUSY_N])
+{
+	char k[8], v[32];
+	for (int i = 0; i < BUSY_N; i++)
+		for (int g = 0; g < BUSY_KEYS; g++) {
+			double x = pow(10.0, -2.0 + 5.0 * i / (BUSY_N - 1)) * (1.0 + g / 64.0);
+			snprintf(k, sizeof(k), "b%d", g);
+			snprintf(v, sizeof(v), "%.17g", x);
+			sorted[g][i] = strtod(v, NULL);
+			add(f, 1 + 50.0 * i / BUSY_N, k, v);
+		}
+}
+
+#define BUSY_YAML                                                                          \
+	"aggregations: [{name: a, window: 1m, group_by: [k], max_groups: 60, "             \
+	"metrics: [count, {distinct: v}, {quantiles: v, q: [0.01, 0.5, 0.99]}]}]\n"
+
+/* With room to grow (a ceiling of 8 MiB), the busy window's pool grows in chunks and no
+ * sketch goes coarse: distinct within 2 % (exact while in a set), every quantile within
+ * the 1 % accuracy, the low ones too. After the window closes its chunks are given back:
+ * the pool's gauges are 0 and the allocator holds what it held before the first event. */
+static void test_pool_grows(void **state)
+{
+	(void)state;
+	struct fixture f;
+	setup(&f, BUSY_YAML);
+	floe_agg_set_growth(f.g, 8u << 20);
+	size_t base = floe_alloc_used(&f.a);
+	static double sorted[BUSY_KEYS][BUSY_N];
+	static const double qv[] = {0.01, 0.5, 0.99};
+	add_busy(&f, sorted);
+	const struct floe_agg_stats *st = floe_agg_stats(f.g);
+	print_message("busy window: %llu bytes in the pools, %llu of them grown, %llu coarse\n",
+		      (unsigned long long)st->pool_bytes, (unsigned long long)st->pool_grown,
+		      (unsigned long long)st->coarse);
+	assert_true(st->pool_grown > 0 && st->pool_grown <= 8u << 20);
+	assert_true(st->pool_bytes > st->pool_grown / 2);
+	assert_true(floe_alloc_used(&f.a) >= base + st->pool_grown);
+	add(&f, 200, "z", "1"); /* closes [0, 60) */
+	assert_int_equal(f.sink.n, BUSY_KEYS);
+	for (int g = 0; g < BUSY_KEYS; g++) {
+		char k[8];
+		snprintf(k, sizeof(k), "b%d", g);
+		const struct row *r = find(&f.sink, 0, k);
+		assert_true(r->v[0] == BUSY_N);
+		if (fabs(r->v[1] / BUSY_N - 1) > 0.02)
+			fail_msg("%s distinct %g", k, r->v[1]);
+		for (int q = 0; q < 3; q++) {
+			double want = sorted[g][(size_t)(qv[q] * (BUSY_N - 1))];
+			if (fabs(r->v[2 + q] / want - 1) > 0.01 + 1e-9)
+				fail_msg("%s q%.2f: %g, want %g", k, qv[q], r->v[2 + q], want);
+		}
+	}
+	assert_int_equal(st->coarse, 0);
+	/* The window of "z" is open, in its reserved part: nothing grown is held. */
+	assert_int_equal(st->pool_grown, 0);
+	assert_int_equal(floe_agg_flush(f.g, collect, &f.sink), 0);
+	assert_int_equal(st->pool_bytes, 0);
+	assert_int_equal(floe_alloc_used(&f.a), base);
+	teardown(&f);
+}
+
+/* The same window where the pools cannot grow enough: with a ceiling of 64 KiB, and with
+ * a ceiling of 8 MiB but an allocator that refuses past 64 KiB more. Either way the
+ * sketches that find no room go coarse, each counted once, every row is there with its
+ * exact count and its high quantile within the accuracy, and nothing grown is held once
+ * the window is closed. */
+static void busy_short(bool by_allocator)
+{
+	struct fixture f;
+	setup(&f, BUSY_YAML);
+	size_t base = floe_alloc_used(&f.a);
+	floe_agg_set_growth(f.g, by_allocator ? 8u << 20 : 64u << 10);
+	if (by_allocator)
+		f.a.limit = base + (64u << 10);
+	static double sorted[BUSY_KEYS][BUSY_N];
+	add_busy(&f, sorted);
+	const struct floe_agg_stats *st = floe_agg_stats(f.g);
+	print_message("%s: %llu bytes grown, %llu of %d sketches coarse\n",
+		      by_allocator ? "allocator refuses" : "64 KiB ceiling",
+		      (unsigned long long)st->pool_grown, (unsigned long long)st->coarse,
+		      2 * BUSY_KEYS);
+	assert_true(st->pool_grown <= 64u << 10);
+	assert_true(st->coarse > 0 && st->coarse <= 2 * BUSY_KEYS);
+	assert_int_equal(floe_agg_flush(f.g, collect, &f.sink), 0);
+	assert_int_equal(f.sink.n, BUSY_KEYS);
+	for (int g = 0; g < BUSY_KEYS; g++) {
+		char k[8];
+		snprintf(k, sizeof(k), "b%d", g);
+		const struct row *r = find(&f.sink, 0, k);
+		assert_true(r->v[0] == BUSY_N);
+		double want = sorted[g][(size_t)(0.99 * (BUSY_N - 1))];
+		assert_true(fabs(r->v[4] / want - 1) <= 0.01 + 1e-9);
+	}
+	assert_int_equal(st->pool_grown, 0);
+	assert_int_equal(st->pool_bytes, 0);
+	assert_int_equal(floe_alloc_used(&f.a), base);
+	f.a.limit = 0;
+	teardown(&f);
+}
+
+static void test_pool_ceiling(void **state)
+{
+	(void)state;
+	busy_short(false);
+}
+
+static void test_pool_alloc_refuses(void **state)
+{
+	(void)state;
+	busy_short(true);
+}
+
 /* An image of a window whose sketches took from the pool (a dense HLL of 2,000 after its
  * coupon set, DDSketch windows grown over 9 decades) or found it short (coarse HLLs,
  * folded DDSketches) is restored to the same rows, and the restored sketches go on
@@ -747,6 +869,9 @@ int main(void)
 	    cmocka_unit_test(test_idle),
 	    cmocka_unit_test(test_numbers),
 	    cmocka_unit_test(test_pool_shared),
+	    cmocka_unit_test(test_pool_grows),
+	    cmocka_unit_test(test_pool_ceiling),
+	    cmocka_unit_test(test_pool_alloc_refuses),
 	    cmocka_unit_test(test_plan),
 	    cmocka_unit_test(test_image),
 	    cmocka_unit_test(test_image_pooled),

@@ -604,7 +604,8 @@ static void test_sparse_pooled(void **state)
 	static uint32_t own[3][32];
 	static uint64_t block[(1024 + 2048) / 2];
 	uint64_t refused = 0;
-	struct floe_agg_pool pool = {(uint8_t *)block, sizeof(block), 0, &refused};
+	struct floe_agg_growth grow = {.refused = &refused};
+	struct floe_agg_pool pool = {.mem = (uint8_t *)block, .size = sizeof(block), .grow = &grow};
 	struct floe_dds_config c;
 	floe_dds_config_default(&c);
 	assert_int_equal(floe_dds_sparse_bytes(), 128);
@@ -669,7 +670,7 @@ static void test_pooled_sizes(void **state)
 	(void)state;
 	static uint32_t own[32];
 	static uint64_t block[1 << 13];
-	struct floe_agg_pool pool = {(uint8_t *)block, sizeof(block), 0, NULL};
+	struct floe_agg_pool pool = {.mem = (uint8_t *)block, .size = sizeof(block)};
 	struct floe_dds_config c;
 	floe_dds_config_default(&c);
 	static const size_t ns[] = {1, 2, 100, 10000};

@@ -375,7 +375,8 @@ static void test_pool(void **state)
 	static uint32_t own[4][FLOE_HLL_LIST_MAX];
 	static uint64_t pool_mem[(3 * 4096 + 16384) / 8];
 	uint64_t refused = 0;
-	struct floe_agg_pool pool = {(uint8_t *)pool_mem, sizeof(pool_mem), 0, &refused};
+	struct floe_agg_growth grow = {.refused = &refused};
+	struct floe_agg_pool pool = {.mem = (uint8_t *)pool_mem, .size = sizeof(pool_mem), .grow = &grow};
 	struct floe_hll h[4];
 	assert_int_equal(floe_hll_list_bytes(14), 1024);
 	assert_int_equal(floe_hll_list_bytes(8), 96);
