@@ -1,10 +1,11 @@
 /* The streaming aggregator: one per entry of `aggregations:`. Records go in,
  * rows of the aggregate table (agent/schema/aggtable.h) come out when their window
- * closes. All memory is reserved by floe_agg_new: per open window a group table of
- * max_groups groups plus the __overflow__ group, each group holding its key and every
- * metric's state (sketches included) at a fixed stride, and the buffers rows are made
- * in. Nothing on the per-event path allocates (a `where: matches` filter runs the C
- * library's regexec, which may).
+ * closes. floe_agg_new reserves per open window a group table of max_groups groups plus
+ * the __overflow__ group, each group holding its key and every metric's state (small
+ * sketches included) at a fixed stride, a pool the sketches grow into, and the buffers
+ * rows are made in. On the per-event path only a window's pool allocates, in chunks,
+ * when floe_agg_set_growth gave it a ceiling (a `where: matches` filter runs the C
+ * library's regexec, which may too).
  *
  * Time is the records' ts (event time, µs). Windows start at multiples of slide from
  * the epoch and last window; an event lands in window/slide windows. The watermark is the

@@ -32,7 +32,9 @@ static void dds_config(const struct floe_config_metric *m, struct floe_dds_confi
  * groups a window really fills, most of which never leave their own small memory: with
  * 5 hosts x 1,000 routes at 100 events a second, none do; with 1,000 keys of 300 events
  * each, a window of max_groups 1,000 takes about 9 MiB of its 16 MiB. Where a window's
- * groups need more, the sketches that find it empty go coarse, counted (README.md). */
+ * groups need more, its pool grows at run time within the aggregation's ceiling
+ * (floe_agg_set_growth), and only the sketches that find that taken go coarse, counted
+ * (README.md). */
 #define FLOE_AGG_POOL_FRACTION 8u
 
 /* The largest form metric m's sketch takes from a pool: 0 for other metrics. */
