@@ -643,6 +643,16 @@ static void add_busy(struct fixture *f, double sorted[][BUSY_N])
 		}
 }
 
+/* Busy group g's row of the window [0, 60), with its exact count checked. */
+static const struct row *busy_row(const struct fixture *f, int g)
+{
+	char k[8];
+	snprintf(k, sizeof(k), "b%d", g);
+	const struct row *r = find(&f->sink, 0, k);
+	assert_true(r->v[0] == BUSY_N);
+	return r;
+}
+
 #define BUSY_YAML                                                                          \
 	"aggregations: [{name: a, window: 1m, group_by: [k], max_groups: 60, "             \
 	"metrics: [count, {distinct: v}, {quantiles: v, q: [0.01, 0.5, 0.99]}]}]\n"
@@ -671,16 +681,13 @@ static void test_pool_grows(void **state)
 	add(&f, 200, "z", "1"); /* closes [0, 60) */
 	assert_int_equal(f.sink.n, BUSY_KEYS);
 	for (int g = 0; g < BUSY_KEYS; g++) {
-		char k[8];
-		snprintf(k, sizeof(k), "b%d", g);
-		const struct row *r = find(&f.sink, 0, k);
-		assert_true(r->v[0] == BUSY_N);
+		const struct row *r = busy_row(&f, g);
 		if (fabs(r->v[1] / BUSY_N - 1) > 0.02)
-			fail_msg("%s distinct %g", k, r->v[1]);
+			fail_msg("b%d distinct %g", g, r->v[1]);
 		for (int q = 0; q < 3; q++) {
 			double want = sorted[g][(size_t)(qv[q] * (BUSY_N - 1))];
 			if (fabs(r->v[2 + q] / want - 1) > 0.01 + 1e-9)
-				fail_msg("%s q%.2f: %g, want %g", k, qv[q], r->v[2 + q], want);
+				fail_msg("b%d q%.2f: %g, want %g", g, qv[q], r->v[2 + q], want);
 		}
 	}
 	assert_int_equal(st->coarse, 0);
@@ -717,10 +724,7 @@ static void busy_short(bool by_allocator)
 	assert_int_equal(floe_agg_flush(f.g, collect, &f.sink), 0);
 	assert_int_equal(f.sink.n, BUSY_KEYS);
 	for (int g = 0; g < BUSY_KEYS; g++) {
-		char k[8];
-		snprintf(k, sizeof(k), "b%d", g);
-		const struct row *r = find(&f.sink, 0, k);
-		assert_true(r->v[0] == BUSY_N);
+		const struct row *r = busy_row(&f, g);
 		double want = sorted[g][(size_t)(0.99 * (BUSY_N - 1))];
 		assert_true(fabs(r->v[4] / want - 1) <= 0.01 + 1e-9);
 	}
