@@ -560,7 +560,14 @@ static int load(struct floe_aggregator *g, struct loader *l, uint64_t *tag, stru
 	g->closed_until = h.closed_until;
 	g->last_received = h.last_received;
 	g->pending_late = h.pending_late;
+	/* The counters go on from the image's, but the pools' gauges are this aggregator's
+	 * (its windows were laid out again here, in its own chunks), and sketches that found
+	 * its pools short now are counted on top. */
+	struct floe_agg_stats here = g->stats;
 	g->stats = h.stats;
+	g->stats.coarse += here.coarse;
+	g->stats.pool_bytes = here.pool_bytes;
+	g->stats.pool_grown = here.pool_grown;
 	*tag = h.tag;
 	return 0;
 }

@@ -699,6 +699,37 @@ static void test_pool_grows(void **state)
 	teardown(&f);
 }
 
+/* An image of the busy window, its sketches grown into chunks, restores into an
+ * aggregator that may grow as much: the same rows, nothing coarse, and the restored
+ * window's chunks given back when it closes. */
+static void test_image_grown(void **state)
+{
+	(void)state;
+	struct fixture f, g;
+	setup(&f, BUSY_YAML);
+	setup(&g, BUSY_YAML);
+	floe_agg_set_growth(f.g, 8u << 20);
+	floe_agg_set_growth(g.g, 8u << 20);
+	size_t base = floe_alloc_used(&g.a);
+	static double sorted[BUSY_KEYS][BUSY_N];
+	add_busy(&f, sorted);
+	struct image im;
+	save_image(&f, 3, &im);
+	uint64_t tag = 0;
+	assert_int_equal(floe_agg_load(g.g, read_image, &im, &tag, NULL), 0);
+	free(im.p);
+	assert_true(floe_agg_stats(g.g)->pool_grown > 0);
+	assert_int_equal(floe_agg_flush(f.g, collect, &f.sink), 0);
+	assert_int_equal(floe_agg_flush(g.g, collect, &g.sink), 0);
+	assert_int_equal(g.sink.n, BUSY_KEYS);
+	assert_memory_equal(f.sink.rows, g.sink.rows, f.sink.n * sizeof(struct row));
+	assert_int_equal(floe_agg_stats(g.g)->coarse, 0);
+	assert_int_equal(floe_agg_stats(g.g)->pool_grown, 0);
+	assert_int_equal(floe_alloc_used(&g.a), base);
+	teardown(&f);
+	teardown(&g);
+}
+
 /* The same window where the pools cannot grow enough: with a ceiling of 64 KiB, and with
  * a ceiling of 8 MiB but an allocator that refuses past 64 KiB more. Either way the
  * sketches that find no room go coarse, each counted once, every row is there with its
@@ -876,6 +907,7 @@ int main(void)
 	    cmocka_unit_test(test_pool_grows),
 	    cmocka_unit_test(test_pool_ceiling),
 	    cmocka_unit_test(test_pool_alloc_refuses),
+	    cmocka_unit_test(test_image_grown),
 	    cmocka_unit_test(test_plan),
 	    cmocka_unit_test(test_image),
 	    cmocka_unit_test(test_image_pooled),
