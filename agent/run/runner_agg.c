@@ -139,7 +139,8 @@ static int open_one(struct floe_runner *r, const struct floe_config_agg *c, stru
 	struct floe_memory_need need = {0};
 	if (r->set.cfg->ninputs)
 		(void)floe_memory_need(r->set.cfg, &need);
-	floe_agg_set_growth(o->g, floe_agg_growth(r->set.cfg, need.total, (size_t)(c - r->set.cfg->aggs)));
+	floe_agg_set_growth(
+	    o->g, floe_agg_growth(r->set.cfg, need.total, (size_t)(c - r->set.cfg->aggs)));
 	struct floe_table *t = NULL;
 	if (!r->lake.store_down && (rc = open_table(o, &t, err)) && !floe_warehouse_waited_out(rc))
 		return rc;
