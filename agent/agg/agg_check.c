@@ -13,12 +13,38 @@ static double mib(uint64_t v)
 	return (double)v / 1048576.0;
 }
 
+/* The aggregations' share of agent.memory_limit: a quarter, or what rest leaves. */
+static uint64_t share_of(const struct floe_config *c, uint64_t rest)
+{
+	uint64_t limit = c->agent.memory_limit;
+	uint64_t left = limit - (rest < limit ? rest : limit);
+	return limit / 4 < left ? limit / 4 : left;
+}
+
+uint64_t floe_agg_growth(const struct floe_config *c, uint64_t rest, size_t i)
+{
+	uint64_t sum = 0, pools = 0, mine = 0;
+	for (size_t k = 0; k < c->naggs; k++) {
+		struct floe_agg_plan p;
+		if (floe_agg_plan(&c->aggs[k], &p, NULL))
+			return 0;
+		sum += p.total;
+		pools += p.pool * p.windows;
+		if (k == i)
+			mine = p.pool * p.windows;
+	}
+	uint64_t share = share_of(c, rest);
+	if (sum >= share || pools == 0)
+		return 0;
+	/* Split as the reserved pools are: an aggregation with more sketch memory per
+	 * window is the one whose groups can need more. */
+	return (uint64_t)((double)(share - sum) * ((double)mine / (double)pools));
+}
+
 int floe_agg_check(const struct floe_config *c, uint64_t rest, struct floe_err *err)
 {
-	uint64_t limit = c->agent.memory_limit, sum = 0;
-	uint64_t share = limit / 4 < limit - (rest < limit ? rest : limit)
-			     ? limit / 4
-			     : limit - (rest < limit ? rest : limit);
+	uint64_t sum = 0;
+	uint64_t share = share_of(c, rest);
 	for (size_t i = 0; i < c->naggs; i++) {
 		const struct floe_config_agg *g = &c->aggs[i];
 		struct floe_agg_plan p;

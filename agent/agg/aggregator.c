@@ -238,13 +238,13 @@ static void metrics_reset(struct floe_aggregator *g, struct agg_window *w, uint8
 			(void)floe_hll_init_pooled((struct floe_hll *)(void *)st,
 						   m->cfg->precision, st + hdr,
 						   floe_hll_list_bytes(m->cfg->precision),
-						   &w->pools[i]);
+						   &w->pool);
 			break;
 		case FLOE_METRIC_QUANTILES:
 			hdr = FLOE_AGG_ROUND8(sizeof(struct floe_dds));
 			(void)floe_dds_init_pooled((struct floe_dds *)(void *)st, &m->dds,
 						   st + hdr, floe_dds_sparse_bytes(),
-						   &w->pools[i]);
+						   &w->pool);
 			break;
 		case FLOE_METRIC_TOP_K:
 			hdr = FLOE_AGG_ROUND8(sizeof(struct floe_ss));
@@ -399,8 +399,7 @@ static struct agg_window *window_for(struct floe_aggregator *g, int64_t start)
 	g->pending_late = 0;
 	agg_group_at(g, w, g->cfg->max_groups)->used = 0;
 	memset(w->index, 0, g->cap * sizeof(uint32_t));
-	for (size_t i = 0; i < g->cfg->nmetrics; i++)
-		floe_agg_pool_reset(&w->pools[i]);
+	floe_agg_pool_reset(&w->pool);
 	return w;
 }
 
@@ -423,6 +422,9 @@ static int close_until(struct floe_aggregator *g, int64_t until, bool partial,
 		if (rc)
 			return rc;
 		w->open = false;
+		/* Its sketches are done: the chunks its pool grew go back to the budget now,
+		 * not when the slot is reused. */
+		floe_agg_pool_reset(&w->pool);
 		/* A flushed window may open again (events after a restart add a row to it). */
 		if (!partial && w->start + g->window_us > g->closed_until)
 			g->closed_until = w->start + g->window_us;

@@ -1,10 +1,11 @@
 /* The streaming aggregator: one per entry of `aggregations:`. Records go in,
  * rows of the aggregate table (agent/schema/aggtable.h) come out when their window
- * closes. All memory is reserved by floe_agg_new: per open window a group table of
- * max_groups groups plus the __overflow__ group, each group holding its key and every
- * metric's state (sketches included) at a fixed stride, and the buffers rows are made
- * in. Nothing on the per-event path allocates (a `where: matches` filter runs the C
- * library's regexec, which may).
+ * closes. floe_agg_new reserves per open window a group table of max_groups groups plus
+ * the __overflow__ group, each group holding its key and every metric's state (small
+ * sketches included) at a fixed stride, a pool the sketches grow into, and the buffers
+ * rows are made in. On the per-event path only a window's pool allocates, in chunks,
+ * when floe_agg_set_growth gave it a ceiling (a `where: matches` filter runs the C
+ * library's regexec, which may too).
  *
  * Time is the records' ts (event time, µs). Windows start at multiples of slide from
  * the epoch and last window; an event lands in window/slide windows. The watermark is the
@@ -39,10 +40,10 @@ struct floe_record;
 struct floe_agg_plan {
 	uint32_t windows;     /* window slots: windows open at once */
 	uint64_t group_bytes; /* one group: key, counters, small sketches, and its share of
-			       * the window's dense sketch blocks */
+			       * the window's pool */
 	uint64_t groups;      /* per window: max_groups + 1 (the overflow group) */
 	uint64_t total;	      /* everything floe_agg_new reserves */
-	uint64_t dense;	      /* per window and sketch metric: blocks for dense sketches */
+	uint64_t pool;	      /* per window: bytes its sketches grow into (pool.h) */
 };
 
 /* Computes the plan of c. FLOE_ELIMIT with the reason in err (may be NULL) when more
@@ -57,6 +58,12 @@ struct floe_config;
  * aggregation, its figures and what would fit. */
 int floe_agg_check(const struct floe_config *c, uint64_t rest, struct floe_err *err);
 
+/* What aggregation i of c may grow its window pools by at run time (floe_agg_set_growth):
+ * the part of the aggregations' share of agent.memory_limit (floe_agg_check's, with the
+ * same rest) that their reservations leave, split in proportion to their reserved pools.
+ * 0 when nothing is left or a plan fails. */
+uint64_t floe_agg_growth(const struct floe_config *c, uint64_t rest, size_t i);
+
 /* Counters of one aggregator since it was made. */
 struct floe_agg_stats {
 	uint64_t events;   /* records taken (after where) */
@@ -66,7 +73,9 @@ struct floe_agg_stats {
 	uint64_t future;     /* events too far ahead of the clock (counted in late too) */
 	uint64_t unparsable; /* metric values that were not numbers: not aggregated */
 	uint64_t overflowed; /* events aggregated in an __overflow__ group */
-	uint64_t coarse;     /* sketches made coarser: their window's dense blocks were taken */
+	uint64_t coarse;     /* sketches made coarser: their window's pool could not grow */
+	uint64_t pool_bytes; /* now: bytes the open windows' sketches hold in their pools */
+	uint64_t pool_grown; /* now: bytes of chunks the pools hold beyond their reservation */
 	uint64_t windows;    /* windows emitted */
 	uint64_t rows;	     /* rows emitted */
 };
@@ -90,6 +99,12 @@ void floe_agg_free(struct floe_aggregator *g);
  * caller: floe_aggtable_free. Errors as floe_agg_new's. */
 int floe_agg_table_of(struct floe_alloc *a, const struct floe_config_agg *c,
 		      struct floe_aggtable **out, struct floe_err *err);
+
+/* Lets g's window pools grow by up to ceiling bytes together at run time, in chunks from
+ * the allocator g was made with, given back as their windows close (0, the default: they
+ * hold only what floe_agg_new reserved). A chunk the allocator refuses makes the sketch
+ * that asked coarse, counted, as the ceiling does. */
+void floe_agg_set_growth(struct floe_aggregator *g, uint64_t ceiling);
 
 /* The aggregate table's columns (borrowed from g). */
 const struct floe_aggtable *floe_agg_table(const struct floe_aggregator *g);

@@ -78,7 +78,7 @@ struct agg_window {
 	uint64_t late;
 	uint8_t *groups; /* max_groups + 1 strides; the last is the overflow group */
 	uint32_t *index; /* cap slots: group + 1, or 0 */
-	struct floe_agg_pool *pools; /* per metric: dense sketch memory (unused by others) */
+	struct floe_agg_pool pool; /* the memory its groups' sketches grow into */
 };
 
 struct floe_aggregator {
@@ -94,7 +94,6 @@ struct floe_aggregator {
 	size_t stride, key_cap, cap;	 /* group bytes, key bytes, index slots (2^k) */
 	int64_t window_us, slide_us, lateness_us, idle_us, future_us;
 	struct agg_window *win; /* plan.windows */
-	struct floe_agg_pool *pools; /* plan.windows x nmetrics */
 	uint8_t *slab;
 	uint8_t *key;		   /* key_cap bytes: the key of the record being added */
 	bool seen;		   /* a record was taken */
@@ -105,6 +104,7 @@ struct floe_aggregator {
 	struct floe_pq_value *row; /* the row being emitted */
 	size_t ncols;
 	struct floe_agg_stats stats;
+	struct floe_agg_growth grow; /* what the windows' pools grow from */
 	uint8_t *img; /* the headers of the open windows' image (aggregator_state.c) */
 	size_t img_cap;
 };

@@ -14,8 +14,10 @@
 
 #define IMG_MAGIC "FAGW"
 /* 2: a distinct sketch is its mode, precision and coupons or registers (a list of
- * coupons or dense registers from the window's pool), no longer its header. */
-#define IMG_VERSION 2u
+ * coupons or dense registers from the window's pool), no longer its header.
+ * 3: each DDSketch store is sparse or dense on its own, a dense one as wide as its
+ * window of the pool was (pairs and windows are sized differently). */
+#define IMG_VERSION 3u
 
 /* The image's header: the aggregator's scalars. Native byte order and padding: the image
  * is read only by the build that wrote it (the fingerprint holds the layout). */
@@ -140,7 +142,9 @@ static void put_hll(struct saver *sv, const struct floe_hll *h)
 	put_u32(sv, h->p);
 	put_u32(sv, h->n);
 	if (!h->reg) {
-		put(sv, h->list, (size_t)h->n * 4);
+		uint32_t at = 0, c;
+		while ((c = floe_hll_coupon_next(h, &at)))
+			put_u32(sv, c);
 		return;
 	}
 	uint32_t nnz = 0;
@@ -342,7 +346,7 @@ static int get_hll(struct loader *l, const struct agg_metric *m, uint8_t *st,
 				      floe_hll_list_bytes(m->cfg->precision), pool);
 	if (rc || (rc = get_u32(l, &dense)) || (rc = get_u32(l, &p)) || (rc = get_u32(l, &n)))
 		return rc ? rc : FLOE_ECORRUPT;
-	if (dense > 1 || (!dense && (p != m->cfg->precision || n > h->cap)))
+	if (dense > 1 || (!dense && (p != m->cfg->precision || n > floe_hll_exact_max(p))))
 		return FLOE_ECORRUPT;
 	for (uint32_t i = 0; !dense && i < n; i++) {
 		if ((rc = get_u32(l, &c)))
@@ -392,8 +396,29 @@ static int get_pairs(struct loader *l, struct floe_dds_store *st)
 	return sum == st->count ? 0 : FLOE_ECORRUPT;
 }
 
+/* A store saved by put_store into st, whose saved header is sv: its pairs, or its
+ * buckets in a window of the pool as wide as the saved one. */
+static int get_dstore(struct loader *l, struct floe_dds_store *st,
+		      const struct floe_dds_store *sv, struct floe_agg_pool *pool)
+{
+	struct floe_dds_store fresh = *st;
+	*st = *sv;
+	st->pairs = fresh.pairs;
+	st->maxpairs = fresh.maxpairs;
+	st->budget = fresh.budget;
+	st->bins = NULL;
+	if (!sv->bins) {
+		st->cap = 0;
+		return get_pairs(l, st);
+	}
+	if (sv->cap == 0 || sv->cap > st->budget)
+		return FLOE_ECORRUPT;
+	st->bins = floe_agg_pool_take(pool, (size_t)sv->cap * 4);
+	return st->bins ? get_store(l, st->bins, sv->cap) : FLOE_ECORRUPT;
+}
+
 /* A DDSketch: its header as saved, its pointers laid out anew (the pairs in the group,
- * the windows in a block of the pool), then its pairs or its buckets. */
+ * the windows in the pool), then each store's pairs or buckets. */
 static int get_dds(struct loader *l, const struct agg_metric *m, uint8_t *st,
 		   struct floe_agg_pool *pool)
 {
@@ -402,30 +427,18 @@ static int get_dds(struct loader *l, const struct agg_metric *m, uint8_t *st,
 	if (rc || (rc = floe_dds_init_pooled(d, &m->dds, SKETCH_MEM(st, floe_dds),
 					     floe_dds_sparse_bytes(), pool)))
 		return rc;
-	bool sparse = saved.pos.bins == NULL;
-	if (sparse != (saved.neg.bins == NULL) || saved.rel_acc != d->rel_acc)
-		return FLOE_ECORRUPT;
-	uint32_t *b = sparse ? NULL : floe_agg_pool_take(pool);
-	if (!sparse && !b)
+	if (saved.rel_acc != d->rel_acc ||
+	    saved.pos.count + saved.neg.count + saved.zero_count != saved.count ||
+	    saved.count > UINT32_MAX)
 		return FLOE_ECORRUPT;
 	/* The saved counters and flags, with this sketch's pairs, pool and windows. */
 	struct floe_dds_store pos = d->pos, neg = d->neg;
 	*d = saved;
 	d->pool = pool;
-	d->pos.pairs = pos.pairs;
-	d->pos.maxpairs = pos.maxpairs;
-	d->neg.pairs = neg.pairs;
-	d->neg.maxpairs = neg.maxpairs;
-	d->pos.bins = b;
-	d->neg.bins = b ? b + m->dds.pos_bins : NULL;
-	d->pos.cap = b ? m->dds.pos_bins : 0;
-	d->neg.cap = b ? m->dds.neg_bins : 0;
-	if (d->pos.count + d->neg.count + d->zero_count != d->count || d->count > UINT32_MAX)
-		return FLOE_ECORRUPT;
-	if (sparse)
-		return (rc = get_pairs(l, &d->pos)) ? rc : get_pairs(l, &d->neg);
-	if ((rc = get_store(l, d->pos.bins, m->dds.pos_bins)) == 0)
-		rc = get_store(l, d->neg.bins, m->dds.neg_bins);
+	d->pos = pos;
+	d->neg = neg;
+	if ((rc = get_dstore(l, &d->pos, &saved.pos, pool)) == 0)
+		rc = get_dstore(l, &d->neg, &saved.neg, pool);
 	return rc;
 }
 
@@ -459,7 +472,7 @@ static int get_group(struct floe_aggregator *g, struct agg_window *w, struct loa
 	if (rc == 0)
 		rc = rd(l, h + 1, h->keylen);
 	for (size_t i = 0; i < g->cfg->nmetrics && rc == 0; i++)
-		rc = get_metric(l, &g->metrics[i], grp + g->metrics[i].off, &w->pools[i]);
+		rc = get_metric(l, &g->metrics[i], grp + g->metrics[i].off, &w->pool);
 	if (rc == 0)
 		rc = relocate(g, grp, old);
 	return rc;
@@ -482,8 +495,7 @@ static int load_window(struct floe_aggregator *g, struct loader *l)
 	w->late = iw.late;
 	w->ngroups = iw.ngroups;
 	memset(w->index, 0, g->cap * sizeof(uint32_t));
-	for (size_t i = 0; i < g->cfg->nmetrics; i++)
-		floe_agg_pool_reset(&w->pools[i]);
+	floe_agg_pool_reset(&w->pool);
 	size_t mask = g->cap - 1;
 	for (uint32_t i = 0; i < w->ngroups; i++) {
 		struct agg_group *h = agg_group_at(g, w, i);
@@ -505,8 +517,10 @@ static int load_window(struct floe_aggregator *g, struct loader *l)
 /* Back to a new aggregator's state, as floe_agg_new leaves it. */
 static void reset_new(struct floe_aggregator *g)
 {
-	for (uint32_t i = 0; i < g->plan.windows; i++)
+	for (uint32_t i = 0; i < g->plan.windows; i++) {
 		g->win[i].open = false;
+		floe_agg_pool_reset(&g->win[i].pool);
+	}
 	g->seen = false;
 	g->max_ts = 0;
 	g->closed_until = INT64_MIN;
@@ -522,7 +536,8 @@ static int load(struct floe_aggregator *g, struct loader *l, uint64_t *tag, stru
 	if (rc)
 		return floe_err_set(err, rc, "cannot read the image: %s", floe_strerror(rc));
 	if (memcmp(h.magic, IMG_MAGIC, 4) != 0 || h.version != IMG_VERSION)
-		return floe_err_set(err, FLOE_EFORMAT, "not an image of open windows (version 1)");
+		return floe_err_set(err, FLOE_EFORMAT, "not an image of open windows (version %u)",
+				    IMG_VERSION);
 	*tag = h.tag;
 	if (h.fingerprint != fingerprint(g))
 		return floe_err_set(err, FLOE_EFORMAT,
@@ -545,7 +560,14 @@ static int load(struct floe_aggregator *g, struct loader *l, uint64_t *tag, stru
 	g->closed_until = h.closed_until;
 	g->last_received = h.last_received;
 	g->pending_late = h.pending_late;
+	/* The counters go on from the image's, but the pools' gauges are this aggregator's
+	 * (its windows were laid out again here, in its own chunks), and sketches that found
+	 * its pools short now are counted on top. */
+	struct floe_agg_stats here = g->stats;
 	g->stats = h.stats;
+	g->stats.coarse += here.coarse;
+	g->stats.pool_bytes = here.pool_bytes;
+	g->stats.pool_grown = here.pool_grown;
 	*tag = h.tag;
 	return 0;
 }

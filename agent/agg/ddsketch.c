@@ -27,11 +27,15 @@
  * about 6e17, so real measurements in one unit rarely collapse.
  *
  * A pooled sketch starts sparse: each store keeps its occupied buckets as (index, count)
- * pairs, 24 positive and 8 negative, in 256 bytes of the group, where a dense window
+ * pairs, 12 positive and 4 negative, in 128 bytes of the group, where a dense window
  * would cost 10 KiB for the one or two values most groups of a window see. The first
- * bucket that does not fit takes a block from the window's pool and both stores become
- * the windows above. With the pool empty the full store folds its lowest bucket into the
- * next one, which is what a full dense store does, and the sketch counts as collapsed. */
+ * bucket that does not fit makes that store a window of the pool, sized to twice its
+ * occupied range (so that it need not grow at the next value) and rounded to a power of
+ * two: values spread over a factor of 10 take 256 buckets (1 KiB), over a factor of 100
+ * 512 (2 KiB), not the 2,560 of the budget. A range wider than the window takes a window twice as large;
+ * only a range wider than the budget collapses, as above. With too little left in the
+ * pool a store stays as it is and folds its lowest bucket into the next one, which is
+ * what a full dense store does, and the sketch counts as collapsed. */
 
 void floe_dds_config_default(struct floe_dds_config *c)
 {
@@ -73,9 +77,9 @@ static int init_over(struct floe_dds *s, const struct floe_dds_config *c, void *
 	s->multiplier = 1.0 / floe_libm_log1p(mantissa);
 	/* sketches-js's minPossible: below it log() would leave the int range. */
 	s->min_value = floe_agg_pow2(-1023) * s->gamma;
-	s->pos_bins = c->pos_bins;
-	s->neg_bins = c->neg_bins;
 	s->pool = pool;
+	s->pos.budget = c->pos_bins;
+	s->neg.budget = c->neg_bins;
 	if (pool) {
 		s->pos.pairs = mem;
 		s->pos.maxpairs = FLOE_DDS_POS_PAIRS;
@@ -106,9 +110,10 @@ int floe_dds_init_pooled(struct floe_dds *s, const struct floe_dds_config *c, vo
 
 static void store_reset(struct floe_dds_store *st, bool sparse)
 {
-	if (sparse)
+	if (sparse) {
 		st->bins = NULL;
-	else
+		st->cap = 0;
+	} else
 		memset(st->bins, 0, (size_t)st->cap * sizeof(uint32_t));
 	st->offset = 0;
 	st->count = 0;
@@ -186,8 +191,10 @@ static void store_move(struct floe_dds_store *st, int64_t noff)
 	st->offset = (int32_t)noff;
 }
 
+static bool store_grow(struct floe_dds *s, struct floe_dds_store *st, int64_t span);
+
 /* The slow path of store_slot: key lies outside the window (or the store is empty). */
-static uint32_t store_make_room(struct floe_dds_store *st, int32_t key)
+static uint32_t store_make_room(struct floe_dds *s, struct floe_dds_store *st, int32_t key)
 {
 	int64_t cap = st->cap;
 	if (st->count == 0) {
@@ -205,23 +212,26 @@ static uint32_t store_make_room(struct floe_dds_store *st, int32_t key)
 		store_move(st, nlo - (cap - span) / 2);
 		return (uint32_t)(key - st->offset);
 	}
+	if (store_grow(s, st, span))
+		return store_make_room(s, st, key); /* now it fits, or the budget binds */
 	store_move(st, nhi - cap + 1);
 	st->collapsed = true;
 	return key < st->offset ? 0 : (uint32_t)(key - st->offset);
 }
 
 /* The bucket of index key, moving or collapsing the window if needed. */
-static inline uint32_t store_slot(struct floe_dds_store *st, int32_t key)
+static inline uint32_t store_slot(struct floe_dds *s, struct floe_dds_store *st, int32_t key)
 {
 	int64_t d = (int64_t)key - st->offset;
 	if (d >= 0 && d < st->cap && st->count)
 		return (uint32_t)d;
-	return store_make_room(st, key);
+	return store_make_room(s, st, key);
 }
 
-static void store_add(struct floe_dds_store *st, int32_t key, uint32_t n)
+static void store_add(struct floe_dds *s, struct floe_dds_store *st, int32_t key, uint32_t n)
 {
-	st->bins[store_slot(st, key)] += n;
+	uint32_t i = store_slot(s, st, key); /* may move bins to a larger window */
+	st->bins[i] += n;
 	st->count += n;
 }
 
@@ -260,10 +270,38 @@ static void sparse_collapse_add(struct floe_dds_store *st, int32_t key, uint32_t
 	(void)sparse_add(st, key, n); /* a slot is free */
 }
 
-/* A sparse store's pairs into the window bins (cap buckets, zeroed), highest first as a
- * merge adds them. */
-static void densify(struct floe_dds_store *st, uint32_t *bins, uint32_t cap)
+/* The window a store whose occupied range is span buckets asks for: a power of two at
+ * least twice the span and FLOE_DDS_MIN_WINDOW, at most the budget. */
+static uint32_t window_for(int64_t span, uint32_t budget)
 {
+	uint64_t c = FLOE_DDS_MIN_WINDOW;
+	while (c < 2 * (uint64_t)span && c < budget)
+		c *= 2;
+	return c < budget ? (uint32_t)c : budget;
+}
+
+/* Moves a pooled store (its pairs or its window) into a larger window of the pool, one
+ * that holds span buckets twice over if the budget allows. False when the budget is
+ * already the window, or (counted once) the pool has too little left. */
+static bool store_grow(struct floe_dds *s, struct floe_dds_store *st, int64_t span)
+{
+	uint32_t cap = window_for(span, st->budget);
+	if (!s->pool || s->refused || cap <= st->cap)
+		return false;
+	uint32_t *bins = floe_agg_pool_take(s->pool, (size_t)cap * sizeof(uint32_t));
+	if (!bins) {
+		s->refused = true;
+		return false;
+	}
+	memset(bins, 0, (size_t)cap * sizeof(uint32_t));
+	if (st->bins) {
+		/* Same offset: the old window's buckets are the new one's first. */
+		memcpy(bins, st->bins, (size_t)st->cap * sizeof(uint32_t));
+		st->bins = bins;
+		st->cap = cap;
+		return true;
+	}
+	/* The pairs, highest first as a merge adds them. */
 	uint32_t n = st->npairs;
 	bool collapsed = st->collapsed;
 	st->bins = bins;
@@ -272,34 +310,23 @@ static void densify(struct floe_dds_store *st, uint32_t *bins, uint32_t cap)
 	st->count = 0;
 	st->npairs = 0;
 	for (uint32_t i = n; i-- > 0;)
-		store_add(st, st->pairs[i].key, st->pairs[i].n);
+		store_add(s, st, st->pairs[i].key, st->pairs[i].n);
 	st->collapsed = st->collapsed || collapsed;
-}
-
-/* Both stores into a block of the pool; false (counted once) when it is empty. */
-static bool go_dense(struct floe_dds *s)
-{
-	if (s->refused)
-		return false;
-	uint32_t *b = floe_agg_pool_take(s->pool);
-	if (!b) {
-		s->refused = true;
-		return false;
-	}
-	memset(b, 0, ((size_t)s->pos_bins + s->neg_bins) * sizeof(uint32_t));
-	densify(&s->pos, b, s->pos_bins);
-	densify(&s->neg, b + s->pos_bins, s->neg_bins);
 	return true;
 }
 
 void floe_dds_add_key(struct floe_dds *s, struct floe_dds_store *st, int32_t key, uint32_t n)
 {
-	if (st->bins)
-		store_add(st, key, n);
-	else if (sparse_add(st, key, n))
+	if (st->bins) {
+		store_add(s, st, key, n);
 		return;
-	else if (go_dense(s))
-		store_add(st, key, n);
+	}
+	if (sparse_add(st, key, n))
+		return;
+	int64_t lo = st->pairs[0].key, hi = st->pairs[st->npairs - 1].key;
+	int64_t span = (key > hi ? key : hi) - (key < lo ? key : lo) + 1;
+	if (store_grow(s, st, span))
+		store_add(s, st, key, n);
 	else
 		sparse_collapse_add(st, key, n);
 }

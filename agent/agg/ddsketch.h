@@ -2,7 +2,8 @@
  * configured relative accuracy, a positive and a negative store of fixed bucket budgets
  * that collapse their lowest buckets when full, a zero count, and count, sum, min and max.
  * A pooled sketch keeps only its occupied buckets, (index, count) pairs in its own small
- * memory, until they do not fit, then takes its bucket windows from a pool (pool.h).
+ * memory, until they do not fit; then that store takes a bucket window from a pool
+ * (pool.h), the size its occupied range needs, and a larger one as the range widens.
  * Serialised in the DDSketch protobuf format (sketches-go ddsketch.proto) that Datadog's
  * libraries decode. No call here allocates; add is the per-event path. */
 #ifndef FLOE_AGG_DDSKETCH_H
@@ -23,8 +24,10 @@ struct floe_err;
 #define FLOE_DDS_MAX_ACCURACY 0.5
 #define FLOE_DDS_MAX_BINS (1u << 20)
 /* Occupied buckets a pooled sketch holds in its own memory, per store. */
-#define FLOE_DDS_POS_PAIRS 24u
-#define FLOE_DDS_NEG_PAIRS 8u
+#define FLOE_DDS_POS_PAIRS 12u
+#define FLOE_DDS_NEG_PAIRS 4u
+/* The smallest bucket window a pooled store takes (256 bytes). */
+#define FLOE_DDS_MIN_WINDOW 64u
 
 struct floe_dds_config {
 	double rel_acc;	   /* relative accuracy a: every quantile is within a factor 1 +- a */
@@ -41,8 +44,9 @@ struct floe_dds_pair {
 /* One store: a window of cap consecutive bucket indices starting at offset, or, while
  * bins is NULL, its occupied buckets as pairs by ascending index. Private. */
 struct floe_dds_store {
-	uint32_t *bins; /* cap counts in the caller's memory, or NULL (sparse) */
+	uint32_t *bins; /* cap counts in the caller's memory or the pool, or NULL (sparse) */
 	uint32_t cap;
+	uint32_t budget; /* the most buckets the window may have: cap grows up to it */
 	int32_t offset; /* bucket index of bins[0] */
 	uint64_t count; /* sum of bins */
 	bool collapsed; /* buckets below offset were folded into bins[0] */
@@ -59,8 +63,7 @@ struct floe_dds {
 	struct floe_dds_store pos, neg;
 	uint64_t zero_count;
 	struct floe_agg_pool *pool; /* pooled: where the bucket windows come from */
-	uint32_t pos_bins, neg_bins; /* the windows' budgets */
-	bool refused;		     /* the pool was empty: the pairs collapse instead */
+	bool refused; /* the pool had too little left: the store collapses instead */
 	/* Read-only summary of what was added (merged sketches combine them). */
 	uint64_t count;
 	double sum, min, max;
@@ -78,14 +81,17 @@ size_t floe_dds_bytes(const struct floe_dds_config *c);
  * -ENOENT when libm cannot be loaded (platform/libm.h). */
 int floe_dds_init(struct floe_dds *s, const struct floe_dds_config *c, void *mem, size_t len);
 
-/* Bytes of own memory a pooled sketch needs: its pairs (256). */
+/* Bytes of own memory a pooled sketch needs: its pairs (128). */
 size_t floe_dds_sparse_bytes(void);
 
 /* Lays an empty pooled sketch over mem (borrowed, 4-byte aligned, len >=
- * floe_dds_sparse_bytes()): sparse until a store has more occupied buckets than its
- * pairs, then dense in a block of pool (floe_dds_bytes(c) bytes). When the pool is empty
- * it stays sparse and folds its lowest buckets as a full dense store does (counted once
- * in the pool's refusals). Errors as floe_dds_init. */
+ * floe_dds_sparse_bytes()): a store is sparse until it has more occupied buckets than its
+ * pairs, then a window of pool memory: a power of two of buckets, at least
+ * FLOE_DDS_MIN_WINDOW and twice the occupied range, at most the store's budget of c; a
+ * wider range takes a larger window (the smaller one stays taken until the pool is
+ * reset: at most as many bytes again). When the pool has too little left the store
+ * stays as it is and folds its lowest buckets as a full dense store does (counted once
+ * per sketch in the pool's refusals). Errors as floe_dds_init. */
 int floe_dds_init_pooled(struct floe_dds *s, const struct floe_dds_config *c, void *mem,
 			 size_t len, struct floe_agg_pool *pool);
 

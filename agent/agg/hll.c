@@ -22,8 +22,11 @@
  * row, while the estimate of two items in 16,384 registers is 1 whenever both fall in one
  * register (1 group in 16,384). A coupon is what DataSketches keeps in its list and set
  * modes, so the list is serialised as their image and read back without loss. The list
- * is scanned, not hashed: it holds at most 256 coupons (1 KiB), and a sketch that
- * receives more goes dense. */
+ * is scanned, not hashed: it holds at most 256 coupons (1 KiB). A pooled sketch that
+ * receives more moves them to a hash set of the pool (as DataSketches' set mode, open
+ * addressing on the coupon's low bits, at most 3/4 full), where that set is at most half
+ * the registers' bytes: a group of 300 or 700 distinct values then takes 4 KiB of the
+ * pool, not 16 KiB, and is still exact. Past the set it goes dense. */
 
 /* The DataSketches preamble (HllUtil: PREAMBLE_INTS_BYTE .. AUX_COUNT_INT). */
 enum {
@@ -69,6 +72,47 @@ static uint32_t coupon_at(const struct floe_hll *h, uint32_t i)
 	return c;
 }
 
+/* log2 of the slots of the set step at precision p: at most half the registers' bytes and
+ * FLOE_HLL_SET_LG_MAX, holding more than the list; 0 when there is none. */
+static unsigned set_lg(unsigned p)
+{
+	if (p < 8)
+		return 0;
+	unsigned lg = p - 3 < FLOE_HLL_SET_LG_MAX ? p - 3 : FLOE_HLL_SET_LG_MAX;
+	return (3u << lg >> 2) > list_cap(p) ? lg : 0;
+}
+
+uint32_t floe_hll_exact_max(unsigned p)
+{
+	if (p < FLOE_HLL_PMIN || p > FLOE_HLL_PMAX)
+		return 0;
+	unsigned lg = set_lg(p);
+	return lg ? 3u << lg >> 2 : list_cap(p);
+}
+
+uint32_t floe_hll_coupon_next(const struct floe_hll *h, uint32_t *cursor)
+{
+	if (h->reg)
+		return 0;
+	if (!h->set)
+		return *cursor < h->n ? coupon_at(h, (*cursor)++) : 0;
+	while (*cursor < (1u << h->setlg)) {
+		uint32_t c = h->set[(*cursor)++];
+		if (c)
+			return c;
+	}
+	return 0;
+}
+
+/* The slot of coupon c in the set, or of the empty slot where it would go. */
+static uint32_t set_slot(const struct floe_hll *h, uint32_t c)
+{
+	uint32_t mask = (1u << h->setlg) - 1, i = c & mask;
+	while (h->set[i] && h->set[i] != c)
+		i = (i + 1) & mask;
+	return i;
+}
+
 size_t floe_hll_bytes(unsigned p)
 {
 	if (p < FLOE_HLL_PMIN || p > FLOE_HLL_PMAX)
@@ -103,9 +147,10 @@ static int init_over(struct floe_hll *h, unsigned p, void *mem, size_t len, size
 	/* A sketch in its own memory goes dense there: its list is no longer than the
 	 * registers' bytes, so that the list is never the larger form. */
 	uint32_t cap = list_cap(p);
-	h->cap = cap < h->own / 4 ? cap : h->own / 4;
-	if (!pool && h->cap > ((uint32_t)1 << p) / 4)
-		h->cap = ((uint32_t)1 << p) / 4;
+	h->listcap = cap < h->own / 4 ? cap : h->own / 4;
+	if (!pool && h->listcap > ((uint32_t)1 << p) / 4)
+		h->listcap = ((uint32_t)1 << p) / 4;
+	h->setlg = pool && h->listcap == cap ? (uint8_t)set_lg(p) : 0;
 	floe_hll_reset(h);
 	return 0;
 }
@@ -137,6 +182,8 @@ size_t floe_hll_pool_block(unsigned p)
 void floe_hll_reset(struct floe_hll *h)
 {
 	h->reg = NULL;
+	h->set = NULL;
+	h->cap = h->listcap;
 	h->n = 0;
 	h->p = h->pcfg;
 	h->m = (uint32_t)1 << h->pcfg;
@@ -158,10 +205,12 @@ static unsigned own_precision(const struct floe_hll *h);
  * what adding the items there would have made). */
 static void go_dense(struct floe_hll *h)
 {
+	/* A list is copied out of the own memory the registers may take; a set is in the
+	 * pool, apart from both. */
 	uint32_t tmp[FLOE_HLL_LIST_MAX];
-	uint32_t n = h->n;
+	uint32_t n = h->set ? 0 : h->n, *set = h->set;
 	memcpy(tmp, h->list, (size_t)n * 4);
-	uint8_t *reg = h->pool ? floe_agg_pool_take(h->pool) : h->list;
+	uint8_t *reg = h->pool ? floe_agg_pool_take(h->pool, h->m) : h->list;
 	if (!reg) {
 		h->p = (uint8_t)own_precision(h);
 		h->m = (uint32_t)1 << h->p;
@@ -169,9 +218,32 @@ static void go_dense(struct floe_hll *h)
 	}
 	memset(reg, 0, h->m);
 	h->reg = reg;
-	h->n = 0;
 	for (uint32_t i = 0; i < n; i++)
 		set_coupon(h, tmp[i]);
+	for (uint32_t i = 0; set && i < (1u << h->setlg); i++)
+		if (set[i])
+			set_coupon(h, set[i]);
+	h->set = NULL;
+	h->n = 0;
+}
+
+/* The full list into a set of the pool; false when the sketch has no set step or the
+ * pool cannot give one (not counted: the registers are asked for next). */
+static bool go_set(struct floe_hll *h)
+{
+	if (!h->setlg || h->set)
+		return false;
+	uint32_t *set = floe_agg_pool_try(h->pool, (size_t)4 << h->setlg);
+	if (!set)
+		return false;
+	memset(set, 0, (size_t)4 << h->setlg);
+	h->set = set;
+	h->cap = 3u << h->setlg >> 2;
+	for (uint32_t i = 0; i < h->n; i++) {
+		uint32_t c = coupon_at(h, i);
+		set[set_slot(h, c)] = c;
+	}
+	return true;
 }
 
 /* The precision the own memory holds as registers, at most the configured one. */
@@ -184,10 +256,10 @@ static unsigned own_precision(const struct floe_hll *h)
 uint8_t *floe_hll_restore_dense(struct floe_hll *h, unsigned p)
 {
 	uint8_t *reg = NULL;
-	if (h->reg || h->n)
+	if (h->reg || h->n || h->set)
 		return NULL;
 	if (p == h->pcfg)
-		reg = h->pool ? floe_agg_pool_take(h->pool) : h->list;
+		reg = h->pool ? floe_agg_pool_take(h->pool, (size_t)1 << p) : h->list;
 	else if (h->pool && p == own_precision(h) && p >= FLOE_HLL_PMIN)
 		reg = h->list;
 	if (!reg)
@@ -201,12 +273,24 @@ uint8_t *floe_hll_restore_dense(struct floe_hll *h, unsigned p)
 
 void floe_hll_add_coupon(struct floe_hll *h, uint32_t c)
 {
-	if (!h->reg) {
+	if (!h->reg && !h->set) {
 		for (uint32_t i = 0; i < h->n; i++)
 			if (coupon_at(h, i) == c)
 				return;
 		if (h->n < h->cap) {
 			memcpy(h->list + 4 * (size_t)h->n++, &c, 4);
+			return;
+		}
+		if (!go_set(h))
+			go_dense(h);
+	}
+	if (h->set) {
+		uint32_t i = set_slot(h, c);
+		if (h->set[i])
+			return;
+		if (h->n < h->cap) {
+			h->set[i] = c;
+			h->n++;
 			return;
 		}
 		go_dense(h);
@@ -242,8 +326,9 @@ static uint8_t fold_rank(unsigned sp, unsigned dp, uint32_t slot, uint8_t r)
 int floe_hll_merge(struct floe_hll *dst, const struct floe_hll *src)
 {
 	if (!src->reg) {
-		for (uint32_t i = 0; i < src->n; i++)
-			floe_hll_add_coupon(dst, coupon_at(src, i));
+		uint32_t at = 0, c;
+		while ((c = floe_hll_coupon_next(src, &at)))
+			floe_hll_add_coupon(dst, c);
 		return 0;
 	}
 	if (src->p < dst->p)
@@ -396,8 +481,9 @@ static void serialize_list(const struct floe_hll *h, uint8_t *o)
 		put_le32(o + DS_SET_COUNT, h->n);
 		at = DS_SET_START;
 	}
-	for (uint32_t i = 0; i < h->n; i++)
-		put_le32(o + at + 4 * (size_t)i, coupon_at(h, i));
+	uint32_t cur = 0, c;
+	for (size_t i = 0; (c = floe_hll_coupon_next(h, &cur)); i++)
+		put_le32(o + at + 4 * i, c);
 }
 
 int floe_hll_serialize(const struct floe_hll *h, void *out, size_t cap)

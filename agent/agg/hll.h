@@ -1,6 +1,7 @@
 /* HyperLogLog distinct counter in caller-owned memory. It starts as an exact list of
  * coupons (a 26-bit register address and its 6-bit rank, as DataSketches' list and set
- * modes hold them) and becomes dense, one byte per register, when the list is full:
+ * modes hold them), a pooled sketch then as an exact hash set of coupons in its pool,
+ * and becomes dense, one byte per register, when those are full:
  * Ertl's improved estimator (no empirical bias tables) then. Serialised as Apache
  * DataSketches' compact images (LIST, SET or HLL_8 mode) so that DataSketches (Java, C++,
  * Python) can read and union it. No call here allocates: dense registers come from the
@@ -23,16 +24,21 @@ struct floe_err;
 
 /* The longest coupon list: exact counts up to this many distinct items. */
 #define FLOE_HLL_LIST_MAX 256u
+/* The largest coupon set a pooled sketch takes from its pool (4 KiB, 768 coupons). */
+#define FLOE_HLL_SET_LG_MAX 10u
 
 /* Caller-owned; the fields are private to hll.c. list and reg point into the caller's
  * memory, which must outlive the sketch. */
 struct floe_hll {
 	uint8_t *reg;	/* dense registers, m of them; NULL while the sketch is a list */
 	uint8_t *list;	/* the sketch's own memory: the coupons (4 bytes each) while a list */
+	uint32_t *set;	/* or 2^setlg slots of the pool holding them (0: empty), or NULL */
 	struct floe_agg_pool *pool; /* dense memory, or NULL: the own memory is dense-sized */
 	uint32_t m;	/* 2^p registers */
-	uint32_t n;	/* coupons in the list */
-	uint32_t cap;	/* coupons the list holds before the sketch goes dense */
+	uint32_t n;	/* coupons in the list or the set */
+	uint32_t cap;	/* coupons the list, or the set, holds before the next form */
+	uint32_t listcap; /* coupons the list holds */
+	uint8_t setlg;	/* log2 of the set's slots: 0 when there is no set step */
 	uint32_t own;	/* bytes of the own memory */
 	uint8_t p;	/* precision; below the configured one when the pool was empty */
 	uint8_t pcfg;	/* the configured precision */
@@ -56,12 +62,23 @@ size_t floe_hll_pool_block(unsigned p);
 int floe_hll_init(struct floe_hll *h, unsigned p, void *mem, size_t len);
 
 /* Lays an empty sketch of precision p over mem (borrowed, len >= floe_hll_list_bytes(p),
- * 4-byte aligned) that takes its dense registers from pool (blocks of floe_hll_bytes(p))
- * when its list is full. When the pool is empty it goes dense in mem instead, at the
- * precision mem holds (10 for p = 14), and counts one refusal in the pool. pool may be
- * NULL when floe_hll_pool_block(p) is 0. Errors as floe_hll_init. */
+ * 4-byte aligned) that, when its list is full, takes from pool a hash set of coupons
+ * (where that is at most half the registers' bytes: 4 KiB and 768 coupons at p >= 13,
+ * 2 KiB and 384 at p = 12), still exact, and when that is full its dense registers
+ * (floe_hll_bytes(p)). A set the pool cannot give is skipped; registers it cannot give
+ * make the sketch dense in mem instead, at the precision mem holds (10 for p = 14),
+ * counted once in the pool's refusals. pool may be NULL when floe_hll_pool_block(p) is
+ * 0. Errors as floe_hll_init. */
 int floe_hll_init_pooled(struct floe_hll *h, unsigned p, void *mem, size_t len,
 			 struct floe_agg_pool *pool);
+
+/* The most distinct items a pooled sketch of precision p counts exactly (its set's or
+ * its list's capacity), 0 when p is outside 4..18. */
+uint32_t floe_hll_exact_max(unsigned p);
+
+/* The sketch's coupons while it is a list or a set, in storage order: *cursor is 0 before
+ * the first call; returns 0 after the last (no coupon is 0). */
+uint32_t floe_hll_coupon_next(const struct floe_hll *h, uint32_t *cursor);
 
 /* Empties the sketch, keeping its memory and configured precision (a pooled sketch's
  * block is the pool's again when the pool is reset). */

@@ -577,7 +577,7 @@ int floe_cmd_check(int argc, char **argv)
 			"token cross the network unencrypted\n",
 			cfg->lake.s3.endpoint);
 	/* What the memory rule found, as a YAML comment: how close the budget is. */
-	struct floe_memory_need need;
+	struct floe_memory_need need = {0};
 	if (rc == 0 && cfg->ninputs && floe_memory_need(cfg, &need) == 0)
 		printf("# memory: the longest record (%.1fMiB, inputs[%zu]) needs about %.1fMiB through "
 		       "sealing, of agent.memory_limit %.1fMiB\n",
@@ -591,11 +591,14 @@ int floe_cmd_check(int argc, char **argv)
 		       parts.writers, parts.per_writer / 1048576.0, parts.stage / 1048576.0);
 	for (size_t i = 0; rc == 0 && i < cfg->naggs; i++) {
 		struct floe_agg_plan p;
+		uint64_t grow = floe_agg_growth(cfg, need.total, i);
 		if (floe_agg_plan(&cfg->aggs[i], &p, NULL) == 0)
 			printf("# memory: aggregations[%zu] '%s' reserves %.1fMiB: %u window(s) x %llu "
-			       "groups x %llu bytes\n",
+			       "groups x %llu bytes; its sketches' pools grow by up to %.1fMiB more "
+			       "at run time\n",
 			       i, cfg->aggs[i].name, p.total / 1048576.0, p.windows,
-			       (unsigned long long)p.groups, (unsigned long long)p.group_bytes);
+			       (unsigned long long)p.groups, (unsigned long long)p.group_bytes,
+			       grow / 1048576.0);
 	}
 	floe_buf_fini(&b);
 	if (rc == 0)

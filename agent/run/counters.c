@@ -121,6 +121,16 @@ static const struct ctr glob[] = {
     {"agg_future", "floe_agg_future_events_total",
      "Events dated further ahead of the clock than max_future_skew (handled as late).",
      G(agg_future), 0},
+    {"agg_coarse", "floe_agg_coarse_sketches_total",
+     "Sketches made coarse because their window's pool could not grow (its share of "
+     "agent.memory_limit was taken): distinct at a lower precision, low quantiles folded.",
+     G(agg_coarse), 0},
+    {"agg_pool_bytes", "floe_agg_pool_bytes",
+     "Bytes the aggregations' sketches hold in their open windows' pools.",
+     G(agg_pool_bytes), GAUGE},
+    {"agg_pool_grown_bytes", "floe_agg_pool_grown_bytes",
+     "Bytes of chunks the open windows' pools grew beyond what start-up reserved.",
+     G(agg_pool_grown_bytes), GAUGE},
 };
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))

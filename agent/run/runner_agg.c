@@ -39,6 +39,7 @@
  * crash before the checkpoint resumes from S.(k-1), whose image is kept as the previous
  * one until the next is written, exactly as for raw seals. */
 #include "agent/run/runner_impl.h"
+#include "agent/run/memory.h"
 
 #include "agent/agg/aggregator.h"
 #include "agent/config/config.h"
@@ -133,6 +134,13 @@ static int open_one(struct floe_runner *r, const struct floe_config_agg *c, stru
 	int rc = floe_agg_new(r->alloc, c, &o->g, err);
 	if (rc)
 		return rc;
+	/* Its pools grow at run time within what floe check counted for them: the rest of
+	 * the aggregations' share once every reservation is made (the memory rule). */
+	struct floe_memory_need need = {0};
+	if (r->set.cfg->ninputs)
+		(void)floe_memory_need(r->set.cfg, &need);
+	floe_agg_set_growth(
+	    o->g, floe_agg_growth(r->set.cfg, need.total, (size_t)(c - r->set.cfg->aggs)));
 	struct floe_table *t = NULL;
 	if (!r->lake.store_down && (rc = open_table(o, &t, err)) && !floe_warehouse_waited_out(rc))
 		return rc;
@@ -589,6 +597,18 @@ void floe_run_aggs_late(const struct floe_runner *r, uint64_t *late, uint64_t *d
 	}
 }
 
+void floe_run_aggs_pool(const struct floe_runner *r, uint64_t *coarse, uint64_t *bytes,
+			uint64_t *grown)
+{
+	*coarse = *bytes = *grown = 0;
+	for (size_t i = 0; r->aggs && i < r->aggs->n; i++) {
+		const struct floe_agg_stats *st = floe_agg_stats(r->aggs->o[i].g);
+		*coarse += st->coarse;
+		*bytes += st->pool_bytes;
+		*grown += st->pool_grown;
+	}
+}
+
 /* ---- closing windows between seals, on the main thread --------------------------------- */
 
 int floe_run_aggs_close(struct floe_runner *r, bool stop)
@@ -618,7 +638,8 @@ int floe_run_aggs_close(struct floe_runner *r, bool stop)
 				  " windows; %" PRIu64 " late (%" PRIu64 " dropped, %" PRIu64
 				  " too far ahead of the clock), %" PRIu64
 				  " values not numbers, %" PRIu64 " events in __overflow__, %" PRIu64
-				  " sketches coarse (their window's dense blocks were taken)",
+				  " sketches coarse (their window's pool could not grow: its share "
+				  "of agent.memory_limit was taken)",
 				  o->cfg->name, st->events, st->filtered, st->rows, st->windows,
 				  st->late, st->late_dropped, st->future, st->unparsable, st->overflowed,
 				  st->coarse);

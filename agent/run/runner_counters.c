@@ -66,6 +66,8 @@ static void run_counters(struct floe_runner *r, const struct floe_input_counters
 		floe_free(r->alloc, seqs);
 	uint64_t late = 0, late_dropped = 0, future = 0;
 	floe_run_aggs_late(r, &late, &late_dropped, &future);
+	uint64_t coarse = 0, pool_bytes = 0, pool_grown = 0;
+	floe_run_aggs_pool(r, &coarse, &pool_bytes, &pool_grown);
 	const struct floe_runner_stats *st = &r->stats;
 	*g = (struct floe_run_counters){
 	    .lines = st->lines,
@@ -110,6 +112,9 @@ static void run_counters(struct floe_runner *r, const struct floe_input_counters
 	    .agg_late = late,
 	    .agg_late_dropped = late_dropped,
 	    .agg_future = future,
+	    .agg_coarse = coarse,
+	    .agg_pool_bytes = pool_bytes,
+	    .agg_pool_grown_bytes = pool_grown,
 	};
 	/* Typed columns: every decoder has the one plan, so its counters add up by index. */
 	const struct floe_colplan *p = &r->lake.cols;

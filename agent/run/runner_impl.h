@@ -431,6 +431,11 @@ int floe_run_aggs_seal(struct floe_runner *r, uint64_t seq);
  * those dropped, and those too far ahead of the clock (main thread). */
 void floe_run_aggs_late(const struct floe_runner *r, uint64_t *late, uint64_t *dropped,
 			uint64_t *future);
+/* The aggregations' sketch memory over all of them: sketches made coarse, bytes their
+ * sketches hold in the open windows' pools, and of that the chunks grown beyond the
+ * reservation (main thread). */
+void floe_run_aggs_pool(const struct floe_runner *r, uint64_t *coarse, uint64_t *bytes,
+			uint64_t *grown);
 /* Whether the aggregations took events of a raw: false input since the last seal. */
 bool floe_run_aggs_unsealed(const struct floe_runner *r);
 /* A seal with no raw rows after raw seal seq: seals the closed windows and writes the open

@@ -138,7 +138,8 @@ YAML
 	echo "   floe check: reserves $res"
 	node tests/integration/reader/duck.js "SELECT path_in_schema, sum(total_compressed_size)::BIGINT,
 		sum(total_uncompressed_size)::BIGINT FROM parquet_metadata('$d/wh/default/requests/data/**/*.parquet')
-		GROUP BY 1 ORDER BY 2 DESC" | tr -d '[]"' | awk -F, '{printf "   %-22s %9d bytes (%d before compression)\n", $1, $2, $3}'
+		GROUP BY 1 ORDER BY 2 DESC" | tr -d '[]"' |
+		awk -F, -v rows="$rows" '{printf "   %-22s %9d bytes (%d before compression): %.2f per row\n", $1, $2, $3, $2 / rows}'
 	rm -rf "$d"
 }
 EVENTS_G=${EVENTS_G:-2000000}

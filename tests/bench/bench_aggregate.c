@@ -8,6 +8,9 @@
  * DuckDB's side of the comparison (tests/bench/aggregate.sh). PRECISION sets the distinct
  * metric's HyperLogLog precision (default floe's, 14).
  *
+ * The windows' pools grow as the agent's do, within the aggregation's share of its
+ * memory_limit (512 MiB).
+ *
  * usage: bench_aggregate [KEYS [EVENTS [CSV [PRECISION]]]]   (defaults 1000 and 5,000,000) */
 #include <inttypes.h>
 #include <stdio.h>
@@ -100,6 +103,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_aggregate: %s\n", err.msg);
 		return 1;
 	}
+	/* The pools grow as the agent's would: into what the aggregation's share of the
+	 * 512 MiB memory_limit leaves (no inputs here, so the whole quarter). */
+	floe_agg_set_growth(g, floe_agg_growth(cfg, 0, 0));
 	long rss_start = peak_rss_kib();
 	struct ev *batch = calloc(BATCH, sizeof(*batch));
 	if (!batch)
@@ -150,8 +156,10 @@ int main(int argc, char **argv)
 	       keys, events, spent, (double)events / spent / 1e6, st->windows, rows,
 	       st->overflowed, st->coarse);
 	printf("keys %" PRIu64 ": reserved %.1f MiB (%u window(s) x %" PRIu64 " groups x %" PRIu64
-	       " bytes); peak RSS %.1f MiB (%.1f MiB before the first event)\n",
+	       " bytes), at most %.1f MiB allocated (the pools grown within %.1f MiB); peak RSS "
+	       "%.1f MiB (%.1f MiB before the first event)\n",
 	       keys, p.total / 1048576.0, p.windows, p.groups, p.group_bytes,
+	       floe_alloc_peak(&a) / 1048576.0, floe_agg_growth(cfg, 0, 0) / 1048576.0,
 	       peak_rss_kib() / 1024.0, rss_start / 1024.0);
 	if (csv && fclose(csv) != 0)
 		return 1;

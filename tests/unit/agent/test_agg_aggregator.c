@@ -339,9 +339,10 @@ static void test_overflow_fixed_memory(void **state)
 	assert_int_equal(floe_agg_stats(f.g)->overflowed, want_over);
 	/* The overflow's top_k sees its seven keys, 100 events each. */
 	assert_true(o->top_n == 7 && o->top0_count == 100);
-	/* distinct of the values: 700 in the overflow, within 2 %. */
-	assert_true(fabs(o->v[5] - 700) <= 14);
-	assert_true(o->sketch_len[0] > 0 && o->sketch_len[1] == 40 + (1u << 14));
+	/* distinct of the values: 700 in the overflow, exact in a set of the pool (a SET
+	 * image of 700 coupons). */
+	assert_true(o->v[5] == 700);
+	assert_true(o->sketch_len[0] > 0 && o->sketch_len[1] == 12 + 4 * 700);
 	teardown(&f);
 }
 
@@ -552,6 +553,276 @@ static void test_image(void **state)
 	teardown(&f);
 }
 
+/* Adds n events of key k in [t, t + 50) s, with values spread evenly in log over 9
+ * decades (1e-3 .. 1e6), each a distinct text; sorted gets them in order. */
+static void add_spread(struct fixture *f, double t, const char *k, int n, double *sorted)
+{
+	char v[32];
+	for (int i = 0; i < n; i++) {
+		double x = pow(10.0, -3.0 + 9.0 * i / (n > 1 ? n - 1 : 1));
+		snprintf(v, sizeof(v), "%.17g", x);
+		sorted[i] = strtod(v, NULL);
+		add(f, t + 50.0 * i / n, k, v);
+	}
+}
+
+/* Groups of 1, 2, 100 and 10,000 events with values over 9 decades in one window of the
+ * shared pool (max_groups 8: an eighth of each largest form per group, and one of each,
+ * 55 KiB): distinct is exact below 256 and within 2 % above, every quantile within the
+ * accuracy, nothing coarse. A window whose three groups each want a dense HLL and a
+ * full DDSketch window (in ascending order, so each window also outgrew three smaller
+ * ones: 88 KiB in all) finds the pool short: the sketches that find it empty go coarse,
+ * each counted once, and keep what coarse promises (an HLL at p = 10 within its wider
+ * error, a DDSketch's high quantiles within the accuracy). */
+static void test_pool_shared(void **state)
+{
+	(void)state;
+	struct fixture f;
+	setup(&f, "aggregations: [{name: a, window: 1m, group_by: [k], max_groups: 8, "
+		  "metrics: [count, {distinct: v}, {quantiles: v, q: [0.01, 0.5, 0.99]}]}]\n");
+	static double sorted[4][10000];
+	static const int ns[] = {1, 2, 100, 10000};
+	static const char *const keys[] = {"g1", "g2", "g3", "g4"};
+	static const double qv[] = {0.01, 0.5, 0.99};
+	for (int g = 0; g < 4; g++)
+		add_spread(&f, 1, keys[g], ns[g], sorted[g]);
+	add(&f, 200, "z", "1"); /* closes [0, 60) */
+	assert_int_equal(f.sink.n, 4);
+	for (int g = 0; g < 4; g++) {
+		const struct row *r = find(&f.sink, 0, keys[g]);
+		assert_true(r->v[0] == ns[g]);
+		if (ns[g] < 256)
+			assert_true(r->v[1] == ns[g]);
+		else
+			assert_true(fabs(r->v[1] / ns[g] - 1) <= 0.02);
+		for (int q = 0; q < 3; q++) {
+			double want = sorted[g][(size_t)(qv[q] * (ns[g] - 1))];
+			if (fabs(r->v[2 + q] / want - 1) > 0.01 + 1e-9)
+				fail_msg("%s q%.2f: %g, want %g", keys[g], qv[q], r->v[2 + q], want);
+		}
+	}
+	assert_int_equal(floe_agg_stats(f.g)->coarse, 0);
+	for (int g = 0; g < 3; g++)
+		add_spread(&f, 240, keys[g], 10000, sorted[g]);
+	assert_int_equal(floe_agg_flush(f.g, collect, &f.sink), 0);
+	uint64_t coarse = floe_agg_stats(f.g)->coarse, hll_coarse = 0;
+	assert_true(coarse >= 1 && coarse <= 6);
+	for (int g = 0; g < 3; g++) {
+		const struct row *r = find(&f.sink, 240, keys[g]);
+		assert_true(r->v[0] == 10000);
+		bool c = r->sketch_len[0] == 40 + 1024;
+		hll_coarse += c;
+		assert_true(c || r->sketch_len[0] == 40 + 16384);
+		assert_true(fabs(r->v[1] / 10000 - 1) <= (c ? 0.1 : 0.02));
+		double want = sorted[g][(size_t)(0.99 * 9999)];
+		assert_true(fabs(r->v[4] / want - 1) <= 0.01 + 1e-9);
+	}
+	assert_true(hll_coarse >= 1 && hll_coarse <= coarse);
+	teardown(&f);
+}
+
+#define BUSY_KEYS 60
+#define BUSY_N 1000
+
+/* Every group of a full window busy, as bench_aggregate's 1,000 keys: BUSY_KEYS groups
+ * (max_groups) of BUSY_N distinct values each over 5 decades, the groups' events
+ * interleaved so that all their sketches grow at once. Each group then wants a coupon set,
+ * dense registers and DDSketch windows of about 30 KiB, ten times its share of the
+ * reserved pool. Fills sorted[k] with group k's values (ascending); returns nothing, the
+ * window stays open. */
+static void add_busy(struct fixture *f, double sorted[][BUSY_N])
+{
+	char k[8], v[32];
+	for (int i = 0; i < BUSY_N; i++)
+		for (int g = 0; g < BUSY_KEYS; g++) {
+			double x = pow(10.0, -2.0 + 5.0 * i / (BUSY_N - 1)) * (1.0 + g / 64.0);
+			snprintf(k, sizeof(k), "b%d", g);
+			snprintf(v, sizeof(v), "%.17g", x);
+			sorted[g][i] = strtod(v, NULL);
+			add(f, 1 + 50.0 * i / BUSY_N, k, v);
+		}
+}
+
+/* Busy group g's row of the window [0, 60), with its exact count checked. */
+static const struct row *busy_row(const struct fixture *f, int g)
+{
+	char k[8];
+	snprintf(k, sizeof(k), "b%d", g);
+	const struct row *r = find(&f->sink, 0, k);
+	assert_true(r->v[0] == BUSY_N);
+	return r;
+}
+
+#define BUSY_YAML                                                                          \
+	"aggregations: [{name: a, window: 1m, group_by: [k], max_groups: 60, "             \
+	"metrics: [count, {distinct: v}, {quantiles: v, q: [0.01, 0.5, 0.99]}]}]\n"
+
+/* With room to grow (a ceiling of 8 MiB), the busy window's pool grows in chunks and no
+ * sketch goes coarse: distinct within 2 % (exact while in a set), every quantile within
+ * the 1 % accuracy, the low ones too. After the window closes its chunks are given back:
+ * the pool's gauges are 0 and the allocator holds what it held before the first event. */
+static void test_pool_grows(void **state)
+{
+	(void)state;
+	struct fixture f;
+	setup(&f, BUSY_YAML);
+	floe_agg_set_growth(f.g, 8u << 20);
+	size_t base = floe_alloc_used(&f.a);
+	static double sorted[BUSY_KEYS][BUSY_N];
+	static const double qv[] = {0.01, 0.5, 0.99};
+	add_busy(&f, sorted);
+	const struct floe_agg_stats *st = floe_agg_stats(f.g);
+	print_message("busy window: %llu bytes in the pools, %llu of them grown, %llu coarse\n",
+		      (unsigned long long)st->pool_bytes, (unsigned long long)st->pool_grown,
+		      (unsigned long long)st->coarse);
+	assert_true(st->pool_grown > 0 && st->pool_grown <= 8u << 20);
+	assert_true(st->pool_bytes > st->pool_grown / 2);
+	assert_true(floe_alloc_used(&f.a) >= base + st->pool_grown);
+	add(&f, 200, "z", "1"); /* closes [0, 60) */
+	assert_int_equal(f.sink.n, BUSY_KEYS);
+	for (int g = 0; g < BUSY_KEYS; g++) {
+		const struct row *r = busy_row(&f, g);
+		if (fabs(r->v[1] / BUSY_N - 1) > 0.02)
+			fail_msg("b%d distinct %g", g, r->v[1]);
+		for (int q = 0; q < 3; q++) {
+			double want = sorted[g][(size_t)(qv[q] * (BUSY_N - 1))];
+			if (fabs(r->v[2 + q] / want - 1) > 0.01 + 1e-9)
+				fail_msg("b%d q%.2f: %g, want %g", g, qv[q], r->v[2 + q], want);
+		}
+	}
+	assert_int_equal(st->coarse, 0);
+	/* The window of "z" is open, in its reserved part: nothing grown is held. */
+	assert_int_equal(st->pool_grown, 0);
+	assert_int_equal(floe_agg_flush(f.g, collect, &f.sink), 0);
+	assert_int_equal(st->pool_bytes, 0);
+	assert_int_equal(floe_alloc_used(&f.a), base);
+	teardown(&f);
+}
+
+/* An image of the busy window, its sketches grown into chunks, restores into an
+ * aggregator that may grow as much: the same rows, nothing coarse, and the restored
+ * window's chunks given back when it closes. */
+static void test_image_grown(void **state)
+{
+	(void)state;
+	struct fixture f, g;
+	setup(&f, BUSY_YAML);
+	setup(&g, BUSY_YAML);
+	floe_agg_set_growth(f.g, 8u << 20);
+	floe_agg_set_growth(g.g, 8u << 20);
+	size_t base = floe_alloc_used(&g.a);
+	static double sorted[BUSY_KEYS][BUSY_N];
+	add_busy(&f, sorted);
+	struct image im;
+	save_image(&f, 3, &im);
+	uint64_t tag = 0;
+	assert_int_equal(floe_agg_load(g.g, read_image, &im, &tag, NULL), 0);
+	free(im.p);
+	assert_true(floe_agg_stats(g.g)->pool_grown > 0);
+	assert_int_equal(floe_agg_flush(f.g, collect, &f.sink), 0);
+	assert_int_equal(floe_agg_flush(g.g, collect, &g.sink), 0);
+	assert_int_equal(g.sink.n, BUSY_KEYS);
+	assert_memory_equal(f.sink.rows, g.sink.rows, f.sink.n * sizeof(struct row));
+	assert_int_equal(floe_agg_stats(g.g)->coarse, 0);
+	assert_int_equal(floe_agg_stats(g.g)->pool_grown, 0);
+	assert_int_equal(floe_alloc_used(&g.a), base);
+	teardown(&f);
+	teardown(&g);
+}
+
+/* The same window where the pools cannot grow enough: with a ceiling of 64 KiB, and with
+ * a ceiling of 8 MiB but an allocator that refuses past 64 KiB more. Either way the
+ * sketches that find no room go coarse, each counted once, every row is there with its
+ * exact count and its high quantile within the accuracy, and nothing grown is held once
+ * the window is closed. */
+static void busy_short(bool by_allocator)
+{
+	struct fixture f;
+	setup(&f, BUSY_YAML);
+	size_t base = floe_alloc_used(&f.a);
+	floe_agg_set_growth(f.g, by_allocator ? 8u << 20 : 64u << 10);
+	if (by_allocator)
+		f.a.limit = base + (64u << 10);
+	static double sorted[BUSY_KEYS][BUSY_N];
+	add_busy(&f, sorted);
+	const struct floe_agg_stats *st = floe_agg_stats(f.g);
+	print_message("%s: %llu bytes grown, %llu of %d sketches coarse\n",
+		      by_allocator ? "allocator refuses" : "64 KiB ceiling",
+		      (unsigned long long)st->pool_grown, (unsigned long long)st->coarse,
+		      2 * BUSY_KEYS);
+	assert_true(st->pool_grown <= 64u << 10);
+	assert_true(st->coarse > 0 && st->coarse <= 2 * BUSY_KEYS);
+	assert_int_equal(floe_agg_flush(f.g, collect, &f.sink), 0);
+	assert_int_equal(f.sink.n, BUSY_KEYS);
+	for (int g = 0; g < BUSY_KEYS; g++) {
+		const struct row *r = busy_row(&f, g);
+		double want = sorted[g][(size_t)(0.99 * (BUSY_N - 1))];
+		assert_true(fabs(r->v[4] / want - 1) <= 0.01 + 1e-9);
+	}
+	assert_int_equal(st->pool_grown, 0);
+	assert_int_equal(st->pool_bytes, 0);
+	assert_int_equal(floe_alloc_used(&f.a), base);
+	f.a.limit = 0;
+	teardown(&f);
+}
+
+static void test_pool_ceiling(void **state)
+{
+	(void)state;
+	busy_short(false);
+}
+
+static void test_pool_alloc_refuses(void **state)
+{
+	(void)state;
+	busy_short(true);
+}
+
+/* An image of a window whose sketches took from the pool (a dense HLL of 2,000 after its
+ * coupon set, DDSketch windows grown over 9 decades) or found it short (coarse HLLs,
+ * folded DDSketches) is restored to the same rows, and the restored sketches go on
+ * taking events as the original's do. */
+static void test_image_pooled(void **state)
+{
+	(void)state;
+	const char *y = "aggregations: [{name: a, window: 1m, group_by: [k], max_groups: 2, "
+			"metrics: [count, {distinct: v}, {quantiles: v, q: [0.01, 0.5, 0.99]}]}]\n";
+	struct fixture f, g;
+	setup(&f, y);
+	setup(&g, y);
+	static double sorted[10000];
+	add_spread(&f, 1, "b", 2000, sorted); /* a set, then registers: 20 KiB of 36 */
+	add_spread(&f, 1, "a", 500, sorted);
+	add_spread(&f, 1, "c", 3000, sorted); /* the overflow group */
+	struct image im;
+	save_image(&f, 7, &im);
+	uint64_t tag = 0;
+	assert_int_equal(floe_agg_load(g.g, read_image, &im, &tag, NULL), 0);
+	assert_int_equal(tag, 7);
+	/* 30 more in [0, 60), the rest in the next window */
+	add_spread(&f, 55, "a", 300, sorted);
+	add_spread(&g, 55, "a", 300, sorted);
+	assert_int_equal(floe_agg_flush(f.g, collect, &f.sink), 0);
+	assert_int_equal(floe_agg_flush(g.g, collect, &g.sink), 0);
+	assert_int_equal(f.sink.n, 4);
+	assert_int_equal(g.sink.n, 4);
+	assert_memory_equal(f.sink.rows, g.sink.rows, f.sink.n * sizeof(struct row));
+	/* b: a dense HLL and full DDSketch windows from the pool; a and the overflow group
+	 * found it short: HLLs at p = 10, DDSketches folded, 4 sketches counted; the next
+	 * window's a, from its own pool: exact in a set of 270 coupons. */
+	const struct row *b = find(&g.sink, 0, "b");
+	assert_true(b->sketch_len[0] == 40 + 16384 && fabs(b->v[1] / 2000 - 1) <= 0.02);
+	assert_true(find(&g.sink, 0, "a")->sketch_len[0] == 40 + 1024);
+	assert_true(find(&g.sink, 0, FLOE_AGG_OVERFLOW)->sketch_len[0] == 40 + 1024);
+	const struct row *a = find(&g.sink, 60, "a");
+	assert_true(a->v[0] == 270 && a->v[1] == 270 && a->sketch_len[0] == 12 + 4 * 270);
+	assert_int_equal(floe_agg_stats(f.g)->coarse, 4);
+	assert_int_equal(floe_agg_stats(f.g)->coarse, floe_agg_stats(g.g)->coarse);
+	free(im.p);
+	teardown(&g);
+	teardown(&f);
+}
+
 static void test_plan(void **state)
 {
 	(void)state;
@@ -569,16 +840,18 @@ static void test_plan(void **state)
 	assert_int_equal(p.groups, 11);
 	assert_int_equal(p.group_bytes, 16 + 256 + 8);
 	floe_config_free(c);
-	/* A group with a distinct and a quantiles sketch: their lists and pairs in the group,
-	 * and a share of the window's dense blocks (one per group: every group can go dense,
-	 * so no sketch goes coarse). It was 27,056 bytes with a dense HLL (16 KiB) and dense
-	 * DDSketch windows (10 KiB) in every group; the lists and pairs add 5 %. */
+	/* A group with a distinct and a quantiles sketch: their list and pairs in the group,
+	 * and its share of the window's pool (an eighth of a dense HLL and of a DDSketch's
+	 * full windows, and one of each for a busy group). It was 28,424 bytes with a block
+	 * of each per group; the target is 4 times less. */
 	y = "aggregations: [{name: a, group_by: [k], max_groups: 1000, "
 	    "metrics: [count, {distinct: u}, {quantiles: v}]}]\n";
 	assert_int_equal(floe_config_parse(NULL, "t.yaml", y, strlen(y), "h", &c, NULL), 0);
 	assert_int_equal(floe_agg_plan(&c->aggs[0], &p, &err), 0);
-	assert_int_equal(p.dense, 1000 + 1);
-	assert_true(p.group_bytes <= 27056 * 11 / 10); /* 28,424 */
+	assert_int_equal(p.pool, 1001 * (16384 / 8 + 10240 / 8) + 16384 + 10240);
+	assert_true(p.group_bytes * 4 <= 28424);
+	printf("# a group of count, distinct and quantiles: %llu bytes\n",
+	       (unsigned long long)p.group_bytes);
 	floe_config_free(c);
 	assert_int_equal(floe_config_parse(NULL, "t.yaml", ya, strlen(ya), "h", &c, NULL), 0);
 	assert_int_equal(floe_agg_plan(&c->aggs[1], &p, &err), 0);
@@ -601,7 +874,7 @@ static void test_plan(void **state)
 	assert_int_equal(floe_agg_check(c, 0, &err), FLOE_EFORMAT);
 	/* A group's bytes depend on the sketches' struct sizes (32 or 64-bit). */
 	assert_non_null(strstr(err.msg, "t.yaml:2:16: key 'aggregations[0].max_groups': 1 "
-					"window(s) x 1001 groups x 177"));
+					"window(s) x 1001 groups x 34"));
 	assert_non_null(strstr(err.msg, "more than their share of agent.memory_limit (2.0MiB: "
 					"at most a quarter, and what the 0.0MiB the rest of the "
 					"agent needs leaves); lower max_groups to "));
@@ -630,8 +903,14 @@ int main(void)
 	    cmocka_unit_test(test_quantiles_where),
 	    cmocka_unit_test(test_idle),
 	    cmocka_unit_test(test_numbers),
+	    cmocka_unit_test(test_pool_shared),
+	    cmocka_unit_test(test_pool_grows),
+	    cmocka_unit_test(test_pool_ceiling),
+	    cmocka_unit_test(test_pool_alloc_refuses),
+	    cmocka_unit_test(test_image_grown),
 	    cmocka_unit_test(test_plan),
 	    cmocka_unit_test(test_image),
+	    cmocka_unit_test(test_image_pooled),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

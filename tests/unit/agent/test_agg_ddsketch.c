@@ -15,6 +15,7 @@
 #include <math.h>
 
 #include "agent/agg/agg_math.h"
+#include "agent/agg/ddsketch_impl.h"
 #include "agent/agg/ddsketch.h"
 #include "formats/base/error.h"
 #include "agg_nomalloc.h"
@@ -580,45 +581,64 @@ static void test_decode_hostile(void **state)
 	assert_int_equal(s.count, 2000);
 }
 
-/* A pooled sketch keeps its occupied buckets as pairs in 256 bytes while they fit, then
- * takes a block of its pool; with the pool empty it folds its lowest pairs. At every
- * step it answers, merges and serialises as the dense sketch of the same values. */
+/* Both images of two sketches, and every quantile, are the same. */
+static void assert_same(const struct floe_dds *a, const struct floe_dds *b)
+{
+	assert_int_equal(floe_dds_proto_size(a), floe_dds_proto_size(b));
+	assert_int_equal(floe_dds_encode_proto(a, img, sizeof(img)), 0);
+	assert_int_equal(floe_dds_encode_proto(b, img2, sizeof(img2)), 0);
+	assert_memory_equal(img, img2, floe_dds_proto_size(b));
+	for (size_t q = 0; q < sizeof(qs) / sizeof(qs[0]); q++)
+		assert_true(floe_dds_quantile(a, qs[q]) == floe_dds_quantile(b, qs[q]));
+}
+
+/* A pooled sketch keeps its occupied buckets as pairs in 128 bytes while they fit; then
+ * the store that overflows takes a window of the pool sized to twice its occupied range
+ * (a power of two, at least 64 buckets), and a larger one when the range widens, up to
+ * its budget. With too little left in the pool it folds its lowest pairs, counted once.
+ * At every step it answers, merges and serialises as the dense sketch of the same
+ * values. */
 static void test_sparse_pooled(void **state)
 {
 	(void)state;
-	static uint32_t own[3][64];
-	static uint32_t block[2560];
+	static uint32_t own[3][32];
+	static uint64_t block[(1024 + 2048) / 2];
 	uint64_t refused = 0;
-	struct floe_agg_pool pool = {(uint8_t *)block, sizeof(block), 1, 0, &refused};
+	struct floe_agg_growth grow = {.refused = &refused};
+	struct floe_agg_pool pool = {.mem = (uint8_t *)block, .size = sizeof(block), .grow = &grow};
 	struct floe_dds_config c;
 	floe_dds_config_default(&c);
-	assert_int_equal(floe_dds_sparse_bytes(), 256);
+	assert_int_equal(floe_dds_sparse_bytes(), 128);
 	struct floe_dds sp[3], d;
-	assert_int_equal(floe_dds_init_pooled(&sp[0], &c, own[0], 255, &pool), FLOE_ELIMIT);
-	assert_int_equal(floe_dds_init_pooled(&sp[0], &c, own[0], 256, NULL), FLOE_EINVAL);
+	assert_int_equal(floe_dds_init_pooled(&sp[0], &c, own[0], 127, &pool), FLOE_ELIMIT);
+	assert_int_equal(floe_dds_init_pooled(&sp[0], &c, own[0], 128, NULL), FLOE_EINVAL);
 	for (int k = 0; k < 3; k++)
-		assert_int_equal(floe_dds_init_pooled(&sp[k], &c, own[k], 256, &pool), 0);
+		assert_int_equal(floe_dds_init_pooled(&sp[k], &c, own[k], 128, &pool), 0);
 	init(&d, 0.01, 2048, 512, mem_a);
 	rng_state = 99;
-	/* 24 positive and 8 negative buckets stay sparse; the next one takes the block. */
+	/* 12 positive and 4 negative buckets stay sparse. */
 	for (int i = 0; i < 200; i++) {
-		double v = i % 5 == 0 ? -(1 + i % 8) : 1000 * pow(1.0202, i % 24) * (1 + 0.001 * unif());
+		double v = i % 5 == 0 ? -(1 + i % 4) : 1000 * pow(1.0202, i % 12) * (1 + 0.001 * unif());
 		assert_int_equal(floe_dds_add(&sp[0], v), 0);
 		assert_int_equal(floe_dds_add(&d, v), 0);
 	}
-	assert_null(sp[0].pos.bins);
-	assert_int_equal(floe_dds_proto_size(&sp[0]), floe_dds_proto_size(&d));
-	assert_int_equal(floe_dds_encode_proto(&sp[0], img, sizeof(img)), 0);
-	assert_int_equal(floe_dds_encode_proto(&d, img2, sizeof(img2)), 0);
-	assert_memory_equal(img, img2, floe_dds_proto_size(&d));
-	for (size_t q = 0; q < sizeof(qs) / sizeof(qs[0]); q++)
-		assert_true(floe_dds_quantile(&sp[0], qs[q]) == floe_dds_quantile(&d, qs[q]));
+	assert_true(!sp[0].pos.bins && !sp[0].neg.bins && pool.used == 0);
+	assert_same(&sp[0], &d);
+	/* The 13th positive bucket, 265 buckets below the others: a window of 1024 (twice
+	 * 266, to a power of two) for the positive store alone. */
 	assert_int_equal(floe_dds_add(&sp[0], 5.0), 0);
 	assert_int_equal(floe_dds_add(&d, 5.0), 0);
-	assert_true(sp[0].pos.bins == block && pool.used == 1 && refused == 0);
-	assert_int_equal(floe_dds_encode_proto(&sp[0], img, sizeof(img)), 0);
-	assert_int_equal(floe_dds_encode_proto(&d, img2, sizeof(img2)), 0);
-	assert_memory_equal(img, img2, floe_dds_proto_size(&d));
+	assert_true(sp[0].pos.bins == (uint32_t *)block && sp[0].pos.cap == 1024);
+	assert_true(!sp[0].neg.bins && pool.used == 4096 && refused == 0);
+	assert_same(&sp[0], &d);
+	/* Nine decades (1e-3 .. 1.2e6, 1,050 buckets): the whole budget, no folding. */
+	assert_int_equal(floe_dds_add(&sp[0], 1e-3), 0);
+	assert_int_equal(floe_dds_add(&d, 1e-3), 0);
+	assert_int_equal(floe_dds_add(&sp[0], 1.2e6), 0);
+	assert_int_equal(floe_dds_add(&d, 1.2e6), 0);
+	assert_true(sp[0].pos.cap == 2048 && pool.used == 4096 + 8192 && refused == 0);
+	assert_false(floe_dds_collapsed(&sp[0]));
+	assert_same(&sp[0], &d);
 	/* The pool is empty: the second sketch folds its lowest buckets, counted once, and
 	 * its high quantiles stay within the accuracy. */
 	fill(&sp[1], LOGUNIFORM, 5000);
@@ -628,15 +648,66 @@ static void test_sparse_pooled(void **state)
 	assert_int_equal(sp[1].count, 5000);
 	double want = sorted[(size_t)(0.999 * 4999)];
 	assert_true(fabs(floe_dds_quantile(&sp[1], 0.999) / want - 1) <= 0.0101);
-	/* A sparse sketch decodes a proto and merges into any sketch. */
+	/* A sparse sketch decodes a proto (the pairs that fit, then the pool: empty, so
+	 * folded) and merges into any sketch. */
+	assert_int_equal(floe_dds_encode_proto(&d, img2, sizeof(img2)), 0);
 	assert_int_equal(floe_dds_decode_proto(&sp[2], img2, floe_dds_proto_size(&d), NULL), 0);
 	assert_int_equal(sp[2].count, d.count);
 	assert_int_equal(floe_dds_merge(&d, &sp[1]), 0);
-	assert_int_equal(d.count, 5201);
+	assert_int_equal(d.count, 5203);
 	floe_dds_reset(&sp[0]);
 	floe_agg_pool_reset(&pool);
 	assert_null(sp[0].pos.bins);
 	assert_true(isnan(floe_dds_quantile(&sp[0], 0.5)));
+}
+
+/* Groups of 1, 2, 100 and 10,000 values spread over 9 decades: pooled sketches answer and
+ * serialise exactly as dense ones, and take from the pool about twice the bytes of their
+ * occupied range (at most twice that again for the windows they outgrew), not the 10 KiB
+ * of the budget. */
+static void test_pooled_sizes(void **state)
+{
+	(void)state;
+	static uint32_t own[32];
+	static uint64_t block[1 << 13];
+	struct floe_agg_pool pool = {.mem = (uint8_t *)block, .size = sizeof(block)};
+	struct floe_dds_config c;
+	floe_dds_config_default(&c);
+	static const size_t ns[] = {1, 2, 100, 10000};
+	/* In random order, then ascending: each new value widens the range, and the window
+	 * grows under the value being added. */
+	for (size_t k = 0; k < 2 * sizeof(ns) / sizeof(ns[0]); k++) {
+		size_t n = ns[k % 4];
+		bool up = k >= 4;
+		struct floe_dds sp, d;
+		floe_agg_pool_reset(&pool);
+		assert_int_equal(floe_dds_init_pooled(&sp, &c, own, sizeof(own), &pool), 0);
+		init(&d, 0.01, 2048, 512, mem_a);
+		rng_state = 7 + k;
+		for (size_t i = 0; i < n; i++) {
+			/* 1e-3 .. 1e6; negative ones over 3 decades (their budget holds
+			 * 4.4) */
+			double u = up ? (double)i / (double)n : unif();
+			double v = exp((u * 9.0 - 3.0) * 2.302585092994046);
+			v = i % 7 == 3 ? -exp(unif() * 3.0 * 2.302585092994046) : v;
+			assert_int_equal(floe_dds_add(&sp, v), 0);
+			assert_int_equal(floe_dds_add(&d, v), 0);
+		}
+		assert_same(&sp, &d);
+		assert_false(floe_dds_collapsed(&sp));
+		int64_t lo;
+		uint32_t pn, nn;
+		floe_dds_store_span(&sp.pos, &lo, &pn);
+		floe_dds_store_span(&sp.neg, &lo, &nn);
+		size_t need = sp.pos.bins ? 4 * (size_t)(pn > 32 ? pn : 32) * 2 : 0;
+		need += sp.neg.bins ? 4 * (size_t)(nn > 32 ? nn : 32) * 2 : 0;
+		if (n <= 2)
+			assert_int_equal(pool.used, 0);
+		assert_true(pool.used <= 2 * 2 * need);
+		printf("# %zu values over 9 decades%s: %zu pool bytes (occupied ranges %u + %u "
+		       "buckets)\n",
+		       n, up ? ", ascending" : "", pool.used, pn, nn);
+	}
 }
 
 static void test_no_allocation(void **state)
@@ -672,6 +743,7 @@ int main(void)
 	    cmocka_unit_test(test_decode_other_encodings),
 	    cmocka_unit_test(test_decode_hostile),
 	    cmocka_unit_test(test_sparse_pooled),
+	    cmocka_unit_test(test_pooled_sizes),
 	    cmocka_unit_test(test_no_allocation),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

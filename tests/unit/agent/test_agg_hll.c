@@ -366,32 +366,49 @@ static void test_exact_small(void **state)
 	}
 }
 
-/* Pooled sketches take their registers from the pool when their list is full; when it is
- * empty they go dense in their own memory at the precision it holds, counted. */
+/* Pooled sketches move their full list to a set of the pool (4 KiB at p = 14), exact up
+ * to 768 coupons, then take their registers from the pool; when the pool cannot give the
+ * registers they go dense in their own memory at the precision it holds, counted once.
+ * A set the pool cannot give is skipped, not counted. */
 static void test_pool(void **state)
 {
-	static uint32_t own[3][FLOE_HLL_LIST_MAX];
+	static uint32_t own[4][FLOE_HLL_LIST_MAX];
+	static uint64_t pool_mem[(3 * 4096 + 16384) / 8];
 	uint64_t refused = 0;
-	struct floe_agg_pool pool = {mem_a, 1u << 14, 1, 0, &refused};
-	struct floe_hll h[3];
+	struct floe_agg_growth grow = {.refused = &refused};
+	struct floe_agg_pool pool = {.mem = (uint8_t *)pool_mem, .size = sizeof(pool_mem), .grow = &grow};
+	struct floe_hll h[4];
 	assert_int_equal(floe_hll_list_bytes(14), 1024);
 	assert_int_equal(floe_hll_list_bytes(8), 96);
 	assert_int_equal(floe_hll_list_bytes(4), 32);
+	assert_int_equal(floe_hll_exact_max(14), 768);
+	assert_int_equal(floe_hll_exact_max(12), 384);
+	assert_int_equal(floe_hll_exact_max(11), 192); /* no set: the list's 3/4 of 2^8 */
 	assert_int_equal(floe_hll_init_pooled(&h[0], 14, own[0], 1023, &pool), FLOE_ELIMIT);
 	assert_int_equal(floe_hll_init_pooled(&h[0], 14, own[0], 1024, NULL), FLOE_EINVAL);
-	for (int k = 0; k < 3; k++)
+	for (int k = 0; k < 4; k++)
 		assert_int_equal(floe_hll_init_pooled(&h[k], 14, own[k], 1024, &pool), 0);
-	for (uint64_t i = 0; i < 20000; i++) {
+	/* Exact at every count up to the set's 768, each added twice. */
+	for (uint64_t i = 0; i < 768; i++) {
 		add_item(&h[0], 21, i);
-		add_item(&h[1], 22, i);
-		if (i < 200)
-			add_item(&h[2], 23, i);
+		add_item(&h[0], 21, i / 2);
+		assert_true(floe_hll_estimate(&h[0]) == (double)(i + 1));
 	}
-	assert_int_equal(pool.used, 1);
+	assert_true(floe_hll_is_list(&h[0]) && h[0].set && pool.used == 4096);
+	/* The image is DataSketches' SET image of the 768 coupons. */
+	assert_int_equal(floe_hll_serialized_size(&h[0]), 12 + 4 * 768);
+	assert_int_equal(floe_hll_serialize(&h[0], img, sizeof(img)), 0);
+	assert_true(img[0] == 3 && img[4] == 10 && img[7] == 0x09 && le32(img + 8) == 768);
+	for (uint64_t i = 768; i < 20000; i++)
+		add_item(&h[0], 21, i);
+	assert_true(h[0].p == 14 && h[0].reg == (uint8_t *)pool_mem + 4096);
+	assert_int_equal(pool.used, 4096 + 16384);
+	/* The next one gets a set, then no registers: p = 10 in its own memory. */
+	for (uint64_t i = 0; i < 20000; i++)
+		add_item(&h[1], 22, i);
+	assert_int_equal(pool.used, 2 * 4096 + 16384);
 	assert_int_equal(refused, 1);
-	assert_true(h[0].p == 14 && h[0].reg == mem_a);
 	assert_true(h[1].p == 10 && h[1].reg == (uint8_t *)own[1]);
-	assert_true(floe_hll_is_list(&h[2]) && floe_hll_estimate(&h[2]) == 200.0);
 	assert_true(fabs(floe_hll_estimate(&h[0]) / 20000 - 1) < 0.03);
 	assert_true(fabs(floe_hll_estimate(&h[1]) / 20000 - 1) < 0.1);
 	/* The coarse sketch is what adding the items at p = 10 gives. */
@@ -400,14 +417,27 @@ static void test_pool(void **state)
 	for (uint64_t i = 0; i < 20000; i++)
 		add_item(&c, 22, i);
 	assert_memory_equal(c.reg, h[1].reg, 1024);
-	/* A list merges into anything; the union of the three is dense at p = 10. */
+	/* A set takes the last 4 KiB; a list merges into anything; the union is dense at
+	 * p = 10. */
+	for (uint64_t i = 0; i < 700; i++)
+		add_item(&h[2], 23, i);
+	assert_true(h[2].set && floe_hll_estimate(&h[2]) == 700.0 && pool.used == sizeof(pool_mem));
+	for (uint64_t i = 0; i < 200; i++)
+		add_item(&h[3], 23, i);
+	assert_true(floe_hll_is_list(&h[3]) && floe_hll_estimate(&h[3]) == 200.0);
+	assert_int_equal(floe_hll_merge(&h[2], &h[3]), 0); /* a subset: no change */
+	assert_true(floe_hll_estimate(&h[2]) == 700.0);
 	assert_int_equal(floe_hll_merge(&h[1], &h[2]), 0);
 	assert_int_equal(floe_hll_merge(&h[1], &h[0]), 0);
 	assert_int_equal(floe_hll_merge(&h[0], &h[1]), FLOE_EINVAL);
-	assert_true(fabs(floe_hll_estimate(&h[1]) / 40200 - 1) < 0.1);
+	assert_true(fabs(floe_hll_estimate(&h[1]) / 40700 - 1) < 0.1);
+	/* A full pool: no set (not counted), then no registers (counted). */
+	for (uint64_t i = 0; i < 300; i++)
+		add_item(&h[3], 24, i);
+	assert_true(h[3].p == 10 && h[3].reg == (uint8_t *)own[3] && refused == 2);
 	floe_hll_reset(&h[0]);
 	floe_agg_pool_reset(&pool);
-	assert_true(floe_hll_is_list(&h[0]) && floe_hll_estimate(&h[0]) == 0);
+	assert_true(floe_hll_is_list(&h[0]) && !h[0].set && floe_hll_estimate(&h[0]) == 0);
 }
 
 /* A list of up to 7 coupons is a LIST image, a longer one a SET image sized as
