@@ -259,10 +259,19 @@ struct input_total {
 	uint64_t values[FLOE_INPUT_METRICS_MAX];
 };
 
+/* One typed column's conversion failures, by name (a column the next configuration
+ * still lists goes on counting from them). */
+struct column_total {
+	char name[TOTALS_NAME_MAX];
+	uint64_t failures;
+};
+
 struct floe_counter_totals {
 	struct floe_run_counters g;
 	struct input_total *in;
 	size_t nin;
+	struct column_total *col;
+	size_t ncol;
 };
 
 int floe_counter_totals_new(struct floe_counter_totals **out)
@@ -276,7 +285,16 @@ void floe_counter_totals_free(struct floe_counter_totals *t)
 	if (!t)
 		return;
 	floe_free(NULL, t->in);
+	floe_free(NULL, t->col);
 	floe_free(NULL, t);
+}
+
+static struct column_total *find_column(const struct floe_counter_totals *t, const char *name)
+{
+	for (size_t i = 0; i < t->ncol; i++)
+		if (strncmp(t->col[i].name, name, TOTALS_NAME_MAX - 1) == 0)
+			return &t->col[i];
+	return NULL;
 }
 
 /* The input of name and kind in t (an input without a name has its position). */
@@ -307,6 +325,25 @@ int floe_counter_totals_add(struct floe_counter_totals *t, const struct floe_run
 		if (!more)
 			return FLOE_ENOMEM;
 		t->in = more;
+	}
+	size_t fresh_cols = 0;
+	for (size_t c = 0; c < g->ncolumns; c++)
+		fresh_cols += find_column(t, g->column_names[c]) == NULL;
+	if (fresh_cols) {
+		struct column_total *more =
+		    floe_realloc(NULL, t->col, (t->ncol + fresh_cols) * sizeof(*t->col));
+		if (!more)
+			return FLOE_ENOMEM;
+		t->col = more;
+	}
+	for (size_t c = 0; c < g->ncolumns; c++) {
+		struct column_total *ct = find_column(t, g->column_names[c]);
+		if (!ct) {
+			ct = &t->col[t->ncol++];
+			snprintf(ct->name, sizeof(ct->name), "%s", g->column_names[c]);
+			ct->failures = 0;
+		}
+		ct->failures += g->conv_failures[c];
 	}
 	for (size_t k = 0; k < N(glob); k++)
 		if (!(glob[k].flags & GAUGE))
@@ -339,6 +376,11 @@ void floe_counter_totals_apply(const struct floe_counter_totals *t, struct floe_
 	for (size_t k = 0; k < N(glob); k++)
 		if (!(glob[k].flags & GAUGE))
 			*(uint64_t *)(void *)((char *)g + glob[k].off) += at(&t->g, glob[k].off);
+	for (size_t c = 0; c < g->ncolumns; c++) {
+		const struct column_total *ct = find_column(t, g->column_names[c]);
+		if (ct)
+			g->conv_failures[c] += ct->failures;
+	}
 	for (size_t i = 0; i < n; i++) {
 		const struct input_total *it = find_input(t, &in[i], i);
 		for (size_t k = 0; it && k < in[i].n && k < it->n; k++)

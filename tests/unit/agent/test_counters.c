@@ -182,11 +182,39 @@ static void test_totals(void **state)
 	floe_counter_totals_free(NULL);
 }
 
+/* A typed column's conversion failures go on from the ended runner's when the next
+ * configuration still has the column (by name, wherever it is in the list); a column it
+ * gained starts from zero. */
+static void test_totals_columns(void **state)
+{
+	(void)state;
+	struct floe_run_counters g = {.ncolumns = 2, .column_names = {"status", "bytes"},
+				      .conv_failures = {3, 4}};
+	struct floe_counter_totals *t = NULL;
+	assert_int_equal(floe_counter_totals_new(&t), 0);
+	assert_int_equal(floe_counter_totals_add(t, &g, NULL, 0), 0);
+	struct floe_run_counters now = {.ncolumns = 3, .column_names = {"latency", "bytes", "status"},
+					.conv_failures = {1, 1, 1}};
+	floe_counter_totals_apply(t, &now, NULL, 0);
+	assert_int_equal(now.conv_failures[0], 1);
+	assert_int_equal(now.conv_failures[1], 5);
+	assert_int_equal(now.conv_failures[2], 4);
+	/* That runner ends: its own counts (not the totals applied) are added. */
+	struct floe_run_counters ended = {.ncolumns = 3, .column_names = {"latency", "bytes", "status"},
+					  .conv_failures = {1, 1, 1}};
+	assert_int_equal(floe_counter_totals_add(t, &ended, NULL, 0), 0);
+	struct floe_run_counters later = {.ncolumns = 1, .column_names = {"status"}};
+	floe_counter_totals_apply(t, &later, NULL, 0);
+	assert_int_equal(later.conv_failures[0], 4);
+	floe_counter_totals_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_same_counters),
 	    cmocka_unit_test(test_totals),
+	    cmocka_unit_test(test_totals_columns),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
