@@ -140,8 +140,8 @@ int floe_run_columns_start(const struct floe_config *cfg, const char *state_dir,
 	}
 	if (want.n)
 		floe_warn("columns: table %s is away and this state_dir has no plan of these "
-			  "columns: their fields stay in attrs (as text) until a start that "
-			  "reaches the table",
+			  "columns: their fields stay in attrs (as text) until the table is "
+			  "reached",
 			  table);
 	*out = want;
 	return 0;
