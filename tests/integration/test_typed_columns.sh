@@ -120,6 +120,26 @@ check "evo: three files read by id: old rows under the new name, null in the add
 ["GET /3",500,"300"]'
 check "evo: python3-avro reads every manifest and list" \
 	/usr/bin/python3 "$FLOE_SRC/tests/integration/check_avro.py" "$(tbl evo)"/metadata/*.avro
+# A manifest names the schema its data files were written under: the evolved one, the
+# same as the snapshot that adds it.
+check "evo: each snapshot's new manifest carries the snapshot's schema" /usr/bin/python3 -c '
+import avro.datafile, avro.io, glob, json, os, sys
+warnings = __import__("warnings"); warnings.filterwarnings("ignore")
+d = sys.argv[1]
+meta = json.load(open(sorted(glob.glob(d + "/metadata/*.metadata.json"))[-1]))
+bad = 0
+for snap in meta["snapshots"]:
+    lst = d + "/metadata/" + os.path.basename(snap["manifest-list"])
+    for mf in avro.datafile.DataFileReader(open(lst, "rb"), avro.io.DatumReader()):
+        if mf["added_snapshot_id"] != snap["snapshot-id"]:
+            continue
+        r = avro.datafile.DataFileReader(open(d + "/metadata/" + os.path.basename(mf["manifest_path"]), "rb"), avro.io.DatumReader())
+        sid = int(r.get_meta("schema-id"))
+        ids = sorted(f["id"] for f in json.loads(r.get_meta("schema"))["fields"])
+        want = [s for s in meta["schemas"] if s["schema-id"] == snap["schema-id"]][0]
+        if sid != snap["schema-id"] or ids != sorted(f["id"] for f in want["fields"]):
+            print("snapshot", snap["snapshot-id"], "schema", snap["schema-id"], "manifest", sid); bad = 1
+sys.exit(bad)' "$(tbl evo)"
 
 # 4. A type change the table cannot take: refused by check and by run, naming the
 # table, the column and both types; the lines stay unread in their file.
