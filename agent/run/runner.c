@@ -122,18 +122,18 @@ int floe_runner_open_table(struct floe_runner *r, bool later, struct floe_table 
 static void learn_columns(struct floe_runner *r, const struct floe_table *t)
 {
 	FLOE_OWNER(FLOE_ROLE_COMMITTER);
-	struct floe_colplan p;
+	struct floe_colplan p, all;
 	struct floe_err e = {0};
 	if (r->com.cols.planned || r->com.cols.n == 0)
 		return;
 	/* Files written under a saved plan may wait in the spool: its ids must hold. */
 	int rc = floe_run_columns_start(r->set.cfg, r->set.state_dir, floe_table_meta(t),
-					floe_table_location(t), true, &p, &e);
+					floe_table_location(t), true, &p, &all, &e);
 	if (rc) {
 		floe_error("columns: %s; their fields stay in attrs", floe_err_text(&e, rc));
 		return;
 	}
-	r->com.cols = p;
+	r->com.cols = all;
 	r->com.rep.cols = p;
 	r->com.rep.cols_learnt = true;
 }
@@ -213,11 +213,9 @@ static int open_lake(struct floe_runner *r, struct floe_err *err)
 	size_t spooled = 0;
 	if (floe_spool_list(r->lake.spool, &seqs, &spooled) == 0)
 		floe_free(r->alloc, seqs);
-	rc = floe_run_columns_start(cfg, r->set.state_dir, t ? floe_table_meta(t) : NULL,
-				    t ? floe_table_location(t) : cfg->logs.name, spooled > 0,
-				    &r->lake.cols, err);
-	r->com.cols = r->lake.cols;
-	return rc;
+	return floe_run_columns_start(cfg, r->set.state_dir, t ? floe_table_meta(t) : NULL,
+				      t ? floe_table_location(t) : cfg->logs.name, spooled > 0,
+				      &r->lake.cols, &r->com.cols, err);
 }
 
 /* The outputs the committer's loop goes over: the logs table's, then the aggregations'. */
