@@ -114,8 +114,8 @@ static const struct floe_key_section prop_section =
     FLOE_KEY_SECTION(prop_keys, props_post, NULL);
 
 /* The Iceberg types a typed column may have: enum floe_col_type's order. */
-static const char *const col_type_names[] = {"boolean", "int",	  "long", "float",
-					     "double",	"string", "date", "binary", NULL};
+static const char *const col_type_names[] = {"boolean", "int",    "long",   "float",	    "double",
+					     "string",	"date", "binary", "timestamptz", NULL};
 #define COL(member) offsetof(struct floe_config_column, member)
 static const struct floe_key column_keys[] = {
     {.name = "name",

@@ -93,6 +93,19 @@ check "json: bad values null, their text kept in attrs ('-' is null, not a failu
 check "json: failures counted per column in metrics.json" \
 	grep -q '"conversion_failures":{"status":1,"latency_ms":0,"ok":0,"day":1}' "$T/state-json/metrics.json"
 
+# timestamptz: RFC 3339 with its offset, to µs in UTC; a time without one does not convert.
+mkdir -p "$T/tsz"
+cat >"$T/tsz/app.log" <<'LOG'
+{"msg":"a","at":"2026-03-01T12:00:00.25+01:00"}
+{"msg":"b","at":"2026-03-01 12:00:00"}
+LOG
+cfg tsz tsz "    parser: json" "    columns: [{ name: seen, type: timestamptz, from: at }]"
+check "tsz: run" "$FLOE_BIN" run -c "$T/tsz.yaml" --once --log-level warn
+check "tsz: the table's column is timestamptz" grep -qx '2 15:seen:timestamptz' <(schemas tsz)
+duck "select typeof(seen), epoch_us(seen), attrs['at'] from read_parquet([$(files tsz)]) order by \"offset\"" >"$T/tsz.out"
+check "tsz: µs in UTC, the zoneless time null and kept in attrs" diff - "$T/tsz.out" <<<'["TIMESTAMP WITH TIME ZONE","1772362800250000",null]
+["TIMESTAMP WITH TIME ZONE",null,"2026-03-01 12:00:00"]'
+
 # 3. Evolution over three runs: status; then bytes added; then status renamed.
 mkdir -p "$T/evo"
 log() { echo "10.1.2.3 - - [10/Oct/2026:13:55:3$1 +0000] \"GET /$1 HTTP/1.1\" $2 $3 \"-\" \"curl\"" >>"$T/evo/access.log"; }
