@@ -31,6 +31,13 @@ static struct floe_config *config(const char *text)
 	return c;
 }
 
+static void remove_dir(const char *dir)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 static void test_wanted(void **state)
 {
 	(void)state;
@@ -115,9 +122,7 @@ static void test_start(void **state)
 	floe_ice_meta_free(m);
 	floe_config_free(c);
 	floe_config_free(c2);
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	assert_int_equal(system(cmd), 0);
+	remove_dir(dir);
 }
 
 /* A column removed from the list while files written under it wait in the spool: the
@@ -159,9 +164,7 @@ static void test_spooled_columns(void **state)
 	floe_ice_meta_free(m);
 	floe_config_free(c);
 	floe_config_free(less);
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	assert_int_equal(system(cmd), 0);
+	remove_dir(dir);
 }
 
 int main(void)
