@@ -145,13 +145,13 @@ static int commit_columns(const struct floe_colplan *saved, const struct floe_co
 	memset(out, 0, sizeof(*out));
 	for (size_t i = 0; rc == 0 && i < saved->n; i++) {
 		const struct floe_col *s = &saved->col[i], *w = find(want, s->name);
-		const struct floe_col *c = w ? w : s;
+		const struct floe_col *col = w ? w : s;
 		if (!renames(want, s->name))
-			rc = floe_colplan_add(out, c->name, c->type, c->from, c->renamed_from);
+			rc = floe_colplan_add(out, col->name, col->type, col->from, col->renamed_from);
 	}
 	for (size_t i = 0; rc == 0 && i < want->n; i++) {
-		const struct floe_col *c = &want->col[i];
-		rc = floe_colplan_add(out, c->name, c->type, c->from, c->renamed_from);
+		const struct floe_col *col = &want->col[i];
+		rc = floe_colplan_add(out, col->name, col->type, col->from, col->renamed_from);
 	}
 	return rc;
 }
@@ -163,16 +163,16 @@ static bool take_ids(const struct floe_colplan *plan, struct floe_colplan *want)
 	if (!plan->planned)
 		return false;
 	for (size_t i = 0; i < want->n; i++) {
-		const struct floe_col *c = find(plan, want->col[i].name);
-		if (!c || strcmp(c->from, want->col[i].from) != 0 ||
+		const struct floe_col *col = find(plan, want->col[i].name);
+		if (!col || strcmp(col->from, want->col[i].from) != 0 ||
 		    !floe_ice_type_promotes(floe_col_type_name(want->col[i].type),
-					    floe_col_type_name(c->type)))
+					    floe_col_type_name(col->type)))
 			return false;
 	}
 	for (size_t i = 0; i < want->n; i++) {
-		const struct floe_col *c = find(plan, want->col[i].name);
-		want->col[i].id = c->id;
-		want->col[i].type = c->type;
+		const struct floe_col *col = find(plan, want->col[i].name);
+		want->col[i].id = col->id;
+		want->col[i].type = col->type;
 	}
 	want->planned = true;
 	return true;
