@@ -56,6 +56,7 @@ static bool typed_of(const struct floe_record *r, const struct floe_field_ref *f
 		switch (c->type) {
 		case FLOE_COL_INT:
 		case FLOE_COL_LONG:
+		case FLOE_COL_TIMESTAMPTZ: /* µs since the epoch: one instant, one key */
 			return int_of(true, v->i, out);
 		case FLOE_COL_BOOLEAN:
 			return str_of(v->i ? (struct floe_str){"true", 4} : (struct floe_str){"false", 5},

@@ -114,8 +114,8 @@ static const struct floe_key_section prop_section =
     FLOE_KEY_SECTION(prop_keys, props_post, NULL);
 
 /* The Iceberg types a typed column may have: enum floe_col_type's order. */
-static const char *const col_type_names[] = {"boolean", "int",	  "long", "float",
-					     "double",	"string", "date", "binary", NULL};
+static const char *const col_type_names[] = {"boolean", "int",    "long",   "float",	    "double",
+					     "string",	"date", "binary", "timestamptz", NULL};
 #define COL(member) offsetof(struct floe_config_column, member)
 static const struct floe_key column_keys[] = {
     {.name = "name",
@@ -253,6 +253,11 @@ const struct floe_key_section floe_keys_tables_section = FLOE_KEY_SECTION(tables
 
 /* ---- checks and post hooks ------------------------------------------------------------- */
 
+/* What the three keys below do not take yet, said in their refusals: a typed column's
+ * field id is known only once its plan is learnt from the table, after the
+ * configuration, and may come later than the first batch. */
+#define NOT_TYPED "typed columns (tables.logs.columns) are not supported here yet"
+
 /* Bloom filters go on the logs table's primitive columns. */
 static int check_bloom_column(struct floe_config_ctx *ctx, const struct floe_cnode *at,
 			      const char *path, char **value)
@@ -262,7 +267,8 @@ static int check_bloom_column(struct floe_config_ctx *ctx, const struct floe_cno
 		return 0;
 	return floe_config_fail(ctx, at, FLOE_EFORMAT,
 				"key '%s': expected a column of the logs table (ts, received_at, host, "
-				"source, offset, facility, severity, app, proc_id, msg_id, message), got '%s'",
+				"source, offset, facility, severity, app, proc_id, msg_id, message), got "
+				"'%s' (" NOT_TYPED ")",
 				path, floe_keymap_show(*value, strlen(*value), shown));
 }
 
@@ -278,7 +284,7 @@ static int check_sort_column(struct floe_config_ctx *ctx, const struct floe_cnod
 	return floe_config_fail(ctx, at, FLOE_EFORMAT,
 				"key '%s': expected a sortable column of the logs table (ts, "
 				"received_at, host, source, offset, facility, severity, app, "
-				"proc_id, msg_id), got '%s'",
+				"proc_id, msg_id), got '%s' (" NOT_TYPED ")",
 				path, floe_keymap_show(*value, strlen(*value), shown));
 }
 
@@ -295,7 +301,7 @@ static int check_partition(struct floe_config_ctx *ctx, const struct floe_cnode 
 		    ctx, at, FLOE_EFORMAT,
 		    "key '%s': expected one of year(ts), month(ts), day(ts), "
 		    "hour(ts), identity(host), host, app, bucket(N, host) with N "
-		    "in 1..1024, got '%s'",
+		    "in 1..1024, got '%s' (" NOT_TYPED ")",
 		    path, floe_keymap_show(*value, strlen(*value), shown));
 	if (strcmp(canon, *value) == 0)
 		return 0;

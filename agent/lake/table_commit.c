@@ -131,6 +131,8 @@ static void commit_files_fini(struct floe_alloc *a, struct commit_files *cf)
 	floe_free(a, cf->keys);
 }
 
+static int evolve_columns(struct floe_table *t, struct floe_ice_meta *m);
+
 static int write_manifest(struct floe_table *t, const struct commit_files *cf, int64_t snapshot_id,
 			  const char *commit_uuid, char *path, size_t cap, int64_t *length)
 {
@@ -139,7 +141,11 @@ static int write_manifest(struct floe_table *t, const struct commit_files *cf, i
 	char *schema = NULL, *spec = NULL;
 	struct floe_buf b;
 	floe_buf_init(&b, t->alloc, FLOE_TABLE_MANIFEST_MAX);
-	int rc = floe_table_write_json(t->alloc, floe_ice_meta_current_schema(t->meta), &schema);
+	/* The manifest names the schema its files were written under: the loaded one as the
+	 * typed columns evolve it, which the attempt does again (a no-op then). */
+	int rc = evolve_columns(t, t->meta);
+	if (rc == 0)
+		rc = floe_table_write_json(t->alloc, floe_ice_meta_current_schema(t->meta), &schema);
 	if (rc == 0)
 		rc = floe_table_write_json(t->alloc, floe_ice_meta_default_spec_fields(t->meta), &spec);
 	if (rc == 0) {

@@ -225,6 +225,19 @@ size_t floe_batch_files(const struct floe_batch *b)
 	return b->ndone + b->nopen;
 }
 
+int floe_batch_set_columns(struct floe_batch *b, const struct floe_pq_column *cols, size_t ncols)
+{
+	/* A file is written under one set of columns: a batch that holds rows keeps its own
+	 * until the seal empties it. */
+	if (b->rows || b->nopen || b->ndone || b->staged)
+		return FLOE_EINVAL;
+	if (ncols < FLOE_LOG_NCOLS || ncols > FLOE_LOG_MAX_COLS)
+		return FLOE_EINVAL;
+	memcpy(b->cols, cols, ncols * sizeof(b->cols[0]));
+	b->ncols = ncols;
+	return 0;
+}
+
 static int sink(void *ctx, const void *data, size_t len)
 {
 	struct fragment *f = ctx;

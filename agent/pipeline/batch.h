@@ -75,6 +75,9 @@ size_t floe_batch_files(const struct floe_batch *b);
 /* Why the batch last asked for a seal ("target_file_size", "memory budget";
  * static), or NULL when it has not since the last seal. */
 const char *floe_batch_seal_reason(const struct floe_batch *b);
+/* The writers' columns from the next file on (as floe_batch_options.cols): 0, or
+ * FLOE_EINVAL while the batch holds rows (between a seal and the next add only). */
+int floe_batch_set_columns(struct floe_batch *b, const struct floe_pq_column *cols, size_t ncols);
 /* Passes the sort buffer's rows to the writers, finishes the files and writes the spool
  * entry (seq, positions). Afterwards the batch is empty. On error the batch's files are
  * removed and the batch is empty; the caller must re-read its input from the last

@@ -7,6 +7,7 @@
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
+#include "formats/iceberg/schema.h"
 #include "platform/log.h"
 
 #include <errno.h>
@@ -114,35 +115,113 @@ static int same_ids(const struct floe_colplan *saved, const struct floe_colplan 
 	return 0;
 }
 
+/* A column of p by name, or NULL. */
+static const struct floe_col *find(const struct floe_colplan *p, const char *name)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (strcmp(p->col[i].name, name) == 0)
+			return &p->col[i];
+	return NULL;
+}
+
+/* Whether a column of p is renamed from name. */
+static bool renames(const struct floe_colplan *p, const char *name)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (strcmp(p->col[i].renamed_from, name) == 0)
+			return true;
+	return false;
+}
+
+/* The columns a commit evolves the table with: those the spooled files were written with
+ * (the saved plan, in its order, so that a column the table still lacks gets the id it
+ * was planned with), then the configuration's. A column removed from the configuration
+ * while its files wait is still given to the table, which keeps it optional; a saved one
+ * the configuration renames or retypes is the configuration's. */
+static int commit_columns(const struct floe_colplan *saved, const struct floe_colplan *want,
+			  struct floe_colplan *out)
+{
+	int rc = 0;
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; rc == 0 && i < saved->n; i++) {
+		const struct floe_col *s = &saved->col[i], *w = find(want, s->name);
+		const struct floe_col *col = w ? w : s;
+		if (!renames(want, s->name))
+			rc = floe_colplan_add(out, col->name, col->type, col->from, col->renamed_from);
+	}
+	for (size_t i = 0; rc == 0 && i < want->n; i++) {
+		const struct floe_col *col = &want->col[i];
+		rc = floe_colplan_add(out, col->name, col->type, col->from, col->renamed_from);
+	}
+	return rc;
+}
+
+/* want's columns with the ids and types of plan, which has every one of them under the
+ * same source and a type want's values read as: true, else want is left unplanned. */
+static bool take_ids(const struct floe_colplan *plan, struct floe_colplan *want)
+{
+	if (!plan->planned)
+		return false;
+	for (size_t i = 0; i < want->n; i++) {
+		const struct floe_col *col = find(plan, want->col[i].name);
+		if (!col || strcmp(col->from, want->col[i].from) != 0 ||
+		    !floe_ice_type_promotes(floe_col_type_name(want->col[i].type),
+					    floe_col_type_name(col->type)))
+			return false;
+	}
+	for (size_t i = 0; i < want->n; i++) {
+		const struct floe_col *col = find(plan, want->col[i].name);
+		want->col[i].id = col->id;
+		want->col[i].type = col->type;
+	}
+	want->planned = true;
+	return true;
+}
+
 int floe_run_columns_start(const struct floe_config *cfg, const char *state_dir,
 			   const struct floe_ice_meta *m, const char *table, bool spooled,
-			   struct floe_colplan *out, struct floe_err *err)
+			   struct floe_colplan *out, struct floe_colplan *commit,
+			   struct floe_err *err)
 {
-	struct floe_colplan want, saved;
+	struct floe_colplan want, saved, all;
 	int rc = floe_run_columns_wanted(cfg, &want, err);
 	if (rc)
 		return rc;
+	bool has_saved = load(state_dir, &saved) == 0;
 	if (m) {
 		struct floe_err e = {0};
-		if (want.n && (rc = floe_colplan_learn(&want, m, &e)))
+		/* Files written under the saved plan may wait: their columns stay planned. */
+		bool keep = spooled && has_saved;
+		if (keep && commit_columns(&saved, &want, &all))
+			return floe_err_set(err, FLOE_ELIMIT,
+					    "tables.%s.columns: with the columns of the spooled files, "
+					    "more than %d typed columns",
+					    cfg->logs.name, FLOE_COLS_MAX);
+		if (!keep)
+			all = want;
+		if (all.n && (rc = floe_colplan_learn(&all, m, &e)))
 			return floe_err_set(err, rc, "table %s: %s (tables.%s.columns)", table,
 					    floe_err_text(&e, rc), cfg->logs.name);
-		if (spooled && load(state_dir, &saved) == 0 && (rc = same_ids(&saved, &want, table, err)))
+		if (keep && (rc = same_ids(&saved, &all, table, err)))
 			return rc;
-		if (want.n)
-			save(state_dir, &want);
+		if (all.n)
+			save(state_dir, &all);
+		(void)take_ids(&all, &want);
 		*out = want;
+		*commit = all;
 		return 0;
 	}
-	if (want.n && load(state_dir, &saved) == 0 && floe_colplan_same_columns(&saved, &want)) {
-		*out = saved;
+	if (has_saved && take_ids(&saved, &want)) {
+		*out = want;
+		*commit = saved;
 		return 0;
 	}
 	if (want.n)
 		floe_warn("columns: table %s is away and this state_dir has no plan of these "
-			  "columns: their fields stay in attrs (as text) until a start that "
-			  "reaches the table",
+			  "columns: their fields stay in attrs (as text) until the table is "
+			  "reached",
 			  table);
 	*out = want;
+	*commit = want;
 	return 0;
 }

@@ -17,15 +17,19 @@ struct floe_ice_meta;
  * built-in parsers' and the list's columns are too many. */
 int floe_run_columns_wanted(const struct floe_config *cfg, struct floe_colplan *out,
 			    struct floe_err *err);
-/* The plan of a start: with the table's metadata m, learnt from it and saved in
- * state_dir; without (m NULL: the table is away), the saved plan when it has the same
- * columns, else the columns unplanned (their fields stay in attrs). FLOE_ESCHEMA (err
+/* The plan of a start (out: the columns written) and the columns its commits evolve the
+ * table with (commit: out's, and with spooled those of the saved plan the spooled files
+ * were written with, which a changed list no longer names; planned alike): with the
+ * table's metadata m, learnt from it and saved in state_dir; without (m NULL: the table
+ * is away), the saved plan when it has out's columns, else the columns unplanned (their
+ * fields stay in attrs). FLOE_ESCHEMA (err
  * names the table, the column and both types) when a column cannot live with the
  * table's field, or, with spooled (files wait in the spool, written under the saved
  * plan), when the table now gives a column of the saved plan another id than its files
  * carry (another writer took the id first): the spool is kept. */
 int floe_run_columns_start(const struct floe_config *cfg, const char *state_dir,
 			   const struct floe_ice_meta *m, const char *table, bool spooled,
-			   struct floe_colplan *out, struct floe_err *err);
+			   struct floe_colplan *out, struct floe_colplan *commit,
+			   struct floe_err *err);
 
 #endif

@@ -19,6 +19,7 @@
 #include "platform/fs.h"
 #include "platform/log.h"
 #include "platform/loop.h"
+#include "platform/owner.h"
 #include "platform/signal.h"
 #include "platform/store.h"
 #ifndef FLOE_NO_S3
@@ -74,7 +75,7 @@ int floe_runner_open_table(struct floe_runner *r, bool later, struct floe_table 
 		return rc;
 	struct floe_table_options topt =
 	    floe_run_table_options(r, cfg->logs.name, &cfg->logs.partition);
-	topt.columns = &r->lake.cols;
+	topt.columns = &r->com.cols;
 	struct floe_err e = {0};
 	struct floe_table *t = NULL;
 	if ((rc = floe_table_open(r->alloc, &topt, &t, &e))) {
@@ -115,10 +116,36 @@ int floe_runner_open_table(struct floe_runner *r, bool later, struct floe_table 
 	return 0;
 }
 
+/* A table the start could not reach gives the typed columns their ids at the
+ * committer's first contact: the plan is learnt and saved as at a start, the table's
+ * commits evolve with it from now on, and the report hands it to the main thread, whose
+ * batch takes it at a seal. Without a plan the fields stay in attrs, as before. */
+static void learn_columns(struct floe_runner *r, const struct floe_table *t)
+{
+	FLOE_OWNER(FLOE_ROLE_COMMITTER);
+	struct floe_colplan p, all;
+	struct floe_err e = {0};
+	if (r->com.cols.planned || r->com.cols.n == 0)
+		return;
+	/* Files written under a saved plan may wait in the spool: its ids must hold. */
+	int rc = floe_run_columns_start(r->set.cfg, r->set.state_dir, floe_table_meta(t),
+					floe_table_location(t), true, &p, &all, &e);
+	if (rc) {
+		floe_error("columns: %s; their fields stay in attrs", floe_err_text(&e, rc));
+		return;
+	}
+	r->com.cols = all;
+	r->com.rep.cols = p;
+	r->com.rep.cols_learnt = true;
+}
+
 /* The logs table's output opens its table here at its first contact with the store. */
 static int open_later(void *ctx, struct floe_table **out, struct floe_err *err)
 {
-	return floe_runner_open_table(ctx, true, out, err);
+	int rc = floe_runner_open_table(ctx, true, out, err);
+	if (rc == 0)
+		learn_columns(ctx, *out);
+	return rc;
 }
 
 /* Requests of an S3 store try once (once) or retry as configured. */
@@ -191,7 +218,7 @@ static int open_lake(struct floe_runner *r, struct floe_err *err)
 		floe_free(r->alloc, seqs);
 	return floe_run_columns_start(cfg, r->set.state_dir, t ? floe_table_meta(t) : NULL,
 				      t ? floe_table_location(t) : cfg->logs.name, spooled > 0,
-				      &r->lake.cols, err);
+				      &r->lake.cols, &r->com.cols, err);
 }
 
 /* The outputs the committer's loop goes over: the logs table's, then the aggregations'. */

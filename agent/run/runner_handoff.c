@@ -7,7 +7,9 @@
 #include "agent/config/config.h"
 #include "agent/lake/spool.h"
 #include "agent/pipeline/assemble.h"
+#include "agent/pipeline/batch.h"
 #include "agent/pipeline/decode.h"
+#include "agent/schema/columns.h"
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
@@ -112,6 +114,29 @@ bool floe_runner_committing(const struct floe_runner *r)
 	return r->com.task != NULL;
 }
 
+void floe_runner_take_columns(struct floe_runner *r)
+{
+	FLOE_OWNER(FLOE_ROLE_MAIN);
+	struct floe_pq_column pq[FLOE_LOG_MAX_COLS];
+	size_t n = 0;
+	if (!r->lake.cols_pending)
+		return;
+	floe_colplan_pq_columns(&r->lake.cols_next, pq, &n);
+	if (floe_batch_set_columns(r->b.batch, pq, n) != 0)
+		return; /* rows came first: the next seal */
+	r->lake.cols = r->lake.cols_next;
+	r->lake.cols_pending = false;
+	/* The writers borrow the names: from the plan that stays. */
+	floe_colplan_pq_columns(&r->lake.cols, r->lake.pqcols, &r->lake.npqcols);
+	(void)floe_batch_set_columns(r->b.batch, r->lake.pqcols, r->lake.npqcols);
+	for (size_t i = 0; i < r->in.n; i++)
+		if (r->in.decoders[i])
+			floe_decoder_set_columns(r->in.decoders[i], &r->lake.cols);
+	floe_info("columns: the table was reached: the typed columns are written from spool "
+		  "entry %" PRIu64 " on",
+		  r->b.next_seq);
+}
+
 /* Folds a report into the main thread's state. */
 static void take(struct floe_runner *r, const struct commit_report *rep)
 {
@@ -149,6 +174,11 @@ static void take(struct floe_runner *r, const struct commit_report *rep)
 	else if (rep->rc == 0 && r->lake.blocked && floe_runner_spool_bytes(r) <= r->set.spool_max) {
 		floe_info("runner: spool below its limit again: inputs resume");
 		r->lake.blocked = false;
+	}
+	if (rep->cols_learnt) {
+		r->lake.cols_next = rep->cols;
+		r->lake.cols_pending = true;
+		floe_runner_take_columns(r);
 	}
 	floe_runner_write_metrics(r);
 }

@@ -194,6 +194,10 @@ struct commit_report {
 	 * and why, for /healthz; false after a commit that reached it. */
 	bool store_down;
 	char store_error[STORE_ERROR_MAX];
+	/* The typed columns' plan, learnt at the committer's first contact with a table the
+	 * start could not reach (floe_runner_learn_columns): for the main thread's batch. */
+	bool cols_learnt;
+	struct floe_colplan cols;
 };
 
 /* Commit durations for /metrics (floe_commit_duration_seconds), in these upper bounds. */
@@ -260,6 +264,9 @@ struct run_committer {
 	 * A table found behind it lost commits. */
 	int64_t expect_committed;
 	char expect_uuid[64];
+	/* The typed columns the table's commits evolve its schema with (the table borrows
+	 * it): the main thread's plan at start-up, the committer's after it. */
+	struct floe_colplan cols;
 };
 
 /* Where sealed batches go, and the threads that compress their pages. */
@@ -274,11 +281,15 @@ struct run_lake {
 	/* The partition spec the batch and the spool write: the table's, or the
 	 * configuration's while the table is not open (the table must then have the same). */
 	struct floe_part_spec spec;
-	/* The typed columns (run/colplan.h): set at start-up, read-only after it (the
-	 * committer's table borrows it), and the writers' columns made from it. */
+	/* The typed columns (run/colplan.h) the decoders take and the batch writes, and the
+	 * writers' columns made from it: set at start-up, and once more when a plan learnt
+	 * later (cols_next, pending) is taken at a seal, so that a file has one set of
+	 * columns. */
 	struct floe_colplan cols;
 	struct floe_pq_column pqcols[FLOE_LOG_MAX_COLS];
 	size_t npqcols;
+	bool cols_pending;
+	struct floe_colplan cols_next;
 	/* The main thread's copy of the last report's store state, for /healthz and metrics. */
 	bool store_down;
 	char store_error[STORE_ERROR_MAX];
@@ -592,6 +603,9 @@ int floe_runner_commit_take(struct floe_runner *r, bool wait, int *rc, uint64_t 
  * Returns 0 (either way: commit again), or an error (the entry stays). */
 int floe_runner_rebuild(struct floe_runner *r, uint64_t seq);
 void floe_runner_write_metrics(struct floe_runner *r);
+/* A typed columns' plan the committer learnt (lake.cols_pending) becomes the decoders'
+ * and the batch's when the batch is empty (after a seal, or before its first row). */
+void floe_runner_take_columns(struct floe_runner *r);
 /* The counters (counters.h's table, gathered by runner_counters.c) appended to b: as
  * metrics.json, or as /metrics's families (prom). */
 int floe_run_counters_render(struct floe_runner *r, bool prom, struct floe_buf *b);

@@ -93,6 +93,8 @@ int floe_runner_seal(struct floe_runner *r, const char *why)
 	}
 	floe_buf_fini(&pos);
 	r->b.seal_needed = false;
+	if (rc == 0)
+		floe_runner_take_columns(r);
 	return rc;
 }
 

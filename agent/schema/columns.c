@@ -17,6 +17,7 @@ static const enum floe_pq_kind kinds[FLOE_COL_NTYPES] = {
     [FLOE_COL_LONG] = FLOE_PQ_INT64,	  [FLOE_COL_FLOAT] = FLOE_PQ_FLOAT,
     [FLOE_COL_DOUBLE] = FLOE_PQ_DOUBLE,	  [FLOE_COL_STRING] = FLOE_PQ_STRING,
     [FLOE_COL_DATE] = FLOE_PQ_DATE,	  [FLOE_COL_BINARY] = FLOE_PQ_BINARY,
+    [FLOE_COL_TIMESTAMPTZ] = FLOE_PQ_TIMESTAMPTZ,
 };
 
 static int copy_text(char *dst, size_t cap, const char *s)

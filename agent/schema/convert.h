@@ -7,7 +7,11 @@
  *   a float keeps the nearest single-precision value;
  * - date: YYYY-MM-DD, a real date;
  * - string: the bytes as they are (valid UTF-8 is the caller's contract);
- * - binary: the bytes as they are.
+ * - binary: the bytes as they are;
+ * - timestamptz: an RFC 3339 date-time with its offset (Z or +HH:MM), 'T', 't' or a
+ *   space between date and time, up to nine fraction digits (the first six kept, never
+ *   rounded), as µs since the epoch in UTC; a leap second is the last µs of its minute.
+ *   A time without an offset does not convert: its zone would be a guess.
  * No surrounding spaces, no thousands separators, no hex: text that is not exactly one
  * value does not convert. Empty text and "-" (what access logs print for an absent
  * value) are null, not failures. */
@@ -29,6 +33,7 @@ enum floe_col_type {
 	FLOE_COL_STRING,
 	FLOE_COL_DATE,
 	FLOE_COL_BINARY,
+	FLOE_COL_TIMESTAMPTZ, /* after the others: saved plans store the number */
 	FLOE_COL_NTYPES
 };
 
@@ -45,7 +50,7 @@ enum floe_conv {
 
 /* Converts p[0..n) to a value of type t in *out (strings and binaries borrow p; numbers
  * go to out->i or out->d, booleans to out->i as 0/1, dates to out->i as days since
- * 1970-01-01). */
+ * 1970-01-01, timestamps to out->i as µs since the epoch). */
 enum floe_conv floe_convert(enum floe_col_type t, const char *p, size_t n,
 			    struct floe_pq_value *out);
 

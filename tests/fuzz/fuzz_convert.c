@@ -1,6 +1,6 @@
 /* Fuzz target for text-to-typed-value conversion: every type on any bytes returns one of
  * its three answers without reading past the input, and what converts round-trips:
- * integers and dates print back to a text that converts to the same value, booleans are
+ * integers, dates and timestamps print back to a text that converts to the same value, booleans are
  * 0 or 1, floats are single-precision values, and a null or a failure leaves a null. */
 #include <stdint.h>
 #include <stdio.h>
@@ -46,6 +46,22 @@ static void check(enum floe_col_type t, const char *p, size_t n)
 		floe_civil_from_days(v.i, &y, &m, &d);
 		snprintf(buf, sizeof(buf), "%04lld-%02u-%02u", (long long)y, m, d);
 		if (n != 10 || memcmp(buf, p, 10) != 0)
+			abort();
+		break;
+	}
+	case FLOE_COL_TIMESTAMPTZ: {
+		/* Printed back in UTC (years 0000-9999: what the text can say), it is the
+		 * same instant. */
+		struct floe_civil_time c;
+		char ts[48];
+		int64_t s = v.i >= 0 ? v.i / 1000000 : -((-v.i + 999999) / 1000000);
+		floe_civil_from_unix(s, &c);
+		if (c.year < 0 || c.year > 9999)
+			break;
+		int k = snprintf(ts, sizeof(ts), "%04lld-%02u-%02uT%02u:%02u:%02u.%06lldZ",
+				 (long long)c.year, c.month, c.day, c.hour, c.minute, c.second,
+				 (long long)(v.i - s * 1000000));
+		if (floe_convert(t, ts, (size_t)k, &w) != FLOE_CONV_OK || w.i != v.i)
 			abort();
 		break;
 	}

@@ -6,38 +6,13 @@
 # to hold every request while it is "away", so the table it keeps survives.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/s3lib.sh"
-stub_env
-export AWS_EC2_METADATA_DISABLED=true
-
-d=$T/o
-mkdir -p "$d/in" "$d/got"
-stub_start "$d/stub"
-cat >"$d/floe.yaml" <<YAML
-agent: { id: typed-s3, state_dir: $d/state }
-inputs:
-  - { type: tail, paths: ["$d/in/*.log"], start_at: beginning, parser: json }
-tables:
-  logs:
-    commit_interval: 1s
-    columns: [ { name: status, type: int }, { name: took, type: double } ]
-lake:
-  warehouse: s3://bkt/typed
-  catalog: { type: s3 }
-  s3: { endpoint: "http://127.0.0.1:$STUB_PORT", region: us-east-1, path_style: true, request_timeout: 2s }
-YAML
-inspect() { "$FLOE_BIN" inspect --json --endpoint "http://127.0.0.1:$STUB_PORT" s3://bkt/typed/default/logs 2>/dev/null; }
-m() { metric "$d/state/metrics.json" "$1"; }
-spooled() { [ -f "$d/state/metrics.json" ] && [ "$(m spool_bytes)" -gt 0 ]; }
-committed() { [ -f "$d/state/metrics.json" ] && [ "$(m rows_committed)" = "$1" ] && [ "$(m spool_bytes)" = 0 ]; }
+source "$(dirname "$0")/typed_s3lib.sh"
+typed_s3_start "$T/o"
+typed_s3_config typed-s3 "{ name: status, type: int }, { name: took, type: double }"
 
 echo '{"msg":"one","status":200,"took":1.5}' >"$d/in/app.log"
 check "first run, the store up" "$FLOE_BIN" run -c "$d/floe.yaml" --once --log-level warn
-inspect >"$d/inspect1.json" || true
-check "the table's schema has the columns under ids 15 and 16" python3 -c '
-import json, sys
-s = json.load(open(sys.argv[1]))["schema"]
-f = {x["name"]: (x["id"], x["type"]) for x in s["fields"]}
-sys.exit(0 if f.get("status") == (15, "int") and f.get("took") == (16, "double") else 1)' "$d/inspect1.json"
+check "the table's schema has the columns under ids 15 and 16" typed_s3_schema status=15:int took=16:double
 check "the plan is kept in state_dir" test -s "$d/state/columns"
 
 # The store holds every request from now on: to the agent it is away.
@@ -55,14 +30,8 @@ check "the bad value counted for its column" grep -q '"conversion_failures":{"st
 stop_pid "$pid" || true
 
 # Both files, fetched from the stub and read by field id.
-inspect | python3 -c 'import json,sys; [print(f["path"]) for f in json.load(sys.stdin)["files"]]' >"$d/files"
+typed_s3_fetch
 check "two live files" test "$(wc -l <"$d/files")" = 2
-i=0
-while read -r uri; do
-	i=$((i + 1))
-	curl -sf "http://127.0.0.1:$STUB_PORT/${uri#s3://}" -o "$d/got/$i.parquet"
-done <"$d/files"
-list=$(ls "$d"/got/*.parquet | sed "s/.*/'&'/" | paste -sd,)
 check "the offline file carries the saved ids" \
 	test "$(duck "select count(*) from parquet_schema([$list]) where (name = 'status' and field_id = 15) or (name = 'took' and field_id = 16)")" = '["4"]'
 duck "select message, status, took, attrs['took'] from read_parquet([$list], schema = map {

@@ -93,6 +93,19 @@ check "json: bad values null, their text kept in attrs ('-' is null, not a failu
 check "json: failures counted per column in metrics.json" \
 	grep -q '"conversion_failures":{"status":1,"latency_ms":0,"ok":0,"day":1}' "$T/state-json/metrics.json"
 
+# timestamptz: RFC 3339 with its offset, to µs in UTC; a time without one does not convert.
+mkdir -p "$T/tsz"
+cat >"$T/tsz/app.log" <<'LOG'
+{"msg":"a","at":"2026-03-01T12:00:00.25+01:00"}
+{"msg":"b","at":"2026-03-01 12:00:00"}
+LOG
+cfg tsz tsz "    parser: json" "    columns: [{ name: seen, type: timestamptz, from: at }]"
+check "tsz: run" "$FLOE_BIN" run -c "$T/tsz.yaml" --once --log-level warn
+check "tsz: the table's column is timestamptz" grep -qx '2 15:seen:timestamptz' <(schemas tsz)
+duck "select typeof(seen), epoch_us(seen), attrs['at'] from read_parquet([$(files tsz)]) order by \"offset\"" >"$T/tsz.out"
+check "tsz: µs in UTC, the zoneless time null and kept in attrs" diff - "$T/tsz.out" <<<'["TIMESTAMP WITH TIME ZONE","1772362800250000",null]
+["TIMESTAMP WITH TIME ZONE",null,"2026-03-01 12:00:00"]'
+
 # 3. Evolution over three runs: status; then bytes added; then status renamed.
 mkdir -p "$T/evo"
 log() { echo "10.1.2.3 - - [10/Oct/2026:13:55:3$1 +0000] \"GET /$1 HTTP/1.1\" $2 $3 \"-\" \"curl\"" >>"$T/evo/access.log"; }
@@ -120,6 +133,26 @@ check "evo: three files read by id: old rows under the new name, null in the add
 ["GET /3",500,"300"]'
 check "evo: python3-avro reads every manifest and list" \
 	/usr/bin/python3 "$FLOE_SRC/tests/integration/check_avro.py" "$(tbl evo)"/metadata/*.avro
+# A manifest names the schema its data files were written under: the evolved one, the
+# same as the snapshot that adds it.
+check "evo: each snapshot's new manifest carries the snapshot's schema" /usr/bin/python3 -c '
+import avro.datafile, avro.io, glob, json, os, sys
+warnings = __import__("warnings"); warnings.filterwarnings("ignore")
+d = sys.argv[1]
+meta = json.load(open(sorted(glob.glob(d + "/metadata/*.metadata.json"))[-1]))
+bad = 0
+for snap in meta["snapshots"]:
+    lst = d + "/metadata/" + os.path.basename(snap["manifest-list"])
+    for mf in avro.datafile.DataFileReader(open(lst, "rb"), avro.io.DatumReader()):
+        if mf["added_snapshot_id"] != snap["snapshot-id"]:
+            continue
+        r = avro.datafile.DataFileReader(open(d + "/metadata/" + os.path.basename(mf["manifest_path"]), "rb"), avro.io.DatumReader())
+        sid = int(r.get_meta("schema-id"))
+        ids = sorted(f["id"] for f in json.loads(r.get_meta("schema"))["fields"])
+        want = [s for s in meta["schemas"] if s["schema-id"] == snap["schema-id"]][0]
+        if sid != snap["schema-id"] or ids != sorted(f["id"] for f in want["fields"]):
+            print("snapshot", snap["snapshot-id"], "schema", snap["schema-id"], "manifest", sid); bad = 1
+sys.exit(bad)' "$(tbl evo)"
 
 # 4. A type change the table cannot take: refused by check and by run, naming the
 # table, the column and both types; the lines stay unread in their file.

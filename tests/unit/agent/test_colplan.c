@@ -1,7 +1,8 @@
 /* Unit tests for agent/run/colplan: the columns a configuration asks for (its list, or
  * the built-in parsers' own), and the plan of a start: learnt from the table and saved,
  * the saved one taken while the table is away (only for the same columns), and a spool
- * written under the saved plan refused when the table now gives a column another id. */
+ * written under the saved plan refused when the table now gives a column another id,
+ * and the columns of spooled files kept in the commits' plan. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -28,6 +29,13 @@ static struct floe_config *config(const char *text)
 	if (floe_config_parse(NULL, "t.yaml", text, strlen(text), "h", &c, &err))
 		fail_msg("%s", err.msg);
 	return c;
+}
+
+static void remove_dir(const char *dir)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
 }
 
 static void test_wanted(void **state)
@@ -72,51 +80,91 @@ static void test_start(void **state)
 	assert_non_null(mkdtemp(dir));
 	struct floe_config *c =
 	    config("inputs:\n  - { type: tail, paths: [/x/*.log], parser: apache_combined }\n");
-	struct floe_colplan p;
+	struct floe_colplan p, all;
 	/* First start offline, no saved plan: the columns are unplanned. */
-	assert_int_equal(floe_run_columns_start(c, dir, NULL, "t", false, &p, NULL), 0);
+	assert_int_equal(floe_run_columns_start(c, dir, NULL, "t", false, &p, &all, NULL), 0);
 	assert_int_equal(p.n, 2);
 	assert_false(p.planned);
 	/* A start that reaches the table learns the ids and saves them. */
 	struct floe_ice_meta *m = logs_meta(NULL, 0);
-	assert_int_equal(floe_run_columns_start(c, dir, m, "t", false, &p, NULL), 0);
+	assert_int_equal(floe_run_columns_start(c, dir, m, "t", false, &p, &all, NULL), 0);
 	assert_true(p.planned);
 	assert_int_equal(p.col[0].id, 15);
 	floe_ice_meta_free(m);
 	/* Offline again: the saved plan, with its ids. */
 	struct floe_colplan q;
-	assert_int_equal(floe_run_columns_start(c, dir, NULL, "t", true, &q, NULL), 0);
+	assert_int_equal(floe_run_columns_start(c, dir, NULL, "t", true, &q, &all, NULL), 0);
 	assert_true(q.planned);
 	assert_int_equal(q.col[1].id, 16);
 	/* Offline with another list: unplanned, not the saved ids. */
 	struct floe_config *c2 = config(
 	    "inputs:\n  - { type: tail, paths: [/x/*.log], parser: apache_combined }\n"
 	    "tables: {logs: {columns: [{name: status, type: int}, {name: path, type: string}]}}\n");
-	assert_int_equal(floe_run_columns_start(c2, dir, NULL, "t", true, &q, NULL), 0);
+	assert_int_equal(floe_run_columns_start(c2, dir, NULL, "t", true, &q, &all, NULL), 0);
 	assert_false(q.planned);
 	/* Files spooled under the saved plan, and another writer took id 15: refused. */
 	struct floe_ice_field other = {15, "other", "string", false, 0, 0, NULL, NULL, false};
 	m = logs_meta(&other, 1);
 	struct floe_err e = {0};
-	assert_int_equal(floe_run_columns_start(c, dir, m, "t", true, &q, &e), FLOE_ESCHEMA);
+	assert_int_equal(floe_run_columns_start(c, dir, m, "t", true, &q, &all, &e), FLOE_ESCHEMA);
 	assert_non_null(strstr(e.msg, "column 'status' as field id 15"));
 	/* With an empty spool the new ids are fine. */
-	assert_int_equal(floe_run_columns_start(c, dir, m, "t", false, &q, NULL), 0);
+	assert_int_equal(floe_run_columns_start(c, dir, m, "t", false, &q, &all, NULL), 0);
 	assert_int_equal(q.col[0].id, 16);
 	floe_ice_meta_free(m);
 	/* A table whose status is a string refuses an int column, naming the table. */
 	struct floe_ice_field s = {15, "status", "string", false, 0, 0, NULL, NULL, false};
 	m = logs_meta(&s, 1);
 	memset(&e, 0, sizeof(e));
-	assert_int_equal(floe_run_columns_start(c, dir, m, "the-table", false, &q, &e), FLOE_ESCHEMA);
+	assert_int_equal(floe_run_columns_start(c, dir, m, "the-table", false, &q, &all, &e), FLOE_ESCHEMA);
 	assert_non_null(strstr(e.msg, "table the-table: "));
 	assert_non_null(strstr(e.msg, "status"));
 	floe_ice_meta_free(m);
 	floe_config_free(c);
 	floe_config_free(c2);
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	assert_int_equal(system(cmd), 0);
+	remove_dir(dir);
+}
+
+/* A column removed from the list while files written under it wait in the spool: the
+ * commits still give it to the table (under the id its files carry); once the spool is
+ * empty, only the list's columns. */
+static void test_spooled_columns(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/floe-test-colplan.XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	struct floe_config *c =
+	    config("inputs:\n  - { type: tail, paths: [/x/*.log], parser: apache_combined }\n");
+	struct floe_config *less = config(
+	    "inputs:\n  - { type: tail, paths: [/x/*.log], parser: apache_combined }\n"
+	    "tables: {logs: {columns: [{name: status, type: int}]}}\n");
+	struct floe_ice_meta *m = logs_meta(NULL, 0);
+	struct floe_colplan p, all;
+	/* Planned (status 15, bytes 16) and saved; files written under it are spooled. */
+	assert_int_equal(floe_run_columns_start(c, dir, m, "t", false, &p, &all, NULL), 0);
+	assert_int_equal(p.col[1].id, 16);
+	/* bytes removed: written no more, but committed with the spooled files. */
+	assert_int_equal(floe_run_columns_start(less, dir, m, "t", true, &p, &all, NULL), 0);
+	assert_true(p.planned);
+	assert_int_equal(p.n, 1);
+	assert_int_equal(p.col[0].id, 15);
+	assert_true(all.planned);
+	assert_int_equal(all.n, 2);
+	assert_string_equal(all.col[1].name, "bytes");
+	assert_int_equal(all.col[1].id, 16);
+	/* The saved plan keeps it for a start while the table is away. */
+	assert_int_equal(floe_run_columns_start(less, dir, NULL, "t", true, &p, &all, NULL), 0);
+	assert_true(p.planned);
+	assert_int_equal(p.col[0].id, 15);
+	assert_int_equal(all.n, 2);
+	assert_int_equal(all.col[1].id, 16);
+	/* The spool empty: the list's columns alone. */
+	assert_int_equal(floe_run_columns_start(less, dir, m, "t", false, &p, &all, NULL), 0);
+	assert_int_equal(all.n, 1);
+	floe_ice_meta_free(m);
+	floe_config_free(c);
+	floe_config_free(less);
+	remove_dir(dir);
 }
 
 int main(void)
@@ -124,6 +172,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_wanted),
 	    cmocka_unit_test(test_start),
+	    cmocka_unit_test(test_spooled_columns),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

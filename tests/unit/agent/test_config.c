@@ -533,11 +533,11 @@ static void test_errors(void **state)
 	    {"tables: {logs: {partition_by: [\"bucket(1025, host)\"]}}\n", FLOE_EFORMAT,
 	     "t.yaml:1:32: key 'tables.logs.partition_by[0]': expected one of year(ts), "
 	     "month(ts), day(ts), hour(ts), identity(host), host, app, bucket(N, host) with N "
-	     "in 1..1024, got 'bucket(1025, host)'"},
+	     "in 1..1024, got 'bucket(1025, host)' (typed columns (tables.logs.columns) are not supported here yet)"},
 	    {"tables: {logs: {partition_by: \"day(received_at)\"}}\n", FLOE_EFORMAT,
 	     "t.yaml:1:31: key 'tables.logs.partition_by': expected one of year(ts), "
 	     "month(ts), day(ts), hour(ts), identity(host), host, app, bucket(N, host) with N "
-	     "in 1..1024, got 'day(received_at)'"},
+	     "in 1..1024, got 'day(received_at)' (typed columns (tables.logs.columns) are not supported here yet)"},
 	    {"tables: {logs: {partition_by: [a, b, c, d, e, f, g, h, i]}}\n", FLOE_EFORMAT,
 	     "t.yaml:1:31: key 'tables.logs.partition_by': at most 8 entries, got 9"},
 	    {"agent: {id: \"edge 17\"}\n", FLOE_EFORMAT,
@@ -1624,6 +1624,15 @@ static void test_profile_and_bloom(void **state)
 	const char *bad = "tables:\n  logs:\n    bloom_filters: [attrs]\n";
 	assert_int_not_equal(floe_config_parse(NULL, "t.yaml", bad, strlen(bad), "h", &c, &err), 0);
 	assert_non_null(strstr(err.msg, "t.yaml:3:21: key 'tables.logs.bloom_filters"));
+	/* A typed column: refused at check, saying so. */
+	const char *typed[] = {
+	    "tables:\n  logs:\n    columns: [{name: status, type: int}]\n    bloom_filters: [status]\n",
+	    "tables:\n  logs:\n    columns: [{name: status, type: int}]\n    sort_by: [status]\n",
+	    "tables:\n  logs:\n    columns: [{name: status, type: int}]\n    partition_by: [status]\n"};
+	for (size_t i = 0; i < 3; i++) {
+		assert_int_not_equal(floe_config_parse(NULL, "t.yaml", typed[i], strlen(typed[i]), "h", &c, &err), 0);
+		assert_non_null(strstr(err.msg, "got 'status' (typed columns (tables.logs.columns) are not supported here yet)"));
+	}
 	const char *bad2 = "tables:\n  logs:\n    profile: tiny\n";
 	assert_int_not_equal(floe_config_parse(NULL, "t.yaml", bad2, strlen(bad2), "h", &c, &err),
 			     0);
@@ -1681,11 +1690,13 @@ static void test_sort_by(void **state)
 	expect_err("tables:\n  logs:\n    sort_by: [app, message]\n", FLOE_EFORMAT,
 		   "t.yaml:3:20: key 'tables.logs.sort_by[1]': expected a sortable column of the "
 		   "logs table (ts, received_at, host, source, offset, facility, severity, app, "
-		   "proc_id, msg_id), got 'message'");
+		   "proc_id, msg_id), got 'message'"
+		   " (typed columns (tables.logs.columns) are not supported here yet)");
 	expect_err("tables:\n  logs:\n    sort_by: attrs\n", FLOE_EFORMAT,
 		   "t.yaml:3:14: key 'tables.logs.sort_by': expected a sortable column of the "
 		   "logs table (ts, received_at, host, source, offset, facility, severity, app, "
-		   "proc_id, msg_id), got 'attrs'");
+		   "proc_id, msg_id), got 'attrs'"
+		   " (typed columns (tables.logs.columns) are not supported here yet)");
 	expect_err("tables:\n  logs:\n    sort_by: [ts, app, ts]\n", FLOE_EFORMAT,
 		   "t.yaml:3:24: key 'tables.logs.sort_by[2]': duplicate entry 'ts'");
 	expect_err("tables:\n  logs:\n    sort_by: {app: 1}\n", FLOE_EFORMAT,
@@ -1764,7 +1775,7 @@ static void test_columns(void **state)
 	floe_config_free(c);
 	expect_err("tables: {logs: {columns: [{name: s, type: integer}]}}\n", FLOE_EFORMAT,
 		   "t.yaml:1:43: key 'tables.logs.columns[0].type': expected one of boolean, int, "
-		   "long, float, double, string, date, binary, got 'integer'");
+		   "long, float, double, string, date, binary, timestamptz, got 'integer'");
 	expect_err("tables: {logs: {columns: [{name: s}]}}\n", FLOE_EFORMAT,
 		   "t.yaml:1:27: missing required key 'tables.logs.columns[0].type'");
 	expect_err("tables: {logs: {columns: [{name: host, type: string}]}}\n", FLOE_EFORMAT,

@@ -108,6 +108,20 @@ static void test_booleans_and_dates(void **state)
 	fails(FLOE_COL_DATE, "2024-01-01T00:00:00Z");
 }
 
+static void test_timestamps(void **state)
+{
+	(void)state;
+	ok_int(FLOE_COL_TIMESTAMPTZ, "1970-01-01T00:00:00Z", 0);
+	ok_int(FLOE_COL_TIMESTAMPTZ, "2026-03-01T12:00:00.5+01:00", 1772362800500000);
+	ok_int(FLOE_COL_TIMESTAMPTZ, "2026-03-01 11:00:00.500000999z", 1772362800500000);
+	ok_int(FLOE_COL_TIMESTAMPTZ, "1969-12-31T23:59:59.999999Z", -1);
+	ok_int(FLOE_COL_TIMESTAMPTZ, "2016-12-31T23:59:60Z", 1483228799999999);
+	fails(FLOE_COL_TIMESTAMPTZ, "2026-03-01T12:00:00");   /* no offset: a guess */
+	fails(FLOE_COL_TIMESTAMPTZ, "2026-02-30T12:00:00Z");  /* no such day */
+	fails(FLOE_COL_TIMESTAMPTZ, "2026-03-01T12:00:00Z "); /* not the whole text */
+	fails(FLOE_COL_TIMESTAMPTZ, "1772362800");
+}
+
 static void test_nulls_and_text(void **state)
 {
 	(void)state;
@@ -140,6 +154,7 @@ int main(void)
 	    cmocka_unit_test(test_integers),
 	    cmocka_unit_test(test_floats),
 	    cmocka_unit_test(test_booleans_and_dates),
+	    cmocka_unit_test(test_timestamps),
 	    cmocka_unit_test(test_nulls_and_text),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

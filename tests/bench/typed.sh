@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# Typed columns benchmark, side by side in one run on N generated Apache combined lines
+# (deterministic, no line repeats, one day in order), each case end to end into ZSTD
+# Parquet in a local warehouse with the message kept:
+# - bytes per row of the table with parser: none, with apache_combined and its natural
+#   typed columns (status int, bytes long), with apache_combined and columns: [] (every
+#   field in attrs, as before typed columns), with regex and a typed columns list; and
+#   zstd -3 of the text;
+# - DuckDB's time (one thread, best of five) for WHERE status >= 500 over the typed
+#   column against CAST(attrs['status'] AS INT) over the columns: [] table;
+# - floe's lines per CPU second for each parser.
+# Prints the ratios the targets name (typed table / none table <= 1.3; attrs query time /
+# typed query time >= 5; apache_combined >= 1 M lines/CPU-s; regex >= 600 k). Asserts
+# nothing, tunes nothing.
+# usage: tests/bench/typed.sh [LINES]   (default 1000000)
+# BUILD=dir picks the build (default build-rel; a Release build gives the real figures);
+# KEEP=1 keeps the work directory.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+BUILD=${BUILD:-build-rel}
+FLOE="$BUILD/floe"
+[ -x "$FLOE" ] || { echo "build $FLOE first (cmake --build $BUILD --target floe)"; exit 2; }
+FLOE=$(realpath "$FLOE")
+N=${1:-1000000}
+W=$(mktemp -d /tmp/floe-bench-typed.XXXXXX)
+cleanup() { if [ "${KEEP:-0}" = 1 ]; then echo "work directory kept: $W"; else rm -rf "$W"; fi; }
+trap cleanup EXIT
+
+python3 - "$W/access.log" "$N" <<'PY'
+import random, sys
+out, n = sys.argv[1], int(sys.argv[2])
+r = random.Random(26)
+months = "Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split()
+methods = ["GET"] * 8 + ["POST", "HEAD"]
+paths = ["/", "/index.html", "/api/v1/items", "/static/app.js", "/img/logo.png", "/login"]
+refs = ["-", "https://example.com/", "https://example.com/search?q=floe", "https://news.example.org/"]
+agents = ["Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36",
+          "Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:121.0) Gecko/20100101 Firefox/121.0",
+          "curl/8.5.0", "Googlebot/2.1 (+http://www.google.com/bot.html)"]
+with open(out, "w") as a:
+    for i in range(n):
+        ip = f"{r.randrange(1, 224)}.{r.randrange(256)}.{r.randrange(256)}.{r.randrange(1, 255)}"
+        t = i * 86400 // n
+        clf = f"03/{months[11]}/2026:{t // 3600:02d}:{t // 60 % 60:02d}:{t % 60:02d} +0000"
+        meth, path = r.choice(methods), f"{r.choice(paths)}?id={i}"
+        status = r.choice(["200"] * 12 + ["301", "304", "404", "500", "502", "503"])
+        size = r.randrange(0, 100000)
+        a.write(f'{ip} - - [{clf}] "{meth} {path} HTTP/1.1" {status} {size} "{r.choice(refs)}" "{r.choice(agents)}"\n')
+PY
+
+PATTERN='^(?<client>[0-9.]+) [^ ]+ [^ ]+ \[(?<time>[^]]+)\] "(?<method>[A-Z]+) (?<path>[^ ]+) [^"]+" (?<status>[0-9]{3}) (?<bytes>[0-9]+) "(?<referer>[^"]*)" "(?<agent>[^"]*)"$'
+declare -A OPTS=(
+	[none]=""
+	[combined_typed]="parser: apache_combined"
+	[combined_attrs]="parser: apache_combined"
+	[regex_typed]="parser: regex
+    pattern: '$PATTERN'
+    timestamp: { field: time, format: clf }")
+declare -A COLS=(
+	[none]=""
+	[combined_typed]=""
+	[combined_attrs]="    columns: []"
+	[regex_typed]="    columns: [ { name: status, type: int }, { name: bytes, type: long } ]")
+
+printf '== typed columns benchmark: %d Apache combined lines, %s CPUs, load average %s ==\n' \
+	"$N" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)"
+printf '%-16s %9s %8s %14s %10s %10s\n' case rows CPU-s lines/CPU-s MB bytes/row
+declare -A RATE=() BPR=()
+run() {
+	local c=$1 d=$W/$1
+	mkdir -p "$d"
+	cat >"$d/floe.yaml" <<-YAML
+	agent: { id: bench-typed, state_dir: $d/state }
+	inputs:
+	  - type: tail
+	    paths: ["$W/access.log"]
+	    start_at: beginning
+	    ${OPTS[$c]}
+	tables:
+	  logs:
+	    codec: zstd
+	${COLS[$c]}
+	lake:
+	  warehouse: $d/warehouse
+	YAML
+	cat "$W/access.log" >/dev/null
+	if ! /usr/bin/time -f '%U %S' -o "$d/time.txt" "$FLOE" run -c "$d/floe.yaml" --once >"$d/log" 2>&1; then
+		echo "$c: floe failed:"; tail -5 "$d/log" | sed 's/^/    /'
+		return 0
+	fi
+	local user sys rows cpu bytes
+	read -r user sys <"$d/time.txt"
+	rows=$(sed -n 's/.*"rows_committed":\([0-9]*\).*/\1/p' "$d/state/metrics.json")
+	bytes=$(find "$d/warehouse" -name '*.parquet' -printf '%s\n' | awk '{s += $1} END {print s + 0}')
+	cpu=$(echo "$user + $sys" | bc -l)
+	RATE[$c]=$(echo "$rows / $cpu" | bc -l)
+	BPR[$c]=$(echo "$bytes / $rows" | bc -l)
+	printf '%-16s %9d %8.2f %14.0f %10.1f %10.1f\n' "$c" "$rows" "$cpu" "${RATE[$c]}" \
+		"$(echo "$bytes / 1000000" | bc -l)" "${BPR[$c]}"
+}
+for c in none combined_typed combined_attrs regex_typed; do
+	run "$c"
+done
+zstd -3 -q -c "$W/access.log" >"$W/access.log.zst"
+zb=$(stat -c %s "$W/access.log.zst")
+printf '%-16s %9d %8s %14s %10.1f %10.1f\n' "zstd -3 text" "$N" - - "$(echo "$zb / 1000000" | bc -l)" \
+	"$(echo "$zb / $N" | bc -l)"
+
+q=$(node tests/bench/duck_typed.js "$W/combined_typed/warehouse/**/*.parquet" \
+	"$W/combined_attrs/warehouse/**/*.parquet")
+echo "DuckDB, WHERE status >= 500 (1 thread, best of 5): $q"
+ts=$(sed -n 's/.*typed_s=\([0-9.]*\).*/\1/p' <<<"$q")
+ms=$(sed -n 's/.*map_s=\([0-9.]*\).*/\1/p' <<<"$q")
+printf '\nratios (targets in brackets):\n'
+printf '  apache_combined typed table / parser: none table  %6.2f  [<= 1.3]\n' \
+	"$(echo "${BPR[combined_typed]} / ${BPR[none]}" | bc -l)"
+printf '  apache_combined typed table / columns: [] table   %6.2f\n' \
+	"$(echo "${BPR[combined_typed]} / ${BPR[combined_attrs]}" | bc -l)"
+printf '  apache_combined typed table / zstd -3 of the text %6.2f  [<= 0.8 with the message left out]\n' \
+	"$(echo "${BPR[combined_typed]} * $N / $zb" | bc -l)"
+printf '  query over attrs / over the typed column         %6.2f  [>= 5]\n' "$(echo "$ms / $ts" | bc -l)"
+printf '  apache_combined lines per CPU second              %6.0f k [>= 1000 k]\n' \
+	"$(echo "${RATE[combined_typed]} / 1000" | bc -l)"
+printf '  regex (typed) lines per CPU second                %6.0f k [>= 600 k]\n' \
+	"$(echo "${RATE[regex_typed]} / 1000" | bc -l)"
+printf '  parser: none lines per CPU second                 %6.0f k\n' "$(echo "${RATE[none]} / 1000" | bc -l)"
