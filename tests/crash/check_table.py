@@ -4,7 +4,7 @@ parses, and every manifest list, manifest and live data file that any of its sna
 names is present and, for the Avro ones, reads in python3-avro and passes
 tests/integration/check_avro.py's checks against the spec.
 
-Usage: check_table.py TABLE-DIR. Prints what it checked; exits 1 on the first fault.
+Usage: check_table.py TABLE-DIR... Prints what it checked; exits 1 on the first fault.
 A table directory without metadata (nothing committed yet) passes."""
 import json
 import os
@@ -17,6 +17,28 @@ import check_avro  # noqa: E402
 
 def local(uri):
     return uri[len("file://"):] if uri.startswith("file://") else uri
+
+
+class Missing(Exception):
+    pass
+
+
+def present(uri, named_by, what):
+    """The local path of uri, which named_by names as its what; Missing when absent."""
+    path = local(uri)
+    if not os.path.exists(path):
+        raise Missing(f"FAULT {named_by}: names a missing {what} {path}")
+    return path
+
+
+def records(path, check):
+    """Checks the Avro file at path with check (check_avro's) and yields its records."""
+    check(path)
+    r, _, _ = check_avro.open_reader(path)
+    try:
+        yield from r
+    finally:
+        r.close()
 
 
 def main(table):
@@ -35,42 +57,30 @@ def main(table):
         meta = json.load(f)
     lists = manifests = files = 0
     seen = set()
-    for snap in meta.get("snapshots", []):
-        ml = local(snap["manifest-list"])
-        if not os.path.exists(ml):
-            print(f"FAULT {newest}: snapshot {snap['snapshot-id']} names a missing manifest list {ml}")
-            return 1
-        check_avro.check_list(ml)
-        lists += 1
-        r, _, _ = check_avro.open_reader(ml)
-        for rec in r:
-            mp = local(rec["manifest_path"])
-            if mp in seen:
-                continue
-            seen.add(mp)
-            if not os.path.exists(mp):
-                print(f"FAULT {ml}: names a missing manifest {mp}")
-                return 1
-            check_avro.check_manifest(mp)
-            manifests += 1
-            mr, _, _ = check_avro.open_reader(mp)
-            for e in mr:
-                if e["status"] == 2:
-                    continue  # deleted: the snapshot no longer holds it
-                dp = local(e["data_file"]["file_path"])
-                if not os.path.exists(dp):
-                    print(f"FAULT {mp}: names a missing data file {dp}")
-                    return 1
-                files += 1
-            mr.close()
-        r.close()
+    try:
+        for snap in meta.get("snapshots", []):
+            ml = present(snap["manifest-list"], newest, "manifest list")
+            lists += 1
+            for rec in records(ml, check_avro.check_list):
+                mp = present(rec["manifest_path"], ml, "manifest")
+                if mp in seen:
+                    continue
+                seen.add(mp)
+                manifests += 1
+                for e in records(mp, check_avro.check_manifest):
+                    if e["status"] != 2:  # 2: deleted, the snapshot no longer holds it
+                        present(e["data_file"]["file_path"], mp, "data file")
+                        files += 1
+    except Missing as e:
+        print(e)
+        return 1
     print(f"OK {newest}: {lists} manifest lists, {manifests} manifests, {files} data files present")
     return 0
 
 
 if __name__ == "__main__":
     try:
-        sys.exit(main(sys.argv[1]))
+        sys.exit(max(main(t) for t in sys.argv[1:]))
     except check_avro.Mismatch as e:
         print(f"FAULT {e}")
         sys.exit(1)

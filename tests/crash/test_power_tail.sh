@@ -8,8 +8,4 @@ source "$(dirname "$0")/../integration/lib.sh"
 source "$(dirname "$0")/crashlib.sh"
 source "$(dirname "$0")/scenario_tail.sh"
 
-check "the tail cycle is recorded" tail_record "$T/tail"
-[ "$FAILED" = 0 ] || { finish; exit 1; }
-explore tail "$rec"
-check "every crash state of the tail cycle recovers exactly once" test "$EXPLORE_FAULTS" = 0
-finish
+crash_test tail tail_record "every crash state of the tail cycle recovers exactly once"
