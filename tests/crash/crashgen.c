@@ -251,7 +251,7 @@ static void parse(const char *log, size_t size)
 
 static void load_tree(struct names *vns, const char *img, const char *root, const char *rel)
 {
-	char *ipath, *rpath;
+	char *ipath = NULL, *rpath = NULL;
 	if (asprintf(&ipath, "%s%s", img, rel) < 0 || asprintf(&rpath, "%s%s", root, rel) < 0)
 		die("out of memory");
 	DIR *d = opendir(ipath);
@@ -262,7 +262,7 @@ static void load_tree(struct names *vns, const char *img, const char *root, cons
 	while ((e = readdir(d))) {
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
-		char *sub, *full, *rfull;
+		char *sub = NULL, *full = NULL, *rfull = NULL;
 		if (asprintf(&sub, "%s/%s", rel, e->d_name) < 0 ||
 		    asprintf(&full, "%s%s", img, sub) < 0 || asprintf(&rfull, "%s%s", root, sub) < 0)
 			die("out of memory");
