@@ -149,6 +149,13 @@ static void put_name(struct names *ns, const char *path, int ino)
 	ns->v[ns->n++].ino = ino;
 }
 
+static void free_names(struct names *ns)
+{
+	for (size_t i = 0; i < ns->n; i++)
+		free(ns->v[i].path);
+	free(ns->v);
+}
+
 static void drop_name(struct names *ns, const char *path)
 {
 	struct name *e = find(ns, path);
@@ -367,9 +374,7 @@ static void replay(struct names *vns, size_t point, const char *root)
 		if (o->is_entry)
 			o->dir = dir_of(o->kind == RENAME || o->kind == LINK ? o->path2 : o->path);
 	}
-	for (size_t i = 0; i < open.n; i++)
-		free(open.v[i].path);
-	free(open.v);
+	free_names(&open);
 }
 
 /* splitmix64: small, seedable and the same everywhere. */
@@ -542,6 +547,24 @@ static void make(const char *root, const char *init, size_t point, uint64_t vari
 		point ? ops[point - 1].path : "", (unsigned long long)variant,
 		(unsigned long long)seed, files, cut, lost);
 	free(kept);
+	free_names(&vns);
+	free_names(&cns);
+}
+
+/* Everything the recording and the replay hold (a sanitizer build checks for leaks). */
+static void free_all(void)
+{
+	for (size_t i = 0; i < nops; i++) {
+		free(ops[i].path);
+		free(ops[i].path2);
+		free(ops[i].dir);
+	}
+	free(ops);
+	for (size_t i = 0; i < ninodes; i++) {
+		free(inodes[i].cur.p);
+		free(inodes[i].synced.p);
+	}
+	free(inodes);
 }
 
 int main(int argc, char **argv)
@@ -559,6 +582,7 @@ int main(int argc, char **argv)
 	parse(log, (size_t)st.st_size);
 	if (strcmp(argv[1], "count") == 0) {
 		printf("%zu\n", nops);
+		free_all();
 		return 0;
 	}
 	if (strcmp(argv[1], "make") != 0 || argc != 8)
@@ -567,5 +591,6 @@ int main(int argc, char **argv)
 	if (point > nops)
 		die("the point is past the recording's end");
 	make(argv[3], argv[4], point, strtoull(argv[6], NULL, 10), strtoull(argv[7], NULL, 10));
+	free_all();
 	return 0;
 }

@@ -11,6 +11,14 @@ VARIANTS=${FLOE_CRASH_VARIANTS:-1}
 SEED=${FLOE_CRASH_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
 echo "crash states: seed $SEED (FLOE_CRASH_SEED), $VARIANTS random variants per point (FLOE_CRASH_VARIANTS)"
 
+# The table properties of every cycle: expiry and metadata clean-up from the third
+# commit on, so that a recording holds them.
+CRASH_PROPS="    properties:
+      history.expire.max-snapshot-age-ms: 1ms
+      history.expire.min-snapshots-to-keep: 1
+      write.metadata.previous-versions-max: 1
+      write.metadata.delete-after-commit.enabled: true"
+
 # explore NAME LOG: every point of LOG (or those FLOE_CRASH_POINTS lists, to replay one), the worst variant and VARIANTS random ones, each
 # state checked once (states are told apart by their content). Sets EXPLORE_FAULTS to the
 # number of faulty states and prints the counts; the first faulty states are kept under
@@ -26,7 +34,7 @@ explore() {
 		for point in ${FLOE_CRASH_POINTS:-$(seq 0 "$n")}; do
 			rm -rf "$CRASH_ROOT"
 			hash=$("$FLOE_CRASHGEN" make "$log" "$CRASH_ROOT" "$CRASH_INIT" "$point" "$v" "$SEED" \
-				2>"$T/gen.txt") || { cat "$T/gen.txt"; faults=$((faults + 1)); continue; }
+				2>"$T/gen.txt") || { cat "$T/gen.txt"; fail "crashgen failed: the harness, not floe"; finish; exit 1; }
 			made=$((made + 1))
 			[ -z "${seen[$hash]:-}" ] || continue
 			seen[$hash]=1

@@ -27,11 +27,7 @@ inputs:
 tables:
   logs:
     commit_interval: 60s
-    properties:
-      history.expire.max-snapshot-age-ms: 1ms
-      history.expire.min-snapshots-to-keep: 1
-      write.metadata.previous-versions-max: 1
-      write.metadata.delete-after-commit.enabled: true
+$CRASH_PROPS
 lake:
   warehouse: $CRASH_ROOT/wh
 YAML

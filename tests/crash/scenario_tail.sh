@@ -28,11 +28,7 @@ tail_record() {
 	next=0
 	mkdir -p "$d/logs" "$CRASH_ROOT/state" "$CRASH_ROOT/wh"
 	write_config "$d/floe.yaml" "$CRASH_ROOT/state" "$CRASH_ROOT/wh" "[\"$d/logs/app.log*\"]" \
-		"    properties:
-      history.expire.max-snapshot-age-ms: 1ms
-      history.expire.min-snapshots-to-keep: 1
-      write.metadata.previous-versions-max: 1
-      write.metadata.delete-after-commit.enabled: true"
+		"$CRASH_PROPS"
 	if [ -n "$agg" ]; then
 		sed -i 's/^    start_at: beginning$/&\n    parser: json\n    timestamp: {field: ts, format: rfc3339}/' "$d/floe.yaml"
 		echo "$agg" >>"$d/floe.yaml"
