@@ -4,11 +4,14 @@
  * leave under the rules of tests/crash/README.md (ext4 data=ordered, taken
  * pessimistically). Variant 0 is the worst case (every unsynced byte and directory entry
  * dropped); variant v > 0 draws each choice from a generator seeded by (seed, point, v),
- * so any state can be made again from the three numbers the test prints.
+ * so any state can be made again from the three numbers the test prints. Variant dK
+ * loses the unsynced entries of the K'th directory that has any and keeps every other
+ * directory's: the states where one directory's names lag behind the others'.
  *
  *   crashgen count LOG                            the number of operations
  *   crashgen make LOG ROOT INIT POINT VARIANT SEED  writes the state into ROOT (absent or
- *                                                 empty) and prints its content hash
+ *                                                 empty) and prints its content hash;
+ *                                                 VARIANT a number, or dK (below)
  *
  * Only paths under ROOT are modelled: floe's state directory and local warehouse live
  * there, the input files elsewhere (they are not floe's to make durable). INIT is the
@@ -31,7 +34,7 @@
 #define BLOCK 4096
 
 enum kind { CREATE, WRITE, FSYNC, CLOSE, RENAME, LINK, UNLINK, MKDIR, FSYNCDIR };
-static const char *const kind_names[] = {"create", "write",  "fsync", "close",	  "rename",
+static const char *const kind_names[] = {"create", "write",  "fsync", "close",	 "rename",
 					 "link",   "unlink", "mkdir", "fsyncdir"};
 
 struct op {
@@ -271,7 +274,8 @@ static void load_tree(struct names *vns, const char *img, const char *root, cons
 			continue;
 		char *sub = NULL, *full = NULL, *rfull = NULL;
 		if (asprintf(&sub, "%s/%s", rel, e->d_name) < 0 ||
-		    asprintf(&full, "%s%s", img, sub) < 0 || asprintf(&rfull, "%s%s", root, sub) < 0)
+		    asprintf(&full, "%s%s", img, sub) < 0 ||
+		    asprintf(&rfull, "%s%s", root, sub) < 0)
 			die("out of memory");
 		struct stat st;
 		if (lstat(full, &st) != 0)
@@ -282,7 +286,8 @@ static void load_tree(struct names *vns, const char *img, const char *root, cons
 			int ino = new_inode();
 			int fd = open(full, O_RDONLY);
 			unsigned char *c = st.st_size ? malloc((size_t)st.st_size) : NULL;
-			if (fd < 0 || (st.st_size && (!c || read(fd, c, (size_t)st.st_size) != st.st_size)))
+			if (fd < 0 ||
+			    (st.st_size && (!c || read(fd, c, (size_t)st.st_size) != st.st_size)))
 				die("cannot read the initial image");
 			close(fd);
 			buf_set(&inodes[ino].cur, c, (uint64_t)st.st_size);
@@ -388,9 +393,10 @@ static uint64_t draw(uint64_t n)
 }
 
 /* Which entry operations survive: those followed by an fsync of their directory before
- * the cut, then, of the rest, an in-order prefix per directory (none in the worst case,
- * a drawn length otherwise). */
-static void choose_entries(size_t point, bool worst, bool *kept)
+ * the cut, then, of the rest, an in-order prefix per directory: none in the worst case, a
+ * drawn length otherwise, or with lose_dir >= 0, none in the lose_dir'th directory (in
+ * the order of their first unsynced entry) and all in every other. */
+static void choose_entries(size_t point, bool worst, long lose_dir, bool *kept)
 {
 	bool *seen = calloc(point + 1, sizeof(*seen));
 	if (!seen)
@@ -403,14 +409,18 @@ static void choose_entries(size_t point, bool worst, bool *kept)
 			kept[i] = ops[j].kind == FSYNCDIR && strcmp(ops[j].path, ops[i].dir) == 0;
 		seen[i] = kept[i];
 	}
+	long group = 0;
 	for (size_t i = 0; i < point; i++) {
 		if (!ops[i].is_entry || seen[i])
 			continue;
 		/* The first pending entry of its directory: draw how many of them stay. */
 		size_t pending = 0;
 		for (size_t j = i; j < point; j++)
-			pending += ops[j].is_entry && !seen[j] && strcmp(ops[j].dir, ops[i].dir) == 0;
-		size_t keep = worst ? 0 : (size_t)draw(pending + 1);
+			pending +=
+			    ops[j].is_entry && !seen[j] && strcmp(ops[j].dir, ops[i].dir) == 0;
+		size_t keep = lose_dir >= 0 ? (group++ == lose_dir ? 0 : pending)
+			      : worst	    ? 0
+					    : (size_t)draw(pending + 1);
 		for (size_t j = i; j < point; j++) {
 			if (!ops[j].is_entry || seen[j] || strcmp(ops[j].dir, ops[i].dir) != 0)
 				continue;
@@ -471,9 +481,13 @@ static void mkdirs(const char *path)
 	free(p);
 }
 
-static void make(const char *root, const char *init, size_t point, uint64_t variant,
+static void make(const char *root, const char *init, size_t point, const char *variant_arg,
 		 uint64_t seed)
 {
+	/* "dK": the K'th directory's unsynced entries lost, the others' kept, unsynced
+	 * bytes lost: the states where one directory's names lag the others'. */
+	long lose_dir = variant_arg[0] == 'd' ? strtol(variant_arg + 1, NULL, 10) : -1;
+	uint64_t variant = lose_dir >= 0 ? 0 : strtoull(variant_arg, NULL, 10);
 	struct names vns = {0}, cns = {0};
 	if (strcmp(init, "-") != 0)
 		load_tree(&vns, init, root, "");
@@ -486,7 +500,7 @@ static void make(const char *root, const char *init, size_t point, uint64_t vari
 	rng = seed ^ (point * 0x9e3779b97f4a7c15ULL) ^ (variant * 0xc2b2ae3d27d4eb4fULL);
 	bool worst = variant == 0;
 	bool *kept = calloc(point + 1, sizeof(*kept));
-	choose_entries(point, worst, kept);
+	choose_entries(point, worst, lose_dir, kept);
 	size_t lost = 0;
 	for (size_t i = 0; i < point; i++) {
 		struct op *o = &ops[i];
@@ -541,11 +555,12 @@ static void make(const char *root, const char *init, size_t point, uint64_t vari
 			die("cannot write a file of the state");
 	}
 	printf("%016llx\n", (unsigned long long)h);
-	fprintf(stderr, "crashgen: point %zu (after %s %s) variant %llu seed %llu: %zu files, "
-			"%zu cut short, %zu entries lost\n",
+	fprintf(stderr,
+		"crashgen: point %zu (after %s %s) variant %s seed %llu: %zu files, "
+		"%zu cut short, %zu entries lost\n",
 		point, point ? kind_names[ops[point - 1].kind] : "nothing",
-		point ? ops[point - 1].path : "", (unsigned long long)variant,
-		(unsigned long long)seed, files, cut, lost);
+		point ? ops[point - 1].path : "", variant_arg, (unsigned long long)seed, files, cut,
+		lost);
 	free(kept);
 	free_names(&vns);
 	free_names(&cns);
@@ -575,8 +590,8 @@ int main(int argc, char **argv)
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) != 0)
 		die("cannot open the recording");
-	const char *log = st.st_size ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)
-				     : "";
+	const char *log =
+	    st.st_size ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0) : "";
 	if (log == MAP_FAILED)
 		die("cannot map the recording");
 	parse(log, (size_t)st.st_size);
@@ -590,7 +605,7 @@ int main(int argc, char **argv)
 	size_t point = (size_t)strtoull(argv[5], NULL, 10);
 	if (point > nops)
 		die("the point is past the recording's end");
-	make(argv[3], argv[4], point, strtoull(argv[6], NULL, 10), strtoull(argv[7], NULL, 10));
+	make(argv[3], argv[4], point, argv[6], strtoull(argv[7], NULL, 10));
 	free_all();
 	return 0;
 }

@@ -29,8 +29,12 @@ explore() {
 	local -A seen=()
 	n=$("$FLOE_CRASHGEN" count "$log")
 	mkdir -p "$T/faults"
-	# The worst variant of every point first: it shows most faults soonest.
-	for v in $(seq 0 "$VARIANTS"); do
+	# The worst variant of every point first: it shows most faults soonest; then the
+	# FLOE_CRASH_DIR_VARIANTS states where one directory's unsynced names are lost and
+	# every other's kept (crashgen's dK), then the random ones.
+	local dirv
+	dirv=$(seq 0 $((${FLOE_CRASH_DIR_VARIANTS:-0} - 1)) | sed 's/^/d/')
+	for v in 0 $dirv $(seq 1 "$VARIANTS"); do
 		for point in ${FLOE_CRASH_POINTS:-$(seq 0 "$n")}; do
 			rm -rf "$CRASH_ROOT"
 			hash=$("$FLOE_CRASHGEN" make "$log" "$CRASH_ROOT" "$CRASH_INIT" "$point" "$v" "$SEED" \

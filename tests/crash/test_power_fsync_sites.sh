@@ -3,11 +3,14 @@
 # scenario_tail.sh is recorded with that fsync left out (FLOE_TEST_SKIP_FSYNC, honoured
 # only by a FLOE_FS_RECORD build), and its crash states must show a fault: a damaged
 # state file, a lost or duplicated line, a refusal to start or an unreadable table. The
-# worst-case states are explored first, then the random ones, up to the first fault.
+# worst-case states are explored first, then those where one directory's unsynced names
+# are lost and the others' kept (the faults of a missing directory sync are there, found
+# whatever the seed), then the random ones, up to the first fault.
 # rename-dir is needed for the aggregation's images (a spool fragment's rename is made
 # durable by its entry's directory sync anyway), so its cycle is the aggregation's. The
 # "dir" site (the spool's sync after removing committed entries) guards no invariant
 # (platform/README.md, "Durability"), so it is not in the list.
+: "${FLOE_CRASH_DIR_VARIANTS:=4}"
 source "$(dirname "$0")/../integration/lib.sh"
 source "$(dirname "$0")/crashlib.sh"
 source "$(dirname "$0")/scenario_tail.sh"
