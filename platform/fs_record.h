@@ -13,6 +13,8 @@
 #ifndef FLOE_FS_RECORD_H
 #define FLOE_FS_RECORD_H
 
+#include <stdbool.h>
+
 /* Starts recording to log_path (appended to; created if absent). Returns 0 or -errno.
  * Process-wide: every thread's operations go to the one log, in the order they happen. */
 int floe_fs_record_start(const char *log_path);
@@ -23,6 +25,17 @@ void floe_fs_record_stop(void);
  * does nothing, so that no release binary can be made to log its writes. Returns 0 or
  * -errno. */
 int floe_fs_record_from_env(void);
+
+/* In a build with FLOE_FS_RECORD, true when the environment variable
+ * FLOE_TEST_SKIP_FSYNC (a comma-separated list) names site, one of fs.c's fsync call
+ * sites: "temp-file" (the temporary file of an atomic replace or exclusive create),
+ * "copy-file" (a copy's temporary file), "file" (floe_file_sync), "publish-dir" (the
+ * directory an atomic replace or exclusive create puts its name in), "rename-dir"
+ * (floe_fs_rename's directories), "mkdir-dir" (the parent of a directory
+ * floe_fs_mkdirs made) and "dir" (floe_fs_fsync_dir). fs.c then skips that fsync and
+ * records nothing, so the power-cut tests can show that each one is needed. Elsewhere
+ * always false. */
+bool floe_fs_rec_skip_fsync(const char *site);
 
 /* The hooks fs.c calls around each operation (no-ops while not recording). fd is the
  * descriptor the operation used; a file's path and write offset are tracked from its
