@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh Debian 12 machine: installs what is missing, then
-# builds and tests floe seven ways -- gcc (unit, fuzz replay and integration tests), clang
+# builds and tests floe eight ways -- gcc (unit, fuzz replay and integration tests), clang
 # (warnings as errors, unit tests), ASan+UBSan (everything again), ThreadSanitizer (the
-# tests that start threads), without the optional libraries (unit tests), and the arm64
+# tests that start threads), without the optional libraries (unit tests), the recording
+# build (power-cut crash states), and the arm64
 # and armhf cross builds (unit tests under qemu-aarch64 and qemu-arm). Stops at the first
 # failure.
 set -euo pipefail
@@ -75,6 +76,17 @@ cmake -S . -B "$OUT/minimal" -UFLOE_MINIMAL -DCMAKE_BUILD_TYPE=Debug -DFLOE_WITH
 	-DFLOE_JOURNAL=OFF >/dev/null
 cmake --build "$OUT/minimal" -j"$JOBS"
 run_ctest "$OUT/minimal" -L unit
+
+# The power-cut tests (tests/crash/README.md): a build that records every durable file
+# operation (FLOE_FS_RECORD), the crash-state generator, and the cycles replayed from it.
+# The short default here is the worst state of every point of every cycle
+# (FLOE_CRASH_VARIANTS=0); set FLOE_CRASH_VARIANTS=20 (and FLOE_CRASH_DIR_VARIANTS) for
+# the long run.
+step "power-cut crash states: the recording build, the generator and every cycle"
+cmake -S . -B "$OUT/record" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=gcc \
+	-DFLOE_FS_RECORD=ON >/dev/null
+cmake --build "$OUT/record" -j"$JOBS" --target floe crashgen test_fs_record
+FLOE_CRASH_VARIANTS=${FLOE_CRASH_VARIANTS:-0} run_ctest "$OUT/record" -R '^(crash/|unit/test_fs_record$)'
 
 # cross_step ARCH TOOLCHAIN QEMU: the cross build for ARCH and its unit tests under
 # qemu-user (tests that fork, and slow ones, excluded). Skipped, loudly, when the
