@@ -87,6 +87,8 @@ cmake -S . -B "$OUT/record" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER
 	-DFLOE_FS_RECORD=ON >/dev/null
 cmake --build "$OUT/record" -j"$JOBS" --target floe crashgen test_fs_record
 FLOE_CRASH_VARIANTS=${FLOE_CRASH_VARIANTS:-0} run_ctest "$OUT/record" -R '^(crash/|unit/test_fs_record$)'
+# How many states were explored, per cycle (ctest shows a passing test's output only here).
+grep -h "distinct states checked" "$OUT/record/Testing/Temporary/LastTest.log" || true
 
 # cross_step ARCH TOOLCHAIN QEMU: the cross build for ARCH and its unit tests under
 # qemu-user (tests that fork, and slow ones, excluded). Skipped, loudly, when the
