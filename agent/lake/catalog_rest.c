@@ -5,6 +5,7 @@
 #include "agent/config/config.h"
 #include "agent/env/env.h"
 #include "agent/lake/warehouse.h"
+#include "formats/aws/credentials.h"
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
@@ -14,12 +15,16 @@
 #include "formats/iceberg/rest.h"
 #include "platform/http.h"
 #include "platform/log.h"
+#ifndef FLOE_NO_S3
+#include "platform/s3/s3_credprov.h"
+#endif
 #include "platform/secret.h"
 #include "platform/signal.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define CONFIG_MAX (1u << 20)
@@ -34,6 +39,21 @@
 /* A stop signal gives a request in flight this long to end, as the S3 client gives its
  * own: a healthy catalog takes the final commit, a stalled one does not hold SIGTERM. */
 #define STOP_GRACE_MS 2000
+
+/* Storage a catalog vended for one table (X-Iceberg-Access-Delegation): the S3 keys of
+ * its location, with their expiry, and the endpoint, region and addressing that go with
+ * them. The store opened at the location asks prov, which every load's answer updates. */
+#define VENDED_MAX 8
+#define VENDED_MARGIN_MS (60 * 1000LL)
+struct vended {
+	char name[256];
+	char location[1024];
+	char endpoint[512], region[64];
+	int path_style; /* -1: not said */
+	int64_t expires_ms; /* unix ms; 0: not said */
+	struct floe_aws_credentials creds;
+	struct floe_s3_credprov *prov; /* from the first store opened at location */
+};
 
 static bool stopped(const void *ctx)
 {
@@ -57,6 +77,7 @@ struct floe_catalog_rest {
 	int64_t token_exp_us; /* monotonic; 0: no expiry given */
 	int64_t token_margin_us; /* renewed this long before token_exp_us */
 	char what[600];
+	struct vended vend[VENDED_MAX];
 };
 
 int floe_catalog_rest_check(struct floe_alloc *a, const struct floe_config *cfg, struct floe_err *err)
@@ -130,6 +151,12 @@ void floe_catalog_rest_free(struct floe_catalog_rest *c)
 {
 	if (!c)
 		return;
+	for (size_t i = 0; i < VENDED_MAX; i++) {
+		floe_aws_credentials_fini(&c->vend[i].creds);
+#ifndef FLOE_NO_S3
+		floe_s3_credprov_free(c->vend[i].prov);
+#endif
+	}
 	drop_token(c);
 	floe_rest_config_free(c->conf);
 	floe_http_free(c->http);
@@ -141,10 +168,101 @@ const char *floe_catalog_rest_what(const struct floe_catalog_rest *c)
 	return c->what;
 }
 
+static struct vended *vended_at(struct floe_catalog_rest *c, const char *location)
+{
+	for (size_t i = 0; i < VENDED_MAX; i++)
+		if (c->vend[i].location[0] && strcmp(c->vend[i].location, location) == 0)
+			return &c->vend[i];
+	return NULL;
+}
+
 int floe_catalog_rest_open_store(struct floe_catalog_rest *c, const char *location, struct floe_store **out,
 				 struct floe_err *err)
 {
-	return floe_warehouse_open_location(c->a, c->cfg, location, out, err);
+	struct vended *v = vended_at(c, location);
+	if (!v || !v->creds.access_key_id)
+		return floe_warehouse_open_location(c->a, c->cfg, location, NULL, out, err);
+#ifdef FLOE_NO_S3
+	return floe_warehouse_open_location(c->a, c->cfg, location, NULL, out, err);
+#else
+	if (!v->prov) {
+		struct floe_s3_credprov_options o = {.alloc = c->a,
+						     .providers = FLOE_S3_CREDPROV_STATIC,
+						     .static_credentials = &v->creds};
+		int rc = floe_s3_credprov_new(&o, &v->prov);
+		if (rc == 0)
+			rc = floe_s3_credprov_set_static(v->prov, &v->creds, v->expires_ms / 1000);
+		if (rc)
+			return floe_err_set(err, rc, "%s: the vended credentials: %s", location, floe_strerror(rc));
+	}
+	struct floe_warehouse_vended w = {.credprov = v->prov,
+					  .endpoint = v->endpoint[0] ? v->endpoint : NULL,
+					  .region = v->region[0] ? v->region : NULL,
+					  .path_style = v->path_style};
+	return floe_warehouse_open_location(c->a, c->cfg, location, &w, out, err);
+#endif
+}
+
+/* Takes what t vends for table name's location (nothing when it vends no keys): kept for
+ * the store opened there, and handed to that store's credentials at once. */
+static int take_vended(struct floe_catalog_rest *c, const char *name, const struct floe_rest_table *t,
+		       const char *location, struct floe_err *err)
+{
+	const char *ak = floe_rest_table_storage(t, location, "s3.access-key-id");
+	const char *sk = floe_rest_table_storage(t, location, "s3.secret-access-key");
+	if (!ak || !sk || !*ak || !*sk || strlen(name) >= sizeof(c->vend[0].name) ||
+	    strlen(location) >= sizeof(c->vend[0].location))
+		return 0;
+	struct vended *v = vended_at(c, location);
+	for (size_t i = 0; !v && i < VENDED_MAX; i++)
+		if (!c->vend[i].location[0])
+			v = &c->vend[i];
+	if (!v)
+		return floe_err_set(err, FLOE_ELIMIT, "%s: more than %d tables with vended credentials",
+				    c->what, VENDED_MAX);
+	struct floe_aws_credentials n;
+	memset(&n, 0, sizeof(n));
+	int rc = floe_aws_credentials_set(c->a, ak, sk, floe_rest_table_storage(t, location, "s3.session-token"), &n);
+	if (rc)
+		return floe_err_set(err, rc, "%s: the vended credentials: %s", c->what, floe_strerror(rc));
+	floe_aws_credentials_fini(&v->creds);
+	v->creds = n;
+	snprintf(v->name, sizeof(v->name), "%s", name);
+	snprintf(v->location, sizeof(v->location), "%s", location);
+	const char *ep = floe_rest_table_storage(t, location, "s3.endpoint");
+	const char *rg = floe_rest_table_storage(t, location, "client.region");
+	const char *ps = floe_rest_table_storage(t, location, "s3.path-style-access");
+	const char *ex = floe_rest_table_storage(t, location, "s3.session-token-expires-at-ms");
+	if (!rg)
+		rg = floe_rest_table_storage(t, location, "s3.region");
+	snprintf(v->endpoint, sizeof(v->endpoint), "%s", ep ? ep : "");
+	snprintf(v->region, sizeof(v->region), "%s", rg ? rg : "");
+	v->path_style = ps ? strcmp(ps, "true") == 0 : -1;
+	v->expires_ms = ex ? strtoll(ex, NULL, 10) : 0;
+	if (v->expires_ms < 0)
+		v->expires_ms = 0;
+#ifndef FLOE_NO_S3
+	if (v->prov && (rc = floe_s3_credprov_set_static(v->prov, &v->creds, v->expires_ms / 1000)))
+		return floe_err_set(err, rc, "%s: the vended credentials: %s", c->what, floe_strerror(rc));
+#endif
+	floe_debug("catalog: %s vends storage credentials for %s%s", c->what, location,
+		   v->expires_ms ? " (expiring)" : "");
+	return 0;
+}
+
+/* Whether table name's vended credentials expire within VENDED_MARGIN_MS: the load that
+ * starts each commit then takes the table whole (not 304), with new ones, before the
+ * commit's uploads. */
+static bool vended_expiring(struct floe_catalog_rest *c, const char *name)
+{
+	int64_t now_ms = c->clock->wall_us(c->clock->ctx) / 1000;
+	for (size_t i = 0; i < VENDED_MAX; i++) {
+		const struct vended *v = &c->vend[i];
+		if (v->location[0] && strcmp(v->name, name) == 0 && v->expires_ms &&
+		    now_ms >= v->expires_ms - VENDED_MARGIN_MS)
+			return true;
+	}
+	return false;
 }
 
 /* ---- one exchange -------------------------------------------------------------------- */
@@ -308,6 +426,8 @@ static int call(struct floe_catalog_rest *c, const struct call *k, struct floe_h
 		if (auth[0])
 			hdrs[n++] = auth;
 		hdrs[n++] = "Accept: application/json";
+		/* Storage credentials for the table's location, if the catalog vends them. */
+		hdrs[n++] = "X-Iceberg-Access-Delegation: vended-credentials";
 		if (k->body)
 			hdrs[n++] = "Content-Type: application/json";
 		if (k->etag && k->etag[0] && floe_fmt(inm, sizeof(inm), "If-None-Match: %s", k->etag) == 0)
@@ -468,7 +588,7 @@ static int make_namespace(struct floe_catalog_rest *c, struct floe_err *err)
 }
 
 /* A LoadTableResult in r into *meta, its version into *version and its ETag into etag. */
-static int take_table(struct floe_catalog_rest *c, const char *what, struct floe_http_resp *r,
+static int take_table(struct floe_catalog_rest *c, const char *name, const char *what, struct floe_http_resp *r,
 		      char etag[256], struct floe_ice_meta **meta, int64_t *version, struct floe_err *err)
 {
 	struct floe_rest_table *t = NULL;
@@ -477,6 +597,11 @@ static int take_table(struct floe_catalog_rest *c, const char *what, struct floe
 	if (rc)
 		return floe_err_set(err, rc == FLOE_ENOMEM ? rc : FLOE_S3_EPROTO, "%s: %s: %s",
 				    c->cfg->lake.rest.uri, what, floe_err_text(&pe, rc));
+	const char *loc = floe_ice_meta_location(floe_rest_table_metadata(t));
+	if (loc && (rc = take_vended(c, name, t, loc, err))) {
+		floe_rest_table_free(t);
+		return rc;
+	}
 	*meta = floe_rest_table_take_metadata(t);
 	/* Else the last-sequence-number, which grows with every commit as well. */
 	*version = floe_rest_metadata_version(floe_rest_table_location(t));
@@ -503,7 +628,7 @@ static int create_table(struct floe_catalog_rest *c, const char *name, const str
 		rc = floe_err_set(err, rc, "the create-table request: %s", floe_strerror(rc));
 	if (rc == 0 && (rc = post(c, (const char *)p.data, &b, true, &r, &sent, err)) == 0) {
 		if (r.status == 200) {
-			rc = take_table(c, "the created table", &r, etag, meta, version, err);
+			rc = take_table(c, name, "the created table", &r, etag, meta, version, err);
 			if (rc == 0)
 				floe_info("catalog: created table %s in %s at %s", name, c->what,
 					  floe_ice_meta_location(*meta) ? floe_ice_meta_location(*meta) : "?");
@@ -531,6 +656,8 @@ int floe_catalog_rest_load(struct floe_catalog_rest *c, const char *name,
 		rc = serves(c, "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}", err);
 	if (rc)
 		return rc;
+	if (etag && vended_expiring(c, name))
+		etag[0] = '\0';
 	for (int round = 0; round < 2; round++) {
 		struct floe_buf p;
 		struct floe_http_resp r = {0};
@@ -545,7 +672,7 @@ int floe_catalog_rest_load(struct floe_catalog_rest *c, const char *name,
 			if (r.status == 304)
 				rc = 0;
 			else if (r.status == 200)
-				rc = take_table(c, "the loaded table", &r, etag, meta, version, err);
+				rc = take_table(c, name, "the loaded table", &r, etag, meta, version, err);
 			else
 				rc = status_rc(c, "loading the table", &r, err);
 		}
@@ -577,7 +704,7 @@ int floe_catalog_rest_commit(struct floe_catalog_rest *c, const char *name,
 	if (rc == 0) {
 		rc = post(c, (const char *)p.data, &b, true, &r, &sent, err);
 		if (rc == 0 && r.status == 200)
-			rc = take_table(c, "the commit's answer", &r, NULL, meta, version, err);
+			rc = take_table(c, name, "the commit's answer", &r, NULL, meta, version, err);
 		else if (rc == 0)
 			rc = status_rc(c, "the commit", &r, err);
 		/* Sent, and no answer that says what became of it: a 5xx after the catalog

@@ -117,11 +117,18 @@ static int s3_credprov(struct floe_alloc *a, const struct floe_config *cfg, bool
 	return rc;
 }
 
-/* An S3 store over bucket/prefix with lake.s3's endpoint, options and credentials; what
- * names it in messages. */
+static int open_s3_with(struct floe_alloc *a, const struct floe_config *cfg, const char *bucket,
+			const char *prefix, const char *what, const struct floe_warehouse_vended *v,
+			struct floe_s3_credprov *prov, struct floe_store **out, struct floe_err *err);
+
+/* An S3 store over bucket/prefix with lake.s3's endpoint, options and credentials, or
+ * with what a catalog vended (v, may be NULL); what names it in messages. */
 static int open_s3(struct floe_alloc *a, const struct floe_config *cfg, const char *bucket,
-		   const char *prefix, const char *what, struct floe_store **out, struct floe_err *err)
+		   const char *prefix, const char *what, const struct floe_warehouse_vended *v,
+		   struct floe_store **out, struct floe_err *err)
 {
+	if (v && v->credprov)
+		return open_s3_with(a, cfg, bucket, prefix, what, v, floe_s3_credprov_ref(v->credprov), out, err);
 	if (cfg->lake.s3.cleartext)
 		floe_warn("lake.s3.endpoint %s is plain HTTP to a host that is not loopback "
 			  "(lake.s3.allow_http): requests, data and any session token cross the "
@@ -131,13 +138,23 @@ static int open_s3(struct floe_alloc *a, const struct floe_config *cfg, const ch
 	int rc = s3_credprov(a, cfg, false, &prov, err);
 	if (rc)
 		return rc;
+	return open_s3_with(a, cfg, bucket, prefix, what, v, prov, out, err);
+}
+
+/* open_s3 with the credentials of prov (a reference this takes over), and the endpoint,
+ * region and addressing v vended where it has them. */
+static int open_s3_with(struct floe_alloc *a, const struct floe_config *cfg, const char *bucket,
+			const char *prefix, const char *what, const struct floe_warehouse_vended *v,
+			struct floe_s3_credprov *prov, struct floe_store **out, struct floe_err *err)
+{
+	int rc;
 	struct floe_s3_options o;
 	memset(&o, 0, sizeof(o));
 	o.alloc = a;
-	o.endpoint = cfg->lake.s3.endpoint;
-	o.region = cfg->lake.s3.region;
+	o.endpoint = v && v->endpoint ? v->endpoint : cfg->lake.s3.endpoint;
+	o.region = v && v->region ? v->region : cfg->lake.s3.region;
 	o.bucket = bucket;
-	o.path_style = cfg->lake.s3.path_style;
+	o.path_style = v && v->path_style >= 0 ? v->path_style != 0 : cfg->lake.s3.path_style;
 	o.credprov = prov;
 	o.ca_file = cfg->lake.s3.ca_file;
 	o.request_timeout_ms = (int64_t)cfg->lake.s3.request_timeout_ms;
@@ -177,7 +194,7 @@ int floe_warehouse_open(struct floe_alloc *a, const struct floe_config *cfg, boo
 			    "floe built with S3",
 			    cfg->lake.warehouse);
 #else
-	if ((rc = open_s3(a, cfg, cfg->lake.s3_bucket, cfg->lake.s3_prefix, cfg->lake.warehouse, out, err)))
+	if ((rc = open_s3(a, cfg, cfg->lake.s3_bucket, cfg->lake.s3_prefix, cfg->lake.warehouse, NULL, out, err)))
 		return rc;
 	if (!probe)
 		return 0;
@@ -190,13 +207,15 @@ int floe_warehouse_open(struct floe_alloc *a, const struct floe_config *cfg, boo
 }
 
 int floe_warehouse_open_location(struct floe_alloc *a, const struct floe_config *cfg, const char *location,
-				 struct floe_store **out, struct floe_err *err)
+				 const struct floe_warehouse_vended *v, struct floe_store **out,
+				 struct floe_err *err)
 {
 	const char *p = location;
 	if (strncmp(p, "s3://", 5) == 0) {
 #ifdef FLOE_NO_S3
 		(void)a;
 		(void)cfg;
+		(void)v;
 		(void)out;
 		return floe_err_set(err, FLOE_EUNSUPPORTED, "%s: this build of floe has no S3 support", location);
 #else
@@ -215,7 +234,7 @@ int floe_warehouse_open_location(struct floe_alloc *a, const struct floe_config 
 			return floe_err_set(err, FLOE_ELIMIT, "%s: the location is too long", location);
 		memcpy(pre, prefix, n);
 		pre[n] = '\0';
-		return open_s3(a, cfg, bucket, pre, location, out, err);
+		return open_s3(a, cfg, bucket, pre, location, v, out, err);
 #endif
 	}
 	char path[FLOE_PATH_MAX];

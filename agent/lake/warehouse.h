@@ -9,6 +9,7 @@ struct floe_alloc;
 struct floe_config;
 struct floe_err;
 struct floe_store;
+struct floe_s3_credprov;
 
 /* Opens cfg's warehouse, whose memory (object bodies, listings, credentials) comes from a
  * (the agent's budget; borrowed, it must outlive the store). With probe, an S3 store must
@@ -19,11 +20,20 @@ struct floe_store;
 int floe_warehouse_open(struct floe_alloc *a, const struct floe_config *cfg, bool probe,
 			struct floe_store **out, struct floe_err *err);
 
+/* What a REST catalog vends for a location's storage, in place of lake.s3's. */
+struct floe_warehouse_vended {
+	struct floe_s3_credprov *credprov; /* borrowed: the store takes a reference */
+	const char *endpoint, *region;	   /* NULL: lake.s3's */
+	int path_style;			   /* -1: lake.s3's */
+};
+
 /* Opens a store at a table's location (a REST catalog gives it): a local directory
  * (file:// or an absolute path), or s3://BUCKET/PREFIX with lake.s3's endpoint, options
- * and credentials. FLOE_EUNSUPPORTED for another scheme. */
+ * and credentials, or what the catalog vended (v, may be NULL) in their place.
+ * FLOE_EUNSUPPORTED for another scheme. */
 int floe_warehouse_open_location(struct floe_alloc *a, const struct floe_config *cfg, const char *location,
-				 struct floe_store **out, struct floe_err *err);
+				 const struct floe_warehouse_vended *v, struct floe_store **out,
+				 struct floe_err *err);
 
 /* The check of floe_warehouse_open's probe on a store it opened without: an S3 store must
  * refuse a second conditional create of a probe key. 0 for a local warehouse. Stale

@@ -56,7 +56,8 @@ void floe_colplan_ice_columns(const struct floe_colplan *p, struct floe_ice_colu
 		out[i] = (struct floe_ice_column){
 		    .name = p->col[i].name,
 		    .type = floe_col_type_name(p->col[i].type),
-		    .renamed_from = p->col[i].renamed_from[0] ? p->col[i].renamed_from : NULL};
+		    .renamed_from = p->col[i].renamed_from[0] ? p->col[i].renamed_from : NULL,
+		    .id = p->planned ? p->col[i].id : 0};
 }
 
 int floe_colplan_learn(struct floe_colplan *p, const struct floe_ice_meta *m, struct floe_err *err)

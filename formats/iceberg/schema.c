@@ -124,6 +124,38 @@ static int64_t last_column_id(const struct floe_ice_meta *m)
 	return last;
 }
 
+/* Whether field id appears anywhere in type (a schema or a nested type). */
+static bool has_id_in(const struct floe_json *type, int64_t id, int depth)
+{
+	static const char *const IDS[] = {"element-id", "key-id", "value-id"};
+	static const char *const SUB[] = {"element", "key", "value"};
+	int64_t x;
+	if (!type || depth > 32)
+		return depth > 32; /* too deep to tell: taken */
+	for (size_t i = 0; i < 3; i++)
+		if ((floe_json_get_int(type, IDS[i], &x) == 0 && x == id) ||
+		    has_id_in(floe_json_get(type, SUB[i]), id, depth + 1))
+			return true;
+	const struct floe_json *fields = floe_json_get(type, "fields");
+	for (size_t i = 0; i < floe_json_len(fields); i++) {
+		const struct floe_json *f = floe_json_at(fields, i);
+		if ((floe_json_get_int(f, "id", &x) == 0 && x == id) ||
+		    has_id_in(floe_json_get(f, "type"), id, depth + 1))
+			return true;
+	}
+	return false;
+}
+
+/* Whether a schema of the table, current or old, holds field id. */
+static bool id_ever_used(const struct floe_ice_meta *m, int64_t id)
+{
+	const struct floe_json *root = m->v.root, *schemas = floe_json_get(root, "schemas");
+	for (size_t i = 0; i < floe_json_len(schemas); i++)
+		if (has_id_in(floe_json_at(schemas, i), id, 0))
+			return true;
+	return has_id_in(floe_json_get(root, "schema"), id, 0);
+}
+
 /* ---- planning ---- */
 
 static int check_columns(const struct floe_ice_column *cols, size_t n, struct floe_err *err)
@@ -231,9 +263,17 @@ int floe_ice_schema_plan(const struct floe_ice_meta *m, const struct floe_ice_co
 			if ((rc = plan_existing(c, f, renamed, &plan[i], err)))
 				return rc;
 		} else {
-			if (next >= INT32_MAX)
+			/* Files already written under an id keep it when the table never gave
+			 * it out: a schema another writer added meanwhile is merged around it. */
+			if (c->id > 0 && !id_ever_used(m, c->id) && !written(plan, i, c->id)) {
+				plan[i].id = c->id;
+				if (c->id > next)
+					next = c->id;
+			} else if (next >= INT32_MAX) {
 				return floe_err_set(err, FLOE_ELIMIT, "the table has no field id left");
-			plan[i].id = (int32_t)++next;
+			} else {
+				plan[i].id = (int32_t)++next;
+			}
 			plan[i].renamed = false;
 			plan[i].fate = FLOE_ICE_COL_ADDED;
 			snprintf(plan[i].type, sizeof(plan[i].type), "%s", c->type);

@@ -29,6 +29,7 @@ struct floe_ice_column {
 	const char *name;
 	const char *type;	  /* "int", "long", "string", "decimal(9,2)", ... */
 	const char *renamed_from; /* the column's previous name, or NULL */
+	int32_t id;		  /* the id files were already written under, or 0 */
 };
 
 enum floe_ice_col_fate {
@@ -53,7 +54,8 @@ bool floe_ice_type_valid(const char *type);
 bool floe_ice_type_promotes(const char *from, const char *to);
 
 /* Plans cols[0..n) against m's current schema: fills plan[0..n) and *changed (whether a
- * new schema is needed). Read-only, for `check` as much as for a commit. Fails with
+ * new schema is needed). A column the table lacks gets its id (the id its files were
+ * written under) when no schema of the table ever used it, else the next free one. Read-only, for `check` as much as for a commit. Fails with
  * FLOE_EINVAL (a column list that is wrong in itself: a bad type, a name twice) or
  * FLOE_ESCHEMA (a conflict with the table), err naming the column and both types. */
 int floe_ice_schema_plan(const struct floe_ice_meta *m, const struct floe_ice_column *cols,

@@ -53,7 +53,7 @@ static int prov_static(struct floe_s3_credprov *p, int64_t now, struct floe_aws_
 		floe_s3_credprov_why(why, "not configured");
 		return SKIPPED;
 	}
-	*exp = 0;
+	*exp = p->stat_exp;
 	return floe_aws_credentials_set(p->alloc, p->stat.access_key_id,
 					p->stat.secret_access_key, p->stat.session_token, c);
 }
@@ -328,6 +328,28 @@ int floe_s3_credprov_get(struct floe_s3_credprov *p, int64_t now, struct floe_aw
 	}
 	pthread_mutex_unlock(&p->mu);
 	return rc;
+}
+
+int floe_s3_credprov_set_static(struct floe_s3_credprov *p, const struct floe_aws_credentials *c,
+				int64_t expiration)
+{
+	if (!c->access_key_id || !*c->access_key_id || !c->secret_access_key || !*c->secret_access_key)
+		return -ENOENT;
+	struct floe_aws_credentials n;
+	memset(&n, 0, sizeof(n));
+	int rc = floe_aws_credentials_set(p->alloc, c->access_key_id, c->secret_access_key, c->session_token, &n);
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&p->mu);
+	floe_aws_credentials_fini(&p->stat);
+	p->stat = n;
+	p->stat_exp = expiration;
+	if (p->have && p->source >= 0 && providers[p->source].bit == FLOE_S3_CREDPROV_STATIC) {
+		p->have = false; /* the next get takes the new ones */
+		floe_aws_credentials_fini(&p->cur);
+	}
+	pthread_mutex_unlock(&p->mu);
+	return 0;
 }
 
 void floe_s3_credprov_invalidate(struct floe_s3_credprov *p)

@@ -94,6 +94,11 @@ void floe_s3_credprov_free(struct floe_s3_credprov *p);
  * FLOE_S3_ESTOPPED after a stop (see stop_grace_ms); FLOE_ENOMEM. */
 int floe_s3_credprov_get(struct floe_s3_credprov *p, int64_t now, struct floe_aws_credentials *out,
 			 int64_t *expiration, struct floe_err *e);
+/* Replaces the static credentials with copies of c, which expire at expiration (unix
+ * seconds; 0: never), as a catalog vends them; a get after this returns them. 0,
+ * -ENOENT (a key unset or empty: nothing changes), FLOE_ENOMEM. */
+int floe_s3_credprov_set_static(struct floe_s3_credprov *p, const struct floe_aws_credentials *c,
+				int64_t expiration);
 /* Forgets the cached credentials so that the next get runs the chain (after the server
  * answered ExpiredToken, say). */
 void floe_s3_credprov_invalidate(struct floe_s3_credprov *p);

@@ -25,6 +25,7 @@ struct floe_s3_credprov {
 	unsigned providers;
 	unsigned char seq[6]; /* indexes into providers[] of s3_credprov.c, in chain order */
 	struct floe_aws_credentials stat;
+	int64_t stat_exp; /* when stat expires (unix seconds; 0: never) */
 	char *shared_file, *profile;
 	char *wi_token_file, *role_arn, *role_session_name, *sts_endpoint, *sts_region;
 	char *c_full, *c_rel, *c_host, *c_token, *c_token_file;

@@ -76,7 +76,7 @@ static void read_all(const struct floe_ice_meta *m)
 static void evolve(struct floe_ice_meta *m)
 {
 	static const struct floe_ice_column cols[] = {
-	    {"ts", "timestamptz", NULL}, {"status", "int", NULL}, {"msg", "string", "message"}};
+	    {"ts", "timestamptz", NULL, 0}, {"status", "int", NULL, 0}, {"msg", "string", "message", 0}};
 	struct floe_ice_col_plan plan[3];
 	bool changed = false;
 	int rc = floe_ice_meta_evolve_schema(m, cols, 3, plan, &changed, "prev.json", 1, 3, NULL);

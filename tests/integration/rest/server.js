@@ -28,7 +28,9 @@
 // consumed by the next commits: {"fail_after_apply": n, "status": 503} answers n commits
 // with the status after applying them; {"cut_after_apply": n} closes the connection
 // without an answer after applying; {"cut_before_apply": n} closes it before; {"stall": n}
-// never answers (the connection stays open until the client gives up). POST
+// never answers (the connection stays open until the client gives up);
+// {"interpose_field": FIELD} has another client add FIELD to the current schema just
+// before the next commit is checked. POST
 // /_test/revoke drops every token; POST /_test/vend with a JSON object replaces the
 // vended storage configuration.
 'use strict';
@@ -371,6 +373,19 @@ function commitTable(ns, name, req) {
   return { loc: t.loc, meta };
 }
 
+// Another client's schema change, committed just before the next commit is looked at:
+// the current schema plus the field faults.interpose_field (with the id it names) becomes
+// a new current schema, so the pending commit's assert-current-schema-id fails.
+function interposeField(ns, name) {
+  const f = faults.interpose_field;
+  faults.interpose_field = null;
+  const meta = readMetadata(tableEntry(ns, name).loc);
+  const cur = meta.schemas.find((s) => s['schema-id'] === meta['current-schema-id']);
+  const schema = { type: 'struct', 'schema-id': 0, fields: [...cur.fields, f] };
+  if (cur['identifier-field-ids']) schema['identifier-field-ids'] = cur['identifier-field-ids'];
+  commitTable(ns, name, { requirements: [], updates: [{ action: 'add-schema', schema }, { action: 'set-current-schema', 'schema-id': -1 }] });
+}
+
 function tableResult(loc, meta, delegated) {
   const r = { 'metadata-location': loc, metadata: meta, config: {} };
   if (delegated && opt.vend) r['storage-credentials'] = [{ prefix: meta.location, config: { ...opt.vend } }];
@@ -472,6 +487,7 @@ function handle(req, body, res) {
     case 'updateTable': {
       if (faults.cut_before_apply > 0) { faults.cut_before_apply--; return 'cut'; }
       if (faults.stall > 0) { faults.stall--; return 'stall'; }
+      if (faults.interpose_field) interposeField(ns, rt.params.table);
       const { loc, meta } = commitTable(ns, rt.params.table, body);
       if (faults.cut_after_apply > 0) { faults.cut_after_apply--; return 'cut'; }
       if (faults.fail_after_apply > 0) {
@@ -501,9 +517,9 @@ function readBody(req) {
 
 const server = http.createServer(async (req, res) => {
   let status = 500;
+  let body;
   try {
     const text = await readBody(req);
-    let body;
     if (text.length) {
       const ct = req.headers['content-type'] || '';
       if (ct.startsWith('application/x-www-form-urlencoded') && !req.url.startsWith('/_test/')) body = text;
@@ -542,6 +558,11 @@ const server = http.createServer(async (req, res) => {
       idempotency: req.headers['idempotency-key'] || null,
       authorized: Boolean(req.headers.authorization),
       delegation: req.headers['x-iceberg-access-delegation'] || null,
+      // a commit's requirements and updates by type (with a schema's id asserted)
+      ...(body && Array.isArray(body.updates) ? {
+        requirements: (body.requirements || []).map((r) => r.type + (r['current-schema-id'] !== undefined ? `=${r['current-schema-id']}` : '')),
+        updates: body.updates.map((u) => u.action),
+      } : {}),
     }) + '\n');
   }
 });

@@ -110,6 +110,50 @@ static void test_plan_conflicts(void **state)
 	floe_ice_meta_free(m);
 }
 
+/* Planned (ids 15 and 16) and written, then another writer adds a column of its own
+ * (id 40) before the commit: the commit's evolution keeps the ids the files carry, and
+ * the other writer's column; where the other writer took one of those ids, it cannot. */
+static void test_evolve_keeps_the_written_ids(void **state)
+{
+	(void)state;
+	struct floe_ice_meta *m = logs_meta(NULL, 0);
+	struct floe_colplan p;
+	plan_two(&p);
+	assert_int_equal(floe_colplan_learn(&p, m, NULL), 0);
+	floe_ice_meta_free(m);
+	struct floe_ice_field zone = {40, "zone", "string", false, 0, 0, NULL, NULL, false};
+	m = logs_meta(&zone, 1);
+	struct floe_ice_column cols[FLOE_COLS_MAX];
+	floe_colplan_ice_columns(&p, cols);
+	struct floe_ice_col_plan plan[2];
+	bool changed = false;
+	assert_int_equal(floe_ice_meta_evolve_schema(m, cols, p.n, plan, &changed, NULL, 2, 10, NULL), 0);
+	assert_true(changed);
+	assert_int_equal(plan[0].id, 15);
+	assert_int_equal(plan[1].id, 16);
+	assert_int_equal(floe_colplan_check(&p, m, NULL), 0);
+	/* A column added after those is given an id past every one the table used. */
+	assert_int_equal(floe_colplan_add(&p, "level", FLOE_COL_STRING, NULL, NULL), 0);
+	floe_colplan_ice_columns(&p, cols);
+	struct floe_ice_col_plan plan3[3];
+	assert_int_equal(floe_ice_schema_plan(m, cols, 3, plan3, &changed, NULL), 0);
+	assert_int_equal(plan3[2].id, 41);
+	floe_ice_meta_free(m);
+	/* The other writer took id 15: status gets a fresh id, which the check refuses. */
+	plan_two(&p);
+	m = logs_meta(NULL, 0);
+	assert_int_equal(floe_colplan_learn(&p, m, NULL), 0);
+	floe_ice_meta_free(m);
+	struct floe_ice_field taken = {15, "zone", "string", false, 0, 0, NULL, NULL, false};
+	m = logs_meta(&taken, 1);
+	floe_colplan_ice_columns(&p, cols);
+	assert_int_equal(floe_ice_meta_evolve_schema(m, cols, p.n, plan, &changed, NULL, 2, 10, NULL), 0);
+	assert_int_equal(plan[0].id, 16);
+	assert_int_equal(plan[1].id, 17);
+	assert_int_equal(floe_colplan_check(&p, m, NULL), FLOE_ESCHEMA);
+	floe_ice_meta_free(m);
+}
+
 static void test_plan_file_round_trip(void **state)
 {
 	(void)state;
@@ -352,6 +396,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_plan_learns_the_table_ids),
 	    cmocka_unit_test(test_plan_conflicts),
+	    cmocka_unit_test(test_evolve_keeps_the_written_ids),
 	    cmocka_unit_test(test_plan_file_round_trip),
 	    cmocka_unit_test(test_row_takes_the_typed_values),
 	    cmocka_unit_test(test_decoder_converts_and_keeps_failures),

@@ -103,8 +103,8 @@ static void test_add_columns(void **state)
 	(void)state;
 	struct floe_ice_meta *m = base_table();
 	const struct floe_ice_column cols[] = {
-	    {"ts", "timestamptz", NULL}, {"message", "string", NULL},
-	    {"status", "int", NULL},	 {"bytes", "long", NULL}};
+	    {"ts", "timestamptz", NULL, 0}, {"message", "string", NULL, 0},
+	    {"status", "int", NULL, 0},	 {"bytes", "long", NULL, 0}};
 	struct floe_ice_col_plan plan[4];
 	const char *t;
 	bool req;
@@ -138,8 +138,8 @@ static void test_promotions(void **state)
 {
 	(void)state;
 	struct floe_ice_meta *m = base_table();
-	struct floe_ice_column cols[] = {{"ts", "timestamptz", NULL}, {"status", "int", NULL},
-					 {"ratio", "float", NULL}, {"price", "decimal(9,2)", NULL}};
+	struct floe_ice_column cols[] = {{"ts", "timestamptz", NULL, 0}, {"status", "int", NULL, 0},
+					 {"ratio", "float", NULL, 0}, {"price", "decimal(9,2)", NULL, 0}};
 	struct floe_ice_col_plan plan[4];
 	struct floe_err err = {0};
 	const char *t;
@@ -171,7 +171,7 @@ static void test_promotions(void **state)
 	    {"price", "decimal(18,3)"}, {"price", "decimal(9,2)"}, {"ts", "timestamp"}};
 	int32_t sid = floe_ice_meta_current_schema_id(m);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		struct floe_ice_column c = {bad[i][0], bad[i][1], NULL};
+		struct floe_ice_column c = {bad[i][0], bad[i][1], NULL, 0};
 		if (strcmp(bad[i][1], "decimal(9,2)") == 0) /* 18 -> 9 narrows: written as 18 */
 			continue;
 		assert_int_equal(floe_ice_meta_evolve_schema(m, &c, 1, plan, &changed, NULL, 3000,
@@ -181,10 +181,10 @@ static void test_promotions(void **state)
 		assert_non_null(strstr(err.msg, "floe writes"));
 		assert_false(changed);
 	}
-	struct floe_ice_column c = {"status", "string", NULL};
+	struct floe_ice_column c = {"status", "string", NULL, 0};
 	floe_ice_meta_evolve_schema(m, &c, 1, plan, &changed, NULL, 3000, 10, &err);
 	assert_non_null(strstr(err.msg, "as long"));
-	struct floe_ice_column map = {"attrs", "string", NULL};
+	struct floe_ice_column map = {"attrs", "string", NULL, 0};
 	assert_int_equal(floe_ice_meta_evolve_schema(m, &map, 1, plan, &changed, NULL, 3000, 10, &err),
 			 FLOE_ESCHEMA);
 	assert_int_equal(floe_ice_meta_current_schema_id(m), sid);
@@ -195,11 +195,11 @@ static void test_rename_keeps_id(void **state)
 {
 	(void)state;
 	struct floe_ice_meta *m = base_table();
-	struct floe_ice_column cols[] = {{"ts", "timestamptz", NULL}, {"status", "int", NULL}};
+	struct floe_ice_column cols[] = {{"ts", "timestamptz", NULL, 0}, {"status", "int", NULL, 0}};
 	struct floe_ice_col_plan plan[2];
 	evolve(m, cols, 2, plan, true);
 	int32_t id = plan[1].id;
-	cols[1] = (struct floe_ice_column){"http_status", "int", "status"};
+	cols[1] = (struct floe_ice_column){"http_status", "int", "status", 0};
 	evolve(m, cols, 2, plan, true);
 	assert_true(plan[1].renamed);
 	assert_int_equal(plan[1].fate, FLOE_ICE_COL_SAME);
@@ -210,7 +210,7 @@ static void test_rename_keeps_id(void **state)
 	evolve(m, cols, 2, plan, false);
 	assert_false(plan[1].renamed);
 	/* A rename with a promotion. */
-	cols[1] = (struct floe_ice_column){"code", "long", "http_status"};
+	cols[1] = (struct floe_ice_column){"code", "long", "http_status", 0};
 	evolve(m, cols, 2, plan, true);
 	assert_int_equal(plan[1].id, id);
 	assert_true(plan[1].renamed);
@@ -225,7 +225,7 @@ static void test_unwritten_required_relaxes(void **state)
 {
 	(void)state;
 	struct floe_ice_meta *m = base_table();
-	const struct floe_ice_column cols[] = {{"message", "string", NULL}};
+	const struct floe_ice_column cols[] = {{"message", "string", NULL, 0}};
 	struct floe_ice_col_plan plan[1];
 	bool req = true;
 	evolve(m, cols, 1, plan, true);
@@ -256,7 +256,7 @@ static void test_equal_schema_reused(void **state)
 	assert_int_equal(floe_ice_meta_parse(NULL, doc, sizeof(doc) - 1, &m, NULL), 0);
 	/* "status" is not in the current schema, so it is added: with id 13, not 12, since
 	 * 12 was used; the result equals no schema held, so it is new. */
-	const struct floe_ice_column cols[] = {{"ts", "timestamptz", NULL}, {"status", "int", NULL}};
+	const struct floe_ice_column cols[] = {{"ts", "timestamptz", NULL, 0}, {"status", "int", NULL, 0}};
 	struct floe_ice_col_plan plan[2];
 	evolve(m, cols, 2, plan, true);
 	assert_int_equal(plan[1].id, 13);
@@ -294,10 +294,10 @@ static void test_equal_schema_reused(void **state)
 static void test_two_writers_merge(void **state)
 {
 	(void)state;
-	const struct floe_ice_column a[] = {{"ts", "timestamptz", NULL}, {"x", "long", NULL},
-					    {"shared", "int", NULL}};
-	const struct floe_ice_column b[] = {{"ts", "timestamptz", NULL}, {"y", "string", NULL},
-					    {"shared", "long", NULL}};
+	const struct floe_ice_column a[] = {{"ts", "timestamptz", NULL, 0}, {"x", "long", NULL, 0},
+					    {"shared", "int", NULL, 0}};
+	const struct floe_ice_column b[] = {{"ts", "timestamptz", NULL, 0}, {"y", "string", NULL, 0},
+					    {"shared", "long", NULL, 0}};
 	for (int order = 0; order < 2; order++) {
 		struct floe_ice_meta *m = base_table();
 		struct floe_ice_col_plan pa[3], pb[3];
@@ -331,15 +331,15 @@ static void test_bad_columns(void **state)
 	struct floe_err err = {0};
 	bool changed;
 	static const struct floe_ice_column cases[][2] = {
-	    {{"a", "int", NULL}, {"a", "long", NULL}},
-	    {{"a", "integer", NULL}, {"b", "int", NULL}},
-	    {{"a", "int", "a"}, {"b", "int", NULL}},
-	    {{"a", "int", "b"}, {"b", "int", NULL}},
-	    {{"", "int", NULL}, {"b", "int", NULL}},
-	    {{"a", "decimal(39,2)", NULL}, {"b", "int", NULL}},
-	    {{"a", "decimal(9,2)x", NULL}, {"b", "int", NULL}},
-	    {{"a", "fixed[0]", NULL}, {"b", "int", NULL}},
-	    {{"a", NULL, NULL}, {"b", "int", NULL}},
+	    {{"a", "int", NULL, 0}, {"a", "long", NULL, 0}},
+	    {{"a", "integer", NULL, 0}, {"b", "int", NULL, 0}},
+	    {{"a", "int", "a", 0}, {"b", "int", NULL, 0}},
+	    {{"a", "int", "b", 0}, {"b", "int", NULL, 0}},
+	    {{"", "int", NULL, 0}, {"b", "int", NULL, 0}},
+	    {{"a", "decimal(39,2)", NULL, 0}, {"b", "int", NULL, 0}},
+	    {{"a", "decimal(9,2)x", NULL, 0}, {"b", "int", NULL, 0}},
+	    {{"a", "fixed[0]", NULL, 0}, {"b", "int", NULL, 0}},
+	    {{"a", NULL, NULL, 0}, {"b", "int", NULL, 0}},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		assert_int_equal(floe_ice_meta_evolve_schema(m, cases[i], 2, plan, &changed, NULL,

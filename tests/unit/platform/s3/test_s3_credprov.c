@@ -537,6 +537,34 @@ static struct floe_s3 *s3_client(const struct server *sv, struct clock *clk,
 	"{\"AccessKeyId\":\"" ak "\",\"SecretAccessKey\":\"sk\",\"Token\":\"tok-" ak "\","         \
 	"\"Expiration\":\"" exp "\"}"
 
+/* Static keys replaced while the provider is in use (a catalog vends new ones): the next
+ * get returns them, with their expiry; a replacement without both keys changes nothing. */
+static void test_static_replaced(void **state)
+{
+	(void)state;
+	struct floe_aws_credentials one = {"AKIAONE", "s1", "t1", NULL};
+	struct floe_aws_credentials two = {"AKIATWO", "s2", NULL, NULL};
+	struct floe_aws_credentials half = {"AKIAHALF", NULL, NULL, NULL};
+	struct floe_s3_credprov_options o = {.providers = FLOE_S3_CREDPROV_STATIC, .static_credentials = &one};
+	struct floe_s3_credprov *p = NULL;
+	struct floe_aws_credentials c = {0};
+	int64_t exp = -1;
+	assert_int_equal(floe_s3_credprov_new(&o, &p), 0);
+	assert_int_equal(floe_s3_credprov_set_static(p, &one, T0 + 30), 0);
+	assert_int_equal(floe_s3_credprov_get(p, T0, &c, &exp, NULL), 0);
+	assert_creds(&c, "AKIAONE", "s1", "t1");
+	assert_int_equal(exp, T0 + 30);
+	assert_int_equal(floe_s3_credprov_set_static(p, &two, T0 + 60), 0);
+	assert_int_equal(floe_s3_credprov_get(p, T0 + 1, &c, &exp, NULL), 0);
+	assert_creds(&c, "AKIATWO", "s2", NULL);
+	assert_int_equal(exp, T0 + 60);
+	assert_int_equal(floe_s3_credprov_set_static(p, &half, 0), -ENOENT);
+	assert_int_equal(floe_s3_credprov_get(p, T0 + 2, &c, &exp, NULL), 0);
+	assert_creds(&c, "AKIATWO", "s2", NULL);
+	floe_aws_credentials_fini(&c);
+	floe_s3_credprov_free(p);
+}
+
 static void test_client_refreshes(void **state)
 {
 	(void)state;
@@ -726,6 +754,7 @@ int main(void)
 	    cmocka_unit_test_setup(test_imds, clean_env),
 	    cmocka_unit_test_setup(test_imds_failures, clean_env),
 	    cmocka_unit_test_setup(test_chain_order, clean_env),
+	    cmocka_unit_test_setup(test_static_replaced, clean_env),
 	    cmocka_unit_test_setup(test_client_refreshes, clean_env),
 	    cmocka_unit_test_setup(test_client_without_credentials, clean_env),
 	    cmocka_unit_test_setup(test_abort_stale_uploads, clean_env),

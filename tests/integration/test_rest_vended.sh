@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Storage credentials vended by a REST catalog: a device configured with only the
+# catalog's URI and OAuth2 client credentials (no lake.s3, no S3 keys in its environment)
+# ships its logs to an s3:// table in Ceph RGW with the keys, endpoint and region the
+# test catalog vends (X-Iceberg-Access-Delegation: vended-credentials). Then, with floe
+# running, the vended keys expire and rotate: the catalog vends a new key and the old one
+# is removed from RGW; floe takes the new one by reloading the table before its next
+# commit. Every line lands exactly once (DuckDB over the live files), and the catalog's
+# OpenAPI check refused nothing.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/s3lib.sh"
+R="$FLOE_SRC/tests/integration/rest"
+s3_start 18720
+AK1=$AWS_ACCESS_KEY_ID SK1=$AWS_SECRET_ACCESS_KEY
+now_ms() { echo $(($(date +%s) * 1000)); }
+vend() { # AK SK EXPIRES-AT-MS: the storage configuration the catalog vends
+	echo "s3.access-key-id=$1,s3.secret-access-key=$2,s3.endpoint=$S3_ENDPOINT,client.region=$S3_REGION,s3.path-style-access=true,s3.session-token-expires-at-ms=$3"
+}
+start_rest_catalog "$T/cat" --warehouse "s3://$S3_BUCKET/vend" --client-id dev1 --client-secret Vend-S3cret \
+	--vend "$(vend "$AK1" "$SK1" $(($(now_ms) + 3600000)))"
+printf 'dev1:Vend-S3cret\n' >"$T/cred"
+mkdir -p "$T/logs"
+for i in $(seq 1 100); do echo "vended line $i"; done >"$T/logs/a.log"
+cat >"$T/floe.yaml" <<YAML
+agent: { id: edge-vend, state_dir: $T/state }
+inputs:
+  - { type: tail, paths: ["$T/logs/*.log"], start_at: beginning }
+tables:
+  logs: { commit_interval: 1s }
+lake:
+  catalog: { type: rest, uri: "$REST_URL", namespace: edge, credential: "file:$T/cred" }
+YAML
+# floe without any S3 key of its own: no environment keys, no shared file, no IMDS.
+# (env execs floe: the PID of a background one is floe's, for stop_pid.)
+NOKEYS=(env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY -u AWS_SESSION_TOKEN -u AWS_PROFILE
+	HOME="$T" AWS_SHARED_CREDENTIALS_FILE="$T/none" AWS_EC2_METADATA_DISABLED=true "$FLOE_BIN")
+check "a device with only the catalog's URI and credential commits to the s3:// table" \
+	"${NOKEYS[@]}" run -c "$T/floe.yaml" --once --log-level warn
+check "its requests asked for vended credentials" \
+	grep -q '"path":"/v1/ws/namespaces/edge/tables/logs","status":200,.*"delegation":"vended-credentials"' "$T/cat/requests.log"
+
+# The keys vended from now on expire within a minute: each commit reloads the table whole
+# (no 304), which brings the keys of the moment, before it uploads.
+vend_json() { python3 -c 'import json,sys; print(json.dumps(dict(kv.split("=",1) for kv in sys.argv[1].split(","))))' "$1"; }
+curl -sf -X POST "$REST_URL/_test/vend" -H 'Content-Type: application/json' \
+	-d "$(vend_json "$(vend "$AK1" "$SK1" $(($(now_ms) + 20000)))")" >/dev/null
+"${NOKEYS[@]}" run -c "$T/floe.yaml" --log-level info 2>"$T/run.log" &
+pid=$!
+PIDS+=("$pid")
+commits() { grep -c '"method":"POST","path":"/v1/ws/namespaces/edge/tables/logs","status":200' "$T/cat/requests.log"; }
+commits_reach() { [ "$(commits)" -ge "$1" ]; }
+for i in $(seq 1 50); do echo "before rotation $i"; done >>"$T/logs/a.log"
+check "lines appended while running land" wait_for 60 commits_reach 2
+
+# Rotation: a new key for the same user, vended; the old one removed from RGW.
+AK2=$(od -An -tx1 -N10 /dev/urandom | tr -d ' \n' | tr a-f A-F)
+SK2=$(od -An -tx1 -N20 /dev/urandom | tr -d ' \n')
+radosgw-admin -c "$T/rgw/ceph.conf" key create --uid=floe --key-type=s3 --access-key="$AK2" --secret-key="$SK2" >/dev/null 2>&1
+curl -sf -X POST "$REST_URL/_test/vend" -H 'Content-Type: application/json' \
+	-d "$(vend_json "$(vend "$AK2" "$SK2" $(($(now_ms) + 20000)))")" >/dev/null
+check "the old key is removed from RGW" \
+	bash -c "radosgw-admin -c '$T/rgw/ceph.conf' key rm --uid=floe --key-type=s3 --access-key='$AK1' >/dev/null 2>&1"
+for i in $(seq 1 50); do echo "after rotation $i"; done >>"$T/logs/a.log"
+check "lines appended after the rotation land, with the new key" wait_for 60 commits_reach 3
+stop_pid "$pid" || true
+check "the agent never failed a commit for its credentials" bash -c "! grep -q 'InvalidAccessKeyId\|ExpiredToken\|403' '$T/run.log'"
+
+# Read back with the new key (the old one is gone).
+export AWS_ACCESS_KEY_ID=$AK2 AWS_SECRET_ACCESS_KEY=$SK2
+sed -i "s/^access_key = .*/access_key = $AK2/; s/^secret_key = .*/secret_key = $SK2/" "$S3CFG"
+check "the live files are fetched from RGW" s3_live "$T/floe.yaml" vend/edge/logs "$T/s3" "$T/files"
+check "DuckDB reads every line back exactly once" node "$READER/check_rows.js" "$T/files" "$T/logs/a.log"
+check "no request or answer broke the OpenAPI document" test ! -s "$T/cat/violations.log"
+finish
