@@ -51,6 +51,63 @@ static void put_map_schema(struct floe_thrift *t, const struct floe_pq_column *c
 	}
 }
 
+/* How a leaf column of kind is typed: its physical type, its converted type (-1: none)
+ * and its LogicalType union's field (0: none). */
+struct leaf_type {
+	int8_t physical, converted, logical;
+};
+
+enum { LOGICAL_STRING = 1, LOGICAL_DATE = 6, LOGICAL_TIMESTAMP = 8 };
+
+static struct leaf_type leaf_type(enum floe_pq_kind kind)
+{
+	switch (kind) {
+	case FLOE_PQ_INT32:
+		return (struct leaf_type){FLOE_PQ_T_INT32, -1, 0};
+	case FLOE_PQ_INT64:
+		return (struct leaf_type){FLOE_PQ_T_INT64, -1, 0};
+	case FLOE_PQ_TIMESTAMPTZ:
+		return (struct leaf_type){FLOE_PQ_T_INT64, CONV_TIMESTAMP_MICROS, LOGICAL_TIMESTAMP};
+	case FLOE_PQ_DATE:
+		return (struct leaf_type){FLOE_PQ_T_INT32, CONV_DATE, LOGICAL_DATE};
+	case FLOE_PQ_DOUBLE:
+		return (struct leaf_type){FLOE_PQ_T_DOUBLE, -1, 0};
+	case FLOE_PQ_FLOAT:
+		return (struct leaf_type){FLOE_PQ_T_FLOAT, -1, 0};
+	case FLOE_PQ_BOOLEAN:
+		return (struct leaf_type){FLOE_PQ_T_BOOLEAN, -1, 0};
+	case FLOE_PQ_STRING:
+		return (struct leaf_type){FLOE_PQ_T_BYTE_ARRAY, CONV_UTF8, LOGICAL_STRING};
+	default: /* FLOE_PQ_BINARY */
+		return (struct leaf_type){FLOE_PQ_T_BYTE_ARRAY, -1, 0};
+	}
+}
+
+/* One leaf column's SchemaElement fields (the caller opens and ends the struct). */
+static void put_leaf(struct floe_thrift *t, const struct floe_pq_column *c, int rep)
+{
+	struct leaf_type l = leaf_type(c->kind);
+	floe_thrift_i32(t, 1, l.physical);
+	floe_thrift_i32(t, 3, rep);
+	floe_thrift_string(t, 4, c->name);
+	if (l.converted >= 0)
+		floe_thrift_i32(t, 6, l.converted);
+	floe_thrift_i32(t, 9, c->field_id);
+	if (!l.logical)
+		return;
+	floe_thrift_struct(t, 10); /* LogicalType */
+	floe_thrift_struct(t, l.logical);
+	if (l.logical == LOGICAL_TIMESTAMP) {
+		floe_thrift_bool(t, 1, true); /* isAdjustedToUTC */
+		floe_thrift_struct(t, 2);     /* TimeUnit */
+		floe_thrift_struct(t, 2);     /* MICROS */
+		floe_thrift_end(t);
+		floe_thrift_end(t);
+	}
+	floe_thrift_end(t);
+	floe_thrift_end(t);
+}
+
 static void put_schema(struct floe_thrift *t, const struct floe_pq_footer *f)
 {
 	size_t n = 1;
@@ -68,71 +125,10 @@ static void put_schema(struct floe_thrift *t, const struct floe_pq_footer *f)
 		const struct floe_pq_column *c = &f->cols[i];
 		int rep = c->optional ? FLOE_PQ_OPTIONAL : FLOE_PQ_REQUIRED;
 		floe_thrift_elem_struct(t);
-		switch (c->kind) {
-		case FLOE_PQ_INT32:
-		case FLOE_PQ_INT64:
-			floe_thrift_i32(
-			    t, 1, c->kind == FLOE_PQ_INT32 ? FLOE_PQ_T_INT32 : FLOE_PQ_T_INT64);
-			floe_thrift_i32(t, 3, rep);
-			floe_thrift_string(t, 4, c->name);
-			floe_thrift_i32(t, 9, c->field_id);
-			break;
-		case FLOE_PQ_TIMESTAMPTZ:
-			floe_thrift_i32(t, 1, FLOE_PQ_T_INT64);
-			floe_thrift_i32(t, 3, rep);
-			floe_thrift_string(t, 4, c->name);
-			floe_thrift_i32(t, 6, CONV_TIMESTAMP_MICROS);
-			floe_thrift_i32(t, 9, c->field_id);
-			floe_thrift_struct(t, 10); /* LogicalType */
-			floe_thrift_struct(t, 8);  /* TIMESTAMP */
-			floe_thrift_bool(t, 1, true);
-			floe_thrift_struct(t, 2); /* TimeUnit */
-			floe_thrift_struct(t, 2); /* MICROS */
-			floe_thrift_end(t);
-			floe_thrift_end(t);
-			floe_thrift_end(t);
-			floe_thrift_end(t);
-			break;
-		case FLOE_PQ_DATE:
-			floe_thrift_i32(t, 1, FLOE_PQ_T_INT32);
-			floe_thrift_i32(t, 3, rep);
-			floe_thrift_string(t, 4, c->name);
-			floe_thrift_i32(t, 6, CONV_DATE);
-			floe_thrift_i32(t, 9, c->field_id);
-			floe_thrift_struct(t, 10); /* LogicalType */
-			floe_thrift_struct(t, 6);  /* DATE */
-			floe_thrift_end(t);
-			floe_thrift_end(t);
-			break;
-		case FLOE_PQ_DOUBLE:
-		case FLOE_PQ_FLOAT:
-		case FLOE_PQ_BOOLEAN:
-		case FLOE_PQ_BINARY:
-			floe_thrift_i32(t, 1,
-					c->kind == FLOE_PQ_DOUBLE    ? FLOE_PQ_T_DOUBLE
-					: c->kind == FLOE_PQ_FLOAT   ? FLOE_PQ_T_FLOAT
-					: c->kind == FLOE_PQ_BOOLEAN ? FLOE_PQ_T_BOOLEAN
-								     : FLOE_PQ_T_BYTE_ARRAY);
-			floe_thrift_i32(t, 3, rep);
-			floe_thrift_string(t, 4, c->name);
-			floe_thrift_i32(t, 9, c->field_id);
-			break;
-		case FLOE_PQ_STRING:
-			floe_thrift_i32(t, 1, FLOE_PQ_T_BYTE_ARRAY);
-			floe_thrift_i32(t, 3, rep);
-			floe_thrift_string(t, 4, c->name);
-			floe_thrift_i32(t, 6, CONV_UTF8);
-			floe_thrift_i32(t, 9, c->field_id);
-			floe_thrift_struct(t, 10);
-			floe_thrift_struct(t, 1); /* STRING */
-			floe_thrift_end(t);
-			floe_thrift_end(t);
-			break;
-		case FLOE_PQ_MAP_STRING:
-		case FLOE_PQ_MAP_STRING_LONG:
+		if (c->kind == FLOE_PQ_MAP_STRING || c->kind == FLOE_PQ_MAP_STRING_LONG)
 			put_map_schema(t, c, rep);
-			break;
-		}
+		else
+			put_leaf(t, c, rep);
 		floe_thrift_end(t);
 	}
 }
