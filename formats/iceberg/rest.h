@@ -70,8 +70,9 @@ const char *floe_rest_table_config(const struct floe_rest_table *t, const char *
  * prefix is the longest prefix of location; NULL when none matches. */
 const struct floe_json *floe_rest_table_credential(const struct floe_rest_table *t,
 						   const char *location);
-/* A storage setting for location: from the matching storage credential first, then from
- * the table's config (the spec's order). NULL when neither has it. */
+/* A storage setting for location: from the matching storage credential when one matches
+ * (a key it lacks is NULL, so that one source's keys are never paired with another's),
+ * else from the table's config. */
 const char *floe_rest_table_storage(const struct floe_rest_table *t, const char *location,
 				    const char *key);
 
