@@ -13,18 +13,36 @@ command -v logger >/dev/null || skip "logger (bsdutils) is missing"
 
 count() { rows_sql "$1" "SELECT count(*) FROM t ${2:-}" | tr -d '[]"\n'; }
 
-start_agent() { # start_agent DIR: runs floe on DIR/floe.yaml; sets PID
+start_agent() { # start_agent DIR: runs floe on DIR/floe.yaml; sets PID, and PORT (/metrics)
 	"$FLOE_BIN" run -c "$1/floe.yaml" 2>>"$1/err" &
 	PID=$!
 	PIDS+=($PID)
 	wait_log "$1/err" "agent .* started" || { cat "$1/err"; return 1; }
+	PORT=$(serving_port "$1/err" $PID)
 }
+
+# at_least METRIC N: waits (20 s at most) until METRIC on /metrics of the agent started
+# last (every series of it summed) is N or more: what the agent has read or accepted, so
+# that what follows comes after it.
+at_least() {
+	local i n
+	for i in $(seq 1 200); do
+		n=$(curl -sf "http://127.0.0.1:$PORT/metrics" |
+			awk -v m="$1" '$1 == m || index($1, m "{") == 1 { s += $2; f = 1 } END { if (f) print s }')
+		[ "${n:-0}" -ge "$2" ] && return 0
+		sleep 0.1
+	done
+	echo "  $1 is ${n:-absent}, not $2"
+	return 1
+}
+read_n() { at_least floe_lines_total "$1"; } # read_n N: N messages read
 
 write_syslog_config() { # DIR LISTEN-YAML [EXTRA-INPUT-KEYS]
 	cat >"$1/floe.yaml" <<YAML
 agent:
   id: sl-test
   state_dir: $1/state
+  http: {listen: "127.0.0.1:0"}
 inputs:
   - type: syslog
     listen: $2
@@ -55,7 +73,7 @@ logger -n 127.0.0.1 -P $U -T --octet-count --rfc5424 --sd-id "ex@32473" \
 	--sd-param 'k="a \"quoted\" \]"' -t tcpoc "tcp octet counted"
 logger -u "$d/dgram.sock" --socket-errors=on -t localdg "unix datagram"
 logger -u "$d/stream.sock" --socket-errors=on -t localst "unix stream"
-sleep 0.5
+check "logger: the agent reads the six messages" read_n 6
 check "SIGTERM after the senders: exit 0" stop_pid $PID
 W="$d/wh/default/logs"
 check "logger: six messages, six rows" test "$(count "$W")" = 6
@@ -95,7 +113,7 @@ s.sendall(b"\xff\xfe garbage that is no syslog\n")
 s.sendall(b"<18>Jan  2 03:04:05 h6 half: cut by the close")
 s.close()
 PY
-sleep 0.5
+check "framing: the agent reads the seven frames" read_n 7
 check "framing: SIGTERM exit 0" stop_pid $PID
 W="$d/wh/default/logs"
 check "framing: seven frames, seven rows" test "$(count "$W")" = 7
@@ -150,7 +168,7 @@ import socket, time
 s = socket.create_connection(('127.0.0.1', $P)); s.send(b'\x16\x03\x01'); time.sleep(20)" &
 	STALL=$!
 	PIDS+=($STALL)
-	sleep 0.3
+	check "tls: the stalled client's connection is accepted first" at_least floe_syslog_connections_total 1
 	printf '<13>1 2026-01-02T03:04:05Z tlshost app - - - over mutual tls\n' |
 		timeout 10 openssl s_client -quiet -connect 127.0.0.1:$P -cert "$d/cli.pem" -key "$d/cli.key" \
 			-CAfile "$d/ca.pem" >/dev/null 2>&1 || true
@@ -206,7 +224,7 @@ if python3 -c "import socket; s=socket.socket(socket.AF_INET6, socket.SOCK_DGRAM
 	mkdir -p "$d"
 	P=$(free_port)
 	cat >"$d/floe.yaml" <<YAML
-agent: {id: sl-v6, state_dir: $d/state}
+agent: {id: sl-v6, state_dir: $d/state, http: {listen: "127.0.0.1:0"}}
 inputs:
   - type: syslog
     listen: ["udp://[::1]:$P", "tcp://[::1]:$P"]
@@ -219,7 +237,7 @@ YAML
 	logger -n ::1 -P $P -d --rfc5424 -t v6udp "over udp6"
 	logger -n ::1 -P $P -T --rfc5424 -t v6tcp "over tcp6"
 	logger -n 127.0.0.1 -P $P -d --rfc5424 -t v4udp "over udp4, host from the peer"
-	sleep 0.5
+	check "v6: the agent reads the three messages" read_n 3
 	check "v6: SIGTERM exit 0" stop_pid $PID
 	W="$d/wh/default/logs"
 	check "two inputs, IPv6 and IPv4 listeners on one port: every message, the peer as host where asked" \
@@ -253,7 +271,7 @@ kill -9 $PID
 wait $PID 2>/dev/null || true
 start_agent "$d"
 send_n $P 501 1000
-sleep 0.5
+check "kill: the restarted agent reads the 500 new messages" read_n 500
 check "kill: SIGTERM after the restart exits 0" stop_pid $PID
 W="$d/wh/default/logs"
 check "kill -9 after a commit, then restart: every message once (1000 rows, 1000 distinct)" \
@@ -267,16 +285,14 @@ write_syslog_config "$d" "\"tcp://127.0.0.1:$P\""
 start_agent "$d"
 rss() { awk '/VmRSS/ {print $2}' /proc/$1/status; }
 before=$(rss $PID)
-python3 - "$P" "$d/hold" <<'PY' &
-import socket, sys, time, os
+python3 - "$P" <<'PY' &
+import socket, sys, time
 conns = [socket.create_connection(("127.0.0.1", int(sys.argv[1]))) for _ in range(1000)]
-open(sys.argv[2], "w").close()
 time.sleep(30)
 PY
 HOLDER=$!
 PIDS+=($HOLDER)
-for i in $(seq 1 100); do [ -e "$d/hold" ] && break; sleep 0.1; done
-sleep 1
+check "idle: the agent accepts the 1,000 connections" at_least floe_syslog_connections_open 1000
 after=$(rss $PID)
 echo "# 1000 idle TCP connections: floe RSS ${before} KiB before, ${after} KiB with them open"
 # A sanitizer build's RSS is mostly the sanitizer's own (shadow memory, the quarantine of
