@@ -11,6 +11,7 @@
 #include "agent/agg/spacesaving.h"
 #include "agent/config/config.h"
 #include "agent/schema/aggtable.h"
+#include "agent/schema/convert.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -36,22 +37,40 @@ struct agg_num {
 	double v;
 };
 
-/* A field's value in the record being added: its text (an integer field is also given
- * as text, for sketches), and for a number metric what number_of made of it. */
+/* A field's value in the record being added: its text, or a typed value (isint: i, an
+ * integer, a timestamp's µs; isdbl: d) whose text (s NULL until then) is made only when
+ * a sketch, a string key or a filter asks for it (fval_text). */
 struct agg_fval {
 	const char *s;
 	size_t len;
-	bool isint;
+	bool isint, isdbl;
 	int64_t i;
-	char num[24]; /* the integer as text */
+	double d;
+	char num[32]; /* the typed value as text */
+};
+
+/* Where a field reference was found in the last record: its attribute slot and its typed
+ * column (records of one input carry both in one order), tried first on the next. */
+struct agg_hint {
+	size_t attr, col;
+};
+
+/* A field reference as the aggregator reads it: the reference, where it was found last,
+ * and whether the configured typed columns (floe_agg_new's cols) hold it: such a field is
+ * looked for among the record's typed values first, its attribute text being only the
+ * fallback (a value that did not convert, a record read before the columns were learnt). */
+struct agg_field {
+	struct floe_field_ref ref;
+	struct agg_hint hint;
+	bool typed;
+	enum floe_col_type type; /* typed: the column's configured type */
 };
 
 /* One metric: what it reads, where its state sits in a group, and its columns. */
 struct agg_metric {
 	const struct floe_config_metric *cfg;
-	struct floe_field_ref ref; /* unused for count without a field */
+	struct agg_field f; /* unused for count without a field */
 	bool has_field;
-	size_t hint; /* the attribute slot ref was found in last time */
 	/* An earlier metric reading the same field (sum and quantiles of one value), or -1:
 	 * the value is then read and parsed once per event, not once per metric. */
 	ptrdiff_t same;
@@ -86,10 +105,10 @@ struct floe_aggregator {
 	const struct floe_config_agg *cfg;
 	struct floe_agg_plan plan;
 	struct floe_aggtable *table;
-	struct floe_regex *re;		 /* where.matches */
-	struct floe_field_ref where_ref; /* where.field */
-	struct floe_field_ref keys[8];	 /* group_by */
-	size_t where_hint, key_hint[8];	 /* the attribute slots they were found in last */
+	struct floe_regex *re;		   /* where.matches */
+	struct agg_field where;		   /* where.field */
+	struct agg_field keys[8];	   /* group_by */
+	enum floe_aggcol_type key_type[8]; /* their columns' types */
 	struct agg_metric *metrics;	 /* cfg->nmetrics */
 	size_t stride, key_cap, cap;	 /* group bytes, key bytes, index slots (2^k) */
 	int64_t window_us, slide_us, lateness_us, idle_us, future_us;
