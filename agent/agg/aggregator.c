@@ -72,7 +72,13 @@ static void fval_text(struct agg_fval *v)
  * < sizeof(c->from), so c->from[ref->attr_len] is inside it). */
 static bool col_takes(const struct floe_col *c, const struct floe_field_ref *ref)
 {
-	return c->from[ref->attr_len] == '\0' && memcmp(c->from, ref->attr, ref->attr_len) == 0;
+	if (c->from[ref->attr_len] != '\0')
+		return false;
+	/* Names are a few bytes: compared here, not through a call per field and event. */
+	for (size_t i = 0; i < ref->attr_len; i++)
+		if (c->from[i] != ref->attr[i])
+			return false;
+	return true;
 }
 
 /* The typed value of attribute f in r (a typed column takes it), into out; -1 when no
@@ -403,7 +409,7 @@ static void num_update(enum floe_agg_metric_kind k, struct agg_num *s, double d)
 }
 
 /* The value of metric m's field in r, read once per event for every metric of that
- * field (metrics_add resets cur_num first). */
+ * field (metrics_read resets cur_num first). */
 static bool metric_value(struct floe_aggregator *g, struct agg_metric *m,
 			 const struct floe_record *r)
 {
@@ -430,57 +436,88 @@ static bool metric_number(struct agg_metric *m, double *d)
 	return m->cur_num > 0;
 }
 
-/* Reads the metrics' fields of r, and starts loading the HyperLogLog register each
- * distinct metric will update: with a thousand groups the registers are megabytes apart,
- * and the load would otherwise stall the update after the other metrics' work. */
-static void metrics_read(struct floe_aggregator *g, uint8_t *grp, const struct floe_record *r)
+/* Reads the metrics' values of r for group grp into v (one per metric): the numbers,
+ * the distinct value's hash and the DDSketch bucket key, and starts loading the memory
+ * adding them will touch (each metric's state, the HyperLogLog register or coupon slot,
+ * the DDSketch bucket): with a thousand groups these are megabytes apart, and each
+ * load would otherwise stall its update. */
+static void metrics_read(struct floe_aggregator *g, uint8_t *grp, const struct floe_record *r,
+			 struct agg_mval *v)
 {
 	for (size_t i = 0; i < g->cfg->nmetrics; i++) {
 		struct agg_metric *m = &g->metrics[i];
+		uint8_t *st = grp + m->off;
+		struct agg_mval *x = &v[i];
 		m->cur_num = 0;
 		m->cur_has = !m->has_field || metric_value(g, m, r);
-		if (m->cur_has && (m->cfg->kind == FLOE_METRIC_DISTINCT ||
-				   m->cfg->kind == FLOE_METRIC_TOP_K))
+		x->ok = m->cur_has;
+		if (!m->cur_has)
+			continue;
+		switch (m->cfg->kind) {
+		case FLOE_METRIC_COUNT:
+			__builtin_prefetch(st, 1);
+			break;
+		case FLOE_METRIC_DISTINCT:
 			fval_text(&m->cur);
-		if (m->cur_has && m->cfg->kind == FLOE_METRIC_DISTINCT) {
-			m->cur_hash = floe_hll_hash(m->cur.s, m->cur.len);
-			/* The sketch's header and the start of its coupon list. */
-			__builtin_prefetch(grp + m->off, 1);
+			x->hash = floe_hll_hash(m->cur.s, m->cur.len);
+			floe_hll_prefetch((const struct floe_hll *)(void *)st, x->hash);
+			break;
+		case FLOE_METRIC_TOP_K: /* added at once (pend_cap is 1): it reads the text */
+			fval_text(&m->cur);
+			break;
+		case FLOE_METRIC_QUANTILES:
+			if (!metric_number(m, &x->d))
+				x->ok = -1;
+			else
+				x->key = floe_dds_prepare((const struct floe_dds *)(void *)st, x->d);
+			break;
+		default:
+			__builtin_prefetch(st, 1);
+			if (!metric_number(m, &x->d))
+				x->ok = -1;
 		}
 	}
 }
 
-static void metrics_add(struct floe_aggregator *g, uint8_t *grp, const struct floe_record *r)
+/* Adds the values metrics_read took (v) to group grp's metrics. */
+static void metrics_apply(struct floe_aggregator *g, uint8_t *grp, const struct agg_mval *v)
 {
-	metrics_read(g, grp, r);
 	for (size_t i = 0; i < g->cfg->nmetrics; i++) {
 		struct agg_metric *m = &g->metrics[i];
 		uint8_t *st = grp + m->off;
-		double d;
-		if (!m->cur_has)
+		const struct agg_mval *x = &v[i];
+		if (x->ok < 0) {
+			g->stats.unparsable++;
+			continue;
+		}
+		if (!x->ok)
 			continue;
 		switch (m->cfg->kind) {
 		case FLOE_METRIC_COUNT:
 			(*(uint64_t *)(void *)st)++;
 			break;
 		case FLOE_METRIC_DISTINCT:
-			floe_hll_add_hash((struct floe_hll *)(void *)st, m->cur_hash);
+			floe_hll_add_hash((struct floe_hll *)(void *)st, x->hash);
 			break;
 		case FLOE_METRIC_TOP_K:
 			floe_ss_add((struct floe_ss *)(void *)st, m->cur.s, m->cur.len);
 			break;
 		case FLOE_METRIC_QUANTILES:
-			if (!metric_number(m, &d) ||
-			    floe_dds_add((struct floe_dds *)(void *)st, d))
+			if (floe_dds_add_prepared((struct floe_dds *)(void *)st, x->d, x->key))
 				g->stats.unparsable++;
 			break;
 		default:
-			if (metric_number(m, &d))
-				num_update(m->cfg->kind, (struct agg_num *)(void *)st, d);
-			else
-				g->stats.unparsable++;
+			num_update(m->cfg->kind, (struct agg_num *)(void *)st, x->d);
 		}
 	}
+}
+
+void floe_agg_settle(struct floe_aggregator *g)
+{
+	size_t nm = g->cfg->nmetrics;
+	for (uint32_t i = 0; i < g->npend; i++)
+		metrics_apply(g, g->pend_grp[i], g->pend + (size_t)i * nm);
+	g->npend = 0;
 }
 
 /* ---- windows ----------------------------------------------------------------------------- */
@@ -518,6 +555,7 @@ static int close_until(struct floe_aggregator *g, int64_t until, bool partial,
 {
 	struct agg_window *w;
 	while ((w = oldest_open(g)) && (partial || w->start + g->window_us <= until)) {
+		floe_agg_settle(g);
 		int rc = floe_agg_emit_window(g, w, partial, emit, arg);
 		if (rc)
 			return rc;
@@ -534,10 +572,17 @@ static int close_until(struct floe_aggregator *g, int64_t until, bool partial,
 	return 0;
 }
 
+/* Adds r to its group of w: its values are read now, and added with the pending
+ * events' once pend_cap are read (floe_agg_settle), so that the loads metrics_read
+ * started have landed by then. Events of one group are added in their order. */
 static void add_to(struct floe_aggregator *g, struct agg_window *w, const struct floe_record *r,
 		   const uint8_t *key, size_t len, bool fits)
 {
-	metrics_add(g, group_for(g, w, key, len, fits), r);
+	uint8_t *grp = group_for(g, w, key, len, fits);
+	metrics_read(g, grp, r, g->pend + (size_t)g->npend * g->cfg->nmetrics);
+	g->pend_grp[g->npend++] = grp;
+	if (g->npend == g->pend_cap)
+		floe_agg_settle(g);
 }
 
 int floe_agg_add(struct floe_aggregator *g, const struct floe_record *r, floe_agg_emit_fn emit,

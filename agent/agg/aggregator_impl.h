@@ -1,6 +1,7 @@
 /* The aggregator's state, shared by aggregator.c (windows, groups, the per-event path),
  * aggregator_emit.c (a closed window's rows) and aggregator_state.c (the open windows'
- * image). aggregator.c calls the other two, never the other way. Internal to agent/agg/. */
+ * image). aggregator.c calls the other two, never the other way, but for
+ * floe_agg_settle, which the image's saving calls. Internal to agent/agg/. */
 #ifndef FLOE_AGG_AGGREGATOR_IMPL_H
 #define FLOE_AGG_AGGREGATOR_IMPL_H
 
@@ -66,6 +67,21 @@ struct agg_field {
 	enum floe_col_type type; /* typed: the column's configured type */
 };
 
+/* One event's value for one metric, read (metrics_read) before it is added: ok 1 with a
+ * value (d for numbers, hash for distinct, key the DDSketch bucket of d), 0 without, -1
+ * not a number (counted when added). */
+struct agg_mval {
+	double d;
+	uint64_t hash;
+	int32_t key;
+	int8_t ok;
+};
+
+/* Events read ahead of their update: the deepest a loop of the updates' cache misses is
+ * spread over (FLOE_AGG_PENDING events' values are read, and their memory loaded, before
+ * the first of them is added). */
+#define FLOE_AGG_PENDING 32u
+
 /* One metric: what it reads, where its state sits in a group, and its columns. */
 struct agg_metric {
 	const struct floe_config_metric *cfg;
@@ -125,6 +141,12 @@ struct floe_aggregator {
 	struct floe_agg_stats stats;
 	struct floe_agg_growth grow; /* what the windows' pools grow from */
 	uint8_t *img; /* the headers of the open windows' image (aggregator_state.c) */
+	/* Events read and not yet added (floe_agg_settle): their groups and, per event, one
+	 * value per metric. pend_cap is FLOE_AGG_PENDING, or 1 when a top_k metric reads
+	 * the record's text as it is added. */
+	uint8_t **pend_grp;
+	struct agg_mval *pend;
+	uint32_t npend, pend_cap;
 	size_t img_cap;
 };
 
@@ -146,6 +168,11 @@ static inline struct agg_window *agg_slot_of(const struct floe_aggregator *g, in
 	int64_t k = agg_floor_div(start, g->slide_us) % (int64_t)g->plan.windows;
 	return &g->win[k < 0 ? k + (int64_t)g->plan.windows : k];
 }
+
+/* aggregator.c */
+/* Adds the events read and not yet added to their groups: before a window is emitted,
+ * and before the image is saved. */
+void floe_agg_settle(struct floe_aggregator *g);
 
 /* aggregator_state.c */
 /* Reserves the image's header buffer (start-up only). */

@@ -258,6 +258,15 @@ static int make_metrics(struct floe_aggregator *g, const struct floe_colplan *co
 				m->same = (ptrdiff_t)j;
 	}
 	g->stride = off;
+	g->pend_cap = FLOE_AGG_PENDING;
+	for (size_t i = 0; i < c->nmetrics; i++)
+		if (c->metrics[i].kind == FLOE_METRIC_TOP_K)
+			g->pend_cap = 1;
+	g->pend_grp = floe_calloc(g->a, g->pend_cap, sizeof(*g->pend_grp));
+	g->pend = floe_calloc(g->a, (size_t)g->pend_cap * (c->nmetrics ? c->nmetrics : 1),
+			      sizeof(*g->pend));
+	if (!g->pend_grp || !g->pend)
+		return floe_err_set(err, FLOE_ENOMEM, "out of memory for the metrics");
 	return 0;
 }
 
@@ -384,6 +393,8 @@ void floe_agg_free(struct floe_aggregator *g)
 	for (uint32_t i = 0; g->win && i < g->plan.windows; i++)
 		floe_agg_pool_reset(&g->win[i].pool);
 	floe_free(g->a, g->metrics);
+	floe_free(g->a, g->pend_grp);
+	floe_free(g->a, g->pend);
 	floe_free(g->a, g->row);
 	floe_free(g->a, g->img);
 	floe_free(g->a, g->slab);

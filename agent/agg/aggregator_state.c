@@ -224,6 +224,7 @@ static void put_group(struct saver *sv, const struct agg_group *h)
 int floe_agg_save(struct floe_aggregator *g, uint64_t tag, floe_agg_write_fn write, void *ctx)
 {
 	struct saver sv = {.g = g, .write = write, .ctx = ctx};
+	floe_agg_settle(g); /* the image holds every event added */
 	struct img_head h = {.version = IMG_VERSION,
 			     .fingerprint = fingerprint(g),
 			     .tag = tag,
