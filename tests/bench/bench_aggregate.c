@@ -14,7 +14,9 @@
  * With TYPED set to "typed", the events are records whose fields are typed columns'
  * values, as a parser with typed columns makes them (agent/schema/columns.h): keys a and
  * b ints, c a string, v and u longs, with no attribute text; the CSV then holds a and b
- * as integers and u as a number, for DuckDB's typed table.
+ * as integers and u as a number, for DuckDB's typed table. "typed-skew" draws the keys
+ * skewed (key = KEYS * x^3 for x uniform in [0, 1): a tenth of the keys take 46 % of the
+ * events), to check that the figures hold beyond uniform keys.
  *
  * usage: bench_aggregate [KEYS [EVENTS [CSV [PRECISION [TYPED]]]]]
  * (defaults 1000, 5,000,000, -, 14, text) */
@@ -75,9 +77,11 @@ struct ev {
 	struct floe_pq_value t[5]; /* typed: a, b, c, v, u */
 };
 
-static void make(struct ev *e, uint64_t keys, bool typed)
+static void make(struct ev *e, uint64_t keys, bool typed, bool skew)
 {
-	uint64_t k = rng() % keys, v = 1 + rng() % 5000, u = rng() % 100000;
+	double x = (double)(rng() >> 11) / 9007199254740992.0;
+	uint64_t k = skew ? (uint64_t)((double)keys * x * x * x) : rng() % keys;
+	uint64_t v = 1 + rng() % 5000, u = rng() % 100000;
 	const char *pa = typed ? "" : "h", *pb = typed ? "" : "s", *pu = typed ? "" : "u";
 	e->la = (size_t)snprintf(e->a, sizeof(e->a), "%s%" PRIu64, pa, k % 1000);
 	e->lb = (size_t)snprintf(e->b, sizeof(e->b), "%s%" PRIu64, pb, (k / 1000) % 1000);
@@ -110,7 +114,8 @@ int main(int argc, char **argv)
 	bool want_csv = argc > 3 && strcmp(argv[3], "-") != 0;
 	FILE *csv = want_csv ? fopen(argv[3], "w") : NULL;
 	unsigned long precision = argc > 4 ? strtoul(argv[4], NULL, 10) : 14;
-	bool typed = argc > 5 && strcmp(argv[5], "typed") == 0;
+	bool typed = argc > 5 && strncmp(argv[5], "typed", 5) == 0;
+	bool skew = argc > 5 && strcmp(argv[5], "typed-skew") == 0;
 	static struct floe_colplan plan;
 	typed_plan(&plan);
 	if (keys == 0 || events == 0 || (want_csv && !csv))
@@ -161,7 +166,7 @@ int main(int argc, char **argv)
 	for (uint64_t done = 0; done < events;) {
 		size_t n = events - done < BATCH ? (size_t)(events - done) : BATCH;
 		for (size_t i = 0; i < n; i++) {
-			make(&batch[i], keys, typed);
+			make(&batch[i], keys, typed, skew);
 			if (csv)
 				fprintf(csv, "%" PRIu64 ",%s,%s,%s,%s,%s\n", (done + i) * 50,
 					batch[i].a, batch[i].b, batch[i].c, batch[i].v, batch[i].u);
@@ -189,7 +194,7 @@ int main(int argc, char **argv)
 	printf("keys %" PRIu64 " %s: %" PRIu64 " events in %.2f CPU s: %.2f M events/s; %" PRIu64
 	       " windows, %" PRIu64 " rows, %" PRIu64 " events in __overflow__, %" PRIu64
 	       " sketches coarse\n",
-	       keys, typed ? "typed" : "text", events, spent, (double)events / spent / 1e6,
+	       keys, skew ? "typed-skew" : typed ? "typed" : "text", events, spent, (double)events / spent / 1e6,
 	       st->windows, rows, st->overflowed, st->coarse);
 	printf("keys %" PRIu64 ": reserved %.1f MiB (%u window(s) x %" PRIu64 " groups x %" PRIu64
 	       " bytes), at most %.1f MiB allocated (the pools grown within %.1f MiB); peak RSS "
