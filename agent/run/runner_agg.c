@@ -605,6 +605,14 @@ void floe_run_aggs_late(const struct floe_runner *r, uint64_t *late, uint64_t *d
 	}
 }
 
+uint64_t floe_run_aggs_unparsable(const struct floe_runner *r)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; r->aggs && i < r->aggs->n; i++)
+		n += floe_agg_stats(r->aggs->o[i].g)->unparsable;
+	return n;
+}
+
 void floe_run_aggs_pool(const struct floe_runner *r, uint64_t *coarse, uint64_t *bytes,
 			uint64_t *grown)
 {

@@ -4,7 +4,9 @@
 # key column and its metrics from the numbers themselves, equal per window and status
 # to DuckDB's GROUP BY over the raw table's typed columns. An aggregate table that holds
 # status as a string (made with `columns: []`) is refused by floe check and by run,
-# naming the key and both types, with the data kept.
+# naming the key and both types, with the data kept. A value of an int key column that
+# is no integer (kept in attrs as text) groups under a null key, counted in
+# metrics.json (and /metrics: one counter table makes both).
 source "$(dirname "$0")/lib.sh"
 
 d="$T/agg"
@@ -92,4 +94,28 @@ rc=0
 "$FLOE_BIN" run -c "$d/text2.yaml" --once --log-level warn >"$d/run.out" 2>&1 || rc=$?
 check "text -> typed: run refuses too" test $rc -ne 0
 check "text -> typed: run names the key" grep -q "string 'status' in the table, floe writes int" "$d/run.out"
+
+# A JSON field declared int: "oops" is a null key, counted; the others are int keys.
+j="$T/json"
+mkdir -p "$j/logs"
+printf '%s\n' '{"code":200,"n":1}' '{"code":"oops","n":2}' '{"code":404,"n":3}' '{"code":200,"n":4}' \
+	>"$j/logs/app.log"
+cat >"$j/floe.yaml" <<YAML
+agent: { id: aggjson, state_dir: $j/state }
+inputs:
+  - { type: tail, paths: ["$j/logs/*.log"], start_at: beginning, parser: json }
+tables:
+  logs:
+    columns: [{name: code, type: int}, {name: n, type: long}]
+lake: { warehouse: $j/wh }
+aggregations:
+  - { name: by_code, window: 1h, group_by: [code], metrics: [count, {sum: n}] }
+YAML
+check "json: run" "$FLOE_BIN" run -c "$j/floe.yaml" --once --log-level warn
+rows_sql "$j/wh/default/by_code" "select typeof(code), code, sum(count), sum(sum_n) from t
+  group by all order by code nulls first" >"$j/rows"
+check "json: the non-integer code is a null key" grep -qx '\["INTEGER",null,"1",2\]' "$j/rows"
+check "json: 200 and 404 are int keys" \
+	bash -c "grep -qx '\[\"INTEGER\",200,\"2\",5\]' '$j/rows' && grep -qx '\[\"INTEGER\",404,\"1\",3\]' '$j/rows'"
+check "json: metrics.json counts it (agg_unparsable 1)" test "$(metric "$j/state/metrics.json" agg_unparsable)" = 1
 finish
