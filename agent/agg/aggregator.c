@@ -31,60 +31,131 @@ static bool int_of(bool has, int64_t v, struct agg_fval *out)
 {
 	out->isint = true;
 	out->i = v;
-	int n = snprintf(out->num, sizeof(out->num), "%lld", (long long)v);
-	out->s = out->num;
-	out->len = n > 0 ? (size_t)n : 0;
+	out->s = NULL; /* its text is made when asked for (fval_text) */
 	return has;
 }
 
-/* Reads field f of r into out; false when the record has no value there. An attribute
- * is looked for first in the slot *hint it was found in last time (records of one input
- * carry their attributes in one order), then in every slot. */
-/* An attribute a typed column took (agent/schema/columns.h): its value, as the text an
- * aggregation of attrs.KEY read before the column existed, or the integer itself. */
-static bool typed_of(const struct floe_record *r, const struct floe_field_ref *f,
-		     struct agg_fval *out)
+/* The decimal text of v into out (at least 21 bytes); returns its length. As printf's
+ * "%lld", without its cost on the per-event path (distinct hashes an integer's text, so
+ * that its sketch is the one its text made before the column was typed). */
+static size_t int_text(int64_t v, char *out)
 {
-	const struct floe_colplan *p = r->typed_plan;
-	for (size_t k = 0; p && k < r->ntyped && k < p->n; k++) {
-		const struct floe_col *c = &p->col[k];
-		const struct floe_pq_value *v = &r->typed[k];
-		if (strlen(c->from) != f->attr_len || memcmp(c->from, f->attr, f->attr_len) != 0)
-			continue;
-		if (v->is_null)
-			return false;
-		switch (c->type) {
-		case FLOE_COL_INT:
-		case FLOE_COL_LONG:
-		case FLOE_COL_TIMESTAMPTZ: /* µs since the epoch: one instant, one key */
-			return int_of(true, v->i, out);
-		case FLOE_COL_BOOLEAN:
-			return str_of(v->i ? (struct floe_str){"true", 4} : (struct floe_str){"false", 5},
-				      out);
-		case FLOE_COL_DATE: {
-			int64_t y;
-			unsigned m, d;
-			floe_civil_from_days(v->i, &y, &m, &d);
-			int n = snprintf(out->num, sizeof(out->num), "%04lld-%02u-%02u", (long long)y, m, d);
-			return str_of((struct floe_str){out->num, n > 0 ? (size_t)n : 0}, out);
-		}
-		case FLOE_COL_FLOAT:
-		case FLOE_COL_DOUBLE: {
-			int n = snprintf(out->num, sizeof(out->num), "%.17g", v->d);
-			return str_of((struct floe_str){out->num, n > 0 ? (size_t)n : 0}, out);
-		}
-		default:
-			return str_of((struct floe_str){v->s ? v->s : "", v->len}, out);
-		}
-	}
-	return false;
+	char tmp[24];
+	size_t n = 0, len = 0;
+	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+	do {
+		tmp[n++] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		out[len++] = '-';
+	while (n)
+		out[len++] = tmp[--n];
+	return len;
 }
 
-static bool field_get(const struct floe_record *r, const struct floe_field_ref *f, size_t *hint,
-		      struct agg_fval *out)
+/* Makes v's text when it is a typed value's and not made yet. */
+static void fval_text(struct agg_fval *v)
 {
-	out->isint = false;
-	switch (f->src) {
+	if (v->s)
+		return;
+	if (v->isint) {
+		v->len = int_text(v->i, v->num);
+	} else {
+		int n = snprintf(v->num, sizeof(v->num), "%.17g", v->d);
+		v->len = n > 0 ? (size_t)n : 0;
+	}
+	v->s = v->num;
+}
+
+/* Whether typed column c takes attribute ref's values (ref->attr_len <= FLOE_AGG_NAME_MAX
+ * < sizeof(c->from), so c->from[ref->attr_len] is inside it). */
+static bool col_takes(const struct floe_col *c, const struct floe_field_ref *ref)
+{
+	if (c->from[ref->attr_len] != '\0')
+		return false;
+	/* Names are a few bytes: compared here, not through a call per field and event. */
+	for (size_t i = 0; i < ref->attr_len; i++)
+		if (c->from[i] != ref->attr[i])
+			return false;
+	return true;
+}
+
+/* The typed value of attribute f in r (a typed column takes it), into out; -1 when no
+ * column of r's takes it, 0 when its value is null, 1 when out has it. The column is
+ * looked for first where it was found last time. */
+static int typed_of(const struct floe_record *r, struct agg_field *f, struct agg_fval *out)
+{
+	const struct floe_colplan *p = r->typed_plan;
+	size_t n = p ? (r->ntyped < p->n ? r->ntyped : p->n) : 0, k = f->hint.col;
+	if (k >= n || !col_takes(&p->col[k], &f->ref)) {
+		for (k = 0; k < n && !col_takes(&p->col[k], &f->ref); k++)
+			;
+		if (k == n)
+			return -1;
+		f->hint.col = k;
+	}
+	const struct floe_pq_value *v = &r->typed[k];
+	if (v->is_null)
+		return 0;
+	switch (p->col[k].type) {
+	case FLOE_COL_INT:
+	case FLOE_COL_LONG:
+	case FLOE_COL_TIMESTAMPTZ: /* µs since the epoch: one instant, one key */
+		return int_of(true, v->i, out);
+	case FLOE_COL_FLOAT:
+	case FLOE_COL_DOUBLE:
+		out->isdbl = true;
+		out->d = v->d;
+		out->s = NULL;
+		return 1;
+	case FLOE_COL_BOOLEAN:
+		return str_of(v->i ? (struct floe_str){"true", 4} : (struct floe_str){"false", 5},
+			      out);
+	case FLOE_COL_DATE: {
+		int64_t y;
+		unsigned m, d;
+		floe_civil_from_days(v->i, &y, &m, &d);
+		int w =
+		    snprintf(out->num, sizeof(out->num), "%04lld-%02u-%02u", (long long)y, m, d);
+		return str_of((struct floe_str){out->num, w > 0 ? (size_t)w : 0}, out);
+	}
+	default:
+		return str_of((struct floe_str){v->s ? v->s : "", v->len}, out);
+	}
+}
+
+/* The text of attribute f in r into out; false when r has none. The slot it was found in
+ * last time is tried first (records of one input carry their attributes in one order). */
+static bool attr_of(const struct floe_record *r, struct agg_field *f, struct agg_fval *out)
+{
+	const struct floe_field_ref *ref = &f->ref;
+	size_t i = f->hint.attr;
+	if (i >= r->nattrs || r->attr_key_lens[i] != ref->attr_len ||
+	    memcmp(r->attr_keys[i], ref->attr, ref->attr_len) != 0) {
+		for (i = 0; i < r->nattrs; i++)
+			if (r->attr_key_lens[i] == ref->attr_len &&
+			    memcmp(r->attr_keys[i], ref->attr, ref->attr_len) == 0)
+				break;
+		if (i == r->nattrs)
+			return false;
+		f->hint.attr = i;
+	}
+	out->s = r->attr_vals[i];
+	out->len = out->s ? r->attr_val_lens[i] : 0;
+	return out->s != NULL;
+}
+
+/* Reads field f of r into out; false when the record has no value there. A field a
+ * configured typed column takes is read from the record's typed values, and from its
+ * text only when the record has no typed value for it (a value that did not convert
+ * keeps its text in attrs; a record read before the columns were learnt has text only);
+ * any other attribute is read from its text, and from a typed column of the record's
+ * when it has no such attribute. */
+static bool field_get(const struct floe_record *r, struct agg_field *f, struct agg_fval *out)
+{
+	out->isint = out->isdbl = false;
+	switch (f->ref.src) {
 	case FLOE_FIELD_HOST:
 		return str_of(r->host, out);
 	case FLOE_FIELD_SOURCE:
@@ -106,20 +177,16 @@ static bool field_get(const struct floe_record *r, const struct floe_field_ref *
 	case FLOE_FIELD_ATTR:
 		break;
 	}
-	size_t i = *hint;
-	if (i >= r->nattrs || r->attr_key_lens[i] != f->attr_len ||
-	    memcmp(r->attr_keys[i], f->attr, f->attr_len) != 0) {
-		for (i = 0; i < r->nattrs; i++)
-			if (r->attr_key_lens[i] == f->attr_len &&
-			    memcmp(r->attr_keys[i], f->attr, f->attr_len) == 0)
-				break;
-		if (i == r->nattrs)
-			return r->ntyped ? typed_of(r, f, out) : false;
-		*hint = i;
+	if (f->typed) {
+		int t = r->ntyped ? typed_of(r, f, out) : -1;
+		if (t > 0)
+			return true;
+		out->isint = out->isdbl = false;
+		return attr_of(r, f, out);
 	}
-	out->s = r->attr_vals[i];
-	out->len = out->s ? r->attr_val_lens[i] : 0;
-	return out->s != NULL;
+	if (attr_of(r, f, out))
+		return true;
+	return r->ntyped && typed_of(r, f, out) > 0;
 }
 
 /* Exact powers of ten as doubles (10^22 is the largest a double holds exactly). */
@@ -157,13 +224,13 @@ static int fast_decimal(const char *s, size_t n, double *out)
 	return 1;
 }
 
-/* A number from a field: an integer field as is, a string when it is a whole finite
+/* A number from a field: a typed number as is, a string when it is a whole finite
  * decimal (strtod's syntax less hex, inf and nan). */
 static bool number_of(const struct agg_fval *v, double *out)
 {
-	if (v->isint) {
-		*out = (double)v->i;
-		return true;
+	if (v->isint || v->isdbl) {
+		*out = v->isint ? (double)v->i : v->d;
+		return v->isint || isfinite(v->d);
 	}
 	if (fast_decimal(v->s, v->len, out) > 0)
 		return true;
@@ -189,8 +256,9 @@ static bool where_keeps(struct floe_aggregator *g, const struct floe_record *r)
 	if (!c->where.field)
 		return true;
 	struct agg_fval v;
-	if (!field_get(r, &g->where_ref, &g->where_hint, &v))
+	if (!field_get(r, &g->where, &v))
 		return false;
+	fval_text(&v);
 	if (c->where.equals)
 		return strlen(c->where.equals) == v.len && memcmp(c->where.equals, v.s, v.len) == 0;
 	if (g->re) {
@@ -202,19 +270,53 @@ static bool where_keeps(struct floe_aggregator *g, const struct floe_record *r)
 
 /* ---- groups ----------------------------------------------------------------------------- */
 
-/* Encodes r's group key into key (g->key_cap bytes); false when it does not fit. */
+/* Key i's value in r as an integer (its column is int or long): a typed or integer
+ * field as it is, a text converted as the column type converts it. false when it has
+ * none, or its text is not an integer of the column's range (counted). */
+static bool key_int(struct floe_aggregator *g, size_t i, struct agg_fval *v)
+{
+	bool is32 = g->key_type[i] == FLOE_AGGCOL_INT;
+	if (v->isdbl) {
+		g->stats.unparsable++;
+		return false;
+	}
+	if (!v->isint) {
+		struct floe_pq_value x;
+		enum floe_conv c =
+		    floe_convert(is32 ? FLOE_COL_INT : FLOE_COL_LONG, v->s, v->len, &x);
+		g->stats.unparsable += c == FLOE_CONV_FAIL;
+		if (c != FLOE_CONV_OK)
+			return false;
+		v->i = x.i;
+	}
+	/* A column typed long in the table (a promotion) under a key configured int. */
+	if (is32 && (v->i < INT32_MIN || v->i > INT32_MAX)) {
+		g->stats.unparsable++;
+		return false;
+	}
+	return true;
+}
+
+/* Encodes r's group key into key (g->key_cap bytes); false when it does not fit. Each key
+ * is what its column holds: a string's bytes, or an integer's 8 bytes (hashed as such, not
+ * as text), or null. */
 static bool make_key(struct floe_aggregator *g, const struct floe_record *r, uint8_t *key,
 		     size_t *len)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < g->cfg->ngroup_by; i++) {
 		struct agg_fval v;
-		bool has = field_get(r, &g->keys[i], &g->key_hint[i], &v);
-		size_t need = !has ? 1 : v.isint ? 9 : 5 + v.len;
+		bool has = field_get(r, &g->keys[i], &v);
+		bool isint = g->key_type[i] != FLOE_AGGCOL_STRING;
+		if (has && isint)
+			has = key_int(g, i, &v);
+		else if (has)
+			fval_text(&v);
+		size_t need = !has ? 1 : isint ? 9 : 5 + v.len;
 		if (need > g->key_cap - n)
 			return false;
-		key[n] = !has ? 0 : v.isint ? 2 : 1;
-		if (has && v.isint) {
+		key[n] = !has ? 0 : isint ? 2 : 1;
+		if (has && isint) {
 			memcpy(key + n + 1, &v.i, 8);
 		} else if (has) {
 			uint32_t l = (uint32_t)v.len;
@@ -307,12 +409,12 @@ static void num_update(enum floe_agg_metric_kind k, struct agg_num *s, double d)
 }
 
 /* The value of metric m's field in r, read once per event for every metric of that
- * field (metrics_add resets cur_num first). */
+ * field (metrics_read resets cur_num first). */
 static bool metric_value(struct floe_aggregator *g, struct agg_metric *m,
 			 const struct floe_record *r)
 {
 	if (m->same < 0) {
-		m->cur_has = field_get(r, &m->ref, &m->hint, &m->cur);
+		m->cur_has = field_get(r, &m->f, &m->cur);
 		return m->cur_has;
 	}
 	const struct agg_metric *o = &g->metrics[m->same];
@@ -334,54 +436,88 @@ static bool metric_number(struct agg_metric *m, double *d)
 	return m->cur_num > 0;
 }
 
-/* Reads the metrics' fields of r, and starts loading the HyperLogLog register each
- * distinct metric will update: with a thousand groups the registers are megabytes apart,
- * and the load would otherwise stall the update after the other metrics' work. */
-static void metrics_read(struct floe_aggregator *g, uint8_t *grp, const struct floe_record *r)
+/* Reads the metrics' values of r for group grp into v (one per metric): the numbers,
+ * the distinct value's hash and the DDSketch bucket key, and starts loading the memory
+ * adding them will touch (each metric's state, the HyperLogLog register or coupon slot,
+ * the DDSketch bucket): with a thousand groups these are megabytes apart, and each
+ * load would otherwise stall its update. */
+static void metrics_read(struct floe_aggregator *g, uint8_t *grp, const struct floe_record *r,
+			 struct agg_mval *v)
 {
 	for (size_t i = 0; i < g->cfg->nmetrics; i++) {
 		struct agg_metric *m = &g->metrics[i];
+		uint8_t *st = grp + m->off;
+		struct agg_mval *x = &v[i];
 		m->cur_num = 0;
 		m->cur_has = !m->has_field || metric_value(g, m, r);
-		if (m->cur_has && m->cfg->kind == FLOE_METRIC_DISTINCT) {
-			m->cur_hash = floe_hll_hash(m->cur.s, m->cur.len);
-			/* The sketch's header and the start of its coupon list. */
-			__builtin_prefetch(grp + m->off, 1);
+		x->ok = m->cur_has;
+		if (!m->cur_has)
+			continue;
+		switch (m->cfg->kind) {
+		case FLOE_METRIC_COUNT:
+			__builtin_prefetch(st, 1);
+			break;
+		case FLOE_METRIC_DISTINCT:
+			fval_text(&m->cur);
+			x->hash = floe_hll_hash(m->cur.s, m->cur.len);
+			floe_hll_prefetch((const struct floe_hll *)(void *)st, x->hash);
+			break;
+		case FLOE_METRIC_TOP_K: /* added at once (pend_cap is 1): it reads the text */
+			fval_text(&m->cur);
+			break;
+		case FLOE_METRIC_QUANTILES:
+			if (!metric_number(m, &x->d))
+				x->ok = -1;
+			else
+				x->key = floe_dds_prepare((const struct floe_dds *)(void *)st, x->d);
+			break;
+		default:
+			__builtin_prefetch(st, 1);
+			if (!metric_number(m, &x->d))
+				x->ok = -1;
 		}
 	}
 }
 
-static void metrics_add(struct floe_aggregator *g, uint8_t *grp, const struct floe_record *r)
+/* Adds the values metrics_read took (v) to group grp's metrics. */
+static void metrics_apply(struct floe_aggregator *g, uint8_t *grp, const struct agg_mval *v)
 {
-	metrics_read(g, grp, r);
 	for (size_t i = 0; i < g->cfg->nmetrics; i++) {
 		struct agg_metric *m = &g->metrics[i];
 		uint8_t *st = grp + m->off;
-		double d;
-		if (!m->cur_has)
+		const struct agg_mval *x = &v[i];
+		if (x->ok < 0) {
+			g->stats.unparsable++;
+			continue;
+		}
+		if (!x->ok)
 			continue;
 		switch (m->cfg->kind) {
 		case FLOE_METRIC_COUNT:
 			(*(uint64_t *)(void *)st)++;
 			break;
 		case FLOE_METRIC_DISTINCT:
-			floe_hll_add_hash((struct floe_hll *)(void *)st, m->cur_hash);
+			floe_hll_add_hash((struct floe_hll *)(void *)st, x->hash);
 			break;
 		case FLOE_METRIC_TOP_K:
 			floe_ss_add((struct floe_ss *)(void *)st, m->cur.s, m->cur.len);
 			break;
 		case FLOE_METRIC_QUANTILES:
-			if (!metric_number(m, &d) ||
-			    floe_dds_add((struct floe_dds *)(void *)st, d))
+			if (floe_dds_add_prepared((struct floe_dds *)(void *)st, x->d, x->key))
 				g->stats.unparsable++;
 			break;
 		default:
-			if (metric_number(m, &d))
-				num_update(m->cfg->kind, (struct agg_num *)(void *)st, d);
-			else
-				g->stats.unparsable++;
+			num_update(m->cfg->kind, (struct agg_num *)(void *)st, x->d);
 		}
 	}
+}
+
+void floe_agg_settle(struct floe_aggregator *g)
+{
+	size_t nm = g->cfg->nmetrics;
+	for (uint32_t i = 0; i < g->npend; i++)
+		metrics_apply(g, g->pend_grp[i], g->pend + (size_t)i * nm);
+	g->npend = 0;
 }
 
 /* ---- windows ----------------------------------------------------------------------------- */
@@ -419,6 +555,7 @@ static int close_until(struct floe_aggregator *g, int64_t until, bool partial,
 {
 	struct agg_window *w;
 	while ((w = oldest_open(g)) && (partial || w->start + g->window_us <= until)) {
+		floe_agg_settle(g);
 		int rc = floe_agg_emit_window(g, w, partial, emit, arg);
 		if (rc)
 			return rc;
@@ -435,10 +572,17 @@ static int close_until(struct floe_aggregator *g, int64_t until, bool partial,
 	return 0;
 }
 
+/* Adds r to its group of w: its values are read now, and added with the pending
+ * events' once pend_cap are read (floe_agg_settle), so that the loads metrics_read
+ * started have landed by then. Events of one group are added in their order. */
 static void add_to(struct floe_aggregator *g, struct agg_window *w, const struct floe_record *r,
 		   const uint8_t *key, size_t len, bool fits)
 {
-	metrics_add(g, group_for(g, w, key, len, fits), r);
+	uint8_t *grp = group_for(g, w, key, len, fits);
+	metrics_read(g, grp, r, g->pend + (size_t)g->npend * g->cfg->nmetrics);
+	g->pend_grp[g->npend++] = grp;
+	if (g->npend == g->pend_cap)
+		floe_agg_settle(g);
 }
 
 int floe_agg_add(struct floe_aggregator *g, const struct floe_record *r, floe_agg_emit_fn emit,

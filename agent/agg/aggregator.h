@@ -25,6 +25,7 @@
 
 struct floe_alloc;
 struct floe_aggtable;
+struct floe_colplan;
 struct floe_config_agg;
 struct floe_err;
 struct floe_pq_value;
@@ -71,7 +72,8 @@ struct floe_agg_stats {
 	uint64_t late;	   /* late events (in some row's late_events) */
 	uint64_t late_dropped;
 	uint64_t future;     /* events too far ahead of the clock (counted in late too) */
-	uint64_t unparsable; /* metric values that were not numbers: not aggregated */
+	uint64_t unparsable; /* metric values that were not numbers: not aggregated; and
+			      * integer keys whose text was not one: null */
 	uint64_t overflowed; /* events aggregated in an __overflow__ group */
 	uint64_t coarse;     /* sketches made coarser: their window's pool could not grow */
 	uint64_t pool_bytes; /* now: bytes the open windows' sketches hold in their pools */
@@ -88,17 +90,27 @@ typedef int (*floe_agg_emit_fn)(void *arg, const struct floe_pq_value *row, size
 struct floe_aggregator;
 
 /* Makes the aggregator of c (borrowed: must outlive it) with all its memory from a.
+ * cols (borrowed during the call; NULL: none) are the typed columns the configuration
+ * gives the records (agent/schema/columns.h; their configured types, ids unused): a
+ * field one of them takes is read from the record's typed values (numbers without
+ * parsing text), and a group key from an int or long column is that integer, hashed as
+ * such and written in an int or long key column. A record that carries the field as
+ * text instead (read before the columns were learnt, or a value that did not convert)
+ * is read from its text, converted to the key's type (a key that does not convert is
+ * null, counted in unparsable).
  * Errors: FLOE_ELIMIT (see floe_agg_plan), FLOE_EINVAL (a regex that does not compile),
  * FLOE_ENOMEM, with err (may be NULL) saying which. */
 int floe_agg_new(struct floe_alloc *a, const struct floe_config_agg *c,
-		 struct floe_aggregator **out, struct floe_err *err);
+		 const struct floe_colplan *cols, struct floe_aggregator **out,
+		 struct floe_err *err);
 void floe_agg_free(struct floe_aggregator *g);
 
 /* The columns c's aggregator would write, without its groups' memory (to compare them
  * with an existing table's schema before an aggregator is made). *out is owned by the
  * caller: floe_aggtable_free. Errors as floe_agg_new's. */
 int floe_agg_table_of(struct floe_alloc *a, const struct floe_config_agg *c,
-		      struct floe_aggtable **out, struct floe_err *err);
+		      const struct floe_colplan *cols, struct floe_aggtable **out,
+		      struct floe_err *err);
 
 /* Lets g's window pools grow by up to ceiling bytes together at run time, in chunks from
  * the allocator g was made with, given back as their windows close (0, the default: they

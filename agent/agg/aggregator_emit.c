@@ -54,10 +54,7 @@ static void put_keys(struct floe_aggregator *g, const struct agg_group *h, bool 
 	for (size_t i = 0; i < g->cfg->ngroup_by; i++, v++) {
 		*v = (struct floe_pq_value){.is_null = true};
 		if (over) {
-			bool str = g->keys[i].src != FLOE_FIELD_SEVERITY &&
-				   g->keys[i].src != FLOE_FIELD_FACILITY &&
-				   g->keys[i].src != FLOE_FIELD_OFFSET;
-			if (str)
+			if (g->key_type[i] == FLOE_AGGCOL_STRING)
 				*v = (struct floe_pq_value){.s = FLOE_AGG_OVERFLOW,
 							    .len = strlen(FLOE_AGG_OVERFLOW)};
 			continue;

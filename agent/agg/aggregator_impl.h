@@ -1,6 +1,7 @@
 /* The aggregator's state, shared by aggregator.c (windows, groups, the per-event path),
  * aggregator_emit.c (a closed window's rows) and aggregator_state.c (the open windows'
- * image). aggregator.c calls the other two, never the other way. Internal to agent/agg/. */
+ * image). aggregator.c calls the other two, never the other way, but for
+ * floe_agg_settle, which the image's saving calls. Internal to agent/agg/. */
 #ifndef FLOE_AGG_AGGREGATOR_IMPL_H
 #define FLOE_AGG_AGGREGATOR_IMPL_H
 
@@ -11,6 +12,7 @@
 #include "agent/agg/spacesaving.h"
 #include "agent/config/config.h"
 #include "agent/schema/aggtable.h"
+#include "agent/schema/convert.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -36,22 +38,55 @@ struct agg_num {
 	double v;
 };
 
-/* A field's value in the record being added: its text (an integer field is also given
- * as text, for sketches), and for a number metric what number_of made of it. */
+/* A field's value in the record being added: its text, or a typed value (isint: i, an
+ * integer, a timestamp's µs; isdbl: d) whose text (s NULL until then) is made only when
+ * a sketch, a string key or a filter asks for it (fval_text). */
 struct agg_fval {
 	const char *s;
 	size_t len;
-	bool isint;
+	bool isint, isdbl;
 	int64_t i;
-	char num[24]; /* the integer as text */
+	double d;
+	char num[32]; /* the typed value as text */
 };
+
+/* Where a field reference was found in the last record: its attribute slot and its typed
+ * column (records of one input carry both in one order), tried first on the next. */
+struct agg_hint {
+	size_t attr, col;
+};
+
+/* A field reference as the aggregator reads it: the reference, where it was found last,
+ * and whether the configured typed columns (floe_agg_new's cols) hold it: such a field is
+ * looked for among the record's typed values first, its attribute text being only the
+ * fallback (a value that did not convert, a record read before the columns were learnt). */
+struct agg_field {
+	struct floe_field_ref ref;
+	struct agg_hint hint;
+	bool typed;
+	enum floe_col_type type; /* typed: the column's configured type */
+};
+
+/* One event's value for one metric, read (metrics_read) before it is added: ok 1 with a
+ * value (d for numbers, hash for distinct, key the DDSketch bucket of d), 0 without, -1
+ * not a number (counted when added). */
+struct agg_mval {
+	double d;
+	uint64_t hash;
+	int32_t key;
+	int8_t ok;
+};
+
+/* Events read ahead of their update: the deepest a loop of the updates' cache misses is
+ * spread over (FLOE_AGG_PENDING events' values are read, and their memory loaded, before
+ * the first of them is added). */
+#define FLOE_AGG_PENDING 32u
 
 /* One metric: what it reads, where its state sits in a group, and its columns. */
 struct agg_metric {
 	const struct floe_config_metric *cfg;
-	struct floe_field_ref ref; /* unused for count without a field */
+	struct agg_field f; /* unused for count without a field */
 	bool has_field;
-	size_t hint; /* the attribute slot ref was found in last time */
 	/* An earlier metric reading the same field (sum and quantiles of one value), or -1:
 	 * the value is then read and parsed once per event, not once per metric. */
 	ptrdiff_t same;
@@ -86,10 +121,10 @@ struct floe_aggregator {
 	const struct floe_config_agg *cfg;
 	struct floe_agg_plan plan;
 	struct floe_aggtable *table;
-	struct floe_regex *re;		 /* where.matches */
-	struct floe_field_ref where_ref; /* where.field */
-	struct floe_field_ref keys[8];	 /* group_by */
-	size_t where_hint, key_hint[8];	 /* the attribute slots they were found in last */
+	struct floe_regex *re;		   /* where.matches */
+	struct agg_field where;		   /* where.field */
+	struct agg_field keys[8];	   /* group_by */
+	enum floe_aggcol_type key_type[8]; /* their columns' types */
 	struct agg_metric *metrics;	 /* cfg->nmetrics */
 	size_t stride, key_cap, cap;	 /* group bytes, key bytes, index slots (2^k) */
 	int64_t window_us, slide_us, lateness_us, idle_us, future_us;
@@ -106,6 +141,12 @@ struct floe_aggregator {
 	struct floe_agg_stats stats;
 	struct floe_agg_growth grow; /* what the windows' pools grow from */
 	uint8_t *img; /* the headers of the open windows' image (aggregator_state.c) */
+	/* Events read and not yet added (floe_agg_settle): their groups and, per event, one
+	 * value per metric. pend_cap is FLOE_AGG_PENDING, or 1 when a top_k metric reads
+	 * the record's text as it is added. */
+	uint8_t **pend_grp;
+	struct agg_mval *pend;
+	uint32_t npend, pend_cap;
 	size_t img_cap;
 };
 
@@ -127,6 +168,11 @@ static inline struct agg_window *agg_slot_of(const struct floe_aggregator *g, in
 	int64_t k = agg_floor_div(start, g->slide_us) % (int64_t)g->plan.windows;
 	return &g->win[k < 0 ? k + (int64_t)g->plan.windows : k];
 }
+
+/* aggregator.c */
+/* Adds the events read and not yet added to their groups: before a window is emitted,
+ * and before the image is saved. */
+void floe_agg_settle(struct floe_aggregator *g);
 
 /* aggregator_state.c */
 /* Reserves the image's header buffer (start-up only). */

@@ -4,6 +4,7 @@
 #include "agent/agg/aggregator_impl.h"
 
 #include "agent/parse/regex.h"
+#include "agent/schema/columns.h"
 #include "agent/schema/record.h"
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
@@ -124,11 +125,18 @@ int floe_agg_plan(const struct floe_config_agg *c, struct floe_agg_plan *out, st
 
 /* ---- start-up ------------------------------------------------------------------------- */
 
-static enum floe_aggcol_type key_type(const struct floe_field_ref *r)
+/* A group key's column: an integer record column's type, an int or long typed column's
+ * (its values are hashed and written as the integers they are), else a string (the
+ * other typed columns' keys are their values' text). */
+static enum floe_aggcol_type key_type(const struct agg_field *f)
 {
-	if (r->src == FLOE_FIELD_SEVERITY || r->src == FLOE_FIELD_FACILITY)
+	const struct floe_field_ref *r = &f->ref;
+	if (r->src == FLOE_FIELD_SEVERITY || r->src == FLOE_FIELD_FACILITY ||
+	    (f->typed && f->type == FLOE_COL_INT))
 		return FLOE_AGGCOL_INT;
-	return r->src == FLOE_FIELD_OFFSET ? FLOE_AGGCOL_LONG : FLOE_AGGCOL_STRING;
+	if (r->src == FLOE_FIELD_OFFSET || (f->typed && f->type == FLOE_COL_LONG))
+		return FLOE_AGGCOL_LONG;
+	return FLOE_AGGCOL_STRING;
 }
 
 typedef char colname[FLOE_AGG_NAME_MAX + 1];
@@ -174,8 +182,8 @@ static int make_table(struct floe_aggregator *g, struct floe_err *err)
 	size_t nn = 0, nv = 0, ns = 0;
 	for (size_t i = 0; i < c->ngroup_by; i++) {
 		size_t len;
-		keys[i].name = floe_field_ref_column(&g->keys[i], c->group_by[i], &len);
-		keys[i].type = key_type(&g->keys[i]);
+		keys[i].name = floe_field_ref_column(&g->keys[i].ref, c->group_by[i], &len);
+		keys[i].type = g->key_type[i] = key_type(&g->keys[i]);
 	}
 	for (size_t i = 0; i < c->nmetrics; i++)
 		nv += c->metrics[i].kind == FLOE_METRIC_QUANTILES ? c->metrics[i].nq : 1;
@@ -190,14 +198,35 @@ out:
 	return rc;
 }
 
-static int make_filters(struct floe_aggregator *g, struct floe_err *err)
+/* Reads field reference name into f, and whether a typed column of cols (NULL: none)
+ * takes that attribute, as the record's typed values are matched (by the field a
+ * column's values come from). */
+static int field_parse(const char *name, const struct floe_colplan *cols, struct agg_field *f,
+		       struct floe_err *err)
+{
+	memset(f, 0, sizeof(*f));
+	if (floe_field_ref_parse(name, strlen(name), &f->ref, err))
+		return FLOE_EINVAL;
+	for (size_t k = 0; cols && f->ref.src == FLOE_FIELD_ATTR && k < cols->n; k++) {
+		const struct floe_col *c = &cols->col[k];
+		if (strlen(c->from) == f->ref.attr_len &&
+		    memcmp(c->from, f->ref.attr, f->ref.attr_len) == 0) {
+			f->typed = true;
+			f->type = c->type;
+			break;
+		}
+	}
+	return 0;
+}
+
+static int make_filters(struct floe_aggregator *g, const struct floe_colplan *cols,
+			struct floe_err *err)
 {
 	const struct floe_config_agg *c = g->cfg;
 	for (size_t i = 0; i < c->ngroup_by; i++)
-		if (floe_field_ref_parse(c->group_by[i], strlen(c->group_by[i]), &g->keys[i], err))
+		if (field_parse(c->group_by[i], cols, &g->keys[i], err))
 			return FLOE_EINVAL;
-	if (c->where.field &&
-	    floe_field_ref_parse(c->where.field, strlen(c->where.field), &g->where_ref, err))
+	if (c->where.field && field_parse(c->where.field, cols, &g->where, err))
 		return FLOE_EINVAL;
 	if (c->where.matches)
 		return floe_regex_new(g->a, c->where.matches, strlen(c->where.matches),
@@ -205,7 +234,8 @@ static int make_filters(struct floe_aggregator *g, struct floe_err *err)
 	return 0;
 }
 
-static int make_metrics(struct floe_aggregator *g, struct floe_err *err)
+static int make_metrics(struct floe_aggregator *g, const struct floe_colplan *cols,
+			struct floe_err *err)
 {
 	const struct floe_config_agg *c = g->cfg;
 	g->metrics = floe_calloc(g->a, c->nmetrics, sizeof(*g->metrics));
@@ -219,8 +249,7 @@ static int make_metrics(struct floe_aggregator *g, struct floe_err *err)
 		off += metric_bytes(m->cfg);
 		dds_config(m->cfg, &m->dds);
 		m->has_field = m->cfg->field != NULL;
-		if (m->has_field &&
-		    floe_field_ref_parse(m->cfg->field, strlen(m->cfg->field), &m->ref, err))
+		if (m->has_field && field_parse(m->cfg->field, cols, &m->f, err))
 			return FLOE_EINVAL;
 		m->same = -1;
 		for (size_t j = 0; m->has_field && j < i && m->same < 0; j++)
@@ -229,6 +258,15 @@ static int make_metrics(struct floe_aggregator *g, struct floe_err *err)
 				m->same = (ptrdiff_t)j;
 	}
 	g->stride = off;
+	g->pend_cap = FLOE_AGG_PENDING;
+	for (size_t i = 0; i < c->nmetrics; i++)
+		if (c->metrics[i].kind == FLOE_METRIC_TOP_K)
+			g->pend_cap = 1;
+	g->pend_grp = floe_calloc(g->a, g->pend_cap, sizeof(*g->pend_grp));
+	g->pend = floe_calloc(g->a, (size_t)g->pend_cap * (c->nmetrics ? c->nmetrics : 1),
+			      sizeof(*g->pend));
+	if (!g->pend_grp || !g->pend)
+		return floe_err_set(err, FLOE_ENOMEM, "out of memory for the metrics");
 	return 0;
 }
 
@@ -280,7 +318,7 @@ static int load_libm(const struct floe_config_agg *c, struct floe_err *err)
 }
 
 int floe_agg_new(struct floe_alloc *a, const struct floe_config_agg *c,
-		 struct floe_aggregator **out, struct floe_err *err)
+		 const struct floe_colplan *cols, struct floe_aggregator **out, struct floe_err *err)
 {
 	struct floe_aggregator *g = floe_calloc(a, 1, sizeof(*g));
 	if (!g)
@@ -299,9 +337,9 @@ int floe_agg_new(struct floe_alloc *a, const struct floe_config_agg *c,
 	if (!rc)
 		rc = load_libm(c, err);
 	if (!rc)
-		rc = make_filters(g, err);
+		rc = make_filters(g, cols, err);
 	if (!rc)
-		rc = make_metrics(g, err);
+		rc = make_metrics(g, cols, err);
 	if (!rc)
 		rc = make_table(g, err);
 	if (!rc)
@@ -321,14 +359,15 @@ int floe_agg_new(struct floe_alloc *a, const struct floe_config_agg *c,
 }
 
 int floe_agg_table_of(struct floe_alloc *a, const struct floe_config_agg *c,
-		      struct floe_aggtable **out, struct floe_err *err)
+		      const struct floe_colplan *cols, struct floe_aggtable **out,
+		      struct floe_err *err)
 {
 	struct floe_aggregator *g = floe_calloc(a, 1, sizeof(*g));
 	if (!g)
 		return floe_err_set(err, FLOE_ENOMEM, "out of memory for an aggregation");
 	g->a = a;
 	g->cfg = c;
-	int rc = make_filters(g, err);
+	int rc = make_filters(g, cols, err);
 	if (!rc)
 		rc = make_table(g, err);
 	if (!rc) {
@@ -354,6 +393,8 @@ void floe_agg_free(struct floe_aggregator *g)
 	for (uint32_t i = 0; g->win && i < g->plan.windows; i++)
 		floe_agg_pool_reset(&g->win[i].pool);
 	floe_free(g->a, g->metrics);
+	floe_free(g->a, g->pend_grp);
+	floe_free(g->a, g->pend);
 	floe_free(g->a, g->row);
 	floe_free(g->a, g->img);
 	floe_free(g->a, g->slab);

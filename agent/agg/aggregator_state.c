@@ -80,8 +80,13 @@ static uint64_t fingerprint(const struct floe_aggregator *g)
 			c->nmetrics};
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
 		h = mix(h, v[i]);
-	for (size_t i = 0; i < c->ngroup_by; i++)
+	for (size_t i = 0; i < c->ngroup_by; i++) {
 		h = mix(h, floe_hll_hash(c->group_by[i], strlen(c->group_by[i])));
+		/* A key a typed column made an integer is encoded as one: an image whose groups
+		 * hold it as text (written before the column was typed) is another layout. */
+		if (g->keys[i].typed && g->key_type[i] != FLOE_AGGCOL_STRING)
+			h = mix(h, 0x7479706564ull + (uint64_t)g->key_type[i]);
+	}
 	for (size_t i = 0; i < c->nmetrics; i++) {
 		const struct agg_metric *m = &g->metrics[i];
 		uint64_t acc;
@@ -219,6 +224,7 @@ static void put_group(struct saver *sv, const struct agg_group *h)
 int floe_agg_save(struct floe_aggregator *g, uint64_t tag, floe_agg_write_fn write, void *ctx)
 {
 	struct saver sv = {.g = g, .write = write, .ctx = ctx};
+	floe_agg_settle(g); /* the image holds every event added */
 	struct img_head h = {.version = IMG_VERSION,
 			     .fingerprint = fingerprint(g),
 			     .tag = tag,

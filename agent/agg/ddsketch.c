@@ -356,16 +356,38 @@ uint32_t floe_dds_store_count(const struct floe_dds_store *st, int64_t key, uint
 	return *j < st->npairs && st->pairs[*j].key == key ? st->pairs[*j].n : 0;
 }
 
+int32_t floe_dds_prepare(const struct floe_dds *s, double v)
+{
+	if (!__builtin_isfinite(v) || (v <= s->min_value && v >= -s->min_value))
+		return 0;
+	const struct floe_dds_store *st = v > 0 ? &s->pos : &s->neg;
+	int32_t key = floe_dds_key(s, v > 0 ? v : -v);
+	int64_t i = (int64_t)key - st->offset;
+	if (st->bins && i >= 0 && i < (int64_t)st->cap)
+		__builtin_prefetch(&st->bins[i], 1);
+	else if (!st->bins)
+		__builtin_prefetch(st->pairs, 1);
+	return key;
+}
+
 int floe_dds_add(struct floe_dds *s, double v)
+{
+	int32_t key = 0;
+	if (__builtin_isfinite(v) && (v > s->min_value || v < -s->min_value))
+		key = floe_dds_key(s, v > 0 ? v : -v);
+	return floe_dds_add_prepared(s, v, key);
+}
+
+int floe_dds_add_prepared(struct floe_dds *s, double v, int32_t key)
 {
 	if (!__builtin_isfinite(v))
 		return FLOE_EINVAL;
 	if (s->count >= UINT32_MAX)
 		return FLOE_ELIMIT;
 	if (v > s->min_value)
-		floe_dds_add_key(s, &s->pos, floe_dds_key(s, v), 1);
+		floe_dds_add_key(s, &s->pos, key, 1);
 	else if (v < -s->min_value)
-		floe_dds_add_key(s, &s->neg, floe_dds_key(s, -v), 1);
+		floe_dds_add_key(s, &s->neg, key, 1);
 	else
 		s->zero_count++;
 	s->count++;

@@ -104,6 +104,15 @@ void floe_dds_reset(struct floe_dds *s);
  * buckets count in 32 bits; the sketch is unchanged). */
 int floe_dds_add(struct floe_dds *s, double v);
 
+/* floe_dds_add in two steps, for a caller that reads many values before it adds them:
+ * floe_dds_prepare returns the bucket key of v's magnitude (0 for a value counted as
+ * zero or not finite) and starts loading the memory that bucket is counted in, so that
+ * floe_dds_add_prepared(s, v, key), some events later, finds it in cache. The key does
+ * not depend on the store's window, which may move in between. Same results and errors
+ * as floe_dds_add(s, v). */
+int32_t floe_dds_prepare(const struct floe_dds *s, double v);
+int floe_dds_add_prepared(struct floe_dds *s, double v, int32_t key);
+
 /* The value at quantile q (0 <= q <= 1), as sketches-js computes it from the same
  * buckets: rank q * (count - 1), the bucket holding that rank, the bucket's
  * representative value. NaN when the sketch is empty or q is out of range. Within the

@@ -124,6 +124,18 @@ static inline void floe_hll_add_hash(struct floe_hll *h, uint64_t hash)
 		h->reg[slot] = rank;
 }
 
+/* Starts loading the memory floe_hll_add_hash(h, hash) will touch (the register, the
+ * set's slot, or the list), for a caller that adds it some events later. */
+static inline void floe_hll_prefetch(const struct floe_hll *h, uint64_t hash)
+{
+	if (h->reg)
+		__builtin_prefetch(&h->reg[hash & (h->m - 1)], 1);
+	else if (h->set)
+		__builtin_prefetch(&h->set[floe_hll_coupon(hash) & ((1u << h->setlg) - 1)], 1);
+	else
+		__builtin_prefetch(h->list, 1);
+}
+
 /* The XXH3_64bits (seed 0) of an item's bytes: the hash every floe HLL uses, so that
  * sketches made on different devices merge. */
 uint64_t floe_hll_hash(const void *p, size_t n);

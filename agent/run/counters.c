@@ -121,6 +121,10 @@ static const struct ctr glob[] = {
     {"agg_future", "floe_agg_future_events_total",
      "Events dated further ahead of the clock than max_future_skew (handled as late).",
      G(agg_future), 0},
+    {"agg_unparsable", "floe_agg_unparsable_values_total",
+     "Values the aggregations could not use: a metric's value that is no number (not "
+     "aggregated), an integer key's text that is no integer (a null key).",
+     G(agg_unparsable), 0},
     {"agg_coarse", "floe_agg_coarse_sketches_total",
      "Sketches made coarse because their window's pool could not grow (its share of "
      "agent.memory_limit was taken): distinct at a lower precision, low quantiles folded.",

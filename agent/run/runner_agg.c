@@ -39,6 +39,7 @@
  * crash before the checkpoint resumes from S.(k-1), whose image is kept as the previous
  * one until the next is written, exactly as for raw seals. */
 #include "agent/run/runner_impl.h"
+#include "agent/run/colplan.h"
 #include "agent/run/memory.h"
 
 #include "agent/agg/aggregator.h"
@@ -47,6 +48,7 @@
 #include "agent/lake/table.h"
 #include "agent/lake/warehouse.h"
 #include "agent/schema/aggtable.h"
+#include "agent/schema/columns.h"
 #include "agent/state/blobfile.h"
 #include "formats/iceberg/metadata.h"
 #include "platform/crash.h"
@@ -131,7 +133,13 @@ static int open_one(struct floe_runner *r, const struct floe_config_agg *c, stru
 	o->r = r;
 	o->cfg = c;
 	snprintf(o->what, sizeof(o->what), "aggregate table %s", c->table);
-	int rc = floe_agg_new(r->alloc, c, &o->g, err);
+	/* Group keys and metrics read the typed columns the configuration gives the logs
+	 * table, by their configured types: the aggregate table's key columns follow those,
+	 * whether or not the table was reached to learn the columns' ids. */
+	struct floe_colplan cols;
+	int rc = floe_run_columns_wanted(r->set.cfg, &cols, err);
+	if (!rc)
+		rc = floe_agg_new(r->alloc, c, &cols, &o->g, err);
 	if (rc)
 		return rc;
 	/* Its pools grow at run time within what floe check counted for them: the rest of
@@ -595,6 +603,14 @@ void floe_run_aggs_late(const struct floe_runner *r, uint64_t *late, uint64_t *d
 		*dropped += st->late_dropped;
 		*future += st->future;
 	}
+}
+
+uint64_t floe_run_aggs_unparsable(const struct floe_runner *r)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; r->aggs && i < r->aggs->n; i++)
+		n += floe_agg_stats(r->aggs->o[i].g)->unparsable;
+	return n;
 }
 
 void floe_run_aggs_pool(const struct floe_runner *r, uint64_t *coarse, uint64_t *bytes,

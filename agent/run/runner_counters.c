@@ -66,6 +66,7 @@ static void run_counters(struct floe_runner *r, const struct floe_input_counters
 		floe_free(r->alloc, seqs);
 	uint64_t late = 0, late_dropped = 0, future = 0;
 	floe_run_aggs_late(r, &late, &late_dropped, &future);
+	uint64_t unparsable = floe_run_aggs_unparsable(r);
 	uint64_t coarse = 0, pool_bytes = 0, pool_grown = 0;
 	floe_run_aggs_pool(r, &coarse, &pool_bytes, &pool_grown);
 	const struct floe_runner_stats *st = &r->stats;
@@ -112,6 +113,7 @@ static void run_counters(struct floe_runner *r, const struct floe_input_counters
 	    .agg_late = late,
 	    .agg_late_dropped = late_dropped,
 	    .agg_future = future,
+	    .agg_unparsable = unparsable,
 	    .agg_coarse = coarse,
 	    .agg_pool_bytes = pool_bytes,
 	    .agg_pool_grown_bytes = pool_grown,

@@ -442,6 +442,9 @@ int floe_run_aggs_seal(struct floe_runner *r, uint64_t seq);
  * those dropped, and those too far ahead of the clock (main thread). */
 void floe_run_aggs_late(const struct floe_runner *r, uint64_t *late, uint64_t *dropped,
 			uint64_t *future);
+/* The aggregations' values that were not numbers (unparsable), over all of them (main
+ * thread). */
+uint64_t floe_run_aggs_unparsable(const struct floe_runner *r);
 /* The aggregations' sketch memory over all of them: sketches made coarse, bytes their
  * sketches hold in the open windows' pools, and of that the chunks grown beyond the
  * reservation (main thread). */

@@ -311,6 +311,16 @@ int floe_aggtable_schema_check(const struct floe_aggtable *t, const struct floe_
 			return floe_err_set(err, FLOE_ESCHEMA,
 					    "the table has no field with id %d (floe writes '%s' there)",
 					    (int)f->id, f->name);
+		bool key = i >= t->first_key && i < t->first_value;
+		if (key && strcmp(type, f->type) != 0 && strcmp(name ? name : "", f->name) == 0)
+			/* A group key's column takes the type of the field it comes from: a field
+			 * that became a typed column (an int or long) changes it, and Iceberg
+			 * promotes no string to a number. */
+			return floe_err_set(err, FLOE_ESCHEMA,
+					    "field %d is %s '%s' in the table, floe writes %s '%s': the "
+					    "group key's values now come from a typed column of that "
+					    "type, and a column's type cannot change from %s to %s",
+					    (int)f->id, type, f->name, f->type, f->name, type, f->type);
 		if (strcmp(type, f->type) != 0 || strcmp(name ? name : "", f->name) != 0)
 			return floe_err_set(err, FLOE_ESCHEMA,
 					    "field %d is %s '%s' in the table, floe writes %s '%s' "

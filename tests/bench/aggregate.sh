@@ -12,6 +12,13 @@
 # bytes one hour of input puts in the raw table and in aggregate tables, on the OpenSSH
 # loghub sample (4.15 hours of event time). Then small groups (below, EVENTS_G): the
 # aggregate table's bytes against the raw table's when most groups see an event or two.
+# Then typed events (first, and alone with ONLY=typed): EVENTS_T (default 2,000,000) typed
+# rows, keys a and b ints and c a string, v and u longs, 1,000 groups, the same metrics:
+# floe's aggregator against DuckDB's single-threaded GROUP BY over the same typed table,
+# with approx_quantile and approx_count_distinct and exact (quantile_disc,
+# count(DISTINCT)), events per CPU second and the ratios, at floe's precision 14 and at 6
+# (DuckDB's HLL size); then the class around it, floe alone: few groups (10), skewed keys,
+# and many keys (100,000 of them over max_groups 1,000: the rest in __overflow__).
 # Prints figures only; asserts nothing. ONLY=groups runs the small groups alone.
 # usage: tests/bench/aggregate.sh [EVENTS]   (default 1,000,000: DuckDB holds a quantile
 # sketch for each of the ~1 M groups of the 10 M-key run: 7 GiB of RSS)
@@ -27,6 +34,38 @@ EVENTS=${1:-1000000}
 W=$(mktemp -d /tmp/floe-bench.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 field() { sed -n "s/^\(.* \)\{0,1\}$1=\([^ ]*\).*/\2/p"; }
+
+# Typed events: floe against DuckDB on the same typed rows.
+typed() {
+	local n=$EVENTS_T f f6 d dcpu ecpu cpu cpu6
+	echo "# $n typed events (a, b int; c string; v, u long), 1,000 groups: count, sum, quantiles, distinct"
+	f=$("$BENCH" 1000 "$n" "$W/typed.csv" 14 typed | head -1)
+	f6=$("$BENCH" 1000 "$n" - 6 typed | head -1)
+	d=$(node tests/bench/duck_aggregate.js "$W/typed.csv" typed)
+	rm -f "$W/typed.csv"
+	cpu=$(echo "$f" | sed -n 's/.* events in \([0-9.]*\) CPU s.*/\1/p')
+	cpu6=$(echo "$f6" | sed -n 's/.* events in \([0-9.]*\) CPU s.*/\1/p')
+	dcpu=$(echo "$d" | field cpu)
+	ecpu=$(echo "$d" | field exact_cpu)
+	echo "floe   $f"
+	echo "floe   $f6 (distinct at precision 6, DuckDB's 64 registers)"
+	echo "duckdb typed: $d"
+	printf 'duckdb typed: approx %.2f M events/s, exact %.2f M events/s\n' \
+		"$(echo "$n / $dcpu / 1000000" | bc -l)" "$(echo "$n / $ecpu / 1000000" | bc -l)"
+	printf 'ratio  typed: floe / DuckDB approx = %.2f (p 14), %.2f (p 6); floe / DuckDB exact = %.2f (p 14), %.2f (p 6); target >= 3\n' \
+		"$(echo "$dcpu / $cpu" | bc -l)" "$(echo "$dcpu / $cpu6" | bc -l)" \
+		"$(echo "$ecpu / $cpu" | bc -l)" "$(echo "$ecpu / $cpu6" | bc -l)"
+	for c in "10 typed" "1000 typed-skew" "100000 typed"; do
+		set -- $c
+		echo "floe   $("$BENCH" "$1" "$n" - 14 "$2" | head -1)"
+	done
+}
+EVENTS_T=${EVENTS_T:-2000000}
+case "${ONLY:-}" in
+typed) typed; exit 0 ;;
+groups) ;;
+*) typed ;;
+esac
 
 [ "${ONLY:-}" = groups ] || {
 echo "# $EVENTS events, 3 group keys, count + sum + quantiles + distinct, 1-minute windows"

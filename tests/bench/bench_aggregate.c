@@ -11,7 +11,15 @@
  * The windows' pools grow as the agent's do, within the aggregation's share of its
  * memory_limit (512 MiB).
  *
- * usage: bench_aggregate [KEYS [EVENTS [CSV [PRECISION]]]]   (defaults 1000 and 5,000,000) */
+ * With TYPED set to "typed", the events are records whose fields are typed columns'
+ * values, as a parser with typed columns makes them (agent/schema/columns.h): keys a and
+ * b ints, c a string, v and u longs, with no attribute text; the CSV then holds a and b
+ * as integers and u as a number, for DuckDB's typed table. "typed-skew" draws the keys
+ * skewed (key = KEYS * x^3 for x uniform in [0, 1): a tenth of the keys take 46 % of the
+ * events), to check that the figures hold beyond uniform keys.
+ *
+ * usage: bench_aggregate [KEYS [EVENTS [CSV [PRECISION [TYPED]]]]]
+ * (defaults 1000, 5,000,000, -, 14, text) */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,9 +29,11 @@
 
 #include "agent/agg/aggregator.h"
 #include "agent/config/config.h"
+#include "agent/schema/columns.h"
 #include "agent/schema/record.h"
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
+#include "formats/parquet/writer.h"
 
 static uint64_t rng_state = 42;
 static uint64_t rng(void)
@@ -64,16 +74,37 @@ static int count_row(void *arg, const struct floe_pq_value *row, size_t ncols)
 struct ev {
 	char a[12], b[12], c[12], v[16], u[16];
 	size_t la, lb, lc, lv, lu;
+	struct floe_pq_value t[5]; /* typed: a, b, c, v, u */
 };
 
-static void make(struct ev *e, uint64_t keys)
+static void make(struct ev *e, uint64_t keys, bool typed, bool skew)
 {
-	uint64_t k = rng() % keys;
-	e->la = (size_t)snprintf(e->a, sizeof(e->a), "h%" PRIu64, k % 1000);
-	e->lb = (size_t)snprintf(e->b, sizeof(e->b), "s%" PRIu64, (k / 1000) % 1000);
+	double x = (double)(rng() >> 11) / 9007199254740992.0;
+	uint64_t k = skew ? (uint64_t)((double)keys * x * x * x) : rng() % keys;
+	uint64_t v = 1 + rng() % 5000, u = rng() % 100000;
+	const char *pa = typed ? "" : "h", *pb = typed ? "" : "s", *pu = typed ? "" : "u";
+	e->la = (size_t)snprintf(e->a, sizeof(e->a), "%s%" PRIu64, pa, k % 1000);
+	e->lb = (size_t)snprintf(e->b, sizeof(e->b), "%s%" PRIu64, pb, (k / 1000) % 1000);
 	e->lc = (size_t)snprintf(e->c, sizeof(e->c), "c%" PRIu64, k / 1000000);
-	e->lv = (size_t)snprintf(e->v, sizeof(e->v), "%" PRIu64, 1 + rng() % 5000);
-	e->lu = (size_t)snprintf(e->u, sizeof(e->u), "u%" PRIu64, rng() % 100000);
+	e->lv = (size_t)snprintf(e->v, sizeof(e->v), "%" PRIu64, v);
+	e->lu = (size_t)snprintf(e->u, sizeof(e->u), "%s%" PRIu64, pu, u);
+	e->t[0] = (struct floe_pq_value){.i = (int64_t)(k % 1000)};
+	e->t[1] = (struct floe_pq_value){.i = (int64_t)((k / 1000) % 1000)};
+	e->t[2] = (struct floe_pq_value){.s = e->c, .len = e->lc};
+	e->t[3] = (struct floe_pq_value){.i = (int64_t)v};
+	e->t[4] = (struct floe_pq_value){.i = (int64_t)u};
+}
+
+/* The typed columns of the typed events, as a parser's plan gives them. */
+static void typed_plan(struct floe_colplan *p)
+{
+	memset(p, 0, sizeof(*p));
+	(void)floe_colplan_add(p, "a", FLOE_COL_INT, NULL, NULL);
+	(void)floe_colplan_add(p, "b", FLOE_COL_INT, NULL, NULL);
+	(void)floe_colplan_add(p, "c", FLOE_COL_STRING, NULL, NULL);
+	(void)floe_colplan_add(p, "v", FLOE_COL_LONG, NULL, NULL);
+	(void)floe_colplan_add(p, "u", FLOE_COL_LONG, NULL, NULL);
+	p->planned = true;
 }
 
 int main(int argc, char **argv)
@@ -83,6 +114,10 @@ int main(int argc, char **argv)
 	bool want_csv = argc > 3 && strcmp(argv[3], "-") != 0;
 	FILE *csv = want_csv ? fopen(argv[3], "w") : NULL;
 	unsigned long precision = argc > 4 ? strtoul(argv[4], NULL, 10) : 14;
+	bool typed = argc > 5 && strncmp(argv[5], "typed", 5) == 0;
+	bool skew = argc > 5 && strcmp(argv[5], "typed-skew") == 0;
+	static struct floe_colplan plan;
+	typed_plan(&plan);
 	if (keys == 0 || events == 0 || (want_csv && !csv))
 		return 2;
 	if (csv)
@@ -99,7 +134,7 @@ int main(int argc, char **argv)
 	struct floe_aggregator *g = NULL;
 	floe_alloc_init(&a, 0);
 	if (floe_config_parse(NULL, "bench.yaml", y, strlen(y), "h", &cfg, &err) ||
-	    floe_agg_new(&a, &cfg->aggs[0], &g, &err)) {
+	    floe_agg_new(&a, &cfg->aggs[0], typed ? &plan : NULL, &g, &err)) {
 		fprintf(stderr, "bench_aggregate: %s\n", err.msg);
 		return 1;
 	}
@@ -121,12 +156,17 @@ int main(int argc, char **argv)
 				.attr_key_lens = aklens,
 				.attr_vals = avals,
 				.attr_val_lens = avlens};
+	if (typed) {
+		r.nattrs = 0;
+		r.ntyped = 5;
+		r.typed_plan = &plan;
+	}
 	double spent = 0;
 	/* 20,000 events per second of event time: a window every 1.2 M events. */
 	for (uint64_t done = 0; done < events;) {
 		size_t n = events - done < BATCH ? (size_t)(events - done) : BATCH;
 		for (size_t i = 0; i < n; i++) {
-			make(&batch[i], keys);
+			make(&batch[i], keys, typed, skew);
 			if (csv)
 				fprintf(csv, "%" PRIu64 ",%s,%s,%s,%s,%s\n", (done + i) * 50,
 					batch[i].a, batch[i].b, batch[i].c, batch[i].v, batch[i].u);
@@ -139,6 +179,7 @@ int main(int argc, char **argv)
 			avals[2] = e->c, avlens[2] = e->lc;
 			avals[3] = e->v, avlens[3] = e->lv;
 			avals[4] = e->u, avlens[4] = e->lu;
+			r.typed = e->t;
 			r.ts = r.received_at = (int64_t)(done * 50);
 			floe_agg_add(g, &r, count_row, NULL);
 		}
@@ -150,11 +191,11 @@ int main(int argc, char **argv)
 	const struct floe_agg_stats *st = floe_agg_stats(g);
 	struct floe_agg_plan p;
 	floe_agg_plan(&cfg->aggs[0], &p, NULL);
-	printf("keys %" PRIu64 ": %" PRIu64 " events in %.2f CPU s: %.2f M events/s; %" PRIu64
+	printf("keys %" PRIu64 " %s: %" PRIu64 " events in %.2f CPU s: %.2f M events/s; %" PRIu64
 	       " windows, %" PRIu64 " rows, %" PRIu64 " events in __overflow__, %" PRIu64
 	       " sketches coarse\n",
-	       keys, events, spent, (double)events / spent / 1e6, st->windows, rows,
-	       st->overflowed, st->coarse);
+	       keys, skew ? "typed-skew" : typed ? "typed" : "text", events, spent, (double)events / spent / 1e6,
+	       st->windows, rows, st->overflowed, st->coarse);
 	printf("keys %" PRIu64 ": reserved %.1f MiB (%u window(s) x %" PRIu64 " groups x %" PRIu64
 	       " bytes), at most %.1f MiB allocated (the pools grown within %.1f MiB); peak RSS "
 	       "%.1f MiB (%.1f MiB before the first event)\n",

@@ -84,7 +84,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct floe_alloc a;
 	floe_alloc_init(&a, 0);
 	struct floe_aggregator *g = NULL, *h = NULL;
-	if (floe_agg_new(&a, &cfg->aggs[0], &g, &err) || floe_agg_new(&a, &cfg->aggs[0], &h, &err))
+	if (floe_agg_new(&a, &cfg->aggs[0], NULL, &g, &err) || floe_agg_new(&a, &cfg->aggs[0], NULL, &h, &err))
 		abort();
 	size_t nev = size ? data[0] : 0, i = 1;
 	int64_t ts = 0;

@@ -109,7 +109,7 @@ static void setup(struct fixture *f, const char *yaml)
 		print_error("%s\n", err.msg);
 	assert_int_equal(rc, 0);
 	floe_alloc_init(&f->a, 0);
-	rc = floe_agg_new(&f->a, &f->cfg->aggs[0], &f->g, &err);
+	rc = floe_agg_new(&f->a, &f->cfg->aggs[0], NULL, &f->g, &err);
 	if (rc)
 		print_error("%s\n", err.msg);
 	assert_int_equal(rc, 0);
@@ -858,7 +858,7 @@ static void test_plan(void **state)
 	struct floe_alloc a;
 	floe_alloc_init(&a, 0);
 	struct floe_aggregator *g = NULL;
-	assert_int_equal(floe_agg_new(&a, &c->aggs[1], &g, &err), 0);
+	assert_int_equal(floe_agg_new(&a, &c->aggs[1], NULL, &g, &err), 0);
 	assert_true(a.used <= p.total);
 	floe_agg_free(g);
 	/* The rule across aggregations: the first one's window span, then their memory. */

@@ -1,0 +1,354 @@
+/* The aggregator over typed columns: a record whose fields are typed values (as a parser
+ * with typed columns gives them) and the same record as attribute text make the same
+ * aggregate rows, byte for byte, sketches included; a key from an int or long column is
+ * an int or long key column; a key's text that is no integer is a null key, counted. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "agent/agg/aggregator.h"
+#include "agent/config/config.h"
+#include "agent/schema/aggtable.h"
+#include "agent/schema/columns.h"
+#include "agent/schema/record.h"
+#include "formats/base/alloc.h"
+#include "formats/base/error.h"
+#include "formats/iceberg/metadata.h"
+#include "formats/parquet/writer.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SEC 1000000LL
+
+/* Every row emitted, each value printed by its column's kind, into one text. */
+struct rows {
+	const struct floe_aggtable *t;
+	char *buf;
+	size_t len, cap;
+	size_t n;
+	char first_key[64][32]; /* the first key column of the first rows, as text ("null") */
+};
+
+static void put(struct rows *s, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int w = vsnprintf(s->buf + s->len, s->cap - s->len, fmt, ap);
+	va_end(ap);
+	assert_true(w >= 0 && (size_t)w < s->cap - s->len);
+	s->len += (size_t)w;
+}
+
+static int collect(void *arg, const struct floe_pq_value *v, size_t ncols)
+{
+	struct rows *s = arg;
+	size_t n;
+	const struct floe_pq_column *cols = floe_aggtable_columns(s->t, &n);
+	assert_int_equal(n, ncols);
+	size_t k = floe_aggtable_first_key(s->t);
+	if (s->n < 64) {
+		if (v[k].is_null)
+			snprintf(s->first_key[s->n], 32, "null");
+		else if (cols[k].kind == FLOE_PQ_STRING)
+			snprintf(s->first_key[s->n], 32, "'%.*s'", (int)v[k].len, v[k].s);
+		else
+			snprintf(s->first_key[s->n], 32, "%lld", (long long)v[k].i);
+	}
+	s->n++;
+	for (size_t i = 0; i < ncols; i++) {
+		if (v[i].is_null) {
+			put(s, "null,");
+			continue;
+		}
+		switch (cols[i].kind) {
+		case FLOE_PQ_DOUBLE:
+			put(s, "%a,", v[i].d);
+			break;
+		case FLOE_PQ_STRING:
+		case FLOE_PQ_BINARY:
+			put(s, "[");
+			for (size_t b = 0; b < v[i].len; b++)
+				put(s, "%02x", (unsigned char)v[i].s[b]);
+			put(s, "],");
+			break;
+		case FLOE_PQ_MAP_STRING_LONG:
+			for (size_t e = 0; e < v[i].n; e++)
+				put(s, "%.*s=%lld;", (int)v[i].key_lens[e], v[i].keys[e],
+				    (long long)v[i].ivals[e]);
+			put(s, ",");
+			break;
+		default:
+			put(s, "%lld,", (long long)v[i].i);
+		}
+	}
+	put(s, "\n");
+	return 0;
+}
+
+struct fixture {
+	struct floe_config *cfg;
+	struct floe_alloc a;
+	struct floe_colplan plan;
+	struct floe_aggregator *g;
+	struct rows rows;
+};
+
+/* An aggregation of yaml over records whose k is an int column, v a long one and d a
+ * double one. */
+static void setup(struct fixture *f, const char *yaml)
+{
+	struct floe_err err = {0};
+	memset(f, 0, sizeof(*f));
+	int rc = floe_config_parse(NULL, "t.yaml", yaml, strlen(yaml), "host-1", &f->cfg, &err);
+	if (rc)
+		print_error("%s\n", err.msg);
+	assert_int_equal(rc, 0);
+	assert_int_equal(floe_colplan_add(&f->plan, "k", FLOE_COL_INT, NULL, NULL), 0);
+	assert_int_equal(floe_colplan_add(&f->plan, "v", FLOE_COL_LONG, NULL, NULL), 0);
+	assert_int_equal(floe_colplan_add(&f->plan, "d", FLOE_COL_DOUBLE, NULL, NULL), 0);
+	f->plan.planned = true;
+	floe_alloc_init(&f->a, 0);
+	rc = floe_agg_new(&f->a, &f->cfg->aggs[0], &f->plan, &f->g, &err);
+	if (rc)
+		print_error("%s\n", err.msg);
+	assert_int_equal(rc, 0);
+	f->rows.t = floe_agg_table(f->g);
+	f->rows.cap = 1u << 20;
+	f->rows.buf = calloc(1, f->rows.cap);
+	assert_non_null(f->rows.buf);
+}
+
+static void teardown(struct fixture *f)
+{
+	floe_agg_free(f->g);
+	assert_int_equal(f->a.used, 0);
+	floe_config_free(f->cfg);
+	free(f->rows.buf);
+}
+
+/* One event at ts seconds: k, v and d as attribute text (typed false; NULL: absent), or
+ * as typed values converted from that text, as a parser's column plan converts them. */
+static void add(struct fixture *f, bool typed, double ts, const char *k, const char *v,
+		const char *d)
+{
+	const char *keys[3] = {"k", "v", "d"}, *vals[3] = {k, v, d};
+	size_t vlens[3] = {k ? strlen(k) : 0, v ? strlen(v) : 0, d ? strlen(d) : 0};
+	const char *ok[3], *ov[3];
+	size_t okl[3], ovl[3];
+	size_t na = 0;
+	for (size_t i = 0; i < 3; i++) {
+		if (!vals[i])
+			continue;
+		ok[na] = keys[i], okl[na] = 1, ov[na] = vals[i], ovl[na] = vlens[i];
+		na++;
+	}
+	struct floe_record r = {.ts = (int64_t)(ts * SEC),
+				.received_at = (int64_t)(ts * SEC),
+				.host = {"h", 1},
+				.message = {"m", 1},
+				.nattrs = na,
+				.attr_keys = ok,
+				.attr_key_lens = okl,
+				.attr_vals = ov,
+				.attr_val_lens = ovl};
+	struct floe_pq_value tv[3];
+	const char *tk[3], *tav[3];
+	size_t tkl[3], tavl[3];
+	uint64_t fails[3] = {0};
+	if (typed)
+		floe_colplan_take(&f->plan, &r, tv, tk, tkl, tav, tavl, fails);
+	assert_int_equal(floe_agg_add(f->g, &r, collect, &f->rows), 0);
+}
+
+static uint64_t seed = 7;
+static uint64_t rnd(void)
+{
+	seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+	return seed >> 33;
+}
+
+/* The same 3,000 events, as text and as typed values, through every kind of metric over
+ * a long and a double, keyed by an int column (and host): the same rows, byte for byte,
+ * and the key column is an int. */
+static void test_typed_same_as_text(void **state)
+{
+	(void)state;
+	const char *yaml =
+	    "aggregations: [{name: a, window: 10s, group_by: [k, host], "
+	    "metrics: [count, {sum: v}, {min: v}, {max: d}, {avg: d}, {quantiles: v}, "
+	    "{distinct: v}, {top_k: v, k: 3}, {quantiles: d}]}]\n";
+	struct fixture text, typed;
+	setup(&text, yaml);
+	setup(&typed, yaml);
+	size_t n;
+	const struct floe_pq_column *cols = floe_aggtable_columns(typed.rows.t, &n);
+	const struct floe_ice_field *fields = floe_aggtable_fields(typed.rows.t, &n);
+	size_t k = floe_aggtable_first_key(typed.rows.t);
+	assert_string_equal(cols[k].name, "k");
+	assert_int_equal(cols[k].kind, FLOE_PQ_INT32);
+	assert_string_equal(fields[k].type, "int");
+	assert_int_equal(cols[k + 1].kind, FLOE_PQ_STRING);
+	for (int i = 0; i < 3000; i++) {
+		char kb[16], vb[24], db[32];
+		snprintf(kb, sizeof(kb), "%d", (int)(rnd() % 12) - 2);
+		snprintf(vb, sizeof(vb), "%lld", (long long)(rnd() % 100000) - 1000);
+		/* Doubles whose text is what %.17g prints, so that both read the same number. */
+		snprintf(db, sizeof(db), "%.17g", (double)(rnd() % 1000) / 8.0);
+		double ts = i / 100.0;
+		const char *d = i % 7 ? db : NULL;
+		add(&text, false, ts, kb, vb, d);
+		add(&typed, true, ts, kb, vb, d);
+	}
+	assert_int_equal(floe_agg_flush(text.g, collect, &text.rows), 0);
+	assert_int_equal(floe_agg_flush(typed.g, collect, &typed.rows), 0);
+	assert_true(typed.rows.n > 30);
+	assert_int_equal(text.rows.n, typed.rows.n);
+	assert_int_equal(text.rows.len, typed.rows.len);
+	assert_memory_equal(text.rows.buf, typed.rows.buf, text.rows.len);
+	assert_int_equal(floe_agg_stats(typed.g)->unparsable, 0);
+	assert_int_equal(floe_agg_stats(text.g)->unparsable, 0);
+	teardown(&text);
+	teardown(&typed);
+}
+
+/* A key from an int column whose text is no integer (as text, or kept in attrs by a
+ * conversion that failed) is a null key, counted; "-" is a null key, not counted; a
+ * number beyond int is refused by the column's own conversion. */
+static void test_typed_key_not_int(void **state)
+{
+	(void)state;
+	struct fixture f;
+	setup(&f, "aggregations: [{name: a, window: 10s, group_by: [k], metrics: [count]}]\n");
+	add(&f, false, 1, "x", "1", NULL);	    /* text, not an integer */
+	add(&f, true, 1, "y", "1", NULL);	    /* typed: the conversion failed, text kept */
+	add(&f, false, 1, "-", "1", NULL);	    /* null */
+	add(&f, false, 1, "4294967296", "1", NULL); /* beyond int */
+	add(&f, true, 1, "7", "1", NULL);
+	add(&f, false, 1, "7", "1", NULL);
+	assert_int_equal(floe_agg_flush(f.g, collect, &f.rows), 0);
+	assert_int_equal(f.rows.n, 2);
+	assert_string_equal(f.rows.first_key[0], "null");
+	assert_string_equal(f.rows.first_key[1], "7");
+	assert_non_null(strstr(f.rows.buf, ",4,0,1,\n")); /* null key: count 4 */
+	assert_int_equal(floe_agg_stats(f.g)->unparsable, 3);
+	teardown(&f);
+}
+
+/* A typed key's overflow group writes a null key, as an integer record column's does. */
+static void test_typed_key_overflow(void **state)
+{
+	(void)state;
+	struct fixture f;
+	setup(&f, "aggregations: [{name: a, window: 10s, group_by: [k, host], metrics: [count],"
+		  " max_groups: 2}]\n");
+	add(&f, true, 1, "1", "1", NULL);
+	add(&f, true, 1, "2", "1", NULL);
+	add(&f, true, 1, "3", "1", NULL);
+	assert_int_equal(floe_agg_flush(f.g, collect, &f.rows), 0);
+	assert_int_equal(f.rows.n, 3);
+	assert_string_equal(f.rows.first_key[2], "null");
+	/* The host key of __overflow__, its count 1. */
+	assert_non_null(strstr(f.rows.buf, "[5f5f6f766572666c6f775f5f],1,0,1,\n"));
+	teardown(&f);
+}
+
+/* An image in memory. */
+struct image {
+	uint8_t *p;
+	size_t len, off;
+};
+
+static int put_image(void *ctx, const void *p, size_t n)
+{
+	struct image *im = ctx;
+	im->p = realloc(im->p, im->len + n);
+	assert_non_null(im->p);
+	memcpy(im->p + im->len, p, n);
+	im->len += n;
+	return 0;
+}
+
+static int get_image(void *ctx, void *p, size_t n)
+{
+	struct image *im = ctx;
+	if (n > im->len - im->off)
+		return FLOE_ECORRUPT;
+	memcpy(p, im->p + im->off, n);
+	im->off += n;
+	return 0;
+}
+
+/* Events read and not yet added to their groups (the aggregator reads up to 32 ahead of
+ * its updates) are in the image: an aggregator restored from an image saved with 13
+ * events pending goes on to the same rows as the one that saved it. */
+static void test_image_with_pending(void **state)
+{
+	(void)state;
+	const char *yaml = "aggregations: [{name: a, window: 10s, group_by: [k], "
+			   "metrics: [count, {sum: v}, {distinct: v}, {quantiles: v}]}]\n";
+	struct fixture f, g;
+	setup(&f, yaml);
+	setup(&g, yaml);
+	char kb[16], vb[16];
+	for (int i = 0; i < 77; i++) { /* 77 = 2 x 32 + 13 */
+		snprintf(kb, sizeof(kb), "%d", i % 3);
+		snprintf(vb, sizeof(vb), "%d", i * 7);
+		add(&f, true, 1 + i / 100.0, kb, vb, NULL);
+	}
+	struct image im = {0};
+	assert_int_equal(floe_agg_save(f.g, 5, put_image, &im), 0);
+	uint64_t tag = 0;
+	assert_int_equal(floe_agg_load(g.g, get_image, &im, &tag, NULL), 0);
+	assert_int_equal(tag, 5);
+	for (int i = 0; i < 40; i++) {
+		snprintf(kb, sizeof(kb), "%d", i % 4);
+		snprintf(vb, sizeof(vb), "%d", i);
+		add(&f, true, 3 + i / 10.0, kb, vb, NULL);
+		add(&g, true, 3 + i / 10.0, kb, vb, NULL);
+	}
+	assert_int_equal(floe_agg_flush(f.g, collect, &f.rows), 0);
+	assert_int_equal(floe_agg_flush(g.g, collect, &g.rows), 0);
+	assert_int_equal(f.rows.n, 4);
+	assert_int_equal(f.rows.len, g.rows.len);
+	assert_memory_equal(f.rows.buf, g.rows.buf, f.rows.len);
+	assert_non_null(strstr(g.rows.buf, ",36,")); /* key 0: 26 events, then 10 */
+	free(im.p);
+	teardown(&f);
+	teardown(&g);
+}
+
+/* Without typed columns the same field is a string key, as before. */
+static void test_text_key_stays_string(void **state)
+{
+	(void)state;
+	struct floe_config *cfg = NULL;
+	struct floe_err err = {0};
+	struct floe_aggtable *t = NULL;
+	const char *y = "aggregations: [{name: a, window: 10s, group_by: [k, severity], "
+			"metrics: [count]}]\n";
+	assert_int_equal(floe_config_parse(NULL, "t.yaml", y, strlen(y), "h", &cfg, &err), 0);
+	assert_int_equal(floe_agg_table_of(NULL, &cfg->aggs[0], NULL, &t, &err), 0);
+	size_t n;
+	const struct floe_pq_column *cols = floe_aggtable_columns(t, &n);
+	size_t k = floe_aggtable_first_key(t);
+	assert_int_equal(cols[k].kind, FLOE_PQ_STRING);
+	assert_int_equal(cols[k + 1].kind, FLOE_PQ_INT32);
+	floe_aggtable_free(t);
+	floe_config_free(cfg);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_typed_same_as_text),
+	    cmocka_unit_test(test_typed_key_not_int),
+	    cmocka_unit_test(test_typed_key_overflow),
+	    cmocka_unit_test(test_text_key_stays_string),
+	    cmocka_unit_test(test_image_with_pending),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
