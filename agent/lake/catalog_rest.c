@@ -229,12 +229,16 @@ static int take_vended(struct floe_catalog_rest *c, const char *name, const stru
 	v->creds = n;
 	snprintf(v->name, sizeof(v->name), "%s", name);
 	snprintf(v->location, sizeof(v->location), "%s", location);
-	const char *ep = floe_rest_table_storage(t, location, "s3.endpoint");
-	const char *rg = floe_rest_table_storage(t, location, "client.region");
-	const char *ps = floe_rest_table_storage(t, location, "s3.path-style-access");
+	/* The keys and their expiry come from one source; where to send them may come from
+	 * any: a credential that holds only keys leaves the endpoint to the table's config,
+	 * the catalog's, then lake.s3's (floe_warehouse_open_location). */
+	static const char *const EP[] = {"s3.endpoint", NULL};
+	static const char *const RG[] = {"client.region", "s3.region", NULL};
+	static const char *const PS[] = {"s3.path-style-access", NULL};
+	const char *ep = floe_rest_table_setting(t, location, c->conf, EP);
+	const char *rg = floe_rest_table_setting(t, location, c->conf, RG);
+	const char *ps = floe_rest_table_setting(t, location, c->conf, PS);
 	const char *ex = floe_rest_table_storage(t, location, "s3.session-token-expires-at-ms");
-	if (!rg)
-		rg = floe_rest_table_storage(t, location, "s3.region");
 	snprintf(v->endpoint, sizeof(v->endpoint), "%s", ep ? ep : "");
 	snprintf(v->region, sizeof(v->region), "%s", rg ? rg : "");
 	v->path_style = ps ? strcmp(ps, "true") == 0 : -1;

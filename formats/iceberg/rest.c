@@ -367,6 +367,24 @@ const char *floe_rest_table_storage(const struct floe_rest_table *t, const char 
 	return floe_rest_table_config(t, key);
 }
 
+const char *floe_rest_table_setting(const struct floe_rest_table *t, const char *location,
+				    const struct floe_rest_config *conf, const char *const *keys)
+{
+	const char *v = NULL;
+	const struct floe_json *cred = floe_rest_table_credential(t, location);
+	/* Source by source, each asked for every spelling before the next is asked. */
+	for (const char *const *k = keys; cred && *k; k++)
+		if (floe_json_get_str(cred, *k, &v) == 0)
+			return v;
+	for (const char *const *k = keys; *k; k++)
+		if ((v = floe_rest_table_config(t, *k)))
+			return v;
+	for (const char *const *k = keys; conf && *k; k++)
+		if ((v = floe_rest_config_get(conf, *k)))
+			return v;
+	return NULL;
+}
+
 /* ---- errors and tokens ---- */
 
 static void copy_str(char *dst, size_t cap, const struct floe_json *obj, const char *key)

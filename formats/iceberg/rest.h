@@ -75,6 +75,13 @@ const struct floe_json *floe_rest_table_credential(const struct floe_rest_table 
  * else from the table's config. */
 const char *floe_rest_table_storage(const struct floe_rest_table *t, const char *location,
 				    const char *key);
+/* A storage setting that is not a secret (s3.endpoint, the region, s3.path-style-access),
+ * which any source may give on its own: the first of keys (a NULL-terminated list of the
+ * spellings, the preferred first) the matching storage credential holds, else the table's
+ * config, else the catalog's merged configuration conf (may be NULL); NULL when none has
+ * it, and the caller's own configuration answers. */
+const char *floe_rest_table_setting(const struct floe_rest_table *t, const char *location,
+				    const struct floe_rest_config *conf, const char *const *keys);
 
 /* ---- answers: errors and tokens ---- */
 

@@ -30,6 +30,8 @@ static void table(struct floe_alloc *a, const char *p, size_t n)
 	static const char *const locs[] = {"", "s3://", "s3://b/wh/t/data/x.parquet", "file:///x"};
 	for (size_t i = 0; i < 4; i++) {
 		touch(floe_rest_table_storage(t, locs[i], "s3.access-key-id"));
+		static const char *const keys[] = {"client.region", "s3.region", NULL};
+		touch(floe_rest_table_setting(t, locs[i], NULL, keys));
 		(void)floe_rest_table_credential(t, locs[i]);
 	}
 	touch(floe_rest_table_config(t, "s3.endpoint"));

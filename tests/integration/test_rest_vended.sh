@@ -71,4 +71,18 @@ sed -i "s/^access_key = .*/access_key = $AK2/; s/^secret_key = .*/secret_key = $
 check "the live files are fetched from RGW" s3_live "$T/floe.yaml" vend/edge/logs "$T/s3" "$T/files"
 check "DuckDB reads every line back exactly once" node "$READER/check_rows.js" "$T/files" "$T/logs/a.log"
 check "no request or answer broke the OpenAPI document" test ! -s "$T/cat/violations.log"
+
+# A credential that holds only the keys: the endpoint and the addressing come from the
+# table's config, the region from the catalog's /v1/config, as the spec lets a catalog
+# split them. (Bounded: a floe that sent the keys to AWS's default endpoint instead would
+# wait that store out.)
+start_rest_catalog "$T/cat2" --warehouse "s3://$S3_BUCKET/vend2" --client-id dev1 --client-secret Vend-S3cret \
+	--vend "s3.access-key-id=$AK2,s3.secret-access-key=$SK2" \
+	--table-config "s3.endpoint=$S3_ENDPOINT,s3.path-style-access=true" --config-default "client.region=$S3_REGION"
+sed -i "s#uri: \"[^\"]*\"#uri: \"$REST_URL\"#; s#state_dir: .*#state_dir: $T/state2 }#" "$T/floe.yaml"
+check "a credential without an endpoint: the table's config and the catalog's give it" \
+	timeout 120 "${NOKEYS[@]}" run -c "$T/floe.yaml" --once --log-level warn
+check "the second table's live files are fetched from RGW" s3_live "$T/floe.yaml" vend2/edge/logs "$T/s3b" "$T/files2"
+check "DuckDB reads every line of it once" node "$READER/check_rows.js" "$T/files2" "$T/logs/a.log"
+check "no request or answer broke the OpenAPI document (second catalog)" test ! -s "$T/cat2/violations.log"
 finish

@@ -3,6 +3,7 @@
 //   node server.js --port P --root DIR [--warehouse URI] [--prefix ws]
 //                  [--client-id ID --client-secret S [--token-ttl SECONDS]]
 //                  [--id-offset K] [--vend KEY=VALUE,...] [--omit-endpoint 'VERB /v1/...']...
+//                  [--table-config KEY=VALUE,...] [--config-default KEY=VALUE,...]
 //
 // Listens on 127.0.0.1 only. Namespaces, tables and their current metadata locations are
 // kept in DIR/catalog.json; metadata files are written under each table's location when it
@@ -13,7 +14,10 @@
 // document (tests/data/iceberg-rest); a violation is appended to DIR/violations.log as
 // one JSON line (requests that fail are answered 400), so a test can demand an empty log.
 // --omit-endpoint leaves an endpoint out of the list /v1/config gives (repeatable), as a
-// catalog that does not serve it would; the server still answers it.
+// catalog that does not serve it would; the server still answers it. --vend is the storage
+// credential a delegated load gets; --table-config goes into every LoadTableResult's config
+// and --config-default into /v1/config's defaults (settings a credential may leave to
+// them, such as s3.endpoint).
 //
 // Every request is logged to DIR/requests.log (method, path, status, idempotency key, and
 // whether an Authorization header came; never its value).
@@ -55,7 +59,8 @@ const Ajv2020 = require('ajv/dist/2020');
 const addFormats = require('ajv-formats');
 
 function args() {
-  const o = { prefix: 'ws', tokenTtl: 3600, idOffset: 0, vend: null, omit: [] };
+  const o = { prefix: 'ws', tokenTtl: 3600, idOffset: 0, vend: null, omit: [], tableConfig: {}, configDefaults: {} };
+  const kvs = (v) => Object.fromEntries(v.split(',').map((kv) => kv.split('=')));
   const a = process.argv.slice(2);
   for (let i = 0; i < a.length; i += 2) {
     const k = a[i], v = a[i + 1];
@@ -67,7 +72,9 @@ function args() {
     else if (k === '--client-secret') o.clientSecret = v;
     else if (k === '--token-ttl') o.tokenTtl = Number(v);
     else if (k === '--id-offset') o.idOffset = Number(v);
-    else if (k === '--vend') o.vend = Object.fromEntries(v.split(',').map((kv) => kv.split('=')));
+    else if (k === '--vend') o.vend = kvs(v);
+    else if (k === '--table-config') o.tableConfig = kvs(v);
+    else if (k === '--config-default') o.configDefaults = kvs(v);
     else if (k === '--omit-endpoint') o.omit.push(v);
     else throw new Error(`unknown option ${k}`);
   }
@@ -387,7 +394,7 @@ function interposeField(ns, name) {
 }
 
 function tableResult(loc, meta, delegated) {
-  const r = { 'metadata-location': loc, metadata: meta, config: {} };
+  const r = { 'metadata-location': loc, metadata: meta, config: { ...opt.tableConfig } };
   if (delegated && opt.vend) r['storage-credentials'] = [{ prefix: meta.location, config: { ...opt.vend } }];
   return r;
 }
@@ -448,7 +455,7 @@ function handle(req, body, res) {
   let out;
   switch (rt.op.operationId) {
     case 'getConfig':
-      out = [200, { defaults: {}, overrides: { prefix: opt.prefix }, endpoints: Object.entries(spec.paths).flatMap(([tp, item]) => Object.keys(item).filter((m) => ['get', 'post', 'head', 'delete'].includes(m)).map((m) => `${m.toUpperCase()} ${tp}`)).filter((e) => !opt.omit.includes(e)), 'idempotency-key-lifetime': 'PT30M' }];
+      out = [200, { defaults: { ...opt.configDefaults }, overrides: { prefix: opt.prefix }, endpoints: Object.entries(spec.paths).flatMap(([tp, item]) => Object.keys(item).filter((m) => ['get', 'post', 'head', 'delete'].includes(m)).map((m) => `${m.toUpperCase()} ${tp}`)).filter((e) => !opt.omit.includes(e)), 'idempotency-key-lifetime': 'PT30M' }];
       break;
     case 'createNamespace': {
       const k = nsKey(body.namespace);
