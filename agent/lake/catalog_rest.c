@@ -4,6 +4,7 @@
 
 #include "agent/config/config.h"
 #include "agent/env/env.h"
+#include "agent/lake/catalog_rest_sign.h"
 #include "agent/lake/warehouse.h"
 #include "formats/aws/credentials.h"
 #include "formats/base/alloc.h"
@@ -67,6 +68,7 @@ struct floe_catalog_rest {
 	const struct floe_clock *clock;
 	const struct floe_rand *rand;
 	struct floe_http *http;
+	struct floe_rest_signer *signer; /* NULL: requests are not SigV4-signed */
 	struct floe_rest_config *conf; /* NULL until /v1/config answered */
 	char prefix[260];
 	char nsbuf[MAX_LEVELS * 130];
@@ -135,6 +137,11 @@ int floe_catalog_rest_new(struct floe_alloc *a, const struct floe_config *cfg,
 		return floe_err_set(err, rc, "%s: no HTTP client: %s", cfg->lake.rest.uri,
 				    rc == -ENOTSUP ? "libcurl could not be loaded" : floe_strerror(rc));
 	}
+	if ((rc = floe_rest_signer_new(a, cfg, &c->signer, err))) {
+		floe_http_free(c->http);
+		floe_free(a, c);
+		return rc;
+	}
 	*out = c;
 	return 0;
 }
@@ -158,6 +165,7 @@ void floe_catalog_rest_free(struct floe_catalog_rest *c)
 #endif
 	}
 	drop_token(c);
+	floe_rest_signer_free(c->signer);
 	floe_rest_config_free(c->conf);
 	floe_http_free(c->http);
 	floe_free(c->a, c);
@@ -401,7 +409,8 @@ static int authorization(struct floe_catalog_rest *c, char *hdr, size_t cap, str
 
 struct call {
 	const char *method;
-	const char *path; /* from floe_rest_path, or "/v1/config?..." */
+	const char *path; /* from floe_rest_path, or "/v1/config" */
+	const char *qname, *qvalue; /* one query parameter, raw (qname NULL: none) */
 	const char *body; /* NULL: none */
 	size_t body_len;
 	const char *etag; /* If-None-Match, or NULL */
@@ -417,18 +426,54 @@ struct call {
 static int call(struct floe_catalog_rest *c, const struct call *k, struct floe_http_resp *r, bool *sent,
 		struct floe_err *err)
 {
+	/* auth: "Original-" (a signed request's bearer token goes under that name, its
+	 * Authorization being the signature's), then the header. */
 	char url[4096], auth[8192], inm[300], key[64];
+	size_t base_len;
+	struct floe_rest_signed sg;
 	*sent = false;
 	if (floe_fmt(url, sizeof(url), "%s%s", c->cfg->lake.rest.uri, k->path))
 		return floe_err_set(err, FLOE_ELIMIT, "the request URL is too long");
+	base_len = strlen(url);
+	if (k->qname) {
+		struct floe_buf q;
+		floe_buf_init(&q, c->a, sizeof(url));
+		int rc = floe_uri_put(&q, k->qvalue, strlen(k->qvalue), false);
+		if (rc == 0)
+			rc = floe_buf_terminate(&q);
+		if (rc == 0 && floe_fmt(url + base_len, sizeof(url) - base_len, "?%s=%s", k->qname, (char *)q.data))
+			rc = FLOE_ELIMIT;
+		floe_buf_fini(&q);
+		if (rc)
+			return floe_err_set(err, rc, "the request URL: %s", floe_strerror(rc));
+	}
 	for (int tries = 0;; tries++) {
-		const char *hdrs[8];
+		const char *hdrs[13];
 		size_t n = 0;
-		int rc = authorization(c, auth, sizeof(auth), err);
+		int rc = authorization(c, auth + 9, sizeof(auth) - 9, err);
 		if (rc)
 			return rc;
-		if (auth[0])
-			hdrs[n++] = auth;
+		if (auth[9] && c->signer)
+			hdrs[n++] = (char *)memcpy(auth, "Original-", 9);
+		else if (auth[9])
+			hdrs[n++] = auth + 9;
+		if (c->signer) {
+			char base[sizeof(url)];
+			memcpy(base, url, base_len);
+			base[base_len] = '\0';
+			if ((rc = floe_rest_signer_sign(c->signer, c->clock->wall_us(c->clock->ctx) / 1000000,
+							k->method, base, k->qname, k->qvalue, k->body, k->body_len,
+							&sg, err))) {
+				floe_wipe(auth, sizeof(auth));
+				return rc;
+			}
+			hdrs[n++] = sg.host;
+			hdrs[n++] = sg.date;
+			hdrs[n++] = sg.sha;
+			hdrs[n++] = sg.authorization;
+			if (sg.token[0])
+				hdrs[n++] = sg.token;
+		}
 		hdrs[n++] = "Accept: application/json";
 		/* Storage credentials for the table's location, if the catalog vends them. */
 		hdrs[n++] = "X-Iceberg-Access-Delegation: vended-credentials";
@@ -455,6 +500,8 @@ static int call(struct floe_catalog_rest *c, const struct call *k, struct floe_h
 		floe_http_resp_fini(r);
 		int net = floe_http_run(c->http, &rq, r, why, sizeof(why));
 		floe_wipe(auth, sizeof(auth));
+		if (c->signer)
+			floe_rest_signed_wipe(&sg);
 		if (net == -ECANCELED) { /* the stop's grace ran out: the request may have arrived */
 			*sent = true;
 			return floe_err_set(err, FLOE_S3_ESTOPPED, "%s %s: cut by the stop", k->method, url);
@@ -480,23 +527,15 @@ static int configure(struct floe_catalog_rest *c, struct floe_err *err)
 {
 	if (c->conf)
 		return 0;
-	struct floe_buf p;
-	floe_buf_init(&p, c->a, 4096);
-	int rc = floe_buf_puts(&p, "/v1/config");
 	const char *wh = c->cfg->lake.rest.warehouse;
-	if (rc == 0 && wh && (rc = floe_buf_puts(&p, "?warehouse=")) == 0)
-		rc = floe_uri_put(&p, wh, strlen(wh), false);
-	if (rc == 0)
-		rc = floe_buf_terminate(&p);
-	if (rc) {
-		floe_buf_fini(&p);
-		return floe_err_set(err, rc, "the config request: %s", floe_strerror(rc));
-	}
-	struct call k = {.method = "GET", .path = (const char *)p.data, .max = CONFIG_MAX};
+	struct call k = {.method = "GET",
+			 .path = "/v1/config",
+			 .qname = wh ? "warehouse" : NULL,
+			 .qvalue = wh,
+			 .max = CONFIG_MAX};
 	struct floe_http_resp r = {0};
 	bool sent;
-	rc = call(c, &k, &r, &sent, err);
-	floe_buf_fini(&p);
+	int rc = call(c, &k, &r, &sent, err);
 	if (rc == 0 && r.status != 200)
 		rc = status_rc(c, "GET /v1/config", &r, err);
 	struct floe_err pe;

@@ -4,6 +4,7 @@
 //                  [--client-id ID --client-secret S [--token-ttl SECONDS]]
 //                  [--id-offset K] [--vend KEY=VALUE,...] [--omit-endpoint 'VERB /v1/...']...
 //                  [--table-config KEY=VALUE,...] [--config-default KEY=VALUE,...]
+//                  [--sigv4 ACCESS_KEY:SECRET:REGION:SERVICE]
 //
 // Listens on 127.0.0.1 only. Namespaces, tables and their current metadata locations are
 // kept in DIR/catalog.json; metadata files are written under each table's location when it
@@ -18,6 +19,13 @@
 // credential a delegated load gets; --table-config goes into every LoadTableResult's config
 // and --config-default into /v1/config's defaults (settings a credential may leave to
 // them, such as s3.endpoint).
+//
+// With --sigv4 every request (but /_test/) must be signed with AWS Signature Version 4
+// by that key for that region and service, its body's SHA-256 in x-amz-content-sha256
+// and signed, within 15 minutes of the server's clock; anything else is answered 403.
+// The check is written from AWS's description of SigV4 (the canonical request of a
+// service other than S3: the path as received encoded once more, each query parameter
+// decoded and encoded again and sorted, the signed headers lower-cased and trimmed).
 //
 // Every request is logged to DIR/requests.log (method, path, status, idempotency key, and
 // whether an Authorization header came; never its value).
@@ -75,6 +83,7 @@ function args() {
     else if (k === '--vend') o.vend = kvs(v);
     else if (k === '--table-config') o.tableConfig = kvs(v);
     else if (k === '--config-default') o.configDefaults = kvs(v);
+    else if (k === '--sigv4') { const [ak, sk, region, service] = v.split(':'); o.sigv4 = { ak, sk, region, service }; }
     else if (k === '--omit-endpoint') o.omit.push(v);
     else throw new Error(`unknown option ${k}`);
   }
@@ -401,6 +410,55 @@ function tableResult(loc, meta, delegated) {
 
 // ---- HTTP ----
 
+// RFC 3986 encoding as SigV4 wants it: every byte but A-Z a-z 0-9 - _ . ~ as %XX.
+const sigEncode = (s, keepSlash) => Array.from(Buffer.from(s, 'utf8')).map((b) => {
+  const c = String.fromCharCode(b);
+  return /[A-Za-z0-9\-_.~]/.test(c) || (keepSlash && c === '/') ? c : `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
+}).join('');
+const hmac = (key, s) => crypto.createHmac('sha256', key).update(s, 'utf8').digest();
+const sha256 = (s) => crypto.createHash('sha256').update(s, 'utf8').digest('hex');
+
+function verifySigv4(req, text) {
+  const forbid = (why) => { throw new HttpError(403, 'ForbiddenException', `SigV4: ${why}`); };
+  const k = opt.sigv4;
+  const m = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, ?SignedHeaders=([a-z0-9;-]+), ?Signature=([0-9a-f]{64})$/
+    .exec(req.headers.authorization || '');
+  if (!m) forbid('no AWS4-HMAC-SHA256 Authorization header');
+  const [, ak, day, region, service, signed, signature] = m;
+  if (ak !== k.ak) forbid('unknown access key');
+  if (region !== k.region || service !== k.service) forbid(`scope ${region}/${service}, not ${k.region}/${k.service}`);
+  const date = req.headers['x-amz-date'] || '';
+  const dm = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(date);
+  if (!dm || !date.startsWith(day)) forbid('x-amz-date missing or not the scope\'s day');
+  const when = Date.UTC(dm[1], dm[2] - 1, dm[3], dm[4], dm[5], dm[6]);
+  if (Math.abs(when - Date.now()) > 15 * 60 * 1000) forbid('x-amz-date more than 15 minutes off');
+  const names = signed.split(';');
+  for (const need of ['host', 'x-amz-date', 'x-amz-content-sha256']) if (!names.includes(need)) forbid(`${need} is not signed`);
+  const bodyHash = sha256(text);
+  if (req.headers['x-amz-content-sha256'] !== bodyHash) forbid('x-amz-content-sha256 is not the body\'s');
+  const q = req.url.indexOf('?');
+  const rawPath = q < 0 ? req.url : req.url.slice(0, q);
+  const query = q < 0 ? '' : req.url.slice(q + 1);
+  const params = query ? query.split('&').map((kv) => {
+    const i = kv.indexOf('=');
+    const [n, v] = i < 0 ? [kv, ''] : [kv.slice(0, i), kv.slice(i + 1)];
+    return [sigEncode(decodeURIComponent(n)), sigEncode(decodeURIComponent(v))];
+  }) : [];
+  params.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
+  const headers = names.map((n) => {
+    const v = req.headers[n];
+    if (v === undefined) forbid(`signed header ${n} is absent`);
+    return `${n}:${String(v).trim().replace(/\s+/g, ' ')}\n`;
+  }).join('');
+  const canonical = [req.method, sigEncode(rawPath, true), params.map(([n, v]) => `${n}=${v}`).join('&'),
+    headers, signed, bodyHash].join('\n');
+  const scope = `${day}/${region}/${service}/aws4_request`;
+  const toSign = ['AWS4-HMAC-SHA256', date, scope, sha256(canonical)].join('\n');
+  const key = hmac(hmac(hmac(hmac(`AWS4${k.sk}`, day), region), service), 'aws4_request');
+  const want = hmac(key, toSign).toString('hex');
+  if (!crypto.timingSafeEqual(Buffer.from(want), Buffer.from(signature))) forbid('the signature does not match');
+}
+
 function authorize(req, pathname) {
   if (!opt.clientId || pathname === '/v1/oauth/tokens' || pathname === '/v1/config' || pathname.startsWith('/_test/')) return;
   const h = req.headers.authorization || '';
@@ -527,6 +585,15 @@ const server = http.createServer(async (req, res) => {
   let body;
   try {
     const text = await readBody(req);
+    if (opt.sigv4 && !req.url.startsWith('/_test/')) {
+      try { verifySigv4(req, text); } catch (e) {
+        if (!(e instanceof HttpError)) throw e;
+        status = e.code;
+        res.writeHead(e.code, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify(errorBody(e)));
+        return;
+      }
+    }
     if (text.length) {
       const ct = req.headers['content-type'] || '';
       if (ct.startsWith('application/x-www-form-urlencoded') && !req.url.startsWith('/_test/')) body = text;
