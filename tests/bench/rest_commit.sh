@@ -4,15 +4,20 @@
 # on the catalog-less S3 table (conditional PUTs) on the same RGW as the reference.
 # Each committer is a `floe run` of its own (own agent id and state_dir) tailing a file
 # that gets a line every 0.2 s, committing every second (commit_interval 1s) into one
-# table shared by the series; the series runs DURATION seconds (default 30), then every
-# agent is stopped by PID and its final commit waited for. Per series it prints:
-#   commits/s:   the table's commits (every agent's "commit done") over the series' time;
+# table shared by the series; lines are fed for DURATION seconds (default 30), then each
+# agent's spool is left to drain (its metrics.json says every line fed is committed and
+# spool_entries 0; at most DRAIN
+# seconds, default 180), then every agent is stopped by PID. Per series it prints:
+#   commits/s:   the table's commits (every agent's "commit done") over the series' time
+#                (feeding and draining);
 #   p50, p99:    one commit's latency, hand-over to the committer to its report (uploads,
 #                metadata and every retry included), from each agent's debug line
 #                "runner: commit done in X s, N attempts (L lost to other writers)";
 #   retries:     attempts per commit beyond the first (lost races, and 5xx for S3);
-#   failed:      commits that ran out of their retry budget or failed otherwise (the
-#                issue's target with 32 committers: 0);
+#   failed:      commits that failed (ran out of their retry budget: "lost the race"
+#                counts them apart, or failed otherwise), none of them cut by the stop,
+#                which comes once the spools are empty (the issue's target with 32
+#                committers: 0), and agents whose spool did not drain in time;
 # then the REST figures as ratios of the S3 ones. Prints figures only; asserts nothing.
 # usage: tests/bench/rest_commit.sh [COMMITTERS...]   (default 1 8 32)
 # Needs a floe binary (FLOE_BIN, default $BUILD/floe, BUILD default build-test/gcc), Node
@@ -99,16 +104,25 @@ YAML
 			for i in $(seq 1 "$n"); do echo "agent $i line $k" >>"$d/a$i/in.log"; done
 			sleep 0.2
 		done
+		echo "$k" >"$d/fed"
 	) &
 	feed=$!
 	wait "$feed"
+	local undrained=0 end=$(($(date +%s) + ${DRAIN:-180})) fed
+	fed=$(cat "$d/fed")
+	drained() { grep -q "\"rows_committed\":$fed,.*\"spool_entries\":0," "$1" 2>/dev/null; }
+	for i in $(seq 1 "$n"); do
+		until drained "$d/a$i/state/metrics.json" || [ "$(date +%s)" -ge "$end" ]; do sleep 0.5; done
+		drained "$d/a$i/state/metrics.json" || undrained=$((undrained + 1))
+	done
+	t1=$(date +%s.%N)
 	for p in "${run[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
 	for p in "${run[@]}"; do wait "$p" || true; done
-	t1=$(date +%s.%N)
 	cat "$d"/a*/run.log | python3 -c '
 import re, sys
-t = float(sys.argv[2]) - float(sys.argv[1]); ok, att, failed = [], 0, 0
+t = float(sys.argv[2]) - float(sys.argv[1]); ok, att, failed, budget = [], 0, 0, 0
 for line in sys.stdin:
+    if "attempts lost the race" in line and "commit failed" in line: budget += 1
     m = re.search(r"runner: commit (done|failed) in ([0-9.]+) s, ([0-9]+) attempts", line)
     if not m: continue
     if m.group(1) == "failed": failed += 1; continue
@@ -116,20 +130,20 @@ for line in sys.stdin:
 ok.sort()
 q = lambda p: ok[min(len(ok) - 1, int(p * len(ok)))] * 1000 if ok else float("nan")
 n = max(len(ok), 1)
-print("%d %.2f %.1f %.1f %.2f %d" % (len(ok), len(ok) / t, q(0.5), q(0.99), (att - len(ok)) / n, failed))
-' "$t0" "$t1" >"$d.fig"
+print("%d %.2f %.1f %.1f %.2f %d %d %s" % (len(ok), len(ok) / t, q(0.5), q(0.99), (att - len(ok)) / n, failed, budget, sys.argv[3]))
+' "$t0" "$t1" "$undrained" >"$d.fig"
 }
 
 printf '== %s s per series, a commit a second per agent, RGW and the test catalog on 127.0.0.1 ==\n' "$DURATION"
-printf '%-5s %-4s %8s %9s %9s %9s %9s %7s\n' kind N commits commits/s p50_ms p99_ms retries failed
+printf '%-5s %-4s %8s %9s %9s %9s %9s %7s %7s %9s\n' kind N commits commits/s p50_ms p99_ms retries failed budget undrained
 for n in "$@"; do
 	for kind in s3 rest; do
 		series "$kind" "$n"
-		read -r c cps p50 p99 retr failed <"$W/$kind-$n.fig"
-		printf '%-5s %-4s %8s %9s %9s %9s %9s %7s\n' "$kind" "$n" "$c" "$cps" "$p50" "$p99" "$retr" "$failed"
+		read -r c cps p50 p99 retr failed budget undrained <"$W/$kind-$n.fig"
+		printf '%-5s %-4s %8s %9s %9s %9s %9s %7s %7s %9s\n' "$kind" "$n" "$c" "$cps" "$p50" "$p99" "$retr" "$failed" "$budget" "$undrained"
 	done
-	read -r _ scps sp50 sp99 _ _ <"$W/s3-$n.fig"
-	read -r _ rcps rp50 rp99 _ _ <"$W/rest-$n.fig"
+	read -r _ scps sp50 sp99 _ <"$W/s3-$n.fig"
+	read -r _ rcps rp50 rp99 _ <"$W/rest-$n.fig"
 	python3 -c 'import sys; a = [float(x) for x in sys.argv[1:]]
 r = lambda x, y: "%.2f" % (x / y) if y else "-"
 print("      rest/s3: commits/s x%s, p50 x%s, p99 x%s" % (r(a[0], a[1]), r(a[2], a[3]), r(a[4], a[5])))' \
