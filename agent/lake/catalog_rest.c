@@ -272,6 +272,49 @@ static int path_of(struct floe_catalog_rest *c, const char *table, const char *s
 
 /* ---- operations ---------------------------------------------------------------------- */
 
+/* Renews table name's expiring vended keys through GET .../credentials, where the catalog
+ * lists that endpoint: true when it answered keys for the table's location that no longer
+ * expire within the margin, so that the load need not take the whole metadata for them.
+ * Else (not served, an error, keys that still expire) false, and the load takes the table
+ * whole, as a catalog without the endpoint needs: a failure here is logged, never the
+ * commit's. */
+static bool renew_vended(struct floe_catalog_rest *c, const char *name)
+{
+	static const char EP[] = "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials";
+	char loc[sizeof(c->vend[0].location)] = "";
+	for (size_t i = 0; i < VENDED_MAX && !loc[0]; i++)
+		if (c->vend[i].location[0] && strcmp(c->vend[i].name, name) == 0)
+			memcpy(loc, c->vend[i].location, sizeof(loc));
+	if (!loc[0] || !floe_rest_config_serves(c->conf, EP))
+		return false;
+	struct floe_buf p;
+	struct floe_http_resp r = {0};
+	struct floe_rest_table *t = NULL;
+	struct floe_err e = {0};
+	bool sent;
+	floe_buf_init(&p, c->a, 4096);
+	int rc = path_of(c, name, "/credentials", &p, &e);
+	if (rc == 0) {
+		struct rest_call k = {.method = "GET", .path = (const char *)p.data, .max = CONFIG_MAX};
+		rc = floe_catalog_rest_call(c, &k, &r, &sent, &e);
+	}
+	if (rc == 0 && r.status != 200)
+		rc = floe_catalog_rest_status(c, "loading the table's credentials", &r, &e);
+	struct floe_err pe;
+	if (rc == 0 && (rc = floe_rest_credentials_parse(c->a, r.data ? r.data : "", r.len, CONFIG_MAX, &t, &pe)))
+		rc = floe_err_set(&e, rc, "%s: the credentials answer: %s", c->cfg->lake.rest.uri, floe_err_text(&pe, rc));
+	if (rc == 0)
+		rc = take_vended(c, name, t, loc, &e);
+	floe_rest_table_free(t);
+	floe_http_resp_fini(&r);
+	floe_buf_fini(&p);
+	if (rc == 0 && !vended_expiring(c, name))
+		return true;
+	floe_info("catalog: %s: the table's credentials were not renewed (%s): loading the table whole",
+		  c->what, rc ? floe_err_text(&e, rc) : "no keys for its location, or keys that expire as soon");
+	return false;
+}
+
 /* POST a body (a JSON document in b) to path: the answer in r. */
 static int post(struct floe_catalog_rest *c, const char *path, const struct floe_buf *b, bool mutation,
 		struct floe_http_resp *r, bool *sent, struct floe_err *err)
@@ -394,7 +437,7 @@ int floe_catalog_rest_load(struct floe_catalog_rest *c, const char *name,
 		rc = serves(c, "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}", err);
 	if (rc)
 		return rc;
-	if (etag && vended_expiring(c, name))
+	if (etag && vended_expiring(c, name) && !renew_vended(c, name))
 		etag[0] = '\0';
 	for (int round = 0; round < 2; round++) {
 		struct floe_buf p;

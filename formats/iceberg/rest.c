@@ -288,6 +288,26 @@ int floe_rest_table_parse(struct floe_alloc *a, const char *json, size_t len, si
 	return 0;
 }
 
+int floe_rest_credentials_parse(struct floe_alloc *a, const char *json, size_t len, size_t max_bytes,
+				struct floe_rest_table **out, struct floe_err *err)
+{
+	struct floe_rest_table *t = floe_calloc(a, 1, sizeof(*t));
+	int rc;
+	*out = NULL;
+	if (!t)
+		return FLOE_ENOMEM;
+	t->a = a;
+	if ((rc = parse_object(a, json, len, max_bytes, "credentials answer", &t->doc, err)) == 0 &&
+	    !floe_json_get(floe_json_root(t->doc), "storage-credentials"))
+		rc = floe_err_set(err, FLOE_EFORMAT, "the credentials answer has no 'storage-credentials'");
+	if (rc || (rc = table_creds(t, floe_json_root(t->doc), err))) {
+		floe_rest_table_free(t);
+		return rc;
+	}
+	*out = t;
+	return 0;
+}
+
 void floe_rest_table_free(struct floe_rest_table *t)
 {
 	if (!t)

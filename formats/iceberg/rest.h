@@ -51,6 +51,11 @@ struct floe_rest_table;
 /* Parses a LoadTableResult; its metadata goes through floe_ice_meta_parse. */
 int floe_rest_table_parse(struct floe_alloc *a, const char *json, size_t len, size_t max_bytes,
 			  struct floe_rest_table **out, struct floe_err *err);
+/* Parses a LoadCredentialsResponse (GET .../tables/{table}/credentials) into a table
+ * without metadata (floe_rest_table_metadata NULL, no config) whose storage credentials
+ * answer floe_rest_table_credential, _storage and _setting as a loaded table's do. */
+int floe_rest_credentials_parse(struct floe_alloc *a, const char *json, size_t len, size_t max_bytes,
+				struct floe_rest_table **out, struct floe_err *err);
 /* Frees t; secrets (credentials, a token) are wiped first. */
 void floe_rest_table_free(struct floe_rest_table *t);
 /* The metadata file's location, or NULL (a staged table). */

@@ -45,6 +45,23 @@ static void table(struct floe_alloc *a, const char *p, size_t n)
 	floe_ice_meta_free(m);
 }
 
+/* A LoadCredentialsResponse: refused cleanly, or its credentials answer. */
+static void credentials(struct floe_alloc *a, const char *p, size_t n)
+{
+	struct floe_rest_table *t = NULL;
+	if (floe_rest_credentials_parse(a, p, n, (size_t)1 << 20, &t, NULL)) {
+		if (t)
+			abort();
+		return;
+	}
+	if (floe_rest_table_metadata(t))
+		abort();
+	static const char *const keys[] = {"s3.endpoint", NULL};
+	touch(floe_rest_table_storage(t, "s3://b/wh/t", "s3.access-key-id"));
+	touch(floe_rest_table_setting(t, "s3://b/wh/t", NULL, keys));
+	floe_rest_table_free(t);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct floe_alloc a;
@@ -68,6 +85,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	}
 	table(&a, p, size);
+	credentials(&a, p, size);
 	struct floe_rest_error e;
 	if (floe_rest_error_parse(p, size, &e) == 0 &&
 	    (strlen(e.type) >= sizeof(e.type) || strlen(e.message) >= sizeof(e.message)))
