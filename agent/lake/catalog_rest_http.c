@@ -251,6 +251,11 @@ int floe_catalog_rest_call(struct floe_catalog_rest *c, const struct rest_call *
 			return floe_err_set(err, net, "%s %s: %s", k->method, url, floe_strerror(net));
 		if (net != FLOE_HTTP_ANSWERED) {
 			*sent = net == FLOE_HTTP_FAILED;
+			/* An answer past the cap is no catalog document (a proxy's page, a broken
+			 * catalog): the protocol broken, not a connection to wait for. */
+			if (r->too_big)
+				return floe_err_set(err, FLOE_S3_EPROTO, "%s %s: %s: not a catalog's answer", k->method,
+						    url, why);
 			return floe_err_set(err, transport_rc(net, r), "%s %s: %s", k->method, url, why);
 		}
 		*sent = true;

@@ -42,7 +42,13 @@
 // without an answer after applying; {"cut_before_apply": n} closes it before; {"stall": n}
 // never answers (the connection stays open until the client gives up);
 // {"interpose_field": FIELD} has another client add FIELD to the current schema just
-// before the next commit is checked. POST
+// before the next commit is checked; {"malformed": {"kind": K, "op": OPERATION-ID, "n": N}}
+// answers the next N requests of that operation (getConfig, loadTable, updateTable,
+// loadCredentials; a commit is applied first) with a malformed 200 instead of the real
+// one, K: garbage (not JSON), truncated (the answer cut in half), types (members of the
+// wrong type), html (a proxy's HTML page), nometa (metadata missing required fields),
+// huge (a 2 MiB answer), unknown (the real answer with members the spec does not know;
+// well-formed). Malformed answers are not checked against the OpenAPI document. POST
 // /_test/revoke drops every token; POST /_test/vend with a JSON object replaces the
 // vended storage configuration.
 'use strict';
@@ -169,7 +175,7 @@ const state = fs.existsSync(statePath)
   : { namespaces: {}, tables: {} };
 const tokens = new Map(); // token -> expiry ms
 const idempotent = new Map(); // key -> [status, body]
-const faults = { fail_after_apply: 0, status: 503, cut_after_apply: 0, cut_before_apply: 0, stall: 0 };
+const faults = { fail_after_apply: 0, status: 503, cut_after_apply: 0, cut_before_apply: 0, stall: 0, malformed: null };
 
 function save() {
   const tmp = statePath + '.tmp';
@@ -567,7 +573,34 @@ function handle(req, body, res) {
       throw new HttpError(406, 'UnsupportedOperationException', `${rt.op.operationId} is not supported by the test catalog`);
   }
   if (key && req.method !== 'GET') idempotent.set(key, out);
-  return out;
+  return malform(rt.op.operationId, out);
+}
+
+// The malformed answer faults.malformed asks for in place of out (see the top).
+function malform(op, out) {
+  const m = faults.malformed;
+  if (!m || m.op !== op || !(m.n > 0)) return out;
+  if (--m.n <= 0) faults.malformed = null;
+  const payload = plain(out[1]);
+  const json = (v) => ['raw', 200, 'application/json', JSON.stringify(v)];
+  switch (m.kind) {
+    case 'garbage': return ['raw', 200, 'application/json', 'this is not JSON {{{ "metadata": ]'];
+    case 'truncated': { const t = toJson(out[1]); return ['raw', 200, 'application/json', t.slice(0, t.length >> 1)]; }
+    case 'types': return json(op === 'getConfig' ? { ...payload, defaults: [1, 2], endpoints: 'all' }
+      : { ...payload, metadata: 'a string', 'metadata-location': 42, 'storage-credentials': { prefix: 7 } });
+    case 'html': return ['raw', 200, 'text/html', '<!DOCTYPE html><html><head><title>Sign in</title></head><body><h1>Proxy login</h1></body></html>'];
+    case 'nometa': {
+      const md = { ...payload.metadata };
+      delete md['table-uuid'];
+      delete md.schemas;
+      delete md['current-schema-id'];
+      return json({ ...payload, metadata: md });
+    }
+    case 'huge': return json({ ...payload, padding: 'x'.repeat(2 << 20) });
+    case 'unknown': return ['raw', 200, 'application/json', toJson({ ...out[1], 'x-future-member': { a: [1, { b: null }] },
+      ...(out[1].metadata ? { metadata: { ...out[1].metadata, 'x-future-field': true } } : {}) })];
+    default: throw new Error(`unknown malformed kind ${m.kind}`);
+  }
 }
 
 function readBody(req) {
@@ -615,6 +648,12 @@ const server = http.createServer(async (req, res) => {
     }
     if (out === 'stall') { // never answered: the connection stays open until the client goes
       status = -1;
+      return;
+    }
+    if (out[0] === 'raw') { // a malformed answer a test asked for: sent as it is
+      status = out[1];
+      res.writeHead(out[1], { 'Content-Type': out[2] });
+      res.end(out[3]);
       return;
     }
     const [code, payload, headers] = out;
