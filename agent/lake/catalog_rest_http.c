@@ -164,30 +164,39 @@ static int authorization(struct floe_catalog_rest *c, char *hdr, size_t cap, str
 }
 
 
+/* k's URL into url[cap]: the catalog's, k's path, and its query parameter encoded; the
+ * length without the query into *base_len (what SigV4 signs as the path). */
+static int request_url(struct floe_catalog_rest *c, const struct rest_call *k, char *url, size_t cap,
+		       size_t *base_len, struct floe_err *err)
+{
+	if (floe_fmt(url, cap, "%s%s", c->cfg->lake.rest.uri, k->path))
+		return floe_err_set(err, FLOE_ELIMIT, "the request URL is too long");
+	*base_len = strlen(url);
+	if (!k->qname)
+		return 0;
+	struct floe_buf q;
+	floe_buf_init(&q, c->a, cap);
+	int rc = floe_uri_put(&q, k->qvalue, strlen(k->qvalue), false);
+	if (rc == 0)
+		rc = floe_buf_terminate(&q);
+	if (rc == 0 && floe_fmt(url + *base_len, cap - *base_len, "?%s=%s", k->qname, (char *)q.data))
+		rc = FLOE_ELIMIT;
+	floe_buf_fini(&q);
+	return rc ? floe_err_set(err, rc, "the request URL: %s", floe_strerror(rc)) : 0;
+}
+
 int floe_catalog_rest_call(struct floe_catalog_rest *c, const struct rest_call *k, struct floe_http_resp *r,
 			   bool *sent, struct floe_err *err)
 {
 	/* auth: "Original-" (a signed request's bearer token goes under that name, its
 	 * Authorization being the signature's), then the header. */
 	char url[4096], auth[8192], inm[300], key[64];
-	size_t base_len;
+	size_t base_len = 0;
 	struct floe_rest_signed sg;
 	*sent = false;
-	if (floe_fmt(url, sizeof(url), "%s%s", c->cfg->lake.rest.uri, k->path))
-		return floe_err_set(err, FLOE_ELIMIT, "the request URL is too long");
-	base_len = strlen(url);
-	if (k->qname) {
-		struct floe_buf q;
-		floe_buf_init(&q, c->a, sizeof(url));
-		int rc = floe_uri_put(&q, k->qvalue, strlen(k->qvalue), false);
-		if (rc == 0)
-			rc = floe_buf_terminate(&q);
-		if (rc == 0 && floe_fmt(url + base_len, sizeof(url) - base_len, "?%s=%s", k->qname, (char *)q.data))
-			rc = FLOE_ELIMIT;
-		floe_buf_fini(&q);
-		if (rc)
-			return floe_err_set(err, rc, "the request URL: %s", floe_strerror(rc));
-	}
+	int rc0 = request_url(c, k, url, sizeof(url), &base_len, err);
+	if (rc0)
+		return rc0;
 	for (int tries = 0;; tries++) {
 		const char *hdrs[13];
 		size_t n = 0;
