@@ -295,11 +295,14 @@ struct floe_config {
 		 * default lake.namespace), the path prefix (NULL: the server's), a secret
 		 * reference to "client_id:client_secret" or to a bearer token (at most one), the
 		 * OAuth2 scope, and the token endpoint (default <uri>/v1/oauth/tokens with a
-		 * credential). */
+		 * credential); SigV4 request signing (AWS endpoints: Glue, S3 Tables) with its
+		 * signing name (default execute-api) and region (default lake.s3.region). */
 		struct {
 			char *uri, *warehouse, *namespace, *prefix;
 			char *credential, *token;
 			char *scope, *oauth2_server_uri;
+			bool sigv4;
+			char *signing_name, *signing_region;
 		} rest;
 		/* From an s3:// warehouse: the bucket (3..63 of a-z 0-9 . -) and the key
 		 * prefix without leading or trailing slash ("" when absent); both NULL for a

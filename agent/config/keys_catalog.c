@@ -14,10 +14,12 @@
 static int check_url(struct floe_config_ctx *, const struct floe_cnode *, const char *, char **);
 static int check_levels(struct floe_config_ctx *, const struct floe_cnode *, const char *, char **);
 static int check_prefix(struct floe_config_ctx *, const struct floe_cnode *, const char *, char **);
+static int check_signing(struct floe_config_ctx *, const struct floe_cnode *, const char *, char **);
 static bool rest_on(const char *);
 static int catalog_post(struct floe_config_ctx *, const struct floe_cnode *, const char *, char *);
 
 static const char *const catalog_names[] = {"filesystem", "s3", "rest", NULL};
+static const char *const bool_names[] = {"false", "true", NULL};
 
 static const struct floe_key catalog_keys[] = {
     {.name = "type",
@@ -83,6 +85,30 @@ static const struct floe_key catalog_keys[] = {
      .flags = FLOE_KF_QUIET,
      .shown = rest_on,
      .help = "rest: where credential is exchanged; default <uri>/v1/oauth/tokens"},
+    {.name = "sigv4-enabled",
+     .type = FLOE_KT_ENUM,
+     .off = CFG(lake.rest.sigv4),
+     .size = sizeof(bool),
+     .def = "false",
+     .choices = bool_names,
+     .flags = FLOE_KF_QUIET,
+     .shown = rest_on,
+     .help = "rest: sign every request with AWS SigV4 (keys as lake.s3 finds them)"},
+    {.name = "signing-name",
+     .type = FLOE_KT_STRING,
+     .off = CFG(lake.rest.signing_name),
+     .def = "execute-api",
+     .check = check_signing,
+     .flags = FLOE_KF_QUIET,
+     .shown = rest_on,
+     .help = "rest: the service SigV4 signs for (glue for AWS Glue, s3tables for S3 Tables)"},
+    {.name = "signing-region",
+     .type = FLOE_KT_STRING,
+     .off = CFG(lake.rest.signing_region),
+     .check = check_signing,
+     .flags = FLOE_KF_QUIET,
+     .shown = rest_on,
+     .help = "rest: the region SigV4 signs for; default lake.s3.region"},
 };
 const struct floe_key_section floe_keys_catalog_section =
     FLOE_KEY_SECTION(catalog_keys, catalog_post, NULL);
@@ -192,6 +218,18 @@ static int check_levels(struct floe_config_ctx *ctx, const struct floe_cnode *at
 				path, floe_keymap_show(*value, strlen(*value), shown));
 }
 
+/* A SigV4 scope part: it goes into the signed credential scope between '/'. */
+static int check_signing(struct floe_config_ctx *ctx, const struct floe_cnode *at, const char *path,
+			 char **value)
+{
+	char shown[FLOE_KEYMAP_SHOW_CAP];
+	if (floe_keymap_all_of(*value, 1, 64, "-_."))
+		return 0;
+	return floe_config_fail(ctx, at, FLOE_EFORMAT,
+				"key '%s': expected 1 to 64 characters of A-Z a-z 0-9 - _ ., got '%s'", path,
+				floe_keymap_show(*value, strlen(*value), shown));
+}
+
 static int check_prefix(struct floe_config_ctx *ctx, const struct floe_cnode *at, const char *path,
 			char **value)
 {
@@ -211,7 +249,8 @@ static int catalog_post(struct floe_config_ctx *ctx, const struct floe_cnode *ma
 {
 	struct floe_config *c = (struct floe_config *)(void *)base;
 	static const char *const rest_keys[] = {"uri", "warehouse", "namespace", "prefix", "credential",
-						"token", "oauth2-server-uri", "scope"};
+						"token", "oauth2-server-uri", "scope", "sigv4-enabled",
+						"signing-name", "signing-region"};
 	if (c->lake.catalog != FLOE_CATALOG_REST) {
 		for (size_t i = 0; i < sizeof(rest_keys) / sizeof(rest_keys[0]); i++) {
 			const struct floe_cnode *v = floe_keys_given(map, rest_keys[i]);

@@ -1,9 +1,12 @@
-/* The REST catalog client (catalog_rest.h): the exchange of each operation, the catalog's
- * answers mapped to floe's codes, and the credentials that go with every request. */
+/* The REST catalog client (catalog_rest.h): its operations (configure, create, load,
+ * commit) and the storage credentials a catalog vends; each request goes through the one
+ * exchange of catalog_rest_http.c. */
 #include "agent/lake/catalog_rest.h"
 
 #include "agent/config/config.h"
 #include "agent/env/env.h"
+#include "agent/lake/catalog_rest_impl.h"
+#include "agent/lake/catalog_rest_sign.h"
 #include "agent/lake/warehouse.h"
 #include "formats/aws/credentials.h"
 #include "formats/base/alloc.h"
@@ -19,66 +22,12 @@
 #include "platform/s3/s3_credprov.h"
 #endif
 #include "platform/secret.h"
-#include "platform/signal.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define CONFIG_MAX (1u << 20)
-#define TABLE_MAX (256u << 20) /* a LoadTableResult holds the whole metadata */
-#define TOKEN_MAX (64u << 10)
-#define ERROR_MAX (64u << 10)
-#define MAX_LEVELS 8
-/* A token is asked for again a tenth of its lifetime (at most a minute) before it
- * expires, so that no request goes out with one that lapses on its way. */
-#define TOKEN_MARGIN_US (60 * 1000000LL)
-
-/* A stop signal gives a request in flight this long to end, as the S3 client gives its
- * own: a healthy catalog takes the final commit, a stalled one does not hold SIGTERM. */
-#define STOP_GRACE_MS 2000
-
-/* Storage a catalog vended for one table (X-Iceberg-Access-Delegation): the S3 keys of
- * its location, with their expiry, and the endpoint, region and addressing that go with
- * them. The store opened at the location asks prov, which every load's answer updates. */
-#define VENDED_MAX 8
-#define VENDED_MARGIN_MS (60 * 1000LL)
-struct vended {
-	char name[256];
-	char location[1024];
-	char endpoint[512], region[64];
-	int path_style; /* -1: not said */
-	int64_t expires_ms; /* unix ms; 0: not said */
-	struct floe_aws_credentials creds;
-	struct floe_s3_credprov *prov; /* from the first store opened at location */
-};
-
-static bool stopped(const void *ctx)
-{
-	(void)ctx;
-	return floe_signal_stop_requested() && floe_signal_stop_age_ms() >= STOP_GRACE_MS;
-}
-
-struct floe_catalog_rest {
-	struct floe_alloc *a;
-	const struct floe_config *cfg;
-	const struct floe_clock *clock;
-	const struct floe_rand *rand;
-	struct floe_http *http;
-	struct floe_rest_config *conf; /* NULL until /v1/config answered */
-	char prefix[260];
-	char nsbuf[MAX_LEVELS * 130];
-	const char *ns[MAX_LEVELS];
-	size_t nns;
-	bool ns_made;
-	char *token;	      /* OAuth2 access token (wiped before free), NULL: none yet */
-	int64_t token_exp_us; /* monotonic; 0: no expiry given */
-	int64_t token_margin_us; /* renewed this long before token_exp_us */
-	char what[600];
-	struct vended vend[VENDED_MAX];
-};
 
 int floe_catalog_rest_check(struct floe_alloc *a, const struct floe_config *cfg, struct floe_err *err)
 {
@@ -135,16 +84,13 @@ int floe_catalog_rest_new(struct floe_alloc *a, const struct floe_config *cfg,
 		return floe_err_set(err, rc, "%s: no HTTP client: %s", cfg->lake.rest.uri,
 				    rc == -ENOTSUP ? "libcurl could not be loaded" : floe_strerror(rc));
 	}
+	if ((rc = floe_rest_signer_new(a, cfg, &c->signer, err))) {
+		floe_http_free(c->http);
+		floe_free(a, c);
+		return rc;
+	}
 	*out = c;
 	return 0;
-}
-
-static void drop_token(struct floe_catalog_rest *c)
-{
-	if (c->token)
-		floe_wipe_free(c->a, c->token);
-	c->token = NULL;
-	c->token_exp_us = 0;
 }
 
 void floe_catalog_rest_free(struct floe_catalog_rest *c)
@@ -157,7 +103,8 @@ void floe_catalog_rest_free(struct floe_catalog_rest *c)
 		floe_s3_credprov_free(c->vend[i].prov);
 #endif
 	}
-	drop_token(c);
+	floe_catalog_rest_drop_token(c);
+	floe_rest_signer_free(c->signer);
 	floe_rest_config_free(c->conf);
 	floe_http_free(c->http);
 	floe_free(c->a, c);
@@ -229,12 +176,16 @@ static int take_vended(struct floe_catalog_rest *c, const char *name, const stru
 	v->creds = n;
 	snprintf(v->name, sizeof(v->name), "%s", name);
 	snprintf(v->location, sizeof(v->location), "%s", location);
-	const char *ep = floe_rest_table_storage(t, location, "s3.endpoint");
-	const char *rg = floe_rest_table_storage(t, location, "client.region");
-	const char *ps = floe_rest_table_storage(t, location, "s3.path-style-access");
+	/* The keys and their expiry come from one source; where to send them may come from
+	 * any: a credential that holds only keys leaves the endpoint to the table's config,
+	 * the catalog's, then lake.s3's (floe_warehouse_open_location). */
+	static const char *const EP[] = {"s3.endpoint", NULL};
+	static const char *const RG[] = {"client.region", "s3.region", NULL};
+	static const char *const PS[] = {"s3.path-style-access", NULL};
+	const char *ep = floe_rest_table_setting(t, location, c->conf, EP);
+	const char *rg = floe_rest_table_setting(t, location, c->conf, RG);
+	const char *ps = floe_rest_table_setting(t, location, c->conf, PS);
 	const char *ex = floe_rest_table_storage(t, location, "s3.session-token-expires-at-ms");
-	if (!rg)
-		rg = floe_rest_table_storage(t, location, "s3.region");
 	snprintf(v->endpoint, sizeof(v->endpoint), "%s", ep ? ep : "");
 	snprintf(v->region, sizeof(v->region), "%s", rg ? rg : "");
 	v->path_style = ps ? strcmp(ps, "true") == 0 : -1;
@@ -265,236 +216,23 @@ static bool vended_expiring(struct floe_catalog_rest *c, const char *name)
 	return false;
 }
 
-/* ---- one exchange -------------------------------------------------------------------- */
-
-/* The code of a transport failure: not sent (the catalog cannot be reached) or sent and
- * then cut or timed out (the outcome is unknown). */
-static int transport_rc(int net, const struct floe_http_resp *r)
-{
-	if (net == FLOE_HTTP_UNREACHABLE)
-		return FLOE_S3_ETRANSPORT;
-	return r->timed_out ? FLOE_S3_ETIMEOUT : FLOE_S3_ETRANSPORT;
-}
-
-/* The code of an answer that is not a success: its message (the catalog's own, when the
- * body is an IcebergErrorResponse) into err. */
-static int status_rc(struct floe_catalog_rest *c, const char *what, const struct floe_http_resp *r,
-		     struct floe_err *err)
-{
-	struct floe_rest_error e;
-	int s = r->status, rc;
-	if (floe_rest_error_parse(r->data ? r->data : "", r->len, &e) != 0)
-		snprintf(e.message, sizeof(e.message), "no error document");
-	if (s == 409)
-		rc = FLOE_ECONFLICT;
-	else if (s == 404)
-		rc = FLOE_ENOTFOUND;
-	else if (s == 401 || s == 403 || s == 419)
-		rc = FLOE_S3_EAUTH;
-	else if (s >= 500 || s == 429)
-		rc = FLOE_S3_EUNAVAILABLE;
-	else
-		rc = FLOE_S3_EHTTP;
-	return floe_err_set(err, rc, "%s: %s answered %d %s: %s", c->cfg->lake.rest.uri, what, s,
-			    e.type[0] ? e.type : "", e.message);
-}
-
-/* An OAuth2 token for the configured client credentials (RFC 6749 4.4), form-encoded. */
-static int fetch_token(struct floe_catalog_rest *c, struct floe_err *err)
-{
-	const struct floe_config *cfg = c->cfg;
-	char *cred = NULL;
-	int rc = floe_secret_resolve(c->a, cfg->lake.rest.credential, &cred);
-	if (rc)
-		return floe_err_set(err, FLOE_EINVAL, "lake.catalog.credential (%s) does not resolve: %s",
-				    cfg->lake.rest.credential, floe_strerror(rc));
-	char *colon = strchr(cred, ':');
-	struct floe_buf b;
-	floe_buf_init(&b, c->a, TOKEN_MAX);
-	rc = floe_buf_puts(&b, "grant_type=client_credentials&client_id=");
-	if (rc == 0)
-		rc = floe_uri_put(&b, cred, colon ? (size_t)(colon - cred) : strlen(cred), false);
-	if (rc == 0 && colon && (rc = floe_buf_puts(&b, "&client_secret=")) == 0)
-		rc = floe_uri_put(&b, colon + 1, strlen(colon + 1), false);
-	if (rc == 0 && (rc = floe_buf_puts(&b, "&scope=")) == 0)
-		rc = floe_uri_put(&b, cfg->lake.rest.scope, strlen(cfg->lake.rest.scope), false);
-	floe_secret_free(c->a, cred);
-	if (rc) {
-		floe_wipe(b.data, b.len);
-		floe_buf_fini(&b);
-		return floe_err_set(err, rc, "%s", floe_strerror(rc));
-	}
-	const char *hdrs[] = {"Content-Type: application/x-www-form-urlencoded", "Accept: application/json",
-			      NULL};
-	struct floe_http_req rq = {.method = "POST",
-				   .url = cfg->lake.rest.oauth2_server_uri,
-				   .headers = hdrs,
-				   .body = (const char *)b.data,
-				   .body_len = b.len,
-				   .max = TOKEN_MAX,
-				   .stopped = stopped};
-	struct floe_http_resp r = {0};
-	char why[300] = "";
-	int net = floe_http_run(c->http, &rq, &r, why, sizeof(why));
-	floe_wipe(b.data, b.len);
-	floe_buf_fini(&b);
-	if (net == -ECANCELED)
-		rc = floe_err_set(err, FLOE_S3_ESTOPPED, "%s: cut by the stop", cfg->lake.rest.oauth2_server_uri);
-	else if (net < 0)
-		rc = floe_err_set(err, net, "%s", floe_strerror(net));
-	else if (net != FLOE_HTTP_ANSWERED)
-		rc = floe_err_set(err, transport_rc(net, &r), "%s: %s", cfg->lake.rest.oauth2_server_uri, why);
-	else if (r.status != 200)
-		rc = status_rc(c, "the token request", &r, err);
-	else {
-		struct floe_rest_token tok = {0};
-		struct floe_err pe;
-		if ((rc = floe_rest_token_parse(c->a, r.data ? r.data : "", r.len, &tok, &pe)))
-			rc = floe_err_set(err, FLOE_S3_EPROTO, "%s: the token answer: %s",
-					  cfg->lake.rest.oauth2_server_uri, floe_err_text(&pe, rc));
-		else {
-			drop_token(c);
-			c->token = tok.access_token;
-			int64_t now = c->clock->mono_us(c->clock->ctx);
-			int64_t life = tok.expires_in_s >= 0 && tok.expires_in_s < INT64_MAX / 2000000
-					   ? tok.expires_in_s * 1000000
-					   : -1;
-			c->token_exp_us = life >= 0 ? now + life : 0;
-			c->token_margin_us = life / 10 < TOKEN_MARGIN_US ? life / 10 : TOKEN_MARGIN_US;
-		}
-	}
-	floe_http_resp_fini(&r);
-	return rc;
-}
-
-/* The Authorization header into hdr[cap] ("" when the catalog is open). */
-static int authorization(struct floe_catalog_rest *c, char *hdr, size_t cap, struct floe_err *err)
-{
-	const struct floe_config *cfg = c->cfg;
-	hdr[0] = '\0';
-	if (cfg->lake.rest.token) {
-		char *tok = NULL;
-		int rc = floe_secret_resolve(c->a, cfg->lake.rest.token, &tok);
-		if (rc)
-			return floe_err_set(err, FLOE_EINVAL, "lake.catalog.token (%s) does not resolve: %s",
-					    cfg->lake.rest.token, floe_strerror(rc));
-		rc = floe_fmt(hdr, cap, "Authorization: Bearer %s", tok);
-		floe_secret_free(c->a, tok);
-		return rc ? floe_err_set(err, FLOE_ELIMIT, "lake.catalog.token is too long") : 0;
-	}
-	if (!cfg->lake.rest.credential)
-		return 0;
-	int64_t now = c->clock->mono_us(c->clock->ctx);
-	if (c->token && c->token_exp_us && now + c->token_margin_us >= c->token_exp_us)
-		drop_token(c); /* refreshed before it expires */
-	int rc;
-	if (!c->token && (rc = fetch_token(c, err)))
-		return rc;
-	if (floe_fmt(hdr, cap, "Authorization: Bearer %s", c->token))
-		return floe_err_set(err, FLOE_ELIMIT, "the catalog's token is too long");
-	return 0;
-}
-
-struct call {
-	const char *method;
-	const char *path; /* from floe_rest_path, or "/v1/config?..." */
-	const char *body; /* NULL: none */
-	size_t body_len;
-	const char *etag; /* If-None-Match, or NULL */
-	/* A change (create, commit): sent at most once by the transport, with an
-	 * Idempotency-Key when the catalog takes one. */
-	bool mutation;
-	size_t max;
-};
-
-/* Runs one request, with a new token and a second try when the catalog refuses the
- * token (401, 419). 0 when an answer came (its status in r), else the transport's code
- * in err; *sent tells whether the request may have reached the catalog. */
-static int call(struct floe_catalog_rest *c, const struct call *k, struct floe_http_resp *r, bool *sent,
-		struct floe_err *err)
-{
-	char url[4096], auth[8192], inm[300], key[64];
-	*sent = false;
-	if (floe_fmt(url, sizeof(url), "%s%s", c->cfg->lake.rest.uri, k->path))
-		return floe_err_set(err, FLOE_ELIMIT, "the request URL is too long");
-	for (int tries = 0;; tries++) {
-		const char *hdrs[8];
-		size_t n = 0;
-		int rc = authorization(c, auth, sizeof(auth), err);
-		if (rc)
-			return rc;
-		if (auth[0])
-			hdrs[n++] = auth;
-		hdrs[n++] = "Accept: application/json";
-		/* Storage credentials for the table's location, if the catalog vends them. */
-		hdrs[n++] = "X-Iceberg-Access-Delegation: vended-credentials";
-		if (k->body)
-			hdrs[n++] = "Content-Type: application/json";
-		if (k->etag && k->etag[0] && floe_fmt(inm, sizeof(inm), "If-None-Match: %s", k->etag) == 0)
-			hdrs[n++] = inm;
-		char uuid[37];
-		if (k->mutation && c->conf && floe_rest_config_idempotency_ms(c->conf) > 0 &&
-		    floe_env_uuid4(c->rand, uuid) == 0) {
-			snprintf(key, sizeof(key), "Idempotency-Key: %s", uuid);
-			hdrs[n++] = key;
-		}
-		hdrs[n] = NULL;
-		struct floe_http_req rq = {.method = k->method,
-					   .url = url,
-					   .headers = hdrs,
-					   .body = k->body,
-					   .body_len = k->body_len,
-					   .once = k->mutation,
-					   .max = k->max,
-					   .stopped = stopped};
-		char why[300] = "";
-		floe_http_resp_fini(r);
-		int net = floe_http_run(c->http, &rq, r, why, sizeof(why));
-		floe_wipe(auth, sizeof(auth));
-		if (net == -ECANCELED) { /* the stop's grace ran out: the request may have arrived */
-			*sent = true;
-			return floe_err_set(err, FLOE_S3_ESTOPPED, "%s %s: cut by the stop", k->method, url);
-		}
-		if (net < 0)
-			return floe_err_set(err, net, "%s %s: %s", k->method, url, floe_strerror(net));
-		if (net != FLOE_HTTP_ANSWERED) {
-			*sent = net == FLOE_HTTP_FAILED;
-			return floe_err_set(err, transport_rc(net, r), "%s %s: %s", k->method, url, why);
-		}
-		*sent = true;
-		bool refused = r->status == 401 || r->status == 419;
-		if (!refused || tries > 0 || !c->cfg->lake.rest.credential)
-			return 0;
-		floe_info("catalog: %s refused the token (%d): asking for a new one", c->cfg->lake.rest.uri,
-			  r->status);
-		drop_token(c);
-	}
-}
 
 /* GET /v1/config once: the prefix (the configured one wins) and the endpoints. */
 static int configure(struct floe_catalog_rest *c, struct floe_err *err)
 {
 	if (c->conf)
 		return 0;
-	struct floe_buf p;
-	floe_buf_init(&p, c->a, 4096);
-	int rc = floe_buf_puts(&p, "/v1/config");
 	const char *wh = c->cfg->lake.rest.warehouse;
-	if (rc == 0 && wh && (rc = floe_buf_puts(&p, "?warehouse=")) == 0)
-		rc = floe_uri_put(&p, wh, strlen(wh), false);
-	if (rc == 0)
-		rc = floe_buf_terminate(&p);
-	if (rc) {
-		floe_buf_fini(&p);
-		return floe_err_set(err, rc, "the config request: %s", floe_strerror(rc));
-	}
-	struct call k = {.method = "GET", .path = (const char *)p.data, .max = CONFIG_MAX};
+	struct rest_call k = {.method = "GET",
+			 .path = "/v1/config",
+			 .qname = wh ? "warehouse" : NULL,
+			 .qvalue = wh,
+			 .max = CONFIG_MAX};
 	struct floe_http_resp r = {0};
 	bool sent;
-	rc = call(c, &k, &r, &sent, err);
-	floe_buf_fini(&p);
+	int rc = floe_catalog_rest_call(c, &k, &r, &sent, err);
 	if (rc == 0 && r.status != 200)
-		rc = status_rc(c, "GET /v1/config", &r, err);
+		rc = floe_catalog_rest_status(c, "GET /v1/config", &r, err);
 	struct floe_err pe;
 	if (rc == 0 && (rc = floe_rest_config_parse(c->a, r.data ? r.data : "", r.len, CONFIG_MAX, NULL, 0,
 						     &c->conf, &pe)))
@@ -534,17 +272,60 @@ static int path_of(struct floe_catalog_rest *c, const char *table, const char *s
 
 /* ---- operations ---------------------------------------------------------------------- */
 
+/* Renews table name's expiring vended keys through GET .../credentials, where the catalog
+ * lists that endpoint: true when it answered keys for the table's location that no longer
+ * expire within the margin, so that the load need not take the whole metadata for them.
+ * Else (not served, an error, keys that still expire) false, and the load takes the table
+ * whole, as a catalog without the endpoint needs: a failure here is logged, never the
+ * commit's. */
+static bool renew_vended(struct floe_catalog_rest *c, const char *name)
+{
+	static const char EP[] = "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials";
+	char loc[sizeof(c->vend[0].location)] = "";
+	for (size_t i = 0; i < VENDED_MAX && !loc[0]; i++)
+		if (c->vend[i].location[0] && strcmp(c->vend[i].name, name) == 0)
+			memcpy(loc, c->vend[i].location, sizeof(loc));
+	if (!loc[0] || !floe_rest_config_serves(c->conf, EP))
+		return false;
+	struct floe_buf p;
+	struct floe_http_resp r = {0};
+	struct floe_rest_table *t = NULL;
+	struct floe_err e = {0};
+	bool sent;
+	floe_buf_init(&p, c->a, 4096);
+	int rc = path_of(c, name, "/credentials", &p, &e);
+	if (rc == 0) {
+		struct rest_call k = {.method = "GET", .path = (const char *)p.data, .max = CONFIG_MAX};
+		rc = floe_catalog_rest_call(c, &k, &r, &sent, &e);
+	}
+	if (rc == 0 && r.status != 200)
+		rc = floe_catalog_rest_status(c, "loading the table's credentials", &r, &e);
+	struct floe_err pe;
+	if (rc == 0 && (rc = floe_rest_credentials_parse(c->a, r.data ? r.data : "", r.len, CONFIG_MAX, &t, &pe)))
+		rc = floe_err_set(&e, rc, "%s: the credentials answer: %s", c->cfg->lake.rest.uri, floe_err_text(&pe, rc));
+	if (rc == 0)
+		rc = take_vended(c, name, t, loc, &e);
+	floe_rest_table_free(t);
+	floe_http_resp_fini(&r);
+	floe_buf_fini(&p);
+	if (rc == 0 && !vended_expiring(c, name))
+		return true;
+	floe_info("catalog: %s: the table's credentials were not renewed (%s): loading the table whole",
+		  c->what, rc ? floe_err_text(&e, rc) : "no keys for its location, or keys that expire as soon");
+	return false;
+}
+
 /* POST a body (a JSON document in b) to path: the answer in r. */
 static int post(struct floe_catalog_rest *c, const char *path, const struct floe_buf *b, bool mutation,
 		struct floe_http_resp *r, bool *sent, struct floe_err *err)
 {
-	struct call k = {.method = "POST",
+	struct rest_call k = {.method = "POST",
 			 .path = path,
 			 .body = (const char *)b->data,
 			 .body_len = b->len,
 			 .mutation = mutation,
 			 .max = TABLE_MAX};
-	return call(c, &k, r, sent, err);
+	return floe_catalog_rest_call(c, &k, r, sent, err);
 }
 
 /* Creates the namespace; one that exists already (409) is fine. */
@@ -577,7 +358,7 @@ static int make_namespace(struct floe_catalog_rest *c, struct floe_err *err)
 		if (r.status == 200 || r.status == 409)
 			c->ns_made = true;
 		else
-			rc = status_rc(c, "creating the namespace", &r, err);
+			rc = floe_catalog_rest_status(c, "creating the namespace", &r, err);
 	}
 	if (rc == 0 && r.status == 200)
 		floe_info("catalog: created namespace %s in %s", c->cfg->lake.rest.namespace, c->cfg->lake.rest.uri);
@@ -635,7 +416,7 @@ static int create_table(struct floe_catalog_rest *c, const char *name, const str
 		} else if (r.status == 409) {
 			rc = FLOE_ECONFLICT; /* another writer created it first: load theirs */
 		} else {
-			rc = status_rc(c, "creating the table", &r, err);
+			rc = floe_catalog_rest_status(c, "creating the table", &r, err);
 		}
 	}
 	floe_http_resp_fini(&r);
@@ -656,7 +437,7 @@ int floe_catalog_rest_load(struct floe_catalog_rest *c, const char *name,
 		rc = serves(c, "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}", err);
 	if (rc)
 		return rc;
-	if (etag && vended_expiring(c, name))
+	if (etag && vended_expiring(c, name) && !renew_vended(c, name))
 		etag[0] = '\0';
 	for (int round = 0; round < 2; round++) {
 		struct floe_buf p;
@@ -664,8 +445,8 @@ int floe_catalog_rest_load(struct floe_catalog_rest *c, const char *name,
 		bool sent;
 		floe_buf_init(&p, c->a, 4096);
 		if ((rc = path_of(c, name, NULL, &p, err)) == 0) {
-			struct call k = {.method = "GET", .path = (const char *)p.data, .etag = etag, .max = TABLE_MAX};
-			rc = call(c, &k, &r, &sent, err);
+			struct rest_call k = {.method = "GET", .path = (const char *)p.data, .etag = etag, .max = TABLE_MAX};
+			rc = floe_catalog_rest_call(c, &k, &r, &sent, err);
 		}
 		floe_buf_fini(&p);
 		if (rc == 0) {
@@ -674,7 +455,7 @@ int floe_catalog_rest_load(struct floe_catalog_rest *c, const char *name,
 			else if (r.status == 200)
 				rc = take_table(c, name, "the loaded table", &r, etag, meta, version, err);
 			else
-				rc = status_rc(c, "loading the table", &r, err);
+				rc = floe_catalog_rest_status(c, "loading the table", &r, err);
 		}
 		floe_http_resp_fini(&r);
 		if (rc != FLOE_ENOTFOUND || !create)
@@ -706,7 +487,7 @@ int floe_catalog_rest_commit(struct floe_catalog_rest *c, const char *name,
 		if (rc == 0 && r.status == 200)
 			rc = take_table(c, name, "the commit's answer", &r, NULL, meta, version, err);
 		else if (rc == 0)
-			rc = status_rc(c, "the commit", &r, err);
+			rc = floe_catalog_rest_status(c, "the commit", &r, err);
 		/* Sent, and no answer that says what became of it: a 5xx after the catalog
 		 * applied the commit, a cut connection, a timeout, or an answer floe cannot
 		 * read. Only a reload tells. */

@@ -341,3 +341,16 @@ int floe_warehouse_check_credentials(const struct floe_config *cfg, bool *remote
 	return rc;
 #endif
 }
+
+int floe_warehouse_credprov(struct floe_alloc *a, const struct floe_config *cfg, struct floe_s3_credprov **out,
+			    struct floe_err *err)
+{
+	*out = NULL;
+#ifdef FLOE_NO_S3
+	(void)a;
+	(void)cfg;
+	return floe_err_set(err, -ENOTSUP, "this build of floe has no S3 client");
+#else
+	return s3_credprov(a, cfg, false, out, err);
+#endif
+}

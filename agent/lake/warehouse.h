@@ -20,6 +20,12 @@ struct floe_s3_credprov;
 int floe_warehouse_open(struct floe_alloc *a, const struct floe_config *cfg, bool probe,
 			struct floe_store **out, struct floe_err *err);
 
+/* The AWS credentials lake.s3 finds (its keys, else the sources of lake.s3.credentials:
+ * the environment, the shared file, ...), for what else signs with them (a REST catalog's
+ * SigV4). Errors as floe_warehouse_open's; -ENOTSUP in a build without S3. */
+int floe_warehouse_credprov(struct floe_alloc *a, const struct floe_config *cfg, struct floe_s3_credprov **out,
+			    struct floe_err *err);
+
 /* What a REST catalog vends for a location's storage, in place of lake.s3's. */
 struct floe_warehouse_vended {
 	struct floe_s3_credprov *credprov; /* borrowed: the store takes a reference */

@@ -39,6 +39,13 @@ static const struct ctr glob[] = {
     {"commit_conflicts", "floe_commit_conflicts_total",
      "Attempts another writer won (the commit was retried on its version).",
      G(commit_conflicts), 0},
+    {"commit_ms", "floe_commit_seconds_total",
+     "Time the timed commits took, uploads and retries included (the sum of "
+     "floe_commit_duration_seconds).",
+     G(commit_ms), MS},
+    {"commits_timed", "floe_commits_timed_total",
+     "Commits timed in commit_ms: those that committed something or failed.",
+     G(commits_timed), 0},
     {"rows_committed", "floe_rows_committed_total", "Rows committed to the table.",
      G(rows_committed), 0},
     {"replaced_utf8", "floe_replaced_utf8_total",

@@ -18,6 +18,7 @@ struct floe_buf;
 /* The runner's own counters and gauges, over every input. */
 struct floe_run_counters {
 	uint64_t lines, seals, commits, commit_failures, commit_attempts, commit_conflicts;
+	uint64_t commit_ms, commits_timed;
 	uint64_t rows_committed, replaced_utf8;
 	uint64_t dropped_entries, dropped_rows, dropped_bytes, quarantined, blocked_ms;
 	uint64_t spool_bytes, spool_max_bytes, spool_entries, next_seq;

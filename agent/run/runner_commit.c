@@ -20,6 +20,7 @@
 #include "platform/s3/store_s3.h"
 #endif
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -94,6 +95,9 @@ void floe_committer_task(void *arg)
 	struct floe_runner *r = arg;
 	struct commit c = {r, &r->com.rep, {0}};
 	int64_t t0 = floe_run_mono_us(r);
+	uint64_t attempts0 = 0, conflicts0 = 0;
+	if (floe_run_table(r))
+		floe_table_commit_counts(floe_run_table(r), &attempts0, &conflicts0);
 	memset(c.rep, 0, sizeof(*c.rep));
 	c.rep->committed_seq = -1;
 	int rc = 0;
@@ -125,6 +129,13 @@ void floe_committer_task(void *arg)
 		floe_table_commit_counts(t, &c.rep->attempts, &c.rep->conflicts);
 	}
 	c.rep->duration_us = floe_run_mono_us(r) - t0;
+	/* One line per commit, with what it cost: a catalog or store that slows down, or
+	 * writers that keep winning the race, show here before they show as failures. */
+	uint64_t att = c.rep->attempts >= attempts0 ? c.rep->attempts - attempts0 : c.rep->attempts;
+	uint64_t lost = c.rep->conflicts >= conflicts0 ? c.rep->conflicts - conflicts0 : c.rep->conflicts;
+	if (c.rep->raw.commits || rc)
+		floe_debug("runner: commit %s in %.3f s, %" PRIu64 " attempts (%" PRIu64 " lost to other writers)",
+			   rc ? "failed" : "done", (double)c.rep->duration_us / 1e6, att, lost);
 	__atomic_store_n(&r->com.done, 1, __ATOMIC_RELEASE);
 	floe_loop_wake(r->com.wake);
 	floe_owner_leave(prev);

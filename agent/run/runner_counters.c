@@ -77,6 +77,8 @@ static void run_counters(struct floe_runner *r, const struct floe_input_counters
 	    .commit_failures = st->commit_failures,
 	    .commit_attempts = r->hist.attempts,
 	    .commit_conflicts = r->hist.conflicts,
+	    .commit_ms = (uint64_t)(r->hist.sum_s * 1000 + 0.5),
+	    .commits_timed = r->hist.n,
 	    .rows_committed = st->rows_committed,
 	    .replaced_utf8 = st->replaced_utf8,
 	    .dropped_entries = st->dropped_entries,

@@ -161,6 +161,9 @@ static int index_spec(struct floe_ice_view *v, const struct floe_json *root)
 	return floe_json_is(v->spec_fields, FLOE_JSON_ARRAY) ? 0 : FLOE_EFORMAT;
 }
 
+/* The failure of member what: named for the message. */
+#define BAD(what) (v->bad = (what), FLOE_EFORMAT)
+
 /* The top level; the schema, the spec and each snapshot through the steps above. */
 int floe_ice_meta_index(struct floe_ice_view *v, struct floe_json *root)
 {
@@ -169,54 +172,59 @@ int floe_ice_meta_index(struct floe_ice_view *v, struct floe_json *root)
 	memset(v, 0, sizeof(*v));
 	v->root = root;
 	if (!floe_json_is(root, FLOE_JSON_OBJECT) || req_int(root, "format-version", &i))
-		return FLOE_EFORMAT;
+		return BAD("format-version");
 	if (i > 2)
 		return FLOE_EUNSUPPORTED;
 	if (i < 1)
-		return FLOE_EFORMAT;
+		return BAD("format-version");
 	v->format_version = (int)i;
 	const bool v2 = i >= 2;
 
 	const struct floe_json *uuid = floe_json_get(root, "table-uuid");
 	if ((v2 || uuid) && floe_json_str(uuid, &v->uuid, NULL))
-		return FLOE_EFORMAT;
-	if (floe_json_get_str(root, "location", &v->location) ||
-	    req_int(root, "last-updated-ms", &v->last_updated_ms) ||
-	    req_int(root, "last-column-id", &i))
-		return FLOE_EFORMAT;
+		return BAD("table-uuid");
+	if (floe_json_get_str(root, "location", &v->location))
+		return BAD("location");
+	if (req_int(root, "last-updated-ms", &v->last_updated_ms))
+		return BAD("last-updated-ms");
+	if (req_int(root, "last-column-id", &i))
+		return BAD("last-column-id");
 	if (v2 ? req_int(root, "last-sequence-number", &v->last_seq)
 	       : get_opt_int(root, "last-sequence-number", 0, &v->last_seq))
-		return FLOE_EFORMAT;
+		return BAD("last-sequence-number");
 	if (v2 &&
 	    (req_int(root, "last-partition-id", &i) || req_int(root, "default-sort-order-id", &i) ||
 	     !floe_json_is(floe_json_get(root, "sort-orders"), FLOE_JSON_ARRAY)))
-		return FLOE_EFORMAT;
-	if ((rc = index_schema(v, root)) || (rc = index_spec(v, root)))
-		return rc;
+		return BAD("last-partition-id, default-sort-order-id or sort-orders");
+	if ((rc = index_schema(v, root)))
+		return rc == FLOE_EFORMAT ? BAD("schemas or current-schema-id") : rc;
+	if ((rc = index_spec(v, root)))
+		return rc == FLOE_EFORMAT ? BAD("partition-specs or default-spec-id") : rc;
 
 	const struct floe_json *props = floe_json_get(root, "properties");
 	if (props && !floe_json_is(props, FLOE_JSON_OBJECT))
-		return FLOE_EFORMAT;
+		return BAD("properties");
 	const struct floe_json *refs = floe_json_get(root, "refs");
 	if (refs && !floe_json_is(refs, FLOE_JSON_OBJECT))
-		return FLOE_EFORMAT;
+		return BAD("refs");
 
 	v->snapshots = floe_json_get(root, "snapshots");
 	if (v->snapshots && !floe_json_is(v->snapshots, FLOE_JSON_ARRAY))
-		return FLOE_EFORMAT;
+		return BAD("snapshots");
 	for (size_t k = 0; k < floe_json_len(v->snapshots); k++)
 		if (check_snapshot(floe_json_at(v->snapshots, k), v->format_version))
-			return FLOE_EFORMAT;
+			return BAD("snapshots (an entry)");
 	/* Java writes -1 (v1/v2) or null (v3) for "no snapshot", and checks that any other
 	 * value names a snapshot of the table. */
 	if (get_opt_int(root, "current-snapshot-id", -1, &v->current_snapshot_id))
-		return FLOE_EFORMAT;
+		return BAD("current-snapshot-id");
 	if (v->current_snapshot_id < 0)
 		v->current_snapshot_id = -1;
 	else if (!find_by_id(v->snapshots, "snapshot-id", v->current_snapshot_id))
-		return FLOE_EFORMAT;
+		return BAD("current-snapshot-id (no such snapshot)");
 	return 0;
 }
+#undef BAD
 
 int floe_ice_meta_parse(struct floe_alloc *a, const char *json, size_t len,
 			struct floe_ice_meta **out, struct floe_err *err)
@@ -233,10 +241,11 @@ int floe_ice_meta_parse(struct floe_alloc *a, const char *json, size_t len,
 		goto out;
 	}
 	if ((rc = floe_ice_meta_index(&m->v, floe_json_root(m->doc)))) {
-		floe_err_set(err, rc, "%s",
-			     rc == FLOE_EUNSUPPORTED ? "format-version above 2"
-						     : "not Iceberg table metadata: a required field "
-						       "is missing or of the wrong type");
+		if (rc == FLOE_EUNSUPPORTED)
+			floe_err_set(err, rc, "format-version above 2");
+		else
+			floe_err_set(err, rc, "not Iceberg table metadata: '%s' is missing or of the wrong type",
+				     m->v.bad ? m->v.bad : "a required member");
 		goto out;
 	}
 	*out = m;

@@ -24,6 +24,7 @@ struct floe_ice_view {
 	struct floe_json *schema;      /* object */
 	struct floe_json *spec_fields; /* array */
 	struct floe_json *snapshots;   /* array, or NULL when absent */
+	const char *bad; /* after FLOE_EFORMAT: the member found missing or wrong, for messages */
 };
 
 struct floe_ice_meta {
@@ -32,8 +33,8 @@ struct floe_ice_meta {
 	struct floe_ice_view v;
 };
 
-/* Fills v from root (borrowed; v points into it), or fails with FLOE_EFORMAT /
- * FLOE_EUNSUPPORTED. */
+/* Fills v from root (borrowed; v points into it), or fails with FLOE_EFORMAT (v->bad
+ * naming the member) / FLOE_EUNSUPPORTED. */
 int floe_ice_meta_index(struct floe_ice_view *v, struct floe_json *root);
 
 /* A new object with the members of src (may be NULL) in order, and a new array with the

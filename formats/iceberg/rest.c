@@ -270,8 +270,10 @@ static int table_fill(struct floe_rest_table *t, struct floe_err *err)
 	return rc;
 }
 
-int floe_rest_table_parse(struct floe_alloc *a, const char *json, size_t len, size_t max_bytes,
-			  struct floe_rest_table **out, struct floe_err *err)
+/* A new table from the document json, its members read by fill. */
+static int table_read(struct floe_alloc *a, const char *json, size_t len, size_t max_bytes, const char *what,
+		      int (*fill)(struct floe_rest_table *, struct floe_err *), struct floe_rest_table **out,
+		      struct floe_err *err)
 {
 	struct floe_rest_table *t = floe_calloc(a, 1, sizeof(*t));
 	int rc;
@@ -279,13 +281,33 @@ int floe_rest_table_parse(struct floe_alloc *a, const char *json, size_t len, si
 	if (!t)
 		return FLOE_ENOMEM;
 	t->a = a;
-	if ((rc = parse_object(a, json, len, max_bytes, "table answer", &t->doc, err)) ||
-	    (rc = table_fill(t, err))) {
+	if ((rc = parse_object(a, json, len, max_bytes, what, &t->doc, err)) || (rc = fill(t, err))) {
 		floe_rest_table_free(t);
 		return rc;
 	}
 	*out = t;
 	return 0;
+}
+
+int floe_rest_table_parse(struct floe_alloc *a, const char *json, size_t len, size_t max_bytes,
+			  struct floe_rest_table **out, struct floe_err *err)
+{
+	return table_read(a, json, len, max_bytes, "table answer", table_fill, out, err);
+}
+
+/* A LoadCredentialsResponse's one member, required. */
+static int credentials_fill(struct floe_rest_table *t, struct floe_err *err)
+{
+	const struct floe_json *root = floe_json_root(t->doc);
+	if (!floe_json_get(root, "storage-credentials"))
+		return floe_err_set(err, FLOE_EFORMAT, "the credentials answer has no 'storage-credentials'");
+	return table_creds(t, root, err);
+}
+
+int floe_rest_credentials_parse(struct floe_alloc *a, const char *json, size_t len, size_t max_bytes,
+				struct floe_rest_table **out, struct floe_err *err)
+{
+	return table_read(a, json, len, max_bytes, "credentials answer", credentials_fill, out, err);
 }
 
 void floe_rest_table_free(struct floe_rest_table *t)
@@ -365,6 +387,24 @@ const char *floe_rest_table_storage(const struct floe_rest_table *t, const char 
 	if (cred)
 		return floe_json_get_str(cred, key, &v) ? NULL : v;
 	return floe_rest_table_config(t, key);
+}
+
+const char *floe_rest_table_setting(const struct floe_rest_table *t, const char *location,
+				    const struct floe_rest_config *conf, const char *const *keys)
+{
+	const char *v = NULL;
+	const struct floe_json *cred = floe_rest_table_credential(t, location);
+	/* Source by source, each asked for every spelling before the next is asked. */
+	for (const char *const *k = keys; cred && *k; k++)
+		if (floe_json_get_str(cred, *k, &v) == 0)
+			return v;
+	for (const char *const *k = keys; *k; k++)
+		if ((v = floe_rest_table_config(t, *k)))
+			return v;
+	for (const char *const *k = keys; conf && *k; k++)
+		if ((v = floe_rest_config_get(conf, *k)))
+			return v;
+	return NULL;
 }
 
 /* ---- errors and tokens ---- */

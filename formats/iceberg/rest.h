@@ -51,6 +51,11 @@ struct floe_rest_table;
 /* Parses a LoadTableResult; its metadata goes through floe_ice_meta_parse. */
 int floe_rest_table_parse(struct floe_alloc *a, const char *json, size_t len, size_t max_bytes,
 			  struct floe_rest_table **out, struct floe_err *err);
+/* Parses a LoadCredentialsResponse (GET .../tables/{table}/credentials) into a table
+ * without metadata (floe_rest_table_metadata NULL, no config) whose storage credentials
+ * answer floe_rest_table_credential, _storage and _setting as a loaded table's do. */
+int floe_rest_credentials_parse(struct floe_alloc *a, const char *json, size_t len, size_t max_bytes,
+				struct floe_rest_table **out, struct floe_err *err);
 /* Frees t; secrets (credentials, a token) are wiped first. */
 void floe_rest_table_free(struct floe_rest_table *t);
 /* The metadata file's location, or NULL (a staged table). */
@@ -75,6 +80,13 @@ const struct floe_json *floe_rest_table_credential(const struct floe_rest_table 
  * else from the table's config. */
 const char *floe_rest_table_storage(const struct floe_rest_table *t, const char *location,
 				    const char *key);
+/* A storage setting that is not a secret (s3.endpoint, the region, s3.path-style-access),
+ * which any source may give on its own: the first of keys (a NULL-terminated list of the
+ * spellings, the preferred first) the matching storage credential holds, else the table's
+ * config, else the catalog's merged configuration conf (may be NULL); NULL when none has
+ * it, and the caller's own configuration answers. */
+const char *floe_rest_table_setting(const struct floe_rest_table *t, const char *location,
+				    const struct floe_rest_config *conf, const char *const *keys);
 
 /* ---- answers: errors and tokens ---- */
 

@@ -30,6 +30,8 @@ static void table(struct floe_alloc *a, const char *p, size_t n)
 	static const char *const locs[] = {"", "s3://", "s3://b/wh/t/data/x.parquet", "file:///x"};
 	for (size_t i = 0; i < 4; i++) {
 		touch(floe_rest_table_storage(t, locs[i], "s3.access-key-id"));
+		static const char *const keys[] = {"client.region", "s3.region", NULL};
+		touch(floe_rest_table_setting(t, locs[i], NULL, keys));
 		(void)floe_rest_table_credential(t, locs[i]);
 	}
 	touch(floe_rest_table_config(t, "s3.endpoint"));
@@ -41,6 +43,23 @@ static void table(struct floe_alloc *a, const char *p, size_t n)
 		abort();
 	floe_rest_table_free(t);
 	floe_ice_meta_free(m);
+}
+
+/* A LoadCredentialsResponse: refused cleanly, or its credentials answer. */
+static void credentials(struct floe_alloc *a, const char *p, size_t n)
+{
+	struct floe_rest_table *t = NULL;
+	if (floe_rest_credentials_parse(a, p, n, (size_t)1 << 20, &t, NULL)) {
+		if (t)
+			abort();
+		return;
+	}
+	if (floe_rest_table_metadata(t))
+		abort();
+	static const char *const keys[] = {"s3.endpoint", NULL};
+	touch(floe_rest_table_storage(t, "s3://b/wh/t", "s3.access-key-id"));
+	touch(floe_rest_table_setting(t, "s3://b/wh/t", NULL, keys));
+	floe_rest_table_free(t);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -66,6 +85,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	}
 	table(&a, p, size);
+	credentials(&a, p, size);
 	struct floe_rest_error e;
 	if (floe_rest_error_parse(p, size, &e) == 0 &&
 	    (strlen(e.type) >= sizeof(e.type) || strlen(e.message) >= sizeof(e.message)))

@@ -45,6 +45,13 @@ done
 check "/metrics: floe_rows_committed_total 50" test "$(value floe_rows_committed_total)" = 50
 check "/metrics: floe_input_lines_total{input=\"1\"} 50" test "$(value floe_input_lines_total '{input="1"}')" = 50
 check "/metrics: floe_commits_total >= 1" test "$(value floe_commits_total)" -ge 1
+# The commits' duration as a sum and a count (metrics.json's commit_ms, commits_timed),
+# the histogram's own in the same scrape.
+check "/metrics: floe_commits_timed_total >= 1, the histogram's count" \
+	test "$(value floe_commits_timed_total)" -ge 1 -a "$(value floe_commits_timed_total)" = "$(value floe_commit_duration_seconds_count)"
+check "/metrics: floe_commit_seconds_total, the histogram's sum (to the ms)" \
+	awk -v a="$(value floe_commit_seconds_total)" -v b="$(value floe_commit_duration_seconds_sum)" \
+	-v n="$(value floe_commits_timed_total)" 'BEGIN { d = a - b; exit !(d < 0.001 * n + 0.001 && -d < 0.001 * n + 0.001) }'
 check "/metrics: floe_memory_limit_bytes is agent.memory_limit (32MiB)" \
 	test "$(value floe_memory_limit_bytes)" = $((32 << 20))
 check "/metrics: floe_memory_used_bytes is below the limit" \

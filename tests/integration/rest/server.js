@@ -3,6 +3,8 @@
 //   node server.js --port P --root DIR [--warehouse URI] [--prefix ws]
 //                  [--client-id ID --client-secret S [--token-ttl SECONDS]]
 //                  [--id-offset K] [--vend KEY=VALUE,...] [--omit-endpoint 'VERB /v1/...']...
+//                  [--table-config KEY=VALUE,...] [--config-default KEY=VALUE,...]
+//                  [--sigv4 ACCESS_KEY:SECRET:REGION:SERVICE]
 //
 // Listens on 127.0.0.1 only. Namespaces, tables and their current metadata locations are
 // kept in DIR/catalog.json; metadata files are written under each table's location when it
@@ -13,7 +15,17 @@
 // document (tests/data/iceberg-rest); a violation is appended to DIR/violations.log as
 // one JSON line (requests that fail are answered 400), so a test can demand an empty log.
 // --omit-endpoint leaves an endpoint out of the list /v1/config gives (repeatable), as a
-// catalog that does not serve it would; the server still answers it.
+// catalog that does not serve it would; the server still answers it. --vend is the storage
+// credential a delegated load gets; --table-config goes into every LoadTableResult's config
+// and --config-default into /v1/config's defaults (settings a credential may leave to
+// them, such as s3.endpoint).
+//
+// With --sigv4 every request (but /_test/) must be signed with AWS Signature Version 4
+// by that key for that region and service, its body's SHA-256 in x-amz-content-sha256
+// and signed, within 15 minutes of the server's clock; anything else is answered 403.
+// The check is written from AWS's description of SigV4 (the canonical request of a
+// service other than S3: the path as received encoded once more, each query parameter
+// decoded and encoded again and sorted, the signed headers lower-cased and trimmed).
 //
 // Every request is logged to DIR/requests.log (method, path, status, idempotency key, and
 // whether an Authorization header came; never its value).
@@ -30,7 +42,13 @@
 // without an answer after applying; {"cut_before_apply": n} closes it before; {"stall": n}
 // never answers (the connection stays open until the client gives up);
 // {"interpose_field": FIELD} has another client add FIELD to the current schema just
-// before the next commit is checked. POST
+// before the next commit is checked; {"malformed": {"kind": K, "op": OPERATION-ID, "n": N}}
+// answers the next N requests of that operation (getConfig, loadTable, updateTable,
+// loadCredentials; a commit is applied first) with a malformed 200 instead of the real
+// one, K: garbage (not JSON), truncated (the answer cut in half), types (members of the
+// wrong type), html (a proxy's HTML page), nometa (metadata missing required fields),
+// huge (a 2 MiB answer), unknown (the real answer with members the spec does not know;
+// well-formed). Malformed answers are not checked against the OpenAPI document. POST
 // /_test/revoke drops every token; POST /_test/vend with a JSON object replaces the
 // vended storage configuration.
 'use strict';
@@ -55,7 +73,8 @@ const Ajv2020 = require('ajv/dist/2020');
 const addFormats = require('ajv-formats');
 
 function args() {
-  const o = { prefix: 'ws', tokenTtl: 3600, idOffset: 0, vend: null, omit: [] };
+  const o = { prefix: 'ws', tokenTtl: 3600, idOffset: 0, vend: null, omit: [], tableConfig: {}, configDefaults: {} };
+  const kvs = (v) => Object.fromEntries(v.split(',').map((kv) => kv.split('=')));
   const a = process.argv.slice(2);
   for (let i = 0; i < a.length; i += 2) {
     const k = a[i], v = a[i + 1];
@@ -67,7 +86,10 @@ function args() {
     else if (k === '--client-secret') o.clientSecret = v;
     else if (k === '--token-ttl') o.tokenTtl = Number(v);
     else if (k === '--id-offset') o.idOffset = Number(v);
-    else if (k === '--vend') o.vend = Object.fromEntries(v.split(',').map((kv) => kv.split('=')));
+    else if (k === '--vend') o.vend = kvs(v);
+    else if (k === '--table-config') o.tableConfig = kvs(v);
+    else if (k === '--config-default') o.configDefaults = kvs(v);
+    else if (k === '--sigv4') { const [ak, sk, region, service] = v.split(':'); o.sigv4 = { ak, sk, region, service }; }
     else if (k === '--omit-endpoint') o.omit.push(v);
     else throw new Error(`unknown option ${k}`);
   }
@@ -153,7 +175,7 @@ const state = fs.existsSync(statePath)
   : { namespaces: {}, tables: {} };
 const tokens = new Map(); // token -> expiry ms
 const idempotent = new Map(); // key -> [status, body]
-const faults = { fail_after_apply: 0, status: 503, cut_after_apply: 0, cut_before_apply: 0, stall: 0 };
+const faults = { fail_after_apply: 0, status: 503, cut_after_apply: 0, cut_before_apply: 0, stall: 0, malformed: null };
 
 function save() {
   const tmp = statePath + '.tmp';
@@ -387,12 +409,61 @@ function interposeField(ns, name) {
 }
 
 function tableResult(loc, meta, delegated) {
-  const r = { 'metadata-location': loc, metadata: meta, config: {} };
+  const r = { 'metadata-location': loc, metadata: meta, config: { ...opt.tableConfig } };
   if (delegated && opt.vend) r['storage-credentials'] = [{ prefix: meta.location, config: { ...opt.vend } }];
   return r;
 }
 
 // ---- HTTP ----
+
+// RFC 3986 encoding as SigV4 wants it: every byte but A-Z a-z 0-9 - _ . ~ as %XX.
+const sigEncode = (s, keepSlash) => Array.from(Buffer.from(s, 'utf8')).map((b) => {
+  const c = String.fromCharCode(b);
+  return /[A-Za-z0-9\-_.~]/.test(c) || (keepSlash && c === '/') ? c : `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
+}).join('');
+const hmac = (key, s) => crypto.createHmac('sha256', key).update(s, 'utf8').digest();
+const sha256 = (s) => crypto.createHash('sha256').update(s, 'utf8').digest('hex');
+
+function verifySigv4(req, text) {
+  const forbid = (why) => { throw new HttpError(403, 'ForbiddenException', `SigV4: ${why}`); };
+  const k = opt.sigv4;
+  const m = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, ?SignedHeaders=([a-z0-9;-]+), ?Signature=([0-9a-f]{64})$/
+    .exec(req.headers.authorization || '');
+  if (!m) forbid('no AWS4-HMAC-SHA256 Authorization header');
+  const [, ak, day, region, service, signed, signature] = m;
+  if (ak !== k.ak) forbid('unknown access key');
+  if (region !== k.region || service !== k.service) forbid(`scope ${region}/${service}, not ${k.region}/${k.service}`);
+  const date = req.headers['x-amz-date'] || '';
+  const dm = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(date);
+  if (!dm || !date.startsWith(day)) forbid('x-amz-date missing or not the scope\'s day');
+  const when = Date.UTC(dm[1], dm[2] - 1, dm[3], dm[4], dm[5], dm[6]);
+  if (Math.abs(when - Date.now()) > 15 * 60 * 1000) forbid('x-amz-date more than 15 minutes off');
+  const names = signed.split(';');
+  for (const need of ['host', 'x-amz-date', 'x-amz-content-sha256']) if (!names.includes(need)) forbid(`${need} is not signed`);
+  const bodyHash = sha256(text);
+  if (req.headers['x-amz-content-sha256'] !== bodyHash) forbid('x-amz-content-sha256 is not the body\'s');
+  const q = req.url.indexOf('?');
+  const rawPath = q < 0 ? req.url : req.url.slice(0, q);
+  const query = q < 0 ? '' : req.url.slice(q + 1);
+  const params = query ? query.split('&').map((kv) => {
+    const i = kv.indexOf('=');
+    const [n, v] = i < 0 ? [kv, ''] : [kv.slice(0, i), kv.slice(i + 1)];
+    return [sigEncode(decodeURIComponent(n)), sigEncode(decodeURIComponent(v))];
+  }) : [];
+  params.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
+  const headers = names.map((n) => {
+    const v = req.headers[n];
+    if (v === undefined) forbid(`signed header ${n} is absent`);
+    return `${n}:${String(v).trim().replace(/\s+/g, ' ')}\n`;
+  }).join('');
+  const canonical = [req.method, sigEncode(rawPath, true), params.map(([n, v]) => `${n}=${v}`).join('&'),
+    headers, signed, bodyHash].join('\n');
+  const scope = `${day}/${region}/${service}/aws4_request`;
+  const toSign = ['AWS4-HMAC-SHA256', date, scope, sha256(canonical)].join('\n');
+  const key = hmac(hmac(hmac(hmac(`AWS4${k.sk}`, day), region), service), 'aws4_request');
+  const want = hmac(key, toSign).toString('hex');
+  if (!crypto.timingSafeEqual(Buffer.from(want), Buffer.from(signature))) forbid('the signature does not match');
+}
 
 function authorize(req, pathname) {
   if (!opt.clientId || pathname === '/v1/oauth/tokens' || pathname === '/v1/config' || pathname.startsWith('/_test/')) return;
@@ -448,7 +519,7 @@ function handle(req, body, res) {
   let out;
   switch (rt.op.operationId) {
     case 'getConfig':
-      out = [200, { defaults: {}, overrides: { prefix: opt.prefix }, endpoints: Object.entries(spec.paths).flatMap(([tp, item]) => Object.keys(item).filter((m) => ['get', 'post', 'head', 'delete'].includes(m)).map((m) => `${m.toUpperCase()} ${tp}`)).filter((e) => !opt.omit.includes(e)), 'idempotency-key-lifetime': 'PT30M' }];
+      out = [200, { defaults: { ...opt.configDefaults }, overrides: { prefix: opt.prefix }, endpoints: Object.entries(spec.paths).flatMap(([tp, item]) => Object.keys(item).filter((m) => ['get', 'post', 'head', 'delete'].includes(m)).map((m) => `${m.toUpperCase()} ${tp}`)).filter((e) => !opt.omit.includes(e)), 'idempotency-key-lifetime': 'PT30M' }];
       break;
     case 'createNamespace': {
       const k = nsKey(body.namespace);
@@ -502,7 +573,34 @@ function handle(req, body, res) {
       throw new HttpError(406, 'UnsupportedOperationException', `${rt.op.operationId} is not supported by the test catalog`);
   }
   if (key && req.method !== 'GET') idempotent.set(key, out);
-  return out;
+  return malform(rt.op.operationId, out);
+}
+
+// The malformed answer faults.malformed asks for in place of out (see the top).
+function malform(op, out) {
+  const m = faults.malformed;
+  if (!m || m.op !== op || !(m.n > 0)) return out;
+  if (--m.n <= 0) faults.malformed = null;
+  const payload = plain(out[1]);
+  const json = (v) => ['raw', 200, 'application/json', JSON.stringify(v)];
+  switch (m.kind) {
+    case 'garbage': return ['raw', 200, 'application/json', 'this is not JSON {{{ "metadata": ]'];
+    case 'truncated': { const t = toJson(out[1]); return ['raw', 200, 'application/json', t.slice(0, t.length >> 1)]; }
+    case 'types': return json(op === 'getConfig' ? { ...payload, defaults: [1, 2], endpoints: 'all' }
+      : { ...payload, metadata: 'a string', 'metadata-location': 42, 'storage-credentials': { prefix: 7 } });
+    case 'html': return ['raw', 200, 'text/html', '<!DOCTYPE html><html><head><title>Sign in</title></head><body><h1>Proxy login</h1></body></html>'];
+    case 'nometa': {
+      const md = { ...payload.metadata };
+      delete md['table-uuid'];
+      delete md.schemas;
+      delete md['current-schema-id'];
+      return json({ ...payload, metadata: md });
+    }
+    case 'huge': return json({ ...payload, padding: 'x'.repeat(2 << 20) });
+    case 'unknown': return ['raw', 200, 'application/json', toJson({ ...out[1], 'x-future-member': { a: [1, { b: null }] },
+      ...(out[1].metadata ? { metadata: { ...out[1].metadata, 'x-future-field': true } } : {}) })];
+    default: throw new Error(`unknown malformed kind ${m.kind}`);
+  }
 }
 
 function readBody(req) {
@@ -520,6 +618,15 @@ const server = http.createServer(async (req, res) => {
   let body;
   try {
     const text = await readBody(req);
+    if (opt.sigv4 && !req.url.startsWith('/_test/')) {
+      try { verifySigv4(req, text); } catch (e) {
+        if (!(e instanceof HttpError)) throw e;
+        status = e.code;
+        res.writeHead(e.code, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify(errorBody(e)));
+        return;
+      }
+    }
     if (text.length) {
       const ct = req.headers['content-type'] || '';
       if (ct.startsWith('application/x-www-form-urlencoded') && !req.url.startsWith('/_test/')) body = text;
@@ -541,6 +648,12 @@ const server = http.createServer(async (req, res) => {
     }
     if (out === 'stall') { // never answered: the connection stays open until the client goes
       status = -1;
+      return;
+    }
+    if (out[0] === 'raw') { // a malformed answer a test asked for: sent as it is
+      status = out[1];
+      res.writeHead(out[1], { 'Content-Type': out[2] });
+      res.end(out[3]);
       return;
     }
     const [code, payload, headers] = out;

@@ -651,8 +651,13 @@ static void test_refused(void **state)
 	assert_int_equal(floe_ice_meta_parse(NULL, "[]", 2, &m, &e), FLOE_EFORMAT);
 	assert_null(m);
 	assert_int_equal(e.code, FLOE_EFORMAT);
-	assert_string_equal(e.msg, "not Iceberg table metadata: a required field is missing or of "
+	assert_string_equal(e.msg, "not Iceberg table metadata: 'format-version' is missing or of "
 				   "the wrong type");
+	/* The message names the member that failed. */
+	static const char NO_UUID[] = "{\"format-version\":2,\"location\":\"/t\"}";
+	assert_int_equal(floe_ice_meta_parse(NULL, NO_UUID, sizeof(NO_UUID) - 1, &m, &e), FLOE_EFORMAT);
+	assert_string_equal(e.msg, "not Iceberg table metadata: 'table-uuid' is missing or of the wrong type");
+	assert_int_equal(parse_edited(CREATED, "schemas", "7"), FLOE_EFORMAT);
 	assert_int_equal(floe_ice_meta_parse(NULL, "{", 1, &m, &e), FLOE_EPARSE);
 	assert_null(m);
 	assert_int_equal(e.offset, 1);

@@ -136,7 +136,37 @@ static void test_table(void **state)
 	assert_string_equal(floe_rest_table_storage(t, "s3://c/x", "s3.access-key-id"), "CFG");
 	/* A credential matches but lacks the key: its absence is the answer. */
 	assert_null(floe_rest_table_storage(t, "s3://b/x", "s3.session-token"));
+	/* Where the keys go is not a secret: a credential without it leaves it to the
+	 * table's config, then to the catalog's, each asked for every spelling in turn. */
+	static const char *const EP[] = {"s3.endpoint", NULL};
+	static const char *const RG[] = {"client.region", "s3.region", NULL};
+	static const char *const AK[] = {"s3.access-key-id", NULL};
+	struct floe_rest_config *conf = NULL;
+	static const char CONF[] = "{\"defaults\":{\"s3.region\":\"eu-2\",\"s3.endpoint\":\"http://d\"},"
+				   "\"overrides\":{}}";
+	assert_int_equal(floe_rest_config_parse(&a, CONF, sizeof(CONF) - 1, 0, NULL, 0, &conf, NULL), 0);
+	assert_string_equal(floe_rest_table_setting(t, "s3://b/wh/tbl/d", conf, EP), "http://127.0.0.1:1");
+	assert_string_equal(floe_rest_table_setting(t, "s3://b/wh/tbl/d", conf, RG), "eu-2");
+	assert_null(floe_rest_table_setting(t, "s3://b/wh/tbl/d", NULL, RG));
+	assert_string_equal(floe_rest_table_setting(t, "s3://b/wh/tbl/d", conf, AK), "K2");
+	floe_rest_config_free(conf);
 	floe_rest_table_free(t);
+
+	/* A LoadCredentialsResponse: its credentials answer as a table's, without metadata. */
+	static const char CREDS[] = "{\"storage-credentials\":[{\"prefix\":\"s3://b/wh\","
+				    "\"config\":{\"s3.access-key-id\":\"K9\"}}]}";
+	assert_int_equal(floe_rest_credentials_parse(&a, S(CREDS), 0, &t, NULL), 0);
+	assert_null(floe_rest_table_metadata(t));
+	assert_string_equal(floe_rest_table_storage(t, "s3://b/wh/tbl", "s3.access-key-id"), "K9");
+	assert_null(floe_rest_table_setting(t, "s3://b/wh/tbl", NULL, EP));
+	floe_rest_table_free(t);
+	static const char *const BAD[] = {"{}", "{\"storage-credentials\":{}}", "[]",
+					  "{\"storage-credentials\":[{\"prefix\":1,\"config\":{}}]}",
+					  "{\"storage-credentials\":[{\"prefix\":\"s3://\",\"config\":{\"k\":2}}]}"};
+	for (size_t i = 0; i < sizeof(BAD) / sizeof(BAD[0]); i++) {
+		assert_int_not_equal(floe_rest_credentials_parse(&a, S(BAD[i]), 0, &t, NULL), 0);
+		assert_null(t);
+	}
 	floe_buf_fini(&b);
 
 	table_json(&b, ",\"metadata-location\":null}");

@@ -1,0 +1,100 @@
+/* The REST catalog client's insides, shared by its files: the client's state, and the
+ * one exchange every operation goes through (catalog_rest_http.c: the credentials that go
+ * with each request, the catalog's answers mapped to floe's codes). catalog_rest.c holds
+ * the operations and the vended storage credentials. Not for other modules. */
+#ifndef FLOE_CATALOG_REST_IMPL_H
+#define FLOE_CATALOG_REST_IMPL_H
+
+#include "formats/aws/credentials.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct floe_alloc;
+struct floe_clock;
+struct floe_config;
+struct floe_err;
+struct floe_http;
+struct floe_http_resp;
+struct floe_rand;
+struct floe_rest_config;
+struct floe_rest_signer;
+struct floe_s3_credprov;
+
+#define CONFIG_MAX (1u << 20)
+#define TABLE_MAX (256u << 20) /* a LoadTableResult holds the whole metadata */
+#define TOKEN_MAX (64u << 10)
+#define ERROR_MAX (64u << 10)
+#define MAX_LEVELS 8
+/* A token is asked for again a tenth of its lifetime (at most a minute) before it
+ * expires, so that no request goes out with one that lapses on its way. */
+#define TOKEN_MARGIN_US (60 * 1000000LL)
+
+/* A stop signal gives a request in flight this long to end, as the S3 client gives its
+ * own: a healthy catalog takes the final commit, a stalled one does not hold SIGTERM. */
+#define STOP_GRACE_MS 2000
+
+/* Storage a catalog vended for one table (X-Iceberg-Access-Delegation): the S3 keys of
+ * its location, with their expiry, and the endpoint, region and addressing that go with
+ * them. The store opened at the location asks prov, which every load's answer updates. */
+#define VENDED_MAX 8
+#define VENDED_MARGIN_MS (60 * 1000LL)
+struct vended {
+	char name[256];
+	char location[1024];
+	char endpoint[512], region[64];
+	int path_style; /* -1: not said */
+	int64_t expires_ms; /* unix ms; 0: not said */
+	struct floe_aws_credentials creds;
+	struct floe_s3_credprov *prov; /* from the first store opened at location */
+};
+
+struct floe_catalog_rest {
+	struct floe_alloc *a;
+	const struct floe_config *cfg;
+	const struct floe_clock *clock;
+	const struct floe_rand *rand;
+	struct floe_http *http;
+	struct floe_rest_signer *signer; /* NULL: requests are not SigV4-signed */
+	struct floe_rest_config *conf; /* NULL until /v1/config answered */
+	char prefix[260];
+	char nsbuf[MAX_LEVELS * 130];
+	const char *ns[MAX_LEVELS];
+	size_t nns;
+	bool ns_made;
+	char *token;	      /* OAuth2 access token (wiped before free), NULL: none yet */
+	int64_t token_exp_us; /* monotonic; 0: no expiry given */
+	int64_t token_margin_us; /* renewed this long before token_exp_us */
+	char what[600];
+	struct vended vend[VENDED_MAX];
+};
+
+/* One request. */
+struct rest_call {
+	const char *method;
+	const char *path; /* from floe_rest_path, or "/v1/config" */
+	const char *qname, *qvalue; /* one query parameter, raw (qname NULL: none) */
+	const char *body; /* NULL: none */
+	size_t body_len;
+	const char *etag; /* If-None-Match, or NULL */
+	/* A change (create, commit): sent at most once by the transport, with an
+	 * Idempotency-Key when the catalog takes one. */
+	bool mutation;
+	size_t max;
+};
+
+/* Runs one request, with a new token and a second try when the catalog refuses the
+ * token (401, 419). 0 when an answer came (its status in r), else the transport's code
+ * in err; *sent tells whether the request may have reached the catalog. */
+int floe_catalog_rest_call(struct floe_catalog_rest *c, const struct rest_call *k, struct floe_http_resp *r,
+			   bool *sent, struct floe_err *err);
+/* The code of an answer that is not a success (409 FLOE_ECONFLICT, 404 FLOE_ENOTFOUND,
+ * 401/403/419 FLOE_S3_EAUTH, 5xx and 429 FLOE_S3_EUNAVAILABLE, else FLOE_S3_EHTTP), with
+ * the catalog's own message, when the body is an IcebergErrorResponse, in err. */
+int floe_catalog_rest_status(struct floe_catalog_rest *c, const char *what, const struct floe_http_resp *r,
+			     struct floe_err *err);
+/* Forgets the OAuth2 token (wiped). */
+void floe_catalog_rest_drop_token(struct floe_catalog_rest *c);
+
+#endif
