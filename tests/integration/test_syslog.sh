@@ -13,12 +13,17 @@ command -v logger >/dev/null || skip "logger (bsdutils) is missing"
 
 count() { rows_sql "$1" "SELECT count(*) FROM t ${2:-}" | tr -d '[]"\n'; }
 
-start_agent() { # start_agent DIR: runs floe on DIR/floe.yaml; sets PID, and PORT (/metrics)
+# start_agent DIR: runs floe on DIR/floe.yaml; sets PID, and PORT (/metrics). A restart
+# appends to the same log: it waits for one more start than the log held, whose port is
+# the last one logged (the status listener starts before the agent says it started).
+start_agent() {
+	local starts
+	starts=$(grep -c "agent .* started" "$1/err" 2>/dev/null) || true
 	"$FLOE_BIN" run -c "$1/floe.yaml" 2>>"$1/err" &
 	PID=$!
 	PIDS+=($PID)
-	wait_log "$1/err" "agent .* started" || { cat "$1/err"; return 1; }
-	PORT=$(serving_port "$1/err" $PID)
+	LOG_WAIT_S=10 log_has "$1/err" "agent .* started" $((starts + 1)) $PID || { cat "$1/err"; return 1; }
+	PORT=$(logged_port "$1/err")
 }
 
 # at_least METRIC N: waits (20 s at most) until METRIC on /metrics of the agent started
