@@ -2,7 +2,8 @@
 # records three `floe run --once` into DIR/rec.log (read, seal, spool, commit, checkpoint,
 # spool clean-up, and snapshot expiry from the third commit on), the input file rotated
 # and appended between them, and sets CRASH_ROOT, CRASH_INIT and crash_check for
-# explore. The environment's FLOE_TEST_SKIP_FSYNC reaches the recorded runs.
+# explore. The environment's FLOE_TEST_SKIP_FSYNC reaches the recorded runs. CRASH_LAKE,
+# when set, is the configuration's lake section in place of the local warehouse.
 # With AGG=1 the lines are JSON events 400 ms apart in event time, and an aggregation
 # counts them per minute and app: each run ends with windows open (their image in
 # agg/; a lateness of an hour keeps them all open, so that a restart reading the rotated
@@ -29,6 +30,10 @@ tail_record() {
 	mkdir -p "$d/logs" "$CRASH_ROOT/state" "$CRASH_ROOT/wh"
 	write_config "$d/floe.yaml" "$CRASH_ROOT/state" "$CRASH_ROOT/wh" "[\"$d/logs/app.log*\"]" \
 		"$CRASH_PROPS"
+	if [ -n "${CRASH_LAKE:-}" ]; then
+		sed -i '/^lake:/,$d' "$d/floe.yaml"
+		echo "$CRASH_LAKE" >>"$d/floe.yaml"
+	fi
 	if [ -n "$agg" ]; then
 		sed -i 's/^    start_at: beginning$/&\n    parser: json\n    timestamp: {field: ts, format: rfc3339}/' "$d/floe.yaml"
 		echo "$agg" >>"$d/floe.yaml"
@@ -71,21 +76,26 @@ tail_lines() {
 # (and the aggregate table) and one python3-avro pass over both tables' metadata.
 crash_check() {
 	floe_recovers "$d/floe.yaml" "$d/run.log" || return 1
-	local tables=("$CRASH_ROOT/wh/default/logs") sql want got
-	[ "${AGG:-0}" = 0 ] || tables+=("$CRASH_ROOT/wh/default/apps")
-	sql="SELECT count(*), count(DISTINCT message), count(*) FILTER (WHERE message LIKE 'line-%') FROM $(parquet_of "${tables[0]}")"
+	local tables=(logs) sql want got
+	[ "${AGG:-0}" = 0 ] || tables+=(apps)
+	sql="SELECT count(*), count(DISTINCT message), count(*) FILTER (WHERE message LIKE 'line-%') FROM $(parquet_of logs)"
 	want="[$TOTAL,$TOTAL,$TOTAL]"
 	if [ "${AGG:-0}" != 0 ]; then
-		sql="SELECT * FROM ($sql), (SELECT sum(count) FROM $(parquet_of "${tables[1]}"))"
+		sql="SELECT * FROM ($sql), (SELECT sum(count) FROM $(parquet_of apps))"
 		want="[$TOTAL,$TOTAL,$TOTAL,$TOTAL]"
 	fi
 	got=$(duck "$sql") || return 1
 	[ "${got//\"/}" = "$want" ] ||
 		{ echo "rows: [count, distinct, ours(, aggregated)] = $got, want $want"; return 1; }
-	/usr/bin/python3 "$FLOE_SRC/tests/crash/check_table.py" "${tables[@]}"
+	/usr/bin/python3 "$FLOE_SRC/tests/crash/check_table.py" $(for t in "${tables[@]}"; do table_dir "$t"; done)
 }
 
-# parquet_of TABLE-DIR: read_parquet([...]) of the table's live files.
+# parquet_of TABLE: read_parquet([...]) of the table's live files.
 parquet_of() {
-	echo "read_parquet([$(live_files "$1" | sed "s/.*/'&'/" | paste -sd,)])"
+	echo "read_parquet([$(table_files "$1" | sed "s/.*/'&'/" | paste -sd,)])"
 }
+
+# table_dir TABLE, table_files TABLE: the table's directory and its live data files, as
+# local paths (a scenario with another warehouse redefines both).
+table_dir() { echo "$CRASH_ROOT/wh/default/$1"; }
+table_files() { live_files "$(table_dir "$1")"; }
