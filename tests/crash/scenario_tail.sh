@@ -8,10 +8,24 @@
 # counts them per minute and app: each run ends with windows open (their image in
 # agg/; a lateness of an hour keeps them all open, so that a restart reading the rotated
 # file after the new one drops no event as late), and the aggregate table must count every
-# line once.
+# line once. JSON=1 makes the lines those JSON events without the aggregation.
 
 # tail_record DIR: returns non-zero if a recorded run fails.
 tail_record() {
+	tail_setup "$1"
+	tail_lines 300
+	tail_run "the first recorded run commits" || return 1
+	tail_lines 100
+	mv "$d/logs/app.log" "$d/logs/app.log.1"
+	tail_lines 200
+	tail_run "the second recorded run commits across the rotation" || return 1
+	tail_lines 150
+	tail_run "the third recorded run commits and expires" || return 1
+	TOTAL=$next
+}
+
+# tail_setup DIR: the configuration DIR/floe.yaml and the image the states start from.
+tail_setup() {
 	d=$1
 	local agg=""
 	[ "${AGG:-0}" = 0 ] || agg="aggregations:
@@ -34,20 +48,11 @@ tail_record() {
 		sed -i '/^lake:/,$d' "$d/floe.yaml"
 		echo "$CRASH_LAKE" >>"$d/floe.yaml"
 	fi
-	if [ -n "$agg" ]; then
+	if [ "${AGG:-0}" != 0 ] || [ "${JSON:-0}" != 0 ]; then
 		sed -i 's/^    start_at: beginning$/&\n    parser: json\n    timestamp: {field: ts, format: rfc3339}/' "$d/floe.yaml"
 		echo "$agg" >>"$d/floe.yaml"
 	fi
 	cp -a "$CRASH_ROOT" "$CRASH_INIT"
-	tail_lines 300
-	tail_run "the first recorded run commits" || return 1
-	tail_lines 100
-	mv "$d/logs/app.log" "$d/logs/app.log.1"
-	tail_lines 200
-	tail_run "the second recorded run commits across the rotation" || return 1
-	tail_lines 150
-	tail_run "the third recorded run commits and expires" || return 1
-	TOTAL=$next
 }
 
 tail_run() {
@@ -61,7 +66,7 @@ tail_lines() {
 	local i pad
 	for ((i = 0; i < $1; i++)); do
 		pad=$(printf '%*s' $((next % 97)) '' | tr ' ' x)
-		if [ "${AGG:-0}" = 0 ]; then
+		if [ "${AGG:-0}" = 0 ] && [ "${JSON:-0}" = 0 ]; then
 			printf 'line-%06d power cut test payload %s\n' $next "$pad"
 		else
 			printf '{"ts":"2025-12-01T00:%02d:%02d.%03dZ","app":"a%d","message":"line-%06d %s"}\n' \
@@ -76,6 +81,12 @@ tail_lines() {
 # (and the aggregate table) and one python3-avro pass over both tables' metadata.
 crash_check() {
 	floe_recovers "$d/floe.yaml" "$d/run.log" || return 1
+	tail_table_check
+}
+
+# tail_table_check: every line once in the table (and counted once in the aggregate
+# table), both read back whole.
+tail_table_check() {
 	local tables=(logs) sql want got
 	[ "${AGG:-0}" = 0 ] || tables+=(apps)
 	sql="SELECT count(*), count(DISTINCT message), count(*) FILTER (WHERE message LIKE 'line-%') FROM $(parquet_of logs)"
