@@ -41,8 +41,19 @@ explore() {
 		mapfile -t ranges < <(/usr/bin/python3 "$FLOE_SRC/tests/crash/store_journal.py" ranges \
 			"$T/ends.txt" "$CRASH_JOURNAL" | cut -d' ' -f2-)
 	fi
+	# FLOE_CRASH_STRIDE=remote (a short default): only the points where the store may
+	# hold changes the local state has no record of, with all of them.
+	local points
+	if [ "$stride" = remote ]; then
+		points=$(for point in $(seq 0 "$n"); do
+			read -r lo hi <<<"${ranges[$point]}"
+			[ "$lo" = "$hi" ] || echo "$point"
+		done)
+	else
+		points=$(seq 0 "$stride" "$n")
+	fi
 	for v in 0 $dirv $(seq 1 "$VARIANTS"); do
-		for point in ${FLOE_CRASH_POINTS:-$(seq 0 "$stride" "$n")}; do
+		for point in ${FLOE_CRASH_POINTS:-$points}; do
 			# The worst case takes every store the point allows; the other variants the
 			# store with every change sent before the cut (the local record of the
 			# last ones lost).
@@ -50,7 +61,7 @@ explore() {
 			if [ -n "${CRASH_JOURNAL:-}" ]; then
 				read -r lo hi <<<"${ranges[$point]}"
 				remote=$hi
-				[ "$v" != 0 ] || remote=$(seq "$lo" "$hi")
+				[ "$v" != 0 ] || [ "$stride" = remote ] || remote=$(seq "$lo" "$hi")
 			fi
 			for m in $remote; do
 				rm -rf "$CRASH_ROOT"
