@@ -10,6 +10,7 @@
 # rest_crash_record DIR: starts the catalog, records the tail cycle through it.
 rest_crash_record() {
 	CRASH_JOURNAL=$1/journal
+	REST_CAT=$1/cat
 	# The table's directories are the catalog's (it makes them when it creates the
 	# table): made here, they are in the image the states start from.
 	mkdir -p "$1/disk/wh/crash/logs/metadata"
@@ -28,7 +29,7 @@ rest_crash_record() {
 # crash_remote M: the catalog's files as its first M journaled writes left them (over the
 # crash state crashgen just made), read again by the catalog.
 crash_remote() {
-	rm -f "$T/rest/cat/catalog.json"
+	rm -f "$REST_CAT/catalog.json"
 	/usr/bin/python3 "$FLOE_SRC/tests/crash/store_journal.py" image "$CRASH_JOURNAL" "$1" / &&
 		curl -sf -X POST -H 'content-type: application/json' -d '{}' "$REST_URL/_test/reload" >/dev/null
 }
@@ -41,6 +42,6 @@ import json, sys
 t = json.load(open(sys.argv[1]))["tables"].get("crash\x00" + sys.argv[2])
 if t:
     loc = t["loc"].removeprefix("file://")
-    print(loc.split("/metadata/")[0] + "=" + loc)' "$T/rest/cat/catalog.json" "$1"
+    print(loc.split("/metadata/")[0] + "=" + loc)' "$REST_CAT/catalog.json" "$1"
 }
 table_files() { "$FLOE_BIN" inspect -c "$d/floe.yaml" | sed -n 's#^  file://\([^ ]*\)  records=.*#\1#p'; }
