@@ -19,6 +19,19 @@ CRASH_PROPS="    properties:
       write.metadata.previous-versions-max: 1
       write.metadata.delete-after-commit.enabled: true"
 
+# crash_dirs DIR: a cycle's places: d (DIR), CRASH_ROOT (DIR/disk, with the state
+# directory and the local warehouse made), CRASH_INIT, CRASH_STATE_DIR, rec (the
+# recording), and next (the next line's number) at 0.
+crash_dirs() {
+	d=$1
+	CRASH_ROOT="$d/disk"
+	CRASH_INIT="$d/disk.init"
+	CRASH_STATE_DIR="$CRASH_ROOT/state"
+	rec="$d/rec.log"
+	next=0
+	mkdir -p "$CRASH_ROOT/state" "$CRASH_ROOT/wh"
+}
+
 # explore NAME LOG: every point of LOG (or those FLOE_CRASH_POINTS lists, to replay one), the worst variant and VARIANTS random ones, each
 # state checked once (states are told apart by their content). Sets EXPLORE_FAULTS to the
 # number of faulty states and prints the counts; the first faulty states are kept under

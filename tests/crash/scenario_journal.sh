@@ -9,13 +9,8 @@ REMOTE=/opt/floe-bench/systemd-journal-remote/lib/systemd/systemd-journal-remote
 
 # journal_record DIR: returns non-zero if a recorded run fails.
 journal_record() {
-	d=$1
-	CRASH_ROOT="$d/disk"
-	CRASH_INIT="$d/disk.init"
-	CRASH_STATE_DIR="$CRASH_ROOT/state"
-	rec="$d/rec.log"
-	next=0
-	mkdir -p "$d/journal" "$CRASH_ROOT/state" "$CRASH_ROOT/wh"
+	crash_dirs "$1"
+	mkdir -p "$d/journal"
 	cat >"$d/floe.yaml" <<YAML
 agent: { id: crash-journal, state_dir: $CRASH_ROOT/state }
 inputs:

@@ -26,7 +26,6 @@ tail_record() {
 
 # tail_setup DIR: the configuration DIR/floe.yaml and the image the states start from.
 tail_setup() {
-	d=$1
 	local agg=""
 	[ "${AGG:-0}" = 0 ] || agg="aggregations:
   - name: apps
@@ -36,12 +35,8 @@ tail_setup() {
     group_by: [app]
     metrics: [count]
     max_groups: 100"
-	CRASH_ROOT="$d/disk"
-	CRASH_INIT="$d/disk.init"
-	CRASH_STATE_DIR="$CRASH_ROOT/state"
-	rec="$d/rec.log"
-	next=0
-	mkdir -p "$d/logs" "$CRASH_ROOT/state" "$CRASH_ROOT/wh"
+	crash_dirs "$1"
+	mkdir -p "$d/logs"
 	write_config "$d/floe.yaml" "$CRASH_ROOT/state" "$CRASH_ROOT/wh" "[\"$d/logs/app.log*\"]" \
 		"$CRASH_PROPS"
 	if [ -n "${CRASH_LAKE:-}" ]; then
