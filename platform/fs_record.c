@@ -35,7 +35,7 @@ struct tracked {
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static int log_fd = -1;
 static struct tracked *fds;
-static char *rec;	   /* the record being built, under mu */
+static char *rec; /* the record being built, under mu */
 static size_t rec_n, rec_cap;
 
 /* Appends to the record being built; flush() writes it. */

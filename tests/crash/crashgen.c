@@ -46,7 +46,7 @@ struct op {
 	char *path, *path2;
 	const unsigned char *data; /* a write's bytes, inside the mapped log */
 	uint64_t off, len;
-	uint64_t end; /* where its record ends in the log */
+	uint64_t end;  /* where its record ends in the log */
 	int ino;       /* the file the operation acted on (create, rename, link) */
 	char *dir;     /* the directory whose entry it changes (entry operations), or NULL */
 	bool is_entry; /* it adds, moves or removes a name */
@@ -591,7 +591,8 @@ static void free_all(void)
 int main(int argc, char **argv)
 {
 	if (argc < 3)
-		die("usage: crashgen count|ends LOG | crashgen make LOG ROOT INIT POINT VARIANT SEED");
+		die("usage: crashgen count|ends LOG | crashgen make LOG ROOT INIT POINT VARIANT "
+		    "SEED");
 	int fd = open(argv[2], O_RDONLY);
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) != 0)
