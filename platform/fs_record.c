@@ -1,6 +1,9 @@
 /* The recording of durable file-system operations (see fs_record.h). The log is written
  * with plain write(2) on its own descriptor, never through fs.c (it would record itself),
  * under one mutex, so operations from the main thread and the committer keep their order.
+ * Each operation's record goes out in one write(2) to a log opened O_APPEND, so that two
+ * processes recording into one log (`floe maintain` beside a running agent) never
+ * interleave within a record.
  * A descriptor's path and write offset are kept from its create to its close, indexed by
  * the descriptor's number. */
 #ifndef _FILE_OFFSET_BITS
@@ -32,19 +35,41 @@ struct tracked {
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static int log_fd = -1;
 static struct tracked *fds;
+static char *rec; /* the record being built, under mu */
+static size_t rec_n, rec_cap;
 
+/* Appends to the record being built; flush() writes it. */
 static void put(const void *p, size_t n)
 {
-	const char *c = p;
+	if (rec_n + n > rec_cap) {
+		size_t cap = rec_cap ? rec_cap : 4096;
+		while (cap < rec_n + n)
+			cap *= 2;
+		char *r = realloc(rec, cap);
+		if (!r)
+			abort(); /* a test's own log: a lost record would make its states wrong */
+		rec = r;
+		rec_cap = cap;
+	}
+	memcpy(rec + rec_n, p, n);
+	rec_n += n;
+}
+
+/* Writes the record built: one write(2), unless the kernel takes it in parts. */
+static void flush(void)
+{
+	const char *c = rec;
+	size_t n = rec_n;
 	while (n > 0) {
 		ssize_t w = write(log_fd, c, n);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
-			abort(); /* a test's own log: a lost record would make its states wrong */
+			abort();
 		c += w;
 		n -= (size_t)w;
 	}
+	rec_n = 0;
 }
 
 /* path, escaped, after a space. */
@@ -88,6 +113,9 @@ void floe_fs_record_stop(void)
 			free(fds[i].path);
 		free(fds);
 		fds = NULL;
+		free(rec);
+		rec = NULL;
+		rec_n = rec_cap = 0;
 	}
 	pthread_mutex_unlock(&mu);
 }
@@ -114,6 +142,7 @@ static void track(int fd, const char *path, const char *op)
 		put(op, strlen(op));
 		put_path(path);
 		put("\n", 1);
+		flush();
 	}
 	pthread_mutex_unlock(&mu);
 }
@@ -140,6 +169,7 @@ void floe_fs_rec_write(int fd, const void *p, unsigned long n)
 		put(head, (size_t)k);
 		put(p, n);
 		put("\n", 1);
+		flush();
 		if (fd >= 0 && fd < MAX_FDS)
 			fds[fd].off = off + n;
 	}
@@ -153,6 +183,7 @@ static void fd_op(int fd, const char *op, bool forget)
 		put(op, strlen(op));
 		put_path(fds[fd].path);
 		put("\n", 1);
+		flush();
 		if (forget) {
 			free(fds[fd].path);
 			fds[fd].path = NULL;
@@ -180,6 +211,7 @@ void floe_fs_rec_path(const char *op, const char *path, const char *path2)
 		if (path2)
 			put_path(path2);
 		put("\n", 1);
+		flush();
 	}
 	pthread_mutex_unlock(&mu);
 }

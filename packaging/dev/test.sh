@@ -82,9 +82,10 @@ run_ctest "$OUT/minimal" -L unit
 
 # The power-cut tests (tests/crash/README.md): a build that records every durable file
 # operation (FLOE_FS_RECORD), the crash-state generator, and the cycles replayed from it.
-# The short default here is the worst state of every point of every cycle
-# (FLOE_CRASH_VARIANTS=0); set FLOE_CRASH_VARIANTS=20 (and FLOE_CRASH_DIR_VARIANTS) for
-# the long run.
+# The short default here is the worst state of every point of the tail, aggregation and
+# syslog cycles, and of a sample of the others' points (FLOE_CRASH_VARIANTS=0; each
+# test's FLOE_CRASH_STRIDE); set FLOE_CRASH_STRIDE=1 FLOE_CRASH_VARIANTS=20 (and
+# FLOE_CRASH_DIR_VARIANTS) for the long run.
 step "power-cut crash states: the recording build, the generator and every cycle"
 cmake -S . -B "$OUT/record" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=gcc \
 	-DFLOE_FS_RECORD=ON >/dev/null

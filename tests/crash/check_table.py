@@ -4,7 +4,9 @@ parses, and every manifest list, manifest and live data file that any of its sna
 names is present and, for the Avro ones, reads in python3-avro and passes
 tests/integration/check_avro.py's checks against the spec.
 
-Usage: check_table.py TABLE-DIR... Prints what it checked; exits 1 on the first fault.
+Usage: check_table.py TABLE-DIR[=METADATA]... Prints what it checked; exits 1 on the first fault.
+METADATA names the current metadata file where a catalog keeps it (a REST catalog's).
+An S3 table is read from a store kept as files (s3_stub.py --dir): CHECK_TABLE_S3_ROOT.
 A table directory without metadata (nothing committed yet) passes."""
 import json
 import os
@@ -16,6 +18,10 @@ import check_avro  # noqa: E402
 
 
 def local(uri):
+    """The local path of uri: a file:// one's own; an s3://BUCKET/KEY one's under the
+    environment's CHECK_TABLE_S3_ROOT (a store kept as files, ROOT/BUCKET/KEY)."""
+    if uri.startswith("s3://") and os.environ.get("CHECK_TABLE_S3_ROOT"):
+        return os.path.join(os.environ["CHECK_TABLE_S3_ROOT"], uri[len("s3://"):])
     return uri[len("file://"):] if uri.startswith("file://") else uri
 
 
@@ -42,9 +48,12 @@ def records(path, check):
 
 
 def main(table):
+    table, _, current = table.partition("=")
     mdir = os.path.join(table, "metadata")
     versions = []
-    if os.path.isdir(mdir):
+    if current:
+        versions.append((0, local(current)))
+    elif os.path.isdir(mdir):
         for n in os.listdir(mdir):
             m = re.fullmatch(r"v(\d+)\.metadata\.json", n)
             if m:

@@ -9,6 +9,10 @@
  * directory's: the states where one directory's names lag behind the others'.
  *
  *   crashgen count LOG                            the number of operations
+ *   crashgen ends LOG                             each operation's end in LOG (a byte
+ *                                                 offset), one a line: a server that
+ *                                                 noted the log's size at a request
+ *                                                 tells which operations came before it
  *   crashgen make LOG ROOT INIT POINT VARIANT SEED  writes the state into ROOT (absent or
  *                                                 empty) and prints its content hash;
  *                                                 VARIANT a number, or dK (below)
@@ -42,6 +46,7 @@ struct op {
 	char *path, *path2;
 	const unsigned char *data; /* a write's bytes, inside the mapped log */
 	uint64_t off, len;
+	uint64_t end;  /* where its record ends in the log */
 	int ino;       /* the file the operation acted on (create, rename, link) */
 	char *dir;     /* the directory whose entry it changes (entry operations), or NULL */
 	bool is_entry; /* it adds, moves or removes a name */
@@ -254,6 +259,7 @@ static void parse(const char *log, size_t size)
 		if (*p != '\n')
 			die("an operation has trailing words");
 		p++;
+		o->end = (uint64_t)(p - log);
 	}
 }
 
@@ -585,7 +591,8 @@ static void free_all(void)
 int main(int argc, char **argv)
 {
 	if (argc < 3)
-		die("usage: crashgen count LOG | crashgen make LOG ROOT INIT POINT VARIANT SEED");
+		die("usage: crashgen count|ends LOG | crashgen make LOG ROOT INIT POINT VARIANT "
+		    "SEED");
 	int fd = open(argv[2], O_RDONLY);
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) != 0)
@@ -597,6 +604,12 @@ int main(int argc, char **argv)
 	parse(log, (size_t)st.st_size);
 	if (strcmp(argv[1], "count") == 0) {
 		printf("%zu\n", nops);
+		free_all();
+		return 0;
+	}
+	if (strcmp(argv[1], "ends") == 0) {
+		for (size_t i = 0; i < nops; i++)
+			printf("%llu\n", (unsigned long long)ops[i].end);
 		free_all();
 		return 0;
 	}

@@ -19,6 +19,19 @@ CRASH_PROPS="    properties:
       write.metadata.previous-versions-max: 1
       write.metadata.delete-after-commit.enabled: true"
 
+# crash_dirs DIR: a cycle's places: d (DIR), CRASH_ROOT (DIR/disk, with the state
+# directory and the local warehouse made), CRASH_INIT, CRASH_STATE_DIR, rec (the
+# recording), and next (the next line's number) at 0.
+crash_dirs() {
+	d=$1
+	CRASH_ROOT="$d/disk"
+	CRASH_INIT="$d/disk.init"
+	CRASH_STATE_DIR="$CRASH_ROOT/state"
+	rec="$d/rec.log"
+	next=0
+	mkdir -p "$CRASH_ROOT/state" "$CRASH_ROOT/wh"
+}
+
 # explore NAME LOG: every point of LOG (or those FLOE_CRASH_POINTS lists, to replay one), the worst variant and VARIANTS random ones, each
 # state checked once (states are told apart by their content). Sets EXPLORE_FAULTS to the
 # number of faulty states and prints the counts; the first faulty states are kept under
@@ -32,34 +45,66 @@ explore() {
 	# The worst variant of every point first: it shows most faults soonest; then the
 	# FLOE_CRASH_DIR_VARIANTS states where one directory's unsynced names are lost and
 	# every other's kept (crashgen's dK), then the random ones.
-	local dirv
+	local dirv stride=${FLOE_CRASH_STRIDE:-1} ranges=() lo hi m remote
 	dirv=$(seq 0 $((${FLOE_CRASH_DIR_VARIANTS:-0} - 1)) | sed 's/^/d/')
+	# A store the cut does not touch (CRASH_JOURNAL, crash_remote): the changes it may
+	# hold at each point, from the recording's size when each came (store_journal.py).
+	if [ -n "${CRASH_JOURNAL:-}" ]; then
+		"$FLOE_CRASHGEN" ends "$log" >"$T/ends.txt"
+		mapfile -t ranges < <(/usr/bin/python3 "$FLOE_SRC/tests/crash/store_journal.py" ranges \
+			"$T/ends.txt" "$CRASH_JOURNAL" | cut -d' ' -f2-)
+	fi
+	# FLOE_CRASH_STRIDE=remote (a short default): only the points where the store may
+	# hold changes the local state has no record of, with all of them.
+	local points
+	if [ "$stride" = remote ]; then
+		points=$(for point in $(seq 0 "$n"); do
+			read -r lo hi <<<"${ranges[$point]}"
+			[ "$lo" = "$hi" ] || echo "$point"
+		done)
+	else
+		points=$(seq 0 "$stride" "$n")
+	fi
 	for v in 0 $dirv $(seq 1 "$VARIANTS"); do
-		for point in ${FLOE_CRASH_POINTS:-$(seq 0 "$n")}; do
-			rm -rf "$CRASH_ROOT"
-			hash=$("$FLOE_CRASHGEN" make "$log" "$CRASH_ROOT" "$CRASH_INIT" "$point" "$v" "$SEED" \
-				2>"$T/gen.txt") || { cat "$T/gen.txt"; fail "crashgen failed: the harness, not floe"; finish; exit 1; }
-			made=$((made + 1))
-			[ -z "${seen[$hash]:-}" ] || continue
-			seen[$hash]=1
-			checked=$((checked + 1))
-			cp -a "$CRASH_ROOT" "$T/state.before"
-			if ! crash_check >"$T/check.txt" 2>&1; then
-				faults=$((faults + 1))
-				echo "FAULT $name: $(cat "$T/gen.txt")"
-				sed 's/^/    /' "$T/check.txt" | tail -20
-				if [ "$faults" -le 3 ]; then
-					rm -rf "$T/faults/$faults"
-					mv "$T/state.before" "$T/faults/$faults"
-					echo "$FLOE_CRASHGEN make $log $CRASH_ROOT $CRASH_INIT $point $v $SEED" \
-						>"$T/faults/$faults.how"
-				fi
+		for point in ${FLOE_CRASH_POINTS:-$points}; do
+			# The worst case takes every store the point allows; the other variants the
+			# store with every change sent before the cut (the local record of the
+			# last ones lost).
+			remote=-
+			if [ -n "${CRASH_JOURNAL:-}" ]; then
+				read -r lo hi <<<"${ranges[$point]}"
+				remote=$hi
+				[ "$v" != 0 ] || [ "$stride" = remote ] || remote=$(seq "$lo" "$hi")
 			fi
-			rm -rf "$T/state.before"
-			[ "${EXPLORE_STOP:-0}" = 0 ] || [ "$faults" = 0 ] || break 2
+			for m in $remote; do
+				rm -rf "$CRASH_ROOT"
+				hash=$("$FLOE_CRASHGEN" make "$log" "$CRASH_ROOT" "$CRASH_INIT" "$point" "$v" "$SEED" \
+					2>"$T/gen.txt") || { cat "$T/gen.txt"; fail "crashgen failed: the harness, not floe"; finish; exit 1; }
+				made=$((made + 1))
+				hash=$hash:$m
+				[ -z "${seen[$hash]:-}" ] || continue
+				seen[$hash]=1
+				checked=$((checked + 1))
+				[ "$m" = - ] || { crash_remote "$m" && echo "the store holds its first $m changes" >>"$T/gen.txt"; } ||
+					{ fail "the store's image $m could not be made: the harness, not floe"; finish; exit 1; }
+				cp -a "$CRASH_ROOT" "$T/state.before"
+				if ! crash_check >"$T/check.txt" 2>&1; then
+					faults=$((faults + 1))
+					echo "FAULT $name: $(cat "$T/gen.txt")"
+					sed 's/^/    /' "$T/check.txt" | tail -20
+					if [ "$faults" -le 3 ]; then
+						rm -rf "$T/faults/$faults"
+						mv "$T/state.before" "$T/faults/$faults"
+						echo "$FLOE_CRASHGEN make $log $CRASH_ROOT $CRASH_INIT $point $v $SEED (store: $m changes)" \
+							>"$T/faults/$faults.how"
+					fi
+				fi
+				rm -rf "$T/state.before"
+				[ "${EXPLORE_STOP:-0}" = 0 ] || [ "$faults" = 0 ] || break 3
+			done
 		done
 	done
-	echo "$name: $n operations, $((n + 1)) crash points, $made states made, $checked distinct states checked, $faults faulty"
+	echo "$name: $n operations, $((n + 1)) crash points (every $stride), $made states made, $checked distinct states checked, $faults faulty"
 	EXPLORE_FAULTS=$faults
 }
 

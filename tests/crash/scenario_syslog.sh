@@ -9,14 +9,8 @@
 
 # syslog_record DIR: returns non-zero if a recorded run fails.
 syslog_record() {
-	d=$1
-	CRASH_ROOT="$d/disk"
-	CRASH_INIT="$d/disk.init"
-	CRASH_STATE_DIR="$CRASH_ROOT/state"
-	rec="$d/rec.log"
-	next=0
+	crash_dirs "$1"
 	PORT=$(free_port)
-	mkdir -p "$CRASH_ROOT/state" "$CRASH_ROOT/wh"
 	cat >"$d/floe.yaml" <<YAML
 agent:
   id: crash-syslog

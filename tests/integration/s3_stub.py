@@ -2,13 +2,15 @@
 """A small in-memory S3 server with scripted misbehaviour, for floe's stop and deadline
 tests (python3 standard library only).
 
-Usage: s3_stub.py --control FILE --log FILE [--port N]
+Usage: s3_stub.py --control FILE --log FILE [--port N] [--dir DIR]
 
 Listens on 127.0.0.1:N (0 or absent: any free port, named on the first output line:
 "stub listening on 127.0.0.1:PORT"). Path-style requests only (/BUCKET/KEY); signatures
 are not checked. It keeps objects in memory and answers PUT (If-None-Match: * honoured),
-GET, HEAD, DELETE, ListObjectsV2 and an empty ListMultipartUploads: enough for floe to
-create a table and commit to it.
+GET, HEAD, DELETE, DeleteObjects (quiet), ListObjectsV2 and an empty ListMultipartUploads:
+enough for floe to create a table, commit to it and clean it up. With --dir the objects are files, DIR/BUCKET/KEY, read at
+each request: a test may replace DIR's content while no request is under way (the
+power-cut tests put the store back as it was at each crash point).
 
 Misbehaviour, from the control file (lines of key=value, read again whenever it changes;
 REGEX is matched against "METHOD PATH"):
@@ -20,6 +22,11 @@ REGEX is matched against "METHOD PATH"):
   list=repeat        every ListObjectsV2 page says IsTruncated=true with the same token
   list=endless       every ListObjectsV2 page says IsTruncated=true with a new token
   refuse_create=1    answer 412 to every If-None-Match: * PUT, even for absent keys
+  journal=DIR        every change (a PUT stored, a DELETE) is appended to DIR/index as
+                     "SEQ METHOD BUCKET/KEY MARK", a PUT's body kept as DIR/SEQ; MARK is
+                     the size of the file record= names when the request came (-1 when
+                     none): the power-cut tests' recording of floe's file operations, so
+                     that each change is placed among them
 Every request is logged as "METHOD PATH" (the query included), and every scripted fault
 as "FAULT KIND METHOD PATH" (a delayed one also as "DELAYED METHOD PATH" when it is
 served), each line after the time it was written (seconds since the epoch).
@@ -34,7 +41,7 @@ import threading
 import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from xml.sax.saxutils import escape
+from xml.sax.saxutils import escape, unescape
 
 HOLD_MAX_S = 120  # a stalled request is given up after this, whatever the client does
 
@@ -87,9 +94,80 @@ class Control:
 
 
 class Store:
-    def __init__(self):
+    """Objects in memory, or as files under root (--dir)."""
+
+    def __init__(self, root=None):
         self.lock = threading.Lock()
         self.objects = {}  # (bucket, key) -> bytes
+        self.root = root
+
+    def path(self, bucket, key):
+        return os.path.join(self.root, bucket, key)
+
+    def get(self, bucket, key):
+        if self.root is None:
+            return self.objects.get((bucket, key))
+        try:
+            with open(self.path(bucket, key), "rb") as f:
+                return f.read()
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return None
+
+    def put(self, bucket, key, body):
+        if self.root is None:
+            self.objects[(bucket, key)] = body
+            return
+        p = self.path(bucket, key)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p + ".stub-tmp", "wb") as f:
+            f.write(body)
+        os.replace(p + ".stub-tmp", p)
+
+    def delete(self, bucket, key):
+        if self.root is None:
+            self.objects.pop((bucket, key), None)
+            return
+        try:
+            os.unlink(self.path(bucket, key))
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            pass
+
+    def keys(self, bucket, prefix):
+        """Sorted (key, size) of bucket's objects under prefix."""
+        if self.root is None:
+            return sorted((k, len(v)) for (b, k), v in self.objects.items()
+                          if b == bucket and k.startswith(prefix))
+        top = os.path.join(self.root, bucket)
+        out = []
+        for d, _, files in os.walk(top):
+            for name in files:
+                p = os.path.join(d, name)
+                k = os.path.relpath(p, top)
+                if k.startswith(prefix) and not name.endswith(".stub-tmp"):
+                    out.append((k, os.path.getsize(p)))
+        return sorted(out)
+
+
+def journal(ctl, method, bucket, key, body):
+    """Appends a change to the control's journal= directory, if it names one."""
+    jdir = ctl.get("journal")
+    if not jdir:
+        return
+    try:
+        mark = os.path.getsize(ctl.get("record")) if ctl.get("record") else -1
+    except OSError:
+        mark = -1
+    os.makedirs(jdir, exist_ok=True)
+    index = os.path.join(jdir, "index")
+    seq = 0
+    if os.path.exists(index):
+        with open(index) as f:
+            seq = sum(1 for _ in f)
+    if method == "PUT":
+        with open(os.path.join(jdir, str(seq)), "wb") as f:
+            f.write(body)
+    with open(index, "a") as f:
+        f.write("%d %s %s/%s %d\n" % (seq, method, bucket, key, mark))
 
 
 def xml_list(bucket, prefix, keys, truncated, token):
@@ -172,6 +250,7 @@ class Handler(BaseHTTPRequestHandler):
         self.note(what)
         ctl = self.server.control
         body = self.read_body() if method in ("PUT", "POST") else b""
+        self.body = body
         if ctl.matches("stall", what):
             self.note("FAULT stall " + what)
             return self.hold()
@@ -192,19 +271,21 @@ class Handler(BaseHTTPRequestHandler):
             return self.bucket_op(method, bucket, q)
         if method == "PUT":
             with store.lock:
-                exists = (bucket, key) in store.objects
+                exists = store.get(bucket, key) is not None
                 if self.headers.get("If-None-Match") == "*":
                     if ctl.get("refuse_create") == "1":
                         self.note("FAULT refuse_create " + what)
                         return self.error(412, "PreconditionFailed")
                     if exists:
                         return self.error(412, "PreconditionFailed")
-                store.objects[(bucket, key)] = body
+                journal(ctl, method, bucket, key, body)
+                store.put(bucket, key, body)
             return self.answer(200, b"", {"ETag": '"%s"' % hashlib.md5(body).hexdigest()})
         with store.lock:
-            data = store.objects.get((bucket, key))
+            data = store.get(bucket, key)
             if method == "DELETE":
-                store.objects.pop((bucket, key), None)
+                journal(ctl, method, bucket, key, b"")
+                store.delete(bucket, key)
         if method == "DELETE":
             return self.answer(204)
         if data is None:
@@ -213,6 +294,8 @@ class Handler(BaseHTTPRequestHandler):
 
     def bucket_op(self, method, bucket, q):
         ctl = self.server.control
+        if method == "POST" and "delete" in q:
+            return self.delete_objects(bucket)
         if method == "GET" and "uploads" in q:
             body = ('<?xml version="1.0" encoding="UTF-8"?><ListMultipartUploadsResult>'
                     "<Bucket>%s</Bucket><IsTruncated>false</IsTruncated>"
@@ -228,9 +311,21 @@ class Handler(BaseHTTPRequestHandler):
             self.note("FAULT list-%s page %d" % (mode, n))
             return self.answer(200, xml_list(bucket, prefix, [], True, token))
         with self.server.store.lock:
-            keys = sorted((k, len(v)) for (b, k), v in self.server.store.objects.items()
-                          if b == bucket and k.startswith(prefix))
+            keys = self.server.store.keys(bucket, prefix)
         return self.answer(200, xml_list(bucket, prefix, keys, False, None))
+
+    def delete_objects(self, bucket):
+        """DeleteObjects in quiet mode: every key named goes, the answer lists no error."""
+        body = self.body.decode()
+        keys = [unescape(k) for k in re.findall(r"<Key>(.*?)</Key>", body, re.S)]
+        store = self.server.store
+        with store.lock:
+            for k in keys:
+                journal(self.server.control, "DELETE", bucket, k, b"")
+                store.delete(bucket, k)
+        out = ('<?xml version="1.0" encoding="UTF-8"?>'
+               '<DeleteResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"></DeleteResult>')
+        return self.answer(200, out.encode(), {"Content-Type": "application/xml"})
 
     def do_GET(self):
         self.route("GET")
@@ -253,11 +348,12 @@ def main():
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--control", required=True)
     ap.add_argument("--log", required=True)
+    ap.add_argument("--dir")
     a = ap.parse_args()
     srv = ThreadingHTTPServer(("127.0.0.1", a.port), Handler)
     srv.daemon_threads = True
     srv.control = Control(a.control)
-    srv.store = Store()
+    srv.store = Store(a.dir)
     srv.log = open(a.log, "a")
     srv.log_lock = threading.Lock()
     print("stub listening on 127.0.0.1:%d" % srv.server_address[1], flush=True)

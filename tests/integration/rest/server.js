@@ -5,6 +5,7 @@
 //                  [--id-offset K] [--vend KEY=VALUE,...] [--omit-endpoint 'VERB /v1/...']...
 //                  [--table-config KEY=VALUE,...] [--config-default KEY=VALUE,...]
 //                  [--sigv4 ACCESS_KEY:SECRET:REGION:SERVICE]
+//                  [--journal DIR --record FILE]
 //
 // Listens on 127.0.0.1 only. Namespaces, tables and their current metadata locations are
 // kept in DIR/catalog.json; metadata files are written under each table's location when it
@@ -51,6 +52,13 @@
 // well-formed). Malformed answers are not checked against the OpenAPI document. POST
 // /_test/revoke drops every token; POST /_test/vend with a JSON object replaces the
 // vended storage configuration.
+//
+// For the power-cut tests (tests/crash), whose catalog outlives the cut of floe's disk:
+// --journal DIR appends every file the server writes (catalog.json, metadata files) to
+// DIR/index as "SEQ PUT PATH MARK" with its bytes in DIR/SEQ, MARK being the size of the
+// --record FILE (floe's recording of its file operations) when it was written, so that
+// the catalog's changes are placed among floe's; POST /_test/journal {} stops the
+// journal; POST /_test/reload reads catalog.json again after a test put back an older one.
 'use strict';
 
 // Snapshot ids are 64-bit: a Number keeps 53 bits, and a client that looks for its
@@ -91,6 +99,8 @@ function args() {
     else if (k === '--config-default') o.configDefaults = kvs(v);
     else if (k === '--sigv4') { const [ak, sk, region, service] = v.split(':'); o.sigv4 = { ak, sk, region, service }; }
     else if (k === '--omit-endpoint') o.omit.push(v);
+    else if (k === '--journal') o.journal = v;
+    else if (k === '--record') o.record = v;
     else throw new Error(`unknown option ${k}`);
   }
   if (!o.port || !o.root) throw new Error('--port and --root are required');
@@ -177,10 +187,23 @@ const tokens = new Map(); // token -> expiry ms
 const idempotent = new Map(); // key -> [status, body]
 const faults = { fail_after_apply: 0, status: 503, cut_after_apply: 0, cut_before_apply: 0, stall: 0, malformed: null };
 
+// A file the server wrote, in the journal when there is one (--journal).
+function journal(file) {
+  if (!opt.journal) return;
+  let mark = -1;
+  try { mark = opt.record ? fs.statSync(opt.record).size : -1; } catch (e) { mark = -1; }
+  fs.mkdirSync(opt.journal, { recursive: true });
+  const index = path.join(opt.journal, 'index');
+  const seq = fs.existsSync(index) ? fs.readFileSync(index, 'utf8').split('\n').filter(Boolean).length : 0;
+  fs.copyFileSync(file, path.join(opt.journal, String(seq)));
+  fs.appendFileSync(index, `${seq} PUT ${path.resolve(file)} ${mark}\n`);
+}
+
 function save() {
   const tmp = statePath + '.tmp';
   fs.writeFileSync(tmp, toJson(state));
   fs.renameSync(tmp, statePath);
+  journal(statePath);
 }
 
 function localPath(uri) {
@@ -198,6 +221,7 @@ function writeMetadata(meta, version) {
   const file = localPath(loc);
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, toJson(meta));
+  journal(file);
   return loc;
 }
 
@@ -502,6 +526,14 @@ function handle(req, body, res) {
   if (p === '/_test/faults') { Object.assign(faults, body); return [200, faults]; }
   if (p === '/_test/revoke') { tokens.clear(); return [200, {}]; }
   if (p === '/_test/vend') { opt.vend = body; return [200, {}]; }
+  if (p === '/_test/journal') { opt.journal = body.dir; opt.record = body.record; return [200, {}]; }
+  if (p === '/_test/reload') {
+    const saved = fs.existsSync(statePath) ? parseExact(fs.readFileSync(statePath, 'utf8')) : { namespaces: {}, tables: {} };
+    state.namespaces = saved.namespaces;
+    state.tables = saved.tables;
+    idempotent.clear();
+    return [200, {}];
+  }
   const rt = route(req.method, p);
   if (!rt || !rt.op) throw new HttpError(404, 'NoSuchEndpointException', `no ${req.method} ${p}`);
   res.op = rt.op;

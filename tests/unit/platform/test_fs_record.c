@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static char dir[64], logp[96];
@@ -209,12 +210,35 @@ static void test_threads_and_stop(void **state)
 	assert_int_equal(read_log(r, 2600), n);
 }
 
+/* Two processes recording into one log (`floe maintain` beside a running agent): each
+ * record goes out whole, so the log reads back as every record of both. */
+static void test_two_processes(void **state)
+{
+	(void)state;
+	pid_t child = fork();
+	assert_true(child >= 0);
+	if (child == 0)
+		_exit(writer((void *)(intptr_t)1) ? 1 : 0);
+	void *rc = writer((void *)(intptr_t)0);
+	int status;
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_null(rc);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	static struct rec r[2600];
+	size_t n = read_log(r, 2600);
+	assert_int_equal(n, 2 * 200 * 6);
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(r[i].op, "write") == 0)
+			assert_memory_equal(r[i].data, "0123456789abcdef", 16);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_atomic_replace_and_exclusive_create, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_stream_dirs_and_names, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_threads_and_stop, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_two_processes, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
