@@ -454,14 +454,17 @@ int floe_table_put_next(struct floe_table *t, struct floe_buf *b, const char *cr
 static int evolve_columns(struct floe_table *t, struct floe_ice_meta *m)
 {
 	const struct floe_colplan *p = t->opt.columns;
-	if (!p || !p->planned || p->n == 0)
+	bool typed = p && p->planned && p->n;
+	/* A message left out makes the table's message field optional; the evolution does
+	 * that to every field no column names, which the planned columns alone do as well. */
+	if (!typed && !(p && p->message_unparsed))
 		return 0;
 	struct floe_ice_column cols[FLOE_COLS_MAX];
 	struct floe_err e = {0};
 	bool changed = false;
 	floe_colplan_ice_columns(p, cols);
 	int64_t now_ms = t->clock->wall_us(t->clock->ctx) / 1000;
-	int rc = floe_ice_meta_evolve_schema(m, cols, p->n, NULL, &changed, NULL, now_ms,
+	int rc = floe_ice_meta_evolve_schema(m, cols, typed ? p->n : 0, NULL, &changed, NULL, now_ms,
 					     floe_table_max_log(t), &e);
 	if (rc == 0)
 		rc = floe_colplan_check(p, m, &e);

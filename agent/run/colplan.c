@@ -50,6 +50,7 @@ int floe_run_columns_wanted(const struct floe_config *cfg, struct floe_colplan *
 	if (rc)
 		return floe_err_set(err, rc, "tables.%s.columns: more than %d typed columns",
 				    cfg->logs.name, FLOE_COLS_MAX);
+	out->message_unparsed = cfg->logs.message == FLOE_MESSAGE_UNPARSED;
 	return 0;
 }
 
@@ -209,11 +210,13 @@ int floe_run_columns_start(const struct floe_config *cfg, const char *state_dir,
 		(void)take_ids(&all, &want);
 		*out = want;
 		*commit = all;
+		commit->message_unparsed = want.message_unparsed;
 		return 0;
 	}
 	if (has_saved && take_ids(&saved, &want)) {
 		*out = want;
 		*commit = saved;
+		commit->message_unparsed = want.message_unparsed;
 		return 0;
 	}
 	if (want.n)
