@@ -471,9 +471,12 @@ static int evolve_columns(struct floe_table *t, struct floe_ice_meta *m)
 	if (rc)
 		return floe_table_fail(t, rc, "table %s: the typed columns cannot be committed: %s",
 				       t->location, floe_err_text(&e, rc));
-	if (changed)
+	if (changed) {
 		floe_info("table: %s gets schema %d for the typed columns", t->location,
 			  (int)floe_ice_meta_current_schema_id(m));
+		/* The schema is changed in memory only: nothing of it is stored yet. */
+		floe_crashpoint("commit-after-evolve");
+	}
 	return 0;
 }
 

@@ -8,6 +8,7 @@
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
 #include "formats/iceberg/schema.h"
+#include "platform/crash.h"
 #include "platform/log.h"
 
 #include <errno.h>
@@ -205,8 +206,11 @@ int floe_run_columns_start(const struct floe_config *cfg, const char *state_dir,
 					    floe_err_text(&e, rc), cfg->logs.name);
 		if (keep && (rc = same_ids(&saved, &all, table, err)))
 			return rc;
-		if (all.n)
+		if (all.n) {
 			save(state_dir, &all);
+			/* The plan is saved, the table not changed yet (its commit will). */
+			floe_crashpoint("columns-after-save");
+		}
 		(void)take_ids(&all, &want);
 		*out = want;
 		*commit = all;
