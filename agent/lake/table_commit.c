@@ -451,9 +451,9 @@ int floe_table_put_next(struct floe_table *t, struct floe_buf *b, const char *cr
  * catalog; on a retry the freshly loaded schema is evolved again, so a schema another
  * writer committed meanwhile is merged, or refused when it took the ids or retyped a
  * column the files were written with. */
-static int evolve_columns(struct floe_table *t, struct floe_ice_meta *m)
+static int evolve_plan(struct floe_table *t, struct floe_ice_meta *m, const struct floe_colplan *p,
+		       bool *changed_out)
 {
-	const struct floe_colplan *p = t->opt.columns;
 	bool typed = p && p->planned && p->n;
 	/* A message left out makes the table's message field optional; the evolution does
 	 * that to every field no column names, which the planned columns alone do as well. */
@@ -477,7 +477,62 @@ static int evolve_columns(struct floe_table *t, struct floe_ice_meta *m)
 		/* The schema is changed in memory only: nothing of it is stored yet. */
 		floe_crashpoint("commit-after-evolve");
 	}
+	if (changed_out)
+		*changed_out = changed;
 	return 0;
+}
+
+static int evolve_columns(struct floe_table *t, struct floe_ice_meta *m)
+{
+	return evolve_plan(t, m, t->opt.columns, NULL);
+}
+
+struct reserve {
+	struct floe_colplan *plan;
+	struct floe_err *err; /* why the plan cannot be learnt */
+};
+
+/* One try: the plan learnt from the freshly loaded schema (on a retry, after another
+ * writer's schema: its ids may change, no file carries them yet), and, when the schema
+ * must change, a metadata version with it and no new snapshot. */
+static int reserve_try(struct floe_table *t, void *ctx, unsigned attempt_no)
+{
+	(void)attempt_no;
+	struct reserve *rv = ctx;
+	struct floe_table_expiry x = {0};
+	struct floe_buf b;
+	bool changed = false, unknown = false;
+	int rc = floe_colplan_learn(rv->plan, t->meta, rv->err);
+	if (rc || (rc = evolve_plan(t, t->meta, rv->plan, &changed)) || !changed)
+		return rc;
+	floe_buf_init(&b, t->alloc, FLOE_TABLE_METADATA_MAX);
+	int64_t now = t->clock->wall_us(t->clock->ctx) / 1000;
+	if ((rc = floe_table_add_snapshot(t, NULL, now, &x)) == 0)
+		rc = floe_table_put_next(t, &b, NULL, NULL, &x, &unknown);
+	floe_table_expiry_fini(t, &x);
+	floe_buf_fini(&b);
+	return rc;
+}
+
+int floe_table_reserve_columns(struct floe_table *t, struct floe_colplan *p, struct floe_err *err)
+{
+	struct floe_colplan try = *p;
+	struct reserve rv = {&try, err};
+	floe_err_clear(&t->err);
+	/* Not the logs table; or a REST catalog, whose commits floe makes with a snapshot
+	 * only (floe_table_catalog_put): there the schema rides on the first data commit,
+	 * and the id race stays possible (the commit then refuses, keeping the spool). */
+	if (t->opt.fields || t->opt.catalog)
+		return 0;
+	int rc = floe_table_reload(t);
+	if (rc == 0)
+		rc = floe_table_retry(t, "schema", reserve_try, &rv);
+	if (rc == 0) {
+		*p = try;
+		return 0;
+	}
+	/* A plan that cannot be learnt has its reason in err already. */
+	return err && err->msg[0] ? rc : floe_table_report(t, rc, err);
 }
 
 int floe_table_attempt(struct floe_table *t, const struct floe_table_step *st, void *ctx,
