@@ -508,7 +508,8 @@ static int reserve_try(struct floe_table *t, void *ctx, unsigned attempt_no)
 	floe_buf_init(&b, t->alloc, FLOE_TABLE_METADATA_MAX);
 	int64_t now = t->clock->wall_us(t->clock->ctx) / 1000;
 	if ((rc = floe_table_add_snapshot(t, NULL, now, &x)) == 0)
-		rc = floe_table_put_next(t, &b, NULL, NULL, &x, &unknown);
+		rc = floe_table_put_next(t, &b, "reserve-before-metadata", "reserve-after-metadata", &x,
+					 &unknown);
 	floe_table_expiry_fini(t, &x);
 	floe_buf_fini(&b);
 	return rc;

@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
 # kill -9 during a schema change: a table at its first schema (status) gets a column
 # renamed (status -> http_status, renamed_from) and one added (took) by a run that dies
-# at each point around the change: after the new plan is saved and before any commit
-# (columns-after-save), after the commit evolved the schema in memory and before
-# anything of it is stored (commit-after-evolve), after the manifest, after the metadata
-# version that makes the schema current, and before the spool entries are removed. The
+# at each point around the change: at its start, after the schema is evolved in memory
+# and before anything of it is stored (commit-after-evolve), before and after the
+# metadata version that makes the schema current with no snapshot
+# (reserve-before/after-metadata), after the new plan is saved (columns-after-save);
+# then in its data commit, after the manifest, after the metadata version that adds the
+# rows, and before the spool entries are removed. The
 # restart commits what the dead run had read and the lines that came meanwhile: every
 # line is in the table once (read by field id with DuckDB, arrow-rs and hyparquet), the
 # schema has the renamed field under its old id and the added one under the next id,
 # no id is used twice in any schema, and last-column-id is that id.
 source "$(dirname "$0")/lib.sh"
 
-points=(columns-after-save commit-after-evolve commit-after-manifest commit-after-metadata
-	commit-before-spool-remove)
+points=(commit-after-evolve reserve-before-metadata reserve-after-metadata columns-after-save
+	commit-after-manifest commit-after-metadata commit-before-spool-remove)
 cfg() { # cfg DIR COLUMNS-YAML
 	cat >"$1/v$3.yaml" <<YAML
 agent: { id: typed-crash, state_dir: $1/state }
