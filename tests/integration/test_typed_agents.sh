@@ -9,7 +9,16 @@
 # refused, naming the table, the column and both types, before it reads a line (its
 # lines wait in their file), and the table is as the eight left it; a daemon of the
 # eight keeps running and committing meanwhile.
+# With TYPED_AGENTS_S3=1 (test_s3_typed_agents.sh) the table is in an S3 warehouse
+# (catalog s3: commits by conditional PUT) on the S3 stub.
 source "$(dirname "$0")/lib.sh"
+LAKE="{ warehouse: $T/wh }"
+if [ "${TYPED_AGENTS_S3:-0}" = 1 ]; then
+	source "$(dirname "$0")/s3lib.sh"
+	source "$(dirname "$0")/typed_s3lib.sh"
+	typed_s3_start "$T/s3"
+	LAKE="{ warehouse: \"s3://bkt/typed\", catalog: { type: s3 }, s3: { endpoint: \"http://127.0.0.1:$STUB_PORT\", region: us-east-1, path_style: true } }"
+fi
 
 declare -A COLS=(
 	[1]="{ name: status, type: int }"
@@ -29,7 +38,7 @@ cfg() { # cfg K COLUMNS [EXTRA-AGENT-KEYS]
 agent: { id: agent-$1, state_dir: $T/a$1/state ${3:-} }
 inputs: [ { type: tail, paths: ["$T/a$1/in/*.log"], start_at: beginning, parser: json } ]
 tables: { logs: { commit_interval: 1s, columns: [ $2 ] } }
-lake: { warehouse: $T/wh }
+lake: $LAKE
 YAML
 }
 lines() { # lines K FROM TO: JSON lines of agent K with every field
@@ -71,14 +80,24 @@ rc=0
 "$FLOE_BIN" run -c "$T/a9.yaml" --once --log-level warn 2>"$T/a9.err" || rc=$?
 check "agent 9 is refused" test $rc -ne 0
 check "agent 9: the error names the table, the column and both types" \
-	grep -q "table file://.*/wh/default/logs: column 'user': the table has field [0-9]* 'user' as string; floe writes long" "$T/a9.err"
+	grep -q "table .*/default/logs: column 'user': the table has field [0-9]* 'user' as string; floe writes long" "$T/a9.err"
 check "agent 9: nothing spooled, its lines wait in their file" \
 	test -z "$(ls "$T/a9/state/spool/"*.entry 2>/dev/null)"
 check "agent 1 keeps running" kill -0 $pid1
 check "agent 1 stops well" stop_pid $pid1
 
-TBL=$T/wh/default/logs
-meta=$(ls "$TBL"/metadata/v*.metadata.json | sort -V | tail -1)
+if [ "${TYPED_AGENTS_S3:-0}" = 1 ]; then
+	# The current metadata and the live files, fetched from the stub.
+	typed_s3_fetch
+	meta=$T/meta.json
+	v=$(curl -sf "http://127.0.0.1:$STUB_PORT/bkt/typed/default/logs/metadata/version-hint.text")
+	curl -sf "http://127.0.0.1:$STUB_PORT/bkt/typed/default/logs/metadata/v$v.metadata.json" -o "$meta"
+	files=("$d"/got/*.parquet)
+else
+	TBL=$T/wh/default/logs
+	meta=$(ls "$TBL"/metadata/v*.metadata.json | sort -V | tail -1)
+	mapfile -t files < <(live_files "$TBL")
+fi
 python3 - "$meta" >"$T/schema.out" <<'PY'
 import json, sys
 m = json.load(open(sys.argv[1]))
@@ -96,7 +115,6 @@ check "every column kept with its type: code promoted to long, lat renamed, user
 code:long latency_ms:double region:string status:int took:double user:string
 ids ok
 OUT
-mapfile -t files < <(live_files "$TBL")
 node "$READER/read_by_id.mjs" "$meta" "${files[@]}" >"$T/rows" 2>"$T/rows.err"
 check "DuckDB, arrow-rs and hyparquet read the same rows by field id" grep -q "read the same 320 rows" "$T/rows.err"
 # Per agent: 40 lines, each once, and exactly its own columns filled, with its values.
