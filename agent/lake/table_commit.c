@@ -451,21 +451,40 @@ int floe_table_put_next(struct floe_table *t, struct floe_buf *b, const char *cr
  * catalog; on a retry the freshly loaded schema is evolved again, so a schema another
  * writer committed meanwhile is merged, or refused when it took the ids or retyped a
  * column the files were written with. */
+/* The built-in columns floe writes, as the table names and types them (another engine
+ * may have renamed one; floe_log_schema_check holds their ids), given to the evolution
+ * with the typed ones: it makes optional every required field a writer does not name,
+ * and floe writes these. The message is not named when lines may leave it null
+ * (message_null), so that the table's field becomes optional. */
+static size_t builtin_columns(const struct floe_ice_meta *m, bool message_null,
+			      struct floe_ice_column *out)
+{
+	size_t n = 0;
+	for (int32_t id = FLOE_COL_TS; id <= FLOE_COL_MESSAGE; id++) {
+		const char *type = NULL, *name = NULL;
+		bool required = false;
+		if ((id == FLOE_COL_MESSAGE && message_null) ||
+		    !floe_ice_meta_schema_field(m, id, &type, &required, &name) || !type || !name)
+			continue;
+		out[n++] = (struct floe_ice_column){.name = name, .type = type, .id = id};
+	}
+	return n;
+}
+
 static int evolve_plan(struct floe_table *t, struct floe_ice_meta *m, const struct floe_colplan *p,
 		       bool *changed_out)
 {
 	bool typed = p && p->planned && p->n;
-	/* A message left out makes the table's message field optional; the evolution does
-	 * that to every field no column names, which the planned columns alone do as well. */
 	if (!typed && !(p && p->message_unparsed))
 		return 0;
-	struct floe_ice_column cols[FLOE_COLS_MAX];
+	struct floe_ice_column cols[FLOE_LOG_NCOLS + FLOE_COLS_MAX];
 	struct floe_err e = {0};
 	bool changed = false;
-	floe_colplan_ice_columns(p, cols);
+	size_t nb = builtin_columns(m, p->message_unparsed, cols);
+	floe_colplan_ice_columns(p, cols + nb);
 	int64_t now_ms = t->clock->wall_us(t->clock->ctx) / 1000;
-	int rc = floe_ice_meta_evolve_schema(m, cols, typed ? p->n : 0, NULL, &changed, NULL, now_ms,
-					     floe_table_max_log(t), &e);
+	int rc = floe_ice_meta_evolve_schema(m, cols, nb + (typed ? p->n : 0), NULL, &changed, NULL,
+					     now_ms, floe_table_max_log(t), &e);
 	if (rc == 0)
 		rc = floe_colplan_check(p, m, &e);
 	if (rc)

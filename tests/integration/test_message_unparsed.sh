@@ -3,8 +3,8 @@
 # (their fields hold what they said) and keeps it for every line the parser did not
 # match, so nothing is lost: with an access-log parser and its typed columns, with
 # json, and with columns: [] (every field in attrs). The table's message field becomes
-# optional in the same commit, the files declare it optional, and the default (keep)
-# still writes every line's message.
+# optional (and it alone: ts, received_at, host and source stay required), the files
+# declare it optional, and the default (keep) still writes every line's message.
 source "$(dirname "$0")/lib.sh"
 
 cfg() { # cfg NAME PARSER-YAML TABLE-YAML
@@ -24,7 +24,7 @@ YAML
 }
 tbl() { echo "$T/wh-$1/default/logs"; }
 files() { live_files "$(tbl "$1")" | sed "s/.*/'&'/" | paste -sd,; }
-# The current schema's message field: required or optional; and how many schemas.
+# The current schema's message field, required or optional, and the required fields' ids.
 message_field() {
 	python3 - "$(tbl "$1")" <<'PY'
 import json, sys, glob, re
@@ -33,7 +33,8 @@ meta = sorted(glob.glob(sys.argv[1] + "/metadata/v*.metadata.json"),
 m = json.load(open(meta))
 s = [x for x in m["schemas"] if x["schema-id"] == m["current-schema-id"]][0]
 f = [x for x in s["fields"] if x["id"] == 11][0]
-print(f["name"], "required" if f["required"] else "optional")
+print(f["name"], "required" if f["required"] else "optional",
+      "required:" + ",".join(str(x["id"]) for x in s["fields"] if x["required"]))
 PY
 }
 
@@ -59,7 +60,8 @@ check "typed: parsed lines have no message, their fields are all there; the othe
 [null,500,null,"10.1.2.4","POST","/b","https://x/"]'
 check "typed: the unmatched line is counted as a parse failure" \
 	grep -q '"parse_failures":1' "$T/state-typed/metrics.json"
-check "typed: the table's message field is optional" test "$(message_field typed)" = "message optional"
+check "typed: the table's message field is optional, ts, received_at, host and source stay required" \
+	test "$(message_field typed)" = "message optional required:1,2,3,4"
 check "typed: the files declare message optional" test "$(duck "select distinct repetition_type from parquet_schema([$(files typed)]) where name = 'message'")" = '["OPTIONAL"]'
 
 # 2. json: the message came from the msg field, which stays in attrs.
@@ -79,7 +81,8 @@ duck "select message is null, attrs['status'] from read_parquet([$(files attrs)]
 check "attrs: parsed lines without a message, fields in attrs" diff - "$T/attrs.out" <<<'[true,"200"]
 [false,null]
 [true,"500"]'
-check "attrs: the table's message field is optional" test "$(message_field attrs)" = "message optional"
+check "attrs: the table's message field is optional, the others stay required" \
+	test "$(message_field attrs)" = "message optional required:1,2,3,4"
 
 # 4. The default keeps every line's message, and the table's field stays required.
 cfg keep "parser: apache_combined" "    columns: []"
@@ -87,5 +90,5 @@ access keep
 check "keep: run" "$FLOE_BIN" run -c "$T/keep.yaml" --once --log-level error
 check "keep: every line has its message" \
 	test "$(duck "select count(*) from read_parquet([$(files keep)]) where message like '%/a HTTP%' or message like 'this line%' or message like '%/b HTTP%'")" = '["3"]'
-check "keep: the table's message field stays required" test "$(message_field keep)" = "message required"
+check "keep: the table's message field stays required" test "$(message_field keep)" = "message required required:1,2,3,4,11"
 finish
