@@ -81,7 +81,8 @@ stop_pid() {
 # duck "SQL"...: runs SQL in DuckDB, prints rows as JSON arrays.
 duck() { node "$READER/duck.js" "$@"; }
 
-# write_config FILE STATE WAREHOUSE PATHS-YAML [extra tables.logs keys]
+# write_config FILE STATE WAREHOUSE PATHS-YAML [extra tables.logs keys]; INPUT_KEYS: more
+# keys of the input (indented by four spaces, e.g. "    parser: json").
 write_config() {
 	local file=$1 state=$2 wh=$3 paths=$4 extra=${5:-}
 	cat >"$file" <<YAML
@@ -92,6 +93,7 @@ inputs:
   - type: tail
     paths: $paths
     start_at: beginning
+${INPUT_KEYS:-}
 tables:
   logs:
     commit_interval: ${COMMIT_INTERVAL:-60s}
@@ -127,6 +129,12 @@ run_serving() {
 	pid=$!
 	PIDS+=($pid)
 	port=$(serving_port "$2" $pid)
+}
+
+# newest_metadata TABLE_DIR: the path of the table's newest metadata version (the commit
+# point: version-hint.text may lag it).
+newest_metadata() {
+	ls "$1"/metadata/v*.metadata.json | sort -V | tail -1
 }
 
 # live_files TABLE_DIR: the live data files of the current snapshot, as local paths.

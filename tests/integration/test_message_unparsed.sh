@@ -9,28 +9,16 @@ source "$(dirname "$0")/lib.sh"
 
 cfg() { # cfg NAME PARSER-YAML TABLE-YAML
 	mkdir -p "$T/$1"
-	cat >"$T/$1.yaml" <<YAML
-agent: { id: msg-$1, state_dir: $T/state-$1 }
-inputs:
-  - type: tail
-    paths: ["$T/$1/*.log"]
-    start_at: beginning
-    $2
-tables:
-  logs:
-$3
-lake: { warehouse: $T/wh-$1 }
-YAML
+	AGENT_ID=msg-$1 INPUT_KEYS="    $2" write_config "$T/$1.yaml" "$T/state-$1" "$T/wh-$1" \
+		"[\"$T/$1/*.log\"]" "$3"
 }
 tbl() { echo "$T/wh-$1/default/logs"; }
 files() { live_files "$(tbl "$1")" | sed "s/.*/'&'/" | paste -sd,; }
 # The current schema's message field, required or optional, and the required fields' ids.
 message_field() {
-	python3 - "$(tbl "$1")" <<'PY'
-import json, sys, glob, re
-meta = sorted(glob.glob(sys.argv[1] + "/metadata/v*.metadata.json"),
-              key=lambda p: int(re.search(r"v(\d+)\.metadata", p).group(1)))[-1]
-m = json.load(open(meta))
+	python3 - "$(newest_metadata "$(tbl "$1")")" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
 s = [x for x in m["schemas"] if x["schema-id"] == m["current-schema-id"]][0]
 f = [x for x in s["fields"] if x["id"] == 11][0]
 print(f["name"], "required" if f["required"] else "optional",

@@ -22,7 +22,7 @@ lake: { warehouse: $T/wh }
 YAML
 }
 TBL=$T/wh/default/logs
-meta() { ls "$TBL"/metadata/v*.metadata.json | sort -t v -k 2 -V | tail -1; }
+meta() { newest_metadata "$TBL"; }
 schemas() {
 	python3 - "$(meta)" <<'PY'
 import json, sys

@@ -95,7 +95,7 @@ if [ "${TYPED_AGENTS_S3:-0}" = 1 ]; then
 	files=("$d"/got/*.parquet)
 else
 	TBL=$T/wh/default/logs
-	meta=$(ls "$TBL"/metadata/v*.metadata.json | sort -V | tail -1)
+	meta=$(newest_metadata "$TBL")
 	mapfile -t files < <(live_files "$TBL")
 fi
 python3 - "$meta" >"$T/schema.out" <<'PY'

@@ -24,11 +24,9 @@ files() { live_files "$(tbl "$1")" | sed "s/.*/'&'/" | paste -sd,; }
 # The current schema's typed columns as DuckDB's read_parquet schema (field id -> name,
 # type): files are read by field id, as an Iceberg reader does, whatever their names.
 byid() {
-	python3 - "$(tbl "$1")" <<'PY'
-import json, sys, glob, re
-meta = sorted(glob.glob(sys.argv[1] + "/metadata/v*.metadata.json"),
-              key=lambda p: int(re.search(r"v(\d+)\.metadata", p).group(1)))[-1]
-m = json.load(open(meta))
+	python3 - "$(newest_metadata "$(tbl "$1")")" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
 s = [x for x in m["schemas"] if x["schema-id"] == m["current-schema-id"]][0]
 types = {"int": "INTEGER", "long": "BIGINT", "double": "DOUBLE", "float": "FLOAT",
          "boolean": "BOOLEAN", "string": "VARCHAR", "date": "DATE", "binary": "BLOB"}
@@ -40,11 +38,9 @@ print("map {" + ", ".join(cols) + "}")
 PY
 }
 schemas() { # NAME: the number of schemas, the current one's typed fields as id:name:type
-	python3 - "$(tbl "$1")" <<'PY'
-import json, sys, glob, re
-meta = sorted(glob.glob(sys.argv[1] + "/metadata/v*.metadata.json"),
-              key=lambda p: int(re.search(r"v(\d+)\.metadata", p).group(1)))[-1]
-m = json.load(open(meta))
+	python3 - "$(newest_metadata "$(tbl "$1")")" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
 s = [x for x in m["schemas"] if x["schema-id"] == m["current-schema-id"]][0]
 print(len(m["schemas"]), " ".join("%d:%s:%s" % (f["id"], f["name"], f["type"]) for f in s["fields"] if f["id"] > 14))
 PY

@@ -28,11 +28,9 @@ YAML
 }
 # The current schema's typed fields, last-column-id, and whether any schema has an id twice.
 schema_state() {
-	python3 - "$1" <<'PY'
-import json, sys, glob, re
-meta = sorted(glob.glob(sys.argv[1] + "/metadata/v*.metadata.json"),
-              key=lambda p: int(re.search(r"v(\d+)\.metadata", p).group(1)))[-1]
-m = json.load(open(meta))
+	python3 - "$(newest_metadata "$1")" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
 s = [x for x in m["schemas"] if x["schema-id"] == m["current-schema-id"]][0]
 dup = any(len({f["id"] for f in x["fields"]}) != len(x["fields"]) for x in m["schemas"])
 print(" ".join("%d:%s:%s" % (f["id"], f["name"], f["type"]) for f in s["fields"] if f["id"] > 14),
@@ -56,7 +54,7 @@ for point in "${points[@]}"; do
 	check "$point: the restart succeeds" "$FLOE_BIN" run -c "$d/v2.yaml" --once --log-level warn
 	check "$point: the schema: the rename under the old id, took the next id, no id twice" \
 		test "$(schema_state "$d/wh/default/logs")" = "15:http_status:int 16:took:double last=16 unique"
-	meta=$(ls "$d"/wh/default/logs/metadata/v*.metadata.json | sort -V | tail -1)
+	meta=$(newest_metadata "$d/wh/default/logs")
 	mapfile -t files < <(live_files "$d/wh/default/logs")
 	node "$READER/read_by_id.mjs" "$meta" "${files[@]}" >"$d/rows" 2>"$d/rows.err"
 	check "$point: every line once, read by field id by three readers" diff - "$d/rows" <<'ROWS'
