@@ -142,10 +142,15 @@ live_files() {
 	"$FLOE_BIN" inspect "$1" | sed -n 's#^  file://\([^ ]*\)  records=.*#\1#p'
 }
 
+# live_list TABLE_DIR: live_files as the items of a DuckDB list ('a','b').
+live_list() {
+	live_files "$1" | sed "s/.*/'&'/" | paste -sd,
+}
+
 # rows_sql TABLE-DIR SQL-ON-t: runs SQL over the live rows of the current snapshot as t.
 rows_sql() {
 	local files
-	files=$(live_files "$1" | sed "s/.*/'&'/" | paste -sd,)
+	files=$(live_list "$1")
 	[ -n "$files" ] || { echo "[]"; return; }
 	duck "WITH t AS (SELECT * FROM read_parquet([$files])) $2"
 }

@@ -13,7 +13,7 @@ cfg() { # cfg NAME PARSER-YAML TABLE-YAML
 		"[\"$T/$1/*.log\"]" "$3"
 }
 tbl() { echo "$T/wh-$1/default/logs"; }
-files() { live_files "$(tbl "$1")" | sed "s/.*/'&'/" | paste -sd,; }
+files() { live_list "$(tbl "$1")"; }
 # The current schema's message field, required or optional, and the required fields' ids.
 message_field() {
 	python3 - "$(newest_metadata "$(tbl "$1")")" <<'PY'

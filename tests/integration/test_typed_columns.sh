@@ -20,7 +20,7 @@ lake: { warehouse: $T/wh-$2 }
 YAML
 }
 tbl() { echo "$T/wh-$1/default/logs"; }
-files() { live_files "$(tbl "$1")" | sed "s/.*/'&'/" | paste -sd,; }
+files() { live_list "$(tbl "$1")"; }
 # The current schema's typed columns as DuckDB's read_parquet schema (field id -> name,
 # type): files are read by field id, as an Iceberg reader does, whatever their names.
 byid() {
