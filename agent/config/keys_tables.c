@@ -245,7 +245,8 @@ static const struct floe_key table_keys[] = {
      .size = sizeof(enum floe_table_message),
      .def = "keep",
      .choices = message_names,
-     .help = "the message column: keep (every line) or unparsed (only the lines a parser did not take apart; null for the others)"},
+     .help = "the message column: keep (every line) or unparsed (only the lines a parser "
+	     "did not take apart; null for the others)"},
 };
 static const struct floe_key_section table_section =
     FLOE_KEY_SECTION(table_keys, table_post, table_fini);

@@ -62,7 +62,8 @@ bool floe_colplan_same_columns(const struct floe_colplan *a, const struct floe_c
 /* The columns as the schema evolution takes them (out holds p->n; strings borrowed from p). */
 void floe_colplan_ice_columns(const struct floe_colplan *p, struct floe_ice_column *out);
 /* The writer's columns: the built-in ones (message optional when p->message_unparsed),
- * then, when p is planned, the typed ones (names borrowed from p). out holds FLOE_LOG_MAX_COLS; *n gets the count. */
+ * then, when p is planned, the typed ones (names borrowed from p). out holds
+ * FLOE_LOG_MAX_COLS; *n gets the count. */
 void floe_colplan_pq_columns(const struct floe_colplan *p, struct floe_pq_column *out, size_t *n);
 /* Checks, for a commit, that the table's schema (after evolution) has each planned column
  * under its planned id with a type its values read as: FLOE_ESCHEMA with the column, the

@@ -116,7 +116,8 @@ static void test_start(void **state)
 	struct floe_ice_field s = {15, "status", "string", false, 0, 0, NULL, NULL, false};
 	m = logs_meta(&s, 1);
 	memset(&e, 0, sizeof(e));
-	assert_int_equal(floe_run_columns_start(c, dir, m, NULL, "the-table", false, &q, &all, &e), FLOE_ESCHEMA);
+	assert_int_equal(floe_run_columns_start(c, dir, m, NULL, "the-table", false, &q, &all, &e),
+			 FLOE_ESCHEMA);
 	assert_non_null(strstr(e.msg, "table the-table: "));
 	assert_non_null(strstr(e.msg, "status"));
 	floe_ice_meta_free(m);
