@@ -200,8 +200,8 @@ int floe_table_replace(struct floe_table *t, const char *const *old, size_t nold
  * schema. So agents adding columns at once never give one id to two columns. 0 and p
  * planned (its ids may differ from those it came with); FLOE_ESCHEMA (err says why)
  * when a column cannot live with the table's field; an I/O or conflict error else (p
- * unchanged). Invalidates floe_table_meta's earlier answers. In a REST catalog (and for
- * a table other than logs) it does nothing: p stays as the caller learnt it. */
+ * unchanged). Invalidates floe_table_meta's earlier answers. For a table other than logs
+ * it does nothing. */
 int floe_table_reserve_columns(struct floe_table *t, struct floe_colplan *p, struct floe_err *err);
 
 /* Expires snapshots and drops metadata-log entries by the table's properties (as a

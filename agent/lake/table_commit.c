@@ -539,10 +539,7 @@ int floe_table_reserve_columns(struct floe_table *t, struct floe_colplan *p, str
 	struct floe_colplan try = *p;
 	struct reserve rv = {&try, err};
 	floe_err_clear(&t->err);
-	/* Not the logs table; or a REST catalog, whose commits floe makes with a snapshot
-	 * only (floe_table_catalog_put): there the schema rides on the first data commit,
-	 * and the id race stays possible (the commit then refuses, keeping the spool). */
-	if (t->opt.fields || t->opt.catalog)
+	if (t->opt.fields) /* not the logs table */
 		return 0;
 	int rc = floe_table_reload(t);
 	if (rc == 0)
