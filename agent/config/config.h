@@ -192,6 +192,9 @@ struct floe_config_table {
 	struct floe_config_column *columns;
 	size_t ncolumns;
 	bool columns_given;
+	/* message: keep (default) writes every line's message; unparsed writes it only for
+	 * the lines no parser took apart (their fields hold it), null for the others. */
+	enum floe_table_message { FLOE_MESSAGE_KEEP, FLOE_MESSAGE_UNPARSED } message;
 };
 
 /* An aggregation's metric (aggregations[N].metrics[M]). In the file, "count" alone or a

@@ -35,6 +35,7 @@ static bool columns_shown(const char *);
 
 static const char *const codec_names[] = {"zstd", "lz4_raw", "uncompressed", NULL};
 static const char *const profile_names[] = {"default", "compact", NULL};
+static const char *const message_names[] = {"keep", "unparsed", NULL};
 static const char *const bloom_default[] = {"host", "app", NULL};
 static const char *const partition_default[] = {"day(ts)", NULL};
 static const char *const bool_names[] = {"false", "true", NULL};
@@ -238,6 +239,14 @@ static const struct floe_key table_keys[] = {
      .sub = &column_section,
      .shown = columns_shown,
      .help = "typed columns from parsed fields; ~ = the built-in parsers' own, [] = none"},
+    {.name = "message",
+     .type = FLOE_KT_ENUM,
+     .off = TBL(message),
+     .size = sizeof(enum floe_table_message),
+     .def = "keep",
+     .choices = message_names,
+     .help = "the message column: keep (every line) or unparsed (only the lines a parser "
+	     "did not take apart; null for the others)"},
 };
 static const struct floe_key_section table_section =
     FLOE_KEY_SECTION(table_keys, table_post, table_fini);

@@ -79,20 +79,23 @@ int floe_table_catalog_reload(struct floe_table *t)
 int floe_table_catalog_put(struct floe_table *t, bool *unknown)
 {
 	const struct floe_ice_snapshot *snap = t->pending;
-	if (!snap)
+	bool schema_changed = floe_ice_meta_current_schema_id(t->meta) != t->catalog_schema_id;
+	/* Without a snapshot, only a schema change is floe's to send (the typed columns'
+	 * ids, made the table's before a file carries them). */
+	if (!snap && !schema_changed)
 		return floe_table_fail(t, FLOE_EUNSUPPORTED,
 				       "a commit without a snapshot (expiry alone) is the catalog's "
 				       "maintenance, not floe's, in a REST catalog");
 	struct floe_rest_commit cm = {
 	    .table_uuid = t->uuid,
 	    .ref = "main",
-	    .ref_snapshot_id = snap->parent_id,
+	    .ref_snapshot_id = snap ? snap->parent_id : -1,
 	    .snapshot = snap,
 	};
 	/* An attempt that changed the schema (typed columns) sends it along, asserting the
 	 * one it was built on: the catalog makes the metadata, so a schema left out of the
 	 * request would never reach the table. */
-	if (floe_ice_meta_current_schema_id(t->meta) != t->catalog_schema_id) {
+	if (schema_changed) {
 		cm.schema = floe_ice_meta_current_schema(t->meta);
 		cm.base_schema_id = t->catalog_schema_id;
 	}
@@ -107,9 +110,14 @@ int floe_table_catalog_put(struct floe_table *t, bool *unknown)
 	if (*unknown) {
 		/* The reload of the next attempt looks for this snapshot (by id and
 		 * floe.commit-seq) before anything else is tried. */
-		floe_warn("table: the commit of snapshot %" PRId64 " to %s may or may not have landed "
-			  "(%s): reloading to see",
-			  snap->snapshot_id, t->opt.name, t->err.msg);
+		if (snap)
+			floe_warn("table: the commit of snapshot %" PRId64 " to %s may or may not have "
+				  "landed (%s): reloading to see",
+				  snap->snapshot_id, t->opt.name, t->err.msg);
+		else
+			floe_warn("table: the schema change of %s may or may not have landed (%s): "
+				  "reloading to see",
+				  t->opt.name, t->err.msg);
 		return FLOE_ECONFLICT;
 	}
 	return rc;

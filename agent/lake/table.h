@@ -193,6 +193,17 @@ int floe_table_listed(struct floe_table *t, const char *const *uris, size_t n, b
  * is no agent's commit. */
 int floe_table_replace(struct floe_table *t, const char *const *old, size_t nold,
 		       const struct floe_ice_data_file *added, size_t nadded, struct floe_err *err);
+/* Makes the table's schema hold p's columns under the ids p will be written with,
+ * before any file carries them: each try learns p from the freshly loaded schema
+ * (floe_colplan_learn) and, when the schema must change, commits a metadata version
+ * with it and no snapshot; a try that loses the race learns again from the winner's
+ * schema. So agents adding columns at once never give one id to two columns. 0 and p
+ * planned (its ids may differ from those it came with); FLOE_ESCHEMA (err says why)
+ * when a column cannot live with the table's field; an I/O or conflict error else (p
+ * unchanged). Invalidates floe_table_meta's earlier answers. For a table other than logs
+ * it does nothing. */
+int floe_table_reserve_columns(struct floe_table *t, struct floe_colplan *p, struct floe_err *err);
+
 /* Expires snapshots and drops metadata-log entries by the table's properties (as a
  * commit does) in a metadata version of its own, without a new snapshot, and deletes
  * what they no longer need; nothing is written when nothing expires. *expired gets the

@@ -451,27 +451,105 @@ int floe_table_put_next(struct floe_table *t, struct floe_buf *b, const char *cr
  * catalog; on a retry the freshly loaded schema is evolved again, so a schema another
  * writer committed meanwhile is merged, or refused when it took the ids or retyped a
  * column the files were written with. */
-static int evolve_columns(struct floe_table *t, struct floe_ice_meta *m)
+/* The built-in columns floe writes, as the table names and types them (another engine
+ * may have renamed one; floe_log_schema_check holds their ids), given to the evolution
+ * with the typed ones: it makes optional every required field a writer does not name,
+ * and floe writes these. The message is not named when lines may leave it null
+ * (message_null), so that the table's field becomes optional. */
+static size_t builtin_columns(const struct floe_ice_meta *m, bool message_null,
+			      struct floe_ice_column *out)
 {
-	const struct floe_colplan *p = t->opt.columns;
-	if (!p || !p->planned || p->n == 0)
+	size_t n = 0;
+	for (int32_t id = FLOE_COL_TS; id <= FLOE_COL_MESSAGE; id++) {
+		const char *type = NULL, *name = NULL;
+		bool required = false;
+		if ((id == FLOE_COL_MESSAGE && message_null) ||
+		    !floe_ice_meta_schema_field(m, id, &type, &required, &name) || !type || !name)
+			continue;
+		out[n++] = (struct floe_ice_column){.name = name, .type = type, .id = id};
+	}
+	return n;
+}
+
+static int evolve_plan(struct floe_table *t, struct floe_ice_meta *m, const struct floe_colplan *p,
+		       bool *changed_out)
+{
+	bool typed = p && p->planned && p->n;
+	if (!typed && !(p && p->message_unparsed))
 		return 0;
-	struct floe_ice_column cols[FLOE_COLS_MAX];
+	struct floe_ice_column cols[FLOE_LOG_NCOLS + FLOE_COLS_MAX];
 	struct floe_err e = {0};
 	bool changed = false;
-	floe_colplan_ice_columns(p, cols);
+	size_t nb = builtin_columns(m, p->message_unparsed, cols);
+	floe_colplan_ice_columns(p, cols + nb);
 	int64_t now_ms = t->clock->wall_us(t->clock->ctx) / 1000;
-	int rc = floe_ice_meta_evolve_schema(m, cols, p->n, NULL, &changed, NULL, now_ms,
-					     floe_table_max_log(t), &e);
+	int rc = floe_ice_meta_evolve_schema(m, cols, nb + (typed ? p->n : 0), NULL, &changed, NULL,
+					     now_ms, floe_table_max_log(t), &e);
 	if (rc == 0)
 		rc = floe_colplan_check(p, m, &e);
 	if (rc)
 		return floe_table_fail(t, rc, "table %s: the typed columns cannot be committed: %s",
 				       t->location, floe_err_text(&e, rc));
-	if (changed)
+	if (changed) {
 		floe_info("table: %s gets schema %d for the typed columns", t->location,
 			  (int)floe_ice_meta_current_schema_id(m));
+		/* The schema is changed in memory only: nothing of it is stored yet. */
+		floe_crashpoint("commit-after-evolve");
+	}
+	if (changed_out)
+		*changed_out = changed;
 	return 0;
+}
+
+static int evolve_columns(struct floe_table *t, struct floe_ice_meta *m)
+{
+	return evolve_plan(t, m, t->opt.columns, NULL);
+}
+
+struct reserve {
+	struct floe_colplan *plan;
+	struct floe_err *err; /* why the plan cannot be learnt */
+};
+
+/* One try: the plan learnt from the freshly loaded schema (on a retry, after another
+ * writer's schema: its ids may change, no file carries them yet), and, when the schema
+ * must change, a metadata version with it and no new snapshot. */
+static int reserve_try(struct floe_table *t, void *ctx, unsigned attempt_no)
+{
+	(void)attempt_no;
+	struct reserve *rv = ctx;
+	struct floe_table_expiry x = {0};
+	struct floe_buf b;
+	bool changed = false, unknown = false;
+	int rc = floe_colplan_learn(rv->plan, t->meta, rv->err);
+	if (rc || (rc = evolve_plan(t, t->meta, rv->plan, &changed)) || !changed)
+		return rc;
+	floe_buf_init(&b, t->alloc, FLOE_TABLE_METADATA_MAX);
+	int64_t now = t->clock->wall_us(t->clock->ctx) / 1000;
+	if ((rc = floe_table_add_snapshot(t, NULL, now, &x)) == 0)
+		rc = floe_table_put_next(t, &b, "reserve-before-metadata", "reserve-after-metadata", &x,
+					 &unknown);
+	floe_table_expiry_fini(t, &x);
+	floe_buf_fini(&b);
+	return rc;
+}
+
+int floe_table_reserve_columns(struct floe_table *t, struct floe_colplan *p, struct floe_err *err)
+{
+	struct floe_colplan try = *p;
+	struct reserve rv = {&try, err};
+	floe_err_clear(&t->err);
+	if (t->opt.fields) /* not the logs table */
+		return 0;
+	int rc = floe_table_reload(t);
+	if (rc == 0)
+		rc = floe_table_retry(t, "schema", reserve_try, &rv);
+	if (rc == 0) {
+		*p = try;
+		return 0;
+	}
+	/* A plan that cannot be learnt has its reason in err already. */
+	return err && err->msg[0] ? rc : floe_table_report(t, rc, err);
 }
 
 int floe_table_attempt(struct floe_table *t, const struct floe_table_step *st, void *ctx,

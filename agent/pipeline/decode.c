@@ -48,6 +48,7 @@ struct floe_decoder {
 	const char *tkeys[MAX_FIELDS], *tvals[MAX_FIELDS];
 	size_t tklens[MAX_FIELDS], tvlens[MAX_FIELDS];
 	uint64_t conv_failures[FLOE_COLS_MAX];
+	bool message_unparsed; /* the plan's: a line taken apart leaves its message out */
 };
 
 #define FAILURE_LOG_US (60 * 1000000LL)
@@ -149,6 +150,7 @@ void floe_decoder_free(struct floe_decoder *d)
 void floe_decoder_set_columns(struct floe_decoder *d, const struct floe_colplan *plan)
 {
 	d->plan = plan && plan->planned && plan->n ? plan : NULL;
+	d->message_unparsed = plan && plan->message_unparsed;
 }
 
 const uint64_t *floe_decoder_conv_failures(const struct floe_decoder *d, size_t *n)
@@ -290,6 +292,7 @@ static const char *const parser_what[] = {
 
 void floe_decoder_apply(struct floe_decoder *d, struct floe_record *rec)
 {
+	bool parsed = false;
 	rec->nattrs = 0;
 	rec->ntyped = 0;
 	if (d->fields) {
@@ -335,6 +338,8 @@ void floe_decoder_apply(struct floe_decoder *d, struct floe_record *rec)
 			d->st.parse_failures++;
 			log_failure(d, &d->parse_log, parser_what[d->parser], rec);
 			floe_fields_reset(d->fields);
+		} else {
+			parsed = true;
 		}
 		d->st.fields_dropped += floe_fields_dropped(d->fields);
 		floe_fields_to_record(d->fields, rec);
@@ -359,6 +364,12 @@ void floe_decoder_apply(struct floe_decoder *d, struct floe_record *rec)
 	}
 	if (d->fields)
 		map_message(d, rec);
+	/* The line's fields hold what it said: its text is left out when the table asks
+	 * (tables.logs.message: unparsed). A line the parser did not take apart keeps it,
+	 * so nothing is lost. After every rule that reads the message (timestamps, the
+	 * failure log). */
+	if (parsed && d->message_unparsed)
+		rec->message = (struct floe_str){NULL, 0};
 	/* Last, after every rule that reads attrs: the typed columns take their fields. */
 	if (d->fields && d->plan)
 		floe_colplan_take(d->plan, rec, d->typed, d->tkeys, d->tklens, d->tvals, d->tvlens,

@@ -2,12 +2,14 @@
 #include "agent/run/colplan.h"
 
 #include "agent/config/config.h"
+#include "agent/lake/table.h"
 #include "agent/schema/columns.h"
 #include "agent/state/blobfile.h"
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
 #include "formats/iceberg/schema.h"
+#include "platform/crash.h"
 #include "platform/log.h"
 
 #include <errno.h>
@@ -50,6 +52,7 @@ int floe_run_columns_wanted(const struct floe_config *cfg, struct floe_colplan *
 	if (rc)
 		return floe_err_set(err, rc, "tables.%s.columns: more than %d typed columns",
 				    cfg->logs.name, FLOE_COLS_MAX);
+	out->message_unparsed = cfg->logs.message == FLOE_MESSAGE_UNPARSED;
 	return 0;
 }
 
@@ -179,8 +182,8 @@ static bool take_ids(const struct floe_colplan *plan, struct floe_colplan *want)
 }
 
 int floe_run_columns_start(const struct floe_config *cfg, const char *state_dir,
-			   const struct floe_ice_meta *m, const char *table, bool spooled,
-			   struct floe_colplan *out, struct floe_colplan *commit,
+			   const struct floe_ice_meta *m, struct floe_table *t, const char *table,
+			   bool spooled, struct floe_colplan *out, struct floe_colplan *commit,
 			   struct floe_err *err)
 {
 	struct floe_colplan want, saved, all;
@@ -204,16 +207,29 @@ int floe_run_columns_start(const struct floe_config *cfg, const char *state_dir,
 					    floe_err_text(&e, rc), cfg->logs.name);
 		if (keep && (rc = same_ids(&saved, &all, table, err)))
 			return rc;
-		if (all.n)
+		/* The ids become the table's before a file carries them: agents that add
+		 * columns at the same time then never plan one id for two columns (the
+		 * loser of the schema commit learns again, having written nothing yet). */
+		if (t && all.n && (rc = floe_table_reserve_columns(t, &all, &e)))
+			return floe_err_set(err, rc, "table %s: %s (tables.%s.columns)", table,
+					    floe_err_text(&e, rc), cfg->logs.name);
+		if (t && keep && (rc = same_ids(&saved, &all, table, err)))
+			return rc;
+		if (all.n) {
 			save(state_dir, &all);
+			/* The plan is saved, the table not changed yet (its commit will). */
+			floe_crashpoint("columns-after-save");
+		}
 		(void)take_ids(&all, &want);
 		*out = want;
 		*commit = all;
+		commit->message_unparsed = want.message_unparsed;
 		return 0;
 	}
 	if (has_saved && take_ids(&saved, &want)) {
 		*out = want;
 		*commit = saved;
+		commit->message_unparsed = want.message_unparsed;
 		return 0;
 	}
 	if (want.n)

@@ -12,6 +12,7 @@ struct floe_colplan;
 struct floe_config;
 struct floe_err;
 struct floe_ice_meta;
+struct floe_table;
 
 /* The columns cfg asks of the logs table (unplanned: no ids). FLOE_ELIMIT when the
  * built-in parsers' and the list's columns are too many. */
@@ -26,10 +27,12 @@ int floe_run_columns_wanted(const struct floe_config *cfg, struct floe_colplan *
  * names the table, the column and both types) when a column cannot live with the
  * table's field, or, with spooled (files wait in the spool, written under the saved
  * plan), when the table now gives a column of the saved plan another id than its files
- * carry (another writer took the id first): the spool is kept. */
+ * carry (another writer took the id first): the spool is kept. With t (the table of
+ * m), the plan's ids are committed to the table's schema before any file carries them
+ * (floe_table_reserve_columns); NULL: learnt only (checks, tests). */
 int floe_run_columns_start(const struct floe_config *cfg, const char *state_dir,
-			   const struct floe_ice_meta *m, const char *table, bool spooled,
-			   struct floe_colplan *out, struct floe_colplan *commit,
+			   const struct floe_ice_meta *m, struct floe_table *t, const char *table,
+			   bool spooled, struct floe_colplan *out, struct floe_colplan *commit,
 			   struct floe_err *err);
 
 #endif

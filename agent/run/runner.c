@@ -120,7 +120,7 @@ int floe_runner_open_table(struct floe_runner *r, bool later, struct floe_table 
  * committer's first contact: the plan is learnt and saved as at a start, the table's
  * commits evolve with it from now on, and the report hands it to the main thread, whose
  * batch takes it at a seal. Without a plan the fields stay in attrs, as before. */
-static void learn_columns(struct floe_runner *r, const struct floe_table *t)
+static void learn_columns(struct floe_runner *r, struct floe_table *t)
 {
 	FLOE_OWNER(FLOE_ROLE_COMMITTER);
 	struct floe_colplan p, all;
@@ -128,7 +128,7 @@ static void learn_columns(struct floe_runner *r, const struct floe_table *t)
 	if (r->com.cols.planned || r->com.cols.n == 0)
 		return;
 	/* Files written under a saved plan may wait in the spool: its ids must hold. */
-	int rc = floe_run_columns_start(r->set.cfg, r->set.state_dir, floe_table_meta(t),
+	int rc = floe_run_columns_start(r->set.cfg, r->set.state_dir, floe_table_meta(t), t,
 					floe_table_location(t), true, &p, &all, &e);
 	if (rc) {
 		floe_error("columns: %s; their fields stay in attrs", floe_err_text(&e, rc));
@@ -216,7 +216,7 @@ static int open_lake(struct floe_runner *r, struct floe_err *err)
 	size_t spooled = 0;
 	if (floe_spool_list(r->lake.spool, &seqs, &spooled) == 0)
 		floe_free(r->alloc, seqs);
-	return floe_run_columns_start(cfg, r->set.state_dir, t ? floe_table_meta(t) : NULL,
+	return floe_run_columns_start(cfg, r->set.state_dir, t ? floe_table_meta(t) : NULL, t,
 				      t ? floe_table_location(t) : cfg->logs.name, spooled > 0,
 				      &r->lake.cols, &r->com.cols, err);
 }

@@ -101,6 +101,8 @@ void floe_colplan_pq_columns(const struct floe_colplan *p, struct floe_pq_column
 {
 	memcpy(out, floe_log_columns(), FLOE_LOG_NCOLS * sizeof(*out));
 	*n = FLOE_LOG_NCOLS;
+	if (p && p->message_unparsed)
+		out[FLOE_COL_MESSAGE - 1].optional = true;
 	if (!p || !p->planned)
 		return;
 	for (size_t i = 0; i < p->n; i++)

@@ -38,6 +38,10 @@ struct floe_col {
 struct floe_colplan {
 	size_t n;
 	bool planned; /* every column's id (and type) is the table's */
+	/* The message column is null for the lines a parser took apart (tables.logs.message:
+	 * unparsed): the writers make it optional and the commit relaxes the table's field.
+	 * Not part of the saved plan (the configuration says it). */
+	bool message_unparsed;
 	struct floe_col col[FLOE_COLS_MAX];
 };
 
@@ -57,8 +61,9 @@ int floe_colplan_learn(struct floe_colplan *p, const struct floe_ice_meta *m, st
 bool floe_colplan_same_columns(const struct floe_colplan *a, const struct floe_colplan *b);
 /* The columns as the schema evolution takes them (out holds p->n; strings borrowed from p). */
 void floe_colplan_ice_columns(const struct floe_colplan *p, struct floe_ice_column *out);
-/* The writer's columns: the built-in ones, then, when p is planned, the typed ones (names
- * borrowed from p). out holds FLOE_LOG_MAX_COLS; *n gets the count. */
+/* The writer's columns: the built-in ones (message optional when p->message_unparsed),
+ * then, when p is planned, the typed ones (names borrowed from p). out holds
+ * FLOE_LOG_MAX_COLS; *n gets the count. */
 void floe_colplan_pq_columns(const struct floe_colplan *p, struct floe_pq_column *out, size_t *n);
 /* Checks, for a commit, that the table's schema (after evolution) has each planned column
  * under its planned id with a type its values read as: FLOE_ESCHEMA with the column, the

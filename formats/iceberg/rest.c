@@ -625,9 +625,10 @@ static int commit_body(struct floe_json_doc *d, struct floe_json *root,
 	if ((rc = floe_json_set(d, root, "requirements", reqs)) ||
 	    (rc = floe_json_set(d, root, "updates", ups)) ||
 	    (rc = requirement(d, reqs, "assert-table-uuid", "uuid", str(d, c->table_uuid), NULL)) ||
-	    (rc = requirement(d, reqs, "assert-ref-snapshot-id", "snapshot-id",
-			      head < 0 ? floe_json_new_null(d) : floe_json_new_int(d, head),
-			      str(d, c->ref))))
+	    (c->snapshot && (rc = requirement(d, reqs, "assert-ref-snapshot-id", "snapshot-id",
+					      head < 0 ? floe_json_new_null(d)
+						       : floe_json_new_int(d, head),
+					      str(d, c->ref)))))
 		return rc;
 	if (c->schema &&
 	    ((rc = requirement(d, reqs, "assert-current-schema-id", "current-schema-id",
@@ -636,6 +637,8 @@ static int commit_body(struct floe_json_doc *d, struct floe_json *root,
 	     (rc = update(d, ups, "set-current-schema", "schema-id", floe_json_new_int(d, -1),
 			  NULL))))
 		return rc;
+	if (!c->snapshot) /* a schema change alone */
+		return 0;
 	if ((rc = floe_ice_snapshot_json(d, c->snapshot, &snap)) ||
 	    (rc = update(d, ups, "add-snapshot", "snapshot", snap, NULL)) ||
 	    (rc = update(d, ups, "set-snapshot-ref", "ref-name", str(d, c->ref), &ref)) ||
@@ -650,8 +653,8 @@ int floe_rest_commit_request(struct floe_alloc *a, const struct floe_rest_commit
 	struct floe_json_doc *d;
 	struct floe_json *root;
 	int rc;
-	if (!c->table_uuid || !c->ref || !c->snapshot || !c->snapshot->manifest_list ||
-	    !c->snapshot->operation)
+	if (!c->table_uuid || !c->ref || (!c->snapshot && !c->schema) ||
+	    (c->snapshot && (!c->snapshot->manifest_list || !c->snapshot->operation)))
 		return FLOE_EINVAL;
 	if ((rc = floe_json_doc_new(a, &d)))
 		return rc;

@@ -134,7 +134,8 @@ int floe_rest_create_request(struct floe_alloc *a, const char *name, const char 
  * -1: the branch must not exist yet) and, when schema is not NULL, assert-current-schema-id
  * of base_schema_id; updates add-schema (schema, a schema object) and set-current-schema
  * (-1: the one just added) when schema is not NULL, then add-snapshot and
- * set-snapshot-ref. */
+ * set-snapshot-ref. snapshot NULL (with a schema): the schema change alone, without
+ * assert-ref-snapshot-id (it does not depend on the branch's head). */
 struct floe_rest_commit {
 	const char *table_uuid;
 	const char *ref;	 /* "main" */

@@ -1,7 +1,8 @@
 /* Fuzz target for text-to-typed-value conversion: every type on any bytes returns one of
  * its three answers without reading past the input, and what converts round-trips:
- * integers, dates and timestamps print back to a text that converts to the same value, booleans are
- * 0 or 1, floats are single-precision values, and a null or a failure leaves a null. */
+ * integers, floats, doubles, dates and timestamps print back to a text that converts to
+ * the same value, booleans are 0 or 1, floats are single-precision values, and a null or
+ * a failure leaves a null. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,8 +38,16 @@ static void check(enum floe_col_type t, const char *p, size_t n)
 			abort();
 		break;
 	case FLOE_COL_FLOAT:
-		if (v.d == v.d && (double)(float)v.d != v.d)
+	case FLOE_COL_DOUBLE:
+		/* A float is a single-precision value; either prints back (9 or 17 digits are
+		 * enough to name it) to a text that converts to the same value. */
+		if (t == FLOE_COL_FLOAT && v.d == v.d && (double)(float)v.d != v.d)
 			abort();
+		if (v.d == v.d) {
+			snprintf(buf, sizeof(buf), t == FLOE_COL_FLOAT ? "%.9g" : "%.17g", v.d);
+			if (floe_convert(t, buf, strlen(buf), &w) != FLOE_CONV_OK || w.d != v.d)
+				abort();
+		}
 		break;
 	case FLOE_COL_DATE: {
 		int64_t y;

@@ -81,7 +81,8 @@ stop_pid() {
 # duck "SQL"...: runs SQL in DuckDB, prints rows as JSON arrays.
 duck() { node "$READER/duck.js" "$@"; }
 
-# write_config FILE STATE WAREHOUSE PATHS-YAML [extra tables.logs keys]
+# write_config FILE STATE WAREHOUSE PATHS-YAML [extra tables.logs keys]; INPUT_KEYS: more
+# keys of the input (indented by four spaces, e.g. "    parser: json").
 write_config() {
 	local file=$1 state=$2 wh=$3 paths=$4 extra=${5:-}
 	cat >"$file" <<YAML
@@ -92,6 +93,7 @@ inputs:
   - type: tail
     paths: $paths
     start_at: beginning
+${INPUT_KEYS:-}
 tables:
   logs:
     commit_interval: ${COMMIT_INTERVAL:-60s}
@@ -129,15 +131,26 @@ run_serving() {
 	port=$(serving_port "$2" $pid)
 }
 
+# newest_metadata TABLE_DIR: the path of the table's newest metadata version (the commit
+# point: version-hint.text may lag it).
+newest_metadata() {
+	ls "$1"/metadata/v*.metadata.json | sort -V | tail -1
+}
+
 # live_files TABLE_DIR: the live data files of the current snapshot, as local paths.
 live_files() {
 	"$FLOE_BIN" inspect "$1" | sed -n 's#^  file://\([^ ]*\)  records=.*#\1#p'
 }
 
+# live_list TABLE_DIR: live_files as the items of a DuckDB list ('a','b').
+live_list() {
+	live_files "$1" | sed "s/.*/'&'/" | paste -sd,
+}
+
 # rows_sql TABLE-DIR SQL-ON-t: runs SQL over the live rows of the current snapshot as t.
 rows_sql() {
 	local files
-	files=$(live_files "$1" | sed "s/.*/'&'/" | paste -sd,)
+	files=$(live_list "$1")
 	[ -n "$files" ] || { echo "[]"; return; }
 	duck "WITH t AS (SELECT * FROM read_parquet([$files])) $2"
 }

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Typed columns (tables.logs.columns) on a table in an Iceberg REST catalog (the test
 # catalog, tests/integration/rest/server.js): the table floe creates through the catalog
-# gets the configured columns with its first commit, which sends add-schema and
-# set-current-schema asserting the schema it was built on; an added column in a second run
-# is a further schema; a column another client adds just before floe's commit makes that
-# commit fail its assertion (409), and the retry merges both. iceberg-js, an independent
+# gets the configured columns at floe's start, by a commit of add-schema and
+# set-current-schema alone asserting the schema it was built on (the ids are the table's
+# before a file carries them), then the rows' commit; an added column in a second run is
+# a further schema; a column another client adds just before floe's schema commit makes
+# that commit fail its assertion (409), and the retry merges both. iceberg-js, an independent
 # client, sees every schema; DuckDB reads the rows by field id; the catalog's OpenAPI check
 # refused nothing.
 source "$(dirname "$0")/lib.sh"
@@ -37,14 +38,16 @@ check "1: floe creates the table through the catalog and commits the typed colum
 	"$FLOE_BIN" run -c "$T/floe.yaml" --once --log-level warn
 check "1: iceberg-js sees the column, under the id floe planned, in the current schema" \
 	grep -qx '2 15:status:int' <(schemas | head -1)
-check "1: the commit sent add-schema and set-current-schema, asserting the schema it was built on" \
-	grep -q '"requirements":\["assert-table-uuid","assert-ref-snapshot-id","assert-current-schema-id=0"\],"updates":\["add-schema","set-current-schema","add-snapshot","set-snapshot-ref"\]' <(commits)
+check "1: the start sent add-schema and set-current-schema, asserting the schema it was built on, before the rows" \
+	grep -q '"requirements":\["assert-table-uuid","assert-current-schema-id=0"\],"updates":\["add-schema","set-current-schema"\]' <(commits | head -1)
+check "1: then the rows' commit" \
+	grep -q '"requirements":\["assert-table-uuid","assert-ref-snapshot-id"\],"updates":\["add-snapshot","set-snapshot-ref"\]' <(commits | tail -1)
 
 echo '{"msg":"two","status":404,"took":2.5}' >>"$T/logs/app.log"
 cfg "[{ name: status, type: int }, { name: took, type: double }]"
 check "2: a second run with an added column" "$FLOE_BIN" run -c "$T/floe.yaml" --once --log-level warn
 check "2: a further schema with both columns, made current" grep -qx '3 15:status:int 16:took:double' <(schemas | head -1)
-check "2: it asserted schema 1" grep -q 'assert-current-schema-id=1"' <(commits | tail -1)
+check "2: it asserted schema 1" grep -q 'assert-current-schema-id=1"' <(commits | grep add-schema | tail -1)
 
 # Another client adds a column (id 40) just before floe's next commit is checked: floe's
 # assertion of schema 2 fails, it reloads and evolves the new schema again.

@@ -82,41 +82,42 @@ static void test_start(void **state)
 	    config("inputs:\n  - { type: tail, paths: [/x/*.log], parser: apache_combined }\n");
 	struct floe_colplan p, all;
 	/* First start offline, no saved plan: the columns are unplanned. */
-	assert_int_equal(floe_run_columns_start(c, dir, NULL, "t", false, &p, &all, NULL), 0);
+	assert_int_equal(floe_run_columns_start(c, dir, NULL, NULL, "t", false, &p, &all, NULL), 0);
 	assert_int_equal(p.n, 2);
 	assert_false(p.planned);
 	/* A start that reaches the table learns the ids and saves them. */
 	struct floe_ice_meta *m = logs_meta(NULL, 0);
-	assert_int_equal(floe_run_columns_start(c, dir, m, "t", false, &p, &all, NULL), 0);
+	assert_int_equal(floe_run_columns_start(c, dir, m, NULL, "t", false, &p, &all, NULL), 0);
 	assert_true(p.planned);
 	assert_int_equal(p.col[0].id, 15);
 	floe_ice_meta_free(m);
 	/* Offline again: the saved plan, with its ids. */
 	struct floe_colplan q;
-	assert_int_equal(floe_run_columns_start(c, dir, NULL, "t", true, &q, &all, NULL), 0);
+	assert_int_equal(floe_run_columns_start(c, dir, NULL, NULL, "t", true, &q, &all, NULL), 0);
 	assert_true(q.planned);
 	assert_int_equal(q.col[1].id, 16);
 	/* Offline with another list: unplanned, not the saved ids. */
 	struct floe_config *c2 = config(
 	    "inputs:\n  - { type: tail, paths: [/x/*.log], parser: apache_combined }\n"
 	    "tables: {logs: {columns: [{name: status, type: int}, {name: path, type: string}]}}\n");
-	assert_int_equal(floe_run_columns_start(c2, dir, NULL, "t", true, &q, &all, NULL), 0);
+	assert_int_equal(floe_run_columns_start(c2, dir, NULL, NULL, "t", true, &q, &all, NULL), 0);
 	assert_false(q.planned);
 	/* Files spooled under the saved plan, and another writer took id 15: refused. */
 	struct floe_ice_field other = {15, "other", "string", false, 0, 0, NULL, NULL, false};
 	m = logs_meta(&other, 1);
 	struct floe_err e = {0};
-	assert_int_equal(floe_run_columns_start(c, dir, m, "t", true, &q, &all, &e), FLOE_ESCHEMA);
+	assert_int_equal(floe_run_columns_start(c, dir, m, NULL, "t", true, &q, &all, &e), FLOE_ESCHEMA);
 	assert_non_null(strstr(e.msg, "column 'status' as field id 15"));
 	/* With an empty spool the new ids are fine. */
-	assert_int_equal(floe_run_columns_start(c, dir, m, "t", false, &q, &all, NULL), 0);
+	assert_int_equal(floe_run_columns_start(c, dir, m, NULL, "t", false, &q, &all, NULL), 0);
 	assert_int_equal(q.col[0].id, 16);
 	floe_ice_meta_free(m);
 	/* A table whose status is a string refuses an int column, naming the table. */
 	struct floe_ice_field s = {15, "status", "string", false, 0, 0, NULL, NULL, false};
 	m = logs_meta(&s, 1);
 	memset(&e, 0, sizeof(e));
-	assert_int_equal(floe_run_columns_start(c, dir, m, "the-table", false, &q, &all, &e), FLOE_ESCHEMA);
+	assert_int_equal(floe_run_columns_start(c, dir, m, NULL, "the-table", false, &q, &all, &e),
+			 FLOE_ESCHEMA);
 	assert_non_null(strstr(e.msg, "table the-table: "));
 	assert_non_null(strstr(e.msg, "status"));
 	floe_ice_meta_free(m);
@@ -141,10 +142,10 @@ static void test_spooled_columns(void **state)
 	struct floe_ice_meta *m = logs_meta(NULL, 0);
 	struct floe_colplan p, all;
 	/* Planned (status 15, bytes 16) and saved; files written under it are spooled. */
-	assert_int_equal(floe_run_columns_start(c, dir, m, "t", false, &p, &all, NULL), 0);
+	assert_int_equal(floe_run_columns_start(c, dir, m, NULL, "t", false, &p, &all, NULL), 0);
 	assert_int_equal(p.col[1].id, 16);
 	/* bytes removed: written no more, but committed with the spooled files. */
-	assert_int_equal(floe_run_columns_start(less, dir, m, "t", true, &p, &all, NULL), 0);
+	assert_int_equal(floe_run_columns_start(less, dir, m, NULL, "t", true, &p, &all, NULL), 0);
 	assert_true(p.planned);
 	assert_int_equal(p.n, 1);
 	assert_int_equal(p.col[0].id, 15);
@@ -153,13 +154,13 @@ static void test_spooled_columns(void **state)
 	assert_string_equal(all.col[1].name, "bytes");
 	assert_int_equal(all.col[1].id, 16);
 	/* The saved plan keeps it for a start while the table is away. */
-	assert_int_equal(floe_run_columns_start(less, dir, NULL, "t", true, &p, &all, NULL), 0);
+	assert_int_equal(floe_run_columns_start(less, dir, NULL, NULL, "t", true, &p, &all, NULL), 0);
 	assert_true(p.planned);
 	assert_int_equal(p.col[0].id, 15);
 	assert_int_equal(all.n, 2);
 	assert_int_equal(all.col[1].id, 16);
 	/* The spool empty: the list's columns alone. */
-	assert_int_equal(floe_run_columns_start(less, dir, m, "t", false, &p, &all, NULL), 0);
+	assert_int_equal(floe_run_columns_start(less, dir, m, NULL, "t", false, &p, &all, NULL), 0);
 	assert_int_equal(all.n, 1);
 	floe_ice_meta_free(m);
 	floe_config_free(c);

@@ -413,6 +413,8 @@ static void test_errors(void **state)
 	    {"tables:\n  logs:\n    codec: gzip\n", FLOE_EFORMAT,
 	     "t.yaml:3:12: key 'tables.logs.codec': expected one of zstd, lz4_raw, "
 	     "uncompressed, got 'gzip'"},
+	    {"tables:\n  logs:\n    message: drop\n", FLOE_EFORMAT,
+	     "t.yaml:3:14: key 'tables.logs.message': expected one of keep, unparsed, got 'drop'"},
 	    {"inputs: [{type: journalx, paths: [a]}]\n", FLOE_EFORMAT,
 	     "t.yaml:1:17: key 'inputs[0].type': expected one of tail, syslog, journal, got 'journalx'"},
 	    /* the keys of one input type on the other */
@@ -1315,6 +1317,8 @@ static void test_dump(void **state)
 	    "the metadata-log\n"
 	    "    columns: ~  # typed columns from parsed fields; ~ = the built-in parsers' own, [] = "
 	    "none\n"
+	    "    message: keep  # the message column: keep (every line) or unparsed (only the lines a "
+	    "parser did not take apart; null for the others)\n"
 	    "lake:\n"
 	    "  warehouse: \"/var/lib/floe/warehouse\"  # directory, file:// or s3:// URI; "
 	    "default <state_dir>/warehouse\n"

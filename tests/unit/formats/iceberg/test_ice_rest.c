@@ -327,6 +327,20 @@ static void test_paths_and_requests(void **state)
 				  "\"fields\":[]}},{\"action\":\"set-current-schema\",\"schema-id\":-1},"
 				  "{\"action\":\"add-snapshot\""));
 	floe_buf_fini(&b);
+
+	/* A schema change alone: no snapshot, and no assertion of the branch's head. */
+	c.snapshot = NULL;
+	floe_buf_init(&b, NULL, 1 << 16);
+	assert_int_equal(floe_rest_commit_request(NULL, &c, &b), 0);
+	assert_buf(&b, "{\"requirements\":[{\"type\":\"assert-table-uuid\",\"uuid\":\"u-1\"},"
+		       "{\"type\":\"assert-current-schema-id\",\"current-schema-id\":3}],"
+		       "\"updates\":[{\"action\":\"add-schema\",\"schema\":{\"type\":\"struct\","
+		       "\"fields\":[]}},{\"action\":\"set-current-schema\",\"schema-id\":-1}]}");
+	/* Neither a snapshot nor a schema: nothing to ask. */
+	c.schema = NULL;
+	floe_buf_init(&b, NULL, 1 << 16);
+	assert_int_equal(floe_rest_commit_request(NULL, &c, &b), FLOE_EINVAL);
+	floe_buf_fini(&b);
 	floe_json_doc_free(d);
 }
 
