@@ -294,12 +294,9 @@ int floe_table_open(struct floe_alloc *a, const struct floe_table_options *opt,
 	}
 	if ((rc = opt->schema_check ? opt->schema_check(opt->schema_ctx, t->meta, &t->err)
 				    : floe_log_schema_check(t->meta, &t->err)) ||
-	    (rc = floe_part_spec_from_table(&t->spec, t->meta, &t->err)) ||
+	    (rc = floe_table_evolve_spec(t, t->meta, &t->spec)) ||
 	    (rc = check_inside(t)) || (rc = floe_table_identity(t)))
 		goto out;
-	if (!floe_part_spec_equal(&t->spec, opt->spec))
-		floe_warn("table: %s is partitioned differently from the configuration; "
-			  "floe follows the table's partition spec", t->location);
 out:
 	if (rc) {
 		floe_table_report(t, rc, err);
@@ -386,7 +383,47 @@ const struct floe_ice_meta *floe_table_meta(const struct floe_table *t)
 
 const struct floe_part_spec *floe_table_spec(const struct floe_table *t)
 {
-	return &t->spec;
+	return t->spec_added ? &t->spec_unsure : &t->spec;
+}
+
+/* A configuration whose partition_by differs from the table's default spec adds a spec
+ * (or takes an equal one back, by its id) rather than being ignored: the files written
+ * from now on are partitioned as configured, and old files keep their spec. The change
+ * rides on the next snapshot's metadata version (every attempt evolves the freshly
+ * loaded table again), so a table never lists a spec no file uses, and a spec another
+ * writer added meanwhile is merged by the same rule. */
+int floe_table_evolve_spec(struct floe_table *t, struct floe_ice_meta *m, struct floe_part_spec *out)
+{
+	const struct floe_part_spec *want = t->opt.spec;
+	struct floe_err e = {0};
+	int rc;
+	if (!want) {
+		if ((rc = floe_part_spec_from_table(out, m, &e)))
+			return floe_table_fail(t, rc, "%s", e.msg);
+		return 0;
+	}
+	struct floe_ice_partition_field pf[FLOE_PART_MAX];
+	char tnames[FLOE_PART_MAX][24];
+	floe_part_spec_fields(want, pf, tnames);
+	int32_t id = -1;
+	bool changed = false, added = false;
+	int64_t now_ms = t->clock->wall_us(t->clock->ctx) / 1000;
+	if ((rc = floe_ice_meta_evolve_spec(m, pf, want->n, true, now_ms, &id, &changed, &added)))
+		return floe_table_fail(t, rc, "table %s: the partition spec of the configuration cannot be "
+				       "added: %s", t->location, floe_strerror(rc));
+	if ((rc = floe_part_spec_from_table_id(out, m, id, &e)))
+		return floe_table_fail(t, rc, "table %s: %s", t->location, e.msg);
+	if (out == &t->spec) {
+		/* Not in the table yet: files spooled under it name no id, as another writer
+		 * may take this one first (the commit gives them the spec's id then). */
+		t->spec_added = added;
+		t->spec_unsure = t->spec;
+		t->spec_unsure.spec_id = -1;
+		if (changed)
+			floe_info("table: %s: partition spec %d (%s) is the default from the next "
+				  "commit on", t->location, (int)id, added ? "new" : "taken back");
+	}
+	return 0;
 }
 
 const char *floe_table_location(const struct floe_table *t)

@@ -117,6 +117,9 @@ void floe_table_commit_counts(const struct floe_table *t, uint64_t *attempts, ui
  * readers take it). */
 int floe_table_refresh(struct floe_table *t, struct floe_err *err);
 const struct floe_ice_meta *floe_table_meta(const struct floe_table *t);
+/* The partition spec files are written under: the configuration's (options.spec), with
+ * the id the table holds it under, or -1 while the table does not hold it yet (added by
+ * the next commit). */
 const struct floe_part_spec *floe_table_spec(const struct floe_table *t);
 /* The table's location URI ("file:///…/default/logs"). */
 const char *floe_table_location(const struct floe_table *t);

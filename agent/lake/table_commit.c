@@ -24,21 +24,34 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The specs one commit's files may be under: the configuration's (group 0), and those
+ * of entries spooled under another partition_by before a restart. */
+#define COMMIT_SPECS_MAX 8
+
+/* The files of one spec, contiguous in commit_files.files, and their manifest. */
+struct spec_group {
+	struct floe_part_spec spec;
+	size_t first, n;
+	size_t changed_partitions;
+	char manifest[FLOE_TABLE_PATH_CAP + 64], uri[2 * FLOE_TABLE_PATH_CAP + 80];
+	int64_t manifest_len;
+};
+
 struct commit_files {
 	struct floe_ice_data_file *files;
 	char (*paths)[FLOE_TABLE_PATH_CAP + 16];
 	const struct floe_part_key **keys;
 	size_t n;
 	int64_t records, bytes;
-	size_t changed_partitions;
 	size_t reused; /* files an earlier upload of this installation left in place */
+	struct spec_group g[COMMIT_SPECS_MAX];
+	size_t ng;
 };
 
-/* One append, as its attempts see it: the files placed and their manifest, written once. */
+/* One append, as its attempts see it: the files placed and their manifests, written once
+ * (group 0's again when another writer took its spec's id meanwhile). */
 struct append {
-	const struct commit_files *cf;
-	const char *manifest_uri;
-	int64_t manifest_len;
+	struct commit_files *cf;
 	int64_t commit_seq, first_seq; /* the commit-seq of the last entry and the first's seq */
 	struct floe_table_merge_in mi; /* snapshot, seq, uuid, attempt, schema and spec */
 	bool landed_before;	       /* a reload found this commit in the table already */
@@ -71,57 +84,102 @@ static int place_file(struct floe_table *t, const char *key, const char *src, co
 			       dst, have, t->opt.installation_id, size);
 }
 
+/* The group of entry e's files: its spec (the configuration's when it names none), with
+ * as many values as the spec has fields. */
+static int group_of(struct floe_table *t, struct commit_files *cf, const struct floe_spool_entry *e,
+		    size_t *g)
+{
+	int32_t id = e->spec_id < 0 ? t->spec.spec_id : e->spec_id;
+	for (*g = 0; *g < cf->ng && cf->g[*g].spec.spec_id != id; (*g)++)
+		;
+	if (*g == cf->ng) {
+		struct floe_err er = {0};
+		int rc;
+		if (cf->ng == COMMIT_SPECS_MAX)
+			return floe_table_fail(t, FLOE_ELIMIT, "the spool holds files of more than %d "
+					       "partition specs", COMMIT_SPECS_MAX);
+		if ((rc = floe_part_spec_from_table_id(&cf->g[*g].spec, t->meta, id, &er)))
+			return floe_table_fail(t, rc, "spool entry %" PRIu64 ": %s", e->seq, er.msg);
+		cf->ng++;
+	}
+	for (size_t k = 0; k < e->nfiles; k++)
+		if (e->files[k].nparts != cf->g[*g].spec.n)
+			return floe_table_fail(
+			    t, FLOE_ESCHEMA,
+			    "spool entry %" PRIu64 " has %zu partition values a file, and partition spec %d "
+			    "has %zu fields: it was spooled under another partition_by before the table "
+			    "was reached; set partition_by back until the spool is committed",
+			    e->seq, e->files[k].nparts, (int)id, cf->g[*g].spec.n);
+	return 0;
+}
+
+static int place_one(struct floe_table *t, struct floe_spool *spool, struct commit_files *cf,
+		     struct spec_group *g, const struct floe_spool_file *sf)
+{
+	char part[1024], key[FLOE_TABLE_PATH_CAP], src[FLOE_TABLE_PATH_CAP + 64];
+	int rc = floe_part_key_path(&g->spec, &sf->key, part, sizeof(part));
+	if (rc)
+		return rc;
+	if ((rc = floe_fmt(key, sizeof(key), "%s%sdata/%s%s%s-%s-%s", t->dir, t->dir[0] ? "/" : "", part,
+			   part[0] ? "/" : "", t->opt.agent_id, t->inst_hex, sf->name)))
+		return rc;
+	char *dst = cf->paths[cf->n];
+	if ((rc = floe_store_uri(t->store, key, dst, FLOE_TABLE_PATH_CAP + 16)) ||
+	    (rc = floe_spool_path(spool, sf->name, src, sizeof(src))) ||
+	    (rc = place_file(t, key, src, dst, sf->size, &cf->reused)))
+		return rc;
+	struct floe_ice_data_file *df = &cf->files[cf->n];
+	df->path = dst;
+	df->record_count = sf->records;
+	df->file_size = sf->size;
+	df->partition = sf->key.v;
+	df->metrics = sf->metrics;
+	df->metrics_count = sf->nmetrics;
+	df->split_offsets = sf->splits;
+	df->split_count = sf->nsplits;
+	cf->records += sf->records;
+	cf->bytes += sf->size;
+	bool seen = false;
+	for (size_t j = g->first; j < cf->n && !seen; j++)
+		seen = floe_part_key_equal(&g->spec, cf->keys[j], &sf->key);
+	g->changed_partitions += !seen;
+	cf->keys[cf->n] = &sf->key;
+	cf->n++;
+	g->n++;
+	return 0;
+}
+
 /* Stores every spool file in the table's data directory under this installation's name
  * for it (<agent>-<installation>-<seq>-<k>.parquet; a retry finds its own upload), and
- * describes it for the manifest. */
+ * describes it for the manifest of its spec: the files of a spec are contiguous, the
+ * configuration's first. */
 static int place_files(struct floe_table *t, struct floe_spool *spool, struct floe_spool_entry *const *entries,
 		       size_t n, struct commit_files *cf)
 {
-	size_t total = 0;
+	size_t total = 0, *gi = floe_calloc(t->alloc, n ? n : 1, sizeof(*gi));
 	for (size_t i = 0; i < n; i++)
 		total += entries[i]->nfiles;
 	cf->files = floe_calloc(t->alloc, total ? total : 1, sizeof(*cf->files));
 	cf->paths = floe_calloc(t->alloc, total ? total : 1, sizeof(*cf->paths));
 	cf->keys = floe_calloc(t->alloc, total ? total : 1, sizeof(*cf->keys));
-	if (!cf->files || !cf->paths || !cf->keys)
-		return FLOE_ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		for (size_t k = 0; k < entries[i]->nfiles; k++) {
-			const struct floe_spool_file *sf = &entries[i]->files[k];
-			char part[1024], key[FLOE_TABLE_PATH_CAP], src[FLOE_TABLE_PATH_CAP + 64];
-			int rc = floe_part_key_path(&t->spec, &sf->key, part, sizeof(part));
-			if (rc)
-				return rc;
-			if ((rc = floe_fmt(key, sizeof(key), "%s%sdata/%s%s%s-%s-%s", t->dir, t->dir[0] ? "/" : "",
-					   part, part[0] ? "/" : "", t->opt.agent_id, t->inst_hex, sf->name)))
-				return rc;
-			char *dst = cf->paths[cf->n];
-			if ((rc = floe_store_uri(t->store, key, dst, FLOE_TABLE_PATH_CAP + 16)))
-				return rc;
-			if ((rc = floe_spool_path(spool, sf->name, src, sizeof(src))))
-				return rc;
-			if ((rc = place_file(t, key, src, dst, sf->size, &cf->reused)))
-				return rc;
-			struct floe_ice_data_file *df = &cf->files[cf->n];
-			df->path = dst;
-			df->record_count = sf->records;
-			df->file_size = sf->size;
-			df->partition = sf->key.v;
-			df->metrics = sf->metrics;
-			df->metrics_count = sf->nmetrics;
-			df->split_offsets = sf->splits;
-			df->split_count = sf->nsplits;
-			cf->records += sf->records;
-			cf->bytes += sf->size;
-			bool seen = false;
-			for (size_t j = 0; j < cf->n && !seen; j++)
-				seen = floe_part_key_equal(&t->spec, cf->keys[j], &sf->key);
-			cf->changed_partitions += !seen;
-			cf->keys[cf->n] = &sf->key;
-			cf->n++;
-		}
+	int rc = FLOE_ENOMEM;
+	if (!cf->files || !cf->paths || !cf->keys || !gi)
+		goto out;
+	cf->g[0].spec = t->spec;
+	cf->ng = 1;
+	for (size_t i = 0; i < n; i++)
+		if ((rc = group_of(t, cf, entries[i], &gi[i])))
+			goto out;
+	rc = 0;
+	for (size_t g = 0; g < cf->ng && !rc; g++) {
+		cf->g[g].first = cf->n;
+		for (size_t i = 0; i < n && !rc; i++)
+			for (size_t k = 0; k < entries[i]->nfiles && gi[i] == g && !rc; k++)
+				rc = place_one(t, spool, cf, &cf->g[g], &entries[i]->files[k]);
 	}
-	return 0;
+out:
+	floe_free(t->alloc, gi);
+	return rc;
 }
 
 static void commit_files_fini(struct floe_alloc *a, struct commit_files *cf)
@@ -133,11 +191,13 @@ static void commit_files_fini(struct floe_alloc *a, struct commit_files *cf)
 
 static int evolve_columns(struct floe_table *t, struct floe_ice_meta *m);
 
-static int write_manifest(struct floe_table *t, const struct commit_files *cf, int64_t snapshot_id,
-			  const char *commit_uuid, char *path, size_t cap, int64_t *length)
+/* The manifest of group g's files, named by the commit's uuid (and the attempt that
+ * rewrote it, when another writer took its spec's id first). */
+static int write_manifest(struct floe_table *t, const struct commit_files *cf, struct spec_group *g,
+			  size_t gi, const struct floe_table_merge_in *mi)
 {
 	struct floe_ice_manifest_part parts[FLOE_PART_MAX];
-	floe_part_spec_manifest_parts(&t->spec, parts);
+	floe_part_spec_manifest_parts(&g->spec, parts);
 	char *schema = NULL, *spec = NULL;
 	struct floe_buf b;
 	floe_buf_init(&b, t->alloc, FLOE_TABLE_MANIFEST_MAX);
@@ -147,32 +207,47 @@ static int write_manifest(struct floe_table *t, const struct commit_files *cf, i
 	if (rc == 0)
 		rc = floe_table_write_json(t->alloc, floe_ice_meta_current_schema(t->meta), &schema);
 	if (rc == 0)
-		rc = floe_table_write_json(t->alloc, floe_ice_meta_default_spec_fields(t->meta), &spec);
+		rc = floe_table_write_json(t->alloc, floe_ice_meta_spec_fields(t->meta, g->spec.spec_id), &spec);
 	if (rc == 0) {
 		struct floe_ice_manifest_info info = {
 			.schema_json = schema,
 			.schema_id = floe_ice_meta_current_schema_id(t->meta),
 			.partition_spec_json = spec,
-			.partition_spec_id = t->spec.spec_id,
+			.partition_spec_id = g->spec.spec_id,
 			.parts = parts,
-			.nparts = t->spec.n,
-			.snapshot_id = snapshot_id,
+			.nparts = g->spec.n,
+			.snapshot_id = mi->snapshot_id,
+			.sort_order_id = gi == 0 ? t->sort_order_id : -1,
 		};
 		uint8_t sync[16];
 		rc = t->rand->fill(t->rand->ctx, sync, sizeof(sync));
 		if (rc == 0)
-			rc = floe_ice_manifest_write(t->alloc, &info, cf->files, cf->n, sync, &b);
+			rc = floe_ice_manifest_write(t->alloc, &info, cf->files + g->first, g->n, sync, &b);
 	}
-	if (rc == 0) {
-		snprintf(path, cap, "%s%s-m0.avro", t->metadir, commit_uuid);
-		rc = floe_store_put_if_absent(t->store, path, b.data, b.len);
-		if (rc == -EEXIST) /* named by this commit's random uuid: never there before */
-			rc = floe_table_fail(t, FLOE_EEXIST, "manifest %s exists already", path);
-		*length = (int64_t)b.len;
-	}
+	if (rc == 0 && mi->attempt > 1)
+		snprintf(g->manifest, sizeof(g->manifest), "%s%s-m%zu-%u.avro", t->metadir, mi->commit_uuid, gi,
+			 mi->attempt);
+	else if (rc == 0)
+		snprintf(g->manifest, sizeof(g->manifest), "%s%s-m%zu.avro", t->metadir, mi->commit_uuid, gi);
+	if (rc == 0)
+		rc = floe_store_put_if_absent(t->store, g->manifest, b.data, b.len);
+	if (rc == -EEXIST) /* named by this commit's random uuid: never there before */
+		rc = floe_table_fail(t, FLOE_EEXIST, "manifest %s exists already", g->manifest);
+	if (rc == 0)
+		rc = floe_store_uri(t->store, g->manifest, g->uri, sizeof(g->uri));
+	g->manifest_len = (int64_t)b.len;
 	floe_buf_fini(&b);
 	floe_free(t->alloc, schema);
 	floe_free(t->alloc, spec);
+	return rc;
+}
+
+static int write_manifests(struct floe_table *t, struct commit_files *cf, const struct floe_table_merge_in *mi)
+{
+	int rc = 0;
+	for (size_t g = 0; g < cf->ng && !rc; g++)
+		if (cf->g[g].n)
+			rc = write_manifest(t, cf, &cf->g[g], g, mi);
 	return rc;
 }
 
@@ -276,7 +351,10 @@ static void build_summary(struct floe_table *t, void *ctx, long pidx, struct flo
 	floe_table_summary_int(s, "added-data-files", (int64_t)cf->n);
 	floe_table_summary_int(s, "added-records", cf->records);
 	floe_table_summary_int(s, "added-files-size", cf->bytes);
-	floe_table_summary_int(s, "changed-partition-count", (int64_t)cf->changed_partitions);
+	size_t changed = 0;
+	for (size_t g = 0; g < cf->ng; g++)
+		changed += cf->g[g].changed_partitions;
+	floe_table_summary_int(s, "changed-partition-count", (int64_t)changed);
 	floe_table_summary_totals(s, m, pidx, cf->records, cf->bytes, (int64_t)cf->n);
 	floe_table_summary_str(s, "engine-name", "floe");
 	floe_table_summary_str(s, "engine-version", FLOE_VERSION);
@@ -313,33 +391,44 @@ static int write_list(struct floe_table *t, void *ctx, int64_t parent, long pidx
 	int rc = floe_table_read_list(t, pidx, &plist);
 	if (rc)
 		goto out;
-	size_t np = plist ? floe_ice_manifest_list_count(plist) : 0;
+	size_t np = plist ? floe_ice_manifest_list_count(plist) : 0, nown = 0;
 	rc = FLOE_ENOMEM;
-	if (!(entries = floe_calloc(t->alloc, np + 1, sizeof(*entries))))
+	if (!(entries = floe_calloc(t->alloc, np + cf->ng, sizeof(*entries))))
 		goto out;
-	struct floe_ice_field_summary sums[FLOE_PART_MAX];
-	struct floe_ice_manifest_part parts[FLOE_PART_MAX];
-	uint8_t scratch[16 * FLOE_PART_MAX];
-	floe_part_spec_manifest_parts(&t->spec, parts);
-	if ((rc = floe_ice_manifest_summarize(parts, t->spec.n, cf->files, cf->n, sums, scratch)))
-		goto out;
-	struct floe_ice_manifest_entry *e = &entries[0];
-	e->path = ap->manifest_uri;
-	e->length = ap->manifest_len;
-	e->spec_id = t->spec.spec_id;
-	e->content = 0;
-	e->sequence_number = seq;
-	e->min_sequence_number = seq;
-	e->added_snapshot_id = snapshot_id;
-	e->added_files = (int32_t)cf->n;
-	e->added_rows = cf->records;
-	e->partitions = sums;
-	e->npartitions = t->spec.n;
-	e->has_partitions = true;
+	struct floe_ice_field_summary sums[COMMIT_SPECS_MAX][FLOE_PART_MAX];
+	uint8_t scratch[COMMIT_SPECS_MAX][16 * FLOE_PART_MAX];
+	/* One manifest per spec (a manifest's partition struct is its spec's): the
+	 * configuration's first, as the merge takes the first entry for the commit's own. */
+	for (size_t gi = 0; gi < cf->ng; gi++) {
+		const struct spec_group *g = &cf->g[gi];
+		struct floe_ice_manifest_part parts[FLOE_PART_MAX];
+		if (!g->n)
+			continue;
+		floe_part_spec_manifest_parts(&g->spec, parts);
+		if ((rc = floe_ice_manifest_summarize(parts, g->spec.n, cf->files + g->first, g->n, sums[gi],
+						      scratch[gi])))
+			goto out;
+		struct floe_ice_manifest_entry *e = &entries[nown++];
+		e->path = g->uri;
+		e->length = g->manifest_len;
+		e->spec_id = g->spec.spec_id;
+		e->content = 0;
+		e->sequence_number = seq;
+		e->min_sequence_number = seq;
+		e->added_snapshot_id = snapshot_id;
+		e->added_files = (int32_t)g->n;
+		e->added_rows = 0;
+		for (size_t k = 0; k < g->n; k++)
+			e->added_rows += cf->files[g->first + k].record_count;
+		e->partitions = sums[gi];
+		e->npartitions = g->spec.n;
+		e->has_partitions = true;
+	}
 	for (size_t i = 0; i < np; i++)
-		entries[i + 1] = *floe_ice_manifest_list_at(plist, i);
-	size_t n = np + 1;
-	struct floe_ice_manifest_entry own = entries[0];
+		entries[i + nown] = *floe_ice_manifest_list_at(plist, i);
+	size_t n = np + nown;
+	struct floe_ice_manifest_entry own[COMMIT_SPECS_MAX];
+	memcpy(own, entries, nown * sizeof(*own));
 	/* A merge that cannot be made (the memory budget, another engine's manifest floe
 	 * cannot rewrite) costs only the merge: this list carries the manifests as they are.
 	 * A lost race stays one. */
@@ -347,10 +436,10 @@ static int write_list(struct floe_table *t, void *ctx, int64_t parent, long pidx
 		floe_warn("table: manifests not merged: %s", floe_err_text(&t->err, rc));
 		floe_table_merge_fini(t, mg, true);
 		floe_err_clear(&t->err);
-		entries[0] = own;
+		memcpy(entries, own, nown * sizeof(*own));
 		for (size_t i = 0; i < np; i++)
-			entries[i + 1] = *floe_ice_manifest_list_at(plist, i);
-		n = np + 1;
+			entries[i + nown] = *floe_ice_manifest_list_at(plist, i);
+		n = np + nown;
 		rc = 0;
 	}
 	if (rc)
@@ -474,6 +563,27 @@ static int evolve_columns(struct floe_table *t, struct floe_ice_meta *m)
 	return 0;
 }
 
+/* The configuration's spec into the metadata this attempt writes (the change rides on
+ * the snapshot, as the schema's does). The files were described under the id and field
+ * ids the table gave the spec when the commit began; should another writer have taken
+ * them for another spec meanwhile, the attempt is lost and t->spec_moved says that the
+ * manifest must be written again under the new ids. */
+static int check_spec(struct floe_table *t, struct floe_ice_meta *m)
+{
+	struct floe_part_spec now;
+	int rc = floe_table_evolve_spec(t, m, &now);
+	if (rc)
+		return rc;
+	bool same = now.spec_id == t->spec.spec_id && now.n == t->spec.n;
+	for (size_t i = 0; i < now.n && same; i++)
+		same = now.f[i].field_id == t->spec.f[i].field_id;
+	if (same)
+		return 0;
+	t->spec_moved = true;
+	return floe_table_fail(t, FLOE_ECONFLICT, "partition spec %d was given to another spec by "
+			       "another writer first", (int)t->spec.spec_id);
+}
+
 int floe_table_attempt(struct floe_table *t, const struct floe_table_step *st, void *ctx,
 		       struct floe_table_merge_in *mi, bool *unknown)
 {
@@ -488,6 +598,8 @@ int floe_table_attempt(struct floe_table *t, const struct floe_table_step *st, v
 	*unknown = false;
 	mi->seq = floe_ice_meta_last_sequence(m) + 1;
 	int rc = evolve_columns(t, m);
+	if (rc == 0)
+		rc = check_spec(t, m);
 	if (rc == 0)
 		rc = floe_table_write_json(t->alloc, floe_ice_meta_current_schema(m), &schema);
 	if (rc == 0)
@@ -629,7 +741,7 @@ static void drop_own_manifest(struct floe_table *t, void *ctx, const struct floe
 {
 	const struct append *ap = ctx;
 	char key[FLOE_TABLE_PATH_CAP];
-	if (mg->own_merged && floe_store_key(t->store, ap->manifest_uri, key, sizeof(key)) == 0)
+	if (mg->own_merged && ap->cf->g[0].n && floe_store_key(t->store, ap->cf->g[0].uri, key, sizeof(key)) == 0)
 		floe_store_remove(t->store, key);
 }
 
@@ -662,6 +774,17 @@ static int append_try(struct floe_table *t, void *ctx, unsigned attempt_no)
 			return rc;
 	}
 	ap->mi.attempt = attempt_no;
+	if (t->spec_moved) {
+		struct commit_files *cf = ap->cf;
+		t->spec_moved = false;
+		if ((rc = floe_table_evolve_spec(t, t->meta, &t->spec)))
+			return rc;
+		cf->g[0].spec.spec_id = t->spec.spec_id;
+		for (size_t i = 0; i < t->spec.n; i++)
+			cf->g[0].spec.f[i].field_id = t->spec.f[i].field_id;
+		if (cf->g[0].n && (rc = write_manifest(t, cf, &cf->g[0], 0, &ap->mi)))
+			return rc;
+	}
 	bool unknown;
 	rc = floe_table_attempt(t, &append_step, ap, &ap->mi, &unknown);
 	t->attempts++;
@@ -698,21 +821,16 @@ int floe_table_commit(struct floe_table *t, struct floe_spool *spool,
 		return floe_err_set(err, rc, "no random snapshot id: %s",
 				    t->err.code == rc ? t->err.msg : floe_strerror(rc));
 
-	char manifest[FLOE_TABLE_PATH_CAP + 64], manifest_uri[2 * FLOE_TABLE_PATH_CAP + 80];
-	int64_t manifest_len = 0;
-	if ((rc = place_files(t, spool, entries, n, &cf)) || (cf.reused && (rc = check_live(t, &cf))) ||
-	    (rc = write_manifest(t, &cf, snapshot_id, commit_uuid, manifest, sizeof(manifest), &manifest_len)))
-		goto out;
-	if ((rc = floe_store_uri(t->store, manifest, manifest_uri, sizeof(manifest_uri))))
-		goto out;
-	floe_crashpoint("commit-after-manifest");
-
 	struct append ap = {.cf = &cf,
-			    .manifest_uri = manifest_uri,
-			    .manifest_len = manifest_len,
 			    .commit_seq = commit_seq,
 			    .first_seq = (int64_t)entries[0]->seq,
 			    .mi = {.snapshot_id = snapshot_id, .commit_uuid = commit_uuid}};
+	t->spec_moved = false;
+	if ((rc = floe_table_evolve_spec(t, t->meta, &t->spec)) || (rc = place_files(t, spool, entries, n, &cf)) ||
+	    (cf.reused && (rc = check_live(t, &cf))) || (rc = write_manifests(t, &cf, &ap.mi)))
+		goto out;
+	floe_crashpoint("commit-after-manifest");
+
 	if ((rc = floe_table_retry(t, "commit", append_try, &ap)) == 0 && !ap.landed_before)
 		floe_info("table: committed snapshot %" PRId64 " (commit-seq %" PRId64 ", %zu files, "
 			  "%" PRId64 " rows) as v%" PRId64,

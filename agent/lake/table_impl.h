@@ -38,7 +38,13 @@ struct floe_table {
 	/* The newest version this handle has seen whole (loaded or created) and its
 	 * last-sequence-number: the table must never be found behind them. */
 	int64_t seen_version, seen_last_seq;
-	struct floe_part_spec spec;
+	/* The spec this handle writes under (the configuration's, as the table holds it or
+	 * will: floe_table_evolve_spec); spec_added: not in the table yet, and spec_unsure is
+	 * the same without an id, for the spool. */
+	struct floe_part_spec spec, spec_unsure;
+	bool spec_added;
+	bool spec_moved; /* an attempt found the spec's id taken: its manifest is written again */
+	int32_t sort_order_id; /* the configuration's sort order in the table (-1: none yet) */
 	const struct floe_clock *clock; /* opt's, or the system's */
 	const struct floe_rand *rand;
 	struct floe_err err; /* why the call in progress failed (floe_table_fail) */
@@ -60,6 +66,10 @@ struct floe_ice_manifest_entry;
 struct floe_ice_manifest_list;
 struct floe_table_expiry;
 struct floe_table_merge_in;
+
+/* table.c: evolves m (the loaded table, or an attempt's) to the configuration's partition
+ * spec (the table's default without one) and fills *out with it as m holds it. */
+int floe_table_evolve_spec(struct floe_table *t, struct floe_ice_meta *m, struct floe_part_spec *out);
 
 /* table_commit.c (called by table_replace.c), what a replace commits the same way */
 /* Reads the manifest list of the snapshot at index parent_idx (-1: *out = NULL). */
