@@ -295,6 +295,7 @@ int floe_table_open(struct floe_alloc *a, const struct floe_table_options *opt,
 	if ((rc = opt->schema_check ? opt->schema_check(opt->schema_ctx, t->meta, &t->err)
 				    : floe_log_schema_check(t->meta, &t->err)) ||
 	    (rc = floe_table_evolve_spec(t, t->meta, &t->spec)) ||
+	    (rc = floe_table_evolve_sort(t, t->meta, &t->sort_order_id)) ||
 	    (rc = check_inside(t)) || (rc = floe_table_identity(t)))
 		goto out;
 out:
@@ -384,6 +385,32 @@ const struct floe_ice_meta *floe_table_meta(const struct floe_table *t)
 const struct floe_part_spec *floe_table_spec(const struct floe_table *t)
 {
 	return t->spec_added ? &t->spec_unsure : &t->spec;
+}
+
+int floe_table_evolve_sort(struct floe_table *t, struct floe_ice_meta *m, int32_t *order_id)
+{
+	struct floe_ice_sort_field sf[FLOE_SORT_NKEYS];
+	size_t n = t->opt.nsort_keys < FLOE_SORT_NKEYS ? t->opt.nsort_keys : FLOE_SORT_NKEYS;
+	*order_id = -1;
+	if (!t->opt.sort_order)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *name = floe_log_sort_key_name(t->opt.sort_keys[i]);
+		sf[i] = (struct floe_ice_sort_field){
+		    .source_id = name ? floe_log_column_id(name, strlen(name)) : 0,
+		    .transform = "identity",
+		    .nulls_first = true,
+		};
+		if (sf[i].source_id <= 0)
+			return floe_table_fail(t, FLOE_EINVAL, "sort key %d has no column", (int)t->opt.sort_keys[i]);
+	}
+	bool changed = false;
+	int64_t now_ms = t->clock->wall_us(t->clock->ctx) / 1000;
+	int rc = floe_ice_meta_evolve_sort_order(m, sf, n, now_ms, order_id, &changed);
+	if (rc)
+		return floe_table_fail(t, rc, "table %s: sort_by cannot be recorded as its sort order: %s",
+				       t->location, floe_strerror(rc));
+	return 0;
 }
 
 /* A configuration whose partition_by differs from the table's default spec adds a spec

@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "agent/schema/partition.h"
+#include "agent/schema/record.h"
 #include "agent/lake/spool.h"
 
 struct floe_alloc;
@@ -79,6 +80,13 @@ struct floe_table_options {
 	 * snapshot, and refuses (FLOE_ESCHEMA) a table whose fields no longer match the ids
 	 * and types the data files were written with. */
 	const struct floe_colplan *columns;
+	/* The logs table's sort_by, recorded as the table's sort order (each key ascending,
+	 * nulls first, as the batch sorts): with sort_order set, each commit makes it the
+	 * default sort order (an equal one reused by id; none: the unsorted order 0) and
+	 * the data files it adds carry its id. Without: the table's sort orders are left. */
+	bool sort_order;
+	const enum floe_sort_key *sort_keys;
+	size_t nsort_keys;
 };
 
 struct floe_table;

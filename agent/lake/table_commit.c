@@ -571,17 +571,18 @@ static int evolve_columns(struct floe_table *t, struct floe_ice_meta *m)
 static int check_spec(struct floe_table *t, struct floe_ice_meta *m)
 {
 	struct floe_part_spec now;
+	int32_t order = -1;
 	int rc = floe_table_evolve_spec(t, m, &now);
-	if (rc)
+	if (rc || (rc = floe_table_evolve_sort(t, m, &order)))
 		return rc;
-	bool same = now.spec_id == t->spec.spec_id && now.n == t->spec.n;
+	bool same = now.spec_id == t->spec.spec_id && now.n == t->spec.n && order == t->sort_order_id;
 	for (size_t i = 0; i < now.n && same; i++)
 		same = now.f[i].field_id == t->spec.f[i].field_id;
 	if (same)
 		return 0;
 	t->spec_moved = true;
-	return floe_table_fail(t, FLOE_ECONFLICT, "partition spec %d was given to another spec by "
-			       "another writer first", (int)t->spec.spec_id);
+	return floe_table_fail(t, FLOE_ECONFLICT, "partition spec %d or sort order %d was given to "
+			       "another by another writer first", (int)t->spec.spec_id, (int)t->sort_order_id);
 }
 
 int floe_table_attempt(struct floe_table *t, const struct floe_table_step *st, void *ctx,
@@ -777,7 +778,8 @@ static int append_try(struct floe_table *t, void *ctx, unsigned attempt_no)
 	if (t->spec_moved) {
 		struct commit_files *cf = ap->cf;
 		t->spec_moved = false;
-		if ((rc = floe_table_evolve_spec(t, t->meta, &t->spec)))
+		if ((rc = floe_table_evolve_spec(t, t->meta, &t->spec)) ||
+		    (rc = floe_table_evolve_sort(t, t->meta, &t->sort_order_id)))
 			return rc;
 		cf->g[0].spec.spec_id = t->spec.spec_id;
 		for (size_t i = 0; i < t->spec.n; i++)
@@ -826,7 +828,8 @@ int floe_table_commit(struct floe_table *t, struct floe_spool *spool,
 			    .first_seq = (int64_t)entries[0]->seq,
 			    .mi = {.snapshot_id = snapshot_id, .commit_uuid = commit_uuid}};
 	t->spec_moved = false;
-	if ((rc = floe_table_evolve_spec(t, t->meta, &t->spec)) || (rc = place_files(t, spool, entries, n, &cf)) ||
+	if ((rc = floe_table_evolve_spec(t, t->meta, &t->spec)) ||
+	    (rc = floe_table_evolve_sort(t, t->meta, &t->sort_order_id)) || (rc = place_files(t, spool, entries, n, &cf)) ||
 	    (cf.reused && (rc = check_live(t, &cf))) || (rc = write_manifests(t, &cf, &ap.mi)))
 		goto out;
 	floe_crashpoint("commit-after-manifest");

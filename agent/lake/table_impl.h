@@ -43,7 +43,9 @@ struct floe_table {
 	 * the same without an id, for the spool. */
 	struct floe_part_spec spec, spec_unsure;
 	bool spec_added;
-	bool spec_moved; /* an attempt found the spec's id taken: its manifest is written again */
+	/* An attempt found the spec's id (or the sort order's) taken by another writer's:
+	 * the commit's manifest is written again under the new one. */
+	bool spec_moved;
 	int32_t sort_order_id; /* the configuration's sort order in the table (-1: none yet) */
 	const struct floe_clock *clock; /* opt's, or the system's */
 	const struct floe_rand *rand;
@@ -70,6 +72,9 @@ struct floe_table_merge_in;
 /* table.c: evolves m (the loaded table, or an attempt's) to the configuration's partition
  * spec (the table's default without one) and fills *out with it as m holds it. */
 int floe_table_evolve_spec(struct floe_table *t, struct floe_ice_meta *m, struct floe_part_spec *out);
+/* table.c: evolves m to the configuration's sort order (opt.sort_order; *order_id -1
+ * without) and gives its id. */
+int floe_table_evolve_sort(struct floe_table *t, struct floe_ice_meta *m, int32_t *order_id);
 
 /* table_commit.c (called by table_replace.c), what a replace commits the same way */
 /* Reads the manifest list of the snapshot at index parent_idx (-1: *out = NULL). */

@@ -76,6 +76,9 @@ int floe_runner_open_table(struct floe_runner *r, bool later, struct floe_table 
 	struct floe_table_options topt =
 	    floe_run_table_options(r, cfg->logs.name, &cfg->logs.partition);
 	topt.columns = &r->com.cols;
+	topt.sort_order = true;
+	topt.sort_keys = cfg->logs.sort_keys;
+	topt.nsort_keys = cfg->logs.nsort_by;
 	struct floe_err e = {0};
 	struct floe_table *t = NULL;
 	if ((rc = floe_table_open(r->alloc, &topt, &t, &e))) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Partition-spec evolution: one table written by three runs of one agent
+# Partition-spec and sort-order evolution: one table written by three runs of one agent
 # whose configuration changes in between: partition_by day(ts), then [day(ts), app], then
-# hour(ts). The table gets a spec per change
+# hour(ts) (with sort_by [app, ts] in the second). The table gets a spec per change
 # (field ids above last-partition-id, day(ts) keeping its id), each run's files are under
 # its spec, manifests never mix specs (python3-avro reads each with its spec's partition
 # struct), a spec taken back is reused by id, and DuckDB reads every line exactly once.
@@ -44,7 +44,7 @@ specs() { /usr/bin/python3 "$FLOE_SRC/tests/integration/check_specs.py" "$TBL"; 
 field() { python3 -c "import json,sys; print(json.dumps(json.load(sys.stdin)$1, sort_keys=True))"; }
 
 run 1 '"day(ts)"'
-run 2 '"day(ts)", app'
+run 2 '"day(ts)", app' '    sort_by: [app, ts]'
 run 3 '"hour(ts)"'
 
 out=$(specs) || out=''
@@ -60,6 +60,13 @@ check "each spec's run is in its own manifests: 300 rows each" \
 	test "$(echo "$out" | field '["records"]')" = '{"0": 300, "1": 300, "2": 300}'
 check "files: one per day under spec 0, per day and app under 1, per hour under 2" \
 	test "$(echo "$out" | field '["files"]')" = '{"0": 1, "1": 3, "2": 3}'
+check "sort orders: unsorted (0) and [app, ts] (1); default 0 after run 3" \
+	test "$(echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(json.dumps([d["sort_orders"], d["default_sort_order"]]))')" = \
+	'[[[0, []], [1, ["identity(8) asc", "identity(1) asc"]]], 0]'
+check "run 2's data files carry sort_order_id 1, the others none" \
+	test "$(echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(sorted(map(str, d["sort_order_ids"])))')" = \
+	"['1', '1', '1', 'None', 'None', 'None', 'None']"
+
 avro_ok=1
 for f in "$TBL"/metadata/*.avro; do
 	/usr/bin/python3 "$FLOE_SRC/tests/integration/check_avro.py" "$f" >/dev/null || avro_ok=0
