@@ -56,6 +56,8 @@ struct floe_table {
 	 * (floe_table_add_snapshot's, for the commit request). */
 	char etag[256];
 	int32_t catalog_schema_id; /* the current schema id of the metadata as loaded */
+	/* Its default spec and sort order, and the highest ids of each it listed. */
+	int32_t catalog_spec_id, catalog_last_spec_id, catalog_sort_order_id, catalog_last_sort_order_id;
 	struct floe_store *own_store;
 	const struct floe_ice_snapshot *pending;
 };

@@ -135,6 +135,12 @@ struct floe_ice_sort_field {
 /* The fields array of spec spec_id (borrowed), or NULL when the table has no such spec. */
 const struct floe_json *floe_ice_meta_spec_fields(const struct floe_ice_meta *m, int32_t spec_id);
 int32_t floe_ice_meta_default_sort_order_id(const struct floe_ice_meta *m);
+/* The spec (sort order) object of that id, borrowed; NULL when absent. */
+const struct floe_json *floe_ice_meta_spec(const struct floe_ice_meta *m, int32_t spec_id);
+const struct floe_json *floe_ice_meta_sort_order(const struct floe_ice_meta *m, int32_t order_id);
+/* The highest spec id (sort order id) the table lists; -1 when none. */
+int32_t floe_ice_meta_last_spec_id(const struct floe_ice_meta *m);
+int32_t floe_ice_meta_last_sort_order_id(const struct floe_ice_meta *m);
 /* Evolves the table to the partition spec pf[0..n) (source ids, transforms and names
  * given; field ids are assigned here): a field keeps the id and name it had in an earlier
  * spec with the same source and transform, a new one takes the next id above

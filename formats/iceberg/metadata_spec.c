@@ -28,6 +28,28 @@ const struct floe_json *floe_ice_meta_spec_fields(const struct floe_ice_meta *m,
 	return floe_json_is(f, FLOE_JSON_ARRAY) ? f : NULL;
 }
 
+const struct floe_json *floe_ice_meta_spec(const struct floe_ice_meta *m, int32_t spec_id)
+{
+	return find_by_id(floe_json_get(m->v.root, "partition-specs"), "spec-id", spec_id);
+}
+
+const struct floe_json *floe_ice_meta_sort_order(const struct floe_ice_meta *m, int32_t order_id)
+{
+	return find_by_id(floe_json_get(m->v.root, "sort-orders"), "order-id", order_id);
+}
+
+static int64_t max_id(const struct floe_json *arr, const char *key, int64_t floor);
+
+int32_t floe_ice_meta_last_spec_id(const struct floe_ice_meta *m)
+{
+	return (int32_t)max_id(floe_json_get(m->v.root, "partition-specs"), "spec-id", -1);
+}
+
+int32_t floe_ice_meta_last_sort_order_id(const struct floe_ice_meta *m)
+{
+	return (int32_t)max_id(floe_json_get(m->v.root, "sort-orders"), "order-id", -1);
+}
+
 int32_t floe_ice_meta_default_sort_order_id(const struct floe_ice_meta *m)
 {
 	int64_t v = 0;

@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """Checks that a table's manifests follow its partition specs, with python3-avro.
 
-Usage: check_specs.py TABLE-DIR
-Reads the current metadata (version-hint.text), the current snapshot's manifest list and
+Usage: check_specs.py TABLE-DIR | METADATA.json
+Reads the current metadata (version-hint.text, or the metadata file given), the current snapshot's manifest list and
 every manifest in it. A manifest holds the files of one spec: its header's
 partition-spec-id is the list's partition_spec_id for it, its partition-spec is that
 spec's fields in the metadata, its partition struct is that spec's (field ids and
@@ -36,10 +36,12 @@ def read(path):
 
 
 def main(table):
-    md = os.path.join(table, "metadata")
-    with open(os.path.join(md, "version-hint.text")) as f:
-        v = f.read().strip()
-    with open(os.path.join(md, f"v{v}.metadata.json")) as f:
+    path = local(table)
+    if not path.endswith(".json"):
+        md = os.path.join(path, "metadata")
+        with open(os.path.join(md, "version-hint.text")) as f:
+            path = os.path.join(md, f"v{f.read().strip()}.metadata.json")
+    with open(path) as f:
         m = json.load(f)
     specs = {s["spec-id"]: s["fields"] for s in m["partition-specs"]}
     cur = m["current-snapshot-id"]
