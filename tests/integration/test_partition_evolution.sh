@@ -84,4 +84,25 @@ check "[day(ts), app] again is spec 1 again, no fourth spec" \
 rows=$(rows_sql "$TBL" "SELECT count(*), count(DISTINCT message) FROM t")
 check "DuckDB after run 4: every line exactly once ($rows)" test "$rows" = '["1200","1200"]'
 
+# floe maintain on a table of three specs: the current spec's small files (runs 2 and 4,
+# one per day and app each) are compacted, with a manifest of that spec only; the files
+# of specs 0 and 2 are left under their specs, and every line is still read once.
+{ cat "$T/c.yaml"; printf 'maintain:\n  min_age: 0s\n'; } >"$T/m.yaml"
+rc=0
+"$FLOE_BIN" maintain -c "$T/m.yaml" >"$T/maintain.out" 2>"$T/maintain.err" || rc=$?
+cat "$T/maintain.out"
+check "maintain succeeds" test $rc = 0
+check "maintain compacted the 3 partitions of spec 1 (6 files)" grep -q '^compacted 3 partitions: 6 files' "$T/maintain.out"
+out=$(specs) || out=''
+check "after maintain: manifests still per spec, spec 1's rows in 3 files" \
+	test "$(echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(json.dumps([d["files"], d["records"]], sort_keys=True))')" = \
+	'[{"0": 1, "1": 3, "2": 3}, {"0": 300, "1": 600, "2": 300}]'
+rows=$(rows_sql "$TBL" "SELECT count(*), count(DISTINCT message) FROM t")
+check "DuckDB after maintain: every line exactly once ($rows)" test "$rows" = '["1200","1200"]'
+avro_ok=1
+for f in "$TBL"/metadata/*.avro; do
+	/usr/bin/python3 "$FLOE_SRC/tests/integration/check_avro.py" "$f" >/dev/null || avro_ok=0
+done
+check "check_avro.py reads every manifest and list after maintain" test $avro_ok = 1
+
 finish
