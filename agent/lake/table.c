@@ -446,9 +446,14 @@ int floe_table_evolve_spec(struct floe_table *t, struct floe_ice_meta *m, struct
 		t->spec_added = added;
 		t->spec_unsure = t->spec;
 		t->spec_unsure.spec_id = -1;
-		if (changed)
-			floe_info("table: %s: partition spec %d (%s) is the default from the next "
-				  "commit on", t->location, (int)id, added ? "new" : "taken back");
+		/* Agents with different specs on one table take theirs back at each commit:
+		 * only a new spec is worth an info line. */
+		if (added)
+			floe_info("table: %s: partition spec %d is added as the default with the "
+				  "next commit", t->location, (int)id);
+		else if (changed)
+			floe_debug("table: %s: partition spec %d is the default again from the next "
+				   "commit on", t->location, (int)id);
 	}
 	return 0;
 }

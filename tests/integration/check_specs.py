@@ -9,7 +9,8 @@ spec's fields in the metadata, its partition struct is that spec's (field ids an
 names), and each data file's path names that spec's partition fields. Prints one JSON
 line: {"specs": [[id, [transform(source)...]]...], "default": id, "last_partition_id": n,
 "manifests": {spec id: manifests}, "files": {spec id: files}, "records": {spec id: rows},
-"sort_orders": [...], "default_sort_order": id, "sort_order_ids": [ids on data files]}.
+"sort_orders": [...], "default_sort_order": id, "sort_order_ids": [ids on data files],
+"writers": {spec id: [data file name prefixes up to the first '-': the agent ids]}}.
 Exits 1 on a mismatch.
 """
 import json
@@ -47,7 +48,7 @@ def main(table):
     cur = m["current-snapshot-id"]
     snap = next(s for s in m["snapshots"] if s["snapshot-id"] == cur)
     _, _, lst = read(local(snap["manifest-list"]))
-    out = {"manifests": {}, "files": {}, "records": {}, "sort_order_ids": []}
+    out = {"manifests": {}, "files": {}, "records": {}, "sort_order_ids": [], "writers": {}}
     for e in lst:
         sid = e["partition_spec_id"]
         path = local(e["manifest_path"])
@@ -78,6 +79,10 @@ def main(table):
             out["files"][key] = out["files"].get(key, 0) + 1
             out["records"][key] = out["records"].get(key, 0) + d["record_count"]
             out["sort_order_ids"].append(d.get("sort_order_id"))
+            writer = os.path.basename(d["file_path"]).split("-")[0]
+            out["writers"].setdefault(key, [])
+            if writer not in out["writers"][key]:
+                out["writers"][key] = sorted(out["writers"][key] + [writer])
     out["specs"] = [[i, [f"{f['transform']}({f['source-id']})" for f in specs[i]]] for i in sorted(specs)]
     out["field_ids"] = [[f["field-id"] for f in specs[i]] for i in sorted(specs)]
     out["default"] = m["default-spec-id"]
