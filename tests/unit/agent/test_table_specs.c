@@ -2,7 +2,8 @@
  * partition_by gets the spec with its next commit; a commit whose spool holds entries of
  * the old spec (named by id) and of the new one writes one manifest per spec, the
  * configuration's first, and the manifest list names each manifest's spec; an entry whose
- * partition values do not fit the spec it is read under is refused, the table unchanged. */
+ * partition values do not fit the spec it is read under is refused, the table unchanged;
+ * manifest merging never puts manifests of two specs together. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "agent/config/config.h"
 #include "agent/schema/record.h"
 #include "formats/base/error.h"
 #include "formats/iceberg/manifest.h"
@@ -162,10 +164,74 @@ static void test_entries_of_two_specs(void **state)
 	floe_table_free(t);
 }
 
+/* Manifest merging on a table of two specs (min-count-to-merge 2): the spec 1 manifests
+ * of the agent's commits are merged, the spec 0 manifest never goes into them. */
+static void test_merge_keeps_specs_apart(void **state)
+{
+	struct fixture *f = *state;
+	struct floe_err err = {0};
+	struct floe_table_props props = {
+	    .merge_enabled = true,
+	    .merge_min_count = 2,
+	    .merge_target_bytes = 8u << 20,
+	    .max_snapshot_age_ms = 1000000000,
+	    .min_snapshots = 100,
+	    .previous_versions_max = 100,
+	};
+	struct floe_table_options o = fixture_table(f, "agent-a", INST_A);
+	o.props = &props;
+	struct floe_table *t = NULL;
+	assert_int_equal(floe_table_open(&f->alloc, &o, &t, &err), 0);
+	seal_into(f->batch, 1, 19000 * DAY, 6);
+	struct floe_spool_entry *e = load(f->spool, 1);
+	assert_int_equal(floe_table_commit(t, f->spool, &e, 1, &err), 0);
+	floe_spool_entry_free(&f->alloc, e);
+	floe_table_free(t);
+
+	char *parts[] = {"day(ts)", "app"};
+	struct floe_part_spec spec2;
+	assert_int_equal(floe_part_spec_from_config(&spec2, parts, 2, NULL), 0);
+	o.spec = &spec2;
+	assert_int_equal(floe_table_open(&f->alloc, &o, &t, &err), 0);
+	struct floe_spool *sp = NULL;
+	struct floe_batch *b = NULL;
+	struct floe_batch_options bo;
+	memset(&bo, 0, sizeof(bo));
+	bo.pq.codec = FLOE_PQ_ZSTD;
+	bo.target_file_size = 1u << 20;
+	for (uint64_t seq = 2; seq <= 5; seq++) {
+		assert_int_equal(floe_spool_open(&f->alloc, f->spooldir, floe_table_spec(t), &sp), 0);
+		assert_int_equal(floe_batch_new(&f->alloc, floe_table_spec(t), &bo, sp, &b), 0);
+		seal_into(b, seq, 19001 * DAY, 6);
+		e = load(sp, seq);
+		assert_int_equal(floe_table_commit(t, sp, &e, 1, &err), 0);
+		floe_spool_entry_free(&f->alloc, e);
+		floe_batch_free(b);
+		floe_spool_free(sp);
+	}
+	struct floe_ice_manifest_list *l = current_list(f, floe_table_meta(t));
+	size_t n = floe_ice_manifest_list_count(l), of0 = 0;
+	int64_t rows[2] = {0, 0};
+	assert_true(n < 5); /* four spec-1 manifests and one spec-0 one, some merged */
+	for (size_t i = 0; i < n; i++) {
+		const struct floe_ice_manifest_entry *m = floe_ice_manifest_list_at(l, i);
+		assert_true(m->spec_id == 0 || m->spec_id == 1);
+		assert_int_equal(m->npartitions, m->spec_id == 0 ? 1 : 2);
+		of0 += m->spec_id == 0;
+		rows[m->spec_id] += m->added_rows + m->existing_rows;
+	}
+	assert_int_equal(of0, 1);
+	assert_int_equal(rows[0], 6);
+	assert_int_equal(rows[1], 24);
+	floe_ice_manifest_list_free(l);
+	floe_table_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_entries_of_two_specs, setup, fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_merge_keeps_specs_apart, setup, fixture_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
