@@ -87,7 +87,11 @@ check "DuckDB after run 4: every line exactly once ($rows)" test "$rows" = '["12
 # floe maintain on a table of three specs: the current spec's small files (runs 2 and 4,
 # one per day and app each) are compacted, with a manifest of that spec only; the files
 # of specs 0 and 2 are left under their specs, and every line is still read once.
-{ cat "$T/c.yaml"; printf 'maintain:\n  min_age: 0s\n'; } >"$T/m.yaml"
+# Its expiry (every snapshot but the last, here) deletes the compacted files and keeps
+# every file of the other specs.
+sed 's/^    partition_by:/    properties: { history.expire.max-snapshot-age-ms: 1ms, history.expire.min-snapshots-to-keep: 1 }\n    partition_by:/' \
+	"$T/c.yaml" >"$T/m.yaml"
+printf 'maintain:\n  min_age: 0s\n' >>"$T/m.yaml"
 rc=0
 "$FLOE_BIN" maintain -c "$T/m.yaml" >"$T/maintain.out" 2>"$T/maintain.err" || rc=$?
 cat "$T/maintain.out"
@@ -97,6 +101,8 @@ out=$(specs) || out=''
 check "after maintain: manifests still per spec, spec 1's rows in 3 files" \
 	test "$(echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(json.dumps([d["files"], d["records"]], sort_keys=True))')" = \
 	'[{"0": 1, "1": 3, "2": 3}, {"0": 300, "1": 600, "2": 300}]'
+check "expiry deleted the 6 compacted files: the 7 live ones (3 specs) are left" \
+	test "$(find "$TBL/data" -name '*.parquet' | wc -l)" = 7
 rows=$(rows_sql "$TBL" "SELECT count(*), count(DISTINCT message) FROM t")
 check "DuckDB after maintain: every line exactly once ($rows)" test "$rows" = '["1200","1200"]'
 avro_ok=1
