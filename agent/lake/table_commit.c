@@ -251,18 +251,6 @@ static int write_manifests(struct floe_table *t, struct commit_files *cf, const 
 	return rc;
 }
 
-static int64_t summary_int(const struct floe_ice_meta *m, long idx, const char *key, bool *ok)
-{
-	if (idx < 0)
-		return 0;
-	const char *v = floe_ice_meta_snapshot_summary(m, (size_t)idx, key);
-	if (!v) {
-		*ok = false;
-		return 0;
-	}
-	return strtoll(v, NULL, 10);
-}
-
 /* Reads the parent's manifest list (NULL when there is no parent). */
 int floe_table_read_list(struct floe_table *t, long parent_idx, struct floe_ice_manifest_list **out)
 {
@@ -304,43 +292,6 @@ int floe_table_read_list(struct floe_table *t, long parent_idx, struct floe_ice_
 	return 0;
 }
 
-void floe_table_summary_str(struct floe_table_summary *s, const char *key, const char *v)
-{
-	snprintf(s->v[s->n], sizeof(s->v[s->n]), "%s", v);
-	s->kv[s->n].key = key;
-	s->kv[s->n].value = s->v[s->n];
-	s->n++;
-}
-
-void floe_table_summary_int(struct floe_table_summary *s, const char *key, int64_t v)
-{
-	char num[24];
-	snprintf(num, sizeof(num), "%" PRId64, v);
-	floe_table_summary_str(s, key, num);
-}
-
-/* Totals continue the parent's; a parent without them (another engine's) means floe
- * cannot know them and leaves them out, as Java does. No parent: they start at 0. */
-void floe_table_summary_totals(struct floe_table_summary *s, const struct floe_ice_meta *m, long pidx,
-			       int64_t records, int64_t bytes, int64_t files)
-{
-	bool ok = true;
-	int64_t tot_records = summary_int(m, pidx, "total-records", &ok);
-	int64_t tot_size = summary_int(m, pidx, "total-files-size", &ok);
-	int64_t tot_files = summary_int(m, pidx, "total-data-files", &ok);
-	int64_t tot_del = summary_int(m, pidx, "total-delete-files", &ok);
-	int64_t tot_pos = summary_int(m, pidx, "total-position-deletes", &ok);
-	int64_t tot_eq = summary_int(m, pidx, "total-equality-deletes", &ok);
-	if (!ok)
-		return;
-	floe_table_summary_int(s, "total-records", tot_records + records);
-	floe_table_summary_int(s, "total-files-size", tot_size + bytes);
-	floe_table_summary_int(s, "total-data-files", tot_files + files);
-	floe_table_summary_int(s, "total-delete-files", tot_del);
-	floe_table_summary_int(s, "total-position-deletes", tot_pos);
-	floe_table_summary_int(s, "total-equality-deletes", tot_eq);
-}
-
 /* The summary of an append of cf on the parent at index pidx (-1: none). */
 static void build_summary(struct floe_table *t, void *ctx, long pidx, struct floe_table_summary *s)
 {
@@ -361,21 +312,6 @@ static void build_summary(struct floe_table *t, void *ctx, long pidx, struct flo
 	floe_table_summary_str(s, "floe.agent-id", t->opt.agent_id);
 	floe_table_summary_str(s, "floe.installation-id", t->opt.installation_id);
 	floe_table_summary_int(s, "floe.commit-seq", ap->commit_seq);
-}
-
-/* Now, clamped: never before the parent snapshot or the last metadata update, so a
- * device whose clock lags cannot make the history go backwards. */
-int64_t floe_table_snapshot_time(const struct floe_table *t, const struct floe_ice_meta *m, long pidx)
-{
-	int64_t now = t->clock->wall_us(t->clock->ctx) / 1000;
-	int64_t floor_ms = floe_ice_meta_last_updated_ms(m);
-	if (pidx >= 0) {
-		int64_t id, pp, ps, pts;
-		const char *ml;
-		if (floe_ice_meta_snapshot_at(m, (size_t)pidx, &id, &pp, &ps, &pts, &ml) == 0 && pts + 1 > floor_ms)
-			floor_ms = pts + 1;
-	}
-	return now < floor_ms ? floor_ms : now;
 }
 
 /* The manifest list of an attempt into b: this commit's manifest first (sequence seq),
@@ -702,39 +638,6 @@ static int check_live(struct floe_table *t, const struct commit_files *cf)
 	floe_info("table: the %zu data files are in the table already (a commit of this installation "
 		  "whose snapshot has expired)", cf->n);
 	return 1;
-}
-
-/* A snapshot id no snapshot of the table has, and the commit's UUID (names its files).
- * 63 random bits meet a taken id about never; a source that keeps giving taken ones is
- * broken, and is refused after a bounded number of draws rather than spun on. */
-int floe_table_commit_ids(struct floe_table *t, int64_t *snapshot_id, char commit_uuid[37])
-{
-	int rc;
-	for (int tries = 0;; tries++) {
-		uint64_t r = 0;
-		if (tries == 64)
-			return floe_table_fail(t, FLOE_ELIMIT,
-					       "no free snapshot id in 64 random draws: the random "
-					       "source repeats itself");
-		if ((rc = t->rand->fill(t->rand->ctx, &r, sizeof(r))))
-			return rc;
-		*snapshot_id = (int64_t)(r & INT64_MAX);
-		if (*snapshot_id != 0 && floe_ice_meta_find_snapshot(t->meta, *snapshot_id) < 0)
-			break;
-	}
-	return floe_env_uuid4(t->rand, commit_uuid);
-}
-
-/* Lost the race: back off with full jitter (up to *delay_ms, which doubles up to 1 s),
- * then rebuild on the new parent. */
-void floe_table_back_off(struct floe_table *t, unsigned attempt_no, unsigned *delay_ms)
-{
-	uint32_t r = 0;
-	(void)t->rand->fill(t->rand->ctx, &r, sizeof(r));
-	floe_debug("table: commit attempt %u lost the race, retrying", attempt_no);
-	t->clock->sleep_ms(t->clock->ctx, r % *delay_ms + 1);
-	if (*delay_ms < 1000)
-		*delay_ms *= 2;
 }
 
 /* Merged into another, the commit's own manifest is listed nowhere. */

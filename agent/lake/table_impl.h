@@ -1,7 +1,8 @@
-/* The table's internals, shared by its three files: table.c (open, load, identity,
- * accessors), table_version.c (names, messages, finding and checking the current metadata
- * version) and table_commit.c (the append), which call one way: table_commit.c ->
- * table.c -> table_version.c. Internal: nothing outside agent/lake/table*.c includes it. */
+/* The table's internals, shared by its files: table.c (open, load, identity, accessors,
+ * the spec and sort order the configuration evolves the table to), table_version.c
+ * (names, messages, finding and checking the current metadata version), table_commit.c
+ * (the append) and table_summary.c (a snapshot's summary, time and ids), which call one
+ * way: table_commit.c -> table_summary.c, table_commit.c -> table.c -> table_version.c. Internal: nothing outside agent/lake/table*.c includes it. */
 #ifndef FLOE_TABLE_IMPL_H
 #define FLOE_TABLE_IMPL_H
 
@@ -78,13 +79,10 @@ int floe_table_evolve_spec(struct floe_table *t, struct floe_ice_meta *m, struct
  * without) and gives its id. */
 int floe_table_evolve_sort(struct floe_table *t, struct floe_ice_meta *m, int32_t *order_id);
 
-/* table_commit.c (called by table_replace.c), what a replace commits the same way */
-/* Reads the manifest list of the snapshot at index parent_idx (-1: *out = NULL). */
-int floe_table_read_list(struct floe_table *t, long parent_idx, struct floe_ice_manifest_list **out);
+/* table_summary.c (called by table_commit.c, table_replace.c and table_expire.c), what
+ * every snapshot commit takes the same way */
 /* Now, clamped to be after the parent at index pidx and the last metadata update. */
 int64_t floe_table_snapshot_time(const struct floe_table *t, const struct floe_ice_meta *m, long pidx);
-/* Metadata-log entries kept: write.metadata.previous-versions-max. */
-size_t floe_table_max_log(const struct floe_table *t);
 /* A snapshot id no snapshot of the table has, and a commit UUID. */
 int floe_table_commit_ids(struct floe_table *t, int64_t *snapshot_id, char commit_uuid[37]);
 /* Lost the race: backs off with full jitter (doubling *delay_ms up to 1 s). */
@@ -102,6 +100,12 @@ void floe_table_summary_int(struct floe_table_summary *s, const char *key, int64
  * and files (the snapshot's changes), or nothing when the parent does not have them. */
 void floe_table_summary_totals(struct floe_table_summary *s, const struct floe_ice_meta *m, long pidx,
 			       int64_t records, int64_t bytes, int64_t files);
+
+/* table_commit.c (called by table_replace.c), what a replace commits the same way */
+/* Reads the manifest list of the snapshot at index parent_idx (-1: *out = NULL). */
+int floe_table_read_list(struct floe_table *t, long parent_idx, struct floe_ice_manifest_list **out);
+/* Metadata-log entries kept: write.metadata.previous-versions-max. */
+size_t floe_table_max_log(const struct floe_table *t);
 /* Stores the attempt's manifest list b under a name of its own (snapshot id, attempt,
  * commit uuid) into path[cap], its URI into uri[ucap]: FLOE_EEXIST when one is there. */
 int floe_table_put_list(struct floe_table *t, const struct floe_table_merge_in *mi, const struct floe_buf *b,
