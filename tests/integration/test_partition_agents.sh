@@ -25,13 +25,7 @@ lake: { warehouse: $WH }
 YAML
 }
 lines() { # NAME FROM COUNT
-	python3 - "$T/$1/app.log" "$1" "$2" "$3" <<'PY'
-import json, sys
-with open(sys.argv[1], "a") as f:
-    for i in range(int(sys.argv[3]), int(sys.argv[3]) + int(sys.argv[4])):
-        f.write(json.dumps({"time": "2026-03-01T10:%02d:00Z" % (i % 60), "service": "app%d" % (i % 3),
-                            "msg": "%s line %d" % (sys.argv[2], i)}) + "\n")
-PY
+	python3 "$FLOE_SRC/tests/integration/gen_app_lines.py" "$T/$1/app.log" "$1" "$2" "$3"
 }
 committed() { # NAME ROWS
 	python3 -c "import json,sys; sys.exit(0 if json.load(open('$T/state-$1/metrics.json'))['rows_committed']>=$2 else 1)" 2>/dev/null

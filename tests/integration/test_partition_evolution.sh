@@ -14,13 +14,7 @@ mkdir -p "$T/in"
 
 # run N PARTITION [SORT]: appends 300 lines (100 per app, 3 hours) and runs --once.
 run() {
-	python3 - "$T/in/app.log" "$1" <<'PY'
-import json, sys
-with open(sys.argv[1], "a") as f:
-    for i in range(300):
-        f.write(json.dumps({"time": "2026-03-01T%02d:%02d:00Z" % (10 + i % 3, i % 60),
-                            "service": "app%d" % (i % 3), "msg": "run %s line %d" % (sys.argv[2], i)}) + "\n")
-PY
+	python3 "$FLOE_SRC/tests/integration/gen_app_lines.py" "$T/in/app.log" "run $1" 0 300 3
 	cat >"$T/c.yaml" <<YAML
 agent: { id: pspec, state_dir: $T/state }
 inputs:

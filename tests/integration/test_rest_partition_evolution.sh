@@ -10,13 +10,7 @@ source "$(dirname "$0")/lib.sh"
 start_rest_catalog "$T/cat"
 mkdir -p "$T/logs"
 run() { # N PARTITION [SORT]
-	python3 - "$T/logs/app.log" "$1" <<'PY'
-import json, sys
-with open(sys.argv[1], "a") as f:
-    for i in range(90):
-        f.write(json.dumps({"time": "2026-03-01T%02d:%02d:00Z" % (10 + i % 3, i % 60),
-                            "service": "app%d" % (i % 3), "msg": "run %s line %d" % (sys.argv[2], i)}) + "\n")
-PY
+	python3 "$FLOE_SRC/tests/integration/gen_app_lines.py" "$T/logs/app.log" "run $1" 0 90 3
 	cat >"$T/floe.yaml" <<YAML
 agent: { id: edge-pspec, state_dir: $T/state }
 inputs:

@@ -58,6 +58,29 @@ static struct floe_spool_entry *load(struct floe_spool *sp, uint64_t seq)
 	return e;
 }
 
+static struct floe_batch_options batch_options(void)
+{
+	struct floe_batch_options bo;
+	memset(&bo, 0, sizeof(bo));
+	bo.pq.codec = FLOE_PQ_ZSTD;
+	bo.target_file_size = 1u << 20;
+	return bo;
+}
+
+/* The restart with partition_by [day(ts), app]: the table opened again with o and that
+ * spec (in *spec, which o points at afterwards). */
+static struct floe_table *reopen_app_spec(struct fixture *f, struct floe_table_options *o,
+					  struct floe_part_spec *spec)
+{
+	char *parts[] = {"day(ts)", "app"};
+	struct floe_table *t = NULL;
+	struct floe_err err = {0};
+	assert_int_equal(floe_part_spec_from_config(spec, parts, 2, NULL), 0);
+	o->spec = spec;
+	assert_int_equal(floe_table_open(&f->alloc, o, &t, &err), 0);
+	return t;
+}
+
 /* The current snapshot's manifest list of the table in f's warehouse. */
 static struct floe_ice_manifest_list *current_list(struct fixture *f, const struct floe_ice_meta *m)
 {
@@ -95,19 +118,13 @@ static void test_entries_of_two_specs(void **state)
 
 	/* The restart: partition_by [day(ts), app]. The table gets spec 1 with the next
 	 * commit; until then the spool's entries name no spec. */
-	char *parts[] = {"day(ts)", "app"};
 	struct floe_part_spec spec2;
-	assert_int_equal(floe_part_spec_from_config(&spec2, parts, 2, NULL), 0);
-	o.spec = &spec2;
-	assert_int_equal(floe_table_open(&f->alloc, &o, &t, &err), 0);
+	t = reopen_app_spec(f, &o, &spec2);
 	assert_int_equal(floe_table_spec(t)->spec_id, -1);
 	assert_int_equal(floe_table_spec(t)->n, 2);
 	struct floe_spool *sp2 = NULL;
 	struct floe_batch *b2 = NULL;
-	struct floe_batch_options bo;
-	memset(&bo, 0, sizeof(bo));
-	bo.pq.codec = FLOE_PQ_ZSTD;
-	bo.target_file_size = 1u << 20;
+	struct floe_batch_options bo = batch_options();
 	assert_int_equal(floe_spool_open(&f->alloc, f->spooldir, floe_table_spec(t), &sp2), 0);
 	assert_int_equal(floe_batch_new(&f->alloc, floe_table_spec(t), &bo, sp2, &b2), 0);
 	seal_into(b2, 2, 19001 * DAY, 30);
@@ -188,17 +205,11 @@ static void test_merge_keeps_specs_apart(void **state)
 	floe_spool_entry_free(&f->alloc, e);
 	floe_table_free(t);
 
-	char *parts[] = {"day(ts)", "app"};
 	struct floe_part_spec spec2;
-	assert_int_equal(floe_part_spec_from_config(&spec2, parts, 2, NULL), 0);
-	o.spec = &spec2;
-	assert_int_equal(floe_table_open(&f->alloc, &o, &t, &err), 0);
+	t = reopen_app_spec(f, &o, &spec2);
 	struct floe_spool *sp = NULL;
 	struct floe_batch *b = NULL;
-	struct floe_batch_options bo;
-	memset(&bo, 0, sizeof(bo));
-	bo.pq.codec = FLOE_PQ_ZSTD;
-	bo.target_file_size = 1u << 20;
+	struct floe_batch_options bo = batch_options();
 	for (uint64_t seq = 2; seq <= 5; seq++) {
 		assert_int_equal(floe_spool_open(&f->alloc, f->spooldir, floe_table_spec(t), &sp), 0);
 		assert_int_equal(floe_batch_new(&f->alloc, floe_table_spec(t), &bo, sp, &b), 0);
