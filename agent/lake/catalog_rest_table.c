@@ -38,6 +38,10 @@ static int take(struct floe_table *t, struct floe_ice_meta *m, int64_t v)
 	floe_ice_meta_free(t->meta);
 	t->meta = m;
 	t->catalog_schema_id = floe_ice_meta_current_schema_id(m);
+	t->catalog_spec_id = floe_ice_meta_default_spec_id(m);
+	t->catalog_last_spec_id = floe_ice_meta_last_spec_id(m);
+	t->catalog_sort_order_id = floe_ice_meta_default_sort_order_id(m);
+	t->catalog_last_sort_order_id = floe_ice_meta_last_sort_order_id(m);
 	t->version = v > 0 ? v : 1;
 	floe_table_seen(t);
 	return 0;
@@ -98,6 +102,24 @@ int floe_table_catalog_put(struct floe_table *t, bool *unknown)
 	if (schema_changed) {
 		cm.schema = floe_ice_meta_current_schema(t->meta);
 		cm.base_schema_id = t->catalog_schema_id;
+	}
+	/* So do a partition spec and a sort order the attempt made the default
+	 * (floe_table_evolve_spec): added when the loaded table had no such id. */
+	int32_t spec = floe_ice_meta_default_spec_id(t->meta);
+	int32_t order = floe_ice_meta_default_sort_order_id(t->meta);
+	if (spec != t->catalog_spec_id) {
+		cm.set_spec = true;
+		cm.spec_id = spec;
+		cm.base_spec_id = t->catalog_spec_id;
+		if (spec > t->catalog_last_spec_id)
+			cm.add_spec = floe_ice_meta_spec(t->meta, spec);
+	}
+	if (order != t->catalog_sort_order_id) {
+		cm.set_sort_order = true;
+		cm.sort_order_id = order;
+		cm.base_sort_order_id = t->catalog_sort_order_id;
+		if (order > t->catalog_last_sort_order_id)
+			cm.add_sort_order = floe_ice_meta_sort_order(t->meta, order);
 	}
 	struct floe_ice_meta *m = NULL;
 	int64_t v = 0;

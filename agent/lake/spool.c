@@ -232,7 +232,10 @@ static int encode_entry(const struct floe_spool *sp, const struct floe_spool_ent
 	rc |= floe_hex_put(b, e->positions, e->positions_len);
 	rc |= floe_buf_puts(b, "\",\"from\":\"");
 	rc |= floe_hex_put(b, e->from, e->from_len);
-	rc |= floe_buf_puts(b, "\",\"files\":[");
+	if (sp->spec.spec_id >= 0)
+		rc |= floe_buf_printf(b, "\",\"spec\":%d,\"files\":[", (int)sp->spec.spec_id);
+	else
+		rc |= floe_buf_puts(b, "\",\"files\":[");
 	for (size_t i = 0; i < e->nfiles && !rc; i++) {
 		const struct floe_spool_file *f = &e->files[i];
 		rc |= floe_buf_puts(b, i ? ",{\"name\":" : "{\"name\":");
@@ -409,15 +412,16 @@ static int decode_xxh64(const struct floe_json *jf, uint64_t *out)
 	return 0;
 }
 
-static int decode_file(struct floe_alloc *a, const struct floe_part_spec *spec, const struct floe_json *jf,
-		       int64_t version, struct floe_spool_file *f)
+static int decode_file(struct floe_alloc *a, const struct floe_json *jf, int64_t version,
+		       struct floe_spool_file *f)
 {
 	const char *name;
 	const struct floe_json *part = floe_json_get(jf, "partition");
 	const struct floe_json *metrics = floe_json_get(jf, "metrics");
 	const struct floe_json *splits = floe_json_get(jf, "splits");
 	if (floe_json_get_str(jf, "name", &name) || floe_json_get_int(jf, "records", &f->records) ||
-	    floe_json_get_int(jf, "size", &f->size) || floe_json_len(part) != spec->n ||
+	    floe_json_get_int(jf, "size", &f->size) || !floe_json_is(part, FLOE_JSON_ARRAY) ||
+	    floe_json_len(part) > FLOE_PART_MAX ||
 	    !floe_json_is(metrics, FLOE_JSON_ARRAY) || !floe_json_is(splits, FLOE_JSON_ARRAY) ||
 	    strchr(name, '/') || f->size < 0)
 		return FLOE_ECORRUPT;
@@ -428,7 +432,8 @@ static int decode_file(struct floe_alloc *a, const struct floe_part_spec *spec, 
 	}
 	if (!(f->name = floe_strdup(a, name)))
 		return FLOE_ENOMEM;
-	for (size_t k = 0; k < spec->n; k++) {
+	f->nparts = floe_json_len(part);
+	for (size_t k = 0; k < f->nparts; k++) {
 		const struct floe_json *v = floe_json_at(part, k);
 		struct floe_ice_part_value *pv = &f->key.v[k];
 		memset(pv, 0, sizeof(*pv));
@@ -486,6 +491,9 @@ int floe_spool_entry_decode(struct floe_alloc *a, const struct floe_part_spec *s
 {
 	struct floe_json_doc *doc = NULL;
 	struct floe_spool_entry *e = NULL;
+	/* The entry names its spec (a file's values are as many as its fields): the
+	 * commit reads them under that spec, whatever the spool's is now. */
+	(void)spec;
 	int rc = floe_json_parse(a, text, len, ENTRY_MAX_BYTES, &doc, NULL);
 	if (rc) {
 		rc = rc == FLOE_ENOMEM ? rc : FLOE_ECORRUPT;
@@ -508,6 +516,13 @@ int floe_spool_entry_decode(struct floe_alloc *a, const struct floe_part_spec *s
 		goto out;
 	e->seq = (uint64_t)eseq;
 	e->created_us = created;
+	int64_t spec_id = -1;
+	if (floe_json_get(root, "spec") && (floe_json_get_int(root, "spec", &spec_id) || spec_id < 0 ||
+					    spec_id > INT32_MAX)) {
+		rc = FLOE_ECORRUPT;
+		goto out;
+	}
+	e->spec_id = (int32_t)spec_id;
 	e->replaced_utf8 = (uint64_t)replaced;
 	if ((rc = floe_hex_decode(a, pos, strlen(pos), &e->positions, &e->positions_len))) {
 		rc = rc == FLOE_EPARSE ? FLOE_ECORRUPT : rc;
@@ -529,7 +544,7 @@ int floe_spool_entry_decode(struct floe_alloc *a, const struct floe_part_spec *s
 		goto out;
 	e->nfiles = nfiles;
 	for (size_t i = 0; i < e->nfiles; i++)
-		if ((rc = decode_file(a, spec, floe_json_at(files, i), version, &e->files[i])))
+		if ((rc = decode_file(a, floe_json_at(files, i), version, &e->files[i])))
 			goto out;
 	rc = 0;
 out:

@@ -23,6 +23,7 @@ struct floe_spool_file {
 	int64_t records;
 	int64_t size;
 	struct floe_part_key key;
+	size_t nparts; /* values in key: the number of fields of its entry's spec */
 	struct floe_ice_column_metrics *metrics; /* bounds point into storage owned here */
 	size_t nmetrics;
 	int64_t *splits;
@@ -45,6 +46,11 @@ struct floe_spool_entry {
 	struct floe_spool_file *files;
 	size_t nfiles;
 	uint64_t replaced_utf8; /* invalid UTF-8 sequences replaced in this seal */
+	/* The table's partition spec id the files were written under; -1 when the spool's
+	 * spec had none yet (written before the table was reached): then the spec of the
+	 * configuration the commit runs with. Entries of one spool may differ when
+	 * partition_by changed across a restart. */
+	int32_t spec_id;
 };
 
 struct floe_spool;

@@ -294,12 +294,10 @@ int floe_table_open(struct floe_alloc *a, const struct floe_table_options *opt,
 	}
 	if ((rc = opt->schema_check ? opt->schema_check(opt->schema_ctx, t->meta, &t->err)
 				    : floe_log_schema_check(t->meta, &t->err)) ||
-	    (rc = floe_part_spec_from_table(&t->spec, t->meta, &t->err)) ||
+	    (rc = floe_table_evolve_spec(t, t->meta, &t->spec)) ||
+	    (rc = floe_table_evolve_sort(t, t->meta, &t->sort_order_id)) ||
 	    (rc = check_inside(t)) || (rc = floe_table_identity(t)))
 		goto out;
-	if (!floe_part_spec_equal(&t->spec, opt->spec))
-		floe_warn("table: %s is partitioned differently from the configuration; "
-			  "floe follows the table's partition spec", t->location);
 out:
 	if (rc) {
 		floe_table_report(t, rc, err);
@@ -386,7 +384,78 @@ const struct floe_ice_meta *floe_table_meta(const struct floe_table *t)
 
 const struct floe_part_spec *floe_table_spec(const struct floe_table *t)
 {
-	return &t->spec;
+	return t->spec_added ? &t->spec_unsure : &t->spec;
+}
+
+int floe_table_evolve_sort(struct floe_table *t, struct floe_ice_meta *m, int32_t *order_id)
+{
+	struct floe_ice_sort_field sf[FLOE_SORT_NKEYS];
+	size_t n = t->opt.nsort_keys < FLOE_SORT_NKEYS ? t->opt.nsort_keys : FLOE_SORT_NKEYS;
+	*order_id = -1;
+	if (!t->opt.sort_order)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *name = floe_log_sort_key_name(t->opt.sort_keys[i]);
+		sf[i] = (struct floe_ice_sort_field){
+		    .source_id = name ? floe_log_column_id(name, strlen(name)) : 0,
+		    .transform = "identity",
+		    .nulls_first = true,
+		};
+		if (sf[i].source_id <= 0)
+			return floe_table_fail(t, FLOE_EINVAL, "sort key %d has no column", (int)t->opt.sort_keys[i]);
+	}
+	bool changed = false;
+	int64_t now_ms = t->clock->wall_us(t->clock->ctx) / 1000;
+	int rc = floe_ice_meta_evolve_sort_order(m, sf, n, now_ms, order_id, &changed);
+	if (rc)
+		return floe_table_fail(t, rc, "table %s: sort_by cannot be recorded as its sort order: %s",
+				       t->location, floe_strerror(rc));
+	return 0;
+}
+
+/* A configuration whose partition_by differs from the table's default spec adds a spec
+ * (or takes an equal one back, by its id) rather than being ignored: the files written
+ * from now on are partitioned as configured, and old files keep their spec. The change
+ * rides on the next snapshot's metadata version (every attempt evolves the freshly
+ * loaded table again), so a table never lists a spec no file uses, and a spec another
+ * writer added meanwhile is merged by the same rule. */
+int floe_table_evolve_spec(struct floe_table *t, struct floe_ice_meta *m, struct floe_part_spec *out)
+{
+	const struct floe_part_spec *want = t->opt.spec;
+	struct floe_err e = {0};
+	int rc;
+	if (!want) {
+		if ((rc = floe_part_spec_from_table(out, m, &e)))
+			return floe_table_fail(t, rc, "%s", e.msg);
+		return 0;
+	}
+	struct floe_ice_partition_field pf[FLOE_PART_MAX];
+	char tnames[FLOE_PART_MAX][24];
+	floe_part_spec_fields(want, pf, tnames);
+	int32_t id = -1;
+	bool changed = false, added = false;
+	int64_t now_ms = t->clock->wall_us(t->clock->ctx) / 1000;
+	if ((rc = floe_ice_meta_evolve_spec(m, pf, want->n, true, now_ms, &id, &changed, &added)))
+		return floe_table_fail(t, rc, "table %s: the partition spec of the configuration cannot be "
+				       "added: %s", t->location, floe_strerror(rc));
+	if ((rc = floe_part_spec_from_table_id(out, m, id, &e)))
+		return floe_table_fail(t, rc, "table %s: %s", t->location, e.msg);
+	if (out == &t->spec) {
+		/* Not in the table yet: files spooled under it name no id, as another writer
+		 * may take this one first (the commit gives them the spec's id then). */
+		t->spec_added = added;
+		t->spec_unsure = t->spec;
+		t->spec_unsure.spec_id = -1;
+		/* Agents with different specs on one table take theirs back at each commit:
+		 * only a new spec is worth an info line. */
+		if (added)
+			floe_info("table: %s: partition spec %d is added as the default with the "
+				  "next commit", t->location, (int)id);
+		else if (changed)
+			floe_debug("table: %s: partition spec %d is the default again from the next "
+				   "commit on", t->location, (int)id);
+	}
+	return 0;
 }
 
 const char *floe_table_location(const struct floe_table *t)

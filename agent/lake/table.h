@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "agent/schema/partition.h"
+#include "agent/schema/record.h"
 #include "agent/lake/spool.h"
 
 struct floe_alloc;
@@ -79,6 +80,13 @@ struct floe_table_options {
 	 * snapshot, and refuses (FLOE_ESCHEMA) a table whose fields no longer match the ids
 	 * and types the data files were written with. */
 	const struct floe_colplan *columns;
+	/* The logs table's sort_by, recorded as the table's sort order (each key ascending,
+	 * nulls first, as the batch sorts): with sort_order set, each commit makes it the
+	 * default sort order (an equal one reused by id; none: the unsorted order 0) and
+	 * the data files it adds carry its id. Without: the table's sort orders are left. */
+	bool sort_order;
+	const enum floe_sort_key *sort_keys;
+	size_t nsort_keys;
 };
 
 struct floe_table;
@@ -117,6 +125,9 @@ void floe_table_commit_counts(const struct floe_table *t, uint64_t *attempts, ui
  * readers take it). */
 int floe_table_refresh(struct floe_table *t, struct floe_err *err);
 const struct floe_ice_meta *floe_table_meta(const struct floe_table *t);
+/* The partition spec files are written under: the configuration's (options.spec), with
+ * the id the table holds it under, or -1 while the table does not hold it yet (added by
+ * the next commit). */
 const struct floe_part_spec *floe_table_spec(const struct floe_table *t);
 /* The table's location URI ("file:///…/default/logs"). */
 const char *floe_table_location(const struct floe_table *t);

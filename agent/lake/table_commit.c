@@ -24,21 +24,34 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The specs one commit's files may be under: the configuration's (group 0), and those
+ * of entries spooled under another partition_by before a restart. */
+#define COMMIT_SPECS_MAX 8
+
+/* The files of one spec, contiguous in commit_files.files, and their manifest. */
+struct spec_group {
+	struct floe_part_spec spec;
+	size_t first, n;
+	size_t changed_partitions;
+	char manifest[FLOE_TABLE_PATH_CAP + 64], uri[2 * FLOE_TABLE_PATH_CAP + 80];
+	int64_t manifest_len;
+};
+
 struct commit_files {
 	struct floe_ice_data_file *files;
 	char (*paths)[FLOE_TABLE_PATH_CAP + 16];
 	const struct floe_part_key **keys;
 	size_t n;
 	int64_t records, bytes;
-	size_t changed_partitions;
 	size_t reused; /* files an earlier upload of this installation left in place */
+	struct spec_group g[COMMIT_SPECS_MAX];
+	size_t ng;
 };
 
-/* One append, as its attempts see it: the files placed and their manifest, written once. */
+/* One append, as its attempts see it: the files placed and their manifests, written once
+ * (group 0's again when another writer took its spec's id meanwhile). */
 struct append {
-	const struct commit_files *cf;
-	const char *manifest_uri;
-	int64_t manifest_len;
+	struct commit_files *cf;
 	int64_t commit_seq, first_seq; /* the commit-seq of the last entry and the first's seq */
 	struct floe_table_merge_in mi; /* snapshot, seq, uuid, attempt, schema and spec */
 	bool landed_before;	       /* a reload found this commit in the table already */
@@ -71,57 +84,102 @@ static int place_file(struct floe_table *t, const char *key, const char *src, co
 			       dst, have, t->opt.installation_id, size);
 }
 
+/* The group of entry e's files: its spec (the configuration's when it names none), with
+ * as many values as the spec has fields. */
+static int group_of(struct floe_table *t, struct commit_files *cf, const struct floe_spool_entry *e,
+		    size_t *g)
+{
+	int32_t id = e->spec_id < 0 ? t->spec.spec_id : e->spec_id;
+	for (*g = 0; *g < cf->ng && cf->g[*g].spec.spec_id != id; (*g)++)
+		;
+	if (*g == cf->ng) {
+		struct floe_err er = {0};
+		int rc;
+		if (cf->ng == COMMIT_SPECS_MAX)
+			return floe_table_fail(t, FLOE_ELIMIT, "the spool holds files of more than %d "
+					       "partition specs", COMMIT_SPECS_MAX);
+		if ((rc = floe_part_spec_from_table_id(&cf->g[*g].spec, t->meta, id, &er)))
+			return floe_table_fail(t, rc, "spool entry %" PRIu64 ": %s", e->seq, er.msg);
+		cf->ng++;
+	}
+	for (size_t k = 0; k < e->nfiles; k++)
+		if (e->files[k].nparts != cf->g[*g].spec.n)
+			return floe_table_fail(
+			    t, FLOE_ESCHEMA,
+			    "spool entry %" PRIu64 " has %zu partition values a file, and partition spec %d "
+			    "has %zu fields: it was spooled under another partition_by before the table "
+			    "was reached; set partition_by back until the spool is committed",
+			    e->seq, e->files[k].nparts, (int)id, cf->g[*g].spec.n);
+	return 0;
+}
+
+static int place_one(struct floe_table *t, struct floe_spool *spool, struct commit_files *cf,
+		     struct spec_group *g, const struct floe_spool_file *sf)
+{
+	char part[1024], key[FLOE_TABLE_PATH_CAP], src[FLOE_TABLE_PATH_CAP + 64];
+	int rc = floe_part_key_path(&g->spec, &sf->key, part, sizeof(part));
+	if (rc)
+		return rc;
+	if ((rc = floe_fmt(key, sizeof(key), "%s%sdata/%s%s%s-%s-%s", t->dir, t->dir[0] ? "/" : "", part,
+			   part[0] ? "/" : "", t->opt.agent_id, t->inst_hex, sf->name)))
+		return rc;
+	char *dst = cf->paths[cf->n];
+	if ((rc = floe_store_uri(t->store, key, dst, FLOE_TABLE_PATH_CAP + 16)) ||
+	    (rc = floe_spool_path(spool, sf->name, src, sizeof(src))) ||
+	    (rc = place_file(t, key, src, dst, sf->size, &cf->reused)))
+		return rc;
+	struct floe_ice_data_file *df = &cf->files[cf->n];
+	df->path = dst;
+	df->record_count = sf->records;
+	df->file_size = sf->size;
+	df->partition = sf->key.v;
+	df->metrics = sf->metrics;
+	df->metrics_count = sf->nmetrics;
+	df->split_offsets = sf->splits;
+	df->split_count = sf->nsplits;
+	cf->records += sf->records;
+	cf->bytes += sf->size;
+	bool seen = false;
+	for (size_t j = g->first; j < cf->n && !seen; j++)
+		seen = floe_part_key_equal(&g->spec, cf->keys[j], &sf->key);
+	g->changed_partitions += !seen;
+	cf->keys[cf->n] = &sf->key;
+	cf->n++;
+	g->n++;
+	return 0;
+}
+
 /* Stores every spool file in the table's data directory under this installation's name
  * for it (<agent>-<installation>-<seq>-<k>.parquet; a retry finds its own upload), and
- * describes it for the manifest. */
+ * describes it for the manifest of its spec: the files of a spec are contiguous, the
+ * configuration's first. */
 static int place_files(struct floe_table *t, struct floe_spool *spool, struct floe_spool_entry *const *entries,
 		       size_t n, struct commit_files *cf)
 {
-	size_t total = 0;
+	size_t total = 0, *gi = floe_calloc(t->alloc, n ? n : 1, sizeof(*gi));
 	for (size_t i = 0; i < n; i++)
 		total += entries[i]->nfiles;
 	cf->files = floe_calloc(t->alloc, total ? total : 1, sizeof(*cf->files));
 	cf->paths = floe_calloc(t->alloc, total ? total : 1, sizeof(*cf->paths));
 	cf->keys = floe_calloc(t->alloc, total ? total : 1, sizeof(*cf->keys));
-	if (!cf->files || !cf->paths || !cf->keys)
-		return FLOE_ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		for (size_t k = 0; k < entries[i]->nfiles; k++) {
-			const struct floe_spool_file *sf = &entries[i]->files[k];
-			char part[1024], key[FLOE_TABLE_PATH_CAP], src[FLOE_TABLE_PATH_CAP + 64];
-			int rc = floe_part_key_path(&t->spec, &sf->key, part, sizeof(part));
-			if (rc)
-				return rc;
-			if ((rc = floe_fmt(key, sizeof(key), "%s%sdata/%s%s%s-%s-%s", t->dir, t->dir[0] ? "/" : "",
-					   part, part[0] ? "/" : "", t->opt.agent_id, t->inst_hex, sf->name)))
-				return rc;
-			char *dst = cf->paths[cf->n];
-			if ((rc = floe_store_uri(t->store, key, dst, FLOE_TABLE_PATH_CAP + 16)))
-				return rc;
-			if ((rc = floe_spool_path(spool, sf->name, src, sizeof(src))))
-				return rc;
-			if ((rc = place_file(t, key, src, dst, sf->size, &cf->reused)))
-				return rc;
-			struct floe_ice_data_file *df = &cf->files[cf->n];
-			df->path = dst;
-			df->record_count = sf->records;
-			df->file_size = sf->size;
-			df->partition = sf->key.v;
-			df->metrics = sf->metrics;
-			df->metrics_count = sf->nmetrics;
-			df->split_offsets = sf->splits;
-			df->split_count = sf->nsplits;
-			cf->records += sf->records;
-			cf->bytes += sf->size;
-			bool seen = false;
-			for (size_t j = 0; j < cf->n && !seen; j++)
-				seen = floe_part_key_equal(&t->spec, cf->keys[j], &sf->key);
-			cf->changed_partitions += !seen;
-			cf->keys[cf->n] = &sf->key;
-			cf->n++;
-		}
+	int rc = FLOE_ENOMEM;
+	if (!cf->files || !cf->paths || !cf->keys || !gi)
+		goto out;
+	cf->g[0].spec = t->spec;
+	cf->ng = 1;
+	for (size_t i = 0; i < n; i++)
+		if ((rc = group_of(t, cf, entries[i], &gi[i])))
+			goto out;
+	rc = 0;
+	for (size_t g = 0; g < cf->ng && !rc; g++) {
+		cf->g[g].first = cf->n;
+		for (size_t i = 0; i < n && !rc; i++)
+			for (size_t k = 0; k < entries[i]->nfiles && gi[i] == g && !rc; k++)
+				rc = place_one(t, spool, cf, &cf->g[g], &entries[i]->files[k]);
 	}
-	return 0;
+out:
+	floe_free(t->alloc, gi);
+	return rc;
 }
 
 static void commit_files_fini(struct floe_alloc *a, struct commit_files *cf)
@@ -133,11 +191,13 @@ static void commit_files_fini(struct floe_alloc *a, struct commit_files *cf)
 
 static int evolve_columns(struct floe_table *t, struct floe_ice_meta *m);
 
-static int write_manifest(struct floe_table *t, const struct commit_files *cf, int64_t snapshot_id,
-			  const char *commit_uuid, char *path, size_t cap, int64_t *length)
+/* The manifest of group g's files, named by the commit's uuid (and the attempt that
+ * rewrote it, when another writer took its spec's id first). */
+static int write_manifest(struct floe_table *t, const struct commit_files *cf, struct spec_group *g,
+			  size_t gi, const struct floe_table_merge_in *mi)
 {
 	struct floe_ice_manifest_part parts[FLOE_PART_MAX];
-	floe_part_spec_manifest_parts(&t->spec, parts);
+	floe_part_spec_manifest_parts(&g->spec, parts);
 	char *schema = NULL, *spec = NULL;
 	struct floe_buf b;
 	floe_buf_init(&b, t->alloc, FLOE_TABLE_MANIFEST_MAX);
@@ -147,45 +207,48 @@ static int write_manifest(struct floe_table *t, const struct commit_files *cf, i
 	if (rc == 0)
 		rc = floe_table_write_json(t->alloc, floe_ice_meta_current_schema(t->meta), &schema);
 	if (rc == 0)
-		rc = floe_table_write_json(t->alloc, floe_ice_meta_default_spec_fields(t->meta), &spec);
+		rc = floe_table_write_json(t->alloc, floe_ice_meta_spec_fields(t->meta, g->spec.spec_id), &spec);
 	if (rc == 0) {
 		struct floe_ice_manifest_info info = {
 			.schema_json = schema,
 			.schema_id = floe_ice_meta_current_schema_id(t->meta),
 			.partition_spec_json = spec,
-			.partition_spec_id = t->spec.spec_id,
+			.partition_spec_id = g->spec.spec_id,
 			.parts = parts,
-			.nparts = t->spec.n,
-			.snapshot_id = snapshot_id,
+			.nparts = g->spec.n,
+			.snapshot_id = mi->snapshot_id,
+			.sort_order_id = gi == 0 ? t->sort_order_id : -1,
 		};
 		uint8_t sync[16];
 		rc = t->rand->fill(t->rand->ctx, sync, sizeof(sync));
 		if (rc == 0)
-			rc = floe_ice_manifest_write(t->alloc, &info, cf->files, cf->n, sync, &b);
+			rc = floe_ice_manifest_write(t->alloc, &info, cf->files + g->first, g->n, sync, &b);
 	}
-	if (rc == 0) {
-		snprintf(path, cap, "%s%s-m0.avro", t->metadir, commit_uuid);
-		rc = floe_store_put_if_absent(t->store, path, b.data, b.len);
-		if (rc == -EEXIST) /* named by this commit's random uuid: never there before */
-			rc = floe_table_fail(t, FLOE_EEXIST, "manifest %s exists already", path);
-		*length = (int64_t)b.len;
-	}
+	if (rc == 0 && mi->attempt > 1)
+		snprintf(g->manifest, sizeof(g->manifest), "%s%s-m%zu-%u.avro", t->metadir, mi->commit_uuid, gi,
+			 mi->attempt);
+	else if (rc == 0)
+		snprintf(g->manifest, sizeof(g->manifest), "%s%s-m%zu.avro", t->metadir, mi->commit_uuid, gi);
+	if (rc == 0)
+		rc = floe_store_put_if_absent(t->store, g->manifest, b.data, b.len);
+	if (rc == -EEXIST) /* named by this commit's random uuid: never there before */
+		rc = floe_table_fail(t, FLOE_EEXIST, "manifest %s exists already", g->manifest);
+	if (rc == 0)
+		rc = floe_store_uri(t->store, g->manifest, g->uri, sizeof(g->uri));
+	g->manifest_len = (int64_t)b.len;
 	floe_buf_fini(&b);
 	floe_free(t->alloc, schema);
 	floe_free(t->alloc, spec);
 	return rc;
 }
 
-static int64_t summary_int(const struct floe_ice_meta *m, long idx, const char *key, bool *ok)
+static int write_manifests(struct floe_table *t, struct commit_files *cf, const struct floe_table_merge_in *mi)
 {
-	if (idx < 0)
-		return 0;
-	const char *v = floe_ice_meta_snapshot_summary(m, (size_t)idx, key);
-	if (!v) {
-		*ok = false;
-		return 0;
-	}
-	return strtoll(v, NULL, 10);
+	int rc = 0;
+	for (size_t g = 0; g < cf->ng && !rc; g++)
+		if (cf->g[g].n)
+			rc = write_manifest(t, cf, &cf->g[g], g, mi);
+	return rc;
 }
 
 /* Reads the parent's manifest list (NULL when there is no parent). */
@@ -229,43 +292,6 @@ int floe_table_read_list(struct floe_table *t, long parent_idx, struct floe_ice_
 	return 0;
 }
 
-void floe_table_summary_str(struct floe_table_summary *s, const char *key, const char *v)
-{
-	snprintf(s->v[s->n], sizeof(s->v[s->n]), "%s", v);
-	s->kv[s->n].key = key;
-	s->kv[s->n].value = s->v[s->n];
-	s->n++;
-}
-
-void floe_table_summary_int(struct floe_table_summary *s, const char *key, int64_t v)
-{
-	char num[24];
-	snprintf(num, sizeof(num), "%" PRId64, v);
-	floe_table_summary_str(s, key, num);
-}
-
-/* Totals continue the parent's; a parent without them (another engine's) means floe
- * cannot know them and leaves them out, as Java does. No parent: they start at 0. */
-void floe_table_summary_totals(struct floe_table_summary *s, const struct floe_ice_meta *m, long pidx,
-			       int64_t records, int64_t bytes, int64_t files)
-{
-	bool ok = true;
-	int64_t tot_records = summary_int(m, pidx, "total-records", &ok);
-	int64_t tot_size = summary_int(m, pidx, "total-files-size", &ok);
-	int64_t tot_files = summary_int(m, pidx, "total-data-files", &ok);
-	int64_t tot_del = summary_int(m, pidx, "total-delete-files", &ok);
-	int64_t tot_pos = summary_int(m, pidx, "total-position-deletes", &ok);
-	int64_t tot_eq = summary_int(m, pidx, "total-equality-deletes", &ok);
-	if (!ok)
-		return;
-	floe_table_summary_int(s, "total-records", tot_records + records);
-	floe_table_summary_int(s, "total-files-size", tot_size + bytes);
-	floe_table_summary_int(s, "total-data-files", tot_files + files);
-	floe_table_summary_int(s, "total-delete-files", tot_del);
-	floe_table_summary_int(s, "total-position-deletes", tot_pos);
-	floe_table_summary_int(s, "total-equality-deletes", tot_eq);
-}
-
 /* The summary of an append of cf on the parent at index pidx (-1: none). */
 static void build_summary(struct floe_table *t, void *ctx, long pidx, struct floe_table_summary *s)
 {
@@ -276,28 +302,16 @@ static void build_summary(struct floe_table *t, void *ctx, long pidx, struct flo
 	floe_table_summary_int(s, "added-data-files", (int64_t)cf->n);
 	floe_table_summary_int(s, "added-records", cf->records);
 	floe_table_summary_int(s, "added-files-size", cf->bytes);
-	floe_table_summary_int(s, "changed-partition-count", (int64_t)cf->changed_partitions);
+	size_t changed = 0;
+	for (size_t g = 0; g < cf->ng; g++)
+		changed += cf->g[g].changed_partitions;
+	floe_table_summary_int(s, "changed-partition-count", (int64_t)changed);
 	floe_table_summary_totals(s, m, pidx, cf->records, cf->bytes, (int64_t)cf->n);
 	floe_table_summary_str(s, "engine-name", "floe");
 	floe_table_summary_str(s, "engine-version", FLOE_VERSION);
 	floe_table_summary_str(s, "floe.agent-id", t->opt.agent_id);
 	floe_table_summary_str(s, "floe.installation-id", t->opt.installation_id);
 	floe_table_summary_int(s, "floe.commit-seq", ap->commit_seq);
-}
-
-/* Now, clamped: never before the parent snapshot or the last metadata update, so a
- * device whose clock lags cannot make the history go backwards. */
-int64_t floe_table_snapshot_time(const struct floe_table *t, const struct floe_ice_meta *m, long pidx)
-{
-	int64_t now = t->clock->wall_us(t->clock->ctx) / 1000;
-	int64_t floor_ms = floe_ice_meta_last_updated_ms(m);
-	if (pidx >= 0) {
-		int64_t id, pp, ps, pts;
-		const char *ml;
-		if (floe_ice_meta_snapshot_at(m, (size_t)pidx, &id, &pp, &ps, &pts, &ml) == 0 && pts + 1 > floor_ms)
-			floor_ms = pts + 1;
-	}
-	return now < floor_ms ? floor_ms : now;
 }
 
 /* The manifest list of an attempt into b: this commit's manifest first (sequence seq),
@@ -313,33 +327,44 @@ static int write_list(struct floe_table *t, void *ctx, int64_t parent, long pidx
 	int rc = floe_table_read_list(t, pidx, &plist);
 	if (rc)
 		goto out;
-	size_t np = plist ? floe_ice_manifest_list_count(plist) : 0;
+	size_t np = plist ? floe_ice_manifest_list_count(plist) : 0, nown = 0;
 	rc = FLOE_ENOMEM;
-	if (!(entries = floe_calloc(t->alloc, np + 1, sizeof(*entries))))
+	if (!(entries = floe_calloc(t->alloc, np + cf->ng, sizeof(*entries))))
 		goto out;
-	struct floe_ice_field_summary sums[FLOE_PART_MAX];
-	struct floe_ice_manifest_part parts[FLOE_PART_MAX];
-	uint8_t scratch[16 * FLOE_PART_MAX];
-	floe_part_spec_manifest_parts(&t->spec, parts);
-	if ((rc = floe_ice_manifest_summarize(parts, t->spec.n, cf->files, cf->n, sums, scratch)))
-		goto out;
-	struct floe_ice_manifest_entry *e = &entries[0];
-	e->path = ap->manifest_uri;
-	e->length = ap->manifest_len;
-	e->spec_id = t->spec.spec_id;
-	e->content = 0;
-	e->sequence_number = seq;
-	e->min_sequence_number = seq;
-	e->added_snapshot_id = snapshot_id;
-	e->added_files = (int32_t)cf->n;
-	e->added_rows = cf->records;
-	e->partitions = sums;
-	e->npartitions = t->spec.n;
-	e->has_partitions = true;
+	struct floe_ice_field_summary sums[COMMIT_SPECS_MAX][FLOE_PART_MAX];
+	uint8_t scratch[COMMIT_SPECS_MAX][16 * FLOE_PART_MAX];
+	/* One manifest per spec (a manifest's partition struct is its spec's): the
+	 * configuration's first, as the merge takes the first entry for the commit's own. */
+	for (size_t gi = 0; gi < cf->ng; gi++) {
+		const struct spec_group *g = &cf->g[gi];
+		struct floe_ice_manifest_part parts[FLOE_PART_MAX];
+		if (!g->n)
+			continue;
+		floe_part_spec_manifest_parts(&g->spec, parts);
+		if ((rc = floe_ice_manifest_summarize(parts, g->spec.n, cf->files + g->first, g->n, sums[gi],
+						      scratch[gi])))
+			goto out;
+		struct floe_ice_manifest_entry *e = &entries[nown++];
+		e->path = g->uri;
+		e->length = g->manifest_len;
+		e->spec_id = g->spec.spec_id;
+		e->content = 0;
+		e->sequence_number = seq;
+		e->min_sequence_number = seq;
+		e->added_snapshot_id = snapshot_id;
+		e->added_files = (int32_t)g->n;
+		e->added_rows = 0;
+		for (size_t k = 0; k < g->n; k++)
+			e->added_rows += cf->files[g->first + k].record_count;
+		e->partitions = sums[gi];
+		e->npartitions = g->spec.n;
+		e->has_partitions = true;
+	}
 	for (size_t i = 0; i < np; i++)
-		entries[i + 1] = *floe_ice_manifest_list_at(plist, i);
-	size_t n = np + 1;
-	struct floe_ice_manifest_entry own = entries[0];
+		entries[i + nown] = *floe_ice_manifest_list_at(plist, i);
+	size_t n = np + nown;
+	struct floe_ice_manifest_entry own[COMMIT_SPECS_MAX];
+	memcpy(own, entries, nown * sizeof(*own));
 	/* A merge that cannot be made (the memory budget, another engine's manifest floe
 	 * cannot rewrite) costs only the merge: this list carries the manifests as they are.
 	 * A lost race stays one. */
@@ -347,10 +372,10 @@ static int write_list(struct floe_table *t, void *ctx, int64_t parent, long pidx
 		floe_warn("table: manifests not merged: %s", floe_err_text(&t->err, rc));
 		floe_table_merge_fini(t, mg, true);
 		floe_err_clear(&t->err);
-		entries[0] = own;
+		memcpy(entries, own, nown * sizeof(*own));
 		for (size_t i = 0; i < np; i++)
-			entries[i + 1] = *floe_ice_manifest_list_at(plist, i);
-		n = np + 1;
+			entries[i + nown] = *floe_ice_manifest_list_at(plist, i);
+		n = np + nown;
 		rc = 0;
 	}
 	if (rc)
@@ -471,8 +496,8 @@ static size_t builtin_columns(const struct floe_ice_meta *m, bool message_null,
 	return n;
 }
 
-static int evolve_plan(struct floe_table *t, struct floe_ice_meta *m, const struct floe_colplan *p,
-		       bool *changed_out)
+int floe_table_evolve_plan(struct floe_table *t, struct floe_ice_meta *m, const struct floe_colplan *p,
+			   bool *changed_out)
 {
 	bool typed = p && p->planned && p->n;
 	if (!typed && !(p && p->message_unparsed))
@@ -503,53 +528,29 @@ static int evolve_plan(struct floe_table *t, struct floe_ice_meta *m, const stru
 
 static int evolve_columns(struct floe_table *t, struct floe_ice_meta *m)
 {
-	return evolve_plan(t, m, t->opt.columns, NULL);
+	return floe_table_evolve_plan(t, m, t->opt.columns, NULL);
 }
 
-struct reserve {
-	struct floe_colplan *plan;
-	struct floe_err *err; /* why the plan cannot be learnt */
-};
-
-/* One try: the plan learnt from the freshly loaded schema (on a retry, after another
- * writer's schema: its ids may change, no file carries them yet), and, when the schema
- * must change, a metadata version with it and no new snapshot. */
-static int reserve_try(struct floe_table *t, void *ctx, unsigned attempt_no)
+/* The configuration's spec into the metadata this attempt writes (the change rides on
+ * the snapshot, as the schema's does). The files were described under the id and field
+ * ids the table gave the spec when the commit began; should another writer have taken
+ * them for another spec meanwhile, the attempt is lost and t->spec_moved says that the
+ * manifest must be written again under the new ids. */
+static int check_spec(struct floe_table *t, struct floe_ice_meta *m)
 {
-	(void)attempt_no;
-	struct reserve *rv = ctx;
-	struct floe_table_expiry x = {0};
-	struct floe_buf b;
-	bool changed = false, unknown = false;
-	int rc = floe_colplan_learn(rv->plan, t->meta, rv->err);
-	if (rc || (rc = evolve_plan(t, t->meta, rv->plan, &changed)) || !changed)
+	struct floe_part_spec now;
+	int32_t order = -1;
+	int rc = floe_table_evolve_spec(t, m, &now);
+	if (rc || (rc = floe_table_evolve_sort(t, m, &order)))
 		return rc;
-	floe_buf_init(&b, t->alloc, FLOE_TABLE_METADATA_MAX);
-	int64_t now = t->clock->wall_us(t->clock->ctx) / 1000;
-	if ((rc = floe_table_add_snapshot(t, NULL, now, &x)) == 0)
-		rc = floe_table_put_next(t, &b, "reserve-before-metadata", "reserve-after-metadata", &x,
-					 &unknown);
-	floe_table_expiry_fini(t, &x);
-	floe_buf_fini(&b);
-	return rc;
-}
-
-int floe_table_reserve_columns(struct floe_table *t, struct floe_colplan *p, struct floe_err *err)
-{
-	struct floe_colplan try = *p;
-	struct reserve rv = {&try, err};
-	floe_err_clear(&t->err);
-	if (t->opt.fields) /* not the logs table */
+	bool same = now.spec_id == t->spec.spec_id && now.n == t->spec.n && order == t->sort_order_id;
+	for (size_t i = 0; i < now.n && same; i++)
+		same = now.f[i].field_id == t->spec.f[i].field_id;
+	if (same)
 		return 0;
-	int rc = floe_table_reload(t);
-	if (rc == 0)
-		rc = floe_table_retry(t, "schema", reserve_try, &rv);
-	if (rc == 0) {
-		*p = try;
-		return 0;
-	}
-	/* A plan that cannot be learnt has its reason in err already. */
-	return err && err->msg[0] ? rc : floe_table_report(t, rc, err);
+	t->spec_moved = true;
+	return floe_table_fail(t, FLOE_ECONFLICT, "partition spec %d or sort order %d was given to "
+			       "another by another writer first", (int)t->spec.spec_id, (int)t->sort_order_id);
 }
 
 int floe_table_attempt(struct floe_table *t, const struct floe_table_step *st, void *ctx,
@@ -566,6 +567,8 @@ int floe_table_attempt(struct floe_table *t, const struct floe_table_step *st, v
 	*unknown = false;
 	mi->seq = floe_ice_meta_last_sequence(m) + 1;
 	int rc = evolve_columns(t, m);
+	if (rc == 0)
+		rc = check_spec(t, m);
 	if (rc == 0)
 		rc = floe_table_write_json(t->alloc, floe_ice_meta_current_schema(m), &schema);
 	if (rc == 0)
@@ -669,45 +672,12 @@ static int check_live(struct floe_table *t, const struct commit_files *cf)
 	return 1;
 }
 
-/* A snapshot id no snapshot of the table has, and the commit's UUID (names its files).
- * 63 random bits meet a taken id about never; a source that keeps giving taken ones is
- * broken, and is refused after a bounded number of draws rather than spun on. */
-int floe_table_commit_ids(struct floe_table *t, int64_t *snapshot_id, char commit_uuid[37])
-{
-	int rc;
-	for (int tries = 0;; tries++) {
-		uint64_t r = 0;
-		if (tries == 64)
-			return floe_table_fail(t, FLOE_ELIMIT,
-					       "no free snapshot id in 64 random draws: the random "
-					       "source repeats itself");
-		if ((rc = t->rand->fill(t->rand->ctx, &r, sizeof(r))))
-			return rc;
-		*snapshot_id = (int64_t)(r & INT64_MAX);
-		if (*snapshot_id != 0 && floe_ice_meta_find_snapshot(t->meta, *snapshot_id) < 0)
-			break;
-	}
-	return floe_env_uuid4(t->rand, commit_uuid);
-}
-
-/* Lost the race: back off with full jitter (up to *delay_ms, which doubles up to 1 s),
- * then rebuild on the new parent. */
-void floe_table_back_off(struct floe_table *t, unsigned attempt_no, unsigned *delay_ms)
-{
-	uint32_t r = 0;
-	(void)t->rand->fill(t->rand->ctx, &r, sizeof(r));
-	floe_debug("table: commit attempt %u lost the race, retrying", attempt_no);
-	t->clock->sleep_ms(t->clock->ctx, r % *delay_ms + 1);
-	if (*delay_ms < 1000)
-		*delay_ms *= 2;
-}
-
 /* Merged into another, the commit's own manifest is listed nowhere. */
 static void drop_own_manifest(struct floe_table *t, void *ctx, const struct floe_table_merge *mg)
 {
 	const struct append *ap = ctx;
 	char key[FLOE_TABLE_PATH_CAP];
-	if (mg->own_merged && floe_store_key(t->store, ap->manifest_uri, key, sizeof(key)) == 0)
+	if (mg->own_merged && ap->cf->g[0].n && floe_store_key(t->store, ap->cf->g[0].uri, key, sizeof(key)) == 0)
 		floe_store_remove(t->store, key);
 }
 
@@ -740,6 +710,18 @@ static int append_try(struct floe_table *t, void *ctx, unsigned attempt_no)
 			return rc;
 	}
 	ap->mi.attempt = attempt_no;
+	if (t->spec_moved) {
+		struct commit_files *cf = ap->cf;
+		t->spec_moved = false;
+		if ((rc = floe_table_evolve_spec(t, t->meta, &t->spec)) ||
+		    (rc = floe_table_evolve_sort(t, t->meta, &t->sort_order_id)))
+			return rc;
+		cf->g[0].spec.spec_id = t->spec.spec_id;
+		for (size_t i = 0; i < t->spec.n; i++)
+			cf->g[0].spec.f[i].field_id = t->spec.f[i].field_id;
+		if (cf->g[0].n && (rc = write_manifest(t, cf, &cf->g[0], 0, &ap->mi)))
+			return rc;
+	}
 	bool unknown;
 	rc = floe_table_attempt(t, &append_step, ap, &ap->mi, &unknown);
 	t->attempts++;
@@ -776,21 +758,17 @@ int floe_table_commit(struct floe_table *t, struct floe_spool *spool,
 		return floe_err_set(err, rc, "no random snapshot id: %s",
 				    t->err.code == rc ? t->err.msg : floe_strerror(rc));
 
-	char manifest[FLOE_TABLE_PATH_CAP + 64], manifest_uri[2 * FLOE_TABLE_PATH_CAP + 80];
-	int64_t manifest_len = 0;
-	if ((rc = place_files(t, spool, entries, n, &cf)) || (cf.reused && (rc = check_live(t, &cf))) ||
-	    (rc = write_manifest(t, &cf, snapshot_id, commit_uuid, manifest, sizeof(manifest), &manifest_len)))
-		goto out;
-	if ((rc = floe_store_uri(t->store, manifest, manifest_uri, sizeof(manifest_uri))))
-		goto out;
-	floe_crashpoint("commit-after-manifest");
-
 	struct append ap = {.cf = &cf,
-			    .manifest_uri = manifest_uri,
-			    .manifest_len = manifest_len,
 			    .commit_seq = commit_seq,
 			    .first_seq = (int64_t)entries[0]->seq,
 			    .mi = {.snapshot_id = snapshot_id, .commit_uuid = commit_uuid}};
+	t->spec_moved = false;
+	if ((rc = floe_table_evolve_spec(t, t->meta, &t->spec)) ||
+	    (rc = floe_table_evolve_sort(t, t->meta, &t->sort_order_id)) || (rc = place_files(t, spool, entries, n, &cf)) ||
+	    (cf.reused && (rc = check_live(t, &cf))) || (rc = write_manifests(t, &cf, &ap.mi)))
+		goto out;
+	floe_crashpoint("commit-after-manifest");
+
 	if ((rc = floe_table_retry(t, "commit", append_try, &ap)) == 0 && !ap.landed_before)
 		floe_info("table: committed snapshot %" PRId64 " (commit-seq %" PRId64 ", %zu files, "
 			  "%" PRId64 " rows) as v%" PRId64,

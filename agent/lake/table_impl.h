@@ -1,7 +1,8 @@
-/* The table's internals, shared by its three files: table.c (open, load, identity,
- * accessors), table_version.c (names, messages, finding and checking the current metadata
- * version) and table_commit.c (the append), which call one way: table_commit.c ->
- * table.c -> table_version.c. Internal: nothing outside agent/lake/table*.c includes it. */
+/* The table's internals, shared by its files: table.c (open, load, identity, accessors,
+ * the spec and sort order the configuration evolves the table to), table_version.c
+ * (names, messages, finding and checking the current metadata version), table_commit.c
+ * (the append) and table_summary.c (a snapshot's summary, time and ids), which call one
+ * way: table_commit.c -> table_summary.c, table_commit.c -> table.c -> table_version.c. Internal: nothing outside agent/lake/table*.c includes it. */
 #ifndef FLOE_TABLE_IMPL_H
 #define FLOE_TABLE_IMPL_H
 
@@ -38,7 +39,15 @@ struct floe_table {
 	/* The newest version this handle has seen whole (loaded or created) and its
 	 * last-sequence-number: the table must never be found behind them. */
 	int64_t seen_version, seen_last_seq;
-	struct floe_part_spec spec;
+	/* The spec this handle writes under (the configuration's, as the table holds it or
+	 * will: floe_table_evolve_spec); spec_added: not in the table yet, and spec_unsure is
+	 * the same without an id, for the spool. */
+	struct floe_part_spec spec, spec_unsure;
+	bool spec_added;
+	/* An attempt found the spec's id (or the sort order's) taken by another writer's:
+	 * the commit's manifest is written again under the new one. */
+	bool spec_moved;
+	int32_t sort_order_id; /* the configuration's sort order in the table (-1: none yet) */
 	const struct floe_clock *clock; /* opt's, or the system's */
 	const struct floe_rand *rand;
 	struct floe_err err; /* why the call in progress failed (floe_table_fail) */
@@ -48,6 +57,8 @@ struct floe_table {
 	 * (floe_table_add_snapshot's, for the commit request). */
 	char etag[256];
 	int32_t catalog_schema_id; /* the current schema id of the metadata as loaded */
+	/* Its default spec and sort order, and the highest ids of each it listed. */
+	int32_t catalog_spec_id, catalog_last_spec_id, catalog_sort_order_id, catalog_last_sort_order_id;
 	struct floe_store *own_store;
 	const struct floe_ice_snapshot *pending;
 };
@@ -61,13 +72,17 @@ struct floe_ice_manifest_list;
 struct floe_table_expiry;
 struct floe_table_merge_in;
 
-/* table_commit.c (called by table_replace.c), what a replace commits the same way */
-/* Reads the manifest list of the snapshot at index parent_idx (-1: *out = NULL). */
-int floe_table_read_list(struct floe_table *t, long parent_idx, struct floe_ice_manifest_list **out);
+/* table.c: evolves m (the loaded table, or an attempt's) to the configuration's partition
+ * spec (the table's default without one) and fills *out with it as m holds it. */
+int floe_table_evolve_spec(struct floe_table *t, struct floe_ice_meta *m, struct floe_part_spec *out);
+/* table.c: evolves m to the configuration's sort order (opt.sort_order; *order_id -1
+ * without) and gives its id. */
+int floe_table_evolve_sort(struct floe_table *t, struct floe_ice_meta *m, int32_t *order_id);
+
+/* table_summary.c (called by table_commit.c, table_replace.c and table_expire.c), what
+ * every snapshot commit takes the same way */
 /* Now, clamped to be after the parent at index pidx and the last metadata update. */
 int64_t floe_table_snapshot_time(const struct floe_table *t, const struct floe_ice_meta *m, long pidx);
-/* Metadata-log entries kept: write.metadata.previous-versions-max. */
-size_t floe_table_max_log(const struct floe_table *t);
 /* A snapshot id no snapshot of the table has, and a commit UUID. */
 int floe_table_commit_ids(struct floe_table *t, int64_t *snapshot_id, char commit_uuid[37]);
 /* Lost the race: backs off with full jitter (doubling *delay_ms up to 1 s). */
@@ -85,6 +100,12 @@ void floe_table_summary_int(struct floe_table_summary *s, const char *key, int64
  * and files (the snapshot's changes), or nothing when the parent does not have them. */
 void floe_table_summary_totals(struct floe_table_summary *s, const struct floe_ice_meta *m, long pidx,
 			       int64_t records, int64_t bytes, int64_t files);
+
+/* table_commit.c (called by table_replace.c), what a replace commits the same way */
+/* Reads the manifest list of the snapshot at index parent_idx (-1: *out = NULL). */
+int floe_table_read_list(struct floe_table *t, long parent_idx, struct floe_ice_manifest_list **out);
+/* Metadata-log entries kept: write.metadata.previous-versions-max. */
+size_t floe_table_max_log(const struct floe_table *t);
 /* Stores the attempt's manifest list b under a name of its own (snapshot id, attempt,
  * commit uuid) into path[cap], its URI into uri[ucap]: FLOE_EEXIST when one is there. */
 int floe_table_put_list(struct floe_table *t, const struct floe_table_merge_in *mi, const struct floe_buf *b,
@@ -132,6 +153,12 @@ typedef int floe_table_try(struct floe_table *t, void *ctx, unsigned attempt_no)
  * reload (it may have edited t->meta). Returns the first try's result that is not
  * FLOE_ECONFLICT, or FLOE_ECONFLICT ("N <what> attempts lost the race") when all lost. */
 int floe_table_retry(struct floe_table *t, const char *what, floe_table_try *try_fn, void *ctx);
+/* m (the loaded table, or an attempt's) evolved to hold plan p's typed columns (and the
+ * built-in ones as floe writes them); *changed_out (may be NULL) says whether the schema
+ * changed. Fails t, naming the table, when the columns cannot be committed. */
+struct floe_colplan;
+int floe_table_evolve_plan(struct floe_table *t, struct floe_ice_meta *m, const struct floe_colplan *p,
+			   bool *changed_out);
 
 /* table_merge.c (called by table_commit.c; calls table_version.c) */
 /* The compact JSON of v into *out (owned by the caller, from a). */

@@ -76,6 +76,9 @@ int floe_runner_open_table(struct floe_runner *r, bool later, struct floe_table 
 	struct floe_table_options topt =
 	    floe_run_table_options(r, cfg->logs.name, &cfg->logs.partition);
 	topt.columns = &r->com.cols;
+	topt.sort_order = true;
+	topt.sort_keys = cfg->logs.sort_keys;
+	topt.nsort_keys = cfg->logs.nsort_by;
 	struct floe_err e = {0};
 	struct floe_table *t = NULL;
 	if ((rc = floe_table_open(r->alloc, &topt, &t, &e))) {
@@ -89,17 +92,12 @@ int floe_runner_open_table(struct floe_runner *r, bool later, struct floe_table 
 		*out = t;
 		return 0;
 	}
-	/* The spool was written while the table was away, with the configuration's spec:
-	 * its partition values mean nothing under another. */
+	/* The spool was written while the table was away, with the configuration's spec,
+	 * which the table takes as a spec of its own with the first commit
+	 * (floe_table_evolve_spec): its entries name no spec id. */
 	const char *uuid = floe_ice_meta_uuid(floe_table_meta(t));
 	int64_t committed = floe_table_committed_seq(t, r->ck.id.installation);
-	if (!floe_part_spec_equal(floe_table_spec(t), &r->lake.spec))
-		rc = floe_err_set(err, FLOE_ESCHEMA,
-				  "%s is partitioned differently from tables.%s.partition_by, with "
-				  "which the spool was written while the store was away: set "
-				  "partition_by to the table's spec (floe inspect shows it)",
-				  floe_table_location(t), cfg->logs.name);
-	else if (r->com.expect_committed > committed && uuid &&
+	if (r->com.expect_committed > committed && uuid &&
 		 strcmp(uuid, r->com.expect_uuid) == 0)
 		rc = floe_err_set(err, FLOE_EREGRESS,
 				  "the table %s is behind this agent: installation %s committed up "

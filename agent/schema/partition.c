@@ -207,6 +207,8 @@ int floe_part_spec_from_config(struct floe_part_spec *spec, char *const *entries
 			return rc;
 		spec->f[i].field_id = 1000 + (int32_t)i;
 	}
+	/* The table gives the id (floe_ice_meta_evolve_spec) when it is first reached. */
+	spec->spec_id = -1;
 	spec->n = n;
 	return 0;
 }
@@ -214,9 +216,18 @@ int floe_part_spec_from_config(struct floe_part_spec *spec, char *const *entries
 int floe_part_spec_from_table(struct floe_part_spec *spec, const struct floe_ice_meta *m,
 			      struct floe_err *err)
 {
+	return floe_part_spec_from_table_id(spec, m, floe_ice_meta_default_spec_id(m), err);
+}
+
+int floe_part_spec_from_table_id(struct floe_part_spec *spec, const struct floe_ice_meta *m,
+				 int32_t spec_id, struct floe_err *err)
+{
 	memset(spec, 0, sizeof(*spec));
-	spec->spec_id = floe_ice_meta_default_spec_id(m);
-	const struct floe_json *fields = floe_ice_meta_default_spec_fields(m);
+	spec->spec_id = spec_id;
+	const struct floe_json *fields = floe_ice_meta_spec_fields(m, spec_id);
+	if (!fields)
+		return floe_err_set(err, FLOE_ESCHEMA, "the table has no partition spec %d",
+				    (int)spec_id);
 	size_t n = floe_json_len(fields);
 	if (n > FLOE_PART_MAX)
 		return floe_err_set(err, FLOE_ESCHEMA,

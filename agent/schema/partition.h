@@ -29,7 +29,7 @@ struct floe_part_field {
 };
 
 struct floe_part_spec {
-	int32_t spec_id;
+	int32_t spec_id; /* -1: a configuration's, not yet given an id by the table */
 	size_t n;
 	struct floe_part_field f[FLOE_PART_MAX];
 };
@@ -52,13 +52,17 @@ int floe_part_field_parse(const char *s, struct floe_part_field *f, struct floe_
  * it does not fit, FLOE_EINVAL for a field that text cannot express). */
 int floe_part_field_text(const struct floe_part_field *f, char *out, size_t cap);
 /* Builds a spec from configuration entries (each as floe_part_field_parse reads them) with
- * field ids from 1000. FLOE_EINVAL with err (may be NULL) on a bad entry. */
+ * field ids from 1000 and spec id -1 (not yet known: the table gives it). FLOE_EINVAL with err (may be NULL) on a bad entry. */
 int floe_part_spec_from_config(struct floe_part_spec *spec, char *const *entries, size_t n,
 			       struct floe_err *err);
 /* Reads the default spec of an existing table; FLOE_ESCHEMA when a field is one floe
  * cannot compute (err, may be NULL, says which). */
 int floe_part_spec_from_table(struct floe_part_spec *spec, const struct floe_ice_meta *m,
 			      struct floe_err *err);
+/* Reads spec spec_id of an existing table (FLOE_ESCHEMA when the table has none, or one
+ * floe cannot compute). */
+int floe_part_spec_from_table_id(struct floe_part_spec *spec, const struct floe_ice_meta *m,
+				 int32_t spec_id, struct floe_err *err);
 /* The spec as Iceberg partition fields (names and transform strings borrowed from spec,
  * tnames provides storage for the transform names). */
 void floe_part_spec_fields(const struct floe_part_spec *spec, struct floe_ice_partition_field *out,

@@ -218,8 +218,13 @@ int floe_ice_put_added_entry(struct floe_buf *b, const struct floe_ice_manifest_
 	}
 	if (!rc)
 		rc = floe_avro_put_union(b, 0); /* equality_ids */
-	if (!rc)
-		rc = floe_avro_put_union(b, 0); /* sort_order_id */
+	if (!rc && info->sort_order_id > 0) {
+		rc = floe_avro_put_union(b, 1); /* sort_order_id */
+		if (!rc)
+			rc = floe_avro_put_int(b, info->sort_order_id);
+	} else if (!rc) {
+		rc = floe_avro_put_union(b, 0);
+	}
 	if (!rc)
 		rc = floe_avro_put_union(b, 0); /* referenced_data_file */
 	return rc;

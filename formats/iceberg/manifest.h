@@ -59,6 +59,9 @@ struct floe_ice_manifest_info {
 	const struct floe_ice_manifest_part *parts;
 	size_t nparts;
 	int64_t snapshot_id;            /* written on ADDED entries */
+	/* The sort order the files were written under: each data file's sort_order_id
+	 * when above 0 (0, unsorted, and below are written as null, "unknown"). */
+	int32_t sort_order_id;
 };
 
 /* Writes a manifest (Avro OCF, codec null) of ADDED entries for files. sync is the

@@ -122,6 +122,43 @@ int floe_ice_meta_add_snapshot(struct floe_ice_meta *m, const struct floe_ice_sn
 int floe_ice_meta_touch(struct floe_ice_meta *m, const char *prev_metadata_location, int64_t now_ms,
 			size_t max_log);
 
+/* ---- Partition specs and sort orders (metadata_spec.c) ---- */
+
+/* One field of a sort order: ascending or descending, nulls first or last. */
+struct floe_ice_sort_field {
+	int32_t source_id;
+	const char *transform; /* "identity", ... */
+	bool descending;
+	bool nulls_first;
+};
+
+/* The fields array of spec spec_id (borrowed), or NULL when the table has no such spec. */
+const struct floe_json *floe_ice_meta_spec_fields(const struct floe_ice_meta *m, int32_t spec_id);
+int32_t floe_ice_meta_default_sort_order_id(const struct floe_ice_meta *m);
+/* The spec (sort order) object of that id, borrowed; NULL when absent. */
+const struct floe_json *floe_ice_meta_spec(const struct floe_ice_meta *m, int32_t spec_id);
+const struct floe_json *floe_ice_meta_sort_order(const struct floe_ice_meta *m, int32_t order_id);
+/* The highest spec id (sort order id) the table lists; -1 when none. */
+int32_t floe_ice_meta_last_spec_id(const struct floe_ice_meta *m);
+int32_t floe_ice_meta_last_sort_order_id(const struct floe_ice_meta *m);
+/* Evolves the table to the partition spec pf[0..n) (source ids, transforms and names
+ * given; field ids are assigned here): a field keeps the id and name it had in an earlier
+ * spec with the same source and transform, a new one takes the next id above
+ * last-partition-id (never one used before). A spec equal to an existing one is that
+ * spec, by its id; else it is added (spec id above every other) and made the default.
+ * An existing spec becomes the default when make_default. Fills pf's field ids (and the
+ * names of reused fields, borrowed from m), *spec_id, *changed (the document changed;
+ * last-updated-ms raised to now_ms, no metadata-log entry) and *added (may be NULL: the
+ * spec is new). FLOE_EUNSUPPORTED for a table
+ * without partition-specs (v1). */
+int floe_ice_meta_evolve_spec(struct floe_ice_meta *m, struct floe_ice_partition_field *pf, size_t n,
+			      bool make_default, int64_t now_ms, int32_t *spec_id, bool *changed,
+			      bool *added);
+/* The same for the sort order sf[0..n): an equal order is reused by its id, else it is
+ * added (order-id above every other; 0 is the unsorted order); it becomes the default. */
+int floe_ice_meta_evolve_sort_order(struct floe_ice_meta *m, const struct floe_ice_sort_field *sf,
+				    size_t n, int64_t now_ms, int32_t *order_id, bool *changed);
+
 /* ---- Expiry and cleanup (metadata_expire.c) ---- */
 
 /* The table property key (borrowed until the metadata changes), or NULL. */

@@ -637,6 +637,22 @@ static int commit_body(struct floe_json_doc *d, struct floe_json *root,
 	     (rc = update(d, ups, "set-current-schema", "schema-id", floe_json_new_int(d, -1),
 			  NULL))))
 		return rc;
+	if (c->set_spec &&
+	    ((rc = requirement(d, reqs, "assert-default-spec-id", "default-spec-id",
+			       floe_json_new_int(d, c->base_spec_id), NULL)) ||
+	     (c->add_spec &&
+	      (rc = update(d, ups, "add-spec", "spec", floe_json_clone(d, c->add_spec), NULL))) ||
+	     (rc = update(d, ups, "set-default-spec", "spec-id",
+			  floe_json_new_int(d, c->add_spec ? -1 : c->spec_id), NULL))))
+		return rc;
+	if (c->set_sort_order &&
+	    ((rc = requirement(d, reqs, "assert-default-sort-order-id", "default-sort-order-id",
+			       floe_json_new_int(d, c->base_sort_order_id), NULL)) ||
+	     (c->add_sort_order && (rc = update(d, ups, "add-sort-order", "sort-order",
+						floe_json_clone(d, c->add_sort_order), NULL))) ||
+	     (rc = update(d, ups, "set-default-sort-order", "sort-order-id",
+			  floe_json_new_int(d, c->add_sort_order ? -1 : c->sort_order_id), NULL))))
+		return rc;
 	if (!c->snapshot) /* a schema change alone */
 		return 0;
 	if ((rc = floe_ice_snapshot_json(d, c->snapshot, &snap)) ||

@@ -142,6 +142,12 @@ struct floe_rest_commit {
 	int64_t ref_snapshot_id; /* the branch head the snapshot was built on, -1: none */
 	const struct floe_json *schema;
 	int32_t base_schema_id;
+	/* A new default partition spec: set_spec, then add_spec (the spec object; NULL when
+	 * the table has it already) and spec_id (set-default-spec: -1 the spec added),
+	 * asserting the default it was built on (base_spec_id). The same for the sort order. */
+	bool set_spec, set_sort_order;
+	const struct floe_json *add_spec, *add_sort_order;
+	int32_t spec_id, base_spec_id, sort_order_id, base_sort_order_id;
 	const struct floe_ice_snapshot *snapshot;
 };
 int floe_rest_commit_request(struct floe_alloc *a, const struct floe_rest_commit *c,

@@ -391,6 +391,52 @@ function applyUpdate(meta, u, ctx) {
       meta['current-schema-id'] = id;
       break;
     }
+    case 'add-spec': {
+      // Checked as a catalog would: each field's source is a column of the current schema,
+      // its transform one the spec names, and its field id either the one an earlier spec
+      // gave the same source and transform or above last-partition-id (never reused).
+      const schema = meta.schemas.find((s) => s['schema-id'] === meta['current-schema-id']);
+      const known = new Map();
+      for (const sp of meta['partition-specs']) for (const f of sp.fields) known.set(f['field-id'], `${f['source-id']}/${f.transform}`);
+      const seen = new Set();
+      for (const f of u.spec.fields) {
+        if (!schema.fields.some((c) => c.id === f['source-id'])) throw new HttpError(400, 'BadRequestException', `partition field ${f.name}: source ${f['source-id']} is not a column`);
+        if (!/^(identity|year|month|day|hour|void|bucket\[\d+\]|truncate\[\d+\])$/.test(f.transform)) throw new HttpError(400, 'BadRequestException', `partition field ${f.name}: unknown transform ${f.transform}`);
+        const id = f['field-id'];
+        if (id === undefined || seen.has(id) || seen.has(f.name)) throw new HttpError(400, 'BadRequestException', `partition field ${f.name}: missing or repeated field id or name`);
+        seen.add(id); seen.add(f.name);
+        const was = known.get(id);
+        if (was !== undefined ? was !== `${f['source-id']}/${f.transform}` : id <= meta['last-partition-id']) throw new HttpError(400, 'BadRequestException', `partition field ${f.name}: field id ${id} was used for another field`);
+      }
+      const same = meta['partition-specs'].find((sp) => JSON.stringify(sp.fields) === JSON.stringify(u.spec.fields));
+      const id = same ? same['spec-id'] : Math.max(...meta['partition-specs'].map((sp) => sp['spec-id'])) + 1;
+      if (!same) meta['partition-specs'].push({ 'spec-id': id, fields: u.spec.fields });
+      meta['last-partition-id'] = Math.max(meta['last-partition-id'], ...u.spec.fields.map((f) => f['field-id']));
+      ctx.lastSpec = id;
+      break;
+    }
+    case 'set-default-spec': {
+      const id = u['spec-id'] === -1 ? ctx.lastSpec : u['spec-id'];
+      if (id === undefined || !meta['partition-specs'].some((sp) => sp['spec-id'] === id)) throw new HttpError(400, 'BadRequestException', `partition spec ${u['spec-id']} does not exist`);
+      meta['default-spec-id'] = id;
+      break;
+    }
+    case 'add-sort-order': {
+      const o = u['sort-order'];
+      const schema = meta.schemas.find((s) => s['schema-id'] === meta['current-schema-id']);
+      for (const f of o.fields) if (!schema.fields.some((c) => c.id === f['source-id'])) throw new HttpError(400, 'BadRequestException', `sort field: source ${f['source-id']} is not a column`);
+      const same = meta['sort-orders'].find((x) => JSON.stringify(x.fields) === JSON.stringify(o.fields));
+      const id = same ? same['order-id'] : o.fields.length === 0 ? 0 : Math.max(0, ...meta['sort-orders'].map((x) => x['order-id'])) + 1;
+      if (!same) meta['sort-orders'].push({ 'order-id': id, fields: o.fields });
+      ctx.lastOrder = id;
+      break;
+    }
+    case 'set-default-sort-order': {
+      const id = u['sort-order-id'] === -1 ? ctx.lastOrder : u['sort-order-id'];
+      if (id === undefined || !meta['sort-orders'].some((x) => x['order-id'] === id)) throw new HttpError(400, 'BadRequestException', `sort order ${u['sort-order-id']} does not exist`);
+      meta['default-sort-order-id'] = id;
+      break;
+    }
     case 'set-properties': Object.assign(meta.properties, u.updates); break;
     case 'remove-properties': for (const k of u.removals) delete meta.properties[k]; break;
     case 'remove-snapshots': {
@@ -703,9 +749,13 @@ const server = http.createServer(async (req, res) => {
       idempotency: req.headers['idempotency-key'] || null,
       authorized: Boolean(req.headers.authorization),
       delegation: req.headers['x-iceberg-access-delegation'] || null,
-      // a commit's requirements and updates by type (with a schema's id asserted)
+      // a commit's requirements and updates by type (with a schema's, spec's or sort
+      // order's id asserted)
       ...(body && Array.isArray(body.updates) ? {
-        requirements: (body.requirements || []).map((r) => r.type + (r['current-schema-id'] !== undefined ? `=${r['current-schema-id']}` : '')),
+        requirements: (body.requirements || []).map((r) => {
+          const v = ['current-schema-id', 'default-spec-id', 'default-sort-order-id'].map((k) => r[k]).find((x) => x !== undefined);
+          return r.type + (v !== undefined ? `=${v}` : '');
+        }),
         updates: body.updates.map((u) => u.action),
       } : {}),
     }) + '\n');
