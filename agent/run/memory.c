@@ -36,7 +36,7 @@ static double mib(uint64_t v)
  * on a machine with one CPU, which only needs less. */
 static void pq_options(const struct floe_config *c, struct floe_pq_options *o, struct floe_pq_offload *off)
 {
-	floe_run_pq_options(c, o);
+	floe_run_pq_options(&c->logs, o);
 	memset(off, 0, sizeof(*off));
 	if (c->agent.compress_threads > 0)
 		o->offload = off;

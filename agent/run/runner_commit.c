@@ -100,7 +100,8 @@ void floe_committer_task(void *arg)
 	for (size_t i = 0; i < r->com.nouts && go_on(rc); i++) {
 		struct floe_output *o = r->com.outs[i];
 		struct floe_err e = {0};
-		int one = floe_output_commit(o, COMMIT_MAX_ENTRIES, i ? &c.rep->aggs : &c.rep->raw,
+		int one = floe_output_commit(o, COMMIT_MAX_ENTRIES,
+					     i < r->nraw ? &c.rep->raw : &c.rep->aggs,
 					     i ? &e : &c.terr);
 		if (i == 0) {
 			rc = one;

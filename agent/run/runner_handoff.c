@@ -97,7 +97,8 @@ int floe_runner_commit_start(struct floe_runner *r)
 	FLOE_OWNER(FLOE_ROLE_MAIN);
 	if (r->com.task)
 		return FLOE_EINVAL;
-	floe_output_lend(r->lake.out, r->b.next_seq - 1);
+	for (size_t k = 0; k < r->nraw; k++)
+		floe_output_lend(r->raw[k].out, r->raw[k].next_seq - 1);
 	floe_run_aggs_lend(r);
 	__atomic_store_n(&r->com.done, 0, __ATOMIC_RELAXED);
 	int rc = floe_worker_submit(r->com.thread, floe_committer_task, r, &r->com.task);
@@ -122,19 +123,19 @@ void floe_runner_take_columns(struct floe_runner *r)
 	if (!r->lake.cols_pending)
 		return;
 	floe_colplan_pq_columns(&r->lake.cols_next, pq, &n);
-	if (floe_batch_set_columns(r->b.batch, pq, n) != 0)
+	if (floe_batch_set_columns(r->raw[0].batch, pq, n) != 0)
 		return; /* rows came first: the next seal */
 	r->lake.cols = r->lake.cols_next;
 	r->lake.cols_pending = false;
 	/* The writers borrow the names: from the plan that stays. */
 	floe_colplan_pq_columns(&r->lake.cols, r->lake.pqcols, &r->lake.npqcols);
-	(void)floe_batch_set_columns(r->b.batch, r->lake.pqcols, r->lake.npqcols);
+	(void)floe_batch_set_columns(r->raw[0].batch, r->lake.pqcols, r->lake.npqcols);
 	for (size_t i = 0; i < r->in.n; i++)
 		if (r->in.decoders[i])
 			floe_decoder_set_columns(r->in.decoders[i], &r->lake.cols);
 	floe_info("columns: the table was reached: the typed columns are written from spool "
 		  "entry %" PRIu64 " on",
-		  r->b.next_seq);
+		  r->raw[0].next_seq);
 }
 
 /* Folds a report into the main thread's state. */
@@ -205,11 +206,11 @@ int floe_runner_rebuild(struct floe_runner *r, uint64_t seq)
 	FLOE_OWNER(FLOE_ROLE_MAIN);
 	struct floe_spool_entry *e = NULL;
 	struct floe_output_report lost = {0};
-	int rc = floe_output_load(r->lake.out, seq, &e);
+	int rc = floe_output_load(r->raw[0].out, seq, &e);
 	if (rc == 0)
 		rc = floe_runner_reread(r, e);
 	if (rc == FLOE_ENOTFOUND || (rc == FLOE_ECORRUPT && e)) {
-		int q = floe_output_lose(r->lake.out, e, &lost);
+		int q = floe_output_lose(r->raw[0].out, e, &lost);
 		if (q)
 			floe_error("runner: moving spool entry %" PRIu64 " to quarantine: %s", seq,
 				   floe_strerror(q));

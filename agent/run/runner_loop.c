@@ -99,11 +99,11 @@ static void stopped_uncommitted(struct floe_runner *r, int rc)
 {
 	uint64_t *seqs = NULL;
 	size_t n = 0;
-	if (floe_spool_list(r->lake.spool, &seqs, &n) == 0)
+	if (floe_spool_list(r->raw[0].spool, &seqs, &n) == 0)
 		floe_free(r->alloc, seqs);
 	floe_warn("runner: stopping without the last commit (%s): the spool holds %zu entries "
 		  "(%" PRIu64 " bytes) that the next start commits",
-		  floe_strerror(rc), n, floe_spool_bytes(r->lake.spool));
+		  floe_strerror(rc), n, floe_spool_bytes(r->raw[0].spool));
 }
 
 /* Seals the batch before a damaged entry is read again into it, then rebuilds the entry
@@ -169,8 +169,9 @@ static int check_commit(struct floe_runner *r, struct loop *l, bool wait, bool *
 	l->backoff_ceil_us = 0;
 	/* Entries sealed while this commit was in flight go next, at once: a slow store
 	 * makes commits larger, not later. */
-	if (r->b.next_seq - 1 > floe_output_lease(r->lake.out))
-		return floe_runner_commit_start(r);
+	for (size_t k = 0; k < r->nraw; k++)
+		if (r->raw[k].next_seq - 1 > floe_output_lease(r->raw[k].out))
+			return floe_runner_commit_start(r);
 	return 0;
 }
 
@@ -193,11 +194,15 @@ static int start(struct floe_runner *r, bool once)
 	if ((rc = floe_runner_save_new_positions(r, true)))
 		return rc;
 	/* Entries left by an earlier run go in first. */
-	uint64_t *seqs = NULL;
 	size_t n = 0;
-	if ((rc = floe_spool_list(r->lake.spool, &seqs, &n)))
-		return rc;
-	floe_free(r->alloc, seqs);
+	for (size_t k = 0; k < r->nraw; k++) {
+		uint64_t *seqs = NULL;
+		size_t one = 0;
+		if ((rc = floe_spool_list(r->raw[k].spool, &seqs, &one)))
+			return rc;
+		floe_free(r->alloc, seqs);
+		n += one;
+	}
 	if (n == 0)
 		return 0;
 	return once ? commit_now(r) : floe_runner_commit_start(r);
@@ -410,7 +415,7 @@ int floe_runner_run(struct floe_runner *r, bool once)
 		floe_runner_explain_nothing_read(r);
 	floe_runner_abandon_inputs(r);
 	floe_runner_write_metrics(r);
-	if (rc)
-		floe_batch_abort(r->b.batch);
+	for (size_t k = 0; rc && k < r->nraw; k++)
+		floe_batch_abort(r->raw[k].batch);
 	return rc;
 }

@@ -34,7 +34,9 @@ struct replay {
 
 static int add_rec(struct replay *p, const struct floe_assemble_rec *a)
 {
-	int rc = floe_runner_add_record(p->r, p->input, a, p->e->created_us, p->e->seq);
+	int rc = floe_runner_add_record(p->r, p->input, a, p->e->created_us, 0, p->e->seq);
+	if (rc == 4)
+		return 0; /* routed to another table, which holds it */
 	if (rc == 2)
 		rc = FLOE_ELIMIT; /* one entry cannot take it: more partitions than slots */
 	if (rc < 0)
@@ -64,7 +66,9 @@ static int on_line(void *ctx, const struct floe_input_line *line)
 static int on_input_record(void *ctx, struct floe_record *rec)
 {
 	struct replay *p = ctx;
-	int rc = floe_runner_batch_add(p->r, rec, p->e->seq);
+	int rc = floe_runner_add_to(p->r, p->input, rec, 0, p->e->seq);
+	if (rc == 4)
+		return 0; /* routed to another table, which holds it */
 	if (rc == 2)
 		rc = FLOE_ELIMIT;
 	if (rc < 0)
@@ -135,7 +139,7 @@ int floe_runner_reread(struct floe_runner *r, const struct floe_spool_entry *e)
 			   e->seq, recorded);
 		return FLOE_ENOTFOUND;
 	}
-	if (floe_batch_rows(r->b.batch) > 0)
+	if (floe_batch_rows(r->raw[0].batch) > 0)
 		return FLOE_EINVAL; /* commits run between seals; try again at the next one */
 	uint32_t n = 0;
 	const uint8_t *blob;
@@ -148,7 +152,7 @@ int floe_runner_reread(struct floe_runner *r, const struct floe_spool_entry *e)
 			   e->seq, recorded, n, r->in.n);
 		return FLOE_ENOTFOUND;
 	}
-	floe_batch_set_name_base(r->b.batch, next_name(e));
+	floe_batch_set_name_base(r->raw[0].batch, next_name(e));
 	bool raw = true;
 	int rc = 0;
 	for (size_t i = 0; i < r->in.n && rc == 0; i++) {
@@ -165,12 +169,12 @@ int floe_runner_reread(struct floe_runner *r, const struct floe_spool_entry *e)
 		rc = FLOE_ENOTFOUND;
 	}
 	if (rc == 0)
-		rc = floe_output_rebuilding(r->lake.out, e);
+		rc = floe_output_rebuilding(r->raw[0].out, e);
 	if (rc == 0)
-		rc = floe_batch_seal_range(r->b.batch, e->created_us, e->from, e->from_len,
+		rc = floe_batch_seal_range(r->raw[0].batch, e->created_us, e->from, e->from_len,
 					   e->positions, e->positions_len);
 	if (rc) {
-		floe_batch_abort(r->b.batch);
+		floe_batch_abort(r->raw[0].batch);
 		return rc;
 	}
 	floe_warn("runner: spool entry %" PRIu64 " rebuilt from its input: %" PRIu64 " rows read again", e->seq,
