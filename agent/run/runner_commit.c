@@ -13,6 +13,7 @@
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
 #include "formats/iceberg/metadata.h"
+#include "platform/crash.h"
 #include "platform/log.h"
 #include "platform/loop.h"
 #include "platform/owner.h"
@@ -103,6 +104,10 @@ void floe_committer_task(void *arg)
 		int one = floe_output_commit(o, COMMIT_MAX_ENTRIES,
 					     i < r->nraw ? &c.rep->raw : &c.rep->aggs,
 					     i ? &e : &c.terr);
+		/* Between two raw tables' commits: each table's record of its commits, and the
+		 * entries left in its spool, must be all a restart needs. */
+		if (i + 1 < r->nraw)
+			floe_crashpoint("commit-between-tables");
 		if (i == 0) {
 			rc = one;
 			if (rc)

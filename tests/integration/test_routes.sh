@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# Several raw tables and routing: an input's records go to the table of the first route
+# rule that matches, else to the input's table; each table holds exactly its rows, and
+# the tables together hold every line once, also across a crash between two tables'
+# commits or within a seal; an unknown table, or a budget too small for the tables, is refused by floe check;
+# a
+# reload that adds a table keeps every line once.
+source "$(dirname "$0")/lib.sh"
+
+# lines FILE N: N logfmt lines, a third of them access logs, a third from sshd, sudo or
+# login, the rest from cron.
+lines() {
+	python3 - "$1" "$2" <<'PY'
+import sys
+apps = ["sshd", "sudo", "login"]
+with open(sys.argv[1], "a") as f:
+    for i in range(int(sys.argv[2])):
+        if i % 3 == 0:
+            f.write(f"kind=access path=/p{i} status={200 + i % 5}\n")
+        elif i % 3 == 1:
+            f.write(f"app={apps[i % 9 // 3]} user=u{i} n={i}\n")
+        else:
+            f.write(f"app=cron job=j{i} n={i}\n")
+PY
+}
+# conf DIR EXTRA: three tables and the README's rules.
+conf() {
+	cat >"$1/floe.yaml.new" <<YAML
+agent: {id: routes-test, state_dir: $1/state}
+inputs:
+  - type: tail
+    paths: ["$1/logs/*.log"]
+    start_at: beginning
+    parser: logfmt
+    route:
+      - { field: kind, equals: access, table: access }
+      - { field: app, matches: "^(sshd|sudo|login)\$", table: security }
+tables:
+  logs: { commit_interval: 1s }
+  access: { partition_by: [] }
+  security: { properties: { history.expire.max-snapshot-age-ms: 365d } }
+${2:-}
+lake: {warehouse: $1/wh}
+YAML
+	mv "$1/floe.yaml.new" "$1/floe.yaml"
+}
+count() { rows_sql "$1/wh/default/$2" "SELECT count(*) FROM t ${3:-}"; }
+# wait_rows DIR TABLE N: until TABLE holds N rows (20 s at most; the commits come on their
+# interval).
+wait_rows() {
+	local i
+	for i in $(seq 1 200); do
+		[ -d "$1/wh/default/$2/metadata" ] && [ "$(count "$1" "$2")" = "[\"$3\"]" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+# every_line_once DIR: the three tables' files together hold every line exactly once.
+every_line_once() {
+	for t in logs access security; do live_files "$1/wh/default/$t"; done >"$1/files"
+	node "$READER/check_rows.js" "$1/files" "$1"/logs/*.log
+}
+
+d="$T/route"
+mkdir -p "$d/logs"
+lines "$d/logs/app.log" 3000
+conf "$d"
+check "floe check accepts three tables and route rules" "$FLOE_BIN" check -c "$d/floe.yaml"
+check "run --once" "$FLOE_BIN" run -c "$d/floe.yaml" --once --log-level warn
+check "access holds the 1000 access lines" test "$(count "$d" access)" = '["1000"]'
+check "access holds nothing else" \
+	test "$(count "$d" access "WHERE attrs['kind'] IS DISTINCT FROM 'access'")" = '["0"]'
+check "security holds the 1000 sshd, sudo and login lines" test "$(count "$d" security)" = '["1000"]'
+check "security holds nothing else" \
+	test "$(count "$d" security "WHERE app NOT IN ('sshd', 'sudo', 'login')")" = '["0"]'
+check "logs holds the 1000 others" test "$(count "$d" logs)" = '["1000"]'
+check "logs holds cron's alone" test "$(count "$d" logs "WHERE app IS DISTINCT FROM 'cron'")" = '["0"]'
+check "the tables together hold every line exactly once" every_line_once "$d"
+check "security keeps its snapshots a year" \
+	grep -q '"history.expire.max-snapshot-age-ms" *: *"31536000000"' \
+	"$(ls "$d"/wh/default/security/metadata/v*.metadata.json | sort -V | tail -1)"
+
+# An unknown table: refused, with its name.
+sed 's/table: security }/table: secure }/' "$d/floe.yaml" >"$d/bad.yaml"
+rc=0
+"$FLOE_BIN" check -c "$d/bad.yaml" >"$d/bad.out" 2>&1 || rc=$?
+check "floe check refuses an unknown table (exit 2)" test $rc = 2
+check "and names it, with the line" grep -q "bad.yaml:.*unknown table 'secure'" "$d/bad.out"
+
+# A budget that cannot give each table a writer: refused, with what would do.
+sed 's/^agent: {id: routes-test, /agent: {id: routes-test, memory_limit: 14MiB, /' "$d/floe.yaml" >"$d/small.yaml"
+rc=0
+"$FLOE_BIN" check -c "$d/small.yaml" >"$d/small.out" 2>&1 || rc=$?
+check "floe check refuses a budget too small for three tables (exit 2)" test $rc = 2
+check "and says what it holds and what would do" \
+	grep -q "memory_limit': 14.0MiB holds 1 open Parquet writer.*3 raw tables need one each; raise agent.memory_limit to [0-9]*MiB" "$d/small.out"
+check "floe check prints each table's writers" \
+	test "$("$FLOE_BIN" check -c "$d/floe.yaml" 2>/dev/null | grep -c '^# table .*open writer')" = 3
+
+# A crash between two tables' commits, and within a seal between two tables' entries:
+# the restart commits what is left, and every line is in its table once.
+for point in commit-between-tables seal-between-tables; do
+	c="$T/$point"
+	mkdir -p "$c/logs"
+	lines "$c/logs/app.log" 3000
+	conf "$c"
+	rc=0
+	FLOE_CRASH_AT=$point "$FLOE_BIN" run -c "$c/floe.yaml" --once --log-level error 2>/dev/null || rc=$?
+	check "$point: the first run dies at the crash point" test $rc = 99
+	lines "$c/logs/app.log" 300 # more lines while the agent is down
+	check "$point: the restart succeeds" "$FLOE_BIN" run -c "$c/floe.yaml" --once --log-level warn
+	check "$point: access holds its 1100 lines" test "$(count "$c" access)" = '["1100"]'
+	check "$point: security holds its 1100 lines" test "$(count "$c" security)" = '["1100"]'
+	check "$point: logs holds its 1100 lines" test "$(count "$c" logs)" = '["1100"]'
+	check "$point: every line exactly once" every_line_once "$c"
+done
+
+# A reload (SIGHUP) that adds a table: lines before it stay where they went, lines after
+# it go to the new table, none is read twice or lost.
+r="$T/reload"
+mkdir -p "$r/logs"
+conf "$r"
+sed -i '/^  security:/d; s/, table: security }/, table: logs }/' "$r/floe.yaml"
+lines "$r/logs/app.log" 300
+"$FLOE_BIN" run -c "$r/floe.yaml" 2>"$r/err" &
+pid=$!
+PIDS+=($pid)
+check "before the reload: access gets its 100 lines" wait_rows "$r" access 100
+check "before the reload: logs gets the other 200" wait_rows "$r" logs 200
+conf "$r"
+kill -HUP $pid
+check "SIGHUP: the configuration with a third table takes over" \
+	log_has "$r/err" "SIGHUP: starting again with the new configuration" 1 $pid
+lines "$r/logs/app.log" 300
+check "after the reload: the new table gets its 100 lines" wait_rows "$r" security 100
+check "after the reload: access gets 100 more" wait_rows "$r" access 200
+check "after the reload: logs gets 100 more" wait_rows "$r" logs 300
+check "SIGTERM: the agent ends cleanly" stop_pid $pid
+check "reload: every line exactly once" every_line_once "$r"
+finish
