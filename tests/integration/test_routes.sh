@@ -2,9 +2,8 @@
 # Several raw tables and routing: an input's records go to the table of the first route
 # rule that matches, else to the input's table; each table holds exactly its rows, and
 # the tables together hold every line once, also across a crash between two tables'
-# commits or within a seal; an unknown table, or a budget too small for the tables, is refused by floe check;
-# a
-# reload that adds a table keeps every line once.
+# commits or within a seal; an unknown table, or a budget too small for the tables, is
+# refused by floe check; a reload that adds a table keeps every line once.
 source "$(dirname "$0")/lib.sh"
 
 # lines FILE N: N logfmt lines, a third of them access logs, a third from sshd, sudo or
