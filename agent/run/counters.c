@@ -133,6 +133,16 @@ static const struct ctr glob[] = {
      G(agg_pool_grown_bytes), GAUGE},
 };
 
+/* Per raw table, labelled table="NAME". */
+#define T(f) offsetof(struct floe_table_counters, f)
+static const struct ctr table_fams[] = {
+    {"rows_committed", "floe_table_rows_committed_total", "Rows committed, by raw table.",
+     T(rows_committed), 0},
+    {"files_committed", "floe_table_files_committed_total",
+     "Data files committed, by raw table.", T(files_committed), 0},
+    {"commits", "floe_table_commits_total", "Successful commits, by raw table.", T(commits), 0},
+};
+
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
 static uint64_t at(const void *base, size_t off)
@@ -152,6 +162,14 @@ int floe_counters_json(const struct floe_run_counters *g, const struct floe_inpu
 				     g->column_names[k], g->conv_failures[k]);
 	if (rc == 0 && g->ncolumns)
 		rc = floe_buf_printf(b, "}");
+	for (size_t k = 0; k < g->ntables && rc == 0; k++) {
+		const struct floe_table_counters *t = &g->tables[k];
+		rc = floe_buf_printf(b,
+				     "%s\"%s\":{\"rows_committed\":%" PRIu64
+				     ",\"files_committed\":%" PRIu64 ",\"commits\":%" PRIu64 "}%s",
+				     k ? "," : ",\"tables\":{", t->name, t->rows_committed,
+				     t->files_committed, t->commits, k + 1 == g->ntables ? "}" : "");
+	}
 	if (rc == 0)
 		rc = floe_buf_printf(b, ",\"inputs\":[");
 	for (size_t i = 0; i < n && rc == 0; i++) {
@@ -238,6 +256,15 @@ int floe_counters_prom(const struct floe_run_counters *g, const struct floe_inpu
 		snprintf(labels, sizeof(labels), "{column=\"%s\"}", g->column_names[k]);
 		rc = sample(b, "floe_column_conversion_failures_total", false, labels,
 			    g->conv_failures[k]);
+	}
+	for (size_t f = 0; f < N(table_fams) && g->ntables && rc == 0; f++) {
+		rc = family(b, table_fams[f].prom, table_fams[f].help, table_fams[f].json, false,
+			    "tables.NAME.");
+		for (size_t k = 0; k < g->ntables && rc == 0; k++) {
+			char labels[160];
+			snprintf(labels, sizeof(labels), "{table=\"%s\"}", g->tables[k].name);
+			rc = sample(b, table_fams[f].prom, false, labels, at(&g->tables[k], table_fams[f].off));
+		}
 	}
 	for (size_t i = 0; i < n && rc == 0; i++)
 		for (size_t k = 0; k < in[i].n && rc == 0; k++)

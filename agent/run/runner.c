@@ -4,8 +4,8 @@
 #include "agent/run/runner.h"
 
 #include "agent/run/runner_impl.h"
-#include "agent/run/colplan.h"
 #include "agent/run/counters.h"
+#include "agent/run/colplan.h"
 #include "agent/run/memory.h"
 
 #include "agent/config/config.h"
@@ -241,8 +241,12 @@ static int open_lake(struct floe_runner *r, struct floe_err *err)
 	if (rc)
 		return rc;
 	r->com.last_rc = 0;
-	if (!(r->raw = floe_calloc(r->alloc, floe_config_ntables(cfg), sizeof(*r->raw))))
+	r->raw = floe_calloc(r->alloc, floe_config_ntables(cfg), sizeof(*r->raw));
+	r->tabctr = floe_calloc(r->alloc, floe_config_ntables(cfg), sizeof(*r->tabctr));
+	if (!r->raw || !r->tabctr)
 		return floe_err_set(err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));
+	for (size_t k = 0; k < floe_config_ntables(cfg); k++)
+		r->tabctr[k].name = floe_config_table_at(cfg, k)->name;
 	for (; r->nraw < floe_config_ntables(cfg); r->nraw++)
 		if ((rc = open_raw(r, r->nraw, err)))
 			return rc;
@@ -541,6 +545,7 @@ void floe_runner_free(struct floe_runner *r)
 		floe_spool_free(r->raw[k].spool);
 	}
 	floe_free(r->alloc, r->raw);
+	floe_free(r->alloc, r->tabctr);
 	floe_store_free(r->lake.store);
 	floe_catalog_rest_free(r->lake.catalog);
 	floe_free(r->alloc, r->ck.pos);

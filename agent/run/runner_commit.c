@@ -101,8 +101,10 @@ void floe_committer_task(void *arg)
 	for (size_t i = 0; i < r->com.nouts && go_on(rc); i++) {
 		struct floe_output *o = r->com.outs[i];
 		struct floe_err e = {0};
+		if (i < r->nraw)
+			memset(&r->raw[i].rep, 0, sizeof(r->raw[i].rep));
 		int one = floe_output_commit(o, COMMIT_MAX_ENTRIES,
-					     i < r->nraw ? &c.rep->raw : &c.rep->aggs,
+					     i < r->nraw ? &r->raw[i].rep : &c.rep->aggs,
 					     i ? &e : &c.terr);
 		/* Between two raw tables' commits: each table's record of its commits, and the
 		 * entries left in its spool, must be all a restart needs. */
@@ -122,6 +124,7 @@ void floe_committer_task(void *arg)
 		}
 	}
 	c.rep->rc = rc;
+	c.rep->raw = r->raw[0].rep;
 	struct floe_table *t = floe_run_table(r);
 	if (t) {
 		c.rep->committed_seq = floe_table_committed_seq(t, r->ck.id.installation);

@@ -3,6 +3,7 @@
  * the spool limit and its policies, and the metrics file. The main thread never waits on
  * the committer here unless asked to (the start and end of --once, a stop). */
 #include "agent/run/runner_impl.h"
+#include "agent/run/counters.h"
 
 #include "agent/config/config.h"
 #include "agent/lake/spool.h"
@@ -149,6 +150,20 @@ static void take(struct floe_runner *r, const struct commit_report *rep)
 	r->stats.spool_damaged += rep->raw.damaged + rep->aggs.damaged;
 	r->stats.spool_lost_entries += rep->raw.lost_entries + rep->aggs.lost_entries;
 	r->stats.spool_lost_rows += rep->raw.lost_rows + rep->aggs.lost_rows;
+	/* Each raw table's commits, labelled by table; the further tables' damage and losses
+	 * count with every table's. */
+	for (size_t k = 0; k < r->nraw; k++) {
+		const struct floe_output_report *o = &r->raw[k].rep;
+		r->tabctr[k].rows_committed += o->rows_committed;
+		r->tabctr[k].files_committed += o->files_committed;
+		r->tabctr[k].commits += o->commits;
+		if (k == 0)
+			continue;
+		r->stats.replaced_utf8 += o->replaced_utf8;
+		r->stats.spool_damaged += o->damaged;
+		r->stats.spool_lost_entries += o->lost_entries;
+		r->stats.spool_lost_rows += o->lost_rows;
+	}
 	/* A commit that committed something, or failed, is one for the latency histogram. */
 	if (rep->raw.commits || rep->rc) {
 		double s = (double)rep->duration_us / 1e6;

@@ -315,6 +315,9 @@ struct run_table {
 	char what[96];		      /* "the logs table", "table access", for the log */
 	char spool_dir[FLOE_PATH_MAX]; /* state_dir/spool, state_dir/tables/<name> */
 	struct floe_runner *opener;    /* the runner (the output's open callback's) */
+	/* What the last commit did to it: the committer's between a lend and the report
+	 * (floe_committer_task resets and fills it), then the main thread's to fold. */
+	struct floe_output_report rep;
 	/* Start-up: its last entry the checkpoint records (-1: no record, k = 0: unused). */
 	int64_t ck_sealed;
 };
@@ -357,6 +360,7 @@ struct floe_runner {
 	struct run_batch b;
 	struct run_table *raw; /* the raw tables, nraw of them (logs first) */
 	size_t nraw;
+	struct floe_table_counters *tabctr; /* per raw table, their commits (main thread) */
 	struct run_lake lake;
 	struct run_committer com;
 	/* The main thread's event loop: the tails' watch, the committer's wake-ups. */

@@ -75,6 +75,11 @@ check "security holds nothing else" \
 check "logs holds the 1000 others" test "$(count "$d" logs)" = '["1000"]'
 check "logs holds cron's alone" test "$(count "$d" logs "WHERE app IS DISTINCT FROM 'cron'")" = '["0"]'
 check "the tables together hold every line exactly once" every_line_once "$d"
+tabmetric() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["tables"][sys.argv[2]][sys.argv[3]])' "$d/state/metrics.json" "$1" "$2"; }
+check "metrics.json counts each table's committed rows" \
+	test "$(tabmetric logs rows_committed) $(tabmetric access rows_committed) $(tabmetric security rows_committed)" = "1000 1000 1000"
+check "metrics.json counts each table's files and commits" \
+	test "$(tabmetric access files_committed) $(tabmetric access commits)" = "1 1"
 check "security keeps its snapshots a year" \
 	grep -q '"history.expire.max-snapshot-age-ms" *: *"31536000000"' \
 	"$(ls "$d"/wh/default/security/metadata/v*.metadata.json | sort -V | tail -1)"

@@ -1,5 +1,5 @@
 /* Tests of agent/run/counters: metrics.json and /metrics rendered from one snapshot hold
- * the same counters. Every field of the snapshot gets a value of its own, so each value
+ * the same counters (the raw tables' and the typed columns' included). Every field of the snapshot gets a value of its own, so each value
  * in metrics.json must be found as exactly one sample of /metrics (milliseconds as
  * seconds) and the other way round, for a tail, a syslog and a journal input alike; and
  * each /metrics family's HELP names a key metrics.json has. */
@@ -66,6 +66,12 @@ static void test_same_counters(void **state)
 	g.column_names[1] = "bytes";
 	g.conv_failures[0] = next++;
 	g.conv_failures[1] = next++;
+	/* Raw tables' counters, labelled by table. */
+	struct floe_table_counters tabs[2] = {{"logs", next, next + 1, next + 2},
+					      {"access", next + 3, next + 4, next + 5}};
+	next += 6;
+	g.ntables = 2;
+	g.tables = tabs;
 	/* One input of every kind there is. */
 	struct floe_input_counters in[3];
 	for (size_t k = 0; k < 3; k++) {
@@ -109,6 +115,8 @@ static void test_same_counters(void **state)
 		k += strlen("metrics.json: ");
 		if (strncmp(k, "inputs[].", 9) == 0)
 			k += 9;
+		if (strncmp(k, "tables.NAME.", 12) == 0)
+			k += 12;
 		char key[64];
 		size_t n = strcspn(k, "\n") - 1; /* the final '.' */
 		assert_true(n > 0 && n < sizeof(key) - 3);
