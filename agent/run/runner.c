@@ -177,6 +177,8 @@ static int open_raw(struct floe_runner *r, size_t k, struct floe_err *err)
 	rt->opener = r;
 	rt->ck_sealed = -1;
 	rt->next_seq = 1;
+	rt->interval_us = (int64_t)rt->cfg->commit_interval_ms * 1000;
+	rt->lent_us = floe_run_mono_us(r); /* its first interval starts with the agent */
 	snprintf(rt->what, sizeof(rt->what), k ? "table %s" : "the logs table", rt->cfg->name);
 	int rc = k ? floe_fmt(rt->spool_dir, sizeof(rt->spool_dir), "%s/tables/%s",
 			      r->set.state_dir, rt->cfg->name)

@@ -93,13 +93,28 @@ int floe_runner_enforce_spool_limit(struct floe_runner *r)
 	return rc < 0 ? rc : 0;
 }
 
-int floe_runner_commit_start(struct floe_runner *r)
+bool floe_runner_table_due(const struct floe_runner *r, size_t k)
+{
+	/* A table of the loop's (the shortest) interval is always due; a longer one half a
+	 * loop interval early, as the loop's turns fall. */
+	int64_t loop = r->set.commit_interval_us, want = r->raw[k].interval_us;
+	return want <= loop || floe_run_mono_us(r) - r->raw[k].lent_us >= want - loop / 2;
+}
+
+/* Each raw table's entries are lent on its own commit_interval (the run loop seals and
+ * commits on the shortest one): a table kept a year and written to rarely need not get a
+ * snapshot a minute. */
+int floe_runner_commit_start(struct floe_runner *r, bool all)
 {
 	FLOE_OWNER(FLOE_ROLE_MAIN);
 	if (r->com.task)
 		return FLOE_EINVAL;
-	for (size_t k = 0; k < r->nraw; k++)
+	for (size_t k = 0; k < r->nraw; k++) {
+		if (!all && !floe_runner_table_due(r, k))
+			continue;
 		floe_output_lend(r->raw[k].out, r->raw[k].next_seq - 1);
+		r->raw[k].lent_us = floe_run_mono_us(r);
+	}
 	floe_run_aggs_lend(r);
 	__atomic_store_n(&r->com.done, 0, __ATOMIC_RELAXED);
 	int rc = floe_worker_submit(r->com.thread, floe_committer_task, r, &r->com.task);

@@ -310,6 +310,8 @@ struct run_table {
 	 * configuration's while the table is not open (the table must then have the same). */
 	struct floe_part_spec spec;
 	uint64_t next_seq; /* sequence of the batch being built */
+	int64_t interval_us; /* its commit_interval */
+	int64_t lent_us;     /* when its entries were last lent (monotonic), or the start */
 	struct floe_batch_options opt; /* its writers' (set.batch for logs) */
 	struct floe_pq_bloom_column bloom[FLOE_LOG_NCOLS];
 	char what[96];		      /* "the logs table", "table access", for the log */
@@ -623,7 +625,11 @@ void floe_committer_task(void *arg);
 /* runner_handoff.c: the main thread's side of commits. */
 /* Lends the committer every entry sealed so far and starts a commit (none may be in
  * flight). Returns 0, or an error (nothing started). */
-int floe_runner_commit_start(struct floe_runner *r);
+/* all: every raw table's entries; else those of the tables whose commit_interval has
+ * passed since they were last lent (floe_runner_table_due). */
+int floe_runner_commit_start(struct floe_runner *r, bool all);
+/* Whether raw table k's commit_interval has passed since its entries were last lent. */
+bool floe_runner_table_due(const struct floe_runner *r, size_t k);
 /* True while a commit is in flight. */
 bool floe_runner_committing(const struct floe_runner *r);
 /* Takes the report of the commit in flight if it is done (with wait: once it is): adds

@@ -126,7 +126,7 @@ static int commit_now(struct floe_runner *r)
 	if (floe_runner_commit_take(r, true, &rc, &damaged) && damaged && (rc = rebuild(r, damaged)))
 		return rc;
 	do {
-		if ((rc = floe_runner_commit_start(r)))
+		if ((rc = floe_runner_commit_start(r, true)))
 			return rc;
 		floe_runner_commit_take(r, true, &rc, &damaged);
 	} while (damaged && (rc = rebuild(r, damaged)) == 0);
@@ -144,7 +144,7 @@ static int check_commit(struct floe_runner *r, struct loop *l, bool wait, bool *
 		return 0;
 	if (damaged) {
 		if ((rc = rebuild(r, damaged)) == 0)
-			return floe_runner_commit_start(r);
+			return floe_runner_commit_start(r, false);
 	}
 	if (rc && floe_runner_fatal(rc)) {
 		*done = true;
@@ -170,8 +170,9 @@ static int check_commit(struct floe_runner *r, struct loop *l, bool wait, bool *
 	/* Entries sealed while this commit was in flight go next, at once: a slow store
 	 * makes commits larger, not later. */
 	for (size_t k = 0; k < r->nraw; k++)
-		if (r->raw[k].next_seq - 1 > floe_output_lease(r->raw[k].out))
-			return floe_runner_commit_start(r);
+		if (r->raw[k].next_seq - 1 > floe_output_lease(r->raw[k].out) &&
+		    floe_runner_table_due(r, k))
+			return floe_runner_commit_start(r, false);
 	return 0;
 }
 
@@ -205,7 +206,7 @@ static int start(struct floe_runner *r, bool once)
 	}
 	if (n == 0)
 		return 0;
-	return once ? commit_now(r) : floe_runner_commit_start(r);
+	return once ? commit_now(r) : floe_runner_commit_start(r, true);
 }
 
 /* Counts the time the inputs wait for a full spool; with --once, which cannot wait for
@@ -306,7 +307,7 @@ static int commit_due(struct floe_runner *r, struct loop *l, bool stop, int64_t 
 		floe_runner_write_metrics(r);
 		return 0;
 	}
-	if ((rc = floe_runner_commit_start(r)))
+	if ((rc = floe_runner_commit_start(r, false)))
 		*done = true;
 	return rc;
 }

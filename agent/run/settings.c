@@ -75,7 +75,12 @@ int floe_run_settings_init(struct run_settings *s, const struct floe_config *cfg
 		return floe_err_set(err, rc, "state_dir %s: path too long", s->state_dir);
 	s->spool_max = cfg->spool.max_bytes;
 	s->drop_oldest = cfg->spool.policy == FLOE_SPOOL_DROP_OLDEST;
+	/* The loop seals and commits on the shortest of the tables' intervals; each table's
+	 * entries go to the committer on its own (floe_runner_commit_start). */
 	s->commit_interval_us = (int64_t)cfg->logs.commit_interval_ms * 1000;
+	for (size_t k = 1; k < floe_config_ntables(cfg); k++)
+		if ((int64_t)floe_config_table_at(cfg, k)->commit_interval_ms * 1000 < s->commit_interval_us)
+			s->commit_interval_us = (int64_t)floe_config_table_at(cfg, k)->commit_interval_ms * 1000;
 	floe_run_batch_options(s, &cfg->logs, s->bloom, &s->batch);
 	/* The inputs' descriptors within the process's limit (raised first if it can be). */
 	unsigned long long fd_limit;

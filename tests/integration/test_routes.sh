@@ -36,8 +36,8 @@ inputs:
       - { field: app, matches: "^(sshd|sudo|login)\$", table: security }
 tables:
   logs: { commit_interval: 1s }
-  access: { partition_by: [] }
-  security: { properties: { history.expire.max-snapshot-age-ms: 365d } }
+  access: { partition_by: [], commit_interval: 1s }
+  security: { commit_interval: 1s, properties: { history.expire.max-snapshot-age-ms: 365d } }
 ${2:-}
 lake: {warehouse: $1/wh}
 YAML
@@ -118,6 +118,22 @@ for point in commit-between-tables seal-between-tables; do
 	check "$point: logs holds its 1100 lines" test "$(count "$c" logs)" = '["1100"]'
 	check "$point: every line exactly once" every_line_once "$c"
 done
+
+# Each table commits on its own commit_interval: access, at 1h, waits for the stop
+# while logs commits every second.
+c="$T/interval"
+mkdir -p "$c/logs"
+conf "$c"
+sed -i 's/^  access: { partition_by: \[\], commit_interval: 1s }/  access: { partition_by: [], commit_interval: 1h }/' "$c/floe.yaml"
+lines "$c/logs/app.log" 300
+"$FLOE_BIN" run -c "$c/floe.yaml" 2>"$c/err" &
+pid=$!
+PIDS+=($pid)
+check "interval: logs commits its 100 lines on its 1s interval" wait_rows "$c" logs 100
+check "interval: security too" wait_rows "$c" security 100
+check "interval: access, at 1h, has committed nothing yet" test "$(count "$c" access)" = '[]'
+check "interval: SIGTERM ends the agent cleanly" stop_pid $pid
+check "interval: the stop committed access's 100 lines" test "$(count "$c" access)" = '["100"]'
 
 # A reload (SIGHUP) that adds a table: lines before it stay where they went, lines after
 # it go to the new table, none is read twice or lost.
