@@ -144,7 +144,7 @@ static int check_commit(struct floe_runner *r, struct loop *l, bool wait, bool *
 		return 0;
 	if (damaged) {
 		if ((rc = rebuild(r, damaged)) == 0)
-			return floe_runner_commit_start(r, false);
+			return floe_runner_commit_start(r, true);
 	}
 	if (rc && floe_runner_fatal(rc)) {
 		*done = true;
