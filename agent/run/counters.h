@@ -16,9 +16,10 @@
 struct floe_buf;
 
 /* One raw table's commits (name borrowed): the families labelled by table. */
+enum { FLOE_TABLE_ROWS, FLOE_TABLE_FILES, FLOE_TABLE_COMMITS, FLOE_TABLE_NCOUNTERS };
 struct floe_table_counters {
 	const char *name;
-	uint64_t rows_committed, files_committed, commits;
+	uint64_t v[FLOE_TABLE_NCOUNTERS]; /* committed rows, data files, commits */
 };
 
 /* The runner's own counters and gauges, over every input. */
@@ -45,7 +46,7 @@ struct floe_run_counters {
 	/* Per raw table (logs first; borrowed): what its commits committed. The unlabelled
 	 * commits and rows_committed are the logs table's. */
 	size_t ntables;
-	const struct floe_table_counters *tables;
+	struct floe_table_counters *tables; /* totals_apply adds to them */
 };
 
 /* One input's counters: its kind's table (agent/input/input.h) and their values. */

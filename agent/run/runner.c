@@ -244,7 +244,8 @@ static int open_lake(struct floe_runner *r, struct floe_err *err)
 		return rc;
 	r->com.last_rc = 0;
 	r->raw = floe_calloc(r->alloc, floe_config_ntables(cfg), sizeof(*r->raw));
-	r->tabctr = floe_calloc(r->alloc, floe_config_ntables(cfg), sizeof(*r->tabctr));
+	/* The counters, then as many for the documents' snapshot (runner_counters.c). */
+	r->tabctr = floe_calloc(r->alloc, 2 * floe_config_ntables(cfg), sizeof(*r->tabctr));
 	if (!r->raw || !r->tabctr)
 		return floe_err_set(err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));
 	for (size_t k = 0; k < floe_config_ntables(cfg); k++)

@@ -88,7 +88,7 @@ static void run_counters(struct floe_runner *r, const struct floe_input_counters
 	    .spool_entries = entries,
 	    .next_seq = r->raw[0].next_seq,
 	    .ntables = r->nraw,
-	    .tables = r->tabctr,
+	    .tables = memcpy(r->tabctr + r->nraw, r->tabctr, r->nraw * sizeof(*r->tabctr)),
 	    .groups_evicted = as.evictions,
 	    .group_timeouts = as.timeouts,
 	    .container_format_errors = as.format_errors,

@@ -169,9 +169,9 @@ static void take(struct floe_runner *r, const struct commit_report *rep)
 	 * count with every table's. */
 	for (size_t k = 0; k < r->nraw; k++) {
 		const struct floe_output_report *o = &r->raw[k].rep;
-		r->tabctr[k].rows_committed += o->rows_committed;
-		r->tabctr[k].files_committed += o->files_committed;
-		r->tabctr[k].commits += o->commits;
+		r->tabctr[k].v[FLOE_TABLE_ROWS] += o->rows_committed;
+		r->tabctr[k].v[FLOE_TABLE_FILES] += o->files_committed;
+		r->tabctr[k].v[FLOE_TABLE_COMMITS] += o->commits;
 		if (k == 0)
 			continue;
 		r->stats.replaced_utf8 += o->replaced_utf8;

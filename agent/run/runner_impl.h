@@ -362,7 +362,9 @@ struct floe_runner {
 	struct run_batch b;
 	struct run_table *raw; /* the raw tables, nraw of them (logs first) */
 	size_t nraw;
-	struct floe_table_counters *tabctr; /* per raw table, their commits (main thread) */
+	/* Per raw table, their commits (main thread); nraw more after them: the documents'
+	 * snapshot, to which the counters of earlier configurations are added. */
+	struct floe_table_counters *tabctr;
 	struct run_lake lake;
 	struct run_committer com;
 	/* The main thread's event loop: the tails' watch, the committer's wake-ups. */

@@ -67,8 +67,8 @@ static void test_same_counters(void **state)
 	g.conv_failures[0] = next++;
 	g.conv_failures[1] = next++;
 	/* Raw tables' counters, labelled by table. */
-	struct floe_table_counters tabs[2] = {{"logs", next, next + 1, next + 2},
-					      {"access", next + 3, next + 4, next + 5}};
+	struct floe_table_counters tabs[2] = {{"logs", {next, next + 1, next + 2}},
+					      {"access", {next + 3, next + 4, next + 5}}};
 	next += 6;
 	g.ntables = 2;
 	g.tables = tabs;
@@ -217,12 +217,37 @@ static void test_totals_columns(void **state)
 	floe_counter_totals_free(t);
 }
 
+/* A raw table's counters go on across runners by its name; a column of the same name is
+ * another counter. */
+static void test_totals_tables(void **state)
+{
+	(void)state;
+	struct floe_table_counters first[2] = {{"logs", {10, 2, 2}}, {"access", {5, 1, 1}}};
+	struct floe_run_counters g = {.ncolumns = 1, .column_names = {"access"},
+				      .conv_failures = {7}, .ntables = 2, .tables = first};
+	struct floe_counter_totals *t = NULL;
+	assert_int_equal(floe_counter_totals_new(&t), 0);
+	assert_int_equal(floe_counter_totals_add(t, &g, NULL, 0), 0);
+	/* The next configuration drops logs' column and adds a table. */
+	struct floe_table_counters next[3] = {{"logs", {1, 1, 1}}, {"security", {3, 1, 1}},
+					      {"access", {0, 0, 0}}};
+	struct floe_run_counters now = {.ntables = 3, .tables = next};
+	floe_counter_totals_apply(t, &now, NULL, 0);
+	assert_int_equal(next[0].v[FLOE_TABLE_ROWS], 11);
+	assert_int_equal(next[0].v[FLOE_TABLE_COMMITS], 3);
+	assert_int_equal(next[1].v[FLOE_TABLE_ROWS], 3);
+	assert_int_equal(next[2].v[FLOE_TABLE_ROWS], 5);
+	assert_int_equal(next[2].v[FLOE_TABLE_FILES], 1);
+	floe_counter_totals_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_same_counters),
 	    cmocka_unit_test(test_totals),
 	    cmocka_unit_test(test_totals_columns),
+	    cmocka_unit_test(test_totals_tables),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
