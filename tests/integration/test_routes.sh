@@ -6,41 +6,16 @@
 # refused by floe check; a reload that adds a table keeps every line once.
 source "$(dirname "$0")/lib.sh"
 
-# lines FILE N: N logfmt lines, a third of them access logs, a third from sshd, sudo or
-# login, the rest from cron.
-lines() {
-	python3 - "$1" "$2" <<'PY'
-import sys
-apps = ["sshd", "sudo", "login"]
-with open(sys.argv[1], "a") as f:
-    for i in range(int(sys.argv[2])):
-        if i % 3 == 0:
-            f.write(f"kind=access path=/p{i} status={200 + i % 5}\n")
-        elif i % 3 == 1:
-            f.write(f"app={apps[i % 9 // 3]} user=u{i} n={i}\n")
-        else:
-            f.write(f"app=cron job=j{i} n={i}\n")
-PY
-}
+source "$(dirname "$0")/routes_lib.sh"
+# lines FILE N: N more routed lines (routes_lib.sh), numbered on from the file's.
+lines() { routed_lines "$1" "$(cat "$1" 2>/dev/null | wc -l)" "$2"; }
 # conf DIR EXTRA: three tables and the README's rules.
 conf() {
-	cat >"$1/floe.yaml.new" <<YAML
-agent: {id: routes-test, state_dir: $1/state}
-inputs:
-  - type: tail
-    paths: ["$1/logs/*.log"]
-    start_at: beginning
-    parser: logfmt
-    route:
-      - { field: kind, equals: access, table: access }
-      - { field: app, matches: "^(sshd|sudo|login)\$", table: security }
-tables:
-  logs: { commit_interval: 1s }
-  access: { partition_by: [], commit_interval: 1s }
-  security: { commit_interval: 1s, properties: { history.expire.max-snapshot-age-ms: 365d } }
-${2:-}
-lake: {warehouse: $1/wh}
-YAML
+	{
+		routed_yaml "$1"
+		echo "${2:-}"
+		echo "lake: {warehouse: $1/wh}"
+	} >"$1/floe.yaml.new"
 	mv "$1/floe.yaml.new" "$1/floe.yaml"
 }
 count() { rows_sql "$1/wh/default/$2" "SELECT count(*) FROM t ${3:-}"; }
