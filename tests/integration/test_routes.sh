@@ -18,6 +18,17 @@ conf() {
 	} >"$1/floe.yaml.new"
 	mv "$1/floe.yaml.new" "$1/floe.yaml"
 }
+# daemon DIR SED: the configuration edited by SED, 300 lines, and the agent running on
+# them (stderr to DIR/err, its PID in $pid).
+daemon() {
+	mkdir -p "$1/logs"
+	conf "$1"
+	sed -i "$2" "$1/floe.yaml"
+	lines "$1/logs/app.log" 300
+	"$FLOE_BIN" run -c "$1/floe.yaml" 2>"$1/err" &
+	pid=$!
+	PIDS+=($pid)
+}
 count() { rows_sql "$1/wh/default/$2" "SELECT count(*) FROM t ${3:-}"; }
 # wait_rows DIR TABLE N: until TABLE holds N rows (20 s at most; the commits come on their
 # interval).
@@ -97,13 +108,7 @@ done
 # Each table commits on its own commit_interval: access, at 1h, waits for the stop
 # while logs commits every second.
 c="$T/interval"
-mkdir -p "$c/logs"
-conf "$c"
-sed -i 's/^  access: { partition_by: \[\], commit_interval: 1s }/  access: { partition_by: [], commit_interval: 1h }/' "$c/floe.yaml"
-lines "$c/logs/app.log" 300
-"$FLOE_BIN" run -c "$c/floe.yaml" 2>"$c/err" &
-pid=$!
-PIDS+=($pid)
+daemon "$c" 's/^  access: { partition_by: \[\], commit_interval: 1s }/  access: { partition_by: [], commit_interval: 1h }/'
 check "interval: logs commits its 100 lines on its 1s interval" wait_rows "$c" logs 100
 check "interval: security too" wait_rows "$c" security 100
 check "interval: access, at 1h, has committed nothing yet" test "$(count "$c" access)" = '[]'
@@ -113,13 +118,7 @@ check "interval: the stop committed access's 100 lines" test "$(count "$c" acces
 # A reload (SIGHUP) that adds a table: lines before it stay where they went, lines after
 # it go to the new table, none is read twice or lost.
 r="$T/reload"
-mkdir -p "$r/logs"
-conf "$r"
-sed -i '/^  security:/d; s/, table: security }/, table: logs }/' "$r/floe.yaml"
-lines "$r/logs/app.log" 300
-"$FLOE_BIN" run -c "$r/floe.yaml" 2>"$r/err" &
-pid=$!
-PIDS+=($pid)
+daemon "$r" '/^  security:/d; s/, table: security }/, table: logs }/'
 check "before the reload: access gets its 100 lines" wait_rows "$r" access 100
 check "before the reload: logs gets the other 200" wait_rows "$r" logs 200
 conf "$r"
