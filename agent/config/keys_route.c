@@ -20,7 +20,8 @@ static const struct floe_key route_keys[] = {
      .off = RTE(field),
      .flags = FLOE_KF_REQUIRED,
      .check = floe_config_check_field_ref,
-     .help = "the field tested: app, host, facility, severity, source, msg_id, ..., or a parsed field"},
+     .help =
+	 "the field tested: app, host, facility, severity, source, msg_id, ..., or a parsed field"},
     {.name = "equals",
      .type = FLOE_KT_STRING,
      .off = RTE(equals),
@@ -53,8 +54,7 @@ static int route_post(struct floe_config_ctx *ctx, const struct floe_cnode *map,
 
 /* The index of table name, or a message at at naming it and the tables there are. */
 static int find_table(struct floe_config_ctx *ctx, const struct floe_config *c,
-		      const struct floe_cnode *at, const char *key, const char *name,
-		      uint32_t *idx)
+		      const struct floe_cnode *at, const char *key, const char *name, uint32_t *idx)
 {
 	int i = floe_config_table_find(c, name);
 	if (i >= 0) {
@@ -98,11 +98,13 @@ int floe_keys_routes_check(struct floe_config_ctx *ctx, const struct floe_cnode 
 	for (size_t g = 0; g < c->naggs; g++) {
 		if (floe_config_table_find(c, c->aggs[g].table) < 0)
 			continue;
-		struct floe_cnode pos = {.line = (size_t)c->aggs[g].line, .col = (size_t)c->aggs[g].col};
-		rc = floe_config_fail(ctx, &pos, FLOE_EFORMAT,
-				      "key 'aggregations[%zu].table': '%s' is a raw table of tables:; "
-				      "an aggregation writes a table of its own",
-				      g, c->aggs[g].table);
+		struct floe_cnode pos = {.line = (size_t)c->aggs[g].line,
+					 .col = (size_t)c->aggs[g].col};
+		rc = floe_config_fail(
+		    ctx, &pos, FLOE_EFORMAT,
+		    "key 'aggregations[%zu].table': '%s' is a raw table of tables:; "
+		    "an aggregation writes a table of its own",
+		    g, c->aggs[g].table);
 		first = first ? first : rc;
 	}
 	return first;

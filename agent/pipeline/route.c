@@ -75,17 +75,35 @@ static bool field_text(const struct floe_record *rec, const struct floe_field_re
 {
 	const struct floe_str *str = NULL;
 	int64_t v = 0;
-	bool has = false, isnum = true;
+	bool has = false, isnum = false;
 	switch (ref->src) {
-	case FLOE_FIELD_HOST: str = &rec->host; isnum = false; break;
-	case FLOE_FIELD_SOURCE: str = &rec->source; isnum = false; break;
-	case FLOE_FIELD_APP: str = &rec->app; isnum = false; break;
-	case FLOE_FIELD_PROC_ID: str = &rec->proc_id; isnum = false; break;
-	case FLOE_FIELD_MSG_ID: str = &rec->msg_id; isnum = false; break;
-	case FLOE_FIELD_MESSAGE: str = &rec->message; isnum = false; break;
-	case FLOE_FIELD_SEVERITY: has = rec->has_severity, v = rec->severity; break;
-	case FLOE_FIELD_FACILITY: has = rec->has_facility, v = rec->facility; break;
-	case FLOE_FIELD_OFFSET: has = rec->has_offset, v = rec->offset; break;
+	case FLOE_FIELD_HOST:
+		str = &rec->host;
+		break;
+	case FLOE_FIELD_SOURCE:
+		str = &rec->source;
+		break;
+	case FLOE_FIELD_APP:
+		str = &rec->app;
+		break;
+	case FLOE_FIELD_PROC_ID:
+		str = &rec->proc_id;
+		break;
+	case FLOE_FIELD_MSG_ID:
+		str = &rec->msg_id;
+		break;
+	case FLOE_FIELD_MESSAGE:
+		str = &rec->message;
+		break;
+	case FLOE_FIELD_SEVERITY:
+		isnum = true, has = rec->has_severity, v = rec->severity;
+		break;
+	case FLOE_FIELD_FACILITY:
+		isnum = true, has = rec->has_facility, v = rec->facility;
+		break;
+	case FLOE_FIELD_OFFSET:
+		isnum = true, has = rec->has_offset, v = rec->offset;
+		break;
 	case FLOE_FIELD_ATTR:
 		for (size_t i = 0; i < rec->nattrs; i++)
 			if (rec->attr_key_lens[i] == ref->attr_len &&
@@ -97,9 +115,9 @@ static bool field_text(const struct floe_record *rec, const struct floe_field_re
 		return false;
 	}
 	if (!isnum) {
-		*s = str->p;
-		*len = str->len;
-		return str->p != NULL;
+		*s = str ? str->p : NULL;
+		*len = str ? str->len : 0;
+		return *s != NULL;
 	}
 	int w = snprintf(num, 24, "%" PRId64, v);
 	*s = num;
@@ -122,8 +140,10 @@ size_t floe_route_pick(const struct floe_route *rt, const struct floe_record *re
 		if (u->equals)
 			matched = len == u->equals_len && memcmp(s, u->equals, len) == 0;
 		else if (u->re)
-			matched = floe_regex_test(u->re, s, len < ROUTE_MATCH_MAX ? len : ROUTE_MATCH_MAX,
-						  &matched) == 0 && matched;
+			matched =
+			    floe_regex_test(u->re, s, len < ROUTE_MATCH_MAX ? len : ROUTE_MATCH_MAX,
+					    &matched) == 0 &&
+			    matched;
 		else
 			matched = true;
 		if (matched)

@@ -22,8 +22,7 @@ static const char *keys[] = {"kind", "user"};
 static const size_t klens[] = {4, 4};
 
 /* A record with app (NULL: null), severity (negative: null) and attrs kind and user. */
-static struct floe_record rec(const char *app, int severity, const char *kind,
-			      const char **vals)
+static struct floe_record rec(const char *app, int severity, const char *kind, const char **vals)
 {
 	struct floe_record r;
 	memset(&r, 0, sizeof(r));
