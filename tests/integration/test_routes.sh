@@ -3,7 +3,7 @@
 # rule that matches, else to the input's table; each table holds exactly its rows, and
 # the tables together hold every line once, also across a crash between two tables'
 # commits or within a seal; an unknown table, or a budget too small for the tables, is
-# refused by floe check; a reload that adds a table keeps every line once.
+# refused by floe check; reloads that add and remove a table keep every line once.
 source "$(dirname "$0")/lib.sh"
 
 source "$(dirname "$0")/routes_lib.sh"
@@ -129,6 +129,16 @@ lines "$r/logs/app.log" 300
 check "after the reload: the new table gets its 100 lines" wait_rows "$r" security 100
 check "after the reload: access gets 100 more" wait_rows "$r" access 200
 check "after the reload: logs gets 100 more" wait_rows "$r" logs 300
+# And one that removes a table: its rule goes, its lines go to logs.
+conf "$r"
+sed -i '/^  access:/d; /table: access }/d' "$r/floe.yaml"
+kill -HUP $pid
+check "SIGHUP: the configuration without access takes over" \
+	log_has "$r/err" "SIGHUP: starting again with the new configuration" 2 $pid
+lines "$r/logs/app.log" 300
+check "after the second reload: security gets 100 more" wait_rows "$r" security 200
+check "after the second reload: logs gets the access lines too" wait_rows "$r" logs 500
+check "after the second reload: access has what it had" test "$(count "$r" access)" = '["200"]'
 check "SIGTERM: the agent ends cleanly" stop_pid $pid
 check "reload: every line exactly once" every_line_once "$r"
 finish
