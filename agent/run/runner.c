@@ -210,9 +210,9 @@ static int open_raw(struct floe_runner *r, size_t k, struct floe_err *err)
 	    .alloc = r->alloc,
 	    .installation = r->ck.id.installation,
 	    .what = rt->what,
-	    /* From the positions its entries record: the logs table's (a further table's
-	     * records would have to be routed again on the way: not rebuilt yet). */
-	    .rebuildable = k == 0,
+	    /* From the positions its entries record, its own records alone (the replay
+	     * routes them again). */
+	    .rebuildable = true,
 	    .open = open_later,
 	    .open_ctx = rt,
 	};

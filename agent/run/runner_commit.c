@@ -125,6 +125,12 @@ void floe_committer_task(void *arg)
 	}
 	c.rep->rc = rc;
 	c.rep->raw = r->raw[0].rep;
+	c.rep->raw.rebuild = 0;
+	for (size_t k = 0; k < r->nraw && !c.rep->raw.rebuild; k++)
+		if (r->raw[k].rep.rebuild) {
+			c.rep->raw.rebuild = r->raw[k].rep.rebuild;
+			c.rep->rebuild_table = k;
+		}
 	struct floe_table *t = floe_run_table(r);
 	if (t) {
 		c.rep->committed_seq = floe_table_committed_seq(t, r->ck.id.installation);

@@ -236,11 +236,12 @@ int floe_runner_rebuild(struct floe_runner *r, uint64_t seq)
 	FLOE_OWNER(FLOE_ROLE_MAIN);
 	struct floe_spool_entry *e = NULL;
 	struct floe_output_report lost = {0};
-	int rc = floe_output_load(r->raw[0].out, seq, &e);
+	size_t k = r->com.rep.rebuild_table < r->nraw ? r->com.rep.rebuild_table : 0;
+	int rc = floe_output_load(r->raw[k].out, seq, &e);
 	if (rc == 0)
-		rc = floe_runner_reread(r, e);
+		rc = floe_runner_reread(r, k, e);
 	if (rc == FLOE_ENOTFOUND || (rc == FLOE_ECORRUPT && e)) {
-		int q = floe_output_lose(r->raw[0].out, e, &lost);
+		int q = floe_output_lose(r->raw[k].out, e, &lost);
 		if (q)
 			floe_error("runner: moving spool entry %" PRIu64 " to quarantine: %s", seq,
 				   floe_strerror(q));

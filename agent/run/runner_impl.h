@@ -187,6 +187,9 @@ struct commit_report {
 	int64_t committed_seq, committed_version; /* -1, 0: the table was not read */
 	char table_uuid[64];
 	int agg_rc; /* 0, or why committing the aggregate tables failed (logged) */
+	/* The raw table whose damaged entry raw.rebuild names (the first that had one; one
+	 * that another table also had comes at the next commit, which stops before it). */
+	size_t rebuild_table;
 	uint64_t attempts, conflicts; /* the table's totals afterwards */
 	int64_t duration_us;	      /* of this commit, from its start to the report */
 	/* The store could not be reached or refused for now (floe_warehouse_waited_out),
@@ -587,13 +590,14 @@ struct run_wake {
 void floe_runner_inputs_wake(struct floe_runner *r, bool arm, struct run_wake *w);
 
 /* runner_replay.c */
-/* Rebuilds damaged spool entry e (borrowed) from its inputs: reads again the bytes its
- * start and end positions enclose, if every input still holds them unchanged, into a new
- * entry with the same seq and positions, after moving the damaged files to quarantine.
- * The batch must be empty. Returns 0 (rebuilt: load it again), FLOE_ENOTFOUND (the
+/* Rebuilds damaged spool entry e (borrowed) of raw table k from its inputs: reads again
+ * the bytes its start and end positions enclose, if every input still holds them
+ * unchanged, and keeps the records routed to table k, into a new entry with the same seq
+ * and positions, after moving the damaged files to quarantine. Table k's batch must be
+ * empty. Returns 0 (rebuilt: load it again), FLOE_ENOTFOUND (the
  * bytes are gone or changed: the rows are lost; logged with the files and byte ranges),
  * or an error (nothing changed; try again later). */
-int floe_runner_reread(struct floe_runner *r, const struct floe_spool_entry *e);
+int floe_runner_reread(struct floe_runner *r, size_t k, const struct floe_spool_entry *e);
 
 /* runner_state.c */
 int floe_runner_collect_positions(struct floe_runner *r, struct floe_buf *out);
@@ -639,8 +643,9 @@ bool floe_runner_committing(const struct floe_runner *r);
  * spool held, writes metrics.json. Returns 1 with *rc (the commit's result) and *damaged
  * (an entry to rebuild, 0 for none), or 0 when there is no report (yet). */
 int floe_runner_commit_take(struct floe_runner *r, bool wait, int *rc, uint64_t *damaged);
-/* Rebuilds damaged entry seq from its inputs (floe_runner_reread; the batch must be
- * empty), or counts its rows lost and moves it to quarantine when its bytes are gone.
+/* Rebuilds damaged entry seq of the raw table the last report named (rebuild_table) from
+ * its inputs (floe_runner_reread; the batch must be empty), or counts its rows lost and
+ * moves it to quarantine when its bytes are gone.
  * Returns 0 (either way: commit again), or an error (the entry stays). */
 int floe_runner_rebuild(struct floe_runner *r, uint64_t seq);
 void floe_runner_write_metrics(struct floe_runner *r);
