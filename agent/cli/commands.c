@@ -584,11 +584,18 @@ int floe_cmd_check(int argc, char **argv)
 		       need.record / 1048576.0, need.input, need.total / 1048576.0,
 		       cfg->agent.memory_limit / 1048576.0);
 	struct floe_memory_partitions parts;
-	if (rc == 0 && cfg->ninputs && floe_memory_partitions(cfg, &parts) == 0)
+	bool parted = rc == 0 && cfg->ninputs && floe_memory_partitions(cfg, &parts) == 0;
+	if (parted)
 		printf("# partitions: the budget holds %zu open writers (about %.1fMiB each): a batch writes "
 		       "that many partitions at once, and the rows of any further ones wait in a %.1fMiB "
 		       "stage for a file each\n",
 		       parts.writers, parts.per_writer / 1048576.0, parts.stage / 1048576.0);
+	/* With further raw tables, the runner shares them evenly among the tables. */
+	size_t nt = floe_config_ntables(cfg);
+	for (size_t k = 0; parted && nt > 1 && k < nt; k++)
+		printf("# table %s: %zu open writer(s) of its own and a %.1fMiB stage\n",
+		       floe_config_table_at(cfg, k)->name, parts.writers / nt ? parts.writers / nt : 1,
+		       parts.stage / nt / 1048576.0);
 	for (size_t i = 0; rc == 0 && i < cfg->naggs; i++) {
 		struct floe_agg_plan p;
 		uint64_t grow = floe_agg_growth(cfg, need.total, i);

@@ -32,12 +32,12 @@
 static const char inspect_help[] =
 	"usage: floe inspect [--json] LOCATION\n"
 	"       floe inspect [--json] [--endpoint URL] [--region R] [--path-style] s3://BUCKET/PREFIX\n"
-	"       floe inspect [--json] -c FILE\n"
+	"       floe inspect [--json] -c FILE [TABLE]\n"
 	"\n"
 	"LOCATION is a table directory or file:// URI (<warehouse>/<namespace>/<table>), or the\n"
-	"s3:// URI of a table; with -c, the table of a configuration file (a local or an S3\n"
-	"warehouse). Prints the table uuid, the current snapshot, every snapshot with its\n"
-	"summary, the agents and installations that committed to it, and the live data files\n"
+	"s3:// URI of a table; with -c, the logs table of a configuration file (a local or an\n"
+	"S3 warehouse), or its raw table TABLE. Prints the table uuid, the current snapshot,\n"
+	"every snapshot with its summary, the agents and installations that committed to it, and the live data files\n"
 	"of the current snapshot with their record counts and sizes, and the distribution of\n"
 	"their sizes (count, min, p10, median, p90, max, total), by size bucket, and the share\n"
 	"of small files (under 32 MiB, half the default target_file_size); and the current\n"
@@ -540,7 +540,7 @@ int floe_cmd_inspect(int argc, char **argv)
 	argc = n;
 	argv = args;
 	bool help = argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0);
-	bool with_config = argc == 3 && strcmp(argv[1], "-c") == 0;
+	bool with_config = (argc == 3 || argc == 4) && strcmp(argv[1], "-c") == 0;
 	bool s3 = false;
 	for (int i = 1; i < argc && !with_config; i++)
 		s3 = s3 || strncmp(argv[i], "s3://", 5) == 0;
@@ -555,8 +555,14 @@ int floe_cmd_inspect(int argc, char **argv)
 		struct floe_config *cfg = floe_cli_load_config(argv[2], false);
 		if (!cfg)
 			return FLOE_EXIT_USAGE;
+		const char *table = argc == 4 ? argv[3] : cfg->logs.name;
+		if (floe_config_table_find(cfg, table) < 0) {
+			fprintf(stderr, "floe: %s declares no raw table '%s'\n", argv[2], table);
+			floe_config_free(cfg);
+			return FLOE_EXIT_USAGE;
+		}
 		char prefix[1024];
-		snprintf(prefix, sizeof(prefix), "%s/%s", cfg->lake.namespace, cfg->logs.name);
+		snprintf(prefix, sizeof(prefix), "%s/%s", cfg->lake.namespace, table);
 		status = inspect_warehouse(cfg, prefix, json);
 		floe_config_free(cfg);
 		return status;

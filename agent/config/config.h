@@ -107,8 +107,27 @@ struct floe_config_input {
 	/* raw: true (default) writes its records to the raw table too; false only feeds the
 	 * aggregations that take from it (at least one must: floe_keys_aggs_check). */
 	bool raw;
+	/* table: the raw table its records go to when no route rule takes them, default
+	 * "logs"; route: rules tried in order, the first that matches names the table. The
+	 * tables are "logs" or one of tables.<name> (checked); table_idx and each rule's
+	 * table_idx (computed) index them as floe_config_table_at does. */
+	char *table;
+	struct floe_config_route *routes;
+	size_t nroutes;
+	uint32_t table_idx;
 	int line;			 /* where the input was declared (1-based) */
 	int col;
+};
+
+/* A rule of inputs[].route: records whose field equals a value (or matches a POSIX ERE,
+ * or, with neither, has the field at all) go to table. */
+struct floe_config_route {
+	char *field; /* a field reference (schema/aggtable.h): a built-in field or an attribute */
+	char *equals;
+	char *matches;
+	char *table;
+	uint32_t table_idx; /* computed: as floe_config_table_at numbers the tables */
+	int line, col;
 };
 
 /* The Iceberg table properties floe follows (tables.logs.properties), named and
@@ -282,6 +301,10 @@ struct floe_config {
 	struct floe_config_input *inputs; /* may be empty (ninputs = 0) */
 	size_t ninputs;
 	struct floe_config_table logs; /* tables.logs */
+	/* tables.<name>: the raw tables after logs, in the file's order (names are Iceberg
+	 * identifiers, unique, none an aggregation's table); may be empty. */
+	struct floe_config_table *tables;
+	size_t ntables;
 	struct floe_config_agg *aggs;	/* aggregations; may be empty */
 	size_t naggs;
 	struct {
@@ -388,6 +411,19 @@ struct floe_config_errors {
 int floe_config_parse_all(struct floe_alloc *a, const char *name, const char *text, size_t len,
 			  const char *default_id, struct floe_config **out, struct floe_err *err,
 			  struct floe_config_errors *all);
+
+/* The raw tables: logs first (i = 0), then tables.<name> in order (i = 1..ntables). */
+static inline size_t floe_config_ntables(const struct floe_config *c)
+{
+	return 1 + c->ntables;
+}
+static inline const struct floe_config_table *floe_config_table_at(const struct floe_config *c,
+								   size_t i)
+{
+	return i == 0 ? &c->logs : &c->tables[i - 1];
+}
+/* The index of raw table name (floe_config_table_at's), or -1. */
+int floe_config_table_find(const struct floe_config *c, const char *name);
 
 /* Releases c and everything it owns. c may be NULL. */
 void floe_config_free(struct floe_config *c);

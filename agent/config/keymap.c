@@ -3,6 +3,7 @@
  * every value into a struct, applies defaults, and later dumps and frees that struct, all
  * from the same rows. Nothing here knows floe's keys; keys.c holds them. */
 #include "agent/config/keys.h"
+#include "agent/config/keymap_field.h"
 
 #include "agent/config/units.h"
 #include "formats/base/alloc.h"
@@ -143,67 +144,6 @@ static int type_error(struct floe_config_ctx *ctx, const struct floe_key *k,
 	char buf[LIST_CAP + 8];
 	return floe_config_fail(ctx, val, FLOE_EFORMAT, "key '%s': expected %s, got %s", path,
 				expected_name(k, buf, sizeof(buf)), kind_name(val));
-}
-
-static void put_ptr(char *field, const void *p)
-{
-	memcpy(field, &p, sizeof(p));
-}
-
-static void *get_ptr(const char *field)
-{
-	void *p;
-	memcpy(&p, field, sizeof(p));
-	return p;
-}
-
-static void put_size(char *field, size_t n)
-{
-	memcpy(field, &n, sizeof(n));
-}
-
-static size_t get_size(const char *field)
-{
-	size_t n;
-	memcpy(&n, field, sizeof(n));
-	return n;
-}
-
-static void put_u64(char *field, uint64_t v)
-{
-	memcpy(field, &v, sizeof(v));
-}
-
-static uint64_t get_u64(const char *field)
-{
-	uint64_t v;
-	memcpy(&v, field, sizeof(v));
-	return v;
-}
-
-/* Stores v in a bool (size 1) or an int-sized enum, int or uint32_t (the key's range keeps
- * a uint32_t's value within int, where both have the same representation). */
-static void put_small(char *field, size_t size, int64_t v)
-{
-	if (size == 1) {
-		bool b = v != 0;
-		memcpy(field, &b, 1);
-	} else {
-		int i = (int)v;
-		memcpy(field, &i, sizeof(i));
-	}
-}
-
-static int64_t get_small(const char *field, size_t size)
-{
-	if (size == 1) {
-		uint8_t b;
-		memcpy(&b, field, 1);
-		return b;
-	}
-	int i;
-	memcpy(&i, field, sizeof(i));
-	return i;
 }
 
 const struct floe_cnode *floe_keymap_find_value(const struct floe_cnode *map, const char *name)
@@ -516,6 +456,55 @@ static int unknown_key(struct floe_config_ctx *ctx, const struct floe_key_sectio
 				list);
 }
 
+/* Whether key names one of sec's own keys. */
+static bool own_key(const struct floe_key_section *sec, const struct floe_cnode *key)
+{
+	for (size_t i = 0; i < sec->nkeys; i++)
+		if (strlen(sec->keys[i].name) == key->len &&
+		    memcmp(sec->keys[i].name, key->str, key->len) == 0)
+			return true;
+	return false;
+}
+
+/* The keys of map that are not sec's own, each an element of sec->rest's array named by
+ * the key (checked by rest->check first), in document order. */
+static int apply_rest(struct floe_config_ctx *ctx, const struct floe_key_section *sec,
+		      const struct floe_cnode *map, const char *path, char *base)
+{
+	const struct floe_key *k = sec->rest;
+	size_t n = 0, j = 0;
+	char kpath[PATH_CAP];
+	for (size_t i = 0; i + 1 < map->nkids; i += 2)
+		n += map->kids[i]->kind == FLOE_CNODE_SCALAR && !own_key(sec, map->kids[i]);
+	char *arr = new_list(ctx, k, base, n, k->size);
+	if (!arr)
+		return floe_keymap_nomem(ctx);
+	int first = 0;
+	for (size_t i = 0; i + 1 < map->nkids && j < n; i += 2) {
+		const struct floe_cnode *key = map->kids[i], *val = map->kids[i + 1];
+		if (key->kind != FLOE_CNODE_SCALAR || own_key(sec, key))
+			continue;
+		char *elem = arr + j++ * k->size, *name = floe_strdup(ctx->a, key->str);
+		if (!name)
+			return floe_keymap_nomem(ctx);
+		put_ptr(elem + k->name_off, name);
+		path_key(kpath, path, name);
+		int rc = k->check ? k->check(ctx, key, kpath, (char **)(void *)(elem + k->name_off)) : 0;
+		for (size_t o = 0; rc == 0 && o + 1 < j; o++)
+			if (strcmp(get_ptr(arr + o * k->size + k->name_off), name) == 0)
+				rc = floe_config_fail(ctx, key, FLOE_EFORMAT, "duplicate key '%s'", kpath);
+		if (rc == 0 && val->kind != FLOE_CNODE_MAP && !floe_cnode_is_null(val))
+			rc = type_error(ctx, k, val, kpath);
+		else if (rc == 0)
+			rc = apply_section(ctx, k->sub, floe_cnode_is_null(val) ? NULL : val, kpath,
+					   elem);
+		if (rc < 0 && !go_on(rc))
+			return rc;
+		first = first ? first : rc;
+	}
+	return first;
+}
+
 /* Applies map (NULL = section absent) to the section's keys, then defaults for the keys
  * not given, then the section's post hook. Every key is checked, in document order, past
  * the errors (each recorded); the post hook, which ties keys together, runs only when
@@ -548,7 +537,7 @@ static int apply_section(struct floe_config_ctx *ctx, const struct floe_key_sect
 			if (idx < sec->nkeys)
 				path_key(kpath, path, sec->keys[idx].name);
 			if (idx == sec->nkeys)
-				rc = unknown_key(ctx, sec, key, path);
+				rc = sec->rest ? 0 : unknown_key(ctx, sec, key, path);
 			else if (vals[idx])
 				rc = floe_config_fail(ctx, key, FLOE_EFORMAT, "duplicate key '%s'",
 						      kpath);
@@ -580,6 +569,8 @@ static int apply_section(struct floe_config_ctx *ctx, const struct floe_key_sect
 			return rc;
 		first = first ? first : rc;
 	}
+	if (sec->rest && map && (rc = apply_rest(ctx, sec, map, path, base)) < 0 && !go_on(rc))
+		return rc;
 	if (first || ctx->nerrors != before)
 		return first ? first : FLOE_EFORMAT;
 	return sec->post ? sec->post(ctx, map, path, base) : 0;
@@ -630,6 +621,12 @@ void floe_keymap_free(struct floe_alloc *a, const struct floe_key_section *sec, 
 		default:
 			break;
 		}
+	}
+	if (sec->rest) {
+		char *arr = get_ptr(base + sec->rest->off);
+		for (size_t j = 0; arr && j < get_size(base + sec->rest->off_n); j++)
+			floe_keymap_free(a, sec->rest->sub, arr + j * sec->rest->size);
+		floe_free(a, arr);
 	}
 	if (sec->fini)
 		sec->fini(a, base);
@@ -749,6 +746,14 @@ static int dump_section(struct floe_buf *b, const struct floe_key_section *sec, 
 			rc = floe_buf_printf(b, "  # %s", k->help);
 		if (rc == 0)
 			rc = floe_buf_putc(b, '\n');
+	}
+	const char *arr = sec->rest ? get_ptr(base + sec->rest->off) : NULL;
+	for (size_t j = 0; rc == 0 && arr && j < get_size(base + sec->rest->off_n); j++) {
+		const char *elem = arr + j * sec->rest->size;
+		rc = floe_buf_printf(b, "%*s%s:\n", indent, "",
+				     (const char *)get_ptr(elem + sec->rest->name_off));
+		if (rc == 0)
+			rc = dump_section(b, sec->rest->sub, elem, indent + 2, false);
 	}
 	return rc;
 }

@@ -238,6 +238,8 @@ static int root_post(struct floe_config_ctx *ctx, const struct floe_cnode *map, 
 	int rc = floe_keys_inputs_names(ctx, map, c);
 	if (rc == 0)
 		rc = floe_keys_aggs_check(ctx, map, c);
+	if (rc == 0)
+		rc = floe_keys_routes_check(ctx, map, c);
 	if (rc < 0)
 		return rc;
 	/* The sort buffer is held next to the writers' row groups (a quarter of the budget

@@ -116,6 +116,9 @@ struct floe_key {
 	floe_key_format_fn format; /* FLOE_KT_CUSTOM */
 	floe_key_shown_fn shown;   /* NULL: always shown */
 	const char *help;
+	/* A section's rest key (floe_key_section.rest): where each element keeps its name
+	 * (a char *, owned by the element; its section's fini frees it). */
+	size_t name_off;
 };
 
 struct floe_key_section {
@@ -127,6 +130,11 @@ struct floe_key_section {
 	 * { shorthand: X } (metrics: "- count" is { metric: count }). NULL: items must be
 	 * mappings. */
 	const char *shorthand;
+	/* Keys named by the user (tables.<name>): every key of the mapping that is not one of
+	 * keys becomes an element of rest's array (FLOE_KT_SECTION_LIST's fields: off, off_n,
+	 * size, sub), named by the key, which rest->check accepts or refuses first, in
+	 * document order. NULL: such a key is unknown. */
+	const struct floe_key *rest;
 };
 
 #define FLOE_KEY_SECTION(keys_, post_, fini_)                                                      \

@@ -18,15 +18,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int check_field(struct floe_config_ctx *, const struct floe_cnode *, const char *, char **);
 static int check_agg_name(struct floe_config_ctx *, const struct floe_cnode *, const char *,
 			  char **);
 static int check_column(struct floe_config_ctx *, const struct floe_cnode *, const char *, char **);
 static int check_index(struct floe_config_ctx *, const struct floe_cnode *, const char *, char **);
 static int check_quantile(struct floe_config_ctx *, const struct floe_cnode *, const char *,
 			  char **);
-static int check_matches(struct floe_config_ctx *, const struct floe_cnode *, const char *,
-			 char **);
 static int parse_accuracy(struct floe_config_ctx *, const struct floe_cnode *, const char *,
 			  const char *, size_t, char *);
 static int format_accuracy(struct floe_buf *, const char *);
@@ -52,7 +49,7 @@ static const char *const q_default[] = {"0.5", "0.9", "0.99", NULL};
 #define KIND_KEY(i, name_)                                                                         \
 	{                                                                                          \
 		.name = name_, .type = FLOE_KT_STRING, .off = MET(by_kind[i]),                     \
-		.check = check_field, .shown = never, .flags = FLOE_KF_QUIET                       \
+		.check = floe_config_check_field_ref, .shown = never, .flags = FLOE_KF_QUIET                       \
 	}
 
 /* ---- the key tables ----------------------------------------------------------------- */
@@ -67,7 +64,7 @@ static const struct floe_key metric_keys[] = {
     {.name = "field",
      .type = FLOE_KT_STRING,
      .off = MET(field),
-     .check = check_field,
+     .check = floe_config_check_field_ref,
      .help = "a record field (host, app, severity, ...) or an attribute (attrs.KEY)"},
     {.name = "name",
      .type = FLOE_KT_STRING,
@@ -147,7 +144,7 @@ static const struct floe_key where_keys[] = {
      .type = FLOE_KT_STRING,
      .off = AGG(where.field),
      .flags = FLOE_KF_REQUIRED,
-     .check = check_field,
+     .check = floe_config_check_field_ref,
      .help = "the field tested"},
     {.name = "equals",
      .type = FLOE_KT_STRING,
@@ -156,7 +153,7 @@ static const struct floe_key where_keys[] = {
     {.name = "matches",
      .type = FLOE_KT_STRING,
      .off = AGG(where.matches),
-     .check = check_matches,
+     .check = floe_config_check_matches,
      .help = "keep events whose field matches this POSIX ERE"},
     {.name = "present",
      .type = FLOE_KT_ENUM,
@@ -243,7 +240,7 @@ static const struct floe_key agg_keys[] = {
      .off_n = AGG(ngroup_by),
      .flags = FLOE_KF_UNIQUE,
      .max = 8,
-     .check = check_field,
+     .check = floe_config_check_field_ref,
      .help = "fields whose values make a group; [] = one group"},
     {.name = "metrics",
      .type = FLOE_KT_SECTION_LIST,
@@ -273,8 +270,8 @@ const struct floe_key_section floe_keys_aggs_section =
 
 /* ---- checks ------------------------------------------------------------------------- */
 
-static int check_field(struct floe_config_ctx *ctx, const struct floe_cnode *at, const char *path,
-		       char **value)
+int floe_config_check_field_ref(struct floe_config_ctx *ctx, const struct floe_cnode *at,
+				const char *path, char **value)
 {
 	struct floe_err why;
 	struct floe_field_ref ref;
@@ -361,8 +358,8 @@ static int check_quantile(struct floe_config_ctx *ctx, const struct floe_cnode *
 
 /* Compiled as the aggregator will (agent/parse/regex.c), so a pattern that passes here
  * compiles at start-up. */
-static int check_matches(struct floe_config_ctx *ctx, const struct floe_cnode *at, const char *path,
-			 char **value)
+int floe_config_check_matches(struct floe_config_ctx *ctx, const struct floe_cnode *at,
+			      const char *path, char **value)
 {
 	size_t n = strlen(*value);
 	if (n > 4096)

@@ -24,6 +24,7 @@
 #define MET(member) offsetof(struct floe_config_metric, member)
 
 struct floe_config_input;
+struct floe_config;
 struct floe_buf;
 
 /* The sections below the root, each with its keys, checks and hooks in its own file. */
@@ -45,6 +46,17 @@ int floe_config_check_match(struct floe_config_ctx *ctx, const struct floe_cnode
 			    const char *path, char **value);
 int floe_config_check_field_name(struct floe_config_ctx *ctx, const struct floe_cnode *at,
 				 const char *path, char **value);
+/* keys_aggs.c, also for inputs[].route: a field reference (schema/aggtable.h), and a
+ * POSIX ERE compiled as the matcher will compile it. */
+int floe_config_check_field_ref(struct floe_config_ctx *ctx, const struct floe_cnode *at,
+				const char *path, char **value);
+int floe_config_check_matches(struct floe_config_ctx *ctx, const struct floe_cnode *at,
+			      const char *path, char **value);
+/* keys_route.c: an input's route rules, and the rule of the root that their tables and
+ * each input's table exist. */
+extern const struct floe_key_section floe_keys_route_section;
+int floe_keys_routes_check(struct floe_config_ctx *ctx, const struct floe_cnode *root,
+			   struct floe_config *c);
 int floe_config_parse_mode(struct floe_config_ctx *ctx, const struct floe_cnode *at,
 			   const char *path, const char *s, size_t len, char *field);
 int floe_config_format_mode(struct floe_buf *out, const char *field);

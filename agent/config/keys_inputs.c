@@ -376,6 +376,18 @@ static const struct floe_key input_keys[] = {
      .def = "true",
      .choices = bool_names,
      .help = "false: records only feed aggregations, none go to the raw table"},
+    {.name = "table",
+     .type = FLOE_KT_STRING,
+     .off = INP(table),
+     .def = "logs",
+     .help = "the raw table its records go to when no route rule takes them"},
+    {.name = "route",
+     .type = FLOE_KT_SECTION_LIST,
+     .off = INP(routes),
+     .off_n = INP(nroutes),
+     .size = sizeof(struct floe_config_route),
+     .sub = &floe_keys_route_section,
+     .help = "rules tried in order: {field, equals | matches, table}; the first that matches names the table"},
 };
 const struct floe_key_section floe_keys_input_section =
     FLOE_KEY_SECTION(input_keys, input_post, NULL);

@@ -32,6 +32,8 @@ static int column_post(struct floe_config_ctx *, const struct floe_cnode *, cons
 static int columns_check(struct floe_config_ctx *, const struct floe_cnode *, const char *,
 			 struct floe_config_table *);
 static bool columns_shown(const char *);
+static int check_table_name(struct floe_config_ctx *, const struct floe_cnode *, const char *,
+			    char **);
 
 static const char *const codec_names[] = {"zstd", "lz4_raw", "uncompressed", NULL};
 static const char *const profile_names[] = {"default", "compact", NULL};
@@ -258,7 +260,27 @@ static const struct floe_key tables_keys[] = {
      .sub = &table_section,
      .help = "the raw log table"},
 };
-const struct floe_key_section floe_keys_tables_section = FLOE_KEY_SECTION(tables_keys, NULL, NULL);
+/* Every other name under tables: a further raw table, with the same keys. */
+static const struct floe_key more_tables = {
+    .name = "<name>",
+    .type = FLOE_KT_SECTION_LIST,
+    .off = CFG(tables),
+    .off_n = CFG(ntables),
+    .size = sizeof(struct floe_config_table),
+    .sub = &table_section,
+    .check = check_table_name,
+    .name_off = TBL(name),
+    .help = "a further raw table"};
+const struct floe_key_section floe_keys_tables_section = {
+    .keys = tables_keys, .nkeys = 1, .rest = &more_tables};
+
+int floe_config_table_find(const struct floe_config *c, const char *name)
+{
+	for (size_t i = 0; name && i < floe_config_ntables(c); i++)
+		if (strcmp(floe_config_table_at(c, i)->name, name) == 0)
+			return (int)i;
+	return -1;
+}
 
 /* ---- checks and post hooks ------------------------------------------------------------- */
 
@@ -319,6 +341,20 @@ static int check_partition(struct floe_config_ctx *ctx, const struct floe_cnode 
 		return floe_keymap_nomem(ctx);
 	floe_free(ctx->a, *value);
 	*value = c;
+	return 0;
+}
+
+/* A table's name: an identifier every engine and catalog takes unquoted. */
+static int check_table_name(struct floe_config_ctx *ctx, const struct floe_cnode *at,
+			    const char *path, char **value)
+{
+	char shown[FLOE_KEYMAP_SHOW_CAP];
+	const char *v = *value;
+	if (!floe_keymap_all_of(v, 1, 128, "_") || (v[0] >= '0' && v[0] <= '9'))
+		return floe_config_fail(ctx, at, FLOE_EFORMAT,
+					"key '%s': a table name is 1 to 128 letters, digits and _, "
+					"not starting with a digit, got '%s'",
+					path, floe_keymap_show(v, strlen(v), shown));
 	return 0;
 }
 
@@ -422,9 +458,15 @@ static int table_post(struct floe_config_ctx *ctx, const struct floe_cnode *map,
 	const char *dot = strrchr(path, '.');
 	char a[FLOE_UNITS_FMT_MAX], b[FLOE_UNITS_FMT_MAX];
 
-	if (!(t->name = floe_strdup(ctx->a, dot ? dot + 1 : path)))
+	if (!t->name && !(t->name = floe_strdup(ctx->a, dot ? dot + 1 : path)))
 		return floe_keymap_nomem(ctx);
 	t->columns_given = floe_keys_given(map, "columns") != NULL;
+	/* The typed columns' plan is learnt from, and saved for, the logs table alone. */
+	if (strcmp(t->name, "logs") != 0 && t->ncolumns)
+		return floe_config_fail(ctx, floe_keys_given(map, "columns"), FLOE_EFORMAT,
+					"key '%s.columns': typed columns are supported on "
+					"tables.logs only (here, fields stay in attrs)",
+					path);
 	int rc = columns_check(ctx, map, path, t);
 	if (rc)
 		return rc;

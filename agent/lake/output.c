@@ -302,6 +302,7 @@ static int commit_some(struct pass *p)
 	for (size_t i = 0; i < p->k; i++) {
 		if (rc == 0) {
 			p->rep->rows_committed += floe_spool_entry_rows(p->es[i]);
+			p->rep->files_committed += p->es[i]->nfiles;
 			p->rep->replaced_utf8 += p->es[i]->replaced_utf8;
 			int rm = floe_spool_remove(o->cspool, p->es[i]);
 			if (rm)

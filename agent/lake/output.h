@@ -43,6 +43,7 @@ struct floe_output_options {
 /* What one output's commit, or a main-thread step, did: added to, never reset here. */
 struct floe_output_report {
 	uint64_t commits, rows_committed, replaced_utf8;
+	uint64_t files_committed; /* data files of the committed entries */
 	uint64_t damaged;	       /* entries whose data files failed their check */
 	uint64_t lost_entries, lost_rows; /* damaged and not rebuilt: counted, quarantined */
 	uint64_t rebuild;	       /* a damaged entry to read again (0: none); commits stop before it */

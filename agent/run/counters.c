@@ -144,6 +144,17 @@ static const struct ctr glob[] = {
      G(agg_pool_grown_bytes), GAUGE},
 };
 
+/* Per raw table, labelled table="NAME". */
+#define T(i) (offsetof(struct floe_table_counters, v) + (i) * sizeof(uint64_t))
+static const struct ctr table_fams[] = {
+    {"rows_committed", "floe_table_rows_committed_total", "Rows committed, by raw table.",
+     T(FLOE_TABLE_ROWS), 0},
+    {"files_committed", "floe_table_files_committed_total",
+     "Data files committed, by raw table.", T(FLOE_TABLE_FILES), 0},
+    {"commits", "floe_table_commits_total", "Successful commits, by raw table.",
+     T(FLOE_TABLE_COMMITS), 0},
+};
+
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
 static uint64_t at(const void *base, size_t off)
@@ -163,6 +174,15 @@ int floe_counters_json(const struct floe_run_counters *g, const struct floe_inpu
 				     g->column_names[k], g->conv_failures[k]);
 	if (rc == 0 && g->ncolumns)
 		rc = floe_buf_printf(b, "}");
+	for (size_t k = 0; k < g->ntables && rc == 0; k++) {
+		const struct floe_table_counters *t = &g->tables[k];
+		rc = floe_buf_printf(b, "%s\"%s\":", k ? "," : ",\"tables\":{", t->name);
+		for (size_t f = 0; f < N(table_fams) && rc == 0; f++)
+			rc = floe_buf_printf(b, "%s\"%s\":%" PRIu64, f ? "," : "{", table_fams[f].json,
+					     at(t, table_fams[f].off));
+		if (rc == 0)
+			rc = floe_buf_printf(b, "}%s", k + 1 == g->ntables ? "}" : "");
+	}
 	if (rc == 0)
 		rc = floe_buf_printf(b, ",\"inputs\":[");
 	for (size_t i = 0; i < n && rc == 0; i++) {
@@ -250,6 +270,15 @@ int floe_counters_prom(const struct floe_run_counters *g, const struct floe_inpu
 		rc = sample(b, "floe_column_conversion_failures_total", false, labels,
 			    g->conv_failures[k]);
 	}
+	for (size_t f = 0; f < N(table_fams) && g->ntables && rc == 0; f++) {
+		rc = family(b, table_fams[f].prom, table_fams[f].help, table_fams[f].json, false,
+			    "tables.NAME.");
+		for (size_t k = 0; k < g->ntables && rc == 0; k++) {
+			char labels[160];
+			snprintf(labels, sizeof(labels), "{table=\"%s\"}", g->tables[k].name);
+			rc = sample(b, table_fams[f].prom, false, labels, at(&g->tables[k], table_fams[f].off));
+		}
+	}
 	for (size_t i = 0; i < n && rc == 0; i++)
 		for (size_t k = 0; k < in[i].n && rc == 0; k++)
 			rc = input_family(in, n, i, k, b);
@@ -270,18 +299,21 @@ struct input_total {
 	uint64_t values[FLOE_INPUT_METRICS_MAX];
 };
 
-/* One typed column's conversion failures, by name (a column the next configuration
- * still lists goes on counting from them). */
-struct column_total {
+/* A labelled counter's totals, by what it counts and its name: a typed column's
+ * conversion failures (v[0]), a raw table's rows, files and commits (v[0..2]). A column or
+ * table the next configuration still has goes on counting from them. */
+enum { NAMED_COLUMN, NAMED_TABLE };
+struct named_total {
+	int kind;
 	char name[TOTALS_NAME_MAX];
-	uint64_t failures;
+	uint64_t v[FLOE_TABLE_NCOUNTERS];
 };
 
 struct floe_counter_totals {
 	struct floe_run_counters g;
 	struct input_total *in;
 	size_t nin;
-	struct column_total *col;
+	struct named_total *col;
 	size_t ncol;
 };
 
@@ -300,12 +332,31 @@ void floe_counter_totals_free(struct floe_counter_totals *t)
 	floe_free(NULL, t);
 }
 
-static struct column_total *find_column(const struct floe_counter_totals *t, const char *name)
+static struct named_total *find_named(const struct floe_counter_totals *t, int kind,
+				      const char *name)
 {
 	for (size_t i = 0; i < t->ncol; i++)
-		if (strncmp(t->col[i].name, name, TOTALS_NAME_MAX - 1) == 0)
+		if (t->col[i].kind == kind && strncmp(t->col[i].name, name, TOTALS_NAME_MAX - 1) == 0)
 			return &t->col[i];
 	return NULL;
+}
+
+/* The name of the i-th labelled counter of g (columns, then tables), its kind and its
+ * values' slots (nv of them). */
+static const char *named_at(struct floe_run_counters *g, size_t i, int *kind, uint64_t **v,
+			    size_t *nv)
+{
+	if (i < g->ncolumns) {
+		*kind = NAMED_COLUMN;
+		*v = &g->conv_failures[i];
+		*nv = 1;
+		return g->column_names[i];
+	}
+	struct floe_table_counters *tc = &g->tables[i - g->ncolumns];
+	*kind = NAMED_TABLE;
+	*v = tc->v;
+	*nv = FLOE_TABLE_NCOUNTERS;
+	return tc->name;
 }
 
 /* The input of name and kind in t (an input without a name has its position). */
@@ -337,24 +388,32 @@ int floe_counter_totals_add(struct floe_counter_totals *t, const struct floe_run
 			return FLOE_ENOMEM;
 		t->in = more;
 	}
-	size_t fresh_cols = 0;
-	for (size_t c = 0; c < g->ncolumns; c++)
-		fresh_cols += find_column(t, g->column_names[c]) == NULL;
+	size_t fresh_cols = 0, nnamed = g->ncolumns + g->ntables, nv;
+	struct floe_run_counters *gw = (struct floe_run_counters *)g; /* named_at reads only */
+	uint64_t *v;
+	int kind;
+	for (size_t c = 0; c < nnamed; c++) {
+		const char *name = named_at(gw, c, &kind, &v, &nv);
+		fresh_cols += find_named(t, kind, name) == NULL;
+	}
 	if (fresh_cols) {
-		struct column_total *more =
+		struct named_total *more =
 		    floe_realloc(NULL, t->col, (t->ncol + fresh_cols) * sizeof(*t->col));
 		if (!more)
 			return FLOE_ENOMEM;
 		t->col = more;
 	}
-	for (size_t c = 0; c < g->ncolumns; c++) {
-		struct column_total *ct = find_column(t, g->column_names[c]);
+	for (size_t c = 0; c < nnamed; c++) {
+		const char *name = named_at(gw, c, &kind, &v, &nv);
+		struct named_total *ct = find_named(t, kind, name);
 		if (!ct) {
 			ct = &t->col[t->ncol++];
-			snprintf(ct->name, sizeof(ct->name), "%s", g->column_names[c]);
-			ct->failures = 0;
+			memset(ct, 0, sizeof(*ct));
+			ct->kind = kind;
+			snprintf(ct->name, sizeof(ct->name), "%s", name);
 		}
-		ct->failures += g->conv_failures[c];
+		for (size_t k = 0; k < nv; k++)
+			ct->v[k] += v[k];
 	}
 	for (size_t k = 0; k < N(glob); k++)
 		if (!(glob[k].flags & GAUGE))
@@ -387,10 +446,14 @@ void floe_counter_totals_apply(const struct floe_counter_totals *t, struct floe_
 	for (size_t k = 0; k < N(glob); k++)
 		if (!(glob[k].flags & GAUGE))
 			*(uint64_t *)(void *)((char *)g + glob[k].off) += at(&t->g, glob[k].off);
-	for (size_t c = 0; c < g->ncolumns; c++) {
-		const struct column_total *ct = find_column(t, g->column_names[c]);
-		if (ct)
-			g->conv_failures[c] += ct->failures;
+	for (size_t c = 0; c < g->ncolumns + g->ntables; c++) {
+		uint64_t *v;
+		size_t nv;
+		int kind;
+		const char *name = named_at(g, c, &kind, &v, &nv);
+		const struct named_total *ct = find_named(t, kind, name);
+		for (size_t k = 0; ct && k < nv; k++)
+			v[k] += ct->v[k];
 	}
 	for (size_t i = 0; i < n; i++) {
 		const struct input_total *it = find_input(t, &in[i], i);

@@ -15,6 +15,13 @@
 
 struct floe_buf;
 
+/* One raw table's commits (name borrowed): the families labelled by table. */
+enum { FLOE_TABLE_ROWS, FLOE_TABLE_FILES, FLOE_TABLE_COMMITS, FLOE_TABLE_NCOUNTERS };
+struct floe_table_counters {
+	const char *name;
+	uint64_t v[FLOE_TABLE_NCOUNTERS]; /* committed rows, data files, commits */
+};
+
 /* The runner's own counters and gauges, over every input. */
 struct floe_run_counters {
 	uint64_t lines, seals, commits, commit_failures, commit_attempts, commit_conflicts;
@@ -37,6 +44,10 @@ struct floe_run_counters {
 	size_t ncolumns;
 	const char *column_names[FLOE_COLS_MAX];
 	uint64_t conv_failures[FLOE_COLS_MAX];
+	/* Per raw table (logs first; borrowed): what its commits committed. The unlabelled
+	 * commits and rows_committed are the logs table's. */
+	size_t ntables;
+	struct floe_table_counters *tables; /* totals_apply adds to them */
 };
 
 /* One input's counters: its kind's table (agent/input/input.h) and their values. */

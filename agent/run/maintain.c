@@ -651,7 +651,7 @@ static int remove_stale(void *ctx, const char *name)
 
 static void writer_options(struct compact *c, const struct floe_config *cfg)
 {
-	floe_run_pq_options(cfg, &c->pq);
+	floe_run_pq_options(&cfg->logs, &c->pq);
 	snprintf(c->created_by, sizeof(c->created_by), "floe version %s", FLOE_VERSION);
 	c->pq.created_by = c->created_by;
 	size_t nb = cfg->logs.nbloom_filters < FLOE_LOG_NCOLS ? cfg->logs.nbloom_filters : FLOE_LOG_NCOLS;

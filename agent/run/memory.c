@@ -36,7 +36,7 @@ static double mib(uint64_t v)
  * on a machine with one CPU, which only needs less. */
 static void pq_options(const struct floe_config *c, struct floe_pq_options *o, struct floe_pq_offload *off)
 {
-	floe_run_pq_options(c, o);
+	floe_run_pq_options(&c->logs, o);
 	memset(off, 0, sizeof(*off));
 	if (c->agent.compress_threads > 0)
 		o->offload = off;
@@ -157,6 +157,27 @@ static uint64_t line_that_fits(const struct floe_config *c, const struct floe_pq
 	return lo >= 1024 ? lo : (lo >= 256 ? 256 : 0);
 }
 
+/* Each raw table's batch needs a writer of its own at least: the writers the budget
+ * holds are shared by the tables (the runner gives each its share). */
+static int tables_check(const struct floe_config *c, const struct floe_memory_need *n,
+			struct floe_err *err)
+{
+	struct floe_memory_partitions p;
+	size_t nt = floe_config_ntables(c);
+	if (nt == 1 || floe_memory_partitions(c, &p) != 0 || p.writers >= nt)
+		return 0;
+	/* What floe_memory_partitions counts beside the writers, and one writer a table. */
+	uint64_t want = n->total + (c->logs.nsort_by ? 0 : p.stage) + (nt - 1) * p.per_writer;
+	return floe_err_set(err, FLOE_EFORMAT,
+			    "%s:%d:%d: key 'agent.memory_limit': %.1fMiB holds %zu open Parquet "
+			    "writer(s) (about %.1fMiB each) beside the rest of the agent, and the "
+			    "%zu raw tables need one each; raise agent.memory_limit to %" PRIu64 "MiB",
+			    c->path, c->agent.memory_limit_line ? c->agent.memory_limit_line : 1,
+			    c->agent.memory_limit_line ? c->agent.memory_limit_col : 1,
+			    mib(c->agent.memory_limit), p.writers, mib(p.per_writer), nt,
+			    (want + (1u << 20) - 1) >> 20);
+}
+
 int floe_memory_check(const struct floe_config *c, struct floe_err *err)
 {
 	struct floe_memory_need n;
@@ -164,8 +185,10 @@ int floe_memory_check(const struct floe_config *c, struct floe_err *err)
 	if (rc)
 		return floe_err_set(err, rc, "%s: measuring the memory a record needs: %s", c->path,
 				    floe_strerror(rc));
-	if (c->ninputs == 0 || n.total <= c->agent.memory_limit)
+	if (c->ninputs == 0)
 		return 0;
+	if (n.total <= c->agent.memory_limit)
+		return tables_check(c, &n, err);
 	const struct floe_config_input *in = &c->inputs[n.input];
 	struct floe_pq_options o;
 	struct floe_pq_offload off;

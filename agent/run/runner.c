@@ -4,8 +4,8 @@
 #include "agent/run/runner.h"
 
 #include "agent/run/runner_impl.h"
-#include "agent/run/colplan.h"
 #include "agent/run/counters.h"
+#include "agent/run/colplan.h"
 #include "agent/run/memory.h"
 
 #include "agent/config/config.h"
@@ -15,6 +15,8 @@
 #include "agent/lake/warehouse.h"
 #include "agent/pipeline/assemble.h"
 #include "agent/pipeline/decode.h"
+#include "agent/pipeline/route.h"
+#include "formats/base/buf.h"
 #include "formats/iceberg/metadata.h"
 #include "platform/fs.h"
 #include "platform/log.h"
@@ -66,29 +68,31 @@ static int open_state(struct floe_runner *r, struct floe_err *err)
 	return floe_identity_open(r->alloc, dir, machine, true, r->env.o.rand, &r->ck.id, err);
 }
 
-int floe_runner_open_table(struct floe_runner *r, bool later, struct floe_table **out,
+int floe_runner_open_table(struct floe_runner *r, size_t k, bool later, struct floe_table **out,
 			   struct floe_err *err)
 {
 	const struct floe_config *cfg = r->set.cfg;
+	const struct floe_config_table *tc = r->raw[k].cfg;
 	int rc = floe_warehouse_probe(r->lake.store, cfg, err);
 	if (rc)
 		return rc;
 	struct floe_table_options topt =
-	    floe_run_table_options(r, cfg->logs.name, &cfg->logs.partition);
-	topt.columns = &r->com.cols;
+	    floe_run_table_options(r, tc->name, &tc->partition, &tc->props);
+	/* The typed columns' plan is the logs table's (config/: only it declares any). */
+	topt.columns = k == 0 ? &r->com.cols : NULL;
 	topt.sort_order = true;
-	topt.sort_keys = cfg->logs.sort_keys;
-	topt.nsort_keys = cfg->logs.nsort_by;
+	topt.sort_keys = tc->sort_keys;
+	topt.nsort_keys = tc->nsort_by;
 	struct floe_err e = {0};
 	struct floe_table *t = NULL;
 	if ((rc = floe_table_open(r->alloc, &topt, &t, &e))) {
 		if (e.msg[0] && strcmp(e.msg, floe_strerror(rc)) != 0)
 			return floe_err_set(err, rc, "%s", e.msg);
 		return floe_err_set(err, rc, "cannot open table %s/%s/%s: %s", cfg->lake.warehouse,
-				    cfg->lake.namespace, cfg->logs.name, floe_strerror(rc));
+				    cfg->lake.namespace, tc->name, floe_strerror(rc));
 	}
 	if (!later) {
-		r->lake.spec = *floe_table_spec(t);
+		r->raw[k].spec = *floe_table_spec(t);
 		*out = t;
 		return 0;
 	}
@@ -97,7 +101,7 @@ int floe_runner_open_table(struct floe_runner *r, bool later, struct floe_table 
 	 * (floe_table_evolve_spec): its entries name no spec id. */
 	const char *uuid = floe_ice_meta_uuid(floe_table_meta(t));
 	int64_t committed = floe_table_committed_seq(t, r->ck.id.installation);
-	if (r->com.expect_committed > committed && uuid &&
+	if (k == 0 && r->com.expect_committed > committed && uuid &&
 		 strcmp(uuid, r->com.expect_uuid) == 0)
 		rc = floe_err_set(err, FLOE_EREGRESS,
 				  "the table %s is behind this agent: installation %s committed up "
@@ -137,12 +141,15 @@ static void learn_columns(struct floe_runner *r, struct floe_table *t)
 	r->com.rep.cols_learnt = true;
 }
 
-/* The logs table's output opens its table here at its first contact with the store. */
+/* A raw table's output opens its table here at its first contact with the store. */
 static int open_later(void *ctx, struct floe_table **out, struct floe_err *err)
 {
-	int rc = floe_runner_open_table(ctx, true, out, err);
-	if (rc == 0)
-		learn_columns(ctx, *out);
+	struct run_table *rt = ctx;
+	struct floe_runner *r = rt->opener;
+	size_t k = (size_t)(rt - r->raw);
+	int rc = floe_runner_open_table(r, k, true, out, err);
+	if (rc == 0 && k == 0)
+		learn_columns(r, *out);
 	return rc;
 }
 
@@ -155,6 +162,68 @@ static void start_retries(struct floe_store *st, bool once)
 #else
 	(void)floe_store_s3_set_max_retries(st, once ? -1 : 0);
 #endif
+}
+
+/* Raw table k: its table (a store away at the start is waited out, as the committer
+ * opens it at its first contact), its spool and its output. logs' spool is state_dir/spool
+ * as ever; a further table's is state_dir/tables/<name>. */
+static int open_raw(struct floe_runner *r, size_t k, struct floe_err *err)
+{
+	struct run_table *rt = &r->raw[k];
+	rt->cfg = floe_config_table_at(r->set.cfg, k);
+	rt->spec = rt->cfg->partition;
+	rt->opener = r;
+	rt->ck_sealed = -1;
+	rt->next_seq = 1;
+	rt->interval_us = (int64_t)rt->cfg->commit_interval_ms * 1000;
+	rt->lent_us = floe_run_mono_us(r); /* its first interval starts with the agent */
+	snprintf(rt->what, sizeof(rt->what), k ? "table %s" : "the logs table", rt->cfg->name);
+	int rc = k ? floe_fmt(rt->spool_dir, sizeof(rt->spool_dir), "%s/tables/%s",
+			      r->set.state_dir, rt->cfg->name)
+		   : floe_fmt(rt->spool_dir, sizeof(rt->spool_dir), "%s", r->set.spool_dir);
+	if (rc || (rc = floe_fs_mkdirs(rt->spool_dir)))
+		return floe_err_set(err, rc, "cannot make spool %s: %s", rt->spool_dir,
+				    floe_strerror(rc));
+	/* One attempt per request at start-up: a dead endpoint costs one connect timeout
+	 * before the inputs open, not a round of backoffs; the committer retries. */
+	struct floe_table *t = NULL;
+	if (!r->lake.store_down) {
+		start_retries(r->lake.store, true);
+		rc = floe_runner_open_table(r, k, false, &t, err);
+		start_retries(r->lake.store, false);
+	}
+	if (rc && floe_warehouse_waited_out(rc)) {
+		floe_warn("runner: %s; starting without it: the inputs are read into the spool, "
+			  "and the table is opened (or created) and the spool committed once the "
+			  "store answers",
+			  floe_err_text(err, rc));
+		r->lake.store_down = true;
+		snprintf(r->lake.store_error, sizeof(r->lake.store_error), "%s", floe_err_text(err, rc));
+		r->com.last_rc = rc;
+		rc = 0;
+	}
+	if (rc)
+		return rc;
+	struct floe_output_options oo = {
+	    .alloc = r->alloc,
+	    .installation = r->ck.id.installation,
+	    .what = rt->what,
+	    /* From the positions its entries record, its own records alone (the replay
+	     * routes them again). */
+	    .rebuildable = true,
+	    .open = open_later,
+	    .open_ctx = rt,
+	};
+	rc = floe_spool_open(r->alloc, rt->spool_dir, &rt->spec, &rt->spool);
+	oo.spool = rt->spool;
+	if (rc == 0)
+		rc = floe_output_new(&oo, t, &rt->out);
+	if (rc) {
+		floe_table_free(t);
+		return floe_err_set(err, rc, "cannot open spool %s: %s", rt->spool_dir,
+				    floe_strerror(rc));
+	}
+	return 0;
 }
 
 /* The warehouse, the table in it and the spool, with a second handle on the spool for
@@ -171,48 +240,23 @@ static int open_lake(struct floe_runner *r, struct floe_err *err)
 		rc = floe_catalog_rest_new(r->alloc, cfg, r->env.o.clock, r->env.o.rand, &r->lake.catalog, err);
 	if (rc)
 		return rc;
-	r->lake.spec = cfg->logs.partition;
 	r->com.last_rc = 0;
-	/* One attempt per request at start-up: a dead endpoint costs one connect timeout
-	 * before the inputs open, not a round of backoffs; the committer retries. */
-	start_retries(r->lake.store, true);
-	struct floe_table *t = NULL;
-	rc = floe_runner_open_table(r, false, &t, err);
-	start_retries(r->lake.store, false);
-	if (rc && floe_warehouse_waited_out(rc)) {
-		floe_warn("runner: %s; starting without it: the inputs are read into the spool, "
-			  "and the table is opened (or created) and the spool committed once the "
-			  "store answers",
-			  floe_err_text(err, rc));
-		r->lake.store_down = true;
-		snprintf(r->lake.store_error, sizeof(r->lake.store_error), "%s", floe_err_text(err, rc));
-		r->com.last_rc = rc;
-		rc = 0;
-	}
-	if (rc)
-		return rc;
-	struct floe_output_options oo = {
-	    .alloc = r->alloc,
-	    .installation = r->ck.id.installation,
-	    .what = "the logs table",
-	    .rebuildable = true, /* from the positions its entries record */
-	    .open = open_later,
-	    .open_ctx = r,
-	};
-	rc = floe_spool_open(r->alloc, r->set.spool_dir, &r->lake.spec, &r->lake.spool);
-	oo.spool = r->lake.spool;
-	if (rc == 0)
-		rc = floe_output_new(&oo, t, &r->lake.out);
-	if (rc) {
-		floe_table_free(t);
-		return floe_err_set(err, rc, "cannot open spool %s: %s", r->set.spool_dir,
-				    floe_strerror(rc));
-	}
+	r->raw = floe_calloc(r->alloc, floe_config_ntables(cfg), sizeof(*r->raw));
+	/* The counters, then as many for the documents' snapshot (runner_counters.c). */
+	r->tabctr = floe_calloc(r->alloc, 2 * floe_config_ntables(cfg), sizeof(*r->tabctr));
+	if (!r->raw || !r->tabctr)
+		return floe_err_set(err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));
+	for (size_t k = 0; k < floe_config_ntables(cfg); k++)
+		r->tabctr[k].name = floe_config_table_at(cfg, k)->name;
+	for (; r->nraw < floe_config_ntables(cfg); r->nraw++)
+		if ((rc = open_raw(r, r->nraw, err)))
+			return rc;
 	/* The typed columns' plan, once the spool tells whether files written under the
 	 * saved one wait in it. */
+	struct floe_table *t = floe_output_table(r->raw[0].out);
 	uint64_t *seqs = NULL;
 	size_t spooled = 0;
-	if (floe_spool_list(r->lake.spool, &seqs, &spooled) == 0)
+	if (floe_spool_list(r->raw[0].spool, &seqs, &spooled) == 0)
 		floe_free(r->alloc, seqs);
 	return floe_run_columns_start(cfg, r->set.state_dir, t ? floe_table_meta(t) : NULL, t,
 				      t ? floe_table_location(t) : cfg->logs.name, spooled > 0,
@@ -222,12 +266,11 @@ static int open_lake(struct floe_runner *r, struct floe_err *err)
 /* The outputs the committer's loop goes over: the logs table's, then the aggregations'. */
 static int open_outputs(struct floe_runner *r, struct floe_err *err)
 {
-	size_t n = 1 + r->set.cfg->naggs;
+	size_t n = r->nraw + r->set.cfg->naggs;
 	if (!(r->com.outs = floe_calloc(r->alloc, n, sizeof(*r->com.outs))))
 		return floe_err_set(err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));
-	r->com.outs[0] = r->lake.out;
-	for (size_t i = 1; i < n; i++)
-		r->com.outs[i] = floe_run_aggs_output(r, i - 1);
+	for (size_t i = 0; i < n; i++)
+		r->com.outs[i] = i < r->nraw ? r->raw[i].out : floe_run_aggs_output(r, i - r->nraw);
 	r->com.nouts = n;
 	return 0;
 }
@@ -266,18 +309,30 @@ static int open_batch(struct floe_runner *r, struct floe_err *err)
 							   floe_worker_wait_cb};
 		r->set.batch.pq.offload = &r->lake.offload;
 	}
-	/* Partitions: as many writers as the budget holds beside the rest, then the stage. */
+	/* Partitions: as many writers as the budget holds beside the rest, then the stage,
+	 * shared evenly by the raw tables. */
 	struct floe_memory_partitions parts;
 	if (floe_memory_partitions(r->set.cfg, &parts) == 0) {
-		r->set.batch.max_writers = parts.writers;
-		r->set.batch.stage_buffer = (size_t)parts.stage;
+		r->set.batch.max_writers = parts.writers / r->nraw ? parts.writers / r->nraw : 1;
+		r->set.batch.stage_buffer = (size_t)(parts.stage / r->nraw);
 	}
 	/* The typed columns follow the built-in ones, under the table's field ids. */
 	floe_colplan_pq_columns(&r->lake.cols, r->lake.pqcols, &r->lake.npqcols);
 	r->set.batch.cols = r->lake.pqcols;
 	r->set.batch.ncols = r->lake.npqcols;
-	rc = floe_batch_new(r->alloc, &r->lake.spec, &r->set.batch, r->lake.spool,
-			    &r->b.batch);
+	rc = 0;
+	for (size_t k = 0; k < r->nraw && rc == 0; k++) {
+		struct run_table *rt = &r->raw[k];
+		if (k == 0) {
+			rt->opt = r->set.batch;
+		} else {
+			floe_run_batch_options(&r->set, rt->cfg, rt->bloom, &rt->opt);
+			rt->opt.pq.offload = r->set.batch.pq.offload;
+			rt->opt.max_writers = r->set.batch.max_writers;
+			rt->opt.stage_buffer = r->set.batch.stage_buffer;
+		}
+		rc = floe_batch_new(r->alloc, &rt->spec, &rt->opt, rt->spool, &rt->batch);
+	}
 	if (rc)
 		return floe_err_set(err, rc, "cannot allocate the batch: %s", floe_strerror(rc));
 	return 0;
@@ -292,6 +347,11 @@ static int open_input(struct floe_runner *r, size_t i, struct floe_err *err)
 	int rc = floe_input_new(r->alloc, r->in.shared, i, &r->in.all[i], err);
 	if (rc)
 		return rc;
+	if (in->nroutes || in->table_idx) {
+		if ((rc = floe_route_new(r->alloc, in, &r->in.routes[i], &e)))
+			return floe_err_set(err, rc, "input %s (line %d): route: %s", in->name,
+					    in->line, floe_err_text(&e, rc));
+	}
 	r->in.n++;
 	if (!floe_input_reads_lines(r->in.all[i]))
 		return 0;
@@ -308,7 +368,10 @@ static int open_input(struct floe_runner *r, size_t i, struct floe_err *err)
 	char dname[32];
 	snprintf(dname, sizeof(dname), "input %s", in->name);
 	floe_decoder_set_name(r->in.decoders[i], dname);
-	floe_decoder_set_columns(r->in.decoders[i], &r->lake.cols);
+	/* The typed columns are the logs table's: an input whose records may go elsewhere
+	 * keeps its fields in attrs, where every table has them. */
+	if (floe_route_logs_only(r->in.routes[i]))
+		floe_decoder_set_columns(r->in.decoders[i], &r->lake.cols);
 	return 0;
 }
 
@@ -318,7 +381,8 @@ static int open_inputs(struct floe_runner *r, struct floe_err *err)
 	r->in.all = floe_calloc(r->alloc, n, sizeof(*r->in.all));
 	r->in.decoders = floe_calloc(r->alloc, n, sizeof(*r->in.decoders));
 	r->in.asm_ = floe_calloc(r->alloc, n, sizeof(*r->in.asm_));
-	if (!r->in.all || !r->in.decoders || !r->in.asm_)
+	r->in.routes = floe_calloc(r->alloc, n, sizeof(*r->in.routes));
+	if (!r->in.all || !r->in.decoders || !r->in.asm_ || !r->in.routes)
 		return floe_err_set(err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));
 	r->in.sink = (struct floe_input_sink){floe_runner_on_line, floe_runner_on_input_record, r};
 	struct floe_input_shared_options so = {
@@ -464,17 +528,25 @@ void floe_runner_free(struct floe_runner *r)
 		floe_decoder_free(r->in.decoders[i]);
 	for (size_t i = 0; r->in.asm_ && i < r->set.cfg->ninputs; i++)
 		floe_assemble_free(r->in.asm_[i]);
+	for (size_t i = 0; r->in.routes && i < r->set.cfg->ninputs; i++)
+		floe_route_free(r->in.routes[i]);
+	floe_free(r->alloc, r->in.routes);
 	floe_runner_drop_deferred(r);
 	floe_free(r->alloc, r->b.from);
 	floe_free(r->alloc, r->in.asm_);
 	floe_free(r->alloc, r->in.all);
 	floe_free(r->alloc, r->in.decoders);
-	floe_batch_free(r->b.batch);
+	for (size_t k = 0; k < r->nraw; k++)
+		floe_batch_free(r->raw[k].batch);
 	floe_worker_free(r->lake.pool); /* after the writers: they wait for their pages */
 	floe_free(r->alloc, r->com.outs);
 	floe_run_aggs_free(r);
-	floe_output_free(r->lake.out); /* before the spool it borrows */
-	floe_spool_free(r->lake.spool);
+	for (size_t k = 0; k < r->nraw; k++) {
+		floe_output_free(r->raw[k].out); /* before the spool it borrows */
+		floe_spool_free(r->raw[k].spool);
+	}
+	floe_free(r->alloc, r->raw);
+	floe_free(r->alloc, r->tabctr);
 	floe_store_free(r->lake.store);
 	floe_catalog_rest_free(r->lake.catalog);
 	floe_free(r->alloc, r->ck.pos);

@@ -110,7 +110,7 @@ static int open_table(void *ctx, struct floe_table **out, struct floe_err *err)
 	const struct floe_aggtable *t = floe_agg_table(o->g);
 	size_t nf;
 	const struct floe_ice_field *fields = floe_aggtable_fields(t, &nf);
-	struct floe_table_options topt = floe_run_table_options(r, o->cfg->table, &o->spec);
+	struct floe_table_options topt = floe_run_table_options(r, o->cfg->table, &o->spec, &cfg->logs.props);
 	topt.fields = fields;
 	topt.nfields = nf;
 	topt.schema_check = schema_check;
@@ -635,7 +635,7 @@ int floe_run_aggs_close(struct floe_runner *r, bool stop)
 	/* Windows close here only when the batch is empty and no raw: false input's event
 	 * came since the last seal: the open windows then cover the events up to the last
 	 * seal's positions, and their image can be its. */
-	bool settled = floe_batch_rows(r->b.batch) == 0 && !(a && a->unsealed);
+	bool settled = floe_runner_rows(r) == 0 && !(a && a->unsealed);
 	for (size_t i = 0; a && i < a->n; i++) {
 		struct agg_out *o = &a->o[i];
 		struct emit_ctx e = {r, o};

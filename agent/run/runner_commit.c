@@ -13,6 +13,7 @@
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
 #include "formats/iceberg/metadata.h"
+#include "platform/crash.h"
 #include "platform/log.h"
 #include "platform/loop.h"
 #include "platform/owner.h"
@@ -104,8 +105,15 @@ void floe_committer_task(void *arg)
 	for (size_t i = 0; i < r->com.nouts && go_on(rc); i++) {
 		struct floe_output *o = r->com.outs[i];
 		struct floe_err e = {0};
-		int one = floe_output_commit(o, COMMIT_MAX_ENTRIES, i ? &c.rep->aggs : &c.rep->raw,
+		if (i < r->nraw)
+			memset(&r->raw[i].rep, 0, sizeof(r->raw[i].rep));
+		int one = floe_output_commit(o, COMMIT_MAX_ENTRIES,
+					     i < r->nraw ? &r->raw[i].rep : &c.rep->aggs,
 					     i ? &e : &c.terr);
+		/* Between two raw tables' commits: each table's record of its commits, and the
+		 * entries left in its spool, must be all a restart needs. */
+		if (i + 1 < r->nraw)
+			floe_crashpoint("commit-between-tables");
 		if (i == 0) {
 			rc = one;
 			if (rc)
@@ -120,6 +128,13 @@ void floe_committer_task(void *arg)
 		}
 	}
 	c.rep->rc = rc;
+	c.rep->raw = r->raw[0].rep;
+	c.rep->raw.rebuild = 0;
+	for (size_t k = 0; k < r->nraw && !c.rep->raw.rebuild; k++)
+		if (r->raw[k].rep.rebuild) {
+			c.rep->raw.rebuild = r->raw[k].rep.rebuild;
+			c.rep->rebuild_table = k;
+		}
 	struct floe_table *t = floe_run_table(r);
 	if (t) {
 		c.rep->committed_seq = floe_table_committed_seq(t, r->ck.id.installation);

@@ -62,7 +62,7 @@ static void run_counters(struct floe_runner *r, const struct floe_input_counters
 		}
 	uint64_t *seqs = NULL;
 	size_t entries = 0;
-	if (floe_spool_list(r->lake.spool, &seqs, &entries) == 0)
+	if (floe_spool_list(r->raw[0].spool, &seqs, &entries) == 0)
 		floe_free(r->alloc, seqs);
 	uint64_t late = 0, late_dropped = 0, future = 0;
 	floe_run_aggs_late(r, &late, &late_dropped, &future);
@@ -89,7 +89,9 @@ static void run_counters(struct floe_runner *r, const struct floe_input_counters
 	    .spool_bytes = floe_runner_spool_bytes(r),
 	    .spool_max_bytes = r->set.spool_max,
 	    .spool_entries = entries,
-	    .next_seq = r->b.next_seq,
+	    .next_seq = r->raw[0].next_seq,
+	    .ntables = r->nraw,
+	    .tables = memcpy(r->tabctr + r->nraw, r->tabctr, r->nraw * sizeof(*r->tabctr)),
 	    .groups_evicted = as.evictions,
 	    .group_timeouts = as.timeouts,
 	    .container_format_errors = as.format_errors,

@@ -3,6 +3,7 @@
  * the spool limit and its policies, and the metrics file. The main thread never waits on
  * the committer here unless asked to (the start and end of --once, a stop). */
 #include "agent/run/runner_impl.h"
+#include "agent/run/counters.h"
 
 #include "agent/config/config.h"
 #include "agent/lake/spool.h"
@@ -92,12 +93,28 @@ int floe_runner_enforce_spool_limit(struct floe_runner *r)
 	return rc < 0 ? rc : 0;
 }
 
-int floe_runner_commit_start(struct floe_runner *r)
+bool floe_runner_table_due(const struct floe_runner *r, size_t k)
+{
+	/* A table of the loop's (the shortest) interval is always due; a longer one half a
+	 * loop interval early, as the loop's turns fall. */
+	int64_t loop = r->set.commit_interval_us, want = r->raw[k].interval_us;
+	return want <= loop || floe_run_mono_us(r) - r->raw[k].lent_us >= want - loop / 2;
+}
+
+/* Each raw table's entries are lent on its own commit_interval (the run loop seals and
+ * commits on the shortest one): a table kept a year and written to rarely need not get a
+ * snapshot a minute. */
+int floe_runner_commit_start(struct floe_runner *r, bool all)
 {
 	FLOE_OWNER(FLOE_ROLE_MAIN);
 	if (r->com.task)
 		return FLOE_EINVAL;
-	floe_output_lend(r->lake.out, r->b.next_seq - 1);
+	for (size_t k = 0; k < r->nraw; k++) {
+		if (!all && !floe_runner_table_due(r, k))
+			continue;
+		floe_output_lend(r->raw[k].out, r->raw[k].next_seq - 1);
+		r->raw[k].lent_us = floe_run_mono_us(r);
+	}
 	floe_run_aggs_lend(r);
 	__atomic_store_n(&r->com.done, 0, __ATOMIC_RELAXED);
 	int rc = floe_worker_submit(r->com.thread, floe_committer_task, r, &r->com.task);
@@ -122,19 +139,19 @@ void floe_runner_take_columns(struct floe_runner *r)
 	if (!r->lake.cols_pending)
 		return;
 	floe_colplan_pq_columns(&r->lake.cols_next, pq, &n);
-	if (floe_batch_set_columns(r->b.batch, pq, n) != 0)
+	if (floe_batch_set_columns(r->raw[0].batch, pq, n) != 0)
 		return; /* rows came first: the next seal */
 	r->lake.cols = r->lake.cols_next;
 	r->lake.cols_pending = false;
 	/* The writers borrow the names: from the plan that stays. */
 	floe_colplan_pq_columns(&r->lake.cols, r->lake.pqcols, &r->lake.npqcols);
-	(void)floe_batch_set_columns(r->b.batch, r->lake.pqcols, r->lake.npqcols);
+	(void)floe_batch_set_columns(r->raw[0].batch, r->lake.pqcols, r->lake.npqcols);
 	for (size_t i = 0; i < r->in.n; i++)
 		if (r->in.decoders[i])
 			floe_decoder_set_columns(r->in.decoders[i], &r->lake.cols);
 	floe_info("columns: the table was reached: the typed columns are written from spool "
 		  "entry %" PRIu64 " on",
-		  r->b.next_seq);
+		  r->raw[0].next_seq);
 }
 
 /* Folds a report into the main thread's state. */
@@ -148,6 +165,20 @@ static void take(struct floe_runner *r, const struct commit_report *rep)
 	r->stats.spool_damaged += rep->raw.damaged + rep->aggs.damaged;
 	r->stats.spool_lost_entries += rep->raw.lost_entries + rep->aggs.lost_entries;
 	r->stats.spool_lost_rows += rep->raw.lost_rows + rep->aggs.lost_rows;
+	/* Each raw table's commits, labelled by table; the further tables' damage and losses
+	 * count with every table's. */
+	for (size_t k = 0; k < r->nraw; k++) {
+		const struct floe_output_report *o = &r->raw[k].rep;
+		r->tabctr[k].v[FLOE_TABLE_ROWS] += o->rows_committed;
+		r->tabctr[k].v[FLOE_TABLE_FILES] += o->files_committed;
+		r->tabctr[k].v[FLOE_TABLE_COMMITS] += o->commits;
+		if (k == 0)
+			continue;
+		r->stats.replaced_utf8 += o->replaced_utf8;
+		r->stats.spool_damaged += o->damaged;
+		r->stats.spool_lost_entries += o->lost_entries;
+		r->stats.spool_lost_rows += o->lost_rows;
+	}
 	/* A commit that committed something, or failed, is one for the latency histogram. */
 	if (rep->raw.commits || rep->rc) {
 		double s = (double)rep->duration_us / 1e6;
@@ -205,11 +236,12 @@ int floe_runner_rebuild(struct floe_runner *r, uint64_t seq)
 	FLOE_OWNER(FLOE_ROLE_MAIN);
 	struct floe_spool_entry *e = NULL;
 	struct floe_output_report lost = {0};
-	int rc = floe_output_load(r->lake.out, seq, &e);
+	size_t k = r->com.rep.rebuild_table < r->nraw ? r->com.rep.rebuild_table : 0;
+	int rc = floe_output_load(r->raw[k].out, seq, &e);
 	if (rc == 0)
-		rc = floe_runner_reread(r, e);
+		rc = floe_runner_reread(r, k, e);
 	if (rc == FLOE_ENOTFOUND || (rc == FLOE_ECORRUPT && e)) {
-		int q = floe_output_lose(r->lake.out, e, &lost);
+		int q = floe_output_lose(r->raw[k].out, e, &lost);
 		if (q)
 			floe_error("runner: moving spool entry %" PRIu64 " to quarantine: %s", seq,
 				   floe_strerror(q));

@@ -132,6 +132,7 @@ struct run_inputs {
 	struct floe_input_shared *shared;
 	struct floe_decoder **decoders; /* NULL for an input that hands over records */
 	struct floe_assemble **asm_;
+	struct floe_route **routes; /* per input; NULL: every record goes to logs */
 	struct floe_input_sink sink; /* the runner's callbacks (runner_record.c) */
 	bool watch_fired; /* the watch had events since the last full read pass */
 	size_t cur;	  /* the input whose lines or records the sink receives */
@@ -157,8 +158,6 @@ struct deferred {
 /* The batch being built: its sequence, what asks for a seal, the records waiting for
  * one, and the input positions where it starts. */
 struct run_batch {
-	struct floe_batch *batch;
-	uint64_t next_seq;		  /* sequence of the batch being built */
 	bool seal_needed;		  /* the batch asked to be sealed */
 	bool line_refused;		  /* the batch could not take the current line */
 	int add_error;			  /* why adding failed, for the read loop's message */
@@ -188,6 +187,9 @@ struct commit_report {
 	int64_t committed_seq, committed_version; /* -1, 0: the table was not read */
 	char table_uuid[64];
 	int agg_rc; /* 0, or why committing the aggregate tables failed (logged) */
+	/* The raw table whose damaged entry raw.rebuild names (the first that had one; one
+	 * that another table also had comes at the next commit, which stops before it). */
+	size_t rebuild_table;
 	uint64_t attempts, conflicts; /* the table's totals afterwards */
 	int64_t duration_us;	      /* of this commit, from its start to the report */
 	/* The store could not be reached or refused for now (floe_warehouse_waited_out),
@@ -274,13 +276,6 @@ struct run_lake {
 	struct floe_store *store;
 	/* The REST catalog every table of the run is in (lake.catalog.type rest), or NULL. */
 	struct floe_catalog_rest *catalog;
-	/* The logs table's output: its spool (the one below), its table (NULL while the
-	 * store has not been reached since the start: the committer opens it at its first
-	 * contact, floe_runner_open_table; the committer's after start-up) and the lease. */
-	struct floe_output *out;
-	/* The partition spec the batch and the spool write: the table's, or the
-	 * configuration's while the table is not open (the table must then have the same). */
-	struct floe_part_spec spec;
 	/* The typed columns (run/colplan.h) the decoders take and the batch writes, and the
 	 * writers' columns made from it: set at start-up, and once more when a plan learnt
 	 * later (cols_next, pending) is taken at a seal, so that a file has one set of
@@ -293,7 +288,6 @@ struct run_lake {
 	/* The main thread's copy of the last report's store state, for /healthz and metrics. */
 	bool store_down;
 	char store_error[STORE_ERROR_MAX];
-	struct floe_spool *spool;
 	/* Page compression threads (agent.compress_threads) and the writers' way to them;
 	 * pool is NULL when pages compress on the main thread. */
 	struct floe_worker *pool;
@@ -301,6 +295,36 @@ struct run_lake {
 	bool blocked; /* the spool is full: inputs wait (policy block) */
 	bool disk_low; /* state_dir's file system is (nearly) full: inputs wait for commits */
 	uint64_t disk_avail; /* its free bytes when last asked */
+};
+
+/* A raw table: logs (index 0) and each tables.<name> after it, as
+ * floe_config_table_at numbers them. Every one is made, filled, sealed, lent, committed
+ * and recovered by the same code; records reach one by their input's table and route
+ * rules (floe_runner_route). Index 0's seals number the checkpoint's. */
+struct run_table {
+	const struct floe_config_table *cfg; /* borrowed from the configuration */
+	/* Its output: its spool (the one below), its table (NULL while the store has not
+	 * been reached since the start: the committer opens it at its first contact,
+	 * floe_runner_open_table; the committer's after start-up) and the lease. */
+	struct floe_output *out;
+	struct floe_spool *spool;
+	struct floe_batch *batch;
+	/* The partition spec the batch and the spool write: the table's, or the
+	 * configuration's while the table is not open (the table must then have the same). */
+	struct floe_part_spec spec;
+	uint64_t next_seq; /* sequence of the batch being built */
+	int64_t interval_us; /* its commit_interval */
+	int64_t lent_us;     /* when its entries were last lent (monotonic), or the start */
+	struct floe_batch_options opt; /* its writers' (set.batch for logs) */
+	struct floe_pq_bloom_column bloom[FLOE_LOG_NCOLS];
+	char what[96];		      /* "the logs table", "table access", for the log */
+	char spool_dir[FLOE_PATH_MAX]; /* state_dir/spool, state_dir/tables/<name> */
+	struct floe_runner *opener;    /* the runner (the output's open callback's) */
+	/* What the last commit did to it: the committer's between a lend and the report
+	 * (floe_committer_task resets and fills it), then the main thread's to fold. */
+	struct floe_output_report rep;
+	/* Start-up: its last entry the checkpoint records (-1: no record, k = 0: unused). */
+	int64_t ck_sealed;
 };
 
 /* This installation and what the checkpoint holds, to rewrite it after a commit: the last
@@ -339,6 +363,11 @@ struct floe_runner {
 	struct run_env env;
 	struct run_inputs in;
 	struct run_batch b;
+	struct run_table *raw; /* the raw tables, nraw of them (logs first) */
+	size_t nraw;
+	/* Per raw table, their commits (main thread); nraw more after them: the documents'
+	 * snapshot, to which the counters of earlier configurations are added. */
+	struct floe_table_counters *tabctr;
 	struct run_lake lake;
 	struct run_committer com;
 	/* The main thread's event loop: the tails' watch, the committer's wake-ups. */
@@ -365,7 +394,7 @@ struct floe_runner {
  * arbitrates creates: at start-up (main thread), or later on the committer thread when the
  * store was away at the start (later: the table must have the partition spec the spool
  * was written with, and hold this installation's recorded commits). */
-int floe_runner_open_table(struct floe_runner *r, bool later, struct floe_table **out,
+int floe_runner_open_table(struct floe_runner *r, size_t k, bool later, struct floe_table **out,
 			   struct floe_err *err);
 /* The options every table of the run is opened with (the logs table and each aggregate
  * table): where it lives (the store, and so the catalog), who writes it, its properties,
@@ -373,7 +402,8 @@ int floe_runner_open_table(struct floe_runner *r, bool later, struct floe_table 
  * that another catalog is added once for every table. */
 static inline struct floe_table_options floe_run_table_options(const struct floe_runner *r,
 							       const char *name,
-							       const struct floe_part_spec *spec)
+							       const struct floe_part_spec *spec,
+							       const struct floe_table_props *props)
 {
 	const struct floe_config *cfg = r->set.cfg;
 	return (struct floe_table_options){
@@ -389,7 +419,7 @@ static inline struct floe_table_options floe_run_table_options(const struct floe
 	    /* Every table floe writes gets the configured properties: without any, an
 	     * aggregate table would never merge its manifests, expire its snapshots or
 	     * delete its old metadata, and grow for as long as the device runs. */
-	    .props = &cfg->logs.props,
+	    .props = props,
 	    .clock = r->env.o.clock,
 	    .rand = r->env.o.rand,
 	};
@@ -398,7 +428,7 @@ static inline struct floe_table_options floe_run_table_options(const struct floe
 /* The logs table, NULL while it is not open. */
 static inline struct floe_table *floe_run_table(const struct floe_runner *r)
 {
-	return r->lake.out ? floe_output_table(r->lake.out) : NULL;
+	return r->raw && r->raw[0].out ? floe_output_table(r->raw[0].out) : NULL;
 }
 
 static inline bool floe_runner_fatal(int rc)
@@ -475,6 +505,8 @@ void floe_run_status_release(struct floe_runner_carry *c);
  * if it can). FLOE_EINVAL with err for a state_dir that cannot be made absolute. */
 int floe_run_settings_init(struct run_settings *s, const struct floe_config *cfg,
 			   struct floe_err *err);
+void floe_run_batch_options(const struct run_settings *s, const struct floe_config_table *t,
+			    struct floe_pq_bloom_column *bloom, struct floe_batch_options *b);
 /* The assembler options of input i. */
 void floe_run_assemble_options(const struct run_settings *s, size_t i,
 			       struct floe_assemble_options *out);
@@ -484,11 +516,19 @@ void floe_run_assemble_options(const struct run_settings *s, size_t i,
  * result, except that a record the budget cannot take even in an empty batch is cut to
  * what fits or dropped (counted, logged), and running out of memory with rows in the
  * batch is 2 (seal, then add again). */
-int floe_runner_batch_add(struct floe_runner *r, struct floe_record *rec, uint64_t seq);
-/* Decodes record a of input i (borrowed) and adds it to the batch as entry seq's, as
- * floe_runner_batch_add. Counts no line. */
+int floe_runner_batch_add(struct floe_runner *r, size_t k, struct floe_record *rec, uint64_t seq);
+/* The raw table (r->raw's index) input's record rec goes to: the first of the input's
+ * route rules that matches it, else the input's table. */
+size_t floe_runner_route(struct floe_runner *r, size_t input, const struct floe_record *rec);
+
+/* Decodes record a of input i (borrowed) and adds it to raw table k's batch as entry
+ * seq's, as floe_runner_batch_add, if it goes to table k; 4 (not added) if it goes to
+ * another. Counts no line (rebuilding an entry of table k). */
 int floe_runner_add_record(struct floe_runner *r, size_t input, const struct floe_assemble_rec *a,
-			   int64_t received_at, uint64_t seq);
+			   int64_t received_at, size_t k, uint64_t seq);
+/* The same for a record the input mapped itself. */
+int floe_runner_add_to(struct floe_runner *r, size_t input, struct floe_record *rec, size_t k,
+		       uint64_t seq);
 /* The sink's line callback (ctx: the runner): a line of input r->in.cur into the batch,
  * or into its assembler. A negative return leaves the line in the input (to be read
  * again after a seal, r->b.line_refused), 1 asks the input to stop for a seal. */
@@ -553,13 +593,14 @@ struct run_wake {
 void floe_runner_inputs_wake(struct floe_runner *r, bool arm, struct run_wake *w);
 
 /* runner_replay.c */
-/* Rebuilds damaged spool entry e (borrowed) from its inputs: reads again the bytes its
- * start and end positions enclose, if every input still holds them unchanged, into a new
- * entry with the same seq and positions, after moving the damaged files to quarantine.
- * The batch must be empty. Returns 0 (rebuilt: load it again), FLOE_ENOTFOUND (the
+/* Rebuilds damaged spool entry e (borrowed) of raw table k from its inputs: reads again
+ * the bytes its start and end positions enclose, if every input still holds them
+ * unchanged, and keeps the records routed to table k, into a new entry with the same seq
+ * and positions, after moving the damaged files to quarantine. Table k's batch must be
+ * empty. Returns 0 (rebuilt: load it again), FLOE_ENOTFOUND (the
  * bytes are gone or changed: the rows are lost; logged with the files and byte ranges),
  * or an error (nothing changed; try again later). */
-int floe_runner_reread(struct floe_runner *r, const struct floe_spool_entry *e);
+int floe_runner_reread(struct floe_runner *r, size_t k, const struct floe_spool_entry *e);
 
 /* runner_state.c */
 int floe_runner_collect_positions(struct floe_runner *r, struct floe_buf *out);
@@ -593,7 +634,11 @@ void floe_committer_task(void *arg);
 /* runner_handoff.c: the main thread's side of commits. */
 /* Lends the committer every entry sealed so far and starts a commit (none may be in
  * flight). Returns 0, or an error (nothing started). */
-int floe_runner_commit_start(struct floe_runner *r);
+/* all: every raw table's entries; else those of the tables whose commit_interval has
+ * passed since they were last lent (floe_runner_table_due). */
+int floe_runner_commit_start(struct floe_runner *r, bool all);
+/* Whether raw table k's commit_interval has passed since its entries were last lent. */
+bool floe_runner_table_due(const struct floe_runner *r, size_t k);
 /* True while a commit is in flight. */
 bool floe_runner_committing(const struct floe_runner *r);
 /* Takes the report of the commit in flight if it is done (with wait: once it is): adds
@@ -601,8 +646,9 @@ bool floe_runner_committing(const struct floe_runner *r);
  * spool held, writes metrics.json. Returns 1 with *rc (the commit's result) and *damaged
  * (an entry to rebuild, 0 for none), or 0 when there is no report (yet). */
 int floe_runner_commit_take(struct floe_runner *r, bool wait, int *rc, uint64_t *damaged);
-/* Rebuilds damaged entry seq from its inputs (floe_runner_reread; the batch must be
- * empty), or counts its rows lost and moves it to quarantine when its bytes are gone.
+/* Rebuilds damaged entry seq of the raw table the last report named (rebuild_table) from
+ * its inputs (floe_runner_reread; the batch must be empty), or counts its rows lost and
+ * moves it to quarantine when its bytes are gone.
  * Returns 0 (either way: commit again), or an error (the entry stays). */
 int floe_runner_rebuild(struct floe_runner *r, uint64_t seq);
 void floe_runner_write_metrics(struct floe_runner *r);
@@ -616,6 +662,14 @@ int floe_run_counters_render(struct floe_runner *r, bool prom, struct floe_buf *
  * process's carry, if any, for the next runner's documents to count on from. */
 void floe_run_counters_fold(struct floe_runner *r);
 int floe_runner_enforce_spool_limit(struct floe_runner *r);
+/* Rows in every raw table's batch. */
+static inline uint64_t floe_runner_rows(const struct floe_runner *r)
+{
+	uint64_t n = 0;
+	for (size_t k = 0; k < r->nraw; k++)
+		n += floe_batch_rows(r->raw[k].batch);
+	return n;
+}
 /* What counts against spool.max_bytes: the data bytes of every output's spool. */
 static inline uint64_t floe_runner_spool_bytes(const struct floe_runner *r)
 {

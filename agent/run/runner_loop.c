@@ -99,11 +99,11 @@ static void stopped_uncommitted(struct floe_runner *r, int rc)
 {
 	uint64_t *seqs = NULL;
 	size_t n = 0;
-	if (floe_spool_list(r->lake.spool, &seqs, &n) == 0)
+	if (floe_spool_list(r->raw[0].spool, &seqs, &n) == 0)
 		floe_free(r->alloc, seqs);
 	floe_warn("runner: stopping without the last commit (%s): the spool holds %zu entries "
 		  "(%" PRIu64 " bytes) that the next start commits",
-		  floe_strerror(rc), n, floe_spool_bytes(r->lake.spool));
+		  floe_strerror(rc), n, floe_spool_bytes(r->raw[0].spool));
 }
 
 /* Seals the batch before a damaged entry is read again into it, then rebuilds the entry
@@ -126,7 +126,7 @@ static int commit_now(struct floe_runner *r)
 	if (floe_runner_commit_take(r, true, &rc, &damaged) && damaged && (rc = rebuild(r, damaged)))
 		return rc;
 	do {
-		if ((rc = floe_runner_commit_start(r)))
+		if ((rc = floe_runner_commit_start(r, true)))
 			return rc;
 		floe_runner_commit_take(r, true, &rc, &damaged);
 	} while (damaged && (rc = rebuild(r, damaged)) == 0);
@@ -144,7 +144,7 @@ static int check_commit(struct floe_runner *r, struct loop *l, bool wait, bool *
 		return 0;
 	if (damaged) {
 		if ((rc = rebuild(r, damaged)) == 0)
-			return floe_runner_commit_start(r);
+			return floe_runner_commit_start(r, true);
 	}
 	if (rc && floe_runner_fatal(rc)) {
 		*done = true;
@@ -169,8 +169,10 @@ static int check_commit(struct floe_runner *r, struct loop *l, bool wait, bool *
 	l->backoff_ceil_us = 0;
 	/* Entries sealed while this commit was in flight go next, at once: a slow store
 	 * makes commits larger, not later. */
-	if (r->b.next_seq - 1 > floe_output_lease(r->lake.out))
-		return floe_runner_commit_start(r);
+	for (size_t k = 0; k < r->nraw; k++)
+		if (r->raw[k].next_seq - 1 > floe_output_lease(r->raw[k].out) &&
+		    floe_runner_table_due(r, k))
+			return floe_runner_commit_start(r, false);
 	return 0;
 }
 
@@ -193,14 +195,18 @@ static int start(struct floe_runner *r, bool once)
 	if ((rc = floe_runner_save_new_positions(r, true)))
 		return rc;
 	/* Entries left by an earlier run go in first. */
-	uint64_t *seqs = NULL;
 	size_t n = 0;
-	if ((rc = floe_spool_list(r->lake.spool, &seqs, &n)))
-		return rc;
-	floe_free(r->alloc, seqs);
+	for (size_t k = 0; k < r->nraw; k++) {
+		uint64_t *seqs = NULL;
+		size_t one = 0;
+		if ((rc = floe_spool_list(r->raw[k].spool, &seqs, &one)))
+			return rc;
+		floe_free(r->alloc, seqs);
+		n += one;
+	}
 	if (n == 0)
 		return 0;
-	return once ? commit_now(r) : floe_runner_commit_start(r);
+	return once ? commit_now(r) : floe_runner_commit_start(r, true);
 }
 
 /* Counts the time the inputs wait for a full spool; with --once, which cannot wait for
@@ -301,7 +307,7 @@ static int commit_due(struct floe_runner *r, struct loop *l, bool stop, int64_t 
 		floe_runner_write_metrics(r);
 		return 0;
 	}
-	if ((rc = floe_runner_commit_start(r)))
+	if ((rc = floe_runner_commit_start(r, false)))
 		*done = true;
 	return rc;
 }
@@ -410,7 +416,7 @@ int floe_runner_run(struct floe_runner *r, bool once)
 		floe_runner_explain_nothing_read(r);
 	floe_runner_abandon_inputs(r);
 	floe_runner_write_metrics(r);
-	if (rc)
-		floe_batch_abort(r->b.batch);
+	for (size_t k = 0; rc && k < r->nraw; k++)
+		floe_batch_abort(r->raw[k].batch);
 	return rc;
 }

@@ -105,7 +105,7 @@ static int after_read(struct floe_runner *r, size_t i, int rc, size_t got, size_
 	 * could fill it, so a backlog larger than the disk goes in smaller entries, and a
 	 * full disk makes the inputs wait (enforce_spool_limit). */
 	r->b.unsealed_bytes += got;
-	if (rc >= 0 && r->b.unsealed_bytes >= r->b.room && floe_batch_rows(r->b.batch) > 0 &&
+	if (rc >= 0 && r->b.unsealed_bytes >= r->b.room && floe_runner_rows(r) > 0 &&
 	    !r->b.seal_needed) {
 		r->b.seal_needed = true;
 		r->b.seal_why = "state_dir's free space";

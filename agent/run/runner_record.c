@@ -7,6 +7,7 @@
 #include "agent/pipeline/assemble.h"
 #include "agent/pipeline/batch.h"
 #include "agent/pipeline/decode.h"
+#include "agent/pipeline/route.h"
 #include "agent/schema/record.h"
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
@@ -23,17 +24,18 @@
  * into this one batch, each needing as much memory as the budget just refused, while the
  * earlier pieces' pages are still held; the cut keeps the line's start (its time, its
  * level), its offset and one row. */
-static int add_cut(struct floe_runner *r, struct floe_record *rec, uint64_t seq)
+static int add_cut(struct floe_runner *r, size_t k, struct floe_record *rec, uint64_t seq)
 {
-	size_t len = rec->message.len, room = floe_batch_room(r->b.batch, rec);
+	struct floe_batch *b = r->raw[k].batch;
+	size_t len = rec->message.len, room = floe_batch_room(b, rec);
 	int rc = 3;
 	if (room > 0) {
 		rec->message.len = room;
-		rc = floe_batch_add(r->b.batch, seq, rec);
+		rc = floe_batch_add(b, seq, rec);
 	}
 	if (rc == 3 || rc == FLOE_ENOMEM) {
 		/* The batch is empty: nothing but this record is dropped with it. */
-		floe_batch_abort(r->b.batch);
+		floe_batch_abort(b);
 		r->stats.lines_dropped_memory++;
 		floe_error("runner: %.*s: the line at offset %" PRId64 " (%zu bytes) does not fit in "
 			   "agent.memory_limit even alone: dropped", (int)rec->source.len, rec->source.p,
@@ -53,19 +55,32 @@ static int add_cut(struct floe_runner *r, struct floe_record *rec, uint64_t seq)
 /* Adds rec to the batch as entry seq's: floe_batch_add's result, with a record the budget
  * cannot take cut (add_cut) and, when the batch holds rows, running out of memory turned
  * into 2 (seal, then add again). */
-int floe_runner_batch_add(struct floe_runner *r, struct floe_record *rec, uint64_t seq)
+int floe_runner_batch_add(struct floe_runner *r, size_t k, struct floe_record *rec, uint64_t seq)
 {
-	int rc = floe_batch_add(r->b.batch, seq, rec);
+	struct floe_batch *b = r->raw[k].batch;
+	int rc = floe_batch_add(b, seq, rec);
 	if (rc == 3)
-		rc = add_cut(r, rec, seq);
-	if (rc == FLOE_ENOMEM && floe_batch_rows(r->b.batch) > 0) {
+		rc = add_cut(r, k, rec, seq);
+	if (rc == FLOE_ENOMEM && floe_runner_rows(r) > 0) {
 		rc = 2; /* out of budget: seal what we have, then retry this line */
 	} else if (rc == FLOE_ENOMEM) {
 		/* The writer that ran out in the middle of this row holds nothing else. */
-		floe_batch_abort(r->b.batch);
-		rc = add_cut(r, rec, seq);
+		floe_batch_abort(b);
+		rc = add_cut(r, k, rec, seq);
 	}
 	return rc;
+}
+
+size_t floe_runner_route(struct floe_runner *r, size_t input, const struct floe_record *rec)
+{
+	return floe_route_pick(r->in.routes ? r->in.routes[input] : NULL, rec);
+}
+
+/* rec of input into its raw table's batch, as floe_runner_batch_add. */
+static int add_routed(struct floe_runner *r, size_t input, struct floe_record *rec)
+{
+	size_t k = floe_runner_route(r, input, rec);
+	return floe_runner_batch_add(r, k, rec, r->raw[k].next_seq);
 }
 
 /* Adds the runtime's stream to the decoded attrs (it replaces a parsed "stream"). */
@@ -115,11 +130,19 @@ static void assembled_record(struct floe_runner *r, size_t input, const struct f
 }
 
 int floe_runner_add_record(struct floe_runner *r, size_t input, const struct floe_assemble_rec *a,
-			   int64_t received_at, uint64_t seq)
+			   int64_t received_at, size_t k, uint64_t seq)
 {
 	struct floe_record rec;
 	assembled_record(r, input, a, received_at, &rec);
-	return floe_runner_batch_add(r, &rec, seq);
+	return floe_runner_add_to(r, input, &rec, k, seq);
+}
+
+int floe_runner_add_to(struct floe_runner *r, size_t input, struct floe_record *rec, size_t k,
+		       uint64_t seq)
+{
+	if (floe_runner_route(r, input, rec) != k)
+		return 4;
+	return floe_runner_batch_add(r, k, rec, seq);
 }
 
 /* The record of rec, already filled, into the batch: the line and record callbacks'
@@ -130,12 +153,13 @@ int floe_runner_on_input_record(void *ctx, struct floe_record *rec)
 	/* A record no decoder made (syslog's structured data, the journal's fields): the
 	 * typed columns take their fields here, by the same rule. */
 	const struct floe_colplan *p = &r->lake.cols;
-	if (!rec->typed_plan && p->planned && p->n && rec->nattrs <= ATTRS_MAX)
+	if (!rec->typed_plan && p->planned && p->n && rec->nattrs <= ATTRS_MAX &&
+	    floe_route_logs_only(r->in.routes[r->in.cur]))
 		floe_colplan_take(p, rec, r->scratch.typed, r->scratch.tkeys, r->scratch.tklens,
 				  r->scratch.tvals, r->scratch.tvlens, r->scratch.conv_failures);
 	/* An input with raw: false only feeds the aggregations. */
 	bool raw = r->set.cfg->inputs[r->in.cur].raw;
-	int rc = raw ? floe_runner_batch_add(r, rec, r->b.next_seq) : 0;
+	int rc = raw ? add_routed(r, r->in.cur, rec) : 0;
 	if (rc == 2) {
 		r->b.line_refused = true;
 		r->b.seal_needed = true;
@@ -187,7 +211,7 @@ static int add_assembled(struct floe_runner *r, size_t input, const struct floe_
 	/* Not floe_runner_add_record: a replayed entry's records were aggregated already. */
 	struct floe_record rec;
 	assembled_record(r, input, a, received_at, &rec);
-	int rc = r->set.cfg->inputs[input].raw ? floe_runner_batch_add(r, &rec, r->b.next_seq) : 0;
+	int rc = r->set.cfg->inputs[input].raw ? add_routed(r, input, &rec) : 0;
 	int ag = rc >= 0 && rc != 2 ? floe_run_aggs_record(r, input, &rec) : 0;
 	if (rc >= 0 && rc != 2)
 		r->stats.lines++;
@@ -268,7 +292,7 @@ int floe_runner_add_deferred(struct floe_runner *r)
 		};
 		int rc = add_assembled(r, d->input, &a, d->received_at);
 		if (rc == 2) {
-			if (floe_batch_rows(r->b.batch) == 0)
+			if (floe_runner_rows(r) == 0)
 				return FLOE_ENOMEM; /* refused by an empty batch: out of budget */
 			r->b.seal_needed = true;
 			return 0;
@@ -306,7 +330,7 @@ static int on_line_assembled(struct floe_runner *r, const struct floe_input_line
 	int rc = floe_assemble_push(r->in.asm_[r->in.cur], line->file_id, line->path, line->data,
 				    line->len, (int64_t)line->offset, (int64_t)line->end,
 				    r->in.mono_us, floe_runner_on_record, r);
-	if (rc == FLOE_ENOMEM && r->b.add_error == 0 && floe_batch_rows(r->b.batch) > 0) {
+	if (rc == FLOE_ENOMEM && r->b.add_error == 0 && floe_runner_rows(r) > 0) {
 		/* Not consumed: seal to free the budget, then the line comes again. */
 		r->b.line_refused = true;
 		r->b.seal_needed = true;

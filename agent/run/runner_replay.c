@@ -27,6 +27,7 @@ struct replay {
 	struct floe_runner *r;
 	const struct floe_spool_entry *e;
 	size_t input;
+	size_t table;		  /* the raw table whose entry is rebuilt: its records alone */
 	struct floe_assemble *as; /* a fresh assembler when the input has one */
 	uint64_t rows;
 	int err;
@@ -34,7 +35,9 @@ struct replay {
 
 static int add_rec(struct replay *p, const struct floe_assemble_rec *a)
 {
-	int rc = floe_runner_add_record(p->r, p->input, a, p->e->created_us, p->e->seq);
+	int rc = floe_runner_add_record(p->r, p->input, a, p->e->created_us, p->table, p->e->seq);
+	if (rc == 4)
+		return 0; /* routed to another table, which holds it */
 	if (rc == 2)
 		rc = FLOE_ELIMIT; /* one entry cannot take it: more partitions than slots */
 	if (rc < 0)
@@ -64,7 +67,9 @@ static int on_line(void *ctx, const struct floe_input_line *line)
 static int on_input_record(void *ctx, struct floe_record *rec)
 {
 	struct replay *p = ctx;
-	int rc = floe_runner_batch_add(p->r, rec, p->e->seq);
+	int rc = floe_runner_add_to(p->r, p->input, rec, p->table, p->e->seq);
+	if (rc == 4)
+		return 0; /* routed to another table, which holds it */
 	if (rc == 2)
 		rc = FLOE_ELIMIT;
 	if (rc < 0)
@@ -80,9 +85,10 @@ static bool stopping(void *ctx)
 
 /* Re-reads input i's part of entry e into the batch. FLOE_ENOTFOUND when what it handed
  * over is not there any more (logged). */
-static int reread_input(struct floe_runner *r, const struct floe_spool_entry *e, size_t i, uint64_t *rows)
+static int reread_input(struct floe_runner *r, size_t k, const struct floe_spool_entry *e, size_t i,
+			uint64_t *rows)
 {
-	struct replay p = {.r = r, .e = e, .input = i};
+	struct replay p = {.r = r, .e = e, .input = i, .table = k};
 	struct floe_input_span sp = {.seq = e->seq, .name = r->set.cfg->inputs[i].name,
 				     .stop = stopping, .stop_ctx = r};
 	uint32_t nf, nt;
@@ -125,8 +131,9 @@ static size_t next_name(const struct floe_spool_entry *e)
 	return base;
 }
 
-int floe_runner_reread(struct floe_runner *r, const struct floe_spool_entry *e)
+int floe_runner_reread(struct floe_runner *r, size_t k, const struct floe_spool_entry *e)
 {
+	struct floe_batch *b = r->raw[k].batch;
 	FLOE_OWNER(FLOE_ROLE_MAIN);
 	uint64_t recorded = floe_spool_entry_rows(e), rows = 0;
 	if (!e->from || e->from_len == 0) {
@@ -135,7 +142,7 @@ int floe_runner_reread(struct floe_runner *r, const struct floe_spool_entry *e)
 			   e->seq, recorded);
 		return FLOE_ENOTFOUND;
 	}
-	if (floe_batch_rows(r->b.batch) > 0)
+	if (floe_batch_rows(b) > 0)
 		return FLOE_EINVAL; /* commits run between seals; try again at the next one */
 	uint32_t n = 0;
 	const uint8_t *blob;
@@ -148,14 +155,14 @@ int floe_runner_reread(struct floe_runner *r, const struct floe_spool_entry *e)
 			   e->seq, recorded, n, r->in.n);
 		return FLOE_ENOTFOUND;
 	}
-	floe_batch_set_name_base(r->b.batch, next_name(e));
+	floe_batch_set_name_base(b, next_name(e));
 	bool raw = true;
 	int rc = 0;
 	for (size_t i = 0; i < r->in.n && rc == 0; i++) {
 		if (!r->set.cfg->inputs[i].raw)
 			continue; /* none of its records is in the entry */
 		raw = raw && !r->in.asm_[i];
-		rc = reread_input(r, e, i, &rows);
+		rc = reread_input(r, k, e, i, &rows);
 	}
 	/* Without assemblers one line is one row: another count means other bytes. (An
 	 * assembler's timeouts may have cut records elsewhere the first time.) */
@@ -165,12 +172,12 @@ int floe_runner_reread(struct floe_runner *r, const struct floe_spool_entry *e)
 		rc = FLOE_ENOTFOUND;
 	}
 	if (rc == 0)
-		rc = floe_output_rebuilding(r->lake.out, e);
+		rc = floe_output_rebuilding(r->raw[k].out, e);
 	if (rc == 0)
-		rc = floe_batch_seal_range(r->b.batch, e->created_us, e->from, e->from_len,
-					   e->positions, e->positions_len);
+		rc = floe_batch_seal_range(b, e->created_us, e->from, e->from_len, e->positions,
+					   e->positions_len);
 	if (rc) {
-		floe_batch_abort(r->b.batch);
+		floe_batch_abort(b);
 		return rc;
 	}
 	floe_warn("runner: spool entry %" PRIu64 " rebuilt from its input: %" PRIu64 " rows read again", e->seq,

@@ -145,7 +145,7 @@ int floe_runner_save_new_positions(struct floe_runner *r, bool nothing_read)
 	floe_buf_init(&pos, r->alloc, 2 * POSITIONS_MAX);
 	/* Before anything is read, the positions now are exactly the durable ones. */
 	int rc = nothing_read ? floe_runner_collect_positions(r, &pos) : merge_new(r, &pos);
-	uint64_t seq = r->ck.pos ? r->ck.seq : r->b.next_seq - 1;
+	uint64_t seq = r->ck.pos ? r->ck.seq : r->raw[0].next_seq - 1;
 	uint64_t sub = r->ck.pos ? r->ck.sub : 0;
 	if (rc == 0)
 		rc = floe_runner_save_checkpoint(r, seq, sub, pos.data, pos.len);
@@ -192,6 +192,15 @@ int floe_runner_save_checkpoint(struct floe_runner *r, uint64_t last_seq, uint64
 	/* Only after a rowless seal (runner_agg.c): a checkpoint without it reads as 0. */
 	if (rc == 0 && sub)
 		rc = floe_buf_printf(&b, ",\"rowless_seals\":%" PRIu64, sub);
+	/* With further raw tables: each one's last entry sealed (runner_seal.c). */
+	for (size_t k = 1; rc == 0 && k < r->nraw; k++) {
+		rc = floe_buf_puts(&b, k == 1 ? ",\"tables\":{" : ",");
+		if (rc == 0)
+			rc = floe_json_write_str(&b, r->raw[k].cfg->name, strlen(r->raw[k].cfg->name));
+		if (rc == 0)
+			rc = floe_buf_printf(&b, ":%" PRIu64 "%s", r->raw[k].next_seq - 1,
+					     k + 1 == r->nraw ? "}" : "");
+	}
 	if (rc == 0)
 		rc = floe_buf_puts(&b, ",\"positions\":\"");
 	if (rc == 0)
@@ -272,6 +281,11 @@ static int parse_checkpoint(struct floe_runner *r, const struct floe_json *root,
 	int64_t sub = 0;
 	if (floe_json_get_int(root, "rowless_seals", &sub) || sub < 0)
 		sub = 0;
+	const struct floe_json *tables = floe_json_get(root, "tables");
+	for (size_t k = 1; k < r->nraw; k++)
+		if (floe_json_get_int(tables, r->raw[k].cfg->name, &r->raw[k].ck_sealed) ||
+		    r->raw[k].ck_sealed < 0)
+			r->raw[k].ck_sealed = -1;
 	ck->last_seq = (uint64_t)seq;
 	ck->sub = (uint64_t)sub;
 	ck->version = (int)version;
@@ -408,7 +422,7 @@ static void report_missing(struct floe_runner *r, const uint64_t *seqs, size_t n
 	floe_error("runner: %" PRIu64 " sealed spool entries from %" PRIu64 " to %" PRIu64
 		   " are missing from %s and were never committed (deleted, or dropped by "
 		   "spool.policy drop_oldest): their lines are lost and cannot be read again",
-		   missing, first, last, floe_spool_dir(r->lake.spool));
+		   missing, first, last, floe_spool_dir(r->raw[0].spool));
 }
 
 /* The newest positions and the highest sequence in the spool. */
@@ -427,14 +441,14 @@ static int newest_in_spool(struct floe_runner *r, uint64_t *seqs, size_t n, uint
 {
 	for (size_t i = 0; i < n; i++) {
 		struct floe_spool_entry *e = NULL;
-		int rc = floe_output_load(r->lake.out, seqs[i], &e);
+		int rc = floe_output_load(r->raw[0].out, seqs[i], &e);
 		if (rc == FLOE_ECORRUPT) {
 			seqs[i] = 0; /* quarantined (logged): skipped below */
 			continue;
 		}
 		if (rc)
 			return floe_err_set(err, rc, "spool entry %" PRIu64 " in %s: %s", seqs[i],
-					    floe_spool_dir(r->lake.spool), floe_strerror(rc));
+					    floe_spool_dir(r->raw[0].spool), floe_strerror(rc));
 		if (seqs[i] > last_seq) {
 			floe_free(r->alloc, nw->pos);
 			nw->pos = e->positions;
@@ -478,6 +492,30 @@ static int adopt_committed(struct floe_runner *r, struct loaded_checkpoint *ck,
 	return 0;
 }
 
+/* Further raw table k at start-up, once the logs table's recovery knows whether the last
+ * seal was durable (keep: its logs entry is there, or the checkpoint has no record of
+ * k): entries after the checkpoint's record of k belong to a seal that never became
+ * durable and go (their lines are read again); entries the table holds go; the next
+ * entry is numbered past every one the table or the spool used. */
+static int recover_table(struct floe_runner *r, size_t k, bool keep, struct floe_err *err)
+{
+	struct run_table *rt = &r->raw[k];
+	int rc = 0;
+	struct floe_output_report landed = {0};
+	if (!keep && rt->ck_sealed >= 0)
+		rc = floe_output_forget_after(rt->out, (uint64_t)rt->ck_sealed);
+	if (rc == 0 && floe_output_table(rt->out))
+		rc = floe_output_drop_landed(rt->out, floe_output_committed(rt->out), &landed);
+	if (rc)
+		return floe_err_set(err, rc, "cleaning spool %s: %s", rt->spool_dir,
+				    floe_strerror(rc));
+	uint64_t used = floe_output_last_seq(rt->out);
+	if (rt->ck_sealed > 0 && (uint64_t)rt->ck_sealed > used)
+		used = (uint64_t)rt->ck_sealed;
+	rt->next_seq = used + 1;
+	return 0;
+}
+
 int floe_runner_recover(struct floe_runner *r, struct floe_err *err)
 {
 	FLOE_OWNER(FLOE_ROLE_MAIN);
@@ -495,8 +533,8 @@ int floe_runner_recover(struct floe_runner *r, struct floe_err *err)
 	uint64_t max_seq = ck.last_seq;
 	if (committed > 0 && (uint64_t)committed > max_seq)
 		max_seq = (uint64_t)committed;
-	if ((rc = floe_spool_list(r->lake.spool, &seqs, &n))) {
-		floe_err_set(err, rc, "spool %s: %s", floe_spool_dir(r->lake.spool),
+	if ((rc = floe_spool_list(r->raw[0].spool, &seqs, &n))) {
+		floe_err_set(err, rc, "spool %s: %s", floe_spool_dir(r->raw[0].spool),
 			     floe_strerror(rc));
 		goto out;
 	}
@@ -515,6 +553,9 @@ int floe_runner_recover(struct floe_runner *r, struct floe_err *err)
 	if (rc)
 		goto out;
 	report_missing(r, seqs, n, committed, ck.last_seq);
+	for (size_t k = 1; k < r->nraw; k++)
+		if ((rc = recover_table(r, k, newer || !ck.version || r->raw[k].ck_sealed < 0, err)))
+			goto out;
 	/* A checkpoint of an older floe (or a missing committed record) is rewritten in the
 	 * current format now, so that it names this installation from the start. */
 	if (pos &&
@@ -527,8 +568,8 @@ int floe_runner_recover(struct floe_runner *r, struct floe_err *err)
 	}
 	/* Entries the table holds go (their rows were counted by the commit that landed). */
 	struct floe_output_report landed = {0};
-	if (floe_run_table(r) && (rc = floe_output_drop_landed(r->lake.out, committed, &landed))) {
-		floe_err_set(err, rc, "cleaning spool %s: %s", floe_spool_dir(r->lake.spool),
+	if (floe_run_table(r) && (rc = floe_output_drop_landed(r->raw[0].out, committed, &landed))) {
+		floe_err_set(err, rc, "cleaning spool %s: %s", floe_spool_dir(r->raw[0].spool),
 			     floe_strerror(rc));
 		goto out;
 	}
@@ -550,17 +591,17 @@ int floe_runner_recover(struct floe_runner *r, struct floe_err *err)
 	 * knows it too: a checkpoint set aside while the store is away and the spool is
 	 * empty must not number seals from 1 again (the table would take them for commits
 	 * it already holds). */
-	uint64_t used = floe_output_last_seq(r->lake.out);
+	uint64_t used = floe_output_last_seq(r->raw[0].out);
 	if (used > max_seq)
 		max_seq = used;
-	r->b.next_seq = max_seq + 1;
+	r->raw[0].next_seq = max_seq + 1;
 	/* The aggregations' open windows as they were at the seal whose positions reading
 	 * resumes from. */
 	if ((rc = floe_run_aggs_restore(r, pos_seq, pos_sub, err)))
 		goto out;
 	floe_info("runner: recovered: installation %s, next seal %" PRIu64
 		  ", table holds its commits up to %" PRId64 ", %zu spool entries",
-		  r->ck.id.installation, r->b.next_seq, committed, n);
+		  r->ck.id.installation, r->raw[0].next_seq, committed, n);
 out:
 	floe_free(r->alloc, seqs);
 	if (pos != r->ck.pos)

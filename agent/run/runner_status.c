@@ -337,7 +337,7 @@ static void observe(struct floe_runner *r, int64_t now_us)
 		s->last_commit_us = now_us;
 		s->last_commit_wall_us = floe_run_wall_us(r);
 	}
-	if (floe_spool_bytes(r->lake.spool) == 0)
+	if (floe_runner_spool_bytes(r) == 0)
 		s->pending_since_us = 0;
 	else if (!s->pending_since_us)
 		s->pending_since_us = now_us;

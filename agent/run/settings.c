@@ -16,43 +16,43 @@
 #include <stdio.h>
 #include <string.h>
 
-void floe_run_pq_options(const struct floe_config *cfg, struct floe_pq_options *o)
+void floe_run_pq_options(const struct floe_config_table *t, struct floe_pq_options *o)
 {
 	memset(o, 0, sizeof(*o));
-	o->codec = cfg->logs.codec == FLOE_CODEC_LZ4_RAW	? FLOE_PQ_LZ4_RAW
-		   : cfg->logs.codec == FLOE_CODEC_UNCOMPRESSED ? FLOE_PQ_UNCOMPRESSED
+	o->codec = t->codec == FLOE_CODEC_LZ4_RAW	? FLOE_PQ_LZ4_RAW
+		   : t->codec == FLOE_CODEC_UNCOMPRESSED ? FLOE_PQ_UNCOMPRESSED
 								: FLOE_PQ_ZSTD;
-	o->zstd_level = cfg->logs.zstd_level;
-	o->row_group_size = (size_t)cfg->logs.row_group_size;
+	o->zstd_level = t->zstd_level;
+	o->row_group_size = (size_t)t->row_group_size;
 	/* Memory: a writer's open row group holds its open pages, dictionaries (capped) and
 	 * the finished pages of all but its largest column, which a budget per writer keeps
 	 * at about 1 MiB whatever the file's size; so row groups can be as large as
 	 * configured. */
 	o->dictionary_cap = FLOE_BATCH_DICTIONARY_CAP;
 	o->memory_budget = FLOE_BATCH_PAGE_BUDGET;
-	o->profile = cfg->logs.profile == FLOE_PROFILE_COMPACT ? FLOE_PQ_PROFILE_COMPACT
+	o->profile = t->profile == FLOE_PROFILE_COMPACT ? FLOE_PQ_PROFILE_COMPACT
 							       : FLOE_PQ_PROFILE_DEFAULT;
 }
 
-/* The batch's options: the writers', the seal rules, the sort keys and bloom filters the
- * configuration parsed (agent/config holds them typed). */
-static void batch_options(struct run_settings *s, const struct floe_config *cfg)
+/* Table t's batch options: the writers', the seal rules, the sort keys and bloom filters
+ * the configuration parsed (agent/config holds them typed); bloom (FLOE_LOG_NCOLS) is
+ * where b->pq.bloom points. */
+void floe_run_batch_options(const struct run_settings *s, const struct floe_config_table *t,
+			    struct floe_pq_bloom_column *bloom, struct floe_batch_options *b)
 {
-	struct floe_batch_options *b = &s->batch;
 	memset(b, 0, sizeof(*b));
-	floe_run_pq_options(cfg, &b->pq);
+	floe_run_pq_options(t, &b->pq);
 	b->pq.created_by = s->pq_created_by;
 	/* max_writers and stage_buffer: the runner's, from the memory budget
 	 * (floe_memory_partitions); the batch measures once more when a writer opens. */
-	b->target_file_size = cfg->logs.target_file_size;
-	for (size_t i = 0; i < cfg->logs.nbloom_filters && i < FLOE_LOG_NCOLS; i++)
-		s->bloom[i] = (struct floe_pq_bloom_column){cfg->logs.bloom_ids[i], 0};
-	b->pq.bloom = s->bloom;
-	b->pq.bloom_count =
-	    cfg->logs.nbloom_filters < FLOE_LOG_NCOLS ? cfg->logs.nbloom_filters : FLOE_LOG_NCOLS;
-	b->sort_by = cfg->logs.sort_keys;
-	b->nsort_by = cfg->logs.nsort_by;
-	b->sort_buffer = (size_t)cfg->logs.sort_buffer;
+	b->target_file_size = t->target_file_size;
+	for (size_t i = 0; i < t->nbloom_filters && i < FLOE_LOG_NCOLS; i++)
+		bloom[i] = (struct floe_pq_bloom_column){t->bloom_ids[i], 0};
+	b->pq.bloom = bloom;
+	b->pq.bloom_count = t->nbloom_filters < FLOE_LOG_NCOLS ? t->nbloom_filters : FLOE_LOG_NCOLS;
+	b->sort_by = t->sort_keys;
+	b->nsort_by = t->nsort_by;
+	b->sort_buffer = (size_t)t->sort_buffer;
 }
 
 int floe_run_settings_init(struct run_settings *s, const struct floe_config *cfg,
@@ -75,8 +75,13 @@ int floe_run_settings_init(struct run_settings *s, const struct floe_config *cfg
 		return floe_err_set(err, rc, "state_dir %s: path too long", s->state_dir);
 	s->spool_max = cfg->spool.max_bytes;
 	s->drop_oldest = cfg->spool.policy == FLOE_SPOOL_DROP_OLDEST;
+	/* The loop seals and commits on the shortest of the tables' intervals; each table's
+	 * entries go to the committer on its own (floe_runner_commit_start). */
 	s->commit_interval_us = (int64_t)cfg->logs.commit_interval_ms * 1000;
-	batch_options(s, cfg);
+	for (size_t k = 1; k < floe_config_ntables(cfg); k++)
+		if ((int64_t)floe_config_table_at(cfg, k)->commit_interval_ms * 1000 < s->commit_interval_us)
+			s->commit_interval_us = (int64_t)floe_config_table_at(cfg, k)->commit_interval_ms * 1000;
+	floe_run_batch_options(s, &cfg->logs, s->bloom, &s->batch);
 	/* The inputs' descriptors within the process's limit (raised first if it can be). */
 	unsigned long long fd_limit;
 	floe_preflight_descriptors(cfg, &s->fd_pct, &fd_limit);

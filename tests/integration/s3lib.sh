@@ -68,11 +68,12 @@ s3_fetch() {
 	return 1
 }
 
-# s3_live CONFIG PREFIX DIR OUT: the table's live data files (floe inspect -c), fetched
-# under DIR; their local paths go to OUT, the inspect output to OUT.inspect.
+# s3_live CONFIG PREFIX DIR OUT [TABLE]: the table's live data files (floe inspect -c; the
+# logs table, or raw table TABLE), fetched under DIR; their local paths go to OUT, the
+# inspect output to OUT.inspect.
 s3_live() {
 	local cfg=$1 prefix=$2 dir=$3 out=$4
-	"$FLOE_BIN" inspect -c "$cfg" >"$out.inspect" || return 1
+	"$FLOE_BIN" inspect -c "$cfg" ${5:-} >"$out.inspect" || return 1
 	s3_fetch "$prefix" "$dir" || return 1
 	sed -n "s#^  s3://$S3_BUCKET/$prefix/\([^ ]*\)  records=.*#$dir/\1#p" "$out.inspect" >"$out"
 	local f

@@ -95,11 +95,12 @@ cat "$T/format.out"
 # One counter table behind both documents: every metrics.json key (each input's too) is
 # the family some HELP line names, and every family names a key metrics.json has, but
 # for the status page's own (the histogram, S3's, the last commit's age, floe_healthy,
-# floe_build_info); an input's type and name are its labels, not counters.
+# floe_build_info); an input's type and name, and a table's name, are labels, not counters.
 check "metrics.json and /metrics name the same counters, both ways" python3 - "$T/state/metrics.json" "$T/m.txt" <<'PY'
 import json, re, sys
 m = json.load(open(sys.argv[1]))
-want = {k for k in m if k != "inputs"} | {"inputs[]." + k for i in m["inputs"] for k in i if k not in ("type", "name")}
+want = {k for k in m if k not in ("inputs", "tables")} | {"inputs[]." + k for i in m["inputs"] for k in i if k not in ("type", "name")}
+want |= {"tables.NAME." + k for t in m.get("tables", {}).values() for k in t}
 named, own = set(), set()
 for line in open(sys.argv[2]):
     h = re.match(r"# HELP (\S+) .* metrics\.json: (\S+)\.$", line)

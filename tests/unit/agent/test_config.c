@@ -358,8 +358,12 @@ static void test_errors(void **state)
 	    {"tables: {logs: {properties: {commit.manifest-merge.enabled: yes}}}\n", FLOE_EFORMAT,
 	     "t.yaml:1:61: key 'tables.logs.properties.commit.manifest-merge.enabled': expected one of "
 	     "false, true, got 'yes'"},
-	    {"tables:\n  metrics: {}\n", FLOE_EFORMAT,
-	     "t.yaml:2:3: unknown key 'tables.metrics'; valid keys here: logs"},
+	    {"tables:\n  9metrics: {}\n", FLOE_EFORMAT,
+	     "t.yaml:2:3: key 'tables.9metrics': a table name is 1 to 128 letters, digits and _, "
+	     "not starting with a digit, got '9metrics'"},
+	    {"inputs:\n  - {type: tail, paths: [a], table: metrics}\n", FLOE_EFORMAT,
+	     "t.yaml:2:37: key 'inputs[0].table': unknown table 'metrics' (the tables are: logs; a "
+	     "table is declared under tables:)"},
 	    {"inputs:\n  - {type: tail, paths: [a], codec: json}\n", FLOE_EFORMAT,
 	     "t.yaml:2:30: unknown key 'inputs[0].codec'; valid keys here: name, type, paths, "
 	     "exclude, start_at, max_line_bytes, format, parser, pattern, multiline, "
@@ -367,7 +371,7 @@ static void test_errors(void **state)
 	     "forget_after, follow_symlinks, "
 	     "listen, max_connections, idle_timeout, max_message_bytes, socket_receive_buffer, "
 	     "host_from, zone, socket_mode, socket_owner, socket_group, matches, directory, fields, "
-	     "include_own, tls, raw"},
+	     "include_own, tls, raw, table, route"},
 	    {"inputs: [{type: tail, paths: a, multiline: {start: x, max: 3}}]\n", FLOE_EFORMAT,
 	     "t.yaml:1:55: unknown key 'inputs[0].multiline.max'; valid keys here: start, "
 	     "max_lines, max_bytes, flush_timeout"},
@@ -1371,7 +1375,9 @@ static void test_dump(void **state)
 		"    forget_after: 1d  # positions of files gone this long are dropped\n"
 		"    follow_symlinks: within_glob_root  # links a matched path may go through: "
 		"within_glob_root, true (any) or false\n"
-		"    raw: true  # false: records only feed aggregations, none go to the raw table\n",
+		"    raw: true  # false: records only feed aggregations, none go to the raw table\n"
+		"    table: \"logs\"  # the raw table its records go to when no route rule takes them\n"
+		"    route: []\n",
 		(size_t)(to - from)),
 	    0);
 	assert_string_equal(
@@ -1481,7 +1487,7 @@ static void test_dump(void **state)
 	struct floe_config *c2 = parse_ok(NULL, d);
 	char *d2 = dump(c2);
 	assert_string_equal(d, d2);
-	assert_int_equal(c2->inputs[1].line, 36);
+	assert_int_equal(c2->inputs[1].line, 38);
 	floe_free(NULL, d);
 	floe_free(NULL, d2);
 	floe_config_free(c2);

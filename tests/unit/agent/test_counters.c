@@ -1,5 +1,5 @@
 /* Tests of agent/run/counters: metrics.json and /metrics rendered from one snapshot hold
- * the same counters. Every field of the snapshot gets a value of its own, so each value
+ * the same counters (the raw tables' and the typed columns' included). Every field of the snapshot gets a value of its own, so each value
  * in metrics.json must be found as exactly one sample of /metrics (milliseconds as
  * seconds) and the other way round, for a tail, a syslog and a journal input alike; and
  * each /metrics family's HELP names a key metrics.json has. */
@@ -66,6 +66,12 @@ static void test_same_counters(void **state)
 	g.column_names[1] = "bytes";
 	g.conv_failures[0] = next++;
 	g.conv_failures[1] = next++;
+	/* Raw tables' counters, labelled by table. */
+	struct floe_table_counters tabs[2] = {{"logs", {next, next + 1, next + 2}},
+					      {"access", {next + 3, next + 4, next + 5}}};
+	next += 6;
+	g.ntables = 2;
+	g.tables = tabs;
 	/* One input of every kind there is. */
 	struct floe_input_counters in[3];
 	for (size_t k = 0; k < 3; k++) {
@@ -109,6 +115,8 @@ static void test_same_counters(void **state)
 		k += strlen("metrics.json: ");
 		if (strncmp(k, "inputs[].", 9) == 0)
 			k += 9;
+		if (strncmp(k, "tables.NAME.", 12) == 0)
+			k += 12;
 		char key[64];
 		size_t n = strcspn(k, "\n") - 1; /* the final '.' */
 		assert_true(n > 0 && n < sizeof(key) - 3);
@@ -209,12 +217,37 @@ static void test_totals_columns(void **state)
 	floe_counter_totals_free(t);
 }
 
+/* A raw table's counters go on across runners by its name; a column of the same name is
+ * another counter. */
+static void test_totals_tables(void **state)
+{
+	(void)state;
+	struct floe_table_counters first[2] = {{"logs", {10, 2, 2}}, {"access", {5, 1, 1}}};
+	struct floe_run_counters g = {.ncolumns = 1, .column_names = {"access"},
+				      .conv_failures = {7}, .ntables = 2, .tables = first};
+	struct floe_counter_totals *t = NULL;
+	assert_int_equal(floe_counter_totals_new(&t), 0);
+	assert_int_equal(floe_counter_totals_add(t, &g, NULL, 0), 0);
+	/* The next configuration drops logs' column and adds a table. */
+	struct floe_table_counters next[3] = {{"logs", {1, 1, 1}}, {"security", {3, 1, 1}},
+					      {"access", {0, 0, 0}}};
+	struct floe_run_counters now = {.ntables = 3, .tables = next};
+	floe_counter_totals_apply(t, &now, NULL, 0);
+	assert_int_equal(next[0].v[FLOE_TABLE_ROWS], 11);
+	assert_int_equal(next[0].v[FLOE_TABLE_COMMITS], 3);
+	assert_int_equal(next[1].v[FLOE_TABLE_ROWS], 3);
+	assert_int_equal(next[2].v[FLOE_TABLE_ROWS], 5);
+	assert_int_equal(next[2].v[FLOE_TABLE_FILES], 1);
+	floe_counter_totals_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_same_counters),
 	    cmocka_unit_test(test_totals),
 	    cmocka_unit_test(test_totals_columns),
+	    cmocka_unit_test(test_totals_tables),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,111 @@
+/* The keys of an input's route rules (inputs[N].route[M]) and the rule that ties them to
+ * the tables section: every table an input or a rule names is logs or a tables.<name>,
+ * and no aggregation writes a table of that name. */
+#include "agent/config/keys_impl.h"
+
+#include "agent/config/config.h"
+#include "formats/base/error.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#define RTE(member) offsetof(struct floe_config_route, member)
+
+static int route_post(struct floe_config_ctx *, const struct floe_cnode *, const char *, char *);
+
+static const struct floe_key route_keys[] = {
+    {.name = "field",
+     .type = FLOE_KT_STRING,
+     .off = RTE(field),
+     .flags = FLOE_KF_REQUIRED,
+     .check = floe_config_check_field_ref,
+     .help =
+	 "the field tested: app, host, facility, severity, source, msg_id, ..., or a parsed field"},
+    {.name = "equals",
+     .type = FLOE_KT_STRING,
+     .off = RTE(equals),
+     .help = "records whose field is this value"},
+    {.name = "matches",
+     .type = FLOE_KT_STRING,
+     .off = RTE(matches),
+     .check = floe_config_check_matches,
+     .help = "records whose field matches this POSIX ERE"},
+    {.name = "table",
+     .type = FLOE_KT_STRING,
+     .off = RTE(table),
+     .flags = FLOE_KF_REQUIRED,
+     .help = "where they go: logs or a table of tables"},
+};
+const struct floe_key_section floe_keys_route_section =
+    FLOE_KEY_SECTION(route_keys, route_post, NULL);
+
+static int route_post(struct floe_config_ctx *ctx, const struct floe_cnode *map, const char *path,
+		      char *base)
+{
+	struct floe_config_route *r = (struct floe_config_route *)(void *)base;
+	r->line = map ? (int)map->line : 0;
+	r->col = map ? (int)map->col : 0;
+	if (r->equals && r->matches)
+		return floe_config_fail(ctx, map, FLOE_EFORMAT,
+					"key '%s': expected equals or matches, got both", path);
+	return 0;
+}
+
+/* The index of table name, or a message at at naming it and the tables there are. */
+static int find_table(struct floe_config_ctx *ctx, const struct floe_config *c,
+		      const struct floe_cnode *at, const char *key, const char *name, uint32_t *idx)
+{
+	int i = floe_config_table_find(c, name);
+	if (i >= 0) {
+		*idx = (uint32_t)i;
+		return 0;
+	}
+	char list[512];
+	size_t n = 0;
+	list[0] = '\0';
+	for (size_t k = 0; k < floe_config_ntables(c) && n < sizeof(list); k++)
+		n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s", k ? ", " : "",
+				      floe_config_table_at(c, k)->name);
+	return floe_config_fail(ctx, at, FLOE_EFORMAT,
+				"key '%s': unknown table '%s' (the tables are: %s; a table is "
+				"declared under tables:)",
+				key, name, list);
+}
+
+int floe_keys_routes_check(struct floe_config_ctx *ctx, const struct floe_cnode *root,
+			   struct floe_config *c)
+{
+	const struct floe_cnode *ins = floe_keymap_find_value(root, "inputs");
+	char key[96];
+	int first = 0, rc;
+	for (size_t i = 0; i < c->ninputs; i++) {
+		struct floe_config_input *in = &c->inputs[i];
+		const struct floe_cnode *node =
+		    ins && ins->kind == FLOE_CNODE_SEQ && i < ins->nkids ? ins->kids[i] : NULL;
+		const struct floe_cnode *at = floe_keys_given(node, "table");
+		snprintf(key, sizeof(key), "inputs[%zu].table", i);
+		if ((rc = find_table(ctx, c, at ? at : node, key, in->table, &in->table_idx)))
+			first = first ? first : rc;
+		for (size_t k = 0; k < in->nroutes; k++) {
+			struct floe_config_route *r = &in->routes[k];
+			struct floe_cnode pos = {.line = (size_t)r->line, .col = (size_t)r->col};
+			snprintf(key, sizeof(key), "inputs[%zu].route[%zu].table", i, k);
+			if ((rc = find_table(ctx, c, &pos, key, r->table, &r->table_idx)))
+				first = first ? first : rc;
+		}
+	}
+	for (size_t g = 0; g < c->naggs; g++) {
+		if (floe_config_table_find(c, c->aggs[g].table) < 0)
+			continue;
+		struct floe_cnode pos = {.line = (size_t)c->aggs[g].line,
+					 .col = (size_t)c->aggs[g].col};
+		rc = floe_config_fail(
+		    ctx, &pos, FLOE_EFORMAT,
+		    "key 'aggregations[%zu].table': '%s' is a raw table of tables:; "
+		    "an aggregation writes a table of its own",
+		    g, c->aggs[g].table);
+		first = first ? first : rc;
+	}
+	return first;
+}
