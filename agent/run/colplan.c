@@ -18,16 +18,35 @@
 
 #define PLAN_FILE_MAX ((size_t)64 << 10)
 
-/* The natural types of a built-in parser's fields: what it always writes as a number. */
+/* The access-log parsers' fields that every well-formed line has (ident is nearly
+ * always "-", and "request" stands in for an unparsable request line: both stay in
+ * attrs), after the two numbers, which came first and keep their ids in older tables. */
+static const struct {
+	const char *name;
+	enum floe_col_type type;
+	bool combined; /* only the combined formats have it */
+} access_columns[] = {
+    {"status", FLOE_COL_INT, false},    {"bytes", FLOE_COL_LONG, false},
+    {"client", FLOE_COL_STRING, false}, {"user", FLOE_COL_STRING, false},
+    {"method", FLOE_COL_STRING, false}, {"path", FLOE_COL_STRING, false},
+    {"protocol", FLOE_COL_STRING, false}, {"referer", FLOE_COL_STRING, true},
+    {"user_agent", FLOE_COL_STRING, true},
+};
+
+/* The natural columns of a built-in parser's fields: each field it always writes, as its
+ * own column of its type (a number as a number), not a value of the attrs map. */
 static int natural_columns(enum floe_parser parser, struct floe_colplan *p)
 {
+	int rc = 0;
 	switch (parser) {
 	case FLOE_PARSER_APACHE_COMMON:
 	case FLOE_PARSER_APACHE_COMBINED:
-	case FLOE_PARSER_NGINX_COMBINED: {
-		int rc = floe_colplan_add(p, "status", FLOE_COL_INT, NULL, NULL);
-		return rc ? rc : floe_colplan_add(p, "bytes", FLOE_COL_LONG, NULL, NULL);
-	}
+	case FLOE_PARSER_NGINX_COMBINED:
+		for (size_t i = 0; rc == 0 && i < sizeof(access_columns) / sizeof(access_columns[0]); i++)
+			if (!access_columns[i].combined || parser != FLOE_PARSER_APACHE_COMMON)
+				rc = floe_colplan_add(p, access_columns[i].name, access_columns[i].type,
+						      NULL, NULL);
+		return rc;
 	case FLOE_PARSER_SYSLOG_FILE:
 		return floe_colplan_add(p, "pid", FLOE_COL_INT, NULL, NULL);
 	default:
