@@ -42,7 +42,9 @@
 // without an answer after applying; {"cut_before_apply": n} closes it before; {"stall": n}
 // never answers (the connection stays open until the client gives up);
 // {"interpose_field": FIELD} has another client add FIELD to the current schema just
-// before the next commit is checked; {"malformed": {"kind": K, "op": OPERATION-ID, "n": N}}
+// before the next commit is checked; {"interpose_snapshot": n} has another client append
+// a snapshot (no new files: the current one's manifest list) before each of the next n
+// commits is checked, so that their assert-ref-snapshot-id fails (409) on a new parent; {"malformed": {"kind": K, "op": OPERATION-ID, "n": N}}
 // answers the next N requests of that operation (getConfig, loadTable, updateTable,
 // loadCredentials; a commit is applied first) with a malformed 200 instead of the real
 // one, K: garbage (not JSON), truncated (the answer cut in half), types (members of the
@@ -175,7 +177,7 @@ const state = fs.existsSync(statePath)
   : { namespaces: {}, tables: {} };
 const tokens = new Map(); // token -> expiry ms
 const idempotent = new Map(); // key -> [status, body]
-const faults = { fail_after_apply: 0, status: 503, cut_after_apply: 0, cut_before_apply: 0, stall: 0, malformed: null };
+const faults = { interpose_snapshot: 0, fail_after_apply: 0, status: 503, cut_after_apply: 0, cut_before_apply: 0, stall: 0, malformed: null };
 
 function save() {
   const tmp = statePath + '.tmp';
@@ -408,6 +410,25 @@ function interposeField(ns, name) {
   commitTable(ns, name, { requirements: [], updates: [{ action: 'add-schema', schema }, { action: 'set-current-schema', 'schema-id': -1 }] });
 }
 
+// Another client's append, committed just before the next commit is looked at: a
+// snapshot of no new files (the current one's manifest list, its totals) on top of the
+// current one, which moves the branch, so the pending commit's assert-ref-snapshot-id
+// fails. A 63-bit random id, as writers pick them.
+function interposeSnapshot(ns, name) {
+  const meta = readMetadata(tableEntry(ns, name).loc);
+  const cur = meta.snapshots.find((x) => x['snapshot-id'] === meta['current-snapshot-id']);
+  if (!cur) return;
+  const id = BigInt('0x' + crypto.randomBytes(8).toString('hex')) & 0x7fffffffffffffffn;
+  const summary = { operation: 'append', 'added-data-files': '0', 'added-records': '0' };
+  for (const [k, v] of Object.entries(cur.summary || {})) if (k.startsWith('total-')) summary[k] = v;
+  const snapshot = {
+    'snapshot-id': id, 'parent-snapshot-id': cur['snapshot-id'], 'sequence-number': meta['last-sequence-number'] + 1,
+    'timestamp-ms': Math.max(Date.now(), cur['timestamp-ms'] + 1), 'manifest-list': cur['manifest-list'], summary,
+    'schema-id': cur['schema-id'],
+  };
+  commitTable(ns, name, { requirements: [], updates: [{ action: 'add-snapshot', snapshot }, { action: 'set-snapshot-ref', 'ref-name': 'main', type: 'branch', 'snapshot-id': id }] });
+}
+
 function tableResult(loc, meta, delegated) {
   const r = { 'metadata-location': loc, metadata: meta, config: { ...opt.tableConfig } };
   if (delegated && opt.vend) r['storage-credentials'] = [{ prefix: meta.location, config: { ...opt.vend } }];
@@ -559,6 +580,7 @@ function handle(req, body, res) {
       if (faults.cut_before_apply > 0) { faults.cut_before_apply--; return 'cut'; }
       if (faults.stall > 0) { faults.stall--; return 'stall'; }
       if (faults.interpose_field) interposeField(ns, rt.params.table);
+      if (faults.interpose_snapshot > 0) { faults.interpose_snapshot--; interposeSnapshot(ns, rt.params.table); }
       const { loc, meta } = commitTable(ns, rt.params.table, body);
       if (faults.cut_after_apply > 0) { faults.cut_after_apply--; return 'cut'; }
       if (faults.fail_after_apply > 0) {
