@@ -376,52 +376,6 @@ static void set_transfer(struct floe_s3 *s3, struct floe_s3_req *rq, CURL *c, co
 	}
 }
 
-/* The default signer: SigV4 with the client's keys, asked of the provider before every
- * signing (it answers from its cache, and refreshes temporary credentials that are about
- * to expire, so none can be missed). */
-struct sigv4_ctx {
-	struct floe_s3 *s3;
-	const char *path; /* raw, for the canonical request */
-	const struct floe_s3_req *rq;
-	const char *payload_hash;
-};
-
-static int sign_sigv4(void *ctx, const struct floe_s3_to_sign *in, floe_s3_sign_add_fn add, void *add_ctx)
-{
-	const struct sigv4_ctx *x = ctx;
-	struct floe_s3 *s3 = x->s3;
-	struct floe_sigv4_result sig = {0};
-	char amz_date[17];
-	int rc = floe_sigv4_format_date(in->now, amz_date) ? -EINVAL : 0;
-	if (rc == 0 && s3->credprov)
-		rc = floe_s3_credprov_get(s3->credprov, in->now, &s3->cred, NULL, NULL);
-	if (rc)
-		return rc;
-	if (!s3->cred.access_key_id || !s3->cred.secret_access_key)
-		return FLOE_S3_EAUTH;
-	struct floe_sigv4_header h[8];
-	size_t nh = 0;
-	for (size_t i = 0; i < in->nheaders && nh < 7; i++)
-		h[nh++] = in->headers[i];
-	if (s3->cred.session_token)
-		h[nh++] = (struct floe_sigv4_header){"x-amz-security-token", s3->cred.session_token};
-	struct floe_sigv4_request sr = {.method = in->method,
-					.path = x->path,
-					.query = x->rq->q,
-					.n_query = x->rq->nq,
-					.headers = h,
-					.n_headers = nh,
-					.payload_hash = x->payload_hash,
-					.amz_date = amz_date};
-	struct floe_sigv4_key key = {s3->cred.access_key_id, s3->cred.secret_access_key, s3->region, "s3"};
-	if ((rc = floe_sigv4_sign(s3->o.alloc, &sr, &key, &sig)) == 0 && s3->cred.session_token)
-		rc = add(add_ctx, "x-amz-security-token", s3->cred.session_token);
-	if (rc == 0)
-		rc = add(add_ctx, "Authorization", sig.authorization);
-	floe_sigv4_result_fini(&sig);
-	return rc;
-}
-
 struct header_list {
 	struct floe_alloc *alloc;
 	struct curl_slist *hl;
@@ -464,8 +418,9 @@ static int attempt(struct floe_s3 *s3, struct floe_s3_req *rq, const char *paylo
 		if (!add_header(s3->o.alloc, &l.hl, h[i].name, h[i].value))
 			goto out;
 	struct floe_s3_to_sign in = {rq->method, url, s3->region, h, nh, now};
-	struct sigv4_ctx x = {s3, path, rq, payload_hash};
-	rc = s3->o.sign_fn ? s3->o.sign_fn(s3->o.sign_ctx, &in, add_signed, &l) : sign_sigv4(&x, &in, add_signed, &l);
+	struct floe_s3_sigv4_ctx x = {s3, path, rq, payload_hash};
+	rc = s3->o.sign_fn ? s3->o.sign_fn(s3->o.sign_ctx, &in, add_signed, &l)
+			   : floe_s3_sign_sigv4(&x, &in, add_signed, &l);
 	if (rc)
 		goto out;
 	/* Bodies go through CURLOPT_UPLOAD (also for POST, via CUSTOMREQUEST), so curl adds
