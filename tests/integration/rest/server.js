@@ -4,7 +4,7 @@
 //                  [--client-id ID --client-secret S [--token-ttl SECONDS]]
 //                  [--id-offset K] [--vend KEY=VALUE,...] [--omit-endpoint 'VERB /v1/...']...
 //                  [--table-config KEY=VALUE,...] [--config-default KEY=VALUE,...]
-//                  [--sigv4 ACCESS_KEY:SECRET:REGION:SERVICE]
+//                  [--sigv4 ACCESS_KEY:SECRET:REGION:SERVICE] [--sign-keys ACCESS_KEY:SECRET]
 //
 // Listens on 127.0.0.1 only. Namespaces, tables and their current metadata locations are
 // kept in DIR/catalog.json; metadata files are written under each table's location when it
@@ -41,6 +41,7 @@
 // with the status after applying them; {"cut_after_apply": n} closes the connection
 // without an answer after applying; {"cut_before_apply": n} closes it before; {"stall": n}
 // never answers (the connection stays open until the client gives up);
+// {"refuse_sign": n} answers the next n sign requests 403;
 // {"interpose_field": FIELD} has another client add FIELD to the current schema just
 // before the next commit is checked; {"interpose_snapshot": n} has another client append
 // a snapshot (no new files: the current one's manifest list) before each of the next n
@@ -93,6 +94,7 @@ function args() {
     else if (k === '--config-default') o.configDefaults = kvs(v);
     else if (k === '--sigv4') { const [ak, sk, region, service] = v.split(':'); o.sigv4 = { ak, sk, region, service }; }
     else if (k === '--omit-endpoint') o.omit.push(v);
+    else if (k === '--sign-keys') { const [ak, sk] = v.split(':'); o.signKeys = { ak, sk }; }
     else throw new Error(`unknown option ${k}`);
   }
   if (!o.port || !o.root) throw new Error('--port and --root are required');
@@ -177,7 +179,7 @@ const state = fs.existsSync(statePath)
   : { namespaces: {}, tables: {} };
 const tokens = new Map(); // token -> expiry ms
 const idempotent = new Map(); // key -> [status, body]
-const faults = { interpose_snapshot: 0, fail_after_apply: 0, status: 503, cut_after_apply: 0, cut_before_apply: 0, stall: 0, malformed: null };
+const faults = { refuse_sign: 0, interpose_snapshot: 0, fail_after_apply: 0, status: 503, cut_after_apply: 0, cut_before_apply: 0, stall: 0, malformed: null };
 
 function save() {
   const tmp = statePath + '.tmp';
@@ -486,6 +488,34 @@ function verifySigv4(req, text) {
   if (!crypto.timingSafeEqual(Buffer.from(want), Buffer.from(signature))) forbid('the signature does not match');
 }
 
+// The remote signer (POST .../tables/{table}/sign, with --sign-keys AK:SK): the S3 request
+// it is given (region, uri, method, headers) signed with SigV4 for service s3 with the
+// keys only the catalog holds, every header given signed; the answer is those headers
+// with the Authorization added. S3's canonical path is the path as sent (not encoded
+// again).
+function signS3(body) {
+  if (!opt.signKeys) throw new HttpError(403, 'ForbiddenException', 'this catalog does not sign requests');
+  const u = new URL(body.uri);
+  const hs = Object.fromEntries(Object.entries(body.headers).map(([n, v]) => [n.toLowerCase(), v.join(',')]));
+  const date = hs['x-amz-date'] || '';
+  if (!/^\d{8}T\d{6}Z$/.test(date) || !hs['x-amz-content-sha256'] || !hs.host) throw new HttpError(400, 'BadRequestException', 'host, x-amz-date and x-amz-content-sha256 are needed');
+  const params = u.search ? u.search.slice(1).split('&').map((kv) => {
+    const i = kv.indexOf('=');
+    const [n, v] = i < 0 ? [kv, ''] : [kv.slice(0, i), kv.slice(i + 1)];
+    return [sigEncode(decodeURIComponent(n)), sigEncode(decodeURIComponent(v))];
+  }) : [];
+  params.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
+  const names = Object.keys(hs).sort();
+  const canonical = [body.method, u.pathname, params.map(([n, v]) => `${n}=${v}`).join('&'),
+    names.map((n) => `${n}:${hs[n].trim().replace(/\s+/g, ' ')}\n`).join(''), names.join(';'), hs['x-amz-content-sha256']].join('\n');
+  const day = date.slice(0, 8);
+  const scope = `${day}/${body.region}/s3/aws4_request`;
+  const toSign = ['AWS4-HMAC-SHA256', date, scope, sha256(canonical)].join('\n');
+  const key = hmac(hmac(hmac(hmac(`AWS4${opt.signKeys.sk}`, day), body.region), 's3'), 'aws4_request');
+  const auth = `AWS4-HMAC-SHA256 Credential=${opt.signKeys.ak}/${scope}, SignedHeaders=${names.join(';')}, Signature=${hmac(key, toSign).toString('hex')}`;
+  return { uri: body.uri, headers: { ...body.headers, Authorization: [auth] } };
+}
+
 function authorize(req, pathname) {
   if (!opt.clientId || pathname === '/v1/oauth/tokens' || pathname === '/v1/config' || pathname.startsWith('/_test/')) return;
   const h = req.headers.authorization || '';
@@ -568,6 +598,16 @@ function handle(req, body, res) {
       if (rt.op.operationId === 'tableExists') return [204, undefined];
       if (req.headers['if-none-match'] === etagOf(t.loc)) return [304, undefined, { ETag: etagOf(t.loc) }];
       out = [200, tableResult(t.loc, readMetadata(t.loc), delegated), { ETag: etagOf(t.loc) }];
+      break;
+    }
+    case 'signRequest': {
+      tableEntry(ns, rt.params.table);
+      if (faults.refuse_sign > 0) {
+        faults.refuse_sign--;
+        const e = new HttpError(403, 'ForbiddenException', 'signing refused (a fault the test asked for)');
+        return [e.code, errorBody(e)];
+      }
+      out = [200, signS3(body)];
       break;
     }
     case 'loadCredentials': {
