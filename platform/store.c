@@ -88,8 +88,8 @@ int floe_store_key(const struct floe_store *s, const char *uri, char *out, size_
 {
 	size_t n = strlen(s->uri);
 	const char *rest = NULL;
-	if (strncmp(uri, s->uri, n) == 0 && uri[n] == '/') {
-		rest = uri + n + 1;
+	if (strncmp(uri, s->uri, n) == 0 && (uri[n] == '/' || uri[n] == '\0')) {
+		rest = uri + n + (uri[n] == '/');
 	} else if (strncmp(s->uri, "file:///", 8) == 0 && strncmp(uri, "file:/", 6) == 0 &&
 		   uri[6] != '/' && strncmp(uri + 5, s->uri + 7, n - 7) == 0 && uri[5 + n - 7] == '/') {
 		/* Java writes local paths as file:/abs (one slash). */

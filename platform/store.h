@@ -98,7 +98,8 @@ int floe_store_list(struct floe_store *s, const char *prefix, int (*fn)(void *ct
 		    void *ctx);
 /* The URI of key (out must hold the store URI + key + 2 bytes). -ENAMETOOLONG otherwise. */
 int floe_store_uri(const struct floe_store *s, const char *key, char *out, size_t cap);
-/* The key of a URI inside this store; -EXDEV for a URI outside it. */
+/* The key of a URI inside this store; -EXDEV for a URI outside it. The store's own URI
+ * (a store opened at a table's location) is the key "". */
 int floe_store_key(const struct floe_store *s, const char *uri, char *out, size_t cap);
 void floe_store_free(struct floe_store *s);
 

@@ -6,6 +6,7 @@
 
 #include "agent/config/config.h"
 #include "agent/env/env.h"
+#include "agent/lake/catalog_rest.h"
 #include "agent/lake/table.h"
 #include "agent/lake/warehouse.h"
 #include "agent/run/maintain.h"
@@ -29,20 +30,26 @@ static const char maintain_help[] =
 	"<state_dir>/maintain.\n";
 
 /* The committing handle: attributed to no agent (an id config files cannot hold) and a
- * fresh installation id, so that no agent's identity checks see it. */
-static int open_table(const struct floe_config *cfg, struct floe_store *st, struct floe_table **t)
+ * fresh installation id, so that no agent's identity checks see it. In a REST catalog
+ * (catalog not NULL) the table is the catalog's and its commits go through it, as an
+ * agent's do; st is not used then. Either way the table must exist already: maintain
+ * never creates one. */
+static int open_table(const struct floe_config *cfg, struct floe_store *st, struct floe_catalog_rest *catalog,
+		      struct floe_table **t)
 {
 	char inst[37], prefix[512];
 	struct floe_err err = {0};
 	struct floe_table *probe = NULL;
 	snprintf(prefix, sizeof(prefix), "%s/%s", cfg->lake.namespace, cfg->logs.name);
-	int rc = floe_table_load(NULL, st, prefix, &probe, &err);
+	int rc = catalog ? floe_table_load_catalog(NULL, catalog, cfg->logs.name, &probe, &err)
+			 : floe_table_load(NULL, st, prefix, &probe, &err);
 	floe_table_free(probe);
 	if (rc == 0 && (rc = floe_env_uuid4(floe_env_rand(), inst)))
 		floe_err_set(&err, rc, "no random installation id: %s", floe_strerror(rc));
 	if (rc == 0) {
 		struct floe_table_options o = {
 		    .store = st,
+		    .catalog = catalog,
 		    .namespace = cfg->lake.namespace,
 		    .name = cfg->logs.name,
 		    .spec = &cfg->logs.partition,
@@ -53,7 +60,8 @@ static int open_table(const struct floe_config *cfg, struct floe_store *st, stru
 		rc = floe_table_open(NULL, &o, t, &err);
 	}
 	if (rc)
-		fprintf(stderr, "floe: %s/%s: %s\n", cfg->lake.warehouse, prefix, floe_err_text(&err, rc));
+		fprintf(stderr, "floe: %s/%s: %s\n", catalog ? floe_catalog_rest_what(catalog) : cfg->lake.warehouse,
+			prefix, floe_err_text(&err, rc));
 	return rc;
 }
 
@@ -61,16 +69,12 @@ static int maintain(const struct floe_config *cfg)
 {
 	struct floe_store *st = NULL;
 	struct floe_table *t = NULL;
+	struct floe_catalog_rest *catalog = NULL;
 	struct floe_err err = {0};
 	char tmp[FLOE_PATH_MAX], state[FLOE_PATH_MAX];
-	/* Its commits go through the filesystem catalog's store: against a REST catalog's
-	 * configuration it would make a table of its own in the local warehouse. */
-	if (cfg->lake.catalog == FLOE_CATALOG_REST) {
-		fprintf(stderr, "floe: maintain does not work through a REST catalog yet (lake.catalog.type "
-				"rest): the catalog's own maintenance expires and compacts its tables\n");
-		return FLOE_EXIT_USAGE;
-	}
-	int rc = floe_warehouse_open(NULL, cfg, true, &st, &err);
+	int rc = cfg->lake.catalog == FLOE_CATALOG_REST
+		     ? floe_catalog_rest_new(NULL, cfg, NULL, NULL, &catalog, &err)
+		     : floe_warehouse_open(NULL, cfg, true, &st, &err);
 	if (rc) {
 		fprintf(stderr, "floe: %s\n", floe_err_text(&err, rc));
 		return rc == FLOE_EINVAL ? FLOE_EXIT_USAGE : FLOE_EXIT_RUNTIME;
@@ -80,9 +84,11 @@ static int maintain(const struct floe_config *cfg)
 		rc = FLOE_ELIMIT;
 	if (rc)
 		fprintf(stderr, "floe: state_dir %s: %s\n", cfg->agent.state_dir, floe_strerror(rc));
-	if (rc == 0 && (rc = open_table(cfg, st, &t)) == 0) {
+	if (rc == 0 && (rc = open_table(cfg, st, catalog, &t)) == 0) {
 		const struct floe_clock *clock = floe_env_clock();
-		struct floe_maintain_options o = {.cfg = cfg, .table = t, .store = st, .tmp_dir = tmp,
+		/* A catalog's table has a store of its own, at the location the catalog gave. */
+		struct floe_maintain_options o = {.cfg = cfg, .table = t, .store = catalog ? floe_table_store(t) : st,
+						   .tmp_dir = tmp,
 						   .now_us = clock->wall_us(clock->ctx)};
 		struct floe_maintain_stats s;
 		rc = floe_maintain_compact(NULL, &o, &s, &err);
@@ -96,6 +102,7 @@ static int maintain(const struct floe_config *cfg)
 	}
 	floe_table_free(t);
 	floe_store_free(st);
+	floe_catalog_rest_free(catalog);
 	return rc ? FLOE_EXIT_RUNTIME : FLOE_EXIT_OK;
 }
 

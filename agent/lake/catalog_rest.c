@@ -19,6 +19,7 @@
 #include "platform/http.h"
 #include "platform/log.h"
 #ifndef FLOE_NO_S3
+#include "platform/s3/s3.h"
 #include "platform/s3/s3_credprov.h"
 #endif
 #include "platform/secret.h"
@@ -28,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 int floe_catalog_rest_check(struct floe_alloc *a, const struct floe_config *cfg, struct floe_err *err)
 {
@@ -123,15 +125,87 @@ static struct vended *vended_at(struct floe_catalog_rest *c, const char *locatio
 	return NULL;
 }
 
+#ifndef FLOE_NO_S3
+static int path_of(struct floe_catalog_rest *c, const char *table, const char *suffix, struct floe_buf *out,
+		   struct floe_err *err);
+
+/* A header of the catalog's signed request, added unless the request carries it already
+ * (the catalog answers with every header, those it was given included). */
+struct sign_add {
+	floe_s3_sign_add_fn add;
+	void *ctx;
+	const struct floe_s3_to_sign *in;
+};
+
+static int sign_header(void *ctx, const char *name, const char *value)
+{
+	const struct sign_add *s = ctx;
+	for (size_t i = 0; i < s->in->nheaders; i++)
+		if (strcasecmp(s->in->headers[i].name, name) == 0)
+			return 0;
+	return s->add(s->ctx, name, value);
+}
+
+/* The S3 client's signer for a location with s3.remote-signing-enabled: POST
+ * .../tables/{table}/sign with the request (a RemoteSignRequest), with the catalog's own
+ * credentials; the answer's headers authorize it. A refusal (401/403/419) is
+ * FLOE_S3_EAUTH, a catalog away its code: the upload fails unsent, and its data stays in
+ * the spool for the next try. */
+static int remote_sign(void *ctx, const struct floe_s3_to_sign *in, floe_s3_sign_add_fn add, void *add_ctx)
+{
+	struct vended *v = ctx;
+	struct floe_catalog_rest *c = v->c;
+	struct floe_rest_header h[16];
+	size_t nh = 0;
+	for (size_t i = 0; i < in->nheaders && nh < 16; i++)
+		h[nh++] = (struct floe_rest_header){in->headers[i].name, in->headers[i].value};
+	struct floe_buf body, p;
+	struct floe_http_resp r = {0};
+	struct floe_err e = {0};
+	bool sent;
+	floe_buf_init(&body, c->a, 64u << 10);
+	floe_buf_init(&p, c->a, 4096);
+	int rc = floe_rest_sign_request(in->region, in->url, in->method, h, nh, &body);
+	if (rc)
+		floe_err_set(&e, rc, "the sign request: %s", floe_strerror(rc));
+	if (rc == 0 && (rc = path_of(c, v->name, "/sign", &p, &e)) == 0) {
+		struct rest_call k = {.method = "POST", .path = (const char *)p.data, .body = (const char *)body.data,
+				      .body_len = body.len, .max = CONFIG_MAX};
+		rc = floe_catalog_rest_call(c, &k, &r, &sent, &e);
+	}
+	if (rc == 0 && r.status != 200)
+		rc = floe_catalog_rest_status(c, "signing an S3 request", &r, &e);
+	struct sign_add sa = {add, add_ctx, in};
+	if (rc == 0 && (rc = floe_rest_sign_result_parse(c->a, r.data ? r.data : "", r.len, CONFIG_MAX, sign_header,
+							 &sa, &e)) == FLOE_EFORMAT)
+		rc = FLOE_S3_EPROTO;
+	if (rc)
+		floe_error("catalog: %s did not sign the S3 request %s %s: %s", c->what, in->method, in->url,
+			   floe_err_text(&e, rc));
+	floe_http_resp_fini(&r);
+	floe_buf_fini(&p);
+	floe_buf_fini(&body);
+	return rc;
+}
+#endif
+
 int floe_catalog_rest_open_store(struct floe_catalog_rest *c, const char *location, struct floe_store **out,
 				 struct floe_err *err)
 {
 	struct vended *v = vended_at(c, location);
-	if (!v || !v->creds.access_key_id)
+	if (!v || (!v->creds.access_key_id && !v->remote))
 		return floe_warehouse_open_location(c->a, c->cfg, location, NULL, out, err);
 #ifdef FLOE_NO_S3
 	return floe_warehouse_open_location(c->a, c->cfg, location, NULL, out, err);
 #else
+	if (v->remote) {
+		struct floe_warehouse_vended w = {.endpoint = v->endpoint[0] ? v->endpoint : NULL,
+						  .region = v->region[0] ? v->region : NULL,
+						  .path_style = v->path_style,
+						  .sign_fn = remote_sign,
+						  .sign_ctx = v};
+		return floe_warehouse_open_location(c->a, c->cfg, location, &w, out, err);
+	}
 	if (!v->prov) {
 		struct floe_s3_credprov_options o = {.alloc = c->a,
 						     .providers = FLOE_S3_CREDPROV_STATIC,
@@ -157,7 +231,10 @@ static int take_vended(struct floe_catalog_rest *c, const char *name, const stru
 {
 	const char *ak = floe_rest_table_storage(t, location, "s3.access-key-id");
 	const char *sk = floe_rest_table_storage(t, location, "s3.secret-access-key");
-	if (!ak || !sk || !*ak || !*sk || strlen(name) >= sizeof(c->vend[0].name) ||
+	static const char *const RS[] = {"s3.remote-signing-enabled", NULL};
+	const char *rs = floe_rest_table_setting(t, location, c->conf, RS);
+	bool remote = rs && strcmp(rs, "true") == 0;
+	if ((!remote && (!ak || !sk || !*ak || !*sk)) || strlen(name) >= sizeof(c->vend[0].name) ||
 	    strlen(location) >= sizeof(c->vend[0].location))
 		return 0;
 	struct vended *v = vended_at(c, location);
@@ -169,7 +246,12 @@ static int take_vended(struct floe_catalog_rest *c, const char *name, const stru
 				    c->what, VENDED_MAX);
 	struct floe_aws_credentials n;
 	memset(&n, 0, sizeof(n));
-	int rc = floe_aws_credentials_set(c->a, ak, sk, floe_rest_table_storage(t, location, "s3.session-token"), &n);
+	v->remote = remote;
+	v->c = c;
+	/* Remote signing: no key at all; the catalog signs each request (remote_sign). */
+	int rc = remote ? 0
+			: floe_aws_credentials_set(c->a, ak, sk, floe_rest_table_storage(t, location, "s3.session-token"),
+						   &n);
 	if (rc)
 		return floe_err_set(err, rc, "%s: the vended credentials: %s", c->what, floe_strerror(rc));
 	floe_aws_credentials_fini(&v->creds);
@@ -193,11 +275,11 @@ static int take_vended(struct floe_catalog_rest *c, const char *name, const stru
 	if (v->expires_ms < 0)
 		v->expires_ms = 0;
 #ifndef FLOE_NO_S3
-	if (v->prov && (rc = floe_s3_credprov_set_static(v->prov, &v->creds, v->expires_ms / 1000)))
+	if (!remote && v->prov && (rc = floe_s3_credprov_set_static(v->prov, &v->creds, v->expires_ms / 1000)))
 		return floe_err_set(err, rc, "%s: the vended credentials: %s", c->what, floe_strerror(rc));
 #endif
-	floe_debug("catalog: %s vends storage credentials for %s%s", c->what, location,
-		   v->expires_ms ? " (expiring)" : "");
+	floe_debug("catalog: %s %s for %s%s", c->what, remote ? "signs the S3 requests" : "vends storage credentials",
+		   location, v->expires_ms ? " (expiring)" : "");
 	return 0;
 }
 

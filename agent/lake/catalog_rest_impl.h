@@ -48,6 +48,9 @@ struct vended {
 	int64_t expires_ms; /* unix ms; 0: not said */
 	struct floe_aws_credentials creds;
 	struct floe_s3_credprov *prov; /* from the first store opened at location */
+	/* s3.remote-signing-enabled: no keys, the catalog (c) signs every S3 request. */
+	bool remote;
+	struct floe_catalog_rest *c;
 };
 
 struct floe_catalog_rest {

@@ -218,7 +218,8 @@ int floe_table_reserve_columns(struct floe_table *t, struct floe_colplan *p, str
 /* Expires snapshots and drops metadata-log entries by the table's properties (as a
  * commit does) in a metadata version of its own, without a new snapshot, and deletes
  * what they no longer need; nothing is written when nothing expires. *expired gets the
- * number of snapshots expired. */
+ * number of snapshots expired. In a REST catalog nothing is done (0): expiry is the
+ * catalog's maintenance there. */
 int floe_table_expire_now(struct floe_table *t, size_t *expired, struct floe_err *err);
 
 #endif

@@ -312,11 +312,21 @@ static const struct floe_table_step replace_step = {
 };
 
 /* One try on the current parent: 0 committed, FLOE_ECONFLICT lost the race,
- * FLOE_ENOTFOUND an old file is gone, other errors fatal. */
+ * FLOE_ENOTFOUND an old file is gone, other errors fatal. After a failure that left the
+ * outcome unknown (a 5xx or a cut connection after a catalog applied the commit, a
+ * timeout on the conditional write), the reloaded table may hold this snapshot already:
+ * then it landed, and its old files are no longer live because of it. Taking that for a
+ * replace abandoned would delete the new files the table now lists. */
 static int replace_try(struct floe_table *t, void *ctx, unsigned attempt_no)
 {
 	struct replace *rp = ctx;
 	bool unknown;
+	if (attempt_no > 1 && floe_ice_meta_find_snapshot(t->meta, rp->mi.snapshot_id) >= 0) {
+		floe_info("table: replace snapshot %" PRId64 " had landed (an answer lost): not made again",
+			  rp->mi.snapshot_id);
+		rp->unknown = false;
+		return 0;
+	}
 	rp->mi.attempt = attempt_no;
 	int rc = floe_table_attempt(t, &replace_step, rp, &rp->mi, &unknown);
 	rp->unknown = rc && unknown;
@@ -429,6 +439,11 @@ int floe_table_expire_now(struct floe_table *t, size_t *expired, struct floe_err
 {
 	*expired = 0;
 	floe_err_clear(&t->err);
+	/* In a REST catalog the catalog writes the metadata: a commit adds its snapshot and
+	 * moves the branch, and expiring snapshots (and deleting what they alone list) is the
+	 * catalog's maintenance, as for the agents' appends. */
+	if (t->opt.catalog)
+		return 0;
 	int rc = floe_table_reload(t);
 	if (rc == 0)
 		rc = floe_table_retry(t, "expiry", expire_try, expired);

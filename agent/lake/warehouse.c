@@ -127,7 +127,7 @@ static int open_s3(struct floe_alloc *a, const struct floe_config *cfg, const ch
 		   const char *prefix, const char *what, const struct floe_warehouse_vended *v,
 		   struct floe_store **out, struct floe_err *err)
 {
-	if (v && v->credprov)
+	if (v && (v->credprov || v->sign_fn))
 		return open_s3_with(a, cfg, bucket, prefix, what, v, floe_s3_credprov_ref(v->credprov), out, err);
 	if (cfg->lake.s3.cleartext)
 		floe_warn("lake.s3.endpoint %s is plain HTTP to a host that is not loopback "
@@ -156,6 +156,10 @@ static int open_s3_with(struct floe_alloc *a, const struct floe_config *cfg, con
 	o.bucket = bucket;
 	o.path_style = v && v->path_style >= 0 ? v->path_style != 0 : cfg->lake.s3.path_style;
 	o.credprov = prov;
+	if (v && v->sign_fn) {
+		o.sign_fn = v->sign_fn;
+		o.sign_ctx = v->sign_ctx;
+	}
 	o.ca_file = cfg->lake.s3.ca_file;
 	o.request_timeout_ms = (int64_t)cfg->lake.s3.request_timeout_ms;
 	o.min_rate = (int64_t)cfg->lake.s3.min_rate;

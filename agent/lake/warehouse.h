@@ -10,6 +10,7 @@ struct floe_config;
 struct floe_err;
 struct floe_store;
 struct floe_s3_credprov;
+struct floe_s3_to_sign;
 
 /* Opens cfg's warehouse, whose memory (object bodies, listings, credentials) comes from a
  * (the agent's budget; borrowed, it must outlive the store). With probe, an S3 store must
@@ -31,6 +32,11 @@ struct floe_warehouse_vended {
 	struct floe_s3_credprov *credprov; /* borrowed: the store takes a reference */
 	const char *endpoint, *region;	   /* NULL: lake.s3's */
 	int path_style;			   /* -1: lake.s3's */
+	/* A signer of the catalog's (s3.remote-signing-enabled), or NULL: then no key is
+	 * used at all, every request is signed by it (floe_s3_options.sign_fn). */
+	int (*sign_fn)(void *ctx, const struct floe_s3_to_sign *in,
+		       int (*add)(void *add_ctx, const char *name, const char *value), void *add_ctx);
+	void *sign_ctx;
 };
 
 /* Opens a store at a table's location (a REST catalog gives it): a local directory

@@ -678,3 +678,69 @@ int floe_rest_commit_request(struct floe_alloc *a, const struct floe_rest_commit
 	rc = root ? commit_body(d, root, c) : FLOE_ENOMEM;
 	return write_doc(d, root, rc, out);
 }
+
+int floe_rest_sign_request(const char *region, const char *uri, const char *method,
+			   const struct floe_rest_header *h, size_t nh, struct floe_buf *out)
+{
+	struct floe_json_doc *d;
+	int rc;
+	if ((rc = floe_json_doc_new(out->alloc, &d)))
+		return rc;
+	struct floe_json *root = floe_json_new_object(d), *hs = floe_json_new_object(d);
+	rc = !root || !hs ? FLOE_ENOMEM : 0;
+	if (rc == 0 && !(rc = floe_json_set(d, root, "region", str(d, region))) &&
+	    !(rc = floe_json_set(d, root, "uri", str(d, uri))) && !(rc = floe_json_set(d, root, "method", str(d, method))))
+		rc = floe_json_set(d, root, "headers", hs);
+	for (size_t i = 0; i < nh && rc == 0; i++) {
+		struct floe_json *vs = floe_json_new_array(d);
+		rc = !vs ? FLOE_ENOMEM : floe_json_push(d, vs, str(d, h[i].value));
+		if (rc == 0)
+			rc = floe_json_set(d, hs, h[i].name, vs);
+	}
+	if (rc == 0)
+		rc = floe_json_set(d, root, "provider", str(d, "s3"));
+	return write_doc(d, root, rc, out);
+}
+
+/* Whether every member of hs is an array of strings (pass 0), or fn's answer for each
+ * value (pass 1). */
+static int sign_headers(const struct floe_json *hs, int pass, int (*fn)(void *ctx, const char *name, const char *value),
+			void *ctx)
+{
+	for (size_t i = 0; i < floe_json_len(hs); i++) {
+		const struct floe_json *vs = floe_json_at(hs, i);
+		if (!floe_json_is(vs, FLOE_JSON_ARRAY))
+			return FLOE_EFORMAT;
+		for (size_t j = 0; j < floe_json_len(vs); j++) {
+			const char *v;
+			size_t n;
+			if (floe_json_str(floe_json_at(vs, j), &v, &n) || strlen(v) != n)
+				return FLOE_EFORMAT;
+			int rc = pass ? fn(ctx, floe_json_key_at(hs, i), v) : 0;
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+int floe_rest_sign_result_parse(struct floe_alloc *a, const char *json, size_t len, size_t max_bytes,
+				int (*fn)(void *ctx, const char *name, const char *value), void *ctx,
+				struct floe_err *err)
+{
+	struct floe_json_doc *doc = NULL;
+	const char *uri;
+	int rc = parse_object(a, json, len, max_bytes, "sign answer", &doc, err);
+	if (rc)
+		return rc;
+	const struct floe_json *root = floe_json_root(doc), *hs = floe_json_get(root, "headers");
+	if (floe_json_get_str(root, "uri", &uri) || !floe_json_is(hs, FLOE_JSON_OBJECT) ||
+	    sign_headers(hs, 0, fn, ctx))
+		rc = floe_err_set(err, FLOE_EFORMAT,
+				  "the sign answer is not a RemoteSignResult ('uri' a string, 'headers' an "
+				  "object of arrays of strings)");
+	else
+		rc = sign_headers(hs, 1, fn, ctx);
+	floe_json_doc_free(doc);
+	return rc;
+}

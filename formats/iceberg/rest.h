@@ -129,6 +129,21 @@ int floe_rest_create_request(struct floe_alloc *a, const char *name, const char 
 			     const struct floe_ice_partition_field *pfields, size_t npfields,
 			     const struct floe_ice_kv *props, size_t nprops, struct floe_buf *out);
 
+/* A RemoteSignRequest (POST .../tables/{table}/sign): the S3 request the catalog is
+ * asked to sign, each header with its one value, into out. */
+struct floe_rest_header {
+	const char *name;
+	const char *value;
+};
+int floe_rest_sign_request(const char *region, const char *uri, const char *method,
+			   const struct floe_rest_header *h, size_t nh, struct floe_buf *out);
+/* A RemoteSignResult: checked whole (a string uri, headers an object of arrays of
+ * strings), then fn is called for each header value (name, value); fn's error stops and
+ * is returned. FLOE_EFORMAT (with err) for an answer of another shape. */
+int floe_rest_sign_result_parse(struct floe_alloc *a, const char *json, size_t len, size_t max_bytes,
+				int (*fn)(void *ctx, const char *name, const char *value), void *ctx,
+				struct floe_err *err);
+
 /* A CommitTableRequest that appends snapshot s to branch ref:
  * requirements assert-table-uuid, assert-ref-snapshot-id (null when ref_snapshot_id is
  * -1: the branch must not exist yet) and, when schema is not NULL, assert-current-schema-id

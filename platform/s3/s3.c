@@ -146,8 +146,8 @@ int floe_s3_new(const struct floe_s3_options *o, struct floe_s3 **out)
 	apply_defaults(s3);
 
 	/* With a provider, static credentials are optional (they serve until the first
-	 * request asks the provider). */
-	if ((!o->credprov || o->credentials.access_key_id || o->credentials.secret_access_key) &&
+	 * request asks the provider); with a signer of its own, the client holds none. */
+	if (!o->sign_fn && (!o->credprov || o->credentials.access_key_id || o->credentials.secret_access_key) &&
 	    (rc = copy_creds(a, &s3->cred, &o->credentials)) != 0)
 		goto out;
 	s3->credprov = floe_s3_credprov_ref(o->credprov);

@@ -15,6 +15,7 @@
 struct floe_alloc;
 #include "platform/s3/s3_credentials.h"
 #include "platform/s3/s3_credprov.h"
+#include "platform/s3/sigv4.h"
 
 /* A credential provider that produced nothing fails a request with FLOE_S3_EAUTH (or
  * FLOE_S3_EUNAVAILABLE when STS or a metadata endpoint could not be reached);
@@ -28,6 +29,25 @@ typedef int64_t (*floe_s3_now_fn)(void *ctx);
 /* Milliseconds since a stop was requested, or -1 when none was (floe_signal_stop_age_ms
  * by default); injected for tests. */
 typedef int64_t (*floe_s3_stop_fn)(void *ctx);
+
+/* A request to be signed: its method, the URL it goes to (encoded as sent), the bucket's
+ * region and the headers it carries (host, x-amz-date, x-amz-content-sha256, the
+ * request's own). */
+struct floe_s3_to_sign {
+	const char *method;
+	const char *url;
+	const char *region;
+	const struct floe_sigv4_header *headers;
+	size_t nheaders;
+	int64_t now; /* seconds, the client's corrected clock (the one in x-amz-date) */
+};
+/* Adds a header the signature needs to the request (copied). */
+typedef int (*floe_s3_sign_add_fn)(void *add_ctx, const char *name, const char *value);
+/* Signs in: adds, through add, the headers that make it authorized (Authorization, a
+ * session token). 0, or an error the request fails with, unsent (FLOE_S3_EAUTH for a
+ * signature refused or keys missing; the S3 client's codes for a signer away). */
+typedef int (*floe_s3_sign_fn)(void *ctx, const struct floe_s3_to_sign *in, floe_s3_sign_add_fn add,
+			       void *add_ctx);
 
 struct floe_s3_options {
 	/* Where every allocation of the client comes from, response bodies and listing pages
@@ -46,6 +66,11 @@ struct floe_s3_options {
 	 * a reference (floe_s3_credprov_ref) and drops it in floe_s3_free. A 403 ExpiredToken
 	 * makes it forget its cache and the request is tried once more. */
 	struct floe_s3_credprov *credprov;
+	/* The one seam where a request is authorized. NULL: SigV4 with the credentials (or
+	 * the provider's) above. Otherwise called before every attempt instead (a catalog's
+	 * remote signer): credentials are then not needed. */
+	floe_s3_sign_fn sign_fn;
+	void *sign_ctx;
 	const char *ca_file;			/* NULL: the system's CA bundle */
 	const char *ca_path;			/* NULL: none */
 	int64_t connect_timeout_ms;		/* 0: 10 s */

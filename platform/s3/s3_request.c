@@ -376,14 +376,24 @@ static void set_transfer(struct floe_s3 *s3, struct floe_s3_req *rq, CURL *c, co
 	}
 }
 
+struct header_list {
+	struct floe_alloc *alloc;
+	struct curl_slist *hl;
+};
+
+static int add_signed(void *ctx, const char *name, const char *value)
+{
+	struct header_list *l = ctx;
+	return add_header(l->alloc, &l->hl, name, value) ? 0 : FLOE_ENOMEM;
+}
+
 /* Signs and performs rq once. Returns the CURLcode (CURLE_OK when a response arrived) or
  * a negative errno for local failures; *sent tells whether request bytes went out. */
 static int attempt(struct floe_s3 *s3, struct floe_s3_req *rq, const char *payload_hash,
 		   struct floe_s3_resp *r, bool *sent)
 {
 	int rc = FLOE_ENOMEM;
-	struct curl_slist *hl = NULL;
-	struct floe_sigv4_result sig = {0};
+	struct header_list l = {s3->o.alloc, NULL};
 	char *path = raw_path(s3, rq);
 	char *url = path ? build_url(s3, rq, path) : NULL;
 	*sent = false;
@@ -396,52 +406,32 @@ static int attempt(struct floe_s3 *s3, struct floe_s3_req *rq, const char *paylo
 		rc = -EINVAL;
 		goto out;
 	}
-	/* Ask the provider before every signing: it answers from its cache, and refreshes
-	 * temporary credentials that are about to expire, so none can be missed. */
-	if (s3->credprov && (rc = floe_s3_credprov_get(s3->credprov, now, &s3->cred, NULL, NULL)) != 0)
-		goto out;
-	if (!s3->cred.access_key_id || !s3->cred.secret_access_key) {
-		rc = FLOE_S3_EAUTH;
-		goto out;
-	}
 	struct floe_sigv4_header h[8];
 	size_t nh = 0;
 	h[nh++] = (struct floe_sigv4_header){"host", s3->host};
 	h[nh++] = (struct floe_sigv4_header){"x-amz-date", amz_date};
 	h[nh++] = (struct floe_sigv4_header){"x-amz-content-sha256", payload_hash};
-	if (s3->cred.session_token)
-		h[nh++] =
-		    (struct floe_sigv4_header){"x-amz-security-token", s3->cred.session_token};
 	for (size_t i = 0; i < rq->nh; i++)
 		h[nh++] = rq->h[i];
-	struct floe_sigv4_request sr = {.method = rq->method,
-					.path = path,
-					.query = rq->q,
-					.n_query = rq->nq,
-					.headers = h,
-					.n_headers = nh,
-					.payload_hash = payload_hash,
-					.amz_date = amz_date};
-	struct floe_sigv4_key key = {s3->cred.access_key_id, s3->cred.secret_access_key, s3->region,
-				     "s3"};
-	if ((rc = floe_sigv4_sign(s3->o.alloc, &sr, &key, &sig)) != 0)
-		goto out;
 	rc = FLOE_ENOMEM;
 	for (size_t i = 0; i < nh; i++)
-		if (!add_header(s3->o.alloc, &hl, h[i].name, h[i].value))
+		if (!add_header(s3->o.alloc, &l.hl, h[i].name, h[i].value))
 			goto out;
-	if (!add_header(s3->o.alloc, &hl, "Authorization", sig.authorization))
+	struct floe_s3_to_sign in = {rq->method, url, s3->region, h, nh, now};
+	struct floe_s3_sigv4_ctx x = {s3, path, rq, payload_hash};
+	rc = s3->o.sign_fn ? s3->o.sign_fn(s3->o.sign_ctx, &in, add_signed, &l)
+			   : floe_s3_sign_sigv4(&x, &in, add_signed, &l);
+	if (rc)
 		goto out;
 	/* Bodies go through CURLOPT_UPLOAD (also for POST, via CUSTOMREQUEST), so curl adds
 	 * no form Content-Type of its own that we would not have signed. */
 
 	CURL *c = s3->curl;
-	set_transfer(s3, rq, c, url, hl, r);
+	set_transfer(s3, rq, c, url, l.hl, r);
 	s3->errbuf[0] = '\0';
 	rc = (int)perform(s3, c, sent);
 out:
-	curl_slist_free_all(hl);
-	floe_sigv4_result_fini(&sig);
+	curl_slist_free_all(l.hl);
 	floe_free(s3->o.alloc, url);
 	floe_free(s3->o.alloc, path);
 	return rc;

@@ -129,6 +129,15 @@ int floe_s3_parser_rc(int rc, const struct floe_err *e);
 /* x + y + z in a new string from a (NULL when out of memory). */
 char *floe_s3_join3(struct floe_alloc *a, const char *x, const char *y, const char *z);
 bool floe_s3_key_ok(const char *key);
+/* The default signer (s3_sign.c), a floe_s3_sign_fn whose ctx is a floe_s3_sigv4_ctx:
+ * the request's raw path, query and payload hash, which the canonical request needs. */
+struct floe_s3_sigv4_ctx {
+	struct floe_s3 *s3;
+	const char *path;
+	const struct floe_s3_req *rq;
+	const char *payload_hash;
+};
+int floe_s3_sign_sigv4(void *ctx, const struct floe_s3_to_sign *in, floe_s3_sign_add_fn add, void *add_ctx);
 int floe_s3_put_body(struct floe_s3 *s3, const char *key, struct floe_s3_body body,
 		     const struct floe_s3_put_options *po, struct floe_s3_object_info *info);
 

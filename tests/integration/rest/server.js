@@ -4,7 +4,7 @@
 //                  [--client-id ID --client-secret S [--token-ttl SECONDS]]
 //                  [--id-offset K] [--vend KEY=VALUE,...] [--omit-endpoint 'VERB /v1/...']...
 //                  [--table-config KEY=VALUE,...] [--config-default KEY=VALUE,...]
-//                  [--sigv4 ACCESS_KEY:SECRET:REGION:SERVICE]
+//                  [--sigv4 ACCESS_KEY:SECRET:REGION:SERVICE] [--sign-keys ACCESS_KEY:SECRET]
 //                  [--journal DIR --record FILE]
 //
 // Listens on 127.0.0.1 only. Namespaces, tables and their current metadata locations are
@@ -42,8 +42,11 @@
 // with the status after applying them; {"cut_after_apply": n} closes the connection
 // without an answer after applying; {"cut_before_apply": n} closes it before; {"stall": n}
 // never answers (the connection stays open until the client gives up);
+// {"refuse_sign": n} answers the next n sign requests 403;
 // {"interpose_field": FIELD} has another client add FIELD to the current schema just
-// before the next commit is checked; {"malformed": {"kind": K, "op": OPERATION-ID, "n": N}}
+// before the next commit is checked; {"interpose_snapshot": n} has another client append
+// a snapshot (no new files: the current one's manifest list) before each of the next n
+// commits is checked, so that their assert-ref-snapshot-id fails (409) on a new parent; {"malformed": {"kind": K, "op": OPERATION-ID, "n": N}}
 // answers the next N requests of that operation (getConfig, loadTable, updateTable,
 // loadCredentials; a commit is applied first) with a malformed 200 instead of the real
 // one, K: garbage (not JSON), truncated (the answer cut in half), types (members of the
@@ -101,6 +104,7 @@ function args() {
     else if (k === '--omit-endpoint') o.omit.push(v);
     else if (k === '--journal') o.journal = v;
     else if (k === '--record') o.record = v;
+    else if (k === '--sign-keys') { const [ak, sk] = v.split(':'); o.signKeys = { ak, sk }; }
     else throw new Error(`unknown option ${k}`);
   }
   if (!o.port || !o.root) throw new Error('--port and --root are required');
@@ -185,7 +189,7 @@ const state = fs.existsSync(statePath)
   : { namespaces: {}, tables: {} };
 const tokens = new Map(); // token -> expiry ms
 const idempotent = new Map(); // key -> [status, body]
-const faults = { fail_after_apply: 0, status: 503, cut_after_apply: 0, cut_before_apply: 0, stall: 0, malformed: null };
+const faults = { refuse_sign: 0, interpose_snapshot: 0, fail_after_apply: 0, status: 503, cut_after_apply: 0, cut_before_apply: 0, stall: 0, malformed: null };
 
 // A file the server wrote, in the journal when there is one (--journal).
 function journal(file) {
@@ -478,6 +482,25 @@ function interposeField(ns, name) {
   commitTable(ns, name, { requirements: [], updates: [{ action: 'add-schema', schema }, { action: 'set-current-schema', 'schema-id': -1 }] });
 }
 
+// Another client's append, committed just before the next commit is looked at: a
+// snapshot of no new files (the current one's manifest list, its totals) on top of the
+// current one, which moves the branch, so the pending commit's assert-ref-snapshot-id
+// fails. A 63-bit random id, as writers pick them.
+function interposeSnapshot(ns, name) {
+  const meta = readMetadata(tableEntry(ns, name).loc);
+  const cur = meta.snapshots.find((x) => x['snapshot-id'] === meta['current-snapshot-id']);
+  if (!cur) return;
+  const id = BigInt('0x' + crypto.randomBytes(8).toString('hex')) & 0x7fffffffffffffffn;
+  const summary = { operation: 'append', 'added-data-files': '0', 'added-records': '0' };
+  for (const [k, v] of Object.entries(cur.summary || {})) if (k.startsWith('total-')) summary[k] = v;
+  const snapshot = {
+    'snapshot-id': id, 'parent-snapshot-id': cur['snapshot-id'], 'sequence-number': meta['last-sequence-number'] + 1,
+    'timestamp-ms': Math.max(Date.now(), cur['timestamp-ms'] + 1), 'manifest-list': cur['manifest-list'], summary,
+    'schema-id': cur['schema-id'],
+  };
+  commitTable(ns, name, { requirements: [], updates: [{ action: 'add-snapshot', snapshot }, { action: 'set-snapshot-ref', 'ref-name': 'main', type: 'branch', 'snapshot-id': id }] });
+}
+
 function tableResult(loc, meta, delegated) {
   const r = { 'metadata-location': loc, metadata: meta, config: { ...opt.tableConfig } };
   if (delegated && opt.vend) r['storage-credentials'] = [{ prefix: meta.location, config: { ...opt.vend } }];
@@ -533,6 +556,34 @@ function verifySigv4(req, text) {
   const key = hmac(hmac(hmac(hmac(`AWS4${k.sk}`, day), region), service), 'aws4_request');
   const want = hmac(key, toSign).toString('hex');
   if (!crypto.timingSafeEqual(Buffer.from(want), Buffer.from(signature))) forbid('the signature does not match');
+}
+
+// The remote signer (POST .../tables/{table}/sign, with --sign-keys AK:SK): the S3 request
+// it is given (region, uri, method, headers) signed with SigV4 for service s3 with the
+// keys only the catalog holds, every header given signed; the answer is those headers
+// with the Authorization added. S3's canonical path is the path as sent (not encoded
+// again).
+function signS3(body) {
+  if (!opt.signKeys) throw new HttpError(403, 'ForbiddenException', 'this catalog does not sign requests');
+  const u = new URL(body.uri);
+  const hs = Object.fromEntries(Object.entries(body.headers).map(([n, v]) => [n.toLowerCase(), v.join(',')]));
+  const date = hs['x-amz-date'] || '';
+  if (!/^\d{8}T\d{6}Z$/.test(date) || !hs['x-amz-content-sha256'] || !hs.host) throw new HttpError(400, 'BadRequestException', 'host, x-amz-date and x-amz-content-sha256 are needed');
+  const params = u.search ? u.search.slice(1).split('&').map((kv) => {
+    const i = kv.indexOf('=');
+    const [n, v] = i < 0 ? [kv, ''] : [kv.slice(0, i), kv.slice(i + 1)];
+    return [sigEncode(decodeURIComponent(n)), sigEncode(decodeURIComponent(v))];
+  }) : [];
+  params.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
+  const names = Object.keys(hs).sort();
+  const canonical = [body.method, u.pathname, params.map(([n, v]) => `${n}=${v}`).join('&'),
+    names.map((n) => `${n}:${hs[n].trim().replace(/\s+/g, ' ')}\n`).join(''), names.join(';'), hs['x-amz-content-sha256']].join('\n');
+  const day = date.slice(0, 8);
+  const scope = `${day}/${body.region}/s3/aws4_request`;
+  const toSign = ['AWS4-HMAC-SHA256', date, scope, sha256(canonical)].join('\n');
+  const key = hmac(hmac(hmac(hmac(`AWS4${opt.signKeys.sk}`, day), body.region), 's3'), 'aws4_request');
+  const auth = `AWS4-HMAC-SHA256 Credential=${opt.signKeys.ak}/${scope}, SignedHeaders=${names.join(';')}, Signature=${hmac(key, toSign).toString('hex')}`;
+  return { uri: body.uri, headers: { ...body.headers, Authorization: [auth] } };
 }
 
 function authorize(req, pathname) {
@@ -627,6 +678,16 @@ function handle(req, body, res) {
       out = [200, tableResult(t.loc, readMetadata(t.loc), delegated), { ETag: etagOf(t.loc) }];
       break;
     }
+    case 'signRequest': {
+      tableEntry(ns, rt.params.table);
+      if (faults.refuse_sign > 0) {
+        faults.refuse_sign--;
+        const e = new HttpError(403, 'ForbiddenException', 'signing refused (a fault the test asked for)');
+        return [e.code, errorBody(e)];
+      }
+      out = [200, signS3(body)];
+      break;
+    }
     case 'loadCredentials': {
       const t = tableEntry(ns, rt.params.table);
       const meta = readMetadata(t.loc);
@@ -637,6 +698,7 @@ function handle(req, body, res) {
       if (faults.cut_before_apply > 0) { faults.cut_before_apply--; return 'cut'; }
       if (faults.stall > 0) { faults.stall--; return 'stall'; }
       if (faults.interpose_field) interposeField(ns, rt.params.table);
+      if (faults.interpose_snapshot > 0) { faults.interpose_snapshot--; interposeSnapshot(ns, rt.params.table); }
       const { loc, meta } = commitTable(ns, rt.params.table, body);
       if (faults.cut_after_apply > 0) { faults.cut_after_apply--; return 'cut'; }
       if (faults.fail_after_apply > 0) {

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,8 +79,26 @@ static void test_budget(void **state)
 	rmdir(root);
 }
 
+/* A URI's key: inside the store, the store's own URI (a store opened at a table's
+ * location, whose table is at key ""), and outside it. */
+static void test_key(void **state)
+{
+	(void)state;
+	struct floe_store *st = NULL;
+	assert_int_equal(floe_store_local_new(NULL, "/tmp/floe-test-key", &st), 0);
+	char uri[256], key[256];
+	assert_int_equal(floe_store_uri(st, "data/a.parquet", uri, sizeof(uri)), 0);
+	assert_int_equal(floe_store_key(st, uri, key, sizeof(key)), 0);
+	assert_string_equal(key, "data/a.parquet");
+	assert_int_equal(floe_store_key(st, "file:///tmp/floe-test-key", key, sizeof(key)), 0);
+	assert_string_equal(key, "");
+	assert_int_equal(floe_store_key(st, "file:///tmp/floe-test-keys/x", key, sizeof(key)), -EXDEV);
+	assert_int_equal(floe_store_key(st, "file:///tmp", key, sizeof(key)), -EXDEV);
+	floe_store_free(st);
+}
+
 int main(void)
 {
-	const struct CMUnitTest tests[] = {cmocka_unit_test(test_budget)};
+	const struct CMUnitTest tests[] = {cmocka_unit_test(test_budget), cmocka_unit_test(test_key)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -257,6 +257,74 @@ static void test_objects(void **state)
 	seen_free(s, n);
 }
 
+/* A signer of its own (a catalog's remote signer): called before every attempt with
+ * the request as it goes out, its headers are what authorizes it; the client holds no
+ * key, and a signer that refuses fails the request unsent. */
+struct signer {
+	int calls;
+	int refuse; /* fail this many calls with FLOE_S3_EAUTH */
+	char method[8], url[256], region[32], hash[80];
+};
+
+static int test_sign(void *ctx, const struct floe_s3_to_sign *in, floe_s3_sign_add_fn add, void *add_ctx)
+{
+	struct signer *sg = ctx;
+	sg->calls++;
+	snprintf(sg->method, sizeof(sg->method), "%s", in->method);
+	snprintf(sg->url, sizeof(sg->url), "%s", in->url);
+	snprintf(sg->region, sizeof(sg->region), "%s", in->region);
+	for (size_t i = 0; i < in->nheaders; i++)
+		if (strcmp(in->headers[i].name, "x-amz-content-sha256") == 0)
+			snprintf(sg->hash, sizeof(sg->hash), "%s", in->headers[i].value);
+	if (sg->refuse > 0) {
+		sg->refuse--;
+		return FLOE_S3_EAUTH;
+	}
+	return add(add_ctx, "Authorization", "signed-elsewhere");
+}
+
+static struct signer *the_signer;
+
+static void use_signer(struct floe_s3_options *o, const struct server *sv)
+{
+	(void)sv;
+	o->credentials = (struct floe_aws_credentials){0};
+	o->sign_fn = test_sign;
+	o->sign_ctx = the_signer;
+}
+
+static void test_signer(void **state)
+{
+	(void)state;
+	struct canned script[] = {R(200, "ETag: \"5d41402abc4b2a76b9719d911017c592\"\r\n", NULL)};
+	struct server sv;
+	server_start(&sv, script, 1);
+	struct fakes f = {0};
+	struct signer sg = {.refuse = 1};
+	the_signer = &sg;
+	struct floe_s3 *s3 = client_with(&sv, &f, NULL, use_signer);
+	struct floe_s3_object_info info;
+	assert_int_equal(floe_s3_put(s3, "k/a b", "hello", 5, NULL, &info), FLOE_S3_EAUTH);
+	assert_int_equal(sg.calls, 1);
+	assert_int_equal(floe_s3_put(s3, "k/a b", "hello", 5, NULL, &info), 0);
+	assert_int_equal(sg.calls, 2);
+	floe_s3_free(s3);
+	struct seen s[2];
+	size_t n = server_finish(&sv, s, 2);
+	assert_int_equal(n, 1); /* the refused signature sent nothing */
+	assert_string_equal(sg.method, "PUT");
+	char want[128], v[256];
+	snprintf(want, sizeof(want), "http://127.0.0.1:%d/bkt/k/a%%20b", sv.port);
+	assert_string_equal(sg.url, want);
+	assert_string_equal(sg.region, "us-east-1");
+	assert_string_equal(sg.hash, "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824");
+	assert_true(header(&s[0], "Authorization", v, sizeof(v)));
+	assert_string_equal(v, "signed-elsewhere");
+	assert_true(header(&s[0], "x-amz-content-sha256", v, sizeof(v)));
+	assert_false(header(&s[0], "x-amz-security-token", v, sizeof(v)));
+	seen_free(s, n);
+}
+
 static void test_retry_then_success(void **state)
 {
 	struct canned script[] = {
@@ -755,6 +823,7 @@ int main(void)
 	signal(SIGPIPE, SIG_IGN);
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_objects),
+	    cmocka_unit_test(test_signer),
 	    cmocka_unit_test(test_retry_then_success),
 	    cmocka_unit_test(test_conditional),
 	    cmocka_unit_test(test_list_pages),
