@@ -47,12 +47,23 @@ static void test_wanted(void **state)
 	    "  - { type: tail, paths: [/y/*.log], parser: syslog_file }\n"
 	    "  - { type: tail, paths: [/z/*.log], parser: apache_common }\n");
 	assert_int_equal(floe_run_columns_wanted(c, &p, NULL), 0);
-	assert_int_equal(p.n, 3); /* status, bytes, pid: once each */
+	/* The access logs' nine (status, bytes, then the strings), pid: once each; the
+	 * common format's seven are among the combined one's. */
+	assert_int_equal(p.n, 10);
 	assert_string_equal(p.col[0].name, "status");
 	assert_int_equal(p.col[0].type, FLOE_COL_INT);
 	assert_string_equal(p.col[1].name, "bytes");
 	assert_int_equal(p.col[1].type, FLOE_COL_LONG);
-	assert_string_equal(p.col[2].name, "pid");
+	assert_string_equal(p.col[5].name, "path");
+	assert_int_equal(p.col[5].type, FLOE_COL_STRING);
+	assert_string_equal(p.col[8].name, "user_agent");
+	assert_string_equal(p.col[9].name, "pid");
+	floe_config_free(c);
+	/* The common format alone: no referer, no user agent. */
+	c = config("inputs:\n  - { type: tail, paths: [/z/*.log], parser: apache_common }\n");
+	assert_int_equal(floe_run_columns_wanted(c, &p, NULL), 0);
+	assert_int_equal(p.n, 7);
+	assert_string_equal(p.col[6].name, "protocol");
 	floe_config_free(c);
 	/* A list replaces the parsers' own. */
 	c = config("inputs:\n  - { type: tail, paths: [/x/*.log], parser: nginx_combined }\n"
@@ -83,7 +94,7 @@ static void test_start(void **state)
 	struct floe_colplan p, all;
 	/* First start offline, no saved plan: the columns are unplanned. */
 	assert_int_equal(floe_run_columns_start(c, dir, NULL, NULL, "t", false, &p, &all, NULL), 0);
-	assert_int_equal(p.n, 2);
+	assert_int_equal(p.n, 9);
 	assert_false(p.planned);
 	/* A start that reaches the table learns the ids and saves them. */
 	struct floe_ice_meta *m = logs_meta(NULL, 0);
@@ -99,7 +110,7 @@ static void test_start(void **state)
 	/* Offline with another list: unplanned, not the saved ids. */
 	struct floe_config *c2 = config(
 	    "inputs:\n  - { type: tail, paths: [/x/*.log], parser: apache_combined }\n"
-	    "tables: {logs: {columns: [{name: status, type: int}, {name: path, type: string}]}}\n");
+	    "tables: {logs: {columns: [{name: status, type: int}, {name: took, type: double}]}}\n");
 	assert_int_equal(floe_run_columns_start(c2, dir, NULL, NULL, "t", true, &q, &all, NULL), 0);
 	assert_false(q.planned);
 	/* Files spooled under the saved plan, and another writer took id 15: refused. */
@@ -150,14 +161,14 @@ static void test_spooled_columns(void **state)
 	assert_int_equal(p.n, 1);
 	assert_int_equal(p.col[0].id, 15);
 	assert_true(all.planned);
-	assert_int_equal(all.n, 2);
+	assert_int_equal(all.n, 9); /* status, and the eight removed */
 	assert_string_equal(all.col[1].name, "bytes");
 	assert_int_equal(all.col[1].id, 16);
 	/* The saved plan keeps it for a start while the table is away. */
 	assert_int_equal(floe_run_columns_start(less, dir, NULL, NULL, "t", true, &p, &all, NULL), 0);
 	assert_true(p.planned);
 	assert_int_equal(p.col[0].id, 15);
-	assert_int_equal(all.n, 2);
+	assert_int_equal(all.n, 9);
 	assert_int_equal(all.col[1].id, 16);
 	/* The spool empty: the list's columns alone. */
 	assert_int_equal(floe_run_columns_start(less, dir, m, NULL, "t", false, &p, &all, NULL), 0);
