@@ -10,6 +10,7 @@
 #include "agent/lake/table_impl.h"
 
 #include "agent/lake/catalog_rest.h"
+#include "formats/base/alloc.h"
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
 #include "formats/iceberg/metadata.h"
@@ -80,7 +81,7 @@ int floe_table_catalog_reload(struct floe_table *t)
 	return take(t, m, v);
 }
 
-int floe_table_catalog_put(struct floe_table *t, bool *unknown)
+int floe_table_catalog_put(struct floe_table *t, const struct floe_table_expiry *x, bool *unknown)
 {
 	const struct floe_ice_snapshot *snap = t->pending;
 	bool schema_changed = floe_ice_meta_current_schema_id(t->meta) != t->catalog_schema_id;
@@ -121,10 +122,33 @@ int floe_table_catalog_put(struct floe_table *t, bool *unknown)
 		if (order > t->catalog_last_sort_order_id)
 			cm.add_sort_order = floe_ice_meta_sort_order(t->meta, order);
 	}
+	/* The snapshots this commit expires (floe_table_expire_plan: history.expire.* and
+	 * floe's own bound), removed by the catalog in the same commit with the properties
+	 * the expiry raised (installations' floe.committed-seq, which recovery reads once a
+	 * commit's snapshot is gone): with nothing configured, a table in a catalog stays
+	 * as bounded as one without. Schema-only commits expire nothing. The files the
+	 * expired snapshots alone named are deleted by floe_table_put_next once it lands. */
+	struct floe_ice_kv *props = NULL;
+	if (snap && x && x->nexpired) {
+		cm.remove_ids = x->ids + 1; /* ids[0] is the oldest snapshot kept */
+		cm.nremove = x->nexpired;
+		if (x->props.n && !(props = floe_calloc(t->alloc, x->props.n, sizeof(*props))))
+			return FLOE_ENOMEM;
+		for (size_t i = 0; i < x->props.n; i++) {
+			const char *k = floe_table_path_at(&x->props, i);
+			const char *val = floe_ice_meta_property(t->meta, k);
+			if (val)
+				props[cm.nprops++] = (struct floe_ice_kv){k, val};
+		}
+		cm.props = props;
+	}
 	struct floe_ice_meta *m = NULL;
 	int64_t v = 0;
 	int rc = floe_catalog_rest_commit(t->opt.catalog, t->opt.name, &cm, &m, &v, unknown, &t->err);
+	floe_free(t->alloc, props);
 	t->etag[0] = '\0'; /* the commit's answer carries none */
+	if (rc == 0 && cm.nremove)
+		floe_info("table: %s: %zu snapshots expired through the catalog", t->opt.name, cm.nremove);
 	if (rc == 0)
 		return take(t, m, v);
 	if (rc == FLOE_ECONFLICT)

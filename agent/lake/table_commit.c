@@ -437,8 +437,14 @@ int floe_table_put_next(struct floe_table *t, struct floe_buf *b, const char *cr
 			const char *crash_after, const struct floe_table_expiry *x, bool *unknown)
 {
 	char next[FLOE_TABLE_PATH_CAP + 64];
-	if (t->opt.catalog) /* the catalog moves the branch; it writes the metadata */
-		return floe_table_catalog_put(t, unknown);
+	if (t->opt.catalog) { /* the catalog moves the branch; it writes the metadata */
+		int rc = floe_table_catalog_put(t, x, unknown);
+		/* What the snapshots it removed alone named (it was sent their removal only
+		 * with a snapshot of ours). */
+		if (rc == 0 && x && t->pending)
+			floe_table_expire_clean(t, x);
+		return rc;
+	}
 	floe_buf_reset(b);
 	int rc = floe_ice_meta_write(t->meta, b);
 	if (rc)

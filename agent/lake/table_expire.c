@@ -98,6 +98,7 @@ void floe_table_expiry_fini(struct floe_table *t, struct floe_table_expiry *x)
 {
 	paths_fini(&x->lists);
 	paths_fini(&x->logs);
+	paths_fini(&x->props);
 	floe_free(t->alloc, x->ids);
 	memset(x, 0, sizeof(*x));
 }
@@ -106,7 +107,9 @@ int floe_table_expire_log(struct floe_table *t, const struct floe_ice_meta *m, s
 			  struct floe_table_expiry *x)
 {
 	const struct floe_table_props *p = t->opt.props;
-	if (!p || !floe_table_prop(t, "write.metadata.delete-after-commit.enabled", p->delete_after_commit))
+	/* In a REST catalog the metadata files and their log are the catalog's. */
+	if (!p || t->opt.catalog ||
+	    !floe_table_prop(t, "write.metadata.delete-after-commit.enabled", p->delete_after_commit))
 		return 0;
 	size_t have = floe_ice_meta_log_count(m);
 	if (have + 1 <= max_log)
@@ -142,7 +145,7 @@ static bool ancestry(const struct floe_ice_meta *m, long *anc, size_t cap, size_
 
 /* Raises floe.committed-seq.<installation> to the commit-seq of snapshot i if it is a
  * floe commit. */
-static int keep_watermark(struct floe_ice_meta *m, size_t i)
+static int keep_watermark(struct floe_ice_meta *m, size_t i, struct floe_table_paths *raised)
 {
 	const char *inst = floe_ice_meta_snapshot_summary(m, i, "floe.installation-id");
 	const char *seq = floe_ice_meta_snapshot_summary(m, i, "floe.commit-seq");
@@ -157,7 +160,8 @@ static int keep_watermark(struct floe_ice_meta *m, size_t i)
 		return 0;
 	snprintf(val, sizeof(val), "%lld", s);
 	struct floe_ice_kv kv = {key, val};
-	return floe_ice_meta_set_properties(m, &kv, 1);
+	int rc = floe_ice_meta_set_properties(m, &kv, 1);
+	return rc || paths_has(raised, key) ? rc : paths_add(raised, key);
 }
 
 /* The first ancestry position to expire: past min_keep, and older than the age limit. */
@@ -184,6 +188,7 @@ static int expire_range(struct floe_table *t, struct floe_ice_meta *m, const lon
 	int64_t ids[EXPIRE_MAX];
 	size_t n = na - from;
 	x->lists.a = t->alloc;
+	x->props.a = t->alloc;
 	if (!(x->ids = floe_calloc(t->alloc, n + 1, sizeof(*x->ids))))
 		return FLOE_ENOMEM;
 	for (size_t k = from - 1; k < na; k++) {
@@ -197,7 +202,7 @@ static int expire_range(struct floe_table *t, struct floe_ice_meta *m, const lon
 			ids[k - from] = *id;
 		/* Entry 0 is the oldest kept snapshot's list; an unnamed list stays "". */
 		if ((rc = paths_add(&x->lists, ml ? ml : "")) ||
-		    (k >= from && (rc = keep_watermark(m, (size_t)anc[k]))))
+		    (k >= from && (rc = keep_watermark(m, (size_t)anc[k], &x->props))))
 			return rc;
 	}
 	x->nexpired = n;

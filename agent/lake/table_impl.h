@@ -203,12 +203,20 @@ struct floe_table_paths {
 	size_t *off;
 	size_t n, ncap;
 };
+/* The i-th string of p (i < p->n). */
+static inline const char *floe_table_path_at(const struct floe_table_paths *p, size_t i)
+{
+	return p->buf + p->off[i];
+}
 /* What a commit expires: the manifest lists of the expired snapshots (entry 0: the
  * oldest retained snapshot's) and the metadata files that fall off the metadata-log. */
 struct floe_table_expiry {
 	struct floe_table_paths lists, logs;
 	int64_t *ids; /* the snapshot of each list, in the same order */
 	size_t nexpired;
+	/* The keys of the table properties the expiry raised (installations'
+	 * floe.committed-seq.ID): a REST catalog is sent them with the removal. */
+	struct floe_table_paths props;
 };
 /* Before the new snapshot is added to m: the metadata-log entries that adding it with
  * max_log entries kept drops, when write.metadata.delete-after-commit.enabled. */
@@ -241,7 +249,7 @@ int floe_table_catalog_reload(struct floe_table *t);
 /* Commits t->pending on its parent: 0 (t->meta is the catalog's new metadata),
  * FLOE_ECONFLICT (lost the race, or *unknown: the outcome is unknown and the next
  * attempt's reload tells), another error as the catalog gives it. */
-int floe_table_catalog_put(struct floe_table *t, bool *unknown);
+int floe_table_catalog_put(struct floe_table *t, const struct floe_table_expiry *x, bool *unknown);
 
 /* table_version.c */
 /* The key of metadata/v<v>.metadata.json, and its URI (for messages). */

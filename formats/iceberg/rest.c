@@ -614,6 +614,23 @@ static int update(struct floe_json_doc *d, struct floe_json *ups, const char *ac
 	return floe_json_push(d, ups, o);
 }
 
+/* remove-snapshots of the snapshots the commit expires and set-properties of what the
+ * expiry raised with them: the catalog's metadata stays as bounded as floe's own. */
+static int expiry_updates(struct floe_json_doc *d, struct floe_json *ups, const struct floe_rest_commit *c)
+{
+	if (!c->nremove)
+		return 0;
+	struct floe_json *ids = floe_json_new_array(d), *props = floe_json_new_object(d);
+	int rc = ids && props ? 0 : FLOE_ENOMEM;
+	for (size_t i = 0; rc == 0 && i < c->nremove; i++)
+		rc = floe_json_push(d, ids, floe_json_new_int(d, c->remove_ids[i]));
+	for (size_t i = 0; rc == 0 && i < c->nprops; i++)
+		rc = floe_json_set(d, props, c->props[i].key, str(d, c->props[i].value));
+	if (rc || (rc = update(d, ups, "remove-snapshots", "snapshot-ids", ids, NULL)))
+		return rc;
+	return c->nprops ? update(d, ups, "set-properties", "updates", props, NULL) : 0;
+}
+
 static int commit_body(struct floe_json_doc *d, struct floe_json *root,
 		       const struct floe_rest_commit *c)
 {
@@ -658,9 +675,10 @@ static int commit_body(struct floe_json_doc *d, struct floe_json *root,
 	if ((rc = floe_ice_snapshot_json(d, c->snapshot, &snap)) ||
 	    (rc = update(d, ups, "add-snapshot", "snapshot", snap, NULL)) ||
 	    (rc = update(d, ups, "set-snapshot-ref", "ref-name", str(d, c->ref), &ref)) ||
-	    (rc = floe_json_set(d, ref, "type", str(d, "branch"))))
+	    (rc = floe_json_set(d, ref, "type", str(d, "branch"))) ||
+	    (rc = floe_json_set(d, ref, "snapshot-id", floe_json_new_int(d, c->snapshot->snapshot_id))))
 		return rc;
-	return floe_json_set(d, ref, "snapshot-id", floe_json_new_int(d, c->snapshot->snapshot_id));
+	return expiry_updates(d, ups, c);
 }
 
 int floe_rest_commit_request(struct floe_alloc *a, const struct floe_rest_commit *c,

@@ -149,7 +149,8 @@ int floe_rest_sign_result_parse(struct floe_alloc *a, const char *json, size_t l
  * -1: the branch must not exist yet) and, when schema is not NULL, assert-current-schema-id
  * of base_schema_id; updates add-schema (schema, a schema object) and set-current-schema
  * (-1: the one just added) when schema is not NULL, then add-snapshot and
- * set-snapshot-ref. snapshot NULL (with a schema): the schema change alone, without
+ * set-snapshot-ref, then remove-snapshots and set-properties when the commit expires
+ * snapshots. snapshot NULL (with a schema): the schema change alone, without
  * assert-ref-snapshot-id (it does not depend on the branch's head). */
 struct floe_rest_commit {
 	const char *table_uuid;
@@ -164,6 +165,12 @@ struct floe_rest_commit {
 	const struct floe_json *add_spec, *add_sort_order;
 	int32_t spec_id, base_spec_id, sort_order_id, base_sort_order_id;
 	const struct floe_ice_snapshot *snapshot;
+	/* With a snapshot: the snapshots its commit expires (remove-snapshots), and the
+	 * table properties set with them (set-properties), none when n is 0. */
+	const int64_t *remove_ids;
+	size_t nremove;
+	const struct floe_ice_kv *props;
+	size_t nprops;
 };
 int floe_rest_commit_request(struct floe_alloc *a, const struct floe_rest_commit *c,
 			     struct floe_buf *out);

@@ -310,6 +310,25 @@ static void test_paths_and_requests(void **state)
 		       "\"set-snapshot-ref\",\"ref-name\":\"main\",\"type\":\"branch\","
 		       "\"snapshot-id\":42}]}");
 
+	/* A commit that expires snapshots removes them and sets the raised watermark. */
+	static const int64_t gone[] = {7, 9};
+	static const struct floe_ice_kv wm[] = {{"floe.committed-seq.i1", "5"}};
+	c.remove_ids = gone;
+	c.nremove = 2;
+	c.props = wm;
+	c.nprops = 1;
+	floe_buf_init(&b, NULL, 1 << 16);
+	assert_int_equal(floe_rest_commit_request(NULL, &c, &b), 0);
+	assert_int_equal(floe_buf_terminate(&b), 0);
+	assert_non_null(strstr((const char *)b.data,
+			       "\"snapshot-id\":42},{\"action\":\"remove-snapshots\",\"snapshot-ids\":[7,9]},"
+			       "{\"action\":\"set-properties\",\"updates\":{\"floe.committed-seq.i1\":\"5\"}}]}"));
+	floe_buf_fini(&b);
+	c.remove_ids = NULL;
+	c.nremove = 0;
+	c.props = NULL;
+	c.nprops = 0;
+
 	/* The first snapshot, with a schema change: the branch must not exist yet. */
 	struct floe_json_doc *d = NULL;
 	assert_int_equal(floe_json_parse(NULL, S("{\"type\":\"struct\",\"fields\":[]}"), 0, &d, NULL),
