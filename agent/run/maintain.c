@@ -52,8 +52,8 @@ static int copy_file(struct compact *c, const struct floe_table_file *f)
 		return floe_err_set(c->err, rc, "reading %s: %s", f->path, floe_err_text(&why, rc));
 	size_t n;
 	const struct floe_pq_column *cols = floe_pq_reader_columns(r, &n);
-	if (c->out.w && !floe_maintain_same_columns(&c->out, cols, n))
-		rc = floe_maintain_output_finish(c, f->part);
+	if (c->out.w && !floe_maintain_same_columns(c->out.cols, c->out.ncols, cols, n))
+		rc = floe_maintain_output_finish(c, &c->fs->keys[f->part]);
 	if (rc == 0 && !c->out.w)
 		rc = floe_maintain_output_open(c, cols, n);
 	const struct floe_pq_value *row;
@@ -95,7 +95,7 @@ static int compact_partition(struct compact *c, const size_t *idx, size_t n)
 			break;
 		bool full = c->p.nold >= per;
 		if (floe_pq_writer_size_estimate(c->out.w) >= c->target || full || i + 1 == n)
-			rc = floe_maintain_output_finish(c, f->part);
+			rc = floe_maintain_output_finish(c, &c->fs->keys[f->part]);
 		if (rc == 0 && (c->p.nadded >= OUTS_MAX || full))
 			rc = floe_maintain_pending_commit(c);
 	}
@@ -252,7 +252,7 @@ static int group_open(struct compact *c, struct merge *m, const size_t *idx, siz
 		if (m->n == 0) {
 			merge_keys(c, m, cols, nc);
 			rc = floe_maintain_output_open(c, cols, nc);
-		} else if (!floe_maintain_same_columns(&c->out, cols, nc)) {
+		} else if (!floe_maintain_same_columns(c->out.cols, c->out.ncols, cols, nc)) {
 			head_close(h);
 			break;
 		}
@@ -301,11 +301,11 @@ static int group_merge(struct compact *c, struct merge *m, size_t part)
 		/* The size estimate walks the columns: asked every 256 rows. */
 		if ((++seen & 255) == 0 && c->p.nadded + 1 < OUTS_MAX &&
 		    floe_pq_writer_size_estimate(c->out.w) >= c->target &&
-		    (rc = floe_maintain_output_finish(c, part)) == 0)
+		    (rc = floe_maintain_output_finish(c, &c->fs->keys[part])) == 0)
 			rc = floe_maintain_output_open(c, cols, nc);
 	}
 	if (rc == 0)
-		rc = floe_maintain_output_finish(c, part);
+		rc = floe_maintain_output_finish(c, &c->fs->keys[part]);
 	for (size_t i = 0; rc == 0 && i < m->n; i++) {
 		const struct floe_table_file *f = m->h[i].f;
 		if (m->h[i].rows != (uint64_t)f->records)
@@ -338,24 +338,9 @@ static int merge_partition(struct compact *c, const size_t *idx, size_t n)
 	return rc;
 }
 
-/* Orders a partition's files: older data first (data sequence number), then by path. */
-static const struct floe_table_files *sort_fs;
-static int cmp_file(const void *a, const void *b)
-{
-	const struct floe_table_file *x = &sort_fs->f[*(const size_t *)a], *y = &sort_fs->f[*(const size_t *)b];
-	if (x->part != y->part)
-		return x->part < y->part ? -1 : 1;
-	if (x->seq != y->seq)
-		return x->seq < y->seq ? -1 : 1;
-	return strcmp(x->path, y->path);
-}
-
 static int compact_all(struct compact *c, size_t *idx)
 {
-	for (size_t i = 0; i < c->fs->n; i++)
-		idx[i] = i;
-	sort_fs = c->fs;
-	qsort(idx, c->fs->n, sizeof(*idx), cmp_file);
+	floe_maintain_order(c->fs, idx);
 	int rc = 0;
 	for (size_t i = 0; i < c->fs->n && rc == 0;) {
 		size_t j = i + 1;
@@ -435,6 +420,8 @@ int floe_maintain_compact(struct floe_alloc *a, const struct floe_maintain_optio
 		rc = floe_err_set(c->err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));
 	if (rc == 0 && fs.n)
 		rc = compact_all(c, idx);
+	if (rc == 0)
+		rc = floe_maintain_respec(c);
 	if (rc == 0)
 		rc = floe_table_expire_now(o->table, &st->expired, c->err);
 	floe_free(a, idx);

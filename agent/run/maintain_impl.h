@@ -7,6 +7,7 @@
 #include "agent/run/maintain.h"
 #include "formats/base/error.h"
 #include "formats/base/limits.h"
+#include "agent/schema/partition.h"
 #include "formats/parquet/reader.h"
 #include "formats/parquet/writer.h"
 #include "platform/fs.h"
@@ -36,6 +37,7 @@ struct pending {
 	struct floe_ice_data_file added[OUTS_MAX];
 	char keys[OUTS_MAX][FLOE_PATH_MAX];
 	char uris[OUTS_MAX][FLOE_PATH_MAX + 16];
+	struct floe_part_key pkeys[OUTS_MAX]; /* the new files' partitions (current spec) */
 	size_t nadded;
 };
 
@@ -67,15 +69,16 @@ struct source {
 /* The reader's read_at over the store (ctx: a struct source). */
 int floe_maintain_source_read(void *ctx, uint64_t off, void *buf, size_t len);
 
-/* Do the columns c[0..n) match the open output's (name, id, kind, nesting)? */
-bool floe_maintain_same_columns(const struct output *out, const struct floe_pq_column *c, size_t n);
+/* Do the columns c[0..n) match a[0..na) (name, id, kind, nesting)? */
+bool floe_maintain_same_columns(const struct floe_pq_column *a, size_t na, const struct floe_pq_column *c, size_t n);
 /* Opens a new output file in tmp_dir with the columns cols[0..n) (copied). */
 int floe_maintain_output_open(struct compact *c, const struct floe_pq_column *cols, size_t n);
 /* Abandons the open output, if any, and removes its file from tmp_dir. */
 void floe_maintain_output_drop(struct output *out);
-/* Finishes the open output, makes it durable, creates it in the warehouse under
- * partition index part, and adds it to the pending replace. */
-int floe_maintain_output_finish(struct compact *c, size_t part);
+/* Finishes the open output, makes it durable, creates it in the warehouse under the
+ * partition key (of the table's current spec; copied), and adds it to the pending
+ * replace. */
+int floe_maintain_output_finish(struct compact *c, const struct floe_part_key *key);
 /* Forgets the pending replace; with drop, removes its new files from the warehouse. */
 void floe_maintain_pending_reset(struct compact *c, bool drop);
 /* Adds the old file path (borrowed: it must outlive the pending replace). */
@@ -83,5 +86,11 @@ int floe_maintain_pending_add_old(struct compact *c, const char *path);
 /* Commits the pending replace (nothing to do without new files); an abandoned one is
  * counted, its files removed, and is no error. */
 int floe_maintain_pending_commit(struct compact *c);
+/* Orders fs's files into idx (fs->n of them): by partition, then older data first (data
+ * sequence number), then by path. */
+void floe_maintain_order(const struct floe_table_files *fs, size_t *idx);
+/* Rewrites the live files of older partition specs, in closed partitions, into the
+ * current spec (agent/run/maintain_respec.c). */
+int floe_maintain_respec(struct compact *c);
 
 #endif

@@ -32,12 +32,12 @@ static int sink(void *ctx, const void *data, size_t len)
 	return rc;
 }
 
-bool floe_maintain_same_columns(const struct output *out, const struct floe_pq_column *c, size_t n)
+bool floe_maintain_same_columns(const struct floe_pq_column *a, size_t na, const struct floe_pq_column *c, size_t n)
 {
-	if (n != out->ncols)
+	if (n != na)
 		return false;
 	for (size_t i = 0; i < n; i++) {
-		const struct floe_pq_column *o = &out->cols[i];
+		const struct floe_pq_column *o = &a[i];
 		if (strcmp(o->name, c[i].name) != 0 || o->field_id != c[i].field_id || o->kind != c[i].kind ||
 		    o->optional != c[i].optional || o->key_field_id != c[i].key_field_id ||
 		    o->value_field_id != c[i].value_field_id)
@@ -81,12 +81,12 @@ void floe_maintain_output_drop(struct output *out)
 }
 
 /* The partition directory of partition index part, under data/. */
-static int data_key(struct compact *c, size_t part, char *key, size_t cap)
+static int data_key(struct compact *c, const struct floe_part_key *part, char *key, size_t cap)
 {
 	char dir[1024];
 	const struct floe_clock *clock = floe_env_clock();
 	int64_t ms = clock->wall_us(clock->ctx) / 1000;
-	int rc = floe_part_key_path(floe_table_spec(c->o->table), &c->fs->keys[part], dir, sizeof(dir));
+	int rc = floe_part_key_path(floe_table_spec(c->o->table), part, dir, sizeof(dir));
 	if (rc == 0)
 		rc = floe_fmt(key, cap, "%s%sdata/%s%scompact-%" PRId64 "-%s-%u.parquet", c->table_key,
 			      c->table_key[0] ? "/" : "", dir, dir[0] ? "/" : "", ms < 0 ? 0 : ms, c->run, c->nout);
@@ -94,7 +94,7 @@ static int data_key(struct compact *c, size_t part, char *key, size_t cap)
 }
 
 /* Describes the finished file for the manifest: size, rows, metrics, splits. */
-static int describe(struct compact *c, size_t part, struct floe_ice_data_file *df)
+static int describe(struct compact *c, const struct floe_part_key *part, struct floe_ice_data_file *df)
 {
 	struct floe_ice_column_metrics *m = NULL;
 	size_t nm = 0, ns = 0;
@@ -115,7 +115,7 @@ static int describe(struct compact *c, size_t part, struct floe_ice_data_file *d
 	*df = (struct floe_ice_data_file){
 	    .record_count = (int64_t)floe_pq_writer_rows(c->out.w),
 	    .file_size = (int64_t)floe_pq_writer_file_size(c->out.w),
-	    .partition = c->fs->keys[part].v,
+	    .partition = part->v,
 	    .metrics = m,
 	    .metrics_count = nm,
 	    .split_offsets = sp,
@@ -136,7 +136,7 @@ static void added_fini(struct compact *c, struct floe_ice_data_file *df)
 }
 
 /* Finishes the open file, makes it durable, and creates it in the warehouse. */
-int floe_maintain_output_finish(struct compact *c, size_t part)
+int floe_maintain_output_finish(struct compact *c, const struct floe_part_key *key)
 {
 	struct output *out = &c->out;
 	struct pending *p = &c->p;
@@ -151,9 +151,11 @@ int floe_maintain_output_finish(struct compact *c, size_t part)
 	if (rc)
 		return floe_err_set(c->err, out->err ? out->err : rc, "writing %s failed: %s", out->tmp,
 				    floe_strerror(out->err ? out->err : rc));
-	if ((rc = data_key(c, part, p->keys[k], sizeof(p->keys[k]))) ||
+	memset(p->pkeys[k].v, 0, sizeof(p->pkeys[k].v));
+	floe_part_key_copy(floe_table_spec(c->o->table), &p->pkeys[k], key);
+	if ((rc = data_key(c, &p->pkeys[k], p->keys[k], sizeof(p->keys[k]))) ||
 	    (rc = floe_store_uri(c->o->store, p->keys[k], p->uris[k], sizeof(p->uris[k]))) ||
-	    (rc = describe(c, part, &p->added[k])))
+	    (rc = describe(c, &p->pkeys[k], &p->added[k])))
 		return floe_err_set(c->err, rc, "describing %s: %s", out->tmp, floe_strerror(rc));
 	p->added[k].path = p->uris[k];
 	p->nadded++;
@@ -230,3 +232,23 @@ int floe_maintain_pending_commit(struct compact *c)
 	return floe_err_set(c->err, rc, "%s", floe_err_text(&why, rc));
 }
 
+
+/* qsort has no context argument: the list being ordered, set just before. */
+static const struct floe_table_files *sort_fs;
+static int cmp_file(const void *a, const void *b)
+{
+	const struct floe_table_file *x = &sort_fs->f[*(const size_t *)a], *y = &sort_fs->f[*(const size_t *)b];
+	if (x->part != y->part)
+		return x->part < y->part ? -1 : 1;
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+void floe_maintain_order(const struct floe_table_files *fs, size_t *idx)
+{
+	for (size_t i = 0; i < fs->n; i++)
+		idx[i] = i;
+	sort_fs = fs;
+	qsort(idx, fs->n, sizeof(*idx), cmp_file);
+}
