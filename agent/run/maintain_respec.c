@@ -213,7 +213,8 @@ static int group_rewrite(struct compact *c, struct respec *rs, const size_t *idx
 	}
 	if (rc == 0)
 		floe_crashpoint("maintain-respec-before-replace");
-	if (rc == 0 && (rc = floe_maintain_pending_commit(c)) == 0)
+	size_t abandoned = c->st->abandoned;
+	if (rc == 0 && (rc = floe_maintain_pending_commit(c)) == 0 && c->st->abandoned == abandoned)
 		c->st->respecced += n;
 	return rc;
 }
