@@ -96,9 +96,9 @@ static int maintain(const struct floe_config *cfg)
 			fprintf(stderr, "floe: maintain: %s\n", floe_err_text(&err, rc));
 		printf("compacted %zu partitions: %zu files (%" PRIu64 " bytes, %" PRIu64 " rows) into %zu files "
 		       "(%" PRIu64 " bytes) in %zu replace snapshots; %zu abandoned, %zu files left for a later run; "
-		       "%zu more snapshots expired\n",
+		       "%zu of the files in were of older partition specs; %zu more snapshots expired\n",
 		       s.partitions, s.files_in, s.bytes_in, s.rows, s.files_out, s.bytes_out, s.commits, s.abandoned,
-		       s.left, s.expired);
+		       s.left, s.respecced, s.expired);
 	}
 	floe_table_free(t);
 	floe_store_free(st);

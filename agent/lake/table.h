@@ -164,6 +164,7 @@ struct floe_table_file {
 	int64_t records, size;
 	int64_t seq;  /* data sequence number: older data first */
 	size_t part;  /* index of its partition key in the list */
+	int32_t spec_id; /* the partition spec its manifest is written under */
 };
 /* What floe_table_scan found: files and the distinct partition keys they are in. */
 struct floe_table_files {
@@ -171,6 +172,7 @@ struct floe_table_files {
 	struct floe_table_file *f;
 	size_t n, cap;
 	struct floe_part_key *keys;
+	int32_t *key_specs; /* the spec of each key */
 	size_t nkeys, keycap;
 	char *buf; /* the paths, NUL-separated */
 	size_t len, bufcap;
@@ -180,11 +182,15 @@ struct floe_table_scan_options {
 	int64_t max_size;	/* files below this many bytes are small */
 	int64_t closed_before_us; /* partitions whose time range ends before this are closed */
 	size_t max_files;	/* candidates kept at most (a later run takes the rest) */
+	/* Files of every spec but the table's current one (of any size), each by its own
+	 * spec's partition tuple and time range, in place of the current spec's small ones. */
+	bool old_specs;
 };
 /* Lists the small live data files of closed partitions (by the partition spec's time
  * field: a table without one has no closed partition) of the current snapshot, from
- * manifests of the table's current spec. out is filled (release with
- * floe_table_files_fini) and holds the files in manifest order. */
+ * manifests of the table's current spec (with o->old_specs: the files of the other specs,
+ * whose keys are under their own spec: floe_table_files.key_specs). out is filled
+ * (release with floe_table_files_fini) and holds the files in manifest order. */
 int floe_table_scan(struct floe_table *t, const struct floe_table_scan_options *o,
 		    struct floe_table_files *out, struct floe_err *err);
 void floe_table_files_fini(struct floe_table_files *fs);

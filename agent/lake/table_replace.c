@@ -5,7 +5,10 @@
  * builds on the freshly loaded parent: each of the parent's data manifests that lists
  * one of the old files live is rewritten with that entry DELETED by this snapshot and
  * every other live entry EXISTING (snapshot id and both sequence numbers kept); the
- * others are carried over verbatim. So appends that landed since the files were read
+ * others are carried over verbatim. The old files may be of any partition spec (maintain
+ * rewrites older specs' files into the current one): the manifests listing them are
+ * rewritten one per spec, each under its own spec, and a manifest of an older spec whose
+ * entries are all DELETED leaves the list at the next replace. So appends that landed since the files were read
  * never conflict: their manifests are carried like any other. The attempt checks that
  * every old file is still live on that parent; if one is not (a concurrent compaction
  * replaced it, or another engine deleted it), committing would resurrect or duplicate
@@ -60,17 +63,19 @@ static long old_index(const struct replace *rp, const char *path)
 	return hit ? (long)(hit - rp->old) : -1;
 }
 
-static void manifest_info(const struct floe_table *t, const struct replace *rp, struct floe_ice_manifest_part *parts,
+/* The header of a manifest of spec (its fields' JSON: spec_json). */
+static void manifest_info(const struct floe_table *t, const struct replace *rp, const struct floe_part_spec *spec,
+			  const char *spec_json, struct floe_ice_manifest_part *parts,
 			  struct floe_ice_manifest_info *info)
 {
-	floe_part_spec_manifest_parts(&t->spec, parts);
+	floe_part_spec_manifest_parts(spec, parts);
 	*info = (struct floe_ice_manifest_info){
 	    .schema_json = rp->mi.schema_json,
 	    .schema_id = floe_ice_meta_current_schema_id(t->meta),
-	    .partition_spec_json = rp->mi.spec_json,
-	    .partition_spec_id = t->spec.spec_id,
+	    .partition_spec_json = spec_json,
+	    .partition_spec_id = spec->spec_id,
 	    .parts = parts,
-	    .nparts = t->spec.n,
+	    .nparts = spec->n,
 	    .snapshot_id = rp->mi.snapshot_id,
 	};
 }
@@ -129,11 +134,13 @@ static int read_manifest(struct floe_table *t, struct replace *rp, const struct 
 	return rc;
 }
 
-/* Rewrites the manifests e[idx[0..n)] (those listing old files) as one, with the old
- * files DELETED, stored under this attempt's name; *out gets its list entry (storage in
- * mg). Fewer manifests than one per rewritten one: the list stays short. */
+/* Rewrites the manifests e[idx[0..n)] (those listing old files, all of spec spec_id) as
+ * one, with the old files DELETED, stored under this attempt's name; *out gets its list
+ * entry (storage in mg). Fewer manifests than one per rewritten one: the list stays
+ * short. A manifest of an older spec is written under that spec, which its entries'
+ * partition tuples follow. */
 static int rewrite_manifests(struct floe_table *t, struct replace *rp, const struct floe_ice_manifest_entry *e,
-			     const size_t *idx, size_t n, struct floe_table_merge *mg,
+			     const size_t *idx, size_t n, int32_t spec_id, struct floe_table_merge *mg,
 			     struct floe_ice_manifest_entry *out)
 {
 	struct floe_ice_manifest_writer *w = NULL;
@@ -141,11 +148,21 @@ static int rewrite_manifests(struct floe_table *t, struct replace *rp, const str
 	floe_buf_init(&b, t->alloc, FLOE_TABLE_MANIFEST_MAX);
 	struct floe_ice_manifest_part parts[FLOE_PART_MAX];
 	struct floe_ice_manifest_info info;
-	manifest_info(t, rp, parts, &info);
+	struct floe_part_spec spec = t->spec;
+	char *spec_json = NULL;
+	bool current = spec_id == t->spec.spec_id;
+	int rc = current ? 0 : floe_part_spec_from_table_id(&spec, t->meta, spec_id, NULL);
+	if (rc)
+		return floe_table_fail(t, rc, "manifest %s: partition spec %d is one floe cannot read", e[idx[0]].path,
+				       (int)spec_id);
+	if (!current &&
+	    (rc = floe_table_write_json(t->alloc, floe_ice_meta_spec_fields(t->meta, spec_id), &spec_json)))
+		return rc;
+	manifest_info(t, rp, &spec, current ? rp->mi.spec_json : spec_json, parts, &info);
 	uint8_t sync[16];
 	struct floe_ice_manifest_stats st;
 	size_t hits;
-	int rc = t->rand->fill(t->rand->ctx, sync, sizeof(sync));
+	rc = t->rand->fill(t->rand->ctx, sync, sizeof(sync));
 	if (rc == 0)
 		rc = floe_ice_manifest_writer_new(t->alloc, &info, sync, &b, &w);
 	for (size_t i = 0; i < n && rc == 0; i++)
@@ -153,8 +170,12 @@ static int rewrite_manifests(struct floe_table *t, struct replace *rp, const str
 	if (rc || (rc = floe_ice_manifest_writer_finish(w, rp->mi.seq, out, &st)))
 		goto out;
 	size_t k = mg->n;
-	snprintf(mg->keys[k], FLOE_TABLE_PATH_CAP + 64, "%s%s-%u-r.avro", t->metadir, rp->mi.commit_uuid,
-		 rp->mi.attempt);
+	if (current)
+		snprintf(mg->keys[k], FLOE_TABLE_PATH_CAP + 64, "%s%s-%u-r.avro", t->metadir, rp->mi.commit_uuid,
+			 rp->mi.attempt);
+	else
+		snprintf(mg->keys[k], FLOE_TABLE_PATH_CAP + 64, "%s%s-%u-r-s%d.avro", t->metadir, rp->mi.commit_uuid,
+			 rp->mi.attempt, (int)spec_id);
 	if ((rc = floe_ice_field_summaries_copy(t->alloc, out->partitions, out->npartitions, &mg->sums[k])))
 		goto out;
 	mg->n++;
@@ -173,25 +194,33 @@ static int rewrite_manifests(struct floe_table *t, struct replace *rp, const str
 out:
 	floe_ice_manifest_writer_free(w);
 	floe_buf_fini(&b);
+	floe_free(t->alloc, spec_json);
 	return rc;
 }
 
-/* Replaces, in e[0..*n), the manifests that list old files live by one rewritten
- * manifest (at the first one's place), compacting the array. */
-static int replace_manifests(struct floe_table *t, struct replace *rp, struct floe_ice_manifest_entry *e, size_t *n,
-			     struct floe_table_merge *mg)
+/* Replaces, in e[0..*n), the manifests of spec spec_id that list old files live by one
+ * rewritten manifest (at the first one's place, or none: rewrite_manifests), compacting
+ * the array. *next gets the least spec id above spec_id whose manifests list old files
+ * (INT32_MAX: none): the caller goes on with that spec. idx: room for *n indexes. */
+static int replace_spec(struct floe_table *t, struct replace *rp, struct floe_ice_manifest_entry *e, size_t *n,
+			int32_t spec_id, struct floe_table_merge *mg, size_t *idx, int32_t *next)
 {
-	size_t *idx = floe_calloc(t->alloc, *n ? *n : 1, sizeof(*idx));
 	size_t nidx = 0, hits = 0;
-	int rc = idx ? 0 : FLOE_ENOMEM;
+	int rc = 0;
+	*next = INT32_MAX;
 	for (size_t i = 0; i < *n && rc == 0; i++) {
-		if (e[i].content != 0 || e[i].spec_id != t->spec.spec_id || e[i].added_snapshot_id == rp->mi.snapshot_id)
+		if (e[i].content != 0 || e[i].added_snapshot_id == rp->mi.snapshot_id || e[i].spec_id < spec_id ||
+		    (e[i].spec_id > spec_id && e[i].spec_id >= *next))
 			continue;
-		if ((rc = read_manifest(t, rp, &e[i], NULL, &hits)) == 0 && hits)
-			idx[nidx++] = i;
+		if ((rc = read_manifest(t, rp, &e[i], NULL, &hits)) == 0 && hits) {
+			if (e[i].spec_id == spec_id)
+				idx[nidx++] = i;
+			else
+				*next = e[i].spec_id;
+		}
 	}
 	struct floe_ice_manifest_entry out;
-	if (rc == 0 && nidx && (rc = rewrite_manifests(t, rp, e, idx, nidx, mg, &out)) == 0) {
+	if (rc == 0 && nidx && (rc = rewrite_manifests(t, rp, e, idx, nidx, spec_id, mg, &out)) == 0) {
 		size_t k = 0, j = 0;
 		for (size_t i = 0; i < *n; i++) {
 			if (j < nidx && idx[j] == i) {
@@ -203,6 +232,37 @@ static int replace_manifests(struct floe_table *t, struct replace *rp, struct fl
 		}
 		*n = k;
 	}
+	return rc;
+}
+
+/* Drops from e[0..*n) the manifests of older specs whose entries are all DELETED: once
+ * every file of a spec is rewritten, its manifests leave the list. Not in the snapshot
+ * that deleted the entries: expiry finds the files a replace removed in the manifests
+ * that snapshot lists (table_expire.c), so they go one replace later. */
+static void drop_dead(const struct floe_table *t, const struct replace *rp, struct floe_ice_manifest_entry *e,
+		      size_t *n)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < *n; i++)
+		if (e[i].content != 0 || e[i].spec_id == t->spec.spec_id || e[i].added_snapshot_id == rp->mi.snapshot_id ||
+		    e[i].added_files != 0 || e[i].existing_files != 0 || e[i].deleted_files <= 0)
+			e[k++] = e[i];
+	*n = k;
+}
+
+/* Replaces, in e[0..*n), the manifests that list old files live: one rewritten manifest
+ * per partition spec among them, taken in the order of spec ids. */
+static int replace_manifests(struct floe_table *t, struct replace *rp, struct floe_ice_manifest_entry *e, size_t *n,
+			     struct floe_table_merge *mg)
+{
+	size_t *idx = floe_calloc(t->alloc, *n ? *n : 1, sizeof(*idx));
+	int rc = idx ? 0 : FLOE_ENOMEM;
+	int32_t first = INT32_MAX;
+	for (size_t i = 0; i < *n; i++)
+		if (e[i].content == 0 && e[i].added_snapshot_id != rp->mi.snapshot_id && e[i].spec_id < first)
+			first = e[i].spec_id;
+	for (int32_t spec_id = first, next; rc == 0 && spec_id != INT32_MAX; spec_id = next)
+		rc = replace_spec(t, rp, e, n, spec_id, mg, idx, &next);
 	floe_free(t->alloc, idx);
 	return rc;
 }
@@ -223,9 +283,9 @@ static int build_list(struct floe_table *t, void *ctx, int64_t parent, long pidx
 	int rc = floe_table_read_list(t, pidx, &plist);
 	size_t np = plist ? floe_ice_manifest_list_count(plist) : 0;
 	if (rc == 0 && (!(e = floe_calloc(t->alloc, np + 1, sizeof(*e))) ||
-			!(mg->keys = floe_calloc(t->alloc, 1, sizeof(*mg->keys))) ||
-			!(mg->uris = floe_calloc(t->alloc, 1, sizeof(*mg->uris))) ||
-			!(mg->sums = floe_calloc(t->alloc, 1, sizeof(*mg->sums)))))
+			!(mg->keys = floe_calloc(t->alloc, np + 1, sizeof(*mg->keys))) ||
+			!(mg->uris = floe_calloc(t->alloc, np + 1, sizeof(*mg->uris))) ||
+			!(mg->sums = floe_calloc(t->alloc, np + 1, sizeof(*mg->sums)))))
 		rc = FLOE_ENOMEM;
 	if (rc)
 		goto out;
@@ -244,6 +304,7 @@ static int build_list(struct floe_table *t, void *ctx, int64_t parent, long pidx
 	for (size_t i = 0; i < np; i++)
 		e[i + 1] = *floe_ice_manifest_list_at(plist, i);
 	size_t n = np + 1;
+	drop_dead(t, rp, e, &n);
 	rc = replace_manifests(t, rp, e, &n, mg);
 	if (rc == 0 && rp->nseen < rp->nold)
 		rc = floe_table_fail(t, FLOE_ENOTFOUND,
@@ -348,7 +409,7 @@ static int write_added(struct floe_table *t, struct replace *rp, char *key, size
 		rc = floe_table_write_json(t->alloc, floe_ice_meta_default_spec_fields(t->meta), &spec);
 	rp->mi.schema_json = schema;
 	rp->mi.spec_json = spec;
-	manifest_info(t, rp, parts, &info);
+	manifest_info(t, rp, &t->spec, spec, parts, &info);
 	if (rc == 0 && (rc = t->rand->fill(t->rand->ctx, sync, sizeof(sync))) == 0)
 		rc = floe_ice_manifest_write(t->alloc, &info, rp->added, rp->nadded, sync, &b);
 	if (rc == 0 && snprintf(key, cap, "%s%s-m0.avro", t->metadir, rp->mi.commit_uuid) >= (int)cap)

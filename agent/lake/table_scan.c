@@ -3,7 +3,10 @@
  * (year, month, day or hour of a timestamp) ended before a cut-off: agents still append
  * to open partitions, and a file rewritten there would soon have small neighbours again.
  * Only manifests of the table's current spec are read, so every file found has a
- * partition tuple of that spec, which is what the rewritten files are written under. */
+ * partition tuple of that spec, which is what the rewritten files are written under.
+ * Asked for the files of older specs instead, it reads the other manifests, each entry's
+ * tuple and closed range by its manifest's spec: those files are rewritten whatever
+ * their size, their rows split by the current spec (agent/run/maintain_respec.c). */
 #include "agent/lake/table_impl.h"
 
 #include "formats/avro/avro.h"
@@ -28,6 +31,7 @@ void floe_table_files_fini(struct floe_table_files *fs)
 {
 	floe_free(fs->a, fs->f);
 	floe_free(fs->a, fs->keys);
+	floe_free(fs->a, fs->key_specs);
 	floe_free(fs->a, fs->buf);
 	memset(fs, 0, sizeof(*fs));
 }
@@ -115,7 +119,7 @@ static int key_index(const struct floe_part_spec *spec, struct floe_table_files 
 		     size_t *idx)
 {
 	for (size_t i = 0; i < fs->nkeys; i++)
-		if (floe_part_key_equal(spec, &fs->keys[i], k)) {
+		if (fs->key_specs[i] == spec->spec_id && floe_part_key_equal(spec, &fs->keys[i], k)) {
 			*idx = i;
 			return 0;
 		}
@@ -125,20 +129,27 @@ static int key_index(const struct floe_part_spec *spec, struct floe_table_files 
 		if (!n)
 			return FLOE_ENOMEM;
 		fs->keys = n;
+		int32_t *ks = floe_realloc(fs->a, fs->key_specs, cap * sizeof(*ks));
+		if (!ks)
+			return FLOE_ENOMEM;
+		fs->key_specs = ks;
 		fs->keycap = cap;
 		for (size_t i = 0; i < fs->nkeys; i++)
-			for (size_t f = 0; f < spec->n; f++)
+			for (size_t f = 0; f < FLOE_PART_MAX; f++)
 				if (fs->keys[i].v[f].s)
 					fs->keys[i].v[f].s = fs->keys[i].str[f];
 	}
+	/* Cleared first: the fix-up above walks every field of keys of any spec. */
+	memset(fs->keys[fs->nkeys].v, 0, sizeof(fs->keys[fs->nkeys].v));
 	floe_part_key_copy(spec, &fs->keys[fs->nkeys], k);
+	fs->key_specs[fs->nkeys] = spec->spec_id;
 	*idx = fs->nkeys++;
 	return 0;
 }
 
 /* Appends a file; its path goes into the shared buffer (pointers are set at the end of
  * the scan, when the buffer no longer moves: path holds the offset until then). */
-static int add_file(struct floe_table_files *fs, const struct floe_ice_entry *e, size_t part)
+static int add_file(struct floe_table_files *fs, const struct floe_ice_entry *e, size_t part, int32_t spec_id)
 {
 	size_t l = strlen(e->path) + 1;
 	if (fs->len + l > fs->bufcap) {
@@ -159,7 +170,7 @@ static int add_file(struct floe_table_files *fs, const struct floe_ice_entry *e,
 	}
 	memcpy(fs->buf + fs->len, e->path, l);
 	fs->f[fs->n] = (struct floe_table_file){(const char *)(uintptr_t)fs->len, e->record_count, e->file_size,
-						 e->sequence_number, part};
+						 e->sequence_number, part, spec_id};
 	fs->n++;
 	fs->len += l;
 	return 0;
@@ -206,22 +217,24 @@ struct scan_ctx {
 	const struct floe_table_scan_options *o;
 	struct floe_table_files *fs;
 	struct floe_part_key *k;
+	const struct floe_part_spec *spec; /* the manifest's */
 };
 
 /* Takes entry e into the scan's files when it is a small Parquet file of a closed partition. */
 static int scan_entry(struct floe_table *t, void *ctx, const struct floe_ice_entry *e)
 {
 	struct scan_ctx *c = ctx;
-	if (!small_parquet(e, c->o->max_size))
+	(void)t;
+	if (!small_parquet(e, c->o->old_specs ? INT64_MAX : c->o->max_size))
 		return 0;
-	int rc = key_of(&t->spec, e->data_file, c->k);
-	if (rc || !closed(&t->spec, c->k, c->o->closed_before_us))
+	int rc = key_of(c->spec, e->data_file, c->k);
+	if (rc || !closed(c->spec, c->k, c->o->closed_before_us))
 		return rc;
 	size_t part;
 	if (c->fs->n >= c->o->max_files)
 		c->fs->skipped++;
-	else if ((rc = key_index(&t->spec, c->fs, c->k, &part)) == 0)
-		rc = add_file(c->fs, e, part);
+	else if ((rc = key_index(c->spec, c->fs, c->k, &part)) == 0)
+		rc = add_file(c->fs, e, part, c->spec->spec_id);
 	return rc;
 }
 
@@ -233,19 +246,27 @@ int floe_table_scan(struct floe_table *t, const struct floe_table_scan_options *
 	floe_err_clear(&t->err);
 	struct floe_ice_manifest_list *l = NULL;
 	struct floe_part_key *k = floe_calloc(t->alloc, 1, sizeof(*k));
-	int rc = k ? floe_table_reload(t) : FLOE_ENOMEM;
+	struct floe_part_spec *old = floe_calloc(t->alloc, 1, sizeof(*old));
+	int rc = k && old ? floe_table_reload(t) : FLOE_ENOMEM;
 	int64_t cur = rc ? -1 : floe_ice_meta_current_snapshot_id(t->meta);
 	if (rc == 0 && cur >= 0)
 		rc = floe_table_read_list(t, floe_ice_meta_find_snapshot(t->meta, cur), &l);
 	for (size_t i = 0; rc == 0 && l && i < floe_ice_manifest_list_count(l); i++) {
 		const struct floe_ice_manifest_entry *e = floe_ice_manifest_list_at(l, i);
-		if (e->content == 0 && e->spec_id == t->spec.spec_id)
-			rc = for_each_entry(t, e, scan_entry, &(struct scan_ctx){o, out, k});
+		if (e->content != 0 || (e->spec_id == t->spec.spec_id) == o->old_specs)
+			continue;
+		/* An older spec floe cannot compute (another engine's) leaves its files as they are. */
+		if (o->old_specs && floe_part_spec_from_table_id(old, t->meta, e->spec_id, NULL)) {
+			out->skipped += (size_t)e->added_files + (size_t)e->existing_files;
+			continue;
+		}
+		rc = for_each_entry(t, e, scan_entry, &(struct scan_ctx){o, out, k, o->old_specs ? old : &t->spec});
 	}
 	for (size_t i = 0; rc == 0 && i < out->n; i++)
 		out->f[i].path = out->buf + (size_t)(uintptr_t)out->f[i].path;
 	floe_ice_manifest_list_free(l);
 	floe_free(t->alloc, k);
+	floe_free(t->alloc, old);
 	if (rc) {
 		floe_table_files_fini(out);
 		out->a = t->alloc;

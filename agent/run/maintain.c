@@ -14,7 +14,7 @@
  * which are removed.
  *
  * With sort_by, files are merged rather than concatenated (below, "sort_by"). */
-#include "agent/run/maintain.h"
+#include "agent/run/maintain_impl.h"
 
 #include "agent/config/config.h"
 #include "agent/env/env.h"
@@ -37,277 +37,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_COLS 64
-#define OUTS_MAX 8 /* new files per replace snapshot at most */
-
-/* The new file being written. */
-struct output {
-	struct floe_file *file;
-	struct floe_pq_writer *w;
-	int err; /* the sink's first failure */
-	char tmp[FLOE_PATH_MAX];
-	struct floe_pq_column cols[MAX_COLS];
-	char names[MAX_COLS][128];
-	size_t ncols;
-};
-
-/* One replace being built: old files, and the new files finished for them. */
-struct pending {
-	const char **old;
-	size_t nold, cap;
-	struct floe_ice_data_file added[OUTS_MAX];
-	char keys[OUTS_MAX][FLOE_PATH_MAX];
-	char uris[OUTS_MAX][FLOE_PATH_MAX + 16];
-	size_t nadded;
-};
-
-struct compact {
-	struct floe_alloc *a;
-	const struct floe_maintain_options *o;
-	struct floe_maintain_stats *st;
-	struct floe_err *err;
-	struct floe_pq_options pq;
-	struct floe_pq_bloom_column bloom[FLOE_LOG_NCOLS];
-	char created_by[64];
-	char table_key[FLOE_PATH_MAX]; /* the table's key prefix in the store */
-	char run[37];		       /* this run's uuid: names its files */
-	unsigned nout;		       /* files this run has written */
-	uint64_t target;
-	const enum floe_sort_key *sort; /* sort_by: rows merged by these (nsort of them) */
-	size_t nsort;
-	struct output out;
-	struct pending p;
-	const struct floe_table_files *fs;
-};
-
-/* ---- reading an old file ---- */
-
-struct source {
-	struct floe_store *store;
-	char key[FLOE_PATH_MAX];
-};
-
-static int source_read(void *ctx, uint64_t off, void *buf, size_t len)
-{
-	struct source *s = ctx;
-	return floe_store_read_at(s->store, s->key, off, buf, len);
-}
-
-/* ---- the new file ---- */
-
-static int sink(void *ctx, const void *data, size_t len)
-{
-	struct output *out = ctx;
-	int rc = floe_file_write(out->file, data, len);
-	if (rc && !out->err)
-		out->err = rc;
-	return rc;
-}
-
-static bool same_columns(const struct output *out, const struct floe_pq_column *c, size_t n)
-{
-	if (n != out->ncols)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		const struct floe_pq_column *o = &out->cols[i];
-		if (strcmp(o->name, c[i].name) != 0 || o->field_id != c[i].field_id || o->kind != c[i].kind ||
-		    o->optional != c[i].optional || o->key_field_id != c[i].key_field_id ||
-		    o->value_field_id != c[i].value_field_id)
-			return false;
-	}
-	return true;
-}
-
-static int output_open(struct compact *c, const struct floe_pq_column *cols, size_t n)
-{
-	struct output *out = &c->out;
-	if (n > MAX_COLS)
-		return floe_err_set(c->err, FLOE_EUNSUPPORTED, "a data file with %zu columns (at most %d)", n, MAX_COLS);
-	for (size_t i = 0; i < n; i++) {
-		if (strlen(cols[i].name) >= sizeof(out->names[i]))
-			return floe_err_set(c->err, FLOE_ELIMIT, "column name '%s' too long", cols[i].name);
-		memcpy(out->names[i], cols[i].name, strlen(cols[i].name) + 1);
-		out->cols[i] = cols[i];
-		out->cols[i].name = out->names[i];
-	}
-	out->ncols = n;
-	out->err = 0;
-	snprintf(out->tmp, sizeof(out->tmp), "%s/%s-%u.parquet.tmp", c->o->tmp_dir, c->run, c->nout);
-	int rc = floe_file_create(out->tmp, &out->file);
-	if (rc)
-		return floe_err_set(c->err, rc, "creating %s failed: %s", out->tmp, floe_strerror(rc));
-	if ((rc = floe_pq_writer_new(c->a, out->cols, n, &c->pq, sink, out, &out->w)))
-		return floe_err_set(c->err, rc, "a Parquet writer for %s: %s", out->tmp, floe_strerror(rc));
-	return 0;
-}
-
-static void output_drop(struct output *out)
-{
-	floe_pq_writer_free(out->w);
-	out->w = NULL;
-	if (out->file) {
-		floe_file_close(out->file);
-		out->file = NULL;
-		floe_fs_unlink(out->tmp);
-	}
-}
-
-/* The partition directory of partition index part, under data/. */
-static int data_key(struct compact *c, size_t part, char *key, size_t cap)
-{
-	char dir[1024];
-	const struct floe_clock *clock = floe_env_clock();
-	int64_t ms = clock->wall_us(clock->ctx) / 1000;
-	int rc = floe_part_key_path(floe_table_spec(c->o->table), &c->fs->keys[part], dir, sizeof(dir));
-	if (rc == 0)
-		rc = floe_fmt(key, cap, "%s%sdata/%s%scompact-%" PRId64 "-%s-%u.parquet", c->table_key,
-			      c->table_key[0] ? "/" : "", dir, dir[0] ? "/" : "", ms < 0 ? 0 : ms, c->run, c->nout);
-	return rc;
-}
-
-/* Describes the finished file for the manifest: size, rows, metrics, splits. */
-static int describe(struct compact *c, size_t part, struct floe_ice_data_file *df)
-{
-	struct floe_ice_column_metrics *m = NULL;
-	size_t nm = 0, ns = 0;
-	int rc = floe_batch_metrics_of(c->a, c->out.w, c->out.cols, c->out.ncols, &m, &nm);
-	if (rc)
-		return rc;
-	const int64_t *splits = floe_pq_writer_row_group_offsets(c->out.w, &ns);
-	int64_t *sp = floe_calloc(c->a, ns ? ns : 1, sizeof(*sp));
-	if (!sp) {
-		for (size_t i = 0; i < nm; i++) {
-			floe_free(c->a, (void *)m[i].lower);
-			floe_free(c->a, (void *)m[i].upper);
-		}
-		floe_free(c->a, m);
-		return FLOE_ENOMEM;
-	}
-	memcpy(sp, splits, ns * sizeof(*sp));
-	*df = (struct floe_ice_data_file){
-	    .record_count = (int64_t)floe_pq_writer_rows(c->out.w),
-	    .file_size = (int64_t)floe_pq_writer_file_size(c->out.w),
-	    .partition = c->fs->keys[part].v,
-	    .metrics = m,
-	    .metrics_count = nm,
-	    .split_offsets = sp,
-	    .split_count = ns,
-	};
-	return 0;
-}
-
-static void added_fini(struct compact *c, struct floe_ice_data_file *df)
-{
-	for (size_t i = 0; df->metrics && i < df->metrics_count; i++) {
-		floe_free(c->a, (void *)df->metrics[i].lower);
-		floe_free(c->a, (void *)df->metrics[i].upper);
-	}
-	floe_free(c->a, (void *)df->metrics);
-	floe_free(c->a, (void *)df->split_offsets);
-	memset(df, 0, sizeof(*df));
-}
-
-/* Finishes the open file, makes it durable, and creates it in the warehouse. */
-static int output_finish(struct compact *c, size_t part)
-{
-	struct output *out = &c->out;
-	struct pending *p = &c->p;
-	size_t k = p->nadded;
-	int rc = floe_pq_writer_finish(out->w);
-	if (rc == 0)
-		rc = floe_file_sync(out->file);
-	if (rc == 0) {
-		rc = floe_file_close(out->file);
-		out->file = NULL;
-	}
-	if (rc)
-		return floe_err_set(c->err, out->err ? out->err : rc, "writing %s failed: %s", out->tmp,
-				    floe_strerror(out->err ? out->err : rc));
-	if ((rc = data_key(c, part, p->keys[k], sizeof(p->keys[k]))) ||
-	    (rc = floe_store_uri(c->o->store, p->keys[k], p->uris[k], sizeof(p->uris[k]))) ||
-	    (rc = describe(c, part, &p->added[k])))
-		return floe_err_set(c->err, rc, "describing %s: %s", out->tmp, floe_strerror(rc));
-	p->added[k].path = p->uris[k];
-	p->nadded++;
-	c->nout++;
-	rc = floe_store_put_file_if_absent(c->o->store, p->keys[k], out->tmp);
-	if (rc)
-		p->keys[k][0] = '\0'; /* not ours to remove: -EEXIST, or nothing there */
-	floe_fs_unlink(out->tmp);
-	floe_pq_writer_free(out->w);
-	out->w = NULL;
-	if (rc)
-		return floe_err_set(c->err, rc == -EEXIST ? FLOE_EEXIST : rc, "storing %s failed: %s", p->uris[k],
-				    floe_strerror(rc));
-	floe_crashpoint("maintain-after-output");
-	return 0;
-}
-
-/* Forgets the pending replace; with drop, removes the new files from the warehouse (no
- * snapshot lists them). */
-static void pending_reset(struct compact *c, bool drop)
-{
-	for (size_t i = 0; i < c->p.nadded; i++) {
-		if (drop && c->p.keys[i][0])
-			floe_store_remove(c->o->store, c->p.keys[i]);
-		added_fini(c, &c->p.added[i]);
-	}
-	c->p.nadded = 0;
-	c->p.nold = 0;
-}
-
-static int pending_add_old(struct compact *c, const char *path)
-{
-	struct pending *p = &c->p;
-	if (p->nold == p->cap) {
-		size_t cap = p->cap ? p->cap * 2 : 64;
-		const char **n = cap > SIZE_MAX / sizeof(*n) ? NULL : floe_realloc(c->a, p->old, cap * sizeof(*n));
-		if (!n)
-			return FLOE_ENOMEM;
-		p->old = n;
-		p->cap = cap;
-	}
-	p->old[p->nold++] = path;
-	return 0;
-}
-
-/* Commits the pending replace. An abandoned one (its files were replaced meanwhile) is
- * logged and counted, and its new files removed. */
-static int pending_commit(struct compact *c)
-{
-	struct pending *p = &c->p;
-	if (p->nadded == 0)
-		return 0;
-	struct floe_err why = {0};
-	floe_crashpoint("maintain-before-replace");
-	int rc = floe_table_replace(c->o->table, p->old, p->nold, p->added, p->nadded, &why);
-	if (rc == 0) {
-		c->st->commits++;
-		c->st->files_in += p->nold;
-		c->st->files_out += p->nadded;
-		for (size_t i = 0; i < p->nadded; i++)
-			c->st->bytes_out += (uint64_t)p->added[i].file_size;
-		pending_reset(c, false);
-		return 0;
-	}
-	/* Committed or not is unknown only for errors past the metadata write: the files
-	 * stay then (removing them could break a landed commit). */
-	bool known = rc == FLOE_ENOTFOUND || rc == FLOE_ECONFLICT;
-	pending_reset(c, known);
-	if (rc == FLOE_ENOTFOUND || rc == FLOE_ECONFLICT) {
-		floe_warn("maintain: replace of %zu files abandoned: %s", p->nold, floe_err_text(&why, rc));
-		c->st->abandoned++;
-		return 0;
-	}
-	return floe_err_set(c->err, rc, "%s", floe_err_text(&why, rc));
-}
-
 /* Copies every row of the old file f into the open output (opened, or rolled over when
  * the file's columns differ from its own). */
 static int copy_file(struct compact *c, const struct floe_table_file *f)
 {
 	struct source src = {.store = c->o->store};
-	struct floe_pq_source ps = {.ctx = &src, .size = (uint64_t)f->size, .read_at = source_read};
+	struct floe_pq_source ps = {.ctx = &src, .size = (uint64_t)f->size, .read_at = floe_maintain_source_read};
 	struct floe_pq_reader *r = NULL;
 	struct floe_err why = {0};
 	int rc = floe_store_key(c->o->store, f->path, src.key, sizeof(src.key));
@@ -317,10 +52,10 @@ static int copy_file(struct compact *c, const struct floe_table_file *f)
 		return floe_err_set(c->err, rc, "reading %s: %s", f->path, floe_err_text(&why, rc));
 	size_t n;
 	const struct floe_pq_column *cols = floe_pq_reader_columns(r, &n);
-	if (c->out.w && !same_columns(&c->out, cols, n))
-		rc = output_finish(c, f->part);
+	if (c->out.w && !floe_maintain_same_columns(c->out.cols, c->out.ncols, cols, n))
+		rc = floe_maintain_output_finish(c, &c->fs->keys[f->part]);
 	if (rc == 0 && !c->out.w)
-		rc = output_open(c, cols, n);
+		rc = floe_maintain_output_open(c, cols, n);
 	const struct floe_pq_value *row;
 	uint64_t rows = 0;
 	if (rc) {
@@ -356,18 +91,18 @@ static int compact_partition(struct compact *c, const size_t *idx, size_t n)
 	int rc = 0;
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		const struct floe_table_file *f = &c->fs->f[idx[i]];
-		if ((rc = copy_file(c, f)) || (rc = pending_add_old(c, f->path)))
+		if ((rc = copy_file(c, f)) || (rc = floe_maintain_pending_add_old(c, f->path)))
 			break;
 		bool full = c->p.nold >= per;
 		if (floe_pq_writer_size_estimate(c->out.w) >= c->target || full || i + 1 == n)
-			rc = output_finish(c, f->part);
+			rc = floe_maintain_output_finish(c, &c->fs->keys[f->part]);
 		if (rc == 0 && (c->p.nadded >= OUTS_MAX || full))
-			rc = pending_commit(c);
+			rc = floe_maintain_pending_commit(c);
 	}
 	if (rc == 0)
-		rc = pending_commit(c);
-	output_drop(&c->out);
-	pending_reset(c, rc != 0 && rc != FLOE_ECONFLICT);
+		rc = floe_maintain_pending_commit(c);
+	floe_maintain_output_drop(&c->out);
+	floe_maintain_pending_reset(c, rc != 0 && rc != FLOE_ECONFLICT);
 	return rc;
 }
 
@@ -473,7 +208,7 @@ static int head_open(struct compact *c, struct head *h, const struct floe_table_
 	struct floe_err why = {0};
 	*h = (struct head){.src = {.store = c->o->store}, .f = f};
 	floe_alloc_init(&h->mem, 0);
-	struct floe_pq_source ps = {.ctx = &h->src, .size = (uint64_t)f->size, .read_at = source_read};
+	struct floe_pq_source ps = {.ctx = &h->src, .size = (uint64_t)f->size, .read_at = floe_maintain_source_read};
 	int rc = floe_store_key(c->o->store, f->path, h->src.key, sizeof(h->src.key));
 	if (rc)
 		return floe_err_set(c->err, rc, "data file %s is outside the warehouse", f->path);
@@ -516,8 +251,8 @@ static int group_open(struct compact *c, struct merge *m, const size_t *idx, siz
 		const struct floe_pq_column *cols = floe_pq_reader_columns(h->r, &nc);
 		if (m->n == 0) {
 			merge_keys(c, m, cols, nc);
-			rc = output_open(c, cols, nc);
-		} else if (!same_columns(&c->out, cols, nc)) {
+			rc = floe_maintain_output_open(c, cols, nc);
+		} else if (!floe_maintain_same_columns(c->out.cols, c->out.ncols, cols, nc)) {
 			head_close(h);
 			break;
 		}
@@ -566,22 +301,22 @@ static int group_merge(struct compact *c, struct merge *m, size_t part)
 		/* The size estimate walks the columns: asked every 256 rows. */
 		if ((++seen & 255) == 0 && c->p.nadded + 1 < OUTS_MAX &&
 		    floe_pq_writer_size_estimate(c->out.w) >= c->target &&
-		    (rc = output_finish(c, part)) == 0)
-			rc = output_open(c, cols, nc);
+		    (rc = floe_maintain_output_finish(c, &c->fs->keys[part])) == 0)
+			rc = floe_maintain_output_open(c, cols, nc);
 	}
 	if (rc == 0)
-		rc = output_finish(c, part);
+		rc = floe_maintain_output_finish(c, &c->fs->keys[part]);
 	for (size_t i = 0; rc == 0 && i < m->n; i++) {
 		const struct floe_table_file *f = m->h[i].f;
 		if (m->h[i].rows != (uint64_t)f->records)
 			rc = floe_err_set(c->err, FLOE_ECORRUPT, "%s holds %" PRIu64 " rows, its manifest says %" PRId64,
 					  f->path, m->h[i].rows, f->records);
-		else if ((rc = pending_add_old(c, f->path)) == 0) {
+		else if ((rc = floe_maintain_pending_add_old(c, f->path)) == 0) {
 			c->st->rows += m->h[i].rows;
 			c->st->bytes_in += (uint64_t)f->size;
 		}
 	}
-	return rc ? rc : pending_commit(c);
+	return rc ? rc : floe_maintain_pending_commit(c);
 }
 
 /* Merges the files idx[0..n) of one partition, group by group. */
@@ -596,31 +331,16 @@ static int merge_partition(struct compact *c, const size_t *idx, size_t n)
 			rc = group_merge(c, m, part);
 		for (size_t k = 0; k < m->n; k++)
 			head_close(&m->h[k]);
-		output_drop(&c->out);
+		floe_maintain_output_drop(&c->out);
 	}
-	pending_reset(c, rc != 0);
+	floe_maintain_pending_reset(c, rc != 0);
 	floe_free(c->a, m);
 	return rc;
 }
 
-/* Orders a partition's files: older data first (data sequence number), then by path. */
-static const struct floe_table_files *sort_fs;
-static int cmp_file(const void *a, const void *b)
-{
-	const struct floe_table_file *x = &sort_fs->f[*(const size_t *)a], *y = &sort_fs->f[*(const size_t *)b];
-	if (x->part != y->part)
-		return x->part < y->part ? -1 : 1;
-	if (x->seq != y->seq)
-		return x->seq < y->seq ? -1 : 1;
-	return strcmp(x->path, y->path);
-}
-
 static int compact_all(struct compact *c, size_t *idx)
 {
-	for (size_t i = 0; i < c->fs->n; i++)
-		idx[i] = i;
-	sort_fs = c->fs;
-	qsort(idx, c->fs->n, sizeof(*idx), cmp_file);
+	floe_maintain_order(c->fs, idx);
 	int rc = 0;
 	for (size_t i = 0; i < c->fs->n && rc == 0;) {
 		size_t j = i + 1;
@@ -700,6 +420,8 @@ int floe_maintain_compact(struct floe_alloc *a, const struct floe_maintain_optio
 		rc = floe_err_set(c->err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));
 	if (rc == 0 && fs.n)
 		rc = compact_all(c, idx);
+	if (rc == 0)
+		rc = floe_maintain_respec(c);
 	if (rc == 0)
 		rc = floe_table_expire_now(o->table, &st->expired, c->err);
 	floe_free(a, idx);

@@ -35,9 +35,11 @@ struct floe_maintain_stats {
 	size_t left;	       /* candidates left for a later run (over the per-run cap) */
 	size_t expired;	       /* snapshots expired after the compaction */
 	size_t orphans;	       /* output files of interrupted runs deleted */
+	size_t respecced;      /* files of older partition specs rewritten into the current one */
 };
 
-/* Rewrites and commits, partition by partition, then expires snapshots by the table's
+/* Rewrites and commits, partition by partition (the small files of the current
+ * partition spec, then every file of an older spec, into the current spec), then expires snapshots by the table's
  * properties (floe_table_expire_now) when there is anything to expire. Every new file has a new random name
  * and is created exclusively, so a crash at any point leaves at most unreferenced
  * files. Rows are copied in order (older files first, each file's rows in their order;

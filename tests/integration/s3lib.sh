@@ -33,7 +33,8 @@ s3_start() {
 }
 
 # s3_config FILE STATE PREFIX PATHS-YAML PORT [tables.logs keys] [top-level YAML]: a floe
-# configuration for the table at s3://$S3_BUCKET/PREFIX through 127.0.0.1:PORT.
+# configuration for the table at s3://$S3_BUCKET/PREFIX through 127.0.0.1:PORT;
+# INPUT_KEYS: more keys of the input (indented by four spaces), as write_config takes.
 s3_config() {
 	local file=$1 state=$2 prefix=$3 paths=$4 port=$5 extra=${6:-} top=${7:-}
 	cat >"$file" <<YAML
@@ -44,6 +45,7 @@ inputs:
   - type: tail
     paths: $paths
     start_at: beginning
+${INPUT_KEYS:-}
 tables:
   logs:
     commit_interval: ${COMMIT_INTERVAL:-60s}

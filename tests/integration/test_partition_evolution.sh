@@ -79,30 +79,56 @@ rows=$(rows_sql "$TBL" "SELECT count(*), count(DISTINCT message) FROM t")
 check "DuckDB after run 4: every line exactly once ($rows)" test "$rows" = '["1200","1200"]'
 
 # floe maintain on a table of three specs: the current spec's small files (runs 2 and 4,
-# one per day and app each) are compacted, with a manifest of that spec only; the files
-# of specs 0 and 2 are left under their specs, and every line is still read once.
-# Its expiry (every snapshot but the last, here) deletes the compacted files and keeps
-# every file of the other specs.
+# one per day and app each) are compacted, and the files of specs 0 and 2 (closed, as
+# min_age is 0s) are rewritten into spec 1, split by day and app: spec 0's one file into
+# 3 (one per app), each of spec 2's 3 hourly files (one app each) into 1. Every row is read once with the same values,
+# before and after, and after a kill at each point of the rewrite (the crash leaves the
+# table as it was, and the next run deletes the files it left). Its expiry (every
+# snapshot but the last, here) deletes the replaced files.
 sed 's/^    partition_by:/    properties: { history.expire.max-snapshot-age-ms: 1ms, history.expire.min-snapshots-to-keep: 1 }\n    partition_by:/' \
 	"$T/c.yaml" >"$T/m.yaml"
 printf 'maintain:\n  min_age: 0s\n' >>"$T/m.yaml"
+# Every value of every row, in one digest (messages are unique: they give the order). The
+# columns are named: DuckDB adds the directories' Hive partition values as columns.
+digest() {
+	rows_sql "$TBL" "SELECT count(*), count(DISTINCT message), md5(string_agg(CAST(struct_pack(ts, received_at,
+		host, source, \"offset\", facility, severity, app, proc_id, msg_id, message, attrs) AS VARCHAR), chr(10)
+		ORDER BY message)) FROM t"
+}
+before=$(digest)
+check "the digest is taken ($before)" test -n "$before"
+for point in maintain-respec-after-output maintain-respec-before-replace; do
+	rc=0
+	FLOE_CRASH_AT=$point "$FLOE_BIN" maintain -c "$T/m.yaml" >/dev/null 2>"$T/crash.err" || rc=$?
+	check "maintain dies at $point" test $rc = 99
+	check "after the kill at $point: every row once, the same values" test "$(digest)" = "$before"
+done
 rc=0
 "$FLOE_BIN" maintain -c "$T/m.yaml" >"$T/maintain.out" 2>"$T/maintain.err" || rc=$?
 cat "$T/maintain.out"
 check "maintain succeeds" test $rc = 0
-check "maintain compacted the 3 partitions of spec 1 (6 files)" grep -q '^compacted 3 partitions: 6 files' "$T/maintain.out"
+check "maintain rewrote the 4 files of specs 0 and 2" grep -q '; 4 of the files in were of older partition specs;' "$T/maintain.out"
 out=$(specs) || out=''
-check "after maintain: manifests still per spec, spec 1's rows in 3 files" \
+check "after maintain: only spec 1 files are live, 9 of them, with every row" \
 	test "$(echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(json.dumps([d["files"], d["records"]], sort_keys=True))')" = \
-	'[{"0": 1, "1": 3, "2": 3}, {"0": 300, "1": 600, "2": 300}]'
-check "expiry deleted the 6 compacted files: the 7 live ones (3 specs) are left" \
-	test "$(find "$TBL/data" -name '*.parquet' | wc -l)" = 7
-rows=$(rows_sql "$TBL" "SELECT count(*), count(DISTINCT message) FROM t")
-check "DuckDB after maintain: every line exactly once ($rows)" test "$rows" = '["1200","1200"]'
+	'[{"1": 9}, {"1": 1200}]'
+check "the metadata still has the three specs, 1 the default" \
+	test "$(echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(len(d["specs"]), d["default"])')" = "3 1"
+check "no file but the 9 live ones is left: replaced ones expired, the killed runs' removed" \
+	test "$(find "$TBL/data" -name '*.parquet' | wc -l)" = 9
+after=$(digest)
+check "DuckDB after maintain: every row once, the same values ($after)" test "$after" = "$before"
 avro_ok=1
 for f in "$TBL"/metadata/*.avro; do
 	/usr/bin/python3 "$FLOE_SRC/tests/integration/check_avro.py" "$f" >/dev/null || avro_ok=0
 done
 check "check_avro.py reads every manifest and list after maintain" test $avro_ok = 1
+
+# The rewritten files are small files of the current spec: the next run compacts them.
+rc=0
+"$FLOE_BIN" maintain -c "$T/m.yaml" >"$T/maintain2.out" 2>&1 || rc=$?
+check "a second maintain compacts them into one file per day and app" \
+	test "$rc $(specs | python3 -c 'import json,sys; d=json.load(sys.stdin); print(json.dumps(d["files"]))')" = '0 {"1": 3}'
+check "DuckDB after the second maintain: the same rows" test "$(digest)" = "$before"
 
 finish

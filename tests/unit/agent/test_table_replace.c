@@ -32,7 +32,7 @@
 /* The live files of closed partitions (all of them here: 2022 ended long ago). */
 static void scan(struct fixture *f, struct floe_table *t, struct floe_table_files *fs)
 {
-	struct floe_table_scan_options o = {INT64_MAX, f->wall_us, 1000};
+	struct floe_table_scan_options o = {.max_size = INT64_MAX, .closed_before_us = f->wall_us, .max_files = 1000};
 	assert_int_equal(floe_table_scan(t, &o, fs, &terr), 0);
 }
 
