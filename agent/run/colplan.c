@@ -56,6 +56,25 @@ int floe_run_columns_wanted(const struct floe_config *cfg, struct floe_colplan *
 	return 0;
 }
 
+int floe_run_columns_agg(const struct floe_config *cfg, size_t agg, struct floe_colplan *out,
+			 struct floe_err *err)
+{
+	int rc = floe_run_columns_wanted(cfg, out, err);
+	const struct floe_config_agg *g = &cfg->aggs[agg];
+	/* An input written to no table has no list to say otherwise: its parser's types. */
+	for (size_t i = 0; rc == 0 && i < cfg->ninputs; i++) {
+		bool reads = g->nfrom == 0;
+		for (size_t k = 0; !reads && k < g->nfrom; k++)
+			reads = g->from_idx[k] == i;
+		if (reads && !cfg->inputs[i].raw &&
+		    (rc = natural_columns(cfg->inputs[i].parser, out)))
+			return floe_err_set(err, rc, "aggregations[%zu] '%s': more than %d typed "
+					    "columns with its inputs' parsers' own",
+					    agg, g->name, FLOE_COLS_MAX);
+	}
+	return rc;
+}
+
 static void plan_path(const char *state_dir, char *path, size_t cap)
 {
 	snprintf(path, cap, "%s/columns", state_dir);

@@ -18,6 +18,11 @@ struct floe_table;
  * built-in parsers' and the list's columns are too many. */
 int floe_run_columns_wanted(const struct floe_config *cfg, struct floe_colplan *out,
 			    struct floe_err *err);
+/* The columns aggregation agg (an index of cfg->aggs) reads typed: the logs table's, and
+ * the natural columns of the built-in parsers of those of its inputs that are written to
+ * no table (raw: false), whose types no table's list decides. Errors as above. */
+int floe_run_columns_agg(const struct floe_config *cfg, size_t agg, struct floe_colplan *out,
+			 struct floe_err *err);
 /* The plan of a start (out: the columns written) and the columns its commits evolve the
  * table with (commit: out's, and with spooled those of the saved plan the spooled files
  * were written with, which a changed list no longer names; planned alike): with the

@@ -19,19 +19,23 @@
 #include <stdio.h>
 
 /* Aggregation i against its table, if the table exists. */
-static int check_agg(const struct floe_config *cfg, size_t i, const struct floe_colplan *want,
-		     struct floe_store *st, struct floe_err *err)
+static int check_agg(const struct floe_config *cfg, size_t i, struct floe_store *st,
+		     struct floe_err *err)
 {
 	const struct floe_config_agg *c = &cfg->aggs[i];
+	struct floe_colplan want;
+	int rc = floe_run_columns_agg(cfg, i, &want, err);
+	if (rc)
+		return rc;
 	char prefix[512];
 	struct floe_aggtable *cols = NULL;
 	struct floe_table *t = NULL;
 	struct floe_err e = {0};
 	snprintf(prefix, sizeof(prefix), "%s/%s", cfg->lake.namespace, c->table);
-	int rc = floe_table_load(NULL, st, prefix, &t, &e);
+	rc = floe_table_load(NULL, st, prefix, &t, &e);
 	if (rc == FLOE_ENOTFOUND)
 		return 0;
-	if (rc == 0 && (rc = floe_agg_table_of(NULL, c, want, &cols, &e)) == 0)
+	if (rc == 0 && (rc = floe_agg_table_of(NULL, c, &want, &cols, &e)) == 0)
 		rc = floe_aggtable_schema_check(cols, floe_table_meta(t), &e);
 	if (rc == FLOE_ESCHEMA)
 		floe_err_set(err, rc,
@@ -88,7 +92,7 @@ int floe_run_check_tables(const struct floe_config *cfg, struct floe_err *err)
 	if (rc == 0 && want.n)
 		rc = check_logs(cfg, &want, st, err);
 	for (size_t i = 0; rc == 0 && i < cfg->naggs; i++)
-		rc = check_agg(cfg, i, &want, st, err);
+		rc = check_agg(cfg, i, st, err);
 	floe_store_free(st);
 	return rc;
 }
