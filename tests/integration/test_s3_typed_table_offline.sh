@@ -16,12 +16,9 @@ inputs:
 tables:
   logs: { commit_interval: 1s }
   access: { commit_interval: 1s, partition_by: [], columns: [{ name: status, type: int }] }
-lake:
-  warehouse: s3://bkt/typed
-  catalog: { type: s3 }
-  s3: { endpoint: "http://127.0.0.1:$STUB_PORT", region: us-east-1, path_style: true, request_timeout: 2s }
 YAML
-access() { "$FLOE_BIN" inspect --json --endpoint "http://127.0.0.1:$STUB_PORT" s3://bkt/typed/default/access 2>/dev/null; }
+typed_s3_lake >>"$d/floe.yaml"
+access() { inspect access; }
 # has_files N: the access table has N live files or more.
 has_files() {
 	local n
@@ -45,13 +42,7 @@ echo '{"msg":"two","status":404}' >>"$d/in/app.log"
 check "the second line is committed" wait_for 120 has_files 2
 stop_pid "$pid" || true
 
-i=0
-access | python3 -c 'import json,sys; [print(f["path"]) for f in json.load(sys.stdin)["files"]]' >"$d/files"
-while read -r uri; do
-	i=$((i + 1))
-	curl -sf "http://127.0.0.1:$STUB_PORT/${uri#s3://}" -o "$d/got/$i.parquet"
-done <"$d/files"
-list=$(ls "$d"/got/*.parquet | sed "s/.*/'&'/" | paste -sd,)
+typed_s3_fetch access
 id=$(access | python3 -c 'import json,sys; print([f["id"] for f in json.load(sys.stdin)["schema"]["fields"] if f["name"] == "status"][0])')
 check "access's schema has status" test -n "$id"
 duck "select message, status, attrs['status'] from read_parquet([$list], schema = map {
