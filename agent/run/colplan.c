@@ -70,23 +70,39 @@ int floe_run_columns_wanted(const struct floe_config *cfg, size_t k, struct floe
 	return 0;
 }
 
+/* The columns of table k (its wanted ones) added to out. */
+static int add_table(const struct floe_config *cfg, size_t k, struct floe_colplan *out)
+{
+	struct floe_colplan t;
+	int rc = floe_run_columns_wanted(cfg, k, &t, NULL);
+	for (size_t c = 0; rc == 0 && c < t.n; c++)
+		rc = floe_colplan_add(out, t.col[c].name, t.col[c].type, t.col[c].from,
+				      t.col[c].renamed_from);
+	return rc;
+}
+
 int floe_run_columns_agg(const struct floe_config *cfg, size_t agg, struct floe_colplan *out,
 			 struct floe_err *err)
 {
 	int rc = floe_run_columns_wanted(cfg, 0, out, err);
 	const struct floe_config_agg *g = &cfg->aggs[agg];
-	/* An input written to no table has no list to say otherwise: its parser's types. */
+	/* An input written to tables has its records typed under theirs; one written to no
+	 * table has no list to say otherwise: its parser's types. */
 	for (size_t i = 0; rc == 0 && i < cfg->ninputs; i++) {
 		bool reads = g->nfrom == 0;
 		for (size_t k = 0; !reads && k < g->nfrom; k++)
 			reads = g->from_idx[k] == i;
-		if (reads && !cfg->inputs[i].raw &&
-		    (rc = natural_columns(cfg->inputs[i].parser, out)))
-			return floe_err_set(err, rc, "aggregations[%zu] '%s': more than %d typed "
-					    "columns with its inputs' parsers' own",
-					    agg, g->name, FLOE_COLS_MAX);
+		for (size_t k = 1; reads && rc == 0 && k < floe_config_ntables(cfg); k++)
+			if (feeds(&cfg->inputs[i], k))
+				rc = add_table(cfg, k, out);
+		if (rc == 0 && reads && !cfg->inputs[i].raw)
+			rc = natural_columns(cfg->inputs[i].parser, out);
 	}
-	return rc;
+	if (rc)
+		return floe_err_set(err, rc, "aggregations[%zu] '%s': more than %d typed columns "
+				    "with its inputs' tables' and parsers' own",
+				    agg, g->name, FLOE_COLS_MAX);
+	return 0;
 }
 
 /* The logs table's plan is state_dir/columns, as ever; a further table's is beside its

@@ -20,9 +20,10 @@ struct floe_table;
  * or route rules name it. FLOE_ELIMIT when the columns are too many. */
 int floe_run_columns_wanted(const struct floe_config *cfg, size_t k, struct floe_colplan *out,
 			    struct floe_err *err);
-/* The columns aggregation agg (an index of cfg->aggs) reads typed: the logs table's, and
- * the natural columns of the built-in parsers of those of its inputs that are written to
- * no table (raw: false), whose types no table's list decides. Errors as above. */
+/* The columns aggregation agg (an index of cfg->aggs) reads typed: the logs table's, those
+ * of the further tables its inputs write to, and the natural columns of the built-in
+ * parsers of those of its inputs that are written to no table (raw: false), whose types
+ * no table's list decides (the first declaration of a name wins). Errors as above. */
 int floe_run_columns_agg(const struct floe_config *cfg, size_t agg, struct floe_colplan *out,
 			 struct floe_err *err);
 /* The plan of raw table k at a start (out: the columns written) and the columns its commits evolve
