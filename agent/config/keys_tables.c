@@ -461,12 +461,6 @@ static int table_post(struct floe_config_ctx *ctx, const struct floe_cnode *map,
 	if (!t->name && !(t->name = floe_strdup(ctx->a, dot ? dot + 1 : path)))
 		return floe_keymap_nomem(ctx);
 	t->columns_given = floe_keys_given(map, "columns") != NULL;
-	/* The typed columns' plan is learnt from, and saved for, the logs table alone. */
-	if (strcmp(t->name, "logs") != 0 && t->ncolumns)
-		return floe_config_fail(ctx, floe_keys_given(map, "columns"), FLOE_EFORMAT,
-					"key '%s.columns': typed columns are supported on "
-					"tables.logs only (here, fields stay in attrs)",
-					path);
 	int rc = columns_check(ctx, map, path, t);
 	if (rc)
 		return rc;

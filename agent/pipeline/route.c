@@ -151,13 +151,3 @@ size_t floe_route_pick(const struct floe_route *rt, const struct floe_record *re
 	}
 	return rt->table;
 }
-
-int floe_route_logs_only(const struct floe_route *rt)
-{
-	if (!rt)
-		return 1;
-	for (size_t i = 0; i < rt->n; i++)
-		if (rt->rules[i].table != 0)
-			return 0;
-	return rt->table == 0;
-}

@@ -21,7 +21,5 @@ int floe_route_new(struct floe_alloc *a, const struct floe_config_input *in,
 void floe_route_free(struct floe_route *rt);
 /* The table (floe_config_table_at's index) rec (borrowed) goes to. rt NULL: table 0. */
 size_t floe_route_pick(const struct floe_route *rt, const struct floe_record *rec);
-/* Whether every record of the input goes to table 0 (logs). rt NULL: true. */
-int floe_route_logs_only(const struct floe_route *rt);
 
 #endif

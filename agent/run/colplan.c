@@ -1,4 +1,4 @@
-/* The logs table's column plan at start-up: wanted, learnt, saved, or loaded. */
+/* A raw table's column plan at start-up: wanted, learnt, saved, or loaded. */
 #include "agent/run/colplan.h"
 
 #include "agent/config/config.h"
@@ -54,38 +54,92 @@ static int natural_columns(enum floe_parser parser, struct floe_colplan *p)
 	}
 }
 
-int floe_run_columns_wanted(const struct floe_config *cfg, struct floe_colplan *out,
+/* Whether input in writes records that can go to raw table k: its table, or a route
+ * rule's. */
+static bool feeds(const struct floe_config_input *in, size_t k)
+{
+	if (!in->raw)
+		return false;
+	bool to = in->table_idx == k;
+	for (size_t i = 0; !to && i < in->nroutes; i++)
+		to = in->routes[i].table_idx == k;
+	return to;
+}
+
+int floe_run_columns_wanted(const struct floe_config *cfg, size_t k, struct floe_colplan *out,
 			    struct floe_err *err)
 {
+	const struct floe_config_table *t = floe_config_table_at(cfg, k);
 	int rc = 0;
 	memset(out, 0, sizeof(*out));
-	for (size_t i = 0; rc == 0 && i < cfg->logs.ncolumns; i++) {
-		const struct floe_config_column *col = &cfg->logs.columns[i];
+	for (size_t i = 0; rc == 0 && i < t->ncolumns; i++) {
+		const struct floe_config_column *col = &t->columns[i];
 		rc = floe_colplan_add(out, col->name, (enum floe_col_type)col->type, col->from,
 				      col->renamed_from);
 	}
-	/* Without a list (not even []), the inputs' built-in parsers bring their own. */
-	for (size_t i = 0; rc == 0 && !cfg->logs.columns_given && i < cfg->ninputs; i++)
-		if (cfg->inputs[i].raw)
+	/* Without a list (not even []), the built-in parsers of the inputs whose records
+	 * can go to the table bring their own. */
+	for (size_t i = 0; rc == 0 && !t->columns_given && i < cfg->ninputs; i++)
+		if (feeds(&cfg->inputs[i], k))
 			rc = natural_columns(cfg->inputs[i].parser, out);
 	if (rc)
 		return floe_err_set(err, rc, "tables.%s.columns: more than %d typed columns",
-				    cfg->logs.name, FLOE_COLS_MAX);
-	out->message_unparsed = cfg->logs.message == FLOE_MESSAGE_UNPARSED;
+				    t->name, FLOE_COLS_MAX);
+	out->message_unparsed = t->message == FLOE_MESSAGE_UNPARSED;
 	return 0;
 }
 
-static void plan_path(const char *state_dir, char *path, size_t cap)
+/* The columns of table k (its wanted ones) added to out. */
+static int add_table(const struct floe_config *cfg, size_t k, struct floe_colplan *out)
 {
-	snprintf(path, cap, "%s/columns", state_dir);
+	struct floe_colplan t;
+	int rc = floe_run_columns_wanted(cfg, k, &t, NULL);
+	for (size_t c = 0; rc == 0 && c < t.n; c++)
+		rc = floe_colplan_add(out, t.col[c].name, t.col[c].type, t.col[c].from,
+				      t.col[c].renamed_from);
+	return rc;
 }
 
-static void save(const char *state_dir, const struct floe_colplan *p)
+int floe_run_columns_agg(const struct floe_config *cfg, size_t agg, struct floe_colplan *out,
+			 struct floe_err *err)
+{
+	int rc = floe_run_columns_wanted(cfg, 0, out, err);
+	const struct floe_config_agg *g = &cfg->aggs[agg];
+	/* An input written to tables has its records typed under theirs; one written to no
+	 * table has no list to say otherwise: its parser's types. */
+	for (size_t i = 0; rc == 0 && i < cfg->ninputs; i++) {
+		bool reads = g->nfrom == 0;
+		for (size_t k = 0; !reads && k < g->nfrom; k++)
+			reads = g->from_idx[k] == i;
+		for (size_t k = 1; reads && rc == 0 && k < floe_config_ntables(cfg); k++)
+			if (feeds(&cfg->inputs[i], k))
+				rc = add_table(cfg, k, out);
+		if (rc == 0 && reads && !cfg->inputs[i].raw)
+			rc = natural_columns(cfg->inputs[i].parser, out);
+	}
+	if (rc)
+		return floe_err_set(err, rc, "aggregations[%zu] '%s': more than %d typed columns "
+				    "with its inputs' tables' and parsers' own",
+				    agg, g->name, FLOE_COLS_MAX);
+	return 0;
+}
+
+/* The logs table's plan is state_dir/columns, as ever; a further table's is beside its
+ * spool, state_dir/tables/<name>/columns. */
+static void plan_path(const char *state_dir, const char *table, char *path, size_t cap)
+{
+	if (table)
+		snprintf(path, cap, "%s/tables/%s/columns", state_dir, table);
+	else
+		snprintf(path, cap, "%s/columns", state_dir);
+}
+
+static void save(const char *state_dir, const char *tname, const struct floe_colplan *p)
 {
 	char path[4096];
 	struct floe_buf b;
 	floe_buf_init(&b, NULL, PLAN_FILE_MAX);
-	plan_path(state_dir, path, sizeof(path));
+	plan_path(state_dir, tname, path, sizeof(path));
 	int rc = floe_colplan_encode(p, &b);
 	if (rc == 0)
 		rc = floe_blobfile_save(path, b.data, b.len);
@@ -97,12 +151,12 @@ static void save(const char *state_dir, const struct floe_colplan *p)
 }
 
 /* The saved plan, when there is one that holds: 0 and *out, or an error. */
-static int load(const char *state_dir, struct floe_colplan *out)
+static int load(const char *state_dir, const char *tname, struct floe_colplan *out)
 {
 	char path[4096];
 	uint8_t *blob = NULL;
 	size_t len = 0;
-	plan_path(state_dir, path, sizeof(path));
+	plan_path(state_dir, tname, path, sizeof(path));
 	int rc = floe_blobfile_load(NULL, path, &blob, &len);
 	if (rc == 0)
 		rc = floe_colplan_decode(blob, len, out);
@@ -200,16 +254,18 @@ static bool take_ids(const struct floe_colplan *plan, struct floe_colplan *want)
 	return true;
 }
 
-int floe_run_columns_start(const struct floe_config *cfg, const char *state_dir,
+int floe_run_columns_start(const struct floe_config *cfg, size_t k, const char *state_dir,
 			   const struct floe_ice_meta *m, struct floe_table *t, const char *table,
 			   bool spooled, struct floe_colplan *out, struct floe_colplan *commit,
 			   struct floe_err *err)
 {
 	struct floe_colplan want, saved, all;
-	int rc = floe_run_columns_wanted(cfg, &want, err);
+	const struct floe_config_table *ct = floe_config_table_at(cfg, k);
+	const char *tname = k ? ct->name : NULL;
+	int rc = floe_run_columns_wanted(cfg, k, &want, err);
 	if (rc)
 		return rc;
-	bool has_saved = load(state_dir, &saved) == 0;
+	bool has_saved = load(state_dir, tname, &saved) == 0;
 	if (m) {
 		struct floe_err e = {0};
 		/* Files written under the saved plan may wait: their columns stay planned. */
@@ -218,12 +274,12 @@ int floe_run_columns_start(const struct floe_config *cfg, const char *state_dir,
 			return floe_err_set(err, FLOE_ELIMIT,
 					    "tables.%s.columns: with the columns of the spooled files, "
 					    "more than %d typed columns",
-					    cfg->logs.name, FLOE_COLS_MAX);
+					    ct->name, FLOE_COLS_MAX);
 		if (!keep)
 			all = want;
 		if (all.n && (rc = floe_colplan_learn(&all, m, &e)))
 			return floe_err_set(err, rc, "table %s: %s (tables.%s.columns)", table,
-					    floe_err_text(&e, rc), cfg->logs.name);
+					    floe_err_text(&e, rc), ct->name);
 		if (keep && (rc = same_ids(&saved, &all, table, err)))
 			return rc;
 		/* The ids become the table's before a file carries them: agents that add
@@ -231,11 +287,11 @@ int floe_run_columns_start(const struct floe_config *cfg, const char *state_dir,
 		 * loser of the schema commit learns again, having written nothing yet). */
 		if (t && all.n && (rc = floe_table_reserve_columns(t, &all, &e)))
 			return floe_err_set(err, rc, "table %s: %s (tables.%s.columns)", table,
-					    floe_err_text(&e, rc), cfg->logs.name);
+					    floe_err_text(&e, rc), ct->name);
 		if (t && keep && (rc = same_ids(&saved, &all, table, err)))
 			return rc;
 		if (all.n) {
-			save(state_dir, &all);
+			save(state_dir, tname, &all);
 			/* The plan is saved, the table not changed yet (its commit will). */
 			floe_crashpoint("columns-after-save");
 		}

@@ -56,14 +56,17 @@ static uint64_t longest_record(const struct floe_config_input *in)
 
 /* The writer's part for a record of rec bytes of input in: its message, and with a
  * parser the attributes it makes of the same bytes (keys and values, in two leaves). */
-/* The typed columns of the logs table (run/colplan.h) as leaves of a writer, each holding
- * one value: n leaves from v[at] on, at most cap in all. Returns the new count. */
+/* The typed columns of a raw table (run/colplan.h; the table with the most, as a record
+ * goes to one) as leaves of a writer, each holding one value: n leaves from v[at] on, at
+ * most cap in all. Returns the new count. */
 static size_t typed_leaves(const struct floe_config *c, size_t *v, size_t at, size_t cap)
 {
 	struct floe_colplan p;
-	if (floe_run_columns_wanted(c, &p, NULL) != 0)
-		return at;
-	for (size_t i = 0; i < p.n && at < cap; i++)
+	size_t most = 0;
+	for (size_t k = 0; k < floe_config_ntables(c); k++)
+		if (floe_run_columns_wanted(c, k, &p, NULL) == 0 && p.n > most)
+			most = p.n;
+	for (size_t i = 0; i < most && at < cap; i++)
 		v[at++] = 8;
 	return at;
 }

@@ -78,8 +78,8 @@ int floe_runner_open_table(struct floe_runner *r, size_t k, bool later, struct f
 		return rc;
 	struct floe_table_options topt =
 	    floe_run_table_options(r, tc->name, &tc->partition, &tc->props);
-	/* The typed columns' plan is the logs table's (config/: only it declares any). */
-	topt.columns = k == 0 ? &r->com.cols : NULL;
+	/* Each raw table evolves its schema with its own typed columns' plan. */
+	topt.columns = &r->raw[k].com_cols;
 	topt.sort_order = true;
 	topt.sort_keys = tc->sort_keys;
 	topt.nsort_keys = tc->nsort_by;
@@ -122,22 +122,24 @@ int floe_runner_open_table(struct floe_runner *r, size_t k, bool later, struct f
  * committer's first contact: the plan is learnt and saved as at a start, the table's
  * commits evolve with it from now on, and the report hands it to the main thread, whose
  * batch takes it at a seal. Without a plan the fields stay in attrs, as before. */
-static void learn_columns(struct floe_runner *r, struct floe_table *t)
+static void learn_columns(struct floe_runner *r, size_t k, struct floe_table *t)
 {
 	FLOE_OWNER(FLOE_ROLE_COMMITTER);
+	struct run_table *rt = &r->raw[k];
 	struct floe_colplan p, all;
 	struct floe_err e = {0};
-	if (r->com.cols.planned || r->com.cols.n == 0)
+	if (rt->com_cols.planned || rt->com_cols.n == 0)
 		return;
 	/* Files written under a saved plan may wait in the spool: its ids must hold. */
-	int rc = floe_run_columns_start(r->set.cfg, r->set.state_dir, floe_table_meta(t), t,
+	int rc = floe_run_columns_start(r->set.cfg, k, r->set.state_dir, floe_table_meta(t), t,
 					floe_table_location(t), true, &p, &all, &e);
 	if (rc) {
 		floe_error("columns: %s; their fields stay in attrs", floe_err_text(&e, rc));
 		return;
 	}
-	r->com.cols = all;
-	r->com.rep.cols = p;
+	rt->com_cols = all;
+	rt->cols_learnt_plan = p;
+	rt->cols_learnt = true;
 	r->com.rep.cols_learnt = true;
 }
 
@@ -148,8 +150,8 @@ static int open_later(void *ctx, struct floe_table **out, struct floe_err *err)
 	struct floe_runner *r = rt->opener;
 	size_t k = (size_t)(rt - r->raw);
 	int rc = floe_runner_open_table(r, k, true, out, err);
-	if (rc == 0 && k == 0)
-		learn_columns(r, *out);
+	if (rc == 0)
+		learn_columns(r, k, *out);
 	return rc;
 }
 
@@ -251,16 +253,20 @@ static int open_lake(struct floe_runner *r, struct floe_err *err)
 	for (; r->nraw < floe_config_ntables(cfg); r->nraw++)
 		if ((rc = open_raw(r, r->nraw, err)))
 			return rc;
-	/* The typed columns' plan, once the spool tells whether files written under the
-	 * saved one wait in it. */
-	struct floe_table *t = floe_output_table(r->raw[0].out);
-	uint64_t *seqs = NULL;
-	size_t spooled = 0;
-	if (floe_spool_list(r->raw[0].spool, &seqs, &spooled) == 0)
-		floe_free(r->alloc, seqs);
-	return floe_run_columns_start(cfg, r->set.state_dir, t ? floe_table_meta(t) : NULL, t,
-				      t ? floe_table_location(t) : cfg->logs.name, spooled > 0,
-				      &r->lake.cols, &r->com.cols, err);
+	/* Each table's typed columns' plan, once its spool tells whether files written
+	 * under the saved one wait in it. */
+	for (size_t k = 0; rc == 0 && k < r->nraw; k++) {
+		struct run_table *rt = &r->raw[k];
+		struct floe_table *t = floe_output_table(rt->out);
+		uint64_t *seqs = NULL;
+		size_t spooled = 0;
+		if (floe_spool_list(rt->spool, &seqs, &spooled) == 0)
+			floe_free(r->alloc, seqs);
+		rc = floe_run_columns_start(cfg, k, r->set.state_dir, t ? floe_table_meta(t) : NULL,
+					    t, t ? floe_table_location(t) : rt->cfg->name,
+					    spooled > 0, &rt->cols, &rt->com_cols, err);
+	}
+	return rc;
 }
 
 /* The outputs the committer's loop goes over: the logs table's, then the aggregations'. */
@@ -316,20 +322,22 @@ static int open_batch(struct floe_runner *r, struct floe_err *err)
 		r->set.batch.max_writers = parts.writers / r->nraw ? parts.writers / r->nraw : 1;
 		r->set.batch.stage_buffer = (size_t)(parts.stage / r->nraw);
 	}
-	/* The typed columns follow the built-in ones, under the table's field ids. */
-	floe_colplan_pq_columns(&r->lake.cols, r->lake.pqcols, &r->lake.npqcols);
-	r->set.batch.cols = r->lake.pqcols;
-	r->set.batch.ncols = r->lake.npqcols;
+	/* The typed columns follow the built-in ones, under each table's field ids. */
 	rc = 0;
 	for (size_t k = 0; k < r->nraw && rc == 0; k++) {
 		struct run_table *rt = &r->raw[k];
+		floe_colplan_pq_columns(&rt->cols, rt->pqcols, &rt->npqcols);
 		if (k == 0) {
+			r->set.batch.cols = rt->pqcols;
+			r->set.batch.ncols = rt->npqcols;
 			rt->opt = r->set.batch;
 		} else {
 			floe_run_batch_options(&r->set, rt->cfg, rt->bloom, &rt->opt);
 			rt->opt.pq.offload = r->set.batch.pq.offload;
 			rt->opt.max_writers = r->set.batch.max_writers;
 			rt->opt.stage_buffer = r->set.batch.stage_buffer;
+			rt->opt.cols = rt->pqcols;
+			rt->opt.ncols = rt->npqcols;
 		}
 		rc = floe_batch_new(r->alloc, &rt->spec, &rt->opt, rt->spool, &rt->batch);
 	}
@@ -368,10 +376,11 @@ static int open_input(struct floe_runner *r, size_t i, struct floe_err *err)
 	char dname[32];
 	snprintf(dname, sizeof(dname), "input %s", in->name);
 	floe_decoder_set_name(r->in.decoders[i], dname);
-	/* The typed columns are the logs table's: an input whose records may go elsewhere
-	 * keeps its fields in attrs, where every table has them. */
-	if (floe_route_logs_only(r->in.routes[i]))
-		floe_decoder_set_columns(r->in.decoders[i], &r->lake.cols);
+	/* An input whose records all go to one table converts them at parse time, under
+	 * that table's plan (with raw: false, the logs table's, for its aggregations); a
+	 * routed one's are converted once routed (runner_record.c). */
+	if (in->nroutes == 0)
+		floe_decoder_set_columns(r->in.decoders[i], &r->raw[in->table_idx].cols);
 	return 0;
 }
 

@@ -134,10 +134,11 @@ static int open_one(struct floe_runner *r, const struct floe_config_agg *c, stru
 	o->cfg = c;
 	snprintf(o->what, sizeof(o->what), "aggregate table %s", c->table);
 	/* Group keys and metrics read the typed columns the configuration gives the logs
-	 * table, by their configured types: the aggregate table's key columns follow those,
-	 * whether or not the table was reached to learn the columns' ids. */
+	 * table, and the natural ones of its inputs written to no table, by their configured
+	 * types: the aggregate table's key columns follow those, whether or not the table was
+	 * reached to learn the columns' ids. */
 	struct floe_colplan cols;
-	int rc = floe_run_columns_wanted(r->set.cfg, &cols, err);
+	int rc = floe_run_columns_agg(r->set.cfg, (size_t)(c - r->set.cfg->aggs), &cols, err);
 	if (!rc)
 		rc = floe_agg_new(r->alloc, c, &cols, &o->g, err);
 	if (rc)

@@ -38,6 +38,21 @@ static void input_counters(struct floe_runner *r, size_t i, struct floe_input_co
 }
 
 /* The runner's counters; the parse and timestamp failures summed over the inputs. */
+/* v conversion failures of column name into g's list, by name. */
+static void add_named(struct floe_run_counters *g, const char *name, uint64_t v)
+{
+	size_t k = 0;
+	while (k < g->ncolumns && strcmp(g->column_names[k], name) != 0)
+		k++;
+	if (k == FLOE_COLS_MAX)
+		return;
+	if (k == g->ncolumns) {
+		g->column_names[g->ncolumns++] = name;
+		g->conv_failures[k] = 0;
+	}
+	g->conv_failures[k] += v;
+}
+
 static void run_counters(struct floe_runner *r, const struct floe_input_counters *in,
 			 struct floe_run_counters *g)
 {
@@ -122,18 +137,25 @@ static void run_counters(struct floe_runner *r, const struct floe_input_counters
 	    .agg_pool_bytes = pool_bytes,
 	    .agg_pool_grown_bytes = pool_grown,
 	};
-	/* Typed columns: every decoder has the one plan, so its counters add up by index. */
-	const struct floe_colplan *p = &r->lake.cols;
-	g->ncolumns = p->planned ? p->n : 0;
-	for (size_t k = 0; k < g->ncolumns; k++)
-		g->column_names[k] = p->col[k].name;
-	for (size_t k = 0; k < g->ncolumns; k++)
-		g->conv_failures[k] = r->scratch.conv_failures[k];
-	for (size_t i = 0; i < r->in.n; i++) {
-		size_t nc = 0;
-		const uint64_t *cf = r->in.decoders[i] ? floe_decoder_conv_failures(r->in.decoders[i], &nc) : NULL;
-		for (size_t k = 0; cf && k < nc && k < g->ncolumns; k++)
-			g->conv_failures[k] += cf[k];
+	/* Typed columns: each table's plan, the decoders' that of their input's table;
+	 * a column of one name in several tables is one counter. */
+	g->ncolumns = 0;
+	for (size_t k = 0; k < r->nraw; k++) {
+		const struct run_table *rt = &r->raw[k];
+		const struct floe_colplan *p = &rt->cols;
+		for (size_t c = 0; p->planned && c < p->n; c++) {
+			uint64_t v = rt->conv_failures[c];
+			for (size_t i = 0; i < r->in.n; i++) {
+				const struct floe_config_input *ic = &r->set.cfg->inputs[i];
+				size_t nc = 0;
+				const uint64_t *cf =
+				    r->in.decoders[i] && ic->nroutes == 0 && ic->table_idx == k
+					? floe_decoder_conv_failures(r->in.decoders[i], &nc)
+					: NULL;
+				v += cf && c < nc ? cf[c] : 0;
+			}
+			add_named(g, p->col[c].name, v);
+		}
 	}
 }
 

@@ -131,27 +131,38 @@ bool floe_runner_committing(const struct floe_runner *r)
 	return r->com.task != NULL;
 }
 
+/* Table k's learnt plan, if its batch is empty. */
+static void take_columns_of(struct floe_runner *r, size_t k)
+{
+	struct run_table *rt = &r->raw[k];
+	struct floe_pq_column pq[FLOE_LOG_MAX_COLS];
+	size_t n = 0;
+	if (!rt->cols_pending)
+		return;
+	floe_colplan_pq_columns(&rt->cols_next, pq, &n);
+	if (floe_batch_set_columns(rt->batch, pq, n) != 0)
+		return; /* rows came first: the next seal */
+	rt->cols = rt->cols_next;
+	rt->cols_pending = false;
+	/* The writers borrow the names: from the plan that stays. */
+	floe_colplan_pq_columns(&rt->cols, rt->pqcols, &rt->npqcols);
+	(void)floe_batch_set_columns(rt->batch, rt->pqcols, rt->npqcols);
+	/* The decoders of the inputs that write only here (as at the start). */
+	for (size_t i = 0; i < r->in.n; i++) {
+		const struct floe_config_input *in = &r->set.cfg->inputs[i];
+		if (r->in.decoders[i] && in->nroutes == 0 && in->table_idx == k)
+			floe_decoder_set_columns(r->in.decoders[i], &rt->cols);
+	}
+	floe_info("columns: %s was reached: the typed columns are written from spool entry "
+		  "%" PRIu64 " on",
+		  rt->what, rt->next_seq);
+}
+
 void floe_runner_take_columns(struct floe_runner *r)
 {
 	FLOE_OWNER(FLOE_ROLE_MAIN);
-	struct floe_pq_column pq[FLOE_LOG_MAX_COLS];
-	size_t n = 0;
-	if (!r->lake.cols_pending)
-		return;
-	floe_colplan_pq_columns(&r->lake.cols_next, pq, &n);
-	if (floe_batch_set_columns(r->raw[0].batch, pq, n) != 0)
-		return; /* rows came first: the next seal */
-	r->lake.cols = r->lake.cols_next;
-	r->lake.cols_pending = false;
-	/* The writers borrow the names: from the plan that stays. */
-	floe_colplan_pq_columns(&r->lake.cols, r->lake.pqcols, &r->lake.npqcols);
-	(void)floe_batch_set_columns(r->raw[0].batch, r->lake.pqcols, r->lake.npqcols);
-	for (size_t i = 0; i < r->in.n; i++)
-		if (r->in.decoders[i])
-			floe_decoder_set_columns(r->in.decoders[i], &r->lake.cols);
-	floe_info("columns: the table was reached: the typed columns are written from spool "
-		  "entry %" PRIu64 " on",
-		  r->raw[0].next_seq);
+	for (size_t k = 0; k < r->nraw; k++)
+		take_columns_of(r, k);
 }
 
 /* Folds a report into the main thread's state. */
@@ -207,8 +218,14 @@ static void take(struct floe_runner *r, const struct commit_report *rep)
 		r->lake.blocked = false;
 	}
 	if (rep->cols_learnt) {
-		r->lake.cols_next = rep->cols;
-		r->lake.cols_pending = true;
+		for (size_t k = 0; k < r->nraw; k++) {
+			struct run_table *rt = &r->raw[k];
+			if (rt->cols_learnt) {
+				rt->cols_next = rt->cols_learnt_plan;
+				rt->cols_pending = true;
+				rt->cols_learnt = false;
+			}
+		}
 		floe_runner_take_columns(r);
 	}
 	floe_runner_write_metrics(r);

@@ -196,10 +196,10 @@ struct commit_report {
 	 * and why, for /healthz; false after a commit that reached it. */
 	bool store_down;
 	char store_error[STORE_ERROR_MAX];
-	/* The typed columns' plan, learnt at the committer's first contact with a table the
-	 * start could not reach (floe_runner_learn_columns): for the main thread's batch. */
+	/* Whether a raw table's typed columns' plan was learnt at the committer's first
+	 * contact with a table the start could not reach (run_table.cols_learnt holds it):
+	 * for the main thread's batch. */
 	bool cols_learnt;
-	struct floe_colplan cols;
 };
 
 /* Commit durations for /metrics (floe_commit_duration_seconds), in these upper bounds. */
@@ -266,9 +266,6 @@ struct run_committer {
 	 * A table found behind it lost commits. */
 	int64_t expect_committed;
 	char expect_uuid[64];
-	/* The typed columns the table's commits evolve its schema with (the table borrows
-	 * it): the main thread's plan at start-up, the committer's after it. */
-	struct floe_colplan cols;
 };
 
 /* Where sealed batches go, and the threads that compress their pages. */
@@ -276,15 +273,6 @@ struct run_lake {
 	struct floe_store *store;
 	/* The REST catalog every table of the run is in (lake.catalog.type rest), or NULL. */
 	struct floe_catalog_rest *catalog;
-	/* The typed columns (run/colplan.h) the decoders take and the batch writes, and the
-	 * writers' columns made from it: set at start-up, and once more when a plan learnt
-	 * later (cols_next, pending) is taken at a seal, so that a file has one set of
-	 * columns. */
-	struct floe_colplan cols;
-	struct floe_pq_column pqcols[FLOE_LOG_MAX_COLS];
-	size_t npqcols;
-	bool cols_pending;
-	struct floe_colplan cols_next;
 	/* The main thread's copy of the last report's store state, for /healthz and metrics. */
 	bool store_down;
 	char store_error[STORE_ERROR_MAX];
@@ -325,6 +313,24 @@ struct run_table {
 	struct floe_output_report rep;
 	/* Start-up: its last entry the checkpoint records (-1: no record, k = 0: unused). */
 	int64_t ck_sealed;
+	/* Its typed columns (run/colplan.h), each table its own plan: the main thread's
+	 * (the decoders of the inputs that write only here take it, the records of routed
+	 * inputs are converted under it once routed, the batch writes it) and the writers'
+	 * columns made from it: set at start-up, and once more when a plan learnt later
+	 * (cols_next, pending) is taken at a seal, so that a file has one set of columns;
+	 * the values that did not convert in the runner, per column. */
+	struct floe_colplan cols;
+	struct floe_pq_column pqcols[FLOE_LOG_MAX_COLS];
+	size_t npqcols;
+	bool cols_pending;
+	struct floe_colplan cols_next;
+	uint64_t conv_failures[FLOE_COLS_MAX];
+	/* The committer's: the columns the table's commits evolve its schema with (the
+	 * table borrows it), the main thread's plan at start-up, the committer's after it;
+	 * and a plan learnt at first contact, for the report (com.rep.cols_learnt). */
+	struct floe_colplan com_cols;
+	bool cols_learnt;
+	struct floe_colplan cols_learnt_plan;
 };
 
 /* This installation and what the checkpoint holds, to rewrite it after a commit: the last
@@ -350,7 +356,6 @@ struct run_scratch {
 	const char *tkeys[ATTRS_MAX], *tvals[ATTRS_MAX];
 	size_t tklens[ATTRS_MAX], tvlens[ATTRS_MAX];
 	struct floe_pq_value typed[FLOE_COLS_MAX];
-	uint64_t conv_failures[FLOE_COLS_MAX];
 };
 
 struct floe_runner {
@@ -652,8 +657,9 @@ int floe_runner_commit_take(struct floe_runner *r, bool wait, int *rc, uint64_t 
  * Returns 0 (either way: commit again), or an error (the entry stays). */
 int floe_runner_rebuild(struct floe_runner *r, uint64_t seq);
 void floe_runner_write_metrics(struct floe_runner *r);
-/* A typed columns' plan the committer learnt (lake.cols_pending) becomes the decoders'
- * and the batch's when the batch is empty (after a seal, or before its first row). */
+/* A typed columns' plan the committer learnt for a raw table (its cols_pending) becomes
+ * its batch's and its decoders' when its batch is empty (after a seal, or before its
+ * first row). */
 void floe_runner_take_columns(struct floe_runner *r);
 /* The counters (counters.h's table, gathered by runner_counters.c) appended to b: as
  * metrics.json, or as /metrics's families (prom). */

@@ -76,10 +76,23 @@ size_t floe_runner_route(struct floe_runner *r, size_t input, const struct floe_
 	return floe_route_pick(r->in.routes ? r->in.routes[input] : NULL, rec);
 }
 
+/* A record no decoder typed (a routed input's, syslog's structured data, the journal's
+ * fields) takes its typed values here, under the plan of table k it is routed to: route
+ * first, then convert, by the same rule as the decoders. */
+static void typed_for(struct floe_runner *r, size_t k, struct floe_record *rec)
+{
+	struct run_table *rt = &r->raw[k];
+	const struct floe_colplan *p = &rt->cols;
+	if (!rec->typed_plan && p->planned && p->n && rec->nattrs <= ATTRS_MAX)
+		floe_colplan_take(p, rec, r->scratch.typed, r->scratch.tkeys, r->scratch.tklens,
+				  r->scratch.tvals, r->scratch.tvlens, rt->conv_failures);
+}
+
 /* rec of input into its raw table's batch, as floe_runner_batch_add. */
 static int add_routed(struct floe_runner *r, size_t input, struct floe_record *rec)
 {
 	size_t k = floe_runner_route(r, input, rec);
+	typed_for(r, k, rec);
 	return floe_runner_batch_add(r, k, rec, r->raw[k].next_seq);
 }
 
@@ -142,6 +155,7 @@ int floe_runner_add_to(struct floe_runner *r, size_t input, struct floe_record *
 {
 	if (floe_runner_route(r, input, rec) != k)
 		return 4;
+	typed_for(r, k, rec);
 	return floe_runner_batch_add(r, k, rec, seq);
 }
 
@@ -150,15 +164,11 @@ int floe_runner_add_to(struct floe_runner *r, size_t input, struct floe_record *
 int floe_runner_on_input_record(void *ctx, struct floe_record *rec)
 {
 	struct floe_runner *r = ctx;
-	/* A record no decoder made (syslog's structured data, the journal's fields): the
-	 * typed columns take their fields here, by the same rule. */
-	const struct floe_colplan *p = &r->lake.cols;
-	if (!rec->typed_plan && p->planned && p->n && rec->nattrs <= ATTRS_MAX &&
-	    floe_route_logs_only(r->in.routes[r->in.cur]))
-		floe_colplan_take(p, rec, r->scratch.typed, r->scratch.tkeys, r->scratch.tklens,
-				  r->scratch.tvals, r->scratch.tvlens, r->scratch.conv_failures);
-	/* An input with raw: false only feeds the aggregations. */
+	/* An input with raw: false only feeds the aggregations: the logs table's plan types
+	 * its records for them, as its decoder's does. */
 	bool raw = r->set.cfg->inputs[r->in.cur].raw;
+	if (!raw)
+		typed_for(r, 0, rec);
 	int rc = raw ? add_routed(r, r->in.cur, rec) : 0;
 	if (rc == 2) {
 		r->b.line_refused = true;

@@ -2,7 +2,7 @@
  * metrics changed makes other columns than its existing table holds, and no schema
  * evolution exists yet to take them, so it is refused before it runs (at `floe check`,
  * and at a SIGHUP while the old configuration still runs), not at the start of its
- * runner. The logs table's typed columns are checked the same way: a column whose type
+ * runner. Each raw table's typed columns are checked the same way: a column whose type
  * the table's field cannot take is refused. */
 #include "agent/run/tables_check.h"
 
@@ -19,19 +19,23 @@
 #include <stdio.h>
 
 /* Aggregation i against its table, if the table exists. */
-static int check_agg(const struct floe_config *cfg, size_t i, const struct floe_colplan *want,
-		     struct floe_store *st, struct floe_err *err)
+static int check_agg(const struct floe_config *cfg, size_t i, struct floe_store *st,
+		     struct floe_err *err)
 {
 	const struct floe_config_agg *c = &cfg->aggs[i];
+	struct floe_colplan want;
+	int rc = floe_run_columns_agg(cfg, i, &want, err);
+	if (rc)
+		return rc;
 	char prefix[512];
 	struct floe_aggtable *cols = NULL;
 	struct floe_table *t = NULL;
 	struct floe_err e = {0};
 	snprintf(prefix, sizeof(prefix), "%s/%s", cfg->lake.namespace, c->table);
-	int rc = floe_table_load(NULL, st, prefix, &t, &e);
+	rc = floe_table_load(NULL, st, prefix, &t, &e);
 	if (rc == FLOE_ENOTFOUND)
 		return 0;
-	if (rc == 0 && (rc = floe_agg_table_of(NULL, c, want, &cols, &e)) == 0)
+	if (rc == 0 && (rc = floe_agg_table_of(NULL, c, &want, &cols, &e)) == 0)
 		rc = floe_aggtable_schema_check(cols, floe_table_meta(t), &e);
 	if (rc == FLOE_ESCHEMA)
 		floe_err_set(err, rc,
@@ -48,18 +52,22 @@ static int check_agg(const struct floe_config *cfg, size_t i, const struct floe_
 	return rc;
 }
 
-/* The logs table's typed columns against its schema, if the table exists: a column whose
+/* Raw table k's typed columns against its schema, if the table exists: a column whose
  * type the table's field cannot take (no spec promotion either way) is refused here,
  * before a run would stop at its first commit. */
-static int check_logs(const struct floe_config *cfg, const struct floe_colplan *want,
-		      struct floe_store *st, struct floe_err *err)
+static int check_raw(const struct floe_config *cfg, size_t k, struct floe_store *st,
+		     struct floe_err *err)
 {
+	const char *name = floe_config_table_at(cfg, k)->name;
 	char prefix[512];
 	struct floe_table *t = NULL;
 	struct floe_err e = {0};
-	struct floe_colplan p = *want;
-	snprintf(prefix, sizeof(prefix), "%s/%s", cfg->lake.namespace, cfg->logs.name);
-	int rc = floe_table_load(NULL, st, prefix, &t, &e);
+	struct floe_colplan p;
+	int rc = floe_run_columns_wanted(cfg, k, &p, err);
+	if (rc || p.n == 0)
+		return rc;
+	snprintf(prefix, sizeof(prefix), "%s/%s", cfg->lake.namespace, name);
+	rc = floe_table_load(NULL, st, prefix, &t, &e);
 	if (rc == FLOE_ENOTFOUND)
 		return 0;
 	if (rc == 0)
@@ -68,10 +76,10 @@ static int check_logs(const struct floe_config *cfg, const struct floe_colplan *
 		floe_err_set(err, rc,
 			     "tables.%s.columns: table %s/%s in %s cannot take them: %s; keep the "
 			     "table's type, or give the column another name",
-			     cfg->logs.name, cfg->lake.namespace, cfg->logs.name, cfg->lake.warehouse,
+			     name, cfg->lake.namespace, name, cfg->lake.warehouse,
 			     floe_err_text(&e, rc));
 	else if (rc)
-		floe_err_set(err, rc, "table %s/%s: %s", cfg->lake.namespace, cfg->logs.name,
+		floe_err_set(err, rc, "table %s/%s: %s", cfg->lake.namespace, name,
 			     floe_err_text(&e, rc));
 	floe_table_free(t);
 	return rc;
@@ -80,15 +88,21 @@ static int check_logs(const struct floe_config *cfg, const struct floe_colplan *
 int floe_run_check_tables(const struct floe_config *cfg, struct floe_err *err)
 {
 	struct floe_colplan want;
-	int rc = floe_run_columns_wanted(cfg, &want, err);
-	if (rc || (cfg->naggs == 0 && want.n == 0))
-		return rc;
+	size_t ncols = 0;
+	for (size_t k = 0; k < floe_config_ntables(cfg); k++) {
+		int rc = floe_run_columns_wanted(cfg, k, &want, err);
+		if (rc)
+			return rc;
+		ncols += want.n;
+	}
+	if (cfg->naggs == 0 && ncols == 0)
+		return 0;
 	struct floe_store *st = NULL;
-	rc = floe_warehouse_open(NULL, cfg, false, &st, err);
-	if (rc == 0 && want.n)
-		rc = check_logs(cfg, &want, st, err);
+	int rc = floe_warehouse_open(NULL, cfg, false, &st, err);
+	for (size_t k = 0; rc == 0 && k < floe_config_ntables(cfg); k++)
+		rc = check_raw(cfg, k, st, err);
 	for (size_t i = 0; rc == 0 && i < cfg->naggs; i++)
-		rc = check_agg(cfg, i, &want, st, err);
+		rc = check_agg(cfg, i, st, err);
 	floe_store_free(st);
 	return rc;
 }

@@ -7,6 +7,8 @@
 # naming the key and both types, with the data kept. A value of an int key column that
 # is no integer (kept in attrs as text) groups under a null key, counted in
 # metrics.json (and /metrics: one counter table makes both).
+# An input with raw: false keys its aggregation by its parser's natural types too, an
+# input written to another table by that table's.
 source "$(dirname "$0")/lib.sh"
 
 d="$T/agg"
@@ -118,4 +120,31 @@ check "json: the non-integer code is a null key" grep -qx '\["INTEGER",null,"1",
 check "json: 200 and 404 are int keys" \
 	bash -c "grep -qx '\[\"INTEGER\",200,\"2\",5\]' '$j/rows' && grep -qx '\[\"INTEGER\",404,\"1\",3\]' '$j/rows'"
 check "json: metrics.json counts it (agg_unparsable 1)" test "$(metric "$j/state/metrics.json" agg_unparsable)" = 1
+# status_key WHAT INPUT-KEYS [TABLES]: the access log through an input with INPUT-KEYS
+# (and TABLES), an aggregation keyed by status: floe check passes, the run's aggregate
+# table has status as an INTEGER key, 4 statuses, every line once.
+status_key() {
+	local n="$T/$1"
+	mkdir -p "$n"
+	cat >"$n/floe.yaml" <<YAML
+agent: { id: agg$1, state_dir: $n/state }
+inputs:
+  - { type: tail, paths: ["$d/logs/*.log"], start_at: beginning, parser: apache_combined, $2 }
+${3:-}
+lake: { warehouse: $n/wh }
+aggregations:
+  - { name: by_status, window: 1m, group_by: [status], metrics: [count, {sum: bytes}] }
+YAML
+	check "$1: check" "$FLOE_BIN" check -c "$n/floe.yaml"
+	check "$1: run" "$FLOE_BIN" run -c "$n/floe.yaml" --once --log-level warn
+	rows_sql "$n/wh/default/by_status" "select typeof(status), count(distinct status), sum(count)
+	  from t group by all" >"$n/rows"
+	check "$1: status is an INTEGER key, 4 statuses, every line once" \
+		grep -qx '\["INTEGER","4","601"\]' "$n/rows"
+}
+# An input written to no table (raw: false): its aggregation still reads its parser's
+# natural types (the logs table has no say).
+status_key noraw "raw: false"
+# An input written to another table (access): its aggregation reads that table's types.
+status_key totable "table: access" "tables: { access: {} }"
 finish

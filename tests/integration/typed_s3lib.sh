@@ -22,6 +22,13 @@ tables:
   logs:
     commit_interval: 1s
     columns: [ $2 ]
+YAML
+	typed_s3_lake >>"$d/floe.yaml"
+}
+
+# typed_s3_lake: the lake section of a configuration on the stub's table.
+typed_s3_lake() {
+	cat <<YAML
 lake:
   warehouse: s3://bkt/typed
   catalog: { type: s3 }
@@ -29,16 +36,17 @@ lake:
 YAML
 }
 
-inspect() { "$FLOE_BIN" inspect --json --endpoint "http://127.0.0.1:$STUB_PORT" s3://bkt/typed/default/logs 2>/dev/null; }
+# inspect [TABLE]: floe inspect --json of the stub's table TABLE (logs).
+inspect() { "$FLOE_BIN" inspect --json --endpoint "http://127.0.0.1:$STUB_PORT" "s3://bkt/typed/default/${1:-logs}" 2>/dev/null; }
 m() { metric "$d/state/metrics.json" "$1"; }
 spooled() { [ -f "$d/state/metrics.json" ] && [ "$(m spool_bytes)" -gt 0 ]; }
 committed() { [ -f "$d/state/metrics.json" ] && [ "$(m rows_committed)" = "$1" ] && [ "$(m spool_bytes)" = 0 ]; }
 
-# typed_s3_fetch: the table's live files into $d/got (their paths in $d/files), and $list
-# for DuckDB's read_parquet.
+# typed_s3_fetch [TABLE]: the table's (logs') live files into $d/got (their paths in
+# $d/files), and $list for DuckDB's read_parquet.
 typed_s3_fetch() {
 	local i=0 uri
-	inspect | python3 -c 'import json,sys; [print(f["path"]) for f in json.load(sys.stdin)["files"]]' >"$d/files"
+	inspect "${1:-logs}" | python3 -c 'import json,sys; [print(f["path"]) for f in json.load(sys.stdin)["files"]]' >"$d/files"
 	while read -r uri; do
 		i=$((i + 1))
 		curl -sf "http://127.0.0.1:$STUB_PORT/${uri#s3://}" -o "$d/got/$i.parquet"

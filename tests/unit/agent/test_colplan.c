@@ -42,11 +42,11 @@ static void test_wanted(void **state)
 {
 	(void)state;
 	struct floe_colplan p;
-	struct floe_config *c = config(
-	    "inputs:\n  - { type: tail, paths: [/x/*.log], parser: nginx_combined }\n"
-	    "  - { type: tail, paths: [/y/*.log], parser: syslog_file }\n"
-	    "  - { type: tail, paths: [/z/*.log], parser: apache_common }\n");
-	assert_int_equal(floe_run_columns_wanted(c, &p, NULL), 0);
+	struct floe_config *c =
+	    config("inputs:\n  - { type: tail, paths: [/x/*.log], parser: nginx_combined }\n"
+		   "  - { type: tail, paths: [/y/*.log], parser: syslog_file }\n"
+		   "  - { type: tail, paths: [/z/*.log], parser: apache_common }\n");
+	assert_int_equal(floe_run_columns_wanted(c, 0, &p, NULL), 0);
 	/* The access logs' nine (status, bytes, then the strings), pid: once each; the
 	 * common format's seven are among the combined one's. */
 	assert_int_equal(p.n, 10);
@@ -61,27 +61,72 @@ static void test_wanted(void **state)
 	floe_config_free(c);
 	/* The common format alone: no referer, no user agent. */
 	c = config("inputs:\n  - { type: tail, paths: [/z/*.log], parser: apache_common }\n");
-	assert_int_equal(floe_run_columns_wanted(c, &p, NULL), 0);
+	assert_int_equal(floe_run_columns_wanted(c, 0, &p, NULL), 0);
 	assert_int_equal(p.n, 7);
 	assert_string_equal(p.col[6].name, "protocol");
 	floe_config_free(c);
 	/* A list replaces the parsers' own. */
 	c = config("inputs:\n  - { type: tail, paths: [/x/*.log], parser: nginx_combined }\n"
 		   "tables: {logs: {columns: [{name: code, type: long, from: status}]}}\n");
-	assert_int_equal(floe_run_columns_wanted(c, &p, NULL), 0);
+	assert_int_equal(floe_run_columns_wanted(c, 0, &p, NULL), 0);
 	assert_int_equal(p.n, 1);
 	assert_string_equal(p.col[0].from, "status");
 	floe_config_free(c);
 	/* [] written in the file: none, the parsers' own neither. */
 	c = config("inputs:\n  - { type: tail, paths: [/x/*.log], parser: nginx_combined }\n"
 		   "tables: {logs: {columns: []}}\n");
-	assert_int_equal(floe_run_columns_wanted(c, &p, NULL), 0);
+	assert_int_equal(floe_run_columns_wanted(c, 0, &p, NULL), 0);
 	assert_int_equal(p.n, 0);
 	floe_config_free(c);
 	c = config("inputs:\n  - { type: tail, paths: [/x/*.log], parser: json }\n");
-	assert_int_equal(floe_run_columns_wanted(c, &p, NULL), 0);
+	assert_int_equal(floe_run_columns_wanted(c, 0, &p, NULL), 0);
 	assert_int_equal(p.n, 0);
 	floe_config_free(c);
+}
+
+/* Each raw table's columns come from the parsers of the inputs that can send records to
+ * it (their table or a route rule's), and its plan is saved beside its spool. */
+static void test_per_table(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/floe-test-colplan.XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	struct floe_config *c =
+	    config("inputs:\n  - { type: tail, paths: [/x/*.log], parser: apache_combined, table: "
+		   "access }\n"
+		   "  - { type: tail, paths: [/y/*.log], parser: syslog_file,\n"
+		   "      route: [{field: app, equals: sshd, table: security}] }\n"
+		   "tables: {access: {}, security: {}}\n");
+	struct floe_colplan p, all;
+	assert_int_equal(floe_run_columns_wanted(c, 0, &p, NULL), 0);
+	assert_int_equal(p.n, 1); /* logs: pid of the routed input's default */
+	assert_string_equal(p.col[0].name, "pid");
+	assert_int_equal(floe_run_columns_wanted(c, 1, &p, NULL), 0);
+	assert_int_equal(p.n, 9); /* access: status, bytes and the seven strings */
+	assert_string_equal(p.col[0].name, "status");
+	assert_int_equal(floe_run_columns_wanted(c, 2, &p, NULL), 0);
+	assert_int_equal(p.n, 1); /* security: pid, by the rule */
+	assert_string_equal(p.col[0].name, "pid");
+	char path[256];
+	snprintf(path, sizeof(path), "mkdir -p %s/tables/access", dir);
+	assert_int_equal(system(path), 0);
+	struct floe_ice_meta *m = logs_meta(NULL, 0);
+	assert_int_equal(floe_run_columns_start(c, 1, dir, m, NULL, "t", false, &p, &all, NULL), 0);
+	assert_true(p.planned);
+	floe_ice_meta_free(m);
+	snprintf(path, sizeof(path), "%s/tables/access/columns", dir);
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/columns", dir);
+	assert_null(fopen(path, "rb"));
+	/* Offline: the table's own saved plan. */
+	assert_int_equal(floe_run_columns_start(c, 1, dir, NULL, NULL, "t", true, &p, &all, NULL),
+			 0);
+	assert_true(p.planned);
+	assert_int_equal(p.n, 9);
+	floe_config_free(c);
+	remove_dir(dir);
 }
 
 static void test_start(void **state)
@@ -93,42 +138,47 @@ static void test_start(void **state)
 	    config("inputs:\n  - { type: tail, paths: [/x/*.log], parser: apache_combined }\n");
 	struct floe_colplan p, all;
 	/* First start offline, no saved plan: the columns are unplanned. */
-	assert_int_equal(floe_run_columns_start(c, dir, NULL, NULL, "t", false, &p, &all, NULL), 0);
+	assert_int_equal(floe_run_columns_start(c, 0, dir, NULL, NULL, "t", false, &p, &all, NULL),
+			 0);
 	assert_int_equal(p.n, 9);
 	assert_false(p.planned);
 	/* A start that reaches the table learns the ids and saves them. */
 	struct floe_ice_meta *m = logs_meta(NULL, 0);
-	assert_int_equal(floe_run_columns_start(c, dir, m, NULL, "t", false, &p, &all, NULL), 0);
+	assert_int_equal(floe_run_columns_start(c, 0, dir, m, NULL, "t", false, &p, &all, NULL), 0);
 	assert_true(p.planned);
 	assert_int_equal(p.col[0].id, 15);
 	floe_ice_meta_free(m);
 	/* Offline again: the saved plan, with its ids. */
 	struct floe_colplan q;
-	assert_int_equal(floe_run_columns_start(c, dir, NULL, NULL, "t", true, &q, &all, NULL), 0);
+	assert_int_equal(floe_run_columns_start(c, 0, dir, NULL, NULL, "t", true, &q, &all, NULL),
+			 0);
 	assert_true(q.planned);
 	assert_int_equal(q.col[1].id, 16);
 	/* Offline with another list: unplanned, not the saved ids. */
 	struct floe_config *c2 = config(
 	    "inputs:\n  - { type: tail, paths: [/x/*.log], parser: apache_combined }\n"
 	    "tables: {logs: {columns: [{name: status, type: int}, {name: took, type: double}]}}\n");
-	assert_int_equal(floe_run_columns_start(c2, dir, NULL, NULL, "t", true, &q, &all, NULL), 0);
+	assert_int_equal(floe_run_columns_start(c2, 0, dir, NULL, NULL, "t", true, &q, &all, NULL),
+			 0);
 	assert_false(q.planned);
 	/* Files spooled under the saved plan, and another writer took id 15: refused. */
 	struct floe_ice_field other = {15, "other", "string", false, 0, 0, NULL, NULL, false};
 	m = logs_meta(&other, 1);
 	struct floe_err e = {0};
-	assert_int_equal(floe_run_columns_start(c, dir, m, NULL, "t", true, &q, &all, &e), FLOE_ESCHEMA);
+	assert_int_equal(floe_run_columns_start(c, 0, dir, m, NULL, "t", true, &q, &all, &e),
+			 FLOE_ESCHEMA);
 	assert_non_null(strstr(e.msg, "column 'status' as field id 15"));
 	/* With an empty spool the new ids are fine. */
-	assert_int_equal(floe_run_columns_start(c, dir, m, NULL, "t", false, &q, &all, NULL), 0);
+	assert_int_equal(floe_run_columns_start(c, 0, dir, m, NULL, "t", false, &q, &all, NULL), 0);
 	assert_int_equal(q.col[0].id, 16);
 	floe_ice_meta_free(m);
 	/* A table whose status is a string refuses an int column, naming the table. */
 	struct floe_ice_field s = {15, "status", "string", false, 0, 0, NULL, NULL, false};
 	m = logs_meta(&s, 1);
 	memset(&e, 0, sizeof(e));
-	assert_int_equal(floe_run_columns_start(c, dir, m, NULL, "the-table", false, &q, &all, &e),
-			 FLOE_ESCHEMA);
+	assert_int_equal(
+	    floe_run_columns_start(c, 0, dir, m, NULL, "the-table", false, &q, &all, &e),
+	    FLOE_ESCHEMA);
 	assert_non_null(strstr(e.msg, "table the-table: "));
 	assert_non_null(strstr(e.msg, "status"));
 	floe_ice_meta_free(m);
@@ -147,16 +197,17 @@ static void test_spooled_columns(void **state)
 	assert_non_null(mkdtemp(dir));
 	struct floe_config *c =
 	    config("inputs:\n  - { type: tail, paths: [/x/*.log], parser: apache_combined }\n");
-	struct floe_config *less = config(
-	    "inputs:\n  - { type: tail, paths: [/x/*.log], parser: apache_combined }\n"
-	    "tables: {logs: {columns: [{name: status, type: int}]}}\n");
+	struct floe_config *less =
+	    config("inputs:\n  - { type: tail, paths: [/x/*.log], parser: apache_combined }\n"
+		   "tables: {logs: {columns: [{name: status, type: int}]}}\n");
 	struct floe_ice_meta *m = logs_meta(NULL, 0);
 	struct floe_colplan p, all;
 	/* Planned (status 15, bytes 16) and saved; files written under it are spooled. */
-	assert_int_equal(floe_run_columns_start(c, dir, m, NULL, "t", false, &p, &all, NULL), 0);
+	assert_int_equal(floe_run_columns_start(c, 0, dir, m, NULL, "t", false, &p, &all, NULL), 0);
 	assert_int_equal(p.col[1].id, 16);
 	/* bytes removed: written no more, but committed with the spooled files. */
-	assert_int_equal(floe_run_columns_start(less, dir, m, NULL, "t", true, &p, &all, NULL), 0);
+	assert_int_equal(floe_run_columns_start(less, 0, dir, m, NULL, "t", true, &p, &all, NULL),
+			 0);
 	assert_true(p.planned);
 	assert_int_equal(p.n, 1);
 	assert_int_equal(p.col[0].id, 15);
@@ -165,13 +216,15 @@ static void test_spooled_columns(void **state)
 	assert_string_equal(all.col[1].name, "bytes");
 	assert_int_equal(all.col[1].id, 16);
 	/* The saved plan keeps it for a start while the table is away. */
-	assert_int_equal(floe_run_columns_start(less, dir, NULL, NULL, "t", true, &p, &all, NULL), 0);
+	assert_int_equal(
+	    floe_run_columns_start(less, 0, dir, NULL, NULL, "t", true, &p, &all, NULL), 0);
 	assert_true(p.planned);
 	assert_int_equal(p.col[0].id, 15);
 	assert_int_equal(all.n, 9);
 	assert_int_equal(all.col[1].id, 16);
 	/* The spool empty: the list's columns alone. */
-	assert_int_equal(floe_run_columns_start(less, dir, m, NULL, "t", false, &p, &all, NULL), 0);
+	assert_int_equal(floe_run_columns_start(less, 0, dir, m, NULL, "t", false, &p, &all, NULL),
+			 0);
 	assert_int_equal(all.n, 1);
 	floe_ice_meta_free(m);
 	floe_config_free(c);
@@ -183,6 +236,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_wanted),
+	    cmocka_unit_test(test_per_table),
 	    cmocka_unit_test(test_start),
 	    cmocka_unit_test(test_spooled_columns),
 	};
