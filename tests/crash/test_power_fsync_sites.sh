@@ -35,7 +35,7 @@ done
 # minute a site) shows the REST cycle finds it.
 if [ -n "${FLOE_CRASH_REST_SITES:-}" ]; then
 	source "$(dirname "$0")/scenario_rest.sh"
-	trap '[ -z "${REST_PID:-}" ] || { kill "$REST_PID"; wait "$REST_PID"; } 2>/dev/null; cleanup' EXIT
+	trap '! running_job "${REST_PID:-}" || { kill "$REST_PID"; wait "$REST_PID"; } 2>/dev/null; cleanup' EXIT
 	for site in ${FLOE_CRASH_REST_SITES//,/ }; do
 		mkdir -p "$T/rest-$site"
 		if ! FLOE_TEST_SKIP_FSYNC=$site rest_crash_record "$T/rest-$site" >"$T/rest-$site.rec.txt" 2>&1; then

@@ -12,5 +12,5 @@ source "$(dirname "$0")/crashlib.sh"
 source "$(dirname "$0")/scenario_tail.sh"
 source "$(dirname "$0")/scenario_rest.sh"
 
-trap '[ -z "${REST_PID:-}" ] || { kill "$REST_PID"; wait "$REST_PID"; } 2>/dev/null; cleanup' EXIT
+trap '! running_job "${REST_PID:-}" || { kill "$REST_PID"; wait "$REST_PID"; } 2>/dev/null; cleanup' EXIT
 crash_test rest rest_crash_record "every crash state of the REST cycle recovers exactly once, the catalog as the cut left it"

@@ -10,9 +10,19 @@ PIDS=()
 PASSED=0
 FAILED=0
 
+# Only the PIDs that are still this shell's running jobs: a process the shell has reaped
+# gave its PID back, and the suite's other tests (hundreds of processes a minute, with
+# pid_max at 32768) get it again. A blanket kill -9 of every PID once started killed
+# another test's S3 stub that way.
+running_job() { # running_job PID: PID is still one of this shell's running jobs
+	local running
+	running=" $(jobs -pr | tr '\n' ' ')"
+	[ -n "$1" ] && [[ $running == *" $1 "* ]]
+}
 cleanup() {
+	local p
 	for p in "${PIDS[@]:-}"; do
-		[ -n "$p" ] && kill -9 "$p" 2>/dev/null || true
+		running_job "$p" && kill -9 "$p" 2>/dev/null || true
 	done
 	if [ "${KEEP_TMP:-0}" != 1 ]; then rm -rf "$T"; else echo "kept $T"; fi
 }

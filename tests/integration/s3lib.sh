@@ -139,6 +139,6 @@ stub_start() {
 
 # stub_stop: SIGTERM, then waits for it.
 stub_stop() {
-	kill -TERM "$STUB_PID" 2>/dev/null || true
+	running_job "$STUB_PID" && kill -TERM "$STUB_PID" 2>/dev/null || true
 	wait "$STUB_PID" 2>/dev/null || true
 }
