@@ -41,15 +41,11 @@
  * the file's columns differ from its own). */
 static int copy_file(struct compact *c, const struct floe_table_file *f)
 {
-	struct source src = {.store = c->o->store};
-	struct floe_pq_source ps = {.ctx = &src, .size = (uint64_t)f->size, .read_at = floe_maintain_source_read};
+	struct source src;
 	struct floe_pq_reader *r = NULL;
-	struct floe_err why = {0};
-	int rc = floe_store_key(c->o->store, f->path, src.key, sizeof(src.key));
+	int rc = floe_maintain_reader_open(c, c->a, f, &src, &r);
 	if (rc)
-		return floe_err_set(c->err, rc, "data file %s is outside the warehouse", f->path);
-	if ((rc = floe_pq_reader_open(c->a, &ps, NULL, &r, &why)))
-		return floe_err_set(c->err, rc, "reading %s: %s", f->path, floe_err_text(&why, rc));
+		return rc;
 	size_t n;
 	const struct floe_pq_column *cols = floe_pq_reader_columns(r, &n);
 	if (c->out.w && !floe_maintain_same_columns(c->out.cols, c->out.ncols, cols, n))
@@ -205,15 +201,11 @@ static void merge_keys(struct compact *c, struct merge *m, const struct floe_pq_
 /* Opens f's reader and reads its first row. */
 static int head_open(struct compact *c, struct head *h, const struct floe_table_file *f)
 {
-	struct floe_err why = {0};
-	*h = (struct head){.src = {.store = c->o->store}, .f = f};
+	*h = (struct head){.f = f};
 	floe_alloc_init(&h->mem, 0);
-	struct floe_pq_source ps = {.ctx = &h->src, .size = (uint64_t)f->size, .read_at = floe_maintain_source_read};
-	int rc = floe_store_key(c->o->store, f->path, h->src.key, sizeof(h->src.key));
+	int rc = floe_maintain_reader_open(c, &h->mem, f, &h->src, &h->r);
 	if (rc)
-		return floe_err_set(c->err, rc, "data file %s is outside the warehouse", f->path);
-	if ((rc = floe_pq_reader_open(&h->mem, &ps, NULL, &h->r, &why)))
-		return floe_err_set(c->err, rc, "reading %s: %s", f->path, floe_err_text(&why, rc));
+		return rc;
 	if ((rc = floe_pq_reader_next(h->r, &h->row)) < 0)
 		return floe_err_set(c->err, rc, "reading %s: %s", f->path,
 				    floe_err_text(floe_pq_reader_error(h->r), rc));

@@ -68,6 +68,10 @@ struct source {
 
 /* The reader's read_at over the store (ctx: a struct source). */
 int floe_maintain_source_read(void *ctx, uint64_t off, void *buf, size_t len);
+/* Opens the reader of the old data file f (src, the caller's, must outlive it), from a;
+ * an error names the file. */
+int floe_maintain_reader_open(struct compact *c, struct floe_alloc *a, const struct floe_table_file *f,
+			      struct source *src, struct floe_pq_reader **r);
 
 /* Do the columns c[0..n) match a[0..na) (name, id, kind, nesting)? */
 bool floe_maintain_same_columns(const struct floe_pq_column *a, size_t na, const struct floe_pq_column *c, size_t n);

@@ -23,6 +23,20 @@ int floe_maintain_source_read(void *ctx, uint64_t off, void *buf, size_t len)
 	return floe_store_read_at(s->store, s->key, off, buf, len);
 }
 
+int floe_maintain_reader_open(struct compact *c, struct floe_alloc *a, const struct floe_table_file *f,
+			      struct source *src, struct floe_pq_reader **r)
+{
+	struct floe_err why = {0};
+	struct floe_pq_source ps = {.ctx = src, .size = (uint64_t)f->size, .read_at = floe_maintain_source_read};
+	src->store = c->o->store;
+	int rc = floe_store_key(c->o->store, f->path, src->key, sizeof(src->key));
+	if (rc)
+		return floe_err_set(c->err, rc, "data file %s is outside the warehouse", f->path);
+	if ((rc = floe_pq_reader_open(a, &ps, NULL, r, &why)))
+		return floe_err_set(c->err, rc, "reading %s: %s", f->path, floe_err_text(&why, rc));
+	return 0;
+}
+
 static int sink(void *ctx, const void *data, size_t len)
 {
 	struct output *out = ctx;

@@ -42,14 +42,10 @@ struct respec {
 
 static int old_open(struct compact *c, const struct floe_table_file *f, struct old_file *of)
 {
-	struct floe_err why = {0};
-	*of = (struct old_file){.src = {.store = c->o->store}, .ts = SIZE_MAX, .host = SIZE_MAX, .app = SIZE_MAX};
-	struct floe_pq_source ps = {.ctx = &of->src, .size = (uint64_t)f->size, .read_at = floe_maintain_source_read};
-	int rc = floe_store_key(c->o->store, f->path, of->src.key, sizeof(of->src.key));
+	*of = (struct old_file){.ts = SIZE_MAX, .host = SIZE_MAX, .app = SIZE_MAX};
+	int rc = floe_maintain_reader_open(c, c->a, f, &of->src, &of->r);
 	if (rc)
-		return floe_err_set(c->err, rc, "data file %s is outside the warehouse", f->path);
-	if ((rc = floe_pq_reader_open(c->a, &ps, NULL, &of->r, &why)))
-		return floe_err_set(c->err, rc, "reading %s: %s", f->path, floe_err_text(&why, rc));
+		return rc;
 	size_t n;
 	const struct floe_pq_column *cols = floe_pq_reader_columns(of->r, &n);
 	for (size_t i = 0; i < n; i++) {
