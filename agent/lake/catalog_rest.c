@@ -549,7 +549,7 @@ int floe_catalog_rest_load(struct floe_catalog_rest *c, const char *name,
 }
 
 int floe_catalog_rest_commit(struct floe_catalog_rest *c, const char *name,
-			     const struct floe_rest_commit *cm, struct floe_ice_meta **meta,
+			     const struct floe_rest_commit *cm, char etag[256], struct floe_ice_meta **meta,
 			     int64_t *version, bool *unknown, struct floe_err *err)
 {
 	struct floe_buf p, b;
@@ -557,6 +557,7 @@ int floe_catalog_rest_commit(struct floe_catalog_rest *c, const char *name,
 	bool sent = false;
 	*meta = NULL;
 	*unknown = false;
+	etag[0] = '\0';
 	floe_buf_init(&p, c->a, 4096);
 	floe_buf_init(&b, c->a, 1 << 20);
 	int rc = configure(c, err);
@@ -567,7 +568,7 @@ int floe_catalog_rest_commit(struct floe_catalog_rest *c, const char *name,
 	if (rc == 0) {
 		rc = post(c, (const char *)p.data, &b, true, &r, &sent, err);
 		if (rc == 0 && r.status == 200)
-			rc = take_table(c, name, "the commit's answer", &r, NULL, meta, version, err);
+			rc = take_table(c, name, "the commit's answer", &r, etag, meta, version, err);
 		else if (rc == 0)
 			rc = floe_catalog_rest_status(c, "the commit", &r, err);
 		/* Sent, and no answer that says what became of it: a 5xx after the catalog

@@ -75,14 +75,16 @@ int floe_catalog_rest_load(struct floe_catalog_rest *c, const char *name,
 			   const struct floe_catalog_rest_create *create, char etag[256],
 			   struct floe_ice_meta **meta, int64_t *version, struct floe_err *err);
 
-/* Commits cm to table name: 0 with the new metadata in *meta (owned by the caller) and
- * its version in *version,
+/* Commits cm to table name: 0 with the new metadata in *meta (owned by the caller), its
+ * version in *version and the answer's ETag in etag (empty when the catalog sent none:
+ * the OpenAPI document gives a CommitTableResponse one, so that the committer's next load
+ * can be a 304),
  * FLOE_ECONFLICT when a requirement failed (409: reload and rebuild). A failure after
  * the request was sent (a 5xx, a timeout, a cut connection) leaves the outcome unknown:
  * *unknown is set, and the caller must reload and look for its snapshot before anything
  * else. */
 int floe_catalog_rest_commit(struct floe_catalog_rest *c, const char *name,
-			     const struct floe_rest_commit *cm, struct floe_ice_meta **meta,
+			     const struct floe_rest_commit *cm, char etag[256], struct floe_ice_meta **meta,
 			     int64_t *version, bool *unknown, struct floe_err *err);
 
 #endif

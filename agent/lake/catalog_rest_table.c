@@ -144,13 +144,18 @@ int floe_table_catalog_put(struct floe_table *t, const struct floe_table_expiry 
 	}
 	struct floe_ice_meta *m = NULL;
 	int64_t v = 0;
-	int rc = floe_catalog_rest_commit(t->opt.catalog, t->opt.name, &cm, &m, &v, unknown, &t->err);
+	/* The answer's ETag, where the catalog gives one, makes the next cycle's load a 304
+	 * while nobody else commits: a single writer then loads its table whole once, not
+	 * at every commit. */
+	int rc = floe_catalog_rest_commit(t->opt.catalog, t->opt.name, &cm, t->etag, &m, &v, unknown, &t->err);
 	floe_free(t->alloc, props);
-	t->etag[0] = '\0'; /* the commit's answer carries none */
 	if (rc == 0 && cm.nremove)
 		floe_info("table: %s: %zu snapshots expired through the catalog", t->opt.name, cm.nremove);
-	if (rc == 0)
-		return take(t, m, v);
+	if (rc == 0) {
+		if ((rc = take(t, m, v)))
+			t->etag[0] = '\0';
+		return rc;
+	}
 	if (rc == FLOE_ECONFLICT)
 		return rc;
 	if (*unknown) {

@@ -5,7 +5,7 @@
 //                  [--id-offset K] [--vend KEY=VALUE,...] [--omit-endpoint 'VERB /v1/...']...
 //                  [--table-config KEY=VALUE,...] [--config-default KEY=VALUE,...]
 //                  [--sigv4 ACCESS_KEY:SECRET:REGION:SERVICE] [--sign-keys ACCESS_KEY:SECRET]
-//                  [--journal DIR --record FILE]
+//                  [--journal DIR --record FILE] [--no-commit-etag yes]
 //
 // Listens on 127.0.0.1 only. Namespaces, tables and their current metadata locations are
 // kept in DIR/catalog.json; metadata files are written under each table's location when it
@@ -104,6 +104,7 @@ function args() {
     else if (k === '--omit-endpoint') o.omit.push(v);
     else if (k === '--journal') o.journal = v;
     else if (k === '--record') o.record = v;
+    else if (k === '--no-commit-etag') { o.noCommitEtag = v === 'yes'; }
     else if (k === '--sign-keys') { const [ak, sk] = v.split(':'); o.signKeys = { ak, sk }; }
     else throw new Error(`unknown option ${k}`);
   }
@@ -706,7 +707,9 @@ function handle(req, body, res) {
         const e = new HttpError(faults.status, 'ServiceFailureException', 'the commit failed (a fault the test asked for)');
         return [e.code, errorBody(e)];
       }
-      out = [200, { 'metadata-location': loc, metadata: meta }];
+      // The OpenAPI document gives a CommitTableResponse an ETag, for the committer's
+      // next If-None-Match; --no-commit-etag plays a catalog that sends none.
+      out = [200, { 'metadata-location': loc, metadata: meta }, opt.noCommitEtag ? {} : { ETag: etagOf(loc) }];
       break;
     }
     default:
