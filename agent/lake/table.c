@@ -358,6 +358,9 @@ void floe_table_free(struct floe_table *t)
 		return;
 	floe_ice_meta_free(t->meta);
 	floe_store_free(t->own_store);
+	if (t->lost)
+		floe_table_expiry_fini(t, t->lost);
+	floe_free(t->alloc, t->lost);
 	floe_free(t->alloc, t);
 }
 

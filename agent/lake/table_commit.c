@@ -559,6 +559,32 @@ static int check_spec(struct floe_table *t, struct floe_ice_meta *m)
 			       "another by another writer first", (int)t->spec.spec_id, (int)t->sort_order_id);
 }
 
+/* An attempt whose outcome is unknown may have landed with the snapshots it expired:
+ * their files are then unused, and no later commit plans to delete them (they are no
+ * longer in the table). Its plan is kept until a reload tells (a memory failure leaves
+ * the files, as before). */
+static void keep_lost(struct floe_table *t, int64_t snapshot_id, struct floe_table_expiry *x)
+{
+	if (!t->lost && !(t->lost = floe_calloc(t->alloc, 1, sizeof(*t->lost))))
+		return;
+	floe_table_expiry_fini(t, t->lost);
+	*t->lost = *x;
+	t->lost_snapshot = snapshot_id;
+	memset(x, 0, sizeof(*x));
+}
+
+void floe_table_settle_lost(struct floe_table *t)
+{
+	if (!t->lost || !(t->lost->nexpired || t->lost->logs.n))
+		return;
+	if (t->meta && floe_ice_meta_find_snapshot(t->meta, t->lost_snapshot) >= 0) {
+		floe_info("table: snapshot %" PRId64 " of %s had landed (its answer lost): deleting what it expired",
+			  t->lost_snapshot, t->opt.name);
+		floe_table_expire_clean(t, t->lost);
+	}
+	floe_table_expiry_fini(t, t->lost);
+}
+
 int floe_table_attempt(struct floe_table *t, const struct floe_table_step *st, void *ctx,
 		       struct floe_table_merge_in *mi, bool *unknown)
 {
@@ -611,6 +637,8 @@ out:
 	/* Merged manifests of an attempt that did not commit are nobody's; they stay when a
 	 * failure may hide a commit that landed. */
 	floe_table_merge_fini(t, &mg, rc != 0 && !*unknown);
+	if (rc && *unknown && (x.nexpired || x.logs.n))
+		keep_lost(t, mi->snapshot_id, &x);
 	floe_table_expiry_fini(t, &x);
 	mi->schema_json = mi->spec_json = NULL;
 	floe_free(t->alloc, schema);
@@ -626,6 +654,7 @@ int floe_table_retry(struct floe_table *t, const char *what, floe_table_try *try
 		int rc = i > 1 ? floe_table_reload(t) : 0;
 		if (rc)
 			return rc;
+		floe_table_settle_lost(t);
 		rc = try_fn(t, ctx, i);
 		/* A failed try may have edited the loaded metadata: force a reload. */
 		if (rc)
@@ -748,6 +777,7 @@ int floe_table_commit(struct floe_table *t, struct floe_spool *spool,
 	int rc = floe_table_reload(t);
 	if (rc)
 		return floe_table_report(t, rc, err);
+	floe_table_settle_lost(t);
 	if (already_committed(t, -1, commit_seq))
 		return 0;
 	if (partly_committed(t, (int64_t)entries[0]->seq, commit_seq))

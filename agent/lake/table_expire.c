@@ -88,20 +88,6 @@ static bool paths_has(const struct floe_table_paths *p, const char *s)
 	return false;
 }
 
-static void paths_fini(struct floe_table_paths *p)
-{
-	floe_free(p->a, p->buf);
-	floe_free(p->a, p->off);
-}
-
-void floe_table_expiry_fini(struct floe_table *t, struct floe_table_expiry *x)
-{
-	paths_fini(&x->lists);
-	paths_fini(&x->logs);
-	paths_fini(&x->props);
-	floe_free(t->alloc, x->ids);
-	memset(x, 0, sizeof(*x));
-}
 
 int floe_table_expire_log(struct floe_table *t, const struct floe_ice_meta *m, size_t max_log,
 			  struct floe_table_expiry *x)
@@ -387,9 +373,9 @@ void floe_table_expire_clean(struct floe_table *t, const struct floe_table_expir
 	if (x->nexpired || x->logs.n)
 		floe_info("table: expired %zu snapshots; deleted %zu of %zu unused files", x->nexpired, removed,
 			  doomed.n);
-	paths_fini(&keep);
-	paths_fini(&gone);
-	paths_fini(&doomed);
+	floe_table_paths_fini(&keep);
+	floe_table_paths_fini(&gone);
+	floe_table_paths_fini(&doomed);
 }
 
 /* ---- finding data files in the current snapshot ---- */

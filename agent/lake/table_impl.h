@@ -8,12 +8,14 @@
 
 #include "agent/config/config.h"
 #include "agent/lake/table.h"
+#include "formats/base/alloc.h"
 #include "formats/base/limits.h"
 
 #include "formats/base/error.h"
 #include "formats/iceberg/metadata.h"
 
 #include <stdbool.h>
+#include <string.h>
 
 #define FLOE_TABLE_METADATA_MAX (256u << 20)
 /* floe's own table property: the snapshots floe's expiry keeps at most, whatever their
@@ -61,6 +63,11 @@ struct floe_table {
 	int32_t catalog_spec_id, catalog_last_spec_id, catalog_sort_order_id, catalog_last_sort_order_id;
 	struct floe_store *own_store;
 	const struct floe_ice_snapshot *pending;
+	/* The expiry of an attempt whose outcome was unknown (an answer lost), with its
+	 * snapshot: its clean-up is due once a reload finds that snapshot in the table
+	 * (floe_table_settle_lost). */
+	struct floe_table_expiry *lost;
+	int64_t lost_snapshot;
 };
 
 struct floe_alloc;
@@ -208,6 +215,11 @@ static inline const char *floe_table_path_at(const struct floe_table_paths *p, s
 {
 	return p->buf + p->off[i];
 }
+static inline void floe_table_paths_fini(struct floe_table_paths *p)
+{
+	floe_free(p->a, p->buf);
+	floe_free(p->a, p->off);
+}
 /* What a commit expires: the manifest lists of the expired snapshots (entry 0: the
  * oldest retained snapshot's) and the metadata files that fall off the metadata-log. */
 struct floe_table_expiry {
@@ -232,7 +244,19 @@ int floe_table_expire_plan(struct floe_table *t, struct floe_ice_meta *m, int64_
  * manifests that the oldest retained snapshot does not list, and the dropped metadata
  * files (best effort: a failure leaves an unused file and is logged). */
 void floe_table_expire_clean(struct floe_table *t, const struct floe_table_expiry *x);
-void floe_table_expiry_fini(struct floe_table *t, struct floe_table_expiry *x);
+/* Frees what x holds (here, so that table.c frees a handle's without calling into the
+ * files that call it). */
+static inline void floe_table_expiry_fini(struct floe_table *t, struct floe_table_expiry *x)
+{
+	floe_table_paths_fini(&x->lists);
+	floe_table_paths_fini(&x->logs);
+	floe_table_paths_fini(&x->props);
+	floe_free(t->alloc, x->ids);
+	memset(x, 0, sizeof(*x));
+}
+/* After a reload: the clean-up of t->lost when its snapshot landed after all (else the
+ * table still holds what it would have expired, and a later commit expires it again). */
+void floe_table_settle_lost(struct floe_table *t);
 /* How many of the data files paths[0..n) the current snapshot holds live (each counted
  * once per live entry). Reads every manifest of the current snapshot: for recovery only. */
 int floe_table_live_count(struct floe_table *t, const char *const *paths, size_t n, size_t *live);

@@ -60,5 +60,18 @@ sed -n 's#^  file://\([^ ]*\)  records=.*#\1#p' "$T/inspect" >"$T/files"
 check "DuckDB reads every line once" node "$READER/check_rows.js" "$T/files" "$T/logs/a.log"
 check "iceberg-js loads the table: 3 snapshots" \
 	node "$R/check_floe.mjs" "$REST_URL" c1 Sekr1t-9 fleet logs 3 12
+
+# A commit that expires a snapshot and whose answer is cut after the catalog applied it:
+# the reload finds the snapshot landed, and the expired snapshot's files are deleted
+# then (before, nothing ever deleted them: no later commit plans what is expired already).
+curl -s -X POST "$REST_URL/_test/faults" -d '{"cut_after_apply":1}' >/dev/null
+check "a run whose commit's answer is cut commits" run 13
+check "... finding its snapshot landed, it deletes what it expired" \
+	grep -q "had landed (its answer lost): deleting what it expired" "$T/run.log"
+lists=$(find "$T/cat/warehouse" -name 'snap-*.avro' | wc -l)
+check "3 manifest lists are left after the lost answer ($lists)" test "$lists" = 3
+"$FLOE_BIN" inspect -c "$T/floe.yaml" >"$T/inspect" 2>"$T/inspect.err"
+sed -n 's#^  file://\([^ ]*\)  records=.*#\1#p' "$T/inspect" >"$T/files"
+check "DuckDB reads every line once after the lost answer" node "$READER/check_rows.js" "$T/files" "$T/logs/a.log"
 check "no request or answer broke the OpenAPI document" test ! -s "$T/cat/violations.log"
 finish
