@@ -165,12 +165,20 @@ static int remote_sign(void *ctx, const struct floe_s3_to_sign *in, floe_s3_sign
 	bool sent;
 	floe_buf_init(&body, c->a, 64u << 10);
 	floe_buf_init(&p, c->a, 4096);
-	int rc = floe_rest_sign_request(in->region, in->url, in->method, h, nh, &body);
+	struct floe_rest_sign_in si = {in->region, in->url,	   in->method,	   h,
+				       nh,	   v->sign_props, v->nsign_props, in->body,
+				       in->body_len};
+	int rc = floe_rest_sign_request(&si, &body);
 	if (rc)
 		floe_err_set(&e, rc, "the sign request: %s", floe_strerror(rc));
-	if (rc == 0 && (rc = path_of(c, v->name, "/sign", &p, &e)) == 0) {
-		struct rest_call k = {.method = "POST", .path = (const char *)p.data, .body = (const char *)body.data,
-				      .body_len = body.len, .max = CONFIG_MAX};
+	if (rc == 0 && (v->sign_url[0] || (rc = path_of(c, v->name, "/sign", &p, &e)) == 0)) {
+		struct rest_call k = {.method = "POST",
+				      .path = v->sign_url[0] ? v->sign_url : (const char *)p.data,
+				      .body = (const char *)body.data,
+				      .body_len = body.len,
+				      .extra = v->sign_headers,
+				      .nextra = v->nsign_headers,
+				      .max = CONFIG_MAX};
 		rc = floe_catalog_rest_call(c, &k, &r, &sent, &e);
 	}
 	if (rc == 0 && r.status != 200)
@@ -222,6 +230,84 @@ int floe_catalog_rest_open_store(struct floe_catalog_rest *c, const char *locati
 					  .path_style = v->path_style};
 	return floe_warehouse_open_location(c->a, c->cfg, location, &w, out, err);
 #endif
+}
+
+/* The remote-signing-config's members into v's lists, copied into v->sign_buf. */
+struct sign_fill {
+	struct vended *v;
+	size_t used;
+	bool full;
+};
+
+static const char *sign_keep(struct sign_fill *f, const char *a, const char *sep, const char *b)
+{
+	char *at = f->v->sign_buf + f->used;
+	int n = snprintf(at, sizeof(f->v->sign_buf) - f->used, "%s%s%s", a, sep, b);
+	if (n < 0 || (size_t)n >= sizeof(f->v->sign_buf) - f->used)
+		return NULL;
+	f->used += (size_t)n + 1;
+	return at;
+}
+
+static int sign_member(void *ctx, char kind, const char *name, const char *value)
+{
+	struct sign_fill *f = ctx;
+	struct vended *v = f->v;
+	/* A header line of the catalog's making must stay one header line. */
+	if (strpbrk(name, "\r\n") || strpbrk(value, "\r\n") || (kind == 'h' && (!*name || strchr(name, ':')))) {
+		f->full = true;
+		return 0;
+	}
+	if (kind == 'h') {
+		const char *hv = v->nsign_headers < SIGN_EXTRA_MAX ? sign_keep(f, name, ": ", value) : NULL;
+		if (hv)
+			v->sign_headers[v->nsign_headers++] = hv;
+		f->full |= !hv;
+		return 0;
+	}
+	const char *k = v->nsign_props < SIGN_EXTRA_MAX ? sign_keep(f, name, "", "") : NULL;
+	const char *val = k ? sign_keep(f, value, "", "") : NULL;
+	if (val)
+		v->sign_props[v->nsign_props++] = (struct floe_rest_header){k, val};
+	f->full |= !val;
+	return 0;
+}
+
+/* Where and how v's requests are signed: the remote-signing-config's properties and
+ * headers, passed through unchanged; the endpoint from the deprecated signer.endpoint
+ * (absolute, or resolved against signer.uri, else the catalog's URI; also spelled
+ * s3.signer.*), else the table's own /sign. An answer without a config (a commit's)
+ * leaves them as they were. */
+static void take_signing(struct floe_catalog_rest *c, struct vended *v, const struct floe_rest_table *t,
+			 const char *location)
+{
+	if (!floe_rest_table_has_config(t))
+		return;
+	static const char *const EP[] = {"signer.endpoint", "s3.signer.endpoint", NULL};
+	static const char *const URI[] = {"signer.uri", "s3.signer.uri", NULL};
+	const char *ep = floe_rest_table_setting(t, location, c->conf, EP);
+	const char *base = floe_rest_table_setting(t, location, c->conf, URI);
+	v->sign_url[0] = '\0';
+	if (ep && strstr(ep, "://"))
+		snprintf(v->sign_url, sizeof(v->sign_url), "%s", ep);
+	else if (ep || base) {
+		/* Java's signer client's default path, where only the base is given. */
+		const char *b = base ? base : c->cfg->lake.rest.uri, *e = ep ? ep : "v1/aws/s3/sign";
+		size_t bl = strlen(b);
+		bool slash = bl && b[bl - 1] == '/';
+		if (*e == '/' && slash)
+			e++;
+		snprintf(v->sign_url, sizeof(v->sign_url), "%s%s%s", b, slash || *e == '/' ? "" : "/", e);
+	}
+	struct sign_fill f = {v, 0, false};
+	v->nsign_props = v->nsign_headers = 0;
+	floe_rest_table_signing(t, sign_member, &f);
+	if (f.full)
+		floe_warn("catalog: %s: the remote-signing-config of %s holds more than floe passes on (%d "
+			  "properties, %d headers, %zu bytes) or a line break: the rest is left out",
+			  c->what, location, SIGN_EXTRA_MAX, SIGN_EXTRA_MAX, sizeof(v->sign_buf));
+	if (v->sign_url[0])
+		floe_info("catalog: %s: S3 requests for %s are signed at %s", c->what, location, v->sign_url);
 }
 
 /* Takes what t vends for table name's location (nothing when it vends no keys): kept for
@@ -278,6 +364,8 @@ static int take_vended(struct floe_catalog_rest *c, const char *name, const stru
 	if (!remote && v->prov && (rc = floe_s3_credprov_set_static(v->prov, &v->creds, v->expires_ms / 1000)))
 		return floe_err_set(err, rc, "%s: the vended credentials: %s", c->what, floe_strerror(rc));
 #endif
+	if (remote)
+		take_signing(c, v, t, location);
 	floe_debug("catalog: %s %s for %s%s", c->what, remote ? "signs the S3 requests" : "vends storage credentials",
 		   location, v->expires_ms ? " (expiring)" : "");
 	return 0;

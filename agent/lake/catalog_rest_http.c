@@ -169,7 +169,8 @@ static int authorization(struct floe_catalog_rest *c, char *hdr, size_t cap, str
 static int request_url(struct floe_catalog_rest *c, const struct rest_call *k, char *url, size_t cap,
 		       size_t *base_len, struct floe_err *err)
 {
-	if (floe_fmt(url, cap, "%s%s", c->cfg->lake.rest.uri, k->path))
+	bool whole = strstr(k->path, "://") != NULL;
+	if (floe_fmt(url, cap, "%s%s", whole ? "" : c->cfg->lake.rest.uri, k->path))
 		return floe_err_set(err, FLOE_ELIMIT, "the request URL is too long");
 	*base_len = strlen(url);
 	if (!k->qname)
@@ -198,7 +199,7 @@ int floe_catalog_rest_call(struct floe_catalog_rest *c, const struct rest_call *
 	if (rc0)
 		return rc0;
 	for (int tries = 0;; tries++) {
-		const char *hdrs[13];
+		const char *hdrs[13 + SIGN_EXTRA_MAX];
 		size_t n = 0;
 		int rc = authorization(c, auth + 9, sizeof(auth) - 9, err);
 		if (rc)
@@ -231,6 +232,8 @@ int floe_catalog_rest_call(struct floe_catalog_rest *c, const struct rest_call *
 			hdrs[n++] = "Content-Type: application/json";
 		if (k->etag && k->etag[0] && floe_fmt(inm, sizeof(inm), "If-None-Match: %s", k->etag) == 0)
 			hdrs[n++] = inm;
+		for (size_t i = 0; i < k->nextra && i < SIGN_EXTRA_MAX; i++)
+			hdrs[n++] = k->extra[i];
 		char uuid[37];
 		if (k->mutation && c->conf && floe_rest_config_idempotency_ms(c->conf) > 0 &&
 		    floe_env_uuid4(c->rand, uuid) == 0) {

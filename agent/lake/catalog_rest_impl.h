@@ -6,6 +6,7 @@
 #define FLOE_CATALOG_REST_IMPL_H
 
 #include "formats/aws/credentials.h"
+#include "formats/iceberg/rest.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -39,6 +40,7 @@ struct floe_s3_credprov;
  * its location, with their expiry, and the endpoint, region and addressing that go with
  * them. The store opened at the location asks prov, which every load's answer updates. */
 #define VENDED_MAX 8
+#define SIGN_EXTRA_MAX 8
 #define VENDED_MARGIN_MS (60 * 1000LL)
 struct vended {
 	char name[256];
@@ -51,6 +53,14 @@ struct vended {
 	/* s3.remote-signing-enabled: no keys, the catalog (c) signs every S3 request. */
 	bool remote;
 	struct floe_catalog_rest *c;
+	/* Where to sign ("" the table's /sign endpoint: the deprecated signer.uri and
+	 * signer.endpoint settings name another), and the remote-signing-config's
+	 * properties and headers (the headers as "Name: value"), in sign_buf. */
+	char sign_url[1024];
+	char sign_buf[2048];
+	struct floe_rest_header sign_props[SIGN_EXTRA_MAX];
+	const char *sign_headers[SIGN_EXTRA_MAX];
+	size_t nsign_props, nsign_headers;
 };
 
 struct floe_catalog_rest {
@@ -76,11 +86,14 @@ struct floe_catalog_rest {
 /* One request. */
 struct rest_call {
 	const char *method;
-	const char *path; /* from floe_rest_path, or "/v1/config" */
+	const char *path; /* from floe_rest_path, or "/v1/config"; or a whole URL (a signer's) */
 	const char *qname, *qvalue; /* one query parameter, raw (qname NULL: none) */
 	const char *body; /* NULL: none */
 	size_t body_len;
 	const char *etag; /* If-None-Match, or NULL */
+	/* More headers ("Name: value"), e.g. a remote-signing-config's. */
+	const char *const *extra;
+	size_t nextra;
 	/* A change (create, commit): sent at most once by the transport, with an
 	 * Idempotency-Key when the catalog takes one. */
 	bool mutation;

@@ -225,7 +225,60 @@ struct floe_rest_table {
 	const char *location;
 	const struct floe_json *config;
 	const struct floe_json *creds; /* array, checked */
+	const struct floe_json *signing; /* remote-signing-config, checked, or NULL */
 };
+
+static int sign_headers(const struct floe_json *hs, int pass,
+			int (*fn)(void *ctx, const char *name, const char *value), void *ctx);
+
+/* remote-signing-config: an object whose properties are strings and whose headers are
+ * arrays of strings (a RemoteSigningConfig), checked whole here. */
+static int table_signing(struct floe_rest_table *t, const struct floe_json *root, struct floe_err *err)
+{
+	const struct floe_json *rs = floe_json_get(root, "remote-signing-config"), *props = NULL;
+	if (!rs || floe_json_is(rs, FLOE_JSON_NULL))
+		return 0;
+	const struct floe_json *hs = floe_json_get(rs, "headers");
+	if (!floe_json_is(rs, FLOE_JSON_OBJECT) || string_map(rs, "properties", &props, err) ||
+	    (hs && !floe_json_is(hs, FLOE_JSON_NULL) &&
+	     (!floe_json_is(hs, FLOE_JSON_OBJECT) || sign_headers(hs, 0, NULL, NULL))))
+		return floe_err_set(err, FLOE_EFORMAT,
+				    "'remote-signing-config' is not a RemoteSigningConfig (properties of strings, "
+				    "headers of arrays of strings)");
+	t->signing = rs;
+	return 0;
+}
+
+bool floe_rest_table_has_config(const struct floe_rest_table *t)
+{
+	return t->config || t->creds || t->signing;
+}
+
+int floe_rest_table_signing(const struct floe_rest_table *t,
+			    int (*fn)(void *ctx, char kind, const char *name, const char *value), void *ctx)
+{
+	if (!t->signing)
+		return 0;
+	const struct floe_json *props = floe_json_get(t->signing, "properties");
+	const struct floe_json *hs = floe_json_get(t->signing, "headers");
+	for (size_t i = 0; floe_json_is(props, FLOE_JSON_OBJECT) && i < floe_json_len(props); i++) {
+		const char *v = NULL;
+		int rc = floe_json_str(floe_json_at(props, i), &v, NULL) ? 0 : fn(ctx, 'p', floe_json_key_at(props, i), v);
+		if (rc)
+			return rc;
+	}
+	for (size_t i = 0; floe_json_is(hs, FLOE_JSON_OBJECT) && i < floe_json_len(hs); i++) {
+		const struct floe_json *vs = floe_json_at(hs, i);
+		for (size_t j = 0; floe_json_is(vs, FLOE_JSON_ARRAY) && j < floe_json_len(vs); j++) {
+			const char *v = NULL;
+			int rc = floe_json_str(floe_json_at(vs, j), &v, NULL) ? 0
+										: fn(ctx, 'h', floe_json_key_at(hs, i), v);
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}
 
 static int table_creds(struct floe_rest_table *t, const struct floe_json *root, struct floe_err *err)
 {
@@ -261,7 +314,8 @@ static int table_fill(struct floe_rest_table *t, struct floe_err *err)
 		return floe_err_set(err, FLOE_EFORMAT, "the table has no 'metadata' object");
 	if (loc && !floe_json_is(loc, FLOE_JSON_NULL) && floe_json_str(loc, &t->location, NULL))
 		return floe_err_set(err, FLOE_EFORMAT, "'metadata-location' is not a string");
-	if ((rc = string_map(root, "config", &t->config, err)) || (rc = table_creds(t, root, err)))
+	if ((rc = string_map(root, "config", &t->config, err)) || (rc = table_creds(t, root, err)) ||
+	    (rc = table_signing(t, root, err)))
 		return rc;
 	floe_buf_init(&b, t->a, META_MAX_BYTES);
 	if (!(rc = floe_json_write(md, &b)))
@@ -697,9 +751,11 @@ int floe_rest_commit_request(struct floe_alloc *a, const struct floe_rest_commit
 	return write_doc(d, root, rc, out);
 }
 
-int floe_rest_sign_request(const char *region, const char *uri, const char *method,
-			   const struct floe_rest_header *h, size_t nh, struct floe_buf *out)
+int floe_rest_sign_request(const struct floe_rest_sign_in *in, struct floe_buf *out)
 {
+	const char *region = in->region, *uri = in->uri, *method = in->method;
+	const struct floe_rest_header *h = in->headers;
+	size_t nh = in->nheaders;
 	struct floe_json_doc *d;
 	int rc;
 	if ((rc = floe_json_doc_new(out->alloc, &d)))
@@ -715,6 +771,13 @@ int floe_rest_sign_request(const char *region, const char *uri, const char *meth
 		if (rc == 0)
 			rc = floe_json_set(d, hs, h[i].name, vs);
 	}
+	struct floe_json *ps = in->nprops ? floe_json_new_object(d) : NULL;
+	if (rc == 0 && in->nprops)
+		rc = !ps ? FLOE_ENOMEM : floe_json_set(d, root, "properties", ps);
+	for (size_t i = 0; i < in->nprops && rc == 0; i++)
+		rc = floe_json_set(d, ps, in->props[i].name, str(d, in->props[i].value));
+	if (rc == 0 && in->body)
+		rc = floe_json_set(d, root, "body", floe_json_new_str(d, in->body, in->body_len));
 	if (rc == 0)
 		rc = floe_json_set(d, root, "provider", str(d, "s3"));
 	return write_doc(d, root, rc, out);

@@ -69,6 +69,14 @@ struct floe_ice_meta *floe_rest_table_take_metadata(struct floe_rest_table *t);
  * Java's catalogs name them) or of ".../v<N>.metadata.json"; 0 when it names none (NULL,
  * another name, or a number past INT64_MAX). */
 int64_t floe_rest_metadata_version(const char *location);
+/* The table's remote-signing-config (checked at parse): fn(ctx, 'p', name, value) for
+ * each of its properties, then fn(ctx, 'h', name, value) for each value of each of its
+ * headers; fn's error stops and is returned. 0 when it has none. */
+int floe_rest_table_signing(const struct floe_rest_table *t,
+			    int (*fn)(void *ctx, char kind, const char *name, const char *value), void *ctx);
+/* Whether the answer carried a config, storage credentials or a remote-signing-config
+ * (a CommitTableResponse carries none). */
+bool floe_rest_table_has_config(const struct floe_rest_table *t);
 /* A property of the table's config map, or NULL. */
 const char *floe_rest_table_config(const struct floe_rest_table *t, const char *key);
 /* The storage credential for location: the config object (of strings) of the one whose
@@ -135,8 +143,19 @@ struct floe_rest_header {
 	const char *name;
 	const char *value;
 };
-int floe_rest_sign_request(const char *region, const char *uri, const char *method,
-			   const struct floe_rest_header *h, size_t nh, struct floe_buf *out);
+struct floe_rest_sign_in {
+	const char *region, *uri, *method;
+	const struct floe_rest_header *headers;
+	size_t nheaders;
+	/* The table's remote-signing-config properties, passed through unchanged. */
+	const struct floe_rest_header *props;
+	size_t nprops;
+	/* The request's body, for one the signer must see to authorize it (S3's
+	 * DeleteObjects, whose body names the keys): NULL for none. */
+	const char *body;
+	size_t body_len;
+};
+int floe_rest_sign_request(const struct floe_rest_sign_in *in, struct floe_buf *out);
 /* A RemoteSignResult: checked whole (a string uri, headers an object of arrays of
  * strings), then fn is called for each header value (name, value); fn's error stops and
  * is returned. FLOE_EFORMAT (with err) for an answer of another shape. */

@@ -40,6 +40,10 @@ struct floe_s3_to_sign {
 	const struct floe_sigv4_header *headers;
 	size_t nheaders;
 	int64_t now; /* seconds, the client's corrected clock (the one in x-amz-date) */
+	/* A POST's body held in memory (DeleteObjects: the keys it deletes), for a remote
+	 * signer that authorizes by it; NULL otherwise. */
+	const char *body;
+	size_t body_len;
 };
 /* Adds a header the signature needs to the request (copied). */
 typedef int (*floe_s3_sign_add_fn)(void *add_ctx, const char *name, const char *value);

@@ -417,7 +417,11 @@ static int attempt(struct floe_s3 *s3, struct floe_s3_req *rq, const char *paylo
 	for (size_t i = 0; i < nh; i++)
 		if (!add_header(s3->o.alloc, &l.hl, h[i].name, h[i].value))
 			goto out;
-	struct floe_s3_to_sign in = {rq->method, url, s3->region, h, nh, now};
+	struct floe_s3_to_sign in = {rq->method, url, s3->region, h, nh, now, NULL, 0};
+	if (rq->has_body && rq->body.mem && strcmp(rq->method, "POST") == 0) {
+		in.body = (const char *)rq->body.mem;
+		in.body_len = (size_t)rq->body.len;
+	}
 	struct floe_s3_sigv4_ctx x = {s3, path, rq, payload_hash};
 	rc = s3->o.sign_fn ? s3->o.sign_fn(s3->o.sign_ctx, &in, add_signed, &l)
 			   : floe_s3_sign_sigv4(&x, &in, add_signed, &l);

@@ -44,4 +44,23 @@ check "... and nothing stays in the spool" bash -c "! ls '$T/state/spool/'*.parq
 check "the live files are fetched from RGW" s3_live "$T/floe.yaml" sign/edge/logs "$T/s3" "$T/files"
 check "DuckDB reads every line back exactly once" node "$READER/check_rows.js" "$T/files" "$T/logs/a.log"
 check "no request or answer broke the OpenAPI document" test ! -s "$T/cat/violations.log"
+stop_pid "$REST_PID" || true
+
+# A catalog whose signer is elsewhere (the deprecated s3.signer.endpoint setting, as
+# catalogs written before the per-table endpoint give it; a relative one is resolved
+# against the catalog's URI when no s3.signer.uri is given) and that gives
+# a remote-signing-config: every sign request goes to that signer with the config's
+# properties and headers, which it refuses without.
+start_rest_catalog "$T/cat2" --warehouse "s3://$S3_BUCKET/sign2" --sign-keys "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" \
+	--table-config "s3.remote-signing-enabled=true,s3.endpoint=$S3_ENDPOINT,client.region=$S3_REGION,s3.path-style-access=true,s3.signer.endpoint=signer/v1/aws/s3/sign" \
+	--signer-path /signer/v1/aws/s3/sign --remote-signing-config '{"properties":{"tenant":"t-7"},"headers":{"X-Sign-Tenant":["t-7"]}}'
+sed -e "s#$T/state#$T/state2#" -e "s#uri: \"[^\"]*\"#uri: \"$REST_URL\"#" "$T/floe.yaml" >"$T/floe2.yaml"
+check "signed by the signer the table's config names, with the remote-signing-config, it commits" \
+	"${NOKEYS[@]}" run -c "$T/floe2.yaml" --once --log-level info 2>"$T/run2.log"
+check "... every sign request went there" \
+	bash -c "grep -q '\"path\":\"/signer/v1/aws/s3/sign\",\"status\":200' '$T/cat2/requests.log' && ! grep -q '/tables/logs/sign' '$T/cat2/requests.log'"
+check "... and floe said where it signs" grep -q "are signed at $REST_URL/signer/v1/aws/s3/sign" "$T/run2.log"
+check "the live files are fetched from RGW" s3_live "$T/floe2.yaml" sign2/edge/logs "$T/s3b" "$T/files2"
+check "DuckDB reads every line back exactly once" node "$READER/check_rows.js" "$T/files2" "$T/logs/a.log"
+check "no request or answer broke the OpenAPI document" test ! -s "$T/cat2/violations.log"
 finish

@@ -6,6 +6,7 @@
 //                  [--table-config KEY=VALUE,...] [--config-default KEY=VALUE,...]
 //                  [--sigv4 ACCESS_KEY:SECRET:REGION:SERVICE] [--sign-keys ACCESS_KEY:SECRET]
 //                  [--journal DIR --record FILE] [--no-commit-etag yes]
+//                  [--remote-signing-config JSON] [--signer-path PATH]
 //
 // Listens on 127.0.0.1 only. Namespaces, tables and their current metadata locations are
 // kept in DIR/catalog.json; metadata files are written under each table's location when it
@@ -104,6 +105,8 @@ function args() {
     else if (k === '--omit-endpoint') o.omit.push(v);
     else if (k === '--journal') o.journal = v;
     else if (k === '--record') o.record = v;
+    else if (k === '--remote-signing-config') o.remoteSigning = JSON.parse(v);
+    else if (k === '--signer-path') o.signerPath = v;
     else if (k === '--no-commit-etag') { o.noCommitEtag = v === 'yes'; }
     else if (k === '--sign-keys') { const [ak, sk] = v.split(':'); o.signKeys = { ak, sk }; }
     else throw new Error(`unknown option ${k}`);
@@ -505,7 +508,22 @@ function interposeSnapshot(ns, name) {
 function tableResult(loc, meta, delegated) {
   const r = { 'metadata-location': loc, metadata: meta, config: { ...opt.tableConfig } };
   if (delegated && opt.vend) r['storage-credentials'] = [{ prefix: meta.location, config: { ...opt.vend } }];
+  if (opt.remoteSigning) r['remote-signing-config'] = opt.remoteSigning;
   return r;
+}
+
+// With --remote-signing-config, a sign request must carry its properties unchanged and
+// its headers (a RemoteSigningConfig's MUSTs); a DeleteObjects must come with its body,
+// as a catalog that authorizes each key it deletes wants it.
+function checkSignRequest(req, body) {
+  const rs = opt.remoteSigning;
+  for (const [k, v] of Object.entries((rs && rs.properties) || {})) {
+    if (!body.properties || body.properties[k] !== v) throw new HttpError(403, 'ForbiddenException', `sign request without the property ${k}`);
+  }
+  for (const [k, vs] of Object.entries((rs && rs.headers) || {})) {
+    if ((req.headers[k.toLowerCase()] || '') !== vs.join(', ')) throw new HttpError(403, 'ForbiddenException', `sign request without the header ${k}`);
+  }
+  if (body.method === 'POST' && /[?&]delete(=|&|$)/.test(body.uri) && !body.body) throw new HttpError(403, 'ForbiddenException', 'a DeleteObjects to sign without its body');
 }
 
 // ---- HTTP ----
@@ -632,6 +650,15 @@ function handle(req, body, res) {
     idempotent.clear();
     return [200, {}];
   }
+  // A signer at a path of its own (the deprecated signer.uri/signer.endpoint settings
+  // name it), outside the OpenAPI document's paths; its request is a RemoteSignRequest.
+  if (opt.signerPath && p === opt.signerPath && req.method === 'POST') {
+    authorize(req, p);
+    const signOp = spec.paths['/v1/{prefix}/namespaces/{namespace}/tables/{table}/sign'].post;
+    if (!checkRequest(signOp, body, 'POST (signer path)')) throw new HttpError(400, 'BadRequestException', 'not a RemoteSignRequest');
+    checkSignRequest(req, body);
+    return [200, signS3(body)];
+  }
   const rt = route(req.method, p);
   if (!rt || !rt.op) throw new HttpError(404, 'NoSuchEndpointException', `no ${req.method} ${p}`);
   res.op = rt.op;
@@ -686,6 +713,7 @@ function handle(req, body, res) {
         const e = new HttpError(403, 'ForbiddenException', 'signing refused (a fault the test asked for)');
         return [e.code, errorBody(e)];
       }
+      checkSignRequest(req, body);
       out = [200, signS3(body)];
       break;
     }

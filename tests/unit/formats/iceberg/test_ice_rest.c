@@ -110,6 +110,14 @@ static void table_json(struct floe_buf *out, const char *rest)
 	floe_ice_meta_free(m);
 }
 
+static int collect_signing(void *ctx, char kind, const char *name, const char *value)
+{
+	char *out = ctx;
+	size_t n = strlen(out);
+	snprintf(out + n, 512 - n, "%c:%s=%s;", kind, name, value);
+	return 0;
+}
+
 static void test_table(void **state)
 {
 	(void)state;
@@ -173,6 +181,18 @@ static void test_table(void **state)
 	assert_int_equal(floe_rest_table_parse(&a, (const char *)b.data, b.len, 0, &t, NULL), 0);
 	assert_null(floe_rest_table_location(t));
 	assert_null(floe_rest_table_credential(t, "s3://b/"));
+	char got[512] = "";
+	assert_int_equal(floe_rest_table_signing(t, collect_signing, got), 0);
+	assert_string_equal(got, "");
+	floe_rest_table_free(t);
+	floe_buf_fini(&b);
+
+	/* A remote-signing-config: its properties, then each value of its headers. */
+	table_json(&b, ",\"remote-signing-config\":{\"properties\":{\"tenant\":\"t-7\",\"z\":\"1\"},"
+		       "\"headers\":{\"X-Sign\":[\"a\",\"b\"]}}}");
+	assert_int_equal(floe_rest_table_parse(&a, (const char *)b.data, b.len, 0, &t, NULL), 0);
+	assert_int_equal(floe_rest_table_signing(t, collect_signing, got), 0);
+	assert_string_equal(got, "p:tenant=t-7;p:z=1;h:X-Sign=a;h:X-Sign=b;");
 	floe_rest_table_free(t);
 	floe_buf_fini(&b);
 
@@ -183,6 +203,10 @@ static void test_table(void **state)
 	    ",\"storage-credentials\":[{\"config\":{}}]}",
 	    ",\"storage-credentials\":[{\"prefix\":\"s3://\"}]}",
 	    ",\"storage-credentials\":[{\"prefix\":\"s3://\",\"config\":{\"k\":1}}]}",
+	    ",\"remote-signing-config\":[]}",
+	    ",\"remote-signing-config\":{\"properties\":{\"k\":1}}}",
+	    ",\"remote-signing-config\":{\"headers\":{\"k\":\"v\"}}}",
+	    ",\"remote-signing-config\":{\"headers\":[]}}",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct floe_err err = {0};
@@ -394,12 +418,23 @@ static void test_sign(void **state)
 	struct floe_buf b;
 	floe_buf_init(&b, NULL, 1 << 16);
 	const struct floe_rest_header h[] = {{"host", "s3.example:9000"}, {"x-amz-date", "20260301T000000Z"}};
-	assert_int_equal(floe_rest_sign_request("eu-1", "http://s3.example:9000/b/k%20x?uploads=", "PUT", h, 2, &b), 0);
+	struct floe_rest_sign_in in = {"eu-1", "http://s3.example:9000/b/k%20x?uploads=", "PUT", h, 2, NULL, 0, NULL, 0};
+	assert_int_equal(floe_rest_sign_request(&in, &b), 0);
 	assert_int_equal(floe_buf_terminate(&b), 0);
 	assert_string_equal((const char *)b.data,
 			    "{\"region\":\"eu-1\",\"uri\":\"http://s3.example:9000/b/k%20x?uploads=\",\"method\":\"PUT\","
 			    "\"headers\":{\"host\":[\"s3.example:9000\"],\"x-amz-date\":[\"20260301T000000Z\"]},"
 			    "\"provider\":\"s3\"}");
+	/* The table's remote-signing-config properties, and a body the signer must see. */
+	const struct floe_rest_header props[] = {{"tenant", "t-7"}};
+	struct floe_rest_sign_in del = {"eu-1", "http://s3/b?delete=", "POST", h, 1, props, 1, "<Delete/>", 9};
+	floe_buf_reset(&b);
+	assert_int_equal(floe_rest_sign_request(&del, &b), 0);
+	assert_int_equal(floe_buf_terminate(&b), 0);
+	assert_string_equal((const char *)b.data,
+			    "{\"region\":\"eu-1\",\"uri\":\"http://s3/b?delete=\",\"method\":\"POST\","
+			    "\"headers\":{\"host\":[\"s3.example:9000\"]},\"properties\":{\"tenant\":\"t-7\"},"
+			    "\"body\":\"<Delete/>\",\"provider\":\"s3\"}");
 	floe_buf_fini(&b);
 	char got[512] = "";
 	const char ok[] = "{\"uri\":\"http://x/b/k\",\"headers\":{\"Authorization\":[\"AWS4 sig\"],\"x-a\":[\"1\",\"2\"]},\"more\":1}";
