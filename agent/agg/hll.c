@@ -271,12 +271,37 @@ uint8_t *floe_hll_restore_dense(struct floe_hll *h, unsigned p)
 	return reg;
 }
 
+/* Four coupons, compared at once where the target has vectors (GCC's and clang's
+ * vector extension: plain loops elsewhere), and the mask a compare gives. */
+typedef uint32_t hll_v4 __attribute__((vector_size(16)));
+typedef int32_t hll_m4 __attribute__((vector_size(16)));
+
+/* Whether the list holds coupon c. Compared 16 at a time with no exit inside a block:
+ * the list holds up to 256 coupons, and a loop that may stop at each one costs a compare
+ * and a branch per coupon (a tenth of the aggregator's time at 1,000 busy groups, where
+ * a fifth of the events meet a list of about 128). */
+static bool list_has(const struct floe_hll *h, uint32_t c)
+{
+	uint32_t i = 0;
+	hll_v4 want = {c, c, c, c};
+	for (; i + 16 <= h->n; i += 16) {
+		hll_v4 x[4];
+		memcpy(x, h->list + 4 * (size_t)i, sizeof(x));
+		hll_m4 hit = (x[0] == want) | (x[1] == want) | (x[2] == want) | (x[3] == want);
+		if (hit[0] | hit[1] | hit[2] | hit[3])
+			return true;
+	}
+	for (; i < h->n; i++)
+		if (coupon_at(h, i) == c)
+			return true;
+	return false;
+}
+
 void floe_hll_add_coupon(struct floe_hll *h, uint32_t c)
 {
 	if (!h->reg && !h->set) {
-		for (uint32_t i = 0; i < h->n; i++)
-			if (coupon_at(h, i) == c)
-				return;
+		if (list_has(h, c))
+			return;
 		if (h->n < h->cap) {
 			memcpy(h->list + 4 * (size_t)h->n++, &c, 4);
 			return;

@@ -18,6 +18,7 @@
 #include "agent/agg/agg_math.h"
 #include "agent/agg/ddsketch.h"
 #include "agent/agg/hll.h"
+#include "agent/agg/pool.h"
 #include "agent/agg/spacesaving.h"
 
 #define BATCH 4096
@@ -114,6 +115,50 @@ static void bench_hll(uint64_t n, unsigned ngroups)
 		       ps[pi], te * 1e6, tm * 1e6, floe_hll_serialized_size(&h[0]), e / 100);
 		free(h);
 	}
+}
+
+/* The HyperLogLog's life in a busy window, as bench_aggregate's typed run makes it: 1,000
+ * pooled sketches in one window's pool, the items drawn at random over 10^5 values and
+ * the sketches at random, 1,200 items a sketch, so that each goes through its coupon
+ * list, its coupon set and its registers. The pool is one block of 20 MiB, not grown. */
+static void bench_hll_window(unsigned ngroups)
+{
+	unsigned ps[] = {12, 14};
+	size_t per = 20u << 10, own = floe_hll_list_bytes(14);
+	uint8_t *mem = aligned_alloc(64, (size_t)ngroups * per);
+	uint8_t *lists = aligned_alloc(64, (size_t)ngroups * own);
+	struct floe_hll *h = calloc(ngroups, sizeof(*h));
+	if (!mem || !lists || !h)
+		goto out;
+	for (int pi = 0; pi < 2; pi++) {
+		double spent = 0;
+		uint64_t n = 0;
+		for (int round = 0; round < 4; round++) {
+			struct floe_agg_pool pool = {.mem = mem, .size = (size_t)ngroups * per};
+			for (unsigned g = 0; g < ngroups; g++)
+				floe_hll_init_pooled(&h[g], ps[pi], lists + (size_t)g * own, own,
+						     &pool);
+			for (uint64_t done = 0; done < 1200ull * ngroups; done += BATCH) {
+				for (int i = 0; i < BATCH; i++) {
+					uint64_t v = rng() % 100000;
+					hashes[i] = floe_hll_hash(&v, sizeof(v));
+					groups[i] = (uint32_t)(rng() % ngroups);
+				}
+				double t1 = now();
+				for (int i = 0; i < BATCH; i++)
+					floe_hll_add_hash(&h[groups[i]], hashes[i]);
+				spent += now() - t1;
+				n += BATCH;
+			}
+		}
+		char what[80];
+		snprintf(what, sizeof(what), "hll p=%u pooled, 1200 items x 1000 sketches", ps[pi]);
+		report(what, n, spent, 0);
+	}
+out:
+	free(h);
+	free(lists);
+	free(mem);
 }
 
 static void bench_dds(uint64_t n, unsigned ngroups)
@@ -310,6 +355,7 @@ int main(int argc, char **argv)
 	       "access pattern)\n",
 	       n);
 	bench_hll(n, ngroups);
+	bench_hll_window(ngroups);
 	bench_dds(n, ngroups);
 	bench_ss(n, ngroups);
 	free(slab);
