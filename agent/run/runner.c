@@ -65,7 +65,10 @@ static int open_state(struct floe_runner *r, struct floe_err *err)
 	if (floe_identity_machine(FLOE_MACHINE_ID_PATH, machine) != 0)
 		machine[0] = '\0';
 	r->ck.committed_seq = -1;
-	return floe_identity_open(r->alloc, dir, machine, true, r->env.o.rand, &r->ck.id, err);
+	rc = floe_identity_open(r->alloc, dir, machine, true, r->env.o.rand, &r->ck.id, err);
+	r->stats.state_damaged += r->ck.id.damaged;
+	r->stats.installation_renewed += r->ck.id.renewed;
+	return rc;
 }
 
 int floe_runner_open_table(struct floe_runner *r, size_t k, bool later, struct floe_table **out,
