@@ -533,6 +533,12 @@ static void check_state_space(const struct floe_config *cfg)
 static int check_tables(const struct floe_config *cfg)
 {
 	struct floe_err why = {0};
+	struct floe_buf missing;
+	floe_buf_init(&missing, NULL, 64u << 10);
+	floe_run_missing_tables(cfg, &missing);
+	if (missing.len)
+		printf("%.*s", (int)missing.len, (const char *)missing.data);
+	floe_buf_fini(&missing);
 	int rc = floe_run_check_tables(cfg, &why);
 	if (rc == FLOE_ESCHEMA) {
 		fprintf(stderr, "floe: %s\n", floe_err_text(&why, rc));

@@ -278,6 +278,16 @@ int floe_table_open(struct floe_alloc *a, const struct floe_table_options *opt,
 		   (rc = set_names(t, opt->store, prefix)) || (rc = floe_table_find_current(t, true))) {
 		goto out;
 	}
+	if (t->version == 0 && opt->existed) {
+		rc = floe_table_fail(t, FLOE_EGONE,
+				     "table %s is missing, though this agent committed to it: not "
+				     "created again (a warehouse mount that did not come up looks the "
+				     "same as a table moved away). The spool keeps the data and the "
+				     "commit is retried until the table is back; to start a new table "
+				     "there, set lake.recreate_tables: true",
+				     t->location);
+		goto out;
+	}
 	if (t->version == 0) {
 		if ((rc = create_table(t)) || (rc = floe_table_find_current(t, false)))
 			goto out;

@@ -87,6 +87,12 @@ struct floe_table_options {
 	bool sort_order;
 	const enum floe_sort_key *sort_keys;
 	size_t nsort_keys;
+	/* The agent's records say this table held its commits (the output's record of its
+	 * last commit): absent, it is not created again but refused with FLOE_EGONE, since an
+	 * empty warehouse mount point and a table moved away look the same, and a table made
+	 * on the root file system under a mount that failed would take the commits. Not for
+	 * a REST catalog, which answers for its tables. */
+	bool existed;
 };
 
 struct floe_table;

@@ -126,6 +126,10 @@ static const struct ctr glob[] = {
     {"store_reachable", "floe_store_reachable",
      "0 while the warehouse cannot be reached or refuses (the spool waits), else 1.",
      G(store_reachable), GAUGE},
+    {"table_missing", "floe_table_missing",
+     "1 while a table this agent committed to is missing from the warehouse (not created "
+     "again unless lake.recreate_tables: its commits wait in the spool), else 0.",
+     G(table_missing), GAUGE},
     {"agg_late", "floe_agg_late_events_total",
      "Events of the aggregations that came after their window closed.", G(agg_late), 0},
     {"agg_late_dropped", "floe_agg_late_dropped_total", "Late events dropped (policy drop).",

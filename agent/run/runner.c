@@ -80,7 +80,7 @@ int floe_runner_open_table(struct floe_runner *r, size_t k, bool later, struct f
 	if (rc)
 		return rc;
 	struct floe_table_options topt =
-	    floe_run_table_options(r, tc->name, &tc->partition, &tc->props);
+	    floe_run_table_options(r, tc->name, &tc->partition, &tc->props, r->raw[k].spool_dir, r->raw[k].what);
 	/* Each raw table evolves its schema with its own typed columns' plan. */
 	topt.columns = &r->raw[k].com_cols;
 	topt.sort_order = true;
@@ -203,6 +203,7 @@ static int open_raw(struct floe_runner *r, size_t k, struct floe_err *err)
 			  "store answers",
 			  floe_err_text(err, rc));
 		r->lake.store_down = true;
+		r->lake.table_missing = rc == FLOE_EGONE;
 		snprintf(r->lake.store_error, sizeof(r->lake.store_error), "%s", floe_err_text(err, rc));
 		r->com.last_rc = rc;
 		rc = 0;

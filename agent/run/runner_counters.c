@@ -130,6 +130,7 @@ static void run_counters(struct floe_runner *r, const struct floe_input_counters
 	    .state_free_bytes = r->lake.disk_avail,
 	    .state_disk_low = r->lake.disk_low ? 1 : 0,
 	    .store_reachable = r->lake.store_down ? 0 : 1,
+	    .table_missing = r->lake.table_missing ? 1 : 0,
 	    .agg_late = late,
 	    .agg_late_dropped = late_dropped,
 	    .agg_future = future,
