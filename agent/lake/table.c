@@ -619,6 +619,15 @@ int floe_table_identity(struct floe_table *t)
 	if (c.oldest_own < 0 && c.blocking >= 0) {
 		describe(t, c.blocking_idx, who, sizeof(who));
 		const char *by = floe_ice_meta_snapshot_summary(t->meta, c.blocking_idx, "floe.installation-id");
+		if (t->opt.renewed)
+			return floe_table_fail(
+			    t, FLOE_ENEWID,
+			    "%s: agent.id '%s' already commits from %s; this is installation %s, made "
+			    "new because the installation file, its copy and the checkpoint were all "
+			    "damaged, so that one is most likely this agent's lost id. Nothing is "
+			    "committed (the spool keeps the rows) until agent.replaces names it: set "
+			    "agent.replaces: %s (or give this agent its own agent.id)",
+			    t->location, t->opt.agent_id, who, t->opt.installation_id, by ? by : "legacy");
 		return floe_table_fail(
 		    t, FLOE_EIDENTITY,
 		    "%s: agent.id '%s' already commits from %s; this is installation %s. Two agents "

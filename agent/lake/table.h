@@ -93,6 +93,11 @@ struct floe_table_options {
 	 * on the root file system under a mount that failed would take the commits. Not for
 	 * a REST catalog, which answers for its tables. */
 	bool existed;
+	/* installation_id was made new because the old one was lost (state/identity.h,
+	 * renewed): another installation's commits under agent_id are then most likely the
+	 * lost one's, and the refusal is FLOE_ENEWID, which the agent waits out (spooling)
+	 * until agent.replaces names it, rather than FLOE_EIDENTITY, which stops it. */
+	bool renewed;
 };
 
 struct floe_table;

@@ -422,6 +422,7 @@ static inline struct floe_table_options floe_run_table_options(const struct floe
 		floe_output_recorded(r->alloc, spool_dir, what, &recorded);
 	return (struct floe_table_options){
 	    .existed = recorded > 0,
+	    .renewed = r->ck.id.renewed,
 	    .store = r->lake.store,
 	    .catalog = r->lake.catalog,
 	    .namespace = cfg->lake.namespace,

@@ -255,10 +255,10 @@ static int create(struct floe_alloc *a, const char *state_dir, const char *path,
 			  damaged ? "damaged" : "missing", from, id.installation);
 	else if (damaged)
 		floe_error("identity: %s was damaged and neither its copy nor the checkpoint names the "
-			   "installation: new installation %s. What the old one committed but had not "
-			   "recorded may be committed again, and a table it committed to refuses this "
-			   "one under the same agent.id until agent.replaces names the old one (floe "
-			   "inspect lists it)",
+			   "installation: new installation %s. A table the old one committed to under "
+			   "this agent.id gets nothing until agent.replaces names the old one (the "
+			   "table's refusal names it), and what the old one committed but had not "
+			   "removed from the spool is then committed again",
 			   path, id.installation);
 	else
 		floe_info("identity: new installation %s in %s%s%s", id.installation, state_dir,

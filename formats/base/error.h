@@ -24,7 +24,9 @@ enum {
 	FLOE_EIDENTITY = -4013,  /* another installation writes under this agent's identity */
 	FLOE_EREGRESS = -4014,   /* a table's history went backwards or has a gap */
 	FLOE_EGONE = -4015,      /* a table this agent committed to is missing (not created again) */
-	FLOE_ELAST = -4016
+	FLOE_ENEWID = -4016,     /* a new installation id (the old one lost) meets the old one's
+				  * commits under agent.id: agent.replaces must name it */
+	FLOE_ELAST = -4017
 };
 
 /* The S3 client's codes (platform/s3/). Its other failures are -errno: -ENOENT (404),

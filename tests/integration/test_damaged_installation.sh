@@ -71,9 +71,11 @@ for how in cut zeros garbage; do
 		grep -q "the checkpoint names installation" "$T/both-$how/err"
 done
 
-# Nothing names the installation any more: a new one, logged. Its start then meets the
-# table's identity check (the table holds commits of the old installation under this
-# agent.id), which stops it with what to do: name the old installation in agent.replaces.
+# Nothing names the installation any more: a new one, logged and counted. The table holds
+# the old one's commits under this agent.id, most likely this agent's own: the agent does
+# not stop, but reads into its spool and commits nothing until agent.replaces names the
+# old installation (the log says which). What the old one committed and had not removed
+# from its spool is then committed again: nothing tells the new id that it is in.
 d="$T/all"
 check "all: the first run commits and dies before its spool removal" setup "$d"
 old=$(grep -ao '"installation":"[0-9a-f-]*"' "$d/state/installation.copy" | cut -d'"' -f4)
@@ -81,11 +83,17 @@ for f in installation installation.copy checkpoint; do spoil "$d/state/$f" garba
 rc=0
 "$FLOE_BIN" run -c "$d/floe.yaml" --once --log-level warn 2>"$d/err" || rc=$?
 check "all: a new installation is logged" grep -q "new installation" "$d/err"
+check "all: and counted (installation_renewed)" \
+	test "$(metric "$d/state/metrics.json" installation_renewed)" = 1
+check "all: the files are counted (state_damaged)" \
+	test "$(metric "$d/state/metrics.json" state_damaged)" -ge 3
 check "all: the table's check names the old installation" \
 	grep -q "set agent.replaces: $old" "$d/err"
+check "all: nothing is committed meanwhile" test "$(rows "$d")" = 2000
 sed -i "s/^  id: it-agent$/&\n  replaces: $old/" "$d/floe.yaml"
 rc=0
 "$FLOE_BIN" run -c "$d/floe.yaml" --once --log-level warn 2>"$d/err2" || rc=$?
-check "all: with agent.replaces it goes on (exit 0)" test $rc = 0
+check "all: with agent.replaces it commits (exit 0)" test $rc = 0
+echo "# all: rows after agent.replaces: $(rows "$d") (2,000 lines; the entry the old id had not removed is committed again)"
 
 finish
