@@ -90,8 +90,9 @@ struct floe_table_options {
 	/* The agent's records say this table held its commits (the output's record of its
 	 * last commit): absent, it is not created again but refused with FLOE_EGONE, since an
 	 * empty warehouse mount point and a table moved away look the same, and a table made
-	 * on the root file system under a mount that failed would take the commits. Not for
-	 * a REST catalog, which answers for its tables. */
+	 * on the root file system under a mount that failed would take the commits. The
+	 * runner sets it for a local warehouse only. Not for a REST catalog, which answers
+	 * for its tables. */
 	bool existed;
 	/* installation_id was made new because the old one was lost (state/identity.h,
 	 * renewed): another installation's commits under agent_id are then most likely the

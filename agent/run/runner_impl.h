@@ -416,9 +416,10 @@ static inline struct floe_table_options floe_run_table_options(const struct floe
 {
 	const struct floe_config *cfg = r->set.cfg;
 	/* The spool's record of its last commit says the table held commits: a table gone
-	 * missing is then waited for, not created again (unless lake.recreate_tables). */
+	 * missing from a local warehouse (a mount not up) is then waited for, not created
+	 * again (unless lake.recreate_tables). An object store has no mount to miss. */
 	uint64_t recorded = 0;
-	if (!cfg->lake.recreate_tables)
+	if (!cfg->lake.recreate_tables && cfg->lake.catalog == FLOE_CATALOG_FILESYSTEM)
 		floe_output_recorded(r->alloc, spool_dir, what, &recorded);
 	return (struct floe_table_options){
 	    .existed = recorded > 0,

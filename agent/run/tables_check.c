@@ -139,7 +139,7 @@ void floe_run_missing_tables(const struct floe_config *cfg, struct floe_buf *out
 {
 	char state[FLOE_PATH_MAX], dir[FLOE_PATH_MAX];
 	struct floe_store *st = NULL;
-	if (cfg->lake.catalog == FLOE_CATALOG_REST ||
+	if (cfg->lake.catalog != FLOE_CATALOG_FILESYSTEM ||
 	    floe_path_absolute(cfg->agent.state_dir, state, sizeof(state)) ||
 	    floe_warehouse_open(NULL, cfg, false, &st, NULL))
 		return;
