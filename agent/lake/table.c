@@ -278,7 +278,8 @@ int floe_table_open(struct floe_alloc *a, const struct floe_table_options *opt,
 		   (rc = set_names(t, opt->store, prefix)) || (rc = floe_table_find_current(t, true))) {
 		goto out;
 	}
-	if (t->version == 0 && opt->existed) {
+	if (t->version == 0 && opt->existed_at &&
+	    (!opt->existed_at[0] || strcmp(opt->existed_at, t->location) == 0)) {
 		rc = floe_table_fail(t, FLOE_EGONE,
 				     "table %s is missing, though this agent committed to it: not "
 				     "created again (a warehouse mount that did not come up looks the "

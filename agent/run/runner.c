@@ -76,11 +76,13 @@ int floe_runner_open_table(struct floe_runner *r, size_t k, bool later, struct f
 {
 	const struct floe_config *cfg = r->set.cfg;
 	const struct floe_config_table *tc = r->raw[k].cfg;
+	char existed_at[FLOE_PATH_MAX];
 	int rc = floe_warehouse_probe(r->lake.store, cfg, err);
 	if (rc)
 		return rc;
 	struct floe_table_options topt =
-	    floe_run_table_options(r, tc->name, &tc->partition, &tc->props, r->raw[k].spool_dir, r->raw[k].what);
+	    floe_run_table_options(r, tc->name, &tc->partition, &tc->props, r->raw[k].spool_dir,
+				   r->raw[k].what, existed_at);
 	/* Each raw table evolves its schema with its own typed columns' plan. */
 	topt.columns = &r->raw[k].com_cols;
 	topt.sort_order = true;

@@ -412,7 +412,8 @@ static inline struct floe_table_options floe_run_table_options(const struct floe
 							       const char *name,
 							       const struct floe_part_spec *spec,
 							       const struct floe_table_props *props,
-							       const char *spool_dir, const char *what)
+							       const char *spool_dir, const char *what,
+							       char existed_at[FLOE_PATH_MAX])
 {
 	const struct floe_config *cfg = r->set.cfg;
 	/* The spool's record of its last commit says the table held commits: a table gone
@@ -420,9 +421,9 @@ static inline struct floe_table_options floe_run_table_options(const struct floe
 	 * again (unless lake.recreate_tables). An object store has no mount to miss. */
 	uint64_t recorded = 0;
 	if (!cfg->lake.recreate_tables && cfg->lake.catalog == FLOE_CATALOG_FILESYSTEM)
-		floe_output_recorded(r->alloc, spool_dir, what, &recorded);
+		floe_output_recorded(r->alloc, spool_dir, what, &recorded, existed_at, FLOE_PATH_MAX);
 	return (struct floe_table_options){
-	    .existed = recorded > 0,
+	    .existed_at = recorded > 0 ? existed_at : NULL,
 	    .renewed = r->ck.id.renewed,
 	    .store = r->lake.store,
 	    .catalog = r->lake.catalog,

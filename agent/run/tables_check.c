@@ -21,6 +21,7 @@
 #include "platform/store.h"
 
 #include <stdio.h>
+#include <string.h>
 
 /* Aggregation i against its table, if the table exists. */
 static int check_agg(const struct floe_config *cfg, size_t i, struct floe_store *st,
@@ -116,12 +117,15 @@ static void missing_one(const struct floe_config *cfg, struct floe_store *st, co
 			const char *spool_dir, struct floe_buf *out)
 {
 	uint64_t seq = 0;
-	char prefix[512];
+	char prefix[512], at[FLOE_PATH_MAX], here[FLOE_PATH_MAX];
 	struct floe_table *t = NULL;
 	struct floe_err e = {0};
-	floe_output_recorded(NULL, spool_dir, name, &seq);
-	if (seq == 0 || floe_fmt(prefix, sizeof(prefix), "%s/%s", cfg->lake.namespace, name))
+	floe_output_recorded(NULL, spool_dir, name, &seq, at, sizeof(at));
+	if (seq == 0 || floe_fmt(prefix, sizeof(prefix), "%s/%s", cfg->lake.namespace, name) ||
+	    floe_store_uri(st, prefix, here, sizeof(here)))
 		return;
+	if (at[0] && strcmp(at, here) != 0)
+		return; /* committed to in another warehouse: this one is new */
 	int rc = floe_table_load(NULL, st, prefix, &t, &e);
 	floe_table_free(t);
 	if (rc == FLOE_ENOTFOUND)
