@@ -75,8 +75,13 @@ static int default_agent_id(const char *host, const struct floe_config *cfg, boo
 	}
 	struct floe_identity id;
 	int rc = floe_path_absolute(cfg->agent.state_dir, dir, sizeof(dir));
+	/* Only looks first: a damaged file that its copy or the checkpoint answers for is
+	 * repaired by the run, which counts it (state_damaged); only a state_dir with no
+	 * installation to continue gets one made here. */
 	if (rc == 0)
-		rc = floe_identity_open(NULL, dir, "", create, NULL, &id, &why);
+		rc = floe_identity_open(NULL, dir, "", false, NULL, &id, &why);
+	if ((rc == -ENOENT || rc == FLOE_ECORRUPT) && create)
+		rc = floe_identity_open(NULL, dir, "", true, NULL, &id, &why);
 	if ((rc == -ENOENT || rc == FLOE_ECORRUPT) && !create)
 		return 0; /* floe run makes one: the host name until then */
 	if (rc) {
