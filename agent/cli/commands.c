@@ -75,10 +75,15 @@ static int default_agent_id(const char *host, const struct floe_config *cfg, boo
 	}
 	struct floe_identity id;
 	int rc = floe_path_absolute(cfg->agent.state_dir, dir, sizeof(dir));
+	/* Only looks first: a damaged file that its copy or the checkpoint answers for is
+	 * repaired by the run, which counts it (state_damaged); only a state_dir with no
+	 * installation to continue gets one made here. */
 	if (rc == 0)
-		rc = floe_identity_open(NULL, dir, "", create, NULL, &id, &why);
-	if (rc == -ENOENT && !create)
-		return 0;
+		rc = floe_identity_open(NULL, dir, "", false, NULL, &id, &why);
+	if ((rc == -ENOENT || rc == FLOE_ECORRUPT) && create)
+		rc = floe_identity_open(NULL, dir, "", true, NULL, &id, &why);
+	if ((rc == -ENOENT || rc == FLOE_ECORRUPT) && !create)
+		return 0; /* floe run makes one: the host name until then */
 	if (rc) {
 		fprintf(stderr, "floe: %s\n", floe_err_text(&why, rc));
 		return -1;
@@ -488,8 +493,14 @@ static void print_installation(const struct floe_config *cfg)
 	int rc = floe_path_absolute(cfg->agent.state_dir, dir, sizeof(dir));
 	if (rc == 0)
 		rc = floe_identity_open(NULL, dir, machine, false, NULL, &id, &why);
-	if (rc == 0) {
+	if (rc == 0 && id.damaged) {
+		printf("# installation %s (%s/%s is damaged: floe run sets it aside and makes it "
+		       "again with this id)\n", id.installation, dir, FLOE_IDENTITY_FILE);
+	} else if (rc == 0) {
 		printf("# installation %s (%s/%s)\n", id.installation, dir, FLOE_IDENTITY_FILE);
+	} else if (rc == FLOE_ECORRUPT) {
+		printf("# installation: %s/%s is damaged and neither its copy nor the checkpoint names "
+		       "it: floe run makes a new one\n", dir, FLOE_IDENTITY_FILE);
 	} else if (rc == -ENOENT) {
 		printf("# installation: none yet; the first run makes %s/%s%s\n", dir, FLOE_IDENTITY_FILE,
 		       machine[0] ? "" : " and derives the default agent.id from it (shown: the host name)");
@@ -527,6 +538,12 @@ static void check_state_space(const struct floe_config *cfg)
 static int check_tables(const struct floe_config *cfg)
 {
 	struct floe_err why = {0};
+	struct floe_buf missing;
+	floe_buf_init(&missing, NULL, 64u << 10);
+	floe_run_missing_tables(cfg, &missing);
+	if (missing.len)
+		printf("%.*s", (int)missing.len, (const char *)missing.data);
+	floe_buf_fini(&missing);
 	int rc = floe_run_check_tables(cfg, &why);
 	if (rc == FLOE_ESCHEMA) {
 		fprintf(stderr, "floe: %s\n", floe_err_text(&why, rc));

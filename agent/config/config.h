@@ -315,6 +315,9 @@ struct floe_config {
 		 * with catalog type s3 and only with it. */
 		char *warehouse;
 		char *namespace;		/* default "default"; [A-Za-z0-9_]{1,128} */
+		/* false (default): a table this agent committed to that is missing from the
+		 * warehouse is waited for, not created again (lake/table.h, existed). */
+		bool recreate_tables;
 		enum floe_catalog_type catalog; /* catalog: { type: filesystem|s3|rest } */
 		/* lake.catalog's keys for type rest (all NULL otherwise): the base URL (no final
 		 * '/'), the warehouse asked of /v1/config, the namespace (levels joined by '.',

@@ -28,6 +28,7 @@ static int check_profile(struct floe_config_ctx *, const struct floe_cnode *, co
 static int check_credential_source(struct floe_config_ctx *, const struct floe_cnode *,
 				   const char *, char **);
 static bool s3_on(const char *);
+static bool recreate_on(const char *);
 static int s3_post(struct floe_config_ctx *, const struct floe_cnode *, const char *, char *);
 static int lake_post(struct floe_config_ctx *, const struct floe_cnode *, const char *, char *);
 static void lake_fini(struct floe_alloc *, char *);
@@ -149,6 +150,16 @@ static const struct floe_key lake_keys[] = {
      .def = "default",
      .check = check_namespace,
      .help = "Iceberg namespace"},
+    {.name = "recreate_tables",
+     .type = FLOE_KT_ENUM,
+     .off = CFG(lake.recreate_tables),
+     .size = sizeof(bool),
+     .def = "false",
+     .choices = bool_names,
+     .flags = FLOE_KF_QUIET,
+     .shown = recreate_on,
+     .help = "true makes a new table in place of one this agent committed to that is "
+	     "missing; false waits for it (a warehouse mount not up yet)"},
     {.name = "catalog", .type = FLOE_KT_SECTION, .sub = &floe_keys_catalog_section},
     {.name = "s3",
      .type = FLOE_KT_SECTION,
@@ -304,6 +315,12 @@ static int check_warehouse(struct floe_config_ctx *ctx, const struct floe_cnode 
 }
 
 /* ---- lake: S3 ------------------------------------------------------------------------ */
+
+/* lake.recreate_tables is dumped only when set: it gives up a protection. */
+static bool recreate_on(const char *base)
+{
+	return ((const struct floe_config *)(const void *)base)->lake.recreate_tables;
+}
 
 static bool s3_on(const char *base)
 {

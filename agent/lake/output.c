@@ -21,6 +21,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct floe_output {
 	struct floe_output_options opt;
@@ -220,20 +221,30 @@ int floe_output_drop_oldest(struct floe_output *o, bool lent, struct floe_output
 
 /* ---- the record of the last commit -------------------------------------------------- */
 
+static int mark_path_in(const char *dir, char *out, size_t cap)
+{
+	int n = snprintf(out, cap, "%s/.last-commit", dir);
+	return n < 0 || (size_t)n >= cap ? FLOE_ELIMIT : 0;
+}
+
 static int mark_path(const struct floe_output *o, char *out, size_t cap)
 {
-	int n = snprintf(out, cap, "%s/.last-commit", floe_spool_dir(o->opt.spool));
-	return n < 0 || (size_t)n >= cap ? FLOE_ELIMIT : 0;
+	return mark_path_in(floe_spool_dir(o->opt.spool), out, cap);
 }
 
 /* Records seq as committed before its entries leave the spool (a failure is logged: the
  * table still holds the number while it answers). */
 static void mark_committed(struct floe_output *o, uint64_t seq)
 {
-	char path[FLOE_PATH_MAX], text[24];
+	char path[FLOE_PATH_MAX], text[24 + FLOE_PATH_MAX];
 	if (seq <= o->committed || mark_path(o, path, sizeof(path)))
 		return;
-	int n = snprintf(text, sizeof(text), "%" PRIu64 "\n", seq);
+	/* The table's location on a second line: a table missing there later is waited for
+	 * (floe_table_options.existed_at), one in another warehouse is a new one. */
+	int n = snprintf(text, sizeof(text), "%" PRIu64 "\n%s\n", seq,
+			 o->table ? floe_table_location(o->table) : "");
+	if (n < 0 || (size_t)n >= sizeof(text))
+		n = snprintf(text, sizeof(text), "%" PRIu64 "\n", seq);
 	int rc = floe_fs_write_atomic(path, text, (size_t)n);
 	if (rc)
 		floe_warn("output: %s: recording commit %" PRIu64 " in %s failed: %s", o->opt.what,
@@ -242,22 +253,40 @@ static void mark_committed(struct floe_output *o, uint64_t seq)
 		o->committed = seq;
 }
 
-/* Reads the record of the last commit into o->committed (absent: nothing recorded). */
-static void read_mark(struct floe_output *o)
+void floe_output_recorded(struct floe_alloc *a, const char *spool_dir, const char *what,
+			  uint64_t *seq, char *location, size_t cap)
 {
 	char path[FLOE_PATH_MAX];
 	void *text = NULL;
 	size_t len = 0;
-	if (mark_path(o, path, sizeof(path)) ||
-	    floe_fs_read_file(o->opt.alloc, path, 32, &text, &len) != 0)
+	*seq = 0;
+	if (location && cap)
+		location[0] = '\0';
+	if (mark_path_in(spool_dir, path, sizeof(path)) ||
+	    floe_fs_read_file(a, path, 32 + FLOE_PATH_MAX, &text, &len) != 0)
 		return;
 	char *end = NULL;
 	unsigned long long v = strtoull(text, &end, 10);
-	if (end == (char *)text || (*end != '\n' && *end != '\0'))
-		floe_warn("output: %s: %s does not hold a number: ignored", o->opt.what, path);
-	else if (v > o->committed)
+	if (end == (char *)text || (*end != '\n' && *end != '\0')) {
+		floe_warn("output: %s: %s does not hold a number: ignored", what, path);
+	} else {
+		*seq = v;
+		/* A record without a location (an older floe) leaves "". */
+		const char *loc = *end ? end + 1 : end;
+		size_t n = strcspn(loc, "\n");
+		if (location && cap && n < cap && loc[n] == '\n')
+			snprintf(location, cap, "%.*s", (int)n, loc);
+	}
+	floe_free(a, text);
+}
+
+/* Reads the record of the last commit into o->committed (absent: nothing recorded). */
+static void read_mark(struct floe_output *o)
+{
+	uint64_t v;
+	floe_output_recorded(o->opt.alloc, floe_spool_dir(o->opt.spool), o->opt.what, &v, NULL, 0);
+	if (v > o->committed)
 		o->committed = v;
-	floe_free(o->opt.alloc, text);
 }
 
 int64_t floe_output_committed(struct floe_output *o)

@@ -108,6 +108,12 @@ uint64_t floe_output_quarantined(const struct floe_output *o);
  * record when it is open, else the output's record of its last commit (kept in the spool
  * directory); -1 for none. */
 int64_t floe_output_committed(struct floe_output *o);
+/* The record of the last commit kept in spool_dir (the output's, as above), for what
+ * must know before the output exists whether its table ever held a commit: *seq, or 0
+ * when none is recorded (no file, or not a number: logged), and the table's location
+ * it was made at into location (cap bytes; may be NULL), "" when not recorded. */
+void floe_output_recorded(struct floe_alloc *a, const char *spool_dir, const char *what,
+			  uint64_t *seq, char *location, size_t cap);
 /* The highest sequence this output ever sealed or committed (the spool's newest entry,
  * or floe_output_committed): an output whose table is away seals on from there. */
 uint64_t floe_output_last_seq(struct floe_output *o);

@@ -278,6 +278,17 @@ int floe_table_open(struct floe_alloc *a, const struct floe_table_options *opt,
 		   (rc = set_names(t, opt->store, prefix)) || (rc = floe_table_find_current(t, true))) {
 		goto out;
 	}
+	if (t->version == 0 && opt->existed_at &&
+	    (!opt->existed_at[0] || strcmp(opt->existed_at, t->location) == 0)) {
+		rc = floe_table_fail(t, FLOE_EGONE,
+				     "table %s is missing, though this agent committed to it: not "
+				     "created again (a warehouse mount that did not come up looks the "
+				     "same as a table moved away). The spool keeps the data and the "
+				     "commit is retried until the table is back; to start a new table "
+				     "there, set lake.recreate_tables: true",
+				     t->location);
+		goto out;
+	}
 	if (t->version == 0) {
 		if ((rc = create_table(t)) || (rc = floe_table_find_current(t, false)))
 			goto out;
@@ -612,6 +623,15 @@ int floe_table_identity(struct floe_table *t)
 	if (c.oldest_own < 0 && c.blocking >= 0) {
 		describe(t, c.blocking_idx, who, sizeof(who));
 		const char *by = floe_ice_meta_snapshot_summary(t->meta, c.blocking_idx, "floe.installation-id");
+		if (t->opt.renewed)
+			return floe_table_fail(
+			    t, FLOE_ENEWID,
+			    "%s: agent.id '%s' already commits from %s; this is installation %s, made "
+			    "new because the installation file, its copy and the checkpoint were all "
+			    "damaged, so that one is most likely this agent's lost id. Nothing is "
+			    "committed (the spool keeps the rows) until agent.replaces names it: set "
+			    "agent.replaces: %s (or give this agent its own agent.id)",
+			    t->location, t->opt.agent_id, who, t->opt.installation_id, by ? by : "legacy");
 		return floe_table_fail(
 		    t, FLOE_EIDENTITY,
 		    "%s: agent.id '%s' already commits from %s; this is installation %s. Two agents "

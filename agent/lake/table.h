@@ -87,6 +87,19 @@ struct floe_table_options {
 	bool sort_order;
 	const enum floe_sort_key *sort_keys;
 	size_t nsort_keys;
+	/* Where the agent's records say this table held its commits (the output's record of
+	 * its last commit; "" when the record has no location; NULL: no record): a table
+	 * absent at that location is not created again but refused with FLOE_EGONE, since an
+	 * empty warehouse mount point and a table moved away look the same, and a table made
+	 * on the root file system under a mount that failed would take the commits. A table
+	 * in another warehouse is a new one. The runner sets it for a local warehouse only.
+	 * Not for a REST catalog, which answers for its tables. */
+	const char *existed_at;
+	/* installation_id was made new because the old one was lost (state/identity.h,
+	 * renewed): another installation's commits under agent_id are then most likely the
+	 * lost one's, and the refusal is FLOE_ENEWID, which the agent waits out (spooling)
+	 * until agent.replaces names it, rather than FLOE_EIDENTITY, which stops it. */
+	bool renewed;
 };
 
 struct floe_table;

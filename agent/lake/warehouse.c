@@ -258,6 +258,8 @@ bool floe_warehouse_waited_out(int rc)
 	 * the device touched, so the agent keeps reading into the spool meanwhile. A store
 	 * that breaks the protocol (refuses every conditional create, or lists without end)
 	 * is not one floe can commit to: that stops the agent, saying so. */
+	if (rc == FLOE_EGONE || rc == FLOE_ENEWID)
+		return true; /* a mount not up yet; agent.replaces to set (floe_table_open) */
 	return rc <= FLOE_S3_EPRECONDITION && rc >= FLOE_S3_ELOWEST && rc != FLOE_S3_EREFUSED &&
 	       rc != FLOE_S3_ELOOP && rc != FLOE_S3_ESTOPPED;
 }

@@ -93,8 +93,13 @@ static const struct ctr glob[] = {
     {"spool_lost_rows", "floe_spool_lost_rows_total", "Rows of the lost entries.",
      G(spool_lost_rows), 0},
     {"state_damaged", "floe_state_damaged_total",
-     "Damaged state files set aside (the checkpoint, an aggregation's open windows).",
+     "Damaged state files set aside (the checkpoint, the installation file or its copy, an "
+     "aggregation's open windows).",
      G(state_damaged), 0},
+    {"installation_renewed", "floe_installation_renewed_total",
+     "New installation ids made because the installation file, its copy and the checkpoint "
+     "were all damaged (what the old id committed but had not recorded may come again).",
+     G(installation_renewed), 0},
     {"lines_truncated_memory", "floe_lines_truncated_memory_total",
      "Lines cut to what the memory budget could take.", G(lines_truncated_memory), 0},
     {"bytes_truncated_memory", "floe_bytes_truncated_memory_total",
@@ -121,6 +126,10 @@ static const struct ctr glob[] = {
     {"store_reachable", "floe_store_reachable",
      "0 while the warehouse cannot be reached or refuses (the spool waits), else 1.",
      G(store_reachable), GAUGE},
+    {"table_missing", "floe_table_missing",
+     "1 while a table this agent committed to is missing from the warehouse (not created "
+     "again unless lake.recreate_tables: its commits wait in the spool), else 0.",
+     G(table_missing), GAUGE},
     {"agg_late", "floe_agg_late_events_total",
      "Events of the aggregations that came after their window closed.", G(agg_late), 0},
     {"agg_late_dropped", "floe_agg_late_dropped_total", "Late events dropped (policy drop).",

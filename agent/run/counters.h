@@ -32,11 +32,11 @@ struct floe_run_counters {
 	uint64_t groups_evicted, group_timeouts, container_format_errors, records_truncated,
 	    partial_incomplete;
 	uint64_t spool_damaged, spool_reread_entries, spool_reread_rows, spool_lost_entries,
-	    spool_lost_rows, state_damaged;
+	    spool_lost_rows, state_damaged, installation_renewed;
 	uint64_t lines_truncated_memory, bytes_truncated_memory, lines_dropped_memory;
 	uint64_t parse_failures, ts_failures;
 	uint64_t memory_used, memory_peak, memory_limit;
-	uint64_t state_free_bytes, state_disk_low, store_reachable;
+	uint64_t state_free_bytes, state_disk_low, store_reachable, table_missing;
 	uint64_t agg_late, agg_late_dropped, agg_future, agg_unparsable;
 	uint64_t agg_coarse, agg_pool_bytes, agg_pool_grown_bytes;
 	/* Per typed column (its name borrowed): values that did not convert to its type,

@@ -65,7 +65,10 @@ static int open_state(struct floe_runner *r, struct floe_err *err)
 	if (floe_identity_machine(FLOE_MACHINE_ID_PATH, machine) != 0)
 		machine[0] = '\0';
 	r->ck.committed_seq = -1;
-	return floe_identity_open(r->alloc, dir, machine, true, r->env.o.rand, &r->ck.id, err);
+	rc = floe_identity_open(r->alloc, dir, machine, true, r->env.o.rand, &r->ck.id, err);
+	r->stats.state_damaged += r->ck.id.damaged;
+	r->stats.installation_renewed += r->ck.id.renewed;
+	return rc;
 }
 
 int floe_runner_open_table(struct floe_runner *r, size_t k, bool later, struct floe_table **out,
@@ -73,11 +76,13 @@ int floe_runner_open_table(struct floe_runner *r, size_t k, bool later, struct f
 {
 	const struct floe_config *cfg = r->set.cfg;
 	const struct floe_config_table *tc = r->raw[k].cfg;
+	char existed_at[FLOE_PATH_MAX];
 	int rc = floe_warehouse_probe(r->lake.store, cfg, err);
 	if (rc)
 		return rc;
 	struct floe_table_options topt =
-	    floe_run_table_options(r, tc->name, &tc->partition, &tc->props);
+	    floe_run_table_options(r, tc->name, &tc->partition, &tc->props, r->raw[k].spool_dir,
+				   r->raw[k].what, existed_at);
 	/* Each raw table evolves its schema with its own typed columns' plan. */
 	topt.columns = &r->raw[k].com_cols;
 	topt.sort_order = true;
@@ -200,6 +205,7 @@ static int open_raw(struct floe_runner *r, size_t k, struct floe_err *err)
 			  "store answers",
 			  floe_err_text(err, rc));
 		r->lake.store_down = true;
+		r->lake.table_missing = rc == FLOE_EGONE;
 		snprintf(r->lake.store_error, sizeof(r->lake.store_error), "%s", floe_err_text(err, rc));
 		r->com.last_rc = rc;
 		rc = 0;

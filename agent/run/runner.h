@@ -80,8 +80,11 @@ struct floe_runner_stats {
 	uint64_t spool_lost_rows;
 	/* State files that failed their checksum and were set aside to quarantine/: the
 	 * checkpoint (reading resumes from the newest spool entry, or start_at), an
-	 * aggregation's open windows (lost; the aggregation starts empty). */
+	 * aggregation's open windows (lost; the aggregation starts empty), the installation
+	 * file or its copy (made again from the other, or from the checkpoint). */
 	uint64_t state_damaged;
+	/* New installation ids made in place of a damaged one that nothing else named. */
+	uint64_t installation_renewed;
 	/* Lines the memory budget could not take whole even in an empty batch: cut to what
 	 * fits (and the bytes cut off), or dropped when nothing fit. */
 	uint64_t lines_truncated_memory;

@@ -50,6 +50,7 @@
 #include "agent/schema/aggtable.h"
 #include "agent/schema/columns.h"
 #include "agent/state/blobfile.h"
+#include "formats/base/buf.h"
 #include "formats/iceberg/metadata.h"
 #include "platform/crash.h"
 #include "platform/fs.h"
@@ -110,7 +111,11 @@ static int open_table(void *ctx, struct floe_table **out, struct floe_err *err)
 	const struct floe_aggtable *t = floe_agg_table(o->g);
 	size_t nf;
 	const struct floe_ice_field *fields = floe_aggtable_fields(t, &nf);
-	struct floe_table_options topt = floe_run_table_options(r, o->cfg->table, &o->spec, &cfg->logs.props);
+	char dir[FLOE_PATH_MAX], existed_at[FLOE_PATH_MAX];
+	if (floe_fmt(dir, sizeof(dir), "%s/agg/%s", r->set.state_dir, o->cfg->table))
+		return floe_err_set(err, FLOE_ELIMIT, "state_dir is too long for %s", o->cfg->table);
+	struct floe_table_options topt =
+	    floe_run_table_options(r, o->cfg->table, &o->spec, &cfg->logs.props, dir, o->what, existed_at);
 	topt.fields = fields;
 	topt.nfields = nf;
 	topt.schema_check = schema_check;

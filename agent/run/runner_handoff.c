@@ -206,6 +206,7 @@ static void take(struct floe_runner *r, const struct commit_report *rep)
 	if (rep->rc || rep->agg_rc)
 		r->stats.commit_failures++;
 	r->lake.store_down = rep->store_down;
+	r->lake.table_missing = rep->rc == FLOE_EGONE || rep->agg_rc == FLOE_EGONE;
 	snprintf(r->lake.store_error, sizeof(r->lake.store_error), "%s",
 		 rep->store_down ? rep->store_error : "");
 	if (rep->rc == 0 && rep->committed_seq >= 0)

@@ -276,6 +276,9 @@ struct run_lake {
 	/* The main thread's copy of the last report's store state, for /healthz and metrics. */
 	bool store_down;
 	char store_error[STORE_ERROR_MAX];
+	/* A table this agent committed to is missing from the warehouse (FLOE_EGONE): its
+	 * commits wait for it, for metrics. */
+	bool table_missing;
 	/* Page compression threads (agent.compress_threads) and the writers' way to them;
 	 * pool is NULL when pages compress on the main thread. */
 	struct floe_worker *pool;
@@ -408,10 +411,20 @@ int floe_runner_open_table(struct floe_runner *r, size_t k, bool later, struct f
 static inline struct floe_table_options floe_run_table_options(const struct floe_runner *r,
 							       const char *name,
 							       const struct floe_part_spec *spec,
-							       const struct floe_table_props *props)
+							       const struct floe_table_props *props,
+							       const char *spool_dir, const char *what,
+							       char existed_at[FLOE_PATH_MAX])
 {
 	const struct floe_config *cfg = r->set.cfg;
+	/* The spool's record of its last commit says the table held commits: a table gone
+	 * missing from a local warehouse (a mount not up) is then waited for, not created
+	 * again (unless lake.recreate_tables). An object store has no mount to miss. */
+	uint64_t recorded = 0;
+	if (!cfg->lake.recreate_tables && cfg->lake.catalog == FLOE_CATALOG_FILESYSTEM)
+		floe_output_recorded(r->alloc, spool_dir, what, &recorded, existed_at, FLOE_PATH_MAX);
 	return (struct floe_table_options){
+	    .existed_at = recorded > 0 ? existed_at : NULL,
+	    .renewed = r->ck.id.renewed,
 	    .store = r->lake.store,
 	    .catalog = r->lake.catalog,
 	    .namespace = cfg->lake.namespace,

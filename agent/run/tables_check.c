@@ -13,10 +13,15 @@
 #include "agent/run/colplan.h"
 #include "agent/schema/aggtable.h"
 #include "agent/schema/columns.h"
+#include "agent/lake/output.h"
+#include "formats/base/buf.h"
 #include "formats/base/error.h"
+#include "formats/base/limits.h"
+#include "platform/path.h"
 #include "platform/store.h"
 
 #include <stdio.h>
+#include <string.h>
 
 /* Aggregation i against its table, if the table exists. */
 static int check_agg(const struct floe_config *cfg, size_t i, struct floe_store *st,
@@ -105,4 +110,51 @@ int floe_run_check_tables(const struct floe_config *cfg, struct floe_err *err)
 		rc = check_agg(cfg, i, st, err);
 	floe_store_free(st);
 	return rc;
+}
+
+/* Table name (spooled in spool_dir) for floe_run_missing_tables. */
+static void missing_one(const struct floe_config *cfg, struct floe_store *st, const char *name,
+			const char *spool_dir, struct floe_buf *out)
+{
+	uint64_t seq = 0;
+	char prefix[512], at[FLOE_PATH_MAX], here[FLOE_PATH_MAX];
+	struct floe_table *t = NULL;
+	struct floe_err e = {0};
+	floe_output_recorded(NULL, spool_dir, name, &seq, at, sizeof(at));
+	if (seq == 0 || floe_fmt(prefix, sizeof(prefix), "%s/%s", cfg->lake.namespace, name) ||
+	    floe_store_uri(st, prefix, here, sizeof(here)))
+		return;
+	if (at[0] && strcmp(at, here) != 0)
+		return; /* committed to in another warehouse: this one is new */
+	int rc = floe_table_load(NULL, st, prefix, &t, &e);
+	floe_table_free(t);
+	if (rc == FLOE_ENOTFOUND)
+		(void)floe_buf_printf(out,
+				      "# table %s: MISSING from %s, though this agent committed to it "
+				      "(commit-seq %llu): floe run waits for it (a warehouse mount not "
+				      "up?) and keeps the rows in the spool%s\n",
+				      name, cfg->lake.warehouse, (unsigned long long)seq,
+				      cfg->lake.recreate_tables
+					  ? "; lake.recreate_tables makes a new one instead"
+					  : "; set lake.recreate_tables: true to make a new one");
+}
+
+void floe_run_missing_tables(const struct floe_config *cfg, struct floe_buf *out)
+{
+	char state[FLOE_PATH_MAX], dir[FLOE_PATH_MAX];
+	struct floe_store *st = NULL;
+	if (cfg->lake.catalog != FLOE_CATALOG_FILESYSTEM ||
+	    floe_path_absolute(cfg->agent.state_dir, state, sizeof(state)) ||
+	    floe_warehouse_open(NULL, cfg, false, &st, NULL))
+		return;
+	for (size_t k = 0; k < floe_config_ntables(cfg); k++) {
+		const char *name = floe_config_table_at(cfg, k)->name;
+		if (k ? floe_fmt(dir, sizeof(dir), "%s/tables/%s", state, name) == 0
+		      : floe_fmt(dir, sizeof(dir), "%s/spool", state) == 0)
+			missing_one(cfg, st, name, dir, out);
+	}
+	for (size_t i = 0; i < cfg->naggs; i++)
+		if (floe_fmt(dir, sizeof(dir), "%s/agg/%s", state, cfg->aggs[i].table) == 0)
+			missing_one(cfg, st, cfg->aggs[i].table, dir, out);
+	floe_store_free(st);
 }

@@ -3,6 +3,7 @@
 #ifndef FLOE_RUN_TABLES_CHECK_H
 #define FLOE_RUN_TABLES_CHECK_H
 
+struct floe_buf;
 struct floe_config;
 struct floe_err;
 
@@ -13,5 +14,12 @@ struct floe_err;
  * not; another error (the warehouse could not be reached or read) when it could not be
  * told. */
 int floe_run_check_tables(const struct floe_config *cfg, struct floe_err *err);
+
+/* Appends to out, one "# ..." line each, the tables this agent committed to (their
+ * spool's record of the last commit, in cfg's state_dir) that are missing from the local
+ * warehouse: floe run waits for them (a warehouse mount not up) unless
+ * lake.recreate_tables. Nothing for an object store or a REST catalog, or a warehouse
+ * that cannot be read. */
+void floe_run_missing_tables(const struct floe_config *cfg, struct floe_buf *out);
 
 #endif

@@ -186,53 +186,140 @@ static void peek_checkpoint(struct floe_alloc *a, const char *state_dir, char in
 	floe_free(a, blob);
 }
 
-/* Makes the installation file: see floe_identity_open. */
-static int create(struct floe_alloc *a, const char *state_dir, const char *path,
-		  const char *machine, const struct floe_rand *rand, struct floe_identity *out)
+/* Writes id as the blob file at path, made once (-EEXIST when there is one). */
+static int write_once(struct floe_alloc *a, const char *path, const struct floe_identity *id)
 {
-	struct floe_identity id;
-	memset(&id, 0, sizeof(id));
-	peek_checkpoint(a, state_dir, id.installation, id.legacy_agent_id);
-	if (id.installation[0]) {
-		floe_warn("identity: %s was missing; the checkpoint names installation %s, which continues",
-			  path, id.installation);
-	} else {
-		int rc = floe_env_uuid4(rand, id.installation);
-		if (rc)
-			return rc; /* no weak fallback for an id that must be unique */
-	}
-	snprintf(id.machine, sizeof(id.machine), "%s", machine ? machine : "");
-	id.created_ms = floe_clock_now_us() / 1000;
 	struct floe_buf b;
 	floe_buf_init(&b, a, PAYLOAD_MAX);
-	int rc = floe_identity_encode(&id, &b);
+	int rc = floe_identity_encode(id, &b);
 	if (rc == 0)
 		rc = floe_blobfile_create(path, b.data, b.len);
 	floe_buf_fini(&b);
+	return rc;
+}
+
+/* Sets a damaged installation file (or copy) aside and counts it. */
+static void set_aside(const char *path, struct floe_identity *out)
+{
+	char to[FLOE_PATH_MAX];
+	int rc = floe_blobfile_quarantine(path, to, sizeof(to));
+	if (rc)
+		floe_error("identity: %s is damaged and cannot be moved aside: %s", path, floe_strerror(rc));
+	else
+		floe_error("identity: %s is damaged (its checksum or contents fail): moved to %s", path, to);
+	out->damaged++;
+}
+
+/* Who this installation was, when its file is missing or damaged: the copy, else the
+ * checkpoint (which names the installation at every seal), else a new id. The copy and
+ * the checkpoint are written at other times than the file, so one power cut rarely
+ * damages all three. *from says which one answered ("" for a new id). */
+static int recover(struct floe_alloc *a, const char *state_dir, const char *copy,
+		   const struct floe_rand *rand, struct floe_identity *id, const char **from)
+{
+	int rc = load(a, copy, id);
+	*from = "its copy";
+	if (rc == 0)
+		return 0;
+	memset(id, 0, sizeof(*id));
+	peek_checkpoint(a, state_dir, id->installation, id->legacy_agent_id);
+	*from = "the checkpoint";
+	if (id->installation[0])
+		return 0;
+	*from = "";
+	return floe_env_uuid4(rand, id->installation); /* no weak fallback for a unique id */
+}
+
+/* Makes the installation file, after it was found missing (damaged: found damaged and set
+ * aside): see floe_identity_open. */
+static int create(struct floe_alloc *a, const char *state_dir, const char *path, const char *copy,
+		  const char *machine, const struct floe_rand *rand, struct floe_identity *out)
+{
+	struct floe_identity id;
+	const char *from;
+	unsigned damaged = out->damaged;
+	int rc = recover(a, state_dir, copy, rand, &id, &from);
+	if (rc)
+		return rc;
+	if (strcmp(from, "its copy") != 0) {
+		snprintf(id.machine, sizeof(id.machine), "%s", machine ? machine : "");
+		id.created_ms = floe_clock_now_us() / 1000;
+	}
+	rc = write_once(a, path, &id);
 	if (rc == -EEXIST)
 		return load(a, path, out); /* another process made it first: use theirs */
 	if (rc)
 		return rc;
-	floe_info("identity: new installation %s in %s%s%s", id.installation, state_dir,
-		  id.legacy_agent_id[0] ? ", continuing agent " : "", id.legacy_agent_id);
+	if (from[0])
+		floe_warn("identity: %s was %s; %s names installation %s, which continues", path,
+			  damaged ? "damaged" : "missing", from, id.installation);
+	else if (damaged)
+		floe_error("identity: %s was damaged and neither its copy nor the checkpoint names the "
+			   "installation: new installation %s. A table the old one committed to under "
+			   "this agent.id gets nothing until agent.replaces names the old one (the "
+			   "table's refusal names it), and what the old one committed but had not "
+			   "removed from the spool is then committed again",
+			   path, id.installation);
+	else
+		floe_info("identity: new installation %s in %s%s%s", id.installation, state_dir,
+			  id.legacy_agent_id[0] ? ", continuing agent " : "", id.legacy_agent_id);
+	id.damaged = damaged;
+	id.renewed = damaged && !from[0];
 	*out = id;
 	return 0;
+}
+
+/* Makes sure the copy holds the installation: made when missing (a state_dir of an older
+ * floe, or a copy lost), set aside and made again when damaged or not the file's. A failure
+ * is logged: the file still holds the id. */
+static void keep_copy(struct floe_alloc *a, const char *copy, struct floe_identity *id)
+{
+	struct floe_identity c;
+	int rc = load(a, copy, &c);
+	if (rc == 0 && strcmp(c.installation, id->installation) == 0)
+		return;
+	if (rc == FLOE_ECORRUPT || rc == 0)
+		set_aside(copy, id);
+	if (rc == 0 || rc == FLOE_ECORRUPT || rc == -ENOENT)
+		rc = write_once(a, copy, id);
+	if (rc && rc != -EEXIST)
+		floe_warn("identity: cannot write the installation's copy %s: %s", copy, floe_strerror(rc));
 }
 
 int floe_identity_open(struct floe_alloc *a, const char *state_dir, const char *machine,
 		       bool create_it, const struct floe_rand *rand, struct floe_identity *out,
 		       struct floe_err *err)
 {
-	char path[FLOE_PATH_MAX];
+	char path[FLOE_PATH_MAX], copy[FLOE_PATH_MAX];
 	snprintf(path, sizeof(path), "%s/%s", state_dir, FLOE_IDENTITY_FILE);
+	snprintf(copy, sizeof(copy), "%s/%s", state_dir, FLOE_IDENTITY_COPY);
 	int rc = load(a, path, out);
-	if (rc == -ENOENT && create_it) {
+	unsigned damaged = rc == FLOE_ECORRUPT;
+	if (rc == 0 && create_it) {
+		out->damaged = 0;
+		out->renewed = false;
+		keep_copy(a, copy, out);
+	} else if (!create_it && (rc == -ENOENT || rc == FLOE_ECORRUPT)) {
+		/* Only looks (floe check): what a run would continue, if anything. */
+		const char *from;
+		rc = recover(a, state_dir, copy, floe_env_rand(), out, &from);
+		if (rc == 0 && !from[0])
+			rc = damaged ? FLOE_ECORRUPT : -ENOENT;
+		if (rc == -ENOENT)
+			return rc;
+		out->damaged = damaged;
+		out->renewed = false;
+	} else if (rc == -ENOENT || rc == FLOE_ECORRUPT) {
+		/* Stopping here would stop an unattended device for good: every start would
+		 * find the same file. */
+		memset(out, 0, sizeof(*out));
+		if (damaged)
+			set_aside(path, out);
 		if ((rc = floe_fs_mkdirs(state_dir)) == 0)
-			rc =
-			    create(a, state_dir, path, machine, rand ? rand : floe_env_rand(), out);
+			rc = create(a, state_dir, path, copy, machine, rand ? rand : floe_env_rand(), out);
+		if (rc == 0)
+			keep_copy(a, copy, out);
 	}
-	if (rc == -ENOENT && !create_it)
-		return rc;
 	if (rc)
 		return floe_err_set(
 		    err, rc, "%s: %s (expected floe's installation file, made once in state_dir)",
@@ -245,9 +332,9 @@ int floe_identity_open(struct floe_alloc *a, const char *state_dir, const char *
 		    "machine %s): a copied or cloned state_dir would commit another device's data "
 		    "as "
 		    "its own. On a cloned device, empty state_dir; if this device took over the "
-		    "other "
-		    "one's disk for good, remove %s and floe continues that installation here",
-		    state_dir, out->installation, out->machine, machine, path);
+		    "other one's disk for good, remove %s and %s, and floe continues that "
+		    "installation here (the checkpoint names it)",
+		    state_dir, out->installation, out->machine, machine, path, copy);
 	}
 	return 0;
 }

@@ -21,6 +21,8 @@ struct floe_err;
 struct floe_rand;
 
 #define FLOE_IDENTITY_FILE "installation"
+/* Its second copy, made beside it (see floe_identity_open). */
+#define FLOE_IDENTITY_COPY "installation.copy"
 #define FLOE_MACHINE_ID_PATH "/etc/machine-id"
 
 struct floe_identity {
@@ -32,6 +34,10 @@ struct floe_identity {
 	 * installation continues: that agent's commits are this installation's. "" if none. */
 	char legacy_agent_id[65];
 	int64_t created_ms;
+	/* What floe_identity_open found (not in the file): the installation files it set
+	 * aside as damaged, and whether it had to make a new id in place of a damaged one. */
+	unsigned damaged;
+	bool renewed;
 };
 
 /* The file's payload (JSON). decode is pure and checks every field (FLOE_EFORMAT,
@@ -50,13 +56,19 @@ void floe_identity_default_agent_id(const char *host, const char *hex16, char ou
 /* The first 16 hex digits of an installation id (for the default agent id). */
 void floe_identity_hex16(const struct floe_identity *id, char out[17]);
 
-/* Loads state_dir/installation, or with create makes it: a new random id, except that a
- * checkpoint naming an installation (the installation file was lost) keeps that id, and
- * a checkpoint of a floe without installation ids is continued (legacy_agent_id). machine
- * is this machine's floe_identity_machine value or "" without one. Returns -ENOENT when
- * absent and !create; FLOE_ECORRUPT for a damaged file; FLOE_EIDENTITY when the file was
- * made on another machine (a copied or cloned state_dir); err (may be NULL) says why and
- * what to do. A new id comes from rand (NULL: the kernel's randomness). */
+/* Loads state_dir/installation, or with create makes it: a new random id, except that the
+ * installation's copy (state_dir/installation.copy) or a checkpoint naming an installation
+ * keeps that id, and a checkpoint of a floe without installation ids is continued
+ * (legacy_agent_id). With create, a damaged file is no error: it is set aside
+ * (quarantine/, counted in out->damaged) and made again from the copy or the checkpoint,
+ * else with a new id (out->renewed), since the id names this installation's commits and a
+ * new one may commit again what the old one committed but had not recorded. The copy is
+ * made (again) when it is missing, damaged or not the file's. Without create nothing is
+ * written: the id the file, its copy or the checkpoint gives, or -ENOENT when there is
+ * none (FLOE_ECORRUPT when the file is damaged and nothing else names it). machine is
+ * this machine's floe_identity_machine value or "" without one. FLOE_EIDENTITY when the
+ * file was made on another machine (a copied or cloned state_dir); err (may be NULL)
+ * says why and what to do. A new id comes from rand (NULL: the kernel's randomness). */
 int floe_identity_open(struct floe_alloc *a, const char *state_dir, const char *machine,
 		       bool create, const struct floe_rand *rand, struct floe_identity *out,
 		       struct floe_err *err);

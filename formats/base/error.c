@@ -26,6 +26,8 @@ static const struct {
 	{FLOE_EEXIST, "already exists"},
 	{FLOE_EIDENTITY, "agent identity in use by another installation"},
 	{FLOE_EREGRESS, "table history went backwards or has a gap"},
+	{FLOE_EGONE, "a table this agent committed to is missing"},
+	{FLOE_ENEWID, "a new installation id meets its lost predecessor's commits"},
 	{FLOE_S3_EPRECONDITION, "precondition failed (the object exists or changed)"},
 	{FLOE_S3_ECONFLICT, "conflicting concurrent request"},
 	{FLOE_S3_EAMBIGUOUS, "outcome unknown: the request may have been applied"},

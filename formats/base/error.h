@@ -23,7 +23,10 @@ enum {
 	FLOE_EEXIST = -4012,     /* an object that must be new already exists */
 	FLOE_EIDENTITY = -4013,  /* another installation writes under this agent's identity */
 	FLOE_EREGRESS = -4014,   /* a table's history went backwards or has a gap */
-	FLOE_ELAST = -4015
+	FLOE_EGONE = -4015,      /* a table this agent committed to is missing (not created again) */
+	FLOE_ENEWID = -4016,     /* a new installation id (the old one lost) meets the old one's
+				  * commits under agent.id: agent.replaces must name it */
+	FLOE_ELAST = -4017
 };
 
 /* The S3 client's codes (platform/s3/). Its other failures are -errno: -ENOENT (404),

@@ -1,6 +1,7 @@
 /* Unit tests for agent/state/identity: the installation file (made once, restored from
  * the checkpoint, continuing a checkpoint of a floe without installation ids, refused when
- * made on another machine), the machine id and the default agent id. */
+ * made on another machine, damaged and recovered from its copy or the checkpoint), the
+ * machine id and the default agent id. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,6 +9,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,15 +121,15 @@ static void test_create_once(void **state)
 	assert_non_null(strstr(why.msg, "was made on another machine"));
 	/* A machine without an id accepts it (containers). */
 	assert_int_equal(floe_identity_open(NULL, dir, "", true, NULL, &b, &why), 0);
-	/* Damaged: refused with the path. */
+	/* The copy made beside it holds the same id. */
 	char path[256];
-	snprintf(path, sizeof(path), "%s/installation", dir);
-	FILE *fp = fopen(path, "r+");
-	fseek(fp, 30, SEEK_SET);
-	fputc('X', fp);
-	fclose(fp);
-	assert_int_equal(floe_identity_open(NULL, dir, "", true, NULL, &b, &why), FLOE_ECORRUPT);
-	assert_non_null(strstr(why.msg, path));
+	snprintf(path, sizeof(path), "%s/installation.copy", dir);
+	uint8_t *blob = NULL;
+	size_t len = 0;
+	assert_int_equal(floe_blobfile_load(NULL, path, &blob, &len), 0);
+	assert_int_equal(floe_identity_decode(NULL, (const char *)blob, len, &b), 0);
+	assert_string_equal(a.installation, b.installation);
+	floe_free(NULL, blob);
 }
 
 /* Processes racing to make the file agree on one id. */
@@ -184,12 +186,96 @@ static void test_from_checkpoint(void **state)
 	assert_string_equal(id.installation, "5c1e3a9f-0b2d-4e6f-8a1b-2c3d4e5f6a7b");
 	assert_string_equal(id.legacy_agent_id, "");
 	char cmd[256];
-	snprintf(cmd, sizeof(cmd), "rm %s/installation", dir);
+	snprintf(cmd, sizeof(cmd), "rm %s/installation %s/installation.copy", dir, dir);
 	assert_int_equal(system(cmd), 0);
 	save_checkpoint("{\"version\":1,\"agent_id\":\"edge-017\",\"last_seq\":3,\"positions\":\"\"}");
 	assert_int_equal(floe_identity_open(NULL, dir, "", true, NULL, &id, &why), 0);
 	assert_string_not_equal(id.installation, "5c1e3a9f-0b2d-4e6f-8a1b-2c3d4e5f6a7b");
 	assert_string_equal(id.legacy_agent_id, "edge-017");
+}
+
+/* How a file is damaged. */
+enum damage { TRUNCATED, ZEROS, GARBAGE, NDAMAGE };
+
+static void damage(const char *name, enum damage how)
+{
+	char path[256];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	FILE *fp = fopen(path, how == TRUNCATED ? "r+" : "w");
+	assert_non_null(fp);
+	if (how == TRUNCATED)
+		assert_int_equal(ftruncate(fileno(fp), 31), 0);
+	for (int i = 0; how != TRUNCATED && i < 200; i++)
+		fputc(how == ZEROS ? 0 : (i * 37 + 11) & 0xff, fp);
+	fclose(fp);
+}
+
+static bool quarantined(const char *name)
+{
+	char path[256];
+	snprintf(path, sizeof(path), "%s/quarantine/%s", dir, name);
+	return access(path, F_OK) == 0;
+}
+
+/* A damaged installation file stops nothing: it is set aside and counted, and the same
+ * installation continues from its copy, else from the checkpoint; only when neither names
+ * it does a new one start (renewed). floe check (no create) only looks. */
+static void test_damaged(void **state)
+{
+	(void)state;
+	struct floe_identity a, b;
+	struct floe_err why = {0};
+	char cmd[256];
+	for (int how = 0; how < NDAMAGE; how++) {
+		snprintf(cmd, sizeof(cmd), "rm -rf %s/*", dir);
+		assert_int_equal(system(cmd), 0);
+		assert_int_equal(floe_identity_open(NULL, dir, "0123456789abcdef", true, NULL, &a, &why), 0);
+		/* The file alone: its copy answers. */
+		damage("installation", (enum damage)how);
+		assert_int_equal(floe_identity_open(NULL, dir, "0123456789abcdef", false, NULL, &b, &why), 0);
+		assert_string_equal(a.installation, b.installation);
+		assert_false(quarantined("installation"));
+		assert_int_equal(floe_identity_open(NULL, dir, "0123456789abcdef", true, NULL, &b, &why), 0);
+		assert_string_equal(a.installation, b.installation);
+		assert_string_equal(b.machine, "0123456789abcdef");
+		assert_int_equal(b.damaged, 1);
+		assert_false(b.renewed);
+		assert_true(quarantined("installation"));
+		assert_int_equal(floe_identity_open(NULL, dir, "0123456789abcdef", true, NULL, &b, &why), 0);
+		assert_int_equal(b.damaged, 0);
+		/* The copy alone: made again from the file. */
+		damage("installation.copy", (enum damage)how);
+		assert_int_equal(floe_identity_open(NULL, dir, "0123456789abcdef", true, NULL, &b, &why), 0);
+		assert_string_equal(a.installation, b.installation);
+		assert_int_equal(b.damaged, 1);
+		assert_true(quarantined("installation.copy"));
+		/* Both: the checkpoint names the installation. */
+		save_checkpoint("{\"version\":2,\"installation\":\"5c1e3a9f-0b2d-4e6f-8a1b-2c3d4e5f6a7b\","
+				"\"agent_id\":\"x\",\"last_seq\":3,\"committed_seq\":2,\"committed_version\":3,"
+				"\"positions\":\"\"}");
+		damage("installation", (enum damage)how);
+		damage("installation.copy", (enum damage)how);
+		assert_int_equal(floe_identity_open(NULL, dir, "0123456789abcdef", true, NULL, &b, &why), 0);
+		assert_string_equal(b.installation, "5c1e3a9f-0b2d-4e6f-8a1b-2c3d4e5f6a7b");
+		assert_int_equal(b.damaged, 2);
+		assert_false(b.renewed);
+		assert_int_equal(floe_identity_open(NULL, dir, "0123456789abcdef", true, NULL, &a, &why), 0);
+		assert_string_equal(a.installation, b.installation);
+		assert_int_equal(a.damaged, 0);
+		/* All three: a new installation, said so. */
+		damage("installation", (enum damage)how);
+		damage("installation.copy", (enum damage)how);
+		damage("checkpoint", (enum damage)how);
+		assert_int_equal(floe_identity_open(NULL, dir, "0123456789abcdef", false, NULL, &b, &why),
+				 FLOE_ECORRUPT);
+		assert_int_equal(floe_identity_open(NULL, dir, "0123456789abcdef", true, NULL, &b, &why), 0);
+		assert_string_not_equal(b.installation, a.installation);
+		assert_int_equal(b.damaged, 2);
+		assert_true(b.renewed);
+		assert_int_equal(floe_identity_open(NULL, dir, "0123456789abcdef", true, NULL, &a, &why), 0);
+		assert_string_equal(a.installation, b.installation);
+		assert_false(a.renewed);
+	}
 }
 
 static void test_decode(void **state)
@@ -233,6 +319,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_create_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_create_race, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_from_checkpoint, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_damaged, setup, teardown),
 		cmocka_unit_test(test_decode),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

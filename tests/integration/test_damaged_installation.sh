@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# A damaged installation file (state_dir/installation) never stops the agent, and the
+# installation goes on under the same id, so nothing it committed is committed again.
+# A first run commits 2,000 lines and dies before it removes the committed entry from the
+# spool (FLOE_CRASH_AT=commit-before-spool-remove): only the table's floe.commit-seq of
+# this installation tells the restart that the entry is in. Then the installation file
+# is damaged three ways (cut short, zeros over it as after a power cut, garbage), alone
+# (its copy, installation.copy, answers) or with its copy (the checkpoint, which names
+# the installation, answers). The restart must go on, set the file aside, say so and
+# count it, and the table must hold every line once. When the file, its copy and the
+# checkpoint are all damaged, a new installation is made, logged and counted.
+source "$(dirname "$0")/lib.sh"
+
+rows() {
+	"$FLOE_BIN" inspect "$1/wh/default/logs" 2>/dev/null |
+		sed -n 's#^live files=[0-9]* records=\([0-9]*\).*#\1#p'
+}
+# spoil FILE HOW: cut (to 31 bytes), zeros (the same length of zeros), garbage.
+spoil() {
+	local size
+	size=$(stat -c %s "$1")
+	case $2 in
+	cut) truncate -s 31 "$1" ;;
+	zeros) head -c "$size" /dev/zero >"$1" ;;
+	garbage) head -c 200 /dev/urandom >"$1" ;;
+	esac
+}
+# setup DIR: the configuration, 2,000 lines, a first run whose commit lands but whose
+# entry stays in the spool.
+setup() {
+	mkdir -p "$1/logs"
+	seq 1 2000 | sed 's/^/line /' >"$1/logs/app.log"
+	write_config "$1/floe.yaml" "$1/state" "$1/wh" "[\"$1/logs/*.log\"]"
+	local rc=0
+	FLOE_CRASH_AT=commit-before-spool-remove "$FLOE_BIN" run -c "$1/floe.yaml" --once \
+		--log-level error 2>/dev/null || rc=$?
+	test $rc = 99 && test -f "$1/state/installation.copy" &&
+		test "$(rows "$1")" = 2000 && test -n "$(ls "$1"/state/spool/*.entry 2>/dev/null)"
+}
+
+# case NAME HOW FILES...: damage FILES (under state/) HOW, restart, check.
+case_() {
+	local name=$1 how=$2 d="$T/$1" rc=0 inst
+	shift 2
+	check "$name: the first run commits and dies before its spool removal" setup "$d"
+	inst=$(grep -ao '"installation":"[0-9a-f-]*"' "$d/state/installation.copy")
+	for f in "$@"; do spoil "$d/state/$f" "$how"; done
+	"$FLOE_BIN" run -c "$d/floe.yaml" --once --log-level warn 2>"$d/err" || rc=$?
+	check "$name: the restart goes on (exit 0)" test $rc = 0
+	check "$name: the damaged file is set aside" test -f "$d/state/quarantine/installation"
+	check "$name: counted (state_damaged)" \
+		test "$(metric "$d/state/metrics.json" state_damaged)" -ge "$#"
+	check "$name: logged" grep -q "identity: .*/installation is damaged" "$d/err"
+	check "$name: the same installation goes on" \
+		grep -aqF "$inst" "$d/state/installation"
+	check "$name: no new installation counted" \
+		test "$(metric "$d/state/metrics.json" installation_renewed)" = 0
+	check "$name: every line once in the table" test "$(rows "$d")" = 2000
+	seq 2001 2500 | sed 's/^/line /' >>"$d/logs/app.log"
+	rc=0
+	"$FLOE_BIN" run -c "$d/floe.yaml" --once --log-level warn 2>"$d/err2" || rc=$?
+	check "$name: a later run commits what came since (exit 0)" test $rc = 0
+	check "$name: every line once after it" test "$(rows "$d")" = 2500
+}
+
+for how in cut zeros garbage; do
+	case_ "file-$how" "$how" installation
+	check "file-$how: its copy answered" grep -q "its copy names installation" "$T/file-$how/err"
+	case_ "both-$how" "$how" installation installation.copy
+	check "both-$how: the checkpoint answered" \
+		grep -q "the checkpoint names installation" "$T/both-$how/err"
+done
+
+# Nothing names the installation any more: a new one, logged and counted. The table holds
+# the old one's commits under this agent.id, most likely this agent's own: the agent does
+# not stop, but reads into its spool and commits nothing until agent.replaces names the
+# old installation (the log says which). What the old one committed and had not removed
+# from its spool is then committed again: nothing tells the new id that it is in.
+d="$T/all"
+check "all: the first run commits and dies before its spool removal" setup "$d"
+old=$(grep -ao '"installation":"[0-9a-f-]*"' "$d/state/installation.copy" | cut -d'"' -f4)
+for f in installation installation.copy checkpoint; do spoil "$d/state/$f" garbage; done
+rc=0
+"$FLOE_BIN" run -c "$d/floe.yaml" --once --log-level warn 2>"$d/err" || rc=$?
+check "all: a new installation is logged" grep -q "new installation" "$d/err"
+check "all: and counted (installation_renewed)" \
+	test "$(metric "$d/state/metrics.json" installation_renewed)" = 1
+check "all: the files are counted (state_damaged)" \
+	test "$(metric "$d/state/metrics.json" state_damaged)" -ge 3
+check "all: the table's check names the old installation" \
+	grep -q "set agent.replaces: $old" "$d/err"
+check "all: nothing is committed meanwhile" test "$(rows "$d")" = 2000
+sed -i "s/^  id: it-agent$/&\n  replaces: $old/" "$d/floe.yaml"
+rc=0
+"$FLOE_BIN" run -c "$d/floe.yaml" --once --log-level warn 2>"$d/err2" || rc=$?
+check "all: with agent.replaces it commits (exit 0)" test $rc = 0
+echo "# all: rows after agent.replaces: $(rows "$d") (2,000 lines; the entry the old id had not removed is committed again)"
+
+finish
