@@ -161,5 +161,9 @@ typedef int (*floe_agg_read_fn)(void *ctx, void *p, size_t n);
  * NULL, says what), or read's error. */
 int floe_agg_load(struct floe_aggregator *g, floe_agg_read_fn read, void *ctx, uint64_t *tag,
 		  struct floe_err *err);
+/* How many open windows the image the last floe_agg_load refused held (its header's
+ * count; 1 for an image of another version, whose header is not read): the windows lost,
+ * for the caller to count. 0 after a load that restored, or that read no image. */
+uint32_t floe_agg_load_lost(const struct floe_aggregator *g);
 
 #endif

@@ -136,6 +136,7 @@ struct floe_aggregator {
 	int64_t closed_until;	   /* windows ending at or before this are closed */
 	int64_t last_received;	   /* processing time of the newest record */
 	uint64_t pending_late;	   /* late events with no open window to be counted in */
+	uint32_t load_lost;	   /* floe_agg_load_lost */
 	struct floe_pq_value *row; /* the row being emitted */
 	size_t ncols;
 	struct floe_agg_stats stats;

@@ -541,10 +541,15 @@ static int load(struct floe_aggregator *g, struct loader *l, uint64_t *tag, stru
 	int rc = rd(l, &h, sizeof(h));
 	if (rc)
 		return floe_err_set(err, rc, "cannot read the image: %s", floe_strerror(rc));
-	if (memcmp(h.magic, IMG_MAGIC, 4) != 0 || h.version != IMG_VERSION)
+	g->load_lost = 0;
+	if (memcmp(h.magic, IMG_MAGIC, 4) != 0 || h.version != IMG_VERSION) {
+		g->load_lost = 1; /* how many is not known: at least the image */
 		return floe_err_set(err, FLOE_EFORMAT, "not an image of open windows (version %u)",
 				    IMG_VERSION);
+	}
 	*tag = h.tag;
+	/* From here a refusal loses the windows the header counts (at most the plan's). */
+	g->load_lost = h.nopen < g->plan.windows ? h.nopen : g->plan.windows;
 	if (h.fingerprint != fingerprint(g))
 		return floe_err_set(err, FLOE_EFORMAT,
 				    "the image is of another configuration of the aggregation, or "
@@ -586,5 +591,12 @@ int floe_agg_load(struct floe_aggregator *g, floe_agg_read_fn read, void *ctx, u
 	int rc = load(g, &l, tag, err);
 	if (rc)
 		reset_new(g);
+	else
+		g->load_lost = 0;
 	return rc;
+}
+
+uint32_t floe_agg_load_lost(const struct floe_aggregator *g)
+{
+	return g->load_lost;
 }

@@ -100,6 +100,11 @@ static const struct ctr glob[] = {
      "New installation ids made because the installation file, its copy and the checkpoint "
      "were all damaged (what the old id committed but had not recorded may come again).",
      G(installation_renewed), 0},
+    {"agg_windows_lost", "floe_agg_windows_lost_total",
+     "Open aggregation windows a restart could not restore: their image was of another "
+     "configuration of the aggregation or another build, or damaged (events in them are "
+     "in no row).",
+     G(agg_windows_lost), 0},
     {"lines_truncated_memory", "floe_lines_truncated_memory_total",
      "Lines cut to what the memory budget could take.", G(lines_truncated_memory), 0},
     {"bytes_truncated_memory", "floe_bytes_truncated_memory_total",

@@ -32,7 +32,7 @@ struct floe_run_counters {
 	uint64_t groups_evicted, group_timeouts, container_format_errors, records_truncated,
 	    partial_incomplete;
 	uint64_t spool_damaged, spool_reread_entries, spool_reread_rows, spool_lost_entries,
-	    spool_lost_rows, state_damaged, installation_renewed;
+	    spool_lost_rows, state_damaged, installation_renewed, agg_windows_lost;
 	uint64_t lines_truncated_memory, bytes_truncated_memory, lines_dropped_memory;
 	uint64_t parse_failures, ts_failures;
 	uint64_t memory_used, memory_peak, memory_limit;

@@ -85,6 +85,8 @@ struct floe_runner_stats {
 	uint64_t state_damaged;
 	/* New installation ids made in place of a damaged one that nothing else named. */
 	uint64_t installation_renewed;
+	/* Open windows of aggregations that a restart could not restore (floe_agg_load_lost). */
+	uint64_t agg_windows_lost;
 	/* Lines the memory budget could not take whole even in an empty batch: cut to what
 	 * fits (and the bytes cut off), or dropped when nothing fit. */
 	uint64_t lines_truncated_memory;

@@ -544,6 +544,7 @@ static int restore_one(struct floe_runner *r, struct agg_out *o, uint64_t seq, u
 		struct floe_err le = {0};
 		rc = floe_agg_load(o->g, read_image, &f, &tag, &le);
 		floe_fs_close(f.fd);
+		r->stats.agg_windows_lost += floe_agg_load_lost(o->g);
 		o->has_state = true;
 		o->state_seq = seq;
 		o->state_sub = sub;

@@ -119,6 +119,7 @@ static void run_counters(struct floe_runner *r, const struct floe_input_counters
 	    .spool_lost_rows = st->spool_lost_rows,
 	    .state_damaged = st->state_damaged,
 	    .installation_renewed = st->installation_renewed,
+	    .agg_windows_lost = st->agg_windows_lost,
 	    .lines_truncated_memory = st->lines_truncated_memory,
 	    .bytes_truncated_memory = st->bytes_truncated_memory,
 	    .lines_dropped_memory = st->lines_dropped_memory,

@@ -510,6 +510,7 @@ static void test_image(void **state)
 	assert_int_equal(floe_agg_load(g.g, read_image, &im, &tag, NULL), 0);
 	assert_int_equal(tag, 42);
 	assert_int_equal(im.off, im.len);
+	assert_int_equal(floe_agg_load_lost(g.g), 0);
 	f.sink.n = 0;
 	feed(&f, 300, 420);
 	feed(&g, 300, 420);
@@ -527,6 +528,7 @@ static void test_image(void **state)
 	im.p[im.len / 2] ^= 1;
 	im.off = 0;
 	assert_int_equal(floe_agg_load(g.g, read_image, &im, &tag, NULL), FLOE_ECORRUPT);
+	assert_int_equal(floe_agg_load_lost(g.g), 3); /* the three open windows, counted */
 	assert_int_equal(floe_agg_flush(g.g, collect, &g.sink), 0);
 	assert_int_equal(g.sink.n, 0);
 	assert_int_equal(floe_agg_stats(g.g)->events, 0);
@@ -548,6 +550,7 @@ static void test_image(void **state)
 	struct floe_err err = {0};
 	assert_int_equal(floe_agg_load(g.g, read_image, &im, &tag, &err), FLOE_EFORMAT);
 	assert_non_null(strstr(err.msg, "another configuration"));
+	assert_int_equal(floe_agg_load_lost(g.g), 3);
 	teardown(&g);
 	free(im.p);
 	teardown(&f);
