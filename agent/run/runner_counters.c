@@ -8,12 +8,14 @@
 #include "agent/pipeline/assemble.h"
 #include "agent/pipeline/decode.h"
 #include "agent/run/counters.h"
+#include "agent/run/maintain.h"
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
 #include "platform/log.h"
 #include "platform/owner.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* Input i's counters: its own, with its decoder's rejected lines and timestamps where
@@ -159,6 +161,32 @@ static void run_counters(struct floe_runner *r, const struct floe_input_counters
 	}
 }
 
+/* The last `floe maintain` run of this state_dir (its record in state_dir/maintain, see
+ * agent/run/maintain.h), after the counters: in /metrics as gauges by table, in
+ * metrics.json as its member "maintain". A record that does not fit the document is left
+ * out of it (the document stays whole): the agent's own counters come first. */
+static void maintain_record(struct floe_runner *r, bool prom, struct floe_buf *b)
+{
+	char path[FLOE_PATH_MAX + 32];
+	size_t len = b->len;
+	if (snprintf(path, sizeof(path), "%s/maintain/metrics.json", r->set.state_dir) >= (int)sizeof(path))
+		return;
+	if (prom) {
+		(void)floe_maintain_record_render(r->alloc, path, true, b);
+		return;
+	}
+	/* metrics.json ends with "}\n": the member goes before it. */
+	if (len < 2 || memcmp(b->data + len - 2, "}\n", 2) != 0)
+		return;
+	b->len = len - 2;
+	size_t at = b->len;
+	if (floe_buf_printf(b, ",\"maintain\":") || floe_maintain_record_render(r->alloc, path, false, b) ||
+	    b->len == at + 12 || floe_buf_printf(b, "}\n")) {
+		b->len = len - 2;
+		(void)floe_buf_printf(b, "}\n"); /* fits: it was there */
+	}
+}
+
 /* The runner's counters now, into *in (owned, from the budget; n entries) and g: its
  * own, without what earlier runners counted. */
 static int gather(struct floe_runner *r, struct floe_input_counters **in, struct floe_run_counters *g)
@@ -186,6 +214,8 @@ int floe_run_counters_render(struct floe_runner *r, bool prom, struct floe_buf *
 		floe_counter_totals_apply(r->env.o.carry->totals, &g, in, r->in.n);
 	rc = prom ? floe_counters_prom(&g, in, r->in.n, b) : floe_counters_json(&g, in, r->in.n, b);
 	floe_free(r->alloc, in);
+	if (rc == 0)
+		maintain_record(r, prom, b);
 	return rc;
 }
 
