@@ -39,22 +39,27 @@ static void input_counters(struct floe_runner *r, size_t i, struct floe_input_co
 	}
 }
 
-/* The runner's counters; the parse and timestamp failures summed over the inputs. */
-/* v conversion failures of column name into g's list, by name. */
-static void add_named(struct floe_run_counters *g, const char *name, uint64_t v)
+/* v conversion failures of column name of raw table table into g: its table's counter,
+ * and the total of the columns of that name. */
+static void add_conv(struct floe_run_counters *g, const char *table, const char *name, uint64_t v)
 {
 	size_t k = 0;
 	while (k < g->ncolumns && strcmp(g->column_names[k], name) != 0)
 		k++;
-	if (k == FLOE_COLS_MAX)
-		return;
-	if (k == g->ncolumns) {
+	if (k == g->ncolumns && k < FLOE_CONV_COUNTERS_MAX) {
 		g->column_names[g->ncolumns++] = name;
 		g->conv_failures[k] = 0;
 	}
-	g->conv_failures[k] += v;
+	if (k < FLOE_CONV_COUNTERS_MAX)
+		g->conv_failures[k] += v;
+	if (g->ntabcols == FLOE_CONV_COUNTERS_MAX)
+		return;
+	g->tabcol_table[g->ntabcols] = table;
+	g->tabcol_column[g->ntabcols] = name;
+	g->tabcol_failures[g->ntabcols++] = v;
 }
 
+/* The runner's counters; the parse and timestamp failures summed over the inputs. */
 static void run_counters(struct floe_runner *r, const struct floe_input_counters *in,
 			 struct floe_run_counters *g)
 {
@@ -139,9 +144,9 @@ static void run_counters(struct floe_runner *r, const struct floe_input_counters
 	    .agg_pool_bytes = pool_bytes,
 	    .agg_pool_grown_bytes = pool_grown,
 	};
-	/* Typed columns: each table's plan, the decoders' that of their input's table;
-	 * a column of one name in several tables is one counter. */
-	g->ncolumns = 0;
+	/* Typed columns: each table's plan, the decoders' that of their input's table; a
+	 * column of one name in several tables is a counter of each, and one total. */
+	g->ncolumns = g->ntabcols = 0;
 	for (size_t k = 0; k < r->nraw; k++) {
 		const struct run_table *rt = &r->raw[k];
 		const struct floe_colplan *p = &rt->cols;
@@ -156,7 +161,7 @@ static void run_counters(struct floe_runner *r, const struct floe_input_counters
 					: NULL;
 				v += cf && c < nc ? cf[c] : 0;
 			}
-			add_named(g, p->col[c].name, v);
+			add_conv(g, rt->cfg->name, p->col[c].name, v);
 		}
 	}
 }
