@@ -14,6 +14,7 @@
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
 #include "formats/base/limits.h"
+#include "formats/iceberg/metadata.h"
 #include "platform/crash.h"
 #include "platform/fs.h"
 #include "platform/log.h"
@@ -21,6 +22,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct floe_output {
 	struct floe_output_options opt;
@@ -28,6 +30,8 @@ struct floe_output {
 	struct floe_spool *cspool; /* the committer's handle */
 	uint64_t lease;
 	uint64_t committed; /* the newest commit-seq written to .last-commit */
+	/* The table-uuid .last-commit names with it ("": none, as an older floe wrote it). */
+	char committed_uuid[64];
 };
 
 int floe_output_new(const struct floe_output_options *opt, struct floe_table *table,
@@ -227,37 +231,77 @@ static int mark_path(const struct floe_output *o, char *out, size_t cap)
 }
 
 /* Records seq as committed before its entries leave the spool (a failure is logged: the
- * table still holds the number while it answers). */
+ * table still holds the number while it answers), with the table's uuid on a second line
+ * (an older floe reads the first line alone), which tells a table found behind the
+ * record from another table of the same name. */
 static void mark_committed(struct floe_output *o, uint64_t seq)
 {
-	char path[FLOE_PATH_MAX], text[24];
+	char path[FLOE_PATH_MAX], text[24 + sizeof(o->committed_uuid)];
+	const char *uuid = floe_ice_meta_uuid(floe_table_meta(o->table));
 	if (seq <= o->committed || mark_path(o, path, sizeof(path)))
 		return;
-	int n = snprintf(text, sizeof(text), "%" PRIu64 "\n", seq);
+	int n = snprintf(text, sizeof(text), "%" PRIu64 "\n%.63s\n", seq, uuid ? uuid : "");
 	int rc = floe_fs_write_atomic(path, text, (size_t)n);
-	if (rc)
+	if (rc) {
 		floe_warn("output: %s: recording commit %" PRIu64 " in %s failed: %s", o->opt.what,
 			  seq, path, floe_strerror(rc));
-	else
+	} else {
 		o->committed = seq;
+		snprintf(o->committed_uuid, sizeof(o->committed_uuid), "%s", uuid ? uuid : "");
+	}
 }
 
-/* Reads the record of the last commit into o->committed (absent: nothing recorded). */
+/* Reads the record of the last commit into o->committed and o->committed_uuid (absent:
+ * nothing recorded). */
 static void read_mark(struct floe_output *o)
 {
 	char path[FLOE_PATH_MAX];
 	void *text = NULL;
 	size_t len = 0;
 	if (mark_path(o, path, sizeof(path)) ||
-	    floe_fs_read_file(o->opt.alloc, path, 32, &text, &len) != 0)
+	    floe_fs_read_file(o->opt.alloc, path, 32 + sizeof(o->committed_uuid), &text, &len) != 0)
 		return;
 	char *end = NULL;
 	unsigned long long v = strtoull(text, &end, 10);
-	if (end == (char *)text || (*end != '\n' && *end != '\0'))
+	if (end == (char *)text || (*end != '\n' && *end != '\0')) {
 		floe_warn("output: %s: %s does not hold a number: ignored", o->opt.what, path);
-	else if (v > o->committed)
+	} else if (v >= o->committed) {
 		o->committed = v;
+		const char *u = *end ? end + 1 : end;
+		size_t ul = strcspn(u, "\n");
+		if (ul >= sizeof(o->committed_uuid))
+			ul = 0;
+		memcpy(o->committed_uuid, u, ul);
+		o->committed_uuid[ul] = '\0';
+	}
 	floe_free(o->opt.alloc, text);
+}
+
+int floe_output_check_behind(struct floe_output *o, struct floe_err *err)
+{
+	if (!o->table)
+		return 0;
+	read_mark(o);
+	const char *uuid = floe_ice_meta_uuid(floe_table_meta(o->table));
+	int64_t held = floe_table_committed_seq(o->table, o->opt.installation);
+	/* A record without a uuid (an older floe's), or of another table (made anew, or
+	 * another warehouse): nothing of this table can be behind it. */
+	if (!o->committed || !o->committed_uuid[0] || !uuid || strcmp(uuid, o->committed_uuid) != 0 ||
+	    held >= (int64_t)o->committed)
+		return 0;
+	char path[FLOE_PATH_MAX], has[48] = "none";
+	if (mark_path(o, path, sizeof(path)))
+		path[0] = '\0';
+	if (held >= 0)
+		snprintf(has, sizeof(has), "up to commit-seq %" PRId64, held);
+	return floe_err_set(err, FLOE_EREGRESS,
+			    "%s: the table %s is behind this agent: installation %s committed up to "
+			    "commit-seq %" PRIu64 " (recorded in %s), but the table holds its commits %s: "
+			    "commits were lost from the table (a metadata file deleted, or the table "
+			    "restored from an older copy); their rows are not in it. Restore the table's "
+			    "metadata",
+			    o->opt.what, floe_table_location(o->table), o->opt.installation, o->committed,
+			    path, has);
 }
 
 int64_t floe_output_committed(struct floe_output *o)
@@ -380,8 +424,15 @@ int floe_output_commit(struct floe_output *o, size_t max_entries, struct floe_ou
 	uint64_t *seqs = NULL;
 	size_t n = 0, held = 0;
 	int rc = 0;
-	if (!o->table)
+	if (!o->table) {
 		rc = o->opt.open ? o->opt.open(o->opt.open_ctx, &o->table, err) : FLOE_EINVAL;
+		/* A table reached for the first time since the start is checked as a start
+		 * checks it; one behind is let go, so that every later try says so again. */
+		if (rc == 0 && (rc = floe_output_check_behind(o, err))) {
+			floe_table_free(o->table);
+			o->table = NULL;
+		}
+	}
 	if (rc == 0)
 		rc = lent(o, &seqs, &n);
 	if (rc || n == 0) {
