@@ -2,6 +2,7 @@
 # floe maintain looks after every table of the configuration: the logs table, a routed
 # table (access, unpartitioned: its files are closed by their newest ts) and an
 # aggregation's table (closed by window_end), each by its own settings.
+# The tables and lines are routes_lib.sh's three_yaml and three_lines.
 # (1) After many tiny commits of a closed day, one maintain compacts each table: the
 #     file count drops in each, every row stays exactly once (EXCEPT ALL both ways), and
 #     state_dir/maintain/metrics.json records each table's figures, which the agent's
@@ -14,45 +15,9 @@
 source "$(dirname "$0")/lib.sh"
 COMMITS=${MAINT_TABLES_COMMITS:-12}
 
-# gen FILE FIRST N: N logfmt lines numbered from FIRST, times in 2026-03-01, a third of
-# them access lines (routed to access).
-gen() {
-	python3 - "$@" <<'PY'
-import sys
-path, first, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-with open(path, "a") as f:
-    for j in range(first, first + n):
-        s = j % 86000
-        t = "2026-03-01T%02d:%02d:%02dZ" % (s // 3600, s // 60 % 60, s % 60)
-        if j % 3 == 0:
-            f.write("time=%s kind=access path=/p%d status=%d\n" % (t, j, 200 + j % 5))
-        else:
-            f.write("time=%s app=app%d n=%d\n" % (t, j % 4, j))
-PY
-}
-
-# conf DIR [EXTRA]: logs, access (routed, unpartitioned) and the aggregation apps.
-conf() {
-	cat >"$1/floe.yaml" <<YAML
-agent: {id: maint-tables, state_dir: $1/state}
-inputs:
-  - type: tail
-    paths: ["$1/logs/*.log"]
-    start_at: beginning
-    parser: logfmt
-    timestamp: {field: time, format: rfc3339}
-    route:
-      - { field: kind, equals: access, table: access }
-aggregations:
-  - { name: apps, window: 1m, group_by: [app], metrics: [count], idle_timeout: 1s }
-tables:
-  logs: { target_file_size: 1MiB }
-  access: { partition_by: [], target_file_size: 1MiB }
-maintain: { min_age: 0s }
-lake: {warehouse: $1/wh}
-${2:-}
-YAML
-}
+source "$(dirname "$0")/routes_lib.sh"
+gen() { three_lines "$@"; }
+conf() { three_yaml "$1" "{warehouse: $1/wh}"; }
 
 TABLES="logs access apps"
 files() { live_files "$1/wh/default/$2" | wc -l; }
@@ -122,7 +87,7 @@ m = json.load(open(sys.argv[1]))
 assert m["maintain"]["tables"]["access"]["files_rewritten"] >= 12, m.get("maintain")
 assert "lines" in m and "inputs" in m
 PY
-sed -i "s#^agent: {id: maint-tables, state_dir: \(.*\)}#agent: {id: maint-tables, state_dir: \1, http: {listen: \"127.0.0.1:0\"}}#" "$d/floe.yaml"
+sed -i "s#^agent: {id: three-tables, state_dir: \(.*\)}#agent: {id: three-tables, state_dir: \1, http: {listen: \"127.0.0.1:0\"}}#" "$d/floe.yaml"
 run_serving "$d/floe.yaml" "$d/serve.log"
 if [ -n "$port" ]; then
 	curl -s "http://127.0.0.1:$port/metrics" >"$d/prom"

@@ -10,43 +10,9 @@ source "$(dirname "$0")/s3lib.sh"
 s3_start 18820
 COMMITS=8
 
-# gen FILE FIRST N: N logfmt lines numbered from FIRST, times in 2026-03-01, a third of
-# them access lines.
-gen() {
-	python3 - "$@" <<'PY'
-import sys
-path, first, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-with open(path, "a") as f:
-    for j in range(first, first + n):
-        t = "2026-03-01T%02d:%02d:%02dZ" % (j // 3600 % 24, j // 60 % 60, j % 60)
-        if j % 3 == 0:
-            f.write("time=%s kind=access path=/p%d\n" % (t, j))
-        else:
-            f.write("time=%s app=app%d n=%d\n" % (t, j % 4, j))
-PY
-}
-
-# conf DIR LAKE: the three tables, lake: LAKE.
-conf() {
-	cat >"$1/floe.yaml" <<YAML
-agent: {id: maint-remote, state_dir: $1/state}
-inputs:
-  - type: tail
-    paths: ["$1/logs/*.log"]
-    start_at: beginning
-    parser: logfmt
-    timestamp: {field: time, format: rfc3339}
-    route:
-      - { field: kind, equals: access, table: access }
-aggregations:
-  - { name: apps, window: 1m, group_by: [app], metrics: [count], idle_timeout: 1s }
-tables:
-  logs: {}
-  access: { partition_by: [] }
-maintain: { min_age: 0s }
-lake: $2
-YAML
-}
+source "$(dirname "$0")/routes_lib.sh"
+gen() { three_lines "$@"; }
+conf() { three_yaml "$@"; }
 
 # records INSPECT-ARGS...: the live rows of a table, by floe inspect.
 records() {

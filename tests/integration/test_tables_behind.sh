@@ -8,38 +8,9 @@
 # loss: the agent goes on.
 source "$(dirname "$0")/lib.sh"
 
-# gen FILE FIRST N: N logfmt lines numbered from FIRST, a third of them access lines.
-gen() {
-	python3 - "$@" <<'PY'
-import sys
-path, first, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-with open(path, "a") as f:
-    for j in range(first, first + n):
-        if j % 3 == 0:
-            f.write("kind=access path=/p%d n=%d\n" % (j, j))
-        else:
-            f.write("app=app%d n=%d\n" % (j % 4, j))
-PY
-}
-
-conf() {
-	cat >"$1/floe.yaml" <<YAML
-agent: {id: tables-behind, state_dir: $1/state}
-inputs:
-  - type: tail
-    paths: ["$1/logs/*.log"]
-    start_at: beginning
-    parser: logfmt
-    route:
-      - { field: kind, equals: access, table: access }
-aggregations:
-  - { name: apps, window: 1m, group_by: [app], metrics: [count], idle_timeout: 1s }
-tables:
-  logs: {}
-  access: { partition_by: [] }
-lake: {warehouse: $1/wh}
-YAML
-}
+source "$(dirname "$0")/routes_lib.sh"
+gen() { three_lines "$@"; }
+conf() { three_yaml "$1" "{warehouse: $1/wh}"; }
 
 # versions DIR: every table's newest metadata version, one line.
 versions() {
