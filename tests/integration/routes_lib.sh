@@ -20,16 +20,23 @@ with open(f, "a") as out:
 PY
 }
 
-# routed_input DIR RULE...: the inputs of a configuration for DIR: DIR/logs/*.log from
-# the beginning, parsed as logfmt (with ROUTED_TIME set, each line's time= is its ts),
-# with the route rules given (flow mappings).
+# routed_input GLOB RULE...: a tail input of a configuration (an item of inputs:): the
+# files GLOB from the beginning, parsed as logfmt (with ROUTED_TIME set, each line's
+# time= is its ts), with the route rules given (flow mappings).
 routed_input() {
-	local dir=$1 rule
+	local glob=$1 rule
 	shift
-	printf 'inputs:\n  - type: tail\n    paths: ["%s/logs/*.log"]\n    start_at: beginning\n    parser: logfmt\n' "$dir"
+	printf '  - type: tail\n    paths: ["%s"]\n    start_at: beginning\n    parser: logfmt\n' "$glob"
 	[ -z "${ROUTED_TIME:-}" ] || printf '    timestamp: {field: time, format: rfc3339}\n'
 	printf '    route:\n'
 	for rule in "$@"; do printf '      - %s\n' "$rule"; done
+}
+
+# access_and_auth DIR: two items of inputs: DIR/logs/access.log (apache_combined) to the
+# table access, and DIR/logs/auth.log (logfmt) with sshd's lines routed to security.
+access_and_auth() {
+	printf '  - { type: tail, paths: ["%s/logs/access.log"], start_at: beginning, parser: apache_combined,\n      table: access }\n' "$1"
+	routed_input "$1/logs/auth.log" '{ field: app, equals: sshd, table: security }'
 }
 
 # routed_yaml DIR: agent, inputs and tables of a configuration for DIR (state in
@@ -38,7 +45,8 @@ routed_input() {
 routed_yaml() {
 	cat <<YAML
 agent: {id: routes-test, state_dir: $1/state}
-$(routed_input "$1" '{ field: kind, equals: access, table: access }' \
+inputs:
+$(routed_input "$1/logs/*.log" '{ field: kind, equals: access, table: access }' \
 		'{ field: app, matches: "^(sshd|sudo|login)$", table: security }')
 tables:
   logs: { commit_interval: 1s }
@@ -73,7 +81,8 @@ PY
 three_yaml() {
 	cat >"$1/floe.yaml" <<YAML
 agent: {id: three-tables, state_dir: $1/state}
-$(ROUTED_TIME=1 routed_input "$1" '{ field: kind, equals: access, table: access }')
+inputs:
+$(ROUTED_TIME=1 routed_input "$1/logs/*.log" '{ field: kind, equals: access, table: access }')
 aggregations:
   - { name: apps, window: 1m, group_by: [app], metrics: [count], idle_timeout: 1s }
 tables:

@@ -6,6 +6,7 @@
 # name; /metrics labels each table's counter table="NAME",column="status" and keeps the
 # total by column.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/routes_lib.sh"
 
 d="$T/conv"
 mkdir -p "$d/logs"
@@ -27,14 +28,7 @@ PY
 cat >"$d/floe.yaml" <<YAML
 agent: {id: conv-tables, state_dir: $d/state, http: {listen: "127.0.0.1:0"}}
 inputs:
-  - { type: tail, paths: ["$d/logs/access.log"], start_at: beginning, parser: apache_combined,
-      table: access }
-  - type: tail
-    paths: ["$d/logs/auth.log"]
-    start_at: beginning
-    parser: logfmt
-    route:
-      - { field: app, equals: sshd, table: security }
+$(access_and_auth "$d")
 tables:
   logs: { commit_interval: 1s, columns: [{name: status, type: int}] }
   access: { partition_by: [], commit_interval: 1s }
