@@ -105,9 +105,9 @@ static int maintain_table(const struct floe_config *cfg, const struct target *tg
 	return rc;
 }
 
-/* The tables of the configuration, the raw ones first (logs, then tables.<name> in the
- * file's order), then the aggregations'; only the one called only when it is not NULL.
- * Returns how many, or 0 when only names none. */
+/* The tables of the configuration into out (cap of them): the raw ones first (logs, then
+ * tables.<name> in the file's order), then the aggregations'; with only (not NULL), the
+ * table of that name alone. Returns how many, 0 when only names none. */
 static size_t targets(const struct floe_config *cfg, const char *only, struct target *out, size_t cap)
 {
 	static const struct floe_part_spec unpartitioned; /* an aggregate table's, as the agent's */
