@@ -12,6 +12,8 @@
 #     does not stop the others; the exit status is 1.
 # (4) maintain killed at each crash point in turn, in the second table and in the third,
 #     leaves every table readable and exact; a run after compacts what is left.
+# (5) maintain over every table killed -9 at random moments (MAINT_TABLES_KILLS, 6 by
+#     default), new small files committed before each run: every table stays exact.
 source "$(dirname "$0")/lib.sh"
 COMMITS=${MAINT_TABLES_COMMITS:-12}
 
@@ -160,4 +162,25 @@ for point in maintain-after-output maintain-before-replace replace-after-manifes
 		check "$point in table $nthname: rows still exact" same_rows "$d" before
 	done
 done
+
+# ---- (5) kill -9 of a run over every table, at random moments ----
+d="$T/kill9"
+mkdir -p "$d/logs"
+conf "$d"
+bad=0
+for k in $(seq 1 "${MAINT_TABLES_KILLS:-6}"); do
+	commits "$d" || bad=$((bad + 1))
+	remember "$d" before
+	"$FLOE_BIN" maintain -c "$d/floe.yaml" >/dev/null 2>&1 &
+	pid=$!
+	PIDS+=("$pid")
+	# A random moment of the run: what is tested is any point of it, in any table.
+	sleep "0.$((RANDOM % 6))$((RANDOM % 10))"
+	kill -9 "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+	same_rows "$d" before || { echo "# not exact after kill $k"; bad=$((bad + 1)); }
+done
+check "after each kill -9 every table is readable and exact" test "$bad" = 0
+check "a run after the kills succeeds" "$FLOE_BIN" maintain -c "$d/floe.yaml"
+check "and every table is exact" same_rows "$d" before
 finish
