@@ -22,22 +22,23 @@
 #include <string.h>
 
 static const char maintain_help[] =
-	"usage: floe maintain -c FILE [--table NAME] [--log-level debug|info|warn|error]\n"
-	"\n"
-	"For every table of the configuration (the raw tables, then the aggregations' tables),\n"
-	"or only table NAME: rewrites the small data files of closed partitions (those whose\n"
-	"time range ended maintain.min_age ago; in a table whose partition spec has no time\n"
-	"field, the files whose newest ts, or window_end, is that old) into files of about\n"
-	"target_file_size, as Iceberg replace snapshots; agents may keep committing meanwhile.\n"
-	"Old files are deleted once their snapshots expire (history.expire.* properties). A table\n"
-	"that fails is reported and the others are maintained; the exit status is 1 if any\n"
-	"failed. What each table's run did is written to <state_dir>/maintain/metrics.json, which\n"
-	"the agent's metrics.json and /metrics show. Temporary files go to <state_dir>/maintain.\n";
+    "usage: floe maintain -c FILE [--table NAME] [--log-level debug|info|warn|error]\n"
+    "\n"
+    "For every table of the configuration (the raw tables, then the aggregations' tables),\n"
+    "or only table NAME: rewrites the small data files of closed partitions (those whose\n"
+    "time range ended maintain.min_age ago; in a table whose partition spec has no time\n"
+    "field, the files whose newest ts, or window_end, is that old) into files of about\n"
+    "target_file_size, as Iceberg replace snapshots; agents may keep committing meanwhile.\n"
+    "Old files are deleted once their snapshots expire (history.expire.* properties). A table\n"
+    "that fails is reported and the others are maintained; the exit status is 1 if any\n"
+    "failed. What each table's run did is written to <state_dir>/maintain/metrics.json, which\n"
+    "the agent's metrics.json and /metrics show. Temporary files go to <state_dir>/maintain.\n";
 
 /* A table maintain looks after: a raw table (logs, tables.<name>) or an aggregation's. */
 struct target {
 	const char *name;
-	const struct floe_config_table *tc; /* writer options (an aggregate table: the logs table's) */
+	/* Its writer options (an aggregate table: the logs table's). */
+	const struct floe_config_table *tc;
 	const struct floe_part_spec *spec;
 	bool aggregate;
 };
@@ -56,7 +57,8 @@ static int any_schema(const void *ctx, const struct floe_ice_meta *m, struct flo
  * agent's do; st is not used then. Either way the table must exist already: maintain
  * never creates one. */
 static int open_table(const struct floe_config *cfg, const struct target *tg, struct floe_store *st,
-		      struct floe_catalog_rest *catalog, struct floe_table **t, struct floe_err *err)
+		      struct floe_catalog_rest *catalog, struct floe_table **t,
+		      struct floe_err *err)
 {
 	char inst[37], prefix[512];
 	struct floe_table *probe = NULL;
@@ -86,9 +88,9 @@ static int open_table(const struct floe_config *cfg, const struct target *tg, st
 }
 
 /* Maintains one table: 0, or an error with err saying what failed. */
-static int maintain_table(const struct floe_config *cfg, const struct target *tg, struct floe_store *st,
-			  struct floe_catalog_rest *catalog, const char *tmp, struct floe_maintain_stats *s,
-			  struct floe_err *err)
+static int maintain_table(const struct floe_config *cfg, const struct target *tg,
+			  struct floe_store *st, struct floe_catalog_rest *catalog, const char *tmp,
+			  struct floe_maintain_stats *s, struct floe_err *err)
 {
 	struct floe_table *t = NULL;
 	memset(s, 0, sizeof(*s));
@@ -96,9 +98,13 @@ static int maintain_table(const struct floe_config *cfg, const struct target *tg
 	if (rc == 0) {
 		const struct floe_clock *clock = floe_env_clock();
 		/* A catalog's table has a store of its own, at the location the catalog gave. */
-		struct floe_maintain_options o = {.cfg = cfg, .tc = tg->tc, .aggregate = tg->aggregate, .table = t,
-						   .store = catalog ? floe_table_store(t) : st, .tmp_dir = tmp,
-						   .now_us = clock->wall_us(clock->ctx)};
+		struct floe_maintain_options o = {.cfg = cfg,
+						  .tc = tg->tc,
+						  .aggregate = tg->aggregate,
+						  .table = t,
+						  .store = catalog ? floe_table_store(t) : st,
+						  .tmp_dir = tmp,
+						  .now_us = clock->wall_us(clock->ctx)};
 		rc = floe_maintain_compact(NULL, &o, s, err);
 	}
 	floe_table_free(t);
@@ -108,7 +114,8 @@ static int maintain_table(const struct floe_config *cfg, const struct target *tg
 /* The tables of the configuration into out (cap of them): the raw ones first (logs, then
  * tables.<name> in the file's order), then the aggregations'; with only (not NULL), the
  * table of that name alone. Returns how many, 0 when only names none. */
-static size_t targets(const struct floe_config *cfg, const char *only, struct target *out, size_t cap)
+static size_t targets(const struct floe_config *cfg, const char *only, struct target *out,
+		      size_t cap)
 {
 	static const struct floe_part_spec unpartitioned; /* an aggregate table's, as the agent's */
 	size_t n = 0;
@@ -119,7 +126,8 @@ static size_t targets(const struct floe_config *cfg, const char *only, struct ta
 	}
 	for (size_t i = 0; i < cfg->naggs; i++)
 		if (n < cap && (!only || strcmp(only, cfg->aggs[i].table) == 0))
-			out[n++] = (struct target){cfg->aggs[i].table, &cfg->logs, &unpartitioned, true};
+			out[n++] =
+			    (struct target){cfg->aggs[i].table, &cfg->logs, &unpartitioned, true};
 	return n;
 }
 
@@ -140,7 +148,10 @@ static int maintain(const struct floe_config *cfg, const char *only)
 		return FLOE_EXIT_RUNTIME;
 	}
 	if (n == 0) {
-		fprintf(stderr, "floe: --table %s: the configuration has no table of that name (its tables:", only);
+		fprintf(
+		    stderr,
+		    "floe: --table %s: the configuration has no table of that name (its tables:",
+		    only);
 		for (size_t i = 0; i <= cfg->ntables; i++)
 			fprintf(stderr, " %s", i ? cfg->tables[i - 1].name : cfg->logs.name);
 		for (size_t i = 0; i < cfg->naggs; i++)
@@ -150,8 +161,9 @@ static int maintain(const struct floe_config *cfg, const char *only)
 		floe_free(NULL, res);
 		return FLOE_EXIT_USAGE;
 	}
-	int rc = cfg->lake.catalog == FLOE_CATALOG_REST ? floe_catalog_rest_new(NULL, cfg, NULL, NULL, &catalog, &err)
-							 : floe_warehouse_open(NULL, cfg, true, &st, &err);
+	int rc = cfg->lake.catalog == FLOE_CATALOG_REST
+		     ? floe_catalog_rest_new(NULL, cfg, NULL, NULL, &catalog, &err)
+		     : floe_warehouse_open(NULL, cfg, true, &st, &err);
 	if (rc) {
 		fprintf(stderr, "floe: %s\n", floe_err_text(&err, rc));
 		floe_free(NULL, tg);
@@ -172,16 +184,21 @@ static int maintain(const struct floe_config *cfg, const char *only)
 		res[i].rc = maintain_table(cfg, &tg[i], st, catalog, tmp, s, &e);
 		if (res[i].rc) {
 			failed++;
-			snprintf(res[i].error, sizeof(res[i].error), "%s", floe_err_text(&e, res[i].rc));
+			snprintf(res[i].error, sizeof(res[i].error), "%s",
+				 floe_err_text(&e, res[i].rc));
 			fprintf(stderr, "floe: maintain: table %s (%s/%s): %s\n", tg[i].name,
-				catalog ? floe_catalog_rest_what(catalog) : cfg->lake.warehouse, cfg->lake.namespace,
-				res[i].error);
+				catalog ? floe_catalog_rest_what(catalog) : cfg->lake.warehouse,
+				cfg->lake.namespace, res[i].error);
 		}
-		printf("%s: compacted %zu partitions: %zu files (%" PRIu64 " bytes, %" PRIu64 " rows) into %zu files "
-		       "(%" PRIu64 " bytes) in %zu replace snapshots; %zu abandoned, %zu files left for a later run; "
-		       "%zu of the files in were of older partition specs; %zu more snapshots expired%s\n",
-		       tg[i].name, s->partitions, s->files_in, s->bytes_in, s->rows, s->files_out, s->bytes_out,
-		       s->commits, s->abandoned, s->left, s->respecced, s->expired, res[i].rc ? " (failed)" : "");
+		printf("%s: compacted %zu partitions: %zu files (%" PRIu64 " bytes, %" PRIu64
+		       " rows) into %zu files "
+		       "(%" PRIu64 " bytes) in %zu replace snapshots; %zu abandoned, %zu files "
+				   "left for a later run; "
+		       "%zu of the files in were of older partition specs; %zu more snapshots "
+		       "expired%s\n",
+		       tg[i].name, s->partitions, s->files_in, s->bytes_in, s->rows, s->files_out,
+		       s->bytes_out, s->commits, s->abandoned, s->left, s->respecced, s->expired,
+		       res[i].rc ? " (failed)" : "");
 		fflush(stdout);
 	}
 	if (rc == 0) {
@@ -190,7 +207,8 @@ static int maintain(const struct floe_config *cfg, const char *only)
 		snprintf(path, sizeof(path), "%s/metrics.json", tmp);
 		int wr = floe_maintain_record_save(path, res, n, clock->wall_us(clock->ctx) / 1000);
 		if (wr)
-			fprintf(stderr, "floe: maintain: recording the run in %s failed: %s\n", path, floe_strerror(wr));
+			fprintf(stderr, "floe: maintain: recording the run in %s failed: %s\n",
+				path, floe_strerror(wr));
 	}
 	floe_free(NULL, tg);
 	floe_free(NULL, res);

@@ -286,22 +286,23 @@ int floe_output_check_behind(struct floe_output *o, struct floe_err *err)
 	int64_t held = floe_table_committed_seq(o->table, o->opt.installation);
 	/* A record without a uuid (an older floe's), or of another table (made anew, or
 	 * another warehouse): nothing of this table can be behind it. */
-	if (!o->committed || !o->committed_uuid[0] || !uuid || strcmp(uuid, o->committed_uuid) != 0 ||
-	    held >= (int64_t)o->committed)
+	if (!o->committed || !o->committed_uuid[0] || !uuid ||
+	    strcmp(uuid, o->committed_uuid) != 0 || held >= (int64_t)o->committed)
 		return 0;
 	char path[FLOE_PATH_MAX], has[48] = "none";
 	if (mark_path(o, path, sizeof(path)))
 		path[0] = '\0';
 	if (held >= 0)
 		snprintf(has, sizeof(has), "up to commit-seq %" PRId64, held);
-	return floe_err_set(err, FLOE_EREGRESS,
-			    "%s: the table %s is behind this agent: installation %s committed up to "
-			    "commit-seq %" PRIu64 " (recorded in %s), but the table holds its commits %s: "
-			    "commits were lost from the table (a metadata file deleted, or the table "
-			    "restored from an older copy); their rows are not in it. Restore the table's "
-			    "metadata",
-			    o->opt.what, floe_table_location(o->table), o->opt.installation, o->committed,
-			    path, has);
+	return floe_err_set(
+	    err, FLOE_EREGRESS,
+	    "%s: the table %s is behind this agent: installation %s committed up to "
+	    "commit-seq %" PRIu64 " (recorded in %s), but the table holds its commits %s: "
+	    "commits were lost from the table (a metadata file deleted, or the table "
+	    "restored from an older copy); their rows are not in it. Restore the table's "
+	    "metadata",
+	    o->opt.what, floe_table_location(o->table), o->opt.installation, o->committed, path,
+	    has);
 }
 
 int64_t floe_output_committed(struct floe_output *o)

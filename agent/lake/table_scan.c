@@ -123,13 +123,14 @@ static bool upper_bound(const struct floe_avro_value *df, int32_t id, int64_t *o
  * spec without one, when the file's newest time (time_id's upper bound) is before it.
  * Unpartitioned and aggregate tables are compacted so, file by file: a file whose newest
  * row is old gets no more rows, and one with a newer row waits for a later run. */
-static bool closed(const struct floe_part_spec *spec, const struct floe_part_key *k, int64_t cutoff_us,
-		   const struct floe_avro_value *df, int32_t time_id)
+static bool closed(const struct floe_part_spec *spec, const struct floe_part_key *k,
+		   int64_t cutoff_us, const struct floe_avro_value *df, int32_t time_id)
 {
 	bool any = false, timed = false;
 	for (size_t i = 0; i < spec->n; i++) {
 		enum floe_ice_transform_kind kind = spec->f[i].transform.kind;
-		timed |= kind == FLOE_ICE_YEAR || kind == FLOE_ICE_MONTH || kind == FLOE_ICE_DAY || kind == FLOE_ICE_HOUR;
+		timed |= kind == FLOE_ICE_YEAR || kind == FLOE_ICE_MONTH || kind == FLOE_ICE_DAY ||
+			 kind == FLOE_ICE_HOUR;
 	}
 	if (!timed) {
 		int64_t newest;

@@ -184,7 +184,8 @@ int floe_counters_json(const struct floe_run_counters *g, const struct floe_inpu
 		for (size_t c = 0; c < g->ntabcols && rc == 0; c++) {
 			if (strcmp(g->tabcol_table[c], t->name) != 0)
 				continue;
-			rc = floe_buf_printf(b, "%s\"%s\":%" PRIu64, any ? "," : ",\"conversion_failures\":{",
+			rc = floe_buf_printf(b, "%s\"%s\":%" PRIu64,
+					     any ? "," : ",\"conversion_failures\":{",
 					     g->tabcol_column[c], g->tabcol_failures[c]);
 			any = true;
 		}
@@ -263,14 +264,16 @@ static int input_family(const struct floe_input_counters *in, size_t n, size_t i
 /* A family of typed columns' conversion failures, its n samples labelled by column (and
  * by table, with tables), under metrics.json's where + "conversion_failures"; none when n
  * is 0. */
-static int conv_family(struct floe_buf *b, const char *prom, const char *help, const char *where, size_t n,
-		       const char *const *tables, const char *const *columns, const uint64_t *v)
+static int conv_family(struct floe_buf *b, const char *prom, const char *help, const char *where,
+		       size_t n, const char *const *tables, const char *const *columns,
+		       const uint64_t *v)
 {
 	int rc = n ? family(b, prom, help, "conversion_failures", false, where) : 0;
 	for (size_t k = 0; k < n && rc == 0; k++) {
 		char labels[FLOE_COL_NAME_MAX + 160];
 		if (tables)
-			snprintf(labels, sizeof(labels), "{table=\"%s\",column=\"%s\"}", tables[k], columns[k]);
+			snprintf(labels, sizeof(labels), "{table=\"%s\",column=\"%s\"}", tables[k],
+				 columns[k]);
 		else
 			snprintf(labels, sizeof(labels), "{column=\"%s\"}", columns[k]);
 		rc = sample(b, prom, false, labels, v[k]);
@@ -288,16 +291,18 @@ int floe_counters_prom(const struct floe_run_counters *g, const struct floe_inpu
 			rc = sample(b, glob[k].prom, glob[k].flags & MS, "", at(g, glob[k].off));
 	}
 	if (rc == 0)
-		rc = conv_family(b, "floe_column_conversion_failures_total",
-				 "Values of a typed column that did not convert to its type (written null, "
-				 "their text kept in attrs), by column, over the raw tables.",
-				 "", g->ncolumns, NULL, g->column_names, g->conv_failures);
+		rc = conv_family(
+		    b, "floe_column_conversion_failures_total",
+		    "Values of a typed column that did not convert to its type (written null, "
+		    "their text kept in attrs), by column, over the raw tables.",
+		    "", g->ncolumns, NULL, g->column_names, g->conv_failures);
 	if (rc == 0)
-		rc = conv_family(b, "floe_table_column_conversion_failures_total",
-				 "Values of a typed column that did not convert to its type, by raw table "
-				 "and column.",
-				 "tables.NAME.", g->ntabcols, g->tabcol_table, g->tabcol_column,
-				 g->tabcol_failures);
+		rc = conv_family(
+		    b, "floe_table_column_conversion_failures_total",
+		    "Values of a typed column that did not convert to its type, by raw table "
+		    "and column.",
+		    "tables.NAME.", g->ntabcols, g->tabcol_table, g->tabcol_column,
+		    g->tabcol_failures);
 	for (size_t f = 0; f < N(table_fams) && g->ntables && rc == 0; f++) {
 		rc = family(b, table_fams[f].prom, table_fams[f].help, table_fams[f].json, false,
 			    "tables.NAME.");

@@ -70,8 +70,10 @@ struct floe_input_counters {
 	uint64_t values[FLOE_INPUT_METRICS_MAX];
 };
 
-/* metrics.json: {"lines":N,...,"conversion_failures":{"COLUMN":N,...},"tables":{"NAME":{"rows_committed":N,...,
- * "conversion_failures":{"COLUMN":N,...}},...},"inputs":[{"type":"tail",...},...]} and a newline. */
+/* metrics.json:
+ * {"lines":N,...,"conversion_failures":{"COLUMN":N,...},"tables":{"NAME":{"rows_committed":N,...,
+ * "conversion_failures":{"COLUMN":N,...}},...},"inputs":[{"type":"tail",...},...]} and a newline.
+ */
 int floe_counters_json(const struct floe_run_counters *g, const struct floe_input_counters *in,
 		       size_t n, struct floe_buf *b);
 /* The same counters as Prometheus families (HELP, TYPE, samples; per input labelled

@@ -369,14 +369,18 @@ static void writer_options(struct compact *c, const struct floe_maintain_options
 	c->pq.created_by = c->created_by;
 	/* An aggregate table's columns are not the logs table's: its files carry no bloom
 	 * filter and no sort order (runner_agg.c writes them so). */
-	size_t nb = o->aggregate ? 0 : tc->nbloom_filters < FLOE_LOG_NCOLS ? tc->nbloom_filters : FLOE_LOG_NCOLS;
+	size_t nb = o->aggregate			  ? 0
+		    : tc->nbloom_filters < FLOE_LOG_NCOLS ? tc->nbloom_filters
+							  : FLOE_LOG_NCOLS;
 	for (size_t i = 0; i < nb; i++)
 		c->bloom[i] = (struct floe_pq_bloom_column){tc->bloom_ids[i], 0};
 	c->pq.bloom = c->bloom;
 	c->pq.bloom_count = nb;
 	c->target = tc->target_file_size;
 	c->sort = tc->sort_keys;
-	c->nsort = o->aggregate ? 0 : tc->nsort_by < FLOE_SORT_NKEYS ? tc->nsort_by : FLOE_SORT_NKEYS;
+	c->nsort = o->aggregate			    ? 0
+		   : tc->nsort_by < FLOE_SORT_NKEYS ? tc->nsort_by
+						    : FLOE_SORT_NKEYS;
 }
 
 int floe_maintain_compact(struct floe_alloc *a, const struct floe_maintain_options *o,

@@ -1,6 +1,6 @@
 /* Compaction (`floe maintain`): the small data files of closed partitions of a table
- * (a raw table or an aggregate table) rewritten into files of about target_file_size and committed as Iceberg
- * "replace" snapshots (agent/lake/table.h, floe_table_replace). */
+ * (a raw table or an aggregate table) rewritten into files of about target_file_size and committed
+ * as Iceberg "replace" snapshots (agent/lake/table.h, floe_table_replace). */
 #ifndef FLOE_MAINTAIN_H
 #define FLOE_MAINTAIN_H
 
@@ -78,10 +78,12 @@ struct floe_maintain_result {
 
 /* Writes the record of a run over the tables r[0..n) (maintain_record.c), ended at
  * now_ms, to path (atomically: the agent may be reading it). Returns 0 or an error. */
-int floe_maintain_record_save(const char *path, const struct floe_maintain_result *r, size_t n, int64_t now_ms);
+int floe_maintain_record_save(const char *path, const struct floe_maintain_result *r, size_t n,
+			      int64_t now_ms);
 /* Appends the record at path to b: as it is saved (a JSON object: finished_ms and
  * tables.NAME.FIELD), or with as_prom as Prometheus gauges labelled table="NAME".
  * Nothing when there is no readable record; an error only when b is full. */
-int floe_maintain_record_render(struct floe_alloc *a, const char *path, bool as_prom, struct floe_buf *b);
+int floe_maintain_record_render(struct floe_alloc *a, const char *path, bool as_prom,
+				struct floe_buf *b);
 
 #endif

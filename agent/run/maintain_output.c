@@ -278,8 +278,9 @@ int32_t floe_maintain_time_field(const struct floe_maintain_options *o)
 	const char *type = NULL, *name = NULL;
 	bool required;
 	int32_t id = 2;
-	if (!floe_ice_meta_schema_field(floe_table_meta(o->table), id, &type, &required, &name) || !name ||
-	    strcmp(name, FLOE_AGG_COL_WINDOW_END) != 0 || !type || strcmp(type, "timestamptz") != 0)
+	if (!floe_ice_meta_schema_field(floe_table_meta(o->table), id, &type, &required, &name) ||
+	    !name || strcmp(name, FLOE_AGG_COL_WINDOW_END) != 0 || !type ||
+	    strcmp(type, "timestamptz") != 0)
 		return 0;
 	return id;
 }

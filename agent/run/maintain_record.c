@@ -38,19 +38,27 @@ static const struct {
 	const char *json, *prom, *help;
 } fields[F_N] = {
     {"failed", "floe_maintain_failed", "1 when the last floe maintain failed on the table"},
-    {"partitions", "floe_maintain_partitions", "Partitions whose files the last floe maintain rewrote"},
-    {"files_rewritten", "floe_maintain_files_rewritten", "Data files the last floe maintain replaced"},
-    {"files_written", "floe_maintain_files_written", "Data files the last floe maintain wrote in their place"},
-    {"bytes_rewritten", "floe_maintain_bytes_rewritten", "Bytes of the files the last floe maintain replaced"},
-    {"bytes_written", "floe_maintain_bytes_written", "Bytes of the files the last floe maintain wrote"},
+    {"partitions", "floe_maintain_partitions",
+     "Partitions whose files the last floe maintain rewrote"},
+    {"files_rewritten", "floe_maintain_files_rewritten",
+     "Data files the last floe maintain replaced"},
+    {"files_written", "floe_maintain_files_written",
+     "Data files the last floe maintain wrote in their place"},
+    {"bytes_rewritten", "floe_maintain_bytes_rewritten",
+     "Bytes of the files the last floe maintain replaced"},
+    {"bytes_written", "floe_maintain_bytes_written",
+     "Bytes of the files the last floe maintain wrote"},
     {"rows_rewritten", "floe_maintain_rows_rewritten", "Rows the last floe maintain copied"},
-    {"replace_commits", "floe_maintain_replace_commits", "Replace snapshots the last floe maintain committed"},
+    {"replace_commits", "floe_maintain_replace_commits",
+     "Replace snapshots the last floe maintain committed"},
     {"abandoned", "floe_maintain_abandoned",
      "Replaces the last floe maintain abandoned (their files rewritten meanwhile by another)"},
-    {"files_left", "floe_maintain_files_left", "Candidate files the last floe maintain left for a later run"},
+    {"files_left", "floe_maintain_files_left",
+     "Candidate files the last floe maintain left for a later run"},
     {"files_respecced", "floe_maintain_files_respecced",
      "Files of older partition specs the last floe maintain rewrote into the current one"},
-    {"snapshots_expired", "floe_maintain_snapshots_expired", "Snapshots the last floe maintain expired"},
+    {"snapshots_expired", "floe_maintain_snapshots_expired",
+     "Snapshots the last floe maintain expired"},
     {"orphans_deleted", "floe_maintain_orphans_deleted",
      "Output files of interrupted runs the last floe maintain deleted"},
 };
@@ -73,7 +81,8 @@ static void values(const struct floe_maintain_result *r, uint64_t v[F_N])
 	v[F_ORPHANS] = s->orphans;
 }
 
-int floe_maintain_record_save(const char *path, const struct floe_maintain_result *r, size_t n, int64_t now_ms)
+int floe_maintain_record_save(const char *path, const struct floe_maintain_result *r, size_t n,
+			      int64_t now_ms)
 {
 	struct floe_buf b;
 	floe_buf_init(&b, NULL, RECORD_MAX);
@@ -87,7 +96,8 @@ int floe_maintain_record_save(const char *path, const struct floe_maintain_resul
 		if (rc == 0)
 			rc = floe_buf_printf(&b, ":{");
 		for (size_t f = 0; rc == 0 && f < F_N; f++)
-			rc = floe_buf_printf(&b, "%s\"%s\":%" PRIu64, f ? "," : "", fields[f].json, v[f]);
+			rc = floe_buf_printf(&b, "%s\"%s\":%" PRIu64, f ? "," : "", fields[f].json,
+					     v[f]);
 		if (rc == 0 && r[i].rc) {
 			rc = floe_buf_printf(&b, ",\"error\":");
 			if (rc == 0)
@@ -112,15 +122,19 @@ static int prom(const struct floe_json *root, struct floe_buf *b)
 	int64_t ms;
 	int rc = 0;
 	if (floe_json_get_int(root, "finished_ms", &ms) == 0)
-		rc = floe_buf_printf(b,
-				     "# HELP floe_maintain_last_run_timestamp_seconds When the last floe maintain "
-				     "of this state_dir ended. state_dir/maintain/metrics.json: finished_ms.\n"
-				     "# TYPE floe_maintain_last_run_timestamp_seconds gauge\n"
-				     "floe_maintain_last_run_timestamp_seconds %" PRId64 ".%03" PRId64 "\n",
-				     ms / 1000, ms % 1000);
+		rc = floe_buf_printf(
+		    b,
+		    "# HELP floe_maintain_last_run_timestamp_seconds When the last floe maintain "
+		    "of this state_dir ended. state_dir/maintain/metrics.json: finished_ms.\n"
+		    "# TYPE floe_maintain_last_run_timestamp_seconds gauge\n"
+		    "floe_maintain_last_run_timestamp_seconds %" PRId64 ".%03" PRId64 "\n",
+		    ms / 1000, ms % 1000);
 	for (size_t f = 0; rc == 0 && f < F_N && floe_json_len(tables); f++) {
-		rc = floe_buf_printf(b, "# HELP %s %s. state_dir/maintain/metrics.json: tables.NAME.%s.\n# TYPE %s gauge\n",
-				     fields[f].prom, fields[f].help, fields[f].json, fields[f].prom);
+		rc =
+		    floe_buf_printf(b,
+				    "# HELP %s %s. state_dir/maintain/metrics.json: "
+				    "tables.NAME.%s.\n# TYPE %s gauge\n",
+				    fields[f].prom, fields[f].help, fields[f].json, fields[f].prom);
 		for (size_t i = 0; rc == 0 && i < floe_json_len(tables); i++) {
 			int64_t v = 0;
 			if (floe_json_get_int(floe_json_at(tables, i), fields[f].json, &v) || v < 0)
@@ -132,7 +146,8 @@ static int prom(const struct floe_json *root, struct floe_buf *b)
 	return rc;
 }
 
-int floe_maintain_record_render(struct floe_alloc *a, const char *path, bool as_prom, struct floe_buf *b)
+int floe_maintain_record_render(struct floe_alloc *a, const char *path, bool as_prom,
+				struct floe_buf *b)
 {
 	void *text = NULL;
 	size_t len = 0;
@@ -144,7 +159,8 @@ int floe_maintain_record_render(struct floe_alloc *a, const char *path, bool as_
 	if (floe_json_parse(a, text, len, 4 * (size_t)RECORD_MAX, &doc, NULL) == 0 &&
 	    floe_json_is(floe_json_get(floe_json_root(doc), "tables"), FLOE_JSON_OBJECT)) {
 		size_t before = b->len;
-		rc = as_prom ? prom(floe_json_root(doc), b) : floe_json_write(floe_json_root(doc), b);
+		rc = as_prom ? prom(floe_json_root(doc), b)
+			     : floe_json_write(floe_json_root(doc), b);
 		if (rc)
 			b->len = before;
 	}

@@ -174,7 +174,8 @@ static void maintain_record(struct floe_runner *r, bool prom, struct floe_buf *b
 {
 	char path[FLOE_PATH_MAX + 32];
 	size_t len = b->len;
-	if (snprintf(path, sizeof(path), "%s/maintain/metrics.json", r->set.state_dir) >= (int)sizeof(path))
+	if (snprintf(path, sizeof(path), "%s/maintain/metrics.json", r->set.state_dir) >=
+	    (int)sizeof(path))
 		return;
 	if (prom) {
 		(void)floe_maintain_record_render(r->alloc, path, true, b);
@@ -185,8 +186,9 @@ static void maintain_record(struct floe_runner *r, bool prom, struct floe_buf *b
 		return;
 	b->len = len - 2;
 	size_t at = b->len;
-	if (floe_buf_printf(b, ",\"maintain\":") || floe_maintain_record_render(r->alloc, path, false, b) ||
-	    b->len == at + 12 || floe_buf_printf(b, "}\n")) {
+	if (floe_buf_printf(b, ",\"maintain\":") ||
+	    floe_maintain_record_render(r->alloc, path, false, b) || b->len == at + 12 ||
+	    floe_buf_printf(b, "}\n")) {
 		b->len = len - 2;
 		(void)floe_buf_printf(b, "}\n"); /* fits: it was there */
 	}

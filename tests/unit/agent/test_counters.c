@@ -272,10 +272,8 @@ static void test_totals_tables(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_same_counters),
-	    cmocka_unit_test(test_totals),
-	    cmocka_unit_test(test_totals_columns),
-	    cmocka_unit_test(test_totals_tables),
+	    cmocka_unit_test(test_same_counters),	 cmocka_unit_test(test_totals),
+	    cmocka_unit_test(test_totals_columns),	 cmocka_unit_test(test_totals_tables),
 	    cmocka_unit_test(test_totals_table_columns),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -326,7 +326,8 @@ static void test_table_behind_record(void **state)
 	assert_int_equal(floe_output_commit(o, 256, &rep, &err), 0);
 	assert_int_equal(floe_output_check_behind(o, &err), 0);
 	char text[128], uuid[64];
-	snprintf(uuid, sizeof(uuid), "%s", floe_ice_meta_uuid(floe_table_meta(floe_output_table(o))));
+	snprintf(uuid, sizeof(uuid), "%s",
+		 floe_ice_meta_uuid(floe_table_meta(floe_output_table(o))));
 	floe_output_free(o);
 	/* The record says 5, the table holds 2: behind. */
 	snprintf(text, sizeof(text), "5\n%s\n", uuid);
@@ -376,7 +377,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_commits_lent_in_order, setup, fixture_teardown),
-	    cmocka_unit_test_setup_teardown(test_landed_entries_are_removed, setup, fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_landed_entries_are_removed, setup,
+					    fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_corrupt_entry_file_rebuildable, setup,
 					    fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_corrupt_entry_file_aggregate, setup,
@@ -387,8 +389,7 @@ int main(void)
 					    fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_table_opened_later_and_record, setup,
 					    fixture_teardown),
-	    cmocka_unit_test_setup_teardown(test_table_behind_record, setup,
-					    fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_table_behind_record, setup, fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_load_quarantines_corrupt, setup, fixture_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
