@@ -158,13 +158,7 @@ for k in $(seq 1 "$KILLS"); do
 		FLOE_CRASH_AT=${points[$(((k / 2 - 1) % ${#points[@]}))]} "$FLOE_BIN" maintain -c "$d/floe.yaml" \
 			>/dev/null 2>&1 || true
 	else
-		"$FLOE_BIN" maintain -c "$d/floe.yaml" >/dev/null 2>&1 &
-		pid=$!
-		PIDS+=("$pid")
-		# A random moment of the run: what is being tested is any point of it.
-		sleep "0.$((RANDOM % 4))$((RANDOM % 10))"
-		kill -9 "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
+		kill_at_random 4 "$FLOE_BIN" maintain -c "$d/floe.yaml"
 	fi
 	n=$((n + 1))
 	"$FLOE_BIN" inspect "$tbl" >/dev/null 2>&1 || { echo "# unreadable after kill $k"; bad=$((bad + 1)); }

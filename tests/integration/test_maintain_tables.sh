@@ -171,13 +171,8 @@ bad=0
 for k in $(seq 1 "${MAINT_TABLES_KILLS:-6}"); do
 	commits "$d" || bad=$((bad + 1))
 	remember "$d" before
-	"$FLOE_BIN" maintain -c "$d/floe.yaml" >/dev/null 2>&1 &
-	pid=$!
-	PIDS+=("$pid")
-	# A random moment of the run: what is tested is any point of it, in any table.
-	sleep "0.$((RANDOM % 6))$((RANDOM % 10))"
-	kill -9 "$pid" 2>/dev/null || true
-	wait "$pid" 2>/dev/null || true
+	# Any point of the run, in any table.
+	kill_at_random 6 "$FLOE_BIN" maintain -c "$d/floe.yaml"
 	same_rows "$d" before || { echo "# not exact after kill $k"; bad=$((bad + 1)); }
 done
 check "after each kill -9 every table is readable and exact" test "$bad" = 0
