@@ -14,6 +14,7 @@
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
 #include "formats/base/limits.h"
+#include "formats/iceberg/metadata.h"
 #include "platform/crash.h"
 #include "platform/fs.h"
 #include "platform/log.h"
@@ -29,6 +30,8 @@ struct floe_output {
 	struct floe_spool *cspool; /* the committer's handle */
 	uint64_t lease;
 	uint64_t committed; /* the newest commit-seq written to .last-commit */
+	/* The table-uuid .last-commit names with it ("": none, as an older floe wrote it). */
+	char committed_uuid[64];
 };
 
 int floe_output_new(const struct floe_output_options *opt, struct floe_table *table,
@@ -233,37 +236,57 @@ static int mark_path(const struct floe_output *o, char *out, size_t cap)
 }
 
 /* Records seq as committed before its entries leave the spool (a failure is logged: the
- * table still holds the number while it answers). */
+ * table still holds the number while it answers). Three lines: the number; the table's
+ * location (a table missing there later is waited for, floe_table_options.existed_at;
+ * one in another warehouse is a new one); its uuid (which tells a table found behind the
+ * record from another table of the same name). A reader takes what lines there are. */
 static void mark_committed(struct floe_output *o, uint64_t seq)
 {
-	char path[FLOE_PATH_MAX], text[24 + FLOE_PATH_MAX];
+	char path[FLOE_PATH_MAX], text[24 + FLOE_PATH_MAX + sizeof(o->committed_uuid)];
+	const char *uuid = o->table ? floe_ice_meta_uuid(floe_table_meta(o->table)) : NULL;
 	if (seq <= o->committed || mark_path(o, path, sizeof(path)))
 		return;
-	/* The table's location on a second line: a table missing there later is waited for
-	 * (floe_table_options.existed_at), one in another warehouse is a new one. */
-	int n = snprintf(text, sizeof(text), "%" PRIu64 "\n%s\n", seq,
-			 o->table ? floe_table_location(o->table) : "");
+	int n = snprintf(text, sizeof(text), "%" PRIu64 "\n%s\n%.63s\n", seq,
+			 o->table ? floe_table_location(o->table) : "", uuid ? uuid : "");
 	if (n < 0 || (size_t)n >= sizeof(text))
 		n = snprintf(text, sizeof(text), "%" PRIu64 "\n", seq);
 	int rc = floe_fs_write_atomic(path, text, (size_t)n);
-	if (rc)
+	if (rc) {
 		floe_warn("output: %s: recording commit %" PRIu64 " in %s failed: %s", o->opt.what,
 			  seq, path, floe_strerror(rc));
-	else
+	} else {
 		o->committed = seq;
+		snprintf(o->committed_uuid, sizeof(o->committed_uuid), "%s", uuid ? uuid : "");
+	}
 }
 
-void floe_output_recorded(struct floe_alloc *a, const char *spool_dir, const char *what,
-			  uint64_t *seq, char *location, size_t cap)
+/* Line i (0-based) of the record after the number's, into out (cap bytes): "" when the
+ * record has no such line or it does not fit. */
+static void record_line(const char *rest, int i, char *out, size_t cap)
+{
+	if (!out || !cap)
+		return;
+	out[0] = '\0';
+	for (; i > 0 && *rest; i--) {
+		size_t n = strcspn(rest, "\n");
+		rest += rest[n] ? n + 1 : n;
+	}
+	size_t n = strcspn(rest, "\n");
+	if (n < cap && rest[n] == '\n')
+		snprintf(out, cap, "%.*s", (int)n, rest);
+}
+
+static void read_record(struct floe_alloc *a, const char *spool_dir, const char *what, uint64_t *seq,
+			char *location, size_t cap, char *uuid, size_t ucap)
 {
 	char path[FLOE_PATH_MAX];
 	void *text = NULL;
 	size_t len = 0;
 	*seq = 0;
-	if (location && cap)
-		location[0] = '\0';
+	record_line("", 0, location, cap);
+	record_line("", 0, uuid, ucap);
 	if (mark_path_in(spool_dir, path, sizeof(path)) ||
-	    floe_fs_read_file(a, path, 32 + FLOE_PATH_MAX, &text, &len) != 0)
+	    floe_fs_read_file(a, path, 32 + FLOE_PATH_MAX + 64, &text, &len) != 0)
 		return;
 	char *end = NULL;
 	unsigned long long v = strtoull(text, &end, 10);
@@ -271,22 +294,59 @@ void floe_output_recorded(struct floe_alloc *a, const char *spool_dir, const cha
 		floe_warn("output: %s: %s does not hold a number: ignored", what, path);
 	} else {
 		*seq = v;
-		/* A record without a location (an older floe) leaves "". */
-		const char *loc = *end ? end + 1 : end;
-		size_t n = strcspn(loc, "\n");
-		if (location && cap && n < cap && loc[n] == '\n')
-			snprintf(location, cap, "%.*s", (int)n, loc);
+		/* A record without a location or a uuid (an older floe's) leaves "". */
+		const char *rest = *end ? end + 1 : end;
+		record_line(rest, 0, location, cap);
+		record_line(rest, 1, uuid, ucap);
 	}
 	floe_free(a, text);
 }
 
-/* Reads the record of the last commit into o->committed (absent: nothing recorded). */
+void floe_output_recorded(struct floe_alloc *a, const char *spool_dir, const char *what,
+			  uint64_t *seq, char *location, size_t cap)
+{
+	read_record(a, spool_dir, what, seq, location, cap, NULL, 0);
+}
+
+/* Reads the record of the last commit into o->committed and o->committed_uuid (absent:
+ * nothing recorded). */
 static void read_mark(struct floe_output *o)
 {
 	uint64_t v;
-	floe_output_recorded(o->opt.alloc, floe_spool_dir(o->opt.spool), o->opt.what, &v, NULL, 0);
-	if (v > o->committed)
+	char uuid[sizeof(o->committed_uuid)];
+	read_record(o->opt.alloc, floe_spool_dir(o->opt.spool), o->opt.what, &v, NULL, 0, uuid, sizeof(uuid));
+	if (v && v >= o->committed) {
 		o->committed = v;
+		snprintf(o->committed_uuid, sizeof(o->committed_uuid), "%s", uuid);
+	}
+}
+
+int floe_output_check_behind(struct floe_output *o, struct floe_err *err)
+{
+	if (!o->table)
+		return 0;
+	read_mark(o);
+	const char *uuid = floe_ice_meta_uuid(floe_table_meta(o->table));
+	int64_t held = floe_table_committed_seq(o->table, o->opt.installation);
+	/* A record without a uuid (an older floe's), or of another table (made anew, or
+	 * another warehouse): nothing of this table can be behind it. */
+	if (!o->committed || !o->committed_uuid[0] || !uuid ||
+	    strcmp(uuid, o->committed_uuid) != 0 || held >= (int64_t)o->committed)
+		return 0;
+	char path[FLOE_PATH_MAX], has[48] = "none";
+	if (mark_path(o, path, sizeof(path)))
+		path[0] = '\0';
+	if (held >= 0)
+		snprintf(has, sizeof(has), "up to commit-seq %" PRId64, held);
+	return floe_err_set(
+	    err, FLOE_EREGRESS,
+	    "%s: the table %s is behind this agent: installation %s committed up to "
+	    "commit-seq %" PRIu64 " (recorded in %s), but the table holds its commits %s: "
+	    "commits were lost from the table (a metadata file deleted, or the table "
+	    "restored from an older copy); their rows are not in it. Restore the table's "
+	    "metadata",
+	    o->opt.what, floe_table_location(o->table), o->opt.installation, o->committed, path,
+	    has);
 }
 
 int64_t floe_output_committed(struct floe_output *o)
@@ -409,8 +469,15 @@ int floe_output_commit(struct floe_output *o, size_t max_entries, struct floe_ou
 	uint64_t *seqs = NULL;
 	size_t n = 0, held = 0;
 	int rc = 0;
-	if (!o->table)
+	if (!o->table) {
 		rc = o->opt.open ? o->opt.open(o->opt.open_ctx, &o->table, err) : FLOE_EINVAL;
+		/* A table reached for the first time since the start is checked as a start
+		 * checks it; one behind is let go, so that every later try says so again. */
+		if (rc == 0 && (rc = floe_output_check_behind(o, err))) {
+			floe_table_free(o->table);
+			o->table = NULL;
+		}
+	}
 	if (rc == 0)
 		rc = lent(o, &seqs, &n);
 	if (rc || n == 0) {

@@ -114,6 +114,13 @@ int64_t floe_output_committed(struct floe_output *o);
  * it was made at into location (cap bytes; may be NULL), "" when not recorded. */
 void floe_output_recorded(struct floe_alloc *a, const char *spool_dir, const char *what,
 			  uint64_t *seq, char *location, size_t cap);
+/* Checks the table (when open) against the output's record of its last commit: a table
+ * that holds fewer of this installation's commits than the record says lost commits (a
+ * metadata file deleted, or the table restored from an older copy), and committing on
+ * would build on the loss without a word. Returns 0, or FLOE_EREGRESS with err saying
+ * so. A record of another table (another table-uuid) or without a uuid is no loss. Run
+ * at start-up for every table open then, and by floe_output_commit on a table it opens. */
+int floe_output_check_behind(struct floe_output *o, struct floe_err *err);
 /* The highest sequence this output ever sealed or committed (the spool's newest entry,
  * or floe_output_committed): an output whose table is away seals on from there. */
 uint64_t floe_output_last_seq(struct floe_output *o);

@@ -198,9 +198,14 @@ struct floe_table_scan_options {
 	/* Files of every spec but the table's current one (of any size), each by its own
 	 * spec's partition tuple and time range, in place of the current spec's small ones. */
 	bool old_specs;
+	/* A spec without a time field: a file of it is closed when its upper bound of this
+	 * timestamp field (the logs table's ts, an aggregate table's window_end) is before
+	 * closed_before_us. 0: such a spec has no closed file. */
+	int32_t time_field_id;
 };
 /* Lists the small live data files of closed partitions (by the partition spec's time
- * field: a table without one has no closed partition) of the current snapshot, from
+ * field; a spec without one, by each file's upper bound of o->time_field_id) of the
+ * current snapshot, from
  * manifests of the table's current spec (with o->old_specs: the files of the other specs,
  * whose keys are under their own spec: floe_table_files.key_specs). out is filled
  * (release with floe_table_files_fini) and holds the files in manifest order. */

@@ -97,10 +97,45 @@ static bool range_end(enum floe_ice_transform_kind kind, int64_t v, int64_t *end
 	}
 }
 
-/* Closed: the spec has a time field and every time field's range ended before cutoff. */
-static bool closed(const struct floe_part_spec *spec, const struct floe_part_key *k, int64_t cutoff_us)
+/* The upper bound of timestamp field id in a data_file record (Iceberg's single-value
+ * form: 8 bytes, little-endian µs); false when the file records none. */
+static bool upper_bound(const struct floe_avro_value *df, int32_t id, int64_t *out)
 {
-	bool any = false;
+	const struct floe_avro_value *ub = floe_avro_value_get(df, "upper_bounds");
+	for (size_t i = 0; id && i < floe_avro_value_len(ub); i++) {
+		const struct floe_avro_value *kv = floe_avro_value_at(ub, i);
+		int64_t key;
+		const uint8_t *v;
+		size_t len;
+		if (floe_avro_value_long(floe_avro_value_get(kv, "key"), &key) || key != id ||
+		    floe_avro_value_bytes(floe_avro_value_get(kv, "value"), &v, &len) || len != 8)
+			continue;
+		uint64_t u = 0;
+		for (size_t b = 8; b-- > 0;)
+			u = u << 8 | v[b];
+		*out = (int64_t)u;
+		return true;
+	}
+	return false;
+}
+
+/* Closed: the spec has a time field and every time field's range ended before cutoff; a
+ * spec without one, when the file's newest time (time_id's upper bound) is before it.
+ * Unpartitioned and aggregate tables are compacted so, file by file: a file whose newest
+ * row is old gets no more rows, and one with a newer row waits for a later run. */
+static bool closed(const struct floe_part_spec *spec, const struct floe_part_key *k,
+		   int64_t cutoff_us, const struct floe_avro_value *df, int32_t time_id)
+{
+	bool any = false, timed = false;
+	for (size_t i = 0; i < spec->n; i++) {
+		enum floe_ice_transform_kind kind = spec->f[i].transform.kind;
+		timed |= kind == FLOE_ICE_YEAR || kind == FLOE_ICE_MONTH || kind == FLOE_ICE_DAY ||
+			 kind == FLOE_ICE_HOUR;
+	}
+	if (!timed) {
+		int64_t newest;
+		return time_id && upper_bound(df, time_id, &newest) && newest < cutoff_us;
+	}
 	for (size_t i = 0; i < spec->n; i++) {
 		int64_t end;
 		enum floe_ice_transform_kind kind = spec->f[i].transform.kind;
@@ -228,7 +263,7 @@ static int scan_entry(struct floe_table *t, void *ctx, const struct floe_ice_ent
 	if (!small_parquet(e, c->o->old_specs ? INT64_MAX : c->o->max_size))
 		return 0;
 	int rc = key_of(c->spec, e->data_file, c->k);
-	if (rc || !closed(c->spec, c->k, c->o->closed_before_us))
+	if (rc || !closed(c->spec, c->k, c->o->closed_before_us, e->data_file, c->o->time_field_id))
 		return rc;
 	size_t part;
 	if (c->fs->n >= c->o->max_files)

@@ -194,6 +194,17 @@ int floe_counters_json(const struct floe_run_counters *g, const struct floe_inpu
 		for (size_t f = 0; f < N(table_fams) && rc == 0; f++)
 			rc = floe_buf_printf(b, "%s\"%s\":%" PRIu64, f ? "," : "{", table_fams[f].json,
 					     at(t, table_fams[f].off));
+		bool any = false;
+		for (size_t c = 0; c < g->ntabcols && rc == 0; c++) {
+			if (strcmp(g->tabcol_table[c], t->name) != 0)
+				continue;
+			rc = floe_buf_printf(b, "%s\"%s\":%" PRIu64,
+					     any ? "," : ",\"conversion_failures\":{",
+					     g->tabcol_column[c], g->tabcol_failures[c]);
+			any = true;
+		}
+		if (rc == 0 && any)
+			rc = floe_buf_printf(b, "}");
 		if (rc == 0)
 			rc = floe_buf_printf(b, "}%s", k + 1 == g->ntables ? "}" : "");
 	}
@@ -264,6 +275,26 @@ static int input_family(const struct floe_input_counters *in, size_t n, size_t i
 	return rc;
 }
 
+/* A family of typed columns' conversion failures, its n samples labelled by column (and
+ * by table, with tables), under metrics.json's where + "conversion_failures"; none when n
+ * is 0. */
+static int conv_family(struct floe_buf *b, const char *prom, const char *help, const char *where,
+		       size_t n, const char *const *tables, const char *const *columns,
+		       const uint64_t *v)
+{
+	int rc = n ? family(b, prom, help, "conversion_failures", false, where) : 0;
+	for (size_t k = 0; k < n && rc == 0; k++) {
+		char labels[FLOE_COL_NAME_MAX + 160];
+		if (tables)
+			snprintf(labels, sizeof(labels), "{table=\"%s\",column=\"%s\"}", tables[k],
+				 columns[k]);
+		else
+			snprintf(labels, sizeof(labels), "{column=\"%s\"}", columns[k]);
+		rc = sample(b, prom, false, labels, v[k]);
+	}
+	return rc;
+}
+
 int floe_counters_prom(const struct floe_run_counters *g, const struct floe_input_counters *in,
 		       size_t n, struct floe_buf *b)
 {
@@ -273,17 +304,19 @@ int floe_counters_prom(const struct floe_run_counters *g, const struct floe_inpu
 		if (rc == 0)
 			rc = sample(b, glob[k].prom, glob[k].flags & MS, "", at(g, glob[k].off));
 	}
-	if (rc == 0 && g->ncolumns)
-		rc = family(b, "floe_column_conversion_failures_total",
-			    "Values of a typed column that did not convert to its type (written null, "
-			    "their text kept in attrs), by column.",
-			    "conversion_failures", false, "");
-	for (size_t k = 0; k < g->ncolumns && rc == 0; k++) {
-		char labels[FLOE_COL_NAME_MAX + 16];
-		snprintf(labels, sizeof(labels), "{column=\"%s\"}", g->column_names[k]);
-		rc = sample(b, "floe_column_conversion_failures_total", false, labels,
-			    g->conv_failures[k]);
-	}
+	if (rc == 0)
+		rc = conv_family(
+		    b, "floe_column_conversion_failures_total",
+		    "Values of a typed column that did not convert to its type (written null, "
+		    "their text kept in attrs), by column, over the raw tables.",
+		    "", g->ncolumns, NULL, g->column_names, g->conv_failures);
+	if (rc == 0)
+		rc = conv_family(
+		    b, "floe_table_column_conversion_failures_total",
+		    "Values of a typed column that did not convert to its type, by raw table "
+		    "and column.",
+		    "tables.NAME.", g->ntabcols, g->tabcol_table, g->tabcol_column,
+		    g->tabcol_failures);
 	for (size_t f = 0; f < N(table_fams) && g->ntables && rc == 0; f++) {
 		rc = family(b, table_fams[f].prom, table_fams[f].help, table_fams[f].json, false,
 			    "tables.NAME.");
@@ -301,7 +334,8 @@ int floe_counters_prom(const struct floe_run_counters *g, const struct floe_inpu
 
 /* ---- totals across runners ---------------------------------------------------------- */
 
-#define TOTALS_NAME_MAX 64
+/* A table's column is named "TABLE/COLUMN" here: 128 + 1 + 64 bytes and the NUL. */
+#define TOTALS_NAME_MAX 200
 
 /* One input's counters by name and kind (a name longer than TOTALS_NAME_MAX is
  * compared on its first bytes). */
@@ -314,9 +348,10 @@ struct input_total {
 };
 
 /* A labelled counter's totals, by what it counts and its name: a typed column's
- * conversion failures (v[0]), a raw table's rows, files and commits (v[0..2]). A column or
+ * conversion failures (v[0]; over the tables, and of one table's column), a raw table's
+ * rows, files and commits (v[0..2]). A column or
  * table the next configuration still has goes on counting from them. */
-enum { NAMED_COLUMN, NAMED_TABLE };
+enum { NAMED_COLUMN, NAMED_TABLE, NAMED_TABLE_COLUMN };
 struct named_total {
 	int kind;
 	char name[TOTALS_NAME_MAX];
@@ -355,22 +390,33 @@ static struct named_total *find_named(const struct floe_counter_totals *t, int k
 	return NULL;
 }
 
-/* The name of the i-th labelled counter of g (columns, then tables), its kind and its
- * values' slots (nv of them). */
+/* The name of the i-th labelled counter of g (columns, then tables, then tables'
+ * columns) into key, its kind and its values' slots (nv of them). */
 static const char *named_at(struct floe_run_counters *g, size_t i, int *kind, uint64_t **v,
-			    size_t *nv)
+			    size_t *nv, char key[TOTALS_NAME_MAX])
 {
 	if (i < g->ncolumns) {
 		*kind = NAMED_COLUMN;
 		*v = &g->conv_failures[i];
 		*nv = 1;
-		return g->column_names[i];
+		snprintf(key, TOTALS_NAME_MAX, "%s", g->column_names[i]);
+		return key;
 	}
-	struct floe_table_counters *tc = &g->tables[i - g->ncolumns];
-	*kind = NAMED_TABLE;
-	*v = tc->v;
-	*nv = FLOE_TABLE_NCOUNTERS;
-	return tc->name;
+	i -= g->ncolumns;
+	if (i < g->ntables) {
+		struct floe_table_counters *tc = &g->tables[i];
+		*kind = NAMED_TABLE;
+		*v = tc->v;
+		*nv = FLOE_TABLE_NCOUNTERS;
+		snprintf(key, TOTALS_NAME_MAX, "%s", tc->name);
+		return key;
+	}
+	i -= g->ntables;
+	*kind = NAMED_TABLE_COLUMN;
+	*v = &g->tabcol_failures[i];
+	*nv = 1;
+	snprintf(key, TOTALS_NAME_MAX, "%s/%s", g->tabcol_table[i], g->tabcol_column[i]);
+	return key;
 }
 
 /* The input of name and kind in t (an input without a name has its position). */
@@ -402,12 +448,13 @@ int floe_counter_totals_add(struct floe_counter_totals *t, const struct floe_run
 			return FLOE_ENOMEM;
 		t->in = more;
 	}
-	size_t fresh_cols = 0, nnamed = g->ncolumns + g->ntables, nv;
+	size_t fresh_cols = 0, nnamed = g->ncolumns + g->ntables + g->ntabcols, nv;
+	char key[TOTALS_NAME_MAX];
 	struct floe_run_counters *gw = (struct floe_run_counters *)g; /* named_at reads only */
 	uint64_t *v;
 	int kind;
 	for (size_t c = 0; c < nnamed; c++) {
-		const char *name = named_at(gw, c, &kind, &v, &nv);
+		const char *name = named_at(gw, c, &kind, &v, &nv, key);
 		fresh_cols += find_named(t, kind, name) == NULL;
 	}
 	if (fresh_cols) {
@@ -418,7 +465,7 @@ int floe_counter_totals_add(struct floe_counter_totals *t, const struct floe_run
 		t->col = more;
 	}
 	for (size_t c = 0; c < nnamed; c++) {
-		const char *name = named_at(gw, c, &kind, &v, &nv);
+		const char *name = named_at(gw, c, &kind, &v, &nv, key);
 		struct named_total *ct = find_named(t, kind, name);
 		if (!ct) {
 			ct = &t->col[t->ncol++];
@@ -460,11 +507,12 @@ void floe_counter_totals_apply(const struct floe_counter_totals *t, struct floe_
 	for (size_t k = 0; k < N(glob); k++)
 		if (!(glob[k].flags & GAUGE))
 			*(uint64_t *)(void *)((char *)g + glob[k].off) += at(&t->g, glob[k].off);
-	for (size_t c = 0; c < g->ncolumns + g->ntables; c++) {
+	for (size_t c = 0; c < g->ncolumns + g->ntables + g->ntabcols; c++) {
 		uint64_t *v;
 		size_t nv;
 		int kind;
-		const char *name = named_at(g, c, &kind, &v, &nv);
+		char key[TOTALS_NAME_MAX];
+		const char *name = named_at(g, c, &kind, &v, &nv, key);
 		const struct named_total *ct = find_named(t, kind, name);
 		for (size_t k = 0; ct && k < nv; k++)
 			v[k] += ct->v[k];

@@ -15,6 +15,10 @@
 
 struct floe_buf;
 
+/* Typed columns' conversion counters kept at most, over the raw tables (a column past
+ * them is not counted: eight tables of FLOE_COLS_MAX columns each fit). */
+#define FLOE_CONV_COUNTERS_MAX (8 * FLOE_COLS_MAX)
+
 /* One raw table's commits (name borrowed): the families labelled by table. */
 enum { FLOE_TABLE_ROWS, FLOE_TABLE_FILES, FLOE_TABLE_COMMITS, FLOE_TABLE_NCOUNTERS };
 struct floe_table_counters {
@@ -39,11 +43,18 @@ struct floe_run_counters {
 	uint64_t state_free_bytes, state_disk_low, store_reachable, table_missing;
 	uint64_t agg_late, agg_late_dropped, agg_future, agg_unparsable;
 	uint64_t agg_coarse, agg_pool_bytes, agg_pool_grown_bytes;
-	/* Per typed column (its name borrowed): values that did not convert to its type,
-	 * written null, their text kept in attrs. */
+	/* Per typed column name (borrowed), over the raw tables: values that did not convert
+	 * to its type, written null, their text kept in attrs. The totals of the counters
+	 * below, by column name. */
 	size_t ncolumns;
-	const char *column_names[FLOE_COLS_MAX];
-	uint64_t conv_failures[FLOE_COLS_MAX];
+	const char *column_names[FLOE_CONV_COUNTERS_MAX];
+	uint64_t conv_failures[FLOE_CONV_COUNTERS_MAX];
+	/* The same per raw table and column (names borrowed): two tables with a column of one
+	 * name count apart. In metrics.json under tables.NAME.conversion_failures, in
+	 * /metrics labelled table and column. */
+	size_t ntabcols;
+	const char *tabcol_table[FLOE_CONV_COUNTERS_MAX], *tabcol_column[FLOE_CONV_COUNTERS_MAX];
+	uint64_t tabcol_failures[FLOE_CONV_COUNTERS_MAX];
 	/* Per raw table (logs first; borrowed): what its commits committed. The unlabelled
 	 * commits and rows_committed are the logs table's. */
 	size_t ntables;
@@ -59,7 +70,10 @@ struct floe_input_counters {
 	uint64_t values[FLOE_INPUT_METRICS_MAX];
 };
 
-/* metrics.json: {"lines":N,...,"conversion_failures":{"COLUMN":N,...},"inputs":[{"type":"tail",...},...]} and a newline. */
+/* metrics.json:
+ * {"lines":N,...,"conversion_failures":{"COLUMN":N,...},"tables":{"NAME":{"rows_committed":N,...,
+ * "conversion_failures":{"COLUMN":N,...}},...},"inputs":[{"type":"tail",...},...]} and a newline.
+ */
 int floe_counters_json(const struct floe_run_counters *g, const struct floe_input_counters *in,
 		       size_t n, struct floe_buf *b);
 /* The same counters as Prometheus families (HELP, TYPE, samples; per input labelled

@@ -361,19 +361,26 @@ static int remove_stale(void *ctx, const char *name)
 	return 0;
 }
 
-static void writer_options(struct compact *c, const struct floe_config *cfg)
+static void writer_options(struct compact *c, const struct floe_maintain_options *o)
 {
-	floe_run_pq_options(&cfg->logs, &c->pq);
+	const struct floe_config_table *tc = o->tc;
+	floe_run_pq_options(tc, &c->pq);
 	snprintf(c->created_by, sizeof(c->created_by), "floe version %s", FLOE_VERSION);
 	c->pq.created_by = c->created_by;
-	size_t nb = cfg->logs.nbloom_filters < FLOE_LOG_NCOLS ? cfg->logs.nbloom_filters : FLOE_LOG_NCOLS;
+	/* An aggregate table's columns are not the logs table's: its files carry no bloom
+	 * filter and no sort order (runner_agg.c writes them so). */
+	size_t nb = o->aggregate			  ? 0
+		    : tc->nbloom_filters < FLOE_LOG_NCOLS ? tc->nbloom_filters
+							  : FLOE_LOG_NCOLS;
 	for (size_t i = 0; i < nb; i++)
-		c->bloom[i] = (struct floe_pq_bloom_column){cfg->logs.bloom_ids[i], 0};
+		c->bloom[i] = (struct floe_pq_bloom_column){tc->bloom_ids[i], 0};
 	c->pq.bloom = c->bloom;
 	c->pq.bloom_count = nb;
-	c->target = cfg->logs.target_file_size;
-	c->sort = cfg->logs.sort_keys;
-	c->nsort = cfg->logs.nsort_by < FLOE_SORT_NKEYS ? cfg->logs.nsort_by : FLOE_SORT_NKEYS;
+	c->target = tc->target_file_size;
+	c->sort = tc->sort_keys;
+	c->nsort = o->aggregate			    ? 0
+		   : tc->nsort_by < FLOE_SORT_NKEYS ? tc->nsort_by
+						    : FLOE_SORT_NKEYS;
 }
 
 int floe_maintain_compact(struct floe_alloc *a, const struct floe_maintain_options *o,
@@ -387,11 +394,12 @@ int floe_maintain_compact(struct floe_alloc *a, const struct floe_maintain_optio
 	if (!c)
 		return floe_err_set(err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));
 	*c = (struct compact){.a = a, .o = o, .st = st, .err = err ? err : &none, .fs = &fs};
-	writer_options(c, o->cfg);
+	writer_options(c, o);
 	struct floe_table_scan_options so = {
 	    .max_size = (int64_t)(c->target / 2),
 	    .closed_before_us = o->now_us - (int64_t)o->cfg->maintain.min_age_ms * 1000,
 	    .max_files = 100000,
+	    .time_field_id = floe_maintain_time_field(o),
 	};
 	int rc = floe_env_uuid4(floe_env_rand(), c->run);
 	if (rc == 0 && (rc = floe_fs_mkdirs(o->tmp_dir)))

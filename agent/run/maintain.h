@@ -1,20 +1,31 @@
-/* Compaction (`floe maintain`): the small data files of closed partitions of the logs
- * table rewritten into files of about target_file_size and committed as Iceberg
- * "replace" snapshots (agent/lake/table.h, floe_table_replace). */
+/* Compaction (`floe maintain`): the small data files of closed partitions of a table
+ * (a raw table or an aggregate table) rewritten into files of about target_file_size and committed
+ * as Iceberg "replace" snapshots (agent/lake/table.h, floe_table_replace). */
 #ifndef FLOE_MAINTAIN_H
 #define FLOE_MAINTAIN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 struct floe_alloc;
+struct floe_buf;
 struct floe_config;
+struct floe_config_table;
 struct floe_err;
 struct floe_store;
 struct floe_table;
 
 struct floe_maintain_options {
-	const struct floe_config *cfg; /* the table's writer options and maintain.min_age */
+	const struct floe_config *cfg; /* maintain.min_age */
+	/* The table's writer options (codec, target_file_size, bloom_filters, sort_by): a raw
+	 * table's own, or for an aggregate table the logs table's, which the agent writes
+	 * its files with (borrowed). */
+	const struct floe_config_table *tc;
+	/* An aggregate table: written without bloom filters or sort order, as the agent
+	 * writes it, and, its spec having no time field, its files are closed by their
+	 * newest window_end (a raw table's without a time field: by their newest ts). */
+	bool aggregate;
 	struct floe_table *table;      /* opened for commits (borrowed) */
 	struct floe_store *store;      /* the table's warehouse (borrowed) */
 	/* A local directory for the files being written (each is uploaded whole, then
@@ -56,5 +67,23 @@ int floe_maintain_compact(struct floe_alloc *a, const struct floe_maintain_optio
  * (may be NULL); nothing is deleted then but what *removed says. */
 int floe_maintain_orphans(struct floe_alloc *a, const struct floe_maintain_options *o, const char *table_key,
 			  size_t *removed, struct floe_err *err);
+
+/* What one table's run did, for the record below. */
+struct floe_maintain_result {
+	const char *table; /* its name (borrowed) */
+	int rc;		   /* 0, or why it failed */
+	char error[512];   /* the failure's text */
+	struct floe_maintain_stats stats;
+};
+
+/* Writes the record of a run over the tables r[0..n) (maintain_record.c), ended at
+ * now_ms, to path (atomically: the agent may be reading it). Returns 0 or an error. */
+int floe_maintain_record_save(const char *path, const struct floe_maintain_result *r, size_t n,
+			      int64_t now_ms);
+/* Appends the record at path to b: as it is saved (a JSON object: finished_ms and
+ * tables.NAME.FIELD), or with as_prom as Prometheus gauges labelled table="NAME".
+ * Nothing when there is no readable record; an error only when b is full. */
+int floe_maintain_record_render(struct floe_alloc *a, const char *path, bool as_prom,
+				struct floe_buf *b);
 
 #endif

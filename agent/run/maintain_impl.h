@@ -93,6 +93,9 @@ int floe_maintain_pending_commit(struct compact *c);
 /* Orders fs's files into idx (fs->n of them): by partition, then older data first (data
  * sequence number), then by path. */
 void floe_maintain_order(const struct floe_table_files *fs, size_t *idx);
+/* The timestamp field that closes the files of a spec without a time field (the scan's
+ * time_field_id): ts for a raw table, window_end for an aggregate table (0: none). */
+int32_t floe_maintain_time_field(const struct floe_maintain_options *o);
 /* Rewrites the live files of older partition specs, in closed partitions, into the
  * current spec (agent/run/maintain_respec.c). */
 int floe_maintain_respec(struct compact *c);

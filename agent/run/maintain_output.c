@@ -5,6 +5,8 @@
 
 #include "agent/env/env.h"
 #include "agent/pipeline/batch.h"
+#include "agent/schema/aggtable.h"
+#include "formats/iceberg/metadata.h"
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
 #include "platform/crash.h"
@@ -265,4 +267,20 @@ void floe_maintain_order(const struct floe_table_files *fs, size_t *idx)
 		idx[i] = i;
 	sort_fs = fs;
 	qsort(idx, fs->n, sizeof(*idx), cmp_file);
+}
+
+int32_t floe_maintain_time_field(const struct floe_maintain_options *o)
+{
+	if (!o->aggregate)
+		return FLOE_COL_TS;
+	/* window_end is the aggregate table's second field; a table whose second field is
+	 * something else (made by another writer) has no closed file. */
+	const char *type = NULL, *name = NULL;
+	bool required;
+	int32_t id = 2;
+	if (!floe_ice_meta_schema_field(floe_table_meta(o->table), id, &type, &required, &name) ||
+	    !name || strcmp(name, FLOE_AGG_COL_WINDOW_END) != 0 || !type ||
+	    strcmp(type, "timestamptz") != 0)
+		return 0;
+	return id;
 }

@@ -248,6 +248,7 @@ int floe_maintain_respec(struct compact *c)
 	    .closed_before_us = o->now_us - (int64_t)o->cfg->maintain.min_age_ms * 1000,
 	    .max_files = 100000,
 	    .old_specs = true,
+	    .time_field_id = floe_maintain_time_field(o),
 	};
 	const struct floe_table_files *cur = c->fs;
 	struct respec *rs = floe_calloc(c->a, 1, sizeof(*rs));

@@ -231,7 +231,10 @@ static int open_raw(struct floe_runner *r, size_t k, struct floe_err *err)
 		return floe_err_set(err, rc, "cannot open spool %s: %s", rt->spool_dir,
 				    floe_strerror(rc));
 	}
-	return 0;
+	/* A table found behind the record of its last commit lost commits. The logs table
+	 * is checked against the checkpoint's record instead, which knows the metadata
+	 * version too (runner_state.c, check_not_behind); the others by their output's. */
+	return k ? floe_output_check_behind(rt->out, err) : 0;
 }
 
 /* The warehouse, the table in it and the spool, with a second handle on the spool for

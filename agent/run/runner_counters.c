@@ -8,12 +8,14 @@
 #include "agent/pipeline/assemble.h"
 #include "agent/pipeline/decode.h"
 #include "agent/run/counters.h"
+#include "agent/run/maintain.h"
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
 #include "platform/log.h"
 #include "platform/owner.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* Input i's counters: its own, with its decoder's rejected lines and timestamps where
@@ -37,22 +39,27 @@ static void input_counters(struct floe_runner *r, size_t i, struct floe_input_co
 	}
 }
 
-/* The runner's counters; the parse and timestamp failures summed over the inputs. */
-/* v conversion failures of column name into g's list, by name. */
-static void add_named(struct floe_run_counters *g, const char *name, uint64_t v)
+/* v conversion failures of column name of raw table table into g: its table's counter,
+ * and the total of the columns of that name. */
+static void add_conv(struct floe_run_counters *g, const char *table, const char *name, uint64_t v)
 {
 	size_t k = 0;
 	while (k < g->ncolumns && strcmp(g->column_names[k], name) != 0)
 		k++;
-	if (k == FLOE_COLS_MAX)
-		return;
-	if (k == g->ncolumns) {
+	if (k == g->ncolumns && k < FLOE_CONV_COUNTERS_MAX) {
 		g->column_names[g->ncolumns++] = name;
 		g->conv_failures[k] = 0;
 	}
-	g->conv_failures[k] += v;
+	if (k < FLOE_CONV_COUNTERS_MAX)
+		g->conv_failures[k] += v;
+	if (g->ntabcols == FLOE_CONV_COUNTERS_MAX)
+		return;
+	g->tabcol_table[g->ntabcols] = table;
+	g->tabcol_column[g->ntabcols] = name;
+	g->tabcol_failures[g->ntabcols++] = v;
 }
 
+/* The runner's counters; the parse and timestamp failures summed over the inputs. */
 static void run_counters(struct floe_runner *r, const struct floe_input_counters *in,
 			 struct floe_run_counters *g)
 {
@@ -140,9 +147,9 @@ static void run_counters(struct floe_runner *r, const struct floe_input_counters
 	    .agg_pool_bytes = pool_bytes,
 	    .agg_pool_grown_bytes = pool_grown,
 	};
-	/* Typed columns: each table's plan, the decoders' that of their input's table;
-	 * a column of one name in several tables is one counter. */
-	g->ncolumns = 0;
+	/* Typed columns: each table's plan, the decoders' that of their input's table; a
+	 * column of one name in several tables is a counter of each, and one total. */
+	g->ncolumns = g->ntabcols = 0;
 	for (size_t k = 0; k < r->nraw; k++) {
 		const struct run_table *rt = &r->raw[k];
 		const struct floe_colplan *p = &rt->cols;
@@ -157,8 +164,36 @@ static void run_counters(struct floe_runner *r, const struct floe_input_counters
 					: NULL;
 				v += cf && c < nc ? cf[c] : 0;
 			}
-			add_named(g, p->col[c].name, v);
+			add_conv(g, rt->cfg->name, p->col[c].name, v);
 		}
+	}
+}
+
+/* The last `floe maintain` run of this state_dir (its record in state_dir/maintain, see
+ * agent/run/maintain.h), after the counters: in /metrics as gauges by table, in
+ * metrics.json as its member "maintain". A record that does not fit the document is left
+ * out of it (the document stays whole): the agent's own counters come first. */
+static void maintain_record(struct floe_runner *r, bool prom, struct floe_buf *b)
+{
+	char path[FLOE_PATH_MAX + 32];
+	size_t len = b->len;
+	if (snprintf(path, sizeof(path), "%s/maintain/metrics.json", r->set.state_dir) >=
+	    (int)sizeof(path))
+		return;
+	if (prom) {
+		(void)floe_maintain_record_render(r->alloc, path, true, b);
+		return;
+	}
+	/* metrics.json ends with "}\n": the member goes before it. */
+	if (len < 2 || memcmp(b->data + len - 2, "}\n", 2) != 0)
+		return;
+	b->len = len - 2;
+	size_t at = b->len;
+	if (floe_buf_printf(b, ",\"maintain\":") ||
+	    floe_maintain_record_render(r->alloc, path, false, b) || b->len == at + 12 ||
+	    floe_buf_printf(b, "}\n")) {
+		b->len = len - 2;
+		(void)floe_buf_printf(b, "}\n"); /* fits: it was there */
 	}
 }
 
@@ -189,6 +224,8 @@ int floe_run_counters_render(struct floe_runner *r, bool prom, struct floe_buf *
 		floe_counter_totals_apply(r->env.o.carry->totals, &g, in, r->in.n);
 	rc = prom ? floe_counters_prom(&g, in, r->in.n, b) : floe_counters_json(&g, in, r->in.n, b);
 	floe_free(r->alloc, in);
+	if (rc == 0)
+		maintain_record(r, prom, b);
 	return rc;
 }
 

@@ -38,7 +38,7 @@ void floe_runner_write_metrics(struct floe_runner *r)
 {
 	FLOE_OWNER(FLOE_ROLE_MAIN);
 	struct floe_buf b;
-	floe_buf_init(&b, r->alloc, (16u << 10) + r->in.n * 1536u);
+	floe_buf_init(&b, r->alloc, (32u << 10) + r->in.n * 1536u); /* with maintain's record */
 	int rc = floe_run_counters_render(r, false, &b);
 	if (rc == 0)
 		rc = floe_fs_write_atomic(r->set.metrics_path, b.data, b.len);

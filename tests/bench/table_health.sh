@@ -85,7 +85,7 @@ for _ in $(seq "$REPEAT"); do
 	dc=$(echo "$line" | sed -n 's/.*cpu=\([^ ]*\).*/\1/p')
 	if [ -z "$best_duck" ] || [ "$(echo "$ds < ${best_duck%% *}" | bc -l)" = 1 ]; then best_duck="$ds $dr $dc"; fi
 done
-out=$(grep '^compacted' "$W/f.log" || true)
+out=$(grep '^logs: compacted' "$W/f.log" || true)
 echo "floe maintain: $out"
 printf '%-22s %8s %8s %11s %9s %8s\n' "" seconds "MB/s" "rows/s" "RSS KiB" "CPU s"
 read -r fs fr fc <<<"$best_floe"

@@ -25,7 +25,7 @@ maintain_record() {
 	wait_log "$d/agent.log" "committed snapshot" 30 || { echo "the agent committed nothing"; return 1; }
 	FLOE_FS_RECORD="$rec" "$FLOE_BIN" maintain -c "$d/floe.yaml" --log-level info >"$d/maintain.log" 2>&1 ||
 		{ echo "the recorded maintain failed: $(tail -3 "$d/maintain.log")"; return 1; }
-	grep -q "^compacted [1-9]" "$d/maintain.log" || { echo "maintain compacted nothing: $(cat "$d/maintain.log")"; return 1; }
+	grep -q "^logs: compacted [1-9]" "$d/maintain.log" || { echo "maintain compacted nothing: $(cat "$d/maintain.log")"; return 1; }
 	tail_lines 100
 	stop_pid $pid 30 || { echo "the agent's stop exited $?"; return 1; }
 	TOTAL=$next

@@ -88,6 +88,20 @@ stop_pid() {
 	return 124
 }
 
+# kill_at_random TENTHS CMD...: runs CMD in the background (output discarded) and kills
+# it -9 at a random moment of its first TENTHS tenths of a second, then reaps it: a test of
+# what any point of a run leaves behind.
+kill_at_random() {
+	local within=$1 p
+	shift
+	"$@" >/dev/null 2>&1 &
+	p=$!
+	PIDS+=("$p")
+	sleep "0.$((RANDOM % within))$((RANDOM % 10))"
+	kill -9 "$p" 2>/dev/null || true
+	wait "$p" 2>/dev/null || true
+}
+
 # duck "SQL"...: runs SQL in DuckDB, prints rows as JSON arrays.
 duck() { node "$READER/duck.js" "$@"; }
 

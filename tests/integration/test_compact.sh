@@ -101,7 +101,7 @@ v_before=$(cat "$tbl/metadata/version-hint.text")
 rc=0
 "$FLOE_BIN" maintain -c "$d/floe.yaml" >"$d/out" 2>"$d/err" || rc=$?
 check "maintain succeeds (exit 0)" test "$rc" = 0
-grep -q "^compacted 1 partitions: $COMMITS files" "$d/out" || { cat "$d/out" "$d/err"; fail "maintain reports the day's $COMMITS files"; }
+grep -q "^logs: compacted 1 partitions: $COMMITS files" "$d/out" || { cat "$d/out" "$d/err"; fail "maintain reports the day's $COMMITS files"; }
 live_files "$tbl" | grep 'ts_day=2026-03-01' >"$d/after"
 echo "# $(wc -l <"$d/before") files before, $(wc -l <"$d/after") after: $(cat "$d/out")"
 check "the file count dropped" test "$(wc -l <"$d/after")" -lt "$(($(wc -l <"$d/before") / 4))"
@@ -158,13 +158,7 @@ for k in $(seq 1 "$KILLS"); do
 		FLOE_CRASH_AT=${points[$(((k / 2 - 1) % ${#points[@]}))]} "$FLOE_BIN" maintain -c "$d/floe.yaml" \
 			>/dev/null 2>&1 || true
 	else
-		"$FLOE_BIN" maintain -c "$d/floe.yaml" >/dev/null 2>&1 &
-		pid=$!
-		PIDS+=("$pid")
-		# A random moment of the run: what is being tested is any point of it.
-		sleep "0.$((RANDOM % 4))$((RANDOM % 10))"
-		kill -9 "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
+		kill_at_random 4 "$FLOE_BIN" maintain -c "$d/floe.yaml"
 	fi
 	n=$((n + 1))
 	"$FLOE_BIN" inspect "$tbl" >/dev/null 2>&1 || { echo "# unreadable after kill $k"; bad=$((bad + 1)); }
@@ -175,8 +169,8 @@ unlisted "$tbl" >"$d/orphans"
 echo "# $(wc -l <"$d/orphans") output files of killed runs that no snapshot lists"
 check "a run after the kills completes" "$FLOE_BIN" maintain -c "$d/clean.yaml"
 check "and the table is exact" exact "$tbl" "$d/logs/k.log"
-check "no file of a killed run is left in state_dir/maintain (its lock aside)" \
-	test -z "$(ls "$d/state/maintain" | grep -vx lock)"
+check "no file of a killed run is left in state_dir/maintain (its lock and the run's record aside)" \
+	test -z "$(ls "$d/state/maintain" | grep -vx -e lock -e metrics.json)"
 check "the kills left output files that no snapshot lists" test -s "$d/orphans"
 check "and the run after the kills deleted every one" test -z "$(unlisted "$tbl")"
 
@@ -240,7 +234,7 @@ v=$(cat "$tbl/metadata/version-hint.text")
 lists=$(ls "$tbl/metadata" | grep -c '^snap-')
 "$FLOE_BIN" maintain -c "$d/m.yaml" >"$d/out" 2>&1 || true
 check "maintain expires 3 of 5 snapshots without compacting ($(tail -1 "$d/out"))" \
-	grep -q "^compacted 0 partitions.*; 3 more snapshots expired$" "$d/out"
+	grep -q "^logs: compacted 0 partitions.*; 3 more snapshots expired$" "$d/out"
 check "in one new metadata version" test "$(cat "$tbl/metadata/version-hint.text")" = $((v + 1))
 check "2 snapshots are kept" test "$("$FLOE_BIN" inspect "$tbl" | sed -n 's/^snapshots //p')" = 2
 check "the expired snapshots' lists are deleted" test "$(ls "$tbl/metadata" | grep -c '^snap-')" = $((lists - 3))

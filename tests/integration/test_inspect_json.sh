@@ -23,7 +23,7 @@ for run in 1 2 3 4 5; do
 	"$FLOE_BIN" run -c "$d/floe.yaml" --once --log-level error
 done
 check "maintain compacts the day" "$FLOE_BIN" maintain -c "$d/floe.yaml" >"$d/maint.out" 2>&1
-grep -q '^compacted 1 partitions' "$d/maint.out" || cat "$d/maint.out"
+grep -q '^logs: compacted 1 partitions' "$d/maint.out" || cat "$d/maint.out"
 
 # The old recipe: every file under data/, the replaced ones included.
 glob=$(duck "select count(*) from read_parquet('$tbl/data/**/*.parquet')" | tr -d '[]"')

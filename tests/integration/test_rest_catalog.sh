@@ -51,7 +51,7 @@ check "(a) no request or answer broke the OpenAPI document" test ! -s "$T/cat/vi
 check "(a) no token or secret in floe's debug log or the catalog's" \
 	bash -c "! grep -q 'S3cr3t\|Bearer\|access_token' '$T/run1.log' '$T/cat/requests.log'"
 check "floe maintain works on the catalog's table (nothing closed to compact), making no table of its own" \
-	bash -c "'$FLOE_BIN' maintain -c '$T/floe.yaml' 2>/dev/null | grep -q '^compacted 0 partitions' && ! test -e '$T/state/warehouse/edge'"
+	bash -c "'$FLOE_BIN' maintain -c '$T/floe.yaml' 2>/dev/null | grep -q '^logs: compacted 0 partitions' && ! test -e '$T/state/warehouse/edge'"
 stop_pid "$REST_PID" || true
 
 # A catalog that assigns its own field ids (from 101): floe must not write its own ids

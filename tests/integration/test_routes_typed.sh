@@ -8,6 +8,7 @@
 # its spool. A restart with a column added to security's list evolves security's schema
 # only.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/routes_lib.sh"
 
 d="$T/rt"
 mkdir -p "$d/logs"
@@ -36,14 +37,7 @@ conf() { # conf SECURITY-COLUMNS
 	cat >"$d/floe.yaml" <<YAML
 agent: {id: routes-typed, state_dir: $d/state}
 inputs:
-  - { type: tail, paths: ["$d/logs/access.log"], start_at: beginning, parser: apache_combined,
-      table: access }
-  - type: tail
-    paths: ["$d/logs/auth.log"]
-    start_at: beginning
-    parser: logfmt
-    route:
-      - { field: app, equals: sshd, table: security }
+$(access_and_auth "$d")
 tables:
   logs: { commit_interval: 1s }
   access: { partition_by: [], commit_interval: 1s }

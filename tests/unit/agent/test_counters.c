@@ -66,6 +66,11 @@ static void test_same_counters(void **state)
 	g.column_names[1] = "bytes";
 	g.conv_failures[0] = next++;
 	g.conv_failures[1] = next++;
+	/* And per raw table: status in two tables counts apart. */
+	g.ntabcols = 3;
+	g.tabcol_table[0] = "logs", g.tabcol_column[0] = "status", g.tabcol_failures[0] = next++;
+	g.tabcol_table[1] = "access", g.tabcol_column[1] = "status", g.tabcol_failures[1] = next++;
+	g.tabcol_table[2] = "access", g.tabcol_column[2] = "bytes", g.tabcol_failures[2] = next++;
 	/* Raw tables' counters, labelled by table. */
 	struct floe_table_counters tabs[2] = {{"logs", {next, next + 1, next + 2}},
 					      {"access", {next + 3, next + 4, next + 5}}};
@@ -217,6 +222,29 @@ static void test_totals_columns(void **state)
 	floe_counter_totals_free(t);
 }
 
+/* A table's column counts apart from another table's column of the same name, and goes
+ * on across runners by both names. */
+static void test_totals_table_columns(void **state)
+{
+	(void)state;
+	struct floe_run_counters g = {.ntabcols = 2,
+				      .tabcol_table = {"logs", "access"},
+				      .tabcol_column = {"status", "status"},
+				      .tabcol_failures = {3, 5}};
+	struct floe_counter_totals *t = NULL;
+	assert_int_equal(floe_counter_totals_new(&t), 0);
+	assert_int_equal(floe_counter_totals_add(t, &g, NULL, 0), 0);
+	struct floe_run_counters now = {.ntabcols = 3,
+					.tabcol_table = {"access", "security", "logs"},
+					.tabcol_column = {"status", "status", "status"},
+					.tabcol_failures = {1, 1, 1}};
+	floe_counter_totals_apply(t, &now, NULL, 0);
+	assert_int_equal(now.tabcol_failures[0], 6);
+	assert_int_equal(now.tabcol_failures[1], 1);
+	assert_int_equal(now.tabcol_failures[2], 4);
+	floe_counter_totals_free(t);
+}
+
 /* A raw table's counters go on across runners by its name; a column of the same name is
  * another counter. */
 static void test_totals_tables(void **state)
@@ -244,10 +272,9 @@ static void test_totals_tables(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_same_counters),
-	    cmocka_unit_test(test_totals),
-	    cmocka_unit_test(test_totals_columns),
-	    cmocka_unit_test(test_totals_tables),
+	    cmocka_unit_test(test_same_counters),	 cmocka_unit_test(test_totals),
+	    cmocka_unit_test(test_totals_columns),	 cmocka_unit_test(test_totals_tables),
+	    cmocka_unit_test(test_totals_table_columns),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

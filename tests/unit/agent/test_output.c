@@ -13,10 +13,13 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <string.h>
 #include <fcntl.h>
 #include <unistd.h>
 
 #include "agent/lake/output.h"
+#include "agent/lake/table.h"
+#include "formats/iceberg/metadata.h"
 #include "formats/base/error.h"
 #include "platform/fs.h"
 
@@ -300,6 +303,61 @@ static void test_table_opened_later_and_record(void **state)
 	floe_output_free(o);
 }
 
+/* write_record F TEXT: the output's record of its last commit, as written by a floe. */
+static void write_record(struct fixture *f, const char *text)
+{
+	char path[256];
+	snprintf(path, sizeof(path), "%s/.last-commit", f->spooldir);
+	assert_int_equal(floe_fs_write_atomic(path, text, strlen(text)), 0);
+}
+
+/* A table that holds fewer of the installation's commits than the output's record says
+ * lost commits: refused at the start's check and at a later first contact, whatever the
+ * table. A record of another table (uuid) or of an older floe (no uuid) is no loss. */
+static void test_table_behind_record(void **state)
+{
+	struct fixture *f = *state;
+	struct floe_output *o = output(f, false, true, NULL);
+	for (uint64_t s = 1; s <= 2; s++)
+		seal(f, s);
+	struct floe_output_report rep = {0};
+	struct floe_err err = {0};
+	floe_output_lend(o, 2);
+	assert_int_equal(floe_output_commit(o, 256, &rep, &err), 0);
+	assert_int_equal(floe_output_check_behind(o, &err), 0);
+	char text[128], uuid[64];
+	snprintf(uuid, sizeof(uuid), "%s",
+		 floe_ice_meta_uuid(floe_table_meta(floe_output_table(o))));
+	floe_output_free(o);
+	/* The record says 5, the table holds 2: behind (the record's lines: the number, the
+	 * table's location, its uuid). */
+	snprintf(text, sizeof(text), "5\n%s\n%s\n", "/somewhere/logs", uuid);
+	write_record(f, text);
+	o = output(f, false, true, NULL);
+	assert_int_equal(floe_output_check_behind(o, &err), FLOE_EREGRESS);
+	assert_non_null(strstr(err.msg, "is behind this agent"));
+	floe_output_free(o);
+	/* At the first contact of a start without the table: refused, the table let go. */
+	struct opener op = {f, false, 0};
+	o = output(f, false, false, &op);
+	seal(f, 3);
+	floe_output_lend(o, 3);
+	assert_int_equal(floe_output_commit(o, 256, &rep, &err), FLOE_EREGRESS);
+	assert_null(floe_output_table(o));
+	assert_int_equal(entries(f), 1);
+	floe_output_free(o);
+	/* Another table's record, and an older floe's without a uuid: no loss. */
+	write_record(f, "5\n/somewhere/logs\n00000000-0000-4000-8000-000000000000\n");
+	o = output(f, false, true, NULL);
+	assert_int_equal(floe_output_check_behind(o, &err), 0);
+	floe_output_free(o);
+	write_record(f, "5\n");
+	o = output(f, false, true, NULL);
+	assert_int_equal(floe_output_check_behind(o, &err), 0);
+	assert_int_equal(floe_output_committed(o), 5);
+	floe_output_free(o);
+}
+
 /* An entry file damaged while lent to a later start's first commit, on the main thread's
  * side: load quarantines it and says so. */
 static void test_load_quarantines_corrupt(void **state)
@@ -320,7 +378,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_commits_lent_in_order, setup, fixture_teardown),
-	    cmocka_unit_test_setup_teardown(test_landed_entries_are_removed, setup, fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_landed_entries_are_removed, setup,
+					    fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_corrupt_entry_file_rebuildable, setup,
 					    fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_corrupt_entry_file_aggregate, setup,
@@ -331,6 +390,7 @@ int main(void)
 					    fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_table_opened_later_and_record, setup,
 					    fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_table_behind_record, setup, fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_load_quarantines_corrupt, setup, fixture_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
