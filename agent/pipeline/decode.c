@@ -179,13 +179,22 @@ static bool eq_nocase(const char *s, size_t n, const char *lit)
 	return true;
 }
 
-/* The next of the NULL-terminated keys, from *k on, that the fields hold with a non-null
- * value: true with its value in *v and *vl and *k past it; false when none is left. */
-static bool next_field(const struct floe_fields *f, const char *const *keys, size_t *k,
+/* A field name with its length, known at compile time: these lists are looked up on
+ * every line. */
+struct key {
+	const char *s;
+	size_t n;
+};
+#define KEY(lit) {lit, sizeof(lit) - 1}
+
+/* The next of the keys (ended by one with s NULL), from *k on, that the fields hold with
+ * a non-null value: true with its value in *v and *vl and *k past it; false when none is
+ * left. */
+static bool next_field(const struct floe_fields *f, const struct key *keys, size_t *k,
 		       const char **v, size_t *vl)
 {
-	for (; keys[*k]; ++*k) {
-		if (floe_fields_find(f, keys[*k], strlen(keys[*k]), v, vl) && *v) {
+	for (; keys[*k].s; ++*k) {
+		if (floe_fields_find(f, keys[*k].s, keys[*k].n, v, vl) && *v) {
 			++*k;
 			return true;
 		}
@@ -222,11 +231,12 @@ static int severity_of(const char *s, size_t n)
  * mapped last (map_message). */
 static void map_columns(struct floe_decoder *d, struct floe_record *rec)
 {
-	static const char *const level_keys[] = {"level", "severity", "lvl", "loglevel", NULL};
-	static const char *const app_keys[] = {"app", "app_name", "appname", "program", "service",
-					       NULL};
-	static const char *const host_keys[] = {"host", "hostname", NULL};
-	static const char *const ts_keys[] = {"ts", "time", "timestamp", NULL};
+	static const struct key level_keys[] = {KEY("level"), KEY("severity"), KEY("lvl"),
+						KEY("loglevel"), {NULL, 0}};
+	static const struct key app_keys[] = {KEY("app"),     KEY("app_name"), KEY("appname"),
+					      KEY("program"), KEY("service"),  {NULL, 0}};
+	static const struct key host_keys[] = {KEY("host"), KEY("hostname"), {NULL, 0}};
+	static const struct key ts_keys[] = {KEY("ts"), KEY("time"), KEY("timestamp"), {NULL, 0}};
 	const char *v;
 	size_t vl, k = 0;
 	while (!rec->has_severity && next_field(d->fields, level_keys, &k, &v, &vl)) {
@@ -267,7 +277,7 @@ static void map_columns(struct floe_decoder *d, struct floe_record *rec)
  * option reads it. */
 static void map_message(struct floe_decoder *d, struct floe_record *rec)
 {
-	static const char *const message_keys[] = {"message", "msg", NULL};
+	static const struct key message_keys[] = {KEY("message"), KEY("msg"), {NULL, 0}};
 	const char *v;
 	size_t vl, k = 0;
 	if (d->ts_from_message)

@@ -126,6 +126,13 @@ static void test_combined(void **state)
 	parse_ok("h - - [10/Oct/2000:13:55:36 -0700] \"get / HTTP/1.1 extra\" 400 0 \"-\" \"-\"",
 		 true, 971211336LL * 1000000);
 	expect_val("request", "get / HTTP/1.1 extra");
+	/* An escaped backslash before the closing quote: the string ends there. */
+	parse_ok("h - - [10/Oct/2000:13:55:36 -0700] \"GET /a\\\\ HTTP/1.1\" 200 0 \"r\\\\\" "
+		 "\"\\\\\"",
+		 true, 971211336LL * 1000000);
+	expect_val("path", "/a\\\\");
+	expect_val("referer", "r\\\\");
+	expect_val("user_agent", "\\\\");
 }
 
 static void test_near_misses(void **state)
@@ -154,6 +161,11 @@ static void test_near_misses(void **state)
 	    {"h - - [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.0\" 200 1", true, 57},
 	    {"h - - [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.0\" 200 1 \"-\" \"-", true, 64},
 	    {"h - - [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.0\" 200 1 - \"-\"", true, 58},
+	    /* A quote escaped at the line's end leaves the string open; so does a backslash
+	     * as the last byte. */
+	    {"h - - [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.0\\\"", false, 52},
+	    {"h - - [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.0\\", false, 51},
+	    {"h - - [10/Oct/2000:13:55:36 -0700] \"GET / \\\"HTTP/1.0\\\" 200 1", false, 60},
 	    /* Two spaces where one belongs. */
 	    {"h  - - [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.0\" 200 1", false, 2},
 	};
