@@ -220,8 +220,14 @@ static int dict_add(struct floe_pq_chunk *c, const uint8_t *p, size_t n, bool *a
 	if (!c->dict_on)
 		return c->o.bloom && !c->bloom_live ? bloom_go_live(c) : 0;
 	int rc = floe_pq_dict_put(&c->dict, p, n, c->o.dict_cap, &idx, added);
-	if (rc == FLOE_ELIMIT)
+	if (rc == FLOE_ELIMIT) {
+		/* A dictionary that fills up has many distinct values (a map's values, URLs
+		 * with ids): the next chunks would fill theirs too, hashing and copying their
+		 * first values for a dictionary page and then falling back. They skip it, as
+		 * after a probe, and try again now and then. */
+		c->dict_skip = DICT_RETRY;
 		return fall_back(c);
+	}
 	if (rc)
 		return rc;
 	*plain = false;
