@@ -137,6 +137,14 @@ static void request(struct floe_fields *f, const char *r, size_t n)
 		floe_fields_add(f, "protocol", 8, sp2 + 1, (size_t)(end - sp2 - 1));
 }
 
+const char *const *floe_access_log_field_names(void)
+{
+	static const char *const names[] = {"client", "ident",	 "user",       "method",
+					    "path",   "protocol", "status",     "bytes",
+					    "referer", "user_agent", "request", NULL};
+	return names;
+}
+
 int floe_access_log_parse(const char *p, size_t len, bool combined, struct floe_fields *f,
 			  int64_t *ts_us, struct floe_err *err)
 {

@@ -52,6 +52,18 @@ static void parse_ok(const char *line, bool combined, int64_t want_ts)
 	if (rc)
 		fail_msg("%s: %s", line, why.msg);
 	assert_int_equal(ts, want_ts);
+	/* Every field is one of the names the scanner declares (the decoder skips the
+	 * column rules' lookups by that list). */
+	const char *const *keys = floe_fields_keys(f);
+	const size_t *klens = floe_fields_key_lens(f);
+	for (size_t i = 0; i < floe_fields_count(f); i++) {
+		bool known = false;
+		for (const char *const *n = floe_access_log_field_names(); *n && !known; n++)
+			known = strlen(*n) == klens[i] && memcmp(*n, keys[i], klens[i]) == 0;
+		if (!known)
+			fail_msg("%s: field %.*s is not in floe_access_log_field_names", line,
+				 (int)klens[i], keys[i]);
+	}
 }
 
 static void test_common(void **state)
