@@ -401,7 +401,8 @@ static size_t open_page_bytes(const struct floe_pq_chunk *c)
 	return n;
 }
 
-int floe_pq_chunk_end_row(struct floe_pq_chunk *c, size_t *buffered, size_t *held)
+int floe_pq_chunk_end_row_open(struct floe_pq_chunk *c, size_t *buffered, size_t *held,
+			       size_t *open_out)
 {
 	c->rows++;
 	size_t open = open_page_bytes(c);
@@ -411,13 +412,21 @@ int floe_pq_chunk_end_row(struct floe_pq_chunk *c, size_t *buffered, size_t *hel
 		int rc = close_page(c);
 		if (rc)
 			return rc;
-		open = 0;
+		open = open_page_bytes(c); /* the next page's: empty */
 	}
+	size_t dict = floe_pq_dict_bytes(&c->dict);
 	if (buffered)
-		*buffered = (size_t)c->m.unc_size + open + floe_pq_dict_bytes(&c->dict);
+		*buffered = (size_t)c->m.unc_size + open + dict;
 	if (held)
 		*held = c->held;
+	if (open_out)
+		*open_out = open + dict;
 	return 0;
+}
+
+int floe_pq_chunk_end_row(struct floe_pq_chunk *c, size_t *buffered, size_t *held)
+{
+	return floe_pq_chunk_end_row_open(c, buffered, held, NULL);
 }
 
 size_t floe_pq_chunk_buffered(const struct floe_pq_chunk *c)
