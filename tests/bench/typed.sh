@@ -14,10 +14,11 @@
 # typed query time >= 5; message left out / zstd -3 <= 0.8; apache_combined >= 1 M
 # lines/CPU-s; regex >= 600 k). Asserts
 # nothing, tunes nothing.
-# Measured 2026-12-06 (Release, 1M lines, 2 shared CPUs under load 4-10; lines per CPU
-# second, the least of 5 runs): none 1.07 M, apache_combined 0.41-0.48 M, regex 0.36-0.41
-# M. Instructions per line (callgrind, 100k lines, every thread): none 8.3 k, of which
-# zstd -3 3.3 k; apache_combined 18.7 k, zstd 5.2 k; regex 23.6 k, zstd 6.5 k. Codecs on
+# Measured 2026-12-06 (Release, 1M lines, 2 shared CPUs under load 3-10; lines per CPU
+# second, REPEAT=3): none 1.11 M, apache_combined 0.56 M, regex 0.38 M (one run; the
+# load moves them by up to a fifth). Instructions per line (callgrind, 100k lines, every
+# thread): none 8.0 k, of which zstd -3 3.3 k; apache_combined 18.1 k, zstd 5.2 k; regex
+# 23.4 k, zstd 6.5 k (before that day's changes: 8.4 k, 21.9 k, 24.8 k). Codecs on
 # the same 1M lines (tables.logs.codec, zstd_level; CPU ms and bytes per row):
 #   none            uncompressed 671 / 188.3, lz4_raw 673 / 43.7, zstd 1: 831 / 28.3,
 #                   zstd 2: 945 / 28.3, zstd 3: 993 / 28.6
