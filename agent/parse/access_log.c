@@ -23,8 +23,8 @@ static int fail(struct scan *s, struct floe_err *err)
 static bool token(struct scan *s, const char **v, size_t *vl)
 {
 	size_t b = s->at;
-	while (s->at < s->len && s->p[s->at] != ' ')
-		s->at++;
+	const char *sp = memchr(s->p + b, ' ', s->len - b);
+	s->at = sp ? (size_t)(sp - s->p) : s->len;
 	*v = s->p + b;
 	*vl = s->at - b;
 	return *vl > 0;
@@ -45,10 +45,22 @@ static bool quoted(struct scan *s, const char **v, size_t *vl)
 	if (s->at >= s->len || s->p[s->at] != '"')
 		return false;
 	size_t b = ++s->at;
-	while (s->at < s->len && s->p[s->at] != '"')
-		s->at += s->p[s->at] == '\\' && s->at + 1 < s->len ? 2 : 1;
-	if (s->at >= s->len)
-		return false;
+	/* memchr finds the next quote, a word at a time; a backslash before it (most
+	 * values have none) takes the byte after it in, and the search goes on past that. */
+	for (;;) {
+		const char *q = memchr(s->p + s->at, '"', s->len - s->at);
+		if (!q) {
+			s->at = s->len; /* an unclosed string is reported at the line's end */
+			return false;
+		}
+		size_t end = (size_t)(q - s->p);
+		const char *bs = memchr(s->p + s->at, '\\', end - s->at);
+		if (!bs) {
+			s->at = end;
+			break;
+		}
+		s->at = (size_t)(bs - s->p) + 2; /* at most end + 1: the quote is after bs */
+	}
 	*v = s->p + b;
 	*vl = s->at - b;
 	s->at++;
@@ -80,9 +92,16 @@ static bool clf_time(const char *t, size_t n, int64_t *us)
 	    !digits(t + 15, 2, &min) || !digits(t + 18, 2, &sec) || !digits(t + 22, 2, &zh) ||
 	    !digits(t + 24, 2, &zm))
 		return false;
-	for (unsigned m = 0; m < 12 && !month; m++)
-		if (memcmp(months + 3 * m, t + 3, 3) == 0)
+	/* The three letters as one number against the twelve: a memcmp call per month
+	 * cost more than the rest of the time. */
+	uint32_t name = (uint32_t)(unsigned char)t[3] << 16 | (uint32_t)(unsigned char)t[4] << 8 |
+			(unsigned char)t[5];
+	for (unsigned m = 0; m < 12 && !month; m++) {
+		const char *k = months + 3 * m;
+		if (name == ((uint32_t)(unsigned char)k[0] << 16 | (uint32_t)(unsigned char)k[1] << 8 |
+			     (unsigned char)k[2]))
 			month = m + 1;
+	}
 	if (!month || day < 1 || day > floe_civil_days_in_month(year, month) || hour > 23 ||
 	    min > 59 || sec > 60 || zh > 23 || zm > 59)
 		return false;
@@ -116,6 +135,14 @@ static void request(struct floe_fields *f, const char *r, size_t n)
 	floe_fields_add(f, "path", 4, sp1 + 1, (size_t)(pe - sp1 - 1));
 	if (sp2)
 		floe_fields_add(f, "protocol", 8, sp2 + 1, (size_t)(end - sp2 - 1));
+}
+
+const char *const *floe_access_log_field_names(void)
+{
+	static const char *const names[] = {"client", "ident",	 "user",       "method",
+					    "path",   "protocol", "status",     "bytes",
+					    "referer", "user_agent", "request", NULL};
+	return names;
 }
 
 int floe_access_log_parse(const char *p, size_t len, bool combined, struct floe_fields *f,

@@ -49,6 +49,9 @@ struct floe_decoder {
 	size_t tklens[MAX_FIELDS], tvlens[MAX_FIELDS];
 	uint64_t conv_failures[FLOE_COLS_MAX];
 	bool message_unparsed; /* the plan's: a line taken apart leaves its message out */
+	/* The parser's field names are fixed and none fills a column (the access logs'):
+	 * the column rules' lookups are skipped, since they never match. */
+	bool no_column_fields;
 };
 
 #define FAILURE_LOG_US (60 * 1000000LL)
@@ -85,6 +88,37 @@ static void log_failure(struct floe_decoder *d, struct failure_log *l, const cha
 	l->more = 0;
 }
 
+/* A field name with its length, known at compile time: these lists are looked up on
+ * every line. */
+struct key {
+	const char *s;
+	size_t n;
+};
+#define KEY(lit) {lit, sizeof(lit) - 1}
+
+/* The parsed fields that fill a column, by the column (README, "inputs[].parser"). */
+static const struct key level_keys[] = {KEY("level"), KEY("severity"), KEY("lvl"), KEY("loglevel"),
+					{NULL, 0}};
+static const struct key app_keys[] = {KEY("app"),     KEY("app_name"), KEY("appname"),
+				      KEY("program"), KEY("service"),  {NULL, 0}};
+static const struct key host_keys[] = {KEY("host"), KEY("hostname"), {NULL, 0}};
+static const struct key ts_keys[] = {KEY("ts"), KEY("time"), KEY("timestamp"), {NULL, 0}};
+static const struct key message_keys[] = {KEY("message"), KEY("msg"), {NULL, 0}};
+
+/* Whether a parser that only ever gives fields of these names (NULL-terminated) can give
+ * one that fills a column. */
+static bool names_fill_columns(const char *const *names)
+{
+	static const struct key *const lists[] = {level_keys, app_keys, host_keys, ts_keys,
+						  message_keys};
+	for (size_t l = 0; l < sizeof(lists) / sizeof(lists[0]); l++)
+		for (const struct key *k = lists[l]; k->s; k++)
+			for (size_t i = 0; names[i]; i++)
+				if (strcmp(names[i], k->s) == 0)
+					return true;
+	return false;
+}
+
 void floe_decoder_set_name(struct floe_decoder *d, const char *name)
 {
 	snprintf(d->name, sizeof(d->name), "%s", name);
@@ -105,6 +139,9 @@ int floe_decoder_new(struct floe_alloc *a, const struct floe_config_input *in,
 		floe_err_set(err, rc, "%s", floe_strerror(rc));
 		goto out;
 	}
+	if (in->parser == FLOE_PARSER_APACHE_COMMON || in->parser == FLOE_PARSER_APACHE_COMBINED ||
+	    in->parser == FLOE_PARSER_NGINX_COMBINED)
+		d->no_column_fields = !names_fill_columns(floe_access_log_field_names());
 	if (in->parser == FLOE_PARSER_REGEX &&
 	    (rc = floe_regex_new(a, in->pattern, strlen(in->pattern), (size_t)in->max_line_bytes, 0,
 				 &d->regex, err)))
@@ -179,13 +216,14 @@ static bool eq_nocase(const char *s, size_t n, const char *lit)
 	return true;
 }
 
-/* The next of the NULL-terminated keys, from *k on, that the fields hold with a non-null
- * value: true with its value in *v and *vl and *k past it; false when none is left. */
-static bool next_field(const struct floe_fields *f, const char *const *keys, size_t *k,
+/* The next of the keys (ended by one with s NULL), from *k on, that the fields hold with
+ * a non-null value: true with its value in *v and *vl and *k past it; false when none is
+ * left. */
+static bool next_field(const struct floe_fields *f, const struct key *keys, size_t *k,
 		       const char **v, size_t *vl)
 {
-	for (; keys[*k]; ++*k) {
-		if (floe_fields_find(f, keys[*k], strlen(keys[*k]), v, vl) && *v) {
+	for (; keys[*k].s; ++*k) {
+		if (floe_fields_find(f, keys[*k].s, keys[*k].n, v, vl) && *v) {
 			++*k;
 			return true;
 		}
@@ -222,11 +260,6 @@ static int severity_of(const char *s, size_t n)
  * mapped last (map_message). */
 static void map_columns(struct floe_decoder *d, struct floe_record *rec)
 {
-	static const char *const level_keys[] = {"level", "severity", "lvl", "loglevel", NULL};
-	static const char *const app_keys[] = {"app", "app_name", "appname", "program", "service",
-					       NULL};
-	static const char *const host_keys[] = {"host", "hostname", NULL};
-	static const char *const ts_keys[] = {"ts", "time", "timestamp", NULL};
 	const char *v;
 	size_t vl, k = 0;
 	while (!rec->has_severity && next_field(d->fields, level_keys, &k, &v, &vl)) {
@@ -267,7 +300,6 @@ static void map_columns(struct floe_decoder *d, struct floe_record *rec)
  * option reads it. */
 static void map_message(struct floe_decoder *d, struct floe_record *rec)
 {
-	static const char *const message_keys[] = {"message", "msg", NULL};
 	const char *v;
 	size_t vl, k = 0;
 	if (d->ts_from_message)
@@ -343,7 +375,8 @@ void floe_decoder_apply(struct floe_decoder *d, struct floe_record *rec)
 		}
 		d->st.fields_dropped += floe_fields_dropped(d->fields);
 		floe_fields_to_record(d->fields, rec);
-		map_columns(d, rec);
+		if (!d->no_column_fields)
+			map_columns(d, rec);
 	}
 	if (d->ts) {
 		const char *v = NULL;
@@ -362,7 +395,7 @@ void floe_decoder_apply(struct floe_decoder *d, struct floe_record *rec)
 			log_failure(d, &d->ts_log, "the timestamp", rec);
 		}
 	}
-	if (d->fields)
+	if (d->fields && !d->no_column_fields)
 		map_message(d, rec);
 	/* The line's fields hold what it said: its text is left out when the table asks
 	 * (tables.logs.message: unparsed). A line the parser did not take apart keeps it,

@@ -196,12 +196,31 @@ int floe_colplan_decode(const uint8_t *b, size_t len, struct floe_colplan *p)
 	return 0;
 }
 
-/* The attribute of key name (n bytes) in rec, or -1. */
-static long find_attr(const struct floe_record *rec, const char *name, size_t n)
+/* Whether attribute k of rec is named from (NUL-terminated, at most FLOE_COL_FROM_MAX
+ * bytes): the key's length bounds the compare, so no strlen per line. */
+static bool attr_is(const struct floe_record *rec, size_t k, const char *from)
 {
-	for (size_t i = 0; i < rec->nattrs; i++)
-		if (rec->attr_key_lens[i] == n && memcmp(rec->attr_keys[i], name, n) == 0)
-			return (long)i;
+	size_t n = rec->attr_key_lens[k];
+	const char *key = rec->attr_keys[k];
+	if (n > FLOE_COL_FROM_MAX || from[n] != '\0')
+		return false;
+	return n == 0 || (key[0] == from[0] && memcmp(key, from, n) == 0);
+}
+
+/* The attribute named from in rec, or -1, looked for from index hint on (wrapping):
+ * parsers give their fields in the same order line after line, and a plan takes them
+ * in that order, so the first place looked at is usually the one. */
+static long find_attr(const struct floe_record *rec, const char *from, size_t hint)
+{
+	size_t n = rec->nattrs;
+	if (hint >= n)
+		hint = 0;
+	for (size_t k = hint; k < n; k++)
+		if (attr_is(rec, k, from))
+			return (long)k;
+	for (size_t k = 0; k < hint; k++)
+		if (attr_is(rec, k, from))
+			return (long)k;
 	return -1;
 }
 
@@ -209,14 +228,18 @@ void floe_colplan_take(const struct floe_colplan *p, struct floe_record *rec,
 		       struct floe_pq_value *vals, const char **keys, size_t *klens,
 		       const char **avals, size_t *avlens, uint64_t *failures)
 {
-	/* Attributes are few (64 at most from a parser): a mark per attribute taken. */
+	/* The attributes taken: a bit each for the first 64 (a parser gives 64 at most), a
+	 * look through the columns for the others (records no parser made). */
+	uint64_t gone_bits = 0;
 	bool taken[FLOE_COLS_MAX] = {false};
 	long at[FLOE_COLS_MAX];
+	size_t hint = 0;
 	for (size_t i = 0; i < p->n; i++) {
-		vals[i] = (struct floe_pq_value){.is_null = true};
-		at[i] = find_attr(rec, p->col[i].from, strlen(p->col[i].from));
+		floe_pq_value_init(&vals[i], true);
+		at[i] = find_attr(rec, p->col[i].from, hint);
 		if (at[i] < 0)
 			continue;
+		hint = (size_t)at[i] + 1;
 		const char *v = rec->attr_vals ? rec->attr_vals[at[i]] : NULL;
 		if (v && floe_convert(p->col[i].type, v, rec->attr_val_lens[at[i]], &vals[i]) ==
 			     FLOE_CONV_FAIL) {
@@ -224,11 +247,13 @@ void floe_colplan_take(const struct floe_colplan *p, struct floe_record *rec,
 			continue;
 		}
 		taken[i] = true;
+		if (at[i] < 64)
+			gone_bits |= (uint64_t)1 << at[i];
 	}
 	size_t n = 0;
 	for (size_t k = 0; k < rec->nattrs; k++) {
-		bool gone = false;
-		for (size_t i = 0; i < p->n && !gone; i++)
+		bool gone = k < 64 && (gone_bits >> k & 1);
+		for (size_t i = 0; k >= 64 && i < p->n && !gone; i++)
 			gone = taken[i] && at[i] == (long)k;
 		if (gone)
 			continue;

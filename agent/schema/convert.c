@@ -163,7 +163,7 @@ enum floe_conv floe_convert(enum floe_col_type t, const char *p, size_t n,
 			    struct floe_pq_value *out)
 {
 	enum floe_conv rc = FLOE_CONV_FAIL;
-	memset(out, 0, sizeof(*out));
+	floe_pq_value_init(out, false);
 	if (t != FLOE_COL_STRING && t != FLOE_COL_BINARY && (n == 0 || (n == 1 && p[0] == '-'))) {
 		out->is_null = true;
 		return FLOE_CONV_NULL;
@@ -198,6 +198,6 @@ enum floe_conv floe_convert(enum floe_col_type t, const char *p, size_t n,
 		break;
 	}
 	if (rc != FLOE_CONV_OK)
-		memset(out, 0, sizeof(*out)), out->is_null = true;
+		floe_pq_value_init(out, true);
 	return rc;
 }

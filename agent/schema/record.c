@@ -75,35 +75,47 @@ const struct floe_ice_field *floe_log_fields(size_t *n)
 	return fields;
 }
 
-static struct floe_pq_value str_value(struct floe_str s)
+static void put_str(struct floe_pq_value *v, struct floe_str s)
 {
-	return (struct floe_pq_value){.is_null = s.p == NULL, .s = s.p, .len = s.len};
+	floe_pq_value_init(v, s.p == NULL);
+	v->s = s.p;
+	v->len = s.len;
 }
 
-/* Each value assigned whole (the rest zero): per row, this is cheaper than clearing the
- * array first with memset. */
+static void put_int(struct floe_pq_value *v, bool has, int64_t i)
+{
+	floe_pq_value_init(v, !has);
+	v->i = i;
+}
+
+/* Every value set whole, field by field (floe_pq_value_init says why). */
 void floe_record_to_row(const struct floe_record *rec, struct floe_pq_value *values,
 			size_t ncols)
 {
-	values[0] = (struct floe_pq_value){.i = rec->ts};
-	values[1] = (struct floe_pq_value){.i = rec->received_at};
-	values[2] = str_value(rec->host);
-	values[3] = str_value(rec->source);
-	values[4] = (struct floe_pq_value){.is_null = !rec->has_offset, .i = rec->offset};
-	values[5] = (struct floe_pq_value){.is_null = !rec->has_facility, .i = rec->facility};
-	values[6] = (struct floe_pq_value){.is_null = !rec->has_severity, .i = rec->severity};
-	values[7] = str_value(rec->app);
-	values[8] = str_value(rec->proc_id);
-	values[9] = str_value(rec->msg_id);
-	values[10] = str_value(rec->message);
-	values[11] = (struct floe_pq_value){.n = rec->nattrs,
-					    .keys = rec->attr_keys,
-					    .key_lens = rec->attr_key_lens,
-					    .vals = rec->attr_vals,
-					    .val_lens = rec->attr_val_lens};
-	for (size_t i = FLOE_LOG_NCOLS; i < ncols; i++)
-		values[i] = i - FLOE_LOG_NCOLS < rec->ntyped ? rec->typed[i - FLOE_LOG_NCOLS]
-							     : (struct floe_pq_value){.is_null = true};
+	put_int(&values[0], true, rec->ts);
+	put_int(&values[1], true, rec->received_at);
+	put_str(&values[2], rec->host);
+	put_str(&values[3], rec->source);
+	put_int(&values[4], rec->has_offset, rec->offset);
+	put_int(&values[5], rec->has_facility, rec->facility);
+	put_int(&values[6], rec->has_severity, rec->severity);
+	put_str(&values[7], rec->app);
+	put_str(&values[8], rec->proc_id);
+	put_str(&values[9], rec->msg_id);
+	put_str(&values[10], rec->message);
+	struct floe_pq_value *m = &values[11];
+	floe_pq_value_init(m, false);
+	m->n = rec->nattrs;
+	m->keys = rec->attr_keys;
+	m->key_lens = rec->attr_key_lens;
+	m->vals = rec->attr_vals;
+	m->val_lens = rec->attr_val_lens;
+	for (size_t i = FLOE_LOG_NCOLS; i < ncols; i++) {
+		if (i - FLOE_LOG_NCOLS < rec->ntyped)
+			values[i] = rec->typed[i - FLOE_LOG_NCOLS];
+		else
+			floe_pq_value_init(&values[i], true);
+	}
 }
 
 int floe_log_schema_check(const struct floe_ice_meta *m, struct floe_err *err)

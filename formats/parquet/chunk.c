@@ -220,8 +220,14 @@ static int dict_add(struct floe_pq_chunk *c, const uint8_t *p, size_t n, bool *a
 	if (!c->dict_on)
 		return c->o.bloom && !c->bloom_live ? bloom_go_live(c) : 0;
 	int rc = floe_pq_dict_put(&c->dict, p, n, c->o.dict_cap, &idx, added);
-	if (rc == FLOE_ELIMIT)
+	if (rc == FLOE_ELIMIT) {
+		/* A dictionary that fills up has many distinct values (a map's values, URLs
+		 * with ids): the next chunks would fill theirs too, hashing and copying their
+		 * first values for a dictionary page and then falling back. They skip it, as
+		 * after a probe, and try again now and then. */
+		c->dict_skip = DICT_RETRY;
 		return fall_back(c);
+	}
 	if (rc)
 		return rc;
 	*plain = false;
@@ -395,7 +401,8 @@ static size_t open_page_bytes(const struct floe_pq_chunk *c)
 	return n;
 }
 
-int floe_pq_chunk_end_row(struct floe_pq_chunk *c, size_t *buffered, size_t *held)
+int floe_pq_chunk_end_row_open(struct floe_pq_chunk *c, size_t *buffered, size_t *held,
+			       size_t *open_out)
 {
 	c->rows++;
 	size_t open = open_page_bytes(c);
@@ -405,13 +412,21 @@ int floe_pq_chunk_end_row(struct floe_pq_chunk *c, size_t *buffered, size_t *hel
 		int rc = close_page(c);
 		if (rc)
 			return rc;
-		open = 0;
+		open = open_page_bytes(c); /* the next page's: empty */
 	}
+	size_t dict = floe_pq_dict_bytes(&c->dict);
 	if (buffered)
-		*buffered = (size_t)c->m.unc_size + open + floe_pq_dict_bytes(&c->dict);
+		*buffered = (size_t)c->m.unc_size + open + dict;
 	if (held)
 		*held = c->held;
+	if (open_out)
+		*open_out = open + dict;
 	return 0;
+}
+
+int floe_pq_chunk_end_row(struct floe_pq_chunk *c, size_t *buffered, size_t *held)
+{
+	return floe_pq_chunk_end_row_open(c, buffered, held, NULL);
 }
 
 size_t floe_pq_chunk_buffered(const struct floe_pq_chunk *c)

@@ -111,6 +111,11 @@ int floe_pq_chunk_put_null(struct floe_pq_chunk *c, int rep, int def);
  * floe_pq_chunk_buffered(c) afterwards, *held (if not NULL) the bytes of finished pages
  * held in memory. */
 int floe_pq_chunk_end_row(struct floe_pq_chunk *c, size_t *buffered, size_t *held);
+/* The same, and *open receives floe_pq_chunk_open_bytes(c) afterwards (what the row
+ * computes anyway: the writer's size estimate takes it from here, once a row, rather
+ * than asking every chunk again). */
+int floe_pq_chunk_end_row_open(struct floe_pq_chunk *c, size_t *buffered, size_t *held,
+			       size_t *open);
 /* Bytes of finished pages held in memory. */
 size_t floe_pq_chunk_held(const struct floe_pq_chunk *c);
 /* Uncompressed bytes buffered so far (pages, open page, dictionary). */

@@ -131,6 +131,7 @@ static int emit_extras(struct floe_pq_writer *w, struct floe_pq_chunk_loc *locs,
 int floe_pq_writer_flush_row_group(struct floe_pq_writer *w)
 {
 	int rc;
+	w->est_ok = false; /* the row group's pages go out */
 	if (w->rg_rows == 0)
 		return 0;
 	if ((rc = grow_records(w)))

@@ -15,8 +15,15 @@
 #include "formats/parquet/footer.h"
 #include "formats/parquet/writer_impl.h"
 
+#include <assert.h>
 #include <stddef.h>
 #include <string.h>
+
+#ifdef NDEBUG
+#define DEBUG_CHECKS 0
+#else
+#define DEBUG_CHECKS 1 /* debug builds check the size estimate's cached sum */
+#endif
 
 #define FOOTER_MAX ((size_t)256 << 20)
 /* One row group's bloom filters, or column or offset indexes. */
@@ -521,21 +528,25 @@ int floe_pq_writer_add_row(struct floe_pq_writer *w, const struct floe_pq_value 
 		else
 			rc = floe_pq_chunk_put_int(l->chunk, 0, v->i);
 	}
-	size_t buffered = 0, held = 0, fly_held = 0, fly_buf = 0;
+	size_t buffered = 0, held = 0, fly_held = 0, fly_buf = 0, open = 0;
 	unsigned long done0 = w->acomp ? floe_pq_compressor_completed(w->acomp) : 0;
+	w->est_ok = false;
 	for (size_t j = 0; j < w->nleaves && !rc; j++) {
-		size_t b, h;
-		rc = floe_pq_chunk_end_row(w->leaves[j].chunk, &b, &h);
+		size_t b, h, o;
+		rc = floe_pq_chunk_end_row_open(w->leaves[j].chunk, &b, &h, &o);
 		buffered += b;
 		held += h;
+		open += o;
 	}
 	/* Pages the other thread has finished are completed here, then the ones still
 	 * queued or in flight are counted. A page completed during the sums above (by a
 	 * hand-over that had to wait) or here moved between them: sum again. */
 	if (!rc && w->acomp && floe_pq_compressor_busy(w->acomp))
 		rc = floe_pq_compressor_pump(w->acomp);
+	bool moved = false;
 	if (!rc && w->acomp && floe_pq_compressor_completed(w->acomp) != done0) {
 		sum_chunks(w, &buffered, &held);
+		moved = true;
 	}
 	for (size_t j = 0; !rc && w->acomp && floe_pq_compressor_busy(w->acomp) && j < w->nleaves;
 	     j++) {
@@ -561,8 +572,10 @@ int floe_pq_writer_add_row(struct floe_pq_writer *w, const struct floe_pq_value 
 		if ((rc = floe_pq_compressor_sync(w->acomp)))
 			goto out;
 		sum_chunks(w, &buffered, &held);
+		moved = true;
 	}
 	if (w->stream_leaf < 0 && held >= stream_min) {
+		moved = true;
 		if ((rc = pick_stream_leaf(w)))
 			goto out;
 		held = 0;
@@ -574,6 +587,12 @@ int floe_pq_writer_add_row(struct floe_pq_writer *w, const struct floe_pq_value 
 		    (w->opt.memory_budget && held >= w->opt.memory_budget);
 	if (full)
 		rc = floe_pq_writer_flush_row_group(w);
+	else if (!moved) {
+		/* No page moved since the sums: the in-flight bytes are those summed above
+		 * (none when the compressor is idle). */
+		w->est_leaves = (uint64_t)held + open + fly_held;
+		w->est_ok = true;
+	}
 out:
 	if (rc)
 		w->err = rc; /* sticky: the writer only reports it from now on */
@@ -655,13 +674,21 @@ uint64_t floe_pq_writer_size_estimate(const struct floe_pq_writer *w)
 	 * group's uncompressed bytes with the written ones ran about five times the real
 	 * size on log text, and files were sealed at a fifth of their target. */
 	uint64_t n = w->written ? w->written : 4;
-	for (size_t j = 0; j < w->nleaves; j++) {
-		size_t fh = 0, fb = 0;
-		floe_pq_chunk_in_flight(w->leaves[j].chunk, &fh, &fb);
-		n += floe_pq_chunk_held(w->leaves[j].chunk) + floe_pq_chunk_open_bytes(w->leaves[j].chunk) + fh;
+	/* The batch asks after every row: the leaves' part is then the sum add_row made. */
+	uint64_t leaves = 0;
+	if (!w->est_ok || DEBUG_CHECKS) {
+		for (size_t j = 0; j < w->nleaves; j++) {
+			size_t fh = 0, fb = 0;
+			floe_pq_chunk_in_flight(w->leaves[j].chunk, &fh, &fb);
+			leaves += floe_pq_chunk_held(w->leaves[j].chunk) +
+				  floe_pq_chunk_open_bytes(w->leaves[j].chunk) + fh;
+		}
+		assert(!w->est_ok || w->est_leaves == leaves);
 	}
+	if (w->est_ok)
+		leaves = w->est_leaves;
 	/* The footer's chunk records so far, and the open row group's filters and index. */
-	return n + w->heads.len + w->blooms.len + w->cis.len + w->ois.len;
+	return n + leaves + w->heads.len + w->blooms.len + w->cis.len + w->ois.len;
 }
 
 uint64_t floe_pq_writer_replaced(const struct floe_pq_writer *w)

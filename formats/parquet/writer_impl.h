@@ -52,6 +52,12 @@ struct floe_pq_writer {
 	bool started, finished;
 	uint64_t rows, rg_rows, written, replaced;
 	size_t buffered; /* the open row group's uncompressed bytes, as of the last row */
+	/* The leaves' part of floe_pq_writer_size_estimate (held, open and in-flight bytes),
+	 * summed by add_row as it ends the row in each chunk; valid while est_ok, which
+	 * anything that moves pages after that sum clears (completions, a sync, the stream
+	 * leaf's pick, a row group written, an error). */
+	uint64_t est_leaves;
+	bool est_ok;
 	struct floe_pq_chunk_rec *recs; /* the open row group's chunks, nleaves */
 	struct floe_pq_chunk_loc *locs; /* nleaves per row group */
 	struct floe_buf heads;		/* encoded ColumnChunk heads, see footer.h */

@@ -283,6 +283,73 @@ static void test_decoder_converts_and_keeps_failures(void **state)
 	floe_decoder_free(d);
 }
 
+/* The plan takes its fields wherever they are among the attributes: in another order
+ * than the plan's, changing from record to record, past the 64th, beside keys that are a
+ * prefix or an extension of a field's name; and what no column took stays, in order. */
+static void test_take_finds_fields_in_any_order(void **state)
+{
+	(void)state;
+	struct floe_colplan p;
+	plan_three(&p); /* status, latency from lat, user */
+	enum { N = 70 };
+	const char *keys[N], *vals[N];
+	size_t klens[N], vlens[N];
+	char names[N][8];
+	struct floe_pq_value typed[FLOE_COLS_MAX];
+	const char *tk[N], *tv[N];
+	size_t tkl[N], tvl[N];
+	uint64_t failures[FLOE_COLS_MAX] = {0};
+	static const size_t counts[] = {6, 6, N};
+	for (int round = 0; round < 3; round++) {
+		size_t n = counts[round];
+		for (size_t i = 0; i < n; i++) {
+			snprintf(names[i], sizeof(names[i]), "k%zu", i);
+			keys[i] = names[i];
+			klens[i] = strlen(names[i]);
+			vals[i] = "v";
+			vlens[i] = 1;
+		}
+		/* Round 0: user, stat, lat, statusx, status, ""; round 1: "", status, lat,
+		 * statusx, stat, user; round 2: user at 2, lat at 40 and status at 66 among
+		 * 70, stat at 1 and statusx at 3. */
+		size_t at_user = round == 0 ? 0 : round == 1 ? 5 : 2;
+		size_t at_lat = round == 2 ? 40 : 2;
+		size_t at_status = round == 0 ? 4 : round == 1 ? 1 : 66;
+		size_t at_stat = round == 1 ? 4 : 1, at_statusx = 3;
+		keys[at_user] = "user", klens[at_user] = 4, vals[at_user] = "ann", vlens[at_user] = 3;
+		keys[at_lat] = "lat", klens[at_lat] = 3, vals[at_lat] = "2.5", vlens[at_lat] = 3;
+		keys[at_status] = "status", klens[at_status] = 6, vals[at_status] = "503";
+		vlens[at_status] = 3;
+		keys[at_stat] = "stat", klens[at_stat] = 4;
+		keys[at_statusx] = "statusx", klens[at_statusx] = 7;
+		if (round < 2)
+			keys[round == 0 ? 5 : 0] = "", klens[round == 0 ? 5 : 0] = 0;
+		struct floe_record rec;
+		memset(&rec, 0, sizeof(rec));
+		rec.nattrs = n;
+		rec.attr_keys = keys;
+		rec.attr_key_lens = klens;
+		rec.attr_vals = vals;
+		rec.attr_val_lens = vlens;
+		floe_colplan_take(&p, &rec, typed, tk, tkl, tv, tvl, failures);
+		assert_int_equal(rec.ntyped, 3);
+		assert_int_equal(rec.typed[0].i, 503);
+		assert_true(rec.typed[1].d == 2.5);
+		assert_int_equal(rec.typed[2].len, 3);
+		assert_memory_equal(rec.typed[2].s, "ann", 3);
+		assert_int_equal(rec.nattrs, n - 3);
+		size_t j = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (i == at_user || i == at_lat || i == at_status)
+				continue;
+			assert_ptr_equal(rec.attr_keys[j], keys[i]);
+			assert_int_equal(rec.attr_key_lens[j], klens[i]);
+			j++;
+		}
+	}
+	assert_int_equal(failures[0] + failures[1] + failures[2], 0);
+}
+
 struct memsrc {
 	const uint8_t *p;
 	size_t n;
@@ -400,6 +467,7 @@ int main(void)
 	    cmocka_unit_test(test_plan_file_round_trip),
 	    cmocka_unit_test(test_row_takes_the_typed_values),
 	    cmocka_unit_test(test_decoder_converts_and_keeps_failures),
+	    cmocka_unit_test(test_take_finds_fields_in_any_order),
 	    cmocka_unit_test(test_batch_writes_typed_columns),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

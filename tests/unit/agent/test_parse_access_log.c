@@ -52,6 +52,18 @@ static void parse_ok(const char *line, bool combined, int64_t want_ts)
 	if (rc)
 		fail_msg("%s: %s", line, why.msg);
 	assert_int_equal(ts, want_ts);
+	/* Every field is one of the names the scanner declares (the decoder skips the
+	 * column rules' lookups by that list). */
+	const char *const *keys = floe_fields_keys(f);
+	const size_t *klens = floe_fields_key_lens(f);
+	for (size_t i = 0; i < floe_fields_count(f); i++) {
+		bool known = false;
+		for (const char *const *n = floe_access_log_field_names(); *n && !known; n++)
+			known = strlen(*n) == klens[i] && memcmp(*n, keys[i], klens[i]) == 0;
+		if (!known)
+			fail_msg("%s: field %.*s is not in floe_access_log_field_names", line,
+				 (int)klens[i], keys[i]);
+	}
 }
 
 static void test_common(void **state)
@@ -126,6 +138,13 @@ static void test_combined(void **state)
 	parse_ok("h - - [10/Oct/2000:13:55:36 -0700] \"get / HTTP/1.1 extra\" 400 0 \"-\" \"-\"",
 		 true, 971211336LL * 1000000);
 	expect_val("request", "get / HTTP/1.1 extra");
+	/* An escaped backslash before the closing quote: the string ends there. */
+	parse_ok("h - - [10/Oct/2000:13:55:36 -0700] \"GET /a\\\\ HTTP/1.1\" 200 0 \"r\\\\\" "
+		 "\"\\\\\"",
+		 true, 971211336LL * 1000000);
+	expect_val("path", "/a\\\\");
+	expect_val("referer", "r\\\\");
+	expect_val("user_agent", "\\\\");
 }
 
 static void test_near_misses(void **state)
@@ -154,6 +173,11 @@ static void test_near_misses(void **state)
 	    {"h - - [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.0\" 200 1", true, 57},
 	    {"h - - [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.0\" 200 1 \"-\" \"-", true, 64},
 	    {"h - - [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.0\" 200 1 - \"-\"", true, 58},
+	    /* A quote escaped at the line's end leaves the string open; so does a backslash
+	     * as the last byte. */
+	    {"h - - [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.0\\\"", false, 52},
+	    {"h - - [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.0\\", false, 51},
+	    {"h - - [10/Oct/2000:13:55:36 -0700] \"GET / \\\"HTTP/1.0\\\" 200 1", false, 60},
 	    /* Two spaces where one belongs. */
 	    {"h  - - [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.0\" 200 1", false, 2},
 	};

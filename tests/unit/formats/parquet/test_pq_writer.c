@@ -656,6 +656,38 @@ static void test_dictionary_small_chunks(void **state)
 	}
 }
 
+/* A chunk whose dictionary filled up had many distinct values: the next chunks start
+ * PLAIN rather than filling a dictionary again (hashing and copying their first values
+ * for nothing), until the fifteen skipped ones are past and a chunk tries again. */
+static void test_dictionary_full_skips_next_chunks(void **state)
+{
+	(void)state;
+	struct floe_pq_column cols[] = {{"s", 1, FLOE_PQ_STRING, false, 0, 0}};
+	struct floe_pq_options o = {.dictionary_cap = 200, .row_group_size = 1500, .page_size = 8};
+	struct mem m = {0};
+	struct floe_pq_writer *w = NULL;
+	assert_int_equal(floe_pq_writer_new(NULL, cols, 1, &o, mem_sink, &m, &w), 0);
+	char buf[32];
+	/* Every other value repeats, so the probe (mostly distinct values) never decides:
+	 * the dictionary takes the first pages, then fills up. */
+	for (int r = 0; r < 3000; r++) {
+		int n = snprintf(buf, sizeof(buf), "value-%d", r % 2 ? 100000 + r : 7);
+		struct floe_pq_value v = {.s = buf, .len = (size_t)n};
+		assert_int_equal(floe_pq_writer_add_row(w, &v), 0);
+	}
+	assert_int_equal(floe_pq_writer_finish(w), 0);
+	floe_pq_writer_free(w);
+	int rgs = fld(footer(&m), 4);
+	assert_true(nodes[rgs].nchild >= 18);
+	for (int g = 0; g < 17; g++) {
+		int md = fld(elem(fld(elem(rgs, g), 1), 0), 3);
+		bool dict = fld(md, 11) != -1;
+		if (dict != (g == 0 || g == 16))
+			fail_msg("row group %d: %s dictionary page", g, dict ? "a" : "no");
+	}
+	free(m.p);
+}
+
 static void test_dictionary_fallback(void **state)
 {
 	(void)state;
@@ -1267,6 +1299,7 @@ int main(void)
 	    cmocka_unit_test(test_codecs),
 	    cmocka_unit_test(test_map_levels),
 	    cmocka_unit_test(test_dictionary_fallback),
+	    cmocka_unit_test(test_dictionary_full_skips_next_chunks),
 	    cmocka_unit_test(test_dictionary_small_chunks),
 	    cmocka_unit_test(test_utf8),
 	    cmocka_unit_test(test_bounds),
