@@ -44,6 +44,9 @@ int floe_journal_fields_next(struct floe_journal *j, const char **name, size_t *
 /* The current entry's wall-clock time (µs since the epoch) and cursor (into buf,
  * NUL-terminated; -ENOSPC when it does not fit). */
 int floe_journal_realtime_us(struct floe_journal *j, int64_t *us);
+/* The current entry's monotonic time (µs since its boot) and that boot's id (32 lower-case
+ * hex digits and a NUL into boot). 0 or -errno. */
+int floe_journal_monotonic_us(struct floe_journal *j, uint64_t *us, char boot[33]);
 int floe_journal_cursor(struct floe_journal *j, char *buf, size_t cap);
 
 /* The journal files in dir (NULL: the system's directories, /var/log/journal and
@@ -54,11 +57,15 @@ int floe_journal_bad_files(const char *dir, void (*fn)(void *ctx, const char *pa
 			   void *ctx);
 
 /* This process as journald records its log: its PID, its systemd unit ("" outside one)
- * and its name. */
+ * and its name; and its life, since a PID is reused: an entry is this process's only if
+ * it has this boot's id and a monotonic time at or after the process started. boot is ""
+ * when it cannot be read. */
 struct floe_journal_self {
 	long pid;
 	char unit[256];
 	char comm[64];
+	char boot[33];	   /* this boot's id as the journal writes _BOOT_ID */
+	uint64_t since_us; /* the process's start on the monotonic clock, µs */
 };
 void floe_journal_self(struct floe_journal_self *out);
 

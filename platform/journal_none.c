@@ -77,6 +77,12 @@ int floe_journal_realtime_us(struct floe_journal *j, int64_t *us)
 	return -ENOTSUP;
 }
 
+int floe_journal_monotonic_us(struct floe_journal *j, uint64_t *us, char boot[33])
+{
+	(void)j, (void)us, (void)boot;
+	return -ENOTSUP;
+}
+
 int floe_journal_cursor(struct floe_journal *j, char *buf, size_t cap)
 {
 	(void)j, (void)buf, (void)cap;

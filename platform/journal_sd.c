@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <systemd/sd-journal.h>
 
@@ -44,6 +45,7 @@ static struct {
 	__typeof__(sd_journal_restart_data) *restart_data;
 	__typeof__(sd_journal_enumerate_data) *enumerate_data;
 	__typeof__(sd_journal_get_realtime_usec) *get_realtime_usec;
+	__typeof__(sd_journal_get_monotonic_usec) *get_monotonic_usec;
 	__typeof__(sd_journal_get_cursor) *get_cursor;
 	__typeof__(sd_journal_get_fd) *get_fd;
 	__typeof__(sd_journal_process) *process;
@@ -70,6 +72,7 @@ static int load(char *err, size_t cap)
 	    {"sd_journal_restart_data", &sd.restart_data},
 	    {"sd_journal_enumerate_data", &sd.enumerate_data},
 	    {"sd_journal_get_realtime_usec", &sd.get_realtime_usec},
+	    {"sd_journal_get_monotonic_usec", &sd.get_monotonic_usec},
 	    {"sd_journal_get_cursor", &sd.get_cursor},
 	    {"sd_journal_get_fd", &sd.get_fd},
 	    {"sd_journal_process", &sd.process},
@@ -212,6 +215,17 @@ int floe_journal_realtime_us(struct floe_journal *j, int64_t *us)
 	return 0;
 }
 
+int floe_journal_monotonic_us(struct floe_journal *j, uint64_t *us, char boot[33])
+{
+	sd_id128_t id;
+	int rc = sd.get_monotonic_usec(j->j, us, &id);
+	if (rc < 0)
+		return rc;
+	for (int i = 0; i < 16; i++)
+		snprintf(boot + 2 * i, 3, "%02x", id.bytes[i]);
+	return 0;
+}
+
 int floe_journal_cursor(struct floe_journal *j, char *buf, size_t cap)
 {
 	char *c = NULL;
@@ -320,6 +334,46 @@ static void first_line(const char *file, char *buf, size_t cap)
 	fclose(f);
 }
 
+static uint64_t clock_us(clockid_t c)
+{
+	struct timespec ts;
+	if (clock_gettime(c, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* This boot's id (the kernel writes it with dashes, the journal without) and the
+ * process's start on the monotonic clock. /proc/self/stat gives the start in clock
+ * ticks since boot on the boot-time clock, which also counts suspended time: the age
+ * it gives, taken from the monotonic clock's now, errs early after a suspend, and an
+ * earlier start only takes in entries of a process that held this PID before. */
+static void self_life(struct floe_journal_self *out)
+{
+	char line[64];
+	first_line("/proc/sys/kernel/random/boot_id", line, sizeof(line));
+	size_t n = 0;
+	for (const char *p = line; *p && n < 32; p++)
+		if (*p != '-')
+			out->boot[n++] = *p;
+	out->boot[n == 32 ? n : 0] = '\0';
+	char stat[1024];
+	first_line("/proc/self/stat", stat, sizeof(stat));
+	const char *f = strrchr(stat, ')'); /* the name may hold spaces and parentheses */
+	long tick = sysconf(_SC_CLK_TCK);
+	unsigned long long start = 0;
+	/* After ')': state is field 3, starttime field 22. */
+	if (!f || tick <= 0 ||
+	    sscanf(f + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
+		   "%*d %*d %llu", &start) != 1) {
+		out->boot[0] = '\0'; /* the life unknown: the PID alone decides */
+		return;
+	}
+	uint64_t start_us = (uint64_t)start * (1000000u / (uint64_t)tick);
+	uint64_t now = clock_us(CLOCK_BOOTTIME), mono = clock_us(CLOCK_MONOTONIC);
+	uint64_t age = now > start_us ? now - start_us : 0;
+	out->since_us = mono > age ? mono - age : 0;
+}
+
 void floe_journal_self(struct floe_journal_self *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -332,4 +386,5 @@ void floe_journal_self(struct floe_journal_self *out)
 	const char *last = strrchr(line, '/');
 	if (last && ends_with(last + 1, ".service"))
 		snprintf(out->unit, sizeof(out->unit), "%s", last + 1);
+	self_life(out);
 }

@@ -240,12 +240,26 @@ static bool field_is(struct floe_journal_in *in, const char *name, const char *v
 	       memcmp(p, value, n) == 0;
 }
 
+/* The current entry was logged by this process: its PID, in this boot, since the
+ * process started. A PID alone is not enough: another boot's process, or one that held
+ * the PID before this one, logged under it too, and those entries are not floe's. */
+static bool by_self(struct floe_journal_in *in)
+{
+	if (!field_is(in, "_PID", in->self_pid))
+		return false;
+	if (!in->self.boot[0])
+		return true; /* the life unknown (no /proc): the PID decides */
+	uint64_t us;
+	char boot[33];
+	return floe_journal_monotonic_us(in->j, &us, boot) == 0 &&
+	       strcmp(boot, in->self.boot) == 0 && us >= in->self.since_us;
+}
+
 /* The current entry is floe's own log (this process, its unit, or a program of its
  * name): read, it would be committed, and the commit would log the next one, for ever. */
 static bool own(struct floe_journal_in *in)
 {
-	return in->self.pid && (field_is(in, "_PID", in->self_pid) ||
-				field_is(in, "_SYSTEMD_UNIT", in->self.unit) ||
+	return in->self.pid && (by_self(in) || field_is(in, "_SYSTEMD_UNIT", in->self.unit) ||
 				field_is(in, "SYSLOG_IDENTIFIER", in->self.comm));
 }
 

@@ -84,6 +84,13 @@ static void die(const char *what)
 	exit(2);
 }
 
+/* A system call on path failed: what, the path and errno's reason. */
+static void die_path(const char *what, const char *path)
+{
+	fprintf(stderr, "crashgen: %s: %s: %s\n", what, path, strerror(errno));
+	exit(2);
+}
+
 static void *grow(void *p, size_t *cap, size_t n, size_t size)
 {
 	if (n < *cap)
@@ -272,7 +279,7 @@ static void load_tree(struct names *vns, const char *img, const char *root, cons
 		die("out of memory");
 	DIR *d = opendir(ipath);
 	if (!d)
-		die("cannot read the initial image");
+		die_path("cannot read the initial image", ipath);
 	put_name(vns, rpath, -1);
 	struct dirent *e;
 	while ((e = readdir(d))) {
@@ -285,16 +292,17 @@ static void load_tree(struct names *vns, const char *img, const char *root, cons
 			die("out of memory");
 		struct stat st;
 		if (lstat(full, &st) != 0)
-			die("cannot stat the initial image");
+			die_path("cannot stat the initial image", full);
 		if (S_ISDIR(st.st_mode)) {
 			load_tree(vns, img, root, sub);
 		} else if (S_ISREG(st.st_mode)) {
 			int ino = new_inode();
+			errno = 0; /* a short read leaves it 0: "Success" then means cut short */
 			int fd = open(full, O_RDONLY);
 			unsigned char *c = st.st_size ? malloc((size_t)st.st_size) : NULL;
 			if (fd < 0 ||
 			    (st.st_size && (!c || read(fd, c, (size_t)st.st_size) != st.st_size)))
-				die("cannot read the initial image");
+				die_path("cannot read the initial image", full);
 			close(fd);
 			buf_set(&inodes[ino].cur, c, (uint64_t)st.st_size);
 			buf_set(&inodes[ino].synced, c, (uint64_t)st.st_size);

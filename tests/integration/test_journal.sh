@@ -10,14 +10,16 @@ REMOTE=/opt/floe-bench/systemd-journal-remote/lib/systemd/systemd-journal-remote
 [ -x "$REMOTE" ] || REMOTE=/lib/systemd/systemd-journal-remote
 [ -x "$REMOTE" ] || skip "systemd-journal-remote is missing (packaging/dev/install-deps.sh test)"
 
-# journal FILE UNIT FROM TO [PID]: entries FROM..TO of UNIT into a new journal file FILE
-# (by PID, else by 100 + their number).
+# journal FILE UNIT FROM TO [PID [BOOT MONO]]: entries FROM..TO of UNIT into a new journal
+# file FILE (by PID, else by 100 + their number; in boot BOOT at monotonic time MONO µs
+# and on, else in a boot of the test's at 1000 + their number).
 journal() {
-	local file=$1 unit=$2 from=$3 to=$4 pid=${5:-} i now
+	local file=$1 unit=$2 from=$3 to=$4 pid=${5:-} boot=${6:-0123456789abcdef0123456789abcdef}
+	local mono=${7:-1000} i now
 	now=$(date +%s%6N)
 	for i in $(seq "$from" "$to"); do
-		printf '__REALTIME_TIMESTAMP=%s\n__MONOTONIC_TIMESTAMP=%s\n' $((now + i)) $((1000 + i))
-		printf '_BOOT_ID=0123456789abcdef0123456789abcdef\n_HOSTNAME=jhost\n'
+		printf '__REALTIME_TIMESTAMP=%s\n__MONOTONIC_TIMESTAMP=%s\n' $((now + i)) $((mono + i))
+		printf '_BOOT_ID=%s\n_HOSTNAME=jhost\n' "$boot"
 		printf 'SYSLOG_IDENTIFIER=%s\n_PID=%d\nPRIORITY=%d\nSYSLOG_FACILITY=4\n' "${unit%.*}" "${pid:-$((100 + i))}" $((i % 8))
 		printf '_SYSTEMD_UNIT=%s\nCODE_FILE=main.c\nMESSAGE=%s entry %d\n\n' "$unit" "$unit" "$i"
 	done | "$REMOTE" --output="$file" --split-mode=none - 2>/dev/null
@@ -114,6 +116,9 @@ check "a tail-only agent: libsystemd is not loaded" bash -c "! grep -q libsystem
 kill $PID
 wait $PID 2>/dev/null || true
 
+# this_boot: this boot's id as the journal writes it; mono_us: the monotonic clock now.
+this_boot() { tr -d - </proc/sys/kernel/random/boot_id; }
+mono_us() { python3 -c 'import time; print(time.monotonic_ns() // 1000)'; }
 # jmetric STATE KEY: the journal input's counter KEY in STATE/metrics.json.
 jmetric() {
 	python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['inputs'][0][sys.argv[2]])" \
@@ -161,7 +166,7 @@ PIDS+=($pid)
 port=$(serving_port "$o/run.err" $pid)
 # (Numbered after the entries read so far: sd-journal orders one boot's entries by their
 # monotonic time, which journal() derives from the number.)
-journal "$o/journal/c.journal" other.service 6 7 "$pid"
+journal "$o/journal/c.journal" other.service 6 7 "$pid" "$(this_boot)" "$(mono_us)"
 journal "$o/journal/d.journal" app.service 8 9
 for i in $(seq 1 200); do
 	[ "$(jmetric "$o/state-false" own_skipped)" = 2 ] && [ "$(jmetric "$o/state-false" lines)" = 2 ] && break
@@ -173,6 +178,22 @@ wait $pid || true
 check "own: the agent's own PID is left out, the app's new entries read" \
 	test "$(rows_sql "$o/wh-false/default/logs" "SELECT count(*), count(*) FILTER (WHERE app = 'app') FROM t")" = '["5","5"]'
 check "own: /metrics counts them" grep -qx 'floe_journal_own_entries_skipped_total{input="1"} 2' "$o/metrics"
+
+# A PID is reused: entries under the agent's PID from another boot, or from this boot
+# before the agent started (a process that held the PID before it), are not its own and
+# are read. The subshell's PID is the agent's after exec.
+p="$T/pid"
+mkdir -p "$p/journal"
+jconfig "$p/floe.yaml" "$p/state" "$p/wh" "$p/journal"
+(
+	journal "$p/journal/a.journal" other.service 1 2 "$BASHPID"
+	journal "$p/journal/b.journal" other.service 3 4 "$BASHPID" "$(this_boot)" $(($(mono_us) - 60000000))
+	exec "$FLOE_BIN" run -c "$p/floe.yaml" --once --log-level warn
+) && r=0 || r=$?
+check "pid: run --once succeeds" test "$r" = 0
+check "pid: another boot's and an earlier process's entries under the agent's PID are read" \
+	test "$(rows_sql "$p/wh/default/logs" "SELECT count(*) FROM t")" = '["4"]'
+check "pid: none counted as the agent's own" test "$(jmetric "$p/state" own_skipped)" = 0
 
 # Truncated and damaged journal files: sd-journal leaves a file it cannot open out
 # without a word. floe names each one with the error, counts them (metrics.json and
