@@ -126,7 +126,8 @@ struct floe_pq_value {
  * row, so this is written field by field: gcc -O2 turns a memset or a struct assignment
  * of this size into a `rep stos`, whose start-up costs more than the vector stores these
  * become. A field added to the struct must be added here (the assertion checks that
- * ivals is still the last one). */
+ * ivals is still the last one: what follows it is the struct's tail padding alone, less
+ * than its alignment, which a 32-bit ABI that aligns double to 8 leaves there). */
 static inline void floe_pq_value_init(struct floe_pq_value *v, bool is_null)
 {
 	v->is_null = is_null;
@@ -141,8 +142,9 @@ static inline void floe_pq_value_init(struct floe_pq_value *v, bool is_null)
 	v->d = 0;
 	v->ivals = NULL;
 }
-_Static_assert(offsetof(struct floe_pq_value, ivals) + sizeof(const int64_t *) ==
-		   sizeof(struct floe_pq_value),
+_Static_assert(sizeof(struct floe_pq_value) - offsetof(struct floe_pq_value, ivals) -
+			   sizeof(const int64_t *) <
+		   _Alignof(struct floe_pq_value),
 	       "floe_pq_value_init sets every field");
 
 /* Receives the file's bytes in order. Returns 0, or a negative error that aborts the
