@@ -16,8 +16,19 @@ step() { printf '\n=== %s ===\n' "$*"; }
 
 step "dependencies"
 packaging/dev/install-deps.sh test
-(cd tests/integration/reader && npm ci --no-audit --no-fund --loglevel=error)
-(cd tests/integration/rest && npm ci --no-audit --no-fund --loglevel=error)
+# npm ci removes node_modules before it installs: a second run of this script would pull
+# the readers from under tests still running (a long power-cut run beside it counted the
+# reader's absence as faulty states). The packages are installed only when the lockfile
+# or node changed since the last install, which the stamp written after it records.
+npm_ci() { # dir
+	local stamp
+	stamp="$(sha256sum "$1/package-lock.json" | cut -d' ' -f1) $(node --version)"
+	[ "$(cat "$1/node_modules/.floe-installed" 2>/dev/null)" != "$stamp" ] || return 0
+	(cd "$1" && npm ci --no-audit --no-fund --loglevel=error)
+	echo "$stamp" >"$1/node_modules/.floe-installed"
+}
+npm_ci tests/integration/reader
+npm_ci tests/integration/rest
 
 # Two ctest slots per core: a test that keeps a core busy takes two (tests/CMakeLists.txt),
 # one that mostly waits on timers and servers takes one.

@@ -88,7 +88,16 @@ explore() {
 				[ "$m" = - ] || { crash_remote "$m" && echo "the store holds its first $m changes" >>"$T/gen.txt"; } ||
 					{ fail "the store's image $m could not be made: the harness, not floe"; finish; exit 1; }
 				cp -a "$CRASH_ROOT" "$T/state.before"
-				if ! crash_check >"$T/check.txt" 2>&1; then
+				local crc=0
+				crash_check >"$T/check.txt" 2>&1 || crc=1
+				# A check that failed because the reader could not load judged nothing.
+				if [ "$crc" = 1 ] && ! reader_loads; then
+					cat "$T/check.txt"
+					fail "the DuckDB reader does not load (node_modules changed under the run?): the harness, not floe"
+					finish
+					exit 1
+				fi
+				if [ "$crc" = 1 ]; then
 					faults=$((faults + 1))
 					echo "FAULT $name: $(cat "$T/gen.txt")"
 					sed 's/^/    /' "$T/check.txt" | tail -20
@@ -106,6 +115,11 @@ explore() {
 	done
 	echo "$name: $n operations, $((n + 1)) crash points (every $stride), $made states made, $checked distinct states checked, $faults faulty"
 	EXPLORE_FAULTS=$faults
+}
+
+# reader_loads: true when node loads the DuckDB reader's package.
+reader_loads() {
+	(cd "$READER" && node -e "require('@duckdb/node-api')") >/dev/null 2>&1
 }
 
 # floe_recovers CONFIG LOGFILE: floe run --once on the crash state (its state directory
