@@ -399,15 +399,6 @@ static uint8_t *group_for(struct floe_aggregator *g, struct agg_window *w, const
 	return (uint8_t *)h;
 }
 
-static void num_update(enum floe_agg_metric_kind k, struct agg_num *s, double d)
-{
-	if (s->n == 0 || k == FLOE_METRIC_SUM || k == FLOE_METRIC_AVG)
-		s->v = s->n == 0 ? d : s->v + d;
-	else if (k == FLOE_METRIC_MIN ? d < s->v : d > s->v)
-		s->v = d;
-	s->n++;
-}
-
 /* The value of metric m's field in r, read once per event for every metric of that
  * field (metrics_read resets cur_num first). */
 static bool metric_value(struct floe_aggregator *g, struct agg_metric *m,
@@ -436,18 +427,14 @@ static bool metric_number(struct agg_metric *m, double *d)
 	return m->cur_num > 0;
 }
 
-/* Reads the metrics' values of r for group grp into v (one per metric): the numbers,
- * the distinct value's hash and the DDSketch bucket key, and starts loading the memory
- * adding them will touch (each metric's state, the HyperLogLog register or coupon slot,
- * the DDSketch bucket): with a thousand groups these are megabytes apart, and each
- * load would otherwise stall its update. */
-static void metrics_read(struct floe_aggregator *g, uint8_t *grp, const struct floe_record *r,
-			 struct agg_mval *v)
+/* Reads the metrics' values of r into row j of the batch: the numbers and the distinct
+ * value's hash. The groups' memory is not touched here: the batch adds them group by
+ * group (aggregator_batch.c). */
+static void metrics_read(struct floe_aggregator *g, const struct floe_record *r, uint32_t j)
 {
 	for (size_t i = 0; i < g->cfg->nmetrics; i++) {
 		struct agg_metric *m = &g->metrics[i];
-		uint8_t *st = grp + m->off;
-		struct agg_mval *x = &v[i];
+		struct agg_mval *x = &g->b.vals[i * (size_t)g->pend_cap + j];
 		m->cur_num = 0;
 		m->cur_has = !m->has_field || metric_value(g, m, r);
 		x->ok = m->cur_has;
@@ -455,69 +442,19 @@ static void metrics_read(struct floe_aggregator *g, uint8_t *grp, const struct f
 			continue;
 		switch (m->cfg->kind) {
 		case FLOE_METRIC_COUNT:
-			__builtin_prefetch(st, 1);
 			break;
 		case FLOE_METRIC_DISTINCT:
 			fval_text(&m->cur);
 			x->hash = floe_hll_hash(m->cur.s, m->cur.len);
-			floe_hll_prefetch((const struct floe_hll *)(void *)st, x->hash);
 			break;
 		case FLOE_METRIC_TOP_K: /* added at once (pend_cap is 1): it reads the text */
 			fval_text(&m->cur);
 			break;
-		case FLOE_METRIC_QUANTILES:
-			if (!metric_number(m, &x->d))
-				x->ok = -1;
-			else
-				x->key = floe_dds_prepare((const struct floe_dds *)(void *)st, x->d);
-			break;
 		default:
-			__builtin_prefetch(st, 1);
 			if (!metric_number(m, &x->d))
 				x->ok = -1;
 		}
 	}
-}
-
-/* Adds the values metrics_read took (v) to group grp's metrics. */
-static void metrics_apply(struct floe_aggregator *g, uint8_t *grp, const struct agg_mval *v)
-{
-	for (size_t i = 0; i < g->cfg->nmetrics; i++) {
-		struct agg_metric *m = &g->metrics[i];
-		uint8_t *st = grp + m->off;
-		const struct agg_mval *x = &v[i];
-		if (x->ok < 0) {
-			g->stats.unparsable++;
-			continue;
-		}
-		if (!x->ok)
-			continue;
-		switch (m->cfg->kind) {
-		case FLOE_METRIC_COUNT:
-			(*(uint64_t *)(void *)st)++;
-			break;
-		case FLOE_METRIC_DISTINCT:
-			floe_hll_add_hash((struct floe_hll *)(void *)st, x->hash);
-			break;
-		case FLOE_METRIC_TOP_K:
-			floe_ss_add((struct floe_ss *)(void *)st, m->cur.s, m->cur.len);
-			break;
-		case FLOE_METRIC_QUANTILES:
-			if (floe_dds_add_prepared((struct floe_dds *)(void *)st, x->d, x->key))
-				g->stats.unparsable++;
-			break;
-		default:
-			num_update(m->cfg->kind, (struct agg_num *)(void *)st, x->d);
-		}
-	}
-}
-
-void floe_agg_settle(struct floe_aggregator *g)
-{
-	size_t nm = g->cfg->nmetrics;
-	for (uint32_t i = 0; i < g->npend; i++)
-		metrics_apply(g, g->pend_grp[i], g->pend + (size_t)i * nm);
-	g->npend = 0;
 }
 
 /* ---- windows ----------------------------------------------------------------------------- */
@@ -572,15 +509,14 @@ static int close_until(struct floe_aggregator *g, int64_t until, bool partial,
 	return 0;
 }
 
-/* Adds r to its group of w: its values are read now, and added with the pending
- * events' once pend_cap are read (floe_agg_settle), so that the loads metrics_read
- * started have landed by then. Events of one group are added in their order. */
+/* Adds r to its group of w: its group is found and its values are read now, into the
+ * batch, which is added when it is full (floe_agg_settle). Events of one group are added
+ * in their order. */
 static void add_to(struct floe_aggregator *g, struct agg_window *w, const struct floe_record *r,
 		   const uint8_t *key, size_t len, bool fits)
 {
-	uint8_t *grp = group_for(g, w, key, len, fits);
-	metrics_read(g, grp, r, g->pend + (size_t)g->npend * g->cfg->nmetrics);
-	g->pend_grp[g->npend++] = grp;
+	g->b.grp[g->npend] = group_for(g, w, key, len, fits);
+	metrics_read(g, r, g->npend++);
 	if (g->npend == g->pend_cap)
 		floe_agg_settle(g);
 }

@@ -1,0 +1,177 @@
+/* Adding a batch of read events: the rows are partitioned by group (a counting sort,
+ * stable, so a group's events keep their order), then each group's metrics are run over
+ * its values, one loop per metric, while that group's sketches sit in cache. See
+ * aggregator_impl.h (struct agg_batch) and README.md ("Adding a batch"). */
+#include "agent/agg/aggregator_impl.h"
+
+#include "formats/base/alloc.h"
+#include "formats/base/error.h"
+
+#include <string.h>
+
+/* The map's slots for rows rows: a power of two at least twice as many, so that it is at
+ * most half full when every row has its own group. */
+static uint32_t map_slots(uint32_t rows)
+{
+	uint32_t n = 16;
+	while (n < 2 * rows)
+		n *= 2;
+	return n;
+}
+
+uint64_t floe_agg_batch_bytes(size_t nmetrics, uint32_t rows)
+{
+	uint64_t slots = map_slots(rows), n = rows;
+	return (nmetrics ? nmetrics : 1) * n * sizeof(struct agg_mval) + n * 2 * sizeof(uint8_t *) +
+	       slots * sizeof(uint8_t *) + (4 * n + 1) * sizeof(uint32_t) +
+	       slots * sizeof(uint32_t);
+}
+
+int floe_agg_batch_init(struct floe_aggregator *g)
+{
+	struct agg_batch *b = &g->b;
+	uint32_t n = g->pend_cap, slots = map_slots(n);
+	size_t nm = g->cfg->nmetrics ? g->cfg->nmetrics : 1;
+	/* One block, the 8-byte members first so that every array is aligned. */
+	uint8_t *p = floe_calloc(g->a, 1, (size_t)floe_agg_batch_bytes(nm, n));
+	if (!p)
+		return FLOE_ENOMEM;
+	b->vals = (struct agg_mval *)(void *)p;
+	p += nm * n * sizeof(struct agg_mval);
+	b->grp = (uint8_t **)(void *)p;
+	b->ids = b->grp + n;
+	b->map = b->ids + n;
+	uint32_t *u = (uint32_t *)(void *)(b->map + slots);
+	b->gid = u;
+	b->order = u + n;
+	b->slot_of = u + 2 * n;
+	b->start = u + 3 * n; /* n + 1 of them */
+	b->map_id = u + 4 * n + 1;
+	b->map_cap = slots;
+	return 0;
+}
+
+void floe_agg_batch_fini(struct floe_aggregator *g)
+{
+	floe_free(g->a, g->b.vals);
+	memset(&g->b, 0, sizeof(g->b));
+}
+
+/* Gives each of the n rows its group's local id (in order of first appearance) and lays
+ * the rows out by group in b->order, group j's from b->start[j] to b->start[j + 1].
+ * Returns the number of groups. The map is left empty. */
+static uint32_t partition(struct agg_batch *b, uint32_t n)
+{
+	uint32_t ngroups = 0, mask = b->map_cap - 1;
+	for (uint32_t r = 0; r < n; r++) {
+		uint8_t *grp = b->grp[r];
+		/* Group records are at least 8-aligned: the pointer's low bits say nothing. */
+		uint64_t h = ((uint64_t)(uintptr_t)grp >> 3) * 0x9E3779B97F4A7C15ull;
+		uint32_t s = (uint32_t)(h >> 32) & mask;
+		while (b->map[s] && b->map[s] != grp)
+			s = (s + 1) & mask;
+		if (!b->map[s]) {
+			b->map[s] = grp;
+			b->map_id[s] = ngroups;
+			b->slot_of[ngroups] = s;
+			b->ids[ngroups] = grp;
+			b->start[++ngroups] = 0;
+		}
+		b->gid[r] = b->map_id[s];
+		b->start[b->gid[r] + 1]++;
+	}
+	b->start[0] = 0;
+	for (uint32_t j = 0; j < ngroups; j++) {
+		b->start[j + 1] += b->start[j];
+		b->map[b->slot_of[j]] = NULL;
+	}
+	/* Placed by slot_of as a cursor: start[j] would move, and it is read afterwards. */
+	for (uint32_t j = 0; j < ngroups; j++)
+		b->slot_of[j] = b->start[j];
+	for (uint32_t r = 0; r < n; r++)
+		b->order[b->slot_of[b->gid[r]]++] = r;
+	return ngroups;
+}
+
+static void num_update(enum floe_agg_metric_kind k, struct agg_num *s, double d)
+{
+	if (s->n == 0 || k == FLOE_METRIC_SUM || k == FLOE_METRIC_AVG)
+		s->v = s->n == 0 ? d : s->v + d;
+	else if (k == FLOE_METRIC_MIN ? d < s->v : d > s->v)
+		s->v = d;
+	s->n++;
+}
+
+/* Adds metric m's values of the n rows (of v, by row) to its state st in one group.
+ * Returns the values that were not numbers, or that the sketch refused. */
+static uint64_t metric_apply(const struct agg_metric *m, uint8_t *st, struct agg_mval *v,
+			     const uint32_t *rows, uint32_t n)
+{
+	uint64_t bad = 0;
+	switch (m->cfg->kind) {
+	case FLOE_METRIC_COUNT: {
+		uint64_t c = 0;
+		for (uint32_t k = 0; k < n; k++) {
+			c += v[rows[k]].ok > 0;
+			bad += v[rows[k]].ok < 0;
+		}
+		*(uint64_t *)(void *)st += c;
+		break;
+	}
+	case FLOE_METRIC_DISTINCT: {
+		struct floe_hll *h = (struct floe_hll *)(void *)st;
+		/* The registers (or the set's slots) of the group's values are loaded
+		 * together, then updated: the misses overlap instead of each stalling. */
+		for (uint32_t k = 0; k < n; k++)
+			floe_hll_prefetch(h, v[rows[k]].hash);
+		for (uint32_t k = 0; k < n; k++)
+			if (v[rows[k]].ok > 0)
+				floe_hll_add_hash(h, v[rows[k]].hash);
+		break;
+	}
+	case FLOE_METRIC_TOP_K: /* a batch of one: the record's text is still there */
+		if (n && v[rows[0]].ok > 0)
+			floe_ss_add((struct floe_ss *)(void *)st, m->cur.s, m->cur.len);
+		break;
+	case FLOE_METRIC_QUANTILES: {
+		struct floe_dds *s = (struct floe_dds *)(void *)st;
+		/* The bucket keys first (a logarithm each, independent of each other), then
+		 * the counts. */
+		for (uint32_t k = 0; k < n; k++)
+			if (v[rows[k]].ok > 0)
+				v[rows[k]].key = floe_dds_prepare(s, v[rows[k]].d);
+		for (uint32_t k = 0; k < n; k++) {
+			struct agg_mval *x = &v[rows[k]];
+			bad += x->ok < 0 || (x->ok > 0 && floe_dds_add_prepared(s, x->d, x->key));
+		}
+		break;
+	}
+	default:
+		for (uint32_t k = 0; k < n; k++) {
+			const struct agg_mval *x = &v[rows[k]];
+			if (x->ok > 0)
+				num_update(m->cfg->kind, (struct agg_num *)(void *)st, x->d);
+			bad += x->ok < 0;
+		}
+	}
+	return bad;
+}
+
+void floe_agg_settle(struct floe_aggregator *g)
+{
+	struct agg_batch *b = &g->b;
+	uint32_t n = g->npend;
+	if (n == 0)
+		return;
+	uint32_t ngroups = partition(b, n);
+	for (uint32_t j = 0; j < ngroups; j++) {
+		const uint32_t *rows = b->order + b->start[j];
+		uint32_t cnt = b->start[j + 1] - b->start[j];
+		for (size_t i = 0; i < g->cfg->nmetrics; i++) {
+			const struct agg_metric *m = &g->metrics[i];
+			g->stats.unparsable += metric_apply(
+			    m, b->ids[j] + m->off, b->vals + i * (size_t)g->pend_cap, rows, cnt);
+		}
+	}
+	g->npend = 0;
+}
