@@ -93,6 +93,11 @@ static uint32_t partition(struct agg_batch *b, uint32_t n)
 	return ngroups;
 }
 
+/* Groups whose memory is loaded ahead of the one being added. */
+#ifndef FLOE_AGG_LOAD_AHEAD
+#define FLOE_AGG_LOAD_AHEAD 8u
+#endif
+
 static void num_update(enum floe_agg_metric_kind k, struct agg_num *s, double d)
 {
 	if (s->n == 0 || k == FLOE_METRIC_SUM || k == FLOE_METRIC_AVG)
@@ -102,8 +107,36 @@ static void num_update(enum floe_agg_metric_kind k, struct agg_num *s, double d)
 	s->n++;
 }
 
-/* Adds metric m's values of the n rows (of v, by row) to its state st in one group.
- * Returns the values that were not numbers, or that the sketch refused. */
+/* Starts loading what adding metric m's values of the n rows (of v, by row) to its state
+ * st in one group will touch, a few groups before they are added: the state, the HLL's
+ * registers or set slots, the DDSketch's buckets (whose keys are computed here, a
+ * logarithm each, independent of each other). */
+static void metric_load(const struct agg_metric *m, const uint8_t *st, struct agg_mval *v,
+			const uint32_t *rows, uint32_t n)
+{
+	switch (m->cfg->kind) {
+	case FLOE_METRIC_DISTINCT:
+		for (uint32_t k = 0; k < n; k++)
+			if (v[rows[k]].ok > 0)
+				floe_hll_prefetch((const struct floe_hll *)(const void *)st,
+						  v[rows[k]].hash);
+		break;
+	case FLOE_METRIC_QUANTILES:
+		for (uint32_t k = 0; k < n; k++)
+			if (v[rows[k]].ok > 0)
+				v[rows[k]].key = floe_dds_prepare(
+				    (const struct floe_dds *)(const void *)st, v[rows[k]].d);
+		break;
+	case FLOE_METRIC_TOP_K:
+		break;
+	default:
+		__builtin_prefetch(st, 1);
+	}
+}
+
+/* Adds metric m's values of the n rows (of v, by row; metric_load made them ready) to its
+ * state st in one group. Returns the values that were not numbers, or that the sketch
+ * refused. */
 static uint64_t metric_apply(const struct agg_metric *m, uint8_t *st, struct agg_mval *v,
 			     const uint32_t *rows, uint32_t n)
 {
@@ -120,10 +153,6 @@ static uint64_t metric_apply(const struct agg_metric *m, uint8_t *st, struct agg
 	}
 	case FLOE_METRIC_DISTINCT: {
 		struct floe_hll *h = (struct floe_hll *)(void *)st;
-		/* The registers (or the set's slots) of the group's values are loaded
-		 * together, then updated: the misses overlap instead of each stalling. */
-		for (uint32_t k = 0; k < n; k++)
-			floe_hll_prefetch(h, v[rows[k]].hash);
 		for (uint32_t k = 0; k < n; k++)
 			if (v[rows[k]].ok > 0)
 				floe_hll_add_hash(h, v[rows[k]].hash);
@@ -135,11 +164,6 @@ static uint64_t metric_apply(const struct agg_metric *m, uint8_t *st, struct agg
 		break;
 	case FLOE_METRIC_QUANTILES: {
 		struct floe_dds *s = (struct floe_dds *)(void *)st;
-		/* The bucket keys first (a logarithm each, independent of each other), then
-		 * the counts. */
-		for (uint32_t k = 0; k < n; k++)
-			if (v[rows[k]].ok > 0)
-				v[rows[k]].key = floe_dds_prepare(s, v[rows[k]].d);
 		for (uint32_t k = 0; k < n; k++) {
 			struct agg_mval *x = &v[rows[k]];
 			bad += x->ok < 0 || (x->ok > 0 && floe_dds_add_prepared(s, x->d, x->key));
@@ -164,14 +188,19 @@ void floe_agg_settle(struct floe_aggregator *g)
 	if (n == 0)
 		return;
 	uint32_t ngroups = partition(b, n);
-	for (uint32_t j = 0; j < ngroups; j++) {
-		const uint32_t *rows = b->order + b->start[j];
-		uint32_t cnt = b->start[j + 1] - b->start[j];
-		for (size_t i = 0; i < g->cfg->nmetrics; i++) {
-			const struct agg_metric *m = &g->metrics[i];
-			g->stats.unparsable += metric_apply(
-			    m, b->ids[j] + m->off, b->vals + i * (size_t)g->pend_cap, rows, cnt);
-		}
+	size_t nm = g->cfg->nmetrics;
+	/* Group j is added while the memory of group j + FLOE_AGG_LOAD_AHEAD loads. */
+	for (uint32_t l = 0; l < ngroups + FLOE_AGG_LOAD_AHEAD; l++) {
+		uint32_t j = l - FLOE_AGG_LOAD_AHEAD;
+		for (size_t i = 0; l < ngroups && i < nm; i++)
+			metric_load(&g->metrics[i], b->ids[l] + g->metrics[i].off,
+				    b->vals + i * (size_t)g->pend_cap, b->order + b->start[l],
+				    b->start[l + 1] - b->start[l]);
+		for (size_t i = 0; l >= FLOE_AGG_LOAD_AHEAD && i < nm; i++)
+			g->stats.unparsable +=
+			    metric_apply(&g->metrics[i], b->ids[j] + g->metrics[i].off,
+					 b->vals + i * (size_t)g->pend_cap, b->order + b->start[j],
+					 b->start[j + 1] - b->start[j]);
 	}
 	g->npend = 0;
 }
