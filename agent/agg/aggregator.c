@@ -329,76 +329,6 @@ static bool make_key(struct floe_aggregator *g, const struct floe_record *r, uin
 	return true;
 }
 
-static void metrics_reset(struct floe_aggregator *g, struct agg_window *w, uint8_t *grp)
-{
-	for (size_t i = 0; i < g->cfg->nmetrics; i++) {
-		struct agg_metric *m = &g->metrics[i];
-		uint8_t *st = grp + m->off;
-		size_t hdr;
-		switch (m->cfg->kind) {
-		case FLOE_METRIC_DISTINCT:
-			hdr = FLOE_AGG_ROUND8(sizeof(struct floe_hll));
-			(void)floe_hll_init_pooled((struct floe_hll *)(void *)st,
-						   m->cfg->precision, st + hdr,
-						   floe_hll_list_bytes(m->cfg->precision),
-						   &w->pool);
-			break;
-		case FLOE_METRIC_QUANTILES:
-			hdr = FLOE_AGG_ROUND8(sizeof(struct floe_dds));
-			(void)floe_dds_init_pooled((struct floe_dds *)(void *)st, &m->dds,
-						   st + hdr, floe_dds_sparse_bytes(),
-						   &w->pool);
-			break;
-		case FLOE_METRIC_TOP_K:
-			hdr = FLOE_AGG_ROUND8(sizeof(struct floe_ss));
-			(void)floe_ss_init((struct floe_ss *)(void *)st, m->cfg->k,
-					   m->cfg->key_bytes, st + hdr,
-					   floe_ss_bytes(m->cfg->k, m->cfg->key_bytes));
-			break;
-		default:
-			memset(st, 0,
-			       m->cfg->kind == FLOE_METRIC_COUNT ? 8 : sizeof(struct agg_num));
-		}
-	}
-}
-
-/* The group of key in w: found, taken, or the overflow group. Sketches are laid over
- * their memory when a group is taken, so a window's reuse costs only the groups used. */
-static uint8_t *group_for(struct floe_aggregator *g, struct agg_window *w, const uint8_t *key,
-			  size_t len, bool fits)
-{
-	size_t over = g->cfg->max_groups;
-	struct agg_group *h;
-	if (fits) {
-		uint64_t hash = floe_hll_hash(key, len);
-		size_t mask = g->cap - 1, s = (size_t)hash & mask;
-		for (; w->index[s]; s = (s + 1) & mask) {
-			h = agg_group_at(g, w, w->index[s] - 1);
-			if (h->hash == hash && h->keylen == len &&
-			    memcmp((uint8_t *)(h + 1), key, len) == 0)
-				return (uint8_t *)h;
-		}
-		if (w->ngroups < over) {
-			h = agg_group_at(g, w, w->ngroups);
-			w->index[s] = ++w->ngroups;
-			h->hash = hash;
-			h->keylen = (uint32_t)len;
-			h->used = 1;
-			memcpy((uint8_t *)(h + 1), key, len);
-			metrics_reset(g, w, (uint8_t *)h);
-			return (uint8_t *)h;
-		}
-	}
-	h = agg_group_at(g, w, over);
-	if (!h->used) {
-		h->used = 1;
-		h->keylen = 0;
-		metrics_reset(g, w, (uint8_t *)h);
-	}
-	g->stats.overflowed++;
-	return (uint8_t *)h;
-}
-
 /* The value of metric m's field in r, read once per event for every metric of that
  * field (metrics_read resets cur_num first). */
 static bool metric_value(struct floe_aggregator *g, struct agg_metric *m,
@@ -509,14 +439,25 @@ static int close_until(struct floe_aggregator *g, int64_t until, bool partial,
 	return 0;
 }
 
-/* Adds r to its group of w: its group is found and its values are read now, into the
- * batch, which is added when it is full (floe_agg_settle). Events of one group are added
- * in their order. */
+/* Adds r to its group of w: its key (key, len; fits false: it goes to the overflow
+ * group) and its values are read now, into the batch, which finds the groups and adds
+ * the values when it is full (floe_agg_settle). Events of one group are added in their
+ * order. */
 static void add_to(struct floe_aggregator *g, struct agg_window *w, const struct floe_record *r,
 		   const uint8_t *key, size_t len, bool fits)
 {
-	g->b.grp[g->npend] = group_for(g, w, key, len, fits);
-	metrics_read(g, r, g->npend++);
+	struct agg_batch *b = &g->b;
+	if (fits && len > b->keys_cap - b->keys_used)
+		floe_agg_settle(g); /* the keys' room is full before the rows */
+	uint32_t j = g->npend++;
+	b->win[j] = w;
+	b->koff[j] = b->keys_used;
+	b->klen[j] = fits ? (uint32_t)len : UINT32_MAX;
+	if (fits) {
+		memcpy(b->keys + b->keys_used, key, len);
+		b->keys_used += (uint32_t)len;
+	}
+	metrics_read(g, r, j);
 	if (g->npend == g->pend_cap)
 		floe_agg_settle(g);
 }

@@ -81,9 +81,9 @@ struct agg_mval {
 };
 
 /* Events read and added as one batch (aggregator_batch.c): rows are read one by one
- * (their group found, their values taken from the record), and added once the batch is
- * full, group by group, each metric over the group's values in one loop while the
- * group's sketches sit in cache. */
+ * (their window, key and values taken from the record), and added once the batch is
+ * full (or its keys' room): their groups found in one loop, then group by group, each
+ * metric over the group's values in one loop while the group's sketches sit in cache. */
 #ifndef FLOE_AGG_BATCH
 #define FLOE_AGG_BATCH 4096u
 #endif
@@ -92,7 +92,12 @@ struct agg_mval {
  * rest is the partition by group that floe_agg_settle makes (local group ids in order
  * of first appearance, their rows in event order). */
 struct agg_batch {
-	uint8_t **grp;	     /* per row: its group */
+	struct agg_window **win; /* per row: its window */
+	uint32_t *koff, *klen;	 /* per row: its key in keys (klen UINT32_MAX: overflow) */
+	uint64_t *khash;	 /* per row: the key's hash (floe_agg_settle) */
+	uint8_t *keys;		 /* the rows' keys, one after the other */
+	uint32_t keys_cap, keys_used;
+	uint8_t **grp;	     /* per row: its group (floe_agg_settle) */
 	struct agg_mval *vals; /* per metric, per row */
 	uint32_t *gid;	     /* per row: its group's local id */
 	uint32_t *order;     /* rows by group, in event order within a group */
@@ -191,8 +196,9 @@ static inline struct agg_window *agg_slot_of(const struct floe_aggregator *g, in
 }
 
 /* aggregator_batch.c */
-/* The batch's bytes for nmetrics metrics and rows rows (for the plan). */
-uint64_t floe_agg_batch_bytes(size_t nmetrics, uint32_t rows);
+/* The batch's bytes for nmetrics metrics, rows rows and keys of up to key_cap bytes (for
+ * the plan). */
+uint64_t floe_agg_batch_bytes(size_t nmetrics, uint32_t rows, size_t key_cap);
 /* Allocates g's batch of g->pend_cap rows (start-up only), and frees it. */
 int floe_agg_batch_init(struct floe_aggregator *g);
 void floe_agg_batch_fini(struct floe_aggregator *g);

@@ -122,7 +122,7 @@ int floe_agg_plan(const struct floe_config_agg *c, struct floe_agg_plan *out, st
 	uint64_t per_window =
 	    groups * gb + index_slots(c->max_groups) * sizeof(uint32_t) + pool;
 	uint64_t total = windows * (per_window + sizeof(struct agg_window)) + 64 * 1024 +
-			 floe_agg_batch_bytes(c->nmetrics, batch_rows(c));
+			 floe_agg_batch_bytes(c->nmetrics, batch_rows(c), c->max_key_bytes);
 	if (total > SIZE_MAX / 2)
 		return floe_err_set(
 		    err, FLOE_ELIMIT,
