@@ -1,7 +1,8 @@
-/* Adding a batch of read events: the rows are partitioned by group (a counting sort,
- * stable, so a group's events keep their order), then each group's metrics are run over
- * its values, one loop per metric, while that group's sketches sit in cache. See
- * aggregator_impl.h (struct agg_batch) and README.md ("Adding a batch"). */
+/* Adding a batch of read events: the rows' groups are found (keys hashed in one loop,
+ * looked up in event order), the rows partitioned by group (a counting sort, stable, so
+ * a group's events keep their order), then each group's metrics are run over its values,
+ * one loop per metric, while that group's sketches sit in cache. See aggregator_impl.h
+ * (struct agg_batch) and README.md ("Adding in batches, by group"). */
 #include "agent/agg/aggregator_impl.h"
 
 #include "formats/base/alloc.h"
