@@ -329,85 +329,6 @@ static bool make_key(struct floe_aggregator *g, const struct floe_record *r, uin
 	return true;
 }
 
-static void metrics_reset(struct floe_aggregator *g, struct agg_window *w, uint8_t *grp)
-{
-	for (size_t i = 0; i < g->cfg->nmetrics; i++) {
-		struct agg_metric *m = &g->metrics[i];
-		uint8_t *st = grp + m->off;
-		size_t hdr;
-		switch (m->cfg->kind) {
-		case FLOE_METRIC_DISTINCT:
-			hdr = FLOE_AGG_ROUND8(sizeof(struct floe_hll));
-			(void)floe_hll_init_pooled((struct floe_hll *)(void *)st,
-						   m->cfg->precision, st + hdr,
-						   floe_hll_list_bytes(m->cfg->precision),
-						   &w->pool);
-			break;
-		case FLOE_METRIC_QUANTILES:
-			hdr = FLOE_AGG_ROUND8(sizeof(struct floe_dds));
-			(void)floe_dds_init_pooled((struct floe_dds *)(void *)st, &m->dds,
-						   st + hdr, floe_dds_sparse_bytes(),
-						   &w->pool);
-			break;
-		case FLOE_METRIC_TOP_K:
-			hdr = FLOE_AGG_ROUND8(sizeof(struct floe_ss));
-			(void)floe_ss_init((struct floe_ss *)(void *)st, m->cfg->k,
-					   m->cfg->key_bytes, st + hdr,
-					   floe_ss_bytes(m->cfg->k, m->cfg->key_bytes));
-			break;
-		default:
-			memset(st, 0,
-			       m->cfg->kind == FLOE_METRIC_COUNT ? 8 : sizeof(struct agg_num));
-		}
-	}
-}
-
-/* The group of key in w: found, taken, or the overflow group. Sketches are laid over
- * their memory when a group is taken, so a window's reuse costs only the groups used. */
-static uint8_t *group_for(struct floe_aggregator *g, struct agg_window *w, const uint8_t *key,
-			  size_t len, bool fits)
-{
-	size_t over = g->cfg->max_groups;
-	struct agg_group *h;
-	if (fits) {
-		uint64_t hash = floe_hll_hash(key, len);
-		size_t mask = g->cap - 1, s = (size_t)hash & mask;
-		for (; w->index[s]; s = (s + 1) & mask) {
-			h = agg_group_at(g, w, w->index[s] - 1);
-			if (h->hash == hash && h->keylen == len &&
-			    memcmp((uint8_t *)(h + 1), key, len) == 0)
-				return (uint8_t *)h;
-		}
-		if (w->ngroups < over) {
-			h = agg_group_at(g, w, w->ngroups);
-			w->index[s] = ++w->ngroups;
-			h->hash = hash;
-			h->keylen = (uint32_t)len;
-			h->used = 1;
-			memcpy((uint8_t *)(h + 1), key, len);
-			metrics_reset(g, w, (uint8_t *)h);
-			return (uint8_t *)h;
-		}
-	}
-	h = agg_group_at(g, w, over);
-	if (!h->used) {
-		h->used = 1;
-		h->keylen = 0;
-		metrics_reset(g, w, (uint8_t *)h);
-	}
-	g->stats.overflowed++;
-	return (uint8_t *)h;
-}
-
-static void num_update(enum floe_agg_metric_kind k, struct agg_num *s, double d)
-{
-	if (s->n == 0 || k == FLOE_METRIC_SUM || k == FLOE_METRIC_AVG)
-		s->v = s->n == 0 ? d : s->v + d;
-	else if (k == FLOE_METRIC_MIN ? d < s->v : d > s->v)
-		s->v = d;
-	s->n++;
-}
-
 /* The value of metric m's field in r, read once per event for every metric of that
  * field (metrics_read resets cur_num first). */
 static bool metric_value(struct floe_aggregator *g, struct agg_metric *m,
@@ -436,18 +357,14 @@ static bool metric_number(struct agg_metric *m, double *d)
 	return m->cur_num > 0;
 }
 
-/* Reads the metrics' values of r for group grp into v (one per metric): the numbers,
- * the distinct value's hash and the DDSketch bucket key, and starts loading the memory
- * adding them will touch (each metric's state, the HyperLogLog register or coupon slot,
- * the DDSketch bucket): with a thousand groups these are megabytes apart, and each
- * load would otherwise stall its update. */
-static void metrics_read(struct floe_aggregator *g, uint8_t *grp, const struct floe_record *r,
-			 struct agg_mval *v)
+/* Reads the metrics' values of r into row j of the batch: the numbers and the distinct
+ * value's hash. The groups' memory is not touched here: the batch adds them group by
+ * group (aggregator_batch.c). */
+static void metrics_read(struct floe_aggregator *g, const struct floe_record *r, uint32_t j)
 {
 	for (size_t i = 0; i < g->cfg->nmetrics; i++) {
 		struct agg_metric *m = &g->metrics[i];
-		uint8_t *st = grp + m->off;
-		struct agg_mval *x = &v[i];
+		struct agg_mval *x = &g->b.vals[i * (size_t)g->pend_cap + j];
 		m->cur_num = 0;
 		m->cur_has = !m->has_field || metric_value(g, m, r);
 		x->ok = m->cur_has;
@@ -455,69 +372,19 @@ static void metrics_read(struct floe_aggregator *g, uint8_t *grp, const struct f
 			continue;
 		switch (m->cfg->kind) {
 		case FLOE_METRIC_COUNT:
-			__builtin_prefetch(st, 1);
 			break;
 		case FLOE_METRIC_DISTINCT:
 			fval_text(&m->cur);
 			x->hash = floe_hll_hash(m->cur.s, m->cur.len);
-			floe_hll_prefetch((const struct floe_hll *)(void *)st, x->hash);
 			break;
 		case FLOE_METRIC_TOP_K: /* added at once (pend_cap is 1): it reads the text */
 			fval_text(&m->cur);
 			break;
-		case FLOE_METRIC_QUANTILES:
-			if (!metric_number(m, &x->d))
-				x->ok = -1;
-			else
-				x->key = floe_dds_prepare((const struct floe_dds *)(void *)st, x->d);
-			break;
 		default:
-			__builtin_prefetch(st, 1);
 			if (!metric_number(m, &x->d))
 				x->ok = -1;
 		}
 	}
-}
-
-/* Adds the values metrics_read took (v) to group grp's metrics. */
-static void metrics_apply(struct floe_aggregator *g, uint8_t *grp, const struct agg_mval *v)
-{
-	for (size_t i = 0; i < g->cfg->nmetrics; i++) {
-		struct agg_metric *m = &g->metrics[i];
-		uint8_t *st = grp + m->off;
-		const struct agg_mval *x = &v[i];
-		if (x->ok < 0) {
-			g->stats.unparsable++;
-			continue;
-		}
-		if (!x->ok)
-			continue;
-		switch (m->cfg->kind) {
-		case FLOE_METRIC_COUNT:
-			(*(uint64_t *)(void *)st)++;
-			break;
-		case FLOE_METRIC_DISTINCT:
-			floe_hll_add_hash((struct floe_hll *)(void *)st, x->hash);
-			break;
-		case FLOE_METRIC_TOP_K:
-			floe_ss_add((struct floe_ss *)(void *)st, m->cur.s, m->cur.len);
-			break;
-		case FLOE_METRIC_QUANTILES:
-			if (floe_dds_add_prepared((struct floe_dds *)(void *)st, x->d, x->key))
-				g->stats.unparsable++;
-			break;
-		default:
-			num_update(m->cfg->kind, (struct agg_num *)(void *)st, x->d);
-		}
-	}
-}
-
-void floe_agg_settle(struct floe_aggregator *g)
-{
-	size_t nm = g->cfg->nmetrics;
-	for (uint32_t i = 0; i < g->npend; i++)
-		metrics_apply(g, g->pend_grp[i], g->pend + (size_t)i * nm);
-	g->npend = 0;
 }
 
 /* ---- windows ----------------------------------------------------------------------------- */
@@ -572,15 +439,25 @@ static int close_until(struct floe_aggregator *g, int64_t until, bool partial,
 	return 0;
 }
 
-/* Adds r to its group of w: its values are read now, and added with the pending
- * events' once pend_cap are read (floe_agg_settle), so that the loads metrics_read
- * started have landed by then. Events of one group are added in their order. */
+/* Adds r to its group of w: its key (key, len; fits false: it goes to the overflow
+ * group) and its values are read now, into the batch, which finds the groups and adds
+ * the values when it is full (floe_agg_settle). Events of one group are added in their
+ * order. */
 static void add_to(struct floe_aggregator *g, struct agg_window *w, const struct floe_record *r,
 		   const uint8_t *key, size_t len, bool fits)
 {
-	uint8_t *grp = group_for(g, w, key, len, fits);
-	metrics_read(g, grp, r, g->pend + (size_t)g->npend * g->cfg->nmetrics);
-	g->pend_grp[g->npend++] = grp;
+	struct agg_batch *b = &g->b;
+	if (fits && len > b->keys_cap - b->keys_used)
+		floe_agg_settle(g); /* the keys' room is full before the rows */
+	uint32_t j = g->npend++;
+	b->win[j] = w;
+	b->koff[j] = b->keys_used;
+	b->klen[j] = fits ? (uint32_t)len : UINT32_MAX;
+	if (fits) {
+		memcpy(b->keys + b->keys_used, key, len);
+		b->keys_used += (uint32_t)len;
+	}
+	metrics_read(g, r, j);
 	if (g->npend == g->pend_cap)
 		floe_agg_settle(g);
 }

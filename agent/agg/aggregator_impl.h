@@ -1,7 +1,8 @@
-/* The aggregator's state, shared by aggregator.c (windows, groups, the per-event path),
- * aggregator_emit.c (a closed window's rows) and aggregator_state.c (the open windows'
- * image). aggregator.c calls the other two, never the other way, but for
- * floe_agg_settle, which the image's saving calls. Internal to agent/agg/. */
+/* The aggregator's state, shared by aggregator.c (windows, groups, reading an event),
+ * aggregator_batch.c (adding a batch of read events), aggregator_emit.c (a closed
+ * window's rows) and aggregator_state.c (the open windows' image). aggregator.c calls the
+ * others, never the other way; aggregator_state.c calls floe_agg_settle. Internal to
+ * agent/agg/. */
 #ifndef FLOE_AGG_AGGREGATOR_IMPL_H
 #define FLOE_AGG_AGGREGATOR_IMPL_H
 
@@ -68,19 +69,45 @@ struct agg_field {
 };
 
 /* One event's value for one metric, read (metrics_read) before it is added: ok 1 with a
- * value (d for numbers, hash for distinct, key the DDSketch bucket of d), 0 without, -1
- * not a number (counted when added). */
+ * value (d for numbers, hash for distinct), 0 without, -1 not a number (counted when
+ * added). key is the DDSketch bucket of d, computed when the batch is added. */
 struct agg_mval {
-	double d;
-	uint64_t hash;
+	union {
+		double d;      /* numbers */
+		uint64_t hash; /* distinct */
+	};
 	int32_t key;
 	int8_t ok;
 };
 
-/* Events read ahead of their update: the deepest a loop of the updates' cache misses is
- * spread over (FLOE_AGG_PENDING events' values are read, and their memory loaded, before
- * the first of them is added). */
-#define FLOE_AGG_PENDING 32u
+/* Events read and added as one batch (aggregator_batch.c): rows are read one by one
+ * (their window, key and values taken from the record), and added once the batch is
+ * full (or its keys' room): their groups found in one loop, then group by group, each
+ * metric over the group's values in one loop while the group's sketches sit in cache. */
+#ifndef FLOE_AGG_BATCH
+#define FLOE_AGG_BATCH 4096u
+#endif
+
+/* The batch: pend_cap rows. Metric i's value of row j is vals[i * pend_cap + j]; the
+ * rest is the partition by group that floe_agg_settle makes (local group ids in order
+ * of first appearance, their rows in event order). */
+struct agg_batch {
+	struct agg_window **win; /* per row: its window */
+	uint32_t *koff, *klen;	 /* per row: its key in keys (klen UINT32_MAX: overflow) */
+	uint64_t *khash;	 /* per row: the key's hash (floe_agg_settle) */
+	uint8_t *keys;		 /* the rows' keys, one after the other */
+	uint32_t keys_cap, keys_used;
+	uint8_t **grp;	     /* per row: its group (floe_agg_settle) */
+	struct agg_mval *vals; /* per metric, per row */
+	uint32_t *gid;	     /* per row: its group's local id */
+	uint32_t *order;     /* rows by group, in event order within a group */
+	uint32_t *start;     /* per local id + 1: where its rows start in order */
+	uint8_t **ids;	     /* per local id: the group */
+	uint32_t *slot_of;   /* per local id: its slot in the map */
+	uint8_t **map;	     /* map_cap slots of a group pointer (NULL: free) */
+	uint32_t *map_id;    /* their local ids */
+	uint32_t map_cap;    /* a power of two, at least twice pend_cap */
+};
 
 /* One metric: what it reads, where its state sits in a group, and its columns. */
 struct agg_metric {
@@ -142,11 +169,9 @@ struct floe_aggregator {
 	struct floe_agg_stats stats;
 	struct floe_agg_growth grow; /* what the windows' pools grow from */
 	uint8_t *img; /* the headers of the open windows' image (aggregator_state.c) */
-	/* Events read and not yet added (floe_agg_settle): their groups and, per event, one
-	 * value per metric. pend_cap is FLOE_AGG_PENDING, or 1 when a top_k metric reads
-	 * the record's text as it is added. */
-	uint8_t **pend_grp;
-	struct agg_mval *pend;
+	/* Events read and not yet added (floe_agg_settle). pend_cap is FLOE_AGG_BATCH, or 1
+	 * when a top_k metric reads the record's text as it is added. */
+	struct agg_batch b;
 	uint32_t npend, pend_cap;
 	size_t img_cap;
 };
@@ -170,9 +195,15 @@ static inline struct agg_window *agg_slot_of(const struct floe_aggregator *g, in
 	return &g->win[k < 0 ? k + (int64_t)g->plan.windows : k];
 }
 
-/* aggregator.c */
-/* Adds the events read and not yet added to their groups: before a window is emitted,
- * and before the image is saved. */
+/* aggregator_batch.c */
+/* The batch's bytes for nmetrics metrics, rows rows and keys of up to key_cap bytes (for
+ * the plan). */
+uint64_t floe_agg_batch_bytes(size_t nmetrics, uint32_t rows, size_t key_cap);
+/* Allocates g's batch of g->pend_cap rows (start-up only), and frees it. */
+int floe_agg_batch_init(struct floe_aggregator *g);
+void floe_agg_batch_fini(struct floe_aggregator *g);
+/* Adds the events read and not yet added to their groups: when the batch is full,
+ * before a window is emitted, and before the image is saved. */
 void floe_agg_settle(struct floe_aggregator *g);
 
 /* aggregator_state.c */

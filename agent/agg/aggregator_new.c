@@ -80,6 +80,16 @@ static uint64_t metric_bytes(const struct floe_config_metric *m)
 	}
 }
 
+/* Rows of the batch (aggregator_batch.c): FLOE_AGG_BATCH, or 1 when a top_k metric reads
+ * the record's text, which is borrowed only until floe_agg_add returns, as it is added. */
+static uint32_t batch_rows(const struct floe_config_agg *c)
+{
+	for (size_t i = 0; i < c->nmetrics; i++)
+		if (c->metrics[i].kind == FLOE_METRIC_TOP_K)
+			return 1;
+	return FLOE_AGG_BATCH;
+}
+
 static uint64_t index_slots(uint32_t max_groups)
 {
 	uint64_t cap = 16;
@@ -111,7 +121,8 @@ int floe_agg_plan(const struct floe_config_agg *c, struct floe_agg_plan *out, st
 	 * may be 32 bits. */
 	uint64_t per_window =
 	    groups * gb + index_slots(c->max_groups) * sizeof(uint32_t) + pool;
-	uint64_t total = windows * (per_window + sizeof(struct agg_window)) + 64 * 1024;
+	uint64_t total = windows * (per_window + sizeof(struct agg_window)) + 64 * 1024 +
+			 floe_agg_batch_bytes(c->nmetrics, batch_rows(c), c->max_key_bytes);
 	if (total > SIZE_MAX / 2)
 		return floe_err_set(
 		    err, FLOE_ELIMIT,
@@ -258,14 +269,8 @@ static int make_metrics(struct floe_aggregator *g, const struct floe_colplan *co
 				m->same = (ptrdiff_t)j;
 	}
 	g->stride = off;
-	g->pend_cap = FLOE_AGG_PENDING;
-	for (size_t i = 0; i < c->nmetrics; i++)
-		if (c->metrics[i].kind == FLOE_METRIC_TOP_K)
-			g->pend_cap = 1;
-	g->pend_grp = floe_calloc(g->a, g->pend_cap, sizeof(*g->pend_grp));
-	g->pend = floe_calloc(g->a, (size_t)g->pend_cap * (c->nmetrics ? c->nmetrics : 1),
-			      sizeof(*g->pend));
-	if (!g->pend_grp || !g->pend)
+	g->pend_cap = batch_rows(c);
+	if (floe_agg_batch_init(g))
 		return floe_err_set(err, FLOE_ENOMEM, "out of memory for the metrics");
 	return 0;
 }
@@ -393,8 +398,7 @@ void floe_agg_free(struct floe_aggregator *g)
 	for (uint32_t i = 0; g->win && i < g->plan.windows; i++)
 		floe_agg_pool_reset(&g->win[i].pool);
 	floe_free(g->a, g->metrics);
-	floe_free(g->a, g->pend_grp);
-	floe_free(g->a, g->pend);
+	floe_agg_batch_fini(g);
 	floe_free(g->a, g->row);
 	floe_free(g->a, g->img);
 	floe_free(g->a, g->slab);

@@ -31,7 +31,7 @@ m="$d/state/metrics.json"
 config 256MiB 1h
 "$FLOE_BIN" check -c "$d/floe.yaml" >"$d/check" 2>&1 || cat "$d/check"
 check "floe check prints the reservation and the growth ceiling" \
-	grep -q "^# memory: aggregations\[0\] 'busy' reserves 1.1MiB: .*; its sketches' pools grow by up to [0-9.]*MiB more at run time" "$d/check"
+	grep -q "^# memory: aggregations\[0\] 'busy' reserves 1.7MiB: .*; its sketches' pools grow by up to [0-9.]*MiB more at run time" "$d/check"
 run_serving "$d/floe.yaml" "$d/run.err"
 check "the agent serves /metrics" test -n "$port"
 # Until the document counts every line (the window of an hour stays open).

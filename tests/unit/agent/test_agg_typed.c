@@ -95,6 +95,8 @@ struct fixture {
 	struct floe_colplan plan;
 	struct floe_aggregator *g;
 	struct rows rows;
+	floe_agg_emit_fn emit; /* NULL: collect into rows */
+	void *emit_arg;
 };
 
 /* An aggregation of yaml over records whose k is an int column, v a long one and d a
@@ -161,7 +163,9 @@ static void add(struct fixture *f, bool typed, double ts, const char *k, const c
 	uint64_t fails[3] = {0};
 	if (typed)
 		floe_colplan_take(&f->plan, &r, tv, tk, tkl, tav, tavl, fails);
-	assert_int_equal(floe_agg_add(f->g, &r, collect, &f->rows), 0);
+	assert_int_equal(f->emit ? floe_agg_add(f->g, &r, f->emit, f->emit_arg)
+				 : floe_agg_add(f->g, &r, collect, &f->rows),
+			 0);
 }
 
 static uint64_t seed = 7;
@@ -282,9 +286,9 @@ static int get_image(void *ctx, void *p, size_t n)
 	return 0;
 }
 
-/* Events read and not yet added to their groups (the aggregator reads up to 32 ahead of
- * its updates) are in the image: an aggregator restored from an image saved with 13
- * events pending goes on to the same rows as the one that saved it. */
+/* Events read and not yet added to their groups (the aggregator adds them in batches of
+ * thousands) are in the image: an aggregator restored from an image saved with 77 events
+ * pending goes on to the same rows as the one that saved it. */
 static void test_image_with_pending(void **state)
 {
 	(void)state;
@@ -294,7 +298,7 @@ static void test_image_with_pending(void **state)
 	setup(&f, yaml);
 	setup(&g, yaml);
 	char kb[16], vb[16];
-	for (int i = 0; i < 77; i++) { /* 77 = 2 x 32 + 13 */
+	for (int i = 0; i < 77; i++) {
 		snprintf(kb, sizeof(kb), "%d", i % 3);
 		snprintf(vb, sizeof(vb), "%d", i * 7);
 		add(&f, true, 1 + i / 100.0, kb, vb, NULL);
@@ -319,6 +323,113 @@ static void test_image_with_pending(void **state)
 	free(im.p);
 	teardown(&f);
 	teardown(&g);
+}
+
+/* What the batch test expects of one (window, key): count and sum in event order. */
+struct expect {
+	int64_t start;
+	int key; /* -1: the overflow group */
+	uint64_t count;
+	double sum;
+};
+
+#define BATCH_KEYS 80
+#define BATCH_GROUPS 50 /* max_groups: the 30 keys seen last in a window overflow */
+#define BATCH_EVENTS (3 * 4096 + 77)
+
+struct seen {
+	struct expect *e;
+	size_t n, cap;
+};
+
+static struct expect *expect_of(struct seen *s, int64_t start, int key)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->e[i].start == start && s->e[i].key == key)
+			return &s->e[i];
+	return NULL;
+}
+
+/* Adds an event of key k and value v at ts (µs) to the reference: the windows of 4 s
+ * sliding by 1 s that hold ts, each with its first BATCH_GROUPS keys, the rest in the
+ * overflow group. */
+static void expect_add(struct seen *s, int64_t ts, int k, double v)
+{
+	for (int64_t start = ts / SEC * SEC; start > ts - 4 * SEC; start -= SEC) {
+		struct expect *e = expect_of(s, start, k);
+		if (!e) {
+			size_t groups = 0;
+			for (size_t i = 0; i < s->n; i++)
+				groups += s->e[i].start == start && s->e[i].key >= 0;
+			int key = groups < BATCH_GROUPS ? k : -1;
+			if (!(e = expect_of(s, start, key))) {
+				assert_true(s->n < s->cap);
+				e = &s->e[s->n++];
+				*e = (struct expect){start, key, 0, 0};
+			}
+		}
+		e->count++;
+		e->sum = e->count == 1 ? v : e->sum + v;
+	}
+}
+
+/* Checks each row against the reference, and counts the rows. */
+struct checked {
+	struct seen *s;
+	const struct floe_aggtable *t;
+	size_t rows;
+};
+
+static int check_row(void *arg, const struct floe_pq_value *v, size_t ncols)
+{
+	struct checked *c = arg;
+	size_t k = floe_aggtable_first_key(c->t), m = floe_aggtable_first_value(c->t);
+	(void)ncols;
+	struct expect *e = expect_of(c->s, v[0].i, v[k].is_null ? -1 : (int)v[k].i);
+	assert_non_null(e);
+	assert_int_equal(v[m].i, e->count);
+	/* Exactly equal: the values are added in event order, where order changes the sum. */
+	assert_true(v[m + 1].d == e->sum);
+	e->count = 0; /* seen */
+	c->rows++;
+	return 0;
+}
+
+/* Events are added in batches of thousands, group by group: across batches, hopping
+ * windows that close inside a batch, 80 keys over max_groups 50 and values whose sum
+ * depends on their order (1e16 beside 1), every row is the one adding the events one by
+ * one in their order makes. */
+static void test_batches_keep_event_order(void **state)
+{
+	(void)state;
+	struct fixture f;
+	setup(&f, "aggregations: [{name: a, window: 4s, slide: 1s, allowed_lateness: 2s, "
+		  "group_by: [k], max_groups: 50, metrics: [count, {sum: d}]}]\n");
+	static struct expect e[64 * 81];
+	struct seen s = {e, 0, sizeof(e) / sizeof(e[0])};
+	static const double vals[] = {1e16, 1, -1e16, 0.5, 3, 1e-3, -7.25};
+	struct checked c = {&s, f.rows.t, 0};
+	f.emit = check_row;
+	f.emit_arg = &c;
+	for (int i = 0; i < BATCH_EVENTS; i++) {
+		/* 1,000 events a second, each up to 1.5 s behind the newest: within the
+		 * lateness, so that every event lands in all its windows. */
+		int64_t ts = (int64_t)i * 1000 - (int64_t)(rnd() % 1500000);
+		if (ts < 0)
+			ts = 0;
+		int k = (int)(rnd() % BATCH_KEYS);
+		double v = vals[rnd() % 7];
+		char kb[16], db[32];
+		snprintf(kb, sizeof(kb), "%d", k);
+		snprintf(db, sizeof(db), "%.17g", v);
+		add(&f, true, (double)ts / SEC, kb, NULL, db);
+		expect_add(&s, (int64_t)((double)ts / SEC * SEC), k, v); /* as add() takes it */
+	}
+	assert_int_equal(floe_agg_flush(f.g, check_row, &c), 0);
+	assert_int_equal(c.rows, s.n);
+	assert_int_equal(floe_agg_stats(f.g)->late, 0);
+	assert_true(floe_agg_stats(f.g)->overflowed > 0);
+	teardown(&f);
 }
 
 /* Without typed columns the same field is a string key, as before. */
@@ -349,6 +460,7 @@ int main(void)
 	    cmocka_unit_test(test_typed_key_overflow),
 	    cmocka_unit_test(test_text_key_stays_string),
 	    cmocka_unit_test(test_image_with_pending),
+	    cmocka_unit_test(test_batches_keep_event_order),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
