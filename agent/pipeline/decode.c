@@ -49,9 +49,11 @@ struct floe_decoder {
 	size_t tklens[MAX_FIELDS], tvlens[MAX_FIELDS];
 	uint64_t conv_failures[FLOE_COLS_MAX];
 	bool message_unparsed; /* the plan's: a line taken apart leaves its message out */
-	/* The parser's field names are fixed and none fills a column (the access logs'):
-	 * the column rules' lookups are skipped, since they never match. */
-	bool no_column_fields;
+	/* The lists of field names that fill a column (a bit per list, LIST_*) that the
+	 * parser's fields can be in: all for parsers whose names come with the line (json,
+	 * logfmt); for fixed names (the access logs', a regex's groups), those lists that
+	 * hold one of them. A list no name is in is not looked up: it never matches. */
+	unsigned lists;
 };
 
 #define FAILURE_LOG_US (60 * 1000000LL)
@@ -105,18 +107,19 @@ static const struct key host_keys[] = {KEY("host"), KEY("hostname"), {NULL, 0}};
 static const struct key ts_keys[] = {KEY("ts"), KEY("time"), KEY("timestamp"), {NULL, 0}};
 static const struct key message_keys[] = {KEY("message"), KEY("msg"), {NULL, 0}};
 
-/* Whether a parser that only ever gives fields of these names (NULL-terminated) can give
- * one that fills a column. */
-static bool names_fill_columns(const char *const *names)
+enum { LIST_LEVEL = 1, LIST_APP = 2, LIST_HOST = 4, LIST_TS = 8, LIST_MESSAGE = 16, LIST_ALL = 31 };
+
+/* The lists (LIST_*) that hold the field name (name, len). */
+static unsigned lists_of(const char *name, size_t len)
 {
 	static const struct key *const lists[] = {level_keys, app_keys, host_keys, ts_keys,
 						  message_keys};
+	unsigned bits = 0;
 	for (size_t l = 0; l < sizeof(lists) / sizeof(lists[0]); l++)
 		for (const struct key *k = lists[l]; k->s; k++)
-			for (size_t i = 0; names[i]; i++)
-				if (strcmp(names[i], k->s) == 0)
-					return true;
-	return false;
+			if (k->n == len && memcmp(k->s, name, len) == 0)
+				bits |= 1u << l;
+	return bits;
 }
 
 void floe_decoder_set_name(struct floe_decoder *d, const char *name)
@@ -139,13 +142,27 @@ int floe_decoder_new(struct floe_alloc *a, const struct floe_config_input *in,
 		floe_err_set(err, rc, "%s", floe_strerror(rc));
 		goto out;
 	}
+	d->lists = LIST_ALL;
 	if (in->parser == FLOE_PARSER_APACHE_COMMON || in->parser == FLOE_PARSER_APACHE_COMBINED ||
-	    in->parser == FLOE_PARSER_NGINX_COMBINED)
-		d->no_column_fields = !names_fill_columns(floe_access_log_field_names());
+	    in->parser == FLOE_PARSER_NGINX_COMBINED) {
+		const char *const *names = floe_access_log_field_names();
+		d->lists = 0;
+		for (size_t i = 0; names[i]; i++)
+			d->lists |= lists_of(names[i], strlen(names[i]));
+	}
 	if (in->parser == FLOE_PARSER_REGEX &&
 	    (rc = floe_regex_new(a, in->pattern, strlen(in->pattern), (size_t)in->max_line_bytes, 0,
 				 &d->regex, err)))
 		goto out;
+	if (d->regex) {
+		/* A regex's fields are its named groups. */
+		d->lists = 0;
+		for (size_t i = 0; i < floe_regex_name_count(d->regex); i++) {
+			size_t len;
+			const char *name = floe_regex_name(d->regex, i, &len);
+			d->lists |= lists_of(name, len);
+		}
+	}
 	/* Matching still works, only slower: said once, where an operator looks. */
 	if (d->regex && !floe_regex_jit(d->regex) && floe_regex_jit_built())
 		floe_warn("regex parser: PCRE2's JIT did not take the pattern (it refuses some, and "
@@ -262,18 +279,20 @@ static void map_columns(struct floe_decoder *d, struct floe_record *rec)
 {
 	const char *v;
 	size_t vl, k = 0;
-	while (!rec->has_severity && next_field(d->fields, level_keys, &k, &v, &vl)) {
+	while ((d->lists & LIST_LEVEL) && !rec->has_severity &&
+	       next_field(d->fields, level_keys, &k, &v, &vl)) {
 		int sev = severity_of(v, vl);
 		if (sev >= 0) {
 			rec->has_severity = true;
 			rec->severity = sev;
 		}
 	}
-	for (k = 0; !rec->app.p && next_field(d->fields, app_keys, &k, &v, &vl);)
+	for (k = 0; (d->lists & LIST_APP) && !rec->app.p && next_field(d->fields, app_keys, &k, &v, &vl);)
 		if (vl)
 			rec->app = (struct floe_str){v, vl};
 	bool host_set = false;
-	for (k = 0; !host_set && next_field(d->fields, host_keys, &k, &v, &vl);)
+	for (k = 0; (d->lists & LIST_HOST) && !host_set &&
+		    next_field(d->fields, host_keys, &k, &v, &vl);)
 		if ((host_set = vl > 0))
 			rec->host = (struct floe_str){v, vl};
 	/* The access-log and syslog_file parsers set ts themselves. */
@@ -281,7 +300,8 @@ static void map_columns(struct floe_decoder *d, struct floe_record *rec)
 			 d->parser == FLOE_PARSER_APACHE_COMBINED ||
 			 d->parser == FLOE_PARSER_NGINX_COMBINED || d->parser == FLOE_PARSER_SYSLOG_FILE;
 	k = 0;
-	if (!d->ts && !ts_parsed && next_field(d->fields, ts_keys, &k, &v, &vl)) {
+	if ((d->lists & LIST_TS) && !d->ts && !ts_parsed &&
+	    next_field(d->fields, ts_keys, &k, &v, &vl)) {
 		int64_t us;
 		if (floe_ts_parse_rfc3339(v, vl, &us, NULL) == 0) {
 			rec->ts = us;
@@ -302,7 +322,7 @@ static void map_message(struct floe_decoder *d, struct floe_record *rec)
 {
 	const char *v;
 	size_t vl, k = 0;
-	if (d->ts_from_message)
+	if (d->ts_from_message || !(d->lists & LIST_MESSAGE))
 		return;
 	while (next_field(d->fields, message_keys, &k, &v, &vl))
 		if (vl) {
@@ -375,7 +395,7 @@ void floe_decoder_apply(struct floe_decoder *d, struct floe_record *rec)
 		}
 		d->st.fields_dropped += floe_fields_dropped(d->fields);
 		floe_fields_to_record(d->fields, rec);
-		if (!d->no_column_fields)
+		if (d->lists)
 			map_columns(d, rec);
 	}
 	if (d->ts) {
@@ -395,7 +415,7 @@ void floe_decoder_apply(struct floe_decoder *d, struct floe_record *rec)
 			log_failure(d, &d->ts_log, "the timestamp", rec);
 		}
 	}
-	if (d->fields && !d->no_column_fields)
+	if (d->fields)
 		map_message(d, rec);
 	/* The line's fields hold what it said: its text is left out when the table asks
 	 * (tables.logs.message: unparsed). A line the parser did not take apart keeps it,

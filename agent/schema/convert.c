@@ -65,6 +65,22 @@ static enum floe_conv to_int(const char *p, size_t n, int64_t lo, int64_t hi, in
 		neg = p[i++] == '-';
 	if (i == n)
 		return FLOE_CONV_FAIL;
+	if (n - i <= 18) {
+		/* Up to 18 digits cannot overflow: no bound checked per digit (status codes,
+		 * sizes, ids are all this short). */
+		uint64_t u = 0;
+		for (; i < n; i++) {
+			unsigned d = (unsigned char)p[i] - '0';
+			if (d > 9)
+				return FLOE_CONV_FAIL;
+			u = u * 10 + d;
+		}
+		v = neg ? -(int64_t)u : (int64_t)u;
+		if (v < lo || v > hi)
+			return FLOE_CONV_FAIL;
+		*out = v;
+		return FLOE_CONV_OK;
+	}
 	for (; i < n; i++) {
 		unsigned d = (unsigned char)p[i] - '0';
 		if (d > 9 || v < (INT64_MIN + (int64_t)d) / 10)

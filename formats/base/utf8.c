@@ -95,6 +95,19 @@ size_t floe_utf8_valid(const uint8_t *p, size_t n)
 {
 	size_t i = 0;
 	const uint64_t hi = 0x8080808080808080ULL;
+	/* Short values (a method, a status, a protocol) at once: two loads that overlap
+	 * cover 4 to 7 bytes, three single bytes 1 to 3. */
+	if (n < 8) {
+		uint32_t a = 0, b = 0;
+		if (n >= 4) {
+			memcpy(&a, p, 4);
+			memcpy(&b, p + n - 4, 4);
+		} else if (n > 0) {
+			a = (uint32_t)(p[0] | p[n / 2] | p[n - 1]);
+		}
+		if (!((a | b) & 0x80808080u))
+			return n;
+	}
 	while (i < n) {
 		/* ASCII, the common case, 32 then 8 bytes at a time. */
 		if (n - i >= 32) {

@@ -250,13 +250,19 @@ static size_t open_page_bytes(const struct floe_pq_chunk *c);
 /* In a leaf without repetition every value starts a row, so the page can close before a
  * value that would take it past page_size: page buffers then never outgrow the page
  * size (and its power-of-two capacity). Repeated leaves close pages in end_row. */
-static int make_room(struct floe_pq_chunk *c, size_t n)
+static int close_page_before(struct floe_pq_chunk *c, size_t n)
 {
-	if (c->o.max_rep || c->page_values == 0 || c->dict_on)
-		return 0;
 	if (open_page_bytes(c) + n <= c->o.page_size)
 		return 0;
 	return close_page(c);
+}
+
+/* The test inline, the sum out of line: most values are in dictionary pages. */
+static inline int make_room(struct floe_pq_chunk *c, size_t n)
+{
+	if (c->o.max_rep || c->page_values == 0 || c->dict_on)
+		return 0;
+	return close_page_before(c, n);
 }
 
 /* A fixed-width value: the 8 bytes of bits (the low four of an INT32) are its PLAIN

@@ -108,10 +108,20 @@ int floe_pq_dict_put(struct floe_pq_dict *d, const void *p, size_t n, size_t cap
 		     bool *added)
 {
 	int rc;
-	if (d->last1 && same(d, d->last1 - 1, p, n)) {
-		*idx = d->last1 - 1;
-		*added = false;
-		return 0;
+	if (d->last1) {
+		/* The entry found last, then the one after it (or the first, after the last):
+		 * a map's keys, and the fields of a format, come in the same order line after
+		 * line, and entered the dictionary in that order. */
+		uint32_t e = d->last1 - 1, next = d->last1 < d->count ? d->last1 : 0;
+		bool hit = same(d, e, p, n);
+		if (!hit && next != e && (hit = same(d, next, p, n)))
+			e = next;
+		if (hit) {
+			*idx = e;
+			*added = false;
+			d->last1 = e + 1;
+			return 0;
+		}
 	}
 	if (!d->slots && (rc = grow_slots(d)))
 		return rc;

@@ -108,7 +108,7 @@ static void group_full(struct floe_rle *r)
 	r->repeat = 0;
 }
 
-void floe_rle_put(struct floe_rle *r, uint32_t v)
+void floe_rle_put_any(struct floe_rle *r, uint32_t v)
 {
 	if (r->err)
 		return;

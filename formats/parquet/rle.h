@@ -29,7 +29,18 @@ int floe_rle_bit_width(uint32_t max);
 /* Starts a run sequence at the end of out (borrowed) for values of bit_width bits. */
 void floe_rle_init(struct floe_rle *r, struct floe_buf *out, int bit_width);
 /* Adds one value (must fit in bit_width bits). */
-void floe_rle_put(struct floe_rle *r, uint32_t v);
+void floe_rle_put_any(struct floe_rle *r, uint32_t v);
+/* The same, with the common case inline: a value that extends a run already 8 long
+ * (levels of a column that is always null or never, row after row, and a page's repeated
+ * dictionary index) is only counted, without a call. */
+static inline void floe_rle_put(struct floe_rle *r, uint32_t v)
+{
+	if (v == r->cur && r->repeat >= 8 && !r->err) {
+		r->repeat++;
+		return;
+	}
+	floe_rle_put_any(r, v);
+}
 /* Writes whatever is pending; afterwards the encoder is reusable for a new sequence with
  * floe_rle_init. Returns 0 or the first error met (FLOE_ENOMEM/FLOE_ELIMIT). */
 int floe_rle_flush(struct floe_rle *r);

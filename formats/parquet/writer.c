@@ -501,32 +501,42 @@ int floe_pq_writer_add_row(struct floe_pq_writer *w, const struct floe_pq_value 
 	int rc = check_row(w, values);
 	if (rc)
 		return rc;
-	size_t k = 0;
+	struct leaf *l = w->leaves;
 	for (size_t i = 0; i < w->ncols && !rc; i++) {
 		const struct floe_pq_column *c = &w->cols[i];
 		const struct floe_pq_value *v = &values[i];
-		struct leaf *l = &w->leaves[k];
-		if (is_map(c->kind)) {
+		struct floe_pq_chunk *ch = l->chunk;
+		/* One switch on the kind: the row's columns take a jump each rather than a
+		 * chain of tests. */
+		switch (v->is_null && !is_map(c->kind) ? -1 : (int)c->kind) {
+		case -1:
+			rc = floe_pq_chunk_put_null(ch, 0, 0);
+			break;
+		case FLOE_PQ_MAP_STRING:
+		case FLOE_PQ_MAP_STRING_LONG:
 			rc = put_map(w, l, v, c->optional ? 1 : 0);
-			k += 2;
-			continue;
-		}
-		k++;
-		if (v->is_null)
-			rc = floe_pq_chunk_put_null(l->chunk, 0, 0);
-		else if (c->kind == FLOE_PQ_STRING)
+			l++; /* the value leaf */
+			break;
+		case FLOE_PQ_STRING:
 			rc = put_string(w, l, 0, v->s, v->len);
-		else if (c->kind == FLOE_PQ_BINARY)
-			rc = floe_pq_chunk_put_bytes(l->chunk, 0, (const uint8_t *)(v->s ? v->s : ""),
-						     v->len);
-		else if (c->kind == FLOE_PQ_DOUBLE)
-			rc = floe_pq_chunk_put_double(l->chunk, 0, v->d);
-		else if (c->kind == FLOE_PQ_FLOAT)
-			rc = floe_pq_chunk_put_float(l->chunk, 0, (float)v->d);
-		else if (c->kind == FLOE_PQ_BOOLEAN)
-			rc = floe_pq_chunk_put_bool(l->chunk, 0, v->i != 0);
-		else
-			rc = floe_pq_chunk_put_int(l->chunk, 0, v->i);
+			break;
+		case FLOE_PQ_BINARY:
+			rc = floe_pq_chunk_put_bytes(ch, 0, (const uint8_t *)(v->s ? v->s : ""), v->len);
+			break;
+		case FLOE_PQ_DOUBLE:
+			rc = floe_pq_chunk_put_double(ch, 0, v->d);
+			break;
+		case FLOE_PQ_FLOAT:
+			rc = floe_pq_chunk_put_float(ch, 0, (float)v->d);
+			break;
+		case FLOE_PQ_BOOLEAN:
+			rc = floe_pq_chunk_put_bool(ch, 0, v->i != 0);
+			break;
+		default:
+			rc = floe_pq_chunk_put_int(ch, 0, v->i);
+			break;
+		}
+		l++;
 	}
 	size_t buffered = 0, held = 0, fly_held = 0, fly_buf = 0, open = 0;
 	unsigned long done0 = w->acomp ? floe_pq_compressor_completed(w->acomp) : 0;

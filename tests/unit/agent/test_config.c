@@ -136,7 +136,7 @@ static void assert_defaults_except_inputs(const struct floe_config *c)
 	assert_int_equal(c->agent.log_format, FLOE_CONFIG_LOG_TEXT);
 	assert_string_equal(c->logs.name, "logs");
 	assert_int_equal(c->logs.codec, FLOE_CODEC_ZSTD);
-	assert_int_equal(c->logs.zstd_level, 3);
+	assert_int_equal(c->logs.zstd_level, 1);
 	assert_int_equal(c->logs.npartition_by, 1);
 	assert_string_equal(c->logs.partition_by[0], "day(ts)");
 	assert_int_equal(c->logs.target_file_size, 64 * MiB);
@@ -1297,7 +1297,7 @@ static void test_dump(void **state)
 	    "tables:\n"
 	    "  logs:\n"
 	    "    codec: zstd  # Parquet page compression\n"
-	    "    zstd_level: 3  # used when codec is zstd; default 3, or 6 with profile compact\n"
+	    "    zstd_level: 1  # used when codec is zstd; default 1, or 6 with profile compact\n"
 	    "    profile: default  # Parquet encodings: default (every reader) or compact (v2 pages, "
 	    "delta encodings)\n"
 	    "    bloom_filters: [\"host\", \"app\"]  # columns with Parquet bloom filters; [] = none\n"

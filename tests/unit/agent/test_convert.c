@@ -48,6 +48,14 @@ static void test_integers(void **state)
 	fails(FLOE_COL_LONG, "9223372036854775808");
 	fails(FLOE_COL_LONG, "-9223372036854775809");
 	fails(FLOE_COL_LONG, "99999999999999999999999");
+	/* Either side of the 18 digits that are read without a check per digit. */
+	ok_int(FLOE_COL_LONG, "999999999999999999", 999999999999999999);
+	ok_int(FLOE_COL_LONG, "-999999999999999999", -999999999999999999);
+	ok_int(FLOE_COL_LONG, "+1000000000000000000", 1000000000000000000);
+	ok_int(FLOE_COL_LONG, "00000000000000000000042", 42);
+	fails(FLOE_COL_INT, "999999999999999999");
+	fails(FLOE_COL_INT, "-000000000002147483649");
+	fails(FLOE_COL_LONG, "99999999999999999x");
 	static const char *const bad[] = {"+", "--1", " 1", "1 ", "1,000", "0x10", "1.0", "1e3", "abc", "1-"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		fails(FLOE_COL_INT, bad[i]);

@@ -138,6 +138,32 @@ static void test_logfmt_and_regex(void **state)
 	floe_decoder_get_stats(d, &st);
 	assert_int_equal(st.parse_failures, 1);
 	floe_decoder_free(d);
+
+	/* A regex's groups named like the column rules' fields fill those columns (the
+	 * lists its names are in are looked up; the others, which cannot match, are not):
+	 * the second of a list (hostname, program, lvl, msg) as well as the first. */
+	in = input(FLOE_PARSER_REGEX);
+	in.pattern = "^(?<ts>\\S+) (?<hostname>\\S+) (?<program>\\S+) (?<lvl>\\S+) (?<msg>.*)$";
+	d = decoder(&in);
+	rec = apply(d, "2023-05-15T14:30:45Z web-7 cron warn disk full");
+	assert_int_equal(rec.ts, 1684161045000000LL);
+	assert_int_equal(rec.host.len, 5);
+	assert_memory_equal(rec.host.p, "web-7", 5);
+	assert_int_equal(rec.app.len, 4);
+	assert_memory_equal(rec.app.p, "cron", 4);
+	assert_true(rec.has_severity);
+	assert_int_equal(rec.severity, 4);
+	assert_int_equal(rec.message.len, 9);
+	assert_memory_equal(rec.message.p, "disk full", 9);
+	floe_decoder_free(d);
+	in.pattern = "^(?<level>\\S+) (?<rest>.*)$";
+	d = decoder(&in);
+	const char *plain = "error host=x msg=y";
+	rec = apply(d, plain);
+	assert_int_equal(rec.severity, 3);
+	assert_null(rec.host.p); /* apply leaves the record's host unset */
+	assert_ptr_equal(rec.message.p, plain);
+	floe_decoder_free(d);
 }
 
 /* Every attr value of rec lies inside line[0..len). */

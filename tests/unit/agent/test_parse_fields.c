@@ -64,6 +64,46 @@ static void test_add_find(void **state)
 	floe_fields_free(NULL);
 }
 
+/* Keys of one length and first byte, and keys of every length from 0 to 80 (so that
+ * some fold onto one class): each is found with its own value, a duplicate replaces its
+ * own pair only, a key never added is not found, and reset forgets them all. */
+static void test_key_classes(void **state)
+{
+	(void)state;
+	struct floe_fields *f = NULL;
+	assert_int_equal(floe_fields_new(NULL, 128, 16, &f), 0);
+	static const char text[] = "hosthosehostnamehost_name"
+				   "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+	const char *as = text + 25;
+	assert_int_equal(floe_fields_add(f, text, 4, "1", 1), 0);
+	assert_int_equal(floe_fields_add(f, text + 4, 4, "2", 1), 0);
+	for (size_t n = 0; n <= 80; n++)
+		assert_int_equal(floe_fields_add(f, as, n, as, n), 0);
+	assert_int_equal(floe_fields_count(f), 83);
+	assert_int_equal(floe_fields_add(f, "hose", 4, "3", 1), 0); /* replaces */
+	assert_int_equal(floe_fields_count(f), 83);
+	const char *v;
+	size_t vl;
+	assert_true(floe_fields_find(f, "host", 4, &v, &vl));
+	assert_memory_equal(v, "1", 1);
+	assert_true(floe_fields_find(f, "hose", 4, &v, &vl));
+	assert_memory_equal(v, "3", 1);
+	for (size_t n = 0; n <= 80; n++) {
+		assert_true(floe_fields_find(f, as, n, &v, &vl));
+		assert_int_equal(vl, n);
+	}
+	assert_false(floe_fields_find(f, "hosts", 5, &v, &vl));
+	assert_false(floe_fields_find(f, "hist", 4, &v, &vl));
+	assert_false(floe_fields_find(f, "b", 1, &v, &vl));
+	floe_fields_reset(f);
+	assert_false(floe_fields_find(f, "host", 4, &v, &vl));
+	assert_false(floe_fields_find(f, as, 0, &v, &vl));
+	assert_int_equal(floe_fields_add(f, "host", 4, "4", 1), 0);
+	assert_true(floe_fields_find(f, "host", 4, &v, &vl));
+	assert_memory_equal(v, "4", 1);
+	floe_fields_free(f);
+}
+
 static void test_arena(void **state)
 {
 	struct floe_fields *f = NULL;
@@ -115,6 +155,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_add_find),
+	    cmocka_unit_test(test_key_classes),
 	    cmocka_unit_test(test_arena),
 	    cmocka_unit_test(test_bad_args_and_faults),
 	};

@@ -93,12 +93,48 @@ static void test_one_table(void **state)
 	floe_buf_fini(&scratch);
 }
 
+/* The length of the well-formed prefix of s[0..n), sequence by sequence. */
+static size_t walk(const uint8_t *s, size_t n)
+{
+	size_t i = 0, l;
+	while (i < n && (l = floe_utf8_get(s + i, n - i, NULL)))
+		i += l;
+	return i;
+}
+
+/* Values of 1 to 40 bytes, ASCII but for one sequence (well-formed or not, of 1 to 4
+ * bytes, cut short at the end) at every offset: floe_utf8_valid's word-at-a-time paths
+ * (a short value at once, 8 and 32 bytes, the overlapping tail) agree with the walk. */
+static void test_every_offset(void **state)
+{
+	(void)state;
+	static const uint8_t seqs[][4] = {
+	    {0x80}, {0xff}, {0xc3, 0xa9}, {0xc3}, {0xe2, 0x82, 0xac}, {0xe2, 0x82},
+	    {0xed, 0xa0, 0x80}, {0xf0, 0x9f, 0x98, 0x80}, {0xf0, 0x9f, 0x98}, {0xf4, 0x90, 0x80, 0x80},
+	};
+	static const size_t lens[] = {1, 1, 2, 1, 3, 2, 3, 4, 3, 4};
+	uint8_t v[40];
+	for (size_t n = 1; n <= sizeof(v); n++) {
+		memset(v, 'a', n);
+		assert_int_equal(floe_utf8_valid(v, n), n);
+		for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); k++) {
+			for (size_t at = 0; at < n; at++) {
+				memset(v, 'a', n);
+				size_t m = lens[k] < n - at ? lens[k] : n - at;
+				memcpy(v + at, seqs[k], m);
+				assert_int_equal(floe_utf8_valid(v, n), walk(v, n));
+			}
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_round_trip),
 	    cmocka_unit_test(test_ill_formed),
 	    cmocka_unit_test(test_one_table),
+	    cmocka_unit_test(test_every_offset),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

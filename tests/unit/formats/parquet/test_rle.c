@@ -97,6 +97,44 @@ static void test_runs(void **state)
 	floe_buf_fini(&b);
 }
 
+/* floe_rle_put's inline case (a run already 8 long goes on) makes the bytes that
+ * floe_rle_put_any makes alone: runs of every length from 1 to 40 around the 8 and 9
+ * that RLE runs start at, at widths 1 and 3, and a buffer too small (the error stays
+ * sticky through a long run). */
+static void test_inline_runs(void **state)
+{
+	(void)state;
+	static const size_t caps[] = {4096, 12};
+	for (size_t c = 0; c < 2; c++) {
+		size_t cap = caps[c];
+		for (int bw = 1; bw <= 3; bw += 2) {
+			struct floe_buf a, b;
+			floe_buf_init(&a, NULL, cap);
+			floe_buf_init(&b, NULL, cap);
+			struct floe_rle ra, rb;
+			floe_rle_init(&ra, &a, bw);
+			floe_rle_init(&rb, &b, bw);
+			uint32_t x = 12345, v = 0;
+			for (int run = 0; run < 200; run++) {
+				x = x * 1103515245u + 12345u;
+				size_t len = 1 + (x >> 16) % 40;
+				v = (v + 1 + (x >> 8) % 2) % (bw == 1 ? 2 : 8);
+				for (size_t i = 0; i < len; i++) {
+					floe_rle_put(&ra, v);
+					floe_rle_put_any(&rb, v);
+				}
+			}
+			int ea = floe_rle_flush(&ra), eb = floe_rle_flush(&rb);
+			assert_int_equal(ea, eb);
+			assert_int_equal(ea, cap == 4096 ? 0 : FLOE_ELIMIT);
+			assert_int_equal(a.len, b.len);
+			assert_memory_equal(a.data, b.data, a.len);
+			floe_buf_fini(&a);
+			floe_buf_fini(&b);
+		}
+	}
+}
+
 static void test_limit(void **state)
 {
 	(void)state;
@@ -181,6 +219,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_bit_width), cmocka_unit_test(test_runs),
 	    cmocka_unit_test(test_limit),     cmocka_unit_test(test_page_bytes),
+	    cmocka_unit_test(test_inline_runs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

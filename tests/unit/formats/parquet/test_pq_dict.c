@@ -1,0 +1,92 @@
+/* Tests of formats/parquet/dict: lookups through the entry found last and the one after
+ * it (keys in a fixed order, line after line) give the indices a hash lookup gives, a
+ * value that is neither is still found or added, and a dictionary of one entry adds a
+ * second value rather than taking it for the first. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "formats/base/alloc.h"
+#include "formats/base/error.h"
+#include "formats/parquet/dict.h"
+
+#include <string.h>
+
+static uint32_t put_s(struct floe_pq_dict *d, const char *s, bool want_added)
+{
+	uint32_t idx = UINT32_MAX;
+	bool added = !want_added;
+	assert_int_equal(floe_pq_dict_put(d, s, strlen(s), 1 << 20, &idx, &added), 0);
+	assert_int_equal(added, want_added);
+	const uint8_t *p;
+	size_t n;
+	floe_pq_dict_entry(d, idx, &p, &n);
+	assert_int_equal(n, 4 + strlen(s));
+	assert_memory_equal(p + 4, s, strlen(s));
+	return idx;
+}
+
+static void test_fixed_order(void **state)
+{
+	(void)state;
+	struct floe_pq_dict d;
+	floe_pq_dict_init(&d, NULL, 0);
+	static const char *const keys[] = {"client", "time", "method", "path", "status", "bytes"};
+	for (int round = 0; round < 3; round++)
+		for (uint32_t i = 0; i < 6; i++)
+			assert_int_equal(put_s(&d, keys[i], round == 0), i);
+	/* Out of order: neither the last entry nor the next one. */
+	assert_int_equal(put_s(&d, "method", false), 2);
+	assert_int_equal(put_s(&d, "client", false), 0);
+	assert_int_equal(put_s(&d, "status", false), 4);
+	assert_int_equal(put_s(&d, "bytes", false), 5);
+	assert_int_equal(put_s(&d, "client", false), 0); /* after the last: the first */
+	assert_int_equal(put_s(&d, "agent", true), 6);
+	assert_int_equal(put_s(&d, "client", false), 0);
+	assert_int_equal(floe_pq_dict_count(&d), 7);
+	floe_pq_dict_fini(&d);
+}
+
+static void test_one_entry(void **state)
+{
+	(void)state;
+	struct floe_pq_dict d;
+	floe_pq_dict_init(&d, NULL, 0);
+	assert_int_equal(put_s(&d, "a", true), 0);
+	assert_int_equal(put_s(&d, "a", false), 0);
+	assert_int_equal(put_s(&d, "b", true), 1);
+	assert_int_equal(put_s(&d, "b", false), 1);
+	assert_int_equal(put_s(&d, "a", false), 0);
+	floe_pq_dict_reset(&d);
+	assert_int_equal(put_s(&d, "b", true), 0);
+	assert_int_equal(put_s(&d, "c", true), 1);
+	floe_pq_dict_fini(&d);
+
+	/* Fixed width: the same rules on 8-byte values. */
+	floe_pq_dict_init(&d, NULL, 8);
+	uint64_t v[3] = {200, 404, 200};
+	uint32_t want[3] = {0, 1, 0};
+	for (int round = 0; round < 2; round++) {
+		for (int i = 0; i < 3; i++) {
+			uint32_t idx;
+			bool added;
+			assert_int_equal(floe_pq_dict_put(&d, &v[i], 8, 1 << 20, &idx, &added), 0);
+			assert_int_equal(idx, want[i]);
+			assert_int_equal(added, round == 0 && i < 2);
+		}
+	}
+	assert_int_equal(floe_pq_dict_count(&d), 2);
+	floe_pq_dict_fini(&d);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_fixed_order),
+	    cmocka_unit_test(test_one_entry),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
