@@ -115,12 +115,28 @@ int64_t floe_output_committed(struct floe_output *o);
 void floe_output_recorded(struct floe_alloc *a, const char *spool_dir, const char *what,
 			  uint64_t *seq, char *location, size_t cap);
 /* Checks the table (when open) against the output's record of its last commit: a table
- * that holds fewer of this installation's commits than the record says lost commits (a
- * metadata file deleted, or the table restored from an older copy), and committing on
- * would build on the loss without a word. Returns 0, or FLOE_EREGRESS with err saying
- * so. A record of another table (another table-uuid) or without a uuid is no loss. Run
+ * that holds fewer of this installation's commits than the record says, and whose
+ * last-sequence-number is below the one recorded, lost commits (a metadata file
+ * deleted, or the table restored from an older copy), and committing on would build on
+ * the loss without a word. A record of another table (another table-uuid) or without a
+ * uuid is no loss, nor a table that moved on past the record's last-sequence-number
+ * (another engine's snapshot expiry dropped the commit-seqs). Returns 0, or
+ * FLOE_EBEHIND with err saying so, the output then behind (floe_output_set_behind). Run
  * at start-up for every table open then, and by floe_output_commit on a table it opens. */
 int floe_output_check_behind(struct floe_output *o, struct floe_err *err);
+/* The table is behind a record of this installation's commits (why says which): only its
+ * commits wait. Logs why once (again when it changes), lets the table go, so that every
+ * floe_output_commit opens and checks it anew (and fails with FLOE_EBEHIND until it is
+ * restored), and sets floe_output_behind. The thread that owns the table calls it. */
+void floe_output_set_behind(struct floe_output *o, const struct floe_err *why);
+/* floe_output_check_behind's test of table t (borrowed) against the record of the last
+ * commit kept in spool_dir, for what has no output (floe check): 0, or FLOE_EBEHIND with
+ * err saying what was lost. */
+int floe_output_behind_record(struct floe_alloc *a, const char *spool_dir, const char *what,
+			      const struct floe_table *t, const char *installation,
+			      struct floe_err *err);
+/* Whether the table was last found behind (any thread: for the metrics and status). */
+bool floe_output_behind(const struct floe_output *o);
 /* The highest sequence this output ever sealed or committed (the spool's newest entry,
  * or floe_output_committed): an output whose table is away seals on from there. */
 uint64_t floe_output_last_seq(struct floe_output *o);

@@ -295,6 +295,15 @@ static bool healthy(struct floe_runner *r, int64_t now_us, char *why, size_t cap
 			 r->lake.store_error, spool);
 		return false;
 	}
+	char behind[256];
+	if (floe_runner_tables_behind(r, behind, sizeof(behind))) {
+		snprintf(why, cap,
+			 "tables behind this agent's record of its commits (their metadata "
+			 "restored from an older copy?): %s; their commits wait in the spool "
+			 "until it is restored\n",
+			 behind);
+		return false;
+	}
 	if (r->lake.blocked && r->lake.disk_low) {
 		snprintf(why, cap,
 			 "state_dir's file system full: %" PRIu64 " bytes free; the inputs wait for "
