@@ -7,6 +7,8 @@
  *
  * What /healthz calls unhealthy, each with its reason in the body (503):
  * - the store cannot be reached or refuses for now (the spool keeps the data);
+ * - tables are behind this agent's record of its commits (named; their spools keep
+ *   their rows);
  * - the spool is over spool.max_bytes, so the inputs wait (policy block);
  * - sealed data has waited in the spool for three commit intervals without a commit
  *   (the store refuses or is unreachable); an idle agent with an empty spool is fine;

@@ -75,7 +75,9 @@ done
 # the old one's commits under this agent.id, most likely this agent's own: the agent does
 # not stop, but reads into its spool and commits nothing until agent.replaces names the
 # old installation (the log says which). What the old one committed and had not removed
-# from its spool is then committed again: nothing tells the new id that it is in.
+# from its spool is then not committed again: the spool's record of its last commit
+# (.last-commit, written before the removal) says it is in, whichever installation
+# committed it.
 d="$T/all"
 check "all: the first run commits and dies before its spool removal" setup "$d"
 old=$(grep -ao '"installation":"[0-9a-f-]*"' "$d/state/installation.copy" | cut -d'"' -f4)
@@ -94,6 +96,7 @@ sed -i "s/^  id: it-agent$/&\n  replaces: $old/" "$d/floe.yaml"
 rc=0
 "$FLOE_BIN" run -c "$d/floe.yaml" --once --log-level warn 2>"$d/err2" || rc=$?
 check "all: with agent.replaces it commits (exit 0)" test $rc = 0
-echo "# all: rows after agent.replaces: $(rows "$d") (2,000 lines; the entry the old id had not removed is committed again)"
+check "all: the entry the old installation committed is not committed again ($(rows "$d") rows)" \
+	test "$(rows "$d")" = 2000
 
 finish
