@@ -349,10 +349,10 @@ bool floe_output_behind(const struct floe_output *o)
 void floe_output_set_behind(struct floe_output *o, const struct floe_err *why)
 {
 	if (strcmp(o->behind_said, why->msg) != 0) {
-		floe_error("output: %s. Only this table's commits wait: its spool keeps the rows "
+		floe_error("output: %s: %s. Only this table's commits wait: its spool keeps the rows "
 			   "(within spool.max_bytes), the other tables and the inputs go on, and the "
 			   "table is read again at every commit (logged again when this changes)",
-			   why->msg);
+			   o->opt.what, why->msg);
 		snprintf(o->behind_said, sizeof(o->behind_said), "%s", why->msg);
 	}
 	__atomic_store_n(&o->behind, 1, __ATOMIC_RELEASE);
@@ -392,13 +392,14 @@ static int behind(const char *what, const struct floe_table *t, const char *inst
 	char has[48] = "none";
 	if (held >= 0)
 		snprintf(has, sizeof(has), "up to commit-seq %" PRId64, held);
+	(void)what;
 	return floe_err_set(err, FLOE_EBEHIND,
-			    "%s: the table %s is behind this agent: installation %s committed up to "
+			    "the table %s is behind this agent: installation %s committed up to "
 			    "commit-seq %" PRIu64 " (recorded in %s), but the table holds its commits "
 			    "%s and its last-sequence-number is %" PRId64 ": commits were lost from "
 			    "the table (a metadata file deleted, or the table restored from an older "
 			    "copy); their rows are not in it. Restore the table's metadata",
-			    what, floe_table_location(t), installation, committed, path, has, last);
+			    floe_table_location(t), installation, committed, path, has, last);
 }
 
 int floe_output_check_behind(struct floe_output *o, struct floe_err *err)
@@ -545,6 +546,22 @@ static int commit_all(struct pass *p, const uint64_t *seqs, size_t n, size_t max
 	return rc ? rc : c;
 }
 
+/* A table behind its record (FLOE_EBEHIND), or whose history went backwards
+ * (FLOE_EREGRESS from lake/table_version.c: a stray or missing metadata file, err says
+ * which), holds back only its own commits: the output lets it go and opens it again at
+ * the next commit. Other codes pass. */
+static int hold_back(struct floe_output *o, int rc, struct floe_err *err)
+{
+	if (rc != FLOE_EBEHIND && rc != FLOE_EREGRESS)
+		return rc;
+	struct floe_err own = {0};
+	err = err ? err : &own;
+	if (rc == FLOE_EREGRESS && !err->msg[0])
+		floe_err_set(err, rc, "%s", floe_strerror(rc));
+	floe_output_set_behind(o, err);
+	return FLOE_EBEHIND;
+}
+
 int floe_output_commit(struct floe_output *o, size_t max_entries, struct floe_output_report *rep,
 		       struct floe_err *err)
 {
@@ -558,8 +575,8 @@ int floe_output_commit(struct floe_output *o, size_t max_entries, struct floe_ou
 		 * next try reads it anew. The opener may find it behind a record of its own. */
 		if (rc == 0)
 			rc = floe_output_check_behind(o, err);
-		else if (rc == FLOE_EBEHIND)
-			floe_output_set_behind(o, err);
+		else
+			rc = hold_back(o, rc, err);
 	}
 	if (rc == 0)
 		rc = lent(o, &seqs, &n);
@@ -581,5 +598,5 @@ int floe_output_commit(struct floe_output *o, size_t max_entries, struct floe_ou
 		rc = commit_all(&p, seqs + held, n - held, max_entries);
 	floe_free(o->opt.alloc, p.es);
 	floe_free(o->opt.alloc, seqs);
-	return rc;
+	return hold_back(o, rc, err);
 }

@@ -73,8 +73,11 @@ uint64_t floe_output_lease(const struct floe_output *o);
  * removing those committed and those the table already holds (an earlier commit whose
  * outcome was unknown). An entry file that fails its own checksum goes to quarantine
  * (logged, counted by the spool); data files that fail their check are rebuilt or lost
- * as the options say. Returns 0 (rep says what happened), or the table's or store's
- * error (err says why; what is left stays for the next commit). */
+ * as the options say. Returns 0 (rep says what happened); FLOE_EBEHIND when the table is
+ * behind the record of its commits or its history went backwards (a stray or missing
+ * metadata file): the table is let go (floe_output_set_behind, logged once) and only
+ * its commits wait; or the table's or store's error (err says why; what is left stays
+ * for the next commit). */
 int floe_output_commit(struct floe_output *o, size_t max_entries, struct floe_output_report *rep,
 		       struct floe_err *err);
 

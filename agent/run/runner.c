@@ -187,24 +187,32 @@ static int open_raw(struct floe_runner *r, size_t k, struct floe_err *err)
 	/* One attempt per request at start-up: a dead endpoint costs one connect timeout
 	 * before the inputs open, not a round of backoffs; the committer retries. */
 	struct floe_table *t = NULL;
+	struct floe_err back = {0};
 	if (!r->lake.store_down) {
 		start_retries(r->lake.store, true);
-		rc = floe_runner_open_table(r, k, false, &t, err);
+		rc = floe_runner_open_table(r, k, false, &t, &back);
 		start_retries(r->lake.store, false);
 	}
+	if (rc && rc != FLOE_EREGRESS)
+		floe_err_set(err, rc, "%s", floe_err_text(&back, rc));
 	if (rc && floe_warehouse_waited_out(rc)) {
 		floe_warn("runner: %s; starting without it: the inputs are read into the spool, "
 			  "and the table is opened (or created) and the spool committed once the "
 			  "store answers",
-			  floe_err_text(err, rc));
+			  floe_err_text(&back, rc));
 		r->lake.store_down = true;
 		r->lake.table_missing = rc == FLOE_EGONE;
-		snprintf(r->lake.store_error, sizeof(r->lake.store_error), "%s", floe_err_text(err, rc));
+		snprintf(r->lake.store_error, sizeof(r->lake.store_error), "%s", floe_err_text(&back, rc));
 		r->com.last_rc = rc;
 		rc = 0;
 	}
-	if (rc)
+	/* A history that went backwards (a stray or missing metadata file) holds back only
+	 * this table's commits, as a table behind its record does: the output says so once
+	 * and opens the table again at every commit. */
+	bool regress = rc == FLOE_EREGRESS;
+	if (rc && !regress)
 		return rc;
+	rc = 0;
 	struct floe_output_options oo = {
 	    .alloc = r->alloc,
 	    .installation = r->ck.id.installation,
@@ -224,6 +232,8 @@ static int open_raw(struct floe_runner *r, size_t k, struct floe_err *err)
 		return floe_err_set(err, rc, "cannot open spool %s: %s", rt->spool_dir,
 				    floe_strerror(rc));
 	}
+	if (regress)
+		floe_output_set_behind(rt->out, &back);
 	return 0;
 }
 

@@ -398,9 +398,6 @@ struct floe_runner {
 	} progress;
 };
 
-/* Errors after which the agent must stop rather than retry the commit later: another
- * installation under this agent id, a table whose history went back or has a gap, an
- * object in the warehouse where floe would have to replace it. */
 /* Binds to the logs table (creating it if absent) after checking that the store
  * arbitrates creates: at start-up (main thread), or later on the committer thread when the
  * store was away at the start (later: the table must have the partition spec the spool
@@ -452,9 +449,13 @@ static inline struct floe_table *floe_run_table(const struct floe_runner *r)
 	return r->raw && r->raw[0].out ? floe_output_table(r->raw[0].out) : NULL;
 }
 
+/* Errors after which the agent must stop rather than retry the commit later: another
+ * installation under this agent id, an object in the warehouse where floe would have to
+ * replace it. A table whose history went back or has a gap, or that is behind this
+ * agent's record, holds back only its own commits (FLOE_EBEHIND, lake/output.h). */
 static inline bool floe_runner_fatal(int rc)
 {
-	return rc == FLOE_EIDENTITY || rc == FLOE_EREGRESS || rc == FLOE_EEXIST;
+	return rc == FLOE_EIDENTITY || rc == FLOE_EEXIST;
 }
 
 /* The injected clock and stop, for the runner's files. */

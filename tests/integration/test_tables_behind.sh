@@ -9,7 +9,8 @@
 # its table once. A table another engine expired the snapshots of (without floe's
 # floe.committed-seq property) moved on, and is not behind: the agent commits on. A
 # table made anew (all its metadata gone: another table-uuid, with lake.recreate_tables
-# allowing it) is no loss: the agent goes on.
+# allowing it) is no loss: the agent goes on. A history that went backwards (a stray
+# metadata file) holds back only its table the same way.
 source "$(dirname "$0")/lib.sh"
 
 source "$(dirname "$0")/routes_lib.sh"
@@ -109,6 +110,31 @@ for table in logs access apps; do
 	check "$table: metrics.json counts no table behind" test "$(metric "$d/state/metrics.json" table_behind)" = 0
 	check "$table: every line in its table once, after the stop" every_line_once "$d"
 done
+
+# A history that went backwards in access (a stray copy of an older version past a
+# missing one, which readers that probe take for the current version) holds back only
+# access too: the agent starts, commits logs and apps, and access commits once the stray
+# file is moved aside.
+d="$T/stray"
+check "stray: two runs commit to every table" setup "$d"
+sed -i 's/^  logs: {}/  logs: { commit_interval: 1s }/; s/^  access: { partition_by: \[\] }/  access: { partition_by: [], commit_interval: 1s }/' "$d/floe.yaml"
+meta="$d/wh/default/access/metadata"
+n=$(basename "$(newest_metadata "$d/wh/default/access")" | sed 's/^v\([0-9]*\)\..*/\1/')
+cp "$meta/v1.metadata.json" "$meta/v$((n + 2)).metadata.json"
+gen "$d/logs/a.log" 60 30
+"$FLOE_BIN" run -c "$d/floe.yaml" --log-level info 2>"$d/err" &
+pid=$!
+PIDS+=("$pid")
+check "stray: the agent starts and names the stray file" \
+	wait_log "$d/err" "table access: .*v$((n + 2)).metadata.json exists but v$((n + 1)).metadata.json does not.*Only this table's commits wait" 30
+check "stray: the other tables commit" until_true 30 holds "$d" logs 60
+check "stray: apps too" until_true 30 holds "$d" apps 90
+check "stray: metrics.json counts the table" \
+	until_true 10 test "$(metric "$d/state/metrics.json" table_behind)" = 1
+mv "$meta/v$((n + 2)).metadata.json" "$d/stray.saved"
+check "stray: moved aside, access commits again" wait_log "$d/err" "table access at .* is no longer behind" 30
+check "stray: every line is in its table once" until_true 30 every_line_once_now "$d"
+check "stray: the agent stops cleanly" stop_pid "$pid"
 
 # other_engine_expiry TABLE-DIR: what Spark's expire_snapshots does after another
 # engine's commit: a new snapshot (no floe keys) on the current one, the snapshots before
