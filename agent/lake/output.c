@@ -373,9 +373,8 @@ static void not_behind(struct floe_output *o)
 
 /* The record's commit (committed, of table uuid, at its last-sequence-number snapseq;
  * kept at path) against table t: 0, or FLOE_EBEHIND with err saying what was lost. */
-static int behind(const char *what, const struct floe_table *t, const char *installation,
-		  uint64_t committed, const char *rec_uuid, int64_t snapseq, const char *path,
-		  struct floe_err *err)
+static int behind(const struct floe_table *t, const char *installation, uint64_t committed,
+		  const char *rec_uuid, int64_t snapseq, const char *path, struct floe_err *err)
 {
 	const struct floe_ice_meta *m = floe_table_meta(t);
 	const char *uuid = floe_ice_meta_uuid(m);
@@ -392,7 +391,6 @@ static int behind(const char *what, const struct floe_table *t, const char *inst
 	char has[48] = "none";
 	if (held >= 0)
 		snprintf(has, sizeof(has), "up to commit-seq %" PRId64, held);
-	(void)what;
 	return floe_err_set(err, FLOE_EBEHIND,
 			    "the table %s is behind this agent: installation %s committed up to "
 			    "commit-seq %" PRIu64 " (recorded in %s), but the table holds its commits "
@@ -410,7 +408,7 @@ int floe_output_check_behind(struct floe_output *o, struct floe_err *err)
 	char path[FLOE_PATH_MAX];
 	if (mark_path(o, path, sizeof(path)))
 		path[0] = '\0';
-	int rc = behind(o->opt.what, o->table, o->opt.installation, o->committed, o->committed_uuid,
+	int rc = behind(o->table, o->opt.installation, o->committed, o->committed_uuid,
 			o->committed_snapseq, path, err);
 	if (rc)
 		floe_output_set_behind(o, err);
@@ -429,7 +427,7 @@ int floe_output_behind_record(struct floe_alloc *a, const char *spool_dir, const
 	read_record(a, spool_dir, what, &seq, NULL, 0, uuid, sizeof(uuid), &snapseq);
 	if (mark_path_in(spool_dir, path, sizeof(path)))
 		path[0] = '\0';
-	return behind(what, t, installation, seq, uuid, snapseq, path, err);
+	return behind(t, installation, seq, uuid, snapseq, path, err);
 }
 
 int64_t floe_output_committed(struct floe_output *o)

@@ -60,22 +60,37 @@ holds() {
 	test "$(rows_sql "$1/wh/default/$2" "$sql" 2>/dev/null)" = "[\"$3\"]"
 }
 
+# every_second DIR: every table of DIR/floe.yaml commits each second (a running agent).
+every_second() {
+	sed -i 's/^  logs: {}/  logs: { commit_interval: 1s }/; s/^  access: { partition_by: \[\] }/  access: { partition_by: [], commit_interval: 1s }/' "$1/floe.yaml"
+}
+
+# start_agent DIR: floe run on DIR/floe.yaml in the background (log in DIR/err, PID in
+# $pid, stopped at exit), once the lines 60 to 89 are appended.
+start_agent() {
+	gen "$1/logs/a.log" 60 30
+	"$FLOE_BIN" run -c "$1/floe.yaml" --log-level info 2>"$1/err" &
+	pid=$!
+	PIDS+=("$pid")
+}
+
+# newest_version TABLE-DIR: the number of the table's newest metadata version.
+newest_version() {
+	basename "$(newest_metadata "$1")" | sed 's/^v\([0-9]*\)\..*/\1/'
+}
+
 for table in logs access apps; do
 	d="$T/$table"
 	check "$table: two runs commit to every table" setup "$d"
-	# Every table commits each second in the running agent.
-	sed -i 's/^  logs: {}/  logs: { commit_interval: 1s }/; s/^  access: { partition_by: \[\] }/  access: { partition_by: [], commit_interval: 1s }/' "$d/floe.yaml"
+	every_second "$d"
 	meta="$d/wh/default/$table/metadata"
 	newest=$(newest_metadata "$d/wh/default/$table")
-	n=$(basename "$newest" | sed 's/^v\([0-9]*\)\..*/\1/')
+	n=$(newest_version "$d/wh/default/$table")
 	# Restored from a copy made before the last commit: the newest version gone, the
 	# hint naming the one before.
 	mv "$newest" "$d/newest.saved"
 	echo $((n - 1)) >"$meta/version-hint.text"
-	gen "$d/logs/a.log" 60 30
-	"$FLOE_BIN" run -c "$d/floe.yaml" --log-level info 2>"$d/err" &
-	pid=$!
-	PIDS+=("$pid")
+	start_agent "$d"
 	check "$table: the agent starts and says the table is behind it" \
 		wait_log "$d/err" "$table.* is behind this agent: installation .* committed up to commit-seq 2 .* holds its commits up to commit-seq 1" 30
 	check "$table: only that table's commits wait" grep -q "Only this table's commits wait" "$d/err"
@@ -117,14 +132,11 @@ done
 # file is moved aside.
 d="$T/stray"
 check "stray: two runs commit to every table" setup "$d"
-sed -i 's/^  logs: {}/  logs: { commit_interval: 1s }/; s/^  access: { partition_by: \[\] }/  access: { partition_by: [], commit_interval: 1s }/' "$d/floe.yaml"
+every_second "$d"
 meta="$d/wh/default/access/metadata"
-n=$(basename "$(newest_metadata "$d/wh/default/access")" | sed 's/^v\([0-9]*\)\..*/\1/')
+n=$(newest_version "$d/wh/default/access")
 cp "$meta/v1.metadata.json" "$meta/v$((n + 2)).metadata.json"
-gen "$d/logs/a.log" 60 30
-"$FLOE_BIN" run -c "$d/floe.yaml" --log-level info 2>"$d/err" &
-pid=$!
-PIDS+=("$pid")
+start_agent "$d"
 check "stray: the agent starts and names the stray file" \
 	wait_log "$d/err" "table access: .*v$((n + 2)).metadata.json exists but v$((n + 1)).metadata.json does not.*Only this table's commits wait" 30
 check "stray: the other tables commit" until_true 30 holds "$d" logs 60
