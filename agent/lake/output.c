@@ -32,8 +32,10 @@ struct floe_output {
 	uint64_t committed; /* the newest commit-seq written to .last-commit */
 	/* The table-uuid .last-commit names with it ("": none, as an older floe wrote it). */
 	char committed_uuid[64];
-	/* The table's last-sequence-number after that commit (0: not recorded). */
+	/* The table's last-sequence-number after that commit (0: not recorded), and the
+	 * installation that committed it ("": not recorded). */
 	int64_t committed_snapseq;
+	char committed_by[40];
 	/* Atomic: the table was found behind the record (floe_output_behind), and what was
 	 * last logged about it, so that a retry that finds the same says nothing. */
 	int behind;
@@ -242,23 +244,27 @@ static int mark_path(const struct floe_output *o, char *out, size_t cap)
 }
 
 /* Records seq as committed before its entries leave the spool (a failure is logged: the
- * table still holds the number while it answers). Four lines: the number; the table's
+ * table still holds the number while it answers). Five lines: the number; the table's
  * location (a table missing there later is waited for, floe_table_options.existed_at;
  * one in another warehouse is a new one); its uuid (which tells a table found behind the
  * record from another table of the same name); its last-sequence-number after the
  * commit (which only grows over a table's life: a table at or past it moved on, even
- * if another engine's expiry took this installation's commit-seqs from it). A reader
- * takes what lines there are. */
+ * if another engine's expiry took this installation's commit-seqs from it); the
+ * installation (an installation made anew after its state files were all damaged, and
+ * told by agent.replaces which one it replaces, knows by it that this spool's entries
+ * were numbered on from that one's). A reader takes what lines there are. */
 static void mark_committed(struct floe_output *o, uint64_t seq)
 {
-	char path[FLOE_PATH_MAX], text[48 + FLOE_PATH_MAX + sizeof(o->committed_uuid)];
+	char path[FLOE_PATH_MAX],
+	    text[48 + FLOE_PATH_MAX + sizeof(o->committed_uuid) + sizeof(o->committed_by)];
 	const struct floe_ice_meta *m = o->table ? floe_table_meta(o->table) : NULL;
 	const char *uuid = m ? floe_ice_meta_uuid(m) : NULL;
 	int64_t snapseq = m ? floe_ice_meta_last_sequence(m) : 0;
 	if (seq <= o->committed || mark_path(o, path, sizeof(path)))
 		return;
-	int n = snprintf(text, sizeof(text), "%" PRIu64 "\n%s\n%.63s\n%" PRId64 "\n", seq,
-			 o->table ? floe_table_location(o->table) : "", uuid ? uuid : "", snapseq);
+	int n = snprintf(text, sizeof(text), "%" PRIu64 "\n%s\n%.63s\n%" PRId64 "\n%.39s\n", seq,
+			 o->table ? floe_table_location(o->table) : "", uuid ? uuid : "", snapseq,
+			 o->opt.installation ? o->opt.installation : "");
 	if (n < 0 || (size_t)n >= sizeof(text))
 		n = snprintf(text, sizeof(text), "%" PRIu64 "\n", seq);
 	int rc = floe_fs_write_atomic(path, text, (size_t)n);
@@ -268,6 +274,8 @@ static void mark_committed(struct floe_output *o, uint64_t seq)
 	} else {
 		o->committed = seq;
 		o->committed_snapseq = snapseq;
+		snprintf(o->committed_by, sizeof(o->committed_by), "%s",
+			 o->opt.installation ? o->opt.installation : "");
 		snprintf(o->committed_uuid, sizeof(o->committed_uuid), "%s", uuid ? uuid : "");
 	}
 }
@@ -289,7 +297,8 @@ static void record_line(const char *rest, int i, char *out, size_t cap)
 }
 
 static void read_record(struct floe_alloc *a, const char *spool_dir, const char *what, uint64_t *seq,
-			char *location, size_t cap, char *uuid, size_t ucap, int64_t *snapseq)
+			char *location, size_t cap, char *uuid, size_t ucap, int64_t *snapseq,
+			char by[40])
 {
 	char path[FLOE_PATH_MAX], num[24];
 	void *text = NULL;
@@ -298,8 +307,9 @@ static void read_record(struct floe_alloc *a, const char *spool_dir, const char 
 	*snapseq = 0;
 	record_line("", 0, location, cap);
 	record_line("", 0, uuid, ucap);
+	record_line("", 0, by, 40);
 	if (mark_path_in(spool_dir, path, sizeof(path)) ||
-	    floe_fs_read_file(a, path, 56 + FLOE_PATH_MAX + 64, &text, &len) != 0)
+	    floe_fs_read_file(a, path, 96 + FLOE_PATH_MAX + 64, &text, &len) != 0)
 		return;
 	char *end = NULL;
 	unsigned long long v = strtoull(text, &end, 10);
@@ -314,6 +324,7 @@ static void read_record(struct floe_alloc *a, const char *spool_dir, const char 
 		record_line(rest, 2, num, sizeof(num));
 		long long sn = strtoll(num, &end, 10);
 		*snapseq = end != num && *end == '\0' && sn > 0 ? sn : 0;
+		record_line(rest, 3, by, 40);
 	}
 	floe_free(a, text);
 }
@@ -322,7 +333,7 @@ void floe_output_recorded(struct floe_alloc *a, const char *spool_dir, const cha
 			  uint64_t *seq, char *location, size_t cap)
 {
 	int64_t snapseq;
-	read_record(a, spool_dir, what, seq, location, cap, NULL, 0, &snapseq);
+	read_record(a, spool_dir, what, seq, location, cap, NULL, 0, &snapseq, NULL);
 }
 
 /* Reads the record of the last commit into o->committed and o->committed_uuid (absent:
@@ -331,12 +342,13 @@ static void read_mark(struct floe_output *o)
 {
 	uint64_t v;
 	int64_t snapseq;
-	char uuid[sizeof(o->committed_uuid)];
+	char uuid[sizeof(o->committed_uuid)], by[sizeof(o->committed_by)];
 	read_record(o->opt.alloc, floe_spool_dir(o->opt.spool), o->opt.what, &v, NULL, 0, uuid,
-		    sizeof(uuid), &snapseq);
+		    sizeof(uuid), &snapseq, by);
 	if (v && v >= o->committed) {
 		o->committed = v;
 		o->committed_snapseq = snapseq;
+		snprintf(o->committed_by, sizeof(o->committed_by), "%s", by);
 		snprintf(o->committed_uuid, sizeof(o->committed_uuid), "%s", uuid);
 	}
 }
@@ -424,7 +436,7 @@ int floe_output_behind_record(struct floe_alloc *a, const char *spool_dir, const
 	uint64_t seq;
 	int64_t snapseq;
 	char uuid[64], path[FLOE_PATH_MAX];
-	read_record(a, spool_dir, what, &seq, NULL, 0, uuid, sizeof(uuid), &snapseq);
+	read_record(a, spool_dir, what, &seq, NULL, 0, uuid, sizeof(uuid), &snapseq, NULL);
 	if (mark_path_in(spool_dir, path, sizeof(path)))
 		path[0] = '\0';
 	return behind(t, installation, seq, uuid, snapseq, path, err);
@@ -590,6 +602,15 @@ int floe_output_commit(struct floe_output *o, size_t max_entries, struct floe_ou
 	int64_t committed = rc ? -1 : floe_table_committed_seq(o->table, o->opt.installation);
 	if (rc == 0 && (int64_t)o->committed > committed)
 		committed = (int64_t)o->committed;
+	/* The installation this one replaces (its id lost with every state file) committed
+	 * this spool's entries up to its commit-seqs in the table, though a crash before its
+	 * record left some here. Taken only while the record is its own: this spool's
+	 * entries were then numbered on from its, so none of this installation's is below
+	 * them (a state_dir made anew numbers from 1 and has no such record). */
+	if (rc == 0 && o->opt.replaces && strcmp(o->committed_by, o->opt.replaces) == 0) {
+		int64_t old = floe_table_committed_seq(o->table, o->opt.replaces);
+		committed = old > committed ? old : committed;
+	}
 	for (; rc == 0 && held < n && committed >= 0 && seqs[held] <= (uint64_t)committed; held++)
 		rc = drop_held(o, o->cspool, seqs[held], rep);
 	if (rc == 0)

@@ -216,6 +216,7 @@ static int open_raw(struct floe_runner *r, size_t k, struct floe_err *err)
 	struct floe_output_options oo = {
 	    .alloc = r->alloc,
 	    .installation = r->ck.id.installation,
+	    .replaces = r->set.cfg->agent.replaces,
 	    .what = rt->what,
 	    /* From the positions its entries record, its own records alone (the replay
 	     * routes them again). */

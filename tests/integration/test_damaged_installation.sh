@@ -99,4 +99,27 @@ check "all: with agent.replaces it commits (exit 0)" test $rc = 0
 check "all: the entry the old installation committed is not committed again ($(rows "$d") rows)" \
 	test "$(rows "$d")" = 2000
 
+# The same with the old installation's last commit landed in the table but not yet in
+# the spool's record of its last commit (a crash between the two): with agent.replaces
+# naming it, its commit-seq in the table says the entry is in, since the record (of its
+# commit before) says this spool's entries were numbered by it.
+d="$T/window"
+check "window: the first run commits" setup "$d"
+check "window: a second run commits and dies before recording it" bash -c "
+	seq 2001 2500 | sed 's/^/line /' >>'$d/logs/app.log'
+	FLOE_CRASH_AT=commit-after-metadata '$FLOE_BIN' run -c '$d/floe.yaml' --once --log-level error 2>/dev/null
+	test \$? = 99"
+check "window: the table holds it" test "$(rows "$d")" = 2500
+check "window: its entry is still in the spool" test -n "$(ls "$d"/state/spool/*.entry 2>/dev/null)"
+old=$(grep -ao '"installation":"[0-9a-f-]*"' "$d/state/installation.copy" | cut -d'"' -f4)
+for f in installation installation.copy checkpoint; do spoil "$d/state/$f" garbage; done
+"$FLOE_BIN" run -c "$d/floe.yaml" --once --log-level warn 2>"$d/err" || true
+check "window: a new installation waits for agent.replaces" grep -q "set agent.replaces: $old" "$d/err"
+sed -i "s/^  id: it-agent$/&\n  replaces: $old/" "$d/floe.yaml"
+rc=0
+"$FLOE_BIN" run -c "$d/floe.yaml" --once --log-level warn 2>"$d/err2" || rc=$?
+check "window: with agent.replaces it commits (exit 0)" test $rc = 0
+check "window: the entry the old installation committed is not committed again ($(rows "$d") rows)" \
+	test "$(rows "$d")" = 2500
+
 finish

@@ -391,6 +391,54 @@ static void test_table_behind_record(void **state)
 	floe_output_free(o);
 }
 
+/* An output of installation B that replaces A (agent.replaces): the spool's record, A's,
+ * lags A's last commit (a crash between the two), and A's entry is still in the spool:
+ * A's commit-seq in the table says it is in, so it is not committed again; B's own entry
+ * is. Without a record of A's, A's commit-seqs say nothing of this spool's entries (a
+ * state_dir made anew numbers from 1): they are committed. */
+static void test_replaced_installation_entries(void **state)
+{
+	struct fixture *f = *state;
+	struct floe_output *o = output(f, false, true, NULL);
+	struct floe_output_report rep = {0};
+	struct floe_err err = {0};
+	seal(f, 1);
+	seal(f, 2);
+	floe_output_lend(o, 2);
+	assert_int_equal(floe_output_commit(o, 256, &rep, &err), 0);
+	floe_output_free(o);
+	char text[160];
+	snprintf(text, sizeof(text), "1\n/somewhere\n\n0\n%s\n", INST_A);
+	write_record(f, text);
+	seal(f, 2); /* A's, committed, left by the crash */
+	seal(f, 3); /* B's */
+	struct floe_output_options oo = {.alloc = &f->alloc, .spool = f->spool,
+					 .installation = INST_B, .replaces = INST_A, .what = "B"};
+	assert_int_equal(floe_output_new(&oo, open_as(f, "other", INST_B, NULL), &o), 0);
+	assert_int_equal(floe_output_last_seq(o), 3);
+	floe_output_lend(o, 3);
+	memset(&rep, 0, sizeof(rep));
+	assert_int_equal(floe_output_commit(o, 256, &rep, &err), 0);
+	assert_int_equal(rep.commits, 1);
+	assert_int_equal(rep.files_committed, 1); /* entry 3's only */
+	assert_int_equal(floe_table_committed_seq(floe_output_table(o), INST_B), 3);
+	assert_int_equal(entries(f), 0);
+	floe_output_free(o);
+	/* Installation C, replacing A too, on a spool whose record names no installation:
+	 * its entry 2 is its own, and committed, though A's commit-seq covers it. */
+	write_record(f, "1\n");
+	seal(f, 2);
+	oo.installation = "cccccccc-0000-4000-8000-00000000000c";
+	assert_int_equal(floe_output_new(&oo, open_as(f, "third", oo.installation, NULL), &o), 0);
+	assert_int_equal(floe_output_last_seq(o), 2);
+	floe_output_lend(o, 2);
+	memset(&rep, 0, sizeof(rep));
+	assert_int_equal(floe_output_commit(o, 256, &rep, &err), 0);
+	assert_int_equal(rep.commits, 1);
+	assert_int_equal(rep.files_committed, 1);
+	floe_output_free(o);
+}
+
 /* An entry file damaged while lent to a later start's first commit, on the main thread's
  * side: load quarantines it and says so. */
 static void test_load_quarantines_corrupt(void **state)
@@ -424,6 +472,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_table_opened_later_and_record, setup,
 					    fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_table_behind_record, setup, fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_replaced_installation_entries, setup,
+					    fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_load_quarantines_corrupt, setup, fixture_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
