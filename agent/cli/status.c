@@ -86,18 +86,34 @@ static int report(const struct floe_config *cfg, const char *path, const struct 
 	       num(root, "dropped_entries"), num(root, "dropped_rows"), num(root, "quarantined"),
 	       num(root, "blocked_ms") / 1000);
 	unsigned failing = print_inputs(cfg, root);
+	/* The tables found behind the agent's record of its commits, by name. */
+	const struct floe_json *behind = floe_json_get(root, "tables_behind");
+	size_t nbehind = behind ? floe_json_len(behind) : 0;
+	for (size_t i = 0; i < nbehind; i++) {
+		const char *name = NULL;
+		size_t len = 0;
+		if (floe_json_str(floe_json_at(behind, i), &name, &len))
+			name = NULL;
+		printf("table %.*s: BEHIND this agent's record of its commits (its metadata restored "
+		       "from an older copy, or a metadata file deleted): its commits wait in the "
+		       "spool until the metadata is restored (the agent's log says what is missing)\n",
+		       name ? (int)len : 1, name ? name : "?");
+	}
 	int64_t stale = 3 * (int64_t)(cfg->logs.commit_interval_ms / 1000);
 	if (spool > cfg->spool.max_bytes)
 		printf("health: unhealthy: the spool is over spool.max_bytes; the inputs wait\n");
 	else if (failing)
 		printf("health: unhealthy: %u inputs match files they cannot open\n", failing);
+	else if (nbehind)
+		printf("health: unhealthy: %zu tables are behind this agent's record of its commits\n",
+		       nbehind);
 	else if (age_s > stale)
 		printf("health: unhealthy: no update for %" PRId64 " s (3 commit intervals): the "
 		       "agent is not running, or stuck\n",
 		       age_s);
 	else
 		printf("health: ok\n");
-	return spool > cfg->spool.max_bytes || failing || age_s > stale ? FLOE_EXIT_RUNTIME
+	return spool > cfg->spool.max_bytes || failing || nbehind || age_s > stale ? FLOE_EXIT_RUNTIME
 									: FLOE_EXIT_OK;
 }
 

@@ -32,6 +32,14 @@ struct floe_output {
 	uint64_t committed; /* the newest commit-seq written to .last-commit */
 	/* The table-uuid .last-commit names with it ("": none, as an older floe wrote it). */
 	char committed_uuid[64];
+	/* The table's last-sequence-number after that commit (0: not recorded), and the
+	 * installation that committed it ("": not recorded). */
+	int64_t committed_snapseq;
+	char committed_by[40];
+	/* Atomic: the table was found behind the record (floe_output_behind), and what was
+	 * last logged about it, so that a retry that finds the same says nothing. */
+	int behind;
+	char behind_said[FLOE_ERR_MSG_MAX];
 };
 
 int floe_output_new(const struct floe_output_options *opt, struct floe_table *table,
@@ -236,18 +244,27 @@ static int mark_path(const struct floe_output *o, char *out, size_t cap)
 }
 
 /* Records seq as committed before its entries leave the spool (a failure is logged: the
- * table still holds the number while it answers). Three lines: the number; the table's
+ * table still holds the number while it answers). Five lines: the number; the table's
  * location (a table missing there later is waited for, floe_table_options.existed_at;
  * one in another warehouse is a new one); its uuid (which tells a table found behind the
- * record from another table of the same name). A reader takes what lines there are. */
+ * record from another table of the same name); its last-sequence-number after the
+ * commit (which only grows over a table's life: a table at or past it moved on, even
+ * if another engine's expiry took this installation's commit-seqs from it); the
+ * installation (an installation made anew after its state files were all damaged, and
+ * told by agent.replaces which one it replaces, knows by it that this spool's entries
+ * were numbered on from that one's). A reader takes what lines there are. */
 static void mark_committed(struct floe_output *o, uint64_t seq)
 {
-	char path[FLOE_PATH_MAX], text[24 + FLOE_PATH_MAX + sizeof(o->committed_uuid)];
-	const char *uuid = o->table ? floe_ice_meta_uuid(floe_table_meta(o->table)) : NULL;
+	char path[FLOE_PATH_MAX],
+	    text[48 + FLOE_PATH_MAX + sizeof(o->committed_uuid) + sizeof(o->committed_by)];
+	const struct floe_ice_meta *m = o->table ? floe_table_meta(o->table) : NULL;
+	const char *uuid = m ? floe_ice_meta_uuid(m) : NULL;
+	int64_t snapseq = m ? floe_ice_meta_last_sequence(m) : 0;
 	if (seq <= o->committed || mark_path(o, path, sizeof(path)))
 		return;
-	int n = snprintf(text, sizeof(text), "%" PRIu64 "\n%s\n%.63s\n", seq,
-			 o->table ? floe_table_location(o->table) : "", uuid ? uuid : "");
+	int n = snprintf(text, sizeof(text), "%" PRIu64 "\n%s\n%.63s\n%" PRId64 "\n%.39s\n", seq,
+			 o->table ? floe_table_location(o->table) : "", uuid ? uuid : "", snapseq,
+			 o->opt.installation ? o->opt.installation : "");
 	if (n < 0 || (size_t)n >= sizeof(text))
 		n = snprintf(text, sizeof(text), "%" PRIu64 "\n", seq);
 	int rc = floe_fs_write_atomic(path, text, (size_t)n);
@@ -256,6 +273,9 @@ static void mark_committed(struct floe_output *o, uint64_t seq)
 			  seq, path, floe_strerror(rc));
 	} else {
 		o->committed = seq;
+		o->committed_snapseq = snapseq;
+		snprintf(o->committed_by, sizeof(o->committed_by), "%s",
+			 o->opt.installation ? o->opt.installation : "");
 		snprintf(o->committed_uuid, sizeof(o->committed_uuid), "%s", uuid ? uuid : "");
 	}
 }
@@ -277,16 +297,19 @@ static void record_line(const char *rest, int i, char *out, size_t cap)
 }
 
 static void read_record(struct floe_alloc *a, const char *spool_dir, const char *what, uint64_t *seq,
-			char *location, size_t cap, char *uuid, size_t ucap)
+			char *location, size_t cap, char *uuid, size_t ucap, int64_t *snapseq,
+			char by[40])
 {
-	char path[FLOE_PATH_MAX];
+	char path[FLOE_PATH_MAX], num[24];
 	void *text = NULL;
 	size_t len = 0;
 	*seq = 0;
+	*snapseq = 0;
 	record_line("", 0, location, cap);
 	record_line("", 0, uuid, ucap);
+	record_line("", 0, by, 40);
 	if (mark_path_in(spool_dir, path, sizeof(path)) ||
-	    floe_fs_read_file(a, path, 32 + FLOE_PATH_MAX + 64, &text, &len) != 0)
+	    floe_fs_read_file(a, path, 96 + FLOE_PATH_MAX + 64, &text, &len) != 0)
 		return;
 	char *end = NULL;
 	unsigned long long v = strtoull(text, &end, 10);
@@ -298,6 +321,10 @@ static void read_record(struct floe_alloc *a, const char *spool_dir, const char 
 		const char *rest = *end ? end + 1 : end;
 		record_line(rest, 0, location, cap);
 		record_line(rest, 1, uuid, ucap);
+		record_line(rest, 2, num, sizeof(num));
+		long long sn = strtoll(num, &end, 10);
+		*snapseq = end != num && *end == '\0' && sn > 0 ? sn : 0;
+		record_line(rest, 3, by, 40);
 	}
 	floe_free(a, text);
 }
@@ -305,7 +332,8 @@ static void read_record(struct floe_alloc *a, const char *spool_dir, const char 
 void floe_output_recorded(struct floe_alloc *a, const char *spool_dir, const char *what,
 			  uint64_t *seq, char *location, size_t cap)
 {
-	read_record(a, spool_dir, what, seq, location, cap, NULL, 0);
+	int64_t snapseq;
+	read_record(a, spool_dir, what, seq, location, cap, NULL, 0, &snapseq, NULL);
 }
 
 /* Reads the record of the last commit into o->committed and o->committed_uuid (absent:
@@ -313,12 +341,75 @@ void floe_output_recorded(struct floe_alloc *a, const char *spool_dir, const cha
 static void read_mark(struct floe_output *o)
 {
 	uint64_t v;
-	char uuid[sizeof(o->committed_uuid)];
-	read_record(o->opt.alloc, floe_spool_dir(o->opt.spool), o->opt.what, &v, NULL, 0, uuid, sizeof(uuid));
+	int64_t snapseq;
+	char uuid[sizeof(o->committed_uuid)], by[sizeof(o->committed_by)];
+	read_record(o->opt.alloc, floe_spool_dir(o->opt.spool), o->opt.what, &v, NULL, 0, uuid,
+		    sizeof(uuid), &snapseq, by);
 	if (v && v >= o->committed) {
 		o->committed = v;
+		o->committed_snapseq = snapseq;
+		snprintf(o->committed_by, sizeof(o->committed_by), "%s", by);
 		snprintf(o->committed_uuid, sizeof(o->committed_uuid), "%s", uuid);
 	}
+}
+
+bool floe_output_behind(const struct floe_output *o)
+{
+	return __atomic_load_n(&o->behind, __ATOMIC_ACQUIRE) != 0;
+}
+
+void floe_output_set_behind(struct floe_output *o, const struct floe_err *why)
+{
+	if (strcmp(o->behind_said, why->msg) != 0) {
+		floe_error("output: %s: %s. Only this table's commits wait: its spool keeps the rows "
+			   "(within spool.max_bytes), the other tables and the inputs go on, and the "
+			   "table is read again at every commit (logged again when this changes)",
+			   o->opt.what, why->msg);
+		snprintf(o->behind_said, sizeof(o->behind_said), "%s", why->msg);
+	}
+	__atomic_store_n(&o->behind, 1, __ATOMIC_RELEASE);
+	floe_table_free(o->table);
+	o->table = NULL;
+}
+
+/* The table was opened and is not behind: commits go on (said once, when it was). */
+static void not_behind(struct floe_output *o)
+{
+	if (!floe_output_behind(o))
+		return;
+	floe_warn("output: %s at %s is no longer behind this agent's record of its commits: its "
+		  "commits resume", o->opt.what, floe_table_location(o->table));
+	o->behind_said[0] = '\0';
+	__atomic_store_n(&o->behind, 0, __ATOMIC_RELEASE);
+}
+
+/* The record's commit (committed, of table uuid, at its last-sequence-number snapseq;
+ * kept at path) against table t: 0, or FLOE_EBEHIND with err saying what was lost. */
+static int behind(const struct floe_table *t, const char *installation, uint64_t committed,
+		  const char *rec_uuid, int64_t snapseq, const char *path, struct floe_err *err)
+{
+	const struct floe_ice_meta *m = floe_table_meta(t);
+	const char *uuid = floe_ice_meta_uuid(m);
+	int64_t held = floe_table_committed_seq(t, installation);
+	int64_t last = floe_ice_meta_last_sequence(m);
+	/* A record without a uuid (an older floe's), or of another table (made anew, or
+	 * another warehouse): nothing of this table can be behind it. A table whose
+	 * last-sequence-number reached the record's moved on: another engine's snapshot
+	 * expiry removed this installation's commit-seqs with the snapshots, and nothing
+	 * was lost. */
+	if (!committed || !rec_uuid[0] || !uuid || strcmp(uuid, rec_uuid) != 0 ||
+	    held >= (int64_t)committed || (snapseq > 0 && last >= snapseq))
+		return 0;
+	char has[48] = "none";
+	if (held >= 0)
+		snprintf(has, sizeof(has), "up to commit-seq %" PRId64, held);
+	return floe_err_set(err, FLOE_EBEHIND,
+			    "the table %s is behind this agent: installation %s committed up to "
+			    "commit-seq %" PRIu64 " (recorded in %s), but the table holds its commits "
+			    "%s and its last-sequence-number is %" PRId64 ": commits were lost from "
+			    "the table (a metadata file deleted, or the table restored from an older "
+			    "copy); their rows are not in it. Restore the table's metadata",
+			    floe_table_location(t), installation, committed, path, has, last);
 }
 
 int floe_output_check_behind(struct floe_output *o, struct floe_err *err)
@@ -326,27 +417,29 @@ int floe_output_check_behind(struct floe_output *o, struct floe_err *err)
 	if (!o->table)
 		return 0;
 	read_mark(o);
-	const char *uuid = floe_ice_meta_uuid(floe_table_meta(o->table));
-	int64_t held = floe_table_committed_seq(o->table, o->opt.installation);
-	/* A record without a uuid (an older floe's), or of another table (made anew, or
-	 * another warehouse): nothing of this table can be behind it. */
-	if (!o->committed || !o->committed_uuid[0] || !uuid ||
-	    strcmp(uuid, o->committed_uuid) != 0 || held >= (int64_t)o->committed)
-		return 0;
-	char path[FLOE_PATH_MAX], has[48] = "none";
+	char path[FLOE_PATH_MAX];
 	if (mark_path(o, path, sizeof(path)))
 		path[0] = '\0';
-	if (held >= 0)
-		snprintf(has, sizeof(has), "up to commit-seq %" PRId64, held);
-	return floe_err_set(
-	    err, FLOE_EREGRESS,
-	    "%s: the table %s is behind this agent: installation %s committed up to "
-	    "commit-seq %" PRIu64 " (recorded in %s), but the table holds its commits %s: "
-	    "commits were lost from the table (a metadata file deleted, or the table "
-	    "restored from an older copy); their rows are not in it. Restore the table's "
-	    "metadata",
-	    o->opt.what, floe_table_location(o->table), o->opt.installation, o->committed, path,
-	    has);
+	int rc = behind(o->table, o->opt.installation, o->committed, o->committed_uuid,
+			o->committed_snapseq, path, err);
+	if (rc)
+		floe_output_set_behind(o, err);
+	else
+		not_behind(o);
+	return rc;
+}
+
+int floe_output_behind_record(struct floe_alloc *a, const char *spool_dir, const char *what,
+			      const struct floe_table *t, const char *installation,
+			      struct floe_err *err)
+{
+	uint64_t seq;
+	int64_t snapseq;
+	char uuid[64], path[FLOE_PATH_MAX];
+	read_record(a, spool_dir, what, &seq, NULL, 0, uuid, sizeof(uuid), &snapseq, NULL);
+	if (mark_path_in(spool_dir, path, sizeof(path)))
+		path[0] = '\0';
+	return behind(t, installation, seq, uuid, snapseq, path, err);
 }
 
 int64_t floe_output_committed(struct floe_output *o)
@@ -463,6 +556,22 @@ static int commit_all(struct pass *p, const uint64_t *seqs, size_t n, size_t max
 	return rc ? rc : c;
 }
 
+/* A table behind its record (FLOE_EBEHIND), or whose history went backwards
+ * (FLOE_EREGRESS from lake/table_version.c: a stray or missing metadata file, err says
+ * which), holds back only its own commits: the output lets it go and opens it again at
+ * the next commit. Other codes pass. */
+static int hold_back(struct floe_output *o, int rc, struct floe_err *err)
+{
+	if (rc != FLOE_EBEHIND && rc != FLOE_EREGRESS)
+		return rc;
+	struct floe_err own = {0};
+	err = err ? err : &own;
+	if (rc == FLOE_EREGRESS && !err->msg[0])
+		floe_err_set(err, rc, "%s", floe_strerror(rc));
+	floe_output_set_behind(o, err);
+	return FLOE_EBEHIND;
+}
+
 int floe_output_commit(struct floe_output *o, size_t max_entries, struct floe_output_report *rep,
 		       struct floe_err *err)
 {
@@ -471,12 +580,13 @@ int floe_output_commit(struct floe_output *o, size_t max_entries, struct floe_ou
 	int rc = 0;
 	if (!o->table) {
 		rc = o->opt.open ? o->opt.open(o->opt.open_ctx, &o->table, err) : FLOE_EINVAL;
-		/* A table reached for the first time since the start is checked as a start
-		 * checks it; one behind is let go, so that every later try says so again. */
-		if (rc == 0 && (rc = floe_output_check_behind(o, err))) {
-			floe_table_free(o->table);
-			o->table = NULL;
-		}
+		/* A table reached for the first time since the start, or found behind before,
+		 * is checked as a start checks it; one behind is let go again, so that the
+		 * next try reads it anew. The opener may find it behind a record of its own. */
+		if (rc == 0)
+			rc = floe_output_check_behind(o, err);
+		else
+			rc = hold_back(o, rc, err);
 	}
 	if (rc == 0)
 		rc = lent(o, &seqs, &n);
@@ -486,12 +596,26 @@ int floe_output_commit(struct floe_output *o, size_t max_entries, struct floe_ou
 	}
 	struct pass p = {o, rep, err, floe_calloc(o->opt.alloc, max_entries, sizeof(*p.es)), 0};
 	rc = p.es ? floe_table_refresh(o->table, err) : FLOE_ENOMEM;
+	/* The record of the last commit counts too: it is written only once a commit landed,
+	 * and an entry it covers is still here only if a crash came before its removal; the
+	 * table alone may no longer say so after another engine's snapshot expiry. */
 	int64_t committed = rc ? -1 : floe_table_committed_seq(o->table, o->opt.installation);
+	if (rc == 0 && (int64_t)o->committed > committed)
+		committed = (int64_t)o->committed;
+	/* The installation this one replaces (its id lost with every state file) committed
+	 * this spool's entries up to its commit-seqs in the table, though a crash before its
+	 * record left some here. Taken only while the record is its own: this spool's
+	 * entries were then numbered on from its, so none of this installation's is below
+	 * them (a state_dir made anew numbers from 1 and has no such record). */
+	if (rc == 0 && o->opt.replaces && strcmp(o->committed_by, o->opt.replaces) == 0) {
+		int64_t old = floe_table_committed_seq(o->table, o->opt.replaces);
+		committed = old > committed ? old : committed;
+	}
 	for (; rc == 0 && held < n && committed >= 0 && seqs[held] <= (uint64_t)committed; held++)
 		rc = drop_held(o, o->cspool, seqs[held], rep);
 	if (rc == 0)
 		rc = commit_all(&p, seqs + held, n - held, max_entries);
 	floe_free(o->opt.alloc, p.es);
 	floe_free(o->opt.alloc, seqs);
-	return rc;
+	return hold_back(o, rc, err);
 }

@@ -29,6 +29,10 @@ struct floe_output_options {
 	struct floe_alloc *alloc;    /* shared by both threads (its counters are atomic) */
 	struct floe_spool *spool;    /* the main thread's handle (borrowed, outlives this) */
 	const char *installation;    /* whose floe.commit-seq in the table counts (borrowed) */
+	/* The installation this one replaces (agent.replaces; NULL: none): while the spool's
+	 * record of its last commit is that installation's, the entries its commit-seqs in
+	 * the table cover are in the table (borrowed). */
+	const char *replaces;
 	const char *what;	     /* for the log: "the logs table", "aggregate table x" */
 	/* Damaged data files: rebuildable, the entry is handed back to be read again from
 	 * its inputs (floe_output_report.rebuild); otherwise its rows are lost, counted, and
@@ -73,8 +77,11 @@ uint64_t floe_output_lease(const struct floe_output *o);
  * removing those committed and those the table already holds (an earlier commit whose
  * outcome was unknown). An entry file that fails its own checksum goes to quarantine
  * (logged, counted by the spool); data files that fail their check are rebuilt or lost
- * as the options say. Returns 0 (rep says what happened), or the table's or store's
- * error (err says why; what is left stays for the next commit). */
+ * as the options say. Returns 0 (rep says what happened); FLOE_EBEHIND when the table is
+ * behind the record of its commits or its history went backwards (a stray or missing
+ * metadata file): the table is let go (floe_output_set_behind, logged once) and only
+ * its commits wait; or the table's or store's error (err says why; what is left stays
+ * for the next commit). */
 int floe_output_commit(struct floe_output *o, size_t max_entries, struct floe_output_report *rep,
 		       struct floe_err *err);
 
@@ -115,12 +122,28 @@ int64_t floe_output_committed(struct floe_output *o);
 void floe_output_recorded(struct floe_alloc *a, const char *spool_dir, const char *what,
 			  uint64_t *seq, char *location, size_t cap);
 /* Checks the table (when open) against the output's record of its last commit: a table
- * that holds fewer of this installation's commits than the record says lost commits (a
- * metadata file deleted, or the table restored from an older copy), and committing on
- * would build on the loss without a word. Returns 0, or FLOE_EREGRESS with err saying
- * so. A record of another table (another table-uuid) or without a uuid is no loss. Run
+ * that holds fewer of this installation's commits than the record says, and whose
+ * last-sequence-number is below the one recorded, lost commits (a metadata file
+ * deleted, or the table restored from an older copy), and committing on would build on
+ * the loss without a word. A record of another table (another table-uuid) or without a
+ * uuid is no loss, nor a table that moved on past the record's last-sequence-number
+ * (another engine's snapshot expiry dropped the commit-seqs). Returns 0, or
+ * FLOE_EBEHIND with err saying so, the output then behind (floe_output_set_behind). Run
  * at start-up for every table open then, and by floe_output_commit on a table it opens. */
 int floe_output_check_behind(struct floe_output *o, struct floe_err *err);
+/* The table is behind a record of this installation's commits (why says which): only its
+ * commits wait. Logs why once (again when it changes), lets the table go, so that every
+ * floe_output_commit opens and checks it anew (and fails with FLOE_EBEHIND until it is
+ * restored), and sets floe_output_behind. The thread that owns the table calls it. */
+void floe_output_set_behind(struct floe_output *o, const struct floe_err *why);
+/* floe_output_check_behind's test of table t (borrowed) against the record of the last
+ * commit kept in spool_dir, for what has no output (floe check): 0, or FLOE_EBEHIND with
+ * err saying what was lost. */
+int floe_output_behind_record(struct floe_alloc *a, const char *spool_dir, const char *what,
+			      const struct floe_table *t, const char *installation,
+			      struct floe_err *err);
+/* Whether the table was last found behind (any thread: for the metrics and status). */
+bool floe_output_behind(const struct floe_output *o);
 /* The highest sequence this output ever sealed or committed (the spool's newest entry,
  * or floe_output_committed): an output whose table is away seals on from there. */
 uint64_t floe_output_last_seq(struct floe_output *o);

@@ -135,6 +135,12 @@ static const struct ctr glob[] = {
      "1 while a table this agent committed to is missing from the warehouse (not created "
      "again unless lake.recreate_tables: its commits wait in the spool), else 0.",
      G(table_missing), GAUGE},
+    {"table_behind", "floe_table_behind",
+     "Tables found behind this agent's record of its commits (restored from an older copy, "
+     "a metadata file deleted) or whose history went backwards (a stray metadata file): "
+     "their commits wait in the spool until the metadata is restored; the log and floe "
+     "status name them. 0 when none.",
+     G(table_behind), GAUGE},
     {"agg_late", "floe_agg_late_events_total",
      "Events of the aggregations that came after their window closed.", G(agg_late), 0},
     {"agg_late_dropped", "floe_agg_late_dropped_total", "Late events dropped (policy drop).",

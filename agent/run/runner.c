@@ -104,17 +104,10 @@ int floe_runner_open_table(struct floe_runner *r, size_t k, bool later, struct f
 	/* The spool was written while the table was away, with the configuration's spec,
 	 * which the table takes as a spec of its own with the first commit
 	 * (floe_table_evolve_spec): its entries name no spec id. */
-	const char *uuid = floe_ice_meta_uuid(floe_table_meta(t));
-	int64_t committed = floe_table_committed_seq(t, r->ck.id.installation);
-	if (k == 0 && r->com.expect_committed > committed && uuid &&
-		 strcmp(uuid, r->com.expect_uuid) == 0)
-		rc = floe_err_set(err, FLOE_EREGRESS,
-				  "the table %s is behind this agent: installation %s committed up "
-				  "to commit-seq %" PRId64 ", but the table holds its commits up to "
-				  "%" PRId64 ": commits were lost from the table (restore its "
-				  "metadata)",
-				  floe_table_location(t), r->ck.id.installation,
-				  r->com.expect_committed, committed);
+	/* The logs table against the checkpoint's record, as at the start (the output
+	 * checks every table against its own record after this). */
+	if (k == 0)
+		rc = floe_runner_check_behind(r, t, err);
 	if (rc) {
 		floe_table_free(t);
 		return rc;
@@ -194,27 +187,36 @@ static int open_raw(struct floe_runner *r, size_t k, struct floe_err *err)
 	/* One attempt per request at start-up: a dead endpoint costs one connect timeout
 	 * before the inputs open, not a round of backoffs; the committer retries. */
 	struct floe_table *t = NULL;
+	struct floe_err back = {0};
 	if (!r->lake.store_down) {
 		start_retries(r->lake.store, true);
-		rc = floe_runner_open_table(r, k, false, &t, err);
+		rc = floe_runner_open_table(r, k, false, &t, &back);
 		start_retries(r->lake.store, false);
 	}
+	if (rc && rc != FLOE_EREGRESS)
+		floe_err_set(err, rc, "%s", floe_err_text(&back, rc));
 	if (rc && floe_warehouse_waited_out(rc)) {
 		floe_warn("runner: %s; starting without it: the inputs are read into the spool, "
 			  "and the table is opened (or created) and the spool committed once the "
 			  "store answers",
-			  floe_err_text(err, rc));
+			  floe_err_text(&back, rc));
 		r->lake.store_down = true;
 		r->lake.table_missing = rc == FLOE_EGONE;
-		snprintf(r->lake.store_error, sizeof(r->lake.store_error), "%s", floe_err_text(err, rc));
+		snprintf(r->lake.store_error, sizeof(r->lake.store_error), "%s", floe_err_text(&back, rc));
 		r->com.last_rc = rc;
 		rc = 0;
 	}
-	if (rc)
+	/* A history that went backwards (a stray or missing metadata file) holds back only
+	 * this table's commits, as a table behind its record does: the output says so once
+	 * and opens the table again at every commit. */
+	bool regress = rc == FLOE_EREGRESS;
+	if (rc && !regress)
 		return rc;
+	rc = 0;
 	struct floe_output_options oo = {
 	    .alloc = r->alloc,
 	    .installation = r->ck.id.installation,
+	    .replaces = r->set.cfg->agent.replaces,
 	    .what = rt->what,
 	    /* From the positions its entries record, its own records alone (the replay
 	     * routes them again). */
@@ -231,10 +233,9 @@ static int open_raw(struct floe_runner *r, size_t k, struct floe_err *err)
 		return floe_err_set(err, rc, "cannot open spool %s: %s", rt->spool_dir,
 				    floe_strerror(rc));
 	}
-	/* A table found behind the record of its last commit lost commits. The logs table
-	 * is checked against the checkpoint's record instead, which knows the metadata
-	 * version too (runner_state.c, check_not_behind); the others by their output's. */
-	return k ? floe_output_check_behind(rt->out, err) : 0;
+	if (regress)
+		floe_output_set_behind(rt->out, &back);
+	return 0;
 }
 
 /* The warehouse, the table in it and the spool, with a second handle on the spool for
@@ -274,6 +275,14 @@ static int open_lake(struct floe_runner *r, struct floe_err *err)
 		rc = floe_run_columns_start(cfg, k, r->set.state_dir, t ? floe_table_meta(t) : NULL,
 					    t, t ? floe_table_location(t) : rt->cfg->name,
 					    spooled > 0, &rt->cols, &rt->com_cols, err);
+	}
+	/* A further table found behind the record of its last commit lost commits: only its
+	 * commits wait (the output logs it and checks again at every commit). The logs table
+	 * is checked against the checkpoint's record instead, which knows the metadata
+	 * version too (runner_state.c, floe_runner_check_behind). */
+	for (size_t k = 1; rc == 0 && k < r->nraw; k++) {
+		struct floe_err e = {0};
+		(void)floe_output_check_behind(r->raw[k].out, &e);
 	}
 	return rc;
 }

@@ -156,13 +156,18 @@ static int open_one(struct floe_runner *r, const struct floe_config_agg *c, stru
 	floe_agg_set_growth(
 	    o->g, floe_agg_growth(r->set.cfg, need.total, (size_t)(c - r->set.cfg->aggs)));
 	struct floe_table *t = NULL;
-	if (!r->lake.store_down && (rc = open_table(o, &t, err)) && !floe_warehouse_waited_out(rc))
-		return rc;
+	struct floe_err back = {0};
+	/* A history that went backwards holds back only this table (as for a raw table). */
+	if (!r->lake.store_down && (rc = open_table(o, &t, &back)) &&
+	    !floe_warehouse_waited_out(rc) && rc != FLOE_EREGRESS)
+		return floe_err_set(err, rc, "%s", floe_err_text(&back, rc));
+	bool regress = rc == FLOE_EREGRESS;
 	char dir[FLOE_PATH_MAX];
 	int w = snprintf(dir, sizeof(dir), "%s/agg/%s", r->set.state_dir, c->table);
 	struct floe_output_options oo = {
 	    .alloc = r->alloc,
 	    .installation = r->ck.id.installation,
+	    .replaces = r->set.cfg->agent.replaces,
 	    .what = o->what,
 	    .rebuildable = false, /* its events went on into the open windows */
 	    .open = open_table,
@@ -179,9 +184,12 @@ static int open_one(struct floe_runner *r, const struct floe_config_agg *c, stru
 		return rc;
 	}
 	/* A table found behind the record of its last commit lost commits (as for a raw
-	 * table: floe_output_check_behind). */
-	if ((rc = floe_output_check_behind(o->out, err)))
-		return rc;
+	 * table: floe_output_check_behind): only its commits wait. */
+	struct floe_err e = {0};
+	if (regress)
+		floe_output_set_behind(o->out, &back);
+	else
+		(void)floe_output_check_behind(o->out, &e);
 	o->next_seq = floe_output_last_seq(o->out) + 1;
 	/* The logs table's writer options without its bloom filters (field ids differ) and
 	 * without the page threads (rows here are few). */

@@ -48,7 +48,7 @@ static void log_result(struct commit *c, int rc)
 		floe_error("runner: the store is away or refuses: %s (the spool keeps the data; "
 			   "retrying with backoff, logged again when this changes)",
 			   c->rep->store_error);
-	else if (rc && !waited)
+	else if (rc && !waited && rc != FLOE_EBEHIND) /* the output said so */
 		floe_error("runner: commit failed: %s (the spool keeps the data; retrying later)",
 			   c->rep->store_error);
 	else if (!rc && floe_warehouse_waited_out(last))
@@ -120,10 +120,12 @@ void floe_committer_task(void *arg)
 				set_store_error(&c, rc);
 			log_result(&c, rc);
 		} else if (one) {
-			floe_error("runner: commit to %s failed: %s (its spool keeps the rows; "
-				   "retrying later)",
-				   floe_output_what(o), floe_err_text(&e, one));
-			if (!c.rep->agg_rc || floe_runner_fatal(one))
+			/* A table behind its record: the output logged it, once. */
+			if (one != FLOE_EBEHIND)
+				floe_error("runner: commit to %s failed: %s (its spool keeps the "
+					   "rows; retrying later)",
+					   floe_output_what(o), floe_err_text(&e, one));
+			if (!c.rep->agg_rc || c.rep->agg_rc == FLOE_EBEHIND || floe_runner_fatal(one))
 				c.rep->agg_rc = one;
 		}
 	}
@@ -139,6 +141,7 @@ void floe_committer_task(void *arg)
 	if (t) {
 		c.rep->committed_seq = floe_table_committed_seq(t, r->ck.id.installation);
 		c.rep->committed_version = floe_table_version(t);
+		c.rep->committed_snapseq = floe_ice_meta_last_sequence(floe_table_meta(t));
 		const char *u = floe_ice_meta_uuid(floe_table_meta(t));
 		snprintf(c.rep->table_uuid, sizeof(c.rep->table_uuid), "%s", u ? u : "");
 		floe_table_commit_counts(t, &c.rep->attempts, &c.rep->conflicts);

@@ -12,6 +12,7 @@
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
+#include "formats/json/json.h"
 #include "platform/log.h"
 #include "platform/owner.h"
 
@@ -139,6 +140,7 @@ static void run_counters(struct floe_runner *r, const struct floe_input_counters
 	    .state_disk_low = r->lake.disk_low ? 1 : 0,
 	    .store_reachable = r->lake.store_down ? 0 : 1,
 	    .table_missing = r->lake.table_missing ? 1 : 0,
+	    .table_behind = floe_runner_tables_behind(r, NULL, 0),
 	    .agg_late = late,
 	    .agg_late_dropped = late_dropped,
 	    .agg_future = future,
@@ -166,6 +168,54 @@ static void run_counters(struct floe_runner *r, const struct floe_input_counters
 			}
 			add_conv(g, rt->cfg->name, p->col[c].name, v);
 		}
+	}
+}
+
+/* The name of output i's table (r->com.outs: the raw tables', then the aggregations'). */
+static const char *out_table(const struct floe_runner *r, size_t i)
+{
+	return i < r->nraw ? r->raw[i].cfg->name : r->set.cfg->aggs[i - r->nraw].table;
+}
+
+uint64_t floe_runner_tables_behind(const struct floe_runner *r, char *names, size_t cap)
+{
+	uint64_t n = 0;
+	size_t len = 0;
+	if (names && cap)
+		names[0] = '\0';
+	for (size_t i = 0; i < r->com.nouts; i++) {
+		if (!floe_output_behind(r->com.outs[i]))
+			continue;
+		n++;
+		if (names && len < cap) {
+			int w = snprintf(names + len, cap - len, "%s%s", len ? ", " : "", out_table(r, i));
+			len += w > 0 ? (size_t)w : 0;
+		}
+	}
+	return n;
+}
+
+/* metrics.json's member "tables_behind": the names of the tables behind (for floe
+ * status), before the document's closing brace; none while no table is. */
+static void behind_names(struct floe_runner *r, struct floe_buf *b)
+{
+	size_t len = b->len;
+	if (!floe_runner_tables_behind(r, NULL, 0) || len < 2 || memcmp(b->data + len - 2, "}\n", 2) != 0)
+		return;
+	b->len = len - 2;
+	int rc = floe_buf_puts(b, ",\"tables_behind\":[");
+	for (size_t i = 0, k = 0; rc == 0 && i < r->com.nouts; i++) {
+		if (!floe_output_behind(r->com.outs[i]))
+			continue;
+		const char *name = out_table(r, i);
+		if ((rc = floe_buf_puts(b, k++ ? "," : "")) == 0)
+			rc = floe_json_write_str(b, name, strlen(name));
+	}
+	if (rc == 0)
+		rc = floe_buf_puts(b, "]}\n");
+	if (rc) {
+		b->len = len - 2;
+		(void)floe_buf_puts(b, "}\n"); /* fits: it was there */
 	}
 }
 
@@ -226,6 +276,8 @@ int floe_run_counters_render(struct floe_runner *r, bool prom, struct floe_buf *
 	floe_free(r->alloc, in);
 	if (rc == 0)
 		maintain_record(r, prom, b);
+	if (rc == 0 && !prom)
+		behind_names(r, b);
 	return rc;
 }
 

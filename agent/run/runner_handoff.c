@@ -211,7 +211,7 @@ static void take(struct floe_runner *r, const struct commit_report *rep)
 		 rep->store_down ? rep->store_error : "");
 	if (rep->rc == 0 && rep->committed_seq >= 0)
 		floe_runner_note_committed(r, rep->committed_seq, rep->committed_version,
-					   rep->table_uuid);
+					   rep->committed_snapseq, rep->table_uuid);
 	if (rep->rc == 0 && r->lake.blocked && r->lake.disk_low)
 		(void)floe_runner_enforce_spool_limit(r);
 	else if (rep->rc == 0 && r->lake.blocked && floe_runner_spool_bytes(r) <= r->set.spool_max) {
@@ -243,8 +243,11 @@ int floe_runner_commit_take(struct floe_runner *r, bool wait, int *rc, uint64_t 
 	floe_worker_wait(r->com.thread, r->com.task);
 	r->com.task = NULL;
 	take(r, &r->com.rep);
-	/* A failed aggregate commit is retried like a failed one of the logs table. */
-	*rc = r->com.rep.rc ? r->com.rep.rc : r->com.rep.agg_rc;
+	/* A failed aggregate commit is retried like a failed one of the logs table; a table
+	 * behind its record (only its commits wait) says least. */
+	*rc = r->com.rep.rc && r->com.rep.rc != FLOE_EBEHIND ? r->com.rep.rc : r->com.rep.agg_rc;
+	if (!*rc)
+		*rc = r->com.rep.rc;
 	*damaged = r->com.rep.raw.rebuild;
 	return 1;
 }

@@ -185,6 +185,7 @@ struct commit_report {
 	 * counters, and the logs table's entry to rebuild from its inputs, if any). */
 	struct floe_output_report raw, aggs;
 	int64_t committed_seq, committed_version; /* -1, 0: the table was not read */
+	int64_t committed_snapseq; /* its last-sequence-number then (0: not read) */
 	char table_uuid[64];
 	int agg_rc; /* 0, or why committing the aggregate tables failed (logged) */
 	/* The raw table whose damaged entry raw.rebuild names (the first that had one; one
@@ -261,10 +262,11 @@ struct run_committer {
 	/* The committer's own: the last commit's result, so that a store that stays away is
 	 * logged once when it goes and once when it comes back, not at every retry. */
 	int last_rc;
-	/* Set at start-up for a table opened later (the store was away): the newest commit of
-	 * this installation the checkpoint recorded, and the table it was made to ("": none).
-	 * A table found behind it lost commits. */
-	int64_t expect_committed;
+	/* Set at start-up for a table opened later (the store was away, or the table was
+	 * behind): the newest commit of this installation the checkpoint recorded, the
+	 * table's metadata version and last-sequence-number then (0: not recorded), and the
+	 * table it was made to ("": none). A table found behind it lost commits. */
+	int64_t expect_committed, expect_version, expect_snapseq;
 	char expect_uuid[64];
 };
 
@@ -347,6 +349,7 @@ struct run_checkpoint {
 	uint8_t *pos;
 	size_t pos_len;
 	int64_t committed_seq, committed_version;
+	int64_t committed_snapseq; /* the table's last-sequence-number then (0: unknown) */
 	char table_uuid[64]; /* the table that record is about ("" before any) */
 };
 
@@ -395,9 +398,6 @@ struct floe_runner {
 	} progress;
 };
 
-/* Errors after which the agent must stop rather than retry the commit later: another
- * installation under this agent id, a table whose history went back or has a gap, an
- * object in the warehouse where floe would have to replace it. */
 /* Binds to the logs table (creating it if absent) after checking that the store
  * arbitrates creates: at start-up (main thread), or later on the committer thread when the
  * store was away at the start (later: the table must have the partition spec the spool
@@ -449,9 +449,13 @@ static inline struct floe_table *floe_run_table(const struct floe_runner *r)
 	return r->raw && r->raw[0].out ? floe_output_table(r->raw[0].out) : NULL;
 }
 
+/* Errors after which the agent must stop rather than retry the commit later: another
+ * installation under this agent id, an object in the warehouse where floe would have to
+ * replace it. A table whose history went back or has a gap, or that is behind this
+ * agent's record, holds back only its own commits (FLOE_EBEHIND, lake/output.h). */
 static inline bool floe_runner_fatal(int rc)
 {
-	return rc == FLOE_EIDENTITY || rc == FLOE_EREGRESS || rc == FLOE_EEXIST;
+	return rc == FLOE_EIDENTITY || rc == FLOE_EEXIST;
 }
 
 /* The injected clock and stop, for the runner's files. */
@@ -638,7 +642,13 @@ int floe_runner_save_new_positions(struct floe_runner *r, bool nothing_read);
  * when that is news (a failure is logged). The main thread is the checkpoint's only
  * writer. */
 void floe_runner_note_committed(struct floe_runner *r, int64_t seq, int64_t version,
-				const char *uuid);
+				int64_t snapseq, const char *uuid);
+/* The logs table t against the checkpoint's record of this installation's commits
+ * (com.expect_*): 0, or FLOE_EBEHIND with err saying what was lost. A table of another
+ * table-uuid, or one whose last-sequence-number reached the recorded one (it moved on:
+ * another engine's snapshot expiry took the commit-seqs), is not behind. */
+int floe_runner_check_behind(const struct floe_runner *r, const struct floe_table *t,
+			     struct floe_err *err);
 /* Start-up: see runner_state.c. err gets a message naming the file at fault. */
 int floe_runner_recover(struct floe_runner *r, struct floe_err *err);
 
@@ -697,6 +707,10 @@ static inline uint64_t floe_runner_spool_bytes(const struct floe_runner *r)
 		n += floe_output_bytes(r->com.outs[i]);
 	return n;
 }
+/* The outputs whose table is behind the record of its commits (floe_output_behind):
+ * their number, and with names, what they commit to, comma-separated, into names (cap
+ * bytes). runner_counters.c. */
+uint64_t floe_runner_tables_behind(const struct floe_runner *r, char *names, size_t cap);
 /* Asks state_dir's file system for its free space: sets r->b.room (input bytes the next
  * seal may take, half of what is free beyond a reserve) and r->lake.disk_low. Returns
  * whether the disk is low. */

@@ -189,6 +189,11 @@ int floe_runner_save_checkpoint(struct floe_runner *r, uint64_t last_seq, uint64
 				     last_seq, r->ck.committed_seq, r->ck.committed_version);
 	if (rc == 0)
 		rc = floe_json_write_str(&b, r->ck.table_uuid, strlen(r->ck.table_uuid));
+	/* The table's last-sequence-number after that commit, once known (a checkpoint
+	 * without it reads as 0: not recorded). */
+	if (rc == 0 && r->ck.committed_snapseq > 0)
+		rc = floe_buf_printf(&b, ",\"committed_sequence_number\":%" PRId64,
+				     r->ck.committed_snapseq);
 	/* Only after a rowless seal (runner_agg.c): a checkpoint without it reads as 0. */
 	if (rc == 0 && sub)
 		rc = floe_buf_printf(&b, ",\"rowless_seals\":%" PRIu64, sub);
@@ -220,13 +225,14 @@ static void table_uuid(const struct floe_runner *r, char out[64])
 }
 
 void floe_runner_note_committed(struct floe_runner *r, int64_t seq, int64_t version,
-				const char *uuid)
+				int64_t snapseq, const char *uuid)
 {
 	FLOE_OWNER(FLOE_ROLE_MAIN);
 	if (seq <= r->ck.committed_seq)
 		return;
 	r->ck.committed_seq = seq;
 	r->ck.committed_version = version;
+	r->ck.committed_snapseq = snapseq;
 	snprintf(r->ck.table_uuid, sizeof(r->ck.table_uuid), "%s", uuid);
 	/* Before the first seal there are no positions to keep: the next seal writes it. */
 	if (!r->ck.pos)
@@ -243,6 +249,7 @@ struct loaded_checkpoint {
 	uint64_t sub;		   /* rowless seals since last_seq (0 when not recorded) */
 	int64_t committed_seq;	   /* -1: no record (none, or a version 1 checkpoint) */
 	int64_t committed_version; /* 0: no record */
+	int64_t committed_snapseq; /* the table's last-sequence-number then; 0: no record */
 	char table_uuid[64];	   /* "" with no record */
 	uint8_t *pos;		   /* owned; NULL when there is none */
 	size_t len;
@@ -281,6 +288,9 @@ static int parse_checkpoint(struct floe_runner *r, const struct floe_json *root,
 	int64_t sub = 0;
 	if (floe_json_get_int(root, "rowless_seals", &sub) || sub < 0)
 		sub = 0;
+	if (floe_json_get_int(root, "committed_sequence_number", &ck->committed_snapseq) ||
+	    ck->committed_snapseq < 0)
+		ck->committed_snapseq = 0;
 	const struct floe_json *tables = floe_json_get(root, "tables");
 	for (size_t k = 1; k < r->nraw; k++)
 		if (floe_json_get_int(tables, r->raw[k].cfg->name, &r->raw[k].ck_sealed) ||
@@ -347,13 +357,45 @@ static int load_checkpoint(struct floe_runner *r, struct loaded_checkpoint *ck,
 	return rc;
 }
 
+int floe_runner_check_behind(const struct floe_runner *r, const struct floe_table *t,
+			     struct floe_err *err)
+{
+	const struct run_committer *c = &r->com;
+	const struct floe_ice_meta *m = floe_table_meta(t);
+	const char *uuid = floe_ice_meta_uuid(m);
+	int64_t version = floe_table_version(t), last = floe_ice_meta_last_sequence(m);
+	int64_t committed = floe_table_committed_seq(t, r->ck.id.installation);
+	/* Another table (another table-uuid) holds nothing of the record; a table whose
+	 * last-sequence-number reached the record's moved on since (another engine's
+	 * snapshot expiry removes this installation's commit-seqs with the snapshots, and
+	 * the metadata versions go on growing). */
+	if ((c->expect_uuid[0] && (!uuid || strcmp(c->expect_uuid, uuid) != 0)) ||
+	    (c->expect_committed <= committed && c->expect_version <= version) ||
+	    (c->expect_snapseq > 0 && last >= c->expect_snapseq))
+		return 0;
+	char held[48] = "none";
+	if (committed >= 0)
+		snprintf(held, sizeof(held), "up to commit-seq %" PRId64, committed);
+	return floe_err_set(
+	    err, FLOE_EBEHIND,
+	    "the table %s is behind this agent: installation %s committed up to commit-seq %" PRId64
+	    " (the table was then at metadata v%" PRId64 ", last-sequence-number %" PRId64
+	    "), but the table holds its commits %s and is at v%" PRId64 ", last-sequence-number "
+	    "%" PRId64 ". Commits were lost from the table (a metadata file deleted, or the table "
+	    "restored from an older copy); their rows are not in it. Restore the table's "
+	    "metadata; to accept the table as it is, move %s aside (inputs then start again from "
+	    "start_at)",
+	    floe_table_location(t), r->ck.id.installation, c->expect_committed, c->expect_version,
+	    c->expect_snapseq, held, version, last, r->set.checkpoint_path);
+}
+
 /* The table must hold every commit this installation recorded: one found behind the
  * record lost commits (a metadata file deleted, or the table restored from an older
- * copy), and carrying on would commit on top of the loss without a word. */
-static int check_not_behind(struct floe_runner *r, struct loaded_checkpoint *ck, int64_t committed,
+ * copy), and carrying on would commit on top of the loss without a word. The record is
+ * the committer's too (com.expect_*), for a table opened later. */
+static int check_not_behind(struct floe_runner *r, struct loaded_checkpoint *ck,
 			    struct floe_err *err)
 {
-	int64_t version = floe_table_version(floe_run_table(r));
 	char uuid[64];
 	table_uuid(r, uuid);
 	if (ck->table_uuid[0] && strcmp(ck->table_uuid, uuid) != 0) {
@@ -365,25 +407,14 @@ static int check_not_behind(struct floe_runner *r, struct loaded_checkpoint *ck,
 		    floe_table_location(floe_run_table(r)), ck->table_uuid, uuid);
 		ck->committed_seq = -1;
 		ck->committed_version = 0;
+		ck->committed_snapseq = 0;
 		snprintf(ck->table_uuid, sizeof(ck->table_uuid), "%s", uuid);
-		return 0;
 	}
-	if (ck->committed_seq <= committed && ck->committed_version <= version)
-		return 0;
-	char held[48] = "none";
-	if (committed >= 0)
-		snprintf(held, sizeof(held), "up to commit-seq %" PRId64, committed);
-	return floe_err_set(
-	    err, FLOE_EREGRESS,
-	    "the table %s is behind this agent: installation %s committed up to commit-seq %" PRId64
-	    " (the table was then at metadata v%" PRId64
-	    "), but the table holds its commits %s and "
-	    "is at v%" PRId64 ". Commits were lost from the table (a metadata file deleted, or the "
-	    "table restored from an older copy); their rows are not in it. Restore the table's "
-	    "metadata; to accept the table as it is, move %s aside (inputs then start again from "
-	    "start_at)",
-	    floe_table_location(floe_run_table(r)), r->ck.id.installation, ck->committed_seq,
-	    ck->committed_version, held, version, r->set.checkpoint_path);
+	r->com.expect_committed = ck->committed_seq;
+	r->com.expect_version = ck->committed_version;
+	r->com.expect_snapseq = ck->committed_snapseq;
+	snprintf(r->com.expect_uuid, sizeof(r->com.expect_uuid), "%s", ck->table_uuid);
+	return floe_runner_check_behind(r, floe_run_table(r), err);
 }
 
 /* Start-up: drop spool entries that the table already holds, find the newest durable
@@ -468,28 +499,38 @@ static int newest_in_spool(struct floe_runner *r, uint64_t *seqs, size_t n, uint
 /* What the table (or, without it, the checkpoint) says was committed, into *committed
  * and the runner's record of it. Without the table (the store was away at the start) the
  * checkpoint's record is all there is: the committer checks the table against it at its
- * first contact, and drops entries the table already holds before each commit. */
-static int adopt_committed(struct floe_runner *r, struct loaded_checkpoint *ck,
-			   int64_t *committed, struct floe_err *err)
+ * first contact, and drops entries the table already holds before each commit. A table
+ * behind the record is let go as if it had been away (floe_output_set_behind): only its
+ * commits wait, and the committer reads and checks it again at every commit. */
+static void adopt_committed(struct floe_runner *r, struct loaded_checkpoint *ck,
+			    int64_t *committed)
 {
-	int rc;
+	struct floe_err e = {0};
 	*committed = ck->committed_seq;
 	if (floe_run_table(r)) {
-		*committed = floe_table_committed_seq(floe_run_table(r), r->ck.id.installation);
-		if ((rc = check_not_behind(r, ck, *committed, err)))
-			return rc;
+		int64_t held = floe_table_committed_seq(floe_run_table(r), r->ck.id.installation);
+		if (check_not_behind(r, ck, &e) == FLOE_EBEHIND)
+			floe_output_set_behind(r->raw[0].out, &e);
+		else if (held > ck->committed_seq)
+			*committed = held;
+	} else {
+		r->com.expect_committed = ck->committed_seq;
+		r->com.expect_version = ck->committed_version;
+		r->com.expect_snapseq = ck->committed_snapseq;
+		snprintf(r->com.expect_uuid, sizeof(r->com.expect_uuid), "%s", ck->table_uuid);
 	}
-	r->com.expect_committed = ck->committed_seq;
-	snprintf(r->com.expect_uuid, sizeof(r->com.expect_uuid), "%s", ck->table_uuid);
 	r->ck.committed_seq = *committed > ck->committed_seq ? *committed : ck->committed_seq;
 	r->ck.committed_version = *committed > ck->committed_seq
 				      ? floe_table_version(floe_run_table(r))
 				      : ck->committed_version;
+	r->ck.committed_snapseq =
+	    *committed > ck->committed_seq
+		? floe_ice_meta_last_sequence(floe_table_meta(floe_run_table(r)))
+		: ck->committed_snapseq;
 	if (r->ck.committed_seq >= 0 && floe_run_table(r))
 		table_uuid(r, r->ck.table_uuid);
 	else if (!floe_run_table(r))
 		snprintf(r->ck.table_uuid, sizeof(r->ck.table_uuid), "%s", ck->table_uuid);
-	return 0;
 }
 
 /* Further raw table k at start-up, once the logs table's recovery knows whether the last
@@ -528,8 +569,7 @@ int floe_runner_recover(struct floe_runner *r, struct floe_err *err)
 	uint8_t *pos = ck.pos;
 	size_t pos_len = ck.len;
 	int64_t committed;
-	if ((rc = adopt_committed(r, &ck, &committed, err)))
-		goto out;
+	adopt_committed(r, &ck, &committed);
 	uint64_t max_seq = ck.last_seq;
 	if (committed > 0 && (uint64_t)committed > max_seq)
 		max_seq = (uint64_t)committed;

@@ -7,6 +7,8 @@
  *
  * What /healthz calls unhealthy, each with its reason in the body (503):
  * - the store cannot be reached or refuses for now (the spool keeps the data);
+ * - tables are behind this agent's record of its commits (named; their spools keep
+ *   their rows);
  * - the spool is over spool.max_bytes, so the inputs wait (policy block);
  * - sealed data has waited in the spool for three commit intervals without a commit
  *   (the store refuses or is unreachable); an idle agent with an empty spool is fine;
@@ -293,6 +295,15 @@ static bool healthy(struct floe_runner *r, int64_t now_us, char *why, size_t cap
 			 "store unreachable or refusing: %s; the spool holds %" PRIu64
 			 " bytes, committed when it answers\n",
 			 r->lake.store_error, spool);
+		return false;
+	}
+	char behind[256];
+	if (floe_runner_tables_behind(r, behind, sizeof(behind))) {
+		snprintf(why, cap,
+			 "tables behind this agent's record of its commits (their metadata "
+			 "restored from an older copy?): %s; their commits wait in the spool "
+			 "until it is restored\n",
+			 behind);
 		return false;
 	}
 	if (r->lake.blocked && r->lake.disk_low) {

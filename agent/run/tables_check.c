@@ -14,6 +14,7 @@
 #include "agent/schema/aggtable.h"
 #include "agent/schema/columns.h"
 #include "agent/lake/output.h"
+#include "agent/state/identity.h"
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
 #include "formats/base/limits.h"
@@ -112,9 +113,10 @@ int floe_run_check_tables(const struct floe_config *cfg, struct floe_err *err)
 	return rc;
 }
 
-/* Table name (spooled in spool_dir) for floe_run_missing_tables. */
+/* Table name (spooled in spool_dir) for floe_run_missing_tables; inst: this
+ * installation ("": unknown, not checked for a table behind). */
 static void missing_one(const struct floe_config *cfg, struct floe_store *st, const char *name,
-			const char *spool_dir, struct floe_buf *out)
+			const char *spool_dir, const char *inst, struct floe_buf *out)
 {
 	uint64_t seq = 0;
 	char prefix[512], at[FLOE_PATH_MAX], here[FLOE_PATH_MAX];
@@ -127,8 +129,14 @@ static void missing_one(const struct floe_config *cfg, struct floe_store *st, co
 	if (at[0] && strcmp(at, here) != 0)
 		return; /* committed to in another warehouse: this one is new */
 	int rc = floe_table_load(NULL, st, prefix, &t, &e);
+	if (rc == 0 && inst[0] && floe_output_behind_record(NULL, spool_dir, name, t, inst, &e))
+		(void)floe_buf_printf(out,
+				      "# table %s: BEHIND this agent: %s. floe run commits the other "
+				      "tables, and keeps this one's rows in the spool until its "
+				      "metadata is restored\n",
+				      name, e.msg);
 	floe_table_free(t);
-	if (rc == FLOE_ENOTFOUND)
+	if (rc == FLOE_ENOTFOUND && cfg->lake.catalog == FLOE_CATALOG_FILESYSTEM)
 		(void)floe_buf_printf(out,
 				      "# table %s: MISSING from %s, though this agent committed to it "
 				      "(commit-seq %llu): floe run waits for it (a warehouse mount not "
@@ -141,20 +149,28 @@ static void missing_one(const struct floe_config *cfg, struct floe_store *st, co
 
 void floe_run_missing_tables(const struct floe_config *cfg, struct floe_buf *out)
 {
-	char state[FLOE_PATH_MAX], dir[FLOE_PATH_MAX];
+	char state[FLOE_PATH_MAX], dir[FLOE_PATH_MAX], machine[17];
 	struct floe_store *st = NULL;
-	if (cfg->lake.catalog != FLOE_CATALOG_FILESYSTEM ||
+	struct floe_identity id;
+	struct floe_err e = {0};
+	if (cfg->lake.catalog == FLOE_CATALOG_REST ||
 	    floe_path_absolute(cfg->agent.state_dir, state, sizeof(state)) ||
 	    floe_warehouse_open(NULL, cfg, false, &st, NULL))
 		return;
+	/* The installation whose commits the records count, without making one. */
+	if (floe_identity_machine(FLOE_MACHINE_ID_PATH, machine) != 0)
+		machine[0] = '\0';
+	if (floe_identity_open(NULL, state, machine, false, NULL, &id, &e) != 0)
+		id.installation[0] = '\0';
+	const char *inst = id.installation;
 	for (size_t k = 0; k < floe_config_ntables(cfg); k++) {
 		const char *name = floe_config_table_at(cfg, k)->name;
 		if (k ? floe_fmt(dir, sizeof(dir), "%s/tables/%s", state, name) == 0
 		      : floe_fmt(dir, sizeof(dir), "%s/spool", state) == 0)
-			missing_one(cfg, st, name, dir, out);
+			missing_one(cfg, st, name, dir, inst, out);
 	}
 	for (size_t i = 0; i < cfg->naggs; i++)
 		if (floe_fmt(dir, sizeof(dir), "%s/agg/%s", state, cfg->aggs[i].table) == 0)
-			missing_one(cfg, st, cfg->aggs[i].table, dir, out);
+			missing_one(cfg, st, cfg->aggs[i].table, dir, inst, out);
 	floe_store_free(st);
 }

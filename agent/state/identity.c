@@ -257,8 +257,9 @@ static int create(struct floe_alloc *a, const char *state_dir, const char *path,
 		floe_error("identity: %s was damaged and neither its copy nor the checkpoint names the "
 			   "installation: new installation %s. A table the old one committed to under "
 			   "this agent.id gets nothing until agent.replaces names the old one (the "
-			   "table's refusal names it), and what the old one committed but had not "
-			   "removed from the spool is then committed again",
+			   "table's refusal names it); what the old one committed but had not "
+			   "removed from the spool is then taken as in by the spool's record of its "
+			   "last commit, unless a crash came before that record",
 			   path, id.installation);
 	else
 		floe_info("identity: new installation %s in %s%s%s", id.installation, state_dir,

@@ -28,6 +28,7 @@ static const struct {
 	{FLOE_EREGRESS, "table history went backwards or has a gap"},
 	{FLOE_EGONE, "a table this agent committed to is missing"},
 	{FLOE_ENEWID, "a new installation id meets its lost predecessor's commits"},
+	{FLOE_EBEHIND, "a table is behind this agent's record of its commits"},
 	{FLOE_S3_EPRECONDITION, "precondition failed (the object exists or changed)"},
 	{FLOE_S3_ECONFLICT, "conflicting concurrent request"},
 	{FLOE_S3_EAMBIGUOUS, "outcome unknown: the request may have been applied"},

@@ -26,7 +26,9 @@ enum {
 	FLOE_EGONE = -4015,      /* a table this agent committed to is missing (not created again) */
 	FLOE_ENEWID = -4016,     /* a new installation id (the old one lost) meets the old one's
 				  * commits under agent.id: agent.replaces must name it */
-	FLOE_ELAST = -4017
+	FLOE_EBEHIND = -4017,    /* a table holds fewer of this agent's commits than its record:
+				  * that table's commits wait until it is restored */
+	FLOE_ELAST = -4018
 };
 
 /* The S3 client's codes (platform/s3/). Its other failures are -errno: -ENOENT (404),

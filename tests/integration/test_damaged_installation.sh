@@ -75,13 +75,30 @@ done
 # the old one's commits under this agent.id, most likely this agent's own: the agent does
 # not stop, but reads into its spool and commits nothing until agent.replaces names the
 # old installation (the log says which). What the old one committed and had not removed
-# from its spool is then committed again: nothing tells the new id that it is in.
+# from its spool is then not committed again: the spool's record of its last commit
+# (.last-commit, written before the removal) says it is in, whichever installation
+# committed it.
+# renew DIR: the installation file, its copy and the checkpoint damaged, a run (its log in
+# DIR/err); the old installation in $old.
+renew() {
+	old=$(grep -ao '"installation":"[0-9a-f-]*"' "$1/state/installation.copy" | cut -d'"' -f4)
+	for f in installation installation.copy checkpoint; do spoil "$1/state/$f" garbage; done
+	"$FLOE_BIN" run -c "$1/floe.yaml" --once --log-level warn 2>"$1/err" || true
+}
+# replaced DIR NAME ROWS: with agent.replaces naming $old, a run commits, and the table
+# holds ROWS.
+replaced() {
+	local rc=0
+	sed -i "s/^  id: it-agent$/&\n  replaces: $old/" "$1/floe.yaml"
+	"$FLOE_BIN" run -c "$1/floe.yaml" --once --log-level warn 2>"$1/err2" || rc=$?
+	check "$2: with agent.replaces it commits (exit 0)" test $rc = 0
+	check "$2: the entry the old installation committed is not committed again ($(rows "$1") rows)" \
+		test "$(rows "$1")" = "$3"
+}
+
 d="$T/all"
 check "all: the first run commits and dies before its spool removal" setup "$d"
-old=$(grep -ao '"installation":"[0-9a-f-]*"' "$d/state/installation.copy" | cut -d'"' -f4)
-for f in installation installation.copy checkpoint; do spoil "$d/state/$f" garbage; done
-rc=0
-"$FLOE_BIN" run -c "$d/floe.yaml" --once --log-level warn 2>"$d/err" || rc=$?
+renew "$d"
 check "all: a new installation is logged" grep -q "new installation" "$d/err"
 check "all: and counted (installation_renewed)" \
 	test "$(metric "$d/state/metrics.json" installation_renewed)" = 1
@@ -90,10 +107,22 @@ check "all: the files are counted (state_damaged)" \
 check "all: the table's check names the old installation" \
 	grep -q "set agent.replaces: $old" "$d/err"
 check "all: nothing is committed meanwhile" test "$(rows "$d")" = 2000
-sed -i "s/^  id: it-agent$/&\n  replaces: $old/" "$d/floe.yaml"
-rc=0
-"$FLOE_BIN" run -c "$d/floe.yaml" --once --log-level warn 2>"$d/err2" || rc=$?
-check "all: with agent.replaces it commits (exit 0)" test $rc = 0
-echo "# all: rows after agent.replaces: $(rows "$d") (2,000 lines; the entry the old id had not removed is committed again)"
+replaced "$d" all 2000
+
+# The same with the old installation's last commit landed in the table but not yet in
+# the spool's record of its last commit (a crash between the two): with agent.replaces
+# naming it, its commit-seq in the table says the entry is in, since the record (of its
+# commit before) says this spool's entries were numbered by it.
+d="$T/window"
+check "window: the first run commits" setup "$d"
+check "window: a second run commits and dies before recording it" bash -c "
+	seq 2001 2500 | sed 's/^/line /' >>'$d/logs/app.log'
+	FLOE_CRASH_AT=commit-after-metadata '$FLOE_BIN' run -c '$d/floe.yaml' --once --log-level error 2>/dev/null
+	test \$? = 99"
+check "window: the table holds it" test "$(rows "$d")" = 2500
+check "window: its entry is still in the spool" test -n "$(ls "$d"/state/spool/*.entry 2>/dev/null)"
+renew "$d"
+check "window: a new installation waits for agent.replaces" grep -q "set agent.replaces: $old" "$d/err"
+replaced "$d" window 2500
 
 finish

@@ -312,8 +312,11 @@ static void write_record(struct fixture *f, const char *text)
 }
 
 /* A table that holds fewer of the installation's commits than the output's record says
- * lost commits: refused at the start's check and at a later first contact, whatever the
- * table. A record of another table (uuid) or of an older floe (no uuid) is no loss. */
+ * lost commits: found behind at the start's check and at a later first contact, whatever
+ * the table; only its commits wait (the table let go, read again at every commit), and
+ * they go on once it is no longer behind. A record of another table (uuid) or of an older
+ * floe (no uuid) is no loss, nor a table whose last-sequence-number reached the
+ * record's (another engine's expiry took the commit-seqs). */
 static void test_table_behind_record(void **state)
 {
 	struct fixture *f = *state;
@@ -325,26 +328,56 @@ static void test_table_behind_record(void **state)
 	floe_output_lend(o, 2);
 	assert_int_equal(floe_output_commit(o, 256, &rep, &err), 0);
 	assert_int_equal(floe_output_check_behind(o, &err), 0);
+	assert_false(floe_output_behind(o));
 	char text[128], uuid[64];
 	snprintf(uuid, sizeof(uuid), "%s",
 		 floe_ice_meta_uuid(floe_table_meta(floe_output_table(o))));
+	/* One snapshot: the table's last-sequence-number is 1. */
+	assert_int_equal(floe_ice_meta_last_sequence(floe_table_meta(floe_output_table(o))), 1);
 	floe_output_free(o);
 	/* The record says 5, the table holds 2: behind (the record's lines: the number, the
 	 * table's location, its uuid). */
 	snprintf(text, sizeof(text), "5\n%s\n%s\n", "/somewhere/logs", uuid);
 	write_record(f, text);
 	o = output(f, false, true, NULL);
-	assert_int_equal(floe_output_check_behind(o, &err), FLOE_EREGRESS);
+	assert_int_equal(floe_output_check_behind(o, &err), FLOE_EBEHIND);
 	assert_non_null(strstr(err.msg, "is behind this agent"));
+	assert_true(floe_output_behind(o));
+	assert_null(floe_output_table(o));
 	floe_output_free(o);
-	/* At the first contact of a start without the table: refused, the table let go. */
+	/* With the table's last-sequence-number then: a table below it is behind; one that
+	 * reached it moved on, its commit-seqs expired by another engine. */
+	snprintf(text, sizeof(text), "5\n%s\n%s\n2\n", "/somewhere/logs", uuid);
+	write_record(f, text);
+	o = output(f, false, true, NULL);
+	assert_int_equal(floe_output_check_behind(o, &err), FLOE_EBEHIND);
+	floe_output_free(o);
+	snprintf(text, sizeof(text), "5\n%s\n%s\n1\n", "/somewhere/logs", uuid);
+	write_record(f, text);
+	o = output(f, false, true, NULL);
+	assert_int_equal(floe_output_check_behind(o, &err), 0);
+	assert_false(floe_output_behind(o));
+	floe_output_free(o);
+	/* At the first contact of a start without the table: behind, the table let go, the
+	 * entry kept; at every try again, until the table is no longer behind. */
+	snprintf(text, sizeof(text), "5\n%s\n%s\n2\n", "/somewhere/logs", uuid);
+	write_record(f, text);
 	struct opener op = {f, false, 0};
 	o = output(f, false, false, &op);
-	seal(f, 3);
-	floe_output_lend(o, 3);
-	assert_int_equal(floe_output_commit(o, 256, &rep, &err), FLOE_EREGRESS);
+	seal(f, 6);
+	floe_output_lend(o, 6);
+	assert_int_equal(floe_output_commit(o, 256, &rep, &err), FLOE_EBEHIND);
 	assert_null(floe_output_table(o));
+	assert_true(floe_output_behind(o));
+	assert_int_equal(floe_output_commit(o, 256, &rep, &err), FLOE_EBEHIND);
 	assert_int_equal(entries(f), 1);
+	/* Restored (here: the record of another table's uuid, which nothing can be behind). */
+	write_record(f, "5\n/somewhere/logs\n00000000-0000-4000-8000-000000000000\n");
+	memset(&rep, 0, sizeof(rep));
+	assert_int_equal(floe_output_commit(o, 256, &rep, &err), 0);
+	assert_false(floe_output_behind(o));
+	assert_int_equal(rep.commits, 1);
+	assert_int_equal(entries(f), 0);
 	floe_output_free(o);
 	/* Another table's record, and an older floe's without a uuid: no loss. */
 	write_record(f, "5\n/somewhere/logs\n00000000-0000-4000-8000-000000000000\n");
@@ -354,7 +387,55 @@ static void test_table_behind_record(void **state)
 	write_record(f, "5\n");
 	o = output(f, false, true, NULL);
 	assert_int_equal(floe_output_check_behind(o, &err), 0);
-	assert_int_equal(floe_output_committed(o), 5);
+	assert_int_equal(floe_output_committed(o), 6);
+	floe_output_free(o);
+}
+
+/* An output of installation B that replaces A (agent.replaces): the spool's record, A's,
+ * lags A's last commit (a crash between the two), and A's entry is still in the spool:
+ * A's commit-seq in the table says it is in, so it is not committed again; B's own entry
+ * is. Without a record of A's, A's commit-seqs say nothing of this spool's entries (a
+ * state_dir made anew numbers from 1): they are committed. */
+static void test_replaced_installation_entries(void **state)
+{
+	struct fixture *f = *state;
+	struct floe_output *o = output(f, false, true, NULL);
+	struct floe_output_report rep = {0};
+	struct floe_err err = {0};
+	seal(f, 1);
+	seal(f, 2);
+	floe_output_lend(o, 2);
+	assert_int_equal(floe_output_commit(o, 256, &rep, &err), 0);
+	floe_output_free(o);
+	char text[160];
+	snprintf(text, sizeof(text), "1\n/somewhere\n\n0\n%s\n", INST_A);
+	write_record(f, text);
+	seal(f, 2); /* A's, committed, left by the crash */
+	seal(f, 3); /* B's */
+	struct floe_output_options oo = {.alloc = &f->alloc, .spool = f->spool,
+					 .installation = INST_B, .replaces = INST_A, .what = "B"};
+	assert_int_equal(floe_output_new(&oo, open_as(f, "other", INST_B, NULL), &o), 0);
+	assert_int_equal(floe_output_last_seq(o), 3);
+	floe_output_lend(o, 3);
+	memset(&rep, 0, sizeof(rep));
+	assert_int_equal(floe_output_commit(o, 256, &rep, &err), 0);
+	assert_int_equal(rep.commits, 1);
+	assert_int_equal(rep.files_committed, 1); /* entry 3's only */
+	assert_int_equal(floe_table_committed_seq(floe_output_table(o), INST_B), 3);
+	assert_int_equal(entries(f), 0);
+	floe_output_free(o);
+	/* Installation C, replacing A too, on a spool whose record names no installation:
+	 * its entry 2 is its own, and committed, though A's commit-seq covers it. */
+	write_record(f, "1\n");
+	seal(f, 2);
+	oo.installation = "cccccccc-0000-4000-8000-00000000000c";
+	assert_int_equal(floe_output_new(&oo, open_as(f, "third", oo.installation, NULL), &o), 0);
+	assert_int_equal(floe_output_last_seq(o), 2);
+	floe_output_lend(o, 2);
+	memset(&rep, 0, sizeof(rep));
+	assert_int_equal(floe_output_commit(o, 256, &rep, &err), 0);
+	assert_int_equal(rep.commits, 1);
+	assert_int_equal(rep.files_committed, 1);
 	floe_output_free(o);
 }
 
@@ -391,6 +472,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_table_opened_later_and_record, setup,
 					    fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_table_behind_record, setup, fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_replaced_installation_entries, setup,
+					    fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_load_quarantines_corrupt, setup, fixture_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
