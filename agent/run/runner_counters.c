@@ -83,10 +83,7 @@ static void run_counters(struct floe_runner *r, const struct floe_input_counters
 			if (in[i].table[k].flags & FLOE_INPUT_M_TS)
 				r->stats.ts_failures += in[i].values[k];
 		}
-	uint64_t *seqs = NULL;
-	size_t entries = 0;
-	if (floe_spool_list(r->raw[0].spool, &seqs, &entries) == 0)
-		floe_free(r->alloc, seqs);
+	size_t entries = floe_runner_spool_entries(r);
 	uint64_t late = 0, late_dropped = 0, future = 0;
 	floe_run_aggs_late(r, &late, &late_dropped, &future);
 	uint64_t unparsable = floe_run_aggs_unparsable(r);

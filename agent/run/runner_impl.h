@@ -707,6 +707,14 @@ static inline uint64_t floe_runner_spool_bytes(const struct floe_runner *r)
 		n += floe_output_bytes(r->com.outs[i]);
 	return n;
 }
+/* The entries waiting in every output's spool. */
+static inline size_t floe_runner_spool_entries(const struct floe_runner *r)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < r->com.nouts; i++)
+		n += floe_output_entries(r->com.outs[i]);
+	return n;
+}
 /* The outputs whose table is behind the record of its commits (floe_output_behind):
  * their number, and with names, what they commit to, comma-separated, into names (cap
  * bytes). runner_counters.c. */

@@ -97,13 +97,9 @@ static void idle_wait(struct floe_runner *r, const struct loop *l)
 /* A stop whose commit failed: says what waits in the spool. */
 static void stopped_uncommitted(struct floe_runner *r, int rc)
 {
-	uint64_t *seqs = NULL;
-	size_t n = 0;
-	if (floe_spool_list(r->raw[0].spool, &seqs, &n) == 0)
-		floe_free(r->alloc, seqs);
 	floe_warn("runner: stopping without the last commit (%s): the spool holds %zu entries "
 		  "(%" PRIu64 " bytes) that the next start commits",
-		  floe_strerror(rc), n, floe_spool_bytes(r->raw[0].spool));
+		  floe_strerror(rc), floe_runner_spool_entries(r), floe_runner_spool_bytes(r));
 }
 
 /* Seals the batch before a damaged entry is read again into it, then rebuilds the entry
