@@ -29,7 +29,9 @@ static const char status_help[] =
     "the spool, every input, and whether it is healthy as /healthz tells it (the spool\n"
     "is not over spool.max_bytes, no input matches files it cannot open, and the file\n"
     "is younger than three commit intervals, i.e. an agent runs). Exit code 0 when\n"
-    "healthy, 1 when not or when the agent never ran, 2 for a bad configuration.\n";
+    "healthy, 1 when not or when the agent never ran, 2 for a bad configuration.\n"
+    "The last `floe maintain` of the state directory is shown too\n"
+    "(state_dir/maintain/metrics.json), a line per table.\n";
 
 /* A counter of obj; 0 when absent (a metrics.json of an older floe). */
 static uint64_t num(const struct floe_json *obj, const char *name)
@@ -68,9 +70,51 @@ static unsigned print_inputs(const struct floe_config *cfg, const struct floe_js
 	return failing;
 }
 
+/* The last `floe maintain` run of this state_dir (state_dir/maintain/metrics.json, which
+ * the command writes when it ends), a line per table; nothing when it never ran. It says
+ * nothing of the agent's health: a failed run leaves the table as it was. */
+static void print_maintain(const char *dir)
+{
+	char path[FLOE_PATH_MAX + 32];
+	void *text = NULL;
+	size_t len = 0;
+	struct floe_json_doc *doc = NULL;
+	struct floe_err why = {0};
+	int64_t ms = 0;
+	if (snprintf(path, sizeof(path), "%s/maintain/metrics.json", dir) >= (int)sizeof(path) ||
+	    floe_fs_read_file(NULL, path, METRICS_MAX, &text, &len))
+		return;
+	if (floe_json_parse(NULL, text, len, METRICS_MAX, &doc, &why) ||
+	    floe_json_get_int(floe_json_root(doc), "finished_ms", &ms)) {
+		printf("maintain: %s is unreadable\n", path);
+		goto out;
+	}
+	int64_t ago = (floe_clock_now_us() / 1000 - ms) / 1000;
+	const struct floe_json *tables = floe_json_get(floe_json_root(doc), "tables");
+	printf("maintain: last run ended %" PRId64 " s ago, over %zu tables\n", ago < 0 ? 0 : ago,
+	       tables ? floe_json_len(tables) : 0);
+	for (size_t i = 0; tables && i < floe_json_len(tables); i++) {
+		const struct floe_json *t = floe_json_at(tables, i);
+		const char *error = NULL;
+		if (num(t, "failed") && floe_json_get_str(t, "error", &error) == 0)
+			printf("maintain %s: FAILED: %s\n", floe_json_key_at(tables, i), error);
+		else
+			printf("maintain %s: %" PRIu64 " files (%" PRIu64 " bytes) rewritten into %" PRIu64
+			       " (%" PRIu64 " bytes) in %" PRIu64 " partitions, %" PRIu64
+			       " left for a later run, %" PRIu64 " snapshots expired\n",
+			       floe_json_key_at(tables, i), num(t, "files_rewritten"),
+			       num(t, "bytes_rewritten"), num(t, "files_written"),
+			       num(t, "bytes_written"), num(t, "partitions"), num(t, "files_left"),
+			       num(t, "snapshots_expired"));
+	}
+out:
+	floe_json_doc_free(doc);
+	floe_free(NULL, text);
+}
+
 /* Prints the facts and the health; returns the exit code. */
-static int report(const struct floe_config *cfg, const char *path, const struct floe_json *root,
-		  int64_t age_s)
+static int report(const struct floe_config *cfg, const char *dir, const char *path,
+		  const struct floe_json *root, int64_t age_s)
 {
 	printf("%s: written %" PRId64 " s ago\n", path, age_s);
 	printf("agent: %" PRIu64 " lines read, %" PRIu64 " seals, %" PRIu64 " commits (%" PRIu64
@@ -99,6 +143,7 @@ static int report(const struct floe_config *cfg, const char *path, const struct 
 		       "spool until the metadata is restored (the agent's log says what is missing)\n",
 		       name ? (int)len : 1, name ? name : "?");
 	}
+	print_maintain(dir);
 	int64_t stale = 3 * (int64_t)(cfg->logs.commit_interval_ms / 1000);
 	if (spool > cfg->spool.max_bytes)
 		printf("health: unhealthy: the spool is over spool.max_bytes; the inputs wait\n");
@@ -155,7 +200,7 @@ int floe_cmd_status(int argc, char **argv)
 		goto out;
 	}
 	int64_t age = (floe_clock_now_us() - st.mtime_us) / 1000000;
-	code = report(cfg, path, floe_json_root(doc), age < 0 ? 0 : age);
+	code = report(cfg, dir, path, floe_json_root(doc), age < 0 ? 0 : age);
 out:
 	floe_json_doc_free(doc);
 	floe_free(NULL, text);

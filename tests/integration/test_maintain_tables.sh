@@ -89,6 +89,9 @@ m = json.load(open(sys.argv[1]))
 assert m["maintain"]["tables"]["access"]["files_rewritten"] >= 12, m.get("maintain")
 assert "lines" in m and "inputs" in m
 PY
+"$FLOE_BIN" status -c "$d/floe.yaml" >"$d/status" || true
+check "floe status shows the last maintain run" grep -q "^maintain: last run ended [0-9]* s ago, over 3 tables" "$d/status"
+check "... with a line per table" grep -q "^maintain access: [1-9][0-9]* files ([0-9]* bytes) rewritten into 1 " "$d/status"
 sed -i "s#^agent: {id: three-tables, state_dir: \(.*\)}#agent: {id: three-tables, state_dir: \1, http: {listen: \"127.0.0.1:0\"}}#" "$d/floe.yaml"
 run_serving "$d/floe.yaml" "$d/serve.log"
 if [ -n "$port" ]; then
@@ -134,6 +137,8 @@ t = json.load(open(sys.argv[1]))["tables"]
 assert t["logs"]["failed"] == 1 and t["logs"]["error"], t["logs"]
 assert t["apps"]["failed"] == 0 and t["apps"]["files_rewritten"] >= 12, t["apps"]
 PY
+"$FLOE_BIN" status -c "$d/floe.yaml" >"$d/status" || true
+check "floe status names the table maintain failed on, and why" grep -q "^maintain logs: FAILED: ." "$d/status"
 cp "$d/meta.saved" "$meta"
 check "with its metadata back, logs is maintained" "$FLOE_BIN" maintain -c "$d/floe.yaml" --table logs
 check "... and compacted" test "$(files "$d" logs)" -le 2
