@@ -60,7 +60,7 @@ printf 'not-the-secret\n' >"$T/sk"
 echo "one more line" >>"$T/logs/a.log"
 "${KEYS[@]}" CAT_AK="$AK" timeout 30 "$FLOE_BIN" run -c "$T/floe.yaml" --once --log-level warn 2>"$T/bad.log" || true
 check "a wrong secret: the catalog refuses floe (403), and floe says so" \
-	bash -c "grep -q '403' '$T/bad.log' && test \$(grep -c '\"status\":403' '$T/cat/requests.log') -gt 2"
+	bash -c "grep -q 'answered 403 ' '$T/bad.log' && test \$(grep -c '\"status\":403' '$T/cat/requests.log') -gt 2"
 check "... and commits nothing" \
 	test "$(grep -c '"method":"POST","path":"/v1/ws/namespaces/edge%1Fsite1/tables/logs","status":200' "$T/cat/requests.log")" = 2
 finish
