@@ -93,14 +93,9 @@ uint64_t floe_output_bytes(const struct floe_output *o)
 	return floe_spool_bytes(o->opt.spool);
 }
 
-size_t floe_output_entries(struct floe_output *o)
+size_t floe_output_entries(const struct floe_output *o)
 {
-	uint64_t *seqs = NULL;
-	size_t n = 0;
-	if (floe_spool_list(o->opt.spool, &seqs, &n))
-		return 0;
-	floe_free(o->opt.alloc, seqs);
-	return n;
+	return (size_t)floe_spool_entries(o->opt.spool);
 }
 
 uint64_t floe_output_quarantined(const struct floe_output *o)

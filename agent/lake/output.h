@@ -110,8 +110,8 @@ int floe_output_drop_oldest(struct floe_output *o, bool lent, struct floe_output
 
 /* The data bytes in the spool, and its entries set aside in quarantine. */
 uint64_t floe_output_bytes(const struct floe_output *o);
-/* The entries waiting in o's spool (0 when it cannot be listed). */
-size_t floe_output_entries(struct floe_output *o);
+/* The entries waiting in o's spool (counted in memory: no listing). */
+size_t floe_output_entries(const struct floe_output *o);
 uint64_t floe_output_quarantined(const struct floe_output *o);
 /* The newest commit-seq of the installation known to be in the table: the table's own
  * record when it is open, else the output's record of its last commit (kept in the spool

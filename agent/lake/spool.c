@@ -32,6 +32,10 @@
 struct spool_counts {
 	uint64_t quarantined;
 	uint64_t bytes; /* data bytes of the whole entries (their files' sizes) */
+	/* Whole entries in the directory: counted at open, then on each entry file written
+	 * anew, removed or moved to quarantine, so that the metrics need not list the
+	 * directory (thousands of files after days offline) every second. */
+	uint64_t entries;
 };
 
 struct floe_spool {
@@ -146,8 +150,10 @@ int floe_spool_open(struct floe_alloc *a, const char *dir, const struct floe_par
 	}
 	struct cleanup_ctx c = {sp, NULL, 0};
 	rc = floe_spool_list(sp, &c.seqs, &c.n);
-	if (rc == 0)
+	if (rc == 0) {
+		sp->own.entries = c.n;
 		rc = floe_fs_list(sp->alloc, dir, cleanup_one, &c);
+	}
 	floe_free(a, c.seqs);
 	if (rc) {
 		floe_free(a, sp);
@@ -302,6 +308,11 @@ uint64_t floe_spool_bytes(const struct floe_spool *sp)
 	return __atomic_load_n(&sp->counts->bytes, __ATOMIC_RELAXED);
 }
 
+uint64_t floe_spool_entries(const struct floe_spool *sp)
+{
+	return __atomic_load_n(&sp->counts->entries, __ATOMIC_RELAXED);
+}
+
 uint64_t floe_spool_quarantined(const struct floe_spool *sp)
 {
 	return __atomic_load_n(&sp->counts->quarantined, __ATOMIC_RELAXED);
@@ -380,18 +391,25 @@ int floe_spool_verify(struct floe_spool *sp, const struct floe_spool_entry *e, s
 int floe_spool_write_entry(struct floe_spool *sp, const struct floe_spool_entry *e)
 {
 	struct floe_buf b;
+	bool fresh = false;
 	floe_buf_init(&b, sp->alloc, ENTRY_MAX_BYTES);
 	int rc = encode_entry(sp, e, &b);
 	if (rc == 0) {
 		char name[64], path[FLOE_PATH_MAX];
 		snprintf(name, sizeof(name), "%020" PRIu64 ".entry", e->seq);
 		rc = floe_spool_path(sp, name, path, sizeof(path));
+		/* An entry rewritten in place (its files rebuilt) is not one more. */
+		struct floe_fs_stat st;
+		fresh = rc == 0 && floe_fs_stat(path, &st) != 0;
 		if (rc == 0)
 			rc = floe_blobfile_save(path, b.data, b.len);
 	}
 	floe_buf_fini(&b);
-	if (rc == 0)
+	if (rc == 0) {
 		count_add(&sp->counts->bytes, floe_spool_entry_bytes(e));
+		if (fresh)
+			count_add(&sp->counts->entries, 1);
+	}
 	return rc;
 }
 
@@ -616,6 +634,8 @@ int floe_spool_remove(struct floe_spool *sp, const struct floe_spool_entry *e)
 		rc = floe_fs_unlink(path);
 	if (rc && rc != -ENOENT)
 		return rc;
+	if (rc == 0)
+		count_sub(&sp->counts->entries, 1);
 	for (size_t i = 0; i < e->nfiles; i++) {
 		rc = floe_spool_path(sp, e->files[i].name, path, sizeof(path));
 		if (rc == 0)
@@ -677,6 +697,7 @@ int floe_spool_quarantine(struct floe_spool *sp, uint64_t seq)
 	/* The entry first: once it is gone its data files are debris either way. */
 	if ((rc = floe_fs_rename(from, to)))
 		return rc;
+	count_sub(&sp->counts->entries, 1);
 	struct move_ctx m = {sp, qdir, ""};
 	snprintf(m.prefix, sizeof(m.prefix), "%020" PRIu64 "-", seq);
 	return floe_fs_list(sp->alloc, sp->dir, move_data, &m);

@@ -91,6 +91,8 @@ int floe_spool_write_entry(struct floe_spool *sp, const struct floe_spool_entry 
 int floe_spool_remove(struct floe_spool *sp, const struct floe_spool_entry *e);
 /* Data bytes of the whole entries in the spool. */
 uint64_t floe_spool_bytes(const struct floe_spool *sp);
+/* Whole entries in the spool (kept in memory, as the bytes are). */
+uint64_t floe_spool_entries(const struct floe_spool *sp);
 /* Entries moved to quarantine since the spool was opened. */
 uint64_t floe_spool_quarantined(const struct floe_spool *sp);
 /* Checks e's data files against the entry immediately before they leave the spool:

@@ -153,6 +153,47 @@ static void test_quarantine_files(void **state)
 	floe_spool_entry_free(&f->alloc, e);
 }
 
+/* The count of entries is kept in memory (the metrics read it every second): it follows
+ * every way an entry comes and goes, and a reopened spool counts what its directory holds. */
+static void test_entries_counted(void **state)
+{
+	struct fixture *f = *state;
+	assert_int_equal(floe_spool_entries(f->spool), 0);
+	for (uint64_t seq = 1; seq <= 4; seq++)
+		seal(f, seq, 5);
+	assert_int_equal(floe_spool_entries(f->spool), 4);
+	struct floe_spool *other = NULL;
+	assert_int_equal(floe_spool_share(f->spool, &f->alloc, &other), 0);
+
+	/* Rebuilt in place: the same entry, not one more. */
+	struct floe_spool_entry *e = NULL;
+	assert_int_equal(floe_spool_load(f->spool, 2, &e), 0);
+	assert_int_equal(floe_spool_quarantine_files(f->spool, e), 0);
+	floe_spool_entry_free(&f->alloc, e);
+	floe_batch_set_name_base(f->batch, 1);
+	seal(f, 2, 5);
+	assert_int_equal(floe_spool_entries(f->spool), 4);
+
+	/* Removed through the other handle (the committer's), and moved to quarantine. */
+	assert_int_equal(floe_spool_load(other, 1, &e), 0);
+	assert_int_equal(floe_spool_remove(other, e), 0);
+	floe_spool_entry_free(&f->alloc, e);
+	assert_int_equal(floe_spool_entries(f->spool), 3);
+	assert_int_equal(floe_spool_quarantine(f->spool, 3), 0);
+	assert_int_equal(floe_spool_entries(other), 2);
+	floe_spool_free(other);
+
+	/* Another opening counts the directory's entries, quarantine aside. */
+	assert_int_equal(floe_spool_open(&f->alloc, f->spooldir, &f->spec, &other), 0);
+	assert_int_equal(floe_spool_entries(other), 2);
+	uint64_t *seqs = NULL;
+	size_t n = 0;
+	assert_int_equal(floe_spool_list(other, &seqs, &n), 0);
+	assert_int_equal(n, 2);
+	floe_free(&f->alloc, seqs);
+	floe_spool_free(other);
+}
+
 static void test_version_1_still_read(void **state)
 {
 	struct fixture *f = *state;
@@ -181,6 +222,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_entry_records_checksum_and_start, setup, fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_verify_finds_damage, setup, fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_quarantine_files, setup, fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_entries_counted, setup, fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_version_1_still_read, setup, fixture_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
