@@ -109,6 +109,8 @@ for table in logs access apps; do
 		until_true 10 test "$(metric "$d/state/metrics.json" table_behind)" = 1
 	check "$table: metrics.json counts the entries waiting in its spool" \
 		until_true 10 test "$(metric "$d/state/metrics.json" spool_entries)" -gt 0
+	check "$table: a table held back is not a failing commit at every cycle" \
+		test "$(metric "$d/state/metrics.json" commit_failures)" = 0
 	rc=0
 	"$FLOE_BIN" status -c "$d/floe.yaml" >"$d/status" || rc=$?
 	check "$table: floe status names the table behind (exit $rc)" \
