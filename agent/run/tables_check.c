@@ -8,6 +8,7 @@
 
 #include "agent/agg/aggregator.h"
 #include "agent/config/config.h"
+#include "agent/lake/catalog_rest.h"
 #include "agent/lake/table.h"
 #include "agent/lake/warehouse.h"
 #include "agent/run/colplan.h"
@@ -113,22 +114,37 @@ int floe_run_check_tables(const struct floe_config *cfg, struct floe_err *err)
 	return rc;
 }
 
-/* Table name (spooled in spool_dir) for floe_run_missing_tables; inst: this
- * installation ("": unknown, not checked for a table behind). */
-static void missing_one(const struct floe_config *cfg, struct floe_store *st, const char *name,
-			const char *spool_dir, const char *inst, struct floe_buf *out)
+/* Table name (spooled in spool_dir) for floe_run_missing_tables, in store st or, with
+ * cat, in that REST catalog; inst: this installation ("": unknown, not checked for a
+ * table behind). */
+static void missing_one(const struct floe_config *cfg, struct floe_store *st, struct floe_catalog_rest *cat,
+			const char *name, const char *spool_dir, const char *inst, struct floe_buf *out)
 {
 	uint64_t seq = 0;
 	char prefix[512], at[FLOE_PATH_MAX], here[FLOE_PATH_MAX];
 	struct floe_table *t = NULL;
 	struct floe_err e = {0};
 	floe_output_recorded(NULL, spool_dir, name, &seq, at, sizeof(at));
-	if (seq == 0 || floe_fmt(prefix, sizeof(prefix), "%s/%s", cfg->lake.namespace, name) ||
-	    floe_store_uri(st, prefix, here, sizeof(here)))
+	if (seq == 0)
 		return;
-	if (at[0] && strcmp(at, here) != 0)
+	int rc;
+	if (cat) {
+		/* The catalog gives the location: a record made at another one is of a
+		 * table dropped and made again, or of another catalog's. */
+		rc = floe_table_load_catalog(NULL, cat, name, &t, &e);
+		snprintf(here, sizeof(here), "%s", rc == 0 ? floe_table_location(t) : at);
+	} else {
+		if (floe_fmt(prefix, sizeof(prefix), "%s/%s", cfg->lake.namespace, name) ||
+		    floe_store_uri(st, prefix, here, sizeof(here)))
+			return;
+		rc = 1;
+	}
+	if (at[0] && strcmp(at, here) != 0) {
+		floe_table_free(t);
 		return; /* committed to in another warehouse: this one is new */
-	int rc = floe_table_load(NULL, st, prefix, &t, &e);
+	}
+	if (!cat)
+		rc = floe_table_load(NULL, st, prefix, &t, &e);
 	if (rc == 0 && inst[0] && floe_output_behind_record(NULL, spool_dir, name, t, inst, &e))
 		(void)floe_buf_printf(out,
 				      "# table %s: BEHIND this agent: %s. floe run commits the other "
@@ -136,7 +152,7 @@ static void missing_one(const struct floe_config *cfg, struct floe_store *st, co
 				      "metadata is restored\n",
 				      name, e.msg);
 	floe_table_free(t);
-	if (rc == FLOE_ENOTFOUND && cfg->lake.catalog == FLOE_CATALOG_FILESYSTEM)
+	if (rc == FLOE_ENOTFOUND && !cat)
 		(void)floe_buf_printf(out,
 				      "# table %s: MISSING from %s, though this agent committed to it "
 				      "(commit-seq %llu): floe run waits for it (a warehouse mount not "
@@ -151,11 +167,14 @@ void floe_run_missing_tables(const struct floe_config *cfg, struct floe_buf *out
 {
 	char state[FLOE_PATH_MAX], dir[FLOE_PATH_MAX], machine[17];
 	struct floe_store *st = NULL;
+	struct floe_catalog_rest *cat = NULL;
 	struct floe_identity id;
 	struct floe_err e = {0};
-	if (cfg->lake.catalog == FLOE_CATALOG_REST ||
-	    floe_path_absolute(cfg->agent.state_dir, state, sizeof(state)) ||
-	    floe_warehouse_open(NULL, cfg, false, &st, NULL))
+	if (floe_path_absolute(cfg->agent.state_dir, state, sizeof(state)))
+		return;
+	if (cfg->lake.catalog == FLOE_CATALOG_REST
+		    ? floe_catalog_rest_new(NULL, cfg, NULL, NULL, &cat, NULL) != 0
+		    : floe_warehouse_open(NULL, cfg, false, &st, NULL) != 0)
 		return;
 	/* The installation whose commits the records count, without making one. */
 	if (floe_identity_machine(FLOE_MACHINE_ID_PATH, machine) != 0)
@@ -167,10 +186,11 @@ void floe_run_missing_tables(const struct floe_config *cfg, struct floe_buf *out
 		const char *name = floe_config_table_at(cfg, k)->name;
 		if (k ? floe_fmt(dir, sizeof(dir), "%s/tables/%s", state, name) == 0
 		      : floe_fmt(dir, sizeof(dir), "%s/spool", state) == 0)
-			missing_one(cfg, st, name, dir, inst, out);
+			missing_one(cfg, st, cat, name, dir, inst, out);
 	}
 	for (size_t i = 0; i < cfg->naggs; i++)
 		if (floe_fmt(dir, sizeof(dir), "%s/agg/%s", state, cfg->aggs[i].table) == 0)
-			missing_one(cfg, st, cfg->aggs[i].table, dir, inst, out);
+			missing_one(cfg, st, cat, cfg->aggs[i].table, dir, inst, out);
 	floe_store_free(st);
+	floe_catalog_rest_free(cat);
 }

@@ -18,9 +18,9 @@ int floe_run_check_tables(const struct floe_config *cfg, struct floe_err *err);
 /* Appends to out, one "# ..." line each, the tables this agent committed to (their
  * spool's record of the last commit, in cfg's state_dir) that are missing from the local
  * warehouse: floe run waits for them (a warehouse mount not up) unless
- * lake.recreate_tables; and those of a local warehouse or an object store that are
- * behind that record (floe_output_behind_record: floe run holds their commits back).
- * Nothing for a REST catalog, or a warehouse that cannot be read. */
+ * lake.recreate_tables; and those of any catalog that are behind that record
+ * (floe_output_behind_record: floe run holds their commits back). Nothing for a
+ * warehouse or catalog that cannot be read. */
 void floe_run_missing_tables(const struct floe_config *cfg, struct floe_buf *out);
 
 #endif
