@@ -114,19 +114,32 @@ static void resolve(struct floe_aggregator *g, const struct floe_colplan *p)
 	g->plan_sig = p->from_sig;
 }
 
+/* A boolean's or a date's value as its text, into out (rare: kept out of typed_of). */
+static int typed_text(enum floe_col_type t, const struct floe_pq_value *v, struct agg_fval *out)
+{
+	if (t == FLOE_COL_BOOLEAN)
+		return str_of(v->i ? (struct floe_str){"true", 4} : (struct floe_str){"false", 5},
+			      out);
+	int64_t y;
+	unsigned m, d;
+	floe_civil_from_days(v->i, &y, &m, &d);
+	int w = snprintf(out->num, sizeof(out->num), "%04lld-%02u-%02u", (long long)y, m, d);
+	return str_of((struct floe_str){out->num, w > 0 ? (size_t)w : 0}, out);
+}
+
 /* The typed value of attribute f in r (a typed column takes it), into out; -1 when no
  * column of r's takes it, 0 when its value is null, 1 when out has it. f->col is the
- * column of r's plan (resolve). */
-static int typed_of(const struct floe_record *r, const struct agg_field *f, struct agg_fval *out)
+ * column of r's plan (resolve). In line: it is most of reading an event. */
+static inline int typed_of(const struct floe_record *r, const struct agg_field *f,
+			   struct agg_fval *out)
 {
-	const struct floe_colplan *p = r->typed_plan;
 	size_t k = (size_t)(int64_t)f->col; /* -1: past any ntyped */
 	if (k >= r->ntyped)
 		return -1;
 	const struct floe_pq_value *v = &r->typed[k];
 	if (v->is_null)
 		return 0;
-	switch (p->col[k].type) {
+	switch (r->typed_plan->col[k].type) {
 	case FLOE_COL_INT:
 	case FLOE_COL_LONG:
 	case FLOE_COL_TIMESTAMPTZ: /* µs since the epoch: one instant, one key */
@@ -138,16 +151,8 @@ static int typed_of(const struct floe_record *r, const struct agg_field *f, stru
 		out->s = NULL;
 		return 1;
 	case FLOE_COL_BOOLEAN:
-		return str_of(v->i ? (struct floe_str){"true", 4} : (struct floe_str){"false", 5},
-			      out);
-	case FLOE_COL_DATE: {
-		int64_t y;
-		unsigned m, d;
-		floe_civil_from_days(v->i, &y, &m, &d);
-		int w =
-		    snprintf(out->num, sizeof(out->num), "%04lld-%02u-%02u", (long long)y, m, d);
-		return str_of((struct floe_str){out->num, w > 0 ? (size_t)w : 0}, out);
-	}
+	case FLOE_COL_DATE:
+		return typed_text(r->typed_plan->col[k].type, v, out);
 	default:
 		return str_of((struct floe_str){v->s ? v->s : "", v->len}, out);
 	}
@@ -180,9 +185,16 @@ static bool attr_of(const struct floe_record *r, struct agg_field *f, struct agg
  * keeps its text in attrs; a record read before the columns were learnt has text only);
  * any other attribute is read from its text, and from a typed column of the record's
  * when it has no such attribute. */
-static bool field_get(const struct floe_record *r, struct agg_field *f, struct agg_fval *out)
+static inline bool field_get(const struct floe_record *r, struct agg_field *f,
+			     struct agg_fval *out)
 {
 	out->isint = out->isdbl = false;
+	if (f->typed) { /* an attribute: the typed value first */
+		if (typed_of(r, f, out) > 0)
+			return true;
+		out->isint = out->isdbl = false;
+		return attr_of(r, f, out);
+	}
 	switch (f->ref.src) {
 	case FLOE_FIELD_HOST:
 		return str_of(r->host, out);
@@ -204,13 +216,6 @@ static bool field_get(const struct floe_record *r, struct agg_field *f, struct a
 		return int_of(r->has_offset, r->offset, out);
 	case FLOE_FIELD_ATTR:
 		break;
-	}
-	if (f->typed) {
-		int t = typed_of(r, f, out);
-		if (t > 0)
-			return true;
-		out->isint = out->isdbl = false;
-		return attr_of(r, f, out);
 	}
 	if (attr_of(r, f, out))
 		return true;
