@@ -175,6 +175,23 @@ static uint64_t rnd(void)
 	return seed >> 33;
 }
 
+/* Flushes text and typed, which took the same events as text and as typed values, and
+ * requires the same rows byte for byte (more than 30) and no value unparsable; frees
+ * both. */
+static void same_rows(struct fixture *text, struct fixture *typed)
+{
+	assert_int_equal(floe_agg_flush(text->g, collect, &text->rows), 0);
+	assert_int_equal(floe_agg_flush(typed->g, collect, &typed->rows), 0);
+	assert_true(typed->rows.n > 30);
+	assert_int_equal(text->rows.n, typed->rows.n);
+	assert_int_equal(text->rows.len, typed->rows.len);
+	assert_memory_equal(text->rows.buf, typed->rows.buf, text->rows.len);
+	assert_int_equal(floe_agg_stats(typed->g)->unparsable, 0);
+	assert_int_equal(floe_agg_stats(text->g)->unparsable, 0);
+	teardown(text);
+	teardown(typed);
+}
+
 /* The same 3,000 events, as text and as typed values, through every kind of metric over
  * a long and a double, keyed by an int column (and host): the same rows, byte for byte,
  * and the key column is an int. */
@@ -207,16 +224,7 @@ static void test_typed_same_as_text(void **state)
 		add(&text, false, ts, kb, vb, d);
 		add(&typed, true, ts, kb, vb, d);
 	}
-	assert_int_equal(floe_agg_flush(text.g, collect, &text.rows), 0);
-	assert_int_equal(floe_agg_flush(typed.g, collect, &typed.rows), 0);
-	assert_true(typed.rows.n > 30);
-	assert_int_equal(text.rows.n, typed.rows.n);
-	assert_int_equal(text.rows.len, typed.rows.len);
-	assert_memory_equal(text.rows.buf, typed.rows.buf, text.rows.len);
-	assert_int_equal(floe_agg_stats(typed.g)->unparsable, 0);
-	assert_int_equal(floe_agg_stats(text.g)->unparsable, 0);
-	teardown(&text);
-	teardown(&typed);
+	same_rows(&text, &typed);
 }
 
 /* A key from an int column whose text is no integer (as text, or kept in attrs by a
@@ -489,14 +497,7 @@ static void test_plan_changed_in_place(void **state)
 		add(&text, false, i / 100.0, kb, vb, db);
 		add(&typed, true, i / 100.0, kb, vb, db);
 	}
-	assert_int_equal(floe_agg_flush(text.g, collect, &text.rows), 0);
-	assert_int_equal(floe_agg_flush(typed.g, collect, &typed.rows), 0);
-	assert_true(typed.rows.n > 30);
-	assert_int_equal(text.rows.len, typed.rows.len);
-	assert_memory_equal(text.rows.buf, typed.rows.buf, text.rows.len);
-	assert_int_equal(floe_agg_stats(typed.g)->unparsable, 0);
-	teardown(&text);
-	teardown(&typed);
+	same_rows(&text, &typed);
 }
 
 int main(void)
