@@ -35,23 +35,33 @@ static bool int_of(bool has, int64_t v, struct agg_fval *out)
 	return has;
 }
 
+/* Two decimal digits of each number below 100, for int_text. */
+static const char digits2[] = "0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849"
+			      "5051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
+
 /* The decimal text of v into out (at least 21 bytes); returns its length. As printf's
  * "%lld", without its cost on the per-event path (distinct hashes an integer's text, so
- * that its sketch is the one its text made before the column was typed). */
+ * that its sketch is the one its text made before the column was typed): two digits a
+ * division. */
 static size_t int_text(int64_t v, char *out)
 {
 	char tmp[24];
-	size_t n = 0, len = 0;
+	size_t n = sizeof(tmp);
 	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-	do {
-		tmp[n++] = (char)('0' + u % 10);
-		u /= 10;
-	} while (u);
+	for (; u >= 100; u /= 100) {
+		n -= 2;
+		memcpy(tmp + n, digits2 + 2 * (u % 100), 2);
+	}
+	if (u >= 10) {
+		n -= 2;
+		memcpy(tmp + n, digits2 + 2 * u, 2);
+	} else {
+		tmp[--n] = (char)('0' + u);
+	}
 	if (v < 0)
-		out[len++] = '-';
-	while (n)
-		out[len++] = tmp[--n];
-	return len;
+		tmp[--n] = '-';
+	memcpy(out, tmp + n, sizeof(tmp) - n);
+	return sizeof(tmp) - n;
 }
 
 /* Makes v's text when it is a typed value's and not made yet. */
@@ -81,24 +91,55 @@ static bool col_takes(const struct floe_col *c, const struct floe_field_ref *ref
 	return true;
 }
 
-/* The typed value of attribute f in r (a typed column takes it), into out; -1 when no
- * column of r's takes it, 0 when its value is null, 1 when out has it. The column is
- * looked for first where it was found last time. */
-static int typed_of(const struct floe_record *r, struct agg_field *f, struct agg_fval *out)
+/* The column of plan p that takes field f's values (-1: none). */
+static int32_t col_of(const struct floe_colplan *p, const struct agg_field *f)
 {
-	const struct floe_colplan *p = r->typed_plan;
-	size_t n = p ? (r->ntyped < p->n ? r->ntyped : p->n) : 0, k = f->hint.col;
-	if (k >= n || !col_takes(&p->col[k], &f->ref)) {
-		for (k = 0; k < n && !col_takes(&p->col[k], &f->ref); k++)
-			;
-		if (k == n)
-			return -1;
-		f->hint.col = k;
-	}
+	for (size_t k = 0; f->ref.src == FLOE_FIELD_ATTR && k < p->n; k++)
+		if (col_takes(&p->col[k], &f->ref))
+			return (int32_t)k;
+	return -1;
+}
+
+/* Resolves the column of every field g reads in plan p, the plan of the record being
+ * added: once per plan (its from_sig says when the columns' sources changed: a plan
+ * learnt at first contact or at a reload), so that reading a typed value is an indexed
+ * load. A plan with no from_sig is resolved at every record. */
+static void resolve(struct floe_aggregator *g, const struct floe_colplan *p)
+{
+	for (size_t i = 0; i < g->cfg->ngroup_by; i++)
+		g->keys[i].col = col_of(p, &g->keys[i]);
+	g->where.col = col_of(p, &g->where);
+	for (size_t i = 0; i < g->cfg->nmetrics; i++)
+		g->metrics[i].f.col = g->metrics[i].has_field ? col_of(p, &g->metrics[i].f) : -1;
+	g->plan_sig = p->from_sig;
+}
+
+/* A boolean's or a date's value as its text, into out (rare: kept out of typed_of). */
+static int typed_text(enum floe_col_type t, const struct floe_pq_value *v, struct agg_fval *out)
+{
+	if (t == FLOE_COL_BOOLEAN)
+		return str_of(v->i ? (struct floe_str){"true", 4} : (struct floe_str){"false", 5},
+			      out);
+	int64_t y;
+	unsigned m, d;
+	floe_civil_from_days(v->i, &y, &m, &d);
+	int w = snprintf(out->num, sizeof(out->num), "%04lld-%02u-%02u", (long long)y, m, d);
+	return str_of((struct floe_str){out->num, w > 0 ? (size_t)w : 0}, out);
+}
+
+/* The typed value of attribute f in r (a typed column takes it), into out; -1 when no
+ * column of r's takes it, 0 when its value is null, 1 when out has it. f->col is the
+ * column of r's plan (resolve). In line: it is most of reading an event. */
+static inline int typed_of(const struct floe_record *r, const struct agg_field *f,
+			   struct agg_fval *out)
+{
+	size_t k = (size_t)(int64_t)f->col; /* -1: past any ntyped */
+	if (k >= r->ntyped)
+		return -1;
 	const struct floe_pq_value *v = &r->typed[k];
 	if (v->is_null)
 		return 0;
-	switch (p->col[k].type) {
+	switch (r->typed_plan->col[k].type) {
 	case FLOE_COL_INT:
 	case FLOE_COL_LONG:
 	case FLOE_COL_TIMESTAMPTZ: /* µs since the epoch: one instant, one key */
@@ -110,16 +151,8 @@ static int typed_of(const struct floe_record *r, struct agg_field *f, struct agg
 		out->s = NULL;
 		return 1;
 	case FLOE_COL_BOOLEAN:
-		return str_of(v->i ? (struct floe_str){"true", 4} : (struct floe_str){"false", 5},
-			      out);
-	case FLOE_COL_DATE: {
-		int64_t y;
-		unsigned m, d;
-		floe_civil_from_days(v->i, &y, &m, &d);
-		int w =
-		    snprintf(out->num, sizeof(out->num), "%04lld-%02u-%02u", (long long)y, m, d);
-		return str_of((struct floe_str){out->num, w > 0 ? (size_t)w : 0}, out);
-	}
+	case FLOE_COL_DATE:
+		return typed_text(r->typed_plan->col[k].type, v, out);
 	default:
 		return str_of((struct floe_str){v->s ? v->s : "", v->len}, out);
 	}
@@ -130,7 +163,7 @@ static int typed_of(const struct floe_record *r, struct agg_field *f, struct agg
 static bool attr_of(const struct floe_record *r, struct agg_field *f, struct agg_fval *out)
 {
 	const struct floe_field_ref *ref = &f->ref;
-	size_t i = f->hint.attr;
+	size_t i = f->attr;
 	if (i >= r->nattrs || r->attr_key_lens[i] != ref->attr_len ||
 	    memcmp(r->attr_keys[i], ref->attr, ref->attr_len) != 0) {
 		for (i = 0; i < r->nattrs; i++)
@@ -139,7 +172,7 @@ static bool attr_of(const struct floe_record *r, struct agg_field *f, struct agg
 				break;
 		if (i == r->nattrs)
 			return false;
-		f->hint.attr = i;
+		f->attr = i;
 	}
 	out->s = r->attr_vals[i];
 	out->len = out->s ? r->attr_val_lens[i] : 0;
@@ -152,9 +185,16 @@ static bool attr_of(const struct floe_record *r, struct agg_field *f, struct agg
  * keeps its text in attrs; a record read before the columns were learnt has text only);
  * any other attribute is read from its text, and from a typed column of the record's
  * when it has no such attribute. */
-static bool field_get(const struct floe_record *r, struct agg_field *f, struct agg_fval *out)
+static inline bool field_get(const struct floe_record *r, struct agg_field *f,
+			     struct agg_fval *out)
 {
 	out->isint = out->isdbl = false;
+	if (f->typed) { /* an attribute: the typed value first */
+		if (typed_of(r, f, out) > 0)
+			return true;
+		out->isint = out->isdbl = false;
+		return attr_of(r, f, out);
+	}
 	switch (f->ref.src) {
 	case FLOE_FIELD_HOST:
 		return str_of(r->host, out);
@@ -177,16 +217,9 @@ static bool field_get(const struct floe_record *r, struct agg_field *f, struct a
 	case FLOE_FIELD_ATTR:
 		break;
 	}
-	if (f->typed) {
-		int t = r->ntyped ? typed_of(r, f, out) : -1;
-		if (t > 0)
-			return true;
-		out->isint = out->isdbl = false;
-		return attr_of(r, f, out);
-	}
 	if (attr_of(r, f, out))
 		return true;
-	return r->ntyped && typed_of(r, f, out) > 0;
+	return typed_of(r, f, out) > 0;
 }
 
 /* Exact powers of ten as doubles (10^22 is the largest a double holds exactly). */
@@ -329,25 +362,6 @@ static bool make_key(struct floe_aggregator *g, const struct floe_record *r, uin
 	return true;
 }
 
-/* The value of metric m's field in r, read once per event for every metric of that
- * field (metrics_read resets cur_num first). */
-static bool metric_value(struct floe_aggregator *g, struct agg_metric *m,
-			 const struct floe_record *r)
-{
-	if (m->same < 0) {
-		m->cur_has = field_get(r, &m->f, &m->cur);
-		return m->cur_has;
-	}
-	const struct agg_metric *o = &g->metrics[m->same];
-	m->cur_has = o->cur_has;
-	m->cur = o->cur;
-	if (o->cur.s == o->cur.num)
-		m->cur.s = m->cur.num;
-	m->cur_num = o->cur_num;
-	m->cur_d = o->cur_d;
-	return m->cur_has;
-}
-
 /* Metric m's value as a number, parsed at most once per event for all its metrics. */
 static bool metric_number(struct agg_metric *m, double *d)
 {
@@ -363,25 +377,27 @@ static bool metric_number(struct agg_metric *m, double *d)
 static void metrics_read(struct floe_aggregator *g, const struct floe_record *r, uint32_t j)
 {
 	for (size_t i = 0; i < g->cfg->nmetrics; i++) {
-		struct agg_metric *m = &g->metrics[i];
+		struct agg_metric *m = &g->metrics[i], *s = m->src;
 		struct agg_mval *x = &g->b.vals[i * (size_t)g->pend_cap + j];
-		m->cur_num = 0;
-		m->cur_has = !m->has_field || metric_value(g, m, r);
-		x->ok = m->cur_has;
-		if (!m->cur_has)
+		if (s == m) { /* the first metric of its field reads it */
+			m->cur_num = 0;
+			m->cur_has = !m->has_field || field_get(r, &m->f, &m->cur);
+		}
+		x->ok = s->cur_has;
+		if (!s->cur_has)
 			continue;
 		switch (m->cfg->kind) {
 		case FLOE_METRIC_COUNT:
 			break;
 		case FLOE_METRIC_DISTINCT:
-			fval_text(&m->cur);
-			x->hash = floe_hll_hash(m->cur.s, m->cur.len);
+			fval_text(&s->cur);
+			x->hash = floe_hll_hash(s->cur.s, s->cur.len);
 			break;
 		case FLOE_METRIC_TOP_K: /* added at once (pend_cap is 1): it reads the text */
-			fval_text(&m->cur);
+			fval_text(&s->cur);
 			break;
 		default:
-			if (!metric_number(m, &x->d))
+			if (!metric_number(s, &x->d))
 				x->ok = -1;
 		}
 	}
@@ -465,6 +481,8 @@ static void add_to(struct floe_aggregator *g, struct agg_window *w, const struct
 int floe_agg_add(struct floe_aggregator *g, const struct floe_record *r, floe_agg_emit_fn emit,
 		 void *arg)
 {
+	if (r->ntyped && (r->typed_plan->from_sig != g->plan_sig || !g->plan_sig))
+		resolve(g, r->typed_plan);
 	if (!where_keeps(g, r)) {
 		g->stats.filtered++;
 		return 0;

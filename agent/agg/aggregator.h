@@ -97,7 +97,8 @@ struct floe_aggregator;
  * such and written in an int or long key column. A record that carries the field as
  * text instead (read before the columns were learnt, or a value that did not convert)
  * is read from its text, converted to the key's type (a key that does not convert is
- * null, counted in unparsable).
+ * null, counted in unparsable). Which typed value of a record a field is, is resolved
+ * against the record's typed_plan once per plan (its from_sig), not per record.
  * Errors: FLOE_ELIMIT (see floe_agg_plan), FLOE_EINVAL (a regex that does not compile),
  * FLOE_ENOMEM, with err (may be NULL) saying which. */
 int floe_agg_new(struct floe_alloc *a, const struct floe_config_agg *c,

@@ -274,7 +274,8 @@ static uint64_t metric_apply(const struct agg_metric *m, uint8_t *st, struct agg
 	}
 	case FLOE_METRIC_TOP_K: /* a batch of one: the record's text is still there */
 		if (n && v[rows[0]].ok > 0)
-			floe_ss_add((struct floe_ss *)(void *)st, m->cur.s, m->cur.len);
+			floe_ss_add((struct floe_ss *)(void *)st, m->src->cur.s,
+				    m->src->cur.len);
 		break;
 	case FLOE_METRIC_QUANTILES: {
 		struct floe_dds *s = (struct floe_dds *)(void *)st;

@@ -51,19 +51,17 @@ struct agg_fval {
 	char num[32]; /* the typed value as text */
 };
 
-/* Where a field reference was found in the last record: its attribute slot and its typed
- * column (records of one input carry both in one order), tried first on the next. */
-struct agg_hint {
-	size_t attr, col;
-};
-
-/* A field reference as the aggregator reads it: the reference, where it was found last,
- * and whether the configured typed columns (floe_agg_new's cols) hold it: such a field is
- * looked for among the record's typed values first, its attribute text being only the
- * fallback (a value that did not convert, a record read before the columns were learnt). */
+/* A field reference as the aggregator reads it: the reference, the attribute slot it
+ * was found in last (records of one input carry their attributes in one order), and
+ * whether the configured typed columns (floe_agg_new's cols) hold it: such a field is
+ * read from the record's typed values first, its attribute text being only the fallback
+ * (a value that did not convert, a record read before the columns were learnt). col is
+ * the record plan's column that takes it (-1: none), resolved once per plan
+ * (floe_agg_resolve), so that reading it is an indexed load. */
 struct agg_field {
 	struct floe_field_ref ref;
-	struct agg_hint hint;
+	size_t attr;
+	int32_t col;
 	bool typed;
 	enum floe_col_type type; /* typed: the column's configured type */
 };
@@ -114,9 +112,10 @@ struct agg_metric {
 	const struct floe_config_metric *cfg;
 	struct agg_field f; /* unused for count without a field */
 	bool has_field;
-	/* An earlier metric reading the same field (sum and quantiles of one value), or -1:
-	 * the value is then read and parsed once per event, not once per metric. */
-	ptrdiff_t same;
+	/* The metric whose value this one takes: itself, or an earlier one reading the same
+	 * field (sum and quantiles of one value), so that the value is read and parsed once
+	 * per event, not once per metric. Only src's cur* members are used. */
+	struct agg_metric *src;
 	struct agg_fval cur; /* the record being added: the field's value, */
 	bool cur_has;	     /* whether it has one, */
 	int8_t cur_num;	     /* 0 not parsed yet, 1 a number (cur_d), -1 not a number */
@@ -169,6 +168,9 @@ struct floe_aggregator {
 	struct floe_agg_stats stats;
 	struct floe_agg_growth grow; /* what the windows' pools grow from */
 	uint8_t *img; /* the headers of the open windows' image (aggregator_state.c) */
+	/* The from_sig of the record plan the fields' col were resolved against (0: none
+	 * yet; a plan whose from_sig is 0 is resolved at every record). */
+	uint64_t plan_sig;
 	/* Events read and not yet added (floe_agg_settle). pend_cap is FLOE_AGG_BATCH, or 1
 	 * when a top_k metric reads the record's text as it is added. */
 	struct agg_batch b;

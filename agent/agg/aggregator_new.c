@@ -216,6 +216,7 @@ static int field_parse(const char *name, const struct floe_colplan *cols, struct
 		       struct floe_err *err)
 {
 	memset(f, 0, sizeof(*f));
+	f->col = -1;
 	if (floe_field_ref_parse(name, strlen(name), &f->ref, err))
 		return FLOE_EINVAL;
 	for (size_t k = 0; cols && f->ref.src == FLOE_FIELD_ATTR && k < cols->n; k++) {
@@ -262,11 +263,11 @@ static int make_metrics(struct floe_aggregator *g, const struct floe_colplan *co
 		m->has_field = m->cfg->field != NULL;
 		if (m->has_field && field_parse(m->cfg->field, cols, &m->f, err))
 			return FLOE_EINVAL;
-		m->same = -1;
-		for (size_t j = 0; m->has_field && j < i && m->same < 0; j++)
+		m->src = m;
+		for (size_t j = 0; m->has_field && j < i && m->src == m; j++)
 			if (g->metrics[j].has_field && strcmp(g->metrics[j].cfg->field,
 							      m->cfg->field) == 0)
-				m->same = (ptrdiff_t)j;
+				m->src = &g->metrics[j];
 	}
 	g->stride = off;
 	g->pend_cap = batch_rows(c);

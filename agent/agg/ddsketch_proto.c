@@ -42,8 +42,9 @@ static void w_double(struct pbw *w, double d)
 {
 	uint64_t v;
 	memcpy(&v, &d, sizeof(v));
-	for (int i = 0; i < 8; i++)
-		w_byte(w, (uint8_t)(v >> (8 * i)));
+	for (int i = 0; w->p && i < 8; i++) /* little-endian, whatever the host's order */
+		w->p[w->n + (size_t)i] = (uint8_t)(v >> (8 * i));
+	w->n += 8;
 }
 
 static size_t varint_len(uint64_t v)
@@ -84,7 +85,9 @@ static void write_store(struct pbw *w, uint8_t tag, const struct floe_dds_store 
 	/* Contiguous counts rather than the binCounts map: sketches-js reads only these. */
 	w_byte(w, (2 << 3) | WT_LEN);
 	w_varint(w, (uint64_t)n * 8);
-	for (uint32_t i = 0; i < n; i++)
+	if (!w->p) /* sizing: the counts are 8 bytes each, whatever they are */
+		w->n += (size_t)n * 8;
+	for (uint32_t i = 0; w->p && i < n; i++)
 		w_double(w, (double)floe_dds_store_count(st, lo + i, &j));
 	w_byte(w, (3 << 3) | WT_VARINT);
 	w_varint(w, zigzag32((int32_t)lo));

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 /* The Parquet kind of each column type. */
 static const enum floe_pq_kind kinds[FLOE_COL_NTYPES] = {
@@ -30,6 +31,15 @@ static int copy_text(char *dst, size_t cap, const char *s)
 	return 0;
 }
 
+/* Sets p->from_sig from n and the columns' sources (never 0: 0 means not set). */
+static void sign(struct floe_colplan *p)
+{
+	uint64_t h = XXH64(&p->n, sizeof(p->n), 0);
+	for (size_t i = 0; i < p->n; i++)
+		h = XXH64(p->col[i].from, strlen(p->col[i].from) + 1, h);
+	p->from_sig = h ? h : 1;
+}
+
 int floe_colplan_add(struct floe_colplan *p, const char *name, enum floe_col_type type,
 		     const char *from, const char *renamed_from)
 {
@@ -47,6 +57,7 @@ int floe_colplan_add(struct floe_colplan *p, const char *name, enum floe_col_typ
 		return FLOE_ELIMIT;
 	p->col[p->n++] = c;
 	p->planned = false;
+	sign(p);
 	return 0;
 }
 
@@ -192,6 +203,7 @@ int floe_colplan_decode(const uint8_t *b, size_t len, struct floe_colplan *p)
 		c->id = (int32_t)v;
 		q.n++;
 	}
+	sign(&q);
 	*p = q;
 	return 0;
 }

@@ -42,6 +42,11 @@ struct floe_colplan {
 	 * unparsed): the writers make it optional and the commit relaxes the table's field.
 	 * Not part of the saved plan (the configuration says it). */
 	bool message_unparsed;
+	/* A fingerprint of n and the columns' sources (from), set by floe_colplan_add and
+	 * floe_colplan_decode (0: not set): a reader that resolved the fields it wants to
+	 * column indices once (the aggregator) knows by it that a plan, changed in place or
+	 * copied over, still has them there. A struct copy carries it with the columns. */
+	uint64_t from_sig;
 	struct floe_col col[FLOE_COLS_MAX];
 };
 

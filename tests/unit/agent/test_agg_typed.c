@@ -175,6 +175,23 @@ static uint64_t rnd(void)
 	return seed >> 33;
 }
 
+/* Flushes text and typed, which took the same events as text and as typed values, and
+ * requires the same rows byte for byte (more than 30) and no value unparsable; frees
+ * both. */
+static void same_rows(struct fixture *text, struct fixture *typed)
+{
+	assert_int_equal(floe_agg_flush(text->g, collect, &text->rows), 0);
+	assert_int_equal(floe_agg_flush(typed->g, collect, &typed->rows), 0);
+	assert_true(typed->rows.n > 30);
+	assert_int_equal(text->rows.n, typed->rows.n);
+	assert_int_equal(text->rows.len, typed->rows.len);
+	assert_memory_equal(text->rows.buf, typed->rows.buf, text->rows.len);
+	assert_int_equal(floe_agg_stats(typed->g)->unparsable, 0);
+	assert_int_equal(floe_agg_stats(text->g)->unparsable, 0);
+	teardown(text);
+	teardown(typed);
+}
+
 /* The same 3,000 events, as text and as typed values, through every kind of metric over
  * a long and a double, keyed by an int column (and host): the same rows, byte for byte,
  * and the key column is an int. */
@@ -207,16 +224,7 @@ static void test_typed_same_as_text(void **state)
 		add(&text, false, ts, kb, vb, d);
 		add(&typed, true, ts, kb, vb, d);
 	}
-	assert_int_equal(floe_agg_flush(text.g, collect, &text.rows), 0);
-	assert_int_equal(floe_agg_flush(typed.g, collect, &typed.rows), 0);
-	assert_true(typed.rows.n > 30);
-	assert_int_equal(text.rows.n, typed.rows.n);
-	assert_int_equal(text.rows.len, typed.rows.len);
-	assert_memory_equal(text.rows.buf, typed.rows.buf, text.rows.len);
-	assert_int_equal(floe_agg_stats(typed.g)->unparsable, 0);
-	assert_int_equal(floe_agg_stats(text.g)->unparsable, 0);
-	teardown(&text);
-	teardown(&typed);
+	same_rows(&text, &typed);
 }
 
 /* A key from an int column whose text is no integer (as text, or kept in attrs by a
@@ -452,6 +460,46 @@ static void test_text_key_stays_string(void **state)
 	floe_config_free(cfg);
 }
 
+/* The record plan the aggregator resolved its fields against changes in place, as a
+ * reload or a plan learnt at first contact changes it: the same struct takes other
+ * columns in another order (n unchanged), then a plan no floe_colplan_add signed. Every
+ * field is still read from its own column: the rows are those of the same events as
+ * text. */
+static void test_plan_changed_in_place(void **state)
+{
+	(void)state;
+	const char *yaml = "aggregations: [{name: a, window: 10s, group_by: [k], "
+			   "metrics: [count, {sum: v}, {max: d}, {distinct: v}]}]\n";
+	struct fixture text, typed;
+	setup(&text, yaml);
+	setup(&typed, yaml);
+	for (int i = 0; i < 3000; i++) {
+		if (i == 1000) {
+			struct floe_colplan q;
+			memset(&q, 0, sizeof(q));
+			assert_int_equal(floe_colplan_add(&q, "d", FLOE_COL_DOUBLE, NULL, NULL), 0);
+			assert_int_equal(floe_colplan_add(&q, "k", FLOE_COL_INT, NULL, NULL), 0);
+			assert_int_equal(floe_colplan_add(&q, "v", FLOE_COL_LONG, NULL, NULL), 0);
+			q.planned = true;
+			assert_true(q.from_sig != typed.plan.from_sig);
+			typed.plan = q;
+		}
+		if (i == 2000) {
+			struct floe_col c = typed.plan.col[0];
+			typed.plan.col[0] = typed.plan.col[2];
+			typed.plan.col[2] = c;
+			typed.plan.from_sig = 0;
+		}
+		char kb[16], vb[24], db[32];
+		snprintf(kb, sizeof(kb), "%d", (int)(rnd() % 12));
+		snprintf(vb, sizeof(vb), "%lld", (long long)(rnd() % 100000) - 1000);
+		snprintf(db, sizeof(db), "%.17g", (double)(rnd() % 1000) / 8.0);
+		add(&text, false, i / 100.0, kb, vb, db);
+		add(&typed, true, i / 100.0, kb, vb, db);
+	}
+	same_rows(&text, &typed);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -461,6 +509,7 @@ int main(void)
 	    cmocka_unit_test(test_text_key_stays_string),
 	    cmocka_unit_test(test_image_with_pending),
 	    cmocka_unit_test(test_batches_keep_event_order),
+	    cmocka_unit_test(test_plan_changed_in_place),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
