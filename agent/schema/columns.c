@@ -227,6 +227,19 @@ static long find_attr(const struct floe_record *rec, const char *from, size_t hi
 	return -1;
 }
 
+/* floe_convert, a string or binary (its bytes as they are) without the call: most
+ * columns of most plans are strings, and every line converts each. */
+static inline enum floe_conv convert(enum floe_col_type t, const char *v, size_t n,
+				     struct floe_pq_value *out)
+{
+	if (t != FLOE_COL_STRING && t != FLOE_COL_BINARY)
+		return floe_convert(t, v, n, out);
+	floe_pq_value_init(out, false);
+	out->s = v;
+	out->len = n;
+	return FLOE_CONV_OK;
+}
+
 /* Leaves in rec the attributes no column took (bit k of gone_bits for the first 64; for
  * the others, a column i with taken[i] and at[i] == k, n_at of them), in the caller's
  * arrays, and points rec's typed values at vals. */
@@ -275,7 +288,7 @@ void floe_colplan_take(const struct floe_colplan *p, struct floe_record *rec,
 			continue;
 		hint = (size_t)at[i] + 1;
 		const char *v = rec->attr_vals ? rec->attr_vals[at[i]] : NULL;
-		if (v && floe_convert(p->col[i].type, v, rec->attr_val_lens[at[i]], &vals[i]) ==
+		if (v && convert(p->col[i].type, v, rec->attr_val_lens[at[i]], &vals[i]) ==
 			     FLOE_CONV_FAIL) {
 			failures[i]++;
 			continue;
@@ -330,7 +343,7 @@ void floe_colplan_take_ids(const struct floe_colplan *p, const struct floe_colma
 	for (size_t k = 0; k < rec->nattrs; k++) {
 		const char *v = rec->attr_vals ? rec->attr_vals[k] : NULL;
 		for (int i = m->first[ids[k]]; i >= 0; i = m->next[i]) {
-			if (v && floe_convert(p->col[i].type, v, rec->attr_val_lens[k], &vals[i]) ==
+			if (v && convert(p->col[i].type, v, rec->attr_val_lens[k], &vals[i]) ==
 				     FLOE_CONV_FAIL) {
 				failures[i]++;
 				continue;

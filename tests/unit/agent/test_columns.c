@@ -250,6 +250,7 @@ static void test_decoder_converts_and_keeps_failures(void **state)
 	assert_int_equal(rec.ntyped, 3);
 	assert_int_equal(rec.typed[0].i, 200);
 	assert_true(rec.typed[1].d == 1.5);
+	assert_false(rec.typed[2].is_null);
 	assert_int_equal(rec.typed[2].len, 3);
 	assert_memory_equal(rec.typed[2].s, "ann", 3);
 	/* Only msg and k are left in attrs. */
