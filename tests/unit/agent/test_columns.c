@@ -538,8 +538,8 @@ static void both_close(struct both *b)
 
 /* The loghub Apache sample (an error log) through a regex whose groups feed columns: one
  * that every line has and a level list also reads (level), one only some lines have
- * (client), two columns of one field, one that never converts (a date that is no RFC 3339
- * time: every line's text stays in attrs), a column from no group of the pattern. */
+ * (client), two columns of one field, two that never convert (a date that is no RFC
+ * 3339 time, the text as a number: their text stays in attrs), a column from no group. */
 static void test_mapped_take_is_the_general_take_regex(void **state)
 {
 	(void)state;
@@ -556,6 +556,7 @@ static void test_mapped_take_is_the_general_take_regex(void **state)
 	assert_int_equal(floe_colplan_add(&b.plan, "client", FLOE_COL_STRING, NULL, NULL), 0);
 	assert_int_equal(floe_colplan_add(&b.plan, "client_n", FLOE_COL_INT, "client", NULL), 0);
 	assert_int_equal(floe_colplan_add(&b.plan, "pid", FLOE_COL_INT, NULL, NULL), 0);
+	assert_int_equal(floe_colplan_add(&b.plan, "text_n", FLOE_COL_INT, "text", NULL), 0);
 	both_open(&b, &in);
 	FILE *f = fopen(FLOE_TEST_DATA "/loghub/Apache_2k.log", "r");
 	assert_non_null(f);
@@ -566,9 +567,11 @@ static void test_mapped_take_is_the_general_take_regex(void **state)
 	}
 	fclose(f);
 	assert_int_equal(b.lines, 2000);
-	/* Every line's time failed, and the client column's int twin on each client. */
+	/* Every line's time failed, the client column's int twin on each client, the text
+	 * as a number on each line but the empty ones (its text kept last). */
 	assert_int_equal(b.failures[1], 2000);
 	assert_true(b.failures[3] > 0 && b.failures[3] < 2000);
+	assert_true(b.failures[5] > 1000);
 	assert_int_equal(b.failures[0] + b.failures[2] + b.failures[4], 0);
 	assert_true(b.taken > 2000 && b.kept > 2000);
 	both_close(&b);
