@@ -584,8 +584,8 @@ static void test_mapped_take_is_the_general_take_access_log(void **state)
 	(void)state;
 	static const char *const lines[] = {
 	    "1.2.3.4 - - [10/Oct/2000:13:55:36 -0700] \"GET /a HTTP/1.0\" 200 2326 \"-\" \"-\"",
-	    "1.2.3.4 id frank [10/Oct/2000:13:55:36 -0700] \"GET /a HTTP/1.0\" 404 - "
-	    "\"http://x/\" \"curl/8\"",
+	    ("1.2.3.4 id frank [10/Oct/2000:13:55:36 -0700] \"GET /a HTTP/1.0\" 404 - "
+	     "\"http://x/\" \"curl/8\""),
 	    "::1 - bob [10/Oct/2000:13:55:36 +0000] \"\\x16\\x03\\x01\" 400 157 \"-\" \"-\"",
 	    "h - - [10/Oct/2000:13:55:36 +0000] \"GET /b\" 500 99999999999999999999 \"r\" \"a\"",
 	    "h - - [10/Oct/2000:13:55:36 +0000] \"POST /c HTTP/1.1\" 200 4294967296 \"r\" \"a\"",
