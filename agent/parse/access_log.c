@@ -109,11 +109,33 @@ static bool clf_time(const char *t, size_t n, int64_t *us)
 	return floe_civil_us(floe_civil_to_days(year, month, day), hour, min, sec, 0, zone, us);
 }
 
-static void add(struct floe_fields *f, const char *k, const char *v, size_t vl)
+/* The fields, in the order of floe_access_log_field_names(): a pair carries its index
+ * there as its id. */
+enum { CLIENT, IDENT, USER, METHOD, PATH, PROTOCOL, STATUS, BYTES, REFERER, USER_AGENT, REQUEST };
+static const char *const names[] = {"client",	"ident",      "user",	 "method",
+				    "path",	"protocol",   "status",	 "bytes",
+				    "referer",	"user_agent", "request", NULL};
+/* Their lengths, so that no line measures them. */
+static const unsigned char lens[] = {6, 5, 4, 6, 4, 8, 6, 5, 7, 10, 7};
+_Static_assert(sizeof(lens) == sizeof(names) / sizeof(names[0]) - 1, "a length per name");
+
+const char *const *floe_access_log_field_names(void)
+{
+	return names;
+}
+
+/* Field id with value v[0..vl), the value borrowed. */
+static inline void put(struct floe_fields *f, unsigned id, const char *v, size_t vl)
+{
+	floe_fields_add_id(f, id, names[id], lens[id], v, vl);
+}
+
+/* As put, but a "-" leaves the field out. */
+static inline void add(struct floe_fields *f, unsigned id, const char *v, size_t vl)
 {
 	if (vl == 1 && v[0] == '-')
 		return;
-	floe_fields_add(f, k, strlen(k), v, vl);
+	put(f, id, v, vl);
 }
 
 /* "METHOD PATH PROTOCOL" (or "METHOD PATH") into three fields, else the whole request. */
@@ -127,22 +149,14 @@ static void request(struct floe_fields *f, const char *r, size_t n)
 	for (const char *c = r; ok && c < sp1; c++)
 		ok = (*c >= 'A' && *c <= 'Z') || *c == '-' || *c == '_';
 	if (!ok) {
-		add(f, "request", r, n);
+		add(f, REQUEST, r, n);
 		return;
 	}
-	floe_fields_add(f, "method", 6, r, (size_t)(sp1 - r));
+	put(f, METHOD, r, (size_t)(sp1 - r));
 	const char *pe = sp2 ? sp2 : end;
-	floe_fields_add(f, "path", 4, sp1 + 1, (size_t)(pe - sp1 - 1));
+	put(f, PATH, sp1 + 1, (size_t)(pe - sp1 - 1));
 	if (sp2)
-		floe_fields_add(f, "protocol", 8, sp2 + 1, (size_t)(end - sp2 - 1));
-}
-
-const char *const *floe_access_log_field_names(void)
-{
-	static const char *const names[] = {"client", "ident",	 "user",       "method",
-					    "path",   "protocol", "status",     "bytes",
-					    "referer", "user_agent", "request", NULL};
-	return names;
+		put(f, PROTOCOL, sp2 + 1, (size_t)(end - sp2 - 1));
 }
 
 int floe_access_log_parse(const char *p, size_t len, bool combined, struct floe_fields *f,
@@ -197,15 +211,15 @@ int floe_access_log_parse(const char *p, size_t len, bool combined, struct floe_
 		if (s.at < len)
 			goto bad;
 	}
-	add(f, "client", v[0], vl[0]);
-	add(f, "ident", v[1], vl[1]);
-	add(f, "user", v[2], vl[2]);
+	add(f, CLIENT, v[0], vl[0]);
+	add(f, IDENT, v[1], vl[1]);
+	add(f, USER, v[2], vl[2]);
 	request(f, v[3], vl[3]);
-	floe_fields_add(f, "status", 6, v[4], vl[4]);
-	add(f, "bytes", v[5], vl[5]);
+	put(f, STATUS, v[4], vl[4]);
+	add(f, BYTES, v[5], vl[5]);
 	if (combined) {
-		add(f, "referer", v[6], vl[6]);
-		add(f, "user_agent", v[7], vl[7]);
+		add(f, REFERER, v[6], vl[6]);
+		add(f, USER_AGENT, v[7], vl[7]);
 	}
 	return 0;
 bad_token:

@@ -30,7 +30,8 @@ struct floe_fields;
 int floe_access_log_parse(const char *p, size_t len, bool combined, struct floe_fields *f,
 			  int64_t *ts_us, struct floe_err *err);
 /* Every name a field of floe_access_log_parse can have, NULL-terminated (static): the
- * decoder learns from it, once, which of its per-line lookups can never match. */
+ * decoder learns from it, once, which of its per-line lookups can never match. Each
+ * field carries its name's index here as its id (floe_fields_add_id). */
 const char *const *floe_access_log_field_names(void);
 
 #endif

@@ -21,6 +21,7 @@ struct floe_fields {
 	size_t *klens;
 	const char **vals;
 	size_t *vlens;
+	uint8_t *ids;
 	char *arena;
 };
 
@@ -28,10 +29,10 @@ int floe_fields_new(struct floe_alloc *a, size_t cap_pairs, size_t cap_bytes, st
 {
 	if (cap_pairs == 0)
 		return FLOE_EINVAL;
-	/* Layout: struct, 2 pointer arrays, 2 size arrays, arena. Pointers and size_t share
-	 * alignment on every target we build for, and the struct is pointer-aligned. */
+	/* Layout: struct, 2 pointer arrays, 2 size arrays, the ids, arena. Pointers and size_t
+	 * share alignment on every target we build for, and the struct is pointer-aligned. */
 	size_t per, arrays, total;
-	if (__builtin_mul_overflow(cap_pairs, 2 * sizeof(char *) + 2 * sizeof(size_t), &per) ||
+	if (__builtin_mul_overflow(cap_pairs, 2 * sizeof(char *) + 2 * sizeof(size_t) + 1, &per) ||
 	    __builtin_add_overflow(per, sizeof(struct floe_fields), &arrays) ||
 	    __builtin_add_overflow(arrays, cap_bytes, &total))
 		return FLOE_EINVAL;
@@ -52,6 +53,8 @@ int floe_fields_new(struct floe_alloc *a, size_t cap_pairs, size_t cap_bytes, st
 	p += cap_pairs * sizeof(size_t);
 	f->vlens = (size_t *)p;
 	p += cap_pairs * sizeof(size_t);
+	f->ids = p;
+	p += cap_pairs;
 	f->arena = (char *)p;
 	*out = f;
 	return 0;
@@ -89,6 +92,12 @@ static inline bool same_key(const struct floe_fields *f, size_t i, const char *k
 int floe_fields_add(struct floe_fields *f, const char *key, size_t klen, const char *val,
 		    size_t vlen)
 {
+	return floe_fields_add_id(f, FLOE_FIELD_NOID, key, klen, val, vlen);
+}
+
+int floe_fields_add_id(struct floe_fields *f, unsigned id, const char *key, size_t klen,
+		       const char *val, size_t vlen)
+{
 	if (!val)
 		vlen = 0;
 	/* Linear duplicate check, only when a key of the class is held: pair tables are
@@ -99,6 +108,7 @@ int floe_fields_add(struct floe_fields *f, const char *key, size_t klen, const c
 		if (same_key(f, i, key, klen)) {
 			f->vals[i] = val;
 			f->vlens[i] = vlen;
+			f->ids[i] = (uint8_t)id;
 			return 0;
 		}
 	}
@@ -110,6 +120,7 @@ int floe_fields_add(struct floe_fields *f, const char *key, size_t klen, const c
 	f->klens[f->n] = klen;
 	f->vals[f->n] = val;
 	f->vlens[f->n] = vlen;
+	f->ids[f->n] = (uint8_t)id;
 	f->n++;
 	f->classes |= bit;
 	return 0;
@@ -162,6 +173,11 @@ const char *const *floe_fields_vals(const struct floe_fields *f)
 const size_t *floe_fields_val_lens(const struct floe_fields *f)
 {
 	return f->vlens;
+}
+
+const uint8_t *floe_fields_ids(const struct floe_fields *f)
+{
+	return f->ids;
 }
 
 bool floe_fields_find(const struct floe_fields *f, const char *key, size_t klen, const char **val,

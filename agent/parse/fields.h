@@ -30,6 +30,14 @@ void floe_fields_reset(struct floe_fields *f);
  * pair is dropped and counted in floe_fields_dropped(). */
 int floe_fields_add(struct floe_fields *f, const char *key, size_t klen, const char *val,
 		    size_t vlen);
+/* A parser whose field names are fixed (the access logs', a regex's groups) gives each
+ * pair the index of its name in its list of names: the decoder maps those indexes to
+ * typed columns once, instead of comparing names line after line. Pairs added by
+ * floe_fields_add carry FLOE_FIELD_NOID. */
+#define FLOE_FIELD_NOID 0xffu
+/* As floe_fields_add, the pair carrying id (< FLOE_FIELD_NOID; a replaced pair takes it). */
+int floe_fields_add_id(struct floe_fields *f, unsigned id, const char *key, size_t klen,
+		       const char *val, size_t vlen);
 
 /* Arena protocol for bytes that are not a slice of the line: scratch returns the free
  * tail of the arena (*avail bytes, possibly 0; never NULL); the caller writes up to
@@ -48,6 +56,8 @@ const char *const *floe_fields_keys(const struct floe_fields *f);
 const size_t *floe_fields_key_lens(const struct floe_fields *f);
 const char *const *floe_fields_vals(const struct floe_fields *f);
 const size_t *floe_fields_val_lens(const struct floe_fields *f);
+/* Each pair's name index (floe_fields_add_id), or FLOE_FIELD_NOID. */
+const uint8_t *floe_fields_ids(const struct floe_fields *f);
 /* Looks a key up: true when present, with its value in val and vlen (a NULL val for a null value).
  */
 bool floe_fields_find(const struct floe_fields *f, const char *key, size_t klen, const char **val,

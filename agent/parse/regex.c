@@ -404,8 +404,8 @@ int floe_regex_capture(struct floe_regex *r, const char *line, size_t len, struc
 		if (g >= pairs || ov[2 * g] == PCRE2_UNSET || ov[2 * g + 1] < ov[2 * g] ||
 		    ov[2 * g + 1] > len)
 			continue;
-		floe_fields_add(f, r->names[k].p, r->names[k].len, line + ov[2 * g],
-				(size_t)(ov[2 * g + 1] - ov[2 * g]));
+		floe_fields_add_id(f, (unsigned)k, r->names[k].p, r->names[k].len, line + ov[2 * g],
+				   (size_t)(ov[2 * g + 1] - ov[2 * g]));
 	}
 	return 0;
 }

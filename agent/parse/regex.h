@@ -84,7 +84,8 @@ int floe_regex_test(struct floe_regex *r, const char *line, size_t len, bool *ma
 
 /* As floe_regex_test, and on a match appends one field per named group that took part in
  * the match (a group that did not participate, like the untaken side of "|", adds
- * nothing), in pattern order, values being slices of line. Borrows line. */
+ * nothing), in pattern order, values being slices of line, each with its name's index k
+ * (floe_regex_name) as its id (floe_fields_add_id). Borrows line. */
 int floe_regex_capture(struct floe_regex *r, const char *line, size_t len, struct floe_fields *f,
 		       bool *matched);
 

@@ -48,6 +48,10 @@ struct floe_decoder {
 	const char *tkeys[MAX_FIELDS], *tvals[MAX_FIELDS];
 	size_t tklens[MAX_FIELDS], tvlens[MAX_FIELDS];
 	uint64_t conv_failures[FLOE_COLS_MAX];
+	/* For a parser with fixed field names (the access logs', a regex's groups): the
+	 * columns each of its fields feeds, resolved when the plan is set. */
+	bool mapped;
+	struct floe_colmap map;
 	bool message_unparsed; /* the plan's: a line taken apart leaves its message out */
 	/* The lists of field names that fill a column (a bit per list, LIST_*) that the
 	 * parser's fields can be in: all for parsers whose names come with the line (json,
@@ -201,10 +205,33 @@ void floe_decoder_free(struct floe_decoder *d)
 	floe_free(d->alloc, d);
 }
 
+/* The names of d's parser's fields when they are fixed, in the order of their ids (at
+ * most FLOE_COLMAP_NAMES): the count, or 0 for a parser whose names come with the line. */
+static size_t fixed_names(const struct floe_decoder *d, const char **names, size_t *lens)
+{
+	size_t n = 0;
+	if (d->regex) {
+		for (; n < floe_regex_name_count(d->regex) && n < FLOE_COLMAP_NAMES; n++)
+			names[n] = floe_regex_name(d->regex, n, &lens[n]);
+	} else if (d->parser == FLOE_PARSER_APACHE_COMMON ||
+		   d->parser == FLOE_PARSER_APACHE_COMBINED ||
+		   d->parser == FLOE_PARSER_NGINX_COMBINED) {
+		const char *const *all = floe_access_log_field_names();
+		for (; all[n] && n < FLOE_COLMAP_NAMES; n++) {
+			names[n] = all[n];
+			lens[n] = strlen(all[n]);
+		}
+	}
+	return n;
+}
+
 void floe_decoder_set_columns(struct floe_decoder *d, const struct floe_colplan *plan)
 {
 	d->plan = plan && plan->planned && plan->n ? plan : NULL;
 	d->message_unparsed = plan && plan->message_unparsed;
+	const char *names[FLOE_COLMAP_NAMES];
+	size_t lens[FLOE_COLMAP_NAMES], n = d->plan ? fixed_names(d, names, lens) : 0;
+	d->mapped = n > 0 && floe_colmap_build(&d->map, d->plan, names, lens, n) == 0;
 }
 
 const uint64_t *floe_decoder_conv_failures(const struct floe_decoder *d, size_t *n)
@@ -424,7 +451,10 @@ void floe_decoder_apply(struct floe_decoder *d, struct floe_record *rec)
 	if (parsed && d->message_unparsed)
 		rec->message = (struct floe_str){NULL, 0};
 	/* Last, after every rule that reads attrs: the typed columns take their fields. */
-	if (d->fields && d->plan)
+	if (d->fields && d->plan && d->mapped)
+		floe_colplan_take_ids(d->plan, &d->map, floe_fields_ids(d->fields), rec, d->typed,
+				      d->tkeys, d->tklens, d->tvals, d->tvlens, d->conv_failures);
+	else if (d->fields && d->plan)
 		floe_colplan_take(d->plan, rec, d->typed, d->tkeys, d->tklens, d->tvals, d->tvlens,
 				  d->conv_failures);
 }

@@ -38,7 +38,9 @@ void floe_decoder_apply(struct floe_decoder *d, struct floe_record *rec);
 /* Typed columns (plan borrowed: it outlives d; NULL or unplanned: none, every field stays
  * in attrs). Each line, a field a column takes is converted straight from the parsed
  * bytes into rec->typed and leaves attrs; a value that does not convert is null there,
- * counted for its column (floe_decoder_conv_failures) and kept in attrs as text. */
+ * counted for its column (floe_decoder_conv_failures) and kept in attrs as text. For a
+ * parser with fixed field names (access logs, regex) the columns each field feeds are
+ * resolved here, once: a plan whose columns change must be set again. */
 void floe_decoder_set_columns(struct floe_decoder *d, const struct floe_colplan *plan);
 /* Values that did not convert, per column of the plan (n of them; NULL when none). */
 const uint64_t *floe_decoder_conv_failures(const struct floe_decoder *d, size_t *n);

@@ -239,36 +239,31 @@ static long find_attr(const struct floe_record *rec, const char *from, size_t hi
 	return -1;
 }
 
-void floe_colplan_take(const struct floe_colplan *p, struct floe_record *rec,
-		       struct floe_pq_value *vals, const char **keys, size_t *klens,
-		       const char **avals, size_t *avlens, uint64_t *failures)
+/* floe_convert, a string or binary (its bytes as they are) without the call: most
+ * columns of most plans are strings, and every line converts each. */
+static inline enum floe_conv convert(enum floe_col_type t, const char *v, size_t n,
+				     struct floe_pq_value *out)
 {
-	/* The attributes taken: a bit each for the first 64 (a parser gives 64 at most), a
-	 * look through the columns for the others (records no parser made). */
-	uint64_t gone_bits = 0;
-	bool taken[FLOE_COLS_MAX] = {false};
-	long at[FLOE_COLS_MAX];
-	size_t hint = 0;
-	for (size_t i = 0; i < p->n; i++) {
-		floe_pq_value_init(&vals[i], true);
-		at[i] = find_attr(rec, p->col[i].from, hint);
-		if (at[i] < 0)
-			continue;
-		hint = (size_t)at[i] + 1;
-		const char *v = rec->attr_vals ? rec->attr_vals[at[i]] : NULL;
-		if (v && floe_convert(p->col[i].type, v, rec->attr_val_lens[at[i]], &vals[i]) ==
-			     FLOE_CONV_FAIL) {
-			failures[i]++;
-			continue;
-		}
-		taken[i] = true;
-		if (at[i] < 64)
-			gone_bits |= (uint64_t)1 << at[i];
-	}
+	if (t != FLOE_COL_STRING && t != FLOE_COL_BINARY)
+		return floe_convert(t, v, n, out);
+	floe_pq_value_init(out, false);
+	out->s = v;
+	out->len = n;
+	return FLOE_CONV_OK;
+}
+
+/* Leaves in rec the attributes no column took (bit k of gone_bits for the first 64; for
+ * the others, a column i with taken[i] and at[i] == k, n_at of them), in the caller's
+ * arrays, and points rec's typed values at vals. */
+static void keep_rest(const struct floe_colplan *p, struct floe_record *rec, uint64_t gone_bits,
+		      const bool *taken, const long *at, size_t n_at,
+		      const struct floe_pq_value *vals, const char **keys, size_t *klens,
+		      const char **avals, size_t *avlens)
+{
 	size_t n = 0;
 	for (size_t k = 0; k < rec->nattrs; k++) {
 		bool gone = k < 64 && (gone_bits >> k & 1);
-		for (size_t i = 0; k >= 64 && i < p->n && !gone; i++)
+		for (size_t i = 0; k >= 64 && i < n_at && !gone; i++)
 			gone = taken[i] && at[i] == (long)k;
 		if (gone)
 			continue;
@@ -286,4 +281,87 @@ void floe_colplan_take(const struct floe_colplan *p, struct floe_record *rec,
 	rec->ntyped = p->n;
 	rec->typed = vals;
 	rec->typed_plan = p;
+}
+
+void floe_colplan_take(const struct floe_colplan *p, struct floe_record *rec,
+		       struct floe_pq_value *vals, const char **keys, size_t *klens,
+		       const char **avals, size_t *avlens, uint64_t *failures)
+{
+	/* The attributes taken: a bit each for the first 64 (a parser gives 64 at most), a
+	 * look through the columns for the others (records no parser made). */
+	uint64_t gone_bits = 0;
+	bool taken[FLOE_COLS_MAX] = {false};
+	long at[FLOE_COLS_MAX];
+	size_t hint = 0;
+	for (size_t i = 0; i < p->n; i++) {
+		floe_pq_value_init(&vals[i], true);
+		at[i] = find_attr(rec, p->col[i].from, hint);
+		if (at[i] < 0)
+			continue;
+		hint = (size_t)at[i] + 1;
+		const char *v = rec->attr_vals ? rec->attr_vals[at[i]] : NULL;
+		if (v && convert(p->col[i].type, v, rec->attr_val_lens[at[i]], &vals[i]) ==
+			     FLOE_CONV_FAIL) {
+			failures[i]++;
+			continue;
+		}
+		taken[i] = true;
+		if (at[i] < 64)
+			gone_bits |= (uint64_t)1 << at[i];
+	}
+	keep_rest(p, rec, gone_bits, taken, at, p->n, vals, keys, klens, avals, avlens);
+}
+
+int floe_colmap_build(struct floe_colmap *m, const struct floe_colplan *p,
+		      const char *const *names, const size_t *lens, size_t n)
+{
+	if (n > FLOE_COLMAP_NAMES)
+		return FLOE_ELIMIT;
+	struct floe_colmap q = {.ncols = p->n, .nnames = n};
+	for (size_t k = 0; k < n; k++) {
+		q.first[k] = -1;
+		for (size_t i = 0; i < p->n && q.first[k] < 0; i++)
+			if (strlen(p->col[i].from) == lens[k] &&
+			    memcmp(p->col[i].from, names[k], lens[k]) == 0)
+				q.first[k] = (int8_t)i;
+	}
+	for (size_t i = 0; i < p->n; i++) {
+		q.next[i] = -1;
+		for (size_t j = i + 1; j < p->n && q.next[i] < 0; j++)
+			if (strcmp(p->col[i].from, p->col[j].from) == 0)
+				q.next[i] = (int8_t)j;
+	}
+	*m = q;
+	return 0;
+}
+
+void floe_colplan_take_ids(const struct floe_colplan *p, const struct floe_colmap *m,
+			   const uint8_t *ids, struct floe_record *rec, struct floe_pq_value *vals,
+			   const char **keys, size_t *klens, const char **avals, size_t *avlens,
+			   uint64_t *failures)
+{
+	bool covered = m->ncols == p->n && rec->nattrs <= 64;
+	for (size_t k = 0; covered && k < rec->nattrs; k++)
+		covered = ids[k] < m->nnames;
+	if (!covered) {
+		floe_colplan_take(p, rec, vals, keys, klens, avals, avlens, failures);
+		return;
+	}
+	for (size_t i = 0; i < p->n; i++)
+		floe_pq_value_init(&vals[i], true);
+	/* Each attribute feeds its columns in the plan's order, as the general way takes
+	 * them: it is gone when one of them took it, and a failure counts per column. */
+	uint64_t gone_bits = 0;
+	for (size_t k = 0; k < rec->nattrs; k++) {
+		const char *v = rec->attr_vals ? rec->attr_vals[k] : NULL;
+		for (int i = m->first[ids[k]]; i >= 0; i = m->next[i]) {
+			if (v && convert(p->col[i].type, v, rec->attr_val_lens[k], &vals[i]) ==
+				     FLOE_CONV_FAIL) {
+				failures[i]++;
+				continue;
+			}
+			gone_bits |= (uint64_t)1 << k;
+		}
+	}
+	keep_rest(p, rec, gone_bits, NULL, NULL, 0, vals, keys, klens, avals, avlens);
 }

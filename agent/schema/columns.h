@@ -91,4 +91,30 @@ void floe_colplan_take(const struct floe_colplan *p, struct floe_record *rec,
 		       struct floe_pq_value *vals, const char **keys, size_t *klens,
 		       const char **avals, size_t *avlens, uint64_t *failures);
 
+/* The most field names a parser with fixed names has (a regex's named groups). */
+#define FLOE_COLMAP_NAMES 64
+
+/* The columns each field of a parser with fixed field names feeds, by the field's id (its
+ * name's index in the parser's list, agent/parse/fields.h): resolved once per plan and
+ * parser, so that taking a line's values compares no names. Plain data. */
+struct floe_colmap {
+	size_t ncols;			 /* the plan's column count it was built for */
+	size_t nnames;			 /* ids below this are the parser's */
+	int8_t first[FLOE_COLMAP_NAMES]; /* the first column fed by name k, or -1 */
+	int8_t next[FLOE_COLS_MAX];	 /* the next column fed by column i's field, or -1 */
+};
+
+/* Builds m for plan p and a parser's names (names[k], lens[k] bytes, for k < n;
+ * borrowed during the call). FLOE_ELIMIT when n > FLOE_COLMAP_NAMES (m unchanged). */
+int floe_colmap_build(struct floe_colmap *m, const struct floe_colplan *p,
+		      const char *const *names, const size_t *lens, size_t n);
+/* floe_colplan_take for a record whose attributes the map's parser gave, attribute k
+ * carrying id ids[k]: the same values, failures and attributes left, each attribute's
+ * columns found through m. A record m does not cover (an id outside m's names, more than
+ * 64 attributes, a plan of another column count) goes the general way. */
+void floe_colplan_take_ids(const struct floe_colplan *p, const struct floe_colmap *m,
+			   const uint8_t *ids, struct floe_record *rec, struct floe_pq_value *vals,
+			   const char **keys, size_t *klens, const char **avals, size_t *avlens,
+			   uint64_t *failures);
+
 #endif

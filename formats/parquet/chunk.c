@@ -347,6 +347,25 @@ int floe_pq_chunk_put_bool(struct floe_pq_chunk *c, int rep, bool v)
 	return level_err(c);
 }
 
+/* The order of (p, n) against bound b from their first bytes alone (up to 8, as one
+ * number): -1 or 1, or 0 when those are equal and only the whole compare can say. */
+static inline int head_order(const uint8_t *p, size_t n, const struct floe_pq_bound *b)
+{
+	if (n >= 8 && b->len >= 8) {
+		uint64_t x, y;
+		memcpy(&x, p, 8);
+		memcpy(&y, b->v, 8);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		x = __builtin_bswap64(x);
+		y = __builtin_bswap64(y);
+#endif
+		return x < y ? -1 : x > y;
+	}
+	if (n && b->len)
+		return p[0] < b->v[0] ? -1 : p[0] > b->v[0];
+	return 0;
+}
+
 int floe_pq_chunk_put_bytes(struct floe_pq_chunk *c, int rep, const uint8_t *p, size_t n)
 {
 	if (n > (size_t)INT32_MAX)
@@ -369,8 +388,12 @@ int floe_pq_chunk_put_bytes(struct floe_pq_chunk *c, int rep, const uint8_t *p, 
 		return level_err(c);
 	if (seen)
 		c->in_page[idx] = c->page_seq;
-	floe_pq_bound_lower(&c->pst.lo, p, n);
-	floe_pq_bound_upper(&c->pst.hi, p, n);
+	/* A value above the lower bound and below the upper one changes neither: most
+	 * values of a column are, and their first bytes say so. */
+	if (!c->pst.lo.set || head_order(p, n, &c->pst.lo) <= 0)
+		floe_pq_bound_lower(&c->pst.lo, p, n);
+	if (!c->pst.hi.set || (!c->pst.hi.unbounded && head_order(p, n, &c->pst.hi) >= 0))
+		floe_pq_bound_upper(&c->pst.hi, p, n);
 	c->pst.has_minmax = true;
 	if (c->bloom_live)
 		floe_pq_bloom_insert(&c->bloom, floe_pq_bloom_hash(p, n));

@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -32,6 +33,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				const char *v = floe_fields_vals(f)[i];
 				size_t vl = floe_fields_val_lens(f)[i];
 				if (v < p || vl > size || (size_t)(v - p) > size - vl)
+					abort();
+				/* Its id is its name's index, which the typed columns are
+				 * found by. */
+				unsigned id = floe_fields_ids(f)[i];
+				const char *const *names = floe_access_log_field_names();
+				size_t nn = 0;
+				while (names[nn])
+					nn++;
+				if (id >= nn || strlen(names[id]) != floe_fields_key_lens(f)[i] ||
+				    memcmp(names[id], floe_fields_keys(f)[i], strlen(names[id])) != 0)
 					abort();
 			}
 		} else if (rc != FLOE_EPARSE || why.code != FLOE_EPARSE || why.offset > size ||

@@ -36,6 +36,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (v < (const char *)data || vl > size ||
 			    (size_t)(v - (const char *)data) > size - vl)
 				abort();
+			/* Each field's id is its group name's index, which the typed
+			 * columns are found by. */
+			unsigned id = floe_fields_ids(f)[i];
+			size_t nl = 0;
+			if (id >= floe_regex_name_count(r))
+				abort();
+			const char *name = floe_regex_name(r, id, &nl);
+			if (nl != floe_fields_key_lens(f)[i] ||
+			    memcmp(name, floe_fields_keys(f)[i], nl) != 0)
+				abort();
 		}
 	} else if (rc != 0 && rc != FLOE_ELIMIT) {
 		abort();

@@ -15,6 +15,7 @@
 
 #include "agent/config/config.h"
 #include "agent/lake/spool.h"
+#include "agent/parse/fields.h"
 #include "agent/pipeline/batch.h"
 #include "agent/pipeline/decode.h"
 #include "agent/schema/columns.h"
@@ -249,6 +250,7 @@ static void test_decoder_converts_and_keeps_failures(void **state)
 	assert_int_equal(rec.ntyped, 3);
 	assert_int_equal(rec.typed[0].i, 200);
 	assert_true(rec.typed[1].d == 1.5);
+	assert_false(rec.typed[2].is_null);
 	assert_int_equal(rec.typed[2].len, 3);
 	assert_memory_equal(rec.typed[2].s, "ann", 3);
 	/* Only msg and k are left in attrs. */
@@ -458,6 +460,208 @@ static void test_batch_writes_typed_columns(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* Two decoders of the same input: one with the plan (its parser's fields go to their
+ * columns by the map built when the plan is set) and one without, whose records the
+ * general floe_colplan_take takes from by name. Every line must give the same row. */
+struct both {
+	struct floe_decoder *mapped, *plain;
+	struct floe_colplan plan;
+	uint64_t failures[FLOE_COLS_MAX];
+	struct floe_pq_value typed[FLOE_COLS_MAX];
+	const char *tk[64], *tv[64];
+	size_t tkl[64], tvl[64];
+	size_t lines, taken, kept;
+};
+
+static void both_open(struct both *b, const struct floe_config_input *in)
+{
+	struct floe_ice_meta *m = logs_meta(NULL, 0);
+	assert_int_equal(floe_colplan_learn(&b->plan, m, NULL), 0);
+	floe_ice_meta_free(m);
+	assert_int_equal(floe_decoder_new(NULL, in, &b->mapped, NULL), 0);
+	assert_int_equal(floe_decoder_new(NULL, in, &b->plain, NULL), 0);
+	floe_decoder_set_columns(b->mapped, &b->plan);
+}
+
+static void same_value(const struct floe_pq_value *a, const struct floe_pq_value *b)
+{
+	assert_int_equal(a->is_null, b->is_null);
+	assert_int_equal(a->i, b->i);
+	assert_true(a->d == b->d || (a->d != a->d && b->d != b->d));
+	assert_int_equal(a->len, b->len);
+	if (a->len)
+		assert_memory_equal(a->s, b->s, a->len);
+}
+
+static void both_line(struct both *b, const char *line, size_t len)
+{
+	struct floe_record x, y;
+	memset(&x, 0, sizeof(x));
+	x.message = (struct floe_str){line, len};
+	x.received_at = x.ts = 1700000000000000LL;
+	y = x;
+	floe_decoder_apply(b->mapped, &x);
+	floe_decoder_apply(b->plain, &y);
+	assert_int_equal(y.ntyped, 0);
+	floe_colplan_take(&b->plan, &y, b->typed, b->tk, b->tkl, b->tv, b->tvl, b->failures);
+	assert_int_equal(x.ntyped, b->plan.n);
+	assert_int_equal(y.ntyped, b->plan.n);
+	for (size_t i = 0; i < b->plan.n; i++) {
+		same_value(&x.typed[i], &y.typed[i]);
+		b->taken += !x.typed[i].is_null;
+	}
+	assert_int_equal(x.nattrs, y.nattrs);
+	for (size_t k = 0; k < x.nattrs; k++) {
+		assert_int_equal(x.attr_key_lens[k], y.attr_key_lens[k]);
+		assert_memory_equal(x.attr_keys[k], y.attr_keys[k], x.attr_key_lens[k]);
+		assert_int_equal(x.attr_val_lens[k], y.attr_val_lens[k]);
+		assert_memory_equal(x.attr_vals[k], y.attr_vals[k], x.attr_val_lens[k]);
+	}
+	b->kept += x.nattrs;
+	assert_int_equal(x.ts, y.ts);
+	assert_int_equal(x.has_severity, y.has_severity);
+	assert_int_equal(x.severity, y.severity);
+	assert_int_equal(x.message.len, y.message.len);
+	b->lines++;
+}
+
+/* The failures the mapped decoder counted, column by column, are the general way's. */
+static void both_close(struct both *b)
+{
+	size_t n = 0;
+	const uint64_t *cf = floe_decoder_conv_failures(b->mapped, &n);
+	assert_int_equal(n, b->plan.n);
+	assert_memory_equal(cf, b->failures, n * sizeof(*cf));
+	floe_decoder_free(b->mapped);
+	floe_decoder_free(b->plain);
+}
+
+/* The loghub Apache sample (an error log) through a regex whose groups feed columns: one
+ * that every line has and a level list also reads (level), one only some lines have
+ * (client), two columns of one field, two that never convert (a date that is no RFC
+ * 3339 time, the text as a number: their text stays in attrs), a column from no group. */
+static void test_mapped_take_is_the_general_take_regex(void **state)
+{
+	(void)state;
+	struct both b;
+	memset(&b, 0, sizeof(b));
+	struct floe_config_input in;
+	memset(&in, 0, sizeof(in));
+	in.parser = FLOE_PARSER_REGEX;
+	in.max_line_bytes = 1 << 20;
+	in.pattern = "^\\[(?<time>[^]]+)\\] \\[(?<level>[a-z]+)\\]"
+		     "(?: \\[client (?<client>[^]]+)\\])? (?<text>.*)$";
+	assert_int_equal(floe_colplan_add(&b.plan, "level", FLOE_COL_STRING, NULL, NULL), 0);
+	assert_int_equal(floe_colplan_add(&b.plan, "when", FLOE_COL_TIMESTAMPTZ, "time", NULL), 0);
+	assert_int_equal(floe_colplan_add(&b.plan, "client", FLOE_COL_STRING, NULL, NULL), 0);
+	assert_int_equal(floe_colplan_add(&b.plan, "client_n", FLOE_COL_INT, "client", NULL), 0);
+	assert_int_equal(floe_colplan_add(&b.plan, "pid", FLOE_COL_INT, NULL, NULL), 0);
+	assert_int_equal(floe_colplan_add(&b.plan, "text_n", FLOE_COL_INT, "text", NULL), 0);
+	both_open(&b, &in);
+	FILE *f = fopen(FLOE_TEST_DATA "/loghub/Apache_2k.log", "r");
+	assert_non_null(f);
+	char line[4096];
+	while (fgets(line, sizeof(line), f)) {
+		size_t len = strcspn(line, "\r\n");
+		both_line(&b, line, len);
+	}
+	fclose(f);
+	assert_int_equal(b.lines, 2000);
+	/* Every line's time failed, the client column's int twin on each client, the text
+	 * as a number on each line but the empty ones (its text kept last). */
+	assert_int_equal(b.failures[1], 2000);
+	assert_true(b.failures[3] > 0 && b.failures[3] < 2000);
+	assert_true(b.failures[5] > 1000);
+	assert_int_equal(b.failures[0] + b.failures[2] + b.failures[4], 0);
+	assert_true(b.taken > 2000 && b.kept > 2000);
+	both_close(&b);
+}
+
+/* Access-log lines with fields left out ("-"), a request that does not split, numbers
+ * that do not convert, and lines that do not parse. */
+static void test_mapped_take_is_the_general_take_access_log(void **state)
+{
+	(void)state;
+	static const char *const lines[] = {
+	    "1.2.3.4 - - [10/Oct/2000:13:55:36 -0700] \"GET /a HTTP/1.0\" 200 2326 \"-\" \"-\"",
+	    ("1.2.3.4 id frank [10/Oct/2000:13:55:36 -0700] \"GET /a HTTP/1.0\" 404 - "
+	     "\"http://x/\" \"curl/8\""),
+	    "::1 - bob [10/Oct/2000:13:55:36 +0000] \"\\x16\\x03\\x01\" 400 157 \"-\" \"-\"",
+	    "h - - [10/Oct/2000:13:55:36 +0000] \"GET /b\" 500 99999999999999999999 \"r\" \"a\"",
+	    "h - - [10/Oct/2000:13:55:36 +0000] \"POST /c HTTP/1.1\" 200 4294967296 \"r\" \"a\"",
+	    "not an access log line",
+	    "",
+	};
+	struct both b;
+	memset(&b, 0, sizeof(b));
+	struct floe_config_input in;
+	memset(&in, 0, sizeof(in));
+	in.parser = FLOE_PARSER_APACHE_COMBINED;
+	in.max_line_bytes = 1 << 20;
+	static const char *const strings[] = {"client", "user", "method", "path", "protocol",
+					      "referer", "user_agent"};
+	assert_int_equal(floe_colplan_add(&b.plan, "status", FLOE_COL_INT, NULL, NULL), 0);
+	assert_int_equal(floe_colplan_add(&b.plan, "bytes", FLOE_COL_LONG, NULL, NULL), 0);
+	for (size_t i = 0; i < sizeof(strings) / sizeof(strings[0]); i++)
+		assert_int_equal(floe_colplan_add(&b.plan, strings[i], FLOE_COL_STRING, NULL, NULL), 0);
+	assert_int_equal(floe_colplan_add(&b.plan, "bytes_i", FLOE_COL_INT, "bytes", NULL), 0);
+	assert_int_equal(floe_colplan_add(&b.plan, "ident_n", FLOE_COL_INT, "ident", NULL), 0);
+	both_open(&b, &in);
+	for (int round = 0; round < 2; round++)
+		for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
+			both_line(&b, lines[i], strlen(lines[i]));
+	/* bytes: the 20-digit count, twice; bytes_i: that and 2^32; ident_n: "id". */
+	assert_int_equal(b.failures[1], 2);
+	assert_int_equal(b.failures[9], 4);
+	assert_int_equal(b.failures[10], 2);
+	both_close(&b);
+}
+
+/* A record whose attributes carry no ids of the map (no parser with fixed names made
+ * them) is taken by name, as by floe_colplan_take. */
+static void test_mapped_take_falls_back_without_ids(void **state)
+{
+	(void)state;
+	struct floe_colplan p;
+	plan_three(&p);
+	static const char *const names[] = {"status", "lat"};
+	static const size_t lens[] = {6, 3};
+	struct floe_colmap m;
+	assert_int_equal(floe_colmap_build(&m, &p, names, lens, 2), 0);
+	const char *keys[] = {"user", "status"}, *vals[] = {"ann", "201"};
+	size_t klens[] = {4, 6}, vlens[] = {3, 3};
+	const uint8_t ids[] = {FLOE_FIELD_NOID, FLOE_FIELD_NOID};
+	struct floe_record rec;
+	memset(&rec, 0, sizeof(rec));
+	rec.nattrs = 2;
+	rec.attr_keys = keys;
+	rec.attr_key_lens = klens;
+	rec.attr_vals = vals;
+	rec.attr_val_lens = vlens;
+	struct floe_pq_value typed[FLOE_COLS_MAX];
+	const char *tk[2], *tv[2];
+	size_t tkl[2], tvl[2];
+	uint64_t failures[FLOE_COLS_MAX] = {0};
+	floe_colplan_take_ids(&p, &m, ids, &rec, typed, tk, tkl, tv, tvl, failures);
+	assert_int_equal(rec.nattrs, 0);
+	assert_int_equal(rec.typed[0].i, 201);
+	assert_true(rec.typed[1].is_null);
+	assert_memory_equal(rec.typed[2].s, "ann", 3);
+	/* With ids, the map alone says where a value goes: its key is not read. */
+	const uint8_t ids2[] = {1, 0};
+	const char *keys2[] = {"x", "y"}, *vals2[] = {"2.5", "7"};
+	rec.nattrs = 2;
+	rec.attr_keys = keys2;
+	rec.attr_vals = vals2;
+	rec.attr_key_lens = klens;
+	rec.attr_val_lens = (const size_t[]){3, 1};
+	floe_colplan_take_ids(&p, &m, ids2, &rec, typed, tk, tkl, tv, tvl, failures);
+	assert_int_equal(rec.nattrs, 0);
+	assert_int_equal(rec.typed[0].i, 7);
+	assert_true(rec.typed[1].d == 2.5);
+	assert_true(rec.typed[2].is_null);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -469,6 +673,9 @@ int main(void)
 	    cmocka_unit_test(test_decoder_converts_and_keeps_failures),
 	    cmocka_unit_test(test_take_finds_fields_in_any_order),
 	    cmocka_unit_test(test_batch_writes_typed_columns),
+	    cmocka_unit_test(test_mapped_take_is_the_general_take_regex),
+	    cmocka_unit_test(test_mapped_take_is_the_general_take_access_log),
+	    cmocka_unit_test(test_mapped_take_falls_back_without_ids),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

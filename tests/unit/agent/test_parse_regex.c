@@ -324,6 +324,31 @@ static void test_faults(void **state)
 	}
 }
 
+/* A name given to two groups ((?J)) is one field, the last group's value winning as for
+ * any repeated key, and its id still names it (the typed columns are found by ids). */
+static void test_repeated_names(void **state)
+{
+	(void)state;
+	struct floe_regex *r = rx("(?J)^(?<x>a)(?<y>-)(?<x>b)$", 0);
+	assert_int_equal(floe_regex_name_count(r), 3);
+	struct floe_fields *f = NULL;
+	assert_int_equal(floe_fields_new(NULL, 16, 0, &f), 0);
+	bool m = false;
+	assert_int_equal(floe_regex_capture(r, "a-b", 3, f, &m), 0);
+	assert_true(m);
+	assert_int_equal(floe_fields_count(f), 2);
+	expect_field(f, "x", "b", 1);
+	expect_field(f, "y", "-", 1);
+	for (size_t i = 0; i < 2; i++) {
+		size_t nl;
+		const char *name = floe_regex_name(r, floe_fields_ids(f)[i], &nl);
+		assert_int_equal(nl, floe_fields_key_lens(f)[i]);
+		assert_memory_equal(name, floe_fields_keys(f)[i], nl);
+	}
+	floe_regex_free(r);
+	floe_fields_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -331,6 +356,7 @@ int main(void)
 	    cmocka_unit_test(test_rejects),	 cmocka_unit_test(test_bytes_and_limits),
 	    cmocka_unit_test(test_faults),	 cmocka_unit_test(test_perl_escapes),
 	    cmocka_unit_test(test_perl_dialect), cmocka_unit_test(test_work_budget),
+	    cmocka_unit_test(test_repeated_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
