@@ -18,6 +18,7 @@
 #include "agent/pipeline/route.h"
 #include "formats/base/buf.h"
 #include "formats/iceberg/metadata.h"
+#include "formats/parquet/footer_ids.h"
 #include "platform/fs.h"
 #include "platform/log.h"
 #include "platform/loop.h"
@@ -153,6 +154,31 @@ static int open_later(void *ctx, struct floe_table **out, struct floe_err *err)
 	return rc;
 }
 
+/* An entry written while the table was away carries provisional ids: on the committer
+ * thread, before it is committed, its files get the ids the commits' plan has learnt
+ * from the table (at the first contact or the start). */
+static int reid_entry(void *ctx, struct floe_spool *sp, const struct floe_spool_entry *e,
+		      struct floe_err *err)
+{
+	FLOE_OWNER(FLOE_ROLE_COMMITTER);
+	struct run_table *rt = ctx;
+	struct floe_runner *r = rt->opener;
+	struct floe_table *t = floe_output_table(rt->out);
+	struct floe_pq_reid map[FLOE_SPOOL_PROV_MAX];
+	size_t n = 0;
+	int64_t t0 = floe_run_mono_us(r);
+	int rc = floe_run_columns_reid_map(&rt->com_cols, t ? floe_table_meta(t) : NULL,
+					   t ? floe_table_location(t) : rt->cfg->name, e, map, &n, err);
+	if (rc == 0)
+		rc = floe_spool_reid(sp, e, map, n, err);
+	if (rc == 0)
+		floe_info("columns: spool entry %" PRIu64 " of %s (%zu files, %" PRIu64 " bytes) now "
+			  "has the table's field ids, in %.1f ms",
+			  e->seq, rt->what, e->nfiles, floe_spool_entry_bytes(e),
+			  (double)(floe_run_mono_us(r) - t0) / 1e3);
+	return rc;
+}
+
 /* Requests of an S3 store try once (once) or retry as configured. */
 static void start_retries(struct floe_store *st, bool once)
 {
@@ -223,6 +249,7 @@ static int open_raw(struct floe_runner *r, size_t k, struct floe_err *err)
 	    .rebuildable = true,
 	    .open = open_later,
 	    .open_ctx = rt,
+	    .reid = reid_entry,
 	};
 	rc = floe_spool_open(r->alloc, rt->spool_dir, &rt->spec, &rt->spool);
 	oo.spool = rt->spool;
@@ -358,6 +385,8 @@ static int open_batch(struct floe_runner *r, struct floe_err *err)
 			rt->opt.ncols = rt->npqcols;
 		}
 		rc = floe_batch_new(r->alloc, &rt->spec, &rt->opt, rt->spool, &rt->batch);
+		if (rc == 0)
+			rc = floe_run_columns_mark(&rt->cols, rt->spool);
 	}
 	if (rc)
 		return floe_err_set(err, rc, "cannot allocate the batch: %s", floe_strerror(rc));
