@@ -119,8 +119,9 @@ int floe_runner_open_table(struct floe_runner *r, size_t k, bool later, struct f
 
 /* A table the start could not reach gives the typed columns their ids at the
  * committer's first contact: the plan is learnt and saved as at a start, the table's
- * commits evolve with it from now on, and the report hands it to the main thread, whose
- * batch takes it at a seal. Without a plan the fields stay in attrs, as before. */
+ * commits evolve with it from now on (the files spooled under provisional ids get its
+ * ids before their commit, reid_entry), and the report hands it to the main thread,
+ * whose batch takes it at a seal. */
 static void learn_columns(struct floe_runner *r, size_t k, struct floe_table *t)
 {
 	FLOE_OWNER(FLOE_ROLE_COMMITTER);
@@ -133,7 +134,11 @@ static void learn_columns(struct floe_runner *r, size_t k, struct floe_table *t)
 	int rc = floe_run_columns_start(r->set.cfg, k, r->set.state_dir, floe_table_meta(t), t,
 					floe_table_location(t), true, &p, &all, &e);
 	if (rc) {
-		floe_error("columns: %s; their fields stay in attrs", floe_err_text(&e, rc));
+		/* The start had no plan of these columns (else com_cols would be planned): the
+		 * writers' ids are provisional, and their entries wait. */
+		floe_error("columns: %s; the files written under provisional ids wait in the "
+			   "spool",
+			   floe_err_text(&e, rc));
 		return;
 	}
 	rt->com_cols = all;
