@@ -391,6 +391,41 @@ static int conflict(const struct floe_colplan *learnt, const struct floe_ice_met
 			    table, seq, pv->name, pv->type);
 }
 
+int floe_run_columns_extend(const char *state_dir, const char *tname, struct floe_table *t,
+			    const char *table, const struct floe_spool_entry *e,
+			    struct floe_colplan *learnt, struct floe_err *err)
+{
+	struct floe_colplan all = *learnt;
+	struct floe_err why = {0};
+	bool more = false;
+	int rc = 0;
+	for (size_t i = 0; learnt->planned && i < e->nprov && rc == 0; i++) {
+		const struct floe_spool_prov *pv = &e->prov[i];
+		int type = floe_col_type_parse(pv->type, strlen(pv->type));
+		if (find(learnt, pv->name) || renames(learnt, pv->name) || type < 0)
+			continue; /* mapped, or refused, by floe_run_columns_reid_map */
+		rc = floe_colplan_add(&all, pv->name, (enum floe_col_type)type, NULL, NULL);
+		more = true;
+	}
+	if (!more || rc)
+		return rc ? floe_err_set(err, rc, "table %s: with the columns of spool entry %" PRIu64
+					 ", more than %d typed columns",
+					 table, e->seq, FLOE_COLS_MAX)
+			  : 0;
+	/* The columns the table has keep their ids (reserved there already): the new ones
+	 * get theirs, and the table reserves them before a file carries them. */
+	if ((rc = floe_colplan_learn(&all, floe_table_meta(t), &why)) ||
+	    (rc = same_ids(learnt, &all, table, err)) ||
+	    (rc = floe_table_reserve_columns(t, &all, &why)) ||
+	    (rc = same_ids(learnt, &all, table, err)))
+		return why.msg[0] ? floe_err_set(err, rc, "table %s: %s", table, floe_err_text(&why, rc))
+				  : rc;
+	all.message_unparsed = learnt->message_unparsed;
+	save(state_dir, tname, &all);
+	*learnt = all;
+	return 0;
+}
+
 int floe_run_columns_reid_map(const struct floe_colplan *learnt, const struct floe_ice_meta *m,
 			      const char *table, const struct floe_spool_entry *e,
 			      struct floe_pq_reid *map, size_t *n, struct floe_err *err)
@@ -399,6 +434,10 @@ int floe_run_columns_reid_map(const struct floe_colplan *learnt, const struct fl
 	for (size_t i = 0; i < e->nprov; i++) {
 		const struct floe_spool_prov *pv = &e->prov[i];
 		const struct floe_col *c = learnt->planned && !learnt->provisional ? find(learnt, pv->name) : NULL;
+		/* A column renamed since keeps its field: the files read under the new name. */
+		for (size_t k = 0; !c && learnt->planned && k < learnt->n; k++)
+			if (strcmp(learnt->col[k].renamed_from, pv->name) == 0)
+				c = &learnt->col[k];
 		if (!c || !floe_ice_type_promotes(pv->type, floe_col_type_name(c->type)))
 			return conflict(learnt, m, table, e->seq, pv, err);
 		map[(*n)++] = (struct floe_pq_reid){pv->id, c->id, 0};

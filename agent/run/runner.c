@@ -172,8 +172,13 @@ static int reid_entry(void *ctx, struct floe_spool *sp, const struct floe_spool_
 	struct floe_pq_reid map[FLOE_SPOOL_PROV_MAX];
 	size_t n = 0;
 	int64_t t0 = floe_run_mono_us(r);
-	int rc = floe_run_columns_reid_map(&rt->com_cols, t ? floe_table_meta(t) : NULL,
-					   t ? floe_table_location(t) : rt->cfg->name, e, map, &n, err);
+	const char *where = t ? floe_table_location(t) : rt->cfg->name;
+	int rc = t ? floe_run_columns_extend(r->set.state_dir, rt == r->raw ? NULL : rt->cfg->name, t,
+					     where, e, &rt->com_cols, err)
+		   : 0;
+	if (rc == 0)
+		rc = floe_run_columns_reid_map(&rt->com_cols, t ? floe_table_meta(t) : NULL, where, e,
+					       map, &n, err);
 	if (rc == 0)
 		rc = floe_spool_reid(sp, e, map, n, err);
 	if (rc == 0)

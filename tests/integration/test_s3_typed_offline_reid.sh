@@ -3,8 +3,10 @@
 # written under provisional field ids at once, and before the spooled files are committed
 # they get the ids the table gives those names, which here are not the provisional ones
 # (the other agent declared the columns in another order: bytes 15, status 16, where this
-# agent's order gives status 15, bytes 16). Read back by field id, every row is there
-# once with its values under the right columns. A table whose column has a type the
+# agent's order gives status 15, bytes 16); a restart, still offline, with bytes taken out
+# of the list and took put in (under the provisional id bytes had) still commits bytes
+# (the table keeps the column) and gives took an id of its own. Read back by field id,
+# every row is there once with its values under the right columns. A table whose column has a type the
 # spooled files cannot live with (status is a string there, an int here) refuses the
 # commit with an error naming the table, the column and both types, and keeps the
 # entries in the spool. The store is the in-memory stub (s3_stub.py), holding every
@@ -53,8 +55,20 @@ check "its logs entry lists status 15 and bytes 16 as provisional" wait_for 60 b
 	"grep -l '\"provisional\":\[{\"name\":\"status\",\"id\":15,\"type\":\"int\"},{\"name\":\"bytes\",\"id\":16,\"type\":\"long\"}\]' '$d'/state/spool/*.entry"
 check "its odd entry lists status 15 as provisional" wait_for 60 bash -c \
 	"grep -l '\"provisional\":\[{\"name\":\"status\",\"id\":15,\"type\":\"int\"}\]' '$d'/state/tables/odd/*.entry"
+# Still offline, the power goes and the columns list changes: bytes out, took in. took's
+# provisional id is the one bytes had in the files that wait.
+kill -9 "$pid"
+wait "$pid" 2>/dev/null || true
+conf edge "$d/state" "{ name: status, type: int }, { name: took, type: double }" int
+echo '{"msg":"edge-4","status":404,"took":2.5}' >>"$d/inedge/a.log"
+: >"$d/err"
+"$FLOE_BIN" run -c "$d/edge.yaml" --log-level info 2>"$d/err" &
+pid=$!
+PIDS+=("$pid")
+check "the restart, still offline, lists status 15 and took 16 as provisional" wait_for 60 bash -c \
+	"grep -l '\"provisional\":\[{\"name\":\"status\",\"id\":15,\"type\":\"int\"},{\"name\":\"took\",\"id\":16,\"type\":\"double\"}\]' '$d'/state/spool/*.entry"
 : >"$d/stub/ctl"
-check "the spooled logs files get the table's ids" wait_for 120 grep -q 'entry 1 of the logs table .* now has the table.s field ids' "$d/err"
+check "the spooled logs files get the table's ids" wait_for 120 bash -c "grep -c 'of the logs table .* now has the table.s field ids' '$d/err' | grep -qx 2"
 check "odd refuses, naming the table, the column and both types" \
 	wait_for 120 bash -c "grep 'odd' '$d/err' | grep 'status' | grep -q 'string'"
 check "the logs spool empties" wait_for 120 bash -c "! ls '$d'/state/spool/*.entry 2>/dev/null | grep -q ."
@@ -66,16 +80,19 @@ grep -E 'odd.*status' "$d/err" | head -2 | sed 's/^/  /'
 check "odd still has only the other agent's row" \
 	test "$(inspect odd | python3 -c 'import json,sys; print(sum(f["records"] for f in json.load(sys.stdin)["files"]))')" = 1
 
+check "the table keeps bytes 15 and status 16, and took gets 17" typed_s3_schema bytes=15:long status=16:int took=17:double
 typed_s3_fetch
 check "the rewritten files carry the table's ids" \
-	test "$(duck "select count(*) from parquet_schema([$list]) where (name = 'status' and field_id = 16) or (name = 'bytes' and field_id = 15)")" = "[\"$(( 2 * $(wc -l <"$d/files") ))\"]"
-duck "select message, status, bytes, attrs['status'] from read_parquet([$list], schema = map {
+	test "$(duck "select count(*) from parquet_schema([$list]) where (name = 'status' and field_id = 16) or (name = 'bytes' and field_id = 15) or (name = 'took' and field_id = 17)")" = "[\"$(( 2 * $(wc -l <"$d/files") ))\"]"
+duck "select message, status, bytes, took, attrs['status'] from read_parquet([$list], schema = map {
 	11: {name: 'message', type: 'VARCHAR', default_value: NULL},
 	12: {name: 'attrs', type: 'MAP(VARCHAR, VARCHAR)', default_value: NULL},
 	15: {name: 'bytes', type: 'BIGINT', default_value: NULL},
-	16: {name: 'status', type: 'INTEGER', default_value: NULL}}) order by message" >"$d/rows"
-check "read by field id, every row once with its values under the right columns" diff - "$d/rows" <<<'["edge-1",401,"1000",null]
-["edge-2",402,"2000",null]
-["edge-3",403,"3000",null]
-["other-1",201,"7",null]'
+	16: {name: 'status', type: 'INTEGER', default_value: NULL},
+	17: {name: 'took', type: 'DOUBLE', default_value: NULL}}) order by message" >"$d/rows"
+check "read by field id, every row once with its values under the right columns" diff - "$d/rows" <<<'["edge-1",401,"1000",null,null]
+["edge-2",402,"2000",null,null]
+["edge-3",403,"3000",null,null]
+["edge-4",404,null,2.5,null]
+["other-1",201,"7",null,null]'
 finish
