@@ -270,16 +270,16 @@ static void provisional(const struct floe_colplan *saved, struct floe_colplan *w
 		top = saved->col[i].id > top ? saved->col[i].id : top;
 	want->provisional = false;
 	for (size_t i = 0; i < want->n; i++) {
-		struct floe_col *c = &want->col[i];
-		const struct floe_col *s = saved ? find(saved, c->name) : NULL;
-		if (s && strcmp(s->from, c->from) == 0 &&
-		    floe_ice_type_promotes(floe_col_type_name(c->type), floe_col_type_name(s->type))) {
-			c->id = s->id;
-			c->type = s->type;
+		struct floe_col *col = &want->col[i];
+		const struct floe_col *s = saved ? find(saved, col->name) : NULL;
+		if (s && strcmp(s->from, col->from) == 0 &&
+		    floe_ice_type_promotes(floe_col_type_name(col->type), floe_col_type_name(s->type))) {
+			col->id = s->id;
+			col->type = s->type;
 			continue;
 		}
-		c->id = ++top;
-		c->provisional = true;
+		col->id = ++top;
+		col->provisional = true;
 		want->provisional = true;
 	}
 	want->planned = true;
@@ -356,13 +356,13 @@ int floe_run_columns_mark(const struct floe_colplan *p, struct floe_spool *sp)
 	struct floe_spool_prov pv[FLOE_SPOOL_PROV_MAX];
 	size_t n = 0;
 	for (size_t i = 0; p->provisional && i < p->n && n < FLOE_SPOOL_PROV_MAX; i++) {
-		const struct floe_col *c = &p->col[i];
-		if (!c->provisional)
+		const struct floe_col *col = &p->col[i];
+		if (!col->provisional)
 			continue;
 		memset(&pv[n], 0, sizeof(pv[n]));
-		snprintf(pv[n].name, sizeof(pv[n].name), "%s", c->name);
-		snprintf(pv[n].type, sizeof(pv[n].type), "%s", floe_col_type_name(c->type));
-		pv[n++].id = c->id;
+		snprintf(pv[n].name, sizeof(pv[n].name), "%s", col->name);
+		snprintf(pv[n].type, sizeof(pv[n].type), "%s", floe_col_type_name(col->type));
+		pv[n++].id = col->id;
 	}
 	return floe_spool_set_provisional(sp, pv, n);
 }
@@ -433,14 +433,15 @@ int floe_run_columns_reid_map(const struct floe_colplan *learnt, const struct fl
 	*n = 0;
 	for (size_t i = 0; i < e->nprov; i++) {
 		const struct floe_spool_prov *pv = &e->prov[i];
-		const struct floe_col *c = learnt->planned && !learnt->provisional ? find(learnt, pv->name) : NULL;
+		const struct floe_col *col =
+		    learnt->planned && !learnt->provisional ? find(learnt, pv->name) : NULL;
 		/* A column renamed since keeps its field: the files read under the new name. */
-		for (size_t k = 0; !c && learnt->planned && k < learnt->n; k++)
+		for (size_t k = 0; !col && learnt->planned && k < learnt->n; k++)
 			if (strcmp(learnt->col[k].renamed_from, pv->name) == 0)
-				c = &learnt->col[k];
-		if (!c || !floe_ice_type_promotes(pv->type, floe_col_type_name(c->type)))
+				col = &learnt->col[k];
+		if (!col || !floe_ice_type_promotes(pv->type, floe_col_type_name(col->type)))
 			return conflict(learnt, m, table, e->seq, pv, err);
-		map[(*n)++] = (struct floe_pq_reid){pv->id, c->id, 0};
+		map[(*n)++] = (struct floe_pq_reid){pv->id, col->id, 0};
 	}
 	return 0;
 }
