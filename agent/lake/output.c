@@ -502,6 +502,24 @@ static int commit_some(struct pass *p)
 	return rc;
 }
 
+/* An entry whose files carry provisional field ids is never committed as it is: its
+ * files get the table's ids first, and the entry is loaded again. */
+static int settle_ids(struct pass *p, struct floe_spool_entry **e)
+{
+	struct floe_output *o = p->o;
+	uint64_t seq = (*e)->seq;
+	int rc = o->opt.reid ? o->opt.reid(o->opt.open_ctx, o->cspool, *e, p->err)
+			     : floe_err_set(p->err, FLOE_ESCHEMA,
+					    "%s: spool entry %" PRIu64 " has files with provisional "
+					    "field ids, which nothing here can give the table's",
+					    o->opt.what, seq);
+	if (rc)
+		return rc;
+	floe_spool_entry_free(o->opt.alloc, *e);
+	*e = NULL;
+	return load(o, o->cspool, seq, e);
+}
+
 /* Loads entry seq and checks its data files, immediately before they leave the spool.
  * Returns 0 (added to the pass), 1 (skipped: quarantined or lost), 2 (stop: to be
  * rebuilt first), or an error (the entry stays for a later try). */
@@ -522,6 +540,8 @@ static int take_one(struct pass *p, uint64_t seq)
 			rc = rc ? rc : 1;
 		}
 	}
+	if (rc == 0 && e->nprov && (rc = settle_ids(p, &e)) == FLOE_ECORRUPT && !e)
+		return 1; /* its new entry file fails its checksum: quarantined */
 	if (rc) {
 		floe_spool_entry_free(o->opt.alloc, e);
 		return rc;

@@ -42,6 +42,14 @@ struct floe_output_options {
 	 * was away), on the committer thread; NULL: the table is always given. */
 	int (*open)(void *ctx, struct floe_table **out, struct floe_err *err);
 	void *open_ctx;
+	/* Gives entry e, whose files carry provisional field ids (e->nprov), the table's ids
+	 * (floe_spool_reid through sp), on the committer thread with the table open, before
+	 * e is committed; called with open_ctx. 0: done (the output loads e again); an
+	 * error keeps e in the spool and stops the table's commits at it (FLOE_ESCHEMA: a
+	 * column that cannot live with the table's, err says which). NULL: such an entry is
+	 * refused so. */
+	int (*reid)(void *ctx, struct floe_spool *sp, const struct floe_spool_entry *e,
+		    struct floe_err *err);
 };
 
 /* What one output's commit, or a main-thread step, did: added to, never reset here. */

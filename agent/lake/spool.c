@@ -5,9 +5,7 @@
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
-#include "formats/base/hex.h"
 #include "formats/base/limits.h"
-#include "formats/json/json.h"
 #include "platform/fs.h"
 #include "platform/log.h"
 
@@ -20,10 +18,7 @@
 #define XXH_STATIC_LINKING_ONLY /* XXH64_state_t on the stack */
 #include <xxhash.h>
 
-/* Version 2 added each file's XXH64 and the positions where the seal's rows start;
- * version 1 entries (no checksum, no start) are still read. */
-#define ENTRY_VERSION 2
-#define ENTRY_MAX_BYTES (64u << 20)
+#define ENTRY_MAX_BYTES FLOE_SPOOL_ENTRY_MAX
 #define VERIFY_CHUNK ((size_t)256 << 10)
 
 /* What the handles of one spool share: the runner's main thread seals into it while its
@@ -44,6 +39,9 @@ struct floe_spool {
 	struct floe_part_spec spec;
 	struct spool_counts own;
 	struct spool_counts *counts; /* &own, or the first handle's for a share */
+	/* The columns this handle's entries carry under provisional ids. */
+	struct floe_spool_prov prov[FLOE_SPOOL_PROV_MAX];
+	size_t nprov;
 };
 
 static void count_add(uint64_t *c, uint64_t n)
@@ -90,7 +88,33 @@ struct cleanup_ctx {
 	struct floe_spool *sp;
 	uint64_t *seqs;
 	size_t n;
+	/* Entries with rewritten files: which of their files are debris is told by the
+	 * entry itself, once the listing is done. */
+	uint64_t *redo;
+	size_t nredo, redo_cap;
 };
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+	return n > k && strcmp(s + n - k, suffix) == 0;
+}
+
+static int add_redo(struct cleanup_ctx *c, uint64_t seq)
+{
+	if (c->nredo && c->redo[c->nredo - 1] == seq)
+		return 0;
+	if (c->nredo == c->redo_cap) {
+		size_t cap = c->redo_cap ? c->redo_cap * 2 : 8;
+		uint64_t *p = floe_realloc(c->sp->alloc, c->redo, cap * sizeof(*p));
+		if (!p)
+			return FLOE_ENOMEM;
+		c->redo = p;
+		c->redo_cap = cap;
+	}
+	c->redo[c->nredo++] = seq;
+	return 0;
+}
 
 static int has_seq(const struct cleanup_ctx *c, uint64_t seq)
 {
@@ -114,6 +138,8 @@ static int cleanup_one(void *ctx, const char *name)
 		unsigned long long seq = strtoull(name, &end, 10);
 		debris = end == name || *end != '-' || !has_seq(c, seq);
 		struct floe_fs_stat st;
+		if (!debris && ends_with(name, FLOE_SPOOL_REID_SUFFIX))
+			return add_redo(c, seq); /* counted by settle_rewrite */
 		if (!debris && floe_spool_path(c->sp, name, path, sizeof(path)) == 0 &&
 		    floe_fs_stat(path, &st) == 0)
 			count_add(&c->sp->counts->bytes, st.size);
@@ -127,6 +153,47 @@ static int cleanup_one(void *ctx, const char *name)
 		floe_fs_unlink(path);
 	}
 	return 0;
+}
+
+/* Unlinks spool file name (uncounting its size when counted) or counts it. */
+static void settle_file(struct floe_spool *sp, const char *name, bool keep, bool counted)
+{
+	char path[FLOE_PATH_MAX];
+	struct floe_fs_stat st;
+	if (floe_spool_path(sp, name, path, sizeof(path)) || floe_fs_stat(path, &st))
+		return;
+	if (keep && !counted)
+		count_add(&sp->counts->bytes, st.size);
+	if (keep)
+		return;
+	floe_debug("spool: removing debris %s of a rewrite", path);
+	if (floe_fs_unlink(path) == 0 && counted)
+		count_sub(&sp->counts->bytes, st.size);
+}
+
+/* Entry seq has rewritten files (floe_spool_replace_entry): the entry names either its
+ * old files or the new ones, and the others are debris of an interrupted rewrite. */
+static int settle_rewrite(struct floe_spool *sp, uint64_t seq)
+{
+	struct floe_spool_entry *e = NULL;
+	int rc = floe_spool_load(sp, seq, &e);
+	if (rc)
+		return rc == FLOE_ENOMEM ? rc : 0; /* the committer quarantines what fails */
+	for (size_t i = 0; i < e->nfiles; i++) {
+		char other[FLOE_PATH_MAX];
+		const char *name = e->files[i].name;
+		size_t n = strlen(name), k = strlen(FLOE_SPOOL_REID_SUFFIX);
+		bool rewritten = ends_with(name, FLOE_SPOOL_REID_SUFFIX);
+		/* <stem>.ids.parquet and <stem>.parquet name each other. */
+		if (rewritten ? floe_fmt(other, sizeof(other), "%.*s.parquet", (int)(n - k), name)
+			      : floe_fmt(other, sizeof(other), "%.*s" FLOE_SPOOL_REID_SUFFIX,
+					 (int)(n - 8), name))
+			continue;
+		settle_file(sp, name, true, !rewritten);
+		settle_file(sp, other, false, rewritten);
+	}
+	floe_spool_entry_free(sp->alloc, e);
+	return floe_fs_fsync_dir(sp->dir);
 }
 
 int floe_spool_open(struct floe_alloc *a, const char *dir, const struct floe_part_spec *spec,
@@ -148,13 +215,16 @@ int floe_spool_open(struct floe_alloc *a, const char *dir, const struct floe_par
 		floe_free(a, sp);
 		return rc;
 	}
-	struct cleanup_ctx c = {sp, NULL, 0};
+	struct cleanup_ctx c = {sp, NULL, 0, NULL, 0, 0};
 	rc = floe_spool_list(sp, &c.seqs, &c.n);
 	if (rc == 0) {
 		sp->own.entries = c.n;
 		rc = floe_fs_list(sp->alloc, dir, cleanup_one, &c);
 	}
+	for (size_t i = 0; rc == 0 && i < c.nredo; i++)
+		rc = settle_rewrite(sp, c.redo[i]);
 	floe_free(a, c.seqs);
+	floe_free(a, c.redo);
 	if (rc) {
 		floe_free(a, sp);
 		return rc;
@@ -171,6 +241,7 @@ int floe_spool_share(struct floe_spool *sp, struct floe_alloc *a, struct floe_sp
 	*s = *sp;
 	s->alloc = a;
 	s->counts = sp->counts;
+	s->nprov = 0;
 	*out = s;
 	return 0;
 }
@@ -227,80 +298,6 @@ int floe_spool_list(struct floe_spool *sp, uint64_t **seqs, size_t *n)
 	*seqs = l.seqs;
 	*n = l.n;
 	return 0;
-}
-
-static int encode_entry(const struct floe_spool *sp, const struct floe_spool_entry *e, struct floe_buf *b)
-{
-	int rc = 0;
-	rc |= floe_buf_printf(b, "{\"version\":%d,\"seq\":%" PRIu64 ",\"created_us\":%" PRId64
-				 ",\"replaced_utf8\":%" PRIu64 ",\"positions\":\"",
-			      ENTRY_VERSION, e->seq, e->created_us, e->replaced_utf8);
-	rc |= floe_hex_put(b, e->positions, e->positions_len);
-	rc |= floe_buf_puts(b, "\",\"from\":\"");
-	rc |= floe_hex_put(b, e->from, e->from_len);
-	if (sp->spec.spec_id >= 0)
-		rc |= floe_buf_printf(b, "\",\"spec\":%d,\"files\":[", (int)sp->spec.spec_id);
-	else
-		rc |= floe_buf_puts(b, "\",\"files\":[");
-	for (size_t i = 0; i < e->nfiles && !rc; i++) {
-		const struct floe_spool_file *f = &e->files[i];
-		rc |= floe_buf_puts(b, i ? ",{\"name\":" : "{\"name\":");
-		rc |= floe_json_write_str(b, f->name, strlen(f->name));
-		rc |= floe_buf_printf(b, ",\"records\":%" PRId64 ",\"size\":%" PRId64 ",\"xxh64\":\"%016" PRIx64
-					 "\",\"partition\":[",
-				      f->records, f->size, f->xxh64);
-		for (size_t k = 0; k < sp->spec.n; k++) {
-			const struct floe_ice_part_value *v = &f->key.v[k];
-			if (k)
-				rc |= floe_buf_putc(b, ',');
-			if (v->is_null)
-				rc |= floe_buf_puts(b, "null");
-			else if (v->s)
-				rc |= floe_json_write_str(b, v->s, v->len);
-			else
-				rc |= floe_buf_printf(b, "%" PRId64, v->i);
-		}
-		rc |= floe_buf_puts(b, "],\"metrics\":[");
-		for (size_t k = 0; k < f->nmetrics; k++) {
-			const struct floe_ice_column_metrics *m = &f->metrics[k];
-			rc |= floe_buf_printf(b, "%s{\"id\":%d,\"size\":%" PRId64 ",\"values\":%" PRId64
-						 ",\"nulls\":%" PRId64,
-					      k ? "," : "", (int)m->field_id, m->column_size, m->value_count,
-					      m->null_count);
-			if (m->has_bounds) {
-				rc |= floe_buf_puts(b, ",\"lower\":\"");
-				rc |= floe_hex_put(b, m->lower, m->lower_len);
-				rc |= floe_buf_puts(b, "\",\"upper\":\"");
-				rc |= floe_hex_put(b, m->upper, m->upper_len);
-				rc |= floe_buf_putc(b, '"');
-			}
-			rc |= floe_buf_putc(b, '}');
-		}
-		rc |= floe_buf_puts(b, "],\"splits\":[");
-		for (size_t k = 0; k < f->nsplits; k++)
-			rc |= floe_buf_printf(b, "%s%" PRId64, k ? "," : "", f->splits[k]);
-		rc |= floe_buf_puts(b, "]}");
-	}
-	rc |= floe_buf_puts(b, "]}");
-	/* The buffer calls fail with distinct negative codes; any failure here means the
-	 * buffer could not grow. */
-	return rc ? FLOE_ENOMEM : 0;
-}
-
-uint64_t floe_spool_entry_rows(const struct floe_spool_entry *e)
-{
-	uint64_t n = 0;
-	for (size_t i = 0; i < e->nfiles; i++)
-		n += (uint64_t)e->files[i].records;
-	return n;
-}
-
-uint64_t floe_spool_entry_bytes(const struct floe_spool_entry *e)
-{
-	uint64_t n = 0;
-	for (size_t i = 0; i < e->nfiles; i++)
-		n += (uint64_t)e->files[i].size;
-	return n;
 }
 
 uint64_t floe_spool_bytes(const struct floe_spool *sp)
@@ -388,23 +385,34 @@ int floe_spool_verify(struct floe_spool *sp, const struct floe_spool_entry *e, s
 	return 0;
 }
 
-int floe_spool_write_entry(struct floe_spool *sp, const struct floe_spool_entry *e)
+/* Writes e's entry file (atomically: replacing one of the same seq), with the provisional
+ * columns pv[0..npv); *fresh (may be NULL): there was none of that seq before. */
+static int save_entry(struct floe_spool *sp, const struct floe_spool_entry *e,
+		      const struct floe_spool_prov *pv, size_t npv, bool *fresh)
 {
 	struct floe_buf b;
-	bool fresh = false;
 	floe_buf_init(&b, sp->alloc, ENTRY_MAX_BYTES);
-	int rc = encode_entry(sp, e, &b);
+	int rc = floe_spool_entry_encode(&sp->spec, e, pv, npv, &b);
 	if (rc == 0) {
 		char name[64], path[FLOE_PATH_MAX];
 		snprintf(name, sizeof(name), "%020" PRIu64 ".entry", e->seq);
 		rc = floe_spool_path(sp, name, path, sizeof(path));
-		/* An entry rewritten in place (its files rebuilt) is not one more. */
 		struct floe_fs_stat st;
-		fresh = rc == 0 && floe_fs_stat(path, &st) != 0;
+		if (rc == 0 && fresh)
+			*fresh = floe_fs_stat(path, &st) != 0;
 		if (rc == 0)
 			rc = floe_blobfile_save(path, b.data, b.len);
 	}
 	floe_buf_fini(&b);
+	return rc;
+}
+
+int floe_spool_write_entry(struct floe_spool *sp, const struct floe_spool_entry *e)
+{
+	/* An entry rewritten in place (its files rebuilt) is not one more. */
+	bool fresh = false;
+	int rc = e->nprov ? save_entry(sp, e, e->prov, e->nprov, &fresh)
+			  : save_entry(sp, e, sp->prov, sp->nprov, &fresh);
 	if (rc == 0) {
 		count_add(&sp->counts->bytes, floe_spool_entry_bytes(e));
 		if (fresh)
@@ -413,166 +421,42 @@ int floe_spool_write_entry(struct floe_spool *sp, const struct floe_spool_entry 
 	return rc;
 }
 
-/* The 16 hex digits of a version 2 file's "xxh64". */
-static int decode_xxh64(const struct floe_json *jf, uint64_t *out)
+int floe_spool_set_provisional(struct floe_spool *sp, const struct floe_spool_prov *cols, size_t n)
 {
-	const char *hex;
-	if (floe_json_get_str(jf, "xxh64", &hex) || strlen(hex) != 16)
-		return FLOE_ECORRUPT;
-	uint64_t v = 0;
-	for (size_t i = 0; i < 16; i++) {
-		int d = floe_hex_digit(hex[i]);
-		if (d < 0)
-			return FLOE_ECORRUPT;
-		v = v << 4 | (uint64_t)d;
-	}
-	*out = v;
+	if (n > FLOE_SPOOL_PROV_MAX)
+		return FLOE_ELIMIT;
+	if (n)
+		memcpy(sp->prov, cols, n * sizeof(*cols));
+	sp->nprov = n;
 	return 0;
 }
 
-static int decode_file(struct floe_alloc *a, const struct floe_json *jf, int64_t version,
-		       struct floe_spool_file *f)
+/* Whether e names a data file called name. */
+static bool names_file(const struct floe_spool_entry *e, const char *name)
 {
-	const char *name;
-	const struct floe_json *part = floe_json_get(jf, "partition");
-	const struct floe_json *metrics = floe_json_get(jf, "metrics");
-	const struct floe_json *splits = floe_json_get(jf, "splits");
-	if (floe_json_get_str(jf, "name", &name) || floe_json_get_int(jf, "records", &f->records) ||
-	    floe_json_get_int(jf, "size", &f->size) || !floe_json_is(part, FLOE_JSON_ARRAY) ||
-	    floe_json_len(part) > FLOE_PART_MAX ||
-	    !floe_json_is(metrics, FLOE_JSON_ARRAY) || !floe_json_is(splits, FLOE_JSON_ARRAY) ||
-	    strchr(name, '/') || f->size < 0)
-		return FLOE_ECORRUPT;
-	if (version >= 2) {
-		if (decode_xxh64(jf, &f->xxh64))
-			return FLOE_ECORRUPT;
-		f->has_xxh64 = true;
-	}
-	if (!(f->name = floe_strdup(a, name)))
-		return FLOE_ENOMEM;
-	f->nparts = floe_json_len(part);
-	for (size_t k = 0; k < f->nparts; k++) {
-		const struct floe_json *v = floe_json_at(part, k);
-		struct floe_ice_part_value *pv = &f->key.v[k];
-		memset(pv, 0, sizeof(*pv));
-		if (floe_json_is(v, FLOE_JSON_NULL)) {
-			pv->is_null = true;
-		} else if (floe_json_is(v, FLOE_JSON_STRING)) {
-			const char *s;
-			size_t len;
-			floe_json_str(v, &s, &len);
-			if (len >= FLOE_PART_STR_MAX)
-				return FLOE_ECORRUPT;
-			memcpy(f->key.str[k], s, len + 1);
-			pv->s = f->key.str[k];
-			pv->len = len;
-		} else if (floe_json_int(v, &pv->i) != 0) {
-			return FLOE_ECORRUPT;
-		}
-	}
-	f->nmetrics = floe_json_len(metrics);
-	f->metrics = floe_calloc(a, f->nmetrics ? f->nmetrics : 1, sizeof(*f->metrics));
-	f->nsplits = floe_json_len(splits);
-	f->splits = floe_calloc(a, f->nsplits ? f->nsplits : 1, sizeof(*f->splits));
-	if (!f->metrics || !f->splits)
-		return FLOE_ENOMEM;
-	for (size_t k = 0; k < f->nmetrics; k++) {
-		const struct floe_json *jm = floe_json_at(metrics, k);
-		struct floe_ice_column_metrics *m = &f->metrics[k];
-		int64_t id;
-		const char *lo, *hi;
-		if (floe_json_get_int(jm, "id", &id) || floe_json_get_int(jm, "size", &m->column_size) ||
-		    floe_json_get_int(jm, "values", &m->value_count) ||
-		    floe_json_get_int(jm, "nulls", &m->null_count))
-			return FLOE_ECORRUPT;
-		m->field_id = (int32_t)id;
-		if (floe_json_get_str(jm, "lower", &lo) == 0 && floe_json_get_str(jm, "upper", &hi) == 0) {
-			uint8_t *l, *u;
-			int rc = floe_hex_decode(a, lo, strlen(lo), &l, &m->lower_len);
-			if (rc)
-				return rc;
-			m->lower = l;
-			if ((rc = floe_hex_decode(a, hi, strlen(hi), &u, &m->upper_len)))
-				return rc;
-			m->upper = u;
-			m->has_bounds = true;
-		}
-	}
-	for (size_t k = 0; k < f->nsplits; k++)
-		if (floe_json_int(floe_json_at(splits, k), &f->splits[k]))
-			return FLOE_ECORRUPT;
-	return 0;
-}
-
-int floe_spool_entry_decode(struct floe_alloc *a, const struct floe_part_spec *spec, const char *text,
-			    size_t len, struct floe_spool_entry **out)
-{
-	struct floe_json_doc *doc = NULL;
-	struct floe_spool_entry *e = NULL;
-	/* The entry names its spec (a file's values are as many as its fields): the
-	 * commit reads them under that spec, whatever the spool's is now. */
-	(void)spec;
-	int rc = floe_json_parse(a, text, len, ENTRY_MAX_BYTES, &doc, NULL);
-	if (rc) {
-		rc = rc == FLOE_ENOMEM ? rc : FLOE_ECORRUPT;
-		goto out;
-	}
-	const struct floe_json *root = floe_json_root(doc);
-	const struct floe_json *files = floe_json_get(root, "files");
-	int64_t version, eseq, created, replaced;
-	const char *pos;
-	if (floe_json_get_int(root, "version", &version) || version < 1 || version > ENTRY_VERSION ||
-	    floe_json_get_int(root, "seq", &eseq) || eseq < 0 ||
-	    floe_json_get_int(root, "created_us", &created) ||
-	    floe_json_get_int(root, "replaced_utf8", &replaced) || replaced < 0 ||
-	    floe_json_get_str(root, "positions", &pos) || !floe_json_is(files, FLOE_JSON_ARRAY)) {
-		rc = FLOE_ECORRUPT;
-		goto out;
-	}
-	rc = FLOE_ENOMEM;
-	if (!(e = floe_calloc(a, 1, sizeof(*e))))
-		goto out;
-	e->seq = (uint64_t)eseq;
-	e->created_us = created;
-	int64_t spec_id = -1;
-	if (floe_json_get(root, "spec") && (floe_json_get_int(root, "spec", &spec_id) || spec_id < 0 ||
-					    spec_id > INT32_MAX)) {
-		rc = FLOE_ECORRUPT;
-		goto out;
-	}
-	e->spec_id = (int32_t)spec_id;
-	e->replaced_utf8 = (uint64_t)replaced;
-	if ((rc = floe_hex_decode(a, pos, strlen(pos), &e->positions, &e->positions_len))) {
-		rc = rc == FLOE_EPARSE ? FLOE_ECORRUPT : rc;
-		goto out;
-	}
-	if (version >= 2) {
-		const char *from;
-		rc = FLOE_ECORRUPT;
-		if (floe_json_get_str(root, "from", &from))
-			goto out;
-		if ((rc = floe_hex_decode(a, from, strlen(from), &e->from, &e->from_len))) {
-			rc = rc == FLOE_EPARSE ? FLOE_ECORRUPT : rc;
-			goto out;
-		}
-	}
-	rc = FLOE_ENOMEM;
-	size_t nfiles = floe_json_len(files);
-	if (!(e->files = floe_calloc(a, nfiles ? nfiles : 1, sizeof(*e->files))))
-		goto out;
-	e->nfiles = nfiles;
 	for (size_t i = 0; i < e->nfiles; i++)
-		if ((rc = decode_file(a, floe_json_at(files, i), version, &e->files[i])))
-			goto out;
-	rc = 0;
-out:
-	floe_json_doc_free(doc);
-	if (rc) {
-		floe_spool_entry_free(a, e);
+		if (strcmp(e->files[i].name, name) == 0)
+			return true;
+	return false;
+}
+
+int floe_spool_replace_entry(struct floe_spool *sp, const struct floe_spool_entry *old,
+			     const struct floe_spool_entry *now)
+{
+	int rc = save_entry(sp, now, now->prov, now->nprov, NULL);
+	if (rc)
 		return rc;
+	count_add(&sp->counts->bytes, floe_spool_entry_bytes(now));
+	count_sub(&sp->counts->bytes, floe_spool_entry_bytes(old));
+	/* Old files are debris from here on: one that cannot be removed now is left to
+	 * floe_spool_open. */
+	for (size_t i = 0; i < old->nfiles; i++) {
+		char path[FLOE_PATH_MAX];
+		if (!names_file(now, old->files[i].name) &&
+		    floe_spool_path(sp, old->files[i].name, path, sizeof(path)) == 0)
+			(void)floe_fs_unlink(path);
 	}
-	*out = e;
-	return 0;
+	return floe_fs_fsync_dir(sp->dir);
 }
 
 int floe_spool_load(struct floe_spool *sp, uint64_t seq, struct floe_spool_entry **out)
@@ -595,34 +479,6 @@ int floe_spool_load(struct floe_spool *sp, uint64_t seq, struct floe_spool_entry
 		rc = FLOE_ECORRUPT;
 	}
 	return rc;
-}
-
-void floe_spool_entry_fini(struct floe_alloc *a, struct floe_spool_entry *e)
-{
-	for (size_t i = 0; e->files && i < e->nfiles; i++) {
-		struct floe_spool_file *f = &e->files[i];
-		floe_free(a, f->name);
-		for (size_t k = 0; f->metrics && k < f->nmetrics; k++) {
-			floe_free(a, (void *)f->metrics[k].lower);
-			floe_free(a, (void *)f->metrics[k].upper);
-		}
-		floe_free(a, f->metrics);
-		floe_free(a, f->splits);
-	}
-	floe_free(a, e->files);
-	floe_free(a, e->positions);
-	floe_free(a, e->from);
-	e->files = NULL;
-	e->positions = NULL;
-	e->from = NULL;
-}
-
-void floe_spool_entry_free(struct floe_alloc *a, struct floe_spool_entry *e)
-{
-	if (!e)
-		return;
-	floe_spool_entry_fini(a, e);
-	floe_free(a, e);
 }
 
 int floe_spool_remove(struct floe_spool *sp, const struct floe_spool_entry *e)

@@ -2,6 +2,7 @@
 #include "agent/run/colplan.h"
 
 #include "agent/config/config.h"
+#include "agent/lake/spool.h"
 #include "agent/lake/table.h"
 #include "agent/schema/columns.h"
 #include "agent/state/blobfile.h"
@@ -9,10 +10,12 @@
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
 #include "formats/iceberg/schema.h"
+#include "formats/parquet/footer_ids.h"
 #include "platform/crash.h"
 #include "platform/log.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -254,6 +257,34 @@ static bool take_ids(const struct floe_colplan *plan, struct floe_colplan *want)
 	return true;
 }
 
+/* want's columns with ids while the table is away: a column of the saved plan (when
+ * there is one) under its id there, when its source and type still hold; every other one
+ * under a provisional id, above every id this agent knows (the built-in columns' and the
+ * saved plan's), in want's order, so that the same configuration gives the same ids at
+ * every start. The ids are the files' alone: the commit gives each file the table's ids
+ * before it goes in (floe_run_columns_reid_map), and they are never saved. */
+static void provisional(const struct floe_colplan *saved, struct floe_colplan *want)
+{
+	int32_t top = FLOE_LOG_LAST_COLUMN_ID;
+	for (size_t i = 0; saved && i < saved->n; i++)
+		top = saved->col[i].id > top ? saved->col[i].id : top;
+	want->provisional = false;
+	for (size_t i = 0; i < want->n; i++) {
+		struct floe_col *col = &want->col[i];
+		const struct floe_col *s = saved ? find(saved, col->name) : NULL;
+		if (s && strcmp(s->from, col->from) == 0 &&
+		    floe_ice_type_promotes(floe_col_type_name(col->type), floe_col_type_name(s->type))) {
+			col->id = s->id;
+			col->type = s->type;
+			continue;
+		}
+		col->id = ++top;
+		col->provisional = true;
+		want->provisional = true;
+	}
+	want->planned = true;
+}
+
 int floe_run_columns_start(const struct floe_config *cfg, size_t k, const char *state_dir,
 			   const struct floe_ice_meta *m, struct floe_table *t, const char *table,
 			   bool spooled, struct floe_colplan *out, struct floe_colplan *commit,
@@ -307,12 +338,110 @@ int floe_run_columns_start(const struct floe_config *cfg, size_t k, const char *
 		commit->message_unparsed = want.message_unparsed;
 		return 0;
 	}
-	if (want.n)
-		floe_warn("columns: table %s is away and this state_dir has no plan of these "
-			  "columns: their fields stay in attrs (as text) until the table is "
-			  "reached",
-			  table);
-	*out = want;
+	/* The commits' plan waits for the table; the writers' takes provisional ids. */
 	*commit = want;
+	if (want.n) {
+		provisional(has_saved ? &saved : NULL, &want);
+		floe_warn("columns: table %s is away and this state_dir has no plan of these "
+			  "columns: their files carry provisional field ids, which the table's "
+			  "replace before they are committed",
+			  table);
+	}
+	*out = want;
+	return 0;
+}
+
+int floe_run_columns_mark(const struct floe_colplan *p, struct floe_spool *sp)
+{
+	struct floe_spool_prov pv[FLOE_SPOOL_PROV_MAX];
+	size_t n = 0;
+	for (size_t i = 0; p->provisional && i < p->n && n < FLOE_SPOOL_PROV_MAX; i++) {
+		const struct floe_col *col = &p->col[i];
+		if (!col->provisional)
+			continue;
+		memset(&pv[n], 0, sizeof(pv[n]));
+		snprintf(pv[n].name, sizeof(pv[n].name), "%s", col->name);
+		snprintf(pv[n].type, sizeof(pv[n].type), "%s", floe_col_type_name(col->type));
+		pv[n++].id = col->id;
+	}
+	return floe_spool_set_provisional(sp, pv, n);
+}
+
+/* The table's type of column pv, from the commits' plan or else (a column it cannot
+ * plan) the table's schema itself, for the message. */
+static int conflict(const struct floe_colplan *learnt, const struct floe_ice_meta *m,
+		    const char *table, uint64_t seq, const struct floe_spool_prov *pv,
+		    struct floe_err *err)
+{
+	struct floe_colplan one = {0};
+	struct floe_err e = {0};
+	int t = floe_col_type_parse(pv->type, strlen(pv->type));
+	int rc = t < 0 ? FLOE_ECORRUPT : floe_colplan_add(&one, pv->name, (enum floe_col_type)t, NULL, NULL);
+	if (rc == 0 && m && (rc = floe_colplan_learn(&one, m, &e)) != 0)
+		return floe_err_set(err, FLOE_ESCHEMA,
+				    "table %s: spool entry %" PRIu64 " holds column '%s' as %s under "
+				    "a provisional id, and the table cannot take it: %s; the entry "
+				    "stays in the spool",
+				    table, seq, pv->name, pv->type, floe_err_text(&e, rc));
+	(void)learnt;
+	return floe_err_set(err, FLOE_ESCHEMA,
+			    "table %s: spool entry %" PRIu64 " holds column '%s' (%s) under a "
+			    "provisional id, and the table's columns as planned do not have it; "
+			    "the entry stays in the spool",
+			    table, seq, pv->name, pv->type);
+}
+
+int floe_run_columns_extend(const char *state_dir, const char *tname, struct floe_table *t,
+			    const char *table, const struct floe_spool_entry *e,
+			    struct floe_colplan *learnt, struct floe_err *err)
+{
+	struct floe_colplan all = *learnt;
+	struct floe_err why = {0};
+	bool more = false;
+	int rc = 0;
+	for (size_t i = 0; learnt->planned && i < e->nprov && rc == 0; i++) {
+		const struct floe_spool_prov *pv = &e->prov[i];
+		int type = floe_col_type_parse(pv->type, strlen(pv->type));
+		if (find(learnt, pv->name) || renames(learnt, pv->name) || type < 0)
+			continue; /* mapped, or refused, by floe_run_columns_reid_map */
+		rc = floe_colplan_add(&all, pv->name, (enum floe_col_type)type, NULL, NULL);
+		more = true;
+	}
+	if (!more || rc)
+		return rc ? floe_err_set(err, rc, "table %s: with the columns of spool entry %" PRIu64
+					 ", more than %d typed columns",
+					 table, e->seq, FLOE_COLS_MAX)
+			  : 0;
+	/* The columns the table has keep their ids (reserved there already): the new ones
+	 * get theirs, and the table reserves them before a file carries them. */
+	if ((rc = floe_colplan_learn(&all, floe_table_meta(t), &why)) ||
+	    (rc = same_ids(learnt, &all, table, err)) ||
+	    (rc = floe_table_reserve_columns(t, &all, &why)) ||
+	    (rc = same_ids(learnt, &all, table, err)))
+		return why.msg[0] ? floe_err_set(err, rc, "table %s: %s", table, floe_err_text(&why, rc))
+				  : rc;
+	all.message_unparsed = learnt->message_unparsed;
+	save(state_dir, tname, &all);
+	*learnt = all;
+	return 0;
+}
+
+int floe_run_columns_reid_map(const struct floe_colplan *learnt, const struct floe_ice_meta *m,
+			      const char *table, const struct floe_spool_entry *e,
+			      struct floe_pq_reid *map, size_t *n, struct floe_err *err)
+{
+	*n = 0;
+	for (size_t i = 0; i < e->nprov; i++) {
+		const struct floe_spool_prov *pv = &e->prov[i];
+		const struct floe_col *col =
+		    learnt->planned && !learnt->provisional ? find(learnt, pv->name) : NULL;
+		/* A column renamed since keeps its field: the files read under the new name. */
+		for (size_t k = 0; !col && learnt->planned && k < learnt->n; k++)
+			if (strcmp(learnt->col[k].renamed_from, pv->name) == 0)
+				col = &learnt->col[k];
+		if (!col || !floe_ice_type_promotes(pv->type, floe_col_type_name(col->type)))
+			return conflict(learnt, m, table, e->seq, pv, err);
+		map[(*n)++] = (struct floe_pq_reid){pv->id, col->id, 0};
+	}
 	return 0;
 }

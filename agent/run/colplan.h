@@ -13,6 +13,9 @@ struct floe_colplan;
 struct floe_config;
 struct floe_err;
 struct floe_ice_meta;
+struct floe_pq_reid;
+struct floe_spool_entry;
+struct floe_spool;
 struct floe_table;
 
 /* The columns cfg asks of raw table k (floe_config_table_at's index; unplanned: no ids):
@@ -41,5 +44,27 @@ int floe_run_columns_start(const struct floe_config *cfg, size_t k, const char *
 			   const struct floe_ice_meta *m, struct floe_table *t, const char *table,
 			   bool spooled, struct floe_colplan *out, struct floe_colplan *commit,
 			   struct floe_err *err);
+
+/* Marks the entries sealed into sp from now on with the columns of plan p (the writers')
+ * whose ids are provisional (none: no mark), from the seal at which the batch takes p. */
+int floe_run_columns_mark(const struct floe_colplan *p, struct floe_spool *sp);
+/* The commits' plan learnt (planned from table t, the committer's; saved in state_dir,
+ * tname NULL for logs) with the provisional columns of entry e that it lacks (written
+ * under an earlier configuration while the table was away): each gets the id the table
+ * gives it, reserved in the table before the entry's files carry it, and the plan is
+ * saved, so that the files reach the table and the column stays in it (optional, as a
+ * removed column does). 0 with nothing to add or learnt unplanned; FLOE_ESCHEMA (err
+ * says why) when a column cannot live with the table's; other errors of the table. */
+int floe_run_columns_extend(const char *state_dir, const char *tname, struct floe_table *t,
+			    const char *table, const struct floe_spool_entry *e,
+			    struct floe_colplan *learnt, struct floe_err *err);
+/* The ids that entry e's provisional columns get in the table: for each, by name, the id
+ * of the commits' plan learnt (planned from the table, not provisional), into map (as
+ * many as e->nprov) and *n. FLOE_ESCHEMA (err names the table, the column and both
+ * types, from the table's schema m when the plan lacks the column) when a column is
+ * missing from the plan or its type cannot be read as the table's: the entry stays. */
+int floe_run_columns_reid_map(const struct floe_colplan *learnt, const struct floe_ice_meta *m,
+			      const char *table, const struct floe_spool_entry *e,
+			      struct floe_pq_reid *map, size_t *n, struct floe_err *err);
 
 #endif

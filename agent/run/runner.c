@@ -18,6 +18,7 @@
 #include "agent/pipeline/route.h"
 #include "formats/base/buf.h"
 #include "formats/iceberg/metadata.h"
+#include "formats/parquet/footer_ids.h"
 #include "platform/fs.h"
 #include "platform/log.h"
 #include "platform/loop.h"
@@ -118,8 +119,9 @@ int floe_runner_open_table(struct floe_runner *r, size_t k, bool later, struct f
 
 /* A table the start could not reach gives the typed columns their ids at the
  * committer's first contact: the plan is learnt and saved as at a start, the table's
- * commits evolve with it from now on, and the report hands it to the main thread, whose
- * batch takes it at a seal. Without a plan the fields stay in attrs, as before. */
+ * commits evolve with it from now on (the files spooled under provisional ids get its
+ * ids before their commit, reid_entry), and the report hands it to the main thread,
+ * whose batch takes it at a seal. */
 static void learn_columns(struct floe_runner *r, size_t k, struct floe_table *t)
 {
 	FLOE_OWNER(FLOE_ROLE_COMMITTER);
@@ -132,7 +134,11 @@ static void learn_columns(struct floe_runner *r, size_t k, struct floe_table *t)
 	int rc = floe_run_columns_start(r->set.cfg, k, r->set.state_dir, floe_table_meta(t), t,
 					floe_table_location(t), true, &p, &all, &e);
 	if (rc) {
-		floe_error("columns: %s; their fields stay in attrs", floe_err_text(&e, rc));
+		/* The start had no plan of these columns (else com_cols would be planned): the
+		 * writers' ids are provisional, and their entries wait. */
+		floe_error("columns: %s; the files written under provisional ids wait in the "
+			   "spool",
+			   floe_err_text(&e, rc));
 		return;
 	}
 	rt->com_cols = all;
@@ -150,6 +156,36 @@ static int open_later(void *ctx, struct floe_table **out, struct floe_err *err)
 	int rc = floe_runner_open_table(r, k, true, out, err);
 	if (rc == 0)
 		learn_columns(r, k, *out);
+	return rc;
+}
+
+/* An entry written while the table was away carries provisional ids: on the committer
+ * thread, before it is committed, its files get the ids the commits' plan has learnt
+ * from the table (at the first contact or the start). */
+static int reid_entry(void *ctx, struct floe_spool *sp, const struct floe_spool_entry *e,
+		      struct floe_err *err)
+{
+	FLOE_OWNER(FLOE_ROLE_COMMITTER);
+	struct run_table *rt = ctx;
+	struct floe_runner *r = rt->opener;
+	struct floe_table *t = floe_output_table(rt->out);
+	struct floe_pq_reid map[FLOE_SPOOL_PROV_MAX];
+	size_t n = 0;
+	int64_t t0 = floe_run_mono_us(r);
+	const char *where = t ? floe_table_location(t) : rt->cfg->name;
+	int rc = t ? floe_run_columns_extend(r->set.state_dir, rt == r->raw ? NULL : rt->cfg->name, t,
+					     where, e, &rt->com_cols, err)
+		   : 0;
+	if (rc == 0)
+		rc = floe_run_columns_reid_map(&rt->com_cols, t ? floe_table_meta(t) : NULL, where, e,
+					       map, &n, err);
+	if (rc == 0)
+		rc = floe_spool_reid(sp, e, map, n, err);
+	if (rc == 0)
+		floe_info("columns: spool entry %" PRIu64 " of %s (%zu files, %" PRIu64 " bytes) now "
+			  "has the table's field ids, in %.1f ms",
+			  e->seq, rt->what, e->nfiles, floe_spool_entry_bytes(e),
+			  (double)(floe_run_mono_us(r) - t0) / 1e3);
 	return rc;
 }
 
@@ -223,6 +259,7 @@ static int open_raw(struct floe_runner *r, size_t k, struct floe_err *err)
 	    .rebuildable = true,
 	    .open = open_later,
 	    .open_ctx = rt,
+	    .reid = reid_entry,
 	};
 	rc = floe_spool_open(r->alloc, rt->spool_dir, &rt->spec, &rt->spool);
 	oo.spool = rt->spool;
@@ -358,6 +395,8 @@ static int open_batch(struct floe_runner *r, struct floe_err *err)
 			rt->opt.ncols = rt->npqcols;
 		}
 		rc = floe_batch_new(r->alloc, &rt->spec, &rt->opt, rt->spool, &rt->batch);
+		if (rc == 0)
+			rc = floe_run_columns_mark(&rt->cols, rt->spool);
 	}
 	if (rc)
 		return floe_err_set(err, rc, "cannot allocate the batch: %s", floe_strerror(rc));

@@ -3,6 +3,7 @@
  * the spool limit and its policies, and the metrics file. The main thread never waits on
  * the committer here unless asked to (the start and end of --once, a stop). */
 #include "agent/run/runner_impl.h"
+#include "agent/run/colplan.h"
 #include "agent/run/counters.h"
 
 #include "agent/config/config.h"
@@ -144,6 +145,8 @@ static void take_columns_of(struct floe_runner *r, size_t k)
 		return; /* rows came first: the next seal */
 	rt->cols = rt->cols_next;
 	rt->cols_pending = false;
+	/* Entries sealed from here on have the table's ids: no provisional mark. */
+	(void)floe_run_columns_mark(&rt->cols, rt->spool);
 	/* The writers borrow the names: from the plan that stays. */
 	floe_colplan_pq_columns(&rt->cols, rt->pqcols, &rt->npqcols);
 	(void)floe_batch_set_columns(rt->batch, rt->pqcols, rt->npqcols);

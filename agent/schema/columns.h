@@ -33,11 +33,15 @@ struct floe_col {
 	char renamed_from[FLOE_COL_NAME_MAX + 1]; /* "" when none */
 	enum floe_col_type type;		  /* the type written (the table's, when wider) */
 	int32_t id;				  /* the field id; 0 until planned */
+	/* The id was chosen here while the table was away (run/colplan.c): files carry
+	 * it until the commit gives them the table's; never saved, never committed. */
+	bool provisional;
 };
 
 struct floe_colplan {
 	size_t n;
-	bool planned; /* every column's id (and type) is the table's */
+	bool planned; /* every column has an id: the table's, or a provisional one */
+	bool provisional; /* some column's id is provisional (floe_col.provisional) */
 	/* The message column is null for the lines a parser took apart (tables.logs.message:
 	 * unparsed): the writers make it optional and the commit relaxes the table's field.
 	 * Not part of the saved plan (the configuration says it). */

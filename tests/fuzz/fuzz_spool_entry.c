@@ -20,6 +20,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (size_t i = 0; i < e->nfiles; i++)
 			if (!e->files[i].name || e->files[i].nmetrics > size)
 				abort();
+		/* Provisional columns (version 3): bounded, each named, with an id. */
+		if (e->nprov > FLOE_SPOOL_PROV_MAX)
+			abort();
+		for (size_t i = 0; i < e->nprov; i++)
+			if (!e->prov[i].name[0] || !e->prov[i].type[0] || e->prov[i].id <= 0)
+				abort();
 		floe_spool_entry_free(&a, e);
 	}
 	if (a.used != 0)

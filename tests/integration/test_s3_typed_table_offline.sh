@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Typed columns of a table other than logs, learnt at the committer's first contact: the
 # agent's first start finds the store away, so the access table's plan cannot be learnt;
-# its lines wait in the spool with their fields in attrs, the table is reached, the plan
-# is learnt and saved beside the table's spool, and the lines read after it are written
-# with the typed column under the table's field id. The store is the in-memory stub
+# its lines wait in the spool typed under a provisional field id, the table is reached,
+# the plan is learnt and saved beside the table's spool, the spooled files get the
+# table's id before they are committed, and the lines read after it are written under it. The store is the in-memory stub
 # (s3_stub.py), holding every request while it is "away".
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/s3lib.sh"
@@ -33,6 +33,8 @@ pid=$!
 PIDS+=("$pid")
 check "the agent starts without the store" wait_for 60 grep -q 'starting without it' "$d/err"
 check "no plan saved for access yet" test ! -e "$d/state/tables/access/columns"
+check "the spooled entry lists its provisional column" \
+	wait_for 60 bash -c "grep -l '\"provisional\":\[{\"name\":\"status\",\"id\":15,\"type\":\"int\"}' '$d'/state/tables/access/*.entry"
 : >"$d/stub/ctl"
 check "the access table is reached and its plan learnt" \
 	wait_for 120 grep -q 'columns: table access was reached' "$d/err"
@@ -49,7 +51,7 @@ duck "select message, status, attrs['status'] from read_parquet([$list], schema 
 	11: {name: 'message', type: 'VARCHAR', default_value: NULL},
 	12: {name: 'attrs', type: 'MAP(VARCHAR, VARCHAR)', default_value: NULL},
 	$id: {name: 'status', type: 'INTEGER', default_value: NULL}}) order by message" >"$d/rows"
-check "the spooled line kept status in attrs, the later one is typed under the table's id" \
-	diff - "$d/rows" <<<'["one",null,"200"]
+check "both lines are typed under the table's id, the spooled one too" \
+	diff - "$d/rows" <<<'["one",200,null]
 ["two",404,null]'
 finish

@@ -1,8 +1,9 @@
 /* Unit tests for agent/run/colplan: the columns a configuration asks for (its list, or
  * the built-in parsers' own), and the plan of a start: learnt from the table and saved,
- * the saved one taken while the table is away (only for the same columns), and a spool
- * written under the saved plan refused when the table now gives a column another id,
- * and the columns of spooled files kept in the commits' plan. */
+ * the saved one taken while the table is away (only for the same columns), provisional
+ * ids for the columns no saved plan holds, a spool written under the saved plan refused
+ * when the table now gives a column another id, the columns of spooled files kept in
+ * the commits' plan, and the map from a spooled entry's provisional ids to the table's. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,11 +15,13 @@
 #include <string.h>
 
 #include "agent/config/config.h"
+#include "agent/lake/spool.h"
 #include "agent/run/colplan.h"
 #include "agent/schema/columns.h"
 #include "agent/schema/record.h"
 #include "formats/base/error.h"
 #include "formats/iceberg/metadata.h"
+#include "formats/parquet/footer_ids.h"
 
 #include "logs_meta.h"
 
@@ -137,11 +140,19 @@ static void test_start(void **state)
 	struct floe_config *c =
 	    config("inputs:\n  - { type: tail, paths: [/x/*.log], parser: apache_combined }\n");
 	struct floe_colplan p, all;
-	/* First start offline, no saved plan: the columns are unplanned. */
+	/* First start offline, no saved plan: the writers' columns take provisional ids above
+	 * the built-in ones, in order; the commits' plan waits for the table. */
 	assert_int_equal(floe_run_columns_start(c, 0, dir, NULL, NULL, "t", false, &p, &all, NULL),
 			 0);
 	assert_int_equal(p.n, 9);
-	assert_false(p.planned);
+	assert_true(p.planned);
+	assert_true(p.provisional);
+	for (size_t i = 0; i < p.n; i++) {
+		assert_true(p.col[i].provisional);
+		assert_int_equal(p.col[i].id, 15 + (int)i);
+	}
+	assert_false(all.planned);
+	assert_false(all.provisional);
 	/* A start that reaches the table learns the ids and saves them. */
 	struct floe_ice_meta *m = logs_meta(NULL, 0);
 	assert_int_equal(floe_run_columns_start(c, 0, dir, m, NULL, "t", false, &p, &all, NULL), 0);
@@ -154,13 +165,21 @@ static void test_start(void **state)
 			 0);
 	assert_true(q.planned);
 	assert_int_equal(q.col[1].id, 16);
-	/* Offline with another list: unplanned, not the saved ids. */
+	assert_false(q.provisional);
+	/* Offline with another list: a column of the saved plan keeps its id there, a new
+	 * one takes a provisional id above every saved one (status, bytes and the seven
+	 * strings took 15 to 23). */
 	struct floe_config *c2 = config(
 	    "inputs:\n  - { type: tail, paths: [/x/*.log], parser: apache_combined }\n"
 	    "tables: {logs: {columns: [{name: status, type: int}, {name: took, type: double}]}}\n");
 	assert_int_equal(floe_run_columns_start(c2, 0, dir, NULL, NULL, "t", true, &q, &all, NULL),
 			 0);
-	assert_false(q.planned);
+	assert_true(q.planned);
+	assert_true(q.provisional);
+	assert_false(q.col[0].provisional);
+	assert_int_equal(q.col[0].id, 15);
+	assert_true(q.col[1].provisional);
+	assert_int_equal(q.col[1].id, 24);
 	/* Files spooled under the saved plan, and another writer took id 15: refused. */
 	struct floe_ice_field other = {15, "other", "string", false, 0, 0, NULL, NULL, false};
 	m = logs_meta(&other, 1);
@@ -232,6 +251,49 @@ static void test_spooled_columns(void **state)
 	remove_dir(dir);
 }
 
+/* A spooled entry's provisional ids map by name to the table's, whatever their order;
+ * a type the table's cannot read, or a column the plan lacks, is refused by name. */
+static void test_reid_map(void **state)
+{
+	(void)state;
+	struct floe_colplan learnt = {0};
+	assert_int_equal(floe_colplan_add(&learnt, "status", FLOE_COL_INT, NULL, NULL), 0);
+	assert_int_equal(floe_colplan_add(&learnt, "bytes", FLOE_COL_LONG, NULL, NULL), 0);
+	struct floe_ice_field bytes = {15, "bytes", "long", false, 0, 0, NULL, NULL, false};
+	struct floe_ice_meta *m = logs_meta(&bytes, 1);
+	assert_int_equal(floe_colplan_learn(&learnt, m, NULL), 0);
+	assert_int_equal(learnt.col[0].id, 16);
+	struct floe_spool_prov prov[] = {{"status", "int", 15}, {"bytes", "int", 16}};
+	struct floe_spool_entry e = {.seq = 4, .prov = prov, .nprov = 2};
+	struct floe_pq_reid map[2];
+	size_t n = 0;
+	struct floe_err err = {0};
+	assert_int_equal(floe_run_columns_reid_map(&learnt, m, "t", &e, map, &n, &err), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(map[0].from, 15);
+	assert_int_equal(map[0].to, 16);
+	assert_int_equal(map[1].from, 16); /* an int file under a long column: a promotion */
+	assert_int_equal(map[1].to, 15);
+	struct floe_spool_prov bad[] = {{"bytes", "string", 15}};
+	e.prov = bad;
+	e.nprov = 1;
+	assert_int_equal(floe_run_columns_reid_map(&learnt, m, "t", &e, map, &n, &err), FLOE_ESCHEMA);
+	assert_non_null(strstr(err.msg, "table t"));
+	assert_non_null(strstr(err.msg, "'bytes'"));
+	assert_non_null(strstr(err.msg, "long"));
+	assert_non_null(strstr(err.msg, "string"));
+	struct floe_spool_prov gone[] = {{"nope", "int", 17}};
+	e.prov = gone;
+	assert_int_equal(floe_run_columns_reid_map(&learnt, m, "t", &e, map, &n, &err), FLOE_ESCHEMA);
+	assert_non_null(strstr(err.msg, "'nope'"));
+	/* Not learnt yet (the first contact refused): nothing maps. */
+	learnt.planned = false;
+	e.prov = prov;
+	e.nprov = 2;
+	assert_int_equal(floe_run_columns_reid_map(&learnt, m, "t", &e, map, &n, &err), FLOE_ESCHEMA);
+	floe_ice_meta_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -239,6 +301,7 @@ int main(void)
 	    cmocka_unit_test(test_per_table),
 	    cmocka_unit_test(test_start),
 	    cmocka_unit_test(test_spooled_columns),
+	    cmocka_unit_test(test_reid_map),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
