@@ -19,9 +19,10 @@
 
 /* ---- fields of a record ----------------------------------------------------------------- */
 
-/* A field's value: a string (s, len) or an integer (isint, i). */
+/* A field's value: a string (s, len) or an integer (i). */
 static bool str_of(struct floe_str v, struct agg_fval *out)
 {
+	out->kind = AGG_F_TEXT;
 	out->s = v.p;
 	out->len = v.len;
 	return v.p != NULL;
@@ -29,7 +30,7 @@ static bool str_of(struct floe_str v, struct agg_fval *out)
 
 static bool int_of(bool has, int64_t v, struct agg_fval *out)
 {
-	out->isint = true;
+	out->kind = AGG_F_INT;
 	out->i = v;
 	out->s = NULL; /* its text is made when asked for (fval_text) */
 	return has;
@@ -39,42 +40,52 @@ static bool int_of(bool has, int64_t v, struct agg_fval *out)
 static const char digits2[] = "0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849"
 			      "5051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
 
-/* The decimal text of v into out (at least 21 bytes); returns its length. As printf's
- * "%lld", without its cost on the per-event path (distinct hashes an integer's text, so
- * that its sketch is the one its text made before the column was typed): two digits a
- * division. */
-static size_t int_text(int64_t v, char *out)
+/* The number of decimal digits of u. */
+static inline size_t int_digits(uint64_t u)
 {
-	char tmp[24];
-	size_t n = sizeof(tmp);
+	size_t n = 1;
+	for (; u >= 10000; u /= 10000)
+		n += 4;
+	return n + (u >= 10) + (u >= 100) + (u >= 1000);
+}
+
+/* The decimal text of v into out (at least 20 bytes); returns its length. As printf's
+ * "%lld", without its cost on the per-event path (distinct hashes an integer's text, so
+ * that its sketch is the one its text made before the column was typed): its length
+ * first, then two digits a division, from the end, in place. */
+static inline size_t int_text(int64_t v, char *out)
+{
 	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+	size_t n = (v < 0) + int_digits(u);
+	char *p = out + n;
 	for (; u >= 100; u /= 100) {
-		n -= 2;
-		memcpy(tmp + n, digits2 + 2 * (u % 100), 2);
+		p -= 2;
+		memcpy(p, digits2 + 2 * (u % 100), 2);
 	}
-	if (u >= 10) {
-		n -= 2;
-		memcpy(tmp + n, digits2 + 2 * u, 2);
-	} else {
-		tmp[--n] = (char)('0' + u);
-	}
+	if (u >= 10)
+		memcpy(p - 2, digits2 + 2 * u, 2);
+	else
+		p[-1] = (char)('0' + u);
 	if (v < 0)
-		tmp[--n] = '-';
-	memcpy(out, tmp + n, sizeof(tmp) - n);
-	return sizeof(tmp) - n;
+		out[0] = '-';
+	return n;
+}
+
+static void dbl_text(struct agg_fval *v)
+{
+	int n = snprintf(v->num, sizeof(v->num), "%.17g", v->d);
+	v->len = n > 0 ? (size_t)n : 0;
 }
 
 /* Makes v's text when it is a typed value's and not made yet. */
-static void fval_text(struct agg_fval *v)
+static inline void fval_text(struct agg_fval *v)
 {
 	if (v->s)
 		return;
-	if (v->isint) {
+	if (v->kind == AGG_F_INT)
 		v->len = int_text(v->i, v->num);
-	} else {
-		int n = snprintf(v->num, sizeof(v->num), "%.17g", v->d);
-		v->len = n > 0 ? (size_t)n : 0;
-	}
+	else
+		dbl_text(v);
 	v->s = v->num;
 }
 
@@ -91,13 +102,15 @@ static bool col_takes(const struct floe_col *c, const struct floe_field_ref *ref
 	return true;
 }
 
-/* The column of plan p that takes field f's values (-1: none). */
-static int32_t col_of(const struct floe_colplan *p, const struct agg_field *f)
+/* Sets f->col to the column of plan p that takes field f's values (-1: none). */
+static void col_of(const struct floe_colplan *p, struct agg_field *f)
 {
-	for (size_t k = 0; f->ref.src == FLOE_FIELD_ATTR && k < p->n; k++)
+	f->col = -1;
+	for (size_t k = 0; f->ref.src == FLOE_FIELD_ATTR && k < p->n && f->col < 0; k++)
 		if (col_takes(&p->col[k], &f->ref))
-			return (int32_t)k;
-	return -1;
+			f->col = (int32_t)k;
+	f->type_at = offsetof(struct floe_colplan, col) + offsetof(struct floe_col, type) +
+		     (f->col < 0 ? 0 : (size_t)f->col * sizeof(struct floe_col));
 }
 
 /* Resolves the column of every field g reads in plan p, the plan of the record being
@@ -107,10 +120,10 @@ static int32_t col_of(const struct floe_colplan *p, const struct agg_field *f)
 static void resolve(struct floe_aggregator *g, const struct floe_colplan *p)
 {
 	for (size_t i = 0; i < g->cfg->ngroup_by; i++)
-		g->keys[i].col = col_of(p, &g->keys[i]);
-	g->where.col = col_of(p, &g->where);
+		col_of(p, &g->keys[i]);
+	col_of(p, &g->where);
 	for (size_t i = 0; i < g->cfg->nmetrics; i++)
-		g->metrics[i].f.col = g->metrics[i].has_field ? col_of(p, &g->metrics[i].f) : -1;
+		col_of(p, &g->metrics[i].f); /* col -1 for count without a field */
 	g->plan_sig = p->from_sig;
 }
 
@@ -139,20 +152,25 @@ static inline int typed_of(const struct floe_record *r, const struct agg_field *
 	const struct floe_pq_value *v = &r->typed[k];
 	if (v->is_null)
 		return 0;
-	switch (r->typed_plan->col[k].type) {
+	enum floe_col_type t;
+	memcpy(&t, (const char *)r->typed_plan + f->type_at, sizeof(t));
+	switch (t) {
 	case FLOE_COL_INT:
 	case FLOE_COL_LONG:
 	case FLOE_COL_TIMESTAMPTZ: /* µs since the epoch: one instant, one key */
-		return int_of(true, v->i, out);
+		out->kind = AGG_F_INT;
+		out->i = v->i;
+		out->s = NULL; /* its text is made when asked for (fval_text) */
+		return 1;
 	case FLOE_COL_FLOAT:
 	case FLOE_COL_DOUBLE:
-		out->isdbl = true;
+		out->kind = AGG_F_DBL;
 		out->d = v->d;
 		out->s = NULL;
 		return 1;
 	case FLOE_COL_BOOLEAN:
 	case FLOE_COL_DATE:
-		return typed_text(r->typed_plan->col[k].type, v, out);
+		return typed_text(t, v, out);
 	default:
 		return str_of((struct floe_str){v->s ? v->s : "", v->len}, out);
 	}
@@ -174,27 +192,20 @@ static bool attr_of(const struct floe_record *r, struct agg_field *f, struct agg
 			return false;
 		f->attr = i;
 	}
+	out->kind = AGG_F_TEXT;
 	out->s = r->attr_vals[i];
 	out->len = out->s ? r->attr_val_lens[i] : 0;
 	return out->s != NULL;
 }
 
-/* Reads field f of r into out; false when the record has no value there. A field a
- * configured typed column takes is read from the record's typed values, and from its
- * text only when the record has no typed value for it (a value that did not convert
- * keeps its text in attrs; a record read before the columns were learnt has text only);
- * any other attribute is read from its text, and from a typed column of the record's
- * when it has no such attribute. */
-static inline bool field_get(const struct floe_record *r, struct agg_field *f,
-			     struct agg_fval *out)
+/* field_get past a typed column's value: a typed field's text, a record's built-in field,
+ * or an attribute's text (then a typed column's value). Out of line: typed input comes
+ * here for nulls only. */
+static bool __attribute__((noinline))
+field_other(const struct floe_record *r, struct agg_field *f, struct agg_fval *out)
 {
-	out->isint = out->isdbl = false;
-	if (f->typed) { /* an attribute: the typed value first */
-		if (typed_of(r, f, out) > 0)
-			return true;
-		out->isint = out->isdbl = false;
+	if (f->typed)
 		return attr_of(r, f, out);
-	}
 	switch (f->ref.src) {
 	case FLOE_FIELD_HOST:
 		return str_of(r->host, out);
@@ -220,6 +231,20 @@ static inline bool field_get(const struct floe_record *r, struct agg_field *f,
 	if (attr_of(r, f, out))
 		return true;
 	return typed_of(r, f, out) > 0;
+}
+
+/* Reads field f of r into out; false when the record has no value there. A field a
+ * configured typed column takes is read from the record's typed values, and from its
+ * text only when the record has no typed value for it (a value that did not convert
+ * keeps its text in attrs; a record read before the columns were learnt has text only);
+ * any other attribute is read from its text, and from a typed column of the record's
+ * when it has no such attribute. */
+static inline bool field_get(const struct floe_record *r, struct agg_field *f,
+			     struct agg_fval *out)
+{
+	if (f->typed && typed_of(r, f, out) > 0)
+		return true;
+	return field_other(r, f, out);
 }
 
 /* Exact powers of ten as doubles (10^22 is the largest a double holds exactly). */
@@ -261,9 +286,9 @@ static int fast_decimal(const char *s, size_t n, double *out)
  * decimal (strtod's syntax less hex, inf and nan). */
 static bool number_of(const struct agg_fval *v, double *out)
 {
-	if (v->isint || v->isdbl) {
-		*out = v->isint ? (double)v->i : v->d;
-		return v->isint || isfinite(v->d);
+	if (v->kind != AGG_F_TEXT) {
+		*out = v->kind == AGG_F_INT ? (double)v->i : v->d;
+		return v->kind == AGG_F_INT || isfinite(v->d);
 	}
 	if (fast_decimal(v->s, v->len, out) > 0)
 		return true;
@@ -309,11 +334,11 @@ static bool where_keeps(struct floe_aggregator *g, const struct floe_record *r)
 static bool key_int(struct floe_aggregator *g, size_t i, struct agg_fval *v)
 {
 	bool is32 = g->key_type[i] == FLOE_AGGCOL_INT;
-	if (v->isdbl) {
+	if (v->kind == AGG_F_DBL) {
 		g->stats.unparsable++;
 		return false;
 	}
-	if (!v->isint) {
+	if (v->kind == AGG_F_TEXT) {
 		struct floe_pq_value x;
 		enum floe_conv c =
 		    floe_convert(is32 ? FLOE_COL_INT : FLOE_COL_LONG, v->s, v->len, &x);
@@ -330,9 +355,32 @@ static bool key_int(struct floe_aggregator *g, size_t i, struct agg_fval *v)
 	return true;
 }
 
-/* Encodes r's group key into key (g->key_cap bytes); false when it does not fit. Each key
- * is what its column holds: a string's bytes, or an integer's 8 bytes (hashed as such, not
- * as text), or null. */
+/* Copies a key's n bytes from s to d: a few bytes, without a call up to 16. */
+static inline void key_copy(uint8_t *d, const char *s, size_t n)
+{
+	if (n > 16) {
+		memcpy(d, s, n);
+	} else if (n >= 8) { /* two words, overlapping when n < 16 */
+		uint64_t a, b;
+		memcpy(&a, s, 8);
+		memcpy(&b, s + n - 8, 8);
+		memcpy(d, &a, 8);
+		memcpy(d + n - 8, &b, 8);
+	} else if (n >= 4) {
+		uint32_t a, b;
+		memcpy(&a, s, 4);
+		memcpy(&b, s + n - 4, 4);
+		memcpy(d, &a, 4);
+		memcpy(d + n - 4, &b, 4);
+	} else {
+		for (size_t i = 0; i < n; i++)
+			d[i] = (uint8_t)s[i];
+	}
+}
+
+/* Encodes r's group key into key (g->key_cap bytes: the batch's room for it); false when
+ * it does not fit. Each key is what its column holds: a string's bytes, or an integer's 8
+ * bytes (hashed as such, not as text), or null. */
 static bool make_key(struct floe_aggregator *g, const struct floe_record *r, uint8_t *key,
 		     size_t *len)
 {
@@ -354,7 +402,7 @@ static bool make_key(struct floe_aggregator *g, const struct floe_record *r, uin
 		} else if (has) {
 			uint32_t l = (uint32_t)v.len;
 			memcpy(key + n + 1, &l, 4);
-			memcpy(key + n + 5, v.s, v.len);
+			key_copy(key + n + 5, v.s, v.len);
 		}
 		n += need;
 	}
@@ -371,32 +419,33 @@ static bool metric_number(struct agg_metric *m, double *d)
 	return m->cur_num > 0;
 }
 
-/* Reads the metrics' values of r into row j of the batch: the numbers and the distinct
- * value's hash. The groups' memory is not touched here: the batch adds them group by
- * group (aggregator_batch.c). */
-static void metrics_read(struct floe_aggregator *g, const struct floe_record *r, uint32_t j)
+/* Reads the values of r into row j of the batch's value columns: a field read once for
+ * its columns, a number parsed once, the distinct value's hash. The groups' memory is not
+ * touched here: the batch adds them group by group (aggregator_batch.c). */
+static void values_read(struct floe_aggregator *g, const struct floe_record *r, uint32_t j)
 {
-	for (size_t i = 0; i < g->cfg->nmetrics; i++) {
-		struct agg_metric *m = &g->metrics[i], *s = m->src;
-		struct agg_mval *x = &g->b.vals[i * (size_t)g->pend_cap + j];
-		if (s == m) { /* the first metric of its field reads it */
-			m->cur_num = 0;
-			m->cur_has = !m->has_field || field_get(r, &m->f, &m->cur);
+	for (uint32_t i = 0; i < g->nvcols; i++) {
+		const struct agg_vcol *c = &g->vcols[i];
+		struct agg_metric *s = c->src;
+		struct agg_mval *x = &c->vals[j];
+		if (c->reads) {
+			s->cur_num = 0;
+			s->cur_has = field_get(r, &s->f, &s->cur);
 		}
 		x->ok = s->cur_has;
 		if (!s->cur_has)
 			continue;
-		switch (m->cfg->kind) {
-		case FLOE_METRIC_COUNT:
+		switch (c->kind) {
+		case AGG_V_PRESENT:
 			break;
-		case FLOE_METRIC_DISTINCT:
+		case AGG_V_TEXT: /* top_k: added with the record (its batch ends with it) */
+			fval_text(&s->cur);
+			break;
+		case AGG_V_HASH:
 			fval_text(&s->cur);
 			x->hash = floe_hll_hash(s->cur.s, s->cur.len);
 			break;
-		case FLOE_METRIC_TOP_K: /* added at once (pend_cap is 1): it reads the text */
-			fval_text(&s->cur);
-			break;
-		default:
+		case AGG_V_NUMBER:
 			if (!metric_number(s, &x->d))
 				x->ok = -1;
 		}
@@ -405,11 +454,24 @@ static void metrics_read(struct floe_aggregator *g, const struct floe_record *r,
 
 /* ---- windows ----------------------------------------------------------------------------- */
 
-/* The open window of start, opened if need be (its slot is free: windows are closed
- * before a newer one can need their slot). */
-static struct agg_window *window_for(struct floe_aggregator *g, int64_t start)
+/* The start of the newest window of event time ts (its slide step's), its slot in
+ * g->step_slot: kept for the step, so that only an event of another step divides. */
+static inline int64_t step_of(struct floe_aggregator *g, int64_t ts)
 {
-	struct agg_window *w = agg_slot_of(g, start);
+	if (ts < g->step_lo || ts >= g->step_hi) {
+		int64_t lo = agg_floor_div(ts, g->slide_us) * g->slide_us;
+		g->step_lo = lo;
+		g->step_hi = lo > INT64_MAX - g->slide_us ? INT64_MAX : lo + g->slide_us;
+		g->step_slot = (uint32_t)(agg_slot_of(g, lo) - g->win);
+	}
+	return g->step_lo;
+}
+
+/* The open window of start, in its slot w, opened if need be (its slot is free: windows
+ * are closed before a newer one can need their slot). */
+static struct agg_window *window_at(struct floe_aggregator *g, struct agg_window *w,
+				    int64_t start)
+{
 	if (w->open && w->start == start)
 		return w;
 	w->open = true;
@@ -420,6 +482,8 @@ static struct agg_window *window_for(struct floe_aggregator *g, int64_t start)
 	agg_group_at(g, w, g->cfg->max_groups)->used = 0;
 	memset(w->index, 0, g->cap * sizeof(uint32_t));
 	floe_agg_pool_reset(&w->pool);
+	if (start + g->window_us < g->next_close)
+		g->next_close = start + g->window_us;
 	return w;
 }
 
@@ -450,32 +514,64 @@ static int close_until(struct floe_aggregator *g, int64_t until, bool partial,
 		if (!partial && w->start + g->window_us > g->closed_until)
 			g->closed_until = w->start + g->window_us;
 	}
+	g->next_close = w ? w->start + g->window_us : INT64_MAX;
 	if (until > g->closed_until)
 		g->closed_until = until;
 	return 0;
 }
 
-/* Adds r to its group of w: its key (key, len; fits false: it goes to the overflow
- * group) and its values are read now, into the batch, which finds the groups and adds
- * the values when it is full (floe_agg_settle). Events of one group are added in their
- * order. */
-static void add_to(struct floe_aggregator *g, struct agg_window *w, const struct floe_record *r,
-		   const uint8_t *key, size_t len, bool fits)
+/* The watermark is at until: the windows ending at or before it close, which the oldest
+ * open window's end (next_close) says without looking at them. */
+static inline int watermark(struct floe_aggregator *g, int64_t until, floe_agg_emit_fn emit,
+			    void *arg)
 {
-	struct agg_batch *b = &g->b;
-	if (fits && len > b->keys_cap - b->keys_used)
-		floe_agg_settle(g); /* the keys' room is full before the rows */
+	if (until >= g->next_close)
+		return close_until(g, until, false, emit, arg);
+	if (until > g->closed_until)
+		g->closed_until = until;
+	return 0;
+}
+
+/* Adds r to its group of w as a row of the batch, which finds the groups and adds the
+ * values when it is full (floe_agg_settle); events of one group are added in their
+ * order. The row's key is at koff in the batch's keys (klen UINT32_MAX: it did not fit,
+ * the overflow group takes it); its values are read from r for the event's first row
+ * (first) and copied from that row for the others (the windows of a sliding window). */
+static inline void add_row(struct floe_aggregator *g, struct agg_window *w,
+			   const struct floe_record *r, uint32_t koff, uint32_t klen,
+			   uint32_t first)
+{
 	uint32_t j = g->npend++;
-	b->win[j] = w;
-	b->koff[j] = b->keys_used;
-	b->klen[j] = fits ? (uint32_t)len : UINT32_MAX;
-	if (fits) {
-		memcpy(b->keys + b->keys_used, key, len);
-		b->keys_used += (uint32_t)len;
+	g->b.win[j] = w;
+	g->b.koff[j] = koff;
+	g->b.klen[j] = klen;
+	if (j == first) {
+		values_read(g, r, j);
+		return;
 	}
-	metrics_read(g, r, j);
-	if (g->npend == g->pend_cap)
-		floe_agg_settle(g);
+	for (uint32_t i = 0; i < g->nvcols; i++)
+		g->vcols[i].vals[j] = g->vcols[i].vals[first];
+}
+
+/* A late event (no open window of its time takes it, or its time is too far ahead):
+ * counted, and added to the oldest open window when the configuration says so. */
+static void add_late(struct floe_aggregator *g, const struct floe_record *r, bool future,
+		     uint32_t koff, uint32_t klen)
+{
+	if (future)
+		g->stats.future++;
+	g->stats.late++;
+	struct agg_window *o = oldest_open(g);
+	if (!o) {
+		g->pending_late++;
+		g->stats.late_dropped++;
+		return;
+	}
+	o->late++;
+	if (g->cfg->late == FLOE_LATE_OLDEST_OPEN)
+		add_row(g, o, r, koff, klen, g->npend);
+	else
+		g->stats.late_dropped++;
 }
 
 int floe_agg_add(struct floe_aggregator *g, const struct floe_record *r, floe_agg_emit_fn emit,
@@ -499,37 +595,32 @@ int floe_agg_add(struct floe_aggregator *g, const struct floe_record *r, floe_ag
 	if (!future && (!g->seen || r->ts > g->max_ts)) {
 		g->seen = true;
 		g->max_ts = r->ts;
-		int rc = close_until(g, g->max_ts - g->lateness_us, false, emit, arg);
+		int rc = watermark(g, g->max_ts - g->lateness_us, emit, arg);
 		if (rc)
 			return rc;
 	}
-	uint8_t *key = g->key;
+	/* The key goes straight into the batch's keys, where the event's rows find it. */
+	struct agg_batch *b = &g->b;
 	size_t len = 0;
-	bool fits = make_key(g, r, key, &len);
-	bool added = false;
-	int64_t last = agg_floor_div(r->ts, g->slide_us) * g->slide_us;
-	for (int64_t s = last; !future && s > r->ts - g->window_us; s -= g->slide_us) {
-		if (s + g->window_us <= g->closed_until)
-			break; /* this and every earlier window closed */
-		add_to(g, window_for(g, s), r, key, len, fits);
-		added = true;
+	uint32_t koff = b->keys_used, first = g->npend;
+	uint32_t klen = make_key(g, r, b->keys + koff, &len) ? (uint32_t)len : UINT32_MAX;
+	if (!future) {
+		int64_t last = step_of(g, r->ts);
+		uint32_t k = g->step_slot;
+		for (int64_t s = last; s > r->ts - g->window_us; s -= g->slide_us) {
+			if (s + g->window_us <= g->closed_until)
+				break; /* this and every earlier window closed */
+			add_row(g, window_at(g, &g->win[k], s), r, koff, klen, first);
+			k = (k ? k : g->plan.windows) - 1;
+		}
 	}
-	if (added)
-		return 0;
-	if (future)
-		g->stats.future++;
-	g->stats.late++;
-	struct agg_window *o = oldest_open(g);
-	if (!o) {
-		g->pending_late++;
-		g->stats.late_dropped++;
-		return 0;
-	}
-	o->late++;
-	if (g->cfg->late == FLOE_LATE_OLDEST_OPEN)
-		add_to(g, o, r, key, len, fits);
-	else
-		g->stats.late_dropped++;
+	if (g->npend == first)
+		add_late(g, r, future, koff, klen);
+	if (g->npend > first && klen != UINT32_MAX)
+		b->keys_used += klen;
+	/* Room for the next event's rows and key, or the batch is added now. */
+	if (g->npend + g->nwin > g->pend_cap || b->keys_cap - b->keys_used < g->key_cap)
+		floe_agg_settle(g);
 	return 0;
 }
 

@@ -36,6 +36,50 @@ uint64_t floe_agg_batch_bytes(size_t nmetrics, uint32_t rows, size_t key_cap)
 	       slots * sizeof(uint32_t) + keys_room(rows, key_cap);
 }
 
+/* The kind of value metric m takes from each event. */
+static enum agg_vkind vkind(const struct agg_metric *m)
+{
+	switch (m->cfg->kind) {
+	case FLOE_METRIC_COUNT:
+		return AGG_V_PRESENT;
+	case FLOE_METRIC_TOP_K:
+		return AGG_V_TEXT;
+	case FLOE_METRIC_DISTINCT:
+		return AGG_V_HASH;
+	default:
+		return AGG_V_NUMBER;
+	}
+}
+
+/* Lays out g's value columns over the batch's values (at most one per metric) and points
+ * each metric at its column's rows. */
+static void vcols_make(struct floe_aggregator *g)
+{
+	g->nvcols = 0;
+	for (size_t i = 0; i < g->cfg->nmetrics; i++) {
+		struct agg_metric *m = &g->metrics[i];
+		bool q = m->cfg->kind == FLOE_METRIC_QUANTILES;
+		m->vals = NULL;
+		if (!m->has_field)
+			continue; /* count: every event */
+		struct agg_vcol *c = NULL;
+		for (uint32_t k = 0; k < g->nvcols && !c; k++)
+			if (g->vcols[k].src == m->src && g->vcols[k].kind == vkind(m) &&
+			    !(q && g->vcols[k].keyed))
+				c = &g->vcols[k];
+		if (!c) {
+			c = &g->vcols[g->nvcols];
+			*c = (struct agg_vcol){.src = m->src,
+					       .vals = g->b.vals + g->nvcols * (size_t)g->pend_cap,
+					       .kind = vkind(m),
+					       .reads = m->src == m};
+			g->nvcols++;
+		}
+		c->keyed |= q;
+		m->vals = c->vals;
+	}
+}
+
 int floe_agg_batch_init(struct floe_aggregator *g)
 {
 	struct agg_batch *b = &g->b;
@@ -46,6 +90,7 @@ int floe_agg_batch_init(struct floe_aggregator *g)
 	if (!p)
 		return FLOE_ENOMEM;
 	b->vals = (struct agg_mval *)(void *)p;
+	vcols_make(g);
 	p += nm * n * sizeof(struct agg_mval);
 	b->khash = (uint64_t *)(void *)p;
 	b->win = (struct agg_window **)(void *)(b->khash + n);
@@ -257,8 +302,8 @@ static uint64_t metric_apply(const struct agg_metric *m, uint8_t *st, struct agg
 	uint64_t bad = 0;
 	switch (m->cfg->kind) {
 	case FLOE_METRIC_COUNT: {
-		uint64_t c = 0;
-		for (uint32_t k = 0; k < n; k++) {
+		uint64_t c = v ? 0 : n; /* without a field: every row */
+		for (uint32_t k = 0; v && k < n; k++) {
 			c += v[rows[k]].ok > 0;
 			bad += v[rows[k]].ok < 0;
 		}
@@ -310,12 +355,12 @@ void floe_agg_settle(struct floe_aggregator *g)
 		uint32_t j = l - FLOE_AGG_LOAD_AHEAD;
 		for (size_t i = 0; l < ngroups && i < nm; i++)
 			metric_load(&g->metrics[i], b->ids[l] + g->metrics[i].off,
-				    b->vals + i * (size_t)g->pend_cap, b->order + b->start[l],
+				    g->metrics[i].vals, b->order + b->start[l],
 				    b->start[l + 1] - b->start[l]);
 		for (size_t i = 0; l >= FLOE_AGG_LOAD_AHEAD && i < nm; i++)
 			g->stats.unparsable +=
 			    metric_apply(&g->metrics[i], b->ids[j] + g->metrics[i].off,
-					 b->vals + i * (size_t)g->pend_cap, b->order + b->start[j],
+					 g->metrics[i].vals, b->order + b->start[j],
 					 b->start[j + 1] - b->start[j]);
 	}
 	g->npend = 0;

@@ -39,15 +39,24 @@ struct agg_num {
 	double v;
 };
 
-/* A field's value in the record being added: its text, or a typed value (isint: i, an
- * integer, a timestamp's µs; isdbl: d) whose text (s NULL until then) is made only when
- * a sketch, a string key or a filter asks for it (fval_text). */
+/* What a field's value is (struct agg_fval). */
+enum agg_fkind {
+	AGG_F_TEXT, /* s, len */
+	AGG_F_INT,  /* i: an integer, a timestamp's µs */
+	AGG_F_DBL   /* d */
+};
+
+/* A field's value in the record being added: its text, or a typed value whose text (s
+ * NULL until then) is made only when a sketch, a string key or a filter asks for it
+ * (fval_text). */
 struct agg_fval {
 	const char *s;
 	size_t len;
-	bool isint, isdbl;
-	int64_t i;
-	double d;
+	enum agg_fkind kind;
+	union {
+		int64_t i;
+		double d;
+	};
 	char num[32]; /* the typed value as text */
 };
 
@@ -61,14 +70,16 @@ struct agg_fval {
 struct agg_field {
 	struct floe_field_ref ref;
 	size_t attr;
+	size_t type_at; /* col's: where its type is in a plan (offsetof col[col].type) */
 	int32_t col;
 	bool typed;
 	enum floe_col_type type; /* typed: the column's configured type */
 };
 
-/* One event's value for one metric, read (metrics_read) before it is added: ok 1 with a
- * value (d for numbers, hash for distinct), 0 without, -1 not a number (counted when
- * added). key is the DDSketch bucket of d, computed when the batch is added. */
+/* One event's value in a value column (struct agg_vcol), read (values_read) before it is
+ * added: ok 1 with a value (d for numbers, hash for distinct), 0 without, -1 not a number
+ * (counted when added, by each metric of the column). key is the DDSketch bucket of d,
+ * computed when the batch is added (by the column's one quantiles metric). */
 struct agg_mval {
 	union {
 		double d;      /* numbers */
@@ -107,6 +118,27 @@ struct agg_batch {
 	uint32_t map_cap;    /* a power of two, at least twice pend_cap */
 };
 
+/* What a value column holds for a row. */
+enum agg_vkind {
+	AGG_V_PRESENT, /* whether the field has a value: count of a field */
+	AGG_V_TEXT,    /* the same, the value's text made for the row's add: top_k */
+	AGG_V_NUMBER,  /* the value as a number: sum, min, max, avg, quantiles */
+	AGG_V_HASH     /* the hash of the value's text: distinct */
+};
+
+/* One value column of the batch: what the metrics of one field that take the same kind
+ * of value read from each event, read once for all of them (sum and quantiles of one
+ * field share their numbers). Two quantiles metrics of a field do not share a column:
+ * each keeps its own DDSketch buckets in it (agg_mval.key). count without a field reads
+ * nothing, and has no column. */
+struct agg_vcol {
+	struct agg_metric *src; /* the first metric of the field: its f is read into its cur */
+	struct agg_mval *vals;	/* per row */
+	enum agg_vkind kind;
+	bool reads;  /* the field's first column: it reads the field from the record */
+	bool keyed;  /* a quantiles metric keeps its buckets in it */
+};
+
 /* One metric: what it reads, where its state sits in a group, and its columns. */
 struct agg_metric {
 	const struct floe_config_metric *cfg;
@@ -120,7 +152,7 @@ struct agg_metric {
 	bool cur_has;	     /* whether it has one, */
 	int8_t cur_num;	     /* 0 not parsed yet, 1 a number (cur_d), -1 not a number */
 	double cur_d;
-	uint64_t cur_hash; /* distinct: the value's hash */
+	struct agg_mval *vals; /* its value column's rows (NULL: count without a field) */
 	size_t off; /* of its state in a group */
 	struct floe_dds_config dds;
 	uint8_t *sketch_buf; /* distinct, quantiles: a serialised sketch */
@@ -152,11 +184,21 @@ struct floe_aggregator {
 	struct agg_field keys[8];	   /* group_by */
 	enum floe_aggcol_type key_type[8]; /* their columns' types */
 	struct agg_metric *metrics;	 /* cfg->nmetrics */
+	struct agg_vcol *vcols;		 /* nvcols (at most cfg->nmetrics) */
+	uint32_t nvcols;
 	size_t stride, key_cap, cap;	 /* group bytes, key bytes, index slots (2^k) */
 	int64_t window_us, slide_us, lateness_us, idle_us, future_us;
 	struct agg_window *win; /* plan.windows */
+	uint32_t nwin;		/* windows an event goes in: window_us / slide_us */
 	uint8_t *slab;
-	uint8_t *key;		   /* key_cap bytes: the key of the record being added */
+	/* The slide step of the latest event time seen: [step_lo, step_hi), whose newest
+	 * window starts at step_lo and sits in slot step_slot, so that the next events of
+	 * that step find their windows without a division. */
+	int64_t step_lo, step_hi;
+	uint32_t step_slot;
+	/* At or below the end of every open window (INT64_MIN: not known): a watermark below
+	 * it closes nothing, which an event then sees without looking at the windows. */
+	int64_t next_close;
 	bool seen;		   /* a record was taken */
 	int64_t max_ts;		   /* newest event time taken */
 	int64_t closed_until;	   /* windows ending at or before this are closed */
@@ -171,8 +213,9 @@ struct floe_aggregator {
 	/* The from_sig of the record plan the fields' col were resolved against (0: none
 	 * yet; a plan whose from_sig is 0 is resolved at every record). */
 	uint64_t plan_sig;
-	/* Events read and not yet added (floe_agg_settle). pend_cap is FLOE_AGG_BATCH, or 1
-	 * when a top_k metric reads the record's text as it is added. */
+	/* Events read and not yet added (floe_agg_settle). pend_cap is FLOE_AGG_BATCH, or
+	 * nwin when a top_k metric reads the record's text as it is added; there is room
+	 * for one event's rows and key whenever floe_agg_add is called. */
 	struct agg_batch b;
 	uint32_t npend, pend_cap;
 	size_t img_cap;

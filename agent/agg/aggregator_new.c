@@ -80,14 +80,23 @@ static uint64_t metric_bytes(const struct floe_config_metric *m)
 	}
 }
 
-/* Rows of the batch (aggregator_batch.c): FLOE_AGG_BATCH, or 1 when a top_k metric reads
- * the record's text, which is borrowed only until floe_agg_add returns, as it is added. */
+/* The windows an event goes in: window over slide (the configuration makes slide a
+ * divisor of the window; rounded up all the same). */
+static uint32_t event_windows(const struct floe_config_agg *c)
+{
+	return (uint32_t)((c->window_ms + c->slide_ms - 1) / c->slide_ms);
+}
+
+/* Rows of the batch (aggregator_batch.c): FLOE_AGG_BATCH, or one event's rows when a
+ * top_k metric reads the record's text, which is borrowed only until floe_agg_add
+ * returns, as it is added. */
 static uint32_t batch_rows(const struct floe_config_agg *c)
 {
+	uint32_t nwin = event_windows(c);
 	for (size_t i = 0; i < c->nmetrics; i++)
 		if (c->metrics[i].kind == FLOE_METRIC_TOP_K)
-			return 1;
-	return FLOE_AGG_BATCH;
+			return nwin;
+	return FLOE_AGG_BATCH > nwin ? FLOE_AGG_BATCH : nwin;
 }
 
 static uint64_t index_slots(uint32_t max_groups)
@@ -270,6 +279,9 @@ static int make_metrics(struct floe_aggregator *g, const struct floe_colplan *co
 				m->src = &g->metrics[j];
 	}
 	g->stride = off;
+	g->vcols = floe_calloc(g->a, c->nmetrics ? c->nmetrics : 1, sizeof(*g->vcols));
+	if (!g->vcols)
+		return floe_err_set(err, FLOE_ENOMEM, "out of memory for the metrics");
 	g->pend_cap = batch_rows(c);
 	if (floe_agg_batch_init(g))
 		return floe_err_set(err, FLOE_ENOMEM, "out of memory for the metrics");
@@ -282,11 +294,10 @@ static int make_windows(struct floe_aggregator *g, struct floe_err *err)
 	size_t groups = (size_t)g->plan.groups * g->stride, pool = (size_t)g->plan.pool;
 	size_t per = groups + g->cap * sizeof(uint32_t) + pool;
 	g->win = floe_calloc(g->a, nw, sizeof(*g->win));
-	g->key = floe_malloc(g->a, g->key_cap);
 	/* One slab for every window; calloc: pages are only touched by the groups used and
 	 * the part of a pool really taken. */
 	g->slab = floe_calloc(g->a, nw, per);
-	if (!g->win || !g->slab || !g->key)
+	if (!g->win || !g->slab)
 		return floe_err_set(err, FLOE_ENOMEM,
 				    "out of memory for %u windows of %zu bytes of groups", nw, per);
 	g->grow = (struct floe_agg_growth){.a = g->a,
@@ -339,6 +350,9 @@ int floe_agg_new(struct floe_alloc *a, const struct floe_config_agg *c,
 	g->key_cap = c->max_key_bytes;
 	g->cap = (size_t)index_slots(c->max_groups);
 	g->closed_until = INT64_MIN;
+	g->next_close = INT64_MIN;
+	g->step_hi = INT64_MIN; /* no step yet: every time is outside [0, INT64_MIN) */
+	g->nwin = event_windows(c);
 	int rc = floe_agg_plan(c, &g->plan, err);
 	if (!rc)
 		rc = load_libm(c, err);
@@ -400,10 +414,10 @@ void floe_agg_free(struct floe_aggregator *g)
 		floe_agg_pool_reset(&g->win[i].pool);
 	floe_free(g->a, g->metrics);
 	floe_agg_batch_fini(g);
+	floe_free(g->a, g->vcols);
 	floe_free(g->a, g->row);
 	floe_free(g->a, g->img);
 	floe_free(g->a, g->slab);
-	floe_free(g->a, g->key);
 	floe_free(g->a, g->win);
 	floe_regex_free(g->re);
 	floe_aggtable_free(g->table);

@@ -589,6 +589,7 @@ int floe_agg_load(struct floe_aggregator *g, floe_agg_read_fn read, void *ctx, u
 	struct loader l = {.read = read, .ctx = ctx};
 	XXH64_reset(&l.x, 0);
 	int rc = load(g, &l, tag, err);
+	g->next_close = INT64_MIN; /* windows opened (or closed): found again */
 	if (rc)
 		reset_new(g);
 	else
