@@ -500,6 +500,105 @@ static void test_plan_changed_in_place(void **state)
 	same_rows(&text, &typed);
 }
 
+/* distinct over a long column hashes the integer's decimal text: every length of it, the
+ * powers of ten and their neighbours, 0, and both ends of the range give the sketch the
+ * same text gives. */
+static void test_typed_distinct_every_length(void **state)
+{
+	(void)state;
+	const char *yaml = "aggregations: [{name: a, window: 10s, group_by: [k], "
+			   "metrics: [count, {distinct: v}, {max: v}]}]\n";
+	struct fixture text, typed;
+	setup(&text, yaml);
+	setup(&typed, yaml);
+	int n = 0;
+	for (int sign = 0; sign < 2; sign++) {
+		unsigned long long p = 1;
+		for (int d = 0; d < 20; d++, p *= 10) {
+			for (int o = -1; o <= 1; o++) {
+				char vb[32], kb[8];
+				unsigned long long u = p + (unsigned long long)(long long)o;
+				if (u > 9223372036854775807ull)
+					continue;
+				snprintf(vb, sizeof(vb), "%s%llu", sign && u ? "-" : "", u);
+				snprintf(kb, sizeof(kb), "%d", n % 40);
+				add(&text, false, n / 10.0, kb, vb, NULL);
+				add(&typed, true, n / 10.0, kb, vb, NULL);
+				n++;
+			}
+		}
+	}
+	const char *ends[] = {"9223372036854775807", "-9223372036854775808", "0", "-1"};
+	for (int i = 0; i < 4; i++, n++) {
+		add(&text, false, n / 10.0, "1", ends[i], NULL);
+		add(&typed, true, n / 10.0, "1", ends[i], NULL);
+	}
+	same_rows(&text, &typed);
+}
+
+/* Metrics of one field that take the same kind of value read it once and share it (a
+ * value column of the batch), but a second quantiles metric of the field keeps its own
+ * buckets. The same events through metrics that share their values (all of v) and
+ * through metrics spread over v and d (which take the same numbers: d is v as a double)
+ * give the same rows and count the same unparsable values: over hopping windows (an
+ * event's values copied to its five windows' rows), late events added to the oldest
+ * open window, values that are no numbers, and with a top_k (one event's rows a batch). */
+static void test_shared_values_same_as_apart(void **state)
+{
+	(void)state;
+	const char *common = "aggregations: [{name: a, window: 10s, slide: 2s, "
+			     "allowed_lateness: 1s, late: oldest_open, group_by: [k], metrics: [";
+	const char *shared[2] = {
+	    "count, {count: v}, {sum: v}, {quantiles: v}, {quantiles: v, accuracy: 0.02, name: "
+	    "q2}, {max: v}, {distinct: v}]}]\n",
+	    "{count: v}, {top_k: v, k: 3}, {sum: v}, {quantiles: v}, {distinct: v}]}]\n"};
+	const char *apart[2] = {
+	    "count, {count: d}, {sum: v}, {quantiles: d}, {quantiles: v, accuracy: 0.02, name: "
+	    "q2}, {max: d}, {distinct: v}]}]\n",
+	    "{count: d}, {top_k: v, k: 3}, {sum: d}, {quantiles: v}, {distinct: d}]}]\n"};
+	for (int c = 0; c < 2; c++) {
+		char ys[512], ya[512];
+		snprintf(ys, sizeof(ys), "%s%s", common, shared[c]);
+		snprintf(ya, sizeof(ya), "%s%s", common, apart[c]);
+		struct fixture fs, fa;
+		setup(&fs, ys);
+		setup(&fa, ya);
+		struct fixture *both[2] = {&fs, &fa};
+		for (int k = 0; k < 2; k++) { /* rows of five windows' sketches: more room */
+			both[k]->rows.cap = 16u << 20;
+			both[k]->rows.buf = realloc(both[k]->rows.buf, both[k]->rows.cap);
+			assert_non_null(both[k]->rows.buf);
+		}
+		for (int i = 0; i < 3000; i++) {
+			char kb[16], vb[24];
+			snprintf(kb, sizeof(kb), "%d", (int)(rnd() % 5));
+			if (i % 97 == 0)
+				snprintf(vb, sizeof(vb), "x%d", i); /* no number */
+			else
+				snprintf(vb, sizeof(vb), "%lld", (long long)(rnd() % 2000) - 500);
+			/* Every tenth event 12 s late: the oldest open window takes it. */
+			double ts = i / 100.0 - (i % 10 == 0 ? 12.0 : 0.0);
+			const char *v = i % 13 ? vb : NULL;
+			add(&fs, true, ts, kb, v, v);
+			add(&fa, true, ts, kb, v, v);
+		}
+		assert_int_equal(floe_agg_flush(fs.g, collect, &fs.rows), 0);
+		assert_int_equal(floe_agg_flush(fa.g, collect, &fa.rows), 0);
+		assert_true(fs.rows.n > 30);
+		assert_int_equal(fs.rows.n, fa.rows.n);
+		assert_int_equal(fs.rows.len, fa.rows.len);
+		assert_memory_equal(fs.rows.buf, fa.rows.buf, fs.rows.len);
+		const struct floe_agg_stats *ss = floe_agg_stats(fs.g), *sa = floe_agg_stats(fa.g);
+		assert_true(ss->unparsable > 0);
+		assert_true(ss->late > 0);
+		assert_int_equal(ss->unparsable, sa->unparsable);
+		assert_int_equal(ss->late, sa->late);
+		assert_int_equal(ss->events, sa->events);
+		teardown(&fs);
+		teardown(&fa);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -510,6 +609,8 @@ int main(void)
 	    cmocka_unit_test(test_image_with_pending),
 	    cmocka_unit_test(test_batches_keep_event_order),
 	    cmocka_unit_test(test_plan_changed_in_place),
+	    cmocka_unit_test(test_shared_values_same_as_apart),
+	    cmocka_unit_test(test_typed_distinct_every_length),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
