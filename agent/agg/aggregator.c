@@ -44,26 +44,11 @@ static const char digits2[] = "0001020304050607080910111213141516171819202122232
  * 1233 / 4096), one more when it reaches the next power of ten (0 counted as 1). */
 static inline size_t int_digits(uint64_t u)
 {
-	static const uint64_t pow10[20] = {1,
-					   10,
-					   100,
-					   1000,
-					   10000,
-					   100000,
-					   1000000,
-					   10000000,
-					   100000000,
-					   1000000000,
-					   10000000000ull,
-					   100000000000ull,
-					   1000000000000ull,
-					   10000000000000ull,
-					   100000000000000ull,
-					   1000000000000000ull,
-					   10000000000000000ull,
-					   100000000000000000ull,
-					   1000000000000000000ull,
-					   10000000000000000000ull};
+	static const uint64_t pow10[20] = {
+	    1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
+	    100000000ull, 1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull,
+	    10000000000000ull, 100000000000000ull, 1000000000000000ull, 10000000000000000ull,
+	    100000000000000000ull, 1000000000000000000ull, 10000000000000000000ull};
 	u |= 1; /* the same count, and 0 is one digit */
 	unsigned n = ((64u - (unsigned)__builtin_clzll(u)) * 1233u) >> 12; /* 0..19 */
 	return n + (u >= pow10[n]);
