@@ -31,6 +31,8 @@
 #include "formats/parquet/reader.h"
 #include "formats/parquet/writer.h"
 
+#include "build_skip.h"
+
 /* The logs table as floe creates it, plus extra fields (NULL: none). */
 static void plan_two(struct floe_colplan *p)
 {
@@ -543,6 +545,7 @@ static void both_close(struct both *b)
 static void test_mapped_take_is_the_general_take_regex(void **state)
 {
 	(void)state;
+	NEEDS_PCRE2(); /* parser: regex */
 	struct both b;
 	memset(&b, 0, sizeof(b));
 	struct floe_config_input in;
