@@ -22,6 +22,7 @@
 #include "platform/path.h"
 #include "platform/store.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -169,34 +170,31 @@ static void missing_one(const struct lake *l, const char *name, const char *spoo
 		return;
 	/* A record made at another location is of another warehouse's table, or (a
 	 * catalog gives the location) of one dropped and made again: this one is new. */
-	int rc = 1;
-	if (l->cat) {
-		rc = lake_load(l, name, &t, &e);
-		snprintf(here, sizeof(here), "%s", rc == 0 ? floe_table_location(t) : at);
-	} else if (floe_fmt(prefix, sizeof(prefix), "%s/%s", cfg->lake.namespace, name) ||
-		   floe_store_uri(l->st, prefix, here, sizeof(here))) {
-		return;
-	}
-	if (!(at[0] && strcmp(at, here) != 0)) {
-		if (!l->cat)
-			rc = lake_load(l, name, &t, &e);
-		if (rc == 0 && inst[0] && floe_output_behind_record(NULL, spool_dir, name, t, inst, &e))
-			(void)floe_buf_printf(out,
-					      "# table %s: BEHIND this agent: %s. floe run commits the "
-					      "other tables, and keeps this one's rows in the spool until "
-					      "its metadata is restored\n",
-					      name, e.msg);
-		if (rc == FLOE_ENOTFOUND && !l->cat)
-			(void)floe_buf_printf(
-				out,
-				"# table %s: MISSING from %s, though this agent committed to it "
-				"(commit-seq %llu): floe run waits for it (a warehouse mount not up?) "
-				"and keeps the rows in the spool%s\n",
-				name, cfg->lake.warehouse, (unsigned long long)seq,
-				cfg->lake.recreate_tables
-					? "; lake.recreate_tables makes a new one instead"
-					: "; set lake.recreate_tables: true to make a new one");
-	}
+	int rc = lake_load(l, name, &t, &e);
+	bool elsewhere;
+	if (l->cat)
+		elsewhere = rc == 0 && at[0] && strcmp(at, floe_table_location(t)) != 0;
+	else if (floe_fmt(prefix, sizeof(prefix), "%s/%s", cfg->lake.namespace, name) ||
+		 floe_store_uri(l->st, prefix, here, sizeof(here)))
+		elsewhere = true; /* a name too long to tell */
+	else
+		elsewhere = at[0] && strcmp(at, here) != 0;
+	if (!elsewhere && rc == 0 && inst[0] &&
+	    floe_output_behind_record(NULL, spool_dir, name, t, inst, &e))
+		(void)floe_buf_printf(out,
+				      "# table %s: BEHIND this agent: %s. floe run commits the other "
+				      "tables, and keeps this one's rows in the spool until its "
+				      "metadata is restored\n",
+				      name, e.msg);
+	if (!elsewhere && rc == FLOE_ENOTFOUND && !l->cat)
+		(void)floe_buf_printf(out,
+				      "# table %s: MISSING from %s, though this agent committed to it "
+				      "(commit-seq %llu): floe run waits for it (a warehouse mount not "
+				      "up?) and keeps the rows in the spool%s\n",
+				      name, cfg->lake.warehouse, (unsigned long long)seq,
+				      cfg->lake.recreate_tables
+					  ? "; lake.recreate_tables makes a new one instead"
+					  : "; set lake.recreate_tables: true to make a new one");
 	floe_table_free(t);
 }
 
