@@ -187,6 +187,18 @@ void floe_hll_reset(struct floe_hll *h)
 	h->n = 0;
 	h->p = h->pcfg;
 	h->m = (uint32_t)1 << h->pcfg;
+	memset(h->seen, 0, sizeof(h->seen));
+}
+
+/* The list's filter (struct floe_hll's seen): coupon c's bit is its low hash bits. */
+static inline bool seen_has(const struct floe_hll *h, uint32_t c)
+{
+	return h->seen[(c % FLOE_HLL_SEEN_BITS) / 64] >> (c % 64) & 1;
+}
+
+static inline void seen_add(struct floe_hll *h, uint32_t c)
+{
+	h->seen[(c % FLOE_HLL_SEEN_BITS) / 64] |= 1ull << (c % 64);
 }
 
 static inline void set_coupon(struct floe_hll *h, uint32_t c)
@@ -276,12 +288,16 @@ uint8_t *floe_hll_restore_dense(struct floe_hll *h, unsigned p)
 typedef uint32_t hll_v4 __attribute__((vector_size(16)));
 typedef int32_t hll_m4 __attribute__((vector_size(16)));
 
-/* Whether the list holds coupon c. Compared 16 at a time with no exit inside a block:
- * the list holds up to 256 coupons, and a loop that may stop at each one costs a compare
- * and a branch per coupon (a tenth of the aggregator's time at 1,000 busy groups, where
- * a fifth of the events meet a list of about 128). */
+/* Whether the list holds coupon c. The filter answers most coupons the list does not
+ * hold (a list of 128 sets at most a quarter of its 512 bits), without touching the list;
+ * the rest are compared 16 at a time with no exit inside a block: the list holds up to
+ * 256 coupons, and a loop that may stop at each one costs a compare and a branch per
+ * coupon (a tenth of the aggregator's time at 1,000 busy groups, where a fifth of the
+ * events meet a list of about 128). */
 static bool list_has(const struct floe_hll *h, uint32_t c)
 {
+	if (!seen_has(h, c))
+		return false;
 	uint32_t i = 0;
 	hll_v4 want = {c, c, c, c};
 	for (; i + 16 <= h->n; i += 16) {
@@ -304,6 +320,7 @@ void floe_hll_add_coupon(struct floe_hll *h, uint32_t c)
 			return;
 		if (h->n < h->cap) {
 			memcpy(h->list + 4 * (size_t)h->n++, &c, 4);
+			seen_add(h, c);
 			return;
 		}
 		if (!go_set(h))
