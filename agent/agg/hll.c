@@ -535,11 +535,19 @@ static void serialize_list(const struct floe_hll *h, uint8_t *o)
 
 int floe_hll_serialize(const struct floe_hll *h, void *out, size_t cap)
 {
+	double e;
+	return floe_hll_serialize_estimate(h, out, cap, &e);
+}
+
+int floe_hll_serialize_estimate(const struct floe_hll *h, void *out, size_t cap,
+				double *estimate)
+{
 	if (cap < floe_hll_serialized_size(h))
 		return FLOE_ELIMIT;
 	uint8_t *o = out;
 	if (!h->reg) {
 		serialize_list(h, o);
+		*estimate = (double)h->n;
 		return 0;
 	}
 	/* kxq0/kxq1 and the count of registers at the current minimum (always 0 for
@@ -564,7 +572,8 @@ int floe_hll_serialize(const struct floe_hll *h, void *out, size_t cap)
 	o[5] = DS_FLAG_COMPACT | DS_FLAG_OUT_OF_ORDER;
 	o[6] = 0; /* curMin */
 	o[7] = DS_MODE_HLL | (DS_TYPE_HLL_8 << 2);
-	put_le_double(o + DS_OFF_HIP, estimate_of(h, c));
+	*estimate = estimate_of(h, c);
+	put_le_double(o + DS_OFF_HIP, *estimate);
 	put_le_double(o + DS_OFF_KXQ0, kxq0);
 	put_le_double(o + DS_OFF_KXQ1, kxq1);
 	put_le32(o + DS_OFF_NUM_AT_CUR_MIN, c[0]);
