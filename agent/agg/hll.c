@@ -22,7 +22,9 @@
  * row, while the estimate of two items in 16,384 registers is 1 whenever both fall in one
  * register (1 group in 16,384). A coupon is what DataSketches keeps in its list and set
  * modes, so the list is serialised as their image and read back without loss. The list
- * is scanned, not hashed: it holds at most 256 coupons (1 KiB). A pooled sketch that
+ * is scanned, not hashed: it holds at most 256 coupons (1 KiB) in the order they came,
+ * which its images keep; a 512-bit filter beside it answers most coupons it does not
+ * hold without the scan. A pooled sketch that
  * receives more moves them to a hash set of the pool (as DataSketches' set mode, open
  * addressing on the coupon's low bits, at most 3/4 full), where that set is at most half
  * the registers' bytes: a group of 300 or 700 distinct values then takes 4 KiB of the
@@ -539,8 +541,7 @@ int floe_hll_serialize(const struct floe_hll *h, void *out, size_t cap)
 	return floe_hll_serialize_estimate(h, out, cap, &e);
 }
 
-int floe_hll_serialize_estimate(const struct floe_hll *h, void *out, size_t cap,
-				double *estimate)
+int floe_hll_serialize_estimate(const struct floe_hll *h, void *out, size_t cap, double *estimate)
 {
 	if (cap < floe_hll_serialized_size(h))
 		return FLOE_ELIMIT;

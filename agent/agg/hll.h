@@ -174,8 +174,7 @@ int floe_hll_serialize(const struct floe_hll *h, void *out, size_t cap);
 /* floe_hll_serialize, and *estimate set to what floe_hll_estimate(h) returns, from the
  * one pass over the registers both need (a row takes both). *estimate is left as it was
  * on failure. */
-int floe_hll_serialize_estimate(const struct floe_hll *h, void *out, size_t cap,
-				double *estimate);
+int floe_hll_serialize_estimate(const struct floe_hll *h, void *out, size_t cap, double *estimate);
 
 /* Reads the precision from an image's preamble so that the caller can size memory for
  * floe_hll_decode. Returns 0 or FLOE_EPARSE/FLOE_EFORMAT/FLOE_EUNSUPPORTED with err (may be NULL)

@@ -22,6 +22,11 @@
  * count, sum, the three quantiles, distinct) for duck_aggregate.js to measure floe's
  * sketches' errors against DuckDB's exact answer on the same events.
  *
+ * With FLOE_BENCH_DIGEST set in the environment, a digest of every cell of every row (the
+ * sketches' images too) is printed last: the same digest before and after a change of the
+ * aggregator says it wrote the same rows byte for byte (agent/agg/README.md lists the
+ * shapes compared).
+ *
  * usage: bench_aggregate [KEYS [EVENTS [CSV [PRECISION [TYPED [RESULTS]]]]]]
  * (defaults 1000, 5,000,000, -, 14, text, none) */
 #include <inttypes.h>
