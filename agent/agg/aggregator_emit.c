@@ -74,7 +74,8 @@ static void put_keys(struct floe_aggregator *g, const struct agg_group *h, bool 
 	}
 }
 
-/* The value columns of metric m from its state st; returns how many it filled. */
+/* The value columns of metric m (not distinct: put_distinct) from its state st; returns how
+ * many it filled. */
 static size_t put_values(const struct agg_metric *m, const uint8_t *st, struct floe_pq_value *v)
 {
 	const struct floe_config_metric *c = m->cfg;
@@ -82,11 +83,6 @@ static size_t put_values(const struct agg_metric *m, const uint8_t *st, struct f
 		uint64_t n;
 		memcpy(&n, st, 8);
 		*v = (struct floe_pq_value){.i = (int64_t)n};
-		return 1;
-	}
-	if (c->kind == FLOE_METRIC_DISTINCT) {
-		double e = floe_hll_estimate((const struct floe_hll *)(const void *)st);
-		*v = (struct floe_pq_value){.i = floe_agg_llround(e)};
 		return 1;
 	}
 	if (c->kind == FLOE_METRIC_QUANTILES) {
@@ -120,22 +116,31 @@ static size_t put_values(const struct agg_metric *m, const uint8_t *st, struct f
 	return 1;
 }
 
-/* The sketch column of metric m (distinct, quantiles), serialised into its buffer. */
+/* The sketch column of metric m (quantiles), serialised into its buffer. */
 static void put_sketch(const struct agg_metric *m, const uint8_t *st, struct floe_pq_value *v)
 {
-	int rc;
-	size_t n;
-	if (m->cfg->kind == FLOE_METRIC_DISTINCT) {
-		const struct floe_hll *h = (const struct floe_hll *)(const void *)st;
-		n = floe_hll_serialized_size(h);
-		rc = floe_hll_serialize(h, m->sketch_buf, m->sketch_cap);
-	} else {
-		const struct floe_dds *s = (const struct floe_dds *)(const void *)st;
-		n = floe_dds_proto_size(s);
-		rc = floe_dds_encode_proto(s, m->sketch_buf, m->sketch_cap);
-	}
+	const struct floe_dds *s = (const struct floe_dds *)(const void *)st;
+	size_t n = floe_dds_proto_size(s);
+	int rc = floe_dds_encode_proto(s, m->sketch_buf, m->sketch_cap);
 	*v = rc ? (struct floe_pq_value){.is_null = true}
 		: (struct floe_pq_value){.s = (const char *)m->sketch_buf, .len = n};
+}
+
+/* A distinct metric's estimate (v) and image (sk) from one pass over its registers: the
+ * registers' histogram is most of a dense sketch's emission, and both need it. */
+static void put_distinct(const struct agg_metric *m, const uint8_t *st, struct floe_pq_value *v,
+			 struct floe_pq_value *sk)
+{
+	const struct floe_hll *h = (const struct floe_hll *)(const void *)st;
+	size_t n = floe_hll_serialized_size(h);
+	double e;
+	if (floe_hll_serialize_estimate(h, m->sketch_buf, m->sketch_cap, &e) == 0) {
+		*sk = (struct floe_pq_value){.s = (const char *)m->sketch_buf, .len = n};
+	} else {
+		*sk = (struct floe_pq_value){.is_null = true};
+		e = floe_hll_estimate(h);
+	}
+	*v = (struct floe_pq_value){.i = floe_agg_llround(e)};
 }
 
 static int emit_group(struct floe_aggregator *g, const struct agg_window *w,
@@ -152,8 +157,12 @@ static int emit_group(struct floe_aggregator *g, const struct agg_window *w,
 	for (size_t i = 0; i < g->cfg->nmetrics; i++) {
 		const struct agg_metric *m = &g->metrics[i];
 		const uint8_t *st = (const uint8_t *)h + m->off;
+		if (m->cfg->kind == FLOE_METRIC_DISTINCT) {
+			put_distinct(m, st, row + c++, row + sk++);
+			continue;
+		}
 		c += put_values(m, st, row + c);
-		if (m->cfg->kind == FLOE_METRIC_DISTINCT || m->cfg->kind == FLOE_METRIC_QUANTILES)
+		if (m->cfg->kind == FLOE_METRIC_QUANTILES)
 			put_sketch(m, st, row + sk++);
 	}
 	/* A window's late events are counted once, in its first row. */

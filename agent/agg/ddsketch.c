@@ -378,6 +378,21 @@ int floe_dds_add(struct floe_dds *s, double v)
 	return floe_dds_add_prepared(s, v, key);
 }
 
+/* Adds one to bucket key of st (s's pos or neg): in line when the store has its window
+ * and key lies in it, which is nearly every value once a store has buckets; a call to
+ * floe_dds_add_key (which moves, grows or folds the window, or adds to a sparse store)
+ * otherwise. The same counts either way. */
+static inline void store_count_one(struct floe_dds *s, struct floe_dds_store *st, int32_t key)
+{
+	int64_t d = (int64_t)key - st->offset;
+	if (st->bins && d >= 0 && d < st->cap && st->count) {
+		st->bins[d]++;
+		st->count++;
+		return;
+	}
+	floe_dds_add_key(s, st, key, 1);
+}
+
 int floe_dds_add_prepared(struct floe_dds *s, double v, int32_t key)
 {
 	if (!__builtin_isfinite(v))
@@ -385,9 +400,9 @@ int floe_dds_add_prepared(struct floe_dds *s, double v, int32_t key)
 	if (s->count >= UINT32_MAX)
 		return FLOE_ELIMIT;
 	if (v > s->min_value)
-		floe_dds_add_key(s, &s->pos, key, 1);
+		store_count_one(s, &s->pos, key);
 	else if (v < -s->min_value)
-		floe_dds_add_key(s, &s->neg, key, 1);
+		store_count_one(s, &s->neg, key);
 	else
 		s->zero_count++;
 	s->count++;

@@ -27,6 +27,9 @@ struct floe_err;
 /* The largest coupon set a pooled sketch takes from its pool (4 KiB, 768 coupons). */
 #define FLOE_HLL_SET_LG_MAX 10u
 
+/* Bits of the list's filter (struct floe_hll's seen): 64 bytes, a cache line. */
+#define FLOE_HLL_SEEN_BITS 512u
+
 /* Caller-owned; the fields are private to hll.c. list and reg point into the caller's
  * memory, which must outlive the sketch. */
 struct floe_hll {
@@ -42,6 +45,9 @@ struct floe_hll {
 	uint32_t own;	/* bytes of the own memory */
 	uint8_t p;	/* precision; below the configured one when the pool was empty */
 	uint8_t pcfg;	/* the configured precision */
+	/* While a list: bit (c mod FLOE_HLL_SEEN_BITS) set for each coupon c it holds, so
+	 * that a coupon it does not hold is mostly told by one bit, not a scan of the list. */
+	uint64_t seen[FLOE_HLL_SEEN_BITS / 64];
 };
 
 /* Register bytes a dense sketch of precision p needs: 2^p, or 0 when p is outside 4..18. */
@@ -125,15 +131,17 @@ static inline void floe_hll_add_hash(struct floe_hll *h, uint64_t hash)
 }
 
 /* Starts loading the memory floe_hll_add_hash(h, hash) will touch (the register, the
- * set's slot, or the list), for a caller that adds it some events later. */
+ * set's slot, or the list's filter and end), for a caller that adds it some events later. */
 static inline void floe_hll_prefetch(const struct floe_hll *h, uint64_t hash)
 {
 	if (h->reg)
 		__builtin_prefetch(&h->reg[hash & (h->m - 1)], 1);
 	else if (h->set)
 		__builtin_prefetch(&h->set[floe_hll_coupon(hash) & ((1u << h->setlg) - 1)], 1);
-	else
-		__builtin_prefetch(h->list, 1);
+	else { /* the filter's word, and where a coupon it does not hold goes */
+		__builtin_prefetch(&h->seen[(hash % FLOE_HLL_SEEN_BITS) / 64]);
+		__builtin_prefetch(h->list + 4 * (size_t)h->n, 1);
+	}
 }
 
 /* The XXH3_64bits (seed 0) of an item's bytes: the hash every floe HLL uses, so that
@@ -162,6 +170,11 @@ size_t floe_hll_serialized_size(const struct floe_hll *h);
 /* Writes the image into out (borrowed, cap bytes). Returns 0 or FLOE_ELIMIT when cap is
  * smaller than floe_hll_serialized_size. */
 int floe_hll_serialize(const struct floe_hll *h, void *out, size_t cap);
+
+/* floe_hll_serialize, and *estimate set to what floe_hll_estimate(h) returns, from the
+ * one pass over the registers both need (a row takes both). *estimate is left as it was
+ * on failure. */
+int floe_hll_serialize_estimate(const struct floe_hll *h, void *out, size_t cap, double *estimate);
 
 /* Reads the precision from an image's preamble so that the caller can size memory for
  * floe_hll_decode. Returns 0 or FLOE_EPARSE/FLOE_EFORMAT/FLOE_EUNSUPPORTED with err (may be NULL)

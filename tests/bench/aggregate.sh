@@ -28,6 +28,10 @@
 # usage: tests/bench/aggregate.sh [EVENTS]   (default 1,000,000: DuckDB holds a quantile
 # sketch for each of the ~1 M groups of the 10 M-key run: 7 GiB of RSS)
 # Needs a build with the benchmarks (build-test/gcc or BUILD=...) and the test readers.
+# To compare two trees, run it with BUILD= each tree's build in turn (alternated: the
+# machine's load moves the figures more than most changes do), and check that the rows
+# did not change with FLOE_BENCH_DIGEST=1 bench_aggregate (its header); the figures of
+# each change are in agent/agg/README.md.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build-test/gcc}

@@ -22,6 +22,11 @@
  * count, sum, the three quantiles, distinct) for duck_aggregate.js to measure floe's
  * sketches' errors against DuckDB's exact answer on the same events.
  *
+ * With FLOE_BENCH_DIGEST set in the environment, a digest of every cell of every row (the
+ * sketches' images too) is printed last: the same digest before and after a change of the
+ * aggregator says it wrote the same rows byte for byte (agent/agg/README.md lists the
+ * shapes compared).
+ *
  * usage: bench_aggregate [KEYS [EVENTS [CSV [PRECISION [TYPED [RESULTS]]]]]]
  * (defaults 1000, 5,000,000, -, 14, text, none) */
 #include <inttypes.h>
@@ -67,11 +72,47 @@ static uint64_t rows;
 /* Where floe's rows go for the accuracy comparison (RESULTS), and their columns. */
 static FILE *results;
 static size_t first_key, first_value;
+
+/* With FLOE_BENCH_DIGEST set, an FNV-1a digest of every cell of every row (the
+ * sketches' images included) is printed, so that a change of the aggregator can be
+ * shown to write the same rows byte for byte. Off by default: it hashes inside the
+ * clock. */
+static bool want_digest;
+static uint64_t digest = 0xcbf29ce484222325ull;
+static void digest_bytes(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	for (size_t i = 0; i < n; i++)
+		digest = (digest ^ b[i]) * 0x100000001b3ull;
+}
+static void digest_row(const struct floe_pq_value *row, size_t ncols)
+{
+	for (size_t c = 0; c < ncols; c++) {
+		const struct floe_pq_value *v = &row[c];
+		digest_bytes(&v->is_null, sizeof(v->is_null));
+		digest_bytes(&v->i, sizeof(v->i));
+		digest_bytes(&v->d, sizeof(v->d));
+		digest_bytes(&v->len, sizeof(v->len));
+		if (v->s)
+			digest_bytes(v->s, v->len);
+		digest_bytes(&v->n, sizeof(v->n));
+		for (size_t k = 0; k < v->n; k++) {
+			if (v->keys)
+				digest_bytes(v->keys[k], v->key_lens[k]);
+			if (v->vals)
+				digest_bytes(v->vals[k], v->val_lens[k]);
+			if (v->ivals)
+				digest_bytes(&v->ivals[k], sizeof(v->ivals[k]));
+		}
+	}
+}
+
 static int count_row(void *arg, const struct floe_pq_value *row, size_t ncols)
 {
 	(void)arg;
-	(void)ncols;
 	rows++;
+	if (want_digest)
+		digest_row(row, ncols);
 	/* The rows of the typed run, less the overflow group (its keys are null): the minute,
 	 * the three keys, count, sum, the three quantiles and distinct. 2,000 rows are written
 	 * inside the clock, a millisecond or less against the run's half second. */
@@ -140,6 +181,7 @@ int main(int argc, char **argv)
 	bool skew = argc > 5 && strcmp(argv[5], "typed-skew") == 0;
 	static struct floe_colplan plan;
 	typed_plan(&plan);
+	want_digest = getenv("FLOE_BENCH_DIGEST") != NULL;
 	if (typed && argc > 6 && !(results = fopen(argv[6], "w")))
 		return 2;
 	if (keys == 0 || events == 0 || (want_csv && !csv))
@@ -232,6 +274,8 @@ int main(int argc, char **argv)
 	       keys, p.total / 1048576.0, p.windows, p.groups, p.group_bytes,
 	       floe_alloc_peak(&a) / 1048576.0, floe_agg_growth(cfg, 0, 0) / 1048576.0,
 	       peak_rss_kib() / 1024.0, rss_start / 1024.0);
+	if (want_digest)
+		printf("rows digest %016" PRIx64 "\n", digest);
 	if ((csv && fclose(csv) != 0) || (results && fclose(results) != 0))
 		return 1;
 	free(batch);

@@ -440,6 +440,58 @@ static void test_pool(void **state)
 	assert_true(floe_hll_is_list(&h[0]) && !h[0].set && floe_hll_estimate(&h[0]) == 0);
 }
 
+/* The list's filter tells apart coupons that share its bit: 256 coupons of one filter
+ * bit (and, half of them, one register address at two ranks) are each counted once
+ * however often they come, and a reset forgets them. */
+static void test_list_filter(void **state)
+{
+	(void)state;
+	static uint32_t own[FLOE_HLL_LIST_MAX];
+	static uint64_t pool_mem[4096 / 8];
+	struct floe_agg_pool pool = {.mem = (uint8_t *)pool_mem, .size = sizeof(pool_mem)};
+	struct floe_hll h;
+	assert_int_equal(floe_hll_init_pooled(&h, 14, own, sizeof(own), &pool), 0);
+	for (int round = 0; round < 2; round++) {
+		for (uint32_t i = 0; i < 256; i++) {
+			uint32_t c = (1u + (i & 1)) << 26 | (i / 2) * FLOE_HLL_SEEN_BITS | 5;
+			floe_hll_add_coupon(&h, c);
+			floe_hll_add_coupon(&h, c);
+			assert_true(floe_hll_estimate(&h) == (double)(i + 1));
+		}
+		assert_true(floe_hll_is_list(&h) && !h.set);
+		floe_hll_reset(&h);
+		assert_true(floe_hll_estimate(&h) == 0.0);
+	}
+}
+
+/* floe_hll_serialize_estimate writes floe_hll_serialize's image and gives
+ * floe_hll_estimate's value, in every form: a list, a set, registers. */
+static void test_serialize_estimate(void **state)
+{
+	(void)state;
+	static uint32_t own[FLOE_HLL_LIST_MAX];
+	static uint64_t pool_mem[(4096 + 16384) / 8];
+	static uint8_t other[sizeof(img)];
+	struct floe_agg_pool pool = {.mem = (uint8_t *)pool_mem, .size = sizeof(pool_mem)};
+	struct floe_hll h;
+	assert_int_equal(floe_hll_init_pooled(&h, 14, own, sizeof(own), &pool), 0);
+	double e = -1;
+	uint64_t n = 0;
+	for (uint64_t upto = 0; upto <= 20000; upto = upto ? upto * 3 : 5) {
+		for (; n < upto; n++)
+			add_item(&h, 31, n);
+		size_t len = floe_hll_serialized_size(&h);
+		double before = e;
+		assert_int_equal(floe_hll_serialize_estimate(&h, img, len - 1, &e), FLOE_ELIMIT);
+		assert_true(e == before || (isnan(e) && isnan(before)));
+		assert_int_equal(floe_hll_serialize_estimate(&h, img, len, &e), 0);
+		assert_true(e == floe_hll_estimate(&h));
+		assert_int_equal(floe_hll_serialize(&h, other, len), 0);
+		assert_memory_equal(img, other, len);
+	}
+	assert_true(h.reg != NULL);
+}
+
 /* A list of up to 7 coupons is a LIST image, a longer one a SET image sized as
  * DataSketches sizes its set; both read back to the same coupons. */
 static void test_list_images(void **state)
@@ -541,6 +593,8 @@ int main(void)
 	    cmocka_unit_test(test_exact_small),
 	    cmocka_unit_test(test_pool),
 	    cmocka_unit_test(test_list_images),
+	    cmocka_unit_test(test_list_filter),
+	    cmocka_unit_test(test_serialize_estimate),
 	    cmocka_unit_test(test_init_bounds),
 	    cmocka_unit_test(test_error_default_precision),
 	    cmocka_unit_test(test_error_every_precision),
