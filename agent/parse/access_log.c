@@ -45,21 +45,24 @@ static bool quoted(struct scan *s, const char **v, size_t *vl)
 	if (s->at >= s->len || s->p[s->at] != '"')
 		return false;
 	size_t b = ++s->at;
-	/* memchr finds the next quote, a word at a time; a backslash before it (most
-	 * values have none) takes the byte after it in, and the search goes on past that. */
+	/* memchr finds the next quote, a word at a time. A backslash escapes the byte after
+	 * it, so pairs start afresh after any other byte: the quote is escaped exactly when
+	 * the run of backslashes just before it (within the string) is odd. Most values
+	 * have none, and then only the byte before the quote is looked at. */
 	for (;;) {
 		const char *q = memchr(s->p + s->at, '"', s->len - s->at);
 		if (!q) {
 			s->at = s->len; /* an unclosed string is reported at the line's end */
 			return false;
 		}
-		size_t end = (size_t)(q - s->p);
-		const char *bs = memchr(s->p + s->at, '\\', end - s->at);
-		if (!bs) {
+		size_t end = (size_t)(q - s->p), run = 0;
+		while (end - run > b && s->p[end - run - 1] == '\\')
+			run++;
+		if (run % 2 == 0) {
 			s->at = end;
 			break;
 		}
-		s->at = (size_t)(bs - s->p) + 2; /* at most end + 1: the quote is after bs */
+		s->at = end + 1;
 	}
 	*v = s->p + b;
 	*vl = s->at - b;

@@ -1,7 +1,8 @@
 /* Tests of agent/parse/access_log: hand-checked common and combined lines (Apache's
  * documentation example, nginx lines with escapes, IPv6, HTTP/0.9, a TLS handshake sent
- * to a plain port), near misses with the offset they fail at, every prefix of a line, and
- * the loghub Apache sample (an error log: every line refused, none crashes). */
+ * to a plain port), near misses with the offset they fail at, every prefix of a line, each
+ * month and digit place of the time, runs of backslashes before a quote, and the loghub
+ * Apache sample (an error log: every line refused, none crashes). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -262,6 +263,36 @@ static void test_time_places(void **state)
 	}
 }
 
+/* A quote closes a string when the run of backslashes just before it is even: runs of
+ * each length before the referer's quotes, escaped and closing. */
+static void test_backslash_runs(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *referer; /* as written between the quotes */
+	} ok[] = {
+	    {""},     {"a"},	   {"\\\\"},	 {"\\\""},	{"\\\\\\\""}, {"\\\\\\\\"},
+	    {"a\\\"b\\\\"}, {"\\\"\\\""}, {"x\\y"}, {"\\\\\\\\\\\""},
+	};
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		char line[128];
+		snprintf(line, sizeof(line),
+			 "h - - [10/Oct/2000:13:55:36 +0000] \"GET / HTTP/1.0\" 200 1 \"%s\" \"ua\"",
+			 ok[i].referer);
+		parse_ok(line, true, 971186136000000LL);
+		if (ok[i].referer[0])
+			expect_val("referer", ok[i].referer);
+		expect_val("user_agent", "ua");
+	}
+	/* An odd run before the last quote leaves the string open to the line's end. */
+	const char *open = "h - - [10/Oct/2000:13:55:36 +0000] \"GET / HTTP/1.0\" 200 1 \"-\" \"u\\\\\\\"";
+	int64_t ts;
+	struct floe_err why = {0};
+	floe_fields_reset(f);
+	assert_int_equal(floe_access_log_parse(open, strlen(open), true, f, &ts, &why), FLOE_EPARSE);
+	assert_int_equal(why.offset, strlen(open));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -269,6 +300,7 @@ int main(void)
 	    cmocka_unit_test(test_combined),
 	    cmocka_unit_test(test_near_misses),
 	    cmocka_unit_test(test_time_places),
+	    cmocka_unit_test(test_backslash_runs),
 	    cmocka_unit_test(test_loghub_error_log),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
