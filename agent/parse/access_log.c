@@ -45,21 +45,24 @@ static bool quoted(struct scan *s, const char **v, size_t *vl)
 	if (s->at >= s->len || s->p[s->at] != '"')
 		return false;
 	size_t b = ++s->at;
-	/* memchr finds the next quote, a word at a time; a backslash before it (most
-	 * values have none) takes the byte after it in, and the search goes on past that. */
+	/* memchr finds the next quote, a word at a time. A backslash escapes the byte after
+	 * it, so pairs start afresh after any other byte: the quote is escaped exactly when
+	 * the run of backslashes just before it (within the string) is odd. Most values
+	 * have none, and then only the byte before the quote is looked at. */
 	for (;;) {
 		const char *q = memchr(s->p + s->at, '"', s->len - s->at);
 		if (!q) {
 			s->at = s->len; /* an unclosed string is reported at the line's end */
 			return false;
 		}
-		size_t end = (size_t)(q - s->p);
-		const char *bs = memchr(s->p + s->at, '\\', end - s->at);
-		if (!bs) {
+		size_t end = (size_t)(q - s->p), run = 0;
+		while (end - run > b && s->p[end - run - 1] == '\\')
+			run++;
+		if (run % 2 == 0) {
 			s->at = end;
 			break;
 		}
-		s->at = (size_t)(bs - s->p) + 2; /* at most end + 1: the quote is after bs */
+		s->at = end + 1;
 	}
 	*v = s->p + b;
 	*vl = s->at - b;
@@ -79,29 +82,66 @@ static bool digits(const char *p, size_t n, unsigned *out)
 	return n > 0;
 }
 
+/* Two digits at t into *out: false when either is not a digit. The time's fields have
+ * fixed places, so each is read without a loop. */
+static inline bool two(const char *t, unsigned *out)
+{
+	unsigned a = (unsigned)(unsigned char)t[0] - '0', b = (unsigned)(unsigned char)t[1] - '0';
+	*out = a * 10 + b;
+	return a <= 9 && b <= 9;
+}
+
+/* The month (1-12) of its three-letter English name, or 0. A switch over the three
+ * bytes as one number: a memcmp call per month cost more than the rest of the time, and
+ * a loop over the twelve cost about 170 instructions a line. */
+static unsigned month_of(const char *m)
+{
+	uint32_t name = (uint32_t)(unsigned char)m[0] << 16 | (uint32_t)(unsigned char)m[1] << 8 |
+			(unsigned char)m[2];
+#define MON(a, b, c) ((uint32_t)(a) << 16 | (uint32_t)(b) << 8 | (uint32_t)(c))
+	switch (name) {
+	case MON('J', 'a', 'n'):
+		return 1;
+	case MON('F', 'e', 'b'):
+		return 2;
+	case MON('M', 'a', 'r'):
+		return 3;
+	case MON('A', 'p', 'r'):
+		return 4;
+	case MON('M', 'a', 'y'):
+		return 5;
+	case MON('J', 'u', 'n'):
+		return 6;
+	case MON('J', 'u', 'l'):
+		return 7;
+	case MON('A', 'u', 'g'):
+		return 8;
+	case MON('S', 'e', 'p'):
+		return 9;
+	case MON('O', 'c', 't'):
+		return 10;
+	case MON('N', 'o', 'v'):
+		return 11;
+	case MON('D', 'e', 'c'):
+		return 12;
+	default:
+		return 0;
+	}
+#undef MON
+}
+
 /* "10/Oct/2000:13:55:36 -0700" exactly (26 bytes), the time Apache's %t and nginx's
  * $time_local write, into µs since the epoch. */
 static bool clf_time(const char *t, size_t n, int64_t *us)
 {
-	static const char months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
 	if (n != 26 || t[2] != '/' || t[6] != '/' || t[11] != ':' || t[14] != ':' || t[17] != ':' ||
 	    t[20] != ' ' || (t[21] != '+' && t[21] != '-'))
 		return false;
-	unsigned day, year, hour, min, sec, zh, zm, month = 0;
-	if (!digits(t, 2, &day) || !digits(t + 7, 4, &year) || !digits(t + 12, 2, &hour) ||
-	    !digits(t + 15, 2, &min) || !digits(t + 18, 2, &sec) || !digits(t + 22, 2, &zh) ||
-	    !digits(t + 24, 2, &zm))
+	unsigned day, cent, yy, hour, min, sec, zh, zm, month = month_of(t + 3);
+	if (!two(t, &day) || !two(t + 7, &cent) || !two(t + 9, &yy) || !two(t + 12, &hour) ||
+	    !two(t + 15, &min) || !two(t + 18, &sec) || !two(t + 22, &zh) || !two(t + 24, &zm))
 		return false;
-	/* The three letters as one number against the twelve: a memcmp call per month
-	 * cost more than the rest of the time. */
-	uint32_t name = (uint32_t)(unsigned char)t[3] << 16 | (uint32_t)(unsigned char)t[4] << 8 |
-			(unsigned char)t[5];
-	for (unsigned m = 0; m < 12 && !month; m++) {
-		const char *k = months + 3 * m;
-		if (name == ((uint32_t)(unsigned char)k[0] << 16 | (uint32_t)(unsigned char)k[1] << 8 |
-			     (unsigned char)k[2]))
-			month = m + 1;
-	}
+	unsigned year = cent * 100 + yy;
 	if (!month || day < 1 || day > floe_civil_days_in_month(year, month) || hour > 23 ||
 	    min > 59 || sec > 60 || zh > 23 || zm > 59)
 		return false;
@@ -124,14 +164,25 @@ const char *const *floe_access_log_field_names(void)
 	return names;
 }
 
+/* A line's pairs, gathered while it is read and given to the fields in one call. */
+struct pairs {
+	size_t n;
+	uint8_t ids[REQUEST + 1];
+	const char *vals[REQUEST + 1];
+	size_t vlens[REQUEST + 1];
+};
+
 /* Field id with value v[0..vl), the value borrowed. */
-static inline void put(struct floe_fields *f, unsigned id, const char *v, size_t vl)
+static inline void put(struct pairs *f, unsigned id, const char *v, size_t vl)
 {
-	floe_fields_add_id(f, id, names[id], lens[id], v, vl);
+	f->ids[f->n] = (uint8_t)id;
+	f->vals[f->n] = v;
+	f->vlens[f->n] = vl;
+	f->n++;
 }
 
 /* As put, but a "-" leaves the field out. */
-static inline void add(struct floe_fields *f, unsigned id, const char *v, size_t vl)
+static inline void add(struct pairs *f, unsigned id, const char *v, size_t vl)
 {
 	if (vl == 1 && v[0] == '-')
 		return;
@@ -139,7 +190,7 @@ static inline void add(struct floe_fields *f, unsigned id, const char *v, size_t
 }
 
 /* "METHOD PATH PROTOCOL" (or "METHOD PATH") into three fields, else the whole request. */
-static void request(struct floe_fields *f, const char *r, size_t n)
+static void request(struct pairs *f, const char *r, size_t n)
 {
 	const char *sp1 = memchr(r, ' ', n);
 	const char *sp2 = sp1 ? memchr(sp1 + 1, ' ', n - (size_t)(sp1 + 1 - r)) : NULL;
@@ -211,16 +262,21 @@ int floe_access_log_parse(const char *p, size_t len, bool combined, struct floe_
 		if (s.at < len)
 			goto bad;
 	}
-	add(f, CLIENT, v[0], vl[0]);
-	add(f, IDENT, v[1], vl[1]);
-	add(f, USER, v[2], vl[2]);
-	request(f, v[3], vl[3]);
-	put(f, STATUS, v[4], vl[4]);
-	add(f, BYTES, v[5], vl[5]);
+	/* At most one pair of each id: every field but the request's three is added once,
+	 * and request() adds either those three or the whole request. */
+	struct pairs q;
+	q.n = 0;
+	add(&q, CLIENT, v[0], vl[0]);
+	add(&q, IDENT, v[1], vl[1]);
+	add(&q, USER, v[2], vl[2]);
+	request(&q, v[3], vl[3]);
+	put(&q, STATUS, v[4], vl[4]);
+	add(&q, BYTES, v[5], vl[5]);
 	if (combined) {
-		add(f, REFERER, v[6], vl[6]);
-		add(f, USER_AGENT, v[7], vl[7]);
+		add(&q, REFERER, v[6], vl[6]);
+		add(&q, USER_AGENT, v[7], vl[7]);
 	}
+	floe_fields_add_ids(f, q.n, q.ids, names, lens, q.vals, q.vlens);
 	return 0;
 bad_token:
 	s.at = from;

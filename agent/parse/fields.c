@@ -126,6 +126,33 @@ int floe_fields_add_id(struct floe_fields *f, unsigned id, const char *key, size
 	return 0;
 }
 
+int floe_fields_add_ids(struct floe_fields *f, size_t n, const uint8_t *ids,
+			const char *const *names, const unsigned char *lens,
+			const char *const *vals, const size_t *vlens)
+{
+	int rc = 0;
+	for (size_t j = 0; j < n; j++) {
+		const char *key = names[ids[j]], *val = vals[j];
+		size_t klen = lens[ids[j]];
+		uint64_t bit = key_bit(key, klen);
+		if ((f->classes & bit) || f->n == f->cap) {
+			/* A key of its class is held (maybe its own), or the table is full:
+			 * the one-pair way decides. */
+			if (floe_fields_add_id(f, ids[j], key, klen, val, vlens[j]))
+				rc = FLOE_ELIMIT;
+			continue;
+		}
+		f->keys[f->n] = key;
+		f->klens[f->n] = klen;
+		f->vals[f->n] = val;
+		f->vlens[f->n] = val ? vlens[j] : 0;
+		f->ids[f->n] = ids[j];
+		f->n++;
+		f->classes |= bit;
+	}
+	return rc;
+}
+
 char *floe_fields_scratch(struct floe_fields *f, size_t *avail)
 {
 	*avail = f->arena_cap - f->arena_len;

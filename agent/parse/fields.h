@@ -39,6 +39,15 @@ int floe_fields_add(struct floe_fields *f, const char *key, size_t klen, const c
 int floe_fields_add_id(struct floe_fields *f, unsigned id, const char *key, size_t klen,
 		       const char *val, size_t vlen);
 
+/* As floe_fields_add_id for pairs j < n in turn, pair j carrying id ids[j], the key
+ * names[ids[j]] (lens[ids[j]] bytes) and the value vals[j] (vlens[j] bytes), all
+ * borrowed as there: one call for a line of a parser with fixed names, and a pair whose
+ * key's class no held key has is appended without the look for a duplicate. Returns 0,
+ * or FLOE_ELIMIT when some pair was dropped (counted, as there). */
+int floe_fields_add_ids(struct floe_fields *f, size_t n, const uint8_t *ids,
+			const char *const *names, const unsigned char *lens,
+			const char *const *vals, const size_t *vlens);
+
 /* Arena protocol for bytes that are not a slice of the line: scratch returns the free
  * tail of the arena (*avail bytes, possibly 0; never NULL); the caller writes up to
  * *avail bytes there and calls commit with the count it keeps. Committed bytes stay

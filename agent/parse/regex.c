@@ -33,6 +33,11 @@ struct floe_regex {
 	size_t max_line;
 	size_t nnames;
 	struct name names[FLOE_REGEX_MAX_NAMES];
+	/* The names again as floe_fields_add_ids takes them, by index; short_names when
+	 * every one fits its length byte (PCRE2 caps a name far below 255). */
+	bool short_names;
+	const char *name_p[FLOE_REGEX_MAX_NAMES];
+	unsigned char name_len[FLOE_REGEX_MAX_NAMES];
 };
 
 static void *gmalloc(PCRE2_SIZE n, void *data)
@@ -226,6 +231,12 @@ static int read_names(struct floe_regex *r, struct floe_err *err)
 		}
 		r->names[at] = nm;
 	}
+	r->short_names = true;
+	for (size_t k = 0; k < r->nnames; k++) {
+		r->name_p[k] = r->names[k].p;
+		r->name_len[k] = (unsigned char)r->names[k].len;
+		r->short_names = r->short_names && r->names[k].len <= 255;
+	}
 	return 0;
 }
 
@@ -399,13 +410,25 @@ int floe_regex_capture(struct floe_regex *r, const char *line, size_t len, struc
 		return rc;
 	const PCRE2_SIZE *ov = pcre2_get_ovector_pointer(r->md);
 	uint32_t pairs = pcre2_get_ovector_count(r->md);
+	/* The groups that took part, given to the fields in one call. */
+	uint8_t ids[FLOE_REGEX_MAX_NAMES];
+	const char *vals[FLOE_REGEX_MAX_NAMES];
+	size_t vlens[FLOE_REGEX_MAX_NAMES], n = 0;
 	for (size_t k = 0; k < r->nnames; k++) {
 		uint32_t g = r->names[k].group;
 		if (g >= pairs || ov[2 * g] == PCRE2_UNSET || ov[2 * g + 1] < ov[2 * g] ||
 		    ov[2 * g + 1] > len)
 			continue;
-		floe_fields_add_id(f, (unsigned)k, r->names[k].p, r->names[k].len, line + ov[2 * g],
-				   (size_t)(ov[2 * g + 1] - ov[2 * g]));
+		if (!r->short_names) {
+			floe_fields_add_id(f, (unsigned)k, r->names[k].p, r->names[k].len,
+					   line + ov[2 * g], (size_t)(ov[2 * g + 1] - ov[2 * g]));
+			continue;
+		}
+		ids[n] = (uint8_t)k;
+		vals[n] = line + ov[2 * g];
+		vlens[n] = (size_t)(ov[2 * g + 1] - ov[2 * g]);
+		n++;
 	}
+	floe_fields_add_ids(f, n, ids, r->name_p, r->name_len, vals, vlens);
 	return 0;
 }

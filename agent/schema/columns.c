@@ -240,10 +240,29 @@ static long find_attr(const struct floe_record *rec, const char *from, size_t hi
 }
 
 /* floe_convert, a string or binary (its bytes as they are) without the call: most
- * columns of most plans are strings, and every line converts each. */
+ * columns of most plans are strings, and every line converts each. So is an int or long
+ * of one to nine plain digits (a status code, a byte count), which cannot overflow
+ * either: the call and its checks cost more than the digits. Anything else (a sign, a
+ * "-", more digits, other bytes) goes to floe_convert, which gives the same value for
+ * these. */
 static inline enum floe_conv convert(enum floe_col_type t, const char *v, size_t n,
 				     struct floe_pq_value *out)
 {
+	if ((t == FLOE_COL_INT || t == FLOE_COL_LONG) && n - 1 < 9) {
+		uint32_t u = 0;
+		size_t j = 0;
+		for (; j < n; j++) {
+			unsigned d = (unsigned)(unsigned char)v[j] - '0';
+			if (d > 9)
+				break;
+			u = u * 10 + d;
+		}
+		if (j == n) {
+			floe_pq_value_init(out, false);
+			out->i = (int64_t)u;
+			return FLOE_CONV_OK;
+		}
+	}
 	if (t != FLOE_COL_STRING && t != FLOE_COL_BINARY)
 		return floe_convert(t, v, n, out);
 	floe_pq_value_init(out, false);

@@ -1,7 +1,8 @@
 /* Tests of agent/parse/access_log: hand-checked common and combined lines (Apache's
  * documentation example, nginx lines with escapes, IPv6, HTTP/0.9, a TLS handshake sent
- * to a plain port), near misses with the offset they fail at, every prefix of a line, and
- * the loghub Apache sample (an error log: every line refused, none crashes). */
+ * to a plain port), near misses with the offset they fail at, every prefix of a line, each
+ * month and digit place of the time, runs of backslashes before a quote, and the loghub
+ * Apache sample (an error log: every line refused, none crashes). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +12,7 @@
 
 #include "agent/parse/access_log.h"
 #include "agent/parse/fields.h"
+#include "formats/base/civil.h"
 #include "formats/base/error.h"
 #include "fields_expect.h"
 
@@ -227,12 +229,78 @@ static void test_loghub_error_log(void **state)
 	assert_int_equal(n, 2000);
 }
 
+/* The time: each month's name, and a byte that is not a digit at each digit's place
+ * (refused at the time's bracket). */
+static void test_time_places(void **state)
+{
+	(void)state;
+	static const char months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
+	for (unsigned m = 1; m <= 12; m++) {
+		char line[96];
+		snprintf(line, sizeof(line),
+			 "h - - [15/%.3s/2001:01:02:03 -0130] \"GET / HTTP/1.0\" 200 1",
+			 months + 3 * (m - 1));
+		int64_t ts = 0;
+		floe_fields_reset(f);
+		assert_int_equal(floe_access_log_parse(line, strlen(line), false, f, &ts, NULL), 0);
+		assert_int_equal(ts, (floe_civil_to_days(2001, m, 15) * 86400 + 3723 + 5400) *
+					 1000000LL);
+	}
+	const char *good = "h - - [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.0\" 200 1";
+	static const unsigned places[] = {0, 1, 7, 8, 9, 10, 12, 13, 15, 16, 18, 19, 22, 23, 24, 25};
+	for (size_t i = 0; i < sizeof(places) / sizeof(places[0]); i++) {
+		for (const char *c = "x/ \xff:"; *c; c++) {
+			char line[96];
+			snprintf(line, sizeof(line), "%s", good);
+			line[7 + places[i]] = *c;
+			struct floe_err why = {0};
+			int64_t ts;
+			floe_fields_reset(f);
+			assert_int_equal(floe_access_log_parse(line, strlen(line), false, f, &ts, &why),
+					 FLOE_EPARSE);
+			assert_int_equal(why.offset, 6);
+		}
+	}
+}
+
+/* A quote closes a string when the run of backslashes just before it is even: runs of
+ * each length before the referer's quotes, escaped and closing. */
+static void test_backslash_runs(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *referer; /* as written between the quotes */
+	} ok[] = {
+	    {""},     {"a"},	   {"\\\\"},	 {"\\\""},	{"\\\\\\\""}, {"\\\\\\\\"},
+	    {"a\\\"b\\\\"}, {"\\\"\\\""}, {"x\\y"}, {"\\\\\\\\\\\""},
+	};
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		char line[128];
+		snprintf(line, sizeof(line),
+			 "h - - [10/Oct/2000:13:55:36 +0000] \"GET / HTTP/1.0\" 200 1 \"%s\" \"ua\"",
+			 ok[i].referer);
+		parse_ok(line, true, 971186136000000LL);
+		if (ok[i].referer[0])
+			expect_val("referer", ok[i].referer);
+		expect_val("user_agent", "ua");
+	}
+	/* An odd run before the last quote leaves the string open to the line's end. */
+	const char *open = "h - - [10/Oct/2000:13:55:36 +0000] \"GET / HTTP/1.0\" 200 1 \"-\" \"u\\\\\\\"";
+	int64_t ts;
+	struct floe_err why = {0};
+	floe_fields_reset(f);
+	assert_int_equal(floe_access_log_parse(open, strlen(open), true, f, &ts, &why), FLOE_EPARSE);
+	assert_int_equal(why.offset, strlen(open));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_common),
 	    cmocka_unit_test(test_combined),
 	    cmocka_unit_test(test_near_misses),
+	    cmocka_unit_test(test_time_places),
+	    cmocka_unit_test(test_backslash_runs),
 	    cmocka_unit_test(test_loghub_error_log),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

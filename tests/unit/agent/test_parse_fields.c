@@ -1,5 +1,6 @@
 /* Tests of agent/parse/fields: adding slices and null values, last-wins duplicates, the
- * arena protocol, capacity drops, the record view, reset, and allocation failure. */
+ * arena protocol, capacity drops, the batched add of a parser with fixed names, the
+ * record view, reset, and allocation failure. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -151,11 +152,69 @@ static void test_bad_args_and_faults(void **state)
 	assert_null(f);
 }
 
+/* floe_fields_add_ids leaves the same pairs, ids, drops and lookups as one
+ * floe_fields_add_id per pair: fresh keys, a key of a held class, the same key twice (last
+ * wins in place), a null value, pairs already held, and a full table. */
+static void test_add_ids(void **state)
+{
+	(void)state;
+	static const char *const names[] = {"client", "path", "ident", "user", "method", "x"};
+	static const unsigned char lens[] = {6, 4, 5, 4, 6, 1};
+	/* path and ident share a key class (length * 7 + first byte, mod 64). */
+	const uint8_t ids[] = {0, 2, 1, 3, 1, 4, 5};
+	const char *vals[] = {"a", "bb", "ccc", NULL, "dddd", "e", "ff"};
+	const size_t vlens[] = {1, 2, 3, 7, 4, 1, 2};
+	for (size_t cap = 1; cap <= 8; cap++) {
+		for (size_t held = 0; held <= 1; held++) {
+			struct floe_alloc a;
+			floe_alloc_init(&a, 0);
+			struct floe_fields *one = NULL, *all = NULL;
+			assert_int_equal(floe_fields_new(&a, cap, 16, &one), 0);
+			assert_int_equal(floe_fields_new(&a, cap, 16, &all), 0);
+			if (held) {
+				floe_fields_add(one, "user", 4, "held", 4);
+				floe_fields_add(all, "user", 4, "held", 4);
+			}
+			int want = 0;
+			for (size_t j = 0; j < sizeof(ids); j++)
+				if (floe_fields_add_id(one, ids[j], names[ids[j]], lens[ids[j]],
+						       vals[j], vlens[j]))
+					want = FLOE_ELIMIT;
+			assert_int_equal(floe_fields_add_ids(all, sizeof(ids), ids, names, lens,
+							     vals, vlens),
+					 want);
+			size_t n = floe_fields_count(one);
+			assert_int_equal(floe_fields_count(all), n);
+			assert_int_equal(floe_fields_dropped(all), floe_fields_dropped(one));
+			for (size_t k = 0; k < n; k++) {
+				assert_ptr_equal(floe_fields_keys(all)[k], floe_fields_keys(one)[k]);
+				assert_int_equal(floe_fields_key_lens(all)[k],
+						 floe_fields_key_lens(one)[k]);
+				assert_ptr_equal(floe_fields_vals(all)[k], floe_fields_vals(one)[k]);
+				assert_int_equal(floe_fields_val_lens(all)[k],
+						 floe_fields_val_lens(one)[k]);
+				assert_int_equal(floe_fields_ids(all)[k], floe_fields_ids(one)[k]);
+			}
+			for (size_t i = 0; i < sizeof(lens); i++) {
+				const char *v1 = NULL, *v2 = NULL;
+				size_t l1 = 0, l2 = 0;
+				assert_int_equal(floe_fields_find(all, names[i], lens[i], &v2, &l2),
+						 floe_fields_find(one, names[i], lens[i], &v1, &l1));
+				assert_ptr_equal(v2, v1);
+				assert_int_equal(l2, l1);
+			}
+			floe_fields_free(one);
+			floe_fields_free(all);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_add_find),
 	    cmocka_unit_test(test_key_classes),
+	    cmocka_unit_test(test_add_ids),
 	    cmocka_unit_test(test_arena),
 	    cmocka_unit_test(test_bad_args_and_faults),
 	};
