@@ -400,8 +400,8 @@ static int check_row(const struct floe_pq_writer *w, const struct floe_pq_value 
 
 /* Appends the repair of ill-formed (p, n) as a value of leaf l: out of line, so that the
  * common path saves no registers for it. */
-__attribute__((noinline)) static int put_repaired(struct floe_pq_writer *w, struct leaf *l,
-						  int rep, const uint8_t *p, size_t n)
+__attribute__((noinline)) static int put_repaired(struct floe_pq_writer *w, struct leaf *l, int rep,
+						  const uint8_t *p, size_t n)
 {
 	int rc = floe_utf8_repair(p, n, &w->scratch, &p, &n, &w->replaced);
 	return rc ? rc : floe_pq_chunk_put_bytes(l->chunk, rep, p, n);
