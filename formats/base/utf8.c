@@ -91,25 +91,14 @@ size_t floe_utf8_put(uint8_t *out, uint32_t cp)
 	return 4;
 }
 
-size_t floe_utf8_valid(const uint8_t *p, size_t n)
+/* The general loop of floe_utf8_valid from i (a character boundary), for a value with
+ * a byte above ASCII at or after i: out of line, so that the ASCII paths before it save
+ * no registers. */
+__attribute__((noinline)) static size_t valid_from(const uint8_t *p, size_t n, size_t i)
 {
-	size_t i = 0;
 	const uint64_t hi = 0x8080808080808080ULL;
-	/* Short values (a method, a status, a protocol) at once: two loads that overlap
-	 * cover 4 to 7 bytes, three single bytes 1 to 3. */
-	if (n < 8) {
-		uint32_t a = 0, b = 0;
-		if (n >= 4) {
-			memcpy(&a, p, 4);
-			memcpy(&b, p + n - 4, 4);
-		} else if (n > 0) {
-			a = (uint32_t)(p[0] | p[n / 2] | p[n - 1]);
-		}
-		if (!((a | b) & 0x80808080u))
-			return n;
-	}
 	while (i < n) {
-		/* ASCII, the common case, 32 then 8 bytes at a time. */
+		/* ASCII, 32 then 8 bytes at a time. */
 		if (n - i >= 32) {
 			uint64_t w[4];
 			memcpy(w, p + i, 32);
@@ -142,6 +131,46 @@ size_t floe_utf8_valid(const uint8_t *p, size_t n)
 		i += l;
 	}
 	return n;
+}
+
+size_t floe_utf8_valid(const uint8_t *p, size_t n)
+{
+	const uint64_t hi = 0x8080808080808080ULL;
+	size_t i = 0;
+	/* Short values (a method, a status, a protocol) at once: two loads that overlap
+	 * cover 4 to 7 bytes, three single bytes 1 to 3. */
+	if (n < 8) {
+		uint32_t a = 0, b = 0;
+		if (n >= 4) {
+			memcpy(&a, p, 4);
+			memcpy(&b, p + n - 4, 4);
+		} else if (n > 0) {
+			a = (uint32_t)(p[0] | p[n / 2] | p[n - 1]);
+		}
+		if (!((a | b) & 0x80808080u))
+			return n;
+		return valid_from(p, n, 0);
+	}
+	/* ASCII, the common case: 32 bytes at a time, then 8, then the last 32 or 8 bytes at
+	 * once (overlapping bytes already checked). The first byte above ASCII hands the
+	 * rest to the general loop. */
+	uint64_t w[4];
+	for (; n - i >= 32; i += 32) {
+		memcpy(w, p + i, 32);
+		if ((w[0] | w[1] | w[2] | w[3]) & hi)
+			return valid_from(p, n, i);
+	}
+	if (n >= 32) {
+		memcpy(w, p + n - 32, 32);
+		return (w[0] | w[1] | w[2] | w[3]) & hi ? valid_from(p, n, i) : n;
+	}
+	for (; n - i >= 8; i += 8) {
+		memcpy(w, p + i, 8);
+		if (w[0] & hi)
+			return valid_from(p, n, i);
+	}
+	memcpy(w, p + n - 8, 8);
+	return w[0] & hi ? valid_from(p, n, i) : n;
 }
 
 int floe_utf8_repair(const uint8_t *p, size_t n, struct floe_buf *scratch, const uint8_t **out,

@@ -82,6 +82,45 @@ static int grow_slots(struct floe_pq_dict *d)
 	return 0;
 }
 
+/* Whether a[0..n) equals b[0..n). Values up to 32 bytes (most dictionary values: hosts,
+ * methods, statuses, a map's keys) compare as two to four pairs of overlapping integers
+ * rather than through a library call. */
+static inline bool bytes_eq(const uint8_t *a, const uint8_t *b, size_t n)
+{
+	if (n >= 8 && n <= 32) {
+		uint64_t a0, a1, b0, b1;
+		memcpy(&a0, a, 8);
+		memcpy(&b0, b, 8);
+		memcpy(&a1, a + n - 8, 8);
+		memcpy(&b1, b + n - 8, 8);
+		if ((a0 ^ b0) | (a1 ^ b1))
+			return false;
+		if (n <= 16)
+			return true;
+		memcpy(&a0, a + 8, 8);
+		memcpy(&b0, b + 8, 8);
+		memcpy(&a1, a + n - 16, 8);
+		memcpy(&b1, b + n - 16, 8);
+		return !((a0 ^ b0) | (a1 ^ b1));
+	}
+	if (n >= 4 && n < 8) {
+		uint32_t a0, a1, b0, b1;
+		memcpy(&a0, a, 4);
+		memcpy(&b0, b, 4);
+		memcpy(&a1, a + n - 4, 4);
+		memcpy(&b1, b + n - 4, 4);
+		return !((a0 ^ b0) | (a1 ^ b1));
+	}
+	if (n < 4) {
+		for (size_t i = 0; i < n; i++) {
+			if (a[i] != b[i])
+				return false;
+		}
+		return true;
+	}
+	return memcmp(a, b, n) == 0;
+}
+
 static bool same(const struct floe_pq_dict *d, uint32_t idx, const void *p, size_t n)
 {
 	const uint8_t *e = d->plain.data + d->off[idx];
@@ -101,7 +140,7 @@ static bool same(const struct floe_pq_dict *d, uint32_t idx, const void *p, size
 		return a == b;
 	}
 	size_t len = (size_t)e[0] | (size_t)e[1] << 8 | (size_t)e[2] << 16 | (size_t)e[3] << 24;
-	return len == n && memcmp(e + 4, p, n) == 0;
+	return len == n && bytes_eq(e + 4, p, n);
 }
 
 int floe_pq_dict_put(struct floe_pq_dict *d, const void *p, size_t n, size_t cap, uint32_t *idx,

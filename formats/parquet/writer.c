@@ -398,16 +398,25 @@ static int check_row(const struct floe_pq_writer *w, const struct floe_pq_value 
 	return 0;
 }
 
-/* Repairs (p, n) if needed and appends it as a value of leaf l. */
-static int put_string(struct floe_pq_writer *w, struct leaf *l, int rep, const char *s, size_t n)
+/* Appends the repair of ill-formed (p, n) as a value of leaf l: out of line, so that the
+ * common path saves no registers for it. */
+__attribute__((noinline)) static int put_repaired(struct floe_pq_writer *w, struct leaf *l, int rep,
+						  const uint8_t *p, size_t n)
 {
-	const uint8_t *p;
-	size_t pn;
-	int rc = floe_utf8_repair((const uint8_t *)(s ? s : ""), n, &w->scratch, &p, &pn,
-				     &w->replaced);
-	if (rc)
-		return rc;
-	return floe_pq_chunk_put_bytes(l->chunk, rep, p, pn);
+	int rc = floe_utf8_repair(p, n, &w->scratch, &p, &n, &w->replaced);
+	return rc ? rc : floe_pq_chunk_put_bytes(l->chunk, rep, p, n);
+}
+
+/* Repairs (p, n) if needed and appends it as a value of leaf l. Values are almost always
+ * well-formed: checked here, they take one call, and only the others go through the
+ * repair (which checks them again). */
+static inline int put_string(struct floe_pq_writer *w, struct leaf *l, int rep, const char *s,
+			     size_t n)
+{
+	const uint8_t *p = (const uint8_t *)(s ? s : "");
+	if (floe_utf8_valid(p, n) != n)
+		return put_repaired(w, l, rep, p, n);
+	return floe_pq_chunk_put_bytes(l->chunk, rep, p, n);
 }
 
 static int put_map(struct floe_pq_writer *w, struct leaf *k, const struct floe_pq_value *v,

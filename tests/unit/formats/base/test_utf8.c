@@ -102,9 +102,10 @@ static size_t walk(const uint8_t *s, size_t n)
 	return i;
 }
 
-/* Values of 1 to 40 bytes, ASCII but for one sequence (well-formed or not, of 1 to 4
+/* Values of 1 to 100 bytes, ASCII but for one sequence (well-formed or not, of 1 to 4
  * bytes, cut short at the end) at every offset: floe_utf8_valid's word-at-a-time paths
- * (a short value at once, 8 and 32 bytes, the overlapping tail) agree with the walk. */
+ * (a short value at once, 8 and 32 bytes, the overlapping tails of 8 and 32, several
+ * 32-byte steps, the general loop from where they stop) agree with the walk. */
 static void test_every_offset(void **state)
 {
 	(void)state;
@@ -113,7 +114,7 @@ static void test_every_offset(void **state)
 	    {0xed, 0xa0, 0x80}, {0xf0, 0x9f, 0x98, 0x80}, {0xf0, 0x9f, 0x98}, {0xf4, 0x90, 0x80, 0x80},
 	};
 	static const size_t lens[] = {1, 1, 2, 1, 3, 2, 3, 4, 3, 4};
-	uint8_t v[40];
+	uint8_t v[100];
 	for (size_t n = 1; n <= sizeof(v); n++) {
 		memset(v, 'a', n);
 		assert_int_equal(floe_utf8_valid(v, n), n);

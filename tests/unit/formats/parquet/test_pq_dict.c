@@ -1,7 +1,8 @@
 /* Tests of formats/parquet/dict: lookups through the entry found last and the one after
  * it (keys in a fixed order, line after line) give the indices a hash lookup gives, a
- * value that is neither is still found or added, and a dictionary of one entry adds a
- * second value rather than taking it for the first. */
+ * value that is neither is still found or added, a dictionary of one entry adds a
+ * second value rather than taking it for the first, and values of every length up to
+ * 48 bytes that differ in one byte are told apart. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -82,11 +83,54 @@ static void test_one_entry(void **state)
 	floe_pq_dict_fini(&d);
 }
 
+/* Values of 0 to 48 bytes, and the same with one byte changed at each offset: the
+ * compare by overlapping integers (4 to 32 bytes) and the others tell them apart, and
+ * find each again. */
+static void test_every_length(void **state)
+{
+	(void)state;
+	struct floe_pq_dict d;
+	floe_pq_dict_init(&d, NULL, 0);
+	uint8_t v[48];
+	uint32_t next = 0;
+	for (size_t n = 0; n <= sizeof(v); n++) {
+		uint32_t idx;
+		bool added;
+		memset(v, 'a', sizeof(v));
+		assert_int_equal(floe_pq_dict_put(&d, v, n, 1 << 20, &idx, &added), 0);
+		assert_true(added);
+		assert_int_equal(idx, next++);
+		for (size_t at = 0; at < n; at++) {
+			memset(v, 'a', sizeof(v));
+			v[at] = 'b';
+			assert_int_equal(floe_pq_dict_put(&d, v, n, 1 << 20, &idx, &added), 0);
+			assert_true(added);
+			assert_int_equal(idx, next++);
+		}
+	}
+	/* All again, in the same order: each is found. */
+	next = 0;
+	for (size_t n = 0; n <= sizeof(v); n++) {
+		for (size_t at = 0; at <= n; at++) {
+			uint32_t idx;
+			bool added;
+			memset(v, 'a', sizeof(v));
+			if (at > 0)
+				v[at - 1] = 'b';
+			assert_int_equal(floe_pq_dict_put(&d, v, n, 1 << 20, &idx, &added), 0);
+			assert_false(added);
+			assert_int_equal(idx, next++);
+		}
+	}
+	floe_pq_dict_fini(&d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_fixed_order),
 	    cmocka_unit_test(test_one_entry),
+	    cmocka_unit_test(test_every_length),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
