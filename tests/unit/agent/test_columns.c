@@ -298,7 +298,7 @@ static void test_take_finds_fields_in_any_order(void **state)
 	enum { N = 70 };
 	const char *keys[N], *vals[N];
 	size_t klens[N], vlens[N];
-	char names[N][8];
+	char names[N][24]; /* room for any size_t: gcc -O with sanitizers checks the bound */
 	struct floe_pq_value typed[FLOE_COLS_MAX];
 	const char *tk[N], *tv[N];
 	size_t tkl[N], tvl[N];
