@@ -89,6 +89,20 @@ static inline bool same_key(const struct floe_fields *f, size_t i, const char *k
 	       (klen == 0 || (f->keys[i][0] == key[0] && memcmp(f->keys[i], key, klen) == 0));
 }
 
+/* Appends a pair whose key the table does not hold, into a table with room; bit is the
+ * key's class. */
+static inline void append(struct floe_fields *f, unsigned id, const char *key, size_t klen,
+			  const char *val, size_t vlen, uint64_t bit)
+{
+	f->keys[f->n] = key;
+	f->klens[f->n] = klen;
+	f->vals[f->n] = val;
+	f->vlens[f->n] = vlen;
+	f->ids[f->n] = (uint8_t)id;
+	f->n++;
+	f->classes |= bit;
+}
+
 int floe_fields_add(struct floe_fields *f, const char *key, size_t klen, const char *val,
 		    size_t vlen)
 {
@@ -116,13 +130,7 @@ int floe_fields_add_id(struct floe_fields *f, unsigned id, const char *key, size
 		f->dropped++;
 		return FLOE_ELIMIT;
 	}
-	f->keys[f->n] = key;
-	f->klens[f->n] = klen;
-	f->vals[f->n] = val;
-	f->vlens[f->n] = vlen;
-	f->ids[f->n] = (uint8_t)id;
-	f->n++;
-	f->classes |= bit;
+	append(f, id, key, klen, val, vlen, bit);
 	return 0;
 }
 
@@ -142,13 +150,7 @@ int floe_fields_add_ids(struct floe_fields *f, size_t n, const uint8_t *ids,
 				rc = FLOE_ELIMIT;
 			continue;
 		}
-		f->keys[f->n] = key;
-		f->klens[f->n] = klen;
-		f->vals[f->n] = val;
-		f->vlens[f->n] = val ? vlens[j] : 0;
-		f->ids[f->n] = ids[j];
-		f->n++;
-		f->classes |= bit;
+		append(f, ids[j], key, klen, val, val ? vlens[j] : 0, bit);
 	}
 	return rc;
 }

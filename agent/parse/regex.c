@@ -33,9 +33,8 @@ struct floe_regex {
 	size_t max_line;
 	size_t nnames;
 	struct name names[FLOE_REGEX_MAX_NAMES];
-	/* The names again as floe_fields_add_ids takes them, by index; short_names when
-	 * every one fits its length byte (PCRE2 caps a name far below 255). */
-	bool short_names;
+	/* The names again as floe_fields_add_ids takes them, by index (a length fits its
+	 * byte: PCRE2 caps a name at 32 or 128 bytes, and read_names refuses a longer one). */
 	const char *name_p[FLOE_REGEX_MAX_NAMES];
 	unsigned char name_len[FLOE_REGEX_MAX_NAMES];
 };
@@ -231,11 +230,11 @@ static int read_names(struct floe_regex *r, struct floe_err *err)
 		}
 		r->names[at] = nm;
 	}
-	r->short_names = true;
 	for (size_t k = 0; k < r->nnames; k++) {
+		if (r->names[k].len > 255)
+			return floe_err_set(err, FLOE_EINVAL, "a group name over 255 bytes");
 		r->name_p[k] = r->names[k].p;
 		r->name_len[k] = (unsigned char)r->names[k].len;
-		r->short_names = r->short_names && r->names[k].len <= 255;
 	}
 	return 0;
 }
@@ -419,11 +418,6 @@ int floe_regex_capture(struct floe_regex *r, const char *line, size_t len, struc
 		if (g >= pairs || ov[2 * g] == PCRE2_UNSET || ov[2 * g + 1] < ov[2 * g] ||
 		    ov[2 * g + 1] > len)
 			continue;
-		if (!r->short_names) {
-			floe_fields_add_id(f, (unsigned)k, r->names[k].p, r->names[k].len,
-					   line + ov[2 * g], (size_t)(ov[2 * g + 1] - ov[2 * g]));
-			continue;
-		}
 		ids[n] = (uint8_t)k;
 		vals[n] = line + ov[2 * g];
 		vlens[n] = (size_t)(ov[2 * g + 1] - ov[2 * g]);
