@@ -84,12 +84,13 @@ fi
 # The build without the optional libraries (no S3 client, no PCRE2, no journal) compiles
 # other sources (regex_none.c, journal_none.c, no platform/s3) and refuses patterns,
 # s3:// warehouses and journal inputs: its unit tests skip the cases that need them and
-# check the refusals. Unit tests only, to keep the step short.
+# check the refusals. Unit tests, and test_minimal_build (the binary links none of them and
+# runs --once), to keep the step short.
 step "build without S3, PCRE2 and the journal, and unit tests"
 cmake -S . -B "$OUT/minimal" -UFLOE_MINIMAL -DCMAKE_BUILD_TYPE=Debug -DFLOE_WITH_S3=OFF -DFLOE_WITH_PCRE2=OFF \
 	-DFLOE_JOURNAL=OFF >/dev/null
 cmake --build "$OUT/minimal" -j"$JOBS"
-run_ctest "$OUT/minimal" -L unit
+run_ctest "$OUT/minimal" -L '^(unit|minimal)$'
 
 # The power-cut tests (tests/crash/README.md): a build that records every durable file
 # operation (FLOE_FS_RECORD), the crash-state generator, and the cycles replayed from it.
@@ -119,8 +120,8 @@ cross_step() {
 	fi
 	# Without link-time optimisation: the unit tests link without it anyway, and it doubled
 	# the step's build (floe and the benchmarks, which nothing runs here, re-optimised the
-	# whole agent at each link). test_cross_build and test_package_cross build floe for
-	# both architectures as it ships.
+	# whole agent at each link). test_cross_build builds floe for both architectures as
+	# it ships (their packages).
 	cmake -S . -B "$OUT/$arch" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLOE_LTO=OFF \
 		-DCMAKE_TOOLCHAIN_FILE="$SRC/packaging/$2" >/dev/null
 	cmake --build "$OUT/$arch" -j"$JOBS"
