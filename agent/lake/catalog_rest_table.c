@@ -6,7 +6,7 @@
  * the table (a local directory, file:// or a path, or s3://), through a store of the
  * table's own.
  * Everything else (the attempt, the retry loop, the checks of whose commits are whose)
- * is the one commit path of table_commit.c. */
+ * is the one commit path of table_commit.c and table_attempt.c. */
 #include "agent/lake/table_impl.h"
 
 #include "agent/lake/catalog_rest.h"

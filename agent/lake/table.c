@@ -1,7 +1,8 @@
 /* Filesystem-catalog Iceberg table: open, load, create, and whose commits are whose (the
  * installation attribution and the check that no two installations share an agent id).
- * The version discovery is in table_version.c, the append in table_commit.c; the three
- * call one way: table_commit.c -> table.c -> table_version.c. */
+ * The version discovery is in table_version.c, the append in table_commit.c and
+ * table_attempt.c; they call one way: table_commit.c -> table_attempt.c -> table.c ->
+ * table_version.c. */
 #include "agent/lake/table_impl.h"
 
 #include "agent/lake/catalog_rest.h"

@@ -1,8 +1,10 @@
 /* The table's internals, shared by its files: table.c (open, load, identity, accessors,
  * the spec and sort order the configuration evolves the table to), table_version.c
  * (names, messages, finding and checking the current metadata version), table_commit.c
- * (the append) and table_summary.c (a snapshot's summary, time and ids), which call one
- * way: table_commit.c -> table_summary.c, table_commit.c -> table.c -> table_version.c. Internal: nothing outside agent/lake/table*.c includes it. */
+ * (the append), table_attempt.c (the attempt and retry loop every snapshot commit takes)
+ * and table_summary.c (a snapshot's summary, time and ids), which call one way:
+ * table_commit.c -> table_attempt.c -> table_summary.c, table_attempt.c -> table.c ->
+ * table_version.c. Internal: nothing outside agent/lake/table*.c includes it. */
 #ifndef FLOE_TABLE_IMPL_H
 #define FLOE_TABLE_IMPL_H
 
@@ -108,7 +110,8 @@ void floe_table_summary_int(struct floe_table_summary *s, const char *key, int64
 void floe_table_summary_totals(struct floe_table_summary *s, const struct floe_ice_meta *m, long pidx,
 			       int64_t records, int64_t bytes, int64_t files);
 
-/* table_commit.c (called by table_replace.c), what a replace commits the same way */
+/* table_attempt.c (called by table_commit.c, table_replace.c and table_reserve.c), what
+ * every snapshot commit takes the same way */
 /* Reads the manifest list of the snapshot at index parent_idx (-1: *out = NULL). */
 int floe_table_read_list(struct floe_table *t, long parent_idx, struct floe_ice_manifest_list **out);
 /* Metadata-log entries kept: write.metadata.previous-versions-max. */
@@ -167,7 +170,7 @@ struct floe_colplan;
 int floe_table_evolve_plan(struct floe_table *t, struct floe_ice_meta *m, const struct floe_colplan *p,
 			   bool *changed_out);
 
-/* table_merge.c (called by table_commit.c; calls table_version.c) */
+/* table_merge.c (called by table_commit.c and table_attempt.c; calls table_version.c) */
 /* The compact JSON of v into *out (owned by the caller, from a). */
 int floe_table_write_json(struct floe_alloc *a, const struct floe_json *v, char **out);
 /* The table's property key as a number ("true"/"false" as 1/0), else configured. */
@@ -201,7 +204,7 @@ int floe_table_merge(struct floe_table *t, const struct floe_table_merge_in *mi,
 		     struct floe_ice_manifest_entry *e, size_t *n, struct floe_table_merge *mg);
 void floe_table_merge_fini(struct floe_table *t, struct floe_table_merge *mg, bool remove);
 
-/* table_expire.c (called by table_commit.c; calls table_merge.c) */
+/* table_expire.c (called by table_attempt.c; calls table_merge.c) */
 /* Strings (URIs), NUL-separated in one buffer, found by their offsets. */
 struct floe_table_paths {
 	struct floe_alloc *a;
@@ -261,7 +264,7 @@ void floe_table_settle_lost(struct floe_table *t);
  * once per live entry). Reads every manifest of the current snapshot: for recovery only. */
 int floe_table_live_count(struct floe_table *t, const char *const *paths, size_t n, size_t *live);
 
-/* catalog_rest_table.c (called by table.c and table_commit.c; calls table_version.c):
+/* catalog_rest_table.c (called by table.c and table_attempt.c; calls table_version.c):
  * the table in a REST catalog. */
 struct floe_catalog_rest_create;
 /* Loads the table from the catalog, creating it (as cr says) when absent, and opens a

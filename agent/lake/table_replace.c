@@ -14,7 +14,7 @@
  * replaced it, or another engine deleted it), committing would resurrect or duplicate
  * rows, so the replace is abandoned (FLOE_ENOTFOUND) and the caller drops its files.
  * Like an append, the commit point is the creation of the next metadata version, and
- * expiry on commit runs here too: the attempts are table_commit.c's skeleton
+ * expiry on commit runs here too: the attempts are table_attempt.c's skeleton
  * (floe_table_attempt, floe_table_retry) with this file's list and summary. The old data files stay in the warehouse until the
  * snapshots that list them expire (table_expire.c deletes them then). */
 #include "agent/lake/table_impl.h"

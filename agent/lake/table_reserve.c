@@ -2,7 +2,7 @@
  * reaches the table, the columns it plans that the table lacks are committed as a schema
  * of their own, a metadata version with no snapshot; a try that loses the race learns the
  * ids again from the winner's schema (nothing is written under them yet). Calls
- * table_commit.c's steps; none of them calls it. */
+ * table_attempt.c's steps; none of them calls it. */
 #include "agent/lake/table_impl.h"
 
 #include "agent/env/env.h"

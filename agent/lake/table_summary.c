@@ -1,7 +1,7 @@
 /* What every snapshot commit (the append, compaction's replace, the expiry-only commit)
  * takes the same way: the snapshot summary's entries and totals, the snapshot's time, its
  * id and the commit's UUID, and the backoff after a lost race. Called by table_commit.c,
- * table_replace.c and table_expire.c; calls none of them. */
+ * table_attempt.c, table_replace.c and table_expire.c; calls none of them. */
 #include "agent/lake/table_impl.h"
 
 #include "agent/env/env.h"

@@ -8,6 +8,10 @@
 //                  [--journal DIR --record FILE] [--no-commit-etag yes]
 //                  [--remote-signing-config JSON] [--signer-path PATH]
 //
+// Its pieces beside it: json.js (exact 64-bit numbers), openapi.js (the document's routes
+// and checks), metadata.js (a table's metadata on create and commit), sigv4.js (request
+// signatures checked and made) and http_error.js (the answers' errors).
+//
 // Listens on 127.0.0.1 only. Namespaces, tables and their current metadata locations are
 // kept in DIR/catalog.json; metadata files are written under each table's location when it
 // is a file:// URI or a plain path (an s3:// location is the store's: the server keeps its
@@ -65,24 +69,15 @@
 // journal; POST /_test/reload reads catalog.json again after a test put back an older one.
 'use strict';
 
-// Snapshot ids are 64-bit: a Number keeps 53 bits, and a client that looks for its
-// snapshot by id must get the id it sent. Numbers past 2^53 are parsed exactly (BigInt,
-// from the number's source text: Node 20 has that behind the flag set here) and written
-// back as they came; the OpenAPI checks see plain numbers.
-require('v8').setFlagsFromString('--harmony-json-parse-with-source');
-const parseExact = (text) => JSON.parse(text, (k, v, c) =>
-  (typeof v === 'number' && c && !Number.isSafeInteger(v) && /^-?\d+$/.test(c.source) ? BigInt(c.source) : v));
-const toJson = (v) => JSON.stringify(v, (k, x) => (typeof x === 'bigint' ? `\u0000big${x}` : x))
-  .replace(/"\\u0000big(-?\d+)"/g, '$1');
-const plain = (v) => JSON.parse(toJson(v));
-
+// Snapshot ids are 64-bit: json.js parses and writes them exactly.
+const { parseExact, toJson, plain } = require('./json');
 const http = require('http');
 const fs = require('fs');
 const path = require('path');
 const crypto = require('crypto');
-const YAML = require('yaml');
-const Ajv2020 = require('ajv/dist/2020');
-const addFormats = require('ajv-formats');
+const { HttpError, errorBody } = require('./http_error');
+const { freshIds, checkRequirement, applyUpdate } = require('./metadata');
+const { verifySigv4, signS3 } = require('./sigv4');
 
 function args() {
   const o = { prefix: 'ws', tokenTtl: 3600, idOffset: 0, vend: null, omit: [], tableConfig: {}, configDefaults: {} };
@@ -119,71 +114,8 @@ function args() {
 const opt = args();
 fs.mkdirSync(opt.root, { recursive: true });
 
-// ---- the OpenAPI document and its validators ----
-
-const specPath = path.join(__dirname, '..', '..', 'data', 'iceberg-rest', 'rest-catalog-open-api.yaml');
-const spec = YAML.parse(fs.readFileSync(specPath, 'utf8'));
-const ajv = new Ajv2020({ strict: false, allErrors: true });
-addFormats(ajv);
-ajv.addSchema({ $id: 'spec', components: spec.components });
-
-// Spec paths as regular expressions, with their operations.
-const routes = Object.entries(spec.paths).map(([p, item]) => ({
-  template: p,
-  re: new RegExp('^' + p.replace(/\{[^}]+\}/g, '([^/]+)') + '$'),
-  names: (p.match(/\{[^}]+\}/g) || []).map((s) => s.slice(1, -1)),
-  item,
-}));
-
-function deref(o) {
-  let guard = 0;
-  while (o && o.$ref && guard++ < 16) {
-    const parts = o.$ref.replace(/^#\//, '').split('/');
-    o = parts.reduce((x, k) => x[k], spec);
-  }
-  return o;
-}
-
-// One compiled validator per schema object of the document. A reference is resolved in
-// the document; an inline schema is compiled beside the document's components, so the
-// references inside it resolve too.
-const compiled = new Map();
-function schemaValidator(schema) {
-  if (!compiled.has(schema)) {
-    compiled.set(schema, schema.$ref
-      ? ajv.compile({ $ref: 'spec' + schema.$ref })
-      : ajv.compile({ ...schema, components: spec.components }));
-  }
-  return compiled.get(schema);
-}
-
-function violation(what, errors) {
-  fs.appendFileSync(path.join(opt.root, 'violations.log'), JSON.stringify({ what, errors }) + '\n');
-}
-
-function checkRequest(op, body, what) {
-  const rb = op && op.requestBody && deref(op.requestBody);
-  const media = rb && rb.content && rb.content['application/json'];
-  if (!media || body === undefined) return true;
-  const v = schemaValidator(media.schema);
-  if (v(plain(body))) return true;
-  violation(`request ${what}`, v.errors);
-  return false;
-}
-
-function checkResponse(op, status, body, what) {
-  if (!op || body === undefined) return;
-  const r = op.responses && (op.responses[status] || op.responses[String(status)] || op.responses.default);
-  const resp = r && deref(r);
-  const media = resp && resp.content && resp.content['application/json'];
-  if (!resp) {
-    violation(`response ${what} ${status}`, [{ message: 'status not in the operation' }]);
-    return;
-  }
-  if (!media) return;
-  const v = schemaValidator(media.schema);
-  if (!v(plain(body))) violation(`response ${what} ${status}`, v.errors);
-}
+// The OpenAPI document, its routes and checks (openapi.js).
+const { spec, route, checkRequest, checkResponse } = require('./openapi')(path.join(opt.root, 'violations.log'));
 
 // ---- catalog state ----
 
@@ -236,50 +168,7 @@ function writeMetadata(meta, version) {
 const etagOf = (loc) => '"' + crypto.createHash('sha256').update(loc).digest('hex').slice(0, 32) + '"';
 const nsKey = (ns) => ns.join('\x1f');
 
-class HttpError extends Error {
-  constructor(code, type, message) {
-    super(message);
-    this.code = code;
-    this.type = type;
-  }
-}
-
-function errorBody(e) {
-  return { error: { message: e.message, type: e.type, code: e.code } };
-}
-
 // ---- tables ----
-
-// Fresh ids, as a catalog assigns them on create: top-level fields first, then each
-// nested type's children, breadth first.
-function freshIds(schema, next) {
-  const map = new Map();
-  const queue = [];
-  const fields = schema.fields.map((f) => {
-    const id = ++next.id;
-    map.set(f.id, id);
-    const g = { ...f, id };
-    queue.push(g);
-    return g;
-  });
-  while (queue.length) {
-    const f = queue.shift();
-    const t = f.type;
-    if (t && typeof t === 'object' && t.type === 'map') {
-      const k = ++next.id, v = ++next.id;
-      map.set(t['key-id'], k);
-      map.set(t['value-id'], v);
-      f.type = { ...t, 'key-id': k, 'value-id': v };
-    } else if (t && typeof t === 'object' && t.type === 'list') {
-      const e = ++next.id;
-      map.set(t['element-id'], e);
-      f.type = { ...t, 'element-id': e };
-    } else if (t && typeof t === 'object' && t.type === 'struct') {
-      throw new HttpError(400, 'BadRequestException', 'nested structs are not supported by the test catalog');
-    }
-  }
-  return { schema: { type: 'struct', 'schema-id': 0, fields }, map };
-}
 
 function createTable(ns, req) {
   const key = nsKey(ns);
@@ -327,135 +216,6 @@ function tableEntry(ns, name) {
   const t = state.tables[key + '\x00' + name];
   if (!t) throw new HttpError(404, 'NoSuchTableException', `table ${name} does not exist`);
   return t;
-}
-
-function checkRequirement(meta, r) {
-  const fail = (msg) => { throw new HttpError(409, 'CommitFailedException', `Requirement failed: ${msg}`); };
-  switch (r.type) {
-    case 'assert-create': fail('table already exists'); break;
-    case 'assert-table-uuid': if (r.uuid !== meta['table-uuid']) fail('UUID does not match'); break;
-    case 'assert-ref-snapshot-id': {
-      const ref = meta.refs[r.ref];
-      if (r['snapshot-id'] === null || r['snapshot-id'] === undefined) {
-        if (ref) fail(`branch ${r.ref} was created concurrently`);
-      } else if (!ref || ref['snapshot-id'] !== r['snapshot-id']) {
-        fail(`branch ${r.ref} has changed: expected id ${r['snapshot-id']} != ${ref ? ref['snapshot-id'] : 'none'}`);
-      }
-      break;
-    }
-    case 'assert-current-schema-id': if (meta['current-schema-id'] !== r['current-schema-id']) fail('current schema changed'); break;
-    case 'assert-last-assigned-field-id': if (meta['last-column-id'] !== r['last-assigned-field-id']) fail('last assigned field id changed'); break;
-    case 'assert-default-spec-id': if (meta['default-spec-id'] !== r['default-spec-id']) fail('default spec changed'); break;
-    case 'assert-last-assigned-partition-id': if (meta['last-partition-id'] !== r['last-assigned-partition-id']) fail('last assigned partition id changed'); break;
-    case 'assert-default-sort-order-id': if (meta['default-sort-order-id'] !== r['default-sort-order-id']) fail('default sort order changed'); break;
-    default: throw new HttpError(400, 'BadRequestException', `unknown requirement ${r.type}`);
-  }
-}
-
-const maxId = (t) => {
-  if (!t || typeof t !== 'object') return 0;
-  let m = 0;
-  for (const k of ['key-id', 'value-id', 'element-id']) if (t[k] > m) m = t[k];
-  for (const k of ['key', 'value', 'element']) m = Math.max(m, maxId(t[k]));
-  for (const f of t.fields || []) m = Math.max(m, f.id, maxId(f.type));
-  return m;
-};
-
-function applyUpdate(meta, u, ctx) {
-  switch (u.action) {
-    case 'add-snapshot': {
-      const s = u.snapshot;
-      if (meta.snapshots.some((x) => x['snapshot-id'] === s['snapshot-id'])) throw new HttpError(400, 'BadRequestException', `snapshot ${s['snapshot-id']} already exists`);
-      if (s['sequence-number'] !== undefined && s['sequence-number'] <= meta['last-sequence-number']) throw new HttpError(400, 'BadRequestException', 'sequence number is not above the last');
-      meta.snapshots.push(s);
-      meta['last-sequence-number'] = s['sequence-number'] !== undefined ? s['sequence-number'] : meta['last-sequence-number'] + 1;
-      ctx.added = s;
-      break;
-    }
-    case 'set-snapshot-ref': {
-      const { action, 'ref-name': name, ...ref } = u;
-      void action;
-      if (!meta.snapshots.some((x) => x['snapshot-id'] === ref['snapshot-id'])) throw new HttpError(400, 'BadRequestException', `snapshot ${ref['snapshot-id']} does not exist`);
-      meta.refs[name] = ref;
-      if (name === 'main') {
-        meta['current-snapshot-id'] = ref['snapshot-id'];
-        const s = meta.snapshots.find((x) => x['snapshot-id'] === ref['snapshot-id']);
-        meta['snapshot-log'].push({ 'timestamp-ms': s['timestamp-ms'], 'snapshot-id': s['snapshot-id'] });
-      }
-      break;
-    }
-    case 'add-schema': {
-      const ids = meta.schemas.map((s) => s['schema-id']);
-      const same = meta.schemas.find((s) => JSON.stringify(s.fields) === JSON.stringify(u.schema.fields));
-      const id = same ? same['schema-id'] : Math.max(...ids) + 1;
-      if (!same) meta.schemas.push({ ...u.schema, 'schema-id': id });
-      meta['last-column-id'] = Math.max(meta['last-column-id'], maxId(u.schema));
-      ctx.lastSchema = id;
-      break;
-    }
-    case 'set-current-schema': {
-      const id = u['schema-id'] === -1 ? ctx.lastSchema : u['schema-id'];
-      if (id === undefined || !meta.schemas.some((s) => s['schema-id'] === id)) throw new HttpError(400, 'BadRequestException', `schema ${u['schema-id']} does not exist`);
-      meta['current-schema-id'] = id;
-      break;
-    }
-    case 'add-spec': {
-      // Checked as a catalog would: each field's source is a column of the current schema,
-      // its transform one the spec names, and its field id either the one an earlier spec
-      // gave the same source and transform or above last-partition-id (never reused).
-      const schema = meta.schemas.find((s) => s['schema-id'] === meta['current-schema-id']);
-      const known = new Map();
-      for (const sp of meta['partition-specs']) for (const f of sp.fields) known.set(f['field-id'], `${f['source-id']}/${f.transform}`);
-      const seen = new Set();
-      for (const f of u.spec.fields) {
-        if (!schema.fields.some((c) => c.id === f['source-id'])) throw new HttpError(400, 'BadRequestException', `partition field ${f.name}: source ${f['source-id']} is not a column`);
-        if (!/^(identity|year|month|day|hour|void|bucket\[\d+\]|truncate\[\d+\])$/.test(f.transform)) throw new HttpError(400, 'BadRequestException', `partition field ${f.name}: unknown transform ${f.transform}`);
-        const id = f['field-id'];
-        if (id === undefined || seen.has(id) || seen.has(f.name)) throw new HttpError(400, 'BadRequestException', `partition field ${f.name}: missing or repeated field id or name`);
-        seen.add(id); seen.add(f.name);
-        const was = known.get(id);
-        if (was !== undefined ? was !== `${f['source-id']}/${f.transform}` : id <= meta['last-partition-id']) throw new HttpError(400, 'BadRequestException', `partition field ${f.name}: field id ${id} was used for another field`);
-      }
-      const same = meta['partition-specs'].find((sp) => JSON.stringify(sp.fields) === JSON.stringify(u.spec.fields));
-      const id = same ? same['spec-id'] : Math.max(...meta['partition-specs'].map((sp) => sp['spec-id'])) + 1;
-      if (!same) meta['partition-specs'].push({ 'spec-id': id, fields: u.spec.fields });
-      meta['last-partition-id'] = Math.max(meta['last-partition-id'], ...u.spec.fields.map((f) => f['field-id']));
-      ctx.lastSpec = id;
-      break;
-    }
-    case 'set-default-spec': {
-      const id = u['spec-id'] === -1 ? ctx.lastSpec : u['spec-id'];
-      if (id === undefined || !meta['partition-specs'].some((sp) => sp['spec-id'] === id)) throw new HttpError(400, 'BadRequestException', `partition spec ${u['spec-id']} does not exist`);
-      meta['default-spec-id'] = id;
-      break;
-    }
-    case 'add-sort-order': {
-      const o = u['sort-order'];
-      const schema = meta.schemas.find((s) => s['schema-id'] === meta['current-schema-id']);
-      for (const f of o.fields) if (!schema.fields.some((c) => c.id === f['source-id'])) throw new HttpError(400, 'BadRequestException', `sort field: source ${f['source-id']} is not a column`);
-      const same = meta['sort-orders'].find((x) => JSON.stringify(x.fields) === JSON.stringify(o.fields));
-      const id = same ? same['order-id'] : o.fields.length === 0 ? 0 : Math.max(0, ...meta['sort-orders'].map((x) => x['order-id'])) + 1;
-      if (!same) meta['sort-orders'].push({ 'order-id': id, fields: o.fields });
-      ctx.lastOrder = id;
-      break;
-    }
-    case 'set-default-sort-order': {
-      const id = u['sort-order-id'] === -1 ? ctx.lastOrder : u['sort-order-id'];
-      if (id === undefined || !meta['sort-orders'].some((x) => x['order-id'] === id)) throw new HttpError(400, 'BadRequestException', `sort order ${u['sort-order-id']} does not exist`);
-      meta['default-sort-order-id'] = id;
-      break;
-    }
-    case 'set-properties': Object.assign(meta.properties, u.updates); break;
-    case 'remove-properties': for (const k of u.removals) delete meta.properties[k]; break;
-    case 'remove-snapshots': {
-      const drop = new Set(u['snapshot-ids']);
-      meta.snapshots = meta.snapshots.filter((s) => !drop.has(s['snapshot-id']));
-      meta['snapshot-log'] = meta['snapshot-log'].filter((s) => !drop.has(s['snapshot-id']));
-      break;
-    }
-    case 'remove-snapshot-ref': delete meta.refs[u['ref-name']]; break;
-    default: throw new HttpError(400, 'BadRequestException', `update ${u.action} is not supported by the test catalog`);
-  }
 }
 
 function commitTable(ns, name, req) {
@@ -528,83 +288,6 @@ function checkSignRequest(req, body) {
 
 // ---- HTTP ----
 
-// RFC 3986 encoding as SigV4 wants it: every byte but A-Z a-z 0-9 - _ . ~ as %XX.
-const sigEncode = (s, keepSlash) => Array.from(Buffer.from(s, 'utf8')).map((b) => {
-  const c = String.fromCharCode(b);
-  return /[A-Za-z0-9\-_.~]/.test(c) || (keepSlash && c === '/') ? c : `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
-}).join('');
-const hmac = (key, s) => crypto.createHmac('sha256', key).update(s, 'utf8').digest();
-const sha256 = (s) => crypto.createHash('sha256').update(s, 'utf8').digest('hex');
-
-function verifySigv4(req, text) {
-  const forbid = (why) => { throw new HttpError(403, 'ForbiddenException', `SigV4: ${why}`); };
-  const k = opt.sigv4;
-  const m = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, ?SignedHeaders=([a-z0-9;-]+), ?Signature=([0-9a-f]{64})$/
-    .exec(req.headers.authorization || '');
-  if (!m) forbid('no AWS4-HMAC-SHA256 Authorization header');
-  const [, ak, day, region, service, signed, signature] = m;
-  if (ak !== k.ak) forbid('unknown access key');
-  if (region !== k.region || service !== k.service) forbid(`scope ${region}/${service}, not ${k.region}/${k.service}`);
-  const date = req.headers['x-amz-date'] || '';
-  const dm = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(date);
-  if (!dm || !date.startsWith(day)) forbid('x-amz-date missing or not the scope\'s day');
-  const when = Date.UTC(dm[1], dm[2] - 1, dm[3], dm[4], dm[5], dm[6]);
-  if (Math.abs(when - Date.now()) > 15 * 60 * 1000) forbid('x-amz-date more than 15 minutes off');
-  const names = signed.split(';');
-  for (const need of ['host', 'x-amz-date', 'x-amz-content-sha256']) if (!names.includes(need)) forbid(`${need} is not signed`);
-  const bodyHash = sha256(text);
-  if (req.headers['x-amz-content-sha256'] !== bodyHash) forbid('x-amz-content-sha256 is not the body\'s');
-  const q = req.url.indexOf('?');
-  const rawPath = q < 0 ? req.url : req.url.slice(0, q);
-  const query = q < 0 ? '' : req.url.slice(q + 1);
-  const params = query ? query.split('&').map((kv) => {
-    const i = kv.indexOf('=');
-    const [n, v] = i < 0 ? [kv, ''] : [kv.slice(0, i), kv.slice(i + 1)];
-    return [sigEncode(decodeURIComponent(n)), sigEncode(decodeURIComponent(v))];
-  }) : [];
-  params.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
-  const headers = names.map((n) => {
-    const v = req.headers[n];
-    if (v === undefined) forbid(`signed header ${n} is absent`);
-    return `${n}:${String(v).trim().replace(/\s+/g, ' ')}\n`;
-  }).join('');
-  const canonical = [req.method, sigEncode(rawPath, true), params.map(([n, v]) => `${n}=${v}`).join('&'),
-    headers, signed, bodyHash].join('\n');
-  const scope = `${day}/${region}/${service}/aws4_request`;
-  const toSign = ['AWS4-HMAC-SHA256', date, scope, sha256(canonical)].join('\n');
-  const key = hmac(hmac(hmac(hmac(`AWS4${k.sk}`, day), region), service), 'aws4_request');
-  const want = hmac(key, toSign).toString('hex');
-  if (!crypto.timingSafeEqual(Buffer.from(want), Buffer.from(signature))) forbid('the signature does not match');
-}
-
-// The remote signer (POST .../tables/{table}/sign, with --sign-keys AK:SK): the S3 request
-// it is given (region, uri, method, headers) signed with SigV4 for service s3 with the
-// keys only the catalog holds, every header given signed; the answer is those headers
-// with the Authorization added. S3's canonical path is the path as sent (not encoded
-// again).
-function signS3(body) {
-  if (!opt.signKeys) throw new HttpError(403, 'ForbiddenException', 'this catalog does not sign requests');
-  const u = new URL(body.uri);
-  const hs = Object.fromEntries(Object.entries(body.headers).map(([n, v]) => [n.toLowerCase(), v.join(',')]));
-  const date = hs['x-amz-date'] || '';
-  if (!/^\d{8}T\d{6}Z$/.test(date) || !hs['x-amz-content-sha256'] || !hs.host) throw new HttpError(400, 'BadRequestException', 'host, x-amz-date and x-amz-content-sha256 are needed');
-  const params = u.search ? u.search.slice(1).split('&').map((kv) => {
-    const i = kv.indexOf('=');
-    const [n, v] = i < 0 ? [kv, ''] : [kv.slice(0, i), kv.slice(i + 1)];
-    return [sigEncode(decodeURIComponent(n)), sigEncode(decodeURIComponent(v))];
-  }) : [];
-  params.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
-  const names = Object.keys(hs).sort();
-  const canonical = [body.method, u.pathname, params.map(([n, v]) => `${n}=${v}`).join('&'),
-    names.map((n) => `${n}:${hs[n].trim().replace(/\s+/g, ' ')}\n`).join(''), names.join(';'), hs['x-amz-content-sha256']].join('\n');
-  const day = date.slice(0, 8);
-  const scope = `${day}/${body.region}/s3/aws4_request`;
-  const toSign = ['AWS4-HMAC-SHA256', date, scope, sha256(canonical)].join('\n');
-  const key = hmac(hmac(hmac(hmac(`AWS4${opt.signKeys.sk}`, day), body.region), 's3'), 'aws4_request');
-  const auth = `AWS4-HMAC-SHA256 Credential=${opt.signKeys.ak}/${scope}, SignedHeaders=${names.join(';')}, Signature=${hmac(key, toSign).toString('hex')}`;
-  return { uri: body.uri, headers: { ...body.headers, Authorization: [auth] } };
-}
-
 function authorize(req, pathname) {
   if (!opt.clientId || pathname === '/v1/oauth/tokens' || pathname === '/v1/config' || pathname.startsWith('/_test/')) return;
   const h = req.headers.authorization || '';
@@ -622,18 +305,6 @@ function issueToken(form) {
   const token = crypto.randomBytes(24).toString('hex');
   tokens.set(token, Date.now() + opt.tokenTtl * 1000);
   return [200, { access_token: token, token_type: 'bearer', expires_in: opt.tokenTtl, issued_token_type: 'urn:ietf:params:oauth:token-type:access_token' }];
-}
-
-function route(method, pathname) {
-  for (const r of routes) {
-    const m = r.re.exec(pathname);
-    if (!m) continue;
-    const op = r.item[method.toLowerCase()];
-    const params = {};
-    r.names.forEach((n, i) => { params[n] = decodeURIComponent(m[i + 1]); });
-    return { template: r.template, op, params };
-  }
-  return null;
 }
 
 function handle(req, body, res) {
@@ -657,7 +328,7 @@ function handle(req, body, res) {
     const signOp = spec.paths['/v1/{prefix}/namespaces/{namespace}/tables/{table}/sign'].post;
     if (!checkRequest(signOp, body, 'POST (signer path)')) throw new HttpError(400, 'BadRequestException', 'not a RemoteSignRequest');
     checkSignRequest(req, body);
-    return [200, signS3(body)];
+    return [200, signS3(body, opt.signKeys)];
   }
   const rt = route(req.method, p);
   if (!rt || !rt.op) throw new HttpError(404, 'NoSuchEndpointException', `no ${req.method} ${p}`);
@@ -714,7 +385,7 @@ function handle(req, body, res) {
         return [e.code, errorBody(e)];
       }
       checkSignRequest(req, body);
-      out = [200, signS3(body)];
+      out = [200, signS3(body, opt.signKeys)];
       break;
     }
     case 'loadCredentials': {
@@ -790,7 +461,7 @@ const server = http.createServer(async (req, res) => {
   try {
     const text = await readBody(req);
     if (opt.sigv4 && !req.url.startsWith('/_test/')) {
-      try { verifySigv4(req, text); } catch (e) {
+      try { verifySigv4(req, text, opt.sigv4); } catch (e) {
         if (!(e instanceof HttpError)) throw e;
         status = e.code;
         res.writeHead(e.code, { 'Content-Type': 'application/json' });

@@ -1,0 +1,289 @@
+/* The Parquet writer's rows: checks a row, routes its values and levels to the leaves'
+ * chunks (repairing ill-formed UTF-8), picks the leaf whose pages stream out, and closes
+ * the row group when enough is buffered or its pages reach the memory budget (rowgroup.c
+ * writes it). Shares the writer's state with writer.c through writer_impl.h. */
+#include "writer.h"
+
+#include "formats/base/error.h"
+#include "formats/base/utf8.h"
+#include "formats/parquet/chunk.h"
+#include "formats/parquet/compress.h"
+#include "formats/parquet/writer_impl.h"
+
+#include <stddef.h>
+
+/* Checks a row before any of it is written, so that bad input never leaves a half row. */
+static int check_row(const struct floe_pq_writer *w, const struct floe_pq_value *vals)
+{
+	if (!vals)
+		return FLOE_EINVAL;
+	for (size_t i = 0; i < w->ncols; i++) {
+		const struct floe_pq_column *c = &w->cols[i];
+		const struct floe_pq_value *v = &vals[i];
+		if (v->is_null) {
+			if (!c->optional)
+				return FLOE_EINVAL;
+			continue;
+		}
+		switch (c->kind) {
+		case FLOE_PQ_INT32:
+		case FLOE_PQ_DATE:
+			if (v->i < INT32_MIN || v->i > INT32_MAX)
+				return FLOE_EINVAL;
+			break;
+		case FLOE_PQ_STRING:
+		case FLOE_PQ_BINARY:
+			if (!v->s && v->len)
+				return FLOE_EINVAL;
+			break;
+		case FLOE_PQ_DOUBLE:
+		case FLOE_PQ_FLOAT:
+			if (v->d != v->d) /* NaN: its statistics are unordered; write a null */
+				return FLOE_EINVAL;
+			break;
+		case FLOE_PQ_MAP_STRING_LONG:
+			if (v->n && (!v->keys || !v->key_lens || !v->ivals))
+				return FLOE_EINVAL;
+			if (v->n > (size_t)INT32_MAX)
+				return FLOE_ELIMIT;
+			for (size_t j = 0; j < v->n; j++) {
+				if (!v->keys[j] && v->key_lens[j])
+					return FLOE_EINVAL;
+			}
+			break;
+		case FLOE_PQ_MAP_STRING:
+			if (v->n && (!v->keys || !v->key_lens || (v->vals && !v->val_lens)))
+				return FLOE_EINVAL;
+			if (v->n > (size_t)INT32_MAX)
+				return FLOE_ELIMIT;
+			for (size_t j = 0; j < v->n; j++) {
+				if (!v->keys[j] && v->key_lens[j])
+					return FLOE_EINVAL;
+			}
+			break;
+		default:
+			break;
+		}
+	}
+	return 0;
+}
+
+/* Appends the repair of ill-formed (p, n) as a value of leaf l: out of line, so that the
+ * common path saves no registers for it. */
+__attribute__((noinline)) static int put_repaired(struct floe_pq_writer *w, struct leaf *l, int rep,
+						  const uint8_t *p, size_t n)
+{
+	int rc = floe_utf8_repair(p, n, &w->scratch, &p, &n, &w->replaced);
+	return rc ? rc : floe_pq_chunk_put_bytes(l->chunk, rep, p, n);
+}
+
+/* Repairs (p, n) if needed and appends it as a value of leaf l. Values are almost always
+ * well-formed: checked here, they take one call, and only the others go through the
+ * repair (which checks them again). */
+static inline int put_string(struct floe_pq_writer *w, struct leaf *l, int rep, const char *s,
+			     size_t n)
+{
+	const uint8_t *p = (const uint8_t *)(s ? s : "");
+	if (floe_utf8_valid(p, n) != n)
+		return put_repaired(w, l, rep, p, n);
+	return floe_pq_chunk_put_bytes(l->chunk, rep, p, n);
+}
+
+static int put_map(struct floe_pq_writer *w, struct leaf *k, const struct floe_pq_value *v,
+		   int base)
+{
+	struct leaf *val = k + 1;
+	int rc;
+	if (v->is_null) {
+		if ((rc = floe_pq_chunk_put_null(k->chunk, 0, 0)))
+			return rc;
+		return floe_pq_chunk_put_null(val->chunk, 0, 0);
+	}
+	if (v->n == 0) {
+		/* An empty map: the map level is defined, the key_value level is not. */
+		if ((rc = floe_pq_chunk_put_null(k->chunk, 0, base)))
+			return rc;
+		return floe_pq_chunk_put_null(val->chunk, 0, base);
+	}
+	for (size_t j = 0; j < v->n; j++) {
+		int rep = j > 0;
+		if ((rc = put_string(w, k, rep, v->keys[j], v->key_lens[j])))
+			return rc;
+		if (v->ivals)
+			rc = floe_pq_chunk_put_int(val->chunk, rep, v->ivals[j]);
+		else if (v->vals && v->vals[j])
+			rc = put_string(w, val, rep, v->vals[j], v->val_lens[j]);
+		else
+			rc = floe_pq_chunk_put_null(val->chunk, rep, base + 1);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* Sink of the streaming leaf's pages. */
+static int stream_page(void *ctx, const void *data, size_t len)
+{
+	struct floe_pq_writer *w = ctx;
+	int rc;
+	if (!w->started) {
+		if ((rc = floe_pq_writer_emit(w, "PAR1", 4)))
+			return rc;
+		w->started = true;
+	}
+	if (w->stream_off < 0)
+		w->stream_off = (int64_t)w->written;
+	return floe_pq_writer_emit(w, data, len);
+}
+
+/* Pages are held until their row group is written because a column chunk must be
+ * contiguous. The exception, which keeps memory from growing with the row group: the
+ * leaf holding the most (the message text, typically) writes its pages as they are
+ * made, and its chunk comes first in the row group. It is chosen once it holds
+ * STREAM_MIN bytes. */
+#define STREAM_MIN ((size_t)64 << 10)
+
+static int pick_stream_leaf(struct floe_pq_writer *w)
+{
+	size_t best = 0;
+	int pick = -1;
+	for (size_t j = 0; j < w->nleaves; j++) {
+		size_t h = floe_pq_chunk_held(w->leaves[j].chunk);
+		if (h > best) {
+			best = h;
+			pick = (int)j;
+		}
+	}
+	if (pick < 0)
+		return 0;
+	w->stream_leaf = pick;
+	return floe_pq_chunk_set_stream(w->leaves[pick].chunk, stream_page, w);
+}
+
+/* The uncompressed bytes the row group holds so far, and the bytes of finished pages. */
+static void sum_chunks(const struct floe_pq_writer *w, size_t *buffered, size_t *held)
+{
+	*buffered = *held = 0;
+	for (size_t j = 0; j < w->nleaves; j++) {
+		*buffered += floe_pq_chunk_buffered(w->leaves[j].chunk);
+		*held += floe_pq_chunk_held(w->leaves[j].chunk);
+	}
+}
+
+int floe_pq_writer_add_row(struct floe_pq_writer *w, const struct floe_pq_value *values)
+{
+	if (w->err)
+		return w->err;
+	if (w->finished)
+		return FLOE_EINVAL;
+	int rc = check_row(w, values);
+	if (rc)
+		return rc;
+	struct leaf *l = w->leaves;
+	for (size_t i = 0; i < w->ncols && !rc; i++) {
+		const struct floe_pq_column *c = &w->cols[i];
+		const struct floe_pq_value *v = &values[i];
+		struct floe_pq_chunk *ch = l->chunk;
+		/* One switch on the kind: the row's columns take a jump each rather than a
+		 * chain of tests. */
+		switch (v->is_null && !is_map(c->kind) ? -1 : (int)c->kind) {
+		case -1:
+			rc = floe_pq_chunk_put_null(ch, 0, 0);
+			break;
+		case FLOE_PQ_MAP_STRING:
+		case FLOE_PQ_MAP_STRING_LONG:
+			rc = put_map(w, l, v, c->optional ? 1 : 0);
+			l++; /* the value leaf */
+			break;
+		case FLOE_PQ_STRING:
+			rc = put_string(w, l, 0, v->s, v->len);
+			break;
+		case FLOE_PQ_BINARY:
+			rc = floe_pq_chunk_put_bytes(ch, 0, (const uint8_t *)(v->s ? v->s : ""),
+						     v->len);
+			break;
+		case FLOE_PQ_DOUBLE:
+			rc = floe_pq_chunk_put_double(ch, 0, v->d);
+			break;
+		case FLOE_PQ_FLOAT:
+			rc = floe_pq_chunk_put_float(ch, 0, (float)v->d);
+			break;
+		case FLOE_PQ_BOOLEAN:
+			rc = floe_pq_chunk_put_bool(ch, 0, v->i != 0);
+			break;
+		default:
+			rc = floe_pq_chunk_put_int(ch, 0, v->i);
+			break;
+		}
+		l++;
+	}
+	size_t buffered = 0, held = 0, fly_held = 0, fly_buf = 0, open = 0;
+	unsigned long done0 = w->acomp ? floe_pq_compressor_completed(w->acomp) : 0;
+	w->est_ok = false;
+	for (size_t j = 0; j < w->nleaves && !rc; j++) {
+		size_t b, h, o;
+		rc = floe_pq_chunk_end_row_open(w->leaves[j].chunk, &b, &h, &o);
+		buffered += b;
+		held += h;
+		open += o;
+	}
+	/* Pages the other thread has finished are completed here, then the ones still
+	 * queued or in flight are counted. A page completed during the sums above (by a
+	 * hand-over that had to wait) or here moved between them: sum again. */
+	if (!rc && w->acomp && floe_pq_compressor_busy(w->acomp))
+		rc = floe_pq_compressor_pump(w->acomp);
+	bool moved = false;
+	if (!rc && w->acomp && floe_pq_compressor_completed(w->acomp) != done0) {
+		sum_chunks(w, &buffered, &held);
+		moved = true;
+	}
+	for (size_t j = 0; !rc && w->acomp && floe_pq_compressor_busy(w->acomp) && j < w->nleaves;
+	     j++) {
+		size_t fh, fb;
+		floe_pq_chunk_in_flight(w->leaves[j].chunk, &fh, &fb);
+		fly_held += fh;
+		fly_buf += fb;
+	}
+	if (rc)
+		goto out;
+	w->rows++;
+	w->rg_rows++;
+	/* With a small budget, stream before the budget closes the row group. */
+	size_t stream_min = STREAM_MIN;
+	if (w->opt.memory_budget && w->opt.memory_budget / 2 < stream_min)
+		stream_min = w->opt.memory_budget / 2;
+	/* A page in flight adds to these sums once done. When it could tip a decision,
+	 * complete it first: the decisions, and so the file, are then exactly those of an
+	 * inline writer. That happens about once a row group. */
+	if (fly_buf && ((w->stream_leaf < 0 && held + fly_held >= stream_min) ||
+			(w->opt.memory_budget && held + fly_held >= w->opt.memory_budget) ||
+			buffered + fly_buf >= w->opt.row_group_size)) {
+		if ((rc = floe_pq_compressor_sync(w->acomp)))
+			goto out;
+		sum_chunks(w, &buffered, &held);
+		moved = true;
+	}
+	if (w->stream_leaf < 0 && held >= stream_min) {
+		moved = true;
+		if ((rc = pick_stream_leaf(w)))
+			goto out;
+		held = 0;
+		for (size_t j = 0; j < w->nleaves; j++)
+			held += floe_pq_chunk_held(w->leaves[j].chunk);
+	}
+	w->buffered = buffered;
+	bool full = buffered >= w->opt.row_group_size ||
+		    (w->opt.memory_budget && held >= w->opt.memory_budget);
+	if (full)
+		rc = floe_pq_writer_flush_row_group(w);
+	else if (!moved) {
+		/* No page moved since the sums: the in-flight bytes are those summed above
+		 * (none when the compressor is idle). */
+		w->est_leaves = (uint64_t)held + open + fly_held;
+		w->est_ok = true;
+	}
+out:
+	if (rc)
+		w->err = rc; /* sticky: the writer only reports it from now on */
+	return rc;
+}
