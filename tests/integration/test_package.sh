@@ -22,7 +22,7 @@ if ! flock -w 600 9; then
 	echo "FAIL - another package test held /run/lock/floe-package-test.lock for 10 minutes"
 	exit 1
 fi
-if dpkg-query -W -f='${Status}' floe 2>/dev/null | grep installed >/dev/null; then
+if dpkg-query -W -f='${Status}' floe 2>/dev/null | grep ' installed$' >/dev/null; then
 	echo "skipped: a floe package is installed on this machine; the test would replace it"
 	exit 77
 fi
