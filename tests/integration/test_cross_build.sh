@@ -129,10 +129,10 @@ YAML
 # joins a thread, within 10 s (Debian 12's qemu-user 7.2 hangs, arm64, or crashes, armhf,
 # in pthread_create on some machines; more often with dynamically linked programs).
 qemu_threads() {
-	local exe=$T/probe-$2$3
+	local exe=$T/probe-$2${3:-}
 	printf '%s\n' '#include <pthread.h>' 'static void *f(void *a) { return a; }' \
 		'int main(void) { pthread_t t; return pthread_create(&t, 0, f, 0) || pthread_join(t, 0); }' >"$T/probe.c"
-	"$2-gcc" $3 -pthread -o "$exe" "$T/probe.c" && timeout -k 1 10 "$1" -L "/usr/$2" "$exe" >/dev/null 2>&1
+	"$2-gcc" ${3:-} -pthread -o "$exe" "$T/probe.c" && timeout -k 1 10 "$1" -L "/usr/$2" "$exe" >/dev/null 2>&1
 }
 
 # check_package ARCH QEMU TRIPLET: the package the README's build.sh made for ARCH.
