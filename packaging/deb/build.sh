@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# Builds floe's Debian package for one architecture: packaging/deb/build.sh ARCH [VERSION]
-# with ARCH amd64, arm64 or armhf (the last two cross-built on an amd64 machine with the
-# multiarch libraries packaging/dev/install-deps.sh test installs). VERSION (default: the
-# newest entry of packaging/debian/changelog) adds a changelog entry, for test upgrades.
+# Builds floe's Debian package for one architecture: packaging/deb/build.sh ARCH, with
+# ARCH amd64, arm64 or armhf (the last two cross-built on an amd64 machine with the
+# multiarch libraries packaging/dev/install-deps.sh test installs), at the version of the
+# newest entry of packaging/debian/changelog.
 # The package lands in $FLOE_DEB_OUT (default build-deb/), with its lintian report when
 # lintian is installed. dpkg-buildpackage builds in a copy of the tree, made from git's
 # file list (or a plain copy outside git), with packaging/debian as debian/.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 SRC=$PWD
-ARCH=${1:?usage: packaging/deb/build.sh amd64|arm64|armhf [VERSION]}
-VERSION=${2:-}
+[ $# = 1 ] || { echo "usage: packaging/deb/build.sh amd64|arm64|armhf" >&2; exit 2; }
+ARCH=$1
 OUT=${FLOE_DEB_OUT:-$SRC/build-deb}
 case "$ARCH" in amd64 | arm64 | armhf) ;; *) echo "build.sh: unknown architecture $ARCH" >&2; exit 2 ;; esac
 
@@ -30,20 +30,6 @@ else
 	tar -C "$SRC" --exclude='./build*' --exclude=node_modules -cf - . | tar -C "$WORK/floe" -xf -
 fi
 cp -r "$SRC/packaging/debian" "$WORK/floe/debian"
-if [ -n "$VERSION" ]; then
-	entry=$(mktemp)
-	{
-		echo "floe ($VERSION) unstable; urgency=medium"
-		echo
-		echo "  * Built by packaging/deb/build.sh."
-		echo
-		echo " -- floe developers <floe-devel@example.org>  $(date -R)"
-		echo
-		cat "$WORK/floe/debian/changelog"
-	} >"$entry"
-	mv "$entry" "$WORK/floe/debian/changelog"
-fi
-
 jobs=${FLOE_DEB_JOBS:-2}
 # Cross packages are built without the journal input (profile pkg.floe.nojournal): its
 # libsystemd-dev would have to be installed for the target architecture.

@@ -2,13 +2,13 @@
 # The amd64 Debian package as an operator gets it: built by packaging/deb/build.sh
 # (lintian clean), installed with apt-get, its default configuration checked, the unit's
 # exact ExecStartPre and ExecStart lines run as the unit's user against a new file in
-# /var/log until its lines are rows in the table, an upgrade to a higher version that
-# keeps the state, then remove and purge. Also what ships besides: the manual pages'
-# SYNOPSIS and OPTIONS (and no build instructions), the version floe reports (the
-# package's), the daily floe-maintain.timer and its service, the Prometheus rules and
-# the Grafana dashboard. The unit is checked by systemd-analyze (verify,
-# and the security exposure, which must stay at most 2.5). Runs as root on a Debian 12
-# machine where no floe package is installed; skipped elsewhere (exit 77).
+# /var/log until its lines are rows in the table, an upgrade to a higher version (the
+# package repacked under it) that keeps the state, then remove and purge. Also what ships
+# besides: the manual pages' SYNOPSIS and OPTIONS (and no build instructions), the
+# version floe reports (the package's), the daily floe-maintain.timer and its service,
+# the Prometheus rules and the Grafana dashboard. The unit is checked by systemd-analyze
+# (verify, and the security exposure, which must stay at most 2.5). Runs as root on a
+# Debian 12 machine where no floe package is installed; skipped elsewhere (exit 77).
 source "$(dirname "$0")/lib.sh"
 
 if [ "$(id -u)" != 0 ] || ! command -v dpkg-buildpackage >/dev/null || ! command -v dh >/dev/null; then
@@ -22,7 +22,7 @@ if ! flock -w 600 9; then
 	echo "FAIL - another package test held /run/lock/floe-package-test.lock for 10 minutes"
 	exit 1
 fi
-if dpkg-query -W -f='${Status}' floe 2>/dev/null | grep installed >/dev/null; then
+if dpkg-query -W -f='${Status}' floe 2>/dev/null | grep ' installed$' >/dev/null; then
 	echo "skipped: a floe package is installed on this machine; the test would replace it"
 	exit 77
 fi
@@ -210,12 +210,21 @@ check "ExecStart as user floe: the 3 lines are rows in /var/lib/floe's table ($g
 inst=$(cat /var/lib/floe/installation 2>/dev/null | od -An -tx1 | tr -d ' \n')
 check "the run made its installation and metrics files" test -n "$inst" -a -s /var/lib/floe/metrics.json
 
-# --- upgrade: the package rebuilt with a higher version (build.sh's VERSION) ---
+# --- upgrade: the same package under a higher version, as a fleet's next release comes ---
+# What an upgrade exercises is the maintainer scripts (the restart, the conffile, the
+# state left as it was), not a new binary: the package is unpacked and packed again with
+# only its Version changed, instead of a second build of the same tree (a minute of the
+# suite). That the binary reports the version its package build gave is checked above.
 newver=$(dpkg-deb -f "$deb" Version)+pkgtest1
 rc=0
-FLOE_DEB_OUT=$OUT "$FLOE_SRC/packaging/deb/build.sh" amd64 "$newver" >"$T/build2.out" 2>&1 || rc=$?
-check "build.sh amd64 $newver" test $rc = 0
-[ $rc = 0 ] || cat "$T/build2.out"
+{
+	rm -rf "$T/repack" &&
+		dpkg-deb -R "$deb" "$T/repack" &&
+		sed -i "s/^Version: .*/Version: $newver/" "$T/repack/DEBIAN/control" &&
+		dpkg-deb --root-owner-group -Zxz -b "$T/repack" "$OUT/floe_${newver}_amd64.deb"
+} >"$T/repack.out" 2>&1 || rc=$?
+check "the package repacked as $newver" test $rc = 0
+[ $rc = 0 ] || cat "$T/repack.out"
 rc=0
 apt-get -o DPkg::Lock::Timeout=120 install -y -q "$OUT/floe_${newver}_amd64.deb" >"$T/upgrade.out" 2>&1 || rc=$?
 check "upgrade to $newver" test $rc = 0
@@ -224,7 +233,8 @@ if [ -d /run/systemd/system ]; then
 	systemctl stop floe
 fi
 check "upgrade: the installed version is $newver" test "$(dpkg-query -W -f='${Version}' floe)" = "$newver"
-check "upgrade: floe version names $newver" sh -c "/usr/bin/floe version | grep -qF 'floe $newver ('"
+check "upgrade: /usr/bin/floe is the new package's" \
+	sh -c "cmp -s /usr/bin/floe '$T/repack/usr/bin/floe'"
 check "upgrade keeps the installation id" \
 	test "$(cat /var/lib/floe/installation | od -An -tx1 | tr -d ' \n')" = "$inst"
 check "upgrade keeps the table" test "$(input_rows)" = 3/3
