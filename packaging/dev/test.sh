@@ -12,7 +12,9 @@ SRC=$PWD
 OUT=${FLOE_TEST_BUILD:-$SRC/build-test}
 JOBS=$(nproc)
 
-step() { printf '\n=== %s ===\n' "$*"; }
+# Each step's heading says when it began, in seconds since the suite did (a CI log then
+# shows where the time went; the suite is to stay under 40 minutes on two cores).
+step() { printf '\n=== %s (at %d s) ===\n' "$*" "$SECONDS"; }
 
 step "dependencies"
 packaging/dev/install-deps.sh test
