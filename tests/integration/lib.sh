@@ -166,6 +166,13 @@ live_files() {
 	"$FLOE_BIN" inspect "$1" | sed -n 's#^  file://\([^ ]*\)  records=.*#\1#p'
 }
 
+# snapshot_records TABLE_DIR [BIN]: total-records of the table's current snapshot, as
+# BIN's `inspect` prints it (default $FLOE_BIN); empty when the table has none.
+snapshot_records() {
+	"${2:-$FLOE_BIN}" inspect "$1" 2>/dev/null |
+		awk '/\(current\)/ { c = 1 } c && /total-records=/ { sub(/.*total-records=/, ""); print; exit }'
+}
+
 # live_list TABLE_DIR: live_files as the items of a DuckDB list ('a','b').
 live_list() {
 	live_files "$1" | sed "s/.*/'&'/" | paste -sd,

@@ -103,10 +103,7 @@ report() { # what bytes
 	echo "binary size, stripped, $1: $2 bytes ($(awk -v s="$2" 'BEGIN { printf "%.2f", s / 1048576 }') MiB)"
 }
 # table_rows STATE_DIR: total-records of the current snapshot of the default table.
-table_rows() {
-	"$FLOE_BIN" inspect "$1/warehouse/default/logs" 2>/dev/null |
-		awk '/\(current\)/ { c = 1 } c && /total-records=/ { sub(/.*total-records=/, ""); print; exit }'
-}
+table_rows() { snapshot_records "$1/warehouse/default/logs"; }
 # run_once NAME EMULATOR... BIN: run --once over the sample into a fresh state directory.
 run_once() {
 	local name=$1 d

@@ -23,7 +23,6 @@ rc=0
 timeout -k 5 120 "$bin" run -c "$T/floe.yaml" --once >"$T/run.out" 2>&1 || rc=$?
 check "run --once over a sample log" test $rc = 0
 [ $rc = 0 ] || tail -20 "$T/run.out"
-rows=$("$bin" inspect "$T/state/warehouse/default/logs" 2>/dev/null |
-	awk '/\(current\)/ { c = 1 } c && /total-records=/ { sub(/.*total-records=/, ""); print; exit }')
+rows=$(snapshot_records "$T/state/warehouse/default/logs" "$bin")
 check "the table holds the sample's $want lines ($rows)" test "$rows" = "$want"
 finish
