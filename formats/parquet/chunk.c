@@ -209,6 +209,23 @@ static inline int level_err(const struct floe_pq_chunk *c)
 	return c->rep_rle.err ? c->rep_rle.err : c->def_rle.err;
 }
 
+/* Appends dictionary index idx, of a value just found or added, to the open page. */
+static int put_index(struct floe_pq_chunk *c, uint32_t idx)
+{
+	int rc = floe_buf_append(&c->idx, &idx, 4);
+	if (rc)
+		return rc;
+	/* Checked every 256 values: after DICT_PROBE values, or earlier once the dictionary
+	 * holds DICT_PROBE_BYTES, so that long distinct values cost little memory. */
+	++c->dict_seen;
+	if ((c->dict_seen & 255) == 0 && floe_pq_dict_count(&c->dict) > c->dict_seen / 4 * 3 &&
+	    (c->dict_seen >= DICT_PROBE || floe_pq_dict_bytes(&c->dict) >= DICT_PROBE_BYTES)) {
+		c->dict_skip = DICT_RETRY;
+		return fall_back(c); /* moves this value too into the PLAIN page */
+	}
+	return 0;
+}
+
 /* Adds the value (p, n) — PLAIN bytes for fixed widths — through the dictionary. Sets
  * *added when it is new to the dictionary, *plain when the caller must append it PLAIN. */
 static int dict_add(struct floe_pq_chunk *c, const uint8_t *p, size_t n, bool *added, bool *plain,
@@ -232,17 +249,7 @@ static int dict_add(struct floe_pq_chunk *c, const uint8_t *p, size_t n, bool *a
 		return rc;
 	*plain = false;
 	*pidx = idx;
-	if ((rc = floe_buf_append(&c->idx, &idx, 4)))
-		return rc;
-	/* Checked every 256 values: after DICT_PROBE values, or earlier once the dictionary
-	 * holds DICT_PROBE_BYTES, so that long distinct values cost little memory. */
-	++c->dict_seen;
-	if ((c->dict_seen & 255) == 0 && floe_pq_dict_count(&c->dict) > c->dict_seen / 4 * 3 &&
-	    (c->dict_seen >= DICT_PROBE || floe_pq_dict_bytes(&c->dict) >= DICT_PROBE_BYTES)) {
-		c->dict_skip = DICT_RETRY;
-		return fall_back(c); /* moves this value too into the PLAIN page */
-	}
-	return 0;
+	return put_index(c, idx);
 }
 
 static size_t open_page_bytes(const struct floe_pq_chunk *c);
@@ -366,6 +373,30 @@ static inline int head_order(const uint8_t *p, size_t n, const struct floe_pq_bo
 	return 0;
 }
 
+/* The open page's statistics and the bloom filter take byte array (p, n), appended to
+ * the page as dictionary index idx or, when plain, as PLAIN bytes. */
+__attribute__((always_inline)) static inline void note_bytes(struct floe_pq_chunk *c, const uint8_t *p, size_t n, bool plain,
+			      uint32_t idx)
+{
+	/* Every value counts for its page's bounds (the page index needs them), but a
+	 * value the dictionary found, which the page has had before, changes nothing: logs
+	 * repeat their host, source and app row after row. */
+	bool seen = !plain && idx < sizeof(c->in_page) / sizeof(c->in_page[0]);
+	if (seen && c->in_page[idx] == c->page_seq)
+		return;
+	if (seen)
+		c->in_page[idx] = c->page_seq;
+	/* A value above the lower bound and below the upper one changes neither: most
+	 * values of a column are, and their first bytes say so. */
+	if (!c->pst.lo.set || head_order(p, n, &c->pst.lo) <= 0)
+		floe_pq_bound_lower(&c->pst.lo, p, n);
+	if (!c->pst.hi.set || (!c->pst.hi.unbounded && head_order(p, n, &c->pst.hi) >= 0))
+		floe_pq_bound_upper(&c->pst.hi, p, n);
+	c->pst.has_minmax = true;
+	if (c->bloom_live)
+		floe_pq_bloom_insert(&c->bloom, floe_pq_bloom_hash(p, n));
+}
+
 int floe_pq_chunk_put_bytes(struct floe_pq_chunk *c, int rep, const uint8_t *p, size_t n)
 {
 	if (n > (size_t)INT32_MAX)
@@ -380,23 +411,7 @@ int floe_pq_chunk_put_bytes(struct floe_pq_chunk *c, int rep, const uint8_t *p, 
 	if (rc)
 		return rc;
 	c->page_nonnull++;
-	/* Every value counts for its page's bounds (the page index needs them), but a
-	 * value the dictionary found, which the page has had before, changes nothing: logs
-	 * repeat their host, source and app row after row. */
-	bool seen = !plain && idx < sizeof(c->in_page) / sizeof(c->in_page[0]);
-	if (seen && c->in_page[idx] == c->page_seq)
-		return level_err(c);
-	if (seen)
-		c->in_page[idx] = c->page_seq;
-	/* A value above the lower bound and below the upper one changes neither: most
-	 * values of a column are, and their first bytes say so. */
-	if (!c->pst.lo.set || head_order(p, n, &c->pst.lo) <= 0)
-		floe_pq_bound_lower(&c->pst.lo, p, n);
-	if (!c->pst.hi.set || (!c->pst.hi.unbounded && head_order(p, n, &c->pst.hi) >= 0))
-		floe_pq_bound_upper(&c->pst.hi, p, n);
-	c->pst.has_minmax = true;
-	if (c->bloom_live)
-		floe_pq_bloom_insert(&c->bloom, floe_pq_bloom_hash(p, n));
+	note_bytes(c, p, n, plain, idx);
 	if (plain) {
 		if ((rc = floe_buf_reserve(&c->vals, n + 4)))
 			return rc;
@@ -410,6 +425,25 @@ int floe_pq_chunk_put_bytes(struct floe_pq_chunk *c, int rep, const uint8_t *p, 
 		c->vals.len += n + 4;
 	}
 	return level_err(c);
+}
+
+int floe_pq_chunk_put_known(struct floe_pq_chunk *c, int rep, const uint8_t *p, size_t n)
+{
+	uint32_t idx;
+	if (!c->dict_on || !floe_pq_dict_find(&c->dict, p, n, &idx))
+		return 0;
+	/* What floe_pq_chunk_put_bytes does with a value its dictionary holds (make_room
+	 * does nothing in a dictionary page), in the same order. */
+	put_levels_of(c, rep, c->o.max_def);
+	int rc = put_index(c, idx);
+	if (rc)
+		return rc;
+	c->page_nonnull++;
+	/* A fall back in put_index has moved the value into the PLAIN page: it counts as
+	 * the dictionary's still, as in put_bytes. */
+	note_bytes(c, p, n, false, idx);
+	rc = level_err(c);
+	return rc ? rc : 1;
 }
 
 int floe_pq_chunk_put_null(struct floe_pq_chunk *c, int rep, int def)

@@ -1,0 +1,253 @@
+/* Tests of the writer's fast paths for values a dictionary already holds
+ * (formats/parquet/chunk.c floe_pq_chunk_put_known, formats/parquet/dict.h
+ * floe_pq_dict_find): a chunk fed through put_known, falling back to put_bytes when it
+ * answers 0, makes the same pages, dictionary page, statistics and bloom filter as one
+ * fed through put_bytes alone, across the dictionary's probe (mostly distinct values),
+ * its cap (a full dictionary), page closes, v2 pages, delta encodings, repetition and
+ * nulls; and the dictionary's find gives put's index without ever adding. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "formats/base/alloc.h"
+#include "formats/base/buf.h"
+#include "formats/base/error.h"
+#include "formats/parquet/chunk.h"
+#include "formats/parquet/compress.h"
+#include "formats/parquet/dict.h"
+
+static uint32_t rnd(uint32_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 17;
+	*x ^= *x << 5;
+	return *x;
+}
+
+/* Value r of a run: mostly from a small set (lengths 0 to 40, sharing prefixes, some
+ * equal in length and ends but not in the middle), in phases: repeated values, then a
+ * stretch of distinct ones (the probe gives the dictionary up), then repeated again. */
+static size_t value(uint32_t *x, int r, char *out)
+{
+	static const char *const set[] = {
+	    "", "a", "GET", "POST", "HTTP/1.1", "-", "https://example.com/",
+	    "https://example.com/search?q=floe", "https://example.com/search?q=flow",
+	    "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36", "curl/8.5.0", "curl/8.5.1",
+	    "host-01", "host-02", "0123456789abcdef", "0123456789abcdeg", "x\xc3\xa9y"};
+	uint32_t k = rnd(x);
+	if (r % 9000 >= 3000 && r % 9000 < 8000 && k % 4)
+		return (size_t)snprintf(out, 64, "/api/v1/items?id=%d&k=%u", r, k % 1000);
+	const char *s = set[k % (sizeof(set) / sizeof(set[0]))];
+	size_t n = strlen(s);
+	memcpy(out, s, n);
+	return n;
+}
+
+struct run {
+	struct floe_alloc a;
+	struct floe_pq_compressor *z;
+	struct floe_buf scratch;
+	struct floe_pq_chunk *c;
+};
+
+static void run_init(struct run *u, const struct floe_pq_chunk_opts *o)
+{
+	floe_alloc_init(&u->a, 0);
+	assert_int_equal(floe_pq_compressor_new(&u->a, FLOE_PQ_ZSTD, 1, &u->z), 0);
+	floe_buf_init(&u->scratch, &u->a, 1 << 24);
+	assert_int_equal(floe_pq_chunk_new(&u->a, o, u->z, &u->scratch, &u->c), 0);
+}
+
+static void run_fini(struct run *u)
+{
+	floe_pq_chunk_free(u->c);
+	floe_buf_fini(&u->scratch);
+	floe_pq_compressor_free(u->z);
+}
+
+static void same_bound(const struct floe_pq_bound *a, const struct floe_pq_bound *b)
+{
+	assert_int_equal(a->set, b->set);
+	assert_int_equal(a->unbounded, b->unbounded);
+	assert_int_equal(a->exact, b->exact);
+	assert_int_equal(a->len, b->len);
+	assert_memory_equal(a->v, b->v, a->len);
+}
+
+static void same_page(const struct floe_pq_page *a, const struct floe_pq_page *b)
+{
+	assert_int_equal(a->len, b->len);
+	if (a->len)
+		assert_memory_equal(a->data, b->data, a->len);
+	assert_int_equal(a->first_row, b->first_row);
+	assert_int_equal(a->null_count, b->null_count);
+	assert_int_equal(a->has_minmax, b->has_minmax);
+	same_bound(&a->lo, &b->lo);
+	same_bound(&a->hi, &b->hi);
+}
+
+/* Rows of one chunk with options o through both paths; returns how many values
+ * put_known took. */
+static int compare_paths(const struct floe_pq_chunk_opts *o, uint32_t seed, int rows)
+{
+	struct run plain, known;
+	run_init(&plain, o);
+	run_init(&known, o);
+	uint32_t x = seed, hits = 0;
+	char v[64];
+	for (int r = 0; r < rows; r++) {
+		int nv = o->max_rep ? (int)(rnd(&x) % 4) : 1;
+		for (int j = 0; j < nv; j++) {
+			int rep = j > 0;
+			if (o->max_def && rnd(&x) % 7 == 0) {
+				assert_int_equal(floe_pq_chunk_put_null(plain.c, rep, 0), 0);
+				assert_int_equal(floe_pq_chunk_put_null(known.c, rep, 0), 0);
+				continue;
+			}
+			size_t n = value(&x, r, v);
+			const uint8_t *p = (const uint8_t *)v;
+			assert_int_equal(floe_pq_chunk_put_bytes(plain.c, rep, p, n), 0);
+			int rc = floe_pq_chunk_put_known(known.c, rep, p, n);
+			assert_true(rc == 0 || rc == 1);
+			if (rc == 0)
+				assert_int_equal(floe_pq_chunk_put_bytes(known.c, rep, p, n), 0);
+			hits += (uint32_t)rc;
+		}
+		if (nv == 0) {
+			assert_int_equal(floe_pq_chunk_put_null(plain.c, 0, 0), 0);
+			assert_int_equal(floe_pq_chunk_put_null(known.c, 0, 0), 0);
+		}
+		size_t b1, h1, o1, b2, h2, o2;
+		assert_int_equal(floe_pq_chunk_end_row_open(plain.c, &b1, &h1, &o1), 0);
+		assert_int_equal(floe_pq_chunk_end_row_open(known.c, &b2, &h2, &o2), 0);
+		assert_int_equal(b1, b2);
+		assert_int_equal(h1, h2);
+		assert_int_equal(o1, o2);
+	}
+	struct floe_pq_chunk_meta m1, m2;
+	const struct floe_pq_page *d1, *d2, *p1, *p2;
+	size_t n1, n2;
+	assert_int_equal(floe_pq_chunk_finish(plain.c, &m1, &d1, &p1, &n1), 0);
+	assert_int_equal(floe_pq_chunk_finish(known.c, &m2, &d2, &p2, &n2), 0);
+	assert_int_equal(m1.num_values, m2.num_values);
+	assert_int_equal(m1.null_count, m2.null_count);
+	assert_int_equal(m1.unc_size, m2.unc_size);
+	assert_int_equal(m1.comp_size, m2.comp_size);
+	assert_int_equal(m1.dict_len, m2.dict_len);
+	assert_int_equal(m1.dict_entries, m2.dict_entries);
+	assert_int_equal(m1.dict_pages, m2.dict_pages);
+	assert_int_equal(m1.plain_pages, m2.plain_pages);
+	assert_memory_equal(m1.enc_pages, m2.enc_pages, sizeof(m1.enc_pages));
+	assert_int_equal(m1.has_minmax, m2.has_minmax);
+	same_bound(&m1.lo, &m2.lo);
+	same_bound(&m1.hi, &m2.hi);
+	same_page(d1, d2);
+	assert_int_equal(n1, n2);
+	for (size_t i = 0; i < n1; i++)
+		same_page(&p1[i], &p2[i]);
+	const struct floe_pq_bloom *f1 = floe_pq_chunk_bloom(plain.c);
+	const struct floe_pq_bloom *f2 = floe_pq_chunk_bloom(known.c);
+	assert_int_equal(f1 != NULL, f2 != NULL);
+	if (f1) {
+		assert_int_equal(f1->nbytes, f2->nbytes);
+		assert_memory_equal(f1->bits, f2->bits, f1->nbytes);
+	}
+	run_fini(&plain);
+	run_fini(&known);
+	return (int)hits;
+}
+
+static void test_known_matches_put_bytes(void **state)
+{
+	(void)state;
+	const struct floe_pq_chunk_opts base = {
+	    .ptype = FLOE_PQ_T_BYTE_ARRAY, .max_def = 1, .page_size = 8 << 10, .dict_cap = 1 << 20};
+	struct floe_pq_chunk_opts o[7];
+	for (int i = 0; i < 7; i++)
+		o[i] = base;
+	o[1].v2 = true;
+	o[2].v2 = o[2].delta = true;
+	o[3].bloom = true; /* the filter from the dictionary, then live after the probe */
+	o[3].bloom_ndv = 1000;
+	o[3].bloom_max = 1 << 20;
+	o[4].dict_cap = 600; /* fills: the rest of the chunk PLAIN */
+	o[4].bloom = true;
+	o[4].bloom_ndv = 1000;
+	o[4].bloom_max = 1 << 20;
+	o[5].max_def = 2; /* a map's values: repeated, nulls between */
+	o[5].max_rep = 1;
+	o[6].max_def = 0; /* required */
+	o[6].page_size = 1 << 20;
+	for (int i = 0; i < 7; i++) {
+		int hits = compare_paths(&o[i], 2654435761u * (uint32_t)(i + 1), 20000);
+		assert_true(hits > 0);
+	}
+	/* No dictionary: put_known never takes a value. */
+	struct floe_pq_chunk_opts none = base;
+	none.dict_cap = 0;
+	assert_int_equal(compare_paths(&none, 7, 3000), 0);
+}
+
+/* find gives put's index and never adds; it tries the last entry, the next (the first
+ * after the last) and then the hash table, on an empty dictionary and after a reset. */
+static void test_dict_find(void **state)
+{
+	(void)state;
+	struct floe_pq_dict d;
+	floe_pq_dict_init(&d, NULL, 0);
+	uint32_t idx = 99;
+	assert_false(floe_pq_dict_find(&d, "a", 1, &idx)); /* no table yet */
+	assert_int_equal(idx, 99);
+	static const char *const keys[] = {"client", "time", "", "path", "status", "bytes!"};
+	for (uint32_t i = 0; i < 6; i++) {
+		bool added;
+		assert_int_equal(floe_pq_dict_put(&d, keys[i], strlen(keys[i]), 1 << 20, &idx,
+						  &added),
+				 0);
+		assert_true(added);
+	}
+	for (int round = 0; round < 3; round++) {
+		for (uint32_t i = 0; i < 6; i++) {
+			uint32_t k = round == 2 ? (i * 5) % 6 : i; /* last in order, then out of it */
+			assert_true(floe_pq_dict_find(&d, keys[k], strlen(keys[k]), &idx));
+			assert_int_equal(idx, k);
+		}
+	}
+	/* Absent values: a prefix, an extension, a byte changed; the count stays. */
+	assert_false(floe_pq_dict_find(&d, "clien", 5, &idx));
+	assert_false(floe_pq_dict_find(&d, "client!", 7, &idx));
+	assert_false(floe_pq_dict_find(&d, "bytes?", 6, &idx));
+	assert_int_equal(floe_pq_dict_count(&d), 6);
+	assert_true(floe_pq_dict_find(&d, "", 0, &idx));
+	assert_int_equal(idx, 2);
+	floe_pq_dict_reset(&d);
+	assert_false(floe_pq_dict_find(&d, "client", 6, &idx));
+	floe_pq_dict_fini(&d);
+
+	/* Fixed widths. */
+	floe_pq_dict_init(&d, NULL, 4);
+	uint32_t v[3] = {200, 404, 500};
+	for (int i = 0; i < 3; i++) {
+		bool added;
+		assert_int_equal(floe_pq_dict_put(&d, &v[i], 4, 1 << 20, &idx, &added), 0);
+	}
+	uint32_t w = 404, u = 201;
+	assert_true(floe_pq_dict_find(&d, &w, 4, &idx));
+	assert_int_equal(idx, 1);
+	assert_false(floe_pq_dict_find(&d, &u, 4, &idx));
+	floe_pq_dict_fini(&d);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_known_matches_put_bytes),
+	    cmocka_unit_test(test_dict_find),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
