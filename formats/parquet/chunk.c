@@ -446,12 +446,31 @@ int floe_pq_chunk_put_known(struct floe_pq_chunk *c, int rep, const uint8_t *p, 
 	return rc ? rc : 1;
 }
 
-int floe_pq_chunk_put_null(struct floe_pq_chunk *c, int rep, int def)
+/* The general case of floe_pq_chunk_put_null, out of line. */
+__attribute__((noinline)) static int put_null_any(struct floe_pq_chunk *c, int rep, int def)
 {
 	put_levels_of(c, rep, def);
 	c->m.null_count++;
 	c->page_nulls++;
 	return level_err(c);
+}
+
+int floe_pq_chunk_put_null(struct floe_pq_chunk *c, int rep, int def)
+{
+	/* A leaf without repetition whose definition levels are in a run of 8 or more:
+	 * what put_null_any does, with the run only counted (as floe_rle_put counts it),
+	 * and without a call or a frame. Most nulls are: a column the format leaves
+	 * empty, row after row. */
+	struct floe_rle *r = &c->def_rle;
+	if (!c->o.max_rep && c->o.max_def && (uint32_t)def == r->cur && r->repeat >= 8 && !r->err) {
+		r->repeat++;
+		c->page_values++;
+		c->m.num_values++;
+		c->m.null_count++;
+		c->page_nulls++;
+		return c->rep_rle.err;
+	}
+	return put_null_any(c, rep, def);
 }
 
 static size_t open_page_bytes(const struct floe_pq_chunk *c)
