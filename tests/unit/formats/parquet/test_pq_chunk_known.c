@@ -4,12 +4,15 @@
  * answers 0, makes the same pages, dictionary page, statistics and bloom filter as one
  * fed through put_bytes alone, across the dictionary's probe (mostly distinct values),
  * its cap (a full dictionary), page closes, v2 pages, delta encodings, repetition and
- * nulls; and the dictionary's find gives put's index without ever adding. */
+ * nulls; the dictionary's find gives put's index without ever adding; and nulls in runs
+ * of every length around the 8 from which put_null only counts them read back as they
+ * were written. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -20,6 +23,10 @@
 #include "formats/parquet/chunk.h"
 #include "formats/parquet/compress.h"
 #include "formats/parquet/dict.h"
+#include "formats/parquet/reader.h"
+#include "formats/parquet/writer.h"
+#include "mem_sink.h"
+#include "pq_rows.h"
 
 static uint32_t rnd(uint32_t *x)
 {
@@ -243,11 +250,81 @@ static void test_dict_find(void **state)
 	floe_pq_dict_fini(&d);
 }
 
+/* Optional columns (a string, a long, a map) with runs of 1 to 20 nulls between runs of
+ * 1 to 11 values, each column its own phase: written, read back, every cell as it was. */
+static void test_null_runs(void **state)
+{
+	(void)state;
+	struct floe_pq_column cols[] = {{"s", 1, FLOE_PQ_STRING, true, 0, 0},
+					{"i", 2, FLOE_PQ_INT64, true, 0, 0},
+					{"m", 3, FLOE_PQ_MAP_STRING, true, 4, 5}};
+	struct floe_pq_options o = {0};
+	struct mem m = {0};
+	struct floe_pq_writer *w = NULL;
+	assert_int_equal(floe_pq_writer_new(NULL, cols, 3, &o, mem_sink, &m, &w), 0);
+	enum { ROWS = 20000 };
+	static bool null_at[3][ROWS];
+	for (int c = 0; c < 3; c++) {
+		int r = 0, run = c;
+		while (r < ROWS) {
+			int nulls = 1 + run % 20, vals = 1 + run % 11;
+			for (int k = 0; k < nulls && r < ROWS; k++)
+				null_at[c][r++] = true;
+			for (int k = 0; k < vals && r < ROWS; k++)
+				null_at[c][r++] = false;
+			run++;
+		}
+	}
+	const char *key[] = {"k"};
+	size_t klen[] = {1};
+	char buf[ROWS % 1000 + 16];
+	for (int r = 0; r < ROWS; r++) {
+		struct floe_pq_value row[3];
+		for (int c = 0; c < 3; c++)
+			floe_pq_value_init(&row[c], null_at[c][r]);
+		int n = snprintf(buf, sizeof(buf), "v%d", r % 5);
+		row[0].s = buf;
+		row[0].len = (size_t)n;
+		row[1].i = r % 3;
+		row[2].n = 1;
+		row[2].keys = key;
+		row[2].key_lens = klen;
+		assert_int_equal(floe_pq_writer_add_row(w, row), 0);
+	}
+	assert_int_equal(floe_pq_writer_finish(w), 0);
+	floe_pq_writer_free(w);
+
+	struct pq_memsrc ms;
+	struct floe_pq_source src = pq_source(&ms, m.p, m.n);
+	struct floe_pq_reader *rd = NULL;
+	assert_int_equal(floe_pq_reader_open(NULL, &src, NULL, &rd, NULL), 0);
+	for (int r = 0; r < ROWS; r++) {
+		const struct floe_pq_value *row;
+		assert_int_equal(floe_pq_reader_next(rd, &row), 1);
+		for (int c = 0; c < 3; c++)
+			assert_int_equal(row[c].is_null, null_at[c][r]);
+		if (!null_at[0][r]) {
+			int n = snprintf(buf, sizeof(buf), "v%d", r % 5);
+			assert_int_equal(row[0].len, (size_t)n);
+			assert_memory_equal(row[0].s, buf, (size_t)n);
+		}
+		if (!null_at[1][r])
+			assert_int_equal(row[1].i, r % 3);
+		if (!null_at[2][r])
+			assert_int_equal(row[2].n, 1);
+	}
+	const struct floe_pq_value *row;
+	assert_int_equal(floe_pq_reader_next(rd, &row), 0);
+	floe_pq_reader_free(rd);
+	free(m.p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_known_matches_put_bytes),
 	    cmocka_unit_test(test_dict_find),
+	    cmocka_unit_test(test_null_runs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
