@@ -226,16 +226,11 @@ static int put_index(struct floe_pq_chunk *c, uint32_t idx)
 	return 0;
 }
 
-/* Adds the value (p, n) — PLAIN bytes for fixed widths — through the dictionary. Sets
- * *added when it is new to the dictionary, *plain when the caller must append it PLAIN. */
-static int dict_add(struct floe_pq_chunk *c, const uint8_t *p, size_t n, bool *added, bool *plain,
-		    uint32_t *pidx)
+/* dict_add's work while the chunk is dictionary-encoding, out of line. */
+__attribute__((noinline)) static int dict_put(struct floe_pq_chunk *c, const uint8_t *p, size_t n,
+					      bool *added, bool *plain, uint32_t *pidx)
 {
 	uint32_t idx;
-	*added = false;
-	*plain = true;
-	if (!c->dict_on)
-		return c->o.bloom && !c->bloom_live ? bloom_go_live(c) : 0;
 	int rc = floe_pq_dict_put(&c->dict, p, n, c->o.dict_cap, &idx, added);
 	if (rc == FLOE_ELIMIT) {
 		/* A dictionary that fills up has many distinct values (a map's values, URLs
@@ -250,6 +245,19 @@ static int dict_add(struct floe_pq_chunk *c, const uint8_t *p, size_t n, bool *a
 	*plain = false;
 	*pidx = idx;
 	return put_index(c, idx);
+}
+
+/* Adds the value (p, n) — PLAIN bytes for fixed widths — through the dictionary. Sets
+ * *added when it is new to the dictionary, *plain when the caller must append it PLAIN.
+ * The test of a PLAIN chunk inline: most of a file's values are in one. */
+static inline int dict_add(struct floe_pq_chunk *c, const uint8_t *p, size_t n, bool *added,
+			   bool *plain, uint32_t *pidx)
+{
+	*added = false;
+	*plain = true;
+	if (!c->dict_on)
+		return c->o.bloom && !c->bloom_live ? bloom_go_live(c) : 0;
+	return dict_put(c, p, n, added, plain, pidx);
 }
 
 static size_t open_page_bytes(const struct floe_pq_chunk *c);

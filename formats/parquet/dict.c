@@ -25,7 +25,7 @@ void floe_pq_dict_fini(struct floe_pq_dict *d)
 	d->off = NULL;
 	d->slots = NULL;
 	d->count = d->off_cap = d->mask = d->last1 = 0;
-	memset(d->by_len1, 0, sizeof(d->by_len1));
+	memset(d->by_key1, 0, sizeof(d->by_key1));
 }
 
 void floe_pq_dict_reset(struct floe_pq_dict *d)
@@ -33,7 +33,7 @@ void floe_pq_dict_reset(struct floe_pq_dict *d)
 	floe_buf_reset(&d->plain);
 	d->count = 0;
 	d->last1 = 0;
-	memset(d->by_len1, 0, sizeof(d->by_len1));
+	memset(d->by_key1, 0, sizeof(d->by_key1));
 	if (d->slots)
 		memset(d->slots, 0, ((size_t)d->mask + 1) * sizeof(*d->slots));
 }
@@ -106,7 +106,7 @@ bool floe_pq_dict_find_hashed(struct floe_pq_dict *d, const void *p, size_t n, u
 	if (!d->slots || !probe(d, p, n, hash_of(d, p, n), &j))
 		return false;
 	*idx = d->slots[j].idx1 - 1;
-	d->last1 = d->by_len1[n & 15] = *idx + 1;
+	d->last1 = d->by_key1[floe_pq_dict_key(d, p, n)] = *idx + 1;
 	return true;
 }
 
@@ -121,7 +121,7 @@ int floe_pq_dict_put_hashed(struct floe_pq_dict *d, const void *p, size_t n, siz
 	if (probe(d, p, n, h, &j)) {
 		*idx = d->slots[j].idx1 - 1;
 		*added = false;
-		d->last1 = d->by_len1[n & 15] = *idx + 1;
+		d->last1 = d->by_key1[floe_pq_dict_key(d, p, n)] = *idx + 1;
 		return 0;
 	}
 	size_t need = d->width ? n : n + 4;
@@ -161,7 +161,7 @@ int floe_pq_dict_put_hashed(struct floe_pq_dict *d, const void *p, size_t n, siz
 	d->slots[j].idx1 = d->count + 1;
 	*idx = d->count++;
 	*added = true;
-	d->last1 = d->by_len1[n & 15] = d->count;
+	d->last1 = d->by_key1[floe_pq_dict_key(d, p, n)] = d->count;
 	return 0;
 }
 

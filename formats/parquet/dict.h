@@ -29,10 +29,11 @@ struct floe_pq_dict {
 	uint32_t mask; /* slots - 1; slots is a power of two */
 	uint32_t last1; /* the entry found or added last + 1 (0 = none): logs repeat their
 			 * host, source and app row after row, and one compare beats a hash */
-	/* The entry the hash table found or added last among those whose length is i
-	 * modulo 16, + 1 (0 = none): a column of a few values that differ in length (user
-	 * agents, referrers, methods) finds each with one compare, in any order. */
-	uint32_t by_len1[16];
+	/* The entry the hash table found or added last among those of small key i (see
+	 * floe_pq_dict_key), + 1 (0 = none): a column of a few values that differ in
+	 * length (user agents, referrers, methods) or in the low bits of their first byte
+	 * (status codes) finds each with one compare, in any order. */
+	uint32_t by_key1[16];
 };
 
 /* width: 0 for byte arrays, 4 or 8 for fixed-width values. alloc is borrowed. */
@@ -103,8 +104,15 @@ __attribute__((always_inline)) static inline bool floe_pq_dict_same(const struct
 	return len == n && floe_pq_dict_bytes_eq(e + 4, p, n);
 }
 
+/* The small key of value (p, n): its length modulo 16 for byte arrays, the low four bits
+ * of its first (least significant) byte for fixed widths. */
+static inline uint32_t floe_pq_dict_key(const struct floe_pq_dict *d, const void *p, size_t n)
+{
+	return (uint32_t)(d->width ? *(const uint8_t *)p : n) & 15;
+}
+
 /* Finds (p, n) among the entry found or added last and the one after it (or the first,
- * after the last), and the one found last of its length modulo 16, without a hash: a
+ * after the last), and the one found last of its small key, without a hash: a
  * map's keys, and the fields of a format, come in the same order line after line, and
  * entered the dictionary in that order. Inline, so that a hit costs a compare or three
  * and no call. */
@@ -118,7 +126,7 @@ __attribute__((always_inline)) static inline bool floe_pq_dict_find_recent(struc
 	if (!hit && next != e && (hit = floe_pq_dict_same(d, next, p, n)))
 		e = next;
 	if (!hit) {
-		uint32_t b = d->by_len1[n & 15];
+		uint32_t b = d->by_key1[floe_pq_dict_key(d, p, n)];
 		if (!b || b - 1 == e || b - 1 == next || !floe_pq_dict_same(d, b - 1, p, n))
 			return false;
 		e = b - 1;

@@ -182,9 +182,47 @@ static void test_against_linear_search(void **state)
 	}
 }
 
+/* The same for 4-byte values, many sharing the low four bits of their first byte (the
+ * small key of fixed widths): status codes and their neighbours. */
+static void test_fixed_against_linear_search(void **state)
+{
+	(void)state;
+	static const uint32_t pool[] = {200, 216, 232, 301, 304, 320, 404, 420, 500, 502,
+					503, 516, 0, 16, 0x10000, 0x1000000};
+	enum { NPOOL = sizeof(pool) / sizeof(pool[0]) };
+	struct floe_pq_dict d;
+	floe_pq_dict_init(&d, NULL, 4);
+	uint32_t order[NPOOL], norder = 0, x = 88172645u;
+	for (int step = 0; step < 5000; step++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		uint32_t v = pool[x % NPOOL];
+		int want = -1;
+		for (uint32_t k = 0; k < norder && want < 0; k++)
+			want = order[k] == v ? (int)k : -1;
+		uint32_t idx;
+		if (x & 0x100000) {
+			bool found = floe_pq_dict_find(&d, &v, 4, &idx);
+			assert_int_equal(found, want >= 0);
+			if (found)
+				assert_int_equal(idx, (uint32_t)want);
+			continue;
+		}
+		bool added;
+		assert_int_equal(floe_pq_dict_put(&d, &v, 4, 1 << 20, &idx, &added), 0);
+		assert_int_equal(added, want < 0);
+		if (want < 0)
+			order[want = (int)norder++] = v;
+		assert_int_equal(idx, (uint32_t)want);
+	}
+	floe_pq_dict_fini(&d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_fixed_against_linear_search),
 	    cmocka_unit_test(test_against_linear_search),
 	    cmocka_unit_test(test_fixed_order),
 	    cmocka_unit_test(test_one_entry),
