@@ -421,7 +421,8 @@ int floe_pq_chunk_put_bytes(struct floe_pq_chunk *c, int rep, const uint8_t *p, 
 	c->page_nonnull++;
 	note_bytes(c, p, n, plain, idx);
 	if (plain) {
-		if ((rc = floe_buf_reserve(&c->vals, n + 4)))
+		/* The test that the value fits in line, the growth out of line. */
+		if (n + 4 > c->vals.cap - c->vals.len && (rc = floe_buf_reserve(&c->vals, n + 4)))
 			return rc;
 		uint8_t *d = c->vals.data + c->vals.len;
 		d[0] = (uint8_t)n;

@@ -319,12 +319,57 @@ static void test_null_runs(void **state)
 	free(m.p);
 }
 
+/* Distinct strings (the dictionary gives up after its probe, the rest go PLAIN) of every
+ * length from 6 to 706 bytes, so that a value meets the end of the page buffer's
+ * capacity at every offset (put_bytes tests the fit in line and grows out of line):
+ * read back as written. */
+static size_t plain_value(int r, char *out)
+{
+	size_t n = 6 + (size_t)(r * 7 % 701);
+	snprintf(out, 7, "%06d", r);
+	for (size_t i = 6; i < n; i++)
+		out[i] = (char)('a' + (i + (size_t)r) % 26);
+	return n;
+}
+
+static void test_plain_lengths(void **state)
+{
+	(void)state;
+	struct floe_pq_column cols[] = {{"s", 1, FLOE_PQ_STRING, false, 0, 0}};
+	struct floe_pq_options o = {.page_size = 64 << 10};
+	struct mem m = {0};
+	struct floe_pq_writer *w = NULL;
+	assert_int_equal(floe_pq_writer_new(NULL, cols, 1, &o, mem_sink, &m, &w), 0);
+	static char v[712];
+	enum { ROWS = 4096 + 3 * 701 };
+	for (int r = 0; r < ROWS; r++) {
+		struct floe_pq_value row = {.s = v, .len = plain_value(r, v)};
+		assert_int_equal(floe_pq_writer_add_row(w, &row), 0);
+	}
+	assert_int_equal(floe_pq_writer_finish(w), 0);
+	floe_pq_writer_free(w);
+	struct pq_memsrc ms;
+	struct floe_pq_source src = pq_source(&ms, m.p, m.n);
+	struct floe_pq_reader *rd = NULL;
+	assert_int_equal(floe_pq_reader_open(NULL, &src, NULL, &rd, NULL), 0);
+	for (int r = 0; r < ROWS; r++) {
+		const struct floe_pq_value *row;
+		assert_int_equal(floe_pq_reader_next(rd, &row), 1);
+		size_t n = plain_value(r, v);
+		assert_int_equal(row[0].len, n);
+		assert_memory_equal(row[0].s, v, n);
+	}
+	floe_pq_reader_free(rd);
+	free(m.p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_known_matches_put_bytes),
 	    cmocka_unit_test(test_dict_find),
 	    cmocka_unit_test(test_null_runs),
+	    cmocka_unit_test(test_plain_lengths),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
