@@ -209,21 +209,28 @@ static inline int level_err(const struct floe_pq_chunk *c)
 	return c->rep_rle.err ? c->rep_rle.err : c->def_rle.err;
 }
 
-/* Appends dictionary index idx, of a value just found or added, to the open page. */
-static int put_index(struct floe_pq_chunk *c, uint32_t idx)
+/* The dictionary's probe, every 256 values: after DICT_PROBE values, or earlier once
+ * the dictionary holds DICT_PROBE_BYTES (so that long distinct values cost little
+ * memory), a chunk of mostly distinct values goes PLAIN. Out of line: 255 times out of
+ * 256 it is not called. */
+__attribute__((noinline)) static int probe_dict(struct floe_pq_chunk *c)
 {
-	int rc = floe_buf_append(&c->idx, &idx, 4);
-	if (rc)
-		return rc;
-	/* Checked every 256 values: after DICT_PROBE values, or earlier once the dictionary
-	 * holds DICT_PROBE_BYTES, so that long distinct values cost little memory. */
-	++c->dict_seen;
-	if ((c->dict_seen & 255) == 0 && floe_pq_dict_count(&c->dict) > c->dict_seen / 4 * 3 &&
+	if (floe_pq_dict_count(&c->dict) > c->dict_seen / 4 * 3 &&
 	    (c->dict_seen >= DICT_PROBE || floe_pq_dict_bytes(&c->dict) >= DICT_PROBE_BYTES)) {
 		c->dict_skip = DICT_RETRY;
 		return fall_back(c); /* moves this value too into the PLAIN page */
 	}
 	return 0;
+}
+
+/* Appends dictionary index idx, of a value just found or added, to the open page. In
+ * line: every value of a dictionary page takes it. */
+__attribute__((always_inline)) static inline int put_index(struct floe_pq_chunk *c, uint32_t idx)
+{
+	int rc = floe_buf_append(&c->idx, &idx, 4);
+	if (rc)
+		return rc;
+	return (++c->dict_seen & 255) == 0 ? probe_dict(c) : 0;
 }
 
 /* dict_add's work while the chunk is dictionary-encoding, out of line. */

@@ -36,9 +36,9 @@ static uint32_t rnd(uint32_t *x)
 	return *x;
 }
 
-/* Value r of a run: mostly from a small set (lengths 0 to 40, sharing prefixes, some
- * equal in length and ends but not in the middle), in phases: repeated values, then a
- * stretch of distinct ones (the probe gives the dictionary up), then repeated again. */
+/* Value of row r: from a small set (lengths 0 to 40, sharing prefixes, some equal in
+ * length and ends but not in the middle), but for rows 3,000 to 15,000, almost all
+ * distinct (the probe gives the dictionary up), then from the set again (PLAIN). */
 static size_t value(uint32_t *x, int r, char *out)
 {
 	static const char *const set[] = {
@@ -47,7 +47,7 @@ static size_t value(uint32_t *x, int r, char *out)
 	    "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36", "curl/8.5.0", "curl/8.5.1",
 	    "host-01", "host-02", "0123456789abcdef", "0123456789abcdeg", "x\xc3\xa9y"};
 	uint32_t k = rnd(x);
-	if (r % 9000 >= 3000 && r % 9000 < 8000 && k % 4)
+	if (r >= 3000 && r < 15000 && k % 64)
 		return (size_t)snprintf(out, 64, "/api/v1/items?id=%d&k=%u", r, k % 1000);
 	const char *s = set[k % (sizeof(set) / sizeof(set[0]))];
 	size_t n = strlen(s);
@@ -100,7 +100,8 @@ static void same_page(const struct floe_pq_page *a, const struct floe_pq_page *b
 
 /* Rows of one chunk with options o through both paths; returns how many values
  * put_known took. */
-static int compare_paths(const struct floe_pq_chunk_opts *o, uint32_t seed, int rows)
+static int compare_paths(const struct floe_pq_chunk_opts *o, uint32_t seed, int rows,
+			 struct floe_pq_chunk_meta *meta)
 {
 	struct run plain, known;
 	run_init(&plain, o);
@@ -153,6 +154,7 @@ static int compare_paths(const struct floe_pq_chunk_opts *o, uint32_t seed, int 
 	assert_int_equal(m1.has_minmax, m2.has_minmax);
 	same_bound(&m1.lo, &m2.lo);
 	same_bound(&m1.hi, &m2.hi);
+	*meta = m1;
 	same_page(d1, d2);
 	assert_int_equal(n1, n2);
 	for (size_t i = 0; i < n1; i++)
@@ -191,13 +193,19 @@ static void test_known_matches_put_bytes(void **state)
 	o[6].max_def = 0; /* required */
 	o[6].page_size = 1 << 20;
 	for (int i = 0; i < 7; i++) {
-		int hits = compare_paths(&o[i], 2654435761u * (uint32_t)(i + 1), 20000);
+		struct floe_pq_chunk_meta m;
+		int hits = compare_paths(&o[i], 2654435761u * (uint32_t)(i + 1), 20000, &m);
 		assert_true(hits > 0);
+		/* The stretch of distinct values made the probe (or the cap) give the
+		 * dictionary up: pages of both kinds. */
+		assert_true(m.dict_pages > 0 || i == 4); /* 600 bytes fill before a page closes */
+		assert_true(m.plain_pages > 0 || o[i].delta);
 	}
 	/* No dictionary: put_known never takes a value. */
 	struct floe_pq_chunk_opts none = base;
 	none.dict_cap = 0;
-	assert_int_equal(compare_paths(&none, 7, 3000), 0);
+	struct floe_pq_chunk_meta m;
+	assert_int_equal(compare_paths(&none, 7, 3000, &m), 0);
 }
 
 /* find gives put's index and never adds; it tries the last entry, the next (the first
