@@ -473,13 +473,16 @@ __attribute__((noinline)) static int put_null_any(struct floe_pq_chunk *c, int r
 
 int floe_pq_chunk_put_null(struct floe_pq_chunk *c, int rep, int def)
 {
-	/* A leaf without repetition whose definition levels are in a run of 8 or more:
-	 * what put_null_any does, with the run only counted (as floe_rle_put counts it),
-	 * and without a call or a frame. Most nulls are: a column the format leaves
-	 * empty, row after row. */
-	struct floe_rle *r = &c->def_rle;
-	if (!c->o.max_rep && c->o.max_def && (uint32_t)def == r->cur && r->repeat >= 8 && !r->err) {
+	/* Levels that continue runs of 8 or more: what put_null_any does, with the runs
+	 * only counted (as floe_rle_put counts them), and without a call or a frame. Most
+	 * nulls are: a column the format leaves empty (or a map it leaves empty), row
+	 * after row. */
+	struct floe_rle *r = &c->def_rle, *rr = &c->rep_rle;
+	if (c->o.max_def && (uint32_t)def == r->cur && r->repeat >= 8 && !r->err &&
+	    (!c->o.max_rep || ((uint32_t)rep == rr->cur && rr->repeat >= 8 && !rr->err))) {
 		r->repeat++;
+		if (c->o.max_rep)
+			rr->repeat++;
 		c->page_values++;
 		c->m.num_values++;
 		c->m.null_count++;
