@@ -100,7 +100,8 @@
 # column (290 -> 363: the per-column null test it dropped was doing the work); ending a
 # column's row right after its value, in the value loop (+200: add_row's registers); the
 # end of row's page test reordered, and the sums' loop without the error test in its
-# condition (-3). What is left in the writer (per line): add_row's own 1,550 (the end of
+# condition (-3); a frame-less path in put_known for the entry found last, already in
+# the page's bounds (+78: its dozen tests cost more than the frame). What is left in the writer (per line): add_row's own 1,550 (the end of
 # row over 22 leaves 750, the per-column dispatch 500), the dictionary-hit path 710,
 # fixed widths 400 + 190, PLAIN strings 350, the row's check 290, nulls 225, UTF-8 160.
 # usage: tests/bench/typed.sh [LINES]   (default 1000000)
