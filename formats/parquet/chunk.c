@@ -209,16 +209,35 @@ static inline int level_err(const struct floe_pq_chunk *c)
 	return c->rep_rle.err ? c->rep_rle.err : c->def_rle.err;
 }
 
-/* Adds the value (p, n) — PLAIN bytes for fixed widths — through the dictionary. Sets
- * *added when it is new to the dictionary, *plain when the caller must append it PLAIN. */
-static int dict_add(struct floe_pq_chunk *c, const uint8_t *p, size_t n, bool *added, bool *plain,
-		    uint32_t *pidx)
+/* The dictionary's probe, every 256 values: after DICT_PROBE values, or earlier once
+ * the dictionary holds DICT_PROBE_BYTES (so that long distinct values cost little
+ * memory), a chunk of mostly distinct values goes PLAIN. Out of line: 255 times out of
+ * 256 it is not called. */
+__attribute__((noinline)) static int probe_dict(struct floe_pq_chunk *c)
+{
+	if (floe_pq_dict_count(&c->dict) > c->dict_seen / 4 * 3 &&
+	    (c->dict_seen >= DICT_PROBE || floe_pq_dict_bytes(&c->dict) >= DICT_PROBE_BYTES)) {
+		c->dict_skip = DICT_RETRY;
+		return fall_back(c); /* moves this value too into the PLAIN page */
+	}
+	return 0;
+}
+
+/* Appends dictionary index idx, of a value just found or added, to the open page. In
+ * line: every value of a dictionary page takes it. */
+__attribute__((always_inline)) static inline int put_index(struct floe_pq_chunk *c, uint32_t idx)
+{
+	int rc = floe_buf_append(&c->idx, &idx, 4);
+	if (rc)
+		return rc;
+	return (++c->dict_seen & 255) == 0 ? probe_dict(c) : 0;
+}
+
+/* dict_add's work while the chunk is dictionary-encoding, out of line. */
+__attribute__((noinline)) static int dict_put(struct floe_pq_chunk *c, const uint8_t *p, size_t n,
+					      bool *added, bool *plain, uint32_t *pidx)
 {
 	uint32_t idx;
-	*added = false;
-	*plain = true;
-	if (!c->dict_on)
-		return c->o.bloom && !c->bloom_live ? bloom_go_live(c) : 0;
 	int rc = floe_pq_dict_put(&c->dict, p, n, c->o.dict_cap, &idx, added);
 	if (rc == FLOE_ELIMIT) {
 		/* A dictionary that fills up has many distinct values (a map's values, URLs
@@ -232,17 +251,20 @@ static int dict_add(struct floe_pq_chunk *c, const uint8_t *p, size_t n, bool *a
 		return rc;
 	*plain = false;
 	*pidx = idx;
-	if ((rc = floe_buf_append(&c->idx, &idx, 4)))
-		return rc;
-	/* Checked every 256 values: after DICT_PROBE values, or earlier once the dictionary
-	 * holds DICT_PROBE_BYTES, so that long distinct values cost little memory. */
-	++c->dict_seen;
-	if ((c->dict_seen & 255) == 0 && floe_pq_dict_count(&c->dict) > c->dict_seen / 4 * 3 &&
-	    (c->dict_seen >= DICT_PROBE || floe_pq_dict_bytes(&c->dict) >= DICT_PROBE_BYTES)) {
-		c->dict_skip = DICT_RETRY;
-		return fall_back(c); /* moves this value too into the PLAIN page */
-	}
-	return 0;
+	return put_index(c, idx);
+}
+
+/* Adds the value (p, n) — PLAIN bytes for fixed widths — through the dictionary. Sets
+ * *added when it is new to the dictionary, *plain when the caller must append it PLAIN.
+ * The test of a PLAIN chunk inline: most of a file's values are in one. */
+static inline int dict_add(struct floe_pq_chunk *c, const uint8_t *p, size_t n, bool *added,
+			   bool *plain, uint32_t *pidx)
+{
+	*added = false;
+	*plain = true;
+	if (!c->dict_on)
+		return c->o.bloom && !c->bloom_live ? bloom_go_live(c) : 0;
+	return dict_put(c, p, n, added, plain, pidx);
 }
 
 static size_t open_page_bytes(const struct floe_pq_chunk *c);
@@ -366,6 +388,30 @@ static inline int head_order(const uint8_t *p, size_t n, const struct floe_pq_bo
 	return 0;
 }
 
+/* The open page's statistics and the bloom filter take byte array (p, n), appended to
+ * the page as dictionary index idx or, when plain, as PLAIN bytes. */
+__attribute__((always_inline)) static inline void note_bytes(struct floe_pq_chunk *c, const uint8_t *p, size_t n, bool plain,
+			      uint32_t idx)
+{
+	/* Every value counts for its page's bounds (the page index needs them), but a
+	 * value the dictionary found, which the page has had before, changes nothing: logs
+	 * repeat their host, source and app row after row. */
+	bool seen = !plain && idx < sizeof(c->in_page) / sizeof(c->in_page[0]);
+	if (seen && c->in_page[idx] == c->page_seq)
+		return;
+	if (seen)
+		c->in_page[idx] = c->page_seq;
+	/* A value above the lower bound and below the upper one changes neither: most
+	 * values of a column are, and their first bytes say so. */
+	if (!c->pst.lo.set || head_order(p, n, &c->pst.lo) <= 0)
+		floe_pq_bound_lower(&c->pst.lo, p, n);
+	if (!c->pst.hi.set || (!c->pst.hi.unbounded && head_order(p, n, &c->pst.hi) >= 0))
+		floe_pq_bound_upper(&c->pst.hi, p, n);
+	c->pst.has_minmax = true;
+	if (c->bloom_live)
+		floe_pq_bloom_insert(&c->bloom, floe_pq_bloom_hash(p, n));
+}
+
 int floe_pq_chunk_put_bytes(struct floe_pq_chunk *c, int rep, const uint8_t *p, size_t n)
 {
 	if (n > (size_t)INT32_MAX)
@@ -380,25 +426,10 @@ int floe_pq_chunk_put_bytes(struct floe_pq_chunk *c, int rep, const uint8_t *p, 
 	if (rc)
 		return rc;
 	c->page_nonnull++;
-	/* Every value counts for its page's bounds (the page index needs them), but a
-	 * value the dictionary found, which the page has had before, changes nothing: logs
-	 * repeat their host, source and app row after row. */
-	bool seen = !plain && idx < sizeof(c->in_page) / sizeof(c->in_page[0]);
-	if (seen && c->in_page[idx] == c->page_seq)
-		return level_err(c);
-	if (seen)
-		c->in_page[idx] = c->page_seq;
-	/* A value above the lower bound and below the upper one changes neither: most
-	 * values of a column are, and their first bytes say so. */
-	if (!c->pst.lo.set || head_order(p, n, &c->pst.lo) <= 0)
-		floe_pq_bound_lower(&c->pst.lo, p, n);
-	if (!c->pst.hi.set || (!c->pst.hi.unbounded && head_order(p, n, &c->pst.hi) >= 0))
-		floe_pq_bound_upper(&c->pst.hi, p, n);
-	c->pst.has_minmax = true;
-	if (c->bloom_live)
-		floe_pq_bloom_insert(&c->bloom, floe_pq_bloom_hash(p, n));
+	note_bytes(c, p, n, plain, idx);
 	if (plain) {
-		if ((rc = floe_buf_reserve(&c->vals, n + 4)))
+		/* The test that the value fits in line, the growth out of line. */
+		if (n + 4 > c->vals.cap - c->vals.len && (rc = floe_buf_reserve(&c->vals, n + 4)))
 			return rc;
 		uint8_t *d = c->vals.data + c->vals.len;
 		d[0] = (uint8_t)n;
@@ -412,12 +443,53 @@ int floe_pq_chunk_put_bytes(struct floe_pq_chunk *c, int rep, const uint8_t *p, 
 	return level_err(c);
 }
 
-int floe_pq_chunk_put_null(struct floe_pq_chunk *c, int rep, int def)
+int floe_pq_chunk_put_known(struct floe_pq_chunk *c, int rep, const uint8_t *p, size_t n)
+{
+	uint32_t idx;
+	if (!c->dict_on || !floe_pq_dict_find(&c->dict, p, n, &idx))
+		return 0;
+	/* What floe_pq_chunk_put_bytes does with a value its dictionary holds (make_room
+	 * does nothing in a dictionary page), in the same order. */
+	put_levels_of(c, rep, c->o.max_def);
+	int rc = put_index(c, idx);
+	if (rc)
+		return rc;
+	c->page_nonnull++;
+	/* A fall back in put_index has moved the value into the PLAIN page: it counts as
+	 * the dictionary's still, as in put_bytes. */
+	note_bytes(c, p, n, false, idx);
+	rc = level_err(c);
+	return rc ? rc : 1;
+}
+
+/* The general case of floe_pq_chunk_put_null, out of line. */
+__attribute__((noinline)) static int put_null_any(struct floe_pq_chunk *c, int rep, int def)
 {
 	put_levels_of(c, rep, def);
 	c->m.null_count++;
 	c->page_nulls++;
 	return level_err(c);
+}
+
+int floe_pq_chunk_put_null(struct floe_pq_chunk *c, int rep, int def)
+{
+	/* Levels that continue runs of 8 or more: what put_null_any does, with the runs
+	 * only counted (as floe_rle_put counts them), and without a call or a frame. Most
+	 * nulls are: a column the format leaves empty (or a map it leaves empty), row
+	 * after row. */
+	struct floe_rle *r = &c->def_rle, *rr = &c->rep_rle;
+	if (c->o.max_def && (uint32_t)def == r->cur && r->repeat >= 8 && !r->err &&
+	    (!c->o.max_rep || ((uint32_t)rep == rr->cur && rr->repeat >= 8 && !rr->err))) {
+		r->repeat++;
+		if (c->o.max_rep)
+			rr->repeat++;
+		c->page_values++;
+		c->m.num_values++;
+		c->m.null_count++;
+		c->page_nulls++;
+		return c->rep_rle.err;
+	}
+	return put_null_any(c, rep, def);
 }
 
 static size_t open_page_bytes(const struct floe_pq_chunk *c)

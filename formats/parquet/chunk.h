@@ -105,6 +105,12 @@ int floe_pq_chunk_put_float(struct floe_pq_chunk *c, int rep, float v);
 /* BOOLEAN leaves (PLAIN, bit-packed; no dictionary, no bloom filter). */
 int floe_pq_chunk_put_bool(struct floe_pq_chunk *c, int rep, bool v);
 int floe_pq_chunk_put_bytes(struct floe_pq_chunk *c, int rep, const uint8_t *p, size_t n);
+/* A byte array the chunk's dictionary already holds, put as floe_pq_chunk_put_bytes puts
+ * it: returns 1 then, 0 (having done nothing) when the chunk is PLAIN or the value is not
+ * in its dictionary, or a negative error. The writer checks a string's UTF-8 only when
+ * this returns 0: an entry was checked before it was added, so a value equal to it needs
+ * no check. p is borrowed. */
+int floe_pq_chunk_put_known(struct floe_pq_chunk *c, int rep, const uint8_t *p, size_t n);
 int floe_pq_chunk_put_null(struct floe_pq_chunk *c, int rep, int def);
 /* Marks the end of a row: the page is closed here if it reached page_size, so pages
  * always start at a row boundary. *buffered (if not NULL) receives

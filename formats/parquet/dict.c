@@ -25,6 +25,7 @@ void floe_pq_dict_fini(struct floe_pq_dict *d)
 	d->off = NULL;
 	d->slots = NULL;
 	d->count = d->off_cap = d->mask = d->last1 = 0;
+	memset(d->by_key1, 0, sizeof(d->by_key1));
 }
 
 void floe_pq_dict_reset(struct floe_pq_dict *d)
@@ -32,6 +33,7 @@ void floe_pq_dict_reset(struct floe_pq_dict *d)
 	floe_buf_reset(&d->plain);
 	d->count = 0;
 	d->last1 = 0;
+	memset(d->by_key1, 0, sizeof(d->by_key1));
 	if (d->slots)
 		memset(d->slots, 0, ((size_t)d->mask + 1) * sizeof(*d->slots));
 }
@@ -82,98 +84,45 @@ static int grow_slots(struct floe_pq_dict *d)
 	return 0;
 }
 
-/* Whether a[0..n) equals b[0..n). Values up to 32 bytes (most dictionary values: hosts,
- * methods, statuses, a map's keys) compare as two to four pairs of overlapping integers
- * rather than through a library call. */
-static inline bool bytes_eq(const uint8_t *a, const uint8_t *b, size_t n)
+/* The hash table's slot of (p, n) with hash h: true and its slot when the value is there,
+ * false and the empty slot that ends its probe when it is not. */
+static bool probe(const struct floe_pq_dict *d, const void *p, size_t n, uint32_t h, uint32_t *slot)
 {
-	if (n >= 8 && n <= 32) {
-		uint64_t a0, a1, b0, b1;
-		memcpy(&a0, a, 8);
-		memcpy(&b0, b, 8);
-		memcpy(&a1, a + n - 8, 8);
-		memcpy(&b1, b + n - 8, 8);
-		if ((a0 ^ b0) | (a1 ^ b1))
-			return false;
-		if (n <= 16)
+	uint32_t j = h & d->mask;
+	while (d->slots[j].idx1) {
+		if (d->slots[j].hash == h && floe_pq_dict_same(d, d->slots[j].idx1 - 1, p, n)) {
+			*slot = j;
 			return true;
-		memcpy(&a0, a + 8, 8);
-		memcpy(&b0, b + 8, 8);
-		memcpy(&a1, a + n - 16, 8);
-		memcpy(&b1, b + n - 16, 8);
-		return !((a0 ^ b0) | (a1 ^ b1));
-	}
-	if (n >= 4 && n < 8) {
-		uint32_t a0, a1, b0, b1;
-		memcpy(&a0, a, 4);
-		memcpy(&b0, b, 4);
-		memcpy(&a1, a + n - 4, 4);
-		memcpy(&b1, b + n - 4, 4);
-		return !((a0 ^ b0) | (a1 ^ b1));
-	}
-	if (n < 4) {
-		for (size_t i = 0; i < n; i++) {
-			if (a[i] != b[i])
-				return false;
 		}
-		return true;
+		j = (j + 1) & d->mask;
 	}
-	return memcmp(a, b, n) == 0;
+	*slot = j;
+	return false;
 }
 
-static bool same(const struct floe_pq_dict *d, uint32_t idx, const void *p, size_t n)
+bool floe_pq_dict_find_hashed(struct floe_pq_dict *d, const void *p, size_t n, uint32_t *idx)
 {
-	const uint8_t *e = d->plain.data + d->off[idx];
-	/* Fixed widths compare as one integer: memcmp of a length the compiler cannot see
-	 * is a library call, and the integer columns' dictionaries (status codes, times)
-	 * compare on every value. */
-	if (d->width == 8) {
-		uint64_t a, b;
-		memcpy(&a, e, 8);
-		memcpy(&b, p, 8);
-		return a == b;
-	}
-	if (d->width == 4) {
-		uint32_t a, b;
-		memcpy(&a, e, 4);
-		memcpy(&b, p, 4);
-		return a == b;
-	}
-	size_t len = (size_t)e[0] | (size_t)e[1] << 8 | (size_t)e[2] << 16 | (size_t)e[3] << 24;
-	return len == n && bytes_eq(e + 4, p, n);
+	uint32_t j;
+	if (!d->slots || !probe(d, p, n, hash_of(d, p, n), &j))
+		return false;
+	*idx = d->slots[j].idx1 - 1;
+	d->last1 = d->by_key1[floe_pq_dict_key(d, p, n)] = *idx + 1;
+	return true;
 }
 
-int floe_pq_dict_put(struct floe_pq_dict *d, const void *p, size_t n, size_t cap, uint32_t *idx,
-		     bool *added)
+int floe_pq_dict_put_hashed(struct floe_pq_dict *d, const void *p, size_t n, size_t cap,
+			    uint32_t *idx, bool *added)
 {
 	int rc;
-	if (d->last1) {
-		/* The entry found last, then the one after it (or the first, after the last):
-		 * a map's keys, and the fields of a format, come in the same order line after
-		 * line, and entered the dictionary in that order. */
-		uint32_t e = d->last1 - 1, next = d->last1 < d->count ? d->last1 : 0;
-		bool hit = same(d, e, p, n);
-		if (!hit && next != e && (hit = same(d, next, p, n)))
-			e = next;
-		if (hit) {
-			*idx = e;
-			*added = false;
-			d->last1 = e + 1;
-			return 0;
-		}
-	}
 	if (!d->slots && (rc = grow_slots(d)))
 		return rc;
 	uint32_t h = hash_of(d, p, n);
-	uint32_t j = h & d->mask;
-	while (d->slots[j].idx1) {
-		if (d->slots[j].hash == h && same(d, d->slots[j].idx1 - 1, p, n)) {
-			*idx = d->slots[j].idx1 - 1;
-			*added = false;
-			d->last1 = *idx + 1;
-			return 0;
-		}
-		j = (j + 1) & d->mask;
+	uint32_t j;
+	if (probe(d, p, n, h, &j)) {
+		*idx = d->slots[j].idx1 - 1;
+		*added = false;
+		d->last1 = d->by_key1[floe_pq_dict_key(d, p, n)] = *idx + 1;
+		return 0;
 	}
 	size_t need = d->width ? n : n + 4;
 	if (n > UINT32_MAX - 4 || need > cap || d->plain.len > cap - need)
@@ -212,7 +161,7 @@ int floe_pq_dict_put(struct floe_pq_dict *d, const void *p, size_t n, size_t cap
 	d->slots[j].idx1 = d->count + 1;
 	*idx = d->count++;
 	*added = true;
-	d->last1 = d->count;
+	d->last1 = d->by_key1[floe_pq_dict_key(d, p, n)] = d->count;
 	return 0;
 }
 

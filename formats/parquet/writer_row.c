@@ -77,13 +77,17 @@ __attribute__((noinline)) static int put_repaired(struct floe_pq_writer *w, stru
 	return rc ? rc : floe_pq_chunk_put_bytes(l->chunk, rep, p, n);
 }
 
-/* Repairs (p, n) if needed and appends it as a value of leaf l. Values are almost always
- * well-formed: checked here, they take one call, and only the others go through the
- * repair (which checks them again). */
+/* Repairs (p, n) if needed and appends it as a value of leaf l. A value the leaf's
+ * dictionary holds is well-formed (its entry was checked when added) and goes in without
+ * a check. Other values are almost always well-formed: checked here, they take one call,
+ * and only the others go through the repair (which checks them again). */
 static inline int put_string(struct floe_pq_writer *w, struct leaf *l, int rep, const char *s,
 			     size_t n)
 {
 	const uint8_t *p = (const uint8_t *)(s ? s : "");
+	int rc = floe_pq_chunk_put_known(l->chunk, rep, p, n);
+	if (rc)
+		return rc < 0 ? rc : 0;
 	if (floe_utf8_valid(p, n) != n)
 		return put_repaired(w, l, rep, p, n);
 	return floe_pq_chunk_put_bytes(l->chunk, rep, p, n);

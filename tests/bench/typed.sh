@@ -80,6 +80,30 @@
 # check and dispatch (290 -> 309 for the check, the dispatch unchanged); the end of row's
 # page test as one compare and the index bit width kept as entries are added (no
 # change: gcc already did as well); `same` inline in the dictionary (not inlined).
+# The writer's per-value paths trimmed again (2026-12-07; callgrind, 100k lines, every
+# thread, with agent.compress_threads: 0 so that the count is the same from run to run;
+# the writer's share is add_row's inclusive count less zstd's): combined_typed 14,027 ->
+# 13,097 per line, the writer 5,007 -> 4,079 (-18.5 %); regex_typed 18,142 -> 17,162,
+# the writer 6,568 -> 5,591 (-15 %); with the compression thread (the default) 14,134 ->
+# 13,183. What did it: a string its leaf's dictionary holds goes in without the UTF-8
+# check (utf8_valid 325 -> 158); the dictionary's recent compare inline and a third
+# candidate before the hash, the entry found last of the value's small key (length
+# modulo 16, or a fixed width's low bits: user agents, referrers, status codes; XXH3
+# 53 -> 6); a null whose levels continue runs counted without a call (put_null 320 ->
+# 226); dict_add's PLAIN test and the index's append inline again (the probe, every
+# 256th value, out of line); the page CRC by carry-less multiply (138 -> 20); a PLAIN
+# value's fit in the page buffer tested in line (63 -> 13). Files byte-identical (wall
+# clock fixed for received_at; bench_parquet's too). Lines per CPU second (1M lines,
+# REPEAT=3, load 2.1-3.0, four runs of each build alternated): none 1.32-1.56 ->
+# 1.56-1.64 M, combined_typed 0.66-0.74 -> 0.75-0.77 M, regex_typed 0.51-0.60 ->
+# 0.57-0.60 M. Tried and dropped: the row's check by column class without a branch per
+# column (290 -> 363: the per-column null test it dropped was doing the work); ending a
+# column's row right after its value, in the value loop (+200: add_row's registers); the
+# end of row's page test reordered, and the sums' loop without the error test in its
+# condition (-3); a frame-less path in put_known for the entry found last, already in
+# the page's bounds (+78: its dozen tests cost more than the frame). What is left in the writer (per line): add_row's own 1,550 (the end of
+# row over 22 leaves 750, the per-column dispatch 500), the dictionary-hit path 710,
+# fixed widths 400 + 190, PLAIN strings 350, the row's check 290, nulls 225, UTF-8 160.
 # usage: tests/bench/typed.sh [LINES]   (default 1000000)
 # BUILD=dir picks the build (default build-rel; a Release build gives the real figures);
 # REPEAT=n runs each case n times and keeps the least CPU time (default 1);

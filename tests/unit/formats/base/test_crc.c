@@ -1,6 +1,7 @@
 /* Tests of formats/base/crc: the check values of CRC-32 and CRC32C, every table entry
  * against the bit-by-bit definition (through one-byte and eight-byte inputs), and
- * chaining over random lengths and alignments against a bitwise reference. */
+ * chaining over random lengths and alignments against a bitwise reference, CRC-32 at
+ * every length to past 1 KiB (the carry-less multiply's blocks and tails). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -83,12 +84,53 @@ static void test_chaining(void **state)
 	}
 }
 
+/* Every length up to past 1 KiB, at sixteen alignments, and split in two at points
+ * around the 16- and 64-byte blocks: where the CPU has a carry-less multiply, CRC-32 takes
+ * 64 bytes and more through it (16-byte blocks, the tail by table), and both paths must
+ * give the definition's value. */
+static void test_crc32_every_length(void **state)
+{
+	(void)state;
+	static uint8_t buf[1100 + 16];
+	uint64_t x = 0x2545f4914f6cdd1dull;
+	for (size_t i = 0; i < sizeof(buf); i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		buf[i] = (uint8_t)(x >> 24);
+	}
+	for (size_t off = 0; off < 16; off++) {
+		for (size_t len = 0; off + len <= sizeof(buf); len++) {
+			uint32_t want = crc_bitwise(POLY32, 0, buf + off, len);
+			assert_int_equal(floe_crc32(0, buf + off, len), want);
+			if (off == 0 && len % 7 == 0) {
+				static const size_t cuts[] = {1, 15, 16, 17, 63, 64, 65, 128, 200};
+				for (size_t c = 0; c < sizeof(cuts) / sizeof(cuts[0]); c++) {
+					size_t cut = cuts[c] < len ? cuts[c] : len;
+					uint32_t got = floe_crc32(floe_crc32(0, buf, cut), buf + cut,
+								  len - cut);
+					assert_int_equal(got, want);
+				}
+			}
+		}
+	}
+	/* All ones and all zeros through the multiply (a register of ones meets the
+	 * first block). */
+	memset(buf, 0xff, sizeof(buf));
+	assert_int_equal(floe_crc32(0, buf, 1024), crc_bitwise(POLY32, 0, buf, 1024));
+	assert_int_equal(floe_crc32(0xffffffffu, buf, 1024),
+			 crc_bitwise(POLY32, 0xffffffffu, buf, 1024));
+	memset(buf, 0, sizeof(buf));
+	assert_int_equal(floe_crc32(0, buf, 1024), crc_bitwise(POLY32, 0, buf, 1024));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_check_values),
 	    cmocka_unit_test(test_every_entry),
 	    cmocka_unit_test(test_chaining),
+	    cmocka_unit_test(test_crc32_every_length),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

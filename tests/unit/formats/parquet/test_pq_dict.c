@@ -2,7 +2,8 @@
  * it (keys in a fixed order, line after line) give the indices a hash lookup gives, a
  * value that is neither is still found or added, a dictionary of one entry adds a
  * second value rather than taking it for the first, and values of every length up to
- * 48 bytes that differ in one byte are told apart. */
+ * 48 bytes that differ in one byte are told apart; random puts and finds agree with a
+ * linear search. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -125,9 +126,104 @@ static void test_every_length(void **state)
 	floe_pq_dict_fini(&d);
 }
 
+/* Random puts and finds over a pool of values whose lengths collide modulo 16, some of
+ * one length differing in one byte, give the index a linear search of the values in
+ * insertion order gives, whichever way the dictionary finds them (the last entry, the
+ * next, the last of its length, the hash table). */
+static void test_against_linear_search(void **state)
+{
+	(void)state;
+	char pool[48][40];
+	size_t len[48];
+	for (int i = 0; i < 48; i++) {
+		len[i] = (size_t)(i % 6) * 16 + (size_t)(i / 12); /* 0..83: collide mod 16 */
+		if (len[i] > sizeof(pool[i]))
+			len[i] = (size_t)i % 40;
+		memset(pool[i], 'a' + i / 24, sizeof(pool[i]));
+		if (len[i])
+			pool[i][(size_t)i % len[i]] = (char)('A' + i % 24);
+	}
+	for (int round = 0; round < 4; round++) {
+		struct floe_pq_dict d;
+		floe_pq_dict_init(&d, NULL, 0);
+		int order[48], norder = 0;
+		uint32_t x = 2463534242u + (uint32_t)round;
+		for (int step = 0; step < 5000; step++) {
+			x ^= x << 13;
+			x ^= x >> 17;
+			x ^= x << 5;
+			int i = (int)(x % (round < 2 ? 6 : 48)); /* a few values, then many */
+			int want = -1;
+			for (int k = 0; k < norder; k++) {
+				if (len[order[k]] == len[i] && !memcmp(pool[order[k]], pool[i], len[i]))
+					want = k; /* the pool has duplicates: the first insertion */
+				if (want >= 0)
+					break;
+			}
+			uint32_t idx;
+			if (x & 0x100000) {
+				bool found = floe_pq_dict_find(&d, pool[i], len[i], &idx);
+				assert_int_equal(found, want >= 0);
+				if (found)
+					assert_int_equal(idx, (uint32_t)want);
+				continue;
+			}
+			bool added;
+			assert_int_equal(floe_pq_dict_put(&d, pool[i], len[i], 1 << 20, &idx, &added),
+					 0);
+			assert_int_equal(added, want < 0);
+			if (want < 0)
+				order[want = norder++] = i;
+			assert_int_equal(idx, (uint32_t)want);
+		}
+		if (round & 1)
+			floe_pq_dict_reset(&d);
+		floe_pq_dict_fini(&d);
+	}
+}
+
+/* The same for 4-byte values, many sharing the low four bits of their first byte (the
+ * small key of fixed widths): status codes and their neighbours. */
+static void test_fixed_against_linear_search(void **state)
+{
+	(void)state;
+	static const uint32_t pool[] = {200, 216, 232, 301, 304, 320, 404, 420, 500, 502,
+					503, 516, 0, 16, 0x10000, 0x1000000};
+	enum { NPOOL = sizeof(pool) / sizeof(pool[0]) };
+	struct floe_pq_dict d;
+	floe_pq_dict_init(&d, NULL, 4);
+	uint32_t order[NPOOL], norder = 0, x = 88172645u;
+	for (int step = 0; step < 5000; step++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		uint32_t v = pool[x % NPOOL];
+		int want = -1;
+		for (uint32_t k = 0; k < norder && want < 0; k++)
+			want = order[k] == v ? (int)k : -1;
+		uint32_t idx;
+		if (x & 0x100000) {
+			bool found = floe_pq_dict_find(&d, &v, 4, &idx);
+			assert_int_equal(found, want >= 0);
+			if (found)
+				assert_int_equal(idx, (uint32_t)want);
+			continue;
+		}
+		bool added;
+		assert_int_equal(floe_pq_dict_put(&d, &v, 4, 1 << 20, &idx, &added), 0);
+		assert_int_equal(added, want < 0);
+		if (want < 0)
+			order[want = (int)norder++] = v;
+		assert_int_equal(idx, (uint32_t)want);
+	}
+	floe_pq_dict_fini(&d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_fixed_against_linear_search),
+	    cmocka_unit_test(test_against_linear_search),
 	    cmocka_unit_test(test_fixed_order),
 	    cmocka_unit_test(test_one_entry),
 	    cmocka_unit_test(test_every_length),
