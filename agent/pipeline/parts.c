@@ -16,6 +16,11 @@ struct floe_parts {
 	uint32_t *slots; /* partition number + 1, 0 = empty */
 	size_t nslots;
 	size_t bytes;
+	/* The partition the last find gave (number + 1, 0 = none since the clear). Log lines
+	 * come in time order from a few sources, so a batch's records meet the same key run
+	 * after run: comparing with it first costs a compare where the hash and the probe
+	 * cost two XXH64 calls and a walk (about 220 instructions a line). */
+	size_t last;
 };
 
 int floe_parts_new(struct floe_alloc *a, const struct floe_part_spec *spec, struct floe_parts **out)
@@ -35,6 +40,7 @@ void floe_parts_clear(struct floe_parts *p)
 		floe_free(p->alloc, p->keys[i]);
 	p->n = 0;
 	p->bytes = 0;
+	p->last = 0;
 	if (p->slots)
 		memset(p->slots, 0, p->nslots * sizeof(*p->slots));
 }
@@ -133,10 +139,15 @@ static int grow(struct floe_parts *p)
 
 int floe_parts_find(struct floe_parts *p, const struct floe_part_key *key, size_t *idx)
 {
+	if (p->last && same(p, p->keys[p->last - 1], key->v)) {
+		*idx = p->last - 1;
+		return 0;
+	}
 	if (p->nslots) {
 		size_t s = probe(p, key->v);
 		if (p->slots[s]) {
 			*idx = p->slots[s] - 1;
+			p->last = *idx + 1;
 			return 0;
 		}
 	}
@@ -162,6 +173,7 @@ int floe_parts_find(struct floe_parts *p, const struct floe_part_key *key, size_
 	p->keys[p->n] = v;
 	p->slots[probe(p, v)] = (uint32_t)(p->n + 1);
 	*idx = p->n++;
+	p->last = p->n;
 	p->bytes += size;
 	return 1;
 }
