@@ -275,9 +275,8 @@ static int new_fragment(struct floe_batch *b, size_t part, struct fragment **out
 
 static int write_row(struct fragment *f, const struct floe_record *rec)
 {
-	struct floe_pq_value row[FLOE_LOG_MAX_COLS];
-	floe_record_to_row(rec, row, f->ncols);
-	int rc = floe_pq_writer_add_row(f->w, row);
+	struct floe_pq_value values[FLOE_LOG_MAX_COLS];
+	int rc = floe_pq_writer_add_row(f->w, floe_record_row(rec, values, f->ncols));
 	return rc ? (f->err ? f->err : rc) : 0;
 }
 

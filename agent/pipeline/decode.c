@@ -44,7 +44,7 @@ struct floe_decoder {
 	/* Typed columns: the plan (borrowed), this line's values and the attributes no
 	 * column took, and the values that did not convert, per column. */
 	const struct floe_colplan *plan;
-	struct floe_pq_value typed[FLOE_COLS_MAX];
+	struct floe_pq_value row[FLOE_LOG_MAX_COLS]; /* typed from FLOE_LOG_NCOLS on (rec->row) */
 	const char *tkeys[MAX_FIELDS], *tvals[MAX_FIELDS];
 	size_t tklens[MAX_FIELDS], tvlens[MAX_FIELDS];
 	uint64_t conv_failures[FLOE_COLS_MAX];
@@ -139,6 +139,9 @@ int floe_decoder_new(struct floe_alloc *a, const struct floe_config_input *in,
 		return floe_err_set(err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));
 	d->alloc = a;
 	d->parser = in->parser;
+	/* The lent row's built-in values, set once (floe_record.row). */
+	for (size_t i = 0; i < FLOE_LOG_NCOLS; i++)
+		floe_pq_value_init(&d->row[i], true);
 	snprintf(d->name, sizeof(d->name), "input");
 	int rc = 0;
 	if (in->parser != FLOE_PARSER_NONE &&
@@ -374,6 +377,7 @@ void floe_decoder_apply(struct floe_decoder *d, struct floe_record *rec)
 	bool parsed = false;
 	rec->nattrs = 0;
 	rec->ntyped = 0;
+	rec->row = NULL;
 	if (d->fields) {
 		floe_fields_reset(d->fields);
 		int rc = 0;
@@ -452,9 +456,12 @@ void floe_decoder_apply(struct floe_decoder *d, struct floe_record *rec)
 		rec->message = (struct floe_str){NULL, 0};
 	/* Last, after every rule that reads attrs: the typed columns take their fields. */
 	if (d->fields && d->plan && d->mapped)
-		floe_colplan_take_ids(d->plan, &d->map, floe_fields_ids(d->fields), rec, d->typed,
-				      d->tkeys, d->tklens, d->tvals, d->tvlens, d->conv_failures);
+		floe_colplan_take_ids(d->plan, &d->map, floe_fields_ids(d->fields), rec,
+				      d->row + FLOE_LOG_NCOLS, d->tkeys, d->tklens, d->tvals,
+				      d->tvlens, d->conv_failures);
 	else if (d->fields && d->plan)
-		floe_colplan_take(d->plan, rec, d->typed, d->tkeys, d->tklens, d->tvals, d->tvlens,
-				  d->conv_failures);
+		floe_colplan_take(d->plan, rec, d->row + FLOE_LOG_NCOLS, d->tkeys, d->tklens,
+				  d->tvals, d->tvlens, d->conv_failures);
+	if (d->fields && d->plan)
+		rec->row = d->row;
 }
