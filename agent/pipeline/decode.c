@@ -228,6 +228,17 @@ static size_t fixed_names(const struct floe_decoder *d, const char **names, size
 	return n;
 }
 
+/* How many names d's parser with fixed names has in all. */
+static size_t all_names(const struct floe_decoder *d)
+{
+	size_t n = 0;
+	if (d->regex)
+		return floe_regex_name_count(d->regex);
+	for (const char *const *all = floe_access_log_field_names(); all[n]; n++)
+		;
+	return n;
+}
+
 void floe_decoder_set_columns(struct floe_decoder *d, const struct floe_colplan *plan)
 {
 	d->plan = plan && plan->planned && plan->n ? plan : NULL;
@@ -235,6 +246,11 @@ void floe_decoder_set_columns(struct floe_decoder *d, const struct floe_colplan 
 	const char *names[FLOE_COLMAP_NAMES];
 	size_t lens[FLOE_COLMAP_NAMES], n = d->plan ? fixed_names(d, names, lens) : 0;
 	d->mapped = n > 0 && floe_colmap_build(&d->map, d->plan, names, lens, n) == 0;
+	/* Every id the parser gives is one of these names (the access logs' list, a regex's
+	 * groups, FLOE_COLMAP_NAMES at most): unless the list was cut, no line's ids need a
+	 * check (about 55 instructions a line). */
+	if (d->mapped)
+		d->map.complete = n == all_names(d);
 }
 
 const uint64_t *floe_decoder_conv_failures(const struct floe_decoder *d, size_t *n)

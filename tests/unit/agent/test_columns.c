@@ -663,6 +663,19 @@ static void test_mapped_take_falls_back_without_ids(void **state)
 	assert_int_equal(rec.typed[0].i, 7);
 	assert_true(rec.typed[1].d == 2.5);
 	assert_true(rec.typed[2].is_null);
+	/* A complete map (its user vouches that every id is one of its names) skips the
+	 * check of each and takes the same values. */
+	m.complete = true;
+	rec.nattrs = 2;
+	rec.attr_keys = keys2;
+	rec.attr_vals = vals2;
+	rec.attr_key_lens = klens;
+	rec.attr_val_lens = (const size_t[]){3, 1};
+	floe_colplan_take_ids(&p, &m, ids2, &rec, typed, tk, tkl, tv, tvl, failures);
+	assert_int_equal(rec.nattrs, 0);
+	assert_int_equal(rec.typed[0].i, 7);
+	assert_true(rec.typed[1].d == 2.5);
+	assert_true(rec.typed[2].is_null);
 }
 
 int main(void)
