@@ -91,13 +91,14 @@
 # the colmap's per-line id check skipped for a parser whose every name it holds (-48
 # both); large() testing the length first (-27 combined); the regex's timestamp field
 # found by its pair's id, not its name (regex -66). Lines per CPU second (Release, 1M
-# lines, REPEAT=3, two runs of each build alternated, load 2-3, before the last two
-# steps): none 1.54-1.59 -> 1.56 M, combined_typed 0.714-0.730 -> 0.758 M, regex_typed
-# 0.568-0.575 -> 0.621-0.629 M. Files byte-identical (bench cases and loghub samples, wall
-# clock fixed). Tried and dropped: setting only the typed columns no value reached to null
-# (-36 combined, +21 regex); the field table's add and keep_rest through local copies of
-# the arrays (no gain: keep_rest 106 -> 131); keep_rest moving the kept attributes down in
-# the field table in place (regex -34, combined +9: the loop, not the copies, is its
+# lines, REPEAT=3, two runs of each build alternated, load 0.3-0.8): none 1.56-1.59 ->
+# 1.61-1.64 M, combined_typed 0.746-0.752 -> 0.794-0.800 M, regex_typed 0.565-0.595 ->
+# 0.645-0.654 M (at load 2-3, before the last two steps: 0.714-0.730 -> 0.758 M and
+# 0.568-0.575 -> 0.621-0.629 M). Files byte-identical (bench cases and loghub samples,
+# wall clock fixed). Tried and dropped: setting only the typed columns no value reached to
+# null (-36 combined, +21 regex); the field table's add and keep_rest through local copies
+# of the arrays (no gain: keep_rest 106 -> 131); keep_rest moving the kept attributes down
+# in the field table in place (regex -34, combined +9: the loop, not the copies, is its
 # cost).
 # usage: tests/bench/typed.sh [LINES]   (default 1000000)
 # BUILD=dir picks the build (default build-rel; a Release build gives the real figures);
