@@ -30,6 +30,12 @@ struct floe_regex {
 	pcre2_match_data *md;
 	pcre2_jit_stack *jstack;
 	bool jit, nosub;
+	/* The JIT made code for the pattern: lines go straight to it (pcre2_jit_match), not
+	 * through pcre2_match's checks of its arguments, which cost about 120 instructions a
+	 * line and check nothing a line can change (a pattern in UTF mode is compiled with
+	 * PCRE2_MATCH_INVALID_UTF, so no subject is checked for UTF either way). Not with
+	 * (*NO_JIT), which pcre2_jit_compile takes as success without making code. */
+	bool jit_code;
 	size_t max_line;
 	size_t nnames;
 	struct name names[FLOE_REGEX_MAX_NAMES];
@@ -275,6 +281,9 @@ static int compile(struct floe_regex *r, const char *p, size_t n, unsigned flags
 	/* A pattern PCRE2's JIT cannot take (or no memory for its code) still matches,
 	 * interpreted. */
 	r->jit = have_jit && pcre2_jit_compile(r->code, PCRE2_JIT_COMPLETE) == 0;
+	size_t jit_size = 0;
+	r->jit_code = r->jit && pcre2_pattern_info(r->code, PCRE2_INFO_JITSIZE, &jit_size) == 0 &&
+		      jit_size > 0;
 	r->md = r->nosub ? pcre2_match_data_create(1, r->gctx)
 			 : pcre2_match_data_create_from_pattern(r->code, r->gctx);
 	if (!r->md)
@@ -376,7 +385,9 @@ static int run(struct floe_regex *r, const char *line, size_t len, bool *matched
 	pcre2_set_match_limit(r->mctx, (uint32_t)steps);
 	/* PCRE2 refuses a NULL subject even when it is empty. */
 	static const char empty[1] = {0};
-	int rc = pcre2_match(r->code, (PCRE2_SPTR)(len ? line : empty), len, 0, 0, r->md, r->mctx);
+	PCRE2_SPTR subject = (PCRE2_SPTR)(len ? line : empty);
+	int rc = r->jit_code ? pcre2_jit_match(r->code, subject, len, 0, 0, r->md, r->mctx)
+			     : pcre2_match(r->code, subject, len, 0, 0, r->md, r->mctx);
 	if (rc >= 0) {
 		*matched = true;
 		return 0;

@@ -229,6 +229,84 @@ static bool p_apache(const char *s, size_t n, size_t *i, struct tsv *t)
 	return !br || lit(s, n, i, ']');
 }
 
+unsigned floe_ts_month_abbr(const char *m)
+{
+	uint32_t name = (uint32_t)(unsigned char)m[0] << 16 | (uint32_t)(unsigned char)m[1] << 8 |
+			(unsigned char)m[2];
+#define MON(a, b, c) ((uint32_t)(a) << 16 | (uint32_t)(b) << 8 | (uint32_t)(c))
+	switch (name) {
+	case MON('J', 'a', 'n'):
+		return 1;
+	case MON('F', 'e', 'b'):
+		return 2;
+	case MON('M', 'a', 'r'):
+		return 3;
+	case MON('A', 'p', 'r'):
+		return 4;
+	case MON('M', 'a', 'y'):
+		return 5;
+	case MON('J', 'u', 'n'):
+		return 6;
+	case MON('J', 'u', 'l'):
+		return 7;
+	case MON('A', 'u', 'g'):
+		return 8;
+	case MON('S', 'e', 'p'):
+		return 9;
+	case MON('O', 'c', 't'):
+		return 10;
+	case MON('N', 'o', 'v'):
+		return 11;
+	case MON('D', 'e', 'c'):
+		return 12;
+	default:
+		return 0;
+	}
+#undef MON
+}
+
+/* Two digits at s into *out: false when either is not one. */
+static inline bool two(const char *s, int *out)
+{
+	unsigned a = (unsigned)(unsigned char)s[0] - '0', b = (unsigned)(unsigned char)s[1] - '0';
+	*out = (int)(a * 10 + b);
+	return a <= 9 && b <= 9;
+}
+
+/* The common log format as Apache and nginx write it, "10/Oct/2000:13:55:36 -0700"
+ * (26 bytes, 28 in brackets), read at fixed places: true with the time in *us and the
+ * bytes it took in *used, as p_apache and finish give them (the same checks of the
+ * values, a day in its month, an hour below 24, a zone below 24 hours). False for any
+ * other shape, a month not written as Apache writes it ("Oct") included, and for a
+ * value out of range: the general way reads those (and refuses the last). A regex's
+ * time field took about 600 instructions a line through the scans and the broken-down
+ * time. */
+static bool clf_fixed(const char *s, size_t n, int64_t *us, size_t *used)
+{
+	size_t b = n && s[0] == '[';
+	if (n < 26 + 2 * b)
+		return false;
+	const char *c = s + b;
+	if (c[2] != '/' || c[6] != '/' || c[11] != ':' || c[14] != ':' || c[17] != ':' ||
+	    c[20] != ' ' || (c[21] != '+' && c[21] != '-') || (b && c[26] != ']'))
+		return false;
+	int day, cent, yy, hour, min, sec, zh, zm;
+	if (!two(c, &day) || !two(c + 7, &cent) || !two(c + 9, &yy) || !two(c + 12, &hour) ||
+	    !two(c + 15, &min) || !two(c + 18, &sec) || !two(c + 22, &zh) || !two(c + 24, &zm))
+		return false;
+	unsigned mon = floe_ts_month_abbr(c + 3);
+	int64_t year = cent * 100 + yy;
+	if (!mon || day < 1 || day > (int)floe_civil_days_in_month(year, mon) || hour > 23 ||
+	    min > 59 || sec > 60 || zh > 23 || zm > 59)
+		return false;
+	int32_t off = (c[21] == '-' ? -1 : 1) * (zh * 3600 + zm * 60);
+	if (!floe_civil_us(floe_civil_to_days(year, mon, (unsigned)day), (unsigned)hour,
+			   (unsigned)min, (unsigned)sec, 0, off, us))
+		return false;
+	*used = 26 + 2 * b;
+	return true;
+}
+
 /* Integer with optional sign; FLOE_ELIMIT on overflow. */
 static int p_int(const char *s, size_t n, size_t *i, bool *neg, int64_t *v)
 {
@@ -463,6 +541,14 @@ static int finish(const struct floe_ts_format *f, struct tsv *t, int64_t ref_us,
 int floe_ts_parse(const struct floe_ts_format *f, const char *s, size_t len, int64_t ref_us,
 		  int64_t *out_us, size_t *consumed)
 {
+	size_t used;
+	int64_t fixed;
+	if (f->kind == TS_APACHE && clf_fixed(s, len, &fixed, &used) && (consumed || used == len)) {
+		*out_us = fixed;
+		if (consumed)
+			*consumed = used;
+		return 0;
+	}
 	struct tsv t;
 	memset(&t, 0, sizeof(t));
 	t.mon = 1;

@@ -57,6 +57,12 @@ void floe_ts_format_free(struct floe_ts_format *f);
 int floe_ts_parse(const struct floe_ts_format *f, const char *s, size_t len, int64_t ref_us,
 		  int64_t *out_us, size_t *consumed);
 
+/* The month (1-12) of its three-letter English name as Apache and nginx write it
+ * ("Jan", "Oct"), read at m[0..3), or 0. A switch over the three bytes as one number: a
+ * memcmp call per month cost more than the rest of an access-log time, and a loop over
+ * the twelve about 170 instructions a line. */
+unsigned floe_ts_month_abbr(const char *m);
+
 /* floe_ts_parse with the "rfc3339" format, without a format object (container runtimes
  * write RFC 3339 with nanoseconds). */
 int floe_ts_parse_rfc3339(const char *s, size_t len, int64_t *out_us, size_t *consumed);

@@ -35,6 +35,11 @@ struct floe_decoder {
 	bool ts_from_message;
 	const char *ts_field;
 	size_t ts_field_len;
+	/* For a parser with fixed names (a regex's groups, the access logs'): the ids, a bit
+	 * each, of the names that are ts_field. Its pair is then found by its id, without
+	 * the compare of names (floe_fields_find cost about 90 instructions a line). */
+	bool ts_by_id;
+	uint64_t ts_ids;
 	struct floe_decode_stats st;
 	char name[32]; /* "input N", for the log */
 	struct failure_log {
@@ -44,7 +49,7 @@ struct floe_decoder {
 	/* Typed columns: the plan (borrowed), this line's values and the attributes no
 	 * column took, and the values that did not convert, per column. */
 	const struct floe_colplan *plan;
-	struct floe_pq_value typed[FLOE_COLS_MAX];
+	struct floe_pq_value row[FLOE_LOG_MAX_COLS]; /* typed from FLOE_LOG_NCOLS on (rec->row) */
 	const char *tkeys[MAX_FIELDS], *tvals[MAX_FIELDS];
 	size_t tklens[MAX_FIELDS], tvlens[MAX_FIELDS];
 	uint64_t conv_failures[FLOE_COLS_MAX];
@@ -131,6 +136,41 @@ void floe_decoder_set_name(struct floe_decoder *d, const char *name)
 	snprintf(d->name, sizeof(d->name), "%s", name);
 }
 
+static size_t fixed_names(const struct floe_decoder *d, const char **names, size_t *lens);
+static size_t all_names(const struct floe_decoder *d);
+
+/* d->ts_ids, when d's parser has fixed names and the map of them holds them all (a pair
+ * carries the id of one of them, or FLOE_FIELD_NOID only when added by name, which such
+ * a parser never does). */
+static void ts_ids_of(struct floe_decoder *d)
+{
+	const char *names[FLOE_COLMAP_NAMES];
+	size_t lens[FLOE_COLMAP_NAMES], n = fixed_names(d, names, lens);
+	_Static_assert(FLOE_COLMAP_NAMES <= 64, "a bit per name");
+	if (n == 0 || n != all_names(d))
+		return;
+	for (size_t k = 0; k < n; k++)
+		if (lens[k] == d->ts_field_len && memcmp(names[k], d->ts_field, lens[k]) == 0)
+			d->ts_ids |= (uint64_t)1 << k;
+	d->ts_by_id = true;
+}
+
+/* The timestamp field's value, as floe_fields_find(ts_field) gives it: a table holds one
+ * pair a name, and that pair carries the id of one of the names that are ts_field (a
+ * name given to several groups gives its pair the last one's). */
+static bool ts_field_by_id(const struct floe_decoder *d, const char **v, size_t *vl)
+{
+	const uint8_t *ids = floe_fields_ids(d->fields);
+	for (size_t k = 0, n = floe_fields_count(d->fields); k < n; k++) {
+		if (ids[k] < 64 && (d->ts_ids >> ids[k] & 1)) {
+			*v = floe_fields_vals(d->fields)[k];
+			*vl = floe_fields_val_lens(d->fields)[k];
+			return true;
+		}
+	}
+	return false;
+}
+
 int floe_decoder_new(struct floe_alloc *a, const struct floe_config_input *in,
 		     struct floe_decoder **out, struct floe_err *err)
 {
@@ -139,6 +179,9 @@ int floe_decoder_new(struct floe_alloc *a, const struct floe_config_input *in,
 		return floe_err_set(err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));
 	d->alloc = a;
 	d->parser = in->parser;
+	/* The lent row's built-in values, set once (floe_record.row). */
+	for (size_t i = 0; i < FLOE_LOG_NCOLS; i++)
+		floe_pq_value_init(&d->row[i], true);
 	snprintf(d->name, sizeof(d->name), "input");
 	int rc = 0;
 	if (in->parser != FLOE_PARSER_NONE &&
@@ -185,6 +228,8 @@ int floe_decoder_new(struct floe_alloc *a, const struct floe_config_input *in,
 		d->ts_from_message = strcmp(in->timestamp.field, "message") == 0;
 		d->ts_field = in->timestamp.field;
 		d->ts_field_len = strlen(in->timestamp.field);
+		if (!d->ts_from_message)
+			ts_ids_of(d);
 	}
 out:
 	if (rc) {
@@ -225,6 +270,17 @@ static size_t fixed_names(const struct floe_decoder *d, const char **names, size
 	return n;
 }
 
+/* How many names d's parser with fixed names has in all. */
+static size_t all_names(const struct floe_decoder *d)
+{
+	size_t n = 0;
+	if (d->regex)
+		return floe_regex_name_count(d->regex);
+	for (const char *const *all = floe_access_log_field_names(); all[n]; n++)
+		;
+	return n;
+}
+
 void floe_decoder_set_columns(struct floe_decoder *d, const struct floe_colplan *plan)
 {
 	d->plan = plan && plan->planned && plan->n ? plan : NULL;
@@ -232,6 +288,11 @@ void floe_decoder_set_columns(struct floe_decoder *d, const struct floe_colplan 
 	const char *names[FLOE_COLMAP_NAMES];
 	size_t lens[FLOE_COLMAP_NAMES], n = d->plan ? fixed_names(d, names, lens) : 0;
 	d->mapped = n > 0 && floe_colmap_build(&d->map, d->plan, names, lens, n) == 0;
+	/* Every id the parser gives is one of these names (the access logs' list, a regex's
+	 * groups, FLOE_COLMAP_NAMES at most): unless the list was cut, no line's ids need a
+	 * check (about 55 instructions a line). */
+	if (d->mapped)
+		d->map.complete = n == all_names(d);
 }
 
 const uint64_t *floe_decoder_conv_failures(const struct floe_decoder *d, size_t *n)
@@ -374,6 +435,7 @@ void floe_decoder_apply(struct floe_decoder *d, struct floe_record *rec)
 	bool parsed = false;
 	rec->nattrs = 0;
 	rec->ntyped = 0;
+	rec->row = NULL;
 	if (d->fields) {
 		floe_fields_reset(d->fields);
 		int rc = 0;
@@ -433,7 +495,10 @@ void floe_decoder_apply(struct floe_decoder *d, struct floe_record *rec)
 		int rc = FLOE_EPARSE;
 		if (d->ts_from_message)
 			rc = floe_ts_parse(d->ts, rec->message.p, rec->message.len, rec->received_at, &us, &consumed);
-		else if (d->fields && floe_fields_find(d->fields, d->ts_field, d->ts_field_len, &v, &vl) && v)
+		else if (d->fields &&
+			 (d->ts_by_id ? ts_field_by_id(d, &v, &vl)
+				      : floe_fields_find(d->fields, d->ts_field, d->ts_field_len, &v, &vl)) &&
+			 v)
 			rc = floe_ts_parse(d->ts, v, vl, rec->received_at, &us, NULL);
 		if (rc == 0) {
 			rec->ts = us;
@@ -452,9 +517,12 @@ void floe_decoder_apply(struct floe_decoder *d, struct floe_record *rec)
 		rec->message = (struct floe_str){NULL, 0};
 	/* Last, after every rule that reads attrs: the typed columns take their fields. */
 	if (d->fields && d->plan && d->mapped)
-		floe_colplan_take_ids(d->plan, &d->map, floe_fields_ids(d->fields), rec, d->typed,
-				      d->tkeys, d->tklens, d->tvals, d->tvlens, d->conv_failures);
+		floe_colplan_take_ids(d->plan, &d->map, floe_fields_ids(d->fields), rec,
+				      d->row + FLOE_LOG_NCOLS, d->tkeys, d->tklens, d->tvals,
+				      d->tvlens, d->conv_failures);
 	else if (d->fields && d->plan)
-		floe_colplan_take(d->plan, rec, d->typed, d->tkeys, d->tklens, d->tvals, d->tvlens,
-				  d->conv_failures);
+		floe_colplan_take(d->plan, rec, d->row + FLOE_LOG_NCOLS, d->tkeys, d->tklens,
+				  d->tvals, d->tvlens, d->conv_failures);
+	if (d->fields && d->plan)
+		rec->row = d->row;
 }

@@ -291,6 +291,7 @@ int floe_sortbuf_add(struct floe_sortbuf *sb, uint32_t tag, const struct floe_re
 	it->rec.attr_keys = it->rec.attr_vals = NULL;
 	it->rec.attr_key_lens = it->rec.attr_val_lens = NULL;
 	it->rec.typed = NULL;
+	it->rec.row = NULL; /* the maker's, which the copy outlives */
 	if (rec->ntyped) {
 		/* Right after the item, whose size keeps the values aligned. */
 		struct floe_pq_value *tv = (struct floe_pq_value *)(void *)p;

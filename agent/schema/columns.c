@@ -360,7 +360,7 @@ void floe_colplan_take_ids(const struct floe_colplan *p, const struct floe_colma
 			   uint64_t *failures)
 {
 	bool covered = m->ncols == p->n && rec->nattrs <= 64;
-	for (size_t k = 0; covered && k < rec->nattrs; k++)
+	for (size_t k = 0; covered && !m->complete && k < rec->nattrs; k++)
 		covered = ids[k] < m->nnames;
 	if (!covered) {
 		floe_colplan_take(p, rec, vals, keys, klens, avals, avlens, failures);

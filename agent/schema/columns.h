@@ -104,6 +104,9 @@ void floe_colplan_take(const struct floe_colplan *p, struct floe_record *rec,
 struct floe_colmap {
 	size_t ncols;			 /* the plan's column count it was built for */
 	size_t nnames;			 /* ids below this are the parser's */
+	/* Set by the map's user when every id its parser gives is below nnames (its whole
+	 * list of names is the map's): a line's ids are then not checked one by one. */
+	bool complete;
 	int8_t first[FLOE_COLMAP_NAMES]; /* the first column fed by name k, or -1 */
 	int8_t next[FLOE_COLS_MAX];	 /* the next column fed by column i's field, or -1 */
 };

@@ -75,47 +75,78 @@ const struct floe_ice_field *floe_log_fields(size_t *n)
 	return fields;
 }
 
-static void put_str(struct floe_pq_value *v, struct floe_str s)
+/* A value of a string column; with whole false only the fields a string sets, the
+ * others being as floe_pq_value_init left them (floe_record_row's lent row). */
+static inline void put_str(struct floe_pq_value *v, struct floe_str s, bool whole)
 {
-	floe_pq_value_init(v, s.p == NULL);
+	if (whole)
+		floe_pq_value_init(v, s.p == NULL);
+	v->is_null = s.p == NULL;
 	v->s = s.p;
 	v->len = s.len;
 }
 
-static void put_int(struct floe_pq_value *v, bool has, int64_t i)
+/* A value of an integer column, as put_str. */
+static inline void put_int(struct floe_pq_value *v, bool has, int64_t i, bool whole)
 {
-	floe_pq_value_init(v, !has);
+	if (whole)
+		floe_pq_value_init(v, !has);
+	v->is_null = !has;
 	v->i = i;
 }
 
-/* Every value set whole, field by field (floe_pq_value_init says why). */
-void floe_record_to_row(const struct floe_record *rec, struct floe_pq_value *values,
-			size_t ncols)
+/* The built-in columns' values, values[0..FLOE_LOG_NCOLS): every one set whole, field by
+ * field (floe_pq_value_init says why), or with whole false only the fields each column's
+ * kind uses, in values whose other fields are still zero. */
+static inline void builtin_values(const struct floe_record *rec, struct floe_pq_value *values,
+				  bool whole)
 {
-	put_int(&values[0], true, rec->ts);
-	put_int(&values[1], true, rec->received_at);
-	put_str(&values[2], rec->host);
-	put_str(&values[3], rec->source);
-	put_int(&values[4], rec->has_offset, rec->offset);
-	put_int(&values[5], rec->has_facility, rec->facility);
-	put_int(&values[6], rec->has_severity, rec->severity);
-	put_str(&values[7], rec->app);
-	put_str(&values[8], rec->proc_id);
-	put_str(&values[9], rec->msg_id);
-	put_str(&values[10], rec->message);
+	put_int(&values[0], true, rec->ts, whole);
+	put_int(&values[1], true, rec->received_at, whole);
+	put_str(&values[2], rec->host, whole);
+	put_str(&values[3], rec->source, whole);
+	put_int(&values[4], rec->has_offset, rec->offset, whole);
+	put_int(&values[5], rec->has_facility, rec->facility, whole);
+	put_int(&values[6], rec->has_severity, rec->severity, whole);
+	put_str(&values[7], rec->app, whole);
+	put_str(&values[8], rec->proc_id, whole);
+	put_str(&values[9], rec->msg_id, whole);
+	put_str(&values[10], rec->message, whole);
 	struct floe_pq_value *m = &values[11];
-	floe_pq_value_init(m, false);
+	if (whole)
+		floe_pq_value_init(m, false);
+	m->is_null = false;
 	m->n = rec->nattrs;
 	m->keys = rec->attr_keys;
 	m->key_lens = rec->attr_key_lens;
 	m->vals = rec->attr_vals;
 	m->val_lens = rec->attr_val_lens;
+}
+
+void floe_record_to_row(const struct floe_record *rec, struct floe_pq_value *values,
+			size_t ncols)
+{
+	builtin_values(rec, values, true);
 	for (size_t i = FLOE_LOG_NCOLS; i < ncols; i++) {
 		if (i - FLOE_LOG_NCOLS < rec->ntyped)
 			values[i] = rec->typed[i - FLOE_LOG_NCOLS];
 		else
 			floe_pq_value_init(&values[i], true);
 	}
+}
+
+const struct floe_pq_value *floe_record_row(const struct floe_record *rec,
+					    struct floe_pq_value *values, size_t ncols)
+{
+	struct floe_pq_value *row = rec->row;
+	if (!row || !rec->ntyped || rec->typed != row + FLOE_LOG_NCOLS) {
+		floe_record_to_row(rec, values, ncols);
+		return values;
+	}
+	builtin_values(rec, row, false);
+	for (size_t i = FLOE_LOG_NCOLS + rec->ntyped; i < ncols; i++)
+		floe_pq_value_init(&row[i], true);
+	return row;
 }
 
 int floe_log_schema_check(const struct floe_ice_meta *m, struct floe_err *err)

@@ -104,6 +104,26 @@
 # the page's bounds (+78: its dozen tests cost more than the frame). What is left in the writer (per line): add_row's own 1,550 (the end of
 # row over 22 leaves 750, the per-column dispatch 500), the dictionary-hit path 710,
 # fixed widths 400 + 190, PLAIN strings 350, the row's check 290, nulls 225, UTF-8 160.
+# The agent's own share trimmed (2026-12-07; callgrind, 100k lines, every thread; the
+# agent's share is floe_tail_read's instructions less the writer's add_row, so zstd and
+# the writer are out): combined_typed 3,967 -> 3,391 instructions a line (of 14,096 ->
+# 13,519 in all), regex_typed 5,292 -> 4,384 (of 18,201 -> 17,315). In order: the last
+# partition found compared first (-182 both); the clf time of the regex case read at fixed
+# places (regex -293); pcre2_jit_match (regex -130; the JIT was in use already); the typed
+# values in the row the decoder lends, so the batch copies none (-210 combined, -63
+# regex); a record of the last partition's day known by its time, no key made (-121 both);
+# the colmap's per-line id check skipped for a parser whose every name it holds (-48
+# both); large() testing the length first (-27 combined); the regex's timestamp field
+# found by its pair's id, not its name (regex -66). Lines per CPU second (Release, 1M
+# lines, REPEAT=3, two runs of each build alternated, load 0.3-0.8): none 1.56-1.59 ->
+# 1.61-1.64 M, combined_typed 0.746-0.752 -> 0.794-0.800 M, regex_typed 0.565-0.595 ->
+# 0.645-0.654 M (at load 2-3, before the last two steps: 0.714-0.730 -> 0.758 M and
+# 0.568-0.575 -> 0.621-0.629 M). Files byte-identical (bench cases and loghub samples,
+# wall clock fixed). Tried and dropped: setting only the typed columns no value reached to
+# null (-36 combined, +21 regex); the field table's add and keep_rest through local copies
+# of the arrays (no gain: keep_rest 106 -> 131); keep_rest moving the kept attributes down
+# in the field table in place (regex -34, combined +9: the loop, not the copies, is its
+# cost).
 # usage: tests/bench/typed.sh [LINES]   (default 1000000)
 # BUILD=dir picks the build (default build-rel; a Release build gives the real figures);
 # REPEAT=n runs each case n times and keeps the least CPU time (default 1);

@@ -663,6 +663,76 @@ static void test_mapped_take_falls_back_without_ids(void **state)
 	assert_int_equal(rec.typed[0].i, 7);
 	assert_true(rec.typed[1].d == 2.5);
 	assert_true(rec.typed[2].is_null);
+	/* A complete map (its user vouches that every id is one of its names) skips the
+	 * check of each and takes the same values. */
+	m.complete = true;
+	rec.nattrs = 2;
+	rec.attr_keys = keys2;
+	rec.attr_vals = vals2;
+	rec.attr_key_lens = klens;
+	rec.attr_val_lens = (const size_t[]){3, 1};
+	floe_colplan_take_ids(&p, &m, ids2, &rec, typed, tk, tkl, tv, tvl, failures);
+	assert_int_equal(rec.nattrs, 0);
+	assert_int_equal(rec.typed[0].i, 7);
+	assert_true(rec.typed[1].d == 2.5);
+	assert_true(rec.typed[2].is_null);
+}
+
+/* A typed string value of 64 KiB or more is a large one, which the budget is asked about
+ * before it goes in (an empty batch that cannot take it says so: 3); a null value or a
+ * number is none, whatever length its struct carries. */
+static void test_batch_large_typed_value(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/floe-test-columns.XXXXXX", spooldir[64];
+	assert_non_null(mkdtemp(dir));
+	snprintf(spooldir, sizeof(spooldir), "%s/spool", dir);
+	struct floe_alloc a;
+	floe_alloc_init(&a, 5u << 19);
+	struct floe_part_spec spec;
+	assert_int_equal(floe_part_spec_from_config(&spec, NULL, 0, NULL), 0);
+	struct floe_spool *sp = NULL;
+	assert_int_equal(floe_spool_open(&a, spooldir, &spec, &sp), 0);
+	struct floe_colplan p;
+	plan_three(&p);
+	struct floe_pq_column cols[FLOE_LOG_MAX_COLS];
+	size_t ncols = 0;
+	floe_colplan_pq_columns(&p, cols, &ncols);
+	struct floe_batch_options bo;
+	memset(&bo, 0, sizeof(bo));
+	bo.pq.codec = FLOE_PQ_ZSTD;
+	bo.pq.dictionary_cap = 256u << 10;
+	bo.pq.memory_budget = 1u << 20;
+	bo.target_file_size = 64u << 20;
+	bo.cols = cols;
+	bo.ncols = ncols;
+	struct floe_batch *b = NULL;
+	assert_int_equal(floe_batch_new(&a, &spec, &bo, sp, &b), 0);
+	static char big[2u << 20];
+	memset(big, 'u', sizeof(big));
+	for (int v = 0; v < 3; v++) {
+		struct floe_pq_value tv[3] = {{.i = 200}, {.d = 0.5}, {.s = big, .len = sizeof(big)}};
+		if (v == 1)
+			tv[2].is_null = true; /* its bytes are not written */
+		if (v == 2) {
+			tv[0].len = sizeof(big); /* a number's length means nothing */
+			tv[2] = (struct floe_pq_value){.s = "u", .len = 1};
+		}
+		struct floe_record r;
+		memset(&r, 0, sizeof(r));
+		r.host = r.source = (struct floe_str){"h", 1};
+		r.message = (struct floe_str){"m", 1};
+		r.typed = tv;
+		r.ntyped = 3;
+		assert_int_equal(floe_batch_add(b, 1, &r), v == 0 ? 3 : 0);
+	}
+	assert_int_equal(floe_batch_rows(b), 2);
+	floe_batch_abort(b);
+	floe_batch_free(b);
+	floe_spool_free(sp);
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
 }
 
 int main(void)
@@ -676,6 +746,7 @@ int main(void)
 	    cmocka_unit_test(test_decoder_converts_and_keeps_failures),
 	    cmocka_unit_test(test_take_finds_fields_in_any_order),
 	    cmocka_unit_test(test_batch_writes_typed_columns),
+	    cmocka_unit_test(test_batch_large_typed_value),
 	    cmocka_unit_test(test_mapped_take_is_the_general_take_regex),
 	    cmocka_unit_test(test_mapped_take_is_the_general_take_access_log),
 	    cmocka_unit_test(test_mapped_take_falls_back_without_ids),

@@ -9,10 +9,14 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "agent/config/config.h"
+#include "agent/parse/fields.h"
+#include "agent/parse/regex.h"
+#include "agent/parse/timestamp.h"
 #include "agent/pipeline/decode.h"
 #include "agent/schema/record.h"
 #include "formats/base/alloc.h"
@@ -252,6 +256,77 @@ static void test_timestamps(void **state)
 	floe_decoder_free(d);
 }
 
+/* A regex's timestamp field is found by its pair's id: the time is the one read from the
+ * field the pattern captured under that name, found by name in a table of the same
+ * captures (floe_fields_find), with the same failures: a time that does not parse, a
+ * group that took no part, a name given to two groups, a field the pattern lacks. */
+static void test_timestamp_field_by_id(void **state)
+{
+	(void)state;
+	NEEDS_PCRE2();
+	static const struct {
+		const char *pattern, *field, *format;
+		const char *lines[6];
+	} cases[] = {
+	    {"^(?<time>[^ ]*) (?<msg>.*)$",
+	     "time",
+	     "clf",
+	     {"03/Dec/2026:10:00:00 +0000 a", "03/Dec/2026:10:00:00 +0100 b", "nope c", " d",
+	      "no-space", NULL}},
+	    {"(?J)^(?:(?<time>[0-9]+)|x(?<time>[^ ]+)) (?<rest>.*)$",
+	     "time",
+	     "epoch",
+	     {"123 a", "x456 b", "xq c", "7 ", NULL}},
+	    {"^(?<t>[0-9]+)?-(?<time>[0-9]*)(?<timer>!?)$",
+	     "time",
+	     "epoch",
+	     {"-", "5-", "-7", "5-7!", "x", NULL}},
+	    {"^(?<a>.*)$", "time", "epoch", {"1", "", NULL}},
+	};
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct floe_config_input in = input(FLOE_PARSER_REGEX);
+		in.pattern = (char *)cases[c].pattern;
+		in.timestamp.field = (char *)cases[c].field;
+		in.timestamp.format = (char *)cases[c].format;
+		struct floe_decoder *d = decoder(&in);
+		struct floe_regex *r = NULL;
+		assert_int_equal(floe_regex_new(NULL, in.pattern, strlen(in.pattern), 1 << 20, 0, &r, NULL),
+				 0);
+		struct floe_fields *f = NULL;
+		assert_int_equal(floe_fields_new(NULL, 64, 0, &f), 0);
+		struct floe_ts_format *fmt = NULL;
+		assert_int_equal(floe_ts_format_new(NULL, in.timestamp.format, strlen(in.timestamp.format),
+						    "+00:00", 6, &fmt, NULL),
+				 0);
+		uint64_t failures = 0;
+		for (size_t i = 0; cases[c].lines[i]; i++) {
+			const char *line = cases[c].lines[i];
+			floe_fields_reset(f);
+			bool matched = false;
+			int64_t want = RECV, us;
+			const char *v = NULL;
+			size_t vl = 0;
+			if (floe_regex_capture(r, line, strlen(line), f, &matched) == 0 && matched &&
+			    floe_fields_find(f, cases[c].field, strlen(cases[c].field), &v, &vl) && v &&
+			    floe_ts_parse(fmt, v, vl, RECV, &us, NULL) == 0)
+				want = us;
+			else
+				failures++;
+			struct floe_record rec = apply(d, line);
+			if (rec.ts != want)
+				fail_msg("%s on \"%s\": %lld, by name %lld", cases[c].pattern, line,
+					 (long long)rec.ts, (long long)want);
+		}
+		struct floe_decode_stats st;
+		floe_decoder_get_stats(d, &st);
+		assert_int_equal(st.ts_failures, failures);
+		floe_ts_format_free(fmt);
+		floe_fields_free(f);
+		floe_regex_free(r);
+		floe_decoder_free(d);
+	}
+}
+
 /* Parsed host, message/msg and ts/time/timestamp fields fill their columns (the first
  * name of each list with a value wins) and stay in attrs; a timestamp option wins over
  * the ts rule, and a ts value that is not RFC 3339 keeps the receive time, counted. */
@@ -375,7 +450,7 @@ int main(void)
 	    cmocka_unit_test(test_none_keeps_the_line),
 	    cmocka_unit_test(test_json_level_app),
 	    cmocka_unit_test(test_logfmt_and_regex),
-	    cmocka_unit_test(test_timestamps),
+	    cmocka_unit_test(test_timestamps), cmocka_unit_test(test_timestamp_field_by_id),
 	    cmocka_unit_test(test_parsed_columns),
 	    cmocka_unit_test(test_fields_are_slices),
 	    cmocka_unit_test(test_too_many_fields),

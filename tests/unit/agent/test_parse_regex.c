@@ -349,6 +349,60 @@ static void test_repeated_names(void **state)
 	floe_fields_free(f);
 }
 
+/* Lines go straight to the JIT's code when it made some (pcre2_jit_match): the captures
+ * are those of the same pattern under (*NO_JIT), which PCRE2 interprets, on lines that
+ * match, do not, are empty, hold NUL bytes or invalid UTF-8 (in UTF mode too), and a
+ * (*NO_JIT) pattern still matches, though pcre2_jit_compile takes it. */
+static void test_jit_against_interpreter(void **state)
+{
+	(void)state;
+	static const char *const pats[] = {
+	    "^(?<a>[^x]*)x(?<b>.*)$",
+	    "(?<ip>[0-9.]+) (?<rest>.*)",
+	    "^(?<k>[a-z]+)=(?<v>[^ ]*)(?: (?<k2>[a-z]+)=(?<v2>[^ ]*))?$",
+	    "(*UTF)^(?<w>\\w+) (?<any>.)(?<tail>.*)$",
+	    "(?i)^(?<m>get|post) (?<p>\\S+)",
+	};
+	static const struct {
+		const char *s;
+		size_t n;
+	} lines[] = {
+	    {"abxcd", 5},	  {"abcd", 4},	  {"", 0},	       {"a\0bxc\0d", 7},
+	    {"\xff\xfex\xc3", 4}, {"10.0.0.1 GET /", 14}, {"k=1 j=2", 7},  {"k=1", 3},
+	    {"k=1 j", 5},	  {"word \xc3\xa9tail", 12}, {"word \xc3tail", 10},
+	    {"GET /a b", 8},	  {"post /x", 7},	 {"x", 1},
+	};
+	struct floe_fields *a = NULL, *b = NULL;
+	assert_int_equal(floe_fields_new(NULL, 8, 0, &a), 0);
+	assert_int_equal(floe_fields_new(NULL, 8, 0, &b), 0);
+	for (size_t i = 0; i < sizeof(pats) / sizeof(pats[0]); i++) {
+		char slow[256];
+		const char *p = pats[i];
+		snprintf(slow, sizeof(slow), "(*NO_JIT)%s", p);
+		struct floe_regex *fast = rx(p, 0), *interp = rx(slow, 0);
+		assert_int_equal(floe_regex_jit(fast), floe_regex_jit_built());
+		for (size_t k = 0; k < sizeof(lines) / sizeof(lines[0]); k++) {
+			bool ma = false, mb = false;
+			floe_fields_reset(a);
+			floe_fields_reset(b);
+			int ra = floe_regex_capture(fast, lines[k].s, lines[k].n, a, &ma);
+			int rb = floe_regex_capture(interp, lines[k].s, lines[k].n, b, &mb);
+			if (ra != rb || ma != mb || floe_fields_count(a) != floe_fields_count(b))
+				fail_msg("%s on line %zu: %d %d %zu, interpreted %d %d %zu", p, k, ra, ma,
+					 floe_fields_count(a), rb, mb, floe_fields_count(b));
+			for (size_t j = 0; j < floe_fields_count(a); j++) {
+				assert_int_equal(floe_fields_ids(a)[j], floe_fields_ids(b)[j]);
+				assert_ptr_equal(floe_fields_vals(a)[j], floe_fields_vals(b)[j]);
+				assert_int_equal(floe_fields_val_lens(a)[j], floe_fields_val_lens(b)[j]);
+			}
+		}
+		floe_regex_free(fast);
+		floe_regex_free(interp);
+	}
+	floe_fields_free(a);
+	floe_fields_free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -356,7 +410,7 @@ int main(void)
 	    cmocka_unit_test(test_rejects),	 cmocka_unit_test(test_bytes_and_limits),
 	    cmocka_unit_test(test_faults),	 cmocka_unit_test(test_perl_escapes),
 	    cmocka_unit_test(test_perl_dialect), cmocka_unit_test(test_work_budget),
-	    cmocka_unit_test(test_repeated_names),
+	    cmocka_unit_test(test_repeated_names), cmocka_unit_test(test_jit_against_interpreter),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,6 +13,7 @@
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 static struct floe_ts_format *fmt(const char *spec, const char *zone)
@@ -151,6 +152,83 @@ static void test_apache(void **state)
 	bad("apache", "Sun Dec 04 04:47:44");
 }
 
+/* One parse of s (consumed or not): rc, µs and bytes taken as one comparable triple. */
+struct res {
+	int rc;
+	int64_t us;
+	size_t used;
+};
+
+static struct res parse(const struct floe_ts_format *f, const char *s, size_t n, bool prefix)
+{
+	struct res r = {0, 0, 0};
+	r.rc = floe_ts_parse(f, s, n, 0, &r.us, prefix ? &r.used : NULL);
+	if (r.rc)
+		r.us = 0, r.used = 0;
+	return r;
+}
+
+/* s with its month's letters upper-cased: the fixed-place reading takes the month only as
+ * Apache writes it ("Oct"), so this copy goes p_apache's general way. */
+static void general_copy(const char *s, size_t n, char *out)
+{
+	memcpy(out, s, n);
+	size_t b = n && s[0] == '[';
+	for (size_t k = 3 + b; k < 6 + b && k < n; k++)
+		if (out[k] >= 'a' && out[k] <= 'z')
+			out[k] = (char)(out[k] - 32);
+}
+
+/* The common log format read at fixed places gives what the general reading gives, on
+ * good times and on every one-byte change of them, whole or as a prefix. */
+static void test_clf_fixed_against_general(void **state)
+{
+	(void)state;
+	static const char *const good[] = {
+	    "10/Oct/2000:13:55:36 -0700",   "[10/Oct/2000:13:55:36 -0700]",
+	    "29/Feb/2024:23:59:60 +2359",   "29/Feb/2023:00:00:00 +0000",
+	    "31/Apr/2024:00:00:00 +0000",   "00/Jan/2024:00:00:00 +0000",
+	    "01/Jan/1970:00:00:00 -2359",   "31/Dec/9999:24:00:00 +0000",
+	    "15/Jun/2026:12:60:00 +0100",   "15/Jun/2026:12:00:61 +0100",
+	    "15/Jun/2026:12:00:00 +2400",   "15/Jun/2026:12:00:00 +0060",
+	    "[03/Dec/2026:00:00:00 +0000]x", "03/Dec/2026:00:00:00 +0000 trailing",
+	    "[03/Dec/2026:00:00:00 +0000",  "03/Dec/2026:00:00:00 +00:00",
+	};
+	static const char subst[] = "09x /:+-][.Z";
+	struct floe_ts_format *f = fmt("clf", NULL);
+	for (size_t g = 0; g < sizeof(good) / sizeof(good[0]); g++) {
+		size_t n = strlen(good[g]);
+		char s[64], u[64];
+		for (size_t at = 0; at <= n; at++) {
+			for (size_t c = 0; c < (at < n ? sizeof(subst) : 1); c++) {
+				memcpy(s, good[g], n);
+				if (at < n)
+					s[at] = subst[c]; /* at == n: the string as it is */
+				for (size_t len = n > 2 ? n - 2 : 0; len <= n; len++) {
+					general_copy(s, len, u);
+					for (int prefix = 0; prefix < 2; prefix++) {
+						struct res a = parse(f, s, len, prefix), b = parse(f, u, len, prefix);
+						if (a.rc != b.rc || a.us != b.us || a.used != b.used)
+							fail_msg("\"%.*s\" (prefix %d): %d %lld %zu, the general "
+								 "way %d %lld %zu",
+								 (int)len, s, prefix, a.rc, (long long)a.us,
+								 a.used, b.rc, (long long)b.us, b.used);
+					}
+				}
+			}
+		}
+	}
+	floe_ts_format_free(f);
+	static const char *const months[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+					     "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+	for (unsigned m = 0; m < 12; m++)
+		assert_int_equal(floe_ts_month_abbr(months[m]), m + 1);
+	assert_int_equal(floe_ts_month_abbr("dec"), 0);
+	assert_int_equal(floe_ts_month_abbr("DEC"), 0);
+	assert_int_equal(floe_ts_month_abbr("Dex"), 0);
+	assert_int_equal(floe_ts_month_abbr("Ja\0"), 0);
+}
+
 static void test_custom(void **state)
 {
 	assert_int_equal(
@@ -240,6 +318,7 @@ int main(void)
 	    cmocka_unit_test(test_syslog_year), cmocka_unit_test(test_apache),
 	    cmocka_unit_test(test_custom),	cmocka_unit_test(test_formats_and_zones),
 	    cmocka_unit_test(test_prefix),
+	    cmocka_unit_test(test_clf_fixed_against_general),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
