@@ -140,43 +140,8 @@ W=$(mktemp -d /tmp/floe-bench-typed.XXXXXX)
 cleanup() { if [ "${KEEP:-0}" = 1 ]; then echo "work directory kept: $W"; else rm -rf "$W"; fi; }
 trap cleanup EXIT
 
-python3 - "$W/access.log" "$N" <<'PY'
-import random, sys
-out, n = sys.argv[1], int(sys.argv[2])
-r = random.Random(26)
-months = "Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split()
-methods = ["GET"] * 8 + ["POST", "HEAD"]
-paths = ["/", "/index.html", "/api/v1/items", "/static/app.js", "/img/logo.png", "/login"]
-refs = ["-", "https://example.com/", "https://example.com/search?q=floe", "https://news.example.org/"]
-agents = ["Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36",
-          "Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:121.0) Gecko/20100101 Firefox/121.0",
-          "curl/8.5.0", "Googlebot/2.1 (+http://www.google.com/bot.html)"]
-with open(out, "w") as a:
-    for i in range(n):
-        ip = f"{r.randrange(1, 224)}.{r.randrange(256)}.{r.randrange(256)}.{r.randrange(1, 255)}"
-        t = i * 86400 // n
-        clf = f"03/{months[11]}/2026:{t // 3600:02d}:{t // 60 % 60:02d}:{t % 60:02d} +0000"
-        meth, path = r.choice(methods), f"{r.choice(paths)}?id={i}"
-        status = r.choice(["200"] * 12 + ["301", "304", "404", "500", "502", "503"])
-        size = r.randrange(0, 100000)
-        a.write(f'{ip} - - [{clf}] "{meth} {path} HTTP/1.1" {status} {size} "{r.choice(refs)}" "{r.choice(agents)}"\n')
-PY
-
-PATTERN='^(?<client>[0-9.]+) [^ ]+ [^ ]+ \[(?<time>[^]]+)\] "(?<method>[A-Z]+) (?<path>[^ ]+) [^"]+" (?<status>[0-9]{3}) (?<bytes>[0-9]+) "(?<referer>[^"]*)" "(?<agent>[^"]*)"$'
-declare -A OPTS=(
-	[none]=""
-	[combined_typed]="parser: apache_combined"
-	[combined_attrs]="parser: apache_combined"
-	[regex_typed]="parser: regex
-    pattern: '$PATTERN'
-    timestamp: { field: time, format: clf }"
-	[combined_unparsed]="parser: apache_combined")
-declare -A COLS=(
-	[none]=""
-	[combined_typed]=""
-	[combined_attrs]="    columns: []"
-	[regex_typed]="    columns: [ { name: status, type: int }, { name: bytes, type: long } ]"
-	[combined_unparsed]="    message: unparsed")
+source tests/bench/cases.sh
+gen_access "$W/access.log" "$N"
 
 printf '== typed columns benchmark: %d Apache combined lines, %s CPUs, load average %s ==\n' \
 	"$N" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)"
@@ -184,21 +149,7 @@ printf '%-16s %9s %8s %14s %10s %10s\n' case rows CPU-s lines/CPU-s MB bytes/row
 declare -A RATE=() BPR=()
 run() {
 	local c=$1 d=$W/$1
-	mkdir -p "$d"
-	cat >"$d/floe.yaml" <<-YAML
-	agent: { id: bench-typed, state_dir: $d/state }
-	inputs:
-	  - type: tail
-	    paths: ["$W/access.log"]
-	    start_at: beginning
-	    ${OPTS[$c]}
-	tables:
-	  logs:
-	    codec: zstd
-	${COLS[$c]}
-	lake:
-	  warehouse: $d/warehouse
-	YAML
+	case_config "$c" "$W/access.log" "$d"
 	cat "$W/access.log" >/dev/null
 	local user sys rows cpu="" bytes t i
 	# The least CPU time of REPEAT runs, each from an empty state and warehouse: on a
