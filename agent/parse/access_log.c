@@ -3,7 +3,6 @@
 
 #include "fields.h"
 #include "timestamp.h"
-#include "formats/base/civil.h"
 #include "formats/base/error.h"
 
 #include <string.h>
@@ -81,34 +80,6 @@ static bool digits(const char *p, size_t n, unsigned *out)
 	}
 	*out = v;
 	return n > 0;
-}
-
-/* Two digits at t into *out: false when either is not a digit. The time's fields have
- * fixed places, so each is read without a loop. */
-static inline bool two(const char *t, unsigned *out)
-{
-	unsigned a = (unsigned)(unsigned char)t[0] - '0', b = (unsigned)(unsigned char)t[1] - '0';
-	*out = a * 10 + b;
-	return a <= 9 && b <= 9;
-}
-
-/* "10/Oct/2000:13:55:36 -0700" exactly (26 bytes), the time Apache's %t and nginx's
- * $time_local write, into µs since the epoch. */
-static bool clf_time(const char *t, size_t n, int64_t *us)
-{
-	if (n != 26 || t[2] != '/' || t[6] != '/' || t[11] != ':' || t[14] != ':' || t[17] != ':' ||
-	    t[20] != ' ' || (t[21] != '+' && t[21] != '-'))
-		return false;
-	unsigned day, cent, yy, hour, min, sec, zh, zm, month = floe_ts_month_abbr(t + 3);
-	if (!two(t, &day) || !two(t + 7, &cent) || !two(t + 9, &yy) || !two(t + 12, &hour) ||
-	    !two(t + 15, &min) || !two(t + 18, &sec) || !two(t + 22, &zh) || !two(t + 24, &zm))
-		return false;
-	unsigned year = cent * 100 + yy;
-	if (!month || day < 1 || day > floe_civil_days_in_month(year, month) || hour > 23 ||
-	    min > 59 || sec > 60 || zh > 23 || zm > 59)
-		return false;
-	int64_t zone = ((int64_t)zh * 60 + zm) * 60 * (t[21] == '-' ? -1 : 1);
-	return floe_civil_us(floe_civil_to_days(year, month, day), hour, min, sec, 0, zone, us);
 }
 
 /* The fields, in the order of floe_access_log_field_names(): a pair carries its index
@@ -191,7 +162,7 @@ int floe_access_log_parse(const char *p, size_t len, bool combined, struct floe_
 	if (s.at >= len || p[s.at] != '[')
 		goto bad;
 	const char *close = memchr(p + s.at, ']', len - s.at);
-	if (!close || !clf_time(p + s.at + 1, (size_t)(close - p - s.at - 1), ts_us))
+	if (!close || !floe_ts_clf(p + s.at + 1, (size_t)(close - p - s.at - 1), ts_us))
 		goto bad;
 	s.at = (size_t)(close - p) + 1;
 	s.what = "request";

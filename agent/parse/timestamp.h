@@ -7,6 +7,7 @@
 #ifndef FLOE_TIMESTAMP_H
 #define FLOE_TIMESTAMP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -62,6 +63,11 @@ int floe_ts_parse(const struct floe_ts_format *f, const char *s, size_t len, int
  * memcmp call per month cost more than the rest of an access-log time, and a loop over
  * the twelve about 170 instructions a line. */
 unsigned floe_ts_month_abbr(const char *m);
+/* "10/Oct/2000:13:55:36 -0700" exactly (n must be 26), the time Apache's %t and nginx's
+ * $time_local write, read at fixed places into µs since the epoch: false for any other
+ * shape or a value out of range (a day past its month's end, an hour of 24, a zone of
+ * 24 hours or more). */
+bool floe_ts_clf(const char *t, size_t n, int64_t *us);
 
 /* floe_ts_parse with the "rfc3339" format, without a format object (container runtimes
  * write RFC 3339 with nanoseconds). */
