@@ -586,14 +586,18 @@ int floe_agg_add(struct floe_aggregator *g, const struct floe_record *r, floe_ag
 		return 0;
 	}
 	g->stats.events++;
-	g->last_received = r->received_at;
+	/* A record received before the clock stepped back (in a queue when it did) carries
+	 * the old clock's times: they are measured against the caller's clock instead. */
+	bool stale = g->now != INT64_MIN && r->received_at > g->now &&
+		     (uint64_t)r->received_at - (uint64_t)g->now > (uint64_t)g->clock_step_us;
+	int64_t clock = stale ? g->now : r->received_at;
+	g->last_received = clock;
 	/* An event time far ahead of the clock (a device's clock reset, a mistyped year)
 	 * would move the watermark there and make every real event after it late, across
 	 * restarts too (the watermark is in the image). It opens no window and moves
 	 * nothing: it goes where a late event goes, and is counted. The difference is taken
 	 * unsigned, where it cannot overflow. */
-	bool future = r->ts > r->received_at &&
-		      (uint64_t)r->ts - (uint64_t)r->received_at > (uint64_t)g->future_us;
+	bool future = r->ts > clock && (uint64_t)r->ts - (uint64_t)clock > (uint64_t)g->future_us;
 	if (!future && (!g->seen || r->ts > g->max_ts)) {
 		g->seen = true;
 		g->max_ts = r->ts;
@@ -626,10 +630,53 @@ int floe_agg_add(struct floe_aggregator *g, const struct floe_record *r, floe_ag
 	return 0;
 }
 
+/* The clock stepped back by more than allowed_lateness: every event from now on would
+ * be late for as long as the step. The open windows go out as they are, as at a stop
+ * (partial: events of theirs may still come), and the watermark starts again from the
+ * next event. Windows that closed before stay closed in the table; events of their times
+ * that come now (the clock living those times again) open them again, for another row. */
+static int clock_stepped(struct floe_aggregator *g, int64_t now_us, floe_agg_emit_fn emit,
+			 void *arg)
+{
+	int rc = close_until(g, INT64_MIN, true, emit, arg);
+	if (rc)
+		return rc; /* g->now not moved: the next reading tries again */
+	g->clock_steps++;
+	g->seen = false;
+	g->max_ts = 0;
+	g->closed_until = INT64_MIN;
+	g->last_received = now_us;
+	return 0;
+}
+
+int floe_agg_clock(struct floe_aggregator *g, int64_t now_us, floe_agg_emit_fn emit, void *arg)
+{
+	int64_t was = g->now;
+	if (was != INT64_MIN && now_us < was &&
+	    (uint64_t)was - (uint64_t)now_us > (uint64_t)g->clock_step_us) {
+		int rc = clock_stepped(g, now_us, emit, arg);
+		if (rc)
+			return rc;
+	}
+	g->now = now_us;
+	return 0;
+}
+
+uint64_t floe_agg_clock_steps(const struct floe_aggregator *g)
+{
+	return g->clock_steps;
+}
+
+int64_t floe_agg_clock_now(const struct floe_aggregator *g)
+{
+	return g->now;
+}
+
 int floe_agg_tick(struct floe_aggregator *g, int64_t now_us, floe_agg_emit_fn emit, void *arg)
 {
-	if (!g->seen || now_us - g->last_received < g->idle_us || !oldest_open(g))
-		return 0;
+	int rc = floe_agg_clock(g, now_us, emit, arg);
+	if (rc || !g->seen || now_us - g->last_received < g->idle_us || !oldest_open(g))
+		return rc;
 	/* Every open window closes as if the watermark had passed them all: they start at
 	 * or before the newest event time. */
 	return close_until(g, g->max_ts + g->window_us, false, emit, arg);

@@ -15,7 +15,18 @@
  * late: oldest_open, aggregated there; with late: drop it is not aggregated. With
  * hopping windows an event some of whose windows are still open is added to those and
  * is not late. Windows also close when no event came for idle_timeout of processing
- * time (the records' received_at, and floe_agg_tick's clock). */
+ * time (the records' received_at, and floe_agg_tick's clock).
+ *
+ * The wall clock can step back (a device without a real-time clock, one running ahead
+ * that NTP corrects, a date set by hand): event times read from it, and from logs
+ * stamped by it, then fall behind the watermark by the step, and every event until the
+ * clock caught up again (a year, for a year's step) would be late. The caller tells the
+ * aggregator its clock (floe_agg_clock, floe_agg_tick); a reading behind the previous
+ * one by more than allowed_lateness (and at least FLOE_AGG_CLOCK_STEP_MIN_US) is a step:
+ * the open windows are emitted as they are (partial, as at a stop) and the watermark
+ * starts again from the next event, so that no event is late for the step. Records
+ * received before the step and added after it carry the old clock's times: one dated
+ * beyond the new clock by more than max_future_skew is handled as too far ahead. */
 #ifndef FLOE_AGG_AGGREGATOR_H
 #define FLOE_AGG_AGGREGATOR_H
 
@@ -30,6 +41,9 @@ struct floe_config_agg;
 struct floe_err;
 struct floe_pq_value;
 struct floe_record;
+
+/* The smallest step back of the clock that floe_agg_clock takes for one (µs). */
+#define FLOE_AGG_CLOCK_STEP_MIN_US 1000000
 
 /* Windows open at once: at most this many (window + allowed_lateness over slide). */
 #define FLOE_AGG_MAX_WINDOWS 256
@@ -129,8 +143,21 @@ bool floe_agg_takes(const struct floe_aggregator *g, size_t input);
  * are emitted first. Returns 0 or emit's error. */
 int floe_agg_add(struct floe_aggregator *g, const struct floe_record *r, floe_agg_emit_fn emit,
 		 void *arg);
-/* Closes every open window when no record came for idle_timeout before now_us
- * (processing time, as the records' received_at). Returns 0 or emit's error. */
+/* The caller's wall clock (µs, the clock the records' received_at is read from), before
+ * the records read at that time are added: at least once per reading of the clock that
+ * stamps them. A reading behind the previous one (or, after a restore, behind the newest
+ * record's received_at) by more than the step threshold (above) is a step back: the
+ * open windows are emitted with partial = true and the watermark starts again, counted
+ * in floe_agg_clock_steps. Returns 0 or emit's error. */
+int floe_agg_clock(struct floe_aggregator *g, int64_t now_us, floe_agg_emit_fn emit, void *arg);
+/* Steps back of the clock that floe_agg_clock (or floe_agg_tick) saw, since g was made. */
+uint64_t floe_agg_clock_steps(const struct floe_aggregator *g);
+/* The clock steps are measured from: the last reading, after a restore the newest
+ * record's received_at, INT64_MIN before either. */
+int64_t floe_agg_clock_now(const struct floe_aggregator *g);
+/* floe_agg_clock(now_us), then closes every open window when no record came for
+ * idle_timeout before now_us (processing time, as the records' received_at). Returns 0
+ * or emit's error. */
 int floe_agg_tick(struct floe_aggregator *g, int64_t now_us, floe_agg_emit_fn emit, void *arg);
 /* Emits every open window with partial = true and empties them (at a stop). They do not
  * count as closed: events of theirs that come later (after a restart restored the

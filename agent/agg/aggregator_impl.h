@@ -203,6 +203,11 @@ struct floe_aggregator {
 	int64_t max_ts;		   /* newest event time taken */
 	int64_t closed_until;	   /* windows ending at or before this are closed */
 	int64_t last_received;	   /* processing time of the newest record */
+	/* The caller's clock at its last floe_agg_clock or floe_agg_tick (INT64_MIN: none
+	 * yet); a reading further back than clock_step_us is the wall clock stepping. */
+	int64_t now;
+	int64_t clock_step_us;
+	uint64_t clock_steps; /* not in the image's stats: its layout stays the build's */
 	uint64_t pending_late;	   /* late events with no open window to be counted in */
 	uint32_t load_lost;	   /* floe_agg_load_lost */
 	struct floe_pq_value *row; /* the row being emitted */

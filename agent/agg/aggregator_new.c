@@ -347,6 +347,11 @@ int floe_agg_new(struct floe_alloc *a, const struct floe_config_agg *c,
 	g->lateness_us = (int64_t)c->allowed_lateness_ms * 1000;
 	g->future_us = (int64_t)c->max_future_skew_ms * 1000;
 	g->idle_us = (int64_t)c->idle_timeout_ms * 1000;
+	g->now = INT64_MIN;
+	/* A step back within allowed_lateness loses nothing (the events after it are not
+	 * late); a second is the floor, below which the clock's own reads differ. */
+	g->clock_step_us = g->lateness_us > FLOE_AGG_CLOCK_STEP_MIN_US ? g->lateness_us
+									: FLOE_AGG_CLOCK_STEP_MIN_US;
 	g->key_cap = c->max_key_bytes;
 	g->cap = (size_t)index_slots(c->max_groups);
 	g->closed_until = INT64_MIN;

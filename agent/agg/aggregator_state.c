@@ -531,6 +531,7 @@ static void reset_new(struct floe_aggregator *g)
 	g->max_ts = 0;
 	g->closed_until = INT64_MIN;
 	g->last_received = 0;
+	g->now = INT64_MIN;
 	g->pending_late = 0;
 	memset(&g->stats, 0, sizeof(g->stats));
 }
@@ -570,6 +571,9 @@ static int load(struct floe_aggregator *g, struct loader *l, uint64_t *tag, stru
 	g->max_ts = h.max_ts;
 	g->closed_until = h.closed_until;
 	g->last_received = h.last_received;
+	/* The clock read that newest record: one reading behind it now is a step back
+	 * while the agent was down (a device that booted with its clock behind). */
+	g->now = g->seen ? g->last_received : INT64_MIN;
 	g->pending_late = h.pending_late;
 	/* The counters go on from the image's, but the pools' gauges are this aggregator's
 	 * (its windows were laid out again here, in its own chunks), and sketches that found

@@ -148,6 +148,11 @@ static const struct ctr glob[] = {
     {"agg_future", "floe_agg_future_events_total",
      "Events dated further ahead of the clock than max_future_skew (handled as late).",
      G(agg_future), 0},
+    {"agg_clock_steps", "floe_agg_clock_steps_total",
+     "Steps back of the wall clock the aggregations saw (beyond allowed_lateness, and at "
+     "least a second): each closed their open windows early (partial rows) and started "
+     "their windows again, so that the events after it were not late.",
+     G(agg_clock_steps), 0},
     {"agg_unparsable", "floe_agg_unparsable_values_total",
      "Values the aggregations could not use: a metric's value that is no number (not "
      "aggregated), an integer key's text that is no integer (a null key).",

@@ -294,6 +294,21 @@ static int emit_row(void *arg, const struct floe_pq_value *row, size_t ncols)
 	return floe_pq_writer_add_row(o->w, row);
 }
 
+/* Tells o's aggregator the clock; a step back it finds is said once, here. */
+static int agg_clock(struct floe_runner *r, struct agg_out *o, int64_t now_us)
+{
+	struct emit_ctx e = {r, o};
+	uint64_t steps = floe_agg_clock_steps(o->g);
+	int64_t was = floe_agg_clock_now(o->g);
+	int rc = floe_agg_clock(o->g, now_us, emit_row, &e);
+	if (rc == 0 && floe_agg_clock_steps(o->g) != steps)
+		floe_warn("runner: aggregation %s: the clock went back %.3f s: its open "
+			  "windows were written as they were (partial rows), and its windows "
+			  "start again from the next event",
+			  o->cfg->name, (double)((uint64_t)was - (uint64_t)now_us) / 1e6);
+	return rc;
+}
+
 int floe_run_aggs_record(struct floe_runner *r, size_t input, const struct floe_record *rec)
 {
 	FLOE_OWNER(FLOE_ROLE_MAIN);
@@ -304,7 +319,11 @@ int floe_run_aggs_record(struct floe_runner *r, size_t input, const struct floe_
 		if (!floe_agg_takes(a->o[i].g, input))
 			continue;
 		struct emit_ctx e = {r, &a->o[i]};
-		int rc = floe_agg_add(a->o[i].g, rec, emit_row, &e);
+		/* The clock the record's input was read at: a step back since the last one
+		 * closes the open windows before the record goes in (aggregator.h). */
+		int rc = agg_clock(r, &a->o[i], r->in.read_us);
+		if (rc == 0)
+			rc = floe_agg_add(a->o[i].g, rec, emit_row, &e);
 		if (rc)
 			return rc;
 	}
@@ -613,14 +632,15 @@ void floe_run_aggs_lend(struct floe_runner *r)
 }
 
 void floe_run_aggs_late(const struct floe_runner *r, uint64_t *late, uint64_t *dropped,
-			uint64_t *future)
+			uint64_t *future, uint64_t *steps)
 {
-	*late = *dropped = *future = 0;
+	*late = *dropped = *future = *steps = 0;
 	for (size_t i = 0; r->aggs && i < r->aggs->n; i++) {
 		const struct floe_agg_stats *st = floe_agg_stats(r->aggs->o[i].g);
 		*late += st->late;
 		*dropped += st->late_dropped;
 		*future += st->future;
+		*steps += floe_agg_clock_steps(r->aggs->o[i].g);
 	}
 }
 
@@ -658,9 +678,12 @@ int floe_run_aggs_close(struct floe_runner *r, bool stop)
 	for (size_t i = 0; a && i < a->n; i++) {
 		struct agg_out *o = &a->o[i];
 		struct emit_ctx e = {r, o};
+		int64_t now = floe_run_wall_us(r);
 		int one = !settled ? 0
 			  : stop   ? floe_agg_flush(o->g, emit_row, &e)
-				   : floe_agg_tick(o->g, floe_run_wall_us(r), emit_row, &e);
+				   : agg_clock(r, o, now);
+		if (one == 0 && settled && !stop)
+			one = floe_agg_tick(o->g, now, emit_row, &e);
 		if (one == 0 && o->w)
 			one = persist(r, o, a->seal, a->sub);
 		if (one && !rc)
@@ -674,10 +697,10 @@ int floe_run_aggs_close(struct floe_runner *r, bool stop)
 				  " too far ahead of the clock), %" PRIu64
 				  " values not numbers, %" PRIu64 " events in __overflow__, %" PRIu64
 				  " sketches coarse (their window's pool could not grow: its share "
-				  "of agent.memory_limit was taken)",
+				  "of agent.memory_limit was taken), %" PRIu64 " steps back of the clock",
 				  o->cfg->name, st->events, st->filtered, st->rows, st->windows,
 				  st->late, st->late_dropped, st->future, st->unparsable, st->overflowed,
-				  st->coarse);
+				  st->coarse, floe_agg_clock_steps(o->g));
 	}
 	return rc;
 }

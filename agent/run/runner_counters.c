@@ -84,8 +84,8 @@ static void run_counters(struct floe_runner *r, const struct floe_input_counters
 				r->stats.ts_failures += in[i].values[k];
 		}
 	size_t entries = floe_runner_spool_entries(r);
-	uint64_t late = 0, late_dropped = 0, future = 0;
-	floe_run_aggs_late(r, &late, &late_dropped, &future);
+	uint64_t late = 0, late_dropped = 0, future = 0, steps = 0;
+	floe_run_aggs_late(r, &late, &late_dropped, &future, &steps);
 	uint64_t unparsable = floe_run_aggs_unparsable(r);
 	uint64_t coarse = 0, pool_bytes = 0, pool_grown = 0;
 	floe_run_aggs_pool(r, &coarse, &pool_bytes, &pool_grown);
@@ -141,6 +141,7 @@ static void run_counters(struct floe_runner *r, const struct floe_input_counters
 	    .agg_late = late,
 	    .agg_late_dropped = late_dropped,
 	    .agg_future = future,
+	    .agg_clock_steps = steps,
 	    .agg_unparsable = unparsable,
 	    .agg_coarse = coarse,
 	    .agg_pool_bytes = pool_bytes,

@@ -491,9 +491,10 @@ void floe_run_aggs_lend(struct floe_runner *r);
  * image of their open windows as seal seq's (see runner_agg.c). An error stops the seal. */
 int floe_run_aggs_seal(struct floe_runner *r, uint64_t seq);
 /* The aggregations' late events over all of them: late (some window's late_events),
- * those dropped, and those too far ahead of the clock (main thread). */
+ * those dropped, those too far ahead of the clock, and the clock's steps back (main
+ * thread). */
 void floe_run_aggs_late(const struct floe_runner *r, uint64_t *late, uint64_t *dropped,
-			uint64_t *future);
+			uint64_t *future, uint64_t *steps);
 /* The aggregations' values that were not numbers (unparsable), over all of them (main
  * thread). */
 uint64_t floe_run_aggs_unparsable(const struct floe_runner *r);

@@ -1,8 +1,8 @@
 /* The aggregator against known answers: windows by event time with out-of-order and late
  * events under both policies, hopping windows, the overflow group's exact count, where
  * filters, unparsable values, the sketches' columns, idle windows, partial flushes, no
- * allocation after start-up, the open windows' image restored, and the plan of its
- * memory. The sketches' shared pool is test_agg_aggregator_pool.c's. */
+ * allocation after start-up, the open windows' image restored, the clock stepping back,
+ * and the plan of its memory. The sketches' shared pool is test_agg_aggregator_pool.c's. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -313,6 +313,112 @@ static void test_idle(void **state)
 }
 
 
+/* Events read at now seconds, the clock told first as the runner does. */
+static void add_clocked(struct fixture *f, double ts, double now, const char *k)
+{
+	assert_int_equal(floe_agg_clock(f->g, (int64_t)(now * SEC), collect, &f->sink), 0);
+	add_read_at(f, ts, now, k, NULL);
+}
+
+static int64_t count_of(const struct sink *s)
+{
+	int64_t n = 0;
+	for (size_t i = 0; i < s->n; i++)
+		n += (int64_t)s->rows[i].v[0];
+	return n;
+}
+
+/* The clock steps back a year (a device's clock that ran ahead, corrected): without the
+ * step, every event of the next year would be late. The open windows go out partial at
+ * the step, the windows start again from the next event, and every event is in a row.
+ * A step within allowed_lateness (or under a second) is no step; a record received
+ * before the step and added after it, dated by the old clock, is too far ahead of the
+ * new one; the idle timeout works from the new clock; and an image restored after the
+ * agent was down sees a clock behind its newest record as a step. */
+static void test_clock_step(void **state)
+{
+	(void)state;
+	const double year = 365 * 86400.0, t0 = 1800000000.0;
+	struct fixture f;
+	setup(&f, "aggregations: [{name: a, window: 10s, allowed_lateness: 2s, idle_timeout: "
+		  "30s, group_by: [k], metrics: [count]}]\n");
+	for (int i = 0; i < 100; i++) /* [t0, t0 + 25): two windows closed, one open */
+		add_clocked(&f, t0 + i * 0.25, t0 + i * 0.25, "a");
+	size_t before = f.sink.n;
+	assert_int_equal(before, 2);
+	add_clocked(&f, t0 + 24.5 - 1.5, t0 + 24.5 - 1.5, "a"); /* back 1.5 s: within lateness */
+	assert_int_equal(floe_agg_clock_steps(f.g), 0);
+	assert_int_equal(f.sink.n, before);
+	/* A year back. */
+	double t1 = t0 - year;
+	add_clocked(&f, t1, t1, "a");
+	assert_int_equal(floe_agg_clock_steps(f.g), 1);
+	assert_int_equal(f.sink.n, before + 1); /* the open window, partial */
+	assert_true(f.sink.rows[before].partial);
+	assert_int_equal(f.sink.rows[before].start, (int64_t)(t0 + 20) * SEC);
+	for (int i = 1; i < 100; i++)
+		add_clocked(&f, t1 + i * 0.25, t1 + i * 0.25, "a");
+	/* A record received before the step, dated by the old clock: too far ahead now. */
+	add_read_at(&f, t0 + 25, t0 + 25, "late", NULL);
+	/* Received before the step but dated by its sender's own (right) clock: taken. */
+	add_read_at(&f, t1 + 25.5, t0 + 25, "a", NULL);
+	assert_int_equal(floe_agg_stats(f.g)->late, 1);
+	assert_int_equal(floe_agg_stats(f.g)->future, 1);
+	assert_int_equal(floe_agg_flush(f.g, collect, &f.sink), 0);
+	assert_int_equal(count_of(&f.sink), 100 + 1 + 100 + 1);
+	for (size_t i = before + 1; i < f.sink.n; i++)
+		assert_true(f.sink.rows[i].start >= (int64_t)(t1 - 10) * SEC &&
+			    f.sink.rows[i].start < (int64_t)(t1 + 30) * SEC);
+	teardown(&f);
+
+	/* A step back with no event after it: the tick closes the open windows at once (the
+	 * idle timeout counts from the new clock, not from the newest record's time). */
+	setup(&f, "aggregations: [{name: a, window: 10s, idle_timeout: 30s, metrics: [count]}]\n");
+	add_clocked(&f, t0, t0, NULL);
+	assert_int_equal(floe_agg_tick(f.g, (int64_t)(t0 - 3600) * SEC, collect, &f.sink), 0);
+	assert_int_equal(floe_agg_clock_steps(f.g), 1);
+	assert_int_equal(f.sink.n, 1);
+	assert_true(f.sink.rows[0].partial);
+	add_clocked(&f, t0 - 3590, t0 - 3590, NULL);
+	assert_int_equal(floe_agg_tick(f.g, (int64_t)(t0 - 3570) * SEC, collect, &f.sink), 0);
+	assert_int_equal(f.sink.n, 1);
+	assert_int_equal(floe_agg_tick(f.g, (int64_t)(t0 - 3559) * SEC, collect, &f.sink), 0);
+	assert_int_equal(f.sink.n, 2);
+	assert_false(f.sink.rows[1].partial);
+	assert_int_equal(floe_agg_stats(f.g)->late, 0);
+	teardown(&f);
+
+	/* Down across the step: the restored image's newest record is the baseline. */
+	struct fixture g;
+	setup(&f, "aggregations: [{name: a, window: 10s, metrics: [count]}]\n");
+	setup(&g, "aggregations: [{name: a, window: 10s, metrics: [count]}]\n");
+	for (int i = 0; i < 30; i++)
+		add_clocked(&f, t0 + i, t0 + i, NULL);
+	struct image im;
+	save_image(&f, 7, &im);
+	uint64_t tag = 0;
+	assert_int_equal(floe_agg_load(g.g, read_image, &im, &tag, NULL), 0);
+	free(im.p);
+	assert_int_equal(floe_agg_clock_now(g.g), (int64_t)(t0 + 29) * SEC);
+	add_clocked(&g, t1, t1, NULL);
+	assert_int_equal(floe_agg_clock_steps(g.g), 1);
+	assert_int_equal(floe_agg_stats(g.g)->late, 0);
+	assert_int_equal(floe_agg_flush(g.g, collect, &g.sink), 0);
+	assert_int_equal(count_of(&g.sink), 10 + 1); /* the restored window [t0 + 20, + 30), t1 */
+	teardown(&g);
+	teardown(&f);
+
+	/* Without the clock told (an embedding that never calls floe_agg_clock), the old
+	 * behaviour: the events after the step are late. */
+	setup(&f, "aggregations: [{name: a, window: 10s, metrics: [count]}]\n");
+	add(&f, t0, NULL, NULL);
+	add(&f, t1, NULL, NULL);
+	assert_int_equal(floe_agg_stats(f.g)->late, 1);
+	assert_int_equal(floe_agg_clock_steps(f.g), 0);
+	teardown(&f);
+}
+
+
 #define IMG_CFG                                                                                    \
 	"aggregations: [{name: a, window: 10s, slide: 5s, allowed_lateness: 5s, group_by: [k], "   \
 	"max_groups: 3, metrics: [count, {sum: v}, {min: v}, {distinct: v, precision: 4}, "        \
@@ -473,6 +579,7 @@ int main(void)
 	    cmocka_unit_test(test_overflow_fixed_memory),
 	    cmocka_unit_test(test_quantiles_where),
 	    cmocka_unit_test(test_idle),
+	    cmocka_unit_test(test_clock_step),
 	    cmocka_unit_test(test_numbers),
 	    cmocka_unit_test(test_plan),
 	    cmocka_unit_test(test_image),
