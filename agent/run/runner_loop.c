@@ -406,6 +406,10 @@ static int turn(struct floe_runner *r, struct loop *l, bool *done)
 
 int floe_runner_run(struct floe_runner *r, bool once)
 {
+	/* The read clock before the first read pass: a record handed over outside one (the
+	 * journal's, from the loop) is given to the aggregations with it, never with 0. */
+	r->in.read_us = floe_run_wall_us(r);
+	r->in.mono_us = floe_run_mono_us(r);
 	int rc = start(r, once);
 	if (rc)
 		return rc;
