@@ -44,7 +44,12 @@ static const char *const parser_names[] = {"none",	       "json",		 "logfmt",
 static const char *const long_lines_names[] = {"split", "truncate", NULL};
 static const char *const symlinks_names[] = {"within_glob_root", "true", "false", NULL};
 static const char *const bool_names[] = {"false", "true", NULL};
-static const char *const exclude_default[] = {"*.gz", "*.xz", "*.bz2", "*.zst", NULL};
+/* Compressed rotations, and the binary files a glob of all of /var/log meets: the login
+ * records (wtmp, btmp and their rotations, lastlog: sparse, up to hundreds of GB that
+ * read as zeros, faillog) and the journal's files (read by the journal input). */
+static const char *const exclude_default[] = {
+    "*.gz",	"*.xz",	   "*.bz2",    "*.zst",	    "wtmp",	  "wtmp[.-]*",
+    "btmp",	"btmp[.-]*", "lastlog", "faillog", "*.journal", "*.journal~", NULL};
 
 /* ---- the key table ------------------------------------------------------------------ */
 

@@ -50,6 +50,10 @@ static const struct floe_input_metric metrics[] = {
      FLOE_INPUT_M_GAUGE},
     {"files_draining", "floe_input_files_draining", "Rotated or deleted files still being read.",
      FLOE_INPUT_M_GAUGE},
+    {"nul_bytes_skipped", "floe_input_nul_bytes_skipped_total",
+     "NUL bytes skipped: no line holds one (a hole a power cut left, a sparse or binary "
+     "file); a run of them ends the line before it.",
+     0},
 };
 
 /* The parse and timestamp failures are the runner's decoder's (FLOE_INPUT_M_PARSE, _TS). */
@@ -71,7 +75,8 @@ static void values(const void *self, uint64_t *v)
 			  st.truncations,
 			  st.rotated_closed,
 			  st.lag_bytes,
-			  st.files_draining};
+			  st.files_draining,
+			  st.nul_bytes_skipped};
 	memcpy(v, all, sizeof(all));
 }
 

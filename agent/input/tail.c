@@ -1,7 +1,7 @@
 /* File tailing: the tail object and the reading of lines. Each open file has a bounded
  * buffer holding the bytes read but not yet delivered; buf[start] is the byte at file
  * offset pos, so the position always means "every byte before it was delivered as a
- * line", and the bytes before buf[start] are kept (up to FLOE_TAIL_PREHASH) to hash the
+ * line" (or was a NUL byte, skipped), and the bytes before buf[start] are kept (up to FLOE_TAIL_PREHASH) to hash the
  * bytes before the position without reading the file again. Discovery and rotation are
  * in tail_files.c, the positions blob in tail_positions.c, the path rules in
  * tail_paths.c, and what they all share about an entry in tail_entry.c: this file calls
@@ -14,7 +14,9 @@
 #include "platform/clock.h"
 #include "platform/fs.h"
 #include "platform/glob.h"
+#include "platform/log.h"
 
+#include <inttypes.h>
 #include <string.h>
 
 #define DEFAULT_CHUNK ((size_t)64 * 1024)
@@ -124,6 +126,17 @@ static bool next_line(const struct floe_tail *t, const struct tfile *f, size_t *
 	const uint8_t *p = f->buf + f->start;
 	size_t w = f->len < t->max_line + 2 ? f->len : t->max_line + 2;
 	const uint8_t *nl = memchr(p, '\n', w);
+	/* A NUL byte ends the line before it (skip_nuls drops the run that follows). */
+	const uint8_t *nul = f->nul ? memchr(p, 0, nl ? (size_t)(nl - p) : w) : NULL;
+	if (nul) {
+		size_t content = (size_t)(nul - p);
+		if (content && p[content - 1] == '\r')
+			content--;
+		*len = content;
+		*consume = (size_t)(nul - p);
+		*split = false;
+		return true;
+	}
 	if (nl) {
 		size_t idx = (size_t)(nl - p), content = idx;
 		if (content && p[content - 1] == '\r')
@@ -142,6 +155,38 @@ static bool next_line(const struct floe_tail *t, const struct tfile *f, size_t *
 	return true;
 }
 
+/* A run of NUL bytes at the head of f's held bytes is no line and part of none: where a
+ * power cut came before a file's blocks were written, the file holds zeros up to where
+ * its writer went on after the restart, and a sparse or binary file (lastlog, wtmp) holds
+ * runs of them. The run is consumed unseen, counted, and said once per file; the line
+ * before it ended at its first NUL (next_line), the text after it starts a new one.
+ * Returns whether a run was consumed. */
+static bool skip_nuls(struct floe_tail *t, struct tfile *f, size_t *progress)
+{
+	if (!f->nul || f->len == 0 || f->buf[f->start] != 0)
+		return false;
+	size_t n = 1;
+	while (n < f->len && f->buf[f->start + n] == 0)
+		n++;
+	if (!f->nul_said) {
+		f->nul_said = true;
+		floe_warn("%s: %s: NUL bytes from offset %" PRIu64 " skipped (a hole in the file: "
+			  "a power cut before its blocks were written, or a sparse or binary file); "
+			  "they end the line before them, and are counted in nul_bytes_skipped",
+			  t->name, f->path, f->pos);
+	}
+	f->start += n;
+	f->len -= n;
+	f->pos += n;
+	t->st.bytes += n;
+	t->st.nul_bytes_skipped += n;
+	*progress += n;
+	f->unterminated = false; /* a line flushed before the run ended at it */
+	if (f->len == 0)
+		f->nul = false;
+	return true;
+}
+
 /* Calls fn for the line at the head of f's held bytes and consumes it unless fn fails.
  * Returns fn's result (a positive one meaning stop). */
 static int deliver(struct floe_tail *t, struct tfile *f, size_t len, size_t consume, bool split,
@@ -156,10 +201,6 @@ static int deliver(struct floe_tail *t, struct tfile *f, size_t len, size_t cons
 	int rc = drop ? 0 : fn(ctx, &line);
 	if (rc < 0)
 		return rc;
-	/* f->nul is set only for buffers that held a NUL when read: no per-line scan in the
-	 * common case. */
-	if (f->nul && memchr(line.data, 0, len))
-		t->st.lines_with_nul++;
 	f->start += consume;
 	f->len -= consume;
 	f->pos += consume;
@@ -213,7 +254,11 @@ static int emit_lines(struct floe_tail *t, struct tfile *f, size_t max_bytes, fl
 	bool split;
 	if (f->len == 0 || !swallow_terminator(t, f, progress))
 		return 0;
-	while (f->len && *progress < max_bytes && next_line(t, f, &len, &consume, &split)) {
+	while (f->len && *progress < max_bytes) {
+		if (skip_nuls(t, f, progress))
+			continue;
+		if (!next_line(t, f, &len, &consume, &split))
+			break;
 		int rc = deliver(t, f, len, consume, split, fn, ctx, progress);
 		if (rc)
 			return rc;
@@ -238,6 +283,8 @@ static int emit_all(struct floe_tail *t, struct tfile *f, floe_tail_line_fn fn, 
 	while (f->len) {
 		size_t len, consume;
 		bool split;
+		if (skip_nuls(t, f, progress))
+			continue;
 		if (!next_line(t, f, &len, &consume, &split)) {
 			/* The partial line: at most max_line + 1 bytes, as next_line splits from
 			 * max_line + 2 on. */

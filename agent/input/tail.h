@@ -188,12 +188,14 @@ int floe_tail_hold(struct floe_tail *t, uint64_t file_id, uint64_t offset);
 void floe_tail_hold_clear(struct floe_tail *t);
 
 /* Counters: lines, bytes, split long lines, files reset (truncation/new generation),
- * descriptors open; then truncations and new generations (both also in resets), lines
- * holding a NUL byte, files currently closed but followed (parked), reopens of parked
- * files, rotated files closed after draining, and copies continued. */
+ * descriptors open; then truncations and new generations (both also in resets), NUL
+ * bytes skipped (no line holds one: a run of them ends the line before it), files
+ * currently closed but followed (parked), reopens of parked files, rotated files closed
+ * after draining, and copies continued. */
 struct floe_tail_stats {
 	uint64_t lines, bytes, long_lines_split, resets, files_open;
-	uint64_t truncations, generations, lines_with_nul, files_parked, reopens, rotated_closed;
+	uint64_t truncations, generations, nul_bytes_skipped, files_parked, reopens,
+	    rotated_closed;
 	uint64_t copies_followed; /* copytruncate copies continued from the old position */
 	uint64_t long_lines_truncated; /* lines cut to max_line_bytes (truncate_long) */
 	uint64_t started_at_end;       /* files with bytes, first seen at start-up and read from

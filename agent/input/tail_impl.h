@@ -52,6 +52,7 @@ struct tfile {
 	bool in_long;	   /* the last piece delivered was a split of a long line */
 	bool unterminated; /* the last line delivered was flushed without its LF */
 	bool nul;	   /* the held bytes may contain NUL bytes */
+	bool nul_said;	   /* its NUL bytes skipped were logged */
 	bool denied;	   /* the last open failed for want of permission (logged once) */
 	bool unsaved;	   /* first seen, its position not durable yet (confirm_new) */
 };

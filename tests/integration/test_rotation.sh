@@ -104,7 +104,7 @@ for m in "${MODES[@]}"; do wait "$(cat "$T/$m/rotator.pid")" || true; done
 caught_up() {
 	local m="$1/state/metrics.json"
 	[ -s "$m" ] && [ "$m" -nt "$1/stop" ] &&
-		grep -q '"lag_bytes":0,"files_draining":0}' "$m"
+		grep -q '"lag_bytes":0,"files_draining":0[,}]' "$m"
 }
 
 # Drain: wait until each agent has caught up with its files, 60 s at most overall.

@@ -165,7 +165,7 @@ static inline void assert_defaults_except_inputs(const struct floe_config *c)
 /* The keys of an input that has only type and paths. */
 static inline void assert_input_defaults(const struct floe_config_input *in)
 {
-	assert_int_equal(in->nexclude, 4);
+	assert_int_equal(in->nexclude, 12);
 	assert_true(in->start_at_end);
 	assert_int_equal(in->max_line_bytes, MiB);
 	assert_int_equal(in->format, FLOE_FORMAT_RAW);

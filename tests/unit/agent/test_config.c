@@ -56,7 +56,7 @@ static void test_full(void **state)
 	in = &c->inputs[1];
 	assert_int_equal(in->npaths, 1);
 	assert_string_equal(in->paths[0], "/srv/app/current.log");
-	assert_int_equal(in->nexclude, 4);
+	assert_int_equal(in->nexclude, 12);
 	assert_string_equal(in->exclude[0], "*.gz");
 	assert_string_equal(in->exclude[1], "*.xz");
 	assert_string_equal(in->exclude[2], "*.bz2");
@@ -528,7 +528,7 @@ static void test_packaged_example(void **state)
 	assert_int_equal(c->inputs[0].npaths, 2);
 	assert_string_equal(c->inputs[0].paths[0], "/var/log/syslog");
 	assert_string_equal(c->inputs[0].paths[1], "/var/log/*.log");
-	assert_int_equal(c->inputs[0].nexclude, 4);
+	assert_int_equal(c->inputs[0].nexclude, 12);
 	assert_string_equal(c->inputs[0].exclude[0], "*.gz");
 	assert_true(c->inputs[0].start_at_end);
 	assert_string_equal(c->lake.warehouse, "/var/lib/floe/warehouse");

@@ -238,9 +238,9 @@ static void test_dump(void **state)
 		"(1, 2, ...)\n"
 		"    type: tail  # input kind\n"
 		"    paths: [\"/l\"]  # globs of files to follow\n"
-		"    exclude: [\"*.gz\", \"*.xz\", \"*.bz2\", \"*.zst\"]  # globs to skip, matched "
-		"on "
-		"full path and basename\n"
+		"    exclude: [\"*.gz\", \"*.xz\", \"*.bz2\", \"*.zst\", \"wtmp\", \"wtmp[.-]*\", "
+		"\"btmp\", \"btmp[.-]*\", \"lastlog\", \"faillog\", \"*.journal\", \"*.journal~\"]  "
+		"# globs to skip, matched on full path and basename\n"
 		"    start_at: end  # where to start in a file seen first\n"
 		"    max_line_bytes: 1MiB  # longer lines are split or truncated (long_lines)\n"
 		"    format: raw  # line framing: raw, or container runtime logs\n"
@@ -318,7 +318,8 @@ static void test_dump(void **state)
 	    "    start_at: beginning",
 	    "    max_line_bytes: 64KiB",
 	    "    paths: [\"/srv/app/current.log\"]",
-	    "    exclude: [\"*.gz\", \"*.xz\", \"*.bz2\", \"*.zst\"]",
+	    "    exclude: [\"*.gz\", \"*.xz\", \"*.bz2\", \"*.zst\", \"wtmp\", \"wtmp[.-]*\", "
+	    "\"btmp\", \"btmp[.-]*\", \"lastlog\", \"faillog\", \"*.journal\", \"*.journal~\"]",
 	    "    start_at: end",
 	    "    max_line_bytes: 1MiB",
 	    "    codec: lz4_raw",

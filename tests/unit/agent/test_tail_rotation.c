@@ -1,6 +1,6 @@
 /* Tests of agent/input/tail, rotation and identity: rename and create while appending,
  * copytruncate, deleted unread files, inode reuse, files alike in their first KiB, a
- * restart mid-rotation, a 10 MiB line and binary garbage. */
+ * restart mid-rotation, a 10 MiB line, the zeros a power cut leaves, and binary garbage. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -329,8 +329,15 @@ static void test_line_of_10_mib(void **state)
 	floe_tail_free(t);
 }
 
-/* Binary garbage: every byte is delivered (as lines split at LF or max_line), nothing
- * crashes, and lines holding a NUL are counted. */
+/* Binary garbage: every byte but the NULs is delivered (as lines split at LF, at a run
+ * of NULs, or at max_line), nothing crashes, no line holds a NUL, and the NULs skipped
+ * are counted. */
+static int on_nul_free(void *ctx, const struct floe_tail_line *l)
+{
+	assert_null(memchr(l->data, 0, l->len));
+	return on_big(ctx, l);
+}
+
 static void test_binary_garbage(void **state)
 {
 	size_t n = 200000;
@@ -339,27 +346,24 @@ static void test_binary_garbage(void **state)
 	for (size_t i = 0; i < n; i++) {
 		x = x * 1103515245u + 12345u;
 		p[i] = (uint8_t)(x >> 16);
+		if (i % 5000 < 300) /* runs of NULs too, as a hole leaves */
+			p[i] = 0;
 	}
-	/* Count the expected lines with NULs: split at LF, pieces of at most 512 bytes. */
-	size_t with_nul = 0, lines = 0, cur = 0;
-	bool nul = false;
+	/* The model: a line is what lies between LFs and runs of NULs; one ended by an LF
+	 * is a line even when empty, one ended by NULs only when something precedes them
+	 * (or a CR, which is no content). */
+	size_t nuls = 0, lines = 0, cur = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (p[i] == '\n') {
-			size_t content = cur;
-			/* a CR before the LF is not content, but a NUL never is a CR */
 			lines++;
-			with_nul += nul;
 			cur = 0;
-			nul = false;
-			(void)content;
-			continue;
+		} else if (p[i] == 0) {
+			nuls++;
+			lines += cur > 0;
+			cur = 0;
+		} else {
+			cur++;
 		}
-		if (cur == 512) {
-			/* only reached when no LF follows within max_line + 2 bytes; the tail's
-			 * split rule is checked by the byte total below instead */
-		}
-		cur++;
-		nul |= p[i] == 0;
 	}
 	int fd = open(at("bin.log"), O_WRONLY | O_CREAT, 0644);
 	assert_true(fd >= 0);
@@ -369,15 +373,48 @@ static void test_binary_garbage(void **state)
 	assert_int_equal(floe_tail_scan(t), 0);
 	struct bigsink b = {.max = 100000};
 	size_t progress;
-	assert_int_equal(floe_tail_read(t, SIZE_MAX, on_big, &b, &progress), 0);
-	assert_int_equal(floe_tail_flush_partial(t, on_big, &b), 0);
-	/* With max_line 100000 nothing is split: the lines are exactly the LF-separated
-	 * pieces (plus the trailing partial one). */
+	assert_int_equal(floe_tail_read(t, SIZE_MAX, on_nul_free, &b, &progress), 0);
+	assert_int_equal(floe_tail_flush_partial(t, on_nul_free, &b), 0);
+	/* With max_line 100000 nothing is split. */
 	assert_int_equal(b.lines, lines + (cur > 0));
-	assert_int_equal(stats(t).lines_with_nul, with_nul + (nul ? 1 : 0));
-	assert_true(stats(t).lines_with_nul > 0);
+	assert_int_equal(stats(t).nul_bytes_skipped, nuls);
+	assert_true(nuls > 10000);
 	assert_int_equal(stats(t).bytes, n);
 	free(p);
+	floe_tail_free(t);
+}
+
+/* A power cut left zeros where a file's last blocks were to be, and its writer went on
+ * after them: the line cut by the hole ends there, the zeros are skipped, and the lines
+ * after them come whole, also when the zeros and the text after them arrive in later
+ * reads (a run at the end of what is held is dropped at once, as is one at the start). */
+static void test_power_cut_zeros(void **state)
+{
+	int fd = open(at("cut.log"), O_WRONLY | O_CREAT, 0644);
+	assert_true(fd >= 0);
+	put_fd(fd, "one\ntwo\nthr");
+	static const char zeros[4096]; /* over one read chunk (4096 here) with the text */
+	assert_int_equal(write(fd, zeros, sizeof(zeros)), (ssize_t)sizeof(zeros));
+	struct floe_tail *t = make2("cut.log", 1000, 0);
+	assert_int_equal(floe_tail_scan(t), 0);
+	struct sink k = {0};
+	size_t progress;
+	assert_int_equal(floe_tail_read(t, SIZE_MAX, on_line, &k, &progress), 0);
+	assert_int_equal(k.n, 3);
+	assert_line(&k, 0, "cut.log", 0, "one");
+	assert_line(&k, 2, "cut.log", 8, "thr");
+	assert_int_equal(stats(t).nul_bytes_skipped, sizeof(zeros));
+	put_fd(fd, "four\r\n");
+	assert_int_equal(write(fd, zeros, 10), 10);
+	put_fd(fd, "five\n\n");
+	close(fd);
+	assert_int_equal(floe_tail_read(t, SIZE_MAX, on_line, &k, &progress), 0);
+	assert_int_equal(k.n, 6);
+	assert_line(&k, 3, "cut.log", 11 + sizeof(zeros), "four");
+	assert_line(&k, 4, "cut.log", 11 + sizeof(zeros) + 6 + 10, "five");
+	assert_line(&k, 5, "cut.log", 11 + sizeof(zeros) + 6 + 10 + 5, "");
+	assert_int_equal(stats(t).nul_bytes_skipped, sizeof(zeros) + 10);
+	assert_int_equal(stats(t).bytes, 11 + sizeof(zeros) + 6 + 10 + 6);
 	floe_tail_free(t);
 }
 
@@ -392,6 +429,7 @@ int main(void)
 	    T(test_same_first_kib),
 	    T(test_restart_during_rotation),
 	    T(test_line_of_10_mib),
+	    T(test_power_cut_zeros),
 	    T(test_binary_garbage),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
