@@ -11,6 +11,9 @@
 #include "agent/schema/partition.h"
 #include "agent/schema/record.h"
 
+/* zone: local, the system's zone with its summer time (agent/env/env.h). */
+#define FLOE_ZONE_LOCAL INT32_MIN
+
 struct floe_alloc;
 struct floe_buf;
 struct floe_err;
@@ -88,7 +91,10 @@ struct floe_config_input {
 		uint64_t max_message_bytes;   /* default 64 KiB, 480 B .. 1 MiB */
 		uint64_t receive_buffer;      /* socket_receive_buffer, default 4 MiB, 0 = kernel's */
 		enum floe_syslog_host host_from; /* message (default) or peer */
-		int32_t zone_offset_s;	      /* zone of BSD times, default UTC */
+		/* Zone of times without an offset (BSD ones; also the syslog_file parser's, on
+		 * a tail input): seconds east of UTC, or FLOE_ZONE_LOCAL. Default UTC, and
+		 * local for a tail input (its file is written in this host's zone). */
+		int32_t zone_offset_s;
 		uint32_t socket_mode;	      /* unix sockets: chmod bits, 0 = umask's */
 		char *socket_owner, *socket_group; /* unix sockets: chown, NULL = unchanged */
 		struct {

@@ -29,6 +29,7 @@ static bool timestamp_on(const char *);
 static int input_post(struct floe_config_ctx *, const struct floe_cnode *, const char *, char *);
 static bool is_tail(const char *);
 static bool is_syslog(const char *);
+static bool has_zone(const char *);
 static bool is_journal(const char *);
 static bool reads_from_start(const char *);
 static bool tls_on(const char *);
@@ -310,8 +311,9 @@ static const struct floe_key input_keys[] = {
      .parse = parse_zone,
      .format = format_zone,
      .flags = FLOE_KF_QUIET,
-     .shown = is_syslog,
-     .help = "syslog: zone of timestamps without an offset: UTC or +HH:MM"},
+     .shown = has_zone,
+     .help = "syslog, and parser syslog_file: zone of times without an offset: UTC, +HH:MM "
+	     "or local (the system's, with its summer time; a tail input's default)"},
     {.name = "socket_mode",
      .type = FLOE_KT_CUSTOM,
      .off = INP(syslog.socket_mode),
@@ -471,6 +473,23 @@ static int input_post(struct floe_config_ctx *ctx, const struct floe_cnode *map,
 		    "none; use message or set a parser",
 		    path, floe_keymap_show(in->timestamp.field, strlen(in->timestamp.field), shown),
 		    path);
+	if (in->timestamp.format && in->timestamp.zone_offset_s == FLOE_ZONE_LOCAL)
+		return floe_config_fail(
+		    ctx, floe_keymap_find_value(floe_keymap_find_value(map, "timestamp"), "zone"),
+		    FLOE_EFORMAT,
+		    "key '%s.timestamp.zone': local is not supported here yet (it is for syslog "
+		    "inputs and the syslog_file parser); give UTC or a fixed offset +HH:MM",
+		    path);
+	/* The zone key is a syslog input's, and the syslog_file parser's on a tail input, whose
+	 * file this host's syslog daemon writes in this host's zone: local unless given. */
+	const struct floe_cnode *zone = floe_keymap_find_value(map, "zone");
+	if (in->type == FLOE_INPUT_TAIL && in->parser != FLOE_PARSER_SYSLOG_FILE && zone)
+		return floe_config_fail(ctx, zone, FLOE_EFORMAT,
+					"key '%s.zone': only read by the syslog_file parser on a tail "
+					"input (parser is %s)",
+					path, parser_names[in->parser]);
+	if (in->type == FLOE_INPUT_TAIL && !zone)
+		in->syslog.zone_offset_s = FLOE_ZONE_LOCAL;
 	return 0;
 }
 
@@ -629,6 +648,11 @@ static int parse_zone(struct floe_config_ctx *ctx, const struct floe_cnode *at, 
 		memcpy(field, &off, sizeof(off));
 		return 0;
 	}
+	if (len == 5 && memcmp(s, "local", 5) == 0) {
+		off = FLOE_ZONE_LOCAL;
+		memcpy(field, &off, sizeof(off));
+		return 0;
+	}
 	int h = len == 6 ? two_digits(s + 1, 23) : -1, m = len == 6 ? two_digits(s + 4, 59) : -1;
 	if ((s[0] == '+' || s[0] == '-') && h >= 0 && m >= 0 && s[3] == ':') {
 		off = (int32_t)((h * 60 + m) * 60) * (s[0] == '-' ? -1 : 1);
@@ -636,8 +660,8 @@ static int parse_zone(struct floe_config_ctx *ctx, const struct floe_cnode *at, 
 		return 0;
 	}
 	return floe_config_fail(ctx, at, FLOE_EFORMAT,
-				"key '%s': expected UTC or a fixed offset +HH:MM or -HH:MM, got "
-				"'%s'",
+				"key '%s': expected UTC, local or a fixed offset +HH:MM or -HH:MM, "
+				"got '%s'",
 				path, floe_keymap_show(s, len, shown));
 }
 
@@ -647,9 +671,19 @@ static int format_zone(struct floe_buf *out, const char *field)
 	memcpy(&off, field, sizeof(off));
 	if (off == 0)
 		return floe_buf_puts(out, "\"UTC\"");
+	if (off == FLOE_ZONE_LOCAL)
+		return floe_buf_puts(out, "\"local\"");
 	int32_t a = off < 0 ? -off : off;
 	return floe_buf_printf(out, "\"%c%02d:%02d\"", off < 0 ? '-' : '+', (int)(a / 3600),
 			       (int)(a / 60 % 60));
+}
+
+/* The zone of times without an offset: a syslog input's, or the syslog_file parser's. */
+static bool has_zone(const char *base)
+{
+	const struct floe_config_input *in = (const struct floe_config_input *)(const void *)base;
+	return in->type == FLOE_INPUT_SYSLOG ||
+	       (in->type == FLOE_INPUT_TAIL && in->parser == FLOE_PARSER_SYSLOG_FILE);
 }
 
 static bool is_tail(const char *base)

@@ -204,7 +204,7 @@ int floe_config_input_type_rules(struct floe_config_ctx *ctx, const struct floe_
 			return rc;
 		return 0;
 	}
-	if ((rc = refuse_others(ctx, map, path, syslog_only, NULL, "tail",
+	if ((rc = refuse_others(ctx, map, path, syslog_only, "zone", "tail",
 				" (it is one of type syslog)")) ||
 	    (rc = refuse_others(ctx, map, path, journal_only, NULL, "tail",
 				" (it is one of type journal)")))

@@ -60,3 +60,33 @@ int floe_env_uuid4(const struct floe_rand *r, char out[37])
 	out[o] = '\0';
 	return 0;
 }
+
+/* ---- the system's zone ----------------------------------------------------------------- */
+
+static int64_t floor_us(int64_t us, int64_t *frac)
+{
+	int64_t s = us / 1000000;
+	if (us % 1000000 < 0)
+		s--;
+	*frac = us - s * 1000000;
+	return s;
+}
+
+static int64_t zone_to_utc(void *ctx, int64_t local_us, int64_t hint_us)
+{
+	int64_t frac, hfrac;
+	int64_t s = floor_us(local_us, &frac);
+	int64_t u = floe_tz_to_utc(ctx, s, floor_us(hint_us, &hfrac));
+	return u * 1000000 + frac;
+}
+
+static int32_t zone_offset_at(void *ctx, int64_t utc_us)
+{
+	int64_t frac;
+	return floe_tz_offset_at(ctx, floor_us(utc_us, &frac));
+}
+
+void floe_env_zone_local(struct floe_env_zone *z)
+{
+	*z = (struct floe_env_zone){.fn = {zone_to_utc, zone_offset_at, &z->cache}};
+}

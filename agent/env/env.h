@@ -7,6 +7,8 @@
 #ifndef FLOE_ENV_H
 #define FLOE_ENV_H
 
+#include "platform/tz.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -21,6 +23,26 @@ struct floe_rand {
 	int (*fill)(void *ctx, void *p, size_t n); /* p[0..n) random: 0, or a negative code */
 	void *ctx;
 };
+
+/* A zone whose offset changes (summer time), for times logs write without an offset:
+ * the system's behind zone: local (floe_env_zone_local). The parsers only call it. */
+struct floe_zone_fn {
+	/* µs UTC of a local civil time given as µs as if it were UTC. A time the zone skips
+	 * (spring forward) is read at the offset before the change; one it repeats (fall
+	 * back) at the reading nearer hint_us (UTC: the receive time). */
+	int64_t (*to_utc)(void *ctx, int64_t local_us, int64_t hint_us);
+	/* Seconds east of UTC at utc_us. */
+	int32_t (*offset_at)(void *ctx, int64_t utc_us);
+	void *ctx;
+};
+
+/* The system's zone (platform/tz.h) with its own cache: one per user thread. */
+struct floe_env_zone {
+	struct floe_zone_fn fn;
+	struct floe_tz_cache cache;
+};
+/* Sets z up; z->fn is then the system's zone (z must stay where it is). */
+void floe_env_zone_local(struct floe_env_zone *z);
 
 /* The system's clock (platform/clock.h; sleeping ends early on SIGINT or SIGTERM) and
  * randomness (getrandom): static, never NULL. */

@@ -5,6 +5,7 @@
 #include "agent/input/input_impl.h"
 
 #include "agent/config/config.h"
+#include "agent/env/env.h"
 #include "agent/input/syslog_handover.h"
 #include "agent/input/syslog_in.h"
 #include "agent/parse/fields.h"
@@ -29,6 +30,7 @@ struct syslog_input {
 	/* What in's counters said when this configuration took it over from the previous
 	 * one (a reload): those are the previous runner's, which the process's totals hold. */
 	uint64_t base[FLOE_INPUT_METRICS_MAX];
+	struct floe_env_zone zone; /* zone: local (the records are made on one thread) */
 };
 
 static const struct floe_input_metric metrics[] = {
@@ -80,9 +82,11 @@ static void values(const void *self, uint64_t *v)
 static void message_record(struct syslog_input *s, const struct floe_syslog_in_msg *m,
 			   struct floe_record *rec)
 {
+	bool local = s->cfg->syslog.zone_offset_s == FLOE_ZONE_LOCAL;
 	struct floe_syslog_opts o = {
 	    .received_us = m->received_us,
-	    .zone_off_s = s->cfg->syslog.zone_offset_s,
+	    .zone_off_s = local ? 0 : s->cfg->syslog.zone_offset_s,
+	    .zone = local ? &s->zone.fn : NULL,
 	    .no_hostname = m->local,
 	};
 	struct floe_syslog_msg sm;
@@ -413,6 +417,7 @@ int floe_input_syslog_make(struct floe_alloc *a, struct floe_input_shared *sh, s
 	s->a = a;
 	s->sh = sh;
 	s->cfg = &sh->o.cfg->inputs[i];
+	floe_env_zone_local(&s->zone);
 	s->index = i;
 	char name[32];
 	snprintf(name, sizeof(name), "input %s", s->cfg->name);

@@ -1,12 +1,14 @@
 /* What both syslog formats share: PRI, RFC 3339 and BSD timestamps (with the year
  * inferred from the receive time) and the message's defaults. RFC 3339 text is read and
  * calendar arithmetic done by the base layer (formats/base/rfc3339.h, civil.h), as for
- * every other input; nothing here reads a clock or a zone. The files call one
+ * every other input; nothing here reads a clock or a zone (a zone: local is a function
+ * the caller gives, struct floe_zone_fn). The files call one
  * way: syslog_detect.c (format detection, failure attributes) -> syslog5424.c and
  * syslog3164.c -> this file. */
 #include "syslog.h"
 #include "syslog_int.h"
 
+#include "agent/env/env.h"
 #include "agent/parse/timestamp.h"
 #include "formats/base/civil.h"
 #include "formats/base/error.h"
@@ -131,6 +133,22 @@ int floe_syslog_ts_rfc3339(const char *s, size_t len, const int32_t *zone_off_s,
 	return rc;
 }
 
+int floe_syslog_ts_rfc3339_in(const char *s, size_t len, const struct floe_syslog_opts *o,
+			      int64_t *out_us, size_t *err_off)
+{
+	size_t dummy;
+	if (!err_off)
+		err_off = &dummy;
+	struct floe_rfc3339 t;
+	int rc = floe_rfc3339_scan(s, len, FLOE_RFC3339_FRAC9 | FLOE_RFC3339_ZONELESS, &t, err_off);
+	bool local = rc == 0 && !t.has_off && o->zone;
+	if (rc == 0 && (rc = floe_rfc3339_us(&t, local ? 0 : o->zone_off_s, out_us)))
+		rc = FLOE_EFORMAT; /* four-digit years stay far inside int64 µs */
+	if (rc == 0 && local)
+		*out_us = o->zone->to_utc(o->zone->ctx, *out_us, o->received_us);
+	return rc;
+}
+
 static int month_of(const char *s)
 {
 	static const char names[] = "janfebmaraprmayjunjulaugsepoctnovdec";
@@ -185,8 +203,20 @@ static bool bsd_valid(const struct floe_syslog_bsd *t, int64_t y)
 	return t->day >= 1 && t->day <= (int)floe_civil_days_in_month(y, (unsigned)t->mon);
 }
 
+/* The µs UTC of a BSD time in year y: at zone_off_s, or through zone (the civil time read
+ * as UTC, then converted; the receive time picks the reading of a repeated hour). */
+static int64_t bsd_us(const struct floe_syslog_bsd *t, int64_t y, int32_t zone_off_s,
+		      const struct floe_zone_fn *zone, int64_t recv)
+{
+	if (!zone)
+		return to_us(y, t->mon, t->day, t->hour, t->min, t->sec, t->frac_us, zone_off_s);
+	int64_t local = to_us(y, t->mon, t->day, t->hour, t->min, t->sec, t->frac_us, 0);
+	return zone->to_utc(zone->ctx, local, recv);
+}
+
 int floe_syslog_bsd_time(const struct floe_syslog_bsd *t, const struct floe_syslog_opts *o,
-			 int32_t zone_off_s, int64_t *out_us, const char **why)
+			 int32_t zone_off_s, const struct floe_zone_fn *zone, int64_t *out_us,
+			 const char **why)
 {
 	if (t->hour > 23 || t->min > 59 || t->sec > 60) {
 		*why = "time out of range";
@@ -197,8 +227,7 @@ int floe_syslog_bsd_time(const struct floe_syslog_bsd *t, const struct floe_sysl
 			*why = "day out of range";
 			return FLOE_EFORMAT;
 		}
-		*out_us =
-		    to_us(t->year, t->mon, t->day, t->hour, t->min, t->sec, t->frac_us, zone_off_s);
+		*out_us = bsd_us(t, t->year, zone_off_s, zone, o->received_us);
 		return 0;
 	}
 	int64_t recv = o->received_us;
@@ -208,7 +237,8 @@ int floe_syslog_bsd_time(const struct floe_syslog_bsd *t, const struct floe_sysl
 	}
 	/* The receive time's year in the sender's zone, then the latest of the years around
 	 * it that is not further in the future than the allowed skew. */
-	int64_t local = recv + (int64_t)zone_off_s * US_PER_S;
+	int64_t off = zone ? zone->offset_at(zone->ctx, recv) : zone_off_s;
+	int64_t local = recv + off * US_PER_S;
 	int64_t days = local / US_PER_DAY - (local % US_PER_DAY < 0);
 	int64_t y;
 	unsigned cm, cd;
@@ -217,8 +247,7 @@ int floe_syslog_bsd_time(const struct floe_syslog_bsd *t, const struct floe_sysl
 	for (int64_t cand = y + 1; cand >= y - 1; cand--) {
 		if (!bsd_valid(t, cand))
 			continue;
-		int64_t us =
-		    to_us(cand, t->mon, t->day, t->hour, t->min, t->sec, t->frac_us, zone_off_s);
+		int64_t us = bsd_us(t, cand, zone_off_s, zone, recv);
 		if (us <= limit) {
 			*out_us = us;
 			return 0;

@@ -12,6 +12,8 @@
 
 #include "agent/schema/record.h"
 
+struct floe_zone_fn; /* agent/env/env.h */
+
 struct floe_fields;
 
 /* How a message was read. */
@@ -31,6 +33,8 @@ enum floe_syslog_format {
 struct floe_syslog_opts {
 	int64_t received_us; /* receive time, µs since the epoch (year inference) */
 	int32_t zone_off_s;  /* seconds east of UTC of timestamps that carry no offset */
+	/* Non-NULL: timestamps that carry no offset are in this zone (zone_off_s unused). */
+	const struct floe_zone_fn *zone;
 	/* The sender never writes a HOSTNAME in BSD messages (a local socket such as
 	 * /dev/log): the word after the timestamp is always read as the TAG. */
 	bool no_hostname;

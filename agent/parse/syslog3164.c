@@ -167,9 +167,12 @@ static size_t timestamp_at(const char *p, size_t len, size_t i, const struct flo
 	size_t n = floe_syslog_bsd_scan(p + i, len - i, &t);
 	const char *why = NULL;
 	if (n) {
-		int32_t zone = o->zone_off_s;
+		/* A Cisco zone of UTC or GMT after the time overrides the zone option. */
+		int32_t zone = INT32_MIN;
 		size_t e = cisco_zone(p, len, i + n, &zone);
-		if (floe_syslog_bsd_time(&t, o, zone, &m->ts_us, &why) == 0) {
+		bool utc = zone == 0;
+		if (floe_syslog_bsd_time(&t, o, utc ? 0 : o->zone_off_s, utc ? NULL : o->zone,
+					 &m->ts_us, &why) == 0) {
 			m->has_ts = true;
 		} else {
 			m->ts_error = why;
@@ -182,7 +185,7 @@ static size_t timestamp_at(const char *p, size_t len, size_t i, const struct flo
 	if (len - i < 5 || !isdig(p[i]) || !isdig(p[i + 3]) || p[i + 4] != '-')
 		return i;
 	size_t e = word_end(p, len, i), off;
-	int rc = floe_syslog_ts_rfc3339(p + i, e - i, &o->zone_off_s, &m->ts_us, &off);
+	int rc = floe_syslog_ts_rfc3339_in(p + i, e - i, o, &m->ts_us, &off);
 	if (rc == FLOE_EPARSE)
 		return i;
 	if (rc == 0) {

@@ -3,7 +3,8 @@
  * with an RFC 3339 time, rsyslog's high-precision format), read by the RFC 3164 parser
  * (agent/parse/syslog.h) and mapped onto fields: host, app, pid, msg. The time goes to
  * ts: a BSD time has no year (inferred from the receive time) and no zone (the zone
- * given applies). Pure. */
+ * given applies: zone_off_s, or zone when it is not NULL, the system's for zone: local).
+ * Pure: zone is a function the caller gives. */
 #ifndef FLOE_SYSLOG_FILE_H
 #define FLOE_SYSLOG_FILE_H
 
@@ -13,6 +14,7 @@
 struct floe_err;
 struct floe_fields;
 struct floe_str;
+struct floe_zone_fn;
 
 /* Parses p[0..len) (no NUL needed). Returns 0 with the fields appended to f (slices of
  * p), *ts_us set and *pid the process id (p == NULL when the line has none), or
@@ -20,7 +22,7 @@ struct floe_str;
  * syslog file line (no timestamp at its start, an impossible date, no tag); f is then
  * reset. Borrows p. */
 int floe_syslog_file_parse(const char *p, size_t len, int64_t received_us, int32_t zone_off_s,
-			   struct floe_fields *f, int64_t *ts_us, struct floe_str *pid,
-			   struct floe_err *err);
+			   const struct floe_zone_fn *zone, struct floe_fields *f, int64_t *ts_us,
+			   struct floe_str *pid, struct floe_err *err);
 
 #endif

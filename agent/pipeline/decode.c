@@ -2,6 +2,7 @@
 #include "decode.h"
 
 #include "agent/config/config.h"
+#include "agent/env/env.h"
 #include "agent/parse/access_log.h"
 #include "agent/parse/fields.h"
 #include "agent/parse/json_line.h"
@@ -29,6 +30,10 @@
 struct floe_decoder {
 	struct floe_alloc *alloc;
 	enum floe_parser parser;
+	/* The syslog_file parser's zone: a fixed offset, or the system's (zone: local). */
+	int32_t zone_off_s;
+	const struct floe_zone_fn *zone;
+	struct floe_env_zone local;
 	struct floe_fields *fields;
 	struct floe_regex *regex;
 	struct floe_ts_format *ts;
@@ -179,6 +184,12 @@ int floe_decoder_new(struct floe_alloc *a, const struct floe_config_input *in,
 		return floe_err_set(err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));
 	d->alloc = a;
 	d->parser = in->parser;
+	if (in->syslog.zone_offset_s == FLOE_ZONE_LOCAL) {
+		floe_env_zone_local(&d->local);
+		d->zone = &d->local.fn;
+	} else {
+		d->zone_off_s = in->syslog.zone_offset_s;
+	}
 	/* The lent row's built-in values, set once (floe_record.row). */
 	for (size_t i = 0; i < FLOE_LOG_NCOLS; i++)
 		floe_pq_value_init(&d->row[i], true);
@@ -463,9 +474,10 @@ void floe_decoder_apply(struct floe_decoder *d, struct floe_record *rec)
 				rec->ts = parsed_ts;
 			break;
 		case FLOE_PARSER_SYSLOG_FILE:
-			/* A BSD time has no zone: UTC, unless a timestamp option reads it again. */
-			rc = floe_syslog_file_parse(p, len, rec->received_at, 0, d->fields,
-						    &parsed_ts, &pid, NULL);
+			/* A time without an offset is in the input's zone (local by default); a
+			 * timestamp option may read it again. */
+			rc = floe_syslog_file_parse(p, len, rec->received_at, d->zone_off_s, d->zone,
+						    d->fields, &parsed_ts, &pid, NULL);
 			if (rc == 0) {
 				rec->ts = parsed_ts;
 				if (pid.p)

@@ -15,6 +15,9 @@
 # usage: tests/bench/same_files.sh OLD_BUILD NEW_BUILD [LINES]   (default 100000)
 #        (build directories, each with floe; a Release build of each tree, say)
 set -uo pipefail
+# The syslog_file parser reads times in the system's zone (zone: local): UTC, for both
+# builds alike.
+export TZ=UTC0
 cd "$(dirname "$0")/../.."
 [ $# -ge 2 ] || { echo "usage: $0 OLD_BUILD NEW_BUILD [LINES]" >&2; exit 2; }
 OLD=$(realpath "$1") NEW=$(realpath "$2") N=${3:-100000}

@@ -1,6 +1,9 @@
-/* Fuzz target: arbitrary lines through the syslog_file parser. On success every field is a
- * slice inside the line and an app is there; on failure the offset is inside the line and
- * no field is left. */
+/* Fuzz target: arbitrary lines through the syslog_file parser, at a fixed zone and at one
+ * given as a function (zone: local; here +1 h, +2 h past the receive time, as a summer
+ * time). On success every field is a slice inside the line and an app is there, and both
+ * zones agree on whether the line parses; on failure the offset is inside the line and no
+ * field is left. */
+#include "agent/env/env.h"
 #include "agent/parse/fields.h"
 #include "agent/parse/syslog_file.h"
 #include "agent/schema/record.h"
@@ -10,6 +13,24 @@
 #include <stdlib.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define RECV (1796299200LL * 1000000) /* 2026-12-03T12:00:00Z */
+
+static int32_t offset_at(void *ctx, int64_t utc_us)
+{
+	(void)ctx;
+	return utc_us < RECV ? 3600 : 7200;
+}
+
+static int64_t to_utc(void *ctx, int64_t local_us, int64_t hint_us)
+{
+	(void)ctx;
+	(void)hint_us;
+	int64_t u = local_us - 3600LL * 1000000;
+	return u < RECV ? u : local_us - 7200LL * 1000000;
+}
+
+static const struct floe_zone_fn zone = {to_utc, offset_at, NULL};
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -21,8 +42,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct floe_err why = {0};
 	int64_t ts = 0;
 	struct floe_str pid = {0};
-	/* 2026-12-03T12:00:00Z as the receive time. */
-	int rc = floe_syslog_file_parse(p, size, 1796299200LL * 1000000, 3600, f, &ts, &pid, &why);
+	int local = floe_syslog_file_parse(p, size, RECV, 0, &zone, f, &ts, &pid, &why);
+	floe_fields_reset(f);
+	int rc = floe_syslog_file_parse(p, size, RECV, 3600, NULL, f, &ts, &pid, &why);
+	if ((local == 0) != (rc == 0))
+		abort();
 	if (rc == 0) {
 		const char *app;
 		size_t al;

@@ -1,6 +1,10 @@
 # Shared helpers for floe's integration tests (sourced). Each test gets a private
 # directory under /tmp, removed on exit, and stops every process it started by PID.
 set -euo pipefail
+# Times a log writes without an offset are in the system's zone for a tail input's
+# syslog_file parser (zone: local): the tests' expectations are in UTC, whatever the
+# machine's zone (a test that wants another sets TZ itself).
+export TZ=UTC0
 
 : "${FLOE_BIN:?FLOE_BIN must point to the floe binary}"
 : "${FLOE_SRC:?FLOE_SRC must point to the source tree}"

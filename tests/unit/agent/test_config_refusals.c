@@ -388,18 +388,25 @@ static void test_errors_new_keys(void **state)
 	     "t.yaml:4:25: key 'inputs[0].timestamp.format': unknown conversion '%' in "
 	     "'%H:%'; known: %Y %y %m %d %e %j %H %I %p %M %S %f %s %z %b %h %B %a %A %T %F "
 	     "%%"},
+	    {IN "    timestamp: {format: rfc3339, zone: local}\n", FLOE_EFORMAT,
+	     "t.yaml:4:40: key 'inputs[0].timestamp.zone': local is not supported here yet (it "
+	     "is for syslog inputs and the syslog_file parser); give UTC or a fixed offset "
+	     "+HH:MM"},
+	    {IN "    zone: local\n", FLOE_EFORMAT,
+	     "t.yaml:4:11: key 'inputs[0].zone': only read by the syslog_file parser on a tail "
+	     "input (parser is none)"},
 	    {IN "    timestamp: {format: rfc3339, zone: Europe/Paris}\n", FLOE_EFORMAT,
-	     "t.yaml:4:40: key 'inputs[0].timestamp.zone': expected UTC or a fixed offset "
-	     "+HH:MM or -HH:MM, got 'Europe/Paris'"},
+	     "t.yaml:4:40: key 'inputs[0].timestamp.zone': expected UTC, local or a fixed "
+	     "offset +HH:MM or -HH:MM, got 'Europe/Paris'"},
 	    {IN "    timestamp: {format: rfc3339, zone: \"+24:00\"}\n", FLOE_EFORMAT,
-	     "t.yaml:4:40: key 'inputs[0].timestamp.zone': expected UTC or a fixed offset "
-	     "+HH:MM or -HH:MM, got '+24:00'"},
+	     "t.yaml:4:40: key 'inputs[0].timestamp.zone': expected UTC, local or a fixed "
+	     "offset +HH:MM or -HH:MM, got '+24:00'"},
 	    {IN "    timestamp: {format: rfc3339, zone: \"+0530\"}\n", FLOE_EFORMAT,
-	     "t.yaml:4:40: key 'inputs[0].timestamp.zone': expected UTC or a fixed offset "
-	     "+HH:MM or -HH:MM, got '+0530'"},
+	     "t.yaml:4:40: key 'inputs[0].timestamp.zone': expected UTC, local or a fixed "
+	     "offset +HH:MM or -HH:MM, got '+0530'"},
 	    {IN "    timestamp: {format: rfc3339, zone: \"\"}\n", FLOE_EFORMAT,
-	     "t.yaml:4:40: key 'inputs[0].timestamp.zone': expected UTC or a fixed offset "
-	     "+HH:MM or -HH:MM, got ''"},
+	     "t.yaml:4:40: key 'inputs[0].timestamp.zone': expected UTC, local or a fixed "
+	     "offset +HH:MM or -HH:MM, got ''"},
 	    {IN "    timestamp: {format: epoch, field: ts}\n", FLOE_EFORMAT,
 	     "t.yaml:4:39: key 'inputs[0].timestamp.field': 'ts' would be a parsed "
 	     "attribute, but inputs[0].parser is none; use message or set a parser"},
