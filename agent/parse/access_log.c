@@ -198,6 +198,13 @@ static void request(struct pairs *f, const char *r, size_t n)
 int floe_access_log_parse(const char *p, size_t len, bool combined, struct floe_fields *f,
 			  int64_t *ts_us, struct floe_err *err)
 {
+	return floe_access_log_parse_memo(p, len, combined, NULL, f, ts_us, err);
+}
+
+int floe_access_log_parse_memo(const char *p, size_t len, bool combined,
+			       struct floe_ts_clf_memo *memo, struct floe_fields *f, int64_t *ts_us,
+			       struct floe_err *err)
+{
 	struct scan s = {p, len, 0, "client"};
 	const char *v[9];
 	size_t vl[9];
@@ -216,7 +223,9 @@ int floe_access_log_parse(const char *p, size_t len, bool combined, struct floe_
 	/* Apache and nginx write the time in 26 bytes: then its ']' is at a fixed place, and
 	 * no byte floe_ts_clf takes is a ']', so that one is the first. Any other shape goes
 	 * to the search (and is refused there as before). */
-	if (len - s.at >= 28 && p[s.at + 27] == ']' && floe_ts_clf(p + s.at + 1, 26, ts_us)) {
+	if (len - s.at >= 28 && p[s.at + 27] == ']' &&
+	    (memo ? floe_ts_clf_memo(memo, p + s.at + 1, 26, ts_us)
+		  : floe_ts_clf(p + s.at + 1, 26, ts_us))) {
 		s.at += 28;
 	} else {
 		const char *close = memchr(p + s.at, ']', len - s.at);
