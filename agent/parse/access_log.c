@@ -44,8 +44,7 @@ static inline unsigned space_in_word(const char *p)
 
 /* The first space in p[at..len), or len: two words in line (16 bytes), then memchr for a
  * longer run (an IPv6 address, a name, junk); fewer than 8 bytes left a byte at a time. */
-__attribute__((always_inline)) static inline size_t space_at(const char *p, size_t len,
-							    size_t at)
+__attribute__((always_inline)) static inline size_t space_at(const char *p, size_t len, size_t at)
 {
 	for (int k = 0; k < 2 && len - at >= 8; k++, at += 8) {
 		unsigned i = space_in_word(p + at);

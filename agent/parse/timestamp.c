@@ -298,7 +298,8 @@ bool floe_ts_clf(const char *t, size_t n, int64_t *us)
 bool floe_ts_clf_memo(struct floe_ts_clf_memo *m, const char *t, size_t n, int64_t *us)
 {
 	unsigned sec;
-	if (n == 26 && m->set && memcmp(t, m->key, 18) == 0 && memcmp(t + 20, m->key + 20, 6) == 0) {
+	if (n == 26 && m->set && memcmp(t, m->key, 18) == 0 &&
+	    memcmp(t + 20, m->key + 20, 6) == 0) {
 		if (!two(t + 18, &sec) || sec > 60)
 			return false;
 		*us = m->minute_us + (sec == 60 ? 59999999 : (int64_t)sec * 1000000);
