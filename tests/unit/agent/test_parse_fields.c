@@ -218,6 +218,10 @@ static void test_add_distinct(void **state)
 	(void)state;
 	static const char *const names[] = {"client", "path", "ident", "user", "method", "x"};
 	static const unsigned char lens[] = {6, 4, 5, 4, 6, 1};
+	static const uint64_t classes[] = {
+	    FLOE_FIELDS_KEY_CLASS(6, 'c'), FLOE_FIELDS_KEY_CLASS(4, 'p'), FLOE_FIELDS_KEY_CLASS(5, 'i'),
+	    FLOE_FIELDS_KEY_CLASS(4, 'u'), FLOE_FIELDS_KEY_CLASS(6, 'm'), FLOE_FIELDS_KEY_CLASS(1, 'x'),
+	};
 	const uint8_t ids[] = {0, 2, 1, 3, 4, 5};
 	const char *vals[] = {"a", "bb", NULL, "ccc", "dddd", "e"};
 	const size_t vlens[] = {1, 2, 7, 3, 4, 1};
@@ -237,7 +241,7 @@ static void test_add_distinct(void **state)
 							       lens[ids[j]], vals[j], vlens[j]))
 						want = FLOE_ELIMIT;
 				assert_int_equal(floe_fields_add_distinct(all, n, ids, names, lens,
-									  vals, vlens),
+									  classes, vals, vlens),
 						 want);
 				size_t c = floe_fields_count(one);
 				assert_int_equal(floe_fields_count(all), c);
