@@ -136,8 +136,10 @@
 # table (-73). Files byte-identical (same_files.sh, 29 runs, after each step). Lines
 # per CPU second (1M lines, REPEAT=3, six runs of each build alternated, load 3.5-4.8,
 # before the last two steps): none 1.56-1.67 -> 1.56-1.67 M, combined_typed
-# 0.735-0.833 -> 0.775-0.820 M, regex_typed 0.595-0.649 -> 0.602-0.633 M (three runs):
-# the load's noise is larger than the 4 % here. Tried and dropped: a "-" referer closed
+# 0.735-0.833 -> 0.775-0.820 M, regex_typed 0.595-0.649 -> 0.602-0.633 M (three runs);
+# after them (three runs each, load 2.6-2.9): none 1.56-1.61 -> 1.61-1.64 M,
+# combined_typed 0.725-0.840 -> 0.820-0.847 M. The load's noise is larger than the 5 %
+# here. Tried and dropped: a "-" referer closed
 # without memchr (quoted 174 -> 198 a line: the test in every quoted value cost more than
 # the quarter of memchr calls it saved); quoted() forced inline (gcc then warns of
 # maybe-uninitialized values); the protocol's space found back from the end a word at a
