@@ -19,6 +19,7 @@
 
 struct floe_err;
 struct floe_fields;
+struct floe_ts_clf_memo;
 
 /* Parses p[0..len) (no NUL needed) as one access-log line, common or (combined == true)
  * combined. Common takes the line up to the bytes field and allows nothing after it but
@@ -29,6 +30,11 @@ struct floe_fields;
  * fit; then f is reset. Borrows p. */
 int floe_access_log_parse(const char *p, size_t len, bool combined, struct floe_fields *f,
 			  int64_t *ts_us, struct floe_err *err);
+/* As floe_access_log_parse, the time read through memo (floe_ts_clf_memo; may be NULL)
+ * that the caller keeps from one line to the next: the same result. */
+int floe_access_log_parse_memo(const char *p, size_t len, bool combined,
+			       struct floe_ts_clf_memo *memo, struct floe_fields *f, int64_t *ts_us,
+			       struct floe_err *err);
 /* Every name a field of floe_access_log_parse can have, NULL-terminated (static): the
  * decoder learns from it, once, which of its per-line lookups can never match. Each
  * field carries its name's index here as its id (floe_fields_add_id). */

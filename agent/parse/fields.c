@@ -6,6 +6,7 @@
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
 
+#include <assert.h>
 #include <string.h>
 
 struct floe_fields {
@@ -78,8 +79,7 @@ void floe_fields_reset(struct floe_fields *f)
  * length and first byte share it, so a set bit still needs the compare. */
 static inline uint64_t key_bit(const char *key, size_t klen)
 {
-	size_t c = klen ? (unsigned char)key[0] : 0;
-	return (uint64_t)1 << ((klen * 7 + c) & 63);
+	return FLOE_FIELDS_KEY_CLASS(klen, klen ? (unsigned char)key[0] : 0);
 }
 
 /* Whether pair i's key is (key, klen). */
@@ -153,6 +153,41 @@ int floe_fields_add_ids(struct floe_fields *f, size_t n, const uint8_t *ids,
 		append(f, ids[j], key, klen, val, val ? vlens[j] : 0, bit);
 	}
 	return rc;
+}
+
+int floe_fields_add_distinct(struct floe_fields *f, size_t n, const uint8_t *ids,
+			     const char *const *names, const unsigned char *lens,
+			     const uint64_t *classes_of, const char *const *vals,
+			     const size_t *vlens)
+{
+	if (f->n != 0 || n > f->cap)
+		return floe_fields_add_ids(f, n, ids, names, lens, vals, vlens);
+#ifndef NDEBUG
+	for (size_t j = 0; j < n; j++) {
+		assert(classes_of[ids[j]] == key_bit(names[ids[j]], lens[ids[j]]));
+		for (size_t k = j + 1; k < n; k++)
+			assert(lens[ids[j]] != lens[ids[k]] ||
+			       memcmp(names[ids[j]], names[ids[k]], lens[ids[j]]) != 0);
+	}
+#endif
+	/* The arrays in locals: a store through one of them could otherwise be taken to
+	 * change f's count or classes, which the loop would then load again per pair. */
+	const char **keys = f->keys, **tvals = f->vals;
+	size_t *klens = f->klens, *tvlens = f->vlens;
+	uint8_t *tids = f->ids;
+	uint64_t classes = 0;
+	for (size_t j = 0; j < n; j++) {
+		unsigned id = ids[j];
+		keys[j] = names[id];
+		klens[j] = lens[id];
+		tvals[j] = vals[j];
+		tvlens[j] = vals[j] ? vlens[j] : 0;
+		tids[j] = (uint8_t)id;
+		classes |= classes_of[id];
+	}
+	f->n = n;
+	f->classes = classes;
+	return 0;
 }
 
 char *floe_fields_scratch(struct floe_fields *f, size_t *avail)

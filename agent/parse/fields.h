@@ -48,6 +48,19 @@ int floe_fields_add_ids(struct floe_fields *f, size_t n, const uint8_t *ids,
 			const char *const *names, const unsigned char *lens,
 			const char *const *vals, const size_t *vlens);
 
+/* The class of a key of klen bytes whose first byte is c (0 when klen is 0): one bit of
+ * 64, the table's test of whether it may hold the key. A constant for a constant key. */
+#define FLOE_FIELDS_KEY_CLASS(klen, c) ((uint64_t)1 << (((size_t)(klen) * 7 + (size_t)(c)) & 63))
+/* As floe_fields_add_ids, from a caller whose keys names[ids[j]] are pairwise distinct
+ * (the access logs' fields, each added once a line) and who knows each name's class
+ * (classes[ids[j]], FLOE_FIELDS_KEY_CLASS): an empty table with room for the n pairs
+ * takes them with no look for a duplicate and no test of room, pair after pair; any
+ * other goes floe_fields_add_ids' way. Same result, same return. */
+int floe_fields_add_distinct(struct floe_fields *f, size_t n, const uint8_t *ids,
+			     const char *const *names, const unsigned char *lens,
+			     const uint64_t *classes, const char *const *vals,
+			     const size_t *vlens);
+
 /* Arena protocol for bytes that are not a slice of the line: scratch returns the free
  * tail of the arena (*avail bytes, possibly 0; never NULL); the caller writes up to
  * *avail bytes there and calls commit with the count it keeps. Committed bytes stay

@@ -69,6 +69,19 @@ unsigned floe_ts_month_abbr(const char *m);
  * 24 hours or more). */
 bool floe_ts_clf(const char *t, size_t n, int64_t *us);
 
+/* The minute of the last time floe_ts_clf_memo read: caller-owned, zeroed to start (then
+ * it holds none), one per stream of lines. */
+struct floe_ts_clf_memo {
+	int64_t minute_us; /* that time at its minute's second 0, in µs */
+	char key[26];	   /* the time as written; its seconds (key[18..20)) are not compared */
+	bool set;
+};
+/* floe_ts_clf, remembering the minute in m: a time of the same day, minute and zone as
+ * the last one read (most lines of a log: a minute's lines come in a row) costs a
+ * compare and the read of its seconds instead of the whole reading (about 280
+ * instructions). The same result as floe_ts_clf's for every t. */
+bool floe_ts_clf_memo(struct floe_ts_clf_memo *m, const char *t, size_t n, int64_t *us);
+
 /* floe_ts_parse with the "rfc3339" format, without a format object (container runtimes
  * write RFC 3339 with nanoseconds). */
 int floe_ts_parse_rfc3339(const char *s, size_t len, int64_t *out_us, size_t *consumed);

@@ -45,6 +45,8 @@ struct floe_decoder {
 	 * the compare of names (floe_fields_find cost about 90 instructions a line). */
 	bool ts_by_id;
 	uint64_t ts_ids;
+	/* The access logs' time: the minute of the last line's (floe_ts_clf_memo). */
+	struct floe_ts_clf_memo clf_memo;
 	struct floe_decode_stats st;
 	char name[32]; /* "input N", for the log */
 	struct failure_log {
@@ -468,8 +470,9 @@ void floe_decoder_apply(struct floe_decoder *d, struct floe_record *rec)
 		case FLOE_PARSER_APACHE_COMMON:
 		case FLOE_PARSER_APACHE_COMBINED:
 		case FLOE_PARSER_NGINX_COMBINED:
-			rc = floe_access_log_parse(p, len, d->parser != FLOE_PARSER_APACHE_COMMON,
-						   d->fields, &parsed_ts, NULL);
+			rc = floe_access_log_parse_memo(p, len,
+							d->parser != FLOE_PARSER_APACHE_COMMON,
+							&d->clf_memo, d->fields, &parsed_ts, NULL);
 			if (rc == 0)
 				rec->ts = parsed_ts;
 			break;

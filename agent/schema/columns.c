@@ -280,9 +280,20 @@ static void keep_rest(const struct floe_colplan *p, struct floe_record *rec, uin
 		      const char **avals, size_t *avlens)
 {
 	size_t n = 0;
-	for (size_t k = 0; k < rec->nattrs; k++) {
-		bool gone = k < 64 && (gone_bits >> k & 1);
-		for (size_t i = 0; k >= 64 && i < n_at && !gone; i++)
+	/* The first 64 by the bits of those kept, in order: a line whose every attribute a
+	 * column took (an access log's, mostly) has none to visit. */
+	uint64_t all = rec->nattrs >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << rec->nattrs) - 1;
+	for (uint64_t keep = all & ~gone_bits; keep; keep &= keep - 1) {
+		size_t k = (size_t)__builtin_ctzll(keep);
+		keys[n] = rec->attr_keys[k];
+		klens[n] = rec->attr_key_lens[k];
+		avals[n] = rec->attr_vals ? rec->attr_vals[k] : NULL;
+		avlens[n] = rec->attr_vals ? rec->attr_val_lens[k] : 0;
+		n++;
+	}
+	for (size_t k = 64; k < rec->nattrs; k++) {
+		bool gone = false;
+		for (size_t i = 0; i < n_at && !gone; i++)
 			gone = taken[i] && at[i] == (long)k;
 		if (gone)
 			continue;

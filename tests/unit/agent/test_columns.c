@@ -354,6 +354,54 @@ static void test_take_finds_fields_in_any_order(void **state)
 	assert_int_equal(failures[0] + failures[1] + failures[2], 0);
 }
 
+/* What no column took stays, in order, with the taken ones on either side of the 64th
+ * attribute (the kept ones below it are visited by their bits, those past it one by
+ * one): 62 to 66 attributes, user taken at 0, 63 or 64 and status at the last. */
+static void test_take_keeps_the_rest_around_64(void **state)
+{
+	(void)state;
+	struct floe_colplan p;
+	plan_three(&p); /* status, latency from lat, user */
+	enum { N = 66 };
+	const char *keys[N], *vals[N], *tk[N], *tv[N];
+	size_t klens[N], vlens[N], tkl[N], tvl[N];
+	char names[N][24];
+	struct floe_pq_value typed[FLOE_COLS_MAX];
+	uint64_t failures[FLOE_COLS_MAX] = {0};
+	for (size_t n = 62; n <= N; n++) {
+		for (size_t at_user = 0; at_user <= 64; at_user += at_user ? 1 : 63) {
+			if (at_user >= n - 1)
+				continue;
+			for (size_t i = 0; i < n; i++) {
+				snprintf(names[i], sizeof(names[i]), "k%zu", i);
+				keys[i] = names[i];
+				klens[i] = strlen(names[i]);
+				vals[i] = "v";
+				vlens[i] = 1;
+			}
+			keys[at_user] = "user", klens[at_user] = 4;
+			keys[n - 1] = "status", klens[n - 1] = 6, vals[n - 1] = "200", vlens[n - 1] = 3;
+			struct floe_record rec;
+			memset(&rec, 0, sizeof(rec));
+			rec.nattrs = n;
+			rec.attr_keys = keys;
+			rec.attr_key_lens = klens;
+			rec.attr_vals = vals;
+			rec.attr_val_lens = vlens;
+			floe_colplan_take(&p, &rec, typed, tk, tkl, tv, tvl, failures);
+			assert_int_equal(rec.typed[0].i, 200);
+			assert_int_equal(rec.nattrs, n - 2);
+			for (size_t i = 0, j = 0; i < n; i++) {
+				if (i == at_user || i == n - 1)
+					continue;
+				assert_ptr_equal(rec.attr_keys[j], keys[i]);
+				assert_ptr_equal(rec.attr_vals[j], vals[i]);
+				j++;
+			}
+		}
+	}
+}
+
 struct memsrc {
 	const uint8_t *p;
 	size_t n;
@@ -745,6 +793,7 @@ int main(void)
 	    cmocka_unit_test(test_row_takes_the_typed_values),
 	    cmocka_unit_test(test_decoder_converts_and_keeps_failures),
 	    cmocka_unit_test(test_take_finds_fields_in_any_order),
+	    cmocka_unit_test(test_take_keeps_the_rest_around_64),
 	    cmocka_unit_test(test_batch_writes_typed_columns),
 	    cmocka_unit_test(test_batch_large_typed_value),
 	    cmocka_unit_test(test_mapped_take_is_the_general_take_regex),

@@ -1,8 +1,9 @@
 /* Tests of agent/parse/access_log: hand-checked common and combined lines (Apache's
  * documentation example, nginx lines with escapes, IPv6, HTTP/0.9, a TLS handshake sent
  * to a plain port), near misses with the offset they fail at, every prefix of a line, each
- * month and digit place of the time, runs of backslashes before a quote, and the loghub
- * Apache sample (an error log: every line refused, none crashes). */
+ * month and digit place of the time, runs of backslashes before a quote, the loghub
+ * Apache sample (an error log: every line refused, none crashes), and the scanner against
+ * its general form (access_log_ref.h) on the fuzz corpus and every mutation of it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +15,7 @@
 #include "agent/parse/fields.h"
 #include "formats/base/civil.h"
 #include "formats/base/error.h"
+#include "access_log_ref.h"
 #include "fields_expect.h"
 
 #include <stdio.h>
@@ -293,6 +295,152 @@ static void test_backslash_runs(void **state)
 	assert_int_equal(why.offset, strlen(open));
 }
 
+/* The scanner and its general form (access_log_ref.h: memchr per field, the time's ']'
+ * searched and read whole, the request split by three memchr, the general
+ * floe_fields_add_ids) give the same result on p[0..n): code, offset and message, time,
+ * and the same pairs in the same order (the same keys, values at the same places, ids),
+ * into an empty table and into one that holds a pair already. */
+static void same_as_ref(const char *p, size_t n)
+{
+	static struct floe_fields *g, *h;
+	/* The time's memo, kept from line to line as the decoder keeps it: the lines before
+	 * leave it at the time a line has with a byte of it changed. */
+	static struct floe_ts_clf_memo memo;
+	if (!g) {
+		assert_int_equal(floe_fields_new(NULL, 16, 0, &g), 0);
+		assert_int_equal(floe_fields_new(NULL, 16, 0, &h), 0);
+	}
+	for (int combined = 0; combined < 4; combined++) {
+		floe_fields_reset(g);
+		floe_fields_reset(h);
+		if (combined >= 2) {
+			floe_fields_add(g, "user", 4, "held", 4);
+			floe_fields_add(h, "user", 4, "held", 4);
+		}
+		struct floe_err eg = {0}, eh = {0};
+		int64_t tg = 0, th = 0;
+		int rg = floe_access_log_parse_memo(p, n, combined & 1, &memo, g, &tg, &eg);
+		int rh = ref_access_log_parse(p, n, combined & 1, h, &th, &eh);
+		assert_int_equal(rg, rh);
+		if (rg) {
+			assert_int_equal(eg.offset, eh.offset);
+			assert_string_equal(eg.msg, eh.msg);
+		} else {
+			assert_int_equal(tg, th);
+		}
+		size_t k = floe_fields_count(g);
+		assert_int_equal(k, floe_fields_count(h));
+		assert_int_equal(floe_fields_dropped(g), floe_fields_dropped(h));
+		for (size_t i = 0; i < k; i++) {
+			/* The names' copies are two (the scanner's and the reference's): one
+			 * string only where the linker merges them. */
+			assert_int_equal(floe_fields_key_lens(g)[i], floe_fields_key_lens(h)[i]);
+			assert_memory_equal(floe_fields_keys(g)[i], floe_fields_keys(h)[i],
+					    floe_fields_key_lens(g)[i]);
+			assert_ptr_equal(floe_fields_vals(g)[i], floe_fields_vals(h)[i]);
+			assert_int_equal(floe_fields_val_lens(g)[i], floe_fields_val_lens(h)[i]);
+			assert_int_equal(floe_fields_ids(g)[i], floe_fields_ids(h)[i]);
+		}
+		/* The key classes the lookups go by. */
+		for (const char *const *nm = floe_access_log_field_names(); *nm; nm++) {
+			const char *vg = NULL, *vh = NULL;
+			size_t lg = 0, lh = 0;
+			assert_int_equal(floe_fields_find(g, *nm, strlen(*nm), &vg, &lg),
+					 floe_fields_find(h, *nm, strlen(*nm), &vh, &lh));
+			assert_ptr_equal(vg, vh);
+			assert_int_equal(lg, lh);
+		}
+	}
+}
+
+/* same_as_ref on the fuzz corpus and lines of every shape the scanner's fast paths
+ * meet (each field's length either side of the in-line scan's 16 bytes, a "-" referer,
+ * requests of one to four parts, times of other lengths, a ']' inside the time), each
+ * as it is, cut at every length, and with each byte replaced in turn by a space, a quote,
+ * a backslash, a bracket, a dash, a capital, a digit, a NUL and bytes >= 0x80; lines of
+ * 0 and 1 bytes, and one of 64 KiB. */
+static void test_same_as_ref(void **state)
+{
+	(void)state;
+	static const char *const lines[] = {
+	    "h - u [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.0\" 200 1 \"r\" \"a\"",
+	    "192.103.105.111 - - [03/Dec/2026:00:00:00 +0000] \"HEAD /img/logo.png?id=0 "
+	    "HTTP/1.1\" 200 16760 \"https://news.example.org/\" \"Mozilla/5.0 (X11; Linux)\"",
+	    "2001:db8:85a3:0000:0000:8a2e:0370:7334 ident-of-17-bytes user-of-seventeen "
+	    "[10/Oct/2000:13:55:36 -0700] \"GET /a HTTP/1.1\" 304 - \"-\" \"-\" extra",
+	    "0123456789abcdef - 0123456789abcdefg [10/Oct/2000:13:55:36 -0700] \"GET /a\" 200 "
+	    "12345678901234567890 \"-\\\"\" \"\\\\\"",
+	    "h - - [10/Oct/2000:13:55:36 -0700] \"GET /a b HTTP/1.1\" 200 1 \"-\" \"u\"",
+	    "h - - [10/Oct/2000:13:55:36 -0700] \"\\x16\\x03\\x01\" 400 0 \"-\" \"-\"",
+	    "h - - [10/Oct/2000:13:55:36 -0700] \"GET  HTTP/1.1\" 200 1 \"-\" \"-\"",
+	    "h - - [10/Oct/2000:13:55:36 -0700] \"GET /a \" 200 1 \"-\" \"-\"",
+	    "h - - [10/Oct/2000:13:55:36 -0700] \"get /a HTTP/1.1\" 200 1 \"-\" \"-\"",
+	    "h - - [10/Oct/2000:13:55:36 -0700] \"-\" 200 1 \"-\"\"-\"",
+	    "h - - [10/Oct/2000:13:55:36 -07000] \"GET /\" 200 1",
+	    "h - - [10/Oct/2000:13:55:36 -070] \"GET /\" 200 1   ",
+	    "h - - [10/Oct/2000:13:55:36 -0700]] \"GET /\" 200 1",
+	    "h - - [10/Oct/2000:13:55:3] -0700] \"GET /\" 200 1",
+	    "h - - [1/Oct/2000:13:55:36 -0700] \"GET /\" 200 1",
+	    "h - - [] \"GET /\" 200 1",
+	    "h - - [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.0\" 200 1 \"-",
+	    "h - - [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.0\" 200 1 \"-\\\" \"a\"",
+	};
+	static const char repl[] = " \"\\[]-A0\0\x80\xc3\xff";
+	char buf[512];
+	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		size_t n = strlen(lines[i]);
+		assert_true(n < sizeof(buf));
+		for (size_t cut = 0; cut <= n; cut++) {
+			/* A copy of its own, so that a read past the cut shows under ASan. */
+			char *c = malloc(cut ? cut : 1);
+			memcpy(c, lines[i], cut);
+			same_as_ref(c, cut);
+			free(c);
+		}
+		for (size_t at = 0; at < n; at++) {
+			for (size_t r = 0; r < sizeof(repl) - 1; r++) {
+				memcpy(buf, lines[i], n);
+				buf[at] = repl[r];
+				same_as_ref(buf, n);
+			}
+		}
+	}
+	static const char *const corpus[] = {"combined", "common", "error_log", "escapes",
+					     "tls_junk", "unterminated"};
+	for (size_t i = 0; i < sizeof(corpus) / sizeof(corpus[0]); i++) {
+		char path[512];
+		snprintf(path, sizeof(path), FLOE_TEST_DATA "/../fuzz/corpus/fuzz_parse_access_log/%s.txt",
+			 corpus[i]);
+		FILE *in = fopen(path, "rb");
+		assert_non_null(in);
+		size_t n = fread(buf, 1, sizeof(buf), in);
+		fclose(in);
+		same_as_ref(buf, n);
+		for (size_t at = 0; at < n; at++) {
+			char keep = buf[at];
+			for (size_t r = 0; r < sizeof(repl) - 1; r++) {
+				buf[at] = repl[r];
+				same_as_ref(buf, n);
+			}
+			buf[at] = keep;
+		}
+	}
+	/* A line of 64 KiB: its fields past the in-line scans (a long client, request and
+	 * user agent), then as one token with no space. */
+	size_t big = 64 << 10;
+	char *l = malloc(big);
+	memset(l, 'a', big);
+	const char *mid = " - - [10/Oct/2000:13:55:36 -0700] \"GET /";
+	memcpy(l + 1000, mid, strlen(mid));
+	const char *tail = " HTTP/1.1\" 200 1 \"-\" \"";
+	memcpy(l + 30000, tail, strlen(tail));
+	l[big - 1] = '"';
+	same_as_ref(l, big);
+	memset(l, 'a', big);
+	same_as_ref(l, big);
+	free(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -302,6 +450,7 @@ int main(void)
 	    cmocka_unit_test(test_time_places),
 	    cmocka_unit_test(test_backslash_runs),
 	    cmocka_unit_test(test_loghub_error_log),
+	    cmocka_unit_test(test_same_as_ref),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

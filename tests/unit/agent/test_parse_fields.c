@@ -209,12 +209,86 @@ static void test_add_ids(void **state)
 	}
 }
 
+/* floe_fields_add_distinct leaves the same pairs, ids, drops, lookups and result as one
+ * floe_fields_add_id per pair: every prefix of a list of distinct keys (two of them of
+ * one key class, a null value), into an empty table and one that holds a pair, with room
+ * for all of them, exactly, and for fewer. */
+static void test_add_distinct(void **state)
+{
+	(void)state;
+	static const char *const names[] = {"client", "path", "ident", "user", "method", "x"};
+	static const unsigned char lens[] = {6, 4, 5, 4, 6, 1};
+	static const uint64_t classes[] = {
+	    FLOE_FIELDS_KEY_CLASS(6, 'c'), FLOE_FIELDS_KEY_CLASS(4, 'p'), FLOE_FIELDS_KEY_CLASS(5, 'i'),
+	    FLOE_FIELDS_KEY_CLASS(4, 'u'), FLOE_FIELDS_KEY_CLASS(6, 'm'), FLOE_FIELDS_KEY_CLASS(1, 'x'),
+	};
+	const uint8_t ids[] = {0, 2, 1, 3, 4, 5};
+	const char *vals[] = {"a", "bb", NULL, "ccc", "dddd", "e"};
+	const size_t vlens[] = {1, 2, 7, 3, 4, 1};
+	for (size_t cap = 1; cap <= 8; cap++) {
+		for (size_t held = 0; held <= 1; held++) {
+			for (size_t n = 0; n <= sizeof(ids); n++) {
+				struct floe_fields *one = NULL, *all = NULL;
+				assert_int_equal(floe_fields_new(NULL, cap, 16, &one), 0);
+				assert_int_equal(floe_fields_new(NULL, cap, 16, &all), 0);
+				if (held) {
+					floe_fields_add(one, "user", 4, "held", 4);
+					floe_fields_add(all, "user", 4, "held", 4);
+				}
+				int want = 0;
+				for (size_t j = 0; j < n; j++)
+					if (floe_fields_add_id(one, ids[j], names[ids[j]],
+							       lens[ids[j]], vals[j], vlens[j]))
+						want = FLOE_ELIMIT;
+				assert_int_equal(floe_fields_add_distinct(all, n, ids, names, lens,
+									  classes, vals, vlens),
+						 want);
+				size_t c = floe_fields_count(one);
+				assert_int_equal(floe_fields_count(all), c);
+				assert_int_equal(floe_fields_dropped(all), floe_fields_dropped(one));
+				for (size_t k = 0; k < c; k++) {
+					assert_ptr_equal(floe_fields_keys(all)[k],
+							 floe_fields_keys(one)[k]);
+					assert_int_equal(floe_fields_key_lens(all)[k],
+							 floe_fields_key_lens(one)[k]);
+					assert_ptr_equal(floe_fields_vals(all)[k],
+							 floe_fields_vals(one)[k]);
+					assert_int_equal(floe_fields_val_lens(all)[k],
+							 floe_fields_val_lens(one)[k]);
+					assert_int_equal(floe_fields_ids(all)[k],
+							 floe_fields_ids(one)[k]);
+				}
+				/* The key classes too: every name, and one no pair has. */
+				for (size_t i = 0; i <= sizeof(lens); i++) {
+					const char *nm = i < sizeof(lens) ? names[i] : "host";
+					size_t nl = i < sizeof(lens) ? lens[i] : 4;
+					const char *v1 = NULL, *v2 = NULL;
+					size_t l1 = 0, l2 = 0;
+					assert_int_equal(floe_fields_find(all, nm, nl, &v2, &l2),
+							 floe_fields_find(one, nm, nl, &v1, &l1));
+					assert_ptr_equal(v2, v1);
+					assert_int_equal(l2, l1);
+				}
+				/* A later add sees the classes: a duplicate replaces in place. */
+				if (c) {
+					floe_fields_add(one, names[ids[0]], lens[ids[0]], "z", 1);
+					floe_fields_add(all, names[ids[0]], lens[ids[0]], "z", 1);
+					assert_int_equal(floe_fields_count(all), floe_fields_count(one));
+				}
+				floe_fields_free(one);
+				floe_fields_free(all);
+			}
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_add_find),
 	    cmocka_unit_test(test_key_classes),
 	    cmocka_unit_test(test_add_ids),
+	    cmocka_unit_test(test_add_distinct),
 	    cmocka_unit_test(test_arena),
 	    cmocka_unit_test(test_bad_args_and_faults),
 	};

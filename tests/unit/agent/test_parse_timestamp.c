@@ -310,6 +310,60 @@ static void test_prefix(void **state)
 	assert_int_equal(us, 1000000);
 }
 
+/* floe_ts_clf_memo gives floe_ts_clf's result for every time after every other: pairs
+ * of times of one minute and of others (each second, the leap second, seconds out of
+ * range, other days, hours, zones, a day past its month's end), and each time after a
+ * good one with any one byte of it replaced (digits, separators, a bracket, bytes >= 0x80);
+ * then a memo left by a time of another length. */
+static void test_clf_memo(void **state)
+{
+	(void)state;
+	static const char *const times[] = {
+	    "10/Oct/2000:13:55:36 -0700", "10/Oct/2000:13:55:00 -0700", "10/Oct/2000:13:55:59 -0700",
+	    "10/Oct/2000:13:55:60 -0700", "10/Oct/2000:13:55:61 -0700", "10/Oct/2000:13:55:6a -0700",
+	    "10/Oct/2000:13:55:99 -0700", "10/Oct/2000:13:55:36 +0700", "10/Oct/2000:13:55:36 -0730",
+	    "10/Oct/2000:13:56:36 -0700", "10/Oct/2000:14:55:36 -0700", "11/Oct/2000:13:55:36 -0700",
+	    "10/Nov/2000:13:55:36 -0700", "10/Oct/2001:13:55:36 -0700", "29/Feb/2000:23:59:60 +0000",
+	    "29/Feb/2001:23:59:59 +0000", "31/Dec/9999:23:59:60 -2359", "01/Jan/0000:00:00:00 +2359",
+	    "10/Oct/2000:24:55:36 -0700", "10/Oct/2000:13:55:36 -2400", "10/oct/2000:13:55:36 -0700",
+	};
+	size_t nt = sizeof(times) / sizeof(times[0]);
+	for (size_t a = 0; a < nt; a++) {
+		for (size_t b = 0; b < nt; b++) {
+			struct floe_ts_clf_memo m = {0};
+			int64_t ua = 0, ub = 0, wa = 0, wb = 0;
+			assert_int_equal(floe_ts_clf_memo(&m, times[a], 26, &ua),
+					 floe_ts_clf(times[a], 26, &wa));
+			assert_int_equal(ua, wa);
+			assert_int_equal(floe_ts_clf_memo(&m, times[b], 26, &ub),
+					 floe_ts_clf(times[b], 26, &wb));
+			assert_int_equal(ub, wb);
+		}
+	}
+	static const char repl[] = "0123456789/: +-]Jx\x80\xff";
+	for (size_t a = 0; a < nt; a++) {
+		for (size_t at = 0; at < 26; at++) {
+			for (size_t r = 0; r < sizeof(repl) - 1; r++) {
+				struct floe_ts_clf_memo m = {0};
+				char t[26];
+				int64_t u = 0, w = 0;
+				(void)floe_ts_clf_memo(&m, times[0], 26, &u);
+				memcpy(t, times[a], 26);
+				t[at] = repl[r];
+				u = w = 0;
+				assert_int_equal(floe_ts_clf_memo(&m, t, 26, &u), floe_ts_clf(t, 26, &w));
+				assert_int_equal(u, w);
+			}
+		}
+	}
+	/* A memo and a time of another length: refused as floe_ts_clf refuses it. */
+	struct floe_ts_clf_memo m = {0};
+	int64_t u;
+	assert_true(floe_ts_clf_memo(&m, times[0], 26, &u));
+	assert_false(floe_ts_clf_memo(&m, times[0], 25, &u));
+	assert_false(floe_ts_clf_memo(&m, "10/Oct/2000:13:55:36 -07000", 27, &u));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -319,6 +373,7 @@ int main(void)
 	    cmocka_unit_test(test_custom),	cmocka_unit_test(test_formats_and_zones),
 	    cmocka_unit_test(test_prefix),
 	    cmocka_unit_test(test_clf_fixed_against_general),
+	    cmocka_unit_test(test_clf_memo),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
