@@ -29,6 +29,12 @@ static int64_t system_ms(void *ctx)
 	return floe_clock_now_us() / 1000;
 }
 
+static int64_t system_mono_ms(void *ctx)
+{
+	(void)ctx;
+	return floe_clock_mono_ns() / 1000000;
+}
+
 static void free_strings(struct floe_alloc *a, char **v, size_t n)
 {
 	if (!v)
@@ -72,6 +78,7 @@ int floe_tail_new(struct floe_alloc *a, const struct floe_tail_options *o, struc
 	t->forget_after = o->forget_after_ms ? o->forget_after_ms : DEFAULT_FORGET_MS;
 	t->max_open = o->max_open_files ? o->max_open_files : DEFAULT_MAX_OPEN;
 	t->clock_ms = o->clock_ms ? o->clock_ms : system_ms;
+	t->mono_ms = o->mono_ms ? o->mono_ms : system_mono_ms;
 	t->clock_ctx = o->clock_ctx;
 	t->confirm_new = o->confirm_new;
 	t->partial_idle = o->partial_idle;
@@ -274,6 +281,9 @@ static bool partial_due(const struct floe_tail *t, const struct tfile *f)
 	struct floe_fs_stat st;
 	if (f->fd < 0 || floe_fs_fstat(f->fd, &st) != 0 || st.size != f->pos + f->len)
 		return false;
+	/* A wall time against a wall time (the mtime is one): a step forward delivers the
+	 * partial line early, as if the writer had paused; a step back holds it until the
+	 * clock passes the mtime again or floe_tail_flush_partial is called (at a stop). */
 	return floe_tail_now(t) - st.mtime_us / 1000 >= t->partial_ms;
 }
 
@@ -354,7 +364,7 @@ static int fill(struct floe_tail *t, struct tfile *f)
 	f->done = true;
 	if (!f->at_eof) {
 		f->at_eof = true;
-		f->idle_since = floe_tail_now(t);
+		f->idle_since = floe_tail_mono(t);
 	}
 	if (f->len == 0) {
 		/* Nothing held: give the buffer back while the file is idle. */
@@ -418,6 +428,7 @@ static void close_drained(struct floe_tail *t, int64_t now)
 		}
 		floe_tail_close_entry(t, f);
 		f->present = false;
+		f->gone = true;
 		f->gone_since = now;
 	}
 	floe_tail_compact(t);
@@ -452,7 +463,7 @@ int floe_tail_read(struct floe_tail *t, size_t max_bytes, floe_tail_line_fn fn, 
 	int rc = 0;
 	if (t->scan_wanted && (rc = floe_tail_scan(t)) != 0)
 		return rc;
-	int64_t now = floe_tail_now(t);
+	int64_t now = floe_tail_mono(t);
 	start_closing(t, now);
 	for (size_t i = 0; i < t->nfiles; i++)
 		t->files[i]->done = t->files[i]->starved = false;
