@@ -274,17 +274,29 @@ static int emit_all(struct floe_tail *t, struct tfile *f, floe_tail_line_fn fn, 
  * caller flushes), else only once the file holds nothing after it and has not been
  * modified for partial_ms. A writer whose buffer flushed half a line is still writing
  * it; a file untouched for that long is finished. */
-static bool partial_due(const struct floe_tail *t, const struct tfile *f)
+static bool partial_due(const struct floe_tail *t, struct tfile *f)
 {
 	if (!t->partial_idle)
 		return true;
 	struct floe_fs_stat st;
 	if (f->fd < 0 || floe_fs_fstat(f->fd, &st) != 0 || st.size != f->pos + f->len)
 		return false;
-	/* A wall time against a wall time (the mtime is one): a step forward delivers the
-	 * partial line early, as if the writer had paused; a step back holds it until the
-	 * clock passes the mtime again or floe_tail_flush_partial is called (at a stop). */
-	return floe_tail_now(t) - st.mtime_us / 1000 >= t->partial_ms;
+	/* The modification time is a wall time: the file's age is the wall clock's. */
+	int64_t age = floe_tail_now(t) - st.mtime_us / 1000;
+	if (age >= 0)
+		return age >= t->partial_ms;
+	/* Modified in the future: the wall clock stepped back since (or the writer's runs
+	 * ahead, over a network file system), and it may take a year to pass that time
+	 * again. A negative age is no age: the line is due once the file has stayed as it is
+	 * (size, modification time) for partial_ms on the monotonic clock. */
+	int64_t now = floe_tail_mono(t);
+	if (!f->still_known || f->still_size != st.size || f->still_mtime != st.mtime_us) {
+		f->still_known = true;
+		f->still_size = st.size;
+		f->still_mtime = st.mtime_us;
+		f->still_since = now;
+	}
+	return now - f->still_since >= t->partial_ms;
 }
 
 /* Reads once into f's buffer. Sets f->done at end of file (or at stop_at when closing);

@@ -41,6 +41,11 @@ struct tfile {
 	 * gone_since as a wall time, converted by age when saved and restored. */
 	int64_t drain_since, gone_since, idle_since;
 	bool gone;	   /* disappeared at gone_since (its position kept until forget_after) */
+	/* partial_due, for a file modified in the future: its size and modification time,
+	 * and since when (monotonic ms) they are so. */
+	bool still_known;
+	uint64_t still_size;
+	int64_t still_mtime, still_since;
 	bool has_fp;	   /* fingerprint (and position) known: check them when opening */
 	bool present;	   /* matched by the globs at the last scan */
 	bool want_open;	   /* closed and known to have changed (or never opened) */

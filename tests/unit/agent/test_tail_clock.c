@@ -238,6 +238,51 @@ static void test_gone_since_in_future(void **state)
 	free(y);
 }
 
+/* The wall clock, real here: the files' modification times are. */
+static int64_t real_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A last line without its LF in a file modified "in the future" (the clock stepped back a
+ * year after the write): delivered once the file has stayed as it is for
+ * partial_line_ms of monotonic time, not a year later; held while it still changes. */
+static void test_partial_line_after_step_back(void **state)
+{
+	int64_t was = fake_now;
+	fake_now = real_ms();
+	fake_step = 0;
+	put("a.log", "x\n");
+	struct floe_tail *t = make_with(NULL, "*.log",
+					(struct floe_tail_options){.start_at_end = true,
+								   .partial_idle = true,
+								   .partial_line_ms = 5000});
+	assert_int_equal(floe_tail_scan(t), 0);
+	put("a.log", "whole\nhal");
+	fake_step = -YEAR;
+	struct sink s = {0};
+	read_all(t, &s);
+	assert_int_equal(s.n, 1);
+	assert_line(&s, 0, "a.log", 2, "whole");
+	fake_now += 4000;
+	read_all(t, &s);
+	assert_int_equal(s.n, 1);
+	put("a.log", "f"); /* still being written: the wait starts again */
+	read_all(t, &s);
+	fake_now += 4000;
+	read_all(t, &s);
+	assert_int_equal(s.n, 1);
+	fake_now += 1000;
+	read_all(t, &s);
+	assert_int_equal(s.n, 2);
+	assert_line(&s, 1, "a.log", 8, "half");
+	floe_tail_free(t);
+	fake_now = was;
+	fake_step = 0;
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -245,6 +290,7 @@ int main(void)
 	    T(test_step_back_during_rotation),	  T(test_step_back_deleted),
 	    T(test_step_forward_during_rotation), T(test_forget_after_steps),
 	    T(test_gone_since_saved_and_restored), T(test_gone_since_in_future),
+	    T(test_partial_line_after_step_back),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
