@@ -40,7 +40,7 @@ struct tfile {
 	/* Monotonic ms (floe_tail_mono); gone_since only when gone. The positions blob keeps
 	 * gone_since as a wall time, converted by age when saved and restored. */
 	int64_t drain_since, gone_since, idle_since;
-	bool gone;	   /* disappeared at gone_since (its position kept until forget_after) */
+	bool gone; /* disappeared at gone_since (its position kept until forget_after) */
 	/* partial_due, for a file modified in the future: its size and modification time,
 	 * and since when (monotonic ms) they are so. */
 	bool still_known;

@@ -52,7 +52,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		rc = floe_tail_positions(t, &b);
 		if (rc != 0 && rc != FLOE_ENOMEM && rc != FLOE_ELIMIT)
 			abort();
-		if (rc == 0 && data[4] == 3 && (b.len != size || !same_but_gone(data, b.data, size)))
+		if (rc == 0 && data[4] == 3 &&
+		    (b.len != size || !same_but_gone(data, b.data, size)))
 			abort();
 		if (rc == 0 && data[4] == 2) {
 			/* Version 2 entries gain 20 bytes each and must then be canonical. */

@@ -255,10 +255,10 @@ static void test_partial_line_after_step_back(void **state)
 	fake_now = real_ms();
 	fake_step = 0;
 	put("a.log", "x\n");
-	struct floe_tail *t = make_with(NULL, "*.log",
-					(struct floe_tail_options){.start_at_end = true,
-								   .partial_idle = true,
-								   .partial_line_ms = 5000});
+	struct floe_tail *t =
+	    make_with(NULL, "*.log",
+		      (struct floe_tail_options){
+			  .start_at_end = true, .partial_idle = true, .partial_line_ms = 5000});
 	assert_int_equal(floe_tail_scan(t), 0);
 	put("a.log", "whole\nhal");
 	fake_step = -YEAR;
@@ -287,8 +287,8 @@ int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 	const struct CMUnitTest tests[] = {
-	    T(test_step_back_during_rotation),	  T(test_step_back_deleted),
-	    T(test_step_forward_during_rotation), T(test_forget_after_steps),
+	    T(test_step_back_during_rotation),	   T(test_step_back_deleted),
+	    T(test_step_forward_during_rotation),  T(test_forget_after_steps),
 	    T(test_gone_since_saved_and_restored), T(test_gone_since_in_future),
 	    T(test_partial_line_after_step_back),
 	};
