@@ -100,12 +100,41 @@ static void test_step_back_restart(void **state)
 	floe_table_free(a);
 }
 
+/* floe maintain's expiry after a step back: ages are measured on the table's time (its
+ * last update), not on a wall clock a year behind every snapshot. */
+static void test_maintain_expiry_after_step_back(void **state)
+{
+	struct fixture *f = *state;
+	stepped_us = 0;
+	f->clock.mono_us = fake_mono;
+	struct floe_table *a = open_as(f, "agent-a", INST_A, NULL); /* no expiry on commit */
+	commit(f, a, 1, 0);
+	f->wall_us += 2 * DAY_US;
+	commit(f, a, 2, 0);
+	floe_table_free(a);
+	step(f, -YEAR_US);
+	struct floe_table_props props = {
+	    .max_snapshot_age_ms = 86400000,
+	    .min_snapshots = 1,
+	    .previous_versions_max = 100,
+	};
+	struct floe_table *m = open_as(f, "maintain", INST_B, &props);
+	size_t expired = 0, n;
+	assert_int_equal(floe_table_expire_now(m, &expired, &terr), 0);
+	assert_int_equal(expired, 1);
+	newest(m, &n);
+	assert_int_equal(n, 1);
+	floe_table_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_step_back_keeps_time_and_expiry, setup,
 					    fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_step_back_restart, setup, fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_maintain_expiry_after_step_back, setup,
+					    fixture_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
