@@ -86,12 +86,19 @@ static int64_t clock_ms(void *ctx)
 	return c->wall_us(c->ctx) / 1000;
 }
 
+static int64_t mono_ms(void *ctx)
+{
+	const struct floe_clock *c = ctx;
+	return c->mono_us(c->ctx) / 1000;
+}
+
 /* The tail's options for input i: the configuration's, on the runner's clock. */
 static void tail_options(const struct floe_input_shared *sh, size_t i,
 			 struct floe_preflight_tail *out)
 {
 	floe_preflight_tail_options(sh->o.cfg, i, sh->o.fd_pct, out);
 	out->o.clock_ms = clock_ms;
+	out->o.mono_ms = mono_ms;
 	out->o.clock_ctx = (void *)(uintptr_t)sh->o.clock; /* only ever read */
 }
 

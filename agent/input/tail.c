@@ -31,6 +31,12 @@ static int64_t system_ms(void *ctx)
 	return floe_clock_now_us() / 1000;
 }
 
+static int64_t system_mono_ms(void *ctx)
+{
+	(void)ctx;
+	return floe_clock_mono_ns() / 1000000;
+}
+
 static void free_strings(struct floe_alloc *a, char **v, size_t n)
 {
 	if (!v)
@@ -74,6 +80,7 @@ int floe_tail_new(struct floe_alloc *a, const struct floe_tail_options *o, struc
 	t->forget_after = o->forget_after_ms ? o->forget_after_ms : DEFAULT_FORGET_MS;
 	t->max_open = o->max_open_files ? o->max_open_files : DEFAULT_MAX_OPEN;
 	t->clock_ms = o->clock_ms ? o->clock_ms : system_ms;
+	t->mono_ms = o->mono_ms ? o->mono_ms : system_mono_ms;
 	t->clock_ctx = o->clock_ctx;
 	t->confirm_new = o->confirm_new;
 	t->partial_idle = o->partial_idle;
@@ -314,14 +321,29 @@ static int emit_all(struct floe_tail *t, struct tfile *f, floe_tail_line_fn fn, 
  * caller flushes), else only once the file holds nothing after it and has not been
  * modified for partial_ms. A writer whose buffer flushed half a line is still writing
  * it; a file untouched for that long is finished. */
-static bool partial_due(const struct floe_tail *t, const struct tfile *f)
+static bool partial_due(const struct floe_tail *t, struct tfile *f)
 {
 	if (!t->partial_idle)
 		return true;
 	struct floe_fs_stat st;
 	if (f->fd < 0 || floe_fs_fstat(f->fd, &st) != 0 || st.size != f->pos + f->len)
 		return false;
-	return floe_tail_now(t) - st.mtime_us / 1000 >= t->partial_ms;
+	/* The modification time is a wall time: the file's age is the wall clock's. */
+	int64_t age = floe_tail_now(t) - st.mtime_us / 1000;
+	if (age >= 0)
+		return age >= t->partial_ms;
+	/* Modified in the future: the wall clock stepped back since (or the writer's runs
+	 * ahead, over a network file system), and it may take a year to pass that time
+	 * again. A negative age is no age: the line is due once the file has stayed as it is
+	 * (size, modification time) for partial_ms on the monotonic clock. */
+	int64_t now = floe_tail_mono(t);
+	if (!f->still_known || f->still_size != st.size || f->still_mtime != st.mtime_us) {
+		f->still_known = true;
+		f->still_size = st.size;
+		f->still_mtime = st.mtime_us;
+		f->still_since = now;
+	}
+	return now - f->still_since >= t->partial_ms;
 }
 
 /* Reads once into f's buffer. Sets f->done at end of file (or at stop_at when closing);
@@ -401,7 +423,7 @@ static int fill(struct floe_tail *t, struct tfile *f)
 	f->done = true;
 	if (!f->at_eof) {
 		f->at_eof = true;
-		f->idle_since = floe_tail_now(t);
+		f->idle_since = floe_tail_mono(t);
 	}
 	if (f->len == 0) {
 		/* Nothing held: give the buffer back while the file is idle. */
@@ -465,6 +487,7 @@ static void close_drained(struct floe_tail *t, int64_t now)
 		}
 		floe_tail_close_entry(t, f);
 		f->present = false;
+		f->gone = true;
 		f->gone_since = now;
 	}
 	floe_tail_compact(t);
@@ -499,7 +522,7 @@ int floe_tail_read(struct floe_tail *t, size_t max_bytes, floe_tail_line_fn fn, 
 	int rc = 0;
 	if (t->scan_wanted && (rc = floe_tail_scan(t)) != 0)
 		return rc;
-	int64_t now = floe_tail_now(t);
+	int64_t now = floe_tail_mono(t);
 	start_closing(t, now);
 	for (size_t i = 0; i < t->nfiles; i++)
 		t->files[i]->done = t->files[i]->starved = false;

@@ -33,7 +33,15 @@ struct floe_tail_options {
 				    by identity when they grow (256) */
 	int64_t forget_after_ms; /* the position of a file that disappeared is kept this long
 				    (24 h), in case it comes back (and across restarts) */
-	int64_t (*clock_ms)(void *ctx); /* wall-clock milliseconds (NULL: the system clock) */
+	/* Wall-clock milliseconds (NULL: the system clock): compared with files' modification
+	 * times, and the time a file went as the positions blob keeps it across restarts. */
+	int64_t (*clock_ms)(void *ctx);
+	/* Monotonic milliseconds (NULL: the system's monotonic clock), for every interval
+	 * measured while the tail runs (rotate_wait, forget_after, idle order): the wall clock
+	 * can step by hours or years (no RTC, NTP arriving, a date set by hand), and an
+	 * interval on it would then hold a rotated file open for as long as it stepped back,
+	 * or close it at once when it stepped forward. Both clocks take clock_ctx. */
+	int64_t (*mono_ms)(void *ctx);
 	void *clock_ctx;
 	/* Which matched paths may lead elsewhere through a symbolic link (the file itself or
 	 * a directory matched by a wildcard): see enum floe_tail_symlinks. */

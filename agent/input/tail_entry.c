@@ -25,6 +25,11 @@ int64_t floe_tail_now(const struct floe_tail *t)
 	return t->clock_ms(t->clock_ctx);
 }
 
+int64_t floe_tail_mono(const struct floe_tail *t)
+{
+	return t->mono_ms(t->clock_ctx);
+}
+
 /* Reads up to n bytes at off, fewer only at end of file. */
 int floe_tail_read_full(int fd, uint8_t *p, size_t n, uint64_t off, size_t *got)
 {

@@ -123,8 +123,9 @@ static int open_entry(struct floe_tail *t, struct tfile *f)
 			f->fd = -1;
 			t->nopen--;
 			f->orphan = false;
+			f->gone = true;
 			f->gone_since =
-			    floe_tail_now(t) - t->forget_after; /* forgotten at the next scan */
+			    floe_tail_mono(t) - t->forget_after; /* forgotten at the next scan */
 			return 0;
 		}
 		t->st.copies_followed++;
@@ -152,13 +153,13 @@ static int open_entry(struct floe_tail *t, struct tfile *f)
 	f->has_fp = true;
 	f->fp_len = (uint32_t)n;
 	f->fp_hash = floe_tail_hash(head, n);
-	f->gone_since = 0;
+	f->gone = false;
 	f->done = f->at_eof = false;
-	f->idle_since = floe_tail_now(t);
+	f->idle_since = floe_tail_mono(t);
 	if (f->orphan) {
 		f->orphan = false;
 		f->draining = true;
-		f->drain_since = floe_tail_now(t);
+		f->drain_since = floe_tail_mono(t);
 	}
 	return 0;
 }
@@ -397,7 +398,7 @@ static int follow(struct floe_tail *t, const char *path, const struct floe_fs_st
 	if (!f->present || st->size != f->pos || !f->has_fp)
 		f->want_open = true;
 	f->present = true;
-	f->gone_since = 0;
+	f->gone = false;
 	f->orphan = false;
 	return 0;
 }
@@ -550,7 +551,7 @@ static int sweep_unseen(struct floe_tail *t, int64_t now)
 		if (f->orphan)
 			continue; /* found by identity outside the globs, waiting for a descriptor
 				   */
-		if (f->present || f->gone_since == 0) {
+		if (f->present || !f->gone) {
 			/* Just disappeared (a parked file rotated, or a restored position matched
 			 * nowhere): look for it under another name in its directory, to read what
 			 * was appended before the rotation. */
@@ -568,6 +569,7 @@ static int sweep_unseen(struct floe_tail *t, int64_t now)
 				f->orphan = f->want_open = true;
 				continue;
 			}
+			f->gone = true;
 			f->gone_since = now;
 		}
 		if (now - f->gone_since >= t->forget_after) {
@@ -596,7 +598,7 @@ static int sweep_unseen(struct floe_tail *t, int64_t now)
 
 int floe_tail_scan(struct floe_tail *t)
 {
-	int64_t now = floe_tail_now(t);
+	int64_t now = floe_tail_mono(t);
 	for (size_t i = 0; i < t->nfiles; i++) {
 		t->files[i]->seen = false;
 		t->files[i]->done = false; /* may have grown since: not a file to park now */

@@ -37,7 +37,15 @@ struct tfile {
 			      buf[0 .. start) are the file bytes just before pos */
 	uint64_t stop_at;  /* closing: the size at which reading stops */
 	uint64_t read_to;  /* the end of the furthest read of this generation */
-	int64_t drain_since, gone_since, idle_since; /* clock ms; gone_since 0 = present */
+	/* Monotonic ms (floe_tail_mono); gone_since only when gone. The positions blob keeps
+	 * gone_since as a wall time, converted by age when saved and restored. */
+	int64_t drain_since, gone_since, idle_since;
+	bool gone; /* disappeared at gone_since (its position kept until forget_after) */
+	/* partial_due, for a file modified in the future: its size and modification time,
+	 * and since when (monotonic ms) they are so. */
+	bool still_known;
+	uint64_t still_size;
+	int64_t still_mtime, still_since;
 	bool has_fp;	   /* fingerprint (and position) known: check them when opening */
 	bool present;	   /* matched by the globs at the last scan */
 	bool want_open;	   /* closed and known to have changed (or never opened) */
@@ -66,7 +74,8 @@ struct floe_tail {
 	bool start_at_end;
 	size_t max_line, chunk, bufcap, max_open;
 	int64_t rotate_wait, forget_after;
-	int64_t (*clock_ms)(void *ctx);
+	int64_t (*clock_ms)(void *ctx); /* wall */
+	int64_t (*mono_ms)(void *ctx);	/* intervals */
 	void *clock_ctx;
 	struct floe_watch *watch;
 	struct tfile **files;
@@ -98,8 +107,11 @@ struct floe_tail {
 /* tail_entry.c: below every other tail file. */
 /* FNV-1a, 64 bits. */
 uint64_t floe_tail_hash(const uint8_t *p, size_t n);
-/* The tail's clock, in milliseconds. */
+/* The tail's wall clock, in milliseconds: only for what is a wall time (a file's mtime,
+ * the positions blob); it may step. */
 int64_t floe_tail_now(const struct floe_tail *t);
+/* The tail's monotonic clock, in milliseconds: for every interval. */
+int64_t floe_tail_mono(const struct floe_tail *t);
 /* Reads up to n bytes at off, fewer only at end of file. */
 int floe_tail_read_full(int fd, uint8_t *p, size_t n, uint64_t off, size_t *got);
 /* Hash of the bytes just before f->pos (*len of them, up to FLOE_TAIL_PREHASH): from the

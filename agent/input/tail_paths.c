@@ -32,7 +32,7 @@ struct tpattern {
 	enum pat_state state;
 	int root_err;	 /* why the root is missing or unreadable */
 	size_t matched;	 /* files found by the scan in progress */
-	int64_t empty_since; /* clock ms when a pattern that matched found nothing; 0 */
+	int64_t empty_since; /* monotonic ms when a pattern that matched found nothing; 0 */
 };
 
 /* A pattern that matched files and then matches none is reported only once it stays so
@@ -255,7 +255,7 @@ static enum pat_state state_of(const struct tpattern *p)
 void floe_tail_paths_end(struct floe_tail *t)
 {
 	t->st.patterns_unmatched = 0;
-	int64_t clock = floe_tail_now(t);
+	int64_t clock = floe_tail_mono(t);
 	for (size_t i = 0; i < t->npaths; i++) {
 		struct tpattern *p = &t->pats[i];
 		enum pat_state was = p->state, now = state_of(p);

@@ -31,6 +31,32 @@ static uint64_t get_le64(const uint8_t *p)
 	return (uint64_t)get_le32(p) | (uint64_t)get_le32(p + 4) << 32;
 }
 
+/* The blob keeps the time a file went as a wall time (ms since the epoch, 0: present),
+ * the only clock that survives a restart; the tail measures it on its monotonic clock.
+ * Saved, it is the wall clock now less the age: a step of the wall clock while the file
+ * was gone does not age it (at least 1: 0 would mean present). */
+static uint64_t gone_wall(const struct floe_tail *t, const struct tfile *f)
+{
+	int64_t age = floe_tail_mono(t) - f->gone_since;
+	int64_t at = floe_tail_now(t) - (age > 0 ? age : 0);
+	return at > 0 ? (uint64_t)at : 1;
+}
+
+/* Read back, its age is the wall clock now less the time saved, within [0, forget_after]:
+ * a time in the future (the clock stepped back since, or a device without a real-time
+ * clock started at 1970 again) is taken as now, not as a negative age that would keep the
+ * position for as long as the clock stepped back. A step forward while the agent was
+ * stopped cannot be told from time passing: it ages the entry. */
+static int64_t gone_mono(const struct floe_tail *t, int64_t wall)
+{
+	int64_t age;
+	if (__builtin_sub_overflow(floe_tail_now(t), wall, &age) || age < 0)
+		age = 0;
+	if (age > t->forget_after)
+		age = t->forget_after;
+	return floe_tail_mono(t) - age;
+}
+
 /* Reads the entry at blob[*off..len) of a version 2 or 3 blob (fixed bytes after the
  * path) into *out (owned) and moves *off past it: 0, FLOE_ECORRUPT or FLOE_ENOMEM. */
 static int read_entry(struct floe_tail *t, const uint8_t *blob, size_t len, size_t *off,
@@ -118,8 +144,12 @@ int floe_tail_restore(struct floe_tail *t, const uint8_t *blob, size_t len)
 		for (size_t i = 0; i < t->nfiles; i++)
 			floe_tail_entry_free(t, t->files[i]);
 		t->nfiles = 0;
-		for (size_t i = 0; i < count; i++)
-			t->files[t->nfiles++] = v[i];
+		for (size_t i = 0; i < count; i++) {
+			struct tfile *f = v[i];
+			f->gone = f->gone_since != 0;
+			f->gone_since = f->gone ? gone_mono(t, f->gone_since) : 0;
+			t->files[t->nfiles++] = f;
+		}
 		n = 0; /* adopted */
 	}
 	for (size_t i = 0; i < n; i++)
@@ -218,7 +248,7 @@ static int put_entry(struct floe_buf *out, const struct pos_entry *e)
 }
 
 /* f's entry as floe_tail_positions saves it now. */
-static int file_entry(const struct tfile *f, struct pos_entry *e)
+static int file_entry(const struct floe_tail *t, const struct tfile *f, struct pos_entry *e)
 {
 	uint64_t ph = 0;
 	uint32_t phl = 0;
@@ -251,7 +281,7 @@ static int file_entry(const struct tfile *f, struct pos_entry *e)
 	    .flags = !held && f->unterminated ? POS_UNTERMINATED : 0,
 	    .ph_len = phl,
 	    .ph_hash = ph,
-	    .gone_since = (uint64_t)(f->present || f->fd >= 0 ? 0 : f->gone_since),
+	    .gone_since = f->present || f->fd >= 0 || !f->gone ? 0 : gone_wall(t, f),
 	};
 	return 0;
 }
@@ -277,7 +307,7 @@ int floe_tail_positions(const struct floe_tail *t, struct floe_buf *out)
 	int rc = put_head(out, count);
 	for (size_t i = 0; i < t->nfiles && !rc; i++) {
 		struct pos_entry e;
-		if (storable(t->files[i]->path) && (rc = file_entry(t->files[i], &e)) == 0)
+		if (storable(t->files[i]->path) && (rc = file_entry(t, t->files[i], &e)) == 0)
 			rc = put_entry(out, &e);
 	}
 	if (rc)
@@ -331,8 +361,8 @@ static int put_base(const struct floe_tail *t, const uint8_t *base, size_t len,
 		if ((rc = read_entry(mt, base, len, &off, version, &f)) == 0 &&
 		    !replaced(t, f->dev, f->ino)) {
 			struct pos_entry e;
-			file_entry(f, &e);
-			e.gone_since = (uint64_t)f->gone_since;
+			file_entry(t, f, &e);
+			e.gone_since = (uint64_t)f->gone_since; /* as saved: not restored here */
 			rc = put_entry(out, &e);
 			*count += 1;
 		}
@@ -352,7 +382,7 @@ int floe_tail_positions_with_new(const struct floe_tail *t, const uint8_t *base,
 		rc = put_base(t, base, len, out, &count);
 	for (size_t i = 0; i < t->nfiles && rc == 0; i++) {
 		struct pos_entry e;
-		if (!is_new(t->files[i]) || (rc = file_entry(t->files[i], &e)) != 0)
+		if (!is_new(t->files[i]) || (rc = file_entry(t, t->files[i], &e)) != 0)
 			continue;
 		rc = put_entry(out, &e);
 		count++;

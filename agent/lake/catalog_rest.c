@@ -360,6 +360,8 @@ static int take_vended(struct floe_catalog_rest *c, const char *name, const stru
 	v->expires_ms = ex ? strtoll(ex, NULL, 10) : 0;
 	if (v->expires_ms < 0)
 		v->expires_ms = 0;
+	v->expires_mono_ms = floe_rest_vended_mono(v->expires_ms, c->clock->wall_us(c->clock->ctx) / 1000,
+						   c->clock->mono_us(c->clock->ctx) / 1000);
 #ifndef FLOE_NO_S3
 	if (!remote && v->prov && (rc = floe_s3_credprov_set_static(v->prov, &v->creds, v->expires_ms / 1000)))
 		return floe_err_set(err, rc, "%s: the vended credentials: %s", c->what, floe_strerror(rc));
@@ -371,16 +373,16 @@ static int take_vended(struct floe_catalog_rest *c, const char *name, const stru
 	return 0;
 }
 
-/* Whether table name's vended credentials expire within VENDED_MARGIN_MS: the load that
- * starts each commit then takes the table whole (not 304), with new ones, before the
- * commit's uploads. */
+/* Whether table name's vended credentials expire within VENDED_MARGIN_MS (by either
+ * clock: floe_rest_vended_due): the load that starts each commit then takes the table
+ * whole (not 304), with new ones, before the commit's uploads. */
 static bool vended_expiring(struct floe_catalog_rest *c, const char *name)
 {
 	int64_t now_ms = c->clock->wall_us(c->clock->ctx) / 1000;
+	int64_t mono_ms = c->clock->mono_us(c->clock->ctx) / 1000;
 	for (size_t i = 0; i < VENDED_MAX; i++) {
 		const struct vended *v = &c->vend[i];
-		if (v->location[0] && strcmp(v->name, name) == 0 && v->expires_ms &&
-		    now_ms >= v->expires_ms - VENDED_MARGIN_MS)
+		if (v->location[0] && strcmp(v->name, name) == 0 && floe_rest_vended_due(v, now_ms, mono_ms))
 			return true;
 	}
 	return false;

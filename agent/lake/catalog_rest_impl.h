@@ -48,6 +48,9 @@ struct vended {
 	char endpoint[512], region[64];
 	int path_style; /* -1: not said */
 	int64_t expires_ms; /* unix ms; 0: not said */
+	/* The same instant on the monotonic clock (ms), as the wall clock placed it when the
+	 * credentials came: a wall clock that steps back afterwards would put it off. */
+	int64_t expires_mono_ms;
 	struct floe_aws_credentials creds;
 	struct floe_s3_credprov *prov; /* from the first store opened at location */
 	/* s3.remote-signing-enabled: no keys, the catalog (c) signs every S3 request. */
@@ -62,6 +65,29 @@ struct vended {
 	const char *sign_headers[SIGN_EXTRA_MAX];
 	size_t nsign_props, nsign_headers;
 };
+
+/* Vended credentials that expire at expires_ms (a wall time), received when the clocks
+ * read wall_ms and mono_ms: the same instant on the monotonic clock (ms; past ones as
+ * now, saturated). */
+static inline int64_t floe_rest_vended_mono(int64_t expires_ms, int64_t wall_ms, int64_t mono_ms)
+{
+	int64_t left, at;
+	if (__builtin_sub_overflow(expires_ms, wall_ms, &left) || left < 0)
+		left = expires_ms < wall_ms ? 0 : INT64_MAX;
+	return __builtin_add_overflow(mono_ms, left, &at) ? INT64_MAX : at;
+}
+
+/* Whether v's credentials (with an expiry) expire within VENDED_MARGIN_MS, by either
+ * clock. The expiry is a wall time, but a wall clock that stepped back since they came
+ * would keep them for as long as it stepped (every upload refused for expired keys
+ * meanwhile): the monotonic clock catches that. A wall clock that stepped forward only
+ * renews them early; one that was wrong when they came and is set right later (NTP on a
+ * device without a real-time clock) is caught by the wall clock. */
+static inline bool floe_rest_vended_due(const struct vended *v, int64_t wall_ms, int64_t mono_ms)
+{
+	return v->expires_ms && (wall_ms >= v->expires_ms - VENDED_MARGIN_MS ||
+				 mono_ms >= v->expires_mono_ms - VENDED_MARGIN_MS);
+}
 
 struct floe_catalog_rest {
 	struct floe_alloc *a;

@@ -303,7 +303,8 @@ int floe_table_attempt(struct floe_table *t, const struct floe_table_step *st, v
 		goto out;
 	struct floe_table_summary sum;
 	st->summary(t, ctx, pidx, &sum);
-	int64_t now = floe_table_snapshot_time(t, m, pidx);
+	int64_t mono_ms;
+	int64_t now = floe_table_snapshot_time(t, m, pidx, &mono_ms);
 	struct floe_ice_snapshot snap = {
 	    .snapshot_id = mi->snapshot_id,
 	    .parent_id = parent,
@@ -320,6 +321,8 @@ int floe_table_attempt(struct floe_table *t, const struct floe_table_step *st, v
 	/* Lost (the race, or before the write): the list is nobody's. */
 	if (rc && !*unknown)
 		floe_store_remove(t->store, list_path);
+	if (rc == 0)
+		floe_table_snapshot_taken(t, now, mono_ms);
 	if (rc == 0 && st->committed)
 		st->committed(t, ctx, &mg);
 out:

@@ -53,6 +53,10 @@ struct floe_table {
 	bool spec_moved;
 	int32_t sort_order_id; /* the configuration's sort order in the table (-1: none yet) */
 	const struct floe_clock *clock; /* opt's, or the system's */
+	/* The time of the last snapshot this handle committed and the monotonic clock when
+	 * it was taken (ms; last_mono_ms meaningful when last_ts_ms > 0): see
+	 * floe_table_snapshot_time. */
+	int64_t last_ts_ms, last_mono_ms;
 	const struct floe_rand *rand;
 	struct floe_err err; /* why the call in progress failed (floe_table_fail) */
 	uint64_t attempts, conflicts; /* commit attempts made, and lost to other writers */
@@ -90,8 +94,12 @@ int floe_table_evolve_sort(struct floe_table *t, struct floe_ice_meta *m, int32_
 
 /* table_summary.c (called by table_commit.c, table_replace.c and table_expire.c), what
  * every snapshot commit takes the same way */
-/* Now, clamped to be after the parent at index pidx and the last metadata update. */
-int64_t floe_table_snapshot_time(const struct floe_table *t, const struct floe_ice_meta *m, long pidx);
+/* Now, clamped to be after the parent at index pidx and the last metadata update; with
+ * the monotonic clock then in *mono_ms (for floe_table_snapshot_taken). */
+int64_t floe_table_snapshot_time(const struct floe_table *t, const struct floe_ice_meta *m, long pidx,
+				 int64_t *mono_ms);
+/* A snapshot with time ts_ms (taken at mono_ms) was committed by t. */
+void floe_table_snapshot_taken(struct floe_table *t, int64_t ts_ms, int64_t mono_ms);
 /* A snapshot id no snapshot of the table has, and a commit UUID. */
 int floe_table_commit_ids(struct floe_table *t, int64_t *snapshot_id, char commit_uuid[37]);
 /* Lost the race: backs off with full jitter (doubling *delay_ms up to 1 s). */

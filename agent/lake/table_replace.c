@@ -474,7 +474,9 @@ static int expire_try(struct floe_table *t, void *ctx, unsigned attempt_no)
 	struct floe_table_expiry x = {0};
 	struct floe_buf b;
 	floe_buf_init(&b, t->alloc, FLOE_TABLE_METADATA_MAX);
-	int64_t now = t->clock->wall_us(t->clock->ctx) / 1000;
+	/* The table's time, not the wall clock alone: behind the table's last update (a step
+	 * back) the wall clock would expire no snapshot by age until it passed it again. */
+	int64_t mono_ms, now = floe_table_snapshot_time(t, t->meta, -1, &mono_ms);
 	bool unknown = false, done = false;
 	/* Old metadata files alone are work only when the log holds more than it may: at
 	 * its limit, a version written to trim it would add an entry of its own, and every

@@ -32,7 +32,8 @@ static int reserve_try(struct floe_table *t, void *ctx, unsigned attempt_no)
 	if (rc || (rc = floe_table_evolve_plan(t, t->meta, rv->plan, &changed)) || !changed)
 		return rc;
 	floe_buf_init(&b, t->alloc, FLOE_TABLE_METADATA_MAX);
-	int64_t now = t->clock->wall_us(t->clock->ctx) / 1000;
+	/* The table's time (floe_table_snapshot_time): the version's, and the expiry's ages. */
+	int64_t mono_ms, now = floe_table_snapshot_time(t, t->meta, -1, &mono_ms);
 	if ((rc = floe_table_add_snapshot(t, NULL, now, &x)) == 0)
 		rc = floe_table_put_next(t, &b, "reserve-before-metadata", "reserve-after-metadata", &x,
 					 &unknown);

@@ -65,17 +65,35 @@ void floe_table_summary_totals(struct floe_table_summary *s, const struct floe_i
 
 /* Now, clamped: never before the parent snapshot or the last metadata update, so a
  * device whose clock lags cannot make the history go backwards. */
-int64_t floe_table_snapshot_time(const struct floe_table *t, const struct floe_ice_meta *m, long pidx)
+int64_t floe_table_snapshot_time(const struct floe_table *t, const struct floe_ice_meta *m, long pidx,
+				 int64_t *mono_ms)
 {
 	int64_t now = t->clock->wall_us(t->clock->ctx) / 1000;
+	int64_t mono = t->clock->mono_us(t->clock->ctx) / 1000;
 	int64_t floor_ms = floe_ice_meta_last_updated_ms(m);
+	*mono_ms = mono;
 	if (pidx >= 0) {
 		int64_t id, pp, ps, pts;
 		const char *ml;
 		if (floe_ice_meta_snapshot_at(m, (size_t)pidx, &id, &pp, &ps, &pts, &ml) == 0 && pts + 1 > floor_ms)
 			floor_ms = pts + 1;
 	}
+	/* Behind the table's time, the wall clock stepped back (or ran ahead when the last
+	 * snapshots were taken) and may stay behind for a year. Rather than a millisecond a
+	 * commit, the table's time then goes on from this handle's last snapshot by the
+	 * monotonic time since: ages (snapshot expiry) and the times between snapshots stay
+	 * true until the wall clock passes it again. */
+	int64_t on;
+	if (now < floor_ms && t->last_ts_ms > 0 &&
+	    !__builtin_add_overflow(t->last_ts_ms, mono - t->last_mono_ms, &on) && on > floor_ms)
+		floor_ms = on;
 	return now < floor_ms ? floor_ms : now;
+}
+
+void floe_table_snapshot_taken(struct floe_table *t, int64_t ts_ms, int64_t mono_ms)
+{
+	t->last_ts_ms = ts_ms;
+	t->last_mono_ms = mono_ms;
 }
 
 /* A snapshot id no snapshot of the table has, and the commit's UUID (names its files).

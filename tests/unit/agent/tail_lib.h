@@ -130,10 +130,19 @@ static inline const struct rec *find_line(const struct sink *s, const char *name
 	return NULL;
 }
 
-/* The injected clock (wall-clock ms): tests move it, nothing sleeps. */
+/* The injected clocks (ms): tests move fake_now, nothing sleeps. The monotonic clock is
+ * fake_now; the wall clock is fake_now + fake_step, so that a test steps the wall clock
+ * alone, as NTP or a date set by hand does, by changing fake_step. */
 static int64_t fake_now = 1000000;
+static int64_t fake_step;
 
 static inline int64_t fake_clock(void *ctx)
+{
+	(void)ctx;
+	return fake_now + fake_step;
+}
+
+static inline int64_t fake_mono(void *ctx)
 {
 	(void)ctx;
 	return fake_now;
@@ -155,6 +164,7 @@ static inline struct floe_tail *make_with(struct floe_alloc *a, const char *patt
 	o.paths = paths;
 	o.npaths = 1;
 	o.clock_ms = fake_clock;
+	o.mono_ms = fake_mono;
 	struct floe_tail *t = NULL;
 	assert_int_equal(floe_tail_new(a, &o, &t), 0);
 	assert_non_null(t);
@@ -226,6 +236,7 @@ static inline struct floe_tail *make2(const char *pattern, size_t max_line, size
 	    .read_chunk = 4096,
 	    .max_open_files = max_open,
 	    .clock_ms = fake_clock,
+	    .mono_ms = fake_mono,
 	};
 	struct floe_tail *t = NULL;
 	assert_int_equal(floe_tail_new(NULL, &o, &t), 0);

@@ -133,7 +133,8 @@ static int session2(struct floe_alloc *a, const struct floe_buf *blob, struct ta
 				      .read_chunk = 16,
 				      .max_line_bytes = 16,
 				      .max_open_files = 1,
-				      .clock_ms = fake_clock};
+				      .clock_ms = fake_clock,
+				      .mono_ms = fake_mono};
 	int err = 0;
 	struct floe_tail *t = NULL;
 	err = floe_tail_new(a, &o, &t);
@@ -212,6 +213,7 @@ static struct floe_tail *make3(const char *pattern, enum floe_tail_symlinks mode
 	    .max_line_bytes = max_line,
 	    .read_chunk = 4096,
 	    .clock_ms = fake_clock,
+	    .mono_ms = fake_mono,
 	    .symlinks = mode,
 	    .skip_dirs = skips,
 	    .nskip_dirs = skip ? 1 : 0,
