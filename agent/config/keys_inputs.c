@@ -107,7 +107,7 @@ static const struct floe_key timestamp_keys[] = {
      .def = "UTC",
      .parse = parse_zone,
      .format = format_zone,
-     .help = "for times without an offset: UTC or +HH:MM"},
+     .help = "for times without an offset: UTC, +HH:MM or local (the system's zone)"},
 };
 static const struct floe_key_section timestamp_section =
     FLOE_KEY_SECTION(timestamp_keys, NULL, NULL);
@@ -472,13 +472,6 @@ static int input_post(struct floe_config_ctx *ctx, const struct floe_cnode *map,
 		    "key '%s.timestamp.field': '%s' would be a parsed attribute, but %s.parser is "
 		    "none; use message or set a parser",
 		    path, floe_keymap_show(in->timestamp.field, strlen(in->timestamp.field), shown),
-		    path);
-	if (in->timestamp.format && in->timestamp.zone_offset_s == FLOE_ZONE_LOCAL)
-		return floe_config_fail(
-		    ctx, floe_keymap_find_value(floe_keymap_find_value(map, "timestamp"), "zone"),
-		    FLOE_EFORMAT,
-		    "key '%s.timestamp.zone': local is not supported here yet (it is for syslog "
-		    "inputs and the syslog_file parser); give UTC or a fixed offset +HH:MM",
 		    path);
 	/* The zone key is a syslog input's, and the syslog_file parser's on a tail input, whose
 	 * file this host's syslog daemon writes in this host's zone: local unless given. */

@@ -5,6 +5,8 @@
  * touches the process time zone. */
 #include "timestamp.h"
 
+#include "agent/env/env.h"
+
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
 #include "formats/base/civil.h"
@@ -31,6 +33,7 @@ struct floe_ts_format {
 	struct floe_alloc *alloc;
 	enum ts_kind kind;
 	int32_t zone_off;
+	const struct floe_zone_fn *zone; /* zone: local (floe_ts_format_set_zone), or NULL */
 	size_t flen;
 	char fmt[]; /* the custom format */
 };
@@ -553,13 +556,22 @@ static int finish(const struct floe_ts_format *f, struct tsv *t, int64_t ref_us,
 			return FLOE_EPARSE;
 		t->hour = t->hour % 12 + (t->pm ? 12 : 0);
 	}
-	int32_t off = t->has_off ? t->off : f->zone_off;
-	if (t->has_year)
-		return assemble(t, t->year, off, out) ? 0 : FLOE_EPARSE;
+	/* A time without an offset in a zone given as a function (zone: local): read as if it
+	 * were UTC, then converted, the reference time choosing between the two readings of
+	 * an hour the zone repeats. */
+	const struct floe_zone_fn *zone = t->has_off ? NULL : f->zone;
+	int32_t off = t->has_off ? t->off : zone ? 0 : f->zone_off;
+	if (t->has_year) {
+		if (!assemble(t, t->year, off, out))
+			return FLOE_EPARSE;
+		if (zone)
+			*out = zone->to_utc(zone->ctx, *out, ref_us);
+		return 0;
+	}
 	/* No year: the latest of the reference's year +1, 0, -1 that is not more than a
 	 * day after the reference (so a Dec 31 line read on Jan 1 lands last year, and a
 	 * Jan 1 line read a little early on Dec 31 lands next year). */
-	int64_t ref_local = ref_us / US_PER_S + off;
+	int64_t ref_local = ref_us / US_PER_S + (zone ? zone->offset_at(zone->ctx, ref_us) : off);
 	if (ref_us % US_PER_S < 0)
 		ref_local--;
 	int64_t rdays = ref_local / 86400 - (ref_local % 86400 < 0);
@@ -569,7 +581,11 @@ static int finish(const struct floe_ts_format *f, struct tsv *t, int64_t ref_us,
 	int64_t limit = ref_us > INT64_MAX - US_PER_DAY ? INT64_MAX : ref_us + US_PER_DAY;
 	for (int64_t y = ry + 1; y >= ry - 1; y--) {
 		int64_t us;
-		if (assemble(t, y, off, &us) && us <= limit) {
+		if (!assemble(t, y, off, &us))
+			continue;
+		if (zone)
+			us = zone->to_utc(zone->ctx, us, ref_us);
+		if (us <= limit) {
 			*out = us;
 			return 0;
 		}
@@ -728,4 +744,9 @@ void floe_ts_format_free(struct floe_ts_format *f)
 {
 	if (f)
 		floe_free(f->alloc, f);
+}
+
+void floe_ts_format_set_zone(struct floe_ts_format *f, const struct floe_zone_fn *zone)
+{
+	f->zone = zone;
 }

@@ -14,6 +14,7 @@
 struct floe_alloc;
 struct floe_err;
 struct floe_ts_format;
+struct floe_zone_fn;
 
 /* Compiles a format. spec is one of:
  *   "rfc3339"   YYYY-MM-DD(T|t| )HH:MM:SS[.frac](Z|z|+HH:MM|-HH:MM) — offset required
@@ -39,13 +40,20 @@ struct floe_ts_format;
  *     as for syslog; missing month/day default to 1, missing time fields to 0.
  * zone applies when the string carries no offset: NULL/empty or "UTC" or "Z" for UTC, or
  * a fixed offset "+HH:MM", "-HHMM", "+HH". Named zones other than UTC ("local",
- * "Europe/Paris") are FLOE_EUNSUPPORTED: floe never reads the system tz database.
+ * "Europe/Paris") are FLOE_EUNSUPPORTED here: the system's zone is given as a function
+ * (floe_ts_format_set_zone), this file never reads a tz database.
  * Returns 0 and the format in *out (owned; floe_ts_format_free), or FLOE_EINVAL for an
  * unknown spec or bad conversion, FLOE_EUNSUPPORTED, FLOE_ENOMEM (*out untouched); err
  * (may be NULL) receives the reason. Borrows spec and zone only during the call. */
 int floe_ts_format_new(struct floe_alloc *a, const char *spec, size_t slen, const char *zone,
 		       size_t zlen, struct floe_ts_format **out, struct floe_err *err);
 void floe_ts_format_free(struct floe_ts_format *f);
+/* Makes times without an offset be in zone (borrowed: it must outlive f; NULL: the zone
+ * given to floe_ts_format_new again), the system's for zone: local (agent/env/env.h): a
+ * time is read as if it were UTC, then converted, ref_us choosing between the two
+ * readings of an hour the zone repeats, and a year-less time's year is inferred from
+ * ref_us's date in the zone. The parser stays pure: the zone is the caller's function. */
+void floe_ts_format_set_zone(struct floe_ts_format *f, const struct floe_zone_fn *zone);
 
 /* Parses s[0..len) (no NUL needed). ref_us is the reference time for year inference
  * (normally the receive time; only read by syslog and year-less custom formats). With

@@ -30,7 +30,8 @@
 struct floe_decoder {
 	struct floe_alloc *alloc;
 	enum floe_parser parser;
-	/* The syslog_file parser's zone: a fixed offset, or the system's (zone: local). */
+	/* The syslog_file parser's zone: a fixed offset, or the system's (zone: local), and
+	 * the system's zone itself (also the timestamp option's with zone: local). */
 	int32_t zone_off_s;
 	const struct floe_zone_fn *zone;
 	struct floe_env_zone local;
@@ -186,12 +187,13 @@ int floe_decoder_new(struct floe_alloc *a, const struct floe_config_input *in,
 		return floe_err_set(err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));
 	d->alloc = a;
 	d->parser = in->parser;
-	if (in->syslog.zone_offset_s == FLOE_ZONE_LOCAL) {
-		floe_env_zone_local(&d->local);
+	/* The system's zone, for the syslog_file parser's and the timestamp option's
+	 * zone: local (one cache: the decoder is one thread's). */
+	floe_env_zone_local(&d->local);
+	if (in->syslog.zone_offset_s == FLOE_ZONE_LOCAL)
 		d->zone = &d->local.fn;
-	} else {
+	else
 		d->zone_off_s = in->syslog.zone_offset_s;
-	}
 	/* The lent row's built-in values, set once (floe_record.row). */
 	for (size_t i = 0; i < FLOE_LOG_NCOLS; i++)
 		floe_pq_value_init(&d->row[i], true);
@@ -231,13 +233,16 @@ int floe_decoder_new(struct floe_alloc *a, const struct floe_config_input *in,
 			  "interpreter, several times slower");
 	if (in->timestamp.format) {
 		char zone[16];
-		int32_t off = in->timestamp.zone_offset_s, mag = off < 0 ? -off : off;
+		bool local = in->timestamp.zone_offset_s == FLOE_ZONE_LOCAL;
+		int32_t off = local ? 0 : in->timestamp.zone_offset_s, mag = off < 0 ? -off : off;
 		snprintf(zone, sizeof(zone), "%c%02d:%02d", off < 0 ? '-' : '+', (int)(mag / 3600),
 			 (int)(mag / 60 % 60));
 		const char *spec = in->timestamp.format;
 		if ((rc = floe_ts_format_new(a, spec, strlen(spec), zone, strlen(zone), &d->ts,
 					     err)))
 			goto out;
+		if (local)
+			floe_ts_format_set_zone(d->ts, &d->local.fn);
 		d->ts_from_message = strcmp(in->timestamp.field, "message") == 0;
 		d->ts_field = in->timestamp.field;
 		d->ts_field_len = strlen(in->timestamp.field);

@@ -1,6 +1,8 @@
 /* Fuzz target: floe_ts_parse. The first byte picks a format (built-in or custom), the
- * rest is the string. A parse that needs the whole string must agree with a prefix parse
- * that consumed all of it. */
+ * rest is the string; every third format reads times without an offset through a zone
+ * given as a function (zone: local; here an hour ahead of UTC). A parse that needs the
+ * whole string must agree with a prefix parse that consumed all of it. */
+#include "agent/env/env.h"
 #include "agent/parse/timestamp.h"
 #include "formats/base/error.h"
 
@@ -27,6 +29,22 @@ static const char *const specs[] = {
 };
 #define NSPECS (sizeof(specs) / sizeof(specs[0]))
 
+static int32_t offset_at(void *ctx, int64_t utc_us)
+{
+	(void)ctx;
+	(void)utc_us;
+	return 3600;
+}
+
+static int64_t to_utc(void *ctx, int64_t local_us, int64_t hint_us)
+{
+	(void)ctx;
+	(void)hint_us;
+	return local_us > INT64_MIN + 3600000000LL ? local_us - 3600000000LL : local_us;
+}
+
+static const struct floe_zone_fn zone = {to_utc, offset_at, NULL};
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct floe_ts_format *fmts[NSPECS];
@@ -36,6 +54,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					       k % 2 ? "+05:30" : "UTC", k % 2 ? 6 : 3, &fmts[k],
 					       NULL))
 				abort();
+			if (k % 3 == 2)
+				floe_ts_format_set_zone(fmts[k], &zone);
 		}
 	}
 	if (size == 0)

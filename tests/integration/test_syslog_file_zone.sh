@@ -5,7 +5,8 @@
 # ts an hour off (two in summer), and an aggregation over them dropped every event as too
 # far ahead of the clock. A tail input's zone is now the system's (zone: local) unless
 # given: the lines written a minute ago are a minute old, the aggregation takes them all,
-# and `zone: UTC` still reads them as UTC.
+# and `zone: UTC` still reads them as UTC. An application's log in local time is read
+# with `timestamp: {zone: local}`.
 source "$(dirname "$0")/lib.sh"
 d="$T/zone"
 mkdir -p "$d/logs"
@@ -26,6 +27,19 @@ YAML
 }
 conf local
 conf utc ", zone: UTC"
+# An application's log in local time without an offset, read with a timestamp option.
+for i in 1 2 3 4 5; do
+	echo "$(date -d "@$((now - 60 + i))" '+%Y-%m-%d %H:%M:%S'),123 INFO line $i"
+done >"$d/logs/app.log"
+cat >"$d/app.yaml" <<YAML
+agent: { id: zone-app, state_dir: $d/app/state }
+inputs:
+  - type: tail
+    paths: ["$d/logs/app.log"]
+    start_at: beginning
+    timestamp: { field: message, format: "%Y-%m-%d %H:%M:%S,%f", zone: local }
+lake: { warehouse: $d/app/wh }
+YAML
 "$FLOE_BIN" check -c "$d/local.yaml" >"$d/check" 2>&1 || true
 check "floe check shows the zone a tail input takes" grep -q '^    zone: "local"' "$d/check"
 check "run --once (local)" "$FLOE_BIN" run -c "$d/local.yaml" --once --log-level info >"$d/local.log" 2>&1
@@ -36,6 +50,11 @@ rows_sql "$d/local/wh/default/logs" \
 	"select min(epoch(ts))::bigint, max(epoch(ts))::bigint from t" >"$d/ts"
 check "local: ts are the lines' UTC times ($(cat "$d/ts"))" \
 	grep -q "^\[\"$((now - 59))\",\"$((now - 55))\"\]$" "$d/ts"
+check "run --once (an application's log, timestamp.zone: local)" \
+	"$FLOE_BIN" run -c "$d/app.yaml" --once --log-level warn
+rows_sql "$d/app/wh/default/logs" "select min(epoch_ms(ts)), max(epoch_ms(ts)) from t" >"$d/ts-app"
+check "timestamp.zone local: ts are the lines' UTC times ($(cat "$d/ts-app"))" \
+	grep -q "^\[\"$(((now - 59) * 1000 + 123))\",\"$(((now - 55) * 1000 + 123))\"\]$" "$d/ts-app"
 rows_sql "$d/utc/wh/default/logs" "select min(epoch(ts))::bigint from t" >"$d/ts-utc"
 off=$(date -d "@$now" +%z) # +0100 or +0200
 secs=$(((10#${off:1:2} * 60 + 10#${off:3:2}) * 60))

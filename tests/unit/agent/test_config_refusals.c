@@ -388,10 +388,6 @@ static void test_errors_new_keys(void **state)
 	     "t.yaml:4:25: key 'inputs[0].timestamp.format': unknown conversion '%' in "
 	     "'%H:%'; known: %Y %y %m %d %e %j %H %I %p %M %S %f %s %z %b %h %B %a %A %T %F "
 	     "%%"},
-	    {IN "    timestamp: {format: rfc3339, zone: local}\n", FLOE_EFORMAT,
-	     "t.yaml:4:40: key 'inputs[0].timestamp.zone': local is not supported here yet (it "
-	     "is for syslog inputs and the syslog_file parser); give UTC or a fixed offset "
-	     "+HH:MM"},
 	    {IN "    zone: local\n", FLOE_EFORMAT,
 	     "t.yaml:4:11: key 'inputs[0].zone': only read by the syslog_file parser on a tail "
 	     "input (parser is none)"},

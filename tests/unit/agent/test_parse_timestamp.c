@@ -9,6 +9,7 @@
 
 #include <cmocka.h>
 
+#include "agent/env/env.h"
 #include "agent/parse/timestamp.h"
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
@@ -292,6 +293,75 @@ static void test_formats_and_zones(void **state)
 	floe_ts_format_free(NULL);
 }
 
+/* A zone given as a function (zone: local): an hour ahead of UTC before CHANGE, two
+ * after, as a summer time; calls and hints recorded. */
+#define CHANGE 1782900000000000LL /* 2026-07-01T10:00:00Z */
+struct fake_zone {
+	int calls;
+	int64_t hint;
+};
+
+static int32_t fz_offset_at(void *ctx, int64_t utc_us)
+{
+	(void)ctx;
+	return utc_us < CHANGE ? 3600 : 7200;
+}
+
+static int64_t fz_to_utc(void *ctx, int64_t local_us, int64_t hint_us)
+{
+	struct fake_zone *z = ctx;
+	z->calls++;
+	z->hint = hint_us;
+	int64_t u = local_us - 3600000000LL;
+	return u < CHANGE ? u : local_us - 7200000000LL;
+}
+
+static int64_t zoned(const char *spec, const char *s, int64_t ref, struct fake_zone *z)
+{
+	struct floe_ts_format *f = fmt(spec, NULL);
+	struct floe_zone_fn fn = {fz_to_utc, fz_offset_at, z};
+	floe_ts_format_set_zone(f, &fn);
+	int64_t us = 0;
+	int rc = floe_ts_parse(f, s, strlen(s), ref, &us, NULL);
+	floe_ts_format_free(f);
+	if (rc)
+		fail_msg("%s \"%s\": rc %d", spec, s, rc);
+	return us;
+}
+
+/* Times without an offset go through the zone, with the reference as the hint, before
+ * and after its change; those with one do not; a year-less time takes its year from the
+ * reference's date in the zone (New Year an hour before it is in UTC). */
+static void test_zone_function(void **state)
+{
+	(void)state;
+	struct fake_zone z = {0};
+	int64_t ref = CHANGE + 60000000;
+	assert_int_equal(zoned("%Y-%m-%d %H:%M:%S", "2026-07-01 11:59:00", ref, &z), CHANGE - 60000000);
+	assert_int_equal(z.calls, 1);
+	assert_int_equal(z.hint, ref);
+	assert_int_equal(zoned("%Y-%m-%d %H:%M:%S", "2026-07-01 12:01:00", ref, &z), CHANGE + 60000000);
+	assert_int_equal(zoned("iso8601", "2026-07-01T12:01:00", ref, &z), CHANGE + 60000000);
+	z.calls = 0;
+	assert_int_equal(zoned("%Y-%m-%d %H:%M:%S%z", "2026-07-01 12:01:00+02:00", ref, &z),
+			 CHANGE + 60000000);
+	assert_int_equal(zoned("rfc3339", "2026-07-01T10:01:00Z", ref, &z), CHANGE + 60000000);
+	assert_int_equal(z.calls, 0);
+	/* Jan 1 00:30 local (two hours ahead there) read at 2026-12-31T23:40Z, 01:40 local:
+	 * 2027, 22:30 UTC. In UTC the reference's year is still 2026. */
+	int64_t ny = 1798761600000000LL; /* 2027-01-01T00:00:00Z */
+	assert_int_equal(zoned("syslog", "Jan  1 00:30:00", ny - 1200000000LL, &z), ny - 5400000000LL);
+	/* Unset again: the format's own zone (UTC). */
+	struct floe_ts_format *f = fmt("%Y-%m-%d %H:%M:%S", NULL);
+	struct floe_zone_fn fn = {fz_to_utc, fz_offset_at, &z};
+	floe_ts_format_set_zone(f, &fn);
+	floe_ts_format_set_zone(f, NULL);
+	int64_t us = 0;
+	assert_int_equal(floe_ts_parse(f, "2026-07-01 10:00:00", 19, ref, &us, NULL), 0);
+	assert_int_equal(us, CHANGE);
+	floe_ts_format_free(f);
+}
+
 static void test_prefix(void **state)
 {
 	struct floe_ts_format *f = fmt("rfc3339", NULL);
@@ -372,6 +442,7 @@ int main(void)
 	    cmocka_unit_test(test_syslog_year), cmocka_unit_test(test_apache),
 	    cmocka_unit_test(test_custom),	cmocka_unit_test(test_formats_and_zones),
 	    cmocka_unit_test(test_prefix),
+	    cmocka_unit_test(test_zone_function),
 	    cmocka_unit_test(test_clf_fixed_against_general),
 	    cmocka_unit_test(test_clf_memo),
 	};
