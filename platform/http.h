@@ -41,11 +41,15 @@ struct floe_http_req {
 	const void *stop_ctx;
 };
 
-/* An answer: the status, its ETag (quotes kept, "" when none, cut to fit) and its body,
+/* An answer: the status, its ETag (quotes kept, "" when none, cut to fit), its Date, and its body,
  * NUL-terminated, from the handle's allocator (floe_http_resp_fini wipes and frees it). */
 struct floe_http_resp {
 	int status;
 	char etag[256];
+	/* Its Date header (seconds since the epoch), when it had a valid one: the server's
+	 * clock, for signing on a device whose clock is wrong. */
+	bool has_date;
+	int64_t date;
 	char *data;
 	size_t len, cap;
 	bool too_big;	/* the body passed req.max: the transfer was cut */

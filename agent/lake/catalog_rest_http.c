@@ -18,6 +18,7 @@
 #include "platform/signal.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -186,6 +187,27 @@ static int request_url(struct floe_catalog_rest *c, const struct rest_call *k, c
 	return rc ? floe_err_set(err, rc, "the request URL: %s", floe_strerror(rc)) : 0;
 }
 
+/* Learns the catalog's clock from an answer's Date. A device whose clock is off by more
+ * than SigV4's 15 minutes (one that started at its last saved time, an RTC running ahead)
+ * would have every signed request refused: it signs on the catalog's clock instead.
+ * Offsets under a minute are the Date's 1 s resolution and the latency. Returns whether
+ * the offset moved by a minute or more. */
+static bool learn_clock(struct floe_catalog_rest *c, const struct floe_http_resp *r)
+{
+	if (!r->has_date)
+		return false;
+	int64_t diff = r->date - c->clock->wall_us(c->clock->ctx) / 1000000;
+	int64_t next = (diff >= 60 || diff <= -60) ? diff : 0;
+	int64_t moved = next - c->clock_offset_s;
+	if (moved > -60 && moved < 60)
+		return false;
+	c->clock_offset_s = next;
+	floe_warn("catalog: %s: this device's clock is %" PRId64 " s %s the catalog's (its Date): "
+		  "requests are signed on the catalog's clock",
+		  c->cfg->lake.rest.uri, next < 0 ? -next : next, next < 0 ? "ahead of" : "behind");
+	return true;
+}
+
 int floe_catalog_rest_call(struct floe_catalog_rest *c, const struct rest_call *k, struct floe_http_resp *r,
 			   bool *sent, struct floe_err *err)
 {
@@ -212,7 +234,8 @@ int floe_catalog_rest_call(struct floe_catalog_rest *c, const struct rest_call *
 			char base[sizeof(url)];
 			memcpy(base, url, base_len);
 			base[base_len] = '\0';
-			if ((rc = floe_rest_signer_sign(c->signer, c->clock->wall_us(c->clock->ctx) / 1000000,
+			int64_t now_s = c->clock->wall_us(c->clock->ctx) / 1000000 + c->clock_offset_s;
+			if ((rc = floe_rest_signer_sign(c->signer, now_s,
 							k->method, base, k->qname, k->qvalue, k->body, k->body_len,
 							&sg, err))) {
 				floe_wipe(auth, sizeof(auth));
@@ -271,6 +294,10 @@ int floe_catalog_rest_call(struct floe_catalog_rest *c, const struct rest_call *
 			return floe_err_set(err, transport_rc(net, r), "%s %s: %s", k->method, url, why);
 		}
 		*sent = true;
+		/* Signed on a clock the catalog's Date says is off: refused (403), signed again
+		 * on the catalog's clock, once. */
+		if (c->signer && learn_clock(c, r) && tries == 0 && (r->status == 403 || r->status == 401))
+			continue;
 		bool refused = r->status == 401 || r->status == 419;
 		if (!refused || tries > 0 || !c->cfg->lake.rest.credential)
 			return 0;

@@ -96,6 +96,9 @@ struct floe_catalog_rest {
 	const struct floe_rand *rand;
 	struct floe_http *http;
 	struct floe_rest_signer *signer; /* NULL: requests are not SigV4-signed */
+	/* The catalog's clock less this device's (s), from its answers' Date: 0 within a
+	 * minute; signatures are made on the catalog's clock (floe_catalog_rest_call). */
+	int64_t clock_offset_s;
 	struct floe_rest_config *conf; /* NULL until /v1/config answered */
 	char prefix[260];
 	char nsbuf[MAX_LEVELS * 130];

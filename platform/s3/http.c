@@ -2,6 +2,7 @@
  * doubling into fresh blocks, the old one wiped before it is freed: an answer may hold a
  * token or vended keys, and realloc would free the old block unwiped. */
 #include "platform/http.h"
+#include "platform/s3/sigv4.h"
 
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
@@ -77,11 +78,19 @@ static size_t write_cb(char *src, size_t size, size_t nmemb, void *ud)
 	return n;
 }
 
-/* Keeps the ETag; every other header is left to curl. */
+/* Keeps the ETag and the Date; every other header is left to curl. */
 static size_t header_cb(char *h, size_t size, size_t nmemb, void *ud)
 {
 	struct floe_http_resp *r = ((struct xfer *)ud)->r;
 	size_t n = size * nmemb;
+	if (n > 5 && strncasecmp(h, "date:", 5) == 0) {
+		size_t i = 5, e = n;
+		while (i < e && (h[i] == ' ' || h[i] == '\t'))
+			i++;
+		while (e > i && (h[e - 1] == '\r' || h[e - 1] == '\n' || h[e - 1] == ' '))
+			e--;
+		r->has_date = floe_sigv4_parse_http_date(h + i, e - i, &r->date) == 0;
+	}
 	if (n > 5 && strncasecmp(h, "etag:", 5) == 0) {
 		size_t i = 5, e = n;
 		while (i < e && (h[i] == ' ' || h[i] == '\t'))
@@ -163,6 +172,7 @@ int floe_http_run(struct floe_http *h, const struct floe_http_req *rq, struct fl
 		r->alloc = h->alloc;
 	r->status = 0;
 	r->etag[0] = '\0';
+	r->has_date = false;
 	r->timed_out = false;
 	int rc = 0;
 	for (size_t i = 0; rq->headers && rq->headers[i] && rc == 0; i++) {
