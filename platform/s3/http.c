@@ -78,27 +78,33 @@ static size_t write_cb(char *src, size_t size, size_t nmemb, void *ud)
 	return n;
 }
 
+/* The value of header line h[0..n) when it is name's (name ends in ':', lower case),
+ * without the blanks around it and the line's end: *v and its length, or false. */
+static bool header_value(const char *h, size_t n, const char *name, const char **v, size_t *vl)
+{
+	size_t k = strlen(name), e = n;
+	if (n <= k || strncasecmp(h, name, k) != 0)
+		return false;
+	while (k < e && (h[k] == ' ' || h[k] == '\t'))
+		k++;
+	while (e > k && (h[e - 1] == '\r' || h[e - 1] == '\n' || h[e - 1] == ' '))
+		e--;
+	*v = h + k;
+	*vl = e - k;
+	return true;
+}
+
 /* Keeps the ETag and the Date; every other header is left to curl. */
 static size_t header_cb(char *h, size_t size, size_t nmemb, void *ud)
 {
 	struct floe_http_resp *r = ((struct xfer *)ud)->r;
-	size_t n = size * nmemb;
-	if (n > 5 && strncasecmp(h, "date:", 5) == 0) {
-		size_t i = 5, e = n;
-		while (i < e && (h[i] == ' ' || h[i] == '\t'))
-			i++;
-		while (e > i && (h[e - 1] == '\r' || h[e - 1] == '\n' || h[e - 1] == ' '))
-			e--;
-		r->has_date = floe_sigv4_parse_http_date(h + i, e - i, &r->date) == 0;
-	}
-	if (n > 5 && strncasecmp(h, "etag:", 5) == 0) {
-		size_t i = 5, e = n;
-		while (i < e && (h[i] == ' ' || h[i] == '\t'))
-			i++;
-		while (e > i && (h[e - 1] == '\r' || h[e - 1] == '\n' || h[e - 1] == ' '))
-			e--;
-		size_t len = e - i < sizeof(r->etag) - 1 ? e - i : sizeof(r->etag) - 1;
-		memcpy(r->etag, h + i, len);
+	size_t n = size * nmemb, vl;
+	const char *v;
+	if (header_value(h, n, "date:", &v, &vl))
+		r->has_date = floe_sigv4_parse_http_date(v, vl, &r->date) == 0;
+	if (header_value(h, n, "etag:", &v, &vl)) {
+		size_t len = vl < sizeof(r->etag) - 1 ? vl : sizeof(r->etag) - 1;
+		memcpy(r->etag, v, len);
 		r->etag[len] = '\0';
 	}
 	return n;
