@@ -733,6 +733,7 @@ int floe_ts_format_new(struct floe_alloc *a, const char *spec, size_t slen, cons
 	f->alloc = a;
 	f->kind = kind;
 	f->zone_off = off;
+	f->zone = NULL;
 	f->flen = kind == TS_CUSTOM ? slen : 0;
 	if (kind == TS_CUSTOM)
 		memcpy(f->fmt, spec, slen);
