@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Whether two builds of floe write the same Parquet bytes from the same input: the check
 # a change meant to make floe faster without changing what it writes must pass. Runs
-# `floe run --once` of each build with a fixed wall clock (fixed_clock.c, preloaded, so
+# `floe run --once` of each build with a fixed wall clock (tests/clock_shim.c, preloaded, so
 # that received_at is the same) over:
 # - LINES generated Apache combined lines in every case of typed.sh (cases.sh);
 # - each loghub sample in tests/data/loghub (or SAMPLES=dir) with parser none, logfmt and json,
@@ -27,8 +27,10 @@ done
 SAMPLES=${SAMPLES:-tests/data/loghub}
 W=$(mktemp -d /tmp/floe-same-files.XXXXXX)
 trap 'rm -rf "$W"' EXIT
-cc -O2 -shared -fPIC -o "$W/fixed_clock.so" tests/bench/fixed_clock.c -ldl ||
+cc -O2 -shared -fPIC -o "$W/fixed_clock.so" tests/clock_shim.c -ldl ||
 	{ echo "cannot build the fixed clock" >&2; exit 2; }
+# The wall clock of every run: 2026-11-30T00:53:20.123456Z.
+export FLOE_TEST_CLOCK_AT=1796000000.123456
 source tests/bench/cases.sh
 gen_access "$W/access.log" "$N"
 

@@ -226,6 +226,20 @@ damage() {
 	printf 'XXXX' | dd of="$1" bs=1 seek=$((size / 2)) conv=notrunc status=none
 }
 
+# clock_shim OFFSET_FILE: builds tests/clock_shim.c (skips the test without a C compiler)
+# and sets CLOCK_SHIFTED, the env command that runs a program with its wall clock shifted
+# by the seconds OFFSET_FILE holds whenever it reads it: "${CLOCK_SHIFTED[@]}" CMD...
+# (env execs CMD, so a background one's PID is CMD's). An ASan build is told that the
+# shim comes before its runtime.
+clock_shim() {
+	local cc=${CC:-cc}
+	command -v "$cc" >/dev/null || skip "no C compiler for the clock shim"
+	[ -f "$T/clock_shim.so" ] || "$cc" -shared -fPIC -O2 -o "$T/clock_shim.so" \
+		"$FLOE_SRC/tests/clock_shim.c" -ldl || skip "the clock shim does not build"
+	CLOCK_SHIFTED=(env FLOE_TEST_CLOCK_FILE="$1" LD_PRELOAD="$T/clock_shim.so"
+		ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0")
+}
+
 # metric FILE NAME: one counter of a metrics.json.
 metric() {
 	sed -n "s/.*\"$2\":\([0-9]*\).*/\1/p" "$1"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The device's wall clock steps back, as on a device whose clock ran ahead and NTP (or
 # an operator) corrects it: floe runs with its clock a year ahead (a preloaded shim,
-# clock_shift.c, shifts CLOCK_REALTIME by what a file says), tails 40 lines, then the
+# tests/clock_shim.c, shifts CLOCK_REALTIME by what a file says), tails 40 lines, then the
 # clock steps back a year and 40 more lines come. Before, the aggregation took every
 # event after the step as late and dropped it (for as long as the step: a year). Now the
 # step is said, the open window goes out as a partial row, and the windows start again.
@@ -10,12 +10,9 @@
 # sees the step too (its counters go on from the image: 100 events). Every line is in the raw table once, the aggregate table's counts
 # sum to every line with no late event, and its windows are in the three years.
 source "$(dirname "$0")/lib.sh"
-CC=${CC:-cc}
-command -v "$CC" >/dev/null || skip "no C compiler for the clock shim"
 d="$T/clock"
 mkdir -p "$d/logs"
-"$CC" -shared -fPIC -O2 -o "$d/shift.so" "$FLOE_SRC/tests/integration/clock_shift.c" -ldl ||
-	skip "the clock shim does not build"
+clock_shim "$d/offset"
 year=31536000
 echo "$year" >"$d/offset"
 cat >"$d/floe.yaml" <<YAML
@@ -28,14 +25,8 @@ lake: { warehouse: $d/wh }
 aggregations:
   - { name: per10, from: [0], window: 10s, metrics: [count] }
 YAML
-# floe with the shifted clock, in place of the calling (sub)shell, so that a background
-# one's PID is floe's. An ASan build must be told that the shim comes before its runtime.
-shifted() {
-	FLOE_TEST_CLOCK_FILE="$d/offset" LD_PRELOAD="$d/shift.so" \
-		ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" exec "$FLOE_BIN" "$@"
-}
 : >"$d/logs/a.log"
-shifted run -c "$d/floe.yaml" --log-level info >"$d/run.log" 2>&1 &
+"${CLOCK_SHIFTED[@]}" "$FLOE_BIN" run -c "$d/floe.yaml" --log-level info >"$d/run.log" 2>&1 &
 pid=$!
 PIDS+=("$pid")
 check "the agent starts with its clock a year ahead" wait_log "$d/run.log" "agent clock-agent started" 30
@@ -58,7 +49,8 @@ check "one step, no late event" grep -q "aggregation per10: 80 events .* 0 late 
 
 echo "-$year" >"$d/offset" # booted with the clock a further year back
 for i in $(seq 1 20); do echo "behind $i" >>"$d/logs/a.log"; done
-(shifted run -c "$d/floe.yaml" --once --log-level info) >"$d/once.log" 2>&1 || fail "run --once failed"
+"${CLOCK_SHIFTED[@]}" "$FLOE_BIN" run -c "$d/floe.yaml" --once --log-level info >"$d/once.log" 2>&1 ||
+	fail "run --once failed"
 check "the step across the restart is said" grep -q "aggregation per10: the clock went back" "$d/once.log"
 check "no late event after the restart" grep -q "aggregation per10: 100 events .* 0 late (0 dropped" "$d/once.log"
 

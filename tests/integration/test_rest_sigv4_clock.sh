@@ -5,12 +5,9 @@
 # does) answered every request 403, and nothing was ever committed. floe now learns the
 # catalog's clock from its answers' Date header: the first refusal is signed again on the
 # catalog's clock, the offset is said once, and every line lands. The clock is shifted by
-# a preloaded shim (clock_shift.c), the catalog's is the machine's.
+# a preloaded shim (tests/clock_shim.c), the catalog's is the machine's.
 source "$(dirname "$0")/lib.sh"
-CC=${CC:-cc}
-command -v "$CC" >/dev/null || skip "no C compiler for the clock shim"
-"$CC" -shared -fPIC -O2 -o "$T/shift.so" "$FLOE_SRC/tests/integration/clock_shift.c" -ldl ||
-	skip "the clock shim does not build"
+clock_shim "$T/offset"
 AK=AKIDFLOESIGV4CLOCK1
 SK='sigv4/Secret+key-for-the-clock-test'
 start_rest_catalog "$T/cat" --sigv4 "$AK:$SK:eu-west-3:glue"
@@ -26,9 +23,8 @@ lake:
 YAML
 echo 3600 >"$T/offset"
 check "floe with its clock an hour ahead commits through the signing catalog" \
-	env -u AWS_PROFILE HOME="$T" AWS_SHARED_CREDENTIALS_FILE="$T/none" AWS_EC2_METADATA_DISABLED=true \
-	AWS_ACCESS_KEY_ID="$AK" AWS_SECRET_ACCESS_KEY="$SK" FLOE_TEST_CLOCK_FILE="$T/offset" \
-	LD_PRELOAD="$T/shift.so" ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+	"${CLOCK_SHIFTED[@]}" env -u AWS_PROFILE HOME="$T" AWS_SHARED_CREDENTIALS_FILE="$T/none" \
+	AWS_EC2_METADATA_DISABLED=true AWS_ACCESS_KEY_ID="$AK" AWS_SECRET_ACCESS_KEY="$SK" \
 	"$FLOE_BIN" run -c "$T/floe.yaml" --once --log-level info >"$T/run.log" 2>&1
 check "the offset is said once" test "$(grep -c "this device's clock is 36[0-9][0-9] s ahead of the catalog's" "$T/run.log")" = 1
 check "one request was refused for its time, none after it" \

@@ -1,8 +1,11 @@
-/* The wall clock shifted by a number of seconds read from the file FLOE_TEST_CLOCK_FILE
- * names at every reading, preloaded (LD_PRELOAD) into floe by test_clock_step.sh, so
- * that the test can step the clock of a running agent back or forward as NTP or an
- * operator would: CLOCK_REALTIME, gettimeofday and time. The monotonic clocks are left
- * as they are. Not part of floe. */
+/* The wall clock as a test wants it, preloaded (LD_PRELOAD) into floe; not part of floe.
+ * CLOCK_REALTIME (and its coarse reading), gettimeofday and time:
+ * - FLOE_TEST_CLOCK_AT=SECONDS.MICROSECONDS: always that instant, so that two builds
+ *   write the same received_at, snapshot times and file names (tests/bench/same_files.sh);
+ * - FLOE_TEST_CLOCK_FILE=PATH: the real clock shifted by the seconds PATH holds when it is
+ *   read, so that a test steps a running agent's clock back or forward as NTP or an
+ *   operator would (tests/integration/lib.sh, clock_shim).
+ * The monotonic clocks (timers, rates) are left as they are. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>
@@ -11,6 +14,18 @@
 #include <time.h>
 
 static int (*real_clock_gettime)(clockid_t, struct timespec *);
+
+/* The fixed instant, when FLOE_TEST_CLOCK_AT gives one. */
+static int fixed(struct timespec *ts)
+{
+	const char *at = getenv("FLOE_TEST_CLOCK_AT");
+	long s = 0, us = 0;
+	if (!at || sscanf(at, "%ld.%ld", &s, &us) < 1)
+		return 0;
+	ts->tv_sec = s;
+	ts->tv_nsec = us * 1000L;
+	return 1;
+}
 
 static long offset_s(void)
 {
@@ -27,6 +42,8 @@ static long offset_s(void)
 
 int clock_gettime(clockid_t c, struct timespec *ts)
 {
+	if ((c == CLOCK_REALTIME || c == CLOCK_REALTIME_COARSE) && fixed(ts))
+		return 0;
 	if (!real_clock_gettime)
 		real_clock_gettime = (int (*)(clockid_t, struct timespec *))dlsym(RTLD_NEXT, "clock_gettime");
 	int rc = real_clock_gettime(c, ts);
