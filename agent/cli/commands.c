@@ -19,6 +19,7 @@
 #include "platform/fs.h"
 #include "platform/heap.h"
 #include "platform/log.h"
+#include "platform/notify.h"
 #include "platform/path.h"
 #include "platform/signal.h"
 
@@ -364,6 +365,12 @@ static bool reload_config(void *ctx)
 	floe_config_free(rl->next);
 	rl->next = c;
 	floe_runner_carry_expect(rl->carry, c);
+	/* The service manager shows the unit reloading until a configuration runs again
+	 * (the new one, or the old one when the new cannot start): READY=1 then. */
+	char msg[96];
+	snprintf(msg, sizeof(msg), "RELOADING=1\nMONOTONIC_USEC=%" PRId64 "\nSTATUS=reloading the configuration",
+		 floe_clock_mono_ns() / 1000);
+	(void)floe_notify(msg);
 	return true;
 }
 
@@ -387,6 +394,15 @@ int floe_cmd_run(int argc, char **argv)
 	}
 	floe_signal_install();
 	floe_heap_tune();
+	/* A service manager's notifications (Type=notify, WatchdogSec=): before any thread. */
+	int nrc = floe_notify_init();
+	if (nrc)
+		floe_warn("NOTIFY_SOCKET is set but cannot be used (%s): the service manager is not "
+			  "told when floe is ready, and its watchdog is not fed",
+			  floe_strerror(nrc));
+	else if (!once && floe_notify_watchdog_us() > 0)
+		floe_info("service manager watchdog: fed every %" PRId64 " ms while the main loop turns",
+			  floe_notify_watchdog_us() / 4000);
 	struct reload rl = {.path = cfg->path, .next = NULL};
 	if (floe_path_absolute(cfg->agent.state_dir, rl.state_dir, sizeof(rl.state_dir)) != 0)
 		rl.state_dir[0] = '\0';
@@ -461,6 +477,12 @@ static int run_once_over(struct floe_config *cfg, bool once, struct reload *rl, 
 		floe_info("agent %s started (REST catalog %s)", cfg->agent.id, cfg->lake.rest.uri);
 	else
 		floe_info("agent %s started (warehouse %s)", cfg->agent.id, cfg->lake.warehouse);
+	/* Ready: the inputs are open and listening (a store that cannot be reached yet is
+	 * no reason to wait: the spool holds the rows until it answers). */
+	char msg[160];
+	snprintf(msg, sizeof(msg), "READY=1\nSTATUS=agent %s running, %zu inputs", cfg->agent.id,
+		 cfg->ninputs);
+	(void)floe_notify(msg);
 	/* A catch-up on a terminal shows how far it is (not in a service's journal). */
 	bool progress = once && floe_log_is_terminal();
 	if (progress)

@@ -11,6 +11,7 @@
 #include "platform/crash.h"
 #include "platform/log.h"
 #include "platform/loop.h"
+#include "platform/notify.h"
 #include "platform/signal.h"
 
 #include <inttypes.h>
@@ -28,6 +29,7 @@ struct loop {
 	int64_t backoff_ceil_us;   /* its ceiling, doubled at each failure in a row */
 	unsigned idle_turns; /* idle waits in a row */
 	int64_t last_full_read; /* the last read pass over every tail */
+	bool told_stopping;	/* the service manager was told STOPPING=1 */
 };
 
 /* The pace of the glob rescan: slower once idle with a watch (RESCAN_IDLE_MS), but
@@ -53,6 +55,10 @@ static int until_due_ms(struct floe_runner *r, const struct loop *l)
 		due = l->last_full_read + QUIET_FULL_MS * 1000LL;
 	int64_t ms = (due - floe_run_mono_us(r) + 999) / 1000;
 	int64_t max = r->status ? STATUS_IDLE_MAX_MS : IDLE_MAX_MS;
+	/* A service manager's watchdog is fed from the turns: wait at most a quarter of it. */
+	int64_t wd = floe_notify_watchdog_us() / 4000;
+	if (wd > 0 && wd < max)
+		max = wd;
 	return ms < 1 ? 1 : ms > max ? (int)max : (int)ms;
 }
 
@@ -357,6 +363,9 @@ static bool quiet_turn(struct floe_runner *r, struct loop *l)
  * maybe seal and commit, maybe rescan, maybe wait. *done: the loop ends. */
 static int turn(struct floe_runner *r, struct loop *l, bool *done)
 {
+	/* Each turn feeds the service manager's watchdog (WatchdogSec=): a loop stuck for
+	 * its interval gets the agent restarted, which is all an unwatched device can do. */
+	floe_notify_watchdog();
 	int rc = check_commit(r, l, false, done);
 	if (rc || *done)
 		return rc;
@@ -371,6 +380,10 @@ static int turn(struct floe_runner *r, struct loop *l, bool *done)
 		return rc;
 	}
 	bool stop = floe_run_stopping(r);
+	if (stop && !l->told_stopping && floe_signal_stop_requested()) {
+		l->told_stopping = true;
+		(void)floe_notify("STOPPING=1\nSTATUS=stopping: sealing and committing");
+	}
 	if (floe_signal_take_hangup())
 		hangup(r, &stop);
 	if (l->once && progress == 0 && !r->lake.blocked) {

@@ -1,5 +1,5 @@
 /* The agent's status pages (agent.http.listen): /metrics in the Prometheus text format
- * (version 0.0.4) and /healthz, served by platform/httpd.c's thread from documents the
+ * (version 0.0.4), /healthz and /livez, served by platform/httpd.c's thread from documents the
  * main loop renders and publishes at most once a second. The counters are metrics.json's,
  * rendered from the same table (counters.h); the commit histogram, the S3 client's
  * requests, the last commit's age and floe_healthy are this page's own. Nothing here
@@ -14,8 +14,11 @@
  *   (the store refuses or is unreachable); an idle agent with an empty spool is fine;
  * - an input matches files it cannot open (permissions);
  * - the main loop published nothing for STALE_MS (stuck), which the server itself
- *   answers for both pages. That allowance is long because a commit to a slow store runs
- *   on the main loop (request deadlines and retries) and is no failure. */
+ *   answers for every page. That allowance is long because a commit to a slow store
+ *   runs on the main loop (request deadlines and retries) and is no failure.
+ * /livez answers 200 whatever /healthz says, 503 only in that last case: it is the page
+ * for a liveness probe (Kubernetes', a fleet manager's), which restarts what it finds
+ * dead; /healthz is for alerts and readiness. */
 #include "agent/run/runner_impl.h"
 
 #include "agent/config/config.h"
@@ -52,7 +55,7 @@
  * 512 bytes this was: the error alone may fill them). */
 #define REASON_MAX (STORE_ERROR_MAX + 256)
 
-enum { DOC_METRICS, DOC_HEALTHZ };
+enum { DOC_METRICS, DOC_HEALTHZ, DOC_LIVEZ };
 
 struct run_status {
 	struct floe_httpd *httpd;
@@ -124,10 +127,10 @@ int floe_runner_status_start(struct floe_runner *r, struct floe_err *err)
 		c->httpd = NULL;
 	}
 	floe_run_status_release(c);
-	static const char *const paths[] = {"/metrics", "/healthz"};
+	static const char *const paths[] = {"/metrics", "/healthz", "/livez"};
 	struct floe_httpd_opts o = {.alloc = r->alloc,
 				    .paths = paths,
-				    .npaths = 2,
+				    .npaths = 3,
 				    .doc_cap = cap,
 				    .max_age_ms = STALE_MS};
 	const char *what = "listen";
@@ -139,7 +142,7 @@ int floe_runner_status_start(struct floe_runner *r, struct floe_err *err)
 	char bound[FLOE_LISTEN_URI_MAX];
 	if (floe_listen_uri_format(&u, floe_httpd_port(s->httpd), bound, sizeof(bound)) < 0)
 		snprintf(bound, sizeof(bound), "tcp://%s", listen);
-	floe_info("status: serving /metrics and /healthz on %s%s", bound,
+	floe_info("status: serving /metrics, /healthz and /livez on %s%s", bound,
 		  kept ? " (kept open across the reload)" : "");
 	floe_runner_status_publish(r, true);
 	return 0;
@@ -426,4 +429,8 @@ void floe_runner_status_publish(struct floe_runner *r, bool now)
 	floe_buf_fini(&b);
 	floe_httpd_publish(s->httpd, DOC_HEALTHZ, ok ? 200 : 503, "text/plain; charset=utf-8", why,
 			   strlen(why));
+	/* /livez: the main loop turns. It answers 503 only when it stopped publishing (the
+	 * server says so after STALE_MS): a liveness probe restarts a stuck agent, never
+	 * one that waits for its store, which a restart would not help. */
+	floe_httpd_publish(s->httpd, DOC_LIVEZ, 200, "text/plain; charset=utf-8", "ok\n", 3);
 }

@@ -134,7 +134,7 @@ YAML
 # logged_port LOG: the port an agent started with agent.http.listen 127.0.0.1:0 serves
 # /metrics on, as its log (the last start in it) says; empty if it has not said yet.
 logged_port() {
-	sed -n 's#.*status: serving /metrics and /healthz on tcp://127.0.0.1:\([0-9]*\).*#\1#p' "$1" | tail -1
+	sed -n 's#.*status: serving /metrics, /healthz and /livez on tcp://127.0.0.1:\([0-9]*\).*#\1#p' "$1" | tail -1
 }
 
 # serving_port LOG PID: logged_port, once the log says so; empty if the agent PID exits
