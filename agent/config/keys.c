@@ -35,7 +35,7 @@ static const struct floe_key http_keys[] = {
      .type = FLOE_KT_STRING,
      .off = CFG(agent.http_listen),
      .check = check_listen,
-     .help = "HOST:PORT serving /metrics and /healthz; unset: no listener"},
+     .help = "HOST:PORT serving /metrics, /healthz and /livez; unset: no listener"},
 };
 static const struct floe_key_section http_section = FLOE_KEY_SECTION(http_keys, NULL, NULL);
 
@@ -85,7 +85,7 @@ static const struct floe_key agent_keys[] = {
      .type = FLOE_KT_SECTION,
      .sub = &http_section,
      .shown = http_on,
-     .help = "off: set listen to serve /metrics and /healthz"},
+     .help = "off: set listen to serve /metrics, /healthz and /livez"},
 };
 static const struct floe_key_section agent_section = FLOE_KEY_SECTION(agent_keys, agent_post, NULL);
 

@@ -162,7 +162,7 @@ static void test_dump(void **state)
 	    "agent "
 	    "takes over; unset: none\n"
 	    "  log_format: text  # log lines on stderr: text, or json (one object per line)\n"
-	    "  http: ~  # off: set listen to serve /metrics and /healthz\n"
+	    "  http: ~  # off: set listen to serve /metrics, /healthz and /livez\n"
 	    "inputs: []\n"
 	    "tables:\n"
 	    "  logs:\n"
