@@ -627,13 +627,15 @@ int floe_output_commit(struct floe_output *o, size_t max_entries, struct floe_ou
 	int64_t committed = rc ? -1 : floe_table_committed_seq(o->table, o->opt.installation);
 	if (rc == 0 && (int64_t)o->committed > committed)
 		committed = (int64_t)o->committed;
-	/* The installation this one replaces (its id lost with every state file) committed
+	/* The installation this one replaces (agent.replaces, or the one this installation
+	 * was before its state_dir was wiped: floe_table_replaced) committed
 	 * this spool's entries up to its commit-seqs in the table, though a crash before its
 	 * record left some here. Taken only while the record is its own: this spool's
 	 * entries were then numbered on from its, so none of this installation's is below
 	 * them (a state_dir made anew numbers from 1 and has no such record). */
-	if (rc == 0 && o->opt.replaces && strcmp(o->committed_by, o->opt.replaces) == 0) {
-		int64_t old = floe_table_committed_seq(o->table, o->opt.replaces);
+	const char *replaced = rc == 0 ? floe_table_replaced(o->table) : NULL;
+	if (replaced && strcmp(o->committed_by, replaced) == 0) {
+		int64_t old = floe_table_committed_seq(o->table, replaced);
 		committed = old > committed ? old : committed;
 	}
 	for (; rc == 0 && held < n && committed >= 0 && seqs[held] <= (uint64_t)committed; held++)

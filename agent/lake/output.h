@@ -29,10 +29,6 @@ struct floe_output_options {
 	struct floe_alloc *alloc;    /* shared by both threads (its counters are atomic) */
 	struct floe_spool *spool;    /* the main thread's handle (borrowed, outlives this) */
 	const char *installation;    /* whose floe.commit-seq in the table counts (borrowed) */
-	/* The installation this one replaces (agent.replaces; NULL: none): while the spool's
-	 * record of its last commit is that installation's, the entries its commit-seqs in
-	 * the table cover are in the table (borrowed). */
-	const char *replaces;
 	const char *what;	     /* for the log: "the logs table", "aggregate table x" */
 	/* Damaged data files: rebuildable, the entry is handed back to be read again from
 	 * its inputs (floe_output_report.rebuild); otherwise its rows are lost, counted, and

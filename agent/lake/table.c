@@ -555,7 +555,17 @@ struct identity_ctx {
 	long newest_foreign;  /* walk position of the newest other installation's, or -1 */
 	long blocking;        /* the newest one opt.replaces does not cover, or -1 */
 	size_t foreign_idx, blocking_idx;
+	long homed;	      /* the newest one made from this installation's home, or -1 */
+	size_t homed_idx;
 };
+
+/* Whether the commit at snapshot index i was made from this installation's home (the
+ * same hardware and state_dir path: this installation before its state_dir was wiped). */
+static bool same_home(const struct floe_table *t, size_t i)
+{
+	const char *home = floe_ice_meta_snapshot_summary(t->meta, i, "floe.installation-home");
+	return t->opt.home && home && strcmp(home, t->opt.home) == 0;
+}
 
 static bool identity_one(void *ctx, size_t i, size_t pos)
 {
@@ -574,6 +584,13 @@ static bool identity_one(void *ctx, size_t i, size_t pos)
 		c->foreign_idx = i;
 	}
 	bool replaced = t->opt.replaces && strcmp(t->opt.replaces, by ? by : "legacy") == 0;
+	if (!replaced && same_home(t, i)) {
+		replaced = true;
+		if (c->homed < 0) {
+			c->homed = (long)pos;
+			c->homed_idx = i;
+		}
+	}
 	if (!replaced && c->blocking < 0) {
 		c->blocking = (long)pos;
 		c->blocking_idx = i;
@@ -610,9 +627,21 @@ int floe_table_check_identity(struct floe_table *t, struct floe_err *err)
 
 int floe_table_identity(struct floe_table *t)
 {
-	struct identity_ctx c = {t, -1, -1, -1, 0, 0};
+	struct identity_ctx c = {t, -1, -1, -1, 0, 0, -1, 0};
 	char who[256];
 	walk_ancestry(t, identity_one, &c);
+	const char *homed = c.homed >= 0 ? floe_ice_meta_snapshot_summary(t->meta, c.homed_idx, "floe.installation-id") : NULL;
+	snprintf(t->homed_by, sizeof(t->homed_by), "%s", homed ? homed : "");
+	if (c.oldest_own < 0 && c.blocking < 0 && c.homed >= 0 && !t->home_said) {
+		describe(t, c.homed_idx, who, sizeof(who));
+		floe_warn("table: %s: agent.id '%s' last committed from %s, on this machine from this "
+			  "state_dir, whose files are gone (wiped, or a volatile state_dir): this "
+			  "installation, %s, takes the agent.id over, as agent.replaces would. What that "
+			  "state_dir held but had not committed is lost, and its inputs start again at "
+			  "start_at",
+			  t->location, t->opt.agent_id, who, t->opt.installation_id);
+		t->home_said = true;
+	}
 	if (c.oldest_own >= 0 && c.newest_foreign >= 0 && c.newest_foreign < c.oldest_own) {
 		describe(t, c.foreign_idx, who, sizeof(who));
 		return floe_table_fail(
@@ -642,6 +671,13 @@ int floe_table_identity(struct floe_table *t)
 		    t->location, t->opt.agent_id, who, t->opt.installation_id, by ? by : "legacy");
 	}
 	return 0;
+}
+
+const char *floe_table_replaced(const struct floe_table *t)
+{
+	if (t->opt.replaces)
+		return t->opt.replaces;
+	return t->homed_by[0] ? t->homed_by : NULL;
 }
 
 void floe_table_commit_counts(const struct floe_table *t, uint64_t *attempts, uint64_t *conflicts)

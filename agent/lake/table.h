@@ -57,6 +57,11 @@ struct floe_table_options {
 	/* An installation whose commits under agent_id this one takes over ("legacy" for
 	 * commits without an installation id); NULL: none. See floe_table_check_identity. */
 	const char *replaces;
+	/* Where this installation runs (state/identity.h, floe_identity_home; NULL: unknown),
+	 * written with each commit as floe.installation-home. Another installation's commits
+	 * under agent_id made from this home are this installation's before its state_dir
+	 * was wiped: it takes them over as replaces would, saying so once. */
+	const char *home;
 	unsigned max_attempts;      /* commit attempts before giving up (0 = 100) */
 	unsigned max_log;           /* metadata-log entries kept (0 = 100) */
 	/* Manifest merging and snapshot expiry on commit (borrowed; NULL: neither, and
@@ -146,6 +151,10 @@ const struct floe_part_spec *floe_table_spec(const struct floe_table *t);
 const char *floe_table_location(const struct floe_table *t);
 /* Metadata version currently loaded (N of vN.metadata.json). */
 int64_t floe_table_version(const struct floe_table *t);
+/* The installation whose commits under agent_id this one takes over: opt.replaces, else
+ * the one the last identity check found made from this installation's home (opt.home:
+ * this installation before its state_dir was wiped); NULL: none. */
+const char *floe_table_replaced(const struct floe_table *t);
 /* The highest floe.commit-seq that installation_id has in the current snapshot's
  * ancestry, or -1 when it has none. For this table's own installation, snapshots of its
  * legacy_agent_id count too. */

@@ -268,6 +268,8 @@ static void build_summary(struct floe_table *t, void *ctx, long pidx, struct flo
 	floe_table_summary_str(s, "engine-version", FLOE_VERSION);
 	floe_table_summary_str(s, "floe.agent-id", t->opt.agent_id);
 	floe_table_summary_str(s, "floe.installation-id", t->opt.installation_id);
+	if (t->opt.home)
+		floe_table_summary_str(s, "floe.installation-home", t->opt.home);
 	floe_table_summary_int(s, "floe.commit-seq", ap->commit_seq);
 }
 

@@ -74,6 +74,10 @@ struct floe_table {
 	 * (floe_table_settle_lost). */
 	struct floe_table_expiry *lost;
 	int64_t lost_snapshot;
+	bool home_said; /* the takeover of a wiped installation's agent.id was logged */
+	/* The installation whose commits under agent_id were made from this one's home
+	 * (opt.home), found by the last identity check: "" none. */
+	char homed_by[40];
 };
 
 struct floe_alloc;

@@ -22,6 +22,7 @@
 #include "platform/fs.h"
 #include "platform/log.h"
 #include "platform/loop.h"
+#include "platform/machine.h"
 #include "platform/owner.h"
 #include "platform/signal.h"
 #include "platform/store.h"
@@ -69,6 +70,11 @@ static int open_state(struct floe_runner *r, struct floe_err *err)
 	rc = floe_identity_open(r->alloc, dir, machine, true, r->env.o.rand, &r->ck.id, err);
 	r->stats.state_damaged += r->ck.id.damaged;
 	r->stats.installation_renewed += r->ck.id.renewed;
+	/* Where this installation runs: its commits say so, so that the next installation
+	 * here, after the state_dir was wiped, can tell it is this one (identity.h). */
+	char hw[FLOE_MACHINE_HW_HEX + 1];
+	if (rc == 0 && floe_machine_hardware(NULL, hw) == 0)
+		floe_identity_home(hw, machine, dir, r->ck.id.home);
 	return rc;
 }
 
@@ -252,7 +258,6 @@ static int open_raw(struct floe_runner *r, size_t k, struct floe_err *err)
 	struct floe_output_options oo = {
 	    .alloc = r->alloc,
 	    .installation = r->ck.id.installation,
-	    .replaces = r->set.cfg->agent.replaces,
 	    .what = rt->what,
 	    /* From the positions its entries record, its own records alone (the replay
 	     * routes them again). */

@@ -167,7 +167,6 @@ static int open_one(struct floe_runner *r, const struct floe_config_agg *c, stru
 	struct floe_output_options oo = {
 	    .alloc = r->alloc,
 	    .installation = r->ck.id.installation,
-	    .replaces = r->set.cfg->agent.replaces,
 	    .what = o->what,
 	    .rebuildable = false, /* its events went on into the open windows */
 	    .open = open_table,

@@ -434,6 +434,7 @@ static inline struct floe_table_options floe_run_table_options(const struct floe
 	    .installation_id = r->ck.id.installation,
 	    .legacy_agent_id = r->ck.id.legacy_agent_id[0] ? r->ck.id.legacy_agent_id : NULL,
 	    .replaces = cfg->agent.replaces,
+	    .home = r->ck.id.home[0] ? r->ck.id.home : NULL,
 	    /* Every table floe writes gets the configured properties: without any, an
 	     * aggregate table would never merge its manifests, expire its snapshots or
 	     * delete its old metadata, and grow for as long as the device runs. */

@@ -126,6 +126,19 @@ int floe_identity_machine(const char *path, char out[17])
 	return 0;
 }
 
+void floe_identity_home(const char *hw, const char *machine, const char *state_dir, char out[33])
+{
+	out[0] = '\0';
+	if (!hw || !*hw)
+		return;
+	char msg[FLOE_PATH_MAX + 32];
+	int n = snprintf(msg, sizeof(msg), "%s\n%s", machine ? machine : "", state_dir ? state_dir : "");
+	uint8_t mac[FLOE_SHA256_LEN];
+	if (n < 0 || (size_t)n >= sizeof(msg) || floe_hmac_sha256(hw, strlen(hw), msg, (size_t)n, mac))
+		return;
+	floe_hex_encode(mac, 16, out);
+}
+
 void floe_identity_default_agent_id(const char *host, const char *hex16, char out[65])
 {
 	char h[48];

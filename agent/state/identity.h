@@ -38,6 +38,9 @@ struct floe_identity {
 	 * aside as damaged, and whether it had to make a new id in place of a damaged one. */
 	unsigned damaged;
 	bool renewed;
+	/* Where it runs (not in the file, made at each start by floe_identity_home): "" when
+	 * the machine's hardware says nothing of itself. */
+	char home[33];
 };
 
 /* The file's payload (JSON). decode is pure and checks every field (FLOE_EFORMAT,
@@ -49,6 +52,18 @@ int floe_identity_decode(struct floe_alloc *a, const char *text, size_t len, str
  * "floe agent id"). -ENOENT when path is absent or holds no valid machine id (32 hex
  * digits, not all zero; "uninitialized" on a first boot counts as none). */
 int floe_identity_machine(const char *path, char out[17]);
+
+/* An installation's home: 32 hex digits of HMAC-SHA256(hw, machine "\n" state_dir), hw
+ * being the machine's hardware fingerprint (platform/machine.h) and machine its
+ * floe_identity_machine value ("" without one); "" when hw is NULL or empty. Commits
+ * carry it (floe.installation-home). A new installation whose home is that of the
+ * installation committing under its agent.id is that installation with its state_dir
+ * wiped: the same hardware and the same state_dir path, whose lock says no other agent
+ * runs on it. It takes over as agent.replaces would (lake/table.c). A clone of a
+ * device's image (the same /etc/machine-id and host name, so the same default agent.id)
+ * has other hardware, and a second state_dir on one machine another path: both are
+ * still refused. */
+void floe_identity_home(const char *hw, const char *machine, const char *state_dir, char out[33]);
 
 /* The default agent id: "<host>-<hex16>", the host name cut to fit 64 bytes with its
  * bytes outside [A-Za-z0-9._-] replaced by '-' ("floe" without a host name). */

@@ -10,6 +10,12 @@ export TZ=UTC0
 : "${FLOE_SRC:?FLOE_SRC must point to the source tree}"
 READER="$FLOE_SRC/tests/integration/reader"
 T=$(mktemp -d /tmp/floe-it.XXXXXX)
+# The machine's hardware, which an installation's home is made of (platform/machine.h):
+# none, so that every test runs alike on a machine with network devices and in a
+# container without; a test that wants one makes a tree (machine_root) and points this
+# at it.
+mkdir -p "$T/no-machine"
+export FLOE_TEST_MACHINE_ROOT=$T/no-machine
 PIDS=()
 PASSED=0
 FAILED=0
@@ -76,6 +82,14 @@ while True:
     except OSError:
         t.close(); u.close()
 print(p)'
+}
+
+# machine_root DIR MAC: a machine tree for FLOE_TEST_MACHINE_ROOT whose one physical
+# network device has the permanent address MAC.
+machine_root() {
+	mkdir -p "$1/sys/class/net/eth0/device"
+	echo 0 >"$1/sys/class/net/eth0/addr_assign_type"
+	echo "$2" >"$1/sys/class/net/eth0/address"
 }
 
 # wait_log FILE PATTERN [SECONDS]: until FILE (an agent's log) says PATTERN; at most

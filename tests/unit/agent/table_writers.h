@@ -82,6 +82,22 @@ static inline int setup(void **state)
 	return 0;
 }
 
+/* The table as agent with installation inst, which replaces the installation named
+ * (NULL: none) and runs at home (NULL: unknown); rc the open's result expected. */
+static inline struct floe_table *open_home(struct fixture *f, const char *agent, const char *inst,
+					   const char *replaces, const char *home, int rc)
+{
+	struct floe_table_options o = fixture_table(f, agent, inst);
+	o.max_attempts = 2;
+	o.clock = &f->clock;
+	o.rand = &f->rand;
+	o.replaces = replaces;
+	o.home = home;
+	struct floe_table *t = NULL;
+	assert_int_equal(floe_table_open(&f->alloc, &o, &t, &terr), rc);
+	return t;
+}
+
 static inline struct floe_table *open_as(struct fixture *f, const char *agent, const char *inst,
 				  const struct floe_table_props *props)
 {

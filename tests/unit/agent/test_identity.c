@@ -95,6 +95,28 @@ static void test_default_agent_id(void **state)
 	assert_string_equal(id + 47, "-0123456789abcdef");
 }
 
+/* An installation's home: none without hardware; the same for the same hardware,
+ * machine id and state_dir; another for another of any of them. */
+static void test_home(void **state)
+{
+	(void)state;
+	char a[33], b[33];
+	floe_identity_home(NULL, "0123456789abcdef", "/var/lib/floe", a);
+	assert_string_equal(a, "");
+	floe_identity_home("", "0123456789abcdef", "/var/lib/floe", a);
+	assert_string_equal(a, "");
+	floe_identity_home("hw1", "0123456789abcdef", "/var/lib/floe", a);
+	assert_int_equal(strlen(a), 32);
+	floe_identity_home("hw1", "0123456789abcdef", "/var/lib/floe", b);
+	assert_string_equal(a, b);
+	floe_identity_home("hw2", "0123456789abcdef", "/var/lib/floe", b);
+	assert_string_not_equal(a, b);
+	floe_identity_home("hw1", "", "/var/lib/floe", b);
+	assert_string_not_equal(a, b);
+	floe_identity_home("hw1", "0123456789abcdef", "/var/lib/floe2", b);
+	assert_string_not_equal(a, b);
+}
+
 static void test_create_once(void **state)
 {
 	(void)state;
@@ -316,6 +338,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_machine_id, setup, teardown),
 		cmocka_unit_test(test_default_agent_id),
+		cmocka_unit_test(test_home),
 		cmocka_unit_test_setup_teardown(test_create_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_create_race, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_from_checkpoint, setup, teardown),

@@ -413,8 +413,8 @@ static void test_replaced_installation_entries(void **state)
 	seal(f, 2); /* A's, committed, left by the crash */
 	seal(f, 3); /* B's */
 	struct floe_output_options oo = {.alloc = &f->alloc, .spool = f->spool,
-					 .installation = INST_B, .replaces = INST_A, .what = "B"};
-	assert_int_equal(floe_output_new(&oo, open_as(f, "other", INST_B, NULL), &o), 0);
+					 .installation = INST_B, .what = "B"};
+	assert_int_equal(floe_output_new(&oo, open_home(f, "other", INST_B, INST_A, NULL, 0), &o), 0);
 	assert_int_equal(floe_output_last_seq(o), 3);
 	floe_output_lend(o, 3);
 	memset(&rep, 0, sizeof(rep));
@@ -429,7 +429,7 @@ static void test_replaced_installation_entries(void **state)
 	write_record(f, "1\n");
 	seal(f, 2);
 	oo.installation = "cccccccc-0000-4000-8000-00000000000c";
-	assert_int_equal(floe_output_new(&oo, open_as(f, "third", oo.installation, NULL), &o), 0);
+	assert_int_equal(floe_output_new(&oo, open_home(f, "third", oo.installation, INST_A, NULL, 0), &o), 0);
 	assert_int_equal(floe_output_last_seq(o), 2);
 	floe_output_lend(o, 2);
 	memset(&rep, 0, sizeof(rep));
@@ -437,6 +437,52 @@ static void test_replaced_installation_entries(void **state)
 	assert_int_equal(rep.commits, 1);
 	assert_int_equal(rep.files_committed, 1);
 	floe_output_free(o);
+}
+
+/* The same without agent.replaces, under one agent.id: installation B runs where A ran
+ * (its home, the same hardware and state_dir path), so A is B before its state_dir lost
+ * its installation files, and B takes A's agent.id over as agent.replaces would: A's
+ * entry left by the crash is not committed again, B's is. An installation elsewhere
+ * (another home, or none known) is refused as before: a clone of A. */
+static void test_homed_installation_entries(void **state)
+{
+	struct fixture *f = *state;
+	struct floe_output_options oa = {.alloc = &f->alloc, .spool = f->spool,
+					 .installation = INST_A, .what = "A"};
+	struct floe_output *o = NULL;
+	assert_int_equal(floe_output_new(&oa, open_home(f, "agent", INST_A, NULL, "home1", 0), &o), 0);
+	struct floe_output_report rep = {0};
+	struct floe_err err = {0};
+	seal(f, 1);
+	seal(f, 2);
+	floe_output_lend(o, 2);
+	assert_int_equal(floe_output_commit(o, 256, &rep, &err), 0);
+	assert_int_equal(rep.commits, 1);
+	floe_output_free(o);
+	char text[160];
+	snprintf(text, sizeof(text), "1\n/somewhere\n\n0\n%s\n", INST_A);
+	write_record(f, text);
+	seal(f, 2); /* A's, committed, left by the crash */
+	seal(f, 3); /* B's */
+	/* Elsewhere, or nowhere known: refused, and nothing is committed. */
+	assert_null(open_home(f, "agent", INST_B, NULL, "home2", FLOE_EIDENTITY));
+	assert_null(open_home(f, "agent", INST_B, NULL, NULL, FLOE_EIDENTITY));
+	struct floe_output_options ob = {.alloc = &f->alloc, .spool = f->spool,
+					 .installation = INST_B, .what = "B"};
+	struct floe_table *t = open_home(f, "agent", INST_B, NULL, "home1", 0);
+	assert_string_equal(floe_table_replaced(t), INST_A);
+	assert_int_equal(floe_output_new(&ob, t, &o), 0);
+	assert_int_equal(floe_output_last_seq(o), 3);
+	floe_output_lend(o, 3);
+	memset(&rep, 0, sizeof(rep));
+	assert_int_equal(floe_output_commit(o, 256, &rep, &err), 0);
+	assert_int_equal(rep.commits, 1);
+	assert_int_equal(rep.files_committed, 1); /* entry 3's only */
+	assert_int_equal(floe_table_committed_seq(floe_output_table(o), INST_B), 3);
+	assert_int_equal(entries(f), 0);
+	floe_output_free(o);
+	/* A, come back (its state_dir restored) beside B's commits: two live agents. */
+	assert_null(open_home(f, "agent", INST_A, NULL, "home1", FLOE_EIDENTITY));
 }
 
 /* An entry file damaged while lent to a later start's first commit, on the main thread's
@@ -472,6 +518,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_table_opened_later_and_record, setup,
 					    fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_table_behind_record, setup, fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_homed_installation_entries, setup,
+					    fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_replaced_installation_entries, setup,
 					    fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_load_quarantines_corrupt, setup, fixture_teardown),
