@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -58,11 +59,31 @@ void floe_watch_free(struct floe_watch *w)
 	free(w);
 }
 
+/* Whether the inotify watch of dirs[i] still watches the directory named by its path.
+ * A directory removed while a file in it is still open (a log being drained after its
+ * directory went) gets no IN_DELETE_SELF until that file is closed, so its entry stays
+ * meanwhile; a directory made again under the name is another inode. */
+static bool still_there(const struct watch_dir *d)
+{
+	struct stat st;
+	return d->wd < 0 || (stat(d->path, &st) == 0 && (uint64_t)st.st_ino == d->ino);
+}
+
 int floe_watch_add_dir(struct floe_watch *w, const char *dir)
 {
-	for (size_t i = 0; i < w->ndirs; i++)
-		if (strcmp(w->dirs[i].path, dir) == 0)
+	for (size_t i = 0; i < w->ndirs; i++) {
+		if (strcmp(w->dirs[i].path, dir) != 0)
+			continue;
+		if (still_there(&w->dirs[i]))
 			return 1;
+		/* Gone or replaced: forget the old watch (its IN_IGNORED, when it comes, names
+		 * no directory) and watch what has the name now, if anything. */
+		inotify_rm_watch(w->fd, w->dirs[i].wd);
+		free(w->dirs[i].path);
+		memmove(&w->dirs[i], &w->dirs[i + 1], (w->ndirs - i - 1) * sizeof(w->dirs[0]));
+		w->ndirs--;
+		break;
+	}
 	if (w->ndirs == w->capdirs) {
 		size_t cap = w->capdirs ? w->capdirs * 2 : 8;
 		struct watch_dir *p = realloc(w->dirs, cap * sizeof(*p));

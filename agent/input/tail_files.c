@@ -481,25 +481,6 @@ static int relocate(struct floe_tail *t, struct tfile *f, bool *moved)
 	return 0;
 }
 
-/* Adds the literal directory of each pattern (up to its first wildcard) to the watch. */
-static void watch_patterns(struct floe_tail *t)
-{
-	for (size_t i = 0; i < t->npaths; i++) {
-		char d[PATH_CAP];
-		const char *p = t->paths[i];
-		size_t wild = strcspn(p, "*?[{");
-		size_t cut = 0;
-		for (size_t k = 0; k < wild && p[k]; k++)
-			if (p[k] == '/')
-				cut = k;
-		if (cut == 0 || cut >= sizeof(d))
-			continue;
-		memcpy(d, p, cut);
-		d[cut] = 0;
-		(void)floe_watch_add_dir(t->watch, d);
-	}
-}
-
 /* Expands every pattern and follows what it finds: files known by identity first, then
  * new ones (a file renamed while we were away claims its saved position before a new
  * file at its old name is judged, whatever the glob order). */
@@ -604,8 +585,7 @@ int floe_tail_scan(struct floe_tail *t)
 		t->files[i]->done = false; /* may have grown since: not a file to park now */
 	}
 	t->scan_wanted = false;
-	if (t->watch)
-		watch_patterns(t);
+	floe_tail_watch_patterns(t);
 	int rc = glob_and_follow(t);
 	if (rc == 0)
 		rc = sweep_unseen(t, now);
@@ -629,7 +609,7 @@ void floe_tail_set_watch(struct floe_tail *t, struct floe_watch *w)
 	t->watch = w;
 	if (!w)
 		return;
-	watch_patterns(t);
+	floe_tail_watch_patterns(t);
 	for (size_t i = 0; i < t->nfiles; i++)
 		(void)floe_watch_add_file_dirs(w, t->files[i]->path);
 }
@@ -653,7 +633,9 @@ void floe_tail_notify(struct floe_tail *t, const struct floe_watch_event *ev)
 			f->want_open = true;
 		return;
 	}
+	/* A directory on a pattern's way (a container's, a log directory made again) is
+	 * watched by the scan, which finds what was written in it meanwhile. */
 	struct tfile *f = find_by_path(t, p);
-	if (f || pattern_match(t, p))
+	if (f || pattern_match(t, p) || floe_tail_on_pattern_path(t, p))
 		t->scan_wanted = true;
 }
