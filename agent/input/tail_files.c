@@ -421,8 +421,15 @@ static int on_path(void *ctx, const char *path)
 	if (floe_tail_excluded(sc->t, path))
 		return 0;
 	struct floe_fs_stat st;
-	if (floe_fs_stat(path, &st) != 0 || !st.regular)
-		return 0; /* gone since the glob, or not a file we can tail */
+	if (floe_fs_stat(path, &st) != 0)
+		return 0; /* gone since the glob */
+	if (!st.regular) {
+		/* A directory is what a wide glob (/var/log/ and a star) meets; a FIFO, a
+		 * socket or a device is a log source floe cannot follow: the operator is told. */
+		if (!st.dir)
+			floe_tail_note_special(sc->t, path);
+		return 0;
+	}
 	if (!floe_tail_path_allowed(sc->t, sc->pattern, path, &st))
 		return 0;
 	if (sc->n == sc->cap) {

@@ -139,6 +139,9 @@ void floe_tail_paths_begin(struct floe_tail *t);
  * when not). */
 bool floe_tail_path_allowed(struct floe_tail *t, size_t pattern, const char *path,
 			    const struct floe_fs_stat *st);
+/* The scan matched path, which is neither a regular file nor a directory (a FIFO, a
+ * socket, a device): counted as skipped, logged once. */
+void floe_tail_note_special(struct floe_tail *t, const char *path);
 /* After a scan: each pattern's state, logged when it changed. */
 void floe_tail_paths_end(struct floe_tail *t);
 /* After opening f failed (rc < 0) or worked (0): logs a permission problem once, and

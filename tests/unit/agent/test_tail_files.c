@@ -420,6 +420,32 @@ static void test_health(void **state)
 	floe_tail_free(t);
 }
 
+/* A FIFO matched by the glob is not a file floe can tail: skipped and counted at every
+ * scan, never opened (an open would wait for a writer), the other files read; a
+ * directory matched (what /var/log/ and a star meets) is passed over without a word.
+ * (Both were passed over in silence: a FIFO an application logs to was never read and
+ * nothing said so.) */
+static void test_special_files(void **state)
+{
+	put("a.log", "0:0\n");
+	assert_int_equal(mkfifo(at("pipe.log"), 0644), 0);
+	mkdir_at("dir.log");
+	struct floe_tail *t = make2("*.log", 0, 8);
+	assert_int_equal(floe_tail_scan(t), 0);
+	struct tally *y = calloc(1, sizeof(*y));
+	tally_read(t, y);
+	assert_once(y, 0, 0, 1);
+	assert_int_equal(stats(t).files_skipped, 1);
+	assert_int_equal(stats(t).files_unreadable, 0);
+	assert_int_equal(floe_tail_scan(t), 0);
+	assert_int_equal(stats(t).files_skipped, 1);
+	assert_int_equal(unlink(at("pipe.log")), 0);
+	assert_int_equal(floe_tail_scan(t), 0);
+	assert_int_equal(stats(t).files_skipped, 0);
+	free(y);
+	floe_tail_free(t);
+}
+
 /* Nine or more files, one of them ending in a short unterminated line: each read call
  * returns, every complete line comes once, and the partial line is only flushed on
  * request. (A buffer given back while its file was still being read made the file read
@@ -596,6 +622,7 @@ int main(void)
 	    T(test_skip_dirs),
 	    T(test_truncate_long),
 	    T(test_health),
+	    T(test_special_files),
 	    T(test_many_files_partial_line),
 	    T(test_alloc_faults_rotation),
 	    T(test_confirm_new),
