@@ -3,6 +3,8 @@
  * watch_poll.c instead, so a caller never has to know which backend it got. */
 #include "watch_impl.h"
 
+#include "log.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
@@ -110,7 +112,14 @@ int floe_watch_add_dir(struct floe_watch *w, const char *dir)
 			return rc;
 		}
 		/* ENOSPC: the user's watch limit (fs.inotify.max_user_watches) is reached; this
-		 * directory is polled instead. */
+		 * directory is polled instead, said once (floe_watch_polled counts them). */
+		if (d.wd < 0 && !w->limit_logged) {
+			w->limit_logged = true;
+			floe_warn("watch: inotify's watch limit (fs.inotify.max_user_watches) is "
+				  "reached: %s and the directories added after it are polled, their "
+				  "files read once a second; raise the limit",
+				  dir);
+		}
 	}
 	if (d.wd < 0)
 		w->npolled++;
@@ -280,6 +289,11 @@ int floe_watch_fd(const struct floe_watch *w)
 bool floe_watch_polling(const struct floe_watch *w)
 {
 	return w->fd < 0 || (w->ndirs > 0 && w->npolled == w->ndirs);
+}
+
+int floe_watch_polled(const struct floe_watch *w)
+{
+	return (int)w->npolled;
 }
 
 int floe_watch_count(const struct floe_watch *w)
