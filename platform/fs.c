@@ -593,6 +593,7 @@ static void fill_stat(const struct stat *s, struct floe_fs_stat *st)
 	st->size = s->st_size > 0 ? (uint64_t)s->st_size : 0;
 	st->nlink = (uint64_t)s->st_nlink;
 	st->regular = S_ISREG(s->st_mode);
+	st->dir = S_ISDIR(s->st_mode);
 	st->mtime_us = (int64_t)s->st_mtim.tv_sec * 1000000 + s->st_mtim.tv_nsec / 1000;
 }
 

@@ -79,6 +79,7 @@ struct floe_fs_stat {
 	uint64_t size;
 	uint64_t nlink; /* 0 once an open file has been deleted */
 	bool regular;	/* a regular file (not a FIFO, device or directory) */
+	bool dir;	/* a directory */
 	int64_t mtime_us; /* last modification, µs since the epoch */
 };
 /* stat(2) of path (following symlinks). */

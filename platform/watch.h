@@ -59,6 +59,9 @@ int floe_watch_next(struct floe_watch *w, struct floe_watch_event *ev);
 int floe_watch_fd(const struct floe_watch *w);
 /* True when no directory uses inotify (the polling backend, or every watch failed). */
 bool floe_watch_polling(const struct floe_watch *w);
+/* Number of directories polled rather than watched by inotify (every one with the
+ * polling backend; beyond inotify's watch limit with the other). */
+int floe_watch_polled(const struct floe_watch *w);
 /* Number of directories watched (both backends). */
 int floe_watch_count(const struct floe_watch *w);
 

@@ -26,6 +26,7 @@ struct floe_watch {
 	struct watch_dir *dirs;
 	size_t ndirs, capdirs;
 	size_t npolled;
+	bool limit_logged; /* the inotify watch limit's warning was given */
 	/* Raw inotify events read and not yet handed out: buf[off .. len). */
 	char *buf;
 	size_t off, len;

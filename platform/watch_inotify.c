@@ -3,12 +3,15 @@
  * watch_poll.c instead, so a caller never has to know which backend it got. */
 #include "watch_impl.h"
 
+#include "log.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -58,11 +61,31 @@ void floe_watch_free(struct floe_watch *w)
 	free(w);
 }
 
+/* Whether the inotify watch of dirs[i] still watches the directory named by its path.
+ * A directory removed while a file in it is still open (a log being drained after its
+ * directory went) gets no IN_DELETE_SELF until that file is closed, so its entry stays
+ * meanwhile; a directory made again under the name is another inode. */
+static bool still_there(const struct watch_dir *d)
+{
+	struct stat st;
+	return d->wd < 0 || (stat(d->path, &st) == 0 && (uint64_t)st.st_ino == d->ino);
+}
+
 int floe_watch_add_dir(struct floe_watch *w, const char *dir)
 {
-	for (size_t i = 0; i < w->ndirs; i++)
-		if (strcmp(w->dirs[i].path, dir) == 0)
+	for (size_t i = 0; i < w->ndirs; i++) {
+		if (strcmp(w->dirs[i].path, dir) != 0)
+			continue;
+		if (still_there(&w->dirs[i]))
 			return 1;
+		/* Gone or replaced: forget the old watch (its IN_IGNORED, when it comes, names
+		 * no directory) and watch what has the name now, if anything. */
+		inotify_rm_watch(w->fd, w->dirs[i].wd);
+		free(w->dirs[i].path);
+		memmove(&w->dirs[i], &w->dirs[i + 1], (w->ndirs - i - 1) * sizeof(w->dirs[0]));
+		w->ndirs--;
+		break;
+	}
 	if (w->ndirs == w->capdirs) {
 		size_t cap = w->capdirs ? w->capdirs * 2 : 8;
 		struct watch_dir *p = realloc(w->dirs, cap * sizeof(*p));
@@ -89,7 +112,14 @@ int floe_watch_add_dir(struct floe_watch *w, const char *dir)
 			return rc;
 		}
 		/* ENOSPC: the user's watch limit (fs.inotify.max_user_watches) is reached; this
-		 * directory is polled instead. */
+		 * directory is polled instead, said once (floe_watch_polled counts them). */
+		if (d.wd < 0 && !w->limit_logged) {
+			w->limit_logged = true;
+			floe_warn("watch: inotify's watch limit (fs.inotify.max_user_watches) is "
+				  "reached: %s and the directories added after it are polled, their "
+				  "files read once a second; raise the limit",
+				  dir);
+		}
 	}
 	if (d.wd < 0)
 		w->npolled++;
@@ -259,6 +289,11 @@ int floe_watch_fd(const struct floe_watch *w)
 bool floe_watch_polling(const struct floe_watch *w)
 {
 	return w->fd < 0 || (w->ndirs > 0 && w->npolled == w->ndirs);
+}
+
+int floe_watch_polled(const struct floe_watch *w)
+{
+	return (int)w->npolled;
 }
 
 int floe_watch_count(const struct floe_watch *w)

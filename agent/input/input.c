@@ -162,7 +162,9 @@ void floe_input_shared_free(struct floe_input_shared *sh)
 
 bool floe_input_shared_watched(const struct floe_input_shared *sh)
 {
-	return sh->watch_added;
+	/* A directory polled (inotify's watch limit reached) raises no event: its files'
+	 * appends were read only by the full pass, every 30 s when idle. */
+	return sh->watch_added && floe_watch_polled(sh->watch) == 0;
 }
 
 bool floe_input_shared_has_watch(const struct floe_input_shared *sh)

@@ -52,7 +52,8 @@ struct floe_input_shared_options {
 	const struct floe_clock *clock; /* borrowed */
 	struct floe_loop *loop;	 /* the runner's main loop (borrowed) */
 	bool poll;		 /* no directory watch: files are looked at on each read */
-	unsigned fd_pct;	 /* the share of its max_open_files each tail may hold */
+	unsigned fd_pct;	 /* the share of its max_open_files (max_connections) each tail
+				  * (syslog listener) may hold */
 	const char *host;	 /* the host column when an input has none of its own */
 	size_t host_len;
 	/* What inputs keep open across a reload (below; borrowed, NULL: nothing): taken by

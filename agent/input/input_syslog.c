@@ -3,6 +3,7 @@
  * columns, structured data (and what went wrong) in attrs, the message part as the
  * message. */
 #include "agent/input/input_impl.h"
+#include "agent/input/preflight.h"
 
 #include "agent/config/config.h"
 #include "agent/env/env.h"
@@ -428,8 +429,9 @@ int floe_input_syslog_make(struct floe_alloc *a, struct floe_input_shared *sh, s
 		values(s, v);
 		memcpy(s->base, v, sizeof(s->base));
 		floe_info("%s: kept open across the reload, its connections and queue with it", name);
-	} else if ((rc = floe_syslog_in_new(a, s->cfg, name, sh->rx, sh->o.loop, sh->o.clock,
-					    &s->in, err))) {
+	} else if ((rc = floe_syslog_in_new(a, s->cfg, name,
+					    floe_preflight_max_connections(s->cfg, sh->o.fd_pct),
+					    sh->rx, sh->o.loop, sh->o.clock, &s->in, err))) {
 		floe_free(a, s);
 		return rc;
 	}

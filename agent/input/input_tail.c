@@ -37,7 +37,8 @@ static const struct floe_input_metric metrics[] = {
     {"patterns_unmatched", "floe_input_patterns_unmatched", "Patterns matching no file.",
      FLOE_INPUT_M_GAUGE},
     {"files_skipped", "floe_input_files_skipped",
-     "Matched files refused (a symlink out of bounds, the agent's own files).",
+     "Matched files refused (a symlink out of bounds, the agent's own files, not a regular "
+     "file).",
      FLOE_INPUT_M_GAUGE},
     {"long_lines_split", "floe_input_long_lines_split_total", "Lines over max_line_bytes, split.",
      0},
@@ -54,13 +55,18 @@ static const struct floe_input_metric metrics[] = {
      "NUL bytes skipped: no line holds one (a hole a power cut left, a sparse or binary "
      "file); a run of them ends the line before it.",
      0},
+    {"dirs_polled", "floe_input_dirs_polled",
+     "Directories of the tails looked at once a second, not watched: inotify's watch limit "
+     "(fs.inotify.max_user_watches) was reached.",
+     FLOE_INPUT_M_GAUGE},
 };
 
 /* The parse and timestamp failures are the runner's decoder's (FLOE_INPUT_M_PARSE, _TS). */
 static void values(const void *self, uint64_t *v)
 {
+	const struct tail_input *ti = self;
 	struct floe_tail_stats st;
-	floe_tail_get_stats(((const struct tail_input *)self)->t, &st);
+	floe_tail_get_stats(ti->t, &st);
 	uint64_t all[] = {st.lines,
 			  st.bytes,
 			  0,
@@ -76,7 +82,8 @@ static void values(const void *self, uint64_t *v)
 			  st.rotated_closed,
 			  st.lag_bytes,
 			  st.files_draining,
-			  st.nul_bytes_skipped};
+			  st.nul_bytes_skipped,
+			  ti->sh->watch ? (uint64_t)floe_watch_polled(ti->sh->watch) : 0};
 	memcpy(v, all, sizeof(all));
 }
 
@@ -187,11 +194,13 @@ static void hold_at(void *self, uint64_t file_id, uint64_t offset)
 	(void)floe_tail_hold(((struct tail_input *)self)->t, file_id, offset);
 }
 
-/* With the watch on the loop, a change in the directories wakes it; else (polled
- * directories) the idle loop looks at them once a second. */
+/* With every directory watched by inotify, a change in them wakes the loop; else (polled
+ * directories, all or those beyond inotify's watch limit) the idle loop looks at them
+ * once a second. */
 static void wake_info(const void *self, struct floe_input_wake *out)
 {
-	out->wakes = ((const struct tail_input *)self)->sh->watch_added;
+	const struct floe_input_shared *sh = ((const struct tail_input *)self)->sh;
+	out->wakes = sh->watch_added && floe_watch_polled(sh->watch) == 0;
 }
 
 static bool progress(const void *self, uint64_t *done, uint64_t *lag, uint64_t *lines)

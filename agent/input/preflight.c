@@ -178,10 +178,11 @@ int floe_preflight_inputs(const struct floe_config *cfg, floe_preflight_fn fn, v
 	floe_preflight_descriptors(cfg, &pct, &limit);
 	if (pct < 100) {
 		(void)!snprintf(msg, sizeof(msg),
-			 "%s: the inputs' max_open_files add up to more than the %llu descriptors "
-			 "this process may open (RLIMIT_NOFILE, less %d for the agent itself): each "
-			 "input gets %u %% of its max_open_files; raise the limit (LimitNOFILE= in "
-			 "the systemd unit) or lower max_open_files",
+			 "%s: the inputs' max_open_files and max_connections add up to more than "
+			 "the %llu descriptors this process may open (RLIMIT_NOFILE, less %d for the "
+			 "agent itself): each input gets %u %% of its max_open_files and of its "
+			 "listeners' max_connections; raise the limit (LimitNOFILE= in the systemd "
+			 "unit) or lower them",
 			 cfg->path, limit, DESCRIPTORS_RESERVED, pct);
 		fn(ctx, false, msg);
 	}
@@ -209,6 +210,20 @@ void floe_preflight_descriptors(const struct floe_config *cfg, unsigned *scale_p
 						       : now / 2;
 	uint64_t pct = room * 100 / (want - DESCRIPTORS_RESERVED);
 	*scale_pct = pct < 1 ? 1 : (unsigned)pct;
+}
+
+unsigned floe_preflight_max_connections(const struct floe_config_input *in,
+					unsigned scale_pct)
+{
+	/* Connections beyond the process's descriptors would not be refused by the
+	 * listener's cap but by accept (EMFILE), after they had taken every descriptor the
+	 * agent needs for its own files: its commits, spool and metrics failed while idle
+	 * senders held them. */
+	uint64_t n = (uint64_t)in->syslog.max_connections * (scale_pct < 100 ? scale_pct : 100) /
+		     100;
+	if (n > in->syslog.max_connections)
+		n = in->syslog.max_connections;
+	return n < 8 ? 8 : (unsigned)n;
 }
 
 void floe_preflight_tail_options(const struct floe_config *cfg, size_t i, unsigned scale_pct,

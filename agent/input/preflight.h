@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 struct floe_config;
+struct floe_config_input;
 
 /* A tail's options as the configuration gives them for input i, with the storage they
  * point into. */
@@ -38,11 +39,16 @@ int floe_preflight_inputs(const struct floe_config *cfg, floe_preflight_fn fn, v
  * the pattern's at the same depth. Exposed for tests. */
 bool floe_preflight_could_match_under(const char *pattern, const char *dir);
 
-/* The descriptors the inputs may hold (their max_open_files summed), capped so that
- * together with what the rest of the agent needs they stay under the process's limit
- * (raised towards its hard limit first). *scale_pct gets the percentage each input's
- * max_open_files must be scaled to (100: none), and the limit found. */
+/* The descriptors the inputs may hold (their max_open_files and their listeners'
+ * max_connections summed), capped so that together with what the rest of the agent
+ * needs they stay under the process's limit (raised towards its hard limit first).
+ * *scale_pct gets the percentage each input's max_open_files and max_connections must be
+ * scaled to (100: none), and the limit found. */
 void floe_preflight_descriptors(const struct floe_config *cfg, unsigned *scale_pct,
 				unsigned long long *limit);
+/* The connections each stream listener of syslog input in may hold at once: its
+ * max_connections scaled to scale_pct percent (8 at least). */
+unsigned floe_preflight_max_connections(const struct floe_config_input *in,
+					unsigned scale_pct);
 
 #endif

@@ -50,6 +50,7 @@ struct floe_syslog_in {
 	struct floe_loop *notify; /* the runner's loop, woken when messages wait */
 	const struct floe_clock *clock; /* receive times */
 	struct floe_syslog_in *next; /* the receiver's list */
+	unsigned max_conns; /* each stream listener's cap: max_connections within the fd limit */
 	struct floe_tls_server *tls;
 	struct sl_lst *lst;
 	size_t nlst;

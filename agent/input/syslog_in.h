@@ -100,9 +100,9 @@ void floe_syslog_rx_free(struct floe_syslog_rx *rx);
  * err naming the listener and the step that failed (a port in use, a certificate that
  * does not load). */
 int floe_syslog_in_new(struct floe_alloc *a, const struct floe_config_input *cfg,
-		       const char *name, struct floe_syslog_rx *rx, struct floe_loop *notify,
-		       const struct floe_clock *clock, struct floe_syslog_in **out,
-		       struct floe_err *err);
+		       const char *name, unsigned max_connections, struct floe_syslog_rx *rx,
+		       struct floe_loop *notify, const struct floe_clock *clock,
+		       struct floe_syslog_in **out, struct floe_err *err);
 /* A kept input (input_syslog.c: a reload whose configuration lists it unchanged) goes
  * on under the next configuration: cfg (borrowed, the same settings), the next runner's
  * loop and clock. The receiver must be stopped; what the input holds (connections,

@@ -273,13 +273,17 @@ static int open_listener(struct floe_syslog_in *in, size_t i, struct floe_err *e
 	}
 	floe_listen_uri_format(&u, floe_listener_port(l->l), l->uri, sizeof(l->uri));
 	bool stream = floe_listen_is_stream(u.transport);
-	size_t mem = floe_server_footprint(stream ? c->syslog.max_connections : 0);
+	size_t mem = floe_server_footprint(stream ? in->max_conns : 0);
 	if (!mem || !(l->mem = floe_malloc(in->a, mem)))
 		return floe_err_set(err, FLOE_ENOMEM,
 				    "%s: %s: no memory for %u connections in agent.memory_limit",
-				    in->name, l->uri, c->syslog.max_connections);
+				    in->name, l->uri, in->max_conns);
+	if (stream && in->max_conns < c->syslog.max_connections)
+		floe_warn("%s: %s: at most %u connections at once, not max_connections' %u: "
+			  "the process's descriptor limit (RLIMIT_NOFILE) holds no more",
+			  in->name, l->uri, in->max_conns, c->syslog.max_connections);
 	struct floe_server_opts so = {
-	    .max_connections = c->syslog.max_connections,
+	    .max_connections = in->max_conns,
 	    .idle_timeout_ms = (int64_t)c->syslog.idle_timeout_ms,
 	    .tls = in->tls,
 	};
@@ -355,9 +359,9 @@ static bool kept_open(struct sl_lst *l)
 }
 
 int floe_syslog_in_new(struct floe_alloc *a, const struct floe_config_input *cfg,
-		       const char *name, struct floe_syslog_rx *rx, struct floe_loop *notify,
-		       const struct floe_clock *clock, struct floe_syslog_in **out,
-		       struct floe_err *err)
+		       const char *name, unsigned max_connections, struct floe_syslog_rx *rx,
+		       struct floe_loop *notify, const struct floe_clock *clock,
+		       struct floe_syslog_in **out, struct floe_err *err)
 {
 	FLOE_OWNER(FLOE_ROLE_MAIN);
 	struct floe_syslog_in *in = floe_calloc(a, 1, sizeof(*in));
@@ -365,6 +369,9 @@ int floe_syslog_in_new(struct floe_alloc *a, const struct floe_config_input *cfg
 		return floe_err_set(err, FLOE_ENOMEM, "%s: %s", name, floe_strerror(FLOE_ENOMEM));
 	in->a = a;
 	in->cfg = cfg;
+	in->max_conns = max_connections < cfg->syslog.max_connections
+				? max_connections
+				: cfg->syslog.max_connections;
 	snprintf(in->name, sizeof(in->name), "%s", name);
 	in->rx = rx;
 	in->notify = notify;

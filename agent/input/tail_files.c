@@ -421,8 +421,15 @@ static int on_path(void *ctx, const char *path)
 	if (floe_tail_excluded(sc->t, path))
 		return 0;
 	struct floe_fs_stat st;
-	if (floe_fs_stat(path, &st) != 0 || !st.regular)
-		return 0; /* gone since the glob, or not a file we can tail */
+	if (floe_fs_stat(path, &st) != 0)
+		return 0; /* gone since the glob */
+	if (!st.regular) {
+		/* A directory is what a wide glob (/var/log/ and a star) meets; a FIFO, a
+		 * socket or a device is a log source floe cannot follow: the operator is told. */
+		if (!st.dir)
+			floe_tail_note_special(sc->t, path);
+		return 0;
+	}
 	if (!floe_tail_path_allowed(sc->t, sc->pattern, path, &st))
 		return 0;
 	if (sc->n == sc->cap) {
@@ -479,25 +486,6 @@ static int relocate(struct floe_tail *t, struct tfile *f, bool *moved)
 	f->path = p;
 	*moved = true;
 	return 0;
-}
-
-/* Adds the literal directory of each pattern (up to its first wildcard) to the watch. */
-static void watch_patterns(struct floe_tail *t)
-{
-	for (size_t i = 0; i < t->npaths; i++) {
-		char d[PATH_CAP];
-		const char *p = t->paths[i];
-		size_t wild = strcspn(p, "*?[{");
-		size_t cut = 0;
-		for (size_t k = 0; k < wild && p[k]; k++)
-			if (p[k] == '/')
-				cut = k;
-		if (cut == 0 || cut >= sizeof(d))
-			continue;
-		memcpy(d, p, cut);
-		d[cut] = 0;
-		(void)floe_watch_add_dir(t->watch, d);
-	}
 }
 
 /* Expands every pattern and follows what it finds: files known by identity first, then
@@ -604,8 +592,7 @@ int floe_tail_scan(struct floe_tail *t)
 		t->files[i]->done = false; /* may have grown since: not a file to park now */
 	}
 	t->scan_wanted = false;
-	if (t->watch)
-		watch_patterns(t);
+	floe_tail_watch_patterns(t);
 	int rc = glob_and_follow(t);
 	if (rc == 0)
 		rc = sweep_unseen(t, now);
@@ -629,7 +616,7 @@ void floe_tail_set_watch(struct floe_tail *t, struct floe_watch *w)
 	t->watch = w;
 	if (!w)
 		return;
-	watch_patterns(t);
+	floe_tail_watch_patterns(t);
 	for (size_t i = 0; i < t->nfiles; i++)
 		(void)floe_watch_add_file_dirs(w, t->files[i]->path);
 }
@@ -653,7 +640,9 @@ void floe_tail_notify(struct floe_tail *t, const struct floe_watch_event *ev)
 			f->want_open = true;
 		return;
 	}
+	/* A directory on a pattern's way (a container's, a log directory made again) is
+	 * watched by the scan, which finds what was written in it meanwhile. */
 	struct tfile *f = find_by_path(t, p);
-	if (f || pattern_match(t, p))
+	if (f || pattern_match(t, p) || floe_tail_on_pattern_path(t, p))
 		t->scan_wanted = true;
 }

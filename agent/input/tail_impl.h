@@ -1,7 +1,8 @@
 /* Private to agent/input/tail*.c: the tail object and its per-file entries. The files call
  * one another one way only: tail.c (the object, reading) uses tail_files.c (discovery,
- * rotation), which uses tail_paths.c (path rules); those three and tail_positions.c (the
- * positions blob) use tail_entry.c, which uses none of them. */
+ * rotation), which uses tail_paths.c (path rules) and tail_watch.c (the directories
+ * watched); those and tail_positions.c (the positions blob) use tail_entry.c, which uses
+ * none of them. */
 #ifndef FLOE_INPUT_TAIL_IMPL_H
 #define FLOE_INPUT_TAIL_IMPL_H
 
@@ -138,11 +139,22 @@ void floe_tail_paths_begin(struct floe_tail *t);
  * when not). */
 bool floe_tail_path_allowed(struct floe_tail *t, size_t pattern, const char *path,
 			    const struct floe_fs_stat *st);
+/* The scan matched path, which is neither a regular file nor a directory (a FIFO, a
+ * socket, a device): counted as skipped, logged once. */
+void floe_tail_note_special(struct floe_tail *t, const char *path);
 /* After a scan: each pattern's state, logged when it changed. */
 void floe_tail_paths_end(struct floe_tail *t);
 /* After opening f failed (rc < 0) or worked (0): logs a permission problem once, and
  * its end. */
 void floe_tail_note_open(struct floe_tail *t, struct tfile *f, int rc);
+
+/* tail_watch.c */
+/* Watches each pattern's root (its nearest existing ancestor while it is missing) and the
+ * directories its wildcard levels match now (no-op without a watch). */
+void floe_tail_watch_patterns(struct floe_tail *t);
+/* Whether path is a directory a pattern goes through (so one created there asks for a
+ * scan). */
+bool floe_tail_on_pattern_path(const struct floe_tail *t, const char *path);
 
 /* tail_files.c */
 /* Starts f over at 0 (a truncation, or a new generation), counted. */

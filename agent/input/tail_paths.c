@@ -173,6 +173,16 @@ static void note_refused(struct floe_tail *t, const char *path, const char *real
 		  strcmp(path, real) ? real : "", why);
 }
 
+void floe_tail_note_special(struct floe_tail *t, const char *path)
+{
+	char real[REAL_CAP];
+	if (floe_path_real(path, real, sizeof(real)) != 0)
+		return; /* gone since the glob */
+	note_refused(t, path, real,
+		     "it is not a regular file (a FIFO, a socket or a device), which floe "
+		     "cannot tail");
+}
+
 /* No link below the root: the real path is the root's real path followed by the rest
  * of the path as written (links at or above the root are the operator's choice: /var/log
  * itself may be one). */

@@ -121,6 +121,70 @@ static void test_watch_events(void **state)
 	floe_watch_free(w);
 }
 
+/* Takes the events of the next second (at most) and reads what they asked for. */
+static void pump(struct floe_watch *w, struct floe_tail *t, struct tally *y)
+{
+	struct floe_watch_event ev;
+	if (floe_watch_wait(w, 1000) == 1)
+		while (floe_watch_next(w, &ev) == 1)
+			floe_tail_notify(t, &ev);
+	tally_read(t, y);
+}
+
+/* A directory on a pattern's way is watched: a container's directory made after the
+ * start (a wildcard level), and a pattern's root removed and made again. Their files are
+ * read on the directory's event, not at the next full rescan (30 s later when idle; a
+ * short-lived container's log was gone by then, never read). */
+static void test_watch_dirs(void **state)
+{
+	assert_int_equal(mkdir(at("c0"), 0755), 0);
+	put("c0/app.log", "0:0\n");
+	struct floe_watch *w = NULL;
+	assert_int_equal(floe_watch_new(0, &w), 0);
+	struct floe_tail *t = make2("*/app.log", 0, 8);
+	floe_tail_set_watch(t, w);
+	assert_int_equal(floe_tail_scan(t), 0);
+	struct tally *y = calloc(1, sizeof(*y));
+	tally_read(t, y);
+	assert_once(y, 0, 0, 1);
+	pump(w, t, y); /* what the setup caused */
+	assert_int_equal(mkdir(at("c1"), 0755), 0);
+	put("c1/app.log", "1:0\n");
+	pump(w, t, y);
+	assert_once(y, 1, 0, 1);
+	/* A directory made empty, its log created after the scan that watched it. */
+	assert_int_equal(mkdir(at("c2"), 0755), 0);
+	pump(w, t, y);
+	put("c2/app.log", "2:0\n2:1\n");
+	pump(w, t, y);
+	assert_once(y, 2, 0, 2);
+	floe_tail_free(t);
+	floe_watch_free(w);
+	assert_int_equal(floe_watch_new(0, &w), 0);
+
+	/* The root goes away and comes back: its parent is watched meanwhile. */
+	assert_int_equal(mkdir(at("logs"), 0755), 0);
+	put("logs/a.log", "3:0\n");
+	t = make2("logs/*.log", 0, 8);
+	floe_tail_set_watch(t, w);
+	assert_int_equal(floe_tail_scan(t), 0);
+	tally_read(t, y);
+	assert_once(y, 3, 0, 1);
+	assert_int_equal(unlink(at("logs/a.log")), 0);
+	assert_int_equal(rmdir(at("logs")), 0);
+	pump(w, t, y);
+	pump(w, t, y);
+	assert_int_equal(mkdir(at("logs"), 0755), 0);
+	put("logs/b.log", "4:0\n");
+	pump(w, t, y);
+	pump(w, t, y);
+	assert_once(y, 4, 0, 1);
+	assert_int_equal(y->bad, 0);
+	free(y);
+	floe_tail_free(t);
+	floe_watch_free(w);
+}
+
 /* Allocation faults through the rotation paths: descriptors bounded (parking and
  * reopening), a restored file found under a name outside the globs, drained and closed. */
 static int session2(struct floe_alloc *a, const struct floe_buf *blob, struct tally *y)
@@ -356,6 +420,32 @@ static void test_health(void **state)
 	floe_tail_free(t);
 }
 
+/* A FIFO matched by the glob is not a file floe can tail: skipped and counted at every
+ * scan, never opened (an open would wait for a writer), the other files read; a
+ * directory matched (what /var/log/ and a star meets) is passed over without a word.
+ * (Both were passed over in silence: a FIFO an application logs to was never read and
+ * nothing said so.) */
+static void test_special_files(void **state)
+{
+	put("a.log", "0:0\n");
+	assert_int_equal(mkfifo(at("pipe.log"), 0644), 0);
+	mkdir_at("dir.log");
+	struct floe_tail *t = make2("*.log", 0, 8);
+	assert_int_equal(floe_tail_scan(t), 0);
+	struct tally *y = calloc(1, sizeof(*y));
+	tally_read(t, y);
+	assert_once(y, 0, 0, 1);
+	assert_int_equal(stats(t).files_skipped, 1);
+	assert_int_equal(stats(t).files_unreadable, 0);
+	assert_int_equal(floe_tail_scan(t), 0);
+	assert_int_equal(stats(t).files_skipped, 1);
+	assert_int_equal(unlink(at("pipe.log")), 0);
+	assert_int_equal(floe_tail_scan(t), 0);
+	assert_int_equal(stats(t).files_skipped, 0);
+	free(y);
+	floe_tail_free(t);
+}
+
 /* Nine or more files, one of them ending in a short unterminated line: each read call
  * returns, every complete line comes once, and the partial line is only flushed on
  * request. (A buffer given back while its file was still being read made the file read
@@ -526,11 +616,13 @@ int main(void)
 	    T(test_many_files),
 	    T(test_symlink),
 	    T(test_watch_events),
+	    T(test_watch_dirs),
 	    T(test_many_files_small_budget),
 	    T(test_symlink_rules),
 	    T(test_skip_dirs),
 	    T(test_truncate_long),
 	    T(test_health),
+	    T(test_special_files),
 	    T(test_many_files_partial_line),
 	    T(test_alloc_faults_rotation),
 	    T(test_confirm_new),
