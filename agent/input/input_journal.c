@@ -19,6 +19,7 @@ struct journal_input {
 	struct floe_alloc *a;
 	struct floe_input_shared *sh;
 	struct floe_journal_in *in;
+	const struct floe_config_input *cfg;
 	const struct floe_input_sink *sink; /* during a read */
 };
 
@@ -135,8 +136,21 @@ static int reread(void *self, const struct floe_input_span *span,
 	return FLOE_ENOTFOUND;
 }
 
+/* Unhealthy while its directory is missing: nothing is read, and that may be for good
+ * (a typo in directory:). */
+static bool healthy(const void *self, const char *name, char *why, size_t cap)
+{
+	const struct journal_input *j = self;
+	if (!floe_journal_in_waiting(j->in))
+		return true;
+	snprintf(why, cap, "input %s: the journal directory %s does not exist: nothing is read\n",
+		 name, j->cfg->journal.directory);
+	return false;
+}
+
 const struct floe_input_ops floe_input_journal_ops = {
     .kind = "journal",
+    .healthy = healthy,
     .metrics = metrics,
     .nmetrics = FLOE_INPUT_NMETRICS(metrics),
     .recognise = floe_input_journal_recognise,
@@ -185,6 +199,7 @@ int floe_input_journal_make(struct floe_alloc *a, struct floe_input_shared *sh, 
 		return floe_err_set(err, FLOE_ENOMEM, "%s", floe_strerror(FLOE_ENOMEM));
 	j->a = a;
 	j->sh = sh;
+	j->cfg = &sh->o.cfg->inputs[i];
 	char name[32];
 	snprintf(name, sizeof(name), "input %s", sh->o.cfg->inputs[i].name);
 	int rc = floe_journal_in_new(a, &sh->o.cfg->inputs[i], name, sh->o.loop, &j->in, err);

@@ -7,6 +7,8 @@
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
+#include "platform/clock.h"
+#include "platform/fs.h"
 #include "platform/journal.h"
 #include "platform/log.h"
 #include "platform/loop.h"
@@ -40,7 +42,14 @@ struct floe_journal_in {
 	struct floe_journal_self self; /* pid 0: floe's own entries are read too */
 	char self_pid[24];
 	int last_error; /* of the read that failed last (logged once until a read works) */
+	/* A configured directory that is not there yet (a volatile journal made persistent
+	 * at boot, a mount not up, a host's journal a container gets later): the input waits
+	 * for it, opening again at most every OPEN_RETRY_US, rather than stopping the agent. */
+	bool waiting;
+	int64_t next_open_us;
 };
+
+#define OPEN_RETRY_US (5 * 1000000LL)
 
 /* The fields of one entry together: a MESSAGE of the library's 64 KiB threshold and the
  * rest. A field that finds no room is cut (counted). */
@@ -52,6 +61,9 @@ static void on_io(struct floe_io *io, unsigned events)
 	struct floe_journal_in *in = io->arg;
 	in->changed = true;
 }
+
+static int open_journal(struct floe_journal_in *in, char *why, size_t cap);
+static bool missing_dir(const struct floe_journal_in *in);
 
 int floe_journal_in_new(struct floe_alloc *a, const struct floe_config_input *cfg,
 			const char *name, struct floe_loop *loop, struct floe_journal_in **out,
@@ -67,32 +79,89 @@ int floe_journal_in_new(struct floe_alloc *a, const struct floe_config_input *cf
 		floe_free(a, in);
 		return floe_err_set(err, FLOE_ENOMEM, "%s: %s", name, floe_strerror(FLOE_ENOMEM));
 	}
+	in->loop = loop;
+	if (!cfg->journal.include_own) {
+		floe_journal_self(&in->self);
+		snprintf(in->self_pid, sizeof(in->self_pid), "%ld", in->self.pid);
+	}
 	char why[256] = "";
-	int rc = floe_journal_open(cfg->journal.directory, &in->j, why, sizeof(why));
-	for (size_t i = 0; rc == 0 && i < cfg->journal.nmatches; i++) {
-		const char *m = cfg->journal.matches[i];
-		if ((rc = floe_journal_add_match(in->j, m, strlen(m))))
-			snprintf(why, sizeof(why), "match '%s': %s", m, strerror(-rc));
+	int rc = open_journal(in, why, sizeof(why));
+	if (rc && missing_dir(in)) {
+		floe_warn("%s: the journal directory %s does not exist (yet): the input waits for "
+			  "it, and reads it once it is there",
+			  name, cfg->journal.directory);
+		in->waiting = true;
+		in->next_open_us = floe_clock_mono_ns() / 1000 + OPEN_RETRY_US;
+		rc = 0;
 	}
 	if (rc) {
 		floe_journal_in_free(in);
 		return floe_err_set(err, rc, "%s: %s", name, why);
 	}
-	int fd = floe_journal_fd(in->j);
-	if (loop && fd >= 0) {
-		in->loop = loop;
-		in->io.cb = on_io;
-		in->io.arg = in;
-		in->io_added = floe_loop_io_add(loop, &in->io, fd, FLOE_IO_READ) == 0;
-	}
-	if (!cfg->journal.include_own) {
-		floe_journal_self(&in->self);
-		snprintf(in->self_pid, sizeof(in->self_pid), "%ld", in->self.pid);
-	}
-	floe_info("%s: reading the journal%s%s", name, cfg->journal.directory ? " in " : "",
-		  cfg->journal.directory ? cfg->journal.directory : "");
 	*out = in;
 	return 0;
+}
+
+/* Whether the input's configured directory is missing: the open then waits for it. */
+static bool missing_dir(const struct floe_journal_in *in)
+{
+	return in->cfg->journal.directory && floe_fs_exists(in->cfg->journal.directory) == 0;
+}
+
+/* Opens the journal with the input's matches and puts its descriptor on the loop. */
+static int open_journal(struct floe_journal_in *in, char *why, size_t cap)
+{
+	const struct floe_config_input *cfg = in->cfg;
+	int rc = floe_journal_open(cfg->journal.directory, &in->j, why, cap);
+	for (size_t i = 0; rc == 0 && i < cfg->journal.nmatches; i++) {
+		const char *m = cfg->journal.matches[i];
+		if ((rc = floe_journal_add_match(in->j, m, strlen(m))))
+			snprintf(why, cap, "match '%s': %s", m, strerror(-rc));
+	}
+	if (rc) {
+		floe_journal_close(in->j);
+		in->j = NULL;
+		return rc;
+	}
+	int fd = floe_journal_fd(in->j);
+	if (in->loop && fd >= 0) {
+		in->io.cb = on_io;
+		in->io.arg = in;
+		in->io_added = floe_loop_io_add(in->loop, &in->io, fd, FLOE_IO_READ) == 0;
+	}
+	floe_info("%s: reading the journal%s%s", in->name, cfg->journal.directory ? " in " : "",
+		  cfg->journal.directory ? cfg->journal.directory : "");
+	return 0;
+}
+
+/* A waiting input tries its directory again when it is due; false while it still
+ * waits. */
+static bool opened(struct floe_journal_in *in)
+{
+	if (!in->waiting)
+		return true;
+	int64_t now = floe_clock_mono_ns() / 1000;
+	if (now < in->next_open_us)
+		return false;
+	in->next_open_us = now + OPEN_RETRY_US;
+	char why[256] = "";
+	int rc = open_journal(in, why, sizeof(why));
+	if (rc) {
+		if (!missing_dir(in) && rc != in->last_error)
+			floe_error("%s: the journal directory %s is there, but cannot be read: %s "
+				   "(tried again)",
+				   in->name, in->cfg->journal.directory, why);
+		in->last_error = rc;
+		return false;
+	}
+	in->last_error = 0;
+	in->waiting = false;
+	return true;
+}
+
+bool floe_journal_in_waiting(const struct floe_journal_in *in)
+{
+	return in->waiting;
 }
 
 void floe_journal_in_free(struct floe_journal_in *in)
@@ -267,6 +336,8 @@ int floe_journal_in_read(struct floe_journal_in *in, size_t budget, floe_journal
 			 void *ctx, size_t *got)
 {
 	*got = 0;
+	if (!opened(in))
+		return 0; /* its directory is not there yet */
 	if (!in->started && start(in) < 0)
 		return 0; /* logged; tried again next time */
 	if (in->changed) {

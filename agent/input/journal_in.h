@@ -77,5 +77,8 @@ int floe_journal_in_blob_cursor(const uint8_t *blob, size_t len, const char **cu
 				size_t *clen);
 
 void floe_journal_in_stats(const struct floe_journal_in *in, struct floe_journal_in_stats *st);
+/* Whether the input waits for its configured directory to exist (it opens it when it
+ * does, trying every few seconds as it is read). */
+bool floe_journal_in_waiting(const struct floe_journal_in *in);
 
 #endif

@@ -92,6 +92,16 @@ machine_root() {
 	echo "$2" >"$1/sys/class/net/eth0/address"
 }
 
+# wait_for SECONDS COMMAND...: polls COMMAND every 0.1 s until it succeeds or time is up.
+wait_for() {
+	local deadline=$(($(date +%s%N) + $1 * 1000000000))
+	shift
+	while ! "$@"; do
+		[ "$(date +%s%N)" -lt "$deadline" ] || return 1
+		sleep 0.1
+	done
+}
+
 # wait_log FILE PATTERN [SECONDS]: until FILE (an agent's log) says PATTERN; at most
 # SECONDS (10), then fails. log_has below, with a time.
 wait_log() { LOG_WAIT_S=${3:-10} log_has "$1" "$2"; }

@@ -84,15 +84,6 @@ s3_live() {
 	done <"$out"
 }
 
-# wait_for SECONDS COMMAND...: polls COMMAND every 0.1 s until it succeeds or time is up.
-wait_for() {
-	local deadline=$(($(date +%s%N) + $1 * 1000000000))
-	shift
-	while ! "$@"; do
-		[ "$(date +%s%N)" -lt "$deadline" ] || return 1
-		sleep 0.1
-	done
-}
 
 # proxy_start PORT CONTROL LOG [SEED]: starts the fault proxy in front of RGW; sets
 # PROXY_PID and PROXY_PORT (PORT 0: a free one). Its totals go to LOG.out on SIGTERM.

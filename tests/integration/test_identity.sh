@@ -121,15 +121,6 @@ check "(c) beginning: 1,100 lines exactly once" node "$READER/check_rows.js" "$d
 rm -rf "$WH"
 # start_at end: only a running agent reads anything. A file that appears while it runs is
 # read from its beginning; its commit saves the end position of the file seen at start-up.
-metric() { sed -n "s/.*\"$2\":\([0-9]*\).*/\1/p" "$1"; }
-wait_for() { # wait_for SECONDS COMMAND...: polls every 0.1 s
-	local deadline=$(($(date +%s%N) + $1 * 1000000000))
-	shift
-	while ! "$@"; do
-		[ "$(date +%s%N)" -lt "$deadline" ] || return 1
-		sleep 0.1
-	done
-}
 committed() { [ "$(metric "$e/state/metrics.json" rows_committed 2>/dev/null)" = "$1" ]; }
 e="$T/e"
 mkdir -p "$e/logs"

@@ -229,4 +229,33 @@ kill -TERM $pid
 wait $pid || true
 check "corrupt: counted in /metrics" grep -qx 'floe_input_files_unreadable{input="1"} 3' "$c/metrics"
 
+# A configured directory that does not exist yet (a volatile journal made persistent at
+# boot, a mount not up): the agent starts and waits for it, says so once and on
+# /healthz, and reads it once it is there. (It exited 1 before, a restart loop under
+# the unit.)
+m="$T/missing"
+mkdir -p "$m"
+jconfig "$m/floe.yaml" "$m/state" "$m/wh" "$m/journal"
+check "missing: floe check accepts it" "$FLOE_BIN" check -c "$m/floe.yaml"
+"$FLOE_BIN" run -c "$m/floe.yaml" 2>"$m/run.err" &
+pid=$!
+PIDS+=($pid)
+port=$(serving_port "$m/run.err" $pid)
+check "missing: the agent runs" kill -0 $pid
+check "missing: it says it waits for the directory" \
+	grep -q "the journal directory $m/journal does not exist (yet): the input waits for it" "$m/run.err"
+waits() { curl -s "http://127.0.0.1:$port/healthz" | grep -q "the journal directory $m/journal does not exist"; }
+check "missing: /healthz says so" wait_for 20 waits
+mkdir -p "$m/tmp"
+journal "$m/tmp/a.journal" app.service 1 4
+mv "$m/tmp" "$m/journal"
+read4() { [ "$(jmetric "$m/state" lines)" = 4 ] && [ "$(metric "$m/state/metrics.json" rows_committed)" = 4 ]; }
+check "missing: once it is there, its entries are read and committed" wait_for 60 read4
+healthy() { curl -s "http://127.0.0.1:$port/healthz" | grep -qx ok; }
+check "missing: /healthz is ok again" wait_for 20 healthy
+kill -TERM $pid
+wait $pid || true
+check "missing: every entry once" \
+	test "$(rows_sql "$m/wh/default/logs" "SELECT count(*), count(DISTINCT message) FROM t")" = '["4","4"]'
+
 finish

@@ -31,16 +31,6 @@ lake:
 YAML
 }
 
-# wait_for SECONDS COMMAND...: until COMMAND succeeds, at most SECONDS (then fails).
-wait_for() {
-	local deadline=$((SECONDS + $1))
-	shift
-	until "$@"; do
-		[ $SECONDS -lt $deadline ] || return 1
-		sleep 0.1
-	done
-}
-
 once() { "$FLOE_BIN" run -c "$1/floe.yaml" --once --log-level warn 2>>"$1/err"; }
 
 # start_at: end, four --once runs with lines appended between them (a timer): every
