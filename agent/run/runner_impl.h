@@ -288,6 +288,10 @@ struct run_lake {
 	bool blocked; /* the spool is full: inputs wait (policy block) */
 	bool disk_low; /* state_dir's file system is (nearly) full: inputs wait for commits */
 	uint64_t disk_avail; /* its free bytes when last asked */
+	/* Entries and their data bytes in the spools of tables this configuration does not
+	 * name, as found at the start (spool_left.h): nothing commits them until the table
+	 * is configured again. */
+	uint64_t left_entries, left_bytes;
 };
 
 /* A raw table: logs (index 0) and each tables.<name> after it, as
