@@ -20,6 +20,7 @@
 #include "formats/base/buf.h"
 #include "formats/iceberg/metadata.h"
 #include "formats/parquet/footer_ids.h"
+#include "platform/clock.h"
 #include "platform/fs.h"
 #include "platform/log.h"
 #include "platform/loop.h"
@@ -481,8 +482,8 @@ static int open_inputs(struct floe_runner *r, struct floe_err *err)
 	    .loop = r->loop,
 	    .poll = r->env.o.poll,
 	    .fd_pct = r->set.fd_pct,
-	    .host = r->set.host,
-	    .host_len = r->set.host_len,
+	    .host = r->host.name,
+	    .host_len = r->host.len,
 	    .keep = r->env.o.carry ? r->env.o.carry->inputs : NULL,
 	};
 	int rc = floe_input_shared_new(r->alloc, &so, &r->in.shared, err);
@@ -515,6 +516,9 @@ int floe_runner_new(const struct floe_config *cfg, const struct floe_runner_opti
 			c->alloc_ready = true;
 	}
 	int rc = floe_run_settings_init(&r->set, cfg, err);
+	if (floe_hostname(r->host.name, sizeof(r->host.name)) != 0)
+		snprintf(r->host.name, sizeof(r->host.name), "%s", cfg->agent.id);
+	r->host.len = strlen(r->host.name);
 	if (rc == 0)
 		rc = open_state(r, err);
 	if (rc == 0)
