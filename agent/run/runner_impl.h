@@ -276,6 +276,10 @@ struct run_lake {
 	/* The main thread's copy of the last report's store state, for /healthz and metrics. */
 	bool store_down;
 	char store_error[STORE_ERROR_MAX];
+	/* Why the last commit failed when the store did answer ("" after one that did not
+	 * fail): /healthz names it beside the failure count, so a failure the store is not to
+	 * blame for (a permission, a damaged file) is told without the device's log. */
+	char commit_error[STORE_ERROR_MAX];
 	/* A table this agent committed to is missing from the warehouse (FLOE_EGONE): its
 	 * commits wait for it, for metrics. */
 	bool table_missing;
