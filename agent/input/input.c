@@ -167,6 +167,12 @@ bool floe_input_shared_watched(const struct floe_input_shared *sh)
 	return sh->watch_added && floe_watch_polled(sh->watch) == 0;
 }
 
+void floe_input_shared_set_host(struct floe_input_shared *sh, const char *host, size_t len)
+{
+	sh->o.host = host;
+	sh->o.host_len = len;
+}
+
 bool floe_input_shared_has_watch(const struct floe_input_shared *sh)
 {
 	return sh->watch != NULL;

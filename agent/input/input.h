@@ -86,6 +86,9 @@ void floe_input_shared_stop(struct floe_input_shared *sh);
 void floe_input_shared_free(struct floe_input_shared *sh);
 /* Whether the directory watch is on the loop (a change in a tailed directory wakes it). */
 bool floe_input_shared_watched(const struct floe_input_shared *sh);
+/* The host column from now on for records without their own (borrowed, as o->host);
+ * the runner's, when the host name changed. Main thread, between read passes. */
+void floe_input_shared_set_host(struct floe_input_shared *sh, const char *host, size_t len);
 /* Whether the inputs have a directory watch at all (else files are polled). */
 bool floe_input_shared_has_watch(const struct floe_input_shared *sh);
 /* Hands the watch's events to the inputs in[0..n): a short wait when the loop saw its

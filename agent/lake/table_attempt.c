@@ -93,6 +93,9 @@ int floe_table_put_list(struct floe_table *t, const struct floe_table_merge_in *
 		if (rc == -EEXIST)
 			rc =
 			    floe_table_fail(t, FLOE_EEXIST, "manifest list %s exists already", uri);
+		else
+			rc = floe_table_fail(t, rc, "storing manifest list %s failed: %s", uri,
+					     floe_strerror(rc));
 	}
 	return rc;
 }
@@ -157,6 +160,9 @@ int floe_table_put_next(struct floe_table *t, struct floe_buf *b, const char *cr
 		*unknown = false;
 		rc = floe_table_fail(t, FLOE_ECONFLICT, "%s was created by another writer first",
 				     next);
+	} else {
+		/* Said with the file's name: a local disk's ENOSPC alone names nothing. */
+		rc = floe_table_fail(t, rc, "storing %s failed: %s", next, floe_strerror(rc));
 	}
 	return rc;
 }

@@ -227,10 +227,11 @@ static int write_manifest(struct floe_table *t, const struct commit_files *cf, s
 			 mi->attempt);
 	else if (rc == 0)
 		snprintf(g->manifest, sizeof(g->manifest), "%s%s-m%zu.avro", t->metadir, mi->commit_uuid, gi);
-	if (rc == 0)
-		rc = floe_store_put_if_absent(t->store, g->manifest, b.data, b.len);
-	if (rc == -EEXIST) /* named by this commit's random uuid: never there before */
-		rc = floe_table_fail(t, FLOE_EEXIST, "manifest %s exists already", g->manifest);
+	if (rc == 0 && (rc = floe_store_put_if_absent(t->store, g->manifest, b.data, b.len)))
+		rc = rc == -EEXIST /* named by this commit's random uuid: never there before */
+			 ? floe_table_fail(t, FLOE_EEXIST, "manifest %s exists already", g->manifest)
+			 : floe_table_fail(t, rc, "storing manifest %s failed: %s", g->manifest,
+					   floe_strerror(rc));
 	if (rc == 0)
 		rc = floe_store_uri(t->store, g->manifest, g->uri, sizeof(g->uri));
 	g->manifest_len = (int64_t)b.len;

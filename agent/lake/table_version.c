@@ -293,6 +293,16 @@ static int start_version(struct floe_table *t, struct listing *l, bool *listed, 
 	char newest[48] = "none is left";
 	if (l->max)
 		snprintf(newest, sizeof(newest), "the newest is v%" PRId64, l->max);
+	/* No metadata at all: the table was deleted (or its mount is away), not rolled back.
+	 * The next commit opens it again, and what happens then depends on the store. */
+	if (ours && !l->count)
+		return floe_table_fail(
+		    t, FLOE_EREGRESS,
+		    "%s, the current version when floe last read the table, is gone and no metadata "
+		    "file is left: the table was deleted, or its mount went away. Its rows wait in "
+		    "the spool; the next commit opens it again: a table in a local warehouse is not "
+		    "made again unless lake.recreate_tables, one in object storage is made anew",
+		    path);
 	if (ours)
 		return floe_table_fail(
 		    t, FLOE_EREGRESS,

@@ -260,6 +260,11 @@ bool floe_warehouse_waited_out(int rc)
 	 * is not one floe can commit to: that stops the agent, saying so. */
 	if (rc == FLOE_EGONE || rc == FLOE_ENEWID)
 		return true; /* a mount not up yet; agent.replaces to set (floe_table_open) */
+	/* A local warehouse's disk full (at the start, a table cannot even be created) or
+	 * mounted read-only after an error: the device need not stop reading for that, its
+	 * spool takes the lines until space is freed or the mount is writable again. */
+	if (rc == -ENOSPC || rc == -EDQUOT || rc == -EROFS)
+		return true;
 	return rc <= FLOE_S3_EPRECONDITION && rc >= FLOE_S3_ELOWEST && rc != FLOE_S3_EREFUSED &&
 	       rc != FLOE_S3_ELOOP && rc != FLOE_S3_ESTOPPED;
 }

@@ -56,7 +56,9 @@ int floe_warehouse_probe(struct floe_store *st, const struct floe_config *cfg,
  * the agent: an endpoint that cannot be reached, times out, fails TLS or answers 5xx, but
  * also refusals that only the store can tell and someone fixes there (401/403, no such
  * bucket, a redirect to another region), and a table this agent committed to missing from
- * the warehouse (FLOE_EGONE: a mount that has not come up), and a new installation id that
+ * the warehouse (FLOE_EGONE: a mount that has not come up), a local warehouse's file
+ * system that is full or read-only (ENOSPC, EDQUOT, EROFS: space freed, a mount
+ * remounted), and a new installation id that
  * meets its lost predecessor's commits (FLOE_ENEWID: agent.replaces to set). Not: a store that breaks the
  * protocol (refuses every conditional create, a listing without end) and a stop. */
 bool floe_warehouse_waited_out(int rc);

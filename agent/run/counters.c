@@ -141,6 +141,13 @@ static const struct ctr glob[] = {
      "their commits wait in the spool until the metadata is restored; the log and floe "
      "status name them. 0 when none.",
      G(table_behind), GAUGE},
+    {"spool_left_entries", "floe_spool_left_entries",
+     "Spool entries of tables this configuration no longer names (removed or renamed), as "
+     "found at the start: committed only when the table is configured again; the log "
+     "names each directory. 0 when none.",
+     G(spool_left_entries), GAUGE},
+    {"spool_left_bytes", "floe_spool_left_bytes", "The data bytes of those entries.",
+     G(spool_left_bytes), GAUGE},
     {"agg_late", "floe_agg_late_events_total",
      "Events of the aggregations that came after their window closed.", G(agg_late), 0},
     {"agg_late_dropped", "floe_agg_late_dropped_total", "Late events dropped (policy drop).",

@@ -7,6 +7,7 @@
 #include "agent/run/counters.h"
 #include "agent/run/colplan.h"
 #include "agent/run/memory.h"
+#include "agent/run/spool_left.h"
 
 #include "agent/config/config.h"
 #include "agent/lake/catalog_rest.h"
@@ -19,6 +20,7 @@
 #include "formats/base/buf.h"
 #include "formats/iceberg/metadata.h"
 #include "formats/parquet/footer_ids.h"
+#include "platform/clock.h"
 #include "platform/fs.h"
 #include "platform/log.h"
 #include "platform/loop.h"
@@ -329,6 +331,29 @@ static int open_lake(struct floe_runner *r, struct floe_err *err)
 	return rc;
 }
 
+static void left_one(void *ctx, const struct floe_spool_left *left)
+{
+	struct floe_runner *r = ctx;
+	floe_warn("runner: %s is the spool of %s table %s, which this configuration does not "
+		  "name (removed or renamed): its %" PRIu64 " entries (%" PRIu64 " bytes) are not "
+		  "committed and do not count in spool.max_bytes until the table is configured "
+		  "again, which commits them; delete the directory to give their rows up",
+		  left->dir, left->agg ? "the aggregate" : "the", left->table, left->entries,
+		  left->bytes);
+	r->lake.left_entries += left->entries;
+	r->lake.left_bytes += left->bytes;
+}
+
+/* Entries a previous configuration left in the spool of a table this one does not name
+ * wait there, committed only when the table comes back: said at every start, and shown
+ * in spool_left_entries, so that an operator who removed or renamed a table learns that
+ * rows still wait for it. */
+static void report_spools_left(struct floe_runner *r)
+{
+	r->lake.left_entries = r->lake.left_bytes = 0;
+	floe_run_spools_left(r->alloc, r->set.cfg, r->set.state_dir, left_one, r);
+}
+
 /* The outputs the committer's loop goes over: the logs table's, then the aggregations'. */
 static int open_outputs(struct floe_runner *r, struct floe_err *err)
 {
@@ -462,8 +487,8 @@ static int open_inputs(struct floe_runner *r, struct floe_err *err)
 	    .loop = r->loop,
 	    .poll = r->env.o.poll,
 	    .fd_pct = r->set.fd_pct,
-	    .host = r->set.host,
-	    .host_len = r->set.host_len,
+	    .host = r->host.name,
+	    .host_len = r->host.len,
 	    .keep = r->env.o.carry ? r->env.o.carry->inputs : NULL,
 	};
 	int rc = floe_input_shared_new(r->alloc, &so, &r->in.shared, err);
@@ -496,6 +521,9 @@ int floe_runner_new(const struct floe_config *cfg, const struct floe_runner_opti
 			c->alloc_ready = true;
 	}
 	int rc = floe_run_settings_init(&r->set, cfg, err);
+	if (floe_hostname(r->host.name, sizeof(r->host.name)) != 0)
+		snprintf(r->host.name, sizeof(r->host.name), "%s", cfg->agent.id);
+	r->host.len = strlen(r->host.name);
 	if (rc == 0)
 		rc = open_state(r, err);
 	if (rc == 0)
@@ -526,6 +554,8 @@ int floe_runner_new(const struct floe_config *cfg, const struct floe_runner_opti
 		else if (rc)
 			floe_err_set(err, rc, "recovery failed: %s", floe_strerror(rc));
 	}
+	if (rc == 0)
+		report_spools_left(r);
 	/* How much the first seal may take, and whether there is room for one at all. */
 	if (rc == 0 && floe_runner_update_room(r)) {
 		floe_warn("runner: the file system of state_dir %s has %" PRIu64

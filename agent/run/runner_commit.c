@@ -121,10 +121,14 @@ void floe_committer_task(void *arg)
 			log_result(&c, rc);
 		} else if (one) {
 			/* A table behind its record: the output logged it, once. */
-			if (one != FLOE_EBEHIND)
+			if (one != FLOE_EBEHIND) {
 				floe_error("runner: commit to %s failed: %s (its spool keeps the "
 					   "rows; retrying later)",
 					   floe_output_what(o), floe_err_text(&e, one));
+				if (!c.rep->store_error[0])
+					snprintf(c.rep->store_error, sizeof(c.rep->store_error),
+						 "%s: %s", floe_output_what(o), floe_err_text(&e, one));
+			}
 			if (!c.rep->agg_rc || c.rep->agg_rc == FLOE_EBEHIND || floe_runner_fatal(one))
 				c.rep->agg_rc = one;
 		}

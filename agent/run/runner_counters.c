@@ -138,6 +138,8 @@ static void run_counters(struct floe_runner *r, const struct floe_input_counters
 	    .store_reachable = r->lake.store_down ? 0 : 1,
 	    .table_missing = r->lake.table_missing ? 1 : 0,
 	    .table_behind = floe_runner_tables_behind(r, NULL, 0),
+	    .spool_left_entries = r->lake.left_entries,
+	    .spool_left_bytes = r->lake.left_bytes,
 	    .agg_late = late,
 	    .agg_late_dropped = late_dropped,
 	    .agg_future = future,

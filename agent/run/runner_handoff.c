@@ -214,6 +214,10 @@ static void take(struct floe_runner *r, const struct commit_report *rep)
 	r->lake.table_missing = rep->rc == FLOE_EGONE || rep->agg_rc == FLOE_EGONE;
 	snprintf(r->lake.store_error, sizeof(r->lake.store_error), "%s",
 		 rep->store_down ? rep->store_error : "");
+	if (!rep->rc && !rep->agg_rc)
+		r->lake.commit_error[0] = '\0';
+	else if (!rep->store_down && rep->store_error[0])
+		snprintf(r->lake.commit_error, sizeof(r->lake.commit_error), "%s", rep->store_error);
 	if (rep->rc == 0 && rep->committed_seq >= 0)
 		floe_runner_note_committed(r, rep->committed_seq, rep->committed_version,
 					   rep->committed_snapseq, rep->table_uuid);

@@ -98,8 +98,6 @@ struct floe_spool_entry;
 /* Settings taken from the configuration once, at start-up (settings.c); read-only after. */
 struct run_settings {
 	const struct floe_config *cfg; /* borrowed: outlives the runner */
-	char host[256];
-	size_t host_len; /* the host column of every record: fixed for the process */
 	char state_dir[FLOE_PATH_MAX];
 	char checkpoint_path[FLOE_PATH_MAX];
 	char metrics_path[FLOE_PATH_MAX];
@@ -278,6 +276,10 @@ struct run_lake {
 	/* The main thread's copy of the last report's store state, for /healthz and metrics. */
 	bool store_down;
 	char store_error[STORE_ERROR_MAX];
+	/* Why the last commit failed when the store did answer ("" after one that did not
+	 * fail): /healthz names it beside the failure count, so a failure the store is not to
+	 * blame for (a permission, a damaged file) is told without the device's log. */
+	char commit_error[STORE_ERROR_MAX];
 	/* A table this agent committed to is missing from the warehouse (FLOE_EGONE): its
 	 * commits wait for it, for metrics. */
 	bool table_missing;
@@ -288,6 +290,10 @@ struct run_lake {
 	bool blocked; /* the spool is full: inputs wait (policy block) */
 	bool disk_low; /* state_dir's file system is (nearly) full: inputs wait for commits */
 	uint64_t disk_avail; /* its free bytes when last asked */
+	/* Entries and their data bytes in the spools of tables this configuration does not
+	 * name, as found at the start (spool_left.h): nothing commits them until the table
+	 * is configured again. */
+	uint64_t left_entries, left_bytes;
 };
 
 /* A raw table: logs (index 0) and each tables.<name> after it, as
@@ -371,6 +377,15 @@ struct floe_runner {
 	struct floe_alloc *alloc;
 	struct floe_alloc own_alloc;
 	struct run_settings set;
+	/* The host column of the records that carry none of their own: the host name, read
+	 * at the start and again before every read pass (floe_runner_check_host), so that
+	 * the rows read after a provisioning script or DHCP renamed the host carry the new
+	 * name, not the boot's until a restart; agent.id when there is none at the start.
+	 * Main thread; records hold it only while they are handed over. */
+	struct {
+		char name[256];
+		size_t len;
+	} host;
 	struct run_env env;
 	struct run_inputs in;
 	struct run_batch b;
@@ -553,6 +568,10 @@ int floe_runner_add_record(struct floe_runner *r, size_t input, const struct flo
 /* The same for a record the input mapped itself. */
 int floe_runner_add_to(struct floe_runner *r, size_t input, struct floe_record *rec, size_t k,
 		       uint64_t seq);
+/* Reads the host name again (before each read pass: one uname(2), against the pass's
+ * reads); a new one is logged and goes into the host column from the next record on
+ * (r->host). */
+void floe_runner_check_host(struct floe_runner *r);
 /* The sink's line callback (ctx: the runner): a line of input r->in.cur into the batch,
  * or into its assembler. A negative return leaves the line in the input (to be read
  * again after a seal, r->b.line_refused), 1 asks the input to stop for a seal. */

@@ -370,6 +370,7 @@ static int turn(struct floe_runner *r, struct loop *l, bool *done)
 	if (rc || *done)
 		return rc;
 	rc = while_blocked(r, l, floe_run_mono_us(r));
+	floe_runner_check_host(r);
 	size_t progress = 0;
 	if (rc == 0)
 		rc = floe_runner_read_inputs(r, &progress, quiet_turn(r, l));

@@ -11,10 +11,25 @@
 #include "agent/schema/record.h"
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
+#include "platform/clock.h"
 #include "platform/log.h"
 
 #include <inttypes.h>
 #include <string.h>
+
+void floe_runner_check_host(struct floe_runner *r)
+{
+	char name[sizeof(r->host.name)];
+	/* One that cannot be read now keeps the name there is. */
+	if (floe_hostname(name, sizeof(name)) != 0 || !name[0] || strcmp(name, r->host.name) == 0)
+		return;
+	floe_warn("runner: the host name changed from %s to %s: records read from now on carry "
+		  "%s in the host column",
+		  r->host.name, name, name);
+	memcpy(r->host.name, name, sizeof(name));
+	r->host.len = strlen(name);
+	floe_input_shared_set_host(r->in.shared, r->host.name, r->host.len);
+}
 
 /* A record the memory budget cannot take even in an empty batch. The configuration check
  * makes room for the longest record an input can make, but memory held elsewhere at that
@@ -128,8 +143,8 @@ static void assembled_record(struct floe_runner *r, size_t input, const struct f
 	memset(rec, 0, sizeof(*rec));
 	rec->ts = a->has_ts ? a->ts_us : received_at;
 	rec->received_at = received_at;
-	rec->host.p = r->set.host;
-	rec->host.len = r->set.host_len;
+	rec->host.p = r->host.name;
+	rec->host.len = r->host.len;
 	rec->source.p = a->path;
 	rec->source.len = strlen(a->path);
 	rec->has_offset = true;
@@ -201,8 +216,8 @@ int floe_runner_on_line(void *ctx, const struct floe_input_line *line)
 	memset(&rec, 0, sizeof(rec));
 	rec.ts = r->in.read_us;
 	rec.received_at = r->in.read_us;
-	rec.host.p = r->set.host;
-	rec.host.len = r->set.host_len;
+	rec.host.p = r->host.name;
+	rec.host.len = r->host.len;
 	rec.source.p = line->path;
 	rec.source.len = strlen(line->path);
 	rec.has_offset = true;

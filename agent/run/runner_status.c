@@ -329,8 +329,9 @@ static bool healthy(struct floe_runner *r, int64_t now_us, char *why, size_t cap
 	if (spool > 0 && s->pending_since_us && now_us - since > limit) {
 		snprintf(why, cap,
 			 "no commit for %" PRId64 " s (3 commit intervals) while the spool "
-			 "holds %" PRIu64 " bytes; %" PRIu64 " commits failed so far\n",
-			 (now_us - since) / 1000000, spool, r->stats.commit_failures);
+			 "holds %" PRIu64 " bytes; %" PRIu64 " commits failed so far%s%s\n",
+			 (now_us - since) / 1000000, spool, r->stats.commit_failures,
+			 r->lake.commit_error[0] ? ", the last: " : "", r->lake.commit_error);
 		return false;
 	}
 	/* Each input says what keeps it from its work (a damaged journal file is counted,

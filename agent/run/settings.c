@@ -60,9 +60,6 @@ int floe_run_settings_init(struct run_settings *s, const struct floe_config *cfg
 {
 	memset(s, 0, sizeof(*s));
 	s->cfg = cfg;
-	if (floe_hostname(s->host, sizeof(s->host)) != 0)
-		snprintf(s->host, sizeof(s->host), "%s", cfg->agent.id);
-	s->host_len = strlen(s->host);
 	snprintf(s->pq_created_by, sizeof(s->pq_created_by), "floe version %s", FLOE_VERSION);
 	int rc = floe_path_absolute(cfg->agent.state_dir, s->state_dir, sizeof(s->state_dir));
 	if (rc)

@@ -12,6 +12,7 @@
 #include "agent/lake/table.h"
 #include "agent/lake/warehouse.h"
 #include "agent/run/colplan.h"
+#include "agent/run/spool_left.h"
 #include "agent/schema/aggtable.h"
 #include "agent/schema/columns.h"
 #include "agent/lake/output.h"
@@ -198,13 +199,27 @@ static void missing_one(const struct lake *l, const char *name, const char *spoo
 	floe_table_free(t);
 }
 
+static void left_one(void *ctx, const struct floe_spool_left *left)
+{
+	(void)floe_buf_printf(ctx,
+			      "# table %s: not in this configuration, but its spool %s holds %llu "
+			      "entries (%llu bytes): floe run commits them only when %s is "
+			      "configured again; delete the directory to give their rows up\n",
+			      left->table, left->dir, (unsigned long long)left->entries,
+			      (unsigned long long)left->bytes,
+			      left->agg ? "an aggregation of that table" : "the table");
+}
+
 void floe_run_missing_tables(const struct floe_config *cfg, struct floe_buf *out)
 {
 	char state[FLOE_PATH_MAX], dir[FLOE_PATH_MAX], machine[17];
 	struct lake l;
 	struct floe_identity id;
 	struct floe_err e = {0};
-	if (floe_path_absolute(cfg->agent.state_dir, state, sizeof(state)) || lake_open(cfg, &l, NULL))
+	if (floe_path_absolute(cfg->agent.state_dir, state, sizeof(state)))
+		return;
+	floe_run_spools_left(NULL, cfg, state, left_one, out);
+	if (lake_open(cfg, &l, NULL))
 		return;
 	/* The installation whose commits the records count, without making one. */
 	if (floe_identity_machine(FLOE_MACHINE_ID_PATH, machine) != 0)

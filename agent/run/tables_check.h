@@ -15,7 +15,8 @@ struct floe_err;
  * told. */
 int floe_run_check_tables(const struct floe_config *cfg, struct floe_err *err);
 
-/* Appends to out, one "# ..." line each, the tables this agent committed to (their
+/* Appends to out, one "# ..." line each, the spools of tables cfg no longer names that
+ * still hold entries (spool_left.h), the tables this agent committed to (their
  * spool's record of the last commit, in cfg's state_dir) that are missing from the local
  * warehouse: floe run waits for them (a warehouse mount not up) unless
  * lake.recreate_tables; and those of any catalog that are behind that record

@@ -4,11 +4,12 @@
 # empty mount point) look the same, and a table made on the root file system would take
 # the commits meant for the mounted one. The agent reads into the spool, says so, shows
 # it (table_missing in metrics.json and /metrics, store_reachable 0) and retries; the
-# operator who meant it sets lake.recreate_tables. Two cases:
+# operator who meant it sets lake.recreate_tables. Three cases:
 #  moved:   the table is moved away; a run refuses to make a new one and keeps the lines in
 #           its spool; with lake.recreate_tables a new table takes them, once each.
 #  mount:   the warehouse is an empty mount point when a daemon starts; it commits nothing
 #           and makes nothing there; when the mount comes back, it commits every line once.
+#  deleted: the table is deleted under a running daemon: said as such, not made again.
 source "$(dirname "$0")/lib.sh"
 
 rows() {
@@ -77,5 +78,22 @@ check "mount: every line once" test "$(rows "$d/wh/default/logs")" = 150
 check "mount: /metrics has floe_table_missing 0" prom_is "floe_table_missing 0"
 check "mount: the agent stops cleanly" stop_pid "$pid"
 check "mount: every line once after the stop" test "$(rows "$d/wh/default/logs")" = 150
+
+# 3. Deleted while a daemon runs (rm -rf of the table): the log says what happened and
+# what comes next, no table is made again, the lines wait in the spool.
+d="$T/deleted"
+check "deleted: 100 lines committed" setup "$d"
+sed -i "s#^  state_dir: .*#&\n  http: { listen: \"127.0.0.1:0\" }#" "$d/floe.yaml"
+run_serving "$d/floe.yaml" "$d/err"
+check "deleted: the daemon serves" test -n "$port"
+rm -rf "$d/wh/default/logs"
+seq 101 150 | sed 's/^/line /' >>"$d/logs/app.log"
+check "deleted: says the table was deleted" \
+	wait_log "$d/err" "is gone and no metadata file is left: the table was deleted"
+check "deleted: then that it is missing" wait_log "$d/err" "is missing, though this agent committed to it"
+check "deleted: /metrics has floe_table_missing 1" prom_is "floe_table_missing 1"
+check "deleted: no table made again" test ! -e "$d/wh/default/logs/metadata"
+check "deleted: the agent stops cleanly" stop_pid "$pid"
+check "deleted: the lines wait in the spool" test "$(metric "$d/state/metrics.json" spool_entries)" -ge 1
 
 finish
