@@ -102,6 +102,17 @@ wait_for() {
 	done
 }
 
+# prom_is LINE: until the agent serving its status pages on $port has LINE in /metrics
+# (published once a second), at most 10 s.
+prom_is() {
+	local i
+	for i in $(seq 1 100); do
+		curl -s "http://127.0.0.1:$port/metrics" | grep -qx "$1" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # wait_log FILE PATTERN [SECONDS]: until FILE (an agent's log) says PATTERN; at most
 # SECONDS (10), then fails. log_has below, with a time.
 wait_log() { LOG_WAIT_S=${3:-10} log_has "$1" "$2"; }

@@ -50,16 +50,6 @@ wait_rows() {
 	return 1
 }
 
-# prom_is LINE: until /metrics (published once a second) has LINE, at most 10 s.
-prom_is() {
-	local i
-	for i in $(seq 1 100); do
-		curl -s "http://127.0.0.1:$port/metrics" | grep -qx "$1" && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 # entries_in DIR: whole spool entries in DIR.
 entries_in() {
 	find "$1" -maxdepth 1 -name '*.entry' | wc -l

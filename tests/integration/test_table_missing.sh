@@ -16,16 +16,6 @@ rows() {
 	"$FLOE_BIN" inspect "$1" 2>/dev/null | sed -n 's#^live files=[0-9]* records=\([0-9]*\).*#\1#p'
 }
 
-# prom_is LINE: until /metrics (published once a second) has LINE, at most 10 s.
-prom_is() {
-	local i
-	for i in $(seq 1 100); do
-		curl -s "http://127.0.0.1:$port/metrics" | grep -qx "$1" && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 # setup DIR: 100 lines committed to DIR/wh/default/logs.
 setup() {
 	mkdir -p "$1/logs"

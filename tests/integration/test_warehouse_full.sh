@@ -47,15 +47,6 @@ health_has() {
 	done
 	return 1
 }
-prom_is() {
-	local i
-	for i in $(seq 1 100); do
-		curl -s "http://127.0.0.1:$port/metrics" | grep -qx "$1" && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 # (a) Full at the start.
 fill a
 seq 1 100 | sed 's/^/a /' >"$d/logs/x.log"
