@@ -83,8 +83,9 @@ int floe_run_settings_init(struct run_settings *s, const struct floe_config *cfg
 	unsigned long long fd_limit;
 	floe_preflight_descriptors(cfg, &s->fd_pct, &fd_limit);
 	if (s->fd_pct < 100)
-		floe_warn("runner: the inputs' max_open_files exceed the %llu descriptors allowed "
-			  "(RLIMIT_NOFILE): each input gets %u %% of its max_open_files",
+		floe_warn("runner: the inputs' max_open_files and max_connections exceed the %llu "
+			  "descriptors allowed (RLIMIT_NOFILE): each input gets %u %% of its "
+			  "max_open_files, each syslog listener of its max_connections",
 			  fd_limit, s->fd_pct);
 	return 0;
 }

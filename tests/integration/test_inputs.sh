@@ -109,5 +109,5 @@ rc=0
 (ulimit -n 128 && "$FLOE_BIN" run -c "$d/floe.yaml" --once --log-level warn) 2>"$d/err" || rc=$?
 check "300 files under a limit of 128 descriptors: run succeeds" test $rc = 0
 check "300 files under a limit of 128 descriptors: every line" test "$(rows "$d/wh/default/logs")" = 300
-check "the descriptor cap is logged" grep -q "max_open_files exceed the 128 descriptors" "$d/err"
+check "the descriptor cap is logged" grep -q "max_open_files and max_connections exceed the 128 descriptors" "$d/err"
 finish
