@@ -49,7 +49,7 @@ struct floe_server {
 	struct floe_timer backoff; /* the listener's rest after EMFILE */
 	bool stream, paused, resting, evict;
 	unsigned max;
-	int64_t idle_ms, handshake_ms, deadline_ms;
+	int64_t idle_ms, handshake_ms, deadline_ms, evict_idle_ms;
 	unsigned dgram_batch;
 	struct floe_conn *free;
 	int64_t limit_logged_ms, error_logged_ms;
@@ -326,6 +326,25 @@ static void evict_oldest(struct floe_server *s)
 	conn_close(old, FLOE_CLOSE_EVICTED);
 }
 
+/* With evict_idle_ms, closes the open connection that has sent nothing for longest, if
+ * that is at least evict_idle_ms: a sender that left its connection gives its slot to
+ * one that has something to send. A paused connection is not idle. */
+static void evict_idle(struct floe_server *s)
+{
+	int64_t now = floe_loop_now(s->loop);
+	struct floe_conn *idle = NULL;
+	for (unsigned i = 0; i < s->max; i++) {
+		struct floe_conn *c = &s->conns[i];
+		if (c->state == SLOT_OPEN && !c->in_cb && !c->paused && !s->paused &&
+		    now - c->last_ms >= s->evict_idle_ms && (!idle || c->last_ms < idle->last_ms))
+			idle = c;
+	}
+	if (!idle)
+		return;
+	s->st.evicted++;
+	conn_close(idle, FLOE_CLOSE_EVICTED);
+}
+
 /* Takes a new connection into a free slot. A full table closes it at once (unless
  * evict_oldest makes room): the sender learns now (a reset) and retries with its own
  * backoff, where a connection left in the backlog would look established to it and
@@ -334,6 +353,8 @@ static void take(struct floe_server *s, int fd, const union floe_sockaddr *peer)
 {
 	if (!s->free && s->evict)
 		evict_oldest(s);
+	if (!s->free && s->evict_idle_ms > 0)
+		evict_idle(s);
 	struct floe_conn *c = s->free;
 	if (!c) {
 		close(fd);
@@ -445,6 +466,7 @@ int floe_server_init(void *mem, size_t len, struct floe_loop *loop, struct floe_
 	s->idle_ms = o->idle_timeout_ms > 0 ? o->idle_timeout_ms : 0;
 	s->deadline_ms = o->deadline_ms > 0 ? o->deadline_ms : 0;
 	s->evict = o->evict_oldest;
+	s->evict_idle_ms = o->evict_idle_ms > 0 ? o->evict_idle_ms : 0;
 	s->handshake_ms = o->handshake_timeout_ms > 0 ? o->handshake_timeout_ms
 						      : FLOE_SERVER_HANDSHAKE_TIMEOUT_MS;
 	s->dgram_batch = o->dgram_batch ? o->dgram_batch : FLOE_SERVER_DGRAM_BATCH;

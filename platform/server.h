@@ -30,7 +30,7 @@ enum floe_conn_close {
 	FLOE_CLOSE_HANDSHAKE = 3, /* the TLS handshake failed or did not finish in time */
 	FLOE_CLOSE_LOCAL = 4,	  /* floe_conn_close, or the server was finished */
 	FLOE_CLOSE_DEADLINE = 5,  /* open longer than deadline_ms */
-	FLOE_CLOSE_EVICTED = 6,	  /* the oldest, closed for a new one (evict_oldest) */
+	FLOE_CLOSE_EVICTED = 6,	  /* closed for a new one (evict_oldest, evict_idle_ms) */
 };
 
 /* The caller's callbacks, run on the loop's thread. None may call floe_server_fini. */
@@ -73,6 +73,14 @@ struct floe_server_opts {
 	 * requests, where the oldest open connection is the slowest: a slow or hostile
 	 * client cannot keep a fresh one (a liveness probe) out. */
 	bool evict_oldest;
+	/* Stream: with every slot taken, close the connection that has sent nothing for
+	 * longest, if that is at least this long (counted: evicted), and take the new one;
+	 * a new connection is refused only when every one sent something more recently (0:
+	 * never). For long-lived senders (syslog): a client that opens connections and
+	 * leaves them (a port scan, a load balancer's health check, a sender that crashed
+	 * behind a NAT) would otherwise keep every other sender out for idle_timeout. A
+	 * paused connection (backpressure) is not idle. */
+	int64_t evict_idle_ms;
 	/* TLS: a handshake not complete this long after the accept fails. */
 	int64_t handshake_timeout_ms;
 	/* Required for a tls:// listener, borrowed. */
@@ -113,7 +121,7 @@ struct floe_server_stats {
 	uint64_t open;		     /* connections open now */
 	uint64_t closed_idle;	     /* closed by idle_timeout */
 	uint64_t closed_deadline;    /* closed by deadline_ms */
-	uint64_t evicted;	     /* closed for a new connection (evict_oldest) */
+	uint64_t evicted;	     /* closed for a new connection (evict_oldest, evict_idle_ms) */
 	uint64_t handshake_timeouts; /* TLS handshakes not finished in time */
 	uint64_t handshake_failures; /* TLS handshakes that failed, timeouts included */
 	uint64_t read_errors;	     /* connections closed on a read error */

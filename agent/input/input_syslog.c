@@ -55,6 +55,8 @@ static const struct floe_input_metric metrics[] = {
     {"open", "floe_syslog_connections_open", "Stream connections open.", FLOE_INPUT_M_GAUGE},
     {"closed_idle", "floe_syslog_connections_idle_closed_total",
      "Connections closed by idle_timeout.", 0},
+    {"evicted", "floe_syslog_connections_evicted_total",
+     "Connections silent a minute, closed for a new sender with every slot taken.", 0},
     {"handshake_failures", "floe_syslog_handshake_failures_total",
      "TLS handshakes that failed.", 0},
     {"read_errors", "floe_syslog_read_errors_total", "Connections closed on a read error.", 0},
@@ -69,7 +71,7 @@ static void values(const void *self, uint64_t *v)
 	uint64_t all[] = {st.messages,	  st.bytes,	   st.parse_failures, st.ts_failures,
 			  st.truncated,	  st.bad_length,   st.at_close,	      st.dropped,
 			  st.lost_at_stop, st.kernel_drops, st.connections,    st.rejected,
-			  st.open,	  st.closed_idle,  st.handshake_failures,
+			  st.open,	  st.closed_idle,  st.evicted,	      st.handshake_failures,
 			  st.read_errors, st.paused};
 	for (size_t k = 0; k < FLOE_INPUT_NMETRICS(metrics); k++)
 		if (!(metrics[k].flags & FLOE_INPUT_M_GAUGE))

@@ -39,7 +39,7 @@ struct sl_lst {
 /* Counters, written by one side with relaxed atomic stores and read by the other. */
 struct sl_counters {
 	uint64_t truncated, bad_length, at_close, dropped, kernel_drops, connections, rejected,
-	    open, closed_idle, handshake_failures, read_errors, paused, rx_bytes;
+	    open, closed_idle, evicted, handshake_failures, read_errors, paused, rx_bytes;
 };
 
 struct floe_syslog_in {

@@ -195,6 +195,7 @@ void floe_syslog_in_stats(const struct floe_syslog_in *in, struct floe_syslog_in
 	st->rejected = sl_get(&in->c.rejected);
 	st->open = sl_get(&in->c.open);
 	st->closed_idle = sl_get(&in->c.closed_idle);
+	st->evicted = sl_get(&in->c.evicted);
 	st->handshake_failures = sl_get(&in->c.handshake_failures);
 	st->read_errors = sl_get(&in->c.read_errors);
 	st->paused = sl_get(&in->c.paused);

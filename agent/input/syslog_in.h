@@ -70,6 +70,7 @@ struct floe_syslog_in_stats {
 	uint64_t rejected;	   /* over max_connections, or no memory for their framer */
 	uint64_t open;		   /* connections open now */
 	uint64_t closed_idle;	   /* closed by idle_timeout */
+	uint64_t evicted;	   /* idle a minute, closed for a new sender, every slot taken */
 	uint64_t handshake_failures; /* TLS */
 	uint64_t read_errors;
 	uint64_t paused;	   /* times the queue ran low and reading stopped */

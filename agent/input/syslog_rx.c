@@ -38,6 +38,8 @@
 
 /* How often the servers' and listeners' counters are copied for the runner. */
 #define STATS_MS 1000
+/* A connection silent this long gives its slot to a new sender when every slot is taken. */
+#define SYSLOG_EVICT_IDLE_MS 60000
 
 /* The receiver's state passes to the runner's thread once the receiver stopped (its
  * task waited for): the closes and the last counters run there. Returns the role to
@@ -282,9 +284,14 @@ static int open_listener(struct floe_syslog_in *in, size_t i, struct floe_err *e
 		floe_warn("%s: %s: at most %u connections at once, not max_connections' %u: "
 			  "the process's descriptor limit (RLIMIT_NOFILE) holds no more",
 			  in->name, l->uri, in->max_conns, c->syslog.max_connections);
+	/* With every slot taken, a connection silent for a minute gives its slot to a new
+	 * sender: one that opens connections and leaves them (a port scan, a balancer's
+	 * health check, a sender gone behind a NAT) would otherwise keep every other sender
+	 * out for idle_timeout. A sender that was only quiet reconnects when it has more. */
 	struct floe_server_opts so = {
 	    .max_connections = in->max_conns,
 	    .idle_timeout_ms = (int64_t)c->syslog.idle_timeout_ms,
+	    .evict_idle_ms = SYSLOG_EVICT_IDLE_MS,
 	    .tls = in->tls,
 	};
 	struct floe_server_cbs cbs = {.arg = l,
@@ -473,7 +480,7 @@ static bool drain_stash(struct floe_syslog_in *in)
 static void snapshot(struct floe_syslog_in *in)
 {
 	FLOE_OWNER(FLOE_ROLE_SYSLOG_RX);
-	uint64_t acc = 0, rej = 0, open = 0, idle = 0, hs = 0, rd = 0, kd = 0;
+	uint64_t acc = 0, rej = 0, open = 0, idle = 0, ev = 0, hs = 0, rd = 0, kd = 0;
 	for (size_t i = 0; i < in->nlst; i++) {
 		struct floe_server_stats ss;
 		floe_server_stats(in->lst[i].srv, &ss);
@@ -481,6 +488,7 @@ static void snapshot(struct floe_syslog_in *in)
 		rej += ss.rejected;
 		open += ss.open;
 		idle += ss.closed_idle;
+		ev += ss.evicted;
 		hs += ss.handshake_failures;
 		rd += ss.read_errors;
 		if (!floe_listen_is_stream(floe_listener_transport(in->lst[i].l))) {
@@ -493,6 +501,7 @@ static void snapshot(struct floe_syslog_in *in)
 	sl_set(&in->c.connections, acc);
 	sl_set(&in->c.open, open);
 	sl_set(&in->c.closed_idle, idle);
+	sl_set(&in->c.evicted, ev);
 	sl_set(&in->c.handshake_failures, hs);
 	sl_set(&in->c.read_errors, rd);
 	sl_set(&in->c.kernel_drops, kd);

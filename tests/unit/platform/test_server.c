@@ -2,8 +2,9 @@
  * IPv6, unix stream, UDP, unix datagram) delivers what a client sends; pausing a
  * connection or the whole server stops reading until resumed, and a paused sender's
  * writes block; idle connections close on an injected clock; max_connections refuses
- * and counts; EMFILE rests the listener instead of spinning; closes from callbacks; no
- * heap allocation per connection. */
+ * and counts, and with evict_idle_ms a connection idle that long gives its slot to a
+ * new one (never a paused one); EMFILE rests the listener instead of spinning; closes
+ * from callbacks; no heap allocation per connection. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -425,6 +426,57 @@ static void test_max_connections(void **state)
 	rig_free(r);
 }
 
+/* With evict_idle_ms and every slot taken, the connection that has sent nothing for
+ * longest gives its slot to a new one, if it has been idle that long; otherwise the new
+ * one is refused. A paused connection is never taken for idle. */
+static void test_evict_idle(void **state)
+{
+	use_fake = true;
+	fake_now = 1000;
+	struct floe_server_opts o = {
+	    .max_connections = 2, .idle_timeout_ms = 3600000, .evict_idle_ms = 60000};
+	struct rig *r = rig_new("tcp://127.0.0.1:0", &o);
+	uint16_t port = floe_listener_port(r->l);
+	int a = client_inet(AF_INET, port), b = client_inet(AF_INET, port);
+	spin(r, has_opens, 2);
+	/* 29 s on: nobody idle for a minute, the new one is refused. */
+	fake_now = 30000;
+	int c = client_inet(AF_INET, port);
+	spin(r, has_rejects, 1);
+	close(c);
+	fake_now = 50000;
+	put(a, "A");
+	spin(r, has_bytes, 1);
+	/* 61 s after b's accept (it never sent), 12 s after a's byte: b goes. */
+	fake_now = 62000;
+	int d = client_inet(AF_INET, port);
+	spin(r, has_opens, 3);
+	spin(r, has_closes, 1);
+	assert_int_equal(r->k.why, FLOE_CLOSE_EVICTED);
+	char x;
+	ssize_t n = read(b, &x, 1);
+	assert_true(n == 0 || (n < 0 && errno == ECONNRESET));
+	close(b);
+	/* a and d both paused for long: neither is idle, the next one is refused. */
+	floe_conn_pause(r->k.last); /* d's, by its accept */
+	put(a, "B");
+	spin(r, has_bytes, 2);
+	floe_conn_pause(r->k.last); /* a's, by its byte */
+	fake_now = 500000;
+	int e = client_inet(AF_INET, port);
+	spin(r, has_rejects, 2);
+	close(e);
+	struct floe_server_stats st;
+	floe_server_stats(r->srv, &st);
+	assert_int_equal(st.evicted, 1);
+	assert_int_equal(st.rejected, 2);
+	assert_int_equal(st.open, 2);
+	close(a);
+	close(d);
+	rig_free(r);
+	use_fake = false;
+}
+
 /* Closing from on_data ends the connection after the callback; on_open refusing closes
  * it without an on_close. */
 static void test_close_from_callbacks(void **state)
@@ -567,6 +619,7 @@ int main(void)
 	    cmocka_unit_test(test_pause_resume),
 	    cmocka_unit_test(test_idle_timeout),
 	    cmocka_unit_test(test_max_connections),
+	    cmocka_unit_test(test_evict_idle),
 	    cmocka_unit_test(test_close_from_callbacks),
 	    cmocka_unit_test(test_emfile_backoff),
 	    cmocka_unit_test(test_no_heap_per_connection),
