@@ -311,50 +311,41 @@ static void backoff_done(struct floe_timer *t)
 	listener_sync(s);
 }
 
-/* With evict_oldest, closes the connection accepted first to make room. */
-static void evict_oldest(struct floe_server *s)
-{
-	struct floe_conn *old = NULL;
-	for (unsigned i = 0; i < s->max; i++) {
-		struct floe_conn *c = &s->conns[i];
-		if (conn_live(c) && !c->in_cb && (!old || c->opened_ms < old->opened_ms))
-			old = c;
-	}
-	if (!old)
-		return;
-	s->st.evicted++;
-	conn_close(old, FLOE_CLOSE_EVICTED);
-}
-
-/* With evict_idle_ms, closes the open connection that has sent nothing for longest, if
- * that is at least evict_idle_ms: a sender that left its connection gives its slot to
- * one that has something to send. A paused connection is not idle. */
-static void evict_idle(struct floe_server *s)
+/* Makes room for a new connection in a full table: with evict_oldest, by closing the
+ * connection accepted first; with evict_idle_ms, the open one that has sent nothing for
+ * longest, if that is at least evict_idle_ms (a sender that left its connection gives its
+ * slot to one that has something to send; a paused connection is not idle). */
+static void make_room(struct floe_server *s)
 {
 	int64_t now = floe_loop_now(s->loop);
-	struct floe_conn *idle = NULL;
+	struct floe_conn *pick = NULL;
 	for (unsigned i = 0; i < s->max; i++) {
 		struct floe_conn *c = &s->conns[i];
-		if (c->state == SLOT_OPEN && !c->in_cb && !c->paused && !s->paused &&
-		    now - c->last_ms >= s->evict_idle_ms && (!idle || c->last_ms < idle->last_ms))
-			idle = c;
+		if (!conn_live(c) || c->in_cb)
+			continue;
+		if (s->evict) {
+			if (!pick || c->opened_ms < pick->opened_ms)
+				pick = c;
+		} else if (c->state == SLOT_OPEN && !c->paused &&
+			   now - c->last_ms >= s->evict_idle_ms &&
+			   (!pick || c->last_ms < pick->last_ms)) {
+			pick = c;
+		}
 	}
-	if (!idle)
+	if (!pick)
 		return;
 	s->st.evicted++;
-	conn_close(idle, FLOE_CLOSE_EVICTED);
+	conn_close(pick, FLOE_CLOSE_EVICTED);
 }
 
 /* Takes a new connection into a free slot. A full table closes it at once (unless
- * evict_oldest makes room): the sender learns now (a reset) and retries with its own
+ * make_room finds one): the sender learns now (a reset) and retries with its own
  * backoff, where a connection left in the backlog would look established to it and
  * fill kernel buffers that may never be read. Counted, and logged once a minute. */
 static void take(struct floe_server *s, int fd, const union floe_sockaddr *peer)
 {
-	if (!s->free && s->evict)
-		evict_oldest(s);
-	if (!s->free && s->evict_idle_ms > 0)
-		evict_idle(s);
+	if (!s->free && (s->evict || s->evict_idle_ms > 0))
+		make_room(s);
 	struct floe_conn *c = s->free;
 	if (!c) {
 		close(fd);

@@ -71,7 +71,7 @@ static int dir_one(void *ctx, const char *name)
 	/* The aggregations' quarantine and their windows' images sit beside their spools. */
 	if (name[0] == '.' || strcmp(name, "quarantine") == 0 || configured(w, name) ||
 	    floe_fmt(dir, sizeof(dir), "%s/%s", w->parent, name) != 0 ||
-	    floe_fs_stat(dir, &st) != 0 || st.regular)
+	    floe_fs_stat(dir, &st) != 0 || !st.dir)
 		return 0;
 	w->dir = dir;
 	w->entries = w->bytes = 0;
