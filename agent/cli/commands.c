@@ -1,5 +1,6 @@
 /* run, check and version: option parsing, configuration loading, and the runner. */
 #include "agent/cli/commands.h"
+#include "agent/cli/last_good.h"
 
 #include "agent/config/config.h"
 #include "agent/input/preflight.h"
@@ -134,6 +135,15 @@ struct floe_config *floe_cli_load_config(const char *path, bool create_identity)
 		fprintf(stderr, "floe: %s: %s\n", path, floe_strerror(rc));
 		return NULL;
 	}
+	struct floe_config *cfg = floe_cli_parse_config(path, text, len, create_identity);
+	floe_free(NULL, text);
+	return cfg;
+}
+
+struct floe_config *floe_cli_parse_config(const char *path, const char *text, size_t len,
+					  bool create_identity)
+{
+	int rc;
 	char host[256];
 	if (floe_hostname(host, sizeof(host)) != 0)
 		snprintf(host, sizeof(host), "floe");
@@ -157,7 +167,6 @@ struct floe_config *floe_cli_load_config(const char *path, bool create_identity)
 		snprintf(id, sizeof(id), "%s", def);
 		if (default_agent_id(host, cfg, create_identity, id)) {
 			floe_config_free(cfg);
-			floe_free(NULL, text);
 			floe_free(NULL, all);
 			return NULL;
 		}
@@ -167,7 +176,6 @@ struct floe_config *floe_cli_load_config(const char *path, bool create_identity)
 			rc = floe_config_parse_all(NULL, path, text, len, id, &cfg, &err, all);
 		}
 	}
-	floe_free(NULL, text);
 	/* The memory rule is checked for every command, so that `check` refuses what `run`
 	 * could not hold. */
 	struct floe_memory_need need = {0};
@@ -184,6 +192,12 @@ struct floe_config *floe_cli_load_config(const char *path, bool create_identity)
 	if (rc)
 		print_config_errors(all && all->n ? all : NULL, &err, rc, json);
 	floe_free(NULL, all);
+	/* The bytes that made it, for the last good copy (floe run keeps it once a runner
+	 * started). Without memory for them there is no copy, which is no reason not to run. */
+	if (cfg && (cfg->source = floe_malloc(cfg->alloc, len ? len : 1))) {
+		memcpy(cfg->source, text, len);
+		cfg->source_len = len;
+	}
 	return cfg;
 }
 
@@ -256,26 +270,68 @@ static const char *parse_common(int argc, char **argv, bool *once, bool allow_on
  * installation, check only looks) and the inputs' preflight (check also scans them).
  * Returns -1 with *cfg loaded (owned) to go on, or the exit code. */
 static int start(int argc, char **argv, const char *help, bool run, bool *once,
-		 struct floe_config **cfg)
+		 struct floe_config **cfg, const char **path)
 {
+	*path = NULL;
 	if (argc > 1 && is_help(argv[1])) {
 		fputs(help, stdout);
 		return FLOE_EXIT_OK;
 	}
-	const char *path = parse_common(argc, argv, once, run);
-	if (!path) {
+	const char *p = parse_common(argc, argv, once, run);
+	if (!p) {
 		fputs(help, stderr);
 		return FLOE_EXIT_USAGE;
 	}
-	if (!(*cfg = floe_cli_load_config(path, run)))
+	/* From here on a failure is the configuration's (path set). */
+	*path = p;
+	if (!(*cfg = floe_cli_load_config(p, run)))
 		return FLOE_EXIT_USAGE;
 	floe_log_set_format((*cfg)->agent.log_format == FLOE_CONFIG_LOG_JSON ? FLOE_LOG_JSON
 									  : FLOE_LOG_TEXT);
 	if (preflight(*cfg, !run) != 0) {
 		floe_config_free(*cfg);
+		*cfg = NULL;
 		return FLOE_EXIT_USAGE;
 	}
 	return -1;
+}
+
+/* The last good configuration of path, whose file cannot be used (last_good.h), checked
+ * as a start checks the file; NULL when there is none (or it fails too). dir: where to
+ * look (NULL: where the file says, then the default state_dir). */
+static struct floe_config *fall_back(const char *path, const char *dir, char *note, size_t cap)
+{
+	void *text = NULL;
+	size_t len = 0;
+	if (floe_fs_read_file(NULL, path, CONFIG_MAX, &text, &len) != 0)
+		text = NULL;
+	char *body = NULL, found[FLOE_PATH_MAX], sd[FLOE_PATH_MAX];
+	size_t blen = 0;
+	int rc = floe_last_good_find(path, text, len, dir, &body, &blen, found, note, cap);
+	floe_free(NULL, text);
+	struct floe_config *cfg = rc ? NULL : floe_cli_parse_config(path, body, blen, true);
+	floe_free(NULL, body);
+	if (rc == 0 && !cfg)
+		floe_error("the last good configuration in %s has errors too (above): nothing to run on",
+			   found);
+	if (cfg && (floe_path_absolute(cfg->agent.state_dir, sd, sizeof(sd)) != 0 ||
+		    strcmp(sd, found) != 0)) {
+		floe_error("the last good configuration in %s names another state_dir (%s): not used",
+			   found, cfg->agent.state_dir);
+		floe_config_free(cfg);
+		cfg = NULL;
+	}
+	if (cfg && preflight(cfg, false) != 0) {
+		floe_error("the last good configuration of %s fails its checks too (above)", path);
+		floe_config_free(cfg);
+		cfg = NULL;
+	}
+	if (cfg) {
+		floe_log_set_format(cfg->agent.log_format == FLOE_CONFIG_LOG_JSON ? FLOE_LOG_JSON
+										: FLOE_LOG_TEXT);
+		floe_error("%s", note);
+	}
+	return cfg;
 }
 
 #define LOCK_FILE "lock"
@@ -314,6 +370,11 @@ int floe_cli_lock_state(const struct floe_config *cfg, const char *sub, const ch
 struct reload {
 	const char *path;
 	struct floe_config *next; /* owned: the configuration that takes over */
+	/* The last good configuration, while it runs in place of the file's (borrowed: it is
+	 * the running one, or the previous one a failed reload falls back to), and what
+	 * /healthz says of it. */
+	const struct floe_config *fallback;
+	char note[2 * FLOE_PATH_MAX + 256];
 	char state_dir[FLOE_PATH_MAX]; /* the one this process holds the lock of */
 	struct floe_runner_carry *carry; /* owned: counters and listeners across runners */
 };
@@ -382,7 +443,16 @@ int floe_cmd_run(int argc, char **argv)
 {
 	bool once = false;
 	struct floe_config *cfg = NULL;
-	int status = start(argc, argv, run_help, true, &once, &cfg);
+	const char *path = NULL;
+	int status = start(argc, argv, run_help, true, &once, &cfg, &path);
+	/* A file that cannot be used (unreadable, errors, a preflight error) at a start: the
+	 * last good configuration runs, if there is one, rather than nothing at all. */
+	struct reload rl = {0};
+	if (status == FLOE_EXIT_USAGE && path && !cfg &&
+	    (cfg = fall_back(path, NULL, rl.note, sizeof(rl.note)))) {
+		rl.fallback = cfg;
+		status = -1;
+	}
 	if (status >= 0)
 		return status;
 	/* One process writes a state_dir: a second run (a hand-made --once beside the service)
@@ -403,7 +473,7 @@ int floe_cmd_run(int argc, char **argv)
 	else if (!once && floe_notify_watchdog_us() > 0)
 		floe_info("service manager watchdog: fed every %" PRId64 " ms while the main loop turns",
 			  floe_notify_watchdog_us() / 4000);
-	struct reload rl = {.path = cfg->path, .next = NULL};
+	rl.path = cfg->path;
 	if (floe_path_absolute(cfg->agent.state_dir, rl.state_dir, sizeof(rl.state_dir)) != 0)
 		rl.state_dir[0] = '\0';
 	/* Without it (no memory at start-up) a reload resets the counters and reopens the
@@ -420,6 +490,26 @@ int floe_cmd_run(int argc, char **argv)
 	for (;;) {
 		bool started = false;
 		status = run_once_over(cfg, once, &rl, &started);
+		/* The file's configuration passed its checks but a runner refuses it (a table
+		 * whose column it would retype, say): at a start, the last good one runs. */
+		if (!started && !prev && !rl.fallback && status == FLOE_EXIT_USAGE &&
+		    !floe_signal_stop_requested()) {
+			struct floe_config *good = fall_back(cfg->path, rl.state_dir, rl.note, sizeof(rl.note));
+			if (good && good->source && cfg->source && good->source_len == cfg->source_len &&
+			    memcmp(good->source, cfg->source, cfg->source_len) == 0) {
+				floe_error("the last good configuration is the file's own: nothing else to run on");
+				floe_config_free(good);
+				good = NULL;
+			}
+			if (good) {
+				floe_config_free(failed);
+				failed = cfg;
+				cfg = good;
+				rl.fallback = cfg;
+				rl.path = cfg->path;
+				continue;
+			}
+		}
 		if (!started && prev && !floe_signal_stop_requested()) {
 			floe_error("SIGHUP: the new configuration cannot start (above): the previous "
 				   "configuration runs on");
@@ -434,6 +524,8 @@ int floe_cmd_run(int argc, char **argv)
 			break;
 		/* The new configuration takes over: inputs, limits and table settings anew,
 		 * the positions from the checkpoint the stop just wrote. */
+		if (prev == rl.fallback)
+			rl.fallback = NULL;
 		floe_config_free(prev);
 		prev = cfg;
 		cfg = rl.next;
@@ -454,8 +546,10 @@ static int run_once_over(struct floe_config *cfg, bool once, struct reload *rl, 
 {
 	struct floe_runner *r = NULL;
 	struct floe_err why = {0};
-	struct floe_runner_options opt = {
-	    .reload = once ? NULL : reload_config, .reload_ctx = rl, .carry = rl->carry};
+	struct floe_runner_options opt = {.reload = once ? NULL : reload_config,
+					  .reload_ctx = rl,
+					  .carry = rl->carry,
+					  .config_note = cfg == rl->fallback ? rl->note : NULL};
 	int rc = floe_runner_new(cfg, &opt, &r, &why);
 	if (rc && floe_signal_stop_requested()) {
 		/* Stopped while starting (a slow or stalled store, say): nothing was read yet,
@@ -480,8 +574,11 @@ static int run_once_over(struct floe_config *cfg, bool once, struct reload *rl, 
 	/* Ready: the inputs are open and listening (a store that cannot be reached yet is
 	 * no reason to wait: the spool holds the rows until it answers). */
 	char msg[160];
-	snprintf(msg, sizeof(msg), "READY=1\nSTATUS=agent %s running, %zu inputs", cfg->agent.id,
-		 cfg->ninputs);
+	snprintf(msg, sizeof(msg), "READY=1\nSTATUS=agent %s running, %zu inputs%s", cfg->agent.id,
+		 cfg->ninputs, cfg == rl->fallback ? ", on the last good configuration" : "");
+	/* A configuration that started is the one to fall back on, from now on. */
+	if (cfg != rl->fallback)
+		floe_last_good_save(cfg);
 	(void)floe_notify(msg);
 	/* A catch-up on a terminal shows how far it is (not in a service's journal). */
 	bool progress = once && floe_log_is_terminal();
@@ -578,11 +675,32 @@ static int check_tables(const struct floe_config *cfg)
 	return FLOE_EXIT_OK;
 }
 
+/* floe check of a file that cannot be used: what floe run would do instead. */
+static void tell_last_good(const char *path)
+{
+	void *text = NULL;
+	size_t len = 0;
+	char *body = NULL, found[FLOE_PATH_MAX], note[2 * FLOE_PATH_MAX + 256];
+	size_t blen = 0;
+	if (floe_fs_read_file(NULL, path, CONFIG_MAX, &text, &len) != 0)
+		text = NULL;
+	if (floe_last_good_find(path, text, len, NULL, &body, &blen, found, note, sizeof(note)) == 0)
+		fprintf(stderr,
+			"floe: while %s has errors, floe run runs on the last good configuration kept "
+			"in %s/%s\n",
+			path, found, FLOE_LAST_GOOD_FILE);
+	floe_free(NULL, body);
+	floe_free(NULL, text);
+}
+
 int floe_cmd_check(int argc, char **argv)
 {
 	bool once = false;
 	struct floe_config *cfg = NULL;
-	int status = start(argc, argv, check_help, false, &once, &cfg);
+	const char *path = NULL;
+	int status = start(argc, argv, check_help, false, &once, &cfg, &path);
+	if (status == FLOE_EXIT_USAGE && path && !cfg)
+		tell_last_good(path);
 	if (status >= 0)
 		return status;
 	/* The credentials as run finds them at start-up (without the network), so that a

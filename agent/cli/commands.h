@@ -7,12 +7,17 @@ enum { FLOE_EXIT_OK = 0, FLOE_EXIT_RUNTIME = 1, FLOE_EXIT_USAGE = 2, FLOE_EXIT_L
 
 struct floe_config;
 #include <stdbool.h>
+#include <stddef.h>
 
 /* Reads and parses a configuration file; prints the error and returns NULL on failure.
  * Free with floe_config_free. Without agent.id and without a machine id, the default id
  * comes from the installation id in state_dir, which create_identity makes if absent
  * (floe run); otherwise it is the host name until the first run. */
 struct floe_config *floe_cli_load_config(const char *path, bool create_identity);
+/* The same for the text of a file (read already) named path: positions in errors, and
+ * cfg->path, are path's. */
+struct floe_config *floe_cli_parse_config(const char *path, const char *text, size_t len,
+					  bool create_identity);
 
 /* Takes the lock that makes this process the only writer of the configuration's state_dir
  * (sub: a directory in it of its own, or NULL for state_dir itself), making the

@@ -243,6 +243,7 @@ void floe_config_free(struct floe_config *c)
 		return;
 	floe_keymap_free(c->alloc, &floe_config_keys, (char *)c);
 	floe_free(c->alloc, c->path);
+	floe_free(c->alloc, c->source);
 	floe_free(c->alloc, c);
 }
 
@@ -258,5 +259,87 @@ int floe_config_dump(const struct floe_config *c, struct floe_buf *out)
 		rc = floe_keymap_dump(out, &floe_config_keys, (const char *)c);
 	if (rc < 0)
 		out->len = old; /* a failing call leaves its arguments as they were */
+	return rc;
+}
+
+/* The events up to the first error are good as far as they go: a file cut short or
+ * broken further down still names its agent.state_dir when that comes first, as it does
+ * in the shipped file. A stack of the open collections says whether the next node is a
+ * mapping's key, and under which key each was opened. */
+enum peek_key { PK_OTHER, PK_AGENT, PK_STATE_DIR };
+
+struct peek_level {
+	bool map, expect_key, was_key, agent;
+	enum peek_key key; /* the key whose value comes next (a mapping) */
+};
+
+int floe_config_peek_state_dir(const char *text, size_t len, char *out, size_t cap)
+{
+	yaml_parser_t p;
+	if (!yaml_parser_initialize(&p))
+		return FLOE_ENOMEM;
+	yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
+	struct peek_level st[MAX_DEPTH];
+	int d = 0, rc = FLOE_ENOTFOUND;
+	for (int n = 0; n < MAX_NODES && rc == FLOE_ENOTFOUND; n++) {
+		yaml_event_t ev;
+		if (!yaml_parser_parse(&p, &ev))
+			break;
+		yaml_event_type_t t = ev.type;
+		struct peek_level *up = d ? &st[d - 1] : NULL;
+		bool node = t == YAML_SCALAR_EVENT || t == YAML_ALIAS_EVENT ||
+			    t == YAML_MAPPING_START_EVENT || t == YAML_SEQUENCE_START_EVENT;
+		bool is_key = node && up && up->map && up->expect_key;
+		if (t == YAML_STREAM_END_EVENT || t == YAML_DOCUMENT_END_EVENT) {
+			yaml_event_delete(&ev);
+			break;
+		}
+		if (t == YAML_SCALAR_EVENT) {
+			const char *s = (const char *)ev.data.scalar.value;
+			size_t sl = ev.data.scalar.length;
+			if (is_key) {
+				up->key = d == 1 && sl == 5 && memcmp(s, "agent", 5) == 0 ? PK_AGENT
+					  : d == 2 && up->agent && sl == 9 && memcmp(s, "state_dir", 9) == 0
+					      ? PK_STATE_DIR
+					      : PK_OTHER;
+			} else if (up && up->map && up->agent && up->key == PK_STATE_DIR) {
+				if (sl == 0 || sl >= cap || memchr(s, '\0', sl)) {
+					rc = FLOE_EINVAL;
+				} else {
+					memcpy(out, s, sl);
+					out[sl] = '\0';
+					rc = 0;
+				}
+			}
+		}
+		if (t == YAML_MAPPING_START_EVENT || t == YAML_SEQUENCE_START_EVENT) {
+			if (d == MAX_DEPTH) {
+				yaml_event_delete(&ev);
+				break;
+			}
+			st[d] = (struct peek_level){
+			    .map = t == YAML_MAPPING_START_EVENT,
+			    .expect_key = t == YAML_MAPPING_START_EVENT,
+			    .was_key = is_key,
+			    .agent = !is_key && t == YAML_MAPPING_START_EVENT && d == 1 && up->map &&
+				     up->key == PK_AGENT,
+			};
+			d++;
+		} else if (t == YAML_MAPPING_END_EVENT || t == YAML_SEQUENCE_END_EVENT) {
+			if (d == 0) {
+				yaml_event_delete(&ev);
+				break;
+			}
+			bool was_key = st[--d].was_key;
+			/* A collection that was a key (rare: a complex key) is followed by its
+			 * value; one that was a value, by the next key. */
+			if (d && st[d - 1].map)
+				st[d - 1].expect_key = !was_key;
+		} else if (node && up && up->map) {
+			up->expect_key = !is_key;
+		}
+		yaml_event_delete(&ev);
+	}
+	yaml_parser_delete(&p);
 	return rc;
 }

@@ -284,14 +284,22 @@ struct floe_config_agg {
 	int line, col;		/* where the aggregation was declared */
 };
 
+/* agent.state_dir's default: also where floe run looks for the last good configuration
+ * of a file that names none it can read. */
+#define FLOE_CONFIG_STATE_DIR "/var/lib/floe"
+
 struct floe_config {
 	char *path; /* the name passed to floe_config_parse */
+	/* The bytes parsed (floe_cli_load_config keeps them, for the last good copy; NULL
+	 * otherwise); freed with the configuration. */
+	char *source;
+	size_t source_len;
 	struct {
 		char *id;	       /* default: the caller's default_id; [A-Za-z0-9._-]{1,64} */
 		/* An installation id (or "legacy") whose commits under id this agent takes
 		 * over; NULL: none. */
 		char *replaces;
-		char *state_dir;       /* default /var/lib/floe */
+		char *state_dir;       /* default FLOE_CONFIG_STATE_DIR */
 		uint64_t memory_limit; /* default 32 MiB, range 4 MiB .. 4 GiB */
 		/* Threads compressing Parquet pages while the main thread encodes; default 1,
 		 * range 0..8. The runner starts none on a machine with one CPU. */
@@ -300,6 +308,10 @@ struct floe_config {
 		 * /healthz (agent/run/status.c); NULL: none (the default). */
 		char *http_listen;
 		enum floe_config_log_format log_format; /* default text */
+		/* Whether floe run keeps a copy of the configuration each runner started with
+		 * in state_dir, to run on it when the file has errors at a later start
+		 * (agent/cli/last_good.h); default true. */
+		bool keep_last_good;
 		/* Where memory_limit was given (1-based; 0 when it was not), for the memory
 		 * rule's message (floe_memory_check, agent/run/memory.h). */
 		int memory_limit_line, memory_limit_col;
@@ -420,6 +432,12 @@ struct floe_config_errors {
 int floe_config_parse_all(struct floe_alloc *a, const char *name, const char *text, size_t len,
 			  const char *default_id, struct floe_config **out, struct floe_err *err,
 			  struct floe_config_errors *all);
+
+/* agent.state_dir as the text names it, read from the YAML events before any error (a
+ * file broken further down still gives it), without checking anything else. Returns 0
+ * with it in out, FLOE_ENOTFOUND when the text names none that can be read, FLOE_EINVAL when
+ * it is empty or longer than cap - 1, FLOE_ENOMEM. */
+int floe_config_peek_state_dir(const char *text, size_t len, char *out, size_t cap);
 
 /* The raw tables: logs first (i = 0), then tables.<name> in order (i = 1..ntables). */
 static inline size_t floe_config_ntables(const struct floe_config *c)

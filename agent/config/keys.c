@@ -39,6 +39,8 @@ static const struct floe_key http_keys[] = {
 };
 static const struct floe_key_section http_section = FLOE_KEY_SECTION(http_keys, NULL, NULL);
 
+static const char *const bool_names[] = {"false", "true", NULL};
+
 static const struct floe_key agent_keys[] = {
     {.name = "id",
      .type = FLOE_KT_STRING,
@@ -50,7 +52,7 @@ static const struct floe_key agent_keys[] = {
     {.name = "state_dir",
      .type = FLOE_KT_STRING,
      .off = CFG(agent.state_dir),
-     .def = "/var/lib/floe",
+     .def = FLOE_CONFIG_STATE_DIR,
      .check = check_state_dir,
      .help = "checkpoints and spool"},
     {.name = "memory_limit",
@@ -81,6 +83,14 @@ static const struct floe_key agent_keys[] = {
      .def = "text",
      .choices = log_format_names,
      .help = "log lines on stderr: text, or json (one object per line)"},
+    {.name = "keep_last_good",
+     .type = FLOE_KT_ENUM,
+     .off = CFG(agent.keep_last_good),
+     .size = sizeof(bool),
+     .choices = bool_names,
+     .def = "true",
+     .help = "keep a copy of the configuration each start ran with in state_dir: a later "
+	     "start whose file has errors runs on it"},
     {.name = "http",
      .type = FLOE_KT_SECTION,
      .sub = &http_section,

@@ -40,6 +40,10 @@ struct floe_runner_options {
 	/* What the process keeps from one runner to the next (NULL: nothing, a process that
 	 * never reloads). Borrowed. */
 	struct floe_runner_carry *carry;
+	/* Set when this configuration is the last good one, running because the file's
+	 * could not be used (agent/cli/last_good.h): what /healthz answers (503) while it
+	 * runs, with config_fallback 1. Borrowed for the runner's life. */
+	const char *config_note;
 };
 
 /* What a process that reloads keeps across its runners, one configuration's each: the

@@ -140,6 +140,7 @@ static void run_counters(struct floe_runner *r, const struct floe_input_counters
 	    .table_behind = floe_runner_tables_behind(r, NULL, 0),
 	    .spool_left_entries = r->lake.left_entries,
 	    .spool_left_bytes = r->lake.left_bytes,
+	    .config_fallback = r->env.o.config_note ? 1 : 0,
 	    .agg_late = late,
 	    .agg_late_dropped = late_dropped,
 	    .agg_future = future,

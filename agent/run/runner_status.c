@@ -6,6 +6,7 @@
  * changes the runner's state.
  *
  * What /healthz calls unhealthy, each with its reason in the body (503):
+ * - the configuration file could not be used, and the last good one runs instead;
  * - the store cannot be reached or refuses for now (the spool keeps the data);
  * - tables are behind this agent's record of its commits (named; their spools keep
  *   their rows);
@@ -293,6 +294,10 @@ static bool healthy(struct floe_runner *r, int64_t now_us, char *why, size_t cap
 {
 	struct run_status *s = r->status;
 	uint64_t spool = floe_runner_spool_bytes(r);
+	if (r->env.o.config_note) {
+		snprintf(why, cap, "%s\n", r->env.o.config_note);
+		return false;
+	}
 	if (r->lake.store_down) {
 		snprintf(why, cap,
 			 "store unreachable or refusing: %s; the spool holds %" PRIu64

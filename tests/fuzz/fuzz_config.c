@@ -1,6 +1,7 @@
 /* Fuzz target for the configuration parser: any bytes must give a config or an error
  * message, never a crash or a leak; a config that parses must dump to YAML that parses
- * back to the same dump (the dump is the effective configuration users see). */
+ * back to the same dump (the dump is the effective configuration users see). The
+ * state_dir peek (of a file that may not parse) gives a terminated path or nothing. */
 #include "agent/config/config.h"
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
@@ -17,6 +18,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct floe_buf b1, b2;
 	struct floe_err err = {0};
 
+	char dir[64];
+	int prc = floe_config_peek_state_dir((const char *)data, size, dir, sizeof(dir));
+	if (prc == 0 && (dir[0] == '\0' || strnlen(dir, sizeof(dir)) == sizeof(dir)))
+		abort();
+	if (prc != 0 && prc != FLOE_ENOTFOUND && prc != FLOE_EINVAL && prc != FLOE_ENOMEM)
+		abort();
 	floe_alloc_init(&a, 64u << 20);
 	floe_buf_init(&b1, &a, 1u << 20);
 	floe_buf_init(&b2, &a, 1u << 20);

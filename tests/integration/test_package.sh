@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The amd64 Debian package as an operator gets it: built by packaging/deb/build.sh
 # (lintian clean), installed with apt-get, its default configuration checked, the unit's
-# exact ExecStartPre and ExecStart lines run as the unit's user against a new file in
+# exact ExecStart line (and floe check of the shipped file) run as the unit's user against a new file in
 # /var/log until its lines are rows in the table, an upgrade to a higher version (the
 # package repacked under it) that keeps the state, then remove and purge. Also what ships
 # besides: the manual pages' SYNOPSIS and OPTIONS (and no build instructions), the
@@ -196,10 +196,12 @@ else
 fi
 
 # --- the service's own command lines, as its user ---
-pre=$(unit_line ExecStartPre)
+pre="/usr/bin/floe check -c /etc/floe/floe.yaml"
+check "the unit has no ExecStartPre (a file with errors must not keep floe run from its last good configuration)" \
+	test -z "$(unit_line ExecStartPre)"
 rc=0
 as_unit_user $pre >"$T/check.out" 2>&1 || rc=$?
-check "ExecStartPre ($pre) passes on the shipped configuration, as user floe" test $rc = 0
+check "$pre passes on the shipped configuration, as user floe" test $rc = 0
 [ $rc = 0 ] || cat "$T/check.out"
 rc=0
 run_service "pkgtest line 1" "pkgtest line 2" "pkgtest line 3" || rc=$?

@@ -18,7 +18,7 @@ static void test_errors(void **state)
 	    /* unknown keys, at every level, with the valid keys listed */
 	    {"agent:\n  foo: 1\n", FLOE_EFORMAT,
 	     "t.yaml:2:3: unknown key 'agent.foo'; valid keys here: id, state_dir, memory_limit, "
-	     "compress_threads, replaces, log_format, http"},
+	     "compress_threads, replaces, log_format, keep_last_good, http"},
 	    /* agent.http.listen: HOST:PORT as a tcp:// listen URI takes it */
 	    {"agent:\n  http: {listen: \"127.0.0.1\"}\n", FLOE_EFORMAT,
 	     "t.yaml:2:18: key 'agent.http.listen': expected HOST:PORT (e.g. 127.0.0.1:9464 or "
@@ -102,7 +102,7 @@ static void test_errors(void **state)
 	     "A-Z a-z 0-9 _, joined by '.', got 'a..b'"},
 	    {"agent: {\"i\\nd\": 1}\n", FLOE_EFORMAT,
 	     "t.yaml:1:9: unknown key 'agent.i?d'; valid keys here: id, state_dir, memory_limit, "
-	     "compress_threads, replaces, log_format, http"},
+	     "compress_threads, replaces, log_format, keep_last_good, http"},
 	    /* globs glob(3) would read otherwise than meant */
 	    {"inputs: [{type: tail, paths: [\"/var/log/**/*.log\"]}]\n", FLOE_EFORMAT,
 	     "t.yaml:1:31: key 'inputs[0].paths[0]': '**' at offset 9: patterns match one "
@@ -552,11 +552,59 @@ static void test_errors_new_keys(void **state)
 		expect_err(cases[i].yaml, cases[i].code, cases[i].msg);
 }
 
+/* agent.state_dir read from a file that may not parse (the last good configuration's
+ * search, agent/cli/last_good.h): as far as the YAML goes, at the top level's agent only. */
+static void test_peek_state_dir(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *yaml;
+		int rc;
+		const char *dir;
+	} cases[] = {
+	    {"agent:\n  id: a\n  state_dir: /var/lib/x\ninputs: []\n", 0, "/var/lib/x"},
+	    {"agent: { id: a, state_dir: \"/s d\" }\n", 0, "/s d"},
+	    /* broken after it: a bad indent, an unclosed flow, a file cut short */
+	    {"agent:\n  state_dir: /a\ninputs:\n  - [unclosed\n", 0, "/a"},
+	    {"agent:\n  state_dir: /a\n inputs: x\n   : y\n", 0, "/a"},
+	    {"agent:\n  state_dir: /a\ninp", 0, "/a"},
+	    /* broken before it, or none */
+	    {"agent: [\n  state_dir: /a\n", FLOE_ENOTFOUND, NULL},
+	    {"agent:\n  id: a\n", FLOE_ENOTFOUND, NULL},
+	    {"", FLOE_ENOTFOUND, NULL},
+	    {"- agent\n", FLOE_ENOTFOUND, NULL},
+	    /* only agent.state_dir at the top: not under another key, a list, a deeper map */
+	    {"inputs:\n  - state_dir: /no\nlake: { state_dir: /no }\nagent: { state_dir: /yes }\n", 0,
+	     "/yes"},
+	    {"agent:\n  http: { state_dir: /no }\n  state_dir: /yes\n", 0, "/yes"},
+	    {"x: { agent: { state_dir: /no } }\n", FLOE_ENOTFOUND, NULL},
+	    /* a value that is a collection or an alias is not taken; an empty one is refused */
+	    {"agent: { state_dir: [a] }\n", FLOE_ENOTFOUND, NULL},
+	    {"agent: { state_dir: \"\" }\n", FLOE_EINVAL, NULL},
+	    /* a key that is a collection (a complex key) does not derail the walk */
+	    {"? [k]\n: v\nagent: { state_dir: /k }\n", 0, "/k"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char out[64] = "";
+		int rc = floe_config_peek_state_dir(cases[i].yaml, strlen(cases[i].yaml), out,
+						    sizeof(out));
+		if (rc != cases[i].rc || (rc == 0 && strcmp(out, cases[i].dir) != 0))
+			print_error("case %zu: got %d '%s'\n", i, rc, rc == 0 ? out : "");
+		assert_int_equal(rc, cases[i].rc);
+		if (rc == 0)
+			assert_string_equal(out, cases[i].dir);
+	}
+	char tiny[4];
+	const char *y = "agent: { state_dir: /long }\n";
+	assert_int_equal(floe_config_peek_state_dir(y, strlen(y), tiny, sizeof(tiny)), FLOE_EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_errors),
 	    cmocka_unit_test(test_errors_new_keys),
+	    cmocka_unit_test(test_peek_state_dir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

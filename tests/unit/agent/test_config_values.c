@@ -162,6 +162,8 @@ static void test_dump(void **state)
 	    "agent "
 	    "takes over; unset: none\n"
 	    "  log_format: text  # log lines on stderr: text, or json (one object per line)\n"
+	    "  keep_last_good: true  # keep a copy of the configuration each start ran with in "
+	    "state_dir: a later start whose file has errors runs on it\n"
 	    "  http: ~  # off: set listen to serve /metrics, /healthz and /livez\n"
 	    "inputs: []\n"
 	    "tables:\n"
@@ -370,7 +372,7 @@ static void test_dump(void **state)
 	struct floe_config *c2 = parse_ok(NULL, d);
 	char *d2 = dump(c2);
 	assert_string_equal(d, d2);
-	assert_int_equal(c2->inputs[1].line, 38);
+	assert_int_equal(c2->inputs[1].line, 39);
 	floe_free(NULL, d);
 	floe_free(NULL, d2);
 	floe_config_free(c2);

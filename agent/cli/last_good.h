@@ -1,0 +1,33 @@
+/* floe run's last good configuration. Each time a runner starts, the bytes of the
+ * configuration it started with are kept in its state_dir (agent.keep_last_good, on by
+ * default). A later start whose file cannot be used (unreadable, errors, a preflight
+ * error, a table that refuses it) runs on that copy instead of exiting: a device that
+ * got a broken file from its fleet's configuration push goes on reading, listening and
+ * committing, says so on /healthz and in config_fallback, and takes the file again at
+ * the next SIGHUP or start that finds it good. */
+#ifndef FLOE_CLI_LAST_GOOD_H
+#define FLOE_CLI_LAST_GOOD_H
+
+#include <stddef.h>
+
+struct floe_config;
+
+#define FLOE_LAST_GOOD_FILE "config.last-good.yaml"
+
+/* Keeps cfg->source as the copy in cfg's state_dir (unchanged when the copy already holds
+ * it), or removes the copy when agent.keep_last_good is false. A failure is logged as a
+ * warning: it is never a reason to stop. */
+void floe_last_good_save(const struct floe_config *cfg);
+
+/* The last good copy of the file at path, which could not be used; text (NULL when it
+ * could not be read) is what the file holds now. Looked for in dir (a state_dir; NULL: in
+ * the state_dir the text names, as far as it can be read, then in agent.state_dir's
+ * default); only a copy made from path is taken. Returns 0 with the copy's configuration
+ * text in *body (owned: floe_free(NULL, ...); the caller parses it under path's name, so
+ * that positions are the file's and a SIGHUP reads path again), the state_dir it was
+ * found in (in found, FLOE_PATH_MAX bytes) and what /healthz says in note; or
+ * FLOE_ENOTFOUND (a copy that cannot be used is logged). */
+int floe_last_good_find(const char *path, const char *text, size_t len, const char *dir,
+			char **body, size_t *body_len, char *found, char *note, size_t cap);
+
+#endif
