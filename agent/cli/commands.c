@@ -296,10 +296,8 @@ static int start(int argc, char **argv, const char *help, bool run, bool *once,
 	return -1;
 }
 
-/* The last good configuration of path, whose file cannot be used (last_good.h), checked
- * as a start checks the file; NULL when there is none (or it fails too). dir: where to
- * look (NULL: where the file says, then the default state_dir). */
-static struct floe_config *fall_back(const char *path, const char *dir, char *note, size_t cap)
+struct floe_config *floe_cli_fall_back(const char *path, const char *dir, bool run, char *note,
+				       size_t cap)
 {
 	void *text = NULL;
 	size_t len = 0;
@@ -309,7 +307,7 @@ static struct floe_config *fall_back(const char *path, const char *dir, char *no
 	size_t blen = 0;
 	int rc = floe_last_good_find(path, text, len, dir, &body, &blen, found, note, cap);
 	floe_free(NULL, text);
-	struct floe_config *cfg = rc ? NULL : floe_cli_parse_config(path, body, blen, true);
+	struct floe_config *cfg = rc ? NULL : floe_cli_parse_config(path, body, blen, run);
 	floe_free(NULL, body);
 	if (rc == 0 && !cfg)
 		floe_error("the last good configuration in %s has errors too (above): nothing to run on",
@@ -321,7 +319,7 @@ static struct floe_config *fall_back(const char *path, const char *dir, char *no
 		floe_config_free(cfg);
 		cfg = NULL;
 	}
-	if (cfg && preflight(cfg, false) != 0) {
+	if (cfg && run && preflight(cfg, false) != 0) {
 		floe_error("the last good configuration of %s fails its checks too (above)", path);
 		floe_config_free(cfg);
 		cfg = NULL;
@@ -449,7 +447,7 @@ int floe_cmd_run(int argc, char **argv)
 	 * last good configuration runs, if there is one, rather than nothing at all. */
 	struct reload rl = {0};
 	if (status == FLOE_EXIT_USAGE && path && !cfg &&
-	    (cfg = fall_back(path, NULL, rl.note, sizeof(rl.note)))) {
+	    (cfg = floe_cli_fall_back(path, NULL, true, rl.note, sizeof(rl.note)))) {
 		rl.fallback = cfg;
 		status = -1;
 	}
@@ -494,7 +492,7 @@ int floe_cmd_run(int argc, char **argv)
 		 * whose column it would retype, say): at a start, the last good one runs. */
 		if (!started && !prev && !rl.fallback && status == FLOE_EXIT_USAGE &&
 		    !floe_signal_stop_requested()) {
-			struct floe_config *good = fall_back(cfg->path, rl.state_dir, rl.note, sizeof(rl.note));
+			struct floe_config *good = floe_cli_fall_back(cfg->path, rl.state_dir, true, rl.note, sizeof(rl.note));
 			if (good && good->source && cfg->source && good->source_len == cfg->source_len &&
 			    memcmp(good->source, cfg->source, cfg->source_len) == 0) {
 				floe_error("the last good configuration is the file's own: nothing else to run on");

@@ -19,6 +19,13 @@ struct floe_config *floe_cli_load_config(const char *path, bool create_identity)
 struct floe_config *floe_cli_parse_config(const char *path, const char *text, size_t len,
 					  bool create_identity);
 
+/* The last good configuration of path, whose file cannot be used (last_good.h): parsed
+ * under path's name and, for run (which may make the installation), checked as a start
+ * checks the file; what it logs and /healthz says in note. NULL when there is none, or it
+ * fails too. dir: where to look (NULL: where the file says, then the default state_dir). */
+struct floe_config *floe_cli_fall_back(const char *path, const char *dir, bool run, char *note,
+				       size_t cap);
+
 /* Takes the lock that makes this process the only writer of the configuration's state_dir
  * (sub: a directory in it of its own, or NULL for state_dir itself), making the
  * directory if absent. Returns -1 with *fd owned by the caller (floe_fs_unlock; the

@@ -250,7 +250,9 @@ int floe_cmd_maintain(int argc, char **argv)
 		return FLOE_EXIT_USAGE;
 	}
 	struct floe_config *cfg = floe_cli_load_config(path, false);
-	if (!cfg)
+	/* A file with errors: the configuration floe run runs on meanwhile, if it kept one. */
+	char note[2 * FLOE_PATH_MAX + 256];
+	if (!cfg && !(cfg = floe_cli_fall_back(path, NULL, false, note, sizeof(note))))
 		return FLOE_EXIT_USAGE;
 	/* maintain writes the table, beside the agents (optimistic commits), but its
 	 * temporary files are in state_dir/maintain, whose leftovers a start removes: one

@@ -2,6 +2,7 @@
  * the state directory alone (state_dir/metrics.json, which the agent rewrites after every
  * commit cycle), so it works without agent.http.listen and after the agent stopped. */
 #include "agent/cli/commands.h"
+#include "agent/cli/last_good.h"
 
 #include "agent/config/config.h"
 #include "agent/input/input.h"
@@ -145,7 +146,15 @@ static int report(const struct floe_config *cfg, const char *dir, const char *pa
 	}
 	print_maintain(dir);
 	int64_t stale = 3 * (int64_t)(cfg->logs.commit_interval_ms / 1000);
-	if (spool > cfg->spool.max_bytes)
+	bool fallback = num(root, "config_fallback") != 0;
+	if (fallback)
+		printf("configuration: the agent runs on its last good configuration (%s/%s): its "
+		       "file has errors, which floe check -c FILE shows\n",
+		       dir, FLOE_LAST_GOOD_FILE);
+	if (fallback && age_s <= stale)
+		printf("health: unhealthy: the configuration file cannot be used; the last good "
+		       "configuration runs\n");
+	else if (spool > cfg->spool.max_bytes)
 		printf("health: unhealthy: the spool is over spool.max_bytes; the inputs wait\n");
 	else if (failing)
 		printf("health: unhealthy: %u inputs match files they cannot open\n", failing);
@@ -158,8 +167,9 @@ static int report(const struct floe_config *cfg, const char *dir, const char *pa
 		       age_s);
 	else
 		printf("health: ok\n");
-	return spool > cfg->spool.max_bytes || failing || nbehind || age_s > stale ? FLOE_EXIT_RUNTIME
-									: FLOE_EXIT_OK;
+	return fallback || spool > cfg->spool.max_bytes || failing || nbehind || age_s > stale
+		   ? FLOE_EXIT_RUNTIME
+		   : FLOE_EXIT_OK;
 }
 
 int floe_cmd_status(int argc, char **argv)
@@ -173,7 +183,9 @@ int floe_cmd_status(int argc, char **argv)
 		return FLOE_EXIT_USAGE;
 	}
 	struct floe_config *cfg = floe_cli_load_config(argv[2], false);
-	if (!cfg)
+	/* A file with errors: the configuration floe run runs on meanwhile, if it kept one. */
+	char note[2 * FLOE_PATH_MAX + 256];
+	if (!cfg && !(cfg = floe_cli_fall_back(argv[2], NULL, false, note, sizeof(note))))
 		return FLOE_EXIT_USAGE;
 	int code = FLOE_EXIT_RUNTIME;
 	char dir[FLOE_PATH_MAX], path[FLOE_PATH_MAX + 16];

@@ -7,7 +7,8 @@
 # short in the middle (a YAML error), a new column type the table refuses at the start,
 # and --once from a timer. A SIGHUP with the file mended takes it, and it becomes the
 # copy. agent.keep_last_good: false keeps no copy (the old exit 2). floe check still
-# refuses the broken file, and says what run would do.
+# refuses the broken file, and says what run would do; floe status and floe maintain
+# read the copy.
 source "$(dirname "$0")/lib.sh"
 
 d="$T/fb"
@@ -72,6 +73,13 @@ check "a wrong value: the log says it runs on the copy" grep -q "running on the 
 check "a wrong value: /healthz names the file (503)" health_has "$d/floe.yaml cannot be used"
 check "a wrong value: floe_config_fallback 1" prom_is "floe_config_fallback 1"
 check "a wrong value: the new lines are committed" wait_for 20 rows_are 20
+"$FLOE_BIN" status -c "$d/floe.yaml" >"$d/status2" 2>&1 || true
+check "a wrong value: floe status reads the state the copy names, and says so" \
+	grep -q "^configuration: the agent runs on its last good configuration ($COPY)" "$d/status2"
+check "a wrong value: floe status calls it unhealthy" grep -q "^health: unhealthy: the configuration file cannot be used" "$d/status2"
+rc=0
+"$FLOE_BIN" maintain -c "$d/floe.yaml" >"$d/maintain2" 2>&1 || rc=$?
+check "a wrong value: floe maintain (its daily timer) runs on the copy too" test $rc = 0
 
 # 3. Mended while it runs: a SIGHUP takes the file, which becomes the copy.
 sed -i 's/start_at: beginnig/start_at: beginning/; s/commit_interval: 1s/commit_interval: 2s/' "$d/floe.yaml"
