@@ -55,11 +55,21 @@
  * sentence, which must not be cut (a gcc build without link-time optimisation refused the
  * 512 bytes this was: the error alone may fill them). */
 #define REASON_MAX (STORE_ERROR_MAX + 256)
+/* A status address that cannot be taken (another service holds the port, the address is
+ * not on an interface yet at boot, a port below 1024 without the capability) is tried
+ * again this often: the pages are for watching the agent, and the agent must not stop
+ * reading for want of them, which exiting (and a service manager's restart loop) did. */
+#define RETRY_US (5 * 1000000LL)
 
 enum { DOC_METRICS, DOC_HEALTHZ, DOC_LIVEZ };
 
 struct run_status {
-	struct floe_httpd *httpd;
+	struct floe_httpd *httpd; /* NULL while the address cannot be taken (retry_us) */
+	/* The listener to take again: its address, a try at most every RETRY_US. */
+	struct floe_listen_uri u;
+	struct floe_httpd_opts opts;
+	int64_t retry_us;
+	uint64_t tries;
 	int64_t published_us; /* monotonic, the last publish; 0: none yet */
 	int64_t started_us;
 	int64_t last_commit_us;	     /* monotonic; 0: none by this process */
@@ -88,6 +98,8 @@ void floe_run_status_release(struct floe_runner_carry *c)
 		c->httpd = NULL;
 	}
 }
+
+static void announce(struct floe_runner *r, struct run_status *s, bool late, bool kept);
 
 int floe_runner_status_start(struct floe_runner *r, struct floe_err *err)
 {
@@ -129,24 +141,70 @@ int floe_runner_status_start(struct floe_runner *r, struct floe_err *err)
 	}
 	floe_run_status_release(c);
 	static const char *const paths[] = {"/metrics", "/healthz", "/livez"};
-	struct floe_httpd_opts o = {.alloc = r->alloc,
-				    .paths = paths,
-				    .npaths = 3,
-				    .doc_cap = cap,
-				    .max_age_ms = STALE_MS};
+	s->u = u;
+	s->opts = (struct floe_httpd_opts){.alloc = r->alloc,
+					   .paths = paths,
+					   .npaths = 3,
+					   .doc_cap = cap,
+					   .max_age_ms = STALE_MS};
 	const char *what = "listen";
-	int rc = kept ? 0 : floe_httpd_start(&u, &o, &s->httpd, &what);
-	if (rc)
+	int rc = kept ? 0 : floe_httpd_start(&u, &s->opts, &s->httpd, &what);
+	if (rc == FLOE_ENOMEM)
 		return floe_err_set(err, rc, "agent.http.listen %s: %s: %s", listen, what,
 				    floe_strerror(rc));
-	/* With port 0 the kernel chose one (tests): the log says which. */
+	if (rc) {
+		s->httpd = NULL;
+		s->tries = 1;
+		s->retry_us = floe_run_mono_us(r) + RETRY_US;
+		floe_error("agent.http.listen %s: %s: %s: the agent runs without /metrics, /healthz "
+			   "and /livez, and tries the address again every %lld s",
+			   listen, what, floe_strerror(rc), RETRY_US / 1000000);
+		return 0;
+	}
+	announce(r, s, false, kept);
+	floe_runner_status_publish(r, true);
+	return 0;
+}
+
+/* Says where the pages are served: with port 0 the kernel chose one (tests). */
+static void announce(struct floe_runner *r, struct run_status *s, bool late, bool kept)
+{
+	const char *listen = r->set.cfg->agent.http_listen;
+	struct floe_listen_uri u = s->u;
 	char bound[FLOE_LISTEN_URI_MAX];
 	if (floe_listen_uri_format(&u, floe_httpd_port(s->httpd), bound, sizeof(bound)) < 0)
 		snprintf(bound, sizeof(bound), "tcp://%s", listen);
-	floe_info("status: serving /metrics, /healthz and /livez on %s%s", bound,
-		  kept ? " (kept open across the reload)" : "");
-	floe_runner_status_publish(r, true);
-	return 0;
+	if (late)
+		floe_info("status: serving /metrics, /healthz and /livez on %s (the address taken at "
+			  "try %" PRIu64 ")",
+			  bound, s->tries + 1);
+	else
+		floe_info("status: serving /metrics, /healthz and /livez on %s%s", bound,
+			  kept ? " (kept open across the reload)" : "");
+}
+
+/* The address again, once RETRY_US passed since the last try. Returns whether the pages
+ * are served. */
+static bool listen_again(struct floe_runner *r, struct run_status *s, int64_t t)
+{
+	if (s->httpd)
+		return true;
+	if (t < s->retry_us)
+		return false;
+	const char *what = "listen";
+	int rc = floe_httpd_start(&s->u, &s->opts, &s->httpd, &what);
+	if (rc) {
+		s->httpd = NULL;
+		s->tries++;
+		s->retry_us = t + RETRY_US;
+		/* Said at the start; again once an hour of tries, not at each. */
+		if (s->tries % (3600 / (RETRY_US / 1000000)) == 0)
+			floe_warn("agent.http.listen %s: %s: %s, still (%" PRIu64 " tries)",
+				  r->set.cfg->agent.http_listen, what, floe_strerror(rc), s->tries);
+		return false;
+	}
+	announce(r, s, true, false);
+	return true;
 }
 
 void floe_runner_status_stop(struct floe_runner *r)
@@ -402,6 +460,8 @@ void floe_runner_status_publish(struct floe_runner *r, bool now)
 	if (!s || (!now && s->published_us && t - s->published_us < PUBLISH_US))
 		return;
 	s->published_us = t;
+	if (!listen_again(r, s, t))
+		return;
 	observe(r, t);
 	char why[REASON_MAX];
 	bool ok = healthy(r, t, why, sizeof(why));
