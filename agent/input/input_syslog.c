@@ -324,10 +324,23 @@ static int reread(void *self, const struct floe_input_span *span,
 	return FLOE_ENOTFOUND;
 }
 
+/* Unhealthy while an address it listens on could not be taken: its senders reach no one
+ * there (or another process), which may be for good (a port rsyslog holds). */
+static bool healthy(const void *self, const char *name, char *why, size_t cap)
+{
+	const struct syslog_input *s = self;
+	char w[1024];
+	if (!floe_syslog_in_waiting(s->in, w, sizeof(w)))
+		return true;
+	snprintf(why, cap, "input %s: %s\n", name, w);
+	return false;
+}
+
 const struct floe_input_ops floe_input_syslog_ops = {
     .kind = "syslog",
     .metrics = metrics,
     .nmetrics = FLOE_INPUT_NMETRICS(metrics),
+    .healthy = healthy,
     .recognise = floe_input_syslog_recognise,
     .free = free_,
     .read = read_,

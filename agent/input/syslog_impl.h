@@ -27,7 +27,12 @@ struct floe_worker;
 struct sl_lst {
 	struct floe_syslog_in *in;
 	uint16_t index;
+	struct floe_listen_uri u; /* parsed at the start: sources are named by it */
+	/* NULL (and srv too) while the address cannot be taken: waiting (atomic) is then 1,
+	 * bind_err (atomic) the last try's error, and the receiver tries again at retry_ms. */
 	struct floe_listener *l;
+	int waiting, bind_err;
+	int64_t retry_ms;
 	struct floe_server *srv;
 	void *mem; /* the server's memory */
 	char uri[FLOE_LISTEN_URI_MAX];

@@ -21,7 +21,7 @@ static void set_source(struct floe_syslog_in *in, uint16_t k, const struct sq_sr
 {
 	in->cur = *s;
 	in->cur_listener = k;
-	const struct floe_listen_uri *u = k < in->nlst ? floe_listener_uri(in->lst[k].l) : NULL;
+	const struct floe_listen_uri *u = k < in->nlst ? &in->lst[k].u : NULL;
 	enum floe_listen_transport t = u ? u->transport : FLOE_LISTEN_UDP;
 	int n = snprintf(in->cur_source, sizeof(in->cur_source), "syslog+%s://",
 			 floe_listen_scheme(t));
@@ -55,8 +55,7 @@ static int drain_queue(struct floe_syslog_in *in, size_t budget, floe_syslog_in_
 			continue;
 		}
 		const struct floe_listen_uri *u =
-		    in->cur_listener < in->nlst ? floe_listener_uri(in->lst[in->cur_listener].l)
-						: NULL;
+		    in->cur_listener < in->nlst ? &in->lst[in->cur_listener].u : NULL;
 		struct floe_syslog_in_msg m = {
 		    .data = p,
 		    .len = h->len,

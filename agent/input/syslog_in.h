@@ -114,6 +114,10 @@ void floe_syslog_in_adopt(struct floe_syslog_in *in, const struct floe_config_in
  * configuration keeps to the receiver's handover, and frees in, after
  * floe_syslog_rx_stop. NULL is fine. */
 void floe_syslog_in_free(struct floe_syslog_in *in);
+/* Whether a listen address of in could not be taken yet (another process holds it, it is
+ * not on an interface yet, ...): the input then runs without it, and the receiver tries
+ * it again every few seconds. Says which and why in why. */
+bool floe_syslog_in_waiting(const struct floe_syslog_in *in, char *why, size_t cap);
 
 /* Hands queued messages to fn, oldest first, until the queue is empty, fn stops, or
  * about budget bytes went; then reads what a full queue left of a stream's bytes and

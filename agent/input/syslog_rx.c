@@ -32,12 +32,15 @@
 #include "platform/worker.h"
 
 #include <assert.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 /* How often the servers' and listeners' counters are copied for the runner. */
 #define STATS_MS 1000
+/* A listen address that cannot be taken is tried again this often (syslog_in.h). */
+#define BIND_RETRY_MS 5000
 /* A connection silent this long gives its slot to a new sender when every slot is taken. */
 #define SYSLOG_EVICT_IDLE_MS 60000
 
@@ -62,7 +65,8 @@ static void sync_pause(struct floe_syslog_in *in)
 	if (p != in->paused_now) {
 		in->paused_now = p;
 		for (size_t i = 0; i < in->nlst; i++)
-			floe_server_pause(in->lst[i].srv, p);
+			if (in->lst[i].srv)
+				floe_server_pause(in->lst[i].srv, p);
 	}
 	sl_store(&in->held, sl_load(&in->ctl_hold));
 }
@@ -243,43 +247,34 @@ static void on_datagram(void *arg, const struct floe_dgram *d)
 
 /* ---- listeners ----------------------------------------------------------------------- */
 
-static int open_listener(struct floe_syslog_in *in, size_t i, struct floe_err *err)
+static struct floe_listen_opts listen_opts(const struct floe_config_input *c)
 {
-	const struct floe_config_input *c = in->cfg;
-	struct sl_lst *l = &in->lst[i];
-	l->in = in;
-	l->index = (uint16_t)i;
-	const char *s = c->syslog.listen[i];
-	struct floe_listen_uri u;
-	if (floe_listen_uri_parse(s, strlen(s), &u, NULL))
-		return floe_err_set(err, FLOE_EINVAL, "%s: listen '%s': not a listen URI", in->name,
-				    s);
-	struct floe_listen_opts lo = {
+	return (struct floe_listen_opts){
 	    .rcvbuf = c->syslog.receive_buffer > INT32_MAX / 2 ? INT32_MAX / 2
 							    : (int)c->syslog.receive_buffer,
 	    .mode = c->syslog.socket_mode,
 	    .owner = c->syslog.socket_owner,
 	    .group = c->syslog.socket_group,
 	};
-	const char *what = NULL;
-	int rc = 0;
-	/* The previous configuration's socket, if it kept one like this open (a reload). */
-	bool kept = (l->l = floe_syslog_handover_take(in->rx->handover, c, s)) != NULL;
-	if (kept) {
-		struct floe_listener_stats ls;
-		floe_listener_stats(l->l, &ls);
-		l->drops_before = ls.kernel_drops;
-	} else if ((rc = floe_listener_open(&u, &lo, &l->l, &what))) {
-		return floe_err_set(err, rc, "%s: listen %s: %s: %s", in->name, s,
-				    what ? what : "cannot open", strerror(-rc));
-	}
-	floe_listen_uri_format(&u, floe_listener_port(l->l), l->uri, sizeof(l->uri));
-	bool stream = floe_listen_is_stream(u.transport);
+}
+
+/* What keeps an address from being taken for now, not for good: another process holds
+ * it (rsyslog, a previous agent still stopping), it is not on an interface yet (a static
+ * address before the network is up at boot), a privileged port or a socket's directory
+ * not made yet. The input waits for it; the other inputs read meanwhile. */
+static bool bind_waits(int rc)
+{
+	return rc == -EADDRINUSE || rc == -EADDRNOTAVAIL || rc == -EACCES || rc == -ENOENT;
+}
+
+/* The server over l's listener (open, or kept from the previous configuration). */
+static int start_server(struct floe_syslog_in *in, struct sl_lst *l, bool kept,
+			struct floe_err *err)
+{
+	const struct floe_config_input *c = in->cfg;
+	floe_listen_uri_format(&l->u, floe_listener_port(l->l), l->uri, sizeof(l->uri));
+	bool stream = floe_listen_is_stream(l->u.transport);
 	size_t mem = floe_server_footprint(stream ? in->max_conns : 0);
-	if (!mem || !(l->mem = floe_malloc(in->a, mem)))
-		return floe_err_set(err, FLOE_ENOMEM,
-				    "%s: %s: no memory for %u connections in agent.memory_limit",
-				    in->name, l->uri, in->max_conns);
 	if (stream && in->max_conns < c->syslog.max_connections)
 		floe_warn("%s: %s: at most %u connections at once, not max_connections' %u: "
 			  "the process's descriptor limit (RLIMIT_NOFILE) holds no more",
@@ -299,8 +294,12 @@ static int open_listener(struct floe_syslog_in *in, size_t i, struct floe_err *e
 				      .on_data = on_data,
 				      .on_close = on_close,
 				      .on_datagram = on_datagram};
-	if ((rc = floe_server_init(l->mem, mem, in->rx->loop, l->l, &so, &cbs, &l->srv)))
+	int rc = floe_server_init(l->mem, mem, in->rx->loop, l->l, &so, &cbs, &l->srv);
+	if (rc)
 		return floe_err_set(err, rc, "%s: %s: %s", in->name, l->uri, strerror(-rc));
+	/* Taken late, while the input is held: its server holds too. */
+	if (in->paused_now)
+		floe_server_pause(l->srv, true);
 	if (kept) {
 		floe_info("%s: listening on %s (kept open across the reload)", in->name, l->uri);
 		return 0;
@@ -316,6 +315,98 @@ static int open_listener(struct floe_syslog_in *in, size_t i, struct floe_err *e
 			  in->name, l->uri, got, c->syslog.receive_buffer);
 	floe_info("%s: listening on %s", in->name, l->uri);
 	return 0;
+}
+
+static int open_listener(struct floe_syslog_in *in, size_t i, struct floe_err *err)
+{
+	const struct floe_config_input *c = in->cfg;
+	struct sl_lst *l = &in->lst[i];
+	l->in = in;
+	l->index = (uint16_t)i;
+	const char *s = c->syslog.listen[i];
+	if (floe_listen_uri_parse(s, strlen(s), &l->u, NULL))
+		return floe_err_set(err, FLOE_EINVAL, "%s: listen '%s': not a listen URI", in->name,
+				    s);
+	bool stream = floe_listen_is_stream(l->u.transport);
+	size_t mem = floe_server_footprint(stream ? in->max_conns : 0);
+	if (!mem || !(l->mem = floe_malloc(in->a, mem)))
+		return floe_err_set(err, FLOE_ENOMEM,
+				    "%s: %s: no memory for %u connections in agent.memory_limit",
+				    in->name, s, in->max_conns);
+	struct floe_listen_opts lo = listen_opts(c);
+	const char *what = NULL;
+	int rc = 0;
+	/* The previous configuration's socket, if it kept one like this open (a reload). */
+	bool kept = (l->l = floe_syslog_handover_take(in->rx->handover, c, s)) != NULL;
+	if (kept) {
+		struct floe_listener_stats ls;
+		floe_listener_stats(l->l, &ls);
+		l->drops_before = ls.kernel_drops;
+	} else if ((rc = floe_listener_open(&l->u, &lo, &l->l, &what)) && bind_waits(rc)) {
+		/* The receiver tries again (retry_listeners); /healthz says so meanwhile. */
+		l->l = NULL;
+		snprintf(l->uri, sizeof(l->uri), "%s", s);
+		sl_store(&l->waiting, 1);
+		sl_store(&l->bind_err, rc);
+		l->retry_ms = 0;
+		floe_error("%s: listen %s: %s: %s: nothing is received there until it can be "
+			   "taken, tried again every %d s; the other inputs read meanwhile",
+			   in->name, s, what ? what : "cannot open", strerror(-rc),
+			   BIND_RETRY_MS / 1000);
+		return 0;
+	} else if (rc) {
+		return floe_err_set(err, rc, "%s: listen %s: %s: %s", in->name, s,
+				    what ? what : "cannot open", strerror(-rc));
+	}
+	return start_server(in, l, kept, err);
+}
+
+/* On the receiver's thread, once a second: the addresses that could not be taken yet. */
+static void retry_listeners(struct floe_syslog_in *in, int64_t now_ms)
+{
+	FLOE_OWNER(FLOE_ROLE_SYSLOG_RX);
+	for (size_t i = 0; i < in->nlst; i++) {
+		struct sl_lst *l = &in->lst[i];
+		if (!sl_load(&l->waiting))
+			continue;
+		if (!l->retry_ms)
+			l->retry_ms = now_ms + BIND_RETRY_MS;
+		if (now_ms < l->retry_ms)
+			continue;
+		l->retry_ms = now_ms + BIND_RETRY_MS;
+		struct floe_listen_opts lo = listen_opts(in->cfg);
+		const char *what = NULL;
+		int rc = floe_listener_open(&l->u, &lo, &l->l, &what);
+		if (rc) {
+			l->l = NULL;
+			sl_store(&l->bind_err, rc);
+			continue;
+		}
+		struct floe_err e = {0};
+		if (start_server(in, l, false, &e)) {
+			floe_error("%s (tried again in %d s)", e.msg, BIND_RETRY_MS / 1000);
+			floe_listener_close(l->l);
+			l->l = NULL;
+			l->srv = NULL;
+			continue;
+		}
+		sl_store(&l->waiting, 0);
+	}
+}
+
+bool floe_syslog_in_waiting(const struct floe_syslog_in *in, char *why, size_t cap)
+{
+	for (size_t i = 0; i < in->nlst; i++) {
+		const struct sl_lst *l = &in->lst[i];
+		if (!sl_load(&l->waiting))
+			continue;
+		snprintf(why, cap,
+			 "listen %s: %s: nothing is received there (tried again every %d s)",
+			 in->cfg->syslog.listen[i], strerror(-sl_load(&l->bind_err)),
+			 BIND_RETRY_MS / 1000);
+		return true;
+	}
+	return false;
 }
 
 static int open_tls(struct floe_syslog_in *in, struct floe_err *err)
@@ -483,6 +574,8 @@ static void snapshot(struct floe_syslog_in *in)
 	uint64_t acc = 0, rej = 0, open = 0, idle = 0, ev = 0, hs = 0, rd = 0, kd = 0;
 	for (size_t i = 0; i < in->nlst; i++) {
 		struct floe_server_stats ss;
+		if (!in->lst[i].srv)
+			continue;
 		floe_server_stats(in->lst[i].srv, &ss);
 		acc += ss.accepted;
 		rej += ss.rejected;
@@ -585,8 +678,10 @@ static void on_stats(struct floe_timer *t)
 {
 	FLOE_OWNER(FLOE_ROLE_SYSLOG_RX);
 	struct floe_syslog_rx *rx = t->arg;
-	for (struct floe_syslog_in *in = rx->ins; in; in = in->next)
+	for (struct floe_syslog_in *in = rx->ins; in; in = in->next) {
+		retry_listeners(in, floe_loop_now(rx->loop));
 		snapshot(in);
+	}
 	floe_loop_timer_arm(rx->loop, t, floe_loop_now(rx->loop) + STATS_MS);
 }
 
