@@ -57,6 +57,13 @@ struct floe_syslog_in {
 	struct floe_syslog_in *next; /* the receiver's list */
 	unsigned max_conns; /* each stream listener's cap: max_connections within the fd limit */
 	struct floe_tls_server *tls;
+	/* The TLS files could not be read at the start (missing, not readable: an ACME
+	 * client or a mount not done yet): tls is NULL, tls_waiting (atomic) 1 and tls_why
+	 * says why (written before the receiver runs); the receiver reads the files again
+	 * at tls_retry_ms, and its tls:// listeners wait for them. */
+	int tls_waiting;
+	int64_t tls_retry_ms;
+	char tls_why[384];
 	struct sl_lst *lst;
 	size_t nlst;
 	struct sq q;

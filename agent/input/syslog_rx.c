@@ -337,6 +337,14 @@ static int open_listener(struct floe_syslog_in *in, size_t i, struct floe_err *e
 	const char *what = NULL;
 	int rc = 0;
 	/* The previous configuration's socket, if it kept one like this open (a reload). */
+	if (l->u.transport == FLOE_LISTEN_TLS && sl_load(&in->tls_waiting)) {
+		/* Opened once the TLS files are read (retry_listeners). */
+		l->l = NULL;
+		snprintf(l->uri, sizeof(l->uri), "%s", s);
+		sl_store(&l->waiting, 1);
+		sl_store(&l->bind_err, 0);
+		return 0;
+	}
 	bool kept = (l->l = floe_syslog_handover_take(in->rx->handover, c, s)) != NULL;
 	if (kept) {
 		struct floe_listener_stats ls;
@@ -361,13 +369,16 @@ static int open_listener(struct floe_syslog_in *in, size_t i, struct floe_err *e
 	return start_server(in, l, kept, err);
 }
 
+static bool retry_tls(struct floe_syslog_in *in, int64_t now_ms);
+
 /* On the receiver's thread, once a second: the addresses that could not be taken yet. */
 static void retry_listeners(struct floe_syslog_in *in, int64_t now_ms)
 {
 	FLOE_OWNER(FLOE_ROLE_SYSLOG_RX);
+	bool tls = retry_tls(in, now_ms);
 	for (size_t i = 0; i < in->nlst; i++) {
 		struct sl_lst *l = &in->lst[i];
-		if (!sl_load(&l->waiting))
+		if (!sl_load(&l->waiting) || (l->u.transport == FLOE_LISTEN_TLS && !tls))
 			continue;
 		if (!l->retry_ms)
 			l->retry_ms = now_ms + BIND_RETRY_MS;
@@ -400,10 +411,17 @@ bool floe_syslog_in_waiting(const struct floe_syslog_in *in, char *why, size_t c
 		const struct sl_lst *l = &in->lst[i];
 		if (!sl_load(&l->waiting))
 			continue;
-		snprintf(why, cap,
-			 "listen %s: %s: nothing is received there (tried again every %d s)",
-			 in->cfg->syslog.listen[i], strerror(-sl_load(&l->bind_err)),
-			 BIND_RETRY_MS / 1000);
+		int e = sl_load(&l->bind_err);
+		if (l->u.transport == FLOE_LISTEN_TLS && sl_load(&in->tls_waiting))
+			snprintf(why, cap,
+				 "listen %s: tls: %s: nothing is received there (the files are read "
+				 "again every %d s)",
+				 in->cfg->syslog.listen[i], in->tls_why, BIND_RETRY_MS / 1000);
+		else
+			snprintf(why, cap,
+				 "listen %s: %s: nothing is received there (tried again every %d s)",
+				 in->cfg->syslog.listen[i], e ? strerror(-e) : "waiting",
+				 BIND_RETRY_MS / 1000);
 		return true;
 	}
 	return false;
@@ -427,9 +445,53 @@ static int open_tls(struct floe_syslog_in *in, struct floe_err *err)
 	if (rc)
 		return floe_err_set(err, rc, "%s: tls: %s", in->name, why);
 	rc = floe_tls_server_new(&o, &in->tls, why, sizeof(why));
+	if (rc == -ENOENT || rc == -EACCES) {
+		/* Files that may come (an ACME client at boot, a mount): the tls:// listeners
+		 * wait for them, the input's others and the other inputs read meanwhile. */
+		in->tls = NULL;
+		snprintf(in->tls_why, sizeof(in->tls_why), "%s", why);
+		sl_store(&in->tls_waiting, 1);
+		floe_error("%s: tls: %s: its tls:// listeners wait for the files, read again every "
+			   "%d s",
+			   in->name, why, BIND_RETRY_MS / 1000);
+		return 0;
+	}
 	if (rc)
 		return floe_err_set(err, FLOE_EINVAL, "%s: tls: %s", in->name, why);
 	return 0;
+}
+
+/* On the receiver's thread: the TLS files again, when they were missing. Returns whether
+ * the TLS server is there. */
+static bool retry_tls(struct floe_syslog_in *in, int64_t now_ms)
+{
+	if (!sl_load(&in->tls_waiting))
+		return true;
+	if (!in->tls_retry_ms)
+		in->tls_retry_ms = now_ms + BIND_RETRY_MS;
+	if (now_ms < in->tls_retry_ms)
+		return false;
+	in->tls_retry_ms = now_ms + BIND_RETRY_MS;
+	const struct floe_config_input *c = in->cfg;
+	struct floe_tls_opts o = {
+	    .cert_file = c->syslog.tls.cert,
+	    .key_file = c->syslog.tls.key,
+	    .key_password = c->syslog.tls.key_password,
+	    .ca_file = c->syslog.tls.ca,
+	};
+	char why[384] = "";
+	int rc = floe_tls_server_new(&o, &in->tls, why, sizeof(why));
+	if (rc) {
+		in->tls = NULL;
+		/* Files there but wrong (a key that does not match, a half-written PEM) are
+		 * said once a minute, not at every try. */
+		if (rc != -ENOENT && rc != -EACCES && (now_ms / 1000) % 60 < BIND_RETRY_MS / 1000)
+			floe_error("%s: tls: %s (read again in %d s)", in->name, why, BIND_RETRY_MS / 1000);
+		return false;
+	}
+	floe_info("%s: tls: the certificate and key are read now", in->name);
+	sl_store(&in->tls_waiting, 0);
+	return true;
 }
 
 

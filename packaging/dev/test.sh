@@ -71,7 +71,7 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
 # receiver, status listener, committer and hand-off, compression workers, journal, reload,
 # S3 uploads and stops). Each report is written to $OUT/tsan/reports and fails the step, also where
 # the test's own checks passed (a race in a process the test kills, say).
-TSAN_INTEGRATION='^integration/test_(syslog|syslog_counts|syslog_senders|http_status|reload|reload_agg|journal|aggregate|concurrent|stop|s3_stop|s3_roundtrip|s3_slow_store|s3_metrics|s3_offline)$'
+TSAN_INTEGRATION='^integration/test_(syslog|syslog_counts|syslog_senders|listen_taken|http_status|reload|reload_agg|journal|aggregate|concurrent|stop|s3_stop|s3_roundtrip|s3_slow_store|s3_metrics|s3_offline)$'
 step "ThreadSanitizer build, the threaded unit tests and integration tests"
 cmake -S . -B "$OUT/tsan" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang -DFLOE_TSAN=ON >/dev/null
 # shellcheck disable=SC2046 # one target per word

@@ -5,7 +5,9 @@
 # manager restarts every 5 s for as long as the port is held, so nothing was read at all,
 # the tail inputs' lines included. Now the agent starts without them, reads and commits
 # what the others read, says so (/healthz names the syslog input), and takes each address
-# once it is free (tried every 5 s).
+# once it is free (tried every 5 s). Likewise a tls:// listener whose certificate and key
+# are not there yet at the start (an ACME client at boot, a mount), whose start exited 2
+# (never restarted) though floe check said OK: it waits for the files.
 source "$(dirname "$0")/lib.sh"
 
 d="$T/taken"
@@ -113,4 +115,55 @@ TABLE2="$e/wh/default/logs"
 rows_ok() { [ "$(rows_sql "$TABLE2" "SELECT count(*) = 30 AND count(DISTINCT message) = 30 FROM t")" = '[true]' ]; }
 check "syslog: the messages over both are committed, the tail lines once" wait_for 20 rows_ok
 check "syslog: the agent stops cleanly" stop_pid "$pid"
+
+# 3. A tls:// listener whose certificate and key are not there yet.
+command -v openssl >/dev/null || { finish; exit; }
+f="$T/tls"
+mkdir -p "$f/logs" "$f/made"
+TLSP=$(free_port)
+HTTP=$(free_port)
+(cd "$f/made" && openssl req -x509 -newkey rsa:2048 -nodes -keyout key.pem -out cert.pem \
+	-days 2 -subj /CN=127.0.0.1 2>/dev/null)
+cat >"$f/floe.yaml" <<YAML
+agent:
+  id: tls-late
+  state_dir: $f/state
+  http: { listen: "127.0.0.1:$HTTP" }
+inputs:
+  - { type: tail, paths: ["$f/logs/*.log"], start_at: beginning }
+  - type: syslog
+    name: sec
+    listen: "tls://127.0.0.1:$TLSP"
+    tls: { cert: "$f/tls/cert.pem", key: "$f/tls/key.pem" }
+tables:
+  logs:
+    commit_interval: 1s
+lake:
+  warehouse: $f/wh
+YAML
+seq 1 10 | sed 's/^/tail /' >"$f/logs/x.log"
+"$FLOE_BIN" run -c "$f/floe.yaml" 2>"$f/err" &
+pid=$!
+PIDS+=($pid)
+check "tls: the start says the files are missing and that the listener waits" \
+	log_has "$f/err" "input sec: tls: .*cert.pem: No such file or directory: its tls:// listeners wait for the files" 1 "$pid"
+check "tls: the tail input's lines are committed meanwhile" log_has "$f/err" "committed snapshot" 1 "$pid"
+check "tls: /healthz names the listener and the file (503)" \
+	wait_for 10 sh -c "curl -s http://127.0.0.1:$HTTP/healthz | grep -q 'input sec: listen tls://127.0.0.1:$TLSP: tls: .*No such file'"
+mkdir -p "$f/tls" && cp "$f/made/key.pem" "$f/made/cert.pem" "$f/tls/"
+check "tls: the files are read once there" log_has "$f/err" "input sec: tls: the certificate and key are read now" 1 "$pid"
+check "tls: and the listener opened" log_has "$f/err" "input sec: listening on tls://127.0.0.1:$TLSP" 1 "$pid"
+python3 -c '
+import socket, ssl, sys
+c = ssl.create_default_context(cafile=sys.argv[2]); c.check_hostname = False
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+t = c.wrap_socket(s, server_hostname="127.0.0.1")
+for i in range(5):
+    t.sendall(b"<13>Dec  7 10:00:00 dev app: tls %d\n" % i)
+t.close()' "$TLSP" "$f/tls/cert.pem"
+TABLE3="$f/wh/default/logs"
+rows_ok3() { [ "$(rows_sql "$TABLE3" "SELECT count(*) = 15 AND count(DISTINCT message) = 15 FROM t")" = '[true]' ]; }
+check "tls: its messages and the tail lines are committed, once each" wait_for 20 rows_ok3
+check "tls: /healthz is ok" wait_for 10 sh -c "curl -s http://127.0.0.1:$HTTP/healthz | grep -q '^ok'"
+check "tls: the agent stops cleanly" stop_pid "$pid"
 finish
