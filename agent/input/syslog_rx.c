@@ -427,17 +427,22 @@ bool floe_syslog_in_waiting(const struct floe_syslog_in *in, char *why, size_t c
 	return false;
 }
 
-static int open_tls(struct floe_syslog_in *in, struct floe_err *err)
+static struct floe_tls_opts tls_opts(const struct floe_config_input *c)
 {
-	const struct floe_config_input *c = in->cfg;
-	if (!c->syslog.tls.cert)
-		return 0;
-	struct floe_tls_opts o = {
+	return (struct floe_tls_opts){
 	    .cert_file = c->syslog.tls.cert,
 	    .key_file = c->syslog.tls.key,
 	    .key_password = c->syslog.tls.key_password,
 	    .ca_file = c->syslog.tls.ca,
 	};
+}
+
+static int open_tls(struct floe_syslog_in *in, struct floe_err *err)
+{
+	const struct floe_config_input *c = in->cfg;
+	if (!c->syslog.tls.cert)
+		return 0;
+	struct floe_tls_opts o = tls_opts(c);
 	char why[384] = "";
 	/* A library that cannot be loaded is the host's fault, not the configuration's:
 	 * its code keeps the exit status at 1 (runtime), not 2. */
@@ -473,12 +478,7 @@ static bool retry_tls(struct floe_syslog_in *in, int64_t now_ms)
 		return false;
 	in->tls_retry_ms = now_ms + BIND_RETRY_MS;
 	const struct floe_config_input *c = in->cfg;
-	struct floe_tls_opts o = {
-	    .cert_file = c->syslog.tls.cert,
-	    .key_file = c->syslog.tls.key,
-	    .key_password = c->syslog.tls.key_password,
-	    .ca_file = c->syslog.tls.ca,
-	};
+	struct floe_tls_opts o = tls_opts(c);
 	char why[384] = "";
 	int rc = floe_tls_server_new(&o, &in->tls, why, sizeof(why));
 	if (rc) {
