@@ -5,7 +5,7 @@
  * requests, the last commit's age and floe_healthy are this page's own. Nothing here
  * changes the runner's state.
  *
- * What /healthz calls unhealthy, each with its reason in the body (503):
+ * What /healthz calls unhealthy, each with its reason in the body (503), a line each:
  * - the configuration file could not be used, and the last good one runs instead;
  * - the store cannot be reached or refuses for now (the spool keeps the data);
  * - tables are behind this agent's record of its commits (named; their spools keep
@@ -39,6 +39,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -51,10 +52,11 @@
  * /metrics was then never updated. */
 #define DOC_BASE (48u << 10)
 #define DOC_PER_INPUT 1536u
-/* /healthz's reason: the longest is the store's error (up to STORE_ERROR_MAX) in its
+/* /healthz's reasons: the longest is the store's error (up to STORE_ERROR_MAX) in its
  * sentence, which must not be cut (a gcc build without link-time optimisation refused the
- * 512 bytes this was: the error alone may fill them). */
-#define REASON_MAX (STORE_ERROR_MAX + 256)
+ * 512 bytes this was: the error alone may fill them), beside the configuration's note
+ * and a line per unhealthy input. */
+#define REASON_MAX (STORE_ERROR_MAX + 4096)
 /* A status address that cannot be taken (another service holds the port, the address is
  * not on an interface yet at boot, a port below 1024 without the capability) is tried
  * again this often: the pages are for watching the agent, and the agent must not stop
@@ -347,61 +349,70 @@ static int age_metrics(struct floe_runner *r, struct floe_buf *b, int64_t now_us
 	return rc;
 }
 
-/* /healthz: "ok", or the first reason found (see the top of the file) into why. */
+/* Appends a reason line to why (cut at cap, never past it). */
+static void reason(char *why, size_t cap, size_t *n, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void reason(char *why, size_t cap, size_t *n, const char *fmt, ...)
+{
+	if (*n >= cap)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	int k = vsnprintf(why + *n, cap - *n, fmt, ap);
+	va_end(ap);
+	*n = k < 0 ? *n : *n + (size_t)k < cap ? *n + (size_t)k : cap;
+}
+
+/* /healthz: "ok", or the reasons found (see the top of the file), a line each: the
+ * configuration's, the first of the store's and spool's (they follow from one another:
+ * a store away makes the spool wait), and each input's. */
 static bool healthy(struct floe_runner *r, int64_t now_us, char *why, size_t cap)
 {
 	struct run_status *s = r->status;
 	uint64_t spool = floe_runner_spool_bytes(r);
-	if (r->env.o.config_note) {
-		snprintf(why, cap, "%s\n", r->env.o.config_note);
-		return false;
-	}
-	if (r->lake.store_down) {
-		snprintf(why, cap,
-			 "store unreachable or refusing: %s; the spool holds %" PRIu64
-			 " bytes, committed when it answers\n",
-			 r->lake.store_error, spool);
-		return false;
-	}
+	size_t n = 0;
+	why[0] = '\0';
+	if (r->env.o.config_note)
+		reason(why, cap, &n, "%s\n", r->env.o.config_note);
 	char behind[256];
-	if (floe_runner_tables_behind(r, behind, sizeof(behind))) {
-		snprintf(why, cap,
-			 "tables behind this agent's record of its commits (their metadata "
-			 "restored from an older copy?): %s; their commits wait in the spool "
-			 "until it is restored\n",
-			 behind);
-		return false;
-	}
-	if (r->lake.blocked && r->lake.disk_low) {
-		snprintf(why, cap,
-			 "state_dir's file system full: %" PRIu64 " bytes free; the inputs wait for "
-			 "commits to make room\n",
-			 r->lake.disk_avail);
-		return false;
-	}
-	if (r->lake.blocked) {
-		snprintf(why, cap,
-			 "spool full: %" PRIu64 " bytes, over spool.max_bytes (%" PRIu64
-			 "); the inputs wait for commits\n",
-			 spool, r->set.spool_max);
-		return false;
-	}
 	int64_t since =
 	    s->last_commit_us > s->pending_since_us ? s->last_commit_us : s->pending_since_us;
 	int64_t limit = 3 * r->set.commit_interval_us;
-	if (spool > 0 && s->pending_since_us && now_us - since > limit) {
-		snprintf(why, cap,
-			 "no commit for %" PRId64 " s (3 commit intervals) while the spool "
-			 "holds %" PRIu64 " bytes; %" PRIu64 " commits failed so far%s%s\n",
-			 (now_us - since) / 1000000, spool, r->stats.commit_failures,
-			 r->lake.commit_error[0] ? ", the last: " : "", r->lake.commit_error);
-		return false;
+	if (r->lake.store_down) {
+		reason(why, cap, &n,
+		       "store unreachable or refusing: %s; the spool holds %" PRIu64
+		       " bytes, committed when it answers\n",
+		       r->lake.store_error, spool);
+	} else if (floe_runner_tables_behind(r, behind, sizeof(behind))) {
+		reason(why, cap, &n,
+		       "tables behind this agent's record of its commits (their metadata "
+		       "restored from an older copy?): %s; their commits wait in the spool "
+		       "until it is restored\n",
+		       behind);
+	} else if (r->lake.blocked && r->lake.disk_low) {
+		reason(why, cap, &n,
+		       "state_dir's file system full: %" PRIu64 " bytes free; the inputs wait for "
+		       "commits to make room\n",
+		       r->lake.disk_avail);
+	} else if (r->lake.blocked) {
+		reason(why, cap, &n,
+		       "spool full: %" PRIu64 " bytes, over spool.max_bytes (%" PRIu64
+		       "); the inputs wait for commits\n",
+		       spool, r->set.spool_max);
+	} else if (spool > 0 && s->pending_since_us && now_us - since > limit) {
+		reason(why, cap, &n,
+		       "no commit for %" PRId64 " s (3 commit intervals) while the spool "
+		       "holds %" PRIu64 " bytes; %" PRIu64 " commits failed so far%s%s\n",
+		       (now_us - since) / 1000000, spool, r->stats.commit_failures,
+		       r->lake.commit_error[0] ? ", the last: " : "", r->lake.commit_error);
 	}
 	/* Each input says what keeps it from its work (a damaged journal file is counted,
 	 * not a health problem). */
-	for (size_t i = 0; i < r->in.n; i++)
-		if (!floe_input_healthy(r->in.all[i], r->set.cfg->inputs[i].name, why, cap))
-			return false;
+	for (size_t i = 0; i < r->in.n && n < cap; i++)
+		if (!floe_input_healthy(r->in.all[i], r->set.cfg->inputs[i].name, why + n, cap - n))
+			n += strnlen(why + n, cap - n);
+	if (n)
+		return false;
 	snprintf(why, cap, "ok\n");
 	return true;
 }

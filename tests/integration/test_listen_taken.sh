@@ -79,7 +79,8 @@ agent:
   http: { listen: "127.0.0.1:$HTTP" }
 inputs:
   - { type: tail, paths: ["$e/logs/*.log"], start_at: beginning }
-  - { type: syslog, name: net, listen: ["udp://127.0.0.1:$UDP", "tcp://127.0.0.1:$TCP"] }
+  - { type: syslog, name: net, listen: "udp://127.0.0.1:$UDP" }
+  - { type: syslog, name: net2, listen: "tcp://127.0.0.1:$TCP" }
 tables:
   logs:
     commit_interval: 1s
@@ -93,13 +94,15 @@ PIDS+=($pid)
 port=$HTTP
 check "syslog: the start says the UDP address is taken and that the others read" \
 	log_has "$e/err" "input net: listen udp://127.0.0.1:$UDP: bind: Address already in use: nothing is received there until it can be taken" 1 "$pid"
-check "syslog: and the TCP address" log_has "$e/err" "input net: listen tcp://127.0.0.1:$TCP: bind: Address already in use" 1 "$pid"
+check "syslog: and the TCP address" log_has "$e/err" "input net2: listen tcp://127.0.0.1:$TCP: bind: Address already in use" 1 "$pid"
 check "syslog: the tail input's lines are committed meanwhile" log_has "$e/err" "committed snapshot" 1 "$pid"
 check "syslog: /healthz names the input and the address (503)" \
 	wait_for 10 sh -c "curl -s http://127.0.0.1:$HTTP/healthz | grep -q 'input net: listen udp://127.0.0.1:$UDP: Address already in use'"
+check "syslog: and, on a line of its own, the other input" \
+	sh -c "curl -s http://127.0.0.1:$HTTP/healthz | grep -q '^input net2: listen tcp://127.0.0.1:$TCP: Address already in use'"
 exec 4>&-
 wait $HOLDER || true
-check "syslog: once free, both addresses are taken" log_has "$e/err" "input net: listening on tcp://127.0.0.1:$TCP" 1 "$pid"
+check "syslog: once free, both addresses are taken" log_has "$e/err" "input net2: listening on tcp://127.0.0.1:$TCP" 1 "$pid"
 check "syslog: the UDP one too" log_has "$e/err" "input net: listening on udp://127.0.0.1:$UDP" 1 "$pid"
 check "syslog: /healthz is ok" wait_for 10 sh -c "curl -s http://127.0.0.1:$HTTP/healthz | grep -q '^ok'"
 python3 -c '
