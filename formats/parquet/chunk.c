@@ -525,6 +525,35 @@ int floe_pq_chunk_end_row_open(struct floe_pq_chunk *c, size_t *buffered, size_t
 	return 0;
 }
 
+uint32_t floe_pq_chunk_null_rows_room(const struct floe_pq_chunk *c, int *def)
+{
+	const struct floe_rle *r = &c->def_rle, *rr = &c->rep_rle;
+	/* The conditions of put_null's counted path, for a null of rep 0... */
+	if (!c->o.max_def || r->cur == (uint32_t)c->o.max_def || r->repeat < 8 || r->err)
+		return 0;
+	if (c->o.max_rep && (rr->cur != 0 || rr->repeat < 8 || rr->err))
+		return 0;
+	/* ... and end_row's for keeping the page open: the open bytes do not change with
+	 * such nulls, the level entries do. */
+	uint32_t most = c->page_nonnull > 0 ? MAX_PAGE_VALUES : MAX_NULL_PAGE_VALUES;
+	if (c->page_values + 1 >= most || open_page_bytes(c) >= c->o.page_size)
+		return 0;
+	*def = (int)r->cur;
+	return most - 1 - c->page_values;
+}
+
+void floe_pq_chunk_null_rows(struct floe_pq_chunk *c, uint32_t k)
+{
+	c->def_rle.repeat += k;
+	if (c->o.max_rep)
+		c->rep_rle.repeat += k;
+	c->page_values += k;
+	c->page_nulls += k;
+	c->m.num_values += k;
+	c->m.null_count += k;
+	c->rows += k;
+}
+
 int floe_pq_chunk_end_row(struct floe_pq_chunk *c, size_t *buffered, size_t *held)
 {
 	return floe_pq_chunk_end_row_open(c, buffered, held, NULL);

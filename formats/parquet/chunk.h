@@ -122,6 +122,15 @@ int floe_pq_chunk_end_row(struct floe_pq_chunk *c, size_t *buffered, size_t *hel
  * than asking every chunk again). */
 int floe_pq_chunk_end_row_open(struct floe_pq_chunk *c, size_t *buffered, size_t *held,
 			       size_t *open);
+/* After end_row: how many rows of a single null (rep 0, def *def) from now on would only
+ * be counted, with nothing encoded, no page closed and no size changed: those that
+ * lengthen runs of levels 8 long or more, up to the one that would close the page. 0
+ * (and *def untouched) when the next such null would do more. The writer holds back
+ * that many rows of nulls of a leaf and gives them to floe_pq_chunk_null_rows later. */
+uint32_t floe_pq_chunk_null_rows_room(const struct floe_pq_chunk *c, int *def);
+/* Takes k rows of a null each at the def the room was given for, each then ended, as k
+ * floe_pq_chunk_put_null and floe_pq_chunk_end_row would: k at most that room. */
+void floe_pq_chunk_null_rows(struct floe_pq_chunk *c, uint32_t k);
 /* Bytes of finished pages held in memory. */
 size_t floe_pq_chunk_held(const struct floe_pq_chunk *c);
 /* Uncompressed bytes buffered so far (pages, open page, dictionary). */
