@@ -49,6 +49,7 @@ void floe_pq_chunk_reset(struct floe_pq_chunk *c)
 	c->bloom_live = false;
 	c->rows = 0;
 	c->held = 0;
+	c->moves++;
 	c->stream = NULL;
 	c->stream_ctx = NULL;
 	c->streamed = 0;
@@ -611,5 +612,10 @@ const struct floe_pq_bloom *floe_pq_chunk_bloom(const struct floe_pq_chunk *c)
 size_t floe_pq_chunk_held(const struct floe_pq_chunk *c)
 {
 	return c->held;
+}
+
+uint32_t floe_pq_chunk_moves(const struct floe_pq_chunk *c)
+{
+	return c->moves;
 }
 

@@ -133,6 +133,10 @@ uint32_t floe_pq_chunk_null_rows_room(const struct floe_pq_chunk *c, int *def);
 void floe_pq_chunk_null_rows(struct floe_pq_chunk *c, uint32_t k);
 /* Bytes of finished pages held in memory. */
 size_t floe_pq_chunk_held(const struct floe_pq_chunk *c);
+/* A number that changes whenever held or the finished pages' part of buffered may have
+ * (a page closed, compressed or streamed, a reset): while it stays, only the open bytes
+ * (floe_pq_chunk_open_bytes) can change buffered. */
+uint32_t floe_pq_chunk_moves(const struct floe_pq_chunk *c);
 /* Uncompressed bytes buffered so far (pages, open page, dictionary). */
 size_t floe_pq_chunk_buffered(const struct floe_pq_chunk *c);
 /* Uncompressed bytes not yet in a finished page: the open page and the dictionary. */

@@ -54,6 +54,7 @@ struct floe_pq_chunk {
 	struct floe_pq_bloom bloom;
 	bool bloom_live;	/* the filter exists and takes every value as it comes */
 	size_t held;		/* bytes of finished pages */
+	uint32_t moves;		/* changes of held and m.unc_size (floe_pq_chunk_moves) */
 	floe_pq_sink_fn stream; /* see floe_pq_chunk_set_stream */
 	void *stream_ctx;
 	size_t streamed; /* pages already written through stream */

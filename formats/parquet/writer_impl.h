@@ -39,12 +39,14 @@ struct leaf {
 	struct floe_pq_chunk *chunk;
 	/* The row step (writer_row.c): the column's kind (on its first leaf); rows of a
 	 * null the chunk has not been given yet (lazy), and the most it can be spared
-	 * (room, from floe_pq_chunk_null_rows_room) at definition level lazy_def; what its
-	 * end of row last reported (buffered, held and open bytes). */
+	 * (room, from floe_pq_chunk_null_rows_room) at definition level lazy_def; its bytes
+	 * as last summed: open (open page and dictionary), held, and u, the rest of its
+	 * buffered bytes, which with held only change when its chunk's moves does. */
 	int kind;
 	uint32_t lazy, room;
 	int lazy_def;
-	size_t b, h, o;
+	uint32_t moves;
+	size_t u, h, o;
 	int ptype, max_def, max_rep;
 	int col; /* owning column */
 	int npath;
@@ -86,9 +88,10 @@ struct floe_pq_writer {
 	 * leaf's pick, a row group written, an error). */
 	uint64_t est_leaves;
 	bool est_ok;
-	/* The leaves' last reported bytes summed (held and open; buffered is above), valid
-	 * while sums_ok; and the leaves a row reaches (2 * nleaves room, see writer_row.c). */
-	size_t held_sum, open_sum;
+	/* The leaves' bytes as last summed (struct leaf's u, h and o: buffered is unc_sum +
+	 * open_sum), valid while sums_ok; and the leaves a row reaches (2 * nleaves room,
+	 * see writer_row.c). */
+	size_t unc_sum, held_sum, open_sum;
 	bool sums_ok;
 	struct leaf **touched;
 	struct floe_pq_chunk_rec *recs; /* the open row group's chunks, nleaves */

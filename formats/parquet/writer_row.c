@@ -206,17 +206,18 @@ static int pick_stream_leaf(struct floe_pq_writer *w)
 }
 
 /* The bytes each leaf holds, asked of every chunk again (not only of those a row
- * reached): after pages moved, or a new row group. Sums them into *buffered, *held and
- * *open. */
-static void sum_chunks(struct floe_pq_writer *w, size_t *buffered, size_t *held, size_t *open)
+ * reached): after pages moved, or a new row group. Sums them into *unc (the buffered bytes
+ * but the open ones), *held and *open. */
+static void sum_chunks(struct floe_pq_writer *w, size_t *unc, size_t *held, size_t *open)
 {
-	*buffered = *held = *open = 0;
+	*unc = *held = *open = 0;
 	for (size_t j = 0; j < w->nleaves; j++) {
 		struct leaf *l = &w->leaves[j];
-		l->b = floe_pq_chunk_buffered(l->chunk);
-		l->h = floe_pq_chunk_held(l->chunk);
+		l->moves = floe_pq_chunk_moves(l->chunk);
 		l->o = floe_pq_chunk_open_bytes(l->chunk);
-		*buffered += l->b;
+		l->u = floe_pq_chunk_buffered(l->chunk) - l->o;
+		l->h = floe_pq_chunk_held(l->chunk);
+		*unc += l->u;
 		*held += l->h;
 		*open += l->o;
 	}
@@ -296,20 +297,27 @@ int floe_pq_writer_add_row(struct floe_pq_writer *w, const struct floe_pq_value 
 		}
 		l++;
 	}
-	size_t buffered = w->buffered, held = w->held_sum, open = w->open_sum;
+	size_t unc = w->unc_sum, held = w->held_sum, open = w->open_sum;
 	size_t fly_held = 0, fly_buf = 0;
 	w->est_ok = false;
 	for (struct leaf **p = w->touched; p < r.all && !rc; p++) {
 		struct leaf *e = *p;
-		size_t b, h, o;
-		rc = floe_pq_chunk_end_row_open(e->chunk, &b, &h, &o);
+		size_t o;
+		rc = floe_pq_chunk_end_row_open(e->chunk, NULL, NULL, &o);
 		/* Unsigned: the differences wrap, the sums come out right. */
-		buffered += b - e->b;
-		held += h - e->h;
 		open += o - e->o;
-		e->b = b;
-		e->h = h;
 		e->o = o;
+		uint32_t mv = floe_pq_chunk_moves(e->chunk);
+		if (mv != e->moves) {
+			/* A page of this leaf closed, was compressed or streamed. */
+			size_t u = floe_pq_chunk_buffered(e->chunk) - o;
+			size_t h = floe_pq_chunk_held(e->chunk);
+			unc += u - e->u;
+			held += h - e->h;
+			e->u = u;
+			e->h = h;
+			e->moves = mv;
+		}
 	}
 	for (struct leaf **p = r.nulls; p < w->touched + 2 * w->nleaves && !rc; p++)
 		(*p)->room = floe_pq_chunk_null_rows_room((*p)->chunk, &(*p)->lazy_def);
@@ -320,10 +328,10 @@ int floe_pq_writer_add_row(struct floe_pq_writer *w, const struct floe_pq_value 
 		rc = floe_pq_compressor_pump(w->acomp);
 	bool moved = false;
 	if (!rc && w->acomp && floe_pq_compressor_completed(w->acomp) != done0) {
-		sum_chunks(w, &buffered, &held, &open);
+		sum_chunks(w, &unc, &held, &open);
 		moved = true;
 	} else if (!rc && !w->sums_ok) {
-		sum_chunks(w, &buffered, &held, &open);
+		sum_chunks(w, &unc, &held, &open);
 	}
 	for (size_t j = 0; !rc && w->acomp && floe_pq_compressor_busy(w->acomp) && j < w->nleaves;
 	     j++) {
@@ -334,6 +342,7 @@ int floe_pq_writer_add_row(struct floe_pq_writer *w, const struct floe_pq_value 
 	}
 	if (rc)
 		goto out;
+	size_t buffered = unc + open;
 #ifndef NDEBUG
 	/* Debug builds check the sums kept by what changed against every chunk's bytes. */
 	size_t b0 = 0, h0 = 0, o0 = 0;
@@ -358,16 +367,19 @@ int floe_pq_writer_add_row(struct floe_pq_writer *w, const struct floe_pq_value 
 			buffered + fly_buf >= w->opt.row_group_size)) {
 		if ((rc = floe_pq_compressor_sync(w->acomp)))
 			goto out;
-		sum_chunks(w, &buffered, &held, &open);
+		sum_chunks(w, &unc, &held, &open);
+		buffered = unc + open;
 		moved = true;
 	}
 	if (w->stream_leaf < 0 && held >= stream_min) {
 		moved = true;
 		if ((rc = pick_stream_leaf(w)))
 			goto out;
-		sum_chunks(w, &buffered, &held, &open);
+		sum_chunks(w, &unc, &held, &open);
+		buffered = unc + open;
 	}
 	w->buffered = buffered;
+	w->unc_sum = unc;
 	w->held_sum = held;
 	w->open_sum = open;
 	bool full = buffered >= w->opt.row_group_size ||
