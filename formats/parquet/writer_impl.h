@@ -35,18 +35,24 @@ static inline bool is_map(enum floe_pq_kind k)
 struct floe_pq_chunk;
 struct floe_pq_compressor;
 
+/* A leaf's bytes, or their sums over the leaves: open (open page and dictionary), held,
+ * unc (the rest of what floe_pq_chunk_buffered counts) and those of pages in flight
+ * (floe_pq_chunk_in_flight). */
+struct leaf_sums {
+	size_t unc, held, open, fly_held, fly_buf;
+};
+
 struct leaf {
 	struct floe_pq_chunk *chunk;
 	/* The row step (writer_row.c): the column's kind (on its first leaf); rows of a
 	 * null the chunk has not been given yet (lazy), and the most it can be spared
 	 * (room, from floe_pq_chunk_null_rows_room) at definition level lazy_def; its bytes
-	 * as last summed: open (open page and dictionary), held, and u, the rest of its
-	 * buffered bytes, which with held only change when its chunk's moves does. */
+	 * as last summed, of which all but open only change when its chunk's moves does. */
 	int kind;
 	uint32_t lazy, room;
 	int lazy_def;
 	uint32_t moves;
-	size_t u, h, o;
+	struct leaf_sums s;
 	int ptype, max_def, max_rep;
 	int col; /* owning column */
 	int npath;
@@ -88,10 +94,9 @@ struct floe_pq_writer {
 	 * leaf's pick, a row group written, an error). */
 	uint64_t est_leaves;
 	bool est_ok;
-	/* The leaves' bytes as last summed (struct leaf's u, h and o: buffered is unc_sum +
-	 * open_sum), valid while sums_ok; and the leaves a row reaches (2 * nleaves room,
-	 * see writer_row.c). */
-	size_t unc_sum, held_sum, open_sum;
+	/* The leaves' bytes as last summed, valid while sums_ok; and the leaves a row
+	 * reaches (2 * nleaves room, see writer_row.c). */
+	struct leaf_sums sums;
 	bool sums_ok;
 	struct leaf **touched;
 	struct floe_pq_chunk_rec *recs; /* the open row group's chunks, nleaves */

@@ -12,6 +12,7 @@
 
 #include <assert.h>
 #include <stddef.h>
+#include <string.h>
 
 /* Checks a row before any of it is written, so that bad input never leaves a half row. */
 static int check_row(const struct floe_pq_writer *w, const struct floe_pq_value *vals)
@@ -205,21 +206,36 @@ static int pick_stream_leaf(struct floe_pq_writer *w)
 	return floe_pq_chunk_set_stream(w->leaves[pick].chunk, stream_page, w);
 }
 
-/* The bytes each leaf holds, asked of every chunk again (not only of those a row
- * reached): after pages moved, or a new row group. Sums them into *unc (the buffered bytes
- * but the open ones), *held and *open. */
-static void sum_chunks(struct floe_pq_writer *w, size_t *unc, size_t *held, size_t *open)
+/* Leaf l's bytes but the open ones, asked of its chunk again, into l->s and the sums. */
+static inline void resum_leaf(struct leaf *l, struct leaf_sums *t)
 {
-	*unc = *held = *open = 0;
+	struct leaf_sums n;
+	n.unc = floe_pq_chunk_buffered(l->chunk) - l->s.open;
+	n.held = floe_pq_chunk_held(l->chunk);
+	floe_pq_chunk_in_flight(l->chunk, &n.fly_held, &n.fly_buf);
+	/* Unsigned: the differences wrap, the sums come out right. */
+	t->unc += n.unc - l->s.unc;
+	t->held += n.held - l->s.held;
+	t->fly_held += n.fly_held - l->s.fly_held;
+	t->fly_buf += n.fly_buf - l->s.fly_buf;
+	l->s.unc = n.unc;
+	l->s.held = n.held;
+	l->s.fly_held = n.fly_held;
+	l->s.fly_buf = n.fly_buf;
+	l->moves = floe_pq_chunk_moves(l->chunk);
+}
+
+/* The bytes each leaf holds, asked of every chunk again (not only of those a row
+ * reached): after pages moved, or a new row group. */
+static void sum_chunks(struct floe_pq_writer *w, struct leaf_sums *t)
+{
+	memset(t, 0, sizeof(*t));
 	for (size_t j = 0; j < w->nleaves; j++) {
 		struct leaf *l = &w->leaves[j];
-		l->moves = floe_pq_chunk_moves(l->chunk);
-		l->o = floe_pq_chunk_open_bytes(l->chunk);
-		l->u = floe_pq_chunk_buffered(l->chunk) - l->o;
-		l->h = floe_pq_chunk_held(l->chunk);
-		*unc += l->u;
-		*held += l->h;
-		*open += l->o;
+		memset(&l->s, 0, sizeof(l->s));
+		l->s.open = floe_pq_chunk_open_bytes(l->chunk);
+		t->open += l->s.open;
+		resum_leaf(l, t);
 	}
 	w->sums_ok = true;
 }
@@ -297,61 +313,50 @@ int floe_pq_writer_add_row(struct floe_pq_writer *w, const struct floe_pq_value 
 		}
 		l++;
 	}
-	size_t unc = w->unc_sum, held = w->held_sum, open = w->open_sum;
-	size_t fly_held = 0, fly_buf = 0;
+	struct leaf_sums t = w->sums;
 	w->est_ok = false;
 	for (struct leaf **p = w->touched; p < r.all && !rc; p++) {
 		struct leaf *e = *p;
 		size_t o;
 		rc = floe_pq_chunk_end_row_open(e->chunk, NULL, NULL, &o);
-		/* Unsigned: the differences wrap, the sums come out right. */
-		open += o - e->o;
-		e->o = o;
-		uint32_t mv = floe_pq_chunk_moves(e->chunk);
-		if (mv != e->moves) {
-			/* A page of this leaf closed, was compressed or streamed. */
-			size_t u = floe_pq_chunk_buffered(e->chunk) - o;
-			size_t h = floe_pq_chunk_held(e->chunk);
-			unc += u - e->u;
-			held += h - e->h;
-			e->u = u;
-			e->h = h;
-			e->moves = mv;
-		}
+		t.open += o - e->s.open;
+		e->s.open = o;
+		/* The rest changes when a page of this leaf closed, was compressed or
+		 * streamed. */
+		if (floe_pq_chunk_moves(e->chunk) != e->moves)
+			resum_leaf(e, &t);
 	}
 	for (struct leaf **p = r.nulls; p < w->touched + 2 * w->nleaves && !rc; p++)
 		(*p)->room = floe_pq_chunk_null_rows_room((*p)->chunk, &(*p)->lazy_def);
-	/* Pages the other thread has finished are completed here, then the ones still
-	 * queued or in flight are counted. A page completed during the row or here moved
-	 * between the sums: sum again. */
+	/* Pages the other thread has finished are completed here. A page completed during
+	 * the row or here changed leaves the row may not have reached: sum again. */
 	if (!rc && w->acomp && floe_pq_compressor_busy(w->acomp))
 		rc = floe_pq_compressor_pump(w->acomp);
 	bool moved = false;
 	if (!rc && w->acomp && floe_pq_compressor_completed(w->acomp) != done0) {
-		sum_chunks(w, &unc, &held, &open);
+		sum_chunks(w, &t);
 		moved = true;
 	} else if (!rc && !w->sums_ok) {
-		sum_chunks(w, &unc, &held, &open);
-	}
-	for (size_t j = 0; !rc && w->acomp && floe_pq_compressor_busy(w->acomp) && j < w->nleaves;
-	     j++) {
-		size_t fh, fb;
-		floe_pq_chunk_in_flight(w->leaves[j].chunk, &fh, &fb);
-		fly_held += fh;
-		fly_buf += fb;
+		sum_chunks(w, &t);
 	}
 	if (rc)
 		goto out;
-	size_t buffered = unc + open;
+	size_t buffered = t.unc + t.open, held = t.held, open = t.open;
+	size_t fly_held = t.fly_held, fly_buf = t.fly_buf;
 #ifndef NDEBUG
 	/* Debug builds check the sums kept by what changed against every chunk's bytes. */
-	size_t b0 = 0, h0 = 0, o0 = 0;
+	size_t b0 = 0, h0 = 0, o0 = 0, fh0 = 0, fb0 = 0;
 	for (size_t j = 0; j < w->nleaves; j++) {
+		size_t fh, fb;
 		b0 += floe_pq_chunk_buffered(w->leaves[j].chunk);
 		h0 += floe_pq_chunk_held(w->leaves[j].chunk);
 		o0 += floe_pq_chunk_open_bytes(w->leaves[j].chunk);
+		floe_pq_chunk_in_flight(w->leaves[j].chunk, &fh, &fb);
+		fh0 += fh;
+		fb0 += fb;
 	}
-	assert(b0 == buffered && h0 == held && o0 == open);
+	assert(b0 == buffered && h0 == held && o0 == open && fh0 == fly_held && fb0 == fly_buf);
+	assert(fb0 == 0 || floe_pq_compressor_busy(w->acomp));
 #endif
 	w->rows++;
 	w->rg_rows++;
@@ -367,21 +372,21 @@ int floe_pq_writer_add_row(struct floe_pq_writer *w, const struct floe_pq_value 
 			buffered + fly_buf >= w->opt.row_group_size)) {
 		if ((rc = floe_pq_compressor_sync(w->acomp)))
 			goto out;
-		sum_chunks(w, &unc, &held, &open);
-		buffered = unc + open;
+		sum_chunks(w, &t);
+		buffered = t.unc + t.open;
+		held = t.held;
 		moved = true;
 	}
 	if (w->stream_leaf < 0 && held >= stream_min) {
 		moved = true;
 		if ((rc = pick_stream_leaf(w)))
 			goto out;
-		sum_chunks(w, &unc, &held, &open);
-		buffered = unc + open;
+		sum_chunks(w, &t);
+		buffered = t.unc + t.open;
+		held = t.held;
 	}
 	w->buffered = buffered;
-	w->unc_sum = unc;
-	w->held_sum = held;
-	w->open_sum = open;
+	w->sums = t;
 	bool full = buffered >= w->opt.row_group_size ||
 		    (w->opt.memory_budget && held >= w->opt.memory_budget);
 	if (full)
