@@ -71,6 +71,13 @@ int floe_pq_chunk_new(struct floe_alloc *alloc, const struct floe_pq_chunk_opts 
 	c->o = *o;
 	c->comp = comp;
 	c->body = scratch;
+	/* A page of fixed-width values closes after MAX_PAGE_VALUES entries at most (or holds
+	 * no value but this one): its values take 8 * (MAX_PAGE_VALUES - 1) bytes at most
+	 * before this one, its levels (no repetition: one bit each, RLE or bit-packed) less
+	 * than 2 bytes for every 8. A page size of twice those values leaves make_room
+	 * nothing to close. */
+	c->fixed_fits = o->ptype != FLOE_PQ_T_BYTE_ARRAY && o->ptype != FLOE_PQ_T_BOOLEAN &&
+			o->max_rep == 0 && o->page_size >= 2 * 8 * (size_t)MAX_PAGE_VALUES;
 	c->bloom.alloc = alloc;
 	floe_pq_dict_init(&c->dict, alloc,
 			  o->ptype == FLOE_PQ_T_INT32 || o->ptype == FLOE_PQ_T_FLOAT	  ? 4
@@ -292,7 +299,7 @@ static inline int make_room(struct floe_pq_chunk *c, size_t n)
  * form, key its place in the statistics' order. */
 static inline int put_fixed(struct floe_pq_chunk *c, int rep, uint64_t bits, int64_t key)
 {
-	int rc0 = make_room(c, 8);
+	int rc0 = c->fixed_fits ? 0 : make_room(c, 8);
 	if (rc0)
 		return rc0;
 	put_levels_of(c, rep, c->o.max_def);

@@ -28,6 +28,7 @@ struct floe_pq_chunk {
 	struct floe_pq_compressor *comp;
 	struct floe_pq_dict dict;
 	bool dict_on; /* still dictionary-encoding this chunk */
+	bool fixed_fits; /* its fixed-width values never fill a page (see floe_pq_chunk_new) */
 	uint64_t last_n, last_zn; /* its last page's body, before and after compression */
 	struct floe_buf rep, def, vals, idx, hdr, enc;
 	struct floe_buf *body;	    /* borrowed scratch */
