@@ -304,7 +304,7 @@ static inline int put_fixed(struct floe_pq_chunk *c, int rep, uint64_t bits, int
 		return rc0;
 	put_levels_of(c, rep, c->o.max_def);
 	uint8_t le[8];
-	size_t w = c->o.ptype == FLOE_PQ_T_INT32 || c->o.ptype == FLOE_PQ_T_FLOAT ? 4 : 8;
+	size_t w = (size_t)c->dict.width; /* 4 or 8: the dictionary's, set from ptype */
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	/* The value's own bytes: one move. */
 	memcpy(le, &bits, 8);

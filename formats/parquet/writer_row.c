@@ -256,7 +256,7 @@ int floe_pq_writer_add_row(struct floe_pq_writer *w, const struct floe_pq_value 
 	struct leaf *l = w->leaves;
 	struct reached r = {w->touched, w->touched + 2 * w->nleaves};
 	const struct floe_pq_value *v = values, *vend = values + w->ncols;
-	for (; v < vend && !rc; v++) {
+	for (; v < vend; v++) {
 		struct floe_pq_chunk *ch = l->chunk;
 		if (v->is_null && !is_map(l->kind)) {
 			/* An optional column's null: its leaf's room is for def 0. */
@@ -266,7 +266,8 @@ int floe_pq_writer_add_row(struct floe_pq_writer *w, const struct floe_pq_value 
 				settle(l);
 				*r.all++ = l;
 				*--r.nulls = l;
-				rc = floe_pq_chunk_put_null(ch, 0, 0);
+				if ((rc = floe_pq_chunk_put_null(ch, 0, 0)))
+					break;
 			}
 			l++;
 			continue;
@@ -305,14 +306,17 @@ int floe_pq_writer_add_row(struct floe_pq_writer *w, const struct floe_pq_value 
 			rc = floe_pq_chunk_put_int(ch, 0, v->i);
 			break;
 		}
+		if (rc)
+			break;
 		l++;
 	}
 	struct leaf_sums t = w->sums;
 	w->est_ok = false;
-	for (struct leaf **p = w->touched; p < r.all && !rc; p++) {
+	for (struct leaf **p = rc ? r.all : w->touched; p < r.all; p++) {
 		struct leaf *e = *p;
 		size_t o;
-		rc = floe_pq_chunk_end_row_open(e->chunk, NULL, NULL, &o);
+		if ((rc = floe_pq_chunk_end_row_open(e->chunk, NULL, NULL, &o)))
+			break;
 		t.open += o - e->s.open;
 		e->s.open = o;
 		/* The rest changes when a page of this leaf closed, was compressed or
