@@ -272,17 +272,20 @@ int floe_pq_writer_add_row(struct floe_pq_writer *w, const struct floe_pq_value 
 			l++;
 			continue;
 		}
-		/* One switch on the kind: the row's columns take a jump each rather than a
-		 * chain of tests. */
+		/* Strings first, most of a row's values are; then one switch on the kind
+		 * rather than a chain of tests. */
+		if (l->kind == FLOE_PQ_STRING) {
+			reach_value(&r, l);
+			if ((rc = put_string(w, l, 0, v->s, v->len)))
+				break;
+			l++;
+			continue;
+		}
 		switch (l->kind) {
 		case FLOE_PQ_MAP_STRING:
 		case FLOE_PQ_MAP_STRING_LONG:
 			rc = put_map(w, l, v, &r);
 			l++; /* the value leaf */
-			break;
-		case FLOE_PQ_STRING:
-			reach_value(&r, l);
-			rc = put_string(w, l, 0, v->s, v->len);
 			break;
 		case FLOE_PQ_BINARY:
 			reach_value(&r, l);
