@@ -238,9 +238,9 @@ static void sum_chunks(struct floe_pq_writer *w, struct leaf_sums *t)
  * column the rows leave empty, row after row) is not visited, its nulls held back
  * (floe_pq_chunk_null_rows_room) and given in one step when it next gets a value, its
  * room runs out or its row group closes. The end of row then visits only the leaves the
- * row reached, and the sums the writer decides by (buffered, held and open bytes) are
- * kept by what changed in those. The file is byte for byte that of a writer that puts
- * every null and ends every row in every leaf. */
+ * row reached, and the sums the writer decides by (buffered, held, open and in-flight
+ * bytes) are kept by what changed in those. The file is byte for byte that of a writer
+ * that puts every null and ends every row in every leaf. */
 int floe_pq_writer_add_row(struct floe_pq_writer *w, const struct floe_pq_value *values)
 {
 	if (w->err)

@@ -156,19 +156,25 @@
 # asked again only when its chunk's pages moved); the in-flight bytes summed the same
 # way, not asked of every leaf while the compressor is busy (with the compression
 # thread 11,874 -> 11,793); -> 11,725 (the row's check by bit masks of the kinds) ->
-# 11,690 (a fixed-width value skips make_room when its page cannot fill). In all:
-# combined_typed 12,056 -> 11,690, none 6,142 -> 5,782, regex_typed 16,263 -> 16,054; the
-# row step (add_row with what it inlines, the check, the nulls) 2,100 -> 1,770. Files
+# 11,690 (a fixed-width value skips make_room when its page cannot fill) -> 11,511 (the
+# row's loops leave on an error from inside, not by a test in their condition; a fixed
+# width's size its dictionary's) -> 11,467 (a string column taken before the switch on
+# the kind). In all: combined_typed 12,056 -> 11,467, none 6,142 -> 5,679, regex_typed
+# 16,263 -> 15,921, combined_typed with the compression thread 12,163 -> 11,494; the row
+# step (add_row with what it inlines, the row's check, the nulls) 2,100 -> 1,590. Files
 # byte-identical (same_files.sh after each step). Lines per CPU second (1M lines,
-# REPEAT=3, two runs of each build alternated, load 4-10): none 1.56-1.59 -> 1.69-1.72
-# M, combined_typed 0.806-0.826 -> 0.870 M, regex_typed 0.617-0.625 -> 0.629-0.654 M
-# (the gain is larger than the instructions': the leaves a row does not reach stay out
-# of the cache). Tried and dropped: the held-back count and its room as two counters
-# (gcc vectorised their update at every column's visit: +160 a line; one count against
-# a limit instead); the room asked of every leaf the row reached (+100: only those
-# given a null need it); the end of row in two loops, values' leaves then nulls' (the
-# chunk's end of row no longer inlined: +200); the three sums' differences at every
-# leaf reached (-130 with the finished pages' part asked only on a move).
+# REPEAT=3, four runs of each build alternated, load 4.5-6.2): none 1.47-1.67 ->
+# 1.56-1.72 M, combined_typed 0.704-0.847 -> 0.758-0.901 M (the pairs' ratios 0.95 to
+# 1.16, median 1.06), regex_typed 0.526-0.654 -> 0.568-0.685 M; two runs each at the
+# row's check step: combined_typed 0.806-0.826 -> 0.870 M. The load moves a run by as
+# much as the gain (about 5 %, as the instructions'). Tried and dropped: the held-back
+# count and its room as two counters (gcc vectorised their update into every column's
+# visit: about +150 a line; one count against a limit instead); the room asked of every
+# leaf the row reached (about +100: only those given a null need it); the end of row in
+# two loops, values' leaves then nulls' (the chunk's end of row no longer inlined: about
+# +200); the three sums' differences at every leaf reached (-130 with the finished pages'
+# part asked only on a move). Left: the row's check 290, the column dispatch about 500,
+# the end of row over the 14 leaves reached about 500 (the open page's bytes 190 of it).
 # usage: tests/bench/typed.sh [LINES]   (default 1000000)
 # BUILD=dir picks the build (default build-rel; a Release build gives the real figures);
 # REPEAT=n runs each case n times and keeps the least CPU time (default 1);
