@@ -49,6 +49,7 @@ void floe_pq_chunk_reset(struct floe_pq_chunk *c)
 	c->bloom_live = false;
 	c->rows = 0;
 	c->held = 0;
+	c->moves++;
 	c->stream = NULL;
 	c->stream_ctx = NULL;
 	c->streamed = 0;
@@ -70,6 +71,13 @@ int floe_pq_chunk_new(struct floe_alloc *alloc, const struct floe_pq_chunk_opts 
 	c->o = *o;
 	c->comp = comp;
 	c->body = scratch;
+	/* A page of fixed-width values closes after MAX_PAGE_VALUES entries at most (or holds
+	 * no value but this one): its values take 8 * (MAX_PAGE_VALUES - 1) bytes at most
+	 * before this one, its levels (no repetition: one bit each, RLE or bit-packed) less
+	 * than 2 bytes for every 8. A page size of twice those values leaves make_room
+	 * nothing to close. */
+	c->fixed_fits = o->ptype != FLOE_PQ_T_BYTE_ARRAY && o->ptype != FLOE_PQ_T_BOOLEAN &&
+			o->max_rep == 0 && o->page_size >= 2 * 8 * (size_t)MAX_PAGE_VALUES;
 	c->bloom.alloc = alloc;
 	floe_pq_dict_init(&c->dict, alloc,
 			  o->ptype == FLOE_PQ_T_INT32 || o->ptype == FLOE_PQ_T_FLOAT	  ? 4
@@ -291,12 +299,12 @@ static inline int make_room(struct floe_pq_chunk *c, size_t n)
  * form, key its place in the statistics' order. */
 static inline int put_fixed(struct floe_pq_chunk *c, int rep, uint64_t bits, int64_t key)
 {
-	int rc0 = make_room(c, 8);
+	int rc0 = c->fixed_fits ? 0 : make_room(c, 8);
 	if (rc0)
 		return rc0;
 	put_levels_of(c, rep, c->o.max_def);
 	uint8_t le[8];
-	size_t w = c->o.ptype == FLOE_PQ_T_INT32 || c->o.ptype == FLOE_PQ_T_FLOAT ? 4 : 8;
+	size_t w = (size_t)c->dict.width; /* 4 or 8: the dictionary's, set from ptype */
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	/* The value's own bytes: one move. */
 	memcpy(le, &bits, 8);
@@ -525,6 +533,35 @@ int floe_pq_chunk_end_row_open(struct floe_pq_chunk *c, size_t *buffered, size_t
 	return 0;
 }
 
+uint32_t floe_pq_chunk_null_rows_room(const struct floe_pq_chunk *c, int *def)
+{
+	const struct floe_rle *r = &c->def_rle, *rr = &c->rep_rle;
+	/* The conditions of put_null's counted path, for a null of rep 0... */
+	if (!c->o.max_def || r->cur == (uint32_t)c->o.max_def || r->repeat < 8 || r->err)
+		return 0;
+	if (c->o.max_rep && (rr->cur != 0 || rr->repeat < 8 || rr->err))
+		return 0;
+	/* ... and end_row's for keeping the page open: the open bytes do not change with
+	 * such nulls, the level entries do. */
+	uint32_t most = c->page_nonnull > 0 ? MAX_PAGE_VALUES : MAX_NULL_PAGE_VALUES;
+	if (c->page_values + 1 >= most || open_page_bytes(c) >= c->o.page_size)
+		return 0;
+	*def = (int)r->cur;
+	return most - 1 - c->page_values;
+}
+
+void floe_pq_chunk_null_rows(struct floe_pq_chunk *c, uint32_t k)
+{
+	c->def_rle.repeat += k;
+	if (c->o.max_rep)
+		c->rep_rle.repeat += k;
+	c->page_values += k;
+	c->page_nulls += k;
+	c->m.num_values += k;
+	c->m.null_count += k;
+	c->rows += k;
+}
+
 int floe_pq_chunk_end_row(struct floe_pq_chunk *c, size_t *buffered, size_t *held)
 {
 	return floe_pq_chunk_end_row_open(c, buffered, held, NULL);
@@ -582,5 +619,10 @@ const struct floe_pq_bloom *floe_pq_chunk_bloom(const struct floe_pq_chunk *c)
 size_t floe_pq_chunk_held(const struct floe_pq_chunk *c)
 {
 	return c->held;
+}
+
+uint32_t floe_pq_chunk_moves(const struct floe_pq_chunk *c)
+{
+	return c->moves;
 }
 

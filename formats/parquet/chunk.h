@@ -122,8 +122,21 @@ int floe_pq_chunk_end_row(struct floe_pq_chunk *c, size_t *buffered, size_t *hel
  * than asking every chunk again). */
 int floe_pq_chunk_end_row_open(struct floe_pq_chunk *c, size_t *buffered, size_t *held,
 			       size_t *open);
+/* After end_row: how many rows of a single null (rep 0, def *def) from now on would only
+ * be counted, with nothing encoded, no page closed and no size changed: those that
+ * lengthen runs of levels 8 long or more, up to the one that would close the page. 0
+ * (and *def untouched) when the next such null would do more. The writer holds back
+ * that many rows of nulls of a leaf and gives them to floe_pq_chunk_null_rows later. */
+uint32_t floe_pq_chunk_null_rows_room(const struct floe_pq_chunk *c, int *def);
+/* Takes k rows of a null each at the def the room was given for, each then ended, as k
+ * floe_pq_chunk_put_null and floe_pq_chunk_end_row would: k at most that room. */
+void floe_pq_chunk_null_rows(struct floe_pq_chunk *c, uint32_t k);
 /* Bytes of finished pages held in memory. */
 size_t floe_pq_chunk_held(const struct floe_pq_chunk *c);
+/* A number that changes whenever held or the finished pages' part of buffered may have
+ * (a page closed, compressed or streamed, a reset): while it stays, only the open bytes
+ * (floe_pq_chunk_open_bytes) can change buffered. */
+uint32_t floe_pq_chunk_moves(const struct floe_pq_chunk *c);
 /* Uncompressed bytes buffered so far (pages, open page, dictionary). */
 size_t floe_pq_chunk_buffered(const struct floe_pq_chunk *c);
 /* Uncompressed bytes not yet in a finished page: the open page and the dictionary. */

@@ -28,6 +28,7 @@ struct floe_pq_chunk {
 	struct floe_pq_compressor *comp;
 	struct floe_pq_dict dict;
 	bool dict_on; /* still dictionary-encoding this chunk */
+	bool fixed_fits; /* its fixed-width values never fill a page (see floe_pq_chunk_new) */
 	uint64_t last_n, last_zn; /* its last page's body, before and after compression */
 	struct floe_buf rep, def, vals, idx, hdr, enc;
 	struct floe_buf *body;	    /* borrowed scratch */
@@ -54,6 +55,7 @@ struct floe_pq_chunk {
 	struct floe_pq_bloom bloom;
 	bool bloom_live;	/* the filter exists and takes every value as it comes */
 	size_t held;		/* bytes of finished pages */
+	uint32_t moves;		/* changes of held and m.unc_size (floe_pq_chunk_moves) */
 	floe_pq_sink_fn stream; /* see floe_pq_chunk_set_stream */
 	void *stream_ctx;
 	size_t streamed; /* pages already written through stream */

@@ -165,6 +165,7 @@ static int page_done(struct floe_pq_chunk *c, struct page_job *j, int rc, const 
 	c->m.unc_size += (int64_t)hdr;
 	c->m.comp_size += (int64_t)(hdr + lv + zn);
 	c->held += dst->len;
+	c->moves++;
 	rc = j->slot == SIZE_MAX ? 0 : flush_stream(c);
 out:
 	floe_free(c->alloc, p);
@@ -250,6 +251,7 @@ static int write_page(struct floe_pq_chunk *c, size_t slot, int type, const uint
 			memcpy(j->p + HDR_MAX, v2->levels, lv);
 	}
 	c->m.unc_size += (int64_t)(lv + n); /* the header's bytes are added when it exists */
+	c->moves++;
 	uint8_t *z = j->p + HDR_MAX + lv;
 	if (async) {
 		/* Counted before the hand-over: the compressor may complete the job (and so
@@ -382,6 +384,7 @@ static int flush_stream(struct floe_pq_chunk *c)
 		floe_free(c->alloc, pg->data);
 		pg->data = NULL;
 		c->held -= pg->len;
+		c->moves++;
 	}
 	return 0;
 }

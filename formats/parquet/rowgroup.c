@@ -128,10 +128,25 @@ static int emit_extras(struct floe_pq_writer *w, struct floe_pq_chunk_loc *locs,
 	return rc;
 }
 
+/* Gives every leaf's chunk the rows of nulls add_row held back (writer_row.c), before the
+ * chunks are closed; the sums add_row keeps are then made again. */
+static void settle_leaves(struct floe_pq_writer *w)
+{
+	for (size_t j = 0; j < w->nleaves; j++) {
+		struct leaf *l = &w->leaves[j];
+		if (l->lazy)
+			floe_pq_chunk_null_rows(l->chunk, l->lazy);
+		l->lazy = 0;
+		l->room = 0;
+	}
+	w->sums_ok = false;
+}
+
 int floe_pq_writer_flush_row_group(struct floe_pq_writer *w)
 {
 	int rc;
 	w->est_ok = false; /* the row group's pages go out */
+	settle_leaves(w);
 	if (w->rg_rows == 0)
 		return 0;
 	if ((rc = grow_records(w)))

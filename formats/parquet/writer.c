@@ -65,6 +65,7 @@ void floe_pq_writer_free(struct floe_pq_writer *w)
 			floe_pq_chunk_free(w->leaves[i].chunk);
 	}
 	floe_free(w->alloc, w->leaves);
+	floe_free(w->alloc, w->touched);
 	floe_free(w->alloc, w->descs);
 	floe_pq_compressor_free(w->comp);
 	floe_pq_compressor_free(w->acomp);
@@ -202,7 +203,8 @@ static int make_leaves(struct floe_pq_writer *w)
 	w->leaves = floe_calloc(w->alloc, n, sizeof(*w->leaves));
 	w->descs = floe_calloc(w->alloc, n, sizeof(*w->descs));
 	w->recs = floe_calloc(w->alloc, n, sizeof(*w->recs));
-	if (!w->leaves || !w->descs || !w->recs)
+	w->touched = floe_calloc(w->alloc, 2 * n, sizeof(*w->touched));
+	if (!w->leaves || !w->descs || !w->recs || !w->touched)
 		return FLOE_ENOMEM;
 	w->nleaves = n;
 	size_t k = 0;
@@ -211,6 +213,7 @@ static int make_leaves(struct floe_pq_writer *w)
 		int opt = c->optional ? 1 : 0;
 		struct leaf *l = &w->leaves[k];
 		l->col = (int)i;
+		l->kind = (int)c->kind;
 		l->path[0] = c->name;
 		if (is_map(c->kind)) {
 			/* key: the map's own level (if optional) + the repeated key_value level;

@@ -35,8 +35,24 @@ static inline bool is_map(enum floe_pq_kind k)
 struct floe_pq_chunk;
 struct floe_pq_compressor;
 
+/* A leaf's bytes, or their sums over the leaves: open (open page and dictionary), held,
+ * unc (the rest of what floe_pq_chunk_buffered counts) and those of pages in flight
+ * (floe_pq_chunk_in_flight). */
+struct leaf_sums {
+	size_t unc, held, open, fly_held, fly_buf;
+};
+
 struct leaf {
 	struct floe_pq_chunk *chunk;
+	/* The row step (writer_row.c): the column's kind (on its first leaf); rows of a
+	 * null the chunk has not been given yet (lazy), and the most it can be spared
+	 * (room, from floe_pq_chunk_null_rows_room) at definition level lazy_def; its bytes
+	 * as last summed, of which all but open only change when its chunk's moves does. */
+	int kind;
+	uint32_t lazy, room;
+	int lazy_def;
+	uint32_t moves;
+	struct leaf_sums s;
 	int ptype, max_def, max_rep;
 	int col; /* owning column */
 	int npath;
@@ -78,6 +94,11 @@ struct floe_pq_writer {
 	 * leaf's pick, a row group written, an error). */
 	uint64_t est_leaves;
 	bool est_ok;
+	/* The leaves' bytes as last summed, valid while sums_ok; and the leaves a row
+	 * reaches (2 * nleaves room, see writer_row.c). */
+	struct leaf_sums sums;
+	bool sums_ok;
+	struct leaf **touched;
 	struct floe_pq_chunk_rec *recs; /* the open row group's chunks, nleaves */
 	struct floe_pq_chunk_loc *locs; /* nleaves per row group */
 	struct floe_buf heads;		/* encoded ColumnChunk heads, see footer.h */
@@ -94,7 +115,8 @@ struct floe_pq_writer {
 /* Hands n bytes to the sink and counts them in written (rowgroup.c, which writer.c
  * calls and which calls nothing of writer.c). */
 int floe_pq_writer_emit(struct floe_pq_writer *w, const void *p, size_t n);
-/* Writes the open row group (nothing when it has no rows) and starts the next. */
+/* Writes the open row group (nothing when it has no rows) and starts the next; first
+ * gives the leaves' chunks the rows of nulls add_row held back. */
 int floe_pq_writer_flush_row_group(struct floe_pq_writer *w);
 /* Fills w->stats, the whole file's statistics per leaf, once the last row group is out. */
 int floe_pq_writer_build_stats(struct floe_pq_writer *w);

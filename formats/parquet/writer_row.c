@@ -10,59 +10,55 @@
 #include "formats/parquet/compress.h"
 #include "formats/parquet/writer_impl.h"
 
+#include <assert.h>
 #include <stddef.h>
+#include <string.h>
 
-/* Checks a row before any of it is written, so that bad input never leaves a half row. */
-static int check_row(const struct floe_pq_writer *w, const struct floe_pq_value *vals)
+/* A map value's check, out of line: a row has one map. */
+__attribute__((noinline)) static int check_map(enum floe_pq_kind kind,
+					       const struct floe_pq_value *v)
 {
-	if (!vals)
+	if (v->n && (!v->keys || !v->key_lens ||
+		     (kind == FLOE_PQ_MAP_STRING_LONG ? !v->ivals : v->vals && !v->val_lens)))
 		return FLOE_EINVAL;
-	for (size_t i = 0; i < w->ncols; i++) {
-		const struct floe_pq_column *c = &w->cols[i];
-		const struct floe_pq_value *v = &vals[i];
+	if (v->n > (size_t)INT32_MAX)
+		return FLOE_ELIMIT;
+	for (size_t j = 0; j < v->n; j++) {
+		if (!v->keys[j] && v->key_lens[j])
+			return FLOE_EINVAL;
+	}
+	return 0;
+}
+
+#define KINDS(a, b) (1u << (a) | 1u << (b))
+
+/* Checks a row before any of it is written, so that bad input never leaves a half row.
+ * The kinds by bit masks, strings first: most of a row's values are. */
+static int check_row(const struct floe_pq_writer *w, const struct floe_pq_value *v)
+{
+	if (!v)
+		return FLOE_EINVAL;
+	const struct floe_pq_column *c = w->cols, *end = w->cols + w->ncols;
+	for (; c < end; c++, v++) {
 		if (v->is_null) {
 			if (!c->optional)
 				return FLOE_EINVAL;
 			continue;
 		}
-		switch (c->kind) {
-		case FLOE_PQ_INT32:
-		case FLOE_PQ_DATE:
-			if (v->i < INT32_MIN || v->i > INT32_MAX)
-				return FLOE_EINVAL;
-			break;
-		case FLOE_PQ_STRING:
-		case FLOE_PQ_BINARY:
+		unsigned k = 1u << c->kind;
+		if (k & KINDS(FLOE_PQ_STRING, FLOE_PQ_BINARY)) {
 			if (!v->s && v->len)
 				return FLOE_EINVAL;
-			break;
-		case FLOE_PQ_DOUBLE:
-		case FLOE_PQ_FLOAT:
+		} else if (k & KINDS(FLOE_PQ_INT32, FLOE_PQ_DATE)) {
+			if (v->i < INT32_MIN || v->i > INT32_MAX)
+				return FLOE_EINVAL;
+		} else if (k & KINDS(FLOE_PQ_DOUBLE, FLOE_PQ_FLOAT)) {
 			if (v->d != v->d) /* NaN: its statistics are unordered; write a null */
 				return FLOE_EINVAL;
-			break;
-		case FLOE_PQ_MAP_STRING_LONG:
-			if (v->n && (!v->keys || !v->key_lens || !v->ivals))
-				return FLOE_EINVAL;
-			if (v->n > (size_t)INT32_MAX)
-				return FLOE_ELIMIT;
-			for (size_t j = 0; j < v->n; j++) {
-				if (!v->keys[j] && v->key_lens[j])
-					return FLOE_EINVAL;
-			}
-			break;
-		case FLOE_PQ_MAP_STRING:
-			if (v->n && (!v->keys || !v->key_lens || (v->vals && !v->val_lens)))
-				return FLOE_EINVAL;
-			if (v->n > (size_t)INT32_MAX)
-				return FLOE_ELIMIT;
-			for (size_t j = 0; j < v->n; j++) {
-				if (!v->keys[j] && v->key_lens[j])
-					return FLOE_EINVAL;
-			}
-			break;
-		default:
-			break;
+		} else if (k & KINDS(FLOE_PQ_MAP_STRING, FLOE_PQ_MAP_STRING_LONG)) {
+			int rc = check_map(c->kind, v);
+			if (rc)
+				return rc;
 		}
 	}
 	return 0;
@@ -93,22 +89,62 @@ static inline int put_string(struct floe_pq_writer *w, struct leaf *l, int rep, 
 	return floe_pq_chunk_put_bytes(l->chunk, rep, p, n);
 }
 
+/* Gives leaf l's chunk the rows of nulls held back from it (rowgroup.c gives every
+ * leaf's before the row group is written). */
+static inline void settle(struct leaf *l)
+{
+	if (l->lazy) {
+		floe_pq_chunk_null_rows(l->chunk, l->lazy);
+		l->lazy = 0;
+	}
+}
+
+/* The leaves a row reaches, in w->touched in the order it reaches them; those it gives
+ * a null also from the array's back (their room is asked again at the end of the row). */
+struct reached {
+	struct leaf **all, **nulls;
+};
+
+/* Leaf l gets a value: first the nulls held back from it (none without room). */
+static inline void reach_value(struct reached *r, struct leaf *l)
+{
+	if (__builtin_expect(l->room != 0, 0)) {
+		settle(l);
+		l->room = 0;
+	}
+	*r->all++ = l;
+}
+
+/* A null of definition level def, alone in its row, into leaf l: held back when the
+ * chunk would only count it, else given with the nulls before it. */
+static inline int put_null_row(struct reached *r, struct leaf *l, int def)
+{
+	if (l->lazy < l->room && l->lazy_def == def) {
+		l->lazy++;
+		return 0;
+	}
+	settle(l);
+	*r->all++ = l;
+	*--r->nulls = l;
+	return floe_pq_chunk_put_null(l->chunk, 0, def);
+}
+
 static int put_map(struct floe_pq_writer *w, struct leaf *k, const struct floe_pq_value *v,
-		   int base)
+		   struct reached *r)
 {
 	struct leaf *val = k + 1;
+	int base = k->max_def - 1; /* the map's own level, when it is optional */
 	int rc;
-	if (v->is_null) {
-		if ((rc = floe_pq_chunk_put_null(k->chunk, 0, 0)))
+	if (v->is_null || v->n == 0) {
+		/* A null map: no level defined; an empty one: the map level is, the
+		 * key_value level is not. */
+		int def = v->is_null ? 0 : base;
+		if ((rc = put_null_row(r, k, def)))
 			return rc;
-		return floe_pq_chunk_put_null(val->chunk, 0, 0);
+		return put_null_row(r, val, def);
 	}
-	if (v->n == 0) {
-		/* An empty map: the map level is defined, the key_value level is not. */
-		if ((rc = floe_pq_chunk_put_null(k->chunk, 0, base)))
-			return rc;
-		return floe_pq_chunk_put_null(val->chunk, 0, base);
-	}
+	reach_value(r, k);
+	reach_value(r, val);
 	for (size_t j = 0; j < v->n; j++) {
 		int rep = j > 0;
 		if ((rc = put_string(w, k, rep, v->keys[j], v->key_lens[j])))
@@ -164,16 +200,47 @@ static int pick_stream_leaf(struct floe_pq_writer *w)
 	return floe_pq_chunk_set_stream(w->leaves[pick].chunk, stream_page, w);
 }
 
-/* The uncompressed bytes the row group holds so far, and the bytes of finished pages. */
-static void sum_chunks(const struct floe_pq_writer *w, size_t *buffered, size_t *held)
+/* Leaf l's bytes but the open ones, asked of its chunk again, into l->s and the sums. */
+static inline void resum_leaf(struct leaf *l, struct leaf_sums *t)
 {
-	*buffered = *held = 0;
-	for (size_t j = 0; j < w->nleaves; j++) {
-		*buffered += floe_pq_chunk_buffered(w->leaves[j].chunk);
-		*held += floe_pq_chunk_held(w->leaves[j].chunk);
-	}
+	struct leaf_sums n;
+	n.unc = floe_pq_chunk_buffered(l->chunk) - l->s.open;
+	n.held = floe_pq_chunk_held(l->chunk);
+	floe_pq_chunk_in_flight(l->chunk, &n.fly_held, &n.fly_buf);
+	/* Unsigned: the differences wrap, the sums come out right. */
+	t->unc += n.unc - l->s.unc;
+	t->held += n.held - l->s.held;
+	t->fly_held += n.fly_held - l->s.fly_held;
+	t->fly_buf += n.fly_buf - l->s.fly_buf;
+	l->s.unc = n.unc;
+	l->s.held = n.held;
+	l->s.fly_held = n.fly_held;
+	l->s.fly_buf = n.fly_buf;
+	l->moves = floe_pq_chunk_moves(l->chunk);
 }
 
+/* The bytes each leaf holds, asked of every chunk again (not only of those a row
+ * reached): after pages moved, or a new row group. */
+static void sum_chunks(struct floe_pq_writer *w, struct leaf_sums *t)
+{
+	memset(t, 0, sizeof(*t));
+	for (size_t j = 0; j < w->nleaves; j++) {
+		struct leaf *l = &w->leaves[j];
+		memset(&l->s, 0, sizeof(l->s));
+		l->s.open = floe_pq_chunk_open_bytes(l->chunk);
+		t->open += l->s.open;
+		resum_leaf(l, t);
+	}
+	w->sums_ok = true;
+}
+
+/* The row step is by leaf: a leaf whose chunk would only count the row's null (a
+ * column the rows leave empty, row after row) is not visited, its nulls held back
+ * (floe_pq_chunk_null_rows_room) and given in one step when it next gets a value, its
+ * room runs out or its row group closes. The end of row then visits only the leaves the
+ * row reached, and the sums the writer decides by (buffered, held, open and in-flight
+ * bytes) are kept by what changed in those. The file is byte for byte that of a writer
+ * that puts every null and ends every row in every leaf. */
 int floe_pq_writer_add_row(struct floe_pq_writer *w, const struct floe_pq_value *values)
 {
 	if (w->err)
@@ -183,73 +250,115 @@ int floe_pq_writer_add_row(struct floe_pq_writer *w, const struct floe_pq_value 
 	int rc = check_row(w, values);
 	if (rc)
 		return rc;
+	/* Pages another leaf's hand-over completes (waiting for the compressor) change
+	 * leaves the row may not reach: then every leaf's sum is asked again. */
+	unsigned long done0 = w->acomp ? floe_pq_compressor_completed(w->acomp) : 0;
 	struct leaf *l = w->leaves;
-	for (size_t i = 0; i < w->ncols && !rc; i++) {
-		const struct floe_pq_column *c = &w->cols[i];
-		const struct floe_pq_value *v = &values[i];
+	struct reached r = {w->touched, w->touched + 2 * w->nleaves};
+	const struct floe_pq_value *v = values, *vend = values + w->ncols;
+	for (; v < vend; v++) {
 		struct floe_pq_chunk *ch = l->chunk;
-		/* One switch on the kind: the row's columns take a jump each rather than a
-		 * chain of tests. */
-		switch (v->is_null && !is_map(c->kind) ? -1 : (int)c->kind) {
-		case -1:
-			rc = floe_pq_chunk_put_null(ch, 0, 0);
-			break;
+		if (v->is_null && !is_map(l->kind)) {
+			/* An optional column's null: its leaf's room is for def 0. */
+			if (l->lazy < l->room)
+				l->lazy++;
+			else {
+				settle(l);
+				*r.all++ = l;
+				*--r.nulls = l;
+				if ((rc = floe_pq_chunk_put_null(ch, 0, 0)))
+					break;
+			}
+			l++;
+			continue;
+		}
+		/* Strings first, most of a row's values are; then one switch on the kind
+		 * rather than a chain of tests. */
+		if (l->kind == FLOE_PQ_STRING) {
+			reach_value(&r, l);
+			if ((rc = put_string(w, l, 0, v->s, v->len)))
+				break;
+			l++;
+			continue;
+		}
+		switch (l->kind) {
 		case FLOE_PQ_MAP_STRING:
 		case FLOE_PQ_MAP_STRING_LONG:
-			rc = put_map(w, l, v, c->optional ? 1 : 0);
+			rc = put_map(w, l, v, &r);
 			l++; /* the value leaf */
 			break;
-		case FLOE_PQ_STRING:
-			rc = put_string(w, l, 0, v->s, v->len);
-			break;
 		case FLOE_PQ_BINARY:
+			reach_value(&r, l);
 			rc = floe_pq_chunk_put_bytes(ch, 0, (const uint8_t *)(v->s ? v->s : ""),
 						     v->len);
 			break;
 		case FLOE_PQ_DOUBLE:
+			reach_value(&r, l);
 			rc = floe_pq_chunk_put_double(ch, 0, v->d);
 			break;
 		case FLOE_PQ_FLOAT:
+			reach_value(&r, l);
 			rc = floe_pq_chunk_put_float(ch, 0, (float)v->d);
 			break;
 		case FLOE_PQ_BOOLEAN:
+			reach_value(&r, l);
 			rc = floe_pq_chunk_put_bool(ch, 0, v->i != 0);
 			break;
 		default:
+			reach_value(&r, l);
 			rc = floe_pq_chunk_put_int(ch, 0, v->i);
 			break;
 		}
+		if (rc)
+			break;
 		l++;
 	}
-	size_t buffered = 0, held = 0, fly_held = 0, fly_buf = 0, open = 0;
-	unsigned long done0 = w->acomp ? floe_pq_compressor_completed(w->acomp) : 0;
+	struct leaf_sums t = w->sums;
 	w->est_ok = false;
-	for (size_t j = 0; j < w->nleaves && !rc; j++) {
-		size_t b, h, o;
-		rc = floe_pq_chunk_end_row_open(w->leaves[j].chunk, &b, &h, &o);
-		buffered += b;
-		held += h;
-		open += o;
+	for (struct leaf **p = rc ? r.all : w->touched; p < r.all; p++) {
+		struct leaf *e = *p;
+		size_t o;
+		if ((rc = floe_pq_chunk_end_row_open(e->chunk, NULL, NULL, &o)))
+			break;
+		t.open += o - e->s.open;
+		e->s.open = o;
+		/* The rest changes when a page of this leaf closed, was compressed or
+		 * streamed. */
+		if (floe_pq_chunk_moves(e->chunk) != e->moves)
+			resum_leaf(e, &t);
 	}
-	/* Pages the other thread has finished are completed here, then the ones still
-	 * queued or in flight are counted. A page completed during the sums above (by a
-	 * hand-over that had to wait) or here moved between them: sum again. */
+	for (struct leaf **p = r.nulls; p < w->touched + 2 * w->nleaves && !rc; p++)
+		(*p)->room = floe_pq_chunk_null_rows_room((*p)->chunk, &(*p)->lazy_def);
+	/* Pages the other thread has finished are completed here. A page completed during
+	 * the row or here changed leaves the row may not have reached: sum again. */
 	if (!rc && w->acomp && floe_pq_compressor_busy(w->acomp))
 		rc = floe_pq_compressor_pump(w->acomp);
 	bool moved = false;
 	if (!rc && w->acomp && floe_pq_compressor_completed(w->acomp) != done0) {
-		sum_chunks(w, &buffered, &held);
+		sum_chunks(w, &t);
 		moved = true;
-	}
-	for (size_t j = 0; !rc && w->acomp && floe_pq_compressor_busy(w->acomp) && j < w->nleaves;
-	     j++) {
-		size_t fh, fb;
-		floe_pq_chunk_in_flight(w->leaves[j].chunk, &fh, &fb);
-		fly_held += fh;
-		fly_buf += fb;
+	} else if (!rc && !w->sums_ok) {
+		sum_chunks(w, &t);
 	}
 	if (rc)
 		goto out;
+	size_t buffered = t.unc + t.open, held = t.held, open = t.open;
+	size_t fly_held = t.fly_held, fly_buf = t.fly_buf;
+#ifndef NDEBUG
+	/* Debug builds check the sums kept by what changed against every chunk's bytes. */
+	size_t b0 = 0, h0 = 0, o0 = 0, fh0 = 0, fb0 = 0;
+	for (size_t j = 0; j < w->nleaves; j++) {
+		size_t fh, fb;
+		b0 += floe_pq_chunk_buffered(w->leaves[j].chunk);
+		h0 += floe_pq_chunk_held(w->leaves[j].chunk);
+		o0 += floe_pq_chunk_open_bytes(w->leaves[j].chunk);
+		floe_pq_chunk_in_flight(w->leaves[j].chunk, &fh, &fb);
+		fh0 += fh;
+		fb0 += fb;
+	}
+	assert(b0 == buffered && h0 == held && o0 == open && fh0 == fly_held && fb0 == fly_buf);
+	assert(fb0 == 0 || floe_pq_compressor_busy(w->acomp));
+#endif
 	w->rows++;
 	w->rg_rows++;
 	/* With a small budget, stream before the budget closes the row group. */
@@ -264,18 +373,21 @@ int floe_pq_writer_add_row(struct floe_pq_writer *w, const struct floe_pq_value 
 			buffered + fly_buf >= w->opt.row_group_size)) {
 		if ((rc = floe_pq_compressor_sync(w->acomp)))
 			goto out;
-		sum_chunks(w, &buffered, &held);
+		sum_chunks(w, &t);
+		buffered = t.unc + t.open;
+		held = t.held;
 		moved = true;
 	}
 	if (w->stream_leaf < 0 && held >= stream_min) {
 		moved = true;
 		if ((rc = pick_stream_leaf(w)))
 			goto out;
-		held = 0;
-		for (size_t j = 0; j < w->nleaves; j++)
-			held += floe_pq_chunk_held(w->leaves[j].chunk);
+		sum_chunks(w, &t);
+		buffered = t.unc + t.open;
+		held = t.held;
 	}
 	w->buffered = buffered;
+	w->sums = t;
 	bool full = buffered >= w->opt.row_group_size ||
 		    (w->opt.memory_budget && held >= w->opt.memory_budget);
 	if (full)

@@ -145,6 +145,36 @@
 # maybe-uninitialized values); the protocol's space found back from the end a word at a
 # time (-12 a line for 30 lines of code); a byte loop for the short fields (token(), no
 # longer inlined, 315 a line: more than the memchr it saved).
+# The writer's row step by leaf (2026-12-07; callgrind, 100k lines, compress_threads: 0,
+# instructions per line): a leaf whose chunk would only count the row's null (a run of
+# nulls 8 long or more that the page cannot close on) is not visited, its nulls held
+# back and given in one step when it next gets a value, its room runs out or its row
+# group closes; the end of row visits only the leaves the row reached (14 of 22 here)
+# and keeps the writer's sums by what changed in them. In order: combined_typed 12,056
+# -> 11,887, none 6,142 -> 5,862, regex_typed 16,263 -> 16,185 (the held-back nulls and
+# the end of row over the leaves reached); -> 11,757 (a leaf's finished pages' bytes
+# asked again only when its chunk's pages moved); the in-flight bytes summed the same
+# way, not asked of every leaf while the compressor is busy (with the compression
+# thread 11,874 -> 11,793); -> 11,725 (the row's check by bit masks of the kinds) ->
+# 11,690 (a fixed-width value skips make_room when its page cannot fill) -> 11,511 (the
+# row's loops leave on an error from inside, not by a test in their condition; a fixed
+# width's size its dictionary's) -> 11,467 (a string column taken before the switch on
+# the kind). In all: combined_typed 12,056 -> 11,467, none 6,142 -> 5,679, regex_typed
+# 16,263 -> 15,921, combined_typed with the compression thread 12,163 -> 11,494; the row
+# step (add_row with what it inlines, the row's check, the nulls) 2,100 -> 1,590. Files
+# byte-identical (same_files.sh after each step). Lines per CPU second (1M lines,
+# REPEAT=3, four runs of each build alternated, load 4.5-6.2): none 1.47-1.67 ->
+# 1.56-1.72 M, combined_typed 0.704-0.847 -> 0.758-0.901 M (the pairs' ratios 0.95 to
+# 1.16, median 1.06), regex_typed 0.526-0.654 -> 0.568-0.685 M; two runs each at the
+# row's check step: combined_typed 0.806-0.826 -> 0.870 M. The load moves a run by as
+# much as the gain (about 5 %, as the instructions'). Tried and dropped: the held-back
+# count and its room as two counters (gcc vectorised their update into every column's
+# visit: about +150 a line; one count against a limit instead); the room asked of every
+# leaf the row reached (about +100: only those given a null need it); the end of row in
+# two loops, values' leaves then nulls' (the chunk's end of row no longer inlined: about
+# +200); the three sums' differences at every leaf reached (-130 with the finished pages'
+# part asked only on a move). Left: the row's check 290, the column dispatch about 500,
+# the end of row over the 14 leaves reached about 500 (the open page's bytes 190 of it).
 # usage: tests/bench/typed.sh [LINES]   (default 1000000)
 # BUILD=dir picks the build (default build-rel; a Release build gives the real figures);
 # REPEAT=n runs each case n times and keeps the least CPU time (default 1);
