@@ -139,6 +139,23 @@ static void test_files_rotate(void **state)
 	assert_int_equal(get(p, T0 + 2, &c, &why), 0);
 	assert_string_equal(c.access_key_id, "AKIATWO");
 	assert_string_equal(c.secret_access_key, "secret-one");
+	/* A symbolic link swapped to another target (a Kubernetes secret volume's ..data). */
+	char a[160], b[160], link[160];
+	snprintf(a, sizeof(a), "%s/key.a", dir);
+	snprintf(b, sizeof(b), "%s/key.b", dir);
+	snprintf(link, sizeof(link), "%s/key.link", dir);
+	put(a, "secret-a");
+	put(b, "secret-b");
+	assert_int_equal(unlink(key_path), 0);
+	assert_int_equal(symlink(a, key_path), 0);
+	assert_int_equal(get(p, T0 + 2, &c, &why), 0);
+	assert_string_equal(c.secret_access_key, "secret-a");
+	assert_int_equal(symlink(b, link), 0);
+	assert_int_equal(rename(link, key_path), 0);
+	assert_int_equal(get(p, T0 + 2, &c, &why), 0);
+	assert_string_equal(c.secret_access_key, "secret-b");
+	unlink(a);
+	unlink(b);
 	/* Gone: unavailable, the keys read before are not served. */
 	assert_int_equal(unlink(key_path), 0);
 	struct floe_aws_credentials none = {0};
