@@ -706,6 +706,10 @@ int floe_cmd_check(int argc, char **argv)
 	struct floe_err why = {0};
 	bool remote = false;
 	int crc = floe_warehouse_check_credentials(cfg, &remote, &why);
+	if (crc == 0 && why.msg[0]) {
+		fprintf(stderr, "floe: warning: %s\n", why.msg); /* a key file run waits for */
+		floe_err_clear(&why);
+	}
 	if (crc == 0 && cfg->lake.catalog == FLOE_CATALOG_REST)
 		crc = floe_catalog_rest_check(NULL, cfg, &why);
 	if (crc) {

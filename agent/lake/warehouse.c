@@ -24,7 +24,10 @@
 #include <string.h>
 
 #ifndef FLOE_NO_S3
-/* The sources of lake.s3.credentials as provider bits, in the order given. */
+/* The sources of lake.s3.credentials as provider bits, in the order given; the
+ * configuration's own keys alone when it names them (the sources are "without
+ * access_key_id": a key file that is away must not let another source's keys in, which
+ * would then be kept while the file comes back). */
 static unsigned credential_sources(const struct floe_config *cfg, unsigned order[6])
 {
 	static const struct {
@@ -38,6 +41,10 @@ static unsigned credential_sources(const struct floe_config *cfg, unsigned order
 	unsigned bits = FLOE_S3_CREDPROV_STATIC;
 	size_t n = 0;
 	order[n++] = FLOE_S3_CREDPROV_STATIC;
+	if (cfg->lake.s3.access_key_id || cfg->lake.s3.secret_access_key) {
+		order[n] = 0;
+		return bits;
+	}
 	for (size_t i = 0; i < cfg->lake.s3.ncredentials && n < 6; i++)
 		for (size_t k = 0; k < sizeof(map) / sizeof(map[0]); k++)
 			if (strcmp(cfg->lake.s3.credentials[i], map[k].name) == 0) {
@@ -51,14 +58,19 @@ static unsigned credential_sources(const struct floe_config *cfg, unsigned order
  * else the sources of lake.s3.credentials in their order (environment, shared credentials
  * file, web identity token, container endpoint, EC2 IMDSv2), refreshed before they
  * expire. With local, the sources the environment sets up to use the network are left
- * out (floe check): the others run as for the agent, with the same messages. A
+ * out (floe check): the others run as for the agent, with the same messages. An env:
  * reference that does not resolve, or no credentials from any source, is a configuration
  * error (FLOE_EINVAL: exit 2, so that systemd does not restart a host that cannot work
- * until someone fixes it). A remote source that does not answer (FLOE_S3_EUNAVAILABLE: a
- * device that boots offline) is not: the provider is kept and asked again by every
- * request, so the agent starts and its committer waits for the network. */
+ * until someone fixes it): the environment needs a restart anyway. What may come right
+ * without anyone at the device is not (FLOE_S3_EUNAVAILABLE): a remote source that does
+ * not answer (a device that boots offline), and a file: reference's file that is missing,
+ * unreadable or being written (provisioned after boot, by an enrolment or Vault agent, a
+ * mount, LoadCredential=); the provider reads such files again whenever they change. The
+ * provider is kept and asked again by every request, so the agent starts, spools, and its
+ * committer waits for the keys as it waits for the network. *waiting (may be NULL) says
+ * so, with the reasons in err. */
 static int s3_credprov(struct floe_alloc *a, const struct floe_config *cfg, bool local,
-		       struct floe_s3_credprov **out, struct floe_err *err)
+		       struct floe_s3_credprov **out, bool *waiting, struct floe_err *err)
 {
 	struct floe_aws_credentials c;
 	memset(&c, 0, sizeof(c));
@@ -67,9 +79,18 @@ static int s3_credprov(struct floe_alloc *a, const struct floe_config *cfg, bool
 			       cfg->lake.s3.session_token};
 	char **dst[3] = {&c.access_key_id, &c.secret_access_key, &c.session_token};
 	bool given = refs[0] || refs[1];
+	struct floe_s3_credprov_options po;
+	memset(&po, 0, sizeof(po));
+	if (waiting)
+		*waiting = false;
 	for (int i = 0; given && i < 3; i++) {
 		if (!refs[i])
 			continue;
+		if (strncmp(refs[i], "file:", 5) == 0) {
+			/* Read by the provider, and again whenever the file changes. */
+			po.key_files[i] = refs[i] + 5;
+			continue;
+		}
 		int rc = floe_secret_resolve(a, refs[i], dst[i]);
 		if (rc) {
 			floe_aws_credentials_fini(&c);
@@ -80,8 +101,6 @@ static int s3_credprov(struct floe_alloc *a, const struct floe_config *cfg, bool
 						: floe_strerror(rc));
 		}
 	}
-	struct floe_s3_credprov_options po;
-	memset(&po, 0, sizeof(po));
 	po.alloc = a;
 	po.static_credentials = given ? &c : NULL;
 	po.providers = credential_sources(cfg, po.order);
@@ -100,10 +119,22 @@ static int s3_credprov(struct floe_alloc *a, const struct floe_config *cfg, bool
 	struct floe_err reasons = {0};
 	rc = floe_s3_credprov_get(*out, floe_clock_now_us() / 1000000, &probe, NULL, &reasons);
 	floe_aws_credentials_fini(&probe);
-	if (rc == FLOE_S3_EUNAVAILABLE && !local) {
-		floe_warn("S3 credentials: a configured source did not answer (%.600s); the agent "
-			  "starts and asks again before each request",
-			  reasons.msg);
+	/* Without the network (local), only a key file can be waited for: every other
+	 * source check asks answers from this host. */
+	if (rc == FLOE_S3_EUNAVAILABLE && (!local || given)) {
+		const char *then = local ? "floe run starts without them, reads into the spool, "
+					   "and commits once they are"
+					 : "the agent starts, reads into the spool, and asks again "
+					   "before each request";
+		struct floe_err w = {0};
+		floe_err_set(&w, rc, "S3 credentials are not available yet (%.600s); %s",
+			     reasons.msg, then);
+		if (waiting)
+			*waiting = true;
+		if (local && err)
+			*err = w;
+		else if (!local)
+			floe_warn("%s", w.msg);
 		return 0;
 	}
 	if (rc) {
@@ -135,7 +166,7 @@ static int open_s3(struct floe_alloc *a, const struct floe_config *cfg, const ch
 			  "network unencrypted",
 			  cfg->lake.s3.endpoint);
 	struct floe_s3_credprov *prov = NULL;
-	int rc = s3_credprov(a, cfg, false, &prov, err);
+	int rc = s3_credprov(a, cfg, false, &prov, NULL, err);
 	if (rc)
 		return rc;
 	return open_s3_with(a, cfg, bucket, prefix, what, v, prov, out, err);
@@ -337,10 +368,14 @@ int floe_warehouse_check_credentials(const struct floe_config *cfg, bool *remote
 	bool networked = floe_s3_credprov_networked(credential_sources(cfg, order)) != 0;
 	struct floe_s3_credprov *prov = NULL;
 	struct floe_err e = {0};
-	int rc = s3_credprov(NULL, cfg, true, &prov, &e);
+	bool waiting = false;
+	int rc = s3_credprov(NULL, cfg, true, &prov, &waiting, &e);
 	floe_s3_credprov_free(prov);
-	if (rc == 0)
+	if (rc == 0) {
+		if (waiting && err)
+			*err = e; /* a key file run waits for: the warning */
 		return 0;
+	}
 	/* Without references, FLOE_EINVAL is "no credentials from the sources asked": the
 	 * agent may still get them from one that check left out. */
 	if (!refs && networked && rc == FLOE_EINVAL) {
@@ -362,6 +397,6 @@ int floe_warehouse_credprov(struct floe_alloc *a, const struct floe_config *cfg,
 	(void)cfg;
 	return floe_err_set(err, -ENOTSUP, "this build of floe has no S3 client");
 #else
-	return s3_credprov(a, cfg, false, out, err);
+	return s3_credprov(a, cfg, false, out, NULL, err);
 #endif
 }

@@ -16,8 +16,10 @@ struct floe_s3_to_sign;
  * (the agent's budget; borrowed, it must outlive the store). With probe, an S3 store must
  * first show that it refuses a second conditional create of a probe key (-ENOTSUP
  * otherwise). err (may be NULL) gets the code and a message for the operator on failure;
- * FLOE_EINVAL is a configuration error (a credential reference that does not resolve, no
- * credentials at all). */
+ * FLOE_EINVAL is a configuration error (an env: credential reference that does not
+ * resolve, no credentials at all). A file: reference's file that cannot be used yet is
+ * not: the store is opened, logged once, and its requests fail with FLOE_S3_EUNAVAILABLE
+ * (waited out) until the file is there. */
 int floe_warehouse_open(struct floe_alloc *a, const struct floe_config *cfg, bool probe,
 			struct floe_store **out, struct floe_err *err);
 
@@ -68,9 +70,11 @@ bool floe_warehouse_waited_out(int rc);
  * (the environment, the shared credentials file, or a remote source that the environment
  * does not set up) gives keys. 0 when one does, or when none does but a source set up to
  * use the network (web identity with a token file, the container endpoint, IMDS) is
- * configured, which only the agent asks (*remote then says so); else the code and message
- * floe run would stop with (FLOE_EINVAL for missing credentials). 0 for a local
- * warehouse. */
+ * configured, which only the agent asks (*remote then says so); also 0, with err's
+ * message set (code FLOE_S3_EUNAVAILABLE) for a warning, when a file: reference's file
+ * cannot be used now (missing, unreadable, being written), which floe run waits for; else
+ * the code and message floe run would stop with (FLOE_EINVAL for missing credentials). 0
+ * for a local warehouse. */
 int floe_warehouse_check_credentials(const struct floe_config *cfg, bool *remote,
 				     struct floe_err *err);
 

@@ -9,7 +9,10 @@
 #include "formats/base/error.h"
 #include "formats/base/wipe.h"
 
+#include "platform/clock.h"
 #include "platform/s3/s3.h"
+#include "platform/secret.h"
+#include "platform/signal.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -43,12 +46,129 @@ unsigned floe_s3_credprov_networked(unsigned providers)
 	return net & providers;
 }
 
+/* ---- static keys from files --------------------------------------------------------- */
+
+/* A key file changed this recently may still be being written (a script that truncates it
+ * and then writes, or writes in pieces): it is read once it has been left alone this long,
+ * waiting out the rest of it (once per change, a stop cuts it short), so that a file
+ * written just before the start is taken at once still. */
+#define KEYFILE_SETTLE_US INT64_C(1000000)
+/* The files are read again this often (unix seconds) even when stat shows no change: a
+ * file system with coarse timestamps (FAT's 2 s) can hide a rewrite of the same size. */
+#define KEYFILE_REREAD_S 60
+
+static bool same_file(const struct floe_fs_stat *a, const struct floe_fs_stat *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+	       a->mtime_us == b->mtime_us;
+}
+
+/* Whether the key files may differ from what p->stat was made of (p->mu held): one was
+ * replaced, changed or went away, or the periodic read is due (also after the clock
+ * stepped back past it). Costs a stat(2) per file. */
+static bool keyfiles_stale(struct floe_s3_credprov *p, int64_t now)
+{
+	if (now >= p->kf_reread_at || now < p->kf_reread_at - KEYFILE_REREAD_S)
+		return true;
+	for (size_t i = 0; i < 3; i++) {
+		struct floe_fs_stat st;
+		if (p->kf[i].path && (!p->kf[i].loaded || floe_fs_stat(p->kf[i].path, &st) != 0 ||
+				      !same_file(&st, &p->kf[i].st)))
+			return true;
+	}
+	return false;
+}
+
+/* Reads key file i into *out (owned: floe_secret_free) and its identity into *st. A file
+ * that cannot be used now (missing, unreadable, empty, a NUL byte, a control character,
+ * changed again within KEYFILE_SETTLE_US or while it was read) is FLOE_S3_EUNAVAILABLE,
+ * the reason appended to why: whoever provisions it is expected to put it right. */
+static int keyfile_read(struct floe_s3_credprov *p, size_t i, char **out, struct floe_fs_stat *st,
+			struct floe_err *why)
+{
+	const char *path = p->kf[i].path, *reason = NULL;
+	struct floe_fs_stat after;
+	char *v = NULL;
+	int rc = floe_fs_stat(path, st);
+	if (rc == 0 && !st->regular)
+		reason = "not a regular file";
+	else if (rc == 0) {
+		int64_t age = floe_clock_now_us() - st->mtime_us;
+		if (age >= 0 && age < KEYFILE_SETTLE_US) {
+			floe_signal_sleep_ms((unsigned)((KEYFILE_SETTLE_US - age) / 1000 + 1));
+			if ((rc = floe_fs_stat(path, &after)) == 0 && !same_file(st, &after))
+				reason = "is being written: waiting for it to be whole";
+		}
+	}
+	if (rc == 0 && !reason && (rc = floe_secret_read_file(p->alloc, path, &v)) == 0) {
+		if (floe_fs_stat(path, &after) != 0 || !same_file(st, &after))
+			reason = "changed while it was read: waiting for it to be written whole";
+		else if (!floe_s3_credprov_header_safe(v, strlen(v)))
+			reason = "holds a line break or another control character";
+	}
+	if (rc == FLOE_ENOMEM)
+		return rc;
+	if (rc == -EILSEQ)
+		reason = "holds a NUL byte";
+	else if (rc == -ENODATA)
+		reason = "is empty";
+	if (rc || reason) {
+		floe_secret_free(p->alloc, v);
+		floe_s3_credprov_why(why, "%sfile:%s: %s", why->msg[0] ? "; " : "", path,
+				     reason ? reason : floe_strerror(rc));
+		return FLOE_S3_EUNAVAILABLE;
+	}
+	*out = v;
+	return 0;
+}
+
+/* Makes p->stat what the key files hold now, with the keys given without a file (p->mu
+ * held). When one cannot be used, the keys read before are wiped too: none is signed
+ * with while its file is away or in flux. */
+static int keyfiles_load(struct floe_s3_credprov *p, int64_t now, struct floe_err *why)
+{
+	char *v[3] = {NULL, NULL, NULL};
+	struct floe_fs_stat st[3];
+	memset(st, 0, sizeof(st));
+	int rc = 0;
+	/* Every file is looked at, so that the reason names all that are missing. */
+	for (size_t i = 0; i < 3 && rc != FLOE_ENOMEM; i++) {
+		int r = p->kf[i].path ? keyfile_read(p, i, &v[i], &st[i], why) : 0;
+		if (r && (rc == 0 || r == FLOE_ENOMEM))
+			rc = r;
+	}
+	struct floe_aws_credentials n;
+	memset(&n, 0, sizeof(n));
+	if (rc == 0) {
+		const char *k[3];
+		for (size_t i = 0; i < 3; i++)
+			k[i] = p->kf[i].path ? v[i] : p->fixed[i];
+		rc = floe_aws_credentials_set(p->alloc, k[0], k[1], k[2], &n);
+	}
+	for (size_t i = 0; i < 3; i++)
+		floe_secret_free(p->alloc, v[i]);
+	floe_aws_credentials_fini(&p->stat);
+	for (size_t i = 0; i < 3; i++)
+		p->kf[i].loaded = false;
+	if (rc)
+		return rc;
+	p->stat = n;
+	for (size_t i = 0; i < 3; i++) {
+		p->kf[i].loaded = p->kf[i].path != NULL;
+		p->kf[i].st = st[i];
+	}
+	p->kf_reread_at = now + KEYFILE_REREAD_S;
+	return 0;
+}
+
 /* ---- the local providers ------------------------------------------------------------- */
 
 static int prov_static(struct floe_s3_credprov *p, int64_t now, struct floe_aws_credentials *c,
 		       int64_t *exp, struct floe_err *why)
 {
-	(void)now;
+	int rc;
+	if (p->nkf && (rc = keyfiles_load(p, now, why)) != 0)
+		return rc;
 	if (!p->stat.access_key_id) {
 		floe_s3_credprov_why(why, "not configured");
 		return SKIPPED;
@@ -132,10 +252,19 @@ int floe_s3_credprov_new(const struct floe_s3_credprov_options *o, struct floe_s
 	if (!o || !out || (o->providers & ~(unsigned)FLOE_S3_CREDPROV_ALL))
 		return -EINVAL;
 	const struct floe_aws_credentials *sc = o->static_credentials;
-	bool has_static = sc && sc->access_key_id && *sc->access_key_id && sc->secret_access_key &&
-			  *sc->secret_access_key;
-	if (sc && !has_static && (sc->access_key_id || sc->secret_access_key))
+	const char *given[3] = {sc ? sc->access_key_id : NULL, sc ? sc->secret_access_key : NULL,
+				sc ? sc->session_token : NULL};
+	for (size_t i = 0; i < 3; i++)
+		if (given[i] && !*given[i])
+			given[i] = NULL;
+	size_t nkf = 0;
+	for (size_t i = 0; i < 3; i++)
+		nkf += o->key_files[i] != NULL;
+	bool has_ak = given[0] || o->key_files[0], has_sk = given[1] || o->key_files[1];
+	bool any = (sc && (sc->access_key_id || sc->secret_access_key)) || nkf;
+	if (any && !(has_ak && has_sk))
 		return -EINVAL; /* one key without the other is a configuration mistake */
+	bool has_static = has_ak && !nkf;
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
 		return -EIO;
 	struct floe_s3_credprov *p = floe_calloc(o->alloc, 1, sizeof(*p));
@@ -163,6 +292,13 @@ int floe_s3_credprov_new(const struct floe_s3_credprov_options *o, struct floe_s
 	if (has_static)
 		rc = floe_aws_credentials_set(p->alloc, sc->access_key_id, sc->secret_access_key,
 					      sc->session_token, &p->stat);
+	p->nkf = nkf;
+	for (size_t i = 0; nkf && rc == 0 && i < 3; i++) {
+		if (o->key_files[i])
+			rc = dup_opt(p->alloc, &p->kf[i].path, o->key_files[i]);
+		else
+			rc = dup_opt(p->alloc, &p->fixed[i], given[i]);
+	}
 	char **dst[] = {&p->shared_file,
 			&p->profile,
 			&p->wi_token_file,
@@ -216,6 +352,10 @@ void floe_s3_credprov_free(struct floe_s3_credprov *p)
 		return;
 	floe_aws_credentials_fini(&p->stat);
 	floe_aws_credentials_fini(&p->cur);
+	for (size_t i = 0; i < 3; i++) {
+		floe_free(p->alloc, p->kf[i].path);
+		floe_secret_free(p->alloc, p->fixed[i]);
+	}
 	char *strings[] = {p->shared_file, p->profile,	    p->wi_token_file, p->role_arn,
 			   p->role_session_name, p->sts_endpoint, p->sts_region,
 			   p->c_full,	   p->c_rel,		    p->c_host,	       p->c_token_file,
@@ -280,6 +420,13 @@ static int run_one(struct floe_s3_credprov *p, size_t i, int64_t now, bool *tran
  * Returns 0 when the cache may be served. */
 static int refresh(struct floe_s3_credprov *p, int64_t now)
 {
+	/* Keys from files are as good as the files: one that changed is read again at once
+	 * (prov_static), a rotation takes effect at the next request. */
+	if (p->have && p->nkf && p->source >= 0 &&
+	    providers[p->source].bit == FLOE_S3_CREDPROV_STATIC && keyfiles_stale(p, now)) {
+		p->have = false;
+		floe_aws_credentials_fini(&p->cur);
+	}
 	if (p->have && (p->refresh_at == 0 || now < p->refresh_at))
 		return 0;
 	floe_err_clear(&p->err);
@@ -344,6 +491,14 @@ int floe_s3_credprov_set_static(struct floe_s3_credprov *p, const struct floe_aw
 	floe_aws_credentials_fini(&p->stat);
 	p->stat = n;
 	p->stat_exp = expiration;
+	/* Keys set here replace those of files, which are not read again. */
+	for (size_t i = 0; i < 3; i++) {
+		floe_free(p->alloc, p->kf[i].path);
+		floe_secret_free(p->alloc, p->fixed[i]);
+		p->kf[i].path = p->fixed[i] = NULL;
+		p->kf[i].loaded = false;
+	}
+	p->nkf = 0;
 	if (p->have && p->source >= 0 && providers[p->source].bit == FLOE_S3_CREDPROV_STATIC) {
 		p->have = false; /* the next get takes the new ones */
 		floe_aws_credentials_fini(&p->cur);

@@ -39,6 +39,16 @@ struct floe_s3_credprov_options {
 	/* Static credentials (already resolved from the configuration's references); NULL or
 	 * empty keys: that provider is skipped. They never expire. */
 	const struct floe_aws_credentials *static_credentials;
+	/* Files that hold static keys in place of static_credentials' (access key id, secret
+	 * access key, session token; NULL: that key, if any, from static_credentials), read as
+	 * "file:" secret references are (platform/secret.h). A get stats them and reads them
+	 * again when one changed (and once a minute anyway), so that a rotation takes effect
+	 * at the next request; one changed under a second ago (perhaps half-written) is read
+	 * once it has been left alone for a second, which the get waits out. A file that is
+	 * missing, unreadable, empty, or still changing makes the static provider fail with
+	 * FLOE_S3_EUNAVAILABLE, naming the file, until it is whole: nothing stale or partial
+	 * is signed with. */
+	const char *key_files[3];
 	/* Shared credentials file: AWS_SHARED_CREDENTIALS_FILE or ~/.aws/credentials;
 	 * profile: AWS_PROFILE or "default". */
 	const char *shared_file, *profile;
@@ -95,8 +105,8 @@ void floe_s3_credprov_free(struct floe_s3_credprov *p);
 int floe_s3_credprov_get(struct floe_s3_credprov *p, int64_t now, struct floe_aws_credentials *out,
 			 int64_t *expiration, struct floe_err *e);
 /* Replaces the static credentials with copies of c, which expire at expiration (unix
- * seconds; 0: never), as a catalog vends them; a get after this returns them. 0,
- * -ENOENT (a key unset or empty: nothing changes), FLOE_ENOMEM. */
+ * seconds; 0: never), as a catalog vends them; a get after this returns them (key_files
+ * are no longer read). 0, -ENOENT (a key unset or empty: nothing changes), FLOE_ENOMEM. */
 int floe_s3_credprov_set_static(struct floe_s3_credprov *p, const struct floe_aws_credentials *c,
 				int64_t expiration);
 /* Forgets the cached credentials so that the next get runs the chain (after the server

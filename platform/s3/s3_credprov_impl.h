@@ -5,6 +5,7 @@
 #define FLOE_PLATFORM_S3_CREDPROV_IMPL_H
 
 #include "formats/base/error.h"
+#include "platform/fs.h"
 #include "platform/http.h"
 #include "platform/s3/s3_credprov.h"
 #include "platform/s3/s3_limits.h"
@@ -26,6 +27,17 @@ struct floe_s3_credprov {
 	unsigned char seq[6]; /* indexes into providers[] of s3_credprov.c, in chain order */
 	struct floe_aws_credentials stat;
 	int64_t stat_exp; /* when stat expires (unix seconds; 0: never) */
+	/* Static keys from files (floe_s3_credprov_options.key_files): stat holds what they
+	 * held when each had the identity st (loaded), fixed the keys given without a file
+	 * (wiped when freed); all are read again at reread_at (unix seconds) at the latest. */
+	struct {
+		char *path; /* NULL: this key is not in a file */
+		bool loaded;
+		struct floe_fs_stat st;
+	} kf[3];
+	char *fixed[3];
+	size_t nkf;
+	int64_t kf_reread_at;
 	char *shared_file, *profile;
 	char *wi_token_file, *role_arn, *role_session_name, *sts_endpoint, *sts_region;
 	char *c_full, *c_rel, *c_host, *c_token, *c_token_file;

@@ -5,6 +5,7 @@
 #define _FILE_OFFSET_BITS 64 /* pread beyond 2 GiB on armhf */
 #endif
 #include "platform/s3/s3_request.h"
+#include "platform/s3/s3_credprov.h"
 
 #include "platform/s3/s3_stats.h"
 
@@ -678,7 +679,13 @@ static void note_error(struct floe_s3 *s3, const struct floe_s3_req *rq, int cc,
 			 rq->key ? rq->key : "");
 	if (n < 0 || (size_t)n >= cap)
 		return;
-	if (cc < 0)
+	struct floe_err why = {0};
+	/* Unsent for want of keys: the provider's reasons (a key file missing, STS away). */
+	if (cc < 0 && s3->credprov && (cc == FLOE_S3_EUNAVAILABLE || cc == FLOE_S3_EAUTH))
+		floe_s3_credprov_error(s3->credprov, &why);
+	if (cc < 0 && why.msg[0])
+		snprintf(e + n, cap - (size_t)n, "no credentials to sign with: %.600s", why.msg);
+	else if (cc < 0)
 		snprintf(e + n, cap - (size_t)n, "%s", floe_strerror(cc));
 	else if (cc != CURLE_OK)
 		snprintf(e + n, cap - (size_t)n, "%s%s%s", curl_easy_strerror((CURLcode)cc),

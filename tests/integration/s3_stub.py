@@ -22,6 +22,9 @@ REGEX is matched against "METHOD PATH"):
   list=repeat        every ListObjectsV2 page says IsTruncated=true with the same token
   list=endless       every ListObjectsV2 page says IsTruncated=true with a new token
   refuse_create=1    answer 412 to every If-None-Match: * PUT, even for absent keys
+  access_key=ID      answer 403 InvalidAccessKeyId (logged "REFUSED KEY METHOD PATH") to
+                     every request not signed with access key id ID (the signature itself
+                     is not checked): a key rotated on the server
   journal=DIR        every change (a PUT stored, a DELETE) is appended to DIR/index as
                      "SEQ METHOD BUCKET/KEY MARK", a PUT's body kept as DIR/SEQ; MARK is
                      the size of the file record= names when the request came (-1 when
@@ -251,6 +254,12 @@ class Handler(BaseHTTPRequestHandler):
         ctl = self.server.control
         body = self.read_body() if method in ("PUT", "POST") else b""
         self.body = body
+        want = ctl.get("access_key")
+        if want:
+            m = re.search(r"Credential=([^/,\s]+)/", self.headers.get("Authorization") or "")
+            if not m or m.group(1) != want:
+                self.note("REFUSED %s %s" % (m.group(1) if m else "-", what))
+                return self.error(403, "InvalidAccessKeyId", method == "HEAD")
         if ctl.matches("stall", what):
             self.note("FAULT stall " + what)
             return self.hold()
