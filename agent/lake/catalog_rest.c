@@ -500,7 +500,9 @@ static int post(struct floe_catalog_rest *c, const char *path, const struct floe
 	return floe_catalog_rest_call(c, &k, r, sent, err);
 }
 
-/* Creates the namespace; one that exists already (409) is fine. */
+/* Creates the namespace; one that exists already (409) is fine. Asked only when creating
+ * the table found it missing: a principal without the right to create namespaces (403
+ * whether or not the namespace exists, as Polaris answers) works in one made for it. */
 static int make_namespace(struct floe_catalog_rest *c, struct floe_err *err)
 {
 	if (c->ns_made)
@@ -529,6 +531,11 @@ static int make_namespace(struct floe_catalog_rest *c, struct floe_err *err)
 	if (rc == 0 && (rc = post(c, (const char *)p.data, &b, true, &r, &sent, err)) == 0) {
 		if (r.status == 200 || r.status == 409)
 			c->ns_made = true;
+		else if (r.status == 401 || r.status == 403)
+			/* A principal that may use the namespace but not create one: the
+			 * operator has to, and the log says which. */
+			rc = floe_catalog_rest_status(c, "creating the missing namespace (create it in the catalog, or "
+							 "grant this principal the right to)", &r, err);
 		else
 			rc = floe_catalog_rest_status(c, "creating the namespace", &r, err);
 	}
@@ -603,8 +610,6 @@ int floe_catalog_rest_load(struct floe_catalog_rest *c, const char *name,
 {
 	*meta = NULL;
 	int rc = configure(c, err);
-	if (rc == 0 && create)
-		rc = make_namespace(c, err);
 	if (rc == 0)
 		rc = serves(c, "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}", err);
 	if (rc)
@@ -632,7 +637,13 @@ int floe_catalog_rest_load(struct floe_catalog_rest *c, const char *name,
 		floe_http_resp_fini(&r);
 		if (rc != FLOE_ENOTFOUND || !create)
 			return rc;
-		if ((rc = create_table(c, name, create, etag, meta, version, err)) != FLOE_ECONFLICT)
+		/* The table is missing, or its namespace: a create in a missing namespace
+		 * answers 404 (NoSuchNamespaceException), and once it is made the create
+		 * goes again. */
+		rc = create_table(c, name, create, etag, meta, version, err);
+		if (rc == FLOE_ENOTFOUND && !c->ns_made && (rc = make_namespace(c, err)) == 0)
+			rc = create_table(c, name, create, etag, meta, version, err);
+		if (rc != FLOE_ECONFLICT)
 			return rc;
 	}
 	return floe_err_set(err, FLOE_ECONFLICT, "%s: table %s was created and is still not there", c->what, name);
