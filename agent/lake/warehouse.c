@@ -84,6 +84,8 @@ static int s3_credprov(struct floe_alloc *a, const struct floe_config *cfg, bool
 	memset(&po, 0, sizeof(po));
 	po.alloc = a;
 	po.static_credentials = given ? &c : NULL;
+	for (int i = 0; given && i < 3; i++)
+		po.static_refs[i] = refs[i]; /* read again when the store refuses the keys */
 	po.providers = credential_sources(cfg, po.order);
 	if (local)
 		po.providers &= ~floe_s3_credprov_networked(po.providers);

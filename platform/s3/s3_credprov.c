@@ -9,7 +9,9 @@
 #include "formats/base/error.h"
 #include "formats/base/wipe.h"
 
+#include "platform/log.h"
 #include "platform/s3/s3.h"
+#include "platform/secret.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -45,10 +47,38 @@ unsigned floe_s3_credprov_networked(unsigned providers)
 
 /* ---- the local providers ------------------------------------------------------------- */
 
+/* The static keys resolved again from their references (p->mu held), after the store
+ * refused them: a rotation that rewrote their files (a secrets agent, an operator) is
+ * taken by the running agent. References that no longer resolve keep the keys there were. */
+static void reload_static(struct floe_s3_credprov *p)
+{
+	if (!p->stat_stale || !p->stat_refs[0] || !p->stat_refs[1])
+		return;
+	p->stat_stale = false;
+	char *v[3] = {NULL, NULL, NULL};
+	int rc = 0;
+	for (int i = 0; rc == 0 && i < 3; i++)
+		if (p->stat_refs[i])
+			rc = floe_secret_resolve(p->alloc, p->stat_refs[i], &v[i]);
+	struct floe_aws_credentials n;
+	memset(&n, 0, sizeof(n));
+	if (rc == 0 && v[0] && *v[0] && v[1] && *v[1] &&
+	    floe_aws_credentials_set(p->alloc, v[0], v[1], v[2], &n) == 0) {
+		if (!p->stat.access_key_id || strcmp(n.access_key_id, p->stat.access_key_id) != 0)
+			floe_info("S3 credentials: the keys of %s were read again after the store refused "
+				  "them: another access key", p->stat_refs[0]);
+		floe_aws_credentials_fini(&p->stat);
+		p->stat = n;
+	}
+	for (int i = 0; i < 3; i++)
+		floe_secret_free(p->alloc, v[i]);
+}
+
 static int prov_static(struct floe_s3_credprov *p, int64_t now, struct floe_aws_credentials *c,
 		       int64_t *exp, struct floe_err *why)
 {
 	(void)now;
+	reload_static(p);
 	if (!p->stat.access_key_id) {
 		floe_s3_credprov_why(why, "not configured");
 		return SKIPPED;
@@ -193,6 +223,8 @@ int floe_s3_credprov_new(const struct floe_s3_credprov_options *o, struct floe_s
 			     o->ca_file};
 	for (size_t i = 0; rc == 0 && i < sizeof(src) / sizeof(src[0]); i++)
 		rc = dup_opt(p->alloc, dst[i], src[i]);
+	for (size_t i = 0; rc == 0 && has_static && i < 3; i++)
+		rc = dup_opt(p->alloc, &p->stat_refs[i], o->static_refs[i]);
 	if (rc == 0 && floe_http_new(p->alloc, &p->http))
 		rc = -EIO;
 	if (rc) {
@@ -216,6 +248,8 @@ void floe_s3_credprov_free(struct floe_s3_credprov *p)
 		return;
 	floe_aws_credentials_fini(&p->stat);
 	floe_aws_credentials_fini(&p->cur);
+	for (int i = 0; i < 3; i++)
+		floe_free(p->alloc, p->stat_refs[i]);
 	char *strings[] = {p->shared_file, p->profile,	    p->wi_token_file, p->role_arn,
 			   p->role_session_name, p->sts_endpoint, p->sts_region,
 			   p->c_full,	   p->c_rel,		    p->c_host,	       p->c_token_file,
@@ -358,6 +392,7 @@ void floe_s3_credprov_invalidate(struct floe_s3_credprov *p)
 		return;
 	pthread_mutex_lock(&p->mu);
 	p->have = false;
+	p->stat_stale = true;
 	floe_aws_credentials_fini(&p->cur);
 	pthread_mutex_unlock(&p->mu);
 }

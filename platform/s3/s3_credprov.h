@@ -39,6 +39,11 @@ struct floe_s3_credprov_options {
 	/* Static credentials (already resolved from the configuration's references); NULL or
 	 * empty keys: that provider is skipped. They never expire. */
 	const struct floe_aws_credentials *static_credentials;
+	/* The configuration's references they were resolved from (file:/path or env:NAME:
+	 * access key, secret, session token; NULL: none), resolved again after the store
+	 * refused the keys (floe_s3_credprov_invalidate): a key rotated in its file is
+	 * taken without a restart. */
+	const char *static_refs[3];
 	/* Shared credentials file: AWS_SHARED_CREDENTIALS_FILE or ~/.aws/credentials;
 	 * profile: AWS_PROFILE or "default". */
 	const char *shared_file, *profile;

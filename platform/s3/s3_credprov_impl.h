@@ -26,6 +26,8 @@ struct floe_s3_credprov {
 	unsigned char seq[6]; /* indexes into providers[] of s3_credprov.c, in chain order */
 	struct floe_aws_credentials stat;
 	int64_t stat_exp; /* when stat expires (unix seconds; 0: never) */
+	char *stat_refs[3]; /* where stat came from (floe_s3_credprov_options.static_refs) */
+	bool stat_stale;    /* invalidated: stat_refs are resolved again before stat serves */
 	char *shared_file, *profile;
 	char *wi_token_file, *role_arn, *role_session_name, *sts_endpoint, *sts_region;
 	char *c_full, *c_rel, *c_host, *c_token, *c_token_file;
