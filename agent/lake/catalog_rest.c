@@ -392,7 +392,7 @@ static bool vended_expiring(struct floe_catalog_rest *c, const char *name)
 /* GET /v1/config once: the prefix (the configured one wins) and the endpoints. */
 static int configure(struct floe_catalog_rest *c, struct floe_err *err)
 {
-	if (c->conf)
+	if (c->conf && !c->conf_stale)
 		return 0;
 	const char *wh = c->cfg->lake.rest.warehouse;
 	struct rest_call k = {.method = "GET",
@@ -406,20 +406,31 @@ static int configure(struct floe_catalog_rest *c, struct floe_err *err)
 	if (rc == 0 && r.status != 200)
 		rc = floe_catalog_rest_status(c, "GET /v1/config", &r, err);
 	struct floe_err pe;
+	struct floe_rest_config *conf = NULL;
 	if (rc == 0 && (rc = floe_rest_config_parse(c->a, r.data ? r.data : "", r.len, CONFIG_MAX, NULL, 0,
-						     &c->conf, &pe)))
+						     &conf, &pe)))
 		rc = floe_err_set(err, FLOE_S3_EPROTO, "%s: /v1/config: %s", c->cfg->lake.rest.uri,
 				  floe_err_text(&pe, rc));
 	floe_http_resp_fini(&r);
 	if (rc)
-		return rc;
-	const char *pre = c->cfg->lake.rest.prefix ? c->cfg->lake.rest.prefix
-						   : floe_rest_config_get(c->conf, "prefix");
-	if (floe_fmt(c->prefix, sizeof(c->prefix), "%s", pre ? pre : "")) {
-		floe_rest_config_free(c->conf);
-		c->conf = NULL;
+		return rc; /* a stale one stays stale: read again at the next try */
+	const char *pre = c->cfg->lake.rest.prefix ? c->cfg->lake.rest.prefix : floe_rest_config_get(conf, "prefix");
+	char prefix[sizeof(c->prefix)];
+	if (floe_fmt(prefix, sizeof(prefix), "%s", pre ? pre : "")) {
+		floe_rest_config_free(conf);
 		return floe_err_set(err, FLOE_ELIMIT, "the catalog's prefix is too long");
 	}
+	/* Read again after a failure: what the catalog says now replaces what it said. A
+	 * new prefix may be a new warehouse, whose namespace is asked for again. */
+	if (c->conf && strcmp(prefix, c->prefix) != 0) {
+		floe_info("catalog: %s: the catalog's prefix is now '%s' (was '%s')", c->cfg->lake.rest.uri, prefix,
+			  c->prefix);
+		c->ns_made = false;
+	}
+	floe_rest_config_free(c->conf);
+	c->conf = conf;
+	c->conf_stale = false;
+	memcpy(c->prefix, prefix, sizeof(prefix));
 	return 0;
 }
 
@@ -500,7 +511,9 @@ static int post(struct floe_catalog_rest *c, const char *path, const struct floe
 	return floe_catalog_rest_call(c, &k, r, sent, err);
 }
 
-/* Creates the namespace; one that exists already (409) is fine. */
+/* Creates the namespace; one that exists already (409) is fine. Asked only when creating
+ * the table found it missing: a principal without the right to create namespaces (403
+ * whether or not the namespace exists, as Polaris answers) works in one made for it. */
 static int make_namespace(struct floe_catalog_rest *c, struct floe_err *err)
 {
 	if (c->ns_made)
@@ -529,6 +542,11 @@ static int make_namespace(struct floe_catalog_rest *c, struct floe_err *err)
 	if (rc == 0 && (rc = post(c, (const char *)p.data, &b, true, &r, &sent, err)) == 0) {
 		if (r.status == 200 || r.status == 409)
 			c->ns_made = true;
+		else if (r.status == 401 || r.status == 403)
+			/* A principal that may use the namespace but not create one: the
+			 * operator has to, and the log says which. */
+			rc = floe_catalog_rest_status(c, "creating the missing namespace (create it in the catalog, or "
+							 "grant this principal the right to)", &r, err);
 		else
 			rc = floe_catalog_rest_status(c, "creating the namespace", &r, err);
 	}
@@ -597,14 +615,32 @@ static int create_table(struct floe_catalog_rest *c, const char *name, const str
 	return rc;
 }
 
+static int load(struct floe_catalog_rest *c, const char *name, const struct floe_catalog_rest_create *create,
+		char etag[256], struct floe_ice_meta **meta, int64_t *version, struct floe_err *err);
+
+/* A load or commit that failed (but for a conflict, which is another writer's commit)
+ * has the next one read the catalog's configuration again: a catalog that came back
+ * from an outage, or answers 404 NoSuchWarehouseException, may have been given another
+ * prefix or other endpoints meanwhile, which a running agent read only at its start. */
+static int mark(struct floe_catalog_rest *c, int rc)
+{
+	if (rc && rc != FLOE_ECONFLICT)
+		c->conf_stale = true;
+	return rc;
+}
+
 int floe_catalog_rest_load(struct floe_catalog_rest *c, const char *name,
 			   const struct floe_catalog_rest_create *create, char etag[256],
 			   struct floe_ice_meta **meta, int64_t *version, struct floe_err *err)
 {
+	return mark(c, load(c, name, create, etag, meta, version, err));
+}
+
+static int load(struct floe_catalog_rest *c, const char *name, const struct floe_catalog_rest_create *create,
+		char etag[256], struct floe_ice_meta **meta, int64_t *version, struct floe_err *err)
+{
 	*meta = NULL;
 	int rc = configure(c, err);
-	if (rc == 0 && create)
-		rc = make_namespace(c, err);
 	if (rc == 0)
 		rc = serves(c, "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}", err);
 	if (rc)
@@ -632,7 +668,13 @@ int floe_catalog_rest_load(struct floe_catalog_rest *c, const char *name,
 		floe_http_resp_fini(&r);
 		if (rc != FLOE_ENOTFOUND || !create)
 			return rc;
-		if ((rc = create_table(c, name, create, etag, meta, version, err)) != FLOE_ECONFLICT)
+		/* The table is missing, or its namespace: a create in a missing namespace
+		 * answers 404 (NoSuchNamespaceException), and once it is made the create
+		 * goes again. */
+		rc = create_table(c, name, create, etag, meta, version, err);
+		if (rc == FLOE_ENOTFOUND && !c->ns_made && (rc = make_namespace(c, err)) == 0)
+			rc = create_table(c, name, create, etag, meta, version, err);
+		if (rc != FLOE_ECONFLICT)
 			return rc;
 	}
 	return floe_err_set(err, FLOE_ECONFLICT, "%s: table %s was created and is still not there", c->what, name);
@@ -669,5 +711,5 @@ int floe_catalog_rest_commit(struct floe_catalog_rest *c, const char *name,
 	floe_http_resp_fini(&r);
 	floe_buf_fini(&p);
 	floe_buf_fini(&b);
-	return rc;
+	return mark(c, rc);
 }

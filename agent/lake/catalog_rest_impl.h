@@ -100,6 +100,9 @@ struct floe_catalog_rest {
 	 * minute; signatures are made on the catalog's clock (floe_catalog_rest_call). */
 	int64_t clock_offset_s;
 	struct floe_rest_config *conf; /* NULL until /v1/config answered */
+	/* A load or commit failed: the next one reads /v1/config again first (a catalog
+	 * reconfigured while away: another prefix, endpoints, defaults). */
+	bool conf_stale;
 	char prefix[260];
 	char nsbuf[MAX_LEVELS * 130];
 	const char *ns[MAX_LEVELS];

@@ -387,9 +387,26 @@ int floe_table_reload(struct floe_table *t)
 	return rc;
 }
 
+/* A version 1 table (an older engine's) is opened, for floe inspect and for the start,
+ * but each commit stops here, before it uploads anything, naming what to do: before,
+ * commits failed with "unsupported feature or version" alone at the metadata, after
+ * their uploads, retried for ever. Its readers would not take floe's version 2
+ * manifests; Iceberg's upgrade (one property) keeps every file as it is. */
+static int writable(struct floe_table *t)
+{
+	if (floe_ice_meta_format_version(t->meta) != 1)
+		return 0;
+	return floe_table_fail(t, FLOE_EUNSUPPORTED,
+			       "%s is Iceberg format version 1, and floe writes version 2: upgrade the table "
+			       "(Spark: ALTER TABLE ... SET TBLPROPERTIES ('format-version'='2'); a REST "
+			       "catalog: upgrade-format-version); the spool keeps the data until then",
+			       t->location);
+}
+
 int floe_table_refresh(struct floe_table *t, struct floe_err *err)
 {
-	return floe_table_report(t, floe_table_reload(t), err);
+	int rc = floe_table_reload(t);
+	return floe_table_report(t, rc ? rc : writable(t), err);
 }
 
 const struct floe_ice_meta *floe_table_meta(const struct floe_table *t)

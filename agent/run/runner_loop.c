@@ -185,7 +185,11 @@ static int check_commit(struct floe_runner *r, struct loop *l, bool wait, bool *
 
 /* Before the loop: every input scanned, the first batch's start positions, and what an
  * earlier run left in the spool handed to the committer (with --once, committed before
- * anything is read, as a run that must commit what it reads would). */
+ * anything is read, as a run that must commit what it reads would). A store that fails
+ * that commit does not keep the inputs from the spool: a timer's --once read nothing
+ * while the store was away (only the first run of an outage spooled), and what logrotate
+ * deleted meanwhile was never read, lost with no count. Now it reads, as the daemon
+ * does, and its last commit fails the run again if the store is still away. */
 static int start(struct floe_runner *r, bool once)
 {
 	int rc = floe_runner_scan_inputs(r, true);
@@ -215,10 +219,11 @@ static int start(struct floe_runner *r, bool once)
 		return 0;
 	if (!once)
 		return floe_runner_commit_start(r, true);
-	/* A table behind its record holds only its own entries back: the inputs are read
-	 * all the same (the run still fails at its end, its rows uncommitted). */
+	/* A table behind its record holds only its own entries back, and a store that is
+	 * away all of them: the inputs are read all the same (the run still fails at its
+	 * end, its rows uncommitted). */
 	rc = commit_now(r);
-	return rc == FLOE_EBEHIND ? 0 : rc;
+	return floe_runner_fatal(rc) ? rc : 0;
 }
 
 /* Counts the time the inputs wait for a full spool; with --once, which cannot wait for

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 /* ---- defaults for the injected functions ------------------------------------------- */
@@ -77,6 +78,31 @@ static bool dns_safe_bucket(const char *b)
 	return true;
 }
 
+/* Whether an endpoint's authority (host[:port], lower-cased or not) names its host by an
+ * IP address or as localhost: no bucket.host name can reach such a host (there is no
+ * DNS name to put the bucket before), so virtual-hosted addressing cannot work there and
+ * path-style is used whatever lake.s3.path_style says, as the AWS SDKs do. A MinIO or RGW
+ * on a LAN address configured without path_style failed every request ("Could not
+ * resolve host: bkt.10.0.0.5") with floe check saying nothing. */
+static bool address_host(const char *auth, size_t alen)
+{
+	if (alen && auth[0] == '[')
+		return true; /* an IPv6 literal */
+	size_t n = 0;
+	while (n < alen && auth[n] != ':')
+		n++;
+	if (n == 9 && strncasecmp(auth, "localhost", 9) == 0)
+		return true;
+	size_t dots = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (auth[i] == '.')
+			dots++;
+		else if (auth[i] < '0' || auth[i] > '9')
+			return false;
+	}
+	return n > 0 && dots == 3;
+}
+
 /* Fills the zeros of the client's numbers and functions with the documented defaults. */
 static void apply_defaults(struct floe_s3 *s3)
 {
@@ -124,7 +150,8 @@ int floe_s3_new(const struct floe_s3_options *o, struct floe_s3 **out)
 	size_t alen = strcspn(auth, "/?#");
 	if (alen == 0 || (auth[alen] && strcmp(auth + alen, "/") != 0) || memchr(auth, '@', alen))
 		return -EINVAL;
-	if (strchr(o->bucket, '/') || (!o->path_style && !dns_safe_bucket(o->bucket)))
+	bool path_style = o->path_style || address_host(auth, alen);
+	if (strchr(o->bucket, '/') || (!path_style && !dns_safe_bucket(o->bucket)))
 		return -EINVAL;
 	if (!curl_ready) {
 		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
@@ -158,7 +185,9 @@ int floe_s3_new(const struct floe_s3_options *o, struct floe_s3 **out)
 	for (char *c = authority; *c; c++)
 		if (*c >= 'A' && *c <= 'Z')
 			*c = (char)(*c - 'A' + 'a');
-	if (o->path_style) {
+	if (path_style) {
+		if (!o->path_style)
+			floe_debug("s3: %s names its host by address: path-style requests", o->endpoint);
 		s3->host = xstrdup(a, authority);
 		s3->path_prefix = floe_s3_join3(a, "/", o->bucket, "");
 	} else {

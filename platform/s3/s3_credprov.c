@@ -3,6 +3,7 @@
  * shared file). The remote providers are in s3_credprov_remote.c, their HTTP helper in
  * s3_credprov_http.c, the small helpers all the providers share in s3_credprov_util.c. */
 #include "platform/s3/s3_credprov.h"
+#include "platform/log.h"
 #include "platform/s3/s3_credprov_impl.h"
 
 #include "formats/base/alloc.h"
@@ -147,6 +148,11 @@ static int keyfiles_load(struct floe_s3_credprov *p, int64_t now, struct floe_er
 	}
 	for (size_t i = 0; i < 3; i++)
 		floe_secret_free(p->alloc, v[i]);
+	/* A rotation is worth a line: the key id only, never a secret. */
+	if (rc == 0 && p->stat.access_key_id && p->kf[0].path &&
+	    strcmp(n.access_key_id, p->stat.access_key_id) != 0)
+		floe_info("S3 credentials: the keys of file:%s were read again: another access key",
+			  p->kf[0].path);
 	floe_aws_credentials_fini(&p->stat);
 	for (size_t i = 0; i < 3; i++)
 		p->kf[i].loaded = false;

@@ -748,9 +748,13 @@ int floe_s3_request_run(struct floe_s3 *s3, struct floe_s3_req *rq, struct floe_
 		note_error(s3, rq, cc, rc);
 		if (v == DONE && rc == FLOE_S3_EAUTH && s3->credprov && !cred_retried &&
 		    (strcmp(s3->last_code, "ExpiredToken") == 0 ||
-		     strcmp(s3->last_code, "TokenRefreshRequired") == 0)) {
-			/* Temporary credentials expired early (revoked, or our clock): fetch
-			 * new ones once. */
+		     strcmp(s3->last_code, "TokenRefreshRequired") == 0 ||
+		     strcmp(s3->last_code, "InvalidAccessKeyId") == 0 ||
+		     strcmp(s3->last_code, "InvalidToken") == 0 ||
+		     strcmp(s3->last_code, "SignatureDoesNotMatch") == 0)) {
+			/* Temporary credentials expired early (revoked, or our clock), or keys
+			 * the store no longer knows (rotated: their file, or the shared
+			 * credentials file, holds new ones): fetch them again, once. */
 			floe_s3_credprov_invalidate(s3->credprov);
 			cred_retried = true;
 			floe_s3_stats_retry(kind);

@@ -78,7 +78,13 @@ lake:
 YAML
 check "endpoints not listed: floe commits without calling them" \
 	"$FLOE_BIN" run -c "$T/floe3.yaml" --once --log-level info 2>"$T/run3.log"
-check "... saying so" grep -q "does not create namespaces: using made as it is" "$T/run3.log"
+check "... and it never asked about the namespace that was there" \
+	bash -c "! grep -q 'does not create namespaces' '$T/run3.log'"
+sed 's/namespace: made/namespace: absent/; s#state3#state3b#' "$T/floe3.yaml" >"$T/floe3b.yaml"
+check "a namespace nobody made: the run fails" \
+	bash -c "! '$FLOE_BIN' run -c '$T/floe3b.yaml' --once --log-level info 2>'$T/run3b.log'"
+check "... saying that floe does not create it, and that it is missing" bash -c \
+	"grep -q 'does not create namespaces: using absent as it is' '$T/run3b.log' && grep -q 'NoSuchNamespaceException' '$T/run3b.log'"
 check "... and its only POST to the namespaces was the test's" \
 	test "$(grep -c '"method":"POST","path":"/v1/ws/namespaces",' "$T/cat3/requests.log")" = 1
 check "... the commit carried an Idempotency-Key (the catalog advertises one)" \

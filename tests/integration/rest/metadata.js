@@ -154,6 +154,10 @@ function applyUpdate(meta, u, ctx) {
       break;
     }
     case 'set-properties': Object.assign(meta.properties, u.updates); break;
+    case 'upgrade-format-version':
+      if (u['format-version'] < meta['format-version']) throw new HttpError(400, 'BadRequestException', 'cannot downgrade a table');
+      meta['format-version'] = u['format-version'];
+      break;
     case 'remove-properties': for (const k of u.removals) delete meta.properties[k]; break;
     case 'remove-snapshots': {
       const drop = new Set(u['snapshot-ids']);

@@ -6,7 +6,7 @@
 //                  [--table-config KEY=VALUE,...] [--config-default KEY=VALUE,...]
 //                  [--sigv4 ACCESS_KEY:SECRET:REGION:SERVICE] [--sign-keys ACCESS_KEY:SECRET]
 //                  [--journal DIR --record FILE] [--no-commit-etag yes]
-//                  [--remote-signing-config JSON] [--signer-path PATH]
+//                  [--remote-signing-config JSON] [--signer-path PATH] [--deny OPERATION]...
 //
 // Its pieces beside it: json.js (exact 64-bit numbers), openapi.js (the document's routes
 // and checks), metadata.js (a table's metadata on create and commit), sigv4.js (request
@@ -24,7 +24,10 @@
 // catalog that does not serve it would; the server still answers it. --vend is the storage
 // credential a delegated load gets; --table-config goes into every LoadTableResult's config
 // and --config-default into /v1/config's defaults (settings a credential may leave to
-// them, such as s3.endpoint).
+// them, such as s3.endpoint). --deny answers every request of that operation (an
+// operationId such as createNamespace; repeatable) 403 ForbiddenException, whether or not
+// what it names exists, as a catalog whose principal lacks that privilege does (Polaris
+// checks the privilege first).
 //
 // With --sigv4 every request (but /_test/) must be signed with AWS Signature Version 4
 // by that key for that region and service, its body's SHA-256 in x-amz-content-sha256
@@ -80,7 +83,7 @@ const { freshIds, checkRequirement, applyUpdate } = require('./metadata');
 const { verifySigv4, signS3 } = require('./sigv4');
 
 function args() {
-  const o = { prefix: 'ws', tokenTtl: 3600, idOffset: 0, vend: null, omit: [], tableConfig: {}, configDefaults: {} };
+  const o = { prefix: 'ws', tokenTtl: 3600, idOffset: 0, vend: null, omit: [], deny: [], tableConfig: {}, configDefaults: {} };
   const kvs = (v) => Object.fromEntries(v.split(',').map((kv) => kv.split('=')));
   const a = process.argv.slice(2);
   for (let i = 0; i < a.length; i += 2) {
@@ -98,6 +101,7 @@ function args() {
     else if (k === '--config-default') o.configDefaults = kvs(v);
     else if (k === '--sigv4') { const [ak, sk, region, service] = v.split(':'); o.sigv4 = { ak, sk, region, service }; }
     else if (k === '--omit-endpoint') o.omit.push(v);
+    else if (k === '--deny') o.deny.push(v);
     else if (k === '--journal') o.journal = v;
     else if (k === '--record') o.record = v;
     else if (k === '--remote-signing-config') o.remoteSigning = JSON.parse(v);
@@ -335,6 +339,7 @@ function handle(req, body, res) {
   res.op = rt.op;
   if (p === '/v1/oauth/tokens') return issueToken(body);
   authorize(req, p);
+  if (opt.deny.includes(rt.op.operationId)) throw new HttpError(403, 'ForbiddenException', `this principal may not ${rt.op.operationId}`);
   if (typeof body === 'object' && !checkRequest(rt.op, body, `${req.method} ${rt.template}`)) {
     throw new HttpError(400, 'BadRequestException', 'the request does not match the OpenAPI document');
   }

@@ -406,6 +406,37 @@ static void test_virtual_hosted(void **state)
 	seen_free(s, n);
 }
 
+static void no_path_style(struct floe_s3_options *o, const struct server *sv)
+{
+	(void)sv;
+	o->path_style = false; /* the endpoint stays http://127.0.0.1:PORT */
+}
+
+/* An endpoint named by its address (a MinIO at 10.0.0.5:9000, set up without
+ * path_style) has no bucket.host name: the client uses path-style requests there, as
+ * the SDKs do, instead of failing every one on "bkt.127.0.0.1". */
+static void test_address_endpoint_path_style(void **state)
+{
+	(void)state;
+	struct canned script[] = {R(200, NULL, NULL)};
+	struct server sv;
+	server_start(&sv, script, 1);
+	struct fakes f = {0};
+	struct floe_s3 *s3 = client_with(&sv, &f, NULL, no_path_style);
+	assert_int_equal(floe_s3_put(s3, "a/b", "x", 1, NULL, NULL), 0);
+	floe_s3_free(s3);
+	struct seen s[1];
+	size_t n = server_finish(&sv, s, 1);
+	assert_int_equal(n, 1);
+	assert_string_equal(s[0].target, "/bkt/a/b");
+	char v[128], want[64];
+	snprintf(want, sizeof(want), "127.0.0.1:%d", sv.port);
+	assert_true(header(&s[0], "Host", v, sizeof(v)));
+	assert_string_equal(v, want);
+	check_signature(&s[0]);
+	seen_free(s, n);
+}
+
 static void test_large_body(void **state)
 {
 	/* Over 1 MiB curl may send "Expect: 100-continue"; the body must arrive intact. */
@@ -461,6 +492,7 @@ int main(void)
 	    cmocka_unit_test(test_list_pages),
 	    cmocka_unit_test(test_multipart),
 	    cmocka_unit_test(test_virtual_hosted),
+	    cmocka_unit_test(test_address_endpoint_path_style),
 	    cmocka_unit_test(test_large_body),
 	    cmocka_unit_test(test_options),
 	};
