@@ -116,8 +116,8 @@ void floe_last_good_save(const struct floe_config *cfg)
 			  "file has errors will not find it)",
 			  path, floe_strerror(rc));
 	else
-		floe_info("kept the configuration this agent started with in %s, for a start whose "
-			  "file has errors", path);
+		floe_info("kept the configuration this agent started with in %s, to run on if a "
+			  "later start finds the file unusable", path);
 }
 
 /* The copy in dir, if it was made from file. */
