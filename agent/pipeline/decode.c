@@ -35,6 +35,10 @@ struct floe_decoder {
 	int32_t zone_off_s;
 	const struct floe_zone_fn *zone;
 	struct floe_env_zone local;
+	/* The time of the last line syslog_file read (0: none): a log is written in time
+	 * order, so the hour a fall back repeats is read nearer it than the receive time,
+	 * which in a backlog (a file read a month late) is as near one reading as the other. */
+	int64_t syslog_last_us;
 	struct floe_fields *fields;
 	struct floe_regex *regex;
 	struct floe_ts_format *ts;
@@ -484,10 +488,11 @@ void floe_decoder_apply(struct floe_decoder *d, struct floe_record *rec)
 		case FLOE_PARSER_SYSLOG_FILE:
 			/* A time without an offset is in the input's zone (local by default); a
 			 * timestamp option may read it again. */
-			rc = floe_syslog_file_parse(p, len, rec->received_at, d->zone_off_s, d->zone,
-						    d->fields, &parsed_ts, &pid, NULL);
+			rc = floe_syslog_file_parse(p, len, rec->received_at, d->syslog_last_us,
+						    d->zone_off_s, d->zone, d->fields, &parsed_ts,
+						    &pid, NULL);
 			if (rc == 0) {
-				rec->ts = parsed_ts;
+				rec->ts = d->syslog_last_us = parsed_ts;
 				if (pid.p)
 					rec->proc_id = pid;
 			}
