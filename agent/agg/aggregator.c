@@ -620,10 +620,6 @@ int floe_agg_add(struct floe_aggregator *g, const struct floe_record *r, floe_ag
 	bool dated;
 	int64_t ts = event_time(g, r, clock, &dated);
 	bool future = ts > clock && (uint64_t)ts - (uint64_t)clock > (uint64_t)g->future_us;
-	if (dated && !future) {
-		g->timed_ts = ts;
-		g->timed_at = clock;
-	}
 	if (!future && (!g->seen || ts > g->max_ts)) {
 		g->seen = true;
 		g->max_ts = ts;
@@ -648,6 +644,12 @@ int floe_agg_add(struct floe_aggregator *g, const struct floe_record *r, floe_ag
 	}
 	if (g->npend == first)
 		add_late(g, r, future, koff, klen);
+	else if (dated) {
+		/* Only a dated record that found its window: one late or too far ahead (a
+		 * sender whose clock is a day behind) would take the undated ones with it. */
+		g->timed_ts = ts;
+		g->timed_at = clock;
+	}
 	if (g->npend > first && klen != UINT32_MAX)
 		b->keys_used += klen;
 	/* Room for the next event's rows and key, or the batch is added now. */
