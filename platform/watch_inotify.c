@@ -221,6 +221,24 @@ int floe_watch_add_dir(struct floe_watch *w, const char *dir)
 	return 0;
 }
 
+int floe_watch_recheck(struct floe_watch *w)
+{
+	size_t j = 0, n = w->ndirs;
+	for (size_t i = 0; i < n; i++) {
+		struct watch_dir *d = &w->dirs[i];
+		if (d->maybe_gone && !still_there(d)) {
+			inotify_rm_watch(w->fd, d->wd);
+			free(d->path);
+			continue;
+		}
+		w->dirs[j++] = *d;
+	}
+	w->ndirs = j;
+	if (j != n)
+		index_rebuild(w);
+	return (int)(n - j);
+}
+
 static int add_dir_of(struct floe_watch *w, const char *path)
 {
 	const char *slash = strrchr(path, '/');
