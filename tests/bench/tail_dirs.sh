@@ -9,7 +9,9 @@
 # nothing; not run by ctest.
 # usage: tests/bench/tail_dirs.sh [FLOE_BIN]   (default $BUILD/floe, BUILD=build-test/gcc)
 #        env: DIRS (default "200 2000"), SECONDS_RUN (default 22), SETTLE (default 3),
-#        KEEP=1 keeps the work directory.
+#        OPEN (the input's max_open_files; default floe's 256, below the 1,000 files of
+#        DIRS=2000: appends to parked files then cost an open each), KEEP=1 keeps the work
+#        directory.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build-test/gcc}
@@ -19,6 +21,7 @@ FLOE=$(realpath "$FLOE")
 DIRS=${DIRS:-"200 2000"}
 SECONDS_RUN=${SECONDS_RUN:-22}
 SETTLE=${SETTLE:-3}
+OPEN=${OPEN:-}
 . tests/bench/daemons.sh
 bench_workdir tail-dirs
 WRITER=
@@ -71,6 +74,7 @@ for n in $DIRS; do
 	  - type: tail
 	    paths: ["$d/pods/*/*/*.log"]
 	    start_at: beginning
+	    ${OPEN:+max_open_files: $OPEN}
 	tables:
 	  logs:
 	    codec: zstd
@@ -88,6 +92,11 @@ for n in $DIRS; do
 	sleep "$SETTLE"
 	ns0=$(ns_of "$DAEMON")
 	sleep "$SECONDS_RUN"
+	if ! kill -0 "$DAEMON" 2>/dev/null; then
+		echo "floe exited during the measurement of $n directories:"
+		tail -5 "$d/log"
+		exit 1
+	fi
 	ns1=$(ns_of "$DAEMON")
 	stop "$DAEMON"
 	DAEMON=
