@@ -40,9 +40,9 @@ stop() {
 
 # The writer: appends a line to every file under $1 once a second, for at most $2 seconds
 # (bounded even if this script is killed), keeping the files open as a container runtime
-# does.
+# does. Run in the background, it is the python process itself ($!), stopped by its PID.
 write_all() {
-	python3 - "$1" "$2" <<-'EOF'
+	exec python3 - "$1" "$2" <<-'EOF'
 	import glob, sys, time
 	files = [open(p, "a") for p in sorted(glob.glob(sys.argv[1] + "/*/*/0.log"))]
 	end = time.monotonic() + float(sys.argv[2])
