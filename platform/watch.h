@@ -42,6 +42,13 @@ int floe_watch_add_dir(struct floe_watch *w, const char *dir);
  * directory of its target too: appends to the target show up there. Errors are those of
  * floe_watch_add_dir for the first directory. */
 int floe_watch_add_file_dirs(struct floe_watch *w, const char *path);
+/* Forgets the directories that went without an event: those an entry was removed from
+ * (the only way one can be emptied, and so removed) whose inode is no longer at their
+ * path, as when a directory is removed while a file of it is still open (no
+ * IN_DELETE_SELF until that file is closed). A stat per such directory, none for the
+ * others. Returns how many were forgotten: the caller then watches what has their names
+ * now, or their nearest ancestors. */
+int floe_watch_recheck(struct floe_watch *w);
 /* Forgets every directory (watches are added again by the next add_dir calls). */
 void floe_watch_clear(struct floe_watch *w);
 

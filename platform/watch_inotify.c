@@ -5,6 +5,8 @@
 
 #include "log.h"
 
+#include "formats/base/crc.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
@@ -37,6 +39,100 @@ int floe_watch_new(unsigned flags, struct floe_watch **out)
 	return 0;
 }
 
+static size_t path_slot(const struct floe_watch *w, const char *path)
+{
+	return (size_t)floe_crc32c(0, path, strlen(path)) & (w->nslots - 1);
+}
+
+static size_t wd_slot(const struct floe_watch *w, int wd)
+{
+	return (size_t)((uint32_t)wd * 2654435761u) & (w->nslots - 1);
+}
+
+/* Enters dirs[i] in the indexes (there is room: nslots >= 2 * capdirs). */
+static void index_put(struct floe_watch *w, size_t i)
+{
+	const struct watch_dir *d = &w->dirs[i];
+	size_t mask = w->nslots - 1;
+	if (d->path[0]) {
+		size_t s = path_slot(w, d->path);
+		while (w->by_path[s])
+			s = (s + 1) & mask;
+		w->by_path[s] = i + 1;
+	}
+	if (d->wd >= 0) {
+		size_t s = wd_slot(w, d->wd);
+		while (w->by_wd[s])
+			s = (s + 1) & mask;
+		w->by_wd[s] = i + 1;
+	}
+}
+
+static void index_rebuild(struct floe_watch *w)
+{
+	if (!w->nslots)
+		return;
+	memset(w->by_path, 0, w->nslots * sizeof(w->by_path[0]));
+	memset(w->by_wd, 0, w->nslots * sizeof(w->by_wd[0]));
+	for (size_t i = 0; i < w->ndirs; i++)
+		index_put(w, i);
+}
+
+/* The index in dirs of the directory watched as path, or SIZE_MAX. */
+static size_t find_path(const struct floe_watch *w, const char *path)
+{
+	if (!w->nslots || !path[0])
+		return SIZE_MAX;
+	size_t mask = w->nslots - 1;
+	for (size_t s = path_slot(w, path); w->by_path[s]; s = (s + 1) & mask) {
+		size_t i = w->by_path[s] - 1;
+		if (i < w->ndirs && strcmp(w->dirs[i].path, path) == 0)
+			return i;
+	}
+	return SIZE_MAX;
+}
+
+/* The index in dirs of the directory inotify watches as wd, or SIZE_MAX. */
+static size_t find_wd(const struct floe_watch *w, int wd)
+{
+	if (!w->nslots || wd < 0)
+		return SIZE_MAX;
+	size_t mask = w->nslots - 1;
+	for (size_t s = wd_slot(w, wd); w->by_wd[s]; s = (s + 1) & mask) {
+		size_t i = w->by_wd[s] - 1;
+		if (i < w->ndirs && w->dirs[i].wd == wd)
+			return i;
+	}
+	return SIZE_MAX;
+}
+
+/* Makes room for one more directory: dirs and both indexes grow together, or nothing
+ * changes (-ENOMEM). */
+static int reserve(struct floe_watch *w)
+{
+	if (w->ndirs < w->capdirs)
+		return 0;
+	size_t cap = w->capdirs ? w->capdirs * 2 : 8;
+	size_t nslots = cap * 2;
+	size_t *bp = calloc(nslots, sizeof(*bp));
+	size_t *bw = calloc(nslots, sizeof(*bw));
+	struct watch_dir *p = bp && bw ? realloc(w->dirs, cap * sizeof(*p)) : NULL;
+	if (!p) {
+		free(bp);
+		free(bw);
+		return -ENOMEM;
+	}
+	free(w->by_path);
+	free(w->by_wd);
+	w->dirs = p;
+	w->capdirs = cap;
+	w->by_path = bp;
+	w->by_wd = bw;
+	w->nslots = nslots;
+	index_rebuild(w);
+	return 0;
+}
+
 void floe_watch_clear(struct floe_watch *w)
 {
 	for (size_t i = 0; i < w->ndirs; i++) {
@@ -47,6 +143,7 @@ void floe_watch_clear(struct floe_watch *w)
 	w->ndirs = w->npolled = 0;
 	w->off = w->len = 0;
 	w->poll_next = 0;
+	index_rebuild(w);
 }
 
 void floe_watch_free(struct floe_watch *w)
@@ -57,6 +154,8 @@ void floe_watch_free(struct floe_watch *w)
 	if (w->fd >= 0)
 		close(w->fd);
 	free(w->dirs);
+	free(w->by_path);
+	free(w->by_wd);
 	free(w->buf);
 	free(w);
 }
@@ -73,10 +172,9 @@ static bool still_there(const struct watch_dir *d)
 
 int floe_watch_add_dir(struct floe_watch *w, const char *dir)
 {
-	for (size_t i = 0; i < w->ndirs; i++) {
-		if (strcmp(w->dirs[i].path, dir) != 0)
-			continue;
-		if (still_there(&w->dirs[i]))
+	size_t i = find_path(w, dir);
+	if (i != SIZE_MAX) {
+		if (!w->dirs[i].maybe_gone || still_there(&w->dirs[i]))
 			return 1;
 		/* Gone or replaced: forget the old watch (its IN_IGNORED, when it comes, names
 		 * no directory) and watch what has the name now, if anything. */
@@ -84,21 +182,16 @@ int floe_watch_add_dir(struct floe_watch *w, const char *dir)
 		free(w->dirs[i].path);
 		memmove(&w->dirs[i], &w->dirs[i + 1], (w->ndirs - i - 1) * sizeof(w->dirs[0]));
 		w->ndirs--;
-		break;
+		index_rebuild(w);
 	}
-	if (w->ndirs == w->capdirs) {
-		size_t cap = w->capdirs ? w->capdirs * 2 : 8;
-		struct watch_dir *p = realloc(w->dirs, cap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		w->dirs = p;
-		w->capdirs = cap;
-	}
+	int rc = reserve(w);
+	if (rc)
+		return rc;
 	struct watch_dir d = {0};
 	d.wd = -1;
 	if (!(d.path = strdup(dir)))
 		return -ENOMEM;
-	int rc = floe_watch_poll_stat(&d); /* the directory must exist, in both modes */
+	rc = floe_watch_poll_stat(&d); /* the directory must exist, in both modes */
 	if (rc) {
 		free(d.path);
 		return rc;
@@ -123,8 +216,27 @@ int floe_watch_add_dir(struct floe_watch *w, const char *dir)
 	}
 	if (d.wd < 0)
 		w->npolled++;
-	w->dirs[w->ndirs++] = d;
+	w->dirs[w->ndirs] = d;
+	index_put(w, w->ndirs++);
 	return 0;
+}
+
+int floe_watch_recheck(struct floe_watch *w)
+{
+	size_t j = 0, n = w->ndirs;
+	for (size_t i = 0; i < n; i++) {
+		struct watch_dir *d = &w->dirs[i];
+		if (d->maybe_gone && !still_there(d)) {
+			inotify_rm_watch(w->fd, d->wd);
+			free(d->path);
+			continue;
+		}
+		w->dirs[j++] = *d;
+	}
+	w->ndirs = j;
+	if (j != n)
+		index_rebuild(w);
+	return (int)(n - j);
 }
 
 static int add_dir_of(struct floe_watch *w, const char *path)
@@ -206,16 +318,6 @@ int floe_watch_wait(struct floe_watch *w, int timeout_ms)
 	}
 }
 
-static const char *dir_of(const struct floe_watch *w, int wd, size_t *idx)
-{
-	for (size_t i = 0; i < w->ndirs; i++)
-		if (w->dirs[i].wd == wd) {
-			*idx = i;
-			return w->dirs[i].path;
-		}
-	return NULL;
-}
-
 int floe_watch_next(struct floe_watch *w, struct floe_watch_event *ev)
 {
 	if (w->overflow) {
@@ -236,14 +338,17 @@ int floe_watch_next(struct floe_watch *w, struct floe_watch_event *ev)
 		if (w->off > w->len)
 			w->off = w->len;
 		if (ie.mask & IN_Q_OVERFLOW) {
+			/* Removals may be among the events lost. */
+			for (size_t i = 0; i < w->ndirs; i++)
+				w->dirs[i].maybe_gone = true;
 			w->off = w->len = 0;
 			*ev = (struct floe_watch_event){NULL, NULL, FLOE_WATCH_RESCAN};
 			return 1;
 		}
-		size_t idx = 0;
-		const char *dir = dir_of(w, ie.wd, &idx);
-		if (!dir)
+		size_t idx = find_wd(w, ie.wd);
+		if (idx == SIZE_MAX)
 			continue; /* a watch removed since */
+		const char *dir = w->dirs[idx].path;
 		if (ie.mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED)) {
 			/* The directory itself went away: forget it (a later add_dir watches
 			 * whatever has its name then) and rescan. */
@@ -254,6 +359,10 @@ int floe_watch_next(struct floe_watch *w, struct floe_watch_event *ev)
 			*ev = (struct floe_watch_event){NULL, NULL, FLOE_WATCH_RESCAN};
 			return 1;
 		}
+		if (ie.mask & (IN_DELETE | IN_MOVED_FROM))
+			w->dirs[idx].maybe_gone = true;
+		else if (ie.mask & (IN_CREATE | IN_MOVED_TO))
+			w->dirs[idx].maybe_gone = false; /* it holds an entry now */
 		if (!name || !*name)
 			continue;
 		unsigned kind = 0;
@@ -269,7 +378,7 @@ int floe_watch_next(struct floe_watch *w, struct floe_watch_event *ev)
 		return 1;
 	}
 	/* Directories removed by IN_IGNORED above are dropped now that no event names them. */
-	size_t j = 0;
+	size_t j = 0, n = w->ndirs;
 	for (size_t i = 0; i < w->ndirs; i++) {
 		if (w->dirs[i].wd == -2) {
 			free(w->dirs[i].path);
@@ -278,6 +387,8 @@ int floe_watch_next(struct floe_watch *w, struct floe_watch_event *ev)
 		w->dirs[j++] = w->dirs[i];
 	}
 	w->ndirs = j;
+	if (j != n)
+		index_rebuild(w);
 	return w->npolled ? floe_watch_poll_next(w, ev) : 0;
 }
 

@@ -576,6 +576,26 @@ static void add_late(struct floe_aggregator *g, const struct floe_record *r, boo
 		g->stats.late_dropped++;
 }
 
+/* The event time a record is aggregated at. A record whose ts is its received_at has no
+ * time of its own (a line its parser did not match, a continuation line, an input with no
+ * timestamp): taken as it is, in a backfill (a month-old file read from its beginning,
+ * a first boot reading /var/log) it would put the watermark a month ahead, and every
+ * dated line after it would be late and dropped. It is placed after the newest dated
+ * record instead, by the processing time read since, which is its own time when the
+ * dated records are live. Only within idle_timeout of that record (the windows it dated
+ * would have closed by then) and while the clock has not gone back; otherwise, and in a
+ * stream with no dated record, its own time. */
+static int64_t event_time(struct floe_aggregator *g, const struct floe_record *r, int64_t clock,
+			  bool *dated)
+{
+	*dated = r->ts != r->received_at;
+	if (*dated || g->timed_at == INT64_MIN || clock < g->timed_at ||
+	    clock - g->timed_at > g->idle_us)
+		return r->ts;
+	int64_t t = g->timed_ts + (clock - g->timed_at);
+	return t < r->ts ? t : r->ts;
+}
+
 int floe_agg_add(struct floe_aggregator *g, const struct floe_record *r, floe_agg_emit_fn emit,
 		 void *arg)
 {
@@ -597,10 +617,12 @@ int floe_agg_add(struct floe_aggregator *g, const struct floe_record *r, floe_ag
 	 * restarts too (the watermark is in the image). It opens no window and moves
 	 * nothing: it goes where a late event goes, and is counted. The difference is taken
 	 * unsigned, where it cannot overflow. */
-	bool future = r->ts > clock && (uint64_t)r->ts - (uint64_t)clock > (uint64_t)g->future_us;
-	if (!future && (!g->seen || r->ts > g->max_ts)) {
+	bool dated;
+	int64_t ts = event_time(g, r, clock, &dated);
+	bool future = ts > clock && (uint64_t)ts - (uint64_t)clock > (uint64_t)g->future_us;
+	if (!future && (!g->seen || ts > g->max_ts)) {
 		g->seen = true;
-		g->max_ts = r->ts;
+		g->max_ts = ts;
 		int rc = watermark(g, g->max_ts - g->lateness_us, emit, arg);
 		if (rc)
 			return rc;
@@ -611,9 +633,9 @@ int floe_agg_add(struct floe_aggregator *g, const struct floe_record *r, floe_ag
 	uint32_t koff = b->keys_used, first = g->npend;
 	uint32_t klen = make_key(g, r, b->keys + koff, &len) ? (uint32_t)len : UINT32_MAX;
 	if (!future) {
-		int64_t last = step_of(g, r->ts);
+		int64_t last = step_of(g, ts);
 		uint32_t k = g->step_slot;
-		for (int64_t s = last; s > r->ts - g->window_us; s -= g->slide_us) {
+		for (int64_t s = last; s > ts - g->window_us; s -= g->slide_us) {
 			if (s + g->window_us <= g->closed_until)
 				break; /* this and every earlier window closed */
 			add_row(g, window_at(g, &g->win[k], s), r, koff, klen, first);
@@ -622,6 +644,12 @@ int floe_agg_add(struct floe_aggregator *g, const struct floe_record *r, floe_ag
 	}
 	if (g->npend == first)
 		add_late(g, r, future, koff, klen);
+	else if (dated) {
+		/* Only a dated record that found its window: one late or too far ahead (a
+		 * sender whose clock is a day behind) would take the undated ones with it. */
+		g->timed_ts = ts;
+		g->timed_at = clock;
+	}
 	if (g->npend > first && klen != UINT32_MAX)
 		b->keys_used += klen;
 	/* Room for the next event's rows and key, or the batch is added now. */
@@ -646,6 +674,7 @@ static int clock_stepped(struct floe_aggregator *g, int64_t now_us, floe_agg_emi
 	g->max_ts = 0;
 	g->closed_until = INT64_MIN;
 	g->last_received = now_us;
+	g->timed_at = INT64_MIN;
 	return 0;
 }
 

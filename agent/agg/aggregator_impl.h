@@ -203,6 +203,10 @@ struct floe_aggregator {
 	int64_t max_ts;		   /* newest event time taken */
 	int64_t closed_until;	   /* windows ending at or before this are closed */
 	int64_t last_received;	   /* processing time of the newest record */
+	/* The newest record with a time of its own (ts not its received_at): its event time
+	 * and when it was read (timed_at INT64_MIN: none). A record without one is
+	 * aggregated from there (event_time, aggregator.c). */
+	int64_t timed_ts, timed_at;
 	/* The caller's clock at its last floe_agg_clock or floe_agg_tick (INT64_MIN: none
 	 * yet); a reading further back than clock_step_us is the wall clock stepping. */
 	int64_t now;

@@ -348,6 +348,7 @@ int floe_agg_new(struct floe_alloc *a, const struct floe_config_agg *c,
 	g->future_us = (int64_t)c->max_future_skew_ms * 1000;
 	g->idle_us = (int64_t)c->idle_timeout_ms * 1000;
 	g->now = INT64_MIN;
+	g->timed_at = INT64_MIN;
 	/* A step back within allowed_lateness loses nothing (the events after it are not
 	 * late); a second is the floor, below which the clock's own reads differ. */
 	g->clock_step_us = g->lateness_us > FLOE_AGG_CLOCK_STEP_MIN_US ? g->lateness_us

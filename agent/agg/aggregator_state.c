@@ -16,8 +16,9 @@
 /* 2: a distinct sketch is its mode, precision and coupons or registers (a list of
  * coupons or dense registers from the window's pool), no longer its header.
  * 3: each DDSketch store is sparse or dense on its own, a dense one as wide as its
- * window of the pool was (pairs and windows are sized differently). */
-#define IMG_VERSION 3u
+ * window of the pool was (pairs and windows are sized differently).
+ * 4: the newest dated record's time and when it was read (timed_ts, timed_at). */
+#define IMG_VERSION 4u
 
 /* The image's header: the aggregator's scalars. Native byte order and padding: the image
  * is read only by the build that wrote it (the fingerprint holds the layout). */
@@ -27,6 +28,7 @@ struct img_head {
 	uint64_t fingerprint;
 	uint64_t tag;
 	int64_t max_ts, closed_until, last_received;
+	int64_t timed_ts, timed_at;
 	uint64_t pending_late;
 	struct floe_agg_stats stats;
 	uint32_t seen;
@@ -231,6 +233,8 @@ int floe_agg_save(struct floe_aggregator *g, uint64_t tag, floe_agg_write_fn wri
 			     .max_ts = g->max_ts,
 			     .closed_until = g->closed_until,
 			     .last_received = g->last_received,
+			     .timed_ts = g->timed_ts,
+			     .timed_at = g->timed_at,
 			     .pending_late = g->pending_late,
 			     .stats = g->stats,
 			     .seen = g->seen};
@@ -531,6 +535,7 @@ static void reset_new(struct floe_aggregator *g)
 	g->max_ts = 0;
 	g->closed_until = INT64_MIN;
 	g->last_received = 0;
+	g->timed_at = INT64_MIN;
 	g->now = INT64_MIN;
 	g->pending_late = 0;
 	memset(&g->stats, 0, sizeof(g->stats));
@@ -571,6 +576,8 @@ static int load(struct floe_aggregator *g, struct loader *l, uint64_t *tag, stru
 	g->max_ts = h.max_ts;
 	g->closed_until = h.closed_until;
 	g->last_received = h.last_received;
+	g->timed_ts = h.timed_ts;
+	g->timed_at = h.timed_at;
 	/* The clock read that newest record: one reading behind it now is a step back
 	 * while the agent was down (a device that booted with its clock behind). */
 	g->now = g->seen ? g->last_received : INT64_MIN;

@@ -592,7 +592,16 @@ int floe_tail_scan(struct floe_tail *t)
 		t->files[i]->done = false; /* may have grown since: not a file to park now */
 	}
 	t->scan_wanted = false;
-	floe_tail_watch_patterns(t);
+	/* Globbing every directory level again costs an opendir, a getdents and a stat per
+	 * directory (4,000 of each in a pod log tree), and what it would find is an event
+	 * of the level above, which is watched: only after such an event, events lost, or
+	 * a watched directory gone without one (floe_watch_recheck). */
+	if (t->watch && (t->watch_wanted || now - t->watched_at >= TAIL_WATCH_REFRESH_MS ||
+			 floe_watch_recheck(t->watch) > 0)) {
+		t->watch_wanted = false;
+		t->watched_at = now;
+		floe_tail_watch_patterns(t);
+	}
 	int rc = glob_and_follow(t);
 	if (rc == 0)
 		rc = sweep_unseen(t, now);
@@ -616,6 +625,8 @@ void floe_tail_set_watch(struct floe_tail *t, struct floe_watch *w)
 	t->watch = w;
 	if (!w)
 		return;
+	t->watched_at = floe_tail_mono(t);
+	t->watch_wanted = false;
 	floe_tail_watch_patterns(t);
 	for (size_t i = 0; i < t->nfiles; i++)
 		(void)floe_watch_add_file_dirs(w, t->files[i]->path);
@@ -624,7 +635,7 @@ void floe_tail_set_watch(struct floe_tail *t, struct floe_watch *w)
 void floe_tail_notify(struct floe_tail *t, const struct floe_watch_event *ev)
 {
 	if (ev->kind == FLOE_WATCH_RESCAN || !ev->dir || !ev->name) {
-		t->scan_wanted = true;
+		t->scan_wanted = t->watch_wanted = true;
 		return;
 	}
 	char p[PATH_CAP];
@@ -643,6 +654,8 @@ void floe_tail_notify(struct floe_tail *t, const struct floe_watch_event *ev)
 	/* A directory on a pattern's way (a container's, a log directory made again) is
 	 * watched by the scan, which finds what was written in it meanwhile. */
 	struct tfile *f = find_by_path(t, p);
-	if (f || pattern_match(t, p) || floe_tail_on_pattern_path(t, p))
+	if (floe_tail_on_pattern_path(t, p))
+		t->scan_wanted = t->watch_wanted = true;
+	else if (f || pattern_match(t, p))
 		t->scan_wanted = true;
 }

@@ -86,6 +86,11 @@ struct floe_tail {
 	uint64_t last_id; /* the last file id given out */
 	bool scanned;	  /* a scan has run: later discoveries start at 0 */
 	bool scan_wanted; /* a watch event asked for a scan */
+	/* The directories on the patterns' way are looked for again (tail_watch.c) at the
+	 * next scan: a watch event named one, or events were lost; else only every
+	 * TAIL_WATCH_REFRESH_MS (watched_at, monotonic ms). */
+	bool watch_wanted;
+	int64_t watched_at;
 	bool fresh;	  /* the read pass in progress read bytes not read before */
 	bool truncate_long;
 	bool confirm_new;
@@ -149,6 +154,9 @@ void floe_tail_paths_end(struct floe_tail *t);
 void floe_tail_note_open(struct floe_tail *t, struct tfile *f, int rc);
 
 /* tail_watch.c */
+/* A scan looks for the directories to watch again at least this often (ms), events or
+ * not: the rescan's pace before directories were watched. */
+#define TAIL_WATCH_REFRESH_MS 30000
 /* Watches each pattern's root (its nearest existing ancestor while it is missing) and the
  * directories its wildcard levels match now (no-op without a watch). */
 void floe_tail_watch_patterns(struct floe_tail *t);

@@ -145,7 +145,7 @@ int floe_syslog_ts_rfc3339_in(const char *s, size_t len, const struct floe_syslo
 	if (rc == 0 && (rc = floe_rfc3339_us(&t, local ? 0 : o->zone_off_s, out_us)))
 		rc = FLOE_EFORMAT; /* four-digit years stay far inside int64 µs */
 	if (rc == 0 && local)
-		*out_us = o->zone->to_utc(o->zone->ctx, *out_us, o->received_us);
+		*out_us = o->zone->to_utc(o->zone->ctx, *out_us, floe_syslog_hint(o, *out_us));
 	return rc;
 }
 
@@ -204,14 +204,14 @@ static bool bsd_valid(const struct floe_syslog_bsd *t, int64_t y)
 }
 
 /* The µs UTC of a BSD time in year y: at zone_off_s, or through zone (the civil time read
- * as UTC, then converted; the receive time picks the reading of a repeated hour). */
+ * as UTC, then converted; hint, floe_syslog_hint, picks the reading of a repeated hour). */
 static int64_t bsd_us(const struct floe_syslog_bsd *t, int64_t y, int32_t zone_off_s,
-		      const struct floe_zone_fn *zone, int64_t recv)
+		      const struct floe_zone_fn *zone, const struct floe_syslog_opts *o)
 {
 	if (!zone)
 		return to_us(y, t->mon, t->day, t->hour, t->min, t->sec, t->frac_us, zone_off_s);
 	int64_t local = to_us(y, t->mon, t->day, t->hour, t->min, t->sec, t->frac_us, 0);
-	return zone->to_utc(zone->ctx, local, recv);
+	return zone->to_utc(zone->ctx, local, floe_syslog_hint(o, local));
 }
 
 int floe_syslog_bsd_time(const struct floe_syslog_bsd *t, const struct floe_syslog_opts *o,
@@ -227,7 +227,7 @@ int floe_syslog_bsd_time(const struct floe_syslog_bsd *t, const struct floe_sysl
 			*why = "day out of range";
 			return FLOE_EFORMAT;
 		}
-		*out_us = bsd_us(t, t->year, zone_off_s, zone, o->received_us);
+		*out_us = bsd_us(t, t->year, zone_off_s, zone, o);
 		return 0;
 	}
 	int64_t recv = o->received_us;
@@ -247,7 +247,7 @@ int floe_syslog_bsd_time(const struct floe_syslog_bsd *t, const struct floe_sysl
 	for (int64_t cand = y + 1; cand >= y - 1; cand--) {
 		if (!bsd_valid(t, cand))
 			continue;
-		int64_t us = bsd_us(t, cand, zone_off_s, zone, recv);
+		int64_t us = bsd_us(t, cand, zone_off_s, zone, o);
 		if (us <= limit) {
 			*out_us = us;
 			return 0;

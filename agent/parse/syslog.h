@@ -32,7 +32,11 @@ enum floe_syslog_format {
 /* Inputs besides the bytes. */
 struct floe_syslog_opts {
 	int64_t received_us; /* receive time, µs since the epoch (year inference) */
-	int32_t zone_off_s;  /* seconds east of UTC of timestamps that carry no offset */
+	/* A local time the zone repeats (the hour after a fall back) is read nearer this, µs
+	 * since the epoch; 0: received_us. A file's previous line's time (a file read a month
+	 * late, whose repeated hour is a month before its receive time). */
+	int64_t hint_us;
+	int32_t zone_off_s; /* seconds east of UTC of timestamps that carry no offset */
 	/* Non-NULL: timestamps that carry no offset are in this zone (zone_off_s unused). */
 	const struct floe_zone_fn *zone;
 	/* The sender never writes a HOSTNAME in BSD messages (a local socket such as

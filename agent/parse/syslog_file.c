@@ -35,12 +35,13 @@ static bool loose_tag(struct floe_syslog_msg *m)
 	return true;
 }
 
-int floe_syslog_file_parse(const char *p, size_t len, int64_t received_us, int32_t zone_off_s,
-			   const struct floe_zone_fn *zone, struct floe_fields *f, int64_t *ts_us,
-			   struct floe_str *pid, struct floe_err *err)
+int floe_syslog_file_parse(const char *p, size_t len, int64_t received_us, int64_t hint_us,
+			   int32_t zone_off_s, const struct floe_zone_fn *zone,
+			   struct floe_fields *f, int64_t *ts_us, struct floe_str *pid,
+			   struct floe_err *err)
 {
 	struct floe_syslog_opts o = {
-	    .received_us = received_us, .zone_off_s = zone_off_s, .zone = zone};
+	    .received_us = received_us, .hint_us = hint_us, .zone_off_s = zone_off_s, .zone = zone};
 	struct floe_syslog_msg m;
 	/* A file line carries no PRI: one that starts with '<' is not of this format. */
 	if (len && p[0] == '<')

@@ -20,9 +20,12 @@ struct floe_zone_fn;
  * p), *ts_us set and *pid the process id (p == NULL when the line has none), or
  * FLOE_EPARSE with err (may be NULL) holding the offset where the line stopped being a
  * syslog file line (no timestamp at its start, an impossible date, no tag); f is then
- * reset. Borrows p. */
-int floe_syslog_file_parse(const char *p, size_t len, int64_t received_us, int32_t zone_off_s,
-			   const struct floe_zone_fn *zone, struct floe_fields *f, int64_t *ts_us,
-			   struct floe_str *pid, struct floe_err *err);
+ * reset. Borrows p. A local time the zone repeats (the hour after a fall back) is read
+ * nearer hint_us (the time of the line before it; 0: received_us), a year inferred from
+ * received_us. */
+int floe_syslog_file_parse(const char *p, size_t len, int64_t received_us, int64_t hint_us,
+			   int32_t zone_off_s, const struct floe_zone_fn *zone,
+			   struct floe_fields *f, int64_t *ts_us, struct floe_str *pid,
+			   struct floe_err *err);
 
 #endif

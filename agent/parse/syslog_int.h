@@ -41,6 +41,18 @@ void floe_syslog_set_pri(struct floe_syslog_msg *m, int pri);
  * bytes it takes (0 when s does not start with one). Only the shape is checked here. */
 size_t floe_syslog_bsd_scan(const char *s, size_t n, struct floe_syslog_bsd *t);
 
+/* The time the reading of local (a civil time as if it were UTC, µs) is chosen nearer
+ * to where the zone repeats it: o->hint_us when it is within a day of local (the
+ * previous line of the same log), else the receive time (no hint, or one of another
+ * file of the input far from this line's time). */
+static inline int64_t floe_syslog_hint(const struct floe_syslog_opts *o, int64_t local)
+{
+	const int64_t day = 86400LL * 1000000;
+	if (o->hint_us && o->hint_us - day < local && local < o->hint_us + day)
+		return o->hint_us;
+	return o->received_us;
+}
+
 /* Turns a scanned BSD timestamp into µs UTC in zone zone_off_s, or in zone when it is not
  * NULL, inferring the year from o->received_us when t has none
  * (FLOE_SYSLOG_FUTURE_SKEW_S). Returns 0, or FLOE_EFORMAT with *why for an invalid date
@@ -49,7 +61,7 @@ int floe_syslog_bsd_time(const struct floe_syslog_bsd *t, const struct floe_sysl
 			 int32_t zone_off_s, const struct floe_zone_fn *zone, int64_t *out_us,
 			 const char **why);
 /* floe_syslog_ts_rfc3339 with a missing offset allowed: o's zone (or zone_off_s) applies,
- * o->received_us its hint. */
+ * floe_syslog_hint(o) its hint. */
 int floe_syslog_ts_rfc3339_in(const char *s, size_t len, const struct floe_syslog_opts *o,
 			      int64_t *out_us, size_t *err_off);
 

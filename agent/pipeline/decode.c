@@ -35,6 +35,14 @@ struct floe_decoder {
 	int32_t zone_off_s;
 	const struct floe_zone_fn *zone;
 	struct floe_env_zone local;
+	/* The time of the last line syslog_file read (0: none): a log is written in time
+	 * order, so the hour a fall back repeats is read nearer it than the receive time,
+	 * which in a backlog (a file read a month late) is as near one reading as the other. */
+	int64_t syslog_last_us;
+	/* The same for the timestamp option's zone: local: the time it last read, and the
+	 * system's zone behind a function that takes it as the hint (ts_to_utc). */
+	int64_t ts_last_us;
+	struct floe_zone_fn ts_zone;
 	struct floe_fields *fields;
 	struct floe_regex *regex;
 	struct floe_ts_format *ts;
@@ -179,6 +187,25 @@ static bool ts_field_by_id(const struct floe_decoder *d, const char **v, size_t 
 	return false;
 }
 
+/* The system's zone for the timestamp option: a repeated hour is read nearer the time
+ * the option last read, when that is within a day (the previous line of the log), else
+ * nearer the receive time. */
+static int64_t ts_to_utc(void *ctx, int64_t local_us, int64_t hint_us)
+{
+	struct floe_decoder *d = ctx;
+	const int64_t day = 86400LL * 1000000;
+	int64_t last = d->ts_last_us;
+	if (last && last - day < local_us && local_us < last + day)
+		hint_us = last;
+	return d->local.fn.to_utc(d->local.fn.ctx, local_us, hint_us);
+}
+
+static int32_t ts_offset_at(void *ctx, int64_t utc_us)
+{
+	struct floe_decoder *d = ctx;
+	return d->local.fn.offset_at(d->local.fn.ctx, utc_us);
+}
+
 int floe_decoder_new(struct floe_alloc *a, const struct floe_config_input *in,
 		     struct floe_decoder **out, struct floe_err *err)
 {
@@ -241,8 +268,10 @@ int floe_decoder_new(struct floe_alloc *a, const struct floe_config_input *in,
 		if ((rc = floe_ts_format_new(a, spec, strlen(spec), zone, strlen(zone), &d->ts,
 					     err)))
 			goto out;
-		if (local)
-			floe_ts_format_set_zone(d->ts, &d->local.fn);
+		if (local) {
+			d->ts_zone = (struct floe_zone_fn){ts_to_utc, ts_offset_at, d};
+			floe_ts_format_set_zone(d->ts, &d->ts_zone);
+		}
 		d->ts_from_message = strcmp(in->timestamp.field, "message") == 0;
 		d->ts_field = in->timestamp.field;
 		d->ts_field_len = strlen(in->timestamp.field);
@@ -484,10 +513,11 @@ void floe_decoder_apply(struct floe_decoder *d, struct floe_record *rec)
 		case FLOE_PARSER_SYSLOG_FILE:
 			/* A time without an offset is in the input's zone (local by default); a
 			 * timestamp option may read it again. */
-			rc = floe_syslog_file_parse(p, len, rec->received_at, d->zone_off_s, d->zone,
-						    d->fields, &parsed_ts, &pid, NULL);
+			rc = floe_syslog_file_parse(p, len, rec->received_at, d->syslog_last_us,
+						    d->zone_off_s, d->zone, d->fields, &parsed_ts,
+						    &pid, NULL);
 			if (rc == 0) {
-				rec->ts = parsed_ts;
+				rec->ts = d->syslog_last_us = parsed_ts;
 				if (pid.p)
 					rec->proc_id = pid;
 			}
@@ -521,7 +551,7 @@ void floe_decoder_apply(struct floe_decoder *d, struct floe_record *rec)
 			 v)
 			rc = floe_ts_parse(d->ts, v, vl, rec->received_at, &us, NULL);
 		if (rc == 0) {
-			rec->ts = us;
+			rec->ts = d->ts_last_us = us;
 		} else {
 			d->st.ts_failures++;
 			log_failure(d, &d->ts_log, "the timestamp", rec);

@@ -578,7 +578,14 @@ static int restore_one(struct floe_runner *r, struct agg_out *o, uint64_t seq, u
 		o->has_state = true;
 		o->state_seq = seq;
 		o->state_sub = sub;
-		if (rc == FLOE_EFORMAT || rc == FLOE_ECORRUPT)
+		if (rc == FLOE_EFORMAT && floe_agg_load_lost(o->g) == 0)
+			/* An image of another configuration with no window open in it (a clean
+			 * stop or a reload wrote the windows as partial rows first): nothing is
+			 * lost, and an error here would be a false alarm at every such change. */
+			floe_info("runner: aggregation %s: %s held no open window (%s): it "
+				  "starts empty",
+				  o->cfg->name, path, floe_err_text(&le, rc));
+		else if (rc == FLOE_EFORMAT || rc == FLOE_ECORRUPT)
 			/* Nothing can bring those events back: said, and the aggregation goes on.
 			 * The entries a damaged image names are unknown: all are kept. */
 			floe_error("runner: aggregation %s: the open windows in %s are lost: %s",

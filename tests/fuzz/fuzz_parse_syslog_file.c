@@ -42,9 +42,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct floe_err why = {0};
 	int64_t ts = 0;
 	struct floe_str pid = {0};
-	int local = floe_syslog_file_parse(p, size, RECV, 0, &zone, f, &ts, &pid, &why);
+	int local = floe_syslog_file_parse(p, size, RECV, 0, 0, &zone, f, &ts, &pid, &why);
 	floe_fields_reset(f);
-	int rc = floe_syslog_file_parse(p, size, RECV, 3600, NULL, f, &ts, &pid, &why);
+	int rc = floe_syslog_file_parse(p, size, RECV, 0, 3600, NULL, f, &ts, &pid, &why);
 	if ((local == 0) != (rc == 0))
 		abort();
 	if (rc == 0) {

@@ -313,6 +313,68 @@ static void test_idle(void **state)
 }
 
 
+/* A backfill (a month-old file read from its beginning) where some lines have no time of
+ * their own (a stack trace's lines, lines the parser did not match: their ts is the time
+ * they were read). Such a line was aggregated at the time it was read, a month after the
+ * lines around it: the watermark went there and every dated line after it was late,
+ * dropped. It now takes the time of the last dated event plus the time read since, so
+ * the dated lines count in their windows; one read longer than idle_timeout after the
+ * last dated event, or in a stream with none, keeps the time it was read. */
+static void test_untimed_in_backfill(void **state)
+{
+	(void)state;
+	struct fixture f;
+	setup(&f, "aggregations: [{name: a, window: 1m, group_by: [k], metrics: [count]}]\n");
+	const double now = 1000000;
+	add_read_at(&f, 100, now, "a", NULL);
+	add_read_at(&f, now, now, "x", NULL); /* no time of its own */
+	add_read_at(&f, 110, now, "a", NULL);
+	add_read_at(&f, now + 1, now + 1, "x", NULL);
+	add_read_at(&f, 130, now + 1, "a", NULL);
+	assert_int_equal(floe_agg_stats(f.g)->late, 0);
+	/* A dated event that is late (a sender whose clock is far behind) is dropped, and
+	 * the undated ones do not follow it. */
+	add_read_at(&f, 5, now + 1, "late", NULL);
+	assert_int_equal(floe_agg_stats(f.g)->late, 1);
+	/* The agent restarts from the image (a crash in the backfill): the newest dated
+	 * event is in it, and the next undated line goes after it too. */
+	struct image im;
+	save_image(&f, 1, &im);
+	struct fixture g;
+	setup(&g, "aggregations: [{name: a, window: 1m, group_by: [k], metrics: [count]}]\n");
+	uint64_t tag = 0;
+	assert_int_equal(floe_agg_load(g.g, read_image, &im, &tag, NULL), 0);
+	free(im.p);
+	add_read_at(&g, now + 2, now + 2, "x", NULL);
+	add_read_at(&g, 140, now + 2, "a", NULL);
+	assert_int_equal(floe_agg_stats(g.g)->late, 1); /* the image's count */
+	assert_int_equal(floe_agg_flush(g.g, collect, &g.sink), 0);
+	const struct row *r = find(&g.sink, 120, "x"); /* at 130 + 1 */
+	assert_non_null(r);
+	assert_int_equal(r->v[0], 1);
+	r = find(&g.sink, 120, "a");
+	assert_int_equal(r->v[0], 2);
+	teardown(&g);
+
+	add_read_at(&f, now + 500, now + 500, "y", NULL); /* long after: its own time */
+	assert_int_equal(floe_agg_flush(f.g, collect, &f.sink), 0);
+	assert_int_equal(floe_agg_stats(f.g)->late, 1);
+	r = find(&f.sink, 60, "a");
+	assert_non_null(r);
+	assert_int_equal(r->v[0], 2);
+	r = find(&f.sink, 60, "x");
+	assert_non_null(r);
+	assert_int_equal(r->v[0], 2);
+	r = find(&f.sink, 120, "a");
+	assert_non_null(r);
+	assert_int_equal(r->v[0], 1);
+	r = find(&f.sink, 1000500, "y");
+	assert_non_null(r);
+	assert_int_equal(r->v[0], 1);
+	teardown(&f);
+}
+
+
 /* Events read at now seconds, the clock told first as the runner does. */
 static void add_clocked(struct fixture *f, double ts, double now, const char *k)
 {
@@ -579,6 +641,7 @@ int main(void)
 	    cmocka_unit_test(test_overflow_fixed_memory),
 	    cmocka_unit_test(test_quantiles_where),
 	    cmocka_unit_test(test_idle),
+	    cmocka_unit_test(test_untimed_in_backfill),
 	    cmocka_unit_test(test_clock_step),
 	    cmocka_unit_test(test_numbers),
 	    cmocka_unit_test(test_plan),

@@ -47,7 +47,7 @@ static void test_lines(void **state)
 	struct floe_err why = {0};
 	const char *l = "Dec  3 11:59:58 edge-7 sshd[24200]: Invalid user webmaster from 10.0.0.9";
 	floe_fields_reset(f);
-	assert_int_equal(floe_syslog_file_parse(l, strlen(l), NOW, 0, NULL, f, &ts, &pid, &why), 0);
+	assert_int_equal(floe_syslog_file_parse(l, strlen(l), NOW, 0, 0, NULL, f, &ts, &pid, &why), 0);
 	assert_int_equal(ts, NOW - 2000000);
 	expect_val("host", "edge-7");
 	expect_val("app", "sshd");
@@ -60,7 +60,7 @@ static void test_lines(void **state)
 	l = "Dec 31 23:30:00 h kernel: [ 1.5] eth0: link up";
 	floe_fields_reset(f);
 	assert_int_equal(
-	    floe_syslog_file_parse(l, strlen(l), 1798761600LL * 1000000, 3600, NULL, f, &ts, &pid, &why),
+	    floe_syslog_file_parse(l, strlen(l), 1798761600LL * 1000000, 0, 3600, NULL, f, &ts, &pid, &why),
 	    0);
 	assert_int_equal(ts, (1798759800LL - 3600) * 1000000);
 	assert_null(pid.p);
@@ -69,7 +69,7 @@ static void test_lines(void **state)
 	/* rsyslog's high-precision format. */
 	l = "2026-12-03T11:00:00.250+01:00 h cron[7]: (root) CMD (true)";
 	floe_fields_reset(f);
-	assert_int_equal(floe_syslog_file_parse(l, strlen(l), NOW, 0, NULL, f, &ts, &pid, &why), 0);
+	assert_int_equal(floe_syslog_file_parse(l, strlen(l), NOW, 0, 0, NULL, f, &ts, &pid, &why), 0);
 	assert_int_equal(ts, NOW - 7200000000LL + 250000);
 	expect_val("app", "cron");
 }
@@ -109,22 +109,35 @@ static void test_zone_function(void **state)
 	struct floe_zone_fn fn = {fake_to_utc, fake_offset_at, &z};
 	const char *l = "Dec  3 12:59:58 edge-7 sshd[24200]: before the change";
 	floe_fields_reset(f);
-	assert_int_equal(floe_syslog_file_parse(l, strlen(l), NOW, -18000, &fn, f, &ts, &pid, &why),
+	assert_int_equal(floe_syslog_file_parse(l, strlen(l), NOW, 0, -18000, &fn, f, &ts, &pid, &why),
 			 0);
 	assert_int_equal(ts, NOW - 2000000);
 	assert_true(z.calls >= 1); /* once per year tried */
 	assert_int_equal(z.hint_us, NOW);
 	l = "Dec  3 14:00:01 edge-7 sshd[24200]: after it";
 	floe_fields_reset(f);
-	assert_int_equal(floe_syslog_file_parse(l, strlen(l), NOW, -18000, &fn, f, &ts, &pid, &why),
+	assert_int_equal(floe_syslog_file_parse(l, strlen(l), NOW, 0, -18000, &fn, f, &ts, &pid, &why),
 			 0);
 	assert_int_equal(ts, NOW + 1000000);
+	/* The previous line's time, when given and within a day of the line's, picks the
+	 * reading of a repeated hour (a file read a month late); one far from it does not. */
+	const int64_t prev = NOW - 5000000;
+	floe_fields_reset(f);
+	assert_int_equal(floe_syslog_file_parse(l, strlen(l), NOW + 30 * 86400000000LL, prev, -18000,
+						&fn, f, &ts, &pid, &why),
+			 0);
+	assert_int_equal(z.hint_us, prev);
+	floe_fields_reset(f);
+	assert_int_equal(floe_syslog_file_parse(l, strlen(l), NOW, NOW - 90 * 86400000000LL, -18000,
+						&fn, f, &ts, &pid, &why),
+			 0);
+	assert_int_equal(z.hint_us, NOW);
 	/* New Year in the zone before it is in UTC: Jan 1 00:30 local, received at
 	 * 2026-12-31 23:40 UTC (Jan 1 00:40 local), is of 2027. */
 	z.change_us = INT64_MAX;
 	l = "Jan  1 00:30:00 h app: happy";
 	floe_fields_reset(f);
-	assert_int_equal(floe_syslog_file_parse(l, strlen(l), (1798761600LL - 1200) * 1000000, 0, &fn,
+	assert_int_equal(floe_syslog_file_parse(l, strlen(l), (1798761600LL - 1200) * 1000000, 0, 0, &fn,
 						f, &ts, &pid, &why),
 			 0);
 	assert_int_equal(ts, (1798761600LL - 1800) * 1000000);
@@ -132,12 +145,12 @@ static void test_zone_function(void **state)
 	z.calls = 0;
 	l = "2026-12-03T11:00:00.250+01:00 h cron[7]: (root) CMD (true)";
 	floe_fields_reset(f);
-	assert_int_equal(floe_syslog_file_parse(l, strlen(l), NOW, 0, &fn, f, &ts, &pid, &why), 0);
+	assert_int_equal(floe_syslog_file_parse(l, strlen(l), NOW, 0, 0, &fn, f, &ts, &pid, &why), 0);
 	assert_int_equal(ts, NOW - 7200000000LL + 250000);
 	assert_int_equal(z.calls, 0);
 	l = "2026-12-03T11:00:00.250 h cron[7]: (root) CMD (true)";
 	floe_fields_reset(f);
-	assert_int_equal(floe_syslog_file_parse(l, strlen(l), NOW, 0, &fn, f, &ts, &pid, &why), 0);
+	assert_int_equal(floe_syslog_file_parse(l, strlen(l), NOW, 0, 0, &fn, f, &ts, &pid, &why), 0);
 	assert_int_equal(ts, NOW - 7200000000LL + 250000);
 	assert_int_equal(z.calls, 1);
 }
@@ -158,7 +171,7 @@ static void test_near_misses(void **state)
 		int64_t ts;
 		struct floe_str pid;
 		struct floe_err why = {0};
-		int rc = floe_syslog_file_parse(bad[i], strlen(bad[i]), NOW, 0, NULL, f, &ts, &pid, &why);
+		int rc = floe_syslog_file_parse(bad[i], strlen(bad[i]), NOW, 0, 0, NULL, f, &ts, &pid, &why);
 		if (rc != FLOE_EPARSE || why.code != FLOE_EPARSE || why.offset > strlen(bad[i]))
 			fail_msg("%s: rc %d offset %zu", bad[i], rc, why.offset);
 		assert_int_equal(floe_fields_count(f), 0);
@@ -179,7 +192,7 @@ static void sample(const char *name)
 		struct floe_str pid;
 		struct floe_err why = {0};
 		floe_fields_reset(f);
-		if (floe_syslog_file_parse(line, len, NOW, 0, NULL, f, &ts, &pid, &why))
+		if (floe_syslog_file_parse(line, len, NOW, 0, 0, NULL, f, &ts, &pid, &why))
 			fail_msg("%s line %zu: %s: %s", name, n + 1, why.msg, line);
 		const char *v;
 		size_t vl;

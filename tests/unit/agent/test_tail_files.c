@@ -179,6 +179,21 @@ static void test_watch_dirs(void **state)
 	pump(w, t, y);
 	pump(w, t, y);
 	assert_once(y, 4, 0, 1);
+
+	/* The same with a rescan between the file's removal and the directory's (the
+	 * rescan's directory levels are looked at again only after a directory's event):
+	 * the directory goes without an event while its file is open, and the next rescan
+	 * still finds it gone and watches its parent. */
+	assert_int_equal(unlink(at("logs/b.log")), 0);
+	pump(w, t, y);
+	assert_int_equal(floe_tail_scan(t), 0);
+	assert_int_equal(rmdir(at("logs")), 0);
+	assert_int_equal(floe_tail_scan(t), 0); /* the periodic rescan */
+	assert_int_equal(mkdir(at("logs"), 0755), 0);
+	put("logs/c.log", "5:0\n");
+	pump(w, t, y);
+	pump(w, t, y);
+	assert_once(y, 5, 0, 1);
 	assert_int_equal(y->bad, 0);
 	free(y);
 	floe_tail_free(t);

@@ -126,6 +126,80 @@ static void test_dir_removed(void **state)
 	floe_watch_free(w);
 }
 
+/* Thousands of directories (a pod log tree): each added once however often it is added
+ * again, an event names the directory it happened in, and a directory removed in the
+ * middle leaves the others found (the indexes rebuilt). */
+#define MANY 3000
+static void test_many_dirs(void **state)
+{
+	struct floe_watch *w = NULL;
+	assert_int_equal(floe_watch_new(0, &w), 0);
+	char name[32];
+	for (int i = 0; i < MANY; i++) {
+		snprintf(name, sizeof(name), "d%d", i);
+		assert_int_equal(mkdir(at(name), 0755), 0);
+		int rc = floe_watch_add_dir(w, at(name));
+		if (rc == 0 && floe_watch_polled(w) > 0)
+			skip(); /* fs.inotify.max_user_watches is lower than MANY */
+		assert_int_equal(rc, 0);
+	}
+	for (int i = 0; i < MANY; i++) {
+		snprintf(name, sizeof(name), "d%d", i);
+		assert_int_equal(floe_watch_add_dir(w, at(name)), 1);
+	}
+	assert_int_equal(floe_watch_count(w), MANY);
+	assert_int_equal(rmdir(at("d7")), 0);
+	put("d2999/a.log", "x\n");
+	assert_int_equal(floe_watch_wait(w, 1000), 1);
+	struct floe_watch_event ev;
+	bool rescan = false, created = false;
+	while (floe_watch_next(w, &ev) == 1) {
+		rescan |= ev.kind == FLOE_WATCH_RESCAN;
+		if (ev.name && strcmp(ev.name, "a.log") == 0) {
+			assert_string_equal(ev.dir, at("d2999"));
+			created |= (ev.kind & FLOE_WATCH_CREATED) != 0;
+		}
+	}
+	assert_true(rescan && created);
+	assert_int_equal(floe_watch_count(w), MANY - 1);
+	assert_int_equal(floe_watch_add_dir(w, at("d0")), 1);
+	assert_int_equal(floe_watch_add_dir(w, at("d2999")), 1);
+	assert_int_equal(floe_watch_add_dir(w, at("d7")), -ENOENT);
+	floe_watch_clear(w);
+	assert_int_equal(floe_watch_add_dir(w, at("d5")), 0);
+	floe_watch_free(w);
+}
+
+/* A directory emptied and removed while a file of it is still open gets no
+ * IN_DELETE_SELF: adding it again looks at its inode (the removal of its entry told that
+ * it may have gone), forgets the old watch and watches the directory made under the name. */
+static void test_dir_removed_file_open(void **state)
+{
+	struct floe_watch *w = NULL;
+	assert_int_equal(floe_watch_new(0, &w), 0);
+	assert_int_equal(mkdir(at("sub"), 0755), 0);
+	put("sub/a.log", "x\n");
+	int fd = open(at("sub/a.log"), O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(floe_watch_add_dir(w, at("sub")), 0);
+	assert_int_equal(unlink(at("sub/a.log")), 0);
+	assert_int_equal(rmdir(at("sub")), 0);
+	assert_int_equal(floe_watch_wait(w, 1000), 1);
+	struct floe_watch_event ev;
+	while (floe_watch_next(w, &ev) == 1)
+		;
+	assert_int_equal(mkdir(at("sub"), 0755), 0);
+	assert_int_equal(floe_watch_add_dir(w, at("sub")), 0); /* the new directory */
+	put("sub/b.log", "y\n");
+	assert_int_equal(floe_watch_wait(w, 1000), 1);
+	bool seen = false;
+	while (floe_watch_next(w, &ev) == 1)
+		seen |= ev.name && strcmp(ev.name, "b.log") == 0;
+	assert_true(seen);
+	close(fd);
+	floe_watch_free(w);
+}
+
 static void test_poll_backend(void **state)
 {
 	struct floe_watch *w = NULL;
@@ -178,6 +252,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    T(test_inotify_events),
 	    T(test_dir_removed),
+	    T(test_many_dirs),
+	    T(test_dir_removed_file_open),
 	    T(test_poll_backend),
 	    T(test_symlink_target_dir),
 	};
