@@ -387,21 +387,6 @@ static int print_table(struct floe_store *st, struct floe_table *t, bool json)
 	return status;
 }
 
-/* Whether the endpoint's host is an IP address or localhost, where virtual-hosted
- * addressing (bucket.host) cannot work. */
-static bool needs_path_style(const char *ep)
-{
-	const char *h = strstr(ep, "://");
-	h = h ? h + 3 : ep;
-	if (*h == '[' || strncmp(h, "localhost", 9) == 0)
-		return true;
-	size_t n = strcspn(h, ":/");
-	for (size_t i = 0; i < n; i++)
-		if (!((h[i] >= '0' && h[i] <= '9') || h[i] == '.'))
-			return false;
-	return n > 0;
-}
-
 /* Appends s to a YAML double-quoted scalar in buf; false when s holds a character that
  * has no place in a URI or region (control characters, quotes, backslashes). */
 static bool yaml_quoted(char *buf, size_t cap, size_t *len, const char *s)
@@ -447,7 +432,8 @@ static struct floe_config *s3_location_config(const char *uri, const char *endpo
 		len += (size_t)snprintf(yaml + len, sizeof(yaml) - len,
 					", allow_http: true, endpoint: ");
 		ok = len < sizeof(yaml) && yaml_quoted(yaml, sizeof(yaml), &len, endpoint);
-		path_style = path_style || needs_path_style(endpoint);
+		/* An endpoint on an IP address or localhost gets path-style requests from the
+		 * S3 client itself (platform/s3/s3.c), whatever path_style says. */
 	}
 	ok = ok && (len += (size_t)snprintf(yaml + len, sizeof(yaml) - len, ", path_style: %s}\n",
 					    path_style ? "true" : "false")) < sizeof(yaml);
