@@ -299,14 +299,9 @@ static int start(int argc, char **argv, const char *help, bool run, bool *once,
 struct floe_config *floe_cli_fall_back(const char *path, const char *dir, bool run, char *note,
 				       size_t cap)
 {
-	void *text = NULL;
-	size_t len = 0;
-	if (floe_fs_read_file(NULL, path, CONFIG_MAX, &text, &len) != 0)
-		text = NULL;
 	char *body = NULL, found[FLOE_PATH_MAX], sd[FLOE_PATH_MAX];
 	size_t blen = 0;
-	int rc = floe_last_good_find(path, text, len, dir, &body, &blen, found, note, cap);
-	floe_free(NULL, text);
+	int rc = floe_last_good_find(path, dir, &body, &blen, found, note, cap);
 	struct floe_config *cfg = rc ? NULL : floe_cli_parse_config(path, body, blen, run);
 	floe_free(NULL, body);
 	if (rc == 0 && !cfg)
@@ -676,19 +671,14 @@ static int check_tables(const struct floe_config *cfg)
 /* floe check of a file that cannot be used: what floe run would do instead. */
 static void tell_last_good(const char *path)
 {
-	void *text = NULL;
-	size_t len = 0;
 	char *body = NULL, found[FLOE_PATH_MAX], note[2 * FLOE_PATH_MAX + 256];
 	size_t blen = 0;
-	if (floe_fs_read_file(NULL, path, CONFIG_MAX, &text, &len) != 0)
-		text = NULL;
-	if (floe_last_good_find(path, text, len, NULL, &body, &blen, found, note, sizeof(note)) == 0)
+	if (floe_last_good_find(path, NULL, &body, &blen, found, note, sizeof(note)) == 0)
 		fprintf(stderr,
 			"floe: while %s has errors, floe run runs on the last good configuration kept "
 			"in %s/%s\n",
 			path, found, FLOE_LAST_GOOD_FILE);
 	floe_free(NULL, body);
-	floe_free(NULL, text);
 }
 
 int floe_cmd_check(int argc, char **argv)

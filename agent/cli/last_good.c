@@ -24,8 +24,9 @@
 #define TITLE "# floe: the configuration floe run last started with (agent.keep_last_good)\n"
 #define FILE_TAG "# file: "
 #define STARTED_TAG "# started: "
-/* The file's own limit (commands.c) and the three lines. */
-#define COPY_MAX ((4u << 20) + 3 * FLOE_PATH_MAX)
+/* The file's own limit (commands.c's CONFIG_MAX), and the copy's with its three lines. */
+#define FILE_MAX (4u << 20)
+#define COPY_MAX (FILE_MAX + 3 * FLOE_PATH_MAX)
 
 struct copy {
 	char *data; /* owned */
@@ -154,8 +155,8 @@ static int find_in(const char *dir, const char *path, const char *file, char **b
 	return rc;
 }
 
-int floe_last_good_find(const char *path, const char *text, size_t len, const char *dir,
-			char **body, size_t *body_len, char *found, char *note, size_t cap)
+int floe_last_good_find(const char *path, const char *dir, char **body, size_t *body_len,
+			char *found, char *note, size_t cap)
 {
 	char file[FLOE_PATH_MAX], named[FLOE_PATH_MAX], abs[2][FLOE_PATH_MAX];
 	if (floe_path_absolute(path, file, sizeof(file)) != 0)
@@ -164,9 +165,14 @@ int floe_last_good_find(const char *path, const char *text, size_t len, const ch
 	if (dir) {
 		snprintf(abs[n++], FLOE_PATH_MAX, "%s", dir);
 	} else {
-		if (text && floe_config_peek_state_dir(text, len, named, sizeof(named)) == 0 &&
+		/* What the file holds now, as far as it can be read: it may name a state_dir. */
+		void *text = NULL;
+		size_t len = 0;
+		if (floe_fs_read_file(NULL, path, FILE_MAX, &text, &len) == 0 &&
+		    floe_config_peek_state_dir(text, len, named, sizeof(named)) == 0 &&
 		    floe_path_absolute(named, abs[n], FLOE_PATH_MAX) == 0)
 			n++;
+		floe_free(NULL, text);
 		if (floe_path_absolute(FLOE_CONFIG_STATE_DIR, abs[n], FLOE_PATH_MAX) == 0 &&
 		    (n == 0 || strcmp(abs[0], abs[n]) != 0))
 			n++;

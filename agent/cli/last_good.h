@@ -19,15 +19,14 @@ struct floe_config;
  * warning: it is never a reason to stop. */
 void floe_last_good_save(const struct floe_config *cfg);
 
-/* The last good copy of the file at path, which could not be used; text (NULL when it
- * could not be read) is what the file holds now. Looked for in dir (a state_dir; NULL: in
- * the state_dir the text names, as far as it can be read, then in agent.state_dir's
- * default); only a copy made from path is taken. Returns 0 with the copy's configuration
- * text in *body (owned: floe_free(NULL, ...); the caller parses it under path's name, so
- * that positions are the file's and a SIGHUP reads path again), the state_dir it was
- * found in (in found, FLOE_PATH_MAX bytes) and what /healthz says in note; or
- * FLOE_ENOTFOUND (a copy that cannot be used is logged). */
-int floe_last_good_find(const char *path, const char *text, size_t len, const char *dir,
-			char **body, size_t *body_len, char *found, char *note, size_t cap);
+/* The last good copy of the file at path, which could not be used. Looked for in dir (a
+ * state_dir; NULL: in the state_dir the file names now, as far as it can be read, then in
+ * agent.state_dir's default); only a copy made from path is taken. Returns 0 with the
+ * copy's configuration text in *body (owned: floe_free(NULL, ...); the caller parses it
+ * under path's name, so that positions are the file's and a SIGHUP reads path again), the
+ * state_dir it was found in (in found, FLOE_PATH_MAX bytes) and what /healthz says in
+ * note; or FLOE_ENOTFOUND (a copy that cannot be used is logged). */
+int floe_last_good_find(const char *path, const char *dir, char **body, size_t *body_len,
+			char *found, char *note, size_t cap);
 
 #endif
