@@ -109,6 +109,10 @@ void floe_tail_entry_free(struct floe_tail *t, struct tfile *f)
 	}
 	floe_free(t->a, f->buf);
 	floe_free(t->a, f->path);
+	if (f->real) {
+		floe_free(t->a, f->real);
+		t->nreal--;
+	}
 	floe_free(t->a, f);
 }
 

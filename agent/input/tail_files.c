@@ -8,6 +8,7 @@
 #include "formats/base/limits.h"
 #include "platform/fs.h"
 #include "platform/glob.h"
+#include "platform/path.h"
 #include "platform/watch.h"
 
 #include <stdio.h>
@@ -201,6 +202,14 @@ static struct tfile *find_by_path(struct floe_tail *t, const char *path)
 	return NULL;
 }
 
+static struct tfile *find_by_real(struct floe_tail *t, const char *real)
+{
+	for (size_t i = 0; i < t->nfiles; i++)
+		if (t->files[i]->real && strcmp(t->files[i]->real, real) == 0)
+			return t->files[i];
+	return NULL;
+}
+
 /* Extends the fingerprint while the file is shorter than FLOE_TAIL_FINGERPRINT, so that
  * small files get a fingerprint as telling as big ones once they grow. known = bytes known
  * to exist. */
@@ -336,6 +345,33 @@ static int check_content(struct floe_tail *t, struct tfile *f)
 	return 0;
 }
 
+/* Learns f's real path (struct tfile.real) once per name: a realpath per new file, none
+ * per scan. */
+static int note_real(struct floe_tail *t, struct tfile *f)
+{
+	char real[PATH_CAP];
+	if (f->real_known || floe_path_real(f->path, real, sizeof(real)) != 0)
+		return 0; /* known, or gone: tried again when a scan finds it */
+	if (strcmp(real, f->path) != 0) {
+		if (!(f->real = floe_strdup(t->a, real)))
+			return FLOE_ENOMEM;
+		t->nreal++;
+	}
+	f->real_known = true;
+	return 0;
+}
+
+/* f's name changed: its real path is learnt again. */
+static void forget_real(struct floe_tail *t, struct tfile *f)
+{
+	if (f->real) {
+		floe_free(t->a, f->real);
+		f->real = NULL;
+		t->nreal--;
+	}
+	f->real_known = false;
+}
+
 static int new_entry(struct floe_tail *t, const char *path, const struct floe_fs_stat *st,
 		     uint64_t pos)
 {
@@ -357,7 +393,7 @@ static int new_entry(struct floe_tail *t, const char *path, const struct floe_fs
 	}
 	if (t->watch)
 		(void)floe_watch_add_file_dirs(t->watch, path);
-	return 0;
+	return note_real(t, f);
 }
 
 /* Follows the file st found at path. */
@@ -389,7 +425,11 @@ static int follow(struct floe_tail *t, const char *path, const struct floe_fs_st
 			return FLOE_ENOMEM;
 		floe_free(t->a, f->path);
 		f->path = p;
+		forget_real(t, f);
 	}
+	int rc = note_real(t, f);
+	if (rc)
+		return rc;
 	if (f->fd >= 0) {
 		f->draining = f->closing = false;
 		f->present = true;
@@ -475,17 +515,28 @@ static int relocate(struct floe_tail *t, struct tfile *f, bool *moved)
 	struct relocate r;
 	r.t = t;
 	r.f = f;
-	if (dir_of(f->path, r.dir, sizeof(r.dir)) != 0)
-		return 0;
-	if (floe_fs_list(t->a, r.dir, on_sibling, &r) != 1)
+	/* Beside its name, then beside its target's (a file behind a link is rotated in the
+	 * target's directory: kubelet's 0.log -> 0.log.<time> behind
+	 * /var/log/containers/x.log). */
+	char now_real[PATH_CAP];
+	const char *where[2] = {f->path, f->real};
+	if (!f->real_known && floe_path_real(f->path, now_real, sizeof(now_real)) == 0 &&
+	    strcmp(now_real, f->path) != 0)
+		where[1] = now_real; /* restored, never found by a scan: where the link leads now */
+	int found = 0;
+	for (int k = 0; k < 2 && found != 1; k++)
+		if (where[k] && dir_of(where[k], r.dir, sizeof(r.dir)) == 0)
+			found = floe_fs_list(t->a, r.dir, on_sibling, &r);
+	if (found != 1)
 		return 0;
 	char *p = floe_strdup(t->a, r.found);
 	if (!p)
 		return FLOE_ENOMEM;
 	floe_free(t->a, f->path);
 	f->path = p;
+	forget_real(t, f);
 	*moved = true;
-	return 0;
+	return note_real(t, f);
 }
 
 /* Expands every pattern and follows what it finds: files known by identity first, then
@@ -649,13 +700,19 @@ void floe_tail_notify(struct floe_tail *t, const struct floe_watch_event *ev)
 		struct tfile *f = find_by_path(t, p);
 		if (f && f->fd < 0 && f->present)
 			f->want_open = true;
+		for (size_t i = 0; !f && t->nreal && i < t->nfiles; i++) {
+			struct tfile *g = t->files[i];
+			if (g->real && g->fd < 0 && g->present && strcmp(g->real, p) == 0)
+				g->want_open = true;
+		}
 		return;
 	}
 	/* A directory on a pattern's way (a container's, a log directory made again) is
-	 * watched by the scan, which finds what was written in it meanwhile. */
-	struct tfile *f = find_by_path(t, p);
+	 * watched by the scan, which finds what was written in it meanwhile. A file that
+	 * appears or goes at a link's target (the target rotated behind the link) is seen
+	 * through the link by the scan. */
 	if (floe_tail_on_pattern_path(t, p))
 		t->scan_wanted = t->watch_wanted = true;
-	else if (f || pattern_match(t, p))
+	else if (find_by_path(t, p) || pattern_match(t, p) || (t->nreal && find_by_real(t, p)))
 		t->scan_wanted = true;
 }

@@ -19,6 +19,12 @@ struct floe_fs_stat;
  * gone: kept by identity until forget_after). */
 struct tfile {
 	char *path; /* owned; the name the file was last seen under */
+	/* Owned: the canonical path when it differs from path (a symbolic link on the way,
+	 * as /var/log/containers/x.log -> /var/log/pods/.../0.log), else NULL. The watch
+	 * reports the target's directory, so events name this path; and a file rotated
+	 * behind the link is looked for beside its target. Known once real_known. */
+	char *real;
+	bool real_known;
 	int fd;	    /* -1 when closed */
 	uint64_t dev, ino;
 	uint64_t pos;	  /* every byte before pos was delivered */
@@ -82,6 +88,7 @@ struct floe_tail {
 	struct tfile **files;
 	size_t nfiles, capfiles;
 	size_t nopen;
+	size_t nreal;	  /* entries with a real path of their own (tfile.real) */
 	size_t rr;	  /* file the next read call starts with */
 	uint64_t last_id; /* the last file id given out */
 	bool scanned;	  /* a scan has run: later discoveries start at 0 */

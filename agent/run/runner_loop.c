@@ -349,14 +349,13 @@ static void hangup(struct floe_runner *r, bool *stop)
  * their directories and no event from it since the last full pass (appends raise
  * IN_MODIFY on the directory), and a full pass less than QUIET_FULL_MS ago, which is
  * kept as a safety net for files on file systems that raise no events. An idle agent
- * then makes no system call per file and turn. A turn that rescans reads them all too,
- * so that the two periodic passes share one wake-up. */
+ * then makes no system call per file and turn. A turn that rescans reads them all too
+ * (turn() sets watch_fired), so that the two periodic passes share one wake-up. */
 static bool quiet_turn(struct floe_runner *r, struct loop *l)
 {
 	int64_t now = floe_run_mono_us(r);
 	bool quiet = floe_input_shared_watched(r->in.shared) && l->idle_turns > IDLE_TURNS && !r->in.watch_fired &&
-		     now - l->last_full_read < (int64_t)QUIET_FULL_MS * 1000 &&
-		     now - l->last_scan < rescan_us(r, l);
+		     now - l->last_full_read < (int64_t)QUIET_FULL_MS * 1000;
 	if (!quiet) {
 		l->last_full_read = now;
 		r->in.watch_fired = false;
@@ -364,8 +363,8 @@ static bool quiet_turn(struct floe_runner *r, struct loop *l)
 	return quiet;
 }
 
-/* One turn of the loop: the committer's report, read, time out, maybe flush (--once),
- * maybe seal and commit, maybe rescan, maybe wait. *done: the loop ends. */
+/* One turn of the loop: the committer's report, maybe rescan, read, time out, maybe flush
+ * (--once), maybe seal and commit, maybe wait. *done: the loop ends. */
 static int turn(struct floe_runner *r, struct loop *l, bool *done)
 {
 	/* Each turn feeds the service manager's watchdog (WatchdogSec=): a loop stuck for
@@ -376,6 +375,15 @@ static int turn(struct floe_runner *r, struct loop *l, bool *done)
 		return rc;
 	rc = while_blocked(r, l, floe_run_mono_us(r));
 	floe_runner_check_host(r);
+	/* The periodic rescan comes before the read, and the read after it is a full pass:
+	 * what it found (a file no event told of: a network file system's, or one rotated
+	 * where no watch reaches) is read in this wake-up, not at the next full pass. */
+	int64_t now = floe_run_mono_us(r);
+	if (rc == 0 && !l->once && now - l->last_scan >= rescan_us(r, l)) {
+		(void)floe_runner_scan_inputs(r, false);
+		l->last_scan = now;
+		r->in.watch_fired = true;
+	}
 	size_t progress = 0;
 	if (rc == 0)
 		rc = floe_runner_read_inputs(r, &progress, quiet_turn(r, l));
@@ -399,13 +407,9 @@ static int turn(struct floe_runner *r, struct loop *l, bool *done)
 		}
 		stop = true;
 	}
-	int64_t now = floe_run_mono_us(r);
+	now = floe_run_mono_us(r);
 	if ((rc = commit_due(r, l, stop, now, done)) || *done)
 		return rc;
-	if (!l->once && now - l->last_scan >= rescan_us(r, l)) {
-		(void)floe_runner_scan_inputs(r, false);
-		l->last_scan = now;
-	}
 	floe_runner_status_publish(r, false);
 	if (progress == 0 && !l->once) {
 		struct run_wake w;
