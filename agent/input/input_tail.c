@@ -55,6 +55,11 @@ static const struct floe_input_metric metrics[] = {
      "NUL bytes skipped: no line holds one (a hole a power cut left, a sparse or binary "
      "file); a run of them ends the line before it.",
      0},
+    {"files_lost", "floe_input_files_lost_total",
+     "Files found that went away before a descriptor was free to read them (max_open_files, "
+     "every one held by a file being read or drained): their bytes were never read.",
+     0},
+    {"lost_bytes", "floe_input_lost_bytes_total", "The bytes those files held.", 0},
     {"dirs_polled", "floe_input_dirs_polled",
      "Directories of the tails looked at once a second, not watched: inotify's watch limit "
      "(fs.inotify.max_user_watches) was reached.",
@@ -83,6 +88,8 @@ static void values(const void *self, uint64_t *v)
 			  st.lag_bytes,
 			  st.files_draining,
 			  st.nul_bytes_skipped,
+			  st.files_lost,
+			  st.lost_bytes,
 			  ti->sh->watch ? (uint64_t)floe_watch_polled(ti->sh->watch) : 0};
 	memcpy(v, all, sizeof(all));
 }

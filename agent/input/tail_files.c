@@ -8,9 +8,11 @@
 #include "formats/base/limits.h"
 #include "platform/fs.h"
 #include "platform/glob.h"
+#include "platform/log.h"
 #include "platform/path.h"
 #include "platform/watch.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -384,6 +386,7 @@ static int new_entry(struct floe_tail *t, const char *path, const struct floe_fs
 	f->dev = st->dev;
 	f->ino = st->ino;
 	f->pos = pos;
+	f->size_seen = st->size;
 	f->fp_hash = floe_tail_hash(NULL, 0);
 	f->present = f->seen = f->want_open = true;
 	int rc = floe_tail_entry_push(t, f);
@@ -418,6 +421,7 @@ static int follow(struct floe_tail *t, const char *path, const struct floe_fs_st
 	if (f->seen)
 		return 0; /* a second name (hard link, overlapping globs) for a file we follow */
 	f->seen = true;
+	f->size_seen = st->size;
 	if (strcmp(f->path, path) != 0) {
 		/* Renamed within the globs (app.log -> app.log.1): keep following it. */
 		char *p = floe_strdup(t->a, path);
@@ -569,6 +573,25 @@ static int glob_and_follow(struct floe_tail *t)
 	return rc;
 }
 
+/* A file found and gone before it could be opened, with bytes: counted, and logged at
+ * most once a minute (a burst of short-lived files is one line). */
+static void note_lost(struct floe_tail *t, const struct tfile *f, int64_t now)
+{
+	t->st.files_lost++;
+	t->st.lost_bytes += f->size_seen - f->pos;
+	if (t->lost_said && now - t->lost_said < 60000) {
+		t->lost_unsaid++;
+		return;
+	}
+	floe_warn("%s: %s went away before a descriptor was free to read it: %" PRIu64
+		  " bytes never read (max_open_files %zu, every descriptor held by a file being "
+		  "read or drained for rotate_wait)%s",
+		  t->name, f->path, f->size_seen - f->pos, t->max_open,
+		  t->lost_unsaid ? "; more such files since the last line: see files_lost" : "");
+	t->lost_said = now ? now : 1;
+	t->lost_unsaid = 0;
+}
+
 /* What the globs did not find: open files drain, a file that just disappeared is looked
  * for under another name, positions of files gone longer than forget_after go (and the
  * oldest ones beyond FLOE_TAIL_MAX_STALE). */
@@ -598,7 +621,11 @@ static int sweep_unseen(struct floe_tail *t, int64_t now)
 			f->want_open = false;
 			bool moved = false;
 			if (!f->has_fp) {
-				floe_tail_entry_free(t, f); /* never opened: nothing to keep */
+				/* Never opened: nothing to keep. If it held bytes it went unread
+				 * (no descriptor was free for it in time): counted and said. */
+				if (f->size_seen > f->pos && !f->denied)
+					note_lost(t, f, now);
+				floe_tail_entry_free(t, f);
 				t->files[i] = NULL;
 				continue;
 			}

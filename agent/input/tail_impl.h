@@ -28,6 +28,7 @@ struct tfile {
 	int fd;	    /* -1 when closed */
 	uint64_t dev, ino;
 	uint64_t pos;	  /* every byte before pos was delivered */
+	uint64_t size_seen; /* the size the last scan that found the file saw */
 	uint64_t id;	  /* floe_tail_line.file_id; 0 until the first line is delivered */
 	uint64_t hold;	  /* when held: the saved position is min(pos, hold) */
 	bool held;
@@ -115,6 +116,8 @@ struct floe_tail {
 	uint64_t refused_more, refused_more_logged;
 	uint64_t own_dev[2], own_ino[2]; /* the agent's stdout and stderr, when regular files */
 	bool own_ok[2];
+	int64_t lost_said; /* monotonic ms of the last files_lost log line; lost_unsaid since */
+	uint64_t lost_unsaid;
 };
 
 /* tail_entry.c: below every other tail file. */

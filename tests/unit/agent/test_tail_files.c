@@ -624,6 +624,42 @@ static void test_partial_idle(void **state)
 	fake_now = was;
 }
 
+/* A file found while every descriptor is held by files drained after a rotation, and
+ * gone before one was free (a short-lived container's log, a rotation faster than
+ * rotate_wait): its bytes were never read. Counted in files_lost and lost_bytes (and
+ * logged), never silent. A file that waited and could be opened in time is read. */
+static void test_lost_unopened(void **state)
+{
+	put("a.log", "a1\n");
+	put("b.log", "b1\n");
+	struct floe_tail *t = make2("*.log", 0, 2);
+	assert_int_equal(floe_tail_scan(t), 0);
+	struct sink s = {0};
+	read_all(t, &s);
+	assert_int_equal(s.n, 2);
+	/* Both rotated out of the globs: drained for rotate_wait, their descriptors held. */
+	assert_int_equal(rename(at("a.log"), at("a.1")), 0);
+	assert_int_equal(rename(at("b.log"), at("b.1")), 0);
+	put("c.log", "c1\nc2\n");
+	assert_int_equal(floe_tail_scan(t), 0);
+	read_all(t, &s);
+	assert_int_equal(s.n, 2); /* c.log waits for a descriptor */
+	assert_int_equal(stats(t).files_open, 2);
+	assert_int_equal(unlink(at("c.log")), 0);
+	assert_int_equal(floe_tail_scan(t), 0);
+	assert_int_equal(stats(t).files_lost, 1);
+	assert_int_equal(stats(t).lost_bytes, 6);
+	/* A file that waits and is still there when a descriptor is free is read. */
+	put("d.log", "d1\n");
+	assert_int_equal(floe_tail_scan(t), 0);
+	fake_now += 60000; /* past rotate_wait: the drained files close */
+	read_all(t, &s);
+	read_all(t, &s);
+	assert_non_null(find_line(&s, "d.log", 0));
+	assert_int_equal(stats(t).files_lost, 1);
+	floe_tail_free(t);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -642,6 +678,7 @@ int main(void)
 	    T(test_alloc_faults_rotation),
 	    T(test_confirm_new),
 	    T(test_partial_idle),
+	    T(test_lost_unopened),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
