@@ -93,6 +93,10 @@ struct agg_mval {
  * (their window, key and values taken from the record), and added once the batch is
  * full (or its keys' room): their groups found in one loop, then group by group, each
  * metric over the group's values in one loop while the group's sketches sit in cache. */
+/* A quantiles metric's table of the bucket keys of small whole numbers (agg_metric's
+ * int_keys): 16 KiB, counted in the plan. */
+#define FLOE_AGG_INT_KEYS 4096u
+
 #ifndef FLOE_AGG_BATCH
 #define FLOE_AGG_BATCH 4096u
 #endif
@@ -180,6 +184,9 @@ struct agg_metric {
 	struct agg_mval *vals; /* its value column's rows (NULL: count without a field) */
 	size_t off; /* of its state in a group */
 	struct floe_dds_config dds;
+	/* quantiles: the bucket keys of the whole numbers below FLOE_AGG_INT_KEYS
+	 * (floe_dds_int_keys), looked up where a value is one, in place of its logarithm. */
+	int32_t *int_keys;
 	uint8_t *sketch_buf; /* distinct, quantiles: a serialised sketch */
 	size_t sketch_cap;
 	struct floe_ss_item *items; /* top_k: k of each */
