@@ -582,17 +582,18 @@ static inline int watermark(struct floe_aggregator *g, int64_t until, floe_agg_e
  * values when it is full (floe_agg_settle); events of one group are added in their
  * order. The row's key is at koff in the batch's keys (klen UINT32_MAX: it did not fit,
  * the overflow group takes it); its values are read from r for the event's first row
- * (first) and copied from that row for the others (the windows of a sliding window). */
+ * (first; unless the fast read put them there already: read) and copied from that row
+ * for the others (the windows of a sliding window). */
 static inline __attribute__((always_inline)) void
 add_row(struct floe_aggregator *g, struct agg_window *w, const struct floe_record *r, uint32_t koff,
-	uint32_t klen, uint32_t first, bool fast)
+	uint32_t klen, uint32_t first, bool read)
 {
 	uint32_t j = g->npend++;
 	g->b.win[j] = w;
 	g->b.koff[j] = koff;
 	g->b.klen[j] = klen;
 	if (j == first) {
-		if (!fast || !values_fast(g, r, j))
+		if (!read)
 			values_read(g, r, j);
 		return;
 	}
@@ -603,7 +604,7 @@ add_row(struct floe_aggregator *g, struct agg_window *w, const struct floe_recor
 /* A late event (no open window of its time takes it, or its time is too far ahead):
  * counted, and added to the oldest open window when the configuration says so. */
 static void add_late(struct floe_aggregator *g, const struct floe_record *r, bool future,
-		     uint32_t koff, uint32_t klen, bool fast)
+		     uint32_t koff, uint32_t klen, bool read)
 {
 	if (future)
 		g->stats.future++;
@@ -616,7 +617,7 @@ static void add_late(struct floe_aggregator *g, const struct floe_record *r, boo
 	}
 	o->late++;
 	if (g->cfg->late == FLOE_LATE_OLDEST_OPEN)
-		add_row(g, o, r, koff, klen, g->npend, fast);
+		add_row(g, o, r, koff, klen, g->npend, read);
 	else
 		g->stats.late_dropped++;
 }
@@ -681,23 +682,26 @@ int floe_agg_add(struct floe_aggregator *g, const struct floe_record *r, floe_ag
 	    (fast && key_fast(g, r, b->keys + koff, &len)) || make_key(g, r, b->keys + koff, &len)
 		? (uint32_t)len
 		: UINT32_MAX;
+	/* The fast read puts the values in the event's first row now, whether or not a
+	 * window takes it (there is room for the event's rows): one call site, in line. */
+	bool read = fast && values_fast(g, r, first);
 	if (!future && g->nwin == 1) { /* the step's window at most (tumbling windows) */
 		int64_t s = step_of(g, ts);
 		if (s > ts - g->window_us && s + g->window_us > g->closed_until)
 			add_row(g, window_at(g, &g->win[g->step_slot], s), r, koff, klen, first,
-				fast);
+				read);
 	} else if (!future) {
 		int64_t last = step_of(g, ts);
 		uint32_t k = g->step_slot;
 		for (int64_t s = last; s > ts - g->window_us; s -= g->slide_us) {
 			if (s + g->window_us <= g->closed_until)
 				break; /* this and every earlier window closed */
-			add_row(g, window_at(g, &g->win[k], s), r, koff, klen, first, fast);
+			add_row(g, window_at(g, &g->win[k], s), r, koff, klen, first, read);
 			k = (k ? k : g->plan.windows) - 1;
 		}
 	}
 	if (g->npend == first)
-		add_late(g, r, future, koff, klen, fast);
+		add_late(g, r, future, koff, klen, read);
 	else if (dated) {
 		/* Only a dated record that found its window: one late or too far ahead (a
 		 * sender whose clock is a day behind) would take the undated ones with it. */

@@ -504,12 +504,13 @@ static void test_plan_changed_in_place(void **state)
  * same events as text: nulls and values that did not convert (their text kept) go to the
  * general read, and a column widened in place (int to long, as planning against the table
  * widens it, re-signing the plan) is read by its new type: a key configured int then
- * holds a value beyond int's range, which is a null key, counted, as its text is. */
+ * holds a value beyond int's range, which is a null key, counted, as its text is. Late
+ * events go to the oldest open window with the values the fast read took. */
 static void test_fast_read_widened(void **state)
 {
 	(void)state;
 	const char *yaml =
-	    "aggregations: [{name: a, window: 10s, group_by: [k], "
+	    "aggregations: [{name: a, window: 10s, group_by: [k], late: oldest_open, "
 	    "metrics: [count, {sum: v}, {distinct: v}, {max: d}, {quantiles: d}]}]\n";
 	struct fixture text, typed;
 	setup(&text, yaml);
@@ -527,8 +528,10 @@ static void test_fast_read_widened(void **state)
 		snprintf(vb, sizeof(vb), "%lld", (long long)(rnd() % 100000) - 1000);
 		snprintf(db, sizeof(db), "%.17g", (double)(rnd() % 1000) / 8.0);
 		const char *v = i % 11 == 3 ? "x" : vb, *d = i % 7 ? db : NULL;
-		add(&text, false, i / 100.0, kb, v, d);
-		add(&typed, true, i / 100.0, kb, v, d);
+		/* Every 97th event late, into the oldest open window (late: oldest_open). */
+		double ts = i % 97 == 50 ? i / 100.0 - 15 : i / 100.0;
+		add(&text, false, ts, kb, v, d);
+		add(&typed, true, ts, kb, v, d);
 	}
 	assert_int_equal(floe_agg_flush(text.g, collect, &text.rows), 0);
 	assert_int_equal(floe_agg_flush(typed.g, collect, &typed.rows), 0);
@@ -537,6 +540,7 @@ static void test_fast_read_widened(void **state)
 	assert_int_equal(text.rows.len, typed.rows.len);
 	assert_memory_equal(text.rows.buf, typed.rows.buf, text.rows.len);
 	assert_true(floe_agg_stats(typed.g)->unparsable > 0);
+	assert_true(floe_agg_stats(typed.g)->late > floe_agg_stats(typed.g)->late_dropped);
 	assert_int_equal(floe_agg_stats(typed.g)->unparsable, floe_agg_stats(text.g)->unparsable);
 	teardown(&text);
 	teardown(&typed);
