@@ -2,6 +2,7 @@
  * metrics), which allocates nothing; its plan and start-up are in aggregator_new.c. See
  * aggregator.h. */
 #include "agent/agg/aggregator_impl.h"
+#include "agent/agg/agg_text.h"
 
 #include "agent/parse/regex.h"
 #include "agent/schema/columns.h"
@@ -36,46 +37,6 @@ static bool int_of(bool has, int64_t v, struct agg_fval *out)
 	return has;
 }
 
-/* Two decimal digits of each number below 100, for int_text. */
-static const char digits2[] = "0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849"
-			      "5051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
-
-/* The number of decimal digits of u: from its bit length (log10(2) is about
- * 1233 / 4096), one more when it reaches the next power of ten (0 counted as 1). */
-static inline size_t int_digits(uint64_t u)
-{
-	static const uint64_t pow10[20] = {
-	    1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
-	    100000000ull, 1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull,
-	    10000000000000ull, 100000000000000ull, 1000000000000000ull, 10000000000000000ull,
-	    100000000000000000ull, 1000000000000000000ull, 10000000000000000000ull};
-	u |= 1; /* the same count, and 0 is one digit */
-	unsigned n = ((64u - (unsigned)__builtin_clzll(u)) * 1233u) >> 12; /* 0..19 */
-	return n + (u >= pow10[n]);
-}
-
-/* The decimal text of v into out (at least 20 bytes); returns its length. As printf's
- * "%lld", without its cost on the per-event path (distinct hashes an integer's text, so
- * that its sketch is the one its text made before the column was typed): its length
- * first, then two digits a division, from the end, in place. */
-static inline size_t int_text(int64_t v, char *out)
-{
-	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-	size_t n = (v < 0) + int_digits(u);
-	char *p = out + n;
-	for (; u >= 100; u /= 100) {
-		p -= 2;
-		memcpy(p, digits2 + 2 * (u % 100), 2);
-	}
-	if (u >= 10)
-		memcpy(p - 2, digits2 + 2 * u, 2);
-	else
-		p[-1] = (char)('0' + u);
-	if (v < 0)
-		out[0] = '-';
-	return n;
-}
-
 static void dbl_text(struct agg_fval *v)
 {
 	int n = snprintf(v->num, sizeof(v->num), "%.17g", v->d);
@@ -88,7 +49,7 @@ static inline void fval_text(struct agg_fval *v)
 	if (v->s)
 		return;
 	if (v->kind == AGG_F_INT)
-		v->len = int_text(v->i, v->num);
+		v->len = floe_agg_int_text(v->i, v->num);
 	else
 		dbl_text(v);
 	v->s = v->num;
@@ -118,6 +79,68 @@ static void col_of(const struct floe_colplan *p, struct agg_field *f)
 		     (f->col < 0 ? 0 : (size_t)f->col * sizeof(struct floe_col));
 }
 
+/* Whether typed column type t holds an integer (µs since the epoch for a timestamp), as
+ * typed_of reads it. */
+static bool int_class(enum floe_col_type t)
+{
+	return t == FLOE_COL_INT || t == FLOE_COL_LONG || t == FLOE_COL_TIMESTAMPTZ;
+}
+
+/* x: field f of the fast read as plan p holds it, read as op; false when it is no
+ * configured typed column of p's. */
+static bool fast_of(const struct floe_colplan *p, const struct agg_field *f, enum agg_fop op,
+		    struct agg_fast *x)
+{
+	if (!f->typed || f->col < 0 || (size_t)f->col >= p->n)
+		return false;
+	*x = (struct agg_fast){.at = (size_t)f->col * sizeof(struct floe_pq_value),
+			       .col = f->col,
+			       .type = p->col[f->col].type,
+			       .op = op};
+	return true;
+}
+
+/* Sets g->fast: whether every group key and value column of plan p is a typed column's
+ * value that the fast read takes as typed_of and make_key or values_read would (an
+ * integer, a string; a float or double as a number), and what each reads. A field of
+ * another type (a double key, a boolean, a date, a number from a string) or a top_k
+ * metric leaves it to the general read. */
+static void resolve_fast(struct floe_aggregator *g, const struct floe_colplan *p)
+{
+	g->fast = false;
+	size_t cols = 0;
+	for (size_t i = 0; i < g->cfg->ngroup_by; i++) {
+		struct agg_fast *x = &g->fkey[i];
+		bool str = g->key_type[i] == FLOE_AGGCOL_STRING;
+		enum agg_fop op = str				      ? AGG_FOP_STR
+				  : g->key_type[i] == FLOE_AGGCOL_INT ? AGG_FOP_INT
+								      : AGG_FOP_LONG;
+		if (!fast_of(p, &g->keys[i], op, x) ||
+		    (str ? x->type != FLOE_COL_STRING : !int_class(x->type)))
+			return;
+		if (op == AGG_FOP_INT && x->type == FLOE_COL_INT)
+			x->op = AGG_FOP_LONG; /* an int column's values are in an int's range */
+		cols = (size_t)x->col + 1 > cols ? (size_t)x->col + 1 : cols;
+	}
+	for (uint32_t i = 0; i < g->nvcols; i++) {
+		struct agg_vcol *c = &g->vcols[i];
+		struct agg_fast *x = &c->fast;
+		if (c->kind == AGG_V_TEXT || !fast_of(p, &c->src->f, AGG_FOP_PRESENT, x))
+			return;
+		bool isint = int_class(x->type),
+		     dbl = x->type == FLOE_COL_FLOAT || x->type == FLOE_COL_DOUBLE;
+		if (c->kind == AGG_V_NUMBER && (isint || dbl))
+			x->op = isint ? AGG_FOP_NUM_INT : AGG_FOP_NUM_DBL;
+		else if (c->kind == AGG_V_HASH && (isint || x->type == FLOE_COL_STRING))
+			x->op = isint ? AGG_FOP_HASH_INT : AGG_FOP_HASH_STR;
+		else if (c->kind != AGG_V_PRESENT)
+			return;
+		cols = (size_t)x->col + 1 > cols ? (size_t)x->col + 1 : cols;
+	}
+	g->fast_cols = cols;
+	g->fast = true;
+}
+
 /* Resolves the column of every field g reads in plan p, the plan of the record being
  * added: once per plan (its from_sig says when the columns' sources changed: a plan
  * learnt at first contact or at a reload), so that reading a typed value is an indexed
@@ -129,7 +152,15 @@ static void resolve(struct floe_aggregator *g, const struct floe_colplan *p)
 	col_of(p, &g->where);
 	for (size_t i = 0; i < g->cfg->nmetrics; i++)
 		col_of(p, &g->metrics[i].f); /* col -1 for count without a field */
+	resolve_fast(g, p);
 	g->plan_sig = p->from_sig;
+}
+
+/* Whether r is read by the fast read: g's plan takes it (resolved against a plan of
+ * r's from_sig, so of the same columns and types) and r has the typed values. */
+static inline bool fast_read(const struct floe_aggregator *g, const struct floe_record *r)
+{
+	return g->fast && r->ntyped >= g->fast_cols;
 }
 
 /* A boolean's or a date's value as its text, into out (rare: kept out of typed_of). */
@@ -249,41 +280,6 @@ static inline bool field_get(const struct floe_record *r, struct agg_field *f,
 	return field_other(r, f, out);
 }
 
-/* Exact powers of ten as doubles (10^22 is the largest a double holds exactly). */
-static const double pow10_exact[] = {1e0,  1e1,	 1e2,  1e3,  1e4,  1e5,	 1e6,  1e7,
-				     1e8,  1e9,	 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-				     1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-
-/* The common case of number_of without strtod: an optional sign, digits and an optional
- * fraction, at most 15 digits in all. The digits then form an integer below 2^53 and the
- * divisor is an exact power of ten, so one IEEE division rounds correctly and gives
- * exactly strtod's double (Clinger's fast path). Returns -1 when the text is outside
- * this case (strtod decides), else 1 with *out set. */
-static int fast_decimal(const char *s, size_t n, double *out)
-{
-	size_t i = 0, digits = 0, frac = 0;
-	bool neg = false, dot = false;
-	uint64_t mant = 0;
-	if (n && (s[0] == '-' || s[0] == '+'))
-		neg = s[i++] == '-';
-	for (; i < n; i++) {
-		unsigned c = (unsigned char)s[i];
-		if (c == '.' && !dot) {
-			dot = true;
-			continue;
-		}
-		if (c - '0' > 9 || ++digits > 15)
-			return -1;
-		mant = mant * 10 + (c - '0');
-		frac += dot;
-	}
-	if (!digits)
-		return -1;
-	double d = (double)mant / pow10_exact[frac];
-	*out = neg ? -d : d;
-	return 1;
-}
-
 /* A number from a field: a typed number as is, a string when it is a whole finite
  * decimal (strtod's syntax less hex, inf and nan). */
 static bool number_of(const struct agg_fval *v, double *out)
@@ -292,7 +288,7 @@ static bool number_of(const struct agg_fval *v, double *out)
 		*out = v->kind == AGG_F_INT ? (double)v->i : v->d;
 		return v->kind == AGG_F_INT || isfinite(v->d);
 	}
-	if (fast_decimal(v->s, v->len, out) > 0)
+	if (floe_agg_fast_decimal(v->s, v->len, out) > 0)
 		return true;
 	char buf[64];
 	if (v->len == 0 || v->len >= sizeof(buf))
@@ -357,29 +353,6 @@ static bool key_int(struct floe_aggregator *g, size_t i, struct agg_fval *v)
 	return true;
 }
 
-/* Copies a key's n bytes from s to d: a few bytes, without a call up to 16. */
-static inline void key_copy(uint8_t *d, const char *s, size_t n)
-{
-	if (n > 16) {
-		memcpy(d, s, n);
-	} else if (n >= 8) { /* two words, overlapping when n < 16 */
-		uint64_t a, b;
-		memcpy(&a, s, 8);
-		memcpy(&b, s + n - 8, 8);
-		memcpy(d, &a, 8);
-		memcpy(d + n - 8, &b, 8);
-	} else if (n >= 4) {
-		uint32_t a, b;
-		memcpy(&a, s, 4);
-		memcpy(&b, s + n - 4, 4);
-		memcpy(d, &a, 4);
-		memcpy(d + n - 4, &b, 4);
-	} else {
-		for (size_t i = 0; i < n; i++)
-			d[i] = (uint8_t)s[i];
-	}
-}
-
 /* Encodes r's group key into key (g->key_cap bytes: the batch's room for it); false when
  * it does not fit. Each key is what its column holds: a string's bytes, or an integer's 8
  * bytes (hashed as such, not as text), or null. */
@@ -404,11 +377,82 @@ static bool make_key(struct floe_aggregator *g, const struct floe_record *r, uin
 		} else if (has) {
 			uint32_t l = (uint32_t)v.len;
 			memcpy(key + n + 1, &l, 4);
-			key_copy(key + n + 5, v.s, v.len);
+			floe_agg_key_copy(key + n + 5, v.s, v.len);
 		}
 		n += need;
 	}
 	*len = n;
+	return true;
+}
+
+/* make_key by the fast read (fast_read said r is read so): false when a key is null,
+ * out of an int's range or does not fit, which make_key then encodes or counts as it
+ * does. */
+static inline bool key_fast(const struct floe_aggregator *g, const struct floe_record *r,
+			    uint8_t *key, size_t *len)
+{
+	const char *typed = (const char *)r->typed;
+	size_t n = 0, nkeys = g->cfg->ngroup_by, cap = g->key_cap;
+	for (size_t i = 0; i < nkeys; i++) {
+		const struct agg_fast *x = &g->fkey[i];
+		const struct floe_pq_value *v = (const void *)(typed + x->at);
+		if (v->is_null)
+			return false;
+		if (x->op == AGG_FOP_STR) {
+			uint32_t l = (uint32_t)v->len;
+			if (!v->s || 5 + v->len > cap - n)
+				return false;
+			key[n] = 1;
+			memcpy(key + n + 1, &l, 4);
+			floe_agg_key_copy(key + n + 5, v->s, v->len);
+			n += 5 + v->len;
+			continue;
+		}
+		if ((x->op == AGG_FOP_INT && (v->i < INT32_MIN || v->i > INT32_MAX)) || 9 > cap - n)
+			return false;
+		key[n] = 2;
+		memcpy(key + n + 1, &v->i, 8);
+		n += 9;
+	}
+	*len = n;
+	return true;
+}
+
+/* values_read by the fast read (fast_read said r is read so): false when a value is null
+ * (or a string without bytes), which values_read then reads from the record's text. */
+static inline bool values_fast(const struct floe_aggregator *g, const struct floe_record *r,
+			       uint32_t j)
+{
+	const char *typed = (const char *)r->typed;
+	for (uint32_t i = 0, nv = g->nvcols; i < nv; i++) {
+		const struct agg_vcol *c = &g->vcols[i];
+		const struct floe_pq_value *v = (const void *)(typed + c->fast.at);
+		struct agg_mval *x = &c->vals[j];
+		if (v->is_null)
+			return false;
+		x->ok = 1;
+		switch (c->fast.op) {
+		case AGG_FOP_NUM_INT:
+			x->d = (double)v->i;
+			break;
+		case AGG_FOP_NUM_DBL:
+			x->d = v->d;
+			x->ok = isfinite(v->d) ? 1 : -1;
+			break;
+		case AGG_FOP_HASH_INT: {
+			char t[24];
+			x->hash = floe_hll_hash(t, floe_agg_int_text(v->i, t));
+			break;
+		}
+		case AGG_FOP_HASH_STR:
+			if (!v->s)
+				return false;
+			x->hash = floe_hll_hash(v->s, v->len);
+			break;
+		default:
+			break;
+		}
+	}
 	return true;
 }
 
@@ -538,17 +582,19 @@ static inline int watermark(struct floe_aggregator *g, int64_t until, floe_agg_e
  * values when it is full (floe_agg_settle); events of one group are added in their
  * order. The row's key is at koff in the batch's keys (klen UINT32_MAX: it did not fit,
  * the overflow group takes it); its values are read from r for the event's first row
- * (first) and copied from that row for the others (the windows of a sliding window). */
-static inline void add_row(struct floe_aggregator *g, struct agg_window *w,
-			   const struct floe_record *r, uint32_t koff, uint32_t klen,
-			   uint32_t first)
+ * (first; unless the fast read put them there already: read) and copied from that row
+ * for the others (the windows of a sliding window). */
+static inline __attribute__((always_inline)) void
+add_row(struct floe_aggregator *g, struct agg_window *w, const struct floe_record *r, uint32_t koff,
+	uint32_t klen, uint32_t first, bool read)
 {
 	uint32_t j = g->npend++;
 	g->b.win[j] = w;
 	g->b.koff[j] = koff;
 	g->b.klen[j] = klen;
 	if (j == first) {
-		values_read(g, r, j);
+		if (!read)
+			values_read(g, r, j);
 		return;
 	}
 	for (uint32_t i = 0; i < g->nvcols; i++)
@@ -558,7 +604,7 @@ static inline void add_row(struct floe_aggregator *g, struct agg_window *w,
 /* A late event (no open window of its time takes it, or its time is too far ahead):
  * counted, and added to the oldest open window when the configuration says so. */
 static void add_late(struct floe_aggregator *g, const struct floe_record *r, bool future,
-		     uint32_t koff, uint32_t klen)
+		     uint32_t koff, uint32_t klen, bool read)
 {
 	if (future)
 		g->stats.future++;
@@ -571,7 +617,7 @@ static void add_late(struct floe_aggregator *g, const struct floe_record *r, boo
 	}
 	o->late++;
 	if (g->cfg->late == FLOE_LATE_OLDEST_OPEN)
-		add_row(g, o, r, koff, klen, g->npend);
+		add_row(g, o, r, koff, klen, g->npend, read);
 	else
 		g->stats.late_dropped++;
 }
@@ -631,19 +677,31 @@ int floe_agg_add(struct floe_aggregator *g, const struct floe_record *r, floe_ag
 	struct agg_batch *b = &g->b;
 	size_t len = 0;
 	uint32_t koff = b->keys_used, first = g->npend;
-	uint32_t klen = make_key(g, r, b->keys + koff, &len) ? (uint32_t)len : UINT32_MAX;
-	if (!future) {
+	bool fast = fast_read(g, r);
+	uint32_t klen =
+	    (fast && key_fast(g, r, b->keys + koff, &len)) || make_key(g, r, b->keys + koff, &len)
+		? (uint32_t)len
+		: UINT32_MAX;
+	/* The fast read puts the values in the event's first row now, whether or not a
+	 * window takes it (there is room for the event's rows): one call site, in line. */
+	bool read = fast && values_fast(g, r, first);
+	if (!future && g->nwin == 1) { /* the step's window at most (tumbling windows) */
+		int64_t s = step_of(g, ts);
+		if (s > ts - g->window_us && s + g->window_us > g->closed_until)
+			add_row(g, window_at(g, &g->win[g->step_slot], s), r, koff, klen, first,
+				read);
+	} else if (!future) {
 		int64_t last = step_of(g, ts);
 		uint32_t k = g->step_slot;
 		for (int64_t s = last; s > ts - g->window_us; s -= g->slide_us) {
 			if (s + g->window_us <= g->closed_until)
 				break; /* this and every earlier window closed */
-			add_row(g, window_at(g, &g->win[k], s), r, koff, klen, first);
+			add_row(g, window_at(g, &g->win[k], s), r, koff, klen, first, read);
 			k = (k ? k : g->plan.windows) - 1;
 		}
 	}
 	if (g->npend == first)
-		add_late(g, r, future, koff, klen);
+		add_late(g, r, future, koff, klen, read);
 	else if (dated) {
 		/* Only a dated record that found its window: one late or too far ahead (a
 		 * sender whose clock is a day behind) would take the undated ones with it. */

@@ -281,10 +281,20 @@ static void metric_load(const struct agg_metric *m, const uint8_t *st, struct ag
 						  v[rows[k]].hash);
 		break;
 	case FLOE_METRIC_QUANTILES:
-		for (uint32_t k = 0; k < n; k++)
-			if (v[rows[k]].ok > 0)
-				v[rows[k]].key = floe_dds_prepare(
-				    (const struct floe_dds *)(const void *)st, v[rows[k]].d);
+		for (uint32_t k = 0; k < n; k++) {
+			struct agg_mval *x = &v[rows[k]];
+			const struct floe_dds *s = (const struct floe_dds *)(const void *)st;
+			if (x->ok <= 0)
+				continue;
+			/* A small whole number's key from the table, the rest by its logarithm. */
+			uint32_t u = x->d >= 1.0 && x->d < FLOE_AGG_INT_KEYS ? (uint32_t)x->d : 0;
+			if (u && (double)u == x->d) {
+				x->key = m->int_keys[u];
+				floe_dds_prefetch_pos(s, x->key);
+			} else {
+				x->key = floe_dds_prepare(s, x->d);
+			}
+		}
 		break;
 	case FLOE_METRIC_TOP_K:
 		break;

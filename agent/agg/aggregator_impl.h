@@ -93,6 +93,10 @@ struct agg_mval {
  * (their window, key and values taken from the record), and added once the batch is
  * full (or its keys' room): their groups found in one loop, then group by group, each
  * metric over the group's values in one loop while the group's sketches sit in cache. */
+/* A quantiles metric's table of the bucket keys of small whole numbers (agg_metric's
+ * int_keys): 16 KiB, counted in the plan. */
+#define FLOE_AGG_INT_KEYS 4096u
+
 #ifndef FLOE_AGG_BATCH
 #define FLOE_AGG_BATCH 4096u
 #endif
@@ -126,6 +130,30 @@ enum agg_vkind {
 	AGG_V_HASH     /* the hash of the value's text: distinct */
 };
 
+/* How the fast read (aggregator.c's key_fast, values_fast) takes a field from a
+ * record's typed values: a group key or a value column whose field a configured typed
+ * column takes, of a type read without its text (an integer, a string; a number as a
+ * double). */
+enum agg_fop {
+	AGG_FOP_INT,	  /* key: a long column's integer as an int key (its range checked) */
+	AGG_FOP_LONG,	  /* key: an integer as a long key, or an int column's as an int key */
+	AGG_FOP_STR,	  /* key: a string's bytes */
+	AGG_FOP_PRESENT,  /* value: present */
+	AGG_FOP_NUM_INT,  /* value: an integer as a number */
+	AGG_FOP_NUM_DBL,  /* value: a float or double as a number */
+	AGG_FOP_HASH_INT, /* value: the hash of an integer's decimal text */
+	AGG_FOP_HASH_STR  /* value: the hash of a string */
+};
+
+/* A field of the fast read: the plan's column and its type, resolved once per plan (its
+ * from_sig covers the columns' types). */
+struct agg_fast {
+	size_t at; /* the column's value in a record's typed values: its byte offset */
+	int32_t col;
+	enum floe_col_type type;
+	enum agg_fop op;
+};
+
 /* One value column of the batch: what the metrics of one field that take the same kind
  * of value read from each event, read once for all of them (sum and quantiles of one
  * field share their numbers). Two quantiles metrics of a field do not share a column:
@@ -137,6 +165,7 @@ struct agg_vcol {
 	enum agg_vkind kind;
 	bool reads;  /* the field's first column: it reads the field from the record */
 	bool keyed;  /* a quantiles metric keeps its buckets in it */
+	struct agg_fast fast; /* its field in the fast read */
 };
 
 /* One metric: what it reads, where its state sits in a group, and its columns. */
@@ -155,6 +184,9 @@ struct agg_metric {
 	struct agg_mval *vals; /* its value column's rows (NULL: count without a field) */
 	size_t off; /* of its state in a group */
 	struct floe_dds_config dds;
+	/* quantiles: the bucket keys of the whole numbers below FLOE_AGG_INT_KEYS
+	 * (floe_dds_int_keys), looked up where a value is one, in place of its logarithm. */
+	int32_t *int_keys;
 	uint8_t *sketch_buf; /* distinct, quantiles: a serialised sketch */
 	size_t sketch_cap;
 	struct floe_ss_item *items; /* top_k: k of each */
@@ -222,6 +254,11 @@ struct floe_aggregator {
 	/* The from_sig of the record plan the fields' col were resolved against (0: none
 	 * yet; a plan whose from_sig is 0 is resolved at every record). */
 	uint64_t plan_sig;
+	/* Whether every group key and value column of that plan is read by the fast read
+	 * (fkey, the columns' fast), and the typed values a record needs for it. */
+	bool fast;
+	size_t fast_cols;
+	struct agg_fast fkey[8];
 	/* Events read and not yet added (floe_agg_settle). pend_cap is FLOE_AGG_BATCH, or
 	 * nwin when a top_k metric reads the record's text as it is added; there is room
 	 * for one event's rows and key whenever floe_agg_add is called. */

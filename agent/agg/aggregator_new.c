@@ -122,16 +122,19 @@ int floe_agg_plan(const struct floe_config_agg *c, struct floe_agg_plan *out, st
 		    (unsigned long long)(span / c->slide_ms), (unsigned long long)windows,
 		    FLOE_AGG_MAX_WINDOWS);
 	uint64_t gb = sizeof(struct agg_group) + FLOE_AGG_ROUND8(c->max_key_bytes);
-	uint64_t groups = (uint64_t)c->max_groups + 1, pool = pool_bytes(c);
-	for (size_t i = 0; i < c->nmetrics; i++)
+	uint64_t groups = (uint64_t)c->max_groups + 1, pool = pool_bytes(c), keys = 0;
+	for (size_t i = 0; i < c->nmetrics; i++) {
 		gb += metric_bytes(&c->metrics[i]);
+		if (c->metrics[i].kind == FLOE_METRIC_QUANTILES)
+			keys += FLOE_AGG_INT_KEYS * sizeof(int32_t);
+	}
 	/* Each window: its groups, its index and its pool; the sums stay far below
 	 * 2^64 (at most 256 windows of 10^7 + 1 groups of a few hundred KiB), but size_t
 	 * may be 32 bits. */
 	uint64_t per_window =
 	    groups * gb + index_slots(c->max_groups) * sizeof(uint32_t) + pool;
 	uint64_t total = windows * (per_window + sizeof(struct agg_window)) + 64 * 1024 +
-			 floe_agg_batch_bytes(c->nmetrics, batch_rows(c), c->max_key_bytes);
+			 floe_agg_batch_bytes(c->nmetrics, batch_rows(c), c->max_key_bytes) + keys;
 	if (total > SIZE_MAX / 2)
 		return floe_err_set(
 		    err, FLOE_ELIMIT,
@@ -269,6 +272,12 @@ static int make_metrics(struct floe_aggregator *g, const struct floe_colplan *co
 		m->off = off;
 		off += metric_bytes(m->cfg);
 		dds_config(m->cfg, &m->dds);
+		if (m->cfg->kind == FLOE_METRIC_QUANTILES) {
+			m->int_keys = floe_calloc(g->a, FLOE_AGG_INT_KEYS, sizeof(int32_t));
+			if (!m->int_keys)
+				return floe_err_set(err, FLOE_ENOMEM, "out of memory for the metrics");
+			floe_dds_int_keys(&m->dds, m->int_keys, FLOE_AGG_INT_KEYS);
+		}
 		m->has_field = m->cfg->field != NULL;
 		if (m->has_field && field_parse(m->cfg->field, cols, &m->f, err))
 			return FLOE_EINVAL;
@@ -410,6 +419,7 @@ void floe_agg_free(struct floe_aggregator *g)
 		return;
 	for (size_t i = 0; g->metrics && i < g->cfg->nmetrics; i++) {
 		struct agg_metric *m = &g->metrics[i];
+		floe_free(g->a, m->int_keys);
 		floe_free(g->a, m->sketch_buf);
 		floe_free(g->a, m->items);
 		floe_free(g->a, (void *)m->keys);

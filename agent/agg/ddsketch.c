@@ -59,6 +59,12 @@ size_t floe_dds_sparse_bytes(void)
 	return (FLOE_DDS_POS_PAIRS + FLOE_DDS_NEG_PAIRS) * sizeof(struct floe_dds_pair);
 }
 
+/* The multiplier of a sketch of configuration c: 1 / log(gamma). */
+static double multiplier_of(const struct floe_dds_config *c)
+{
+	return 1.0 / floe_libm_log1p(2.0 * c->rel_acc / (1.0 - c->rel_acc));
+}
+
 static int init_over(struct floe_dds *s, const struct floe_dds_config *c, void *mem,
 		     size_t len, size_t need, struct floe_agg_pool *pool)
 {
@@ -74,7 +80,7 @@ static int init_over(struct floe_dds *s, const struct floe_dds_config *c, void *
 	s->rel_acc = c->rel_acc;
 	double mantissa = 2.0 * c->rel_acc / (1.0 - c->rel_acc);
 	s->gamma = 1.0 + mantissa;
-	s->multiplier = 1.0 / floe_libm_log1p(mantissa);
+	s->multiplier = multiplier_of(c);
 	/* sketches-js's minPossible: below it log() would leave the int range. */
 	s->min_value = floe_agg_pow2(-1023) * s->gamma;
 	s->pool = pool;
@@ -354,6 +360,23 @@ uint32_t floe_dds_store_count(const struct floe_dds_store *st, int64_t key, uint
 	while (*j < st->npairs && st->pairs[*j].key < key)
 		++*j;
 	return *j < st->npairs && st->pairs[*j].key == key ? st->pairs[*j].n : 0;
+}
+
+void floe_dds_int_keys(const struct floe_dds_config *c, int32_t *keys, uint32_t n)
+{
+	struct floe_dds s = {.multiplier = multiplier_of(c)};
+	for (uint32_t i = 0; i < n; i++)
+		keys[i] = i ? floe_dds_key(&s, (double)i) : 0;
+}
+
+void floe_dds_prefetch_pos(const struct floe_dds *s, int32_t key)
+{
+	const struct floe_dds_store *st = &s->pos;
+	int64_t i = (int64_t)key - st->offset;
+	if (st->bins && i >= 0 && i < (int64_t)st->cap)
+		__builtin_prefetch(&st->bins[i], 1);
+	else if (!st->bins)
+		__builtin_prefetch(st->pairs, 1);
 }
 
 int32_t floe_dds_prepare(const struct floe_dds *s, double v)

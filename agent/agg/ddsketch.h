@@ -112,6 +112,14 @@ int floe_dds_add(struct floe_dds *s, double v);
  * as floe_dds_add(s, v). */
 int32_t floe_dds_prepare(const struct floe_dds *s, double v);
 int floe_dds_add_prepared(struct floe_dds *s, double v, int32_t key);
+/* floe_dds_prepare's load of the memory of a positive value's bucket key (from
+ * floe_dds_int_keys), for a caller that has the key without the logarithm. */
+void floe_dds_prefetch_pos(const struct floe_dds *s, int32_t key);
+/* The bucket keys of the magnitudes 1 to n - 1 for sketches of configuration c into
+ * keys[1..n-1] (keys[0] 0): each the key floe_dds_prepare computes for it, by the same
+ * logarithm, so that a caller whose values are small whole numbers looks their keys up.
+ * libm must be loaded (floe_libm_load). */
+void floe_dds_int_keys(const struct floe_dds_config *c, int32_t *keys, uint32_t n);
 
 /* The value at quantile q (0 <= q <= 1), as sketches-js computes it from the same
  * buckets: rank q * (count - 1), the bucket holding that rank, the bucket's

@@ -253,6 +253,7 @@ static bool take_ids(const struct floe_colplan *plan, struct floe_colplan *want)
 		want->col[i].id = col->id;
 		want->col[i].type = col->type;
 	}
+	floe_colplan_sign(want); /* the types may have widened */
 	want->planned = true;
 	return true;
 }
@@ -282,6 +283,7 @@ static void provisional(const struct floe_colplan *saved, struct floe_colplan *w
 		col->provisional = true;
 		want->provisional = true;
 	}
+	floe_colplan_sign(want); /* the saved plan's types may be wider */
 	want->planned = true;
 }
 

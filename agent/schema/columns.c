@@ -31,12 +31,13 @@ static int copy_text(char *dst, size_t cap, const char *s)
 	return 0;
 }
 
-/* Sets p->from_sig from n and the columns' sources (never 0: 0 means not set). */
-static void sign(struct floe_colplan *p)
+void floe_colplan_sign(struct floe_colplan *p)
 {
 	uint64_t h = XXH64(&p->n, sizeof(p->n), 0);
-	for (size_t i = 0; i < p->n; i++)
+	for (size_t i = 0; i < p->n; i++) {
 		h = XXH64(p->col[i].from, strlen(p->col[i].from) + 1, h);
+		h = XXH64(&p->col[i].type, sizeof(p->col[i].type), h);
+	}
 	p->from_sig = h ? h : 1;
 }
 
@@ -57,7 +58,7 @@ int floe_colplan_add(struct floe_colplan *p, const char *name, enum floe_col_typ
 		return FLOE_ELIMIT;
 	p->col[p->n++] = c;
 	p->planned = false;
-	sign(p);
+	floe_colplan_sign(p);
 	return 0;
 }
 
@@ -91,6 +92,7 @@ int floe_colplan_learn(struct floe_colplan *p, const struct floe_ice_meta *m, st
 		p->col[i].id = plan[i].id;
 		p->col[i].type = (enum floe_col_type)floe_col_type_parse(plan[i].type, strlen(plan[i].type));
 	}
+	floe_colplan_sign(p); /* the types may have widened */
 	p->planned = true;
 	return 0;
 }
@@ -203,7 +205,7 @@ int floe_colplan_decode(const uint8_t *b, size_t len, struct floe_colplan *p)
 		c->id = (int32_t)v;
 		q.n++;
 	}
-	sign(&q);
+	floe_colplan_sign(&q);
 	*p = q;
 	return 0;
 }

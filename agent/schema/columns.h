@@ -46,13 +46,19 @@ struct floe_colplan {
 	 * unparsed): the writers make it optional and the commit relaxes the table's field.
 	 * Not part of the saved plan (the configuration says it). */
 	bool message_unparsed;
-	/* A fingerprint of n and the columns' sources (from), set by floe_colplan_add and
-	 * floe_colplan_decode (0: not set): a reader that resolved the fields it wants to
-	 * column indices once (the aggregator) knows by it that a plan, changed in place or
-	 * copied over, still has them there. A struct copy carries it with the columns. */
+	/* A fingerprint of n and the columns' sources (from) and types, set by
+	 * floe_colplan_add, floe_colplan_decode and wherever a type changes in place
+	 * (floe_colplan_sign; 0: not set): a reader that resolved the fields it wants to
+	 * column indices and types once (the aggregator) knows by it that a plan, changed in
+	 * place or copied over, still has them there, of those types. A struct copy carries
+	 * it with the columns. */
 	uint64_t from_sig;
 	struct floe_col col[FLOE_COLS_MAX];
 };
+
+/* Sets p->from_sig from its columns (never 0): after a change of a column's type or
+ * source in place. */
+void floe_colplan_sign(struct floe_colplan *p);
 
 /* Appends a column (name, from and renamed_from borrowed, copied; from NULL or "" =
  * name; renamed_from may be NULL). A name already there is left as it is (0: the first

@@ -731,6 +731,31 @@ static void test_no_allocation(void **state)
 	assert_true(q > 0);
 }
 
+/* The table of small whole numbers' keys (floe_dds_int_keys, the aggregator's lookup in
+ * place of a logarithm) holds, for every number and accuracy, the key floe_dds_prepare
+ * computes for it, and a sketch given those keys holds what floe_dds_add gives it. */
+static void test_int_keys_as_prepare(void **state)
+{
+	(void)state;
+	static int32_t keys[4096];
+	const double accs[] = {0.01, 0.001, 0.05, 0.2};
+	for (size_t a = 0; a < sizeof(accs) / sizeof(accs[0]); a++) {
+		struct floe_dds s, t;
+		init(&s, accs[a], 2048, 512, mem_a);
+		init(&t, accs[a], 2048, 512, mem_b);
+		floe_dds_int_keys(&(struct floe_dds_config){accs[a], 2048, 512}, keys, 4096);
+		assert_int_equal(keys[0], 0);
+		for (uint32_t i = 1; i < 4096; i++) {
+			assert_int_equal(keys[i], floe_dds_prepare(&s, (double)i));
+			floe_dds_prefetch_pos(&s, keys[i]);
+			assert_int_equal(floe_dds_add_prepared(&s, (double)i, keys[i]), 0);
+			assert_int_equal(floe_dds_add(&t, (double)i), 0);
+		}
+		for (double q = 0; q <= 1.0; q += 0.125)
+			assert_true(floe_dds_quantile(&s, q) == floe_dds_quantile(&t, q));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -745,6 +770,7 @@ int main(void)
 	    cmocka_unit_test(test_sparse_pooled),
 	    cmocka_unit_test(test_pooled_sizes),
 	    cmocka_unit_test(test_no_allocation),
+	    cmocka_unit_test(test_int_keys_as_prepare),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -500,6 +500,52 @@ static void test_plan_changed_in_place(void **state)
 	same_rows(&text, &typed);
 }
 
+/* The fast read of typed values (aggregator.c's key_fast and values_fast) against the
+ * same events as text: nulls and values that did not convert (their text kept) go to the
+ * general read, and a column widened in place (int to long, as planning against the table
+ * widens it, re-signing the plan) is read by its new type: a key configured int then
+ * holds a value beyond int's range, which is a null key, counted, as its text is. Late
+ * events go to the oldest open window with the values the fast read took. */
+static void test_fast_read_widened(void **state)
+{
+	(void)state;
+	const char *yaml =
+	    "aggregations: [{name: a, window: 10s, group_by: [k], late: oldest_open, "
+	    "metrics: [count, {sum: v}, {distinct: v}, {max: d}, {quantiles: d}]}]\n";
+	struct fixture text, typed;
+	setup(&text, yaml);
+	setup(&typed, yaml);
+	for (int i = 0; i < 3000; i++) {
+		if (i == 1000) {
+			typed.plan.col[0].type = FLOE_COL_LONG;
+			floe_colplan_sign(&typed.plan);
+		}
+		char kb[24], vb[24], db[32];
+		if (i >= 1000 && i % 5 == 0)
+			snprintf(kb, sizeof(kb), "%lld", 3000000000ll + (long long)(rnd() % 3));
+		else
+			snprintf(kb, sizeof(kb), "%d", (int)(rnd() % 12) - 2);
+		snprintf(vb, sizeof(vb), "%lld", (long long)(rnd() % 100000) - 1000);
+		snprintf(db, sizeof(db), "%.17g", (double)(rnd() % 1000) / 8.0);
+		const char *v = i % 11 == 3 ? "x" : vb, *d = i % 7 ? db : NULL;
+		/* Every 97th event late, into the oldest open window (late: oldest_open). */
+		double ts = i % 97 == 50 ? i / 100.0 - 15 : i / 100.0;
+		add(&text, false, ts, kb, v, d);
+		add(&typed, true, ts, kb, v, d);
+	}
+	assert_int_equal(floe_agg_flush(text.g, collect, &text.rows), 0);
+	assert_int_equal(floe_agg_flush(typed.g, collect, &typed.rows), 0);
+	assert_true(typed.rows.n > 30);
+	assert_int_equal(text.rows.n, typed.rows.n);
+	assert_int_equal(text.rows.len, typed.rows.len);
+	assert_memory_equal(text.rows.buf, typed.rows.buf, text.rows.len);
+	assert_true(floe_agg_stats(typed.g)->unparsable > 0);
+	assert_true(floe_agg_stats(typed.g)->late > floe_agg_stats(typed.g)->late_dropped);
+	assert_int_equal(floe_agg_stats(typed.g)->unparsable, floe_agg_stats(text.g)->unparsable);
+	teardown(&text);
+	teardown(&typed);
+}
+
 /* distinct over a long column hashes the integer's decimal text: every length of it, the
  * powers of ten and their neighbours, 0, and both ends of the range give the sketch the
  * same text gives. */
@@ -609,6 +655,7 @@ int main(void)
 	    cmocka_unit_test(test_image_with_pending),
 	    cmocka_unit_test(test_batches_keep_event_order),
 	    cmocka_unit_test(test_plan_changed_in_place),
+	    cmocka_unit_test(test_fast_read_widened),
 	    cmocka_unit_test(test_shared_values_same_as_apart),
 	    cmocka_unit_test(test_typed_distinct_every_length),
 	};
