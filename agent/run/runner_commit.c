@@ -151,6 +151,10 @@ void floe_committer_task(void *arg)
 		floe_table_commit_counts(t, &c.rep->attempts, &c.rep->conflicts);
 	}
 	c.rep->duration_us = floe_run_mono_us(r) - t0;
+#ifndef FLOE_NO_S3
+	if (rc || c.rep->agg_rc)
+		c.rep->retry_after_us = floe_store_s3_retry_after_ms(r->lake.store) * 1000;
+#endif
 	/* One line per commit, with what it cost: a catalog or store that slows down, or
 	 * writers that keep winning the race, show here before they show as failures. */
 	uint64_t att = c.rep->attempts >= attempts0 ? c.rep->attempts - attempts0 : c.rep->attempts;
