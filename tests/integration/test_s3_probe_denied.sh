@@ -66,4 +66,5 @@ rm -rf "$d/state"
 "$FLOE_BIN" run -c "$d/floe.yaml" --once 2>>"$d/err" || true
 "$FLOE_BIN" run -c "$d/floe.yaml" --once 2>>"$d/err" || true
 check "two installations, DELETE denied: two probe objects ($(probes))" test "$(probes)" = 2
+stub_stop
 finish

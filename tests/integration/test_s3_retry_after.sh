@@ -49,4 +49,5 @@ all_in() { test "$(records)" = 200; }
 check "every line committed once the store takes requests" wait_for 60 all_in
 stop_pid $PID || true
 check "200 records after the stop" test "$(records)" = 200
+stub_stop
 finish
