@@ -50,6 +50,9 @@ struct floe_http_resp {
 	 * clock, for signing on a device whose clock is wrong. */
 	bool has_date;
 	int64_t date;
+	/* Its Retry-After (of a 429 or 503, say): seconds to wait (-1: none), or the time
+	 * to wait until, an HTTP date in seconds since the epoch (0: none). */
+	int64_t retry_after_s, retry_at;
 	char *data;
 	size_t len, cap;
 	bool too_big;	/* the body passed req.max: the transfer was cut */

@@ -115,6 +115,11 @@ int floe_store_probe_conditional(struct floe_store *s, const char *probe_key)
 	static const char body[] = "floe conditional-create probe";
 	floe_store_remove(s, probe_key);
 	int rc = floe_store_put_if_absent(s, probe_key, body, sizeof(body) - 1);
+	/* The key is there (a store that denies DELETE kept it from an earlier probe): the
+	 * store refused to create it again, which is the arbitration sought (a store that
+	 * ignores If-None-Match takes the create). */
+	if (rc == -EEXIST)
+		return 0;
 	if (rc)
 		return rc;
 	rc = floe_store_put_if_absent(s, probe_key, "other", 5);

@@ -52,9 +52,10 @@ struct floe_store {
 int floe_store_local_new(struct floe_alloc *a, const char *root, struct floe_store **out);
 
 /* Checks that the store arbitrates creates: a probe key created twice must fail the
- * second time (some S3 gateways ignore If-None-Match). 0 when it does, FLOE-independent
- * -ENOTSUP when the second create succeeded, or the store's error. The probe key is
- * removed afterwards. */
+ * second time (some S3 gateways ignore If-None-Match). 0 when it does (also when the key
+ * was there already and the first create failed: a store that denies DELETE keeps it),
+ * FLOE-independent -ENOTSUP when the second create succeeded, or the store's error. The
+ * probe key is removed before and afterwards, as far as the store lets it. */
 int floe_store_probe_conditional(struct floe_store *s, const char *probe_key);
 
 /* Reads key into a new buffer from the store's allocator (free with

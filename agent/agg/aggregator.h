@@ -172,8 +172,10 @@ int floe_agg_flush(struct floe_aggregator *g, floe_agg_emit_fn emit, void *arg);
  * than a fifth are set; a DDSketch's header and pairs, or buckets from the first to the
  * last counted; SpaceSaving whole; sketches are laid out anew on load), in this
  * build's memory layout: it is read back only by the same build of floe with the same
- * aggregation (a fingerprint of the layout and configuration says so), never exchanged.
- * The last 8 bytes are an XXH64 of the rest. */
+ * aggregation (fingerprints of the layout and of the configuration say so), never
+ * exchanged. Its first 24 bytes, the preamble, are the same in every version from 5 on:
+ * any later build reads from them how many open windows an image it cannot restore held,
+ * and its tag. The last 8 bytes are an XXH64 of the rest. */
 /* Takes the next n bytes of an image (borrowed during the call): 0, or a negative code. */
 typedef int (*floe_agg_write_fn)(void *ctx, const void *p, size_t n);
 /* Writes g's image, with tag (the caller's: any number restored with it), through write,
@@ -184,14 +186,15 @@ int floe_agg_save(struct floe_aggregator *g, uint64_t tag, floe_agg_write_fn wri
 typedef int (*floe_agg_read_fn)(void *ctx, void *p, size_t n);
 /* Restores an image written from floe_agg_save's pieces into g, which must be new (no
  * record added), reading it through read; *tag gets its tag. On failure g is left new:
- * FLOE_EFORMAT when the image is of another aggregation or layout (*tag is set all the
- * same when the header was an image's), FLOE_ECORRUPT when it is damaged (err, may be
- * NULL, says what), or read's error. */
+ * FLOE_EFORMAT when the image is of another aggregation, build or version (*tag is set
+ * all the same when the image's preamble was read), FLOE_ECORRUPT when it is damaged
+ * (err, may be NULL, says what), or read's error. */
 int floe_agg_load(struct floe_aggregator *g, floe_agg_read_fn read, void *ctx, uint64_t *tag,
 		  struct floe_err *err);
-/* How many open windows the image the last floe_agg_load refused held (its header's
- * count; 1 for an image of another version, whose header is not read): the windows lost,
- * for the caller to count. 0 after a load that restored, or that read no image. */
+/* How many open windows the image the last floe_agg_load refused held (its preamble's
+ * count, which every build from image version 4 on reads, of any version or layout; 1
+ * for what is not such an image): the windows lost, for the caller to count. 0 after a
+ * load that restored, or that read no image. */
 uint32_t floe_agg_load_lost(const struct floe_aggregator *g);
 
 #endif

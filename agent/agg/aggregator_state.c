@@ -2,12 +2,14 @@
  * staging buffer, with only the counted part of each sketch, so that a checkpoint of
  * thousands of groups costs no allocation and little more than what the groups hold;
  * restored by reading the groups back into their slots and moving the sketches'
- * pointers to where their memory now is. */
+ * pointers to where their memory now is. Only the build that wrote an image restores it;
+ * any later one reads from its preamble what it held (see IMG_PRE). */
 #include "agent/agg/aggregator_impl.h"
 
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
 
+#include <stddef.h>
 #include <string.h>
 #define XXH_STATIC_LINKING_ONLY /* XXH64_state_t on the stack */
 #include <xxhash.h>
@@ -17,23 +19,42 @@
  * coupons or dense registers from the window's pool), no longer its header.
  * 3: each DDSketch store is sparse or dense on its own, a dense one as wide as its
  * window of the pool was (pairs and windows are sized differently).
- * 4: the newest dated record's time and when it was read (timed_ts, timed_at). */
-#define IMG_VERSION 4u
+ * 4: the newest dated record's time and when it was read (timed_ts, timed_at).
+ * 5: the preamble below; the build's layout and the configuration fingerprinted apart. */
+#define IMG_VERSION 5u
 
-/* The image's header: the aggregator's scalars. Native byte order and padding: the image
- * is read only by the build that wrote it (the fingerprint holds the layout). */
+/* The preamble: the first IMG_PRE bytes of every image from version 5 on, little-endian,
+ * never to change: the magic, the version, how many open windows the image holds and its
+ * tag. Any later build, whatever its own layout, reads from it what an image it cannot
+ * restore held (the windows lost, counted exactly: none after a clean stop, which wrote
+ * them as partial rows) and the tag that tells its caller which spool entries the image
+ * covers (entries sealed after it are removed as of a seal that never became durable:
+ * without the tag the partial rows of a stop whose commit did not go through were). */
+#define IMG_PRE 24u
+#define PRE_VERSION 4u
+#define PRE_NOPEN 8u
+#define PRE_TAG 16u
+
+/* Version 4, the last one without the preamble, was native and read its count and tag
+ * from these offsets (x86-64, arm64 and armhf alike: nothing in it was wider than its
+ * alignment allowed): a build upgraded from it counts exactly what it cannot restore. */
+#define V4_TAG 16u
+#define V4_NOPEN 172u
+
+/* The image's header: the preamble, then the aggregator's scalars in native byte order
+ * and padding, read only by a build of the same layout (the build fingerprint says so). */
 struct img_head {
-	char magic[4];
-	uint32_t version;
-	uint64_t fingerprint;
-	uint64_t tag;
+	uint8_t pre[IMG_PRE];
+	uint64_t build;	      /* layout_fingerprint */
+	uint64_t fingerprint; /* config_fingerprint */
 	int64_t max_ts, closed_until, last_received;
 	int64_t timed_ts, timed_at;
 	uint64_t pending_late;
 	struct floe_agg_stats stats;
 	uint32_t seen;
-	uint32_t nopen;
+	uint32_t pad;
 };
+_Static_assert(offsetof(struct img_head, build) == IMG_PRE, "the preamble comes first");
 
 /* Before each open window's groups (ngroups strides, then the overflow group's stride
  * when it took events). base is where the groups were when saved: the sketches in them
@@ -62,15 +83,52 @@ static uint64_t mix(uint64_t h, uint64_t v)
 	return (h ^ v) * 0x100000001b3ull + (h >> 29);
 }
 
-/* What an image depends on: the memory layout of this build and every setting that
- * places or sizes a group's state. */
-static uint64_t fingerprint(const struct floe_aggregator *g)
+static void le_put(uint8_t *p, uint64_t v, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t le_get(const uint8_t *p, unsigned n)
+{
+	uint64_t v = 0;
+	for (unsigned i = 0; i < n; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+/* What the image's native part depends on in this build: the byte order and the sizes of
+ * everything saved as it is in memory. A change of them is a change of build, said as
+ * such (the version is bumped too when a saved struct's fields change and not its size). */
+static uint64_t layout_fingerprint(void)
+{
+	const uint32_t order = 0x01020304u;
+	uint8_t first;
+	memcpy(&first, &order, 1);
+	uint64_t h = 0x84222325cbf29ce4ull;
+	uint64_t v[] = {first,
+			sizeof(void *),
+			sizeof(struct img_head),
+			sizeof(struct img_win),
+			sizeof(struct agg_group),
+			sizeof(struct agg_num),
+			sizeof(struct floe_hll),
+			sizeof(struct floe_dds),
+			sizeof(struct floe_dds_store),
+			sizeof(struct floe_ss),
+			sizeof(struct floe_agg_stats)};
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		h = mix(h, v[i]);
+	return h;
+}
+
+/* What an image depends on in the configuration: every setting that places or sizes a
+ * group's state (with this build's sizes, which a layout change has changed first). */
+static uint64_t config_fingerprint(const struct floe_aggregator *g)
 {
 	const struct floe_config_agg *c = g->cfg;
 	uint64_t h = 0xcbf29ce484222325ull;
-	uint64_t v[] = {sizeof(void *),
-			sizeof(struct img_head),
-			g->stride,
+	uint64_t v[] = {g->stride,
 			g->key_cap,
 			g->cap,
 			g->plan.windows,
@@ -227,9 +285,8 @@ int floe_agg_save(struct floe_aggregator *g, uint64_t tag, floe_agg_write_fn wri
 {
 	struct saver sv = {.g = g, .write = write, .ctx = ctx};
 	floe_agg_settle(g); /* the image holds every event added */
-	struct img_head h = {.version = IMG_VERSION,
-			     .fingerprint = fingerprint(g),
-			     .tag = tag,
+	struct img_head h = {.build = layout_fingerprint(),
+			     .fingerprint = config_fingerprint(g),
 			     .max_ts = g->max_ts,
 			     .closed_until = g->closed_until,
 			     .last_received = g->last_received,
@@ -238,9 +295,13 @@ int floe_agg_save(struct floe_aggregator *g, uint64_t tag, floe_agg_write_fn wri
 			     .pending_late = g->pending_late,
 			     .stats = g->stats,
 			     .seen = g->seen};
-	memcpy(h.magic, IMG_MAGIC, 4);
+	uint32_t nopen = 0;
 	for (uint32_t i = 0; i < g->plan.windows; i++)
-		h.nopen += g->win[i].open;
+		nopen += g->win[i].open;
+	memcpy(h.pre, IMG_MAGIC, 4);
+	le_put(h.pre + PRE_VERSION, IMG_VERSION, 4);
+	le_put(h.pre + PRE_NOPEN, nopen, 4);
+	le_put(h.pre + PRE_TAG, tag, 8);
 	XXH64_reset(&sv.x, 0);
 	put(&sv, &h, sizeof(h));
 	for (uint32_t i = 0; i < g->plan.windows; i++) {
@@ -541,29 +602,72 @@ static void reset_new(struct floe_aggregator *g)
 	memset(&g->stats, 0, sizeof(g->stats));
 }
 
+/* The windows an image of another version held, at most the plan's (a damaged count
+ * cannot inflate the loss counted). */
+static void set_lost(struct floe_aggregator *g, uint32_t nopen)
+{
+	g->load_lost = nopen < g->plan.windows ? nopen : g->plan.windows;
+}
+
+/* An image of version 4, whose preamble (already read) is its magic, version,
+ * fingerprint and tag: its count of windows is read from where that version held it. */
+static int load_v4(struct floe_aggregator *g, struct loader *l, const uint8_t *pre, uint64_t *tag,
+		   struct floe_err *err)
+{
+	uint32_t nopen;
+	g->load_lost = 1;
+	int rc = rd(l, g->img, V4_NOPEN + 4 - IMG_PRE);
+	if (rc)
+		return floe_err_set(err, rc, "cannot read the image: %s", floe_strerror(rc));
+	memcpy(&nopen, g->img + (V4_NOPEN - IMG_PRE), 4);
+	memcpy(tag, pre + V4_TAG, 8);
+	set_lost(g, nopen);
+	return floe_err_set(err, FLOE_EFORMAT,
+			    "the image was written by an earlier build of floe (image version 4; "
+			    "this build reads %u)",
+			    IMG_VERSION);
+}
+
 static int load(struct floe_aggregator *g, struct loader *l, uint64_t *tag, struct floe_err *err)
 {
 	struct img_head h;
-	int rc = rd(l, &h, sizeof(h));
+	int rc = rd(l, h.pre, IMG_PRE);
 	if (rc)
 		return floe_err_set(err, rc, "cannot read the image: %s", floe_strerror(rc));
 	g->load_lost = 0;
-	if (memcmp(h.magic, IMG_MAGIC, 4) != 0 || h.version != IMG_VERSION) {
+	uint32_t version = (uint32_t)le_get(h.pre + PRE_VERSION, 4);
+	if (memcmp(h.pre, IMG_MAGIC, 4) != 0 || version < 4) {
 		g->load_lost = 1; /* how many is not known: at least the image */
-		return floe_err_set(err, FLOE_EFORMAT, "not an image of open windows (version %u)",
-				    IMG_VERSION);
-	}
-	*tag = h.tag;
-	/* From here a refusal loses the windows the header counts (at most the plan's). */
-	g->load_lost = h.nopen < g->plan.windows ? h.nopen : g->plan.windows;
-	if (h.fingerprint != fingerprint(g))
 		return floe_err_set(err, FLOE_EFORMAT,
-				    "the image is of another configuration of the aggregation, or "
-				    "of another build");
-	if (h.nopen > g->plan.windows)
+				    "not an image of open windows this build can read (version %u; "
+				    "this build reads %u)",
+				    version, IMG_VERSION);
+	}
+	if (version == 4)
+		return load_v4(g, l, h.pre, tag, err);
+	/* From here the preamble says what a refusal loses and which entries it covers. */
+	uint32_t nopen = (uint32_t)le_get(h.pre + PRE_NOPEN, 4);
+	*tag = le_get(h.pre + PRE_TAG, 8);
+	set_lost(g, nopen);
+	if (version != IMG_VERSION)
+		return floe_err_set(err, FLOE_EFORMAT,
+				    "the image was written by another build of floe (image version "
+				    "%u; this build reads %u)",
+				    version, IMG_VERSION);
+	if ((rc = rd(l, h.pre + IMG_PRE, sizeof(h) - IMG_PRE)))
+		return floe_err_set(err, rc, "cannot read the image: %s", floe_strerror(rc));
+	if (h.build != layout_fingerprint())
+		return floe_err_set(err, FLOE_EFORMAT,
+				    "the image was written by another build of floe (image version "
+				    "%u, another memory layout)",
+				    version);
+	if (h.fingerprint != config_fingerprint(g))
+		return floe_err_set(err, FLOE_EFORMAT,
+				    "the image is of another configuration of the aggregation");
+	if (nopen > g->plan.windows)
 		return floe_err_set(err, FLOE_ECORRUPT, "the image has %u windows (at most %u)",
-				    h.nopen, g->plan.windows);
-	for (uint32_t i = 0; i < h.nopen; i++)
+				    nopen, g->plan.windows);
+	for (uint32_t i = 0; i < nopen; i++)
 		if ((rc = load_window(g, l)))
 			return floe_err_set(err, rc, "window %u of the image: %s", i,
 					    floe_strerror(rc));
@@ -590,7 +694,6 @@ static int load(struct floe_aggregator *g, struct loader *l, uint64_t *tag, stru
 	g->stats.coarse += here.coarse;
 	g->stats.pool_bytes = here.pool_bytes;
 	g->stats.pool_grown = here.pool_grown;
-	*tag = h.tag;
 	return 0;
 }
 

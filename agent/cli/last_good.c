@@ -17,7 +17,10 @@
 #include "platform/path.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -53,16 +56,43 @@ static const char *header_line(char **p, char *end, const char *tag)
 	return v;
 }
 
-/* Reads the copy in dir. Returns 0, -ENOENT when there is none, FLOE_ECORRUPT when it is
- * not one (a header missing), or the read's error. */
-static int copy_read(const char *dir, struct copy *c)
+/* The state directory the service manager gives floe (systemd's StateDirectory= sets
+ * $STATE_DIRECTORY, a list: its first), else agent.state_dir's default. A copy is kept
+ * there too, named by the file's path: found from the path alone when the file cannot
+ * say which state_dir it had (broken before agent.state_dir, cut short, emptied). */
+static int home_dir(char *out, size_t cap)
 {
-	char path[FLOE_PATH_MAX];
+	const char *env = getenv("STATE_DIRECTORY");
+	size_t n = env ? strcspn(env, ":") : 0;
+	if (n > 0 && env[0] == '/' && n < cap) {
+		memcpy(out, env, n);
+		out[n] = '\0';
+		return 0;
+	}
+	return floe_path_absolute(FLOE_CONFIG_STATE_DIR, out, cap);
+}
+
+/* The home copy of file (absolute): home_dir/config.last-good.<FNV-1a of file>.yaml. */
+static int home_copy_path(const char *file, char *out, size_t cap)
+{
+	char dir[FLOE_PATH_MAX];
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (const char *p = file; *p; p++)
+		h = (h ^ (uint8_t)*p) * 0x100000001b3ull;
+	if (home_dir(dir, sizeof(dir)) != 0)
+		return FLOE_ELIMIT;
+	return snprintf(out, cap, "%s/config.last-good.%016" PRIx64 ".yaml", dir, h) < (int)cap
+		   ? 0
+		   : FLOE_ELIMIT;
+}
+
+/* Reads the copy at path. Returns 0, -ENOENT when there is none, FLOE_ECORRUPT when it is
+ * not one (a header missing), or the read's error. */
+static int copy_read_at(const char *path, struct copy *c)
+{
 	memset(c, 0, sizeof(*c));
-	int rc = copy_path(dir, path, sizeof(path));
 	void *data = NULL;
-	if (rc == 0)
-		rc = floe_fs_read_file(NULL, path, COPY_MAX, &data, &c->len);
+	int rc = floe_fs_read_file(NULL, path, COPY_MAX, &data, &c->len);
 	if (rc)
 		return rc;
 	c->data = data;
@@ -80,12 +110,42 @@ static int copy_read(const char *dir, struct copy *c)
 	return 0;
 }
 
+/* Keeps source as the copy at path (made from file), unless it holds it already. */
+static int keep_at(const char *path, const char *file, const char *source, size_t len, bool *wrote)
+{
+	struct copy old;
+	*wrote = false;
+	bool same = copy_read_at(path, &old) == 0 && strcmp(old.file, file) == 0 &&
+		    old.body_len == len && memcmp(old.body, source, len) == 0;
+	floe_free(NULL, old.data);
+	if (same)
+		return 0;
+	struct floe_civil_time t;
+	floe_civil_from_unix(floe_clock_now_us() / 1000000, &t);
+	char head[2 * FLOE_PATH_MAX];
+	int n = snprintf(head, sizeof(head),
+			 TITLE FILE_TAG "%s\n" STARTED_TAG "%04lld-%02u-%02uT%02u:%02u:%02uZ\n",
+			 file, (long long)t.year, t.month, t.day, t.hour, t.minute, t.second);
+	if (n < 0 || (size_t)n >= sizeof(head))
+		return FLOE_ELIMIT;
+	struct floe_fs_piece pieces[] = {{head, (size_t)n}, {source, len}};
+	int rc = floe_fs_write_atomicv(path, pieces, 2);
+	*wrote = rc == 0;
+	return rc;
+}
+
 void floe_last_good_save(const struct floe_config *cfg)
 {
-	char dir[FLOE_PATH_MAX], path[FLOE_PATH_MAX], file[FLOE_PATH_MAX];
+	char dir[FLOE_PATH_MAX], path[FLOE_PATH_MAX], file[FLOE_PATH_MAX], home[FLOE_PATH_MAX];
 	if (!cfg->source || floe_path_absolute(cfg->agent.state_dir, dir, sizeof(dir)) != 0 ||
 	    copy_path(dir, path, sizeof(path)) != 0)
 		return;
+	/* The home copy, where the state_dir is another one whose home directory is there
+	 * (the package's StateDirectory; never made here). */
+	char hdir[FLOE_PATH_MAX];
+	bool home_too = floe_path_absolute(cfg->path, file, sizeof(file)) == 0 &&
+			home_dir(hdir, sizeof(hdir)) == 0 && strcmp(hdir, dir) != 0 &&
+			floe_fs_exists(hdir) == 1 && home_copy_path(file, home, sizeof(home)) == 0;
 	if (!cfg->agent.keep_last_good) {
 		int rc = floe_fs_unlink(path);
 		if (rc == 0)
@@ -93,43 +153,40 @@ void floe_last_good_save(const struct floe_config *cfg)
 		else if (rc != -ENOENT)
 			floe_warn("agent.keep_last_good is false but %s cannot be removed: %s", path,
 				  floe_strerror(rc));
+		if (home_too && floe_fs_unlink(home) == 0)
+			floe_info("agent.keep_last_good is false: removed %s", home);
 		return;
 	}
 	if (floe_path_absolute(cfg->path, file, sizeof(file)) != 0 || strchr(file, '\n'))
 		return;
-	struct copy old;
-	bool same = copy_read(dir, &old) == 0 && strcmp(old.file, file) == 0 &&
-		    old.body_len == cfg->source_len && memcmp(old.body, cfg->source, old.body_len) == 0;
-	floe_free(NULL, old.data);
-	if (same)
-		return;
-	struct floe_civil_time t;
-	floe_civil_from_unix(floe_clock_now_us() / 1000000, &t);
-	char head[2 * FLOE_PATH_MAX];
-	int n = snprintf(head, sizeof(head), TITLE FILE_TAG "%s\n" STARTED_TAG "%04lld-%02u-%02uT%02u:%02u:%02uZ\n",
-			 file, (long long)t.year, t.month, t.day, t.hour, t.minute, t.second);
-	if (n < 0 || (size_t)n >= sizeof(head))
-		return;
-	struct floe_fs_piece pieces[] = {{head, (size_t)n}, {cfg->source, cfg->source_len}};
-	int rc = floe_fs_write_atomicv(path, pieces, 2);
+	bool wrote;
+	int rc = keep_at(path, file, cfg->source, cfg->source_len, &wrote);
 	if (rc)
 		floe_warn("cannot keep the configuration as the last good one in %s: %s (a start whose "
 			  "file has errors will not find it)",
 			  path, floe_strerror(rc));
-	else
+	else if (wrote)
 		floe_info("kept the configuration this agent started with in %s, to run on if a "
 			  "later start finds the file unusable", path);
+	if (!home_too)
+		return;
+	/* A home that cannot be written (a read-only root file system) leaves the copy in
+	 * state_dir, found while the file still names it: said once per change, at info. */
+	rc = keep_at(home, file, cfg->source, cfg->source_len, &wrote);
+	if (rc)
+		floe_info("cannot keep the last good configuration in %s too: %s (a file broken "
+			  "before agent.state_dir will not find the copy in %s)",
+			  home, floe_strerror(rc), dir);
+	else if (wrote)
+		floe_info("kept it in %s too, found from the file's path alone", home);
 }
 
-/* The copy in dir, if it was made from file. */
-static int find_in(const char *dir, const char *path, const char *file, char **body,
+/* The copy at where, if it was made from file. */
+static int find_at(const char *where, const char *path, const char *file, char **body,
 		   size_t *body_len, char *note, size_t cap)
 {
 	struct copy c;
-	char where[FLOE_PATH_MAX];
-	if (copy_path(dir, where, sizeof(where)) != 0)
-		return FLOE_ENOTFOUND;
-	int rc = copy_read(dir, &c);
+	int rc = copy_read_at(where, &c);
 	if (rc == -ENOENT || rc == -ENOTDIR) {
 		rc = FLOE_ENOTFOUND; /* none: nothing to say */
 	} else if (rc) {
@@ -155,10 +212,41 @@ static int find_in(const char *dir, const char *path, const char *file, char **b
 	return rc;
 }
 
+/* The copy in state_dir dir (find_at). */
+static int find_in(const char *dir, const char *path, const char *file, char **body,
+		   size_t *body_len, char *note, size_t cap)
+{
+	char where[FLOE_PATH_MAX];
+	if (copy_path(dir, where, sizeof(where)) != 0)
+		return FLOE_ENOTFOUND;
+	return find_at(where, path, file, body, body_len, note, cap);
+}
+
+/* The home copy of file (home_copy_path), and in found the state_dir its configuration
+ * names (the default when it names none). */
+static int find_home(const char *path, const char *file, char **body, size_t *body_len, char *found,
+		     char *note, size_t cap)
+{
+	char where[FLOE_PATH_MAX], named[FLOE_PATH_MAX];
+	if (home_copy_path(file, where, sizeof(where)) != 0)
+		return FLOE_ENOTFOUND;
+	int rc = find_at(where, path, file, body, body_len, note, cap);
+	if (rc)
+		return rc;
+	if (floe_config_peek_state_dir(*body, *body_len, named, sizeof(named)) != 0)
+		snprintf(named, sizeof(named), "%s", FLOE_CONFIG_STATE_DIR);
+	if (floe_path_absolute(named, found, FLOE_PATH_MAX) != 0) {
+		floe_free(NULL, *body);
+		*body = NULL;
+		return FLOE_ENOTFOUND;
+	}
+	return 0;
+}
+
 int floe_last_good_find(const char *path, const char *dir, char **body, size_t *body_len,
 			char *found, char *note, size_t cap)
 {
-	char file[FLOE_PATH_MAX], named[FLOE_PATH_MAX], abs[2][FLOE_PATH_MAX];
+	char file[FLOE_PATH_MAX], named[FLOE_PATH_MAX], abs[3][FLOE_PATH_MAX];
 	if (floe_path_absolute(path, file, sizeof(file)) != 0)
 		return FLOE_ENOTFOUND;
 	size_t n = 0;
@@ -176,6 +264,11 @@ int floe_last_good_find(const char *path, const char *dir, char **body, size_t *
 		if (floe_path_absolute(FLOE_CONFIG_STATE_DIR, abs[n], FLOE_PATH_MAX) == 0 &&
 		    (n == 0 || strcmp(abs[0], abs[n]) != 0))
 			n++;
+		/* The service manager's state directory, when it is another. */
+		bool other = home_dir(abs[n], FLOE_PATH_MAX) == 0;
+		for (size_t i = 0; other && i < n; i++)
+			other = strcmp(abs[i], abs[n]) != 0;
+		n += other;
 	}
 	for (size_t i = 0; i < n; i++) {
 		int rc = find_in(abs[i], path, file, body, body_len, note, cap);
@@ -188,5 +281,7 @@ int floe_last_good_find(const char *path, const char *dir, char **body, size_t *
 			return rc;
 		}
 	}
-	return FLOE_ENOTFOUND;
+	/* The file cannot say its state_dir (broken before it, cut short, emptied): the copy
+	 * kept under its path's name. */
+	return dir ? FLOE_ENOTFOUND : find_home(path, file, body, body_len, found, note, cap);
 }

@@ -15,13 +15,16 @@ struct floe_config;
 #define FLOE_LAST_GOOD_FILE "config.last-good.yaml"
 
 /* Keeps cfg->source as the copy in cfg's state_dir (unchanged when the copy already holds
- * it), or removes the copy when agent.keep_last_good is false. A failure is logged as a
- * warning: it is never a reason to stop. */
+ * it), and, when the service manager's state directory ($STATE_DIRECTORY, else the
+ * default state_dir) is another and exists, as a copy there named by cfg's path; or
+ * removes both when agent.keep_last_good is false. A failure is logged: it is never a
+ * reason to stop. */
 void floe_last_good_save(const struct floe_config *cfg);
 
 /* The last good copy of the file at path, which could not be used. Looked for in dir (a
  * state_dir; NULL: in the state_dir the file names now, as far as it can be read, then in
- * agent.state_dir's default); only a copy made from path is taken. Returns 0 with the
+ * agent.state_dir's default and the service manager's state directory, then as the copy
+ * named by path there); only a copy made from path is taken. Returns 0 with the
  * copy's configuration text in *body (owned: floe_free(NULL, ...); the caller parses it
  * under path's name, so that positions are the file's and a SIGHUP reads path again), the
  * state_dir it was found in (in found, FLOE_PATH_MAX bytes) and what /healthz says in

@@ -5,6 +5,7 @@
 
 #include "agent/config/config.h"
 #include "agent/env/env.h"
+#include "agent/lake/catalog_rest.h"
 #include "agent/lake/catalog_rest_sign.h"
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
@@ -64,8 +65,31 @@ int floe_catalog_rest_status(struct floe_catalog_rest *c, const char *what, cons
 		rc = FLOE_S3_EUNAVAILABLE;
 	else
 		rc = FLOE_S3_EHTTP;
+	if (s == 429 || s == 503) {
+		/* When to come back, if it said: a date against its own Date, else our clock
+		 * with the offset learnt from it. */
+		int64_t wait_s = r->retry_after_s;
+		if (wait_s < 0 && r->retry_at > 0)
+			wait_s = r->retry_at - (r->has_date
+						    ? r->date
+						    : c->clock->wall_us(c->clock->ctx) / 1000000 +
+							  c->clock_offset_s);
+		if (wait_s > 0) {
+			int64_t us = wait_s >= FLOE_CATALOG_REST_RETRY_AFTER_MAX_US / 1000000
+					 ? FLOE_CATALOG_REST_RETRY_AFTER_MAX_US
+					 : wait_s * 1000000;
+			c->not_before_us = c->clock->mono_us(c->clock->ctx) + us;
+		}
+	}
 	return floe_err_set(err, rc, "%s: %s answered %d %s: %s", c->cfg->lake.rest.uri, what, s,
 			    e.type[0] ? e.type : "", e.message);
+}
+
+int64_t floe_catalog_rest_retry_after_us(const struct floe_catalog_rest *c)
+{
+	int64_t left =
+	    c && c->not_before_us ? c->not_before_us - c->clock->mono_us(c->clock->ctx) : 0;
+	return left > 0 ? left : 0;
 }
 
 /* An OAuth2 token for the configured client credentials (RFC 6749 4.4), form-encoded. */

@@ -158,6 +158,16 @@ int floe_table_catalog_put(struct floe_table *t, const struct floe_table_expiry 
 	}
 	if (rc == FLOE_ECONFLICT)
 		return rc;
+	if (*unknown && floe_catalog_rest_retry_after_us(t->opt.catalog) > 0) {
+		/* The catalog said when to come back (503 with Retry-After): not at once, but
+		 * at the next commit, which the runner puts off that long; its reload looks for
+		 * this snapshot (by floe.commit-seq) as a retry's would. */
+		floe_warn("table: the commit to %s may or may not have landed (%s): the catalog "
+			  "asked for %.0f s (Retry-After), and the next commit looks for it then",
+			  t->opt.name, t->err.msg,
+			  (double)floe_catalog_rest_retry_after_us(t->opt.catalog) / 1e6);
+		return rc;
+	}
 	if (*unknown) {
 		/* The reload of the next attempt looks for this snapshot (by id and
 		 * floe.commit-seq) before anything else is tried. */

@@ -233,7 +233,7 @@ int floe_warehouse_open(struct floe_alloc *a, const struct floe_config *cfg, boo
 		return rc;
 	if (!probe)
 		return 0;
-	if ((rc = floe_warehouse_probe(*out, cfg, err))) {
+	if ((rc = floe_warehouse_probe(*out, cfg, NULL, err))) {
 		floe_store_free(*out);
 		*out = NULL;
 	}
@@ -301,7 +301,7 @@ bool floe_warehouse_waited_out(int rc)
 }
 
 int floe_warehouse_probe(struct floe_store *st, const struct floe_config *cfg,
-			 struct floe_err *err)
+			 const char *installation, struct floe_err *err)
 {
 	if (cfg->lake.catalog != FLOE_CATALOG_S3)
 		return 0;
@@ -311,13 +311,23 @@ int floe_warehouse_probe(struct floe_store *st, const struct floe_config *cfg,
 	return 0;
 #else
 	int rc;
-	/* The probe removes its key before and after: 64 random bits keep it this process's
-	 * own, also among agents that share an id. */
+	/* The probe removes its key before and after. A bucket whose policy denies DELETE
+	 * keeps it: named by the installation (one agent at a time per state_dir, so the key
+	 * is this process's own), that is one object however many starts (a --once timer's,
+	 * 1,440 a day), and a start that finds it there gets the store's 412 for it, which is
+	 * the proof sought. Without an installation (floe maintain, whose job needs DELETE
+	 * anyway), 64 random bits keep the key this process's own among agents sharing an
+	 * id. */
 	char probe_key[256];
-	uint64_t nonce = 0;
-	floe_random_bytes(&nonce, sizeof(nonce));
-	snprintf(probe_key, sizeof(probe_key), "%s/%s/metadata/.floe-probe-%s-%016" PRIx64, cfg->lake.namespace,
-		 cfg->logs.name, cfg->agent.id, nonce);
+	if (installation) {
+		snprintf(probe_key, sizeof(probe_key), "%s/%s/metadata/.floe-probe-%s-%s",
+			 cfg->lake.namespace, cfg->logs.name, cfg->agent.id, installation);
+	} else {
+		uint64_t nonce = 0;
+		floe_random_bytes(&nonce, sizeof(nonce));
+		snprintf(probe_key, sizeof(probe_key), "%s/%s/metadata/.floe-probe-%s-%016" PRIx64,
+			 cfg->lake.namespace, cfg->logs.name, cfg->agent.id, nonce);
+	}
 	rc = floe_store_probe_conditional(st, probe_key);
 	if (rc == -ENOTSUP)
 		floe_err_set(err, rc,

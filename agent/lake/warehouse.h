@@ -51,9 +51,11 @@ int floe_warehouse_open_location(struct floe_alloc *a, const struct floe_config 
 
 /* The check of floe_warehouse_open's probe on a store it opened without: an S3 store must
  * refuse a second conditional create of a probe key. 0 for a local warehouse. Stale
- * multipart uploads of the logs table are aborted after it. */
+ * multipart uploads of the logs table are aborted after it. installation (borrowed; NULL:
+ * a random key per call, as floe_warehouse_open's) names the probe key: a bucket that
+ * denies DELETE keeps one probe object per installation, not one per start. */
 int floe_warehouse_probe(struct floe_store *st, const struct floe_config *cfg,
-			 struct floe_err *err);
+			 const char *installation, struct floe_err *err);
 /* Whether a failure of the store (an S3 error code) is waited out rather than stopping
  * the agent: an endpoint that cannot be reached, times out, fails TLS or answers 5xx, but
  * also refusals that only the store can tell and someone fixes there (401/403, no such

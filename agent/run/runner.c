@@ -86,7 +86,7 @@ int floe_runner_open_table(struct floe_runner *r, size_t k, bool later, struct f
 	const struct floe_config *cfg = r->set.cfg;
 	const struct floe_config_table *tc = r->raw[k].cfg;
 	char existed_at[FLOE_PATH_MAX];
-	int rc = floe_warehouse_probe(r->lake.store, cfg, err);
+	int rc = floe_warehouse_probe(r->lake.store, cfg, r->ck.id.installation, err);
 	if (rc)
 		return rc;
 	struct floe_table_options topt =

@@ -8,6 +8,7 @@
  * the report tells the main thread what happened. */
 #include "agent/run/runner_impl.h"
 
+#include "agent/lake/catalog_rest.h"
 #include "agent/lake/table.h"
 #include "agent/lake/warehouse.h"
 #include "formats/base/alloc.h"
@@ -151,6 +152,15 @@ void floe_committer_task(void *arg)
 		floe_table_commit_counts(t, &c.rep->attempts, &c.rep->conflicts);
 	}
 	c.rep->duration_us = floe_run_mono_us(r) - t0;
+	if (rc || c.rep->agg_rc) {
+		/* The store or the catalog said when to come back: the longer wait. */
+		int64_t wait = floe_catalog_rest_retry_after_us(r->lake.catalog);
+#ifndef FLOE_NO_S3
+		int64_t s3 = floe_store_s3_retry_after_ms(r->lake.store) * 1000;
+		wait = s3 > wait ? s3 : wait;
+#endif
+		c.rep->retry_after_us = wait;
+	}
 	/* One line per commit, with what it cost: a catalog or store that slows down, or
 	 * writers that keep winning the race, show here before they show as failures. */
 	uint64_t att = c.rep->attempts >= attempts0 ? c.rep->attempts - attempts0 : c.rep->attempts;

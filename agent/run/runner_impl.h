@@ -195,6 +195,9 @@ struct commit_report {
 	 * and why, for /healthz; false after a commit that reached it. */
 	bool store_down;
 	char store_error[STORE_ERROR_MAX];
+	/* What is left of the wait the store asked for (an S3 429 or 503 with Retry-After)
+	 * when the commit gave up: the next one does not come sooner. 0: none. */
+	int64_t retry_after_us;
 	/* Whether a raw table's typed columns' plan was learnt at the committer's first
 	 * contact with a table the start could not reach (run_table.cols_learnt holds it):
 	 * for the main thread's batch. */

@@ -26,6 +26,7 @@ struct loop {
 	/* After a failed commit the next one waits longer (up to 5 minutes), so that an
 	 * unreachable store does not take the time the inputs need for reading. */
 	int64_t commit_backoff_us; /* the wait added after a failed commit (jittered) */
+	bool asked_wait;	   /* the last failed commit's store asked for a wait (logged) */
 	int64_t backoff_ceil_us;   /* its ceiling, doubled at each failure in a row */
 	unsigned idle_turns; /* idle waits in a row */
 	int64_t last_full_read; /* the last read pass over every tail */
@@ -170,10 +171,23 @@ static int check_commit(struct floe_runner *r, struct loop *l, bool wait, bool *
 			x = 0;
 		int64_t half = l->backoff_ceil_us / 2;
 		l->commit_backoff_us = half + (int64_t)(x % (uint64_t)(half + 1));
+		/* A store that said when to come back (Retry-After) is not asked sooner. */
+		int64_t asked = r->com.rep.retry_after_us;
+		int64_t need =
+		    floe_run_mono_us(r) + asked - l->last_commit - r->set.commit_interval_us;
+		if (asked > 0 && need > l->commit_backoff_us) {
+			if (!l->asked_wait)
+				floe_info("runner: the store asked for %.0f s without requests "
+					  "(Retry-After): the next commit waits for it",
+					  (double)asked / 1e6);
+			l->commit_backoff_us = need;
+		}
+		l->asked_wait = asked > 0;
 		return 0; /* the spool keeps what failed; a later commit retries */
 	}
 	l->commit_backoff_us = 0;
 	l->backoff_ceil_us = 0;
+	l->asked_wait = false;
 	/* Entries sealed while this commit was in flight go next, at once: a slow store
 	 * makes commits larger, not later. */
 	for (size_t k = 0; k < r->nraw; k++)

@@ -94,7 +94,7 @@ static bool header_value(const char *h, size_t n, const char *name, const char *
 	return true;
 }
 
-/* Keeps the ETag and the Date; every other header is left to curl. */
+/* Keeps the ETag, the Date and Retry-After; every other header is left to curl. */
 static size_t header_cb(char *h, size_t size, size_t nmemb, void *ud)
 {
 	struct floe_http_resp *r = ((struct xfer *)ud)->r;
@@ -102,6 +102,18 @@ static size_t header_cb(char *h, size_t size, size_t nmemb, void *ud)
 	const char *v;
 	if (header_value(h, n, "date:", &v, &vl))
 		r->has_date = floe_sigv4_parse_http_date(v, vl, &r->date) == 0;
+	if (header_value(h, n, "retry-after:", &v, &vl)) {
+		int64_t x = 0;
+		bool digits = vl > 0 && vl < 10;
+		for (size_t i = 0; digits && i < vl; i++) {
+			digits = v[i] >= '0' && v[i] <= '9';
+			x = x * 10 + (v[i] - '0');
+		}
+		if (digits)
+			r->retry_after_s = x;
+		else if (floe_sigv4_parse_http_date(v, vl, &x) == 0)
+			r->retry_at = x;
+	}
 	if (header_value(h, n, "etag:", &v, &vl)) {
 		size_t len = vl < sizeof(r->etag) - 1 ? vl : sizeof(r->etag) - 1;
 		memcpy(r->etag, v, len);
@@ -179,6 +191,8 @@ int floe_http_run(struct floe_http *h, const struct floe_http_req *rq, struct fl
 	r->status = 0;
 	r->etag[0] = '\0';
 	r->has_date = false;
+	r->retry_after_s = -1;
+	r->retry_at = 0;
 	r->timed_out = false;
 	int rc = 0;
 	for (size_t i = 0; rq->headers && rq->headers[i] && rc == 0; i++) {

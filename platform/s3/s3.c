@@ -255,6 +255,12 @@ const char *floe_s3_last_error_code(const struct floe_s3 *s3)
 	return s3->last_code;
 }
 
+int64_t floe_s3_retry_after_ms(const struct floe_s3 *s3)
+{
+	int64_t left = (s3->not_before_ns - floe_clock_mono_ns()) / 1000000;
+	return s3->not_before_ns && left > 0 ? left : 0;
+}
+
 const char *floe_s3_last_error(const struct floe_s3 *s3)
 {
 	return s3->last_error;

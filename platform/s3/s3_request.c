@@ -144,6 +144,19 @@ static size_t header_cb(char *h, size_t size, size_t nmemb, void *ud)
 		r->content_length = -1;
 		r->has_date = false;
 		r->location[0] = r->bucket_region[0] = '\0';
+		r->retry_after_s = -1;
+		r->retry_at = 0;
+	} else if (header_is(h, n, "retry-after", &v, &vl)) {
+		int64_t x = 0;
+		bool digits = vl > 0 && vl < 10;
+		for (size_t i = 0; digits && i < vl; i++) {
+			digits = v[i] >= '0' && v[i] <= '9';
+			x = x * 10 + (v[i] - '0');
+		}
+		if (digits)
+			r->retry_after_s = x;
+		else if (floe_sigv4_parse_http_date(v, vl, &x) == 0)
+			r->retry_at = x;
 	} else if (header_is(h, n, "location", &v, &vl)) {
 		copy_printable(r->location, sizeof(r->location), v, vl);
 	} else if (header_is(h, n, "x-amz-bucket-region", &v, &vl)) {
@@ -590,6 +603,21 @@ static enum verdict classify(struct floe_s3 *s3, const struct floe_s3_req *rq, i
 	}
 }
 
+/* How long the answer asked us to wait (Retry-After), in ms, at most
+ * FLOE_S3_RETRY_AFTER_MAX_MS; 0 when it did not. A date is taken against the answer's
+ * own Date when it has one (the server's clock, whatever ours says), else ours with the
+ * offset learnt. */
+static int64_t asked_ms(const struct floe_s3 *s3, const struct floe_s3_resp *r)
+{
+	int64_t s = r->retry_after_s;
+	if (s < 0 && r->retry_at > 0)
+		s = r->retry_at -
+		    (r->has_date ? r->date : s3->o.now_fn(s3->o.fn_ctx) + s3->clock_offset);
+	if (s <= 0)
+		return 0;
+	return s >= FLOE_S3_RETRY_AFTER_MAX_MS / 1000 ? FLOE_S3_RETRY_AFTER_MAX_MS : s * 1000;
+}
+
 static int64_t backoff_ms(struct floe_s3 *s3, int retry)
 {
 	int64_t ceil = s3->o.backoff_base_ms;
@@ -761,6 +789,8 @@ int floe_s3_request_run(struct floe_s3 *s3, struct floe_s3_req *rq, struct floe_
 			continue;
 		}
 		if (v == DONE) {
+			if (rc == 0)
+				s3->not_before_ns = 0;
 			report(s3, rq, rc, false);
 			return rc;
 		}
@@ -774,6 +804,16 @@ int floe_s3_request_run(struct floe_s3 *s3, struct floe_s3_req *rq, struct floe_
 			continue;
 		}
 		int64_t pause = backoff_ms(s3, retries);
+		/* A store that said when to come back (429, 503 SlowDown with Retry-After) is
+		 * not asked sooner: by this retry, and, through not_before_ns, by the caller's
+		 * next request when this one gives up. */
+		int64_t asked =
+		    cc == CURLE_OK && (r->status == 429 || r->status == 503) ? asked_ms(s3, r) : 0;
+		if (asked > 0) {
+			s3->not_before_ns = floe_clock_mono_ns() + asked * 1000000;
+			if (pause < asked)
+				pause = asked;
+		}
 		int64_t spent = (floe_clock_mono_ns() - start_ns) / 1000000 + slept_ms;
 		/* After a stop, a pause that would outlast the grace is not worth taking. */
 		int64_t grace = floe_s3_limits_grace_left_ms(&s3->limits);

@@ -43,6 +43,10 @@ struct floe_s3 {
 	char last_code[64];
 	char last_location[512];
 	char resp_region[64]; /* x-amz-bucket-region of the last answer */
+	/* Until when (floe_clock_mono_ns) the store asked not to be sent another request
+	 * (Retry-After of a 429 or 503, at most FLOE_S3_RETRY_AFTER_MAX_MS); 0: no such
+	 * request, or a request has succeeded since. */
+	int64_t not_before_ns;
 	/* How the last attempt was cut by the limits (FLOE_S3_LIMITS_*), its length in ms and
 	 * the bytes it had moved. */
 	int cut;
@@ -72,6 +76,9 @@ struct floe_s3_resp {
 	bool has_date;
 	char location[512];	/* Location of a redirect, truncated; "" if none */
 	char bucket_region[64]; /* x-amz-bucket-region (sent with redirects); "" if none */
+	/* Retry-After: seconds to wait, or the time to wait until (an HTTP date, unix
+	 * seconds); -1 and 0 when none. */
+	int64_t retry_after_s, retry_at;
 };
 
 struct floe_s3_req {

@@ -375,6 +375,13 @@ const char *floe_store_s3_last_error(const struct floe_store *st)
 	return floe_s3_last_error(((const struct s3store *)st)->s3);
 }
 
+int64_t floe_store_s3_retry_after_ms(const struct floe_store *st)
+{
+	if (!st || st->ops != &s3_ops)
+		return 0;
+	return floe_s3_retry_after_ms(((const struct s3store *)st)->s3);
+}
+
 int floe_store_s3_new(const struct floe_s3_options *o, const char *prefix, struct floe_store **out)
 {
 	struct s3store *s = floe_calloc(o->alloc, 1, sizeof(*s));

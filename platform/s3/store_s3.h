@@ -28,4 +28,8 @@ int floe_store_s3_set_max_retries(struct floe_store *s, int max_retries);
  * store's next request; same thread as the store. */
 const char *floe_store_s3_last_error(const struct floe_store *s);
 
+/* floe_s3_retry_after_ms of an S3 store's client: 0 for another kind of store. Same
+ * thread as the store. */
+int64_t floe_store_s3_retry_after_ms(const struct floe_store *s);
+
 #endif

@@ -16,6 +16,10 @@ T=$(mktemp -d /tmp/floe-it.XXXXXX)
 # at it.
 mkdir -p "$T/no-machine"
 export FLOE_TEST_MACHINE_ROOT=$T/no-machine
+# The service manager's state directory (systemd's StateDirectory=), where floe run also
+# keeps the last good configuration: none, so that no test writes into the host's
+# /var/lib/floe (a test that wants one sets it).
+export STATE_DIRECTORY=$T/no-state-directory
 PIDS=()
 PASSED=0
 FAILED=0

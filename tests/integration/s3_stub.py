@@ -15,6 +15,8 @@ power-cut tests put the store back as it was at each crash point).
 Misbehaviour, from the control file (lines of key=value, read again whenever it changes;
 REGEX is matched against "METHOD PATH"):
   stall=REGEX        read the request, then never answer (until the client hangs up)
+  deny=REGEX         answer 403 AccessDenied (a bucket policy that denies, say, DELETE)
+  slowdown=REGEX     answer 503 SlowDown with Retry-After: retry_after (seconds, default 3)
   delay=REGEX        read the request, hold it delay_ms (default 3000), then serve it
   drip=REGEX         answer 200 with a 600-byte body sent at 2 bytes/s
   drip_count=N       only the first N matching requests drip (default: every one)
@@ -263,6 +265,15 @@ class Handler(BaseHTTPRequestHandler):
         if ctl.matches("stall", what):
             self.note("FAULT stall " + what)
             return self.hold()
+        if ctl.matches("slowdown", what):
+            self.note("FAULT slowdown " + what)
+            body = b"<Error><Code>SlowDown</Code><Message>Reduce your request rate.</Message></Error>"
+            return self.answer(503, body, {"Content-Type": "application/xml",
+                                           "Retry-After": ctl.get("retry_after") or "3"},
+                               method == "HEAD")
+        if ctl.matches("deny", what):
+            self.note("FAULT deny " + what)
+            return self.error(403, "AccessDenied", method == "HEAD")
         if ctl.matches("delay", what):
             self.note("FAULT delay " + what)
             time.sleep(int(ctl.get("delay_ms") or 3000) / 1000.0)

@@ -49,7 +49,8 @@
 // consumed by the next commits: {"fail_after_apply": n, "status": 503} answers n commits
 // with the status after applying them; {"cut_after_apply": n} closes the connection
 // without an answer after applying; {"cut_before_apply": n} closes it before; {"stall": n}
-// never answers (the connection stays open until the client gives up);
+// never answers (the connection stays open until the client gives up); {"throttle": n,
+// "retry_after": s} answers the next n commits 503 with Retry-After: s, without applying;
 // {"refuse_sign": n} answers the next n sign requests 403;
 // {"interpose_field": FIELD} has another client add FIELD to the current schema just
 // before the next commit is checked; {"interpose_snapshot": n} has another client append
@@ -129,7 +130,7 @@ const state = fs.existsSync(statePath)
   : { namespaces: {}, tables: {} };
 const tokens = new Map(); // token -> expiry ms
 const idempotent = new Map(); // key -> [status, body]
-const faults = { refuse_sign: 0, interpose_snapshot: 0, fail_after_apply: 0, status: 503, cut_after_apply: 0, cut_before_apply: 0, stall: 0, malformed: null };
+const faults = { throttle: 0, retry_after: 3, refuse_sign: 0, interpose_snapshot: 0, fail_after_apply: 0, status: 503, cut_after_apply: 0, cut_before_apply: 0, stall: 0, malformed: null };
 
 // A file the server wrote, in the journal when there is one (--journal).
 function journal(file) {
@@ -400,6 +401,11 @@ function handle(req, body, res) {
       break;
     }
     case 'updateTable': {
+      if (faults.throttle > 0) { // not applied: 503 with Retry-After (the spec's "wait and retry")
+        faults.throttle--;
+        const e = new HttpError(503, 'SlowDownException', 'the catalog is busy (a fault the test asked for)');
+        return [e.code, errorBody(e), { 'Retry-After': String(faults.retry_after) }];
+      }
       if (faults.cut_before_apply > 0) { faults.cut_before_apply--; return 'cut'; }
       if (faults.stall > 0) { faults.stall--; return 'stall'; }
       if (faults.interpose_field) interposeField(ns, rt.params.table);
@@ -518,6 +524,7 @@ const server = http.createServer(async (req, res) => {
       idempotency: req.headers['idempotency-key'] || null,
       authorized: Boolean(req.headers.authorization),
       delegation: req.headers['x-iceberg-access-delegation'] || null,
+      t: Date.now() / 1000, // when it was answered (seconds)
       // a commit's requirements and updates by type (with a schema's, spec's or sort
       // order's id asserted)
       ...(body && Array.isArray(body.updates) ? {

@@ -174,12 +174,64 @@ static void test_s3_probe(void **state)
 	floe_config_free(c);
 }
 
+/* A bucket that denies DELETE, as a --once timer starts floe every minute: the probe key
+ * is the installation's, so the object a denied DELETE leaves is one, not one per start;
+ * found there, the store's 412 for it is the proof. A store that ignores If-None-Match is
+ * refused all the same. */
+static void test_s3_probe_kept(void **state)
+{
+	(void)state;
+	setenv("FLOE_TEST_AK", "AKIDEXAMPLE", 1);
+	setenv("FLOE_TEST_SK", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", 1);
+	static const char denied[] = "<Error><Code>AccessDenied</Code></Error>";
+	static const char *const inst = "4f1c2a9e-1b7d-4c3e-9a55-0d6f7e8b9c10";
+	static const struct canned kept[] = {R(403, "Content-Type: application/xml\r\n", denied),
+					     R(412, NULL, ""), R(200, NULL, ""),
+					     R(200, "Content-Type: application/xml\r\n",
+					       "<ListMultipartUploadsResult><IsTruncated>false</"
+					       "IsTruncated></ListMultipartUploadsResult>")};
+	struct server sv;
+	server_start(&sv, kept, 4);
+	struct floe_config *c = config(s3_lake(sv.port, keys));
+	struct floe_store *st = NULL;
+	struct floe_err err = {0};
+	assert_int_equal(floe_warehouse_open(NULL, c, false, &st, &err), 0);
+	assert_int_equal(floe_warehouse_probe(st, c, inst, &err), 0);
+	floe_store_free(st);
+	struct seen s[8];
+	size_t n = server_finish(&sv, s, 8);
+	assert_int_equal(n, 4);
+	assert_string_equal(s[0].method, "DELETE");
+	assert_string_equal(s[1].method, "PUT");
+	assert_non_null(strstr(s[1].target, "/bucket/pre/default/logs/metadata/.floe-probe-t-"
+					    "4f1c2a9e-1b7d-4c3e-9a55-0d6f7e8b9c10"));
+	assert_string_equal(s[2].method, "HEAD");
+	assert_non_null(strstr(s[3].target, "uploads"));
+	seen_free(s, n);
+	floe_config_free(c);
+
+	static const struct canned ignores[] = {
+	    R(403, "Content-Type: application/xml\r\n", denied), R(200, NULL, ""), R(200, NULL, ""),
+	    R(403, "Content-Type: application/xml\r\n", denied)};
+	server_start(&sv, ignores, 4);
+	c = config(s3_lake(sv.port, keys));
+	assert_int_equal(floe_warehouse_open(NULL, c, false, &st, &err), 0);
+	assert_int_equal(floe_warehouse_probe(st, c, inst, &err), -ENOTSUP);
+	assert_non_null(strstr(err.msg, "ignores If-None-Match"));
+	floe_store_free(st);
+	n = server_finish(&sv, s, 8);
+	assert_int_equal(n, 4);
+	seen_free(s, n);
+	floe_config_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_local, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_s3_credentials, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_s3_probe, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_s3_probe_kept, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

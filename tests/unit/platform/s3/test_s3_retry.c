@@ -248,6 +248,54 @@ static void test_budget(void **state)
 	seen_free(s, 2);
 }
 
+/* A store that says when to come back (503 SlowDown or 429 with Retry-After, in seconds
+ * or as an HTTP date) is not asked sooner, up to FLOE_S3_RETRY_AFTER_MAX_MS; when the
+ * request gives up, what is left of the wait is the caller's (floe_s3_retry_after_ms),
+ * until a request succeeds. Before, the retries came after the backoff's 0.1 to 1.6 s
+ * whatever the store asked. */
+static void test_retry_after(void **state)
+{
+	(void)state;
+	struct canned script[] = {
+	    R(503, "Retry-After: 30\r\n", "<Error><Code>SlowDown</Code></Error>"),
+	    R(200, "ETag: \"x\"\r\n", NULL),
+	    R(429, "Retry-After: 7200\r\n", NULL),
+	    R(429, "Retry-After: 7200\r\n", NULL),
+	    R(503,
+	      "Date: Sun, 30 Aug 2015 12:36:00 GMT\r\nRetry-After: Sun, 30 Aug 2015 12:36:45 "
+	      "GMT\r\n",
+	      NULL),
+	    R(200, "ETag: \"x\"\r\n", NULL),
+	};
+	struct server sv;
+	server_start(&sv, script, 6);
+	struct fakes f = {.rnd = 0}; /* the backoff's jitter draws 0 */
+	struct floe_s3 *s3 = client(&sv, &f, NULL);
+	assert_int_equal(floe_s3_put(s3, "k", "abc", 3, NULL, NULL), 0);
+	assert_int_equal(f.sleeps, 1);
+	assert_int_equal(f.slept[0], 30000);
+	assert_int_equal(floe_s3_retry_after_ms(s3), 0);
+	/* Two hours asked: 5 minutes waited, then the retry budget (5 minutes) is spent. */
+	f.sleeps = 0;
+	assert_int_equal(floe_s3_put(s3, "k", "abc", 3, NULL, NULL), FLOE_S3_EUNAVAILABLE);
+	assert_int_equal(f.sleeps, 1);
+	assert_int_equal(f.slept[0], FLOE_S3_RETRY_AFTER_MAX_MS);
+	int64_t left = floe_s3_retry_after_ms(s3);
+	assert_true(left > FLOE_S3_RETRY_AFTER_MAX_MS - 60000 &&
+		    left <= FLOE_S3_RETRY_AFTER_MAX_MS);
+	/* A date, against the answer's own Date: 45 s. A success clears the wait. */
+	f.sleeps = 0;
+	assert_int_equal(floe_s3_put(s3, "k", "abc", 3, NULL, NULL), 0);
+	assert_int_equal(f.sleeps, 1);
+	assert_int_equal(f.slept[0], 45000);
+	assert_int_equal(floe_s3_retry_after_ms(s3), 0);
+	floe_s3_free(s3);
+	struct seen s[6];
+	size_t n = server_finish(&sv, s, 6);
+	assert_int_equal(n, 6);
+	seen_free(s, n);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -257,6 +305,7 @@ int main(void)
 	    cmocka_unit_test(test_connection_errors),
 	    cmocka_unit_test(test_retry_budget_and_cuts),
 	    cmocka_unit_test(test_budget),
+	    cmocka_unit_test(test_retry_after),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
