@@ -162,6 +162,16 @@ struct floe_config *floe_cli_parse_config(const char *path, const char *text, si
 	snprintf(def, sizeof(def), "%.47s", host);
 	struct floe_config_errors *all = floe_malloc(NULL, sizeof(*all));
 	rc = floe_config_parse_all(NULL, path, text, len, def, &cfg, &err, all);
+	/* A file with nothing in it would run with every default: no inputs, the default
+	 * state_dir, reading nothing while it looks healthy. An interrupted push (a file
+	 * made and not yet written when the power went), or a template that rendered
+	 * nothing, leaves one: it is a broken file, and floe run takes its last good copy. */
+	if (rc == 0 && cfg->empty)
+		rc = floe_err_set(&err, FLOE_EFORMAT,
+				  "%s: the file holds no configuration (it is empty, or only blanks "
+				  "and comments): a push cut short or a template that rendered "
+				  "nothing?",
+				  path);
 	if (rc == 0 && strcmp(cfg->agent.id, def) == 0) {
 		char id[65];
 		snprintf(id, sizeof(id), "%s", def);
@@ -216,6 +226,15 @@ static void preflight_log(void *ctx, bool error, const char *msg)
  * missing directory, an unreadable file, a refused link) is shown now. */
 static int preflight(const struct floe_config *cfg, bool scan)
 {
+	/* An agent with no input reads nothing and looks healthy: a file that lost its
+	 * inputs (a bad merge, an emptied list) is refused like any broken file, so run
+	 * keeps to its last good copy and a SIGHUP keeps the running configuration. */
+	if (cfg->ninputs == 0) {
+		floe_error("%s: no inputs: the agent would read nothing; list at least one under "
+			   "'inputs:'",
+			   cfg->path);
+		return FLOE_EXIT_USAGE;
+	}
 	if (floe_preflight_inputs(cfg, preflight_log, NULL) > 0)
 		return FLOE_EXIT_USAGE;
 	for (size_t i = 0; scan && i < cfg->ninputs; i++) {

@@ -223,6 +223,7 @@ int floe_config_parse_all(struct floe_alloc *a, const char *name, const char *te
 		rc = floe_config_fail(&ctx, NULL, FLOE_ENOMEM, "out of memory");
 		goto out;
 	}
+	c->empty = !root;
 	rc = floe_keymap_apply(&ctx, &floe_config_keys, root, (char *)c);
 	/* How the caller is to print the errors: as the file asked, where it could say. */
 	if (rc < 0 && all)

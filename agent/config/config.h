@@ -294,6 +294,10 @@ struct floe_config {
 	 * otherwise); freed with the configuration. */
 	char *source;
 	size_t source_len;
+	/* The text held no YAML document (nothing, or only blanks and comments): every key
+	 * took its default. floe_cli_parse_config refuses it (a push cut short, a template
+	 * that rendered nothing); the library takes it, for the defaults. */
+	bool empty;
 	struct {
 		char *id;	       /* default: the caller's default_id; [A-Za-z0-9._-]{1,64} */
 		/* An installation id (or "legacy") whose commits under id this agent takes

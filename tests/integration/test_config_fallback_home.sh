@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The last good configuration when the broken file cannot say its state_dir: a fleet's
 # push breaks the file before its agent.state_dir line (a custom one), or empties it
-# to a line of garbage. The copy in state_dir cannot be found from the file, so each
+# to a line of garbage, or to nothing at all, or drops its inputs. The copy in state_dir cannot be found from the file, so each
 # start also keeps one in the service manager's state directory (systemd's
 # StateDirectory=, $STATE_DIRECTORY; /var/lib/floe without it) under a name made from the
 # file's path. Before, such a start exited 2 (which the unit does not restart) and read
@@ -51,6 +51,39 @@ rc=0
 "$FLOE_BIN" run -c "$d/floe.yaml" --once 2>"$d/err2" || rc=$?
 check "a file of garbage: run exits 0 on the copy" test $rc = 0
 check "and commits the new line" test "$(records)" = 3
+
+# An empty file (a push that created the file and had not written it when the power
+# went; a template that rendered nothing). Before, it was a valid configuration: every
+# default, no inputs, the agent running and reading nothing, exit 0, the copy unused.
+: >"$d/floe.yaml"
+echo "line 4" >>"$d/logs/a.log"
+rc=0
+"$FLOE_BIN" check -c "$d/floe.yaml" >"$d/check3" 2>&1 || rc=$?
+check "an empty file: check exits 2" test $rc = 2
+check "and says the file holds no configuration" grep -q "holds no configuration" "$d/check3"
+rc=0
+"$FLOE_BIN" run -c "$d/floe.yaml" --once 2>"$d/err3" || rc=$?
+check "an empty file: run exits 0 on the copy" test $rc = 0
+check "said so" grep -q "running on the last good configuration" "$d/err3"
+check "and commits the new line" test "$(records)" = 4
+printf '# floe\n\n   \n' >"$d/floe.yaml"
+rc=0
+"$FLOE_BIN" check -c "$d/floe.yaml" >/dev/null 2>&1 || rc=$?
+check "a file of comments and blanks: check exits 2" test $rc = 2
+
+# A file that lost its inputs (an emptied list): run refuses it, as check does, and runs
+# on the copy.
+good
+sed -i 's/^inputs:$/inputs: []\nold_inputs:/' "$d/floe.yaml"
+sed -i '/^old_inputs:/,/^tables:/{/^tables:/!d}' "$d/floe.yaml"
+echo "line 5" >>"$d/logs/a.log"
+rc=0
+"$FLOE_BIN" check -c "$d/floe.yaml" >"$d/check4" 2>&1 || rc=$?
+check "no inputs: check exits 2, saying so" sh -c "test $rc = 2 && grep -q 'no inputs' '$d/check4'"
+rc=0
+"$FLOE_BIN" run -c "$d/floe.yaml" --once 2>"$d/err4" || rc=$?
+check "no inputs: run exits 0 on the copy" test $rc = 0
+check "and commits the new line" test "$(records)" = 5
 
 # keep_last_good: false removes both copies.
 good false
