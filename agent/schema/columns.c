@@ -244,7 +244,8 @@ static long find_attr(const struct floe_record *rec, const char *from, size_t hi
  * of one to nine plain digits (a status code, a byte count), which cannot overflow
  * either: the call and its checks cost more than the digits. Anything else (a sign, a
  * "-", more digits, other bytes) goes to floe_convert, which gives the same value for
- * these. */
+ * these. *out is a null its caller made with floe_pq_value_init: these two set only
+ * the fields they change (the rest are zero already), not all eleven again. */
 static inline enum floe_conv convert(enum floe_col_type t, const char *v, size_t n,
 				     struct floe_pq_value *out)
 {
@@ -258,14 +259,14 @@ static inline enum floe_conv convert(enum floe_col_type t, const char *v, size_t
 			u = u * 10 + d;
 		}
 		if (j == n) {
-			floe_pq_value_init(out, false);
+			out->is_null = false;
 			out->i = (int64_t)u;
 			return FLOE_CONV_OK;
 		}
 	}
 	if (t != FLOE_COL_STRING && t != FLOE_COL_BINARY)
 		return floe_convert(t, v, n, out);
-	floe_pq_value_init(out, false);
+	out->is_null = false;
 	out->s = v;
 	out->len = n;
 	return FLOE_CONV_OK;
