@@ -381,18 +381,25 @@ void floe_colplan_take_ids(const struct floe_colplan *p, const struct floe_colma
 	for (size_t i = 0; i < p->n; i++)
 		floe_pq_value_init(&vals[i], true);
 	/* Each attribute feeds its columns in the plan's order, as the general way takes
-	 * them: it is gone when one of them took it, and a failure counts per column. */
+	 * them: it is gone when one of them took it, and a failure counts per column. The
+	 * record's arrays and count in locals: a value's stores (a size_t, a pointer) could
+	 * otherwise be taken to change them, and each attribute would load them again. */
 	uint64_t gone_bits = 0;
-	for (size_t k = 0; k < rec->nattrs; k++) {
-		const char *v = rec->attr_vals ? rec->attr_vals[k] : NULL;
-		for (int i = m->first[ids[k]]; i >= 0; i = m->next[i]) {
-			if (v && convert(p->col[i].type, v, rec->attr_val_lens[k], &vals[i]) ==
-				     FLOE_CONV_FAIL) {
+	const size_t na = rec->nattrs;
+	const char *const *av = rec->attr_vals;
+	const size_t *avl = rec->attr_val_lens;
+	for (size_t k = 0; k < na; k++) {
+		int i = m->first[ids[k]];
+		if (i < 0)
+			continue;
+		const char *v = av ? av[k] : NULL;
+		size_t vl = av ? avl[k] : 0;
+		do {
+			if (v && convert(p->col[i].type, v, vl, &vals[i]) == FLOE_CONV_FAIL)
 				failures[i]++;
-				continue;
-			}
-			gone_bits |= (uint64_t)1 << k;
-		}
+			else
+				gone_bits |= (uint64_t)1 << k;
+		} while ((i = m->next[i]) >= 0);
 	}
 	keep_rest(p, rec, gone_bits, NULL, NULL, 0, vals, keys, klens, avals, avlens);
 }
