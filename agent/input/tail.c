@@ -167,11 +167,10 @@ static bool next_line(const struct floe_tail *t, const struct tfile *f, size_t *
  * its writer went on after the restart, and a sparse or binary file (lastlog, wtmp) holds
  * runs of them. The run is consumed unseen, counted, and said once per file; the line
  * before it ended at its first NUL (next_line), the text after it starts a new one.
- * Returns whether a run was consumed. */
-static bool skip_nuls(struct floe_tail *t, struct tfile *f, size_t *progress)
+ * The run at the head here, out of line. */
+__attribute__((noinline)) static bool skip_nuls_run(struct floe_tail *t, struct tfile *f,
+						     size_t *progress)
 {
-	if (!f->nul || f->len == 0 || f->buf[f->start] != 0)
-		return false;
 	size_t n = 1;
 	while (n < f->len && f->buf[f->start + n] == 0)
 		n++;
@@ -192,6 +191,15 @@ static bool skip_nuls(struct floe_tail *t, struct tfile *f, size_t *progress)
 	if (f->len == 0)
 		f->nul = false;
 	return true;
+}
+
+/* Consumes a run of NUL bytes at the head of f's held bytes: whether there was one. The
+ * test in line: a file with no NUL read (f->nul) has none, line after line. */
+static inline bool skip_nuls(struct floe_tail *t, struct tfile *f, size_t *progress)
+{
+	if (!f->nul || f->len == 0 || f->buf[f->start] != 0)
+		return false;
+	return skip_nuls_run(t, f, progress);
 }
 
 /* Calls fn for the line at the head of f's held bytes and consumes it unless fn fails.

@@ -25,7 +25,7 @@ static int fail(struct scan *s, struct floe_err *err)
  * calls were an eighth of the scan), a byte loop 4 a byte. The test of the bytes at
  * once is exact (no carry crosses from one byte to the next), so the order of the
  * bytes in the word does not matter but for which is first. */
-static inline unsigned space_in_word(const char *p)
+__attribute__((always_inline)) static inline unsigned space_in_word(const char *p)
 {
 	const uint64_t lo7 = 0x7f7f7f7f7f7f7f7fULL;
 	uint64_t w;
