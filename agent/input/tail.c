@@ -169,7 +169,7 @@ static bool next_line(const struct floe_tail *t, const struct tfile *f, size_t *
  * before it ended at its first NUL (next_line), the text after it starts a new one.
  * The run at the head here, out of line. */
 __attribute__((noinline)) static bool skip_nuls_run(struct floe_tail *t, struct tfile *f,
-						     size_t *progress)
+						    size_t *progress)
 {
 	size_t n = 1;
 	while (n < f->len && f->buf[f->start + n] == 0)

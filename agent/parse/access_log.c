@@ -159,7 +159,8 @@ struct pairs {
 };
 
 /* Field id with value v[0..vl), the value borrowed. */
-__attribute__((always_inline)) static inline void put(struct pairs *f, unsigned id, const char *v, size_t vl)
+__attribute__((always_inline)) static inline void put(struct pairs *f, unsigned id, const char *v,
+						      size_t vl)
 {
 	f->s.keys[f->n] = names[id];
 	f->s.klens[f->n] = lens[id];
@@ -171,7 +172,8 @@ __attribute__((always_inline)) static inline void put(struct pairs *f, unsigned 
 }
 
 /* As put, but a "-" leaves the field out. */
-__attribute__((always_inline)) static inline void add(struct pairs *f, unsigned id, const char *v, size_t vl)
+__attribute__((always_inline)) static inline void add(struct pairs *f, unsigned id, const char *v,
+						      size_t vl)
 {
 	if (vl == 1 && v[0] == '-')
 		return;

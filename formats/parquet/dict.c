@@ -113,8 +113,8 @@ static inline int64_t fixed_key(const struct floe_pq_dict *d, const uint8_t *p)
 			     (uint64_t)p[6] << 48 | (uint64_t)p[7] << 56;
 		return (int64_t)v;
 	}
-	uint32_t v = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-		     (uint32_t)p[3] << 24;
+	uint32_t v =
+	    (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 	return (int64_t)(int32_t)v;
 }
 
@@ -188,8 +188,8 @@ bool floe_pq_dict_find_hashed(struct floe_pq_dict *d, const void *p, size_t n, u
 
 /* floe_pq_dict_put_hashed for a sorted dictionary: a value above the last entry is
  * appended, one already there found; any other makes the dictionary hashed. */
-static int put_sorted(struct floe_pq_dict *d, const void *p, size_t n, size_t cap,
-		      uint32_t *idx, bool *added)
+static int put_sorted(struct floe_pq_dict *d, const void *p, size_t n, size_t cap, uint32_t *idx,
+		      bool *added)
 {
 	int64_t key = fixed_key(d, p);
 	if (d->count && key <= fixed_key(d, d->plain.data + d->off[d->count - 1])) {

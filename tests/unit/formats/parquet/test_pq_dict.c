@@ -248,7 +248,7 @@ static void test_sorted_against_linear_search(void **state)
 			else if (x % 4 == 0 && norder)
 				v = order[x / 4 % norder]; /* one held, anywhere */
 			else if (x % 4 == 1)
-				v = t + 1 + 2 * (int64_t)(x >> 28); /* maybe between, maybe beyond */
+				v = t + 1 + 2 * (int64_t)(x >> 28); /* between, beyond */
 			else
 				v = t += (x >> 8) % 3; /* the next time, or the same */
 			int want = -1;
