@@ -177,7 +177,7 @@
 # the end of row over the 14 leaves reached about 500 (the open page's bytes 190 of it).
 # The agent's path and the writer's small steps (2026-12-07; callgrind, 100k lines,
 # compress_threads: 0, instructions per line, every thread): combined_typed 11,456 ->
-# 11,051 (-3.5 %), regex_typed 15,924 -> 15,709, none 5,679 -> 5,652. In order: the
+# 11,005 (-3.9 %), regex_typed 15,924 -> 15,664, none 5,679 -> 5,607. In order: the
 # access-log pairs written straight into the field table's arrays, and a typed string or
 # short integer set over the null the plan made, without a second init (-83); a
 # fixed-width dictionary kept sorted while its values rise (a column's times): a value
@@ -187,11 +187,12 @@
 # inline, which brought the whole scan back inline in floe_decoder_apply (-160); the
 # tail's NUL-run test in line and space_in_word always inline (-35); the RLE's
 # bit-packed groups four bytes at a time and its room's test in line (-27); keep_rest
-# inline (-21). Files byte-identical (same_files.sh after each step). Lines per CPU
+# inline (-21); the tail's deliver and next_line inline (-46, none -45). Files
+# byte-identical (same_files.sh after each step). Lines per CPU
 # second (Release, REPEAT=3, two runs of each build alternated, load 2.2-5.2): none
 # 1.47-1.82 M against 1.33-1.75 M, combined_typed 0.855-0.926 M against 0.893-0.926 M,
 # regex_typed 0.658-0.704 M against 0.671-0.685 M: a run moves by up to 8 %, more than
-# the 3.5 % here; combined_typed alone on 2M lines, REPEAT=5, alternated (load 4-4.7):
+# the 3.5 % here (before the last step); combined_typed alone on 2M lines, REPEAT=5, alternated (load 4-4.7):
 # 2.19-2.24 CPU-s (0.893-0.913 M, three runs) against 2.19-2.30 (0.870-0.913 M, four
 # runs). Tried and dropped: the
 # writer testing a chunk's dictionary before its call to put_known (+5: add_row grew
@@ -203,11 +204,11 @@
 # the pages whose ratio is near 1 (status, method, referer and user agent indices) hold
 # about 1.2 bytes a row, a few dozen instructions, and the default profile writes v1
 # pages, whose compression is the chunk's, so a raw page would need the compact
-# profile's v2 anyway. Where the 11,051 go now: zstd 4,660; the writer outside zstd about
+# profile's v2 anyway. Where the 11,005 go now: zstd 4,660; the writer outside zstd about
 # 3,850 (add_row 1,570, the dictionary-hit path 700, fixed widths 580, PLAIN strings
 # 350, close_page 175 and the page copies 100, UTF-8 160, RLE 110); the decoder 1,420
 # (the scan about 650, the typed columns about 500); the batch and the runner about 550;
-# the tail about 230; the spool's XXH64 90. 1 M lines per CPU second needs about
+# the tail about 180; the spool's XXH64 90. 1 M lines per CPU second needs about
 # 10,000: what is left is spread thin, value by value, and the rest is in zstd.
 # usage: tests/bench/typed.sh [LINES]   (default 1000000)
 # BUILD=dir picks the build (default build-rel; a Release build gives the real figures);
