@@ -177,7 +177,7 @@
 # the end of row over the 14 leaves reached about 500 (the open page's bytes 190 of it).
 # The agent's path and the writer's small steps (2026-12-07; callgrind, 100k lines,
 # compress_threads: 0, instructions per line, every thread): combined_typed 11,456 ->
-# 11,005 (-3.9 %), regex_typed 15,924 -> 15,664, none 5,679 -> 5,607. In order: the
+# 10,956 (-4.4 %), regex_typed 15,924 -> 15,620, none 5,679 -> 5,578. In order: the
 # access-log pairs written straight into the field table's arrays, and a typed string or
 # short integer set over the null the plan made, without a second init (-83); a
 # fixed-width dictionary kept sorted while its values rise (a column's times): a value
@@ -187,16 +187,16 @@
 # inline, which brought the whole scan back inline in floe_decoder_apply (-160); the
 # tail's NUL-run test in line and space_in_word always inline (-35); the RLE's
 # bit-packed groups four bytes at a time and its room's test in line (-27); keep_rest
-# inline (-21); the tail's deliver and next_line inline (-46, none -45). Files
-# byte-identical (same_files.sh after each step). Lines per CPU
-# second (Release, REPEAT=3, two runs of each build alternated, load 2.2-5.2): none
-# 1.47-1.82 M against 1.33-1.75 M, combined_typed 0.855-0.926 M against 0.893-0.926 M,
-# regex_typed 0.658-0.704 M against 0.671-0.685 M: a run moves by up to 8 %, more than
-# the 3.5 % here (before the last step); combined_typed alone on 2M lines, REPEAT=5, alternated (load 4-4.7):
-# 2.19-2.24 CPU-s (0.893-0.913 M, three runs) against 2.19-2.30 (0.870-0.913 M, four
-# runs). Tried and dropped: the
-# writer testing a chunk's dictionary before its call to put_known (+5: add_row grew
-# more than the three calls a line saved). Looked at and left: zstd is called once per
+# inline (-21); the tail's deliver and next_line inline (-46, none -45); the writer's
+# put_fixed always inline in floe_pq_chunk_put_int, which then stays out of add_row
+# (-49, none -29). Files byte-identical (same_files.sh after each step). Lines per CPU
+# second (Release, 2M lines, REPEAT=5, three runs of each build alternated, load 4-5):
+# combined_typed 0.926-0.957 M (2.09-2.16 CPU-s) against 0.926-0.943 M (2.12-2.16),
+# none 1.75-1.82 M against 1.77-1.80 M, regex_typed 0.658-0.683 M against 0.658-0.697 M:
+# a run moves by 3 % or more, as much as the gain; with 1M lines and REPEAT=3 (before the
+# last two steps) a run moved by up to 8 %. Tried and dropped: the writer testing a
+# chunk's dictionary before its call to put_known (+5: add_row grew more than the three
+# calls a line saved). Looked at and left: zstd is called once per
 # page (240 calls for 100k lines, one compressed again for want of room), so its 4,660
 # a line are per byte: by a replay of each column's PLAIN bytes through ZSTD_compress2
 # at level 1 (1 MiB pieces), message 2,730 (15 a byte), client 660, path 400, bytes 310,
@@ -204,8 +204,8 @@
 # the pages whose ratio is near 1 (status, method, referer and user agent indices) hold
 # about 1.2 bytes a row, a few dozen instructions, and the default profile writes v1
 # pages, whose compression is the chunk's, so a raw page would need the compact
-# profile's v2 anyway. Where the 11,005 go now: zstd 4,660; the writer outside zstd about
-# 3,850 (add_row 1,570, the dictionary-hit path 700, fixed widths 580, PLAIN strings
+# profile's v2 anyway. Where the 10,956 go now: zstd 4,660; the writer outside zstd about
+# 3,800 (add_row 1,540, the dictionary-hit path 700, fixed widths 580, PLAIN strings
 # 350, close_page 175 and the page copies 100, UTF-8 160, RLE 110); the decoder 1,420
 # (the scan about 650, the typed columns about 500); the batch and the runner about 550;
 # the tail about 180; the spool's XXH64 90. 1 M lines per CPU second needs about
