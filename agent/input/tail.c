@@ -127,8 +127,9 @@ void floe_tail_free(struct floe_tail *t)
 /* Finds the next line in the held bytes: *len = bytes to show, *consume = bytes the line
  * takes in the file. Returns false when only a partial line is held. Lines longer than
  * max_line are cut into max_line pieces (*split). */
-static bool next_line(const struct floe_tail *t, const struct tfile *f, size_t *len,
-		      size_t *consume, bool *split)
+__attribute__((always_inline)) static inline bool next_line(const struct floe_tail *t,
+							    const struct tfile *f, size_t *len,
+							    size_t *consume, bool *split)
 {
 	const uint8_t *p = f->buf + f->start;
 	size_t w = f->len < t->max_line + 2 ? f->len : t->max_line + 2;
@@ -167,11 +168,10 @@ static bool next_line(const struct floe_tail *t, const struct tfile *f, size_t *
  * its writer went on after the restart, and a sparse or binary file (lastlog, wtmp) holds
  * runs of them. The run is consumed unseen, counted, and said once per file; the line
  * before it ended at its first NUL (next_line), the text after it starts a new one.
- * Returns whether a run was consumed. */
-static bool skip_nuls(struct floe_tail *t, struct tfile *f, size_t *progress)
+ * The run at the head here, out of line. */
+__attribute__((noinline)) static bool skip_nuls_run(struct floe_tail *t, struct tfile *f,
+						    size_t *progress)
 {
-	if (!f->nul || f->len == 0 || f->buf[f->start] != 0)
-		return false;
 	size_t n = 1;
 	while (n < f->len && f->buf[f->start + n] == 0)
 		n++;
@@ -194,10 +194,22 @@ static bool skip_nuls(struct floe_tail *t, struct tfile *f, size_t *progress)
 	return true;
 }
 
+/* Consumes a run of NUL bytes at the head of f's held bytes: whether there was one. The
+ * test in line: a file with no NUL read (f->nul) has none, line after line. */
+static inline bool skip_nuls(struct floe_tail *t, struct tfile *f, size_t *progress)
+{
+	if (!f->nul || f->len == 0 || f->buf[f->start] != 0)
+		return false;
+	return skip_nuls_run(t, f, progress);
+}
+
 /* Calls fn for the line at the head of f's held bytes and consumes it unless fn fails.
- * Returns fn's result (a positive one meaning stop). */
-static int deliver(struct floe_tail *t, struct tfile *f, size_t len, size_t consume, bool split,
-		   floe_tail_line_fn fn, void *ctx, size_t *progress)
+ * Returns fn's result (a positive one meaning stop). Inline, as next_line is: a call
+ * each a line, with a dozen registers to save, cost more than their code. */
+__attribute__((always_inline)) static inline int deliver(struct floe_tail *t, struct tfile *f,
+							 size_t len, size_t consume, bool split,
+							 floe_tail_line_fn fn, void *ctx,
+							 size_t *progress)
 {
 	if (!f->id)
 		f->id = ++t->last_id;

@@ -25,7 +25,7 @@ static int fail(struct scan *s, struct floe_err *err)
  * calls were an eighth of the scan), a byte loop 4 a byte. The test of the bytes at
  * once is exact (no carry crosses from one byte to the next), so the order of the
  * bytes in the word does not matter but for which is first. */
-static inline unsigned space_in_word(const char *p)
+__attribute__((always_inline)) static inline unsigned space_in_word(const char *p)
 {
 	const uint64_t lo7 = 0x7f7f7f7f7f7f7f7fULL;
 	uint64_t w;
@@ -80,7 +80,7 @@ static bool space(struct scan *s)
 
 /* A "..." string; a backslash keeps the byte after it inside (Apache's \" and \\). The
  * value is the bytes between the quotes, as written. */
-static bool quoted(struct scan *s, const char **v, size_t *vl)
+__attribute__((always_inline)) static inline bool quoted(struct scan *s, const char **v, size_t *vl)
 {
 	if (s->at >= s->len || s->p[s->at] != '"')
 		return false;
@@ -148,25 +148,32 @@ const char *const *floe_access_log_field_names(void)
 	return names;
 }
 
-/* A line's pairs, gathered while it is read and given to the fields in one call. */
+/* A line's pairs, written once the line is read: into the field table's own arrays
+ * (floe_fields_open_distinct), which an empty table with room lends, else into local
+ * ones given to the table in one call. Each put's id is a constant, so its key, length
+ * and class are too. */
 struct pairs {
 	size_t n;
-	uint8_t ids[REQUEST + 1];
-	const char *vals[REQUEST + 1];
-	size_t vlens[REQUEST + 1];
+	uint64_t classes;
+	struct floe_fields_slots s;
 };
 
 /* Field id with value v[0..vl), the value borrowed. */
-static inline void put(struct pairs *f, unsigned id, const char *v, size_t vl)
+__attribute__((always_inline)) static inline void put(struct pairs *f, unsigned id, const char *v,
+						      size_t vl)
 {
-	f->ids[f->n] = (uint8_t)id;
-	f->vals[f->n] = v;
-	f->vlens[f->n] = vl;
+	f->s.keys[f->n] = names[id];
+	f->s.klens[f->n] = lens[id];
+	f->s.vals[f->n] = v;
+	f->s.vlens[f->n] = vl;
+	f->s.ids[f->n] = (uint8_t)id;
+	f->classes |= classes[id];
 	f->n++;
 }
 
 /* As put, but a "-" leaves the field out. */
-static inline void add(struct pairs *f, unsigned id, const char *v, size_t vl)
+__attribute__((always_inline)) static inline void add(struct pairs *f, unsigned id, const char *v,
+						      size_t vl)
 {
 	if (vl == 1 && v[0] == '-')
 		return;
@@ -218,6 +225,10 @@ int floe_access_log_parse_memo(const char *p, size_t len, bool combined,
 	struct scan s = {p, len, 0, "client"};
 	const char *v[9];
 	size_t vl[9];
+	/* Set only in the combined formats, and read only there: gcc cannot tell once
+	 * quoted() is inlined. */
+	v[6] = v[7] = NULL;
+	vl[6] = vl[7] = 0;
 	/* client ident user [time] "request" status bytes */
 	if (!token(&s, &v[0], &vl[0]) || !space(&s))
 		goto bad;
@@ -275,8 +286,13 @@ int floe_access_log_parse_memo(const char *p, size_t len, bool combined,
 	}
 	/* At most one pair of each id: every field but the request's three is added once,
 	 * and request() adds either those three or the whole request. */
-	struct pairs q;
-	q.n = 0;
+	struct pairs q = {0, 0, {0}};
+	const char *keys[REQUEST + 1], *vals[REQUEST + 1];
+	size_t klens[REQUEST + 1], vlens[REQUEST + 1];
+	uint8_t ids[REQUEST + 1];
+	bool lent = floe_fields_open_distinct(f, REQUEST + 1, &q.s);
+	if (!lent)
+		q.s = (struct floe_fields_slots){keys, klens, vals, vlens, ids};
 	add(&q, CLIENT, v[0], vl[0]);
 	add(&q, IDENT, v[1], vl[1]);
 	add(&q, USER, v[2], vl[2]);
@@ -287,7 +303,10 @@ int floe_access_log_parse_memo(const char *p, size_t len, bool combined,
 		add(&q, REFERER, v[6], vl[6]);
 		add(&q, USER_AGENT, v[7], vl[7]);
 	}
-	floe_fields_add_distinct(f, q.n, q.ids, names, lens, classes, q.vals, q.vlens);
+	if (lent)
+		floe_fields_close_distinct(f, q.n, q.classes);
+	else
+		floe_fields_add_distinct(f, q.n, ids, names, lens, classes, vals, vlens);
 	return 0;
 bad_token:
 	s.at = from;

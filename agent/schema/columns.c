@@ -246,7 +246,8 @@ static long find_attr(const struct floe_record *rec, const char *from, size_t hi
  * of one to nine plain digits (a status code, a byte count), which cannot overflow
  * either: the call and its checks cost more than the digits. Anything else (a sign, a
  * "-", more digits, other bytes) goes to floe_convert, which gives the same value for
- * these. */
+ * these. *out is a null its caller made with floe_pq_value_init: these two set only
+ * the fields they change (the rest are zero already), not all eleven again. */
 static inline enum floe_conv convert(enum floe_col_type t, const char *v, size_t n,
 				     struct floe_pq_value *out)
 {
@@ -260,14 +261,14 @@ static inline enum floe_conv convert(enum floe_col_type t, const char *v, size_t
 			u = u * 10 + d;
 		}
 		if (j == n) {
-			floe_pq_value_init(out, false);
+			out->is_null = false;
 			out->i = (int64_t)u;
 			return FLOE_CONV_OK;
 		}
 	}
 	if (t != FLOE_COL_STRING && t != FLOE_COL_BINARY)
 		return floe_convert(t, v, n, out);
-	floe_pq_value_init(out, false);
+	out->is_null = false;
 	out->s = v;
 	out->len = n;
 	return FLOE_CONV_OK;
@@ -275,11 +276,12 @@ static inline enum floe_conv convert(enum floe_col_type t, const char *v, size_t
 
 /* Leaves in rec the attributes no column took (bit k of gone_bits for the first 64; for
  * the others, a column i with taken[i] and at[i] == k, n_at of them), in the caller's
- * arrays, and points rec's typed values at vals. */
-static void keep_rest(const struct floe_colplan *p, struct floe_record *rec, uint64_t gone_bits,
-		      const bool *taken, const long *at, size_t n_at,
-		      const struct floe_pq_value *vals, const char **keys, size_t *klens,
-		      const char **avals, size_t *avlens)
+ * arrays, and points rec's typed values at vals. Inline: for a line whose every
+ * attribute a column took it is a few stores, less than the call. */
+__attribute__((always_inline)) static inline void
+keep_rest(const struct floe_colplan *p, struct floe_record *rec, uint64_t gone_bits,
+	  const bool *taken, const long *at, size_t n_at, const struct floe_pq_value *vals,
+	  const char **keys, size_t *klens, const char **avals, size_t *avlens)
 {
 	size_t n = 0;
 	/* The first 64 by the bits of those kept, in order: a line whose every attribute a
@@ -382,18 +384,25 @@ void floe_colplan_take_ids(const struct floe_colplan *p, const struct floe_colma
 	for (size_t i = 0; i < p->n; i++)
 		floe_pq_value_init(&vals[i], true);
 	/* Each attribute feeds its columns in the plan's order, as the general way takes
-	 * them: it is gone when one of them took it, and a failure counts per column. */
+	 * them: it is gone when one of them took it, and a failure counts per column. The
+	 * record's arrays and count in locals: a value's stores (a size_t, a pointer) could
+	 * otherwise be taken to change them, and each attribute would load them again. */
 	uint64_t gone_bits = 0;
-	for (size_t k = 0; k < rec->nattrs; k++) {
-		const char *v = rec->attr_vals ? rec->attr_vals[k] : NULL;
-		for (int i = m->first[ids[k]]; i >= 0; i = m->next[i]) {
-			if (v && convert(p->col[i].type, v, rec->attr_val_lens[k], &vals[i]) ==
-				     FLOE_CONV_FAIL) {
+	const size_t na = rec->nattrs;
+	const char *const *av = rec->attr_vals;
+	const size_t *avl = rec->attr_val_lens;
+	for (size_t k = 0; k < na; k++) {
+		int i = m->first[ids[k]];
+		if (i < 0)
+			continue;
+		const char *v = av ? av[k] : NULL;
+		size_t vl = av ? avl[k] : 0;
+		do {
+			if (v && convert(p->col[i].type, v, vl, &vals[i]) == FLOE_CONV_FAIL)
 				failures[i]++;
-				continue;
-			}
-			gone_bits |= (uint64_t)1 << k;
-		}
+			else
+				gone_bits |= (uint64_t)1 << k;
+		} while ((i = m->next[i]) >= 0);
 	}
 	keep_rest(p, rec, gone_bits, NULL, NULL, 0, vals, keys, klens, avals, avlens);
 }

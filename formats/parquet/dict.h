@@ -27,6 +27,12 @@ struct floe_pq_dict {
 	uint32_t count, off_cap;
 	struct floe_pq_dict_slot *slots;
 	uint32_t mask; /* slots - 1; slots is a power of two */
+	/* Fixed widths: while every entry was added greater than the one before (in the
+	 * order of their bits as a signed integer: a column's times, in order), the entries
+	 * are sorted and are found by a binary search, no entry is in the hash table and a
+	 * new one is appended without a hash. The first value out of that order puts them
+	 * all in the table (hashed), for good until a reset. Byte arrays are always hashed. */
+	bool hashed;
 	uint32_t last1; /* the entry found or added last + 1 (0 = none): logs repeat their
 			 * host, source and app row after row, and one compare beats a hash */
 	/* The entry the hash table found or added last among those of small key i (see

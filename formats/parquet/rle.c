@@ -6,6 +6,8 @@
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
 
+#include <string.h>
+
 int floe_rle_bit_width(uint32_t max)
 {
 	return max ? 32 - __builtin_clz(max) : 0;
@@ -27,6 +29,10 @@ static uint8_t *room(struct floe_rle *r, size_t n)
 {
 	if (r->err)
 		return NULL;
+	/* The test of the room there is in line: a page's levels and indices take a group
+	 * at a time. */
+	if (r->out->cap - r->out->len >= n)
+		return r->out->data + r->out->len;
 	int rc = floe_buf_reserve(r->out, n);
 	if (rc) {
 		r->err = rc;
@@ -58,16 +64,27 @@ static void pack_group(struct floe_rle *r)
 		*p++ = 0; /* patched by end_literal */
 		r->out->len++;
 	}
+	/* Four bytes out whenever 32 bits are in: fewer than 32 left over and a value of
+	 * at most 32 bits fit the accumulator. 8 values of bw bits are bw whole bytes, so
+	 * the stores stay within them, and the last few go out a byte at a time. */
 	uint64_t acc = 0;
 	int nbits = 0;
 	for (int i = 0; i < 8; i++) {
 		acc |= (uint64_t)r->buffered[i] << nbits;
 		nbits += bw;
-		while (nbits >= 8) {
-			*p++ = (uint8_t)acc;
-			acc >>= 8;
-			nbits -= 8;
+		if (nbits >= 32) {
+			uint32_t w = (uint32_t)acc;
+			uint8_t le[4] = {(uint8_t)w, (uint8_t)(w >> 8), (uint8_t)(w >> 16),
+					 (uint8_t)(w >> 24)};
+			memcpy(p, le, 4);
+			p += 4;
+			acc >>= 32;
+			nbits -= 32;
 		}
+	}
+	for (; nbits > 0; nbits -= 8) {
+		*p++ = (uint8_t)acc;
+		acc >>= 8;
 	}
 	r->out->len += (size_t)bw; /* 8 values of bw bits are exactly bw bytes */
 	r->literal_count += 8;

@@ -175,6 +175,41 @@
 # +200); the three sums' differences at every leaf reached (-130 with the finished pages'
 # part asked only on a move). Left: the row's check 290, the column dispatch about 500,
 # the end of row over the 14 leaves reached about 500 (the open page's bytes 190 of it).
+# The agent's path and the writer's small steps (2026-12-07; callgrind, 100k lines,
+# compress_threads: 0, instructions per line, every thread): combined_typed 11,456 ->
+# 10,956 (-4.4 %), regex_typed 15,924 -> 15,620, none 5,679 -> 5,578. In order: the
+# access-log pairs written straight into the field table's arrays, and a typed string or
+# short integer set over the null the plan made, without a second init (-83); a
+# fixed-width dictionary kept sorted while its values rise (a column's times): a value
+# above the last appended without a hash, others found by a binary search, the hash
+# table built at the first value out of order (-63, regex -69 with the step before);
+# take_ids with the record's count and arrays in locals (-16, regex -36); quoted()
+# inline, which brought the whole scan back inline in floe_decoder_apply (-160); the
+# tail's NUL-run test in line and space_in_word always inline (-35); the RLE's
+# bit-packed groups four bytes at a time and its room's test in line (-27); keep_rest
+# inline (-21); the tail's deliver and next_line inline (-46, none -45); the writer's
+# put_fixed always inline in floe_pq_chunk_put_int, which then stays out of add_row
+# (-49, none -29). Files byte-identical (same_files.sh after each step). Lines per CPU
+# second (Release, 2M lines, REPEAT=5, three runs of each build alternated, load 4-5):
+# combined_typed 0.926-0.957 M (2.09-2.16 CPU-s) against 0.926-0.943 M (2.12-2.16),
+# none 1.75-1.82 M against 1.77-1.80 M, regex_typed 0.658-0.683 M against 0.658-0.697 M:
+# a run moves by 3 % or more, as much as the gain; with 1M lines and REPEAT=3 (before the
+# last two steps) a run moved by up to 8 %. Tried and dropped: the writer testing a
+# chunk's dictionary before its call to put_known (+5: add_row grew more than the three
+# calls a line saved). Looked at and left: zstd is called once per
+# page (240 calls for 100k lines, one compressed again for want of room), so its 4,660
+# a line are per byte: by a replay of each column's PLAIN bytes through ZSTD_compress2
+# at level 1 (1 MiB pieces), message 2,730 (15 a byte), client 660, path 400, bytes 310,
+# offset 270 (the typed columns' random digits, 30-38 a byte, go mostly to literals);
+# the pages whose ratio is near 1 (status, method, referer and user agent indices) hold
+# about 1.2 bytes a row, a few dozen instructions, and the default profile writes v1
+# pages, whose compression is the chunk's, so a raw page would need the compact
+# profile's v2 anyway. Where the 10,956 go now: zstd 4,660; the writer outside zstd about
+# 3,800 (add_row 1,540, the dictionary-hit path 700, fixed widths 580, PLAIN strings
+# 350, close_page 175 and the page copies 100, UTF-8 160, RLE 110); the decoder 1,420
+# (the scan about 650, the typed columns about 500); the batch and the runner about 550;
+# the tail about 180; the spool's XXH64 90. 1 M lines per CPU second needs about
+# 10,000: what is left is spread thin, value by value, and the rest is in zstd.
 # usage: tests/bench/typed.sh [LINES]   (default 1000000)
 # BUILD=dir picks the build (default build-rel; a Release build gives the real figures);
 # REPEAT=n runs each case n times and keeps the least CPU time (default 1);

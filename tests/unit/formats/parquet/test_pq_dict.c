@@ -3,7 +3,8 @@
  * value that is neither is still found or added, a dictionary of one entry adds a
  * second value rather than taking it for the first, and values of every length up to
  * 48 bytes that differ in one byte are told apart; random puts and finds agree with a
- * linear search. */
+ * linear search, for fixed widths also while their entries are sorted (added in
+ * rising order) and after a value out of order. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -219,10 +220,79 @@ static void test_fixed_against_linear_search(void **state)
 	floe_pq_dict_fini(&d);
 }
 
+/* 8-byte values mostly rising (a column's times, repeated and in order, starting below
+ * zero), so that the dictionary stays sorted and finds by its binary search, until a
+ * value out of order puts every entry in the hash table; then the same after a reset
+ * (the table from before emptied) and in a fresh dictionary with an early value out of
+ * order. Puts and finds of values held, of values between them and beyond them agree
+ * with a linear search at every step. */
+static void test_sorted_against_linear_search(void **state)
+{
+	(void)state;
+	enum { MAXN = 3000 };
+	static int64_t order[MAXN];
+	struct floe_pq_dict d;
+	floe_pq_dict_init(&d, NULL, 8);
+	uint32_t x = 2463534242u;
+	for (int round = 0; round < 3; round++) {
+		uint32_t norder = 0;
+		int64_t t = -50;
+		int out_at = round == 0 ? 1500 : round == 1 ? 2500 : 3;
+		for (int step = 0; step < 4000; step++) {
+			x ^= x << 13;
+			x ^= x >> 17;
+			x ^= x << 5;
+			int64_t v;
+			if (step == out_at)
+				v = t - 7; /* out of order, new: the dictionary goes hashed */
+			else if (x % 4 == 0 && norder)
+				v = order[x / 4 % norder]; /* one held, anywhere */
+			else if (x % 4 == 1)
+				v = t + 1 + 2 * (int64_t)(x >> 28); /* between, beyond */
+			else
+				v = t += (x >> 8) % 3; /* the next time, or the same */
+			int want = -1;
+			for (uint32_t k = 0; k < norder && want < 0; k++)
+				want = order[k] == v ? (int)k : -1;
+			uint32_t idx;
+			if (x % 4 == 1 || (x & 0x40000)) {
+				bool found = floe_pq_dict_find(&d, &v, 8, &idx);
+				assert_int_equal(found, want >= 0);
+				if (found)
+					assert_int_equal(idx, (uint32_t)want);
+				if (x % 4 == 1)
+					continue;
+			}
+			bool added;
+			assert_int_equal(floe_pq_dict_put(&d, &v, 8, 1 << 20, &idx, &added), 0);
+			assert_int_equal(added, want < 0);
+			if (want < 0) {
+				assert_true(norder < MAXN);
+				order[want = (int)norder++] = v;
+			}
+			assert_int_equal(idx, (uint32_t)want);
+			const uint8_t *p;
+			size_t n;
+			floe_pq_dict_entry(&d, idx, &p, &n);
+			assert_int_equal(n, 8);
+			assert_memory_equal(p, &v, 8);
+		}
+		assert_int_equal(floe_pq_dict_count(&d), norder);
+		if (round == 1) {
+			floe_pq_dict_fini(&d);
+			floe_pq_dict_init(&d, NULL, 8);
+		} else {
+			floe_pq_dict_reset(&d);
+		}
+	}
+	floe_pq_dict_fini(&d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_fixed_against_linear_search),
+	    cmocka_unit_test(test_sorted_against_linear_search),
 	    cmocka_unit_test(test_against_linear_search),
 	    cmocka_unit_test(test_fixed_order),
 	    cmocka_unit_test(test_one_entry),

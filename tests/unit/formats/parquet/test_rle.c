@@ -1,4 +1,5 @@
-/* RLE / bit-packed hybrid encoder against hand-computed bytes, and a whole v1 data page
+/* RLE / bit-packed hybrid encoder against hand-computed bytes and, at every bit width, a
+ * bit-at-a-time packing, and a whole v1 data page
  * (header + levels with their 4-byte length + PLAIN values) built by the chunk writer. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -94,6 +95,36 @@ static void test_runs(void **state)
 		assert_int_equal(b.data[i], 0xAA);
 	assert_int_equal(b.data[64], 0x03);
 	assert_int_equal(b.data[65], 0xAA);
+	floe_buf_fini(&b);
+}
+
+/* Bit-packed groups at every width from 1 to 32 against a bit-at-a-time reference: 64
+ * values that start no run (the second of each group differs from the first), one
+ * literal run of 8 groups, LSB first, 8 * bw bytes after its header. */
+static void test_packed_every_width(void **state)
+{
+	(void)state;
+	struct floe_buf b;
+	floe_buf_init(&b, NULL, 4096);
+	uint32_t x = 2463534242u;
+	for (int bw = 1; bw <= 32; bw++) {
+		uint32_t mask = bw == 32 ? UINT32_MAX : ((uint32_t)1 << bw) - 1, v[64];
+		for (int i = 0; i < 64; i++) {
+			x ^= x << 13;
+			x ^= x >> 17;
+			x ^= x << 5;
+			v[i] = i % 8 == 1 ? (v[i - 1] ^ 1) & mask : x & mask;
+		}
+		encode(bw, v, 64, &b);
+		uint8_t want[1 + 8 * 32] = {(8 << 1) | 1};
+		size_t bit = 0;
+		for (int i = 0; i < 64; i++)
+			for (int k = 0; k < bw; k++, bit++)
+				if (v[i] >> k & 1)
+					want[1 + bit / 8] |= (uint8_t)(1u << (bit % 8));
+		assert_int_equal(b.len, 1 + 8 * (size_t)bw);
+		assert_memory_equal(b.data, want, b.len);
+	}
 	floe_buf_fini(&b);
 }
 
@@ -219,7 +250,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_bit_width), cmocka_unit_test(test_runs),
 	    cmocka_unit_test(test_limit),     cmocka_unit_test(test_page_bytes),
-	    cmocka_unit_test(test_inline_runs),
+	    cmocka_unit_test(test_inline_runs), cmocka_unit_test(test_packed_every_width),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
