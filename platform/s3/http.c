@@ -102,18 +102,8 @@ static size_t header_cb(char *h, size_t size, size_t nmemb, void *ud)
 	const char *v;
 	if (header_value(h, n, "date:", &v, &vl))
 		r->has_date = floe_sigv4_parse_http_date(v, vl, &r->date) == 0;
-	if (header_value(h, n, "retry-after:", &v, &vl)) {
-		int64_t x = 0;
-		bool digits = vl > 0 && vl < 10;
-		for (size_t i = 0; digits && i < vl; i++) {
-			digits = v[i] >= '0' && v[i] <= '9';
-			x = x * 10 + (v[i] - '0');
-		}
-		if (digits)
-			r->retry_after_s = x;
-		else if (floe_sigv4_parse_http_date(v, vl, &x) == 0)
-			r->retry_at = x;
-	}
+	if (header_value(h, n, "retry-after:", &v, &vl))
+		floe_sigv4_parse_retry_after(v, vl, &r->retry_after_s, &r->retry_at);
 	if (header_value(h, n, "etag:", &v, &vl)) {
 		size_t len = vl < sizeof(r->etag) - 1 ? vl : sizeof(r->etag) - 1;
 		memcpy(r->etag, v, len);

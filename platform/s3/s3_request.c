@@ -147,16 +147,7 @@ static size_t header_cb(char *h, size_t size, size_t nmemb, void *ud)
 		r->retry_after_s = -1;
 		r->retry_at = 0;
 	} else if (header_is(h, n, "retry-after", &v, &vl)) {
-		int64_t x = 0;
-		bool digits = vl > 0 && vl < 10;
-		for (size_t i = 0; digits && i < vl; i++) {
-			digits = v[i] >= '0' && v[i] <= '9';
-			x = x * 10 + (v[i] - '0');
-		}
-		if (digits)
-			r->retry_after_s = x;
-		else if (floe_sigv4_parse_http_date(v, vl, &x) == 0)
-			r->retry_at = x;
+		floe_sigv4_parse_retry_after(v, vl, &r->retry_after_s, &r->retry_at);
 	} else if (header_is(h, n, "location", &v, &vl)) {
 		copy_printable(r->location, sizeof(r->location), v, vl);
 	} else if (header_is(h, n, "x-amz-bucket-region", &v, &vl)) {

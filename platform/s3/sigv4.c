@@ -386,3 +386,17 @@ int floe_sigv4_parse_http_date(const char *p, size_t n, int64_t *unix_s)
 	*unix_s = floe_civil_to_days(y, m, d) * 86400 + hh * 3600 + mm * 60 + ss;
 	return 0;
 }
+
+void floe_sigv4_parse_retry_after(const char *p, size_t n, int64_t *after_s, int64_t *at)
+{
+	int64_t x = 0;
+	bool digits = n > 0 && n < 10;
+	for (size_t i = 0; digits && i < n; i++) {
+		digits = p[i] >= '0' && p[i] <= '9';
+		x = x * 10 + (p[i] - '0');
+	}
+	if (digits)
+		*after_s = x;
+	else if (floe_sigv4_parse_http_date(p, n, &x) == 0)
+		*at = x;
+}

@@ -82,5 +82,9 @@ int floe_sigv4_format_date(int64_t unix_s, char out[17]);
 /* Parses an HTTP date "Sun, 06 Nov 1994 08:49:37 GMT" (IMF-fixdate) from p[0..n) into
  * unix seconds. -EINVAL if it is not in that form. */
 int floe_sigv4_parse_http_date(const char *p, size_t n, int64_t *unix_s);
+/* Parses a Retry-After value from p[0..n): delay seconds (up to nine digits) into
+ * *after_s, or an HTTP date into *at (unix seconds). Each is left alone when the value is
+ * not of its form, so an unreadable value asks for no wait. */
+void floe_sigv4_parse_retry_after(const char *p, size_t n, int64_t *after_s, int64_t *at);
 
 #endif

@@ -359,6 +359,24 @@ static void test_dates(void **state)
 	assert_int_equal(floe_sigv4_parse_http_date(s, strlen(s), &t), -EINVAL);
 	s = "Sunday, 06-Nov-94 08:49:37 GMT";
 	assert_int_equal(floe_sigv4_parse_http_date(s, strlen(s), &t), -EINVAL);
+
+	/* Retry-After: seconds or a date; anything else asks for nothing. */
+	int64_t after = -1, at = 0;
+	floe_sigv4_parse_retry_after("120", 3, &after, &at);
+	assert_int_equal(after, 120);
+	assert_int_equal(at, 0);
+	after = -1;
+	s = "Sun, 06 Nov 1994 08:49:37 GMT";
+	floe_sigv4_parse_retry_after(s, strlen(s), &after, &at);
+	assert_int_equal(after, -1);
+	assert_int_equal(at, INT64_C(784111777));
+	at = 0;
+	floe_sigv4_parse_retry_after("12a", 3, &after, &at);
+	floe_sigv4_parse_retry_after("", 0, &after, &at);
+	floe_sigv4_parse_retry_after("1234567890", 10, &after, &at); /* beyond nine digits */
+	floe_sigv4_parse_retry_after("-5", 2, &after, &at);
+	assert_int_equal(after, -1);
+	assert_int_equal(at, 0);
 }
 
 int main(void)
