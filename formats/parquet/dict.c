@@ -186,6 +186,18 @@ bool floe_pq_dict_find_hashed(struct floe_pq_dict *d, const void *p, size_t n, u
 	return true;
 }
 
+/* Room for one more entry's offset. */
+static int grow_off(struct floe_pq_dict *d)
+{
+	uint32_t ncap = d->off_cap ? d->off_cap * 2 : 256;
+	uint32_t *o = floe_realloc(d->alloc, d->off, (size_t)ncap * sizeof(*o));
+	if (!o)
+		return FLOE_ENOMEM;
+	d->off = o;
+	d->off_cap = ncap;
+	return 0;
+}
+
 /* floe_pq_dict_put_hashed for a sorted dictionary: a value above the last entry is
  * appended, one already there found; any other makes the dictionary hashed. */
 static int put_sorted(struct floe_pq_dict *d, const void *p, size_t n, size_t cap, uint32_t *idx,
@@ -203,15 +215,9 @@ static int put_sorted(struct floe_pq_dict *d, const void *p, size_t n, size_t ca
 	}
 	if (n > cap || d->plain.len > cap - n)
 		return FLOE_ELIMIT;
-	if (d->count == d->off_cap) {
-		uint32_t ncap = d->off_cap ? d->off_cap * 2 : 256;
-		uint32_t *o = floe_realloc(d->alloc, d->off, (size_t)ncap * sizeof(*o));
-		if (!o)
-			return FLOE_ENOMEM;
-		d->off = o;
-		d->off_cap = ncap;
-	}
 	int rc = 0;
+	if (d->count == d->off_cap && (rc = grow_off(d)))
+		return rc;
 	if (d->plain.cap - d->plain.len < 8 && (rc = floe_buf_reserve(&d->plain, n)))
 		return rc;
 	uint32_t at = (uint32_t)d->plain.len;
@@ -253,14 +259,8 @@ int floe_pq_dict_put_hashed(struct floe_pq_dict *d, const void *p, size_t n, siz
 		while (d->slots[j].idx1)
 			j = (j + 1) & d->mask;
 	}
-	if (d->count == d->off_cap) {
-		uint32_t ncap = d->off_cap ? d->off_cap * 2 : 256;
-		uint32_t *o = floe_realloc(d->alloc, d->off, (size_t)ncap * sizeof(*o));
-		if (!o)
-			return FLOE_ENOMEM;
-		d->off = o;
-		d->off_cap = ncap;
-	}
+	if (d->count == d->off_cap && (rc = grow_off(d)))
+		return rc;
 	if ((rc = floe_buf_reserve(&d->plain, need)))
 		return rc;
 	uint32_t at = (uint32_t)d->plain.len;
