@@ -77,4 +77,17 @@ int floe_http_run(struct floe_http *h, const struct floe_http_req *rq, struct fl
 /* Wipes and frees r's body and zeroes r. */
 void floe_http_resp_fini(struct floe_http_resp *r);
 
+/* The longest wait a Retry-After is honoured for (5 minutes): a server asking for more
+ * is asked again after this. */
+#define FLOE_HTTP_RETRY_AFTER_MAX_S 300
+/* The seconds an answer's Retry-After asks to wait: after_s (-1: none), else the date at
+ * (0: none) against server_now_s (the answer's own Date, else our clock with the offset
+ * learnt), at most FLOE_HTTP_RETRY_AFTER_MAX_S; 0 when it asks for none. The S3 client's
+ * retries and the REST catalog's next commit both wait this. */
+static inline int64_t floe_http_retry_wait_s(int64_t after_s, int64_t at, int64_t server_now_s)
+{
+	int64_t s = after_s >= 0 ? after_s : at > 0 ? at - server_now_s : 0;
+	return s <= 0 ? 0 : s < FLOE_HTTP_RETRY_AFTER_MAX_S ? s : FLOE_HTTP_RETRY_AFTER_MAX_S;
+}
+
 #endif

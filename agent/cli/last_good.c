@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <xxhash.h>
 
 #define TITLE "# floe: the configuration floe run last started with (agent.keep_last_good)\n"
 #define FILE_TAG "# file: "
@@ -72,13 +73,11 @@ static int home_dir(char *out, size_t cap)
 	return floe_path_absolute(FLOE_CONFIG_STATE_DIR, out, cap);
 }
 
-/* The home copy of file (absolute): home_dir/config.last-good.<FNV-1a of file>.yaml. */
+/* The home copy of file (absolute): home_dir/config.last-good.<XXH64 of file>.yaml. */
 static int home_copy_path(const char *file, char *out, size_t cap)
 {
 	char dir[FLOE_PATH_MAX];
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (const char *p = file; *p; p++)
-		h = (h ^ (uint8_t)*p) * 0x100000001b3ull;
+	uint64_t h = XXH64(file, strlen(file), 0);
 	if (home_dir(dir, sizeof(dir)) != 0)
 		return FLOE_ELIMIT;
 	return snprintf(out, cap, "%s/config.last-good.%016" PRIx64 ".yaml", dir, h) < (int)cap

@@ -42,9 +42,6 @@ int floe_catalog_rest_new(struct floe_alloc *a, const struct floe_config *cfg,
 			  struct floe_catalog_rest **out, struct floe_err *err);
 void floe_catalog_rest_free(struct floe_catalog_rest *c);
 
-/* The longest Retry-After the client keeps (5 minutes): a catalog asking for more is
- * asked again after this. */
-#define FLOE_CATALOG_REST_RETRY_AFTER_MAX_US (300 * 1000000LL)
 /* What is left (µs) of the wait the catalog asked for with its last 429 or 503
  * (Retry-After): the caller's next commit should not come sooner. 0: none. Same thread
  * as the catalog's requests. */

@@ -68,18 +68,12 @@ int floe_catalog_rest_status(struct floe_catalog_rest *c, const char *what, cons
 	if (s == 429 || s == 503) {
 		/* When to come back, if it said: a date against its own Date, else our clock
 		 * with the offset learnt from it. */
-		int64_t wait_s = r->retry_after_s;
-		if (wait_s < 0 && r->retry_at > 0)
-			wait_s = r->retry_at - (r->has_date
-						    ? r->date
-						    : c->clock->wall_us(c->clock->ctx) / 1000000 +
-							  c->clock_offset_s);
-		if (wait_s > 0) {
-			int64_t us = wait_s >= FLOE_CATALOG_REST_RETRY_AFTER_MAX_US / 1000000
-					 ? FLOE_CATALOG_REST_RETRY_AFTER_MAX_US
-					 : wait_s * 1000000;
-			c->not_before_us = c->clock->mono_us(c->clock->ctx) + us;
-		}
+		int64_t server_now = r->has_date ? r->date
+						 : c->clock->wall_us(c->clock->ctx) / 1000000 +
+						       c->clock_offset_s;
+		int64_t wait_s = floe_http_retry_wait_s(r->retry_after_s, r->retry_at, server_now);
+		if (wait_s > 0)
+			c->not_before_us = c->clock->mono_us(c->clock->ctx) + wait_s * 1000000;
 	}
 	return floe_err_set(err, rc, "%s: %s answered %d %s: %s", c->cfg->lake.rest.uri, what, s,
 			    e.type[0] ? e.type : "", e.message);

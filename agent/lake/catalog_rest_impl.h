@@ -112,7 +112,7 @@ struct floe_catalog_rest {
 	int64_t token_exp_us; /* monotonic; 0: no expiry given */
 	int64_t token_margin_us; /* renewed this long before token_exp_us */
 	/* Until when (monotonic µs) the catalog asked not to be sent another request (its
-	 * last 429 or 503 with Retry-After, at most FLOE_CATALOG_REST_RETRY_AFTER_MAX_US). */
+	 * last 429 or 503 with Retry-After, at most FLOE_HTTP_RETRY_AFTER_MAX_S). */
 	int64_t not_before_us;
 	char what[600];
 	struct vended vend[VENDED_MAX];

@@ -318,16 +318,15 @@ int floe_warehouse_probe(struct floe_store *st, const struct floe_config *cfg,
 	 * the proof sought. Without an installation (floe maintain, whose job needs DELETE
 	 * anyway), 64 random bits keep the key this process's own among agents sharing an
 	 * id. */
-	char probe_key[256];
-	if (installation) {
-		snprintf(probe_key, sizeof(probe_key), "%s/%s/metadata/.floe-probe-%s-%s",
-			 cfg->lake.namespace, cfg->logs.name, cfg->agent.id, installation);
-	} else {
+	char probe_key[256], nonce_hex[17];
+	if (!installation) {
 		uint64_t nonce = 0;
 		floe_random_bytes(&nonce, sizeof(nonce));
-		snprintf(probe_key, sizeof(probe_key), "%s/%s/metadata/.floe-probe-%s-%016" PRIx64,
-			 cfg->lake.namespace, cfg->logs.name, cfg->agent.id, nonce);
+		snprintf(nonce_hex, sizeof(nonce_hex), "%016" PRIx64, nonce);
+		installation = nonce_hex;
 	}
+	snprintf(probe_key, sizeof(probe_key), "%s/%s/metadata/.floe-probe-%s-%s",
+		 cfg->lake.namespace, cfg->logs.name, cfg->agent.id, installation);
 	rc = floe_store_probe_conditional(st, probe_key);
 	if (rc == -ENOTSUP)
 		floe_err_set(err, rc,

@@ -141,11 +141,8 @@ const char *floe_s3_last_error(const struct floe_s3 *s3);
 const char *floe_s3_last_location(const struct floe_s3 *s3);
 int floe_s3_last_attempts(const struct floe_s3 *s3);
 int64_t floe_s3_clock_offset(const struct floe_s3 *s3);
-/* The longest Retry-After (of a 429 or 503) the client honours: a store asking for more
- * is asked again after this. */
-#define FLOE_S3_RETRY_AFTER_MAX_MS (5 * 60 * 1000LL)
 /* How many ms are left of the wait the store last asked for (Retry-After, at most
- * FLOE_S3_RETRY_AFTER_MAX_MS) when the request it answered gave up: the caller's next
+ * FLOE_HTTP_RETRY_AFTER_MAX_S) when the request it answered gave up: the caller's next
  * request should not come sooner. 0: none asked, or a request succeeded since. */
 int64_t floe_s3_retry_after_ms(const struct floe_s3 *s3);
 

@@ -13,6 +13,7 @@
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
 #include "platform/clock.h"
+#include "platform/http.h"
 #include "platform/log.h"
 #include "platform/sha.h"
 
@@ -594,19 +595,15 @@ static enum verdict classify(struct floe_s3 *s3, const struct floe_s3_req *rq, i
 	}
 }
 
-/* How long the answer asked us to wait (Retry-After), in ms, at most
- * FLOE_S3_RETRY_AFTER_MAX_MS; 0 when it did not. A date is taken against the answer's
+/* How long the answer asked us to wait (Retry-After), in ms (FLOE_HTTP_RETRY_AFTER_MAX_S
+ * seconds at most); 0 when it did not. A date is taken against the answer's
  * own Date when it has one (the server's clock, whatever ours says), else ours with the
  * offset learnt. */
 static int64_t asked_ms(const struct floe_s3 *s3, const struct floe_s3_resp *r)
 {
-	int64_t s = r->retry_after_s;
-	if (s < 0 && r->retry_at > 0)
-		s = r->retry_at -
-		    (r->has_date ? r->date : s3->o.now_fn(s3->o.fn_ctx) + s3->clock_offset);
-	if (s <= 0)
-		return 0;
-	return s >= FLOE_S3_RETRY_AFTER_MAX_MS / 1000 ? FLOE_S3_RETRY_AFTER_MAX_MS : s * 1000;
+	int64_t server_now =
+	    r->has_date ? r->date : s3->o.now_fn(s3->o.fn_ctx) + s3->clock_offset;
+	return floe_http_retry_wait_s(r->retry_after_s, r->retry_at, server_now) * 1000;
 }
 
 static int64_t backoff_ms(struct floe_s3 *s3, int retry)

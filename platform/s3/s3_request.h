@@ -44,7 +44,7 @@ struct floe_s3 {
 	char last_location[512];
 	char resp_region[64]; /* x-amz-bucket-region of the last answer */
 	/* Until when (floe_clock_mono_ns) the store asked not to be sent another request
-	 * (Retry-After of a 429 or 503, at most FLOE_S3_RETRY_AFTER_MAX_MS); 0: no such
+	 * (Retry-After of a 429 or 503, at most FLOE_HTTP_RETRY_AFTER_MAX_S); 0: no such
 	 * request, or a request has succeeded since. */
 	int64_t not_before_ns;
 	/* How the last attempt was cut by the limits (FLOE_S3_LIMITS_*), its length in ms and

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "formats/base/alloc.h"
+#include "platform/http.h"
 #include "platform/s3/s3.h"
 #include "platform/s3/s3_stats.h"
 
@@ -249,7 +250,7 @@ static void test_budget(void **state)
 }
 
 /* A store that says when to come back (503 SlowDown or 429 with Retry-After, in seconds
- * or as an HTTP date) is not asked sooner, up to FLOE_S3_RETRY_AFTER_MAX_MS; when the
+ * or as an HTTP date) is not asked sooner, up to FLOE_HTTP_RETRY_AFTER_MAX_S; when the
  * request gives up, what is left of the wait is the caller's (floe_s3_retry_after_ms),
  * until a request succeeds. Before, the retries came after the backoff's 0.1 to 1.6 s
  * whatever the store asked. */
@@ -279,10 +280,10 @@ static void test_retry_after(void **state)
 	f.sleeps = 0;
 	assert_int_equal(floe_s3_put(s3, "k", "abc", 3, NULL, NULL), FLOE_S3_EUNAVAILABLE);
 	assert_int_equal(f.sleeps, 1);
-	assert_int_equal(f.slept[0], FLOE_S3_RETRY_AFTER_MAX_MS);
+	assert_int_equal(f.slept[0], FLOE_HTTP_RETRY_AFTER_MAX_S * 1000);
 	int64_t left = floe_s3_retry_after_ms(s3);
-	assert_true(left > FLOE_S3_RETRY_AFTER_MAX_MS - 60000 &&
-		    left <= FLOE_S3_RETRY_AFTER_MAX_MS);
+	assert_true(left > FLOE_HTTP_RETRY_AFTER_MAX_S * 1000 - 60000 &&
+		    left <= FLOE_HTTP_RETRY_AFTER_MAX_S * 1000);
 	/* A date, against the answer's own Date: 45 s. A success clears the wait. */
 	f.sleeps = 0;
 	assert_int_equal(floe_s3_put(s3, "k", "abc", 3, NULL, NULL), 0);
