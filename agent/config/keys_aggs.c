@@ -280,6 +280,27 @@ int floe_config_check_field_ref(struct floe_config_ctx *ctx, const struct floe_c
 	return floe_config_fail(ctx, at, FLOE_EFORMAT, "key '%s': %s", path, why.msg);
 }
 
+int floe_config_check_equals(struct floe_config_ctx *ctx, const struct floe_cnode *at,
+			     const char *path, const char *field, char *equals)
+{
+	struct floe_err why;
+	struct floe_field_ref ref;
+	int64_t num;
+	if (!field || !equals || floe_field_ref_parse(field, strlen(field), &ref, NULL))
+		return 0;
+	if (floe_field_ref_equals_number(&ref, equals, strlen(equals), &num, &why)) {
+		char shown[FLOE_KEYMAP_SHOW_CAP];
+		return floe_config_fail(ctx, at, FLOE_EFORMAT,
+					"key '%s': %s: '%s' is neither, and never equals it", path,
+					why.msg, floe_keymap_show(equals, strlen(equals), shown));
+	}
+	/* Never longer than what it replaces: a name has 3 letters or more and stands for
+	 * a number of 2 digits at most, and digits lose their leading zeros alone. */
+	if (num >= 0)
+		snprintf(equals, strlen(equals) + 1, "%" PRId64, num);
+	return 0;
+}
+
 static int check_agg_name(struct floe_config_ctx *ctx, const struct floe_cnode *at,
 			  const char *path, char **value)
 {
@@ -568,8 +589,13 @@ static int where_post(struct floe_config_ctx *ctx, const struct floe_cnode *map,
 	if (!g->where.field)
 		return 0;
 	int n = (g->where.equals != NULL) + (g->where.matches != NULL) + g->where.present;
-	if (n == 1)
-		return 0;
+	if (n == 1) {
+		char key[96];
+		const struct floe_cnode *eq = floe_keys_given(map, "equals");
+		snprintf(key, sizeof(key), "%s.equals", path);
+		return floe_config_check_equals(ctx, eq ? eq : map, key, g->where.field,
+						g->where.equals);
+	}
 	return floe_config_fail(
 	    ctx, map, FLOE_EFORMAT,
 	    "key '%s': expected one of equals, matches or present: true, got %s", path,

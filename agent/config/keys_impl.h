@@ -50,6 +50,12 @@ int floe_config_check_field_name(struct floe_config_ctx *ctx, const struct floe_
  * POSIX ERE compiled as the matcher will compile it. */
 int floe_config_check_field_ref(struct floe_config_ctx *ctx, const struct floe_cnode *at,
 				const char *path, char **value);
+/* An equals value of a numeric record field written as its number's decimal text, as
+ * the field is compared (a severity's name, leading zeros: floe_field_ref_equals_number),
+ * in place; one it can never have refused at at, as key path: the rule would take
+ * nothing. */
+int floe_config_check_equals(struct floe_config_ctx *ctx, const struct floe_cnode *at,
+			     const char *path, const char *field, char *equals);
 int floe_config_check_matches(struct floe_config_ctx *ctx, const struct floe_cnode *at,
 			      const char *path, char **value);
 /* keys_route.c: an input's route rules, and the rule of the root that their tables and

@@ -7,8 +7,11 @@
 #include "formats/iceberg/metadata.h"
 #include "formats/parquet/writer.h"
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 static const struct {
 	const char *name;
@@ -54,6 +57,71 @@ int floe_field_ref_parse(const char *s, size_t n, struct floe_field_ref *out, st
 		}
 	}
 	*out = (struct floe_field_ref){FLOE_FIELD_ATTR, s, n};
+	return 0;
+}
+
+/* The syslog names of severities and facilities (RFC 5424, and the names syslog(3) and
+ * logger(1) take), by number. */
+static const char *const severity_names[] = {"emerg",	"alert",  "crit", "err",
+					     "warning", "notice", "info", "debug"};
+static const char *const facility_names[] = {
+    "kern",   "user",	"mail",	    "daemon", "auth",	"syslog", "lpr",    "news",
+    "uucp",   "cron",	"authpriv", "ftp",    "ntp",	"audit",  "alert",  "clock",
+    "local0", "local1", "local2",   "local3", "local4", "local5", "local6", "local7"};
+
+static bool same_nocase(const char *s, size_t n, const char *lit)
+{
+	return strlen(lit) == n && strncasecmp(s, lit, n) == 0;
+}
+
+/* The number a syslog name stands for (error and warn too, as parsers write them), or -1. */
+static int64_t syslog_number(const char *const *names, int64_t count, const char *s, size_t n)
+{
+	for (int64_t i = 0; i < count; i++)
+		if (same_nocase(s, n, names[i]))
+			return i;
+	if (names == severity_names && same_nocase(s, n, "error"))
+		return 3;
+	if (names == severity_names && same_nocase(s, n, "warn"))
+		return 4;
+	return -1;
+}
+
+int floe_field_ref_equals_number(const struct floe_field_ref *ref, const char *s, size_t n,
+				 int64_t *num, struct floe_err *err)
+{
+	const char *what;
+	int64_t max;
+	const char *const *names = NULL;
+	*num = -1;
+	switch (ref->src) {
+	case FLOE_FIELD_SEVERITY:
+		what = "severity is a number, 0 (emerg) to 7 (debug), or its syslog name";
+		max = 7, names = severity_names;
+		break;
+	case FLOE_FIELD_FACILITY:
+		what = "facility is a number, 0 (kern) to 23 (local7), or its syslog name";
+		max = 23, names = facility_names;
+		break;
+	case FLOE_FIELD_OFFSET:
+		what = "offset is a number, 0 or more";
+		max = INT64_MAX;
+		break;
+	default:
+		return 0;
+	}
+	bool ok = n >= 1;
+	int64_t v = 0;
+	for (size_t i = 0; ok && i < n; i++) {
+		ok = s[i] >= '0' && s[i] <= '9' && s[i] - '0' <= max &&
+		     v <= (max - (s[i] - '0')) / 10;
+		v = ok ? v * 10 + (s[i] - '0') : v;
+	}
+	if (!ok && names)
+		v = syslog_number(names, max + 1, s, n), ok = v >= 0;
+	if (!ok)
+		return floe_err_set(err, FLOE_EINVAL, "%s", what);
+	*num = v;
 	return 0;
 }
 

@@ -49,6 +49,16 @@ struct floe_field_ref {
  * FLOE_AGG_NAME_MAX bytes. Returns 0 or FLOE_EINVAL with the reason in err (may be NULL). */
 int floe_field_ref_parse(const char *s, size_t n, struct floe_field_ref *out, struct floe_err *err);
 
+/* The number an `equals` value (s, n bytes) stands for when ref is a numeric record
+ * field (severity, facility, offset), which is compared as the decimal text of its
+ * number: digits (leading zeros too) within the field's range, or for severity and
+ * facility a syslog name in any case ("err", "warning", "auth", "local0"), so that a rule
+ * or filter written with one takes what it names instead of nothing. *num is -1 for
+ * every other field (any text can be an attribute's value). FLOE_EINVAL, with what the
+ * field takes in err (may be NULL), for a value the field can never have. */
+int floe_field_ref_equals_number(const struct floe_field_ref *ref, const char *s, size_t n,
+				 int64_t *num, struct floe_err *err);
+
 /* The column a field's values get as a group key: the record column's name or the
  * attribute's key (borrowed from ref, len in *len). */
 const char *floe_field_ref_column(const struct floe_field_ref *ref, const char *s, size_t *len);

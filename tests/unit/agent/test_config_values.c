@@ -650,6 +650,35 @@ static void test_typed_lists(void **state)
 	floe_config_free(c);
 }
 
+/* An equals on severity, facility or offset is kept as the decimal text the field is
+ * compared as: a syslog name in any case and leading zeros give the number; the same text
+ * on an attribute stays as it is. */
+static void test_numeric_equals(void **state)
+{
+	(void)state;
+	struct floe_config *c = parse_ok(
+	    NULL, "inputs:\n"
+		  "  - type: tail\n"
+		  "    paths: /a\n"
+		  "    route:\n"
+		  "      - {field: severity, equals: err, table: logs}\n"
+		  "      - {field: severity, equals: \"04\", table: logs}\n"
+		  "      - {field: facility, equals: Local7, table: logs}\n"
+		  "      - {field: offset, equals: \"0012\", table: logs}\n"
+		  "      - {field: level, equals: err, table: logs}\n"
+		  "aggregations:\n"
+		  "  - {name: w, where: {field: severity, equals: WARN}}\n");
+	const struct floe_config_input *in = &c->inputs[0];
+	assert_int_equal(in->nroutes, 5);
+	assert_string_equal(in->routes[0].equals, "3");
+	assert_string_equal(in->routes[1].equals, "4");
+	assert_string_equal(in->routes[2].equals, "23");
+	assert_string_equal(in->routes[3].equals, "12");
+	assert_string_equal(in->routes[4].equals, "err");
+	assert_string_equal(c->aggs[0].where.equals, "4");
+	floe_config_free(c);
+}
+
 /* aggregations: the shorthands folded, the computed defaults, the dump read back, and
  * the errors at their file:line:column. */
 static void test_aggregations(void **state)
@@ -770,7 +799,7 @@ int main(void)
 	    cmocka_unit_test(test_new_values),	      cmocka_unit_test(test_dump),
 	    cmocka_unit_test(test_profile_and_bloom), cmocka_unit_test(test_sort_by),
 	    cmocka_unit_test(test_columns),	      cmocka_unit_test(test_typed_lists),
-	    cmocka_unit_test(test_aggregations),
+	    cmocka_unit_test(test_aggregations),      cmocka_unit_test(test_numeric_equals),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
