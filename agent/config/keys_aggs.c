@@ -280,24 +280,53 @@ int floe_config_check_field_ref(struct floe_config_ctx *ctx, const struct floe_c
 	return floe_config_fail(ctx, at, FLOE_EFORMAT, "key '%s': %s", path, why.msg);
 }
 
-int floe_config_check_equals(struct floe_config_ctx *ctx, const struct floe_cnode *at,
-			     const char *path, const char *field, char *equals)
+/* Whether pattern matches the decimal text of any number 0..max (the values of a
+ * severity or a facility). true also when it cannot be compiled: check_matches says so. */
+static bool matches_a_number(struct floe_config_ctx *ctx, const char *pattern, int64_t max)
 {
+	struct floe_regex *re = NULL;
+	bool any = false;
+	if (floe_regex_new(ctx->a, pattern, strlen(pattern), 8, FLOE_REGEX_NOSUB, &re, NULL))
+		return true;
+	for (int64_t v = 0; v <= max && !any; v++) {
+		char num[24];
+		int n = snprintf(num, sizeof(num), "%" PRId64, v);
+		bool m = false;
+		any = floe_regex_test(re, num, (size_t)n, &m) != 0 || m;
+	}
+	floe_regex_free(re);
+	return any;
+}
+
+int floe_config_check_numeric_rule(struct floe_config_ctx *ctx, const struct floe_cnode *map,
+				   const char *path, const char *field, char *equals,
+				   const char *matches)
+{
+	char shown[FLOE_KEYMAP_SHOW_CAP];
 	struct floe_err why;
 	struct floe_field_ref ref;
-	int64_t num;
-	if (!field || !equals || floe_field_ref_parse(field, strlen(field), &ref, NULL))
+	int64_t num = -1, max;
+	if (!field || floe_field_ref_parse(field, strlen(field), &ref, NULL))
 		return 0;
-	if (floe_field_ref_equals_number(&ref, equals, strlen(equals), &num, &why)) {
-		char shown[FLOE_KEYMAP_SHOW_CAP];
-		return floe_config_fail(ctx, at, FLOE_EFORMAT,
-					"key '%s': %s: '%s' is neither, and never equals it", path,
-					why.msg, floe_keymap_show(equals, strlen(equals), shown));
+	max = floe_field_ref_number_max(&ref);
+	if (equals && floe_field_ref_equals_number(&ref, equals, strlen(equals), &num, &why)) {
+		const struct floe_cnode *at = floe_keys_given(map, "equals");
+		return floe_config_fail(ctx, at ? at : map, FLOE_EFORMAT,
+					"key '%s.equals': %s: '%s' is neither, and never equals it",
+					path, why.msg, floe_keymap_show(equals, strlen(equals), shown));
 	}
 	/* Never longer than what it replaces: a name has 3 letters or more and stands for
 	 * a number of 2 digits at most, and digits lose their leading zeros alone. */
-	if (num >= 0)
+	if (equals && num >= 0)
 		snprintf(equals, strlen(equals) + 1, "%" PRId64, num);
+	if (matches && max >= 0 && max < 100 && !matches_a_number(ctx, matches, max)) {
+		const struct floe_cnode *at = floe_keys_given(map, "matches");
+		return floe_config_fail(ctx, at ? at : map, FLOE_EFORMAT,
+					"key '%s.matches': %s is matched as its number, 0 to %" PRId64
+					": '%s' matches none of them",
+					path, field, max,
+					floe_keymap_show(matches, strlen(matches), shown));
+	}
 	return 0;
 }
 
@@ -589,13 +618,9 @@ static int where_post(struct floe_config_ctx *ctx, const struct floe_cnode *map,
 	if (!g->where.field)
 		return 0;
 	int n = (g->where.equals != NULL) + (g->where.matches != NULL) + g->where.present;
-	if (n == 1) {
-		char key[96];
-		const struct floe_cnode *eq = floe_keys_given(map, "equals");
-		snprintf(key, sizeof(key), "%s.equals", path);
-		return floe_config_check_equals(ctx, eq ? eq : map, key, g->where.field,
-						g->where.equals);
-	}
+	if (n == 1)
+		return floe_config_check_numeric_rule(ctx, map, path, g->where.field,
+						      g->where.equals, g->where.matches);
 	return floe_config_fail(
 	    ctx, map, FLOE_EFORMAT,
 	    "key '%s': expected one of equals, matches or present: true, got %s", path,

@@ -50,12 +50,14 @@ int floe_config_check_field_name(struct floe_config_ctx *ctx, const struct floe_
  * POSIX ERE compiled as the matcher will compile it. */
 int floe_config_check_field_ref(struct floe_config_ctx *ctx, const struct floe_cnode *at,
 				const char *path, char **value);
-/* An equals value of a numeric record field written as its number's decimal text, as
- * the field is compared (a severity's name, leading zeros: floe_field_ref_equals_number),
- * in place; one it can never have refused at at, as key path: the rule would take
- * nothing. */
-int floe_config_check_equals(struct floe_config_ctx *ctx, const struct floe_cnode *at,
-			     const char *path, const char *field, char *equals);
+/* A rule on a numeric record field (a route's, a where's), tested as the decimal text of
+ * the field's number: an equals value written as that text in place (a severity's name,
+ * leading zeros: floe_field_ref_equals_number), and refused at eq, as key path.equals,
+ * when the field can never have it; a matches pattern refused at m when no severity or
+ * facility matches it. Either rule would take nothing. */
+int floe_config_check_numeric_rule(struct floe_config_ctx *ctx, const struct floe_cnode *map,
+				   const char *path, const char *field, char *equals,
+				   const char *matches);
 int floe_config_check_matches(struct floe_config_ctx *ctx, const struct floe_cnode *at,
 			      const char *path, char **value);
 /* keys_route.c: an input's route rules, and the rule of the root that their tables and

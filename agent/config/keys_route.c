@@ -49,10 +49,7 @@ static int route_post(struct floe_config_ctx *ctx, const struct floe_cnode *map,
 	if (r->equals && r->matches)
 		return floe_config_fail(ctx, map, FLOE_EFORMAT,
 					"key '%s': expected equals or matches, got both", path);
-	char key[96];
-	const struct floe_cnode *eq = floe_keys_given(map, "equals");
-	snprintf(key, sizeof(key), "%s.equals", path);
-	return floe_config_check_equals(ctx, eq ? eq : map, key, r->field, r->equals);
+	return floe_config_check_numeric_rule(ctx, map, path, r->field, r->equals, r->matches);
 }
 
 /* The index of table name, or a message at at naming it and the tables there are. */

@@ -87,25 +87,38 @@ static int64_t syslog_number(const char *const *names, int64_t count, const char
 	return -1;
 }
 
+int64_t floe_field_ref_number_max(const struct floe_field_ref *ref)
+{
+	switch (ref->src) {
+	case FLOE_FIELD_SEVERITY:
+		return 7;
+	case FLOE_FIELD_FACILITY:
+		return 23;
+	case FLOE_FIELD_OFFSET:
+		return INT64_MAX;
+	default:
+		return -1;
+	}
+}
+
 int floe_field_ref_equals_number(const struct floe_field_ref *ref, const char *s, size_t n,
 				 int64_t *num, struct floe_err *err)
 {
 	const char *what;
-	int64_t max;
+	int64_t max = floe_field_ref_number_max(ref);
 	const char *const *names = NULL;
 	*num = -1;
 	switch (ref->src) {
 	case FLOE_FIELD_SEVERITY:
 		what = "severity is a number, 0 (emerg) to 7 (debug), or its syslog name";
-		max = 7, names = severity_names;
+		names = severity_names;
 		break;
 	case FLOE_FIELD_FACILITY:
 		what = "facility is a number, 0 (kern) to 23 (local7), or its syslog name";
-		max = 23, names = facility_names;
+		names = facility_names;
 		break;
 	case FLOE_FIELD_OFFSET:
 		what = "offset is a number, 0 or more";
-		max = INT64_MAX;
 		break;
 	default:
 		return 0;

@@ -59,6 +59,10 @@ int floe_field_ref_parse(const char *s, size_t n, struct floe_field_ref *out, st
 int floe_field_ref_equals_number(const struct floe_field_ref *ref, const char *s, size_t n,
 				 int64_t *num, struct floe_err *err);
 
+/* The largest number ref's field can hold: 7 for severity, 23 for facility, INT64_MAX
+ * for offset; -1 for a text field or an attribute. */
+int64_t floe_field_ref_number_max(const struct floe_field_ref *ref);
+
 /* The column a field's values get as a group key: the record column's name or the
  * attribute's key (borrowed from ref, len in *len). */
 const char *floe_field_ref_column(const struct floe_field_ref *ref, const char *s, size_t *len);

@@ -3,7 +3,8 @@
 # compares the field's number: written as a syslog name ("err", "warning") or with a
 # leading zero ("04"), it takes what it names (it took nothing before, and every record
 # went silently to the input's table); a value the field can never have (severity 9, a
-# name of no severity) is refused by floe check (exit 2) with the key and the range.
+# name of no severity), or a pattern that matches no severity's number, is refused by
+# floe check (exit 2) with the key and the range.
 source "$(dirname "$0")/lib.sh"
 
 d="$T/sev"
@@ -57,4 +58,11 @@ rc=0
 check "floe check refuses a where on a name no severity has (exit 2)" test $rc = 2
 check "naming the aggregation's key" grep -q "key 'aggregations\[0\].where.equals': severity is a number" \
 	"$d/bad.out"
+conf err err
+sed -i 's/equals: "04"/matches: "^(warning|notice)$"/' "$d/floe.yaml"
+rc=0
+"$FLOE_BIN" check -c "$d/floe.yaml" >"$d/bad.out" 2>&1 || rc=$?
+check "floe check refuses a pattern of names on severity (exit 2)" test $rc = 2
+check "saying it is matched as its number" grep -q \
+	"key 'inputs\[0\].route\[1\].matches': severity is matched as its number, 0 to 7" "$d/bad.out"
 finish

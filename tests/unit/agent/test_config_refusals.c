@@ -72,6 +72,11 @@ static void test_errors(void **state)
 	     FLOE_EFORMAT,
 	     "t.yaml:2:62: key 'inputs[0].route[0].equals': offset is a number, 0 or more: '-1' is "
 	     "neither, and never equals it"},
+	    {"inputs:\n  - {type: tail, paths: [a], route: [{field: severity, matches: "
+	     "\"^(err|crit)$\", table: logs}]}\n",
+	     FLOE_EFORMAT,
+	     "t.yaml:2:65: key 'inputs[0].route[0].matches': severity is matched as its number, 0 "
+	     "to 7: '^(err|crit)$' matches none of them"},
 	    {"aggregations:\n  - {name: e, window: 1m, where: {field: severity, equals: fatal}}\n",
 	     FLOE_EFORMAT,
 	     "t.yaml:2:60: key 'aggregations[0].where.equals': severity is a number, 0 (emerg) to 7 "
