@@ -43,7 +43,9 @@ int floe_field_ref_parse(const char *s, size_t n, struct floe_field_ref *out, st
 					    "a control character at offset %zu of a field name", i);
 	if (same(s, n, "ts") || same(s, n, "received_at"))
 		return floe_err_set(err, FLOE_EINVAL,
-				    "'%.*s' is the time: the window groups by it already", (int)n, s);
+				    "'%.*s' is the time: an aggregation's window groups by it "
+				    "already, and a route rule or where does not test it",
+				    (int)n, s);
 	if (n >= 6 && memcmp(s, "attrs.", 6) == 0) {
 		if (n == 6)
 			return floe_err_set(err, FLOE_EINVAL, "'attrs.' names no attribute");

@@ -45,7 +45,7 @@ struct floe_field_ref {
 /* Reads a field reference (s, n bytes): a record column (host, source, app, proc_id,
  * msg_id, message, severity, facility, offset), "attrs.KEY" for the attribute KEY, or any
  * other name for the attribute of that name. ts and received_at are refused (the window
- * is the time), and so are empty names, "attrs." alone, control characters and names over
+ * is the time, and rules do not test it), and so are empty names, "attrs." alone, control characters and names over
  * FLOE_AGG_NAME_MAX bytes. Returns 0 or FLOE_EINVAL with the reason in err (may be NULL). */
 int floe_field_ref_parse(const char *s, size_t n, struct floe_field_ref *out, struct floe_err *err);
 

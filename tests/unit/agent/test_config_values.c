@@ -755,8 +755,9 @@ static void test_aggregations(void **state)
 	     "max, avg, distinct, quantiles, top_k (as KIND: FIELD, or metric: KIND with field), "
 	     "got several"},
 	    {"aggregations: [{name: a, group_by: [ts]}]\n", FLOE_EFORMAT,
-	     "t.yaml:1:37: key 'aggregations[0].group_by[0]': 'ts' is the time: the window "
-	     "groups by it already"},
+	     "t.yaml:1:37: key 'aggregations[0].group_by[0]': 'ts' is the time: an "
+	     "aggregation's window groups by it already, and a route rule or where does not "
+	     "test it"},
 	    {"aggregations: [{name: a, metrics: [count, count]}]\n", FLOE_EFORMAT,
 	     "t.yaml:1:43: key 'aggregations[0].metrics[1]': a second column named 'count' in "
 	     "the aggregate table (set the metric's name)"},
