@@ -62,10 +62,17 @@ int floe_field_ref_parse(const char *s, size_t n, struct floe_field_ref *out, st
 	return 0;
 }
 
-/* The syslog names of severities and facilities (RFC 5424, and the names syslog(3) and
- * logger(1) take), by number. */
-static const char *const severity_names[] = {"emerg",	"alert",  "crit", "err",
-					     "warning", "notice", "info", "debug"};
+/* The names of severities, as the parsers read a level field (pipeline/decode.c,
+ * severity_of), and of facilities (RFC 5424, as syslog(3) and logger(1) name them). */
+static const struct {
+	const char *name;
+	int num;
+} severity_names[] = {
+    {"emerg", 0},   {"emergency", 0}, {"panic", 0}, {"fatal", 0},	{"alert", 1},
+    {"crit", 2},    {"critical", 2},  {"err", 3},   {"error", 3},	{"warn", 4},
+    {"warning", 4}, {"notice", 5},    {"info", 6},  {"information", 6}, {"informational", 6},
+    {"debug", 7},   {"trace", 7},
+};
 static const char *const facility_names[] = {
     "kern",   "user",	"mail",	    "daemon", "auth",	"syslog", "lpr",    "news",
     "uucp",   "cron",	"authpriv", "ftp",    "ntp",	"audit",  "alert",  "clock",
@@ -76,16 +83,14 @@ static bool same_nocase(const char *s, size_t n, const char *lit)
 	return strlen(lit) == n && strncasecmp(s, lit, n) == 0;
 }
 
-/* The number a syslog name stands for (error and warn too, as parsers write them), or -1. */
-static int64_t syslog_number(const char *const *names, int64_t count, const char *s, size_t n)
+/* The number a severity's (facility's) name stands for, or -1. */
+static int64_t syslog_number(bool severity, const char *s, size_t n)
 {
-	for (int64_t i = 0; i < count; i++)
-		if (same_nocase(s, n, names[i]))
-			return i;
-	if (names == severity_names && same_nocase(s, n, "error"))
-		return 3;
-	if (names == severity_names && same_nocase(s, n, "warn"))
-		return 4;
+	size_t count = severity ? sizeof(severity_names) / sizeof(severity_names[0])
+				: sizeof(facility_names) / sizeof(facility_names[0]);
+	for (size_t i = 0; i < count; i++)
+		if (same_nocase(s, n, severity ? severity_names[i].name : facility_names[i]))
+			return severity ? severity_names[i].num : (int64_t)i;
 	return -1;
 }
 
@@ -108,16 +113,16 @@ int floe_field_ref_equals_number(const struct floe_field_ref *ref, const char *s
 {
 	const char *what;
 	int64_t max = floe_field_ref_number_max(ref);
-	const char *const *names = NULL;
+	bool named = false;
 	*num = -1;
 	switch (ref->src) {
 	case FLOE_FIELD_SEVERITY:
-		what = "severity is a number, 0 (emerg) to 7 (debug), or its syslog name";
-		names = severity_names;
+		what = "severity is a number, 0 (emerg) to 7 (debug), or a level's name";
+		named = true;
 		break;
 	case FLOE_FIELD_FACILITY:
 		what = "facility is a number, 0 (kern) to 23 (local7), or its syslog name";
-		names = facility_names;
+		named = true;
 		break;
 	case FLOE_FIELD_OFFSET:
 		what = "offset is a number, 0 or more";
@@ -132,8 +137,8 @@ int floe_field_ref_equals_number(const struct floe_field_ref *ref, const char *s
 		     v <= (max - (s[i] - '0')) / 10;
 		v = ok ? v * 10 + (s[i] - '0') : v;
 	}
-	if (!ok && names)
-		v = syslog_number(names, max + 1, s, n), ok = v >= 0;
+	if (!ok && named)
+		v = syslog_number(ref->src == FLOE_FIELD_SEVERITY, s, n), ok = v >= 0;
 	if (!ok)
 		return floe_err_set(err, FLOE_EINVAL, "%s", what);
 	*num = v;

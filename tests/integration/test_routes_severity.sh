@@ -9,7 +9,8 @@ source "$(dirname "$0")/lib.sh"
 
 d="$T/sev"
 mkdir -p "$d/logs"
-# Parsed levels give the severity column: error and err are 3, warning 4, info 6.
+# Parsed levels give the severity column: error and err are 3, warning 4, info 6, and a
+# rule names them as the parsers do (fatal is 0, as a parsed level=fatal).
 printf '%s\n' 'level=error msg=a' 'level=info msg=b' 'level=warning msg=c' 'level=err msg=d' \
 	'level=debug msg=e' >"$d/logs/app.log"
 conf() {
@@ -50,9 +51,9 @@ rc=0
 "$FLOE_BIN" check -c "$d/floe.yaml" >"$d/bad.out" 2>&1 || rc=$?
 check "floe check refuses severity 9 (exit 2)" test $rc = 2
 check "naming the key and the range" grep -q \
-	"key 'inputs\[0\].route\[0\].equals': severity is a number, 0 (emerg) to 7 (debug), or its syslog name: '9' is neither" \
+	"key 'inputs\[0\].route\[0\].equals': severity is a number, 0 (emerg) to 7 (debug), or a level's name: '9' is neither" \
 	"$d/bad.out"
-conf err fatal
+conf err severe
 rc=0
 "$FLOE_BIN" check -c "$d/floe.yaml" >"$d/bad.out" 2>&1 || rc=$?
 check "floe check refuses a where on a name no severity has (exit 2)" test $rc = 2

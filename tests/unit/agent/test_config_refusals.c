@@ -61,7 +61,7 @@ static void test_errors(void **state)
 	     "logs}]}\n",
 	     FLOE_EFORMAT,
 	     "t.yaml:2:64: key 'inputs[0].route[0].equals': severity is a number, 0 (emerg) to 7 "
-	     "(debug), or its syslog name: '9' is neither, and never equals it"},
+	     "(debug), or a level's name: '9' is neither, and never equals it"},
 	    {"inputs:\n  - {type: tail, paths: [a], route: [{field: facility, equals: local8, "
 	     "table: logs}]}\n",
 	     FLOE_EFORMAT,
@@ -77,10 +77,10 @@ static void test_errors(void **state)
 	     FLOE_EFORMAT,
 	     "t.yaml:2:65: key 'inputs[0].route[0].matches': severity is matched as its number, 0 "
 	     "to 7: '^(err|crit)$' matches none of them"},
-	    {"aggregations:\n  - {name: e, window: 1m, where: {field: severity, equals: fatal}}\n",
+	    {"aggregations:\n  - {name: e, window: 1m, where: {field: severity, equals: severe}}\n",
 	     FLOE_EFORMAT,
 	     "t.yaml:2:60: key 'aggregations[0].where.equals': severity is a number, 0 (emerg) to 7 "
-	     "(debug), or its syslog name: 'fatal' is neither, and never equals it"},
+	     "(debug), or a level's name: 'severe' is neither, and never equals it"},
 	    {"inputs:\n  - {type: tail, paths: [a], codec: json}\n", FLOE_EFORMAT,
 	     "t.yaml:2:30: unknown key 'inputs[0].codec'; valid keys here: name, type, paths, "
 	     "exclude, start_at, max_line_bytes, format, parser, pattern, multiline, "

@@ -651,8 +651,8 @@ static void test_typed_lists(void **state)
 }
 
 /* An equals on severity, facility or offset is kept as the decimal text the field is
- * compared as: a syslog name in any case and leading zeros give the number; the same text
- * on an attribute stays as it is. */
+ * compared as: a name in any case (a level's, as the parsers read it, for severity) and
+ * leading zeros give the number; the same text on an attribute stays as it is. */
 static void test_numeric_equals(void **state)
 {
 	(void)state;
@@ -666,15 +666,19 @@ static void test_numeric_equals(void **state)
 		  "      - {field: facility, equals: Local7, table: logs}\n"
 		  "      - {field: offset, equals: \"0012\", table: logs}\n"
 		  "      - {field: level, equals: err, table: logs}\n"
+		  "      - {field: severity, equals: Fatal, table: logs}\n"
+		  "      - {field: severity, equals: trace, table: logs}\n"
 		  "aggregations:\n"
 		  "  - {name: w, where: {field: severity, equals: WARN}}\n");
 	const struct floe_config_input *in = &c->inputs[0];
-	assert_int_equal(in->nroutes, 5);
+	assert_int_equal(in->nroutes, 7);
 	assert_string_equal(in->routes[0].equals, "3");
 	assert_string_equal(in->routes[1].equals, "4");
 	assert_string_equal(in->routes[2].equals, "23");
 	assert_string_equal(in->routes[3].equals, "12");
 	assert_string_equal(in->routes[4].equals, "err");
+	assert_string_equal(in->routes[5].equals, "0");
+	assert_string_equal(in->routes[6].equals, "7");
 	assert_string_equal(c->aggs[0].where.equals, "4");
 	floe_config_free(c);
 }
