@@ -4,6 +4,8 @@
 #include "agent/config/keys_impl.h"
 
 #include "agent/config/config.h"
+#include "agent/schema/aggtable.h"
+#include "formats/base/alloc.h"
 #include "formats/base/error.h"
 
 #include <stddef.h>
@@ -73,6 +75,58 @@ static int find_table(struct floe_config_ctx *ctx, const struct floe_config *c,
 				key, name, list);
 }
 
+/* Route rules test the parsed fields, before a table's columns take them (a routed
+ * record is converted once its table is known). A rule written on a typed column's name
+ * whose values come from another field (name: http_status, from: status) would test a
+ * field no record has and take nothing, silently: it is made to test that field, when
+ * every table the input can write to that has a column of that name takes the same
+ * field for it and none takes a field of that name. Two such tables that take different
+ * fields are refused: the rule cannot say which it means. attrs.KEY names the attribute
+ * itself and is kept. */
+static int rule_on_column(struct floe_config_ctx *ctx, const struct floe_config *c,
+			  const struct floe_config_input *in, struct floe_config_route *r,
+			  const char *key)
+{
+	struct floe_field_ref ref;
+	const char *from = NULL, *other = NULL;
+	if (strncmp(r->field, "attrs.", 6) == 0 ||
+	    floe_field_ref_parse(r->field, strlen(r->field), &ref, NULL) ||
+	    ref.src != FLOE_FIELD_ATTR)
+		return 0;
+	for (size_t k = 0; k <= in->nroutes; k++) {
+		uint32_t t = k == 0 ? in->table_idx : in->routes[k - 1].table_idx;
+		const struct floe_config_table *tb = floe_config_table_at(c, t);
+		for (size_t j = 0; j < tb->ncolumns; j++) {
+			const struct floe_config_column *col = &tb->columns[j];
+			if (col->from && strcmp(col->from, r->field) == 0)
+				return 0; /* a column takes the field itself */
+			if (col->name && col->from && strcmp(col->name, r->field) == 0) {
+				if (from && strcmp(from, col->from) != 0)
+					other = col->from;
+				from = from ? from : col->from;
+			}
+		}
+	}
+	if (!from)
+		return 0;
+	struct floe_cnode pos = {.line = (size_t)r->line, .col = (size_t)r->col};
+	if (other)
+		return floe_config_fail(
+		    ctx, &pos, FLOE_EFORMAT,
+		    "key '%s': '%s' is a column that takes the field '%s' in one "
+		    "table and '%s' in another; a rule tests the parsed field: "
+		    "name it",
+		    key, r->field, from, other);
+	size_t n = strlen(from) + 7;
+	char *f = floe_malloc(ctx->a, n);
+	if (!f)
+		return floe_keymap_nomem(ctx);
+	snprintf(f, n, "attrs.%s", from);
+	floe_free(ctx->a, r->field);
+	r->field = f;
+	return 0;
+}
+
 int floe_keys_routes_check(struct floe_config_ctx *ctx, const struct floe_cnode *root,
 			   struct floe_config *c)
 {
@@ -92,6 +146,11 @@ int floe_keys_routes_check(struct floe_config_ctx *ctx, const struct floe_cnode 
 			struct floe_cnode pos = {.line = (size_t)r->line, .col = (size_t)r->col};
 			snprintf(key, sizeof(key), "inputs[%zu].route[%zu].table", i, k);
 			if ((rc = find_table(ctx, c, &pos, key, r->table, &r->table_idx)))
+				first = first ? first : rc;
+		}
+		for (size_t k = 0; k < in->nroutes && !first; k++) {
+			snprintf(key, sizeof(key), "inputs[%zu].route[%zu].field", i, k);
+			if ((rc = rule_on_column(ctx, c, in, &in->routes[k], key)))
 				first = first ? first : rc;
 		}
 	}
