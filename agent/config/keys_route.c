@@ -89,7 +89,7 @@ static int rule_on_column(struct floe_config_ctx *ctx, const struct floe_config 
 {
 	struct floe_field_ref ref;
 	const char *from = NULL, *other = NULL;
-	if (strncmp(r->field, "attrs.", 6) == 0 ||
+	if (!r->field || strncmp(r->field, "attrs.", 6) == 0 ||
 	    floe_field_ref_parse(r->field, strlen(r->field), &ref, NULL) ||
 	    ref.src != FLOE_FIELD_ATTR)
 		return 0;
