@@ -1,0 +1,102 @@
+/* Tests for agent/config: what a route rule (and an aggregation's where) means, settled
+ * when the file is read: an equals on a numeric field written as the number compared,
+ * a rule on a typed column's name made one on the field the column takes. (Their
+ * refusals are in test_config_refusals.c.) */
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "config_lib.h"
+
+/* An equals on severity, facility or offset is kept as the decimal text the field is
+ * compared as: a name in any case (a level's, as the parsers read it, for severity) and
+ * leading zeros give the number; the same text on an attribute stays as it is. */
+static void test_numeric_equals(void **state)
+{
+	(void)state;
+	struct floe_config *c =
+	    parse_ok(NULL, "inputs:\n"
+			   "  - type: tail\n"
+			   "    paths: /a\n"
+			   "    route:\n"
+			   "      - {field: severity, equals: err, table: logs}\n"
+			   "      - {field: severity, equals: \"04\", table: logs}\n"
+			   "      - {field: facility, equals: Local7, table: logs}\n"
+			   "      - {field: offset, equals: \"0012\", table: logs}\n"
+			   "      - {field: level, equals: err, table: logs}\n"
+			   "      - {field: severity, equals: Fatal, table: logs}\n"
+			   "      - {field: severity, equals: trace, table: logs}\n"
+			   "aggregations:\n"
+			   "  - {name: w, where: {field: severity, equals: WARN}}\n");
+	const struct floe_config_input *in = &c->inputs[0];
+	assert_int_equal(in->nroutes, 7);
+	assert_string_equal(in->routes[0].equals, "3");
+	assert_string_equal(in->routes[1].equals, "4");
+	assert_string_equal(in->routes[2].equals, "23");
+	assert_string_equal(in->routes[3].equals, "12");
+	assert_string_equal(in->routes[4].equals, "err");
+	assert_string_equal(in->routes[5].equals, "0");
+	assert_string_equal(in->routes[6].equals, "7");
+	assert_string_equal(c->aggs[0].where.equals, "4");
+	floe_config_free(c);
+}
+
+/* A route rule on a typed column's name tests the field the column takes (rules test the
+ * parsed fields, before columns take them); on a name a column takes as its field, or on
+ * attrs.KEY, the rule stays as written. */
+static void test_rule_on_column(void **state)
+{
+	(void)state;
+	struct floe_config *c = parse_ok(
+	    NULL, "inputs:\n"
+		  "  - type: tail\n"
+		  "    paths: /a\n"
+		  "    route:\n"
+		  "      - {field: http_status, equals: 500, table: errors}\n"
+		  "      - {field: attrs.http_status, equals: 500, table: errors}\n"
+		  "      - {field: lat, equals: 1, table: errors}\n"
+		  "      - {field: other, equals: 1, table: errors}\n"
+		  "tables:\n"
+		  "  logs: {columns: [{name: http_status, type: int, from: status},\n"
+		  "                   {name: latency, type: double, from: lat}]}\n"
+		  "  errors: {columns: [{name: http_status, type: int, from: attrs.status},\n"
+		  "                     {name: lat, type: double, from: t}]}\n");
+	const struct floe_config_input *in = &c->inputs[0];
+	assert_string_equal(in->routes[0].field, "attrs.status");
+	assert_string_equal(in->routes[1].field, "attrs.http_status");
+	assert_string_equal(in->routes[2].field, "lat"); /* logs' latency takes lat */
+	assert_string_equal(in->routes[3].field, "other");
+	char *d = dump(c);
+	struct floe_config *c2 = parse_ok(NULL, d);
+	assert_string_equal(c2->inputs[0].routes[0].field, "attrs.status");
+	floe_free(NULL, d);
+	floe_config_free(c2);
+	floe_config_free(c);
+	/* Two tables whose columns of that name take different fields: which is meant? */
+	expect_err(
+	    "inputs:\n"
+	    "  - {type: tail, paths: /a, route: [{field: code, equals: 1, table: t}]}\n"
+	    "tables:\n"
+	    "  logs: {columns: [{name: code, type: int, from: status}]}\n"
+	    "  t: {columns: [{name: code, type: int, from: rc}]}\n",
+	    FLOE_EFORMAT,
+	    "t.yaml:2:37: key 'inputs[0].route[0].field': 'code' is a column that takes the "
+	    "field 'status' in one table and 'rc' in another; a rule tests the parsed field: "
+	    "name it");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_numeric_equals),
+	    cmocka_unit_test(test_rule_on_column),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
