@@ -126,6 +126,18 @@ static void print_config_errors(const struct floe_config_errors *all, const stru
 		fprintf(stderr, "floe: %u errors\n", all->n);
 }
 
+/* Each of the configuration's warnings, one log line each, and what it means to run. */
+static void log_config_warnings(const struct floe_config *cfg)
+{
+	for (const char *p = cfg->warnings; *p;) {
+		size_t n = strcspn(p, "\n");
+		floe_warn("%.*s: the rule takes nothing (floe check refuses it; the agent runs "
+			  "with it as written)",
+			  (int)n, p);
+		p += p[n] ? n + 1 : n;
+	}
+}
+
 struct floe_config *floe_cli_load_config(const char *path, bool create_identity)
 {
 	void *text = NULL;
@@ -202,6 +214,11 @@ struct floe_config *floe_cli_parse_config(const char *path, const char *text, si
 	if (rc)
 		print_config_errors(all && all->n ? all : NULL, &err, rc, json);
 	floe_free(NULL, all);
+	/* What floe check refuses, a running agent logs and runs with (floe_config_warn):
+	 * refused here, a file that ran before an upgrade, and its last good copy, would
+	 * stop the device. check prints them as its errors. */
+	if (cfg && cfg->warnings && create_identity)
+		log_config_warnings(cfg);
 	/* The bytes that made it, for the last good copy (floe run keeps it once a runner
 	 * started). Without memory for them there is no copy, which is no reason not to run. */
 	if (cfg && (cfg->source = floe_malloc(cfg->alloc, len ? len : 1))) {
@@ -710,6 +727,20 @@ int floe_cmd_check(int argc, char **argv)
 		tell_last_good(path);
 	if (status >= 0)
 		return status;
+	/* A rule that can never match: a running agent logs it and runs, check refuses it
+	 * (floe_config_warn), so that a push does not take one to the devices. */
+	if (cfg->warnings) {
+		unsigned n = 0;
+		for (const char *p = cfg->warnings; *p; n++) {
+			size_t k = strcspn(p, "\n");
+			fprintf(stderr, "floe: %.*s\n", (int)k, p);
+			p += p[k] ? k + 1 : k;
+		}
+		if (n > 1)
+			fprintf(stderr, "floe: %u errors\n", n);
+		floe_config_free(cfg);
+		return FLOE_EXIT_USAGE;
+	}
 	/* The credentials as run finds them at start-up (without the network), so that a
 	 * unit's ExecStartPre=floe check stops a host that has none, with run's message. */
 	struct floe_err why = {0};

@@ -5,6 +5,7 @@
 
 #include "agent/config/config.h"
 
+#include "formats/base/alloc.h"
 #include "formats/base/error.h"
 
 #include <stdarg.h>
@@ -47,6 +48,33 @@ int floe_config_fail(struct floe_config_ctx *ctx, const struct floe_cnode *at, i
 		}
 	}
 	return code;
+}
+
+int floe_config_warn(struct floe_config_ctx *ctx, const struct floe_cnode *at, const char *fmt,
+		     ...)
+{
+	char msg[FLOE_ERR_MSG_MAX];
+	int n = snprintf(msg, sizeof(msg), "%s:%zu:%zu: ", ctx->name, at ? at->line : 1,
+			 at ? at->col : 1);
+	if (n >= 0 && (size_t)n < sizeof(msg)) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(msg + n, sizeof(msg) - (size_t)n, fmt, ap);
+		va_end(ap);
+	}
+	if (!ctx->warn && !(ctx->warn = floe_calloc(ctx->a, 1, sizeof(*ctx->warn))))
+		return floe_config_fail(ctx, at, FLOE_ENOMEM, "out of memory");
+	struct floe_config_errors *w = ctx->warn;
+	size_t len = strlen(msg);
+	w->n++;
+	if (w->len + len + 2 <= sizeof(w->text)) {
+		memcpy(w->text + w->len, msg, len);
+		w->len += len;
+		w->text[w->len++] = '\n';
+		w->text[w->len] = '\0';
+		w->shown++;
+	}
+	return 0;
 }
 
 bool floe_cnode_is_null(const struct floe_cnode *n)

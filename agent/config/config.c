@@ -228,7 +228,10 @@ int floe_config_parse_all(struct floe_alloc *a, const char *name, const char *te
 	/* How the caller is to print the errors: as the file asked, where it could say. */
 	if (rc < 0 && all)
 		all->log_json = c->agent.log_format == FLOE_CONFIG_LOG_JSON;
+	if (rc >= 0 && ctx.warn && !(c->warnings = floe_strdup(a, ctx.warn->text)))
+		rc = floe_config_fail(&ctx, NULL, FLOE_ENOMEM, "out of memory");
 out:
+	floe_free(a, ctx.warn);
 	cnode_free(a, root);
 	if (rc < 0) {
 		floe_config_free(c);
@@ -245,6 +248,7 @@ void floe_config_free(struct floe_config *c)
 	floe_keymap_free(c->alloc, &floe_config_keys, (char *)c);
 	floe_free(c->alloc, c->path);
 	floe_free(c->alloc, c->source);
+	floe_free(c->alloc, c->warnings);
 	floe_free(c->alloc, c);
 }
 

@@ -298,6 +298,9 @@ struct floe_config {
 	 * took its default. floe_cli_parse_config refuses it (a push cut short, a template
 	 * that rendered nothing); the library takes it, for the defaults. */
 	bool empty;
+	/* What floe check refuses and floe run logs (floe_config_warn): one finding a line,
+	 * "file:line:column: message", NUL-terminated; NULL when none. */
+	char *warnings;
 	struct {
 		char *id;	       /* default: the caller's default_id; [A-Za-z0-9._-]{1,64} */
 		/* An installation id (or "legacy") whose commits under id this agent takes

@@ -34,6 +34,9 @@ struct floe_config_ctx {
 	struct floe_err *err;	/* may be NULL: the first error */
 	struct floe_config_errors *all; /* may be NULL: every error */
 	unsigned nerrors;	/* errors so far; the engine goes on past each */
+	/* Findings floe check refuses and floe run logs and runs with (floe_config_warn);
+	 * allocated at the first, moved into the configuration at the end. */
+	struct floe_config_errors *warn;
 };
 
 /* cnode.c, below every other file of agent/config. */
@@ -42,6 +45,15 @@ struct floe_config_ctx {
  * FLOE_ENOMEM); counts it and returns code. */
 int floe_config_fail(struct floe_config_ctx *ctx, const struct floe_cnode *at, int code,
 		     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* A finding at at that floe check refuses (exit 2) but that a running agent logs and
+ * runs with: a rule that can never match, which an earlier release took without a word.
+ * Refusing it at run would stop every device whose file had one, and whose last good
+ * copy has it too, at a package upgrade; the rule then takes nothing, as it did. Recorded
+ * as "name:line:col: message" in the configuration's warnings; returns 0, or FLOE_ENOMEM
+ * through floe_config_fail. */
+int floe_config_warn(struct floe_config_ctx *ctx, const struct floe_cnode *at, const char *fmt,
+		     ...) __attribute__((format(printf, 3, 4)));
 
 /* A scalar that YAML reads as null: empty, ~, null, Null or NULL, written plain. */
 bool floe_cnode_is_null(const struct floe_cnode *n);

@@ -311,7 +311,7 @@ int floe_config_check_numeric_rule(struct floe_config_ctx *ctx, const struct flo
 	max = floe_field_ref_number_max(&ref);
 	if (equals && floe_field_ref_equals_number(&ref, equals, strlen(equals), &num, &why)) {
 		const struct floe_cnode *at = floe_keys_given(map, "equals");
-		return floe_config_fail(ctx, at ? at : map, FLOE_EFORMAT,
+		return floe_config_warn(ctx, at ? at : map,
 					"key '%s.equals': %s: '%s' is neither, and never equals it",
 					path, why.msg, floe_keymap_show(equals, strlen(equals), shown));
 	}
@@ -321,7 +321,7 @@ int floe_config_check_numeric_rule(struct floe_config_ctx *ctx, const struct flo
 		snprintf(equals, strlen(equals) + 1, "%" PRId64, num);
 	if (matches && max >= 0 && max < 100 && !matches_a_number(ctx, matches, max)) {
 		const struct floe_cnode *at = floe_keys_given(map, "matches");
-		return floe_config_fail(ctx, at ? at : map, FLOE_EFORMAT,
+		return floe_config_warn(ctx, at ? at : map,
 					"key '%s.matches': %s is matched as its number, 0 to %" PRId64
 					": '%s' matches none of them",
 					path, field, max,

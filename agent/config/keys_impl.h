@@ -52,9 +52,9 @@ int floe_config_check_field_ref(struct floe_config_ctx *ctx, const struct floe_c
 				const char *path, char **value);
 /* A rule on a numeric record field (a route's, a where's), tested as the decimal text of
  * the field's number: an equals value written as that text in place (a severity's name,
- * leading zeros: floe_field_ref_equals_number), and refused at eq, as key path.equals,
- * when the field can never have it; a matches pattern refused at m when no severity or
- * facility matches it. Either rule would take nothing. */
+ * leading zeros: floe_field_ref_equals_number); an equals the field can never have, or a
+ * matches pattern no severity or facility matches, takes nothing: floe_config_warn says
+ * so (floe check refuses it, floe run logs it and keeps the rule as written). */
 int floe_config_check_numeric_rule(struct floe_config_ctx *ctx, const struct floe_cnode *map,
 				   const char *path, const char *field, char *equals,
 				   const char *matches);

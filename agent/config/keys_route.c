@@ -81,7 +81,8 @@ static int find_table(struct floe_config_ctx *ctx, const struct floe_config *c,
  * field no record has and take nothing, silently: it is made to test that field, when
  * every table the input can write to that has a column of that name takes the same
  * field for it and none takes a field of that name. Two such tables that take different
- * fields are refused: the rule cannot say which it means. attrs.KEY names the attribute
+ * fields leave the rule as written (it takes nothing) and floe_config_warn says the rule
+ * cannot say which it means. attrs.KEY names the attribute
  * itself and is kept. */
 static int rule_on_column(struct floe_config_ctx *ctx, const struct floe_config *c,
 			  const struct floe_config_input *in, struct floe_config_route *r,
@@ -111,8 +112,8 @@ static int rule_on_column(struct floe_config_ctx *ctx, const struct floe_config 
 		return 0;
 	struct floe_cnode pos = {.line = (size_t)r->line, .col = (size_t)r->col};
 	if (other)
-		return floe_config_fail(
-		    ctx, &pos, FLOE_EFORMAT,
+		return floe_config_warn(
+		    ctx, &pos,
 		    "key '%s': '%s' is a column that takes the field '%s' in one "
 		    "table and '%s' in another; a rule tests the parsed field: "
 		    "name it",

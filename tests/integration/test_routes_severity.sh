@@ -4,7 +4,8 @@
 # leading zero ("04"), it takes what it names (it took nothing before, and every record
 # went silently to the input's table); a value the field can never have (severity 9, a
 # name of no severity), or a pattern that matches no severity's number, is refused by
-# floe check (exit 2) with the key and the range.
+# floe check (exit 2) with the key and the range, and logged by floe run, which runs
+# with the rule taking nothing.
 source "$(dirname "$0")/lib.sh"
 
 d="$T/sev"
@@ -53,6 +54,18 @@ check "floe check refuses severity 9 (exit 2)" test $rc = 2
 check "naming the key and the range" grep -q \
 	"key 'inputs\[0\].route\[0\].equals': severity is a number, 0 (emerg) to 7 (debug), or a level's name: '9' is neither" \
 	"$d/bad.out"
+# A running agent logs it and runs with the rule as written, taking nothing: an earlier
+# release took such a file without a word, and refusing it at run would stop a device,
+# whose last good copy has the same rule, at the upgrade.
+rm -rf "$d/state" "$d/wh"
+rc=0
+"$FLOE_BIN" run -c "$d/floe.yaml" --once >"$d/run9.out" 2>&1 || rc=$?
+check "floe run runs with severity 9 (exit 0)" test $rc = 0
+check "and logs it as a warning with the key" grep -q \
+	"warn.*key 'inputs\[0\].route\[0\].equals': severity is a number.*the rule takes nothing" \
+	"$d/run9.out"
+check "the warning line (severity 4) went by the second rule, the rest to logs" \
+	test "$(rows_sql "$d/wh/default/logs" "SELECT count(*) FROM t")" = '["4"]'
 conf err severe
 rc=0
 "$FLOE_BIN" check -c "$d/floe.yaml" >"$d/bad.out" 2>&1 || rc=$?

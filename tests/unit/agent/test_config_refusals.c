@@ -56,31 +56,6 @@ static void test_errors(void **state)
 	    {"inputs:\n  - {type: tail, paths: [a], table: metrics}\n", FLOE_EFORMAT,
 	     "t.yaml:2:37: key 'inputs[0].table': unknown table 'metrics' (the tables are: logs; a "
 	     "table is declared under tables:)"},
-	    /* an equals no severity, facility or offset can have: the rule would take nothing */
-	    {"inputs:\n  - {type: tail, paths: [a], route: [{field: severity, equals: 9, table: "
-	     "logs}]}\n",
-	     FLOE_EFORMAT,
-	     "t.yaml:2:64: key 'inputs[0].route[0].equals': severity is a number, 0 (emerg) to 7 "
-	     "(debug), or a level's name: '9' is neither, and never equals it"},
-	    {"inputs:\n  - {type: tail, paths: [a], route: [{field: facility, equals: local8, "
-	     "table: logs}]}\n",
-	     FLOE_EFORMAT,
-	     "t.yaml:2:64: key 'inputs[0].route[0].equals': facility is a number, 0 (kern) to 23 "
-	     "(local7), or its syslog name: 'local8' is neither, and never equals it"},
-	    {"inputs:\n  - {type: tail, paths: [a], route: [{field: offset, equals: \"-1\", table: "
-	     "logs}]}\n",
-	     FLOE_EFORMAT,
-	     "t.yaml:2:62: key 'inputs[0].route[0].equals': offset is a number, 0 or more: '-1' is "
-	     "neither, and never equals it"},
-	    {"inputs:\n  - {type: tail, paths: [a], route: [{field: severity, matches: "
-	     "\"^(err|crit)$\", table: logs}]}\n",
-	     FLOE_EFORMAT,
-	     "t.yaml:2:65: key 'inputs[0].route[0].matches': severity is matched as its number, 0 "
-	     "to 7: '^(err|crit)$' matches none of them"},
-	    {"aggregations:\n  - {name: e, window: 1m, where: {field: severity, equals: severe}}\n",
-	     FLOE_EFORMAT,
-	     "t.yaml:2:60: key 'aggregations[0].where.equals': severity is a number, 0 (emerg) to 7 "
-	     "(debug), or a level's name: 'severe' is neither, and never equals it"},
 	    {"inputs:\n  - {type: tail, paths: [a], codec: json}\n", FLOE_EFORMAT,
 	     "t.yaml:2:30: unknown key 'inputs[0].codec'; valid keys here: name, type, paths, "
 	     "exclude, start_at, max_line_bytes, format, parser, pattern, multiline, "

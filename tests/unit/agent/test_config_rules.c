@@ -1,7 +1,7 @@
 /* Tests for agent/config: what a route rule (and an aggregation's where) means, settled
  * when the file is read: an equals on a numeric field written as the number compared,
- * a rule on a typed column's name made one on the field the column takes. (Their
- * refusals are in test_config_refusals.c.) */
+ * a rule on a typed column's name made one on the field the column takes, and the rules
+ * that can never match, which floe check refuses and floe run warns of. */
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -79,17 +79,67 @@ static void test_rule_on_column(void **state)
 	floe_free(NULL, d);
 	floe_config_free(c2);
 	floe_config_free(c);
-	/* Two tables whose columns of that name take different fields: which is meant? */
-	expect_err(
-	    "inputs:\n"
-	    "  - {type: tail, paths: /a, route: [{field: code, equals: 1, table: t}]}\n"
-	    "tables:\n"
-	    "  logs: {columns: [{name: code, type: int, from: status}]}\n"
-	    "  t: {columns: [{name: code, type: int, from: rc}]}\n",
-	    FLOE_EFORMAT,
-	    "t.yaml:2:37: key 'inputs[0].route[0].field': 'code' is a column that takes the "
-	    "field 'status' in one table and 'rc' in another; a rule tests the parsed field: "
-	    "name it");
+	/* Two tables whose columns of that name take different fields: which is meant? The
+	 * rule stays as written and takes nothing; floe check refuses it, floe run says so. */
+	c = parse_ok(NULL,
+		     "inputs:\n"
+		     "  - {type: tail, paths: /a, route: [{field: code, equals: 1, table: t}]}\n"
+		     "tables:\n"
+		     "  logs: {columns: [{name: code, type: int, from: status}]}\n"
+		     "  t: {columns: [{name: code, type: int, from: rc}]}\n");
+	assert_string_equal(c->inputs[0].routes[0].field, "code");
+	assert_non_null(c->warnings);
+	assert_string_equal(c->warnings,
+			    "t.yaml:2:37: key 'inputs[0].route[0].field': 'code' is a column that "
+			    "takes the field 'status' in one table and 'rc' in another; a rule tests "
+			    "the parsed field: name it\n");
+	floe_config_free(c);
+}
+
+/* A rule that can never match (an equals no severity, facility or offset can have, a
+ * pattern no severity's number matches) is a warning, not an error: an earlier release
+ * took it without a word, and refusing it at run would stop a device at an upgrade. floe
+ * check refuses what is in warnings; the rule is kept as written and takes nothing. */
+static void test_rule_never_matches(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *yaml, *warning;
+	} cases[] = {
+	    {"inputs:\n  - {type: tail, paths: [a], route: [{field: severity, equals: 9, table: "
+	     "logs}]}\n",
+	     "t.yaml:2:64: key 'inputs[0].route[0].equals': severity is a number, 0 (emerg) to 7 "
+	     "(debug), or a level's name: '9' is neither, and never equals it\n"},
+	    {"inputs:\n  - {type: tail, paths: [a], route: [{field: facility, equals: local8, "
+	     "table: logs}]}\n",
+	     "t.yaml:2:64: key 'inputs[0].route[0].equals': facility is a number, 0 (kern) to 23 "
+	     "(local7), or its syslog name: 'local8' is neither, and never equals it\n"},
+	    {"inputs:\n  - {type: tail, paths: [a], route: [{field: offset, equals: \"-1\", table: "
+	     "logs}]}\n",
+	     "t.yaml:2:62: key 'inputs[0].route[0].equals': offset is a number, 0 or more: '-1' is "
+	     "neither, and never equals it\n"},
+	    {"inputs:\n  - {type: tail, paths: [a], route: [{field: severity, matches: "
+	     "\"^(err|crit)$\", table: logs}]}\n",
+	     "t.yaml:2:65: key 'inputs[0].route[0].matches': severity is matched as its number, 0 "
+	     "to 7: '^(err|crit)$' matches none of them\n"},
+	    {"aggregations:\n  - {name: e, window: 1m, where: {field: severity, equals: severe}}\n",
+	     "t.yaml:2:60: key 'aggregations[0].where.equals': severity is a number, 0 (emerg) to 7 "
+	     "(debug), or a level's name: 'severe' is neither, and never equals it\n"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct floe_config *c = parse_ok(NULL, cases[i].yaml);
+		assert_non_null(c->warnings);
+		assert_string_equal(c->warnings, cases[i].warning);
+		floe_config_free(c);
+	}
+	/* The equals is kept as written: it compares as before, and takes nothing. */
+	struct floe_config *c = parse_ok(NULL, cases[0].yaml);
+	assert_string_equal(c->inputs[0].routes[0].equals, "9");
+	floe_config_free(c);
+	/* A file with none has none. */
+	c = parse_ok(NULL, "inputs:\n  - {type: tail, paths: [a]}\n");
+	assert_null(c->warnings);
+	floe_config_free(c);
 }
 
 int main(void)
@@ -97,6 +147,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_numeric_equals),
 	    cmocka_unit_test(test_rule_on_column),
+	    cmocka_unit_test(test_rule_never_matches),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
