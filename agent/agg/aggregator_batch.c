@@ -336,7 +336,8 @@ static uint64_t metric_apply(const struct agg_metric *m, uint8_t *st, struct agg
 		struct floe_dds *s = (struct floe_dds *)(void *)st;
 		for (uint32_t k = 0; k < n; k++) {
 			struct agg_mval *x = &v[rows[k]];
-			bad += x->ok < 0 || (x->ok > 0 && floe_dds_add_prepared(s, x->d, x->key));
+			bad += x->ok < 0 ||
+			       (x->ok > 0 && floe_dds_add_prepared_inline(s, x->d, x->key));
 		}
 		break;
 	}

@@ -756,6 +756,32 @@ static void test_int_keys_as_prepare(void **state)
 	}
 }
 
+/* floe_dds_add_prepared_inline (the aggregator's per-value add) gives what floe_dds_add
+ * gives: results, counts and image, over values of both signs, zero, not finite, and a
+ * small window that moves and folds. */
+static void test_add_inline_as_add(void **state)
+{
+	(void)state;
+	static uint8_t ia[1 << 16], ib[1 << 16];
+	struct floe_dds s, t;
+	init(&s, 0.01, 64, 16, mem_a);
+	init(&t, 0.01, 64, 16, mem_b);
+	uint64_t x = 3;
+	for (int i = 0; i < 20000; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		double v = (double)(x >> 40) / (double)(1 << (x >> 60)) - (i % 9 == 0 ? 300 : 0);
+		v = i % 101 == 0 ? NAN : i % 103 == 0 ? INFINITY : i % 7 == 0 ? 0.0 : v;
+		assert_int_equal(floe_dds_add_prepared_inline(&s, v, floe_dds_prepare(&s, v)),
+				 floe_dds_add(&t, v));
+	}
+	assert_true(s.count == t.count && s.sum == t.sum && s.min == t.min && s.max == t.max);
+	assert_true(floe_dds_collapsed(&s) && floe_dds_collapsed(&t));
+	assert_int_equal(floe_dds_proto_size(&s), floe_dds_proto_size(&t));
+	assert_int_equal(floe_dds_encode_proto(&s, ia, sizeof(ia)), 0);
+	assert_int_equal(floe_dds_encode_proto(&t, ib, sizeof(ib)), 0);
+	assert_memory_equal(ia, ib, floe_dds_proto_size(&s));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -771,6 +797,7 @@ int main(void)
 	    cmocka_unit_test(test_pooled_sizes),
 	    cmocka_unit_test(test_no_allocation),
 	    cmocka_unit_test(test_int_keys_as_prepare),
+	    cmocka_unit_test(test_add_inline_as_add),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
