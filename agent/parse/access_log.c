@@ -151,26 +151,22 @@ const char *const *floe_access_log_field_names(void)
 	return names;
 }
 
-/* A line's pairs, written once the line is read: into the field table's own arrays
- * (floe_fields_open_distinct), which an empty table with room lends, else into local
- * ones given to the table in one call. Each put's id is a constant, so its key, length
- * and class are too. */
+/* A line's pairs, written once the line is read, into the arrays of a
+ * floe_access_log_line. Each put's id is a constant, so its key and length are too. */
 struct pairs {
 	size_t n;
-	uint64_t classes;
-	struct floe_fields_slots s;
+	struct floe_access_log_line *l;
 };
 
 /* Field id with value v[0..vl), the value borrowed. */
 __attribute__((always_inline)) static inline void put(struct pairs *f, unsigned id, const char *v,
 						      size_t vl)
 {
-	f->s.keys[f->n] = names[id];
-	f->s.klens[f->n] = lens[id];
-	f->s.vals[f->n] = v;
-	f->s.vlens[f->n] = vl;
-	f->s.ids[f->n] = (uint8_t)id;
-	f->classes |= classes[id];
+	f->l->keys[f->n] = names[id];
+	f->l->klens[f->n] = lens[id];
+	f->l->vals[f->n] = v;
+	f->l->vlens[f->n] = vl;
+	f->l->ids[f->n] = (uint8_t)id;
 	f->n++;
 }
 
@@ -341,27 +337,20 @@ __attribute__((always_inline)) static inline bool scan_pairs(struct scan *s, boo
 	return true;
 }
 
+/* Through floe_access_log_parse_line and a copy into the table: one copy of the scan in
+ * the program. A second one inlined here made gcc inline less elsewhere (the regex
+ * parser's typed columns took 40 instructions a line more). */
 int floe_access_log_parse_memo(const char *p, size_t len, bool combined,
 			       struct floe_ts_clf_memo *memo, struct floe_fields *f, int64_t *ts_us,
 			       struct floe_err *err)
 {
-	struct scan s = {p, len, 0, "client"};
-	struct slices l;
-	struct pairs q = {0, 0, {0}};
-	const char *keys[REQUEST + 1], *vals[REQUEST + 1];
-	size_t klens[REQUEST + 1], vlens[REQUEST + 1];
-	uint8_t ids[REQUEST + 1];
-	bool lent = floe_fields_open_distinct(f, REQUEST + 1, &q.s);
-	if (!lent)
-		q.s = (struct floe_fields_slots){keys, klens, vals, vlens, ids};
-	if (!scan_pairs(&s, combined, memo, &q, &l, ts_us)) {
+	struct floe_access_log_line l;
+	int rc = floe_access_log_parse_line(p, len, combined, memo, &l, ts_us, err);
+	if (rc) {
 		floe_fields_reset(f);
-		return fail(&s, err);
+		return rc;
 	}
-	if (lent)
-		floe_fields_close_distinct(f, q.n, q.classes);
-	else
-		floe_fields_add_distinct(f, q.n, ids, names, lens, classes, vals, vlens);
+	floe_fields_add_distinct(f, l.n, l.ids, names, lens, classes, l.vals, l.vlens);
 	return 0;
 }
 
@@ -371,7 +360,7 @@ int floe_access_log_parse_line(const char *p, size_t len, bool combined,
 {
 	struct scan s = {p, len, 0, "client"};
 	struct slices l;
-	struct pairs q = {0, 0, {out->keys, out->klens, out->vals, out->vlens, out->ids}};
+	struct pairs q = {0, out};
 	if (!scan_pairs(&s, combined, memo, &q, &l, ts_us)) {
 		out->n = 0;
 		return fail(&s, err);

@@ -531,6 +531,8 @@ __attribute__((always_inline)) static inline void take_access(struct floe_decode
 	int64_t ts;
 	if (d->act_sig != p->from_sig)
 		plan_access(d);
+	/* Its values are slices of the line (or numbers). */
+	rec->typed_len_max = rec->message.len;
 	if (floe_access_log_parse_line(rec->message.p, rec->message.len,
 				       d->parser != FLOE_PARSER_APACHE_COMMON, &d->clf_memo, ln, &ts,
 				       NULL) == 0) {
@@ -603,6 +605,7 @@ void floe_decoder_apply(struct floe_decoder *d, struct floe_record *rec)
 		return;
 	}
 	bool parsed = false;
+	rec->typed_len_max = 0;
 	rec->nattrs = 0;
 	rec->ntyped = 0;
 	rec->row = NULL;

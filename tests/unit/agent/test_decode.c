@@ -397,6 +397,7 @@ static void test_too_many_fields(void **state)
 		n += (size_t)snprintf(line + n, sizeof(line) - n, "k%d=v ", i);
 	struct floe_record rec = apply(d, line);
 	assert_int_equal(rec.nattrs, 64);
+	assert_int_equal(rec.typed_len_max, 0); /* no bound known: the batch visits them */
 	struct floe_decode_stats st;
 	floe_decoder_get_stats(d, &st);
 	assert_int_equal(st.fields_dropped, 6);
@@ -482,7 +483,10 @@ static void expect_same_as_fields(struct floe_decoder *d, struct floe_colplan *p
 		assert_int_equal(a->n, b->n);
 		assert_null(a->keys);
 		assert_null(a->ivals);
+		/* The bound the batch's test for long values trusts. */
+		assert_true(a->is_null || a->len <= got.typed_len_max);
 	}
+	assert_int_equal(got.typed_len_max, strlen(line));
 	size_t n = 0;
 	const uint64_t *cf = floe_decoder_conv_failures(d, &n);
 	assert_int_equal(n, p->n);
