@@ -35,6 +35,32 @@ int floe_access_log_parse(const char *p, size_t len, bool combined, struct floe_
 int floe_access_log_parse_memo(const char *p, size_t len, bool combined,
 			       struct floe_ts_clf_memo *memo, struct floe_fields *f, int64_t *ts_us,
 			       struct floe_err *err);
+/* The most fields a line has, and the count of names (ids 0 to 10); the ids of the two
+ * whose numbers a line carries. */
+#define FLOE_ACCESS_LOG_NFIELDS 11
+enum { FLOE_ACCESS_LOG_STATUS = 6, FLOE_ACCESS_LOG_BYTES = 7 };
+
+/* A line's fields for a caller that takes them without a field table: n pairs in the
+ * line's order, as floe_access_log_parse adds them (key k's name, its length, the value
+ * borrowed from the line, the name's id), and the numbers read while checking them: the
+ * status's value, and the byte count's when it has a field of one to nine digits
+ * (bytes_ok). */
+struct floe_access_log_line {
+	size_t n;
+	const char *keys[FLOE_ACCESS_LOG_NFIELDS];
+	size_t klens[FLOE_ACCESS_LOG_NFIELDS];
+	const char *vals[FLOE_ACCESS_LOG_NFIELDS];
+	size_t vlens[FLOE_ACCESS_LOG_NFIELDS];
+	uint8_t ids[FLOE_ACCESS_LOG_NFIELDS];
+	unsigned status, bytes;
+	bool bytes_ok;
+};
+
+/* As floe_access_log_parse_memo, the fields into *out rather than a field table (n 0
+ * when the line does not parse). */
+int floe_access_log_parse_line(const char *p, size_t len, bool combined,
+			       struct floe_ts_clf_memo *memo, struct floe_access_log_line *out,
+			       int64_t *ts_us, struct floe_err *err);
 /* Every name a field of floe_access_log_parse can have, NULL-terminated (static): the
  * decoder learns from it, once, which of its per-line lookups can never match. Each
  * field carries its name's index here as its id (floe_fields_add_id). */

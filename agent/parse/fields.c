@@ -190,32 +190,6 @@ int floe_fields_add_distinct(struct floe_fields *f, size_t n, const uint8_t *ids
 	return 0;
 }
 
-bool floe_fields_open_distinct(struct floe_fields *f, size_t most, struct floe_fields_slots *s)
-{
-	if (f->n != 0 || most > f->cap)
-		return false;
-	s->keys = f->keys;
-	s->klens = f->klens;
-	s->vals = f->vals;
-	s->vlens = f->vlens;
-	s->ids = f->ids;
-	return true;
-}
-
-void floe_fields_close_distinct(struct floe_fields *f, size_t n, uint64_t classes)
-{
-#ifndef NDEBUG
-	for (size_t j = 0; j < n; j++) {
-		assert(f->vals[j] && f->ids[j] < FLOE_FIELD_NOID &&
-		       (classes & key_bit(f->keys[j], f->klens[j])));
-		for (size_t k = j + 1; k < n; k++)
-			assert(!same_key(f, k, f->keys[j], f->klens[j]));
-	}
-#endif
-	f->n = n;
-	f->classes = classes;
-}
-
 char *floe_fields_scratch(struct floe_fields *f, size_t *avail)
 {
 	*avail = f->arena_cap - f->arena_len;

@@ -61,20 +61,6 @@ int floe_fields_add_distinct(struct floe_fields *f, size_t n, const uint8_t *ids
 			     const uint64_t *classes, const char *const *vals,
 			     const size_t *vlens);
 
-/* The same in place, without the copy: when f is empty and has room for most pairs,
- * true and its arrays in *s, into which the caller writes pairs 0..n) (keys pairwise
- * distinct, values not NULL) and then calls floe_fields_close_distinct with n and the
- * OR of their keys' classes; else false (add them with floe_fields_add_distinct). */
-struct floe_fields_slots {
-	const char **keys;
-	size_t *klens;
-	const char **vals;
-	size_t *vlens;
-	uint8_t *ids;
-};
-bool floe_fields_open_distinct(struct floe_fields *f, size_t most, struct floe_fields_slots *s);
-void floe_fields_close_distinct(struct floe_fields *f, size_t n, uint64_t classes);
-
 /* Arena protocol for bytes that are not a slice of the line: scratch returns the free
  * tail of the arena (*avail bytes, possibly 0; never NULL); the caller writes up to
  * *avail bytes there and calls commit with the count it keeps. Committed bytes stay

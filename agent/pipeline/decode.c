@@ -11,6 +11,7 @@
 #include "agent/parse/syslog_file.h"
 #include "agent/parse/timestamp.h"
 #include "agent/schema/columns.h"
+#include "agent/schema/convert.h"
 #include "agent/schema/record.h"
 #include "formats/parquet/writer.h"
 #include "formats/base/alloc.h"
@@ -79,6 +80,14 @@ struct floe_decoder {
 	 * logfmt); for fixed names (the access logs', a regex's groups), those lists that
 	 * hold one of them. A list no name is in is not looked up: it never matches. */
 	unsigned lists;
+	/* An access log whose every field the map finds, with no rule but the typed
+	 * columns reading its fields (no name in a list, no timestamp option): its lines
+	 * go straight from the scan to the typed values and attrs (take_access), without
+	 * the field table and the general take between them. */
+	bool direct;
+	struct floe_access_log_line line;
+	uint8_t act[FLOE_ACCESS_LOG_NFIELDS]; /* take_access's, by field id (ACT_*) */
+	uint64_t act_sig;		       /* the plan's from_sig they were made for */
 };
 
 #define FAILURE_LOG_US (60 * 1000000LL)
@@ -340,6 +349,9 @@ void floe_decoder_set_columns(struct floe_decoder *d, const struct floe_colplan 
 	 * check (about 55 instructions a line). */
 	if (d->mapped)
 		d->map.complete = n == all_names(d);
+	d->direct = d->mapped && d->map.complete && !d->regex && !d->lists && !d->ts &&
+		    !d->ts_from_message;
+	d->act_sig = 0; /* made again at the next line (from_sig is never 0) */
 }
 
 const uint64_t *floe_decoder_conv_failures(const struct floe_decoder *d, size_t *n)
@@ -477,9 +489,123 @@ static const char *const parser_what[] = {
     [FLOE_PARSER_SYSLOG_FILE] = "the syslog_file parser",
 };
 
+/* What take_access does with an access-log field, by its id: made for the plan's
+ * columns as its fingerprint (from_sig, which covers their types) says them. */
+enum { ACT_ATTR, ACT_STRING, ACT_NUMBER, ACT_ANY };
+
+static void plan_access(struct floe_decoder *d)
+{
+	const struct floe_colplan *p = d->plan;
+	for (unsigned id = 0; id < FLOE_ACCESS_LOG_NFIELDS; id++) {
+		int i = d->map.first[id];
+		uint8_t a = ACT_ATTR;
+		if (i >= 0) {
+			enum floe_col_type t = p->col[i].type;
+			a = ACT_ANY;
+			if (d->map.next[i] >= 0)
+				;
+			else if (t == FLOE_COL_STRING || t == FLOE_COL_BINARY)
+				a = ACT_STRING;
+			else if ((t == FLOE_COL_INT || t == FLOE_COL_LONG) &&
+				 (id == FLOE_ACCESS_LOG_STATUS || id == FLOE_ACCESS_LOG_BYTES))
+				a = ACT_NUMBER;
+		}
+		d->act[id] = a;
+	}
+	d->act_sig = p->from_sig;
+}
+
+/* An access-log line the direct way (d->direct; the map made for this plan's columns):
+ * what floe_decoder_apply does with such a line through the field table, map_message
+ * and floe_colplan_take_ids, the same record, counts and log. Each field feeds its
+ * columns in the plan's order and is gone from attrs when one took it; a value that
+ * does not convert counts for its column. A field that feeds one string column puts
+ * the slice there as it is, one that feeds one int or long column (the status, the byte
+ * count) the value the scan read while it checked the digits (what the conversion
+ * gives), any other goes through floe_convert. */
+__attribute__((always_inline)) static inline void take_access(struct floe_decoder *d,
+							       struct floe_record *rec)
+{
+	const struct floe_colplan *p = d->plan;
+	struct floe_access_log_line *ln = &d->line;
+	int64_t ts;
+	if (d->act_sig != p->from_sig)
+		plan_access(d);
+	/* Its values are slices of the line (or numbers). */
+	rec->typed_len_max = rec->message.len;
+	if (floe_access_log_parse_line(rec->message.p, rec->message.len,
+				       d->parser != FLOE_PARSER_APACHE_COMMON, &d->clf_memo, ln, &ts,
+				       NULL) == 0) {
+		rec->ts = ts;
+		if (d->message_unparsed)
+			rec->message = (struct floe_str){NULL, 0};
+	} else {
+		d->st.parse_failures++;
+		log_failure(d, &d->parse_log, parser_what[d->parser], rec);
+	}
+	struct floe_pq_value *vals = d->row + FLOE_LOG_NCOLS;
+	for (size_t i = 0; i < p->n; i++)
+		floe_pq_value_init(&vals[i], true);
+	size_t n = 0;
+	for (size_t k = 0; k < ln->n; k++) {
+		unsigned id = ln->ids[k];
+		const char *v = ln->vals[k];
+		size_t vl = ln->vlens[k];
+		struct floe_pq_value *out = &vals[d->map.first[id]];
+		switch (d->act[id]) {
+		case ACT_STRING:
+			out->is_null = false;
+			out->s = v;
+			out->len = vl;
+			continue;
+		case ACT_NUMBER:
+			if (id == FLOE_ACCESS_LOG_STATUS || ln->bytes_ok) {
+				out->is_null = false;
+				out->i = id == FLOE_ACCESS_LOG_STATUS ? ln->status : ln->bytes;
+				continue;
+			}
+			/* A byte count of ten digits or more: the conversion says. */
+			__attribute__((fallthrough));
+		case ACT_ANY: {
+			bool gone = false;
+			for (int i = d->map.first[id]; i >= 0; i = d->map.next[i]) {
+				if (floe_convert(p->col[i].type, v, vl, &vals[i]) == FLOE_CONV_FAIL)
+					d->conv_failures[i]++;
+				else
+					gone = true;
+			}
+			if (gone)
+				continue;
+			break;
+		}
+		default:
+			break;
+		}
+		d->tkeys[n] = ln->keys[k];
+		d->tklens[n] = ln->klens[k];
+		d->tvals[n] = v;
+		d->tvlens[n] = vl;
+		n++;
+	}
+	rec->nattrs = n;
+	rec->attr_keys = d->tkeys;
+	rec->attr_key_lens = d->tklens;
+	rec->attr_vals = d->tvals;
+	rec->attr_val_lens = d->tvlens;
+	rec->ntyped = p->n;
+	rec->typed = vals;
+	rec->typed_plan = p;
+	rec->row = d->row;
+}
+
 void floe_decoder_apply(struct floe_decoder *d, struct floe_record *rec)
 {
+	if (d->direct && d->plan && d->map.ncols == d->plan->n) {
+		take_access(d, rec);
+		return;
+	}
 	bool parsed = false;
+	rec->typed_len_max = 0;
 	rec->nattrs = 0;
 	rec->ntyped = 0;
 	rec->row = NULL;

@@ -67,6 +67,11 @@ struct floe_record {
 	 * row after row. Valid until the record is added; ignored when typed points
 	 * elsewhere. */
 	struct floe_pq_value *row;
+	/* An upper bound its maker knows of the typed values' lengths (the length of the
+	 * line they are slices of), or 0 when it knows none: the batch's test for a long
+	 * value (which must fit the memory budget before it goes in) then need not visit
+	 * them (about 55 instructions a line with ten typed columns). */
+	size_t typed_len_max;
 };
 
 /* The columns rows can be sorted by (tables.logs.sort_by): the scalar columns but message,

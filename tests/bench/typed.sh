@@ -210,6 +210,44 @@
 # (the scan about 650, the typed columns about 500); the batch and the runner about 550;
 # the tail about 180; the spool's XXH64 90. 1 M lines per CPU second needs about
 # 10,000: what is left is spread thin, value by value, and the rest is in zstd.
+# An access log with typed columns skips the field table (2026-12-08; callgrind, 100k
+# lines, compress_threads: 0, instructions per line, every thread): combined_typed 10,958
+# -> 10,586 (-3.4 %), regex_typed 15,622 -> 15,632, none 5,581 -> 5,594. In order: the
+# scan's pairs go to the decoder's own arrays (floe_access_log_parse_line) and from there
+# to the typed values by an action per field id made once per plan fingerprint: the
+# slice for a lone string column, the number the scan read while checking the digits
+# for the status or a byte count of up to nine digits in an int or long column,
+# floe_convert for the rest (take_access; the field table, fields_to_record and
+# floe_colplan_take_ids' loop gone: -335); the record's typed values bounded by the
+# line's length (floe_record.typed_len_max), so the batch's test for long values skips
+# them (-55); the field table's way through floe_access_log_parse_line too, one copy of
+# the scan in the program (a second one inlined made gcc leave floe_colplan_take_ids out
+# of the decoder: regex +40; the access way pays +41 for the call it now makes, less 25
+# for the pairs' simpler struct). Files byte-identical (same_files.sh after each step).
+# Lines per CPU second (Release, 2M lines, REPEAT=5, six runs of each build alternated,
+# this build first, load 2.2-5.9): combined_typed 0.803-0.962 M against 0.847-0.948 M
+# (the pairs' ratios 0.95-1.06, median 1.025), regex_typed 0.590-0.662 M against
+# 0.629-0.673 M (ratios 0.91-1.05, median 0.975; its instructions did not move), none
+# 1.575-1.754 M against 1.754-1.786 M (ratios 0.90-0.98; two pairs with the old build
+# first: 1.80 and 1.79 against 1.74 and 1.79). The load's noise is as large as the gain.
+# Tried and dropped: the pairs without their keys in the direct way (no change); the
+# minute memo's hit inline in the scan (no change: gcc then left the take out of line);
+# the typed values set only where a field reached them, nulls for the others (-14).
+# Looked at and left, for the next step (column-at-a-time, about 1,000 a line: add_row's
+# 1,540, the row's check 290 and the values' calls): the writer's per-row decisions make
+# it hard to batch rows without changing the files: after every row add_row tests the
+# row group's bytes (row_group_size), the memory budget's held bytes, the streaming
+# leaf's pick (STREAM_MIN), the compressor's pages in flight, and the batch asks
+# floe_pq_writer_size_estimate for the file's target; each must trip at the same row.
+# A way that keeps them: a horizon of k rows below every threshold by a bound of what k
+# rows can add (their values' bytes, a page header per leaf, the compressed bound of a
+# page), rows taken column by column within it (each leaf's chunk is independent of the
+# others but for the shared compressor and scratch, whose output does not depend on
+# order), and row by row near a threshold; the batch would hold the rows until then, and
+# their strings are borrowed from the line, so it must copy them (about 250 bytes a row).
+# Where the 10,586 go now: zstd 4,660, the writer outside zstd about 3,800 (add_row
+# 1,540), the decoder 1,200 (was 1,420: the scan 740 with memchr, the take 360), the
+# batch and the runner about 500.
 # usage: tests/bench/typed.sh [LINES]   (default 1000000)
 # BUILD=dir picks the build (default build-rel; a Release build gives the real figures);
 # REPEAT=n runs each case n times and keeps the least CPU time (default 1);

@@ -14,15 +14,19 @@
 #include <string.h>
 
 #include "agent/config/config.h"
+#include "agent/parse/access_log.h"
 #include "agent/parse/fields.h"
 #include "agent/parse/regex.h"
 #include "agent/parse/timestamp.h"
 #include "agent/pipeline/decode.h"
+#include "agent/schema/columns.h"
 #include "agent/schema/record.h"
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
+#include "formats/parquet/writer.h"
 
 #include "build_skip.h"
+#include "logs_meta.h"
 
 #define RECV 1700000000000000LL /* the receive time every record starts with */
 
@@ -393,6 +397,7 @@ static void test_too_many_fields(void **state)
 		n += (size_t)snprintf(line + n, sizeof(line) - n, "k%d=v ", i);
 	struct floe_record rec = apply(d, line);
 	assert_int_equal(rec.nattrs, 64);
+	assert_int_equal(rec.typed_len_max, 0); /* no bound known: the batch visits them */
 	struct floe_decode_stats st;
 	floe_decoder_get_stats(d, &st);
 	assert_int_equal(st.fields_dropped, 6);
@@ -415,6 +420,157 @@ static void test_bad_options(void **state)
 	in.timestamp.format = "nonsense";
 	assert_int_equal(floe_decoder_new(NULL, &in, &d, &err), FLOE_EINVAL);
 	assert_non_null(strstr(err.msg, "unknown timestamp format"));
+}
+
+/* An access log's lines with typed columns go straight from the scan to the typed
+ * values (decode.c's take_access): the same record as the general way gives (the field
+ * table, then floe_colplan_take), made here, for plans of every kind of column (a
+ * string, the status and the byte count as numbers, a field feeding two columns, types
+ * the scan has no number for, a value that does not convert), for lines with "-"
+ * fields, a whole request, long byte counts, a line that does not parse, the common
+ * format, and a plan whose types change in place (its fingerprint says so). */
+struct access_case {
+	enum floe_parser parser;
+	bool unparsed;
+	const char *const *lines;
+};
+
+static void expect_same_as_fields(struct floe_decoder *d, struct floe_colplan *p,
+				  enum floe_parser parser, const char *line, uint64_t *failures)
+{
+	struct floe_record got = apply(d, line);
+	/* The general way. */
+	struct floe_record want;
+	memset(&want, 0, sizeof(want));
+	want.ts = want.received_at = RECV;
+	want.message = (struct floe_str){line, strlen(line)};
+	struct floe_fields *f = NULL;
+	assert_int_equal(floe_fields_new(NULL, 64, 1u << 16, &f), 0);
+	int64_t ts;
+	if (floe_access_log_parse(line, strlen(line), parser != FLOE_PARSER_APACHE_COMMON, f, &ts,
+				  NULL) == 0) {
+		want.ts = ts;
+		if (p->message_unparsed)
+			want.message = (struct floe_str){NULL, 0};
+	}
+	floe_fields_to_record(f, &want);
+	struct floe_pq_value vals[FLOE_COLS_MAX];
+	const char *keys[64], *avals[64];
+	size_t klens[64], avlens[64];
+	floe_colplan_take(p, &want, vals, keys, klens, avals, avlens, failures);
+	assert_int_equal(got.ts, want.ts);
+	assert_ptr_equal(got.message.p, want.message.p);
+	assert_int_equal(got.message.len, want.message.len);
+	assert_int_equal(got.nattrs, want.nattrs);
+	for (size_t i = 0; i < want.nattrs; i++) {
+		assert_int_equal(got.attr_key_lens[i], want.attr_key_lens[i]);
+		assert_memory_equal(got.attr_keys[i], want.attr_keys[i], want.attr_key_lens[i]);
+		assert_ptr_equal(got.attr_vals[i], want.attr_vals[i]);
+		assert_int_equal(got.attr_val_lens[i], want.attr_val_lens[i]);
+	}
+	assert_int_equal(got.ntyped, p->n);
+	assert_ptr_equal(got.typed_plan, p);
+	assert_non_null(got.row);
+	assert_ptr_equal(got.typed, got.row + FLOE_LOG_NCOLS);
+	for (size_t i = 0; i < p->n; i++) {
+		/* Every field the writer and the batch read. */
+		const struct floe_pq_value *a = &got.typed[i], *b = &vals[i];
+		assert_int_equal(a->is_null, b->is_null);
+		assert_int_equal(a->i, b->i);
+		assert_true(a->d == b->d || (a->d != a->d && b->d != b->d));
+		assert_ptr_equal(a->s, b->s);
+		assert_int_equal(a->len, b->len);
+		assert_int_equal(a->n, b->n);
+		assert_null(a->keys);
+		assert_null(a->ivals);
+		/* The bound the batch's test for long values trusts. */
+		assert_true(a->is_null || a->len <= got.typed_len_max);
+	}
+	assert_int_equal(got.typed_len_max, strlen(line));
+	size_t n = 0;
+	const uint64_t *cf = floe_decoder_conv_failures(d, &n);
+	assert_int_equal(n, p->n);
+	for (size_t i = 0; i < p->n; i++)
+		assert_int_equal(cf[i], failures[i]);
+	floe_fields_free(f);
+}
+
+static void test_access_log_direct(void **state)
+{
+	(void)state;
+	static const char *const combined[] = {
+	    "10.0.0.1 - frank [10/Oct/2000:13:55:36 -0700] \"GET /a.gif HTTP/1.0\" 200 2326 "
+	    "\"http://x/\" \"Mozilla/4.08\"",
+	    "10.0.0.2 id - [10/Oct/2000:13:55:37 -0700] \"POST /b HTTP/1.1\" 404 - \"-\" \"curl\"",
+	    "10.0.0.3 - - [10/Oct/2000:13:56:01 -0700] \"GET /c\" 500 123456789012 \"-\" \"-\"",
+	    "10.0.0.4 - - [10/Oct/2000:13:56:02 -0700] \"\\x16\\x03\\x01\" 400 1234567890 \"-\" \"-\"",
+	    "10.0.0.5 - - [10/Oct/2000:13:56:02 -0700] \"GET / HTTP/2.0\" 301 0000000007 \"r\" \"u\" x",
+	    "not an access log line",
+	    "10.0.0.6 - - [10/Oct/2000:13:56:03 -0700] \"GET /d HTTP/1.0\" 20x 1 \"-\" \"-\"",
+	    "::1 - true [11/Oct/2000:00:00:00 +0000] \"GET 1.5 HTTP/1.0\" 200 99 \"-\" \"-\"",
+	    NULL};
+	static const char *const common[] = {
+	    "10.0.0.1 - frank [10/Oct/2000:13:55:36 -0700] \"GET /a.gif HTTP/1.0\" 200 2326",
+	    "10.0.0.1 - - [10/Oct/2000:13:55:36 -0700] \"GET /a.gif HTTP/1.0\" 200 -  ",
+	    "10.0.0.1 - - [10/Oct/2000:13:55:36 -0700] \"GET /a.gif HTTP/1.0\" 200 1 trailing",
+	    NULL};
+	const struct access_case cases[] = {
+	    {FLOE_PARSER_APACHE_COMBINED, false, combined},
+	    {FLOE_PARSER_NGINX_COMBINED, true, combined},
+	    {FLOE_PARSER_APACHE_COMMON, false, common},
+	    {FLOE_PARSER_APACHE_COMMON, true, common},
+	};
+	struct floe_ice_meta *m = logs_meta(NULL, 0);
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		for (int plan = 0; plan < 3; plan++) {
+			struct floe_colplan p;
+			memset(&p, 0, sizeof(p));
+			if (plan == 0) {
+				/* The access logs' natural columns. */
+				static const char *const str[] = {"client", "ident",    "user",
+								  "method", "path",     "protocol",
+								  "referer", "user_agent"};
+				for (size_t i = 0; i < 8; i++)
+					assert_int_equal(floe_colplan_add(&p, str[i], FLOE_COL_STRING,
+									  NULL, NULL),
+							 0);
+				assert_int_equal(floe_colplan_add(&p, "status", FLOE_COL_INT, NULL, NULL), 0);
+				assert_int_equal(floe_colplan_add(&p, "bytes", FLOE_COL_LONG, NULL, NULL), 0);
+			} else if (plan == 1) {
+				/* Numbers of the other width, fields feeding two columns, types
+				 * the scan has no number for; request and others left in attrs. */
+				assert_int_equal(floe_colplan_add(&p, "status", FLOE_COL_LONG, NULL, NULL), 0);
+				assert_int_equal(floe_colplan_add(&p, "bytes", FLOE_COL_INT, NULL, NULL), 0);
+				assert_int_equal(floe_colplan_add(&p, "code", FLOE_COL_STRING, "status", NULL), 0);
+				assert_int_equal(floe_colplan_add(&p, "size_d", FLOE_COL_DOUBLE, "bytes", NULL), 0);
+				assert_int_equal(floe_colplan_add(&p, "is_user", FLOE_COL_BOOLEAN, "user", NULL), 0);
+				assert_int_equal(floe_colplan_add(&p, "path_f", FLOE_COL_FLOAT, "path", NULL), 0);
+				assert_int_equal(floe_colplan_add(&p, "ua", FLOE_COL_BINARY, "user_agent", NULL), 0);
+			} else {
+				/* One column, from a field most lines lack. */
+				assert_int_equal(floe_colplan_add(&p, "request", FLOE_COL_STRING, NULL, NULL), 0);
+			}
+			assert_int_equal(floe_colplan_learn(&p, m, NULL), 0);
+			p.message_unparsed = cases[c].unparsed;
+			struct floe_config_input in = input(cases[c].parser);
+			in.timestamp.field = NULL;
+			struct floe_decoder *d = decoder(&in);
+			floe_decoder_set_columns(d, &p);
+			uint64_t failures[FLOE_COLS_MAX] = {0};
+			for (const char *const *l = cases[c].lines; *l; l++)
+				expect_same_as_fields(d, &p, cases[c].parser, *l, failures);
+			if (plan == 0) {
+				/* A type changed in place, the fingerprint made again: read so. */
+				p.col[8].type = FLOE_COL_STRING;
+				p.col[9].type = FLOE_COL_DOUBLE;
+				floe_colplan_sign(&p);
+				for (const char *const *l = cases[c].lines; *l; l++)
+					expect_same_as_fields(d, &p, cases[c].parser, *l, failures);
+			}
+			floe_decoder_free(d);
+		}
+	}
+	floe_ice_meta_free(m);
 }
 
 /* Every allocation failing in turn: an error, nothing held. */
@@ -454,6 +610,7 @@ int main(void)
 	    cmocka_unit_test(test_parsed_columns),
 	    cmocka_unit_test(test_fields_are_slices),
 	    cmocka_unit_test(test_too_many_fields),
+	    cmocka_unit_test(test_access_log_direct),
 	    cmocka_unit_test(test_bad_options),
 	    cmocka_unit_test(test_faults),
 	};
