@@ -10,6 +10,7 @@
 #include "agent/parse/regex.h"
 #include "agent/parse/syslog_file.h"
 #include "agent/parse/timestamp.h"
+#include "agent/schema/aggtable.h"
 #include "agent/schema/columns.h"
 #include "agent/schema/convert.h"
 #include "agent/schema/record.h"
@@ -365,21 +366,6 @@ void floe_decoder_get_stats(const struct floe_decoder *d, struct floe_decode_sta
 	*out = d->st;
 }
 
-static bool eq_nocase(const char *s, size_t n, const char *lit)
-{
-	size_t m = strlen(lit);
-	if (n != m)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-		if (c >= 'A' && c <= 'Z')
-			c = (char)(c - 'A' + 'a');
-		if (c != lit[i])
-			return false;
-	}
-	return true;
-}
-
 /* The next of the keys (ended by one with s NULL), from *k on, that the fields hold with
  * a non-null value: true with its value in *v and *vl and *k past it; false when none is
  * left. */
@@ -398,20 +384,9 @@ static bool next_field(const struct floe_fields *f, const struct key *keys, size
 /* Syslog severity (RFC 5424: 0 emergency .. 7 debug) of a level name or digit, or -1. */
 static int severity_of(const char *s, size_t n)
 {
-	static const struct {
-		const char *name;
-		int sev;
-	} names[] = {
-		{"emerg", 0}, {"emergency", 0}, {"panic", 0}, {"fatal", 0},   {"alert", 1},   {"crit", 2},
-		{"critical", 2}, {"err", 3},   {"error", 3},   {"warn", 4},    {"warning", 4}, {"notice", 5},
-		{"info", 6},  {"information", 6}, {"informational", 6}, {"debug", 7}, {"trace", 7},
-	};
 	if (n == 1 && s[0] >= '0' && s[0] <= '7')
 		return s[0] - '0';
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (eq_nocase(s, n, names[i].name))
-			return names[i].sev;
-	return -1;
+	return floe_severity_of_name(s, n);
 }
 
 /* Parsed fields that name a column fill it, by one rule for every parser (README,

@@ -62,8 +62,8 @@ int floe_field_ref_parse(const char *s, size_t n, struct floe_field_ref *out, st
 	return 0;
 }
 
-/* The names of severities, as the parsers read a level field (pipeline/decode.c,
- * severity_of), and of facilities (RFC 5424, as syslog(3) and logger(1) name them). */
+/* The names of severities, as the parsers read a level field (floe_severity_of_name,
+ * which pipeline/decode.c's severity_of takes), and of facilities (RFC 5424, as syslog(3) and logger(1) name them). */
 static const struct {
 	const char *name;
 	int num;
@@ -81,6 +81,14 @@ static const char *const facility_names[] = {
 static bool same_nocase(const char *s, size_t n, const char *lit)
 {
 	return strlen(lit) == n && strncasecmp(s, lit, n) == 0;
+}
+
+int floe_severity_of_name(const char *s, size_t n)
+{
+	for (size_t i = 0; i < sizeof(severity_names) / sizeof(severity_names[0]); i++)
+		if (same_nocase(s, n, severity_names[i].name))
+			return severity_names[i].num;
+	return -1;
 }
 
 /* The number a severity's (facility's) name stands for, or -1. */

@@ -59,6 +59,10 @@ int floe_field_ref_parse(const char *s, size_t n, struct floe_field_ref *out, st
 int floe_field_ref_equals_number(const struct floe_field_ref *ref, const char *s, size_t n,
 				 int64_t *num, struct floe_err *err);
 
+/* The severity a level's name stands for, in any case (emerg, fatal, crit, err, error,
+ * warn, warning, info, debug, trace, ...: the parsers' level field and a rule's equals
+ * read the same names), or -1. */
+int floe_severity_of_name(const char *s, size_t n);
 /* The largest number ref's field can hold: 7 for severity, 23 for facility, INT64_MAX
  * for offset; -1 for a text field or an attribute. */
 int64_t floe_field_ref_number_max(const struct floe_field_ref *ref);
