@@ -428,12 +428,7 @@ int floe_dds_add_prepared(struct floe_dds *s, double v, int32_t key)
 		store_count_one(s, &s->neg, key);
 	else
 		s->zero_count++;
-	s->count++;
-	s->sum += v;
-	if (v < s->min)
-		s->min = v;
-	if (v > s->max)
-		s->max = v;
+	floe_dds_count_value(s, v);
 	return 0;
 }
 

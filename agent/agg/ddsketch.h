@@ -115,6 +115,17 @@ int floe_dds_add_prepared(struct floe_dds *s, double v, int32_t key);
 /* floe_dds_add_prepared in line where it is cheapest: a positive value whose bucket lies
  * in the positive store's window (nearly every value of a busy sketch) is counted here,
  * any other goes through the call. The same counts and results. */
+/* A finite value's share of the sketch's count, sum, minimum and maximum (its bucket
+ * counted apart). */
+static inline void floe_dds_count_value(struct floe_dds *s, double v)
+{
+	s->count++;
+	s->sum += v;
+	if (v < s->min)
+		s->min = v;
+	if (v > s->max)
+		s->max = v;
+}
 static inline int floe_dds_add_prepared_inline(struct floe_dds *s, double v, int32_t key)
 {
 	struct floe_dds_store *st = &s->pos;
@@ -124,12 +135,7 @@ static inline int floe_dds_add_prepared_inline(struct floe_dds *s, double v, int
 		return floe_dds_add_prepared(s, v, key);
 	st->bins[d]++;
 	st->count++;
-	s->count++;
-	s->sum += v;
-	if (v < s->min)
-		s->min = v;
-	if (v > s->max)
-		s->max = v;
+	floe_dds_count_value(s, v);
 	return 0;
 }
 /* floe_dds_prepare's load of the memory of a positive value's bucket key (from

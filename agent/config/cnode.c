@@ -9,25 +9,46 @@
 #include "formats/base/error.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+
+/* "name:line:col: " (or "name: " with bare) and the message, into msg. */
+static void format_at(const struct floe_config_ctx *ctx, const struct floe_cnode *at, bool bare,
+		      char msg[FLOE_ERR_MSG_MAX], const char *fmt, va_list ap)
+{
+	int n;
+	if (bare)
+		n = snprintf(msg, FLOE_ERR_MSG_MAX, "%s: ", ctx->name);
+	else
+		n = snprintf(msg, FLOE_ERR_MSG_MAX, "%s:%zu:%zu: ", ctx->name, at ? at->line : 1,
+			     at ? at->col : 1);
+	if (n >= 0 && n < FLOE_ERR_MSG_MAX)
+		vsnprintf(msg + n, FLOE_ERR_MSG_MAX - (size_t)n, fmt, ap);
+}
+
+/* msg as the next line of list, counted; shown while it fits. */
+static void append(struct floe_config_errors *list, const char *msg)
+{
+	size_t len = strlen(msg);
+	list->n++;
+	if (list->len + len + 2 <= sizeof(list->text)) {
+		memcpy(list->text + list->len, msg, len);
+		list->len += len;
+		list->text[list->len++] = '\n';
+		list->text[list->len] = '\0';
+		list->shown++;
+	}
+}
 
 int floe_config_fail(struct floe_config_ctx *ctx, const struct floe_cnode *at, int code,
 		     const char *fmt, ...)
 {
 	char msg[FLOE_ERR_MSG_MAX];
-	int n;
-	if (code == FLOE_ENOMEM && !at)
-		n = snprintf(msg, sizeof(msg), "%s: ", ctx->name);
-	else
-		n = snprintf(msg, sizeof(msg), "%s:%zu:%zu: ", ctx->name, at ? at->line : 1,
-			     at ? at->col : 1);
-	if (n >= 0 && (size_t)n < sizeof(msg)) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(msg + n, sizeof(msg) - (size_t)n, fmt, ap);
-		va_end(ap);
-	}
+	va_list ap;
+	va_start(ap, fmt);
+	format_at(ctx, at, code == FLOE_ENOMEM && !at, msg, fmt, ap);
+	va_end(ap);
 	struct floe_err *e = ctx->err;
 	if (e && ctx->nerrors == 0) {
 		memcpy(e->msg, msg, sizeof(e->msg));
@@ -35,18 +56,8 @@ int floe_config_fail(struct floe_config_ctx *ctx, const struct floe_cnode *at, i
 		e->offset = FLOE_ERR_NO_OFFSET; /* the position is line:column, in the message */
 	}
 	ctx->nerrors++;
-	struct floe_config_errors *all = ctx->all;
-	if (all) {
-		size_t len = strlen(msg);
-		all->n++;
-		if (all->len + len + 2 <= sizeof(all->text)) {
-			memcpy(all->text + all->len, msg, len);
-			all->len += len;
-			all->text[all->len++] = '\n';
-			all->text[all->len] = '\0';
-			all->shown++;
-		}
-	}
+	if (ctx->all)
+		append(ctx->all, msg);
 	return code;
 }
 
@@ -54,26 +65,13 @@ int floe_config_warn(struct floe_config_ctx *ctx, const struct floe_cnode *at, c
 		     ...)
 {
 	char msg[FLOE_ERR_MSG_MAX];
-	int n = snprintf(msg, sizeof(msg), "%s:%zu:%zu: ", ctx->name, at ? at->line : 1,
-			 at ? at->col : 1);
-	if (n >= 0 && (size_t)n < sizeof(msg)) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(msg + n, sizeof(msg) - (size_t)n, fmt, ap);
-		va_end(ap);
-	}
+	va_list ap;
+	va_start(ap, fmt);
+	format_at(ctx, at, false, msg, fmt, ap);
+	va_end(ap);
 	if (!ctx->warn && !(ctx->warn = floe_calloc(ctx->a, 1, sizeof(*ctx->warn))))
 		return floe_config_fail(ctx, at, FLOE_ENOMEM, "out of memory");
-	struct floe_config_errors *w = ctx->warn;
-	size_t len = strlen(msg);
-	w->n++;
-	if (w->len + len + 2 <= sizeof(w->text)) {
-		memcpy(w->text + w->len, msg, len);
-		w->len += len;
-		w->text[w->len++] = '\n';
-		w->text[w->len] = '\0';
-		w->shown++;
-	}
+	append(ctx->warn, msg);
 	return 0;
 }
 
