@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_THREADS 16
@@ -149,10 +150,22 @@ static void unqueue(struct floe_worker *w, struct task *t)
 		w->tail = prev;
 }
 
-void floe_worker_wait(struct floe_worker *w, void *handle)
+/* The wait of both: forever with ms < 0. */
+static int wait_task(struct floe_worker *w, struct task *t, int64_t ms)
 {
 	FLOE_OWNER(NOT_A_TASK);
-	struct task *t = handle;
+	struct timespec until;
+	if (ms >= 0) {
+		/* The condition variable's clock is CLOCK_REALTIME (the default attribute): a
+		 * clock step makes one wait shorter or longer, and the caller waits again. */
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += (time_t)(ms / 1000);
+		until.tv_nsec += (long)(ms % 1000) * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+	}
 	pthread_mutex_lock(&w->mu);
 	if (t->state == QUEUED) {
 		unqueue(w, t);
@@ -163,13 +176,31 @@ void floe_worker_wait(struct floe_worker *w, void *handle)
 		w->ran++;
 		w->ran_by_waiters++;
 	} else {
-		while (t->state != DONE)
-			pthread_cond_wait(&w->done, &w->mu);
+		while (t->state != DONE) {
+			if (ms < 0) {
+				pthread_cond_wait(&w->done, &w->mu);
+			} else if (pthread_cond_timedwait(&w->done, &w->mu, &until) == ETIMEDOUT &&
+				   t->state != DONE) {
+				pthread_mutex_unlock(&w->mu);
+				return -ETIMEDOUT;
+			}
+		}
 	}
 	t->state = FREE;
 	t->next = w->free;
 	w->free = t;
 	pthread_mutex_unlock(&w->mu);
+	return 0;
+}
+
+void floe_worker_wait(struct floe_worker *w, void *handle)
+{
+	(void)wait_task(w, handle, -1);
+}
+
+int floe_worker_wait_ms(struct floe_worker *w, void *handle, int64_t ms)
+{
+	return wait_task(w, handle, ms < 0 ? 0 : ms);
 }
 
 int floe_worker_submit_cb(void *w, void (*run)(void *arg), void *arg, void **handle)
