@@ -150,7 +150,8 @@ static void unqueue(struct floe_worker *w, struct task *t)
 		w->tail = prev;
 }
 
-/* The wait of both: forever with ms < 0. */
+/* The wait of both: forever with ms < 0, running the task here if it is still queued;
+ * else at most about ms, leaving a queued task to the pool's threads. */
 static int wait_task(struct floe_worker *w, struct task *t, int64_t ms)
 {
 	FLOE_OWNER(NOT_A_TASK);
@@ -167,7 +168,7 @@ static int wait_task(struct floe_worker *w, struct task *t, int64_t ms)
 		}
 	}
 	pthread_mutex_lock(&w->mu);
-	if (t->state == QUEUED) {
+	if (t->state == QUEUED && ms < 0) {
 		unqueue(w, t);
 		t->state = RUNNING;
 		pthread_mutex_unlock(&w->mu);

@@ -8,8 +8,8 @@
 # spool filled (a device nobody logs in to). Now, after the committer's bound (11 min by
 # default) without a step, the log names the thread and its last step, /healthz and /livez
 # answer 503, floe_threads_stalled is 1, the watchdog is no longer fed; after twice the
-# bound the process exits with code 4 for its supervisor. The start after it commits
-# every line once.
+# bound the process exits with code 4 for its supervisor; so does a --once whose last
+# commit hangs. The start after them commits every line once.
 source "$(dirname "$0")/lib.sh"
 cc=${CC:-cc}
 command -v "$cc" >/dev/null || skip "no C compiler for the shim"
@@ -107,10 +107,45 @@ else
 	wait "$pid" 2>/dev/null || true
 fi
 
+# A --once from a timer waits for its last commit: the wait watches the committer too
+# (the commit runs on the committer's thread, never on the waiting main thread). The
+# clock moves on 700 s at a time until the log says so: a look at the committer before
+# a jump takes at most one more.
+rm -f "$d/hang.hung"
+seq 1 10 | sed 's/^/third /' >>"$d/logs/a.log"
+FLOE_TEST_HANG_DIR=$d/wh FLOE_TEST_HANG_FILE=$d/hang FLOE_TEST_MONO_FILE=$d/mono \
+	LD_PRELOAD=$T/hang_shim.so ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+	"$FLOE_BIN" run -c "$d/floe.yaml" --once 2>"$d/once1.err" &
+opid=$!
+PIDS+=("$opid")
+check "--once: its commit hangs" wait_for 30 test -e "$d/hang.hung"
+step=1400
+advance_until() { # advance_until COMMAND...: the clock on by 700 s until COMMAND holds
+	local i
+	for i in 1 2 3 4 5 6; do
+		step=$((step + 700))
+		shift_mono "$step"
+		wait_for 3 "$@" && return 0
+	done
+	return 1
+}
+stuck_said() { grep -q "the committer thread has made no progress" "$d/once1.err"; }
+check "--once: the stuck committer is logged" advance_until stuck_said
+once_gone() { ! kill -0 "$opid" 2>/dev/null; }
+if advance_until once_gone; then
+	rc=0
+	wait "$opid" || rc=$?
+	check "--once: it exits with code 4 ($rc)" test "$rc" = 4
+else
+	fail "--once: it exits with code 4"
+	kill -9 "$opid"
+	wait "$opid" 2>/dev/null || true
+fi
+
 # The mount comes back and the supervisor starts the agent again.
 rm -f "$d/hang"
 rc=0
 "$FLOE_BIN" run -c "$d/floe.yaml" --once 2>"$d/once.err" || rc=$?
 check "the next start commits ($rc)" test "$rc" = 0
-check "every line is in the table once" test "$(snapshot_records "$d/wh/default/logs")" = 40
+check "every line is in the table once" test "$(snapshot_records "$d/wh/default/logs")" = 50
 finish
