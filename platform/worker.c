@@ -150,25 +150,45 @@ static void unqueue(struct floe_worker *w, struct task *t)
 		w->tail = prev;
 }
 
+/* Frees a task that is done; w->mu held. */
+static void release(struct floe_worker *w, struct task *t)
+{
+	t->state = FREE;
+	t->next = w->free;
+	w->free = t;
+}
+
 /* The wait of both: forever with ms < 0, running the task here if it is still queued;
- * else at most about ms, leaving a queued task to the pool's threads. */
+ * else at most about ms, leaving a queued task to the pool's threads. The timed wait
+ * looks every 10 ms and counts its own sleeps, not a clock's reading: a wall clock
+ * stepped back (a device's first NTP answer) would hold a deadline on CLOCK_REALTIME
+ * for as long as the step, with the watchdog unfed (runner_stall.c), and one on
+ * CLOCK_MONOTONIC cannot be had portably for a condition variable shared with the
+ * untimed waits. The waits it serves (a commit waited for at a start, a stop, --once)
+ * are rare; 10 ms of latency is nothing to them. */
 static int wait_task(struct floe_worker *w, struct task *t, int64_t ms)
 {
 	FLOE_OWNER(NOT_A_TASK);
-	struct timespec until;
 	if (ms >= 0) {
-		/* The condition variable's clock is CLOCK_REALTIME (the default attribute): a
-		 * clock step makes one wait shorter or longer, and the caller waits again. */
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += (time_t)(ms / 1000);
-		until.tv_nsec += (long)(ms % 1000) * 1000000L;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
+		for (int64_t waited = 0;;) {
+			pthread_mutex_lock(&w->mu);
+			if (t->state == DONE) {
+				release(w, t);
+				pthread_mutex_unlock(&w->mu);
+				return 0;
+			}
+			pthread_mutex_unlock(&w->mu);
+			if (waited >= ms)
+				return -ETIMEDOUT;
+			int64_t step = ms - waited < 10 ? ms - waited : 10;
+			struct timespec d = {.tv_sec = 0, .tv_nsec = (long)step * 1000000L};
+			while (nanosleep(&d, &d) != 0 && errno == EINTR)
+				;
+			waited += step;
 		}
 	}
 	pthread_mutex_lock(&w->mu);
-	if (t->state == QUEUED && ms < 0) {
+	if (t->state == QUEUED) {
 		unqueue(w, t);
 		t->state = RUNNING;
 		pthread_mutex_unlock(&w->mu);
@@ -177,19 +197,10 @@ static int wait_task(struct floe_worker *w, struct task *t, int64_t ms)
 		w->ran++;
 		w->ran_by_waiters++;
 	} else {
-		while (t->state != DONE) {
-			if (ms < 0) {
-				pthread_cond_wait(&w->done, &w->mu);
-			} else if (pthread_cond_timedwait(&w->done, &w->mu, &until) == ETIMEDOUT &&
-				   t->state != DONE) {
-				pthread_mutex_unlock(&w->mu);
-				return -ETIMEDOUT;
-			}
-		}
+		while (t->state != DONE)
+			pthread_cond_wait(&w->done, &w->mu);
 	}
-	t->state = FREE;
-	t->next = w->free;
-	w->free = t;
+	release(w, t);
 	pthread_mutex_unlock(&w->mu);
 	return 0;
 }
