@@ -66,7 +66,7 @@ void floe_tail_close_entry(struct floe_tail *t, struct tfile *f)
 
 /* The rotated (draining) file drained longest whose every byte has been read: nothing
  * held, and its size now no more than its position (fstat: a writer that appended to it
- * since the last read keeps it). NULL when none. */
+ * since the last read keeps it). SIZE_MAX when none. */
 static size_t drained_one(struct floe_tail *t)
 {
 	size_t best = SIZE_MAX;
