@@ -98,6 +98,12 @@ void floe_notify_watchdog(void)
 	(void)floe_notify("WATCHDOG=1");
 }
 
+void floe_notify_abandon(int code)
+{
+	(void)floe_notify("STATUS=a thread is stuck: exiting for a restart");
+	_exit(code);
+}
+
 void floe_notify_fini(void)
 {
 	if (N.fd >= 0)

@@ -26,6 +26,10 @@ int64_t floe_notify_watchdog_us(void);
 /* Pets the watchdog ("WATCHDOG=1") when a quarter of its interval has passed since the
  * last time (monotonic clock): cheap to call on every turn of a loop. One thread only. */
 void floe_notify_watchdog(void);
+/* Ends the process at once with code, without atexit handlers, flushing or joining
+ * threads: for a thread stuck in the kernel (a hung file system), which no join would
+ * ever return from. Tells the manager STATUS= first. */
+void floe_notify_abandon(int code) __attribute__((noreturn));
 /* Closes the socket (tests). */
 void floe_notify_fini(void);
 

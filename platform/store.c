@@ -2,6 +2,7 @@
 #include "store.h"
 
 #include "formats/base/alloc.h"
+#include "platform/beat.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 
 int floe_store_get(struct floe_store *s, const char *key, size_t max, void **data, size_t *len)
 {
+	floe_beat("store: reading an object");
 	return s->ops->get(s, key, max, data, len);
 }
 
@@ -22,47 +24,56 @@ int floe_store_read_at(struct floe_store *s, const char *key, uint64_t off, void
 {
 	if (!s->ops->read_at)
 		return -ENOTSUP;
+	floe_beat("store: reading part of an object");
 	return s->ops->read_at(s, key, off, buf, len);
 }
 
 int floe_store_put(struct floe_store *s, const char *key, const void *data, size_t len)
 {
+	floe_beat("store: writing an object");
 	return s->ops->put(s, key, data, len);
 }
 
 int floe_store_put_if_absent(struct floe_store *s, const char *key, const void *data, size_t len)
 {
+	floe_beat("store: writing an object if absent");
 	return s->ops->put_if_absent(s, key, data, len);
 }
 
 int floe_store_put_file(struct floe_store *s, const char *key, const char *path)
 {
+	floe_beat("store: writing a file");
 	return s->ops->put_file(s, key, path);
 }
 
 int floe_store_put_file_if_absent(struct floe_store *s, const char *key, const char *path)
 {
+	floe_beat("store: writing a file if absent");
 	return s->ops->put_file_if_absent(s, key, path);
 }
 
 int floe_store_size(struct floe_store *s, const char *key, int64_t *size)
 {
+	floe_beat("store: asking an object's size");
 	return s->ops->size(s, key, size);
 }
 
 int floe_store_exists(struct floe_store *s, const char *key)
 {
+	floe_beat("store: asking whether an object exists");
 	return s->ops->exists(s, key);
 }
 
 int floe_store_remove(struct floe_store *s, const char *key)
 {
+	floe_beat("store: removing an object");
 	return s->ops->remove(s, key);
 }
 
 int floe_store_remove_many(struct floe_store *s, const char *const *keys, size_t n, size_t *removed)
 {
 	*removed = 0;
+	floe_beat("store: removing objects");
 	if (s->ops->remove_many)
 		return s->ops->remove_many(s, keys, n, removed);
 	int rc = 0;
@@ -75,6 +86,7 @@ int floe_store_remove_many(struct floe_store *s, const char *const *keys, size_t
 int floe_store_list(struct floe_store *s, const char *prefix, int (*fn)(void *ctx, const char *key),
 		    void *ctx)
 {
+	floe_beat("store: listing objects");
 	return s->ops->list(s, prefix, fn, ctx);
 }
 

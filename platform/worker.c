@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_THREADS 16
@@ -149,10 +150,43 @@ static void unqueue(struct floe_worker *w, struct task *t)
 		w->tail = prev;
 }
 
-void floe_worker_wait(struct floe_worker *w, void *handle)
+/* Frees a task that is done; w->mu held. */
+static void release(struct floe_worker *w, struct task *t)
+{
+	t->state = FREE;
+	t->next = w->free;
+	w->free = t;
+}
+
+/* The wait of both: forever with ms < 0, running the task here if it is still queued;
+ * else at most about ms, leaving a queued task to the pool's threads. The timed wait
+ * looks every 10 ms and counts its own sleeps, not a clock's reading: a wall clock
+ * stepped back (a device's first NTP answer) would hold a deadline on CLOCK_REALTIME
+ * for as long as the step, with the watchdog unfed (runner_stall.c), and one on
+ * CLOCK_MONOTONIC cannot be had portably for a condition variable shared with the
+ * untimed waits. The waits it serves (a commit waited for at a start, a stop, --once)
+ * are rare; 10 ms of latency is nothing to them. */
+static int wait_task(struct floe_worker *w, struct task *t, int64_t ms)
 {
 	FLOE_OWNER(NOT_A_TASK);
-	struct task *t = handle;
+	if (ms >= 0) {
+		for (int64_t waited = 0;;) {
+			pthread_mutex_lock(&w->mu);
+			if (t->state == DONE) {
+				release(w, t);
+				pthread_mutex_unlock(&w->mu);
+				return 0;
+			}
+			pthread_mutex_unlock(&w->mu);
+			if (waited >= ms)
+				return -ETIMEDOUT;
+			int64_t step = ms - waited < 10 ? ms - waited : 10;
+			struct timespec d = {.tv_sec = 0, .tv_nsec = (long)step * 1000000L};
+			while (nanosleep(&d, &d) != 0 && errno == EINTR)
+				;
+			waited += step;
+		}
+	}
 	pthread_mutex_lock(&w->mu);
 	if (t->state == QUEUED) {
 		unqueue(w, t);
@@ -166,10 +200,19 @@ void floe_worker_wait(struct floe_worker *w, void *handle)
 		while (t->state != DONE)
 			pthread_cond_wait(&w->done, &w->mu);
 	}
-	t->state = FREE;
-	t->next = w->free;
-	w->free = t;
+	release(w, t);
 	pthread_mutex_unlock(&w->mu);
+	return 0;
+}
+
+void floe_worker_wait(struct floe_worker *w, void *handle)
+{
+	(void)wait_task(w, handle, -1);
+}
+
+int floe_worker_wait_ms(struct floe_worker *w, void *handle, int64_t ms)
+{
+	return wait_task(w, handle, ms < 0 ? 0 : ms);
 }
 
 int floe_worker_submit_cb(void *w, void (*run)(void *arg), void *arg, void **handle)

@@ -5,6 +5,8 @@
 #ifndef FLOE_WORKER_H
 #define FLOE_WORKER_H
 
+#include <stdint.h>
+
 struct floe_worker;
 
 /* Starts nthreads threads (1..16) with every signal blocked in them. Returns 0 or -errno. */
@@ -14,6 +16,11 @@ int floe_worker_new(unsigned nthreads, struct floe_worker **out);
 int floe_worker_submit(struct floe_worker *w, void (*run)(void *arg), void *arg, void **handle);
 /* Returns once the task has run (running it here if no thread has taken it yet). */
 void floe_worker_wait(struct floe_worker *w, void *handle);
+/* The same, waiting at most about ms: 0 once it has run (the handle is spent, as after
+ * floe_worker_wait), -ETIMEDOUT while it is queued or runs (wait for it again, with
+ * either). It never runs the task here: a waiter that must stay free to watch the task
+ * (the committer's, runner_stall.c) leaves it to the pool's threads. */
+int floe_worker_wait_ms(struct floe_worker *w, void *handle, int64_t ms);
 /* The same two with the pool as a void pointer, for callback tables such as the Parquet
  * writer's offload. */
 int floe_worker_submit_cb(void *w, void (*run)(void *arg), void *arg, void **handle);

@@ -47,6 +47,11 @@ static const struct floe_input_metric metrics[] = {
     {"truncations", "floe_input_truncations_total", "Files truncated while followed.", 0},
     {"rotated_closed", "floe_input_rotated_closed_total", "Rotated files closed once drained.",
      0},
+    {"rotated_closed_early", "floe_input_rotated_closed_early_total",
+     "Of those, files read to their end and closed before rotate_wait was over, to give "
+     "their descriptor to a file waiting for one (max_open_files): what a writer appends "
+     "to them afterwards is not read.",
+     0},
     {"lag_bytes", "floe_input_lag_bytes", "Bytes written to the open files and not read yet.",
      FLOE_INPUT_M_GAUGE},
     {"files_draining", "floe_input_files_draining", "Rotated or deleted files still being read.",
@@ -57,7 +62,7 @@ static const struct floe_input_metric metrics[] = {
      0},
     {"files_lost", "floe_input_files_lost_total",
      "Files found that went away before a descriptor was free to read them (max_open_files, "
-     "every one held by a file being read or drained): their bytes were never read.",
+     "every one held by a file with bytes not read yet): their bytes were never read.",
      0},
     {"lost_bytes", "floe_input_lost_bytes_total", "The bytes those files held.", 0},
     {"dirs_polled", "floe_input_dirs_polled",
@@ -85,6 +90,7 @@ static void values(const void *self, uint64_t *v)
 			  st.long_lines_truncated,
 			  st.truncations,
 			  st.rotated_closed,
+			  st.rotated_closed_early,
 			  st.lag_bytes,
 			  st.files_draining,
 			  st.nul_bytes_skipped,

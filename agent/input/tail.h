@@ -209,9 +209,12 @@ struct floe_tail_stats {
 	uint64_t started_at_end;       /* files with bytes, first seen at start-up and read from
 					  their end (start_at_end) */
 	/* Files found by a scan that went away before a descriptor was free to open them
-	 * (max_open_files, every one held by a file being read or drained), and the bytes
+	 * (max_open_files, every one held by a file with bytes not read yet), and the bytes
 	 * they held that were never read. */
 	uint64_t files_lost, lost_bytes;
+	/* Of rotated_closed, the files closed before their rotate_wait was over, read to
+	 * their end, for a file waiting for a descriptor (max_open_files). */
+	uint64_t rotated_closed_early;
 	/* The state at the last scan (gauges), each also logged once when it changes: */
 	uint64_t files_unreadable;  /* matched files that cannot be opened (permissions) */
 	uint64_t patterns_unmatched; /* patterns matching no file (their directory may be missing) */

@@ -64,21 +64,62 @@ void floe_tail_close_entry(struct floe_tail *t, struct tfile *f)
 	f->draining = f->closing = false;
 }
 
+/* The rotated (draining) file drained longest whose every byte has been read: nothing
+ * held, and its size now no more than its position (fstat: a writer that appended to it
+ * since the last read keeps it). SIZE_MAX when none. */
+static size_t drained_one(struct floe_tail *t)
+{
+	size_t best = SIZE_MAX;
+	for (size_t i = 0; i < t->nfiles; i++) {
+		struct tfile *f = t->files[i];
+		struct floe_fs_stat st;
+		if (!f || f->fd < 0 || !f->draining || f->len != 0 ||
+		    (best != SIZE_MAX && f->drain_since >= t->files[best]->drain_since))
+			continue;
+		if (floe_fs_fstat(f->fd, &st) == 0 && st.size <= f->pos)
+			best = i;
+	}
+	return best;
+}
+
 /* Closes the open file idle longest to free a descriptor: one found at end of file by
- * the read call in progress (so nothing it holds is unread), not draining. False when
- * none can go. */
+ * the read call in progress (so nothing it holds is unread), not draining. Failing that,
+ * a rotated file read to its end gives its descriptor up before its rotate_wait is over:
+ * the bytes of a file waiting for one are known and unread, and would be lost if it went
+ * away meanwhile (files_lost), while a writer that still appends to the old file may
+ * never do so. Closed as close_drained closes it: a deleted one's entry is freed (its
+ * slot left NULL for the caller to compact), since a new file may get its inode at once.
+ * False when none can go. */
 static bool park_one(struct floe_tail *t)
 {
 	struct tfile *best = NULL;
 	for (size_t i = 0; i < t->nfiles; i++) {
 		struct tfile *f = t->files[i];
-		if (f->fd >= 0 && f->done && f->at_eof && !f->draining &&
+		if (f && f->fd >= 0 && f->done && f->at_eof && !f->draining &&
 		    (!best || f->idle_since < best->idle_since))
 			best = f;
 	}
-	if (!best)
+	if (best) {
+		floe_tail_close_entry(t, best);
+		return true;
+	}
+	size_t i = drained_one(t);
+	if (i == SIZE_MAX)
 		return false;
-	floe_tail_close_entry(t, best);
+	struct tfile *f = t->files[i];
+	struct floe_fs_stat st;
+	bool deleted = floe_fs_fstat(f->fd, &st) == 0 && st.nlink == 0;
+	t->st.rotated_closed++;
+	t->st.rotated_closed_early++;
+	if (deleted) {
+		floe_tail_entry_free(t, f);
+		t->files[i] = NULL;
+		return true;
+	}
+	floe_tail_close_entry(t, f);
+	f->present = false;
+	f->gone = true;
+	f->gone_since = floe_tail_mono(t);
 	return true;
 }
 
@@ -172,18 +213,19 @@ static int open_entry(struct floe_tail *t, struct tfile *f)
 int floe_tail_open_wanted(struct floe_tail *t, size_t *opened)
 {
 	*opened = 0;
-	for (size_t i = 0; i < t->nfiles; i++) {
+	int rc = 0;
+	for (size_t i = 0; i < t->nfiles && rc == 0; i++) {
 		struct tfile *f = t->files[i];
-		if (f->fd >= 0 || !f->want_open)
+		if (!f || f->fd >= 0 || !f->want_open)
 			continue;
 		if (t->nopen >= t->max_open && !park_one(t))
 			break;
-		int rc = open_entry(t, f);
-		if (rc)
-			return rc;
-		*opened += f->fd >= 0;
+		if ((rc = open_entry(t, f)) == 0)
+			*opened += f->fd >= 0;
 	}
-	return 0;
+	/* park_one frees a deleted file's entry: its slot goes. */
+	floe_tail_compact(t);
+	return rc;
 }
 
 /* --- discovery ------------------------------------------------------------------------ */
@@ -585,7 +627,7 @@ static void note_lost(struct floe_tail *t, const struct tfile *f, int64_t now)
 	}
 	floe_warn("%s: %s went away before a descriptor was free to read it: %" PRIu64
 		  " bytes never read (max_open_files %zu, every descriptor held by a file being "
-		  "read or drained for rotate_wait)%s",
+		  "read)%s",
 		  t->name, f->path, f->size_seen - f->pos, t->max_open,
 		  t->lost_unsaid ? "; more such files since the last line: see files_lost" : "");
 	t->lost_said = now ? now : 1;

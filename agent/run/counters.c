@@ -151,6 +151,14 @@ static const struct ctr glob[] = {
     {"config_fallback", "floe_config_fallback",
      "1 while the agent runs on its last good configuration because the file's has errors.",
      G(config_fallback), GAUGE},
+    {"thread_stalls", "floe_thread_stalls_total",
+     "Times a thread (the committer) was found making no progress for its bound; the log "
+     "names it and what it was doing.",
+     G(thread_stalls), 0},
+    {"threads_stalled", "floe_threads_stalled",
+     "Threads making no progress for their bound now: /healthz and /livez answer 503, the "
+     "watchdog is not fed, and the agent exits (code 4) after the longer bound.",
+     G(threads_stalled), GAUGE},
     {"agg_late", "floe_agg_late_events_total",
      "Events of the aggregations that came after their window closed.", G(agg_late), 0},
     {"agg_late_dropped", "floe_agg_late_dropped_total", "Late events dropped (policy drop).",

@@ -42,6 +42,7 @@ struct floe_run_counters {
 	uint64_t memory_used, memory_peak, memory_limit;
 	uint64_t state_free_bytes, state_disk_low, store_reachable, table_missing, table_behind;
 	uint64_t spool_left_entries, spool_left_bytes, config_fallback;
+	uint64_t thread_stalls, threads_stalled;
 	uint64_t agg_late, agg_late_dropped, agg_future, agg_unparsable, agg_clock_steps;
 	uint64_t agg_coarse, agg_pool_bytes, agg_pool_grown_bytes;
 	/* Per typed column name (borrowed), over the raw tables: values that did not convert

@@ -383,6 +383,7 @@ static int open_committer(struct floe_runner *r, struct floe_err *err)
 		return floe_err_set(err, rc, "cannot start the event loop and the committer thread: %s",
 				    floe_strerror(rc));
 	r->com.wake = r->loop;
+	floe_run_stall_init(r);
 	return 0;
 }
 
@@ -617,7 +618,7 @@ void floe_runner_free(struct floe_runner *r)
 	floe_run_counters_fold(r);
 	floe_runner_status_stop(r);
 	if (r->com.task)
-		floe_worker_wait(r->com.thread, r->com.task); /* a stop ends it within its grace */
+		floe_run_stall_wait(r); /* a stop ends it within its grace, or it is stuck */
 	floe_worker_free(r->com.thread);
 	/* The inputs' threads stop before the inputs go, the loop after them. */
 	floe_input_shared_stop(r->in.shared);

@@ -96,7 +96,13 @@ struct floe_runner_stats {
 	uint64_t lines_truncated_memory;
 	uint64_t bytes_truncated_memory;
 	uint64_t lines_dropped_memory;
+	/* Times a thread was found making no progress for its bound (runner_stall.c). */
+	uint64_t thread_stalls;
 };
+
+/* The exit code of a process whose committer thread made no progress for the longer
+ * bound (runner_stall.c): the supervisor restarts it, and the start recovers. */
+#define FLOE_RUNNER_EXIT_STUCK 4
 
 /* Opens the table, the spool and the inputs, and recovers (see runner_state.c). cfg and
  * opt (may be NULL) are borrowed and must outlive the runner. 0 and *out, or an error with

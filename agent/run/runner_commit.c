@@ -95,6 +95,10 @@ void floe_committer_task(void *arg)
 	 * com.done (agent/README.md, "Threads"). */
 	unsigned prev = floe_owner_enter(FLOE_ROLE_COMMITTER);
 	struct floe_runner *r = arg;
+	/* Each step below (a table's commit, a store operation, request bytes that move)
+	 * beats, for the main thread's watch (runner_stall.c). */
+	struct floe_beat *beat0 = floe_beat_attach(&r->com.beat);
+	floe_beat_what("starting a commit");
 	struct commit c = {r, &r->com.rep, {0}};
 	int64_t t0 = floe_run_mono_us(r);
 	uint64_t attempts0 = 0, conflicts0 = 0;
@@ -108,6 +112,7 @@ void floe_committer_task(void *arg)
 		struct floe_err e = {0};
 		if (i < r->nraw)
 			memset(&r->raw[i].rep, 0, sizeof(r->raw[i].rep));
+		floe_beat_what(floe_output_what(o));
 		int one = floe_output_commit(o, COMMIT_MAX_ENTRIES,
 					     i < r->nraw ? &r->raw[i].rep : &c.rep->aggs,
 					     i ? &e : &c.terr);
@@ -168,6 +173,8 @@ void floe_committer_task(void *arg)
 	if (c.rep->raw.commits || rc)
 		floe_debug("runner: commit %s in %.3f s, %" PRIu64 " attempts (%" PRIu64 " lost to other writers)",
 			   rc ? "failed" : "done", (double)c.rep->duration_us / 1e6, att, lost);
+	floe_beat_what("reporting a commit");
+	floe_beat_attach(beat0);
 	__atomic_store_n(&r->com.done, 1, __ATOMIC_RELEASE);
 	floe_loop_wake(r->com.wake);
 	floe_owner_leave(prev);

@@ -141,6 +141,8 @@ static void run_counters(struct floe_runner *r, const struct floe_input_counters
 	    .spool_left_entries = r->lake.left_entries,
 	    .spool_left_bytes = r->lake.left_bytes,
 	    .config_fallback = r->env.o.config_note ? 1 : 0,
+	    .thread_stalls = st->thread_stalls,
+	    .threads_stalled = floe_run_stalled(r) ? 1 : 0,
 	    .agg_late = late,
 	    .agg_late_dropped = late_dropped,
 	    .agg_future = future,

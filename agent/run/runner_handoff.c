@@ -118,6 +118,7 @@ int floe_runner_commit_start(struct floe_runner *r, bool all)
 	}
 	floe_run_aggs_lend(r);
 	__atomic_store_n(&r->com.done, 0, __ATOMIC_RELAXED);
+	floe_run_stall_reset(r);
 	int rc = floe_worker_submit(r->com.thread, floe_committer_task, r, &r->com.task);
 	if (rc) {
 		r->com.task = NULL;
@@ -248,9 +249,9 @@ int floe_runner_commit_take(struct floe_runner *r, bool wait, int *rc, uint64_t 
 		return 0;
 	if (!wait && !__atomic_load_n(&r->com.done, __ATOMIC_ACQUIRE))
 		return 0;
-	/* Returns at once once done is set (the task's last step), else waits for it. */
-	floe_worker_wait(r->com.thread, r->com.task);
-	r->com.task = NULL;
+	/* Returns at once once done is set (the task's last step), else waits for it,
+	 * looking at the committer meanwhile (a stuck one ends the process). */
+	floe_run_stall_wait(r);
 	take(r, &r->com.rep);
 	/* A failed aggregate commit is retried like a failed one of the logs table; a table
 	 * behind its record (only its commits wait) says least. */

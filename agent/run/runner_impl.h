@@ -43,6 +43,7 @@
 #include "formats/base/error.h"
 #include "formats/base/limits.h"
 #include "formats/parquet/writer.h"
+#include "platform/beat.h"
 #include "platform/listen.h"
 #include "platform/loop.h"
 
@@ -250,8 +251,21 @@ struct floe_runner_carry {
  * with 0.3 MiB to spare) or, as a table's metadata grows with its history, fail every
  * commit once it outgrew the share; shared, a commit in flight only leaves the batch less
  * room (an earlier seal, at worst a cut line, both counted). */
+/* The main thread's watch over the committer's heartbeat (runner_stall.c). */
+struct run_stall {
+	uint64_t seen;	   /* the heartbeat's count when last seen to change */
+	int64_t seen_ns;   /* when (CLOCK_MONOTONIC, ns) */
+	int64_t bound_ns;  /* no step for this long with a commit in flight: stuck */
+	int64_t exit_ns;   /* and for this long: the process exits */
+	bool stalled;	   /* stuck now: logged, shown, the watchdog not fed */
+};
+
 struct run_committer {
 	struct floe_worker *thread; /* one thread */
+	/* The committer's heartbeat (platform/beat.h), attached while a commit runs: the
+	 * committer writes it, the main thread reads it. */
+	struct floe_beat beat;
+	struct run_stall stall; /* the main thread's */
 	/* Every table output, the logs table's first, then the aggregations' in the
 	 * configuration's order: the committer's one loop and the spool limit go over them. */
 	struct floe_output **outs;
@@ -693,6 +707,19 @@ int floe_runner_commit_start(struct floe_runner *r, bool all);
 bool floe_runner_table_due(const struct floe_runner *r, size_t k);
 /* True while a commit is in flight. */
 bool floe_runner_committing(const struct floe_runner *r);
+/* runner_stall.c: the committer's bounds from the configuration (at the runner's start);
+ * a commit handed over (resets the watch); a look at the committer from the main thread,
+ * true while it is stuck (logs it once, and exits the process after the longer bound);
+ * whether it was stuck at the last look; and the wait for the commit in flight to end
+ * (r->com.task set; NULL on return), which looks at it every second meanwhile. */
+void floe_run_stall_init(struct floe_runner *r);
+void floe_run_stall_reset(struct floe_runner *r);
+bool floe_run_stall_check(struct floe_runner *r);
+void floe_run_stall_wait(struct floe_runner *r);
+static inline bool floe_run_stalled(const struct floe_runner *r)
+{
+	return r->com.stall.stalled;
+}
 /* Takes the report of the commit in flight if it is done (with wait: once it is): adds
  * its counters, records what the table holds in the checkpoint, resumes inputs a full
  * spool held, writes metrics.json. Returns 1 with *rc (the commit's result) and *damaged

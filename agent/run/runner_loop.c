@@ -382,8 +382,11 @@ static bool quiet_turn(struct floe_runner *r, struct loop *l)
 static int turn(struct floe_runner *r, struct loop *l, bool *done)
 {
 	/* Each turn feeds the service manager's watchdog (WatchdogSec=): a loop stuck for
-	 * its interval gets the agent restarted, which is all an unwatched device can do. */
-	floe_notify_watchdog();
+	 * its interval gets the agent restarted, which is all an unwatched device can do.
+	 * So does a committer stuck for its bound (runner_stall.c): the loop then turns on,
+	 * but no longer feeds it. */
+	if (!floe_run_stall_check(r))
+		floe_notify_watchdog();
 	int rc = check_commit(r, l, false, done);
 	if (rc || *done)
 		return rc;

@@ -14,12 +14,14 @@
  * - sealed data has waited in the spool for three commit intervals without a commit
  *   (the store refuses or is unreachable); an idle agent with an empty spool is fine;
  * - an input matches files it cannot open (permissions);
+ * - the committer thread made no progress for its bound (runner_stall.c: stuck in a
+ *   hung file system's call, a deadlock), named with what it was doing;
  * - the main loop published nothing for STALE_MS (stuck), which the server itself
  *   answers for every page. That allowance is long because a commit to a slow store
  *   runs on the main loop (request deadlines and retries) and is no failure.
- * /livez answers 200 whatever /healthz says, 503 only in that last case: it is the page
- * for a liveness probe (Kubernetes', a fleet manager's), which restarts what it finds
- * dead; /healthz is for alerts and readiness. */
+ * /livez answers 200 whatever /healthz says, 503 only in those last two cases: it is the
+ * page for a liveness probe (Kubernetes', a fleet manager's), which restarts what it
+ * finds dead; /healthz is for alerts and readiness. */
 #include "agent/run/runner_impl.h"
 
 #include "agent/config/config.h"
@@ -29,6 +31,7 @@
 #include "formats/base/alloc.h"
 #include "formats/base/buf.h"
 #include "formats/base/error.h"
+#include "platform/clock.h"
 #include "platform/httpd.h"
 #include "platform/listen.h"
 #include "platform/log.h"
@@ -374,6 +377,13 @@ static bool healthy(struct floe_runner *r, int64_t now_us, char *why, size_t cap
 	why[0] = '\0';
 	if (r->env.o.config_note)
 		reason(why, cap, &n, "%s\n", r->env.o.config_note);
+	if (floe_run_stalled(r))
+		reason(why, cap, &n,
+		       "the committer thread is stuck: no progress for %" PRId64
+		       " s (the last step: %s); commits stop, and the agent exits for a restart "
+		       "at %" PRId64 " s\n",
+		       (floe_clock_mono_ns() - r->com.stall.seen_ns) / 1000000000,
+		       floe_beat_doing(&r->com.beat), r->com.stall.exit_ns / 1000000000);
 	char behind[256];
 	int64_t since =
 	    s->last_commit_us > s->pending_since_us ? s->last_commit_us : s->pending_since_us;
@@ -506,8 +516,13 @@ void floe_runner_status_publish(struct floe_runner *r, bool now)
 	floe_buf_fini(&b);
 	floe_httpd_publish(s->httpd, DOC_HEALTHZ, ok ? 200 : 503, "text/plain; charset=utf-8", why,
 			   strlen(why));
-	/* /livez: the main loop turns. It answers 503 only when it stopped publishing (the
-	 * server says so after STALE_MS): a liveness probe restarts a stuck agent, never
-	 * one that waits for its store, which a restart would not help. */
-	floe_httpd_publish(s->httpd, DOC_LIVEZ, 200, "text/plain; charset=utf-8", "ok\n", 3);
+	/* /livez: the main loop turns and the committer is not stuck. It answers 503 only
+	 * when one of them is (the server says the first after STALE_MS): a liveness probe
+	 * restarts a stuck agent, never one that waits for its store, which a restart would
+	 * not help. */
+	if (floe_run_stalled(r))
+		floe_httpd_publish(s->httpd, DOC_LIVEZ, 503, "text/plain; charset=utf-8",
+				   "committer stuck\n", 16);
+	else
+		floe_httpd_publish(s->httpd, DOC_LIVEZ, 200, "text/plain; charset=utf-8", "ok\n", 3);
 }

@@ -7,6 +7,7 @@
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
 #include "formats/base/wipe.h"
+#include "platform/beat.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -204,6 +205,9 @@ int floe_http_run(struct floe_http *h, const struct floe_http_req *rq, struct fl
 	struct xfer x = {r, rq->max ? rq->max : DEFAULT_MAX};
 	curl_easy_reset(c);
 	set_options(c, rq, hl, errbuf, &x, &s);
+	/* A step for whoever watches this thread (platform/beat.h); the request's own
+	 * timeout bounds it. */
+	floe_beat("HTTP request");
 	CURLcode cc = curl_easy_perform(c);
 	long st = 0;
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &st);

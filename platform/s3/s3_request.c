@@ -12,6 +12,7 @@
 #include "formats/aws/xml.h"
 #include "formats/base/alloc.h"
 #include "formats/base/error.h"
+#include "platform/beat.h"
 #include "platform/clock.h"
 #include "platform/http.h"
 #include "platform/log.h"
@@ -267,12 +268,18 @@ static void collect(CURLM *m)
  * is off the multi handle again on return, its connection left in the multi's cache. */
 /* Whether the limits cut the transfer on c, which has run since start_ns; records why in
  * s3->cut with the elapsed time and the bytes moved. */
-static bool cut_now(struct floe_s3 *s3, CURL *c, int64_t start_ns)
+static bool cut_now(struct floe_s3 *s3, CURL *c, int64_t start_ns, int64_t *last_moved)
 {
 	curl_off_t up = 0, down = 0;
 	curl_easy_getinfo(c, CURLINFO_SIZE_UPLOAD_T, &up);
 	curl_easy_getinfo(c, CURLINFO_SIZE_DOWNLOAD_T, &down);
 	int64_t moved = (int64_t)up + (int64_t)down;
+	/* Bytes that move are progress, for whoever watches this thread (platform/beat.h):
+	 * a large upload over a slow uplink is slow, not stuck. */
+	if (moved != *last_moved) {
+		*last_moved = moved;
+		floe_beat(NULL);
+	}
 	int64_t elapsed = (floe_clock_mono_ns() - start_ns) / 1000000;
 	int v = floe_s3_limits_check(&s3->limits, elapsed, moved);
 	if (v == FLOE_S3_LIMITS_GO)
@@ -286,7 +293,8 @@ static bool cut_now(struct floe_s3 *s3, CURL *c, int64_t start_ns)
 static CURLcode perform(struct floe_s3 *s3, CURL *c, bool *sent)
 {
 	struct xfer x = {false, CURLE_OK};
-	int64_t start_ns = floe_clock_mono_ns();
+	int64_t start_ns = floe_clock_mono_ns(), moved = 0;
+	floe_beat("S3 request");
 	s3->cut = FLOE_S3_LIMITS_GO;
 	curl_easy_setopt(c, CURLOPT_PRIVATE, (void *)&x);
 	CURLMcode mc = curl_multi_add_handle(s3->multi, c);
@@ -303,7 +311,7 @@ static CURLcode perform(struct floe_s3 *s3, CURL *c, bool *sent)
 		/* A transfer that ended has queued its message before running dropped. */
 		if (x.done || running == 0)
 			break;
-		if (cut_now(s3, c, start_ns)) {
+		if (cut_now(s3, c, start_ns, &moved)) {
 			/* Removing the handle below aborts the transfer; its connection is
 			 * closed, never reused half-way through an answer. */
 			x.done = true;
@@ -810,6 +818,7 @@ int floe_s3_request_run(struct floe_s3 *s3, struct floe_s3_req *rq, struct floe_
 		report(s3, rq, rc, retry);
 		if (!retry)
 			return rc;
+		floe_beat("S3 request: waiting to retry");
 		s3->o.sleep_fn(s3->o.fn_ctx, pause);
 		slept_ms += pause;
 		retries++;

@@ -21,7 +21,8 @@ rc=0
 (cd "$P" && "$PROMTOOL" test rules floe-rules.test.yml) >"$T/test.out" 2>&1 || rc=$?
 check "promtool test rules floe-rules.test.yml" test $rc = 0
 [ $rc = 0 ] || cat "$T/test.out"
-for a in FloeNoCommit FloeSpoolNearFull FloeLosingData FloeS3AuthErrors FloeTableHeldBack FloeSpoolLeft; do
+for a in FloeNoCommit FloeSpoolNearFull FloeLosingData FloeS3AuthErrors FloeTableHeldBack FloeSpoolLeft \
+	FloeConfigFallback FloeThreadStuck; do
 	check "alert $a is defined and tested" sh -c "grep -q 'alert: $a\$' '$P/floe-rules.yml' &&
 		grep -q 'alertname: $a\$' '$P/floe-rules.test.yml'"
 done

@@ -1,6 +1,6 @@
 /* Worker pool: every task runs exactly once, whether a thread or its waiter takes it;
  * a full queue refuses; tasks run concurrently with the submitter; signals stay with
- * the main thread. */
+ * the main thread; a timed wait, and the heartbeat a task attaches. */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "platform/beat.h"
 #include "platform/worker.h"
 
 struct cell {
@@ -121,6 +122,71 @@ static void test_runs_elsewhere(void **state)
 	floe_worker_free(w);
 }
 
+/* A timed wait returns -ETIMEDOUT while the task runs (the handle still good, waited for
+ * again), and 0 once it is done; a task nobody took stays for the pool. The heartbeat the
+ * task attaches is read from here while it runs (platform/beat.h). */
+struct beating {
+	struct gate g;
+	struct floe_beat *beat;
+};
+
+static void run_beating(void *arg)
+{
+	struct beating *b = arg;
+	struct floe_beat *prev = floe_beat_attach(b->beat);
+	floe_beat_what("a test task");
+	floe_beat("waiting for the test");
+	run_gate(&b->g);
+	floe_beat_attach(prev);
+	floe_beat("not counted: detached");
+}
+
+static void test_wait_ms(void **state)
+{
+	(void)state;
+	struct floe_worker *w = NULL;
+	assert_int_equal(floe_worker_new(1, &w), 0);
+	struct floe_beat beat = {0};
+	struct beating b = {.beat = &beat};
+	atomic_init(&b.g.started, 0);
+	atomic_init(&b.g.go, 0);
+	void *h;
+	assert_int_equal(floe_worker_submit(w, run_beating, &b, &h), 0);
+	while (!atomic_load(&b.g.started))
+		sched_yield();
+	assert_int_equal(floe_worker_wait_ms(w, h, 20), -ETIMEDOUT);
+	assert_int_equal(floe_worker_wait_ms(w, h, 0), -ETIMEDOUT);
+	assert_int_equal(floe_beat_count(&beat), 2);
+	assert_string_equal(floe_beat_doing(&beat), "waiting for the test");
+	assert_string_equal(floe_beat_on(&beat), "a test task");
+	atomic_store(&b.g.go, 1);
+	while (floe_worker_wait_ms(w, h, 1000) == -ETIMEDOUT)
+		;
+	assert_int_equal(floe_beat_count(&beat), 2);
+	/* No thread free to take it: the timed wait leaves it queued for the pool. */
+	struct cell c = {0};
+	struct gate g;
+	atomic_init(&g.started, 0);
+	atomic_init(&g.go, 0);
+	void *hg, *hc;
+	assert_int_equal(floe_worker_submit(w, run_gate, &g, &hg), 0);
+	while (!atomic_load(&g.started))
+		sched_yield();
+	assert_int_equal(floe_worker_submit(w, run_cell, &c, &hc), 0);
+	assert_int_equal(floe_worker_wait_ms(w, hc, 0), -ETIMEDOUT);
+	assert_int_equal(c.runs, 0);
+	atomic_store(&g.go, 1);
+	while (floe_worker_wait_ms(w, hc, 1000) == -ETIMEDOUT)
+		;
+	assert_int_equal(c.runs, 1);
+	assert_false(pthread_equal(c.by, pthread_self()));
+	floe_worker_wait(w, hg);
+	floe_worker_free(w);
+	/* A thread with no heartbeat beats for nothing. */
+	floe_beat("nothing");
+	floe_beat_what("nothing");
+}
+
 static volatile sig_atomic_t got;
 static pthread_t handler_thread;
 
@@ -168,6 +234,7 @@ int main(void)
 	    cmocka_unit_test(test_each_task_once),
 	    cmocka_unit_test(test_full_queue),
 	    cmocka_unit_test(test_runs_elsewhere),
+	    cmocka_unit_test(test_wait_ms),
 	    cmocka_unit_test(test_signals_stay_with_main),
 	    cmocka_unit_test(test_bad_args),
 	};
