@@ -283,3 +283,28 @@ clock_shim() {
 metric() {
 	sed -n "s/.*\"$2\":\([0-9]*\).*/\1/p" "$1"
 }
+
+# A service manager's notification socket at SOCK (AF_UNIX datagrams, as systemd's
+# NOTIFY_SOCKET): each datagram a line of LOG, its newlines as '|', for at most 300 s. Its
+# PID is in NOTIFY_PID and stopped with the others at the end.
+notify_receiver() {
+	python3 - "$1" "$2" <<'PY' &
+import socket, sys, time
+path, log = sys.argv[1], sys.argv[2]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(path)
+s.settimeout(0.5)
+end = time.time() + 300
+with open(log, "a") as f:
+    while time.time() < end:
+        try:
+            m = s.recv(4096)
+        except socket.timeout:
+            continue
+        f.write(m.decode().replace("\n", "|") + "\n")
+        f.flush()
+PY
+	NOTIFY_PID=$!
+	PIDS+=("$NOTIFY_PID")
+	disown "$NOTIFY_PID" 2>/dev/null || true # no job report when it is stopped
+}

@@ -32,25 +32,9 @@ YAML
 config 1s
 seq 1 20 | sed 's/^/line /' >"$d/in/app.log"
 
-# The manager's end: each datagram a line of $d/notify.log, its newlines as '|'.
-python3 - "$d/notify.sock" "$d/notify.log" <<'PY' &
-import os, socket, sys, time
-path, log = sys.argv[1], sys.argv[2]
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-s.bind(path)
-s.settimeout(0.5)
-end = time.time() + 300
-with open(log, "a") as f:
-    while time.time() < end:
-        try:
-            m = s.recv(4096)
-        except socket.timeout:
-            continue
-        f.write(m.decode().replace("\n", "|") + "\n")
-        f.flush()
-PY
-RPID=$!
-PIDS+=("$RPID")
+# The manager's end: each datagram a line of $d/notify.log (lib.sh).
+notify_receiver "$d/notify.sock" "$d/notify.log"
+RPID=$NOTIFY_PID
 wait_for 10 test -S "$d/notify.sock" || { echo "the receiver did not start"; finish; exit 1; }
 touch "$d/notify.log"
 
