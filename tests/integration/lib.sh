@@ -36,7 +36,8 @@ running_job() { # running_job PID: PID is still one of this shell's running jobs
 cleanup() {
 	local p
 	for p in "${PIDS[@]:-}"; do
-		running_job "$p" && kill -9 "$p" 2>/dev/null || true
+		# waited for, so that the shell does not report each as "Killed"
+		running_job "$p" && { kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; } || true
 	done
 	if [ "${KEEP_TMP:-0}" != 1 ]; then rm -rf "$T"; else echo "kept $T"; fi
 }
@@ -305,6 +306,5 @@ with open(log, "a") as f:
         f.flush()
 PY
 	NOTIFY_PID=$!
-	PIDS+=("$NOTIFY_PID")
-	disown "$NOTIFY_PID" 2>/dev/null || true # no job report when it is stopped
+	PIDS+=("$NOTIFY_PID") # a job of this shell: cleanup stops only those
 }
