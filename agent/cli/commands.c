@@ -131,8 +131,8 @@ static void log_config_warnings(const struct floe_config *cfg)
 {
 	for (const char *p = cfg->warnings; *p;) {
 		size_t n = strcspn(p, "\n");
-		floe_warn("%.*s: the rule takes nothing (floe check refuses it; the agent runs "
-			  "with it as written)",
+		floe_warn("%.*s (floe check refuses it; the agent runs with it as written, as "
+			  "the release before did)",
 			  (int)n, p);
 		p += p[n] ? n + 1 : n;
 	}

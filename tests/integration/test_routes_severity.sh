@@ -62,7 +62,7 @@ rc=0
 "$FLOE_BIN" run -c "$d/floe.yaml" --once >"$d/run9.out" 2>&1 || rc=$?
 check "floe run runs with severity 9 (exit 0)" test $rc = 0
 check "and logs it as a warning with the key" grep -q \
-	"warn.*key 'inputs\[0\].route\[0\].equals': severity is a number.*the rule takes nothing" \
+	"warn.*key 'inputs\[0\].route\[0\].equals': severity is a number.*never equals it (floe check refuses it" \
 	"$d/run9.out"
 check "the warning line (severity 4) went by the second rule, the rest to logs" \
 	test "$(rows_sql "$d/wh/default/logs" "SELECT count(*) FROM t")" = '["4"]'

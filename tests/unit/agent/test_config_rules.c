@@ -91,8 +91,59 @@ static void test_rule_on_column(void **state)
 	assert_non_null(c->warnings);
 	assert_string_equal(c->warnings,
 			    "t.yaml:2:37: key 'inputs[0].route[0].field': 'code' is a column that "
-			    "takes the field 'status' in one table and 'rc' in another; a rule tests "
+			    "takes the field 'status' in one table and 'rc' in another; a rule reads "
 			    "the parsed field: name it\n");
+	floe_config_free(c);
+}
+
+/* An aggregation's where and metrics written on a typed column's name read the field the
+ * column takes, as a route rule does, the metric's column keeping the name written; a
+ * group key on it is a warning (its column would change type with its source). */
+static void test_agg_on_column(void **state)
+{
+	(void)state;
+	struct floe_config *c =
+	    parse_ok(NULL, "inputs:\n"
+			   "  - {type: tail, paths: /a}\n"
+			   "tables:\n"
+			   "  logs: {columns: [{name: http_status, type: int, from: status},\n"
+			   "                   {name: host_name, type: string, from: hn}]}\n"
+			   "aggregations:\n"
+			   "  - name: a\n"
+			   "    where: {field: http_status, matches: \"^5\"}\n"
+			   "    group_by: [status, hn, other]\n"
+			   "    metrics: [count, {sum: http_status}, {max: hn}]\n");
+	const struct floe_config_agg *g = &c->aggs[0];
+	assert_string_equal(g->where.field, "attrs.status");
+	assert_string_equal(g->metrics[1].field, "attrs.status");
+	assert_string_equal(g->metrics[1].name, "sum_http_status");
+	assert_string_equal(g->metrics[2].field, "hn"); /* a column takes hn itself */
+	assert_null(c->warnings);
+	/* The effective configuration reads back the same. */
+	char *d = dump(c);
+	struct floe_config *c2 = parse_ok(NULL, d);
+	assert_string_equal(c2->aggs[0].metrics[1].field, "attrs.status");
+	assert_string_equal(c2->aggs[0].metrics[1].name, "sum_http_status");
+	floe_free(NULL, d);
+	floe_config_free(c2);
+	floe_config_free(c);
+	/* A group key on the column's name, read by an aggregation of the input whose table
+	 * has the column: a warning; one of an input whose tables have none: nothing. */
+	c = parse_ok(NULL, "inputs:\n"
+			   "  - {type: tail, paths: /a}\n"
+			   "  - {type: tail, paths: /b, table: t}\n"
+			   "tables:\n"
+			   "  t: {columns: [{name: http_status, type: int, from: status}]}\n"
+			   "aggregations:\n"
+			   "  - {name: a, from: [0], group_by: [http_status]}\n"
+			   "  - {name: b, from: [1], group_by: [http_status]}\n");
+	assert_string_equal(c->aggs[1].group_by[0], "http_status");
+	assert_non_null(c->warnings);
+	assert_string_equal(c->warnings,
+			    "t.yaml:8:5: key 'aggregations[1].group_by[0]': 'http_status' is a "
+			    "column that takes the field 'status'; a group key reads the parsed "
+			    "field, and this one would be null in every row: write 'status' (its "
+			    "key column is then named so)\n");
 	floe_config_free(c);
 }
 
@@ -148,6 +199,7 @@ int main(void)
 	    cmocka_unit_test(test_numeric_equals),
 	    cmocka_unit_test(test_rule_on_column),
 	    cmocka_unit_test(test_rule_never_matches),
+	    cmocka_unit_test(test_agg_on_column),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
