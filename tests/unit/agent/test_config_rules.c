@@ -110,7 +110,7 @@ static void test_agg_on_column(void **state)
 			   "                   {name: host_name, type: string, from: hn}]}\n"
 			   "aggregations:\n"
 			   "  - name: a\n"
-			   "    where: {field: http_status, matches: \"^5\"}\n"
+			   "    where: {field: http_status, equals: \"500\"}\n"
 			   "    group_by: [status, hn, other]\n"
 			   "    metrics: [count, {sum: http_status}, {max: hn}]\n");
 	const struct floe_config_agg *g = &c->aggs[0];
@@ -169,10 +169,12 @@ static void test_rule_never_matches(void **state)
 	     "logs}]}\n",
 	     "t.yaml:2:62: key 'inputs[0].route[0].equals': offset is a number, 0 or more: '-1' is "
 	     "neither, and never equals it\n"},
+#ifndef FLOE_NO_PCRE2 /* a build without it refuses every matches */
 	    {"inputs:\n  - {type: tail, paths: [a], route: [{field: severity, matches: "
 	     "\"^(err|crit)$\", table: logs}]}\n",
 	     "t.yaml:2:65: key 'inputs[0].route[0].matches': severity is matched as its number, 0 "
 	     "to 7: '^(err|crit)$' matches none of them\n"},
+#endif
 	    {"aggregations:\n  - {name: e, window: 1m, where: {field: severity, equals: severe}}\n",
 	     "t.yaml:2:60: key 'aggregations[0].where.equals': severity is a number, 0 (emerg) to 7 "
 	     "(debug), or a level's name: 'severe' is neither, and never equals it\n"},
