@@ -562,14 +562,7 @@ __attribute__((always_inline)) static inline void take_access(struct floe_decode
 		d->tvlens[n] = vl;
 		n++;
 	}
-	rec->nattrs = n;
-	rec->attr_keys = d->tkeys;
-	rec->attr_key_lens = d->tklens;
-	rec->attr_vals = d->tvals;
-	rec->attr_val_lens = d->tvlens;
-	rec->ntyped = p->n;
-	rec->typed = vals;
-	rec->typed_plan = p;
+	floe_colplan_taken(p, rec, vals, n, d->tkeys, d->tklens, d->tvals, d->tvlens);
 	rec->row = d->row;
 }
 

@@ -307,14 +307,7 @@ keep_rest(const struct floe_colplan *p, struct floe_record *rec, uint64_t gone_b
 		avlens[n] = rec->attr_vals ? rec->attr_val_lens[k] : 0;
 		n++;
 	}
-	rec->nattrs = n;
-	rec->attr_keys = keys;
-	rec->attr_key_lens = klens;
-	rec->attr_vals = avals;
-	rec->attr_val_lens = avlens;
-	rec->ntyped = p->n;
-	rec->typed = vals;
-	rec->typed_plan = p;
+	floe_colplan_taken(p, rec, vals, n, keys, klens, avals, avlens);
 }
 
 void floe_colplan_take(const struct floe_colplan *p, struct floe_record *rec,

@@ -91,6 +91,21 @@ int floe_colplan_check(const struct floe_colplan *p, const struct floe_ice_meta 
 int floe_colplan_encode(const struct floe_colplan *p, struct floe_buf *out);
 int floe_colplan_decode(const uint8_t *b, size_t len, struct floe_colplan *p);
 
+/* The end of a take: the attributes left (n of them, in the caller's arrays) and the typed
+ * values of plan p become the record's. */
+static inline void floe_colplan_taken(const struct floe_colplan *p, struct floe_record *rec,
+				      const struct floe_pq_value *vals, size_t n, const char **keys,
+				      size_t *klens, const char **avals, size_t *avlens)
+{
+	rec->nattrs = n;
+	rec->attr_keys = keys;
+	rec->attr_key_lens = klens;
+	rec->attr_vals = avals;
+	rec->attr_val_lens = avlens;
+	rec->ntyped = p->n;
+	rec->typed = vals;
+	rec->typed_plan = p;
+}
 /* Takes the typed columns' values out of rec's attributes, for every input alike: vals
  * (p->n of them, the caller's) get each column's value converted from its attribute's
  * text (null when absent), and rec->typed points at them. rec's attributes become those
